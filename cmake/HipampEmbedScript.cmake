@@ -1,0 +1,9 @@
+# HipampEmbedScript.cmake — run by hipamp_embed() with -DIN -DOUT -DSYMBOL:
+# writes IN's bytes as a NUL-terminated C char array named SYMBOL into OUT.
+file(READ "${IN}" _hex HEX)
+string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," _bytes "${_hex}")
+string(REGEX REPLACE "((0x[0-9a-f][0-9a-f],){16})" "\\1\n" _bytes "${_bytes}")
+get_filename_component(_dir "${OUT}" DIRECTORY)
+file(MAKE_DIRECTORY "${_dir}")
+file(WRITE "${OUT}.tmp" "/* generated from ${IN}; do not edit */\n#ifdef __GNUC__\n__attribute__((visibility(\"default\")))\n#endif\nconst char ${SYMBOL}[] = {\n${_bytes}0x00};\n")
+file(RENAME "${OUT}.tmp" "${OUT}")

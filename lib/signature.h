@@ -1,0 +1,54 @@
+/* signature.h — C mirror of the records the device prelude emits and reads:
+ * a kernel's signature (name##__amp_sig), the launch_info every entry point
+ * takes, and the layout of a view/array descriptor inside the argument pack.
+ * Must match hip_kernels/amp_prelude.hip byte for byte (AMP__SIG_VERSION). */
+#ifndef AMP_SIGNATURE_H
+#define AMP_SIGNATURE_H
+
+#include <stdint.h>
+
+#define AMP__SIG_MAGIC 0x53504d41 /* "AMPS" little-endian */
+#define AMP__SIG_VERSION 1
+#define AMP__SIG_MAX_PARAMS 32
+#define AMP__SIG_SUFFIX "__amp_sig"
+
+/* Parameter kinds: same numbers as amp_arg_kind. */
+typedef struct amp__sig_param {
+    int32_t kind;      /* AMP_ARG_VIEW, AMP_ARG_ARRAY, AMP_ARG_INT32, ... */
+    int32_t elem_size; /* element bytes for views/arrays, value bytes for scalars */
+    int32_t rank;      /* views/arrays; 0 for scalars */
+    int32_t is_const;  /* view/array of const T: the kernel never writes it */
+    int32_t offset;    /* byte offset inside the pack */
+    int32_t size;      /* bytes inside the pack */
+} amp__sig_param;
+
+typedef struct amp__signature {
+    int32_t magic;     /* AMP__SIG_MAGIC */
+    int32_t version;   /* AMP__SIG_VERSION */
+    int32_t tiled;     /* 1: AMP_TILED_KERNEL (first parameter a tiled_index) */
+    int32_t rank;      /* rank of the index / tiled_index */
+    int32_t tile[3];   /* tile sizes in index order (tile[0] outermost); 0 unused */
+    int32_t nparams;
+    int32_t pack_size;
+    int32_t pack_align;
+    amp__sig_param params[AMP__SIG_MAX_PARAMS];
+} amp__signature;
+
+/* Every entry point's first parameter. ext[0..rank-1] is the launched extent
+ * (padded extent for tiled launches). */
+typedef struct amp__launch_info {
+    int32_t ext[4];
+    int32_t rank;
+    int32_t reserved[3];
+} amp__launch_info;
+
+/* A view/array descriptor in the pack (rank N):
+ *   offset 0         : element pointer (8 bytes), the view's first element
+ *   offset 8         : int64 stride[N] in elements (stride[N-1] == 1)
+ *   offset 8 + 8N    : int32 extent[N]
+ *   size             : round up to 8 of (8 + 12N) */
+#define AMP__DESC_STRIDE_OFFSET 8
+#define AMP__DESC_EXTENT_OFFSET(n) (8 + 8 * (n))
+#define AMP__DESC_SIZE(n) ((8 + 12 * (n) + 7) / 8 * 8)
+
+#endif /* AMP_SIGNATURE_H */

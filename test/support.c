@@ -1,0 +1,53 @@
+/* support.c — implementation of the shared test helpers (support.h). */
+#include "support.h"
+
+#include <stdint.h>
+#include <string.h>
+
+amp_accelerator *test_accel(test_accel_kind kind)
+{
+    amp_accelerator *list[16];
+    size_t n = 0;
+    amp_status st = amp_accelerator_list(list, 16, &n);
+    cr_assert_eq(st, AMP_OK, "amp_accelerator_list: %s", amp_last_error());
+    if (n > 16) n = 16;
+    for (size_t i = 0; i < n; ++i) {
+        amp_accelerator_info info;
+        cr_assert_eq(amp_accelerator_get_info(list[i], &info), AMP_OK);
+        bool want = kind == TEST_ACCEL_CPU ? info.is_emulated : !info.is_emulated;
+        if (!want) continue;
+        if (!info.is_available)
+            cr_skip_test("accelerator %s unavailable: %s", info.device_path, info.unavailable_reason);
+        return list[i];
+    }
+    cr_skip_test(kind == TEST_ACCEL_GPU ? "no GPU present (no HIP or CUDA device found)"
+                                        : "no CPU accelerator");
+    return NULL;
+}
+
+amp_program *test_build(amp_accelerator *acc, const char *source)
+{
+    amp_program *p = NULL;
+    amp_status st = amp_program_build(acc, source, NULL, &p);
+    cr_assert_eq(st, AMP_OK, "amp_program_build: %s: %s", amp_status_name(st), amp_last_error());
+    cr_assert_not_null(p);
+    return p;
+}
+
+amp_kernel *test_kernel(amp_program *p, const char *name)
+{
+    amp_kernel *k = NULL;
+    amp_status st = amp_program_get_kernel(p, name, &k);
+    cr_assert_eq(st, AMP_OK, "amp_program_get_kernel(%s): %s", name, amp_last_error());
+    return k;
+}
+
+void test_fill_random(float *x, size_t n, unsigned seed)
+{
+    uint64_t s = 0x9e3779b97f4a7c15ULL ^ seed;
+    for (size_t i = 0; i < n; ++i) {
+        s ^= s << 13; s ^= s >> 7; s ^= s << 17;
+        float v = (float)((s >> 40) & 0xffffff) / 16777216.0f * 2.0f - 1.0f;
+        x[i] = v == 0.0f ? 0.5f : v;
+    }
+}

@@ -1,0 +1,45 @@
+/* support.h — shared test helpers: run one test body on each accelerator
+ * kind (CPU, GPU), build embedded kernel files, assert statuses with the
+ * library's message. */
+#ifndef HIPAMP_TEST_SUPPORT_H
+#define HIPAMP_TEST_SUPPORT_H
+
+#include <criterion/criterion.h>
+#include <hipamp.h>
+
+/* Kernel files under test/kernels/, embedded at build time. */
+extern const char test_kernels_seeds[];
+
+typedef enum test_accel_kind { TEST_ACCEL_CPU, TEST_ACCEL_GPU } test_accel_kind;
+
+/* The accelerator of that kind, or skip the test with a reason (no GPU
+ * present; CPU accelerator unavailable). Never returns NULL. */
+amp_accelerator *test_accel(test_accel_kind kind);
+
+/* ACCEL_TEST(suite, name) { body using `acc` } defines suite/name_cpu and
+ * suite/name_gpu, each running the body on that accelerator. Criterion forks
+ * a process per test, and no accelerator is touched before the fork, so GPU
+ * drivers are initialised in the child only. */
+#define ACCEL_TEST(suite, name, ...)                                               \
+    static void suite##_##name##_body(amp_accelerator *acc);                       \
+    Test(suite, name##_cpu, ##__VA_ARGS__) { suite##_##name##_body(test_accel(TEST_ACCEL_CPU)); } \
+    Test(suite, name##_gpu, ##__VA_ARGS__) { suite##_##name##_body(test_accel(TEST_ACCEL_GPU)); } \
+    static void suite##_##name##_body(amp_accelerator *acc)
+
+/* Assert a call returned want; the failure message carries amp_last_error. */
+#define ASSERT_STATUS(call, want)                                                   \
+    do {                                                                           \
+        amp_status st_ = (call);                                                   \
+        cr_assert_eq(st_, (want), "%s returned %s, want %s: %s", #call,            \
+                     amp_status_name(st_), amp_status_name(want), amp_last_error()); \
+    } while (0)
+#define ASSERT_OK(call) ASSERT_STATUS(call, AMP_OK)
+
+/* Build source for acc (asserting success) and fetch one kernel from it. */
+amp_program *test_build(amp_accelerator *acc, const char *source);
+amp_kernel *test_kernel(amp_program *p, const char *name);
+
+/* Fill with reproducible pseudo-random values in [-1, 1) (never zeros). */
+void test_fill_random(float *x, size_t n, unsigned seed);
+
+#endif
