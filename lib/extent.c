@@ -1,0 +1,226 @@
+/* extent.c — amp_extent / amp_index values and tiled extents: validation,
+ * arithmetic, pad and truncate. Pure functions; no locks. */
+#include "core.h"
+
+#include <limits.h>
+#include <string.h>
+
+static amp_extent amp__mk_extent(int rank, int a, int b, int c, int d)
+{
+    amp_extent e = {rank, {a, b, c, d}};
+    return e;
+}
+static amp_index amp__mk_index(int rank, int a, int b, int c, int d)
+{
+    amp_index i = {rank, {a, b, c, d}};
+    return i;
+}
+
+amp_extent amp_extent_1d(int e0) { return amp__mk_extent(1, e0, 0, 0, 0); }
+amp_extent amp_extent_2d(int e0, int e1) { return amp__mk_extent(2, e0, e1, 0, 0); }
+amp_extent amp_extent_3d(int e0, int e1, int e2) { return amp__mk_extent(3, e0, e1, e2, 0); }
+amp_extent amp_extent_4d(int e0, int e1, int e2, int e3) { return amp__mk_extent(4, e0, e1, e2, e3); }
+amp_index amp_index_1d(int i0) { return amp__mk_index(1, i0, 0, 0, 0); }
+amp_index amp_index_2d(int i0, int i1) { return amp__mk_index(2, i0, i1, 0, 0); }
+amp_index amp_index_3d(int i0, int i1, int i2) { return amp__mk_index(3, i0, i1, i2, 0); }
+amp_index amp_index_4d(int i0, int i1, int i2, int i3) { return amp__mk_index(4, i0, i1, i2, i3); }
+
+amp_status amp_extent_validate(amp_extent e)
+{
+    if (e.rank < 1 || e.rank > AMP_MAX_RANK)
+        return amp__fail(AMP_ERROR_INVALID_EXTENT, "extent rank %d is outside 1..%d", e.rank,
+                         AMP_MAX_RANK);
+    int64_t size = 1;
+    for (int d = 0; d < e.rank; ++d) {
+        if (e.v[d] <= 0)
+            return amp__fail(AMP_ERROR_INVALID_EXTENT,
+                             "extent dimension %d is %d; every dimension must be positive", d,
+                             e.v[d]);
+        if (size > INT64_MAX / e.v[d])
+            return amp__fail(AMP_ERROR_INVALID_EXTENT,
+                             "extent element count overflows int64 at dimension %d (%d)", d,
+                             e.v[d]);
+        size *= e.v[d];
+    }
+    return AMP_OK;
+}
+
+int64_t amp_extent_size(amp_extent e)
+{
+    /* Validation without touching the caller's error message. */
+    if (e.rank < 1 || e.rank > AMP_MAX_RANK) return -1;
+    int64_t size = 1;
+    for (int d = 0; d < e.rank; ++d) {
+        if (e.v[d] <= 0 || size > INT64_MAX / e.v[d]) return -1;
+        size *= e.v[d];
+    }
+    return size;
+}
+
+bool amp_extent_contains(amp_extent e, amp_index i)
+{
+    if (e.rank != i.rank || e.rank < 1 || e.rank > AMP_MAX_RANK) return false;
+    for (int d = 0; d < e.rank; ++d)
+        if (i.v[d] < 0 || i.v[d] >= e.v[d]) return false;
+    return true;
+}
+
+bool amp_extent_equal(amp_extent a, amp_extent b)
+{
+    if (a.rank != b.rank || a.rank < 1 || a.rank > AMP_MAX_RANK) return false;
+    return !memcmp(a.v, b.v, sizeof(int) * (size_t)a.rank);
+}
+
+bool amp_index_equal(amp_index a, amp_index b)
+{
+    if (a.rank != b.rank || a.rank < 1 || a.rank > AMP_MAX_RANK) return false;
+    return !memcmp(a.v, b.v, sizeof(int) * (size_t)a.rank);
+}
+
+/* r = a + sign*b element-wise, for any pair of rank-tagged int vectors. */
+static amp_status amp__vec_op(const char *what, int ra, const int *a, int rb, const int *b,
+                              int sign, int *r)
+{
+    if (ra != rb || ra < 1 || ra > AMP_MAX_RANK)
+        return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: ranks %d and %d differ or are outside 1..%d",
+                         what, ra, rb, AMP_MAX_RANK);
+    for (int d = 0; d < ra; ++d) {
+        long long v = (long long)a[d] + (long long)sign * b[d];
+        if (v > INT_MAX || v < INT_MIN)
+            return amp__fail(AMP_ERROR_OUT_OF_BOUNDS, "%s: dimension %d overflows int (%d %c %d)",
+                             what, d, a[d], sign > 0 ? '+' : '-', b[d]);
+        r[d] = (int)v;
+    }
+    return AMP_OK;
+}
+
+#define AMP__VEC_FN(fn, T, U, sign)                                                     \
+    amp_status fn(T a, U b, T *out)                                                     \
+    {                                                                                   \
+        if (!out) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, #fn ": out is NULL");     \
+        T r = {a.rank, {0}};                                                            \
+        amp_status st = amp__vec_op(#fn, a.rank, a.v, b.rank, b.v, sign, r.v);          \
+        if (st != AMP_OK) {                                                             \
+            memset(out, 0, sizeof *out);                                                \
+            return st;                                                                  \
+        }                                                                               \
+        *out = r;                                                                       \
+        return AMP_OK;                                                                  \
+    }
+AMP__VEC_FN(amp_index_add, amp_index, amp_index, 1)
+AMP__VEC_FN(amp_index_sub, amp_index, amp_index, -1)
+AMP__VEC_FN(amp_extent_add, amp_extent, amp_index, 1)
+AMP__VEC_FN(amp_extent_sub, amp_extent, amp_index, -1)
+
+/* ---------------------------------------------------------- tiled extents */
+
+static amp_status amp__check_tiled(amp_tiled_extent t)
+{
+    amp_status st = amp_extent_validate(t.extent);
+    if (st != AMP_OK) return st;
+    if (t.extent.rank > 3)
+        return amp__fail(AMP_ERROR_INVALID_COMPUTE_DOMAIN,
+                         "tiled extent rank %d: tiles are rank 1..3", t.extent.rank);
+    long long threads = 1;
+    for (int d = 0; d < t.extent.rank; ++d) {
+        if (t.tile[d] <= 0)
+            return amp__fail(AMP_ERROR_INVALID_COMPUTE_DOMAIN,
+                             "tile dimension %d is %d; tile sizes must be positive", d, t.tile[d]);
+        threads *= t.tile[d];
+        if (threads > AMP_MAX_TILE_THREADS)
+            return amp__fail(AMP_ERROR_INVALID_COMPUTE_DOMAIN,
+                             "tile has more than %d threads (dimension %d is %d)",
+                             AMP_MAX_TILE_THREADS, d, t.tile[d]);
+    }
+    return AMP_OK;
+}
+
+amp_status amp_extent_tile(amp_extent e, const int *tile, amp_tiled_extent *out)
+{
+    amp_status st = AMP_OK;
+    amp_tiled_extent t;
+    memset(&t, 0, sizeof t);
+    if (!tile || !out) {
+        st = amp__fail(AMP_ERROR_INVALID_ARGUMENT, "amp_extent_tile: %s is NULL", tile ? "out" : "tile");
+        goto fail;
+    }
+    if (e.rank < 1 || e.rank > 3) {
+        st = amp__fail(AMP_ERROR_INVALID_COMPUTE_DOMAIN,
+                       "amp_extent_tile: rank %d; tiles are rank 1..3", e.rank);
+        goto fail;
+    }
+    t.extent = e;
+    for (int d = 0; d < e.rank; ++d) t.tile[d] = tile[d];
+    if ((st = amp__check_tiled(t)) != AMP_OK) goto fail;
+    *out = t;
+    return AMP_OK;
+fail:
+    if (out) memset(out, 0, sizeof *out);
+    return st;
+}
+
+/* Round each dimension to a multiple of its tile, up (pad) or down. */
+static amp_status amp__round_tiled(amp_tiled_extent t, bool up, amp_tiled_extent *out)
+{
+    amp_status st = AMP_OK;
+    if (!out) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: out is NULL", up ? "pad" : "truncate");
+    if ((st = amp__check_tiled(t)) != AMP_OK) goto fail;
+    amp_tiled_extent r = t;
+    for (int d = 0; d < t.extent.rank; ++d) {
+        long long e = t.extent.v[d], k = t.tile[d];
+        long long v = up ? (e + k - 1) / k * k : e / k * k;
+        if (v > INT_MAX) {
+            st = amp__fail(AMP_ERROR_INVALID_EXTENT,
+                           "pad: dimension %d (%lld) rounded up to tile %lld passes INT_MAX", d, e, k);
+            goto fail;
+        }
+        if (v == 0) {
+            st = amp__fail(AMP_ERROR_INVALID_EXTENT,
+                           "truncate: dimension %d (%lld) is smaller than its tile %lld", d, e, k);
+            goto fail;
+        }
+        r.extent.v[d] = (int)v;
+    }
+    *out = r;
+    return AMP_OK;
+fail:
+    memset(out, 0, sizeof *out);
+    return st;
+}
+
+amp_status amp_tiled_extent_pad(amp_tiled_extent t, amp_tiled_extent *out)
+{
+    return amp__round_tiled(t, true, out);
+}
+
+amp_status amp_tiled_extent_truncate(amp_tiled_extent t, amp_tiled_extent *out)
+{
+    return amp__round_tiled(t, false, out);
+}
+
+bool amp_tiled_extent_is_divisible(amp_tiled_extent t)
+{
+    if (t.extent.rank < 1 || t.extent.rank > 3) return false;
+    for (int d = 0; d < t.extent.rank; ++d)
+        if (t.tile[d] <= 0 || t.extent.v[d] <= 0 || t.extent.v[d] % t.tile[d]) return false;
+    return true;
+}
+
+/* ------------------------------------------------------------- arguments */
+
+#define AMP__ARG_FN(fn, T, K, field)      \
+    amp_arg fn(T x)                       \
+    {                                     \
+        amp_arg a;                        \
+        memset(&a, 0, sizeof a);          \
+        a.kind = K;                       \
+        a.u.field = x;                    \
+        return a;                         \
+    }
+AMP__ARG_FN(amp_arg_view, amp_array_view *, AMP_ARG_VIEW, view)
+AMP__ARG_FN(amp_arg_array, amp_array *, AMP_ARG_ARRAY, array)
+AMP__ARG_FN(amp_arg_int, int32_t, AMP_ARG_INT32, i32)
+AMP__ARG_FN(amp_arg_uint, uint32_t, AMP_ARG_UINT32, u32)
+AMP__ARG_FN(amp_arg_int64, int64_t, AMP_ARG_INT64, i64)
+AMP__ARG_FN(amp_arg_float, float, AMP_ARG_FLOAT, f32)
+AMP__ARG_FN(amp_arg_double, double, AMP_ARG_DOUBLE, f64)
