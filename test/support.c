@@ -20,8 +20,8 @@ amp_accelerator *test_accel(test_accel_kind kind)
             cr_skip_test("accelerator %s unavailable: %s", info.device_path, info.unavailable_reason);
         return list[i];
     }
-    cr_skip_test(kind == TEST_ACCEL_GPU ? "no GPU present (no HIP or CUDA device found)"
-                                        : "no CPU accelerator");
+    cr_skip_test("%s", kind == TEST_ACCEL_GPU ? "no GPU present (no HIP or CUDA device found)"
+                                              : "no CPU accelerator");
     return NULL;
 }
 

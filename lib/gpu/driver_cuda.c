@@ -1,0 +1,599 @@
+/* driver_cuda.c — the CUDA driver table (libcuda.so.1 + libnvrtc loaded with dlopen, no CUDA header) used to run the HIP-dialect kernels on NVIDIA GPUs. */
+#include "gpu_driver.h"
+
+#include "core.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Plain ABI mirrors of cuda.h / nvrtc.h definitions (stable since CUDA 4/11). */
+typedef int CUresult;
+typedef int CUdevice;
+typedef unsigned long long CUdeviceptr;
+typedef void *CUcontext;
+enum {
+    CUDA_SUCCESS = 0,
+    CUDA_ERROR_OUT_OF_MEMORY = 2,
+    CUDA_ERROR_NOT_FOUND = 500,
+    CUDA_ERROR_NOT_READY = 600,
+};
+enum {
+    CU_ATTR_MAX_THREADS_PER_BLOCK = 1,
+    CU_ATTR_MAX_GRID_DIM_X = 5,
+    CU_ATTR_MAX_GRID_DIM_Y = 6,
+    CU_ATTR_MAX_GRID_DIM_Z = 7,
+    CU_ATTR_MAX_SHARED_MEMORY_PER_BLOCK = 8,
+    CU_ATTR_MULTIPROCESSOR_COUNT = 16,
+    CU_ATTR_INTEGRATED = 18,
+    CU_ATTR_COMPUTE_CAPABILITY_MAJOR = 75,
+    CU_ATTR_COMPUTE_CAPABILITY_MINOR = 76,
+    CU_ATTR_MANAGED_MEMORY = 83,
+    CU_ATTR_PAGEABLE_MEMORY_ACCESS = 88,
+};
+enum { CU_MEMORYTYPE_HOST = 1, CU_MEMORYTYPE_DEVICE = 2 };
+#define CU_STREAM_NON_BLOCKING 0x1u
+#define CU_EVENT_DISABLE_TIMING 0x2u
+#define CU_MEMHOSTREGISTER_PORTABLE 0x1u
+#define CU_MEMHOSTREGISTER_DEVICEMAP 0x2u
+
+/* CUDA_MEMCPY2D (v2, size_t fields), layout of cuda.h. */
+typedef struct cu_memcpy2d {
+    size_t srcXInBytes, srcY;
+    int srcMemoryType;
+    const void *srcHost;
+    CUdeviceptr srcDevice;
+    void *srcArray;
+    size_t srcPitch;
+    size_t dstXInBytes, dstY;
+    int dstMemoryType;
+    void *dstHost;
+    CUdeviceptr dstDevice;
+    void *dstArray;
+    size_t dstPitch;
+    size_t WidthInBytes, Height;
+} cu_memcpy2d;
+
+/* The _v2 entry points are what cuda.h maps the plain names to since CUDA
+ * 3.2/4.0; dlsym needs the real symbol names. */
+#define CUDA_FUNCS(X)                                                                    \
+    X(cuInit, CUresult, (unsigned))                                                      \
+    X(cuDriverGetVersion, CUresult, (int *))                                             \
+    X(cuDeviceGetCount, CUresult, (int *))                                               \
+    X(cuDeviceGet, CUresult, (CUdevice *, int))                                          \
+    X(cuDeviceGetName, CUresult, (char *, int, CUdevice))                                \
+    X(cuDeviceTotalMem_v2, CUresult, (size_t *, CUdevice))                               \
+    X(cuDeviceGetAttribute, CUresult, (int *, int, CUdevice))                            \
+    X(cuDevicePrimaryCtxRetain, CUresult, (CUcontext *, CUdevice))                       \
+    X(cuCtxGetCurrent, CUresult, (CUcontext *))                                          \
+    X(cuCtxSetCurrent, CUresult, (CUcontext))                                            \
+    X(cuCtxSynchronize, CUresult, (void))                                                \
+    X(cuGetErrorString, CUresult, (CUresult, const char **))                             \
+    X(cuGetErrorName, CUresult, (CUresult, const char **))                               \
+    X(cuModuleLoadData, CUresult, (void **, const void *))                               \
+    X(cuModuleUnload, CUresult, (void *))                                                \
+    X(cuModuleGetFunction, CUresult, (void **, void *, const char *))                    \
+    X(cuModuleGetGlobal_v2, CUresult, (CUdeviceptr *, size_t *, void *, const char *))   \
+    X(cuMemcpyDtoH_v2, CUresult, (void *, CUdeviceptr, size_t))                          \
+    X(cuStreamCreate, CUresult, (void **, unsigned))                                     \
+    X(cuStreamDestroy_v2, CUresult, (void *))                                            \
+    X(cuStreamSynchronize, CUresult, (void *))                                           \
+    X(cuStreamWaitEvent, CUresult, (void *, void *, unsigned))                           \
+    X(cuEventCreate, CUresult, (void **, unsigned))                                      \
+    X(cuEventDestroy_v2, CUresult, (void *))                                             \
+    X(cuEventRecord, CUresult, (void *, void *))                                         \
+    X(cuEventSynchronize, CUresult, (void *))                                            \
+    X(cuEventQuery, CUresult, (void *))                                                  \
+    X(cuMemAlloc_v2, CUresult, (CUdeviceptr *, size_t))                                  \
+    X(cuMemFree_v2, CUresult, (CUdeviceptr))                                             \
+    X(cuMemHostRegister_v2, CUresult, (void *, size_t, unsigned))                        \
+    X(cuMemHostUnregister, CUresult, (void *))                                           \
+    X(cuMemHostGetDevicePointer_v2, CUresult, (CUdeviceptr *, void *, unsigned))         \
+    X(cuMemcpyHtoDAsync_v2, CUresult, (CUdeviceptr, const void *, size_t, void *))       \
+    X(cuMemcpyDtoHAsync_v2, CUresult, (void *, CUdeviceptr, size_t, void *))             \
+    X(cuMemcpyDtoDAsync_v2, CUresult, (CUdeviceptr, CUdeviceptr, size_t, void *))        \
+    X(cuMemcpy2DAsync_v2, CUresult, (const cu_memcpy2d *, void *))                       \
+    X(cuLaunchKernel, CUresult,                                                          \
+      (void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,     \
+       void *, void **, void **))
+
+#define NVRTC_FUNCS(X)                                                                   \
+    X(nvrtcVersion, int, (int *, int *))                                                 \
+    X(nvrtcGetErrorString, const char *, (int))                                          \
+    X(nvrtcCreateProgram, int,                                                           \
+      (void **, const char *, const char *, int, const char *const *, const char *const *)) \
+    X(nvrtcCompileProgram, int, (void *, int, const char *const *))                      \
+    X(nvrtcGetProgramLogSize, int, (void *, size_t *))                                   \
+    X(nvrtcGetProgramLog, int, (void *, char *))                                         \
+    X(nvrtcGetPTXSize, int, (void *, size_t *))                                          \
+    X(nvrtcGetPTX, int, (void *, char *))                                                \
+    X(nvrtcDestroyProgram, int, (void **))
+
+/* Optional NVRTC entry points (CUDA 11.1/11.2+): CUBIN output and the list of
+ * real architectures it can target. Missing -> PTX for the driver to JIT. */
+#define NVRTC_OPTIONAL(X)                                                                \
+    X(nvrtcGetCUBINSize, int, (void *, size_t *))                                        \
+    X(nvrtcGetCUBIN, int, (void *, char *))                                              \
+    X(nvrtcGetNumSupportedArchs, int, (int *))                                           \
+    X(nvrtcGetSupportedArchs, int, (int *))
+
+#define DECLARE_FN(name, ret, args) ret(*name) args;
+static struct { CUDA_FUNCS(DECLARE_FN) } D;
+static struct { NVRTC_FUNCS(DECLARE_FN) NVRTC_OPTIONAL(DECLARE_FN) } N;
+#undef DECLARE_FN
+
+static amp__gpu_driver cuda_table;
+static const amp__gpu_driver *cuda_result;
+static const char *cuda_why = "CUDA not probed";
+static const char *nvrtc_why = "NVRTC not probed";
+static bool nvrtc_ok;
+static char nvrtc_version[32];
+static pthread_once_t cuda_once = PTHREAD_ONCE_INIT;
+
+static void *open_first(const char *const *names)
+{
+    for (size_t i = 0; names[i]; ++i) {
+        void *h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+        if (h) return h;
+    }
+    return NULL;
+}
+
+#define LOAD_FN(name, ret, args)                                                         \
+    if (ok) {                                                                            \
+        *(void **)&tbl->name = dlsym(lib, #name);                                        \
+        if (!tbl->name) { ok = false; miss = #name; }                                    \
+    }
+#define LOAD_OPT(name, ret, args) *(void **)&tbl->name = dlsym(lib, #name);
+
+static void load_nvrtc(void)
+{
+    static const char *const names[] = {
+        "libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2", "libnvrtc.so",
+        "/usr/local/cuda/lib64/libnvrtc.so", "/usr/local/cuda/targets/x86_64-linux/lib/libnvrtc.so",
+        "/usr/local/cuda/targets/sbsa-linux/lib/libnvrtc.so", NULL};
+    void *lib = open_first(names);
+    if (!lib) { nvrtc_why = "libnvrtc.so (.13/.12) not found (also looked in /usr/local/cuda)"; return; }
+    bool ok = true;
+    const char *miss = NULL;
+    __typeof__(N) *tbl = &N;
+    NVRTC_FUNCS(LOAD_FN)
+    if (!ok) {
+        static char buf[128];
+        snprintf(buf, sizeof buf, "libnvrtc lacks %s", miss);
+        nvrtc_why = buf;
+        return;
+    }
+    NVRTC_OPTIONAL(LOAD_OPT)
+    int major = 0, minor = 0;
+    N.nvrtcVersion(&major, &minor);
+    snprintf(nvrtc_version, sizeof nvrtc_version, "nvrtc %d.%d", major, minor);
+    nvrtc_ok = true;
+    nvrtc_why = NULL;
+}
+
+static amp_status cu_fail(CUresult err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static amp_status cu_fail(CUresult err, const char *fmt, ...)
+{
+    char what[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    const char *name = NULL, *str = NULL;
+    if (D.cuGetErrorName) D.cuGetErrorName(err, &name);
+    if (D.cuGetErrorString) D.cuGetErrorString(err, &str);
+    return amp__fail(err == CUDA_ERROR_OUT_OF_MEMORY ? AMP_ERROR_OUT_OF_MEMORY : AMP_ERROR_DEVICE,
+                     "%s: %s: %s", what, name ? name : "CUDA error", str ? str : "unknown error");
+}
+
+static int cu_device_count(void)
+{
+    int n = 0;
+    if (D.cuDeviceGetCount(&n) != CUDA_SUCCESS || n < 0) return 0;
+    return n;
+}
+
+static int cu_attr(int attr, CUdevice dev, int dflt)
+{
+    int v = 0;
+    return D.cuDeviceGetAttribute(&v, attr, dev) == CUDA_SUCCESS ? v : dflt;
+}
+
+/* The primary context is shared with the CUDA runtime and other libraries in
+ * the process, so memory and modules are visible to them too; it is retained
+ * once and never released (devices live until exit). */
+static void cu_device_open(int ord, void **ctx, amp__gpu_devinfo *info)
+{
+    memset(info, 0, sizeof *info);
+    *ctx = NULL;
+    CUdevice dev = 0;
+    CUresult e = D.cuDeviceGet(&dev, ord);
+    if (e != CUDA_SUCCESS) {
+        snprintf(info->unavailable_reason, sizeof info->unavailable_reason, "cuDeviceGet(%d) failed (%d)", ord, e);
+        snprintf(info->name, sizeof info->name, "NVIDIA GPU %d", ord);
+        return;
+    }
+    if (D.cuDeviceGetName(info->name, (int)sizeof info->name, dev) != CUDA_SUCCESS)
+        snprintf(info->name, sizeof info->name, "NVIDIA GPU %d", ord);
+    info->name[sizeof info->name - 1] = '\0';
+    size_t mem = 0;
+    if (D.cuDeviceTotalMem_v2(&mem, dev) == CUDA_SUCCESS) info->total_mem = mem;
+    info->compute_units = cu_attr(CU_ATTR_MULTIPROCESSOR_COUNT, dev, 1);
+    info->max_tile_threads = cu_attr(CU_ATTR_MAX_THREADS_PER_BLOCK, dev, 1024);
+    /* Statically sized __shared__ is limited to this (48 KiB); the opt-in
+     * larger size needs dynamic shared memory, which tile_static is not. */
+    info->max_tile_static_bytes = (size_t)cu_attr(CU_ATTR_MAX_SHARED_MEMORY_PER_BLOCK, dev, 49152);
+    info->integrated = cu_attr(CU_ATTR_INTEGRATED, dev, 0) != 0;
+    info->managed_memory = cu_attr(CU_ATTR_MANAGED_MEMORY, dev, 0) != 0;
+    info->pageable_access = cu_attr(CU_ATTR_PAGEABLE_MEMORY_ACCESS, dev, 0) != 0;
+    info->max_grid[0] = cu_attr(CU_ATTR_MAX_GRID_DIM_X, dev, 2147483647);
+    info->max_grid[1] = cu_attr(CU_ATTR_MAX_GRID_DIM_Y, dev, 65535);
+    info->max_grid[2] = cu_attr(CU_ATTR_MAX_GRID_DIM_Z, dev, 65535);
+    int major = cu_attr(CU_ATTR_COMPUTE_CAPABILITY_MAJOR, dev, 0);
+    int minor = cu_attr(CU_ATTR_COMPUTE_CAPABILITY_MINOR, dev, 0);
+    snprintf(info->arch, sizeof info->arch, "sm_%d%d", major, minor);
+    e = D.cuDevicePrimaryCtxRetain((CUcontext *)ctx, dev);
+    if (e != CUDA_SUCCESS) {
+        const char *s = NULL;
+        D.cuGetErrorString(e, &s);
+        snprintf(info->unavailable_reason, sizeof info->unavailable_reason,
+                 "cuDevicePrimaryCtxRetain(%d): %s", ord, s ? s : "error");
+        *ctx = NULL;
+        return;
+    }
+    if (!nvrtc_ok)
+        snprintf(info->unavailable_reason, sizeof info->unavailable_reason, "no runtime compiler: %s", nvrtc_why);
+}
+
+/* Any host thread may call in, so the device's primary context is made
+ * current on entry. Comparing first keeps the launch path to one cheap query
+ * when it already is (the common case). */
+static amp_status cu_enter(void *ctx)
+{
+    CUcontext cur = NULL;
+    if (D.cuCtxGetCurrent(&cur) == CUDA_SUCCESS && cur == ctx) return AMP_OK;
+    if (!ctx) return amp__fail(AMP_ERROR_DEVICE, "CUDA device has no context (see its unavailable_reason)");
+    CUresult e = D.cuCtxSetCurrent(ctx);
+    return e == CUDA_SUCCESS ? AMP_OK : cu_fail(e, "cuCtxSetCurrent");
+}
+
+/* Highest NVRTC-supported real arch <= want (e.g. 90 for 90), or 0. */
+static int nvrtc_best_arch(int want, bool *exact)
+{
+    *exact = false;
+    if (!N.nvrtcGetNumSupportedArchs || !N.nvrtcGetSupportedArchs) return want; /* assume it knows */
+    int n = 0, best = 0;
+    if (N.nvrtcGetNumSupportedArchs(&n) != 0 || n <= 0 || n > 256) return want;
+    int archs[256];
+    if (N.nvrtcGetSupportedArchs(archs) != 0) return want;
+    for (int i = 0; i < n; ++i) {
+        if (archs[i] == want) { *exact = true; return want; }
+        if (archs[i] < want && archs[i] > best) best = archs[i];
+    }
+    return best;
+}
+
+/* NVRTC writes "file(12): error"; hipRTC and the CPU compiler write
+ * "file:12:". Rewriting NVRTC's form (for the user's file name only) gives
+ * users and tests one format on every backend. In place: never grows. */
+static void normalize_log(char *log, const char *name)
+{
+    size_t n = strlen(name);
+    char *w = log;
+    for (const char *r = log; *r;) {
+        if (strncmp(r, name, n) == 0 && r[n] == '(') {
+            const char *d = r + n + 1, *q = d;
+            while (*q >= '0' && *q <= '9') ++q;
+            if (q > d && q[0] == ')' && q[1] == ':') {
+                memmove(w, r, n);
+                w += n;
+                *w++ = ':';
+                memmove(w, d, (size_t)(q - d));
+                w += q - d;
+                r = q + 1; /* keep the ':' */
+                continue;
+            }
+        }
+        *w++ = *r++;
+    }
+    *w = '\0';
+}
+
+static amp_status cu_compile(const char *arch, const char *source, const char *source_name,
+                             const char *options, void **bin, size_t *bin_size)
+{
+    amp_status st = AMP_OK;
+    char **argv = NULL, *storage = NULL, *log = NULL, *code = NULL;
+    void *prog = NULL;
+    size_t argc = 0, size = 0;
+    char arch_opt[64];
+    const char *name = source_name ? source_name : "kernel.hip";
+    *bin = NULL;
+    *bin_size = 0;
+
+    if (!nvrtc_ok) { st = amp__fail(AMP_ERROR_UNSUPPORTED, "cannot compile for %s: %s", arch, nvrtc_why); goto fail; }
+    int sm = 0;
+    if (sscanf(arch, "sm_%d", &sm) != 1 || sm <= 0) {
+        st = amp__fail(AMP_ERROR_UNSUPPORTED, "NVIDIA arch '%s' is not of the form sm_XY", arch);
+        goto fail;
+    }
+    /* CUBIN for the device's own sm when NVRTC knows it; otherwise PTX for
+     * the newest virtual arch it knows, which the driver JIT-compiles
+     * forward (a GPU newer than the installed NVRTC). */
+    bool exact = false;
+    int use = nvrtc_best_arch(sm, &exact);
+    if (use <= 0) {
+        st = amp__fail(AMP_ERROR_UNSUPPORTED, "the installed %s supports no architecture up to %s", nvrtc_version, arch);
+        goto fail;
+    }
+    bool cubin = exact && N.nvrtcGetCUBIN && N.nvrtcGetCUBINSize;
+    snprintf(arch_opt, sizeof arch_opt, "--gpu-architecture=%s_%d", cubin ? "sm" : "compute", use);
+    if ((st = amp__split_options(options, 3, &argv, &argc, &storage)) != AMP_OK) goto fail;
+    argv[0] = arch_opt;
+    argv[1] = (char *)"-std=c++17";
+    /* Unannotated helpers in user code become __device__ (as under hipRTC's
+     * headers-in-scope model); NVRTC has no -O3 (it always optimizes). */
+    argv[2] = (char *)"--device-as-default-execution-space";
+
+    int rc = N.nvrtcCreateProgram(&prog, source, name, 0, NULL, NULL);
+    if (rc != 0) {
+        st = amp__fail(AMP_ERROR_COMPILE, "nvrtcCreateProgram(%s): %s", name, N.nvrtcGetErrorString(rc));
+        prog = NULL;
+        goto fail;
+    }
+    int crc = N.nvrtcCompileProgram(prog, (int)argc, (const char *const *)argv);
+    size_t log_size = 0;
+    if (N.nvrtcGetProgramLogSize(prog, &log_size) == 0 && log_size > 1) {
+        log = malloc(log_size + 1);
+        if (log && N.nvrtcGetProgramLog(prog, log) == 0) log[log_size] = '\0';
+        else { free(log); log = NULL; }
+    }
+    if (log) normalize_log(log, name);
+    if (crc != 0) {
+        st = amp__fail(AMP_ERROR_COMPILE, "NVRTC failed to compile %s for %s (%s):\n%s", name, strchr(arch_opt, '=') + 1,
+                       N.nvrtcGetErrorString(crc), log ? log : "(no log)");
+        goto fail;
+    }
+    rc = cubin ? N.nvrtcGetCUBINSize(prog, &size) : N.nvrtcGetPTXSize(prog, &size);
+    if (rc != 0 || size == 0) {
+        st = amp__fail(AMP_ERROR_COMPILE, "NVRTC produced no %s for %s", cubin ? "CUBIN" : "PTX", arch);
+        goto fail;
+    }
+    code = malloc(size);
+    if (!code) { st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "cannot allocate %zu bytes for a CUBIN", size); goto fail; }
+    rc = cubin ? N.nvrtcGetCUBIN(prog, code) : N.nvrtcGetPTX(prog, code);
+    if (rc != 0) {
+        st = amp__fail(AMP_ERROR_COMPILE, "nvrtcGet%s: %s", cubin ? "CUBIN" : "PTX", N.nvrtcGetErrorString(rc));
+        goto fail;
+    }
+    N.nvrtcDestroyProgram(&prog);
+    free(log);
+    free(argv);
+    free(storage);
+    *bin = code; /* PTX size includes its NUL, as cuModuleLoadData needs */
+    *bin_size = size;
+    return AMP_OK;
+fail:
+    if (prog) N.nvrtcDestroyProgram(&prog);
+    free(code);
+    free(log);
+    free(argv);
+    free(storage);
+    return st;
+}
+
+static amp_status cu_module_load(const void *bin, size_t size, void **module)
+{
+    CUresult e = D.cuModuleLoadData(module, bin);
+    if (e != CUDA_SUCCESS) { *module = NULL; return cu_fail(e, "cuModuleLoadData(%zu-byte image)", size); }
+    return AMP_OK;
+}
+static void cu_module_unload(void *module) { (void)D.cuModuleUnload(module); }
+
+static amp_status cu_function_get(void *module, const char *name, void **fn, bool *found)
+{
+    CUresult e = D.cuModuleGetFunction(fn, module, name);
+    *found = e == CUDA_SUCCESS;
+    if (e == CUDA_SUCCESS) return AMP_OK;
+    *fn = NULL;
+    return e == CUDA_ERROR_NOT_FOUND ? AMP_OK : cu_fail(e, "cuModuleGetFunction(%s)", name);
+}
+
+static amp_status cu_global_read(void *module, const char *name, void *dst, size_t size, size_t *actual,
+                                 bool *found)
+{
+    CUdeviceptr dptr = 0;
+    size_t bytes = 0;
+    *actual = 0;
+    CUresult e = D.cuModuleGetGlobal_v2(&dptr, &bytes, module, name);
+    *found = e == CUDA_SUCCESS;
+    if (!*found) return e == CUDA_ERROR_NOT_FOUND ? AMP_OK : cu_fail(e, "cuModuleGetGlobal(%s)", name);
+    *actual = bytes;
+    if (bytes != size) return AMP_OK;
+    e = D.cuMemcpyDtoH_v2(dst, dptr, size);
+    return e == CUDA_SUCCESS ? AMP_OK : cu_fail(e, "reading device global %s (%zu bytes)", name, size);
+}
+
+static amp_status cu_stream_create(void **s)
+{
+    CUresult e = D.cuStreamCreate(s, CU_STREAM_NON_BLOCKING);
+    return e == CUDA_SUCCESS ? AMP_OK : cu_fail(e, "cuStreamCreate");
+}
+static void cu_stream_destroy(void *s) { (void)D.cuStreamDestroy_v2(s); }
+static amp_status cu_stream_sync(void *s)
+{
+    CUresult e = D.cuStreamSynchronize(s);
+    return e == CUDA_SUCCESS ? AMP_OK : cu_fail(e, "waiting for the queue (a kernel or copy on it failed)");
+}
+static amp_status cu_stream_wait_event(void *s, void *ev)
+{
+    CUresult e = D.cuStreamWaitEvent(s, ev, 0);
+    return e == CUDA_SUCCESS ? AMP_OK : cu_fail(e, "cuStreamWaitEvent");
+}
+static amp_status cu_event_create(void **ev)
+{
+    CUresult e = D.cuEventCreate(ev, CU_EVENT_DISABLE_TIMING);
+    return e == CUDA_SUCCESS ? AMP_OK : cu_fail(e, "cuEventCreate");
+}
+static void cu_event_destroy(void *ev) { (void)D.cuEventDestroy_v2(ev); }
+static amp_status cu_event_record(void *ev, void *s)
+{
+    CUresult e = D.cuEventRecord(ev, s);
+    return e == CUDA_SUCCESS ? AMP_OK : cu_fail(e, "cuEventRecord");
+}
+static amp_status cu_event_sync(void *ev)
+{
+    CUresult e = D.cuEventSynchronize(ev);
+    return e == CUDA_SUCCESS ? AMP_OK : cu_fail(e, "waiting for an event (a kernel or copy before it failed)");
+}
+static amp_status cu_event_query(void *ev, bool *done)
+{
+    CUresult e = D.cuEventQuery(ev);
+    *done = e == CUDA_SUCCESS;
+    if (e == CUDA_SUCCESS || e == CUDA_ERROR_NOT_READY) return AMP_OK;
+    return cu_fail(e, "cuEventQuery");
+}
+static amp_status cu_mem_alloc(size_t bytes, void **dptr)
+{
+    CUdeviceptr p = 0;
+    CUresult e = D.cuMemAlloc_v2(&p, bytes);
+    if (e == CUDA_SUCCESS) { *dptr = (void *)(uintptr_t)p; return AMP_OK; }
+    *dptr = NULL;
+    if (e == CUDA_ERROR_OUT_OF_MEMORY)
+        return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "cuMemAlloc(%zu bytes): out of device memory", bytes);
+    return cu_fail(e, "cuMemAlloc(%zu bytes)", bytes);
+}
+static void cu_mem_free(void *dptr) { (void)D.cuMemFree_v2((CUdeviceptr)(uintptr_t)dptr); }
+static amp_status cu_host_register(void *host, size_t bytes, void **dptr)
+{
+    CUresult e = D.cuMemHostRegister_v2(host, bytes, CU_MEMHOSTREGISTER_DEVICEMAP | CU_MEMHOSTREGISTER_PORTABLE);
+    if (e != CUDA_SUCCESS) { *dptr = NULL; return cu_fail(e, "cuMemHostRegister(%p, %zu bytes)", host, bytes); }
+    CUdeviceptr p = 0;
+    e = D.cuMemHostGetDevicePointer_v2(&p, host, 0);
+    if (e != CUDA_SUCCESS) {
+        (void)D.cuMemHostUnregister(host);
+        *dptr = NULL;
+        return cu_fail(e, "cuMemHostGetDevicePointer(%p)", host);
+    }
+    *dptr = (void *)(uintptr_t)p;
+    return AMP_OK;
+}
+static void cu_host_unregister(void *host) { (void)D.cuMemHostUnregister(host); }
+static void cu_device_sync(void) { (void)D.cuCtxSynchronize(); }
+
+/* Pageable host memory is allowed in every copy: the driver stages it (an H2D
+ * copy returns once the source was consumed, a D2H once it completed), so the
+ * caller may reuse the buffer as soon as the call returns. */
+static amp_status cu_memcpy_1d(amp__copy_dir dir, void *dst, const void *src, size_t bytes, void *s)
+{
+    CUresult e;
+    if (dir == AMP__H2D) e = D.cuMemcpyHtoDAsync_v2((CUdeviceptr)(uintptr_t)dst, src, bytes, s);
+    else if (dir == AMP__D2H) e = D.cuMemcpyDtoHAsync_v2(dst, (CUdeviceptr)(uintptr_t)src, bytes, s);
+    else e = D.cuMemcpyDtoDAsync_v2((CUdeviceptr)(uintptr_t)dst, (CUdeviceptr)(uintptr_t)src, bytes, s);
+    return e == CUDA_SUCCESS ? AMP_OK : cu_fail(e, "cuMemcpyAsync(%zu bytes)", bytes);
+}
+static amp_status cu_memcpy_2d(amp__copy_dir dir, void *dst, size_t dpitch, const void *src, size_t spitch,
+                               size_t width, size_t height, void *s)
+{
+    cu_memcpy2d m;
+    memset(&m, 0, sizeof m);
+    if (dir == AMP__H2D) {
+        m.srcMemoryType = CU_MEMORYTYPE_HOST;
+        m.srcHost = src;
+    } else {
+        m.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+        m.srcDevice = (CUdeviceptr)(uintptr_t)src;
+    }
+    if (dir == AMP__D2H) {
+        m.dstMemoryType = CU_MEMORYTYPE_HOST;
+        m.dstHost = dst;
+    } else {
+        m.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+        m.dstDevice = (CUdeviceptr)(uintptr_t)dst;
+    }
+    m.srcPitch = spitch;
+    m.dstPitch = dpitch;
+    m.WidthInBytes = width;
+    m.Height = height;
+    CUresult e = D.cuMemcpy2DAsync_v2(&m, s);
+    return e == CUDA_SUCCESS ? AMP_OK
+                             : cu_fail(e, "cuMemcpy2DAsync(%zu x %zu bytes, pitches %zu/%zu)", height, width,
+                                       dpitch, spitch);
+}
+static amp_status cu_launch(void *fn, const unsigned g[3], const unsigned b[3], void *s, void **params)
+{
+    CUresult e = D.cuLaunchKernel(fn, g[0], g[1], g[2], b[0], b[1], b[2], 0, s, params, NULL);
+    return e == CUDA_SUCCESS ? AMP_OK
+                             : cu_fail(e, "cuLaunchKernel(grid %u,%u,%u block %u,%u,%u)", g[0], g[1], g[2],
+                                       b[0], b[1], b[2]);
+}
+
+static void build_table(void)
+{
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) lib = dlopen("libcuda.so", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) { cuda_why = "libcuda.so.1 not found"; return; }
+    bool ok = true;
+    const char *miss = NULL;
+    __typeof__(D) *tbl = &D;
+    CUDA_FUNCS(LOAD_FN)
+    if (!ok) {
+        static char buf[128];
+        snprintf(buf, sizeof buf, "libcuda lacks %s", miss);
+        cuda_why = buf;
+        return;
+    }
+    CUresult e = D.cuInit(0);
+    if (e != CUDA_SUCCESS) {
+        static char buf[128];
+        snprintf(buf, sizeof buf, "cuInit failed (CUresult %d)", e);
+        cuda_why = buf;
+        return;
+    }
+    load_nvrtc();
+    amp__gpu_driver *t = &cuda_table;
+    t->platform = "cuda";
+    int drv = 0;
+    D.cuDriverGetVersion(&drv);
+    snprintf(t->version_tag, sizeof t->version_tag, "%s driver %d", nvrtc_ok ? nvrtc_version : "no-nvrtc", drv);
+    t->device_count = cu_device_count;
+    t->device_open = cu_device_open;
+    t->enter = cu_enter;
+    t->compile = cu_compile;
+    t->module_load = cu_module_load;
+    t->module_unload = cu_module_unload;
+    t->function_get = cu_function_get;
+    t->global_read = cu_global_read;
+    t->stream_create = cu_stream_create;
+    t->stream_destroy = cu_stream_destroy;
+    t->stream_sync = cu_stream_sync;
+    t->stream_wait_event = cu_stream_wait_event;
+    t->event_create = cu_event_create;
+    t->event_destroy = cu_event_destroy;
+    t->event_record = cu_event_record;
+    t->event_sync = cu_event_sync;
+    t->event_query = cu_event_query;
+    t->mem_alloc = cu_mem_alloc;
+    t->mem_free = cu_mem_free;
+    t->host_register = cu_host_register;
+    t->host_unregister = cu_host_unregister;
+    t->device_sync = cu_device_sync;
+    t->memcpy_1d = cu_memcpy_1d;
+    t->memcpy_2d = cu_memcpy_2d;
+    t->launch = cu_launch;
+    cuda_result = t;
+    cuda_why = NULL;
+}
+#undef LOAD_FN
+#undef LOAD_OPT
+
+const amp__gpu_driver *amp__cuda_driver(const char **why)
+{
+    pthread_once(&cuda_once, build_table);
+    if (why) *why = cuda_why;
+    return cuda_result;
+}

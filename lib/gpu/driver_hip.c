@@ -1,0 +1,713 @@
+/* driver_hip.c — the HIP driver table (libamdhip64 + hipRTC + comgr, all loaded with dlopen, no HIP header) and the hipRTC/comgr helpers shared with amd_target.c. */
+#include "gpu_driver.h"
+
+#include "core.h"
+
+#include <ctype.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Plain ABI mirrors of the few HIP definitions we use. These values have been
+ * stable from ROCm 5.0 through 6.x (hipError_t, hipMemcpyKind,
+ * hipDeviceAttribute_t numbering was fixed in 5.0). HIP_MEMCPY3D is avoided on
+ * purpose: its hipMemoryType enum was renumbered in ROCm 6 and its sizes are
+ * 32-bit in 5.x; hipMemcpy2DAsync's signature is the same everywhere. */
+typedef int hip_err;
+enum {
+    HIP_SUCCESS = 0,
+    HIP_ERROR_OUT_OF_MEMORY = 2,
+    HIP_ERROR_NOT_FOUND = 500,
+    HIP_ERROR_NOT_READY = 600,
+};
+enum { HIP_MEMCPY_H2D = 1, HIP_MEMCPY_D2H = 2, HIP_MEMCPY_D2D = 3 };
+enum {
+    HIP_ATTR_INTEGRATED = 16,
+    HIP_ATTR_MANAGED_MEMORY = 24,
+    HIP_ATTR_MAX_THREADS_PER_BLOCK = 56,
+    HIP_ATTR_MAX_GRID_DIM_X = 29,
+    HIP_ATTR_MAX_GRID_DIM_Y = 30,
+    HIP_ATTR_MAX_GRID_DIM_Z = 31,
+    HIP_ATTR_MULTIPROCESSOR_COUNT = 63,
+    HIP_ATTR_PAGEABLE_MEMORY_ACCESS = 65,
+    HIP_ATTR_MAX_SHARED_MEMORY_PER_BLOCK = 74,
+};
+#define HIP_STREAM_NON_BLOCKING 0x1u
+#define HIP_EVENT_DISABLE_TIMING 0x2u
+#define HIP_HOST_REGISTER_PORTABLE 0x1u
+#define HIP_HOST_REGISTER_MAPPED 0x2u
+
+/* gcnArchName ("gfx90a:sramecc+:xnack-") is only exposed through
+ * hipDeviceProp_t, whose layout changes between releases. The exported symbol
+ * hipGetDeviceProperties keeps the ROCm 5 layout (ROCm 6 adds
+ * hipGetDevicePropertiesR0600 for the new one and keeps the old symbol as
+ * hipDeviceProp_tR0000 for binary compatibility), where gcnArchName[256] sits
+ * at byte 396 (measured with HIP 5.2.3's header: offsetof = 396, sizeof =
+ * 792). We pass a zeroed buffer far larger than any known layout, read that
+ * offset, and fall back to scanning the buffer for a "gfx..." string if a
+ * runtime ever puts it elsewhere. */
+#define HIP_PROPS_BUFFER 16384
+#define HIP_PROPS_GCN_ARCH_OFFSET 396
+
+/* comgr's metadata handle is a struct of one uint64 (passed by value). */
+typedef struct comgr_md { uint64_t handle; } comgr_md;
+
+#define HIP_FUNCS(X)                                                                    \
+    X(hipGetDeviceCount, hip_err, (int *))                                              \
+    X(hipGetDevice, hip_err, (int *))                                                   \
+    X(hipSetDevice, hip_err, (int))                                                     \
+    X(hipDeviceGetAttribute, hip_err, (int *, int, int))                                \
+    X(hipDeviceGetName, hip_err, (char *, int, int))                                    \
+    X(hipDeviceTotalMem, hip_err, (size_t *, int))                                      \
+    X(hipGetDeviceProperties, hip_err, (void *, int))                                   \
+    X(hipRuntimeGetVersion, hip_err, (int *))                                           \
+    X(hipGetErrorString, const char *, (hip_err))                                       \
+    X(hipModuleLoadData, hip_err, (void **, const void *))                              \
+    X(hipModuleUnload, hip_err, (void *))                                               \
+    X(hipModuleGetFunction, hip_err, (void **, void *, const char *))                   \
+    X(hipModuleGetGlobal, hip_err, (void **, size_t *, void *, const char *))           \
+    X(hipMemcpyDtoH, hip_err, (void *, void *, size_t))                                 \
+    X(hipStreamCreateWithFlags, hip_err, (void **, unsigned))                           \
+    X(hipStreamDestroy, hip_err, (void *))                                              \
+    X(hipStreamSynchronize, hip_err, (void *))                                          \
+    X(hipStreamWaitEvent, hip_err, (void *, void *, unsigned))                          \
+    X(hipEventCreateWithFlags, hip_err, (void **, unsigned))                            \
+    X(hipEventDestroy, hip_err, (void *))                                               \
+    X(hipEventRecord, hip_err, (void *, void *))                                        \
+    X(hipEventSynchronize, hip_err, (void *))                                           \
+    X(hipEventQuery, hip_err, (void *))                                                 \
+    X(hipMalloc, hip_err, (void **, size_t))                                            \
+    X(hipFree, hip_err, (void *))                                                       \
+    X(hipHostRegister, hip_err, (void *, size_t, unsigned))                             \
+    X(hipHostUnregister, hip_err, (void *))                                             \
+    X(hipHostGetDevicePointer, hip_err, (void **, void *, unsigned))                    \
+    X(hipDeviceSynchronize, hip_err, (void))                                            \
+    X(hipMemcpyAsync, hip_err, (void *, const void *, size_t, int, void *))             \
+    X(hipMemcpy2DAsync, hip_err,                                                        \
+      (void *, size_t, const void *, size_t, size_t, size_t, int, void *))              \
+    X(hipModuleLaunchKernel, hip_err,                                                   \
+      (void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,    \
+       void *, void **, void **))
+
+#define HIPRTC_FUNCS(X)                                                                 \
+    X(hiprtcVersion, int, (int *, int *))                                               \
+    X(hiprtcGetErrorString, const char *, (int))                                        \
+    X(hiprtcCreateProgram, int,                                                         \
+      (void **, const char *, const char *, int, const char **, const char **))         \
+    X(hiprtcCompileProgram, int, (void *, int, const char **))                          \
+    X(hiprtcGetProgramLogSize, int, (void *, size_t *))                                 \
+    X(hiprtcGetProgramLog, int, (void *, char *))                                       \
+    X(hiprtcGetCodeSize, int, (void *, size_t *))                                       \
+    X(hiprtcGetCode, int, (void *, char *))                                             \
+    X(hiprtcDestroyProgram, int, (void **))
+
+#define COMGR_FUNCS(X)                                                                  \
+    X(amd_comgr_get_isa_count, int, (size_t *))                                         \
+    X(amd_comgr_get_isa_name, int, (size_t, const char **))                             \
+    X(amd_comgr_get_isa_metadata, int, (const char *, comgr_md *))                      \
+    X(amd_comgr_destroy_metadata, int, (comgr_md))
+
+#define DECLARE_FN(name, ret, args) ret(*name) args;
+static struct { HIP_FUNCS(DECLARE_FN) } H;
+static struct { HIPRTC_FUNCS(DECLARE_FN) } R;
+static struct { COMGR_FUNCS(DECLARE_FN) } C;
+#undef DECLARE_FN
+
+static const char *hip_why = "HIP not probed";
+static const char *rtc_why = "hipRTC not probed";
+static const char *comgr_why = "comgr not probed";
+static bool hip_ok, rtc_ok, comgr_ok;
+static char rtc_version[32];
+static pthread_once_t hip_once = PTHREAD_ONCE_INIT;
+static pthread_once_t rtc_once = PTHREAD_ONCE_INIT;
+static pthread_once_t comgr_once = PTHREAD_ONCE_INIT;
+/* hipRTC/comgr in ROCm 5 keep process-global LLVM state; compiles are
+ * serialized to stay clear of its thread-safety bugs. Leaf lock. */
+static pthread_mutex_t rtc_lock = PTHREAD_MUTEX_INITIALIZER;
+static amp__gpu_driver hip_table;
+
+static void *open_first(const char *const *names)
+{
+    for (size_t i = 0; names[i]; ++i) {
+        void *h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+        if (h) return h;
+    }
+    return NULL;
+}
+
+/* Resolve every name of a list; false (and *missing = the name) when one is
+ * absent. The library handle is never closed: function pointers stay valid
+ * until exit. */
+#define LOAD_FN(name, ret, args)                                                        \
+    if (ok) {                                                                           \
+        *(void **)&tbl->name = dlsym(lib, #name);                                       \
+        if (!tbl->name) { ok = false; *missing = #name; }                               \
+    }
+
+static void *hip_lib;
+
+static void load_hip(void)
+{
+    static const char *const names[] = {"libamdhip64.so", "libamdhip64.so.7", "libamdhip64.so.6",
+                                        "libamdhip64.so.5", NULL};
+    void *lib = open_first(names);
+    if (!lib) { hip_why = "libamdhip64.so (.7/.6/.5) not found"; return; }
+    hip_lib = lib;
+    bool ok = true;
+    const char *miss = NULL, **missing = &miss;
+    __typeof__(H) *tbl = &H;
+    HIP_FUNCS(LOAD_FN)
+    if (!ok) {
+        static char buf[128];
+        snprintf(buf, sizeof buf, "libamdhip64 lacks %s", miss);
+        hip_why = buf;
+        return;
+    }
+    hip_ok = true;
+    hip_why = NULL;
+}
+
+static void load_rtc(void)
+{
+    static const char *const names[] = {"libhiprtc.so", "libhiprtc.so.7", "libhiprtc.so.6",
+                                        "libhiprtc.so.5", NULL};
+    void *lib = open_first(names);
+    if (!lib) {
+        /* ROCm 5 ships hipRTC inside libamdhip64 itself. */
+        pthread_once(&hip_once, load_hip);
+        lib = hip_lib;
+    }
+    if (!lib) { rtc_why = "neither libhiprtc.so (.7/.6/.5) nor libamdhip64 found"; return; }
+    bool ok = true;
+    const char *miss = NULL, **missing = &miss;
+    __typeof__(R) *tbl = &R;
+    HIPRTC_FUNCS(LOAD_FN)
+    if (!ok) {
+        static char buf[128];
+        snprintf(buf, sizeof buf, "hipRTC library lacks %s", miss);
+        rtc_why = buf;
+        return;
+    }
+    int major = 0, minor = 0;
+    R.hiprtcVersion(&major, &minor);
+    snprintf(rtc_version, sizeof rtc_version, "hiprtc %d.%d", major, minor);
+    rtc_ok = true;
+    rtc_why = NULL;
+}
+
+static void load_comgr(void)
+{
+    static const char *const names[] = {"libamd_comgr.so", "libamd_comgr.so.3", "libamd_comgr.so.2",
+                                        NULL};
+    void *lib = open_first(names);
+    if (!lib) { comgr_why = "libamd_comgr.so (.3/.2) not found"; return; }
+    bool ok = true;
+    const char *miss = NULL, **missing = &miss;
+    __typeof__(C) *tbl = &C;
+    COMGR_FUNCS(LOAD_FN)
+    if (!ok) {
+        static char buf[128];
+        snprintf(buf, sizeof buf, "libamd_comgr lacks %s", miss);
+        comgr_why = buf;
+        return;
+    }
+    comgr_ok = true;
+    comgr_why = NULL;
+}
+#undef LOAD_FN
+
+/* ------------------------------------------------------- comgr targets */
+
+#define AMDHSA_PREFIX "amdgcn-amd-amdhsa--"
+
+const char *amp__amd_isa_name(size_t i)
+{
+    pthread_once(&comgr_once, load_comgr);
+    if (!comgr_ok) return NULL;
+    size_t n = 0;
+    const char *name = NULL;
+    if (C.amd_comgr_get_isa_count(&n) != 0 || i >= n) return NULL;
+    if (C.amd_comgr_get_isa_name(i, &name) != 0 || !name) return NULL;
+    return strncmp(name, AMDHSA_PREFIX, strlen(AMDHSA_PREFIX)) == 0 ? name + strlen(AMDHSA_PREFIX)
+                                                                     : name;
+}
+
+/* Quiet check (no thread message): writes the reason to why. The base
+ * processor must be in comgr's ISA list, and comgr must accept the full
+ * target id: amd_comgr_get_isa_metadata rejects features a processor lacks
+ * ("gfx1030:xnack+"), which hipRTC 5.2 would otherwise abort on. */
+static amp_status validate_target_quiet(const char *target, char *why, size_t n)
+{
+    if (!target || !*target) {
+        snprintf(why, n, "target is %s", target ? "empty" : "NULL");
+        return AMP_ERROR_INVALID_ARGUMENT;
+    }
+    size_t len = strlen(target);
+    if (len > 80) {
+        snprintf(why, n, "target '%.40s...' is too long", target);
+        return AMP_ERROR_UNSUPPORTED;
+    }
+    for (size_t i = 0; i < len; ++i) {
+        unsigned char c = (unsigned char)target[i];
+        if (!(isalnum(c) || c == ':' || c == '+' || c == '-' || c == '_')) {
+            snprintf(why, n, "target '%s' has an invalid character", target);
+            return AMP_ERROR_UNSUPPORTED;
+        }
+    }
+    pthread_once(&comgr_once, load_comgr);
+    if (!comgr_ok) {
+        snprintf(why, n, "cannot validate AMD target '%s': %s", target, comgr_why);
+        return AMP_ERROR_UNSUPPORTED;
+    }
+    size_t base = strcspn(target, ":");
+    size_t count = 0;
+    bool listed = false;
+    if (C.amd_comgr_get_isa_count(&count) == 0) {
+        for (size_t i = 0; i < count && !listed; ++i) {
+            const char *name = NULL;
+            if (C.amd_comgr_get_isa_name(i, &name) != 0 || !name) continue;
+            if (strncmp(name, AMDHSA_PREFIX, strlen(AMDHSA_PREFIX)) == 0) name += strlen(AMDHSA_PREFIX);
+            listed = strlen(name) == base && strncmp(name, target, base) == 0;
+        }
+    }
+    if (!listed) {
+        snprintf(why, n, "AMD target '%s' is unknown to the installed comgr/hipRTC (see hipamp-compile --list-targets)",
+                 target);
+        return AMP_ERROR_UNSUPPORTED;
+    }
+    char full[128];
+    snprintf(full, sizeof full, AMDHSA_PREFIX "%s", target);
+    comgr_md md = {0};
+    if (C.amd_comgr_get_isa_metadata(full, &md) != 0) {
+        snprintf(why, n, "AMD target '%s': comgr rejects its feature list (processor known, features not)",
+                 target);
+        return AMP_ERROR_UNSUPPORTED;
+    }
+    C.amd_comgr_destroy_metadata(md);
+    return AMP_OK;
+}
+
+amp_status amp__amd_validate_target(const char *target)
+{
+    char why[256];
+    amp_status st = validate_target_quiet(target, why, sizeof why);
+    return st == AMP_OK ? AMP_OK : amp__fail(st, "%s", why);
+}
+
+const char *amp__hiprtc_version(const char **why)
+{
+    pthread_once(&rtc_once, load_rtc);
+    if (why) *why = rtc_why;
+    return rtc_ok ? rtc_version : NULL;
+}
+
+/* ------------------------------------------------------------- options */
+
+amp_status amp__split_options(const char *options, size_t nfixed, char ***argv, size_t *argc,
+                              char **storage)
+{
+    amp_status st = AMP_OK;
+    char *copy = NULL;
+    char **v = NULL;
+    *argv = NULL;
+    *argc = 0;
+    *storage = NULL;
+    size_t len = options ? strlen(options) : 0;
+    copy = malloc(len + 1);
+    /* Words are separated by at least one byte, so len/2 + 1 bounds them. */
+    v = malloc((nfixed + len / 2 + 2) * sizeof *v);
+    if (!copy || !v) {
+        st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "cannot allocate %zu bytes for compiler options", len + 1);
+        goto fail;
+    }
+    memcpy(copy, options ? options : "", len + 1);
+    size_t n = nfixed;
+    for (char *p = copy; *p;) {
+        while (*p && isspace((unsigned char)*p)) *p++ = '\0';
+        if (!*p) break;
+        v[n++] = p;
+        while (*p && !isspace((unsigned char)*p)) ++p;
+    }
+    v[n] = NULL;
+    *argv = v;
+    *argc = n;
+    *storage = copy;
+    return AMP_OK;
+fail:
+    free(copy);
+    free(v);
+    return st;
+}
+
+/* ------------------------------------------------------------ hipRTC */
+
+amp_status amp__hiprtc_compile(const char *target, const char *source, const char *source_name,
+                               const char *options, void **bin, size_t *bin_size)
+{
+    amp_status st = AMP_OK;
+    char **argv = NULL, *storage = NULL, *log = NULL, *code = NULL;
+    void *prog = NULL;
+    bool locked = false;
+    char arch_opt[128];
+    size_t argc = 0;
+    *bin = NULL;
+    *bin_size = 0;
+
+    if ((st = amp__amd_validate_target(target)) != AMP_OK) goto fail;
+    if (!source) { st = amp__fail(AMP_ERROR_INVALID_ARGUMENT, "source is NULL"); goto fail; }
+    pthread_once(&rtc_once, load_rtc);
+    if (!rtc_ok) {
+        st = amp__fail(AMP_ERROR_UNSUPPORTED, "cannot compile for %s: %s", target, rtc_why);
+        goto fail;
+    }
+    /* A second --offload-arch in the user's options would reach hipRTC
+     * unvalidated (and may abort the process): refuse it. */
+    if (options && (strstr(options, "offload-arch") || strstr(options, "-mcpu"))) {
+        st = amp__fail(AMP_ERROR_INVALID_ARGUMENT,
+                       "options '%s' name a target; the target is chosen by the accelerator", options);
+        goto fail;
+    }
+    if ((st = amp__split_options(options, 3, &argv, &argc, &storage)) != AMP_OK) goto fail;
+    snprintf(arch_opt, sizeof arch_opt, "--offload-arch=%s", target);
+    argv[0] = arch_opt;
+    argv[1] = (char *)"-std=c++17";
+    argv[2] = (char *)"-O3";
+
+    pthread_mutex_lock(&rtc_lock);
+    locked = true;
+    int rc = R.hiprtcCreateProgram(&prog, source, source_name ? source_name : "kernel.hip", 0, NULL, NULL);
+    if (rc != 0) {
+        st = amp__fail(AMP_ERROR_COMPILE, "hiprtcCreateProgram(%s): %s", source_name ? source_name : "kernel.hip",
+                       R.hiprtcGetErrorString(rc));
+        prog = NULL;
+        goto fail;
+    }
+    int crc = R.hiprtcCompileProgram(prog, (int)argc, (const char **)argv);
+    size_t log_size = 0;
+    if (R.hiprtcGetProgramLogSize(prog, &log_size) == 0 && log_size > 1) {
+        log = malloc(log_size + 1);
+        if (log && R.hiprtcGetProgramLog(prog, log) == 0) log[log_size] = '\0';
+        else { free(log); log = NULL; }
+    }
+    if (crc != 0) {
+        st = amp__fail(AMP_ERROR_COMPILE, "hipRTC failed to compile %s for %s (%s):\n%s",
+                       source_name ? source_name : "kernel.hip", target, R.hiprtcGetErrorString(crc),
+                       log ? log : "(no log)");
+        goto fail;
+    }
+    size_t size = 0;
+    if ((rc = R.hiprtcGetCodeSize(prog, &size)) != 0 || size == 0) {
+        st = amp__fail(AMP_ERROR_COMPILE, "hipRTC produced no code for %s (%s)", target,
+                       rc ? R.hiprtcGetErrorString(rc) : "empty");
+        goto fail;
+    }
+    code = malloc(size);
+    if (!code) {
+        st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "cannot allocate %zu bytes for a code object", size);
+        goto fail;
+    }
+    if ((rc = R.hiprtcGetCode(prog, code)) != 0) {
+        st = amp__fail(AMP_ERROR_COMPILE, "hiprtcGetCode: %s", R.hiprtcGetErrorString(rc));
+        goto fail;
+    }
+    R.hiprtcDestroyProgram(&prog);
+    pthread_mutex_unlock(&rtc_lock);
+    free(log);
+    free(argv);
+    free(storage);
+    *bin = code;
+    *bin_size = size;
+    return AMP_OK;
+fail:
+    if (prog) R.hiprtcDestroyProgram(&prog);
+    if (locked) pthread_mutex_unlock(&rtc_lock);
+    free(code);
+    free(log);
+    free(argv);
+    free(storage);
+    return st;
+}
+
+/* ------------------------------------------------------ runtime table */
+
+static amp_status hip_fail(hip_err err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static amp_status hip_fail(hip_err err, const char *fmt, ...)
+{
+    char what[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    const char *es = H.hipGetErrorString ? H.hipGetErrorString(err) : NULL;
+    return amp__fail(err == HIP_ERROR_OUT_OF_MEMORY ? AMP_ERROR_OUT_OF_MEMORY : AMP_ERROR_DEVICE,
+                     "%s: %s (hipError %d)", what, es ? es : "unknown error", err);
+}
+
+static int hip_device_count(void)
+{
+    int n = 0;
+    if (H.hipGetDeviceCount(&n) != HIP_SUCCESS || n < 0) return 0;
+    return n;
+}
+
+static int hip_attr(int attr, int ord, int dflt)
+{
+    int v = 0;
+    return H.hipDeviceGetAttribute(&v, attr, ord) == HIP_SUCCESS ? v : dflt;
+}
+
+static bool looks_like_arch(const char *s, size_t room)
+{
+    if (room < 5 || strncmp(s, "gfx", 3) != 0 || !isxdigit((unsigned char)s[3])) return false;
+    size_t n = strnlen(s, room);
+    if (n == room || n > 95) return false; /* unterminated or absurd */
+    for (size_t i = 0; i < n; ++i) {
+        unsigned char c = (unsigned char)s[i];
+        if (!(isalnum(c) || c == ':' || c == '+' || c == '-')) return false;
+    }
+    return true;
+}
+
+static void hip_device_open(int ord, void **ctx, amp__gpu_devinfo *info)
+{
+    memset(info, 0, sizeof *info);
+    *ctx = (void *)(intptr_t)ord;
+    H.hipSetDevice(ord);
+    if (H.hipDeviceGetName(info->name, (int)sizeof info->name, ord) != HIP_SUCCESS)
+        snprintf(info->name, sizeof info->name, "AMD GPU %d", ord);
+    info->name[sizeof info->name - 1] = '\0';
+    size_t mem = 0;
+    if (H.hipDeviceTotalMem(&mem, ord) == HIP_SUCCESS) info->total_mem = mem;
+    info->compute_units = hip_attr(HIP_ATTR_MULTIPROCESSOR_COUNT, ord, 1);
+    info->max_tile_threads = hip_attr(HIP_ATTR_MAX_THREADS_PER_BLOCK, ord, 1024);
+    info->max_tile_static_bytes = (size_t)hip_attr(HIP_ATTR_MAX_SHARED_MEMORY_PER_BLOCK, ord, 65536);
+    info->integrated = hip_attr(HIP_ATTR_INTEGRATED, ord, 0) != 0;
+    info->managed_memory = hip_attr(HIP_ATTR_MANAGED_MEMORY, ord, 0) != 0;
+    info->pageable_access = hip_attr(HIP_ATTR_PAGEABLE_MEMORY_ACCESS, ord, 0) != 0;
+    info->max_grid[0] = hip_attr(HIP_ATTR_MAX_GRID_DIM_X, ord, 2147483647);
+    info->max_grid[1] = hip_attr(HIP_ATTR_MAX_GRID_DIM_Y, ord, 65535);
+    info->max_grid[2] = hip_attr(HIP_ATTR_MAX_GRID_DIM_Z, ord, 65535);
+
+    unsigned char *props = calloc(1, HIP_PROPS_BUFFER);
+    if (props && H.hipGetDeviceProperties(props, ord) == HIP_SUCCESS) {
+        const char *at = (const char *)props + HIP_PROPS_GCN_ARCH_OFFSET;
+        if (!looks_like_arch(at, 256)) {
+            at = NULL;
+            for (size_t off = 0; off + 8 < HIP_PROPS_BUFFER && !at; off += 4)
+                if (looks_like_arch((const char *)props + off, HIP_PROPS_BUFFER - off))
+                    at = (const char *)props + off;
+        }
+        if (at) snprintf(info->arch, sizeof info->arch, "%s", at);
+    }
+    free(props);
+    if (!info->arch[0]) {
+        snprintf(info->unavailable_reason, sizeof info->unavailable_reason,
+                 "could not read the gfx architecture of HIP device %d", ord);
+        snprintf(info->arch, sizeof info->arch, "gfx-unknown");
+        return;
+    }
+    pthread_once(&rtc_once, load_rtc);
+    if (!rtc_ok) {
+        snprintf(info->unavailable_reason, sizeof info->unavailable_reason, "no runtime compiler: %s", rtc_why);
+        return;
+    }
+    char why[256];
+    if (validate_target_quiet(info->arch, why, sizeof why) != AMP_OK)
+        snprintf(info->unavailable_reason, sizeof info->unavailable_reason, "%s", why);
+}
+
+static amp_status hip_enter(void *ctx)
+{
+    int want = (int)(intptr_t)ctx, cur = -1;
+    if (H.hipGetDevice(&cur) == HIP_SUCCESS && cur == want) return AMP_OK;
+    hip_err e = H.hipSetDevice(want);
+    return e == HIP_SUCCESS ? AMP_OK : hip_fail(e, "hipSetDevice(%d)", want);
+}
+
+static amp_status hip_compile(const char *arch, const char *source, const char *source_name,
+                              const char *options, void **bin, size_t *bin_size)
+{
+    return amp__hiprtc_compile(arch, source, source_name, options, bin, bin_size);
+}
+
+static amp_status hip_module_load(const void *bin, size_t size, void **module)
+{
+    hip_err e = H.hipModuleLoadData(module, bin);
+    if (e != HIP_SUCCESS) { *module = NULL; return hip_fail(e, "hipModuleLoadData(%zu-byte code object)", size); }
+    return AMP_OK;
+}
+
+static void hip_module_unload(void *module) { (void)H.hipModuleUnload(module); }
+
+static amp_status hip_function_get(void *module, const char *name, void **fn, bool *found)
+{
+    hip_err e = H.hipModuleGetFunction(fn, module, name);
+    *found = e == HIP_SUCCESS;
+    if (e == HIP_SUCCESS) return AMP_OK;
+    *fn = NULL;
+    /* HIP 5.2 reports a missing name as hipErrorNotFound (500); other
+     * releases have used hipErrorInvalidValue/InvalidDeviceFunction.
+     * Treat all of those as "absent". */
+    if (e == HIP_ERROR_NOT_FOUND || e == 1 || e == 98) return AMP_OK;
+    return hip_fail(e, "hipModuleGetFunction(%s)", name);
+}
+
+static amp_status hip_global_read(void *module, const char *name, void *dst, size_t size, size_t *actual,
+                                  bool *found)
+{
+    void *dptr = NULL;
+    size_t bytes = 0;
+    *actual = 0;
+    hip_err e = H.hipModuleGetGlobal(&dptr, &bytes, module, name);
+    *found = e == HIP_SUCCESS && dptr;
+    if (!*found) {
+        if (e == HIP_SUCCESS || e == HIP_ERROR_NOT_FOUND || e == 1 || e == 98) return AMP_OK;
+        return hip_fail(e, "hipModuleGetGlobal(%s)", name);
+    }
+    *actual = bytes;
+    if (bytes != size) return AMP_OK;
+    e = H.hipMemcpyDtoH(dst, dptr, size);
+    return e == HIP_SUCCESS ? AMP_OK : hip_fail(e, "reading device global %s (%zu bytes)", name, size);
+}
+
+static amp_status hip_stream_create(void **s)
+{
+    hip_err e = H.hipStreamCreateWithFlags(s, HIP_STREAM_NON_BLOCKING);
+    return e == HIP_SUCCESS ? AMP_OK : hip_fail(e, "hipStreamCreateWithFlags");
+}
+static void hip_stream_destroy(void *s) { (void)H.hipStreamDestroy(s); }
+static amp_status hip_stream_sync(void *s)
+{
+    hip_err e = H.hipStreamSynchronize(s);
+    return e == HIP_SUCCESS ? AMP_OK : hip_fail(e, "waiting for the queue (a kernel or copy on it failed)");
+}
+static amp_status hip_stream_wait_event(void *s, void *ev)
+{
+    hip_err e = H.hipStreamWaitEvent(s, ev, 0);
+    return e == HIP_SUCCESS ? AMP_OK : hip_fail(e, "hipStreamWaitEvent");
+}
+static amp_status hip_event_create(void **ev)
+{
+    hip_err e = H.hipEventCreateWithFlags(ev, HIP_EVENT_DISABLE_TIMING);
+    return e == HIP_SUCCESS ? AMP_OK : hip_fail(e, "hipEventCreateWithFlags");
+}
+static void hip_event_destroy(void *ev) { (void)H.hipEventDestroy(ev); }
+static amp_status hip_event_record(void *ev, void *s)
+{
+    hip_err e = H.hipEventRecord(ev, s);
+    return e == HIP_SUCCESS ? AMP_OK : hip_fail(e, "hipEventRecord");
+}
+static amp_status hip_event_sync(void *ev)
+{
+    hip_err e = H.hipEventSynchronize(ev);
+    return e == HIP_SUCCESS ? AMP_OK : hip_fail(e, "waiting for an event (a kernel or copy before it failed)");
+}
+static amp_status hip_event_query(void *ev, bool *done)
+{
+    hip_err e = H.hipEventQuery(ev);
+    *done = e == HIP_SUCCESS;
+    if (e == HIP_SUCCESS || e == HIP_ERROR_NOT_READY) return AMP_OK;
+    return hip_fail(e, "hipEventQuery");
+}
+static amp_status hip_mem_alloc(size_t bytes, void **dptr)
+{
+    hip_err e = H.hipMalloc(dptr, bytes);
+    if (e == HIP_SUCCESS) return AMP_OK;
+    *dptr = NULL;
+    if (e == HIP_ERROR_OUT_OF_MEMORY)
+        return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "hipMalloc(%zu bytes): out of device memory", bytes);
+    return hip_fail(e, "hipMalloc(%zu bytes)", bytes);
+}
+static void hip_mem_free(void *dptr) { (void)H.hipFree(dptr); }
+static amp_status hip_host_register(void *host, size_t bytes, void **dptr)
+{
+    hip_err e = H.hipHostRegister(host, bytes, HIP_HOST_REGISTER_MAPPED | HIP_HOST_REGISTER_PORTABLE);
+    if (e != HIP_SUCCESS) { *dptr = NULL; return hip_fail(e, "hipHostRegister(%p, %zu bytes)", host, bytes); }
+    e = H.hipHostGetDevicePointer(dptr, host, 0);
+    if (e != HIP_SUCCESS) {
+        (void)H.hipHostUnregister(host);
+        *dptr = NULL;
+        return hip_fail(e, "hipHostGetDevicePointer(%p)", host);
+    }
+    return AMP_OK;
+}
+static void hip_host_unregister(void *host) { (void)H.hipHostUnregister(host); }
+static void hip_device_sync(void) { (void)H.hipDeviceSynchronize(); }
+
+static int hip_kind(amp__copy_dir d)
+{
+    return d == AMP__H2D ? HIP_MEMCPY_H2D : d == AMP__D2H ? HIP_MEMCPY_D2H : HIP_MEMCPY_D2D;
+}
+static amp_status hip_memcpy_1d(amp__copy_dir dir, void *dst, const void *src, size_t bytes, void *s)
+{
+    hip_err e = H.hipMemcpyAsync(dst, src, bytes, hip_kind(dir), s);
+    return e == HIP_SUCCESS ? AMP_OK : hip_fail(e, "hipMemcpyAsync(%zu bytes)", bytes);
+}
+static amp_status hip_memcpy_2d(amp__copy_dir dir, void *dst, size_t dpitch, const void *src, size_t spitch,
+                                size_t width, size_t height, void *s)
+{
+    hip_err e = H.hipMemcpy2DAsync(dst, dpitch, src, spitch, width, height, hip_kind(dir), s);
+    return e == HIP_SUCCESS ? AMP_OK
+                            : hip_fail(e, "hipMemcpy2DAsync(%zu x %zu bytes, pitches %zu/%zu)", height, width,
+                                       dpitch, spitch);
+}
+static amp_status hip_launch(void *fn, const unsigned g[3], const unsigned b[3], void *s, void **params)
+{
+    hip_err e = H.hipModuleLaunchKernel(fn, g[0], g[1], g[2], b[0], b[1], b[2], 0, s, params, NULL);
+    return e == HIP_SUCCESS ? AMP_OK
+                            : hip_fail(e, "hipModuleLaunchKernel(grid %u,%u,%u block %u,%u,%u)", g[0], g[1],
+                                       g[2], b[0], b[1], b[2]);
+}
+
+static const amp__gpu_driver *hip_result;
+static const char *hip_result_why = "HIP not probed";
+static pthread_once_t table_once = PTHREAD_ONCE_INIT;
+
+static void build_table(void)
+{
+    pthread_once(&hip_once, load_hip);
+    if (!hip_ok) { hip_result_why = hip_why; return; }
+    pthread_once(&rtc_once, load_rtc);
+    amp__gpu_driver *t = &hip_table;
+    t->platform = "hip";
+    int rt = 0;
+    H.hipRuntimeGetVersion(&rt);
+    snprintf(t->version_tag, sizeof t->version_tag, "%s runtime %d", rtc_ok ? rtc_version : "no-hiprtc", rt);
+    t->device_count = hip_device_count;
+    t->device_open = hip_device_open;
+    t->enter = hip_enter;
+    t->compile = hip_compile;
+    t->module_load = hip_module_load;
+    t->module_unload = hip_module_unload;
+    t->function_get = hip_function_get;
+    t->global_read = hip_global_read;
+    t->stream_create = hip_stream_create;
+    t->stream_destroy = hip_stream_destroy;
+    t->stream_sync = hip_stream_sync;
+    t->stream_wait_event = hip_stream_wait_event;
+    t->event_create = hip_event_create;
+    t->event_destroy = hip_event_destroy;
+    t->event_record = hip_event_record;
+    t->event_sync = hip_event_sync;
+    t->event_query = hip_event_query;
+    t->mem_alloc = hip_mem_alloc;
+    t->mem_free = hip_mem_free;
+    t->host_register = hip_host_register;
+    t->host_unregister = hip_host_unregister;
+    t->device_sync = hip_device_sync;
+    t->memcpy_1d = hip_memcpy_1d;
+    t->memcpy_2d = hip_memcpy_2d;
+    t->launch = hip_launch;
+    hip_result = t;
+    hip_result_why = NULL;
+}
+
+const amp__gpu_driver *amp__hip_driver(const char **why)
+{
+    pthread_once(&table_once, build_table);
+    if (why) *why = hip_result_why;
+    return hip_result;
+}

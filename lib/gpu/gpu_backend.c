@@ -1,0 +1,529 @@
+/* gpu_backend.c — the GPU backend (lib/backend.h), written once over the normalized driver interface so that HIP and CUDA devices share every line of policy: enumeration, launch geometry, copies, event pooling, signature checks. */
+#include "gpu_driver.h"
+
+#include "core.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One GPU. Created once by amp__gpu_enumerate and never freed (accelerators
+ * live until exit), so every field but the event pool is read-only after
+ * enumeration and needs no lock. */
+typedef struct gpu_dev {
+    const amp__gpu_driver *drv;
+    void *ctx; /* what drv->enter makes current */
+    int ordinal;
+    amp__gpu_devinfo di;
+    char cache_tag[256];
+    /* Idle events, all created on this device with timing disabled. Creating
+     * events costs a driver call (and on HIP an allocation), and a busy
+     * program records one per launch it tracks, so released events are kept.
+     * pool_lock is a leaf lock: nothing else is taken while holding it, and no
+     * driver call is made under it. */
+    pthread_mutex_t pool_lock;
+    void **pool;
+    size_t npool, cap;
+} gpu_dev;
+
+#define GPU_DEV(p) ((gpu_dev *)(p))
+
+/* Block and grid axes are limited to 65535 on y and z by CUDA; the same limit
+ * is applied on HIP so a program behaves the same on both. */
+#define GRID_YZ_MAX 65535u
+
+/* ---------------------------------------------------------------- tags */
+
+static const char *gpu_cache_tag(void *dev) { return GPU_DEV(dev)->cache_tag; }
+
+/* ------------------------------------------------------------ programs */
+
+static amp_status gpu_compile(void *dev, const char *source, const char *source_name, const char *options,
+                              void **bin, size_t *bin_size)
+{
+    gpu_dev *d = GPU_DEV(dev);
+    *bin = NULL;
+    *bin_size = 0;
+    if (!source) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "source is NULL");
+    /* No context needed: hipRTC and NVRTC run without touching the device. */
+    return d->drv->compile(d->di.arch, source, source_name, options, bin, bin_size);
+}
+
+static amp_status gpu_module_load(void *dev, const void *bin, size_t bin_size, void **module)
+{
+    gpu_dev *d = GPU_DEV(dev);
+    amp_status st;
+    *module = NULL;
+    if (!bin || bin_size == 0)
+        return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "empty code object (%zu bytes) for %s:%d", bin_size,
+                         d->drv->platform, d->ordinal);
+    if ((st = d->drv->enter(d->ctx)) != AMP_OK) return st;
+    return d->drv->module_load(bin, bin_size, module);
+}
+
+static void gpu_module_unload(void *dev, void *module)
+{
+    gpu_dev *d = GPU_DEV(dev);
+    if (!module) return;
+    /* Unloading code a queued kernel still runs would fault it; the device is
+     * drained first (errors ignored: after a sticky fault it reports one,
+     * and the unload must still happen). Program destruction is rare. */
+    (void)d->drv->enter(d->ctx);
+    d->drv->device_sync();
+    d->drv->module_unload(module);
+}
+
+/* A signature that came from a module must describe a sane pack before the
+ * core trusts its offsets. */
+static bool signature_sane(const amp__signature *s)
+{
+    if (s->rank < 1 || s->rank > AMP_MAX_RANK || s->nparams < 0 || s->nparams > AMP__SIG_MAX_PARAMS)
+        return false;
+    if (s->pack_size < 0 || s->pack_size > (1 << 20) || s->pack_align < 0) return false;
+    if (s->tiled && (s->rank > 3 || s->tile[0] <= 0)) return false;
+    for (int i = 0; i < s->nparams; ++i) {
+        const amp__sig_param *p = &s->params[i];
+        if (p->offset < 0 || p->size < 0 || p->offset > s->pack_size || p->size > s->pack_size - p->offset)
+            return false;
+    }
+    return true;
+}
+
+static amp_status gpu_kernel_get(void *dev, void *module, const char *name, void **fn, amp__signature *sig)
+{
+    gpu_dev *d = GPU_DEV(dev);
+    amp_status st = AMP_OK;
+    char *signame = NULL;
+    bool found = false;
+    size_t actual = 0;
+    void *f = NULL;
+    *fn = NULL;
+    if (!module || !name || !*name) {
+        st = amp__fail(AMP_ERROR_INVALID_ARGUMENT, "kernel name is %s", name ? "empty" : "NULL");
+        goto fail;
+    }
+    if ((st = d->drv->enter(d->ctx)) != AMP_OK) goto fail;
+    if ((st = d->drv->function_get(module, name, &f, &found)) != AMP_OK) goto fail;
+    if (!found) {
+        st = amp__fail(AMP_ERROR_KERNEL_NOT_FOUND, "kernel '%s' not found in the program", name);
+        goto fail;
+    }
+    size_t n = strlen(name);
+    signame = malloc(n + sizeof AMP__SIG_SUFFIX);
+    if (!signame) {
+        st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "cannot allocate %zu bytes for a symbol name", n + sizeof AMP__SIG_SUFFIX);
+        goto fail;
+    }
+    memcpy(signame, name, n);
+    memcpy(signame + n, AMP__SIG_SUFFIX, sizeof AMP__SIG_SUFFIX);
+    if ((st = d->drv->global_read(module, signame, sig, sizeof *sig, &actual, &found)) != AMP_OK) goto fail;
+    if (!found) {
+        st = amp__fail(AMP_ERROR_KERNEL_NOT_FOUND,
+                       "'%s' is not an AMP_KERNEL (the program has no %s record; declare it with AMP_KERNEL "
+                       "or AMP_TILED_KERNEL)", name, signame);
+        goto fail;
+    }
+    if (actual != sizeof *sig) {
+        st = amp__fail(AMP_ERROR_KERNEL_NOT_FOUND,
+                       "'%s' is not an AMP_KERNEL of this library version (%s is %zu bytes, want %zu)", name,
+                       signame, actual, sizeof *sig);
+        goto fail;
+    }
+    if (sig->magic != AMP__SIG_MAGIC || sig->version != AMP__SIG_VERSION) {
+        st = amp__fail(AMP_ERROR_KERNEL_NOT_FOUND,
+                       "'%s' is not an AMP_KERNEL (%s has magic 0x%x version %d, want 0x%x version %d)", name,
+                       signame, (unsigned)sig->magic, sig->version, (unsigned)AMP__SIG_MAGIC, AMP__SIG_VERSION);
+        goto fail;
+    }
+    if (!signature_sane(sig)) {
+        st = amp__fail(AMP_ERROR_KERNEL_NOT_FOUND, "'%s' is not an AMP_KERNEL (%s is corrupt)", name, signame);
+        goto fail;
+    }
+    free(signame);
+    *fn = f;
+    return AMP_OK;
+fail:
+    free(signame);
+    return st;
+}
+
+/* -------------------------------------------------------------- queues */
+
+static amp_status gpu_queue_create(void *dev, void **queue)
+{
+    gpu_dev *d = GPU_DEV(dev);
+    amp_status st;
+    *queue = NULL;
+    if ((st = d->drv->enter(d->ctx)) != AMP_OK) return st;
+    return d->drv->stream_create(queue);
+}
+
+static void gpu_queue_destroy(void *dev, void *queue)
+{
+    gpu_dev *d = GPU_DEV(dev);
+    if (!queue) return;
+    (void)d->drv->enter(d->ctx);
+    d->drv->stream_destroy(queue);
+}
+
+static amp_status gpu_queue_wait(void *dev, void *queue)
+{
+    gpu_dev *d = GPU_DEV(dev);
+    amp_status st;
+    if ((st = d->drv->enter(d->ctx)) != AMP_OK) return st;
+    return d->drv->stream_sync(queue);
+}
+
+static amp_status gpu_queue_wait_event(void *dev, void *queue, void *event)
+{
+    gpu_dev *d = GPU_DEV(dev);
+    amp_status st;
+    if (!event) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "event is NULL");
+    if ((st = d->drv->enter(d->ctx)) != AMP_OK) return st;
+    return d->drv->stream_wait_event(queue, event);
+}
+
+/* -------------------------------------------------------------- events */
+
+static void *pool_pop(gpu_dev *d)
+{
+    void *ev = NULL;
+    pthread_mutex_lock(&d->pool_lock);
+    if (d->npool) ev = d->pool[--d->npool];
+    pthread_mutex_unlock(&d->pool_lock);
+    return ev;
+}
+
+/* Returns false when the pool could not grow; the caller destroys ev. */
+static bool pool_push(gpu_dev *d, void *ev)
+{
+    bool ok = true;
+    pthread_mutex_lock(&d->pool_lock);
+    if (d->npool == d->cap) {
+        size_t cap = d->cap ? d->cap * 2 : 16;
+        void **p = realloc(d->pool, cap * sizeof *p);
+        if (p) { d->pool = p; d->cap = cap; }
+        else ok = false;
+    }
+    if (ok) d->pool[d->npool++] = ev;
+    pthread_mutex_unlock(&d->pool_lock);
+    return ok;
+}
+
+static void event_discard(gpu_dev *d, void *ev)
+{
+    if (!pool_push(d, ev)) d->drv->event_destroy(ev);
+}
+
+static amp_status gpu_event_record(void *dev, void *queue, void **event)
+{
+    gpu_dev *d = GPU_DEV(dev);
+    amp_status st;
+    void *ev = NULL;
+    *event = NULL;
+    if ((st = d->drv->enter(d->ctx)) != AMP_OK) goto fail;
+    ev = pool_pop(d);
+    if (!ev && (st = d->drv->event_create(&ev)) != AMP_OK) { ev = NULL; goto fail; }
+    if ((st = d->drv->event_record(ev, queue)) != AMP_OK) goto fail;
+    *event = ev;
+    return AMP_OK;
+fail:
+    if (ev) event_discard(d, ev);
+    return st;
+}
+
+static amp_status gpu_event_wait(void *dev, void *event)
+{
+    gpu_dev *d = GPU_DEV(dev);
+    amp_status st;
+    if (!event) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "event is NULL");
+    if ((st = d->drv->enter(d->ctx)) != AMP_OK) return st;
+    return d->drv->event_sync(event);
+}
+
+static amp_status gpu_event_query(void *dev, void *event, bool *done)
+{
+    gpu_dev *d = GPU_DEV(dev);
+    amp_status st;
+    *done = false;
+    if (!event) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "event is NULL");
+    if ((st = d->drv->enter(d->ctx)) != AMP_OK) return st;
+    return d->drv->event_query(event, done);
+}
+
+/* A released event may still be pending on its queue; re-recording it later
+ * is allowed by both drivers (the new record replaces the old point). */
+static void gpu_event_release(void *dev, void *event)
+{
+    if (event) event_discard(GPU_DEV(dev), event);
+}
+
+/* -------------------------------------------------------------- memory */
+
+static amp_status gpu_mem_alloc(void *dev, size_t bytes, void **dptr)
+{
+    gpu_dev *d = GPU_DEV(dev);
+    amp_status st;
+    *dptr = NULL;
+    if ((st = d->drv->enter(d->ctx)) != AMP_OK) return st;
+    /* Both drivers refuse a 0-byte allocation; an empty buffer still needs a
+     * distinct, freeable address. */
+    return d->drv->mem_alloc(bytes ? bytes : 1, dptr);
+}
+
+static void gpu_mem_free(void *dev, void *dptr)
+{
+    gpu_dev *d = GPU_DEV(dev);
+    if (!dptr) return;
+    (void)d->drv->enter(d->ctx);
+    d->drv->mem_free(dptr);
+}
+
+static amp_status gpu_host_register(void *dev, void *host, size_t bytes, void **dptr)
+{
+    gpu_dev *d = GPU_DEV(dev);
+    amp_status st;
+    *dptr = NULL;
+    if (!host || bytes == 0)
+        return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "cannot register host memory %p of %zu bytes", host, bytes);
+    if ((st = d->drv->enter(d->ctx)) != AMP_OK) return st;
+    return d->drv->host_register(host, bytes, dptr);
+}
+
+static void gpu_host_unregister(void *dev, void *host)
+{
+    gpu_dev *d = GPU_DEV(dev);
+    if (!host) return;
+    (void)d->drv->enter(d->ctx);
+    d->drv->host_unregister(host);
+}
+
+static bool mul_overflows(size_t a, size_t b, size_t *out)
+{
+    if (a && b > SIZE_MAX / a) return true;
+    *out = a * b;
+    return false;
+}
+
+/* A box copy becomes the fewest driver copies that describe it: one linear
+ * copy when both sides are dense, one 2D copy when only rows are padded but
+ * slices follow each other (slice pitch == row pitch * height), else one 2D
+ * copy per slice. 2D copies take pageable host memory on both drivers, unlike
+ * 3D ones on HIP 5.2 (whose HIP_MEMCPY3D has 32-bit fields and an enum that
+ * ROCm 6 renumbered). */
+static amp_status gpu_copy(void *dev, void *queue, const amp__copy *c)
+{
+    gpu_dev *d = GPU_DEV(dev);
+    amp_status st;
+    if (!c || !c->dst || !c->src)
+        return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "copy with NULL %s", !c ? "descriptor" : !c->dst ? "dst" : "src");
+    if (c->dir != AMP__H2D && c->dir != AMP__D2H && c->dir != AMP__D2D)
+        return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "copy direction %d is not H2D/D2H/D2D", (int)c->dir);
+    size_t w = c->width_bytes, h = c->height, z = c->depth;
+    if (w == 0 || h == 0 || z == 0) return AMP_OK;
+    /* A single row needs no pitch; a single slice needs no slice pitch. */
+    size_t sp = h > 1 ? c->src_pitch : w, dp = h > 1 ? c->dst_pitch : w;
+    if (sp < w || dp < w)
+        return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "copy row of %zu bytes exceeds its pitch (src %zu, dst %zu)", w,
+                         c->src_pitch, c->dst_pitch);
+    size_t sslab = 0, dslab = 0, total = 0, rows = 0;
+    if (mul_overflows(sp, h, &sslab) || mul_overflows(dp, h, &dslab) || mul_overflows(h, z, &rows) ||
+        mul_overflows(w, rows, &total))
+        return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "copy box %zu x %zu x %zu bytes overflows", z, h, w);
+    size_t ss = z > 1 ? c->src_slice_pitch : sslab, ds = z > 1 ? c->dst_slice_pitch : dslab;
+    if (ss < sslab || ds < dslab)
+        return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "copy slice of %zu rows exceeds its slice pitch (src %zu, dst %zu)",
+                         h, c->src_slice_pitch, c->dst_slice_pitch);
+    if ((st = d->drv->enter(d->ctx)) != AMP_OK) return st;
+    bool slices_follow = ss == sslab && ds == dslab;
+    if (slices_follow && sp == w && dp == w) return d->drv->memcpy_1d(c->dir, c->dst, c->src, total, queue);
+    if (slices_follow) return d->drv->memcpy_2d(c->dir, c->dst, dp, c->src, sp, w, rows, queue);
+    for (size_t k = 0; k < z; ++k) {
+        st = d->drv->memcpy_2d(c->dir, (char *)c->dst + k * ds, dp, (const char *)c->src + k * ss, sp, w, h, queue);
+        if (st != AMP_OK) return st;
+    }
+    return AMP_OK;
+}
+
+/* -------------------------------------------------------------- launch */
+
+static unsigned pow2ceil(uint64_t x, unsigned cap)
+{
+    unsigned p = 1;
+    while (p < cap && p < x) p <<= 1;
+    return p;
+}
+
+static unsigned ceil_div_capped(uint64_t a, unsigned b, unsigned cap)
+{
+    uint64_t q = (a + b - 1) / b;
+    return q > cap ? cap : (unsigned)q;
+}
+
+/* Index dimension d of a rank-R launch maps to hardware axis R-1-d, so the
+ * contiguous last dimension is x (coalesced); the prelude undoes this. */
+static amp_status launch_geometry(const gpu_dev *d, const amp__launch *l, unsigned g[3], unsigned b[3])
+{
+    const int r = l->extent.rank;
+    const int *e = l->extent.v;
+    g[0] = g[1] = g[2] = b[0] = b[1] = b[2] = 1;
+    if (l->tiled) {
+        if (r < 1 || r > 3)
+            return amp__fail(AMP_ERROR_INVALID_COMPUTE_DOMAIN, "tiled launch of '%s' has rank %d (1..3)",
+                             l->kernel_name, r);
+        for (int k = 0; k < r; ++k) {
+            int t = l->sig->tile[k], ext = e[k];
+            if (t <= 0 || ext <= 0 || ext % t != 0)
+                return amp__fail(AMP_ERROR_INVALID_COMPUTE_DOMAIN,
+                                 "tiled launch of '%s': extent[%d] = %d is not a positive multiple of tile %d",
+                                 l->kernel_name, k, ext, t);
+            int axis = r - 1 - k;
+            b[axis] = (unsigned)t;
+            g[axis] = (unsigned)(ext / t);
+        }
+        static const char axis_name[3] = {'x', 'y', 'z'};
+        for (int a = 1; a < 3; ++a)
+            if (g[a] > GRID_YZ_MAX)
+                return amp__fail(AMP_ERROR_UNSUPPORTED,
+                                 "tiled launch of '%s': %u tiles along index dimension %d (grid %c) exceed %u",
+                                 l->kernel_name, g[a], r - 1 - a, axis_name[a], GRID_YZ_MAX);
+        if ((int64_t)g[0] > (int64_t)d->di.max_grid[0])
+            return amp__fail(AMP_ERROR_UNSUPPORTED, "tiled launch of '%s': %u tiles along grid x exceed %d",
+                             l->kernel_name, g[0], d->di.max_grid[0]);
+        return AMP_OK;
+    }
+    if (r < 1 || r > AMP_MAX_RANK)
+        return amp__fail(AMP_ERROR_INVALID_EXTENT, "launch of '%s' has rank %d (1..%d)", l->kernel_name, r,
+                         AMP_MAX_RANK);
+    for (int k = 0; k < r; ++k)
+        if (e[k] <= 0)
+            return amp__fail(AMP_ERROR_INVALID_EXTENT, "launch of '%s': extent[%d] = %d", l->kernel_name, k, e[k]);
+    uint64_t ex = (uint64_t)e[r - 1];
+    b[0] = pow2ceil(ex, r == 1 ? 256 : 32);
+    g[0] = (unsigned)((ex + b[0] - 1) / b[0]);
+    if (r >= 2) {
+        uint64_t ey = (uint64_t)e[r - 2];
+        b[1] = pow2ceil(ey, 256 / b[0]);
+        g[1] = ceil_div_capped(ey, b[1], GRID_YZ_MAX);
+    }
+    if (r >= 3) {
+        uint64_t ez = 1;
+        for (int k = 0; k < r - 2; ++k) ez *= (uint64_t)e[k]; /* < 2^62: ranks <= 4, each < 2^31 */
+        unsigned cap = 256 / (b[0] * b[1]);
+        b[2] = pow2ceil(ez, cap < 64 ? cap : 64);
+        g[2] = ceil_div_capped(ez, b[2], GRID_YZ_MAX);
+    }
+    return AMP_OK;
+}
+
+static amp_status gpu_launch(void *dev, void *queue, void *fn, const amp__launch *l)
+{
+    gpu_dev *d = GPU_DEV(dev);
+    static const uint64_t empty_pack[8]; /* stands in for an absent small pack */
+    unsigned g[3], b[3];
+    amp_status st;
+    if (!fn || !l || !l->sig) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "launch without kernel or signature");
+    const void *pack = l->pack;
+    if (!pack) {
+        if (l->pack_size > sizeof empty_pack)
+            return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "launch of '%s': NULL pack of %zu bytes", l->kernel_name,
+                             l->pack_size);
+        pack = empty_pack;
+    }
+    if ((st = launch_geometry(d, l, g, b)) != AMP_OK) return st;
+    if ((st = d->drv->enter(d->ctx)) != AMP_OK) return st;
+    /* The drivers copy both parameters (sizes come from the kernel's own
+     * metadata) before returning, so pointing into l is enough. */
+    void *params[2] = {(void *)&l->info, (void *)pack};
+    return d->drv->launch(fn, g, b, queue, params);
+}
+
+/* ------------------------------------------------------------ the table */
+
+static const amp__backend gpu_backend = {
+    .name = "gpu",
+    .cache_tag = gpu_cache_tag,
+    .compile = gpu_compile,
+    .module_load = gpu_module_load,
+    .module_unload = gpu_module_unload,
+    .kernel_get = gpu_kernel_get,
+    .queue_create = gpu_queue_create,
+    .queue_destroy = gpu_queue_destroy,
+    .queue_wait = gpu_queue_wait,
+    .queue_wait_event = gpu_queue_wait_event,
+    .event_record = gpu_event_record,
+    .event_wait = gpu_event_wait,
+    .event_query = gpu_event_query,
+    .event_release = gpu_event_release,
+    .mem_alloc = gpu_mem_alloc,
+    .mem_free = gpu_mem_free,
+    .host_register = gpu_host_register,
+    .host_unregister = gpu_host_unregister,
+    .copy = gpu_copy,
+    .launch = gpu_launch,
+};
+
+/* --------------------------------------------------------- enumeration */
+
+/* AMP_UNIFIED_MEMORY: "on" forces zero-copy views (through host_register on a
+ * discrete GPU, for testing), "off" forbids them, "auto" (also unset or any
+ * other value, which is ignored rather than failing enumeration) decides from
+ * the hardware: an integrated GPU that can reach host memory coherently
+ * (pageable access or managed memory), or an xnack+ target, where the GPU
+ * page-faults on host memory itself. */
+static bool unified_memory(const amp__gpu_devinfo *di)
+{
+    const char *v = amp__env("AMP_UNIFIED_MEMORY");
+    if (v && (!strcmp(v, "on") || !strcmp(v, "1") || !strcmp(v, "true") || !strcmp(v, "yes"))) return true;
+    if (v && (!strcmp(v, "off") || !strcmp(v, "0") || !strcmp(v, "false") || !strcmp(v, "no"))) return false;
+    if (di->integrated && (di->pageable_access || di->managed_memory)) return true;
+    return strstr(di->arch, "xnack+") != NULL;
+}
+
+static size_t enumerate_driver(const amp__gpu_driver *drv, amp__device_entry *out, size_t cap)
+{
+    size_t n = 0;
+    int count = drv->device_count();
+    for (int i = 0; i < count && n < cap; ++i) {
+        gpu_dev *d = calloc(1, sizeof *d);
+        if (!d) break;
+        d->drv = drv;
+        d->ordinal = i;
+        pthread_mutex_init(&d->pool_lock, NULL);
+        drv->device_open(i, &d->ctx, &d->di);
+        snprintf(d->cache_tag, sizeof d->cache_tag, "%s %s %s", drv->platform, d->di.arch, drv->version_tag);
+
+        amp__device_entry *e = &out[n++];
+        memset(e, 0, sizeof *e);
+        e->be = &gpu_backend;
+        e->dev = d;
+        amp_accelerator_info *info = &e->info;
+        snprintf(info->description, sizeof info->description, "%s", d->di.name);
+        snprintf(info->device_path, sizeof info->device_path, "%s:%d", drv->platform, i);
+        snprintf(info->arch, sizeof info->arch, "%s", d->di.arch);
+        info->dedicated_memory = d->di.total_mem;
+        info->compute_units = d->di.compute_units;
+        info->max_tile_threads = d->di.max_tile_threads;
+        info->max_tile_static_bytes = d->di.max_tile_static_bytes;
+        info->is_emulated = false;
+        info->is_unified_memory = unified_memory(&d->di);
+        info->supports_double_precision = true;
+        info->is_available = d->di.unavailable_reason[0] == '\0';
+        snprintf(info->unavailable_reason, sizeof info->unavailable_reason, "%s", d->di.unavailable_reason);
+    }
+    return n;
+}
+
+size_t amp__gpu_enumerate(amp__device_entry *out, size_t cap)
+{
+    size_t n = 0;
+    if (!out || cap == 0) return 0;
+    /* AMD first: on a machine with both, "hip:N" devices come before "cuda:N". */
+    const amp__gpu_driver *hip = amp__hip_driver(NULL);
+    if (hip) n += enumerate_driver(hip, out + n, cap - n);
+    const amp__gpu_driver *cuda = amp__cuda_driver(NULL);
+    if (cuda && n < cap) n += enumerate_driver(cuda, out + n, cap - n);
+    return n;
+}

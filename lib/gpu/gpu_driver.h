@@ -1,0 +1,113 @@
+/* gpu_driver.h — the normalized vendor-driver interface (HIP or CUDA, loaded with dlopen) that the one GPU backend body (gpu_backend.c) runs on. */
+#ifndef AMP_GPU_DRIVER_H
+#define AMP_GPU_DRIVER_H
+
+#include "backend.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* What the backend needs to know about one device, filled once at open. */
+typedef struct amp__gpu_devinfo {
+    char name[256];
+    char arch[96];        /* "gfx90a:sramecc+:xnack-", "sm_90" */
+    uint64_t total_mem;
+    int compute_units;
+    int max_tile_threads;
+    size_t max_tile_static_bytes;
+    bool integrated, pageable_access, managed_memory;
+    int max_grid[3];      /* block-count limits per axis */
+    /* Non-empty: the device is listed but cannot compile/run (no runtime
+     * compiler, arch unknown to it). */
+    char unavailable_reason[256];
+} amp__gpu_devinfo;
+
+/* Every handle is the vendor's own pointer (hipStream_t, CUstream, CUdeviceptr
+ * cast to void *, ...). Every function except enter() assumes enter(ctx) ran
+ * on the calling thread; functions returning amp_status have called amp__fail
+ * with the driver's error text. void functions ignore driver errors on
+ * purpose: after a sticky fault (illegal address) every release must still be
+ * safe. */
+typedef struct amp__gpu_driver {
+    const char *platform; /* "hip", "cuda": the device_path prefix */
+    /* Compiler + runtime versions, e.g. "hiprtc 9.0 runtime 50221153". */
+    char version_tag[96];
+
+    int (*device_count)(void);
+    /* *ctx: what enter() needs (CUDA primary context; HIP ordinal). Never
+     * fails for a listed device: problems go to info->unavailable_reason. */
+    void (*device_open)(int ordinal, void **ctx, amp__gpu_devinfo *info);
+    /* Make ctx current on the calling thread (cheap when it already is). */
+    amp_status (*enter)(void *ctx);
+
+    /* Compile a complete translation unit for arch. *bin is malloc'ed. */
+    amp_status (*compile)(const char *arch, const char *source, const char *source_name,
+                          const char *options, void **bin, size_t *bin_size);
+    amp_status (*module_load)(const void *bin, size_t size, void **module);
+    void (*module_unload)(void *module);
+    /* *found = false (no failure recorded) when name is absent. */
+    amp_status (*function_get)(void *module, const char *name, void **fn, bool *found);
+    /* Copy the device global name (size bytes) to dst; *found = false when
+     * absent, *actual = its size in the module. */
+    amp_status (*global_read)(void *module, const char *name, void *dst, size_t size,
+                              size_t *actual, bool *found);
+
+    amp_status (*stream_create)(void **stream);
+    void (*stream_destroy)(void *stream);
+    amp_status (*stream_sync)(void *stream);
+    amp_status (*stream_wait_event)(void *stream, void *event);
+
+    amp_status (*event_create)(void **event);
+    void (*event_destroy)(void *event);
+    amp_status (*event_record)(void *event, void *stream);
+    amp_status (*event_sync)(void *event);
+    amp_status (*event_query)(void *event, bool *done);
+
+    amp_status (*mem_alloc)(size_t bytes, void **dptr);
+    void (*mem_free)(void *dptr);
+    amp_status (*host_register)(void *host, size_t bytes, void **dptr);
+    void (*host_unregister)(void *host);
+    /* Waits for all work of the current device; errors ignored. */
+    void (*device_sync)(void);
+
+    amp_status (*memcpy_1d)(amp__copy_dir dir, void *dst, const void *src, size_t bytes,
+                            void *stream);
+    amp_status (*memcpy_2d)(amp__copy_dir dir, void *dst, size_t dpitch, const void *src,
+                            size_t spitch, size_t width, size_t height, void *stream);
+
+    /* params: {&launch_info, pack}. */
+    amp_status (*launch)(void *fn, const unsigned grid[3], const unsigned block[3],
+                         void *stream, void **params);
+} amp__gpu_driver;
+
+/* The driver tables, or NULL when the vendor library cannot be loaded (then
+ * *why says which library was missing). Loaded once, thread-safe. */
+const amp__gpu_driver *amp__hip_driver(const char **why);
+const amp__gpu_driver *amp__cuda_driver(const char **why);
+
+/* hipRTC + comgr, usable with no GPU (driver_hip.c). */
+/* AMP_OK when comgr knows target (features included, e.g.
+ * "gfx90a:sramecc+:xnack-"); AMP_ERROR_UNSUPPORTED naming it otherwise, or
+ * when comgr cannot be loaded; AMP_ERROR_INVALID_ARGUMENT for ""/NULL. hipRTC
+ * 5.2 aborts the process inside comgr on a target it does not know, so every
+ * hipRTC compile goes through this check first. */
+amp_status amp__amd_validate_target(const char *target);
+/* Validate target, then compile with hipRTC (--offload-arch=target -std=c++17
+ * -O3 + options). *bin (malloc'ed) is what hipRTC returned: an AMDGPU ELF code
+ * object (ROCm 5) or a clang offload bundle (some ROCm 6 builds). */
+amp_status amp__hiprtc_compile(const char *target, const char *source, const char *source_name,
+                               const char *options, void **bin, size_t *bin_size);
+/* "hiprtc X.Y" or NULL when hipRTC cannot be loaded (*why says why). */
+const char *amp__hiprtc_version(const char **why);
+/* The ISA names comgr knows, without the "amdgcn-amd-amdhsa--" prefix. i past
+ * the end (or no comgr) -> NULL. */
+const char *amp__amd_isa_name(size_t i);
+
+/* Split options on whitespace into argv-style pointers inside a malloc'ed copy
+ * (shared by both compilers). *argv and *storage are malloc'ed; the first
+ * nfixed slots of *argv are left for the caller's own flags. */
+amp_status amp__split_options(const char *options, size_t nfixed, char ***argv, size_t *argc,
+                              char **storage);
+
+#endif /* AMP_GPU_DRIVER_H */

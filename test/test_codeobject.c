@@ -1,0 +1,197 @@
+/* test_codeobject.c — AMD code objects built with no GPU: per-kernel LDS from the metadata note, s_barrier placement in the disassembly, and the refusals (unknown target, bad arguments, compile errors). */
+#include "support.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct expect {
+    const char *name;
+    uint32_t lds;
+    bool barrier;
+} expect;
+
+static const expect seeds[] = {
+    {"transpose_tiled_even", 1024, true}, {"transpose_tiled_pad", 1024, true},
+    {"matmul_tiled16", 2048, true},       {"barrier_loop", 1024, true},
+    {"vector_add", 0, false},             {"matmul_simple", 0, false},
+};
+#define NSEEDS (sizeof seeds / sizeof seeds[0])
+
+/* Compile or skip: hipRTC absent (no ROCm on this machine) is a skip, not a
+ * failure, and so is comgr lacking the target. */
+static amp_code_object *compile_or_skip(const char *target, const char *src)
+{
+    amp_code_object *co = NULL;
+    amp_status st = amp_compile_for_target(target, src, NULL, &co);
+    if (st == AMP_ERROR_UNSUPPORTED) cr_skip_test("cannot build for %s here: %s", target, amp_last_error());
+    cr_assert_eq(st, AMP_OK, "amp_compile_for_target(%s): %s: %s", target, amp_status_name(st), amp_last_error());
+    cr_assert_not_null(co);
+    return co;
+}
+
+static void check_lds(const char *target)
+{
+    amp_code_object *co = compile_or_skip(target, test_kernels_seeds);
+    size_t n = amp_code_object_kernel_count(co);
+    cr_assert_geq(n, NSEEDS, "%s: %zu kernels in the code object", target, n);
+    for (size_t s = 0; s < NSEEDS; ++s) {
+        bool found = false;
+        for (size_t i = 0; i < n; ++i) {
+            amp_kernel_resources r;
+            ASSERT_OK(amp_code_object_kernel_resources(co, i, &r));
+            if (strcmp(r.name, seeds[s].name) != 0) continue;
+            found = true;
+            cr_expect_eq(r.lds_bytes, seeds[s].lds, "%s %s: LDS %u bytes, want %u", target, r.name, r.lds_bytes,
+                         seeds[s].lds);
+            cr_expect_gt(r.vgprs, 0u, "%s %s: no VGPR count", target, r.name);
+            cr_expect_gt(r.sgprs, 0u, "%s %s: no SGPR count", target, r.name);
+            cr_expect_gt(r.max_flat_workgroup_size, 0u, "%s %s: no max workgroup size", target, r.name);
+        }
+        cr_expect(found, "%s: kernel %s missing from the metadata", target, seeds[s].name);
+    }
+    amp_kernel_resources r;
+    ASSERT_STATUS(amp_code_object_kernel_resources(co, n, &r), AMP_ERROR_OUT_OF_BOUNDS);
+    ASSERT_OK(amp_code_object_destroy(co));
+}
+
+Test(codeobject, lds_gfx90a) { check_lds("gfx90a"); }
+Test(codeobject, lds_gfx1030) { check_lds("gfx1030"); }
+
+/* Disassemble with llvm-objdump and report, per function label, whether an
+ * s_barrier occurs before the next label. */
+static bool function_has_barrier(const char *dis, const char *fn, bool *found)
+{
+    char label[160];
+    snprintf(label, sizeof label, "<%s>:", fn);
+    const char *p = strstr(dis, label);
+    *found = p != NULL;
+    if (!p) return false;
+    p += strlen(label);
+    const char *next = strstr(p, ">:\n");
+    const char *bar = strstr(p, "s_barrier");
+    return bar && (!next || bar < next);
+}
+
+static void check_barriers(const char *target)
+{
+    amp_code_object *co = compile_or_skip(target, test_kernels_seeds);
+    const void *data = NULL;
+    size_t size = 0;
+    ASSERT_OK(amp_code_object_data(co, &data, &size));
+    cr_assert(size > 0);
+    if (system("command -v llvm-objdump-15 >/dev/null 2>&1") != 0) {
+        amp_code_object_destroy(co);
+        cr_skip_test("llvm-objdump-15 not installed: cannot disassemble");
+    }
+    char path[] = "/tmp/hipamp_co_XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0, "mkstemp failed");
+    cr_assert_eq(write(fd, data, size), (ssize_t)size);
+    close(fd);
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "llvm-objdump-15 -d --mcpu=%s %s", target, path);
+    FILE *f = popen(cmd, "r");
+    cr_assert_not_null(f);
+    size_t cap = 1 << 16, len = 0;
+    char *dis = malloc(cap);
+    cr_assert_not_null(dis);
+    for (size_t got; (got = fread(dis + len, 1, cap - len - 1, f)) > 0;) {
+        len += got;
+        if (cap - len < 4096) {
+            cap *= 2;
+            dis = realloc(dis, cap);
+            cr_assert_not_null(dis);
+        }
+    }
+    dis[len] = '\0';
+    int rc = pclose(f);
+    unlink(path);
+    cr_assert_eq(rc, 0, "%s failed", cmd);
+    for (size_t s = 0; s < NSEEDS; ++s) {
+        bool found = false;
+        bool has = function_has_barrier(dis, seeds[s].name, &found);
+        cr_expect(found, "%s: no function %s in the disassembly", target, seeds[s].name);
+        cr_expect_eq(has, seeds[s].barrier, "%s %s: s_barrier %s", target, seeds[s].name,
+                     has ? "present, want none" : "absent, want one");
+    }
+    free(dis);
+    amp_code_object_destroy(co);
+}
+
+Test(codeobject, barriers_gfx90a) { check_barriers("gfx90a"); }
+Test(codeobject, barriers_gfx1030) { check_barriers("gfx1030"); }
+
+/* Skip the refusal tests only when nothing can be built at all. */
+static void require_hiprtc(void)
+{
+    amp_code_object *co = NULL;
+    amp_status st = amp_compile_for_target("gfx90a", "", NULL, &co);
+    if (st == AMP_ERROR_UNSUPPORTED) cr_skip_test("hipRTC/comgr unavailable: %s", amp_last_error());
+    amp_code_object_destroy(co);
+}
+
+Test(codeobject, unknown_targets_refused)
+{
+    require_hiprtc();
+    const char *bad[] = {"gfx942", "gfx1100", "gfx9999", "gfx1030:xnack+", "gfx90a:bogus+"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+        amp_code_object *co = (amp_code_object *)1;
+        ASSERT_STATUS(amp_compile_for_target(bad[i], test_kernels_seeds, NULL, &co), AMP_ERROR_UNSUPPORTED);
+        cr_expect_null(co, "%s: out not cleared", bad[i]);
+        cr_expect(strstr(amp_last_error(), bad[i]) != NULL, "message does not name %s: %s", bad[i], amp_last_error());
+    }
+    amp_code_object *co = (amp_code_object *)1;
+    ASSERT_STATUS(amp_compile_for_target("", test_kernels_seeds, NULL, &co), AMP_ERROR_INVALID_ARGUMENT);
+    cr_expect_null(co);
+    ASSERT_STATUS(amp_compile_for_target(NULL, test_kernels_seeds, NULL, &co), AMP_ERROR_INVALID_ARGUMENT);
+}
+
+Test(codeobject, features_accepted)
+{
+    require_hiprtc();
+    amp_code_object *co = NULL;
+    ASSERT_OK(amp_compile_for_target("gfx90a:xnack+", "AMP_KERNEL(k, amp::index<1> i, amp::array_view<int, 1> a) { a[i] = 1; }",
+                                     NULL, &co));
+    cr_expect_eq(amp_code_object_kernel_count(co), 1u);
+    amp_code_object_destroy(co);
+}
+
+Test(codeobject, compile_error_names_user_line)
+{
+    require_hiprtc();
+    const char *src = "// line 1\n"
+                      "AMP_KERNEL(k, amp::index<1> i, amp::array_view<int, 1> a)\n"
+                      "{ a[i] = undeclared_thing; }\n";
+    amp_code_object *co = (amp_code_object *)1;
+    ASSERT_STATUS(amp_compile_for_target("gfx90a", src, NULL, &co), AMP_ERROR_COMPILE);
+    cr_expect_null(co);
+    cr_expect(strstr(amp_last_error(), "kernel.hip:3") != NULL, "message lacks kernel.hip:3: %s", amp_last_error());
+}
+
+Test(codeobject, null_arguments)
+{
+    amp_code_object *co = (amp_code_object *)1;
+    ASSERT_STATUS(amp_compile_for_target("gfx90a", NULL, NULL, &co), AMP_ERROR_INVALID_ARGUMENT);
+    cr_expect_null(co);
+    ASSERT_STATUS(amp_compile_for_target("gfx90a", "", NULL, NULL), AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_OK(amp_code_object_destroy(NULL));
+    cr_expect_eq(amp_code_object_kernel_count(NULL), 0u);
+    const void *d = (const void *)1;
+    size_t n = 1;
+    ASSERT_STATUS(amp_code_object_data(NULL, &d, &n), AMP_ERROR_INVALID_ARGUMENT);
+    cr_expect_null(d);
+    amp_kernel_resources r;
+    ASSERT_STATUS(amp_code_object_kernel_resources(NULL, 0, &r), AMP_ERROR_INVALID_ARGUMENT);
+}
+
+Test(codeobject, user_options_cannot_change_target)
+{
+    require_hiprtc();
+    amp_code_object *co = NULL;
+    ASSERT_STATUS(amp_compile_for_target("gfx90a", "", "--offload-arch=gfx1100", &co), AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_OK(amp_compile_for_target("gfx90a", "AMP_KERNEL(k, amp::index<1> i, amp::array_view<int, 1> a) { a[i] = FOO; }",
+                                     "  -DFOO=7\t-Wall ", &co));
+    amp_code_object_destroy(co);
+}
