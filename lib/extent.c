@@ -3,6 +3,7 @@
 #include "core.h"
 
 #include <limits.h>
+#include <stdio.h>
 #include <string.h>
 
 static amp_extent amp__mk_extent(int rank, int a, int b, int c, int d)
@@ -121,17 +122,19 @@ static amp_status amp__check_tiled(amp_tiled_extent t)
     if (t.extent.rank > 3)
         return amp__fail(AMP_ERROR_INVALID_COMPUTE_DOMAIN,
                          "tiled extent rank %d: tiles are rank 1..3", t.extent.rank);
-    long long threads = 1;
+    double threads = 1; /* three factors below 2^31 can pass 2^63 */
+    char shape[48] = "";
     for (int d = 0; d < t.extent.rank; ++d) {
         if (t.tile[d] <= 0)
             return amp__fail(AMP_ERROR_INVALID_COMPUTE_DOMAIN,
                              "tile dimension %d is %d; tile sizes must be positive", d, t.tile[d]);
         threads *= t.tile[d];
-        if (threads > AMP_MAX_TILE_THREADS)
-            return amp__fail(AMP_ERROR_INVALID_COMPUTE_DOMAIN,
-                             "tile has more than %d threads (dimension %d is %d)",
-                             AMP_MAX_TILE_THREADS, d, t.tile[d]);
+        size_t len = strlen(shape);
+        snprintf(shape + len, sizeof shape - len, "%s%d", d ? "x" : "", t.tile[d]);
     }
+    if (threads > AMP_MAX_TILE_THREADS)
+        return amp__fail(AMP_ERROR_INVALID_COMPUTE_DOMAIN, "tile %s has %.0f threads; at most %d", shape,
+                         threads, AMP_MAX_TILE_THREADS);
     return AMP_OK;
 }
 
