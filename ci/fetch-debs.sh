@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# fetch-debs.sh — run on a Debian 12 machine: downloads Criterion and its runtime dependencies as .deb files into .debs/ (git-ignored), for ci/gpu-test.sh on a GPU machine that has no Criterion and no package registry.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+DEST=.debs
+PACKAGES=(
+  libcriterion3 libcriterion-dev libnanomsg5 libgit2-1.5 libboxfort-dev
+  libhttp-parser2.9 libmbedcrypto7 libmbedtls14 libmbedx509-1 libssh2-1
+)
+
+mkdir -p "$DEST"
+cd "$DEST"
+for p in "${PACKAGES[@]}"; do
+  if ls "${p}"_*.deb >/dev/null 2>&1; then
+    echo "fetch-debs: $p already in $DEST"
+    continue
+  fi
+  # apt-get download needs no root; it fetches the candidate version's .deb.
+  if [ "$(id -u)" -eq 0 ]; then
+    apt-get -o APT::Sandbox::User=root download "$p"
+  else
+    apt-get download "$p"
+  fi
+done
+echo "fetch-debs: $(ls ./*.deb | wc -l) packages in $(pwd):"
+ls -1 ./*.deb

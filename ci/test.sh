@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# test.sh — the full test run on a fresh Debian 12 machine: install dependencies, build and run the Criterion suite, then again under ASan+UBSan; exits non-zero on any failure.
+set -uo pipefail
+
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+JOBS=${JOBS:-$(nproc)}
+START=$(date +%s)
+
+ci/install-deps.sh || { echo "ci/test.sh: FAILED (could not install dependencies)"; exit 1; }
+
+# Criterion prints a [PASS]/[FAIL]/[SKIP] line per test: ci/summarize.sh counts them.
+export CRITERION_VERBOSITY_LEVEL=1
+# Sanitizer settings (used by the second build only). Leaks inside the vendor
+# GPU runtimes, which the library dlopens and cannot free, are suppressed.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=0}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$ROOT/ci/lsan.supp:print_suppressions=0}
+
+results=()
+status=0
+
+# run_suite NAME BUILD_DIR CMAKE_ARGS...
+run_suite() {
+  local name=$1 dir=$2
+  shift 2
+  echo "=== $name: configure + build in $dir"
+  rm -rf "$dir"
+  if ! cmake -S "$ROOT" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@"; then
+    results+=("$name: configure FAILED"); status=1; return
+  fi
+  if ! cmake --build "$dir" -j"$JOBS"; then
+    results+=("$name: build FAILED"); status=1; return
+  fi
+  if [ -x "$dir/hipamp-info" ]; then
+    echo "=== $name: hipamp-info"
+    "$dir/hipamp-info" || true
+  fi
+  echo "=== $name: ctest"
+  local rc=0
+  (cd "$dir" && ctest --output-on-failure) || rc=$?
+  local counts
+  counts=$(ci/summarize.sh "$dir" "$name")
+  echo "$counts"
+  if [ "$rc" -ne 0 ]; then
+    status=1
+    results+=("$(echo "$counts" | head -n1) (ctest FAILED)")
+  else
+    results+=("$(echo "$counts" | head -n1)")
+  fi
+}
+
+run_suite release "$ROOT/build-ci"
+run_suite sanitize "$ROOT/build-ci-asan" -DHIPAMP_SANITIZE=ON
+
+END=$(date +%s)
+elapsed=$((END - START))
+echo
+for r in "${results[@]}"; do echo "  $r"; done
+joined=$(printf '%s; ' "${results[@]}")
+joined=${joined%; }
+if [ "$status" -eq 0 ]; then
+  echo "ci/test.sh: PASSED ($joined) in $((elapsed / 60))m$((elapsed % 60))s"
+else
+  echo "ci/test.sh: FAILED ($joined) in $((elapsed / 60))m$((elapsed % 60))s"
+fi
+exit "$status"

@@ -1,0 +1,70 @@
+/* cache_helper.c — a second process for test_cache.c: builds a kernel source file on one accelerator (through the on-disk cache), runs it and checks the result. */
+#include <hipamp.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Usage: cache_helper DEVICE_PATH SOURCE_FILE [OPTIONS]
+ * Builds SOURCE_FILE on DEVICE_PATH, runs its kernel cache_probe_scale over
+ * 1000 ints and checks them. Exit: 0 ok, 1 usage, 2 no accelerator, 3 build
+ * failed, 4 kernel missing, 5 launch failed, 6 wrong result. */
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: %s DEVICE_PATH SOURCE_FILE [OPTIONS]\n", argv[0]);
+        return 1;
+    }
+    FILE *f = fopen(argv[2], "rb");
+    if (!f) {
+        perror(argv[2]);
+        return 1;
+    }
+    static char src[1 << 16];
+    size_t n = fread(src, 1, sizeof src - 1, f);
+    fclose(f);
+    src[n] = '\0';
+
+    amp_accelerator *acc = NULL;
+    amp_status st = amp_accelerator_find(argv[1], &acc);
+    if (st != AMP_OK) {
+        fprintf(stderr, "cache_helper: find %s: %s: %s\n", argv[1], amp_status_name(st), amp_last_error());
+        return 2;
+    }
+    amp_program *p = NULL;
+    st = amp_program_build(acc, src, argc > 3 ? argv[3] : NULL, &p);
+    if (st != AMP_OK) {
+        fprintf(stderr, "cache_helper: build: %s: %s\n", amp_status_name(st), amp_last_error());
+        return 3;
+    }
+    amp_kernel *k = NULL;
+    st = amp_program_get_kernel(p, "cache_probe_scale", &k);
+    if (st != AMP_OK) {
+        fprintf(stderr, "cache_helper: get_kernel: %s: %s\n", amp_status_name(st), amp_last_error());
+        return 4;
+    }
+    enum { N = 1000 };
+    int data[N];
+    for (int i = 0; i < N; ++i) data[i] = i % 17 - 8;
+    amp_array_view *v = NULL;
+    st = amp_array_view_create(data, sizeof(int), amp_extent_1d(N), AMP_READ_WRITE, &v);
+    if (st == AMP_OK) {
+        amp_arg args[] = {amp_arg_view(v), amp_arg_int(3)};
+        st = amp_parallel_for_each(NULL, amp_extent_1d(N), k, args, 2);
+        amp_status st2 = amp_array_view_destroy(v);
+        if (st == AMP_OK) st = st2;
+    }
+    if (st != AMP_OK) {
+        fprintf(stderr, "cache_helper: launch: %s: %s\n", amp_status_name(st), amp_last_error());
+        return 5;
+    }
+    for (int i = 0; i < N; ++i) {
+        int want = (i % 17 - 8) * 3 + i;
+        if (data[i] != want) {
+            fprintf(stderr, "cache_helper: data[%d] = %d, want %d\n", i, data[i], want);
+            return 6;
+        }
+    }
+    amp_program_destroy(p);
+    return 0;
+}

@@ -1,0 +1,5 @@
+// cache_probe.hip — a small kernel the compile-cache tests build in several processes (test_cache.c, cache_helper.c).
+AMP_KERNEL(cache_probe_scale, amp::index<1> i, amp::array_view<int, 1> data, int factor)
+{
+    data[i] = data[i] * factor + i[0];
+}

@@ -1,0 +1,610 @@
+/* test_core.c — host-only core API: status names, thread-local errors, extents and indices, tiled extents (pad/truncate), kernel argument constructors. */
+#include "support.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ------------------------------------------------------------ helpers */
+
+/* A value no correct out-param can hold after a failure (rank 77). */
+static amp_index garbage_index(void)
+{
+    amp_index g;
+    g.rank = 77;
+    for (int d = 0; d < AMP_MAX_RANK; ++d) g.v[d] = 0x5a5a5a5a;
+    return g;
+}
+
+static amp_tiled_extent garbage_tiled(void)
+{
+    amp_tiled_extent t;
+    t.extent.rank = 77;
+    for (int d = 0; d < AMP_MAX_RANK; ++d) t.extent.v[d] = 0x5a5a5a5a;
+    for (int d = 0; d < 3; ++d) t.tile[d] = 0x5a5a5a5a;
+    return t;
+}
+
+#define ASSERT_INDEX_ZEROED(ix)                                                       \
+    do {                                                                              \
+        cr_assert_eq((ix).rank, 0, "out-param rank not zeroed on failure: %d", (ix).rank); \
+        for (int d_ = 0; d_ < AMP_MAX_RANK; ++d_)                                     \
+            cr_assert_eq((ix).v[d_], 0, "out-param v[%d] not zeroed on failure", d_); \
+    } while (0)
+
+#define ASSERT_TILED_ZEROED(t)                                                        \
+    do {                                                                              \
+        cr_assert_eq((t).extent.rank, 0, "tiled out-param not zeroed on failure");    \
+        for (int d_ = 0; d_ < AMP_MAX_RANK; ++d_)                                     \
+            cr_assert_eq((t).extent.v[d_], 0, "tiled out-param extent[%d] not zeroed", d_); \
+        for (int d_ = 0; d_ < 3; ++d_)                                                \
+            cr_assert_eq((t).tile[d_], 0, "tiled out-param tile[%d] not zeroed", d_); \
+    } while (0)
+
+#define ASSERT_MSG_HAS(needle)                                                        \
+    cr_assert(strstr(amp_last_error(), (needle)) != NULL,                              \
+              "amp_last_error() should mention \"%s\": \"%s\"", (needle), amp_last_error())
+
+static void assert_extent(amp_extent e, int rank, const int *v)
+{
+    cr_assert_eq(e.rank, rank, "rank %d, want %d", e.rank, rank);
+    for (int d = 0; d < rank; ++d)
+        cr_assert_eq(e.v[d], v[d], "dimension %d is %d, want %d", d, e.v[d], v[d]);
+}
+
+/* ------------------------------------------------------------ status */
+
+Test(status, every_name)
+{
+    static const struct { amp_status s; const char *name; } all[] = {
+        {AMP_OK, "AMP_OK"},
+        {AMP_ERROR_INVALID_ARGUMENT, "AMP_ERROR_INVALID_ARGUMENT"},
+        {AMP_ERROR_INVALID_EXTENT, "AMP_ERROR_INVALID_EXTENT"},
+        {AMP_ERROR_INVALID_COMPUTE_DOMAIN, "AMP_ERROR_INVALID_COMPUTE_DOMAIN"},
+        {AMP_ERROR_OUT_OF_BOUNDS, "AMP_ERROR_OUT_OF_BOUNDS"},
+        {AMP_ERROR_OUT_OF_MEMORY, "AMP_ERROR_OUT_OF_MEMORY"},
+        {AMP_ERROR_NO_ACCELERATOR, "AMP_ERROR_NO_ACCELERATOR"},
+        {AMP_ERROR_UNSUPPORTED, "AMP_ERROR_UNSUPPORTED"},
+        {AMP_ERROR_COMPILE, "AMP_ERROR_COMPILE"},
+        {AMP_ERROR_KERNEL_NOT_FOUND, "AMP_ERROR_KERNEL_NOT_FOUND"},
+        {AMP_ERROR_ARGUMENT_MISMATCH, "AMP_ERROR_ARGUMENT_MISMATCH"},
+        {AMP_ERROR_DEVICE, "AMP_ERROR_DEVICE"},
+        {AMP_ERROR_BUSY, "AMP_ERROR_BUSY"},
+    };
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) {
+        const char *n = amp_status_name(all[i].s);
+        cr_assert_not_null(n, "amp_status_name(%d) is NULL", (int)all[i].s);
+        cr_assert_str_eq(n, all[i].name, "amp_status_name(%d) = \"%s\"", (int)all[i].s, n);
+    }
+}
+
+Test(status, unknown_values)
+{
+    const int bad[] = {1, 7, -13, -100, INT_MIN, INT_MAX};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+        const char *n = amp_status_name((amp_status)bad[i]);
+        cr_assert_not_null(n);
+        cr_assert_str_eq(n, "AMP_STATUS_UNKNOWN", "amp_status_name(%d) = \"%s\"", bad[i], n);
+    }
+}
+
+Test(status, version_matches_header)
+{
+    char want[32];
+    snprintf(want, sizeof want, "%d.%d.%d", HIPAMP_VERSION_MAJOR, HIPAMP_VERSION_MINOR,
+             HIPAMP_VERSION_PATCH);
+    cr_assert_not_null(amp_version());
+    cr_assert_str_eq(amp_version(), want);
+}
+
+Test(status, last_error_empty_at_start)
+{
+    cr_assert_not_null(amp_last_error());
+    cr_assert_str_eq(amp_last_error(), "");
+}
+
+Test(status, last_error_not_cleared_by_success)
+{
+    ASSERT_STATUS(amp_extent_validate(amp_extent_2d(4, -7)), AMP_ERROR_INVALID_EXTENT);
+    ASSERT_MSG_HAS("-7");
+    ASSERT_OK(amp_extent_validate(amp_extent_2d(4, 7)));
+    ASSERT_MSG_HAS("-7");
+}
+
+/* ------------------------------------------------ thread-local errors */
+
+typedef struct err_thread {
+    int bad_value;          /* 0: cause no error */
+    pthread_barrier_t *bar; /* NULL: run alone */
+    char seen_before[256];
+    char seen_after[256];
+    amp_status st;
+} err_thread;
+
+static void *err_thread_main(void *p)
+{
+    err_thread *t = p;
+    snprintf(t->seen_before, sizeof t->seen_before, "%s", amp_last_error());
+    t->st = AMP_OK;
+    if (t->bad_value) t->st = amp_extent_validate(amp_extent_3d(3, t->bad_value, 5));
+    if (t->bar) pthread_barrier_wait(t->bar); /* both threads have failed */
+    if (t->bar) pthread_barrier_wait(t->bar); /* keep the race window open */
+    snprintf(t->seen_after, sizeof t->seen_after, "%s", amp_last_error());
+    return NULL;
+}
+
+Test(status, last_error_is_thread_local)
+{
+    /* A failure on the main thread is not seen by a new thread. */
+    ASSERT_STATUS(amp_extent_validate(amp_extent_2d(2, -4242)), AMP_ERROR_INVALID_EXTENT);
+    ASSERT_MSG_HAS("-4242");
+
+    err_thread quiet = {0};
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, err_thread_main, &quiet), 0);
+    pthread_join(th, NULL);
+    cr_assert_str_eq(quiet.seen_before, "", "a fresh thread sees another thread's error: \"%s\"",
+                     quiet.seen_before);
+    cr_assert_str_eq(quiet.seen_after, "");
+
+    /* A failure on another thread does not change the main thread's. */
+    err_thread loud = {.bad_value = -99};
+    cr_assert_eq(pthread_create(&th, NULL, err_thread_main, &loud), 0);
+    pthread_join(th, NULL);
+    cr_assert_eq(loud.st, AMP_ERROR_INVALID_EXTENT);
+    cr_assert(strstr(loud.seen_after, "-99") != NULL, "thread's own error: \"%s\"", loud.seen_after);
+    ASSERT_MSG_HAS("-4242");
+    cr_assert(strstr(amp_last_error(), "-99") == NULL, "main thread sees the other thread's error: \"%s\"",
+              amp_last_error());
+}
+
+Test(status, last_error_concurrent_threads_keep_their_own)
+{
+    pthread_barrier_t bar;
+    pthread_barrier_init(&bar, NULL, 2);
+    err_thread a = {.bad_value = -1111, .bar = &bar}, b = {.bad_value = -2222, .bar = &bar};
+    pthread_t ta, tb;
+    cr_assert_eq(pthread_create(&ta, NULL, err_thread_main, &a), 0);
+    cr_assert_eq(pthread_create(&tb, NULL, err_thread_main, &b), 0);
+    pthread_join(ta, NULL);
+    pthread_join(tb, NULL);
+    pthread_barrier_destroy(&bar);
+    cr_assert_eq(a.st, AMP_ERROR_INVALID_EXTENT);
+    cr_assert_eq(b.st, AMP_ERROR_INVALID_EXTENT);
+    cr_assert(strstr(a.seen_after, "-1111") && !strstr(a.seen_after, "-2222"), "thread a: \"%s\"", a.seen_after);
+    cr_assert(strstr(b.seen_after, "-2222") && !strstr(b.seen_after, "-1111"), "thread b: \"%s\"", b.seen_after);
+}
+
+/* -------------------------------------------------- extent and index */
+
+Test(extent, constructors)
+{
+    assert_extent(amp_extent_1d(7), 1, (int[]){7});
+    assert_extent(amp_extent_2d(7, 8), 2, (int[]){7, 8});
+    assert_extent(amp_extent_3d(7, 8, 9), 3, (int[]){7, 8, 9});
+    assert_extent(amp_extent_4d(7, 8, 9, 10), 4, (int[]){7, 8, 9, 10});
+
+    amp_index i1 = amp_index_1d(-1), i2 = amp_index_2d(1, -2), i3 = amp_index_3d(1, 2, 3),
+              i4 = amp_index_4d(4, 3, 2, 1);
+    cr_assert_eq(i1.rank, 1); cr_assert_eq(i1.v[0], -1);
+    cr_assert_eq(i2.rank, 2); cr_assert_eq(i2.v[0], 1); cr_assert_eq(i2.v[1], -2);
+    cr_assert_eq(i3.rank, 3); cr_assert_eq(i3.v[0], 1); cr_assert_eq(i3.v[1], 2); cr_assert_eq(i3.v[2], 3);
+    cr_assert_eq(i4.rank, 4);
+    cr_assert_eq(i4.v[0], 4); cr_assert_eq(i4.v[1], 3); cr_assert_eq(i4.v[2], 2); cr_assert_eq(i4.v[3], 1);
+}
+
+Test(extent, size)
+{
+    cr_assert_eq(amp_extent_size(amp_extent_1d(7)), 7);
+    cr_assert_eq(amp_extent_size(amp_extent_2d(999, 666)), 999 * 666);
+    cr_assert_eq(amp_extent_size(amp_extent_3d(2, 3, 4)), 24);
+    cr_assert_eq(amp_extent_size(amp_extent_4d(2, 3, 4, 5)), 120);
+    cr_assert_eq(amp_extent_size(amp_extent_1d(INT_MAX)), (int64_t)INT_MAX);
+    /* Larger than int32, still fits int64. */
+    cr_assert_eq(amp_extent_size(amp_extent_2d(INT_MAX, INT_MAX)), (int64_t)INT_MAX * INT_MAX);
+    cr_assert_eq(amp_extent_size(amp_extent_3d(65536, 65536, 4)), (int64_t)1 << 34);
+}
+
+Test(extent, size_invalid_is_minus_one)
+{
+    cr_assert_eq(amp_extent_size(amp_extent_1d(0)), -1);
+    cr_assert_eq(amp_extent_size(amp_extent_2d(5, -1)), -1);
+    cr_assert_eq(amp_extent_size(amp_extent_4d(INT_MAX, INT_MAX, INT_MAX, INT_MAX)), -1);
+    amp_extent e = amp_extent_1d(5);
+    e.rank = 0;
+    cr_assert_eq(amp_extent_size(e), -1);
+    e.rank = AMP_MAX_RANK + 1;
+    cr_assert_eq(amp_extent_size(e), -1);
+    e.rank = -1;
+    cr_assert_eq(amp_extent_size(e), -1);
+}
+
+Test(extent, validate_ok)
+{
+    ASSERT_OK(amp_extent_validate(amp_extent_1d(1)));
+    ASSERT_OK(amp_extent_validate(amp_extent_2d(INT_MAX, INT_MAX)));
+    ASSERT_OK(amp_extent_validate(amp_extent_3d(1, 2, 3)));
+    ASSERT_OK(amp_extent_validate(amp_extent_4d(1, 2, 3, 4)));
+}
+
+Test(extent, validate_bad_rank)
+{
+    amp_extent e = amp_extent_4d(1, 2, 3, 4);
+    e.rank = 0;
+    ASSERT_STATUS(amp_extent_validate(e), AMP_ERROR_INVALID_EXTENT);
+    cr_assert_neq(amp_last_error()[0], '\0', "no message for rank 0");
+    e.rank = 5;
+    ASSERT_STATUS(amp_extent_validate(e), AMP_ERROR_INVALID_EXTENT);
+    ASSERT_MSG_HAS("5");
+    e.rank = -3;
+    ASSERT_STATUS(amp_extent_validate(e), AMP_ERROR_INVALID_EXTENT);
+    ASSERT_MSG_HAS("-3");
+}
+
+Test(extent, validate_bad_dimension_named)
+{
+    ASSERT_STATUS(amp_extent_validate(amp_extent_3d(4, -7, 2)), AMP_ERROR_INVALID_EXTENT);
+    ASSERT_MSG_HAS("-7");
+    ASSERT_STATUS(amp_extent_validate(amp_extent_4d(4, 5, 6, -123456)), AMP_ERROR_INVALID_EXTENT);
+    ASSERT_MSG_HAS("-123456");
+    ASSERT_STATUS(amp_extent_validate(amp_extent_2d(31, 0)), AMP_ERROR_INVALID_EXTENT);
+    ASSERT_MSG_HAS("0");
+    ASSERT_STATUS(amp_extent_validate(amp_extent_1d(INT_MIN)), AMP_ERROR_INVALID_EXTENT);
+    char buf[32];
+    snprintf(buf, sizeof buf, "%d", INT_MIN);
+    ASSERT_MSG_HAS(buf);
+}
+
+Test(extent, validate_size_overflow)
+{
+    ASSERT_STATUS(amp_extent_validate(amp_extent_4d(INT_MAX, INT_MAX, INT_MAX, INT_MAX)),
+                  AMP_ERROR_INVALID_EXTENT);
+    ASSERT_STATUS(amp_extent_validate(amp_extent_3d(INT_MAX, INT_MAX, INT_MAX)), AMP_ERROR_INVALID_EXTENT);
+    /* 2^21 cubed = 2^63: just past INT64_MAX. */
+    ASSERT_STATUS(amp_extent_validate(amp_extent_3d(1 << 21, 1 << 21, 1 << 21)), AMP_ERROR_INVALID_EXTENT);
+    /* 2^21 * 2^21 * (2^21 - 1) < 2^63 fits. */
+    ASSERT_OK(amp_extent_validate(amp_extent_3d(1 << 21, 1 << 21, (1 << 21) - 1)));
+}
+
+Test(extent, contains)
+{
+    amp_extent e = amp_extent_2d(3, 4);
+    cr_assert(amp_extent_contains(e, amp_index_2d(0, 0)));
+    cr_assert(amp_extent_contains(e, amp_index_2d(2, 3)));
+    cr_assert_not(amp_extent_contains(e, amp_index_2d(3, 0)));
+    cr_assert_not(amp_extent_contains(e, amp_index_2d(0, 4)));
+    cr_assert_not(amp_extent_contains(e, amp_index_2d(-1, 0)));
+    cr_assert_not(amp_extent_contains(e, amp_index_2d(0, -1)));
+    cr_assert_not(amp_extent_contains(e, amp_index_2d(INT_MIN, INT_MIN)));
+    /* Rank mismatch. */
+    cr_assert_not(amp_extent_contains(e, amp_index_1d(0)));
+    cr_assert_not(amp_extent_contains(e, amp_index_3d(0, 0, 0)));
+
+    cr_assert(amp_extent_contains(amp_extent_1d(1), amp_index_1d(0)));
+    cr_assert_not(amp_extent_contains(amp_extent_1d(1), amp_index_1d(1)));
+    amp_extent e4 = amp_extent_4d(2, 3, 4, 5);
+    cr_assert(amp_extent_contains(e4, amp_index_4d(1, 2, 3, 4)));
+    cr_assert_not(amp_extent_contains(e4, amp_index_4d(1, 2, 3, 5)));
+    cr_assert_not(amp_extent_contains(e4, amp_index_4d(1, 2, -3, 4)));
+    cr_assert(amp_extent_contains(amp_extent_3d(2, 2, 2), amp_index_3d(1, 1, 1)));
+    cr_assert_not(amp_extent_contains(amp_extent_3d(2, 2, 2), amp_index_3d(1, 2, 1)));
+}
+
+Test(extent, equality)
+{
+    cr_assert(amp_extent_equal(amp_extent_2d(3, 4), amp_extent_2d(3, 4)));
+    cr_assert_not(amp_extent_equal(amp_extent_2d(3, 4), amp_extent_2d(4, 3)));
+    cr_assert_not(amp_extent_equal(amp_extent_1d(3), amp_extent_2d(3, 1)));
+    cr_assert(amp_extent_equal(amp_extent_4d(1, 2, 3, 4), amp_extent_4d(1, 2, 3, 4)));
+    cr_assert_not(amp_extent_equal(amp_extent_4d(1, 2, 3, 4), amp_extent_4d(1, 2, 3, 5)));
+    cr_assert(amp_index_equal(amp_index_3d(-1, 0, 1), amp_index_3d(-1, 0, 1)));
+    cr_assert_not(amp_index_equal(amp_index_3d(-1, 0, 1), amp_index_3d(-1, 0, 2)));
+    cr_assert_not(amp_index_equal(amp_index_1d(0), amp_index_2d(0, 0)));
+}
+
+Test(index, add_sub)
+{
+    amp_index r;
+    ASSERT_OK(amp_index_add(amp_index_3d(1, 2, 3), amp_index_3d(10, -20, 30), &r));
+    cr_assert(amp_index_equal(r, amp_index_3d(11, -18, 33)));
+    ASSERT_OK(amp_index_sub(amp_index_3d(1, 2, 3), amp_index_3d(10, -20, 30), &r));
+    cr_assert(amp_index_equal(r, amp_index_3d(-9, 22, -27)));
+    ASSERT_OK(amp_index_add(amp_index_4d(1, 1, 1, 1), amp_index_4d(1, 2, 3, 4), &r));
+    cr_assert(amp_index_equal(r, amp_index_4d(2, 3, 4, 5)));
+    ASSERT_OK(amp_index_add(amp_index_1d(INT_MAX - 1), amp_index_1d(1), &r));
+    cr_assert_eq(r.v[0], INT_MAX);
+    ASSERT_OK(amp_index_sub(amp_index_1d(INT_MIN + 1), amp_index_1d(1), &r));
+    cr_assert_eq(r.v[0], INT_MIN);
+
+    amp_extent e;
+    ASSERT_OK(amp_extent_add(amp_extent_2d(3, 4), amp_index_2d(1, 2), &e));
+    assert_extent(e, 2, (int[]){4, 6});
+    ASSERT_OK(amp_extent_sub(amp_extent_2d(3, 4), amp_index_2d(1, 2), &e));
+    assert_extent(e, 2, (int[]){2, 2});
+}
+
+Test(index, add_sub_overflow)
+{
+    amp_index r = garbage_index();
+    ASSERT_STATUS(amp_index_add(amp_index_2d(0, INT_MAX), amp_index_2d(0, 1), &r), AMP_ERROR_OUT_OF_BOUNDS);
+    ASSERT_INDEX_ZEROED(r);
+    r = garbage_index();
+    ASSERT_STATUS(amp_index_add(amp_index_1d(INT_MIN), amp_index_1d(-1), &r), AMP_ERROR_OUT_OF_BOUNDS);
+    ASSERT_INDEX_ZEROED(r);
+    r = garbage_index();
+    ASSERT_STATUS(amp_index_sub(amp_index_1d(INT_MIN), amp_index_1d(1), &r), AMP_ERROR_OUT_OF_BOUNDS);
+    ASSERT_INDEX_ZEROED(r);
+    r = garbage_index();
+    ASSERT_STATUS(amp_index_sub(amp_index_3d(0, 0, INT_MAX), amp_index_3d(0, 0, -1), &r),
+                  AMP_ERROR_OUT_OF_BOUNDS);
+    ASSERT_INDEX_ZEROED(r);
+
+    amp_extent e = {.rank = 77};
+    ASSERT_STATUS(amp_extent_add(amp_extent_1d(INT_MAX), amp_index_1d(1), &e), AMP_ERROR_OUT_OF_BOUNDS);
+    cr_assert_eq(e.rank, 0);
+    e.rank = 77;
+    ASSERT_STATUS(amp_extent_sub(amp_extent_2d(1, INT_MAX), amp_index_2d(0, -1), &e), AMP_ERROR_OUT_OF_BOUNDS);
+    cr_assert_eq(e.rank, 0);
+}
+
+Test(index, add_sub_rank_mismatch_and_null)
+{
+    amp_index r = garbage_index();
+    ASSERT_STATUS(amp_index_add(amp_index_2d(1, 2), amp_index_3d(1, 2, 3), &r), AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_INDEX_ZEROED(r);
+    r = garbage_index();
+    ASSERT_STATUS(amp_index_sub(amp_index_1d(1), amp_index_4d(1, 2, 3, 4), &r), AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_INDEX_ZEROED(r);
+    amp_extent e = {.rank = 77};
+    ASSERT_STATUS(amp_extent_add(amp_extent_2d(1, 2), amp_index_1d(1), &e), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert_eq(e.rank, 0);
+    e.rank = 77;
+    ASSERT_STATUS(amp_extent_sub(amp_extent_3d(1, 2, 3), amp_index_2d(1, 1), &e), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert_eq(e.rank, 0);
+
+    ASSERT_STATUS(amp_index_add(amp_index_1d(1), amp_index_1d(1), NULL), AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_STATUS(amp_index_sub(amp_index_1d(1), amp_index_1d(1), NULL), AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_STATUS(amp_extent_add(amp_extent_1d(1), amp_index_1d(1), NULL), AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_STATUS(amp_extent_sub(amp_extent_1d(1), amp_index_1d(1), NULL), AMP_ERROR_INVALID_ARGUMENT);
+}
+
+/* -------------------------------------------------------- tiled extents */
+
+Test(tiled, seed_999x666_by_16x16)
+{
+    amp_tiled_extent t, p, tr;
+    ASSERT_OK(amp_extent_tile(amp_extent_2d(999, 666), (int[]){16, 16}, &t));
+    assert_extent(t.extent, 2, (int[]){999, 666});
+    cr_assert_eq(t.tile[0], 16);
+    cr_assert_eq(t.tile[1], 16);
+    cr_assert_not(amp_tiled_extent_is_divisible(t));
+
+    ASSERT_OK(amp_tiled_extent_pad(t, &p));
+    assert_extent(p.extent, 2, (int[]){1008, 672});
+    cr_assert_eq(p.tile[0], 16);
+    cr_assert_eq(p.tile[1], 16);
+    cr_assert(amp_tiled_extent_is_divisible(p));
+
+    ASSERT_OK(amp_tiled_extent_truncate(t, &tr));
+    assert_extent(tr.extent, 2, (int[]){992, 656});
+    cr_assert_eq(tr.tile[0], 16);
+    cr_assert_eq(tr.tile[1], 16);
+    cr_assert(amp_tiled_extent_is_divisible(tr));
+}
+
+Test(tiled, divisible_stays_put)
+{
+    amp_tiled_extent t, p, tr;
+    ASSERT_OK(amp_extent_tile(amp_extent_2d(64, 32), (int[]){16, 8}, &t));
+    cr_assert(amp_tiled_extent_is_divisible(t));
+    ASSERT_OK(amp_tiled_extent_pad(t, &p));
+    ASSERT_OK(amp_tiled_extent_truncate(t, &tr));
+    assert_extent(p.extent, 2, (int[]){64, 32});
+    assert_extent(tr.extent, 2, (int[]){64, 32});
+}
+
+Test(tiled, rank1)
+{
+    amp_tiled_extent t, p, tr;
+    ASSERT_OK(amp_extent_tile(amp_extent_1d(1000), (int[]){256}, &t));
+    cr_assert_eq(t.tile[0], 256);
+    cr_assert_not(amp_tiled_extent_is_divisible(t));
+    ASSERT_OK(amp_tiled_extent_pad(t, &p));
+    assert_extent(p.extent, 1, (int[]){1024});
+    cr_assert(amp_tiled_extent_is_divisible(p));
+    ASSERT_OK(amp_tiled_extent_truncate(t, &tr));
+    assert_extent(tr.extent, 1, (int[]){768});
+    cr_assert(amp_tiled_extent_is_divisible(tr));
+    /* Tile of the full 1024 threads. */
+    ASSERT_OK(amp_extent_tile(amp_extent_1d(4096), (int[]){AMP_MAX_TILE_THREADS}, &t));
+    cr_assert(amp_tiled_extent_is_divisible(t));
+}
+
+Test(tiled, rank3)
+{
+    amp_tiled_extent t, p, tr;
+    ASSERT_OK(amp_extent_tile(amp_extent_3d(10, 20, 30), (int[]){2, 4, 8}, &t));
+    cr_assert_eq(t.tile[0], 2);
+    cr_assert_eq(t.tile[1], 4);
+    cr_assert_eq(t.tile[2], 8);
+    cr_assert_not(amp_tiled_extent_is_divisible(t));
+    ASSERT_OK(amp_tiled_extent_pad(t, &p));
+    assert_extent(p.extent, 3, (int[]){10, 20, 32});
+    cr_assert(amp_tiled_extent_is_divisible(p));
+    ASSERT_OK(amp_tiled_extent_truncate(t, &tr));
+    assert_extent(tr.extent, 3, (int[]){10, 20, 24});
+    cr_assert(amp_tiled_extent_is_divisible(tr));
+    ASSERT_OK(amp_extent_tile(amp_extent_3d(7, 9, 11), (int[]){4, 4, 4}, &t));
+    ASSERT_OK(amp_tiled_extent_pad(t, &p));
+    assert_extent(p.extent, 3, (int[]){8, 12, 12});
+    ASSERT_OK(amp_tiled_extent_truncate(t, &tr));
+    assert_extent(tr.extent, 3, (int[]){4, 8, 8});
+}
+
+Test(tiled, bad_rank)
+{
+    amp_tiled_extent t = garbage_tiled();
+    ASSERT_STATUS(amp_extent_tile(amp_extent_4d(16, 16, 16, 16), (int[]){4, 4, 4, 4}, &t),
+                  AMP_ERROR_INVALID_COMPUTE_DOMAIN);
+    ASSERT_TILED_ZEROED(t);
+
+    /* Rank 0 and 5 are bad extents as well as bad tile ranks: either status
+     * describes the fault, but it must fail and zero the out-param. */
+    amp_extent e = amp_extent_1d(16);
+    const int ranks[] = {0, 5, -1};
+    for (size_t i = 0; i < sizeof ranks / sizeof ranks[0]; ++i) {
+        e.rank = ranks[i];
+        t = garbage_tiled();
+        amp_status st = amp_extent_tile(e, (int[]){4, 4, 4, 4, 4}, &t);
+        cr_assert(st == AMP_ERROR_INVALID_COMPUTE_DOMAIN || st == AMP_ERROR_INVALID_EXTENT,
+                  "tile of a rank %d extent returned %s", ranks[i], amp_status_name(st));
+        ASSERT_TILED_ZEROED(t);
+    }
+}
+
+Test(tiled, bad_tile_sizes)
+{
+    amp_tiled_extent t = garbage_tiled();
+    ASSERT_STATUS(amp_extent_tile(amp_extent_2d(32, 32), (int[]){16, 0}, &t), AMP_ERROR_INVALID_COMPUTE_DOMAIN);
+    ASSERT_TILED_ZEROED(t);
+    t = garbage_tiled();
+    ASSERT_STATUS(amp_extent_tile(amp_extent_1d(32), (int[]){-4}, &t), AMP_ERROR_INVALID_COMPUTE_DOMAIN);
+    ASSERT_TILED_ZEROED(t);
+    ASSERT_MSG_HAS("-4");
+    t = garbage_tiled();
+    ASSERT_STATUS(amp_extent_tile(amp_extent_3d(8, 8, 8), (int[]){2, -2, 2}, &t),
+                  AMP_ERROR_INVALID_COMPUTE_DOMAIN);
+    ASSERT_TILED_ZEROED(t);
+}
+
+Test(tiled, too_many_threads)
+{
+    amp_tiled_extent t = garbage_tiled();
+    ASSERT_STATUS(amp_extent_tile(amp_extent_2d(64, 64), (int[]){64, 32}, &t), AMP_ERROR_INVALID_COMPUTE_DOMAIN);
+    ASSERT_TILED_ZEROED(t);
+    cr_assert(strstr(amp_last_error(), "2048") || (strstr(amp_last_error(), "64") && strstr(amp_last_error(), "32")),
+              "message should name the tile 64x32 or its 2048 threads: \"%s\"", amp_last_error());
+    t = garbage_tiled();
+    ASSERT_STATUS(amp_extent_tile(amp_extent_1d(4096), (int[]){AMP_MAX_TILE_THREADS + 1}, &t),
+                  AMP_ERROR_INVALID_COMPUTE_DOMAIN);
+    ASSERT_TILED_ZEROED(t);
+    t = garbage_tiled();
+    ASSERT_STATUS(amp_extent_tile(amp_extent_3d(16, 16, 16), (int[]){16, 16, 8}, &t),
+                  AMP_ERROR_INVALID_COMPUTE_DOMAIN);
+    ASSERT_TILED_ZEROED(t);
+    /* 65536 * 65536 wraps to 0 in 32-bit arithmetic: must still be refused. */
+    t = garbage_tiled();
+    ASSERT_STATUS(amp_extent_tile(amp_extent_2d(65536, 65536), (int[]){65536, 65536}, &t),
+                  AMP_ERROR_INVALID_COMPUTE_DOMAIN);
+    ASSERT_TILED_ZEROED(t);
+    /* Exactly the limit is fine. */
+    ASSERT_OK(amp_extent_tile(amp_extent_2d(64, 64), (int[]){32, 32}, &t));
+    ASSERT_OK(amp_extent_tile(amp_extent_3d(64, 64, 64), (int[]){4, 16, 16}, &t));
+}
+
+Test(tiled, bad_extent)
+{
+    amp_tiled_extent t = garbage_tiled();
+    ASSERT_STATUS(amp_extent_tile(amp_extent_2d(0, 16), (int[]){16, 16}, &t), AMP_ERROR_INVALID_EXTENT);
+    ASSERT_TILED_ZEROED(t);
+    t = garbage_tiled();
+    ASSERT_STATUS(amp_extent_tile(amp_extent_1d(-32), (int[]){16}, &t), AMP_ERROR_INVALID_EXTENT);
+    ASSERT_TILED_ZEROED(t);
+    ASSERT_MSG_HAS("-32");
+}
+
+Test(tiled, null_arguments)
+{
+    amp_tiled_extent t = garbage_tiled();
+    ASSERT_STATUS(amp_extent_tile(amp_extent_1d(16), NULL, &t), AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_TILED_ZEROED(t);
+    ASSERT_STATUS(amp_extent_tile(amp_extent_1d(16), (int[]){16}, NULL), AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_OK(amp_extent_tile(amp_extent_1d(16), (int[]){16}, &t));
+    ASSERT_STATUS(amp_tiled_extent_pad(t, NULL), AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_STATUS(amp_tiled_extent_truncate(t, NULL), AMP_ERROR_INVALID_ARGUMENT);
+}
+
+Test(tiled, pad_past_int_max)
+{
+    amp_tiled_extent t, p = garbage_tiled();
+    ASSERT_OK(amp_extent_tile(amp_extent_1d(INT_MAX - 1), (int[]){16}, &t));
+    ASSERT_STATUS(amp_tiled_extent_pad(t, &p), AMP_ERROR_INVALID_EXTENT);
+    ASSERT_TILED_ZEROED(p);
+    /* Truncation of the same extent is fine: 2^31 - 16. */
+    ASSERT_OK(amp_tiled_extent_truncate(t, &p));
+    assert_extent(p.extent, 1, (int[]){INT_MAX - 15});
+    /* Second dimension overflows. */
+    p = garbage_tiled();
+    ASSERT_OK(amp_extent_tile(amp_extent_2d(3, INT_MAX), (int[]){1, 32}, &t));
+    ASSERT_STATUS(amp_tiled_extent_pad(t, &p), AMP_ERROR_INVALID_EXTENT);
+    ASSERT_TILED_ZEROED(p);
+}
+
+Test(tiled, truncate_to_zero)
+{
+    amp_tiled_extent t, p = garbage_tiled();
+    ASSERT_OK(amp_extent_tile(amp_extent_1d(5), (int[]){16}, &t));
+    ASSERT_STATUS(amp_tiled_extent_truncate(t, &p), AMP_ERROR_INVALID_EXTENT);
+    ASSERT_TILED_ZEROED(p);
+    /* Padding it is fine. */
+    ASSERT_OK(amp_tiled_extent_pad(t, &p));
+    assert_extent(p.extent, 1, (int[]){16});
+    p = garbage_tiled();
+    ASSERT_OK(amp_extent_tile(amp_extent_2d(100, 7), (int[]){4, 8}, &t));
+    ASSERT_STATUS(amp_tiled_extent_truncate(t, &p), AMP_ERROR_INVALID_EXTENT);
+    ASSERT_TILED_ZEROED(p);
+}
+
+Test(tiled, hand_made_tiled_extents_are_checked)
+{
+    /* A struct filled in by hand (not from amp_extent_tile) with a zero tile
+     * must not divide by zero. */
+    amp_tiled_extent t = {.extent = amp_extent_1d(16), .tile = {0, 0, 0}};
+    cr_assert_not(amp_tiled_extent_is_divisible(t));
+    amp_tiled_extent p = garbage_tiled();
+    cr_assert_neq(amp_tiled_extent_pad(t, &p), AMP_OK);
+    ASSERT_TILED_ZEROED(p);
+    p = garbage_tiled();
+    cr_assert_neq(amp_tiled_extent_truncate(t, &p), AMP_OK);
+    ASSERT_TILED_ZEROED(p);
+    /* An invalid extent is never divisible. */
+    amp_tiled_extent z = {.extent = amp_extent_1d(0), .tile = {16, 0, 0}};
+    cr_assert_not(amp_tiled_extent_is_divisible(z));
+    amp_tiled_extent r4 = {.extent = amp_extent_4d(4, 4, 4, 4), .tile = {2, 2, 2}};
+    cr_assert_not(amp_tiled_extent_is_divisible(r4));
+}
+
+/* ------------------------------------------------------- kernel args */
+
+Test(args, constructors)
+{
+    int dummy_view, dummy_array;
+    amp_array_view *v = (amp_array_view *)(void *)&dummy_view;
+    amp_array *a = (amp_array *)(void *)&dummy_array;
+
+    amp_arg x = amp_arg_view(v);
+    cr_assert_eq(x.kind, AMP_ARG_VIEW);
+    cr_assert_eq(x.u.view, v);
+    x = amp_arg_array(a);
+    cr_assert_eq(x.kind, AMP_ARG_ARRAY);
+    cr_assert_eq(x.u.array, a);
+    x = amp_arg_int(-123456789);
+    cr_assert_eq(x.kind, AMP_ARG_INT32);
+    cr_assert_eq(x.u.i32, -123456789);
+    x = amp_arg_uint(4000000000u);
+    cr_assert_eq(x.kind, AMP_ARG_UINT32);
+    cr_assert_eq(x.u.u32, 4000000000u);
+    x = amp_arg_int64(-(INT64_C(1) << 40) - 3);
+    cr_assert_eq(x.kind, AMP_ARG_INT64);
+    cr_assert_eq(x.u.i64, -(INT64_C(1) << 40) - 3);
+    x = amp_arg_float(1.5f);
+    cr_assert_eq(x.kind, AMP_ARG_FLOAT);
+    cr_assert_eq(x.u.f32, 1.5f);
+    x = amp_arg_double(-2.25e300);
+    cr_assert_eq(x.kind, AMP_ARG_DOUBLE);
+    cr_assert_eq(x.u.f64, -2.25e300);
+    x = amp_arg_view(NULL);
+    cr_assert_eq(x.kind, AMP_ARG_VIEW);
+    cr_assert_null(x.u.view);
+}

@@ -1,0 +1,311 @@
+/* test_program.c — program build and kernel lookup on each accelerator: seed kernels, unknown kernels, compile errors with the user's line numbers, options, NULL arguments, the in-memory cache. */
+#include "support.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* The name the library gives the user's source in compiler messages. */
+#define KERNEL_FILE_NAME "kernel.hip"
+
+static const char *const seed_kernels[] = {
+    "transpose_tiled_even", "transpose_tiled_pad", "matmul_tiled16",
+    "matmul_simple",        "vector_add",          "barrier_loop",
+};
+#define N_SEED (sizeof seed_kernels / sizeof seed_kernels[0])
+
+/* Run vector_add (from k) on acc and check every element. */
+static void check_vector_add(amp_kernel *k)
+{
+    enum { N = 4099 };
+    static float a[N], b[N], c[N];
+    test_fill_random(a, N, 1);
+    test_fill_random(b, N, 2);
+    for (int i = 0; i < N; ++i) c[i] = -1000.0f;
+    amp_array_view *va = NULL, *vb = NULL, *vc = NULL;
+    ASSERT_OK(amp_array_view_create(a, sizeof(float), amp_extent_1d(N), AMP_READ_ONLY, &va));
+    ASSERT_OK(amp_array_view_create(b, sizeof(float), amp_extent_1d(N), AMP_READ_ONLY, &vb));
+    ASSERT_OK(amp_array_view_create(c, sizeof(float), amp_extent_1d(N), AMP_WRITE_ONLY, &vc));
+    amp_arg args[] = {amp_arg_view(va), amp_arg_view(vb), amp_arg_view(vc)};
+    ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(N), k, args, 3));
+    ASSERT_OK(amp_array_view_synchronize(vc));
+    for (int i = 0; i < N; ++i)
+        cr_assert_eq(c[i], a[i] + b[i], "c[%d] = %g, want %g", i, (double)c[i], (double)(a[i] + b[i]));
+    ASSERT_OK(amp_array_view_destroy(va));
+    ASSERT_OK(amp_array_view_destroy(vb));
+    ASSERT_OK(amp_array_view_destroy(vc));
+}
+
+/* A source no other test (and no earlier run's disk cache) has seen, so the
+ * build really compiles. */
+static char *unique_source(const char *body)
+{
+    static unsigned counter;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    size_t n = strlen(body) + 128;
+    char *s = malloc(n);
+    cr_assert_not_null(s);
+    snprintf(s, n, "// unique %ld.%09ld.%d.%u\n%s", (long)ts.tv_sec, ts.tv_nsec, (int)getpid(), counter++, body);
+    return s;
+}
+
+/* -------------------------------------------------------------- seeds */
+
+ACCEL_TEST(program, build_seeds_and_get_every_kernel)
+{
+    amp_program *p = test_build(acc, test_kernels_seeds);
+    amp_kernel *ks[N_SEED];
+    for (size_t i = 0; i < N_SEED; ++i) {
+        ks[i] = test_kernel(p, seed_kernels[i]);
+        cr_assert_not_null(ks[i], "%s", seed_kernels[i]);
+        for (size_t j = 0; j < i; ++j)
+            cr_assert_neq(ks[i], ks[j], "%s and %s share a handle", seed_kernels[i], seed_kernels[j]);
+    }
+    /* Looking a kernel up twice works too. */
+    amp_kernel *again = NULL;
+    ASSERT_OK(amp_program_get_kernel(p, "vector_add", &again));
+    cr_assert_not_null(again);
+    check_vector_add(again);
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+ACCEL_TEST(program, unknown_kernel_named)
+{
+    amp_program *p = test_build(acc, test_kernels_seeds);
+    const char *names[] = {"no_such_kernel_xyz", "vector_ad", "vector_add__amp_sig", "VECTOR_ADD"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i) {
+        amp_kernel *k = (amp_kernel *)(void *)&k;
+        ASSERT_STATUS(amp_program_get_kernel(p, names[i], &k), AMP_ERROR_KERNEL_NOT_FOUND);
+        cr_assert_null(k, "out-param not NULL after failure");
+        cr_assert(strstr(amp_last_error(), names[i]) != NULL, "message should name \"%s\": \"%s\"", names[i],
+                  amp_last_error());
+    }
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+/* ------------------------------------------------------ compile errors */
+
+/* The error is on line 4 of the user's source. */
+static const char bad_src_line4[] =
+    "// line 1: a kernel with an error on line 4\n"
+    "AMP_KERNEL(broken, amp::index<1> i, amp::array_view<float, 1> a)\n"
+    "{\n"
+    "    a[i] = undeclared_identifier_xyz * 2.0f;\n"
+    "}\n";
+
+ACCEL_TEST(program, compile_error_has_user_line)
+{
+    amp_program *p = (amp_program *)(void *)&p;
+    ASSERT_STATUS(amp_program_build(acc, bad_src_line4, NULL, &p), AMP_ERROR_COMPILE);
+    cr_assert_null(p, "out-param not NULL after failure");
+    const char *log = amp_last_error();
+    cr_assert(strstr(log, "undeclared_identifier_xyz") != NULL, "log lacks the compiler's message: %s", log);
+    /* clang/gcc: "kernel.hip:4:12: error"; NVRTC: "kernel.hip(4): error". */
+    cr_assert(strstr(log, KERNEL_FILE_NAME ":4:") != NULL || strstr(log, KERNEL_FILE_NAME "(4)") != NULL,
+              "log should point at " KERNEL_FILE_NAME " line 4: %s", log);
+}
+
+ACCEL_TEST(program, compile_error_line_after_many_lines)
+{
+    /* 40 lines of valid code, then an error on line 42: checks that the
+     * prelude's lines are not counted. */
+    char src[4096] = "";
+    for (int i = 1; i <= 40; ++i) {
+        char line[64];
+        snprintf(line, sizeof line, "static const int filler_%d = %d;\n", i, i);
+        strcat(src, line);
+    }
+    strcat(src, "AMP_KERNEL(broken42, amp::index<1> i, amp::array_view<int, 1> a) {\n"); /* 41 */
+    strcat(src, "    a[i] = this_is_not_declared_42;\n");                                /* 42 */
+    strcat(src, "}\n");
+    amp_program *p = NULL;
+    ASSERT_STATUS(amp_program_build(acc, src, NULL, &p), AMP_ERROR_COMPILE);
+    const char *log = amp_last_error();
+    cr_assert(strstr(log, "this_is_not_declared_42") != NULL, "log: %s", log);
+    cr_assert(strstr(log, KERNEL_FILE_NAME ":42:") != NULL || strstr(log, KERNEL_FILE_NAME "(42)") != NULL,
+              "log should point at " KERNEL_FILE_NAME " line 42: %s", log);
+}
+
+ACCEL_TEST(program, failed_build_is_not_cached)
+{
+    /* The same bad source fails every time (a failure is not remembered as a
+     * program), and a good build right after works. */
+    amp_program *p = NULL;
+    ASSERT_STATUS(amp_program_build(acc, bad_src_line4, NULL, &p), AMP_ERROR_COMPILE);
+    ASSERT_STATUS(amp_program_build(acc, bad_src_line4, NULL, &p), AMP_ERROR_COMPILE);
+    cr_assert(strstr(amp_last_error(), "undeclared_identifier_xyz") != NULL, "second log: %s", amp_last_error());
+    amp_program *good = test_build(acc, test_kernels_seeds);
+    ASSERT_OK(amp_program_destroy(good));
+}
+
+/* ------------------------------------------------------------- options */
+
+static const char needs_flag_src[] =
+    "#ifndef HIPAMP_TEST_FLAG\n"
+    "#error HIPAMP_TEST_FLAG_missing\n"
+    "#endif\n"
+    "AMP_KERNEL(flagged, amp::index<1> i, amp::array_view<int, 1> a) { a[i] = HIPAMP_TEST_FLAG; }\n";
+
+ACCEL_TEST(program, options_reach_the_compiler_and_the_cache_key)
+{
+    amp_program *p = NULL;
+    ASSERT_STATUS(amp_program_build(acc, needs_flag_src, NULL, &p), AMP_ERROR_COMPILE);
+    cr_assert(strstr(amp_last_error(), "HIPAMP_TEST_FLAG_missing") != NULL, "log: %s", amp_last_error());
+
+    ASSERT_OK(amp_program_build(acc, needs_flag_src, "-DHIPAMP_TEST_FLAG=7", &p));
+    amp_kernel *k = test_kernel(p, "flagged");
+    int data[64];
+    memset(data, 0, sizeof data);
+    amp_array_view *v = NULL;
+    ASSERT_OK(amp_array_view_create(data, sizeof(int), amp_extent_1d(64), AMP_READ_WRITE, &v));
+    amp_arg args[] = {amp_arg_view(v)};
+    amp_accelerator_view *q = NULL;
+    ASSERT_OK(amp_accelerator_default_view(acc, &q));
+    ASSERT_OK(amp_parallel_for_each(q, amp_extent_1d(64), k, args, 1));
+    ASSERT_OK(amp_array_view_destroy(v));
+    for (int i = 0; i < 64; ++i) cr_assert_eq(data[i], 7, "data[%d] = %d", i, data[i]);
+    ASSERT_OK(amp_program_destroy(p));
+
+    /* Another value is another program (options are part of the cache key). */
+    ASSERT_OK(amp_program_build(acc, needs_flag_src, "-DHIPAMP_TEST_FLAG=9", &p));
+    k = test_kernel(p, "flagged");
+    ASSERT_OK(amp_array_view_create(data, sizeof(int), amp_extent_1d(64), AMP_READ_WRITE, &v));
+    args[0] = amp_arg_view(v);
+    ASSERT_OK(amp_parallel_for_each(q, amp_extent_1d(64), k, args, 1));
+    ASSERT_OK(amp_array_view_destroy(v));
+    for (int i = 0; i < 64; ++i) cr_assert_eq(data[i], 9, "data[%d] = %d (stale cached program?)", i, data[i]);
+    ASSERT_OK(amp_program_destroy(p));
+
+    /* And no options fails again: the flagged builds were not reused. */
+    ASSERT_STATUS(amp_program_build(acc, needs_flag_src, NULL, &p), AMP_ERROR_COMPILE);
+    ASSERT_STATUS(amp_program_build(acc, needs_flag_src, "", &p), AMP_ERROR_COMPILE);
+}
+
+/* -------------------------------------------------------- bad arguments */
+
+ACCEL_TEST(program, null_arguments)
+{
+    amp_program *p = (amp_program *)(void *)&p;
+    ASSERT_STATUS(amp_program_build(acc, NULL, NULL, &p), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert_null(p, "out-param not NULL after failure");
+    ASSERT_STATUS(amp_program_build(acc, test_kernels_seeds, NULL, NULL), AMP_ERROR_INVALID_ARGUMENT);
+
+    p = test_build(acc, test_kernels_seeds);
+    amp_kernel *k = (amp_kernel *)(void *)&k;
+    ASSERT_STATUS(amp_program_get_kernel(p, NULL, &k), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert_null(k);
+    ASSERT_STATUS(amp_program_get_kernel(p, "vector_add", NULL), AMP_ERROR_INVALID_ARGUMENT);
+    k = (amp_kernel *)(void *)&k;
+    ASSERT_STATUS(amp_program_get_kernel(NULL, "vector_add", &k), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert_null(k);
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+Test(program, destroy_null)
+{
+    ASSERT_OK(amp_program_destroy(NULL));
+}
+
+Test(program, build_null_accelerator_uses_default)
+{
+    cr_assert_eq(setenv("AMP_DEFAULT_ACCELERATOR", "cpu", 1), 0);
+    amp_accelerator *cpu = test_accel(TEST_ACCEL_CPU);
+    amp_program *p = NULL;
+    ASSERT_OK(amp_program_build(NULL, test_kernels_seeds, NULL, &p));
+    cr_assert_not_null(p);
+    amp_kernel *k = test_kernel(p, "vector_add");
+    /* NULL queue: the kernel's accelerator's default view — here the CPU. */
+    check_vector_add(k);
+    (void)cpu;
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+/* -------------------------------------------------------------- prelude */
+
+Test(program, prelude_source)
+{
+    const char *s = amp_prelude_source();
+    cr_assert_not_null(s);
+    cr_assert_gt(strlen(s), 1000, "prelude is only %zu bytes", strlen(s));
+    cr_assert(strstr(s, "AMP_KERNEL") != NULL, "prelude lacks AMP_KERNEL");
+    cr_assert(strstr(s, "AMP_TILED_KERNEL") != NULL, "prelude lacks AMP_TILED_KERNEL");
+    cr_assert(strstr(s, "tiled_index") != NULL, "prelude lacks tiled_index");
+    cr_assert_eq(amp_prelude_source(), s, "prelude pointer should be static");
+}
+
+/* ----------------------------------------------------- in-memory cache */
+
+ACCEL_TEST(program, second_build_gives_distinct_working_handle)
+{
+    char *src = unique_source(test_kernels_seeds);
+    amp_program *p1 = test_build(acc, src);
+    amp_program *p2 = test_build(acc, src);
+    cr_assert_neq(p1, p2, "two builds returned one handle (destroying one would free the other)");
+    amp_kernel *k1 = test_kernel(p1, "vector_add");
+    amp_kernel *k2 = test_kernel(p2, "vector_add");
+    check_vector_add(k1);
+    check_vector_add(k2);
+    /* Destroying the first leaves the second working. */
+    ASSERT_OK(amp_program_destroy(p1));
+    check_vector_add(k2);
+    amp_program *p3 = test_build(acc, src);
+    check_vector_add(test_kernel(p3, "vector_add"));
+    ASSERT_OK(amp_program_destroy(p2));
+    ASSERT_OK(amp_program_destroy(p3));
+    /* After clearing the in-memory cache, building again still works. */
+    ASSERT_OK(amp_cache_clear_memory());
+    amp_program *p4 = test_build(acc, src);
+    check_vector_add(test_kernel(p4, "vector_add"));
+    ASSERT_OK(amp_program_destroy(p4));
+    free(src);
+}
+
+typedef struct build_job {
+    amp_accelerator *acc;
+    const char *src;
+    amp_program *p;
+    amp_status st;
+} build_job;
+
+static void *build_main(void *arg)
+{
+    build_job *j = arg;
+    j->st = amp_program_build(j->acc, j->src, NULL, &j->p);
+    return NULL;
+}
+
+ACCEL_TEST(program, concurrent_builds_of_one_source)
+{
+    enum { T = 4 };
+    char *src = unique_source(
+        "AMP_KERNEL(conc_fill, amp::index<1> i, amp::array_view<int, 1> a) { a[i] = i[0] * 3; }\n");
+    build_job jobs[T];
+    pthread_t th[T];
+    for (int i = 0; i < T; ++i) {
+        jobs[i] = (build_job){.acc = acc, .src = src};
+        cr_assert_eq(pthread_create(&th[i], NULL, build_main, &jobs[i]), 0);
+    }
+    for (int i = 0; i < T; ++i) pthread_join(th[i], NULL);
+    for (int i = 0; i < T; ++i) {
+        cr_assert_eq(jobs[i].st, AMP_OK, "thread %d: %s", i, amp_status_name(jobs[i].st));
+        cr_assert_not_null(jobs[i].p);
+        for (int j = 0; j < i; ++j) cr_assert_neq(jobs[i].p, jobs[j].p);
+    }
+    for (int i = 0; i < T; ++i) {
+        amp_kernel *k = test_kernel(jobs[i].p, "conc_fill");
+        int data[300];
+        memset(data, 0xff, sizeof data);
+        amp_array_view *v = NULL;
+        ASSERT_OK(amp_array_view_create(data, sizeof(int), amp_extent_1d(300), AMP_WRITE_ONLY, &v));
+        amp_arg args[] = {amp_arg_view(v)};
+        ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(300), k, args, 1));
+        ASSERT_OK(amp_array_view_destroy(v));
+        for (int e = 0; e < 300; ++e) cr_assert_eq(data[e], e * 3, "program %d: data[%d] = %d", i, e, data[e]);
+        ASSERT_OK(amp_program_destroy(jobs[i].p));
+    }
+    free(src);
+}

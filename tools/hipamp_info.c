@@ -1,0 +1,86 @@
+/* hipamp_info.c — hipamp-info: lists every accelerator hipamp finds on this machine with all its info fields, the default accelerator, the compile-cache directory and the library version. */
+#include <hipamp.h>
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void print_bytes(const char *label, uint64_t b)
+{
+    if (b >= (1ull << 30))
+        printf("  %-26s %" PRIu64 " bytes (%.1f GiB)\n", label, b, (double)b / (double)(1ull << 30));
+    else if (b >= (1ull << 10))
+        printf("  %-26s %" PRIu64 " bytes (%.1f KiB)\n", label, b, (double)b / 1024.0);
+    else
+        printf("  %-26s %" PRIu64 " bytes\n", label, b);
+}
+
+static const char *yes_no(bool b) { return b ? "yes" : "no"; }
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+        printf("usage: %s\n"
+               "Lists the accelerators hipamp can use (GPUs through HIP or CUDA, and the CPU),\n"
+               "the default one (AMP_DEFAULT_ACCELERATOR), the compile-cache directory and\n"
+               "the library version. Always exits 0 when the library loads.\n",
+               argv[0]);
+        return 0;
+    }
+    printf("hipamp %s\n", amp_version());
+    printf("compile cache: %s\n", amp_cache_dir());
+    const char *env_default = getenv("AMP_DEFAULT_ACCELERATOR");
+    if (env_default && *env_default) printf("AMP_DEFAULT_ACCELERATOR=%s\n", env_default);
+
+    size_t n = 0;
+    amp_status st = amp_accelerator_list(NULL, 0, &n);
+    if (st != AMP_OK) {
+        printf("accelerator list failed: %s: %s\n", amp_status_name(st), amp_last_error());
+        return 0;
+    }
+    amp_accelerator **list = calloc(n ? n : 1, sizeof *list);
+    if (!list) return 0;
+    st = amp_accelerator_list(list, n, &n);
+    if (st != AMP_OK) {
+        printf("accelerator list failed: %s: %s\n", amp_status_name(st), amp_last_error());
+        free(list);
+        return 0;
+    }
+
+    amp_accelerator *def = NULL;
+    amp_status dst = amp_accelerator_default(&def);
+    char def_err[512] = "";
+    if (dst != AMP_OK) snprintf(def_err, sizeof def_err, "%s: %s", amp_status_name(dst), amp_last_error());
+
+    int gpus = 0;
+    printf("%zu accelerator%s:\n", n, n == 1 ? "" : "s");
+    for (size_t i = 0; i < n; ++i) {
+        amp_accelerator_info in;
+        st = amp_accelerator_get_info(list[i], &in);
+        if (st != AMP_OK) {
+            printf("\n[%zu] info failed: %s: %s\n", i, amp_status_name(st), amp_last_error());
+            continue;
+        }
+        if (!in.is_emulated) ++gpus;
+        printf("\n[%zu] %s%s\n", i, in.device_path, list[i] == def ? "  (default)" : "");
+        printf("  %-26s %s\n", "description", in.description);
+        printf("  %-26s %s\n", "device_path", in.device_path);
+        printf("  %-26s %s\n", "arch", in.arch);
+        print_bytes("dedicated_memory", in.dedicated_memory);
+        printf("  %-26s %d\n", "compute_units", in.compute_units);
+        printf("  %-26s %d\n", "max_tile_threads", in.max_tile_threads);
+        print_bytes("max_tile_static_bytes", (uint64_t)in.max_tile_static_bytes);
+        printf("  %-26s %s\n", "is_emulated", yes_no(in.is_emulated));
+        printf("  %-26s %s\n", "is_unified_memory", yes_no(in.is_unified_memory));
+        printf("  %-26s %s\n", "supports_double_precision", yes_no(in.supports_double_precision));
+        printf("  %-26s %s\n", "is_available", yes_no(in.is_available));
+        if (!in.is_available) printf("  %-26s %s\n", "unavailable_reason", in.unavailable_reason);
+    }
+    printf("\n");
+    if (gpus == 0)
+        printf("no GPU found (HIP or CUDA)%s\n", dst == AMP_OK ? "; kernels run on the CPU accelerator" : "");
+    if (dst != AMP_OK) printf("default accelerator: none (%s)\n", def_err);
+    free(list);
+    return 0;
+}
