@@ -1,0 +1,809 @@
+/* test_launch.c — simple-model launches: ranks 1-4 on odd extents, in-kernel projection/section/operator(), scalar arguments, argument and extent checking, amp_array parameters. */
+#include "support.h"
+
+#include <ctype.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern const char test_kernels_launch[];
+
+#define POISON_U32 0xDEADBEEFu
+#define POISON_I32 ((int32_t)0x7EADBEEF)
+#define POISON_F32 (-777.25f)
+
+/* ------------------------------------------------------------ helpers */
+
+static amp_array_view *mkview(void *host, size_t es, amp_extent e, amp_access a)
+{
+    amp_array_view *v = NULL;
+    ASSERT_OK(amp_array_view_create(host, es, e, a, &v));
+    cr_assert_not_null(v);
+    return v;
+}
+
+static void *xmalloc(size_t n)
+{
+    void *p = malloc(n);
+    cr_assert_not_null(p, "out of host memory (%zu bytes)", n);
+    return p;
+}
+
+static uint32_t enc_index(const int *idx, int rank)
+{
+    uint32_t h = 2166136261u;
+    for (int d = 0; d < rank; ++d) h = (h ^ (uint32_t)idx[d]) * 16777619u;
+    return h;
+}
+
+/* Row-major multi-index of linear position lin in e. */
+static void unlinear(amp_extent e, int64_t lin, int *idx)
+{
+    for (int d = e.rank - 1; d >= 0; --d) {
+        idx[d] = (int)(lin % e.v[d]);
+        lin /= e.v[d];
+    }
+}
+
+static void check_u32(const uint32_t *got, const uint32_t *want, size_t n, const char *what)
+{
+    size_t bad = 0, first = 0;
+    for (size_t i = 0; i < n; ++i)
+        if (got[i] != want[i] && bad++ == 0) first = i;
+    cr_assert_eq(bad, 0, "%s: %zu of %zu elements wrong; first at %zu: got 0x%08x want 0x%08x",
+                 what, bad, n, first, got[first], want[first]);
+}
+
+static void check_i32(const int32_t *got, const int32_t *want, size_t n, const char *what)
+{
+    size_t bad = 0, first = 0;
+    for (size_t i = 0; i < n; ++i)
+        if (got[i] != want[i] && bad++ == 0) first = i;
+    cr_assert_eq(bad, 0, "%s: %zu of %zu elements wrong; first at %zu: got %d want %d", what, bad,
+                 n, first, got[first], want[first]);
+}
+
+/* Bit-exact float comparison (the kernels use power-of-two scales). */
+static void check_f32(const float *got, const float *want, size_t n, const char *what)
+{
+    size_t bad = 0, first = 0;
+    for (size_t i = 0; i < n; ++i)
+        if (!(got[i] == want[i]) && bad++ == 0) first = i;
+    cr_assert_eq(bad, 0, "%s: %zu of %zu elements wrong; first at %zu: got %.9g want %.9g", what,
+                 bad, n, first, (double)got[first], (double)want[first]);
+}
+
+static void check_f32_tol(const float *got, const float *want, size_t n, float tol,
+                          const char *what)
+{
+    size_t bad = 0, first = 0;
+    for (size_t i = 0; i < n; ++i) {
+        float d = got[i] - want[i];
+        if (d < 0) d = -d;
+        if (!(d <= tol * (1.0f + (want[i] < 0 ? -want[i] : want[i]))) && bad++ == 0) first = i;
+    }
+    cr_assert_eq(bad, 0, "%s: %zu of %zu elements wrong; first at %zu: got %.9g want %.9g", what,
+                 bad, n, first, (double)got[first], (double)want[first]);
+}
+
+/* True when msg names parameter pos (0-based position among the kernel's
+ * parameters after the index, i.e. the position in args[]), as "parameter N",
+ * "argument N", "param N", "arg N", "#N" or "[N]", 0- or 1-based. */
+static bool names_param(const char *msg, int pos)
+{
+    static const char *keys[] = {"parameter", "argument", "param", "arg", "#", "["};
+    size_t n = strlen(msg);
+    char *low = xmalloc(n + 1);
+    for (size_t i = 0; i <= n; ++i) low[i] = (char)tolower((unsigned char)msg[i]);
+    bool found = false;
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0] && !found; ++k) {
+        const char *p = low;
+        while (!found && (p = strstr(p, keys[k])) != NULL) {
+            p += strlen(keys[k]);
+            const char *q = p;
+            while (*q == ' ' || *q == '#') ++q;
+            if (isdigit((unsigned char)*q)) {
+                long v = strtol(q, NULL, 10);
+                if (v == pos || v == pos + 1) found = true;
+            }
+        }
+    }
+    free(low);
+    return found;
+}
+
+#define ASSERT_MISMATCH_NAMES(call, pos)                                                      \
+    do {                                                                                      \
+        ASSERT_STATUS(call, AMP_ERROR_ARGUMENT_MISMATCH);                                     \
+        const char *m_ = amp_last_error();                                                    \
+        cr_assert(names_param(m_, (pos)),                                                     \
+                  "message does not name parameter %d (0-based in args[]): \"%s\"", (pos), m_); \
+    } while (0)
+
+/* Launch enc<N> over e and check every element against enc_index. */
+static void run_enc(amp_accelerator *acc, amp_extent e, const char *kname, amp_access access)
+{
+    amp_program *p = test_build(acc, test_kernels_launch);
+    amp_kernel *k = test_kernel(p, kname);
+    int64_t n = amp_extent_size(e);
+    cr_assert_gt(n, 0);
+    uint32_t *out = xmalloc((size_t)n * 4), *want = xmalloc((size_t)n * 4);
+    for (int64_t i = 0; i < n; ++i) {
+        int idx[AMP_MAX_RANK];
+        unlinear(e, i, idx);
+        want[i] = enc_index(idx, e.rank);
+        out[i] = POISON_U32;
+    }
+    amp_array_view *v = mkview(out, 4, e, access);
+    amp_arg a[] = {amp_arg_view(v)};
+    ASSERT_OK(amp_parallel_for_each(NULL, e, k, a, 1));
+    ASSERT_OK(amp_array_view_synchronize(v));
+    check_u32(out, want, (size_t)n, kname);
+    ASSERT_OK(amp_array_view_destroy(v));
+    ASSERT_OK(amp_program_destroy(p));
+    free(out);
+    free(want);
+}
+
+/* ------------------------------------------------------- ranks 1 to 4 */
+
+ACCEL_TEST(launch, rank1_1000003) { run_enc(acc, amp_extent_1d(1000003), "enc1", AMP_READ_WRITE); }
+ACCEL_TEST(launch, rank1_one_element) { run_enc(acc, amp_extent_1d(1), "enc1", AMP_READ_WRITE); }
+ACCEL_TEST(launch, rank2_333x517) { run_enc(acc, amp_extent_2d(333, 517), "enc2", AMP_READ_WRITE); }
+ACCEL_TEST(launch, rank2_write_only_517x333) { run_enc(acc, amp_extent_2d(517, 333), "enc2", AMP_WRITE_ONLY); }
+ACCEL_TEST(launch, rank2_tall_70001x3) { run_enc(acc, amp_extent_2d(70001, 3), "enc2", AMP_READ_WRITE); }
+ACCEL_TEST(launch, rank3_7x45x131) { run_enc(acc, amp_extent_3d(7, 45, 131), "enc3", AMP_READ_WRITE); }
+/* Outer dimension past the 65535 grid limit (the z loop). */
+ACCEL_TEST(launch, rank3_66001x3x5) { run_enc(acc, amp_extent_3d(66001, 3, 5), "enc3", AMP_READ_WRITE); }
+ACCEL_TEST(launch, rank4_3x5x7x11) { run_enc(acc, amp_extent_4d(3, 5, 7, 11), "enc4", AMP_READ_WRITE); }
+ACCEL_TEST(launch, rank4_13x1x29x37) { run_enc(acc, amp_extent_4d(13, 1, 29, 37), "enc4", AMP_WRITE_ONLY); }
+
+/* ---------------------------------------- in-kernel view vocabulary */
+
+ACCEL_TEST(launch, operator_paren_rank2)
+{
+    enum { R = 77, C = 131 };
+    amp_program *p = test_build(acc, test_kernels_launch);
+    amp_kernel *k = test_kernel(p, "paren2");
+    float *A = xmalloc(R * C * 4), *B = xmalloc(R * C * 4), *want = xmalloc(R * C * 4);
+    test_fill_random(A, R * C, 11);
+    for (int i = 0; i < R * C; ++i) {
+        B[i] = POISON_F32;
+        want[i] = A[i] * 2.0f + 1.0f;
+    }
+    amp_array_view *va = mkview(A, 4, amp_extent_2d(R, C), AMP_READ_ONLY);
+    amp_array_view *vb = mkview(B, 4, amp_extent_2d(R, C), AMP_READ_WRITE);
+    amp_arg a[] = {amp_arg_view(va), amp_arg_view(vb)};
+    ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_2d(R, C), k, a, 2));
+    ASSERT_OK(amp_array_view_synchronize(vb));
+    check_f32(B, want, R * C, "paren2");
+    ASSERT_OK(amp_array_view_destroy(va));
+    ASSERT_OK(amp_array_view_destroy(vb));
+    ASSERT_OK(amp_program_destroy(p));
+    free(A); free(B); free(want);
+}
+
+ACCEL_TEST(launch, operator_paren_rank3)
+{
+    enum { X = 5, Y = 19, Z = 23, N = X * Y * Z };
+    amp_program *p = test_build(acc, test_kernels_launch);
+    amp_kernel *k = test_kernel(p, "paren3");
+    int32_t A[N], B[N], want[N];
+    for (int i = 0; i < N; ++i) {
+        A[i] = (int32_t)((i * 7919) % 2003) - 1000;
+        B[i] = POISON_I32;
+    }
+    for (int x = 0; x < X; ++x)
+        for (int y = 0; y < Y; ++y)
+            for (int z = 0; z < Z; ++z) {
+                int l = (x * Y + y) * Z + z;
+                want[l] = A[l] * 5 + x - z;
+            }
+    amp_array_view *va = mkview(A, 4, amp_extent_3d(X, Y, Z), AMP_READ_ONLY);
+    amp_array_view *vb = mkview(B, 4, amp_extent_3d(X, Y, Z), AMP_READ_WRITE);
+    amp_arg a[] = {amp_arg_view(va), amp_arg_view(vb)};
+    ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_3d(X, Y, Z), k, a, 2));
+    ASSERT_OK(amp_array_view_destroy(vb)); /* destroy synchronizes */
+    check_i32(B, want, N, "paren3");
+    ASSERT_OK(amp_array_view_destroy(va));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+ACCEL_TEST(launch, projection_read_rows)
+{
+    enum { R = 123, C = 45 };
+    amp_program *p = test_build(acc, test_kernels_launch);
+    amp_kernel *k = test_kernel(p, "row_sums");
+    float A[R * C], sums[R], want[R];
+    test_fill_random(A, R * C, 21);
+    for (int r = 0; r < R; ++r) {
+        float s = 0.0f;
+        for (int j = 0; j < C; ++j) s += A[r * C + j] * (float)(j % 7 + 1);
+        want[r] = s;
+        sums[r] = POISON_F32;
+    }
+    amp_array_view *va = mkview(A, 4, amp_extent_2d(R, C), AMP_READ_ONLY);
+    amp_array_view *vs = mkview(sums, 4, amp_extent_1d(R), AMP_WRITE_ONLY);
+    amp_arg a[] = {amp_arg_view(va), amp_arg_view(vs)};
+    ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(R), k, a, 2));
+    ASSERT_OK(amp_array_view_synchronize(vs));
+    /* the device may contract multiply-adds: a tolerance, not bit equality */
+    check_f32_tol(sums, want, R, 1e-5f, "row_sums");
+    ASSERT_OK(amp_array_view_destroy(va));
+    ASSERT_OK(amp_array_view_destroy(vs));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+ACCEL_TEST(launch, projection_write)
+{
+    enum { R = 64, C = 100 };
+    amp_program *p = test_build(acc, test_kernels_launch);
+    amp_kernel *k = test_kernel(p, "proj_write");
+    float A[R * C], B[R * C], want[R * C];
+    test_fill_random(A, R * C, 31);
+    for (int r = 0; r < R; ++r)
+        for (int c = 0; c < C; ++c) {
+            want[r * C + c] = A[r * C + c] * 4.0f - (float)c;
+            B[r * C + c] = POISON_F32;
+        }
+    amp_array_view *va = mkview(A, 4, amp_extent_2d(R, C), AMP_READ_ONLY);
+    amp_array_view *vb = mkview(B, 4, amp_extent_2d(R, C), AMP_READ_WRITE);
+    amp_arg a[] = {amp_arg_view(va), amp_arg_view(vb)};
+    ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_2d(R, C), k, a, 2));
+    ASSERT_OK(amp_array_view_synchronize(vb));
+    check_f32(B, want, R * C, "proj_write");
+    ASSERT_OK(amp_array_view_destroy(va));
+    ASSERT_OK(amp_array_view_destroy(vb));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+ACCEL_TEST(launch, projection_rank3_to_plane)
+{
+    enum { X = 6, Y = 17, Z = 29, N = X * Y * Z };
+    amp_program *p = test_build(acc, test_kernels_launch);
+    amp_kernel *k = test_kernel(p, "proj3");
+    int32_t A[N], B[N], want[N];
+    for (int i = 0; i < N; ++i) {
+        A[i] = (int32_t)((i * 104729) % 4001) - 2000;
+        B[i] = POISON_I32;
+        want[i] = A[i] * 3 + i / (Y * Z);
+    }
+    amp_array_view *va = mkview(A, 4, amp_extent_3d(X, Y, Z), AMP_READ_ONLY);
+    amp_array_view *vb = mkview(B, 4, amp_extent_3d(X, Y, Z), AMP_READ_WRITE);
+    amp_arg a[] = {amp_arg_view(va), amp_arg_view(vb)};
+    ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_3d(X, Y, Z), k, a, 2));
+    ASSERT_OK(amp_array_view_synchronize(vb));
+    check_i32(B, want, N, "proj3");
+    ASSERT_OK(amp_array_view_destroy(va));
+    ASSERT_OK(amp_array_view_destroy(vb));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+ACCEL_TEST(launch, section_in_kernel)
+{
+    enum { R = 50, C = 70, R0 = 13, C0 = 21, SR = R - R0, SC = C - C0 };
+    amp_program *p = test_build(acc, test_kernels_launch);
+    amp_kernel *k = test_kernel(p, "sec_forms");
+    float A[R * C], out[3 * SR * SC], want[3 * SR * SC];
+    int32_t ext[6], ext_want[6] = {SR, SC, SR, SC, SR, SC};
+    test_fill_random(A, R * C, 41);
+    for (int i = 0; i < 3 * SR * SC; ++i) out[i] = POISON_F32;
+    for (int i = 0; i < 6; ++i) ext[i] = POISON_I32;
+    for (int r = 0; r < SR; ++r)
+        for (int c = 0; c < SC; ++c) {
+            want[0 * SR * SC + r * SC + c] = A[(r + R0) * C + c + C0];
+            want[1 * SR * SC + r * SC + c] = A[(r + R0) * C + c + C0];
+            want[2 * SR * SC + r * SC + c] = A[r * C + c];
+        }
+    amp_array_view *va = mkview(A, 4, amp_extent_2d(R, C), AMP_READ_ONLY);
+    amp_array_view *vo = mkview(out, 4, amp_extent_3d(3, SR, SC), AMP_READ_WRITE);
+    amp_array_view *ve = mkview(ext, 4, amp_extent_1d(6), AMP_READ_WRITE);
+    amp_arg a[] = {amp_arg_view(va), amp_arg_view(vo), amp_arg_view(ve), amp_arg_int(R0),
+                   amp_arg_int(C0)};
+    ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_2d(SR, SC), k, a, 5));
+    ASSERT_OK(amp_array_view_synchronize(vo));
+    ASSERT_OK(amp_array_view_synchronize(ve));
+    check_f32(out, want, 3 * SR * SC, "sec_forms values");
+    check_i32(ext, ext_want, 6, "sec_forms extents");
+    ASSERT_OK(amp_array_view_destroy(va));
+    ASSERT_OK(amp_array_view_destroy(vo));
+    ASSERT_OK(amp_array_view_destroy(ve));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+/* A host-made section as the kernel's view: the kernel's index 0 is the
+ * section's origin, and nothing outside the section is written. */
+ACCEL_TEST(launch, host_section_as_argument)
+{
+    enum { R = 40, C = 60, R0 = 7, C0 = 11, SR = 20, SC = 33 };
+    amp_program *p = test_build(acc, test_kernels_launch);
+    amp_kernel *k = test_kernel(p, "mark2");
+    int32_t m[R * C], want[R * C];
+    for (int i = 0; i < R * C; ++i) want[i] = m[i] = POISON_I32 - i;
+    for (int r = 0; r < SR; ++r)
+        for (int c = 0; c < SC; ++c) want[(r + R0) * C + c + C0] = 5000000 + r * 100 + c;
+    amp_array_view *v = mkview(m, 4, amp_extent_2d(R, C), AMP_READ_WRITE);
+    amp_array_view *s = NULL;
+    ASSERT_OK(amp_array_view_section(v, amp_index_2d(R0, C0), amp_extent_2d(SR, SC), &s));
+    amp_extent se;
+    ASSERT_OK(amp_array_view_get_extent(s, &se));
+    cr_assert(amp_extent_equal(se, amp_extent_2d(SR, SC)));
+    cr_assert_eq(amp_array_view_data(s), (void *)&m[R0 * C + C0]);
+    amp_arg a[] = {amp_arg_view(s), amp_arg_int(5000000)};
+    ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_2d(SR, SC), k, a, 2));
+    ASSERT_OK(amp_array_view_synchronize(s));
+    check_i32(m, want, R * C, "mark2 on a section");
+    ASSERT_OK(amp_array_view_destroy(s));
+    ASSERT_OK(amp_array_view_destroy(v));
+    check_i32(m, want, R * C, "after destroying the parent");
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+/* A host-made projection (row 9 of a 2-D view) as a rank-1 argument. */
+ACCEL_TEST(launch, host_projection_as_argument)
+{
+    enum { R = 16, C = 300, ROW = 9 };
+    amp_program *p = test_build(acc, test_kernels_launch);
+    amp_kernel *k = test_kernel(p, "enc1");
+    uint32_t m[R * C], want[R * C];
+    for (int i = 0; i < R * C; ++i) want[i] = m[i] = POISON_U32 ^ (uint32_t)i;
+    for (int c = 0; c < C; ++c) want[ROW * C + c] = enc_index(&c, 1);
+    amp_array_view *v = mkview(m, 4, amp_extent_2d(R, C), AMP_READ_WRITE);
+    amp_array_view *row = NULL;
+    ASSERT_OK(amp_array_view_project(v, ROW, &row));
+    amp_extent re;
+    ASSERT_OK(amp_array_view_get_extent(row, &re));
+    cr_assert(amp_extent_equal(re, amp_extent_1d(C)), "projection extent rank %d", re.rank);
+    amp_arg a[] = {amp_arg_view(row)};
+    ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(C), k, a, 1));
+    ASSERT_OK(amp_array_view_synchronize(row));
+    check_u32(m, want, R * C, "enc1 on row 9");
+    ASSERT_OK(amp_array_view_destroy(row));
+    ASSERT_OK(amp_array_view_destroy(v));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+/* ------------------------------------------------------------ scalars */
+
+ACCEL_TEST(launch, scalar_arguments_intact)
+{
+    enum { T = 4 };
+    amp_accelerator_info info;
+    ASSERT_OK(amp_accelerator_get_info(acc, &info));
+    cr_assert(info.supports_double_precision, "%s reports no double support", info.device_path);
+    amp_program *p = test_build(acc, test_kernels_launch);
+    amp_kernel *k = test_kernel(p, "scalars");
+    const int32_t a = -123456789, f = 2000000000;
+    const double b = 3.141592653589793e100, h = -2.718281828459045e-200;
+    const float c = 6.0221409e23f, g = -0.15625f;
+    const int64_t d = -0x123456789ABCDEFLL;
+    const uint32_t e = 0xFFFFFFF0u;
+    int32_t oi[2 * T];
+    double od[2 * T];
+    float of[2 * T];
+    int64_t ol[T];
+    uint32_t ou[T];
+    for (int i = 0; i < 2 * T; ++i) { oi[i] = POISON_I32; od[i] = -1.0; of[i] = POISON_F32; }
+    for (int i = 0; i < T; ++i) { ol[i] = -1; ou[i] = POISON_U32; }
+    amp_array_view *vi = mkview(oi, 4, amp_extent_1d(2 * T), AMP_READ_WRITE);
+    amp_array_view *vd = mkview(od, 8, amp_extent_1d(2 * T), AMP_READ_WRITE);
+    amp_array_view *vf = mkview(of, 4, amp_extent_1d(2 * T), AMP_READ_WRITE);
+    amp_array_view *vl = mkview(ol, 8, amp_extent_1d(T), AMP_READ_WRITE);
+    amp_array_view *vu = mkview(ou, 4, amp_extent_1d(T), AMP_READ_WRITE);
+    amp_arg args[] = {amp_arg_int(a),    amp_arg_view(vi), amp_arg_double(b), amp_arg_float(c),
+                      amp_arg_view(vd),  amp_arg_int64(d), amp_arg_uint(e),   amp_arg_view(vf),
+                      amp_arg_int(f),    amp_arg_view(vl), amp_arg_float(g),  amp_arg_view(vu),
+                      amp_arg_double(h)};
+    ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(T), k, args, 13));
+    ASSERT_OK(amp_array_view_destroy(vi));
+    ASSERT_OK(amp_array_view_destroy(vd));
+    ASSERT_OK(amp_array_view_destroy(vf));
+    ASSERT_OK(amp_array_view_destroy(vl));
+    ASSERT_OK(amp_array_view_destroy(vu));
+    for (int t = 0; t < T; ++t) {
+        cr_assert_eq(oi[2 * t], a + t, "int a at thread %d: %d", t, oi[2 * t]);
+        cr_assert_eq(oi[2 * t + 1], f - t, "int f at thread %d: %d", t, oi[2 * t + 1]);
+        cr_assert(od[2 * t] == b, "double b at thread %d: %.17g", t, od[2 * t]);
+        cr_assert(od[2 * t + 1] == h, "double h at thread %d: %.17g", t, od[2 * t + 1]);
+        cr_assert(of[2 * t] == c, "float c at thread %d: %.9g", t, (double)of[2 * t]);
+        cr_assert(of[2 * t + 1] == g, "float g at thread %d: %.9g", t, (double)of[2 * t + 1]);
+        cr_assert_eq(ol[t], d + t, "int64 d at thread %d: %lld", t, (long long)ol[t]);
+        cr_assert_eq(ou[t], e - (uint32_t)t, "uint e at thread %d: %u", t, ou[t]);
+    }
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+/* ------------------------------------------------- argument checking */
+
+typedef struct axpy_fixture {
+    amp_program *p;
+    amp_kernel *k;
+    float x[64], y[64], y0[64];
+    double xd[64];
+    float x2[8 * 8];
+    amp_array_view *vx, *vy, *vxd, *vx2;
+} axpy_fixture;
+
+static void axpy_setup(amp_accelerator *acc, axpy_fixture *f)
+{
+    f->p = test_build(acc, test_kernels_launch);
+    f->k = test_kernel(f->p, "axpy");
+    test_fill_random(f->x, 64, 51);
+    test_fill_random(f->y, 64, 52);
+    test_fill_random(f->x2, 64, 53);
+    memcpy(f->y0, f->y, sizeof f->y);
+    for (int i = 0; i < 64; ++i) f->xd[i] = f->x[i];
+    f->vx = mkview(f->x, 4, amp_extent_1d(64), AMP_READ_WRITE);
+    f->vy = mkview(f->y, 4, amp_extent_1d(64), AMP_READ_WRITE);
+    f->vxd = mkview(f->xd, 8, amp_extent_1d(64), AMP_READ_WRITE);
+    f->vx2 = mkview(f->x2, 4, amp_extent_2d(8, 8), AMP_READ_WRITE);
+}
+
+/* The refused launch ran nothing: y is as it was. Then a correct launch on
+ * the same views works (the failure left no state behind). */
+static void axpy_teardown(axpy_fixture *f)
+{
+    ASSERT_OK(amp_array_view_synchronize(f->vy));
+    check_f32(f->y, f->y0, 64, "y after a refused launch");
+    amp_arg ok[] = {amp_arg_float(2.0f), amp_arg_view(f->vx), amp_arg_view(f->vy)};
+    ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(64), f->k, ok, 3));
+    ASSERT_OK(amp_array_view_synchronize(f->vy));
+    float want[64];
+    for (int i = 0; i < 64; ++i) want[i] = f->y0[i] + 2.0f * f->x[i];
+    check_f32_tol(f->y, want, 64, 1e-6f, "axpy after the refused launch");
+    ASSERT_OK(amp_array_view_destroy(f->vx));
+    ASSERT_OK(amp_array_view_destroy(f->vy));
+    ASSERT_OK(amp_array_view_destroy(f->vxd));
+    ASSERT_OK(amp_array_view_destroy(f->vx2));
+    ASSERT_OK(amp_program_destroy(f->p));
+}
+
+ACCEL_TEST(launch, mismatch_too_few_arguments)
+{
+    axpy_fixture f;
+    axpy_setup(acc, &f);
+    amp_arg a[] = {amp_arg_float(2.0f), amp_arg_view(f.vx)};
+    ASSERT_STATUS(amp_parallel_for_each(NULL, amp_extent_1d(64), f.k, a, 2),
+                  AMP_ERROR_ARGUMENT_MISMATCH);
+    cr_assert_neq(amp_last_error()[0], '\0', "no message");
+    axpy_teardown(&f);
+}
+
+ACCEL_TEST(launch, mismatch_too_many_arguments)
+{
+    axpy_fixture f;
+    axpy_setup(acc, &f);
+    amp_arg a[] = {amp_arg_float(2.0f), amp_arg_view(f.vx), amp_arg_view(f.vy), amp_arg_int(1)};
+    ASSERT_STATUS(amp_parallel_for_each(NULL, amp_extent_1d(64), f.k, a, 4),
+                  AMP_ERROR_ARGUMENT_MISMATCH);
+    cr_assert_neq(amp_last_error()[0], '\0', "no message");
+    axpy_teardown(&f);
+}
+
+ACCEL_TEST(launch, mismatch_float_for_view)
+{
+    axpy_fixture f;
+    axpy_setup(acc, &f);
+    amp_arg a[] = {amp_arg_float(2.0f), amp_arg_float(3.0f), amp_arg_view(f.vy)};
+    ASSERT_MISMATCH_NAMES(amp_parallel_for_each(NULL, amp_extent_1d(64), f.k, a, 3), 1);
+    axpy_teardown(&f);
+}
+
+ACCEL_TEST(launch, mismatch_view_for_float)
+{
+    axpy_fixture f;
+    axpy_setup(acc, &f);
+    amp_arg a[] = {amp_arg_view(f.vx), amp_arg_view(f.vx), amp_arg_view(f.vy)};
+    ASSERT_MISMATCH_NAMES(amp_parallel_for_each(NULL, amp_extent_1d(64), f.k, a, 3), 0);
+    axpy_teardown(&f);
+}
+
+ACCEL_TEST(launch, mismatch_int_for_float)
+{
+    axpy_fixture f;
+    axpy_setup(acc, &f);
+    amp_arg a[] = {amp_arg_int(2), amp_arg_view(f.vx), amp_arg_view(f.vy)};
+    ASSERT_MISMATCH_NAMES(amp_parallel_for_each(NULL, amp_extent_1d(64), f.k, a, 3), 0);
+    axpy_teardown(&f);
+}
+
+ACCEL_TEST(launch, mismatch_view_rank)
+{
+    axpy_fixture f;
+    axpy_setup(acc, &f);
+    amp_arg a[] = {amp_arg_float(2.0f), amp_arg_view(f.vx2), amp_arg_view(f.vy)};
+    ASSERT_MISMATCH_NAMES(amp_parallel_for_each(NULL, amp_extent_1d(64), f.k, a, 3), 1);
+    axpy_teardown(&f);
+}
+
+ACCEL_TEST(launch, mismatch_element_size)
+{
+    axpy_fixture f;
+    axpy_setup(acc, &f);
+    amp_arg a[] = {amp_arg_float(2.0f), amp_arg_view(f.vxd), amp_arg_view(f.vy)};
+    ASSERT_MISMATCH_NAMES(amp_parallel_for_each(NULL, amp_extent_1d(64), f.k, a, 3), 1);
+    axpy_teardown(&f);
+}
+
+ACCEL_TEST(launch, mismatch_read_only_view_to_nonconst)
+{
+    axpy_fixture f;
+    axpy_setup(acc, &f);
+    float yro[64];
+    test_fill_random(yro, 64, 54);
+    amp_array_view *vyro = mkview(yro, 4, amp_extent_1d(64), AMP_READ_ONLY);
+    amp_arg a[] = {amp_arg_float(2.0f), amp_arg_view(f.vx), amp_arg_view(vyro)};
+    ASSERT_MISMATCH_NAMES(amp_parallel_for_each(NULL, amp_extent_1d(64), f.k, a, 3), 2);
+    ASSERT_OK(amp_array_view_destroy(vyro));
+    axpy_teardown(&f);
+}
+
+/* A view where the kernel takes an amp::array. */
+ACCEL_TEST(launch, mismatch_view_for_array_param)
+{
+    amp_program *p = test_build(acc, test_kernels_launch);
+    amp_kernel *k = test_kernel(p, "arr_scale");
+    float x[16], x0[16];
+    test_fill_random(x, 16, 55);
+    memcpy(x0, x, sizeof x);
+    amp_array_view *v = mkview(x, 4, amp_extent_1d(16), AMP_READ_WRITE);
+    amp_arg a[] = {amp_arg_view(v), amp_arg_float(2.0f)};
+    ASSERT_MISMATCH_NAMES(amp_parallel_for_each(NULL, amp_extent_1d(16), k, a, 2), 0);
+    ASSERT_OK(amp_array_view_destroy(v));
+    check_f32(x, x0, 16, "x after the refused launch");
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+/* A NULL view handle is an invalid argument, not a launch. */
+ACCEL_TEST(launch, null_view_argument)
+{
+    axpy_fixture f;
+    axpy_setup(acc, &f);
+    amp_arg a[] = {amp_arg_float(2.0f), amp_arg_view(NULL), amp_arg_view(f.vy)};
+    ASSERT_STATUS(amp_parallel_for_each(NULL, amp_extent_1d(64), f.k, a, 3), AMP_ERROR_INVALID_ARGUMENT);
+    axpy_teardown(&f);
+}
+
+/* A read-only view is fine for a const parameter. */
+ACCEL_TEST(launch, read_only_view_to_const_ok)
+{
+    axpy_fixture f;
+    axpy_setup(acc, &f);
+    amp_array_view *xro = mkview(f.x, 4, amp_extent_1d(64), AMP_READ_ONLY);
+    amp_arg a[] = {amp_arg_float(0.5f), amp_arg_view(xro), amp_arg_view(f.vy)};
+    ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(64), f.k, a, 3));
+    ASSERT_OK(amp_array_view_synchronize(f.vy));
+    float want[64];
+    for (int i = 0; i < 64; ++i) want[i] = f.y0[i] + 0.5f * f.x[i];
+    check_f32_tol(f.y, want, 64, 1e-6f, "axpy with a read-only x");
+    memcpy(f.y0, f.y, sizeof f.y); /* teardown's reference starts here */
+    ASSERT_OK(amp_array_view_destroy(xro));
+    axpy_teardown(&f);
+}
+
+ACCEL_TEST(launch, extent_rank_differs_from_kernel)
+{
+    axpy_fixture f;
+    axpy_setup(acc, &f);
+    amp_arg a[] = {amp_arg_float(2.0f), amp_arg_view(f.vx), amp_arg_view(f.vy)};
+    ASSERT_STATUS(amp_parallel_for_each(NULL, amp_extent_2d(8, 8), f.k, a, 3),
+                  AMP_ERROR_INVALID_EXTENT);
+    ASSERT_STATUS(amp_parallel_for_each(NULL, amp_extent_3d(4, 4, 4), f.k, a, 3),
+                  AMP_ERROR_INVALID_EXTENT);
+    axpy_teardown(&f);
+}
+
+ACCEL_TEST(launch, bad_extents)
+{
+    axpy_fixture f;
+    axpy_setup(acc, &f);
+    amp_arg a[] = {amp_arg_float(2.0f), amp_arg_view(f.vx), amp_arg_view(f.vy)};
+    ASSERT_STATUS(amp_parallel_for_each(NULL, amp_extent_1d(0), f.k, a, 3), AMP_ERROR_INVALID_EXTENT);
+    ASSERT_STATUS(amp_parallel_for_each(NULL, amp_extent_1d(-5), f.k, a, 3), AMP_ERROR_INVALID_EXTENT);
+    amp_extent r0 = {0, {64, 0, 0, 0}};
+    ASSERT_STATUS(amp_parallel_for_each(NULL, r0, f.k, a, 3), AMP_ERROR_INVALID_EXTENT);
+    amp_extent r5 = {5, {64, 1, 1, 1}};
+    ASSERT_STATUS(amp_parallel_for_each(NULL, r5, f.k, a, 3), AMP_ERROR_INVALID_EXTENT);
+    axpy_teardown(&f);
+}
+
+ACCEL_TEST(launch, bad_extent_rank2_zero_dim)
+{
+    amp_program *p = test_build(acc, test_kernels_launch);
+    amp_kernel *k = test_kernel(p, "enc2");
+    uint32_t buf[16];
+    for (int i = 0; i < 16; ++i) buf[i] = POISON_U32;
+    amp_array_view *v = mkview(buf, 4, amp_extent_2d(4, 4), AMP_READ_WRITE);
+    amp_arg a[] = {amp_arg_view(v)};
+    ASSERT_STATUS(amp_parallel_for_each(NULL, amp_extent_2d(4, 0), k, a, 1), AMP_ERROR_INVALID_EXTENT);
+    ASSERT_STATUS(amp_parallel_for_each(NULL, amp_extent_2d(-1, 4), k, a, 1), AMP_ERROR_INVALID_EXTENT);
+    ASSERT_OK(amp_array_view_destroy(v));
+    for (int i = 0; i < 16; ++i) cr_assert_eq(buf[i], POISON_U32, "element %d written", i);
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+ACCEL_TEST(launch, null_kernel)
+{
+    float y[8];
+    test_fill_random(y, 8, 61);
+    amp_array_view *v = mkview(y, 4, amp_extent_1d(8), AMP_READ_WRITE);
+    amp_arg a[] = {amp_arg_view(v)};
+    (void)acc;
+    ASSERT_STATUS(amp_parallel_for_each(NULL, amp_extent_1d(8), NULL, a, 1), AMP_ERROR_INVALID_ARGUMENT);
+    amp_tiled_extent t;
+    ASSERT_OK(amp_extent_tile(amp_extent_1d(8), (const int[]){8}, &t));
+    ASSERT_STATUS(amp_parallel_for_each_tiled(NULL, t, NULL, a, 1), AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_OK(amp_array_view_destroy(v));
+}
+
+/* A queue of another accelerator than the kernel's. */
+ACCEL_TEST(launch, queue_of_other_accelerator)
+{
+    amp_accelerator *list[16];
+    size_t n = 0;
+    ASSERT_OK(amp_accelerator_list(list, 16, &n));
+    amp_accelerator *other = NULL;
+    for (size_t i = 0; i < n && i < 16; ++i) {
+        amp_accelerator_info info;
+        ASSERT_OK(amp_accelerator_get_info(list[i], &info));
+        if (list[i] != acc && info.is_available) { other = list[i]; break; }
+    }
+    if (!other) cr_skip_test("only one accelerator available");
+    amp_program *p = test_build(acc, test_kernels_launch);
+    amp_kernel *k = test_kernel(p, "enc1");
+    amp_accelerator_view *q = NULL;
+    ASSERT_OK(amp_accelerator_view_create(other, &q));
+    uint32_t buf[32];
+    for (int i = 0; i < 32; ++i) buf[i] = POISON_U32;
+    amp_array_view *v = mkview(buf, 4, amp_extent_1d(32), AMP_READ_WRITE);
+    amp_arg a[] = {amp_arg_view(v)};
+    ASSERT_STATUS(amp_parallel_for_each(q, amp_extent_1d(32), k, a, 1), AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_OK(amp_array_view_destroy(v));
+    for (int i = 0; i < 32; ++i) cr_assert_eq(buf[i], POISON_U32, "element %d written", i);
+    ASSERT_OK(amp_accelerator_view_destroy(q));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+/* ------------------------------------------------------------ amp_array */
+
+static amp_accelerator_view *acc_queue(amp_accelerator *acc)
+{
+    amp_accelerator_view *q = NULL;
+    ASSERT_OK(amp_accelerator_view_create(acc, &q));
+    cr_assert_not_null(q);
+    return q;
+}
+
+ACCEL_TEST(launch, array_bound_to_array_param)
+{
+    enum { N = 4099 };
+    amp_accelerator_view *q = acc_queue(acc);
+    amp_program *p = test_build(acc, test_kernels_launch);
+    amp_kernel *k = test_kernel(p, "arr_scale");
+    float init[N], got[N], want[N];
+    test_fill_random(init, N, 71);
+    for (int i = 0; i < N; ++i) {
+        want[i] = init[i] * 2.0f + 1.0f;
+        got[i] = POISON_F32;
+    }
+    amp_array *arr = NULL;
+    ASSERT_OK(amp_array_create(q, 4, amp_extent_1d(N), init, &arr));
+    cr_assert_not_null(arr);
+    amp_extent e;
+    ASSERT_OK(amp_array_get_extent(arr, &e));
+    cr_assert(amp_extent_equal(e, amp_extent_1d(N)));
+    test_fill_random(init, N, 72); /* the array took a copy at create */
+    amp_arg a[] = {amp_arg_array(arr), amp_arg_float(2.0f)};
+    ASSERT_OK(amp_parallel_for_each(q, amp_extent_1d(N), k, a, 2));
+    ASSERT_OK(amp_array_copy_to_host(arr, got));
+    check_f32(got, want, N, "arr_scale");
+    /* a second launch sees the first one's result */
+    ASSERT_OK(amp_parallel_for_each(q, amp_extent_1d(N), k, a, 2));
+    for (int i = 0; i < N; ++i) want[i] = want[i] * 2.0f + 1.0f;
+    ASSERT_OK(amp_array_copy_to_host(arr, got));
+    check_f32(got, want, N, "arr_scale twice");
+    ASSERT_OK(amp_array_destroy(arr));
+    ASSERT_OK(amp_program_destroy(p));
+    ASSERT_OK(amp_accelerator_view_destroy(q));
+}
+
+ACCEL_TEST(launch, array_bound_to_view_param)
+{
+    enum { N = 1000 };
+    amp_program *p = test_build(acc, test_kernels_launch);
+    amp_kernel *k = test_kernel(p, "view_scale");
+    float init[N], got[N], want[N];
+    test_fill_random(init, N, 81);
+    for (int i = 0; i < N; ++i) {
+        want[i] = init[i] * 0.5f + 1.0f;
+        got[i] = POISON_F32;
+    }
+    /* the array on acc's default view; the launch on the kernel's default (NULL) */
+    amp_accelerator_view *dq = NULL;
+    ASSERT_OK(amp_accelerator_default_view(acc, &dq));
+    amp_array *arr = NULL;
+    ASSERT_OK(amp_array_create(dq, 4, amp_extent_1d(N), init, &arr));
+    amp_arg a[] = {amp_arg_array(arr), amp_arg_float(0.5f)};
+    ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(N), k, a, 2));
+    ASSERT_OK(amp_array_copy_to_host(arr, got));
+    check_f32(got, want, N, "view_scale on an array");
+    ASSERT_OK(amp_array_destroy(arr));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+ACCEL_TEST(launch, array_rank2_const_and_copy_from_host)
+{
+    enum { R = 37, C = 53, N = R * C };
+    amp_accelerator_view *q = acc_queue(acc);
+    amp_program *p = test_build(acc, test_kernels_launch);
+    amp_kernel *k = test_kernel(p, "arr2_from");
+    int32_t src[N], got[N], want[N], poison[N];
+    for (int i = 0; i < N; ++i) {
+        src[i] = (int32_t)((i * 2654435761u) % 100003u) - 50000;
+        poison[i] = POISON_I32;
+        got[i] = 0;
+    }
+    for (int r = 0; r < R; ++r)
+        for (int c = 0; c < C; ++c) want[r * C + c] = src[r * C + c] * 2 + r * 1000 + c;
+    amp_array *as = NULL, *ad = NULL;
+    ASSERT_OK(amp_array_create(q, 4, amp_extent_2d(R, C), NULL, &as));
+    ASSERT_OK(amp_array_copy_from_host(as, src));
+    ASSERT_OK(amp_array_create(q, 4, amp_extent_2d(R, C), poison, &ad));
+    amp_arg a[] = {amp_arg_array(as), amp_arg_array(ad)};
+    ASSERT_OK(amp_parallel_for_each(q, amp_extent_2d(R, C), k, a, 2));
+    ASSERT_OK(amp_array_copy_to_host(ad, got));
+    check_i32(got, want, N, "arr2_from");
+    ASSERT_OK(amp_array_copy_to_host(as, got));
+    check_i32(got, src, N, "the const source array");
+    ASSERT_OK(amp_array_destroy(as));
+    ASSERT_OK(amp_array_destroy(ad));
+    ASSERT_OK(amp_program_destroy(p));
+    ASSERT_OK(amp_accelerator_view_destroy(q));
+}
+
+ACCEL_TEST(launch, array_view_of_array)
+{
+    enum { N = 777 };
+    amp_accelerator_view *q = acc_queue(acc);
+    amp_program *p = test_build(acc, test_kernels_launch);
+    amp_kernel *k = test_kernel(p, "view_scale");
+    float init[N], got[N], want[N];
+    test_fill_random(init, N, 91);
+    for (int i = 0; i < N; ++i) {
+        want[i] = (init[i] * 2.0f + 1.0f) * 2.0f + 1.0f;
+        got[i] = POISON_F32;
+    }
+    amp_array *arr = NULL;
+    ASSERT_OK(amp_array_create(q, 4, amp_extent_1d(N), init, &arr));
+    amp_array_view *v = NULL;
+    ASSERT_OK(amp_array_view_of_array(arr, &v));
+    cr_assert_not_null(v);
+    cr_assert_null(amp_array_view_data(v), "a view of an array has no host memory");
+    amp_extent e;
+    ASSERT_OK(amp_array_view_get_extent(v, &e));
+    cr_assert(amp_extent_equal(e, amp_extent_1d(N)));
+    amp_arg a[] = {amp_arg_view(v), amp_arg_float(2.0f)};
+    ASSERT_OK(amp_parallel_for_each(q, amp_extent_1d(N), k, a, 2));
+    ASSERT_OK(amp_array_view_synchronize(v));
+    /* the array itself, bound directly, sees the view's writes */
+    amp_arg b[] = {amp_arg_array(arr), amp_arg_float(2.0f)};
+    ASSERT_OK(amp_parallel_for_each(q, amp_extent_1d(N), k, b, 2));
+    /* views of the array block its destruction */
+    ASSERT_STATUS(amp_array_destroy(arr), AMP_ERROR_BUSY);
+    ASSERT_OK(amp_array_view_destroy(v));
+    ASSERT_OK(amp_array_copy_to_host(arr, got));
+    check_f32(got, want, N, "view of array, then array");
+    ASSERT_OK(amp_array_destroy(arr));
+    ASSERT_OK(amp_program_destroy(p));
+    ASSERT_OK(amp_accelerator_view_destroy(q));
+}
+
+Test(launch, destroy_null_is_noop)
+{
+    ASSERT_OK(amp_array_view_destroy(NULL));
+    ASSERT_OK(amp_array_destroy(NULL));
+    ASSERT_OK(amp_program_destroy(NULL));
+    ASSERT_OK(amp_accelerator_view_destroy(NULL));
+    ASSERT_OK(amp_future_destroy(NULL));
+}

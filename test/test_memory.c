@@ -1,0 +1,454 @@
+/* test_memory.c — array_view coherence: exact bytes/copies/launches from amp_accelerator_view_get_stats for each scenario on discrete GPUs, 0 bytes on unified accelerators (the CPU, or AMP_UNIFIED_MEMORY=on), results checked every time. */
+#include "support.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern const char test_kernels_memory[];
+
+#define POISON_F32 (-777.25f)
+
+typedef struct mem_ctx {
+    amp_accelerator *acc;
+    amp_accelerator_view *q;
+    amp_program *p;
+    amp_accelerator_info info;
+    bool unified;
+} mem_ctx;
+
+static void mem_open(mem_ctx *c, amp_accelerator *acc)
+{
+    c->acc = acc;
+    ASSERT_OK(amp_accelerator_get_info(acc, &c->info));
+    c->unified = c->info.is_unified_memory;
+    if (c->info.is_emulated)
+        cr_assert(c->unified, "the CPU accelerator must report is_unified_memory");
+    c->q = NULL;
+    ASSERT_OK(amp_accelerator_view_create(acc, &c->q));
+    c->p = test_build(acc, test_kernels_memory);
+    ASSERT_OK(amp_accelerator_view_reset_stats(c->q));
+    amp_stats s;
+    ASSERT_OK(amp_accelerator_view_get_stats(c->q, &s));
+    cr_assert(s.bytes_to_device == 0 && s.copies_to_device == 0 && s.bytes_to_host == 0 &&
+                  s.copies_to_host == 0 && s.launches == 0,
+              "stats not zero after reset");
+}
+
+static void mem_close(mem_ctx *c)
+{
+    ASSERT_OK(amp_program_destroy(c->p));
+    ASSERT_OK(amp_accelerator_view_destroy(c->q));
+}
+
+/* Expected counters for a discrete GPU; on a unified accelerator every byte
+ * and copy count must be 0 instead. Launches are counted either way. */
+#define EXPECT_STATS(c, to_dev, ncp_dev, to_host, ncp_host, nlaunch, when)                        \
+    do {                                                                                        \
+        amp_stats s_;                                                                           \
+        ASSERT_OK(amp_accelerator_view_get_stats((c)->q, &s_));                                 \
+        uint64_t wd_ = (c)->unified ? 0 : (uint64_t)(to_dev);                                   \
+        uint64_t wcd_ = (c)->unified ? 0 : (uint64_t)(ncp_dev);                                 \
+        uint64_t wh_ = (c)->unified ? 0 : (uint64_t)(to_host);                                  \
+        uint64_t wch_ = (c)->unified ? 0 : (uint64_t)(ncp_host);                                \
+        cr_assert(s_.bytes_to_device == wd_ && s_.copies_to_device == wcd_ &&                   \
+                      s_.bytes_to_host == wh_ && s_.copies_to_host == wch_ &&                   \
+                      s_.launches == (uint64_t)(nlaunch),                                       \
+                  "%s (%s memory): to_device %llu bytes/%llu copies (want %llu/%llu), "          \
+                  "to_host %llu bytes/%llu copies (want %llu/%llu), launches %llu (want %llu)", \
+                  (when), (c)->unified ? "unified" : "discrete",                                \
+                  (unsigned long long)s_.bytes_to_device, (unsigned long long)s_.copies_to_device, \
+                  (unsigned long long)wd_, (unsigned long long)wcd_,                            \
+                  (unsigned long long)s_.bytes_to_host, (unsigned long long)s_.copies_to_host,  \
+                  (unsigned long long)wh_, (unsigned long long)wch_,                            \
+                  (unsigned long long)s_.launches, (unsigned long long)(nlaunch));              \
+    } while (0)
+
+static amp_array_view *mkview(void *host, size_t es, amp_extent e, amp_access a)
+{
+    amp_array_view *v = NULL;
+    ASSERT_OK(amp_array_view_create(host, es, e, a, &v));
+    cr_assert_not_null(v);
+    return v;
+}
+
+static void launch1(mem_ctx *c, const char *kname, amp_extent e, const amp_arg *a, size_t n)
+{
+    amp_kernel *k = test_kernel(c->p, kname);
+    ASSERT_OK(amp_parallel_for_each(c->q, e, k, a, n));
+}
+
+static void check_f32(const float *got, const float *want, size_t n, const char *what)
+{
+    size_t bad = 0, first = 0;
+    for (size_t i = 0; i < n; ++i)
+        if (!(got[i] == want[i]) && bad++ == 0) first = i;
+    cr_assert_eq(bad, 0, "%s: %zu of %zu elements wrong; first at %zu: got %.9g want %.9g", what,
+                 bad, n, first, (double)got[first], (double)want[first]);
+}
+
+#define NE 4096
+#define NB (NE * 4)
+
+/* ------------------------------------------------------------ scenarios */
+
+ACCEL_TEST(memory, read_only_view_copied_in_once_never_back)
+{
+    mem_ctx c;
+    mem_open(&c, acc);
+    static float in[NE], out[NE], want[NE], in0[NE];
+    test_fill_random(in, NE, 1);
+    memcpy(in0, in, sizeof in);
+    for (int i = 0; i < NE; ++i) { out[i] = POISON_F32; want[i] = in[i] * 4.0f - 0.5f; }
+    amp_array_view *vi = mkview(in, 4, amp_extent_1d(NE), AMP_READ_ONLY);
+    amp_array_view *vo = mkview(out, 4, amp_extent_1d(NE), AMP_WRITE_ONLY);
+    amp_arg a[] = {amp_arg_view(vi), amp_arg_view(vo)};
+    launch1(&c, "mem_copy1", amp_extent_1d(NE), a, 2);
+    EXPECT_STATS(&c, NB, 1, 0, 0, 1, "after the first launch");
+    launch1(&c, "mem_copy1", amp_extent_1d(NE), a, 2);
+    EXPECT_STATS(&c, NB, 1, 0, 0, 2, "after the second launch");
+    ASSERT_OK(amp_array_view_synchronize(vi));
+    EXPECT_STATS(&c, NB, 1, 0, 0, 2, "after synchronizing the read-only view");
+    ASSERT_OK(amp_array_view_synchronize(vo));
+    EXPECT_STATS(&c, NB, 1, NB, 1, 2, "after synchronizing the output");
+    check_f32(out, want, NE, "out = in * 4 - 0.5");
+    ASSERT_OK(amp_array_view_destroy(vi));
+    ASSERT_OK(amp_array_view_destroy(vo));
+    EXPECT_STATS(&c, NB, 1, NB, 1, 2, "after destroying both");
+    check_f32(in, in0, NE, "the read-only input");
+    mem_close(&c);
+}
+
+ACCEL_TEST(memory, write_only_view_not_copied_in)
+{
+    mem_ctx c;
+    mem_open(&c, acc);
+    static float out[NE], want[NE];
+    for (int i = 0; i < NE; ++i) { out[i] = POISON_F32; want[i] = 0.25f + (float)i; }
+    amp_array_view *vo = mkview(out, 4, amp_extent_1d(NE), AMP_WRITE_ONLY);
+    amp_arg a[] = {amp_arg_view(vo), amp_arg_float(0.25f)};
+    launch1(&c, "mem_fill1", amp_extent_1d(NE), a, 2);
+    EXPECT_STATS(&c, 0, 0, 0, 0, 1, "after the launch");
+    ASSERT_OK(amp_array_view_synchronize(vo));
+    EXPECT_STATS(&c, 0, 0, NB, 1, 1, "after synchronize");
+    check_f32(out, want, NE, "fill");
+    ASSERT_OK(amp_array_view_destroy(vo));
+    EXPECT_STATS(&c, 0, 0, NB, 1, 1, "after destroy");
+    mem_close(&c);
+}
+
+ACCEL_TEST(memory, read_write_view_in_and_back)
+{
+    mem_ctx c;
+    mem_open(&c, acc);
+    static float v[NE], want[NE];
+    test_fill_random(v, NE, 2);
+    for (int i = 0; i < NE; ++i) want[i] = v[i] * 2.0f + 1.0f;
+    amp_array_view *vv = mkview(v, 4, amp_extent_1d(NE), AMP_READ_WRITE);
+    amp_arg a[] = {amp_arg_view(vv)};
+    launch1(&c, "mem_scale1", amp_extent_1d(NE), a, 1);
+    EXPECT_STATS(&c, NB, 1, 0, 0, 1, "after the launch");
+    ASSERT_OK(amp_array_view_synchronize(vv));
+    EXPECT_STATS(&c, NB, 1, NB, 1, 1, "after synchronize");
+    check_f32(v, want, NE, "v * 2 + 1");
+    ASSERT_OK(amp_array_view_destroy(vv));
+    mem_close(&c);
+}
+
+ACCEL_TEST(memory, discard_data_skips_copy_in)
+{
+    mem_ctx c;
+    mem_open(&c, acc);
+    static float v[NE], want[NE];
+    test_fill_random(v, NE, 3);
+    for (int i = 0; i < NE; ++i) want[i] = -3.0f + (float)i;
+    amp_array_view *vv = mkview(v, 4, amp_extent_1d(NE), AMP_READ_WRITE);
+    ASSERT_OK(amp_array_view_discard_data(vv));
+    amp_arg a[] = {amp_arg_view(vv), amp_arg_float(-3.0f)};
+    launch1(&c, "mem_fill1", amp_extent_1d(NE), a, 2);
+    EXPECT_STATS(&c, 0, 0, 0, 0, 1, "after a launch on a discarded view");
+    ASSERT_OK(amp_array_view_synchronize(vv));
+    EXPECT_STATS(&c, 0, 0, NB, 1, 1, "after synchronize");
+    check_f32(v, want, NE, "fill after discard");
+    ASSERT_OK(amp_array_view_destroy(vv));
+    mem_close(&c);
+}
+
+ACCEL_TEST(memory, refresh_copies_in_again)
+{
+    mem_ctx c;
+    mem_open(&c, acc);
+    static float v[NE], want[NE];
+    test_fill_random(v, NE, 4);
+    for (int i = 0; i < NE; ++i) want[i] = v[i] * 2.0f + 1.0f;
+    amp_array_view *vv = mkview(v, 4, amp_extent_1d(NE), AMP_READ_WRITE);
+    amp_arg a[] = {amp_arg_view(vv)};
+    launch1(&c, "mem_scale1", amp_extent_1d(NE), a, 1);
+    ASSERT_OK(amp_array_view_synchronize(vv));
+    EXPECT_STATS(&c, NB, 1, NB, 1, 1, "launch + synchronize");
+    check_f32(v, want, NE, "first launch");
+    /* host and device agree after synchronize: no copy in for the next launch */
+    launch1(&c, "mem_scale1", amp_extent_1d(NE), a, 1);
+    EXPECT_STATS(&c, NB, 1, NB, 1, 2, "second launch after synchronize");
+    ASSERT_OK(amp_array_view_synchronize(vv));
+    EXPECT_STATS(&c, NB, 1, 2 * NB, 2, 2, "second synchronize");
+    for (int i = 0; i < NE; ++i) want[i] = want[i] * 2.0f + 1.0f;
+    check_f32(v, want, NE, "second launch");
+    /* the host changes the data and says so */
+    test_fill_random(v, NE, 5);
+    for (int i = 0; i < NE; ++i) want[i] = v[i] * 2.0f + 1.0f;
+    ASSERT_OK(amp_array_view_refresh(vv));
+    EXPECT_STATS(&c, NB, 1, 2 * NB, 2, 2, "refresh itself copies nothing");
+    launch1(&c, "mem_scale1", amp_extent_1d(NE), a, 1);
+    EXPECT_STATS(&c, 2 * NB, 2, 2 * NB, 2, 3, "launch after refresh");
+    ASSERT_OK(amp_array_view_synchronize(vv));
+    EXPECT_STATS(&c, 2 * NB, 2, 3 * NB, 3, 3, "synchronize after refresh");
+    check_f32(v, want, NE, "the kernel saw the new host data");
+    ASSERT_OK(amp_array_view_destroy(vv));
+    EXPECT_STATS(&c, 2 * NB, 2, 3 * NB, 3, 3, "destroy of a synchronized view");
+    mem_close(&c);
+}
+
+ACCEL_TEST(memory, two_launches_copy_in_once)
+{
+    mem_ctx c;
+    mem_open(&c, acc);
+    static float v[NE], want[NE];
+    test_fill_random(v, NE, 6);
+    for (int i = 0; i < NE; ++i) want[i] = (v[i] * 2.0f + 1.0f) * 2.0f + 1.0f;
+    amp_array_view *vv = mkview(v, 4, amp_extent_1d(NE), AMP_READ_WRITE);
+    amp_arg a[] = {amp_arg_view(vv)};
+    launch1(&c, "mem_scale1", amp_extent_1d(NE), a, 1);
+    launch1(&c, "mem_scale1", amp_extent_1d(NE), a, 1);
+    EXPECT_STATS(&c, NB, 1, 0, 0, 2, "after two launches");
+    ASSERT_OK(amp_array_view_synchronize(vv));
+    EXPECT_STATS(&c, NB, 1, NB, 1, 2, "after synchronize");
+    check_f32(v, want, NE, "two launches");
+    ASSERT_OK(amp_array_view_destroy(vv));
+    mem_close(&c);
+}
+
+ACCEL_TEST(memory, synchronize_twice_copies_back_once)
+{
+    mem_ctx c;
+    mem_open(&c, acc);
+    static float v[NE], want[NE];
+    test_fill_random(v, NE, 7);
+    for (int i = 0; i < NE; ++i) want[i] = v[i] * 2.0f + 1.0f;
+    amp_array_view *vv = mkview(v, 4, amp_extent_1d(NE), AMP_READ_WRITE);
+    amp_arg a[] = {amp_arg_view(vv)};
+    launch1(&c, "mem_scale1", amp_extent_1d(NE), a, 1);
+    ASSERT_OK(amp_array_view_synchronize(vv));
+    ASSERT_OK(amp_array_view_synchronize(vv));
+    EXPECT_STATS(&c, NB, 1, NB, 1, 1, "after two synchronizes");
+    check_f32(v, want, NE, "result");
+    ASSERT_OK(amp_array_view_destroy(vv));
+    EXPECT_STATS(&c, NB, 1, NB, 1, 1, "after destroy");
+    mem_close(&c);
+}
+
+ACCEL_TEST(memory, section_2d_moves_only_its_bytes)
+{
+    enum { R = 64, C = 64, R0 = 10, C0 = 5, SR = 10, SC = 10, SB = SR * SC * 4 };
+    mem_ctx c;
+    mem_open(&c, acc);
+    static float m[R * C], want[R * C];
+    test_fill_random(m, R * C, 8);
+    memcpy(want, m, sizeof m);
+    for (int r = R0; r < R0 + SR; ++r)
+        for (int q = C0; q < C0 + SC; ++q) want[r * C + q] = m[r * C + q] * 2.0f + 1.0f;
+    amp_array_view *vm = mkview(m, 4, amp_extent_2d(R, C), AMP_READ_WRITE);
+    amp_array_view *vs = NULL;
+    ASSERT_OK(amp_array_view_section(vm, amp_index_2d(R0, C0), amp_extent_2d(SR, SC), &vs));
+    amp_arg a[] = {amp_arg_view(vs)};
+    launch1(&c, "mem_scale2", amp_extent_2d(SR, SC), a, 1);
+    EXPECT_STATS(&c, SB, 1, 0, 0, 1, "after the launch on the section");
+    ASSERT_OK(amp_array_view_synchronize(vs));
+    EXPECT_STATS(&c, SB, 1, SB, 1, 1, "after synchronizing the section");
+    check_f32(m, want, R * C, "64x64 after the section's synchronize");
+    ASSERT_OK(amp_array_view_destroy(vs));
+    ASSERT_OK(amp_array_view_synchronize(vm));
+    ASSERT_OK(amp_array_view_destroy(vm));
+    EXPECT_STATS(&c, SB, 1, SB, 1, 1, "after synchronizing and destroying the parent");
+    check_f32(m, want, R * C, "64x64 after the parent's destroy");
+    mem_close(&c);
+}
+
+ACCEL_TEST(memory, section_3d_moves_only_its_bytes)
+{
+    enum { X = 8, Y = 16, Z = 32, SX = 3, SY = 5, SZ = 7, SB = SX * SY * SZ * 4 };
+    mem_ctx c;
+    mem_open(&c, acc);
+    static float m[X * Y * Z], want[X * Y * Z];
+    test_fill_random(m, X * Y * Z, 9);
+    memcpy(want, m, sizeof m);
+    for (int x = 2; x < 2 + SX; ++x)
+        for (int y = 3; y < 3 + SY; ++y)
+            for (int z = 4; z < 4 + SZ; ++z) {
+                int l = (x * Y + y) * Z + z;
+                want[l] = m[l] * 2.0f + 1.0f;
+            }
+    amp_array_view *vm = mkview(m, 4, amp_extent_3d(X, Y, Z), AMP_READ_WRITE);
+    amp_array_view *vs = NULL;
+    ASSERT_OK(amp_array_view_section(vm, amp_index_3d(2, 3, 4), amp_extent_3d(SX, SY, SZ), &vs));
+    amp_arg a[] = {amp_arg_view(vs)};
+    launch1(&c, "mem_scale3", amp_extent_3d(SX, SY, SZ), a, 1);
+    EXPECT_STATS(&c, SB, 1, 0, 0, 1, "after the launch on the 3-D section");
+    ASSERT_OK(amp_array_view_destroy(vs)); /* destroy synchronizes */
+    EXPECT_STATS(&c, SB, 1, SB, 1, 1, "after destroying the section");
+    check_f32(m, want, X * Y * Z, "8x16x32 after the 3-D section");
+    ASSERT_OK(amp_array_view_destroy(vm));
+    EXPECT_STATS(&c, SB, 1, SB, 1, 1, "after destroying the parent");
+    mem_close(&c);
+}
+
+ACCEL_TEST(memory, projection_moves_only_its_row)
+{
+    enum { R = 32, C = 48, ROW = 7, RB = C * 4 };
+    mem_ctx c;
+    mem_open(&c, acc);
+    static float m[R * C], want[R * C];
+    test_fill_random(m, R * C, 10);
+    memcpy(want, m, sizeof m);
+    for (int q = 0; q < C; ++q) want[ROW * C + q] = m[ROW * C + q] * 2.0f + 1.0f;
+    amp_array_view *vm = mkview(m, 4, amp_extent_2d(R, C), AMP_READ_WRITE);
+    amp_array_view *row = NULL;
+    ASSERT_OK(amp_array_view_project(vm, ROW, &row));
+    amp_arg a[] = {amp_arg_view(row)};
+    launch1(&c, "mem_scale1", amp_extent_1d(C), a, 1);
+    EXPECT_STATS(&c, RB, 1, 0, 0, 1, "after the launch on row 7");
+    ASSERT_OK(amp_array_view_synchronize(row));
+    EXPECT_STATS(&c, RB, 1, RB, 1, 1, "after synchronizing row 7");
+    check_f32(m, want, R * C, "after row 7's synchronize");
+    ASSERT_OK(amp_array_view_destroy(row));
+    ASSERT_OK(amp_array_view_destroy(vm));
+    EXPECT_STATS(&c, RB, 1, RB, 1, 1, "after destroying row and parent");
+    check_f32(m, want, R * C, "after destroy");
+    mem_close(&c);
+}
+
+/* A read-write view that every kernel took as const is never copied back. */
+ACCEL_TEST(memory, const_only_view_never_copied_back)
+{
+    mem_ctx c;
+    mem_open(&c, acc);
+    static float in[NE], o1[NE], o2[NE], want[NE], in0[NE];
+    test_fill_random(in, NE, 11);
+    memcpy(in0, in, sizeof in);
+    for (int i = 0; i < NE; ++i) { o1[i] = o2[i] = POISON_F32; want[i] = in[i] * 4.0f - 0.5f; }
+    amp_array_view *vi = mkview(in, 4, amp_extent_1d(NE), AMP_READ_WRITE);
+    amp_array_view *v1 = mkview(o1, 4, amp_extent_1d(NE), AMP_WRITE_ONLY);
+    amp_array_view *v2 = mkview(o2, 4, amp_extent_1d(NE), AMP_WRITE_ONLY);
+    amp_arg a1[] = {amp_arg_view(vi), amp_arg_view(v1)};
+    amp_arg a2[] = {amp_arg_view(vi), amp_arg_view(v2)};
+    launch1(&c, "mem_copy1", amp_extent_1d(NE), a1, 2);
+    launch1(&c, "mem_copy1", amp_extent_1d(NE), a2, 2);
+    EXPECT_STATS(&c, NB, 1, 0, 0, 2, "after two launches reading the view");
+    ASSERT_OK(amp_array_view_synchronize(vi));
+    ASSERT_OK(amp_array_view_destroy(vi));
+    EXPECT_STATS(&c, NB, 1, 0, 0, 2, "after synchronizing and destroying the const-only view");
+    check_f32(in, in0, NE, "the input");
+    ASSERT_OK(amp_array_view_destroy(v1));
+    ASSERT_OK(amp_array_view_destroy(v2));
+    EXPECT_STATS(&c, NB, 1, 2 * NB, 2, 2, "after destroying the outputs");
+    check_f32(o1, want, NE, "first output");
+    check_f32(o2, want, NE, "second output");
+    mem_close(&c);
+}
+
+ACCEL_TEST(memory, destroy_copies_back)
+{
+    mem_ctx c;
+    mem_open(&c, acc);
+    static float v[NE], want[NE];
+    test_fill_random(v, NE, 12);
+    for (int i = 0; i < NE; ++i) want[i] = v[i] * 2.0f + 1.0f;
+    amp_array_view *vv = mkview(v, 4, amp_extent_1d(NE), AMP_READ_WRITE);
+    amp_arg a[] = {amp_arg_view(vv)};
+    launch1(&c, "mem_scale1", amp_extent_1d(NE), a, 1);
+    ASSERT_OK(amp_array_view_destroy(vv));
+    EXPECT_STATS(&c, NB, 1, NB, 1, 1, "after destroy without synchronize");
+    check_f32(v, want, NE, "destroy copied the result back");
+    mem_close(&c);
+}
+
+ACCEL_TEST(memory, launch_counts_and_reset)
+{
+    mem_ctx c;
+    mem_open(&c, acc);
+    enum { M = 256 };
+    float v[M], want[M];
+    test_fill_random(v, M, 13);
+    memcpy(want, v, sizeof v);
+    amp_array_view *vv = mkview(v, 4, amp_extent_1d(M), AMP_READ_WRITE);
+    amp_arg a[] = {amp_arg_view(vv)};
+    for (int i = 0; i < 5; ++i) {
+        launch1(&c, "mem_scale1", amp_extent_1d(M), a, 1);
+        for (int j = 0; j < M; ++j) want[j] = want[j] * 2.0f + 1.0f;
+    }
+    EXPECT_STATS(&c, M * 4, 1, 0, 0, 5, "after five launches");
+    /* a refused launch is not counted */
+    ASSERT_STATUS(amp_parallel_for_each(c.q, amp_extent_1d(0), test_kernel(c.p, "mem_scale1"), a, 1),
+                  AMP_ERROR_INVALID_EXTENT);
+    EXPECT_STATS(&c, M * 4, 1, 0, 0, 5, "after a refused launch");
+    ASSERT_OK(amp_accelerator_view_reset_stats(c.q));
+    EXPECT_STATS(&c, 0, 0, 0, 0, 0, "after reset");
+    ASSERT_OK(amp_array_view_synchronize(vv));
+    EXPECT_STATS(&c, 0, 0, M * 4, 1, 0, "synchronize after reset");
+    check_f32(v, want, M, "five launches");
+    ASSERT_OK(amp_array_view_destroy(vv));
+    mem_close(&c);
+}
+
+/* ---------------------------------------------------- forced unified */
+
+static void force_unified(void) { setenv("AMP_UNIFIED_MEMORY", "on", 1); }
+
+ACCEL_TEST(memory, forced_unified_copies_nothing, .init = force_unified)
+{
+    mem_ctx c;
+    mem_open(&c, acc);
+    cr_assert(c.info.is_unified_memory,
+              "AMP_UNIFIED_MEMORY=on: %s does not report is_unified_memory", c.info.device_path);
+    static float in[NE], out[NE], v[NE], want_out[NE], want_v[NE];
+    test_fill_random(in, NE, 14);
+    test_fill_random(v, NE, 15);
+    for (int i = 0; i < NE; ++i) {
+        out[i] = POISON_F32;
+        want_out[i] = in[i] * 4.0f - 0.5f;
+        want_v[i] = v[i] * 2.0f + 1.0f;
+    }
+    amp_array_view *vi = mkview(in, 4, amp_extent_1d(NE), AMP_READ_ONLY);
+    amp_array_view *vo = mkview(out, 4, amp_extent_1d(NE), AMP_WRITE_ONLY);
+    amp_array_view *vv = mkview(v, 4, amp_extent_1d(NE), AMP_READ_WRITE);
+    amp_arg a[] = {amp_arg_view(vi), amp_arg_view(vo)};
+    amp_arg b[] = {amp_arg_view(vv)};
+    launch1(&c, "mem_copy1", amp_extent_1d(NE), a, 2);
+    launch1(&c, "mem_scale1", amp_extent_1d(NE), b, 1);
+    ASSERT_OK(amp_array_view_synchronize(vo));
+    ASSERT_OK(amp_array_view_synchronize(vv));
+    check_f32(out, want_out, NE, "read-only -> write-only");
+    check_f32(v, want_v, NE, "read-write, one launch");
+    for (int i = 0; i < NE; ++i) want_v[i] = want_v[i] * 2.0f + 1.0f;
+    launch1(&c, "mem_scale1", amp_extent_1d(NE), b, 1);
+    ASSERT_OK(amp_array_view_synchronize(vv));
+    check_f32(v, want_v, NE, "read-write, two launches");
+    /* the host changes the data, refreshes, and the kernel sees it */
+    v[0] = 8.0f;
+    want_v[0] = 17.0f;
+    ASSERT_OK(amp_array_view_refresh(vv));
+    launch1(&c, "mem_scale1", amp_extent_1d(1), b, 1);
+    ASSERT_OK(amp_array_view_destroy(vv));
+    check_f32(v, want_v, NE, "after a host change and refresh");
+    ASSERT_OK(amp_array_view_destroy(vi));
+    ASSERT_OK(amp_array_view_destroy(vo));
+    amp_stats s;
+    ASSERT_OK(amp_accelerator_view_get_stats(c.q, &s));
+    cr_assert(s.bytes_to_device == 0 && s.copies_to_device == 0 && s.bytes_to_host == 0 &&
+                  s.copies_to_host == 0,
+              "forced unified: %llu bytes in %llu copies to device, %llu bytes in %llu copies to host",
+              (unsigned long long)s.bytes_to_device, (unsigned long long)s.copies_to_device,
+              (unsigned long long)s.bytes_to_host, (unsigned long long)s.copies_to_host);
+    cr_assert_eq(s.launches, 4, "launches %llu, want 4", (unsigned long long)s.launches);
+    mem_close(&c);
+}
