@@ -173,7 +173,10 @@ AMP_API amp_status amp_accelerator_view_wait(amp_accelerator_view *q);
 AMP_API amp_status amp_accelerator_view_destroy(amp_accelerator_view *q);
 
 /* Data movement and launch counters of one accelerator view (every copy and
- * launch issued on behalf of work queued on it). */
+ * launch issued on behalf of work queued on it). One box of a view (a whole
+ * view, a section, a projection) moved in one direction counts as one copy,
+ * however many strided driver copies it takes. Copy-backs on host access are
+ * counted on the queue of the last launch that used the data. */
 typedef struct amp_stats {
     uint64_t bytes_to_device, copies_to_device;
     uint64_t bytes_to_host, copies_to_host;
@@ -189,7 +192,8 @@ typedef struct amp_array_view amp_array_view;
 typedef enum amp_access { AMP_READ_WRITE = 0, AMP_READ_ONLY = 1, AMP_WRITE_ONLY = 2 } amp_access;
 
 /* Device-resident container of amp_extent_size(e) elements of elem_size bytes
- * on q's accelerator (q NULL: default accelerator's default view). init (may
+ * on q's accelerator (q NULL: the DEFAULT accelerator's default view, which
+ * may not be the accelerator your kernels were built for). init (may
  * be NULL) is copied in before return; the caller keeps it. Blocks for that
  * copy. AMP_ERROR_OUT_OF_MEMORY when the device has no room. */
 AMP_API amp_status amp_array_create(amp_accelerator_view *q, size_t elem_size, amp_extent e,
@@ -223,7 +227,9 @@ AMP_API void *amp_array_view_data(const amp_array_view *v);
 AMP_API amp_status amp_array_view_synchronize(amp_array_view *v);
 /* The host changed the memory behind v: device copies are stale. */
 AMP_API amp_status amp_array_view_refresh(amp_array_view *v);
-/* The contents are not needed: the next kernel gets no copy-in. */
+/* The contents are not needed: the next kernel gets no copy-in, and device
+ * data not yet copied back is dropped (a later synchronize copies nothing
+ * for it). */
 AMP_API amp_status amp_array_view_discard_data(amp_array_view *v);
 /* Synchronizes first (its status is returned), then frees the view. */
 AMP_API amp_status amp_array_view_destroy(amp_array_view *v);
@@ -291,15 +297,22 @@ AMP_API amp_arg amp_arg_double(double x);
 
 /* Run kernel k (an AMP_KERNEL) once per index of e on q (NULL: the kernel's
  * accelerator's default view). Returns once queued (as-if synchronous: any
- * host access to a view it uses waits for it). Arguments are checked against
- * the kernel's signature: AMP_ERROR_ARGUMENT_MISMATCH names the parameter.
- * AMP_ERROR_INVALID_EXTENT: bad e or rank differs from the kernel's index.
+ * host access to a view it uses waits for it). args[i] binds the kernel's
+ * parameter i after its index (counted from 0); the caller keeps the views.
+ * Arguments are checked against the kernel's signature:
+ * AMP_ERROR_ARGUMENT_MISMATCH names "parameter i" and what differs (count,
+ * kind, rank, element size, an AMP_READ_ONLY view on a non-const parameter).
+ * AMP_ERROR_INVALID_EXTENT: bad e, or its rank differs from the kernel's index.
  * AMP_ERROR_INVALID_ARGUMENT: k is tiled, or q is on another accelerator.
- * AMP_ERROR_DEVICE: an earlier fault on q. */
+ * AMP_ERROR_DEVICE: an earlier kernel faulted. On NVIDIA GPUs a fault ruins
+ * the whole device context: every later call on that accelerator fails with
+ * AMP_ERROR_DEVICE; destroying handles stays safe. */
 AMP_API amp_status amp_parallel_for_each(amp_accelerator_view *q, amp_extent e, amp_kernel *k,
                                          const amp_arg *args, size_t nargs);
 /* Tiled launch of an AMP_TILED_KERNEL. AMP_ERROR_INVALID_COMPUTE_DOMAIN when
- * t is not divisible or its tile differs from the kernel's tiled_index. */
+ * t is not divisible, or its rank or tile differs from the kernel's
+ * tiled_index. AMP_ERROR_INVALID_ARGUMENT: k is not tiled. Otherwise as
+ * amp_parallel_for_each. */
 AMP_API amp_status amp_parallel_for_each_tiled(amp_accelerator_view *q, amp_tiled_extent t,
                                                amp_kernel *k, const amp_arg *args, size_t nargs);
 
