@@ -7,7 +7,6 @@ PACKAGES=(
   libcriterion-dev                          # the test framework
   libamdhip64-dev libamd-comgr-dev          # HIP runtime + hipRTC and comgr (loaded at run time)
   llvm-15                                   # llvm-readelf-15 / llvm-objdump-15 for code-object checks
-  libboost-context-dev                      # fcontext: fast fiber switches for the CPU accelerator
 )
 
 missing=()

@@ -13,8 +13,11 @@
 #define tile_static __shared__
 #endif
 
-#ifndef AMP__CHECK_ACCESS
-#define AMP__CHECK_ACCESS(view, idx, N) ((void)0)
+// The base pointer an element access goes through. A checking prelude (the
+// CPU accelerator's debug mode) redefines it to report an index outside the
+// view and to return a base that keeps the access inside the view.
+#ifndef AMP__CHECKED_BASE
+#define AMP__CHECKED_BASE(view, idx) ((view).data_)
 #endif
 
 namespace amp {
@@ -144,10 +147,7 @@ template <class T, int N> struct array_view {
     }
     AMP_FI amp::extent<N> get_extent() const { return extent; }
     AMP_FI T *data() const { return data_; }
-    AMP_FI T &operator[](const index<N> &i) const {
-        AMP__CHECK_ACCESS(*this, i, N);
-        return data_[offset_of(i)];
-    }
+    AMP_FI T &operator[](const index<N> &i) const { return AMP__CHECKED_BASE(*this, i)[offset_of(i)]; }
     AMP_FI T &operator()(const index<N> &i) const { return (*this)[i]; }
     template <class... I, typename meta::enable<sizeof...(I) == N>::type = 0>
     AMP_FI T &operator()(I... is) const { return (*this)[index<N>(is...)]; }
@@ -159,8 +159,7 @@ template <class T, int N> struct array_view {
             array_view<T, (N > 1 ? N - 1 : 1)> r;
             index<N> origin;
             origin.v[0] = i;
-            AMP__CHECK_ACCESS(*this, origin, N);
-            r.data_ = data_ + (long long)i * stride_[0];
+            r.data_ = AMP__CHECKED_BASE(*this, origin) + (long long)i * stride_[0];
             for (int d = 1; d < N; ++d) {
                 r.stride_[d - 1] = stride_[d];
                 r.extent.v[d - 1] = extent.v[d];

@@ -1,0 +1,329 @@
+/* cpu_backend.c — the CPU accelerator's backend table: enumeration and settings, module loading (memfd + dlopen), unified host memory, and trivially complete queues and events (launches run synchronously). */
+#include "cpu_internal.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#define AMP__CPU_MAX_THREADS 1024
+#define AMP__CPU_DEFAULT_STACK (256 * 1024)
+
+static amp__cpu_device amp__cpu_dev;
+static pthread_once_t amp__cpu_once = PTHREAD_ONCE_INIT;
+
+/* ------------------------------------------------------------- settings */
+
+static int amp__cpu_default_threads(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) {
+        int n = CPU_COUNT(&set);
+        if (n > 0) return n;
+    }
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+/* A positive integer with an optional K/M/G suffix; false when malformed. */
+static bool amp__cpu_parse_size(const char *s, unsigned long long *out)
+{
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || s[0] == '-') return false;
+    unsigned long long mul = 1;
+    if (*end == 'k' || *end == 'K') mul = 1ULL << 10;
+    else if (*end == 'm' || *end == 'M') mul = 1ULL << 20;
+    else if (*end == 'g' || *end == 'G') mul = 1ULL << 30;
+    if (mul != 1) end++;
+    if (*end == 'i' && mul != 1) end++;  /* KiB, MiB */
+    if ((*end == 'b' || *end == 'B') && mul != 1) end++;
+    if (*end || v == 0 || v > (1ULL << 40) / mul) return false;
+    *out = v * mul;
+    return true;
+}
+
+static void amp__cpu_init(void)
+{
+    amp__cpu_device *d = &amp__cpu_dev;
+    unsigned long long v;
+    /* Invalid settings fall back to the defaults rather than failing:
+     * enumeration cannot fail. */
+    d->nthreads = amp__cpu_default_threads();
+    const char *s = amp__env("AMP_CPU_THREADS");
+    if (s) {
+        char *end = NULL;
+        errno = 0;
+        long t = strtol(s, &end, 10);
+        if (!errno && end != s && !*end && t >= 1 && t <= AMP__CPU_MAX_THREADS) d->nthreads = (int)t;
+    }
+    if (d->nthreads > AMP__CPU_MAX_THREADS) d->nthreads = AMP__CPU_MAX_THREADS;
+    d->stack_size = AMP__CPU_DEFAULT_STACK;
+    s = amp__env("AMP_CPU_STACK_SIZE");
+    if (s && amp__cpu_parse_size(s, &v) && v >= 16 * 1024 && v <= (1ULL << 30)) d->stack_size = (size_t)v;
+#ifdef HIPAMP_DEBUG_CHECKS_DEFAULT
+    d->debug = true;
+#endif
+    s = amp__env("AMP_DEBUG");
+    if (s) d->debug = amp__env_flag("AMP_DEBUG");
+    struct utsname u;
+    snprintf(d->machine, sizeof d->machine, "%.63s", uname(&u) == 0 ? u.machine : "unknown");
+    amp__cpu_find_compiler(d);
+}
+
+/* -------------------------------------------------------------- modules */
+
+typedef struct amp__cpu_module {
+    void *handle;
+    int fd; /* kept open while loaded: its /proc/self/fd name stays unique */
+} amp__cpu_module;
+
+static const char *amp__cpu_cache_tag(void *dev)
+{
+    return ((amp__cpu_device *)dev)->cache_tag;
+}
+
+static amp_status amp__cpu_compile_op(void *dev, const char *source, const char *source_name,
+                                      const char *options, void **bin, size_t *bin_size)
+{
+    return amp__cpu_compile(dev, source, source_name, options, bin, bin_size);
+}
+
+static bool amp__cpu_write_all(int fd, const void *data, size_t size)
+{
+    const char *p = data;
+    while (size) {
+        ssize_t n = write(fd, p, size);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return false;
+        p += n;
+        size -= (size_t)n;
+    }
+    return true;
+}
+
+/* dlopen the bytes through an anonymous memory file, else (no memfd, or a
+ * policy against executing one) through an unlinked temporary file. glibc
+ * matches already-loaded objects by name, so a name must stay unique while
+ * its module is loaded: the memfd stays open until unload. */
+static amp_status amp__cpu_module_load(void *dev, const void *bin, size_t bin_size, void **module)
+{
+    amp_status st = AMP_OK;
+    char path[4200];
+    char err[512] = "";
+    amp__cpu_module *m = calloc(1, sizeof *m);
+    *module = NULL;
+    if (!m) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for a module");
+    m->fd = -1;
+    if (!bin || bin_size == 0) {
+        st = amp__fail(AMP_ERROR_INVALID_ARGUMENT, "CPU accelerator: empty module binary");
+        goto fail;
+    }
+    m->fd = memfd_create("hipamp-cpu-module", MFD_CLOEXEC);
+    if (m->fd >= 0) {
+        snprintf(path, sizeof path, "/proc/self/fd/%d", m->fd);
+        if (amp__cpu_write_all(m->fd, bin, bin_size)) m->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        if (!m->handle) {
+            const char *e = dlerror();
+            snprintf(err, sizeof err, "%s", e ? e : "cannot write the module");
+            close(m->fd);
+            m->fd = -1;
+        }
+    }
+    if (!m->handle) {
+        const char *tmp = amp__env("TMPDIR");
+        snprintf(path, sizeof path, "%s/hipamp-cpu-XXXXXX.so", tmp ? tmp : "/tmp");
+        int fd = mkstemps(path, 3);
+        if (fd < 0) {
+            st = amp__fail(AMP_ERROR_DEVICE, "CPU accelerator: cannot load a module: %s%s%s",
+                           err, err[0] ? "; temporary file: " : "", strerror(errno));
+            goto fail;
+        }
+        bool ok = amp__cpu_write_all(fd, bin, bin_size);
+        close(fd);
+        if (ok) m->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        const char *e = ok && !m->handle ? dlerror() : NULL;
+        unlink(path);
+        if (!m->handle) {
+            st = amp__fail(AMP_ERROR_DEVICE, "CPU accelerator: cannot load a module: %s%s%s", err,
+                           err[0] ? "; " : "", e ? e : "cannot write a temporary file");
+            goto fail;
+        }
+    }
+    int (*abi)(void) = (int (*)(void))dlsym(m->handle, "amp__cpu_abi");
+    if (!abi || abi() != AMP__CPU_ABI) {
+        st = amp__fail(AMP_ERROR_DEVICE, "CPU accelerator: module built for CPU ABI %d, this library "
+                       "speaks %d (stale cache entry?)", abi ? abi() : 0, AMP__CPU_ABI);
+        goto fail;
+    }
+    *module = m;
+    return AMP_OK;
+fail:
+    if (m->handle) dlclose(m->handle);
+    if (m->fd >= 0) close(m->fd);
+    free(m);
+    return st;
+}
+
+static void amp__cpu_module_unload(void *dev, void *module)
+{
+    amp__cpu_module *m = module;
+    if (!m) return;
+    dlclose(m->handle);
+    if (m->fd >= 0) close(m->fd);
+    free(m);
+}
+
+static amp_status amp__cpu_kernel_get(void *dev, void *module, const char *name, void **fn,
+                                      amp__signature *sig)
+{
+    amp__cpu_module *m = module;
+    char symbol[512];
+    *fn = NULL;
+    if (!m || !name) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "CPU accelerator: kernel_get without %s",
+                                      m ? "a name" : "a module");
+    if (snprintf(symbol, sizeof symbol, "%s%s", name, AMP__SIG_SUFFIX) >= (int)sizeof symbol)
+        return amp__fail(AMP_ERROR_KERNEL_NOT_FOUND, "kernel name '%.64s...' is too long", name);
+    /* Both must come from this module: a name like "printf" resolves in its
+     * dependencies, but then has no signature record. */
+    void *f = dlsym(m->handle, name);
+    const amp__signature *s = dlsym(m->handle, symbol);
+    if (!f || !s)
+        return amp__fail(AMP_ERROR_KERNEL_NOT_FOUND,
+                         "kernel '%s' not found in the program (no AMP_KERNEL or AMP_TILED_KERNEL "
+                         "of that name)", name);
+    if (s->magic != AMP__SIG_MAGIC || s->version != AMP__SIG_VERSION)
+        return amp__fail(AMP_ERROR_KERNEL_NOT_FOUND,
+                         "kernel '%s' has a signature record of another prelude version "
+                         "(magic %#x, version %d)", name, (unsigned)s->magic, s->version);
+    memcpy(sig, s, sizeof *sig);
+    *fn = f;
+    return AMP_OK;
+}
+
+/* ------------------------------------------------------ queues, events
+ * Launches and copies complete inside the call that queues them, so every
+ * queue is always drained and every event has fired. */
+static char amp__cpu_token;
+
+static amp_status amp__cpu_queue_create(void *dev, void **queue)
+{
+    *queue = &amp__cpu_token;
+    return AMP_OK;
+}
+static void amp__cpu_queue_destroy(void *dev, void *queue) {}
+static amp_status amp__cpu_queue_wait(void *dev, void *queue) { return AMP_OK; }
+static amp_status amp__cpu_queue_wait_event(void *dev, void *queue, void *event) { return AMP_OK; }
+static amp_status amp__cpu_event_record(void *dev, void *queue, void **event)
+{
+    *event = &amp__cpu_token;
+    return AMP_OK;
+}
+static amp_status amp__cpu_event_wait(void *dev, void *event) { return AMP_OK; }
+static amp_status amp__cpu_event_query(void *dev, void *event, bool *done)
+{
+    *done = true;
+    return AMP_OK;
+}
+static void amp__cpu_event_release(void *dev, void *event) {}
+
+/* --------------------------------------------------------------- memory */
+
+static amp_status amp__cpu_mem_alloc(void *dev, size_t bytes, void **dptr)
+{
+    /* 64-byte alignment: cache lines, and any vector width. */
+    size_t n = bytes ? (bytes + 63) / 64 * 64 : 64;
+    void *p = n >= bytes ? aligned_alloc(64, n) : NULL;
+    *dptr = p;
+    if (!p) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: cannot allocate %zu bytes", bytes);
+    return AMP_OK;
+}
+
+static void amp__cpu_mem_free(void *dev, void *dptr) { free(dptr); }
+
+static amp_status amp__cpu_host_register(void *dev, void *host, size_t bytes, void **dptr)
+{
+    *dptr = host;
+    return AMP_OK;
+}
+
+static void amp__cpu_host_unregister(void *dev, void *host) {}
+
+static amp_status amp__cpu_copy(void *dev, void *queue, const amp__copy *c)
+{
+    if (!c || (!c->dst && c->width_bytes) || (!c->src && c->width_bytes))
+        return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "CPU accelerator: copy with a NULL pointer");
+    char *dst = c->dst;
+    const char *src = c->src;
+    size_t h = c->height ? c->height : 1, dd = c->depth ? c->depth : 1;
+    if (h * dd == 1 || (c->width_bytes == c->dst_pitch && c->width_bytes == c->src_pitch &&
+                        (dd == 1 || (c->dst_slice_pitch == h * c->dst_pitch &&
+                                     c->src_slice_pitch == h * c->src_pitch)))) {
+        memmove(dst, src, c->width_bytes * h * dd);
+        return AMP_OK;
+    }
+    for (size_t z = 0; z < dd; ++z)
+        for (size_t y = 0; y < h; ++y)
+            memmove(dst + z * c->dst_slice_pitch + y * c->dst_pitch,
+                    src + z * c->src_slice_pitch + y * c->src_pitch, c->width_bytes);
+    return AMP_OK;
+}
+
+static amp_status amp__cpu_launch_op(void *dev, void *queue, void *fn, const amp__launch *l)
+{
+    return amp__cpu_run(dev, (amp__cpu_entry_fn)fn, l);
+}
+
+static const amp__backend amp__cpu_backend = {
+    .name = "cpu",
+    .cache_tag = amp__cpu_cache_tag,
+    .compile = amp__cpu_compile_op,
+    .module_load = amp__cpu_module_load,
+    .module_unload = amp__cpu_module_unload,
+    .kernel_get = amp__cpu_kernel_get,
+    .queue_create = amp__cpu_queue_create,
+    .queue_destroy = amp__cpu_queue_destroy,
+    .queue_wait = amp__cpu_queue_wait,
+    .queue_wait_event = amp__cpu_queue_wait_event,
+    .event_record = amp__cpu_event_record,
+    .event_wait = amp__cpu_event_wait,
+    .event_query = amp__cpu_event_query,
+    .event_release = amp__cpu_event_release,
+    .mem_alloc = amp__cpu_mem_alloc,
+    .mem_free = amp__cpu_mem_free,
+    .host_register = amp__cpu_host_register,
+    .host_unregister = amp__cpu_host_unregister,
+    .copy = amp__cpu_copy,
+    .launch = amp__cpu_launch_op,
+};
+
+void amp__cpu_enumerate(amp__device_entry *out)
+{
+    pthread_once(&amp__cpu_once, amp__cpu_init);
+    amp__cpu_device *d = &amp__cpu_dev;
+    memset(out, 0, sizeof *out);
+    out->be = &amp__cpu_backend;
+    out->dev = d;
+    amp_accelerator_info *i = &out->info;
+    snprintf(i->description, sizeof i->description, "CPU (%d thread%s%s)", d->nthreads,
+             d->nthreads == 1 ? "" : "s", d->debug ? ", debug checks" : "");
+    snprintf(i->device_path, sizeof i->device_path, "cpu");
+    snprintf(i->arch, sizeof i->arch, "%s", d->machine);
+    i->dedicated_memory = 0;
+    i->compute_units = d->nthreads;
+    i->max_tile_threads = AMP_MAX_TILE_THREADS;
+    /* tile_static is thread-local storage: no hardware limit; report what
+     * C++ AMP guarantees everywhere. */
+    i->max_tile_static_bytes = 64 * 1024;
+    i->is_emulated = true;
+    i->is_unified_memory = true;
+    i->supports_double_precision = true;
+    i->is_available = d->available;
+    snprintf(i->unavailable_reason, sizeof i->unavailable_reason, "%.255s", d->available ? "" : d->reason);
+}

@@ -1,0 +1,92 @@
+/* cpu_fiber.c — fiber contexts (initial frames for the assembly switch in cpu_switch.S, or ucontext on other architectures) and guarded fiber stacks. */
+#include "cpu_internal.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#if AMP__CPU_ASM_SWITCH
+void amp__cpu_fiber_start(void); /* cpu_switch.S */
+
+void amp__cpu_ctx_make(amp__cpu_ctx *ctx, void *lo, size_t size, void (*fn)(void *), void *arg)
+{
+    /* Top of stack, 16-byte aligned with a little headroom. */
+    uintptr_t top = ((uintptr_t)lo + size - 64) & ~(uintptr_t)15;
+#if defined(__x86_64__)
+    /* The switch pops these 56 bytes and returns, leaving rsp == top:
+     * 16-aligned, as the call in amp__cpu_fiber_start requires. */
+    uint64_t *f = (uint64_t *)(top - 56);
+    f[0] = 0;                  /* r15 */
+    f[1] = 0;                  /* r14 */
+    f[2] = 0;                  /* r13 */
+    f[3] = (uint64_t)arg;      /* r12 */
+    f[4] = (uint64_t)fn;       /* rbx */
+    f[5] = 0;                  /* rbp */
+    f[6] = (uint64_t)(uintptr_t)amp__cpu_fiber_start;
+    ctx->sp = f;
+#else /* __aarch64__ */
+    uint64_t *f = (uint64_t *)(top - 160);
+    memset(f, 0, 160);
+    f[0] = (uint64_t)arg;      /* x19 */
+    f[1] = (uint64_t)fn;       /* x20 */
+    f[11] = (uint64_t)(uintptr_t)amp__cpu_fiber_start; /* x30 */
+    ctx->sp = f;
+#endif
+}
+
+#else /* ucontext fallback: slow (a system call per switch) but portable */
+
+/* makecontext passes int arguments only: pointers travel as 32-bit halves. */
+static void amp__cpu_uc_trampoline(unsigned fn_hi, unsigned fn_lo, unsigned arg_hi, unsigned arg_lo)
+{
+    void (*fn)(void *) = (void (*)(void *))(((uintptr_t)fn_hi << 32) | fn_lo);
+    fn((void *)(((uintptr_t)arg_hi << 32) | arg_lo));
+}
+
+void amp__cpu_ctx_make(amp__cpu_ctx *ctx, void *lo, size_t size, void (*fn)(void *), void *arg)
+{
+    getcontext(&ctx->uc);
+    ctx->uc.uc_stack.ss_sp = lo;
+    ctx->uc.uc_stack.ss_size = size;
+    ctx->uc.uc_link = NULL;
+    uintptr_t a = (uintptr_t)arg, f = (uintptr_t)fn;
+    makecontext(&ctx->uc, (void (*)(void))amp__cpu_uc_trampoline, 4, (unsigned)(f >> 32),
+                (unsigned)f, (unsigned)(a >> 32), (unsigned)a);
+}
+
+void amp__cpu_ctx_switch(amp__cpu_ctx *from, amp__cpu_ctx *to)
+{
+    swapcontext(&from->uc, &to->uc);
+}
+#endif
+
+amp_status amp__cpu_stack_alloc(size_t size, amp__cpu_stack *s)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size = (size + page - 1) / page * page;
+    size_t total = size + page;
+    memset(s, 0, sizeof *s);
+    /* NORESERVE: only the pages a fiber touches are committed, so many large
+     * stacks cost address space, not memory. */
+    void *m = mmap(NULL, total, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+    if (m == MAP_FAILED)
+        return amp__fail(AMP_ERROR_OUT_OF_MEMORY,
+                         "CPU accelerator: cannot map a fiber stack of %zu bytes: %s "
+                         "(lower AMP_CPU_STACK_SIZE or AMP_CPU_THREADS)", total, strerror(errno));
+    /* The guard splits the mapping in two; past vm.max_map_count that fails
+     * and the stack simply goes unguarded. */
+    (void)mprotect(m, page, PROT_NONE);
+    s->map = m;
+    s->map_size = total;
+    s->lo = (char *)m + page;
+    s->size = size;
+    return AMP_OK;
+}
+
+void amp__cpu_stack_free(amp__cpu_stack *s)
+{
+    if (s->map) munmap(s->map, s->map_size);
+    memset(s, 0, sizeof *s);
+}

@@ -1,0 +1,545 @@
+/* cpu_run.c — runs CPU-accelerator launches: a lazily created thread pool hands out chunks of work through an atomic counter; tiles whose work-items meet a barrier run as round-robin fibers on one thread; debug-mode and barrier errors stop the launch. */
+#include "cpu_internal.h"
+
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------ structures */
+
+enum { FIBER_IDLE = 0, FIBER_LIVE, FIBER_DONE };
+
+typedef struct amp__cpu_worker amp__cpu_worker;
+
+typedef struct amp__cpu_fiber {
+    amp__cpu_ctx ctx;
+    amp__cpu_stack stack;
+    amp__cpu_item item;
+    amp__cpu_worker *w;
+    int id;    /* local linear id within the tile */
+    int state; /* FIBER_* */
+} amp__cpu_fiber;
+
+typedef struct amp__cpu_job {
+    amp__cpu_launch launch; /* what the kernel reads */
+    amp__cpu_entry_fn entry;
+    const amp__launch *l;
+    int64_t total; /* simple: work-items; tiled: tiles */
+    int64_t chunk;
+    _Atomic int64_t next;
+    atomic_int stop; /* a failure was recorded: take no more chunks */
+    pthread_mutex_t err_lock; /* leaf lock: guards status and msg */
+    amp_status status;
+    char msg[2048];
+    int refs;     /* pool threads inside this job; guarded by pool.mu */
+    bool closing; /* guarded by pool.mu */
+} amp__cpu_job;
+
+/* Per-thread run state. Only the thread owning the slot touches it while a
+ * job runs; slots persist across launches so fiber stacks are reused. */
+struct amp__cpu_worker {
+    amp__cpu_job *job;
+    uint64_t seen_gen; /* pool threads: last job generation taken */
+    amp__cpu_fiber *fibers;
+    int nfibers; /* fibers with a stack */
+    amp__cpu_ctx main; /* the thread's own context while its fibers run */
+    /* The tile running now. Invariant while fibers run: arrived counts the
+     * live fibers suspended at the current barrier; it returns to 0 when the
+     * last one arrives, and fibers are resumed in round-robin order, so a
+     * fiber is resumed only after its barrier was released. */
+    int n, arrived, done;
+    bool saw_barrier; /* some work-item of this tile met a barrier */
+    bool loop_mode;   /* work-items 1..n-1 run as a plain loop */
+    bool broken;      /* divergent barrier found: barriers are no-ops now */
+    amp__cpu_item loop_item;
+};
+
+/* The pool. Lock order: launch_mu -> mu -> job.err_lock. */
+static struct {
+    pthread_once_t once;
+    pthread_mutex_t launch_mu; /* one launch at a time: slot 0 belongs to its caller */
+    pthread_mutex_t mu;        /* guards job, gen and the job's refs/closing */
+    pthread_cond_t work, idle;
+    amp__cpu_job *job;
+    uint64_t gen;
+    int nthreads;  /* slots, including the launching thread's slot 0 */
+    int started;   /* pool threads running (slots 1..started) */
+    pid_t pid;     /* process that started them (threads do not survive fork) */
+    size_t stack_size; /* fiber stack bytes */
+    amp__cpu_worker *workers;
+} amp__cpu_pool = {.once = PTHREAD_ONCE_INIT};
+
+/* ------------------------------------------------------------- failures */
+
+static void amp__cpu_job_failv(amp__cpu_job *j, amp_status s, const char *fmt, va_list ap)
+{
+    pthread_mutex_lock(&j->err_lock);
+    if (j->status == AMP_OK) {
+        j->status = s;
+        vsnprintf(j->msg, sizeof j->msg, fmt, ap);
+    }
+    pthread_mutex_unlock(&j->err_lock);
+    atomic_store(&j->stop, 1);
+}
+
+static void amp__cpu_job_fail(amp__cpu_job *j, amp_status s, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void amp__cpu_job_fail(amp__cpu_job *j, amp_status s, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    amp__cpu_job_failv(j, s, fmt, ap);
+    va_end(ap);
+}
+
+/* "(a, b, c)" */
+static void amp__cpu_fmt_tuple(char *buf, size_t cap, const int32_t *v, int n)
+{
+    size_t k = 0;
+    k += (size_t)snprintf(buf + k, cap - k, "(");
+    for (int d = 0; d < n && k < cap; ++d)
+        k += (size_t)snprintf(buf + k, cap - k, d ? ", %d" : "%d", v[d]);
+    if (k < cap) snprintf(buf + k, cap - k, ")");
+}
+
+static void amp__cpu_local_of(const amp__cpu_launch *L, int id, int32_t *out)
+{
+    for (int d = L->rank - 1; d >= 0; --d) {
+        out[d] = id % L->tile[d];
+        id /= L->tile[d];
+    }
+}
+
+/* Divergence ends the tile's barriers: they become no-ops so every fiber runs
+ * to its end and the tile finishes (wrong results, reported; never a hang). */
+static void amp__cpu_divergent(amp__cpu_worker *w, int id, const char *fmt, int count)
+{
+    const amp__cpu_launch *L = &w->job->launch;
+    int32_t loc[3];
+    char tb[64], lb[64], detail[256];
+    amp__cpu_local_of(L, id, loc);
+    amp__cpu_fmt_tuple(tb, sizeof tb, w->loop_item.tile, L->rank);
+    amp__cpu_fmt_tuple(lb, sizeof lb, loc, L->rank);
+    snprintf(detail, sizeof detail, fmt, count, count == 1 ? "" : "s");
+    w->broken = true;
+    amp__cpu_job_fail(w->job, AMP_ERROR_DEVICE,
+                      "divergent barrier in kernel '%s', tile %s: work-item local %s %s "
+                      "(every work-item of a tile must reach each barrier)",
+                      w->job->l->kernel_name, tb, lb, detail);
+}
+
+/* ------------------------------------------------- callbacks from kernels */
+
+static void amp__cpu_fiber_main(void *arg);
+
+/* Round-robin: the next fiber that has not returned, started if it has not
+ * run in this tile yet. */
+static void amp__cpu_switch_to_next(amp__cpu_worker *w, amp__cpu_fiber *from)
+{
+    int k = from->id;
+    do k = k + 1 == w->n ? 0 : k + 1; while (w->fibers[k].state == FIBER_DONE);
+    amp__cpu_fiber *to = &w->fibers[k];
+    if (to->state == FIBER_IDLE) {
+        to->state = FIBER_LIVE;
+        amp__cpu_ctx_make(&to->ctx, to->stack.lo, to->stack.size, amp__cpu_fiber_main, to);
+    }
+    amp__cpu_ctx_switch(&from->ctx, &to->ctx);
+}
+
+static void amp__cpu_barrier(amp__cpu_item *it)
+{
+    amp__cpu_worker *w = it->worker;
+    amp__cpu_job *j = w->job;
+    if (!j->launch.tiled) {
+        amp__cpu_job_fail(j, AMP_ERROR_DEVICE,
+                          "kernel '%s' is not tiled (AMP_KERNEL) but called a barrier "
+                          "(__syncthreads); use AMP_TILED_KERNEL", j->l->kernel_name);
+        return;
+    }
+    if (w->broken) return;
+    w->saw_barrier = true;
+    if (w->loop_mode) {
+        amp__cpu_divergent(w, it->cur_local,
+                           "reached a barrier that %d work-item%s (local 0) returned without reaching", 1);
+        return;
+    }
+    amp__cpu_fiber *f = it->fiber;
+    if (w->done > 0) {
+        amp__cpu_divergent(w, f->id, "waits at a barrier that %d work-item%s returned without reaching",
+                           w->done);
+        return;
+    }
+    if (++w->arrived == w->n) w->arrived = 0; /* all here: released */
+    if (w->n > 1) amp__cpu_switch_to_next(w, f);
+}
+
+static void amp__cpu_fiber_main(void *arg)
+{
+    amp__cpu_fiber *f = arg;
+    amp__cpu_worker *w = f->w;
+    w->job->entry(&f->item);
+    f->state = FIBER_DONE;
+    w->done++;
+    if (!w->broken && w->arrived > 0)
+        amp__cpu_divergent(w, f->id, "returned while %d work-item%s wait at a barrier", w->arrived);
+    /* Fast path (no barrier so far: only this fiber ran), or the tile is
+     * complete: back to the thread. Otherwise on to the next fiber. This
+     * fiber is never resumed; its context is rebuilt for the next tile. */
+    if (!w->saw_barrier || w->done == w->n)
+        amp__cpu_ctx_switch(&f->ctx, &w->main);
+    else
+        amp__cpu_switch_to_next(w, f);
+}
+
+static void amp__cpu_oob(amp__cpu_item *it, const void *data, const int32_t *idx,
+                         const int32_t *ext, int32_t rank)
+{
+    amp__cpu_worker *w = it->worker;
+    amp__cpu_job *j = w->job;
+    if (atomic_load_explicit(&j->stop, memory_order_relaxed)) return; /* first one wins */
+    const amp__signature *sig = j->l->sig;
+    const char *pack = j->launch.pack;
+    int param = -1;
+    bool derived = false;
+    for (int p = 0; p < sig->nparams && param < 0; ++p) {
+        const amp__sig_param *sp = &sig->params[p];
+        if (sp->kind != AMP_ARG_VIEW && sp->kind != AMP_ARG_ARRAY) continue;
+        const char *base;
+        memcpy(&base, pack + sp->offset, sizeof base);
+        if (base == (const char *)data) {
+            param = p;
+            break;
+        }
+        /* A projection or section made inside the kernel: match the
+         * parameter whose memory holds it. */
+        int64_t span = 1;
+        for (int d = 0; d < sp->rank; ++d) {
+            int64_t stride;
+            int32_t e;
+            memcpy(&stride, pack + sp->offset + AMP__DESC_STRIDE_OFFSET + 8 * d, 8);
+            memcpy(&e, pack + sp->offset + AMP__DESC_EXTENT_OFFSET(sp->rank) + 4 * d, 4);
+            span += (int64_t)(e - 1) * stride;
+        }
+        if ((const char *)data >= base && (const char *)data < base + span * sp->elem_size) {
+            param = p;
+            derived = true;
+        }
+    }
+    char ib[96], eb[96], where[160] = "";
+    amp__cpu_fmt_tuple(ib, sizeof ib, idx, rank);
+    amp__cpu_fmt_tuple(eb, sizeof eb, ext, rank);
+    if (j->launch.tiled) {
+        int32_t loc[3];
+        char tb[64], lb[64];
+        amp__cpu_local_of(&j->launch, it->cur_local, loc);
+        amp__cpu_fmt_tuple(tb, sizeof tb, it->tile, j->launch.rank);
+        amp__cpu_fmt_tuple(lb, sizeof lb, loc, j->launch.rank);
+        snprintf(where, sizeof where, " by work-item local %s of tile %s", lb, tb);
+    }
+    if (param >= 0)
+        amp__cpu_job_fail(j, AMP_ERROR_OUT_OF_BOUNDS,
+                          "out-of-bounds access in kernel '%s': parameter %d (args[%d], %s%s) "
+                          "accessed at index %s, outside its extent %s%s",
+                          j->l->kernel_name, param, param,
+                          sig->params[param].kind == AMP_ARG_ARRAY ? "array" : "array_view",
+                          derived ? ", through a view derived from it in the kernel" : "",
+                          ib, eb, where);
+    else
+        amp__cpu_job_fail(j, AMP_ERROR_OUT_OF_BOUNDS,
+                          "out-of-bounds access in kernel '%s': a view made in the kernel "
+                          "accessed at index %s, outside its extent %s%s",
+                          j->l->kernel_name, ib, eb, where);
+}
+
+static void amp__cpu_fault(amp__cpu_item *it, const char *what)
+{
+    amp__cpu_worker *w = it->worker;
+    amp__cpu_job_fail(w->job, AMP_ERROR_DEVICE, "kernel '%s': %s", w->job->l->kernel_name, what);
+}
+
+/* --------------------------------------------------------------- running */
+
+/* Fibers 0..n-1 with stacks; called before the first tile of a job. */
+static amp_status amp__cpu_ensure_fibers(amp__cpu_worker *w, int n, size_t stack_size)
+{
+    if (w->nfibers >= n) return AMP_OK;
+    /* Contexts point into the stacks, not into this array, and no fiber is
+     * suspended between tiles, so the array may move. */
+    amp__cpu_fiber *f = realloc(w->fibers, (size_t)n * sizeof *f);
+    if (!f) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for %d fibers", n);
+    w->fibers = f;
+    while (w->nfibers < n) {
+        amp__cpu_fiber *x = &w->fibers[w->nfibers];
+        memset(x, 0, sizeof *x);
+        amp_status st = amp__cpu_stack_alloc(stack_size, &x->stack);
+        if (st != AMP_OK) return st;
+        /* Stacks are a power-of-two-ish distance apart, so their tops would
+         * all fall in the same L1/L2 cache sets and a switch would miss;
+         * start each a few lines deeper than the last (colouring). */
+        size_t span = x->stack.size / 4 < 65536 ? x->stack.size / 4 : 65536;
+        size_t colour = ((size_t)w->nfibers * 320) % span / 64 * 64;
+        x->stack.size -= colour;
+        w->nfibers++;
+    }
+    return AMP_OK;
+}
+
+static void amp__cpu_run_tile(amp__cpu_worker *w, amp__cpu_job *j, int64_t t)
+{
+    const amp__cpu_launch *L = &j->launch;
+    amp__cpu_item base = {.launch = L, .worker = w};
+    for (int d = L->rank - 1; d >= 0; --d) {
+        base.tile[d] = (int32_t)(t % L->tiles[d]);
+        t /= L->tiles[d];
+    }
+    w->n = L->tile_threads;
+    w->arrived = w->done = 0;
+    w->saw_barrier = w->loop_mode = w->broken = false;
+    w->loop_item = base;
+    for (int i = 0; i < w->n; ++i) {
+        amp__cpu_fiber *f = &w->fibers[i];
+        f->w = w;
+        f->id = i;
+        f->state = FIBER_IDLE;
+        f->item = base;
+        f->item.begin = i;
+        f->item.end = i + 1;
+        f->item.fiber = f;
+    }
+    amp__cpu_fiber *f0 = &w->fibers[0];
+    f0->state = FIBER_LIVE;
+    amp__cpu_ctx_make(&f0->ctx, f0->stack.lo, f0->stack.size, amp__cpu_fiber_main, f0);
+    amp__cpu_ctx_switch(&w->main, &f0->ctx);
+    if (!w->saw_barrier && w->n > 1) {
+        /* Fast path: work-item 0 met no barrier, so in a correct kernel none
+         * does (the barrier callback reports one that does): a plain loop. */
+        w->loop_mode = true;
+        w->loop_item.begin = 1;
+        w->loop_item.end = w->n;
+        j->entry(&w->loop_item);
+        w->loop_mode = false;
+    }
+}
+
+static void amp__cpu_run_chunks(amp__cpu_job *j, amp__cpu_worker *w, size_t stack_size)
+{
+    w->job = j;
+    if (j->launch.tiled) {
+        amp_status st = amp__cpu_ensure_fibers(w, j->launch.tile_threads, stack_size);
+        if (st != AMP_OK) {
+            /* amp__fail wrote this thread's message; move it to the job. */
+            amp__cpu_job_fail(j, st, "%s", amp_last_error());
+            return;
+        }
+    }
+    for (;;) {
+        if (atomic_load_explicit(&j->stop, memory_order_relaxed)) break;
+        int64_t c = atomic_fetch_add_explicit(&j->next, j->chunk, memory_order_relaxed);
+        if (c >= j->total) break;
+        int64_t e = c + j->chunk < j->total ? c + j->chunk : j->total;
+        if (!j->launch.tiled) {
+            amp__cpu_item it = {.launch = &j->launch, .begin = c, .end = e, .worker = w};
+            j->entry(&it);
+            continue;
+        }
+        for (int64_t t = c; t < e; ++t) {
+            if (atomic_load_explicit(&j->stop, memory_order_relaxed)) break;
+            amp__cpu_run_tile(w, j, t);
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ pool */
+
+static void *amp__cpu_thread_main(void *arg)
+{
+    amp__cpu_worker *w = arg;
+    pthread_mutex_lock(&amp__cpu_pool.mu);
+    for (;;) {
+        while (!amp__cpu_pool.job || w->seen_gen == amp__cpu_pool.gen)
+            pthread_cond_wait(&amp__cpu_pool.work, &amp__cpu_pool.mu);
+        w->seen_gen = amp__cpu_pool.gen;
+        amp__cpu_job *j = amp__cpu_pool.job;
+        j->refs++;
+        pthread_mutex_unlock(&amp__cpu_pool.mu);
+        amp__cpu_run_chunks(j, w, amp__cpu_pool.stack_size);
+        pthread_mutex_lock(&amp__cpu_pool.mu);
+        if (--j->refs == 0 && j->closing) pthread_cond_broadcast(&amp__cpu_pool.idle);
+    }
+    return NULL;
+}
+
+/* fork waits for a running launch, so the child never inherits launch_mu
+ * locked by a thread it does not have. */
+static void amp__cpu_atfork_prepare(void) { pthread_mutex_lock(&amp__cpu_pool.launch_mu); }
+static void amp__cpu_atfork_release(void) { pthread_mutex_unlock(&amp__cpu_pool.launch_mu); }
+
+static void amp__cpu_pool_once(void)
+{
+    pthread_mutex_init(&amp__cpu_pool.launch_mu, NULL);
+    pthread_atfork(amp__cpu_atfork_prepare, amp__cpu_atfork_release, amp__cpu_atfork_release);
+}
+
+/* Called with launch_mu held. Starts the pool threads on first use, and
+ * again in a forked child (threads do not survive fork; the slots and their
+ * stacks, being plain memory, do). Fewer threads than asked is not an error:
+ * the launching thread alone can run everything. */
+static amp_status amp__cpu_pool_start(amp__cpu_device *d)
+{
+    pid_t pid = getpid();
+    if (amp__cpu_pool.workers && amp__cpu_pool.pid == pid) return AMP_OK;
+    if (!amp__cpu_pool.workers) {
+        amp__cpu_pool.workers = calloc((size_t)d->nthreads, sizeof *amp__cpu_pool.workers);
+        if (!amp__cpu_pool.workers)
+            return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for the thread pool");
+        amp__cpu_pool.nthreads = d->nthreads;
+    }
+    pthread_mutex_init(&amp__cpu_pool.mu, NULL);
+    pthread_cond_init(&amp__cpu_pool.work, NULL);
+    pthread_cond_init(&amp__cpu_pool.idle, NULL);
+    amp__cpu_pool.job = NULL;
+    amp__cpu_pool.pid = pid;
+    amp__cpu_pool.stack_size = d->stack_size;
+    /* Pool threads take no signals: those belong to the application's
+     * threads. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int started = 0;
+    for (int i = 1; i < amp__cpu_pool.nthreads; ++i) {
+        pthread_t t;
+        amp__cpu_worker *w = &amp__cpu_pool.workers[started + 1];
+        w->seen_gen = amp__cpu_pool.gen;
+        if (pthread_create(&t, NULL, amp__cpu_thread_main, w) != 0) break;
+        pthread_detach(t);
+        started++;
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    amp__cpu_pool.started = started;
+    return AMP_OK;
+}
+
+/* --------------------------------------------------------------- launch */
+
+static bool amp__cpu_check_launch(const amp__launch *l)
+{
+    const amp__signature *sig = l->sig;
+    if (!sig || (sig->tiled != 0) != l->tiled) return false;
+    if (l->extent.rank != sig->rank || l->extent.rank < 1 || l->extent.rank > AMP_MAX_RANK)
+        return false;
+    if (l->tiled && l->extent.rank > 3) return false;
+    for (int d = 0; d < l->extent.rank; ++d) {
+        if (l->extent.v[d] <= 0) return false;
+        if (l->tiled && (sig->tile[d] <= 0 || l->extent.v[d] % sig->tile[d] != 0)) return false;
+    }
+    return l->pack_size == 0 || l->pack != NULL;
+}
+
+amp_status amp__cpu_run(amp__cpu_device *d, amp__cpu_entry_fn fn, const amp__launch *l)
+{
+    amp_status st = AMP_OK;
+    void *pack = NULL;
+    bool locked = false;
+    amp__cpu_job *j = calloc(1, sizeof *j);
+    if (!j) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for a launch");
+    pthread_mutex_init(&j->err_lock, NULL);
+    if (!fn || !l || !amp__cpu_check_launch(l)) {
+        st = amp__fail(AMP_ERROR_INVALID_ARGUMENT,
+                       "CPU accelerator: launch of kernel '%s' does not match its signature "
+                       "(tiled/rank/tile/extent)", l && l->kernel_name ? l->kernel_name : "?");
+        goto fail;
+    }
+    /* A private, aligned copy: the caller's pack may be unaligned for the
+     * kernel's types and need not outlive this call. */
+    size_t psize = (size_t)l->pack_size > (size_t)l->sig->pack_size ? (size_t)l->pack_size
+                                                                     : (size_t)l->sig->pack_size;
+    pack = aligned_alloc(64, (psize + 64) / 64 * 64);
+    if (!pack) {
+        st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for a %zu-byte pack", psize);
+        goto fail;
+    }
+    memset(pack, 0, (psize + 64) / 64 * 64);
+    if (l->pack_size) memcpy(pack, l->pack, l->pack_size);
+
+    amp__cpu_launch *L = &j->launch;
+    L->abi = AMP__CPU_ABI;
+    L->tiled = l->tiled;
+    L->rank = l->extent.rank;
+    L->tile_threads = 1;
+    for (int k = 0; k < 3; ++k) L->tile[k] = L->tiles[k] = 1;
+    int64_t total = 1;
+    for (int k = 0; k < L->rank; ++k) {
+        L->ext[k] = l->extent.v[k];
+        if (l->tiled) {
+            L->tile[k] = l->sig->tile[k];
+            L->tiles[k] = l->extent.v[k] / L->tile[k];
+            L->tile_threads *= L->tile[k];
+            total *= L->tiles[k];
+        } else {
+            total *= l->extent.v[k];
+        }
+    }
+    L->pack = pack;
+    L->barrier = amp__cpu_barrier;
+    L->oob = amp__cpu_oob;
+    L->fault = amp__cpu_fault;
+    j->entry = fn;
+    j->l = l;
+    j->total = total;
+
+    pthread_once(&amp__cpu_pool.once, amp__cpu_pool_once);
+    pthread_mutex_lock(&amp__cpu_pool.launch_mu);
+    locked = true;
+    if ((st = amp__cpu_pool_start(d)) != AMP_OK) goto fail;
+    int nt = amp__cpu_pool.started + 1;
+    /* About 8 chunks per thread balances uneven work; simple launches take
+     * at least 64 work-items a chunk so the counter stays off the profile. */
+    int64_t chunk = total / ((int64_t)nt * 8);
+    if (!l->tiled && chunk < 64) chunk = 64;
+    if (chunk < 1) chunk = 1;
+    j->chunk = chunk;
+    atomic_init(&j->next, 0);
+    atomic_init(&j->stop, 0);
+    int64_t nchunks = (total + chunk - 1) / chunk;
+    bool share = nt > 1 && nchunks > 1;
+    if (share) {
+        /* Wake only as many threads as there are chunks beyond the caller's
+         * first: small launches do not stampede every thread onto mu. */
+        int64_t nwake = nchunks - 1 < nt - 1 ? nchunks - 1 : nt - 1;
+        pthread_mutex_lock(&amp__cpu_pool.mu);
+        amp__cpu_pool.job = j;
+        amp__cpu_pool.gen++;
+        if (nwake == nt - 1) pthread_cond_broadcast(&amp__cpu_pool.work);
+        else for (int64_t i = 0; i < nwake; ++i) pthread_cond_signal(&amp__cpu_pool.work);
+        pthread_mutex_unlock(&amp__cpu_pool.mu);
+    }
+    amp__cpu_run_chunks(j, &amp__cpu_pool.workers[0], d->stack_size);
+    if (share) {
+        /* Every chunk is taken; wait for the threads still inside the job. */
+        pthread_mutex_lock(&amp__cpu_pool.mu);
+        amp__cpu_pool.job = NULL;
+        j->closing = true;
+        while (j->refs > 0) pthread_cond_wait(&amp__cpu_pool.idle, &amp__cpu_pool.mu);
+        pthread_mutex_unlock(&amp__cpu_pool.mu);
+    }
+    amp__cpu_pool.workers[0].job = NULL;
+    pthread_mutex_unlock(&amp__cpu_pool.launch_mu);
+    locked = false;
+    if (j->status != AMP_OK) {
+        st = amp__fail(j->status, "%s", j->msg);
+        goto fail;
+    }
+    free(pack);
+    pthread_mutex_destroy(&j->err_lock);
+    free(j);
+    return AMP_OK;
+fail:
+    if (locked) pthread_mutex_unlock(&amp__cpu_pool.launch_mu);
+    free(pack);
+    pthread_mutex_destroy(&j->err_lock);
+    free(j);
+    return st;
+}

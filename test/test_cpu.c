@@ -1,0 +1,472 @@
+/* test_cpu.c — behaviours only the CPU accelerator has: debug-mode bounds checks, divergent-barrier reports, a missing compiler, compile errors with user line numbers, thread-count independence, the fiber and barrier-free tile paths, and the HIP device vocabulary of its prelude. */
+#include "support.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+
+/* Settings are read once per process, on the first hipamp call; Criterion
+ * runs each test in its own process, so each test sets what it needs first. */
+
+static const char cpu_kernels[] =
+    "AMP_KERNEL(oob_write, amp::index<1> i, float scale, amp::array_view<float, 1> v)\n"
+    "{ v[i + 3] = scale * (float)i[0]; }\n"
+    "AMP_TILED_KERNEL(oob_read_2d, amp::tiled_index<4, 4> t, amp::array_view<const int, 2> in,\n"
+    "                 amp::array_view<int, 2> out)\n"
+    "{ out[t.global] = in(t.global[0], t.global[1] + (t.global[0] == 5 ? 4 : 0)); }\n"
+    "AMP_KERNEL(in_bounds, amp::index<2> i, amp::array_view<const float, 2> a,\n"
+    "           amp::array_view<float, 2> b)\n"
+    "{ b[i] = a[i[0]][i[1]] + a(i) + a.section(amp::index<2>(i[0], 0))[amp::index<2>(0, i[1])]; }\n"
+    /* Reversal of each tile through tile_static: wrong without the barrier. */
+    "AMP_TILED_KERNEL(reverse_tile, amp::tiled_index<64> t, amp::array_view<const int, 1> in,\n"
+    "                 amp::array_view<int, 1> out)\n"
+    "{\n"
+    "    tile_static int s[64];\n"
+    "    s[t.local[0]] = in[t.global];\n"
+    "    t.barrier.wait();\n"
+    "    out[t.global] = s[63 - t.local[0]];\n"
+    "}\n"
+    "AMP_TILED_KERNEL(reverse_tile_no_barrier, amp::tiled_index<64> t, amp::array_view<const int, 1> in,\n"
+    "                 amp::array_view<int, 1> out)\n"
+    "{\n"
+    "    tile_static int s[64];\n"
+    "    s[t.local[0]] = in[t.global];\n"
+    "    out[t.global] = s[63 - t.local[0]];\n"
+    "}\n"
+    /* 3-D tiles, two barrier rounds: rotate each tile's values by one
+     * work-item, twice. */
+    "AMP_TILED_KERNEL(rotate3d, amp::tiled_index<2, 3, 4> t, amp::array_view<int, 3> v)\n"
+    "{\n"
+    "    tile_static int s[24];\n"
+    "    const int l = (t.local[0] * 3 + t.local[1]) * 4 + t.local[2];\n"
+    "    for (int r = 0; r < 2; ++r) {\n"
+    "        s[l] = v[t.global];\n"
+    "        t.barrier.wait();\n"
+    "        v[t.global] = s[(l + 1) % 24];\n"
+    "        t.barrier.wait();\n"
+    "    }\n"
+    "}\n"
+    /* No barrier: the fast path runs the tile as a plain loop. */
+    "AMP_TILED_KERNEL(no_barrier_2d, amp::tiled_index<4, 8> t, amp::array_view<int, 2> v)\n"
+    "{ v[t.global] = v[t.global] * 3 + t.local[0] * 100 + t.local[1] + t.tile[0] * 10000 + t.tile[1] * 1000; }\n"
+    "AMP_TILED_KERNEL(diverge_return, amp::tiled_index<32> t, amp::array_view<int, 1> v)\n"
+    "{\n"
+    "    if (t.local[0] < 10) t.barrier.wait();\n"
+    "    v[t.global] = 1;\n"
+    "}\n"
+    "AMP_TILED_KERNEL(diverge_first_skips, amp::tiled_index<32> t, amp::array_view<int, 1> v)\n"
+    "{\n"
+    "    if (t.local[0] != 0) t.barrier.wait();\n"
+    "    v[t.global] = 1;\n"
+    "}\n"
+    "AMP_TILED_KERNEL(diverge_extra_round, amp::tiled_index<32> t, amp::array_view<int, 1> v)\n"
+    "{\n"
+    "    for (int r = 0; r < (t.local[0] == 5 ? 3 : 2); ++r) t.barrier.wait();\n"
+    "    v[t.global] = 1;\n"
+    "}\n"
+    /* HIP names from the CPU prelude. */
+    "AMP_TILED_KERNEL(hip_geometry, amp::tiled_index<4, 16> t, amp::array_view<int, 2> v)\n"
+    "{\n"
+    "    int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;\n"
+    "    v[t.global] = (y == t.global[0] && x == t.global[1] && gridDim.x == 2 && gridDim.y == 3)\n"
+    "        ? 1 : -1;\n"
+    "}\n"
+    "AMP_KERNEL(hip_atomics, amp::index<1> i, amp::array_view<int, 1> acc, amp::array_view<float, 1> facc)\n"
+    "{\n"
+    "    atomicAdd(&acc[amp::index<1>(0)], 1);\n"
+    "    atomicMax(&acc[amp::index<1>(1)], i[0]);\n"
+    "    atomicMin(&acc[amp::index<1>(2)], i[0]);\n"
+    "    atomicOr(&acc[amp::index<1>(3)], 1 << (i[0] % 31));\n"
+    "    atomicAdd(&facc[amp::index<1>(0)], 0.5f);\n"
+    "    float m = max(rsqrtf(4.0f), __fdividef(1.0f, 8.0f)) + min(__expf(0.0f), __logf(1.0f));\n"
+    "    atomicAdd(&facc[amp::index<1>(1)], m);\n"
+    "}\n"
+    "AMP_KERNEL(throws_at_77, amp::index<1> i, amp::array_view<int, 1> v)\n"
+    "{ if (i[0] == 77) throw 77; v[i] = 1; }\n";
+
+static amp_accelerator *cpu_acc(void)
+{
+    return test_accel(TEST_ACCEL_CPU);
+}
+
+static amp_array_view *mkview(void *host, size_t es, amp_extent e, amp_access a)
+{
+    amp_array_view *v = NULL;
+    ASSERT_OK(amp_array_view_create(host, es, e, a, &v));
+    cr_assert_not_null(v);
+    return v;
+}
+
+static amp_tiled_extent tile1(int n, int t)
+{
+    amp_tiled_extent te;
+    ASSERT_OK(amp_extent_tile(amp_extent_1d(n), (int[]){t}, &te));
+    return te;
+}
+
+static void assert_contains(const char *msg, const char *what)
+{
+    cr_assert(strstr(msg, what) != NULL, "message lacks \"%s\": %s", what, msg);
+}
+
+/* ---------------------------------------------------------------- info */
+
+Test(cpu, info_describes_the_cpu_accelerator)
+{
+    amp_accelerator *acc = NULL;
+    ASSERT_OK(amp_accelerator_find("cpu", &acc));
+    amp_accelerator_info info;
+    ASSERT_OK(amp_accelerator_get_info(acc, &info));
+    struct utsname u;
+    cr_assert_eq(uname(&u), 0);
+    cr_assert(info.is_emulated && info.is_unified_memory && info.supports_double_precision);
+    cr_assert_str_eq(info.device_path, "cpu");
+    cr_assert_str_eq(info.arch, u.machine);
+    cr_assert_gt(info.compute_units, 0);
+    cr_assert_eq(info.max_tile_threads, AMP_MAX_TILE_THREADS);
+    assert_contains(info.description, "thread");
+}
+
+/* ---------------------------------------------------------- debug mode */
+
+Test(cpu, debug_mode_reports_out_of_bounds_write_and_protects_memory)
+{
+    setenv("AMP_DEBUG", "1", 1);
+    amp_accelerator *acc = cpu_acc();
+    amp_program *p = test_build(acc, cpu_kernels);
+    amp_kernel *k = test_kernel(p, "oob_write");
+    enum { N = 100, GUARD = 64 };
+    float buf[N + GUARD];
+    for (int i = 0; i < N + GUARD; ++i) buf[i] = -7.0f;
+    amp_array_view *v = mkview(buf, sizeof(float), amp_extent_1d(N), AMP_READ_WRITE);
+    amp_arg a[] = {amp_arg_float(2.0f), amp_arg_view(v)};
+    ASSERT_STATUS(amp_parallel_for_each(NULL, amp_extent_1d(N), k, a, 2), AMP_ERROR_OUT_OF_BOUNDS);
+    const char *msg = amp_last_error();
+    cr_log_info("%s", msg);
+    assert_contains(msg, "oob_write");
+    assert_contains(msg, "parameter 1");
+    assert_contains(msg, "extent (100)");
+    /* Which work-item runs first is up to the pool, but every bad index is
+     * 100..102. */
+    cr_assert(strstr(msg, "index (100)") || strstr(msg, "index (101)") || strstr(msg, "index (102)"),
+              "message lacks the bad index: %s", msg);
+    for (int i = N; i < N + GUARD; ++i)
+        cr_assert_eq(buf[i], -7.0f, "float %d past the view was overwritten: %g", i - N, buf[i]);
+    ASSERT_OK(amp_array_view_destroy(v));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+Test(cpu, debug_mode_reports_out_of_bounds_read_in_tiled_2d_kernel)
+{
+    setenv("AMP_DEBUG", "1", 1);
+    amp_accelerator *acc = cpu_acc();
+    amp_program *p = test_build(acc, cpu_kernels);
+    amp_kernel *k = test_kernel(p, "oob_read_2d");
+    enum { R = 8, C = 8 };
+    int in[R * C], out[R * C];
+    for (int i = 0; i < R * C; ++i) in[i] = i;
+    amp_array_view *vi = mkview(in, sizeof(int), amp_extent_2d(R, C), AMP_READ_ONLY);
+    amp_array_view *vo = mkview(out, sizeof(int), amp_extent_2d(R, C), AMP_WRITE_ONLY);
+    amp_tiled_extent te;
+    ASSERT_OK(amp_extent_tile(amp_extent_2d(R, C), (int[]){4, 4}, &te));
+    amp_arg a[] = {amp_arg_view(vi), amp_arg_view(vo)};
+    ASSERT_STATUS(amp_parallel_for_each_tiled(NULL, te, k, a, 2), AMP_ERROR_OUT_OF_BOUNDS);
+    const char *msg = amp_last_error();
+    cr_log_info("%s", msg);
+    assert_contains(msg, "oob_read_2d");
+    assert_contains(msg, "parameter 0");
+    assert_contains(msg, "extent (8, 8)");
+    assert_contains(msg, "index (5, ");
+    ASSERT_OK(amp_array_view_destroy(vi));
+    ASSERT_OK(amp_array_view_destroy(vo));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+Test(cpu, debug_mode_accepts_in_bounds_projection_and_section)
+{
+    setenv("AMP_DEBUG", "1", 1);
+    amp_accelerator *acc = cpu_acc();
+    amp_program *p = test_build(acc, cpu_kernels);
+    amp_kernel *k = test_kernel(p, "in_bounds");
+    enum { R = 13, C = 7 };
+    float a[R * C], b[R * C];
+    test_fill_random(a, R * C, 3);
+    amp_array_view *va = mkview(a, sizeof(float), amp_extent_2d(R, C), AMP_READ_ONLY);
+    amp_array_view *vb = mkview(b, sizeof(float), amp_extent_2d(R, C), AMP_WRITE_ONLY);
+    amp_arg args[] = {amp_arg_view(va), amp_arg_view(vb)};
+    ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_2d(R, C), k, args, 2));
+    ASSERT_OK(amp_array_view_synchronize(vb));
+    for (int i = 0; i < R * C; ++i) cr_assert_float_eq(b[i], 3.0f * a[i], 1e-6f, "element %d", i);
+    ASSERT_OK(amp_array_view_destroy(va));
+    ASSERT_OK(amp_array_view_destroy(vb));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+/* ----------------------------------------------------- divergent barrier */
+
+static void divergent_case(const char *kernel)
+{
+    amp_accelerator *acc = cpu_acc();
+    amp_program *p = test_build(acc, cpu_kernels);
+    amp_kernel *k = test_kernel(p, kernel);
+    int v[32 * 4] = {0};
+    amp_array_view *vv = mkview(v, sizeof(int), amp_extent_1d(32 * 4), AMP_READ_WRITE);
+    amp_arg a[] = {amp_arg_view(vv)};
+    ASSERT_STATUS(amp_parallel_for_each_tiled(NULL, tile1(32 * 4, 32), k, a, 1), AMP_ERROR_DEVICE);
+    const char *msg = amp_last_error();
+    cr_log_info("%s", msg);
+    assert_contains(msg, "divergent barrier");
+    assert_contains(msg, kernel);
+    /* The accelerator still works afterwards. */
+    amp_kernel *ok = test_kernel(p, "no_barrier_2d");
+    int w[8 * 16] = {0};
+    amp_array_view *vw = mkview(w, sizeof(int), amp_extent_2d(8, 16), AMP_READ_WRITE);
+    amp_tiled_extent te;
+    ASSERT_OK(amp_extent_tile(amp_extent_2d(8, 16), (int[]){4, 8}, &te));
+    amp_arg b[] = {amp_arg_view(vw)};
+    ASSERT_OK(amp_parallel_for_each_tiled(NULL, te, ok, b, 1));
+    ASSERT_OK(amp_array_view_destroy(vw));
+    ASSERT_OK(amp_array_view_destroy(vv));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+Test(cpu, divergent_barrier_some_return_is_reported, .timeout = 60) { divergent_case("diverge_return"); }
+Test(cpu, divergent_barrier_first_item_skips_is_reported, .timeout = 60) { divergent_case("diverge_first_skips"); }
+Test(cpu, divergent_barrier_extra_round_is_reported, .timeout = 60) { divergent_case("diverge_extra_round"); }
+
+/* ------------------------------------------------------------- compiler */
+
+Test(cpu, missing_compiler_makes_cpu_unavailable)
+{
+    setenv("AMP_CXX", "/nonexistent/c++", 1);
+    amp_accelerator *acc = NULL;
+    ASSERT_OK(amp_accelerator_find("cpu", &acc));
+    amp_accelerator_info info;
+    ASSERT_OK(amp_accelerator_get_info(acc, &info));
+    cr_assert(!info.is_available, "CPU accelerator available with AMP_CXX=/nonexistent/c++");
+    assert_contains(info.unavailable_reason, "/nonexistent/c++");
+    assert_contains(info.unavailable_reason, "compiler");
+    amp_program *p = (amp_program *)1;
+    amp_status st = amp_program_build(acc, cpu_kernels, NULL, &p);
+    cr_assert(st == AMP_ERROR_UNSUPPORTED || st == AMP_ERROR_NO_ACCELERATOR,
+              "amp_program_build returned %s: %s", amp_status_name(st), amp_last_error());
+    cr_assert_null(p);
+    assert_contains(amp_last_error(), "/nonexistent/c++");
+}
+
+Test(cpu, compile_error_names_the_user_line)
+{
+    amp_accelerator *acc = cpu_acc();
+    const char *src = "// line 1\n"
+                      "AMP_KERNEL(broken, amp::index<1> i, amp::array_view<int, 1> v)\n"
+                      "{\n"
+                      "    int ok = 1;\n"
+                      "    v[i] = ok + undeclared_name_on_line_5;\n"
+                      "}\n";
+    amp_program *p = (amp_program *)1;
+    ASSERT_STATUS(amp_program_build(acc, src, NULL, &p), AMP_ERROR_COMPILE);
+    cr_assert_null(p);
+    const char *msg = amp_last_error();
+    cr_log_info("%s", msg);
+    assert_contains(msg, "undeclared_name_on_line_5");
+    assert_contains(msg, ":5:");
+}
+
+Test(cpu, user_options_reach_the_compiler)
+{
+    amp_accelerator *acc = cpu_acc();
+    const char *src = "#ifndef MY_VALUE\n#error MY_VALUE missing\n#endif\n"
+                      "AMP_KERNEL(set_value, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = MY_VALUE; }\n";
+    amp_program *p = NULL;
+    ASSERT_OK(amp_program_build(acc, src, "-DMY_VALUE=42  -O2", &p));
+    amp_kernel *k = test_kernel(p, "set_value");
+    int v[10] = {0};
+    amp_array_view *vv = mkview(v, sizeof(int), amp_extent_1d(10), AMP_READ_WRITE);
+    amp_arg a[] = {amp_arg_view(vv)};
+    ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(10), k, a, 1));
+    ASSERT_OK(amp_array_view_synchronize(vv));
+    for (int i = 0; i < 10; ++i) cr_assert_eq(v[i], 42);
+    ASSERT_OK(amp_array_view_destroy(vv));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+/* ------------------------------------------------- tiles, fibers, threads */
+
+#define RT_TILES 37
+#define RT_N (64 * RT_TILES)
+
+static void reverse_input(int *in)
+{
+    float f[RT_N];
+    test_fill_random(f, RT_N, 11);
+    for (int i = 0; i < RT_N; ++i) in[i] = (int)(f[i] * 1e6f) | 1; /* never 0 */
+}
+
+/* Runs reverse_tile; *wrong counts elements that differ from the reference. */
+static void run_reverse(amp_accelerator *acc, const char *kernel, int *wrong)
+{
+    static int in[RT_N], out[RT_N];
+    reverse_input(in);
+    memset(out, 0, sizeof out);
+    amp_program *p = test_build(acc, cpu_kernels);
+    amp_kernel *k = test_kernel(p, kernel);
+    amp_array_view *vi = mkview(in, sizeof(int), amp_extent_1d(RT_N), AMP_READ_ONLY);
+    amp_array_view *vo = mkview(out, sizeof(int), amp_extent_1d(RT_N), AMP_WRITE_ONLY);
+    amp_arg a[] = {amp_arg_view(vi), amp_arg_view(vo)};
+    ASSERT_OK(amp_parallel_for_each_tiled(NULL, tile1(RT_N, 64), k, a, 2));
+    ASSERT_OK(amp_array_view_synchronize(vo));
+    *wrong = 0;
+    for (int t = 0; t < RT_TILES; ++t)
+        for (int l = 0; l < 64; ++l) *wrong += out[t * 64 + l] != in[t * 64 + 63 - l];
+    ASSERT_OK(amp_array_view_destroy(vi));
+    ASSERT_OK(amp_array_view_destroy(vo));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+Test(cpu, tile_reversal_with_barrier_is_right_and_wrong_without)
+{
+    amp_accelerator *acc = cpu_acc();
+    int wrong = -1;
+    run_reverse(acc, "reverse_tile", &wrong);
+    cr_assert_eq(wrong, 0, "%d elements wrong with the barrier (fiber path)", wrong);
+    /* The same kernel without its barrier reads tile_static before the other
+     * work-items wrote it: proves the test needs the barrier. */
+    run_reverse(acc, "reverse_tile_no_barrier", &wrong);
+    cr_assert_gt(wrong, 0, "the barrier-free reversal was right: the test proves nothing");
+}
+
+static void rotate3d_reference(int *v, int d0, int d1, int d2)
+{
+    int s[24];
+    for (int a = 0; a < d0; a += 2)
+        for (int b = 0; b < d1; b += 3)
+            for (int c = 0; c < d2; c += 4)
+                for (int r = 0; r < 2; ++r) {
+                    for (int l = 0; l < 24; ++l)
+                        s[l] = v[((a + l / 12) * d1 + b + l / 4 % 3) * d2 + c + l % 4];
+                    for (int l = 0; l < 24; ++l)
+                        v[((a + l / 12) * d1 + b + l / 4 % 3) * d2 + c + l % 4] = s[(l + 1) % 24];
+                }
+}
+
+/* Both tile paths, several shapes; the same answers for any thread count. */
+static void tile_paths(int threads)
+{
+    amp_accelerator *acc = cpu_acc();
+    amp_accelerator_info info;
+    ASSERT_OK(amp_accelerator_get_info(acc, &info));
+    cr_assert_eq(info.compute_units, threads, "AMP_CPU_THREADS=%d gave %d compute units", threads,
+                 info.compute_units);
+    int wrong = -1;
+    run_reverse(acc, "reverse_tile", &wrong);
+    cr_assert_eq(wrong, 0, "reverse_tile: %d elements wrong", wrong);
+
+    amp_program *p = test_build(acc, cpu_kernels);
+    enum { D0 = 6, D1 = 9, D2 = 8 };
+    static int v[D0 * D1 * D2], ref[D0 * D1 * D2];
+    for (int i = 0; i < D0 * D1 * D2; ++i) v[i] = ref[i] = i * 7 + 1;
+    rotate3d_reference(ref, D0, D1, D2);
+    amp_array_view *vv = mkview(v, sizeof(int), amp_extent_3d(D0, D1, D2), AMP_READ_WRITE);
+    amp_tiled_extent te;
+    ASSERT_OK(amp_extent_tile(amp_extent_3d(D0, D1, D2), (int[]){2, 3, 4}, &te));
+    amp_arg a[] = {amp_arg_view(vv)};
+    ASSERT_OK(amp_parallel_for_each_tiled(NULL, te, test_kernel(p, "rotate3d"), a, 1));
+    ASSERT_OK(amp_array_view_synchronize(vv));
+    for (int i = 0; i < D0 * D1 * D2; ++i) cr_assert_eq(v[i], ref[i], "rotate3d element %d", i);
+    ASSERT_OK(amp_array_view_destroy(vv));
+
+    enum { R = 12, C = 40 };
+    static int w[R * C];
+    for (int i = 0; i < R * C; ++i) w[i] = i;
+    amp_array_view *vw = mkview(w, sizeof(int), amp_extent_2d(R, C), AMP_READ_WRITE);
+    ASSERT_OK(amp_extent_tile(amp_extent_2d(R, C), (int[]){4, 8}, &te));
+    amp_arg b[] = {amp_arg_view(vw)};
+    ASSERT_OK(amp_parallel_for_each_tiled(NULL, te, test_kernel(p, "no_barrier_2d"), b, 1));
+    ASSERT_OK(amp_array_view_synchronize(vw));
+    for (int r = 0; r < R; ++r)
+        for (int c = 0; c < C; ++c) {
+            int want = (r * C + c) * 3 + r % 4 * 100 + c % 8 + r / 4 * 10000 + c / 8 * 1000;
+            cr_assert_eq(w[r * C + c], want, "no_barrier_2d (%d, %d)", r, c);
+        }
+    ASSERT_OK(amp_array_view_destroy(vw));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+Test(cpu, one_thread_gives_the_same_results)
+{
+    setenv("AMP_CPU_THREADS", "1", 1);
+    tile_paths(1);
+}
+
+Test(cpu, three_threads_give_the_same_results)
+{
+    setenv("AMP_CPU_THREADS", "3", 1);
+    tile_paths(3);
+}
+
+Test(cpu, small_fiber_stacks_work)
+{
+    setenv("AMP_CPU_STACK_SIZE", "32K", 1);
+    amp_accelerator *acc = cpu_acc();
+    int wrong = -1;
+    run_reverse(acc, "reverse_tile", &wrong);
+    cr_assert_eq(wrong, 0);
+}
+
+/* --------------------------------------------------- prelude vocabulary */
+
+Test(cpu, hip_geometry_names_match_the_tiled_index)
+{
+    amp_accelerator *acc = cpu_acc();
+    amp_program *p = test_build(acc, cpu_kernels);
+    enum { R = 12, C = 32 };
+    static int v[R * C];
+    amp_array_view *vv = mkview(v, sizeof(int), amp_extent_2d(R, C), AMP_WRITE_ONLY);
+    amp_tiled_extent te;
+    ASSERT_OK(amp_extent_tile(amp_extent_2d(R, C), (int[]){4, 16}, &te));
+    amp_arg a[] = {amp_arg_view(vv)};
+    ASSERT_OK(amp_parallel_for_each_tiled(NULL, te, test_kernel(p, "hip_geometry"), a, 1));
+    ASSERT_OK(amp_array_view_synchronize(vv));
+    for (int i = 0; i < R * C; ++i) cr_assert_eq(v[i], 1, "element %d", i);
+    ASSERT_OK(amp_array_view_destroy(vv));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+Test(cpu, atomics_and_math_names)
+{
+    amp_accelerator *acc = cpu_acc();
+    amp_program *p = test_build(acc, cpu_kernels);
+    enum { N = 100000 };
+    int ia[4] = {0, -1, 1 << 30, 0};
+    float fa[2] = {0, 0};
+    amp_array_view *vi = mkview(ia, sizeof(int), amp_extent_1d(4), AMP_READ_WRITE);
+    amp_array_view *vf = mkview(fa, sizeof(float), amp_extent_1d(2), AMP_READ_WRITE);
+    amp_arg a[] = {amp_arg_view(vi), amp_arg_view(vf)};
+    ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(N), test_kernel(p, "hip_atomics"), a, 2));
+    ASSERT_OK(amp_array_view_synchronize(vi));
+    ASSERT_OK(amp_array_view_synchronize(vf));
+    cr_assert_eq(ia[0], N);
+    cr_assert_eq(ia[1], N - 1);
+    cr_assert_eq(ia[2], 0);
+    cr_assert_eq(ia[3], 0x7fffffff);
+    cr_assert_float_eq(fa[0], 0.5f * N, 1e-3f);
+    cr_assert_float_eq(fa[1], 0.5f * N, 1e-3f); /* max(0.5, 0.125) + min(1, 0) per item */
+    ASSERT_OK(amp_array_view_destroy(vi));
+    ASSERT_OK(amp_array_view_destroy(vf));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+Test(cpu, exception_escaping_a_kernel_is_a_device_error)
+{
+    amp_accelerator *acc = cpu_acc();
+    amp_program *p = test_build(acc, cpu_kernels);
+    int v[200] = {0};
+    amp_array_view *vv = mkview(v, sizeof(int), amp_extent_1d(200), AMP_READ_WRITE);
+    amp_arg a[] = {amp_arg_view(vv)};
+    ASSERT_STATUS(amp_parallel_for_each(NULL, amp_extent_1d(200), test_kernel(p, "throws_at_77"), a, 1),
+                  AMP_ERROR_DEVICE);
+    assert_contains(amp_last_error(), "throws_at_77");
+    ASSERT_OK(amp_array_view_destroy(vv));
+    ASSERT_OK(amp_program_destroy(p));
+}
