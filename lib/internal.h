@@ -15,8 +15,11 @@
 
 struct amp_accelerator {
     amp__device_entry e; /* backend, its device handle, info */
-    pthread_mutex_t lock;  /* guards default_view creation */
+    pthread_mutex_t lock;  /* guards default_view and key_base */
     amp_accelerator_view *default_view;
+    bool key_ready;        /* key_base holds the compile-cache key of prelude,
+                              backend and cache tag: the part every build shares */
+    uint64_t key_base[2];
 };
 
 struct amp_accelerator_view {

@@ -64,20 +64,52 @@ static void amp__module_release(amp__module *m)
     if (last) amp__module_free(m);
 }
 
-/* Two independent 64-bit hashes over the same fields make the 128-bit key. */
+/* Two independent 64-bit hashes over the same fields make the 128-bit key.
+ * Word at a time: a build that hits the in-memory cache hashes only the
+ * options and the user's source, so this is most of a cache hit's cost. */
 typedef struct amp__keyhash { uint64_t a, b; } amp__keyhash;
 static void amp__key_add(amp__keyhash *h, const char *s)
 {
     size_t n = s ? strlen(s) : 0;
-    uint64_t len = n;
-    h->a = amp__fnv1a(h->a, &len, sizeof len);
-    h->a = amp__fnv1a(h->a, s ? s : "", n);
-    uint64_t b = h->b ^ len;
-    for (size_t i = 0; i < n; ++i) {
-        b = (b ^ (unsigned char)s[i]) * 0x9e3779b97f4a7c15ULL;
-        b ^= b >> 29;
+    uint64_t a = h->a ^ (n * 0x9e3779b97f4a7c15ULL), b = h->b + n;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        a = (a ^ w) * 0x100000001b3ULL;
+        a ^= a >> 29;
+        b = (b + w) * 0xbf58476d1ce4e5b9ULL;
+        b = (b << 31) | (b >> 33);
     }
-    h->b = b * 0xbf58476d1ce4e5b9ULL;
+    uint64_t tail = 0;
+    if (i < n) memcpy(&tail, s + i, n - i);
+    a = (a ^ tail ^ 0xff) * 0x100000001b3ULL;
+    b = (b + tail) * 0x94d049bb133111ebULL;
+    h->a = a ^ (a >> 31);
+    h->b = b ^ (b >> 30);
+}
+
+/* Key of (prelude, backend, cache tag, options, source) for acc. */
+static void amp__build_key(amp_accelerator *acc, const char *options, const char *source, char key[33])
+{
+    amp__keyhash h;
+    pthread_mutex_lock(&acc->lock);
+    if (!acc->key_ready) {
+        h.a = AMP__FNV_SEED;
+        h.b = 0x243f6a8885a308d3ULL;
+        amp__key_add(&h, amp__embedded_prelude);
+        amp__key_add(&h, acc->e.be->name);
+        amp__key_add(&h, acc->e.be->cache_tag(acc->e.dev));
+        acc->key_base[0] = h.a;
+        acc->key_base[1] = h.b;
+        acc->key_ready = true;
+    }
+    h.a = acc->key_base[0];
+    h.b = acc->key_base[1];
+    pthread_mutex_unlock(&acc->lock);
+    amp__key_add(&h, options);
+    amp__key_add(&h, source);
+    snprintf(key, 33, "%016llx%016llx", (unsigned long long)h.a, (unsigned long long)h.b);
 }
 
 static amp__module *amp__cache_find(amp_accelerator *acc, const char *key)
@@ -193,14 +225,8 @@ amp_status amp_program_build(amp_accelerator *acc, const char *source, const cha
         goto fail;
     }
 
-    amp__keyhash h = {AMP__FNV_SEED, 0x243f6a8885a308d3ULL};
-    amp__key_add(&h, amp__embedded_prelude);
-    amp__key_add(&h, acc->e.be->name);
-    amp__key_add(&h, acc->e.be->cache_tag(acc->e.dev));
-    amp__key_add(&h, options);
-    amp__key_add(&h, source);
     char key[33];
-    snprintf(key, sizeof key, "%016llx%016llx", (unsigned long long)h.a, (unsigned long long)h.b);
+    amp__build_key(acc, options, source, key);
 
     if ((m = amp__cache_find(acc, key))) goto done;
 
