@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# demo.sh — on a fresh Debian 12 machine: install dependencies, build hipamp, show the accelerators (hipamp-info) and run the demo.
+# demo.sh — on a fresh Debian 12 machine: install dependencies, build hipamp, show the accelerators (hipamp-info) and run the transpose/matmul study on the default accelerator.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -12,4 +12,4 @@ cmake --build "$BUILD" -j"$(nproc)"
 echo
 "$BUILD/hipamp-info"
 echo
-"$BUILD/examples/demo"
+"$BUILD/examples/study" "$@"

@@ -1,4 +1,4 @@
-/* demo.c — hipamp demo: lists the accelerators, then builds and runs the seed kernels vector_add and the padded tiled transpose on the default accelerator and checks their results. */
+/* hello.c — the smallest complete hipamp program: list accelerators, build the seed kernels, run vector_add and a padded tiled transpose, check both. */
 #define _POSIX_C_SOURCE 200809L
 #include <hipamp.h>
 
@@ -20,7 +20,7 @@ static double now_ms(void)
     do {                                                                              \
         amp_status st_ = (call);                                                      \
         if (st_ != AMP_OK) {                                                          \
-            fprintf(stderr, "demo: %s failed: %s: %s\n", #call, amp_status_name(st_), \
+            fprintf(stderr, "hello: %s failed: %s: %s\n", #call, amp_status_name(st_), \
                     amp_last_error());                                                \
             return 1;                                                                 \
         }                                                                             \
@@ -49,7 +49,7 @@ static int run_vector_add(amp_program *prog, int n, double *ms)
     int bad = 0;
     for (int i = 0; i < n; ++i)
         if (c[i] != a[i] + b[i] && bad++ < 5)
-            fprintf(stderr, "demo: vector_add c[%d] = %g, want %g\n", i, c[i], a[i] + b[i]);
+            fprintf(stderr, "hello: vector_add c[%d] = %g, want %g\n", i, c[i], a[i] + b[i]);
     CHECK(amp_array_view_destroy(va));
     CHECK(amp_array_view_destroy(vb));
     CHECK(amp_array_view_destroy(vc));
@@ -87,7 +87,7 @@ static int run_transpose(amp_program *prog, int rows, int cols, double *ms)
     for (int i = 0; i < rows; ++i)
         for (int j = 0; j < cols; ++j)
             if (At[(size_t)j * rows + i] != A[(size_t)i * cols + j] && bad++ < 5)
-                fprintf(stderr, "demo: transpose At[%d][%d] = %g, want %g\n", j, i,
+                fprintf(stderr, "hello: transpose At[%d][%d] = %g, want %g\n", j, i,
                         At[(size_t)j * rows + i], A[(size_t)i * cols + j]);
     CHECK(amp_array_view_destroy(vA));
     CHECK(amp_array_view_destroy(vAt));
@@ -98,7 +98,7 @@ static int run_transpose(amp_program *prog, int rows, int cols, double *ms)
 
 int main(void)
 {
-    printf("hipamp %s demo\n\n", amp_version());
+    printf("hipamp %s hello\n\n", amp_version());
     size_t n = 0;
     CHECK(amp_accelerator_list(NULL, 0, &n));
     amp_accelerator *list[64];
@@ -137,6 +137,6 @@ int main(void)
     fails += r;
     CHECK(amp_program_destroy(prog));
 
-    printf("\n%s\n", fails ? "demo FAILED" : "demo passed: results match the host reference");
+    printf("\n%s\n", fails ? "hello FAILED" : "hello passed: results match the host reference");
     return fails ? 1 : 0;
 }
