@@ -24,6 +24,7 @@ if [ "${#debs[@]}" -eq 0 ]; then
   exit 1
 fi
 rm -rf "$BUILD"
+mkdir -p "$LOGS"
 mkdir -p "$PREFIX"
 for d in "${debs[@]}"; do
   if command -v dpkg >/dev/null 2>&1; then

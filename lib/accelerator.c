@@ -240,16 +240,31 @@ amp_status amp__event_record(amp_accelerator_view *q, amp__event **out)
         *out = NULL;
         return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "event: out of host memory");
     }
-    amp_status st = q->acc->e.be->event_record(q->acc->e.dev, q->queue, &e->ev);
-    if (st != AMP_OK) {
-        free(e);
-        *out = NULL;
-        return st;
-    }
     atomic_init(&e->refs, 1);
+    atomic_init(&e->ev, NULL);
     atomic_fetch_add(&q->refs, 1);
     e->q = q;
     *out = e;
+    return AMP_OK;
+}
+
+/* The driver event of e, recorded now if nobody needed it before. Two
+ * threads may race here: the loser releases its own record. */
+static amp_status amp__event_handle(amp__event *e, void **ev)
+{
+    void *h = atomic_load(&e->ev);
+    if (!h) {
+        const amp__backend *be = e->q->acc->e.be;
+        void *dev = e->q->acc->e.dev;
+        amp_status st = be->event_record(dev, e->q->queue, &h);
+        if (st != AMP_OK) return st;
+        void *expected = NULL;
+        if (!atomic_compare_exchange_strong(&e->ev, &expected, h)) {
+            be->event_release(dev, h);
+            h = expected;
+        }
+    }
+    *ev = h;
     return AMP_OK;
 }
 
@@ -263,14 +278,34 @@ void amp__event_release(amp__event *e)
 {
     if (!e || atomic_fetch_sub(&e->refs, 1) != 1) return;
     amp_accelerator *a = e->q->acc;
-    if (e->ev) a->e.be->event_release(a->e.dev, e->ev);
+    void *h = atomic_load(&e->ev);
+    if (h) a->e.be->event_release(a->e.dev, h);
     amp__view_release(e->q);
     free(e);
 }
 
 amp_status amp__event_wait(amp__event *e)
 {
-    if (!e || !e->ev) return AMP_OK;
-    amp_accelerator *a = e->q->acc;
-    return a->e.be->event_wait(a->e.dev, e->ev);
+    if (!e) return AMP_OK;
+    void *h;
+    amp_status st = amp__event_handle(e, &h);
+    if (st != AMP_OK) return st;
+    return e->q->acc->e.be->event_wait(e->q->acc->e.dev, h);
+}
+
+amp_status amp__event_order(amp_accelerator_view *on, amp__event *e)
+{
+    if (!e || e->q == on) return AMP_OK; /* same queue: already in order */
+    void *h;
+    amp_status st = amp__event_handle(e, &h);
+    if (st != AMP_OK) return st;
+    return on->acc->e.be->queue_wait_event(on->acc->e.dev, on->queue, h);
+}
+
+amp_status amp__event_query(amp__event *e, bool *done)
+{
+    void *h;
+    amp_status st = amp__event_handle(e, &h);
+    if (st != AMP_OK) return st;
+    return e->q->acc->e.be->event_query(e->q->acc->e.dev, h, done);
 }

@@ -30,17 +30,27 @@ struct amp_accelerator_view {
     _Atomic uint64_t bytes_to_device, copies_to_device, bytes_to_host, copies_to_host, launches;
 };
 
-/* A completion point shared by everything one launch touched. */
+/* A completion point shared by everything one launch touched. The driver
+ * event is recorded lazily, the first time someone waits on the point or
+ * asks about it: most launches are never waited on individually, and a
+ * driver event record per launch was most of the library's launch overhead.
+ * A late record marks the queue's tail at that moment, which comes after
+ * the launch (queues are in order), so waiting on it may also wait for work
+ * queued later on the same queue, never for less. */
 typedef struct amp__event {
     atomic_int refs;
     amp_accelerator_view *q;
-    void *ev;
+    _Atomic(void *) ev; /* driver event; NULL until first needed */
 } amp__event;
-/* Create an event after the work queued so far on q (retains q). */
+/* A point after the work queued so far on q (retains q). */
 amp_status amp__event_record(amp_accelerator_view *q, amp__event **out);
 amp__event *amp__event_retain(amp__event *e);
 void amp__event_release(amp__event *e);
+/* Block the host until e passed (NULL: nothing to wait for). */
 amp_status amp__event_wait(amp__event *e);
+/* Make queue `on` wait (on the device) until e passed. */
+amp_status amp__event_order(amp_accelerator_view *on, amp__event *e);
+amp_status amp__event_query(amp__event *e, bool *done);
 
 /* A box [lo, hi) in storage coordinates (rank = storage rank). */
 typedef struct amp__box { int lo[AMP_MAX_RANK], hi[AMP_MAX_RANK]; } amp__box;

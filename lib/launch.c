@@ -280,8 +280,7 @@ amp_status amp_future_is_ready(amp_future *f, bool *done)
         if (done) *done = false;
         return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "amp_future_is_ready: %s is NULL", f ? "done" : "future");
     }
-    amp_accelerator *a = f->ev->q->acc;
-    return a->e.be->event_query(a->e.dev, f->ev->ev, done);
+    return amp__event_query(f->ev, done);
 }
 
 amp_status amp_future_destroy(amp_future *f)

@@ -280,9 +280,7 @@ amp_status amp__storage_prepare(amp__storage *s, amp_accelerator_view *q, const 
         }
         s->acc = acc;
     }
-    if (s->last && s->last->q != q &&
-        (st = be->queue_wait_event(acc->e.dev, q->queue, s->last->ev)) != AMP_OK)
-        return st;
+    if ((st = amp__event_order(q, s->last)) != AMP_OK) return st;
     if (!s->unified && !s->is_array) {
         if (s->ndirty >= AMP__MAX_BOXES - 1 || s->nvalid >= AMP__MAX_BOXES - 1) {
             /* Bookkeeping full: make the host current and forget the device. */
@@ -494,9 +492,7 @@ static amp_status amp__array_copy(amp_array *a, void *host, amp__copy_dir dir)
     amp__event *ev = NULL;
     amp_accelerator_view *q = a->q;
     pthread_mutex_lock(&s->lock);
-    if (s->last && s->last->q != q &&
-        (st = q->acc->e.be->queue_wait_event(q->acc->e.dev, q->queue, s->last->ev)) != AMP_OK)
-        goto out;
+    if ((st = amp__event_order(q, s->last)) != AMP_OK) goto out;
     amp__copy c;
     memset(&c, 0, sizeof c);
     c.dir = dir;
