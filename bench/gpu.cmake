@@ -1,18 +1,55 @@
-# gpu.cmake — included from bench/CMakeLists.txt: bench_gpu, the GPU benchmark report (hipamp vs raw cuLaunchKernel, device copy, cuBLAS), built only where the CUDA toolkit is found; cuBLAS is loaded at run time.
+# gpu.cmake — included from bench/CMakeLists.txt: the GPU benchmark report (hipamp vs raw driver launches, device copy, vendor SGEMM) built once per vendor from the same bench_gpu.c: bench_gpu over CUDA (where the CUDA toolkit is found) and bench_gpu_hip over HIP (where the HIP headers and libamdhip64 are found); the vendor BLAS is loaded at run time.
 find_package(CUDAToolkit QUIET)
+set(_hipamp_bench_cuda OFF)
 if(CUDAToolkit_FOUND AND TARGET CUDA::cuda_driver AND TARGET CUDA::nvrtc)
-  if(NOT TARGET hipamp_workloads)
-    include(${CMAKE_CURRENT_LIST_DIR}/../examples/workloads.cmake)
-  endif()
-  add_executable(bench_gpu ${CMAKE_CURRENT_LIST_DIR}/bench_gpu.c)
-  target_link_libraries(bench_gpu PRIVATE hipamp_workloads CUDA::cuda_driver CUDA::nvrtc ${CMAKE_DL_LIBS} m)
+  set(_hipamp_bench_cuda ON)
+endif()
+
+# ROCm installs under $ROCM_PATH or /opt/rocm; distribution packages (Debian's
+# libamdhip64-dev) under /usr. hipRTC is its own library from ROCm 6 and lives
+# inside libamdhip64 before that, so it is linked only where found.
+find_path(HIPAMP_BENCH_HIP_INCLUDE_DIR hip/hip_runtime_api.h HINTS $ENV{ROCM_PATH}/include /opt/rocm/include)
+find_library(HIPAMP_BENCH_AMDHIP64 amdhip64 HINTS $ENV{ROCM_PATH}/lib /opt/rocm/lib)
+find_library(HIPAMP_BENCH_HIPRTC hiprtc HINTS $ENV{ROCM_PATH}/lib /opt/rocm/lib)
+set(_hipamp_bench_hip OFF)
+if(HIPAMP_BENCH_HIP_INCLUDE_DIR AND HIPAMP_BENCH_AMDHIP64 AND EXISTS ${HIPAMP_BENCH_HIP_INCLUDE_DIR}/hip/hiprtc.h)
+  set(_hipamp_bench_hip ON)
+endif()
+
+if((_hipamp_bench_cuda OR _hipamp_bench_hip) AND NOT TARGET hipamp_workloads)
+  include(${CMAKE_CURRENT_LIST_DIR}/../examples/workloads.cmake)
+endif()
+
+# One report program: bench_gpu.c's logic over one vendor layer (raw_gpu.h).
+function(hipamp_bench_gpu target vendor_source)
+  add_executable(${target} ${CMAKE_CURRENT_LIST_DIR}/bench_gpu.c ${CMAKE_CURRENT_LIST_DIR}/${vendor_source})
+  target_link_libraries(${target} PRIVATE hipamp_workloads ${CMAKE_DL_LIBS} m)
   # lib/signature.h: the launch_info and argument-pack layout of the raw launches.
-  target_include_directories(bench_gpu PRIVATE ${CMAKE_CURRENT_LIST_DIR}/../lib)
-  target_compile_options(bench_gpu PRIVATE -Wall -Wextra)
-  target_compile_definitions(bench_gpu PRIVATE
+  target_include_directories(${target} PRIVATE ${CMAKE_CURRENT_LIST_DIR}/../lib)
+  target_compile_options(${target} PRIVATE -Wall -Wextra)
+  target_compile_definitions(${target} PRIVATE
     HIPAMP_BENCH_RESULTS="${CMAKE_CURRENT_LIST_DIR}/results"
     HIPAMP_PLOT_SCRIPT="${CMAKE_CURRENT_LIST_DIR}/plot_results.py")
+endfunction()
+
+if(_hipamp_bench_cuda)
+  hipamp_bench_gpu(bench_gpu raw_cuda.c)
+  target_link_libraries(bench_gpu PRIVATE CUDA::cuda_driver CUDA::nvrtc)
   message(STATUS "hipamp: bench_gpu enabled (CUDA ${CUDAToolkit_VERSION})")
 else()
   message(STATUS "hipamp: bench_gpu skipped (no CUDA toolkit)")
+endif()
+
+if(_hipamp_bench_hip)
+  hipamp_bench_gpu(bench_gpu_hip raw_hip.c)
+  # SYSTEM: warnings are for this project's code, not for the HIP headers.
+  target_include_directories(bench_gpu_hip SYSTEM PRIVATE ${HIPAMP_BENCH_HIP_INCLUDE_DIR})
+  target_compile_definitions(bench_gpu_hip PRIVATE __HIP_PLATFORM_AMD__)
+  target_link_libraries(bench_gpu_hip PRIVATE ${HIPAMP_BENCH_AMDHIP64})
+  if(HIPAMP_BENCH_HIPRTC)
+    target_link_libraries(bench_gpu_hip PRIVATE ${HIPAMP_BENCH_HIPRTC})
+  endif()
+  message(STATUS "hipamp: bench_gpu_hip enabled (HIP: ${HIPAMP_BENCH_AMDHIP64})")
+else()
+  message(STATUS "hipamp: bench_gpu_hip skipped (no HIP headers with hiprtc.h, or no libamdhip64)")
 endif()

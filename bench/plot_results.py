@@ -1,7 +1,8 @@
-# plot_results.py — draws bench_gpu's chart with matplotlib: one bar panel per workload from its CSV, bars per variant (hipamp, raw), each ceiling (device copy, cuBLAS) as a dashed line.
+# plot_results.py — draws bench_gpu's (or bench_gpu_hip's) chart with matplotlib: one bar panel per workload from its CSV, bars per variant (hipamp, raw), each ceiling (device copy, vendor SGEMM) as a dashed line.
 """Reads bench_gpu's CSV (panel,label,series,value,unit) and writes a PNG.
 
-usage: plot_results.py RESULTS.csv OUT.png [--title TEXT]
+usage: plot_results.py RESULTS.csv OUT.png [--title TEXT] [--raw-label CALL]
+--raw-label names the raw launch in the legend (default cuLaunchKernel).
 Exits 2 when matplotlib is missing (bench_gpu then draws the PNG itself).
 """
 import csv
@@ -14,6 +15,11 @@ def main(argv):
     if "--title" in args:
         i = args.index("--title")
         title = args[i + 1] if i + 1 < len(args) else None
+        del args[i:i + 2]
+    raw_label = "cuLaunchKernel"
+    if "--raw-label" in args:
+        i = args.index("--raw-label")
+        raw_label = args[i + 1] if i + 1 < len(args) else raw_label
         del args[i:i + 2]
     if len(args) != 2:
         print(__doc__, file=sys.stderr)
@@ -61,7 +67,7 @@ def main(argv):
         for si, s in enumerate(series):
             xs = [i + (si - (len(series) - 1) / 2) * width for i in range(len(labels))]
             ys = [d["bars"][lab].get(s, 0.0) for lab in labels]
-            bars = ax.bar(xs, ys, width, label=s + (" (cuLaunchKernel)" if s == "raw" else ""),
+            bars = ax.bar(xs, ys, width, label=s + (" (%s)" % raw_label if s == "raw" else ""),
                           color=colors.get(s))
             for b, y in zip(bars, ys):
                 ax.annotate("%.0f" % y, (b.get_x() + b.get_width() / 2, y), ha="center", va="bottom",
