@@ -58,7 +58,18 @@ static void amp__mkdirs(const char *path)
             mkdir(buf, 0755);
             *p = '/';
         }
-    mkdir(buf, 0755);
+    mkdir(buf, 0700);
+}
+
+/* Cache entries become loaded code (the CPU accelerator dlopens them), so
+ * a directory someone else could have planted files in is not used: it must
+ * be ours and not writable by others. The predictable /tmp fallback makes
+ * this matter. Group-writable stays allowed (a project's shared cache). */
+static bool amp__cache_dir_trusted(const char *dir)
+{
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) return false;
+    return st.st_uid == geteuid() && !(st.st_mode & S_IWOTH);
 }
 
 static void amp__entry_path(const char *key, char *out, size_t cap)
@@ -69,6 +80,7 @@ static void amp__entry_path(const char *key, char *out, size_t cap)
 void *amp__disk_cache_load(const char *key, size_t *size)
 {
     char path[PATH_MAX];
+    if (!amp__cache_dir_trusted(amp_cache_dir())) return NULL;
     amp__entry_path(key, path, sizeof path);
     void *data = NULL;
     bool corrupt = false;
@@ -111,6 +123,7 @@ void amp__disk_cache_store(const char *key, const void *data, size_t size)
     const char *dir = amp_cache_dir();
     char path[PATH_MAX], tmp[PATH_MAX];
     amp__mkdirs(dir);
+    if (!amp__cache_dir_trusted(dir)) return;
     amp__entry_path(key, path, sizeof path);
     snprintf(tmp, sizeof tmp, "%s/.tmp-%.32s-%d-%llx", dir, key, (int)getpid(),
              (unsigned long long)amp__now_ns());

@@ -54,7 +54,7 @@ amp_status amp__event_query(amp__event *e, bool *done);
 
 /* A box [lo, hi) in storage coordinates (rank = storage rank). */
 typedef struct amp__box { int lo[AMP_MAX_RANK], hi[AMP_MAX_RANK]; } amp__box;
-#define AMP__MAX_BOXES 32
+#define AMP__MAX_BOXES 64 /* >= 2 * AMP__SIG_MAX_PARAMS: see storage_prepare */
 
 /* What views and arrays share: the elements, where they are current, and the
  * last launch that used them. Every field below `lock` is guarded by it. */
@@ -93,12 +93,18 @@ struct amp_array_view {
 };
 
 void amp__view_box(const amp_array_view *v, amp__box *b);
+amp__box amp__whole_box(const amp__storage *s);
+/* Element offset of origin (storage coordinates) from the storage's start. */
+int64_t amp__storage_offset(const amp__storage *s, const int *origin);
 /* Prepare storage for a launch on q (storage lock held): device buffer,
  * copy-in when needs_data, cross-queue ordering. *dptr = device base. */
 amp_status amp__storage_prepare(amp__storage *s, amp_accelerator_view *q, const amp__box *b,
                                 bool needs_data, bool discard, void **dptr);
 /* After the launch was queued (storage lock held). */
 void amp__storage_after_launch(amp__storage *s, amp__event *ev, const amp__box *b, bool writes);
+
+/* Largest argument pack a launch fills (bytes). */
+#define AMP__MAX_PACK 4096
 
 /* Programs: modules are shared through the in-memory cache. */
 typedef struct amp__module amp__module;

@@ -7,8 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define AMP__MAX_PACK 4096
-
 static const char *amp__kind_name(int k)
 {
     switch (k) {
@@ -69,10 +67,7 @@ static amp_status amp__check_arg(const amp_kernel *k, int i, const amp_arg *a, a
         b->origin.rank = b->ext.rank;
         memset(b->origin.v, 0, sizeof b->origin.v);
         b->access = AMP_READ_WRITE;
-        for (int d = 0; d < b->ext.rank; ++d) {
-            b->box.lo[d] = 0;
-            b->box.hi[d] = b->ext.v[d];
-        }
+        b->box = amp__whole_box(arr->s);
     }
     if (b->ext.rank != p->rank)
         return amp__fail(AMP_ERROR_ARGUMENT_MISMATCH, "kernel '%s' parameter %d has rank %d; argument has rank %d",
@@ -107,9 +102,7 @@ static void amp__put_view(unsigned char *pack, const amp__sig_param *p, const am
 {
     const amp__storage *s = b->s;
     int R = s->ext.rank, r = b->ext.rank;
-    int64_t off = 0;
-    for (int d = 0; d < R; ++d) off += (int64_t)b->origin.v[d] * s->stride[d];
-    void *ptr = (char *)dptr + off * (int64_t)s->elem;
+    void *ptr = (char *)dptr + amp__storage_offset(s, b->origin.v) * (int64_t)s->elem;
     unsigned char *at = pack + p->offset;
     memcpy(at, &ptr, sizeof ptr);
     for (int d = 0; d < r; ++d) {
@@ -142,6 +135,13 @@ static amp_status amp__check_domain(const amp_kernel *k, amp_extent e, const amp
                 return amp__fail(AMP_ERROR_INVALID_COMPUTE_DOMAIN,
                                  "tile dimension %d is %d but kernel '%s' was written for tile %d", d, t->tile[d],
                                  k->name, k->sig.tile[d]);
+        long long threads = 1;
+        for (int d = 0; d < t->extent.rank; ++d) threads *= t->tile[d];
+        int limit = amp__kernel_accelerator(k)->e.info.max_tile_threads;
+        if (limit > 0 && threads > limit)
+            return amp__fail(AMP_ERROR_INVALID_COMPUTE_DOMAIN,
+                             "kernel '%s' has %lld threads a tile; %s allows %d", k->name, threads,
+                             amp__kernel_accelerator(k)->e.info.device_path, limit);
         for (int d = 0; d < t->extent.rank; ++d)
             if (t->extent.v[d] % t->tile[d])
                 return amp__fail(AMP_ERROR_INVALID_COMPUTE_DOMAIN,
@@ -180,9 +180,6 @@ amp_status amp__run(amp_accelerator_view *q, amp_extent e, const amp_tiled_exten
     if (nargs != (size_t)k->sig.nparams)
         return amp__fail(AMP_ERROR_ARGUMENT_MISMATCH, "kernel '%s' takes %d parameters; %zu arguments given", k->name,
                          k->sig.nparams, nargs);
-    if (k->sig.pack_size > AMP__MAX_PACK)
-        return amp__fail(AMP_ERROR_UNSUPPORTED, "kernel '%s' parameters take %d bytes; at most %d", k->name,
-                         k->sig.pack_size, AMP__MAX_PACK);
     memset(pack, 0, (size_t)k->sig.pack_size);
     for (size_t i = 0; i < nargs; ++i) {
         memset(&bound[i], 0, sizeof bound[i]);
@@ -196,13 +193,19 @@ amp_status amp__run(amp_accelerator_view *q, amp_extent e, const amp_tiled_exten
     for (size_t i = 0; i < nlocked; ++i)
         if (!u || locked[u - 1] != locked[i]) locked[u++] = locked[i];
     nlocked = u;
+    /* The completion point exists before anything is queued: whatever a
+     * failure leaves queued (copies of earlier arguments) is still covered
+     * by it. Recording is lazy, so this costs no driver call. */
+    if ((st = amp__event_record(q, &ev)) != AMP_OK) return st;
     for (size_t i = 0; i < nlocked; ++i) pthread_mutex_lock(&locked[i]->lock);
 
+    size_t prepared = 0; /* arguments whose storage may have queued work */
     for (size_t i = 0; i < nargs; ++i) {
         amp__bound *b = &bound[i];
         if (!b->s) continue;
         bool discard = b->view && b->view->discard;
         void *dptr = NULL;
+        prepared = i + 1; /* a failing prepare may have queued copies too */
         if ((st = amp__storage_prepare(b->s, q, &b->box, true, discard, &dptr)) != AMP_OK) goto out;
         amp__put_view(pack, &k->sig.params[i], b, dptr);
     }
@@ -219,7 +222,6 @@ amp_status amp__run(amp_accelerator_view *q, amp_extent e, const amp_tiled_exten
     l.pack_size = (size_t)k->sig.pack_size;
     if ((st = acc->e.be->launch(acc->e.dev, q->queue, k->fn, &l)) != AMP_OK) goto out;
     atomic_fetch_add(&q->launches, 1);
-    if ((st = amp__event_record(q, &ev)) != AMP_OK) goto out;
     for (size_t i = 0; i < nargs; ++i) {
         amp__bound *b = &bound[i];
         if (!b->s) continue;
@@ -229,6 +231,9 @@ amp_status amp__run(amp_accelerator_view *q, amp_extent e, const amp_tiled_exten
     amp__module_note_launch(k->m, ev);
     if (out_ev) *out_ev = amp__event_retain(ev);
 out:
+    if (st != AMP_OK)
+        for (size_t i = 0; i < prepared; ++i)
+            if (bound[i].s) amp__storage_after_launch(bound[i].s, ev, &bound[i].box, false);
     for (size_t i = nlocked; i-- > 0;) pthread_mutex_unlock(&locked[i]->lock);
     amp__event_release(ev);
     return st;

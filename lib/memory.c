@@ -66,17 +66,55 @@ static bool amp__boxes_subtract(amp__box *list, int *n, const amp__box *b, int r
     return true;
 }
 
-/* list += b (boxes inside b are dropped first). false: no room. */
+/* a and b equal in every dimension but one, where they touch or overlap:
+ * their union is a box (written to out). */
+static bool amp__box_mergeable(const amp__box *a, const amp__box *b, int r, amp__box *out)
+{
+    int diff = -1;
+    for (int d = 0; d < r; ++d) {
+        if (a->lo[d] == b->lo[d] && a->hi[d] == b->hi[d]) continue;
+        if (diff >= 0 || a->hi[d] < b->lo[d] || b->hi[d] < a->lo[d]) return false;
+        diff = d;
+    }
+    *out = *a;
+    if (diff >= 0) {
+        out->lo[diff] = a->lo[diff] < b->lo[diff] ? a->lo[diff] : b->lo[diff];
+        out->hi[diff] = a->hi[diff] > b->hi[diff] ? a->hi[diff] : b->hi[diff];
+    }
+    return true;
+}
+
+/* list += b. Boxes inside b are dropped and neighbours merged, so a loop
+ * over the rows of a matrix leaves one box, not one per row. false: no
+ * room (the list is unchanged then). */
 static bool amp__boxes_add(amp__box *list, int *n, const amp__box *b, int r)
 {
-    int m = 0;
-    for (int i = 0; i < *n; ++i) {
+    for (int i = 0; i < *n; ++i)
         if (amp__box_contains(&list[i], b, r)) return true;
-        if (!amp__box_contains(b, &list[i], r)) list[m++] = list[i];
+    amp__box add = *b;
+    bool merged;
+    int m = *n;
+    do {
+        merged = false;
+        int k = 0;
+        for (int i = 0; i < m; ++i) {
+            amp__box u;
+            if (amp__box_contains(&add, &list[i], r)) continue;
+            if (amp__box_mergeable(&add, &list[i], r, &u)) {
+                add = u;
+                merged = true;
+                continue;
+            }
+            list[k++] = list[i];
+        }
+        m = k;
+    } while (merged);
+    if (m == AMP__MAX_BOXES) {
+        /* Only reachable when nothing merged or was dropped: m == *n. */
+        return false;
     }
+    list[m++] = add;
     *n = m;
-    if (m == AMP__MAX_BOXES) return false;
-    list[(*n)++] = *b;
     return true;
 }
 
@@ -96,7 +134,7 @@ void amp__view_box(const amp_array_view *v, amp__box *b)
     }
 }
 
-static amp__box amp__whole_box(const amp__storage *s)
+amp__box amp__whole_box(const amp__storage *s)
 {
     amp__box b;
     for (int d = 0; d < s->ext.rank; ++d) {
@@ -104,6 +142,13 @@ static amp__box amp__whole_box(const amp__storage *s)
         b.hi[d] = s->ext.v[d];
     }
     return b;
+}
+
+int64_t amp__storage_offset(const amp__storage *s, const int *origin)
+{
+    int64_t off = 0;
+    for (int d = 0; d < s->ext.rank; ++d) off += (int64_t)origin[d] * s->stride[d];
+    return off;
 }
 
 /* ---------------------------------------------------------------- copies */
@@ -122,8 +167,7 @@ static amp_status amp__copy_box(amp__storage *s, amp_accelerator_view *q, const 
         width *= b->hi[d] - b->lo[d];
     }
     /* dims [0, d) remain: d-1 is height, d-2 depth, the rest loop. */
-    int64_t base = 0;
-    for (int k = 0; k < R; ++k) base += (int64_t)b->lo[k] * s->stride[k];
+    int64_t base = amp__storage_offset(s, b->lo);
     amp__copy c;
     memset(&c, 0, sizeof c);
     c.dir = dir;
@@ -161,10 +205,16 @@ static amp_status amp__storage_sync(amp__storage *s, const amp__box *b)
 {
     amp_status st = AMP_OK;
     int R = s->ext.rank;
-    bool any = false;
     amp_accelerator_view *q = NULL;
+    amp__event *ev = NULL;
     if (!s->unified && !s->is_array && s->ndirty) {
         if ((st = amp__storage_queue(s, &q)) != AMP_OK) return st;
+        /* The completion point exists before the first copy is queued, so
+         * a failure half way still leaves every queued copy covered. */
+        if ((st = amp__event_record(q, &ev)) != AMP_OK) return st;
+        amp__event_release(s->last);
+        s->last = ev;
+        bool any = false;
         for (int i = 0; i < s->ndirty; ++i) {
             amp__box cut;
             if (!amp__box_intersect(&s->dirty[i], b, R, &cut)) continue;
@@ -178,13 +228,34 @@ static amp_status amp__storage_sync(amp__storage *s, const amp__box *b)
             s->ndirty = 0;
         }
     }
-    if (any) {
-        amp__event *ev = NULL;
-        if ((st = amp__event_record(q, &ev)) != AMP_OK) return st;
-        amp__event_release(s->last);
-        s->last = ev;
-    }
     return amp__event_wait(s->last);
+}
+
+/* Copy back every device-newer part of the storage outside box b, then
+ * forget all dirty boxes (storage lock held; blocks). For refresh and
+ * discard when splitting the dirty list around b would overflow it: inside
+ * b the host wins, outside it the device's results must not be lost. */
+static amp_status amp__storage_flush_outside(amp__storage *s, const amp__box *b)
+{
+    amp_status st = AMP_OK;
+    amp_accelerator_view *q = NULL;
+    amp__event *ev = NULL;
+    int R = s->ext.rank;
+    if ((st = amp__storage_queue(s, &q)) != AMP_OK) return st;
+    if ((st = amp__event_record(q, &ev)) != AMP_OK) return st;
+    amp__event_release(s->last);
+    s->last = ev;
+    for (int i = 0; i < s->ndirty; ++i) {
+        amp__box pieces[2 * AMP_MAX_RANK];
+        int np = 1;
+        pieces[0] = s->dirty[i];
+        /* pieces = dirty[i] - b: at most 2R slabs, fits by construction. */
+        if (!amp__boxes_subtract(pieces, &np, b, R)) np = 0;
+        for (int k = 0; k < np; ++k)
+            if ((st = amp__copy_box(s, q, &pieces[k], AMP__D2H)) != AMP_OK) return st;
+    }
+    s->ndirty = 0;
+    return amp__event_wait(ev);
 }
 
 /* ---------------------------------------------------------------- storage */
@@ -227,6 +298,10 @@ static void amp__storage_drop_device(amp__storage *s)
     if (!s->acc) return;
     const amp__backend *be = s->acc->e.be;
     (void)amp__event_wait(s->last);
+    /* The event belongs to the old accelerator's queue: a launch elsewhere
+     * must not order itself after it. */
+    amp__event_release(s->last);
+    s->last = NULL;
     if (s->registered && be->host_unregister) be->host_unregister(s->acc->e.dev, s->host);
     else if (s->dptr && !s->unified) be->mem_free(s->acc->e.dev, s->dptr);
     s->dptr = NULL;
@@ -243,7 +318,7 @@ static amp_status amp__storage_release(amp__storage *s)
     if (last) {
         st = amp__event_wait(s->last);
         amp__storage_drop_device(s);
-        amp__event_release(s->last);
+        amp__event_release(s->last); /* arrays never had a device dropped */
         s->last = NULL;
     }
     pthread_mutex_unlock(&s->lock);
@@ -282,7 +357,9 @@ amp_status amp__storage_prepare(amp__storage *s, amp_accelerator_view *q, const 
     }
     if ((st = amp__event_order(q, s->last)) != AMP_OK) return st;
     if (!s->unified && !s->is_array) {
-        if (s->ndirty >= AMP__MAX_BOXES - 1 || s->nvalid >= AMP__MAX_BOXES - 1) {
+        /* One launch adds at most one box per parameter: keep that much
+         * room so after_launch never drops a box. */
+        if (s->ndirty > AMP__MAX_BOXES - AMP__SIG_MAX_PARAMS || s->nvalid >= AMP__MAX_BOXES) {
             /* Bookkeeping full: make the host current and forget the device. */
             amp__box whole = amp__whole_box(s);
             if ((st = amp__storage_sync(s, &whole)) != AMP_OK) return st;
@@ -312,7 +389,7 @@ void amp__storage_after_launch(amp__storage *s, amp__event *ev, const amp__box *
 {
     amp__event_release(s->last);
     s->last = amp__event_retain(ev);
-    /* prepare() left room for one more box. */
+    /* prepare() left room for a box per parameter. */
     if (writes && !s->unified && !s->is_array) (void)amp__boxes_add(s->dirty, &s->ndirty, b, s->ext.rank);
 }
 
@@ -428,9 +505,7 @@ amp_status amp_array_view_get_extent(const amp_array_view *v, amp_extent *out)
 void *amp_array_view_data(const amp_array_view *v)
 {
     if (!v || !v->s->host) return NULL;
-    int64_t off = 0;
-    for (int d = 0; d < v->s->ext.rank; ++d) off += (int64_t)v->origin.v[d] * v->s->stride[d];
-    return v->s->host + off * (int64_t)v->s->elem;
+    return v->s->host + amp__storage_offset(v->s, v->origin.v) * (int64_t)v->s->elem;
 }
 
 amp_status amp_array_view_synchronize(amp_array_view *v)
@@ -450,14 +525,18 @@ amp_status amp_array_view_refresh(amp_array_view *v)
     amp__box b;
     amp__view_box(v, &b);
     amp__storage *s = v->s;
+    amp_status st = AMP_OK;
     pthread_mutex_lock(&s->lock);
+    /* The host data is needed again, unless the view never reads it. */
+    v->discard = v->access == AMP_WRITE_ONLY;
     if (!s->is_array) {
         /* Host wins: device copies of b are stale, and nothing there is newer. */
         if (!amp__boxes_subtract(s->valid, &s->nvalid, &b, s->ext.rank)) s->nvalid = 0;
-        if (!amp__boxes_subtract(s->dirty, &s->ndirty, &b, s->ext.rank)) s->ndirty = 0;
+        if (!amp__boxes_subtract(s->dirty, &s->ndirty, &b, s->ext.rank))
+            st = amp__storage_flush_outside(s, &b);
     }
     pthread_mutex_unlock(&s->lock);
-    return AMP_OK;
+    return st;
 }
 
 amp_status amp_array_view_discard_data(amp_array_view *v)
@@ -466,11 +545,13 @@ amp_status amp_array_view_discard_data(amp_array_view *v)
     amp__box b;
     amp__view_box(v, &b);
     amp__storage *s = v->s;
+    amp_status st = AMP_OK;
     pthread_mutex_lock(&s->lock);
     v->discard = true;
-    if (!s->is_array && !amp__boxes_subtract(s->dirty, &s->ndirty, &b, s->ext.rank)) s->ndirty = 0;
+    if (!s->is_array && !amp__boxes_subtract(s->dirty, &s->ndirty, &b, s->ext.rank))
+        st = amp__storage_flush_outside(s, &b);
     pthread_mutex_unlock(&s->lock);
-    return AMP_OK;
+    return st;
 }
 
 amp_status amp_array_view_destroy(amp_array_view *v)
@@ -539,6 +620,7 @@ amp_status amp_array_create(amp_accelerator_view *q, size_t elem_size, amp_exten
     return AMP_OK;
 fail:
     if (s) amp__storage_release(s);
+    if (a && a->q) amp__view_release(a->q);
     free(a);
     return st;
 }

@@ -262,6 +262,35 @@ fail:
     return st;
 }
 
+/* The launch path trusts offsets and sizes from the record to fill a
+ * fixed-size pack: anything a prelude could not have produced is refused. */
+static const char *amp__signature_problem(const amp__signature *g)
+{
+    if (g->magic != AMP__SIG_MAGIC) return "bad magic";
+    if (g->version != AMP__SIG_VERSION) return "prelude version mismatch";
+    if (g->nparams < 0 || g->nparams > AMP__SIG_MAX_PARAMS) return "parameter count";
+    if (g->pack_size < 1 || g->pack_size > AMP__MAX_PACK) return "pack size";
+    if (g->rank < 1 || g->rank > (g->tiled ? 3 : AMP_MAX_RANK)) return "index rank";
+    if (g->tiled) {
+        long long threads = 1;
+        for (int d = 0; d < g->rank; ++d) {
+            if (g->tile[d] < 1 || g->tile[d] > AMP_MAX_TILE_THREADS) return "tile size";
+            threads *= g->tile[d];
+        }
+        if (threads > AMP_MAX_TILE_THREADS) return "tile thread count";
+    }
+    for (int i = 0; i < g->nparams; ++i) {
+        const amp__sig_param *p = &g->params[i];
+        if (p->offset < 0 || p->size < 1 || p->offset > g->pack_size - p->size) return "parameter layout";
+        bool mem = p->kind == AMP_ARG_VIEW || p->kind == AMP_ARG_ARRAY;
+        if (mem && (p->rank < 1 || p->rank > AMP_MAX_RANK || p->size < AMP__DESC_SIZE(p->rank)))
+            return "view parameter";
+        if (!mem && (p->kind < AMP_ARG_INT32 || p->kind > AMP_ARG_INT64 || p->size != p->elem_size))
+            return "scalar parameter";
+    }
+    return NULL;
+}
+
 amp_status amp_program_get_kernel(amp_program *p, const char *name, amp_kernel **out)
 {
     amp_status st = AMP_OK;
@@ -287,12 +316,11 @@ amp_status amp_program_get_kernel(amp_program *p, const char *name, amp_kernel *
     }
     st = m->acc->e.be->kernel_get(m->acc->e.dev, m->mod, name, &k->fn, &k->sig);
     if (st != AMP_OK) goto fail;
-    if (k->sig.magic != AMP__SIG_MAGIC || k->sig.version != AMP__SIG_VERSION ||
-        k->sig.nparams < 0 || k->sig.nparams > AMP__SIG_MAX_PARAMS || k->sig.rank < 1 ||
-        k->sig.rank > AMP_MAX_RANK) {
+    const char *why = amp__signature_problem(&k->sig);
+    if (why) {
         st = amp__fail(AMP_ERROR_KERNEL_NOT_FOUND,
-                       "kernel '%s' has no valid signature record: define it with AMP_KERNEL or "
-                       "AMP_TILED_KERNEL (prelude version mismatch?)", name);
+                       "kernel '%s' has no valid signature record (%s): define it with AMP_KERNEL or "
+                       "AMP_TILED_KERNEL", name, why);
         goto fail;
     }
     k->m = m;

@@ -359,6 +359,27 @@ ACCEL_TEST(cache, unusable_cache_dir_does_not_fail_builds, .fini = cleanup)
     RUN_HELPER_OK(in.device_path, .cache_dir = file_dir);
 }
 
+/* Entries become loaded code: a world-writable cache directory (anyone
+ * could have planted an entry) is neither read nor written, and builds still
+ * succeed, compiling each time. */
+ACCEL_TEST(cache, world_writable_dir_is_not_used, .fini = cleanup)
+{
+    amp_accelerator_info in = info_of(acc);
+    setup_tree(in);
+    cr_assert_eq(mkdir(g_cache, 0700), 0, "mkdir %s: %s", g_cache, strerror(errno));
+    cr_assert_eq(chmod(g_cache, 0777), 0);
+    RUN_HELPER_OK(in.device_path);
+    walk w = scan_cache();
+    cr_assert_eq(w.files, 0, "an entry was written into a world-writable cache directory");
+    RUN_HELPER_OK(in.device_path);
+    if (in.is_emulated) cr_assert_eq(compiles_logged(), 2, "each process should have compiled");
+    /* Made private again, the same directory is used. */
+    cr_assert_eq(chmod(g_cache, 0700), 0);
+    RUN_HELPER_OK(in.device_path);
+    w = scan_cache();
+    cr_assert_eq(w.files, 1, "a private cache directory should get the entry");
+}
+
 /* --------------------------------------------------------- amp_cache_dir */
 
 Test(cache, dir_honours_AMP_CACHE_DIR)

@@ -327,6 +327,76 @@ ACCEL_TEST(memory, projection_moves_only_its_row)
     mem_close(&c);
 }
 
+/* discard_data, then the host writes and refreshes: the data is needed
+ * again, so the next kernel gets a copy-in and sees the host's values. */
+ACCEL_TEST(memory, refresh_after_discard_copies_in)
+{
+    mem_ctx c;
+    mem_open(&c, acc);
+    static float v[NE], want[NE];
+    test_fill_random(v, NE, 21);
+    amp_array_view *vv = mkview(v, 4, amp_extent_1d(NE), AMP_READ_WRITE);
+    ASSERT_OK(amp_array_view_discard_data(vv));
+    test_fill_random(v, NE, 22);
+    for (int i = 0; i < NE; ++i) want[i] = v[i] * 2.0f + 1.0f;
+    ASSERT_OK(amp_array_view_refresh(vv));
+    amp_arg a[] = {amp_arg_view(vv)};
+    launch1(&c, "mem_scale1", amp_extent_1d(NE), a, 1);
+    EXPECT_STATS(&c, NB, 1, 0, 0, 1, "after the launch that follows discard + refresh");
+    ASSERT_OK(amp_array_view_destroy(vv));
+    EXPECT_STATS(&c, NB, 1, NB, 1, 1, "after destroy");
+    check_f32(v, want, NE, "kernel saw the refreshed host data");
+    mem_close(&c);
+}
+
+/* A kernel on each row of a matrix: the rows' device-newer boxes merge, so
+ * the parent's synchronize is one copy of the whole matrix; then the host
+ * overwrites one column and refreshes it, the next kernel's results come
+ * back for every column but that one (two copies around it), and the host's
+ * column survives. */
+ACCEL_TEST(memory, row_loop_then_column_refresh)
+{
+    enum { R = 40, C = 40, RB = C * 4, COL = 20 };
+    mem_ctx c;
+    mem_open(&c, acc);
+    static float m[R * C], want[R * C];
+    amp_array_view *rows[R];
+    test_fill_random(m, R * C, 23);
+    for (int i = 0; i < R * C; ++i) want[i] = m[i] * 2.0f + 1.0f;
+    amp_array_view *vm = mkview(m, 4, amp_extent_2d(R, C), AMP_READ_WRITE);
+    for (int r = 0; r < R; ++r) {
+        rows[r] = NULL;
+        ASSERT_OK(amp_array_view_project(vm, r, &rows[r]));
+        amp_arg a[] = {amp_arg_view(rows[r])};
+        launch1(&c, "mem_scale1", amp_extent_1d(C), a, 1);
+    }
+    EXPECT_STATS(&c, R * RB, R, 0, 0, R, "after a launch on each row");
+    ASSERT_OK(amp_array_view_synchronize(vm));
+    EXPECT_STATS(&c, R * RB, R, R * RB, 1, R, "after synchronizing the parent");
+    check_f32(m, want, R * C, "every row scaled");
+    for (int r = 0; r < R; ++r) ASSERT_OK(amp_array_view_destroy(rows[r]));
+    EXPECT_STATS(&c, R * RB, R, R * RB, 1, R, "after destroying the rows (nothing left to copy)");
+
+    /* Second round: whole-matrix kernel, then the host takes column COL. */
+    for (int i = 0; i < R * C; ++i) want[i] = m[i] * 2.0f + 1.0f;
+    amp_arg a[] = {amp_arg_view(vm)};
+    launch1(&c, "mem_scale2", amp_extent_2d(R, C), a, 1);
+    amp_array_view *col = NULL;
+    ASSERT_OK(amp_array_view_section(vm, amp_index_2d(0, COL), amp_extent_2d(R, 1), &col));
+    ASSERT_OK(amp_array_view_synchronize(col));
+    for (int r = 0; r < R; ++r) m[r * C + COL] = want[r * C + COL] = 1000.0f + (float)r;
+    ASSERT_OK(amp_array_view_refresh(col));
+    ASSERT_OK(amp_array_view_synchronize(vm));
+    check_f32(m, want, R * C, "kernel results outside the column, host values in it");
+    /* Copy-backs of round two: the column (R elements) on its synchronize,
+     * then the rest of the matrix around it in two boxes. */
+    EXPECT_STATS(&c, R * RB, R, R * RB + R * 4 + (R * C - R) * 4, 1 + 1 + 2, R + 1,
+                 "after the column refresh and the parent's synchronize");
+    ASSERT_OK(amp_array_view_destroy(col));
+    ASSERT_OK(amp_array_view_destroy(vm));
+    mem_close(&c);
+}
+
 /* A read-write view that every kernel took as const is never copied back. */
 ACCEL_TEST(memory, const_only_view_never_copied_back)
 {

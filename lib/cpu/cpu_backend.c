@@ -176,7 +176,17 @@ static void amp__cpu_module_unload(void *dev, void *module)
     amp__cpu_module *m = module;
     if (!m) return;
     dlclose(m->handle);
-    if (m->fd >= 0) close(m->fd);
+    if (m->fd >= 0) {
+        /* A module dlclose cannot unload (a thread_local with a destructor
+         * pins it) stays known to glibc under its /proc/self/fd name: were the
+         * descriptor reused, the next module loaded through the same name
+         * would silently be this one. Keep such a name reserved. */
+        char path[64];
+        snprintf(path, sizeof path, "/proc/self/fd/%d", m->fd);
+        void *still = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
+        if (still) dlclose(still);
+        else close(m->fd);
+    }
     free(m);
 }
 
