@@ -50,7 +50,29 @@ run_suite() {
   fi
 }
 
+# install_check BUILD_DIR: install into a scratch prefix, then build and run
+# ci/consumer against it with find_package(hipamp) and with pkg-config.
+install_check() {
+  local dir=$1 prefix=$1/install-check
+  rm -rf "$prefix" "$dir/consumer"
+  echo "=== install: find_package(hipamp) and pkg-config from $prefix"
+  if cmake --install "$dir" --prefix "$prefix" >/dev/null &&
+     cmake -S "$ROOT/ci/consumer" -B "$dir/consumer" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null &&
+     cmake --build "$dir/consumer" >/dev/null &&
+     AMP_CACHE_DIR="$dir/consumer/cache" LD_LIBRARY_PATH="$prefix/lib:$prefix/lib/x86_64-linux-gnu" \
+       "$dir/consumer/consumer" &&
+     PKG_CONFIG_PATH="$(dirname "$(find "$prefix" -name hipamp.pc | head -n1)")" \
+       sh -c 'cc -std=c11 -o "$1/consumer/consumer-pc" "$2/ci/consumer/main.c" "$1/consumer/hipamp_embed/consumer_kernel.c" $(pkg-config --cflags --libs hipamp)' _ "$dir" "$ROOT" &&
+     AMP_CACHE_DIR="$dir/consumer/cache" LD_LIBRARY_PATH="$prefix/lib:$prefix/lib/x86_64-linux-gnu" \
+       "$dir/consumer/consumer-pc"; then
+    results+=("install: find_package and pkg-config consumers passed")
+  else
+    results+=("install: consumer build or run FAILED"); status=1
+  fi
+}
+
 run_suite release "$ROOT/build-ci"
+install_check "$ROOT/build-ci"
 run_suite sanitize "$ROOT/build-ci-asan" -DHIPAMP_SANITIZE=ON
 
 END=$(date +%s)
