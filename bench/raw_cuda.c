@@ -86,10 +86,10 @@ void *rg_build(const char *full)
     if (!best) die("NVRTC supports no architecture up to sm_%d", want);
     char arch[64];
     snprintf(arch, sizeof arch, "--gpu-architecture=%s_%d", exact ? "sm" : "compute", exact ? want : best);
-    const char *opts[] = {arch, "-std=c++17", "--device-as-default-execution-space"};
+    const char *opts[] = {arch, "-std=c++17"}; /* the library's NVRTC options */
     nvrtcProgram p;
     if (nvrtcCreateProgram(&p, full, "kernel.hip", 0, NULL, NULL) != NVRTC_SUCCESS) die("nvrtcCreateProgram");
-    nvrtcResult r = nvrtcCompileProgram(p, 3, opts);
+    nvrtcResult r = nvrtcCompileProgram(p, 2, opts);
     if (r != NVRTC_SUCCESS) {
         size_t ls = 0;
         nvrtcGetProgramLogSize(p, &ls);

@@ -8,10 +8,23 @@
 #define AMP_PRELUDE_INCLUDED
 #define AMP_PRELUDE_VERSION 1
 
+// Threads per block of a simple-model launch, at most: the entry point's
+// __launch_bounds__. Must equal AMP__SIMPLE_BLOCK_THREADS in lib/signature.h,
+// which caps the blocks gpu_backend.c's launch_geometry makes (a block larger
+// than the bound fails to launch; a bound larger than the block wastes
+// registers the compiler reserved for threads that never come).
+#define AMP__SIMPLE_BLOCK_THREADS 256
+
 #ifndef AMP_CPU
 #define AMP_FI __device__ __forceinline__
 #define tile_static __shared__
 #endif
+// The compile-time helpers that build a kernel's signature record. NVRTC (in
+// JIT mode, without --device-as-default-execution-space, which the library
+// does not pass so that NVRTC demands __device__ on helpers as hipRTC does)
+// rejects any function definition without an execution space, constexpr ones
+// included. The CPU prelude defines __host__ and __device__ as nothing.
+#define AMP__HD __host__ __device__
 
 // The base pointer an element access goes through. A checking prelude (the
 // CPU accelerator's debug mode) redefines it to report an index outside the
@@ -244,14 +257,14 @@ template <> struct pack_get<0> {
     template <class P> AMP_FI static const auto &get(const P &p) { return p.head; }
 };
 
-constexpr int align_up(int x, int a) { return (x + a - 1) / a * a; }
+AMP__HD constexpr int align_up(int x, int a) { return (x + a - 1) / a * a; }
 
 template <class... A> struct fill_params;
 template <> struct fill_params<> {
-    static constexpr void fill(signature &, int, int) {}
+    AMP__HD static constexpr void fill(signature &, int, int) {}
 };
 template <class H, class... A> struct fill_params<H, A...> {
-    static constexpr void fill(signature &s, int i, int base) {
+    AMP__HD static constexpr void fill(signature &s, int i, int base) {
         s.params[i].kind = param_traits<H>::kind;
         s.params[i].elem_size = param_traits<H>::elem;
         s.params[i].rank = param_traits<H>::rank;
@@ -269,7 +282,7 @@ template <class I> struct index_traits {
                   "amp::tiled_index<...> (AMP_TILED_KERNEL)");
 };
 template <int N> struct index_traits<index<N>> {
-    enum { tiled = 0, rank = N, d0 = 0, d1 = 0, d2 = 0, threads = 1024 };
+    enum { tiled = 0, rank = N, d0 = 0, d1 = 0, d2 = 0, threads = AMP__SIMPLE_BLOCK_THREADS };
 };
 template <int D0, int D1, int D2> struct index_traits<tiled_index<D0, D1, D2>> {
     enum { tiled = 1, rank = tiled_index<D0, D1, D2>::rank, d0 = D0, d1 = D1, d2 = D2,
@@ -281,7 +294,7 @@ template <class I, class... A> struct kernel_traits<void(I, A...)> {
     typedef index_traits<I> idx;
     typedef pack<A...> pack_type;
     static_assert(sizeof...(A) <= 32, "a hipamp kernel takes at most 32 parameters");
-    static constexpr signature make() {
+    AMP__HD static constexpr signature make() {
         signature s{};
         s.magic = 0x53504d41;
         s.version = 1;
@@ -320,8 +333,11 @@ AMP_FI void run_simple(void (*f)(index<N>, A...), const launch_info &li, const p
     if constexpr (N == 1) {
         f(index<1>(x), pack_get<I>::get(p)...);
     } else {
-        int ey = li.ext[N - 2];
-        for (int y = blockIdx.y * blockDim.y + threadIdx.y; y < ey; y += gridDim.y * blockDim.y) {
+        // long long, like z: y + gridDim.y * blockDim.y can pass INT_MAX when
+        // ey is near it, and an int would wrap to a negative, in-range y.
+        long long ey = li.ext[N - 2];
+        for (long long y = (long long)blockIdx.y * blockDim.y + threadIdx.y; y < ey;
+             y += (long long)gridDim.y * blockDim.y) {
             if constexpr (N == 2) {
                 f(index<2>(y, x), pack_get<I>::get(p)...);
             } else {
@@ -331,7 +347,7 @@ AMP_FI void run_simple(void (*f)(index<N>, A...), const launch_info &li, const p
                      z += (long long)gridDim.z * blockDim.z) {
                     index<N> idx;
                     idx.v[N - 1] = x;
-                    idx.v[N - 2] = y;
+                    idx.v[N - 2] = (int)y;
                     long long r = z;
                     for (int d = N - 3; d >= 0; --d) {
                         idx.v[d] = (int)(r % li.ext[d]);

@@ -306,7 +306,9 @@ AMP_API amp_arg amp_arg_double(double x);
  * AMP_ERROR_INVALID_ARGUMENT: k is tiled, or q is on another accelerator.
  * AMP_ERROR_DEVICE: an earlier kernel faulted. On NVIDIA GPUs a fault ruins
  * the whole device context: every later call on that accelerator fails with
- * AMP_ERROR_DEVICE; destroying handles stays safe. */
+ * AMP_ERROR_DEVICE; destroying handles stays safe. On AMD GPUs the ROCm
+ * runtime itself may abort the process on a memory fault before any status
+ * can be returned. */
 AMP_API amp_status amp_parallel_for_each(amp_accelerator_view *q, amp_extent e, amp_kernel *k,
                                          const amp_arg *args, size_t nargs);
 /* Tiled launch of an AMP_TILED_KERNEL. AMP_ERROR_INVALID_COMPUTE_DOMAIN when

@@ -12,6 +12,12 @@
 #define AMP__SIG_MAX_PARAMS 32
 #define AMP__SIG_SUFFIX "__amp_sig"
 
+/* Threads per block of a simple-model (AMP_KERNEL) launch, at most. The
+ * prelude declares those kernels __launch_bounds__(AMP__SIMPLE_BLOCK_THREADS)
+ * (hip_kernels/amp_prelude.hip defines the same constant) and gpu_backend.c's
+ * launch_geometry caps its blocks at it: change both together. */
+#define AMP__SIMPLE_BLOCK_THREADS 256
+
 /* Parameter kinds: same numbers as amp_arg_kind. */
 typedef struct amp__sig_param {
     int32_t kind;      /* AMP_ARG_VIEW, AMP_ARG_ARRAY, AMP_ARG_INT32, ... */

@@ -18,6 +18,19 @@ static void require_gpu(amp_accelerator *acc)
                      "reportable device fault, and host memory does not run out like a GPU's");
 }
 
+/* The wild-write tests need a driver that reports a device fault: ROCr (under
+ * HIP) aborts the whole process on a GPU memory fault before any status can
+ * be returned, and HIP offers no hook to prevent it. */
+static void require_reportable_faults(amp_accelerator *acc)
+{
+    require_gpu(acc);
+    amp_accelerator_info info;
+    ASSERT_OK(amp_accelerator_get_info(acc, &info));
+    if (strncmp(info.device_path, "hip:", 4) == 0)
+        cr_skip_test("%s: the ROCm runtime aborts the process on a GPU memory fault before a status "
+                     "can be returned, so a wild write cannot be reported there", info.device_path);
+}
+
 /* Destroy calls after a fault: they must return (OK, or DEVICE to report the
  * fault again), never crash or hang. */
 #define ASSERT_OK_OR_DEVICE(call)                                                       \
@@ -44,7 +57,7 @@ typedef struct fault_fixture {
 
 static void fault_setup(amp_accelerator *acc, fault_fixture *f)
 {
-    require_gpu(acc);
+    require_reportable_faults(acc);
     f->q = NULL;
     ASSERT_OK(amp_accelerator_view_create(acc, &f->q));
     f->p = test_build(acc, test_kernels_faults);

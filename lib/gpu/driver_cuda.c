@@ -20,9 +20,13 @@ enum {
     CUDA_ERROR_OUT_OF_MEMORY = 2,
     CUDA_ERROR_NOT_FOUND = 500,
     CUDA_ERROR_NOT_READY = 600,
+    CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED = 712,
 };
 enum {
     CU_ATTR_MAX_THREADS_PER_BLOCK = 1,
+    CU_ATTR_MAX_BLOCK_DIM_X = 2,
+    CU_ATTR_MAX_BLOCK_DIM_Y = 3,
+    CU_ATTR_MAX_BLOCK_DIM_Z = 4,
     CU_ATTR_MAX_GRID_DIM_X = 5,
     CU_ATTR_MAX_GRID_DIM_Y = 6,
     CU_ATTR_MAX_GRID_DIM_Z = 7,
@@ -35,6 +39,7 @@ enum {
     CU_ATTR_PAGEABLE_MEMORY_ACCESS = 88,
 };
 enum { CU_MEMORYTYPE_HOST = 1, CU_MEMORYTYPE_DEVICE = 2 };
+enum { CU_POINTER_ATTRIBUTE_IS_MANAGED = 8 };
 #define CU_STREAM_NON_BLOCKING 0x1u
 #define CU_EVENT_DISABLE_TIMING 0x2u
 #define CU_MEMHOSTREGISTER_PORTABLE 0x1u
@@ -100,6 +105,10 @@ typedef struct cu_memcpy2d {
       (void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,     \
        void *, void **, void **))
 
+/* Optional driver entry points: a missing one only loses a refinement. */
+#define CUDA_OPTIONAL(X)                                                                 \
+    X(cuPointerGetAttribute, CUresult, (void *, int, CUdeviceptr))
+
 #define NVRTC_FUNCS(X)                                                                   \
     X(nvrtcVersion, int, (int *, int *))                                                 \
     X(nvrtcGetErrorString, const char *, (int))                                          \
@@ -121,7 +130,7 @@ typedef struct cu_memcpy2d {
     X(nvrtcGetSupportedArchs, int, (int *))
 
 #define DECLARE_FN(name, ret, args) ret(*name) args;
-static struct { CUDA_FUNCS(DECLARE_FN) } D;
+static struct { CUDA_FUNCS(DECLARE_FN) CUDA_OPTIONAL(DECLARE_FN) } D;
 static struct { NVRTC_FUNCS(DECLARE_FN) NVRTC_OPTIONAL(DECLARE_FN) } N;
 #undef DECLARE_FN
 
@@ -233,6 +242,9 @@ static void cu_device_open(int ord, void **ctx, amp__gpu_devinfo *info)
     info->max_grid[0] = cu_attr(CU_ATTR_MAX_GRID_DIM_X, dev, 2147483647);
     info->max_grid[1] = cu_attr(CU_ATTR_MAX_GRID_DIM_Y, dev, 65535);
     info->max_grid[2] = cu_attr(CU_ATTR_MAX_GRID_DIM_Z, dev, 65535);
+    info->max_block[0] = cu_attr(CU_ATTR_MAX_BLOCK_DIM_X, dev, 1024);
+    info->max_block[1] = cu_attr(CU_ATTR_MAX_BLOCK_DIM_Y, dev, 1024);
+    info->max_block[2] = cu_attr(CU_ATTR_MAX_BLOCK_DIM_Z, dev, 64);
     int major = cu_attr(CU_ATTR_COMPUTE_CAPABILITY_MAJOR, dev, 0);
     int minor = cu_attr(CU_ATTR_COMPUTE_CAPABILITY_MINOR, dev, 0);
     snprintf(info->arch, sizeof info->arch, "sm_%d%d", major, minor);
@@ -249,16 +261,32 @@ static void cu_device_open(int ord, void **ctx, amp__gpu_devinfo *info)
         snprintf(info->unavailable_reason, sizeof info->unavailable_reason, "no runtime compiler: %s", nvrtc_why);
 }
 
+/* Stands for "no context was current" in enter's *prev, so that NULL can
+ * mean "nothing to restore". */
+static char cu_no_context;
+
 /* Any host thread may call in, so the device's primary context is made
- * current on entry. Comparing first keeps the launch path to one cheap query
- * when it already is (the common case). */
-static amp_status cu_enter(void *ctx)
+ * current on entry, and the caller's context (possibly none) is put back by
+ * cu_leave. Comparing first keeps the launch path to one cheap query when it
+ * already is current (the common case), with nothing to undo. */
+static amp_status cu_enter(void *ctx, void **prev)
 {
     CUcontext cur = NULL;
-    if (D.cuCtxGetCurrent(&cur) == CUDA_SUCCESS && cur == ctx) return AMP_OK;
+    *prev = NULL;
+    CUresult g = D.cuCtxGetCurrent(&cur);
+    if (g == CUDA_SUCCESS && cur == ctx) return AMP_OK;
     if (!ctx) return amp__fail(AMP_ERROR_DEVICE, "CUDA device has no context (see its unavailable_reason)");
     CUresult e = D.cuCtxSetCurrent(ctx);
-    return e == CUDA_SUCCESS ? AMP_OK : cu_fail(e, "cuCtxSetCurrent");
+    if (e != CUDA_SUCCESS) return cu_fail(e, "cuCtxSetCurrent");
+    /* When the current context could not be read there is nothing known to
+     * restore; ours stays current (what the library did before). */
+    if (g == CUDA_SUCCESS) *prev = cur ? (void *)cur : (void *)&cu_no_context;
+    return AMP_OK;
+}
+
+static void cu_leave(void *prev)
+{
+    (void)D.cuCtxSetCurrent(prev == (void *)&cu_no_context ? NULL : (CUcontext)prev);
 }
 
 /* Highest NVRTC-supported real arch <= want (e.g. 90 for 90), or 0. */
@@ -332,12 +360,12 @@ static amp_status cu_compile(const char *arch, const char *source, const char *s
     }
     bool cubin = exact && N.nvrtcGetCUBIN && N.nvrtcGetCUBINSize;
     snprintf(arch_opt, sizeof arch_opt, "--gpu-architecture=%s_%d", cubin ? "sm" : "compute", use);
-    if ((st = amp__split_options(options, 3, &argv, &argc, &storage)) != AMP_OK) goto fail;
+    /* No --device-as-default-execution-space: hipRTC requires __device__ on
+     * helper functions, so NVRTC must too, or a kernel that builds on NVIDIA
+     * would fail on AMD. NVRTC has no -O3 (it always optimizes). */
+    if ((st = amp__split_options(options, 2, &argv, &argc, &storage)) != AMP_OK) goto fail;
     argv[0] = arch_opt;
     argv[1] = (char *)"-std=c++17";
-    /* Unannotated helpers in user code become __device__ (as under hipRTC's
-     * headers-in-scope model); NVRTC has no -O3 (it always optimizes). */
-    argv[2] = (char *)"--device-as-default-execution-space";
 
     int rc = N.nvrtcCreateProgram(&prog, source, name, 0, NULL, NULL);
     if (rc != 0) {
@@ -468,18 +496,40 @@ static amp_status cu_mem_alloc(size_t bytes, void **dptr)
     return cu_fail(e, "cuMemAlloc(%zu bytes)", bytes);
 }
 static void cu_mem_free(void *dptr) { (void)D.cuMemFree_v2((CUdeviceptr)(uintptr_t)dptr); }
-static amp_status cu_host_register(void *host, size_t bytes, void **dptr)
+static amp_status cu_host_register(void *host, size_t bytes, void **dptr, bool *owned)
 {
-    CUresult e = D.cuMemHostRegister_v2(host, bytes, CU_MEMHOSTREGISTER_DEVICEMAP | CU_MEMHOSTREGISTER_PORTABLE);
-    if (e != CUDA_SUCCESS) { *dptr = NULL; return cu_fail(e, "cuMemHostRegister(%p, %zu bytes)", host, bytes); }
     CUdeviceptr p = 0;
+    *dptr = NULL;
+    *owned = false;
+    /* Managed memory (cuMemAllocManaged) is device-accessible at its own
+     * address under UVA and cannot be registered. The query fails (harmlessly,
+     * the driver API keeps no last error) for plain pageable memory. */
+    int managed = 0;
+    if (D.cuPointerGetAttribute &&
+        D.cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, (CUdeviceptr)(uintptr_t)host) ==
+            CUDA_SUCCESS &&
+        managed) {
+        *dptr = host;
+        return AMP_OK;
+    }
+    CUresult e = D.cuMemHostRegister_v2(host, bytes, CU_MEMHOSTREGISTER_DEVICEMAP | CU_MEMHOSTREGISTER_PORTABLE);
+    if (e == CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED) {
+        /* Pinned or registered by the user or another library: use its
+         * mapping, and leave unregistering to its owner. */
+        e = D.cuMemHostGetDevicePointer_v2(&p, host, 0);
+        if (e != CUDA_SUCCESS)
+            return cu_fail(e, "cuMemHostGetDevicePointer(%p) of already registered host memory", host);
+        *dptr = (void *)(uintptr_t)p;
+        return AMP_OK;
+    }
+    if (e != CUDA_SUCCESS) return cu_fail(e, "cuMemHostRegister(%p, %zu bytes)", host, bytes);
     e = D.cuMemHostGetDevicePointer_v2(&p, host, 0);
     if (e != CUDA_SUCCESS) {
         (void)D.cuMemHostUnregister(host);
-        *dptr = NULL;
         return cu_fail(e, "cuMemHostGetDevicePointer(%p)", host);
     }
     *dptr = (void *)(uintptr_t)p;
+    *owned = true;
     return AMP_OK;
 }
 static void cu_host_unregister(void *host) { (void)D.cuMemHostUnregister(host); }
@@ -541,6 +591,7 @@ static void build_table(void)
     const char *miss = NULL;
     __typeof__(D) *tbl = &D;
     CUDA_FUNCS(LOAD_FN)
+    CUDA_OPTIONAL(LOAD_OPT)
     if (!ok) {
         static char buf[128];
         snprintf(buf, sizeof buf, "libcuda lacks %s", miss);
@@ -563,6 +614,7 @@ static void build_table(void)
     t->device_count = cu_device_count;
     t->device_open = cu_device_open;
     t->enter = cu_enter;
+    t->leave = cu_leave;
     t->compile = cu_compile;
     t->module_load = cu_module_load;
     t->module_unload = cu_module_unload;

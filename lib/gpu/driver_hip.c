@@ -22,11 +22,15 @@ enum {
     HIP_ERROR_OUT_OF_MEMORY = 2,
     HIP_ERROR_NOT_FOUND = 500,
     HIP_ERROR_NOT_READY = 600,
+    HIP_ERROR_HOST_MEMORY_ALREADY_REGISTERED = 712,
 };
 enum { HIP_MEMCPY_H2D = 1, HIP_MEMCPY_D2H = 2, HIP_MEMCPY_D2D = 3 };
 enum {
     HIP_ATTR_INTEGRATED = 16,
     HIP_ATTR_MANAGED_MEMORY = 24,
+    HIP_ATTR_MAX_BLOCK_DIM_X = 26,
+    HIP_ATTR_MAX_BLOCK_DIM_Y = 27,
+    HIP_ATTR_MAX_BLOCK_DIM_Z = 28,
     HIP_ATTR_MAX_THREADS_PER_BLOCK = 56,
     HIP_ATTR_MAX_GRID_DIM_X = 29,
     HIP_ATTR_MAX_GRID_DIM_Y = 30,
@@ -39,18 +43,22 @@ enum {
 #define HIP_EVENT_DISABLE_TIMING 0x2u
 #define HIP_HOST_REGISTER_PORTABLE 0x1u
 #define HIP_HOST_REGISTER_MAPPED 0x2u
+enum { HIP_POINTER_ATTRIBUTE_IS_MANAGED = 8 };
 
 /* gcnArchName ("gfx90a:sramecc+:xnack-") is only exposed through
- * hipDeviceProp_t, whose layout changes between releases. The exported symbol
- * hipGetDeviceProperties keeps the ROCm 5 layout (ROCm 6 adds
- * hipGetDevicePropertiesR0600 for the new one and keeps the old symbol as
- * hipDeviceProp_tR0000 for binary compatibility), where gcnArchName[256] sits
- * at byte 396 (measured with HIP 5.2.3's header: offsetof = 396, sizeof =
- * 792). We pass a zeroed buffer far larger than any known layout, read that
- * offset, and fall back to scanning the buffer for a "gfx..." string if a
- * runtime ever puts it elsewhere. */
+ * hipDeviceProp_t, whose layout changes between releases. ROCm 6+ exports
+ * hipGetDevicePropertiesR0600 (the new layout: gcnArchName[256] at byte 1160)
+ * and hipGetDevicePropertiesR0000 (the ROCm 5 layout, kept for binary
+ * compatibility); ROCm 5 exports only the plain hipGetDeviceProperties, whose
+ * gcnArchName sits at byte 396 (measured with HIP 5.2.3's header: offsetof =
+ * 396, sizeof = 792). What a future release exports under the plain name is
+ * not promised, so the versioned symbols are preferred and all three are
+ * optional. We pass a zeroed buffer far larger than any known layout, read
+ * the symbol's offset, and fall back to scanning the buffer for a "gfx..."
+ * string if a runtime ever puts it elsewhere. */
 #define HIP_PROPS_BUFFER 16384
-#define HIP_PROPS_GCN_ARCH_OFFSET 396
+#define HIP_PROPS_R0600_GCN_ARCH_OFFSET 1160
+#define HIP_PROPS_R0000_GCN_ARCH_OFFSET 396
 
 /* comgr's metadata handle is a struct of one uint64 (passed by value). */
 typedef struct comgr_md { uint64_t handle; } comgr_md;
@@ -62,7 +70,6 @@ typedef struct comgr_md { uint64_t handle; } comgr_md;
     X(hipDeviceGetAttribute, hip_err, (int *, int, int))                                \
     X(hipDeviceGetName, hip_err, (char *, int, int))                                    \
     X(hipDeviceTotalMem, hip_err, (size_t *, int))                                      \
-    X(hipGetDeviceProperties, hip_err, (void *, int))                                   \
     X(hipRuntimeGetVersion, hip_err, (int *))                                           \
     X(hipGetErrorString, const char *, (hip_err))                                       \
     X(hipModuleLoadData, hip_err, (void **, const void *))                              \
@@ -92,6 +99,17 @@ typedef struct comgr_md { uint64_t handle; } comgr_md;
       (void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,    \
        void *, void **, void **))
 
+/* Optional: versioned property getters (see above), the error reset that
+ * keeps internally handled failures out of the user's hipGetLastError (ROCm 7
+ * keeps the last error until it is read, as CUDA does), and the managed-memory
+ * query of host_register. */
+#define HIP_OPTIONAL(X)                                                                 \
+    X(hipGetDevicePropertiesR0600, hip_err, (void *, int))                              \
+    X(hipGetDevicePropertiesR0000, hip_err, (void *, int))                              \
+    X(hipGetDeviceProperties, hip_err, (void *, int))                                   \
+    X(hipGetLastError, hip_err, (void))                                                 \
+    X(hipPointerGetAttribute, hip_err, (void *, int, void *))
+
 #define HIPRTC_FUNCS(X)                                                                 \
     X(hiprtcVersion, int, (int *, int *))                                               \
     X(hiprtcGetErrorString, const char *, (int))                                        \
@@ -111,7 +129,7 @@ typedef struct comgr_md { uint64_t handle; } comgr_md;
     X(amd_comgr_destroy_metadata, int, (comgr_md))
 
 #define DECLARE_FN(name, ret, args) ret(*name) args;
-static struct { HIP_FUNCS(DECLARE_FN) } H;
+static struct { HIP_FUNCS(DECLARE_FN) HIP_OPTIONAL(DECLARE_FN) } H;
 static struct { HIPRTC_FUNCS(DECLARE_FN) } R;
 static struct { COMGR_FUNCS(DECLARE_FN) } C;
 #undef DECLARE_FN
@@ -146,6 +164,7 @@ static void *open_first(const char *const *names)
         *(void **)&tbl->name = dlsym(lib, #name);                                       \
         if (!tbl->name) { ok = false; *missing = #name; }                               \
     }
+#define LOAD_OPT(name, ret, args) *(void **)&tbl->name = dlsym(lib, #name);
 
 static void *hip_lib;
 
@@ -160,6 +179,7 @@ static void load_hip(void)
     const char *miss = NULL, **missing = &miss;
     __typeof__(H) *tbl = &H;
     HIP_FUNCS(LOAD_FN)
+    HIP_OPTIONAL(LOAD_OPT)
     if (!ok) {
         static char buf[128];
         snprintf(buf, sizeof buf, "libamdhip64 lacks %s", miss);
@@ -218,6 +238,7 @@ static void load_comgr(void)
     comgr_why = NULL;
 }
 #undef LOAD_FN
+#undef LOAD_OPT
 
 /* ------------------------------------------------------- comgr targets */
 
@@ -446,17 +467,28 @@ static amp_status hip_fail(hip_err err, const char *fmt, ...)
                      "%s: %s (hipError %d)", what, es ? es : "unknown error", err);
 }
 
+/* Call after a HIP failure the library handles itself (a name not found, a
+ * range already registered, an event not ready, an attribute a runtime
+ * lacks): ROCm 7 keeps the last error until hipGetLastError reads it, so the
+ * user's own hipGetLastError would otherwise report our expected failure.
+ * Returns e. */
+static hip_err hip_handled(hip_err e)
+{
+    if (e != HIP_SUCCESS && H.hipGetLastError) (void)H.hipGetLastError();
+    return e;
+}
+
 static int hip_device_count(void)
 {
     int n = 0;
-    if (H.hipGetDeviceCount(&n) != HIP_SUCCESS || n < 0) return 0;
+    if (hip_handled(H.hipGetDeviceCount(&n)) != HIP_SUCCESS || n < 0) return 0;
     return n;
 }
 
 static int hip_attr(int attr, int ord, int dflt)
 {
     int v = 0;
-    return H.hipDeviceGetAttribute(&v, attr, ord) == HIP_SUCCESS ? v : dflt;
+    return hip_handled(H.hipDeviceGetAttribute(&v, attr, ord)) == HIP_SUCCESS ? v : dflt;
 }
 
 static bool looks_like_arch(const char *s, size_t room)
@@ -471,16 +503,17 @@ static bool looks_like_arch(const char *s, size_t room)
     return true;
 }
 
+/* Every query names the ordinal: opening a device must not change the calling
+ * thread's current device (the user's hipSetDevice choice). */
 static void hip_device_open(int ord, void **ctx, amp__gpu_devinfo *info)
 {
     memset(info, 0, sizeof *info);
     *ctx = (void *)(intptr_t)ord;
-    H.hipSetDevice(ord);
-    if (H.hipDeviceGetName(info->name, (int)sizeof info->name, ord) != HIP_SUCCESS)
+    if (hip_handled(H.hipDeviceGetName(info->name, (int)sizeof info->name, ord)) != HIP_SUCCESS)
         snprintf(info->name, sizeof info->name, "AMD GPU %d", ord);
     info->name[sizeof info->name - 1] = '\0';
     size_t mem = 0;
-    if (H.hipDeviceTotalMem(&mem, ord) == HIP_SUCCESS) info->total_mem = mem;
+    if (hip_handled(H.hipDeviceTotalMem(&mem, ord)) == HIP_SUCCESS) info->total_mem = mem;
     info->compute_units = hip_attr(HIP_ATTR_MULTIPROCESSOR_COUNT, ord, 1);
     info->max_tile_threads = hip_attr(HIP_ATTR_MAX_THREADS_PER_BLOCK, ord, 1024);
     info->max_tile_static_bytes = (size_t)hip_attr(HIP_ATTR_MAX_SHARED_MEMORY_PER_BLOCK, ord, 65536);
@@ -490,10 +523,24 @@ static void hip_device_open(int ord, void **ctx, amp__gpu_devinfo *info)
     info->max_grid[0] = hip_attr(HIP_ATTR_MAX_GRID_DIM_X, ord, 2147483647);
     info->max_grid[1] = hip_attr(HIP_ATTR_MAX_GRID_DIM_Y, ord, 65535);
     info->max_grid[2] = hip_attr(HIP_ATTR_MAX_GRID_DIM_Z, ord, 65535);
+    info->max_block[0] = hip_attr(HIP_ATTR_MAX_BLOCK_DIM_X, ord, 1024);
+    info->max_block[1] = hip_attr(HIP_ATTR_MAX_BLOCK_DIM_Y, ord, 1024);
+    info->max_block[2] = hip_attr(HIP_ATTR_MAX_BLOCK_DIM_Z, ord, 1024);
 
+    /* Newest layout first; the first getter that exists and succeeds wins. */
+    const struct { hip_err (*get)(void *, int); size_t off; } getters[] = {
+        {H.hipGetDevicePropertiesR0600, HIP_PROPS_R0600_GCN_ARCH_OFFSET},
+        {H.hipGetDevicePropertiesR0000, HIP_PROPS_R0000_GCN_ARCH_OFFSET},
+        {H.hipGetDeviceProperties, HIP_PROPS_R0000_GCN_ARCH_OFFSET},
+    };
+    bool any_getter = false;
     unsigned char *props = calloc(1, HIP_PROPS_BUFFER);
-    if (props && H.hipGetDeviceProperties(props, ord) == HIP_SUCCESS) {
-        const char *at = (const char *)props + HIP_PROPS_GCN_ARCH_OFFSET;
+    for (size_t g = 0; props && g < sizeof getters / sizeof getters[0] && !info->arch[0]; ++g) {
+        if (!getters[g].get) continue;
+        any_getter = true;
+        memset(props, 0, HIP_PROPS_BUFFER);
+        if (hip_handled(getters[g].get(props, ord)) != HIP_SUCCESS) continue;
+        const char *at = (const char *)props + getters[g].off;
         if (!looks_like_arch(at, 256)) {
             at = NULL;
             for (size_t off = 0; off + 8 < HIP_PROPS_BUFFER && !at; off += 4)
@@ -503,6 +550,13 @@ static void hip_device_open(int ord, void **ctx, amp__gpu_devinfo *info)
         if (at) snprintf(info->arch, sizeof info->arch, "%s", at);
     }
     free(props);
+    if (!any_getter) {
+        snprintf(info->unavailable_reason, sizeof info->unavailable_reason,
+                 "libamdhip64 exports no hipGetDeviceProperties (R0600, R0000 or plain): cannot read the gfx "
+                 "architecture of HIP device %d", ord);
+        snprintf(info->arch, sizeof info->arch, "gfx-unknown");
+        return;
+    }
     if (!info->arch[0]) {
         snprintf(info->unavailable_reason, sizeof info->unavailable_reason,
                  "could not read the gfx architecture of HIP device %d", ord);
@@ -519,13 +573,23 @@ static void hip_device_open(int ord, void **ctx, amp__gpu_devinfo *info)
         snprintf(info->unavailable_reason, sizeof info->unavailable_reason, "%s", why);
 }
 
-static amp_status hip_enter(void *ctx)
+/* The previous device travels in *prev as ordinal + 1, so that device 0 is
+ * not NULL ("nothing to restore"). One hipGetDevice when the device already
+ * is current; a thread that works on another device than its own current one
+ * pays a hipSetDevice on entry and one on leave. */
+static amp_status hip_enter(void *ctx, void **prev)
 {
     int want = (int)(intptr_t)ctx, cur = -1;
-    if (H.hipGetDevice(&cur) == HIP_SUCCESS && cur == want) return AMP_OK;
+    *prev = NULL;
+    hip_err g = hip_handled(H.hipGetDevice(&cur));
+    if (g == HIP_SUCCESS && cur == want) return AMP_OK;
     hip_err e = H.hipSetDevice(want);
-    return e == HIP_SUCCESS ? AMP_OK : hip_fail(e, "hipSetDevice(%d)", want);
+    if (e != HIP_SUCCESS) return hip_fail(e, "hipSetDevice(%d)", want);
+    if (g == HIP_SUCCESS && cur >= 0) *prev = (void *)((intptr_t)cur + 1);
+    return AMP_OK;
 }
+
+static void hip_leave(void *prev) { (void)hip_handled(H.hipSetDevice((int)((intptr_t)prev - 1))); }
 
 static amp_status hip_compile(const char *arch, const char *source, const char *source_name,
                               const char *options, void **bin, size_t *bin_size)
@@ -551,7 +615,7 @@ static amp_status hip_function_get(void *module, const char *name, void **fn, bo
     /* HIP 5.2 reports a missing name as hipErrorNotFound (500); other
      * releases have used hipErrorInvalidValue/InvalidDeviceFunction.
      * Treat all of those as "absent". */
-    if (e == HIP_ERROR_NOT_FOUND || e == 1 || e == 98) return AMP_OK;
+    if (e == HIP_ERROR_NOT_FOUND || e == 1 || e == 98) { hip_handled(e); return AMP_OK; }
     return hip_fail(e, "hipModuleGetFunction(%s)", name);
 }
 
@@ -564,7 +628,7 @@ static amp_status hip_global_read(void *module, const char *name, void *dst, siz
     hip_err e = H.hipModuleGetGlobal(&dptr, &bytes, module, name);
     *found = e == HIP_SUCCESS && dptr;
     if (!*found) {
-        if (e == HIP_SUCCESS || e == HIP_ERROR_NOT_FOUND || e == 1 || e == 98) return AMP_OK;
+        if (e == HIP_SUCCESS || e == HIP_ERROR_NOT_FOUND || e == 1 || e == 98) { hip_handled(e); return AMP_OK; }
         return hip_fail(e, "hipModuleGetGlobal(%s)", name);
     }
     *actual = bytes;
@@ -609,7 +673,7 @@ static amp_status hip_event_query(void *ev, bool *done)
 {
     hip_err e = H.hipEventQuery(ev);
     *done = e == HIP_SUCCESS;
-    if (e == HIP_SUCCESS || e == HIP_ERROR_NOT_READY) return AMP_OK;
+    if (e == HIP_SUCCESS || e == HIP_ERROR_NOT_READY) { hip_handled(e); return AMP_OK; }
     return hip_fail(e, "hipEventQuery");
 }
 static amp_status hip_mem_alloc(size_t bytes, void **dptr)
@@ -622,16 +686,40 @@ static amp_status hip_mem_alloc(size_t bytes, void **dptr)
     return hip_fail(e, "hipMalloc(%zu bytes)", bytes);
 }
 static void hip_mem_free(void *dptr) { (void)H.hipFree(dptr); }
-static amp_status hip_host_register(void *host, size_t bytes, void **dptr)
+static amp_status hip_host_register(void *host, size_t bytes, void **dptr, bool *owned)
 {
+    *dptr = NULL;
+    *owned = false;
+    /* Managed memory (hipMallocManaged) is device-accessible at its own
+     * address and is not registered again. The query fails for plain
+     * pageable memory (a handled failure). */
+    unsigned managed = 0;
+    if (H.hipPointerGetAttribute &&
+        hip_handled(H.hipPointerGetAttribute(&managed, HIP_POINTER_ATTRIBUTE_IS_MANAGED, host)) == HIP_SUCCESS &&
+        managed) {
+        *dptr = host;
+        return AMP_OK;
+    }
     hip_err e = H.hipHostRegister(host, bytes, HIP_HOST_REGISTER_MAPPED | HIP_HOST_REGISTER_PORTABLE);
-    if (e != HIP_SUCCESS) { *dptr = NULL; return hip_fail(e, "hipHostRegister(%p, %zu bytes)", host, bytes); }
+    if (e == HIP_ERROR_HOST_MEMORY_ALREADY_REGISTERED) {
+        /* Pinned (hipHostMalloc) or registered by the user or another
+         * library: use its mapping and leave unregistering to its owner. */
+        hip_handled(e);
+        e = H.hipHostGetDevicePointer(dptr, host, 0);
+        if (e != HIP_SUCCESS) {
+            *dptr = NULL;
+            return hip_fail(e, "hipHostGetDevicePointer(%p) of already registered host memory", host);
+        }
+        return AMP_OK;
+    }
+    if (e != HIP_SUCCESS) return hip_fail(e, "hipHostRegister(%p, %zu bytes)", host, bytes);
     e = H.hipHostGetDevicePointer(dptr, host, 0);
     if (e != HIP_SUCCESS) {
         (void)H.hipHostUnregister(host);
         *dptr = NULL;
         return hip_fail(e, "hipHostGetDevicePointer(%p)", host);
     }
+    *owned = true;
     return AMP_OK;
 }
 static void hip_host_unregister(void *host) { (void)H.hipHostUnregister(host); }
@@ -679,6 +767,7 @@ static void build_table(void)
     t->device_count = hip_device_count;
     t->device_open = hip_device_open;
     t->enter = hip_enter;
+    t->leave = hip_leave;
     t->compile = hip_compile;
     t->module_load = hip_module_load;
     t->module_unload = hip_module_unload;

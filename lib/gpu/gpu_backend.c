@@ -9,9 +9,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A host range this backend registered itself (host_register), shared by
+ * every storage whose range lies inside it. */
+typedef struct host_region {
+    char *host;
+    size_t bytes;
+    char *dptr;  /* the device's address of host */
+    size_t refs; /* storages using it; unregistered at 0 */
+} host_region;
+
 /* One GPU. Created once by amp__gpu_enumerate and never freed (accelerators
- * live until exit), so every field but the event pool is read-only after
- * enumeration and needs no lock. */
+ * live until exit), so every field but the event pool and the region table is
+ * read-only after enumeration and needs no lock. */
 typedef struct gpu_dev {
     const amp__gpu_driver *drv;
     void *ctx; /* what drv->enter makes current */
@@ -26,9 +35,30 @@ typedef struct gpu_dev {
     pthread_mutex_t pool_lock;
     void **pool;
     size_t npool, cap;
+    /* Host ranges we registered. Only these are ever unregistered: memory the
+     * user (or another library) pinned, registered or got from a managed
+     * allocator is used through its existing mapping and left alone. Held
+     * across the driver's register/unregister calls, so a registration never
+     * races with the unregistration of the same range; taken after enter and
+     * nothing else is taken under it. */
+    pthread_mutex_t reg_lock;
+    host_region *regions;
+    size_t nregions, regions_cap;
 } gpu_dev;
 
 #define GPU_DEV(p) ((gpu_dev *)(p))
+
+/* Every entry point brackets its driver calls with dev_enter/dev_leave: the
+ * calling thread's current HIP device / CUDA context is the user's (an
+ * MPI+HIP code calls hipSetDevice(local_rank) itself), so a switch to this
+ * device is undone before returning. When the device already is current
+ * (the common case) this costs one cheap get and prev stays NULL, so leave
+ * makes no driver call. On failure nothing changed and prev is NULL. */
+static inline amp_status dev_enter(const gpu_dev *d, void **prev) { return d->drv->enter(d->ctx, prev); }
+static inline void dev_leave(const gpu_dev *d, void *prev)
+{
+    if (prev) d->drv->leave(prev);
+}
 
 /* Block and grid axes are limited to 65535 on y and z by CUDA; the same limit
  * is applied on HIP so a program behaves the same on both. */
@@ -59,8 +89,11 @@ static amp_status gpu_module_load(void *dev, const void *bin, size_t bin_size, v
     if (!bin || bin_size == 0)
         return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "empty code object (%zu bytes) for %s:%d", bin_size,
                          d->drv->platform, d->ordinal);
-    if ((st = d->drv->enter(d->ctx)) != AMP_OK) return st;
-    return d->drv->module_load(bin, bin_size, module);
+    void *prev;
+    if ((st = dev_enter(d, &prev)) != AMP_OK) return st;
+    st = d->drv->module_load(bin, bin_size, module);
+    dev_leave(d, prev);
+    return st;
 }
 
 static void gpu_module_unload(void *dev, void *module)
@@ -70,9 +103,11 @@ static void gpu_module_unload(void *dev, void *module)
     /* Unloading code a queued kernel still runs would fault it; the device is
      * drained first (errors ignored: after a sticky fault it reports one,
      * and the unload must still happen). Program destruction is rare. */
-    (void)d->drv->enter(d->ctx);
+    void *prev;
+    (void)dev_enter(d, &prev);
     d->drv->device_sync();
     d->drv->module_unload(module);
+    dev_leave(d, prev);
 }
 
 /* A signature that came from a module must describe a sane pack before the
@@ -98,13 +133,13 @@ static amp_status gpu_kernel_get(void *dev, void *module, const char *name, void
     char *signame = NULL;
     bool found = false;
     size_t actual = 0;
-    void *f = NULL;
+    void *f = NULL, *prev = NULL;
     *fn = NULL;
     if (!module || !name || !*name) {
         st = amp__fail(AMP_ERROR_INVALID_ARGUMENT, "kernel name is %s", name ? "empty" : "NULL");
         goto fail;
     }
-    if ((st = d->drv->enter(d->ctx)) != AMP_OK) goto fail;
+    if ((st = dev_enter(d, &prev)) != AMP_OK) goto fail;
     if ((st = d->drv->function_get(module, name, &f, &found)) != AMP_OK) goto fail;
     if (!found) {
         st = amp__fail(AMP_ERROR_KERNEL_NOT_FOUND, "kernel '%s' not found in the program", name);
@@ -141,10 +176,12 @@ static amp_status gpu_kernel_get(void *dev, void *module, const char *name, void
         st = amp__fail(AMP_ERROR_KERNEL_NOT_FOUND, "'%s' is not an AMP_KERNEL (%s is corrupt)", name, signame);
         goto fail;
     }
+    dev_leave(d, prev);
     free(signame);
     *fn = f;
     return AMP_OK;
 fail:
+    dev_leave(d, prev);
     free(signame);
     return st;
 }
@@ -155,34 +192,45 @@ static amp_status gpu_queue_create(void *dev, void **queue)
 {
     gpu_dev *d = GPU_DEV(dev);
     amp_status st;
+    void *prev;
     *queue = NULL;
-    if ((st = d->drv->enter(d->ctx)) != AMP_OK) return st;
-    return d->drv->stream_create(queue);
+    if ((st = dev_enter(d, &prev)) != AMP_OK) return st;
+    st = d->drv->stream_create(queue);
+    dev_leave(d, prev);
+    return st;
 }
 
 static void gpu_queue_destroy(void *dev, void *queue)
 {
     gpu_dev *d = GPU_DEV(dev);
+    void *prev;
     if (!queue) return;
-    (void)d->drv->enter(d->ctx);
+    (void)dev_enter(d, &prev);
     d->drv->stream_destroy(queue);
+    dev_leave(d, prev);
 }
 
 static amp_status gpu_queue_wait(void *dev, void *queue)
 {
     gpu_dev *d = GPU_DEV(dev);
     amp_status st;
-    if ((st = d->drv->enter(d->ctx)) != AMP_OK) return st;
-    return d->drv->stream_sync(queue);
+    void *prev;
+    if ((st = dev_enter(d, &prev)) != AMP_OK) return st;
+    st = d->drv->stream_sync(queue);
+    dev_leave(d, prev);
+    return st;
 }
 
 static amp_status gpu_queue_wait_event(void *dev, void *queue, void *event)
 {
     gpu_dev *d = GPU_DEV(dev);
     amp_status st;
+    void *prev;
     if (!event) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "event is NULL");
-    if ((st = d->drv->enter(d->ctx)) != AMP_OK) return st;
-    return d->drv->stream_wait_event(queue, event);
+    if ((st = dev_enter(d, &prev)) != AMP_OK) return st;
+    st = d->drv->stream_wait_event(queue, event);
+    dev_leave(d, prev);
+    return st;
 }
 
 /* -------------------------------------------------------------- events */
@@ -214,22 +262,28 @@ static bool pool_push(gpu_dev *d, void *ev)
 
 static void event_discard(gpu_dev *d, void *ev)
 {
-    if (!pool_push(d, ev)) d->drv->event_destroy(ev);
+    if (pool_push(d, ev)) return;
+    void *prev;
+    (void)dev_enter(d, &prev);
+    d->drv->event_destroy(ev);
+    dev_leave(d, prev);
 }
 
 static amp_status gpu_event_record(void *dev, void *queue, void **event)
 {
     gpu_dev *d = GPU_DEV(dev);
     amp_status st;
-    void *ev = NULL;
+    void *ev = NULL, *prev = NULL;
     *event = NULL;
-    if ((st = d->drv->enter(d->ctx)) != AMP_OK) goto fail;
+    if ((st = dev_enter(d, &prev)) != AMP_OK) goto fail;
     ev = pool_pop(d);
     if (!ev && (st = d->drv->event_create(&ev)) != AMP_OK) { ev = NULL; goto fail; }
     if ((st = d->drv->event_record(ev, queue)) != AMP_OK) goto fail;
+    dev_leave(d, prev);
     *event = ev;
     return AMP_OK;
 fail:
+    dev_leave(d, prev);
     if (ev) event_discard(d, ev);
     return st;
 }
@@ -238,19 +292,25 @@ static amp_status gpu_event_wait(void *dev, void *event)
 {
     gpu_dev *d = GPU_DEV(dev);
     amp_status st;
+    void *prev;
     if (!event) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "event is NULL");
-    if ((st = d->drv->enter(d->ctx)) != AMP_OK) return st;
-    return d->drv->event_sync(event);
+    if ((st = dev_enter(d, &prev)) != AMP_OK) return st;
+    st = d->drv->event_sync(event);
+    dev_leave(d, prev);
+    return st;
 }
 
 static amp_status gpu_event_query(void *dev, void *event, bool *done)
 {
     gpu_dev *d = GPU_DEV(dev);
     amp_status st;
+    void *prev;
     *done = false;
     if (!event) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "event is NULL");
-    if ((st = d->drv->enter(d->ctx)) != AMP_OK) return st;
-    return d->drv->event_query(event, done);
+    if ((st = dev_enter(d, &prev)) != AMP_OK) return st;
+    st = d->drv->event_query(event, done);
+    dev_leave(d, prev);
+    return st;
 }
 
 /* A released event may still be pending on its queue; re-recording it later
@@ -266,38 +326,110 @@ static amp_status gpu_mem_alloc(void *dev, size_t bytes, void **dptr)
 {
     gpu_dev *d = GPU_DEV(dev);
     amp_status st;
+    void *prev;
     *dptr = NULL;
-    if ((st = d->drv->enter(d->ctx)) != AMP_OK) return st;
+    if ((st = dev_enter(d, &prev)) != AMP_OK) return st;
     /* Both drivers refuse a 0-byte allocation; an empty buffer still needs a
      * distinct, freeable address. */
-    return d->drv->mem_alloc(bytes ? bytes : 1, dptr);
+    st = d->drv->mem_alloc(bytes ? bytes : 1, dptr);
+    dev_leave(d, prev);
+    return st;
 }
 
 static void gpu_mem_free(void *dev, void *dptr)
 {
     gpu_dev *d = GPU_DEV(dev);
+    void *prev;
     if (!dptr) return;
-    (void)d->drv->enter(d->ctx);
+    (void)dev_enter(d, &prev);
     d->drv->mem_free(dptr);
+    dev_leave(d, prev);
 }
 
+/* The unified path maps each storage's host memory (lib/memory.c). Views may
+ * share host memory (two views of one C array, a view of a part of another's
+ * range), and the user may have pinned or registered it already, so: a range
+ * inside one we registered shares that registration (counted); memory the
+ * driver reports as already registered or managed is used through its own
+ * mapping and never unregistered by us; only ranges we registered are
+ * unregistered, when their last user goes. */
 static amp_status gpu_host_register(void *dev, void *host, size_t bytes, void **dptr)
 {
     gpu_dev *d = GPU_DEV(dev);
-    amp_status st;
+    amp_status st = AMP_OK;
     *dptr = NULL;
-    if (!host || bytes == 0)
+    if (!host || bytes == 0 || bytes > UINTPTR_MAX - (uintptr_t)host)
         return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "cannot register host memory %p of %zu bytes", host, bytes);
-    if ((st = d->drv->enter(d->ctx)) != AMP_OK) return st;
-    return d->drv->host_register(host, bytes, dptr);
+    /* The device reads pageable memory at its own address (an APU such as
+     * MI300A, or HMM): registering would only pin pages. Nothing is recorded,
+     * so host_unregister leaves it alone. */
+    if (d->di.pageable_access) {
+        *dptr = host;
+        return AMP_OK;
+    }
+    char *lo = host, *hi = lo + bytes;
+    pthread_mutex_lock(&d->reg_lock);
+    for (size_t i = 0; i < d->nregions; ++i) {
+        host_region *r = &d->regions[i];
+        if (lo >= r->host && hi <= r->host + r->bytes) {
+            ++r->refs;
+            *dptr = r->dptr + (lo - r->host);
+            pthread_mutex_unlock(&d->reg_lock);
+            return AMP_OK;
+        }
+        if (lo < r->host + r->bytes && hi > r->host) {
+            /* The driver cannot extend a registration, and the part outside
+             * r would have no mapping. */
+            pthread_mutex_unlock(&d->reg_lock);
+            return amp__fail(AMP_ERROR_UNSUPPORTED,
+                             "host memory %p (%zu bytes) partly overlaps host memory %p (%zu bytes) already mapped "
+                             "for another view on %s:%d; on the mapped-memory path, views that share host memory "
+                             "must lie inside the first one mapped",
+                             host, bytes, (void *)r->host, r->bytes, d->drv->platform, d->ordinal);
+        }
+    }
+    /* Room first, so that a registration we made is always recorded. */
+    if (d->nregions == d->regions_cap) {
+        size_t cap = d->regions_cap ? d->regions_cap * 2 : 16;
+        host_region *p = realloc(d->regions, cap * sizeof *p);
+        if (!p) {
+            pthread_mutex_unlock(&d->reg_lock);
+            return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "cannot grow the host registration table to %zu entries", cap);
+        }
+        d->regions = p;
+        d->regions_cap = cap;
+    }
+    void *prev, *p = NULL;
+    bool owned = false;
+    if ((st = dev_enter(d, &prev)) == AMP_OK) {
+        st = d->drv->host_register(host, bytes, &p, &owned);
+        dev_leave(d, prev);
+    }
+    if (st == AMP_OK && owned) d->regions[d->nregions++] = (host_region){lo, bytes, p, 1};
+    pthread_mutex_unlock(&d->reg_lock);
+    if (st == AMP_OK) *dptr = p;
+    return st;
 }
 
 static void gpu_host_unregister(void *dev, void *host)
 {
     gpu_dev *d = GPU_DEV(dev);
+    char *h = host;
     if (!host) return;
-    (void)d->drv->enter(d->ctx);
-    d->drv->host_unregister(host);
+    pthread_mutex_lock(&d->reg_lock);
+    for (size_t i = 0; i < d->nregions; ++i) {
+        host_region *r = &d->regions[i];
+        if (h < r->host || h >= r->host + r->bytes) continue;
+        if (--r->refs == 0) {
+            void *prev;
+            (void)dev_enter(d, &prev);
+            d->drv->host_unregister(r->host);
+            dev_leave(d, prev);
+            d->regions[i] = d->regions[--d->nregions];
+        }
+        break;
+    }
+    pthread_mutex_unlock(&d->reg_lock);
 }
 
 static bool mul_overflows(size_t a, size_t b, size_t *out)
@@ -336,15 +468,20 @@ static amp_status gpu_copy(void *dev, void *queue, const amp__copy *c)
     if (ss < sslab || ds < dslab)
         return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "copy slice of %zu rows exceeds its slice pitch (src %zu, dst %zu)",
                          h, c->src_slice_pitch, c->dst_slice_pitch);
-    if ((st = d->drv->enter(d->ctx)) != AMP_OK) return st;
+    void *prev;
+    if ((st = dev_enter(d, &prev)) != AMP_OK) return st;
     bool slices_follow = ss == sslab && ds == dslab;
-    if (slices_follow && sp == w && dp == w) return d->drv->memcpy_1d(c->dir, c->dst, c->src, total, queue);
-    if (slices_follow) return d->drv->memcpy_2d(c->dir, c->dst, dp, c->src, sp, w, rows, queue);
-    for (size_t k = 0; k < z; ++k) {
-        st = d->drv->memcpy_2d(c->dir, (char *)c->dst + k * ds, dp, (const char *)c->src + k * ss, sp, w, h, queue);
-        if (st != AMP_OK) return st;
+    if (slices_follow && sp == w && dp == w) {
+        st = d->drv->memcpy_1d(c->dir, c->dst, c->src, total, queue);
+    } else if (slices_follow) {
+        st = d->drv->memcpy_2d(c->dir, c->dst, dp, c->src, sp, w, rows, queue);
+    } else {
+        for (size_t k = 0; k < z && st == AMP_OK; ++k)
+            st = d->drv->memcpy_2d(c->dir, (char *)c->dst + k * ds, dp, (const char *)c->src + k * ss, sp, w, h,
+                                   queue);
     }
-    return AMP_OK;
+    dev_leave(d, prev);
+    return st;
 }
 
 /* -------------------------------------------------------------- launch */
@@ -384,6 +521,19 @@ static amp_status launch_geometry(const gpu_dev *d, const amp__launch *l, unsign
             g[axis] = (unsigned)(ext / t);
         }
         static const char axis_name[3] = {'x', 'y', 'z'};
+        /* A tile the device cannot run would fail in the driver with a bare
+         * "invalid configuration"; say which limit it passes instead. */
+        uint64_t threads = (uint64_t)b[0] * b[1] * b[2];
+        if (d->di.max_tile_threads > 0 && threads > (uint64_t)d->di.max_tile_threads)
+            return amp__fail(AMP_ERROR_UNSUPPORTED,
+                             "tiled launch of '%s': a tile of %llu threads exceeds the device's %d threads per tile",
+                             l->kernel_name, (unsigned long long)threads, d->di.max_tile_threads);
+        for (int a = 0; a < 3; ++a)
+            if (d->di.max_block[a] > 0 && b[a] > (unsigned)d->di.max_block[a])
+                return amp__fail(AMP_ERROR_UNSUPPORTED,
+                                 "tiled launch of '%s': tile size %u along index dimension %d (block %c) exceeds "
+                                 "the device's limit of %d",
+                                 l->kernel_name, b[a], r - 1 - a, axis_name[a], d->di.max_block[a]);
         for (int a = 1; a < 3; ++a)
             if (g[a] > GRID_YZ_MAX)
                 return amp__fail(AMP_ERROR_UNSUPPORTED,
@@ -400,18 +550,22 @@ static amp_status launch_geometry(const gpu_dev *d, const amp__launch *l, unsign
     for (int k = 0; k < r; ++k)
         if (e[k] <= 0)
             return amp__fail(AMP_ERROR_INVALID_EXTENT, "launch of '%s': extent[%d] = %d", l->kernel_name, k, e[k]);
+    /* Blocks of at most AMP__SIMPLE_BLOCK_THREADS: the prelude declares
+     * simple-model kernels with __launch_bounds__ of the same constant
+     * (lib/signature.h), so a larger block would fail to launch. */
+    const unsigned bt = AMP__SIMPLE_BLOCK_THREADS;
     uint64_t ex = (uint64_t)e[r - 1];
-    b[0] = pow2ceil(ex, r == 1 ? 256 : 32);
+    b[0] = pow2ceil(ex, r == 1 ? bt : 32);
     g[0] = (unsigned)((ex + b[0] - 1) / b[0]);
     if (r >= 2) {
         uint64_t ey = (uint64_t)e[r - 2];
-        b[1] = pow2ceil(ey, 256 / b[0]);
+        b[1] = pow2ceil(ey, bt / b[0]);
         g[1] = ceil_div_capped(ey, b[1], GRID_YZ_MAX);
     }
     if (r >= 3) {
         uint64_t ez = 1;
         for (int k = 0; k < r - 2; ++k) ez *= (uint64_t)e[k]; /* < 2^62: ranks <= 4, each < 2^31 */
-        unsigned cap = 256 / (b[0] * b[1]);
+        unsigned cap = bt / (b[0] * b[1]);
         b[2] = pow2ceil(ez, cap < 64 ? cap : 64);
         g[2] = ceil_div_capped(ez, b[2], GRID_YZ_MAX);
     }
@@ -433,11 +587,14 @@ static amp_status gpu_launch(void *dev, void *queue, void *fn, const amp__launch
         pack = empty_pack;
     }
     if ((st = launch_geometry(d, l, g, b)) != AMP_OK) return st;
-    if ((st = d->drv->enter(d->ctx)) != AMP_OK) return st;
+    void *prev;
+    if ((st = dev_enter(d, &prev)) != AMP_OK) return st;
     /* The drivers copy both parameters (sizes come from the kernel's own
      * metadata) before returning, so pointing into l is enough. */
     void *params[2] = {(void *)&l->info, (void *)pack};
-    return d->drv->launch(fn, g, b, queue, params);
+    st = d->drv->launch(fn, g, b, queue, params);
+    dev_leave(d, prev);
+    return st;
 }
 
 /* ------------------------------------------------------------ the table */
@@ -471,15 +628,16 @@ static const amp__backend gpu_backend = {
  * discrete GPU, for testing), "off" forbids them, "auto" (also unset or any
  * other value, which is ignored rather than failing enumeration) decides from
  * the hardware: an integrated GPU that can reach host memory coherently
- * (pageable access or managed memory), or an xnack+ target, where the GPU
- * page-faults on host memory itself. */
+ * (pageable access or managed memory). A discrete GPU never qualifies, not
+ * even an xnack+ target (MI250X/MI300X with HSA_XNACK=1): it can fault host
+ * pages over the interconnect, but every kernel access would then cross it,
+ * tens of times slower than copying the view to device memory once. */
 static bool unified_memory(const amp__gpu_devinfo *di)
 {
     const char *v = amp__env("AMP_UNIFIED_MEMORY");
     if (v && (!strcmp(v, "on") || !strcmp(v, "1") || !strcmp(v, "true") || !strcmp(v, "yes"))) return true;
     if (v && (!strcmp(v, "off") || !strcmp(v, "0") || !strcmp(v, "false") || !strcmp(v, "no"))) return false;
-    if (di->integrated && (di->pageable_access || di->managed_memory)) return true;
-    return strstr(di->arch, "xnack+") != NULL;
+    return di->integrated && (di->pageable_access || di->managed_memory);
 }
 
 static size_t enumerate_driver(const amp__gpu_driver *drv, amp__device_entry *out, size_t cap)
@@ -492,6 +650,7 @@ static size_t enumerate_driver(const amp__gpu_driver *drv, amp__device_entry *ou
         d->drv = drv;
         d->ordinal = i;
         pthread_mutex_init(&d->pool_lock, NULL);
+        pthread_mutex_init(&d->reg_lock, NULL);
         drv->device_open(i, &d->ctx, &d->di);
         snprintf(d->cache_tag, sizeof d->cache_tag, "%s %s %s", drv->platform, d->di.arch, drv->version_tag);
 

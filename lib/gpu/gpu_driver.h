@@ -18,17 +18,18 @@ typedef struct amp__gpu_devinfo {
     size_t max_tile_static_bytes;
     bool integrated, pageable_access, managed_memory;
     int max_grid[3];      /* block-count limits per axis */
+    int max_block[3];     /* threads-per-block limits per axis (x, y, z) */
     /* Non-empty: the device is listed but cannot compile/run (no runtime
      * compiler, arch unknown to it). */
     char unavailable_reason[256];
 } amp__gpu_devinfo;
 
 /* Every handle is the vendor's own pointer (hipStream_t, CUstream, CUdeviceptr
- * cast to void *, ...). Every function except enter() assumes enter(ctx) ran
- * on the calling thread; functions returning amp_status have called amp__fail
- * with the driver's error text. void functions ignore driver errors on
- * purpose: after a sticky fault (illegal address) every release must still be
- * safe. */
+ * cast to void *, ...). Every function except enter()/leave() assumes
+ * enter(ctx) ran on the calling thread; functions returning amp_status have
+ * called amp__fail with the driver's error text. void functions ignore driver
+ * errors on purpose: after a sticky fault (illegal address) every release must
+ * still be safe. */
 typedef struct amp__gpu_driver {
     const char *platform; /* "hip", "cuda": the device_path prefix */
     /* Compiler + runtime versions, e.g. "hiprtc 9.0 runtime 50221153". */
@@ -38,8 +39,16 @@ typedef struct amp__gpu_driver {
     /* *ctx: what enter() needs (CUDA primary context; HIP ordinal). Never
      * fails for a listed device: problems go to info->unavailable_reason. */
     void (*device_open)(int ordinal, void **ctx, amp__gpu_devinfo *info);
-    /* Make ctx current on the calling thread (cheap when it already is). */
-    amp_status (*enter)(void *ctx);
+    /* Make ctx current on the calling thread and say what to restore: the
+     * calling thread's current HIP device / CUDA context belongs to the user
+     * (MPI+HIP codes call hipSetDevice(local_rank) themselves), so every
+     * backend entry point undoes its switch with leave(*prev) before it
+     * returns. *prev = NULL when ctx already was current (the common case:
+     * one cheap get, and leave is skipped), or when nothing can be restored.
+     * On failure nothing changed and *prev = NULL. */
+    amp_status (*enter)(void *ctx, void **prev);
+    /* Restore what enter() replaced; prev is never NULL here. */
+    void (*leave)(void *prev);
 
     /* Compile a complete translation unit for arch. *bin is malloc'ed. */
     amp_status (*compile)(const char *arch, const char *source, const char *source_name,
@@ -66,7 +75,12 @@ typedef struct amp__gpu_driver {
 
     amp_status (*mem_alloc)(size_t bytes, void **dptr);
     void (*mem_free)(void *dptr);
-    amp_status (*host_register)(void *host, size_t bytes, void **dptr);
+    /* Map host memory for the device. *owned = true: this call registered
+     * the range (undo with host_unregister). *owned = false: the memory was
+     * already registered or device-accessible (pinned or managed memory of
+     * the user or another library) and *dptr is its existing device address;
+     * it must not be unregistered by us. */
+    amp_status (*host_register)(void *host, size_t bytes, void **dptr, bool *owned);
     void (*host_unregister)(void *host);
     /* Waits for all work of the current device; errors ignored. */
     void (*device_sync)(void);
