@@ -2,6 +2,7 @@
 #include "support.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 amp_accelerator *test_accel(test_accel_kind kind)
@@ -50,4 +51,37 @@ void test_fill_random(float *x, size_t n, unsigned seed)
         float v = (float)((s >> 40) & 0xffffff) / 16777216.0f * 2.0f - 1.0f;
         x[i] = v == 0.0f ? 0.5f : v;
     }
+}
+
+amp_array_view *test_view(void *host, size_t elem_size, amp_extent e, amp_access a)
+{
+    amp_array_view *v = NULL;
+    ASSERT_OK(amp_array_view_create(host, elem_size, e, a, &v));
+    cr_assert_not_null(v);
+    return v;
+}
+
+void *test_xmalloc(size_t n)
+{
+    void *p = malloc(n);
+    cr_assert_not_null(p, "out of host memory (%zu bytes)", n);
+    return p;
+}
+
+void test_check_f32(const float *got, const float *want, size_t n, const char *what)
+{
+    size_t bad = 0, first = 0;
+    for (size_t i = 0; i < n; ++i)
+        if (!(got[i] == want[i]) && bad++ == 0) first = i;
+    cr_assert_eq(bad, 0, "%s: %zu of %zu elements wrong; first at %zu: got %.9g want %.9g", what, bad, n, first,
+                 (double)got[first], (double)want[first]);
+}
+
+void test_check_i32(const int32_t *got, const int32_t *want, size_t n, const char *what)
+{
+    size_t bad = 0, first = 0;
+    for (size_t i = 0; i < n; ++i)
+        if (got[i] != want[i] && bad++ == 0) first = i;
+    cr_assert_eq(bad, 0, "%s: %zu of %zu elements wrong; first at %zu: got %d want %d", what, bad, n, first,
+                 got[first], want[first]);
 }

@@ -42,4 +42,19 @@ amp_kernel *test_kernel(amp_program *p, const char *name);
 /* Fill with reproducible pseudo-random values in [-1, 1) (never zeros). */
 void test_fill_random(float *x, size_t n, unsigned seed);
 
+/* Values written over outputs before a launch, so an element the kernel
+ * failed to write cannot pass for a result. */
+#define POISON_U32 0xDEADBEEFu
+#define POISON_I32 ((int32_t)0x7EADBEEF)
+#define POISON_F32 (-777.25f)
+
+/* A view of host memory (asserting success). */
+amp_array_view *test_view(void *host, size_t elem_size, amp_extent e, amp_access a);
+/* malloc that fails the test instead of returning NULL. */
+void *test_xmalloc(size_t n);
+/* Assert got == want element by element (floats bit for bit: the test
+ * kernels use exact arithmetic), naming the first difference. */
+void test_check_f32(const float *got, const float *want, size_t n, const char *what);
+void test_check_i32(const int32_t *got, const int32_t *want, size_t n, const char *what);
+
 #endif

@@ -8,16 +8,6 @@
 
 extern const char test_kernels_async[];
 
-#define POISON_U32 0xDEADBEEFu
-#define POISON_I32 ((int32_t)0x7EADBEEF)
-
-static amp_array_view *mkview(void *host, size_t es, amp_extent e, amp_access a)
-{
-    amp_array_view *v = NULL;
-    ASSERT_OK(amp_array_view_create(host, es, e, a, &v));
-    cr_assert_not_null(v);
-    return v;
-}
 
 static amp_accelerator_view *mkqueue(amp_accelerator *acc)
 {
@@ -93,7 +83,7 @@ ACCEL_TEST(async, future_wait_then_results)
     static uint32_t out[NS], want[NS];
     for (int i = 0; i < NS; ++i) out[i] = POISON_U32;
     lcg_want(want, NS, iters, 0x1234u);
-    amp_array_view *v = mkview(out, 4, amp_extent_1d(NS), AMP_WRITE_ONLY);
+    amp_array_view *v = test_view(out, 4, amp_extent_1d(NS), AMP_WRITE_ONLY);
     amp_arg a[] = {amp_arg_view(v), amp_arg_int(iters), amp_arg_uint(0x1234u)};
     amp_future *f = NULL;
     ASSERT_OK(amp_parallel_for_each_async(NULL, amp_extent_1d(NS), NULL, k, a, 3, &f));
@@ -118,7 +108,7 @@ ACCEL_TEST(async, is_ready_becomes_true)
     static uint32_t out[NS], want[NS];
     for (int i = 0; i < NS; ++i) out[i] = POISON_U32;
     lcg_want(want, NS, iters, 77u);
-    amp_array_view *v = mkview(out, 4, amp_extent_1d(NS), AMP_READ_WRITE);
+    amp_array_view *v = test_view(out, 4, amp_extent_1d(NS), AMP_READ_WRITE);
     amp_arg a[] = {amp_arg_view(v), amp_arg_int(iters), amp_arg_uint(77u)};
     amp_future *f = NULL;
     ASSERT_OK(amp_parallel_for_each_async(NULL, amp_extent_1d(NS), NULL, k, a, 3, &f));
@@ -149,8 +139,8 @@ ACCEL_TEST(async, two_futures_on_two_queues)
     for (int i = 0; i < NS; ++i) o1[i] = o2[i] = POISON_U32;
     lcg_want(w1, NS, iters, 1u);
     lcg_want(w2, NS, iters / 2 + 3, 2u);
-    amp_array_view *v1 = mkview(o1, 4, amp_extent_1d(NS), AMP_WRITE_ONLY);
-    amp_array_view *v2 = mkview(o2, 4, amp_extent_1d(NS), AMP_WRITE_ONLY);
+    amp_array_view *v1 = test_view(o1, 4, amp_extent_1d(NS), AMP_WRITE_ONLY);
+    amp_array_view *v2 = test_view(o2, 4, amp_extent_1d(NS), AMP_WRITE_ONLY);
     amp_arg a1[] = {amp_arg_view(v1), amp_arg_int(iters), amp_arg_uint(1u)};
     amp_arg a2[] = {amp_arg_view(v2), amp_arg_int(iters / 2 + 3), amp_arg_uint(2u)};
     amp_future *f1 = NULL, *f2 = NULL;
@@ -180,7 +170,7 @@ ACCEL_TEST(async, synchronize_waits_without_explicit_wait)
     static uint32_t out[NS], want[NS];
     for (int i = 0; i < NS; ++i) out[i] = POISON_U32;
     lcg_want(want, NS, iters, 99u);
-    amp_array_view *v = mkview(out, 4, amp_extent_1d(NS), AMP_READ_WRITE);
+    amp_array_view *v = test_view(out, 4, amp_extent_1d(NS), AMP_READ_WRITE);
     amp_arg a[] = {amp_arg_view(v), amp_arg_int(iters), amp_arg_uint(99u)};
     amp_future *f = NULL;
     ASSERT_OK(amp_parallel_for_each_async(NULL, amp_extent_1d(NS), NULL, k, a, 3, &f));
@@ -199,7 +189,7 @@ ACCEL_TEST(async, destroy_waits_without_explicit_wait)
     static uint32_t out[NS], want[NS];
     for (int i = 0; i < NS; ++i) out[i] = POISON_U32;
     lcg_want(want, NS, iters, 5u);
-    amp_array_view *v = mkview(out, 4, amp_extent_1d(NS), AMP_WRITE_ONLY);
+    amp_array_view *v = test_view(out, 4, amp_extent_1d(NS), AMP_WRITE_ONLY);
     amp_arg a[] = {amp_arg_view(v), amp_arg_int(iters), amp_arg_uint(5u)};
     /* the plain launch is as-if synchronous too */
     ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(NS), k, a, 3));
@@ -247,7 +237,7 @@ ACCEL_TEST(async, accelerator_view_wait_finishes_all)
     for (int j = 0; j < K; ++j) {
         for (int i = 0; i < NS; ++i) out[j][i] = POISON_U32;
         lcg_want(want[j], NS, iters, 100u + j);
-        v[j] = mkview(out[j], 4, amp_extent_1d(NS), AMP_WRITE_ONLY);
+        v[j] = test_view(out[j], 4, amp_extent_1d(NS), AMP_WRITE_ONLY);
         amp_arg a[] = {amp_arg_view(v[j]), amp_arg_int(iters), amp_arg_uint(100u + j)};
         ASSERT_OK(amp_parallel_for_each_async(q, amp_extent_1d(NS), NULL, k, a, 3, &f[j]));
     }
@@ -277,8 +267,8 @@ ACCEL_TEST(async, tiled_async_launch)
         out[i] = POISON_I32;
     }
     for (int i = 0; i < M; ++i) want[i] = in[i / 32 * 32 + 31 - i % 32];
-    amp_array_view *vi = mkview(in, 4, amp_extent_1d(M), AMP_READ_ONLY);
-    amp_array_view *vo = mkview(out, 4, amp_extent_1d(M), AMP_WRITE_ONLY);
+    amp_array_view *vi = test_view(in, 4, amp_extent_1d(M), AMP_READ_ONLY);
+    amp_array_view *vo = test_view(out, 4, amp_extent_1d(M), AMP_WRITE_ONLY);
     amp_arg a[] = {amp_arg_view(vi), amp_arg_view(vo)};
     amp_tiled_extent t;
     ASSERT_OK(amp_extent_tile(amp_extent_1d(M), (const int[]){32}, &t));
@@ -307,8 +297,8 @@ ACCEL_TEST(async, dependency_across_queues)
     for (int i = 0; i < NS; ++i) x[i] = y[i] = POISON_U32;
     lcg_want(wx, NS, iters, 4242u);
     for (int i = 0; i < NS; ++i) wy[i] = wx[i / 32 * 32 + 31 - i % 32];
-    amp_array_view *vx = mkview(x, 4, amp_extent_1d(NS), AMP_READ_WRITE);
-    amp_array_view *vy = mkview(y, 4, amp_extent_1d(NS), AMP_WRITE_ONLY);
+    amp_array_view *vx = test_view(x, 4, amp_extent_1d(NS), AMP_READ_WRITE);
+    amp_array_view *vy = test_view(y, 4, amp_extent_1d(NS), AMP_WRITE_ONLY);
     amp_arg a1[] = {amp_arg_view(vx), amp_arg_int(iters), amp_arg_uint(4242u)};
     amp_future *f1 = NULL, *f2 = NULL;
     ASSERT_OK(amp_parallel_for_each_async(q1, amp_extent_1d(NS), NULL, ks, a1, 3, &f1));
@@ -339,8 +329,8 @@ ACCEL_TEST(async, refused_launch_gives_no_future)
     uint32_t out[64];
     int32_t in[64];
     for (int i = 0; i < 64; ++i) { out[i] = POISON_U32; in[i] = i * 3 + 1; }
-    amp_array_view *v = mkview(out, 4, amp_extent_1d(64), AMP_READ_WRITE);
-    amp_array_view *vi = mkview(in, 4, amp_extent_1d(64), AMP_READ_ONLY);
+    amp_array_view *v = test_view(out, 4, amp_extent_1d(64), AMP_READ_WRITE);
+    amp_array_view *vi = test_view(in, 4, amp_extent_1d(64), AMP_READ_ONLY);
     amp_future *f = (amp_future *)&f;
     amp_arg a[] = {amp_arg_view(v), amp_arg_int(10), amp_arg_uint(1u)};
     ASSERT_STATUS(amp_parallel_for_each_async(NULL, amp_extent_1d(0), NULL, ks, a, 3, &f),

@@ -7,26 +7,8 @@
 
 extern const char test_kernels_barrier[];
 
-#define POISON_I32 ((int32_t)0x7EADBEEF)
 #define TILES 97
 #define N (64 * TILES)
-
-static amp_array_view *mkview(void *host, size_t es, amp_extent e, amp_access a)
-{
-    amp_array_view *v = NULL;
-    ASSERT_OK(amp_array_view_create(host, es, e, a, &v));
-    cr_assert_not_null(v);
-    return v;
-}
-
-static void check_i32(const int32_t *got, const int32_t *want, size_t n, const char *what)
-{
-    size_t bad = 0, first = 0;
-    for (size_t i = 0; i < n; ++i)
-        if (got[i] != want[i] && bad++ == 0) first = i;
-    cr_assert_eq(bad, 0, "%s: %zu of %zu elements wrong; first at %zu: got %d want %d", what, bad,
-                 n, first, got[first], want[first]);
-}
 
 /* Random, distinct per element (so every tile's values are its own: the CPU
  * accelerator's tile_static persists between tiles on a thread). */
@@ -76,9 +58,9 @@ static void run_variant(amp_accelerator *acc, const char *kname, pattern pat, un
     fill_input(in, N, seed);
     for (int i = 0; i < N; ++i) out[i] = scratch[i] = want_scratch[i] = POISON_I32;
     reference(pat, in, want, want_scratch);
-    amp_array_view *vi = mkview(in, 4, amp_extent_1d(N), AMP_READ_ONLY);
-    amp_array_view *vo = mkview(out, 4, amp_extent_1d(N), AMP_READ_WRITE);
-    amp_array_view *vs = mkview(scratch, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    amp_array_view *vi = test_view(in, 4, amp_extent_1d(N), AMP_READ_ONLY);
+    amp_array_view *vo = test_view(out, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    amp_array_view *vs = test_view(scratch, 4, amp_extent_1d(N), AMP_READ_WRITE);
     amp_arg args[] = {amp_arg_view(vi), amp_arg_view(vo), amp_arg_view(vs)};
     size_t nargs = pat == TS_PHASES ? 2 : 3;
     amp_tiled_extent t;
@@ -86,8 +68,8 @@ static void run_variant(amp_accelerator *acc, const char *kname, pattern pat, un
     ASSERT_OK(amp_parallel_for_each_tiled(NULL, t, k, args, nargs));
     ASSERT_OK(amp_array_view_synchronize(vo));
     ASSERT_OK(amp_array_view_synchronize(vs));
-    check_i32(out, want, N, kname);
-    if (pat != TS_PHASES) check_i32(scratch, want_scratch, N, "scratch (global memory)");
+    test_check_i32(out, want, N, kname);
+    if (pat != TS_PHASES) test_check_i32(scratch, want_scratch, N, "scratch (global memory)");
     ASSERT_OK(amp_array_view_destroy(vi));
     ASSERT_OK(amp_array_view_destroy(vo));
     ASSERT_OK(amp_array_view_destroy(vs));
@@ -128,14 +110,14 @@ ACCEL_TEST(barrier, rounds_in_2d_tiles)
             for (int r = 0; r < 8; ++r)
                 for (int c = 0; c < 8; ++c) want[(tr + r) * C + tc + c] = v[r][c];
         }
-    amp_array_view *vi = mkview(in, 4, amp_extent_2d(R, C), AMP_READ_ONLY);
-    amp_array_view *vo = mkview(out, 4, amp_extent_2d(R, C), AMP_WRITE_ONLY);
+    amp_array_view *vi = test_view(in, 4, amp_extent_2d(R, C), AMP_READ_ONLY);
+    amp_array_view *vo = test_view(out, 4, amp_extent_2d(R, C), AMP_WRITE_ONLY);
     amp_arg args[] = {amp_arg_view(vi), amp_arg_view(vo), amp_arg_int(ROUNDS)};
     amp_tiled_extent t;
     ASSERT_OK(amp_extent_tile(amp_extent_2d(R, C), (const int[]){8, 8}, &t));
     ASSERT_OK(amp_parallel_for_each_tiled(NULL, t, k, args, 3));
     ASSERT_OK(amp_array_view_synchronize(vo));
-    check_i32(out, want, R * C, "bar_rounds2d");
+    test_check_i32(out, want, R * C, "bar_rounds2d");
     ASSERT_OK(amp_array_view_destroy(vi));
     ASSERT_OK(amp_array_view_destroy(vo));
     ASSERT_OK(amp_program_destroy(p));
@@ -162,13 +144,13 @@ static void barrier_loop_case(amp_accelerator *acc, int tiles, int steps)
     }
     amp_program *p = test_build(acc, test_kernels_seeds);
     amp_kernel *k = test_kernel(p, "barrier_loop");
-    amp_array_view *v = mkview(data, 4, amp_extent_1d(n), AMP_READ_WRITE);
+    amp_array_view *v = test_view(data, 4, amp_extent_1d(n), AMP_READ_WRITE);
     amp_arg args[] = {amp_arg_view(v), amp_arg_int(steps)};
     amp_tiled_extent t;
     ASSERT_OK(amp_extent_tile(amp_extent_1d(n), (const int[]){256}, &t));
     ASSERT_OK(amp_parallel_for_each_tiled(NULL, t, k, args, 2));
     ASSERT_OK(amp_array_view_synchronize(v));
-    check_i32(data, want, (size_t)n, "barrier_loop");
+    test_check_i32(data, want, (size_t)n, "barrier_loop");
     ASSERT_OK(amp_array_view_destroy(v));
     ASSERT_OK(amp_program_destroy(p));
     free(data);

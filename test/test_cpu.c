@@ -90,14 +90,6 @@ static amp_accelerator *cpu_acc(void)
     return test_accel(TEST_ACCEL_CPU);
 }
 
-static amp_array_view *mkview(void *host, size_t es, amp_extent e, amp_access a)
-{
-    amp_array_view *v = NULL;
-    ASSERT_OK(amp_array_view_create(host, es, e, a, &v));
-    cr_assert_not_null(v);
-    return v;
-}
-
 static amp_tiled_extent tile1(int n, int t)
 {
     amp_tiled_extent te;
@@ -139,7 +131,7 @@ Test(cpu, debug_mode_reports_out_of_bounds_write_and_protects_memory)
     enum { N = 100, GUARD = 64 };
     float buf[N + GUARD];
     for (int i = 0; i < N + GUARD; ++i) buf[i] = -7.0f;
-    amp_array_view *v = mkview(buf, sizeof(float), amp_extent_1d(N), AMP_READ_WRITE);
+    amp_array_view *v = test_view(buf, sizeof(float), amp_extent_1d(N), AMP_READ_WRITE);
     amp_arg a[] = {amp_arg_float(2.0f), amp_arg_view(v)};
     ASSERT_STATUS(amp_parallel_for_each(NULL, amp_extent_1d(N), k, a, 2), AMP_ERROR_OUT_OF_BOUNDS);
     const char *msg = amp_last_error();
@@ -166,8 +158,8 @@ Test(cpu, debug_mode_reports_out_of_bounds_read_in_tiled_2d_kernel)
     enum { R = 8, C = 8 };
     int in[R * C], out[R * C];
     for (int i = 0; i < R * C; ++i) in[i] = i;
-    amp_array_view *vi = mkview(in, sizeof(int), amp_extent_2d(R, C), AMP_READ_ONLY);
-    amp_array_view *vo = mkview(out, sizeof(int), amp_extent_2d(R, C), AMP_WRITE_ONLY);
+    amp_array_view *vi = test_view(in, sizeof(int), amp_extent_2d(R, C), AMP_READ_ONLY);
+    amp_array_view *vo = test_view(out, sizeof(int), amp_extent_2d(R, C), AMP_WRITE_ONLY);
     amp_tiled_extent te;
     ASSERT_OK(amp_extent_tile(amp_extent_2d(R, C), (int[]){4, 4}, &te));
     amp_arg a[] = {amp_arg_view(vi), amp_arg_view(vo)};
@@ -192,8 +184,8 @@ Test(cpu, debug_mode_accepts_in_bounds_projection_and_section)
     enum { R = 13, C = 7 };
     float a[R * C], b[R * C];
     test_fill_random(a, R * C, 3);
-    amp_array_view *va = mkview(a, sizeof(float), amp_extent_2d(R, C), AMP_READ_ONLY);
-    amp_array_view *vb = mkview(b, sizeof(float), amp_extent_2d(R, C), AMP_WRITE_ONLY);
+    amp_array_view *va = test_view(a, sizeof(float), amp_extent_2d(R, C), AMP_READ_ONLY);
+    amp_array_view *vb = test_view(b, sizeof(float), amp_extent_2d(R, C), AMP_WRITE_ONLY);
     amp_arg args[] = {amp_arg_view(va), amp_arg_view(vb)};
     ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_2d(R, C), k, args, 2));
     ASSERT_OK(amp_array_view_synchronize(vb));
@@ -211,7 +203,7 @@ static void divergent_case(const char *kernel)
     amp_program *p = test_build(acc, cpu_kernels);
     amp_kernel *k = test_kernel(p, kernel);
     int v[32 * 4] = {0};
-    amp_array_view *vv = mkview(v, sizeof(int), amp_extent_1d(32 * 4), AMP_READ_WRITE);
+    amp_array_view *vv = test_view(v, sizeof(int), amp_extent_1d(32 * 4), AMP_READ_WRITE);
     amp_arg a[] = {amp_arg_view(vv)};
     ASSERT_STATUS(amp_parallel_for_each_tiled(NULL, tile1(32 * 4, 32), k, a, 1), AMP_ERROR_DEVICE);
     const char *msg = amp_last_error();
@@ -221,7 +213,7 @@ static void divergent_case(const char *kernel)
     /* The accelerator still works afterwards. */
     amp_kernel *ok = test_kernel(p, "no_barrier_2d");
     int w[8 * 16] = {0};
-    amp_array_view *vw = mkview(w, sizeof(int), amp_extent_2d(8, 16), AMP_READ_WRITE);
+    amp_array_view *vw = test_view(w, sizeof(int), amp_extent_2d(8, 16), AMP_READ_WRITE);
     amp_tiled_extent te;
     ASSERT_OK(amp_extent_tile(amp_extent_2d(8, 16), (int[]){4, 8}, &te));
     amp_arg b[] = {amp_arg_view(vw)};
@@ -282,7 +274,7 @@ Test(cpu, user_options_reach_the_compiler)
     ASSERT_OK(amp_program_build(acc, src, "-DMY_VALUE=42  -O2", &p));
     amp_kernel *k = test_kernel(p, "set_value");
     int v[10] = {0};
-    amp_array_view *vv = mkview(v, sizeof(int), amp_extent_1d(10), AMP_READ_WRITE);
+    amp_array_view *vv = test_view(v, sizeof(int), amp_extent_1d(10), AMP_READ_WRITE);
     amp_arg a[] = {amp_arg_view(vv)};
     ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(10), k, a, 1));
     ASSERT_OK(amp_array_view_synchronize(vv));
@@ -311,8 +303,8 @@ static void run_reverse(amp_accelerator *acc, const char *kernel, int *wrong)
     memset(out, 0, sizeof out);
     amp_program *p = test_build(acc, cpu_kernels);
     amp_kernel *k = test_kernel(p, kernel);
-    amp_array_view *vi = mkview(in, sizeof(int), amp_extent_1d(RT_N), AMP_READ_ONLY);
-    amp_array_view *vo = mkview(out, sizeof(int), amp_extent_1d(RT_N), AMP_WRITE_ONLY);
+    amp_array_view *vi = test_view(in, sizeof(int), amp_extent_1d(RT_N), AMP_READ_ONLY);
+    amp_array_view *vo = test_view(out, sizeof(int), amp_extent_1d(RT_N), AMP_WRITE_ONLY);
     amp_arg a[] = {amp_arg_view(vi), amp_arg_view(vo)};
     ASSERT_OK(amp_parallel_for_each_tiled(NULL, tile1(RT_N, 64), k, a, 2));
     ASSERT_OK(amp_array_view_synchronize(vo));
@@ -367,7 +359,7 @@ static void tile_paths(int threads)
     static int v[D0 * D1 * D2], ref[D0 * D1 * D2];
     for (int i = 0; i < D0 * D1 * D2; ++i) v[i] = ref[i] = i * 7 + 1;
     rotate3d_reference(ref, D0, D1, D2);
-    amp_array_view *vv = mkview(v, sizeof(int), amp_extent_3d(D0, D1, D2), AMP_READ_WRITE);
+    amp_array_view *vv = test_view(v, sizeof(int), amp_extent_3d(D0, D1, D2), AMP_READ_WRITE);
     amp_tiled_extent te;
     ASSERT_OK(amp_extent_tile(amp_extent_3d(D0, D1, D2), (int[]){2, 3, 4}, &te));
     amp_arg a[] = {amp_arg_view(vv)};
@@ -379,7 +371,7 @@ static void tile_paths(int threads)
     enum { R = 12, C = 40 };
     static int w[R * C];
     for (int i = 0; i < R * C; ++i) w[i] = i;
-    amp_array_view *vw = mkview(w, sizeof(int), amp_extent_2d(R, C), AMP_READ_WRITE);
+    amp_array_view *vw = test_view(w, sizeof(int), amp_extent_2d(R, C), AMP_READ_WRITE);
     ASSERT_OK(amp_extent_tile(amp_extent_2d(R, C), (int[]){4, 8}, &te));
     amp_arg b[] = {amp_arg_view(vw)};
     ASSERT_OK(amp_parallel_for_each_tiled(NULL, te, test_kernel(p, "no_barrier_2d"), b, 1));
@@ -422,7 +414,7 @@ Test(cpu, hip_geometry_names_match_the_tiled_index)
     amp_program *p = test_build(acc, cpu_kernels);
     enum { R = 12, C = 32 };
     static int v[R * C];
-    amp_array_view *vv = mkview(v, sizeof(int), amp_extent_2d(R, C), AMP_WRITE_ONLY);
+    amp_array_view *vv = test_view(v, sizeof(int), amp_extent_2d(R, C), AMP_WRITE_ONLY);
     amp_tiled_extent te;
     ASSERT_OK(amp_extent_tile(amp_extent_2d(R, C), (int[]){4, 16}, &te));
     amp_arg a[] = {amp_arg_view(vv)};
@@ -440,8 +432,8 @@ Test(cpu, atomics_and_math_names)
     enum { N = 100000 };
     int ia[4] = {0, -1, 1 << 30, 0};
     float fa[2] = {0, 0};
-    amp_array_view *vi = mkview(ia, sizeof(int), amp_extent_1d(4), AMP_READ_WRITE);
-    amp_array_view *vf = mkview(fa, sizeof(float), amp_extent_1d(2), AMP_READ_WRITE);
+    amp_array_view *vi = test_view(ia, sizeof(int), amp_extent_1d(4), AMP_READ_WRITE);
+    amp_array_view *vf = test_view(fa, sizeof(float), amp_extent_1d(2), AMP_READ_WRITE);
     amp_arg a[] = {amp_arg_view(vi), amp_arg_view(vf)};
     ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(N), test_kernel(p, "hip_atomics"), a, 2));
     ASSERT_OK(amp_array_view_synchronize(vi));
@@ -462,7 +454,7 @@ Test(cpu, exception_escaping_a_kernel_is_a_device_error)
     amp_accelerator *acc = cpu_acc();
     amp_program *p = test_build(acc, cpu_kernels);
     int v[200] = {0};
-    amp_array_view *vv = mkview(v, sizeof(int), amp_extent_1d(200), AMP_READ_WRITE);
+    amp_array_view *vv = test_view(v, sizeof(int), amp_extent_1d(200), AMP_READ_WRITE);
     amp_arg a[] = {amp_arg_view(vv)};
     ASSERT_STATUS(amp_parallel_for_each(NULL, amp_extent_1d(200), test_kernel(p, "throws_at_77"), a, 1),
                   AMP_ERROR_DEVICE);

@@ -9,26 +9,8 @@
 
 extern const char test_kernels_launch[];
 
-#define POISON_U32 0xDEADBEEFu
-#define POISON_I32 ((int32_t)0x7EADBEEF)
-#define POISON_F32 (-777.25f)
 
 /* ------------------------------------------------------------ helpers */
-
-static amp_array_view *mkview(void *host, size_t es, amp_extent e, amp_access a)
-{
-    amp_array_view *v = NULL;
-    ASSERT_OK(amp_array_view_create(host, es, e, a, &v));
-    cr_assert_not_null(v);
-    return v;
-}
-
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n);
-    cr_assert_not_null(p, "out of host memory (%zu bytes)", n);
-    return p;
-}
 
 static uint32_t enc_index(const int *idx, int rank)
 {
@@ -55,25 +37,6 @@ static void check_u32(const uint32_t *got, const uint32_t *want, size_t n, const
                  what, bad, n, first, got[first], want[first]);
 }
 
-static void check_i32(const int32_t *got, const int32_t *want, size_t n, const char *what)
-{
-    size_t bad = 0, first = 0;
-    for (size_t i = 0; i < n; ++i)
-        if (got[i] != want[i] && bad++ == 0) first = i;
-    cr_assert_eq(bad, 0, "%s: %zu of %zu elements wrong; first at %zu: got %d want %d", what, bad,
-                 n, first, got[first], want[first]);
-}
-
-/* Bit-exact float comparison (the kernels use power-of-two scales). */
-static void check_f32(const float *got, const float *want, size_t n, const char *what)
-{
-    size_t bad = 0, first = 0;
-    for (size_t i = 0; i < n; ++i)
-        if (!(got[i] == want[i]) && bad++ == 0) first = i;
-    cr_assert_eq(bad, 0, "%s: %zu of %zu elements wrong; first at %zu: got %.9g want %.9g", what,
-                 bad, n, first, (double)got[first], (double)want[first]);
-}
-
 static void check_f32_tol(const float *got, const float *want, size_t n, float tol,
                           const char *what)
 {
@@ -94,7 +57,7 @@ static bool names_param(const char *msg, int pos)
 {
     static const char *keys[] = {"parameter", "argument", "param", "arg", "#", "["};
     size_t n = strlen(msg);
-    char *low = xmalloc(n + 1);
+    char *low = test_xmalloc(n + 1);
     for (size_t i = 0; i <= n; ++i) low[i] = (char)tolower((unsigned char)msg[i]);
     bool found = false;
     for (size_t k = 0; k < sizeof keys / sizeof keys[0] && !found; ++k) {
@@ -128,14 +91,14 @@ static void run_enc(amp_accelerator *acc, amp_extent e, const char *kname, amp_a
     amp_kernel *k = test_kernel(p, kname);
     int64_t n = amp_extent_size(e);
     cr_assert_gt(n, 0);
-    uint32_t *out = xmalloc((size_t)n * 4), *want = xmalloc((size_t)n * 4);
+    uint32_t *out = test_xmalloc((size_t)n * 4), *want = test_xmalloc((size_t)n * 4);
     for (int64_t i = 0; i < n; ++i) {
         int idx[AMP_MAX_RANK];
         unlinear(e, i, idx);
         want[i] = enc_index(idx, e.rank);
         out[i] = POISON_U32;
     }
-    amp_array_view *v = mkview(out, 4, e, access);
+    amp_array_view *v = test_view(out, 4, e, access);
     amp_arg a[] = {amp_arg_view(v)};
     ASSERT_OK(amp_parallel_for_each(NULL, e, k, a, 1));
     ASSERT_OK(amp_array_view_synchronize(v));
@@ -166,18 +129,18 @@ ACCEL_TEST(launch, operator_paren_rank2)
     enum { R = 77, C = 131 };
     amp_program *p = test_build(acc, test_kernels_launch);
     amp_kernel *k = test_kernel(p, "paren2");
-    float *A = xmalloc(R * C * 4), *B = xmalloc(R * C * 4), *want = xmalloc(R * C * 4);
+    float *A = test_xmalloc(R * C * 4), *B = test_xmalloc(R * C * 4), *want = test_xmalloc(R * C * 4);
     test_fill_random(A, R * C, 11);
     for (int i = 0; i < R * C; ++i) {
         B[i] = POISON_F32;
         want[i] = A[i] * 2.0f + 1.0f;
     }
-    amp_array_view *va = mkview(A, 4, amp_extent_2d(R, C), AMP_READ_ONLY);
-    amp_array_view *vb = mkview(B, 4, amp_extent_2d(R, C), AMP_READ_WRITE);
+    amp_array_view *va = test_view(A, 4, amp_extent_2d(R, C), AMP_READ_ONLY);
+    amp_array_view *vb = test_view(B, 4, amp_extent_2d(R, C), AMP_READ_WRITE);
     amp_arg a[] = {amp_arg_view(va), amp_arg_view(vb)};
     ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_2d(R, C), k, a, 2));
     ASSERT_OK(amp_array_view_synchronize(vb));
-    check_f32(B, want, R * C, "paren2");
+    test_check_f32(B, want, R * C, "paren2");
     ASSERT_OK(amp_array_view_destroy(va));
     ASSERT_OK(amp_array_view_destroy(vb));
     ASSERT_OK(amp_program_destroy(p));
@@ -200,12 +163,12 @@ ACCEL_TEST(launch, operator_paren_rank3)
                 int l = (x * Y + y) * Z + z;
                 want[l] = A[l] * 5 + x - z;
             }
-    amp_array_view *va = mkview(A, 4, amp_extent_3d(X, Y, Z), AMP_READ_ONLY);
-    amp_array_view *vb = mkview(B, 4, amp_extent_3d(X, Y, Z), AMP_READ_WRITE);
+    amp_array_view *va = test_view(A, 4, amp_extent_3d(X, Y, Z), AMP_READ_ONLY);
+    amp_array_view *vb = test_view(B, 4, amp_extent_3d(X, Y, Z), AMP_READ_WRITE);
     amp_arg a[] = {amp_arg_view(va), amp_arg_view(vb)};
     ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_3d(X, Y, Z), k, a, 2));
     ASSERT_OK(amp_array_view_destroy(vb)); /* destroy synchronizes */
-    check_i32(B, want, N, "paren3");
+    test_check_i32(B, want, N, "paren3");
     ASSERT_OK(amp_array_view_destroy(va));
     ASSERT_OK(amp_program_destroy(p));
 }
@@ -223,8 +186,8 @@ ACCEL_TEST(launch, projection_read_rows)
         want[r] = s;
         sums[r] = POISON_F32;
     }
-    amp_array_view *va = mkview(A, 4, amp_extent_2d(R, C), AMP_READ_ONLY);
-    amp_array_view *vs = mkview(sums, 4, amp_extent_1d(R), AMP_WRITE_ONLY);
+    amp_array_view *va = test_view(A, 4, amp_extent_2d(R, C), AMP_READ_ONLY);
+    amp_array_view *vs = test_view(sums, 4, amp_extent_1d(R), AMP_WRITE_ONLY);
     amp_arg a[] = {amp_arg_view(va), amp_arg_view(vs)};
     ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(R), k, a, 2));
     ASSERT_OK(amp_array_view_synchronize(vs));
@@ -247,12 +210,12 @@ ACCEL_TEST(launch, projection_write)
             want[r * C + c] = A[r * C + c] * 4.0f - (float)c;
             B[r * C + c] = POISON_F32;
         }
-    amp_array_view *va = mkview(A, 4, amp_extent_2d(R, C), AMP_READ_ONLY);
-    amp_array_view *vb = mkview(B, 4, amp_extent_2d(R, C), AMP_READ_WRITE);
+    amp_array_view *va = test_view(A, 4, amp_extent_2d(R, C), AMP_READ_ONLY);
+    amp_array_view *vb = test_view(B, 4, amp_extent_2d(R, C), AMP_READ_WRITE);
     amp_arg a[] = {amp_arg_view(va), amp_arg_view(vb)};
     ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_2d(R, C), k, a, 2));
     ASSERT_OK(amp_array_view_synchronize(vb));
-    check_f32(B, want, R * C, "proj_write");
+    test_check_f32(B, want, R * C, "proj_write");
     ASSERT_OK(amp_array_view_destroy(va));
     ASSERT_OK(amp_array_view_destroy(vb));
     ASSERT_OK(amp_program_destroy(p));
@@ -269,12 +232,12 @@ ACCEL_TEST(launch, projection_rank3_to_plane)
         B[i] = POISON_I32;
         want[i] = A[i] * 3 + i / (Y * Z);
     }
-    amp_array_view *va = mkview(A, 4, amp_extent_3d(X, Y, Z), AMP_READ_ONLY);
-    amp_array_view *vb = mkview(B, 4, amp_extent_3d(X, Y, Z), AMP_READ_WRITE);
+    amp_array_view *va = test_view(A, 4, amp_extent_3d(X, Y, Z), AMP_READ_ONLY);
+    amp_array_view *vb = test_view(B, 4, amp_extent_3d(X, Y, Z), AMP_READ_WRITE);
     amp_arg a[] = {amp_arg_view(va), amp_arg_view(vb)};
     ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_3d(X, Y, Z), k, a, 2));
     ASSERT_OK(amp_array_view_synchronize(vb));
-    check_i32(B, want, N, "proj3");
+    test_check_i32(B, want, N, "proj3");
     ASSERT_OK(amp_array_view_destroy(va));
     ASSERT_OK(amp_array_view_destroy(vb));
     ASSERT_OK(amp_program_destroy(p));
@@ -296,16 +259,16 @@ ACCEL_TEST(launch, section_in_kernel)
             want[1 * SR * SC + r * SC + c] = A[(r + R0) * C + c + C0];
             want[2 * SR * SC + r * SC + c] = A[r * C + c];
         }
-    amp_array_view *va = mkview(A, 4, amp_extent_2d(R, C), AMP_READ_ONLY);
-    amp_array_view *vo = mkview(out, 4, amp_extent_3d(3, SR, SC), AMP_READ_WRITE);
-    amp_array_view *ve = mkview(ext, 4, amp_extent_1d(6), AMP_READ_WRITE);
+    amp_array_view *va = test_view(A, 4, amp_extent_2d(R, C), AMP_READ_ONLY);
+    amp_array_view *vo = test_view(out, 4, amp_extent_3d(3, SR, SC), AMP_READ_WRITE);
+    amp_array_view *ve = test_view(ext, 4, amp_extent_1d(6), AMP_READ_WRITE);
     amp_arg a[] = {amp_arg_view(va), amp_arg_view(vo), amp_arg_view(ve), amp_arg_int(R0),
                    amp_arg_int(C0)};
     ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_2d(SR, SC), k, a, 5));
     ASSERT_OK(amp_array_view_synchronize(vo));
     ASSERT_OK(amp_array_view_synchronize(ve));
-    check_f32(out, want, 3 * SR * SC, "sec_forms values");
-    check_i32(ext, ext_want, 6, "sec_forms extents");
+    test_check_f32(out, want, 3 * SR * SC, "sec_forms values");
+    test_check_i32(ext, ext_want, 6, "sec_forms extents");
     ASSERT_OK(amp_array_view_destroy(va));
     ASSERT_OK(amp_array_view_destroy(vo));
     ASSERT_OK(amp_array_view_destroy(ve));
@@ -323,7 +286,7 @@ ACCEL_TEST(launch, host_section_as_argument)
     for (int i = 0; i < R * C; ++i) want[i] = m[i] = POISON_I32 - i;
     for (int r = 0; r < SR; ++r)
         for (int c = 0; c < SC; ++c) want[(r + R0) * C + c + C0] = 5000000 + r * 100 + c;
-    amp_array_view *v = mkview(m, 4, amp_extent_2d(R, C), AMP_READ_WRITE);
+    amp_array_view *v = test_view(m, 4, amp_extent_2d(R, C), AMP_READ_WRITE);
     amp_array_view *s = NULL;
     ASSERT_OK(amp_array_view_section(v, amp_index_2d(R0, C0), amp_extent_2d(SR, SC), &s));
     amp_extent se;
@@ -333,10 +296,10 @@ ACCEL_TEST(launch, host_section_as_argument)
     amp_arg a[] = {amp_arg_view(s), amp_arg_int(5000000)};
     ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_2d(SR, SC), k, a, 2));
     ASSERT_OK(amp_array_view_synchronize(s));
-    check_i32(m, want, R * C, "mark2 on a section");
+    test_check_i32(m, want, R * C, "mark2 on a section");
     ASSERT_OK(amp_array_view_destroy(s));
     ASSERT_OK(amp_array_view_destroy(v));
-    check_i32(m, want, R * C, "after destroying the parent");
+    test_check_i32(m, want, R * C, "after destroying the parent");
     ASSERT_OK(amp_program_destroy(p));
 }
 
@@ -349,7 +312,7 @@ ACCEL_TEST(launch, host_projection_as_argument)
     uint32_t m[R * C], want[R * C];
     for (int i = 0; i < R * C; ++i) want[i] = m[i] = POISON_U32 ^ (uint32_t)i;
     for (int c = 0; c < C; ++c) want[ROW * C + c] = enc_index(&c, 1);
-    amp_array_view *v = mkview(m, 4, amp_extent_2d(R, C), AMP_READ_WRITE);
+    amp_array_view *v = test_view(m, 4, amp_extent_2d(R, C), AMP_READ_WRITE);
     amp_array_view *row = NULL;
     ASSERT_OK(amp_array_view_project(v, ROW, &row));
     amp_extent re;
@@ -386,11 +349,11 @@ ACCEL_TEST(launch, scalar_arguments_intact)
     uint32_t ou[T];
     for (int i = 0; i < 2 * T; ++i) { oi[i] = POISON_I32; od[i] = -1.0; of[i] = POISON_F32; }
     for (int i = 0; i < T; ++i) { ol[i] = -1; ou[i] = POISON_U32; }
-    amp_array_view *vi = mkview(oi, 4, amp_extent_1d(2 * T), AMP_READ_WRITE);
-    amp_array_view *vd = mkview(od, 8, amp_extent_1d(2 * T), AMP_READ_WRITE);
-    amp_array_view *vf = mkview(of, 4, amp_extent_1d(2 * T), AMP_READ_WRITE);
-    amp_array_view *vl = mkview(ol, 8, amp_extent_1d(T), AMP_READ_WRITE);
-    amp_array_view *vu = mkview(ou, 4, amp_extent_1d(T), AMP_READ_WRITE);
+    amp_array_view *vi = test_view(oi, 4, amp_extent_1d(2 * T), AMP_READ_WRITE);
+    amp_array_view *vd = test_view(od, 8, amp_extent_1d(2 * T), AMP_READ_WRITE);
+    amp_array_view *vf = test_view(of, 4, amp_extent_1d(2 * T), AMP_READ_WRITE);
+    amp_array_view *vl = test_view(ol, 8, amp_extent_1d(T), AMP_READ_WRITE);
+    amp_array_view *vu = test_view(ou, 4, amp_extent_1d(T), AMP_READ_WRITE);
     amp_arg args[] = {amp_arg_int(a),    amp_arg_view(vi), amp_arg_double(b), amp_arg_float(c),
                       amp_arg_view(vd),  amp_arg_int64(d), amp_arg_uint(e),   amp_arg_view(vf),
                       amp_arg_int(f),    amp_arg_view(vl), amp_arg_float(g),  amp_arg_view(vu),
@@ -434,10 +397,10 @@ static void axpy_setup(amp_accelerator *acc, axpy_fixture *f)
     test_fill_random(f->x2, 64, 53);
     memcpy(f->y0, f->y, sizeof f->y);
     for (int i = 0; i < 64; ++i) f->xd[i] = f->x[i];
-    f->vx = mkview(f->x, 4, amp_extent_1d(64), AMP_READ_WRITE);
-    f->vy = mkview(f->y, 4, amp_extent_1d(64), AMP_READ_WRITE);
-    f->vxd = mkview(f->xd, 8, amp_extent_1d(64), AMP_READ_WRITE);
-    f->vx2 = mkview(f->x2, 4, amp_extent_2d(8, 8), AMP_READ_WRITE);
+    f->vx = test_view(f->x, 4, amp_extent_1d(64), AMP_READ_WRITE);
+    f->vy = test_view(f->y, 4, amp_extent_1d(64), AMP_READ_WRITE);
+    f->vxd = test_view(f->xd, 8, amp_extent_1d(64), AMP_READ_WRITE);
+    f->vx2 = test_view(f->x2, 4, amp_extent_2d(8, 8), AMP_READ_WRITE);
 }
 
 /* The refused launch ran nothing: y is as it was. Then a correct launch on
@@ -445,7 +408,7 @@ static void axpy_setup(amp_accelerator *acc, axpy_fixture *f)
 static void axpy_teardown(axpy_fixture *f)
 {
     ASSERT_OK(amp_array_view_synchronize(f->vy));
-    check_f32(f->y, f->y0, 64, "y after a refused launch");
+    test_check_f32(f->y, f->y0, 64, "y after a refused launch");
     amp_arg ok[] = {amp_arg_float(2.0f), amp_arg_view(f->vx), amp_arg_view(f->vy)};
     ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(64), f->k, ok, 3));
     ASSERT_OK(amp_array_view_synchronize(f->vy));
@@ -532,7 +495,7 @@ ACCEL_TEST(launch, mismatch_read_only_view_to_nonconst)
     axpy_setup(acc, &f);
     float yro[64];
     test_fill_random(yro, 64, 54);
-    amp_array_view *vyro = mkview(yro, 4, amp_extent_1d(64), AMP_READ_ONLY);
+    amp_array_view *vyro = test_view(yro, 4, amp_extent_1d(64), AMP_READ_ONLY);
     amp_arg a[] = {amp_arg_float(2.0f), amp_arg_view(f.vx), amp_arg_view(vyro)};
     ASSERT_MISMATCH_NAMES(amp_parallel_for_each(NULL, amp_extent_1d(64), f.k, a, 3), 2);
     ASSERT_OK(amp_array_view_destroy(vyro));
@@ -547,11 +510,11 @@ ACCEL_TEST(launch, mismatch_view_for_array_param)
     float x[16], x0[16];
     test_fill_random(x, 16, 55);
     memcpy(x0, x, sizeof x);
-    amp_array_view *v = mkview(x, 4, amp_extent_1d(16), AMP_READ_WRITE);
+    amp_array_view *v = test_view(x, 4, amp_extent_1d(16), AMP_READ_WRITE);
     amp_arg a[] = {amp_arg_view(v), amp_arg_float(2.0f)};
     ASSERT_MISMATCH_NAMES(amp_parallel_for_each(NULL, amp_extent_1d(16), k, a, 2), 0);
     ASSERT_OK(amp_array_view_destroy(v));
-    check_f32(x, x0, 16, "x after the refused launch");
+    test_check_f32(x, x0, 16, "x after the refused launch");
     ASSERT_OK(amp_program_destroy(p));
 }
 
@@ -570,7 +533,7 @@ ACCEL_TEST(launch, read_only_view_to_const_ok)
 {
     axpy_fixture f;
     axpy_setup(acc, &f);
-    amp_array_view *xro = mkview(f.x, 4, amp_extent_1d(64), AMP_READ_ONLY);
+    amp_array_view *xro = test_view(f.x, 4, amp_extent_1d(64), AMP_READ_ONLY);
     amp_arg a[] = {amp_arg_float(0.5f), amp_arg_view(xro), amp_arg_view(f.vy)};
     ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(64), f.k, a, 3));
     ASSERT_OK(amp_array_view_synchronize(f.vy));
@@ -614,7 +577,7 @@ ACCEL_TEST(launch, bad_extent_rank2_zero_dim)
     amp_kernel *k = test_kernel(p, "enc2");
     uint32_t buf[16];
     for (int i = 0; i < 16; ++i) buf[i] = POISON_U32;
-    amp_array_view *v = mkview(buf, 4, amp_extent_2d(4, 4), AMP_READ_WRITE);
+    amp_array_view *v = test_view(buf, 4, amp_extent_2d(4, 4), AMP_READ_WRITE);
     amp_arg a[] = {amp_arg_view(v)};
     ASSERT_STATUS(amp_parallel_for_each(NULL, amp_extent_2d(4, 0), k, a, 1), AMP_ERROR_INVALID_EXTENT);
     ASSERT_STATUS(amp_parallel_for_each(NULL, amp_extent_2d(-1, 4), k, a, 1), AMP_ERROR_INVALID_EXTENT);
@@ -627,7 +590,7 @@ ACCEL_TEST(launch, null_kernel)
 {
     float y[8];
     test_fill_random(y, 8, 61);
-    amp_array_view *v = mkview(y, 4, amp_extent_1d(8), AMP_READ_WRITE);
+    amp_array_view *v = test_view(y, 4, amp_extent_1d(8), AMP_READ_WRITE);
     amp_arg a[] = {amp_arg_view(v)};
     (void)acc;
     ASSERT_STATUS(amp_parallel_for_each(NULL, amp_extent_1d(8), NULL, a, 1), AMP_ERROR_INVALID_ARGUMENT);
@@ -656,7 +619,7 @@ ACCEL_TEST(launch, queue_of_other_accelerator)
     ASSERT_OK(amp_accelerator_view_create(other, &q));
     uint32_t buf[32];
     for (int i = 0; i < 32; ++i) buf[i] = POISON_U32;
-    amp_array_view *v = mkview(buf, 4, amp_extent_1d(32), AMP_READ_WRITE);
+    amp_array_view *v = test_view(buf, 4, amp_extent_1d(32), AMP_READ_WRITE);
     amp_arg a[] = {amp_arg_view(v)};
     ASSERT_STATUS(amp_parallel_for_each(q, amp_extent_1d(32), k, a, 1), AMP_ERROR_INVALID_ARGUMENT);
     ASSERT_OK(amp_array_view_destroy(v));
@@ -697,12 +660,12 @@ ACCEL_TEST(launch, array_bound_to_array_param)
     amp_arg a[] = {amp_arg_array(arr), amp_arg_float(2.0f)};
     ASSERT_OK(amp_parallel_for_each(q, amp_extent_1d(N), k, a, 2));
     ASSERT_OK(amp_array_copy_to_host(arr, got));
-    check_f32(got, want, N, "arr_scale");
+    test_check_f32(got, want, N, "arr_scale");
     /* a second launch sees the first one's result */
     ASSERT_OK(amp_parallel_for_each(q, amp_extent_1d(N), k, a, 2));
     for (int i = 0; i < N; ++i) want[i] = want[i] * 2.0f + 1.0f;
     ASSERT_OK(amp_array_copy_to_host(arr, got));
-    check_f32(got, want, N, "arr_scale twice");
+    test_check_f32(got, want, N, "arr_scale twice");
     ASSERT_OK(amp_array_destroy(arr));
     ASSERT_OK(amp_program_destroy(p));
     ASSERT_OK(amp_accelerator_view_destroy(q));
@@ -727,7 +690,7 @@ ACCEL_TEST(launch, array_bound_to_view_param)
     amp_arg a[] = {amp_arg_array(arr), amp_arg_float(0.5f)};
     ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(N), k, a, 2));
     ASSERT_OK(amp_array_copy_to_host(arr, got));
-    check_f32(got, want, N, "view_scale on an array");
+    test_check_f32(got, want, N, "view_scale on an array");
     ASSERT_OK(amp_array_destroy(arr));
     ASSERT_OK(amp_program_destroy(p));
 }
@@ -753,9 +716,9 @@ ACCEL_TEST(launch, array_rank2_const_and_copy_from_host)
     amp_arg a[] = {amp_arg_array(as), amp_arg_array(ad)};
     ASSERT_OK(amp_parallel_for_each(q, amp_extent_2d(R, C), k, a, 2));
     ASSERT_OK(amp_array_copy_to_host(ad, got));
-    check_i32(got, want, N, "arr2_from");
+    test_check_i32(got, want, N, "arr2_from");
     ASSERT_OK(amp_array_copy_to_host(as, got));
-    check_i32(got, src, N, "the const source array");
+    test_check_i32(got, src, N, "the const source array");
     ASSERT_OK(amp_array_destroy(as));
     ASSERT_OK(amp_array_destroy(ad));
     ASSERT_OK(amp_program_destroy(p));
@@ -793,7 +756,7 @@ ACCEL_TEST(launch, array_view_of_array)
     ASSERT_STATUS(amp_array_destroy(arr), AMP_ERROR_BUSY);
     ASSERT_OK(amp_array_view_destroy(v));
     ASSERT_OK(amp_array_copy_to_host(arr, got));
-    check_f32(got, want, N, "view of array, then array");
+    test_check_f32(got, want, N, "view of array, then array");
     ASSERT_OK(amp_array_destroy(arr));
     ASSERT_OK(amp_program_destroy(p));
     ASSERT_OK(amp_accelerator_view_destroy(q));

@@ -7,7 +7,6 @@
 
 extern const char test_kernels_memory[];
 
-#define POISON_F32 (-777.25f)
 
 typedef struct mem_ctx {
     amp_accelerator *acc;
@@ -64,27 +63,10 @@ static void mem_close(mem_ctx *c)
                   (unsigned long long)s_.launches, (unsigned long long)(nlaunch));              \
     } while (0)
 
-static amp_array_view *mkview(void *host, size_t es, amp_extent e, amp_access a)
-{
-    amp_array_view *v = NULL;
-    ASSERT_OK(amp_array_view_create(host, es, e, a, &v));
-    cr_assert_not_null(v);
-    return v;
-}
-
 static void launch1(mem_ctx *c, const char *kname, amp_extent e, const amp_arg *a, size_t n)
 {
     amp_kernel *k = test_kernel(c->p, kname);
     ASSERT_OK(amp_parallel_for_each(c->q, e, k, a, n));
-}
-
-static void check_f32(const float *got, const float *want, size_t n, const char *what)
-{
-    size_t bad = 0, first = 0;
-    for (size_t i = 0; i < n; ++i)
-        if (!(got[i] == want[i]) && bad++ == 0) first = i;
-    cr_assert_eq(bad, 0, "%s: %zu of %zu elements wrong; first at %zu: got %.9g want %.9g", what,
-                 bad, n, first, (double)got[first], (double)want[first]);
 }
 
 #define NE 4096
@@ -100,8 +82,8 @@ ACCEL_TEST(memory, read_only_view_copied_in_once_never_back)
     test_fill_random(in, NE, 1);
     memcpy(in0, in, sizeof in);
     for (int i = 0; i < NE; ++i) { out[i] = POISON_F32; want[i] = in[i] * 4.0f - 0.5f; }
-    amp_array_view *vi = mkview(in, 4, amp_extent_1d(NE), AMP_READ_ONLY);
-    amp_array_view *vo = mkview(out, 4, amp_extent_1d(NE), AMP_WRITE_ONLY);
+    amp_array_view *vi = test_view(in, 4, amp_extent_1d(NE), AMP_READ_ONLY);
+    amp_array_view *vo = test_view(out, 4, amp_extent_1d(NE), AMP_WRITE_ONLY);
     amp_arg a[] = {amp_arg_view(vi), amp_arg_view(vo)};
     launch1(&c, "mem_copy1", amp_extent_1d(NE), a, 2);
     EXPECT_STATS(&c, NB, 1, 0, 0, 1, "after the first launch");
@@ -111,11 +93,11 @@ ACCEL_TEST(memory, read_only_view_copied_in_once_never_back)
     EXPECT_STATS(&c, NB, 1, 0, 0, 2, "after synchronizing the read-only view");
     ASSERT_OK(amp_array_view_synchronize(vo));
     EXPECT_STATS(&c, NB, 1, NB, 1, 2, "after synchronizing the output");
-    check_f32(out, want, NE, "out = in * 4 - 0.5");
+    test_check_f32(out, want, NE, "out = in * 4 - 0.5");
     ASSERT_OK(amp_array_view_destroy(vi));
     ASSERT_OK(amp_array_view_destroy(vo));
     EXPECT_STATS(&c, NB, 1, NB, 1, 2, "after destroying both");
-    check_f32(in, in0, NE, "the read-only input");
+    test_check_f32(in, in0, NE, "the read-only input");
     mem_close(&c);
 }
 
@@ -125,13 +107,13 @@ ACCEL_TEST(memory, write_only_view_not_copied_in)
     mem_open(&c, acc);
     static float out[NE], want[NE];
     for (int i = 0; i < NE; ++i) { out[i] = POISON_F32; want[i] = 0.25f + (float)i; }
-    amp_array_view *vo = mkview(out, 4, amp_extent_1d(NE), AMP_WRITE_ONLY);
+    amp_array_view *vo = test_view(out, 4, amp_extent_1d(NE), AMP_WRITE_ONLY);
     amp_arg a[] = {amp_arg_view(vo), amp_arg_float(0.25f)};
     launch1(&c, "mem_fill1", amp_extent_1d(NE), a, 2);
     EXPECT_STATS(&c, 0, 0, 0, 0, 1, "after the launch");
     ASSERT_OK(amp_array_view_synchronize(vo));
     EXPECT_STATS(&c, 0, 0, NB, 1, 1, "after synchronize");
-    check_f32(out, want, NE, "fill");
+    test_check_f32(out, want, NE, "fill");
     ASSERT_OK(amp_array_view_destroy(vo));
     EXPECT_STATS(&c, 0, 0, NB, 1, 1, "after destroy");
     mem_close(&c);
@@ -144,13 +126,13 @@ ACCEL_TEST(memory, read_write_view_in_and_back)
     static float v[NE], want[NE];
     test_fill_random(v, NE, 2);
     for (int i = 0; i < NE; ++i) want[i] = v[i] * 2.0f + 1.0f;
-    amp_array_view *vv = mkview(v, 4, amp_extent_1d(NE), AMP_READ_WRITE);
+    amp_array_view *vv = test_view(v, 4, amp_extent_1d(NE), AMP_READ_WRITE);
     amp_arg a[] = {amp_arg_view(vv)};
     launch1(&c, "mem_scale1", amp_extent_1d(NE), a, 1);
     EXPECT_STATS(&c, NB, 1, 0, 0, 1, "after the launch");
     ASSERT_OK(amp_array_view_synchronize(vv));
     EXPECT_STATS(&c, NB, 1, NB, 1, 1, "after synchronize");
-    check_f32(v, want, NE, "v * 2 + 1");
+    test_check_f32(v, want, NE, "v * 2 + 1");
     ASSERT_OK(amp_array_view_destroy(vv));
     mem_close(&c);
 }
@@ -162,14 +144,14 @@ ACCEL_TEST(memory, discard_data_skips_copy_in)
     static float v[NE], want[NE];
     test_fill_random(v, NE, 3);
     for (int i = 0; i < NE; ++i) want[i] = -3.0f + (float)i;
-    amp_array_view *vv = mkview(v, 4, amp_extent_1d(NE), AMP_READ_WRITE);
+    amp_array_view *vv = test_view(v, 4, amp_extent_1d(NE), AMP_READ_WRITE);
     ASSERT_OK(amp_array_view_discard_data(vv));
     amp_arg a[] = {amp_arg_view(vv), amp_arg_float(-3.0f)};
     launch1(&c, "mem_fill1", amp_extent_1d(NE), a, 2);
     EXPECT_STATS(&c, 0, 0, 0, 0, 1, "after a launch on a discarded view");
     ASSERT_OK(amp_array_view_synchronize(vv));
     EXPECT_STATS(&c, 0, 0, NB, 1, 1, "after synchronize");
-    check_f32(v, want, NE, "fill after discard");
+    test_check_f32(v, want, NE, "fill after discard");
     ASSERT_OK(amp_array_view_destroy(vv));
     mem_close(&c);
 }
@@ -181,19 +163,19 @@ ACCEL_TEST(memory, refresh_copies_in_again)
     static float v[NE], want[NE];
     test_fill_random(v, NE, 4);
     for (int i = 0; i < NE; ++i) want[i] = v[i] * 2.0f + 1.0f;
-    amp_array_view *vv = mkview(v, 4, amp_extent_1d(NE), AMP_READ_WRITE);
+    amp_array_view *vv = test_view(v, 4, amp_extent_1d(NE), AMP_READ_WRITE);
     amp_arg a[] = {amp_arg_view(vv)};
     launch1(&c, "mem_scale1", amp_extent_1d(NE), a, 1);
     ASSERT_OK(amp_array_view_synchronize(vv));
     EXPECT_STATS(&c, NB, 1, NB, 1, 1, "launch + synchronize");
-    check_f32(v, want, NE, "first launch");
+    test_check_f32(v, want, NE, "first launch");
     /* host and device agree after synchronize: no copy in for the next launch */
     launch1(&c, "mem_scale1", amp_extent_1d(NE), a, 1);
     EXPECT_STATS(&c, NB, 1, NB, 1, 2, "second launch after synchronize");
     ASSERT_OK(amp_array_view_synchronize(vv));
     EXPECT_STATS(&c, NB, 1, 2 * NB, 2, 2, "second synchronize");
     for (int i = 0; i < NE; ++i) want[i] = want[i] * 2.0f + 1.0f;
-    check_f32(v, want, NE, "second launch");
+    test_check_f32(v, want, NE, "second launch");
     /* the host changes the data and says so */
     test_fill_random(v, NE, 5);
     for (int i = 0; i < NE; ++i) want[i] = v[i] * 2.0f + 1.0f;
@@ -203,7 +185,7 @@ ACCEL_TEST(memory, refresh_copies_in_again)
     EXPECT_STATS(&c, 2 * NB, 2, 2 * NB, 2, 3, "launch after refresh");
     ASSERT_OK(amp_array_view_synchronize(vv));
     EXPECT_STATS(&c, 2 * NB, 2, 3 * NB, 3, 3, "synchronize after refresh");
-    check_f32(v, want, NE, "the kernel saw the new host data");
+    test_check_f32(v, want, NE, "the kernel saw the new host data");
     ASSERT_OK(amp_array_view_destroy(vv));
     EXPECT_STATS(&c, 2 * NB, 2, 3 * NB, 3, 3, "destroy of a synchronized view");
     mem_close(&c);
@@ -216,14 +198,14 @@ ACCEL_TEST(memory, two_launches_copy_in_once)
     static float v[NE], want[NE];
     test_fill_random(v, NE, 6);
     for (int i = 0; i < NE; ++i) want[i] = (v[i] * 2.0f + 1.0f) * 2.0f + 1.0f;
-    amp_array_view *vv = mkview(v, 4, amp_extent_1d(NE), AMP_READ_WRITE);
+    amp_array_view *vv = test_view(v, 4, amp_extent_1d(NE), AMP_READ_WRITE);
     amp_arg a[] = {amp_arg_view(vv)};
     launch1(&c, "mem_scale1", amp_extent_1d(NE), a, 1);
     launch1(&c, "mem_scale1", amp_extent_1d(NE), a, 1);
     EXPECT_STATS(&c, NB, 1, 0, 0, 2, "after two launches");
     ASSERT_OK(amp_array_view_synchronize(vv));
     EXPECT_STATS(&c, NB, 1, NB, 1, 2, "after synchronize");
-    check_f32(v, want, NE, "two launches");
+    test_check_f32(v, want, NE, "two launches");
     ASSERT_OK(amp_array_view_destroy(vv));
     mem_close(&c);
 }
@@ -235,13 +217,13 @@ ACCEL_TEST(memory, synchronize_twice_copies_back_once)
     static float v[NE], want[NE];
     test_fill_random(v, NE, 7);
     for (int i = 0; i < NE; ++i) want[i] = v[i] * 2.0f + 1.0f;
-    amp_array_view *vv = mkview(v, 4, amp_extent_1d(NE), AMP_READ_WRITE);
+    amp_array_view *vv = test_view(v, 4, amp_extent_1d(NE), AMP_READ_WRITE);
     amp_arg a[] = {amp_arg_view(vv)};
     launch1(&c, "mem_scale1", amp_extent_1d(NE), a, 1);
     ASSERT_OK(amp_array_view_synchronize(vv));
     ASSERT_OK(amp_array_view_synchronize(vv));
     EXPECT_STATS(&c, NB, 1, NB, 1, 1, "after two synchronizes");
-    check_f32(v, want, NE, "result");
+    test_check_f32(v, want, NE, "result");
     ASSERT_OK(amp_array_view_destroy(vv));
     EXPECT_STATS(&c, NB, 1, NB, 1, 1, "after destroy");
     mem_close(&c);
@@ -257,7 +239,7 @@ ACCEL_TEST(memory, section_2d_moves_only_its_bytes)
     memcpy(want, m, sizeof m);
     for (int r = R0; r < R0 + SR; ++r)
         for (int q = C0; q < C0 + SC; ++q) want[r * C + q] = m[r * C + q] * 2.0f + 1.0f;
-    amp_array_view *vm = mkview(m, 4, amp_extent_2d(R, C), AMP_READ_WRITE);
+    amp_array_view *vm = test_view(m, 4, amp_extent_2d(R, C), AMP_READ_WRITE);
     amp_array_view *vs = NULL;
     ASSERT_OK(amp_array_view_section(vm, amp_index_2d(R0, C0), amp_extent_2d(SR, SC), &vs));
     amp_arg a[] = {amp_arg_view(vs)};
@@ -265,12 +247,12 @@ ACCEL_TEST(memory, section_2d_moves_only_its_bytes)
     EXPECT_STATS(&c, SB, 1, 0, 0, 1, "after the launch on the section");
     ASSERT_OK(amp_array_view_synchronize(vs));
     EXPECT_STATS(&c, SB, 1, SB, 1, 1, "after synchronizing the section");
-    check_f32(m, want, R * C, "64x64 after the section's synchronize");
+    test_check_f32(m, want, R * C, "64x64 after the section's synchronize");
     ASSERT_OK(amp_array_view_destroy(vs));
     ASSERT_OK(amp_array_view_synchronize(vm));
     ASSERT_OK(amp_array_view_destroy(vm));
     EXPECT_STATS(&c, SB, 1, SB, 1, 1, "after synchronizing and destroying the parent");
-    check_f32(m, want, R * C, "64x64 after the parent's destroy");
+    test_check_f32(m, want, R * C, "64x64 after the parent's destroy");
     mem_close(&c);
 }
 
@@ -288,7 +270,7 @@ ACCEL_TEST(memory, section_3d_moves_only_its_bytes)
                 int l = (x * Y + y) * Z + z;
                 want[l] = m[l] * 2.0f + 1.0f;
             }
-    amp_array_view *vm = mkview(m, 4, amp_extent_3d(X, Y, Z), AMP_READ_WRITE);
+    amp_array_view *vm = test_view(m, 4, amp_extent_3d(X, Y, Z), AMP_READ_WRITE);
     amp_array_view *vs = NULL;
     ASSERT_OK(amp_array_view_section(vm, amp_index_3d(2, 3, 4), amp_extent_3d(SX, SY, SZ), &vs));
     amp_arg a[] = {amp_arg_view(vs)};
@@ -296,7 +278,7 @@ ACCEL_TEST(memory, section_3d_moves_only_its_bytes)
     EXPECT_STATS(&c, SB, 1, 0, 0, 1, "after the launch on the 3-D section");
     ASSERT_OK(amp_array_view_destroy(vs)); /* destroy synchronizes */
     EXPECT_STATS(&c, SB, 1, SB, 1, 1, "after destroying the section");
-    check_f32(m, want, X * Y * Z, "8x16x32 after the 3-D section");
+    test_check_f32(m, want, X * Y * Z, "8x16x32 after the 3-D section");
     ASSERT_OK(amp_array_view_destroy(vm));
     EXPECT_STATS(&c, SB, 1, SB, 1, 1, "after destroying the parent");
     mem_close(&c);
@@ -311,7 +293,7 @@ ACCEL_TEST(memory, projection_moves_only_its_row)
     test_fill_random(m, R * C, 10);
     memcpy(want, m, sizeof m);
     for (int q = 0; q < C; ++q) want[ROW * C + q] = m[ROW * C + q] * 2.0f + 1.0f;
-    amp_array_view *vm = mkview(m, 4, amp_extent_2d(R, C), AMP_READ_WRITE);
+    amp_array_view *vm = test_view(m, 4, amp_extent_2d(R, C), AMP_READ_WRITE);
     amp_array_view *row = NULL;
     ASSERT_OK(amp_array_view_project(vm, ROW, &row));
     amp_arg a[] = {amp_arg_view(row)};
@@ -319,11 +301,11 @@ ACCEL_TEST(memory, projection_moves_only_its_row)
     EXPECT_STATS(&c, RB, 1, 0, 0, 1, "after the launch on row 7");
     ASSERT_OK(amp_array_view_synchronize(row));
     EXPECT_STATS(&c, RB, 1, RB, 1, 1, "after synchronizing row 7");
-    check_f32(m, want, R * C, "after row 7's synchronize");
+    test_check_f32(m, want, R * C, "after row 7's synchronize");
     ASSERT_OK(amp_array_view_destroy(row));
     ASSERT_OK(amp_array_view_destroy(vm));
     EXPECT_STATS(&c, RB, 1, RB, 1, 1, "after destroying row and parent");
-    check_f32(m, want, R * C, "after destroy");
+    test_check_f32(m, want, R * C, "after destroy");
     mem_close(&c);
 }
 
@@ -335,7 +317,7 @@ ACCEL_TEST(memory, refresh_after_discard_copies_in)
     mem_open(&c, acc);
     static float v[NE], want[NE];
     test_fill_random(v, NE, 21);
-    amp_array_view *vv = mkview(v, 4, amp_extent_1d(NE), AMP_READ_WRITE);
+    amp_array_view *vv = test_view(v, 4, amp_extent_1d(NE), AMP_READ_WRITE);
     ASSERT_OK(amp_array_view_discard_data(vv));
     test_fill_random(v, NE, 22);
     for (int i = 0; i < NE; ++i) want[i] = v[i] * 2.0f + 1.0f;
@@ -345,7 +327,7 @@ ACCEL_TEST(memory, refresh_after_discard_copies_in)
     EXPECT_STATS(&c, NB, 1, 0, 0, 1, "after the launch that follows discard + refresh");
     ASSERT_OK(amp_array_view_destroy(vv));
     EXPECT_STATS(&c, NB, 1, NB, 1, 1, "after destroy");
-    check_f32(v, want, NE, "kernel saw the refreshed host data");
+    test_check_f32(v, want, NE, "kernel saw the refreshed host data");
     mem_close(&c);
 }
 
@@ -363,7 +345,7 @@ ACCEL_TEST(memory, row_loop_then_column_refresh)
     amp_array_view *rows[R];
     test_fill_random(m, R * C, 23);
     for (int i = 0; i < R * C; ++i) want[i] = m[i] * 2.0f + 1.0f;
-    amp_array_view *vm = mkview(m, 4, amp_extent_2d(R, C), AMP_READ_WRITE);
+    amp_array_view *vm = test_view(m, 4, amp_extent_2d(R, C), AMP_READ_WRITE);
     for (int r = 0; r < R; ++r) {
         rows[r] = NULL;
         ASSERT_OK(amp_array_view_project(vm, r, &rows[r]));
@@ -373,7 +355,7 @@ ACCEL_TEST(memory, row_loop_then_column_refresh)
     EXPECT_STATS(&c, R * RB, R, 0, 0, R, "after a launch on each row");
     ASSERT_OK(amp_array_view_synchronize(vm));
     EXPECT_STATS(&c, R * RB, R, R * RB, 1, R, "after synchronizing the parent");
-    check_f32(m, want, R * C, "every row scaled");
+    test_check_f32(m, want, R * C, "every row scaled");
     for (int r = 0; r < R; ++r) ASSERT_OK(amp_array_view_destroy(rows[r]));
     EXPECT_STATS(&c, R * RB, R, R * RB, 1, R, "after destroying the rows (nothing left to copy)");
 
@@ -387,7 +369,7 @@ ACCEL_TEST(memory, row_loop_then_column_refresh)
     for (int r = 0; r < R; ++r) m[r * C + COL] = want[r * C + COL] = 1000.0f + (float)r;
     ASSERT_OK(amp_array_view_refresh(col));
     ASSERT_OK(amp_array_view_synchronize(vm));
-    check_f32(m, want, R * C, "kernel results outside the column, host values in it");
+    test_check_f32(m, want, R * C, "kernel results outside the column, host values in it");
     /* Copy-backs of round two: the column (R elements) on its synchronize,
      * then the rest of the matrix around it in two boxes. */
     EXPECT_STATS(&c, R * RB, R, R * RB + R * 4 + (R * C - R) * 4, 1 + 1 + 2, R + 1,
@@ -406,9 +388,9 @@ ACCEL_TEST(memory, const_only_view_never_copied_back)
     test_fill_random(in, NE, 11);
     memcpy(in0, in, sizeof in);
     for (int i = 0; i < NE; ++i) { o1[i] = o2[i] = POISON_F32; want[i] = in[i] * 4.0f - 0.5f; }
-    amp_array_view *vi = mkview(in, 4, amp_extent_1d(NE), AMP_READ_WRITE);
-    amp_array_view *v1 = mkview(o1, 4, amp_extent_1d(NE), AMP_WRITE_ONLY);
-    amp_array_view *v2 = mkview(o2, 4, amp_extent_1d(NE), AMP_WRITE_ONLY);
+    amp_array_view *vi = test_view(in, 4, amp_extent_1d(NE), AMP_READ_WRITE);
+    amp_array_view *v1 = test_view(o1, 4, amp_extent_1d(NE), AMP_WRITE_ONLY);
+    amp_array_view *v2 = test_view(o2, 4, amp_extent_1d(NE), AMP_WRITE_ONLY);
     amp_arg a1[] = {amp_arg_view(vi), amp_arg_view(v1)};
     amp_arg a2[] = {amp_arg_view(vi), amp_arg_view(v2)};
     launch1(&c, "mem_copy1", amp_extent_1d(NE), a1, 2);
@@ -417,12 +399,12 @@ ACCEL_TEST(memory, const_only_view_never_copied_back)
     ASSERT_OK(amp_array_view_synchronize(vi));
     ASSERT_OK(amp_array_view_destroy(vi));
     EXPECT_STATS(&c, NB, 1, 0, 0, 2, "after synchronizing and destroying the const-only view");
-    check_f32(in, in0, NE, "the input");
+    test_check_f32(in, in0, NE, "the input");
     ASSERT_OK(amp_array_view_destroy(v1));
     ASSERT_OK(amp_array_view_destroy(v2));
     EXPECT_STATS(&c, NB, 1, 2 * NB, 2, 2, "after destroying the outputs");
-    check_f32(o1, want, NE, "first output");
-    check_f32(o2, want, NE, "second output");
+    test_check_f32(o1, want, NE, "first output");
+    test_check_f32(o2, want, NE, "second output");
     mem_close(&c);
 }
 
@@ -433,12 +415,12 @@ ACCEL_TEST(memory, destroy_copies_back)
     static float v[NE], want[NE];
     test_fill_random(v, NE, 12);
     for (int i = 0; i < NE; ++i) want[i] = v[i] * 2.0f + 1.0f;
-    amp_array_view *vv = mkview(v, 4, amp_extent_1d(NE), AMP_READ_WRITE);
+    amp_array_view *vv = test_view(v, 4, amp_extent_1d(NE), AMP_READ_WRITE);
     amp_arg a[] = {amp_arg_view(vv)};
     launch1(&c, "mem_scale1", amp_extent_1d(NE), a, 1);
     ASSERT_OK(amp_array_view_destroy(vv));
     EXPECT_STATS(&c, NB, 1, NB, 1, 1, "after destroy without synchronize");
-    check_f32(v, want, NE, "destroy copied the result back");
+    test_check_f32(v, want, NE, "destroy copied the result back");
     mem_close(&c);
 }
 
@@ -450,7 +432,7 @@ ACCEL_TEST(memory, launch_counts_and_reset)
     float v[M], want[M];
     test_fill_random(v, M, 13);
     memcpy(want, v, sizeof v);
-    amp_array_view *vv = mkview(v, 4, amp_extent_1d(M), AMP_READ_WRITE);
+    amp_array_view *vv = test_view(v, 4, amp_extent_1d(M), AMP_READ_WRITE);
     amp_arg a[] = {amp_arg_view(vv)};
     for (int i = 0; i < 5; ++i) {
         launch1(&c, "mem_scale1", amp_extent_1d(M), a, 1);
@@ -465,7 +447,7 @@ ACCEL_TEST(memory, launch_counts_and_reset)
     EXPECT_STATS(&c, 0, 0, 0, 0, 0, "after reset");
     ASSERT_OK(amp_array_view_synchronize(vv));
     EXPECT_STATS(&c, 0, 0, M * 4, 1, 0, "synchronize after reset");
-    check_f32(v, want, M, "five launches");
+    test_check_f32(v, want, M, "five launches");
     ASSERT_OK(amp_array_view_destroy(vv));
     mem_close(&c);
 }
@@ -488,28 +470,28 @@ ACCEL_TEST(memory, forced_unified_copies_nothing, .init = force_unified)
         want_out[i] = in[i] * 4.0f - 0.5f;
         want_v[i] = v[i] * 2.0f + 1.0f;
     }
-    amp_array_view *vi = mkview(in, 4, amp_extent_1d(NE), AMP_READ_ONLY);
-    amp_array_view *vo = mkview(out, 4, amp_extent_1d(NE), AMP_WRITE_ONLY);
-    amp_array_view *vv = mkview(v, 4, amp_extent_1d(NE), AMP_READ_WRITE);
+    amp_array_view *vi = test_view(in, 4, amp_extent_1d(NE), AMP_READ_ONLY);
+    amp_array_view *vo = test_view(out, 4, amp_extent_1d(NE), AMP_WRITE_ONLY);
+    amp_array_view *vv = test_view(v, 4, amp_extent_1d(NE), AMP_READ_WRITE);
     amp_arg a[] = {amp_arg_view(vi), amp_arg_view(vo)};
     amp_arg b[] = {amp_arg_view(vv)};
     launch1(&c, "mem_copy1", amp_extent_1d(NE), a, 2);
     launch1(&c, "mem_scale1", amp_extent_1d(NE), b, 1);
     ASSERT_OK(amp_array_view_synchronize(vo));
     ASSERT_OK(amp_array_view_synchronize(vv));
-    check_f32(out, want_out, NE, "read-only -> write-only");
-    check_f32(v, want_v, NE, "read-write, one launch");
+    test_check_f32(out, want_out, NE, "read-only -> write-only");
+    test_check_f32(v, want_v, NE, "read-write, one launch");
     for (int i = 0; i < NE; ++i) want_v[i] = want_v[i] * 2.0f + 1.0f;
     launch1(&c, "mem_scale1", amp_extent_1d(NE), b, 1);
     ASSERT_OK(amp_array_view_synchronize(vv));
-    check_f32(v, want_v, NE, "read-write, two launches");
+    test_check_f32(v, want_v, NE, "read-write, two launches");
     /* the host changes the data, refreshes, and the kernel sees it */
     v[0] = 8.0f;
     want_v[0] = 17.0f;
     ASSERT_OK(amp_array_view_refresh(vv));
     launch1(&c, "mem_scale1", amp_extent_1d(1), b, 1);
     ASSERT_OK(amp_array_view_destroy(vv));
-    check_f32(v, want_v, NE, "after a host change and refresh");
+    test_check_f32(v, want_v, NE, "after a host change and refresh");
     ASSERT_OK(amp_array_view_destroy(vi));
     ASSERT_OK(amp_array_view_destroy(vo));
     amp_stats s;

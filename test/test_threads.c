@@ -9,7 +9,6 @@
 
 extern const char test_kernels_threads[];
 
-#define POISON_U32 0xDEADBEEFu
 
 /* Worker threads must not call cr_assert: they record the first failure and
  * the main thread asserts. */

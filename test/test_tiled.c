@@ -8,47 +8,12 @@
 
 extern const char test_kernels_tiled[];
 
-#define POISON_I32 ((int32_t)0x7EADBEEF)
-#define POISON_F32 (-777.25f)
-
-static amp_array_view *mkview(void *host, size_t es, amp_extent e, amp_access a)
-{
-    amp_array_view *v = NULL;
-    ASSERT_OK(amp_array_view_create(host, es, e, a, &v));
-    cr_assert_not_null(v);
-    return v;
-}
-
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n);
-    cr_assert_not_null(p, "out of host memory (%zu bytes)", n);
-    return p;
-}
 
 static amp_tiled_extent tile_of(amp_extent e, const int *tile)
 {
     amp_tiled_extent t;
     ASSERT_OK(amp_extent_tile(e, tile, &t));
     return t;
-}
-
-static void check_f32(const float *got, const float *want, size_t n, const char *what)
-{
-    size_t bad = 0, first = 0;
-    for (size_t i = 0; i < n; ++i)
-        if (!(got[i] == want[i]) && bad++ == 0) first = i;
-    cr_assert_eq(bad, 0, "%s: %zu of %zu elements wrong; first at %zu: got %.9g want %.9g", what,
-                 bad, n, first, (double)got[first], (double)want[first]);
-}
-
-static void check_i32(const int32_t *got, const int32_t *want, size_t n, const char *what)
-{
-    size_t bad = 0, first = 0;
-    for (size_t i = 0; i < n; ++i)
-        if (got[i] != want[i] && bad++ == 0) first = i;
-    cr_assert_eq(bad, 0, "%s: %zu of %zu elements wrong; first at %zu: got %d want %d", what, bad,
-                 n, first, got[first], want[first]);
 }
 
 /* ------------------------------------------------------ tiled_index */
@@ -71,7 +36,7 @@ ACCEL_TEST(tiled, index_fields_8x6_tile2x2)
             w[8] = a * 100 + b;
             w[9] = 22;
         }
-    amp_array_view *v = mkview(rec, 4, amp_extent_3d(E0, E1, F), AMP_READ_WRITE);
+    amp_array_view *v = test_view(rec, 4, amp_extent_3d(E0, E1, F), AMP_READ_WRITE);
     amp_arg args[] = {amp_arg_view(v)};
     amp_tiled_extent t = tile_of(amp_extent_2d(E0, E1), (const int[]){2, 2});
     cr_assert(amp_tiled_extent_is_divisible(t));
@@ -83,7 +48,7 @@ ACCEL_TEST(tiled, index_fields_8x6_tile2x2)
     cr_assert(r[2] == 0 && r[3] == 1, "global (6,3): local (%d,%d), want (0,1)", r[2], r[3]);
     cr_assert(r[4] == 3 && r[5] == 1, "global (6,3): tile (%d,%d), want (3,1)", r[4], r[5]);
     cr_assert(r[6] == 6 && r[7] == 2, "global (6,3): tile_origin (%d,%d), want (6,2)", r[6], r[7]);
-    check_i32(rec, want, N, "tiled_index fields (g0, g1, field)");
+    test_check_i32(rec, want, N, "tiled_index fields (g0, g1, field)");
     ASSERT_OK(amp_array_view_destroy(v));
     ASSERT_OK(amp_program_destroy(p));
 }
@@ -93,7 +58,7 @@ ACCEL_TEST(tiled, index_fields_rank1_tile64)
     enum { E = 640, F = 4, N = E * F };
     amp_program *p = test_build(acc, test_kernels_tiled);
     amp_kernel *k = test_kernel(p, "tidx1");
-    int32_t *rec = xmalloc(N * 4), *want = xmalloc(N * 4);
+    int32_t *rec = test_xmalloc(N * 4), *want = test_xmalloc(N * 4);
     for (int g = 0; g < E; ++g) {
         want[g * F + 0] = g;
         want[g * F + 1] = g % 64;
@@ -101,11 +66,11 @@ ACCEL_TEST(tiled, index_fields_rank1_tile64)
         want[g * F + 3] = g / 64 * 64;
     }
     for (int i = 0; i < N; ++i) rec[i] = POISON_I32;
-    amp_array_view *v = mkview(rec, 4, amp_extent_2d(E, F), AMP_READ_WRITE);
+    amp_array_view *v = test_view(rec, 4, amp_extent_2d(E, F), AMP_READ_WRITE);
     amp_arg args[] = {amp_arg_view(v)};
     ASSERT_OK(amp_parallel_for_each_tiled(NULL, tile_of(amp_extent_1d(E), (const int[]){64}), k, args, 1));
     ASSERT_OK(amp_array_view_synchronize(v));
-    check_i32(rec, want, N, "rank-1 tiled_index fields (g, field)");
+    test_check_i32(rec, want, N, "rank-1 tiled_index fields (g, field)");
     ASSERT_OK(amp_array_view_destroy(v));
     ASSERT_OK(amp_program_destroy(p));
     free(rec); free(want);
@@ -117,7 +82,7 @@ ACCEL_TEST(tiled, index_fields_rank3_tile2x4x8)
     const int T[3] = {2, 4, 8};
     amp_program *p = test_build(acc, test_kernels_tiled);
     amp_kernel *k = test_kernel(p, "tidx3");
-    int32_t *rec = xmalloc(N * 4), *want = xmalloc(N * 4);
+    int32_t *rec = test_xmalloc(N * 4), *want = test_xmalloc(N * 4);
     for (int a = 0; a < E0; ++a)
         for (int b = 0; b < E1; ++b)
             for (int c = 0; c < E2; ++c) {
@@ -131,11 +96,11 @@ ACCEL_TEST(tiled, index_fields_rank3_tile2x4x8)
                 }
             }
     for (int i = 0; i < N; ++i) rec[i] = POISON_I32;
-    amp_array_view *v = mkview(rec, 4, amp_extent_4d(E0, E1, E2, F), AMP_READ_WRITE);
+    amp_array_view *v = test_view(rec, 4, amp_extent_4d(E0, E1, E2, F), AMP_READ_WRITE);
     amp_arg args[] = {amp_arg_view(v)};
     ASSERT_OK(amp_parallel_for_each_tiled(NULL, tile_of(amp_extent_3d(E0, E1, E2), T), k, args, 1));
     ASSERT_OK(amp_array_view_synchronize(v));
-    check_i32(rec, want, N, "rank-3 tiled_index fields (g0, g1, g2, field)");
+    test_check_i32(rec, want, N, "rank-3 tiled_index fields (g0, g1, g2, field)");
     ASSERT_OK(amp_array_view_destroy(v));
     ASSERT_OK(amp_program_destroy(p));
     free(rec); free(want);
@@ -146,7 +111,7 @@ ACCEL_TEST(tiled, tile_reverse_rank3)
     enum { E0 = 4, E1 = 12, E2 = 40, N = E0 * E1 * E2 };
     amp_program *p = test_build(acc, test_kernels_tiled);
     amp_kernel *k = test_kernel(p, "tile_reverse3");
-    int32_t *in = xmalloc(N * 4), *out = xmalloc(N * 4), *want = xmalloc(N * 4);
+    int32_t *in = test_xmalloc(N * 4), *out = test_xmalloc(N * 4), *want = test_xmalloc(N * 4);
     for (int i = 0; i < N; ++i) {
         in[i] = (int32_t)(((uint32_t)i * 2654435761u) >> 8);
         out[i] = POISON_I32;
@@ -157,13 +122,13 @@ ACCEL_TEST(tiled, tile_reverse_rank3)
                 int sa = a / 2 * 2 + 1 - a % 2, sb = b / 4 * 4 + 3 - b % 4, sc = c / 8 * 8 + 7 - c % 8;
                 want[(a * E1 + b) * E2 + c] = in[(sa * E1 + sb) * E2 + sc];
             }
-    amp_array_view *vi = mkview(in, 4, amp_extent_3d(E0, E1, E2), AMP_READ_ONLY);
-    amp_array_view *vo = mkview(out, 4, amp_extent_3d(E0, E1, E2), AMP_READ_WRITE);
+    amp_array_view *vi = test_view(in, 4, amp_extent_3d(E0, E1, E2), AMP_READ_ONLY);
+    amp_array_view *vo = test_view(out, 4, amp_extent_3d(E0, E1, E2), AMP_READ_WRITE);
     amp_arg args[] = {amp_arg_view(vi), amp_arg_view(vo)};
     ASSERT_OK(amp_parallel_for_each_tiled(NULL, tile_of(amp_extent_3d(E0, E1, E2), (const int[]){2, 4, 8}),
                                           k, args, 2));
     ASSERT_OK(amp_array_view_synchronize(vo));
-    check_i32(out, want, N, "3-D tile reversal");
+    test_check_i32(out, want, N, "3-D tile reversal");
     ASSERT_OK(amp_array_view_destroy(vi));
     ASSERT_OK(amp_array_view_destroy(vo));
     ASSERT_OK(amp_program_destroy(p));
@@ -175,7 +140,7 @@ ACCEL_TEST(tiled, tile_sum_rank1)
     enum { TILES = 150, N = TILES * 64 };
     amp_program *p = test_build(acc, test_kernels_tiled);
     amp_kernel *k = test_kernel(p, "tile_sum64");
-    int32_t *in = xmalloc(N * 4), sums[TILES], want[TILES];
+    int32_t *in = test_xmalloc(N * 4), sums[TILES], want[TILES];
     for (int i = 0; i < N; ++i) in[i] = (int32_t)((i * 7919u) % 20001u) - 10000;
     for (int t = 0; t < TILES; ++t) {
         int32_t s = 0;
@@ -183,12 +148,12 @@ ACCEL_TEST(tiled, tile_sum_rank1)
         want[t] = s;
         sums[t] = POISON_I32;
     }
-    amp_array_view *vi = mkview(in, 4, amp_extent_1d(N), AMP_READ_ONLY);
-    amp_array_view *vs = mkview(sums, 4, amp_extent_1d(TILES), AMP_WRITE_ONLY);
+    amp_array_view *vi = test_view(in, 4, amp_extent_1d(N), AMP_READ_ONLY);
+    amp_array_view *vs = test_view(sums, 4, amp_extent_1d(TILES), AMP_WRITE_ONLY);
     amp_arg args[] = {amp_arg_view(vi), amp_arg_view(vs)};
     ASSERT_OK(amp_parallel_for_each_tiled(NULL, tile_of(amp_extent_1d(N), (const int[]){64}), k, args, 2));
     ASSERT_OK(amp_array_view_synchronize(vs));
-    check_i32(sums, want, TILES, "tile sums");
+    test_check_i32(sums, want, TILES, "tile sums");
     ASSERT_OK(amp_array_view_destroy(vi));
     ASSERT_OK(amp_array_view_destroy(vs));
     ASSERT_OK(amp_program_destroy(p));
@@ -208,15 +173,15 @@ static void transpose_setup(transpose_case *c, int rows, int cols, unsigned seed
     size_t n = (size_t)rows * cols;
     c->rows = rows;
     c->cols = cols;
-    c->A = xmalloc(n * 4);
-    c->At = xmalloc(n * 4);
-    c->want = xmalloc(n * 4);
+    c->A = test_xmalloc(n * 4);
+    c->At = test_xmalloc(n * 4);
+    c->want = test_xmalloc(n * 4);
     test_fill_random(c->A, n, seed);
     for (int r = 0; r < rows; ++r)
         for (int k = 0; k < cols; ++k) c->want[(size_t)k * rows + r] = c->A[(size_t)r * cols + k];
     for (size_t i = 0; i < n; ++i) c->At[i] = POISON_F32;
-    c->va = mkview(c->A, 4, amp_extent_2d(rows, cols), AMP_READ_ONLY);
-    c->vt = mkview(c->At, 4, amp_extent_2d(cols, rows), AMP_READ_WRITE);
+    c->va = test_view(c->A, 4, amp_extent_2d(rows, cols), AMP_READ_ONLY);
+    c->vt = test_view(c->At, 4, amp_extent_2d(cols, rows), AMP_READ_WRITE);
 }
 
 static void transpose_teardown(transpose_case *c)
@@ -236,7 +201,7 @@ ACCEL_TEST(tiled, transpose_even_512x256)
     amp_tiled_extent t = tile_of(amp_extent_2d(512, 256), (const int[]){16, 16});
     ASSERT_OK(amp_parallel_for_each_tiled(NULL, t, k, args, 2));
     ASSERT_OK(amp_array_view_synchronize(c.vt));
-    check_f32(c.At, c.want, 512 * 256, "transpose 512x256");
+    test_check_f32(c.At, c.want, 512 * 256, "transpose 512x256");
     transpose_teardown(&c);
     ASSERT_OK(amp_program_destroy(p));
 }
@@ -257,7 +222,7 @@ ACCEL_TEST(tiled, transpose_padded_999x666)
     amp_arg args[] = {amp_arg_view(c.va), amp_arg_view(c.vt)};
     ASSERT_OK(amp_parallel_for_each_tiled(NULL, tp, k, args, 2));
     ASSERT_OK(amp_array_view_synchronize(c.vt));
-    check_f32(c.At, c.want, 999 * 666, "padded transpose 999x666");
+    test_check_f32(c.At, c.want, 999 * 666, "padded transpose 999x666");
     transpose_teardown(&c);
     ASSERT_OK(amp_program_destroy(p));
 }
@@ -292,7 +257,7 @@ ACCEL_TEST(tiled, transpose_truncated_999x666_with_leftover)
     amp_arg la[] = {amp_arg_view(c.va), amp_arg_view(c.vt), amp_arg_int(RT), amp_arg_int(CT)};
     ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_2d(R, C), kl, la, 4));
     ASSERT_OK(amp_array_view_synchronize(c.vt));
-    check_f32(c.At, c.want, (size_t)R * C, "truncated transpose + leftover");
+    test_check_f32(c.At, c.want, (size_t)R * C, "truncated transpose + leftover");
     transpose_teardown(&c);
     ASSERT_OK(amp_program_destroy(ps));
     ASSERT_OK(amp_program_destroy(pt));
@@ -304,9 +269,9 @@ static void matmul_case(amp_accelerator *acc, int M, int K, int N, unsigned seed
 {
     amp_program *p = test_build(acc, test_kernels_seeds);
     amp_kernel *k = test_kernel(p, "matmul_tiled16");
-    float *A = xmalloc((size_t)M * K * 4), *B = xmalloc((size_t)K * N * 4);
-    float *C = xmalloc((size_t)M * N * 4);
-    double *want = xmalloc((size_t)M * N * 8), *mag = xmalloc((size_t)M * N * 8);
+    float *A = test_xmalloc((size_t)M * K * 4), *B = test_xmalloc((size_t)K * N * 4);
+    float *C = test_xmalloc((size_t)M * N * 4);
+    double *want = test_xmalloc((size_t)M * N * 8), *mag = test_xmalloc((size_t)M * N * 8);
     test_fill_random(A, (size_t)M * K, seed);
     test_fill_random(B, (size_t)K * N, seed + 1);
     for (int i = 0; i < M; ++i)
@@ -321,9 +286,9 @@ static void matmul_case(amp_accelerator *acc, int M, int K, int N, unsigned seed
             mag[i * N + j] = m;
             C[i * N + j] = POISON_F32;
         }
-    amp_array_view *va = mkview(A, 4, amp_extent_2d(M, K), AMP_READ_ONLY);
-    amp_array_view *vb = mkview(B, 4, amp_extent_2d(K, N), AMP_READ_ONLY);
-    amp_array_view *vc = mkview(C, 4, amp_extent_2d(M, N), AMP_WRITE_ONLY);
+    amp_array_view *va = test_view(A, 4, amp_extent_2d(M, K), AMP_READ_ONLY);
+    amp_array_view *vb = test_view(B, 4, amp_extent_2d(K, N), AMP_READ_ONLY);
+    amp_array_view *vc = test_view(C, 4, amp_extent_2d(M, N), AMP_WRITE_ONLY);
     amp_tiled_extent t = tile_of(amp_extent_2d(M, N), (const int[]){16, 16}), tp;
     ASSERT_OK(amp_tiled_extent_pad(t, &tp));
     amp_arg args[] = {amp_arg_view(va), amp_arg_view(vb), amp_arg_view(vc)};
@@ -410,9 +375,9 @@ ACCEL_TEST(tiled, simple_kernel_in_tiled_launch_refused)
     test_fill_random(a, 256, 107);
     test_fill_random(b, 256, 108);
     for (int i = 0; i < 256; ++i) out[i] = POISON_F32;
-    amp_array_view *va = mkview(a, 4, amp_extent_1d(256), AMP_READ_ONLY);
-    amp_array_view *vb = mkview(b, 4, amp_extent_1d(256), AMP_READ_ONLY);
-    amp_array_view *vo = mkview(out, 4, amp_extent_1d(256), AMP_READ_WRITE);
+    amp_array_view *va = test_view(a, 4, amp_extent_1d(256), AMP_READ_ONLY);
+    amp_array_view *vb = test_view(b, 4, amp_extent_1d(256), AMP_READ_ONLY);
+    amp_array_view *vo = test_view(out, 4, amp_extent_1d(256), AMP_READ_WRITE);
     amp_arg args[] = {amp_arg_view(va), amp_arg_view(vb), amp_arg_view(vo)};
     amp_status st = amp_parallel_for_each_tiled(NULL, tile_of(amp_extent_1d(256), (const int[]){64}),
                                                 k, args, 3);
