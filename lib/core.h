@@ -39,6 +39,14 @@ extern const char amp__embedded_cpu_prelude[];
 void *amp__disk_cache_load(const char *key, size_t *size);
 void amp__disk_cache_store(const char *key, const void *data, size_t size);
 
+/* Split options on whitespace (no quoting) into argv-style pointers inside
+ * a malloc'ed copy. Slots [0, nfixed) of *argv are left for the caller's own
+ * flags, and nextra more slots after the words (plus a NULL terminator) are
+ * allocated for flags that must come last. *argc counts nfixed + words. The
+ * caller frees *argv and *storage. */
+amp_status amp__split_options(const char *options, size_t nfixed, size_t nextra, char ***argv, size_t *argc,
+                              char **storage);
+
 /* Monotonic clock in nanoseconds. */
 uint64_t amp__now_ns(void);
 

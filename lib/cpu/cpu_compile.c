@@ -139,17 +139,12 @@ void amp__cpu_find_compiler(amp__cpu_device *d)
     else snprintf(d->cxx_text, sizeof d->cxx_text, "'c++' on PATH (AMP_CXX and CXX unset)");
 
     /* "ccache g++ -m64": program, then extra words passed before our flags. */
-    size_t slen = strlen(spec);
-    words = malloc(slen + 1);
-    argv = calloc(slen / 2 + 3, sizeof *argv);
-    if (!words || !argv) {
+    size_t nwords = 0;
+    if (amp__split_options(spec, 0, 1, &argv, &nwords, &words) != AMP_OK) {
         snprintf(d->reason, sizeof d->reason, "no memory to look for a C++ compiler");
         goto done;
     }
-    memcpy(words, spec, slen + 1);
-    int n = 0;
-    char *save = NULL;
-    for (char *w = strtok_r(words, " \t\n", &save); w; w = strtok_r(NULL, " \t\n", &save)) argv[n++] = w;
+    int n = (int)nwords;
     if (n == 0) {
         snprintf(d->reason, sizeof d->reason, "no C++ compiler: %.200s is blank", d->cxx_text);
         goto done;
@@ -281,24 +276,15 @@ amp_status amp__cpu_compile(amp__cpu_device *d, const char *source, const char *
                            "\n#line 1 \"amp_prelude.hip\"\n", source, "\n"};
     if ((st = amp__cpu_write_file(src, parts, sizeof parts / sizeof parts[0])) != AMP_OK) goto fail;
 
-    size_t olen = options ? strlen(options) : 0;
-    opts = malloc(olen + 1);
-    argv = calloc((size_t)d->ncxx + AMP__CPU_NFLAGS + olen / 2 + 8, sizeof *argv);
-    if (!opts || !argv) {
-        st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for the compiler command");
-        goto fail;
-    }
-    int n = 0;
+    /* The compiler and our flags first, the user's options after them so
+     * they can override (-O0, -g), then the three output/input words. */
+    size_t nfixed = (size_t)d->ncxx + AMP__CPU_NFLAGS + (d->debug ? 1 : 0), nargv = 0;
+    if ((st = amp__split_options(options, nfixed, 3, &argv, &nargv, &opts)) != AMP_OK) goto fail;
+    size_t n = 0;
     for (int i = 0; i < d->ncxx; ++i) argv[n++] = d->cxx[i];
     for (size_t i = 0; i < AMP__CPU_NFLAGS; ++i) argv[n++] = (char *)amp__cpu_flags[i];
     if (d->debug) argv[n++] = "-DAMP_DEBUG_CHECKS";
-    /* User options after ours so they can override (-O0, -g); split on
-     * whitespace, no quoting. */
-    if (options) {
-        memcpy(opts, options, olen + 1);
-        char *save = NULL;
-        for (char *w = strtok_r(opts, " \t\n", &save); w; w = strtok_r(NULL, " \t\n", &save)) argv[n++] = w;
-    }
+    n = nargv;
     argv[n++] = "-o";
     argv[n++] = so;
     argv[n++] = src;

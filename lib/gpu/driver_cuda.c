@@ -363,7 +363,7 @@ static amp_status cu_compile(const char *arch, const char *source, const char *s
     /* No --device-as-default-execution-space: hipRTC requires __device__ on
      * helper functions, so NVRTC must too, or a kernel that builds on NVIDIA
      * would fail on AMD. NVRTC has no -O3 (it always optimizes). */
-    if ((st = amp__split_options(options, 2, &argv, &argc, &storage)) != AMP_OK) goto fail;
+    if ((st = amp__split_options(options, 2, 0, &argv, &argc, &storage)) != AMP_OK) goto fail;
     argv[0] = arch_opt;
     argv[1] = (char *)"-std=c++17";
 

@@ -325,44 +325,6 @@ const char *amp__hiprtc_version(const char **why)
     return rtc_ok ? rtc_version : NULL;
 }
 
-/* ------------------------------------------------------------- options */
-
-amp_status amp__split_options(const char *options, size_t nfixed, char ***argv, size_t *argc,
-                              char **storage)
-{
-    amp_status st = AMP_OK;
-    char *copy = NULL;
-    char **v = NULL;
-    *argv = NULL;
-    *argc = 0;
-    *storage = NULL;
-    size_t len = options ? strlen(options) : 0;
-    copy = malloc(len + 1);
-    /* Words are separated by at least one byte, so len/2 + 1 bounds them. */
-    v = malloc((nfixed + len / 2 + 2) * sizeof *v);
-    if (!copy || !v) {
-        st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "cannot allocate %zu bytes for compiler options", len + 1);
-        goto fail;
-    }
-    memcpy(copy, options ? options : "", len + 1);
-    size_t n = nfixed;
-    for (char *p = copy; *p;) {
-        while (*p && isspace((unsigned char)*p)) *p++ = '\0';
-        if (!*p) break;
-        v[n++] = p;
-        while (*p && !isspace((unsigned char)*p)) ++p;
-    }
-    v[n] = NULL;
-    *argv = v;
-    *argc = n;
-    *storage = copy;
-    return AMP_OK;
-fail:
-    free(copy);
-    free(v);
-    return st;
-}
-
 /* ------------------------------------------------------------ hipRTC */
 
 amp_status amp__hiprtc_compile(const char *target, const char *source, const char *source_name,
@@ -391,7 +353,7 @@ amp_status amp__hiprtc_compile(const char *target, const char *source, const cha
                        "options '%s' name a target; the target is chosen by the accelerator", options);
         goto fail;
     }
-    if ((st = amp__split_options(options, 3, &argv, &argc, &storage)) != AMP_OK) goto fail;
+    if ((st = amp__split_options(options, 3, 0, &argv, &argc, &storage)) != AMP_OK) goto fail;
     snprintf(arch_opt, sizeof arch_opt, "--offload-arch=%s", target);
     argv[0] = arch_opt;
     argv[1] = (char *)"-std=c++17";

@@ -118,10 +118,4 @@ const char *amp__hiprtc_version(const char **why);
  * the end (or no comgr) -> NULL. */
 const char *amp__amd_isa_name(size_t i);
 
-/* Split options on whitespace into argv-style pointers inside a malloc'ed copy
- * (shared by both compilers). *argv and *storage are malloc'ed; the first
- * nfixed slots of *argv are left for the caller's own flags. */
-amp_status amp__split_options(const char *options, size_t nfixed, char ***argv, size_t *argc,
-                              char **storage);
-
 #endif /* AMP_GPU_DRIVER_H */
