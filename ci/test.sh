@@ -19,6 +19,7 @@ export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$ROOT/ci/lsan.supp:print_suppre
 
 results=()
 status=0
+total_pass=0; total_fail=0; total_skip=0
 
 # run_suite NAME BUILD_DIR CMAKE_ARGS...
 run_suite() {
@@ -27,10 +28,10 @@ run_suite() {
   echo "=== $name: configure + build in $dir"
   rm -rf "$dir"
   if ! cmake -S "$ROOT" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@"; then
-    results+=("$name: configure FAILED"); status=1; return
+    results+=("$name: configure FAILED"); status=1; total_fail=$((total_fail + 1)); return
   fi
   if ! cmake --build "$dir" -j"$JOBS"; then
-    results+=("$name: build FAILED"); status=1; return
+    results+=("$name: build FAILED"); status=1; total_fail=$((total_fail + 1)); return
   fi
   if [ -x "$dir/hipamp-info" ]; then
     echo "=== $name: hipamp-info"
@@ -42,6 +43,10 @@ run_suite() {
   local counts
   counts=$(ci/summarize.sh "$dir" "$name")
   echo "$counts"
+  # Totals over both suites for the closing line.
+  local p f k
+  read -r p f k < <(echo "$counts" | head -n1 | sed -E 's/.*: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped.*/\1 \2 \3/')
+  total_pass=$((total_pass + ${p:-0})); total_fail=$((total_fail + ${f:-0})); total_skip=$((total_skip + ${k:-0}))
   if [ "$rc" -ne 0 ]; then
     status=1
     results+=("$(echo "$counts" | head -n1) (ctest FAILED)")
@@ -67,7 +72,7 @@ install_check() {
        "$dir/consumer/consumer-pc"; then
     results+=("install: find_package and pkg-config consumers passed")
   else
-    results+=("install: consumer build or run FAILED"); status=1
+    results+=("install: consumer build or run FAILED"); status=1; total_fail=$((total_fail + 1))
   fi
 }
 
@@ -86,4 +91,6 @@ if [ "$status" -eq 0 ]; then
 else
   echo "ci/test.sh: FAILED ($joined) in $((elapsed / 60))m$((elapsed % 60))s"
 fi
+# The closing line CI reads: both suites' Criterion counts together.
+echo "tests: $total_pass passed, $total_fail failed, $total_skip skipped"
 exit "$status"
