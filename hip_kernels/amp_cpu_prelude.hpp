@@ -305,9 +305,25 @@ template <class V, class I> inline auto checked_base(const V &v, const I &idx) -
     uintptr_t base = (uintptr_t)v.data_ - (uintptr_t)v.offset_of(idx) * sizeof(*v.data_);
     return (decltype(v.data_))base;
 }
+// A section must lie inside its view: its accesses are checked only against
+// the section's own extent, so one reaching past the view would let them
+// leave it. Reported at the first corner outside (origin, else the far one).
+template <class V, class I, class E> inline bool section_inside(const V &v, const I &origin, const E &e) {
+    bool inside = true;
+    I far;
+    for (int d = 0; d < V::rank; ++d) {
+        far.v[d] = origin.v[d] + e.v[d] - 1;
+        if (origin.v[d] < 0 || e.v[d] < 0 || (long long)origin.v[d] + e.v[d] > v.extent.v[d]) inside = false;
+    }
+    if (__builtin_expect(inside, 1)) return true;
+    amp__cpu_item *it = cur;
+    if (it) it->launch->oob(it, (const void *)v.data_, v.extent.contains(origin) ? far.v : origin.v, v.extent.v, V::rank);
+    return false;
+}
 } // namespace cpu
 } // namespace amp
 #define AMP__CHECKED_BASE(view, idx) amp::cpu::checked_base(view, idx)
+#define AMP__SECTION_INSIDE(view, origin, ext) amp::cpu::section_inside(view, origin, ext)
 #endif
 
 // ---------------------------------------------------------- entry points

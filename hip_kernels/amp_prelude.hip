@@ -32,6 +32,12 @@
 #ifndef AMP__CHECKED_BASE
 #define AMP__CHECKED_BASE(view, idx) ((view).data_)
 #endif
+// Whether a section lies inside its view; a checking prelude reports one
+// that does not, and section() then returns an empty view of the first
+// element, so no access through it can leave the view.
+#ifndef AMP__SECTION_INSIDE
+#define AMP__SECTION_INSIDE(view, origin, ext) true
+#endif
 
 namespace amp {
 
@@ -182,6 +188,10 @@ template <class T, int N> struct array_view {
     }
     AMP_FI array_view section(const index<N> &origin, const amp::extent<N> &e) const {
         array_view r = *this;
+        if (!AMP__SECTION_INSIDE(*this, origin, e)) {
+            r.extent = amp::extent<N>();
+            return r;
+        }
         r.data_ = data_ + offset_of(origin);
         r.extent = e;
         return r;

@@ -15,6 +15,9 @@ static const char cpu_kernels[] =
     "AMP_TILED_KERNEL(oob_read_2d, amp::tiled_index<4, 4> t, amp::array_view<const int, 2> in,\n"
     "                 amp::array_view<int, 2> out)\n"
     "{ out[t.global] = in(t.global[0], t.global[1] + (t.global[0] == 5 ? 4 : 0)); }\n"
+    /* A section reaching 5 elements past the view: in range for itself. */
+    "AMP_KERNEL(oob_section, amp::index<1> i, amp::array_view<float, 1> v)\n"
+    "{ v.section(amp::index<1>(5), v.extent)[i] = 1.0f; }\n"
     "AMP_KERNEL(in_bounds, amp::index<2> i, amp::array_view<const float, 2> a,\n"
     "           amp::array_view<float, 2> b)\n"
     "{ b[i] = a[i[0]][i[1]] + a(i) + a.section(amp::index<2>(i[0], 0))[amp::index<2>(0, i[1])]; }\n"
@@ -172,6 +175,30 @@ Test(cpu, debug_mode_reports_out_of_bounds_read_in_tiled_2d_kernel)
     assert_contains(msg, "index (5, ");
     ASSERT_OK(amp_array_view_destroy(vi));
     ASSERT_OK(amp_array_view_destroy(vo));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+Test(cpu, debug_mode_reports_section_past_the_view)
+{
+    setenv("AMP_DEBUG", "1", 1);
+    amp_accelerator *acc = cpu_acc();
+    amp_program *p = test_build(acc, cpu_kernels);
+    amp_kernel *k = test_kernel(p, "oob_section");
+    enum { N = 40, GUARD = 16 };
+    float buf[N + GUARD];
+    for (int i = 0; i < N + GUARD; ++i) buf[i] = -7.0f;
+    amp_array_view *v = test_view(buf, sizeof(float), amp_extent_1d(N), AMP_READ_WRITE);
+    amp_arg a[] = {amp_arg_view(v)};
+    ASSERT_STATUS(amp_parallel_for_each(NULL, amp_extent_1d(N), k, a, 1), AMP_ERROR_OUT_OF_BOUNDS);
+    const char *msg = amp_last_error();
+    cr_log_info("%s", msg);
+    assert_contains(msg, "oob_section");
+    assert_contains(msg, "parameter 0");
+    assert_contains(msg, "index (44)"); /* the section's far corner, 5 + 40 - 1 */
+    assert_contains(msg, "extent (40)");
+    for (int i = N; i < N + GUARD; ++i)
+        cr_assert_eq(buf[i], -7.0f, "float %d past the view was overwritten: %g", i - N, buf[i]);
+    ASSERT_OK(amp_array_view_destroy(v));
     ASSERT_OK(amp_program_destroy(p));
 }
 
