@@ -248,7 +248,8 @@ typedef struct amp_kernel amp_kernel;
 AMP_API amp_status amp_program_build(amp_accelerator *a, const char *source, const char *options,
                                      amp_program **out);
 /* Kernels are owned by their program and valid until it is destroyed.
- * AMP_ERROR_KERNEL_NOT_FOUND names the missing kernel. */
+ * AMP_ERROR_KERNEL_NOT_FOUND names the missing kernel; AMP_ERROR_UNSUPPORTED:
+ * its tile has more threads than the accelerator allows. */
 AMP_API amp_status amp_program_get_kernel(amp_program *p, const char *name, amp_kernel **out);
 /* Frees the program; the caller must not launch its kernels afterwards.
  * Waits for none (queued launches keep the module alive until they end). */

@@ -24,10 +24,14 @@ typedef struct amp__copy {
     size_t src_pitch, src_slice_pitch;
 } amp__copy;
 
-/* What the core hands a launch. pack is the kernel's argument pack, laid out
- * as sig describes (device pointers already in place); info is the
- * launch_info the prelude's entry point reads. extent is the launched domain
- * (for a tiled launch, divisible by sig->tile). */
+/* What the core hands a launch, already validated against the kernel's
+ * signature (amp__check_domain, amp__signature_problem in the core): extent
+ * has the signature's rank and positive dimensions, a tiled extent is
+ * divisible by sig->tile and the tile has at most the accelerator's
+ * max_tile_threads; pack is never NULL, 16-byte aligned, sig->pack_size
+ * bytes laid out as sig describes (device pointers in place) and valid for
+ * the duration of the launch call. Backends check only their own device
+ * limits. info is the launch_info the prelude's entry point reads. */
 typedef struct amp__launch {
     const char *kernel_name;
     const amp__signature *sig;

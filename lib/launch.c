@@ -135,13 +135,6 @@ static amp_status amp__check_domain(const amp_kernel *k, amp_extent e, const amp
                 return amp__fail(AMP_ERROR_INVALID_COMPUTE_DOMAIN,
                                  "tile dimension %d is %d but kernel '%s' was written for tile %d", d, t->tile[d],
                                  k->name, k->sig.tile[d]);
-        long long threads = 1;
-        for (int d = 0; d < t->extent.rank; ++d) threads *= t->tile[d];
-        int limit = amp__kernel_accelerator(k)->e.info.max_tile_threads;
-        if (limit > 0 && threads > limit)
-            return amp__fail(AMP_ERROR_INVALID_COMPUTE_DOMAIN,
-                             "kernel '%s' has %lld threads a tile; %s allows %d", k->name, threads,
-                             amp__kernel_accelerator(k)->e.info.device_path, limit);
         for (int d = 0; d < t->extent.rank; ++d)
             if (t->extent.v[d] % t->tile[d])
                 return amp__fail(AMP_ERROR_INVALID_COMPUTE_DOMAIN,

@@ -323,6 +323,16 @@ amp_status amp_program_get_kernel(amp_program *p, const char *name, amp_kernel *
                        "AMP_TILED_KERNEL", name, why);
         goto fail;
     }
+    /* The tile is fixed per kernel, so the device's limit is checked once
+     * here rather than on every launch (backends rely on it: backend.h). */
+    long long threads = 1;
+    for (int d = 0; k->sig.tiled && d < k->sig.rank; ++d) threads *= k->sig.tile[d];
+    int limit = m->acc->e.info.max_tile_threads;
+    if (limit > 0 && threads > limit) {
+        st = amp__fail(AMP_ERROR_UNSUPPORTED, "kernel '%s' has tiles of %lld threads; %s allows %d", name, threads,
+                       m->acc->e.info.device_path, limit);
+        goto fail;
+    }
     k->m = m;
     m->kernels[m->nkernels++] = k;
     *out = k;

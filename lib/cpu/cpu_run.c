@@ -424,46 +424,15 @@ static amp_status amp__cpu_pool_start(amp__cpu_device *d)
 
 /* --------------------------------------------------------------- launch */
 
-static bool amp__cpu_check_launch(const amp__launch *l)
-{
-    const amp__signature *sig = l->sig;
-    if (!sig || (sig->tiled != 0) != l->tiled) return false;
-    if (l->extent.rank != sig->rank || l->extent.rank < 1 || l->extent.rank > AMP_MAX_RANK)
-        return false;
-    if (l->tiled && l->extent.rank > 3) return false;
-    for (int d = 0; d < l->extent.rank; ++d) {
-        if (l->extent.v[d] <= 0) return false;
-        if (l->tiled && (sig->tile[d] <= 0 || l->extent.v[d] % sig->tile[d] != 0)) return false;
-    }
-    return l->pack_size == 0 || l->pack != NULL;
-}
-
 amp_status amp__cpu_run(amp__cpu_device *d, amp__cpu_entry_fn fn, const amp__launch *l)
 {
     amp_status st = AMP_OK;
-    void *pack = NULL;
     bool locked = false;
     amp__cpu_job *j = calloc(1, sizeof *j);
     if (!j) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for a launch");
     pthread_mutex_init(&j->err_lock, NULL);
-    if (!fn || !l || !amp__cpu_check_launch(l)) {
-        st = amp__fail(AMP_ERROR_INVALID_ARGUMENT,
-                       "CPU accelerator: launch of kernel '%s' does not match its signature "
-                       "(tiled/rank/tile/extent)", l && l->kernel_name ? l->kernel_name : "?");
-        goto fail;
-    }
-    /* A private, aligned copy: the caller's pack may be unaligned for the
-     * kernel's types and need not outlive this call. */
-    size_t psize = (size_t)l->pack_size > (size_t)l->sig->pack_size ? (size_t)l->pack_size
-                                                                     : (size_t)l->sig->pack_size;
-    pack = aligned_alloc(64, (psize + 64) / 64 * 64);
-    if (!pack) {
-        st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for a %zu-byte pack", psize);
-        goto fail;
-    }
-    memset(pack, 0, (psize + 64) / 64 * 64);
-    if (l->pack_size) memcpy(pack, l->pack, l->pack_size);
-
+    /* The core validated the launch against the signature and hands an
+     * aligned pack that outlives this synchronous call (lib/backend.h). */
     amp__cpu_launch *L = &j->launch;
     L->abi = AMP__CPU_ABI;
     L->tiled = l->tiled;
@@ -482,7 +451,7 @@ amp_status amp__cpu_run(amp__cpu_device *d, amp__cpu_entry_fn fn, const amp__lau
             total *= l->extent.v[k];
         }
     }
-    L->pack = pack;
+    L->pack = l->pack;
     L->barrier = amp__cpu_barrier;
     L->oob = amp__cpu_oob;
     L->fault = amp__cpu_fault;
@@ -532,13 +501,11 @@ amp_status amp__cpu_run(amp__cpu_device *d, amp__cpu_entry_fn fn, const amp__lau
         st = amp__fail(j->status, "%s", j->msg);
         goto fail;
     }
-    free(pack);
     pthread_mutex_destroy(&j->err_lock);
     free(j);
     return AMP_OK;
 fail:
     if (locked) pthread_mutex_unlock(&amp__cpu_pool.launch_mu);
-    free(pack);
     pthread_mutex_destroy(&j->err_lock);
     free(j);
     return st;

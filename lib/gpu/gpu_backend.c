@@ -507,27 +507,16 @@ static amp_status launch_geometry(const gpu_dev *d, const amp__launch *l, unsign
     const int *e = l->extent.v;
     g[0] = g[1] = g[2] = b[0] = b[1] = b[2] = 1;
     if (l->tiled) {
-        if (r < 1 || r > 3)
-            return amp__fail(AMP_ERROR_INVALID_COMPUTE_DOMAIN, "tiled launch of '%s' has rank %d (1..3)",
-                             l->kernel_name, r);
+        /* The core checked rank and divisibility (lib/backend.h). */
         for (int k = 0; k < r; ++k) {
-            int t = l->sig->tile[k], ext = e[k];
-            if (t <= 0 || ext <= 0 || ext % t != 0)
-                return amp__fail(AMP_ERROR_INVALID_COMPUTE_DOMAIN,
-                                 "tiled launch of '%s': extent[%d] = %d is not a positive multiple of tile %d",
-                                 l->kernel_name, k, ext, t);
             int axis = r - 1 - k;
-            b[axis] = (unsigned)t;
-            g[axis] = (unsigned)(ext / t);
+            b[axis] = (unsigned)l->sig->tile[k];
+            g[axis] = (unsigned)(e[k] / l->sig->tile[k]);
         }
         static const char axis_name[3] = {'x', 'y', 'z'};
         /* A tile the device cannot run would fail in the driver with a bare
-         * "invalid configuration"; say which limit it passes instead. */
-        uint64_t threads = (uint64_t)b[0] * b[1] * b[2];
-        if (d->di.max_tile_threads > 0 && threads > (uint64_t)d->di.max_tile_threads)
-            return amp__fail(AMP_ERROR_UNSUPPORTED,
-                             "tiled launch of '%s': a tile of %llu threads exceeds the device's %d threads per tile",
-                             l->kernel_name, (unsigned long long)threads, d->di.max_tile_threads);
+         * "invalid configuration"; say which limit it passes instead (the
+         * core checked the total thread count). */
         for (int a = 0; a < 3; ++a)
             if (d->di.max_block[a] > 0 && b[a] > (unsigned)d->di.max_block[a])
                 return amp__fail(AMP_ERROR_UNSUPPORTED,
@@ -544,12 +533,6 @@ static amp_status launch_geometry(const gpu_dev *d, const amp__launch *l, unsign
                              l->kernel_name, g[0], d->di.max_grid[0]);
         return AMP_OK;
     }
-    if (r < 1 || r > AMP_MAX_RANK)
-        return amp__fail(AMP_ERROR_INVALID_EXTENT, "launch of '%s' has rank %d (1..%d)", l->kernel_name, r,
-                         AMP_MAX_RANK);
-    for (int k = 0; k < r; ++k)
-        if (e[k] <= 0)
-            return amp__fail(AMP_ERROR_INVALID_EXTENT, "launch of '%s': extent[%d] = %d", l->kernel_name, k, e[k]);
     /* Blocks of at most AMP__SIMPLE_BLOCK_THREADS: the prelude declares
      * simple-model kernels with __launch_bounds__ of the same constant
      * (lib/signature.h), so a larger block would fail to launch. */
@@ -575,23 +558,14 @@ static amp_status launch_geometry(const gpu_dev *d, const amp__launch *l, unsign
 static amp_status gpu_launch(void *dev, void *queue, void *fn, const amp__launch *l)
 {
     gpu_dev *d = GPU_DEV(dev);
-    static const uint64_t empty_pack[8]; /* stands in for an absent small pack */
     unsigned g[3], b[3];
     amp_status st;
-    if (!fn || !l || !l->sig) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "launch without kernel or signature");
-    const void *pack = l->pack;
-    if (!pack) {
-        if (l->pack_size > sizeof empty_pack)
-            return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "launch of '%s': NULL pack of %zu bytes", l->kernel_name,
-                             l->pack_size);
-        pack = empty_pack;
-    }
     if ((st = launch_geometry(d, l, g, b)) != AMP_OK) return st;
     void *prev;
     if ((st = dev_enter(d, &prev)) != AMP_OK) return st;
     /* The drivers copy both parameters (sizes come from the kernel's own
      * metadata) before returning, so pointing into l is enough. */
-    void *params[2] = {(void *)&l->info, (void *)pack};
+    void *params[2] = {(void *)&l->info, (void *)l->pack};
     st = d->drv->launch(fn, g, b, queue, params);
     dev_leave(d, prev);
     return st;
