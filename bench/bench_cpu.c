@@ -74,7 +74,7 @@ static void bench_switch(amp_kernel *k, int threads)
     CHECK(amp_array_view_create(out, sizeof(int), amp_extent_1d(n), AMP_WRITE_ONLY, &v));
     amp_tiled_extent te;
     CHECK(amp_extent_tile(amp_extent_1d(n), (int[]){256}, &te));
-    amp_arg a[] = {amp_arg_view(v), amp_arg_int(steps)};
+    amp_arg a[] = {amp_arg_view(v), amp_arg_int32(steps)};
     double t[RUNS];
     for (int r = -WARMUP; r < RUNS; ++r) {
         double t0 = now_s();
@@ -155,7 +155,7 @@ static void bench_saxpy(amp_kernel *k, int threads)
     amp_array_view *vx = NULL, *vy = NULL;
     CHECK(amp_array_view_create(x, sizeof(float), amp_extent_1d((int)n), AMP_READ_ONLY, &vx));
     CHECK(amp_array_view_create(y, sizeof(float), amp_extent_1d((int)n), AMP_READ_WRITE, &vy));
-    amp_arg args[] = {amp_arg_float(a), amp_arg_view(vx), amp_arg_view(vy)};
+    amp_arg args[] = {amp_arg_float32(a), amp_arg_view(vx), amp_arg_view(vy)};
     saxpy_ref ref = {.threads = threads, .a = a, .x = x, .y = y2, .n = n};
     pthread_t tid[1024];
     saxpy_arg targ[1024];

@@ -162,6 +162,35 @@ fail:
     return st;
 }
 
+/* The plain-integer forms: the count of tile sizes is the rank they expect. */
+static amp_status amp__tile_n(amp_extent e, int n, const int *tile, amp_tiled_extent *out, const char *fn)
+{
+    if (e.rank != n) {
+        if (out) memset(out, 0, sizeof *out);
+        return amp__fail(AMP_ERROR_INVALID_COMPUTE_DOMAIN, "%s: the extent has rank %d; this form tiles rank %d",
+                         fn, e.rank, n);
+    }
+    return amp_extent_tile(e, tile, out);
+}
+
+amp_status amp_extent_tile_1d(amp_extent e, int t0, amp_tiled_extent *out)
+{
+    const int t[1] = {t0};
+    return amp__tile_n(e, 1, t, out, "amp_extent_tile_1d");
+}
+
+amp_status amp_extent_tile_2d(amp_extent e, int t0, int t1, amp_tiled_extent *out)
+{
+    const int t[2] = {t0, t1};
+    return amp__tile_n(e, 2, t, out, "amp_extent_tile_2d");
+}
+
+amp_status amp_extent_tile_3d(amp_extent e, int t0, int t1, int t2, amp_tiled_extent *out)
+{
+    const int t[3] = {t0, t1, t2};
+    return amp__tile_n(e, 3, t, out, "amp_extent_tile_3d");
+}
+
 /* Round each dimension to a multiple of its tile, up (pad) or down. */
 static amp_status amp__round_tiled(amp_tiled_extent t, bool up, amp_tiled_extent *out)
 {
@@ -222,8 +251,24 @@ bool amp_tiled_extent_is_divisible(amp_tiled_extent t)
     }
 AMP__ARG_FN(amp_arg_view, amp_array_view *, AMP_ARG_VIEW, view)
 AMP__ARG_FN(amp_arg_array, amp_array *, AMP_ARG_ARRAY, array)
-AMP__ARG_FN(amp_arg_int, int32_t, AMP_ARG_INT32, i32)
-AMP__ARG_FN(amp_arg_uint, uint32_t, AMP_ARG_UINT32, u32)
+AMP__ARG_FN(amp_arg_int32, int32_t, AMP_ARG_INT32, i32)
+AMP__ARG_FN(amp_arg_uint32, uint32_t, AMP_ARG_UINT32, u32)
 AMP__ARG_FN(amp_arg_int64, int64_t, AMP_ARG_INT64, i64)
-AMP__ARG_FN(amp_arg_float, float, AMP_ARG_FLOAT, f32)
-AMP__ARG_FN(amp_arg_double, double, AMP_ARG_DOUBLE, f64)
+AMP__ARG_FN(amp_arg_float32, float, AMP_ARG_FLOAT32, f32)
+AMP__ARG_FN(amp_arg_float64, double, AMP_ARG_FLOAT64, f64)
+AMP__ARG_FN(amp_arg_int8, int8_t, AMP_ARG_INT8, i8)
+AMP__ARG_FN(amp_arg_uint8, uint8_t, AMP_ARG_UINT8, u8)
+AMP__ARG_FN(amp_arg_int16, int16_t, AMP_ARG_INT16, i16)
+AMP__ARG_FN(amp_arg_uint16, uint16_t, AMP_ARG_UINT16, u16)
+AMP__ARG_FN(amp_arg_uint64, uint64_t, AMP_ARG_UINT64, u64)
+AMP__ARG_FN(amp_arg_bool, bool, AMP_ARG_BOOL, b)
+
+amp_arg amp_arg_struct(const void *data, size_t size)
+{
+    amp_arg a;
+    memset(&a, 0, sizeof a);
+    a.kind = AMP_ARG_STRUCT;
+    a.u.bytes.data = data;
+    a.u.bytes.size = size;
+    return a;
+}

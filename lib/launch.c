@@ -13,8 +13,8 @@ static const char *amp__kind_name(int k)
     case AMP_ARG_VIEW: return "array_view";
     case AMP_ARG_ARRAY: return "array";
     case AMP_ARG_INT32: return "int";
-    case AMP_ARG_FLOAT: return "float";
-    case AMP_ARG_DOUBLE: return "double";
+    case AMP_ARG_FLOAT32: return "float";
+    case AMP_ARG_FLOAT64: return "double";
     case AMP_ARG_UINT32: return "unsigned";
     case AMP_ARG_INT64: return "long long";
     }
@@ -90,9 +90,9 @@ static void amp__put_scalar(unsigned char *pack, const amp__sig_param *p, const 
     switch (a->kind) {
     case AMP_ARG_INT32: memcpy(at, &a->u.i32, 4); break;
     case AMP_ARG_UINT32: memcpy(at, &a->u.u32, 4); break;
-    case AMP_ARG_FLOAT: memcpy(at, &a->u.f32, 4); break;
+    case AMP_ARG_FLOAT32: memcpy(at, &a->u.f32, 4); break;
     case AMP_ARG_INT64: memcpy(at, &a->u.i64, 8); break;
-    case AMP_ARG_DOUBLE: memcpy(at, &a->u.f64, 8); break;
+    case AMP_ARG_FLOAT64: memcpy(at, &a->u.f64, 8); break;
     default: break;
     }
 }
@@ -250,20 +250,32 @@ struct amp_future {
     amp__event *ev;
 };
 
-amp_status amp_parallel_for_each_async(amp_accelerator_view *q, amp_extent e, const amp_tiled_extent *t,
-                                       amp_kernel *k, const amp_arg *args, size_t nargs, amp_future **out)
+static amp_status amp__run_async(amp_accelerator_view *q, amp_extent e, const amp_tiled_extent *t, amp_kernel *k,
+                                 const amp_arg *args, size_t nargs, amp_future **out, const char *fn)
 {
-    if (!out) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "amp_parallel_for_each_async: out is NULL");
+    if (!out) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: out is NULL", fn);
     *out = NULL;
     amp_future *f = calloc(1, sizeof *f);
     if (!f) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "future: out of host memory");
-    amp_status st = amp__run(q, t ? t->extent : e, t, k, args, nargs, &f->ev);
+    amp_status st = amp__run(q, e, t, k, args, nargs, &f->ev);
     if (st != AMP_OK) {
         free(f);
         return st;
     }
     *out = f;
     return AMP_OK;
+}
+
+amp_status amp_parallel_for_each_async(amp_accelerator_view *q, amp_extent e, amp_kernel *k, const amp_arg *args,
+                                       size_t nargs, amp_future **out)
+{
+    return amp__run_async(q, e, NULL, k, args, nargs, out, "amp_parallel_for_each_async");
+}
+
+amp_status amp_parallel_for_each_tiled_async(amp_accelerator_view *q, amp_tiled_extent t, amp_kernel *k,
+                                             const amp_arg *args, size_t nargs, amp_future **out)
+{
+    return amp__run_async(q, t.extent, &t, k, args, nargs, out, "amp_parallel_for_each_tiled_async");
 }
 
 amp_status amp_future_wait(amp_future *f)

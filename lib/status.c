@@ -14,26 +14,28 @@ static _Thread_local char amp__error_buf[AMP__ERROR_CAP];
 const char *amp_status_name(amp_status s)
 {
     switch (s) {
-    case AMP_OK: return "AMP_OK";
-    case AMP_ERROR_INVALID_ARGUMENT: return "AMP_ERROR_INVALID_ARGUMENT";
-    case AMP_ERROR_INVALID_EXTENT: return "AMP_ERROR_INVALID_EXTENT";
-    case AMP_ERROR_INVALID_COMPUTE_DOMAIN: return "AMP_ERROR_INVALID_COMPUTE_DOMAIN";
-    case AMP_ERROR_OUT_OF_BOUNDS: return "AMP_ERROR_OUT_OF_BOUNDS";
-    case AMP_ERROR_OUT_OF_MEMORY: return "AMP_ERROR_OUT_OF_MEMORY";
-    case AMP_ERROR_NO_ACCELERATOR: return "AMP_ERROR_NO_ACCELERATOR";
-    case AMP_ERROR_UNSUPPORTED: return "AMP_ERROR_UNSUPPORTED";
-    case AMP_ERROR_COMPILE: return "AMP_ERROR_COMPILE";
-    case AMP_ERROR_KERNEL_NOT_FOUND: return "AMP_ERROR_KERNEL_NOT_FOUND";
-    case AMP_ERROR_ARGUMENT_MISMATCH: return "AMP_ERROR_ARGUMENT_MISMATCH";
-    case AMP_ERROR_DEVICE: return "AMP_ERROR_DEVICE";
-    case AMP_ERROR_BUSY: return "AMP_ERROR_BUSY";
+#define AMP__STATUS_NAME(name, value, text) \
+    case name: return #name;
+        AMP_STATUS_LIST(AMP__STATUS_NAME)
+#undef AMP__STATUS_NAME
     }
     return "AMP_STATUS_UNKNOWN";
 }
 
+const char *amp_status_describe(amp_status s)
+{
+    switch (s) {
+#define AMP__STATUS_TEXT(name, value, text) \
+    case name: return text;
+        AMP_STATUS_LIST(AMP__STATUS_TEXT)
+#undef AMP__STATUS_TEXT
+    }
+    return "unknown status";
+}
+
 const char *amp_last_error(void) { return amp__error_buf; }
 
-const char *amp_version(void) { return "0.1.0"; }
+const char *amp_version(void) { return HIPAMP_VERSION_STRING; }
 
 static void amp__mark_truncated(void)
 {

@@ -49,7 +49,7 @@ int main(int argc, char **argv)
     amp_array_view *v = NULL;
     st = amp_array_view_create(data, sizeof(int), amp_extent_1d(N), AMP_READ_WRITE, &v);
     if (st == AMP_OK) {
-        amp_arg args[] = {amp_arg_view(v), amp_arg_int(3)};
+        amp_arg args[] = {amp_arg_view(v), amp_arg_int32(3)};
         st = amp_parallel_for_each(NULL, amp_extent_1d(N), k, args, 2);
         amp_status st2 = amp_array_view_destroy(v);
         if (st == AMP_OK) st = st2;

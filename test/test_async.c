@@ -84,9 +84,9 @@ ACCEL_TEST(async, future_wait_then_results)
     for (int i = 0; i < NS; ++i) out[i] = POISON_U32;
     lcg_want(want, NS, iters, 0x1234u);
     amp_array_view *v = test_view(out, 4, amp_extent_1d(NS), AMP_WRITE_ONLY);
-    amp_arg a[] = {amp_arg_view(v), amp_arg_int(iters), amp_arg_uint(0x1234u)};
+    amp_arg a[] = {amp_arg_view(v), amp_arg_int32(iters), amp_arg_uint32(0x1234u)};
     amp_future *f = NULL;
-    ASSERT_OK(amp_parallel_for_each_async(NULL, amp_extent_1d(NS), NULL, k, a, 3, &f));
+    ASSERT_OK(amp_parallel_for_each_async(NULL, amp_extent_1d(NS), k, a, 3, &f));
     cr_assert_not_null(f);
     ASSERT_OK(amp_future_wait(f));
     bool done = false;
@@ -109,9 +109,9 @@ ACCEL_TEST(async, is_ready_becomes_true)
     for (int i = 0; i < NS; ++i) out[i] = POISON_U32;
     lcg_want(want, NS, iters, 77u);
     amp_array_view *v = test_view(out, 4, amp_extent_1d(NS), AMP_READ_WRITE);
-    amp_arg a[] = {amp_arg_view(v), amp_arg_int(iters), amp_arg_uint(77u)};
+    amp_arg a[] = {amp_arg_view(v), amp_arg_int32(iters), amp_arg_uint32(77u)};
     amp_future *f = NULL;
-    ASSERT_OK(amp_parallel_for_each_async(NULL, amp_extent_1d(NS), NULL, k, a, 3, &f));
+    ASSERT_OK(amp_parallel_for_each_async(NULL, amp_extent_1d(NS), k, a, 3, &f));
     bool done = false;
     double deadline = now_s() + 120.0;
     long polls = 0;
@@ -141,11 +141,11 @@ ACCEL_TEST(async, two_futures_on_two_queues)
     lcg_want(w2, NS, iters / 2 + 3, 2u);
     amp_array_view *v1 = test_view(o1, 4, amp_extent_1d(NS), AMP_WRITE_ONLY);
     amp_array_view *v2 = test_view(o2, 4, amp_extent_1d(NS), AMP_WRITE_ONLY);
-    amp_arg a1[] = {amp_arg_view(v1), amp_arg_int(iters), amp_arg_uint(1u)};
-    amp_arg a2[] = {amp_arg_view(v2), amp_arg_int(iters / 2 + 3), amp_arg_uint(2u)};
+    amp_arg a1[] = {amp_arg_view(v1), amp_arg_int32(iters), amp_arg_uint32(1u)};
+    amp_arg a2[] = {amp_arg_view(v2), amp_arg_int32(iters / 2 + 3), amp_arg_uint32(2u)};
     amp_future *f1 = NULL, *f2 = NULL;
-    ASSERT_OK(amp_parallel_for_each_async(q1, amp_extent_1d(NS), NULL, k, a1, 3, &f1));
-    ASSERT_OK(amp_parallel_for_each_async(q2, amp_extent_1d(NS), NULL, k, a2, 3, &f2));
+    ASSERT_OK(amp_parallel_for_each_async(q1, amp_extent_1d(NS), k, a1, 3, &f1));
+    ASSERT_OK(amp_parallel_for_each_async(q2, amp_extent_1d(NS), k, a2, 3, &f2));
     ASSERT_OK(amp_future_wait(f2));
     ASSERT_OK(amp_future_wait(f1));
     ASSERT_OK(amp_future_destroy(f1));
@@ -171,9 +171,9 @@ ACCEL_TEST(async, synchronize_waits_without_explicit_wait)
     for (int i = 0; i < NS; ++i) out[i] = POISON_U32;
     lcg_want(want, NS, iters, 99u);
     amp_array_view *v = test_view(out, 4, amp_extent_1d(NS), AMP_READ_WRITE);
-    amp_arg a[] = {amp_arg_view(v), amp_arg_int(iters), amp_arg_uint(99u)};
+    amp_arg a[] = {amp_arg_view(v), amp_arg_int32(iters), amp_arg_uint32(99u)};
     amp_future *f = NULL;
-    ASSERT_OK(amp_parallel_for_each_async(NULL, amp_extent_1d(NS), NULL, k, a, 3, &f));
+    ASSERT_OK(amp_parallel_for_each_async(NULL, amp_extent_1d(NS), k, a, 3, &f));
     ASSERT_OK(amp_future_destroy(f)); /* does not wait; the launch runs on */
     ASSERT_OK(amp_array_view_synchronize(v));
     check_u32(out, want, NS, "synchronize after an unwaited async launch");
@@ -190,7 +190,7 @@ ACCEL_TEST(async, destroy_waits_without_explicit_wait)
     for (int i = 0; i < NS; ++i) out[i] = POISON_U32;
     lcg_want(want, NS, iters, 5u);
     amp_array_view *v = test_view(out, 4, amp_extent_1d(NS), AMP_WRITE_ONLY);
-    amp_arg a[] = {amp_arg_view(v), amp_arg_int(iters), amp_arg_uint(5u)};
+    amp_arg a[] = {amp_arg_view(v), amp_arg_int32(iters), amp_arg_uint32(5u)};
     /* the plain launch is as-if synchronous too */
     ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(NS), k, a, 3));
     ASSERT_OK(amp_array_view_destroy(v));
@@ -212,9 +212,9 @@ ACCEL_TEST(async, array_copy_waits_without_explicit_wait)
     ASSERT_OK(amp_array_create(dq, 4, amp_extent_1d(NS), init, &arr));
     amp_array_view *v = NULL;
     ASSERT_OK(amp_array_view_of_array(arr, &v));
-    amp_arg a[] = {amp_arg_view(v), amp_arg_int(iters), amp_arg_uint(6u)};
+    amp_arg a[] = {amp_arg_view(v), amp_arg_int32(iters), amp_arg_uint32(6u)};
     amp_future *f = NULL;
-    ASSERT_OK(amp_parallel_for_each_async(NULL, amp_extent_1d(NS), NULL, k, a, 3, &f));
+    ASSERT_OK(amp_parallel_for_each_async(NULL, amp_extent_1d(NS), k, a, 3, &f));
     ASSERT_OK(amp_future_destroy(f));
     ASSERT_OK(amp_array_copy_to_host(arr, out));
     check_u32(out, want, NS, "array copy after an unwaited async launch");
@@ -238,8 +238,8 @@ ACCEL_TEST(async, accelerator_view_wait_finishes_all)
         for (int i = 0; i < NS; ++i) out[j][i] = POISON_U32;
         lcg_want(want[j], NS, iters, 100u + j);
         v[j] = test_view(out[j], 4, amp_extent_1d(NS), AMP_WRITE_ONLY);
-        amp_arg a[] = {amp_arg_view(v[j]), amp_arg_int(iters), amp_arg_uint(100u + j)};
-        ASSERT_OK(amp_parallel_for_each_async(q, amp_extent_1d(NS), NULL, k, a, 3, &f[j]));
+        amp_arg a[] = {amp_arg_view(v[j]), amp_arg_int32(iters), amp_arg_uint32(100u + j)};
+        ASSERT_OK(amp_parallel_for_each_async(q, amp_extent_1d(NS), k, a, 3, &f[j]));
     }
     ASSERT_OK(amp_accelerator_view_wait(q));
     for (int j = 0; j < K; ++j) {
@@ -274,7 +274,7 @@ ACCEL_TEST(async, tiled_async_launch)
     ASSERT_OK(amp_extent_tile(amp_extent_1d(M), (const int[]){32}, &t));
     amp_future *f = NULL;
     /* e is ignored when t is given: pass a nonsense one */
-    ASSERT_OK(amp_parallel_for_each_async(NULL, amp_extent_2d(1, 1), &t, k, a, 2, &f));
+    ASSERT_OK(amp_parallel_for_each_tiled_async(NULL, t, k, a, 2, &f));
     ASSERT_OK(amp_future_wait(f));
     ASSERT_OK(amp_future_destroy(f));
     ASSERT_OK(amp_array_view_synchronize(vo));
@@ -299,13 +299,13 @@ ACCEL_TEST(async, dependency_across_queues)
     for (int i = 0; i < NS; ++i) wy[i] = wx[i / 32 * 32 + 31 - i % 32];
     amp_array_view *vx = test_view(x, 4, amp_extent_1d(NS), AMP_READ_WRITE);
     amp_array_view *vy = test_view(y, 4, amp_extent_1d(NS), AMP_WRITE_ONLY);
-    amp_arg a1[] = {amp_arg_view(vx), amp_arg_int(iters), amp_arg_uint(4242u)};
+    amp_arg a1[] = {amp_arg_view(vx), amp_arg_int32(iters), amp_arg_uint32(4242u)};
     amp_future *f1 = NULL, *f2 = NULL;
-    ASSERT_OK(amp_parallel_for_each_async(q1, amp_extent_1d(NS), NULL, ks, a1, 3, &f1));
+    ASSERT_OK(amp_parallel_for_each_async(q1, amp_extent_1d(NS), ks, a1, 3, &f1));
     amp_arg a2[] = {amp_arg_view(vx), amp_arg_view(vy)};
     amp_tiled_extent t;
     ASSERT_OK(amp_extent_tile(amp_extent_1d(NS), (const int[]){32}, &t));
-    ASSERT_OK(amp_parallel_for_each_async(q2, amp_extent_1d(NS), &t, kr, a2, 2, &f2));
+    ASSERT_OK(amp_parallel_for_each_tiled_async(q2, t, kr, a2, 2, &f2));
     ASSERT_OK(amp_future_wait(f2));
     ASSERT_OK(amp_array_view_synchronize(vy));
     check_u32(y, wy, NS, "reverse on queue 2 of queue 1's output");
@@ -332,22 +332,22 @@ ACCEL_TEST(async, refused_launch_gives_no_future)
     amp_array_view *v = test_view(out, 4, amp_extent_1d(64), AMP_READ_WRITE);
     amp_array_view *vi = test_view(in, 4, amp_extent_1d(64), AMP_READ_ONLY);
     amp_future *f = (amp_future *)&f;
-    amp_arg a[] = {amp_arg_view(v), amp_arg_int(10), amp_arg_uint(1u)};
-    ASSERT_STATUS(amp_parallel_for_each_async(NULL, amp_extent_1d(0), NULL, ks, a, 3, &f),
+    amp_arg a[] = {amp_arg_view(v), amp_arg_int32(10), amp_arg_uint32(1u)};
+    ASSERT_STATUS(amp_parallel_for_each_async(NULL, amp_extent_1d(0), ks, a, 3, &f),
                   AMP_ERROR_INVALID_EXTENT);
     cr_assert_null(f, "future set on failure");
     f = (amp_future *)&f;
-    ASSERT_STATUS(amp_parallel_for_each_async(NULL, amp_extent_1d(64), NULL, ks, a, 2, &f),
+    ASSERT_STATUS(amp_parallel_for_each_async(NULL, amp_extent_1d(64), ks, a, 2, &f),
                   AMP_ERROR_ARGUMENT_MISMATCH);
     cr_assert_null(f, "future set on failure");
     amp_tiled_extent t;
     ASSERT_OK(amp_extent_tile(amp_extent_1d(60), (const int[]){32}, &t));
     amp_arg b[] = {amp_arg_view(vi), amp_arg_view(v)};
     f = (amp_future *)&f;
-    ASSERT_STATUS(amp_parallel_for_each_async(NULL, amp_extent_1d(60), &t, kr, b, 2, &f),
+    ASSERT_STATUS(amp_parallel_for_each_tiled_async(NULL, t, kr, b, 2, &f),
                   AMP_ERROR_INVALID_COMPUTE_DOMAIN);
     cr_assert_null(f, "future set on failure");
-    ASSERT_STATUS(amp_parallel_for_each_async(NULL, amp_extent_1d(64), NULL, ks, a, 3, NULL),
+    ASSERT_STATUS(amp_parallel_for_each_async(NULL, amp_extent_1d(64), ks, a, 3, NULL),
                   AMP_ERROR_INVALID_ARGUMENT);
     ASSERT_OK(amp_array_view_destroy(v));
     ASSERT_OK(amp_array_view_destroy(vi));

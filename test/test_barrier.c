@@ -112,7 +112,7 @@ ACCEL_TEST(barrier, rounds_in_2d_tiles)
         }
     amp_array_view *vi = test_view(in, 4, amp_extent_2d(R, C), AMP_READ_ONLY);
     amp_array_view *vo = test_view(out, 4, amp_extent_2d(R, C), AMP_WRITE_ONLY);
-    amp_arg args[] = {amp_arg_view(vi), amp_arg_view(vo), amp_arg_int(ROUNDS)};
+    amp_arg args[] = {amp_arg_view(vi), amp_arg_view(vo), amp_arg_int32(ROUNDS)};
     amp_tiled_extent t;
     ASSERT_OK(amp_extent_tile(amp_extent_2d(R, C), (const int[]){8, 8}, &t));
     ASSERT_OK(amp_parallel_for_each_tiled(NULL, t, k, args, 3));
@@ -145,7 +145,7 @@ static void barrier_loop_case(amp_accelerator *acc, int tiles, int steps)
     amp_program *p = test_build(acc, test_kernels_seeds);
     amp_kernel *k = test_kernel(p, "barrier_loop");
     amp_array_view *v = test_view(data, 4, amp_extent_1d(n), AMP_READ_WRITE);
-    amp_arg args[] = {amp_arg_view(v), amp_arg_int(steps)};
+    amp_arg args[] = {amp_arg_view(v), amp_arg_int32(steps)};
     amp_tiled_extent t;
     ASSERT_OK(amp_extent_tile(amp_extent_1d(n), (const int[]){256}, &t));
     ASSERT_OK(amp_parallel_for_each_tiled(NULL, t, k, args, 2));

@@ -135,7 +135,7 @@ Test(cpu, debug_mode_reports_out_of_bounds_write_and_protects_memory)
     float buf[N + GUARD];
     for (int i = 0; i < N + GUARD; ++i) buf[i] = -7.0f;
     amp_array_view *v = test_view(buf, sizeof(float), amp_extent_1d(N), AMP_READ_WRITE);
-    amp_arg a[] = {amp_arg_float(2.0f), amp_arg_view(v)};
+    amp_arg a[] = {amp_arg_float32(2.0f), amp_arg_view(v)};
     ASSERT_STATUS(amp_parallel_for_each(NULL, amp_extent_1d(N), k, a, 2), AMP_ERROR_OUT_OF_BOUNDS);
     const char *msg = amp_last_error();
     cr_log_info("%s", msg);

@@ -72,7 +72,7 @@ static void fault_launch(fault_fixture *f, amp_future **fut)
 {
     amp_arg a[] = {amp_arg_view(f->v), amp_arg_int64(WILD_OFFSET)};
     if (fut)
-        ASSERT_OK(amp_parallel_for_each_async(f->q, amp_extent_1d(256), NULL, f->wild, a, 2, fut));
+        ASSERT_OK(amp_parallel_for_each_async(f->q, amp_extent_1d(256), f->wild, a, 2, fut));
     else
         ASSERT_OK(amp_parallel_for_each(f->q, amp_extent_1d(256), f->wild, a, 2));
 }

@@ -262,8 +262,8 @@ ACCEL_TEST(launch, section_in_kernel)
     amp_array_view *va = test_view(A, 4, amp_extent_2d(R, C), AMP_READ_ONLY);
     amp_array_view *vo = test_view(out, 4, amp_extent_3d(3, SR, SC), AMP_READ_WRITE);
     amp_array_view *ve = test_view(ext, 4, amp_extent_1d(6), AMP_READ_WRITE);
-    amp_arg a[] = {amp_arg_view(va), amp_arg_view(vo), amp_arg_view(ve), amp_arg_int(R0),
-                   amp_arg_int(C0)};
+    amp_arg a[] = {amp_arg_view(va), amp_arg_view(vo), amp_arg_view(ve), amp_arg_int32(R0),
+                   amp_arg_int32(C0)};
     ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_2d(SR, SC), k, a, 5));
     ASSERT_OK(amp_array_view_synchronize(vo));
     ASSERT_OK(amp_array_view_synchronize(ve));
@@ -293,7 +293,7 @@ ACCEL_TEST(launch, host_section_as_argument)
     ASSERT_OK(amp_array_view_get_extent(s, &se));
     cr_assert(amp_extent_equal(se, amp_extent_2d(SR, SC)));
     cr_assert_eq(amp_array_view_data(s), (void *)&m[R0 * C + C0]);
-    amp_arg a[] = {amp_arg_view(s), amp_arg_int(5000000)};
+    amp_arg a[] = {amp_arg_view(s), amp_arg_int32(5000000)};
     ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_2d(SR, SC), k, a, 2));
     ASSERT_OK(amp_array_view_synchronize(s));
     test_check_i32(m, want, R * C, "mark2 on a section");
@@ -354,10 +354,10 @@ ACCEL_TEST(launch, scalar_arguments_intact)
     amp_array_view *vf = test_view(of, 4, amp_extent_1d(2 * T), AMP_READ_WRITE);
     amp_array_view *vl = test_view(ol, 8, amp_extent_1d(T), AMP_READ_WRITE);
     amp_array_view *vu = test_view(ou, 4, amp_extent_1d(T), AMP_READ_WRITE);
-    amp_arg args[] = {amp_arg_int(a),    amp_arg_view(vi), amp_arg_double(b), amp_arg_float(c),
-                      amp_arg_view(vd),  amp_arg_int64(d), amp_arg_uint(e),   amp_arg_view(vf),
-                      amp_arg_int(f),    amp_arg_view(vl), amp_arg_float(g),  amp_arg_view(vu),
-                      amp_arg_double(h)};
+    amp_arg args[] = {amp_arg_int32(a),    amp_arg_view(vi), amp_arg_float64(b), amp_arg_float32(c),
+                      amp_arg_view(vd),  amp_arg_int64(d), amp_arg_uint32(e),   amp_arg_view(vf),
+                      amp_arg_int32(f),    amp_arg_view(vl), amp_arg_float32(g),  amp_arg_view(vu),
+                      amp_arg_float64(h)};
     ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(T), k, args, 13));
     ASSERT_OK(amp_array_view_destroy(vi));
     ASSERT_OK(amp_array_view_destroy(vd));
@@ -409,7 +409,7 @@ static void axpy_teardown(axpy_fixture *f)
 {
     ASSERT_OK(amp_array_view_synchronize(f->vy));
     test_check_f32(f->y, f->y0, 64, "y after a refused launch");
-    amp_arg ok[] = {amp_arg_float(2.0f), amp_arg_view(f->vx), amp_arg_view(f->vy)};
+    amp_arg ok[] = {amp_arg_float32(2.0f), amp_arg_view(f->vx), amp_arg_view(f->vy)};
     ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(64), f->k, ok, 3));
     ASSERT_OK(amp_array_view_synchronize(f->vy));
     float want[64];
@@ -426,7 +426,7 @@ ACCEL_TEST(launch, mismatch_too_few_arguments)
 {
     axpy_fixture f;
     axpy_setup(acc, &f);
-    amp_arg a[] = {amp_arg_float(2.0f), amp_arg_view(f.vx)};
+    amp_arg a[] = {amp_arg_float32(2.0f), amp_arg_view(f.vx)};
     ASSERT_STATUS(amp_parallel_for_each(NULL, amp_extent_1d(64), f.k, a, 2),
                   AMP_ERROR_ARGUMENT_MISMATCH);
     cr_assert_neq(amp_last_error()[0], '\0', "no message");
@@ -437,7 +437,7 @@ ACCEL_TEST(launch, mismatch_too_many_arguments)
 {
     axpy_fixture f;
     axpy_setup(acc, &f);
-    amp_arg a[] = {amp_arg_float(2.0f), amp_arg_view(f.vx), amp_arg_view(f.vy), amp_arg_int(1)};
+    amp_arg a[] = {amp_arg_float32(2.0f), amp_arg_view(f.vx), amp_arg_view(f.vy), amp_arg_int32(1)};
     ASSERT_STATUS(amp_parallel_for_each(NULL, amp_extent_1d(64), f.k, a, 4),
                   AMP_ERROR_ARGUMENT_MISMATCH);
     cr_assert_neq(amp_last_error()[0], '\0', "no message");
@@ -448,7 +448,7 @@ ACCEL_TEST(launch, mismatch_float_for_view)
 {
     axpy_fixture f;
     axpy_setup(acc, &f);
-    amp_arg a[] = {amp_arg_float(2.0f), amp_arg_float(3.0f), amp_arg_view(f.vy)};
+    amp_arg a[] = {amp_arg_float32(2.0f), amp_arg_float32(3.0f), amp_arg_view(f.vy)};
     ASSERT_MISMATCH_NAMES(amp_parallel_for_each(NULL, amp_extent_1d(64), f.k, a, 3), 1);
     axpy_teardown(&f);
 }
@@ -466,7 +466,7 @@ ACCEL_TEST(launch, mismatch_int_for_float)
 {
     axpy_fixture f;
     axpy_setup(acc, &f);
-    amp_arg a[] = {amp_arg_int(2), amp_arg_view(f.vx), amp_arg_view(f.vy)};
+    amp_arg a[] = {amp_arg_int32(2), amp_arg_view(f.vx), amp_arg_view(f.vy)};
     ASSERT_MISMATCH_NAMES(amp_parallel_for_each(NULL, amp_extent_1d(64), f.k, a, 3), 0);
     axpy_teardown(&f);
 }
@@ -475,7 +475,7 @@ ACCEL_TEST(launch, mismatch_view_rank)
 {
     axpy_fixture f;
     axpy_setup(acc, &f);
-    amp_arg a[] = {amp_arg_float(2.0f), amp_arg_view(f.vx2), amp_arg_view(f.vy)};
+    amp_arg a[] = {amp_arg_float32(2.0f), amp_arg_view(f.vx2), amp_arg_view(f.vy)};
     ASSERT_MISMATCH_NAMES(amp_parallel_for_each(NULL, amp_extent_1d(64), f.k, a, 3), 1);
     axpy_teardown(&f);
 }
@@ -484,7 +484,7 @@ ACCEL_TEST(launch, mismatch_element_size)
 {
     axpy_fixture f;
     axpy_setup(acc, &f);
-    amp_arg a[] = {amp_arg_float(2.0f), amp_arg_view(f.vxd), amp_arg_view(f.vy)};
+    amp_arg a[] = {amp_arg_float32(2.0f), amp_arg_view(f.vxd), amp_arg_view(f.vy)};
     ASSERT_MISMATCH_NAMES(amp_parallel_for_each(NULL, amp_extent_1d(64), f.k, a, 3), 1);
     axpy_teardown(&f);
 }
@@ -496,7 +496,7 @@ ACCEL_TEST(launch, mismatch_read_only_view_to_nonconst)
     float yro[64];
     test_fill_random(yro, 64, 54);
     amp_array_view *vyro = test_view(yro, 4, amp_extent_1d(64), AMP_READ_ONLY);
-    amp_arg a[] = {amp_arg_float(2.0f), amp_arg_view(f.vx), amp_arg_view(vyro)};
+    amp_arg a[] = {amp_arg_float32(2.0f), amp_arg_view(f.vx), amp_arg_view(vyro)};
     ASSERT_MISMATCH_NAMES(amp_parallel_for_each(NULL, amp_extent_1d(64), f.k, a, 3), 2);
     ASSERT_OK(amp_array_view_destroy(vyro));
     axpy_teardown(&f);
@@ -511,7 +511,7 @@ ACCEL_TEST(launch, mismatch_view_for_array_param)
     test_fill_random(x, 16, 55);
     memcpy(x0, x, sizeof x);
     amp_array_view *v = test_view(x, 4, amp_extent_1d(16), AMP_READ_WRITE);
-    amp_arg a[] = {amp_arg_view(v), amp_arg_float(2.0f)};
+    amp_arg a[] = {amp_arg_view(v), amp_arg_float32(2.0f)};
     ASSERT_MISMATCH_NAMES(amp_parallel_for_each(NULL, amp_extent_1d(16), k, a, 2), 0);
     ASSERT_OK(amp_array_view_destroy(v));
     test_check_f32(x, x0, 16, "x after the refused launch");
@@ -523,7 +523,7 @@ ACCEL_TEST(launch, null_view_argument)
 {
     axpy_fixture f;
     axpy_setup(acc, &f);
-    amp_arg a[] = {amp_arg_float(2.0f), amp_arg_view(NULL), amp_arg_view(f.vy)};
+    amp_arg a[] = {amp_arg_float32(2.0f), amp_arg_view(NULL), amp_arg_view(f.vy)};
     ASSERT_STATUS(amp_parallel_for_each(NULL, amp_extent_1d(64), f.k, a, 3), AMP_ERROR_INVALID_ARGUMENT);
     axpy_teardown(&f);
 }
@@ -534,7 +534,7 @@ ACCEL_TEST(launch, read_only_view_to_const_ok)
     axpy_fixture f;
     axpy_setup(acc, &f);
     amp_array_view *xro = test_view(f.x, 4, amp_extent_1d(64), AMP_READ_ONLY);
-    amp_arg a[] = {amp_arg_float(0.5f), amp_arg_view(xro), amp_arg_view(f.vy)};
+    amp_arg a[] = {amp_arg_float32(0.5f), amp_arg_view(xro), amp_arg_view(f.vy)};
     ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(64), f.k, a, 3));
     ASSERT_OK(amp_array_view_synchronize(f.vy));
     float want[64];
@@ -549,7 +549,7 @@ ACCEL_TEST(launch, extent_rank_differs_from_kernel)
 {
     axpy_fixture f;
     axpy_setup(acc, &f);
-    amp_arg a[] = {amp_arg_float(2.0f), amp_arg_view(f.vx), amp_arg_view(f.vy)};
+    amp_arg a[] = {amp_arg_float32(2.0f), amp_arg_view(f.vx), amp_arg_view(f.vy)};
     ASSERT_STATUS(amp_parallel_for_each(NULL, amp_extent_2d(8, 8), f.k, a, 3),
                   AMP_ERROR_INVALID_EXTENT);
     ASSERT_STATUS(amp_parallel_for_each(NULL, amp_extent_3d(4, 4, 4), f.k, a, 3),
@@ -561,7 +561,7 @@ ACCEL_TEST(launch, bad_extents)
 {
     axpy_fixture f;
     axpy_setup(acc, &f);
-    amp_arg a[] = {amp_arg_float(2.0f), amp_arg_view(f.vx), amp_arg_view(f.vy)};
+    amp_arg a[] = {amp_arg_float32(2.0f), amp_arg_view(f.vx), amp_arg_view(f.vy)};
     ASSERT_STATUS(amp_parallel_for_each(NULL, amp_extent_1d(0), f.k, a, 3), AMP_ERROR_INVALID_EXTENT);
     ASSERT_STATUS(amp_parallel_for_each(NULL, amp_extent_1d(-5), f.k, a, 3), AMP_ERROR_INVALID_EXTENT);
     amp_extent r0 = {0, {64, 0, 0, 0}};
@@ -657,7 +657,7 @@ ACCEL_TEST(launch, array_bound_to_array_param)
     ASSERT_OK(amp_array_get_extent(arr, &e));
     cr_assert(amp_extent_equal(e, amp_extent_1d(N)));
     test_fill_random(init, N, 72); /* the array took a copy at create */
-    amp_arg a[] = {amp_arg_array(arr), amp_arg_float(2.0f)};
+    amp_arg a[] = {amp_arg_array(arr), amp_arg_float32(2.0f)};
     ASSERT_OK(amp_parallel_for_each(q, amp_extent_1d(N), k, a, 2));
     ASSERT_OK(amp_array_copy_to_host(arr, got));
     test_check_f32(got, want, N, "arr_scale");
@@ -687,7 +687,7 @@ ACCEL_TEST(launch, array_bound_to_view_param)
     ASSERT_OK(amp_accelerator_default_view(acc, &dq));
     amp_array *arr = NULL;
     ASSERT_OK(amp_array_create(dq, 4, amp_extent_1d(N), init, &arr));
-    amp_arg a[] = {amp_arg_array(arr), amp_arg_float(0.5f)};
+    amp_arg a[] = {amp_arg_array(arr), amp_arg_float32(0.5f)};
     ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(N), k, a, 2));
     ASSERT_OK(amp_array_copy_to_host(arr, got));
     test_check_f32(got, want, N, "view_scale on an array");
@@ -746,11 +746,11 @@ ACCEL_TEST(launch, array_view_of_array)
     amp_extent e;
     ASSERT_OK(amp_array_view_get_extent(v, &e));
     cr_assert(amp_extent_equal(e, amp_extent_1d(N)));
-    amp_arg a[] = {amp_arg_view(v), amp_arg_float(2.0f)};
+    amp_arg a[] = {amp_arg_view(v), amp_arg_float32(2.0f)};
     ASSERT_OK(amp_parallel_for_each(q, amp_extent_1d(N), k, a, 2));
     ASSERT_OK(amp_array_view_synchronize(v));
     /* the array itself, bound directly, sees the view's writes */
-    amp_arg b[] = {amp_arg_array(arr), amp_arg_float(2.0f)};
+    amp_arg b[] = {amp_arg_array(arr), amp_arg_float32(2.0f)};
     ASSERT_OK(amp_parallel_for_each(q, amp_extent_1d(N), k, b, 2));
     /* views of the array block its destruction */
     ASSERT_STATUS(amp_array_destroy(arr), AMP_ERROR_BUSY);

@@ -108,7 +108,7 @@ ACCEL_TEST(memory, write_only_view_not_copied_in)
     static float out[NE], want[NE];
     for (int i = 0; i < NE; ++i) { out[i] = POISON_F32; want[i] = 0.25f + (float)i; }
     amp_array_view *vo = test_view(out, 4, amp_extent_1d(NE), AMP_WRITE_ONLY);
-    amp_arg a[] = {amp_arg_view(vo), amp_arg_float(0.25f)};
+    amp_arg a[] = {amp_arg_view(vo), amp_arg_float32(0.25f)};
     launch1(&c, "mem_fill1", amp_extent_1d(NE), a, 2);
     EXPECT_STATS(&c, 0, 0, 0, 0, 1, "after the launch");
     ASSERT_OK(amp_array_view_synchronize(vo));
@@ -146,7 +146,7 @@ ACCEL_TEST(memory, discard_data_skips_copy_in)
     for (int i = 0; i < NE; ++i) want[i] = -3.0f + (float)i;
     amp_array_view *vv = test_view(v, 4, amp_extent_1d(NE), AMP_READ_WRITE);
     ASSERT_OK(amp_array_view_discard_data(vv));
-    amp_arg a[] = {amp_arg_view(vv), amp_arg_float(-3.0f)};
+    amp_arg a[] = {amp_arg_view(vv), amp_arg_float32(-3.0f)};
     launch1(&c, "mem_fill1", amp_extent_1d(NE), a, 2);
     EXPECT_STATS(&c, 0, 0, 0, 0, 1, "after a launch on a discarded view");
     ASSERT_OK(amp_array_view_synchronize(vv));

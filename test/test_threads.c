@@ -56,7 +56,7 @@ static void *step_worker(void *arg)
     TRY(w, amp_array_view_create(data, 4, amp_extent_1d(w->n), AMP_READ_WRITE, &v));
     for (int it = 0; it < w->launches; ++it) {
         uint32_t kk = (uint32_t)(w->id * 1000 + it);
-        amp_arg a[] = {amp_arg_view(v), amp_arg_uint(kk)};
+        amp_arg a[] = {amp_arg_view(v), amp_arg_uint32(kk)};
         TRY(w, amp_parallel_for_each(q, amp_extent_1d(w->n), k, a, 2));
         TRY(w, amp_array_view_synchronize(v));
         for (int i = 0; i < w->n; ++i) {
@@ -170,7 +170,7 @@ static void *slow_fn(void *arg)
     amp_array_view *v = NULL;
     amp_status st = amp_array_view_create(s->out, 4, amp_extent_1d(s->n), AMP_WRITE_ONLY, &v);
     if (st == AMP_OK) {
-        amp_arg a[] = {amp_arg_view(v), amp_arg_int(s->iters), amp_arg_uint(s->seed)};
+        amp_arg a[] = {amp_arg_view(v), amp_arg_int32(s->iters), amp_arg_uint32(s->seed)};
         for (int r = 0; r < 3 && st == AMP_OK; ++r)
             st = amp_parallel_for_each(s->q, amp_extent_1d(s->n), s->k, a, 3);
         if (st == AMP_OK) st = amp_array_view_destroy(v);

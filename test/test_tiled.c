@@ -254,7 +254,7 @@ ACCEL_TEST(tiled, transpose_truncated_999x666_with_leftover)
                 cr_log_error("At(%d,%d) = %g, want %g", q, r, (double)got, (double)want);
         }
     cr_assert_eq(bad, 0, "%zu elements wrong after the truncated launch", bad);
-    amp_arg la[] = {amp_arg_view(c.va), amp_arg_view(c.vt), amp_arg_int(RT), amp_arg_int(CT)};
+    amp_arg la[] = {amp_arg_view(c.va), amp_arg_view(c.vt), amp_arg_int32(RT), amp_arg_int32(CT)};
     ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_2d(R, C), kl, la, 4));
     ASSERT_OK(amp_array_view_synchronize(c.vt));
     test_check_f32(c.At, c.want, (size_t)R * C, "truncated transpose + leftover");
