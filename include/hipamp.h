@@ -158,6 +158,8 @@ typedef struct amp_accelerator_info {
     size_t max_tile_static_bytes;
     bool is_emulated;          /* the CPU accelerator */
     bool is_unified_memory;    /* array_view runs zero-copy on host memory */
+    char unified_memory_reason[256]; /* why is_unified_memory is what it is (device
+                                        kind, pageable access, XNACK, AMP_UNIFIED_MEMORY) */
     bool supports_double_precision;
     bool is_available;         /* false: listed but unusable (see unavailable_reason) */
     char unavailable_reason[256];

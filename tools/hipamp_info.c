@@ -73,6 +73,7 @@ int main(int argc, char **argv)
         print_bytes("max_tile_static_bytes", (uint64_t)in.max_tile_static_bytes);
         printf("  %-26s %s\n", "is_emulated", yes_no(in.is_emulated));
         printf("  %-26s %s\n", "is_unified_memory", yes_no(in.is_unified_memory));
+        printf("  %-26s %s\n", "unified_memory_reason", in.unified_memory_reason);
         printf("  %-26s %s\n", "supports_double_precision", yes_no(in.supports_double_precision));
         printf("  %-26s %s\n", "is_available", yes_no(in.is_available));
         if (!in.is_available) printf("  %-26s %s\n", "unavailable_reason", in.unavailable_reason);

@@ -333,6 +333,8 @@ void amp__cpu_enumerate(amp__device_entry *out)
     i->max_tile_static_bytes = 64 * 1024;
     i->is_emulated = true;
     i->is_unified_memory = true;
+    snprintf(i->unified_memory_reason, sizeof i->unified_memory_reason,
+             "zero-copy: kernels run on the host and read its memory directly");
     i->supports_double_precision = true;
     i->is_available = d->available;
     snprintf(i->unavailable_reason, sizeof i->unavailable_reason, "%.255s", d->available ? "" : d->reason);

@@ -606,12 +606,35 @@ static const amp__backend gpu_backend = {
  * even an xnack+ target (MI250X/MI300X with HSA_XNACK=1): it can fault host
  * pages over the interconnect, but every kernel access would then cross it,
  * tens of times slower than copying the view to device memory once. */
-static bool unified_memory(const amp__gpu_devinfo *di)
+static bool unified_memory(const amp__gpu_devinfo *di, char *why, size_t n)
 {
     const char *v = amp__env("AMP_UNIFIED_MEMORY");
-    if (v && (!strcmp(v, "on") || !strcmp(v, "1") || !strcmp(v, "true") || !strcmp(v, "yes"))) return true;
-    if (v && (!strcmp(v, "off") || !strcmp(v, "0") || !strcmp(v, "false") || !strcmp(v, "no"))) return false;
-    return di->integrated && (di->pageable_access || di->managed_memory);
+    bool xnack = strstr(di->arch, "xnack+") != NULL;
+    if (v && (!strcmp(v, "on") || !strcmp(v, "1") || !strcmp(v, "true") || !strcmp(v, "yes"))) {
+        snprintf(why, n, "zero-copy: forced by AMP_UNIFIED_MEMORY=%s%s", v,
+                 di->integrated ? "" : " (a discrete GPU then reads host memory over the interconnect)");
+        return true;
+    }
+    if (v && (!strcmp(v, "off") || !strcmp(v, "0") || !strcmp(v, "false") || !strcmp(v, "no"))) {
+        snprintf(why, n, "copies: AMP_UNIFIED_MEMORY=%s", v);
+        return false;
+    }
+    if (di->integrated && di->pageable_access) {
+        snprintf(why, n, "zero-copy: integrated GPU that reads pageable host memory%s", xnack ? " (XNACK on)" : "");
+        return true;
+    }
+    if (di->integrated && di->managed_memory) {
+        snprintf(why, n, "zero-copy: integrated GPU, host memory mapped for it (pageable access is off%s)",
+                 strncmp(di->arch, "gfx", 3) == 0 ? "; HSA_XNACK=1 turns it on" : "");
+        return true;
+    }
+    if (di->integrated) {
+        snprintf(why, n, "copies: integrated GPU without pageable access or managed memory");
+        return false;
+    }
+    snprintf(why, n, "copies: discrete GPU%s (device memory is faster than reaching host memory over the "
+             "interconnect; AMP_UNIFIED_MEMORY=on forces zero-copy)", xnack ? " with XNACK on" : "");
+    return false;
 }
 
 static size_t enumerate_driver(const amp__gpu_driver *drv, amp__device_entry *out, size_t cap)
@@ -641,7 +664,7 @@ static size_t enumerate_driver(const amp__gpu_driver *drv, amp__device_entry *ou
         info->max_tile_threads = d->di.max_tile_threads;
         info->max_tile_static_bytes = d->di.max_tile_static_bytes;
         info->is_emulated = false;
-        info->is_unified_memory = unified_memory(&d->di);
+        info->is_unified_memory = unified_memory(&d->di, info->unified_memory_reason, sizeof info->unified_memory_reason);
         info->supports_double_precision = true;
         info->is_available = d->di.unavailable_reason[0] == '\0';
         snprintf(info->unavailable_reason, sizeof info->unavailable_reason, "%s", d->di.unavailable_reason);
