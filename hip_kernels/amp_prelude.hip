@@ -6,7 +6,7 @@
 // lib/signature.h (AMP__SIG_VERSION).
 #ifndef AMP_PRELUDE_INCLUDED
 #define AMP_PRELUDE_INCLUDED
-#define AMP_PRELUDE_VERSION 1
+#define AMP_PRELUDE_VERSION 2
 
 // Threads per block of a simple-model launch, at most: the entry point's
 // __launch_bounds__. Must equal AMP__SIMPLE_BLOCK_THREADS in lib/signature.h,
@@ -224,33 +224,62 @@ AMP_FI void guarded_write(const array_view<T, N> &v, const index<N> &i, const U 
 namespace detail {
 
 // Kernel signature records (lib/signature.h).
-struct sig_param { int kind, elem_size, rank, is_const, offset, size; };
+struct sig_param { int kind, elem_size, rank, is_const, offset, size, align, reserved; };
 struct signature {
     int magic, version, tiled, rank, tile[3], nparams, pack_size, pack_align;
     sig_param params[32];
 };
 struct launch_info { int ext[4]; int rank; int reserved[3]; };
 
-enum { K_VIEW = 1, K_ARRAY = 2, K_INT32 = 3, K_FLOAT = 4, K_DOUBLE = 5, K_UINT32 = 6, K_INT64 = 7 };
+// Same numbers as amp_arg_kind in include/hipamp.h.
+enum {
+    K_VIEW = 1, K_ARRAY = 2, K_INT32 = 3, K_FLOAT32 = 4, K_FLOAT64 = 5, K_UINT32 = 6, K_INT64 = 7,
+    K_UINT64 = 8, K_INT8 = 9, K_UINT8 = 10, K_INT16 = 11, K_UINT16 = 12, K_BOOL = 13, K_STRUCT = 14
+};
 
-template <class T> struct param_traits {
-    static_assert(sizeof(T) == 0,
-                  "hipamp kernel parameters must be amp::array_view, amp::array, int, "
-                  "unsigned, long long, float or double");
+template <class T> struct is_pointer { enum { value = 0 }; };
+template <class T> struct is_pointer<T *> { enum { value = 1 }; };
+template <class T> struct is_reference { enum { value = 0 }; };
+template <class T> struct is_reference<T &> { enum { value = 1 }; };
+
+// Any other parameter type is passed by value as raw bytes (K_STRUCT). The
+// checks name the parameter's position (counted from 0 after the index, as
+// args[] does) in the instantiation the compiler reports first; the library
+// also puts that position on the first line of the log.
+template <int Position, class T> struct kernel_parameter {
+    static_assert(!is_pointer<T>::value,
+                  "hipamp: a kernel parameter cannot be a raw pointer (its memory would bypass "
+                  "array_view coherence); use amp::array_view<T, N> or amp::array<T, N>");
+    static_assert(!is_reference<T>::value,
+                  "hipamp: a kernel parameter cannot be a reference; take it by value");
+    static_assert(__is_trivially_copyable(T),
+                  "hipamp: a kernel parameter must be amp::array_view, amp::array, a scalar, or a "
+                  "trivially copyable struct passed by value");
+    enum { kind = K_STRUCT, elem = sizeof(T), rank = 0, is_const = 0 };
 };
 #define AMP__SCALAR_TRAITS(T, K) \
-    template <> struct param_traits<T> { enum { kind = K, elem = sizeof(T), rank = 0, is_const = 0 }; };
+    template <int P> struct kernel_parameter<P, T> { enum { kind = K, elem = sizeof(T), rank = 0, is_const = 0 }; };
+AMP__SCALAR_TRAITS(bool, K_BOOL)
+AMP__SCALAR_TRAITS(char, K_INT8)
+AMP__SCALAR_TRAITS(signed char, K_INT8)
+AMP__SCALAR_TRAITS(unsigned char, K_UINT8)
+AMP__SCALAR_TRAITS(short, K_INT16)
+AMP__SCALAR_TRAITS(unsigned short, K_UINT16)
 AMP__SCALAR_TRAITS(int, K_INT32)
 AMP__SCALAR_TRAITS(unsigned, K_UINT32)
+AMP__SCALAR_TRAITS(long, sizeof(long) == 8 ? K_INT64 : K_INT32)
+AMP__SCALAR_TRAITS(unsigned long, sizeof(long) == 8 ? K_UINT64 : K_UINT32)
 AMP__SCALAR_TRAITS(long long, K_INT64)
-AMP__SCALAR_TRAITS(long, K_INT64)
-AMP__SCALAR_TRAITS(float, K_FLOAT)
-AMP__SCALAR_TRAITS(double, K_DOUBLE)
+AMP__SCALAR_TRAITS(unsigned long long, K_UINT64)
+AMP__SCALAR_TRAITS(float, K_FLOAT32)
+AMP__SCALAR_TRAITS(double, K_FLOAT64)
 #undef AMP__SCALAR_TRAITS
-template <class T, int N> struct param_traits<array_view<T, N>> {
+// A const scalar or struct parameter is the same to the host.
+template <int P, class T> struct kernel_parameter<P, const T> : kernel_parameter<P, T> {};
+template <int P, class T, int N> struct kernel_parameter<P, array_view<T, N>> {
     enum { kind = K_VIEW, elem = sizeof(T), rank = N, is_const = meta::is_const<T>::value };
 };
-template <class T, int N> struct param_traits<array<T, N>> {
+template <int P, class T, int N> struct kernel_parameter<P, array<T, N>> {
     enum { kind = K_ARRAY, elem = sizeof(T), rank = N, is_const = meta::is_const<T>::value };
 };
 
@@ -269,20 +298,23 @@ template <> struct pack_get<0> {
 
 AMP__HD constexpr int align_up(int x, int a) { return (x + a - 1) / a * a; }
 
-template <class... A> struct fill_params;
-template <> struct fill_params<> {
-    AMP__HD static constexpr void fill(signature &, int, int) {}
+template <int I, class... A> struct fill_params;
+template <int I> struct fill_params<I> {
+    AMP__HD static constexpr void fill(signature &, int) {}
 };
-template <class H, class... A> struct fill_params<H, A...> {
-    AMP__HD static constexpr void fill(signature &s, int i, int base) {
-        s.params[i].kind = param_traits<H>::kind;
-        s.params[i].elem_size = param_traits<H>::elem;
-        s.params[i].rank = param_traits<H>::rank;
-        s.params[i].is_const = param_traits<H>::is_const;
-        s.params[i].offset = base;
-        s.params[i].size = (int)sizeof(H);
+template <int I, class H, class... A> struct fill_params<I, H, A...> {
+    AMP__HD static constexpr void fill(signature &s, int base) {
+        typedef kernel_parameter<I, H> t;
+        s.params[I].kind = t::kind;
+        s.params[I].elem_size = t::elem;
+        s.params[I].rank = t::rank;
+        s.params[I].is_const = t::is_const;
+        s.params[I].offset = base;
+        s.params[I].size = (int)sizeof(H);
+        s.params[I].align = (int)alignof(H);
+        s.params[I].reserved = 0;
         // Layout rule of pack<H, A...>: tail follows head at its own alignment.
-        fill_params<A...>::fill(s, i + 1, base + align_up((int)sizeof(H), (int)alignof(pack<A...>)));
+        fill_params<I + 1, A...>::fill(s, base + align_up((int)sizeof(H), (int)alignof(pack<A...>)));
     }
 };
 
@@ -307,7 +339,7 @@ template <class I, class... A> struct kernel_traits<void(I, A...)> {
     AMP__HD static constexpr signature make() {
         signature s{};
         s.magic = 0x53504d41;
-        s.version = 1;
+        s.version = 2;
         s.tiled = idx::tiled;
         s.rank = idx::rank;
         s.tile[0] = idx::d0;
@@ -316,7 +348,7 @@ template <class I, class... A> struct kernel_traits<void(I, A...)> {
         s.nparams = (int)sizeof...(A);
         s.pack_size = (int)sizeof(pack<A...>);
         s.pack_align = (int)alignof(pack<A...>);
-        fill_params<A...>::fill(s, 0, 0);
+        fill_params<0, A...>::fill(s, 0);
         return s;
     }
 };

@@ -1,5 +1,6 @@
 /* backend.h — the one table of operations every accelerator backend (lib/gpu,
- * lib/cpu) implements, and the plain-data records the core hands it. */
+ * lib/cpu) implements, the plain-data records the core hands it, and what
+ * the core guarantees before each call. */
 #ifndef AMP_BACKEND_H
 #define AMP_BACKEND_H
 
@@ -13,8 +14,9 @@
 /* One strided box copy of up to 3 dimensions (the core splits higher ranks).
  * Sizes and pitches in bytes: rows of width_bytes, height rows per slice,
  * depth slices. Pitches describe the enclosing allocations: row pitch and
- * slice pitch (slice pitch is always a multiple of row pitch). */
-typedef enum amp__copy_dir { AMP__H2D = 1, AMP__D2H = 2, AMP__D2D = 3 } amp__copy_dir;
+ * slice pitch (slice pitch is always a multiple of row pitch). H2H copies
+ * host memory to host memory (the CPU accelerator's arrays, staging). */
+typedef enum amp__copy_dir { AMP__H2D = 1, AMP__D2H = 2, AMP__D2D = 3, AMP__H2H = 4 } amp__copy_dir;
 typedef struct amp__copy {
     amp__copy_dir dir;
     void *dst;
@@ -25,13 +27,13 @@ typedef struct amp__copy {
 } amp__copy;
 
 /* What the core hands a launch, already validated against the kernel's
- * signature (amp__check_domain, amp__signature_problem in the core): extent
- * has the signature's rank and positive dimensions, a tiled extent is
- * divisible by sig->tile and the tile has at most the accelerator's
- * max_tile_threads; pack is never NULL, 16-byte aligned, sig->pack_size
- * bytes laid out as sig describes (device pointers in place) and valid for
- * the duration of the launch call. Backends check only their own device
- * limits. info is the launch_info the prelude's entry point reads. */
+ * signature (lib/signature.c, lib/launch.c): extent has the signature's rank
+ * and positive dimensions, a tiled extent is divisible by sig->tile and the
+ * tile has at most the accelerator's max_tile_threads; pack is never NULL,
+ * 16-byte aligned, sig->pack_size bytes laid out as sig describes (device
+ * pointers in place) and valid for the duration of the launch call only.
+ * Backends check only their own device limits. info is the launch_info the
+ * prelude's entry point reads. */
 typedef struct amp__launch {
     const char *kernel_name;
     const amp__signature *sig;
@@ -42,53 +44,116 @@ typedef struct amp__launch {
     size_t pack_size;
 } amp__launch;
 
+/* A header the core found for a source (lib/include_scan.c) and keyed the
+ * build on: name as the #include wrote it, the file it resolved to, and its
+ * content (NUL-terminated, size bytes). Compilers that take named headers
+ * (hipRTC, NVRTC) are handed these so they compile exactly what was keyed. */
+typedef struct amp__header {
+    const char *name;
+    const char *path;
+    const char *content;
+    size_t size;
+} amp__header;
+
+/* One compile. source is the complete translation unit (the backend's
+ * prelude prefix, the common prelude, then a #line so the user's lines keep
+ * their numbers: lib/prelude.c). source_name names the user's file in
+ * diagnostics; source_dir (NULL: none) is where its quoted includes resolve;
+ * options are the user's extra flags. timeout_s > 0 limits a compiler that
+ * runs as a separate process (in-process compilers cannot be stopped). */
+typedef struct amp__compile_job {
+    const char *source;
+    const char *source_name;
+    const char *source_dir;
+    const char *options;
+    const amp__header *headers;
+    size_t nheaders;
+    unsigned timeout_s;
+} amp__compile_job;
+
+/* What a compile returns. bin is malloc'ed and owned by the caller. deps,
+ * when the compiler can say (NULL otherwise), is a malloc'ed list of the
+ * files it read besides the translation unit and system headers, one path a
+ * line: the core checks them against the headers it keyed on before it
+ * stores the result on disk. */
+typedef struct amp__compile_output {
+    void *bin;
+    size_t bin_size;
+    char *deps;
+} amp__compile_output;
+
+/* A kernel as the backend found it in a loaded module. */
+typedef struct amp__kernel_props {
+    void *fn;                 /* what launch takes */
+    amp__signature sig;       /* copy of the name##__amp_sig record, unvalidated */
+    size_t tile_static_bytes; /* tile_static memory a tile uses, measured from the code */
+    char execution[192];      /* how it runs: "gpu", "cpu loops", "cpu fibers: <why>" */
+} amp__kernel_props;
+
 /* Every function returns AMP_OK or a status after amp__fail() set the
- * thread's message. Handles (dev, module, queue, event, fn) are the backend's
- * own opaque pointers. Unless noted, functions may be called from several
- * threads at once; the backend locks what it shares. */
+ * thread's message; void functions ignore failures on purpose (they release
+ * things and must stay safe after a device fault). Handles (dev, module,
+ * queue, event, fn) are the backend's own opaque pointers. Functions may be
+ * called from several threads at once; the backend locks what it shares and
+ * never calls back into the core (core.h's helpers excepted).
+ *
+ * Locks the core may hold during a call (lib/internal.h has the order):
+ *   [none]    no core lock;
+ *   [storage] one or more storage locks (a launch or copy preparing its data);
+ *   [queue]   the queue's mark lock (recording a wait point), a leaf for the
+ *             backend: it must not block on other queues' work under it. */
 typedef struct amp__backend {
     const char *name; /* "gpu", "cpu" */
+    /* Text the core puts before the common prelude for this backend (the CPU
+     * accelerator's host shims), or NULL. */
+    const char *prelude_prefix;
 
-    /* Text that changes whenever compiled output would: compiler version,
-     * target arch with features. Part of the compile-cache key. */
+    /* [none] Text that changes whenever compiled output would: compiler and
+     * its version, target arch with features, flags, the environment
+     * variables the compiler reads. Part of every compile-cache key. */
     const char *(*cache_tag)(void *dev);
-    /* Compile a complete translation unit (prelude already prepended, with
-     * #line so the user's lines keep their numbers). *bin is malloc'ed and
-     * owned by the caller. AMP_ERROR_COMPILE with the log in amp_last_error. */
-    amp_status (*compile)(void *dev, const char *source, const char *source_name,
-                          const char *options, void **bin, size_t *bin_size);
+    /* [none] AMP_ERROR_COMPILE with the log in amp_last_error. */
+    amp_status (*compile)(void *dev, const amp__compile_job *job, amp__compile_output *out);
+    /* [none] Load a compiled binary. The binary may come from the disk cache:
+     * it was authenticated there, but must still be refused cleanly when it
+     * does not suit this device (AMP_ERROR_DEVICE). */
     amp_status (*module_load)(void *dev, const void *bin, size_t bin_size, void **module);
+    /* [none] Waits for every queued launch of the module before unloading. */
     void (*module_unload)(void *dev, void *module);
-    /* Find kernel name in module, and copy its signature record (the
-     * name##__amp_sig global). AMP_ERROR_KERNEL_NOT_FOUND when absent. */
-    amp_status (*kernel_get)(void *dev, void *module, const char *name, void **fn,
-                             amp__signature *sig);
+    /* [none] Find kernel name and its signature record (the name##__amp_sig
+     * global). AMP_ERROR_KERNEL_NOT_FOUND when either is absent. */
+    amp_status (*kernel_get)(void *dev, void *module, const char *name, amp__kernel_props *out);
 
-    /* Queues: in-order streams. queue_wait blocks until all queued work ended
-     * and reports a kernel fault as AMP_ERROR_DEVICE with the driver's text. */
+    /* [none] Queues: in-order streams. queue_wait blocks until all queued
+     * work ended and reports a kernel fault as AMP_ERROR_DEVICE with the
+     * driver's text. */
     amp_status (*queue_create)(void *dev, void **queue);
     void (*queue_destroy)(void *dev, void *queue);
     amp_status (*queue_wait)(void *dev, void *queue);
-    /* Make queue wait (on the device) for event before later work. */
+    /* [storage] Make queue wait (on the device) for event before later work. */
     amp_status (*queue_wait_event)(void *dev, void *queue, void *event);
 
-    /* Events mark a point in a queue; released with event_release. */
+    /* [queue] Events mark a point in a queue; released with event_release. */
     amp_status (*event_record)(void *dev, void *queue, void **event);
+    /* [storage] */
     amp_status (*event_wait)(void *dev, void *event);
     amp_status (*event_query)(void *dev, void *event, bool *done);
     void (*event_release)(void *dev, void *event);
 
-    /* Device memory. AMP_ERROR_OUT_OF_MEMORY names the size. */
+    /* [storage] Device memory. AMP_ERROR_OUT_OF_MEMORY names the size. */
     amp_status (*mem_alloc)(void *dev, size_t bytes, void **dptr);
     void (*mem_free)(void *dev, void *dptr);
-    /* Map host memory for device access (the forced unified path); *dptr is
-     * the device's address of host. NULL function: unsupported. */
+    /* [storage] Map host memory for device access (the forced unified path);
+     * *dptr is the device's address of host. NULL function: unsupported. */
     amp_status (*host_register)(void *dev, void *host, size_t bytes, void **dptr);
     void (*host_unregister)(void *dev, void *host);
-    /* Queue a copy on queue (ordered after earlier work on it). */
+    /* [storage] Queue a copy on queue (ordered after earlier work on it).
+     * Host memory may be pageable and may be reused once the call returns
+     * for H2D; D2H has landed once the queue passed the copy. */
     amp_status (*copy)(void *dev, void *queue, const amp__copy *c);
 
-    /* Queue a launch of fn on queue. The pack is copied before return. */
+    /* [storage] Queue a launch of fn on queue. The pack is consumed before
+     * return. */
     amp_status (*launch)(void *dev, void *queue, void *fn, const amp__launch *l);
 } amp__backend;
 

@@ -47,6 +47,13 @@ void amp__disk_cache_store(const char *key, const void *data, size_t size);
 amp_status amp__split_options(const char *options, size_t nfixed, size_t nextra, char ***argv, size_t *argc,
                               char **storage);
 
+/* The user's source file name in diagnostics when none is given. */
+#define AMP__SOURCE_NAME "kernel.hip"
+/* lib/prelude.c: prefix (may be NULL) + common prelude + user source, each
+ * after a #line naming it (source_name NULL: AMP__SOURCE_NAME). malloc'ed;
+ * NULL on no memory. *len (may be NULL) gets the length. */
+char *amp__prelude_assemble(const char *prefix, const char *source, const char *source_name, size_t *len);
+
 /* Monotonic clock in nanoseconds. */
 uint64_t amp__now_ns(void);
 

@@ -237,38 +237,3 @@ bool amp_tiled_extent_is_divisible(amp_tiled_extent t)
         if (t.tile[d] <= 0 || t.extent.v[d] <= 0 || t.extent.v[d] % t.tile[d]) return false;
     return true;
 }
-
-/* ------------------------------------------------------------- arguments */
-
-#define AMP__ARG_FN(fn, T, K, field)      \
-    amp_arg fn(T x)                       \
-    {                                     \
-        amp_arg a;                        \
-        memset(&a, 0, sizeof a);          \
-        a.kind = K;                       \
-        a.u.field = x;                    \
-        return a;                         \
-    }
-AMP__ARG_FN(amp_arg_view, amp_array_view *, AMP_ARG_VIEW, view)
-AMP__ARG_FN(amp_arg_array, amp_array *, AMP_ARG_ARRAY, array)
-AMP__ARG_FN(amp_arg_int32, int32_t, AMP_ARG_INT32, i32)
-AMP__ARG_FN(amp_arg_uint32, uint32_t, AMP_ARG_UINT32, u32)
-AMP__ARG_FN(amp_arg_int64, int64_t, AMP_ARG_INT64, i64)
-AMP__ARG_FN(amp_arg_float32, float, AMP_ARG_FLOAT32, f32)
-AMP__ARG_FN(amp_arg_float64, double, AMP_ARG_FLOAT64, f64)
-AMP__ARG_FN(amp_arg_int8, int8_t, AMP_ARG_INT8, i8)
-AMP__ARG_FN(amp_arg_uint8, uint8_t, AMP_ARG_UINT8, u8)
-AMP__ARG_FN(amp_arg_int16, int16_t, AMP_ARG_INT16, i16)
-AMP__ARG_FN(amp_arg_uint16, uint16_t, AMP_ARG_UINT16, u16)
-AMP__ARG_FN(amp_arg_uint64, uint64_t, AMP_ARG_UINT64, u64)
-AMP__ARG_FN(amp_arg_bool, bool, AMP_ARG_BOOL, b)
-
-amp_arg amp_arg_struct(const void *data, size_t size)
-{
-    amp_arg a;
-    memset(&a, 0, sizeof a);
-    a.kind = AMP_ARG_STRUCT;
-    a.u.bytes.data = data;
-    a.u.bytes.size = size;
-    return a;
-}

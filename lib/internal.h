@@ -103,8 +103,18 @@ amp_status amp__storage_prepare(amp__storage *s, amp_accelerator_view *q, const 
 /* After the launch was queued (storage lock held). */
 void amp__storage_after_launch(amp__storage *s, amp__event *ev, const amp__box *b, bool writes);
 
-/* Largest argument pack a launch fills (bytes). */
-#define AMP__MAX_PACK 4096
+
+
+/* lib/argument.c: the kind's name with its kernel-side C++ type; checking a
+ * value argument against its parameter (position i counted as args[] is);
+ * putting a checked value into the pack at the parameter's offset. */
+const char *amp__kind_name(int kind);
+amp_status amp__arg_check_value(const char *kernel, int i, const amp__sig_param *p, const amp_arg *a);
+void amp__arg_put_value(unsigned char *pack, const amp__sig_param *p, const amp_arg *a);
+
+/* lib/signature.c */
+int amp__kind_width(int kind);
+bool amp__signature_valid(const amp__signature *g, char *why, size_t n);
 
 /* Programs: modules are shared through the in-memory cache. */
 typedef struct amp__module amp__module;

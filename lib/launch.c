@@ -7,20 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *amp__kind_name(int k)
-{
-    switch (k) {
-    case AMP_ARG_VIEW: return "array_view";
-    case AMP_ARG_ARRAY: return "array";
-    case AMP_ARG_INT32: return "int";
-    case AMP_ARG_FLOAT32: return "float";
-    case AMP_ARG_FLOAT64: return "double";
-    case AMP_ARG_UINT32: return "unsigned";
-    case AMP_ARG_INT64: return "long long";
-    }
-    return "unknown";
-}
-
 /* The view an argument refers to: a view, or a whole array. */
 typedef struct amp__bound {
     amp__storage *s;
@@ -37,12 +23,7 @@ static amp_status amp__check_arg(const amp_kernel *k, int i, const amp_arg *a, a
     const amp__sig_param *p = &k->sig.params[i];
     const char *kn = k->name;
     bool is_mem = p->kind == AMP_ARG_VIEW || p->kind == AMP_ARG_ARRAY;
-    if (!is_mem) {
-        if ((int32_t)a->kind != p->kind)
-            return amp__fail(AMP_ERROR_ARGUMENT_MISMATCH, "kernel '%s' parameter %d is %s; argument is %s", kn,
-                             i, amp__kind_name(p->kind), amp__kind_name(a->kind));
-        return AMP_OK;
-    }
+    if (!is_mem) return amp__arg_check_value(kn, i, p, a);
     if (a->kind != AMP_ARG_VIEW && a->kind != AMP_ARG_ARRAY)
         return amp__fail(AMP_ERROR_ARGUMENT_MISMATCH, "kernel '%s' parameter %d is %s<%s, %d>; argument is %s",
                          kn, i, amp__kind_name(p->kind), p->is_const ? "const T" : "T", p->rank,
@@ -82,19 +63,6 @@ static amp_status amp__check_arg(const amp_kernel *k, int i, const amp_arg *a, a
                          "(declare it array_view<const T, %d>)", kn, i, p->rank);
     b->writes = !p->is_const;
     return AMP_OK;
-}
-
-static void amp__put_scalar(unsigned char *pack, const amp__sig_param *p, const amp_arg *a)
-{
-    unsigned char *at = pack + p->offset;
-    switch (a->kind) {
-    case AMP_ARG_INT32: memcpy(at, &a->u.i32, 4); break;
-    case AMP_ARG_UINT32: memcpy(at, &a->u.u32, 4); break;
-    case AMP_ARG_FLOAT32: memcpy(at, &a->u.f32, 4); break;
-    case AMP_ARG_INT64: memcpy(at, &a->u.i64, 8); break;
-    case AMP_ARG_FLOAT64: memcpy(at, &a->u.f64, 8); break;
-    default: break;
-    }
 }
 
 /* Descriptor (lib/signature.h): pointer, int64 strides, int32 extent. */
@@ -178,7 +146,7 @@ amp_status amp__run(amp_accelerator_view *q, amp_extent e, const amp_tiled_exten
         memset(&bound[i], 0, sizeof bound[i]);
         if ((st = amp__check_arg(k, (int)i, &args[i], &bound[i])) != AMP_OK) return st;
         if (bound[i].s) locked[nlocked++] = bound[i].s;
-        else amp__put_scalar(pack, &k->sig.params[i], &args[i]);
+        else amp__arg_put_value(pack, &k->sig.params[i], &args[i]);
     }
     /* Lock each storage once, in address order (lock order: internal.h). */
     qsort(locked, nlocked, sizeof *locked, amp__storage_cmp);

@@ -7,8 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The user's source keeps its own line numbers after the prelude. */
-#define AMP__SOURCE_NAME "kernel.hip"
 
 struct amp__module {
     int refs;                  /* guarded by amp__cache_lock */
@@ -30,7 +28,6 @@ struct amp_program {
 static pthread_mutex_t amp__cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static amp__module *amp__cache_head;
 
-const char *amp_prelude_source(void) { return amp__embedded_prelude; }
 
 amp_accelerator *amp__kernel_accelerator(const amp_kernel *k) { return k->m->acc; }
 
@@ -193,16 +190,6 @@ static amp_status amp__module_load(amp_accelerator *acc, const char *key, const 
     return AMP_OK;
 }
 
-static char *amp__full_source(const char *source)
-{
-    const char *prelude = amp__embedded_prelude;
-    const char *line = "\n#line 1 \"" AMP__SOURCE_NAME "\"\n";
-    size_t n = strlen(prelude) + strlen(line) + strlen(source) + 2;
-    char *s = malloc(n);
-    if (s) snprintf(s, n, "%s%s%s\n", prelude, line, source);
-    return s;
-}
-
 amp_status amp_program_build(amp_accelerator *acc, const char *source, const char *options,
                              amp_program **out)
 {
@@ -239,11 +226,16 @@ amp_status amp_program_build(amp_accelerator *acc, const char *source, const cha
         m = NULL;
     }
     if (!m) {
-        if (!(full = amp__full_source(source))) {
+        if (!(full = amp__prelude_assemble(acc->e.be->prelude_prefix, source, NULL, NULL))) {
             st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "program: out of host memory");
             goto fail;
         }
-        st = acc->e.be->compile(acc->e.dev, full, AMP__SOURCE_NAME, options, &bin, &bin_size);
+        amp__compile_job job = {.source = full, .source_name = AMP__SOURCE_NAME, .options = options};
+        amp__compile_output res = {0};
+        st = acc->e.be->compile(acc->e.dev, &job, &res);
+        free(res.deps);
+        bin = res.bin;
+        bin_size = res.bin_size;
         if (st != AMP_OK) goto fail;
         if ((st = amp__module_load(acc, key, bin, bin_size, &m)) != AMP_OK) goto fail;
         amp__disk_cache_store(key, bin, bin_size);
@@ -260,35 +252,6 @@ fail:
     free(bin);
     free(p);
     return st;
-}
-
-/* The launch path trusts offsets and sizes from the record to fill a
- * fixed-size pack: anything a prelude could not have produced is refused. */
-static const char *amp__signature_problem(const amp__signature *g)
-{
-    if (g->magic != AMP__SIG_MAGIC) return "bad magic";
-    if (g->version != AMP__SIG_VERSION) return "prelude version mismatch";
-    if (g->nparams < 0 || g->nparams > AMP__SIG_MAX_PARAMS) return "parameter count";
-    if (g->pack_size < 1 || g->pack_size > AMP__MAX_PACK) return "pack size";
-    if (g->rank < 1 || g->rank > (g->tiled ? 3 : AMP_MAX_RANK)) return "index rank";
-    if (g->tiled) {
-        long long threads = 1;
-        for (int d = 0; d < g->rank; ++d) {
-            if (g->tile[d] < 1 || g->tile[d] > AMP_MAX_TILE_THREADS) return "tile size";
-            threads *= g->tile[d];
-        }
-        if (threads > AMP_MAX_TILE_THREADS) return "tile thread count";
-    }
-    for (int i = 0; i < g->nparams; ++i) {
-        const amp__sig_param *p = &g->params[i];
-        if (p->offset < 0 || p->size < 1 || p->offset > g->pack_size - p->size) return "parameter layout";
-        bool mem = p->kind == AMP_ARG_VIEW || p->kind == AMP_ARG_ARRAY;
-        if (mem && (p->rank < 1 || p->rank > AMP_MAX_RANK || p->size < AMP__DESC_SIZE(p->rank)))
-            return "view parameter";
-        if (!mem && (p->kind < AMP_ARG_INT32 || p->kind > AMP_ARG_INT64 || p->size != p->elem_size))
-            return "scalar parameter";
-    }
-    return NULL;
 }
 
 amp_status amp_program_get_kernel(amp_program *p, const char *name, amp_kernel **out)
@@ -314,23 +277,31 @@ amp_status amp_program_get_kernel(amp_program *p, const char *name, amp_kernel *
         st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "program: out of host memory");
         goto fail;
     }
-    st = m->acc->e.be->kernel_get(m->acc->e.dev, m->mod, name, &k->fn, &k->sig);
+    amp__kernel_props props;
+    st = m->acc->e.be->kernel_get(m->acc->e.dev, m->mod, name, &props);
     if (st != AMP_OK) goto fail;
-    const char *why = amp__signature_problem(&k->sig);
-    if (why) {
+    char why[256];
+    if (!amp__signature_valid(&props.sig, why, sizeof why)) {
         st = amp__fail(AMP_ERROR_KERNEL_NOT_FOUND,
                        "kernel '%s' has no valid signature record (%s): define it with AMP_KERNEL or "
                        "AMP_TILED_KERNEL", name, why);
         goto fail;
     }
-    /* The tile is fixed per kernel, so the device's limit is checked once
+    k->fn = props.fn;
+    k->sig = props.sig;
+    /* The tile is fixed per kernel, so the device's limits are checked once
      * here rather than on every launch (backends rely on it: backend.h). */
+    const amp_accelerator_info *ai = &m->acc->e.info;
     long long threads = 1;
     for (int d = 0; k->sig.tiled && d < k->sig.rank; ++d) threads *= k->sig.tile[d];
-    int limit = m->acc->e.info.max_tile_threads;
-    if (limit > 0 && threads > limit) {
-        st = amp__fail(AMP_ERROR_UNSUPPORTED, "kernel '%s' has tiles of %lld threads; %s allows %d", name, threads,
-                       m->acc->e.info.device_path, limit);
+    if (ai->max_tile_threads > 0 && threads > ai->max_tile_threads) {
+        st = amp__fail(AMP_ERROR_UNSUPPORTED, "kernel '%s' has tiles of %lld threads; %s allows at most %d", name,
+                       threads, ai->device_path, ai->max_tile_threads);
+        goto fail;
+    }
+    if (props.tile_static_bytes > ai->max_tile_static_bytes) {
+        st = amp__fail(AMP_ERROR_UNSUPPORTED, "kernel '%s' uses %zu bytes of tile_static memory; %s allows at most %zu",
+                       name, props.tile_static_bytes, ai->device_path, ai->max_tile_static_bytes);
         goto fail;
     }
     k->m = m;

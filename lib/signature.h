@@ -8,24 +8,36 @@
 #include <stdint.h>
 
 #define AMP__SIG_MAGIC 0x53504d41 /* "AMPS" little-endian */
-#define AMP__SIG_VERSION 1
+#define AMP__SIG_VERSION 2
 #define AMP__SIG_MAX_PARAMS 32
 #define AMP__SIG_SUFFIX "__amp_sig"
 
 /* Threads per block of a simple-model (AMP_KERNEL) launch, at most. The
  * prelude declares those kernels __launch_bounds__(AMP__SIMPLE_BLOCK_THREADS)
- * (hip_kernels/amp_prelude.hip defines the same constant) and gpu_backend.c's
- * launch_geometry caps its blocks at it: change both together. */
+ * (hip_kernels/amp_prelude.hip defines the same constant) and
+ * amp__launch_geometry (lib/gpu/launch_geometry.h) caps its blocks at it:
+ * change both together. */
 #define AMP__SIMPLE_BLOCK_THREADS 256
 
-/* Parameter kinds: same numbers as amp_arg_kind. */
+/* Largest argument pack a kernel may declare (bytes). */
+#define AMP__MAX_PACK 4096
+/* Largest alignment a parameter may ask for inside the pack. */
+#define AMP__MAX_PARAM_ALIGN 16
+/* Largest tile dimension a record may name. Records past the accelerator's
+ * own limit are well-formed (amp_program_get_kernel then says
+ * AMP_ERROR_UNSUPPORTED with the numbers); past this they are corrupt. */
+#define AMP__SIG_MAX_TILE_DIM 65536
+
+/* Parameter kinds: the same numbers as amp_arg_kind (include/hipamp.h). */
 typedef struct amp__sig_param {
     int32_t kind;      /* AMP_ARG_VIEW, AMP_ARG_ARRAY, AMP_ARG_INT32, ... */
-    int32_t elem_size; /* element bytes for views/arrays, value bytes for scalars */
-    int32_t rank;      /* views/arrays; 0 for scalars */
+    int32_t elem_size; /* element bytes for views/arrays, value bytes otherwise */
+    int32_t rank;      /* views/arrays; 0 otherwise */
     int32_t is_const;  /* view/array of const T: the kernel never writes it */
     int32_t offset;    /* byte offset inside the pack */
     int32_t size;      /* bytes inside the pack */
+    int32_t align;     /* alignment inside the pack (a power of two) */
+    int32_t reserved;  /* 0 */
 } amp__sig_param;
 
 typedef struct amp__signature {
@@ -52,7 +64,7 @@ typedef struct amp__launch_info {
  *   offset 0         : element pointer (8 bytes), the view's first element
  *   offset 8         : int64 stride[N] in elements (stride[N-1] == 1)
  *   offset 8 + 8N    : int32 extent[N]
- *   size             : round up to 8 of (8 + 12N) */
+ *   size             : round up to 8 of (8 + 12N); alignment 8 */
 #define AMP__DESC_STRIDE_OFFSET 8
 #define AMP__DESC_EXTENT_OFFSET(n) (8 + 8 * (n))
 #define AMP__DESC_SIZE(n) ((8 + 12 * (n) + 7) / 8 * 8)

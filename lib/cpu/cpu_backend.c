@@ -2,6 +2,7 @@
 #include "cpu_internal.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
@@ -89,10 +90,10 @@ static const char *amp__cpu_cache_tag(void *dev)
     return ((amp__cpu_device *)dev)->cache_tag;
 }
 
-static amp_status amp__cpu_compile_op(void *dev, const char *source, const char *source_name,
-                                      const char *options, void **bin, size_t *bin_size)
+static amp_status amp__cpu_compile_op(void *dev, const amp__compile_job *job, amp__compile_output *out)
 {
-    return amp__cpu_compile(dev, source, source_name, options, bin, bin_size);
+    memset(out, 0, sizeof *out);
+    return amp__cpu_compile(dev, job, out);
 }
 
 static bool amp__cpu_write_all(int fd, const void *data, size_t size)
@@ -190,12 +191,11 @@ static void amp__cpu_module_unload(void *dev, void *module)
     free(m);
 }
 
-static amp_status amp__cpu_kernel_get(void *dev, void *module, const char *name, void **fn,
-                                      amp__signature *sig)
+static amp_status amp__cpu_kernel_get(void *dev, void *module, const char *name, amp__kernel_props *out)
 {
     amp__cpu_module *m = module;
     char symbol[512];
-    *fn = NULL;
+    memset(out, 0, sizeof *out);
     if (!m || !name) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "CPU accelerator: kernel_get without %s",
                                       m ? "a name" : "a module");
     if (snprintf(symbol, sizeof symbol, "%s%s", name, AMP__SIG_SUFFIX) >= (int)sizeof symbol)
@@ -208,12 +208,17 @@ static amp_status amp__cpu_kernel_get(void *dev, void *module, const char *name,
         return amp__fail(AMP_ERROR_KERNEL_NOT_FOUND,
                          "kernel '%s' not found in the program (no AMP_KERNEL or AMP_TILED_KERNEL "
                          "of that name)", name);
-    if (s->magic != AMP__SIG_MAGIC || s->version != AMP__SIG_VERSION)
+    /* The record is copied whole, so it must be that big: a module of another
+     * prelude version has a smaller one (the core validates the contents). */
+    Dl_info info;
+    const ElfW(Sym) *sym = NULL;
+    if (!dladdr1(s, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym || sym->st_size != sizeof *s)
         return amp__fail(AMP_ERROR_KERNEL_NOT_FOUND,
-                         "kernel '%s' has a signature record of another prelude version "
-                         "(magic %#x, version %d)", name, (unsigned)s->magic, s->version);
-    memcpy(sig, s, sizeof *sig);
-    *fn = f;
+                         "'%s' is not an AMP_KERNEL of this library version (%s is %zu bytes, want %zu)", name,
+                         symbol, sym ? (size_t)sym->st_size : (size_t)0, sizeof *s);
+    memcpy(&out->sig, s, sizeof *s);
+    out->fn = f;
+    snprintf(out->execution, sizeof out->execution, "cpu fibers");
     return AMP_OK;
 }
 
@@ -292,6 +297,7 @@ static amp_status amp__cpu_launch_op(void *dev, void *queue, void *fn, const amp
 
 static const amp__backend amp__cpu_backend = {
     .name = "cpu",
+    .prelude_prefix = amp__embedded_cpu_prelude,
     .cache_tag = amp__cpu_cache_tag,
     .compile = amp__cpu_compile_op,
     .module_load = amp__cpu_module_load,

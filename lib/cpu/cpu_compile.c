@@ -248,10 +248,12 @@ fail:
     return st;
 }
 
-amp_status amp__cpu_compile(amp__cpu_device *d, const char *source, const char *source_name,
-                            const char *options, void **bin, size_t *bin_size)
+amp_status amp__cpu_compile(amp__cpu_device *d, const amp__compile_job *job, amp__compile_output *out)
 {
     amp_status st = AMP_OK;
+    const char *source = job->source, *source_name = job->source_name, *options = job->options;
+    void **bin = &out->bin;
+    size_t *bin_size = &out->bin_size;
     char dir[4096] = "", src[4200] = "", so[4200] = "";
     char *opts = NULL, *log = NULL;
     char **argv = NULL;
@@ -270,10 +272,9 @@ amp_status amp__cpu_compile(amp__cpu_device *d, const char *source, const char *
     }
     snprintf(src, sizeof src, "%s/kernel.cpp", dir);
     snprintf(so, sizeof so, "%s/kernel.so", dir);
-    /* #line keeps diagnostics on the prelude and on the core's text named
-     * after them; the core's own #line names the user's lines. */
-    const char *parts[] = {"#line 1 \"amp_cpu_prelude.hpp\"\n", amp__embedded_cpu_prelude,
-                           "\n#line 1 \"amp_prelude.hip\"\n", source, "\n"};
+    /* The core assembled the whole unit, the CPU prelude included
+     * (lib/prelude.c), with #line markers naming each part. */
+    const char *parts[] = {source, "\n"};
     if ((st = amp__cpu_write_file(src, parts, sizeof parts / sizeof parts[0])) != AMP_OK) goto fail;
 
     /* The compiler and our flags first, the user's options after them so

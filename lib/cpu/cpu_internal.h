@@ -69,8 +69,7 @@ typedef struct amp__cpu_device {
 /* Compiler discovery (cpu_compile.c): fills cxx, available, reason and the
  * cache tag. Never fails: an unusable compiler leaves available false. */
 void amp__cpu_find_compiler(amp__cpu_device *d);
-amp_status amp__cpu_compile(amp__cpu_device *d, const char *source, const char *source_name,
-                            const char *options, void **bin, size_t *bin_size);
+amp_status amp__cpu_compile(amp__cpu_device *d, const amp__compile_job *job, amp__compile_output *out);
 
 /* Run one launch to completion on the pool (cpu_run.c). */
 amp_status amp__cpu_run(amp__cpu_device *d, amp__cpu_entry_fn fn, const amp__launch *l);

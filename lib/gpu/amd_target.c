@@ -323,7 +323,6 @@ amp_status amp__code_object_parse(const void *bin, size_t size, amp_kernel_resou
 AMP_API amp_status amp_compile_for_target(const char *target, const char *source, const char *options,
                                           amp_code_object **out)
 {
-    static const char line[] = "\n#line 1 \"kernel.hip\"\n";
     amp_status st = AMP_OK;
     char *full = NULL;
     void *bin = NULL;
@@ -341,14 +340,12 @@ AMP_API amp_status amp_compile_for_target(const char *target, const char *source
         st = amp__fail(AMP_ERROR_UNSUPPORTED, "cannot compile for %s: %s", target, why ? why : "no hipRTC");
         goto fail;
     }
-    const char *prelude = amp_prelude_source();
-    size_t np = strlen(prelude), nl = sizeof line - 1, ns = strlen(source);
-    full = malloc(np + nl + ns + 1);
-    if (!full) { st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "cannot allocate %zu bytes of source", np + nl + ns + 1); goto fail; }
-    memcpy(full, prelude, np);
-    memcpy(full + np, line, nl);
-    memcpy(full + np + nl, source, ns + 1);
-    if ((st = amp__hiprtc_compile(target, full, "kernel.hip", options, &bin, &bin_size)) != AMP_OK) goto fail;
+    if (!(full = amp__prelude_assemble(NULL, source, NULL, NULL))) {
+        st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "cannot allocate the translation unit for %s", target);
+        goto fail;
+    }
+    amp__compile_job job = {.source = full, .source_name = "kernel.hip", .options = options};
+    if ((st = amp__hiprtc_compile(target, &job, &bin, &bin_size)) != AMP_OK) goto fail;
     co = calloc(1, sizeof *co);
     if (!co) { st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "cannot allocate %zu bytes", sizeof *co); goto fail; }
     if ((st = extract_elf(bin, bin_size, &elf, &elf_size)) != AMP_OK) goto fail;

@@ -331,15 +331,15 @@ static void normalize_log(char *log, const char *name)
     *w = '\0';
 }
 
-static amp_status cu_compile(const char *arch, const char *source, const char *source_name,
-                             const char *options, void **bin, size_t *bin_size)
+static amp_status cu_compile(const char *arch, const amp__compile_job *job, void **bin, size_t *bin_size)
 {
     amp_status st = AMP_OK;
     char **argv = NULL, *storage = NULL, *log = NULL, *code = NULL;
+    const char **hdr = NULL, **hdr_names = NULL;
     void *prog = NULL;
     size_t argc = 0, size = 0;
     char arch_opt[64];
-    const char *name = source_name ? source_name : "kernel.hip";
+    const char *name = job->source_name ? job->source_name : "kernel.hip";
     *bin = NULL;
     *bin_size = 0;
 
@@ -363,11 +363,15 @@ static amp_status cu_compile(const char *arch, const char *source, const char *s
     /* No --device-as-default-execution-space: hipRTC requires __device__ on
      * helper functions, so NVRTC must too, or a kernel that builds on NVIDIA
      * would fail on AMD. NVRTC has no -O3 (it always optimizes). */
-    if ((st = amp__split_options(options, 2, 0, &argv, &argc, &storage)) != AMP_OK) goto fail;
+    if ((st = amp__split_options(job->options, 2, 0, &argv, &argc, &storage)) != AMP_OK) goto fail;
     argv[0] = arch_opt;
     argv[1] = (char *)"-std=c++17";
+    if (job->nheaders && !(hdr = amp__gpu_header_arrays(job, &hdr_names))) {
+        st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "cannot allocate the list of %zu headers", job->nheaders);
+        goto fail;
+    }
 
-    int rc = N.nvrtcCreateProgram(&prog, source, name, 0, NULL, NULL);
+    int rc = N.nvrtcCreateProgram(&prog, job->source, name, (int)job->nheaders, hdr, hdr_names);
     if (rc != 0) {
         st = amp__fail(AMP_ERROR_COMPILE, "nvrtcCreateProgram(%s): %s", name, N.nvrtcGetErrorString(rc));
         prog = NULL;
@@ -399,6 +403,7 @@ static amp_status cu_compile(const char *arch, const char *source, const char *s
         goto fail;
     }
     N.nvrtcDestroyProgram(&prog);
+    free(hdr);
     free(log);
     free(argv);
     free(storage);
@@ -407,6 +412,7 @@ static amp_status cu_compile(const char *arch, const char *source, const char *s
     return AMP_OK;
 fail:
     if (prog) N.nvrtcDestroyProgram(&prog);
+    free(hdr);
     free(code);
     free(log);
     free(argv);

@@ -327,11 +327,12 @@ const char *amp__hiprtc_version(const char **why)
 
 /* ------------------------------------------------------------ hipRTC */
 
-amp_status amp__hiprtc_compile(const char *target, const char *source, const char *source_name,
-                               const char *options, void **bin, size_t *bin_size)
+amp_status amp__hiprtc_compile(const char *target, const amp__compile_job *job, void **bin, size_t *bin_size)
 {
     amp_status st = AMP_OK;
+    const char *source = job->source, *source_name = job->source_name, *options = job->options;
     char **argv = NULL, *storage = NULL, *log = NULL, *code = NULL;
+    const char **hdr = NULL, **hdr_names = NULL;
     void *prog = NULL;
     bool locked = false;
     char arch_opt[128];
@@ -359,9 +360,15 @@ amp_status amp__hiprtc_compile(const char *target, const char *source, const cha
     argv[1] = (char *)"-std=c++17";
     argv[2] = (char *)"-O3";
 
+    if (job->nheaders && !(hdr = amp__gpu_header_arrays(job, &hdr_names))) {
+        st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "cannot allocate the list of %zu headers", job->nheaders);
+        goto fail;
+    }
+
     pthread_mutex_lock(&rtc_lock);
     locked = true;
-    int rc = R.hiprtcCreateProgram(&prog, source, source_name ? source_name : "kernel.hip", 0, NULL, NULL);
+    int rc = R.hiprtcCreateProgram(&prog, source, source_name ? source_name : "kernel.hip", (int)job->nheaders, hdr,
+                                   hdr_names);
     if (rc != 0) {
         st = amp__fail(AMP_ERROR_COMPILE, "hiprtcCreateProgram(%s): %s", source_name ? source_name : "kernel.hip",
                        R.hiprtcGetErrorString(rc));
@@ -398,6 +405,7 @@ amp_status amp__hiprtc_compile(const char *target, const char *source, const cha
     }
     R.hiprtcDestroyProgram(&prog);
     pthread_mutex_unlock(&rtc_lock);
+    free(hdr);
     free(log);
     free(argv);
     free(storage);
@@ -407,6 +415,7 @@ amp_status amp__hiprtc_compile(const char *target, const char *source, const cha
 fail:
     if (prog) R.hiprtcDestroyProgram(&prog);
     if (locked) pthread_mutex_unlock(&rtc_lock);
+    free(hdr);
     free(code);
     free(log);
     free(argv);
@@ -553,10 +562,9 @@ static amp_status hip_enter(void *ctx, void **prev)
 
 static void hip_leave(void *prev) { (void)hip_handled(H.hipSetDevice((int)((intptr_t)prev - 1))); }
 
-static amp_status hip_compile(const char *arch, const char *source, const char *source_name,
-                              const char *options, void **bin, size_t *bin_size)
+static amp_status hip_compile(const char *arch, const amp__compile_job *job, void **bin, size_t *bin_size)
 {
-    return amp__hiprtc_compile(arch, source, source_name, options, bin, bin_size);
+    return amp__hiprtc_compile(arch, job, bin, bin_size);
 }
 
 static amp_status hip_module_load(const void *bin, size_t size, void **module)

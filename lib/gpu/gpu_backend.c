@@ -70,15 +70,12 @@ static const char *gpu_cache_tag(void *dev) { return GPU_DEV(dev)->cache_tag; }
 
 /* ------------------------------------------------------------ programs */
 
-static amp_status gpu_compile(void *dev, const char *source, const char *source_name, const char *options,
-                              void **bin, size_t *bin_size)
+static amp_status gpu_compile(void *dev, const amp__compile_job *job, amp__compile_output *out)
 {
     gpu_dev *d = GPU_DEV(dev);
-    *bin = NULL;
-    *bin_size = 0;
-    if (!source) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "source is NULL");
+    memset(out, 0, sizeof *out);
     /* No context needed: hipRTC and NVRTC run without touching the device. */
-    return d->drv->compile(d->di.arch, source, source_name, options, bin, bin_size);
+    return d->drv->compile(d->di.arch, job, &out->bin, &out->bin_size);
 }
 
 static amp_status gpu_module_load(void *dev, const void *bin, size_t bin_size, void **module)
@@ -110,23 +107,7 @@ static void gpu_module_unload(void *dev, void *module)
     dev_leave(d, prev);
 }
 
-/* A signature that came from a module must describe a sane pack before the
- * core trusts its offsets. */
-static bool signature_sane(const amp__signature *s)
-{
-    if (s->rank < 1 || s->rank > AMP_MAX_RANK || s->nparams < 0 || s->nparams > AMP__SIG_MAX_PARAMS)
-        return false;
-    if (s->pack_size < 0 || s->pack_size > (1 << 20) || s->pack_align < 0) return false;
-    if (s->tiled && (s->rank > 3 || s->tile[0] <= 0)) return false;
-    for (int i = 0; i < s->nparams; ++i) {
-        const amp__sig_param *p = &s->params[i];
-        if (p->offset < 0 || p->size < 0 || p->offset > s->pack_size || p->size > s->pack_size - p->offset)
-            return false;
-    }
-    return true;
-}
-
-static amp_status gpu_kernel_get(void *dev, void *module, const char *name, void **fn, amp__signature *sig)
+static amp_status gpu_kernel_get(void *dev, void *module, const char *name, amp__kernel_props *out)
 {
     gpu_dev *d = GPU_DEV(dev);
     amp_status st = AMP_OK;
@@ -134,7 +115,7 @@ static amp_status gpu_kernel_get(void *dev, void *module, const char *name, void
     bool found = false;
     size_t actual = 0;
     void *f = NULL, *prev = NULL;
-    *fn = NULL;
+    memset(out, 0, sizeof *out);
     if (!module || !name || !*name) {
         st = amp__fail(AMP_ERROR_INVALID_ARGUMENT, "kernel name is %s", name ? "empty" : "NULL");
         goto fail;
@@ -153,32 +134,23 @@ static amp_status gpu_kernel_get(void *dev, void *module, const char *name, void
     }
     memcpy(signame, name, n);
     memcpy(signame + n, AMP__SIG_SUFFIX, sizeof AMP__SIG_SUFFIX);
-    if ((st = d->drv->global_read(module, signame, sig, sizeof *sig, &actual, &found)) != AMP_OK) goto fail;
+    if ((st = d->drv->global_read(module, signame, &out->sig, sizeof out->sig, &actual, &found)) != AMP_OK) goto fail;
     if (!found) {
         st = amp__fail(AMP_ERROR_KERNEL_NOT_FOUND,
                        "'%s' is not an AMP_KERNEL (the program has no %s record; declare it with AMP_KERNEL "
                        "or AMP_TILED_KERNEL)", name, signame);
         goto fail;
     }
-    if (actual != sizeof *sig) {
+    if (actual != sizeof out->sig) {
         st = amp__fail(AMP_ERROR_KERNEL_NOT_FOUND,
                        "'%s' is not an AMP_KERNEL of this library version (%s is %zu bytes, want %zu)", name,
-                       signame, actual, sizeof *sig);
+                       signame, actual, sizeof out->sig);
         goto fail;
     }
-    if (sig->magic != AMP__SIG_MAGIC || sig->version != AMP__SIG_VERSION) {
-        st = amp__fail(AMP_ERROR_KERNEL_NOT_FOUND,
-                       "'%s' is not an AMP_KERNEL (%s has magic 0x%x version %d, want 0x%x version %d)", name,
-                       signame, (unsigned)sig->magic, sig->version, (unsigned)AMP__SIG_MAGIC, AMP__SIG_VERSION);
-        goto fail;
-    }
-    if (!signature_sane(sig)) {
-        st = amp__fail(AMP_ERROR_KERNEL_NOT_FOUND, "'%s' is not an AMP_KERNEL (%s is corrupt)", name, signame);
-        goto fail;
-    }
+    snprintf(out->execution, sizeof out->execution, "gpu");
     dev_leave(d, prev);
     free(signame);
-    *fn = f;
+    out->fn = f;
     return AMP_OK;
 fail:
     dev_leave(d, prev);
@@ -575,6 +547,7 @@ static amp_status gpu_launch(void *dev, void *queue, void *fn, const amp__launch
 
 static const amp__backend gpu_backend = {
     .name = "gpu",
+    .prelude_prefix = NULL,
     .cache_tag = gpu_cache_tag,
     .compile = gpu_compile,
     .module_load = gpu_module_load,

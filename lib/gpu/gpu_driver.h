@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 /* What the backend needs to know about one device, filled once at open. */
 typedef struct amp__gpu_devinfo {
@@ -50,9 +51,9 @@ typedef struct amp__gpu_driver {
     /* Restore what enter() replaced; prev is never NULL here. */
     void (*leave)(void *prev);
 
-    /* Compile a complete translation unit for arch. *bin is malloc'ed. */
-    amp_status (*compile)(const char *arch, const char *source, const char *source_name,
-                          const char *options, void **bin, size_t *bin_size);
+    /* Compile a complete translation unit for arch, handing the job's headers
+     * to the compiler as named headers. *bin is malloc'ed. */
+    amp_status (*compile)(const char *arch, const amp__compile_job *job, void **bin, size_t *bin_size);
     amp_status (*module_load)(const void *bin, size_t size, void **module);
     void (*module_unload)(void *module);
     /* *found = false (no failure recorded) when name is absent. */
@@ -110,12 +111,28 @@ amp_status amp__amd_validate_target(const char *target);
 /* Validate target, then compile with hipRTC (--offload-arch=target -std=c++17
  * -O3 + options). *bin (malloc'ed) is what hipRTC returned: an AMDGPU ELF code
  * object (ROCm 5) or a clang offload bundle (some ROCm 6 builds). */
-amp_status amp__hiprtc_compile(const char *target, const char *source, const char *source_name,
-                               const char *options, void **bin, size_t *bin_size);
+amp_status amp__hiprtc_compile(const char *target, const amp__compile_job *job, void **bin, size_t *bin_size);
 /* "hiprtc X.Y" or NULL when hipRTC cannot be loaded (*why says why). */
 const char *amp__hiprtc_version(const char **why);
 /* The ISA names comgr knows, without the "amdgcn-amd-amdhsa--" prefix. i past
  * the end (or no comgr) -> NULL. */
 const char *amp__amd_isa_name(size_t i);
+
+/* The job's headers as the two parallel arrays hipRTC and NVRTC take: the
+ * returned contents array and *names are one malloc'ed block (free the
+ * returned pointer). NULL when the job has no headers or on no memory. */
+static inline const char **amp__gpu_header_arrays(const amp__compile_job *job, const char ***names)
+{
+    *names = NULL;
+    if (!job->nheaders) return NULL;
+    const char **v = (const char **)malloc(2 * job->nheaders * sizeof *v);
+    if (!v) return NULL;
+    for (size_t i = 0; i < job->nheaders; ++i) {
+        v[i] = job->headers[i].content;
+        v[job->nheaders + i] = job->headers[i].name;
+    }
+    *names = v + job->nheaders;
+    return v;
+}
 
 #endif /* AMP_GPU_DRIVER_H */
