@@ -12,6 +12,11 @@
  *  - Every function is safe to call from several threads at once; a single
  *    handle may be shared between threads except where noted.
  *  - Nothing aborts, exits or longjmps out of the library.
+ *  - An accelerator view argument q may be NULL: it then means the default
+ *    view of the accelerator the call's other handles belong to (a launch:
+ *    its kernel's; a copy: its arrays'), or of the default accelerator when
+ *    they belong to none (creating an array), as C++ AMP infers the
+ *    accelerator_view from the captured data.
  */
 #ifndef HIPAMP_H
 #define HIPAMP_H
@@ -211,7 +216,7 @@ typedef struct amp_array_view amp_array_view;
 typedef enum amp_access { AMP_READ_WRITE = 0, AMP_READ_ONLY = 1, AMP_WRITE_ONLY = 2 } amp_access;
 
 /* Device-resident container of amp_extent_size(e) elements of elem_size bytes
- * on q's accelerator (q NULL: the DEFAULT accelerator's default view, which
+ * on q's accelerator (q NULL: the default accelerator's default view, which
  * may not be the accelerator your kernels were built for). init (may
  * be NULL) is copied in before return; the caller keeps it. Blocks for that
  * copy. AMP_ERROR_OUT_OF_MEMORY when the device has no room. */
@@ -266,13 +271,38 @@ typedef struct amp_kernel amp_kernel;
  * know the device's arch. */
 AMP_API amp_status amp_program_build(amp_accelerator *a, const char *source, const char *options,
                                      amp_program **out);
+/* As amp_program_build with the source read from a file (a .hip file kept
+ * beside the program): its quoted #includes resolve from the file's own
+ * directory, and compile errors name the file (as path was given) and its
+ * lines. AMP_ERROR_INVALID_ARGUMENT: path cannot be opened or read, is not
+ * a regular file, or holds a NUL byte; otherwise as amp_program_build. */
+AMP_API amp_status amp_program_build_file(amp_accelerator *a, const char *path, const char *options,
+                                          amp_program **out);
 /* Kernels are owned by their program and valid until it is destroyed.
  * AMP_ERROR_KERNEL_NOT_FOUND names the missing kernel; AMP_ERROR_UNSUPPORTED:
  * its tile has more threads than the accelerator allows. */
 AMP_API amp_status amp_program_get_kernel(amp_program *p, const char *name, amp_kernel **out);
-/* Frees the program; the caller must not launch its kernels afterwards.
- * Waits for none (queued launches keep the module alive until they end). */
+/* Frees the program and ends its kernels' handles: a later use of one of
+ * them is AMP_ERROR_INVALID_ARGUMENT ("stale"), never a silent success.
+ * Waits for none (queued launches keep the compiled code alive until they
+ * end). */
 AMP_API amp_status amp_program_destroy(amp_program *p);
+
+/* What a kernel is and how it runs. */
+typedef struct amp_kernel_info {
+    char name[128];
+    char device_path[32];      /* the accelerator it was built for */
+    bool is_tiled;
+    int rank;
+    int tile[3];               /* tiled kernels: tile sizes in index order; else 0 */
+    int nparams;               /* parameters after the index */
+    size_t tile_static_bytes;  /* tile_static memory a tile uses (measured from the code) */
+    char execution[192];       /* "gpu"; on the CPU accelerator "cpu loops" (tiles run as loops
+                                  over work-items) or "cpu fibers: <why the loops could not be
+                                  used>" */
+} amp_kernel_info;
+/* AMP_ERROR_INVALID_ARGUMENT for a NULL, foreign or stale handle. Never blocks. */
+AMP_API amp_status amp_kernel_get_info(amp_kernel *k, amp_kernel_info *out);
 
 /* A compiled AMD code object for a named target, built with no GPU present. */
 typedef struct amp_code_object amp_code_object;
@@ -398,10 +428,39 @@ AMP_API amp_status amp_future_destroy(amp_future *f);
 
 /* ----------------------------------------------------------------- cache */
 
+/* The on-disk compile cache holds code this process will load and run, so
+ * it is used only when it is safe: a directory owned by this user and
+ * writable by nobody else (AMP_CACHE_SHARED=group: writable by its group
+ * only, which the user thereby trusts to run code in this process), entries
+ * that are regular files of ours, authenticated with a key only we (or the
+ * group) can read. Otherwise builds skip it (they still work, compiling
+ * every time) and amp_cache_get_info says why. */
+
 /* Directory of the on-disk compile cache (AMP_CACHE_DIR, else
- * $XDG_CACHE_HOME/hipamp, else $HOME/.cache/hipamp). Static string. */
+ * $XDG_CACHE_HOME/hipamp, else $HOME/.cache/hipamp, else
+ * /tmp/hipamp-cache-<uid>), decided at first use. Static string. */
 AMP_API const char *amp_cache_dir(void);
-/* Drop the in-memory program cache (the disk cache stays). */
+
+typedef struct amp_cache_info {
+    bool disk_enabled;            /* the disk cache is in use */
+    bool shared_group;            /* AMP_CACHE_SHARED=group */
+    char dir[1024];
+    char reason[512];             /* why disk_enabled is false ("" when true) */
+    char last_uncacheable[256];   /* why the last build that skipped the disk cache did
+                                     (a computed #include, a header the compiler read
+                                     that was not keyed, ...); "" if none */
+    uint64_t memory_hits, memory_misses;
+    uint64_t disk_hits, disk_misses, disk_stores;
+    uint64_t disk_rejected;       /* entries refused (bad owner, mode, MAC, size, type) */
+    uint64_t uncacheable_builds;  /* builds that could not use the disk cache */
+} amp_cache_info;
+/* Whether the disk cache is in use and, if not, why; counters since the
+ * process started. Never blocks on a build. AMP_ERROR_INVALID_ARGUMENT: out
+ * is NULL. */
+AMP_API amp_status amp_cache_get_info(amp_cache_info *out);
+
+/* Drop the in-memory program cache (the disk cache stays). Programs already
+ * built keep their code. */
 AMP_API amp_status amp_cache_clear_memory(void);
 
 /* The AMP device prelude every kernel is compiled with (NUL-terminated). */

@@ -107,6 +107,11 @@ typedef struct amp__backend {
     /* Text the core puts before the common prelude for this backend (the CPU
      * accelerator's host shims), or NULL. */
     const char *prelude_prefix;
+    /* Environment variables (NULL-terminated list, or NULL) holding
+     * ':'-separated directories the compiler searches for headers after the
+     * -I options (the CPU compiler's CPATH, CPLUS_INCLUDE_PATH): the core
+     * scans them too, to key builds on those headers. */
+    const char *const *include_env;
 
     /* [none] Text that changes whenever compiled output would: compiler and
      * its version, target arch with features, flags, the environment

@@ -1,5 +1,6 @@
 /* core.h — private helpers shared by the core and the backends: error
- * reporting, environment, hashing, embedded sources, locking wrappers. */
+ * reporting, argument checks, environment, hashing, clock, option splitting,
+ * embedded sources. Nothing here takes a lock a caller could hold. */
 #ifndef AMP_CORE_H
 #define AMP_CORE_H
 
@@ -10,34 +11,75 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
+
+/* ------------------------------------------------ errors (lib/status.c) */
 
 /* Set the calling thread's error message (printf format) and return s.
- * Messages longer than the buffer (64 KiB, enough for compiler logs) are
- * truncated with a note. */
+ * The message buffer is allocated on a thread's first failure and grows to
+ * fit (compiler logs); past 1 MiB it is truncated with a note. A thread that
+ * never fails costs nothing. */
 amp_status amp__fail(amp_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 amp_status amp__failv(amp_status s, const char *fmt, va_list ap);
-/* Append to the current message (used to add compiler logs). */
-void amp__append_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Return AMP_ERROR_INVALID_ARGUMENT naming the calling function and the
+ * expression when p is NULL. For the out-parameter, clear it first with
+ * AMP__CLEAR_OUT so that a failure leaves it NULL/zero. */
+#define AMP__NOT_NULL(p)                                                                      \
+    do {                                                                                      \
+        if (!(p)) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", __func__, #p); \
+    } while (0)
+#define AMP__CLEAR_OUT(out)                             \
+    do {                                                \
+        if (out) memset((out), 0, sizeof *(out));       \
+    } while (0)
+
+/* Duplicate a string with malloc (NULL on failure). */
+char *amp__strdup(const char *s);
+
+/* -------------------------------------------------- environment (lib/env.c) */
 
 /* getenv that treats "" as unset. */
 const char *amp__env(const char *name);
-/* Environment flag: "1", "on", "yes", "true" -> true. */
-bool amp__env_flag(const char *name);
+/* "1", "on", "yes", "true" -> true; "0", "off", "no", "false" -> false; unset
+ * or anything else -> dflt. */
+bool amp__env_flag(const char *name, bool dflt);
+/* A whole number of seconds in 1..max; unset or malformed -> dflt. */
+unsigned amp__env_seconds(const char *name, unsigned dflt, unsigned max);
+/* A size with an optional K/M/G (KiB, MiB...) suffix in [lo, hi]; unset or
+ * malformed -> dflt. */
+unsigned long long amp__env_size(const char *name, unsigned long long dflt, unsigned long long lo,
+                                 unsigned long long hi);
 
-/* 64-bit FNV-1a, chainable (seed with AMP__FNV_SEED). */
+/* ------------------------------------------------------ hashing (lib/hash.c) */
+
+/* SHA-256 (OpenSSL's libcrypto) over a sequence of fields. Each field is
+ * framed by its length, so ("ab","c") and ("a","bc") differ. */
+typedef struct amp__sha256 amp__sha256;
+amp__sha256 *amp__sha256_new(void);
+void amp__sha256_field(amp__sha256 *h, const void *data, size_t n);
+void amp__sha256_str(amp__sha256 *h, const char *s); /* NULL hashes as a distinct empty field */
+/* Writes 32 bytes and frees h. */
+void amp__sha256_final(amp__sha256 *h, uint8_t out[32]);
+/* HMAC-SHA256 of the concatenation of two buffers under key (32 bytes). */
+bool amp__hmac_sha256(const uint8_t key[32], const void *a, size_t na, const void *b, size_t nb, uint8_t out[32]);
+/* Fill buf with n bytes from the kernel's random source. */
+bool amp__random_bytes(void *buf, size_t n);
+/* Lowercase hex of n bytes into out (2n + 1 bytes). */
+void amp__hex(const uint8_t *in, size_t n, char *out);
+/* A fast non-cryptographic 64-bit hash (bucket choice only; never trust it
+ * for equality or against an adversary). Chainable: seed with 0. */
+uint64_t amp__fast_hash(uint64_t seed, const void *data, size_t n);
+/* 64-bit FNV-1a, chainable (seed with AMP__FNV_SEED); for tags only. */
 #define AMP__FNV_SEED 0xcbf29ce484222325ULL
 uint64_t amp__fnv1a(uint64_t h, const void *data, size_t n);
 
-/* Embedded device sources (generated at build time from hip_kernels/). */
-extern const char amp__embedded_prelude[];
-extern const char amp__embedded_cpu_prelude[];
+/* -------------------------------------------------------- clock (lib/clock.c) */
 
-/* Default on-disk cache lookup/store, shared by every backend's builds.
- * key: 32 hex chars. Load returns malloc'ed bytes or NULL (miss, or a
- * corrupt/truncated entry, which is deleted). Store is atomic (temp file +
- * rename); failures are silent (the cache is an optimisation). */
-void *amp__disk_cache_load(const char *key, size_t *size);
-void amp__disk_cache_store(const char *key, const void *data, size_t size);
+/* Monotonic clock in nanoseconds. */
+uint64_t amp__now_ns(void);
+
+/* ------------------------------------------------- options (lib/options.c) */
 
 /* Split options on whitespace (no quoting) into argv-style pointers inside
  * a malloc'ed copy. Slots [0, nfixed) of *argv are left for the caller's own
@@ -47,17 +89,17 @@ void amp__disk_cache_store(const char *key, const void *data, size_t size);
 amp_status amp__split_options(const char *options, size_t nfixed, size_t nextra, char ***argv, size_t *argc,
                               char **storage);
 
+/* -------------------------------------------------- sources (lib/prelude.c) */
+
+/* Embedded device sources (generated at build time from hip_kernels/). */
+extern const char amp__embedded_prelude[];
+extern const char amp__embedded_cpu_prelude[];
+
 /* The user's source file name in diagnostics when none is given. */
 #define AMP__SOURCE_NAME "kernel.hip"
-/* lib/prelude.c: prefix (may be NULL) + common prelude + user source, each
- * after a #line naming it (source_name NULL: AMP__SOURCE_NAME). malloc'ed;
- * NULL on no memory. *len (may be NULL) gets the length. */
+/* prefix (may be NULL) + common prelude + user source, each after a #line
+ * naming it (source_name NULL: AMP__SOURCE_NAME). malloc'ed; NULL on no
+ * memory. *len (may be NULL) gets the length. */
 char *amp__prelude_assemble(const char *prefix, const char *source, const char *source_name, size_t *len);
-
-/* Monotonic clock in nanoseconds. */
-uint64_t amp__now_ns(void);
-
-/* Duplicate a string with malloc (NULL on failure). */
-char *amp__strdup(const char *s);
 
 #endif /* AMP_CORE_H */

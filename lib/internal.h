@@ -1,10 +1,16 @@
-/* internal.h — the core's private structures (accelerators, views, programs,
- * storage coherence state) shared between the lib/ sources. Backends never see these.
+/* internal.h — the core's private structures and the functions its modules
+ * call in one another (one section per file). Backends never see these.
  *
- * Lock order (outermost first): storage locks (several at once only in
- * address order, inside a launch) -> program/module locks -> registry lock.
- * Backend calls may be made while holding a storage lock; backends never
- * call back into the core. */
+ * Lock order (outermost first; never take an earlier one while holding a
+ * later one):
+ *   1. storage locks (several at once only inside a launch, in address order)
+ *   2. a program's lock (its kernel list)
+ *   3. the compile cache lock (lib/compile_cache.c)
+ *   4. an accelerator's lock (its default view, its key prefix)
+ *   5. a queue's mark lock (lib/queue.c)
+ *   6. the kernel-handle table lock, the disk cache's init (leaves)
+ * Backend operations are called with at most the locks lib/backend.h names
+ * for each; backends never call back into the core. */
 #ifndef AMP_INTERNAL_H
 #define AMP_INTERNAL_H
 
@@ -13,51 +19,94 @@
 
 #include <stdatomic.h>
 
+/* ------------------------------------------------ lib/accelerator.c */
+
 struct amp_accelerator {
-    amp__device_entry e; /* backend, its device handle, info */
-    pthread_mutex_t lock;  /* guards default_view and key_base */
-    amp_accelerator_view *default_view;
-    bool key_ready;        /* key_base holds the compile-cache key of prelude,
-                              backend and cache tag: the part every build shares */
-    uint64_t key_base[2];
+    amp__device_entry e;   /* backend, its device handle, info (read-only) */
+    pthread_mutex_t lock;  /* guards default_view's creation and key_base */
+    _Atomic(amp_accelerator_view *) default_view;
+    bool key_ready;        /* key_base holds the hash of what every build on this
+                              accelerator shares: prelude, backend, cache tag */
+    uint8_t key_base[32];
 };
+
+amp_status amp__registry(amp_accelerator **list, size_t *count);
+/* The default view of a (created on first use). */
+amp_status amp__accelerator_queue(amp_accelerator *a, amp_accelerator_view **out);
+/* What q = NULL means when the call's other handles belong to no
+ * accelerator (include/hipamp.h states the one rule): the default
+ * accelerator's default view. */
+amp_status amp__default_queue(amp_accelerator_view **out);
+
+/* ------------------------------------------------------ lib/queue.c
+ * An accelerator view is a queue: an in-order stream of the backend. Every
+ * command the core queues (copy, launch) goes through this module, which
+ * numbers it, counts it, and answers "has everything up to here finished". */
+
+typedef struct amp__mark amp__mark; /* a recorded driver event and the number it covers */
 
 struct amp_accelerator_view {
     amp_accelerator *acc;
-    void *queue;
+    const amp__backend *be; /* acc->e.be, acc->e.dev: the hot path's one hop */
+    void *dev;
+    void *queue;            /* the backend's queue */
     bool is_default;
-    atomic_int refs; /* the user's handle + every amp__event on this queue */
+    atomic_int refs;        /* the handle, arrays on it, points held in storages and futures */
+    _Atomic uint64_t submitted; /* number of the newest command (given after it is queued) */
+    _Atomic uint64_t completed; /* every command numbered <= this has finished */
+    pthread_mutex_t mark_lock;  /* guards mark */
+    amp__mark *mark;        /* the newest recorded point, shared by waiters */
     _Atomic uint64_t bytes_to_device, copies_to_device, bytes_to_host, copies_to_host, launches;
 };
 
-/* A completion point shared by everything one launch touched. The driver
- * event is recorded lazily, the first time someone waits on the point or
- * asks about it: most launches are never waited on individually, and a
- * driver event record per launch was most of the library's launch overhead.
- * A late record marks the queue's tail at that moment, which comes after
- * the launch (queues are in order), so waiting on it may also wait for work
- * queued later on the same queue, never for less. */
-typedef struct amp__event {
-    atomic_int refs;
+/* A point in a queue: everything queued on q up to command seq. No
+ * allocation; a point stored in a structure holds a reference to q (set it
+ * with amp__point_set). {NULL, 0} is "nothing to wait for". */
+typedef struct amp__point {
     amp_accelerator_view *q;
-    _Atomic(void *) ev; /* driver event; NULL until first needed */
-} amp__event;
-/* A point after the work queued so far on q (retains q). */
-amp_status amp__event_record(amp_accelerator_view *q, amp__event **out);
-amp__event *amp__event_retain(amp__event *e);
-void amp__event_release(amp__event *e);
-/* Block the host until e passed (NULL: nothing to wait for). */
-amp_status amp__event_wait(amp__event *e);
-/* Make queue `on` wait (on the device) until e passed. */
-amp_status amp__event_order(amp_accelerator_view *on, amp__event *e);
-amp_status amp__event_query(amp__event *e, bool *done);
+    uint64_t seq;
+} amp__point;
+
+amp_status amp__queue_new(amp_accelerator *a, bool is_default, amp_accelerator_view **out);
+void amp__queue_retain(amp_accelerator_view *q);
+void amp__queue_release(amp_accelerator_view *q);
+/* Queue a launch / a copy; *done is the point right after it. */
+amp_status amp__queue_launch(amp_accelerator_view *q, void *fn, const amp__launch *l, amp__point *done);
+amp_status amp__queue_copy(amp_accelerator_view *q, const amp__copy *c, amp__point *done);
+/* Count one logical copy (a box, however many driver copies it took). */
+void amp__queue_count_copy(amp_accelerator_view *q, amp__copy_dir dir, uint64_t bytes);
+/* Block until everything queued on q has finished. */
+amp_status amp__queue_drain(amp_accelerator_view *q);
+/* Replace *slot by p, moving the queue reference. */
+void amp__point_set(amp__point *slot, amp__point p);
+/* Block the host until p passed. */
+amp_status amp__point_wait(amp__point p);
+/* Make queue `on` wait (on the device when it can) until p passed. */
+amp_status amp__point_order(amp_accelerator_view *on, amp__point p);
+amp_status amp__point_query(amp__point p, bool *done);
+
+/* -------------------------------------------------------- lib/box.c */
 
 /* A box [lo, hi) in storage coordinates (rank = storage rank). */
 typedef struct amp__box { int lo[AMP_MAX_RANK], hi[AMP_MAX_RANK]; } amp__box;
-#define AMP__MAX_BOXES 64 /* >= 2 * AMP__SIG_MAX_PARAMS: see storage_prepare */
+#define AMP__MAX_BOXES 64 /* >= 2 * AMP__SIG_MAX_PARAMS: see amp__storage_prepare */
+
+int64_t amp__box_volume(const amp__box *b, int r);
+bool amp__box_contains(const amp__box *a, const amp__box *b, int r);
+bool amp__box_intersect(const amp__box *a, const amp__box *b, int r, amp__box *out);
+/* list -= b (boxes crossing b split into slabs). false: the list would
+ * overflow AMP__MAX_BOXES (it is then unchanged). */
+bool amp__boxes_subtract(amp__box *list, int *n, const amp__box *b, int r);
+/* list += b, dropping boxes inside b and merging neighbours. false: no
+ * room (unchanged). */
+bool amp__boxes_add(amp__box *list, int *n, const amp__box *b, int r);
+/* Some box of the list contains b. */
+bool amp__boxes_cover(const amp__box *list, int n, const amp__box *b, int r);
+
+/* ---------------------------------------------------- lib/storage.c */
 
 /* What views and arrays share: the elements, where they are current, and the
- * last launch that used them. Every field below `lock` is guarded by it. */
+ * last command that used them. Every field below `lock` is guarded by it. */
 typedef struct amp__storage {
     pthread_mutex_t lock;
     int refs;
@@ -74,12 +123,35 @@ typedef struct amp__storage {
     int nvalid;
     amp__box dirty[AMP__MAX_BOXES]; /* device regions newer than host */
     int ndirty;
-    amp__event *last;           /* last launch or copy that used the storage */
+    amp__point last;            /* after the last launch or copy that used it */
 } amp__storage;
+
+amp_status amp__storage_new(size_t elem, amp_extent e, void *host, bool is_array, amp__storage **out);
+void amp__storage_retain(amp__storage *s);
+/* Waits for the last use, frees the device side and the storage at 0. */
+amp_status amp__storage_release(amp__storage *s);
+size_t amp__storage_bytes(const amp__storage *s);
+amp__box amp__storage_whole(const amp__storage *s);
+/* Element offset of origin (storage coordinates) from the storage's start. */
+int64_t amp__storage_offset(const amp__storage *s, const int *origin);
+/* [storage lock] Prepare for a launch on q: device buffer, copy-in of b
+ * when the launch reads it, ordering after the last use. *dptr = base. */
+amp_status amp__storage_prepare(amp__storage *s, amp_accelerator_view *q, const amp__box *b, bool discard,
+                                void **dptr);
+/* [storage lock] After the launch was queued: done is its point. */
+void amp__storage_after_launch(amp__storage *s, amp__point done, const amp__box *b, bool writes);
+/* [storage lock] Make the host current for b (blocks). */
+amp_status amp__storage_sync(amp__storage *s, const amp__box *b);
+/* [storage lock] The host changed b (refresh) or b's contents are not
+ * needed (discard): forget device copies accordingly. */
+amp_status amp__storage_refresh(amp__storage *s, const amp__box *b);
+amp_status amp__storage_discard(amp__storage *s, const amp__box *b);
+
+/* ---------------------------------------------- lib/array.c, array_view.c */
 
 struct amp_array {
     amp__storage *s;
-    amp_accelerator_view *q;
+    amp_accelerator_view *q; /* the array's own copies run here (retained) */
 };
 
 /* A view: storage box with its origin; the view's rank r addresses the
@@ -89,56 +161,131 @@ struct amp_array_view {
     amp_index origin;  /* storage coordinates, rank = storage rank */
     amp_extent ext;    /* view extent, rank r <= storage rank */
     amp_access access;
-    bool discard;      /* next launch needs no copy-in */
+    bool discard;      /* next launch needs no copy-in (guarded by s->lock) */
 };
 
+/* The view's box in storage coordinates. */
 void amp__view_box(const amp_array_view *v, amp__box *b);
-amp__box amp__whole_box(const amp__storage *s);
-/* Element offset of origin (storage coordinates) from the storage's start. */
-int64_t amp__storage_offset(const amp__storage *s, const int *origin);
-/* Prepare storage for a launch on q (storage lock held): device buffer,
- * copy-in when needs_data, cross-queue ordering. *dptr = device base. */
-amp_status amp__storage_prepare(amp__storage *s, amp_accelerator_view *q, const amp__box *b,
-                                bool needs_data, bool discard, void **dptr);
-/* After the launch was queued (storage lock held). */
-void amp__storage_after_launch(amp__storage *s, amp__event *ev, const amp__box *b, bool writes);
 
+/* ------------------------------------------------------ lib/future.c */
 
+/* A future that is complete until amp__future_complete_at gives it a point. */
+amp_status amp__future_new(amp_future **out);
+void amp__future_complete_at(amp_future *f, amp__point p);
 
-/* lib/argument.c: the kind's name with its kernel-side C++ type; checking a
- * value argument against its parameter (position i counted as args[] is);
- * putting a checked value into the pack at the parameter's offset. */
+/* ---------------------------------------------------- lib/argument.c */
+
+/* The kind's name with its kernel-side C++ type; checking a value argument
+ * against its parameter (position i counted as args[] is); putting a checked
+ * value into the pack at the parameter's offset. */
 const char *amp__kind_name(int kind);
 amp_status amp__arg_check_value(const char *kernel, int i, const amp__sig_param *p, const amp_arg *a);
 void amp__arg_put_value(unsigned char *pack, const amp__sig_param *p, const amp_arg *a);
 
-/* lib/signature.c */
+/* --------------------------------------------------- lib/signature.c */
+
 int amp__kind_width(int kind);
+/* true for a record the launch path may trust; else why names the field. */
 bool amp__signature_valid(const amp__signature *g, char *why, size_t n);
 
-/* Programs: modules are shared through the in-memory cache. */
+/* ---------------------------------------- lib/program.c, lib/kernel.c */
+
 typedef struct amp__module amp__module;
-struct amp_kernel {
-    amp__module *m;
+
+/* A kernel of one program. The user holds an encoded handle (lib/kernel.c),
+ * never this pointer, so that a kernel of a destroyed program is reported
+ * instead of used. */
+typedef struct amp__kernel {
+    amp__module *m;   /* the program's module (the program holds the reference) */
+    amp_accelerator *acc;
     char *name;
     void *fn;
     amp__signature sig;
+    size_t tile_static_bytes;
+    char execution[192];
+    amp_kernel *handle;
+} amp__kernel;
+
+/* Register k and give it a handle; free the handle (later lookups of it
+ * fail). */
+amp_status amp__kernel_handle_new(amp__kernel *k);
+void amp__kernel_handle_free(amp__kernel *k);
+/* The kernel behind a handle, or AMP_ERROR_INVALID_ARGUMENT naming why
+ * (NULL, not a handle, or its program was destroyed). */
+amp_status amp__kernel_resolve(amp_kernel *h, amp__kernel **out);
+
+/* ----------------------------------------------- lib/compile_cache.c */
+
+/* What identifies a build in memory: the exact inputs. */
+typedef struct amp__build_input {
+    const char *source;
+    size_t source_len;
+    const char *options;     /* NULL: none */
+    const char *source_name; /* for diagnostics and __FILE__ */
+    const char *source_dir;  /* where quoted includes resolve (NULL: none) */
+} amp__build_input;
+
+/* A header a build depended on, as it was when keyed. */
+typedef struct amp__dep {
+    char *path;
+    uint64_t dev, ino, size;
+    int64_t mtime_ns, ctime_ns;
+} amp__dep;
+
+struct amp__module {
+    int refs;               /* guarded by the compile cache lock */
+    amp_accelerator *acc;
+    void *mod;              /* the backend's module */
+    amp__build_input in;    /* owned copies */
+    uint64_t hash;          /* of in, for the bucket */
+    amp__dep *deps;         /* headers keyed on, re-checked on a memory hit */
+    size_t ndeps;
+    amp__module *next;      /* bucket chain */
+    bool in_cache;
 };
-amp_accelerator *amp__kernel_accelerator(const amp_kernel *k);
-/* Remember ev as the module's latest launch (unload waits for it). */
-void amp__module_note_launch(amp__module *m, amp__event *ev);
 
-/* Registry */
-amp_status amp__registry(amp_accelerator **list, size_t *count);
-amp_status amp__default_view(amp_accelerator *a, amp_accelerator_view **out);
+/* A module for these inputs whose headers are unchanged, retained; NULL on a
+ * miss. */
+amp__module *amp__mcache_find(amp_accelerator *acc, const amp__build_input *in);
+/* Take m (one reference, the caller's) into the cache unless an equal one
+ * is there; returns the one to use, holding a reference for the caller. */
+amp__module *amp__mcache_insert(amp__module *m);
+/* A new module holding copies of in (refs 1, not in the cache). */
+amp__module *amp__module_new(amp_accelerator *acc, const amp__build_input *in);
+void amp__module_retain(amp__module *m);
+void amp__module_release(amp__module *m);
+/* The cache's counters (lib/compile_cache.c). */
+void amp__mcache_count(uint64_t *hits, uint64_t *misses);
 
-/* Count a copy on q's statistics. */
-void amp__view_release(amp_accelerator_view *q);
-void amp__count_copy(amp_accelerator_view *q, amp__copy_dir dir, uint64_t bytes);
+/* ------------------------------------------------ lib/include_scan.c */
 
-/* Launch used by the sync and async entry points; *ev gets the launch's
- * completion (caller releases) when ev is not NULL. */
-amp_status amp__run(amp_accelerator_view *q, amp_extent e, const amp_tiled_extent *t,
-                       amp_kernel *k, const amp_arg *args, size_t nargs, amp__event **ev);
+/* The headers a source includes, found the way the compiler would look for
+ * them (the includer's directory, -iquote, -I, --include-path, -isystem
+ * options, then the backend's include-path variables), read whole.
+ * complete is false when something could not be tracked (a computed
+ * #include, a name that resolves to two files): the build then skips the
+ * disk cache, and why says so. */
+typedef struct amp__scan {
+    amp__header *headers; /* name, path, content (owned) */
+    amp__dep *deps;       /* stamps of the same files, same order */
+    size_t n;
+    bool complete;
+    char why[256];
+} amp__scan;
+amp_status amp__scan_includes(const amp__build_input *in, const char *const *env_vars, amp__scan *out);
+void amp__scan_free(amp__scan *s);
+/* A dep's file still has the stamp it had. */
+bool amp__dep_fresh(const amp__dep *d);
+
+/* -------------------------------------------------- lib/disk_cache.c */
+
+/* Entry for key (32 bytes), authenticated; malloc'ed payload or NULL. */
+void *amp__dcache_load(const uint8_t key[32], size_t *size);
+/* Store (atomically; failures are counted, never reported: the cache is an
+ * optimisation). */
+void amp__dcache_store(const uint8_t key[32], const void *data, size_t size);
+/* A build that could not use the disk cache and why (counted, shown by
+ * amp_cache_get_info). */
+void amp__dcache_note_uncacheable(const char *why);
 
 #endif /* AMP_INTERNAL_H */

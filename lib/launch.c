@@ -1,6 +1,7 @@
-/* launch.c — parallel_for_each: check the arguments against the kernel's
- * signature record, make every view's data current on the device, fill the
- * argument pack, queue the launch, and record what it touched; futures. */
+/* launch.c — parallel_for_each: check the compute domain and every argument
+ * against the kernel's signature record, make each view's data current on
+ * the device, fill the argument pack, queue the launch, and record what it
+ * touched. The hot path: no allocation, one lock per distinct storage. */
 #include "internal.h"
 
 #include <stdio.h>
@@ -18,16 +19,13 @@ typedef struct amp__bound {
     bool writes;
 } amp__bound;
 
-static amp_status amp__check_arg(const amp_kernel *k, int i, const amp_arg *a, amp__bound *b)
+static amp_status amp__bind_memory(const amp__kernel *k, int i, const amp_arg *a, amp__bound *b)
 {
     const amp__sig_param *p = &k->sig.params[i];
     const char *kn = k->name;
-    bool is_mem = p->kind == AMP_ARG_VIEW || p->kind == AMP_ARG_ARRAY;
-    if (!is_mem) return amp__arg_check_value(kn, i, p, a);
     if (a->kind != AMP_ARG_VIEW && a->kind != AMP_ARG_ARRAY)
-        return amp__fail(AMP_ERROR_ARGUMENT_MISMATCH, "kernel '%s' parameter %d is %s<%s, %d>; argument is %s",
-                         kn, i, amp__kind_name(p->kind), p->is_const ? "const T" : "T", p->rank,
-                         amp__kind_name(a->kind));
+        return amp__fail(AMP_ERROR_ARGUMENT_MISMATCH, "kernel '%s' parameter %d is %s<%s, %d>; argument is %s", kn, i,
+                         amp__kind_name(p->kind), p->is_const ? "const T" : "T", p->rank, amp__kind_name(a->kind));
     if (p->kind == AMP_ARG_ARRAY && a->kind != AMP_ARG_ARRAY)
         return amp__fail(AMP_ERROR_ARGUMENT_MISMATCH,
                          "kernel '%s' parameter %d is amp::array; bind an amp_array (amp_arg_array)", kn, i);
@@ -48,11 +46,12 @@ static amp_status amp__check_arg(const amp_kernel *k, int i, const amp_arg *a, a
         b->origin.rank = b->ext.rank;
         memset(b->origin.v, 0, sizeof b->origin.v);
         b->access = AMP_READ_WRITE;
-        b->box = amp__whole_box(arr->s);
+        b->view = NULL;
+        b->box = amp__storage_whole(arr->s);
     }
     if (b->ext.rank != p->rank)
-        return amp__fail(AMP_ERROR_ARGUMENT_MISMATCH, "kernel '%s' parameter %d has rank %d; argument has rank %d",
-                         kn, i, p->rank, b->ext.rank);
+        return amp__fail(AMP_ERROR_ARGUMENT_MISMATCH, "kernel '%s' parameter %d has rank %d; argument has rank %d", kn,
+                         i, p->rank, b->ext.rank);
     if ((int64_t)b->s->elem != p->elem_size)
         return amp__fail(AMP_ERROR_ARGUMENT_MISMATCH,
                          "kernel '%s' parameter %d has %d-byte elements; argument has %zu-byte elements", kn, i,
@@ -81,13 +80,7 @@ static void amp__put_view(unsigned char *pack, const amp__sig_param *p, const am
     }
 }
 
-static int amp__storage_cmp(const void *a, const void *b)
-{
-    uintptr_t x = (uintptr_t)*(amp__storage *const *)a, y = (uintptr_t)*(amp__storage *const *)b;
-    return x < y ? -1 : x > y;
-}
-
-static amp_status amp__check_domain(const amp_kernel *k, amp_extent e, const amp_tiled_extent *t)
+static amp_status amp__check_domain(const amp__kernel *k, amp_extent e, const amp_tiled_extent *t)
 {
     amp_status st;
     if (t) {
@@ -120,83 +113,90 @@ static amp_status amp__check_domain(const amp_kernel *k, amp_extent e, const amp
     return AMP_OK;
 }
 
-amp_status amp__run(amp_accelerator_view *q, amp_extent e, const amp_tiled_extent *t, amp_kernel *k,
-                       const amp_arg *args, size_t nargs, amp__event **out_ev)
+/* Sort a few storages by address and drop duplicates (lock order:
+ * internal.h). Insertion sort: a launch has at most 32. */
+static size_t amp__sort_unique(amp__storage **v, size_t n)
+{
+    for (size_t i = 1; i < n; ++i) {
+        amp__storage *x = v[i];
+        size_t j = i;
+        for (; j > 0 && (uintptr_t)v[j - 1] > (uintptr_t)x; --j) v[j] = v[j - 1];
+        v[j] = x;
+    }
+    size_t u = 0;
+    for (size_t i = 0; i < n; ++i)
+        if (!u || v[u - 1] != v[i]) v[u++] = v[i];
+    return u;
+}
+
+/* The launch behind every entry point; *done (may be NULL) is the point
+ * after it. */
+static amp_status amp__run(amp_accelerator_view *q, amp_extent e, const amp_tiled_extent *t, amp_kernel *handle,
+                           const amp_arg *args, size_t nargs, amp__point *done)
 {
     amp_status st = AMP_OK;
+    amp__kernel *k = NULL;
     amp__bound bound[AMP__SIG_MAX_PARAMS];
     amp__storage *locked[AMP__SIG_MAX_PARAMS];
     size_t nlocked = 0;
-    amp__event *ev = NULL;
     _Alignas(16) unsigned char pack[AMP__MAX_PACK];
-    if (out_ev) *out_ev = NULL;
-    if (!k) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "parallel_for_each: kernel is NULL");
-    if (!args && nargs) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "parallel_for_each: args is NULL, nargs %zu", nargs);
-    amp_accelerator *acc = amp__kernel_accelerator(k);
-    if (!q && (st = amp__default_view(acc, &q)) != AMP_OK) return st;
-    if (q->acc != acc)
+    if ((st = amp__kernel_resolve(handle, &k)) != AMP_OK) return st;
+    if (!args && nargs)
+        return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "parallel_for_each: args is NULL, nargs %zu", nargs);
+    if (!q && (st = amp__accelerator_queue(k->acc, &q)) != AMP_OK) return st;
+    if (q->acc != k->acc)
         return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "kernel '%s' was built for %s; the accelerator view is on %s",
-                         k->name, acc->e.info.device_path, q->acc->e.info.device_path);
+                         k->name, k->acc->e.info.device_path, q->acc->e.info.device_path);
     if ((st = amp__check_domain(k, e, t)) != AMP_OK) return st;
     if (nargs != (size_t)k->sig.nparams)
         return amp__fail(AMP_ERROR_ARGUMENT_MISMATCH, "kernel '%s' takes %d parameters; %zu arguments given", k->name,
                          k->sig.nparams, nargs);
     memset(pack, 0, (size_t)k->sig.pack_size);
     for (size_t i = 0; i < nargs; ++i) {
-        memset(&bound[i], 0, sizeof bound[i]);
-        if ((st = amp__check_arg(k, (int)i, &args[i], &bound[i])) != AMP_OK) return st;
-        if (bound[i].s) locked[nlocked++] = bound[i].s;
-        else amp__arg_put_value(pack, &k->sig.params[i], &args[i]);
+        const amp__sig_param *p = &k->sig.params[i];
+        bound[i].s = NULL;
+        if (p->kind == AMP_ARG_VIEW || p->kind == AMP_ARG_ARRAY) {
+            if ((st = amp__bind_memory(k, (int)i, &args[i], &bound[i])) != AMP_OK) return st;
+            locked[nlocked++] = bound[i].s;
+        } else {
+            if ((st = amp__arg_check_value(k->name, (int)i, p, &args[i])) != AMP_OK) return st;
+            amp__arg_put_value(pack, p, &args[i]);
+        }
     }
-    /* Lock each storage once, in address order (lock order: internal.h). */
-    qsort(locked, nlocked, sizeof *locked, amp__storage_cmp);
-    size_t u = 0;
-    for (size_t i = 0; i < nlocked; ++i)
-        if (!u || locked[u - 1] != locked[i]) locked[u++] = locked[i];
-    nlocked = u;
-    /* The completion point exists before anything is queued: whatever a
-     * failure leaves queued (copies of earlier arguments) is still covered
-     * by it. Recording is lazy, so this costs no driver call. */
-    if ((st = amp__event_record(q, &ev)) != AMP_OK) return st;
+    nlocked = amp__sort_unique(locked, nlocked);
     for (size_t i = 0; i < nlocked; ++i) pthread_mutex_lock(&locked[i]->lock);
 
-    size_t prepared = 0; /* arguments whose storage may have queued work */
     for (size_t i = 0; i < nargs; ++i) {
         amp__bound *b = &bound[i];
         if (!b->s) continue;
-        bool discard = b->view && b->view->discard;
         void *dptr = NULL;
-        prepared = i + 1; /* a failing prepare may have queued copies too */
-        if ((st = amp__storage_prepare(b->s, q, &b->box, true, discard, &dptr)) != AMP_OK) goto out;
+        if ((st = amp__storage_prepare(b->s, q, &b->box, b->view && b->view->discard, &dptr)) != AMP_OK) goto out;
         amp__put_view(pack, &k->sig.params[i], b, dptr);
     }
 
     amp__launch l;
-    memset(&l, 0, sizeof l);
     l.kernel_name = k->name;
     l.sig = &k->sig;
     l.tiled = t != NULL;
     l.extent = t ? t->extent : e;
+    memset(&l.info, 0, sizeof l.info);
     l.info.rank = l.extent.rank;
     for (int d = 0; d < l.extent.rank; ++d) l.info.ext[d] = l.extent.v[d];
     l.pack = pack;
     l.pack_size = (size_t)k->sig.pack_size;
-    if ((st = acc->e.be->launch(acc->e.dev, q->queue, k->fn, &l)) != AMP_OK) goto out;
-    atomic_fetch_add(&q->launches, 1);
+    amp__point after = {NULL, 0};
+    if ((st = amp__queue_launch(q, k->fn, &l, &after)) != AMP_OK) goto out;
     for (size_t i = 0; i < nargs; ++i) {
         amp__bound *b = &bound[i];
         if (!b->s) continue;
-        amp__storage_after_launch(b->s, ev, &b->box, b->writes);
+        amp__storage_after_launch(b->s, after, &b->box, b->writes);
         if (b->view) b->view->discard = false;
     }
-    amp__module_note_launch(k->m, ev);
-    if (out_ev) *out_ev = amp__event_retain(ev);
+    if (done) *done = after;
 out:
-    if (st != AMP_OK)
-        for (size_t i = 0; i < prepared; ++i)
-            if (bound[i].s) amp__storage_after_launch(bound[i].s, ev, &bound[i].box, false);
+    /* Copies a failed launch queued are still covered: prepare moved each
+     * storage's last point past every copy it queued. */
     for (size_t i = nlocked; i-- > 0;) pthread_mutex_unlock(&locked[i]->lock);
-    amp__event_release(ev);
     return st;
 }
 
@@ -212,24 +212,22 @@ amp_status amp_parallel_for_each_tiled(amp_accelerator_view *q, amp_tiled_extent
     return amp__run(q, t.extent, &t, k, args, nargs, NULL);
 }
 
-/* ---------------------------------------------------------------- futures */
-
-struct amp_future {
-    amp__event *ev;
-};
+/* ------------------------------------------------------- async launches */
 
 static amp_status amp__run_async(amp_accelerator_view *q, amp_extent e, const amp_tiled_extent *t, amp_kernel *k,
-                                 const amp_arg *args, size_t nargs, amp_future **out, const char *fn)
+                                 const amp_arg *args, size_t nargs, amp_future **out)
 {
-    if (!out) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: out is NULL", fn);
+    AMP__NOT_NULL(out);
     *out = NULL;
-    amp_future *f = calloc(1, sizeof *f);
-    if (!f) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "future: out of host memory");
-    amp_status st = amp__run(q, e, t, k, args, nargs, &f->ev);
-    if (st != AMP_OK) {
-        free(f);
+    amp_future *f = NULL;
+    amp_status st = amp__future_new(&f);
+    if (st != AMP_OK) return st;
+    amp__point done = {NULL, 0};
+    if ((st = amp__run(q, e, t, k, args, nargs, &done)) != AMP_OK) {
+        amp_future_destroy(f);
         return st;
     }
+    amp__future_complete_at(f, done);
     *out = f;
     return AMP_OK;
 }
@@ -237,34 +235,11 @@ static amp_status amp__run_async(amp_accelerator_view *q, amp_extent e, const am
 amp_status amp_parallel_for_each_async(amp_accelerator_view *q, amp_extent e, amp_kernel *k, const amp_arg *args,
                                        size_t nargs, amp_future **out)
 {
-    return amp__run_async(q, e, NULL, k, args, nargs, out, "amp_parallel_for_each_async");
+    return amp__run_async(q, e, NULL, k, args, nargs, out);
 }
 
 amp_status amp_parallel_for_each_tiled_async(amp_accelerator_view *q, amp_tiled_extent t, amp_kernel *k,
                                              const amp_arg *args, size_t nargs, amp_future **out)
 {
-    return amp__run_async(q, t.extent, &t, k, args, nargs, out, "amp_parallel_for_each_tiled_async");
-}
-
-amp_status amp_future_wait(amp_future *f)
-{
-    if (!f) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "amp_future_wait: future is NULL");
-    return amp__event_wait(f->ev);
-}
-
-amp_status amp_future_is_ready(amp_future *f, bool *done)
-{
-    if (!f || !done) {
-        if (done) *done = false;
-        return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "amp_future_is_ready: %s is NULL", f ? "done" : "future");
-    }
-    return amp__event_query(f->ev, done);
-}
-
-amp_status amp_future_destroy(amp_future *f)
-{
-    if (!f) return AMP_OK;
-    amp__event_release(f->ev);
-    free(f);
-    return AMP_OK;
+    return amp__run_async(q, t.extent, &t, k, args, nargs, out);
 }

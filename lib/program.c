@@ -1,285 +1,349 @@
-/* program.c — amp_program_build and kernels: prepend the prelude, look up the
- * in-memory then on-disk cache, compile through the backend, load the module
- * and read each kernel's signature record. */
+/* program.c — amp_program: building a source (or a .hip file) through the
+ * in-memory cache, the disk cache and the backend's compiler, and handing
+ * out its kernels after their signature records pass the one check. */
 #include "internal.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
-
-struct amp__module {
-    int refs;                  /* guarded by amp__cache_lock */
-    amp_accelerator *acc;
-    void *mod;
-    char key[33];
-    struct amp__module *next;  /* in the in-memory cache */
-    bool in_cache;
-    pthread_mutex_t lock;      /* guards kernels */
-    amp_kernel **kernels;
-    size_t nkernels;
-    _Atomic(amp__event *) last; /* last launch of any kernel in it */
-};
+#define AMP__COMPILE_TIMEOUT_DEFAULT 600u /* seconds: a cold compile of a large kernel */
+#define AMP__COMPILE_TIMEOUT_MAX 86400u
+#define AMP__SOURCE_FILE_MAX (64u << 20)
 
 struct amp_program {
-    amp__module *m;
+    amp__module *m;         /* one reference */
+    pthread_mutex_t lock;   /* guards kernels */
+    amp__kernel **kernels;
+    size_t nkernels, cap;
 };
 
-static pthread_mutex_t amp__cache_lock = PTHREAD_MUTEX_INITIALIZER;
-static amp__module *amp__cache_head;
+/* ------------------------------------------------------------ build keys */
 
-
-amp_accelerator *amp__kernel_accelerator(const amp_kernel *k) { return k->m->acc; }
-
-void amp__module_note_launch(amp__module *m, amp__event *ev)
+/* What every build on acc shares: the assembled prelude and the backend's
+ * identity (compiler, target, flags, environment). Computed once. */
+static amp_status amp__key_base(amp_accelerator *acc, uint8_t out[32])
 {
-    amp__event *old = atomic_exchange(&m->last, amp__event_retain(ev));
-    amp__event_release(old);
-}
-
-static void amp__module_free(amp__module *m)
-{
-    amp__event *last = atomic_exchange(&m->last, NULL);
-    /* Unloading under a running kernel is undefined in both drivers. */
-    (void)amp__event_wait(last);
-    amp__event_release(last);
-    for (size_t i = 0; i < m->nkernels; ++i) {
-        free(m->kernels[i]->name);
-        free(m->kernels[i]);
-    }
-    free(m->kernels);
-    if (m->mod) m->acc->e.be->module_unload(m->acc->e.dev, m->mod);
-    pthread_mutex_destroy(&m->lock);
-    free(m);
-}
-
-static void amp__module_release(amp__module *m)
-{
-    pthread_mutex_lock(&amp__cache_lock);
-    bool last = --m->refs == 0;
-    pthread_mutex_unlock(&amp__cache_lock);
-    if (last) amp__module_free(m);
-}
-
-/* Two independent 64-bit hashes over the same fields make the 128-bit key.
- * Word at a time: a build that hits the in-memory cache hashes only the
- * options and the user's source, so this is most of a cache hit's cost. */
-typedef struct amp__keyhash { uint64_t a, b; } amp__keyhash;
-static void amp__key_add(amp__keyhash *h, const char *s)
-{
-    size_t n = s ? strlen(s) : 0;
-    uint64_t a = h->a ^ (n * 0x9e3779b97f4a7c15ULL), b = h->b + n;
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        uint64_t w;
-        memcpy(&w, s + i, 8);
-        a = (a ^ w) * 0x100000001b3ULL;
-        a ^= a >> 29;
-        b = (b + w) * 0xbf58476d1ce4e5b9ULL;
-        b = (b << 31) | (b >> 33);
-    }
-    uint64_t tail = 0;
-    if (i < n) memcpy(&tail, s + i, n - i);
-    a = (a ^ tail ^ 0xff) * 0x100000001b3ULL;
-    b = (b + tail) * 0x94d049bb133111ebULL;
-    h->a = a ^ (a >> 31);
-    h->b = b ^ (b >> 30);
-}
-
-/* Key of (prelude, backend, cache tag, options, source) for acc. */
-static void amp__build_key(amp_accelerator *acc, const char *options, const char *source, char key[33])
-{
-    amp__keyhash h;
+    amp_status st = AMP_OK;
     pthread_mutex_lock(&acc->lock);
     if (!acc->key_ready) {
-        h.a = AMP__FNV_SEED;
-        h.b = 0x243f6a8885a308d3ULL;
-        amp__key_add(&h, amp__embedded_prelude);
-        amp__key_add(&h, acc->e.be->name);
-        amp__key_add(&h, acc->e.be->cache_tag(acc->e.dev));
-        acc->key_base[0] = h.a;
-        acc->key_base[1] = h.b;
+        amp__sha256 *h = amp__sha256_new();
+        if (!h) {
+            st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "no memory to hash a build key");
+            goto out;
+        }
+        amp__sha256_str(h, "hipamp build key v2");
+        amp__sha256_str(h, acc->e.be->prelude_prefix);
+        amp__sha256_str(h, amp__embedded_prelude);
+        amp__sha256_str(h, acc->e.be->name);
+        amp__sha256_str(h, acc->e.be->cache_tag(acc->e.dev));
+        amp__sha256_final(h, acc->key_base);
         acc->key_ready = true;
     }
-    h.a = acc->key_base[0];
-    h.b = acc->key_base[1];
+    memcpy(out, acc->key_base, 32);
+out:
     pthread_mutex_unlock(&acc->lock);
-    amp__key_add(&h, options);
-    amp__key_add(&h, source);
-    snprintf(key, 33, "%016llx%016llx", (unsigned long long)h.a, (unsigned long long)h.b);
+    return st;
 }
 
-static amp__module *amp__cache_find(amp_accelerator *acc, const char *key)
+/* The disk key: everything that changes the compiled output. */
+static amp_status amp__build_key(amp_accelerator *acc, const amp__build_input *in, const amp__scan *scan, uint8_t key[32])
 {
-    amp__module *found = NULL;
-    pthread_mutex_lock(&amp__cache_lock);
-    for (amp__module *m = amp__cache_head; m; m = m->next)
-        if (m->acc == acc && !strcmp(m->key, key)) {
-            m->refs++;
-            found = m;
-            break;
-        }
-    pthread_mutex_unlock(&amp__cache_lock);
-    return found;
-}
-
-/* Insert m (one reference: the caller's) unless another thread won the race;
- * returns the module the caller should use, holding a reference to it. */
-static amp__module *amp__cache_insert(amp__module *m)
-{
-    amp__module *winner = NULL;
-    pthread_mutex_lock(&amp__cache_lock);
-    for (amp__module *o = amp__cache_head; o; o = o->next)
-        if (o->acc == m->acc && !strcmp(o->key, m->key)) {
-            o->refs++;
-            winner = o;
-            break;
-        }
-    if (!winner) {
-        m->refs = 2; /* caller + cache */
-        m->in_cache = true;
-        m->next = amp__cache_head;
-        amp__cache_head = m;
+    uint8_t base[32];
+    amp_status st = amp__key_base(acc, base);
+    if (st != AMP_OK) return st;
+    amp__sha256 *h = amp__sha256_new();
+    if (!h) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "no memory to hash a build key");
+    amp__sha256_field(h, base, sizeof base);
+    amp__sha256_str(h, in->options);
+    amp__sha256_str(h, in->source_name);
+    amp__sha256_field(h, in->source, in->source_len);
+    uint64_t n = scan->n;
+    amp__sha256_field(h, &n, sizeof n);
+    for (size_t i = 0; i < scan->n; ++i) {
+        amp__sha256_str(h, scan->headers[i].name);
+        amp__sha256_str(h, scan->headers[i].path);
+        amp__sha256_field(h, scan->headers[i].content, scan->headers[i].size);
     }
-    pthread_mutex_unlock(&amp__cache_lock);
-    if (winner) {
-        amp__module_free(m);
-        return winner;
-    }
-    return m;
-}
-
-amp_status amp_cache_clear_memory(void)
-{
-    pthread_mutex_lock(&amp__cache_lock);
-    amp__module *list = amp__cache_head, *dead = NULL;
-    amp__cache_head = NULL;
-    while (list) {
-        amp__module *m = list;
-        list = m->next;
-        m->in_cache = false;
-        if (--m->refs == 0) {
-            m->next = dead;
-            dead = m;
-        }
-    }
-    pthread_mutex_unlock(&amp__cache_lock);
-    while (dead) {
-        amp__module *m = dead;
-        dead = m->next;
-        amp__module_free(m);
-    }
+    amp__sha256_final(h, key);
     return AMP_OK;
 }
 
-static amp_status amp__module_load(amp_accelerator *acc, const char *key, const void *bin,
-                                   size_t size, amp__module **out)
+/* The compiler said which files it read (deps); a result is cacheable only
+ * if each was keyed and has not changed since. */
+static bool amp__deps_keyed(const char *deps, const amp__scan *scan, char *why, size_t n)
 {
-    amp__module *m = calloc(1, sizeof *m);
-    if (!m) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "program: out of host memory");
-    amp_status st = acc->e.be->module_load(acc->e.dev, bin, size, &m->mod);
-    if (st != AMP_OK) {
-        free(m);
-        return st;
+    for (const char *p = deps; p && *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        char path[PATH_MAX];
+        if (len && len < sizeof path) {
+            memcpy(path, p, len);
+            path[len] = '\0';
+            struct stat sb;
+            bool keyed = false;
+            if (stat(path, &sb) == 0)
+                for (size_t i = 0; i < scan->n && !keyed; ++i)
+                    keyed = scan->deps[i].dev == (uint64_t)sb.st_dev && scan->deps[i].ino == (uint64_t)sb.st_ino &&
+                            amp__dep_fresh(&scan->deps[i]);
+            if (!keyed) {
+                snprintf(why, n, "the compiler read %.200s, which the cache did not key on (or it changed)", path);
+                return false;
+            }
+        }
+        p = nl ? nl + 1 : NULL;
     }
-    m->acc = acc;
-    m->refs = 1;
-    snprintf(m->key, sizeof m->key, "%s", key);
-    pthread_mutex_init(&m->lock, NULL);
-    *out = m;
-    return AMP_OK;
+    return true;
 }
 
-amp_status amp_program_build(amp_accelerator *acc, const char *source, const char *options,
-                             amp_program **out)
+/* A prelude's refusal of a parameter type names its position inside a
+ * template instantiation somewhere in the log; say it on the first line. */
+static void amp__summarize_log(amp_status st)
+{
+    if (st != AMP_ERROR_COMPILE) return;
+    const char *log = amp_last_error();
+    const char *at = strstr(log, "kernel_parameter<");
+    if (!at) return;
+    at += strlen("kernel_parameter<");
+    char *end = NULL;
+    long pos = strtol(at, &end, 10);
+    if (end == at || *end != ',') return;
+    const char *type = end + 1;
+    while (*type == ' ') ++type;
+    int depth = 0;
+    const char *t = type;
+    for (; *t && *t != '\n'; ++t) {
+        if (*t == '<') depth++;
+        else if (*t == '>' && depth-- == 0) break;
+    }
+    char *copy = amp__strdup(log);
+    if (!copy) return;
+    amp__fail(st, "kernel parameter %ld (counted from 0 after the index) has type '%.*s', which a hipamp kernel "
+              "cannot take (see the compiler's message below)\n%s", pos, (int)(t - type), type, copy);
+    free(copy);
+}
+
+/* -------------------------------------------------------------- building */
+
+static amp_status amp__module_from_binary(amp__module *m, const void *bin, size_t size)
+{
+    return m->acc->e.be->module_load(m->acc->e.dev, bin, size, &m->mod);
+}
+
+/* Move the scan's header stamps into m, for the memory cache's re-check. */
+static void amp__take_deps(amp__module *m, amp__scan *scan)
+{
+    m->deps = scan->deps;
+    m->ndeps = scan->n;
+    scan->deps = NULL;
+    for (size_t i = 0; i < scan->n; ++i) {
+        free((char *)scan->headers[i].name);
+        free((char *)scan->headers[i].path);
+        free((char *)scan->headers[i].content);
+    }
+    free(scan->headers);
+    scan->headers = NULL;
+    scan->n = 0;
+}
+
+static amp_status amp__build(amp_accelerator *acc, const amp__build_input *in, amp_program **out)
 {
     amp_status st = AMP_OK;
     amp__module *m = NULL;
     amp_program *p = NULL;
+    amp__scan scan;
     char *full = NULL;
     void *bin = NULL;
     size_t bin_size = 0;
-    if (!out) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "amp_program_build: out is NULL");
+    uint8_t key[32];
+    bool cacheable;
+    memset(&scan, 0, sizeof scan);
     *out = NULL;
-    if (!source) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "amp_program_build: source is NULL");
     if (!acc && (st = amp_accelerator_default(&acc)) != AMP_OK) return st;
     if (!acc->e.info.is_available)
-        return amp__fail(AMP_ERROR_UNSUPPORTED, "accelerator %s cannot build programs: %s",
-                         acc->e.info.device_path, acc->e.info.unavailable_reason);
-    p = calloc(1, sizeof *p);
-    if (!p) {
+        return amp__fail(AMP_ERROR_UNSUPPORTED, "accelerator %s cannot build programs: %s", acc->e.info.device_path,
+                         acc->e.info.unavailable_reason);
+    if (!(p = calloc(1, sizeof *p))) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "program: out of host memory");
+    pthread_mutex_init(&p->lock, NULL);
+
+    if ((m = amp__mcache_find(acc, in))) goto done;
+
+    if ((st = amp__scan_includes(in, acc->e.be->include_env, &scan)) != AMP_OK) goto fail;
+    if ((st = amp__build_key(acc, in, &scan, key)) != AMP_OK) goto fail;
+    if (!(m = amp__module_new(acc, in))) {
         st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "program: out of host memory");
         goto fail;
     }
-
-    char key[33];
-    amp__build_key(acc, options, source, key);
-
-    if ((m = amp__cache_find(acc, key))) goto done;
-
-    bin = amp__disk_cache_load(key, &bin_size);
-    if (bin && amp__module_load(acc, key, bin, bin_size, &m) != AMP_OK) {
-        /* Valid checksum but the driver refused it (e.g. a driver update):
-         * rebuild below and overwrite the entry. */
+    cacheable = scan.complete;
+    if (!cacheable) amp__dcache_note_uncacheable(scan.why);
+    if (cacheable && (bin = amp__dcache_load(key, &bin_size))) {
+        /* Authenticated, but the driver may still refuse it (a driver
+         * update): then rebuild below and overwrite the entry. */
+        if (amp__module_from_binary(m, bin, bin_size) == AMP_OK) goto loaded;
         free(bin);
         bin = NULL;
-        m = NULL;
     }
-    if (!m) {
-        if (!(full = amp__prelude_assemble(acc->e.be->prelude_prefix, source, NULL, NULL))) {
-            st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "program: out of host memory");
-            goto fail;
-        }
-        amp__compile_job job = {.source = full, .source_name = AMP__SOURCE_NAME, .options = options};
-        amp__compile_output res = {0};
-        st = acc->e.be->compile(acc->e.dev, &job, &res);
+    size_t full_len = 0;
+    if (!(full = amp__prelude_assemble(acc->e.be->prelude_prefix, in->source, in->source_name, &full_len))) {
+        st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "program: out of host memory");
+        goto fail;
+    }
+    amp__compile_job job = {
+        .source = full,
+        .source_name = in->source_name ? in->source_name : AMP__SOURCE_NAME,
+        .source_dir = in->source_dir,
+        .options = in->options,
+        .headers = scan.headers,
+        .nheaders = scan.n,
+        .timeout_s = amp__env_seconds("AMP_COMPILE_TIMEOUT", AMP__COMPILE_TIMEOUT_DEFAULT, AMP__COMPILE_TIMEOUT_MAX),
+    };
+    amp__compile_output res = {0};
+    st = acc->e.be->compile(acc->e.dev, &job, &res);
+    bin = res.bin;
+    bin_size = res.bin_size;
+    if (st != AMP_OK) {
         free(res.deps);
-        bin = res.bin;
-        bin_size = res.bin_size;
-        if (st != AMP_OK) goto fail;
-        if ((st = amp__module_load(acc, key, bin, bin_size, &m)) != AMP_OK) goto fail;
-        amp__disk_cache_store(key, bin, bin_size);
+        amp__summarize_log(st);
+        goto fail;
     }
-    m = amp__cache_insert(m);
+    char why[320];
+    if (cacheable && res.deps && !amp__deps_keyed(res.deps, &scan, why, sizeof why)) {
+        cacheable = false;
+        amp__dcache_note_uncacheable(why);
+    }
+    free(res.deps);
+    if ((st = amp__module_from_binary(m, bin, bin_size)) != AMP_OK) goto fail;
+    if (cacheable) amp__dcache_store(key, bin, bin_size);
+loaded:
+    amp__take_deps(m, &scan);
+    m = amp__mcache_insert(m);
 done:
     p->m = m;
     *out = p;
+    amp__scan_free(&scan);
     free(full);
     free(bin);
     return AMP_OK;
 fail:
+    amp__module_release(m);
+    amp__scan_free(&scan);
+    pthread_mutex_destroy(&p->lock);
+    free(p);
     free(full);
     free(bin);
-    free(p);
     return st;
+}
+
+amp_status amp_program_build(amp_accelerator *acc, const char *source, const char *options, amp_program **out)
+{
+    AMP__NOT_NULL(out);
+    *out = NULL;
+    AMP__NOT_NULL(source);
+    amp__build_input in = {source, strlen(source), options, NULL, NULL};
+    return amp__build(acc, &in, out);
+}
+
+amp_status amp_program_build_file(amp_accelerator *acc, const char *path, const char *options, amp_program **out)
+{
+    amp_status st = AMP_OK;
+    char *text = NULL, *dir = NULL;
+    AMP__NOT_NULL(out);
+    *out = NULL;
+    AMP__NOT_NULL(path);
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "cannot open kernel file %s: %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || (uint64_t)sb.st_size > AMP__SOURCE_FILE_MAX) {
+        st = amp__fail(AMP_ERROR_INVALID_ARGUMENT, "kernel file %s is not a regular file of at most %u MiB", path,
+                       AMP__SOURCE_FILE_MAX >> 20);
+        goto out;
+    }
+    size_t size = (size_t)sb.st_size, got = 0;
+    if (!(text = malloc(size + 1))) {
+        st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "no memory to read kernel file %s (%zu bytes)", path, size);
+        goto out;
+    }
+    while (got < size) {
+        ssize_t r = read(fd, text + got, size - got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        got += (size_t)r;
+    }
+    if (got != size) {
+        st = amp__fail(AMP_ERROR_INVALID_ARGUMENT, "cannot read kernel file %s", path);
+        goto out;
+    }
+    text[size] = '\0';
+    if (memchr(text, '\0', size)) {
+        st = amp__fail(AMP_ERROR_INVALID_ARGUMENT, "kernel file %s contains a NUL byte", path);
+        goto out;
+    }
+    /* Quoted includes resolve from the file's own directory, named
+     * absolutely so that a later chdir changes nothing. */
+    char *slash = strrchr(path, '/');
+    char dirbuf[PATH_MAX];
+    snprintf(dirbuf, sizeof dirbuf, "%.*s", slash ? (int)(slash == path ? 1 : slash - path) : 1, slash ? path : ".");
+    if (!(dir = realpath(dirbuf, NULL))) {
+        st = amp__fail(AMP_ERROR_INVALID_ARGUMENT, "cannot resolve the directory of kernel file %s: %s", path,
+                       strerror(errno));
+        goto out;
+    }
+    amp__build_input in = {text, size, options, path, dir};
+    st = amp__build(acc, &in, out);
+out:
+    close(fd);
+    free(text);
+    free(dir);
+    return st;
+}
+
+/* --------------------------------------------------------------- kernels */
+
+static void amp__kernel_free(amp__kernel *k)
+{
+    if (!k) return;
+    amp__kernel_handle_free(k);
+    free(k->name);
+    free(k);
 }
 
 amp_status amp_program_get_kernel(amp_program *p, const char *name, amp_kernel **out)
 {
     amp_status st = AMP_OK;
-    amp_kernel *k = NULL;
-    if (!out) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "amp_program_get_kernel: out is NULL");
+    amp__kernel *k = NULL;
+    AMP__NOT_NULL(out);
     *out = NULL;
-    if (!p || !name)
-        return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "amp_program_get_kernel: %s is NULL",
-                         p ? "name" : "program");
+    AMP__NOT_NULL(p);
+    AMP__NOT_NULL(name);
     amp__module *m = p->m;
-    pthread_mutex_lock(&m->lock);
-    for (size_t i = 0; i < m->nkernels; ++i)
-        if (!strcmp(m->kernels[i]->name, name)) {
-            *out = m->kernels[i];
+    amp_accelerator *acc = m->acc;
+    pthread_mutex_lock(&p->lock);
+    for (size_t i = 0; i < p->nkernels; ++i)
+        if (!strcmp(p->kernels[i]->name, name)) {
+            *out = p->kernels[i]->handle;
             goto out;
         }
-    k = calloc(1, sizeof *k);
-    amp_kernel **grown = realloc(m->kernels, (m->nkernels + 1) * sizeof *grown);
-    if (grown) m->kernels = grown;
-    if (!k || !grown || !(k->name = amp__strdup(name))) {
+    if (p->nkernels == p->cap) {
+        size_t cap = p->cap ? 2 * p->cap : 8;
+        amp__kernel **grown = realloc(p->kernels, cap * sizeof *grown);
+        if (!grown) {
+            st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "program: out of host memory");
+            goto fail;
+        }
+        p->kernels = grown;
+        p->cap = cap;
+    }
+    if (!(k = calloc(1, sizeof *k)) || !(k->name = amp__strdup(name))) {
         st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "program: out of host memory");
         goto fail;
     }
     amp__kernel_props props;
-    st = m->acc->e.be->kernel_get(m->acc->e.dev, m->mod, name, &props);
-    if (st != AMP_OK) goto fail;
+    if ((st = acc->e.be->kernel_get(acc->e.dev, m->mod, name, &props)) != AMP_OK) goto fail;
     char why[256];
     if (!amp__signature_valid(&props.sig, why, sizeof why)) {
         st = amp__fail(AMP_ERROR_KERNEL_NOT_FOUND,
@@ -287,11 +351,16 @@ amp_status amp_program_get_kernel(amp_program *p, const char *name, amp_kernel *
                        "AMP_TILED_KERNEL", name, why);
         goto fail;
     }
+    k->m = m;
+    k->acc = acc;
     k->fn = props.fn;
     k->sig = props.sig;
-    /* The tile is fixed per kernel, so the device's limits are checked once
-     * here rather than on every launch (backends rely on it: backend.h). */
-    const amp_accelerator_info *ai = &m->acc->e.info;
+    k->tile_static_bytes = props.tile_static_bytes;
+    snprintf(k->execution, sizeof k->execution, "%s", props.execution);
+    /* A kernel's tile and memory never change, so the accelerator's limits
+     * are checked once here rather than on every launch (backends rely on
+     * it: backend.h). */
+    const amp_accelerator_info *ai = &acc->e.info;
     long long threads = 1;
     for (int d = 0; k->sig.tiled && d < k->sig.rank; ++d) threads *= k->sig.tile[d];
     if (ai->max_tile_threads > 0 && threads > ai->max_tile_threads) {
@@ -299,28 +368,31 @@ amp_status amp_program_get_kernel(amp_program *p, const char *name, amp_kernel *
                        threads, ai->device_path, ai->max_tile_threads);
         goto fail;
     }
-    if (props.tile_static_bytes > ai->max_tile_static_bytes) {
-        st = amp__fail(AMP_ERROR_UNSUPPORTED, "kernel '%s' uses %zu bytes of tile_static memory; %s allows at most %zu",
-                       name, props.tile_static_bytes, ai->device_path, ai->max_tile_static_bytes);
+    if (k->tile_static_bytes > ai->max_tile_static_bytes) {
+        st = amp__fail(AMP_ERROR_UNSUPPORTED,
+                       "kernel '%s' uses %zu bytes of tile_static memory; %s allows at most %zu", name,
+                       k->tile_static_bytes, ai->device_path, ai->max_tile_static_bytes);
         goto fail;
     }
-    k->m = m;
-    m->kernels[m->nkernels++] = k;
-    *out = k;
+    if ((st = amp__kernel_handle_new(k)) != AMP_OK) goto fail;
+    p->kernels[p->nkernels++] = k;
+    *out = k->handle;
 out:
-    pthread_mutex_unlock(&m->lock);
+    pthread_mutex_unlock(&p->lock);
     return AMP_OK;
 fail:
-    pthread_mutex_unlock(&m->lock);
-    if (k) free(k->name);
-    free(k);
+    pthread_mutex_unlock(&p->lock);
+    amp__kernel_free(k);
     return st;
 }
 
 amp_status amp_program_destroy(amp_program *p)
 {
     if (!p) return AMP_OK;
+    for (size_t i = 0; i < p->nkernels; ++i) amp__kernel_free(p->kernels[i]);
+    free(p->kernels);
     amp__module_release(p->m);
+    pthread_mutex_destroy(&p->lock);
     free(p);
     return AMP_OK;
 }

@@ -1,15 +1,10 @@
-/* status.c — status names, the thread-local error message, and small shared
- * utilities (environment, hashing, clock) used across the library. */
+/* status.c — status names and meanings (from AMP_STATUS_LIST), the library
+ * version, and each thread's last error message. */
 #include "core.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-#define AMP__ERROR_CAP 65536
-
-static _Thread_local char amp__error_buf[AMP__ERROR_CAP];
 
 const char *amp_status_name(amp_status s)
 {
@@ -33,20 +28,75 @@ const char *amp_status_describe(amp_status s)
     return "unknown status";
 }
 
-const char *amp_last_error(void) { return amp__error_buf; }
-
 const char *amp_version(void) { return HIPAMP_VERSION_STRING; }
 
-static void amp__mark_truncated(void)
+/* ------------------------------------------------------------ messages
+ * A thread's message lives in a heap buffer made on its first failure, so a
+ * thread that never fails costs one pointer of TLS. The buffer is freed when
+ * the thread exits (a key destructor). When it cannot be allocated or grown,
+ * the message goes to a small static-size fallback, truncated. */
+
+#define AMP__ERROR_MAX (1u << 20)
+#define AMP__ERROR_FALLBACK 256
+
+typedef struct amp__errbuf {
+    size_t cap;
+    char text[];
+} amp__errbuf;
+
+static _Thread_local amp__errbuf *amp__err;
+static _Thread_local char amp__err_fallback[AMP__ERROR_FALLBACK];
+static _Thread_local bool amp__err_in_fallback;
+static pthread_key_t amp__err_key;
+static pthread_once_t amp__err_once = PTHREAD_ONCE_INIT;
+
+static void amp__err_free(void *p) { free(p); }
+static void amp__err_init(void) { (void)pthread_key_create(&amp__err_key, amp__err_free); }
+
+const char *amp_last_error(void)
 {
-    static const char note[] = "\n[message truncated]";
-    memcpy(amp__error_buf + AMP__ERROR_CAP - sizeof note, note, sizeof note);
+    if (amp__err_in_fallback) return amp__err_fallback;
+    return amp__err ? amp__err->text : "";
+}
+
+/* A buffer of at least need bytes, or NULL. */
+static amp__errbuf *amp__err_reserve(size_t need)
+{
+    if (amp__err && amp__err->cap >= need) return amp__err;
+    size_t cap = amp__err ? amp__err->cap : 512;
+    while (cap < need) cap *= 2;
+    amp__errbuf *b = realloc(amp__err, sizeof *b + cap);
+    if (!b) return NULL;
+    if (!amp__err) {
+        pthread_once(&amp__err_once, amp__err_init);
+        (void)pthread_setspecific(amp__err_key, b);
+    } else if (b != amp__err) {
+        (void)pthread_setspecific(amp__err_key, b);
+    }
+    b->cap = cap;
+    amp__err = b;
+    return b;
 }
 
 amp_status amp__failv(amp_status s, const char *fmt, va_list ap)
 {
-    int n = vsnprintf(amp__error_buf, AMP__ERROR_CAP, fmt, ap);
-    if (n >= AMP__ERROR_CAP) amp__mark_truncated();
+    static const char note[] = "\n[message truncated]";
+    va_list again;
+    va_copy(again, ap);
+    char probe[1];
+    int n = vsnprintf(probe, sizeof probe, fmt, ap);
+    size_t need = n < 0 ? 1 : (size_t)n + 1;
+    if (need > AMP__ERROR_MAX) need = AMP__ERROR_MAX;
+    amp__errbuf *b = amp__err_reserve(need);
+    if (b) {
+        amp__err_in_fallback = false;
+        vsnprintf(b->text, need, fmt, again);
+        if (n >= 0 && (size_t)n + 1 > need) memcpy(b->text + need - sizeof note, note, sizeof note);
+    } else {
+        amp__err_in_fallback = true;
+        vsnprintf(amp__err_fallback, sizeof amp__err_fallback, fmt, again);
+    }
+    va_end(again);
     return s;
 }
 
@@ -57,47 +107,6 @@ amp_status amp__fail(amp_status s, const char *fmt, ...)
     amp__failv(s, fmt, ap);
     va_end(ap);
     return s;
-}
-
-void amp__append_error(const char *fmt, ...)
-{
-    size_t len = strlen(amp__error_buf);
-    if (len + 1 >= AMP__ERROR_CAP) return;
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(amp__error_buf + len, AMP__ERROR_CAP - len, fmt, ap);
-    va_end(ap);
-    if (n >= 0 && (size_t)n >= AMP__ERROR_CAP - len) amp__mark_truncated();
-}
-
-const char *amp__env(const char *name)
-{
-    const char *v = getenv(name);
-    return v && *v ? v : NULL;
-}
-
-bool amp__env_flag(const char *name)
-{
-    const char *v = amp__env(name);
-    if (!v) return false;
-    return !strcmp(v, "1") || !strcasecmp(v, "on") || !strcasecmp(v, "yes") || !strcasecmp(v, "true");
-}
-
-uint64_t amp__fnv1a(uint64_t h, const void *data, size_t n)
-{
-    const unsigned char *p = data;
-    for (size_t i = 0; i < n; ++i) {
-        h ^= p[i];
-        h *= 0x100000001b3ULL;
-    }
-    return h;
-}
-
-uint64_t amp__now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 char *amp__strdup(const char *s)

@@ -6,9 +6,12 @@
 #include <string.h>
 
 /* Usage: cache_helper DEVICE_PATH SOURCE_FILE [OPTIONS]
- * Builds SOURCE_FILE on DEVICE_PATH, runs its kernel cache_probe_scale over
- * 1000 ints and checks them. Exit: 0 ok, 1 usage, 2 no accelerator, 3 build
- * failed, 4 kernel missing, 5 launch failed, 6 wrong result. */
+ * Builds SOURCE_FILE on DEVICE_PATH (with amp_program_build_file when
+ * HIPAMP_HELPER_BUILD_FILE=1, else from its text), runs its kernel
+ * cache_probe_scale over 1000 ints and checks them (each gets
+ * HIPAMP_HELPER_EXPECT_ADD more when the kernel adds a header's constant).
+ * Exit: 0 ok, 1 usage, 2 no accelerator, 3 build failed, 4 kernel missing,
+ * 5 launch failed, 6 wrong result. */
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -32,7 +35,10 @@ int main(int argc, char **argv)
         return 2;
     }
     amp_program *p = NULL;
-    st = amp_program_build(acc, src, argc > 3 ? argv[3] : NULL, &p);
+    const char *by_file = getenv("HIPAMP_HELPER_BUILD_FILE");
+    const char *opts = argc > 3 && argv[3][0] ? argv[3] : NULL;
+    if (by_file && !strcmp(by_file, "1")) st = amp_program_build_file(acc, argv[2], opts, &p);
+    else st = amp_program_build(acc, src, opts, &p);
     if (st != AMP_OK) {
         fprintf(stderr, "cache_helper: build: %s: %s\n", amp_status_name(st), amp_last_error());
         return 3;
@@ -58,8 +64,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "cache_helper: launch: %s: %s\n", amp_status_name(st), amp_last_error());
         return 5;
     }
+    const char *add_s = getenv("HIPAMP_HELPER_EXPECT_ADD");
+    int add = add_s ? atoi(add_s) : 0;
     for (int i = 0; i < N; ++i) {
-        int want = (i % 17 - 8) * 3 + i;
+        int want = (i % 17 - 8) * 3 + i + add;
         if (data[i] != want) {
             fprintf(stderr, "cache_helper: data[%d] = %d, want %d\n", i, data[i], want);
             return 6;

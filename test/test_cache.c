@@ -1,16 +1,19 @@
-/* test_cache.c — the on-disk compile cache across processes: one entry per build, disk hits in a second process, truncated/corrupted entries rebuilt, eight concurrent processes, amp_cache_dir(). */
+/* test_cache.c — the on-disk compile cache across processes (one entry per build, disk hits in a second process, truncated/corrupted entries rebuilt, eight concurrent processes) and as a security boundary (symlink swaps, foreign and forged entries, FIFOs, group-writable and world-writable directories, the /tmp fallback), header tracking, and amp_cache_get_info. */
 #include "support.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef HIPAMP_CACHE_HELPER
@@ -21,7 +24,7 @@ extern char **environ;
 extern const char test_kernels_cache_probe[];
 
 /* One temporary tree per test: ROOT/src.hip (the source), ROOT/cache
- * (AMP_CACHE_DIR, created by the library on first store), and for the CPU
+ * (AMP_CACHE_DIR, created by the library on first use), and for the CPU
  * accelerator ROOT/cxx, a compiler wrapper that logs each invocation to
  * ROOT/cxx.log and runs the real compiler: a process that builds without a
  * compile logged was served from the disk cache. */
@@ -34,6 +37,7 @@ static char g_cxx_log[PATH_MAX];
 static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 {
     (void)sb; (void)flag; (void)ftw;
+    chmod(path, 0700);
     remove(path);
     return 0;
 }
@@ -52,20 +56,25 @@ static void write_file(const char *path, const void *data, size_t n)
     cr_assert_eq(fclose(f), 0);
 }
 
+static void write_probe_source(const char *extra)
+{
+    char *src = NULL;
+    size_t n = strlen(test_kernels_cache_probe) + PATH_MAX + strlen(extra) + 32;
+    src = malloc(n);
+    cr_assert_not_null(src);
+    /* A per-tree comment keeps the key unique even when /tmp is reused. */
+    snprintf(src, n, "// %s\n%s%s", g_root, extra, test_kernels_cache_probe);
+    write_file(g_src, src, strlen(src));
+    free(src);
+}
+
 static void setup_tree(amp_accelerator_info in)
 {
     snprintf(g_root, sizeof g_root, "%s/hipamp-cache-test-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     cr_assert_not_null(mkdtemp(g_root), "mkdtemp: %s", strerror(errno));
     snprintf(g_cache, sizeof g_cache, "%s/cache", g_root);
     snprintf(g_src, sizeof g_src, "%s/src.hip", g_root);
-    /* A per-tree comment keeps the key unique even when /tmp is reused. */
-    char *src = NULL;
-    size_t n = strlen(test_kernels_cache_probe) + PATH_MAX + 32;
-    src = malloc(n);
-    cr_assert_not_null(src);
-    snprintf(src, n, "// %s\n%s", g_root, test_kernels_cache_probe);
-    write_file(g_src, src, strlen(src));
-    free(src);
+    write_probe_source("");
     cr_assert_eq(setenv("AMP_CACHE_DIR", g_cache, 1), 0);
 
     g_cxx[0] = '\0';
@@ -82,6 +91,19 @@ static void setup_tree(amp_accelerator_info in)
         write_file(g_cxx, script, strlen(script));
         cr_assert_eq(chmod(g_cxx, 0755), 0);
     }
+}
+
+/* For tests that also build in this process on the CPU accelerator: the
+ * tree and the wrapper exist, and AMP_CXX names it, before the library
+ * first looks for a compiler. */
+static amp_accelerator *setup_tree_cpu(void)
+{
+    amp_accelerator_info in;
+    memset(&in, 0, sizeof in);
+    in.is_emulated = true;
+    setup_tree(in);
+    cr_assert_eq(setenv("AMP_CXX", g_cxx, 1), 0);
+    return test_accel(TEST_ACCEL_CPU);
 }
 
 /* Compiles the wrapper logged so far (invocations that write an output file;
@@ -104,6 +126,8 @@ static int compiles_logged(void)
 typedef struct run_opts {
     const char *options;     /* compiler options (NULL: none) */
     const char *cache_dir;   /* NULL: g_cache */
+    const char *extra_env;   /* one more NAME=value (may be NULL) */
+    const char *extra_env2;
 } run_opts;
 
 static pid_t spawn_helper(const char *device, run_opts o)
@@ -111,7 +135,7 @@ static pid_t spawn_helper(const char *device, run_opts o)
     char **env = NULL;
     size_t n = 0;
     while (environ[n]) ++n;
-    env = calloc(n + 4, sizeof *env);
+    env = calloc(n + 6, sizeof *env);
     cr_assert_not_null(env);
     size_t m = 0;
     for (size_t i = 0; i < n; ++i) {
@@ -127,8 +151,10 @@ static pid_t spawn_helper(const char *device, run_opts o)
         snprintf(cxx_var, sizeof cxx_var, "AMP_CXX=%s", g_cxx);
         env[m++] = cxx_var;
     }
+    if (o.extra_env) env[m++] = (char *)o.extra_env;
+    if (o.extra_env2) env[m++] = (char *)o.extra_env2;
     env[m] = NULL;
-    char *argv[] = {HIPAMP_CACHE_HELPER, (char *)device, g_src, (char *)o.options, NULL};
+    char *argv[] = {HIPAMP_CACHE_HELPER, (char *)device, g_src, (char *)(o.options ? o.options : ""), NULL};
     pid_t pid;
     int err = posix_spawn(&pid, HIPAMP_CACHE_HELPER, NULL, NULL, argv, env);
     free(env);
@@ -166,35 +192,45 @@ static const char *exit_meaning(int code)
 
 /* ------------------------------------------------------ cache contents */
 
-typedef struct walk { int files; char path[PATH_MAX]; char names[2048]; } walk;
+typedef struct walk { int entries, others; char path[PATH_MAX]; char names[2048]; } walk;
 static walk *g_walk;
 
 static int count_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 {
-    (void)sb; (void)ftw;
-    if (flag == FTW_F) {
-        if (g_walk->files++ == 0) snprintf(g_walk->path, sizeof g_walk->path, "%s", path);
-        size_t l = strlen(g_walk->names);
-        snprintf(g_walk->names + l, sizeof g_walk->names - l, " %s", path);
+    (void)ftw;
+    if (flag != FTW_F && flag != FTW_SL) return 0;
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    size_t l = strlen(g_walk->names);
+    snprintf(g_walk->names + l, sizeof g_walk->names - l, " %s", base);
+    if (!strcmp(base, ".key")) return 0;
+    size_t n = strlen(base);
+    if (n > 5 && !strcmp(base + n - 5, ".ampc") && S_ISREG(sb->st_mode)) {
+        if (g_walk->entries++ == 0) snprintf(g_walk->path, sizeof g_walk->path, "%s", path);
+    } else {
+        g_walk->others++;
     }
     return 0;
 }
 
-/* Regular files under the cache directory (entries and any leftovers). */
-static walk scan_cache(void)
+/* Entries (*.ampc) and anything else (temporaries) under dir; the key file
+ * is not counted. */
+static walk scan_dir(const char *dir)
 {
     walk w = {0};
     g_walk = &w;
-    nftw(g_cache, count_entry, 16, FTW_PHYS);
+    nftw(dir, count_entry, 16, FTW_PHYS);
     g_walk = NULL;
     return w;
 }
+static walk scan_cache(void) { return scan_dir(g_cache); }
 
-/* Exactly one file in the cache; its path. */
+/* Exactly one entry in the cache and nothing else; its path. */
 static void one_entry(char *path, struct stat *st)
 {
     walk w = scan_cache();
-    cr_assert_eq(w.files, 1, "want exactly one cache file, found %d:%s", w.files, w.names);
+    cr_assert_eq(w.entries, 1, "want exactly one cache entry, found %d:%s", w.entries, w.names);
+    cr_assert_eq(w.others, 0, "files left in the cache besides entries:%s", w.names);
     snprintf(path, PATH_MAX, "%s", w.path);
     cr_assert_eq(stat(path, st), 0);
     cr_assert_gt(st->st_size, 0, "empty cache entry %s", path);
@@ -243,6 +279,90 @@ static void assert_entry_valid(const char *device, const char *path)
     cr_assert(same_file_unchanged(&before, &after), "a valid entry was rewritten (a disk miss) by the next process");
 }
 
+/* ------------------------------------------------- forging entries
+ * The entry format (lib/disk_cache.c): "HIPAMPC2", u32 format 2, u32 0,
+ * key[32], u64 payload size, HMAC-SHA256(key file; the 56 bytes before the
+ * MAC, then the payload)[32], payload. */
+enum { ENTRY_HEADER = 88, ENTRY_MAC_AT = 56 };
+
+static void forge_entry(const char *path, const unsigned char mac_key[32], const void *payload, size_t n)
+{
+    size_t old_n = 0;
+    unsigned char *old = read_all(path, &old_n);
+    cr_assert_geq(old_n, ENTRY_HEADER);
+    unsigned char *e = malloc(ENTRY_HEADER + n);
+    cr_assert_not_null(e);
+    memcpy(e, old, ENTRY_MAC_AT); /* magic, format, key: the victim's */
+    uint64_t size = n;
+    memcpy(e + 48, &size, 8);
+    memcpy(e + ENTRY_HEADER, payload, n);
+    unsigned char *joined = malloc(ENTRY_MAC_AT + n);
+    cr_assert_not_null(joined);
+    memcpy(joined, e, ENTRY_MAC_AT);
+    memcpy(joined + ENTRY_MAC_AT, payload, n);
+    unsigned int maclen = 0;
+    cr_assert_not_null(HMAC(EVP_sha256(), mac_key, 32, joined, ENTRY_MAC_AT + n, e + ENTRY_MAC_AT, &maclen));
+    cr_assert_eq(maclen, 32);
+    unlink(path);
+    write_file(path, e, ENTRY_HEADER + n);
+    chmod(path, 0600);
+    free(joined);
+    free(e);
+    free(old);
+}
+
+/* A shared object whose constructor creates the file $HIPAMP_TEST_MARKER:
+ * if it is ever loaded, the marker says so. */
+static void *marker_object(size_t *n)
+{
+    char src[PATH_MAX], so[PATH_MAX], cmd[3 * PATH_MAX];
+    snprintf(src, sizeof src, "%s/marker.cpp", g_root);
+    snprintf(so, sizeof so, "%s/marker.so", g_root);
+    const char *text = "#include <cstdio>\n#include <cstdlib>\n"
+                       "__attribute__((constructor)) static void planted() {\n"
+                       "  const char *m = std::getenv(\"HIPAMP_TEST_MARKER\");\n"
+                       "  if (m) { FILE *f = std::fopen(m, \"w\"); if (f) std::fclose(f); } }\n"
+                       "extern \"C\" int amp__cpu_abi(void) { return 1; }\n";
+    write_file(src, text, strlen(text));
+    const char *cxx = getenv("CXX") && *getenv("CXX") ? getenv("CXX") : "c++";
+    snprintf(cmd, sizeof cmd, "%s -shared -fPIC -o '%s' '%s'", cxx, so, src);
+    cr_assert_eq(system(cmd), 0, "could not build the marker object: %s", cmd);
+    return read_all(so, n);
+}
+
+static bool exists(const char *path)
+{
+    struct stat sb;
+    return lstat(path, &sb) == 0;
+}
+
+static amp_cache_info cache_info(void)
+{
+    amp_cache_info ci;
+    ASSERT_OK(amp_cache_get_info(&ci));
+    return ci;
+}
+
+/* Build the probe in this process and run it once. */
+static void build_probe_here(amp_accelerator *acc)
+{
+    size_t n = 0;
+    char *src = read_all(g_src, &n);
+    src = realloc(src, n + 1);
+    src[n] = '\0';
+    amp_program *p = test_build(acc, src);
+    amp_kernel *k = test_kernel(p, "cache_probe_scale");
+    int data[64];
+    for (int i = 0; i < 64; ++i) data[i] = i;
+    amp_array_view *v = test_view(data, sizeof(int), amp_extent_1d(64), AMP_READ_WRITE);
+    amp_arg a[] = {amp_arg_view(v), amp_arg_int32(2)};
+    ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(64), k, a, 2));
+    ASSERT_OK(amp_array_view_destroy(v));
+    for (int i = 0; i < 64; ++i) cr_assert_eq(data[i], 3 * i, "probe data[%d] = %d", i, data[i]);
+    amp_program_destroy(p);
+    free(src);
+}
+
 /* ---------------------------------------------------------------- tests */
 
 ACCEL_TEST(cache, build_writes_one_entry_and_next_process_hits_it, .fini = cleanup)
@@ -251,13 +371,25 @@ ACCEL_TEST(cache, build_writes_one_entry_and_next_process_hits_it, .fini = clean
     setup_tree(in);
     /* The cache directory does not exist yet: the library creates it. */
     walk w0 = scan_cache();
-    cr_assert_eq(w0.files, 0);
+    cr_assert_eq(w0.entries, 0);
 
     RUN_HELPER_OK(in.device_path);
     if (in.is_emulated) cr_assert_eq(compiles_logged(), 1, "first build should compile once");
     char path[PATH_MAX];
     struct stat st;
     one_entry(path, &st);
+    /* Private: the directory 0700, the entry and the key not writable by
+     * anyone else. */
+    struct stat ds;
+    cr_assert_eq(stat(g_cache, &ds), 0);
+    cr_assert_eq(ds.st_mode & 0777, 0700, "cache directory mode %o", ds.st_mode & 0777);
+    cr_assert_eq(st.st_mode & 0077, 0, "entry mode %o", st.st_mode & 0777);
+    char key[PATH_MAX + 8];
+    snprintf(key, sizeof key, "%s/.key", g_cache);
+    struct stat ks;
+    cr_assert_eq(stat(key, &ks), 0, "no key file: %s", strerror(errno));
+    cr_assert_eq(ks.st_mode & 0077, 0, "key file mode %o", ks.st_mode & 0777);
+    cr_assert_eq(ks.st_size, 32);
 
     /* A second process loads it from disk. */
     assert_entry_valid(in.device_path, path);
@@ -331,7 +463,7 @@ ACCEL_TEST(cache, eight_processes_build_one_new_kernel, .fini = cleanup)
         cr_expect_eq(codes[i], 0, "process %d exited %d (%s)", i, codes[i], exit_meaning(codes[i]));
     cr_assert_eq(failed, 0, "%d of %d concurrent builds failed", failed, P);
 
-    /* Exactly one entry and no temporary files left behind. */
+    /* Exactly one entry, one key, and no temporary files left behind. */
     char path[PATH_MAX];
     struct stat st;
     one_entry(path, &st);
@@ -345,7 +477,7 @@ ACCEL_TEST(cache, options_are_part_of_the_key, .fini = cleanup)
     RUN_HELPER_OK(in.device_path);
     RUN_HELPER_OK(in.device_path, .options = "-DHIPAMP_CACHE_TEST_OPTION=1");
     walk w = scan_cache();
-    cr_assert_eq(w.files, 2, "two option sets should give two entries, found %d:%s", w.files, w.names);
+    cr_assert_eq(w.entries, 2, "two option sets should give two entries, found %d:%s", w.entries, w.names);
 }
 
 ACCEL_TEST(cache, unusable_cache_dir_does_not_fail_builds, .fini = cleanup)
@@ -370,14 +502,372 @@ ACCEL_TEST(cache, world_writable_dir_is_not_used, .fini = cleanup)
     cr_assert_eq(chmod(g_cache, 0777), 0);
     RUN_HELPER_OK(in.device_path);
     walk w = scan_cache();
-    cr_assert_eq(w.files, 0, "an entry was written into a world-writable cache directory");
+    cr_assert_eq(w.entries + w.others, 0, "something was written into a world-writable cache directory:%s", w.names);
     RUN_HELPER_OK(in.device_path);
     if (in.is_emulated) cr_assert_eq(compiles_logged(), 2, "each process should have compiled");
     /* Made private again, the same directory is used. */
     cr_assert_eq(chmod(g_cache, 0700), 0);
     RUN_HELPER_OK(in.device_path);
     w = scan_cache();
-    cr_assert_eq(w.files, 1, "a private cache directory should get the entry");
+    cr_assert_eq(w.entries, 1, "a private cache directory should get the entry");
+}
+
+/* Group-writable: refused unless the user asks for a shared group cache,
+ * and then used (the directory's group is ours). */
+Test(cache, group_writable_dir_needs_AMP_CACHE_SHARED, .fini = cleanup)
+{
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    amp_accelerator_info in = info_of(acc);
+    setup_tree(in);
+    cr_assert_eq(mkdir(g_cache, 0700), 0);
+    cr_assert_eq(chmod(g_cache, 02770), 0);
+    RUN_HELPER_OK(in.device_path);
+    walk w = scan_cache();
+    cr_assert_eq(w.entries + w.others, 0, "a group-writable directory was used without AMP_CACHE_SHARED:%s", w.names);
+    RUN_HELPER_OK(in.device_path, .extra_env = "AMP_CACHE_SHARED=group");
+    w = scan_cache();
+    cr_assert_eq(w.entries, 1, "the shared group cache was not used:%s", w.names);
+    /* Shared entries are group-readable, never group-writable. */
+    struct stat st;
+    cr_assert_eq(stat(w.path, &st), 0);
+    cr_assert_eq(st.st_mode & 0022, 0, "shared entry mode %o", st.st_mode & 0777);
+    int compiles = compiles_logged();
+    RUN_HELPER_OK(in.device_path, .extra_env = "AMP_CACHE_SHARED=group");
+    cr_assert_eq(compiles_logged(), compiles, "the shared entry was not used by the next process");
+}
+
+/* The attack of the issue: the cache path is a symlink that another user
+ * swaps between the victim's cache and their own directory. The process
+ * resolved its directory once and keeps using it; a process that starts
+ * with the symlink pointing at the foreign directory refuses it. Nothing
+ * planted is ever loaded (the marker object's constructor would create a
+ * file). */
+Test(cache, symlink_swap_never_loads_foreign_code, .fini = cleanup, .timeout = 120)
+{
+    amp_accelerator *acc = setup_tree_cpu();
+    amp_accelerator_info in = info_of(acc);
+    char good[PATH_MAX + 8], evil[PATH_MAX + 8], link_path[PATH_MAX + 8], marker[PATH_MAX + 16], marker_env[PATH_MAX + 32];
+    snprintf(good, sizeof good, "%s/good", g_root);
+    snprintf(evil, sizeof evil, "%s/evil", g_root);
+    snprintf(link_path, sizeof link_path, "%s/link", g_root);
+    snprintf(marker, sizeof marker, "%s/MARKER", g_root);
+    snprintf(marker_env, sizeof marker_env, "HIPAMP_TEST_MARKER=%s", marker);
+    cr_assert_eq(mkdir(good, 0700), 0);
+    cr_assert_eq(symlink(good, link_path), 0);
+    cr_assert_eq(setenv("AMP_CACHE_DIR", link_path, 1), 0);
+    cr_assert_eq(setenv("HIPAMP_TEST_MARKER", marker, 1), 0);
+
+    /* This process opens the cache through the link and stores the probe. */
+    build_probe_here(acc);
+    walk w = scan_dir(good);
+    cr_assert_eq(w.entries, 1, "no entry in the good cache:%s", w.names);
+    const char *name = strrchr(w.path, '/') + 1;
+
+    /* The attacker's directory: a copy of the cache, key included, whose
+     * entry is their code with a valid MAC. */
+    cr_assert_eq(mkdir(evil, 0700), 0);
+    char cmd[4 * PATH_MAX];
+    snprintf(cmd, sizeof cmd, "cp -p '%s'/.key '%s'/ && cp -p '%s' '%s'/", good, evil, w.path, evil);
+    cr_assert_eq(system(cmd), 0);
+    char keypath[PATH_MAX + 16], evil_entry[PATH_MAX + 96];
+    snprintf(keypath, sizeof keypath, "%s/.key", evil);
+    snprintf(evil_entry, sizeof evil_entry, "%s/%s", evil, name);
+    size_t kn = 0, mn = 0;
+    unsigned char *key = read_all(keypath, &kn);
+    cr_assert_eq(kn, 32);
+    void *planted = marker_object(&mn);
+    forge_entry(evil_entry, key, planted, mn);
+    /* Owned by someone else where we can arrange it, else writable by
+     * everyone: either way not ours alone. */
+    if (geteuid() == 0) {
+        snprintf(cmd, sizeof cmd, "chown -R 65534:65534 '%s'", evil);
+        cr_assert_eq(system(cmd), 0);
+    } else {
+        cr_assert_eq(chmod(evil, 0777), 0);
+    }
+
+    /* Swap the link. The running process keeps its directory: a rebuild of
+     * the probe loads the good entry, compiling nothing. */
+    cr_assert_eq(unlink(link_path), 0);
+    cr_assert_eq(symlink(evil, link_path), 0);
+    int compiles = compiles_logged();
+    ASSERT_OK(amp_cache_clear_memory());
+    build_probe_here(acc);
+    cr_assert(!exists(marker), "planted code was loaded after the symlink swap");
+    cr_assert_eq(compiles_logged(), compiles, "the good entry should still have been used");
+    cr_assert_geq(cache_info().disk_hits, 1);
+
+    /* A new process sees the link pointing at the foreign directory and
+     * refuses it: it compiles, and loads nothing from there. */
+    RUN_HELPER_OK(in.device_path, .cache_dir = link_path, .extra_env = marker_env);
+    cr_assert(!exists(marker), "a new process loaded planted code through the swapped link");
+    cr_assert_eq(compiles_logged(), compiles + 1, "the new process should have compiled");
+    free(planted);
+    free(key);
+}
+
+/* A symlink as the cache directory that belongs to another user is
+ * refused even when it points at a good directory. */
+Test(cache, foreign_symlink_is_refused, .fini = cleanup)
+{
+    if (geteuid() != 0) cr_skip_test("needs root to make a symlink owned by another user");
+    amp_accelerator *acc = setup_tree_cpu();
+    amp_accelerator_info in = info_of(acc);
+    char good[PATH_MAX + 8], link_path[PATH_MAX + 8];
+    snprintf(good, sizeof good, "%s/good", g_root);
+    snprintf(link_path, sizeof link_path, "%s/link", g_root);
+    cr_assert_eq(mkdir(good, 0700), 0);
+    cr_assert_eq(symlink(good, link_path), 0);
+    cr_assert_eq(lchown(link_path, 65534, 65534), 0, "lchown: %s", strerror(errno));
+    cr_assert_eq(setenv("AMP_CACHE_DIR", link_path, 1), 0);
+    build_probe_here(acc);
+    amp_cache_info ci = cache_info();
+    cr_assert(!ci.disk_enabled, "a symlink owned by uid 65534 was accepted");
+    cr_assert(strstr(ci.reason, "symbolic link") && strstr(ci.reason, "65534"), "reason: %s", ci.reason);
+    cr_assert_eq(scan_dir(good).entries, 0, "an entry was stored through the foreign link");
+}
+
+/* An entry written by anyone who cannot read the key (here: its MAC made
+ * under another key) fails verification: counted, deleted, never loaded,
+ * rebuilt. */
+Test(cache, entry_with_foreign_mac_is_never_loaded, .fini = cleanup)
+{
+    amp_accelerator *acc = setup_tree_cpu();
+    amp_accelerator_info in = info_of(acc);
+    char marker[PATH_MAX + 16];
+    snprintf(marker, sizeof marker, "%s/MARKER", g_root);
+    cr_assert_eq(setenv("HIPAMP_TEST_MARKER", marker, 1), 0);
+    build_probe_here(acc);
+    char path[PATH_MAX];
+    struct stat st;
+    one_entry(path, &st);
+    unsigned char other_key[32];
+    for (int i = 0; i < 32; ++i) other_key[i] = (unsigned char)(i * 37 + 11);
+    size_t mn = 0;
+    void *planted = marker_object(&mn);
+    forge_entry(path, other_key, planted, mn);
+    int compiles = compiles_logged();
+    ASSERT_OK(amp_cache_clear_memory());
+    build_probe_here(acc);
+    cr_assert(!exists(marker), "an entry with a foreign MAC was loaded");
+    cr_assert_eq(compiles_logged(), compiles + 1, "the forged entry should have been rebuilt");
+    cr_assert_eq(cache_info().disk_rejected, 1);
+    /* The rebuilt entry is valid for the next process. */
+    one_entry(path, &st);
+    assert_entry_valid(in.device_path, path);
+    free(planted);
+}
+
+/* Entries that are not regular files: a FIFO (reading it would block
+ * forever) and a symlink to an entry elsewhere. Both are refused at once. */
+ACCEL_TEST(cache, fifo_and_symlink_entries_are_refused, .fini = cleanup, .timeout = 60)
+{
+    amp_accelerator_info in = info_of(acc);
+    setup_tree(in);
+    RUN_HELPER_OK(in.device_path);
+    char path[PATH_MAX];
+    struct stat st;
+    one_entry(path, &st);
+    char saved[PATH_MAX + 8];
+    snprintf(saved, sizeof saved, "%s/saved-entry", g_root);
+    cr_assert_eq(rename(path, saved), 0);
+    cr_assert_eq(mkfifo(path, 0600), 0, "mkfifo: %s", strerror(errno));
+    RUN_HELPER_OK(in.device_path);
+    if (in.is_emulated) cr_assert_eq(compiles_logged(), 2, "the FIFO entry should have been rebuilt");
+    one_entry(path, &st);
+    cr_assert(S_ISREG(st.st_mode), "the FIFO was left in place");
+
+    cr_assert_eq(unlink(path), 0);
+    cr_assert_eq(symlink(saved, path), 0);
+    RUN_HELPER_OK(in.device_path);
+    if (in.is_emulated) cr_assert_eq(compiles_logged(), 3, "the symlinked entry should have been refused");
+    cr_assert_eq(lstat(path, &st), 0);
+    cr_assert(S_ISREG(st.st_mode), "the symlink entry was left in place");
+}
+
+/* The /tmp fallback (no AMP_CACHE_DIR, XDG_CACHE_HOME or HOME): a symlink
+ * there is refused (another user could have made it); else it is made 0700
+ * by us. Each test removes what it made, so the other finds it absent. */
+static void fallback_env(char *path, size_t n)
+{
+    unsetenv("AMP_CACHE_DIR");
+    unsetenv("XDG_CACHE_HOME");
+    unsetenv("HOME");
+    snprintf(path, n, "/tmp/hipamp-cache-%d", (int)geteuid());
+}
+
+Test(cache, tmp_fallback_symlink_is_refused)
+{
+    char path[64];
+    fallback_env(path, sizeof path);
+    struct stat st;
+    if (lstat(path, &st) == 0) cr_skip_test("%s exists already (left by another program); the symlink case needs it absent", path);
+    char target[] = "/tmp/hipamp-cache-target-XXXXXX";
+    cr_assert_not_null(mkdtemp(target));
+    cr_assert_eq(symlink(target, path), 0);
+    amp_cache_info ci = cache_info();
+    unlink(path);
+    rmdir(target);
+    cr_assert(!ci.disk_enabled, "a symlink at the /tmp fallback was followed");
+    cr_assert(strstr(ci.reason, path), "reason should name the path: %s", ci.reason);
+}
+
+Test(cache, tmp_fallback_is_made_private)
+{
+    char path[64];
+    fallback_env(path, sizeof path);
+    cr_assert_str_eq(amp_cache_dir(), path);
+    struct stat st;
+    if (lstat(path, &st) == 0) {
+        /* Left by another program: it is used only if it is ours and 0700. */
+        amp_cache_info ci = cache_info();
+        bool fine = S_ISDIR(st.st_mode) && st.st_uid == geteuid() && (st.st_mode & 0777) == 0700;
+        cr_assert_eq(ci.disk_enabled, fine, "existing %s (mode %o, uid %d): enabled %d, reason %s", path,
+                     st.st_mode & 0777, (int)st.st_uid, ci.disk_enabled, ci.reason);
+        return;
+    }
+    amp_cache_info ci = cache_info();
+    cr_assert(ci.disk_enabled, "fallback refused: %s", ci.reason);
+    cr_assert_eq(lstat(path, &st), 0);
+    bool fine = S_ISDIR(st.st_mode) && (st.st_mode & 0777) == 0700;
+    char cmd[96];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
+    (void)system(cmd);
+    cr_assert(fine, "fallback mode %o", st.st_mode & 0777);
+}
+
+/* A header found through -I is part of the key: editing it rebuilds, in a
+ * new process and in the same one. */
+ACCEL_TEST(cache, changed_header_rebuilds, .fini = cleanup)
+{
+    amp_accelerator_info in = info_of(acc);
+    setup_tree(in);
+    char inc[PATH_MAX + 8], hdr[PATH_MAX + 32], opts[PATH_MAX + 16];
+    snprintf(inc, sizeof inc, "%s/inc", g_root);
+    snprintf(hdr, sizeof hdr, "%s/probe_add.h", inc);
+    snprintf(opts, sizeof opts, "-I%s", inc);
+    cr_assert_eq(mkdir(inc, 0700), 0);
+    write_probe_source("#include \"probe_add.h\"\n#define CACHE_PROBE_ADD PROBE_ADD\n");
+    write_file(hdr, "#define PROBE_ADD 5\n", strlen("#define PROBE_ADD 5\n"));
+    RUN_HELPER_OK(in.device_path, .options = opts, .extra_env = "HIPAMP_HELPER_EXPECT_ADD=5");
+    RUN_HELPER_OK(in.device_path, .options = opts, .extra_env = "HIPAMP_HELPER_EXPECT_ADD=5");
+    if (in.is_emulated) cr_assert_eq(compiles_logged(), 1, "an unchanged header should hit the cache");
+    write_file(hdr, "#define PROBE_ADD 9\n", strlen("#define PROBE_ADD 9\n"));
+    RUN_HELPER_OK(in.device_path, .options = opts, .extra_env = "HIPAMP_HELPER_EXPECT_ADD=9");
+    if (in.is_emulated) cr_assert_eq(compiles_logged(), 2, "the changed header should have rebuilt");
+    cr_assert_eq(scan_cache().entries, 2);
+
+    /* In one process: build, edit the header, build again. */
+    size_t n = 0;
+    char *src = read_all(g_src, &n);
+    src = realloc(src, n + 1);
+    src[n] = '\0';
+    int results[2];
+    for (int round = 0; round < 2; ++round) {
+        char def[64];
+        int val = round ? 13 : 11;
+        snprintf(def, sizeof def, "#define PROBE_ADD %d\n", val);
+        write_file(hdr, def, strlen(def));
+        amp_program *p = NULL;
+        ASSERT_OK(amp_program_build(acc, src, opts, &p));
+        amp_kernel *k = test_kernel(p, "cache_probe_scale");
+        int data[4] = {0, 0, 0, 0};
+        amp_array_view *v = test_view(data, sizeof(int), amp_extent_1d(4), AMP_READ_WRITE);
+        amp_arg a[] = {amp_arg_view(v), amp_arg_int32(1)};
+        ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(4), k, a, 2));
+        ASSERT_OK(amp_array_view_destroy(v));
+        results[round] = data[0];
+        amp_program_destroy(p);
+    }
+    cr_assert_eq(results[0], 11);
+    cr_assert_eq(results[1], 13, "the edited header was not picked up in the same process (got %d)", results[1]);
+    free(src);
+}
+
+/* amp_program_build_file resolves quoted includes from the file's own
+ * directory, and keys on them. */
+ACCEL_TEST(cache, build_file_tracks_relative_include, .fini = cleanup)
+{
+    amp_accelerator_info in = info_of(acc);
+    setup_tree(in);
+    char hdr[PATH_MAX + 32];
+    snprintf(hdr, sizeof hdr, "%s/probe_add.h", g_root);
+    write_probe_source("#include \"probe_add.h\"\n#define CACHE_PROBE_ADD PROBE_ADD\n");
+    write_file(hdr, "#define PROBE_ADD 3\n", strlen("#define PROBE_ADD 3\n"));
+    RUN_HELPER_OK(in.device_path, .extra_env = "HIPAMP_HELPER_BUILD_FILE=1", .extra_env2 = "HIPAMP_HELPER_EXPECT_ADD=3");
+    write_file(hdr, "#define PROBE_ADD 4\n", strlen("#define PROBE_ADD 4\n"));
+    RUN_HELPER_OK(in.device_path, .extra_env = "HIPAMP_HELPER_BUILD_FILE=1", .extra_env2 = "HIPAMP_HELPER_EXPECT_ADD=4");
+    cr_assert_eq(scan_cache().entries, 2, "two header versions, two entries");
+}
+
+/* A computed #include cannot be keyed: the build works but skips the disk
+ * cache, and amp_cache_get_info says why. */
+Test(cache, computed_include_is_not_cached)
+{
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    char dir[] = "/tmp/hipamp-cache-computed-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char cache[PATH_MAX], hdr[PATH_MAX], src[2 * PATH_MAX];
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    snprintf(hdr, sizeof hdr, "%s/computed.h", dir);
+    cr_assert_eq(setenv("AMP_CACHE_DIR", cache, 1), 0);
+    FILE *f = fopen(hdr, "w");
+    cr_assert_not_null(f);
+    fputs("#define COMPUTED_ADD 2\n", f);
+    fclose(f);
+    snprintf(src, sizeof src,
+             "#define COMPUTED_HEADER \"%s\"\n#include COMPUTED_HEADER\n"
+             "AMP_KERNEL(add_computed, amp::index<1> i, amp::array_view<int, 1> d) { d[i] += COMPUTED_ADD; }\n", hdr);
+    amp_program *p = test_build(acc, src);
+    amp_cache_info ci = cache_info();
+    cr_assert_eq(ci.uncacheable_builds, 1);
+    cr_assert(strstr(ci.last_uncacheable, "computed #include"), "why: %s", ci.last_uncacheable);
+    cr_assert_eq(ci.disk_stores, 0, "a build with an untracked header was stored");
+    amp_program_destroy(p);
+    char cmd[PATH_MAX + 16];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    (void)system(cmd);
+}
+
+/* A header that is a FIFO is refused before anything reads it. */
+Test(cache, fifo_header_is_refused_at_once, .timeout = 30)
+{
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    char dir[] = "/tmp/hipamp-cache-fifo-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char fifo[PATH_MAX], opts[PATH_MAX + 8];
+    snprintf(fifo, sizeof fifo, "%s/blocking.h", dir);
+    snprintf(opts, sizeof opts, "-I%s", dir);
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    amp_program *p = NULL;
+    ASSERT_STATUS(amp_program_build(acc, "#include \"blocking.h\"\nAMP_KERNEL(k, amp::index<1> i, int x) {}\n", opts, &p),
+                  AMP_ERROR_COMPILE);
+    cr_assert_null(p);
+    cr_assert(strstr(amp_last_error(), fifo) && strstr(amp_last_error(), "not a regular file"), "message: %s",
+              amp_last_error());
+    unlink(fifo);
+    rmdir(dir);
+}
+
+Test(cache, info_reports_a_disabled_cache)
+{
+    cr_assert_eq(setenv("AMP_CACHE_DIR", "off", 1), 0);
+    amp_cache_info ci = cache_info();
+    cr_assert(!ci.disk_enabled);
+    cr_assert(strstr(ci.reason, "AMP_CACHE_DIR=off"), "reason: %s", ci.reason);
+    ASSERT_STATUS(amp_cache_get_info(NULL), AMP_ERROR_INVALID_ARGUMENT);
+}
+
+Test(cache, info_reports_a_world_writable_cache)
+{
+    char dir[] = "/tmp/hipamp-cache-ww-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    cr_assert_eq(chmod(dir, 0777), 0);
+    cr_assert_eq(setenv("AMP_CACHE_DIR", dir, 1), 0);
+    amp_cache_info ci = cache_info();
+    rmdir(dir);
+    cr_assert(!ci.disk_enabled);
+    cr_assert(strstr(ci.reason, "writable by others") && strstr(ci.reason, dir), "reason: %s", ci.reason);
 }
 
 /* --------------------------------------------------------- amp_cache_dir */

@@ -72,7 +72,7 @@ static void amp__cpu_init(void)
     d->debug = true;
 #endif
     s = amp__env("AMP_DEBUG");
-    if (s) d->debug = amp__env_flag("AMP_DEBUG");
+    if (s) d->debug = amp__env_flag("AMP_DEBUG", d->debug);
     struct utsname u;
     snprintf(d->machine, sizeof d->machine, "%.63s", uname(&u) == 0 ? u.machine : "unknown");
     amp__cpu_find_compiler(d);
@@ -295,9 +295,13 @@ static amp_status amp__cpu_launch_op(void *dev, void *queue, void *fn, const amp
     return amp__cpu_run(dev, (amp__cpu_entry_fn)fn, l);
 }
 
+/* g++ reads CPATH like -I and CPLUS_INCLUDE_PATH like -isystem. */
+static const char *const amp__cpu_include_env[] = {"CPATH", "CPLUS_INCLUDE_PATH", NULL};
+
 static const amp__backend amp__cpu_backend = {
     .name = "cpu",
     .prelude_prefix = amp__embedded_cpu_prelude,
+    .include_env = amp__cpu_include_env,
     .cache_tag = amp__cpu_cache_tag,
     .compile = amp__cpu_compile_op,
     .module_load = amp__cpu_module_load,

@@ -280,12 +280,18 @@ amp_status amp__cpu_compile(amp__cpu_device *d, const amp__compile_job *job, amp
     /* The compiler and our flags first, the user's options after them so
      * they can override (-O0, -g), then the three output/input words. */
     size_t nfixed = (size_t)d->ncxx + AMP__CPU_NFLAGS + (d->debug ? 1 : 0), nargv = 0;
-    if ((st = amp__split_options(options, nfixed, 3, &argv, &nargv, &opts)) != AMP_OK) goto fail;
+    if ((st = amp__split_options(options, nfixed, 5, &argv, &nargv, &opts)) != AMP_OK) goto fail;
     size_t n = 0;
     for (int i = 0; i < d->ncxx; ++i) argv[n++] = d->cxx[i];
     for (size_t i = 0; i < AMP__CPU_NFLAGS; ++i) argv[n++] = (char *)amp__cpu_flags[i];
     if (d->debug) argv[n++] = "-DAMP_DEBUG_CHECKS";
     n = nargv;
+    /* The user's quoted includes resolve from the source file's own
+     * directory (amp_program_build_file); the unit itself is written here. */
+    if (job->source_dir) {
+        argv[n++] = "-iquote";
+        argv[n++] = (char *)job->source_dir;
+    }
     argv[n++] = "-o";
     argv[n++] = so;
     argv[n++] = src;

@@ -1,0 +1,98 @@
+/* array.c — amp_array: device-resident containers, created on a queue,
+ * copied to and from the host on that queue. */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Blocking host<->array copy of the whole array on its queue. */
+static amp_status amp__array_copy(amp_array *a, void *host, amp__copy_dir dir)
+{
+    amp__storage *s = a->s;
+    amp_status st = AMP_OK;
+    amp_accelerator_view *q = a->q;
+    amp__point done = {NULL, 0};
+    pthread_mutex_lock(&s->lock);
+    if ((st = amp__point_order(q, s->last)) != AMP_OK) goto out;
+    amp__copy c;
+    memset(&c, 0, sizeof c);
+    c.dir = dir;
+    c.dst = dir == AMP__H2D ? s->dptr : host;
+    c.src = dir == AMP__H2D ? (const void *)host : (const void *)s->dptr;
+    c.width_bytes = c.dst_pitch = c.src_pitch = c.dst_slice_pitch = c.src_slice_pitch = amp__storage_bytes(s);
+    c.height = c.depth = 1;
+    if ((st = amp__queue_copy(q, &c, &done)) != AMP_OK) goto out;
+    amp__queue_count_copy(q, dir, c.width_bytes);
+    amp__point_set(&s->last, done);
+    st = amp__point_wait(done);
+out:
+    pthread_mutex_unlock(&s->lock);
+    return st;
+}
+
+amp_status amp_array_create(amp_accelerator_view *q, size_t elem_size, amp_extent e, const void *init,
+                            amp_array **out)
+{
+    amp_status st = AMP_OK;
+    amp__storage *s = NULL;
+    amp_array *a = NULL;
+    AMP__NOT_NULL(out);
+    *out = NULL;
+    if (!q && (st = amp__default_queue(&q)) != AMP_OK) return st;
+    if ((st = amp__storage_new(elem_size, e, NULL, true, &s)) != AMP_OK) return st;
+    if (!(a = calloc(1, sizeof *a))) {
+        st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "array: out of host memory");
+        goto fail;
+    }
+    if ((st = q->be->mem_alloc(q->dev, amp__storage_bytes(s), &s->dptr)) != AMP_OK) goto fail;
+    s->acc = q->acc;
+    a->s = s;
+    a->q = q;
+    amp__queue_retain(q); /* the array's copies run on q */
+    if (init && (st = amp__array_copy(a, (void *)init, AMP__H2D)) != AMP_OK) goto fail;
+    *out = a;
+    return AMP_OK;
+fail:
+    if (s) amp__storage_release(s);
+    if (a && a->q) amp__queue_release(a->q);
+    free(a);
+    return st;
+}
+
+amp_status amp_array_copy_to_host(amp_array *a, void *dst)
+{
+    AMP__NOT_NULL(a);
+    AMP__NOT_NULL(dst);
+    return amp__array_copy(a, dst, AMP__D2H);
+}
+
+amp_status amp_array_copy_from_host(amp_array *a, const void *src)
+{
+    AMP__NOT_NULL(a);
+    AMP__NOT_NULL(src);
+    return amp__array_copy(a, (void *)src, AMP__H2D);
+}
+
+amp_status amp_array_get_extent(const amp_array *a, amp_extent *out)
+{
+    AMP__CLEAR_OUT(out);
+    AMP__NOT_NULL(out);
+    AMP__NOT_NULL(a);
+    *out = a->s->ext;
+    return AMP_OK;
+}
+
+amp_status amp_array_destroy(amp_array *a)
+{
+    if (!a) return AMP_OK;
+    pthread_mutex_lock(&a->s->lock);
+    int refs = a->s->refs;
+    pthread_mutex_unlock(&a->s->lock);
+    if (refs > 1)
+        return amp__fail(AMP_ERROR_BUSY, "amp_array_destroy: %d array_view(s) of this array still exist",
+                         refs - 1);
+    amp_status st = amp__storage_release(a->s);
+    amp__queue_release(a->q);
+    free(a);
+    return st;
+}

@@ -1,0 +1,123 @@
+/* box.c — box algebra for coherence bookkeeping: boxes [lo, hi) in storage
+ * coordinates, and lists of them with subtraction (splitting into slabs)
+ * and union (merging neighbours so that a loop over rows stays one box).
+ * Pure functions; no locks. */
+#include "internal.h"
+
+#include <string.h>
+
+int64_t amp__box_volume(const amp__box *b, int r)
+{
+    int64_t v = 1;
+    for (int d = 0; d < r; ++d) v *= b->hi[d] - b->lo[d];
+    return v;
+}
+bool amp__box_contains(const amp__box *a, const amp__box *b, int r)
+{
+    for (int d = 0; d < r; ++d)
+        if (b->lo[d] < a->lo[d] || b->hi[d] > a->hi[d]) return false;
+    return true;
+}
+bool amp__box_intersect(const amp__box *a, const amp__box *b, int r, amp__box *out)
+{
+    for (int d = 0; d < r; ++d) {
+        out->lo[d] = a->lo[d] > b->lo[d] ? a->lo[d] : b->lo[d];
+        out->hi[d] = a->hi[d] < b->hi[d] ? a->hi[d] : b->hi[d];
+        if (out->lo[d] >= out->hi[d]) return false;
+    }
+    return true;
+}
+
+/* list -= b: boxes inside b go, boxes crossing b are split into the (at most
+ * 2r) slabs outside it. Returns false when the list would overflow (the
+ * caller then handles the whole list at once). */
+bool amp__boxes_subtract(amp__box *list, int *n, const amp__box *b, int r)
+{
+    amp__box out[AMP__MAX_BOXES];
+    int m = 0;
+    for (int i = 0; i < *n; ++i) {
+        amp__box cut;
+        if (!amp__box_intersect(&list[i], b, r, &cut)) {
+            if (m == AMP__MAX_BOXES) return false;
+            out[m++] = list[i];
+            continue;
+        }
+        amp__box rest = list[i];
+        for (int d = 0; d < r; ++d) {
+            if (rest.lo[d] < cut.lo[d]) {
+                if (m == AMP__MAX_BOXES) return false;
+                out[m] = rest;
+                out[m++].hi[d] = cut.lo[d];
+            }
+            if (cut.hi[d] < rest.hi[d]) {
+                if (m == AMP__MAX_BOXES) return false;
+                out[m] = rest;
+                out[m++].lo[d] = cut.hi[d];
+            }
+            rest.lo[d] = cut.lo[d];
+            rest.hi[d] = cut.hi[d];
+        }
+    }
+    memcpy(list, out, sizeof(amp__box) * (size_t)m);
+    *n = m;
+    return true;
+}
+
+/* a and b equal in every dimension but one, where they touch or overlap:
+ * their union is a box (written to out). */
+static bool amp__box_mergeable(const amp__box *a, const amp__box *b, int r, amp__box *out)
+{
+    int diff = -1;
+    for (int d = 0; d < r; ++d) {
+        if (a->lo[d] == b->lo[d] && a->hi[d] == b->hi[d]) continue;
+        if (diff >= 0 || a->hi[d] < b->lo[d] || b->hi[d] < a->lo[d]) return false;
+        diff = d;
+    }
+    *out = *a;
+    if (diff >= 0) {
+        out->lo[diff] = a->lo[diff] < b->lo[diff] ? a->lo[diff] : b->lo[diff];
+        out->hi[diff] = a->hi[diff] > b->hi[diff] ? a->hi[diff] : b->hi[diff];
+    }
+    return true;
+}
+
+/* list += b. Boxes inside b are dropped and neighbours merged, so a loop
+ * over the rows of a matrix leaves one box, not one per row. false: no
+ * room (the list is unchanged then). */
+bool amp__boxes_add(amp__box *list, int *n, const amp__box *b, int r)
+{
+    for (int i = 0; i < *n; ++i)
+        if (amp__box_contains(&list[i], b, r)) return true;
+    amp__box add = *b;
+    bool merged;
+    int m = *n;
+    do {
+        merged = false;
+        int k = 0;
+        for (int i = 0; i < m; ++i) {
+            amp__box u;
+            if (amp__box_contains(&add, &list[i], r)) continue;
+            if (amp__box_mergeable(&add, &list[i], r, &u)) {
+                add = u;
+                merged = true;
+                continue;
+            }
+            list[k++] = list[i];
+        }
+        m = k;
+    } while (merged);
+    if (m == AMP__MAX_BOXES) {
+        /* Only reachable when nothing merged or was dropped: m == *n. */
+        return false;
+    }
+    list[m++] = add;
+    *n = m;
+    return true;
+}
+
+bool amp__boxes_cover(const amp__box *list, int n, const amp__box *b, int r)
+{
+    for (int i = 0; i < n; ++i)
+        if (amp__box_contains(&list[i], b, r)) return true;
+    return false;
+}

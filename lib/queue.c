@@ -1,0 +1,265 @@
+/* queue.c — accelerator views as queues: the one place the core calls the
+ * backend's queue, copy and launch operations; it numbers every command,
+ * counts it in the view's statistics, and answers waits on a point ("all
+ * commands up to n") by recording a driver event only when someone waits.
+ *
+ * Why numbers instead of an event per launch: a driver event record per
+ * launch was most of the library's launch overhead, and most launches are
+ * never waited on one by one. A command gets its number after it is queued,
+ * so an event recorded after reading `submitted` covers every command
+ * numbered up to what was read: a wait may also wait for later work on the
+ * same queue, never for less. */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct amp__mark {
+    atomic_int refs;  /* the queue's (while it is q->mark) + each waiter's */
+    uint64_t seq;     /* every command numbered <= seq precedes the event */
+    void *event;
+};
+
+static void amp__mark_release(amp_accelerator_view *q, amp__mark *m)
+{
+    if (!m || atomic_fetch_sub(&m->refs, 1) != 1) return;
+    q->be->event_release(q->dev, m->event);
+    free(m);
+}
+
+amp_status amp__queue_new(amp_accelerator *a, bool is_default, amp_accelerator_view **out)
+{
+    amp_status st = AMP_OK;
+    amp_accelerator_view *q = NULL;
+    *out = NULL;
+    if (!a->e.info.is_available)
+        return amp__fail(AMP_ERROR_NO_ACCELERATOR, "accelerator %s is unavailable: %s", a->e.info.device_path,
+                         a->e.info.unavailable_reason);
+    if (!(q = calloc(1, sizeof *q))) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "accelerator view: out of host memory");
+    q->acc = a;
+    q->be = a->e.be;
+    q->dev = a->e.dev;
+    q->is_default = is_default;
+    atomic_init(&q->refs, 1);
+    pthread_mutex_init(&q->mark_lock, NULL);
+    if ((st = q->be->queue_create(q->dev, &q->queue)) != AMP_OK) goto fail;
+    *out = q;
+    return AMP_OK;
+fail:
+    pthread_mutex_destroy(&q->mark_lock);
+    free(q);
+    return st;
+}
+
+void amp__queue_retain(amp_accelerator_view *q)
+{
+    if (q) atomic_fetch_add_explicit(&q->refs, 1, memory_order_relaxed);
+}
+
+void amp__queue_release(amp_accelerator_view *q)
+{
+    if (!q || atomic_fetch_sub(&q->refs, 1) != 1) return;
+    amp__mark_release(q, q->mark);
+    q->be->queue_destroy(q->dev, q->queue);
+    pthread_mutex_destroy(&q->mark_lock);
+    free(q);
+}
+
+/* The number the command just queued on q gets. */
+static inline uint64_t amp__queue_number(amp_accelerator_view *q)
+{
+    return atomic_fetch_add_explicit(&q->submitted, 1, memory_order_acq_rel) + 1;
+}
+
+amp_status amp__queue_launch(amp_accelerator_view *q, void *fn, const amp__launch *l, amp__point *done)
+{
+    amp_status st = q->be->launch(q->dev, q->queue, fn, l);
+    if (st != AMP_OK) return st;
+    done->q = q;
+    done->seq = amp__queue_number(q);
+    atomic_fetch_add_explicit(&q->launches, 1, memory_order_relaxed);
+    return AMP_OK;
+}
+
+amp_status amp__queue_copy(amp_accelerator_view *q, const amp__copy *c, amp__point *done)
+{
+    amp_status st = q->be->copy(q->dev, q->queue, c);
+    if (st != AMP_OK) return st;
+    done->q = q;
+    done->seq = amp__queue_number(q);
+    return AMP_OK;
+}
+
+void amp__queue_count_copy(amp_accelerator_view *q, amp__copy_dir dir, uint64_t bytes)
+{
+    if (dir == AMP__H2D) {
+        atomic_fetch_add_explicit(&q->bytes_to_device, bytes, memory_order_relaxed);
+        atomic_fetch_add_explicit(&q->copies_to_device, 1, memory_order_relaxed);
+    } else if (dir == AMP__D2H) {
+        atomic_fetch_add_explicit(&q->bytes_to_host, bytes, memory_order_relaxed);
+        atomic_fetch_add_explicit(&q->copies_to_host, 1, memory_order_relaxed);
+    }
+}
+
+static void amp__note_completed(amp_accelerator_view *q, uint64_t seq)
+{
+    uint64_t cur = atomic_load_explicit(&q->completed, memory_order_acquire);
+    while (cur < seq &&
+           !atomic_compare_exchange_weak_explicit(&q->completed, &cur, seq, memory_order_acq_rel, memory_order_acquire)) {
+    }
+}
+
+amp_status amp__queue_drain(amp_accelerator_view *q)
+{
+    uint64_t seen = atomic_load_explicit(&q->submitted, memory_order_acquire);
+    amp_status st = q->be->queue_wait(q->dev, q->queue);
+    if (st == AMP_OK) amp__note_completed(q, seen);
+    return st;
+}
+
+/* A mark covering command seq of q, retained for the caller: the newest one
+ * when it covers seq, else a new one recorded now. */
+static amp_status amp__mark_get(amp_accelerator_view *q, uint64_t seq, amp__mark **out)
+{
+    amp_status st = AMP_OK;
+    amp__mark *m = NULL;
+    *out = NULL;
+    pthread_mutex_lock(&q->mark_lock);
+    if (q->mark && q->mark->seq >= seq) {
+        m = q->mark;
+        atomic_fetch_add(&m->refs, 1);
+        goto done;
+    }
+    if (!(m = calloc(1, sizeof *m))) {
+        st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "accelerator view: out of host memory for a wait point");
+        goto done;
+    }
+    m->seq = atomic_load_explicit(&q->submitted, memory_order_acquire);
+    if ((st = q->be->event_record(q->dev, q->queue, &m->event)) != AMP_OK) {
+        free(m);
+        m = NULL;
+        goto done;
+    }
+    atomic_init(&m->refs, 2); /* the queue's and the caller's */
+    amp__mark *old = q->mark;
+    q->mark = m;
+    amp__mark_release(q, old);
+done:
+    pthread_mutex_unlock(&q->mark_lock);
+    *out = m;
+    return st;
+}
+
+static bool amp__point_passed(amp__point p)
+{
+    return !p.q || p.seq == 0 || atomic_load_explicit(&p.q->completed, memory_order_acquire) >= p.seq;
+}
+
+void amp__point_set(amp__point *slot, amp__point p)
+{
+    if (slot->q != p.q) {
+        amp__queue_retain(p.q);
+        amp__queue_release(slot->q);
+    }
+    *slot = p;
+}
+
+amp_status amp__point_wait(amp__point p)
+{
+    if (amp__point_passed(p)) return AMP_OK;
+    amp__mark *m;
+    amp_status st = amp__mark_get(p.q, p.seq, &m);
+    if (st != AMP_OK) return st;
+    if ((st = p.q->be->event_wait(p.q->dev, m->event)) == AMP_OK) amp__note_completed(p.q, m->seq);
+    amp__mark_release(p.q, m);
+    return st;
+}
+
+amp_status amp__point_order(amp_accelerator_view *on, amp__point p)
+{
+    if (p.q == on || amp__point_passed(p)) return AMP_OK; /* same queue: already in order */
+    /* Queues of different backends cannot wait for each other's events:
+     * the host waits instead. */
+    if (p.q->be != on->be) return amp__point_wait(p);
+    amp__mark *m;
+    amp_status st = amp__mark_get(p.q, p.seq, &m);
+    if (st != AMP_OK) return st;
+    st = on->be->queue_wait_event(on->dev, on->queue, m->event);
+    amp__mark_release(p.q, m);
+    return st;
+}
+
+amp_status amp__point_query(amp__point p, bool *done)
+{
+    *done = true;
+    if (amp__point_passed(p)) return AMP_OK;
+    amp__mark *m;
+    amp_status st = amp__mark_get(p.q, p.seq, &m);
+    if (st != AMP_OK) return st;
+    if ((st = p.q->be->event_query(p.q->dev, m->event, done)) == AMP_OK && *done) amp__note_completed(p.q, m->seq);
+    amp__mark_release(p.q, m);
+    return st;
+}
+
+/* ------------------------------------------------------------ public API */
+
+amp_status amp_accelerator_view_create(amp_accelerator *a, amp_accelerator_view **out)
+{
+    AMP__NOT_NULL(out);
+    *out = NULL;
+    AMP__NOT_NULL(a);
+    return amp__queue_new(a, false, out);
+}
+
+amp_status amp_accelerator_view_get_accelerator(amp_accelerator_view *q, amp_accelerator **out)
+{
+    AMP__NOT_NULL(out);
+    *out = NULL;
+    AMP__NOT_NULL(q);
+    *out = q->acc;
+    return AMP_OK;
+}
+
+amp_status amp_accelerator_view_wait(amp_accelerator_view *q)
+{
+    AMP__NOT_NULL(q);
+    return amp__queue_drain(q);
+}
+
+amp_status amp_accelerator_view_destroy(amp_accelerator_view *q)
+{
+    if (!q) return AMP_OK;
+    if (q->is_default)
+        return amp__fail(AMP_ERROR_INVALID_ARGUMENT,
+                         "amp_accelerator_view_destroy: %s's default view belongs to the library",
+                         q->acc->e.info.device_path);
+    /* Storages may still hold points on this queue (they retain it); the
+     * queue itself goes when the last of those is released. */
+    amp_status st = amp__queue_drain(q);
+    amp__queue_release(q);
+    return st;
+}
+
+amp_status amp_accelerator_view_get_stats(amp_accelerator_view *q, amp_stats *out)
+{
+    AMP__CLEAR_OUT(out);
+    AMP__NOT_NULL(out);
+    AMP__NOT_NULL(q);
+    out->bytes_to_device = atomic_load(&q->bytes_to_device);
+    out->copies_to_device = atomic_load(&q->copies_to_device);
+    out->bytes_to_host = atomic_load(&q->bytes_to_host);
+    out->copies_to_host = atomic_load(&q->copies_to_host);
+    out->launches = atomic_load(&q->launches);
+    return AMP_OK;
+}
+
+amp_status amp_accelerator_view_reset_stats(amp_accelerator_view *q)
+{
+    AMP__NOT_NULL(q);
+    atomic_store(&q->bytes_to_device, 0);
+    atomic_store(&q->copies_to_device, 0);
+    atomic_store(&q->bytes_to_host, 0);
+    atomic_store(&q->copies_to_host, 0);
+    atomic_store(&q->launches, 0);
+    return AMP_OK;
+}
