@@ -2,6 +2,7 @@
 #include "gpu_driver.h"
 
 #include "core.h"
+#include "cuda_abi.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -10,131 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Plain ABI mirrors of cuda.h / nvrtc.h definitions (stable since CUDA 4/11). */
-typedef int CUresult;
-typedef int CUdevice;
-typedef unsigned long long CUdeviceptr;
-typedef void *CUcontext;
-enum {
-    CUDA_SUCCESS = 0,
-    CUDA_ERROR_OUT_OF_MEMORY = 2,
-    CUDA_ERROR_NOT_FOUND = 500,
-    CUDA_ERROR_NOT_READY = 600,
-    CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED = 712,
-};
-enum {
-    CU_ATTR_MAX_THREADS_PER_BLOCK = 1,
-    CU_ATTR_MAX_BLOCK_DIM_X = 2,
-    CU_ATTR_MAX_BLOCK_DIM_Y = 3,
-    CU_ATTR_MAX_BLOCK_DIM_Z = 4,
-    CU_ATTR_MAX_GRID_DIM_X = 5,
-    CU_ATTR_MAX_GRID_DIM_Y = 6,
-    CU_ATTR_MAX_GRID_DIM_Z = 7,
-    CU_ATTR_MAX_SHARED_MEMORY_PER_BLOCK = 8,
-    CU_ATTR_MULTIPROCESSOR_COUNT = 16,
-    CU_ATTR_INTEGRATED = 18,
-    CU_ATTR_COMPUTE_CAPABILITY_MAJOR = 75,
-    CU_ATTR_COMPUTE_CAPABILITY_MINOR = 76,
-    CU_ATTR_MANAGED_MEMORY = 83,
-    CU_ATTR_PAGEABLE_MEMORY_ACCESS = 88,
-};
-enum { CU_MEMORYTYPE_HOST = 1, CU_MEMORYTYPE_DEVICE = 2 };
-enum { CU_POINTER_ATTRIBUTE_IS_MANAGED = 8 };
-#define CU_STREAM_NON_BLOCKING 0x1u
-#define CU_EVENT_DISABLE_TIMING 0x2u
-#define CU_MEMHOSTREGISTER_PORTABLE 0x1u
-#define CU_MEMHOSTREGISTER_DEVICEMAP 0x2u
-
-/* CUDA_MEMCPY2D (v2, size_t fields), layout of cuda.h. */
-typedef struct cu_memcpy2d {
-    size_t srcXInBytes, srcY;
-    int srcMemoryType;
-    const void *srcHost;
-    CUdeviceptr srcDevice;
-    void *srcArray;
-    size_t srcPitch;
-    size_t dstXInBytes, dstY;
-    int dstMemoryType;
-    void *dstHost;
-    CUdeviceptr dstDevice;
-    void *dstArray;
-    size_t dstPitch;
-    size_t WidthInBytes, Height;
-} cu_memcpy2d;
-
-/* The _v2 entry points are what cuda.h maps the plain names to since CUDA
- * 3.2/4.0; dlsym needs the real symbol names. */
-#define CUDA_FUNCS(X)                                                                    \
-    X(cuInit, CUresult, (unsigned))                                                      \
-    X(cuDriverGetVersion, CUresult, (int *))                                             \
-    X(cuDeviceGetCount, CUresult, (int *))                                               \
-    X(cuDeviceGet, CUresult, (CUdevice *, int))                                          \
-    X(cuDeviceGetName, CUresult, (char *, int, CUdevice))                                \
-    X(cuDeviceTotalMem_v2, CUresult, (size_t *, CUdevice))                               \
-    X(cuDeviceGetAttribute, CUresult, (int *, int, CUdevice))                            \
-    X(cuDevicePrimaryCtxRetain, CUresult, (CUcontext *, CUdevice))                       \
-    X(cuCtxGetCurrent, CUresult, (CUcontext *))                                          \
-    X(cuCtxSetCurrent, CUresult, (CUcontext))                                            \
-    X(cuCtxSynchronize, CUresult, (void))                                                \
-    X(cuGetErrorString, CUresult, (CUresult, const char **))                             \
-    X(cuGetErrorName, CUresult, (CUresult, const char **))                               \
-    X(cuModuleLoadData, CUresult, (void **, const void *))                               \
-    X(cuModuleUnload, CUresult, (void *))                                                \
-    X(cuModuleGetFunction, CUresult, (void **, void *, const char *))                    \
-    X(cuModuleGetGlobal_v2, CUresult, (CUdeviceptr *, size_t *, void *, const char *))   \
-    X(cuMemcpyDtoH_v2, CUresult, (void *, CUdeviceptr, size_t))                          \
-    X(cuStreamCreate, CUresult, (void **, unsigned))                                     \
-    X(cuStreamDestroy_v2, CUresult, (void *))                                            \
-    X(cuStreamSynchronize, CUresult, (void *))                                           \
-    X(cuStreamWaitEvent, CUresult, (void *, void *, unsigned))                           \
-    X(cuEventCreate, CUresult, (void **, unsigned))                                      \
-    X(cuEventDestroy_v2, CUresult, (void *))                                             \
-    X(cuEventRecord, CUresult, (void *, void *))                                         \
-    X(cuEventSynchronize, CUresult, (void *))                                            \
-    X(cuEventQuery, CUresult, (void *))                                                  \
-    X(cuMemAlloc_v2, CUresult, (CUdeviceptr *, size_t))                                  \
-    X(cuMemFree_v2, CUresult, (CUdeviceptr))                                             \
-    X(cuMemHostRegister_v2, CUresult, (void *, size_t, unsigned))                        \
-    X(cuMemHostUnregister, CUresult, (void *))                                           \
-    X(cuMemHostGetDevicePointer_v2, CUresult, (CUdeviceptr *, void *, unsigned))         \
-    X(cuMemcpyHtoDAsync_v2, CUresult, (CUdeviceptr, const void *, size_t, void *))       \
-    X(cuMemcpyDtoHAsync_v2, CUresult, (void *, CUdeviceptr, size_t, void *))             \
-    X(cuMemcpyDtoDAsync_v2, CUresult, (CUdeviceptr, CUdeviceptr, size_t, void *))        \
-    X(cuMemcpy2DAsync_v2, CUresult, (const cu_memcpy2d *, void *))                       \
-    X(cuLaunchKernel, CUresult,                                                          \
-      (void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,     \
-       void *, void **, void **))
-
-/* Optional driver entry points: a missing one only loses a refinement. */
-#define CUDA_OPTIONAL(X)                                                                 \
-    X(cuPointerGetAttribute, CUresult, (void *, int, CUdeviceptr))
-
-#define NVRTC_FUNCS(X)                                                                   \
-    X(nvrtcVersion, int, (int *, int *))                                                 \
-    X(nvrtcGetErrorString, const char *, (int))                                          \
-    X(nvrtcCreateProgram, int,                                                           \
-      (void **, const char *, const char *, int, const char *const *, const char *const *)) \
-    X(nvrtcCompileProgram, int, (void *, int, const char *const *))                      \
-    X(nvrtcGetProgramLogSize, int, (void *, size_t *))                                   \
-    X(nvrtcGetProgramLog, int, (void *, char *))                                         \
-    X(nvrtcGetPTXSize, int, (void *, size_t *))                                          \
-    X(nvrtcGetPTX, int, (void *, char *))                                                \
-    X(nvrtcDestroyProgram, int, (void **))
-
-/* Optional NVRTC entry points (CUDA 11.1/11.2+): CUBIN output and the list of
- * real architectures it can target. Missing -> PTX for the driver to JIT. */
-#define NVRTC_OPTIONAL(X)                                                                \
-    X(nvrtcGetCUBINSize, int, (void *, size_t *))                                        \
-    X(nvrtcGetCUBIN, int, (void *, char *))                                              \
-    X(nvrtcGetNumSupportedArchs, int, (int *))                                           \
-    X(nvrtcGetSupportedArchs, int, (int *))
-
 #define DECLARE_FN(name, ret, args) ret(*name) args;
 static struct { CUDA_FUNCS(DECLARE_FN) CUDA_OPTIONAL(DECLARE_FN) } D;
 static struct { NVRTC_FUNCS(DECLARE_FN) NVRTC_OPTIONAL(DECLARE_FN) } N;
 #undef DECLARE_FN
 
-static amp__gpu_driver cuda_table;
 static const amp__gpu_driver *cuda_result;
 static const char *cuda_why = "CUDA not probed";
 static const char *nvrtc_why = "NVRTC not probed";
@@ -588,6 +469,40 @@ static amp_status cu_launch(void *fn, const unsigned g[3], const unsigned b[3], 
                                        b[0], b[1], b[2]);
 }
 
+static char cuda_version_tag[96];
+static const amp__gpu_driver cuda_table = {
+    .platform = "cuda",
+    .version_tag = cuda_version_tag,
+    .device_count = cu_device_count,
+    .device_open = cu_device_open,
+    .enter = cu_enter,
+    .leave = cu_leave,
+    .compile = cu_compile,
+    .module_load = cu_module_load,
+    .module_unload = cu_module_unload,
+    .function_get = cu_function_get,
+    .global_read = cu_global_read,
+    .stream_create = cu_stream_create,
+    .stream_destroy = cu_stream_destroy,
+    .stream_sync = cu_stream_sync,
+    .stream_wait_event = cu_stream_wait_event,
+    .event_create = cu_event_create,
+    .event_destroy = cu_event_destroy,
+    .event_record = cu_event_record,
+    .event_sync = cu_event_sync,
+    .event_query = cu_event_query,
+    .mem_alloc = cu_mem_alloc,
+    .mem_free = cu_mem_free,
+    .host_register = cu_host_register,
+    .host_unregister = cu_host_unregister,
+    .device_sync = cu_device_sync,
+    .memcpy_1d = cu_memcpy_1d,
+    .memcpy_2d = cu_memcpy_2d,
+    .launch = cu_launch,
+};
+
+/* The table is constant; only its version tag is written, once, before
+ * cuda_result publishes it (pthread_once orders the two). */
 static void build_table(void)
 {
     void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -612,38 +527,10 @@ static void build_table(void)
         return;
     }
     load_nvrtc();
-    amp__gpu_driver *t = &cuda_table;
-    t->platform = "cuda";
     int drv = 0;
     D.cuDriverGetVersion(&drv);
-    snprintf(t->version_tag, sizeof t->version_tag, "%s driver %d", nvrtc_ok ? nvrtc_version : "no-nvrtc", drv);
-    t->device_count = cu_device_count;
-    t->device_open = cu_device_open;
-    t->enter = cu_enter;
-    t->leave = cu_leave;
-    t->compile = cu_compile;
-    t->module_load = cu_module_load;
-    t->module_unload = cu_module_unload;
-    t->function_get = cu_function_get;
-    t->global_read = cu_global_read;
-    t->stream_create = cu_stream_create;
-    t->stream_destroy = cu_stream_destroy;
-    t->stream_sync = cu_stream_sync;
-    t->stream_wait_event = cu_stream_wait_event;
-    t->event_create = cu_event_create;
-    t->event_destroy = cu_event_destroy;
-    t->event_record = cu_event_record;
-    t->event_sync = cu_event_sync;
-    t->event_query = cu_event_query;
-    t->mem_alloc = cu_mem_alloc;
-    t->mem_free = cu_mem_free;
-    t->host_register = cu_host_register;
-    t->host_unregister = cu_host_unregister;
-    t->device_sync = cu_device_sync;
-    t->memcpy_1d = cu_memcpy_1d;
-    t->memcpy_2d = cu_memcpy_2d;
-    t->launch = cu_launch;
-    cuda_result = t;
+    snprintf(cuda_version_tag, sizeof cuda_version_tag, "%s driver %d", nvrtc_ok ? nvrtc_version : "no-nvrtc", drv);
+    cuda_result = &cuda_table;
     cuda_why = NULL;
 }
 #undef LOAD_FN

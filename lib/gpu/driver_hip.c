@@ -2,6 +2,7 @@
 #include "gpu_driver.h"
 
 #include "core.h"
+#include "hip_abi.h"
 
 #include <ctype.h>
 #include <dlfcn.h>
@@ -10,123 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Plain ABI mirrors of the few HIP definitions we use. These values have been
- * stable from ROCm 5.0 through 6.x (hipError_t, hipMemcpyKind,
- * hipDeviceAttribute_t numbering was fixed in 5.0). HIP_MEMCPY3D is avoided on
- * purpose: its hipMemoryType enum was renumbered in ROCm 6 and its sizes are
- * 32-bit in 5.x; hipMemcpy2DAsync's signature is the same everywhere. */
-typedef int hip_err;
-enum {
-    HIP_SUCCESS = 0,
-    HIP_ERROR_OUT_OF_MEMORY = 2,
-    HIP_ERROR_NOT_FOUND = 500,
-    HIP_ERROR_NOT_READY = 600,
-    HIP_ERROR_HOST_MEMORY_ALREADY_REGISTERED = 712,
-};
-enum { HIP_MEMCPY_H2D = 1, HIP_MEMCPY_D2H = 2, HIP_MEMCPY_D2D = 3 };
-enum {
-    HIP_ATTR_INTEGRATED = 16,
-    HIP_ATTR_MANAGED_MEMORY = 24,
-    HIP_ATTR_MAX_BLOCK_DIM_X = 26,
-    HIP_ATTR_MAX_BLOCK_DIM_Y = 27,
-    HIP_ATTR_MAX_BLOCK_DIM_Z = 28,
-    HIP_ATTR_MAX_THREADS_PER_BLOCK = 56,
-    HIP_ATTR_MAX_GRID_DIM_X = 29,
-    HIP_ATTR_MAX_GRID_DIM_Y = 30,
-    HIP_ATTR_MAX_GRID_DIM_Z = 31,
-    HIP_ATTR_MULTIPROCESSOR_COUNT = 63,
-    HIP_ATTR_PAGEABLE_MEMORY_ACCESS = 65,
-    HIP_ATTR_MAX_SHARED_MEMORY_PER_BLOCK = 74,
-};
-#define HIP_STREAM_NON_BLOCKING 0x1u
-#define HIP_EVENT_DISABLE_TIMING 0x2u
-#define HIP_HOST_REGISTER_PORTABLE 0x1u
-#define HIP_HOST_REGISTER_MAPPED 0x2u
-enum { HIP_POINTER_ATTRIBUTE_IS_MANAGED = 8 };
-
-/* gcnArchName ("gfx90a:sramecc+:xnack-") is only exposed through
- * hipDeviceProp_t, whose layout changes between releases. ROCm 6+ exports
- * hipGetDevicePropertiesR0600 (the new layout: gcnArchName[256] at byte 1160)
- * and hipGetDevicePropertiesR0000 (the ROCm 5 layout, kept for binary
- * compatibility); ROCm 5 exports only the plain hipGetDeviceProperties, whose
- * gcnArchName sits at byte 396 (measured with HIP 5.2.3's header: offsetof =
- * 396, sizeof = 792). What a future release exports under the plain name is
- * not promised, so the versioned symbols are preferred and all three are
- * optional. We pass a zeroed buffer far larger than any known layout, read
- * the symbol's offset, and fall back to scanning the buffer for a "gfx..."
- * string if a runtime ever puts it elsewhere. */
-#define HIP_PROPS_BUFFER 16384
-#define HIP_PROPS_R0600_GCN_ARCH_OFFSET 1160
-#define HIP_PROPS_R0000_GCN_ARCH_OFFSET 396
-
-/* comgr's metadata handle is a struct of one uint64 (passed by value). */
-typedef struct comgr_md { uint64_t handle; } comgr_md;
-
-#define HIP_FUNCS(X)                                                                    \
-    X(hipGetDeviceCount, hip_err, (int *))                                              \
-    X(hipGetDevice, hip_err, (int *))                                                   \
-    X(hipSetDevice, hip_err, (int))                                                     \
-    X(hipDeviceGetAttribute, hip_err, (int *, int, int))                                \
-    X(hipDeviceGetName, hip_err, (char *, int, int))                                    \
-    X(hipDeviceTotalMem, hip_err, (size_t *, int))                                      \
-    X(hipRuntimeGetVersion, hip_err, (int *))                                           \
-    X(hipGetErrorString, const char *, (hip_err))                                       \
-    X(hipModuleLoadData, hip_err, (void **, const void *))                              \
-    X(hipModuleUnload, hip_err, (void *))                                               \
-    X(hipModuleGetFunction, hip_err, (void **, void *, const char *))                   \
-    X(hipModuleGetGlobal, hip_err, (void **, size_t *, void *, const char *))           \
-    X(hipMemcpyDtoH, hip_err, (void *, void *, size_t))                                 \
-    X(hipStreamCreateWithFlags, hip_err, (void **, unsigned))                           \
-    X(hipStreamDestroy, hip_err, (void *))                                              \
-    X(hipStreamSynchronize, hip_err, (void *))                                          \
-    X(hipStreamWaitEvent, hip_err, (void *, void *, unsigned))                          \
-    X(hipEventCreateWithFlags, hip_err, (void **, unsigned))                            \
-    X(hipEventDestroy, hip_err, (void *))                                               \
-    X(hipEventRecord, hip_err, (void *, void *))                                        \
-    X(hipEventSynchronize, hip_err, (void *))                                           \
-    X(hipEventQuery, hip_err, (void *))                                                 \
-    X(hipMalloc, hip_err, (void **, size_t))                                            \
-    X(hipFree, hip_err, (void *))                                                       \
-    X(hipHostRegister, hip_err, (void *, size_t, unsigned))                             \
-    X(hipHostUnregister, hip_err, (void *))                                             \
-    X(hipHostGetDevicePointer, hip_err, (void **, void *, unsigned))                    \
-    X(hipDeviceSynchronize, hip_err, (void))                                            \
-    X(hipMemcpyAsync, hip_err, (void *, const void *, size_t, int, void *))             \
-    X(hipMemcpy2DAsync, hip_err,                                                        \
-      (void *, size_t, const void *, size_t, size_t, size_t, int, void *))              \
-    X(hipModuleLaunchKernel, hip_err,                                                   \
-      (void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,    \
-       void *, void **, void **))
-
-/* Optional: versioned property getters (see above), the error reset that
- * keeps internally handled failures out of the user's hipGetLastError (ROCm 7
- * keeps the last error until it is read, as CUDA does), and the managed-memory
- * query of host_register. */
-#define HIP_OPTIONAL(X)                                                                 \
-    X(hipGetDevicePropertiesR0600, hip_err, (void *, int))                              \
-    X(hipGetDevicePropertiesR0000, hip_err, (void *, int))                              \
-    X(hipGetDeviceProperties, hip_err, (void *, int))                                   \
-    X(hipGetLastError, hip_err, (void))                                                 \
-    X(hipPointerGetAttribute, hip_err, (void *, int, void *))
-
-#define HIPRTC_FUNCS(X)                                                                 \
-    X(hiprtcVersion, int, (int *, int *))                                               \
-    X(hiprtcGetErrorString, const char *, (int))                                        \
-    X(hiprtcCreateProgram, int,                                                         \
-      (void **, const char *, const char *, int, const char **, const char **))         \
-    X(hiprtcCompileProgram, int, (void *, int, const char **))                          \
-    X(hiprtcGetProgramLogSize, int, (void *, size_t *))                                 \
-    X(hiprtcGetProgramLog, int, (void *, char *))                                       \
-    X(hiprtcGetCodeSize, int, (void *, size_t *))                                       \
-    X(hiprtcGetCode, int, (void *, char *))                                             \
-    X(hiprtcDestroyProgram, int, (void **))
-
-#define COMGR_FUNCS(X)                                                                  \
-    X(amd_comgr_get_isa_count, int, (size_t *))                                         \
-    X(amd_comgr_get_isa_name, int, (size_t, const char **))                             \
-    X(amd_comgr_get_isa_metadata, int, (const char *, comgr_md *))                      \
-    X(amd_comgr_destroy_metadata, int, (comgr_md))
 
 #define DECLARE_FN(name, ret, args) ret(*name) args;
 static struct { HIP_FUNCS(DECLARE_FN) HIP_OPTIONAL(DECLARE_FN) } H;
@@ -145,7 +29,6 @@ static pthread_once_t comgr_once = PTHREAD_ONCE_INIT;
 /* hipRTC/comgr in ROCm 5 keep process-global LLVM state; compiles are
  * serialized to stay clear of its thread-safety bugs. Leaf lock. */
 static pthread_mutex_t rtc_lock = PTHREAD_MUTEX_INITIALIZER;
-static amp__gpu_driver hip_table;
 
 static void *open_first(const char *const *names)
 {
@@ -585,7 +468,10 @@ static amp_status hip_function_get(void *module, const char *name, void **fn, bo
     /* HIP 5.2 reports a missing name as hipErrorNotFound (500); other
      * releases have used hipErrorInvalidValue/InvalidDeviceFunction.
      * Treat all of those as "absent". */
-    if (e == HIP_ERROR_NOT_FOUND || e == 1 || e == 98) { hip_handled(e); return AMP_OK; }
+    if (e == HIP_ERROR_NOT_FOUND || e == HIP_ERROR_INVALID_VALUE || e == HIP_ERROR_INVALID_DEVICE_FUNCTION) {
+        hip_handled(e);
+        return AMP_OK;
+    }
     return hip_fail(e, "hipModuleGetFunction(%s)", name);
 }
 
@@ -598,7 +484,11 @@ static amp_status hip_global_read(void *module, const char *name, void *dst, siz
     hip_err e = H.hipModuleGetGlobal(&dptr, &bytes, module, name);
     *found = e == HIP_SUCCESS && dptr;
     if (!*found) {
-        if (e == HIP_SUCCESS || e == HIP_ERROR_NOT_FOUND || e == 1 || e == 98) { hip_handled(e); return AMP_OK; }
+        if (e == HIP_SUCCESS || e == HIP_ERROR_NOT_FOUND || e == HIP_ERROR_INVALID_VALUE ||
+            e == HIP_ERROR_INVALID_DEVICE_FUNCTION) {
+            hip_handled(e);
+            return AMP_OK;
+        }
         return hip_fail(e, "hipModuleGetGlobal(%s)", name);
     }
     *actual = bytes;
@@ -720,47 +610,53 @@ static amp_status hip_launch(void *fn, const unsigned g[3], const unsigned b[3],
                                        g[2], b[0], b[1], b[2]);
 }
 
+static char hip_version_tag[96];
+static const amp__gpu_driver hip_table = {
+    .platform = "hip",
+    .version_tag = hip_version_tag,
+    .device_count = hip_device_count,
+    .device_open = hip_device_open,
+    .enter = hip_enter,
+    .leave = hip_leave,
+    .compile = hip_compile,
+    .module_load = hip_module_load,
+    .module_unload = hip_module_unload,
+    .function_get = hip_function_get,
+    .global_read = hip_global_read,
+    .stream_create = hip_stream_create,
+    .stream_destroy = hip_stream_destroy,
+    .stream_sync = hip_stream_sync,
+    .stream_wait_event = hip_stream_wait_event,
+    .event_create = hip_event_create,
+    .event_destroy = hip_event_destroy,
+    .event_record = hip_event_record,
+    .event_sync = hip_event_sync,
+    .event_query = hip_event_query,
+    .mem_alloc = hip_mem_alloc,
+    .mem_free = hip_mem_free,
+    .host_register = hip_host_register,
+    .host_unregister = hip_host_unregister,
+    .device_sync = hip_device_sync,
+    .memcpy_1d = hip_memcpy_1d,
+    .memcpy_2d = hip_memcpy_2d,
+    .launch = hip_launch,
+};
+
 static const amp__gpu_driver *hip_result;
 static const char *hip_result_why = "HIP not probed";
 static pthread_once_t table_once = PTHREAD_ONCE_INIT;
 
+/* The table is constant; only its version tag is written, once, before
+ * hip_result publishes it (pthread_once orders the two). */
 static void build_table(void)
 {
     pthread_once(&hip_once, load_hip);
     if (!hip_ok) { hip_result_why = hip_why; return; }
     pthread_once(&rtc_once, load_rtc);
-    amp__gpu_driver *t = &hip_table;
-    t->platform = "hip";
     int rt = 0;
     H.hipRuntimeGetVersion(&rt);
-    snprintf(t->version_tag, sizeof t->version_tag, "%s runtime %d", rtc_ok ? rtc_version : "no-hiprtc", rt);
-    t->device_count = hip_device_count;
-    t->device_open = hip_device_open;
-    t->enter = hip_enter;
-    t->leave = hip_leave;
-    t->compile = hip_compile;
-    t->module_load = hip_module_load;
-    t->module_unload = hip_module_unload;
-    t->function_get = hip_function_get;
-    t->global_read = hip_global_read;
-    t->stream_create = hip_stream_create;
-    t->stream_destroy = hip_stream_destroy;
-    t->stream_sync = hip_stream_sync;
-    t->stream_wait_event = hip_stream_wait_event;
-    t->event_create = hip_event_create;
-    t->event_destroy = hip_event_destroy;
-    t->event_record = hip_event_record;
-    t->event_sync = hip_event_sync;
-    t->event_query = hip_event_query;
-    t->mem_alloc = hip_mem_alloc;
-    t->mem_free = hip_mem_free;
-    t->host_register = hip_host_register;
-    t->host_unregister = hip_host_unregister;
-    t->device_sync = hip_device_sync;
-    t->memcpy_1d = hip_memcpy_1d;
-    t->memcpy_2d = hip_memcpy_2d;
-    t->launch = hip_launch;
-    hip_result = t;
+    snprintf(hip_version_tag, sizeof hip_version_tag, "%s runtime %d", rtc_ok ? rtc_version : "no-hiprtc", rt);
+    hip_result = &hip_table;
     hip_result_why = NULL;
 }
 

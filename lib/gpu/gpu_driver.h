@@ -33,8 +33,9 @@ typedef struct amp__gpu_devinfo {
  * still be safe. */
 typedef struct amp__gpu_driver {
     const char *platform; /* "hip", "cuda": the device_path prefix */
-    /* Compiler + runtime versions, e.g. "hiprtc 9.0 runtime 50221153". */
-    char version_tag[96];
+    /* Compiler + runtime versions, e.g. "hiprtc 9.0 runtime 50221153";
+     * filled once, before the table is first handed out. */
+    const char *version_tag;
 
     int (*device_count)(void);
     /* *ctx: what enter() needs (CUDA primary context; HIP ordinal). Never

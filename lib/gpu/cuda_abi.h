@@ -1,0 +1,174 @@
+/* cuda_abi.h — the hand-declared CUDA driver and NVRTC ABI that driver_cuda.c loads with dlopen (values, types, the CUDA_MEMCPY2D layout, function lists), written so that test/abi/test_abi_cuda.c can check every item against cuda.h and nvrtc.h. */
+#ifndef AMP_GPU_CUDA_ABI_H
+#define AMP_GPU_CUDA_ABI_H
+
+#include <stddef.h>
+
+/* The library includes no CUDA header (it must build where no toolkit is
+ * installed), so it declares what it uses itself. As in hip_abi.h, every
+ * item is one row of an X-macro list under the vendor's own name:
+ *
+ *   CUDA_ABI_TYPES      X(vendor typedef, our type)      scalar types
+ *   CUDA_ABI_CONSTANTS  X(our name, value, vendor name)  enum values, flags
+ *   CUDA_ABI_MEMCPY2D   X(field type, field name)        CUDA_MEMCPY2D (v2)
+ *   CUDA_FUNCS etc.     X(symbol, return type, (parameter types))
+ *
+ * The library expands the lists into definitions (below); the ABI test
+ * defines AMP__ABI_CHECK, gets the lists only, and checks each row against
+ * the real headers (types by size, alignment and kind, constants by value,
+ * the struct by offsets, functions by their exact declared type).
+ *
+ * Values and entry points are stable since CUDA 4 (driver) and 11 (NVRTC).
+ * The _v2 entry points are what cuda.h maps the plain names to since CUDA
+ * 3.2/4.0; dlsym needs the real symbol names, so the rows name them. */
+
+#define CUDA_ABI_TYPES(X)                                                               \
+    X(CUresult, int)                                                                    \
+    X(CUdevice, int)                                                                    \
+    X(CUdevice_attribute, int)                                                          \
+    X(CUpointer_attribute, int)                                                         \
+    X(CUmemorytype, int)                                                                \
+    X(CUdeviceptr, unsigned long long)                                                  \
+    X(CUcontext, void *)                                                                \
+    X(CUmodule, void *)                                                                 \
+    X(CUfunction, void *)                                                               \
+    X(CUstream, void *)                                                                 \
+    X(CUevent, void *)                                                                  \
+    X(CUarray, void *)                                                                  \
+    X(nvrtcResult, int)                                                                 \
+    X(nvrtcProgram, void *)
+
+/* NVRTC reports success as 0, and driver_cuda.c compares its results with 0
+ * directly; the row says so and is checked like the rest. */
+#define CUDA_ABI_CONSTANTS(X)                                                           \
+    X(CUDA_SUCCESS, 0, CUDA_SUCCESS)                                                    \
+    X(CUDA_ERROR_OUT_OF_MEMORY, 2, CUDA_ERROR_OUT_OF_MEMORY)                            \
+    X(CUDA_ERROR_NOT_FOUND, 500, CUDA_ERROR_NOT_FOUND)                                  \
+    X(CUDA_ERROR_NOT_READY, 600, CUDA_ERROR_NOT_READY)                                  \
+    X(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, 712, CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED) \
+    X(CU_ATTR_MAX_THREADS_PER_BLOCK, 1, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)      \
+    X(CU_ATTR_MAX_BLOCK_DIM_X, 2, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X)                  \
+    X(CU_ATTR_MAX_BLOCK_DIM_Y, 3, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y)                  \
+    X(CU_ATTR_MAX_BLOCK_DIM_Z, 4, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z)                  \
+    X(CU_ATTR_MAX_GRID_DIM_X, 5, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X)                    \
+    X(CU_ATTR_MAX_GRID_DIM_Y, 6, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y)                    \
+    X(CU_ATTR_MAX_GRID_DIM_Z, 7, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)                    \
+    X(CU_ATTR_MAX_SHARED_MEMORY_PER_BLOCK, 8, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK) \
+    X(CU_ATTR_MULTIPROCESSOR_COUNT, 16, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)       \
+    X(CU_ATTR_INTEGRATED, 18, CU_DEVICE_ATTRIBUTE_INTEGRATED)                           \
+    X(CU_ATTR_COMPUTE_CAPABILITY_MAJOR, 75, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR) \
+    X(CU_ATTR_COMPUTE_CAPABILITY_MINOR, 76, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR) \
+    X(CU_ATTR_MANAGED_MEMORY, 83, CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY)                   \
+    X(CU_ATTR_PAGEABLE_MEMORY_ACCESS, 88, CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS)   \
+    X(CU_MEMORYTYPE_HOST, 1, CU_MEMORYTYPE_HOST)                                        \
+    X(CU_MEMORYTYPE_DEVICE, 2, CU_MEMORYTYPE_DEVICE)                                    \
+    X(CU_POINTER_ATTRIBUTE_IS_MANAGED, 8, CU_POINTER_ATTRIBUTE_IS_MANAGED)              \
+    X(CU_STREAM_NON_BLOCKING, 0x1, CU_STREAM_NON_BLOCKING)                              \
+    X(CU_EVENT_DISABLE_TIMING, 0x2, CU_EVENT_DISABLE_TIMING)                            \
+    X(CU_MEMHOSTREGISTER_PORTABLE, 0x1, CU_MEMHOSTREGISTER_PORTABLE)                    \
+    X(CU_MEMHOSTREGISTER_DEVICEMAP, 0x2, CU_MEMHOSTREGISTER_DEVICEMAP)                  \
+    X(NVRTC_SUCCESS, 0, NVRTC_SUCCESS)
+
+/* CUDA_MEMCPY2D (v2: size_t fields), field by field in cuda.h's order. */
+#define CUDA_ABI_MEMCPY2D(X)                                                            \
+    X(size_t, srcXInBytes)                                                              \
+    X(size_t, srcY)                                                                     \
+    X(CUmemorytype, srcMemoryType)                                                      \
+    X(const void *, srcHost)                                                            \
+    X(CUdeviceptr, srcDevice)                                                           \
+    X(CUarray, srcArray)                                                                \
+    X(size_t, srcPitch)                                                                 \
+    X(size_t, dstXInBytes)                                                              \
+    X(size_t, dstY)                                                                     \
+    X(CUmemorytype, dstMemoryType)                                                      \
+    X(void *, dstHost)                                                                  \
+    X(CUdeviceptr, dstDevice)                                                           \
+    X(CUarray, dstArray)                                                                \
+    X(size_t, dstPitch)                                                                 \
+    X(size_t, WidthInBytes)                                                             \
+    X(size_t, Height)
+
+#define CUDA_FUNCS(X)                                                                    \
+    X(cuInit, CUresult, (unsigned))                                                      \
+    X(cuDriverGetVersion, CUresult, (int *))                                             \
+    X(cuDeviceGetCount, CUresult, (int *))                                               \
+    X(cuDeviceGet, CUresult, (CUdevice *, int))                                          \
+    X(cuDeviceGetName, CUresult, (char *, int, CUdevice))                                \
+    X(cuDeviceTotalMem_v2, CUresult, (size_t *, CUdevice))                               \
+    X(cuDeviceGetAttribute, CUresult, (int *, CUdevice_attribute, CUdevice))             \
+    X(cuDevicePrimaryCtxRetain, CUresult, (CUcontext *, CUdevice))                       \
+    X(cuCtxGetCurrent, CUresult, (CUcontext *))                                          \
+    X(cuCtxSetCurrent, CUresult, (CUcontext))                                            \
+    X(cuCtxSynchronize, CUresult, (void))                                                \
+    X(cuGetErrorString, CUresult, (CUresult, const char **))                             \
+    X(cuGetErrorName, CUresult, (CUresult, const char **))                               \
+    X(cuModuleLoadData, CUresult, (CUmodule *, const void *))                            \
+    X(cuModuleUnload, CUresult, (CUmodule))                                              \
+    X(cuModuleGetFunction, CUresult, (CUfunction *, CUmodule, const char *))             \
+    X(cuModuleGetGlobal_v2, CUresult, (CUdeviceptr *, size_t *, CUmodule, const char *)) \
+    X(cuMemcpyDtoH_v2, CUresult, (void *, CUdeviceptr, size_t))                          \
+    X(cuStreamCreate, CUresult, (CUstream *, unsigned))                                  \
+    X(cuStreamDestroy_v2, CUresult, (CUstream))                                          \
+    X(cuStreamSynchronize, CUresult, (CUstream))                                         \
+    X(cuStreamWaitEvent, CUresult, (CUstream, CUevent, unsigned))                        \
+    X(cuEventCreate, CUresult, (CUevent *, unsigned))                                    \
+    X(cuEventDestroy_v2, CUresult, (CUevent))                                            \
+    X(cuEventRecord, CUresult, (CUevent, CUstream))                                      \
+    X(cuEventSynchronize, CUresult, (CUevent))                                           \
+    X(cuEventQuery, CUresult, (CUevent))                                                 \
+    X(cuMemAlloc_v2, CUresult, (CUdeviceptr *, size_t))                                  \
+    X(cuMemFree_v2, CUresult, (CUdeviceptr))                                             \
+    X(cuMemHostRegister_v2, CUresult, (void *, size_t, unsigned))                        \
+    X(cuMemHostUnregister, CUresult, (void *))                                           \
+    X(cuMemHostGetDevicePointer_v2, CUresult, (CUdeviceptr *, void *, unsigned))         \
+    X(cuMemcpyHtoDAsync_v2, CUresult, (CUdeviceptr, const void *, size_t, CUstream))     \
+    X(cuMemcpyDtoHAsync_v2, CUresult, (void *, CUdeviceptr, size_t, CUstream))           \
+    X(cuMemcpyDtoDAsync_v2, CUresult, (CUdeviceptr, CUdeviceptr, size_t, CUstream))      \
+    X(cuMemcpy2DAsync_v2, CUresult, (const CUDA_MEMCPY2D *, CUstream))                  \
+    X(cuLaunchKernel, CUresult,                                                          \
+      (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, \
+       CUstream, void **, void **))
+
+/* Optional driver entry points: a missing one only loses a refinement. */
+#define CUDA_OPTIONAL(X)                                                                 \
+    X(cuPointerGetAttribute, CUresult, (void *, CUpointer_attribute, CUdeviceptr))
+
+#define NVRTC_FUNCS(X)                                                                   \
+    X(nvrtcVersion, nvrtcResult, (int *, int *))                                         \
+    X(nvrtcGetErrorString, const char *, (nvrtcResult))                                  \
+    X(nvrtcCreateProgram, nvrtcResult,                                                   \
+      (nvrtcProgram *, const char *, const char *, int, const char *const *, const char *const *)) \
+    X(nvrtcCompileProgram, nvrtcResult, (nvrtcProgram, int, const char *const *))        \
+    X(nvrtcGetProgramLogSize, nvrtcResult, (nvrtcProgram, size_t *))                     \
+    X(nvrtcGetProgramLog, nvrtcResult, (nvrtcProgram, char *))                           \
+    X(nvrtcGetPTXSize, nvrtcResult, (nvrtcProgram, size_t *))                            \
+    X(nvrtcGetPTX, nvrtcResult, (nvrtcProgram, char *))                                  \
+    X(nvrtcDestroyProgram, nvrtcResult, (nvrtcProgram *))
+
+/* Optional NVRTC entry points (CUDA 11.1/11.2+): CUBIN output and the list of
+ * real architectures it can target. Missing -> PTX for the driver to JIT. */
+#define NVRTC_OPTIONAL(X)                                                                \
+    X(nvrtcGetCUBINSize, nvrtcResult, (nvrtcProgram, size_t *))                          \
+    X(nvrtcGetCUBIN, nvrtcResult, (nvrtcProgram, char *))                                \
+    X(nvrtcGetNumSupportedArchs, nvrtcResult, (int *))                                   \
+    X(nvrtcGetSupportedArchs, nvrtcResult, (int *))
+
+/* ---------------------------------------------- the library's definitions */
+#ifndef AMP__ABI_CHECK
+
+#define AMP__CUDA_ABI_TYPEDEF(name, ours) typedef ours name;
+CUDA_ABI_TYPES(AMP__CUDA_ABI_TYPEDEF)
+#undef AMP__CUDA_ABI_TYPEDEF
+
+#define AMP__CUDA_ABI_CONSTANT(name, value, vendor) name = (value),
+enum { CUDA_ABI_CONSTANTS(AMP__CUDA_ABI_CONSTANT) };
+#undef AMP__CUDA_ABI_CONSTANT
+
+#define AMP__CUDA_ABI_FIELD(type, name) type name;
+typedef struct cu_memcpy2d { CUDA_ABI_MEMCPY2D(AMP__CUDA_ABI_FIELD) } cu_memcpy2d;
+#undef AMP__CUDA_ABI_FIELD
+typedef cu_memcpy2d CUDA_MEMCPY2D;
+
+#endif /* AMP__ABI_CHECK */
+
+#endif /* AMP_GPU_CUDA_ABI_H */

@@ -1,0 +1,35 @@
+/* test_abi_cuda.c — checks every row of lib/gpu/cuda_abi.h (the CUDA driver and NVRTC ABI the library declares by hand) against cuda.h and nvrtc.h; built only where a CUDA toolkit's headers are installed. */
+#include <cuda.h>
+#include <nvrtc.h>
+
+#define AMP__ABI_CHECK 1
+#include "gpu/cuda_abi.h"
+
+#include "abi_check.h"
+
+/* The rows name the _v2 symbols themselves, so no cuda.h macro may map a
+ * row's name to another symbol. */
+static bool abi_name_ok(const char *ours, const char *header) { return strcmp(ours, header) == 0; }
+
+Test(abi_cuda, header_version)
+{
+    cr_log_info("checked against cuda.h of CUDA %d.%d", CUDA_VERSION / 1000, CUDA_VERSION % 1000 / 10);
+    cr_expect_geq(CUDA_VERSION, 11020, "the library needs CUDA 11.2 or later; cuda.h is %d", CUDA_VERSION);
+}
+
+Test(abi_cuda, types) { CUDA_ABI_TYPES(ABI_CHECK_TYPE) }
+
+Test(abi_cuda, constants) { CUDA_ABI_CONSTANTS(ABI_CHECK_CONSTANT) }
+
+Test(abi_cuda, driver_functions) { CUDA_FUNCS(ABI_CHECK_FUNCTION) CUDA_OPTIONAL(ABI_CHECK_FUNCTION) }
+
+Test(abi_cuda, nvrtc_functions) { NVRTC_FUNCS(ABI_CHECK_FUNCTION) NVRTC_OPTIONAL(ABI_CHECK_FUNCTION) }
+
+struct abi_memcpy2d { CUDA_ABI_MEMCPY2D(ABI_FIELD) };
+#define ABI_CHECK_MEMCPY2D_FIELD(type, name) ABI_CHECK_FIELD_OF(struct abi_memcpy2d, CUDA_MEMCPY2D, name)
+
+Test(abi_cuda, memcpy2d_layout)
+{
+    CUDA_ABI_MEMCPY2D(ABI_CHECK_MEMCPY2D_FIELD)
+    ABI_CHECK_STRUCT_SIZE(struct abi_memcpy2d, CUDA_MEMCPY2D)
+}
