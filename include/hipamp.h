@@ -184,10 +184,35 @@ AMP_API amp_status amp_accelerator_list(amp_accelerator **list, size_t cap, size
 /* Find by device path ("cuda:0"). AMP_ERROR_NO_ACCELERATOR if none. */
 AMP_API amp_status amp_accelerator_find(const char *device_path, amp_accelerator **out);
 AMP_API amp_status amp_accelerator_get_info(const amp_accelerator *a, amp_accelerator_info *out);
+/* The accelerator for one process of a job that runs one process per GPU:
+ * GPU number local_rank % (GPUs available) in amp_accelerator_list order,
+ * or the CPU accelerator when there is no GPU. local_rank -1 reads the
+ * node-local rank the launcher exported (OMPI_COMM_WORLD_LOCAL_RANK,
+ * MPI_LOCALRANKID, MV2_COMM_WORLD_LOCAL_RANK, PMI_LOCAL_RANK,
+ * PALS_LOCAL_RANKID, SLURM_LOCALID; 0 when none is set). The GPUs listed are
+ * those the vendor runtime shows, so HIP_VISIBLE_DEVICES,
+ * ROCR_VISIBLE_DEVICES and CUDA_VISIBLE_DEVICES apply. Never blocks after
+ * the first enumeration. AMP_ERROR_INVALID_ARGUMENT: out NULL or
+ * local_rank < -1. AMP_ERROR_NO_ACCELERATOR: nothing usable. */
+AMP_API amp_status amp_accelerator_select_local(int local_rank, amp_accelerator **out);
 
 /* A queue (HIP/CUDA stream) on accelerator a. Owned by the caller; destroy
  * waits for its work. */
 AMP_API amp_status amp_accelerator_view_create(amp_accelerator *a, amp_accelerator_view **out);
+/* A view that queues its work on a queue the caller made with the vendor
+ * runtime (hipStream_t on AMD, CUstream or cudaStream_t on NVIDIA, of this
+ * accelerator's device: the CUDA primary context): everything hipamp queues
+ * through it is ordered with the caller's own work on that queue. The caller
+ * keeps ownership: destroying the view waits for the queue but never
+ * destroys it, and the queue must outlive the view and every array created
+ * on it. AMP_ERROR_UNSUPPORTED on the CPU accelerator (no native queues);
+ * AMP_ERROR_INVALID_ARGUMENT: a CUDA stream of another context. */
+AMP_API amp_status amp_accelerator_view_create_from_native(amp_accelerator *a, void *queue,
+                                                           amp_accelerator_view **out);
+/* The vendor queue q's work is ordered on (hipStream_t / CUstream), for
+ * queuing vendor-library work in order with hipamp's; NULL on the CPU
+ * accelerator. Borrowed: valid while q lives; never destroy it. */
+AMP_API amp_status amp_accelerator_view_native_queue(amp_accelerator_view *q, void **queue);
 /* The accelerator's default view (owned by the library, never destroy it). */
 AMP_API amp_status amp_accelerator_default_view(amp_accelerator *a, amp_accelerator_view **out);
 AMP_API amp_status amp_accelerator_view_get_accelerator(amp_accelerator_view *q, amp_accelerator **out);
@@ -202,8 +227,10 @@ AMP_API amp_status amp_accelerator_view_destroy(amp_accelerator_view *q);
  * however many strided driver copies it takes. Copy-backs on host access are
  * counted on the queue of the last launch that used the data. */
 typedef struct amp_stats {
-    uint64_t bytes_to_device, copies_to_device;
-    uint64_t bytes_to_host, copies_to_host;
+    uint64_t bytes_to_device, copies_to_device;   /* host -> device */
+    uint64_t bytes_to_host, copies_to_host;       /* device -> host */
+    uint64_t bytes_device_to_device, copies_device_to_device; /* amp_copy_*: same device or peer */
+    uint64_t bytes_host_to_host, copies_host_to_host;         /* amp_copy_view between host memories */
     uint64_t launches;
 } amp_stats;
 AMP_API amp_status amp_accelerator_view_get_stats(amp_accelerator_view *q, amp_stats *out);
@@ -213,6 +240,8 @@ AMP_API amp_status amp_accelerator_view_reset_stats(amp_accelerator_view *q);
 
 typedef struct amp_array amp_array;
 typedef struct amp_array_view amp_array_view;
+/* Completion of one launch or copy (C++ AMP's completion_future). */
+typedef struct amp_future amp_future;
 typedef enum amp_access { AMP_READ_WRITE = 0, AMP_READ_ONLY = 1, AMP_WRITE_ONLY = 2 } amp_access;
 
 /* Device-resident container of amp_extent_size(e) elements of elem_size bytes
@@ -227,6 +256,23 @@ AMP_API amp_status amp_array_create(amp_accelerator_view *q, size_t elem_size, a
 AMP_API amp_status amp_array_copy_to_host(amp_array *a, void *dst);
 AMP_API amp_status amp_array_copy_from_host(amp_array *a, const void *src);
 AMP_API amp_status amp_array_get_extent(const amp_array *a, amp_extent *out);
+/* The view whose queue the array's own copies use. Borrowed. */
+AMP_API amp_status amp_array_get_accelerator_view(amp_array *a, amp_accelerator_view **out);
+/* The array's memory: a device pointer (hipDeviceptr / CUdeviceptr) on a
+ * GPU, a host pointer on the CPU accelerator; row-major, last dimension
+ * contiguous. Borrowed: valid until the array is destroyed. Work hipamp
+ * queued on the array may still be running: order your own work on the
+ * array's view's native queue, or wait for the view first; and finish your
+ * own work on the memory before hipamp uses the array again. Never blocks. */
+AMP_API amp_status amp_array_native_handle(amp_array *a, void **device_ptr);
+/* An array over memory the caller already has on q's accelerator
+ * (q NULL: the default accelerator's default view): a device pointer from
+ * hipMalloc/cuMemAlloc, or a host pointer on the CPU accelerator, of at
+ * least amp_extent_size(e) * elem_size bytes. Borrowed: destroying the
+ * array never frees it; the memory must outlive the array. Nothing is
+ * copied. */
+AMP_API amp_status amp_array_create_from_native(amp_accelerator_view *q, void *device_ptr, size_t elem_size,
+                                                amp_extent e, amp_array **out);
 /* Waits for the kernels that use it, then frees. Views of the array must be
  * destroyed first (AMP_ERROR_BUSY otherwise, nothing freed). */
 AMP_API amp_status amp_array_destroy(amp_array *a);
@@ -244,6 +290,23 @@ AMP_API amp_status amp_array_view_section(amp_array_view *v, amp_index origin, a
 /* Rank-reducing view v[i] (rank >= 2). AMP_ERROR_OUT_OF_BOUNDS for i outside. */
 AMP_API amp_status amp_array_view_project(amp_array_view *v, int i, amp_array_view **out);
 AMP_API amp_status amp_array_view_get_extent(const amp_array_view *v, amp_extent *out);
+/* Element strides of the view's dimensions (strides[0..rank-1]; the last is
+ * 1): element i is at first + sum(i[d] * strides[d]). */
+AMP_API amp_status amp_array_view_get_strides(const amp_array_view *v, int64_t *strides);
+/* Hand the view's data to a vendor library on q's accelerator (q NULL: the
+ * view's accelerator if its data lives on one, else the default
+ * accelerator): makes it current there for access (AMP_READ_ONLY and
+ * AMP_READ_WRITE copy it in if needed; AMP_WRITE_ONLY copies nothing) and
+ * returns the device address of the view's first element (elements at
+ * amp_array_view_get_strides). Queue the library's work on q's native queue
+ * (amp_accelerator_view_native_queue). hipamp then treats the view as
+ * written by work on q when access is not AMP_READ_ONLY: a later
+ * synchronize waits for q as it is then and copies the data back. The
+ * address is valid until the view's storage next moves (a launch on
+ * another accelerator, destroy). AMP_ERROR_INVALID_ARGUMENT: writing through
+ * an AMP_READ_ONLY view, or a bad access value. */
+AMP_API amp_status amp_array_view_native_handle(amp_array_view *v, amp_accelerator_view *q, amp_access access,
+                                                void **device_ptr);
 /* Host pointer of the view's first element (NULL for a view of an array). */
 AMP_API void *amp_array_view_data(const amp_array_view *v);
 /* Make host memory current (waits for kernels using it, copies back if the
@@ -257,6 +320,27 @@ AMP_API amp_status amp_array_view_refresh(amp_array_view *v);
 AMP_API amp_status amp_array_view_discard_data(amp_array_view *v);
 /* Synchronizes first (its status is returned), then frees the view. */
 AMP_API amp_status amp_array_view_destroy(amp_array_view *v);
+
+/* ---------------------------------------------------------------- copies
+ * C++ AMP's copy: the source's current data (wherever it is: host, device)
+ * into the destination, exactly the bytes of the two views. Extents must be
+ * equal (AMP_ERROR_INVALID_EXTENT, naming both) and element sizes too
+ * (AMP_ERROR_ARGUMENT_MISMATCH); two overlapping parts of one storage are
+ * AMP_ERROR_INVALID_ARGUMENT. Between arrays on one accelerator the copy
+ * stays on the device; between two GPUs of one vendor it goes peer to peer
+ * where the driver allows, else through host memory; between a GPU and the
+ * CPU accelerator it is one host<->device copy. A host view that is written
+ * has its device copies of that part marked stale. Each copy is counted in
+ * the statistics of the view that runs it: the destination array's, for a
+ * view the queue that last used its data (else its accelerator's default
+ * view), and a copy between two host memories on the default view.
+ * The synchronous forms block until the data has arrived; the _async forms
+ * return once it is queued, with a future the caller owns (the parts that
+ * move between host memories are done before they return). */
+AMP_API amp_status amp_copy_array(amp_array *src, amp_array *dst);
+AMP_API amp_status amp_copy_array_async(amp_array *src, amp_array *dst, amp_future **out);
+AMP_API amp_status amp_copy_view(amp_array_view *src, amp_array_view *dst);
+AMP_API amp_status amp_copy_view_async(amp_array_view *src, amp_array_view *dst, amp_future **out);
 
 /* ------------------------------------------------------------- programs */
 
@@ -314,11 +398,19 @@ typedef struct amp_kernel_resources {
     uint32_t vgpr_spills, sgpr_spills;
     uint32_t max_flat_workgroup_size;
 } amp_kernel_resources;
-/* Compile source with hipRTC for target ("gfx90a", "gfx1030", "gfx90a:xnack+").
- * AMP_ERROR_UNSUPPORTED: the installed comgr/hipRTC does not know target, or
- * no hipRTC is installed. AMP_ERROR_COMPILE: log in amp_last_error(). */
+/* Compile source for a named target with no GPU present: an AMD target
+ * ("gfx90a", "gfx1030", "gfx90a:xnack+") with hipRTC, whose kernels'
+ * resources are then readable below; or an NVIDIA one ("sm_90") with NVRTC,
+ * giving the CUBIN (or PTX) with no resources read (kernel count 0).
+ * AMP_ERROR_UNSUPPORTED: the installed comgr/hipRTC or NVRTC does not know
+ * target, or is not installed. AMP_ERROR_COMPILE: log in amp_last_error(). */
 AMP_API amp_status amp_compile_for_target(const char *target, const char *source,
                                           const char *options, amp_code_object **out);
+/* The targets amp_compile_for_target accepts here: the AMD processors the
+ * installed comgr knows (features such as :xnack+ may be added), then the
+ * sm_NN architectures of the installed NVRTC. Fills list[0..cap-1] with
+ * static strings and sets *count to how many there are. */
+AMP_API amp_status amp_compile_targets(const char **list, size_t cap, size_t *count);
 /* Borrowed pointer to the ELF bytes; valid until destroy. */
 AMP_API amp_status amp_code_object_data(const amp_code_object *c, const void **data, size_t *size);
 AMP_API size_t amp_code_object_kernel_count(const amp_code_object *c);
@@ -410,8 +502,6 @@ AMP_API amp_status amp_parallel_for_each(amp_accelerator_view *q, amp_extent e, 
 AMP_API amp_status amp_parallel_for_each_tiled(amp_accelerator_view *q, amp_tiled_extent t,
                                                amp_kernel *k, const amp_arg *args, size_t nargs);
 
-/* Completion of one launch (C++ AMP's completion_future). */
-typedef struct amp_future amp_future;
 /* As amp_parallel_for_each and amp_parallel_for_each_tiled, and return a
  * future the caller owns (destroy it with amp_future_destroy). */
 AMP_API amp_status amp_parallel_for_each_async(amp_accelerator_view *q, amp_extent e, amp_kernel *k,
@@ -423,6 +513,11 @@ AMP_API amp_status amp_parallel_for_each_tiled_async(amp_accelerator_view *q, am
 AMP_API amp_status amp_future_wait(amp_future *f);
 /* *done = finished; never blocks. */
 AMP_API amp_status amp_future_is_ready(amp_future *f, bool *done);
+/* Device time of the launch or copy the future follows, in milliseconds,
+ * measured with device events (GPU) or the host clock around it (CPU
+ * accelerator). Blocks until it finished. AMP_ERROR_UNSUPPORTED when nothing
+ * was timed (a copy between two host memories). */
+AMP_API amp_status amp_future_elapsed_ms(amp_future *f, double *ms);
 /* Does not wait; the launch runs on. */
 AMP_API amp_status amp_future_destroy(amp_future *f);
 

@@ -107,6 +107,51 @@ amp_status amp_accelerator_default(amp_accelerator **out)
     return amp__default_acc ? AMP_OK : amp__fail(AMP_ERROR_NO_ACCELERATOR, "%s", amp__default_why);
 }
 
+/* The node-local rank the launcher gave this process, or -1. */
+static int amp__env_local_rank(void)
+{
+    static const char *const vars[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "MV2_COMM_WORLD_LOCAL_RANK",
+                                       "PMI_LOCAL_RANK", "PALS_LOCAL_RANKID", "SLURM_LOCALID", NULL};
+    for (size_t i = 0; vars[i]; ++i) {
+        const char *v = amp__env(vars[i]);
+        char *end = NULL;
+        long r = v ? strtol(v, &end, 10) : -1;
+        if (v && end != v && !*end && r >= 0 && r < 1 << 20) return (int)r;
+    }
+    return -1;
+}
+
+amp_status amp_accelerator_select_local(int local_rank, amp_accelerator **out)
+{
+    AMP__NOT_NULL(out);
+    *out = NULL;
+    if (local_rank < -1)
+        return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "amp_accelerator_select_local: local rank %d (use -1 to read it "
+                         "from the launcher's environment)", local_rank);
+    if (local_rank == -1) local_rank = amp__env_local_rank();
+    if (local_rank < 0) local_rank = 0;
+    amp_accelerator *all;
+    size_t n, ngpu = 0;
+    amp__registry(&all, &n);
+    for (size_t i = 0; i < n; ++i)
+        if (!all[i].e.info.is_emulated && all[i].e.info.is_available) ngpu++;
+    if (ngpu == 0) {
+        amp_accelerator *cpu = &all[n - 1];
+        if (!cpu->e.info.is_available)
+            return amp__fail(AMP_ERROR_NO_ACCELERATOR, "no GPU, and the CPU accelerator is unavailable: %s",
+                             cpu->e.info.unavailable_reason);
+        *out = cpu;
+        return AMP_OK;
+    }
+    size_t want = (size_t)local_rank % ngpu;
+    for (size_t i = 0; i < n; ++i)
+        if (!all[i].e.info.is_emulated && all[i].e.info.is_available && want-- == 0) {
+            *out = &all[i];
+            break;
+        }
+    return AMP_OK;
+}
+
 amp_status amp_accelerator_get_info(const amp_accelerator *a, amp_accelerator_info *out)
 {
     AMP__CLEAR_OUT(out);

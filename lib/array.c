@@ -59,6 +59,49 @@ fail:
     return st;
 }
 
+amp_status amp_array_create_from_native(amp_accelerator_view *q, void *device_ptr, size_t elem_size, amp_extent e,
+                                        amp_array **out)
+{
+    amp_status st = AMP_OK;
+    amp__storage *s = NULL;
+    amp_array *a = NULL;
+    AMP__NOT_NULL(out);
+    *out = NULL;
+    AMP__NOT_NULL(device_ptr);
+    if (!q && (st = amp__default_queue(&q)) != AMP_OK) return st;
+    if ((st = amp__storage_new(elem_size, e, NULL, true, &s)) != AMP_OK) return st;
+    if (!(a = calloc(1, sizeof *a))) {
+        amp__storage_release(s);
+        return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "array: out of host memory");
+    }
+    s->dptr = device_ptr;
+    s->borrowed = true;
+    s->acc = q->acc;
+    a->s = s;
+    a->q = q;
+    amp__queue_retain(q);
+    *out = a;
+    return AMP_OK;
+}
+
+amp_status amp_array_native_handle(amp_array *a, void **device_ptr)
+{
+    AMP__NOT_NULL(device_ptr);
+    *device_ptr = NULL;
+    AMP__NOT_NULL(a);
+    *device_ptr = a->s->dptr;
+    return AMP_OK;
+}
+
+amp_status amp_array_get_accelerator_view(amp_array *a, amp_accelerator_view **out)
+{
+    AMP__NOT_NULL(out);
+    *out = NULL;
+    AMP__NOT_NULL(a);
+    *out = a->q;
+    return AMP_OK;
+}
+
 amp_status amp_array_copy_to_host(amp_array *a, void *dst)
 {
     AMP__NOT_NULL(a);

@@ -124,6 +124,53 @@ void *amp_array_view_data(const amp_array_view *v)
     return v->s->host + amp__storage_offset(v->s, v->origin.v) * (int64_t)v->s->elem;
 }
 
+amp_status amp_array_view_get_strides(const amp_array_view *v, int64_t *strides)
+{
+    AMP__NOT_NULL(strides);
+    AMP__NOT_NULL(v);
+    int R = v->s->ext.rank, r = v->ext.rank;
+    for (int d = 0; d < r; ++d) strides[d] = v->s->stride[R - r + d];
+    return AMP_OK;
+}
+
+amp_status amp_array_view_native_handle(amp_array_view *v, amp_accelerator_view *q, amp_access access,
+                                        void **device_ptr)
+{
+    amp_status st = AMP_OK;
+    AMP__NOT_NULL(device_ptr);
+    *device_ptr = NULL;
+    AMP__NOT_NULL(v);
+    if (access != AMP_READ_WRITE && access != AMP_READ_ONLY && access != AMP_WRITE_ONLY)
+        return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "amp_array_view_native_handle: access %d is not an amp_access",
+                         (int)access);
+    if (access != AMP_READ_ONLY && v->access == AMP_READ_ONLY)
+        return amp__fail(AMP_ERROR_INVALID_ARGUMENT,
+                         "amp_array_view_native_handle: the view is AMP_READ_ONLY; it cannot be handed out for writing");
+    amp__storage *s = v->s;
+    if (!q) {
+        /* The view's accelerator when it has one (an array's, or where its
+         * data went last), else the default (the rule in hipamp.h). */
+        if (s->acc) st = amp__accelerator_queue(s->acc, &q);
+        else st = amp__default_queue(&q);
+        if (st != AMP_OK) return st;
+    }
+    amp__box b;
+    amp__view_box(v, &b);
+    void *dptr = NULL;
+    pthread_mutex_lock(&s->lock);
+    bool discard = access == AMP_WRITE_ONLY || v->discard;
+    if ((st = amp__storage_prepare(s, q, &b, discard, &dptr)) == AMP_OK) {
+        /* What the caller queues on q from now on uses the data: a host
+         * access waits for q as it is then (a tail point), and a writer
+         * leaves the box newer on the device. */
+        amp__storage_after_launch(s, (amp__point){q, AMP__SEQ_TAIL}, &b, access != AMP_READ_ONLY);
+        v->discard = false;
+        *device_ptr = (char *)dptr + amp__storage_offset(s, v->origin.v) * (int64_t)s->elem;
+    }
+    pthread_mutex_unlock(&s->lock);
+    return st;
+}
+
 amp_status amp_array_view_synchronize(amp_array_view *v)
 {
     AMP__NOT_NULL(v);

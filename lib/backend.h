@@ -133,13 +133,24 @@ typedef struct amp__backend {
      * work ended and reports a kernel fault as AMP_ERROR_DEVICE with the
      * driver's text. */
     amp_status (*queue_create)(void *dev, void **queue);
+    /* [none] Use a queue the caller made with the vendor runtime (hipStream_t,
+     * CUstream) as this backend's queue; queue_destroy is then never called
+     * on it. NULL function: the backend has no native queues. */
+    amp_status (*queue_wrap)(void *dev, void *native, void **queue);
+    /* [none] The vendor's handle of a queue (what queue_wrap takes), or
+     * NULL when there is none (the CPU accelerator). */
+    void *(*queue_native)(void *dev, void *queue);
     void (*queue_destroy)(void *dev, void *queue);
     amp_status (*queue_wait)(void *dev, void *queue);
     /* [storage] Make queue wait (on the device) for event before later work. */
     amp_status (*queue_wait_event)(void *dev, void *queue, void *event);
 
-    /* [queue] Events mark a point in a queue; released with event_release. */
+    /* [queue] Events mark a point in a queue; released with event_release.
+     * A timed event also records when the queue passed it (event_elapsed). */
     amp_status (*event_record)(void *dev, void *queue, void **event);
+    amp_status (*event_record_timed)(void *dev, void *queue, void **event);
+    /* [none] Milliseconds between two timed events that have both passed. */
+    amp_status (*event_elapsed)(void *dev, void *start, void *end, float *ms);
     /* [storage] */
     amp_status (*event_wait)(void *dev, void *event);
     amp_status (*event_query)(void *dev, void *event, bool *done);
@@ -156,6 +167,10 @@ typedef struct amp__backend {
      * Host memory may be pageable and may be reused once the call returns
      * for H2D; D2H has landed once the queue passed the copy. */
     amp_status (*copy)(void *dev, void *queue, const amp__copy *c);
+    /* [storage] Queue a copy of bytes from src on this device to dst on
+     * dst_dev (another device of this backend) on queue. NULL function, or
+     * AMP_ERROR_UNSUPPORTED: the core stages the copy through host memory. */
+    amp_status (*copy_peer)(void *dev, void *queue, void *dst_dev, void *dst, const void *src, size_t bytes);
 
     /* [storage] Queue a launch of fn on queue. The pack is consumed before
      * return. */

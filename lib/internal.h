@@ -51,12 +51,14 @@ struct amp_accelerator_view {
     void *dev;
     void *queue;            /* the backend's queue */
     bool is_default;
+    bool borrowed;          /* wraps the user's native queue: never destroyed by us */
     atomic_int refs;        /* the handle, arrays on it, points held in storages and futures */
     _Atomic uint64_t submitted; /* number of the newest command (given after it is queued) */
     _Atomic uint64_t completed; /* every command numbered <= this has finished */
     pthread_mutex_t mark_lock;  /* guards mark */
     amp__mark *mark;        /* the newest recorded point, shared by waiters */
-    _Atomic uint64_t bytes_to_device, copies_to_device, bytes_to_host, copies_to_host, launches;
+    _Atomic uint64_t bytes_to_device, copies_to_device, bytes_to_host, copies_to_host;
+    _Atomic uint64_t bytes_d2d, copies_d2d, bytes_h2h, copies_h2h, launches;
 };
 
 /* A point in a queue: everything queued on q up to command seq. No
@@ -66,12 +68,24 @@ typedef struct amp__point {
     amp_accelerator_view *q;
     uint64_t seq;
 } amp__point;
+/* A point that means "whatever is queued on q when someone waits": work the
+ * user queues on q's native queue after handing a device pointer out. */
+#define AMP__SEQ_TAIL UINT64_MAX
 
 amp_status amp__queue_new(amp_accelerator *a, bool is_default, amp_accelerator_view **out);
 void amp__queue_retain(amp_accelerator_view *q);
 void amp__queue_release(amp_accelerator_view *q);
-/* Queue a launch / a copy; *done is the point right after it. */
+/* Queue a launch / a copy; *done is the point right after it. A timed launch
+ * also records timed events around it (*t0, *t1: release with
+ * amp__queue_event_release). */
 amp_status amp__queue_launch(amp_accelerator_view *q, void *fn, const amp__launch *l, amp__point *done);
+amp_status amp__queue_launch_timed(amp_accelerator_view *q, void *fn, const amp__launch *l, amp__point *done,
+                                   void **t0, void **t1);
+amp_status amp__queue_timed_event(amp_accelerator_view *q, void **ev);
+void amp__queue_event_release(amp_accelerator_view *q, void *ev);
+/* A copy between two devices of q's backend, queued on q. */
+amp_status amp__queue_copy_peer(amp_accelerator_view *q, amp_accelerator *dst_acc, void *dst, const void *src,
+                                size_t bytes, amp__point *done);
 amp_status amp__queue_copy(amp_accelerator_view *q, const amp__copy *c, amp__point *done);
 /* Count one logical copy (a box, however many driver copies it took). */
 void amp__queue_count_copy(amp_accelerator_view *q, amp__copy_dir dir, uint64_t bytes);
@@ -119,6 +133,7 @@ typedef struct amp__storage {
     void *dptr;                 /* device buffer or mapped host pointer */
     bool unified;               /* dptr reaches host memory: nothing is copied */
     bool registered;            /* host memory registered with acc */
+    bool borrowed;              /* dptr is the user's (amp_array_create_from_native): never freed */
     amp__box valid[AMP__MAX_BOXES]; /* device regions holding current data */
     int nvalid;
     amp__box dirty[AMP__MAX_BOXES]; /* device regions newer than host */
@@ -169,9 +184,11 @@ void amp__view_box(const amp_array_view *v, amp__box *b);
 
 /* ------------------------------------------------------ lib/future.c */
 
-/* A future that is complete until amp__future_complete_at gives it a point. */
+/* A future that is complete until amp__future_complete_at gives it a point;
+ * t0/t1 (may be NULL) are timed events of q around the work, which the
+ * future then owns. */
 amp_status amp__future_new(amp_future **out);
-void amp__future_complete_at(amp_future *f, amp__point p);
+void amp__future_complete_at(amp_future *f, amp__point p, void *t0, void *t1);
 
 /* ---------------------------------------------------- lib/argument.c */
 

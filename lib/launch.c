@@ -130,9 +130,10 @@ static size_t amp__sort_unique(amp__storage **v, size_t n)
 }
 
 /* The launch behind every entry point; *done (may be NULL) is the point
- * after it. */
+ * after it; with timing (may be NULL) the launch is bracketed by timed
+ * events, returned there (the caller owns them). */
 static amp_status amp__run(amp_accelerator_view *q, amp_extent e, const amp_tiled_extent *t, amp_kernel *handle,
-                           const amp_arg *args, size_t nargs, amp__point *done)
+                           const amp_arg *args, size_t nargs, amp__point *done, void **timing)
 {
     amp_status st = AMP_OK;
     amp__kernel *k = NULL;
@@ -185,7 +186,9 @@ static amp_status amp__run(amp_accelerator_view *q, amp_extent e, const amp_tile
     l.pack = pack;
     l.pack_size = (size_t)k->sig.pack_size;
     amp__point after = {NULL, 0};
-    if ((st = amp__queue_launch(q, k->fn, &l, &after)) != AMP_OK) goto out;
+    st = timing ? amp__queue_launch_timed(q, k->fn, &l, &after, &timing[0], &timing[1])
+                : amp__queue_launch(q, k->fn, &l, &after);
+    if (st != AMP_OK) goto out;
     for (size_t i = 0; i < nargs; ++i) {
         amp__bound *b = &bound[i];
         if (!b->s) continue;
@@ -203,13 +206,13 @@ out:
 amp_status amp_parallel_for_each(amp_accelerator_view *q, amp_extent e, amp_kernel *k, const amp_arg *args,
                                  size_t nargs)
 {
-    return amp__run(q, e, NULL, k, args, nargs, NULL);
+    return amp__run(q, e, NULL, k, args, nargs, NULL, NULL);
 }
 
 amp_status amp_parallel_for_each_tiled(amp_accelerator_view *q, amp_tiled_extent t, amp_kernel *k,
                                        const amp_arg *args, size_t nargs)
 {
-    return amp__run(q, t.extent, &t, k, args, nargs, NULL);
+    return amp__run(q, t.extent, &t, k, args, nargs, NULL, NULL);
 }
 
 /* ------------------------------------------------------- async launches */
@@ -223,11 +226,12 @@ static amp_status amp__run_async(amp_accelerator_view *q, amp_extent e, const am
     amp_status st = amp__future_new(&f);
     if (st != AMP_OK) return st;
     amp__point done = {NULL, 0};
-    if ((st = amp__run(q, e, t, k, args, nargs, &done)) != AMP_OK) {
+    void *timing[2] = {NULL, NULL};
+    if ((st = amp__run(q, e, t, k, args, nargs, &done, timing)) != AMP_OK) {
         amp_future_destroy(f);
         return st;
     }
-    amp__future_complete_at(f, done);
+    amp__future_complete_at(f, done, timing[0], timing[1]);
     *out = f;
     return AMP_OK;
 }

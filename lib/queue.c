@@ -60,7 +60,7 @@ void amp__queue_release(amp_accelerator_view *q)
 {
     if (!q || atomic_fetch_sub(&q->refs, 1) != 1) return;
     amp__mark_release(q, q->mark);
-    q->be->queue_destroy(q->dev, q->queue);
+    if (!q->borrowed) q->be->queue_destroy(q->dev, q->queue);
     pthread_mutex_destroy(&q->mark_lock);
     free(q);
 }
@@ -81,6 +81,43 @@ amp_status amp__queue_launch(amp_accelerator_view *q, void *fn, const amp__launc
     return AMP_OK;
 }
 
+amp_status amp__queue_timed_event(amp_accelerator_view *q, void **ev)
+{
+    return q->be->event_record_timed(q->dev, q->queue, ev);
+}
+
+void amp__queue_event_release(amp_accelerator_view *q, void *ev)
+{
+    if (ev) q->be->event_release(q->dev, ev);
+}
+
+amp_status amp__queue_launch_timed(amp_accelerator_view *q, void *fn, const amp__launch *l, amp__point *done,
+                                   void **t0, void **t1)
+{
+    amp_status st;
+    *t0 = *t1 = NULL;
+    if ((st = amp__queue_timed_event(q, t0)) != AMP_OK) return st;
+    if ((st = amp__queue_launch(q, fn, l, done)) != AMP_OK || (st = amp__queue_timed_event(q, t1)) != AMP_OK) {
+        amp__queue_event_release(q, *t0);
+        *t0 = NULL;
+        return st;
+    }
+    return AMP_OK;
+}
+
+amp_status amp__queue_copy_peer(amp_accelerator_view *q, amp_accelerator *dst_acc, void *dst, const void *src,
+                                size_t bytes, amp__point *done)
+{
+    if (!q->be->copy_peer || dst_acc->e.be != q->be)
+        return amp__fail(AMP_ERROR_UNSUPPORTED, "no peer copy from %s to %s", q->acc->e.info.device_path,
+                         dst_acc->e.info.device_path);
+    amp_status st = q->be->copy_peer(q->dev, q->queue, dst_acc->e.dev, dst, src, bytes);
+    if (st != AMP_OK) return st;
+    done->q = q;
+    done->seq = amp__queue_number(q);
+    return AMP_OK;
+}
+
 amp_status amp__queue_copy(amp_accelerator_view *q, const amp__copy *c, amp__point *done)
 {
     amp_status st = q->be->copy(q->dev, q->queue, c);
@@ -98,6 +135,12 @@ void amp__queue_count_copy(amp_accelerator_view *q, amp__copy_dir dir, uint64_t 
     } else if (dir == AMP__D2H) {
         atomic_fetch_add_explicit(&q->bytes_to_host, bytes, memory_order_relaxed);
         atomic_fetch_add_explicit(&q->copies_to_host, 1, memory_order_relaxed);
+    } else if (dir == AMP__D2D) {
+        atomic_fetch_add_explicit(&q->bytes_d2d, bytes, memory_order_relaxed);
+        atomic_fetch_add_explicit(&q->copies_d2d, 1, memory_order_relaxed);
+    } else {
+        atomic_fetch_add_explicit(&q->bytes_h2h, bytes, memory_order_relaxed);
+        atomic_fetch_add_explicit(&q->copies_h2h, 1, memory_order_relaxed);
     }
 }
 
@@ -211,6 +254,42 @@ amp_status amp_accelerator_view_create(amp_accelerator *a, amp_accelerator_view 
     return amp__queue_new(a, false, out);
 }
 
+amp_status amp_accelerator_view_create_from_native(amp_accelerator *a, void *native, amp_accelerator_view **out)
+{
+    AMP__NOT_NULL(out);
+    *out = NULL;
+    AMP__NOT_NULL(a);
+    if (!a->e.be->queue_wrap)
+        return amp__fail(AMP_ERROR_UNSUPPORTED, "accelerator %s has no native queues to wrap", a->e.info.device_path);
+    if (!a->e.info.is_available)
+        return amp__fail(AMP_ERROR_NO_ACCELERATOR, "accelerator %s is unavailable: %s", a->e.info.device_path,
+                         a->e.info.unavailable_reason);
+    amp_accelerator_view *q = calloc(1, sizeof *q);
+    if (!q) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "accelerator view: out of host memory");
+    amp_status st = a->e.be->queue_wrap(a->e.dev, native, &q->queue);
+    if (st != AMP_OK) {
+        free(q);
+        return st;
+    }
+    q->acc = a;
+    q->be = a->e.be;
+    q->dev = a->e.dev;
+    q->borrowed = true;
+    atomic_init(&q->refs, 1);
+    pthread_mutex_init(&q->mark_lock, NULL);
+    *out = q;
+    return AMP_OK;
+}
+
+amp_status amp_accelerator_view_native_queue(amp_accelerator_view *q, void **queue)
+{
+    AMP__NOT_NULL(queue);
+    *queue = NULL;
+    AMP__NOT_NULL(q);
+    *queue = q->be->queue_native(q->dev, q->queue);
+    return AMP_OK;
+}
+
 amp_status amp_accelerator_view_get_accelerator(amp_accelerator_view *q, amp_accelerator **out)
 {
     AMP__NOT_NULL(out);
@@ -249,6 +328,10 @@ amp_status amp_accelerator_view_get_stats(amp_accelerator_view *q, amp_stats *ou
     out->copies_to_device = atomic_load(&q->copies_to_device);
     out->bytes_to_host = atomic_load(&q->bytes_to_host);
     out->copies_to_host = atomic_load(&q->copies_to_host);
+    out->bytes_device_to_device = atomic_load(&q->bytes_d2d);
+    out->copies_device_to_device = atomic_load(&q->copies_d2d);
+    out->bytes_host_to_host = atomic_load(&q->bytes_h2h);
+    out->copies_host_to_host = atomic_load(&q->copies_h2h);
     out->launches = atomic_load(&q->launches);
     return AMP_OK;
 }
@@ -260,6 +343,10 @@ amp_status amp_accelerator_view_reset_stats(amp_accelerator_view *q)
     atomic_store(&q->copies_to_device, 0);
     atomic_store(&q->bytes_to_host, 0);
     atomic_store(&q->copies_to_host, 0);
+    atomic_store(&q->bytes_d2d, 0);
+    atomic_store(&q->copies_d2d, 0);
+    atomic_store(&q->bytes_h2h, 0);
+    atomic_store(&q->copies_h2h, 0);
     atomic_store(&q->launches, 0);
     return AMP_OK;
 }

@@ -167,7 +167,7 @@ static void amp__storage_drop_device(amp__storage *s)
      * must not order itself after it. */
     amp__point_set(&s->last, (amp__point){NULL, 0});
     if (s->registered && be->host_unregister) be->host_unregister(s->acc->e.dev, s->host);
-    else if (s->dptr && !s->unified) be->mem_free(s->acc->e.dev, s->dptr);
+    else if (s->dptr && !s->unified && !s->borrowed) be->mem_free(s->acc->e.dev, s->dptr);
     s->dptr = NULL;
     s->registered = s->unified = false;
     s->nvalid = s->ndirty = 0;

@@ -1,7 +1,6 @@
-/* hipamp_compile.c — the hipamp-compile tool: build a kernel file for a named AMD target with no GPU present, write the code object and print each kernel's resources. */
+/* hipamp_compile.c — the hipamp-compile tool: build a kernel file for a named AMD (hipRTC) or NVIDIA (NVRTC) target with no GPU present, write the code object and print each AMD kernel's resources. */
 #include <hipamp.h>
 
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,42 +8,35 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: hipamp-compile --target GFX [-o OUT.co] [--options \"FLAGS\"] FILE.hip\n"
+            "usage: hipamp-compile --target TARGET [-o OUT.co] [--options \"FLAGS\"] FILE.hip\n"
             "       hipamp-compile --list-targets\n"
             "\n"
-            "Compiles FILE.hip (AMP_KERNEL / AMP_TILED_KERNEL source) with hipRTC for an AMD\n"
-            "target such as gfx90a, gfx1030 or gfx90a:xnack+, writes the code object to OUT.co\n"
-            "(default: FILE with .co), and prints each kernel's LDS, registers and spills.\n");
+            "Compiles FILE.hip (AMP_KERNEL / AMP_TILED_KERNEL source) with no GPU present: with\n"
+            "hipRTC for an AMD target such as gfx90a, gfx1030 or gfx90a:xnack+ (then prints each\n"
+            "kernel's LDS, registers and spills), or with NVRTC for an NVIDIA one such as sm_90;\n"
+            "writes the code object to OUT.co (default: FILE with .co).\n");
 }
 
-/* The target list comes from comgr itself: the library validates against the
- * same list, so what is printed here is exactly what --target accepts (plus
- * :sramecc+/- and :xnack+/- where the processor has them). */
+/* The library's own list: exactly what --target accepts (AMD processors
+ * from comgr, plus :sramecc+/- and :xnack+/- where they have them; NVIDIA
+ * sm_NN from NVRTC). */
 static int list_targets(void)
 {
-    static const char *const names[] = {"libamd_comgr.so", "libamd_comgr.so.3", "libamd_comgr.so.2", NULL};
-    void *lib = NULL;
-    for (size_t i = 0; names[i] && !lib; ++i) lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-        fprintf(stderr, "hipamp-compile: cannot list targets: libamd_comgr.so (.3/.2) not found\n");
-        return 1;
-    }
-    int (*count_fn)(size_t *) = NULL;
-    int (*name_fn)(size_t, const char **) = NULL;
-    *(void **)&count_fn = dlsym(lib, "amd_comgr_get_isa_count");
-    *(void **)&name_fn = dlsym(lib, "amd_comgr_get_isa_name");
     size_t n = 0;
-    if (!count_fn || !name_fn || count_fn(&n) != 0) {
-        fprintf(stderr, "hipamp-compile: cannot list targets: comgr lacks its ISA query\n");
+    if (amp_compile_targets(NULL, 0, &n) != AMP_OK) {
+        fprintf(stderr, "hipamp-compile: %s\n", amp_last_error());
         return 1;
     }
-    for (size_t i = 0; i < n; ++i) {
-        const char *s = NULL;
-        if (name_fn(i, &s) != 0 || !s) continue;
-        const char *p = strstr(s, "--");
-        puts(p ? p + 2 : s);
+    const char **names = calloc(n ? n : 1, sizeof *names);
+    if (!names) {
+        fprintf(stderr, "hipamp-compile: out of memory\n");
+        return 1;
     }
-    return 0;
+    amp_compile_targets(names, n, &n);
+    for (size_t i = 0; i < n; ++i) puts(names[i]);
+    free(names);
+    if (n == 0) fprintf(stderr, "hipamp-compile: no runtime compiler found (neither comgr/hipRTC nor NVRTC)\n");
+    return n ? 0 : 1;
 }
 
 static char *read_file(const char *path, size_t *size)

@@ -246,7 +246,39 @@ static amp_status amp__cpu_event_query(void *dev, void *event, bool *done)
     *done = true;
     return AMP_OK;
 }
-static void amp__cpu_event_release(void *dev, void *event) {}
+static void amp__cpu_event_release(void *dev, void *event)
+{
+    if (event != &amp__cpu_token) free(event); /* a timed event */
+}
+
+/* Timed events carry the host clock at the point the queue reached them;
+ * launches and copies complete inside the call that queues them, so that is
+ * when they are recorded. */
+typedef struct amp__cpu_timed_event {
+    uint64_t ns;
+} amp__cpu_timed_event;
+
+static amp_status amp__cpu_event_record_timed(void *dev, void *queue, void **event)
+{
+    amp__cpu_timed_event *e = malloc(sizeof *e);
+    *event = e;
+    if (!e) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for an event");
+    e->ns = amp__now_ns();
+    return AMP_OK;
+}
+
+static amp_status amp__cpu_event_elapsed(void *dev, void *start, void *end, float *ms)
+{
+    if (start == &amp__cpu_token || end == &amp__cpu_token) {
+        *ms = 0;
+        return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "elapsed time asked of events recorded without timing");
+    }
+    const amp__cpu_timed_event *a = start, *b = end;
+    *ms = (float)((double)(b->ns - a->ns) / 1e6);
+    return AMP_OK;
+}
+
+static void *amp__cpu_queue_native(void *dev, void *queue) { return NULL; }
 
 /* --------------------------------------------------------------- memory */
 
@@ -308,10 +340,14 @@ static const amp__backend amp__cpu_backend = {
     .module_unload = amp__cpu_module_unload,
     .kernel_get = amp__cpu_kernel_get,
     .queue_create = amp__cpu_queue_create,
+    .queue_wrap = NULL, /* no native queues: amp_accelerator_view_create_from_native refuses */
+    .queue_native = amp__cpu_queue_native,
     .queue_destroy = amp__cpu_queue_destroy,
     .queue_wait = amp__cpu_queue_wait,
     .queue_wait_event = amp__cpu_queue_wait_event,
     .event_record = amp__cpu_event_record,
+    .event_record_timed = amp__cpu_event_record_timed,
+    .event_elapsed = amp__cpu_event_elapsed,
     .event_wait = amp__cpu_event_wait,
     .event_query = amp__cpu_event_query,
     .event_release = amp__cpu_event_release,
@@ -320,6 +356,7 @@ static const amp__backend amp__cpu_backend = {
     .host_register = amp__cpu_host_register,
     .host_unregister = amp__cpu_host_unregister,
     .copy = amp__cpu_copy,
+    .copy_peer = NULL, /* one CPU accelerator: nothing to copy to */
     .launch = amp__cpu_launch_op,
 };
 

@@ -1,4 +1,4 @@
-/* amd_target.c — amp_compile_for_target and amp_code_object_*: build AMD code objects for a named target with no GPU present, and read per-kernel resources from the ELF's NT_AMDGPU_METADATA note (bounds-checked ELF, offload-bundle and msgpack readers). */
+/* amd_target.c — amp_compile_for_target, amp_compile_targets and amp_code_object_*: build code objects for a named target with no GPU present (AMD with hipRTC, NVIDIA with NVRTC), and read per-kernel resources from an AMD ELF's NT_AMDGPU_METADATA note (bounds-checked ELF, offload-bundle and msgpack readers). */
 #include "gpu_driver.h"
 
 #include "core.h"
@@ -320,6 +320,52 @@ amp_status amp__code_object_parse(const void *bin, size_t size, amp_kernel_resou
     return parse_elf(elf, elf_size, ks, nk);
 }
 
+/* An NVIDIA target: NVRTC's CUBIN (or PTX) as the code object; resources
+ * are not read from it (kernel count 0). */
+static amp_status amp__compile_nvidia(const char *target, const char *source, const char *options, amp_code_object **out)
+{
+    amp_status st;
+    void *bin = NULL;
+    size_t size = 0;
+    char *full = amp__prelude_assemble(NULL, source, NULL, NULL);
+    if (!full) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "cannot allocate the translation unit for %s", target);
+    amp__compile_job job = {.source = full, .source_name = AMP__SOURCE_NAME, .options = options};
+    st = amp__nvrtc_compile(target, &job, &bin, &size);
+    free(full);
+    if (st != AMP_OK) return st;
+    amp_code_object *co = calloc(1, sizeof *co);
+    if (!co) {
+        free(bin);
+        return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "cannot allocate %zu bytes", sizeof *co);
+    }
+    co->data = bin;
+    co->size = size;
+    *out = co;
+    return AMP_OK;
+}
+
+AMP_API amp_status amp_compile_targets(const char **list, size_t cap, size_t *count)
+{
+    AMP__NOT_NULL(count);
+    *count = 0;
+    if (!list && cap) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "amp_compile_targets: list is NULL but cap is %zu", cap);
+    size_t n = 0;
+    for (size_t i = 0;; ++i) {
+        const char *name = amp__amd_isa_name(i);
+        if (!name) break;
+        if (n < cap) list[n] = name;
+        ++n;
+    }
+    for (size_t i = 0;; ++i) {
+        const char *name = amp__nvrtc_arch_name(i);
+        if (!name) break;
+        if (n < cap) list[n] = name;
+        ++n;
+    }
+    *count = n;
+    return AMP_OK;
+}
+
 AMP_API amp_status amp_compile_for_target(const char *target, const char *source, const char *options,
                                           amp_code_object **out)
 {
@@ -335,6 +381,7 @@ AMP_API amp_status amp_compile_for_target(const char *target, const char *source
     if (out) *out = NULL;
     if (!out) { st = amp__fail(AMP_ERROR_INVALID_ARGUMENT, "out is NULL"); goto fail; }
     if (!source) { st = amp__fail(AMP_ERROR_INVALID_ARGUMENT, "source is NULL"); goto fail; }
+    if (target && !strncmp(target, "sm_", 3)) return amp__compile_nvidia(target, source, options, out);
     if ((st = amp__amd_validate_target(target)) != AMP_OK) goto fail;
     if (!amp__hiprtc_version(&why)) {
         st = amp__fail(AMP_ERROR_UNSUPPORTED, "cannot compile for %s: %s", target, why ? why : "no hipRTC");

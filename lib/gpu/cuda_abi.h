@@ -26,6 +26,7 @@
     X(CUresult, int)                                                                    \
     X(CUdevice, int)                                                                    \
     X(CUdevice_attribute, int)                                                          \
+    X(CUfunction_attribute, int)                                                        \
     X(CUpointer_attribute, int)                                                         \
     X(CUmemorytype, int)                                                                \
     X(CUdeviceptr, unsigned long long)                                                  \
@@ -67,6 +68,7 @@
     X(CU_EVENT_DISABLE_TIMING, 0x2, CU_EVENT_DISABLE_TIMING)                            \
     X(CU_MEMHOSTREGISTER_PORTABLE, 0x1, CU_MEMHOSTREGISTER_PORTABLE)                    \
     X(CU_MEMHOSTREGISTER_DEVICEMAP, 0x2, CU_MEMHOSTREGISTER_DEVICEMAP)                  \
+    X(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, 1, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)      \
     X(NVRTC_SUCCESS, 0, NVRTC_SUCCESS)
 
 /* CUDA_MEMCPY2D (v2: size_t fields), field by field in cuda.h's order. */
@@ -125,13 +127,17 @@
     X(cuMemcpyDtoHAsync_v2, CUresult, (void *, CUdeviceptr, size_t, CUstream))           \
     X(cuMemcpyDtoDAsync_v2, CUresult, (CUdeviceptr, CUdeviceptr, size_t, CUstream))      \
     X(cuMemcpy2DAsync_v2, CUresult, (const CUDA_MEMCPY2D *, CUstream))                  \
+    X(cuMemcpyPeerAsync, CUresult, (CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t, CUstream)) \
+    X(cuFuncGetAttribute, CUresult, (int *, CUfunction_attribute, CUfunction))          \
+    X(cuStreamGetCtx, CUresult, (CUstream, CUcontext *))                                \
     X(cuLaunchKernel, CUresult,                                                          \
       (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, \
        CUstream, void **, void **))
 
 /* Optional driver entry points: a missing one only loses a refinement. */
 #define CUDA_OPTIONAL(X)                                                                 \
-    X(cuPointerGetAttribute, CUresult, (void *, CUpointer_attribute, CUdeviceptr))
+    X(cuPointerGetAttribute, CUresult, (void *, CUpointer_attribute, CUdeviceptr))       \
+    X(cuEventElapsedTime, CUresult, (float *, CUevent, CUevent))
 
 #define NVRTC_FUNCS(X)                                                                   \
     X(nvrtcVersion, nvrtcResult, (int *, int *))                                         \

@@ -22,6 +22,7 @@ static const char *nvrtc_why = "NVRTC not probed";
 static bool nvrtc_ok;
 static char nvrtc_version[32];
 static pthread_once_t cuda_once = PTHREAD_ONCE_INIT;
+static pthread_once_t nvrtc_once = PTHREAD_ONCE_INIT; /* NVRTC loads without libcuda: it needs no GPU */
 
 static void *open_first(const char *const *names)
 {
@@ -301,6 +302,34 @@ fail:
     return st;
 }
 
+amp_status amp__nvrtc_compile(const char *arch, const amp__compile_job *job, void **bin, size_t *bin_size)
+{
+    pthread_once(&nvrtc_once, load_nvrtc);
+    return cu_compile(arch, job, bin, bin_size);
+}
+
+/* Real architectures NVRTC can emit CUBIN for, as "sm_NN" strings that live
+ * until exit; read once. */
+static char nvrtc_arch_names[64][12];
+static size_t nvrtc_narchs;
+static pthread_once_t nvrtc_arch_once = PTHREAD_ONCE_INIT;
+
+static void list_nvrtc_archs(void)
+{
+    pthread_once(&nvrtc_once, load_nvrtc);
+    if (!nvrtc_ok || !N.nvrtcGetNumSupportedArchs || !N.nvrtcGetSupportedArchs) return;
+    int n = 0, archs[256];
+    if (N.nvrtcGetNumSupportedArchs(&n) != 0 || n <= 0 || n > 256 || N.nvrtcGetSupportedArchs(archs) != 0) return;
+    for (int k = 0; k < n && nvrtc_narchs < 64; ++k)
+        snprintf(nvrtc_arch_names[nvrtc_narchs++], sizeof nvrtc_arch_names[0], "sm_%d", archs[k]);
+}
+
+const char *amp__nvrtc_arch_name(size_t i)
+{
+    pthread_once(&nvrtc_arch_once, list_nvrtc_archs);
+    return i < nvrtc_narchs ? nvrtc_arch_names[i] : NULL;
+}
+
 static amp_status cu_module_load(const void *bin, size_t size, void **module)
 {
     CUresult e = D.cuModuleLoadData(module, bin);
@@ -348,6 +377,40 @@ static amp_status cu_stream_wait_event(void *s, void *ev)
 {
     CUresult e = D.cuStreamWaitEvent(s, ev, 0);
     return e == CUDA_SUCCESS ? AMP_OK : cu_fail(e, "cuStreamWaitEvent");
+}
+static amp_status cu_event_create_timed(void **ev)
+{
+    if (!D.cuEventElapsedTime) return amp__fail(AMP_ERROR_UNSUPPORTED, "this CUDA driver has no cuEventElapsedTime");
+    CUresult e = D.cuEventCreate(ev, 0);
+    return e == CUDA_SUCCESS ? AMP_OK : cu_fail(e, "cuEventCreate (timed)");
+}
+static amp_status cu_event_elapsed(void *start, void *end, float *ms)
+{
+    CUresult e = D.cuEventElapsedTime(ms, start, end);
+    return e == CUDA_SUCCESS ? AMP_OK : cu_fail(e, "cuEventElapsedTime");
+}
+static amp_status cu_memcpy_peer(void *dst, void *dst_ctx, const void *src, void *src_ctx, size_t bytes, void *s)
+{
+    CUresult e = D.cuMemcpyPeerAsync((CUdeviceptr)(uintptr_t)dst, dst_ctx, (CUdeviceptr)(uintptr_t)src, src_ctx, bytes, s);
+    return e == CUDA_SUCCESS ? AMP_OK : cu_fail(e, "cuMemcpyPeerAsync(%zu bytes)", bytes);
+}
+static amp_status cu_function_shared_bytes(void *fn, size_t *bytes)
+{
+    int v = 0;
+    CUresult e = D.cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn);
+    *bytes = v > 0 ? (size_t)v : 0;
+    return e == CUDA_SUCCESS ? AMP_OK : cu_fail(e, "cuFuncGetAttribute(shared size)");
+}
+static amp_status cu_stream_check(void *stream, void *ctx)
+{
+    CUcontext owner = NULL;
+    CUresult e = D.cuStreamGetCtx(stream, &owner);
+    if (e != CUDA_SUCCESS) return cu_fail(e, "cuStreamGetCtx(%p): not a CUDA stream of this process", stream);
+    if (owner != ctx)
+        return amp__fail(AMP_ERROR_INVALID_ARGUMENT,
+                         "CUDA stream %p belongs to context %p, not to this device's primary context %p", stream,
+                         (void *)owner, ctx);
+    return AMP_OK;
 }
 static amp_status cu_event_create(void **ev)
 {
@@ -487,6 +550,11 @@ static const amp__gpu_driver cuda_table = {
     .stream_sync = cu_stream_sync,
     .stream_wait_event = cu_stream_wait_event,
     .event_create = cu_event_create,
+    .event_create_timed = cu_event_create_timed,
+    .event_elapsed = cu_event_elapsed,
+    .memcpy_peer = cu_memcpy_peer,
+    .function_shared_bytes = cu_function_shared_bytes,
+    .stream_check = cu_stream_check,
     .event_destroy = cu_event_destroy,
     .event_record = cu_event_record,
     .event_sync = cu_event_sync,
@@ -526,7 +594,7 @@ static void build_table(void)
         cuda_why = buf;
         return;
     }
-    load_nvrtc();
+    pthread_once(&nvrtc_once, load_nvrtc);
     int drv = 0;
     D.cuDriverGetVersion(&drv);
     snprintf(cuda_version_tag, sizeof cuda_version_tag, "%s driver %d", nvrtc_ok ? nvrtc_version : "no-nvrtc", drv);

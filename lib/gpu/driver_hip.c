@@ -513,6 +513,37 @@ static amp_status hip_stream_wait_event(void *s, void *ev)
     hip_err e = H.hipStreamWaitEvent(s, ev, 0);
     return e == HIP_SUCCESS ? AMP_OK : hip_fail(e, "hipStreamWaitEvent");
 }
+static amp_status hip_event_create_timed(void **ev)
+{
+    hip_err e = H.hipEventCreateWithFlags(ev, 0);
+    return e == HIP_SUCCESS ? AMP_OK : hip_fail(e, "hipEventCreateWithFlags (timed)");
+}
+static amp_status hip_event_elapsed(void *start, void *end, float *ms)
+{
+    hip_err e = H.hipEventElapsedTime(ms, start, end);
+    return e == HIP_SUCCESS ? AMP_OK : hip_fail(e, "hipEventElapsedTime");
+}
+static amp_status hip_memcpy_peer(void *dst, void *dst_ctx, const void *src, void *src_ctx, size_t bytes, void *s)
+{
+    hip_err e = H.hipMemcpyPeerAsync(dst, (int)(intptr_t)dst_ctx, src, (int)(intptr_t)src_ctx, bytes, s);
+    return e == HIP_SUCCESS ? AMP_OK : hip_fail(e, "hipMemcpyPeerAsync(%zu bytes)", bytes);
+}
+static amp_status hip_function_shared_bytes(void *fn, size_t *bytes)
+{
+    int v = 0;
+    hip_err e = H.hipFuncGetAttribute(&v, HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn);
+    *bytes = v > 0 ? (size_t)v : 0;
+    return e == HIP_SUCCESS ? AMP_OK : hip_fail(e, "hipFuncGetAttribute(shared size)");
+}
+/* HIP 5.2 cannot say which device a stream belongs to (hipStreamGetDevice
+ * came later): a stream of another device is accepted here and fails at its
+ * first use, with HIP's own error. */
+static amp_status hip_stream_check(void *stream, void *ctx)
+{
+    (void)ctx;
+    (void)stream; /* NULL is the null stream, valid too */
+    return AMP_OK;
+}
 static amp_status hip_event_create(void **ev)
 {
     hip_err e = H.hipEventCreateWithFlags(ev, HIP_EVENT_DISABLE_TIMING);
@@ -628,6 +659,11 @@ static const amp__gpu_driver hip_table = {
     .stream_sync = hip_stream_sync,
     .stream_wait_event = hip_stream_wait_event,
     .event_create = hip_event_create,
+    .event_create_timed = hip_event_create_timed,
+    .event_elapsed = hip_event_elapsed,
+    .memcpy_peer = hip_memcpy_peer,
+    .function_shared_bytes = hip_function_shared_bytes,
+    .stream_check = hip_stream_check,
     .event_destroy = hip_event_destroy,
     .event_record = hip_event_record,
     .event_sync = hip_event_sync,

@@ -1,5 +1,6 @@
-/* gpu_backend.c — the GPU backend (lib/backend.h), written once over the normalized driver interface so that HIP and CUDA devices share every line of policy: enumeration, launch geometry, copies, event pooling, signature checks. */
+/* gpu_backend.c — the GPU backend (lib/backend.h), written once over the normalized driver interface (gpu_driver.h) so that HIP and CUDA devices share every line of policy: enumeration, launch geometry, copies, event pooling, native queues, host registration. */
 #include "gpu_driver.h"
+#include "launch_geometry.h"
 
 #include "core.h"
 
@@ -26,12 +27,11 @@ typedef struct gpu_dev {
     void *ctx; /* what drv->enter makes current */
     int ordinal;
     amp__gpu_devinfo di;
-    char cache_tag[256];
+    char cache_tag[512];
     /* Idle events, all created on this device with timing disabled. Creating
-     * events costs a driver call (and on HIP an allocation), and a busy
-     * program records one per launch it tracks, so released events are kept.
-     * pool_lock is a leaf lock: nothing else is taken while holding it, and no
-     * driver call is made under it. */
+     * events costs a driver call (and on HIP an allocation), so released
+     * events are kept. pool_lock is a leaf lock: nothing else is taken while
+     * holding it, and no driver call is made under it. */
     pthread_mutex_t pool_lock;
     void **pool;
     size_t npool, cap;
@@ -39,8 +39,8 @@ typedef struct gpu_dev {
      * user (or another library) pinned, registered or got from a managed
      * allocator is used through its existing mapping and left alone. Held
      * across the driver's register/unregister calls, so a registration never
-     * races with the unregistration of the same range; taken after enter and
-     * nothing else is taken under it. */
+     * races with the unregistration of the same range; taken after entering
+     * the device and nothing else is taken under it. */
     pthread_mutex_t reg_lock;
     host_region *regions;
     size_t nregions, regions_cap;
@@ -48,21 +48,34 @@ typedef struct gpu_dev {
 
 #define GPU_DEV(p) ((gpu_dev *)(p))
 
-/* Every entry point brackets its driver calls with dev_enter/dev_leave: the
+/* Every entry point runs its driver calls with this device current: the
  * calling thread's current HIP device / CUDA context is the user's (an
  * MPI+HIP code calls hipSetDevice(local_rank) itself), so a switch to this
  * device is undone before returning. When the device already is current
- * (the common case) this costs one cheap get and prev stays NULL, so leave
- * makes no driver call. On failure nothing changed and prev is NULL. */
-static inline amp_status dev_enter(const gpu_dev *d, void **prev) { return d->drv->enter(d->ctx, prev); }
-static inline void dev_leave(const gpu_dev *d, void *prev)
-{
-    if (prev) d->drv->leave(prev);
-}
+ * (the common case) entering costs one cheap get and leaving nothing.
+ * ON_DEVICE runs body only when entering worked (st then holds what body
+ * set, else enter's failure); ON_DEVICE_VOID runs body either way (releases
+ * must happen even after a device fault). */
+#define ON_DEVICE(d, st, body)                                            \
+    do {                                                                  \
+        void *prev_;                                                      \
+        if (((st) = (d)->drv->enter((d)->ctx, &prev_)) == AMP_OK) {       \
+            body;                                                         \
+            if (prev_) (d)->drv->leave(prev_);                            \
+        }                                                                 \
+    } while (0)
+#define ON_DEVICE_VOID(d, body)                                           \
+    do {                                                                  \
+        void *prev_ = NULL;                                               \
+        (void)(d)->drv->enter((d)->ctx, &prev_);                          \
+        body;                                                             \
+        if (prev_) (d)->drv->leave(prev_);                                \
+    } while (0)
 
-/* Block and grid axes are limited to 65535 on y and z by CUDA; the same limit
- * is applied on HIP so a program behaves the same on both. */
-#define GRID_YZ_MAX 65535u
+/* Timed events are handed out with bit 0 set (driver handles are aligned
+ * pointers), so that release knows they do not belong in the pool. */
+#define TIMED_TAG ((uintptr_t)1)
+static inline void *untag(void *ev) { return (void *)((uintptr_t)ev & ~TIMED_TAG); }
 
 /* ---------------------------------------------------------------- tags */
 
@@ -86,10 +99,7 @@ static amp_status gpu_module_load(void *dev, const void *bin, size_t bin_size, v
     if (!bin || bin_size == 0)
         return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "empty code object (%zu bytes) for %s:%d", bin_size,
                          d->drv->platform, d->ordinal);
-    void *prev;
-    if ((st = dev_enter(d, &prev)) != AMP_OK) return st;
-    st = d->drv->module_load(bin, bin_size, module);
-    dev_leave(d, prev);
+    ON_DEVICE(d, st, st = d->drv->module_load(bin, bin_size, module));
     return st;
 }
 
@@ -100,62 +110,49 @@ static void gpu_module_unload(void *dev, void *module)
     /* Unloading code a queued kernel still runs would fault it; the device is
      * drained first (errors ignored: after a sticky fault it reports one,
      * and the unload must still happen). Program destruction is rare. */
-    void *prev;
-    (void)dev_enter(d, &prev);
-    d->drv->device_sync();
-    d->drv->module_unload(module);
-    dev_leave(d, prev);
+    ON_DEVICE_VOID(d, {
+        d->drv->device_sync();
+        d->drv->module_unload(module);
+    });
+}
+
+/* Look up the kernel and read its record (device entered). */
+static amp_status kernel_lookup(gpu_dev *d, void *module, const char *name, amp__kernel_props *out)
+{
+    amp_status st;
+    bool found = false;
+    size_t actual = 0;
+    char signame[512];
+    if ((st = d->drv->function_get(module, name, &out->fn, &found)) != AMP_OK) return st;
+    if (!found) return amp__fail(AMP_ERROR_KERNEL_NOT_FOUND, "kernel '%s' not found in the program", name);
+    if (snprintf(signame, sizeof signame, "%s%s", name, AMP__SIG_SUFFIX) >= (int)sizeof signame)
+        return amp__fail(AMP_ERROR_KERNEL_NOT_FOUND, "kernel name '%.64s...' is too long", name);
+    if ((st = d->drv->global_read(module, signame, &out->sig, sizeof out->sig, &actual, &found)) != AMP_OK) return st;
+    if (!found)
+        return amp__fail(AMP_ERROR_KERNEL_NOT_FOUND,
+                         "'%s' is not an AMP_KERNEL (the program has no %s record; declare it with AMP_KERNEL "
+                         "or AMP_TILED_KERNEL)", name, signame);
+    if (actual != sizeof out->sig)
+        return amp__fail(AMP_ERROR_KERNEL_NOT_FOUND,
+                         "'%s' is not an AMP_KERNEL of this library version (%s is %zu bytes, want %zu)", name,
+                         signame, actual, sizeof out->sig);
+    return d->drv->function_shared_bytes(out->fn, &out->tile_static_bytes);
 }
 
 static amp_status gpu_kernel_get(void *dev, void *module, const char *name, amp__kernel_props *out)
 {
     gpu_dev *d = GPU_DEV(dev);
-    amp_status st = AMP_OK;
-    char *signame = NULL;
-    bool found = false;
-    size_t actual = 0;
-    void *f = NULL, *prev = NULL;
+    amp_status st;
     memset(out, 0, sizeof *out);
-    if (!module || !name || !*name) {
-        st = amp__fail(AMP_ERROR_INVALID_ARGUMENT, "kernel name is %s", name ? "empty" : "NULL");
-        goto fail;
-    }
-    if ((st = dev_enter(d, &prev)) != AMP_OK) goto fail;
-    if ((st = d->drv->function_get(module, name, &f, &found)) != AMP_OK) goto fail;
-    if (!found) {
-        st = amp__fail(AMP_ERROR_KERNEL_NOT_FOUND, "kernel '%s' not found in the program", name);
-        goto fail;
-    }
-    size_t n = strlen(name);
-    signame = malloc(n + sizeof AMP__SIG_SUFFIX);
-    if (!signame) {
-        st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "cannot allocate %zu bytes for a symbol name", n + sizeof AMP__SIG_SUFFIX);
-        goto fail;
-    }
-    memcpy(signame, name, n);
-    memcpy(signame + n, AMP__SIG_SUFFIX, sizeof AMP__SIG_SUFFIX);
-    if ((st = d->drv->global_read(module, signame, &out->sig, sizeof out->sig, &actual, &found)) != AMP_OK) goto fail;
-    if (!found) {
-        st = amp__fail(AMP_ERROR_KERNEL_NOT_FOUND,
-                       "'%s' is not an AMP_KERNEL (the program has no %s record; declare it with AMP_KERNEL "
-                       "or AMP_TILED_KERNEL)", name, signame);
-        goto fail;
-    }
-    if (actual != sizeof out->sig) {
-        st = amp__fail(AMP_ERROR_KERNEL_NOT_FOUND,
-                       "'%s' is not an AMP_KERNEL of this library version (%s is %zu bytes, want %zu)", name,
-                       signame, actual, sizeof out->sig);
-        goto fail;
+    if (!module || !name || !*name)
+        return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "kernel name is %s", name ? "empty" : "NULL");
+    ON_DEVICE(d, st, st = kernel_lookup(d, module, name, out));
+    if (st != AMP_OK) {
+        out->fn = NULL;
+        return st;
     }
     snprintf(out->execution, sizeof out->execution, "gpu");
-    dev_leave(d, prev);
-    free(signame);
-    out->fn = f;
     return AMP_OK;
-fail:
-    dev_leave(d, prev);
-    free(signame);
-    return st;
 }
 
 /* -------------------------------------------------------------- queues */
@@ -164,32 +161,36 @@ static amp_status gpu_queue_create(void *dev, void **queue)
 {
     gpu_dev *d = GPU_DEV(dev);
     amp_status st;
-    void *prev;
     *queue = NULL;
-    if ((st = dev_enter(d, &prev)) != AMP_OK) return st;
-    st = d->drv->stream_create(queue);
-    dev_leave(d, prev);
+    ON_DEVICE(d, st, st = d->drv->stream_create(queue));
     return st;
 }
+
+/* A GPU queue is the vendor's stream itself. */
+static amp_status gpu_queue_wrap(void *dev, void *native, void **queue)
+{
+    gpu_dev *d = GPU_DEV(dev);
+    amp_status st;
+    *queue = NULL;
+    ON_DEVICE(d, st, st = d->drv->stream_check(native, d->ctx));
+    if (st == AMP_OK) *queue = native;
+    return st;
+}
+
+static void *gpu_queue_native(void *dev, void *queue) { return queue; }
 
 static void gpu_queue_destroy(void *dev, void *queue)
 {
     gpu_dev *d = GPU_DEV(dev);
-    void *prev;
     if (!queue) return;
-    (void)dev_enter(d, &prev);
-    d->drv->stream_destroy(queue);
-    dev_leave(d, prev);
+    ON_DEVICE_VOID(d, d->drv->stream_destroy(queue));
 }
 
 static amp_status gpu_queue_wait(void *dev, void *queue)
 {
     gpu_dev *d = GPU_DEV(dev);
     amp_status st;
-    void *prev;
-    if ((st = dev_enter(d, &prev)) != AMP_OK) return st;
-    st = d->drv->stream_sync(queue);
-    dev_leave(d, prev);
+    ON_DEVICE(d, st, st = d->drv->stream_sync(queue));
     return st;
 }
 
@@ -197,11 +198,8 @@ static amp_status gpu_queue_wait_event(void *dev, void *queue, void *event)
 {
     gpu_dev *d = GPU_DEV(dev);
     amp_status st;
-    void *prev;
     if (!event) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "event is NULL");
-    if ((st = dev_enter(d, &prev)) != AMP_OK) return st;
-    st = d->drv->stream_wait_event(queue, event);
-    dev_leave(d, prev);
+    ON_DEVICE(d, st, st = d->drv->stream_wait_event(queue, untag(event)));
     return st;
 }
 
@@ -232,31 +230,48 @@ static bool pool_push(gpu_dev *d, void *ev)
     return ok;
 }
 
-static void event_discard(gpu_dev *d, void *ev)
+/* A released event may still be pending on its queue; re-recording it later
+ * is allowed by both drivers (the new record replaces the old point). */
+static void gpu_event_release(void *dev, void *event)
 {
-    if (pool_push(d, ev)) return;
-    void *prev;
-    (void)dev_enter(d, &prev);
-    d->drv->event_destroy(ev);
-    dev_leave(d, prev);
+    gpu_dev *d = GPU_DEV(dev);
+    if (!event) return;
+    bool timed = ((uintptr_t)event & TIMED_TAG) != 0;
+    if (!timed && pool_push(d, event)) return;
+    ON_DEVICE_VOID(d, d->drv->event_destroy(untag(event)));
 }
 
-static amp_status gpu_event_record(void *dev, void *queue, void **event)
+static amp_status record(gpu_dev *d, void *queue, bool timed, void **event)
+{
+    amp_status st = AMP_OK;
+    void *ev = timed ? NULL : pool_pop(d);
+    *event = NULL;
+    ON_DEVICE(d, st, {
+        if (!ev) st = timed ? d->drv->event_create_timed(&ev) : d->drv->event_create(&ev);
+        if (st == AMP_OK) st = d->drv->event_record(ev, queue);
+    });
+    if (st != AMP_OK) {
+        if (ev) gpu_event_release(d, timed ? (void *)((uintptr_t)ev | TIMED_TAG) : ev);
+        return st;
+    }
+    *event = timed ? (void *)((uintptr_t)ev | TIMED_TAG) : ev;
+    return AMP_OK;
+}
+
+static amp_status gpu_event_record(void *dev, void *queue, void **event) { return record(GPU_DEV(dev), queue, false, event); }
+static amp_status gpu_event_record_timed(void *dev, void *queue, void **event)
+{
+    return record(GPU_DEV(dev), queue, true, event);
+}
+
+static amp_status gpu_event_elapsed(void *dev, void *start, void *end, float *ms)
 {
     gpu_dev *d = GPU_DEV(dev);
     amp_status st;
-    void *ev = NULL, *prev = NULL;
-    *event = NULL;
-    if ((st = dev_enter(d, &prev)) != AMP_OK) goto fail;
-    ev = pool_pop(d);
-    if (!ev && (st = d->drv->event_create(&ev)) != AMP_OK) { ev = NULL; goto fail; }
-    if ((st = d->drv->event_record(ev, queue)) != AMP_OK) goto fail;
-    dev_leave(d, prev);
-    *event = ev;
-    return AMP_OK;
-fail:
-    dev_leave(d, prev);
-    if (ev) event_discard(d, ev);
+    *ms = 0;
+    if (!((uintptr_t)start & TIMED_TAG) || !((uintptr_t)end & TIMED_TAG))
+        return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "elapsed time asked of events recorded without timing");
+    ON_DEVICE(d, st, st = d->drv->event_elapsed(untag(start), untag(end), ms));
     return st;
 }
 
@@ -264,11 +279,8 @@ static amp_status gpu_event_wait(void *dev, void *event)
 {
     gpu_dev *d = GPU_DEV(dev);
     amp_status st;
-    void *prev;
     if (!event) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "event is NULL");
-    if ((st = dev_enter(d, &prev)) != AMP_OK) return st;
-    st = d->drv->event_sync(event);
-    dev_leave(d, prev);
+    ON_DEVICE(d, st, st = d->drv->event_sync(untag(event)));
     return st;
 }
 
@@ -276,20 +288,10 @@ static amp_status gpu_event_query(void *dev, void *event, bool *done)
 {
     gpu_dev *d = GPU_DEV(dev);
     amp_status st;
-    void *prev;
     *done = false;
     if (!event) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "event is NULL");
-    if ((st = dev_enter(d, &prev)) != AMP_OK) return st;
-    st = d->drv->event_query(event, done);
-    dev_leave(d, prev);
+    ON_DEVICE(d, st, st = d->drv->event_query(untag(event), done));
     return st;
-}
-
-/* A released event may still be pending on its queue; re-recording it later
- * is allowed by both drivers (the new record replaces the old point). */
-static void gpu_event_release(void *dev, void *event)
-{
-    if (event) event_discard(GPU_DEV(dev), event);
 }
 
 /* -------------------------------------------------------------- memory */
@@ -298,24 +300,18 @@ static amp_status gpu_mem_alloc(void *dev, size_t bytes, void **dptr)
 {
     gpu_dev *d = GPU_DEV(dev);
     amp_status st;
-    void *prev;
     *dptr = NULL;
-    if ((st = dev_enter(d, &prev)) != AMP_OK) return st;
     /* Both drivers refuse a 0-byte allocation; an empty buffer still needs a
      * distinct, freeable address. */
-    st = d->drv->mem_alloc(bytes ? bytes : 1, dptr);
-    dev_leave(d, prev);
+    ON_DEVICE(d, st, st = d->drv->mem_alloc(bytes ? bytes : 1, dptr));
     return st;
 }
 
 static void gpu_mem_free(void *dev, void *dptr)
 {
     gpu_dev *d = GPU_DEV(dev);
-    void *prev;
     if (!dptr) return;
-    (void)dev_enter(d, &prev);
-    d->drv->mem_free(dptr);
-    dev_leave(d, prev);
+    ON_DEVICE_VOID(d, d->drv->mem_free(dptr));
 }
 
 /* The unified path maps each storage's host memory (lib/memory.c). Views may
@@ -371,12 +367,9 @@ static amp_status gpu_host_register(void *dev, void *host, size_t bytes, void **
         d->regions = p;
         d->regions_cap = cap;
     }
-    void *prev, *p = NULL;
+    void *p = NULL;
     bool owned = false;
-    if ((st = dev_enter(d, &prev)) == AMP_OK) {
-        st = d->drv->host_register(host, bytes, &p, &owned);
-        dev_leave(d, prev);
-    }
+    ON_DEVICE(d, st, st = d->drv->host_register(host, bytes, &p, &owned));
     if (st == AMP_OK && owned) d->regions[d->nregions++] = (host_region){lo, bytes, p, 1};
     pthread_mutex_unlock(&d->reg_lock);
     if (st == AMP_OK) *dptr = p;
@@ -393,10 +386,7 @@ static void gpu_host_unregister(void *dev, void *host)
         host_region *r = &d->regions[i];
         if (h < r->host || h >= r->host + r->bytes) continue;
         if (--r->refs == 0) {
-            void *prev;
-            (void)dev_enter(d, &prev);
-            d->drv->host_unregister(r->host);
-            dev_leave(d, prev);
+            ON_DEVICE_VOID(d, d->drv->host_unregister(r->host));
             d->regions[i] = d->regions[--d->nregions];
         }
         break;
@@ -424,7 +414,7 @@ static amp_status gpu_copy(void *dev, void *queue, const amp__copy *c)
     if (!c || !c->dst || !c->src)
         return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "copy with NULL %s", !c ? "descriptor" : !c->dst ? "dst" : "src");
     if (c->dir != AMP__H2D && c->dir != AMP__D2H && c->dir != AMP__D2D)
-        return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "copy direction %d is not H2D/D2H/D2D", (int)c->dir);
+        return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "copy direction %d is not H2D/D2H/D2D on a GPU", (int)c->dir);
     size_t w = c->width_bytes, h = c->height, z = c->depth;
     if (w == 0 || h == 0 || z == 0) return AMP_OK;
     /* A single row needs no pitch; a single slice needs no slice pitch. */
@@ -440,55 +430,50 @@ static amp_status gpu_copy(void *dev, void *queue, const amp__copy *c)
     if (ss < sslab || ds < dslab)
         return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "copy slice of %zu rows exceeds its slice pitch (src %zu, dst %zu)",
                          h, c->src_slice_pitch, c->dst_slice_pitch);
-    void *prev;
-    if ((st = dev_enter(d, &prev)) != AMP_OK) return st;
     bool slices_follow = ss == sslab && ds == dslab;
-    if (slices_follow && sp == w && dp == w) {
-        st = d->drv->memcpy_1d(c->dir, c->dst, c->src, total, queue);
-    } else if (slices_follow) {
-        st = d->drv->memcpy_2d(c->dir, c->dst, dp, c->src, sp, w, rows, queue);
-    } else {
-        for (size_t k = 0; k < z && st == AMP_OK; ++k)
-            st = d->drv->memcpy_2d(c->dir, (char *)c->dst + k * ds, dp, (const char *)c->src + k * ss, sp, w, h,
-                                   queue);
-    }
-    dev_leave(d, prev);
+    ON_DEVICE(d, st, {
+        if (slices_follow && sp == w && dp == w) {
+            st = d->drv->memcpy_1d(c->dir, c->dst, c->src, total, queue);
+        } else if (slices_follow) {
+            st = d->drv->memcpy_2d(c->dir, c->dst, dp, c->src, sp, w, rows, queue);
+        } else {
+            for (size_t k = 0; k < z && st == AMP_OK; ++k)
+                st = d->drv->memcpy_2d(c->dir, (char *)c->dst + k * ds, dp, (const char *)c->src + k * ss, sp, w, h,
+                                       queue);
+        }
+    });
+    return st;
+}
+
+
+/* A copy to another device of the same driver: the driver routes it over
+ * the peer link where there is one and stages it otherwise. */
+static amp_status gpu_copy_peer(void *dev, void *queue, void *dst_dev, void *dst, const void *src, size_t bytes)
+{
+    gpu_dev *d = GPU_DEV(dev), *t = GPU_DEV(dst_dev);
+    amp_status st;
+    if (t->drv != d->drv)
+        return amp__fail(AMP_ERROR_UNSUPPORTED, "no peer copy between %s:%d and %s:%d", d->drv->platform, d->ordinal,
+                         t->drv->platform, t->ordinal);
+    if (!bytes) return AMP_OK;
+    ON_DEVICE(d, st, st = d->drv->memcpy_peer(dst, t->ctx, src, d->ctx, bytes, queue));
     return st;
 }
 
 /* -------------------------------------------------------------- launch */
 
-static unsigned pow2ceil(uint64_t x, unsigned cap)
+static amp_status gpu_launch(void *dev, void *queue, void *fn, const amp__launch *l)
 {
-    unsigned p = 1;
-    while (p < cap && p < x) p <<= 1;
-    return p;
-}
-
-static unsigned ceil_div_capped(uint64_t a, unsigned b, unsigned cap)
-{
-    uint64_t q = (a + b - 1) / b;
-    return q > cap ? cap : (unsigned)q;
-}
-
-/* Index dimension d of a rank-R launch maps to hardware axis R-1-d, so the
- * contiguous last dimension is x (coalesced); the prelude undoes this. */
-static amp_status launch_geometry(const gpu_dev *d, const amp__launch *l, unsigned g[3], unsigned b[3])
-{
-    const int r = l->extent.rank;
-    const int *e = l->extent.v;
-    g[0] = g[1] = g[2] = b[0] = b[1] = b[2] = 1;
+    gpu_dev *d = GPU_DEV(dev);
+    unsigned g[3], b[3];
+    amp_status st;
+    amp__launch_geometry(l->extent.rank, l->extent.v, l->tiled, l->sig->tile, g, b);
     if (l->tiled) {
-        /* The core checked rank and divisibility (lib/backend.h). */
-        for (int k = 0; k < r; ++k) {
-            int axis = r - 1 - k;
-            b[axis] = (unsigned)l->sig->tile[k];
-            g[axis] = (unsigned)(e[k] / l->sig->tile[k]);
-        }
-        static const char axis_name[3] = {'x', 'y', 'z'};
         /* A tile the device cannot run would fail in the driver with a bare
          * "invalid configuration"; say which limit it passes instead (the
          * core checked the total thread count). */
+        static const char axis_name[3] = {'x', 'y', 'z'};
+        int r = l->extent.rank;
         for (int a = 0; a < 3; ++a)
             if (d->di.max_block[a] > 0 && b[a] > (unsigned)d->di.max_block[a])
                 return amp__fail(AMP_ERROR_UNSUPPORTED,
@@ -496,50 +481,18 @@ static amp_status launch_geometry(const gpu_dev *d, const amp__launch *l, unsign
                                  "the device's limit of %d",
                                  l->kernel_name, b[a], r - 1 - a, axis_name[a], d->di.max_block[a]);
         for (int a = 1; a < 3; ++a)
-            if (g[a] > GRID_YZ_MAX)
+            if (g[a] > AMP__GRID_YZ_MAX)
                 return amp__fail(AMP_ERROR_UNSUPPORTED,
                                  "tiled launch of '%s': %u tiles along index dimension %d (grid %c) exceed %u",
-                                 l->kernel_name, g[a], r - 1 - a, axis_name[a], GRID_YZ_MAX);
+                                 l->kernel_name, g[a], r - 1 - a, axis_name[a], AMP__GRID_YZ_MAX);
         if ((int64_t)g[0] > (int64_t)d->di.max_grid[0])
             return amp__fail(AMP_ERROR_UNSUPPORTED, "tiled launch of '%s': %u tiles along grid x exceed %d",
                              l->kernel_name, g[0], d->di.max_grid[0]);
-        return AMP_OK;
     }
-    /* Blocks of at most AMP__SIMPLE_BLOCK_THREADS: the prelude declares
-     * simple-model kernels with __launch_bounds__ of the same constant
-     * (lib/signature.h), so a larger block would fail to launch. */
-    const unsigned bt = AMP__SIMPLE_BLOCK_THREADS;
-    uint64_t ex = (uint64_t)e[r - 1];
-    b[0] = pow2ceil(ex, r == 1 ? bt : 32);
-    g[0] = (unsigned)((ex + b[0] - 1) / b[0]);
-    if (r >= 2) {
-        uint64_t ey = (uint64_t)e[r - 2];
-        b[1] = pow2ceil(ey, bt / b[0]);
-        g[1] = ceil_div_capped(ey, b[1], GRID_YZ_MAX);
-    }
-    if (r >= 3) {
-        uint64_t ez = 1;
-        for (int k = 0; k < r - 2; ++k) ez *= (uint64_t)e[k]; /* < 2^62: ranks <= 4, each < 2^31 */
-        unsigned cap = bt / (b[0] * b[1]);
-        b[2] = pow2ceil(ez, cap < 64 ? cap : 64);
-        g[2] = ceil_div_capped(ez, b[2], GRID_YZ_MAX);
-    }
-    return AMP_OK;
-}
-
-static amp_status gpu_launch(void *dev, void *queue, void *fn, const amp__launch *l)
-{
-    gpu_dev *d = GPU_DEV(dev);
-    unsigned g[3], b[3];
-    amp_status st;
-    if ((st = launch_geometry(d, l, g, b)) != AMP_OK) return st;
-    void *prev;
-    if ((st = dev_enter(d, &prev)) != AMP_OK) return st;
     /* The drivers copy both parameters (sizes come from the kernel's own
      * metadata) before returning, so pointing into l is enough. */
     void *params[2] = {(void *)&l->info, (void *)l->pack};
-    st = d->drv->launch(fn, g, b, queue, params);
-    dev_leave(d, prev);
+    ON_DEVICE(d, st, st = d->drv->launch(fn, g, b, queue, params));
     return st;
 }
 
@@ -548,16 +501,21 @@ static amp_status gpu_launch(void *dev, void *queue, void *fn, const amp__launch
 static const amp__backend gpu_backend = {
     .name = "gpu",
     .prelude_prefix = NULL,
+    .include_env = NULL,
     .cache_tag = gpu_cache_tag,
     .compile = gpu_compile,
     .module_load = gpu_module_load,
     .module_unload = gpu_module_unload,
     .kernel_get = gpu_kernel_get,
     .queue_create = gpu_queue_create,
+    .queue_wrap = gpu_queue_wrap,
+    .queue_native = gpu_queue_native,
     .queue_destroy = gpu_queue_destroy,
     .queue_wait = gpu_queue_wait,
     .queue_wait_event = gpu_queue_wait_event,
     .event_record = gpu_event_record,
+    .event_record_timed = gpu_event_record_timed,
+    .event_elapsed = gpu_event_elapsed,
     .event_wait = gpu_event_wait,
     .event_query = gpu_event_query,
     .event_release = gpu_event_release,
@@ -566,6 +524,7 @@ static const amp__backend gpu_backend = {
     .host_register = gpu_host_register,
     .host_unregister = gpu_host_unregister,
     .copy = gpu_copy,
+    .copy_peer = gpu_copy_peer,
     .launch = gpu_launch,
 };
 
@@ -610,6 +569,21 @@ static bool unified_memory(const amp__gpu_devinfo *di, char *why, size_t n)
     return false;
 }
 
+/* Environment variables the runtime compilers read that change their
+ * output: part of the cache key. */
+static const char *const hiprtc_env[] = {"HIPRTC_COMPILE_OPTIONS_APPEND", "HIPRTC_LINK_OPTIONS_APPEND", "HIP_PATH",
+                                         "ROCM_PATH", "HIP_CLANG_PATH", NULL};
+
+static void compose_cache_tag(gpu_dev *d)
+{
+    int n = snprintf(d->cache_tag, sizeof d->cache_tag, "%s %s %s", d->drv->platform, d->di.arch, d->drv->version_tag);
+    if (strcmp(d->drv->platform, "hip")) return;
+    for (size_t i = 0; hiprtc_env[i] && n > 0 && (size_t)n < sizeof d->cache_tag; ++i) {
+        const char *v = amp__env(hiprtc_env[i]);
+        if (v) n += snprintf(d->cache_tag + n, sizeof d->cache_tag - (size_t)n, ";%s=%s", hiprtc_env[i], v);
+    }
+}
+
 static size_t enumerate_driver(const amp__gpu_driver *drv, amp__device_entry *out, size_t cap)
 {
     size_t n = 0;
@@ -622,7 +596,7 @@ static size_t enumerate_driver(const amp__gpu_driver *drv, amp__device_entry *ou
         pthread_mutex_init(&d->pool_lock, NULL);
         pthread_mutex_init(&d->reg_lock, NULL);
         drv->device_open(i, &d->ctx, &d->di);
-        snprintf(d->cache_tag, sizeof d->cache_tag, "%s %s %s", drv->platform, d->di.arch, drv->version_tag);
+        compose_cache_tag(d);
 
         amp__device_entry *e = &out[n++];
         memset(e, 0, sizeof *e);

@@ -70,6 +70,9 @@ typedef struct amp__gpu_driver {
     amp_status (*stream_wait_event)(void *stream, void *event);
 
     amp_status (*event_create)(void **event);
+    /* An event that records time (for event_elapsed). */
+    amp_status (*event_create_timed)(void **event);
+    amp_status (*event_elapsed)(void *start, void *end, float *ms);
     void (*event_destroy)(void *event);
     amp_status (*event_record)(void *event, void *stream);
     amp_status (*event_sync)(void *event);
@@ -89,6 +92,14 @@ typedef struct amp__gpu_driver {
 
     amp_status (*memcpy_1d)(amp__copy_dir dir, void *dst, const void *src, size_t bytes,
                             void *stream);
+    /* bytes from src on the device of src_ctx to dst on the device of dst_ctx
+     * (contexts as device_open made them), queued on stream. */
+    amp_status (*memcpy_peer)(void *dst, void *dst_ctx, const void *src, void *src_ctx, size_t bytes, void *stream);
+    /* Static shared memory (tile_static) a kernel uses, in bytes. */
+    amp_status (*function_shared_bytes)(void *fn, size_t *bytes);
+    /* AMP_OK when stream belongs to the device of ctx (a user's stream that
+     * a view is to wrap); AMP_ERROR_INVALID_ARGUMENT naming both otherwise. */
+    amp_status (*stream_check)(void *stream, void *ctx);
     amp_status (*memcpy_2d)(amp__copy_dir dir, void *dst, size_t dpitch, const void *src,
                             size_t spitch, size_t width, size_t height, void *stream);
 
@@ -118,6 +129,12 @@ const char *amp__hiprtc_version(const char **why);
 /* The ISA names comgr knows, without the "amdgcn-amd-amdhsa--" prefix. i past
  * the end (or no comgr) -> NULL. */
 const char *amp__amd_isa_name(size_t i);
+
+/* NVRTC alone (driver_cuda.c), usable with no GPU and no libcuda: compile
+ * for arch "sm_NN" (CUBIN when NVRTC knows it, else PTX); the sm_NN names it
+ * knows (NULL past the end or without NVRTC). */
+amp_status amp__nvrtc_compile(const char *arch, const amp__compile_job *job, void **bin, size_t *bin_size);
+const char *amp__nvrtc_arch_name(size_t i);
 
 /* The job's headers as the two parallel arrays hipRTC and NVRTC take: the
  * returned contents array and *names are one malloc'ed block (free the

@@ -36,6 +36,7 @@
 #define HIP_ABI_TYPES(X)                                                                \
     X(hipError_t, int)                                                                  \
     X(hipDeviceAttribute_t, int)                                                        \
+    X(hipFunction_attribute, int)                                                       \
     X(hipMemcpyKind, int)                                                               \
     X(hipPointer_attribute, int)                                                        \
     X(hipDevice_t, int)                                                                 \
@@ -56,6 +57,7 @@
  * results with 0 directly; the rows say so and are checked like the rest. */
 #define HIP_ABI_CONSTANTS(X)                                                            \
     X(HIP_SUCCESS, 0, hipSuccess)                                                       \
+    X(HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, 1, HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)    \
     X(HIP_ERROR_INVALID_VALUE, 1, hipErrorInvalidValue)                                 \
     X(HIP_ERROR_OUT_OF_MEMORY, 2, hipErrorOutOfMemory)                                  \
     X(HIP_ERROR_INVALID_DEVICE_FUNCTION, 98, hipErrorInvalidDeviceFunction)             \
@@ -140,6 +142,9 @@
     X(hipMemcpyAsync, hipError_t, (void *, const void *, size_t, hipMemcpyKind, hipStream_t)) \
     X(hipMemcpy2DAsync, hipError_t,                                                     \
       (void *, size_t, const void *, size_t, size_t, size_t, hipMemcpyKind, hipStream_t)) \
+    X(hipMemcpyPeerAsync, hipError_t, (void *, int, const void *, int, size_t, hipStream_t)) \
+    X(hipEventElapsedTime, hipError_t, (float *, hipEvent_t, hipEvent_t))               \
+    X(hipFuncGetAttribute, hipError_t, (int *, hipFunction_attribute, hipFunction_t))   \
     X(hipModuleLaunchKernel, hipError_t,                                                \
       (hipFunction_t, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, \
        hipStream_t, void **, void **))

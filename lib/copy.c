@@ -1,0 +1,356 @@
+/* copy.c — C++ AMP's copy and copy_async: between two arrays and between two
+ * array_views of equal extent (host views, views of arrays, strided sections
+ * of either), on one accelerator, between two (peer where the driver can,
+ * else through host memory), or between a GPU and the CPU accelerator.
+ * Exactly the bytes of the views move; the source is read where it is
+ * current and the destination's other copies are marked stale. */
+#include "internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One side of a copy: a storage box seen through a view's extent. */
+typedef struct amp__side {
+    amp__storage *s;
+    amp_index origin; /* storage coordinates */
+    amp_extent ext;   /* the view's extent (rank r <= storage rank) */
+    amp__box box;
+    amp_accelerator_view *q; /* an array's own queue; NULL for views */
+} amp__side;
+
+/* Where a side's bytes are read or written: host memory (host views, and
+ * the CPU accelerator's arrays, whose device memory is host memory) or a
+ * GPU's memory. */
+typedef struct amp__place {
+    char *base;           /* address of the storage's element 0 */
+    amp_accelerator *acc; /* NULL: host memory */
+} amp__place;
+
+static void amp__side_of_view(amp_array_view *v, amp__side *d)
+{
+    d->s = v->s;
+    d->origin = v->origin;
+    d->ext = v->ext;
+    d->q = NULL;
+    amp__view_box(v, &d->box);
+}
+
+static void amp__side_of_array(amp_array *a, amp__side *d)
+{
+    d->s = a->s;
+    d->ext = a->s->ext;
+    d->origin.rank = d->ext.rank;
+    memset(d->origin.v, 0, sizeof d->origin.v);
+    d->box = amp__storage_whole(a->s);
+    d->q = a->q;
+}
+
+static bool amp__host_memory(const amp_accelerator *acc) { return acc && acc->e.info.is_emulated; }
+
+/* The queue a side's device work runs on: the array's own, else the one
+ * that last used the storage, else its accelerator's default. */
+static amp_status amp__side_queue(const amp__side *d, amp_accelerator_view **q)
+{
+    if (d->q) {
+        *q = d->q;
+        return AMP_OK;
+    }
+    if (d->s->last.q && d->s->last.q->acc == d->s->acc) {
+        *q = d->s->last.q;
+        return AMP_OK;
+    }
+    return amp__accelerator_queue(d->s->acc, q);
+}
+
+/* A strided copy of the view extent between two places with their own
+ * strides: rows of the last dimension, up to three dimensions per driver
+ * copy, the fourth looped. */
+typedef struct amp__plan {
+    amp__copy c;
+    int outer;                 /* iterations of the fourth dimension */
+    int64_t src_outer, dst_outer; /* byte strides of it */
+} amp__plan;
+
+static void amp__plan_make(const amp__side *src, const amp__side *dst, char *sbase, char *dbase, amp__copy_dir dir,
+                           amp__plan *p)
+{
+    int r = src->ext.rank, RS = src->s->ext.rank, RD = dst->s->ext.rank;
+    size_t elem = src->s->elem;
+    memset(p, 0, sizeof *p);
+    p->c.dir = dir;
+    p->c.width_bytes = (size_t)src->ext.v[r - 1] * elem;
+    p->c.height = r >= 2 ? (size_t)src->ext.v[r - 2] : 1;
+    p->c.depth = r >= 3 ? (size_t)src->ext.v[r - 3] : 1;
+    p->c.src_pitch = r >= 2 ? (size_t)src->s->stride[RS - 2] * elem : p->c.width_bytes;
+    p->c.dst_pitch = r >= 2 ? (size_t)dst->s->stride[RD - 2] * elem : p->c.width_bytes;
+    p->c.src_slice_pitch = r >= 3 ? (size_t)src->s->stride[RS - 3] * elem : p->c.src_pitch * p->c.height;
+    p->c.dst_slice_pitch = r >= 3 ? (size_t)dst->s->stride[RD - 3] * elem : p->c.dst_pitch * p->c.height;
+    p->outer = r >= 4 ? src->ext.v[0] : 1;
+    p->src_outer = r >= 4 ? src->s->stride[RS - 4] * (int64_t)elem : 0;
+    p->dst_outer = r >= 4 ? dst->s->stride[RD - 4] * (int64_t)elem : 0;
+    p->c.src = sbase + amp__storage_offset(src->s, src->origin.v) * (int64_t)elem;
+    p->c.dst = dbase + amp__storage_offset(dst->s, dst->origin.v) * (int64_t)elem;
+}
+
+/* The bytes one side spans are one contiguous run. */
+static bool amp__contiguous(const amp__side *d)
+{
+    int r = d->ext.rank, R = d->s->ext.rank;
+    int64_t expect = 1;
+    for (int k = r - 1; k >= 0; --k) {
+        if (d->ext.v[k] > 1 && d->s->stride[R - r + k] != expect) return false;
+        expect *= d->ext.v[k];
+    }
+    return true;
+}
+
+static uint64_t amp__side_bytes(const amp__side *d) { return (uint64_t)amp_extent_size(d->ext) * d->s->elem; }
+
+/* Host to host, on this thread. */
+static void amp__host_copy(const amp__plan *p)
+{
+    for (int o = 0; o < p->outer; ++o)
+        for (size_t z = 0; z < p->c.depth; ++z)
+            for (size_t y = 0; y < p->c.height; ++y)
+                memmove((char *)p->c.dst + o * p->dst_outer + z * p->c.dst_slice_pitch + y * p->c.dst_pitch,
+                        (const char *)p->c.src + o * p->src_outer + z * p->c.src_slice_pitch + y * p->c.src_pitch,
+                        p->c.width_bytes);
+}
+
+/* Queue the plan on q (loops the fourth dimension). */
+static amp_status amp__queue_plan(amp_accelerator_view *q, amp__plan *p, amp__point *done)
+{
+    const char *s0 = p->c.src;
+    char *d0 = p->c.dst;
+    for (int o = 0; o < p->outer; ++o) {
+        p->c.src = s0 + o * p->src_outer;
+        p->c.dst = d0 + o * p->dst_outer;
+        amp_status st = amp__queue_copy(q, &p->c, done);
+        if (st != AMP_OK) return st;
+    }
+    return AMP_OK;
+}
+
+/* Where src is read: for a host view, its host memory once the device-newer
+ * parts of its box came back (exactly those bytes); for an array, its
+ * memory. Storage lock held. */
+static amp_status amp__source_place(amp__side *src, amp__place *at)
+{
+    amp__storage *s = src->s;
+    if (s->is_array) {
+        at->base = s->dptr;
+        at->acc = amp__host_memory(s->acc) ? NULL : s->acc;
+        return AMP_OK;
+    }
+    at->base = s->host;
+    at->acc = NULL;
+    return amp__storage_sync(s, &src->box);
+}
+
+/* Where dst is written. A host view is written in host memory, after its
+ * last use; its device copies of the box are then stale (marked after). */
+static amp_status amp__dest_place(amp__side *dst, amp__place *at)
+{
+    amp__storage *s = dst->s;
+    if (s->is_array) {
+        at->base = s->dptr;
+        at->acc = amp__host_memory(s->acc) ? NULL : s->acc;
+        return AMP_OK;
+    }
+    at->base = s->host;
+    at->acc = NULL;
+    /* Device-newer data in the box is overwritten: drop it without copying
+     * it back; the rest of the storage keeps its state. */
+    amp_status st = amp__storage_discard(s, &dst->box);
+    if (st != AMP_OK) return st;
+    return amp__point_wait(s->last);
+}
+
+/* Both storages locked. *done is the point after the last queued copy
+ * ({NULL, 0} when all of it happened on this thread). */
+static amp_status amp__copy_locked(amp__side *src, amp__side *dst, amp__point *done, void **timing)
+{
+    amp_status st = AMP_OK;
+    amp__place from, to;
+    amp__plan plan;
+    uint64_t bytes = amp__side_bytes(src);
+    amp_accelerator_view *q = NULL;
+    void *staging = NULL;
+    *done = (amp__point){NULL, 0};
+    if ((st = amp__source_place(src, &from)) != AMP_OK) return st;
+    if ((st = amp__dest_place(dst, &to)) != AMP_OK) return st;
+
+    if (!from.acc && !to.acc) {
+        /* Host memory on both sides: after the last uses, on this thread. */
+        if ((st = amp__point_wait(src->s->last)) != AMP_OK || (st = amp__point_wait(dst->s->last)) != AMP_OK) return st;
+        amp__plan_make(src, dst, from.base, to.base, AMP__H2H, &plan);
+        amp__host_copy(&plan);
+        amp_accelerator_view *count_on = NULL;
+        if (dst->s->acc && amp__side_queue(dst, &count_on) == AMP_OK) amp__queue_count_copy(count_on, AMP__H2H, bytes);
+        else if (src->s->acc && amp__side_queue(src, &count_on) == AMP_OK) amp__queue_count_copy(count_on, AMP__H2H, bytes);
+        else if (amp__default_queue(&count_on) == AMP_OK) amp__queue_count_copy(count_on, AMP__H2H, bytes);
+        goto marks;
+    }
+    amp__copy_dir dir = !from.acc ? AMP__H2D : !to.acc ? AMP__D2H : AMP__D2D;
+    /* The device side's queue runs the copy (the destination's for
+     * host-to-device and device-to-device, the source's for device-to-host
+     * and peer copies). */
+    bool same_device = from.acc == to.acc;
+    bool use_src_queue = dir == AMP__D2H || (dir == AMP__D2D && !same_device);
+    if ((st = amp__side_queue(use_src_queue ? src : dst, &q)) != AMP_OK) return st;
+    if ((st = amp__point_order(q, src->s->last)) != AMP_OK || (st = amp__point_order(q, dst->s->last)) != AMP_OK)
+        return st;
+    if (timing && (st = amp__queue_timed_event(q, &timing[0])) != AMP_OK) return st;
+    if (dir != AMP__D2D || same_device) {
+        amp__plan_make(src, dst, from.base, to.base, dir, &plan);
+        if ((st = amp__queue_plan(q, &plan, done)) != AMP_OK) goto fail;
+        amp__queue_count_copy(q, dir, bytes);
+    } else if (amp__contiguous(src) && amp__contiguous(dst) &&
+               (amp__plan_make(src, dst, from.base, to.base, dir, &plan),
+                amp__queue_copy_peer(q, to.acc, plan.c.dst, plan.c.src, (size_t)bytes, done) == AMP_OK)) {
+        amp__queue_count_copy(q, AMP__D2D, bytes);
+    } else {
+        /* Two devices that cannot copy to each other (or strided views):
+         * down to host memory, then up. */
+        amp_accelerator_view *q2 = NULL;
+        amp__side stage;
+        amp__storage tmp;
+        if ((st = amp__side_queue(dst, &q2)) != AMP_OK) goto fail;
+        if (!(staging = malloc(bytes ? bytes : 1))) {
+            st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "copy: no memory to stage %llu bytes", (unsigned long long)bytes);
+            goto fail;
+        }
+        memset(&tmp, 0, sizeof tmp);
+        tmp.elem = src->s->elem;
+        tmp.ext = src->ext;
+        int64_t stride = 1;
+        for (int k = tmp.ext.rank - 1; k >= 0; --k) {
+            tmp.stride[k] = stride;
+            stride *= tmp.ext.v[k];
+        }
+        memset(&stage, 0, sizeof stage);
+        stage.s = &tmp;
+        stage.ext = src->ext;
+        stage.origin.rank = src->ext.rank;
+        amp__plan_make(src, &stage, from.base, staging, AMP__D2H, &plan);
+        amp__point down = {NULL, 0};
+        if ((st = amp__queue_plan(q, &plan, &down)) != AMP_OK || (st = amp__point_wait(down)) != AMP_OK) goto fail;
+        amp__queue_count_copy(q, AMP__D2H, bytes);
+        amp__plan_make(&stage, dst, staging, to.base, AMP__H2D, &plan);
+        if ((st = amp__point_order(q2, dst->s->last)) != AMP_OK || (st = amp__queue_plan(q2, &plan, done)) != AMP_OK ||
+            (st = amp__point_wait(*done)) != AMP_OK)
+            goto fail;
+        amp__queue_count_copy(q2, AMP__H2D, bytes);
+        q = q2;
+    }
+    if (timing && (st = amp__queue_timed_event(q, &timing[1])) != AMP_OK) goto fail;
+    if (done->q) {
+        amp__point_set(&src->s->last, *done);
+        amp__point_set(&dst->s->last, *done);
+    }
+marks:
+    /* The destination's host copy is current now; its device copies of the
+     * box are not (a host view), and nothing there is newer. */
+    if (!dst->s->is_array) st = amp__storage_refresh(dst->s, &dst->box);
+    free(staging);
+    return st;
+fail:
+    if (timing && timing[0]) {
+        amp__queue_event_release(q, timing[0]);
+        timing[0] = NULL;
+    }
+    if (done->q) {
+        amp__point_set(&src->s->last, *done);
+        amp__point_set(&dst->s->last, *done);
+    }
+    free(staging);
+    return st;
+}
+
+static amp_status amp__copy_sides(amp__side *src, amp__side *dst, amp_future **out, const char *fn)
+{
+    amp_status st = AMP_OK;
+    if (src->ext.rank != dst->ext.rank || !amp_extent_equal(src->ext, dst->ext)) {
+        char a[64] = "", b[64] = "";
+        for (int d = 0, n = 0; d < src->ext.rank; ++d) n += snprintf(a + n, sizeof a - (size_t)n, d ? "x%d" : "%d", src->ext.v[d]);
+        for (int d = 0, n = 0; d < dst->ext.rank; ++d) n += snprintf(b + n, sizeof b - (size_t)n, d ? "x%d" : "%d", dst->ext.v[d]);
+        return amp__fail(AMP_ERROR_INVALID_EXTENT, "%s: the source's extent %s differs from the destination's %s", fn, a, b);
+    }
+    if (src->s->elem != dst->s->elem)
+        return amp__fail(AMP_ERROR_ARGUMENT_MISMATCH, "%s: the source has %zu-byte elements, the destination %zu", fn,
+                         src->s->elem, dst->s->elem);
+    if (src->s == dst->s) {
+        amp__box cut;
+        if (amp__box_intersect(&src->box, &dst->box, src->s->ext.rank, &cut))
+            return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: source and destination overlap in the same storage", fn);
+    }
+    amp_future *f = NULL;
+    void *timing[2] = {NULL, NULL};
+    if (out && (st = amp__future_new(&f)) != AMP_OK) return st;
+    amp__storage *first = src->s, *second = dst->s;
+    if ((uintptr_t)first > (uintptr_t)second) {
+        first = dst->s;
+        second = src->s;
+    }
+    pthread_mutex_lock(&first->lock);
+    if (second != first) pthread_mutex_lock(&second->lock);
+    amp__point done = {NULL, 0};
+    st = amp__copy_locked(src, dst, &done, out ? timing : NULL);
+    if (second != first) pthread_mutex_unlock(&second->lock);
+    pthread_mutex_unlock(&first->lock);
+    if (st == AMP_OK && !out) st = amp__point_wait(done);
+    if (out) {
+        if (st != AMP_OK) {
+            amp_future_destroy(f);
+            return st;
+        }
+        amp__future_complete_at(f, done, timing[0], timing[1]);
+        *out = f;
+    }
+    return st;
+}
+
+amp_status amp_copy_array(amp_array *src, amp_array *dst)
+{
+    AMP__NOT_NULL(src);
+    AMP__NOT_NULL(dst);
+    amp__side a, b;
+    amp__side_of_array(src, &a);
+    amp__side_of_array(dst, &b);
+    return amp__copy_sides(&a, &b, NULL, __func__);
+}
+
+amp_status amp_copy_array_async(amp_array *src, amp_array *dst, amp_future **out)
+{
+    AMP__NOT_NULL(out);
+    *out = NULL;
+    AMP__NOT_NULL(src);
+    AMP__NOT_NULL(dst);
+    amp__side a, b;
+    amp__side_of_array(src, &a);
+    amp__side_of_array(dst, &b);
+    return amp__copy_sides(&a, &b, out, __func__);
+}
+
+amp_status amp_copy_view(amp_array_view *src, amp_array_view *dst)
+{
+    AMP__NOT_NULL(src);
+    AMP__NOT_NULL(dst);
+    amp__side a, b;
+    amp__side_of_view(src, &a);
+    amp__side_of_view(dst, &b);
+    return amp__copy_sides(&a, &b, NULL, __func__);
+}
+
+amp_status amp_copy_view_async(amp_array_view *src, amp_array_view *dst, amp_future **out)
+{
+    AMP__NOT_NULL(out);
+    *out = NULL;
+    AMP__NOT_NULL(src);
+    AMP__NOT_NULL(dst);
+    amp__side a, b;
+    amp__side_of_view(src, &a);
+    amp__side_of_view(dst, &b);
+    return amp__copy_sides(&a, &b, out, __func__);
+}
