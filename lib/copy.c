@@ -19,12 +19,14 @@ typedef struct amp__side {
     amp_accelerator_view *q; /* an array's own queue; NULL for views */
 } amp__side;
 
-/* Where a side's bytes are read or written: host memory (host views, and
- * the CPU accelerator's arrays, whose device memory is host memory) or a
- * GPU's memory. */
+/* Where a side's bytes are read or written: an accelerator's memory (acc)
+ * or plain host memory (acc NULL). The CPU accelerator's memory is host
+ * memory too (host is then true): copies to and from it are done on this
+ * thread, and counted on its queue like a GPU's. */
 typedef struct amp__place {
     char *base;           /* address of the storage's element 0 */
-    amp_accelerator *acc; /* NULL: host memory */
+    amp_accelerator *acc; /* NULL: plain host memory */
+    bool host;            /* the host can address it */
 } amp__place;
 
 static void amp__side_of_view(amp_array_view *v, amp__side *d)
@@ -132,39 +134,67 @@ static amp_status amp__queue_plan(amp_accelerator_view *q, amp__plan *p, amp__po
     return AMP_OK;
 }
 
-/* Where src is read: for a host view, its host memory once the device-newer
- * parts of its box came back (exactly those bytes); for an array, its
- * memory. Storage lock held. */
-static amp_status amp__source_place(amp__side *src, amp__place *at)
+/* A host view's storage holds a device copy (not unified). */
+static bool amp__view_on_device(const amp__storage *s)
+{
+    return !s->is_array && s->acc && !s->unified;
+}
+
+static bool amp__boxes_meet(const amp__box *list, int n, const amp__box *b, int r)
+{
+    amp__box cut;
+    for (int i = 0; i < n; ++i)
+        if (amp__box_intersect(&list[i], b, r, &cut)) return true;
+    return false;
+}
+
+/* Where dst is written (no side effects yet). A host view whose device copy
+ * holds the whole box current is written there (the ghost rows of a halo
+ * exchange then never touch the host); otherwise in host memory. */
+static void amp__dest_place(const amp__side *dst, amp__place *at)
+{
+    const amp__storage *s = dst->s;
+    int R = s->ext.rank;
+    if (s->is_array || (amp__view_on_device(s) && amp__boxes_cover(s->valid, s->nvalid, &dst->box, R) &&
+                        s->ndirty < AMP__MAX_BOXES)) {
+        at->base = s->dptr;
+        at->acc = s->acc;
+    } else {
+        at->base = s->host;
+        at->acc = NULL;
+    }
+    at->host = !at->acc || amp__host_memory(at->acc);
+}
+
+/* Where src is read: an array's memory; for a host view, its device copy
+ * when that holds the whole box and is newer there or the destination is on
+ * the same device, else its host memory once the device-newer parts of the
+ * box came back (exactly those bytes). Storage lock held. */
+static amp_status amp__source_place(amp__side *src, const amp__place *to, amp__place *at)
 {
     amp__storage *s = src->s;
-    if (s->is_array) {
+    int R = s->ext.rank;
+    if (s->is_array || (amp__view_on_device(s) && amp__boxes_cover(s->valid, s->nvalid, &src->box, R) &&
+                        (amp__boxes_meet(s->dirty, s->ndirty, &src->box, R) || to->acc == s->acc))) {
         at->base = s->dptr;
-        at->acc = amp__host_memory(s->acc) ? NULL : s->acc;
+        at->acc = s->acc;
+        at->host = amp__host_memory(s->acc);
         return AMP_OK;
     }
     at->base = s->host;
     at->acc = NULL;
+    at->host = true;
     return amp__storage_sync(s, &src->box);
 }
 
-/* Where dst is written. A host view is written in host memory, after its
- * last use; its device copies of the box are then stale (marked after). */
-static amp_status amp__dest_place(amp__side *dst, amp__place *at)
+/* Before a host view is written in host memory: device-newer data in the
+ * box is overwritten, so drop it without copying it back, and wait until
+ * nothing still uses the storage. */
+static amp_status amp__dest_prepare_host(amp__side *dst)
 {
-    amp__storage *s = dst->s;
-    if (s->is_array) {
-        at->base = s->dptr;
-        at->acc = amp__host_memory(s->acc) ? NULL : s->acc;
-        return AMP_OK;
-    }
-    at->base = s->host;
-    at->acc = NULL;
-    /* Device-newer data in the box is overwritten: drop it without copying
-     * it back; the rest of the storage keeps its state. */
-    amp_status st = amp__storage_discard(s, &dst->box);
+    amp_status st = amp__storage_discard(dst->s, &dst->box);
     if (st != AMP_OK) return st;
-    return amp__point_wait(s->last);
+    return amp__point_wait(dst->s->last);
 }
 
 /* Both storages locked. *done is the point after the last queued copy
@@ -178,20 +208,31 @@ static amp_status amp__copy_locked(amp__side *src, amp__side *dst, amp__point *d
     amp_accelerator_view *q = NULL;
     void *staging = NULL;
     *done = (amp__point){NULL, 0};
-    if ((st = amp__source_place(src, &from)) != AMP_OK) return st;
-    if ((st = amp__dest_place(dst, &to)) != AMP_OK) return st;
+    amp__dest_place(dst, &to);
+    if ((st = amp__source_place(src, &to, &from)) != AMP_OK) return st;
+    bool dst_view_on_device = !dst->s->is_array && to.acc;
+    if (!dst->s->is_array && !to.acc && (st = amp__dest_prepare_host(dst)) != AMP_OK) return st;
 
-    if (!from.acc && !to.acc) {
-        /* Host memory on both sides: after the last uses, on this thread. */
+    if (from.host && to.host) {
+        /* Host-addressable on both sides (host views, the CPU accelerator):
+         * after the last uses, on this thread; counted on the queue of the
+         * accelerator memory involved, as that accelerator's copy. */
         if ((st = amp__point_wait(src->s->last)) != AMP_OK || (st = amp__point_wait(dst->s->last)) != AMP_OK) return st;
-        amp__plan_make(src, dst, from.base, to.base, AMP__H2H, &plan);
+        amp__copy_dir hdir = !from.acc ? (!to.acc ? AMP__H2H : AMP__H2D) : (!to.acc ? AMP__D2H : AMP__D2D);
+        amp__plan_make(src, dst, from.base, to.base, hdir, &plan);
         amp__host_copy(&plan);
         amp_accelerator_view *count_on = NULL;
-        if (dst->s->acc && amp__side_queue(dst, &count_on) == AMP_OK) amp__queue_count_copy(count_on, AMP__H2H, bytes);
-        else if (src->s->acc && amp__side_queue(src, &count_on) == AMP_OK) amp__queue_count_copy(count_on, AMP__H2H, bytes);
-        else if (amp__default_queue(&count_on) == AMP_OK) amp__queue_count_copy(count_on, AMP__H2H, bytes);
+        if (to.acc && amp__side_queue(dst, &count_on) == AMP_OK) amp__queue_count_copy(count_on, hdir, bytes);
+        else if (from.acc && amp__side_queue(src, &count_on) == AMP_OK) amp__queue_count_copy(count_on, hdir, bytes);
+        else if (dst->s->acc && amp__side_queue(dst, &count_on) == AMP_OK) amp__queue_count_copy(count_on, hdir, bytes);
+        else if (src->s->acc && amp__side_queue(src, &count_on) == AMP_OK) amp__queue_count_copy(count_on, hdir, bytes);
+        else if (amp__default_queue(&count_on) == AMP_OK) amp__queue_count_copy(count_on, hdir, bytes);
         goto marks;
     }
+    /* A GPU on at least one side; the CPU accelerator's memory, if on the
+     * other, is host memory to it. */
+    if (from.host) from.acc = NULL;
+    if (to.host) to.acc = NULL;
     amp__copy_dir dir = !from.acc ? AMP__H2D : !to.acc ? AMP__D2H : AMP__D2D;
     /* The device side's queue runs the copy (the destination's for
      * host-to-device and device-to-device, the source's for device-to-host
@@ -250,12 +291,17 @@ static amp_status amp__copy_locked(amp__side *src, amp__side *dst, amp__point *d
         amp__point_set(&dst->s->last, *done);
     }
 marks:
-    /* The destination's host copy is current now; its device copies of the
-     * box are not (a host view), and nothing there is newer. */
-    if (!dst->s->is_array) st = amp__storage_refresh(dst->s, &dst->box);
+    /* A host view written on its device now has the box newer there; one
+     * written in host memory has its device copies of the box stale. */
+    if (dst_view_on_device) (void)amp__boxes_add(dst->s->dirty, &dst->s->ndirty, &dst->box, dst->s->ext.rank);
+    else if (!dst->s->is_array) st = amp__storage_refresh(dst->s, &dst->box);
     free(staging);
     return st;
 fail:
+    /* Whatever reached a host view's device copy may be partial: the box is
+     * neither current there nor here. */
+    if (dst_view_on_device && !amp__boxes_subtract(dst->s->valid, &dst->s->nvalid, &dst->box, dst->s->ext.rank))
+        dst->s->nvalid = 0;
     if (timing && timing[0]) {
         amp__queue_event_release(q, timing[0]);
         timing[0] = NULL;

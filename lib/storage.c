@@ -192,6 +192,34 @@ amp_status amp__storage_release(amp__storage *s)
     return st;
 }
 
+/* Copy in the parts of b the device does not hold: b minus the valid
+ * boxes, so a view whose ghost rows alone went stale moves those rows and
+ * nothing else. Device-newer (dirty) data is always inside valid boxes, so
+ * nothing is overwritten. When the pieces would overflow the list, the
+ * whole of b goes, after its device-newer parts came back to the host
+ * (same queue: in order). */
+static amp_status amp__copy_in_missing(amp__storage *s, amp_accelerator_view *q, const amp__box *b)
+{
+    amp_status st;
+    int R = s->ext.rank, n = 1;
+    amp__box pieces[AMP__MAX_BOXES];
+    pieces[0] = *b;
+    bool split = true;
+    for (int i = 0; i < s->nvalid && split && n > 0; ++i) split = amp__boxes_subtract(pieces, &n, &s->valid[i], R);
+    if (split) {
+        for (int i = 0; i < n; ++i)
+            if ((st = amp__copy_box(s, q, &pieces[i], AMP__H2D)) != AMP_OK) return st;
+        return AMP_OK;
+    }
+    for (int i = 0; i < s->ndirty; ++i) {
+        amp__box cut;
+        if (amp__box_intersect(&s->dirty[i], b, R, &cut) && (st = amp__copy_box(s, q, &cut, AMP__D2H)) != AMP_OK)
+            return st;
+    }
+    (void)amp__boxes_subtract(s->dirty, &s->ndirty, b, R);
+    return amp__copy_box(s, q, b, AMP__H2D);
+}
+
 amp_status amp__storage_prepare(amp__storage *s, amp_accelerator_view *q, const amp__box *b, bool discard,
                                 void **dptr)
 {
@@ -228,18 +256,7 @@ amp_status amp__storage_prepare(amp__storage *s, amp_accelerator_view *q, const 
             s->nvalid = 0;
         }
         if (!amp__boxes_cover(s->valid, s->nvalid, b, R)) {
-            if (!discard) {
-                /* Device-newer parts of b must reach the host before b is
-                 * copied in over them (same queue: in order). */
-                for (int i = 0; i < s->ndirty; ++i) {
-                    amp__box cut;
-                    if (amp__box_intersect(&s->dirty[i], b, R, &cut) &&
-                        (st = amp__copy_box(s, q, &cut, AMP__D2H)) != AMP_OK)
-                        return st;
-                }
-                (void)amp__boxes_subtract(s->dirty, &s->ndirty, b, R);
-                if ((st = amp__copy_box(s, q, b, AMP__H2D)) != AMP_OK) return st;
-            }
+            if (!discard && (st = amp__copy_in_missing(s, q, b)) != AMP_OK) return st;
             if (!amp__boxes_add(s->valid, &s->nvalid, b, R)) s->nvalid = 0;
         }
     }

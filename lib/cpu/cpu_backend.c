@@ -379,9 +379,15 @@ void amp__cpu_enumerate(amp__device_entry *out)
      * C++ AMP guarantees everywhere. */
     i->max_tile_static_bytes = 64 * 1024;
     i->is_emulated = true;
-    i->is_unified_memory = true;
-    snprintf(i->unified_memory_reason, sizeof i->unified_memory_reason,
-             "zero-copy: kernels run on the host and read its memory directly");
+    /* AMP_CPU_UNIFIED=0 keeps views in memory of their own, copied in and
+     * back as on a discrete GPU: the coherence paths can then be tested
+     * on any machine. */
+    const char *forced = amp__env("AMP_UNIFIED_MEMORY");
+    i->is_unified_memory = amp__env_flag("AMP_CPU_UNIFIED", true) || (forced && !strcmp(forced, "on"));
+    snprintf(i->unified_memory_reason, sizeof i->unified_memory_reason, "%s",
+             i->is_unified_memory ? "zero-copy: kernels run on the host and read its memory directly"
+                                  : "copies: AMP_CPU_UNIFIED=0 gives views memory of their own, as on a discrete GPU "
+                                    "(for testing)");
     i->supports_double_precision = true;
     i->is_available = d->available;
     snprintf(i->unavailable_reason, sizeof i->unavailable_reason, "%.255s", d->available ? "" : d->reason);

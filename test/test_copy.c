@@ -1,0 +1,332 @@
+/* test_copy.c — amp_copy_array / amp_copy_view and their async forms: arrays on one accelerator, strided sections of host views and of arrays in both directions, the halo-exchange pattern moving exactly the halo bytes, copies between the CPU accelerator and a GPU, futures and device time, and every refusal. */
+#include "support.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern const char test_kernels_memory[];
+
+static amp_accelerator_info info_of(amp_accelerator *acc)
+{
+    amp_accelerator_info in;
+    ASSERT_OK(amp_accelerator_get_info(acc, &in));
+    return in;
+}
+
+static amp_stats stats_of(amp_accelerator_view *q)
+{
+    amp_stats s;
+    ASSERT_OK(amp_accelerator_view_get_stats(q, &s));
+    return s;
+}
+
+static void fill_pattern(float *x, size_t n, float base)
+{
+    for (size_t i = 0; i < n; ++i) x[i] = base + (float)i * 0.25f;
+}
+
+/* ------------------------------------------------------------- arrays */
+
+ACCEL_TEST(copy, array_to_array_on_one_accelerator)
+{
+    enum { N = 3001 };
+    amp_accelerator_info in = info_of(acc);
+    amp_accelerator_view *q = NULL;
+    ASSERT_OK(amp_accelerator_view_create(acc, &q));
+    float *src = test_xmalloc(N * sizeof *src), *got = test_xmalloc(N * sizeof *got);
+    test_fill_random(src, N, 5);
+    amp_array *a = NULL, *b = NULL;
+    ASSERT_OK(amp_array_create(q, sizeof(float), amp_extent_1d(N), src, &a));
+    ASSERT_OK(amp_array_create(q, sizeof(float), amp_extent_1d(N), NULL, &b));
+    ASSERT_OK(amp_accelerator_view_reset_stats(q));
+    ASSERT_OK(amp_copy_array(a, b));
+    amp_stats s = stats_of(q);
+    /* An array's memory is its accelerator's, the CPU accelerator's too. */
+    cr_assert(s.bytes_device_to_device == N * 4 && s.copies_device_to_device == 1 && s.bytes_to_host == 0 &&
+                  s.bytes_to_device == 0 && s.bytes_host_to_host == 0,
+              "array copy on %s: d2d %llu/%llu, to_host %llu, to_device %llu, h2h %llu", in.device_path,
+              (unsigned long long)s.bytes_device_to_device, (unsigned long long)s.copies_device_to_device,
+              (unsigned long long)s.bytes_to_host, (unsigned long long)s.bytes_to_device,
+              (unsigned long long)s.bytes_host_to_host);
+    for (int i = 0; i < N; ++i) got[i] = POISON_F32;
+    ASSERT_OK(amp_array_copy_to_host(b, got));
+    test_check_f32(got, src, N, "array copy");
+    ASSERT_OK(amp_array_destroy(a));
+    ASSERT_OK(amp_array_destroy(b));
+    ASSERT_OK(amp_accelerator_view_destroy(q));
+    free(src);
+    free(got);
+}
+
+ACCEL_TEST(copy, array_copy_async_with_device_time)
+{
+    enum { N = 1 << 20 };
+    amp_accelerator_info in = info_of(acc);
+    float *src = test_xmalloc(N * sizeof *src), *got = test_xmalloc(N * sizeof *got);
+    test_fill_random(src, N, 6);
+    amp_array *a = NULL, *b = NULL;
+    ASSERT_OK(amp_array_create(NULL, sizeof(float), amp_extent_1d(N), src, &a));
+    ASSERT_OK(amp_array_create(NULL, sizeof(float), amp_extent_1d(N), NULL, &b));
+    amp_future *f = NULL;
+    ASSERT_OK(amp_copy_array_async(a, b, &f));
+    ASSERT_OK(amp_future_wait(f));
+    bool ready = false;
+    ASSERT_OK(amp_future_is_ready(f, &ready));
+    cr_assert(ready);
+    double ms = -1;
+    amp_status st = amp_future_elapsed_ms(f, &ms);
+    if (in.is_emulated) {
+        /* The CPU accelerator's memory is host memory: the copy was done on
+         * this thread, with nothing queued to time. */
+        cr_assert_eq(st, AMP_ERROR_UNSUPPORTED, "%s", amp_status_name(st));
+    } else {
+        cr_assert_eq(st, AMP_OK, "%s", amp_last_error());
+        cr_assert(ms > 0 && ms < 10000, "device time %g ms", ms);
+    }
+    ASSERT_OK(amp_future_destroy(f));
+    ASSERT_OK(amp_array_copy_to_host(b, got));
+    test_check_f32(got, src, N, "async array copy");
+    amp_array_destroy(a);
+    amp_array_destroy(b);
+    free(src);
+    free(got);
+}
+
+/* ------------------------------------------------------------- views */
+
+/* Copy a 10x20 section between two host matrices of different shapes:
+ * exactly those elements change, everything else keeps its poison. */
+ACCEL_TEST(copy, strided_sections_of_host_views)
+{
+    enum { SR = 37, SC = 53, DR = 41, DC = 60, H = 10, W = 20 };
+    (void)acc;
+    static float s[SR * SC], d[DR * DC];
+    test_fill_random(s, SR * SC, 7);
+    for (int i = 0; i < DR * DC; ++i) d[i] = POISON_F32;
+    amp_array_view *vs = test_view(s, 4, amp_extent_2d(SR, SC), AMP_READ_ONLY);
+    amp_array_view *vd = test_view(d, 4, amp_extent_2d(DR, DC), AMP_READ_WRITE);
+    amp_array_view *ss = NULL, *sd = NULL;
+    ASSERT_OK(amp_array_view_section(vs, amp_index_2d(3, 5), amp_extent_2d(H, W), &ss));
+    ASSERT_OK(amp_array_view_section(vd, amp_index_2d(7, 11), amp_extent_2d(H, W), &sd));
+    ASSERT_OK(amp_copy_view(ss, sd));
+    for (int r = 0; r < DR; ++r)
+        for (int c = 0; c < DC; ++c) {
+            bool inside = r >= 7 && r < 7 + H && c >= 11 && c < 11 + W;
+            float want = inside ? s[(r - 7 + 3) * SC + (c - 11 + 5)] : POISON_F32;
+            cr_assert_eq(d[r * DC + c], want, "d[%d][%d] = %g, want %g", r, c, (double)d[r * DC + c], (double)want);
+        }
+    amp_array_view_destroy(ss);
+    amp_array_view_destroy(sd);
+    amp_array_view_destroy(vs);
+    amp_array_view_destroy(vd);
+}
+
+/* Sections of a device array, both directions: host section -> array
+ * section, array section -> host section, bytes counted exactly. */
+ACCEL_TEST(copy, array_sections_both_directions)
+{
+    enum { R = 64, C = 96, H = 5, W = 33 };
+    amp_accelerator_info in = info_of(acc);
+    amp_accelerator_view *q = NULL;
+    ASSERT_OK(amp_accelerator_view_create(acc, &q));
+    static float init[R * C], host[R * C], back[R * C];
+    fill_pattern(init, R * C, 1.0f);
+    test_fill_random(host, R * C, 8);
+    for (int i = 0; i < R * C; ++i) back[i] = POISON_F32;
+    amp_array *arr = NULL;
+    ASSERT_OK(amp_array_create(q, 4, amp_extent_2d(R, C), init, &arr));
+    amp_array_view *va = NULL, *sa = NULL, *hs = NULL, *hb = NULL;
+    ASSERT_OK(amp_array_view_of_array(arr, &va));
+    ASSERT_OK(amp_array_view_section(va, amp_index_2d(10, 20), amp_extent_2d(H, W), &sa));
+    amp_array_view *vh = test_view(host, 4, amp_extent_2d(R, C), AMP_READ_WRITE);
+    amp_array_view *vb = test_view(back, 4, amp_extent_2d(R, C), AMP_READ_WRITE);
+    ASSERT_OK(amp_array_view_section(vh, amp_index_2d(1, 2), amp_extent_2d(H, W), &hs));
+    ASSERT_OK(amp_array_view_section(vb, amp_index_2d(50, 60), amp_extent_2d(H, W), &hb));
+    ASSERT_OK(amp_accelerator_view_reset_stats(q));
+    ASSERT_OK(amp_copy_view(hs, sa)); /* host -> array */
+    ASSERT_OK(amp_copy_view(sa, hb)); /* array -> host */
+    amp_stats s = stats_of(q);
+    uint64_t bytes = H * W * 4;
+    cr_assert(s.bytes_to_device == bytes && s.copies_to_device == 1 && s.bytes_to_host == bytes &&
+                  s.copies_to_host == 1 && s.bytes_host_to_host == 0,
+              "%s: to_device %llu/%llu to_host %llu/%llu (want %llu each, one copy each), h2h %llu", in.device_path,
+              (unsigned long long)s.bytes_to_device, (unsigned long long)s.copies_to_device,
+              (unsigned long long)s.bytes_to_host, (unsigned long long)s.copies_to_host, (unsigned long long)bytes,
+              (unsigned long long)s.bytes_host_to_host);
+    ASSERT_OK(amp_array_view_synchronize(vb));
+    float whole[R * C];
+    ASSERT_OK(amp_array_copy_to_host(arr, whole));
+    for (int r = 0; r < R; ++r)
+        for (int c = 0; c < C; ++c) {
+            bool in_a = r >= 10 && r < 10 + H && c >= 20 && c < 20 + W;
+            float want_a = in_a ? host[(r - 10 + 1) * C + (c - 20 + 2)] : init[r * C + c];
+            cr_assert_eq(whole[r * C + c], want_a, "array[%d][%d]", r, c);
+            bool in_b = r >= 50 && r < 50 + H && c >= 60 && c < 60 + W;
+            float want_b = in_b ? host[(r - 50 + 1) * C + (c - 60 + 2)] : POISON_F32;
+            cr_assert_eq(back[r * C + c], want_b, "back[%d][%d]", r, c);
+        }
+    amp_array_view_destroy(hs);
+    amp_array_view_destroy(hb);
+    amp_array_view_destroy(vh);
+    amp_array_view_destroy(vb);
+    amp_array_view_destroy(sa);
+    amp_array_view_destroy(va);
+    ASSERT_OK(amp_array_destroy(arr));
+    ASSERT_OK(amp_accelerator_view_destroy(q));
+}
+
+/* The halo exchange of a distributed stencil: the grid lives on the device
+ * between kernels; a boundary row goes out to a host buffer and a ghost row
+ * comes in from one. Exactly those bytes cross, and the kernel that follows
+ * copies nothing in. */
+ACCEL_TEST(copy, halo_exchange_moves_exactly_the_halo)
+{
+    enum { R = 64, C = 128, RB = C * 4 };
+    amp_accelerator_info in = info_of(acc);
+    amp_accelerator_view *q = NULL;
+    ASSERT_OK(amp_accelerator_view_create(acc, &q));
+    amp_program *p = test_build(acc, test_kernels_memory);
+    amp_kernel *k = test_kernel(p, "mem_scale2");
+    static float g[R * C], want[R * C], out[C], ghost[C];
+    test_fill_random(g, R * C, 9);
+    fill_pattern(ghost, C, 100.0f);
+    for (int i = 0; i < C; ++i) out[i] = POISON_F32;
+    amp_array_view *vg = test_view(g, 4, amp_extent_2d(R, C), AMP_READ_WRITE);
+    amp_array_view *vout = test_view(out, 4, amp_extent_2d(1, C), AMP_WRITE_ONLY);
+    amp_array_view *vghost = test_view(ghost, 4, amp_extent_2d(1, C), AMP_READ_ONLY);
+    amp_array_view *boundary = NULL, *ghost_row = NULL;
+    ASSERT_OK(amp_array_view_section(vg, amp_index_2d(R - 2, 0), amp_extent_2d(1, C), &boundary));
+    ASSERT_OK(amp_array_view_section(vg, amp_index_2d(0, 0), amp_extent_2d(1, C), &ghost_row));
+    amp_arg a[] = {amp_arg_view(vg)};
+    ASSERT_OK(amp_parallel_for_each(q, amp_extent_2d(R, C), k, a, 1));
+    amp_stats s0 = stats_of(q);
+    ASSERT_OK(amp_copy_view(boundary, vout));
+    ASSERT_OK(amp_copy_view(vghost, ghost_row));
+    amp_stats s1 = stats_of(q);
+    ASSERT_OK(amp_parallel_for_each(q, amp_extent_2d(R, C), k, a, 1));
+    amp_stats s2 = stats_of(q);
+    if (!in.is_unified_memory) {
+        cr_assert(s1.bytes_to_host - s0.bytes_to_host == RB && s1.copies_to_host - s0.copies_to_host == 1,
+                  "the boundary row out: %llu bytes in %llu copies, want %d in 1",
+                  (unsigned long long)(s1.bytes_to_host - s0.bytes_to_host),
+                  (unsigned long long)(s1.copies_to_host - s0.copies_to_host), RB);
+        cr_assert(s1.bytes_to_device - s0.bytes_to_device == RB && s1.copies_to_device - s0.copies_to_device == 1,
+                  "the ghost row in: %llu bytes in %llu copies, want %d in 1",
+                  (unsigned long long)(s1.bytes_to_device - s0.bytes_to_device),
+                  (unsigned long long)(s1.copies_to_device - s0.copies_to_device), RB);
+        cr_assert(s2.bytes_to_device == s1.bytes_to_device && s2.bytes_to_host == s1.bytes_to_host,
+                  "the next kernel moved data: to_device +%llu, to_host +%llu",
+                  (unsigned long long)(s2.bytes_to_device - s1.bytes_to_device),
+                  (unsigned long long)(s2.bytes_to_host - s1.bytes_to_host));
+    } else {
+        cr_assert(s2.bytes_to_device == 0 && s2.bytes_to_host == 0, "a unified accelerator moved data");
+        cr_assert(s1.bytes_host_to_host - s0.bytes_host_to_host == 2 * RB, "unified: h2h %llu, want %d",
+                  (unsigned long long)(s1.bytes_host_to_host - s0.bytes_host_to_host), 2 * RB);
+    }
+    ASSERT_OK(amp_array_view_synchronize(vg));
+    /* Expected: scale once, boundary row copied out, ghost row replaced,
+     * scale again. */
+    for (int i = 0; i < R * C; ++i) want[i] = g[i];
+    static float orig[R * C];
+    test_fill_random(orig, R * C, 9);
+    for (int i = 0; i < R * C; ++i) want[i] = orig[i] * 2.0f + 1.0f;
+    for (int c = 0; c < C; ++c) cr_assert_eq(out[c], want[(R - 2) * C + c], "boundary out[%d]", c);
+    for (int c = 0; c < C; ++c) want[c] = ghost[c];
+    for (int i = 0; i < R * C; ++i) want[i] = want[i] * 2.0f + 1.0f;
+    test_check_f32(g, want, R * C, "grid after the exchange and the second kernel");
+    amp_array_view_destroy(boundary);
+    amp_array_view_destroy(ghost_row);
+    amp_array_view_destroy(vout);
+    amp_array_view_destroy(vghost);
+    amp_array_view_destroy(vg);
+    amp_program_destroy(p);
+    ASSERT_OK(amp_accelerator_view_destroy(q));
+}
+
+ACCEL_TEST(copy, view_copy_async)
+{
+    enum { N = 4096 };
+    (void)acc;
+    static float s[N], d[N];
+    test_fill_random(s, N, 10);
+    for (int i = 0; i < N; ++i) d[i] = POISON_F32;
+    amp_array_view *vs = test_view(s, 4, amp_extent_1d(N), AMP_READ_ONLY);
+    amp_array_view *vd = test_view(d, 4, amp_extent_1d(N), AMP_WRITE_ONLY);
+    amp_future *f = NULL;
+    ASSERT_OK(amp_copy_view_async(vs, vd, &f));
+    ASSERT_OK(amp_future_wait(f));
+    ASSERT_OK(amp_future_destroy(f));
+    ASSERT_OK(amp_array_view_synchronize(vd));
+    test_check_f32(d, s, N, "async view copy");
+    amp_array_view_destroy(vs);
+    amp_array_view_destroy(vd);
+}
+
+/* Between a GPU array and a CPU-accelerator array, both ways. */
+Test(copy, gpu_and_cpu_accelerator_arrays)
+{
+    enum { N = 10007 };
+    amp_accelerator *gpu = test_accel(TEST_ACCEL_GPU), *cpu = test_accel(TEST_ACCEL_CPU);
+    amp_accelerator_view *qg = NULL, *qc = NULL;
+    ASSERT_OK(amp_accelerator_default_view(gpu, &qg));
+    ASSERT_OK(amp_accelerator_default_view(cpu, &qc));
+    float *src = test_xmalloc(N * 4), *got = test_xmalloc(N * 4);
+    test_fill_random(src, N, 11);
+    amp_array *ac = NULL, *ag = NULL, *ac2 = NULL;
+    ASSERT_OK(amp_array_create(qc, 4, amp_extent_1d(N), src, &ac));
+    ASSERT_OK(amp_array_create(qg, 4, amp_extent_1d(N), NULL, &ag));
+    ASSERT_OK(amp_array_create(qc, 4, amp_extent_1d(N), NULL, &ac2));
+    ASSERT_OK(amp_accelerator_view_reset_stats(qg));
+    ASSERT_OK(amp_copy_array(ac, ag));
+    ASSERT_OK(amp_copy_array(ag, ac2));
+    amp_stats s = stats_of(qg);
+    cr_assert(s.bytes_to_device == N * 4 && s.bytes_to_host == N * 4, "to_device %llu to_host %llu",
+              (unsigned long long)s.bytes_to_device, (unsigned long long)s.bytes_to_host);
+    ASSERT_OK(amp_array_copy_to_host(ac2, got));
+    test_check_f32(got, src, N, "CPU -> GPU -> CPU");
+    amp_array_destroy(ac);
+    amp_array_destroy(ag);
+    amp_array_destroy(ac2);
+    free(src);
+    free(got);
+}
+
+/* ------------------------------------------------------------ refusals */
+
+ACCEL_TEST(copy, refusals_name_the_problem)
+{
+    (void)acc;
+    float a[24], b[24];
+    memset(a, 0, sizeof a);
+    memset(b, 0, sizeof b);
+    amp_array_view *v46 = test_view(a, 4, amp_extent_2d(4, 6), AMP_READ_WRITE);
+    amp_array_view *v64 = test_view(b, 4, amp_extent_2d(6, 4), AMP_READ_WRITE);
+    amp_array_view *v24 = test_view(b, 4, amp_extent_1d(24), AMP_READ_WRITE);
+    amp_array_view *w46 = test_view(b, 2, amp_extent_2d(4, 6), AMP_READ_WRITE);
+    ASSERT_STATUS(amp_copy_view(v46, v64), AMP_ERROR_INVALID_EXTENT);
+    cr_assert(strstr(amp_last_error(), "4x6") && strstr(amp_last_error(), "6x4"), "%s", amp_last_error());
+    ASSERT_STATUS(amp_copy_view(v46, v24), AMP_ERROR_INVALID_EXTENT);
+    ASSERT_STATUS(amp_copy_view(v46, w46), AMP_ERROR_ARGUMENT_MISMATCH);
+    cr_assert(strstr(amp_last_error(), "4-byte") && strstr(amp_last_error(), "2"), "%s", amp_last_error());
+    /* Overlapping parts of one view. */
+    amp_array_view *s1 = NULL, *s2 = NULL;
+    ASSERT_OK(amp_array_view_section(v46, amp_index_2d(0, 0), amp_extent_2d(2, 4), &s1));
+    ASSERT_OK(amp_array_view_section(v46, amp_index_2d(1, 2), amp_extent_2d(2, 4), &s2));
+    ASSERT_STATUS(amp_copy_view(s1, s2), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_last_error(), "overlap"), "%s", amp_last_error());
+    ASSERT_STATUS(amp_copy_view(NULL, v46), AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_STATUS(amp_copy_view(v46, NULL), AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_STATUS(amp_copy_array(NULL, NULL), AMP_ERROR_INVALID_ARGUMENT);
+    amp_future *f = (amp_future *)&f;
+    ASSERT_STATUS(amp_copy_view_async(v46, v64, &f), AMP_ERROR_INVALID_EXTENT);
+    cr_assert_null(f, "future not NULL after a refused copy");
+    ASSERT_STATUS(amp_copy_view_async(v46, v64, NULL), AMP_ERROR_INVALID_ARGUMENT);
+    amp_array_view_destroy(s1);
+    amp_array_view_destroy(s2);
+    amp_array_view_destroy(v46);
+    amp_array_view_destroy(v64);
+    amp_array_view_destroy(v24);
+    amp_array_view_destroy(w46);
+}
