@@ -1,0 +1,22 @@
+/* vendor.h — the few vendor-runtime calls the interop tests make themselves (as a user's own HIP or CUDA code would), loaded with dlopen so the tests build without any SDK: allocate, copy, fill on a stream, make a stream. */
+#ifndef HIPAMP_TEST_VENDOR_H
+#define HIPAMP_TEST_VENDOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* For the accelerator at device_path ("cuda:N" or "hip:N"): false (with a
+ * reason) when its runtime cannot be loaded. Makes the device current. */
+bool vendor_open(const char *device_path, char *why, size_t n);
+void *vendor_malloc(size_t bytes);
+void vendor_free(void *p);
+bool vendor_htod(void *dst, const void *src, size_t bytes);
+bool vendor_dtoh(void *dst, const void *src, size_t bytes);
+void *vendor_stream_create(void);
+void vendor_stream_destroy(void *s);
+/* Fill n 32-bit words with value, queued on stream s. */
+bool vendor_fill32_async(void *dst, uint32_t value, size_t n, void *s);
+bool vendor_stream_sync(void *s);
+
+#endif
