@@ -1,5 +1,9 @@
 #!/usr/bin/env bash
-# test.sh — the full test run on a fresh Debian 12 machine: install dependencies, build and run the Criterion suite, then again under ASan+UBSan; exits non-zero on any failure.
+# test.sh — the full test run on a fresh Debian 12 machine: install dependencies, build and run the Criterion suite, check the installed library and tools, configure without Criterion, lint the workflow files, then the suite again under ASan+UBSan; exits non-zero on any failure.
+# Knobs (the GPU runner workflows set them): HIPAMP_EXPECT_GPU=hip|cuda fails the
+# run unless that GPU is found and its tests ran; HIPAMP_ABI_REQUIRED (default
+# hip) names the ABI tests that must be built; HIPAMP_REPORT_DIR keeps
+# hipamp-info and the test logs there; HIPAMP_CI_SANITIZE=0 skips the ASan suite.
 set -uo pipefail
 
 cd "$(dirname "$0")/.."
@@ -17,6 +21,13 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:strict_string_checks=1:detect
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$ROOT/ci/lsan.supp:print_suppressions=0}
 
+ABI_REQUIRED=${HIPAMP_ABI_REQUIRED-hip}
+LOGS=$ROOT/build-ci-logs   # logs of the checks that have no build directory of their own
+rm -rf "$LOGS" && mkdir -p "$LOGS"
+EXPECT_GPU=${HIPAMP_EXPECT_GPU:-}
+REPORT_DIR=${HIPAMP_REPORT_DIR:-}
+[ -n "$REPORT_DIR" ] && mkdir -p "$REPORT_DIR"
+
 results=()
 status=0
 total_pass=0; total_fail=0; total_skip=0
@@ -27,7 +38,8 @@ run_suite() {
   shift 2
   echo "=== $name: configure + build in $dir"
   rm -rf "$dir"
-  if ! cmake -S "$ROOT" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@"; then
+  if ! cmake -S "$ROOT" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHIPAMP_BUILD_TESTS=REQUIRED \
+       "-DHIPAMP_ABI_REQUIRED=$ABI_REQUIRED" "$@"; then
     results+=("$name: configure FAILED"); status=1; total_fail=$((total_fail + 1)); return
   fi
   if ! cmake --build "$dir" -j"$JOBS"; then
@@ -35,7 +47,12 @@ run_suite() {
   fi
   if [ -x "$dir/hipamp-info" ]; then
     echo "=== $name: hipamp-info"
-    "$dir/hipamp-info" || true
+    "$dir/hipamp-info" | tee "$dir/hipamp-info.txt" || true
+    [ -n "$REPORT_DIR" ] && cp "$dir/hipamp-info.txt" "$REPORT_DIR/hipamp-info-$name.txt"
+    if [ -n "$EXPECT_GPU" ] && ! gpu_listed "$dir/hipamp-info.txt"; then
+      results+=("$name: no available $EXPECT_GPU GPU in hipamp-info (HIPAMP_EXPECT_GPU=$EXPECT_GPU)")
+      status=1; total_fail=$((total_fail + 1))
+    fi
   fi
   echo "=== $name: ctest"
   local rc=0
@@ -43,6 +60,12 @@ run_suite() {
   local counts
   counts=$(ci/summarize.sh "$dir" "$name")
   echo "$counts"
+  [ -n "$REPORT_DIR" ] && cp "$dir/Testing/Temporary/LastTest.log" "$REPORT_DIR/LastTest-$name.log" 2>/dev/null
+  # With a GPU expected, a GPU test skipped for want of one is a failure.
+  if [ -n "$EXPECT_GPU" ] && grep -q '^\[SKIP\] .*no GPU present' "$dir/Testing/Temporary/LastTest.log" 2>/dev/null; then
+    rc=1
+    counts="$counts (GPU tests skipped although HIPAMP_EXPECT_GPU=$EXPECT_GPU)"
+  fi
   # Totals over both suites for the closing line.
   local p f k
   read -r p f k < <(echo "$counts" | head -n1 | sed -E 's/.*: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped.*/\1 \2 \3/')
@@ -55,32 +78,109 @@ run_suite() {
   fi
 }
 
-# install_check BUILD_DIR: install into a scratch prefix, then build and run
-# ci/consumer against it with find_package(hipamp) and with pkg-config.
-install_check() {
-  local dir=$1 prefix=$1/install-check
-  rm -rf "$prefix" "$dir/consumer"
-  echo "=== install: find_package(hipamp) and pkg-config from $prefix"
-  if cmake --install "$dir" --prefix "$prefix" >/dev/null &&
-     cmake -S "$ROOT/ci/consumer" -B "$dir/consumer" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null &&
-     cmake --build "$dir/consumer" >/dev/null &&
-     AMP_CACHE_DIR="$dir/consumer/cache" LD_LIBRARY_PATH="$prefix/lib:$prefix/lib/x86_64-linux-gnu" \
-       "$dir/consumer/consumer" &&
-     PKG_CONFIG_PATH="$(dirname "$(find "$prefix" -name hipamp.pc | head -n1)")" \
-       sh -c 'cc -std=c11 -o "$1/consumer/consumer-pc" "$2/ci/consumer/main.c" "$1/consumer/hipamp_embed/consumer_kernel.c" $(pkg-config --cflags --libs hipamp)' _ "$dir" "$ROOT" &&
-     AMP_CACHE_DIR="$dir/consumer/cache" LD_LIBRARY_PATH="$prefix/lib:$prefix/lib/x86_64-linux-gnu" \
-       "$dir/consumer/consumer-pc"; then
-    results+=("install: find_package and pkg-config consumers passed")
+# gpu_listed INFO_FILE: hipamp-info lists an available device of the
+# platform HIPAMP_EXPECT_GPU names ("[1] hip:0 ..." ... "is_available yes").
+gpu_listed() {
+  awk -v p="$EXPECT_GPU:" '/^\[[0-9]+\] / { dev = $2 }
+    $1 == "is_available" && $2 == "yes" && index(dev, p) == 1 { found = 1 }
+    END { exit !found }' "$1"
+}
+
+# step NAME LOG CMD...: run one check with its output in LOG; on failure
+# show the log's tail and count a failure under NAME.
+step() {
+  local name=$1 log=$2
+  shift 2
+  if "$@" >"$log" 2>&1; then
+    results+=("$name: passed")
   else
-    results+=("install: consumer build or run FAILED"); status=1; total_fail=$((total_fail + 1))
+    echo "--- $name FAILED; last lines of $log:"
+    tail -n 30 "$log"
+    results+=("$name: FAILED (see $log)"); status=1; total_fail=$((total_fail + 1))
   fi
 }
 
-# HIPAMP_ABI_REQUIRED=hip: the ABI test of lib/gpu/hip_abi.h against Debian's
-# HIP headers must be built (a missing header fails the configure step).
-run_suite release "$ROOT/build-ci" -DHIPAMP_ABI_REQUIRED=hip
+# The installed tools and programs built against the install must run with
+# no LD_LIBRARY_PATH: the tools through their $ORIGIN run path, pkg-config
+# users through the -Wl,-rpath the .pc file adds, CMake users through CMake.
+installed_info() {
+  env -i "$1/bin/hipamp-info" >"$2" || return 1
+  cat "$2"
+  grep -q '^\[[0-9]*\] cpu' "$2" && grep -q 'is_available  *yes' "$2"
+}
+consumer_cmake() {
+  cmake -S "$ROOT/ci/consumer" -B "$1/consumer" -DCMAKE_PREFIX_PATH="$2" &&
+    cmake --build "$1/consumer" &&
+    env -u LD_LIBRARY_PATH AMP_CACHE_DIR="$1/consumer/cache" "$1/consumer/consumer"
+}
+consumer_pkgconfig() {
+  PKG_CONFIG_PATH="$3" sh -c 'cc -std=c11 -o "$1/consumer/consumer-pc" "$2/ci/consumer/main.c" \
+      "$1/consumer/hipamp_embed/consumer_kernel.c" $(pkg-config --cflags --libs hipamp)' _ "$1" "$ROOT" &&
+    env -u LD_LIBRARY_PATH AMP_CACHE_DIR="$1/consumer/cache" "$1/consumer/consumer-pc"
+}
+# The copy installed under share/hipamp/examples/makefile; its MPI program
+# too where an MPI is installed (ci/install-deps.sh installs MPICH).
+makefile_example() {
+  local ex=$1/makefile-example
+  rm -rf "$ex" && cp -r "$3/share/hipamp/examples/makefile" "$ex" &&
+    make -C "$ex" PKG_CONFIG_PATH="$2" &&
+    (cd "$ex" && env -u LD_LIBRARY_PATH AMP_CACHE_DIR="$ex/cache" ./app) || return 1
+  if command -v mpicc >/dev/null 2>&1 && command -v mpirun >/dev/null 2>&1; then
+    make -C "$ex" mpi PKG_CONFIG_PATH="$2" &&
+      (cd "$ex" && env -u LD_LIBRARY_PATH AMP_CACHE_DIR="$ex/cache" mpirun -n 2 ./app_mpi)
+  else
+    echo "makefile example: no mpicc/mpirun here, app_mpi not built"
+  fi
+}
+
+# install_check BUILD_DIR: install into a scratch prefix; run the installed
+# hipamp-info with an empty environment; build and run ci/consumer with
+# find_package(hipamp) and with pkg-config, and examples/makefile with
+# pkg-config and hipamp-embed.
+install_check() {
+  local dir=$1 prefix=$1/install-check pcdir
+  rm -rf "$prefix" "$dir/consumer" "$dir/makefile-example"
+  echo "=== install into $prefix; everything below runs without LD_LIBRARY_PATH"
+  if ! cmake --install "$dir" --prefix "$prefix" >"$dir/install.log" 2>&1; then
+    tail -n 20 "$dir/install.log"
+    results+=("install: cmake --install FAILED"); status=1; total_fail=$((total_fail + 1))
+    return
+  fi
+  pcdir=$(dirname "$(find "$prefix" -name hipamp.pc | head -n1)")
+  step "install: hipamp-info under env -i lists the CPU accelerator" "$dir/installed-info.log" \
+    installed_info "$prefix" "$dir/installed-info.txt"
+  step "install: find_package(hipamp) consumer" "$dir/consumer-cmake.log" consumer_cmake "$dir" "$prefix"
+  step "install: pkg-config consumer" "$dir/consumer-pc.log" consumer_pkgconfig "$dir" "$prefix" "$pcdir"
+  step "install: examples/makefile (pkg-config + hipamp-embed)" "$dir/makefile-example.log" \
+    makefile_example "$dir" "$pcdir" "$prefix"
+}
+
+# Without Criterion, configuring must succeed with the suite off and a
+# message naming the package (pkg-config is pointed at an empty directory,
+# so Criterion is as absent to CMake as on a machine without it).
+configure_without_criterion() {
+  local dir=$1 out=$LOGS/nocriterion-configure.txt tests=$LOGS/nocriterion-ctest.txt
+  rm -rf "$dir"
+  PKG_CONFIG_LIBDIR="$dir/no-pkgconfig-here" PKG_CONFIG_PATH="" \
+    cmake -S "$ROOT" -B "$dir" -DHIPAMP_BUILD_EXAMPLES=OFF >"$out" 2>&1 || { cat "$out"; return 1; }
+  cat "$out"
+  (cd "$dir" && ctest -N) >"$tests" 2>&1
+  cat "$tests"
+  grep -q 'Criterion (the test framework) not found' "$out" && grep -q 'libcriterion-dev' "$out" &&
+    grep -q '^Total Tests: 0$' "$tests"
+}
+
+# HIPAMP_ABI_REQUIRED (default hip): the ABI test of lib/gpu/hip_abi.h against
+# Debian's HIP headers must be built (a missing header fails the configure).
+run_suite release "$ROOT/build-ci"
 install_check "$ROOT/build-ci"
-run_suite sanitize "$ROOT/build-ci-asan" -DHIPAMP_SANITIZE=ON -DHIPAMP_ABI_REQUIRED=hip
+step "configure without Criterion: succeeds, suite off, names libcriterion-dev" "$LOGS/nocriterion.log" \
+  configure_without_criterion "$ROOT/build-ci-nocriterion"
+step "workflow lint (actionlint)" "$LOGS/lint.log" ci/lint-workflows.sh "$ROOT/build-ci-lint"
+if [ "${HIPAMP_CI_SANITIZE:-1}" != 0 ]; then
+  run_suite sanitize "$ROOT/build-ci-asan" -DHIPAMP_SANITIZE=ON
+fi
+[ -n "$REPORT_DIR" ] && cp "$LOGS"/* "$ROOT"/build-ci/*.log "$ROOT/build-ci/installed-info.txt" "$REPORT_DIR/" 2>/dev/null
 
 END=$(date +%s)
 elapsed=$((END - START))

@@ -1,8 +1,11 @@
 # HipampEmbedScript.cmake — run by hipamp_embed() with -DIN -DOUT -DSYMBOL:
-# writes IN's bytes as a NUL-terminated C char array named SYMBOL into OUT.
+# writes IN's bytes as a NUL-terminated C char array named SYMBOL into OUT,
+# 16 bytes a line (tools/hipamp_embed.c writes the same bytes).
 file(READ "${IN}" _hex HEX)
 string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," _bytes "${_hex}")
-string(REGEX REPLACE "((0x[0-9a-f][0-9a-f],){16})" "\\1\n" _bytes "${_bytes}")
+# 16 bytes a line (CMake's regex has no {16}: the group is written out).
+string(REPEAT "0x[0-9a-f][0-9a-f]," 16 _sixteen)
+string(REGEX REPLACE "(${_sixteen})" "\\1\n" _bytes "${_bytes}")
 get_filename_component(_dir "${OUT}" DIRECTORY)
 file(MAKE_DIRECTORY "${_dir}")
 file(WRITE "${OUT}.tmp" "/* generated from ${IN}; do not edit */\nconst char ${SYMBOL}[] = {\n${_bytes}0x00};\n")

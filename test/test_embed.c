@@ -1,0 +1,304 @@
+/* test_embed.c — the hipamp-embed tool: the array it writes holds the input's bytes plus a NUL, is byte for byte what CMake's hipamp_embed() writes, its header declares the symbol, and every bad input fails with a message and leaves no file behind. */
+#include <criterion/criterion.h>
+
+#include <dirent.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef HIPAMP_EMBED_TOOL
+#error "HIPAMP_EMBED_TOOL (path of the built hipamp-embed) must be defined by the build"
+#endif
+
+static char dir[256];
+
+static void make_dir(void)
+{
+    snprintf(dir, sizeof dir, "%s/hipamp-embed-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    cr_assert_not_null(mkdtemp(dir), "mkdtemp(%s) failed", dir);
+}
+
+static void remove_dir(void)
+{
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    char p[512];
+    while ((e = readdir(d)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+            unlink(p);
+        }
+    closedir(d);
+    rmdir(dir);
+}
+
+TestSuite(embed, .init = make_dir, .fini = remove_dir);
+
+static char *path_in_dir(const char *name)
+{
+    static char bufs[4][512];
+    static int next;
+    char *p = bufs[next++ % 4];
+    snprintf(p, sizeof bufs[0], "%s/%s", dir, name);
+    return p;
+}
+
+static void write_file(const char *path, const void *data, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f, "cannot create %s", path);
+    cr_assert_eq(fwrite(data, 1, n, f), n);
+    cr_assert_eq(fclose(f), 0);
+}
+
+/* The whole file, NUL-terminated; *n its size. NULL when it does not exist. */
+static char *read_file(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap + 1);
+    cr_assert_not_null(buf);
+    size_t got;
+    while ((got = fread(buf + len, 1, cap - len, f)) > 0) {
+        len += got;
+        if (len == cap) {
+            cap *= 2;
+            buf = realloc(buf, cap + 1);
+            cr_assert_not_null(buf);
+        }
+    }
+    fclose(f);
+    buf[len] = '\0';
+    if (n) *n = len;
+    return buf;
+}
+
+/* Runs cmd through the shell with stderr into dir/stderr.txt; returns the
+ * exit status (or -1 when it did not exit normally). */
+static int run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int run(const char *fmt, ...)
+{
+    char cmd[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(cmd, sizeof cmd - 64, fmt, ap);
+    va_end(ap);
+    cr_assert(n > 0 && (size_t)n < sizeof cmd - 64, "command too long");
+    snprintf(cmd + n, sizeof cmd - (size_t)n, " 2>'%s/stderr.txt'", dir);
+    int st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static char *stderr_text(void)
+{
+    char *s = read_file(path_in_dir("stderr.txt"), NULL);
+    cr_assert_not_null(s, "no stderr captured");
+    return s;
+}
+
+/* Parses the generated source back into bytes: after the symbol's "= {",
+ * every 0xhh item up to "};". Asserts the declaration line names symbol. */
+static unsigned char *parse_array(const char *src, const char *symbol, size_t *n)
+{
+    char decl[256];
+    snprintf(decl, sizeof decl, "\nconst char %s[] = {\n", symbol);
+    const char *p = strstr(src, decl);
+    cr_assert_not_null(p, "no '%s' declaration in:\n%.200s", symbol, src);
+    cr_assert(strncmp(src, "/* generated from ", 18) == 0, "first line is not the generated-from comment");
+    p += strlen(decl);
+    unsigned char *out = malloc(strlen(p) / 5 + 1);
+    cr_assert_not_null(out);
+    size_t len = 0;
+    while (*p && *p != '}') {
+        if (*p == '\n') { ++p; continue; }
+        unsigned v = 0;
+        int used = 0;
+        cr_assert(sscanf(p, "0x%2x%n", &v, &used) == 1 && used == 4, "bad item at '%.10s'", p);
+        p += used;
+        out[len++] = (unsigned char)v;
+        if (*p == ',') ++p;
+    }
+    cr_assert_str_eq(p, "};\n", "the array does not end with '};'");
+    *n = len;
+    return out;
+}
+
+/* Non-zero random bytes with every byte value present at least once (NUL,
+ * quotes, backslashes and high bytes included). */
+static unsigned char *sample(size_t n, unsigned seed)
+{
+    unsigned char *b = malloc(n);
+    cr_assert_not_null(b);
+    uint32_t x = seed * 2654435761u + 1;
+    for (size_t i = 0; i < n; ++i) {
+        x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+        b[i] = i < 256 ? (unsigned char)(255 - i) : (unsigned char)(x >> 24);
+    }
+    return b;
+}
+
+Test(embed, bytes_round_trip_with_terminating_nul)
+{
+    size_t sizes[] = {0, 1, 16, 17, 1000, 70000}; /* 70000 > the tool's read buffer */
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; ++s) {
+        unsigned char *in = sample(sizes[s], (unsigned)s + 7);
+        write_file(path_in_dir("in.hip"), in, sizes[s]);
+        remove(path_in_dir("out.c"));
+        cr_assert_eq(run("'%s' -o '%s' '%s' kernel_src", HIPAMP_EMBED_TOOL, path_in_dir("out.c"), path_in_dir("in.hip")),
+                     0, "hipamp-embed failed on %zu bytes: %s", sizes[s], stderr_text());
+        char *src = read_file(path_in_dir("out.c"), NULL);
+        cr_assert_not_null(src, "no output for %zu bytes", sizes[s]);
+        size_t n = 0;
+        unsigned char *got = parse_array(src, "kernel_src", &n);
+        cr_assert_eq(n, sizes[s] + 1, "%zu items for %zu input bytes (want the bytes + NUL)", n, sizes[s]);
+        for (size_t i = 0; i < sizes[s]; ++i)
+            cr_assert_eq(got[i], in[i], "byte %zu of %zu: 0x%02x, want 0x%02x", i, sizes[s], got[i], in[i]);
+        cr_assert_eq(got[sizes[s]], 0, "the array does not end with a NUL");
+        free(got);
+        free(src);
+        free(in);
+    }
+}
+
+#ifdef HIPAMP_EMBED_SCRIPT
+/* The tool and cmake/HipampEmbedScript.cmake (what hipamp_embed() runs)
+ * agree byte for byte, so a Makefile build embeds what a CMake build does. */
+Test(embed, same_output_as_cmake_hipamp_embed)
+{
+    size_t sizes[] = {0, 15, 16, 33, 4099};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; ++s) {
+        unsigned char *in = sample(sizes[s], (unsigned)s + 100);
+        write_file(path_in_dir("k.hip"), in, sizes[s]);
+        cr_assert_eq(run("'%s' -o '%s' '%s' my_kernels", HIPAMP_EMBED_TOOL, path_in_dir("tool.c"), path_in_dir("k.hip")), 0,
+                     "hipamp-embed: %s", stderr_text());
+        cr_assert_eq(run("'%s' -DIN='%s' -DOUT='%s' -DSYMBOL=my_kernels -P '%s'", HIPAMP_CMAKE_COMMAND,
+                         path_in_dir("k.hip"), path_in_dir("cmake.c"), HIPAMP_EMBED_SCRIPT),
+                     0, "cmake -P HipampEmbedScript.cmake: %s", stderr_text());
+        size_t na = 0, nb = 0;
+        char *a = read_file(path_in_dir("tool.c"), &na), *b = read_file(path_in_dir("cmake.c"), &nb);
+        cr_assert(a && b, "an output is missing");
+        cr_assert_eq(na, nb, "%zu input bytes: tool wrote %zu bytes, CMake %zu", sizes[s], na, nb);
+        cr_assert(memcmp(a, b, na) == 0, "%zu input bytes: the outputs differ:\n%.300s\n---\n%.300s", sizes[s], a, b);
+        free(a);
+        free(b);
+        free(in);
+    }
+}
+#endif
+
+Test(embed, header_declares_the_symbol)
+{
+    write_file(path_in_dir("saxpy.hip"), "AMP_KERNEL(k, amp::index<1> i) {}\n", 35);
+    cr_assert_eq(run("'%s' -o '%s' -H '%s' '%s' saxpy_source", HIPAMP_EMBED_TOOL, path_in_dir("s.c"), path_in_dir("s.h"),
+                     path_in_dir("saxpy.hip")),
+                 0, "%s", stderr_text());
+    char *h = read_file(path_in_dir("s.h"), NULL);
+    cr_assert_not_null(h, "no header written");
+    cr_assert_not_null(strstr(h, "\nextern const char saxpy_source[];\n"), "no declaration in:\n%s", h);
+    cr_assert_not_null(strstr(h, "#ifndef HIPAMP_EMBED_SAXPY_SOURCE_H\n#define HIPAMP_EMBED_SAXPY_SOURCE_H\n"),
+                       "no include guard in:\n%s", h);
+    cr_assert_not_null(strstr(h, "extern \"C\""), "no C++ linkage block in:\n%s", h);
+    char *c = read_file(path_in_dir("s.c"), NULL);
+    cr_assert_not_null(c, "no source written with -H");
+    size_t n = 0;
+    unsigned char *got = parse_array(c, "saxpy_source", &n);
+    cr_assert_eq(n, 36);
+    cr_assert(memcmp(got, "AMP_KERNEL(k, amp::index<1> i) {}\n", 36) == 0);
+    free(got);
+    free(c);
+    free(h);
+}
+
+Test(embed, standard_output_without_o)
+{
+    write_file(path_in_dir("a.hip"), "xyz", 3);
+    cr_assert_eq(run("'%s' '%s' abc > '%s'", HIPAMP_EMBED_TOOL, path_in_dir("a.hip"), path_in_dir("stdout.c")), 0, "%s",
+                 stderr_text());
+    char *c = read_file(path_in_dir("stdout.c"), NULL);
+    size_t n = 0;
+    unsigned char *got = parse_array(c, "abc", &n);
+    cr_assert_eq(n, 4);
+    cr_assert(memcmp(got, "xyz", 4) == 0);
+    free(got);
+    free(c);
+}
+
+/* Only the files the test made itself may be in dir: a failed run leaves
+ * no output and no temporary file. */
+static void assert_dir_holds_only(const char *const *names, size_t n)
+{
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d);
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || !strcmp(e->d_name, "stderr.txt")) continue;
+        bool known = false;
+        for (size_t i = 0; i < n; ++i) known |= strcmp(e->d_name, names[i]) == 0;
+        cr_expect(known, "a failed run left '%s' behind", e->d_name);
+    }
+    closedir(d);
+}
+
+Test(embed, bad_symbols_are_refused)
+{
+    write_file(path_in_dir("k.hip"), "k", 1);
+    const char *bad[] = {"1abc", "a-b", "int", "_Bool", "x.y", "caf\xc3\xa9", "\"\""};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+        cr_expect_eq(run("'%s' -o '%s' '%s' '%s'", HIPAMP_EMBED_TOOL, path_in_dir("out.c"), path_in_dir("k.hip"), bad[i]), 2,
+                     "symbol '%s' was accepted", bad[i]);
+        char *err = stderr_text();
+        cr_expect_not_null(strstr(err, "is not a C identifier"), "symbol '%s': message '%s'", bad[i], err);
+        free(err);
+    }
+    const char *only[] = {"k.hip"};
+    assert_dir_holds_only(only, 1);
+}
+
+Test(embed, missing_input_fails_and_keeps_the_old_output)
+{
+    write_file(path_in_dir("out.c"), "old", 3);
+    cr_assert_eq(run("'%s' -o '%s' '%s' sym", HIPAMP_EMBED_TOOL, path_in_dir("out.c"), path_in_dir("absent.hip")), 1);
+    char *err = stderr_text();
+    cr_expect_not_null(strstr(err, "cannot open") && strstr(err, "absent.hip") ? err : NULL,
+                       "message does not name the file: '%s'", err);
+    free(err);
+    char *c = read_file(path_in_dir("out.c"), NULL);
+    cr_assert_str_eq(c, "old", "the previous output was touched");
+    free(c);
+    const char *only[] = {"out.c"};
+    assert_dir_holds_only(only, 1);
+}
+
+Test(embed, unwritable_output_fails)
+{
+    write_file(path_in_dir("k.hip"), "k", 1);
+    cr_assert_eq(run("'%s' -o '%s/no/such/dir/out.c' '%s' sym", HIPAMP_EMBED_TOOL, dir, path_in_dir("k.hip")), 1);
+    char *err = stderr_text();
+    cr_expect_not_null(strstr(err, "cannot create"), "message: '%s'", err);
+    free(err);
+    /* A header that cannot be written fails the run too. */
+    cr_assert_eq(run("'%s' -o '%s' -H '%s/no/dir/k.h' '%s' sym", HIPAMP_EMBED_TOOL, path_in_dir("k.c"), dir,
+                     path_in_dir("k.hip")),
+                 1);
+}
+
+Test(embed, usage_errors)
+{
+    write_file(path_in_dir("k.hip"), "k", 1);
+    cr_expect_eq(run("'%s'", HIPAMP_EMBED_TOOL), 2, "no arguments accepted");
+    cr_expect_eq(run("'%s' '%s'", HIPAMP_EMBED_TOOL, path_in_dir("k.hip")), 2, "no symbol accepted");
+    cr_expect_eq(run("'%s' '%s' a b", HIPAMP_EMBED_TOOL, path_in_dir("k.hip")), 2, "an extra argument accepted");
+    cr_expect_eq(run("'%s' --bogus '%s' a", HIPAMP_EMBED_TOOL, path_in_dir("k.hip")), 2, "an unknown option accepted");
+    cr_expect_eq(run("'%s' '%s' a -o", HIPAMP_EMBED_TOOL, path_in_dir("k.hip")), 2, "-o without a file accepted");
+    cr_expect_eq(run("'%s' --help > /dev/null", HIPAMP_EMBED_TOOL), 0, "--help failed");
+    const char *only[] = {"k.hip"};
+    assert_dir_holds_only(only, 1);
+}
