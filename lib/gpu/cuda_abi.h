@@ -136,7 +136,13 @@
 
 /* Optional driver entry points: a missing one only loses a refinement. */
 #define CUDA_OPTIONAL(X)                                                                 \
-    X(cuPointerGetAttribute, CUresult, (void *, CUpointer_attribute, CUdeviceptr))       \
+    X(cuPointerGetAttribute, CUresult, (void *, CUpointer_attribute, CUdeviceptr))
+
+/* Optional entry points that a newer cuda.h renames to NAME_v2 with a macro
+ * (CUDA 12.8: cuEventElapsedTime), keeping the type: the library loads
+ * NAME_v2 where the driver has it, else NAME, so it runs on every driver;
+ * the ABI test checks the type of whichever the header declares. */
+#define CUDA_RENAMED(X)                                                                  \
     X(cuEventElapsedTime, CUresult, (float *, CUevent, CUevent))
 
 #define NVRTC_FUNCS(X)                                                                   \

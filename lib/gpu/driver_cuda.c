@@ -12,7 +12,7 @@
 #include <string.h>
 
 #define DECLARE_FN(name, ret, args) ret(*name) args;
-static struct { CUDA_FUNCS(DECLARE_FN) CUDA_OPTIONAL(DECLARE_FN) } D;
+static struct { CUDA_FUNCS(DECLARE_FN) CUDA_OPTIONAL(DECLARE_FN) CUDA_RENAMED(DECLARE_FN) } D;
 static struct { NVRTC_FUNCS(DECLARE_FN) NVRTC_OPTIONAL(DECLARE_FN) } N;
 #undef DECLARE_FN
 
@@ -39,6 +39,9 @@ static void *open_first(const char *const *names)
         if (!tbl->name) { ok = false; miss = #name; }                                    \
     }
 #define LOAD_OPT(name, ret, args) *(void **)&tbl->name = dlsym(lib, #name);
+#define LOAD_RENAMED(name, ret, args)                                                    \
+    *(void **)&tbl->name = dlsym(lib, #name "_v2");                                      \
+    if (!tbl->name) *(void **)&tbl->name = dlsym(lib, #name);
 
 static void load_nvrtc(void)
 {
@@ -581,6 +584,7 @@ static void build_table(void)
     __typeof__(D) *tbl = &D;
     CUDA_FUNCS(LOAD_FN)
     CUDA_OPTIONAL(LOAD_OPT)
+    CUDA_RENAMED(LOAD_RENAMED)
     if (!ok) {
         static char buf[128];
         snprintf(buf, sizeof buf, "libcuda lacks %s", miss);
@@ -603,6 +607,7 @@ static void build_table(void)
 }
 #undef LOAD_FN
 #undef LOAD_OPT
+#undef LOAD_RENAMED
 
 const amp__gpu_driver *amp__cuda_driver(const char **why)
 {

@@ -23,6 +23,15 @@ Test(abi_cuda, constants) { CUDA_ABI_CONSTANTS(ABI_CHECK_CONSTANT) }
 
 Test(abi_cuda, driver_functions) { CUDA_FUNCS(ABI_CHECK_FUNCTION) CUDA_OPTIONAL(ABI_CHECK_FUNCTION) }
 
+/* Renamed rows: the name may map to NAME_v2; the type must hold either way. */
+#define ABI_CHECK_RENAMED(name, ret, args)                                              \
+    cr_expect(!strcmp(#name, ABI_STR(name)) || !strcmp(#name "_v2", ABI_STR(name)),      \
+              "the header maps %s to %s, neither it nor %s_v2", #name, ABI_STR(name), #name); \
+    cr_expect(__builtin_types_compatible_p(__typeof__(&name), ret(*) args),             \
+              "%s: the header declares another type than %s (*)%s", #name, #ret, #args);
+
+Test(abi_cuda, renamed_driver_functions) { CUDA_RENAMED(ABI_CHECK_RENAMED) }
+
 Test(abi_cuda, nvrtc_functions) { NVRTC_FUNCS(ABI_CHECK_FUNCTION) NVRTC_OPTIONAL(ABI_CHECK_FUNCTION) }
 
 struct abi_memcpy2d { CUDA_ABI_MEMCPY2D(ABI_FIELD) };
