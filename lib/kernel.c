@@ -13,7 +13,8 @@
 #define AMP__MAX_CHUNKS 4096u /* 4 M kernels alive at once */
 
 typedef struct amp__kslot {
-    _Atomic uint32_t gen;         /* odd values never used: 0 = free, never handed out */
+    _Atomic uint32_t gen; /* the live handle's generation; 0 while free (never handed out) */
+    uint32_t last_gen;    /* the last generation handed out (guarded by the slot lock) */
     _Atomic(amp__kernel *) k;
 } amp__kslot;
 
@@ -57,8 +58,11 @@ amp_status amp__kernel_handle_new(amp__kernel *k)
     }
     amp__kslot *s = &atomic_load_explicit(&amp__chunks[slot / AMP__SLOTS_PER_CHUNK],
                                           memory_order_relaxed)[slot % AMP__SLOTS_PER_CHUNK];
-    uint32_t gen = (atomic_load_explicit(&s->gen, memory_order_relaxed) + 1) & 0x7fffffffu;
+    /* Every use of a slot gets a generation it never had before (until the
+     * 31 bits wrap), so old handles of the slot stay stale. */
+    uint32_t gen = (s->last_gen + 1) & 0x7fffffffu;
     if (!gen) gen = 1;
+    s->last_gen = gen;
     atomic_store_explicit(&s->k, k, memory_order_relaxed);
     atomic_store_explicit(&s->gen, gen, memory_order_release);
     k->handle = amp__encode(slot, gen);

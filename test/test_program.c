@@ -309,3 +309,126 @@ ACCEL_TEST(program, concurrent_builds_of_one_source)
     }
     free(src);
 }
+
+/* ------------------------------------------- handles, records, limits */
+
+/* A kernel of a destroyed program is reported, never run or silently
+ * accepted; the same source built again gives a new, working handle. */
+ACCEL_TEST(program, stale_kernel_handle_is_reported)
+{
+    extern const char test_kernels_seeds[];
+    amp_program *p = test_build(acc, test_kernels_seeds);
+    amp_kernel *k = test_kernel(p, "vector_add");
+    check_vector_add(k);
+    ASSERT_OK(amp_program_destroy(p));
+    float x[4] = {1, 2, 3, 4};
+    amp_array_view *v = test_view(x, 4, amp_extent_1d(4), AMP_READ_WRITE);
+    amp_arg a[] = {amp_arg_view(v), amp_arg_view(v), amp_arg_view(v)};
+    ASSERT_STATUS(amp_parallel_for_each(NULL, amp_extent_1d(4), k, a, 3), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_last_error(), "stale"), "%s", amp_last_error());
+    amp_kernel_info ki;
+    ASSERT_STATUS(amp_kernel_get_info(k, &ki), AMP_ERROR_INVALID_ARGUMENT);
+    amp_future *f = (amp_future *)&f;
+    ASSERT_STATUS(amp_parallel_for_each_async(NULL, amp_extent_1d(4), k, a, 3, &f), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert_null(f);
+    /* Rebuilt (from the memory cache): a new handle that works. */
+    amp_program *p2 = test_build(acc, test_kernels_seeds);
+    amp_kernel *k2 = test_kernel(p2, "vector_add");
+    cr_assert_neq(k2, k, "the stale handle was handed out again");
+    check_vector_add(k2);
+    ASSERT_STATUS(amp_parallel_for_each(NULL, amp_extent_1d(4), k, a, 3), AMP_ERROR_INVALID_ARGUMENT);
+    /* Not a handle at all. */
+    ASSERT_STATUS(amp_parallel_for_each(NULL, amp_extent_1d(4), (amp_kernel *)(void *)x, a, 3),
+                  AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_last_error(), "not a kernel handle"), "%s", amp_last_error());
+    ASSERT_OK(amp_array_view_destroy(v));
+    ASSERT_OK(amp_program_destroy(p2));
+}
+
+ACCEL_TEST(program, kernel_info_describes_the_kernel)
+{
+    extern const char test_kernels_seeds[];
+    amp_accelerator_info ai;
+    ASSERT_OK(amp_accelerator_get_info(acc, &ai));
+    amp_program *p = test_build(acc, test_kernels_seeds);
+    amp_kernel_info ki;
+    ASSERT_OK(amp_kernel_get_info(test_kernel(p, "transpose_tiled_even"), &ki));
+    cr_assert_str_eq(ki.name, "transpose_tiled_even");
+    cr_assert_str_eq(ki.device_path, ai.device_path);
+    cr_assert(ki.is_tiled && ki.rank == 2 && ki.tile[0] == 16 && ki.tile[1] == 16 && ki.tile[2] == 0 && ki.nparams == 2,
+              "tiled %d rank %d tile %dx%dx%d nparams %d", ki.is_tiled, ki.rank, ki.tile[0], ki.tile[1], ki.tile[2],
+              ki.nparams);
+    if (!ai.is_emulated) {
+        cr_assert_eq(ki.tile_static_bytes, 16 * 16 * 4, "tile_static bytes %zu", ki.tile_static_bytes);
+        cr_assert_str_eq(ki.execution, "gpu");
+    } else {
+        cr_assert(!strncmp(ki.execution, "cpu ", 4), "execution \"%s\"", ki.execution);
+    }
+    ASSERT_OK(amp_kernel_get_info(test_kernel(p, "vector_add"), &ki));
+    cr_assert(!ki.is_tiled && ki.rank == 1 && ki.tile[0] == 0 && ki.nparams == 3 && ki.tile_static_bytes == 0);
+    ASSERT_STATUS(amp_kernel_get_info(NULL, &ki), AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_STATUS(amp_kernel_get_info(test_kernel(p, "vector_add"), NULL), AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+/* A hand-written record the prelude could not have produced (the issue's
+ * forgery: an int64 of size 1 at the last byte of a 4096-byte pack) is
+ * refused when the kernel is looked up. */
+ACCEL_TEST(program, forged_signature_record_is_refused)
+{
+    static const char src[] =
+        "#ifdef AMP_CPU\n"
+        "extern \"C\" __attribute__((visibility(\"default\"))) void forged(amp__cpu_item *) {}\n"
+        "extern \"C\" __attribute__((visibility(\"default\"), used)) amp::detail::signature forged__amp_sig =\n"
+        "#else\n"
+        "extern \"C\" __global__ void forged(amp::detail::launch_info, int) {}\n"
+        "extern \"C\" __device__ __attribute__((used)) amp::detail::signature forged__amp_sig =\n"
+        "#endif\n"
+        "    {0x53504d41, 2, 0, 1, {0, 0, 0}, 1, 4096, 1, {{7, 8, 0, 0, 4095, 1, 1, 0}}};\n";
+    amp_program *p = test_build(acc, src);
+    amp_kernel *k = (amp_kernel *)&k;
+    ASSERT_STATUS(amp_program_get_kernel(p, "forged", &k), AMP_ERROR_KERNEL_NOT_FOUND);
+    cr_assert_null(k);
+    cr_assert(strstr(amp_last_error(), "parameter 0") && strstr(amp_last_error(), "forged"), "%s", amp_last_error());
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+/* C++ AMP limits a tile to 1024 work-items; a kernel written for more is
+ * refused on the CPU accelerator too (it would run there, and fail on every
+ * GPU), with both numbers. */
+Test(program, tile_over_the_thread_limit_is_unsupported)
+{
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    static const char src[] = "AMP_TILED_KERNEL(big_tile, amp::tiled_index<32, 64> t, amp::array_view<int, 2> v)\n"
+                              "{ v[t.global] = 1; }\n";
+    amp_program *p = test_build(acc, src);
+    amp_kernel *k = (amp_kernel *)&k;
+    ASSERT_STATUS(amp_program_get_kernel(p, "big_tile", &k), AMP_ERROR_UNSUPPORTED);
+    cr_assert_null(k);
+    cr_assert(strstr(amp_last_error(), "2048") && strstr(amp_last_error(), "1024"), "%s", amp_last_error());
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+/* amp_program_build_file: errors name the file as given and its line. */
+ACCEL_TEST(program, build_file_errors_name_the_file)
+{
+    char dir[] = "/tmp/hipamp-build-file-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char path[256];
+    snprintf(path, sizeof path, "%s/broken kernel.hip", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("// line 1\nAMP_KERNEL(broken, amp::index<1> i, amp::array_view<int, 1> v)\n{ v[i] = undeclared_name; }\n", f);
+    fclose(f);
+    amp_program *p = NULL;
+    ASSERT_STATUS(amp_program_build_file(acc, path, NULL, &p), AMP_ERROR_COMPILE);
+    char where[300];
+    snprintf(where, sizeof where, "%s:3", path);
+    cr_assert(strstr(amp_last_error(), where), "the log should name %s: %s", where, amp_last_error());
+    unlink(path);
+    ASSERT_STATUS(amp_program_build_file(acc, path, NULL, &p), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_last_error(), path), "%s", amp_last_error());
+    ASSERT_STATUS(amp_program_build_file(acc, dir, NULL, &p), AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_STATUS(amp_program_build_file(acc, NULL, NULL, &p), AMP_ERROR_INVALID_ARGUMENT);
+    rmdir(dir);
+}

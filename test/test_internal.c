@@ -1,0 +1,232 @@
+/* test_internal.c — white-box tests of the core's pure parts, linked with the library's objects: the box algebra of coherence (subtract, add with merging, cover, overflow behaviour) and the signature-record check (every field a prelude could not have produced). */
+#include "support.h"
+
+#include "internal.h"
+
+#include <stdint.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ boxes */
+
+static amp__box box2(int r0, int r1, int c0, int c1)
+{
+    amp__box b;
+    memset(&b, 0, sizeof b);
+    b.lo[0] = r0;
+    b.hi[0] = r1;
+    b.lo[1] = c0;
+    b.hi[1] = c1;
+    return b;
+}
+
+static int64_t total_volume(const amp__box *l, int n)
+{
+    int64_t v = 0;
+    for (int i = 0; i < n; ++i) v += amp__box_volume(&l[i], 2);
+    return v;
+}
+
+/* Every point of [0,R)x[0,C): in exactly `want` boxes of the list. */
+static void check_cover(const amp__box *l, int n, int R, int C, bool (*inside)(int, int))
+{
+    for (int r = 0; r < R; ++r)
+        for (int c = 0; c < C; ++c) {
+            int hits = 0;
+            for (int i = 0; i < n; ++i)
+                if (r >= l[i].lo[0] && r < l[i].hi[0] && c >= l[i].lo[1] && c < l[i].hi[1]) hits++;
+            int want = inside(r, c) ? 1 : 0;
+            cr_assert_eq(hits, want, "point (%d,%d) is in %d boxes, want %d", r, c, hits, want);
+        }
+}
+
+static bool outside_hole(int r, int c) { return !(r >= 3 && r < 6 && c >= 4 && c < 9); }
+
+Test(box, subtract_a_hole_leaves_slabs_that_tile_the_rest)
+{
+    amp__box l[AMP__MAX_BOXES] = {box2(0, 10, 0, 12)};
+    int n = 1;
+    amp__box hole = box2(3, 6, 4, 9);
+    cr_assert(amp__boxes_subtract(l, &n, &hole, 2));
+    cr_assert_eq(n, 4, "a hole in the middle leaves 2r = 4 slabs, got %d", n);
+    cr_assert_eq(total_volume(l, n), 10 * 12 - 3 * 5);
+    check_cover(l, n, 10, 12, outside_hole);
+}
+
+Test(box, subtract_disjoint_and_whole)
+{
+    amp__box l[AMP__MAX_BOXES] = {box2(0, 4, 0, 4)};
+    int n = 1;
+    amp__box far = box2(10, 12, 10, 12);
+    cr_assert(amp__boxes_subtract(l, &n, &far, 2));
+    cr_assert_eq(n, 1);
+    amp__box all = box2(0, 4, 0, 4);
+    cr_assert(amp__boxes_subtract(l, &n, &all, 2));
+    cr_assert_eq(n, 0, "subtracting the whole box leaves nothing");
+}
+
+Test(box, add_merges_a_loop_over_rows_into_one_box)
+{
+    amp__box l[AMP__MAX_BOXES];
+    int n = 0;
+    for (int r = 0; r < 40; ++r) {
+        amp__box row = box2(r, r + 1, 0, 40);
+        cr_assert(amp__boxes_add(l, &n, &row, 2));
+    }
+    cr_assert_eq(n, 1, "40 adjacent rows should merge into one box, got %d", n);
+    cr_assert(l[0].lo[0] == 0 && l[0].hi[0] == 40 && l[0].lo[1] == 0 && l[0].hi[1] == 40);
+    amp__box inner = box2(5, 9, 3, 7);
+    cr_assert(amp__boxes_cover(l, n, &inner, 2));
+    amp__box poking = box2(39, 41, 0, 1);
+    cr_assert(!amp__boxes_cover(l, n, &poking, 2));
+}
+
+Test(box, add_drops_boxes_inside_and_ignores_contained)
+{
+    amp__box l[AMP__MAX_BOXES];
+    int n = 0;
+    amp__box small = box2(2, 3, 2, 3), big = box2(0, 10, 0, 10), smaller = box2(4, 5, 4, 5);
+    cr_assert(amp__boxes_add(l, &n, &small, 2));
+    cr_assert(amp__boxes_add(l, &n, &big, 2));
+    cr_assert_eq(n, 1, "a box inside the new one is dropped");
+    cr_assert(amp__boxes_add(l, &n, &smaller, 2));
+    cr_assert_eq(n, 1, "a box already covered adds nothing");
+}
+
+Test(box, overflow_is_reported_and_leaves_the_list_unchanged)
+{
+    amp__box l[AMP__MAX_BOXES];
+    int n = 0;
+    /* Disjoint, unmergeable points on a diagonal fill the list. */
+    for (int i = 0; i < AMP__MAX_BOXES; ++i) {
+        amp__box p = box2(2 * i, 2 * i + 1, 2 * i, 2 * i + 1);
+        cr_assert(amp__boxes_add(l, &n, &p, 2), "box %d should fit", i);
+    }
+    cr_assert_eq(n, AMP__MAX_BOXES);
+    amp__box copy[AMP__MAX_BOXES];
+    memcpy(copy, l, sizeof copy);
+    amp__box extra = box2(1000, 1001, 0, 1);
+    cr_assert(!amp__boxes_add(l, &n, &extra, 2), "a full list must refuse");
+    cr_assert_eq(n, AMP__MAX_BOXES);
+    cr_assert(!memcmp(copy, l, sizeof copy), "a refused add changed the list");
+    /* A hole that splits every box would overflow too. */
+    amp__box cut = box2(0, 1000, 0, 1000);
+    int m = n;
+    cr_assert(amp__boxes_subtract(l, &m, &cut, 2), "removing everything needs no room");
+    cr_assert_eq(m, 0);
+}
+
+Test(box, intersect_and_volume_rank3)
+{
+    amp__box a, b, out;
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    for (int d = 0; d < 3; ++d) {
+        a.lo[d] = 0;
+        a.hi[d] = 10;
+        b.lo[d] = 5;
+        b.hi[d] = 15;
+    }
+    cr_assert(amp__box_intersect(&a, &b, 3, &out));
+    cr_assert_eq(amp__box_volume(&out, 3), 125);
+    b.lo[2] = 10;
+    cr_assert(!amp__box_intersect(&a, &b, 3, &out), "touching boxes do not intersect");
+}
+
+/* ------------------------------------------------------- signature check */
+
+/* A record as the prelude makes it for (view<float,2>, int, double). */
+static amp__signature good_record(void)
+{
+    amp__signature g;
+    memset(&g, 0, sizeof g);
+    g.magic = AMP__SIG_MAGIC;
+    g.version = AMP__SIG_VERSION;
+    g.tiled = 1;
+    g.rank = 2;
+    g.tile[0] = 16;
+    g.tile[1] = 16;
+    g.nparams = 3;
+    g.params[0] = (amp__sig_param){AMP_ARG_VIEW, 4, 2, 0, 0, AMP__DESC_SIZE(2), 8, 0};
+    g.params[1] = (amp__sig_param){AMP_ARG_INT32, 4, 0, 0, 32, 4, 4, 0};
+    g.params[2] = (amp__sig_param){AMP_ARG_FLOAT64, 8, 0, 0, 40, 8, 8, 0};
+    g.pack_size = 56;
+    g.pack_align = 8;
+    return g;
+}
+
+static void expect_refused(amp__signature g, const char *needle)
+{
+    char why[256] = "";
+    cr_assert(!amp__signature_valid(&g, why, sizeof why), "a bad record was accepted (want: %s)", needle);
+    cr_assert(strstr(why, needle), "reason \"%s\" should mention \"%s\"", why, needle);
+}
+
+Test(signature, a_prelude_record_is_accepted)
+{
+    amp__signature g = good_record();
+    char why[256] = "";
+    cr_assert(amp__signature_valid(&g, why, sizeof why), "refused: %s", why);
+}
+
+Test(signature, the_issue_forgery_is_refused)
+{
+    /* An int64 of size 1 at the last byte of a 4096-byte pack. */
+    amp__signature g = good_record();
+    g.nparams = 1;
+    memset(g.params, 0, sizeof g.params);
+    g.params[0] = (amp__sig_param){AMP_ARG_INT64, 8, 0, 0, 4095, 1, 1, 0};
+    g.pack_size = 4096;
+    g.pack_align = 1;
+    expect_refused(g, "parameter 0");
+}
+
+Test(signature, each_field_is_checked)
+{
+    amp__signature g;
+    g = good_record(); g.magic = 0; expect_refused(g, "magic");
+    g = good_record(); g.version = 1; expect_refused(g, "version");
+    g = good_record(); g.tiled = 2; expect_refused(g, "tiled");
+    g = good_record(); g.rank = 4; expect_refused(g, "rank");
+    g = good_record(); g.tile[1] = 0; expect_refused(g, "tile dimension 1");
+    g = good_record(); g.tile[2] = 4; expect_refused(g, "unused tile dimension 2");
+    g = good_record(); g.tile[0] = 70000; expect_refused(g, "tile dimension 0");
+    g = good_record(); g.nparams = 33; expect_refused(g, "parameter count");
+    g = good_record(); g.pack_size = 5000; expect_refused(g, "pack");
+    g = good_record(); g.pack_align = 3; expect_refused(g, "alignment");
+    g = good_record(); g.pack_align = 16; expect_refused(g, "pack alignment");
+    g = good_record(); g.params[1].kind = 99; expect_refused(g, "unknown kind");
+    g = good_record(); g.params[1].size = 1; g.params[1].elem_size = 1; expect_refused(g, "4-byte kind");
+    g = good_record(); g.params[1].offset = 33; expect_refused(g, "offset");
+    g = good_record(); g.params[1].offset = 24; expect_refused(g, "offset 24"); /* overlaps the view */
+    g = good_record(); g.params[2].offset = 44; g.params[2].align = 4; expect_refused(g, "8-byte kind");
+    g = good_record(); g.params[0].size = 16; expect_refused(g, "descriptor");
+    g = good_record(); g.params[0].rank = 5; expect_refused(g, "rank");
+    g = good_record(); g.params[0].elem_size = 0; expect_refused(g, "element size");
+    g = good_record(); g.params[0].is_const = 2; expect_refused(g, "const");
+    g = good_record(); g.params[1].is_const = 1; expect_refused(g, "value");
+    g = good_record(); g.params[1].reserved = 7; expect_refused(g, "reserved");
+    g = good_record(); g.pack_size = 64; expect_refused(g, "pack of 64 bytes");
+    g = good_record(); g.params[5].kind = AMP_ARG_INT32; expect_refused(g, "unused parameter slot 5");
+    g = good_record(); g.tiled = 0; expect_refused(g, "unused tile dimension 0");
+}
+
+Test(signature, structs_and_small_kinds)
+{
+    amp__signature g;
+    memset(&g, 0, sizeof g);
+    g.magic = AMP__SIG_MAGIC;
+    g.version = AMP__SIG_VERSION;
+    g.rank = 1;
+    g.nparams = 3;
+    g.params[0] = (amp__sig_param){AMP_ARG_BOOL, 1, 0, 0, 0, 1, 1, 0};
+    g.params[1] = (amp__sig_param){AMP_ARG_STRUCT, 48, 0, 0, 16, 48, 16, 0};
+    g.params[2] = (amp__sig_param){AMP_ARG_UINT16, 2, 0, 0, 64, 2, 2, 0};
+    g.pack_size = 80;
+    g.pack_align = 16;
+    char why[256] = "";
+    cr_assert(amp__signature_valid(&g, why, sizeof why), "refused: %s", why);
+    g.params[1].size = 40; /* not a multiple of its alignment */
+    g.params[1].elem_size = 40;
+    cr_assert(!amp__signature_valid(&g, why, sizeof why));
+    cr_assert(strstr(why, "struct"), "%s", why);
+}
