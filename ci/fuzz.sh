@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# fuzz.sh — builds the libFuzzer harnesses (fuzz/) with clang and runs each for a bounded time: the signature-record check and the AMD code-object readers. Seeds: real code objects compiled here with hipRTC (gfx90a, gfx1030) when hipamp-compile can, and the harness's own near-valid records. Prints executions and findings per harness; exits non-zero on a finding (its reproducer is kept under the build dir).
+# Usage: ci/fuzz.sh [SECONDS_PER_HARNESS]   (default 60; FUZZ_BUILD overrides the build dir)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+SECS=${1:-60}
+BUILD=${FUZZ_BUILD:-$ROOT/build-fuzz}
+CC_FUZZ=${CC_FUZZ:-}
+for c in clang-15 clang-14 clang; do
+  if [ -z "$CC_FUZZ" ] && command -v "$c" >/dev/null 2>&1; then CC_FUZZ=$c; fi
+done
+[ -n "$CC_FUZZ" ] || { echo "fuzz.sh: no clang found (apt-get install clang)"; exit 1; }
+CXX_FUZZ=${CC_FUZZ/clang/clang++}
+echo "=== fuzz: building with $CC_FUZZ in $BUILD"
+if ! CC=$CC_FUZZ CXX=$CXX_FUZZ cmake -S "$ROOT" -B "$BUILD" -DHIPAMP_FUZZ=ON -DHIPAMP_BUILD_TESTS=OFF \
+       -DHIPAMP_BUILD_EXAMPLES=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo > "$BUILD.configure.log" 2>&1 ||
+   ! cmake --build "$BUILD" -j"$(nproc)" --target fuzz_signature fuzz_codeobject > "$BUILD.build.log" 2>&1; then
+  tail -n 30 "$BUILD.configure.log" "$BUILD.build.log" 2>/dev/null
+  echo "fuzz.sh: FAILED to build the harnesses"; exit 1
+fi
+
+# Seeds for the code-object reader: what hipRTC really produces.
+corpus_co="$BUILD/corpus-codeobject"
+corpus_sig="$BUILD/corpus-signature"
+mkdir -p "$corpus_co" "$corpus_sig"
+if cmake --build "$BUILD" --target hipamp-compile > /dev/null 2>&1 || true; then :; fi
+NORMAL_BUILD=${NORMAL_BUILD:-}
+compile_tool=""
+for t in "$NORMAL_BUILD/hipamp-compile" "$ROOT/build-ci/hipamp-compile" "$ROOT/build/hipamp-compile"; do
+  [ -x "$t" ] && { compile_tool=$t; break; }
+done
+if [ -n "$compile_tool" ]; then
+  for target in gfx90a gfx1030; do
+    for k in "$ROOT"/test/kernels/seeds.hip "$ROOT"/test/kernels/tiled.hip; do
+      "$compile_tool" --target "$target" -o "$corpus_co/$(basename "$k" .hip)-$target.co" "$k" > /dev/null 2>&1 || true
+    done
+  done
+fi
+echo "fuzz: $(ls "$corpus_co" | wc -l) code-object seeds"
+printf '\000' > "$corpus_sig/shape0"; printf '\001' > "$corpus_sig/shape1"; printf '\002' > "$corpus_sig/shape2"
+
+status=0
+for h in fuzz_signature fuzz_codeobject; do
+  corpus=$corpus_sig; [ "$h" = fuzz_codeobject ] && corpus=$corpus_co
+  art="$BUILD/findings-$h"; mkdir -p "$art"
+  log="$BUILD/$h.log"
+  "$BUILD/fuzz/$h" -max_total_time="$SECS" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+    -artifact_prefix="$art/" "$corpus" > "$log" 2>&1
+  rc=$?
+  execs=$(grep -E '^stat::number_of_executed_units' "$log" | awk '{print $2}')
+  cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -n1)
+  found=$(ls "$art" 2>/dev/null | wc -l)
+  echo "fuzz: $h: ${execs:-?} executions in ${SECS}s, ${cov:-cov: ?}, $found finding(s), exit $rc"
+  if [ "$rc" -ne 0 ] || [ "$found" -ne 0 ]; then
+    status=1
+    grep -E 'ERROR|SUMMARY|runtime error' "$log" | head -n 20
+    ls "$art"
+  fi
+done
+[ "$status" -eq 0 ] && echo "fuzz.sh: PASSED" || echo "fuzz.sh: FAILED"
+exit "$status"
