@@ -31,6 +31,8 @@ uint64_t amp__fnv1a(uint64_t h, const void *data, size_t n);
 /* Embedded device sources (generated at build time from hip_kernels/). */
 extern const char amp__embedded_prelude[];
 extern const char amp__embedded_cpu_prelude[];
+extern const char amp__embedded_device_lib[]; /* hip_kernels/amp_device_lib.hip */
+extern const char amp__embedded_cpu_device[]; /* hip_kernels/amp_cpu_device.hpp */
 
 /* Default on-disk cache lookup/store, shared by every backend's builds.
  * key: 32 hex chars. Load returns malloc'ed bytes or NULL (miss, or a

@@ -95,6 +95,8 @@ static void amp__build_key(amp_accelerator *acc, const char *options, const char
         h.a = AMP__FNV_SEED;
         h.b = 0x243f6a8885a308d3ULL;
         amp__key_add(&h, amp__embedded_prelude);
+        amp__key_add(&h, amp__embedded_device_lib);
+        amp__key_add(&h, amp__embedded_cpu_device);
         amp__key_add(&h, acc->e.be->name);
         amp__key_add(&h, acc->e.be->cache_tag(acc->e.dev));
         acc->key_base[0] = h.a;
