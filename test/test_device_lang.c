@@ -1489,3 +1489,40 @@ Test(device_lang, documented_names_are_all_tested)
     for (size_t k = 0; k < t.n; ++k) free(t.c[k].expr);
     free(src);
 }
+
+/* using namespace amp::precise_math / fast_math / direct3d, then unqualified
+ * calls: the kernel builds (no ambiguity with the global functions) and
+ * computes the same functions. */
+ACCEL_TEST(device_lang, using_the_math_namespaces)
+{
+    amp_program *p = build(acc);
+    enum { N = 64 };
+    float x[N];
+    double o[N * 3];
+    test_fill_random(x, N, 99u);
+    for (int i = 0; i < N * 3; ++i) o[i] = -12345.0;
+    amp_array_view *vx = test_view(x, sizeof(float), amp_extent_1d(N), AMP_READ_ONLY);
+    amp_array_view *vo = test_view(o, sizeof(double), amp_extent_2d(N, 3), AMP_WRITE_ONLY);
+    amp_arg args[] = {amp_arg_view(vx), amp_arg_view(vo)};
+    launch(test_kernel(p, "using_namespaces"), amp_extent_1d(N), args, 2);
+    ASSERT_OK(amp_array_view_synchronize(vo));
+    for (int i = 0; i < N; ++i) {
+        double a = x[i];
+        double w0 = sin(a) + cos(a) + (double)ref_phi(a) + (double)ref_tanpi(a) + (double)ref_erfinv(0.5 * a) + fabs(a) +
+                    fabs(a);
+        double w1 = sin(a) + exp(a) + 1 / sqrt(1 + a * a) + pow(2.0, a);
+        /* int + float is float arithmetic in the kernel: the same here. */
+        float s = (float)abs(i - 3) + fminf(fmaxf(x[i], 0.0f), 1.0f);
+        s = s + fmaf(x[i], x[i], 1.0f);
+        s = s + (float)((i > 3) - (i < 3));
+        double w2 = s;
+        cr_assert(fabs(o[i * 3] - w0) <= 1e-5 * (1 + fabs(w0)), "precise_math, x=%.9g: got %.17g want %.17g", a,
+                  o[i * 3], w0);
+        cr_assert(fabs(o[i * 3 + 1] - w1) <= 1e-4 * (1 + fabs(w1)), "fast_math, x=%.9g: got %.17g want %.17g", a,
+                  o[i * 3 + 1], w1);
+        cr_assert_eq(o[i * 3 + 2], w2, "direct3d, x=%.9g: got %.17g want %.17g", a, o[i * 3 + 2], w2);
+    }
+    ASSERT_OK(amp_array_view_destroy(vx));
+    ASSERT_OK(amp_array_view_destroy(vo));
+    ASSERT_OK(amp_program_destroy(p));
+}

@@ -338,3 +338,30 @@ AMP_KERNEL(d3d_ops, amp::index<1> i, amp::array_view<const int, 1> iv,
     k(n, 18) = d3::smoothstep(-0.25f, 0.5f, x);
     k(n, 19) = d3::step(y, x);
 }
+
+// ------------------------------------------------------ using namespace
+// C++ AMP code commonly opens the math namespaces; an unqualified call that a
+// global function also matches must not be ambiguous on any accelerator.
+__device__ double with_precise(float x, double d)
+{
+    using namespace amp::precise_math;
+    return sin(x) + cos(d) + phi(x) + tanpi(d) + erfinv(0.5f * x) + fabs(d) + sqrt(x * x);
+}
+__device__ double with_fast(float x)
+{
+    using namespace amp::fast_math;
+    return sin(x) + exp(x) + rsqrt(1.0f + x * x) + pow(2.0f, x);
+}
+__device__ double with_d3d(int n, float x)
+{
+    using namespace amp::direct3d;
+    return abs(n) + saturate(x) + mad(x, x, 1.0f) + sign(n);
+}
+AMP_KERNEL(using_namespaces, amp::index<1> i, amp::array_view<const float, 1> x,
+           amp::array_view<double, 2> o)
+{
+    const float a = x[i];
+    o(i[0], 0) = with_precise(a, (double)a);
+    o(i[0], 1) = with_fast(a);
+    o(i[0], 2) = with_d3d(i[0] - 3, a);
+}
