@@ -558,7 +558,10 @@ AMP_API amp_status amp_cache_get_info(amp_cache_info *out);
  * built keep their code. */
 AMP_API amp_status amp_cache_clear_memory(void);
 
-/* The AMP device prelude every kernel is compiled with (NUL-terminated). */
+/* The AMP device prelude every GPU kernel is compiled with: the AMP
+ * vocabulary and the device library (hip_kernels/), NUL-terminated, static.
+ * A kernel source appended to it is the translation unit hipamp compiles
+ * for a GPU. */
 AMP_API const char *amp_prelude_source(void);
 
 #ifdef __cplusplus

@@ -30,7 +30,7 @@ typedef struct amp__copy {
  * signature (lib/signature.c, lib/launch.c): extent has the signature's rank
  * and positive dimensions, a tiled extent is divisible by sig->tile and the
  * tile has at most the accelerator's max_tile_threads; pack is never NULL,
- * 16-byte aligned, sig->pack_size bytes laid out as sig describes (device
+ * aligned to AMP__MAX_PARAM_ALIGN, sig->pack_size bytes laid out as sig describes (device
  * pointers in place) and valid for the duration of the launch call only.
  * Backends check only their own device limits. info is the launch_info the
  * prelude's entry point reads. */

@@ -94,6 +94,8 @@ amp_status amp__split_options(const char *options, size_t nfixed, size_t nextra,
 /* Embedded device sources (generated at build time from hip_kernels/). */
 extern const char amp__embedded_prelude[];
 extern const char amp__embedded_cpu_prelude[];
+extern const char amp__embedded_device_lib[]; /* hip_kernels/amp_device_lib.hip */
+extern const char amp__embedded_cpu_device[]; /* hip_kernels/amp_cpu_device.hpp */
 
 /* The user's source file name in diagnostics when none is given. */
 #define AMP__SOURCE_NAME "kernel.hip"

@@ -140,7 +140,7 @@ static amp_status amp__run(amp_accelerator_view *q, amp_extent e, const amp_tile
     amp__bound bound[AMP__SIG_MAX_PARAMS];
     amp__storage *locked[AMP__SIG_MAX_PARAMS];
     size_t nlocked = 0;
-    _Alignas(16) unsigned char pack[AMP__MAX_PACK];
+    _Alignas(AMP__MAX_PARAM_ALIGN) unsigned char pack[AMP__MAX_PACK];
     if ((st = amp__kernel_resolve(handle, &k)) != AMP_OK) return st;
     if (!args && nargs)
         return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "parallel_for_each: args is NULL, nargs %zu", nargs);

@@ -40,6 +40,8 @@ static amp_status amp__key_base(amp_accelerator *acc, uint8_t out[32])
         amp__sha256_str(h, "hipamp build key v2");
         amp__sha256_str(h, acc->e.be->prelude_prefix);
         amp__sha256_str(h, amp__embedded_prelude);
+        amp__sha256_str(h, amp__embedded_cpu_device);
+        amp__sha256_str(h, amp__embedded_device_lib);
         amp__sha256_str(h, acc->e.be->name);
         amp__sha256_str(h, acc->e.be->cache_tag(acc->e.dev));
         amp__sha256_final(h, acc->key_base);

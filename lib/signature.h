@@ -21,8 +21,9 @@
 
 /* Largest argument pack a kernel may declare (bytes). */
 #define AMP__MAX_PACK 4096
-/* Largest alignment a parameter may ask for inside the pack. */
-#define AMP__MAX_PARAM_ALIGN 16
+/* Largest alignment a parameter may ask for inside the pack: 32, for the
+ * four-component 8-byte vectors (double4, long4, ...; HIP's layout). */
+#define AMP__MAX_PARAM_ALIGN 32
 /* Largest tile dimension a record may name. Records past the accelerator's
  * own limit are well-formed (amp_program_get_kernel then says
  * AMP_ERROR_UNSUPPORTED with the numbers); past this they are corrupt. */

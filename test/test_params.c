@@ -241,3 +241,18 @@ ACCEL_TEST(params, refused_parameter_type_names_its_position_first)
               "first line should name parameter 1: %.*s", (int)first, log);
     cr_assert(strstr(log, "raw pointer"), "the prelude's reason should follow: %s", log);
 }
+
+ACCEL_TEST(params, double4_by_value)
+{
+    typedef struct { _Alignas(32) double v[4]; } dvec4;
+    amp_program *p = test_build(acc, test_kernels_params);
+    amp_kernel *k = test_kernel(p, "double4_param");
+    dvec4 d = {{0.5, -1.25, 3e100, -7.0}};
+    double got[4] = {0, 0, 0, 0};
+    amp_array_view *v = test_view(got, sizeof *got, amp_extent_1d(4), AMP_WRITE_ONLY);
+    amp_arg a[] = {amp_arg_view(v), amp_arg_int8(2), amp_arg_struct(&d, sizeof d)};
+    ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(4), k, a, 3));
+    ASSERT_OK(amp_array_view_destroy(v));
+    for (int i = 0; i < 4; ++i) cr_assert_eq(got[i], d.v[i] + 2, "component %d: %g", i, got[i]);
+    amp_program_destroy(p);
+}

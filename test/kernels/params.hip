@@ -64,3 +64,9 @@ AMP_TILED_KERNEL(aligned_struct_tiled, amp::tiled_index<4> t, amp::array_view<fl
 {
     out[t.global] = a.v[t.local[0]] + c;
 }
+
+// A 32-byte aligned short vector by value (HIP's layout of double4).
+AMP_KERNEL(double4_param, amp::index<1> i, amp::array_view<double, 1> out, char c, double4 v)
+{
+    out[i] = (i[0] == 0 ? v.x : i[0] == 1 ? v.y : i[0] == 2 ? v.z : v.w) + c;
+}

@@ -1,0 +1,1528 @@
+/* test_device_lang.c — the device language on every accelerator: short-vector arithmetic and layout, C++ AMP atomics under contention, precise_math/fast_math against the host's libm within documented ulp bounds, direct3d helpers, and one kernel using every documented name. */
+#include "support.h"
+
+#include <float.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern const char test_kernels_device_lang[];
+
+/* ------------------------------------------------------------ helpers */
+
+static uint32_t rng_state = 0x9E3779B9u;
+static uint32_t rng(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 17;
+    rng_state ^= rng_state << 5;
+    return rng_state;
+}
+/* Uniform in [lo, hi]. */
+static double rng_uniform(double lo, double hi)
+{
+    double u = (double)(rng() >> 5) / (double)(1u << 27);
+    return lo + (hi - lo) * u;
+}
+
+static amp_program *build(amp_accelerator *acc)
+{
+    return test_build(acc, test_kernels_device_lang);
+}
+
+static void launch(amp_kernel *k, amp_extent e, const amp_arg *args, size_t n)
+{
+    ASSERT_OK(amp_parallel_for_each(NULL, e, k, args, n));
+}
+
+/* --------------------------------------------------- short vectors (host) */
+
+typedef struct f4 { _Alignas(16) float x; float y, z, w; } f4;
+typedef struct i4 { _Alignas(16) int32_t x; int32_t y, z, w; } i4;
+typedef struct d3 { double x, y, z; } d3;
+_Static_assert(sizeof(f4) == 16 && _Alignof(f4) == 16, "f4 mirrors float4");
+_Static_assert(sizeof(d3) == 24 && _Alignof(d3) == 8, "d3 mirrors double3");
+
+static f4 f4_make(float x, float y, float z, float w) { return (f4){x, y, z, w}; }
+#define F4_MAP2(a, b, OP) f4_make((a).x OP (b).x, (a).y OP (b).y, (a).z OP (b).z, (a).w OP (b).w)
+#define I4_MAP2(a, b, OP) (i4){(a).x OP (b).x, (a).y OP (b).y, (a).z OP (b).z, (a).w OP (b).w}
+
+static void check_f4(const f4 *got, const f4 *want, size_t n, const char *what)
+{
+    for (size_t i = 0; i < n; ++i)
+        cr_assert(memcmp(&got[i], &want[i], sizeof(f4)) == 0,
+                  "%s: element %zu: got (%.9g %.9g %.9g %.9g) want (%.9g %.9g %.9g %.9g)", what, i,
+                  (double)got[i].x, (double)got[i].y, (double)got[i].z, (double)got[i].w, (double)want[i].x,
+                  (double)want[i].y, (double)want[i].z, (double)want[i].w);
+}
+
+ACCEL_TEST(device_lang, float4_operators)
+{
+    amp_program *p = build(acc);
+    enum { N = 333, R = 16 };
+    f4 *a = test_xmalloc(N * sizeof *a), *b = test_xmalloc(N * sizeof *b);
+    f4 *r = test_xmalloc(N * R * sizeof *r), *want = test_xmalloc(N * R * sizeof *want);
+    float tmp[8];
+    for (int i = 0; i < N; ++i) {
+        test_fill_random(tmp, 8, 100u + (unsigned)i);
+        a[i] = f4_make(tmp[0] * 4, tmp[1] * 4, tmp[2] * 4, tmp[3] * 4);
+        b[i] = f4_make(tmp[4], tmp[5], tmp[6], tmp[7]);
+    }
+    for (int i = 0; i < N * R; ++i) r[i] = f4_make(POISON_F32, POISON_F32, POISON_F32, POISON_F32);
+    for (int i = 0; i < N; ++i) {
+        f4 x = a[i], y = b[i], *w = &want[i * R];
+        w[0] = F4_MAP2(x, y, +);
+        w[1] = F4_MAP2(x, y, -);
+        w[2] = F4_MAP2(x, y, *);
+        w[3] = F4_MAP2(x, y, /);
+        w[4] = f4_make(-x.x, -x.y, -x.z, -x.w);
+        w[5] = f4_make(x.x * 2.5f, x.y * 2.5f, x.z * 2.5f, x.w * 2.5f);
+        w[6] = f4_make(1.5f + y.x, 1.5f + y.y, 1.5f + y.z, 1.5f + y.w);
+        w[7] = f4_make(3.0f / y.x, 3.0f / y.y, 3.0f / y.z, 3.0f / y.w);
+        f4 t = F4_MAP2(x, y, +);
+        t = F4_MAP2(t, x, *);
+        t = F4_MAP2(t, y, /);
+        w[8] = f4_make(t.x - 1.0f, t.y - 1.0f, t.z - 1.0f, t.w - 1.0f);
+        w[9] = f4_make(x.x + 1.0f, x.y + 1.0f, x.z + 1.0f, x.w + 1.0f);
+        f4 u = f4_make(x.x + 1.0f, x.y + 1.0f, x.z + 1.0f, x.w + 1.0f);
+        w[10] = f4_make(u.x - 1.0f - 1.0f, u.y - 1.0f - 1.0f, u.z - 1.0f - 1.0f, u.w - 1.0f - 1.0f);
+        w[11] = f4_make(0.0f, 1.0f, 1.0f, 1.0f); /* x != y, x == x, w differs from w/2 */
+        w[12] = f4_make(x.w, x.z, x.y, x.x);
+        w[13] = f4_make(x.y, x.y, x.y, x.y);
+        w[14] = f4_make((float)(int)(x.x * 100.0f), (float)(int)(x.y * 100.0f), (float)(int)(x.z * 100.0f),
+                        (float)(int)(x.w * 100.0f));
+        w[15] = f4_make(y.w, y.w + y.x, y.y, y.x);
+    }
+    amp_array_view *va = test_view(a, sizeof(f4), amp_extent_1d(N), AMP_READ_ONLY);
+    amp_array_view *vb = test_view(b, sizeof(f4), amp_extent_1d(N), AMP_READ_ONLY);
+    amp_array_view *vr = test_view(r, sizeof(f4), amp_extent_2d(N, R), AMP_WRITE_ONLY);
+    amp_arg args[] = {amp_arg_view(va), amp_arg_view(vb), amp_arg_view(vr)};
+    launch(test_kernel(p, "vec_float4"), amp_extent_1d(N), args, 3);
+    ASSERT_OK(amp_array_view_synchronize(vr));
+    static const char *what[R] = {"x + y", "x - y", "x * y", "x / y", "-x", "x * 2.5f", "1.5f + y",
+                                  "3.0f / y", "compound assignments", "++t", "--t", "== and !=",
+                                  "make_float4", "broadcast constructor", "int_4 <-> float_4",
+                                  "swizzles and accessors"};
+    for (int k = 0; k < R; ++k)
+        for (int i = 0; i < N; ++i) check_f4(&r[i * R + k], &want[i * R + k], 1, what[k]);
+    ASSERT_OK(amp_array_view_destroy(va));
+    ASSERT_OK(amp_array_view_destroy(vb));
+    ASSERT_OK(amp_array_view_destroy(vr));
+    ASSERT_OK(amp_program_destroy(p));
+    free(a), free(b), free(r), free(want);
+}
+
+ACCEL_TEST(device_lang, int4_operators)
+{
+    amp_program *p = build(acc);
+    enum { N = 517, R = 16 };
+    i4 *a = test_xmalloc(N * sizeof *a), *b = test_xmalloc(N * sizeof *b);
+    i4 *r = test_xmalloc(N * R * sizeof *r), *want = test_xmalloc(N * R * sizeof *want);
+    for (int i = 0; i < N; ++i) {
+        int32_t v[8];
+        for (int k = 0; k < 8; ++k) {
+            v[k] = (int32_t)(rng() % 60001u) - 30000;
+            if (k >= 4 && v[k] == 0) v[k] = 17;
+        }
+        a[i] = (i4){v[0], v[1], v[2], v[3]};
+        b[i] = (i4){v[4], v[5], v[6], v[7]};
+    }
+    for (int i = 0; i < N * R; ++i) r[i] = (i4){POISON_I32, POISON_I32, POISON_I32, POISON_I32};
+    for (int i = 0; i < N; ++i) {
+        i4 x = a[i], y = b[i], *w = &want[i * R];
+        w[0] = I4_MAP2(x, y, +);
+        w[1] = I4_MAP2(x, y, -);
+        w[2] = I4_MAP2(x, y, *);
+        w[3] = I4_MAP2(x, y, /);
+        w[4] = I4_MAP2(x, y, %);
+        w[5] = I4_MAP2(x, y, ^);
+        w[6] = I4_MAP2(x, y, |);
+        w[7] = I4_MAP2(x, y, &);
+        w[8] = (i4){x.x * 8, x.y * 8, x.z * 8, x.w * 8};
+        w[9] = (i4){x.x >> 2, x.y >> 2, x.z >> 2, x.w >> 2};
+        w[10] = (i4){~x.x, ~x.y, ~x.z, ~x.w};
+        w[11] = (i4){-x.x, -x.y, -x.z, -x.w};
+        int32_t t[4] = {x.x % 7, x.y % 7, x.z % 7, x.w % 7}, yy[4] = {y.x, y.y, y.z, y.w};
+        for (int k = 0; k < 4; ++k) {
+            t[k] = (int32_t)((uint32_t)t[k] << (k + 1));
+            t[k] = (((t[k] ^ yy[k]) | 0x100) & 0xfff) >> 1;
+        }
+        w[12] = (i4){t[0], t[1], t[2], t[3]};
+        w[13] = (i4){x.x + 2, x.y + 2, x.z + 2, x.w + 2};
+        w[14] = (i4){0, 1, 1, 1};
+        w[15] = (i4){(int32_t)((uint32_t)x.x >> 28), (int32_t)((uint32_t)x.y >> 28), (int32_t)((uint32_t)x.z >> 28),
+                     (int32_t)((uint32_t)x.w >> 28)};
+    }
+    amp_array_view *va = test_view(a, sizeof(i4), amp_extent_1d(N), AMP_READ_ONLY);
+    amp_array_view *vb = test_view(b, sizeof(i4), amp_extent_1d(N), AMP_READ_ONLY);
+    amp_array_view *vr = test_view(r, sizeof(i4), amp_extent_2d(N, R), AMP_WRITE_ONLY);
+    amp_arg args[] = {amp_arg_view(va), amp_arg_view(vb), amp_arg_view(vr)};
+    launch(test_kernel(p, "vec_int4"), amp_extent_1d(N), args, 3);
+    ASSERT_OK(amp_array_view_synchronize(vr));
+    for (int k = 0; k < R; ++k)
+        for (int i = 0; i < N; ++i) {
+            const i4 *g = &r[i * R + k], *w = &want[i * R + k];
+            cr_assert(g->x == w->x && g->y == w->y && g->z == w->z && g->w == w->w,
+                      "int4 result %d of element %d: got (%d %d %d %d) want (%d %d %d %d)", k, i, g->x, g->y,
+                      g->z, g->w, w->x, w->y, w->z, w->w);
+        }
+    ASSERT_OK(amp_array_view_destroy(va));
+    ASSERT_OK(amp_array_view_destroy(vb));
+    ASSERT_OK(amp_array_view_destroy(vr));
+    ASSERT_OK(amp_program_destroy(p));
+    free(a), free(b), free(r), free(want);
+}
+
+/* HIP's layout: N components of s bytes; alignment s, 2s, s, 4s for N = 1..4. */
+ACCEL_TEST(device_lang, every_vector_type_layout_and_arithmetic)
+{
+    amp_program *p = build(acc);
+    enum { T = 12, K = 4 * T * 3 };
+    static const int elem[T] = {1, 1, 2, 2, 4, 4, 8, 8, 8, 8, 4, 8};
+    static const char *names[T] = {"char", "uchar", "short", "ushort", "int", "uint",
+                                   "long", "ulong", "longlong", "ulonglong", "float", "double"};
+    double out[K];
+    for (int i = 0; i < K; ++i) out[i] = -1.0;
+    amp_array_view *vo = test_view(out, sizeof(double), amp_extent_1d(K), AMP_WRITE_ONLY);
+    amp_arg args[] = {amp_arg_view(vo)};
+    launch(test_kernel(p, "vec_all_types"), amp_extent_1d(3), args, 1);
+    ASSERT_OK(amp_array_view_synchronize(vo));
+    for (int t = 0; t < T; ++t)
+        for (int n = 1; n <= 4; ++n) {
+            const double *o = &out[3 * (4 * t + n - 1)];
+            /* ((v + 2) * 2 - v) / 2 = (v + 4) / 2 per component, v = 1..n. */
+            double sum = 0;
+            for (int c = 1; c <= n; ++c) sum += t >= 10 ? (c + 4) / 2.0 : (double)((c + 4) / 2);
+            int size = n * elem[t], align = n == 3 ? elem[t] : n * elem[t];
+            cr_assert_eq(o[0], sum, "%s%d arithmetic: got %g want %g", names[t], n, o[0], sum);
+            cr_assert_eq(o[1], (double)size, "sizeof(%s%d): got %g want %d", names[t], n, o[1], size);
+            cr_assert_eq(o[2], (double)align, "alignof(%s%d): got %g want %d", names[t], n, o[2], align);
+        }
+    ASSERT_OK(amp_array_view_destroy(vo));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+ACCEL_TEST(device_lang, vectors_as_kernel_parameters)
+{
+    amp_program *p = build(acc);
+    struct { _Alignas(16) float v[4]; } f = {{1.5f, 2.25f, -3.0f, 0.125f}};
+    int32_t n[3] = {4, -7, 9};
+    struct { _Alignas(16) double v[2]; } d = {{0.5, -2.0}};
+    struct { _Alignas(16) int64_t v[2]; } e = {{-3, 11}};
+    unsigned char c[3] = {3, 1, 2};
+    double out[5] = {-1, -1, -1, -1, -1};
+    amp_array_view *vo = test_view(out, sizeof(double), amp_extent_1d(5), AMP_WRITE_ONLY);
+    amp_arg args[] = {amp_arg_struct(&f, sizeof f), amp_arg_struct(n, sizeof n), amp_arg_struct(&d, sizeof d),
+                      amp_arg_struct(&e, sizeof e), amp_arg_struct(c, sizeof c), amp_arg_view(vo)};
+    launch(test_kernel(p, "vec_params"), amp_extent_1d(5), args, 6);
+    ASSERT_OK(amp_array_view_synchronize(vo));
+    double want = (1.5 + 2.25 - 3.0 + 0.125) + 10.0 * (4 - 7 + 9) + 100.0 * (0.5 - 2.0) +
+                  1000.0 * (-3 + 11) + 10000.0 * (3 + 1 + 2);
+    for (int i = 0; i < 5; ++i) cr_assert_eq(out[i], want, "item %d: got %.17g want %.17g", i, out[i], want);
+    /* A struct of the wrong size is refused, naming the parameter. */
+    amp_arg bad[] = {amp_arg_struct(&f, 12), amp_arg_struct(n, sizeof n), amp_arg_struct(&d, sizeof d),
+                     amp_arg_struct(&e, sizeof e), amp_arg_struct(c, sizeof c), amp_arg_view(vo)};
+    ASSERT_STATUS(amp_parallel_for_each(NULL, amp_extent_1d(5), test_kernel(p, "vec_params"), bad, 6),
+                  AMP_ERROR_ARGUMENT_MISMATCH);
+    ASSERT_OK(amp_array_view_destroy(vo));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+ACCEL_TEST(device_lang, tile_static_vectors)
+{
+    amp_program *p = build(acc);
+    enum { N = 64 * 5 };
+    d3 *v = test_xmalloc(N * sizeof *v), *orig = test_xmalloc(N * sizeof *orig);
+    for (int i = 0; i < N; ++i) v[i] = orig[i] = (d3){i + 0.25, -i * 0.5, i * 3.0};
+    amp_array_view *vv = test_view(v, sizeof(d3), amp_extent_1d(N), AMP_READ_WRITE);
+    amp_tiled_extent te;
+    ASSERT_OK(amp_extent_tile_1d(amp_extent_1d(N), 64, &te));
+    amp_arg args[] = {amp_arg_view(vv)};
+    ASSERT_OK(amp_parallel_for_each_tiled(NULL, te, test_kernel(p, "vec_tile_static"), args, 1));
+    ASSERT_OK(amp_array_view_synchronize(vv));
+    for (int i = 0; i < N; ++i) {
+        int j = i / 64 * 64 + 63 - i % 64;
+        cr_assert(v[i].x == 2 * orig[j].x && v[i].y == 2 * orig[j].y && v[i].z == 2 * orig[j].z,
+                  "element %d: got (%g %g %g) want twice element %d", i, v[i].x, v[i].y, v[i].z, j);
+    }
+    ASSERT_OK(amp_array_view_destroy(vv));
+    ASSERT_OK(amp_program_destroy(p));
+    free(v), free(orig);
+}
+
+/* ---------------------------------------------------------------- atomics */
+
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+/* got[0..n-1] (with extra appended) is a permutation of first..first+n(-1+1). */
+static void check_permutation(int *got, size_t n, int extra, int extra_want, const char *what)
+{
+    int *all = test_xmalloc((n + 1) * sizeof *all);
+    memcpy(all, got, n * sizeof *all);
+    size_t m = n;
+    if (extra_want != INT_MIN) all[m++] = extra;
+    qsort(all, m, sizeof *all, cmp_int);
+    size_t k = 0;
+    int expect_extra = extra_want != INT_MIN;
+    for (size_t i = 0; i < m; ++i) {
+        if (expect_extra && all[i] == extra_want) {
+            expect_extra = 0;
+            continue;
+        }
+        cr_assert_eq(all[i], (int)k, "%s: value %d missing or repeated (found %d)", what, (int)k, all[i]);
+        ++k;
+    }
+    cr_assert_eq(k, n, "%s: %zu distinct values, want %zu", what, k, n);
+    cr_assert(!expect_extra, "%s: the initial value %d is neither returned nor left", what, extra_want);
+    free(all);
+}
+
+ACCEL_TEST(device_lang, cpp_amp_atomics_under_contention)
+{
+    amp_program *p = build(acc);
+    enum { N = 1 << 16 };
+    int *val = test_xmalloc(N * sizeof *val), *old = test_xmalloc(6 * N * sizeof *old);
+    int c[11] = {0, 0, 0, 0, INT_MIN, INT_MAX, -1, 0, 0, -7, 0};
+    unsigned u[11] = {0, 0, 0, 0, 0, UINT_MAX, UINT_MAX, 0, 0, 7, 0};
+    int64_t sum = 0;
+    int mx = INT_MIN, mn = INT_MAX, or_ = 0, xor_ = 0;
+    unsigned umx = 0, umn = UINT_MAX, uor = 0, uxor = 0;
+    for (int i = 0; i < N; ++i) {
+        val[i] = (int)(rng() % 32769u) - 16384;
+        if (val[i] == 0) val[i] = 5;
+        sum += val[i];
+        mx = val[i] > mx ? val[i] : mx;
+        mn = val[i] < mn ? val[i] : mn;
+        or_ |= val[i];
+        xor_ ^= val[i];
+        unsigned uv = (unsigned)val[i];
+        umx = uv > umx ? uv : umx;
+        umn = uv < umn ? uv : umn;
+        uor |= uv;
+        uxor ^= uv;
+    }
+    for (int i = 0; i < 6 * N; ++i) old[i] = POISON_I32;
+    amp_array_view *vv = test_view(val, sizeof(int), amp_extent_1d(N), AMP_READ_ONLY);
+    amp_array_view *vc = test_view(c, sizeof(int), amp_extent_1d(11), AMP_READ_WRITE);
+    amp_array_view *vu = test_view(u, sizeof(unsigned), amp_extent_1d(11), AMP_READ_WRITE);
+    amp_array_view *vo = test_view(old, sizeof(int), amp_extent_2d(6, N), AMP_WRITE_ONLY);
+    amp_arg args[] = {amp_arg_view(vv), amp_arg_view(vc), amp_arg_view(vu), amp_arg_view(vo)};
+    launch(test_kernel(p, "atomics_int"), amp_extent_1d(N), args, 4);
+    ASSERT_OK(amp_array_view_synchronize(vc));
+    ASSERT_OK(amp_array_view_synchronize(vu));
+    ASSERT_OK(amp_array_view_synchronize(vo));
+
+    cr_assert_eq(c[0], (int)sum, "atomic_fetch_add(int): got %d want %d", c[0], (int)sum);
+    cr_assert_eq(c[1], (int)-sum, "atomic_fetch_sub(int): got %d want %d", c[1], (int)-sum);
+    cr_assert_eq(c[2], N, "atomic_fetch_inc(int): got %d want %d", c[2], N);
+    cr_assert_eq(c[3], -N, "atomic_fetch_dec(int): got %d want %d", c[3], -N);
+    cr_assert_eq(c[4], mx, "atomic_fetch_max(int): got %d want %d", c[4], mx);
+    cr_assert_eq(c[5], mn, "atomic_fetch_min(int): got %d want %d", c[5], mn);
+    cr_assert_eq(c[6], INT_MIN, "atomic_fetch_and(int): got %#x want %#x", c[6], INT_MIN);
+    cr_assert_eq(c[7], or_, "atomic_fetch_or(int): got %#x want %#x", c[7], or_);
+    cr_assert_eq(c[8], xor_, "atomic_fetch_xor(int): got %#x want %#x", c[8], xor_);
+    cr_assert_eq(c[10], N, "atomic_compare_exchange(int) counter: got %d want %d", c[10], N);
+    check_permutation(&old[0 * N], N, 0, INT_MIN, "atomic_fetch_inc(int) tickets");
+    check_permutation(&old[1 * N], N, c[9], -7, "atomic_exchange(int) previous values");
+    check_permutation(&old[2 * N], N, 0, INT_MIN, "atomic_compare_exchange(int) tickets");
+
+    cr_assert_eq(u[0], (unsigned)sum, "atomic_fetch_add(unsigned): got %u want %u", u[0], (unsigned)sum);
+    cr_assert_eq(u[1], 0u - (unsigned)sum, "atomic_fetch_sub(unsigned): got %u", u[1]);
+    cr_assert_eq(u[2], (unsigned)N, "atomic_fetch_inc(unsigned): got %u", u[2]);
+    cr_assert_eq(u[3], 0u - (unsigned)N, "atomic_fetch_dec(unsigned): got %u", u[3]);
+    cr_assert_eq(u[4], umx, "atomic_fetch_max(unsigned): got %u want %u", u[4], umx);
+    cr_assert_eq(u[5], umn, "atomic_fetch_min(unsigned): got %u want %u", u[5], umn);
+    cr_assert_eq(u[6], 0u, "atomic_fetch_and(unsigned): got %#x", u[6]);
+    cr_assert_eq(u[7], uor, "atomic_fetch_or(unsigned): got %#x want %#x", u[7], uor);
+    cr_assert_eq(u[8], uxor, "atomic_fetch_xor(unsigned): got %#x want %#x", u[8], uxor);
+    cr_assert_eq(u[10], (unsigned)N, "atomic_compare_exchange(unsigned) counter: got %u", u[10]);
+    check_permutation(&old[3 * N], N, 0, INT_MIN, "atomic_fetch_inc(unsigned) tickets");
+    check_permutation(&old[4 * N], N, (int)u[9], 7, "atomic_exchange(unsigned) previous values");
+    check_permutation(&old[5 * N], N, 0, INT_MIN, "atomic_compare_exchange(unsigned) tickets");
+
+    ASSERT_OK(amp_array_view_destroy(vv));
+    ASSERT_OK(amp_array_view_destroy(vc));
+    ASSERT_OK(amp_array_view_destroy(vu));
+    ASSERT_OK(amp_array_view_destroy(vo));
+    ASSERT_OK(amp_program_destroy(p));
+    free(val), free(old);
+}
+
+ACCEL_TEST(device_lang, hip_atomics_and_float_exchange_under_contention)
+{
+    amp_program *p = build(acc);
+    enum { N = 1 << 16 };
+    float f[2] = {-1.0f, 0.0f};
+    double d[1] = {0.0};
+    unsigned long long ull[4] = {0, 0, ~0ull, 0};
+    unsigned w[4] = {0, 0, 0, 0};
+    float *fold = test_xmalloc(N * sizeof *fold);
+    for (int i = 0; i < N; ++i) fold[i] = POISON_F32;
+    amp_array_view *vf = test_view(f, sizeof(float), amp_extent_1d(2), AMP_READ_WRITE);
+    amp_array_view *vd = test_view(d, sizeof(double), amp_extent_1d(1), AMP_READ_WRITE);
+    amp_array_view *vl = test_view(ull, sizeof(unsigned long long), amp_extent_1d(4), AMP_READ_WRITE);
+    amp_array_view *vw = test_view(w, sizeof(unsigned), amp_extent_1d(4), AMP_READ_WRITE);
+    amp_array_view *vo = test_view(fold, sizeof(float), amp_extent_1d(N), AMP_WRITE_ONLY);
+    amp_arg args[] = {amp_arg_view(vf), amp_arg_view(vd), amp_arg_view(vl), amp_arg_view(vw), amp_arg_view(vo)};
+    launch(test_kernel(p, "atomics_hip"), amp_extent_1d(N), args, 5);
+    ASSERT_OK(amp_array_view_synchronize(vf));
+    ASSERT_OK(amp_array_view_synchronize(vd));
+    ASSERT_OK(amp_array_view_synchronize(vl));
+    ASSERT_OK(amp_array_view_synchronize(vw));
+    ASSERT_OK(amp_array_view_synchronize(vo));
+
+    /* atomic_exchange(float): previous values + final = {-1} and n + 0.5. */
+    int *idx = test_xmalloc(N * sizeof *idx);
+    for (int i = 0; i < N; ++i) idx[i] = fold[i] == -1.0f ? -7 : (int)(fold[i] - 0.5f);
+    check_permutation(idx, N, f[0] == -1.0f ? -7 : (int)(f[0] - 0.5f), -7, "atomic_exchange(float)");
+    cr_assert_eq(f[1], 0.5f * N, "atomicAdd(float): got %.9g want %.9g", (double)f[1], 0.5 * N);
+    cr_assert_eq(d[0], 0.25 * N, "atomicAdd(double): got %.17g want %.17g", d[0], 0.25 * N);
+    unsigned long long s = (unsigned long long)N * (N - 1) / 2;
+    cr_assert_eq(ull[0], s * 0x100000001ull, "atomicAdd(unsigned long long): got %#llx", ull[0]);
+    cr_assert_eq(ull[1], (unsigned long long)(N - 1) << 33, "atomicMax(unsigned long long): got %#llx", ull[1]);
+    cr_assert_eq(ull[2], 3ull << 33, "atomicMin(unsigned long long): got %#llx", ull[2]);
+    cr_assert_eq(ull[3], ~0ull, "atomicOr(unsigned long long): got %#llx", ull[3]);
+    cr_assert_eq(w[0], (unsigned)(N % 1001), "atomicInc wraps at 1000: got %u want %u", w[0], N % 1001);
+    cr_assert_eq(w[1], (unsigned)((1001 - N % 1001) % 1001), "atomicDec wraps at 1000: got %u", w[1]);
+    cr_assert(w[2] >= 1 && w[2] <= (unsigned)N, "atomicCAS: exactly one item stores; got %u", w[2]);
+    cr_assert_eq(w[3], 7u, "atomicExch(unsigned): got %u", w[3]);
+
+    ASSERT_OK(amp_array_view_destroy(vf));
+    ASSERT_OK(amp_array_view_destroy(vd));
+    ASSERT_OK(amp_array_view_destroy(vl));
+    ASSERT_OK(amp_array_view_destroy(vw));
+    ASSERT_OK(amp_array_view_destroy(vo));
+    ASSERT_OK(amp_program_destroy(p));
+    free(fold), free(idx);
+}
+
+ACCEL_TEST(device_lang, atomics_on_tile_static_memory)
+{
+    amp_program *p = build(acc);
+    enum { TILES = 64, T = 128 };
+    int total = 0;
+    amp_array_view *vt = test_view(&total, sizeof(int), amp_extent_1d(1), AMP_READ_WRITE);
+    amp_tiled_extent te;
+    ASSERT_OK(amp_extent_tile_1d(amp_extent_1d(TILES * T), T, &te));
+    amp_arg args[] = {amp_arg_view(vt)};
+    ASSERT_OK(amp_parallel_for_each_tiled(NULL, te, test_kernel(p, "atomics_tile_static"), args, 1));
+    ASSERT_OK(amp_array_view_synchronize(vt));
+    cr_assert_eq(total, TILES * (T + T * (T - 1) / 2), "got %d want %d", total, TILES * (T + T * (T - 1) / 2));
+    ASSERT_OK(amp_array_view_destroy(vt));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+/* --------------------------------------------------------------- direct3d */
+
+static int ref_firstbithigh(int32_t a)
+{
+    uint32_t u = a < 0 ? ~(uint32_t)a : (uint32_t)a;
+    return u ? 31 - __builtin_clz(u) : -1;
+}
+static uint32_t ref_reverse(uint32_t x)
+{
+    uint32_t r = 0;
+    for (int b = 0; b < 32; ++b) r |= ((x >> b) & 1u) << (31 - b);
+    return r;
+}
+
+ACCEL_TEST(device_lang, direct3d_helpers_exact)
+{
+    amp_program *p = build(acc);
+    enum { N = 1000, K = 20 };
+    int32_t *iv = test_xmalloc(N * sizeof *iv);
+    float *fv = test_xmalloc(N * sizeof *fv);
+    double *k = test_xmalloc(N * K * sizeof *k);
+    test_fill_random(fv, N, 4242u);
+    for (int i = 0; i < N; ++i) iv[i] = (int32_t)rng();
+    iv[0] = 0, iv[1] = -1, iv[2] = INT_MIN, iv[3] = INT_MAX, iv[4] = 1, iv[5] = 5000, iv[6] = -1000;
+    fv[7] = -0.25f, fv[8] = 0.5f, fv[9] = 0.1f;
+    for (int i = 0; i < N * K; ++i) k[i] = -12345.0;
+    amp_array_view *vi = test_view(iv, sizeof(int32_t), amp_extent_1d(N), AMP_READ_ONLY);
+    amp_array_view *vf = test_view(fv, sizeof(float), amp_extent_1d(N), AMP_READ_ONLY);
+    amp_array_view *vk = test_view(k, sizeof(double), amp_extent_2d(N, K), AMP_WRITE_ONLY);
+    amp_arg args[] = {amp_arg_view(vi), amp_arg_view(vf), amp_arg_view(vk)};
+    launch(test_kernel(p, "d3d_ops"), amp_extent_1d(N), args, 3);
+    ASSERT_OK(amp_array_view_synchronize(vk));
+    static const char *what[K] = {"abs", "clamp(float)", "clamp(int)", "countbits", "firstbithigh",
+                                  "firstbitlow", "imax/imin", "umax/umin", "mad(float)", "mad(double)",
+                                  "mad(int)", "mad(unsigned)", "radians", "rcp(float)", "rcp(double)",
+                                  "reversebits", "saturate", "sign", "smoothstep", "step"};
+    for (int i = 0; i < N; ++i) {
+        int32_t a = iv[i], b = iv[(i + 1) % N];
+        uint32_t ua = (uint32_t)a, ub = (uint32_t)b;
+        float x = fv[i], y = fv[(i + 1) % N];
+        double w[K];
+        w[0] = (int32_t)(a < 0 ? 0u - ua : ua);
+        w[1] = fminf(fmaxf(x, -0.5f), 0.25f);
+        w[2] = a < -1000 ? -1000 : (a > 5000 ? 5000 : a);
+        w[3] = __builtin_popcount(ua);
+        w[4] = ref_firstbithigh(a);
+        w[5] = __builtin_ffs(a) - 1;
+        w[6] = (a > b ? a : b) + 0.5 * (a < b ? a : b);
+        w[7] = (double)(ua > ub ? ua : ub) + 0.5 * (ua < ub ? ua : ub);
+        w[8] = fmaf(x, y, 0.75f);
+        w[9] = fma((double)x, (double)y, 0.75);
+        w[10] = (int32_t)(ua * ub + 12345u);
+        w[11] = ua * ub + 12345u;
+        float deg = x * 180.0f;
+        w[12] = deg * 0.0174532925199432957692f;
+        w[13] = 1.0f / y;
+        w[14] = 1.0 / (double)y;
+        w[15] = ref_reverse(ua);
+        w[16] = fminf(fmaxf(2.0f * x, 0.0f), 1.0f);
+        w[17] = ((a > 0) - (a < 0)) + 4 * ((b > 0) - (b < 0));
+        float t = fminf(fmaxf((x - -0.25f) / (0.5f - -0.25f), 0.0f), 1.0f);
+        w[18] = t * t * (3.0f - 2.0f * t);
+        w[19] = x >= y ? 1.0f : 0.0f;
+        for (int j = 0; j < K; ++j)
+            cr_assert_eq(k[i * K + j], w[j], "direct3d::%s, item %d (a=%d b=%d x=%.9g y=%.9g): got %.17g want %.17g",
+                         what[j], i, a, b, (double)x, (double)y, k[i * K + j], w[j]);
+    }
+    ASSERT_OK(amp_array_view_destroy(vi));
+    ASSERT_OK(amp_array_view_destroy(vf));
+    ASSERT_OK(amp_array_view_destroy(vk));
+    ASSERT_OK(amp_program_destroy(p));
+    free(iv), free(fv), free(k);
+}
+
+/* ------------------------------------------------------------------- math */
+
+typedef long double ld;
+static const ld PI_L = 3.141592653589793238462643383279502884L;
+
+/* Long double references for the functions glibc has no long double form of.
+ * The inverse error functions are found by bisection on glibc's erfl/erfcl
+ * (then two Newton steps), an independent route from the CPU accelerator's
+ * closed-form estimate and Halley steps. */
+static ld ref_sinpi(ld x)
+{
+    ld r = x - 2 * roundl(x / 2); /* exact, [-1, 1] */
+    ld a = fabsl(r);
+    if (a > 0.5L) a = 1 - a;
+    return r < 0 ? -sinl(PI_L * a) : sinl(PI_L * a);
+}
+static ld ref_cospi(ld x)
+{
+    ld a = fabsl(x - 2 * roundl(x / 2)); /* [0, 1] */
+    if (a < 0.25L) return cosl(PI_L * a);
+    if (a <= 0.75L) return sinl(PI_L * (0.5L - a));
+    return -cosl(PI_L * (1 - a));
+}
+static ld ref_tanpi(ld x) { return ref_sinpi(x) / ref_cospi(x); }
+/* erf(x) = z, |z| <= 1/2. */
+static ld solve_erf(ld z)
+{
+    ld lo = -1, hi = 1;
+    for (int i = 0; i < 200; ++i) {
+        ld mid = (lo + hi) / 2;
+        if (erfl(mid) < z) lo = mid; else hi = mid;
+    }
+    ld x = (lo + hi) / 2;
+    for (int i = 0; i < 2; ++i) x -= (erfl(x) - z) / (2 / sqrtl(PI_L) * expl(-x * x));
+    return x;
+}
+/* erfc(x) = y, 0 < y <= 1/2. */
+static ld solve_erfc(ld y)
+{
+    ld lo = 0, hi = 110;
+    for (int i = 0; i < 300; ++i) {
+        ld mid = (lo + hi) / 2;
+        if (erfcl(mid) > y) lo = mid; else hi = mid;
+    }
+    ld x = (lo + hi) / 2;
+    for (int i = 0; i < 2; ++i) x -= (erfcl(x) - y) / (-2 / sqrtl(PI_L) * expl(-x * x));
+    return x;
+}
+static ld ref_erfinv(ld z)
+{
+    if (fabsl(z) <= 0.5L) return solve_erf(z);
+    return z < 0 ? -solve_erfc(1 + z) : solve_erfc(1 - z);
+}
+static ld ref_erfcinv(ld y)
+{
+    if (y < 0.5L) return solve_erfc(y);
+    if (y <= 1.5L) return solve_erf(1 - y);
+    return -solve_erfc(2 - y);
+}
+static ld ref_phi(ld x) { return 0.5L * erfcl(-x / sqrtl(2.0L)); }
+static ld ref_probit(ld p) { return -sqrtl(2.0L) * ref_erfcinv(2 * p); }
+static ld ref_rsqrt(ld x) { return 1 / sqrtl(x); }
+static ld ref_rcbrt(ld x) { return 1 / cbrtl(x); }
+static ld ref_lgamma(ld x)
+{
+    int s;
+    return lgammal_r(x, &s);
+}
+static ld ref_logb(ld x) { return logbl(x); }
+
+typedef ld (*ref1_fn)(ld);
+typedef ld (*ref2_fn)(ld, ld);
+typedef struct math_case {
+    const char *name;
+    ref1_fn f1;
+    ref2_fn f2;
+    double lo, hi, ylo, yhi; /* domains of x and y */
+    double tol_f, tol_d;     /* ulps against the exact result; 0: bit-exact */
+    double abs_f;            /* fast_math: absolute error also accepted */
+} math_case;
+
+#define MC1(name, ref, lo, hi, tf, td) {#name, ref, NULL, lo, hi, 0, 0, tf, td, 0}
+#define MC2(name, ref, lo, hi, ylo, yhi, tf, td) {#name, NULL, ref, lo, hi, ylo, yhi, tf, td, 0}
+#define L1(fn) static ld l_##fn(ld x) { return fn##l(x); }
+#define L2(fn) static ld l_##fn(ld x, ld y) { return fn##l(x, y); }
+L1(acos) L1(acosh) L1(asin) L1(asinh) L1(atan) L1(atanh) L1(cbrt) L1(ceil) L1(cos) L1(cosh) L1(erf)
+L1(erfc) L1(exp) L1(exp10) L1(exp2) L1(expm1) L1(fabs) L1(floor) L1(log) L1(log10) L1(log1p) L1(log2)
+L1(nearbyint) L1(round) L1(sin) L1(sinh) L1(sqrt) L1(tan) L1(tanh) L1(tgamma) L1(trunc)
+L2(atan2) L2(copysign) L2(fdim) L2(fmax) L2(fmin) L2(fmod) L2(hypot) L2(pow) L2(remainder)
+static ld l_nextafter_f(ld x, ld y) { return nextafterf((float)x, (float)y); }
+
+/* Bounds: the larger of CUDA's and ROCm's documented maximum errors for the
+ * GPU math libraries, stated against the exact result (their tables are
+ * against the correctly rounded one: +0.5). docs/device-language.md. */
+static const math_case precise_cases[] = {
+    MC1(acos, l_acos, -1, 1, 3, 3),
+    MC1(acosh, l_acosh, 1, 1e4, 4.5, 4),
+    MC1(asin, l_asin, -1, 1, 3, 3),
+    MC1(asinh, l_asinh, -1e4, 1e4, 4, 4),
+    MC1(atan, l_atan, -1e4, 1e4, 3, 3),
+    MC1(atanh, l_atanh, -0.999, 0.999, 4, 3),
+    MC1(cbrt, l_cbrt, -1e6, 1e6, 2, 4),
+    MC1(ceil, l_ceil, -1e4, 1e4, 0, 0),
+    MC1(cos, l_cos, -100, 100, 3, 3),
+    MC1(cosh, l_cosh, -20, 20, 3, 2),
+    MC1(cospi, ref_cospi, -100, 100, 2, 2),
+    MC1(erf, l_erf, -5, 5, 3, 3),
+    MC1(erfc, l_erfc, -5, 9, 5, 6),
+    MC1(erfcinv, ref_erfcinv, 1e-6, 2 - 1e-6, 5, 7),
+    MC1(erfinv, ref_erfinv, -1 + 1e-6, 1 - 1e-6, 3, 6),
+    MC1(exp, l_exp, -80, 80, 3, 2),
+    MC1(exp10, l_exp10, -30, 30, 3, 3),
+    MC1(exp2, l_exp2, -120, 120, 3, 2),
+    MC1(expm1, l_expm1, -20, 20, 2, 2),
+    MC1(fabs, l_fabs, -1e4, 1e4, 0, 0),
+    MC1(floor, l_floor, -1e4, 1e4, 0, 0),
+    MC1(lgamma, ref_lgamma, 2.5, 40, 7, 5),
+    MC1(log, l_log, 1e-3, 1e6, 2, 2),
+    MC1(log10, l_log10, 1e-3, 1e6, 3, 2),
+    MC1(log1p, l_log1p, -0.9, 1e4, 2, 2),
+    MC1(log2, l_log2, 1e-3, 1e6, 2, 2),
+    MC1(logb, ref_logb, 1e-3, 1e6, 0, 0),
+    MC1(nearbyint, l_nearbyint, -1e4, 1e4, 0, 0),
+    MC1(phi, ref_phi, -8, 8, 6, 6),
+    MC1(probit, ref_probit, 1e-6, 1 - 1e-6, 6, 9),
+    MC1(rcbrt, ref_rcbrt, 1e-3, 1e6, 2, 2),
+    MC1(round, l_round, -1e4, 1e4, 0, 0),
+    MC1(rsqrt, ref_rsqrt, 1e-3, 1e6, 3, 2),
+    MC1(sin, l_sin, -100, 100, 3, 3),
+    MC1(sinh, l_sinh, -20, 20, 4, 3),
+    MC1(sinpi, ref_sinpi, -100, 100, 2, 2),
+    MC1(sqrt, l_sqrt, 0, 1e6, 1, 1),
+    MC1(tan, l_tan, -100, 100, 5, 3),
+    MC1(tanh, l_tanh, -10, 10, 3, 3),
+    MC1(tanpi, ref_tanpi, -100, 100, 3, 4),
+    MC1(tgamma, l_tgamma, 0.1, 30, 7, 11),
+    MC1(trunc, l_trunc, -1e4, 1e4, 0, 0),
+    MC2(atan2, l_atan2, -10, 10, -10, 10, 4, 3),
+    MC2(copysign, l_copysign, -1e4, 1e4, -1, 1, 0, 0),
+    MC2(fdim, l_fdim, -100, 100, -100, 100, 0, 0),
+    MC2(fmax, l_fmax, -100, 100, -100, 100, 0, 0),
+    MC2(fmin, l_fmin, -100, 100, -100, 100, 0, 0),
+    MC2(fmod, l_fmod, -100, 100, 0.1, 10, 0, 0),
+    MC2(hypot, l_hypot, -1e3, 1e3, -1e3, 1e3, 4, 3),
+    MC2(nextafter, l_nextafter_f, -100, 100, -100, 100, 0, 0),
+    MC2(pow, l_pow, 0.01, 10, -10, 10, 5, 3),
+    MC2(remainder, l_remainder, -100, 100, 0.1, 10, 0, 0),
+};
+
+/* Distance in ulps of the result type between got and the exact ref. */
+static double ulp_error(ld got, ld ref, int is_double)
+{
+    if (isnan(ref)) return isnan(got) ? 0 : INFINITY;
+    if (isinf(ref)) return got == ref ? 0 : INFINITY;
+    if (!isfinite(got)) return INFINITY;
+    ld a = fabsl(ref), ulp;
+    if (is_double) {
+        if (a < DBL_MIN) ulp = ldexpl(1, -1074);
+        else { int e; frexpl(a, &e); ulp = ldexpl(1, e - 53); }
+    } else {
+        if (a < FLT_MIN) ulp = ldexpl(1, -149);
+        else { int e; frexpl(a, &e); ulp = ldexpl(1, e - 24); }
+    }
+    return (double)(fabsl(got - ref) / ulp);
+}
+
+/* Run kernel <prefix><name> on n sampled inputs of case c and return the
+ * largest error (ulps), asserting each result within the case's bound. The
+ * double kernel's reference for nextafter uses the double function. */
+static double run_math_case(amp_program *p, const math_case *c, const char *prefix, int is_double, int fast,
+                            size_t n, const char *label)
+{
+    char kname[64];
+    snprintf(kname, sizeof kname, "%s%s", prefix, c->name);
+    size_t es = is_double ? sizeof(double) : sizeof(float);
+    void *x = test_xmalloc(n * es), *y = test_xmalloc(n * es), *o = test_xmalloc(n * es);
+    for (size_t i = 0; i < n; ++i) {
+        double xv = rng_uniform(c->lo, c->hi), yv = rng_uniform(c->ylo, c->yhi);
+        /* A quarter of the inverse CDF / erfc inputs are tiny (log-uniform). */
+        if ((c->f1 == ref_erfcinv || c->f1 == ref_probit) && i % 4 == 0)
+            xv = pow(10.0, rng_uniform(is_double ? -300 : -30, -2));
+        if (is_double) {
+            ((double *)x)[i] = xv, ((double *)y)[i] = yv, ((double *)o)[i] = POISON_F32;
+        } else {
+            ((float *)x)[i] = (float)xv, ((float *)y)[i] = (float)yv, ((float *)o)[i] = POISON_F32;
+        }
+    }
+    amp_array_view *vx = test_view(x, es, amp_extent_1d((int)n), AMP_READ_ONLY);
+    amp_array_view *vy = test_view(y, es, amp_extent_1d((int)n), AMP_READ_ONLY);
+    amp_array_view *vo = test_view(o, es, amp_extent_1d((int)n), AMP_WRITE_ONLY);
+    amp_arg args[] = {amp_arg_view(vx), amp_arg_view(vy), amp_arg_view(vo)};
+    launch(test_kernel(p, kname), amp_extent_1d((int)n), args, 3);
+    ASSERT_OK(amp_array_view_synchronize(vo));
+    double worst = 0;
+    size_t bad = 0;
+    char first[320] = "";
+    for (size_t i = 0; i < n; ++i) {
+        ld xv = is_double ? ((double *)x)[i] : ((float *)x)[i];
+        ld yv = is_double ? ((double *)y)[i] : ((float *)y)[i];
+        ld got = is_double ? ((double *)o)[i] : ((float *)o)[i];
+        ld ref;
+        if (c->f2 == l_nextafter_f && is_double) ref = nextafter((double)xv, (double)yv);
+        else ref = c->f1 ? c->f1(xv) : c->f2(xv, yv);
+        double tol = is_double ? c->tol_d : c->tol_f, err;
+        if (tol == 0) {
+            /* Exact functions: the reference rounded once to the type. */
+            ld r = is_double ? (ld)(double)ref : (ld)(float)ref;
+            err = (got == r || (isnan(got) && isnan(r))) ? 0 : INFINITY;
+        } else {
+            err = ulp_error(got, ref, is_double);
+        }
+        if (err > worst) worst = err;
+        /* fast_math: an absolute error within abs_f also passes (sin, cos
+         * and log near their zeros, where ulps say little). */
+        int ok = err <= tol || (fast && fabsl(got - ref) <= c->abs_f);
+        if (!ok && bad++ == 0) {
+            char argv[96];
+            if (c->f2) snprintf(argv, sizeof argv, "%.17Lg, %.17Lg", xv, yv);
+            else snprintf(argv, sizeof argv, "%.17Lg", xv);
+            snprintf(first, sizeof first, "%s(%s): got %.17Lg, exact %.17Lg: %.3g ulp", c->name, argv, got, ref, err);
+        }
+    }
+    /* Non-fatal, so the other functions are still measured and logged. */
+    cr_expect(bad == 0, "%s %s: %zu of %zu results beyond %g ulp; first %s", label, c->name, bad, n,
+              is_double ? c->tol_d : c->tol_f, first);
+    ASSERT_OK(amp_array_view_destroy(vx));
+    ASSERT_OK(amp_array_view_destroy(vy));
+    ASSERT_OK(amp_array_view_destroy(vo));
+    free(x), free(y), free(o);
+    return worst;
+}
+
+/* Samples per function: HIPAMP_TEST_MATH_SAMPLES (for a longer measurement
+ * run), else 2048. */
+static size_t math_samples(void)
+{
+    const char *s = getenv("HIPAMP_TEST_MATH_SAMPLES");
+    long n = s ? strtol(s, NULL, 10) : 0;
+    return n >= 16 && n <= (1L << 24) ? (size_t)n : 2048;
+}
+
+static void run_precise(amp_accelerator *acc, int is_double)
+{
+    amp_program *p = build(acc);
+    char line[4096];
+    size_t len = 0;
+    for (size_t k = 0; k < sizeof precise_cases / sizeof precise_cases[0]; ++k) {
+        const math_case *c = &precise_cases[k];
+        double worst = run_math_case(p, c, is_double ? "pmd_" : "pmf_", is_double, 0, math_samples(),
+                                     is_double ? "precise_math (double)" : "precise_math (float)");
+        len += (size_t)snprintf(line + len, sizeof line - len, " %s %.2f", c->name, worst);
+        if (len >= sizeof line) len = sizeof line - 1;
+    }
+    cr_log_info("largest error in ulps, precise_math %s:%s", is_double ? "double" : "float", line);
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+ACCEL_TEST(device_lang, precise_math_float_against_libm) { run_precise(acc, 0); }
+ACCEL_TEST(device_lang, precise_math_double_against_libm) { run_precise(acc, 1); }
+
+/* fast_math: the GPU's hardware approximations where it has them. Bounds:
+ * ulps, or an absolute error (sin, cos, log near 1); restricted domains. */
+#define FC1(name, ref, lo, hi, tf, absf) {#name, ref, NULL, lo, hi, 0, 0, tf, 0, absf}
+#define FC2(name, ref, lo, hi, ylo, yhi, tf) {#name, NULL, ref, lo, hi, ylo, yhi, tf, 0, 0}
+static const math_case fast_cases[] = {
+    FC1(acos, l_acos, -1, 1, 3, 0),
+    FC1(asin, l_asin, -1, 1, 3, 0),
+    FC1(atan, l_atan, -100, 100, 3, 0),
+    FC1(ceil, l_ceil, -1e4, 1e4, 0, 0),
+    FC1(cos, l_cos, -3.14159, 3.14159, 4, 0x1p-18),
+    FC1(cosh, l_cosh, -10, 10, 3, 0),
+    FC1(exp, l_exp, -20, 20, 32, 0),
+    FC1(exp2, l_exp2, -60, 60, 3, 0),
+    FC1(fabs, l_fabs, -1e4, 1e4, 0, 0),
+    FC1(floor, l_floor, -1e4, 1e4, 0, 0),
+    FC1(log, l_log, 1e-3, 1e3, 8, 0x1p-19),
+    FC1(log10, l_log10, 1e-3, 1e3, 8, 0x1p-19),
+    FC1(log2, l_log2, 1e-3, 1e3, 8, 0x1p-19),
+    FC1(round, l_round, -1e4, 1e4, 0, 0),
+    FC1(rsqrt, ref_rsqrt, 1e-3, 1e6, 3, 0),
+    FC1(sin, l_sin, -3.14159, 3.14159, 4, 0x1p-18),
+    FC1(sinh, l_sinh, -10, 10, 4, 0),
+    FC1(sqrt, l_sqrt, 0, 1e6, 1, 0),
+    FC1(tan, l_tan, -1.2, 1.2, 64, 0x1p-18),
+    FC1(tanh, l_tanh, -10, 10, 3, 0),
+    FC1(trunc, l_trunc, -1e4, 1e4, 0, 0),
+    FC2(atan2, l_atan2, -10, 10, -10, 10, 4),
+    FC2(fmax, l_fmax, -100, 100, -100, 100, 0),
+    FC2(fmin, l_fmin, -100, 100, -100, 100, 0),
+    FC2(fmod, l_fmod, -100, 100, 0.1, 10, 0),
+    FC2(pow, l_pow, 0.5, 4, -4, 4, 64),
+};
+
+ACCEL_TEST(device_lang, fast_math_against_libm)
+{
+    amp_program *p = build(acc);
+    char line[4096];
+    size_t len = 0;
+    for (size_t k = 0; k < sizeof fast_cases / sizeof fast_cases[0]; ++k) {
+        const math_case *c = &fast_cases[k];
+        /* The kernel evaluates name(y) too (both spellings); y = x keeps it finite. */
+        math_case same = *c;
+        if (!c->f2) same.ylo = c->lo, same.yhi = c->hi;
+        double worst = run_math_case(p, &same, "fm_", 0, 1, math_samples(), "fast_math");
+        len += (size_t)snprintf(line + len, sizeof line - len, " %s %.2f", c->name, worst);
+        if (len >= sizeof line) len = sizeof line - 1;
+    }
+    cr_log_info("largest error in ulps, fast_math (sin, cos, tan, log* pass within an absolute bound too):%s", line);
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+/* The functions with pointer or integer arguments and the classification
+ * functions; compared with the host's libm. */
+ACCEL_TEST(device_lang, precise_math_exact_functions)
+{
+    amp_program *p = build(acc);
+    enum { N = 512, K = 28 };
+    float *x = test_xmalloc(N * sizeof *x);
+    double *dx = test_xmalloc(N * sizeof *dx), *k = test_xmalloc(N * K * sizeof *k);
+    test_fill_random(x, N, 777u);
+    for (int i = 0; i < N; ++i) {
+        x[i] *= 50.0f;
+        dx[i] = (double)x[i] * 1.000001;
+    }
+    for (int i = 0; i < N * K; ++i) k[i] = -12345.0;
+    amp_array_view *vx = test_view(x, sizeof(float), amp_extent_1d(N), AMP_READ_ONLY);
+    amp_array_view *vd = test_view(dx, sizeof(double), amp_extent_1d(N), AMP_READ_ONLY);
+    amp_array_view *vk = test_view(k, sizeof(double), amp_extent_2d(N, K), AMP_WRITE_ONLY);
+    amp_arg args[] = {amp_arg_view(vx), amp_arg_view(vd), amp_arg_view(vk)};
+    launch(test_kernel(p, "pm_exact"), amp_extent_1d(N), args, 3);
+    ASSERT_OK(amp_array_view_synchronize(vk));
+    for (int i = 0; i < N; ++i) {
+        const float a = x[i];
+        const double d = dx[i];
+        const double *g = &k[i * K];
+        double w[K];
+        int e, q;
+        float fi;
+        double di;
+        w[0] = frexpf(a, &e);
+        w[1] = e;
+        w[2] = frexp(d, &e);
+        w[3] = e;
+        w[4] = modff(a, &fi) + 1000.0 * fi;
+        w[5] = modf(d, &di) + 1000.0 * di;
+        w[6] = ldexpf(a, i % 20 - 10);
+        w[7] = ldexp(d, i % 20 - 10);
+        w[24] = scalbnf(a, 3);
+        w[25] = a / 4.0f;
+        w[26] = scalbn(d, 3);
+        w[27] = d / 4.0;
+        w[8] = ilogbf(a) + 100 * ilogb(d);
+        w[9] = remquof(a, 0.375f, &q);
+        w[10] = q & 7;
+        w[11] = remquo(d, 0.375, &q);
+        w[12] = q & 7;
+        w[13] = fmaf(a, a, -1.0f);
+        w[14] = fma(d, d, -1.0);
+        const float z = a - a, inf = 1.0f / z, sub = a * 1e-40f, nan = NAN;
+        w[19] = fpclassify(a) + 8 * fpclassify(inf) + 64 * fpclassify(sub) + 512 * fpclassify(nan) +
+                4096 * fpclassify(z) + 32768 * FP_NAN;
+        w[20] = (isfinite(a) != 0) + 2 * (isinf(inf) != 0) + 4 + 8 * (isnormal(sub) != 0) + 16 * (signbit(a) != 0) +
+                32 * (signbit(-a) != 0) + 64 * (signbit(d) != 0) + 128 + 256 + 512 * (isfinite(d) != 0) +
+                1024 * (isnormal(d) != 0);
+        w[21] = (isfinite(a) != 0) + 2 + 4 + 8 * (signbit(a) != 0) + 16 * (signbit(-a) != 0);
+        for (int j = 0; j < K; ++j) {
+            if (j >= 15 && j <= 18) continue; /* sincos: below */
+            if (j == 22 || j == 23) continue;
+            cr_assert_eq(g[j], w[j], "pm_exact value %d of item %d (a=%.9g d=%.17g): got %.17g want %.17g", j, i,
+                         (double)a, d, g[j], w[j]);
+        }
+        double es = ulp_error(g[15], sinl((ld)a), 0), ec = ulp_error(g[16], cosl((ld)a), 0);
+        double eds = ulp_error(g[17], sinl((ld)d), 1), edc = ulp_error(g[18], cosl((ld)d), 1);
+        cr_assert(es <= 3 && ec <= 3 && eds <= 3 && edc <= 3,
+                  "sincos of %.9g / %.17g: errors %.3g %.3g (float), %.3g %.3g (double) ulp", (double)a, d, es, ec,
+                  eds, edc);
+        cr_assert_eq(g[22], 0.0, "fast_math sincosf and sincos disagree for %.9g", (double)a);
+        double fw = frexpf(a, &e) + ldexpf(a, 2) + modff(a, &fi) + frexpf(a, &q) + ldexpf(a, 1) + modff(a, &fi);
+        cr_assert(fabs(g[23] - fw) <= 1e-5 * fabs(fw) + 1e-6, "fast_math frexp/ldexp/modf of %.9g: got %.9g want %.9g",
+                  (double)a, g[23], fw);
+    }
+    ASSERT_OK(amp_array_view_destroy(vx));
+    ASSERT_OK(amp_array_view_destroy(vd));
+    ASSERT_OK(amp_array_view_destroy(vk));
+    ASSERT_OK(amp_program_destroy(p));
+    free(x), free(dx), free(k);
+}
+
+/* ------------------------------------------------------ every name, once */
+
+/* One tiled kernel (one tile of one work-item) evaluates one expression per
+ * entry below into out[k]; the host checks each against its reference. The
+ * kernel is generated from this table, so the table is the one list, and the
+ * test also checks that every name docs/device-language.md lists appears in
+ * the generated source. */
+typedef enum { K_EXACT, K_FLOAT, K_DOUBLE, K_FAST, K_NAN } name_tol;
+typedef struct {
+    char *expr;
+    double ref;
+    name_tol tol;
+} name_case;
+typedef struct {
+    name_case c[1400];
+    size_t n;
+    /* Memory the atomics work on, with its initial contents. */
+    int32_t im[64];
+    uint32_t um[64];
+    uint64_t lm[64];
+    float fm[64];
+    double dm[64];
+    int ni, nu, nl, nf, nd;
+} names;
+
+static void add(names *t, name_tol tol, double ref, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void add(names *t, name_tol tol, double ref, const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    cr_assert_lt(t->n, sizeof t->c / sizeof t->c[0], "name table full");
+    t->c[t->n].expr = strdup(buf);
+    t->c[t->n].ref = ref;
+    t->c[t->n].tol = tol;
+    t->n++;
+}
+/* A fresh slot of each memory kind, initialised to a value the host knows. */
+static int slot_i(names *t) { t->im[t->ni] = 100 + 3 * t->ni; return t->ni++; }
+static int slot_u(names *t) { t->um[t->nu] = 200u + 5u * (uint32_t)t->nu; return t->nu++; }
+static int slot_l(names *t) { t->lm[t->nl] = 0x100000000ull + 7u * (uint64_t)t->nl; return t->nl++; }
+static int slot_f(names *t) { t->fm[t->nf] = 0.5f + (float)t->nf; return t->nf++; }
+static int slot_d(names *t) { t->dm[t->nd] = 0.25 + t->nd; return t->nd++; }
+
+/* Kernel inputs (fin, din, iin), the same values here. */
+static const float A = 0.375f, B = 1.625f, C = -2.25f;
+static const int32_t NN = -37, MM = 12;
+static const uint32_t UU = 0x80001234u;
+static const int64_t LL = -123456789012LL;
+static const uint64_t ULL = 0x8000000012345678ULL;
+
+static double bits_f(float x) { uint32_t u; memcpy(&u, &x, 4); return (double)u; }
+static double bits_d(double x) { int64_t u; memcpy(&u, &x, 8); return (double)u; }
+
+static void build_names(names *t)
+{
+    const double a = A, b = B, c = C;
+    int s;
+    /* Kernel structure. */
+    add(t, K_EXACT, 12, "(double)amp::extent<2>(3, 4).size()");
+    add(t, K_EXACT, 2, "(double)amp::index<2>(1, 2)[1]");
+    add(t, K_EXACT, 0, "(double)(t.global[0] + t.local[0] + t.tile[0] + t.tile_origin[0])");
+    add(t, K_EXACT, 1, "(t.barrier.wait(), amp::tile_barrier().wait_with_all_memory_fence(), 1.0)");
+    add(t, K_EXACT, 1, "(amp::all_memory_fence(t.barrier), amp::global_memory_fence(t.barrier), "
+                       "amp::tile_static_memory_fence(t.barrier), 1.0)");
+    add(t, K_EXACT, 6, "(double)arr[I(1)]");
+    add(t, K_EXACT, 0, "(double)amp::guarded_read(iin, I(1000))");
+    add(t, K_EXACT, 1, "(amp::guarded_write(im, I(-1), 5), 1.0)");
+    add(t, K_EXACT, 2 * b, "(double)(ts[1] = 2 * b, ts[1])");
+    add(t, K_EXACT, 3 * a, "(double)(sh[2] = 3 * a, sh[2])");
+    add(t, K_EXACT, 2 * b + 1, "(double)(dev_twice(b) + hd_once(1.0f))");
+    /* Thread geometry and synchronisation. */
+    add(t, K_EXACT, 0, "(double)(threadIdx.x + threadIdx.y + threadIdx.z + blockIdx.x + blockIdx.y + blockIdx.z)");
+    add(t, K_EXACT, 2, "(double)(blockDim.x * blockDim.y * blockDim.z + gridDim.x * gridDim.y * gridDim.z)");
+    add(t, K_EXACT, 3 + 1, "(double)(dim3(2, 3, 4).y + dim3().z)");
+    add(t, K_EXACT, 0, "(double)geom_sum(threadIdx, blockIdx)");
+    add(t, K_EXACT, 1, "(__syncthreads(), __threadfence_block(), __threadfence(), __threadfence_system(), 1.0)");
+
+    /* HIP atomics: each returns the slot's initial value. */
+#define ATOM(fn, kind, arg)                                                                       \
+    do {                                                                                         \
+        int k_ = slot_##kind(t);                                                                 \
+        add(t, K_EXACT, (double)t->kind##m[k_], "(double)" #fn "(&" #kind "m[I(%d)], " arg ")", k_); \
+    } while (0)
+    ATOM(atomicAdd, i, "5");
+    ATOM(atomicAdd, u, "5u");
+    ATOM(atomicAdd, l, "5ull");
+    ATOM(atomicAdd, f, "0.5f");
+    ATOM(atomicAdd, d, "0.5");
+    ATOM(atomicSub, i, "5");
+    ATOM(atomicSub, u, "5u");
+    ATOM(atomicExch, i, "5");
+    ATOM(atomicExch, u, "5u");
+    ATOM(atomicExch, l, "5ull");
+    ATOM(atomicExch, f, "0.5f");
+    ATOM(atomicMin, i, "5");
+    ATOM(atomicMin, u, "5u");
+    ATOM(atomicMin, l, "5ull");
+    ATOM(atomicMax, i, "5");
+    ATOM(atomicMax, u, "5u");
+    ATOM(atomicMax, l, "5ull");
+    ATOM(atomicAnd, i, "5");
+    ATOM(atomicAnd, u, "5u");
+    ATOM(atomicAnd, l, "5ull");
+    ATOM(atomicOr, i, "5");
+    ATOM(atomicOr, u, "5u");
+    ATOM(atomicOr, l, "5ull");
+    ATOM(atomicXor, i, "5");
+    ATOM(atomicXor, u, "5u");
+    ATOM(atomicXor, l, "5ull");
+    ATOM(atomicInc, u, "1000u");
+    ATOM(atomicDec, u, "1000u");
+    {
+        int k = slot_i(t);
+        add(t, K_EXACT, t->im[k], "(double)atomicCAS(&im[I(%d)], %d, 1)", k, (int)t->im[k]);
+        k = slot_u(t);
+        add(t, K_EXACT, t->um[k], "(double)atomicCAS(&um[I(%d)], 0u, 1u)", k);
+        k = slot_l(t);
+        add(t, K_EXACT, (double)t->lm[k], "(double)atomicCAS(&lm[I(%d)], 0ull, 1ull)", k);
+    }
+    /* C++ AMP atomics. */
+#define AMP_ATOM(fn, kind, arg) ATOM(amp::fn, kind, arg)
+    AMP_ATOM(atomic_fetch_add, i, "5");
+    AMP_ATOM(atomic_fetch_add, u, "5u");
+    AMP_ATOM(atomic_fetch_sub, i, "5");
+    AMP_ATOM(atomic_fetch_sub, u, "5u");
+    AMP_ATOM(atomic_fetch_and, i, "5");
+    AMP_ATOM(atomic_fetch_and, u, "5u");
+    AMP_ATOM(atomic_fetch_or, i, "5");
+    AMP_ATOM(atomic_fetch_or, u, "5u");
+    AMP_ATOM(atomic_fetch_xor, i, "5");
+    AMP_ATOM(atomic_fetch_xor, u, "5u");
+    AMP_ATOM(atomic_fetch_max, i, "5");
+    AMP_ATOM(atomic_fetch_max, u, "5u");
+    AMP_ATOM(atomic_fetch_min, i, "5");
+    AMP_ATOM(atomic_fetch_min, u, "5u");
+    AMP_ATOM(atomic_exchange, i, "5");
+    AMP_ATOM(atomic_exchange, u, "5u");
+    AMP_ATOM(atomic_exchange, f, "0.5f");
+    {
+        int k = slot_i(t);
+        add(t, K_EXACT, t->im[k], "(double)amp::atomic_fetch_inc(&im[I(%d)])", k);
+        k = slot_i(t);
+        add(t, K_EXACT, t->im[k], "(double)amp::atomic_fetch_dec(&im[I(%d)])", k);
+        k = slot_u(t);
+        add(t, K_EXACT, t->um[k], "(double)amp::atomic_fetch_inc(&um[I(%d)])", k);
+        k = slot_u(t);
+        add(t, K_EXACT, t->um[k], "(double)amp::atomic_fetch_dec(&um[I(%d)])", k);
+        /* Success: 1000 + expected; failure: the value found. */
+        k = slot_i(t);
+        add(t, K_EXACT, 1000 + t->im[k], "(double)cas_probe(&im[I(%d)], %d, 7)", k, (int)t->im[k]);
+        k = slot_i(t);
+        add(t, K_EXACT, t->im[k], "(double)cas_probe(&im[I(%d)], -1, 7)", k);
+        k = slot_u(t);
+        add(t, K_EXACT, 1000.0 + t->um[k], "(double)cas_probe(&um[I(%d)], %uu, 7u)", k, t->um[k]);
+        k = slot_u(t);
+        add(t, K_EXACT, t->um[k], "(double)cas_probe(&um[I(%d)], 1u, 7u)", k);
+    }
+
+    /* HIP math: the C99 functions, float and double. */
+#define M1(fn, v)                                                                                 \
+    add(t, K_FLOAT, fn(v), #fn "f(" #v ")");                                                     \
+    add(t, K_DOUBLE, fn(v), #fn "(d" #v ")");
+#define M2(fn, v, w)                                                                              \
+    add(t, K_FLOAT, fn(v, w), #fn "f(" #v ", " #w ")");                                          \
+    add(t, K_DOUBLE, fn(v, w), #fn "(d" #v ", d" #w ")");
+    M1(acos, a) M1(acosh, b) M1(asin, a) M1(asinh, c) M1(atan, c) M1(atanh, a) M1(cbrt, c) M1(ceil, c)
+    M1(cos, b) M1(cosh, c) M1(erf, a) M1(erfc, b) M1(exp, c) M1(exp2, b) M1(exp10, a) M1(expm1, a)
+    M1(fabs, c) M1(floor, c) M1(log, b) M1(log10, b) M1(log1p, a) M1(log2, b) M1(logb, b)
+    M1(nearbyint, c) M1(rint, c) M1(round, c) M1(sin, b) M1(sinh, c) M1(sqrt, b) M1(tan, a) M1(tanh, c)
+    M1(tgamma, b) M1(trunc, c)
+    M2(atan2, a, c) M2(copysign, b, c) M2(fdim, b, a) M2(fmax, a, c) M2(fmin, a, c) M2(fmod, c, a)
+    M2(hypot, a, b) M2(pow, b, c) M2(remainder, c, a)
+    add(t, K_FLOAT, lgamma_r(b, &s), "lgammaf(b)");
+    add(t, K_DOUBLE, lgamma_r(b, &s), "lgamma(db)");
+    add(t, K_EXACT, nextafterf(A, B), "nextafterf(a, b)");
+    add(t, K_EXACT, nextafter(a, b), "nextafter(da, db)");
+    add(t, K_EXACT, fmaf(A, B, C), "fmaf(a, b, c)");
+    add(t, K_EXACT, fma(a, b, c), "fma(da, db, dc)");
+    add(t, K_EXACT, ilogb(b) + 10 * ilogb(c), "(double)(ilogbf(b) + 10 * ilogb(dc))");
+    add(t, K_EXACT, -2 - 2 - 2 - 2 - 2 - 2 - 2 - 2,
+        "(double)(lrintf(c) + lrint(dc) + llrintf(c) + llrint(dc) + lroundf(c) + lround(dc) + llroundf(c) + llround(dc))");
+    add(t, K_EXACT, 3 * 3, "(double)(ldexpf(b, 3) + ldexp(db, 3) + scalbnf(b, 3) + scalbn(db, 3) + "
+                           "scalblnf(b, 3L) + scalbln(db, 3L)) / 1.625 / 8.0 * 1.5");
+    /* Functions with out-parameters: the comma operator sequences each call
+     * before its outputs are read. */
+    {
+        int x1, x2;
+        float g1;
+        double h1, r1 = frexpf(B, &x1), r2 = frexp(c, &x2);
+        add(t, K_EXACT, r1 + r2 + x1 + 10 * x2, "(r1 = frexpf(b, &e1), r2 = frexp(dc, &e2), r1 + r2 + e1 + 10 * e2)");
+        r1 = modff(C, &g1), r2 = modf(c, &h1);
+        add(t, K_EXACT, r1 + r2 + 10 * g1 + 100 * h1, "(r1 = modff(c, &f1), r2 = modf(dc, &d1), r1 + r2 + 10 * f1 + 100 * d1)");
+        r1 = remquof(C, A, &x1), r2 = remquo(c, a, &x2);
+        add(t, K_EXACT, r1 + r2 + 10 * (x1 & 7) + 100 * (x2 & 7),
+            "(r1 = remquof(c, a, &q1), r2 = remquo(dc, da, &q2), r1 + r2 + 10 * (q1 & 7) + 100 * (q2 & 7))");
+    }
+    add(t, K_FLOAT, sin(a) + cos(a), "(sincosf(a, &f1, &f2), (double)(f1 + f2))");
+    add(t, K_DOUBLE, sin(a) + cos(a), "(sincos(da, &d1, &d2), d1 + d2)");
+    add(t, K_NAN, NAN, "(double)nanf(\"\")");
+    add(t, K_NAN, NAN, "nan(\"\")");
+    add(t, K_EXACT, 1 + 2 * 0 + 4 + 8 * 1,
+        "(double)((isfinite(a) ? 1 : 0) + 2 * (isinf(db) ? 1 : 0) + 4 * (isnan(nanf(\"\")) ? 1 : 0) + 8 * (signbit(dc) ? 1 : 0))");
+    add(t, K_EXACT, 37 + 37 + 123456789012.0, "(double)(abs(n) + labs((long)n) + llabs(ll))");
+    add(t, K_EXACT, -37 + 120 + c + a, "(double)min(n, m) + 10.0 * max(1u, 12u) + (double)min(a, c) + max(da, dc)");
+    add(t, K_EXACT, 1 + 2, "(double)((min(ll, 0ll) == ll ? 1 : 0) + (max(ull, 1ull) == ull ? 2 : 0))");
+    add(t, K_FLOAT, a / b, "(double)fdividef(a, b)");
+    /* CUDA/HIP extras. */
+    add(t, K_FLOAT, 1 / sqrt(b), "(double)rsqrtf(b)");
+    add(t, K_DOUBLE, 1 / sqrt(b), "rsqrt(db)");
+    add(t, K_FLOAT, 1 / cbrt(b), "(double)rcbrtf(b)");
+    add(t, K_DOUBLE, 1 / cbrt(b), "rcbrt(db)");
+    add(t, K_FLOAT, (double)ref_sinpi(a), "(double)sinpif(a)");
+    add(t, K_DOUBLE, (double)ref_sinpi(a), "sinpi(da)");
+    add(t, K_FLOAT, (double)ref_cospi(a), "(double)cospif(a)");
+    add(t, K_DOUBLE, (double)ref_cospi(a), "cospi(da)");
+    add(t, K_FLOAT, (double)ref_erfinv(a), "(double)erfinvf(a)");
+    add(t, K_DOUBLE, (double)ref_erfinv(a), "erfinv(da)");
+    add(t, K_FLOAT, (double)ref_erfcinv(a), "(double)erfcinvf(a)");
+    add(t, K_DOUBLE, (double)ref_erfcinv(a), "erfcinv(da)");
+    add(t, K_FLOAT, (double)ref_phi(c), "(double)normcdff(c)");
+    add(t, K_DOUBLE, (double)ref_phi(c), "normcdf(dc)");
+    add(t, K_FLOAT, (double)ref_probit(a), "(double)normcdfinvf(a)");
+    add(t, K_DOUBLE, (double)ref_probit(a), "normcdfinv(da)");
+    /* Intrinsics. */
+    add(t, K_FAST, exp(a), "(double)__expf(a)");
+    add(t, K_FAST, pow(10, a), "(double)__exp10f(a)");
+    add(t, K_FAST, log(b), "(double)__logf(b)");
+    add(t, K_FAST, log2(b), "(double)__log2f(b)");
+    add(t, K_FAST, log10(b), "(double)__log10f(b)");
+    add(t, K_FAST, sin(a), "(double)__sinf(a)");
+    add(t, K_FAST, cos(a), "(double)__cosf(a)");
+    add(t, K_FAST, tan(a), "(double)__tanf(a)");
+    add(t, K_FAST, sin(a) - cos(a), "(__sincosf(a, &f1, &f2), (double)(f1 - f2))");
+    add(t, K_FAST, pow(b, a), "(double)__powf(b, a)");
+    add(t, K_FAST, a / b, "(double)__fdividef(a, b)");
+    add(t, K_EXACT, 1, "(double)__saturatef(b)");
+    add(t, K_EXACT, fmaf(A, B, C), "(double)__fmaf_rn(a, b, c)");
+    add(t, K_EXACT, fma(a, b, c), "__fma_rn(da, db, dc)");
+    add(t, K_EXACT, sqrtf(B), "(double)__fsqrt_rn(b)");
+    add(t, K_EXACT, 1.0f / B, "(double)__frcp_rn(b)");
+    add(t, K_EXACT, (float)(A + B), "(double)__fadd_rn(a, b)");
+    add(t, K_EXACT, (float)(A * B), "(double)__fmul_rn(a, b)");
+    add(t, K_EXACT, A / B, "(double)__fdiv_rn(a, b)");
+    add(t, K_EXACT, 1.0, "(double)__int_as_float(0x3f800000)");
+    add(t, K_EXACT, bits_f(A), "(double)(unsigned)__float_as_int(a)");
+    add(t, K_EXACT, -2.0, "(double)__uint_as_float(0xc0000000u)");
+    add(t, K_EXACT, bits_f(B), "(double)__float_as_uint(b)");
+    add(t, K_EXACT, 2.0, "__longlong_as_double(0x4000000000000000ll)");
+    add(t, K_EXACT, bits_d(a), "(double)__double_as_longlong(da)");
+    add(t, K_EXACT, __builtin_popcount(UU), "(double)__popc(u)");
+    add(t, K_EXACT, __builtin_popcountll(ULL), "(double)__popcll(ull)");
+    add(t, K_EXACT, 0 + 32 + 10 * 0 + 100 * 64, "(double)(__clz(n) + __clz(0) + 10 * __clzll(ll) + 100 * __clzll(0ll))");
+    add(t, K_EXACT, __builtin_ffs(MM) + 100 * __builtin_ffsll(LL), "(double)(__ffs(m) + 100 * __ffsll(ll))");
+    add(t, K_EXACT, ref_reverse(UU), "(double)__brev(u)");
+    add(t, K_EXACT, NN * MM, "(double)__mul24(n, m)");
+    add(t, K_EXACT, (UU & 0xffffffu) * 5u, "(double)__umul24(u, 5u)");
+    add(t, K_EXACT, (double)(int32_t)(((int64_t)NN * 0x7fffffff) >> 32), "(double)__mulhi(n, 0x7fffffff)");
+    add(t, K_EXACT, (double)(uint32_t)(((uint64_t)UU * UU) >> 32), "(double)__umulhi(u, u)");
+
+    /* Every vendor vector type and its make_ function: components 1..N,
+     * then sizeof and alignof (HIP's layout). */
+    {
+        static const char *tn[12] = {"char", "uchar", "short", "ushort", "int", "uint",
+                                     "long", "ulong", "longlong", "ulonglong", "float", "double"};
+        static const int es[12] = {1, 1, 2, 2, 4, 4, 8, 8, 8, 8, 4, 8};
+        for (int k = 0; k < 12; ++k)
+            for (int n = 1; n <= 4; ++n) {
+                static const char *args[5] = {"", "1", "1, 2", "1, 2, 3", "1, 2, 3, 4"};
+                double ref = n * (n + 1) / 2 + 1000.0 * n * es[k] + 100000.0 * (n == 3 ? es[k] : n * es[k]);
+                add(t, K_EXACT, ref, "vsum(make_%s%d(%s)) + 1000.0 * sizeof(%s%d) + 100000.0 * alignof(%s%d)",
+                    tn[k], n, args[n], tn[k], n, tn[k], n);
+            }
+    }
+    /* C++ AMP's vector names and traits. */
+    add(t, K_EXACT, 3, "vsum(amp::int_2(1, 2))");
+    add(t, K_EXACT, 6, "vsum(amp::int_3(1, 2, 3))");
+    add(t, K_EXACT, 10, "vsum(amp::int_4(1, 2, 3, 4))");
+    add(t, K_EXACT, 3, "vsum(amp::uint_2(1u, 2u))");
+    add(t, K_EXACT, 6, "vsum(amp::uint_3(1u, 2u, 3u))");
+    add(t, K_EXACT, 10, "vsum(amp::uint_4(1u, 2u, 3u, 4u))");
+    add(t, K_EXACT, 3, "vsum(amp::float_2(1, 2))");
+    add(t, K_EXACT, 6, "vsum(amp::float_3(1, 2, 3))");
+    add(t, K_EXACT, 10, "vsum(amp::float_4(1, 2, 3, 4))");
+    add(t, K_EXACT, 3, "vsum(amp::double_2(1, 2))");
+    add(t, K_EXACT, 6, "vsum(amp::double_3(1, 2, 3))");
+    add(t, K_EXACT, 10, "vsum(amp::double_4(1, 2, 3, 4))");
+    add(t, K_EXACT, 8, "vsum(amp::graphics::float_4(2.0f))");
+    add(t, K_EXACT, 7, "(double)(amp::uint)7");
+    add(t, K_EXACT, 12 + 3, "vsum(amp::short_vector<float, 3>::type(4)) + amp::short_vector_traits<amp::vec<int, 3>>::size");
+    add(t, K_EXACT, 4311, "(double)(amp::float_4(1, 2, 3, 4).get_wzyx().get_x() * 1000 + "
+                          "amp::float_4(1, 2, 3, 4).get_zy().x * 100 + amp::int_3(1, 2, 3).get_yxz().y * 10 + "
+                          "amp::double_2(1.0, 2.0).get_r())");
+
+    /* precise_math: the f form, the float overload and the double overload. */
+#define PM1(fn, ref, v)                                                                            \
+    add(t, K_FLOAT, (double)(ref), "(double)amp::precise_math::" #fn "f(" #v ")");                 \
+    add(t, K_FLOAT, (double)(ref), "(double)amp::precise_math::" #fn "(" #v ")");                  \
+    add(t, K_DOUBLE, (double)(ref), "amp::precise_math::" #fn "(d" #v ")");
+#define PM2(fn, ref, v, w)                                                                         \
+    add(t, K_FLOAT, (double)(ref), "(double)amp::precise_math::" #fn "f(" #v ", " #w ")");         \
+    add(t, K_FLOAT, (double)(ref), "(double)amp::precise_math::" #fn "(" #v ", " #w ")");          \
+    add(t, K_DOUBLE, (double)(ref), "amp::precise_math::" #fn "(d" #v ", d" #w ")");
+    PM1(acos, acos(a), a) PM1(acosh, acosh(b), b) PM1(asin, asin(a), a) PM1(asinh, asinh(c), c)
+    PM1(atan, atan(c), c) PM1(atanh, atanh(a), a) PM1(cbrt, cbrt(c), c) PM1(ceil, ceil(c), c)
+    PM1(cos, cos(b), b) PM1(cosh, cosh(c), c) PM1(cospi, ref_cospi(a), a) PM1(erf, erf(a), a)
+    PM1(erfc, erfc(b), b) PM1(erfcinv, ref_erfcinv(a), a) PM1(erfinv, ref_erfinv(a), a) PM1(exp, exp(c), c)
+    PM1(exp10, pow(10, a), a) PM1(exp2, exp2(b), b) PM1(expm1, expm1(a), a) PM1(fabs, fabs(c), c)
+    PM1(floor, floor(c), c) PM1(lgamma, lgamma_r(b, &s), b) PM1(log, log(b), b) PM1(log10, log10(b), b)
+    PM1(log1p, log1p(a), a) PM1(log2, log2(b), b) PM1(logb, logb(b), b) PM1(nearbyint, nearbyint(c), c)
+    PM1(phi, ref_phi(c), c) PM1(probit, ref_probit(a), a) PM1(rcbrt, 1 / cbrt(b), b) PM1(round, round(c), c)
+    PM1(rsqrt, 1 / sqrt(b), b) PM1(sin, sin(b), b) PM1(sinh, sinh(c), c) PM1(sinpi, ref_sinpi(a), a)
+    PM1(sqrt, sqrt(b), b) PM1(tan, tan(a), a) PM1(tanh, tanh(c), c) PM1(tanpi, ref_tanpi(a), a)
+    PM1(tgamma, tgamma(b), b) PM1(trunc, trunc(c), c)
+    PM2(atan2, atan2(a, c), a, c) PM2(copysign, copysign(b, c), b, c) PM2(fdim, fdim(b, a), b, a)
+    PM2(fmax, fmax(a, c), a, c) PM2(fmin, fmin(a, c), a, c) PM2(fmod, fmod(c, a), c, a)
+    PM2(hypot, hypot(a, b), a, b) PM2(pow, pow(b, c), b, c) PM2(remainder, remainder(c, a), c, a)
+    add(t, K_EXACT, nextafterf(A, B) + nextafterf(A, B) + nextafter(a, b),
+        "(double)amp::precise_math::nextafterf(a, b) + amp::precise_math::nextafter(a, b) + "
+        "amp::precise_math::nextafter(da, db)");
+    add(t, K_EXACT, 3.0 * fmaf(A, B, C),
+        "(double)amp::precise_math::fmaf(a, b, c) + amp::precise_math::fma(a, b, c) + amp::precise_math::fma(da, db, dc)");
+    {
+        int x1, x2, x3;
+        float g1, g2;
+        double h1, r1 = frexpf(B, &x1), r2 = frexpf(B, &x2), r3 = frexp(c, &x3);
+        add(t, K_EXACT, r1 + r2 + r3 + x1 + 10 * x2 + 100 * x3,
+            "(r1 = amp::precise_math::frexpf(b, &e1), r2 = amp::precise_math::frexp(b, &e2), "
+            "r3 = amp::precise_math::frexp(dc, &q1), r1 + r2 + r3 + e1 + 10 * e2 + 100 * q1)");
+        r1 = modff(C, &g1), r2 = modff(C, &g2), r3 = modf(c, &h1);
+        add(t, K_EXACT, r1 + r2 + r3 + g1 + 10 * g2 + 100 * h1,
+            "(r1 = amp::precise_math::modff(c, &f1), r2 = amp::precise_math::modf(c, &f2), "
+            "r3 = amp::precise_math::modf(dc, &d1), r1 + r2 + r3 + f1 + 10 * f2 + 100 * d1)");
+        r1 = remquof(C, A, &x1), r2 = remquof(C, A, &x2), r3 = remquo(c, a, &x3);
+        add(t, K_EXACT, r1 + r2 + r3 + (x1 & 7) + 10 * (x2 & 7) + 100 * (x3 & 7),
+            "(r1 = amp::precise_math::remquof(c, a, &q1), r2 = amp::precise_math::remquo(c, a, &q2), "
+            "r3 = amp::precise_math::remquo(dc, da, &e1), r1 + r2 + r3 + (q1 & 7) + 10 * (q2 & 7) + 100 * (e1 & 7))");
+    }
+    add(t, K_EXACT, ilogbf(B) + 10 * ilogbf(C) + 100 * ilogb(c),
+        "(double)(amp::precise_math::ilogbf(b) + 10 * amp::precise_math::ilogb(c) + 100 * amp::precise_math::ilogb(dc))");
+    add(t, K_EXACT, 3 * 13.0 + 3 * 13.0 + 2 * 0.40625,
+        "(double)(amp::precise_math::ldexpf(b, 3) + amp::precise_math::ldexp(b, 3) + amp::precise_math::ldexp(db, 3) + "
+        "amp::precise_math::scalbnf(b, 3) + amp::precise_math::scalbn(b, 3) + amp::precise_math::scalbn(db, 3) + "
+        "amp::precise_math::scalbf(b, -2.0f) + amp::precise_math::scalb(b, -2.0f)) + "
+        "amp::precise_math::scalb(db, -2.0) - 0.40625");
+    add(t, K_NAN, NAN, "(double)amp::precise_math::scalb(db, 0.5)");
+    add(t, K_FLOAT, 3 * (sin(a) + cos(a)),
+        "(amp::precise_math::sincosf(a, &f1, &f2), r1 = f1 + f2, amp::precise_math::sincos(a, &f1, &f2), "
+        "r2 = f1 + f2, amp::precise_math::sincos(da, &d1, &d2), r1 + r2 + d1 + d2)");
+    add(t, K_NAN, NAN, "(double)amp::precise_math::nanf(0) + amp::precise_math::nan(3)");
+    add(t, K_EXACT, FP_NORMAL + 8 * FP_ZERO + 64 * FP_NAN + 512 * FP_INFINITE,
+        "(double)(amp::precise_math::fpclassify(a) + 8 * amp::precise_math::fpclassify(0.0) + "
+        "64 * amp::precise_math::fpclassify(amp::precise_math::nan(0)) + 512 * amp::precise_math::fpclassify(1.0f / (a - a)))");
+    add(t, K_EXACT, 1 + 2 + 4 + 8 + 16 + 32 + 64 + 128 + 256,
+        "(double)(amp::precise_math::isfinite(a) + 2 * amp::precise_math::isfinite(db) + "
+        "4 * amp::precise_math::isinf(1.0f / (a - a)) + 8 * amp::precise_math::isinf(1.0 / (da - da)) + "
+        "16 * amp::precise_math::isnan(amp::precise_math::nanf(0)) + 32 * amp::precise_math::isnan(amp::precise_math::nan(0)) + "
+        "64 * amp::precise_math::isnormal(c) + 128 * amp::precise_math::signbit(dc) + "
+        "256 * amp::precise_math::signbitf(c) + 512 * amp::precise_math::signbit(a))");
+
+    /* fast_math: both spellings. */
+#define FM1(fn, ref, v)                                                                            \
+    add(t, K_FAST, (double)(ref), "(double)amp::fast_math::" #fn "f(" #v ")");                     \
+    add(t, K_FAST, (double)(ref), "(double)amp::fast_math::" #fn "(" #v ")");
+#define FM2(fn, ref, v, w)                                                                         \
+    add(t, K_FAST, (double)(ref), "(double)amp::fast_math::" #fn "f(" #v ", " #w ")");             \
+    add(t, K_FAST, (double)(ref), "(double)amp::fast_math::" #fn "(" #v ", " #w ")");
+    FM1(acos, acos(a), a) FM1(asin, asin(a), a) FM1(atan, atan(c), c) FM1(ceil, ceil(c), c) FM1(cos, cos(a), a)
+    FM1(cosh, cosh(c), c) FM1(exp, exp(c), c) FM1(exp2, exp2(b), b) FM1(fabs, fabs(c), c) FM1(floor, floor(c), c)
+    FM1(log, log(b), b) FM1(log10, log10(b), b) FM1(log2, log2(b), b) FM1(round, round(c), c)
+    FM1(rsqrt, 1 / sqrt(b), b) FM1(sin, sin(a), a) FM1(sinh, sinh(c), c) FM1(sqrt, sqrt(b), b) FM1(tan, tan(a), a)
+    FM1(tanh, tanh(c), c) FM1(trunc, trunc(c), c)
+    FM2(atan2, atan2(a, c), a, c) FM2(fmax, fmax(a, c), a, c) FM2(fmin, fmin(a, c), a, c) FM2(fmod, fmod(c, a), c, a)
+    FM2(pow, pow(b, c), b, c)
+    add(t, K_FAST, 2 * (sin(a) + cos(a)),
+        "(amp::fast_math::sincosf(a, &f1, &f2), r1 = f1 + f2, amp::fast_math::sincos(a, &f1, &f2), r1 + f1 + f2)");
+    {
+        int x1, x2;
+        float g1, g2;
+        double r1 = frexpf(B, &x1), r2 = frexpf(C, &x2), r3 = modff(C, &g1), r4 = modff(B, &g2);
+        add(t, K_EXACT, r1 + r2 + r3 + r4 + x1 + 10 * x2 + 100 * g1 + 1000 * g2 + ldexpf(B, 3) + ldexpf(C, 2),
+            "(r1 = amp::fast_math::frexpf(b, &e1), r2 = amp::fast_math::frexp(c, &e2), "
+            "r3 = amp::fast_math::modff(c, &f1), r4 = amp::fast_math::modf(b, &f2), "
+            "r1 + r2 + r3 + r4 + e1 + 10 * e2 + 100 * f1 + 1000 * f2 + amp::fast_math::ldexpf(b, 3) + "
+            "amp::fast_math::ldexp(c, 2))");
+    }
+    add(t, K_EXACT, 1 + 2 + 4 + 8 + 0,
+        "(double)(amp::fast_math::isfinite(a) + 2 * amp::fast_math::isinf(1.0f / (a - a)) + "
+        "4 * amp::fast_math::isnan(amp::precise_math::nanf(0)) + 8 * amp::fast_math::signbit(c) + "
+        "16 * amp::fast_math::signbitf(a))");
+
+    /* direct3d. */
+    add(t, K_EXACT, 37, "(double)amp::direct3d::abs(n)");
+    add(t, K_EXACT, 0.25 + 12, "(double)amp::direct3d::clamp(b, -0.5f, 0.25f) + amp::direct3d::clamp(m, 0, 12)");
+    add(t, K_EXACT, __builtin_popcount(UU), "(double)amp::direct3d::countbits(u)");
+    add(t, K_EXACT, ref_firstbithigh(NN) + 100 * ref_firstbithigh(MM), "(double)(amp::direct3d::firstbithigh(n) + 100 * amp::direct3d::firstbithigh(m))");
+    add(t, K_EXACT, __builtin_ffs(MM) - 1, "(double)amp::direct3d::firstbitlow(m)");
+    add(t, K_EXACT, 12 - 37 * 10.0 + 0x80001234u + 12 * 10.0,
+        "(double)amp::direct3d::imax(n, m) + 10.0 * amp::direct3d::imin(n, m) + (double)amp::direct3d::umax(u, 12u) + "
+        "10.0 * amp::direct3d::umin(u, 12u)");
+    add(t, K_EXACT, (double)fmaf(A, B, C) + fma(a, b, c) + (double)(NN * MM + 5) + (double)(UU * 3u + 1u),
+        "(double)amp::direct3d::mad(a, b, c) + amp::direct3d::mad(da, db, dc) + (double)amp::direct3d::mad(n, m, 5) + "
+        "(double)amp::direct3d::mad(u, 3u, 1u)");
+    add(t, K_EXACT, (double)(B * 0.0174532925199432957692f), "(double)amp::direct3d::radians(b)");
+    add(t, K_EXACT, (double)(1.0f / B) + 1.0 / b, "(double)amp::direct3d::rcp(b) + amp::direct3d::rcp(db)");
+    add(t, K_EXACT, ref_reverse(UU), "(double)amp::direct3d::reversebits(u)");
+    add(t, K_EXACT, 1 + 0.375, "(double)(amp::direct3d::saturate(b) + amp::direct3d::saturate(a))");
+    add(t, K_EXACT, -1 + 10, "(double)(amp::direct3d::sign(n) + 10 * amp::direct3d::sign(m))");
+    {
+        float st = (A - 0.0f) / (1.0f - 0.0f);
+        add(t, K_EXACT, st * st * (3.0f - 2.0f * st), "(double)amp::direct3d::smoothstep(0.0f, 1.0f, a)");
+    }
+    add(t, K_EXACT, 1 + 10 * 0, "(double)(amp::direct3d::step(a, b) + 10 * amp::direct3d::step(b, a))");
+}
+
+static const char names_prefix[] =
+    "template <class V> __device__ double vsum(const V &v)\n"
+    "{\n"
+    "    double s = (double)v.x;\n"
+    "    if constexpr (sizeof(V) >= 2 * sizeof(v.x)) s += (double)v.y;\n"
+    "    if constexpr (sizeof(V) >= 3 * sizeof(v.x)) s += (double)v.z;\n"
+    "    if constexpr (sizeof(V) >= 4 * sizeof(v.x)) s += (double)v.w;\n"
+    "    return s;\n"
+    "}\n"
+    "__device__ float dev_twice(float x) { return 2 * x; }\n"
+    "__host__ __device__ __forceinline__ float hd_once(float x) { return x; }\n"
+    "__device__ unsigned geom_sum(uint3 g, uint3 b) { return g.x + g.y + g.z + b.x + b.y + b.z; }\n"
+    "template <class T> __device__ T cas_probe(T *p, T expect, T val)\n"
+    "{\n"
+    "    T e = expect;\n"
+    "    bool ok = amp::atomic_compare_exchange(p, &e, val);\n"
+    "    return ok ? T(1000 + e) : e;\n"
+    "}\n"
+    "AMP_KERNEL(all_names_simple, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = i[0] + 1; }\n"
+    "AMP_TILED_KERNEL(all_names, amp::tiled_index<1> t, amp::array_view<const float, 1> fin,\n"
+    "                 amp::array_view<const double, 1> din, amp::array_view<const int, 1> iin,\n"
+    "                 amp::array<int, 1> arr, amp::array_view<int, 1> im, amp::array_view<unsigned, 1> um,\n"
+    "                 amp::array_view<unsigned long long, 1> lm, amp::array_view<float, 1> fm,\n"
+    "                 amp::array_view<double, 1> dm, amp::array_view<double, 1> out)\n"
+    "{\n"
+    "    typedef amp::index<1> I;\n"
+    "    tile_static float ts[4];\n"
+    "    __shared__ float sh[4];\n"
+    "    const float a = fin[I(0)], b = fin[I(1)], c = fin[I(2)];\n"
+    "    const double da = din[I(0)], db = din[I(1)], dc = din[I(2)];\n"
+    "    const int n = iin[I(0)], m = iin[I(1)];\n"
+    "    const unsigned u = (unsigned)iin[I(2)];\n"
+    "    const long long ll = (long long)din[I(3)];\n"
+    "    const unsigned long long ull = (unsigned long long)(unsigned)iin[I(3)] << 32 | (unsigned)iin[I(4)];\n"
+    "    int e1 = 0, e2 = 0, q1 = 0, q2 = 0;\n"
+    "    float f1 = 0, f2 = 0;\n"
+    "    double d1 = 0, d2 = 0, r1 = 0, r2 = 0, r3 = 0, r4 = 0;\n";
+
+/* The generated source: prefix, one line per entry, closing brace. */
+static char *names_source(const names *t)
+{
+    size_t cap = sizeof names_prefix + 64;
+    for (size_t k = 0; k < t->n; ++k) cap += strlen(t->c[k].expr) + 48;
+    char *s = test_xmalloc(cap);
+    size_t len = (size_t)snprintf(s, cap, "%s", names_prefix);
+    for (size_t k = 0; k < t->n; ++k)
+        len += (size_t)snprintf(s + len, cap - len, "    out[I(%zu)] = %s;\n", k, t->c[k].expr);
+    snprintf(s + len, cap - len, "}\n");
+    return s;
+}
+
+static bool names_ok(double got, double ref, name_tol tol)
+{
+    switch (tol) {
+    case K_EXACT: return got == ref;
+    case K_NAN: return isnan(got);
+    case K_FLOAT: return fabs(got - ref) <= 2e-6 * fabs(ref) + 1e-37;
+    case K_DOUBLE: return fabs(got - ref) <= 1e-14 * fabs(ref) + 1e-300;
+    default: return fabs(got - ref) <= 1e-4 * fabs(ref) + 1e-5;
+    }
+}
+
+/* Whether name occurs in src as a whole name: not preceded by an
+ * identifier character or ':' (so `abs` is not found in `direct3d::abs`),
+ * not followed by an identifier character or ':'. */
+static bool has_name(const char *src, const char *name)
+{
+    size_t len = strlen(name);
+    for (const char *p = strstr(src, name); p; p = strstr(p + 1, name)) {
+        char before = p == src ? ' ' : p[-1], after = p[len];
+        bool ident_b = before == '_' || before == ':' || (before >= '0' && before <= '9') ||
+                       ((before | 32) >= 'a' && (before | 32) <= 'z');
+        bool ident_a = after == '_' || after == ':' || (after >= '0' && after <= '9') ||
+                       ((after | 32) >= 'a' && (after | 32) <= 'z');
+        if (!ident_b && !ident_a) return true;
+    }
+    return false;
+}
+
+ACCEL_TEST(device_lang, all_names_in_one_kernel)
+{
+    static names t;
+    memset(&t, 0, sizeof t);
+    build_names(&t);
+    char *src = names_source(&t);
+    amp_program *p = test_build(acc, src);
+
+    const float fin[3] = {A, B, C};
+    const double din[4] = {A, B, C, (double)LL};
+    const int32_t iin[5] = {NN, MM, (int32_t)UU, (int32_t)(uint32_t)(ULL >> 32), (int32_t)(uint32_t)ULL};
+    int32_t arr_init[3] = {5, 6, 7};
+    double *out = test_xmalloc(t.n * sizeof *out);
+    for (size_t k = 0; k < t.n; ++k) out[k] = -12345.678;
+    amp_array *arr;
+    ASSERT_OK(amp_array_create(NULL, sizeof(int32_t), amp_extent_1d(3), arr_init, &arr));
+    amp_array_view *v[10] = {
+        test_view((void *)fin, sizeof(float), amp_extent_1d(3), AMP_READ_ONLY),
+        test_view((void *)din, sizeof(double), amp_extent_1d(4), AMP_READ_ONLY),
+        test_view((void *)iin, sizeof(int32_t), amp_extent_1d(5), AMP_READ_ONLY),
+        test_view(t.im, sizeof(int32_t), amp_extent_1d(64), AMP_READ_WRITE),
+        test_view(t.um, sizeof(uint32_t), amp_extent_1d(64), AMP_READ_WRITE),
+        test_view(t.lm, sizeof(uint64_t), amp_extent_1d(64), AMP_READ_WRITE),
+        test_view(t.fm, sizeof(float), amp_extent_1d(64), AMP_READ_WRITE),
+        test_view(t.dm, sizeof(double), amp_extent_1d(64), AMP_READ_WRITE),
+        test_view(out, sizeof(double), amp_extent_1d((int)t.n), AMP_WRITE_ONLY),
+        NULL};
+    amp_arg args[] = {amp_arg_view(v[0]), amp_arg_view(v[1]), amp_arg_view(v[2]), amp_arg_array(arr),
+                      amp_arg_view(v[3]), amp_arg_view(v[4]), amp_arg_view(v[5]), amp_arg_view(v[6]),
+                      amp_arg_view(v[7]), amp_arg_view(v[8])};
+    amp_tiled_extent te;
+    ASSERT_OK(amp_extent_tile_1d(amp_extent_1d(1), 1, &te));
+    ASSERT_OK(amp_parallel_for_each_tiled(NULL, te, test_kernel(p, "all_names"), args, 10));
+    ASSERT_OK(amp_array_view_synchronize(v[8]));
+    /* It ran the table's entries on this accelerator. */
+    size_t bad = 0;
+    for (size_t k = 0; k < t.n; ++k)
+        if (!names_ok(out[k], t.c[k].ref, t.c[k].tol)) {
+            cr_log_error("entry %zu, %s: got %.17g want %.17g", k, t.c[k].expr, out[k], t.c[k].ref);
+            ++bad;
+        }
+    cr_assert_eq(bad, 0, "%zu of %zu entries of the all-names kernel are wrong (listed above)", bad, t.n);
+
+    int32_t simple[4] = {0, 0, 0, 0};
+    amp_array_view *vs = test_view(simple, sizeof(int32_t), amp_extent_1d(4), AMP_WRITE_ONLY);
+    amp_arg sargs[] = {amp_arg_view(vs)};
+    launch(test_kernel(p, "all_names_simple"), amp_extent_1d(4), sargs, 1);
+    ASSERT_OK(amp_array_view_destroy(vs));
+    for (int i = 0; i < 4; ++i) cr_assert_eq(simple[i], i + 1, "all_names_simple item %d", i);
+
+    for (int i = 0; v[i]; ++i) ASSERT_OK(amp_array_view_destroy(v[i]));
+    ASSERT_OK(amp_array_destroy(arr));
+    ASSERT_OK(amp_program_destroy(p));
+    for (size_t k = 0; k < t.n; ++k) free(t.c[k].expr);
+    free(out);
+    free(src);
+}
+
+/* Every name in the first column of docs/device-language.md's tables is used
+ * by the all-names kernel (a name without a test is not documented, and the
+ * list cannot drift from what is checked). */
+Test(device_lang, documented_names_are_all_tested)
+{
+    char path[1024];
+    const char *here = __FILE__, *slash = strrchr(here, '/');
+    cr_assert(slash != NULL, "__FILE__ is not a path: %s", here);
+    snprintf(path, sizeof path, "%.*s/../docs/device-language.md", (int)(slash - here), here);
+    FILE *f = fopen(path, "r");
+    cr_assert(f != NULL, "cannot open %s", path);
+    static names t;
+    memset(&t, 0, sizeof t);
+    build_names(&t);
+    char *src = names_source(&t);
+    char line[8192];
+    size_t checked = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "| `", 3) != 0) continue;
+        char *end = strstr(line + 1, " |");
+        if (!end) continue;
+        *end = '\0';
+        for (char *p = strchr(line, '`'); p; p = strchr(p + 1, '`')) {
+            char *q = strchr(p + 1, '`');
+            if (!q) break;
+            *q = '\0';
+            const char *name = p + 1;
+            bool plain = name[0] != '\0';
+            for (const char *c = name; *c; ++c)
+                if (!(*c == '_' || *c == ':' || (*c >= '0' && *c <= '9') || ((*c | 32) >= 'a' && (*c | 32) <= 'z')))
+                    plain = false;
+            if (plain) {
+                cr_expect(has_name(src, name), "docs/device-language.md lists %s, which the all-names kernel does not use",
+                          name);
+                ++checked;
+            }
+            p = q;
+        }
+    }
+    fclose(f);
+    cr_assert_gt(checked, 400, "only %zu names found in %s: its tables changed shape?", checked, path);
+    /* HIPAMP_TEST_DUMP_NAMES=file writes the generated kernel, to compile it
+     * for a GPU target with no GPU present (tools/check-device-compile.sh). */
+    const char *dump = getenv("HIPAMP_TEST_DUMP_NAMES");
+    if (dump) {
+        FILE *o = fopen(dump, "w");
+        cr_assert(o != NULL, "cannot write %s", dump);
+        fputs(src, o);
+        fclose(o);
+    }
+    for (size_t k = 0; k < t.n; ++k) free(t.c[k].expr);
+    free(src);
+}
+
+/* using namespace amp::precise_math / fast_math / direct3d, then unqualified
+ * calls: the kernel builds (no ambiguity with the global functions) and
+ * computes the same functions. */
+ACCEL_TEST(device_lang, using_the_math_namespaces)
+{
+    amp_program *p = build(acc);
+    enum { N = 64 };
+    float x[N];
+    double o[N * 3];
+    test_fill_random(x, N, 99u);
+    for (int i = 0; i < N * 3; ++i) o[i] = -12345.0;
+    amp_array_view *vx = test_view(x, sizeof(float), amp_extent_1d(N), AMP_READ_ONLY);
+    amp_array_view *vo = test_view(o, sizeof(double), amp_extent_2d(N, 3), AMP_WRITE_ONLY);
+    amp_arg args[] = {amp_arg_view(vx), amp_arg_view(vo)};
+    launch(test_kernel(p, "using_namespaces"), amp_extent_1d(N), args, 2);
+    ASSERT_OK(amp_array_view_synchronize(vo));
+    for (int i = 0; i < N; ++i) {
+        double a = x[i];
+        double w0 = sin(a) + cos(a) + (double)ref_phi(a) + (double)ref_tanpi(a) + (double)ref_erfinv(0.5 * a) + fabs(a) +
+                    fabs(a);
+        double w1 = sin(a) + exp(a) + 1 / sqrt(1 + a * a) + pow(2.0, a);
+        /* int + float is float arithmetic in the kernel: the same here. */
+        float s = (float)abs(i - 3) + fminf(fmaxf(x[i], 0.0f), 1.0f);
+        s = s + fmaf(x[i], x[i], 1.0f);
+        s = s + (float)((i > 3) - (i < 3));
+        double w2 = s;
+        cr_assert(fabs(o[i * 3] - w0) <= 1e-5 * (1 + fabs(w0)), "precise_math, x=%.9g: got %.17g want %.17g", a,
+                  o[i * 3], w0);
+        cr_assert(fabs(o[i * 3 + 1] - w1) <= 1e-4 * (1 + fabs(w1)), "fast_math, x=%.9g: got %.17g want %.17g", a,
+                  o[i * 3 + 1], w1);
+        cr_assert_eq(o[i * 3 + 2], w2, "direct3d, x=%.9g: got %.17g want %.17g", a, o[i * 3 + 2], w2);
+    }
+    ASSERT_OK(amp_array_view_destroy(vx));
+    ASSERT_OK(amp_array_view_destroy(vo));
+    ASSERT_OK(amp_program_destroy(p));
+}
