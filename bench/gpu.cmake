@@ -25,7 +25,7 @@ function(hipamp_bench_gpu target vendor_source)
   add_executable(${target} ${CMAKE_CURRENT_LIST_DIR}/bench_gpu.c ${CMAKE_CURRENT_LIST_DIR}/${vendor_source})
   target_link_libraries(${target} PRIVATE hipamp_workloads ${CMAKE_DL_LIBS} m)
   # lib/signature.h: the launch_info and argument-pack layout of the raw launches.
-  target_include_directories(${target} PRIVATE ${CMAKE_CURRENT_LIST_DIR}/../lib)
+  target_include_directories(${target} PRIVATE ${CMAKE_CURRENT_LIST_DIR}/../lib ${CMAKE_CURRENT_LIST_DIR}/../lib/gpu)
   target_compile_options(${target} PRIVATE -Wall -Wextra)
   target_compile_definitions(${target} PRIVATE
     HIPAMP_BENCH_RESULTS="${CMAKE_CURRENT_LIST_DIR}/results"
