@@ -6,6 +6,7 @@ set -euo pipefail
 REQUIRED=(
   build-essential cmake pkg-config g++     # toolchain; g++ also compiles CPU-accelerator kernels
   libcriterion-dev                          # the test framework
+  libssl-dev                                # libcrypto: SHA-256 and HMAC of the compile cache
 )
 # Wanted where the distribution has them (all of them on Debian 12, where CI
 # runs; ci/test.sh fails there if the HIP headers are missing, through
@@ -13,7 +14,10 @@ REQUIRED=(
 # headers for the ABI test), llvm-readelf-15 / llvm-objdump-15 for the
 # code-object checks, MPICH for the MPI Makefile example, node + npm for the
 # workflow linter.
-OPTIONAL=(llvm-15 mpich libmpich-dev)
+OPTIONAL=(llvm-15 mpich libmpich-dev
+  clang libclang-rt-14-dev                  # libFuzzer for ci/fuzz.sh
+  libopenblas0                              # the CBLAS of the BLAS interop example on the CPU accelerator
+)
 # A ROCm installation (the ROCm runner's container) brings its own HIP and
 # comgr; Debian's would be a second, older runtime beside it.
 if [ -e "${ROCM_PATH:-/opt/rocm}/include/hip/hip_runtime_api.h" ]; then
