@@ -177,6 +177,11 @@ install_check "$ROOT/build-ci"
 step "configure without Criterion: succeeds, suite off, names libcriterion-dev" "$LOGS/nocriterion.log" \
   configure_without_criterion "$ROOT/build-ci-nocriterion"
 step "workflow lint (actionlint)" "$LOGS/lint.log" ci/lint-workflows.sh "$ROOT/build-ci-lint"
+# libFuzzer on the signature check and the code-object readers, bounded
+# (HIPAMP_FUZZ_SECONDS per harness); executions and findings are in the log.
+step "fuzzers (${HIPAMP_FUZZ_SECONDS:-45} s each, no findings)" "$LOGS/fuzz.log" \
+  env FUZZ_BUILD="$ROOT/build-ci-fuzz" NORMAL_BUILD="$ROOT/build-ci" ci/fuzz.sh "${HIPAMP_FUZZ_SECONDS:-45}"
+grep '^fuzz:' "$LOGS/fuzz.log" 2>/dev/null
 if [ "${HIPAMP_CI_SANITIZE:-1}" != 0 ]; then
   run_suite sanitize "$ROOT/build-ci-asan" -DHIPAMP_SANITIZE=ON
 fi
