@@ -11,6 +11,9 @@
  *    no-op returning AMP_OK.
  *  - Every function is safe to call from several threads at once; a single
  *    handle may be shared between threads except where noted.
+ *  - Unless its comment says otherwise, a function does not block, the
+ *    caller keeps ownership of everything it passes in, and a NULL handle
+ *    or out-parameter is AMP_ERROR_INVALID_ARGUMENT.
  *  - Nothing aborts, exits or longjmps out of the library.
  *  - An accelerator view argument q may be NULL: it then means the default
  *    view of the accelerator the call's other handles belong to (a launch:
@@ -80,8 +83,9 @@ AMP_API const char *amp_status_name(amp_status s);
 AMP_API const char *amp_status_describe(amp_status s);
 
 /* Detail of the last failure on the calling thread ("" when none). The
- * string is owned by the library and valid until the next hipamp call on this
- * thread. A successful call does not clear it. Never NULL. */
+ * string is owned by the library and valid until the next failing hipamp
+ * call on this thread. A successful call does not clear it. Never NULL,
+ * never blocks. */
 AMP_API const char *amp_last_error(void);
 
 /* The library's version string, e.g. "0.1.0" (HIPAMP_VERSION_STRING of the
@@ -171,18 +175,23 @@ typedef struct amp_accelerator_info {
 } amp_accelerator_info;
 
 /* The accelerator AMP_DEFAULT_ACCELERATOR names ("cpu", "hip:0", "cuda:0"),
- * else the first GPU, else the CPU. Accelerators are owned by the library and
- * live until process exit: never free them. Blocks on first use while the
- * vendor libraries are probed.
+ * else the first GPU, else the CPU, decided at the first call (the variable
+ * is read then). Accelerators are owned by the library and live until
+ * process exit: never free them. Blocks on first use while the vendor
+ * libraries are probed.
  * AMP_ERROR_NO_ACCELERATOR: AMP_DEFAULT_ACCELERATOR names none that exists or
  * that is available. AMP_ERROR_INVALID_ARGUMENT: out is NULL. */
 AMP_API amp_status amp_accelerator_default(amp_accelerator **out);
 /* Fill list[0..cap-1] with every accelerator (GPUs first, in device order,
  * then the CPU accelerator last) and set *count to how many exist (which may
- * exceed cap). list may be NULL when cap is 0. */
+ * exceed cap). list may be NULL when cap is 0. Blocks on first use while the
+ * vendor libraries are probed. AMP_ERROR_INVALID_ARGUMENT: count NULL, or
+ * list NULL with cap > 0. */
 AMP_API amp_status amp_accelerator_list(amp_accelerator **list, size_t cap, size_t *count);
-/* Find by device path ("cuda:0"). AMP_ERROR_NO_ACCELERATOR if none. */
+/* Find by device path ("cuda:0"). AMP_ERROR_NO_ACCELERATOR naming the path
+ * if none. */
 AMP_API amp_status amp_accelerator_find(const char *device_path, amp_accelerator **out);
+/* Copy a's description into *out. */
 AMP_API amp_status amp_accelerator_get_info(const amp_accelerator *a, amp_accelerator_info *out);
 /* The accelerator for one process of a job that runs one process per GPU:
  * GPU number local_rank % (GPUs available) in amp_accelerator_list order,
@@ -197,7 +206,8 @@ AMP_API amp_status amp_accelerator_get_info(const amp_accelerator *a, amp_accele
 AMP_API amp_status amp_accelerator_select_local(int local_rank, amp_accelerator **out);
 
 /* A queue (HIP/CUDA stream) on accelerator a. Owned by the caller; destroy
- * waits for its work. */
+ * waits for its work. AMP_ERROR_NO_ACCELERATOR: a is unavailable;
+ * AMP_ERROR_DEVICE / AMP_ERROR_OUT_OF_MEMORY from the driver. */
 AMP_API amp_status amp_accelerator_view_create(amp_accelerator *a, amp_accelerator_view **out);
 /* A view that queues its work on a queue the caller made with the vendor
  * runtime (hipStream_t on AMD, CUstream or cudaStream_t on NVIDIA, of this
@@ -213,12 +223,16 @@ AMP_API amp_status amp_accelerator_view_create_from_native(amp_accelerator *a, v
  * queuing vendor-library work in order with hipamp's; NULL on the CPU
  * accelerator. Borrowed: valid while q lives; never destroy it. */
 AMP_API amp_status amp_accelerator_view_native_queue(amp_accelerator_view *q, void **queue);
-/* The accelerator's default view (owned by the library, never destroy it). */
+/* The accelerator's default view (owned by the library, never destroy it),
+ * made at the first call. AMP_ERROR_NO_ACCELERATOR: a is unavailable. */
 AMP_API amp_status amp_accelerator_default_view(amp_accelerator *a, amp_accelerator_view **out);
 AMP_API amp_status amp_accelerator_view_get_accelerator(amp_accelerator_view *q, amp_accelerator **out);
 /* Block until every command queued on q finished. AMP_ERROR_DEVICE carries the
  * driver's message when a kernel on q faulted. */
 AMP_API amp_status amp_accelerator_view_wait(amp_accelerator_view *q);
+/* Waits for q's work (its status is returned), then releases the caller's
+ * handle; arrays and views still using q keep it alive until they go. A
+ * default view is AMP_ERROR_INVALID_ARGUMENT (the library owns it). */
 AMP_API amp_status amp_accelerator_view_destroy(amp_accelerator_view *q);
 
 /* Data movement and launch counters of one accelerator view (every copy and
@@ -234,6 +248,7 @@ typedef struct amp_stats {
     uint64_t launches;
 } amp_stats;
 AMP_API amp_status amp_accelerator_view_get_stats(amp_accelerator_view *q, amp_stats *out);
+/* Zero q's counters (counting goes on from there). */
 AMP_API amp_status amp_accelerator_view_reset_stats(amp_accelerator_view *q);
 
 /* ----------------------------------------------------- array, array_view */
@@ -251,10 +266,12 @@ typedef enum amp_access { AMP_READ_WRITE = 0, AMP_READ_ONLY = 1, AMP_WRITE_ONLY 
  * copy. AMP_ERROR_OUT_OF_MEMORY when the device has no room. */
 AMP_API amp_status amp_array_create(amp_accelerator_view *q, size_t elem_size, amp_extent e,
                                     const void *init, amp_array **out);
-/* Copy the whole array to dst (amp_extent_size * elem_size bytes); waits for
- * the kernels that use it. */
+/* Copy the whole array to dst (amp_extent_size * elem_size bytes), or from
+ * src; blocks until the kernels that use it finished and the copy landed.
+ * AMP_ERROR_DEVICE from the driver (or a kernel that faulted before). */
 AMP_API amp_status amp_array_copy_to_host(amp_array *a, void *dst);
 AMP_API amp_status amp_array_copy_from_host(amp_array *a, const void *src);
+/* The array's extent. */
 AMP_API amp_status amp_array_get_extent(const amp_array *a, amp_extent *out);
 /* The view whose queue the array's own copies use. Borrowed. */
 AMP_API amp_status amp_array_get_accelerator_view(amp_array *a, amp_accelerator_view **out);
@@ -278,17 +295,23 @@ AMP_API amp_status amp_array_create_from_native(amp_accelerator_view *q, void *d
 AMP_API amp_status amp_array_destroy(amp_array *a);
 
 /* A view of host memory the caller owns and keeps alive until the view is
- * destroyed. Row-major, last dimension contiguous. Nothing is copied here. */
+ * destroyed. Row-major, last dimension contiguous. Nothing is copied here.
+ * The view is the caller's (destroy it). AMP_ERROR_INVALID_EXTENT: bad e;
+ * AMP_ERROR_INVALID_ARGUMENT: NULL host, elem_size 0, a bad access value. */
 AMP_API amp_status amp_array_view_create(void *host, size_t elem_size, amp_extent e,
                                          amp_access access, amp_array_view **out);
-/* A view of a device array (no host memory behind it). */
+/* A view of a device array (no host memory behind it); the array must
+ * outlive it. The view is the caller's. */
 AMP_API amp_status amp_array_view_of_array(amp_array *a, amp_array_view **out);
-/* Sub-view origin..origin+e of v, same rank; shares v's storage.
- * AMP_ERROR_OUT_OF_BOUNDS when it does not fit inside v. */
+/* Sub-view origin..origin+e of v, same rank; shares v's storage (v's
+ * storage lives until every view of it is destroyed). The new view is the
+ * caller's. AMP_ERROR_OUT_OF_BOUNDS when it does not fit inside v. */
 AMP_API amp_status amp_array_view_section(amp_array_view *v, amp_index origin, amp_extent e,
                                           amp_array_view **out);
-/* Rank-reducing view v[i] (rank >= 2). AMP_ERROR_OUT_OF_BOUNDS for i outside. */
+/* Rank-reducing view v[i] (rank >= 2; AMP_ERROR_INVALID_ARGUMENT below).
+ * AMP_ERROR_OUT_OF_BOUNDS for i outside. The new view is the caller's. */
 AMP_API amp_status amp_array_view_project(amp_array_view *v, int i, amp_array_view **out);
+/* The view's extent. */
 AMP_API amp_status amp_array_view_get_extent(const amp_array_view *v, amp_extent *out);
 /* Element strides of the view's dimensions (strides[0..rank-1]; the last is
  * 1): element i is at first + sum(i[d] * strides[d]). */
@@ -309,16 +332,17 @@ AMP_API amp_status amp_array_view_native_handle(amp_array_view *v, amp_accelerat
                                                 void **device_ptr);
 /* Host pointer of the view's first element (NULL for a view of an array). */
 AMP_API void *amp_array_view_data(const amp_array_view *v);
-/* Make host memory current (waits for kernels using it, copies back if the
- * device holds newer data). */
+/* Make host memory current: blocks until the kernels using it finished and
+ * the device-newer parts came back. AMP_ERROR_DEVICE from the driver. */
 AMP_API amp_status amp_array_view_synchronize(amp_array_view *v);
-/* The host changed the memory behind v: device copies are stale. */
+/* The host changed the memory behind v: device copies are stale. Blocks
+ * only when device-newer data outside v must first come back. */
 AMP_API amp_status amp_array_view_refresh(amp_array_view *v);
 /* The contents are not needed: the next kernel gets no copy-in, and device
  * data not yet copied back is dropped (a later synchronize copies nothing
- * for it). */
+ * for it). Blocks only when device-newer data outside v must come back. */
 AMP_API amp_status amp_array_view_discard_data(amp_array_view *v);
-/* Synchronizes first (its status is returned), then frees the view. */
+/* Synchronizes first (blocks; its status is returned), then frees the view. */
 AMP_API amp_status amp_array_view_destroy(amp_array_view *v);
 
 /* ---------------------------------------------------------------- copies
@@ -348,11 +372,18 @@ typedef struct amp_program amp_program;
 typedef struct amp_kernel amp_kernel;
 
 /* Compile source (HIP C++ using the AMP prelude) for accelerator a (NULL:
- * default). options are extra compiler flags (may be NULL). Uses the
- * in-memory and on-disk caches. Blocks while compiling.
+ * default). options are extra compiler flags (may be NULL; -I/-iquote
+ * directories are searched for the source's #includes, whose content is
+ * part of the cache key). Uses the in-memory and on-disk caches (see
+ * amp_cache_get_info). Blocks while compiling; a compiler that runs as a
+ * process (the CPU accelerator's) is ended after AMP_COMPILE_TIMEOUT
+ * seconds, while hipRTC and NVRTC run inside this process and cannot be
+ * stopped. The program is the caller's (destroy it).
  * AMP_ERROR_COMPILE: amp_last_error() holds the compiler log, with line
- * numbers of source as given. AMP_ERROR_UNSUPPORTED: the compiler does not
- * know the device's arch. */
+ * numbers of source as given (a refused kernel parameter type is named with
+ * its position on the first line), or says the compile timed out, or names
+ * a header that is not a regular file. AMP_ERROR_UNSUPPORTED: the compiler
+ * does not know the device's arch, or a is unavailable. */
 AMP_API amp_status amp_program_build(amp_accelerator *a, const char *source, const char *options,
                                      amp_program **out);
 /* As amp_program_build with the source read from a file (a .hip file kept
@@ -362,9 +393,11 @@ AMP_API amp_status amp_program_build(amp_accelerator *a, const char *source, con
  * a regular file, or holds a NUL byte; otherwise as amp_program_build. */
 AMP_API amp_status amp_program_build_file(amp_accelerator *a, const char *path, const char *options,
                                           amp_program **out);
-/* Kernels are owned by their program and valid until it is destroyed.
- * AMP_ERROR_KERNEL_NOT_FOUND names the missing kernel; AMP_ERROR_UNSUPPORTED:
- * its tile has more threads than the accelerator allows. */
+/* Kernels are owned by their program and valid until it is destroyed; the
+ * same name gives the same handle. AMP_ERROR_KERNEL_NOT_FOUND names the
+ * missing kernel, or says why its signature record is not valid;
+ * AMP_ERROR_UNSUPPORTED: its tile has more threads, or it uses more
+ * tile_static memory, than the accelerator allows (both numbers named). */
 AMP_API amp_status amp_program_get_kernel(amp_program *p, const char *name, amp_kernel **out);
 /* Frees the program and ends its kernels' handles: a later use of one of
  * them is AMP_ERROR_INVALID_ARGUMENT ("stale"), never a silent success.
@@ -411,9 +444,11 @@ AMP_API amp_status amp_compile_for_target(const char *target, const char *source
  * sm_NN architectures of the installed NVRTC. Fills list[0..cap-1] with
  * static strings and sets *count to how many there are. */
 AMP_API amp_status amp_compile_targets(const char **list, size_t cap, size_t *count);
-/* Borrowed pointer to the ELF bytes; valid until destroy. */
+/* Borrowed pointer to the code object's bytes; valid until destroy. */
 AMP_API amp_status amp_code_object_data(const amp_code_object *c, const void **data, size_t *size);
+/* Kernels whose resources were read (0 for NULL or an NVIDIA target). */
 AMP_API size_t amp_code_object_kernel_count(const amp_code_object *c);
+/* Resources of kernel i. AMP_ERROR_OUT_OF_BOUNDS past the count. */
 AMP_API amp_status amp_code_object_kernel_resources(const amp_code_object *c, size_t i,
                                                     amp_kernel_resources *out);
 AMP_API amp_status amp_code_object_destroy(amp_code_object *c);
@@ -481,18 +516,28 @@ AMP_API amp_arg amp_arg_struct(const void *data, size_t size);
 
 /* Run kernel k (an AMP_KERNEL) once per index of e on q (NULL: the kernel's
  * accelerator's default view). Returns once queued (as-if synchronous: any
- * host access to a view it uses waits for it). args[i] binds the kernel's
- * parameter i after its index (counted from 0); the caller keeps the views.
- * Arguments are checked against the kernel's signature:
- * AMP_ERROR_ARGUMENT_MISMATCH names "parameter i" and what differs (count,
- * kind, rank, element size, an AMP_READ_ONLY view on a non-const parameter).
+ * host access to a view it uses waits for it); it may block for copies of
+ * the views' data to the device, and runs to completion on the CPU
+ * accelerator. args[i] binds the kernel's parameter i after its index
+ * (counted from 0); the caller keeps the views, and value arguments are read
+ * before the call returns. Arguments are checked against the kernel's
+ * signature: AMP_ERROR_ARGUMENT_MISMATCH names "parameter i", the kernel's
+ * type and the argument's kind (count, kind, rank, element size, struct
+ * size, an AMP_READ_ONLY view on a non-const parameter).
  * AMP_ERROR_INVALID_EXTENT: bad e, or its rank differs from the kernel's index.
- * AMP_ERROR_INVALID_ARGUMENT: k is tiled, or q is on another accelerator.
+ * AMP_ERROR_INVALID_ARGUMENT: k is tiled, stale (its program was destroyed)
+ * or not a kernel handle, or q is on another accelerator.
+ * AMP_ERROR_OUT_OF_MEMORY: no device memory for a view's data.
  * AMP_ERROR_DEVICE: an earlier kernel faulted. On NVIDIA GPUs a fault ruins
  * the whole device context: every later call on that accelerator fails with
  * AMP_ERROR_DEVICE; destroying handles stays safe. On AMD GPUs the ROCm
  * runtime itself may abort the process on a memory fault before any status
- * can be returned. */
+ * can be returned. On the CPU accelerator a kernel runs inside this process:
+ * a wild write, abort() or a stack overflow in it ends the process like any
+ * bug in the program's own code would (no status can be returned); with
+ * AMP_DEBUG=1 every array_view access is checked first, and an access
+ * outside the view fails the launch with AMP_ERROR_OUT_OF_BOUNDS naming the
+ * parameter, the index and the work-item. */
 AMP_API amp_status amp_parallel_for_each(amp_accelerator_view *q, amp_extent e, amp_kernel *k,
                                          const amp_arg *args, size_t nargs);
 /* Tiled launch of an AMP_TILED_KERNEL. AMP_ERROR_INVALID_COMPUTE_DOMAIN when
@@ -509,7 +554,7 @@ AMP_API amp_status amp_parallel_for_each_async(amp_accelerator_view *q, amp_exte
 AMP_API amp_status amp_parallel_for_each_tiled_async(amp_accelerator_view *q, amp_tiled_extent t,
                                                      amp_kernel *k, const amp_arg *args, size_t nargs,
                                                      amp_future **out);
-/* Block until the launch finished; AMP_ERROR_DEVICE if it faulted. */
+/* Block until the launch or copy finished; AMP_ERROR_DEVICE if it faulted. */
 AMP_API amp_status amp_future_wait(amp_future *f);
 /* *done = finished; never blocks. */
 AMP_API amp_status amp_future_is_ready(amp_future *f, bool *done);
@@ -518,7 +563,7 @@ AMP_API amp_status amp_future_is_ready(amp_future *f, bool *done);
  * accelerator). Blocks until it finished. AMP_ERROR_UNSUPPORTED when nothing
  * was timed (a copy between two host memories). */
 AMP_API amp_status amp_future_elapsed_ms(amp_future *f, double *ms);
-/* Does not wait; the launch runs on. */
+/* Does not wait; the work runs on. */
 AMP_API amp_status amp_future_destroy(amp_future *f);
 
 /* ----------------------------------------------------------------- cache */
