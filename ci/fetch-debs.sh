@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# fetch-debs.sh — run on a Debian 12 machine: downloads Criterion and its runtime dependencies as .deb files into .debs/ (git-ignored), for ci/gpu-test.sh on a GPU machine that has no Criterion and no package registry.
+# fetch-debs.sh — run on a Debian 12 machine: downloads Criterion and its runtime dependencies, and OpenSSL's development files, as .deb files into .debs/ (git-ignored), for ci/gpu-test.sh on a GPU machine that has neither and no package registry.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -7,6 +7,7 @@ DEST=.debs
 PACKAGES=(
   libcriterion3 libcriterion-dev libnanomsg5 libgit2-1.5 libboxfort-dev
   libhttp-parser2.9 libmbedcrypto7 libmbedtls14 libmbedx509-1 libssh2-1
+  libssl-dev libssl3            # OpenSSL's headers and libcrypto, for a machine without them
 )
 
 mkdir -p "$DEST"

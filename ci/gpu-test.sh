@@ -52,7 +52,14 @@ export LD_LIBRARY_PATH="$CRIT_LIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 } > "$LOGS/machine.txt" 2>&1
 
 # 2. Configure and build.
-if ! cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCRITERION_ROOT="$PREFIX" \
+# OpenSSL's headers: the machine's own, else the carried libssl-dev.
+OPENSSL_ARGS=()
+if [ ! -e /usr/include/openssl/evp.h ] && [ -e "$PREFIX/usr/include/openssl/evp.h" ]; then
+  OPENSSL_ARGS=(-DOPENSSL_ROOT_DIR="$PREFIX/usr" -DOPENSSL_INCLUDE_DIR="$PREFIX/usr/include"
+                -DOPENSSL_CRYPTO_LIBRARY="$CRIT_LIB/libcrypto.so")
+  export CPATH="$PREFIX/usr/include/x86_64-linux-gnu${CPATH:+:$CPATH}"
+fi
+if ! cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCRITERION_ROOT="$PREFIX" "${OPENSSL_ARGS[@]}" \
      > "$LOGS/configure.log" 2>&1; then
   tail -n 40 "$LOGS/configure.log"
   summary "ci/gpu-test.sh: FAILED (configure; see $LOGS/configure.log)"
