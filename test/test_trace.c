@@ -23,6 +23,14 @@ extern char **environ;
 #error "HIPAMP_TRACE_PROBE (path of the trace_probe library) must be defined by the build"
 #endif
 
+/* A library built with -DHIPAMP_TRACE=OFF traces nothing: the tests that
+ * need the hooks skip, and one checks that it says so. */
+#ifdef HIPAMP_TRACE_OFF
+#define NEEDS_HOOKS() cr_skip_test("the library was built with -DHIPAMP_TRACE=OFF")
+#else
+#define NEEDS_HOOKS() ((void)0)
+#endif
+
 /* The helper's workload (test/trace_helper.c). */
 #define HN 4096
 #define HM 1024
@@ -703,6 +711,7 @@ static void expect_tracks_ordered(const trace *t)
 
 ACCEL_TEST(trace, helper_events_match_stats)
 {
+    NEEDS_HOOKS();
     amp_accelerator_info info;
     ASSERT_OK(amp_accelerator_get_info(acc, &info));
     tdir d;
@@ -819,6 +828,7 @@ ACCEL_TEST(trace, helper_events_match_stats)
 
 ACCEL_TEST(trace, summary_table)
 {
+    NEEDS_HOOKS();
     tdir d;
     tdir_make(&d);
     const char *env[] = {"AMP_TRACE_SUMMARY=1", NULL};
@@ -861,6 +871,7 @@ ACCEL_TEST(trace, summary_table)
 
 ACCEL_TEST(trace, flush_mid_run_leaves_a_complete_file)
 {
+    NEEDS_HOOKS();
     tdir d;
     tdir_make(&d);
     char var[128], path[128];
@@ -887,6 +898,7 @@ ACCEL_TEST(trace, flush_mid_run_leaves_a_complete_file)
  * A and At in (At is read-write) and At back once. */
 ACCEL_TEST(trace, demo_study)
 {
+    NEEDS_HOOKS();
 #ifndef HIPAMP_STUDY
     cr_skip_test("examples/study was not built (HIPAMP_BUILD_EXAMPLES=OFF)");
 #else
@@ -939,6 +951,7 @@ ACCEL_TEST(trace, demo_study)
 
 Test(trace, unwritable_file_reported)
 {
+    NEEDS_HOOKS();
     amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
     tdir d;
     tdir_make(&d);
@@ -957,6 +970,7 @@ Test(trace, unwritable_file_reported)
 
 Test(trace, event_limit_drops_and_says_so)
 {
+    NEEDS_HOOKS();
     amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
     tdir d;
     tdir_make(&d);
@@ -982,6 +996,7 @@ Test(trace, event_limit_drops_and_says_so)
  * that is not UTF-8 still gives a valid file, the name escaped. */
 Test(trace, names_are_escaped)
 {
+    NEEDS_HOOKS();
     amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
     tdir d;
     tdir_make(&d);
@@ -1051,6 +1066,7 @@ static void check_probe_log(const char *log, const char *push, const char *pop, 
 
 Test(trace, nvtx_ranges)
 {
+    NEEDS_HOOKS();
     amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
     tdir d;
     tdir_make(&d);
@@ -1070,6 +1086,7 @@ Test(trace, nvtx_ranges)
 
 Test(trace, roctx_ranges)
 {
+    NEEDS_HOOKS();
     amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
     tdir d;
     tdir_make(&d);
@@ -1121,4 +1138,30 @@ Test(trace, off_by_default)
     cr_expect_null(strstr(r.err, "hipamp trace summary"), "a summary without AMP_TRACE_SUMMARY");
     run_free(&r);
     tdir_remove(&d);
+}
+
+/* Built with -DHIPAMP_TRACE=OFF: AMP_TRACE set is reported, never silently
+ * ignored (a warning at load, AMP_ERROR_UNSUPPORTED from amp_trace_flush). */
+Test(trace, built_without_hooks_says_so)
+{
+#ifndef HIPAMP_TRACE_OFF
+    cr_skip_test("the library has its trace hooks (the default build)");
+#else
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    tdir d;
+    tdir_make(&d);
+    char var[128];
+    snprintf(var, sizeof var, "AMP_TRACE=%s/trace.json", d.path);
+    const char *env[] = {var, NULL};
+    run r = run_helper(&d, acc, env, NULL, NULL);
+    cr_assert_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+    hout h = parse_helper(&r);
+    cr_expect_str_eq(h.flush, "AMP_ERROR_UNSUPPORTED");
+    cr_expect(strstr(r.err, "built with -DHIPAMP_TRACE=OFF"), "no warning:\n%s", r.err);
+    char path[160];
+    snprintf(path, sizeof path, "%s/trace.json", d.path);
+    cr_expect_eq(access(path, F_OK), -1, "a trace file was written by a library without hooks");
+    run_free(&r);
+    tdir_remove(&d);
+#endif
 }
