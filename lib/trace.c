@@ -844,7 +844,9 @@ static void amp__emit(amp__sb *b, const amp__snap *sn, amp__tev *e)
     const char *acc = ai ? ai->device_path : "";
     int pid = AMP__HOST_PID;
     unsigned tid = e->tid;
-    if (on_device || (e->kind == AMP__EV_AVOIDED && e->qid)) {
+    /* Launches and copies avoided belong to their queue even when their
+     * device time could not be read (then: the host's view of them). */
+    if (on_device || ((e->kind == AMP__EV_AVOIDED || e->kind == AMP__EV_LAUNCH) && e->qid)) {
         amp__announce_queue(b, sn, e->qid);
         pid = amp__acc_pid(e->qid <= sn->nqueues && e->qid ? sn->queues[e->qid - 1].acc : e->acc);
         tid = AMP__QUEUE_TID(e->qid);
@@ -1059,6 +1061,14 @@ amp_status amp_trace_flush(void)
                          "amp_trace_flush: AMP_TRACE/AMP_TRACE_SUMMARY is set, but this library was built with "
                          "-DHIPAMP_TRACE=OFF (the trace hooks are compiled out)");
     if (!(f & AMP__TRACE_RECORD) || getpid() != amp__tpid) return AMP_OK;
+    pthread_mutex_lock(&amp__tlock);
+    if (!T.exit_hooked) {
+        /* A program that flushes before recording anything still gets its
+         * final flush (and summary) at exit. */
+        T.exit_hooked = true;
+        atexit(amp__trace_at_exit);
+    }
+    pthread_mutex_unlock(&amp__tlock);
     pthread_mutex_lock(&amp__tflush);
     amp_status st = amp__flush_locked();
     pthread_mutex_unlock(&amp__tflush);

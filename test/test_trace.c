@@ -435,14 +435,19 @@ static bool env_dropped(const char *kv)
 {
     static const char *const names[] = {"AMP_TRACE=", "AMP_TRACE_SUMMARY=", "AMP_TRACE_VENDOR=", "AMP_TRACE_MAX_EVENTS=",
                                         "NVTX_INJECTION64_PATH=", "HSA_TOOLS_LIB=", "ROCP_TOOL_LIB=",
-                                        "ROCP_TOOL_LIBRARIES=", "AMP_PROBE_LOG=", "AMP_CACHE_DIR=", "LD_LIBRARY_PATH="};
+                                        "ROCP_TOOL_LIBRARIES=", "AMP_PROBE_LOG=", "AMP_CACHE_DIR=", "LD_LIBRARY_PATH=",
+                                        "AMP_CPU_THREADS="};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i)
         if (!strncmp(kv, names[i], strlen(names[i]))) return true;
     return false;
 }
 
 /* Run argv with the environment minus the trace variables plus add[]
- * (NULL-terminated), stdout and stderr into files of d. */
+ * (NULL-terminated), stdout and stderr into files of d. The CPU accelerator
+ * runs on one thread: in the sanitizer build, LeakSanitizer's exit scan
+ * crashes now and then on the dynamic TLS a CPU worker thread holds of a
+ * kernel module (its DTLS range is garbage), which is not the trace's
+ * business; the hooks all run on the calling thread anyway. */
 static run run_child(const tdir *d, char *const argv[], const char *const *add)
 {
     size_t n = 0, m = 0;
@@ -451,7 +456,8 @@ static run run_child(const tdir *d, char *const argv[], const char *const *add)
     cr_assert_not_null(env);
     for (size_t i = 0; i < n; ++i)
         if (!env_dropped(environ[i])) env[m++] = environ[i];
-    for (size_t i = 0; add && add[i] && m < n + 15; ++i) env[m++] = (char *)add[i];
+    for (size_t i = 0; add && add[i] && m < n + 14; ++i) env[m++] = (char *)add[i];
+    env[m++] = "AMP_CPU_THREADS=1";
     env[m] = NULL;
     char out[128], err[128];
     snprintf(out, sizeof out, "%s/stdout", d->path);
