@@ -4,8 +4,8 @@
  * trace-event file (AMP_TRACE), and summed into the table printed at exit
  * (AMP_TRACE_SUMMARY).
  *
- * Locks: the buffer lock is a leaf (hooks take it under storage locks and
- * never call out while holding it). The flush lock serialises flushes and
+ * Locks: the buffer lock is a leaf (hooks take it under storage locks, and
+ * nothing under it takes another lock or calls a backend). The flush lock serialises flushes and
  * owns everything a flush touches (file, summary, per-queue placement); it
  * is taken only by amp_trace_flush and at exit, with no core lock held,
  * because a flush waits for device events.
