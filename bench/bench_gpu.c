@@ -551,6 +551,8 @@ static amp_status hip_saxpy3(void *p)
     return amp_parallel_for_each(W.q, amp_extent_1d(j->n), W.saxpy3, args, 3);
 }
 
+static double trace_on_us = -1, trace_on_pct;
+
 static void bench_launch(void)
 {
     const int n = 4096;
@@ -587,6 +589,59 @@ static void bench_launch(void)
     free(x);
     free(y);
     free(z);
+}
+
+/* Launch overhead of the trace hooks (bench_trace beside this program:
+ * libhipamp with the hooks in but tracing off, the same sources built with
+ * -DHIPAMP_TRACE=OFF, and with AMP_TRACE on, interleaved in one process).
+ * Rows go into the launch-overhead table; the goal is that the hooks cost
+ * nothing measurable while off. */
+static void bench_trace_hooks(const char *dir)
+{
+    char path[PATH_MAX + 32], cmd[PATH_MAX + 128];
+    snprintf(path, sizeof path, "%s/bench_trace", dir);
+    if (access(path, X_OK) != 0) {
+        out("| trace hooks: bench_trace was not built beside %s | - | - | - | - | - | - |\n", rg.program);
+        return;
+    }
+    snprintf(cmd, sizeof cmd, "timeout 300 '%s' --accelerator %s 2>&1", path, rg.accelerator);
+    FILE *f = popen(cmd, "r");
+    if (!f) return;
+    char line[1024], label[128], check[32], verdict[32];
+    double off = 0, off_pct = 0, off_noise = 0, on = 0, on_pct = 0, on_noise = 0;
+    int n = 0, rows = 0;
+    bool diffs = false;
+    while (fgets(line, sizeof line, f)) {
+        double v, lo, hi;
+        if (sscanf(line, "row\t%127[^\t]\t%lf\t%lf\t%lf\t%d\t%31s", label, &v, &lo, &hi, &n, check) == 6 && rows < 3) {
+            rows++;
+            if (strcmp(check, "passed")) failures++;
+            const char *what = rows == 1   ? "hooks in, tracing off"
+                               : rows == 2 ? "same sources, hooks compiled out (-DHIPAMP_TRACE=OFF)"
+                                           : "AMP_TRACE on (a trace event and two timed events a launch)";
+            out("| launch, 3 resident views (bench_trace): %s | %.2f | - | %s | - | %d | %s |\n", what, v,
+                rows == 1 ? "-" : "see below", n, check);
+        } else if (sscanf(line, "diff\toff\t%lf\t%lf\t%lf\t%31s", &off, &off_pct, &off_noise, verdict) == 4) {
+            diffs = true;
+        } else if (sscanf(line, "diff\ton\t%lf\t%lf\t%lf", &on, &on_pct, &on_noise) == 3) {
+        } else if (strncmp(line, "  ", 2) && strncmp(line, "trace hooks:", 12)) {
+            fprintf(stderr, "bench_trace: %s", line);
+        }
+    }
+    int rc = pclose(f);
+    if (rc != 0 || rows != 3 || !diffs) {
+        failures++;
+        out("| trace hooks: bench_trace failed (status %d) | - | - | - | - | - | FAILED |\n", rc);
+        return;
+    }
+    out("| trace hooks in but off, minus compiled out (paired rounds; noise = 2 x MAD) | %+.3f | - | %+.2f%% (noise +-%.3f) | - | %d | %s |\n",
+        off, off_pct, off_noise, n, verdict);
+    out("| AMP_TRACE on, minus compiled out | %+.3f | - | %+.2f%% (noise +-%.3f) | - | %d | - |\n", on, on_pct,
+        on_noise, n);
+    add_goal(!strcmp(verdict, "equal"), "launch overhead, trace hooks in but off vs built without them",
+             "equal within noise", NULL, "%+.3f us (%+.2f%%), noise +-%.3f us", off, off_pct, off_noise);
+    trace_on_us = on;
+    trace_on_pct = on_pct;
 }
 
 /* ------------------------------------------------------------ build time */
@@ -897,10 +952,10 @@ static void mkdirs(const char *path)
 }
 
 /* The CPU accelerator's figures: bench_cpu beside this program, if built. */
-static void run_cpu_bench(const char *self_dir)
+static void run_cpu_bench(const char *dir)
 {
     char path[PATH_MAX + 32], cmd[PATH_MAX + 64];
-    snprintf(path, sizeof path, "%s/bench_cpu", self_dir);
+    snprintf(path, sizeof path, "%s/bench_cpu", dir);
     out("\n## CPU accelerator (bench_cpu)\n\n");
     if (access(path, X_OK) != 0) {
         out("bench_cpu was not built beside %s; run it separately for the CPU accelerator's figures.\n", rg.program);
@@ -1005,6 +1060,17 @@ static void load_raw_kernels(void)
         out("Tuned kernels as compiled: the driver does not report their registers.\n\n");
 }
 
+/* The directory of this program, where bench_trace and bench_cpu are built. */
+static bool self_dir(char *dir, size_t size)
+{
+    ssize_t n = readlink("/proc/self/exe", dir, size - 1);
+    if (n <= 0) return false;
+    dir[n] = 0;
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = 0;
+    return true;
+}
+
 static void report_kernels(void)
 {
     out("## Kernels: hipamp vs the identical raw launch\n\n");
@@ -1024,6 +1090,12 @@ static void report_kernels(void)
     out("| workload | hipamp us | raw us | difference us | raw us (events) | launches a batch | check |\n");
     out("|---|---:|---:|---:|---:|---:|---|\n");
     bench_launch();
+    char self[PATH_MAX];
+    if (self_dir(self, sizeof self)) bench_trace_hooks(self);
+    if (trace_on_us > -1)
+        out("\nWith AMP_TRACE on, each launch also records two timed device events and a trace event: %+.2f us "
+            "(%+.1f%%) a launch above the library built without the hooks.\n",
+            trace_on_us, trace_on_pct);
 }
 
 static void report_goals(void)
@@ -1091,12 +1163,7 @@ static void write_outputs(const char *date, const char *gslug)
 static void run_cpu_bench_beside_self(void)
 {
     char self[PATH_MAX];
-    ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (sl <= 0) return;
-    self[sl] = 0;
-    char *slash = strrchr(self, '/');
-    if (slash) *slash = 0;
-    run_cpu_bench(self);
+    if (self_dir(self, sizeof self)) run_cpu_bench(self);
 }
 
 int main(int argc, char **argv)

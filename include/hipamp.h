@@ -566,6 +566,28 @@ AMP_API amp_status amp_future_elapsed_ms(amp_future *f, double *ms);
 /* Does not wait; the work runs on. */
 AMP_API amp_status amp_future_destroy(amp_future *f);
 
+/* --------------------------------------------------------------- tracing
+ * With AMP_TRACE=path.json in the environment when the library is loaded,
+ * every build, copy (and copy avoided), launch and blocking wait is
+ * recorded and written to path.json as a Chrome trace-event file (Perfetto,
+ * chrome://tracing): one track per host thread, one per queue, launches
+ * and copies with their device times. "%p" in the path becomes the process
+ * id. AMP_TRACE_SUMMARY=1 prints a table at exit (stderr). The file is
+ * written at exit and by amp_trace_flush. README, "Tracing", has the
+ * details; a library built with -DHIPAMP_TRACE=OFF traces nothing. */
+
+/* Write what was traced since the last flush: the file stays a complete
+ * JSON document after every flush, and the events are freed. Blocks until
+ * the traced commands queued before the call have finished (their device
+ * times are read then); never waits for anything else, and takes no lock
+ * a launch or copy on another thread needs. Returns AMP_OK at once when
+ * tracing is off. AMP_ERROR_INVALID_ARGUMENT: the AMP_TRACE file cannot be
+ * written (the message names it and why; the events are dropped).
+ * AMP_ERROR_OUT_OF_MEMORY: no memory to format them (dropped).
+ * AMP_ERROR_UNSUPPORTED: AMP_TRACE or AMP_TRACE_SUMMARY is set but the
+ * library was built with -DHIPAMP_TRACE=OFF. */
+AMP_API amp_status amp_trace_flush(void);
+
 /* ----------------------------------------------------------------- cache */
 
 /* The on-disk compile cache holds code this process will load and run, so

@@ -1,12 +1,14 @@
 /* array.c — amp_array: device-resident containers, created on a queue,
  * copied to and from the host on that queue. */
 #include "internal.h"
+#include "trace.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* Blocking host<->array copy of the whole array on its queue. */
-static amp_status amp__array_copy(amp_array *a, void *host, amp__copy_dir dir)
+/* Blocking host<->array copy of the whole array on its queue (why: for
+ * traces). */
+static amp_status amp__array_copy(amp_array *a, void *host, amp__copy_dir dir, amp__copy_why why)
 {
     amp__storage *s = a->s;
     amp_status st = AMP_OK;
@@ -21,7 +23,11 @@ static amp_status amp__array_copy(amp_array *a, void *host, amp__copy_dir dir)
     c.src = dir == AMP__H2D ? (const void *)host : (const void *)s->dptr;
     c.width_bytes = c.dst_pitch = c.src_pitch = c.dst_slice_pitch = c.src_slice_pitch = amp__storage_bytes(s);
     c.height = c.depth = 1;
-    if ((st = amp__queue_copy(q, &c, &done)) != AMP_OK) goto out;
+    AMP__TRACE_SPAN(span);
+    AMP__TRACE(amp__trace_copy_begin(&span, q, dir, c.width_bytes, why));
+    st = amp__queue_copy(q, &c, &done);
+    AMP__TRACE(amp__trace_copy_end(&span, q, s, NULL, st));
+    if (st != AMP_OK) goto out;
     amp__queue_count_copy(q, dir, c.width_bytes);
     amp__point_set(&s->last, done);
     st = amp__point_wait(done);
@@ -49,7 +55,7 @@ amp_status amp_array_create(amp_accelerator_view *q, size_t elem_size, amp_exten
     a->s = s;
     a->q = q;
     amp__queue_retain(q); /* the array's copies run on q */
-    if (init && (st = amp__array_copy(a, (void *)init, AMP__H2D)) != AMP_OK) goto fail;
+    if (init && (st = amp__array_copy(a, (void *)init, AMP__H2D, AMP__WHY_ARRAY_INIT)) != AMP_OK) goto fail;
     *out = a;
     return AMP_OK;
 fail:
@@ -106,14 +112,14 @@ amp_status amp_array_copy_to_host(amp_array *a, void *dst)
 {
     AMP__NOT_NULL(a);
     AMP__NOT_NULL(dst);
-    return amp__array_copy(a, dst, AMP__D2H);
+    return amp__array_copy(a, dst, AMP__D2H, AMP__WHY_ARRAY_TO_HOST);
 }
 
 amp_status amp_array_copy_from_host(amp_array *a, const void *src)
 {
     AMP__NOT_NULL(a);
     AMP__NOT_NULL(src);
-    return amp__array_copy(a, (void *)src, AMP__H2D);
+    return amp__array_copy(a, (void *)src, AMP__H2D, AMP__WHY_ARRAY_FROM_HOST);
 }
 
 amp_status amp_array_get_extent(const amp_array *a, amp_extent *out)

@@ -8,7 +8,10 @@
  *   3. the compile cache lock (lib/compile_cache.c)
  *   4. an accelerator's lock (its default view, its key prefix)
  *   5. a queue's mark lock (lib/queue.c)
- *   6. the kernel-handle table lock, the disk cache's init (leaves)
+ *   6. the kernel-handle table lock, the disk cache's init, the trace's
+ *      buffer lock (leaves)
+ * The trace's flush lock (lib/trace.c) is taken only with none of these
+ * held: a flush waits for device events.
  * Backend operations are called with at most the locks lib/backend.h names
  * for each; backends never call back into the core. */
 #ifndef AMP_INTERNAL_H
@@ -59,6 +62,8 @@ struct amp_accelerator_view {
     amp__mark *mark;        /* the newest recorded point, shared by waiters */
     _Atomic uint64_t bytes_to_device, copies_to_device, bytes_to_host, copies_to_host;
     _Atomic uint64_t bytes_d2d, copies_d2d, bytes_h2h, copies_h2h, launches;
+    uint32_t trace_id;      /* the queue's track in traces (0: none yet); guarded by the
+                               trace's buffer lock (lib/trace.c) */
 };
 
 /* A point in a queue: everything queued on q up to command seq. No
@@ -79,6 +84,8 @@ void amp__queue_release(amp_accelerator_view *q);
  * also records timed events around it (*t0, *t1: release with
  * amp__queue_event_release). */
 amp_status amp__queue_launch(amp_accelerator_view *q, void *fn, const amp__launch *l, amp__point *done);
+/* amp__queue_launch without the trace hook (lib/trace.c wraps it). */
+amp_status amp__queue_launch_raw(amp_accelerator_view *q, void *fn, const amp__launch *l, amp__point *done);
 amp_status amp__queue_launch_timed(amp_accelerator_view *q, void *fn, const amp__launch *l, amp__point *done,
                                    void **t0, void **t1);
 amp_status amp__queue_timed_event(amp_accelerator_view *q, void **ev);
@@ -139,6 +146,8 @@ typedef struct amp__storage {
     amp__box dirty[AMP__MAX_BOXES]; /* device regions newer than host */
     int ndirty;
     amp__point last;            /* after the last launch or copy that used it */
+    uint8_t stale_why;          /* why device copies were last dropped (amp__copy_why,
+                                   lib/trace.h): names the next copy-in in traces */
 } amp__storage;
 
 amp_status amp__storage_new(size_t elem, amp_extent e, void *host, bool is_array, amp__storage **out);

@@ -2,6 +2,7 @@
  * in-memory cache, the disk cache and the backend's compiler, and handing
  * out its kernels after their signature records pass the one check. */
 #include "internal.h"
+#include "trace.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -172,8 +173,13 @@ static amp_status amp__build(amp_accelerator *acc, const amp__build_input *in, a
                          acc->e.info.unavailable_reason);
     if (!(p = calloc(1, sizeof *p))) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "program: out of host memory");
     pthread_mutex_init(&p->lock, NULL);
+    AMP__TRACE_CLOCK(t_build, amp__trace_build_begin(in));
+    AMP__TRACE_VAR(int cache = AMP__BUILD_COMPILED);
 
-    if ((m = amp__mcache_find(acc, in))) goto done;
+    if ((m = amp__mcache_find(acc, in))) {
+        AMP__TRACE(cache = AMP__BUILD_MEMORY);
+        goto done;
+    }
 
     if ((st = amp__scan_includes(in, acc->e.be->include_env, &scan)) != AMP_OK) goto fail;
     if ((st = amp__build_key(acc, in, &scan, key)) != AMP_OK) goto fail;
@@ -186,7 +192,10 @@ static amp_status amp__build(amp_accelerator *acc, const amp__build_input *in, a
     if (cacheable && (bin = amp__dcache_load(key, &bin_size))) {
         /* Authenticated, but the driver may still refuse it (a driver
          * update): then rebuild below and overwrite the entry. */
-        if (amp__module_from_binary(m, bin, bin_size) == AMP_OK) goto loaded;
+        if (amp__module_from_binary(m, bin, bin_size) == AMP_OK) {
+            AMP__TRACE(cache = AMP__BUILD_DISK);
+            goto loaded;
+        }
         free(bin);
         bin = NULL;
     }
@@ -225,6 +234,7 @@ loaded:
     amp__take_deps(m, &scan);
     m = amp__mcache_insert(m);
 done:
+    AMP__TRACE(amp__trace_build_end(t_build, acc, in, cache, AMP_OK));
     p->m = m;
     *out = p;
     amp__scan_free(&scan);
@@ -232,6 +242,7 @@ done:
     free(bin);
     return AMP_OK;
 fail:
+    AMP__TRACE(amp__trace_build_end(t_build, acc, in, cache, st));
     amp__module_release(m);
     amp__scan_free(&scan);
     pthread_mutex_destroy(&p->lock);

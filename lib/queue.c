@@ -10,6 +10,7 @@
  * numbered up to what was read: a wait may also wait for later work on the
  * same queue, never for less. */
 #include "internal.h"
+#include "trace.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -71,7 +72,7 @@ static inline uint64_t amp__queue_number(amp_accelerator_view *q)
     return atomic_fetch_add_explicit(&q->submitted, 1, memory_order_acq_rel) + 1;
 }
 
-amp_status amp__queue_launch(amp_accelerator_view *q, void *fn, const amp__launch *l, amp__point *done)
+amp_status amp__queue_launch_raw(amp_accelerator_view *q, void *fn, const amp__launch *l, amp__point *done)
 {
     amp_status st = q->be->launch(q->dev, q->queue, fn, l);
     if (st != AMP_OK) return st;
@@ -79,6 +80,12 @@ amp_status amp__queue_launch(amp_accelerator_view *q, void *fn, const amp__launc
     done->seq = amp__queue_number(q);
     atomic_fetch_add_explicit(&q->launches, 1, memory_order_relaxed);
     return AMP_OK;
+}
+
+amp_status amp__queue_launch(amp_accelerator_view *q, void *fn, const amp__launch *l, amp__point *done)
+{
+    AMP__TRACE(return amp__trace_launch(q, fn, l, done));
+    return amp__queue_launch_raw(q, fn, l, done);
 }
 
 amp_status amp__queue_timed_event(amp_accelerator_view *q, void **ev)
@@ -155,7 +162,9 @@ static void amp__note_completed(amp_accelerator_view *q, uint64_t seq)
 amp_status amp__queue_drain(amp_accelerator_view *q)
 {
     uint64_t seen = atomic_load_explicit(&q->submitted, memory_order_acquire);
+    AMP__TRACE_CLOCK(t_wait, amp__trace_wait_begin(q));
     amp_status st = q->be->queue_wait(q->dev, q->queue);
+    AMP__TRACE(amp__trace_wait_end(t_wait, q, AMP__SEQ_TAIL, st));
     if (st == AMP_OK) amp__note_completed(q, seen);
     return st;
 }
@@ -213,7 +222,9 @@ amp_status amp__point_wait(amp__point p)
     amp__mark *m;
     amp_status st = amp__mark_get(p.q, p.seq, &m);
     if (st != AMP_OK) return st;
+    AMP__TRACE_CLOCK(t_wait, amp__trace_wait_begin(p.q));
     if ((st = p.q->be->event_wait(p.q->dev, m->event)) == AMP_OK) amp__note_completed(p.q, m->seq);
+    AMP__TRACE(amp__trace_wait_end(t_wait, p.q, p.seq, st));
     amp__mark_release(p.q, m);
     return st;
 }

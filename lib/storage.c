@@ -3,6 +3,7 @@
  * the device, which are newer there than on the host), so that only the bytes
  * a kernel or the host needs ever move. */
 #include "internal.h"
+#include "trace.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -29,8 +30,9 @@ size_t amp__storage_bytes(const amp__storage *s) { return (size_t)amp_extent_siz
 /* Queue the copy of box b between host and device (dir H2D or D2H) on q.
  * Trailing dimensions the box covers whole merge into contiguous rows, so a
  * whole array is one linear copy and a 2-D section one pitched copy. One
- * box counts as one copy in q's statistics. */
-static amp_status amp__copy_box(amp__storage *s, amp_accelerator_view *q, const amp__box *b, amp__copy_dir dir)
+ * box counts as one copy in q's statistics. why: for traces. */
+static amp_status amp__copy_box(amp__storage *s, amp_accelerator_view *q, const amp__box *b, amp__copy_dir dir,
+                                amp__copy_why why)
 {
     int R = s->ext.rank, d = R - 1;
     size_t elem = s->elem;
@@ -51,17 +53,21 @@ static amp_status amp__copy_box(amp__storage *s, amp_accelerator_view *q, const 
     c.dst_slice_pitch = c.src_slice_pitch = d >= 2 ? (size_t)s->stride[d - 2] * elem : c.dst_pitch * c.height;
     int outer_lo = d >= 3 ? b->lo[0] : 0, outer_hi = d >= 3 ? b->hi[0] : 1;
     amp__point done = {NULL, 0};
+    amp_status st = AMP_OK;
+    uint64_t bytes = (uint64_t)amp__box_volume(b, R) * elem;
+    AMP__TRACE_SPAN(span);
+    AMP__TRACE(amp__trace_copy_begin(&span, q, dir, bytes, why));
     for (int o = outer_lo; o < outer_hi; ++o) {
         int64_t off = (base + (d >= 3 ? (int64_t)(o - b->lo[0]) * s->stride[0] : 0)) * (int64_t)elem;
         char *h = s->host + off, *dv = (char *)s->dptr + off;
         c.dst = dir == AMP__H2D ? (void *)dv : (void *)h;
         c.src = dir == AMP__H2D ? (const void *)h : (const void *)dv;
-        amp_status st = amp__queue_copy(q, &c, &done);
-        if (st != AMP_OK) return st;
+        if ((st = amp__queue_copy(q, &c, &done)) != AMP_OK) break;
         amp__point_set(&s->last, done);
     }
-    amp__queue_count_copy(q, dir, (uint64_t)amp__box_volume(b, R) * elem);
-    return AMP_OK;
+    if (st == AMP_OK) amp__queue_count_copy(q, dir, bytes);
+    AMP__TRACE(amp__trace_copy_end(&span, q, s, b, st));
+    return st;
 }
 
 /* The queue that orders host access after the storage's last use. */
@@ -85,13 +91,13 @@ amp_status amp__storage_sync(amp__storage *s, const amp__box *b)
         for (int i = 0; i < s->ndirty; ++i) {
             amp__box cut;
             if (!amp__box_intersect(&s->dirty[i], b, R, &cut)) continue;
-            if ((st = amp__copy_box(s, q, &cut, AMP__D2H)) != AMP_OK) return st;
+            if ((st = amp__copy_box(s, q, &cut, AMP__D2H, AMP__WHY_SYNCHRONIZE)) != AMP_OK) return st;
             any = true;
         }
         if (any && !amp__boxes_subtract(s->dirty, &s->ndirty, b, R)) {
             /* No room to split: copy the rest back too; then nothing is dirty. */
             for (int i = 0; i < s->ndirty; ++i)
-                if ((st = amp__copy_box(s, q, &s->dirty[i], AMP__D2H)) != AMP_OK) return st;
+                if ((st = amp__copy_box(s, q, &s->dirty[i], AMP__D2H, AMP__WHY_SYNCHRONIZE)) != AMP_OK) return st;
             s->ndirty = 0;
         }
     }
@@ -115,7 +121,7 @@ static amp_status amp__storage_flush_outside(amp__storage *s, const amp__box *b)
         /* pieces = dirty[i] - b: at most 2R slabs, fits by construction. */
         if (!amp__boxes_subtract(pieces, &np, b, R)) np = 0;
         for (int k = 0; k < np; ++k)
-            if ((st = amp__copy_box(s, q, &pieces[k], AMP__D2H)) != AMP_OK) return st;
+            if ((st = amp__copy_box(s, q, &pieces[k], AMP__D2H, AMP__WHY_FLUSH)) != AMP_OK) return st;
     }
     s->ndirty = 0;
     return amp__point_wait(s->last);
@@ -201,6 +207,9 @@ amp_status amp__storage_release(amp__storage *s)
 static amp_status amp__copy_in_missing(amp__storage *s, amp_accelerator_view *q, const amp__box *b)
 {
     amp_status st;
+    /* Why it moves, for the trace: stale after a refresh, else first use. */
+    amp__copy_why why = s->stale_why ? (amp__copy_why)s->stale_why : AMP__WHY_FIRST_USE;
+    AMP__TRACE(s->stale_why = AMP__WHY_NONE);
     int R = s->ext.rank, n = 1;
     amp__box pieces[AMP__MAX_BOXES];
     pieces[0] = *b;
@@ -208,16 +217,17 @@ static amp_status amp__copy_in_missing(amp__storage *s, amp_accelerator_view *q,
     for (int i = 0; i < s->nvalid && split && n > 0; ++i) split = amp__boxes_subtract(pieces, &n, &s->valid[i], R);
     if (split) {
         for (int i = 0; i < n; ++i)
-            if ((st = amp__copy_box(s, q, &pieces[i], AMP__H2D)) != AMP_OK) return st;
+            if ((st = amp__copy_box(s, q, &pieces[i], AMP__H2D, why)) != AMP_OK) return st;
         return AMP_OK;
     }
     for (int i = 0; i < s->ndirty; ++i) {
         amp__box cut;
-        if (amp__box_intersect(&s->dirty[i], b, R, &cut) && (st = amp__copy_box(s, q, &cut, AMP__D2H)) != AMP_OK)
+        if (amp__box_intersect(&s->dirty[i], b, R, &cut) &&
+            (st = amp__copy_box(s, q, &cut, AMP__D2H, AMP__WHY_WRITE_BACK)) != AMP_OK)
             return st;
     }
     (void)amp__boxes_subtract(s->dirty, &s->ndirty, b, R);
-    return amp__copy_box(s, q, b, AMP__H2D);
+    return amp__copy_box(s, q, b, AMP__H2D, why);
 }
 
 amp_status amp__storage_prepare(amp__storage *s, amp_accelerator_view *q, const amp__box *b, bool discard,
@@ -254,9 +264,11 @@ amp_status amp__storage_prepare(amp__storage *s, amp_accelerator_view *q, const 
             amp__box whole = amp__storage_whole(s);
             if ((st = amp__storage_sync(s, &whole)) != AMP_OK) return st;
             s->nvalid = 0;
+            AMP__TRACE(s->stale_why = AMP__WHY_RESET);
         }
         if (!amp__boxes_cover(s->valid, s->nvalid, b, R)) {
             if (!discard && (st = amp__copy_in_missing(s, q, b)) != AMP_OK) return st;
+            if (discard) AMP__TRACE(amp__trace_copy_in_avoided(s, q, b));
             if (!amp__boxes_add(s->valid, &s->nvalid, b, R)) s->nvalid = 0;
         }
     }
@@ -274,6 +286,7 @@ void amp__storage_after_launch(amp__storage *s, amp__point done, const amp__box 
 amp_status amp__storage_refresh(amp__storage *s, const amp__box *b)
 {
     if (s->is_array) return AMP_OK;
+    AMP__TRACE(amp__trace_refresh(s, b));
     /* Host wins: device copies of b are stale, and nothing there is newer. */
     if (!amp__boxes_subtract(s->valid, &s->nvalid, b, s->ext.rank)) s->nvalid = 0;
     if (!amp__boxes_subtract(s->dirty, &s->ndirty, b, s->ext.rank)) return amp__storage_flush_outside(s, b);
@@ -283,6 +296,7 @@ amp_status amp__storage_refresh(amp__storage *s, const amp__box *b)
 amp_status amp__storage_discard(amp__storage *s, const amp__box *b)
 {
     if (s->is_array) return AMP_OK;
+    AMP__TRACE(amp__trace_discard(s, b));
     if (!amp__boxes_subtract(s->dirty, &s->ndirty, b, s->ext.rank)) return amp__storage_flush_outside(s, b);
     return AMP_OK;
 }
