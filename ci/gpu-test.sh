@@ -77,7 +77,10 @@ fi
 # 4. The suite, one test executable at a time (they share the GPU).
 export CRITERION_VERBOSITY_LEVEL=1
 rc=0
-(cd "$BUILD" && ctest --output-on-failure) 2>&1 | tee "$LOGS/ctest.log"
+# CTEST_ARGS adds ctest options (e.g. "-j4 -E device_code_compiles" for a
+# short device session).
+# shellcheck disable=SC2086
+(cd "$BUILD" && ctest --output-on-failure ${CTEST_ARGS:-}) 2>&1 | tee "$LOGS/ctest.log"
 rc=${PIPESTATUS[0]}
 cp "$BUILD/Testing/Temporary/LastTest.log" "$LOGS/LastTest.log" 2>/dev/null || true
 
