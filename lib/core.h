@@ -22,6 +22,17 @@
 amp_status amp__fail(amp_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 amp_status amp__failv(amp_status s, const char *fmt, va_list ap);
 
+/* A compile log's refusal of a kernel parameter type by the prelude
+ * (kernel_parameter<Position, T>), in clang's form (hipRTC, the host
+ * compiler: "kernel_parameter<1, float *>") or EDG's (NVRTC:
+ * "kernel_parameter<Position, T> [with Position=1, T=float *]"): true with
+ * the position and the type's text inside log. */
+bool amp__log_param_refusal(const char *log, long *position, const char **type, int *type_len);
+/* After a failed compile (st == AMP_ERROR_COMPILE): when the log (the
+ * thread's last error) holds such a refusal, put the position and type on
+ * its first line, the log below. Anything else is left as it is. */
+void amp__compile_log_summarize(amp_status st);
+
 /* Return AMP_ERROR_INVALID_ARGUMENT naming the calling function and the
  * expression when p is NULL. For the out-parameter, clear it first with
  * AMP__CLEAR_OUT so that a failure leaves it NULL/zero. */

@@ -213,3 +213,25 @@ Test(codeobject, user_options_cannot_change_target)
                                      "  -DFOO=7\t-Wall ", &co));
     amp_code_object_destroy(co);
 }
+
+/* The prelude's refusal of a parameter type is summarized on the first line
+ * whichever compiler reported it (clang's log for hipRTC, EDG's for NVRTC). */
+static void check_refusal_first_line(const char *target)
+{
+    static const char src[] = "AMP_KERNEL(takes_pointer, amp::index<1> i, int a, float *p, int b) { }\n";
+    amp_code_object *co = (amp_code_object *)1;
+    amp_status st = amp_compile_for_target(target, src, NULL, &co);
+    if (st == AMP_ERROR_UNSUPPORTED) cr_skip_test("cannot build for %s here: %s", target, amp_last_error());
+    cr_assert_eq(st, AMP_ERROR_COMPILE, "%s: %s", target, amp_status_name(st));
+    cr_expect_null(co);
+    const char *log = amp_last_error();
+    const char *nl = strchr(log, '\n');
+    int first = nl ? (int)(nl - log) : (int)strlen(log);
+    cr_expect(strstr(log, "kernel parameter 1 ") == log && strstr(log, "'float *'") &&
+                  strstr(log, "'float *'") - log < first,
+              "%s: the first line should name parameter 1 and its type: %.*s", target, first, log);
+    cr_expect(strstr(log + first, "raw pointer"), "%s: the compiler's message should follow: %s", target, log);
+}
+
+Test(codeobject, refused_parameter_first_line_gfx90a) { check_refusal_first_line("gfx90a"); }
+Test(codeobject, refused_parameter_first_line_sm_90) { check_refusal_first_line("sm_90"); }

@@ -67,8 +67,10 @@ ACCEL_TEST(copy, array_copy_async_with_device_time)
     float *src = test_xmalloc(N * sizeof *src), *got = test_xmalloc(N * sizeof *got);
     test_fill_random(src, N, 6);
     amp_array *a = NULL, *b = NULL;
-    ASSERT_OK(amp_array_create(NULL, sizeof(float), amp_extent_1d(N), src, &a));
-    ASSERT_OK(amp_array_create(NULL, sizeof(float), amp_extent_1d(N), NULL, &b));
+    amp_accelerator_view *q = NULL;
+    ASSERT_OK(amp_accelerator_default_view(acc, &q));
+    ASSERT_OK(amp_array_create(q, sizeof(float), amp_extent_1d(N), src, &a));
+    ASSERT_OK(amp_array_create(q, sizeof(float), amp_extent_1d(N), NULL, &b));
     amp_future *f = NULL;
     ASSERT_OK(amp_copy_array_async(a, b, &f));
     ASSERT_OK(amp_future_wait(f));

@@ -1393,7 +1393,9 @@ ACCEL_TEST(device_lang, all_names_in_one_kernel)
     double *out = test_xmalloc(t.n * sizeof *out);
     for (size_t k = 0; k < t.n; ++k) out[k] = -12345.678;
     amp_array *arr;
-    ASSERT_OK(amp_array_create(NULL, sizeof(int32_t), amp_extent_1d(3), arr_init, &arr));
+    amp_accelerator_view *q = NULL;
+    ASSERT_OK(amp_accelerator_default_view(acc, &q));
+    ASSERT_OK(amp_array_create(q, sizeof(int32_t), amp_extent_1d(3), arr_init, &arr));
     amp_array_view *v[10] = {
         test_view((void *)fin, sizeof(float), amp_extent_1d(3), AMP_READ_ONLY),
         test_view((void *)din, sizeof(double), amp_extent_1d(4), AMP_READ_ONLY),

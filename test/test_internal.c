@@ -230,3 +230,33 @@ Test(signature, structs_and_small_kinds)
     cr_assert(!amp__signature_valid(&g, why, sizeof why));
     cr_assert(strstr(why, "struct"), "%s", why);
 }
+
+/* ------------------------------------------------ compile log summaries */
+
+Test(compile_log, clang_and_edg_refusals)
+{
+    static const char clang_log[] =
+        "amp_prelude.hip:250:5: error: static assertion failed due to requirement '!is_pointer<float *>::value'\n"
+        "amp_prelude.hip:308:28: note: in instantiation of template class "
+        "'amp::detail::kernel_parameter<2, amp::vec<float, 4> *>' requested here\n";
+    static const char edg_log[] =
+        "amp_prelude.hip(250): error: static assertion failed with \"hipamp: ...\"\n"
+        "          detected during:\n"
+        "            instantiation of class \"amp::detail::kernel_parameter<Position, T> [with Position=3, "
+        "T=const int &]\" at line 308\n";
+    long pos = -1;
+    const char *type = NULL;
+    int len = 0;
+    cr_assert(amp__log_param_refusal(clang_log, &pos, &type, &len));
+    cr_expect(pos == 2 && len == (int)strlen("amp::vec<float, 4> *") && !strncmp(type, "amp::vec<float, 4> *", (size_t)len),
+              "clang: %ld '%.*s'", pos, len, type);
+    cr_assert(amp__log_param_refusal(edg_log, &pos, &type, &len));
+    cr_expect(pos == 3 && len == (int)strlen("const int &") && !strncmp(type, "const int &", (size_t)len),
+              "EDG: %ld '%.*s'", pos, len, type);
+    /* Mentions that are not a refusal's instantiation are not summarized. */
+    cr_expect(!amp__log_param_refusal("error: no kernel_parameter<here\n", &pos, &type, &len));
+    cr_expect(!amp__log_param_refusal("kernel_parameter<Position, T> at line 3\n[with Position=1, T=int]", &pos,
+                                      &type, &len));
+    cr_expect(!amp__log_param_refusal("", &pos, &type, &len));
+    cr_expect(!amp__log_param_refusal(NULL, &pos, &type, &len));
+}

@@ -331,6 +331,7 @@ static amp_status amp__compile_nvidia(const char *target, const char *source, co
     if (!full) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "cannot allocate the translation unit for %s", target);
     amp__compile_job job = {.source = full, .source_name = AMP__SOURCE_NAME, .options = options};
     st = amp__nvrtc_compile(target, &job, &bin, &size);
+    amp__compile_log_summarize(st);
     free(full);
     if (st != AMP_OK) return st;
     amp_code_object *co = calloc(1, sizeof *co);
@@ -392,7 +393,10 @@ AMP_API amp_status amp_compile_for_target(const char *target, const char *source
         goto fail;
     }
     amp__compile_job job = {.source = full, .source_name = "kernel.hip", .options = options};
-    if ((st = amp__hiprtc_compile(target, &job, &bin, &bin_size)) != AMP_OK) goto fail;
+    if ((st = amp__hiprtc_compile(target, &job, &bin, &bin_size)) != AMP_OK) {
+        amp__compile_log_summarize(st);
+        goto fail;
+    }
     co = calloc(1, sizeof *co);
     if (!co) { st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "cannot allocate %zu bytes", sizeof *co); goto fail; }
     if ((st = extract_elf(bin, bin_size, &elf, &elf_size)) != AMP_OK) goto fail;
