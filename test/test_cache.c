@@ -28,7 +28,7 @@ extern const char test_kernels_cache_probe[];
  * accelerator ROOT/cxx, a compiler wrapper that logs each invocation to
  * ROOT/cxx.log and runs the real compiler: a process that builds without a
  * compile logged was served from the disk cache. */
-static char g_root[PATH_MAX];
+static char g_root[PATH_MAX / 2]; /* room for the names joined to it */
 static char g_cache[PATH_MAX];
 static char g_src[PATH_MAX];
 static char g_cxx[PATH_MAX];
@@ -732,7 +732,7 @@ Test(cache, tmp_fallback_is_made_private)
     bool fine = S_ISDIR(st.st_mode) && (st.st_mode & 0777) == 0700;
     char cmd[96];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
-    (void)system(cmd);
+    cr_expect_eq(system(cmd), 0, "%s", cmd);
     cr_assert(fine, "fallback mode %o", st.st_mode & 0777);
 }
 
@@ -826,7 +826,7 @@ Test(cache, computed_include_is_not_cached)
     amp_program_destroy(p);
     char cmd[PATH_MAX + 16];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    (void)system(cmd);
+    cr_expect_eq(system(cmd), 0, "%s", cmd);
 }
 
 /* A header that is a FIFO is refused before anything reads it. */

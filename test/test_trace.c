@@ -722,7 +722,7 @@ ACCEL_TEST(trace, helper_events_match_stats)
     ASSERT_OK(amp_accelerator_get_info(acc, &info));
     tdir d;
     tdir_make(&d);
-    char var[128], path[128];
+    char var[256], path[128];
     snprintf(path, sizeof path, "%s/trace.json", d.path);
     snprintf(var, sizeof var, "AMP_TRACE=%s", path);
     const char *env[] = {var, NULL};
@@ -882,7 +882,7 @@ ACCEL_TEST(trace, flush_mid_run_leaves_a_complete_file)
     NEEDS_HOOKS();
     tdir d;
     tdir_make(&d);
-    char var[128], path[128];
+    char var[256], path[128];
     snprintf(path, sizeof path, "%s/trace.json", d.path);
     snprintf(var, sizeof var, "AMP_TRACE=%s", path);
     const char *env[] = {var, NULL};
@@ -914,7 +914,7 @@ ACCEL_TEST(trace, demo_study)
     ASSERT_OK(amp_accelerator_get_info(acc, &info));
     tdir d;
     tdir_make(&d);
-    char var[128], path[128];
+    char var[256], path[128];
     snprintf(path, sizeof path, "%s/study.json", d.path);
     snprintf(var, sizeof var, "AMP_TRACE=%s", path);
     const char *cache = getenv("AMP_CACHE_DIR");
@@ -982,7 +982,7 @@ Test(trace, event_limit_drops_and_says_so)
     amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
     tdir d;
     tdir_make(&d);
-    char var[128], path[128];
+    char var[256], path[128];
     snprintf(path, sizeof path, "%s/trace.json", d.path);
     snprintf(var, sizeof var, "AMP_TRACE=%s", path);
     const char *env[] = {var, "AMP_TRACE_MAX_EVENTS=2", "AMP_TRACE_SUMMARY=1", NULL};
@@ -1078,7 +1078,7 @@ Test(trace, nvtx_ranges)
     amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
     tdir d;
     tdir_make(&d);
-    char inj[600], logv[128], log[128];
+    char inj[600], logv[256], log[128];
     snprintf(inj, sizeof inj, "NVTX_INJECTION64_PATH=%s", HIPAMP_TRACE_PROBE);
     snprintf(log, sizeof log, "%s/probe.log", d.path);
     snprintf(logv, sizeof logv, "AMP_PROBE_LOG=%s", log);
@@ -1119,7 +1119,7 @@ Test(trace, vendor_ranges_can_be_turned_off)
     amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
     tdir d;
     tdir_make(&d);
-    char inj[600], logv[128], log[128];
+    char inj[600], logv[256], log[128];
     snprintf(inj, sizeof inj, "NVTX_INJECTION64_PATH=%s", HIPAMP_TRACE_PROBE);
     snprintf(log, sizeof log, "%s/probe.log", d.path);
     snprintf(logv, sizeof logv, "AMP_PROBE_LOG=%s", log);
