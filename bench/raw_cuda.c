@@ -1,6 +1,7 @@
 /* raw_cuda.c — raw_gpu.h over the CUDA driver API and NVRTC (cuLaunchKernel on cuMemAlloc'ed buffers, CUDA events, cuBLAS loaded with dlopen): the vendor half of bench_gpu. */
 #define _GNU_SOURCE
 #include "raw_gpu.h"
+#include "workloads.h"
 
 #include <cuda.h>
 #include <nvrtc.h>
@@ -169,6 +170,64 @@ double rg_events_seconds(void)
     float ms = 0;
     CK(cuEventElapsedTime(&ms, ev0, ev1));
     return ms * 1e-3;
+}
+
+int rg_device_count(void)
+{
+    int n = 0;
+    CK(cuDeviceGetCount(&n));
+    return n;
+}
+
+bool rg_peer_copy(size_t bytes, int reps, double *seconds, bool *direct, char *why, size_t why_n)
+{
+    CUdevice d1;
+    CUcontext ctx1;
+    if (rg_device_count() < 2 || cuDeviceGet(&d1, 1) != CUDA_SUCCESS) {
+        snprintf(why, why_n, "one NVIDIA GPU");
+        return false;
+    }
+    CK(cuDevicePrimaryCtxRetain(&ctx1, d1));
+    int can = 0;
+    CK(cuDeviceCanAccessPeer(&can, dev, d1));
+    if (can) {
+        CUresult e = cuCtxEnablePeerAccess(ctx1, 0);
+        if (e != CUDA_SUCCESS && e != CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) CK(e);
+    }
+    *direct = can != 0;
+    size_t count = bytes / 4;
+    CUdeviceptr src, dst;
+    CK(cuMemAlloc(&src, bytes));
+    CK(cuCtxSetCurrent(ctx1));
+    CK(cuMemAlloc(&dst, bytes));
+    CK(cuMemsetD32(dst, 0, count));
+    CK(cuCtxSetCurrent(ctx));
+    CK(cuMemsetD32(src, 0x3f8ccccd, count));
+    double *t = malloc((size_t)reps * sizeof *t);
+    if (!t) die("out of memory");
+    CK(cuMemcpyPeerAsync(dst, ctx1, src, ctx, bytes, stream)); /* warm-up */
+    CK(cuStreamSynchronize(stream));
+    for (int r = 0; r < reps; ++r) {
+        rg_events_begin();
+        CK(cuMemcpyPeerAsync(dst, ctx1, src, ctx, bytes, stream));
+        rg_events_end();
+        t[r] = rg_events_seconds();
+    }
+    *seconds = wl_median(t, reps);
+    free(t);
+    uint32_t *host = malloc(bytes);
+    if (!host) die("out of memory");
+    CK(cuMemcpyDtoH(host, dst, bytes)); /* unified addressing: any context */
+    size_t bad = 0;
+    for (size_t i = 0; i < count; ++i) bad += host[i] != 0x3f8ccccdu;
+    free(host);
+    CK(cuMemFree(src));
+    CK(cuCtxSetCurrent(ctx1));
+    CK(cuMemFree(dst));
+    CK(cuCtxSetCurrent(ctx));
+    CK(cuDevicePrimaryCtxRelease(d1));
+    if (bad) die("raw peer copy: %zu of %zu words wrong on device 1", bad, count);
+    return true;
 }
 
 /* cuBLAS, loaded at run time: the benchmark alone needs it, so neither

@@ -70,6 +70,16 @@ bool rg_blas_load(char *lib, size_t lib_n, char *why, size_t why_n);
 void rg_sgemm(int M, int N, int K, rg_ptr a, rg_ptr b, rg_ptr c);
 void rg_blas_unload(void);
 
+/* Devices the vendor runtime sees (after rg_open). */
+int rg_device_count(void);
+/* Raw peer copies of bytes from a device-0 buffer to a device-1 buffer on
+ * device 0's stream: peer access enabled where the driver allows it (*direct
+ * says whether it did; otherwise the driver stages), a warm-up, then reps
+ * copies timed one by one with the stream's events; *seconds is their
+ * median. The destination is checked against the source (a 32-bit pattern)
+ * before returning. false, with why, when device 1 cannot be used. */
+bool rg_peer_copy(size_t bytes, int reps, double *seconds, bool *direct, char *why, size_t why_n);
+
 /* bench_gpu.c's: prints "<program>: <message>" and exits 1. */
 _Noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -1,6 +1,7 @@
 /* raw_hip.c — raw_gpu.h over HIP and hipRTC (hipModuleLaunchKernel on hipMalloc'ed buffers, HIP events, rocBLAS loaded with dlopen): the vendor half of bench_gpu_hip. */
 #define _GNU_SOURCE
 #include "raw_gpu.h"
+#include "workloads.h"
 
 #include <hip/hip_runtime_api.h>
 #include <hip/hiprtc.h>
@@ -160,6 +161,59 @@ double rg_events_seconds(void)
     float ms = 0;
     HK(hipEventElapsedTime(&ms, ev0, ev1));
     return ms * 1e-3;
+}
+
+int rg_device_count(void)
+{
+    int n = 0;
+    HK(hipGetDeviceCount(&n));
+    return n;
+}
+
+bool rg_peer_copy(size_t bytes, int reps, double *seconds, bool *direct, char *why, size_t why_n)
+{
+    if (rg_device_count() < 2) {
+        snprintf(why, why_n, "one AMD GPU");
+        return false;
+    }
+    int can = 0;
+    HK(hipDeviceCanAccessPeer(&can, 0, 1));
+    if (can) {
+        hipError_t e = hipDeviceEnablePeerAccess(1, 0);
+        if (e != hipSuccess && e != hipErrorPeerAccessAlreadyEnabled) HK(e);
+    }
+    *direct = can != 0;
+    size_t count = bytes / 4;
+    void *src, *dst;
+    HK(hipMalloc(&src, bytes));
+    HK(hipSetDevice(1));
+    HK(hipMalloc(&dst, bytes));
+    HK(hipMemset(dst, 0, bytes));
+    HK(hipDeviceSynchronize());
+    HK(hipSetDevice(0));
+    HK(hipMemsetD32(src, 0x3f8ccccd, count));
+    double *t = malloc((size_t)reps * sizeof *t);
+    if (!t) die("out of memory");
+    HK(hipMemcpyPeerAsync(dst, 1, src, 0, bytes, stream)); /* warm-up */
+    HK(hipStreamSynchronize(stream));
+    for (int r = 0; r < reps; ++r) {
+        rg_events_begin();
+        HK(hipMemcpyPeerAsync(dst, 1, src, 0, bytes, stream));
+        rg_events_end();
+        t[r] = rg_events_seconds();
+    }
+    *seconds = wl_median(t, reps);
+    free(t);
+    uint32_t *host = malloc(bytes);
+    if (!host) die("out of memory");
+    HK(hipMemcpy(host, dst, bytes, hipMemcpyDeviceToHost));
+    size_t bad = 0;
+    for (size_t i = 0; i < count; ++i) bad += host[i] != 0x3f8ccccdu;
+    free(host);
+    HK(hipFree(src));
+    HK(hipFree(dst));
+    if (bad) die("raw peer copy: %zu of %zu words wrong on device 1", bad, count);
+    return true;
 }
 
 /* rocBLAS, loaded at run time: the benchmark alone needs it. The ABI used is
