@@ -295,9 +295,14 @@ static void amp__dc_init(void)
                         "to share a cache with a group", amp__dc_path, (int)sb.st_uid, (int)geteuid());
             return;
         }
-        if (sb.st_mode & (S_IWGRP | S_IWOTH)) {
-            amp__dc_off("cache directory %s is writable by others (mode %04o); set AMP_CACHE_SHARED=group to trust "
-                        "its group with running code in this process", amp__dc_path, (unsigned)(sb.st_mode & 07777));
+        if (sb.st_mode & S_IWOTH) {
+            amp__dc_off("cache directory %s is writable by every user (mode %04o)", amp__dc_path,
+                        (unsigned)(sb.st_mode & 07777));
+            return;
+        }
+        if (sb.st_mode & S_IWGRP) {
+            amp__dc_off("cache directory %s is writable by its group (mode %04o); set AMP_CACHE_SHARED=group to trust "
+                        "the group with running code in this process", amp__dc_path, (unsigned)(sb.st_mode & 07777));
             return;
         }
         if (tmp_fallback && (sb.st_mode & 0777) != 0700) {

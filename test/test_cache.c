@@ -867,7 +867,22 @@ Test(cache, info_reports_a_world_writable_cache)
     amp_cache_info ci = cache_info();
     rmdir(dir);
     cr_assert(!ci.disk_enabled);
-    cr_assert(strstr(ci.reason, "writable by others") && strstr(ci.reason, dir), "reason: %s", ci.reason);
+    cr_assert(strstr(ci.reason, "writable by every user") && strstr(ci.reason, dir), "reason: %s", ci.reason);
+    cr_assert(!strstr(ci.reason, "AMP_CACHE_SHARED"), "sharing with a group cannot make this safe: %s", ci.reason);
+}
+
+Test(cache, info_reports_a_group_writable_cache)
+{
+    char dir[] = "/tmp/hipamp-cache-gw-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    cr_assert_eq(chmod(dir, 0770), 0);
+    cr_assert_eq(setenv("AMP_CACHE_DIR", dir, 1), 0);
+    amp_cache_info ci = cache_info();
+    rmdir(dir);
+    cr_assert(!ci.disk_enabled);
+    cr_assert(strstr(ci.reason, "writable by its group") && strstr(ci.reason, "AMP_CACHE_SHARED=group") &&
+                  strstr(ci.reason, dir),
+              "reason: %s", ci.reason);
 }
 
 /* --------------------------------------------------------- amp_cache_dir */

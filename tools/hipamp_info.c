@@ -29,7 +29,13 @@ int main(int argc, char **argv)
         return 0;
     }
     printf("hipamp %s\n", amp_version());
-    printf("compile cache: %s\n", amp_cache_dir());
+    amp_cache_info ci;
+    if (amp_cache_get_info(&ci) == AMP_OK && ci.disk_enabled)
+        printf("compile cache: %s%s\n", ci.dir, ci.shared_group ? " (shared with its group: AMP_CACHE_SHARED=group)" : "");
+    else if (amp_cache_get_info(&ci) == AMP_OK)
+        printf("compile cache: off (%s); every build compiles\n", ci.reason);
+    else
+        printf("compile cache: %s\n", amp_cache_dir());
     const char *env_default = getenv("AMP_DEFAULT_ACCELERATOR");
     if (env_default && *env_default) printf("AMP_DEFAULT_ACCELERATOR=%s\n", env_default);
 
