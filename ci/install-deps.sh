@@ -7,6 +7,7 @@ PACKAGES=(
   libcriterion-dev                          # the test framework
   libamdhip64-dev libamd-comgr-dev          # HIP runtime + hipRTC and comgr (loaded at run time)
   llvm-15                                   # llvm-readelf-15 / llvm-objdump-15 for code-object checks
+  openmpi-bin libopenmpi-dev                # hipamp::mpi, heat_mpi and test_mpi (built only where MPI is found)
 )
 
 missing=()
