@@ -681,6 +681,7 @@ amp_status amp_mpi_exchange_halos(amp_mpi_exchange *x, const amp_mpi_halo *halos
     amp_mpi__side *sides = NULL;      /* [2i] send, [2i+1] recv */
     amp_future **copies = NULL;       /* staged copies in flight, one per side */
     MPI_Request *reqs = NULL;
+    MPI_Status *statuses = NULL; /* not MPI_STATUSES_IGNORE: GCC 12 misreads MPICH's value as a buffer */
     int nreq = 0, rc;
     AMP_MPI__NOT_NULL(x);
     if (count && !halos) return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: halos is NULL", __func__);
@@ -701,7 +702,8 @@ amp_status amp_mpi_exchange_halos(amp_mpi_exchange *x, const amp_mpi_halo *halos
     sides = calloc(2 * count, sizeof *sides);
     copies = calloc(2 * count, sizeof *copies);
     reqs = calloc(2 * count, sizeof *reqs);
-    if (!sides || !copies || !reqs) {
+    statuses = calloc(2 * count, sizeof *statuses);
+    if (!sides || !copies || !reqs || !statuses) {
         st = amp_mpi__fail(AMP_ERROR_OUT_OF_MEMORY, "%s: no memory for %zu halos", __func__, count);
         goto fail;
     }
@@ -768,7 +770,7 @@ amp_status amp_mpi_exchange_halos(amp_mpi_exchange *x, const amp_mpi_halo *halos
         }
         nreq++;
     }
-    if ((rc = MPI_Waitall(nreq, reqs, MPI_STATUSES_IGNORE)) != MPI_SUCCESS) {
+    if ((rc = MPI_Waitall(nreq, reqs, statuses)) != MPI_SUCCESS) {
         nreq = 0; /* Waitall completed or freed what it could; nothing left to cancel */
         st = amp_mpi__mpi(rc, "MPI_Waitall");
         goto fail;
@@ -844,6 +846,7 @@ out:
     free(sides);
     free(copies);
     free(reqs);
+    free(statuses);
     return st;
 }
 
