@@ -7,7 +7,10 @@
 # GPU_MPI_DRY_RUN=1 runs the whole flow on the CPU accelerator, small, to
 # check this script on a machine without a GPU (GPU_MPI_TRY_SYSTEM=1 then
 # also takes the machine's own MPI through step 8, aware or not).
-# Takes about 4-6 minutes on one H100; every mpirun is bounded by a time-out.
+# Takes about 4-6 minutes on one H100. Every mpirun is bounded by a time-out;
+# a step whose usual time would take the run past BUDGET seconds (default
+# 560) is skipped, saying so, so that the script ends with its summary inside
+# a 10-minute slot; the summary and a log archive are in $OUT after every step.
 set -uo pipefail
 
 cd "$(dirname "$0")/.."
@@ -23,6 +26,7 @@ else
 fi
 ROWS=${ROWS_LIST##* } # the largest, for the GPU-aware run
 START=$(date +%s)
+BUDGET=${BUDGET:-560}
 rm -rf "$BUILD"
 mkdir -p "$BUILD" "$OUT"
 LOGS=$BUILD/logs
@@ -32,9 +36,19 @@ SUMMARY=$OUT/gpu-mpi-summary.txt
 say() { echo "$*" | tee -a "$SUMMARY"; }
 status=0
 fail() { say "FAILED: $*"; status=1; }
+# over_budget STEP SECONDS: true (and says so) when STEP, which usually
+# takes up to SECONDS, would end past the budget.
+over_budget() {
+  local elapsed=$(( $(date +%s) - START ))
+  snapshot
+  [ $((elapsed + $2)) -le "$BUDGET" ] && return 1
+  fail "$1 skipped: ${elapsed}s used, it needs about $2s more, the budget is ${BUDGET}s"
+  return 0
+}
+snapshot() { tar -czf "$OUT/gpu-mpi-logs.tar.gz" -C "$BUILD" logs 2>/dev/null; }
 finish() {
   local elapsed=$(( $(date +%s) - START ))
-  tar -czf "$OUT/gpu-mpi-logs.tar.gz" -C "$BUILD" logs 2>/dev/null
+  snapshot
   if [ "$status" -eq 0 ]; then say "ci/gpu-mpi.sh: PASSED in $((elapsed / 60))m$((elapsed % 60))s"
   else say "ci/gpu-mpi.sh: FAILED in $((elapsed / 60))m$((elapsed % 60))s (logs: $OUT/gpu-mpi-logs.tar.gz)"; fi
   exit "$status"
@@ -150,9 +164,10 @@ export AMP_CACHE_DIR=$BUILD/amp-cache
 
 # 5. test_mpi: the component's tests (GPU halves on the GPU, MPI as a
 #    singleton) and heat_mpi under mpirun on the CPU accelerator.
+snapshot
 if [[ " ${targets[*]} " == *" test_mpi "* ]]; then
   export CRITERION_VERBOSITY_LEVEL=1
-  (cd "$B" && timeout -k 10 900 ctest -R '^test_mpi$' --output-on-failure) > "$LOGS/test_mpi.log" 2>&1
+  (cd "$B" && timeout -k 10 300 ctest -R '^test_mpi$' --output-on-failure) > "$LOGS/test_mpi.log" 2>&1
   trc=$?
   counts=$(ci/summarize.sh "$B" "test_mpi")
   echo "$counts" >> "$LOGS/test_mpi.log"
@@ -166,13 +181,14 @@ fi
 run_heat() { # NAME NP ARGS... : stdout to $LOGS/heat-NAME.txt; echoes the checksum
   local name=$1 np=$2
   shift 2
-  timeout -k 10 300 "$MPI_PREFIX_MPIEXEC" -n "$np" --oversubscribe "$HEAT" "$@" > "$LOGS/heat-$name.txt" 2> "$LOGS/heat-$name.err"
+  timeout -k 10 120 "$MPI_PREFIX_MPIEXEC" -n "$np" --oversubscribe "$HEAT" "$@" > "$LOGS/heat-$name.txt" 2> "$LOGS/heat-$name.err"
   local rc=$?
   [ "$rc" -eq 0 ] || { echo "heat_mpi $name exited $rc" >> "$LOGS/heat-$name.err"; }
   tail -n1 "$LOGS/heat-$name.txt" | sed -n 's/^checksum \([0-9a-f]\{16\}\)$/\1/p'
 }
 field() { sed -n "s/^$1 \([0-9.]*\).*/\1/p" "$LOGS/heat-$2.txt" | head -n1; }
 P="1000 777 60"
+over_budget "the checksum runs" 60 && finish
 ref=$(AMP_DEFAULT_ACCELERATOR=cpu AMP_CPU_THREADS=${AMP_CPU_THREADS:-4} run_heat cpu-np1 1 $P)
 if [ -z "$gpu_path" ]; then
   fail "hipamp sees no GPU here (see hipamp-info.txt): the GPU checks and benchmark cannot run"
@@ -201,8 +217,9 @@ bench() { # FILE TITLE RANKS [extra args to weak_scaling.sh]
   shift 3
   : > "$OUT/$file"
   for rows in $ROWS_LIST; do
-    timeout -k 10 900 examples/mpi_heat/weak_scaling.sh --heat "$HEAT" --mpiexec "$MPI_PREFIX_MPIEXEC" \
-      --ranks "$ranks" --nx "$NX" --rows "$rows" --steps "$STEPS" --warmup 20 --repeat 3 \
+    over_budget "weak scaling with $rows rows per rank" 90 && return 1
+    timeout -k 10 240 examples/mpi_heat/weak_scaling.sh --heat "$HEAT" --mpiexec "$MPI_PREFIX_MPIEXEC" \
+      --ranks "$ranks" --nx "$NX" --rows "$rows" --steps "$STEPS" --warmup 20 --repeat 3 --timeout 90 \
       --title "$title, $NX x $rows cells per rank" --out "$BUILD/$file.part" --log "$LOGS/$file-$rows.log" "$@" \
       -- --oversubscribe > /dev/null 2>> "$LOGS/bench.err" || rc=1
     [ -f "$BUILD/$file.part" ] && { cat "$BUILD/$file.part"; echo; } >> "$OUT/$file"
@@ -224,7 +241,9 @@ grep '^|' "$OUT/weak-scaling-gpu.md" | grep -v '^|---' | tee -a "$SUMMARY"
 # 8. The GPU-aware (device) path, where the machine has a CUDA-aware MPI of
 #    its own: heat_mpi built against it, checksums and the same benchmark.
 aware="no: the carried Debian Open MPI is not CUDA-aware (host staging of the halo rows is used)"
-if [[ "$sys_aware" == yes* ]] || { [ "$DRY" = 1 ] && [ "${GPU_MPI_TRY_SYSTEM:-0}" = 1 ] && [ -n "$sys_mpicc" ]; }; then
+if [[ "$sys_aware" == yes* ]] && over_budget "the GPU-aware MPI run" 150; then
+  aware="not tried: out of time (a CUDA-aware MPI was found: $sys_mpiexec)"
+elif [[ "$sys_aware" == yes* ]] || { [ "$DRY" = 1 ] && [ "${GPU_MPI_TRY_SYSTEM:-0}" = 1 ] && [ -n "$sys_mpicc" ]; }; then
   (
     unset OPAL_PREFIX PMIX_PREFIX PMIX_INSTALL_PREFIX PMIX_MCA_mca_base_component_path
     unset OMPI_MCA_pml OMPI_MCA_osc OMPI_MCA_btl OMPI_MCA_btl_vader_single_copy_mechanism  # its own defaults (UCX)
@@ -234,8 +253,8 @@ if [[ "$sys_aware" == yes* ]] || { [ "$DRY" = 1 ] && [ "${GPU_MPI_TRY_SYSTEM:-0}
       -DMPI_C_COMPILER="$sys_mpicc" -DMPIEXEC_EXECUTABLE="$sys_mpiexec" > "$LOGS/aware-configure.log" 2>&1 &&
     cmake --build "$BUILD/build-aware" -j"$JOBS" --target heat_mpi > "$LOGS/aware-build.log" 2>&1 || exit 3
     H2=$BUILD/build-aware/examples/mpi_heat/heat_mpi
-    timeout -k 10 300 "$sys_mpiexec" -n 2 --oversubscribe "$H2" $P --path device > "$LOGS/heat-aware-np2.txt" 2> "$LOGS/heat-aware-np2.err" || exit 4
-    timeout -k 10 900 examples/mpi_heat/weak_scaling.sh --heat "$H2" --mpiexec "$sys_mpiexec" \
+    timeout -k 10 120 "$sys_mpiexec" -n 2 --oversubscribe "$H2" $P --path device > "$LOGS/heat-aware-np2.txt" 2> "$LOGS/heat-aware-np2.err" || exit 4
+    timeout -k 10 200 examples/mpi_heat/weak_scaling.sh --heat "$H2" --mpiexec "$sys_mpiexec" --timeout 90 \
       --ranks "1 2" --nx "$NX" --rows "$ROWS" --steps "$STEPS" \
       --warmup 20 --repeat 3 --path device --title "heat_mpi weak scaling, GPU-aware MPI ($sys_mpiexec)" \
       --out "$OUT/weak-scaling-gpu-aware.md" --log "$LOGS/weak-scaling-gpu-aware.log" -- --oversubscribe > /dev/null || exit 5

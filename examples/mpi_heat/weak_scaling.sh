@@ -3,7 +3,7 @@
 #
 # Usage: weak_scaling.sh --heat PATH [--mpiexec PATH] [--ranks "1 2"] [--nx N] [--rows R]
 #            [--steps S] [--warmup W] [--repeat K] [--path auto|host|device|staged]
-#            [--title TEXT] [--out FILE.md] [--log FILE] [-- EXTRA MPIEXEC FLAGS]
+#            [--title TEXT] [--out FILE.md] [--log FILE] [--timeout SECONDS] [-- EXTRA MPIEXEC FLAGS]
 # Each rank count runs K times (--repeat); the table gives the median time per
 # step (the slowest rank's, warm-up steps left out). Efficiency is t(1 rank) /
 # t(N ranks): 1.0 means the exchange costs nothing. Exits non-zero when a run
@@ -11,7 +11,7 @@
 set -uo pipefail
 
 heat="" mpiexec=${MPIEXEC:-mpiexec} ranks="1 2" nx=4096 rows=1024 steps=100 warmup=10 repeat=3 path=auto
-title="heat_mpi weak scaling" out="" log=""
+title="heat_mpi weak scaling" out="" log="" limit=600
 extra=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -27,6 +27,7 @@ while [ $# -gt 0 ]; do
     --title) title=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --log) log=$2; shift 2 ;;
+    --timeout) limit=$2; shift 2 ;;
     --) shift; extra=("$@"); break ;;
     *) echo "weak_scaling: unknown argument $1" >&2; exit 2 ;;
   esac
@@ -45,7 +46,7 @@ for np in $ranks; do
   times=()
   for ((k = 1; k <= repeat; k++)); do
     cmd=("$mpiexec" -n "$np" "${extra[@]}" "$heat" "$nx" "$ny" "$steps" --warmup "$warmup" --path "$path" --no-checksum)
-    if ! timeout -k 10 600 "${cmd[@]}" > "$tmp/out" 2> "$tmp/err"; then
+    if ! timeout -k 10 "$limit" "${cmd[@]}" > "$tmp/out" 2> "$tmp/err"; then
       echo "weak_scaling: $np rank(s), run $k failed: ${cmd[*]}" >&2
       tail -n 20 "$tmp/err" >&2
       [ -n "$log" ] && { echo "=== FAILED: ${cmd[*]}"; cat "$tmp/out" "$tmp/err"; } >> "$log"
