@@ -76,19 +76,8 @@ install_check() {
   fi
   # hipamp::mpi, where the build found MPI: find_package(hipamp COMPONENTS mpi), 2 ranks.
   if [ -e "$dir/mpi/libhipamp_mpi.so" ]; then
-    rm -rf "$dir/consumer-mpi"
-    local mpiexec over=""
-    mpiexec=$(sed -n 's/^MPIEXEC_EXECUTABLE:[A-Z]*=//p' "$dir/CMakeCache.txt")
-    "${mpiexec:-mpiexec}" --version 2>&1 | grep -q "Open MPI" && over=--oversubscribe
-    if cmake -S "$ROOT/ci/consumer-mpi" -B "$dir/consumer-mpi" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null &&
-       cmake --build "$dir/consumer-mpi" >/dev/null &&
-       AMP_CACHE_DIR="$dir/consumer/cache" LD_LIBRARY_PATH="$prefix/lib:$prefix/lib/x86_64-linux-gnu" \
-         OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader OMPI_MCA_pml=ob1 \
-         timeout -k 5 120 "${mpiexec:-mpiexec}" -n 2 $over "$dir/consumer-mpi/consumer_mpi"; then
-      results+=("install: hipamp::mpi consumer passed (2 ranks)")
-    else
-      results+=("install: hipamp::mpi consumer build or run FAILED"); status=1; total_fail=$((total_fail + 1))
-    fi
+    if ci/consumer-mpi/run.sh "$dir" "$prefix"; then results+=("install: hipamp::mpi consumer passed (2 ranks)")
+    else results+=("install: hipamp::mpi consumer build or run FAILED"); status=1; total_fail=$((total_fail + 1)); fi
   fi
 }
 
