@@ -12,9 +12,9 @@ REQUIRED=(
 # runs; ci/test.sh fails there if the HIP headers are missing, through
 # HIPAMP_ABI_REQUIRED): HIP runtime + hipRTC and comgr (loaded at run time,
 # headers for the ABI test), llvm-readelf-15 / llvm-objdump-15 for the
-# code-object checks, MPICH for the MPI Makefile example, node + npm for the
-# workflow linter.
-OPTIONAL=(llvm-15 mpich libmpich-dev
+# code-object checks, Open MPI for hipamp::mpi, heat_mpi, test_mpi and the
+# MPI Makefile example, node + npm for the workflow linter.
+OPTIONAL=(llvm-15 openmpi-bin libopenmpi-dev
   clang libclang-rt-14-dev                  # libFuzzer for ci/fuzz.sh
   libopenblas0                              # the CBLAS of the BLAS interop example on the CPU accelerator
 )

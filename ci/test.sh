@@ -119,7 +119,8 @@ consumer_pkgconfig() {
     env -u LD_LIBRARY_PATH AMP_CACHE_DIR="$1/consumer/cache" "$1/consumer/consumer-pc"
 }
 # The copy installed under share/hipamp/examples/makefile; its MPI program
-# too where an MPI is installed (ci/install-deps.sh installs MPICH).
+# too where an MPI is installed (ci/install-deps.sh installs Open MPI, which
+# runs as root, as CI does, only when told that it may).
 makefile_example() {
   local ex=$1/makefile-example
   rm -rf "$ex" && cp -r "$3/share/hipamp/examples/makefile" "$ex" &&
@@ -127,7 +128,9 @@ makefile_example() {
     (cd "$ex" && env -u LD_LIBRARY_PATH AMP_CACHE_DIR="$ex/cache" ./app) || return 1
   if command -v mpicc >/dev/null 2>&1 && command -v mpirun >/dev/null 2>&1; then
     make -C "$ex" mpi PKG_CONFIG_PATH="$2" &&
-      (cd "$ex" && env -u LD_LIBRARY_PATH AMP_CACHE_DIR="$ex/cache" mpirun -n 2 ./app_mpi)
+      (cd "$ex" && over="" && { mpirun --version 2>&1 | grep -q "Open MPI" && over=--oversubscribe; } ;
+        env -u LD_LIBRARY_PATH AMP_CACHE_DIR="$ex/cache" OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+          OMPI_MCA_btl=self,vader timeout -k 5 120 mpirun -n 2 $over ./app_mpi)
   else
     echo "makefile example: no mpicc/mpirun here, app_mpi not built"
   fi
@@ -153,6 +156,10 @@ install_check() {
   step "install: pkg-config consumer" "$dir/consumer-pc.log" consumer_pkgconfig "$dir" "$prefix" "$pcdir"
   step "install: examples/makefile (pkg-config + hipamp-embed)" "$dir/makefile-example.log" \
     makefile_example "$dir" "$pcdir" "$prefix"
+  # hipamp::mpi, where the build found MPI: find_package(hipamp COMPONENTS mpi), 2 ranks.
+  if [ -e "$dir/mpi/libhipamp_mpi.so" ]; then
+    step "install: hipamp::mpi consumer, 2 ranks" "$dir/consumer-mpi.log" ci/consumer-mpi/run.sh "$dir" "$prefix"
+  fi
 }
 
 # Without Criterion, configuring must succeed with the suite off and a

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# fetch-mpi-debs.sh — run on a Debian 12 machine: downloads Open MPI (openmpi-bin, libopenmpi-dev, libopenmpi3) and its runtime dependencies as .deb files into .debs/openmpi/ (git-ignored with .debs/), for ci/gpu-mpi.sh on a GPU machine that has no MPI and no package registry. ci/gpu-test.sh does not unpack this subfolder.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+DEST=.debs/openmpi
+# The closure of what Open MPI needs at run time that an Ubuntu 24.04 CUDA
+# image may lack (libc, libstdc++, libgcc, zlib, libudev and libuuid are
+# taken from the system). ci/mpi-prefix.sh unpacks them with dpkg -x.
+PACKAGES=(
+  openmpi-bin libopenmpi-dev libopenmpi3 openmpi-common
+  libpmix2 libhwloc15 libhwloc-plugins libevent-core-2.1-7 libevent-pthreads-2.1-7
+  libfabric1 libucx0 libibverbs1 ibverbs-providers librdmacm1 libnl-3-200 libnl-route-3-200
+  libpsm2-2 libpsm-infinipath1 libmunge2 libnuma1
+)
+
+mkdir -p "$DEST"
+cd "$DEST"
+for p in "${PACKAGES[@]}"; do
+  if ls "${p}"_*.deb >/dev/null 2>&1; then
+    echo "fetch-mpi-debs: $p already in $DEST"
+    continue
+  fi
+  # apt-get download needs no root; it fetches the candidate version's .deb.
+  if [ "$(id -u)" -eq 0 ]; then
+    apt-get -o APT::Sandbox::User=root download "$p"
+  else
+    apt-get download "$p"
+  fi
+done
+echo "fetch-mpi-debs: $(ls ./*.deb | wc -l) packages ($(du -sh . | cut -f1)) in $(pwd)"

@@ -1,0 +1,213 @@
+/* hipamp_mpi.h — hipamp::mpi, the optional MPI component (libhipamp_mpi, built
+ * only where MPI is found): one accelerator per rank chosen by node-local
+ * rank, whether the MPI library takes GPU device pointers, and halo exchanges
+ * of array_view sections that hand MPI device pointers, host memory in place,
+ * or host staging buffers, as the data and the MPI library allow.
+ *
+ * MPI stays the engine: this header adds no communicator, launcher or
+ * decomposition of its own. It needs <mpi.h> (any MPI-3 library: Open MPI,
+ * MPICH, Cray MPICH, MVAPICH, Intel MPI) and <hipamp.h>.
+ *
+ * Conventions are hipamp's (see hipamp.h), with one difference: the
+ * component has its own per-thread error message, amp_mpi_last_error(),
+ * which after a failed amp_mpi_* call says why (it quotes amp_last_error()
+ * when a hipamp call inside failed, and MPI's error string when MPI did:
+ * that needs MPI_ERRORS_RETURN on the communicator; under MPI's default
+ * handler an MPI error ends the job before any status comes back).
+ * Calls that communicate need MPI initialised (AMP_ERROR_INVALID_ARGUMENT
+ * otherwise, never an MPI abort).
+ */
+#ifndef HIPAMP_MPI_H
+#define HIPAMP_MPI_H
+
+#include <mpi.h>
+
+#include <hipamp.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(HIPAMP_MPI_BUILDING)
+#define AMP_MPI_API __attribute__((visibility("default")))
+#else
+#define AMP_MPI_API
+#endif
+
+/* Detail of the last failed amp_mpi_* call on this thread ("" when none).
+ * Owned by the component, valid until the next amp_mpi_* call on this
+ * thread. Never NULL. */
+AMP_MPI_API const char *amp_mpi_last_error(void);
+
+/* ------------------------------------------------- rank -> accelerator */
+
+/* This process's rank among the processes of comm that share its node
+ * (MPI_Comm_split_type with MPI_COMM_TYPE_SHARED), and how many there are.
+ * Collective over comm; blocks until every rank of comm called it.
+ * AMP_ERROR_INVALID_ARGUMENT: NULL out, MPI not initialised, or
+ * MPI_COMM_NULL. AMP_ERROR_DEVICE: an MPI call failed. */
+AMP_MPI_API amp_status amp_mpi_local_rank(MPI_Comm comm, int *local_rank, int *local_size);
+
+/* The accelerator for this rank of a job that runs one rank per GPU: the
+ * one AMP_DEFAULT_ACCELERATOR names when it is set (the user's explicit
+ * choice, the same for every rank), else
+ * amp_accelerator_select_local(node-local rank in comm): GPU number
+ * local_rank % GPUs visible, or the CPU accelerator where there is none.
+ * The node-local rank comes from MPI itself, so it works under any launcher
+ * (mpirun, srun, mpiexec.hydra, aprun). Collective over comm (as
+ * amp_mpi_local_rank). The accelerator is owned by hipamp (never freed).
+ * Statuses: as amp_mpi_local_rank, and AMP_ERROR_NO_ACCELERATOR from
+ * hipamp. */
+AMP_MPI_API amp_status amp_mpi_select_accelerator(MPI_Comm comm, amp_accelerator **out);
+
+/* ------------------------------------------------- GPU-aware MPI */
+
+/* What the MPI library in this process says about GPU device buffers. */
+typedef struct amp_mpi_gpu_support {
+    bool cuda;             /* MPI takes CUDA device pointers */
+    bool rocm;             /* MPI takes HIP/ROCm device pointers */
+    bool forced;           /* AMP_MPI_GPU_AWARE (0 or 1) decided, not the library */
+    char library[160];     /* MPI_Get_library_version, first line */
+    char reason[320];      /* how it was found out, e.g. "MPIX_Query_cuda_support() = 0" */
+} amp_mpi_gpu_support;
+
+/* Ask the MPI library: Open MPI's MPIX_Query_cuda_support() and
+ * MPIX_Query_rocm_support() (mpi-ext.h), MPICH's
+ * MPIX_GPU_query_support(), Cray MPICH's MPICH_GPU_SUPPORT_ENABLED=1,
+ * whichever this MPI has; a library with none of them is taken as not
+ * GPU-aware. AMP_MPI_GPU_AWARE=1 or 0 in the environment overrides the
+ * answer for both vendors (for a GPU-aware MPI that has no query, or to
+ * force host staging). Needs MPI initialised; does not communicate or
+ * block. AMP_ERROR_INVALID_ARGUMENT: out NULL, MPI not initialised, or
+ * AMP_MPI_GPU_AWARE is neither 0 nor 1. */
+AMP_MPI_API amp_status amp_mpi_query_gpu_support(amp_mpi_gpu_support *out);
+
+/* ------------------------------------------------- exchange paths */
+
+/* How halo data crosses between ranks. */
+typedef enum amp_mpi_path {
+    AMP_MPI_PATH_AUTO = 0,   /* decide (amp_mpi_choose_path) */
+    /* The data is host memory that the accelerator works on directly (the
+     * CPU accelerator; an APU in unified mode; views of host memory): MPI
+     * reads and writes it in place, hipamp copies nothing. */
+    AMP_MPI_PATH_HOST = 1,
+    /* Device pointers are handed to a GPU-aware MPI library. */
+    AMP_MPI_PATH_DEVICE = 2,
+    /* Only the halo sections cross to host buffers (one section copy each
+     * way per halo); MPI works on the host buffers. */
+    AMP_MPI_PATH_STAGED = 3
+} amp_mpi_path;
+
+/* "auto", "host", "device", "staged"; "unknown" for other values. Static,
+ * never NULL. */
+AMP_MPI_API const char *amp_mpi_path_name(amp_mpi_path p);
+/* The inverse of amp_mpi_path_name (case-sensitive).
+ * AMP_ERROR_INVALID_ARGUMENT naming the text when it is none of them. */
+AMP_MPI_API amp_status amp_mpi_path_parse(const char *text, amp_mpi_path *out);
+
+typedef struct amp_mpi_path_info {
+    amp_mpi_path path;     /* never AMP_MPI_PATH_AUTO */
+    amp_mpi_gpu_support gpu; /* what the MPI library said */
+    char reason[512];      /* why this path, in words */
+} amp_mpi_path_info;
+
+/* The path for data on accelerator a (NULL: the default accelerator).
+ * requested AUTO: the AMP_MPI_PATH environment variable (host, device,
+ * staged) when set, else HOST where a computes on host memory (the CPU
+ * accelerator, a GPU with unified memory), DEVICE where the MPI library
+ * takes a's vendor's device pointers, else STAGED. A requested (or
+ * AMP_MPI_PATH) DEVICE on a GPU whose vendor's pointers this MPI does not
+ * take is AMP_ERROR_UNSUPPORTED: MPI would read device memory as host
+ * memory. HOST on a discrete GPU is allowed (views of host memory then
+ * travel to the device by hipamp's own copies) and says so in reason. Needs
+ * MPI initialised; does not communicate. AMP_ERROR_INVALID_ARGUMENT: out
+ * NULL, bad requested, or a bad AMP_MPI_PATH / AMP_MPI_GPU_AWARE value. */
+AMP_MPI_API amp_status amp_mpi_choose_path(amp_accelerator *a, amp_mpi_path requested, amp_mpi_path_info *out);
+
+/* ------------------------------------------------- halo exchange */
+
+typedef struct amp_mpi_exchange amp_mpi_exchange;
+
+/* An exchanger of views of elem_size-byte elements between the ranks of comm,
+ * for data used on queue q (NULL: the default accelerator's default view),
+ * moving it by path (AUTO: amp_mpi_choose_path for q's accelerator). It
+ * duplicates comm, so its messages never match the caller's. It owns the
+ * host staging buffers of the STAGED path (grown on demand, reused).
+ * Collective over comm (MPI_Comm_dup): every rank must call it, each with
+ * the path it wants. Owned by the caller; one thread uses it at a time.
+ * AMP_ERROR_INVALID_ARGUMENT: out NULL, elem_size 0, MPI not initialised or
+ * MPI_COMM_NULL; as amp_mpi_choose_path; AMP_ERROR_OUT_OF_MEMORY;
+ * AMP_ERROR_DEVICE: MPI_Comm_dup failed. */
+AMP_MPI_API amp_status amp_mpi_exchange_create(MPI_Comm comm, amp_accelerator_view *q, size_t elem_size,
+                                               amp_mpi_path path, amp_mpi_exchange **out);
+/* The path the exchanger uses, and why. Never blocks. */
+AMP_MPI_API amp_status amp_mpi_exchange_get_path(const amp_mpi_exchange *x, amp_mpi_path_info *out);
+/* Frees the staging buffers and the duplicated communicator (collective
+ * over comm while MPI is initialised; after MPI_Finalize only the memory is
+ * freed). NULL is a no-op. */
+AMP_MPI_API amp_status amp_mpi_exchange_destroy(amp_mpi_exchange *x);
+
+/* One neighbour of an exchange: send is sent to peer with send_tag, and
+ * recv is filled from peer's message with recv_tag. send and recv are views
+ * (whole views, sections, projections; strided ones are sent with an MPI
+ * vector datatype, or packed by the staging copy) of elem_size-byte
+ * elements; either may be NULL (nothing that way). peer MPI_PROC_NULL
+ * skips the entry, as MPI does. The peer's matching entry must move the
+ * same number of bytes. */
+typedef struct amp_mpi_halo {
+    amp_array_view *send;
+    amp_array_view *recv;
+    int peer;              /* rank in the exchanger's comm, or MPI_PROC_NULL */
+    int send_tag, recv_tag;
+} amp_mpi_halo;
+
+/* Exchange count halos at once: every send view's current data reaches its
+ * peer, every recv view holds its peer's data on return, wherever the
+ * accelerator will read it next. Blocks until all of it arrived (MPI
+ * nonblocking calls and one MPI_Waitall; hipamp work queued on the views
+ * before the call is waited for first). What moves, by kind of view:
+ *  - a view of host memory (amp_array_view_create) is exchanged in place on
+ *    every path but DEVICE: synchronize before sending (copies back only a
+ *    device-newer part of the section, nothing on unified memory), refresh
+ *    after receiving;
+ *  - a view of an array: DEVICE hands MPI its device address
+ *    (amp_array_view_native_handle on q); HOST does the same where the
+ *    array's memory is host memory (the CPU accelerator) and is
+ *    AMP_ERROR_UNSUPPORTED on a GPU; STAGED copies the section to a host
+ *    buffer (amp_copy_view, counted in q's statistics) and back.
+ * AMP_ERROR_INVALID_ARGUMENT: x NULL, halos NULL with count > 0, a peer
+ * outside comm, a negative tag, a view whose element size is not the
+ * exchanger's (checked wherever that costs no copy: not for views of host
+ * memory handed over as device pointers), an AMP_READ_ONLY recv view handed
+ * over as a device pointer; AMP_ERROR_UNSUPPORTED: as above;
+ * statuses of the hipamp calls made; AMP_ERROR_DEVICE: an MPI call failed
+ * (with MPI_ERRORS_RETURN set; the exchange's messages are then in an
+ * undefined state, as MPI leaves them). Nothing is sent when a view fails
+ * its checks. */
+AMP_MPI_API amp_status amp_mpi_exchange_halos(amp_mpi_exchange *x, const amp_mpi_halo *halos, size_t count);
+
+/* The common 1-D case: the rank below (lo) and above (hi) in a split of
+ * rows, either MPI_PROC_NULL at the ends. send_lo goes to lo, recv_lo comes
+ * from lo, send_hi to hi, recv_hi from hi; matching ranks call it the same
+ * way (a rank's send_hi arrives in its hi neighbour's recv_lo). As
+ * amp_mpi_exchange_halos with two entries. */
+AMP_MPI_API amp_status amp_mpi_exchange_rows(amp_mpi_exchange *x, int lo, amp_array_view *send_lo,
+                                             amp_array_view *recv_lo, int hi, amp_array_view *send_hi,
+                                             amp_array_view *recv_hi);
+
+/* Counters of one exchanger since its creation or last reset. */
+typedef struct amp_mpi_exchange_stats {
+    uint64_t exchanges;                    /* amp_mpi_exchange_halos/_rows calls that succeeded */
+    uint64_t messages_sent, messages_received;
+    uint64_t bytes_sent, bytes_received;   /* payload handed to MPI */
+    uint64_t bytes_staged;                 /* copied through host staging (both ways) */
+    double seconds;                        /* wall time inside the exchange calls */
+} amp_mpi_exchange_stats;
+/* Never blocks. AMP_ERROR_INVALID_ARGUMENT: a NULL argument. */
+AMP_MPI_API amp_status amp_mpi_exchange_get_stats(const amp_mpi_exchange *x, amp_mpi_exchange_stats *out);
+AMP_MPI_API amp_status amp_mpi_exchange_reset_stats(amp_mpi_exchange *x);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* HIPAMP_MPI_H */

@@ -1,0 +1,863 @@
+/* hipamp_mpi.c — hipamp::mpi: rank-to-accelerator selection by node-local rank, the MPI library's GPU support, the choice of exchange path, and halo exchanges of array_view sections (device pointers, host memory in place, or host staging), on hipamp's public API only. */
+#include "hipamp_mpi.h"
+
+#if defined(OPEN_MPI) && OPEN_MPI
+/* Open MPI's extensions: MPIX_Query_cuda_support (4.x, 5.x) and
+ * MPIX_Query_rocm_support (5.x), each with a macro saying it exists. */
+#include <mpi-ext.h>
+#endif
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* ------------------------------------------------------------- errors */
+
+static _Thread_local char amp_mpi__err[1024];
+
+const char *amp_mpi_last_error(void) { return amp_mpi__err; }
+
+static amp_status amp_mpi__fail(amp_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static amp_status amp_mpi__fail(amp_status s, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(amp_mpi__err, sizeof amp_mpi__err, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+/* A hipamp call failed: keep its status and quote its message. */
+static amp_status amp_mpi__hipamp(amp_status s, const char *what)
+{
+    return amp_mpi__fail(s, "%s: %s (%s)", what, amp_last_error(), amp_status_name(s));
+}
+
+/* An MPI call failed (only seen under MPI_ERRORS_RETURN). */
+static amp_status amp_mpi__mpi(int rc, const char *what)
+{
+    char msg[MPI_MAX_ERROR_STRING] = "";
+    int len = 0;
+    if (MPI_Error_string(rc, msg, &len) != MPI_SUCCESS) snprintf(msg, sizeof msg, "MPI error %d", rc);
+    return amp_mpi__fail(AMP_ERROR_DEVICE, "%s failed: %s", what, msg);
+}
+
+#define AMP_MPI__NOT_NULL(p)                                                                          \
+    do {                                                                                              \
+        if (!(p)) return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", __func__, #p);   \
+    } while (0)
+
+static amp_status amp_mpi__need_mpi(const char *fn)
+{
+    int init = 0, fin = 0;
+    MPI_Initialized(&init);
+    MPI_Finalized(&fin);
+    if (!init || fin)
+        return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: MPI is %s", fn,
+                             fin ? "finalized" : "not initialized (call MPI_Init first)");
+    return AMP_OK;
+}
+
+static const char *amp_mpi__env(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v ? v : NULL;
+}
+
+/* ------------------------------------------------- rank -> accelerator */
+
+amp_status amp_mpi_local_rank(MPI_Comm comm, int *local_rank, int *local_size)
+{
+    amp_status st = AMP_OK;
+    MPI_Comm node = MPI_COMM_NULL;
+    int rc;
+    if (local_rank) *local_rank = 0;
+    if (local_size) *local_size = 0;
+    AMP_MPI__NOT_NULL(local_rank);
+    AMP_MPI__NOT_NULL(local_size);
+    if ((st = amp_mpi__need_mpi(__func__)) != AMP_OK) return st;
+    if (comm == MPI_COMM_NULL) return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: comm is MPI_COMM_NULL", __func__);
+    if ((rc = MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node)) != MPI_SUCCESS)
+        return amp_mpi__mpi(rc, "MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)");
+    int r = 0, n = 0;
+    if ((rc = MPI_Comm_rank(node, &r)) != MPI_SUCCESS || (rc = MPI_Comm_size(node, &n)) != MPI_SUCCESS) {
+        st = amp_mpi__mpi(rc, "MPI_Comm_rank/size of the node communicator");
+        goto fail;
+    }
+    *local_rank = r;
+    *local_size = n;
+fail:
+    MPI_Comm_free(&node);
+    return st;
+}
+
+amp_status amp_mpi_select_accelerator(MPI_Comm comm, amp_accelerator **out)
+{
+    amp_status st = AMP_OK;
+    int local = 0, nlocal = 0;
+    if (out) *out = NULL;
+    AMP_MPI__NOT_NULL(out);
+    /* Collective even when the environment decides, so that every rank
+     * makes the same calls whatever its environment says. */
+    if ((st = amp_mpi_local_rank(comm, &local, &nlocal)) != AMP_OK) return st;
+    if (amp_mpi__env("AMP_DEFAULT_ACCELERATOR")) {
+        if ((st = amp_accelerator_default(out)) != AMP_OK)
+            return amp_mpi__hipamp(st, "amp_mpi_select_accelerator: AMP_DEFAULT_ACCELERATOR");
+        return AMP_OK;
+    }
+    if ((st = amp_accelerator_select_local(local, out)) != AMP_OK)
+        return amp_mpi__hipamp(st, "amp_mpi_select_accelerator: amp_accelerator_select_local");
+    return AMP_OK;
+}
+
+/* ------------------------------------------------- GPU-aware MPI */
+
+/* "1", "on", "yes", "true" -> 1; "0", "off", "no", "false" -> 0; else -1. */
+static int amp_mpi__flag(const char *v)
+{
+    if (!strcmp(v, "1") || !strcasecmp(v, "on") || !strcasecmp(v, "yes") || !strcasecmp(v, "true")) return 1;
+    if (!strcmp(v, "0") || !strcasecmp(v, "off") || !strcasecmp(v, "no") || !strcasecmp(v, "false")) return 0;
+    return -1;
+}
+
+/* Append to a reason buffer ("; " between parts). */
+static void amp_mpi__add(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void amp_mpi__add(char *buf, size_t size, const char *fmt, ...)
+{
+    size_t n = strlen(buf);
+    if (n && n + 2 < size) {
+        memcpy(buf + n, "; ", 3);
+        n += 2;
+    }
+    if (n + 1 >= size) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf + n, size - n, fmt, ap);
+    va_end(ap);
+}
+
+amp_status amp_mpi_query_gpu_support(amp_mpi_gpu_support *out)
+{
+    amp_status st = AMP_OK;
+    if (out) memset(out, 0, sizeof *out);
+    AMP_MPI__NOT_NULL(out);
+    if ((st = amp_mpi__need_mpi(__func__)) != AMP_OK) return st;
+
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING] = "";
+    int len = 0;
+    if (MPI_Get_library_version(lib, &len) == MPI_SUCCESS) {
+        lib[len < (int)sizeof lib ? len : (int)sizeof lib - 1] = '\0';
+        size_t k = strcspn(lib, "\r\n");
+        lib[k] = '\0';
+        snprintf(out->library, sizeof out->library, "%s", lib);
+    }
+
+    const char *force = amp_mpi__env("AMP_MPI_GPU_AWARE");
+    if (force) {
+        int f = amp_mpi__flag(force);
+        if (f < 0) {
+            memset(out, 0, sizeof *out);
+            return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT, "AMP_MPI_GPU_AWARE=\"%s\": use 1 or 0", force);
+        }
+        out->cuda = out->rocm = f == 1;
+        out->forced = true;
+        snprintf(out->reason, sizeof out->reason, "AMP_MPI_GPU_AWARE=%s", force);
+        return AMP_OK;
+    }
+
+    bool asked = false;
+#if defined(OPEN_MPI) && OPEN_MPI
+#if defined(MPIX_CUDA_AWARE_SUPPORT)
+    {
+        int c = MPIX_Query_cuda_support();
+        out->cuda = c != 0;
+        asked = true;
+        amp_mpi__add(out->reason, sizeof out->reason, "MPIX_Query_cuda_support() = %d (built with CUDA: %s)", c,
+                     MPIX_CUDA_AWARE_SUPPORT ? "yes" : "no");
+    }
+#endif
+#if defined(MPIX_ROCM_AWARE_SUPPORT)
+    {
+        int r = MPIX_Query_rocm_support();
+        out->rocm = r != 0;
+        asked = true;
+        amp_mpi__add(out->reason, sizeof out->reason, "MPIX_Query_rocm_support() = %d", r);
+    }
+#endif
+#endif
+#if !(defined(OPEN_MPI) && OPEN_MPI) && defined(MPIX_GPU_SUPPORT_CUDA)
+    {
+        /* MPICH 4 and its derivatives. */
+        int c = 0;
+        if (MPIX_GPU_query_support(MPIX_GPU_SUPPORT_CUDA, &c) == MPI_SUCCESS) {
+            out->cuda = c != 0;
+            asked = true;
+            amp_mpi__add(out->reason, sizeof out->reason, "MPIX_GPU_query_support(CUDA) = %d", c);
+        }
+#if defined(MPIX_GPU_SUPPORT_HIP)
+        int h = 0;
+        if (MPIX_GPU_query_support(MPIX_GPU_SUPPORT_HIP, &h) == MPI_SUCCESS) {
+            out->rocm = h != 0;
+            asked = true;
+            amp_mpi__add(out->reason, sizeof out->reason, "MPIX_GPU_query_support(HIP) = %d", h);
+        }
+#endif
+    }
+#endif
+    /* Cray MPICH takes device pointers once the user enabled it this way
+     * (it has no query of its own in older releases). */
+    const char *cray = amp_mpi__env("MPICH_GPU_SUPPORT_ENABLED");
+    if (strstr(out->library, "CRAY MPICH") && cray) {
+        if (amp_mpi__flag(cray) == 1) out->cuda = out->rocm = true;
+        asked = true;
+        amp_mpi__add(out->reason, sizeof out->reason, "Cray MPICH with MPICH_GPU_SUPPORT_ENABLED=%s", cray);
+    }
+    if (!asked)
+        amp_mpi__add(out->reason, sizeof out->reason,
+                     "this MPI library has no GPU-support query: taken as not GPU-aware (AMP_MPI_GPU_AWARE=1 says it is)");
+    return AMP_OK;
+}
+
+/* ------------------------------------------------- exchange paths */
+
+const char *amp_mpi_path_name(amp_mpi_path p)
+{
+    switch (p) {
+    case AMP_MPI_PATH_AUTO: return "auto";
+    case AMP_MPI_PATH_HOST: return "host";
+    case AMP_MPI_PATH_DEVICE: return "device";
+    case AMP_MPI_PATH_STAGED: return "staged";
+    }
+    return "unknown";
+}
+
+amp_status amp_mpi_path_parse(const char *text, amp_mpi_path *out)
+{
+    if (out) *out = AMP_MPI_PATH_AUTO;
+    AMP_MPI__NOT_NULL(out);
+    AMP_MPI__NOT_NULL(text);
+    static const amp_mpi_path all[] = {AMP_MPI_PATH_AUTO, AMP_MPI_PATH_HOST, AMP_MPI_PATH_DEVICE, AMP_MPI_PATH_STAGED};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i)
+        if (!strcmp(text, amp_mpi_path_name(all[i]))) {
+            *out = all[i];
+            return AMP_OK;
+        }
+    return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT, "exchange path \"%s\": use auto, host, device or staged", text);
+}
+
+/* Which vendor's pointers a GPU's device path needs: 'c' CUDA, 'h' HIP,
+ * 0 none (the CPU accelerator, or a path hipamp does not know). */
+static char amp_mpi__vendor(const amp_accelerator_info *info)
+{
+    if (info->is_emulated) return 0;
+    if (!strncmp(info->device_path, "cuda:", 5)) return 'c';
+    if (!strncmp(info->device_path, "hip:", 4)) return 'h';
+    return 0;
+}
+
+amp_status amp_mpi_choose_path(amp_accelerator *a, amp_mpi_path requested, amp_mpi_path_info *out)
+{
+    amp_status st = AMP_OK;
+    amp_accelerator_info info;
+    if (out) memset(out, 0, sizeof *out);
+    AMP_MPI__NOT_NULL(out);
+    if (requested < AMP_MPI_PATH_AUTO || requested > AMP_MPI_PATH_STAGED)
+        return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: requested path %d is not an amp_mpi_path", __func__,
+                             (int)requested);
+    if (!a && (st = amp_accelerator_default(&a)) != AMP_OK)
+        return amp_mpi__hipamp(st, "amp_mpi_choose_path: amp_accelerator_default");
+    if ((st = amp_accelerator_get_info(a, &info)) != AMP_OK)
+        return amp_mpi__hipamp(st, "amp_mpi_choose_path: amp_accelerator_get_info");
+    if ((st = amp_mpi_query_gpu_support(&out->gpu)) != AMP_OK) goto fail;
+
+    const char *from = "requested";
+    if (requested == AMP_MPI_PATH_AUTO) {
+        const char *env = amp_mpi__env("AMP_MPI_PATH");
+        if (env) {
+            if ((st = amp_mpi_path_parse(env, &requested)) != AMP_OK) {
+                amp_mpi__fail(st, "AMP_MPI_PATH=\"%s\": use auto, host, device or staged", env);
+                goto fail;
+            }
+            from = "AMP_MPI_PATH";
+        }
+    }
+    char vendor = amp_mpi__vendor(&info);
+    bool vendor_aware = (vendor == 'c' && out->gpu.cuda) || (vendor == 'h' && out->gpu.rocm);
+    const char *vname = vendor == 'c' ? "CUDA" : vendor == 'h' ? "ROCm" : "GPU";
+    char *why = out->reason;
+    size_t n = sizeof out->reason;
+    switch (requested) {
+    case AMP_MPI_PATH_AUTO:
+        if (info.is_emulated || info.is_unified_memory) {
+            out->path = AMP_MPI_PATH_HOST;
+            snprintf(why, n, "%s computes on host memory (%s): MPI works on it in place, nothing is copied",
+                     info.device_path, info.unified_memory_reason);
+        } else if (vendor_aware) {
+            out->path = AMP_MPI_PATH_DEVICE;
+            snprintf(why, n, "the MPI library takes %s device pointers (%s): they are handed to it directly", vname,
+                     out->gpu.reason);
+        } else {
+            out->path = AMP_MPI_PATH_STAGED;
+            snprintf(why, n,
+                     "%s is a discrete GPU and the MPI library does not take %s device pointers (%s): only the halo "
+                     "sections cross to host memory",
+                     info.device_path, vname, out->gpu.reason);
+        }
+        break;
+    case AMP_MPI_PATH_HOST:
+        out->path = AMP_MPI_PATH_HOST;
+        if (info.is_emulated || info.is_unified_memory)
+            snprintf(why, n, "%s: %s computes on host memory: MPI works on it in place", from, info.device_path);
+        else
+            snprintf(why, n,
+                     "%s: %s is a discrete GPU: MPI works on host memory in place, and hipamp copies views of it to "
+                     "the device for each kernel",
+                     from, info.device_path);
+        break;
+    case AMP_MPI_PATH_DEVICE:
+        if (vendor && !vendor_aware) {
+            st = amp_mpi__fail(AMP_ERROR_UNSUPPORTED,
+                               "%s: device path on %s, but the MPI library (%s) does not take %s device pointers (%s); "
+                               "set AMP_MPI_GPU_AWARE=1 only if it does",
+                               from, info.device_path, out->gpu.library, vname, out->gpu.reason);
+            goto fail;
+        }
+        out->path = AMP_MPI_PATH_DEVICE;
+        if (vendor)
+            snprintf(why, n, "%s: the MPI library takes %s device pointers (%s)", from, vname, out->gpu.reason);
+        else
+            snprintf(why, n, "%s: %s keeps arrays in host memory, so its device pointers are host pointers", from,
+                     info.device_path);
+        break;
+    case AMP_MPI_PATH_STAGED:
+        out->path = AMP_MPI_PATH_STAGED;
+        snprintf(why, n, "%s: the halo sections are copied to host buffers and back", from);
+        break;
+    }
+    return AMP_OK;
+fail:
+    memset(out, 0, sizeof *out);
+    return st;
+}
+
+/* ------------------------------------------------- halo exchange */
+
+/* A host staging buffer of the STAGED path, viewed with the extent of the
+ * section it mirrors. Reused while that extent stays the same. */
+typedef struct amp_mpi__stage {
+    void *host;
+    size_t bytes;
+    amp_extent ext;
+    amp_array_view *view;
+} amp_mpi__stage;
+
+struct amp_mpi_exchange {
+    MPI_Comm comm; /* a duplicate of the caller's */
+    int size;
+    amp_accelerator_view *q;
+    bool host_memory; /* q's accelerator keeps arrays in host memory */
+    size_t elem;
+    amp_mpi_path_info path;
+    amp_mpi__stage *send_stage, *recv_stage; /* one per halo slot */
+    size_t nstage;
+    amp_mpi_exchange_stats stats;
+};
+
+amp_status amp_mpi_exchange_create(MPI_Comm comm, amp_accelerator_view *q, size_t elem_size, amp_mpi_path path,
+                                   amp_mpi_exchange **out)
+{
+    amp_status st = AMP_OK;
+    amp_mpi_exchange *x = NULL;
+    amp_accelerator *acc = NULL;
+    amp_accelerator_info info;
+    int rc;
+    if (out) *out = NULL;
+    AMP_MPI__NOT_NULL(out);
+    if ((st = amp_mpi__need_mpi(__func__)) != AMP_OK) return st;
+    if (comm == MPI_COMM_NULL) return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: comm is MPI_COMM_NULL", __func__);
+    if (elem_size == 0) return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: elem_size is 0", __func__);
+    if (!(x = calloc(1, sizeof *x))) return amp_mpi__fail(AMP_ERROR_OUT_OF_MEMORY, "%s: no memory", __func__);
+    x->comm = MPI_COMM_NULL;
+    x->elem = elem_size;
+    if (!q) {
+        if ((st = amp_accelerator_default(&acc)) != AMP_OK || (st = amp_accelerator_default_view(acc, &q)) != AMP_OK) {
+            amp_mpi__hipamp(st, "amp_mpi_exchange_create: the default view");
+            goto fail;
+        }
+    } else if ((st = amp_accelerator_view_get_accelerator(q, &acc)) != AMP_OK) {
+        amp_mpi__hipamp(st, "amp_mpi_exchange_create: amp_accelerator_view_get_accelerator");
+        goto fail;
+    }
+    if ((st = amp_accelerator_get_info(acc, &info)) != AMP_OK) {
+        amp_mpi__hipamp(st, "amp_mpi_exchange_create: amp_accelerator_get_info");
+        goto fail;
+    }
+    x->q = q;
+    x->host_memory = info.is_emulated;
+    /* Every rank reaches the collective MPI_Comm_dup below even when its own
+     * path choice failed, so that no rank is left waiting in it. */
+    amp_status choice = amp_mpi_choose_path(acc, path, &x->path);
+    char choice_msg[sizeof amp_mpi__err];
+    snprintf(choice_msg, sizeof choice_msg, "%s", amp_mpi__err);
+    if ((rc = MPI_Comm_dup(comm, &x->comm)) != MPI_SUCCESS) {
+        x->comm = MPI_COMM_NULL;
+        st = amp_mpi__mpi(rc, "MPI_Comm_dup");
+        goto fail;
+    }
+    if (choice != AMP_OK) {
+        st = amp_mpi__fail(choice, "%s", choice_msg);
+        goto fail;
+    }
+    MPI_Comm_size(x->comm, &x->size);
+    *out = x;
+    return AMP_OK;
+fail:
+    if (x && x->comm != MPI_COMM_NULL) MPI_Comm_free(&x->comm);
+    free(x);
+    return st;
+}
+
+amp_status amp_mpi_exchange_get_path(const amp_mpi_exchange *x, amp_mpi_path_info *out)
+{
+    if (out) memset(out, 0, sizeof *out);
+    AMP_MPI__NOT_NULL(out);
+    AMP_MPI__NOT_NULL(x);
+    *out = x->path;
+    return AMP_OK;
+}
+
+static amp_status amp_mpi__stage_release(amp_mpi__stage *s)
+{
+    amp_status st = amp_array_view_destroy(s->view);
+    free(s->host);
+    memset(s, 0, sizeof *s);
+    return st;
+}
+
+amp_status amp_mpi_exchange_destroy(amp_mpi_exchange *x)
+{
+    amp_status st = AMP_OK;
+    if (!x) return AMP_OK;
+    for (size_t i = 0; i < x->nstage; ++i) {
+        amp_status a = amp_mpi__stage_release(&x->send_stage[i]);
+        amp_status b = amp_mpi__stage_release(&x->recv_stage[i]);
+        if (st == AMP_OK && a != AMP_OK) st = amp_mpi__hipamp(a, "amp_mpi_exchange_destroy: a staging view");
+        if (st == AMP_OK && b != AMP_OK) st = amp_mpi__hipamp(b, "amp_mpi_exchange_destroy: a staging view");
+    }
+    free(x->send_stage);
+    free(x->recv_stage);
+    int fin = 0;
+    MPI_Finalized(&fin);
+    if (!fin && x->comm != MPI_COMM_NULL) MPI_Comm_free(&x->comm);
+    free(x);
+    return st;
+}
+
+amp_status amp_mpi_exchange_get_stats(const amp_mpi_exchange *x, amp_mpi_exchange_stats *out)
+{
+    if (out) memset(out, 0, sizeof *out);
+    AMP_MPI__NOT_NULL(out);
+    AMP_MPI__NOT_NULL(x);
+    *out = x->stats;
+    return AMP_OK;
+}
+
+amp_status amp_mpi_exchange_reset_stats(amp_mpi_exchange *x)
+{
+    AMP_MPI__NOT_NULL(x);
+    memset(&x->stats, 0, sizeof x->stats);
+    return AMP_OK;
+}
+
+/* How one side (send or recv) of one halo moves. */
+typedef enum amp_mpi__how {
+    AMP_MPI__NONE = 0,
+    AMP_MPI__IN_PLACE,  /* host memory of a host view */
+    AMP_MPI__POINTER,   /* an address from amp_array_view_native_handle */
+    AMP_MPI__STAGE      /* a staging buffer */
+} amp_mpi__how;
+
+typedef struct amp_mpi__side {
+    amp_array_view *v;
+    amp_mpi__how how;
+    amp_extent ext;
+    int64_t strides[AMP_MAX_RANK];
+    void *addr;               /* what MPI reads or writes */
+    MPI_Datatype type;        /* MPI_BYTE (count bytes) or a committed vector type (count 1) */
+    int count;
+    uint64_t bytes;
+} amp_mpi__side;
+
+/* The view's extent and strides, and its byte count for the exchanger's
+ * element size. */
+static amp_status amp_mpi__describe(amp_mpi_exchange *x, amp_mpi__side *s, const char *what)
+{
+    amp_status st;
+    if ((st = amp_array_view_get_extent(s->v, &s->ext)) != AMP_OK ||
+        (st = amp_array_view_get_strides(s->v, s->strides)) != AMP_OK)
+        return amp_mpi__hipamp(st, what);
+    int64_t n = amp_extent_size(s->ext);
+    if (n <= 0 || (uint64_t)n > (uint64_t)INT32_MAX / x->elem)
+        return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: %lld elements of %zu bytes do not fit one MPI message",
+                             what, (long long)n, x->elem);
+    s->bytes = (uint64_t)n * x->elem;
+    return AMP_OK;
+}
+
+/* True when the view's elements are one contiguous run. */
+static bool amp_mpi__contiguous(const amp_mpi__side *s)
+{
+    int64_t expect = 1;
+    for (int d = s->ext.rank - 1; d >= 0; --d) {
+        if (s->ext.v[d] > 1 && s->strides[d] != expect) return false;
+        expect *= s->ext.v[d];
+    }
+    return true;
+}
+
+/* The address of element (0, .., 1 at dim d, .., 0) through a section, to
+ * check the view's element size: (that - first) / strides[d] bytes. Only
+ * where no copy can follow from it: host views whose section is current on
+ * the host (the caller synchronized or discarded it), views of arrays
+ * (whose sections never copy). Skipped for a one-element view. */
+static amp_status amp_mpi__check_elem(amp_mpi_exchange *x, amp_mpi__side *s, const char *what)
+{
+    int d = s->ext.rank - 1;
+    while (d >= 0 && s->ext.v[d] < 2) --d;
+    if (d < 0) return AMP_OK;
+    amp_index origin = {s->ext.rank, {0}};
+    amp_extent one = {s->ext.rank, {0}};
+    for (int k = 0; k < s->ext.rank; ++k) one.v[k] = 1;
+    origin.v[d] = 1;
+    amp_array_view *probe = NULL;
+    amp_status st = amp_array_view_section(s->v, origin, one, &probe);
+    if (st != AMP_OK) return amp_mpi__hipamp(st, what);
+    char *first = NULL, *next = NULL;
+    if (s->how == AMP_MPI__IN_PLACE) {
+        first = amp_array_view_data(s->v);
+        next = amp_array_view_data(probe);
+    } else {
+        first = s->addr;
+        void *p = NULL;
+        if ((st = amp_array_view_native_handle(probe, x->q, AMP_READ_ONLY, &p)) != AMP_OK) {
+            amp_array_view_destroy(probe);
+            return amp_mpi__hipamp(st, what);
+        }
+        next = p;
+    }
+    if ((st = amp_array_view_destroy(probe)) != AMP_OK) return amp_mpi__hipamp(st, what);
+    int64_t got = (int64_t)(next - first) / s->strides[d];
+    if (got != (int64_t)x->elem)
+        return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT,
+                             "%s: the view has %lld-byte elements; this exchanger moves %zu-byte elements", what,
+                             (long long)got, x->elem);
+    return AMP_OK;
+}
+
+/* An MPI datatype for a strided view at its own address: nested byte
+ * vectors, the last dimension contiguous. */
+static amp_status amp_mpi__datatype(amp_mpi_exchange *x, amp_mpi__side *s, const char *what)
+{
+    int rc;
+    if (s->how == AMP_MPI__STAGE || amp_mpi__contiguous(s)) {
+        s->type = MPI_BYTE;
+        s->count = (int)s->bytes;
+        return AMP_OK;
+    }
+    int r = s->ext.rank;
+    MPI_Datatype t = MPI_DATATYPE_NULL;
+    if ((rc = MPI_Type_contiguous((int)((size_t)s->ext.v[r - 1] * x->elem), MPI_BYTE, &t)) != MPI_SUCCESS)
+        return amp_mpi__mpi(rc, what);
+    for (int d = r - 2; d >= 0; --d) {
+        MPI_Datatype outer = MPI_DATATYPE_NULL;
+        rc = MPI_Type_create_hvector(s->ext.v[d], 1, (MPI_Aint)(s->strides[d] * (int64_t)x->elem), t, &outer);
+        MPI_Type_free(&t);
+        if (rc != MPI_SUCCESS) return amp_mpi__mpi(rc, what);
+        t = outer;
+    }
+    if ((rc = MPI_Type_commit(&t)) != MPI_SUCCESS) {
+        MPI_Type_free(&t);
+        return amp_mpi__mpi(rc, what);
+    }
+    s->type = t;
+    s->count = 1;
+    return AMP_OK;
+}
+
+/* Staging slot i (send or receive) with extent ext: a contiguous host
+ * buffer and a view of it, made or remade when the extent changed. */
+static amp_status amp_mpi__stage_get(amp_mpi_exchange *x, amp_mpi__stage *s, amp_extent ext, uint64_t bytes,
+                                     const char *what)
+{
+    if (s->view && amp_extent_equal(s->ext, ext)) return AMP_OK;
+    amp_status st = amp_mpi__stage_release(s);
+    if (st != AMP_OK) return amp_mpi__hipamp(st, what);
+    if (!(s->host = malloc(bytes ? bytes : 1)))
+        return amp_mpi__fail(AMP_ERROR_OUT_OF_MEMORY, "%s: no memory for a %llu-byte staging buffer", what,
+                             (unsigned long long)bytes);
+    s->bytes = bytes;
+    s->ext = ext;
+    if ((st = amp_array_view_create(s->host, x->elem, ext, AMP_READ_WRITE, &s->view)) != AMP_OK) {
+        free(s->host);
+        memset(s, 0, sizeof *s);
+        return amp_mpi__hipamp(st, what);
+    }
+    return AMP_OK;
+}
+
+static amp_status amp_mpi__grow_stages(amp_mpi_exchange *x, size_t n)
+{
+    if (n <= x->nstage) return AMP_OK;
+    amp_mpi__stage *a = realloc(x->send_stage, n * sizeof *a);
+    if (!a) return amp_mpi__fail(AMP_ERROR_OUT_OF_MEMORY, "amp_mpi_exchange_halos: no memory for %zu halos", n);
+    x->send_stage = a;
+    amp_mpi__stage *b = realloc(x->recv_stage, n * sizeof *b);
+    if (!b) return amp_mpi__fail(AMP_ERROR_OUT_OF_MEMORY, "amp_mpi_exchange_halos: no memory for %zu halos", n);
+    x->recv_stage = b;
+    memset(a + x->nstage, 0, (n - x->nstage) * sizeof *a);
+    memset(b + x->nstage, 0, (n - x->nstage) * sizeof *b);
+    x->nstage = n;
+    return AMP_OK;
+}
+
+/* Decide how a side moves and make its data ready for MPI (send: current
+ * where MPI reads it; recv: nothing in flight on it). Staged sends queue
+ * their copy and leave its future in *copy. */
+static amp_status amp_mpi__prepare(amp_mpi_exchange *x, amp_mpi__side *s, bool is_send, amp_mpi__stage *stage,
+                                   amp_future **copy, bool *wait_q, const char *what)
+{
+    amp_status st = AMP_OK;
+    bool host_view = amp_array_view_data(s->v) != NULL;
+    amp_mpi_path path = x->path.path;
+    if ((st = amp_mpi__describe(x, s, what)) != AMP_OK) return st;
+    if (host_view && path != AMP_MPI_PATH_DEVICE) {
+        s->how = AMP_MPI__IN_PLACE;
+        /* A receive overwrites the section: drop device-newer data of it
+         * rather than copy it back; then wait for whatever still uses it. */
+        if (!is_send && (st = amp_array_view_discard_data(s->v)) != AMP_OK) return amp_mpi__hipamp(st, what);
+        if ((st = amp_array_view_synchronize(s->v)) != AMP_OK) return amp_mpi__hipamp(st, what);
+        s->addr = amp_array_view_data(s->v);
+        if ((st = amp_mpi__check_elem(x, s, what)) != AMP_OK) return st;
+    } else if (path == AMP_MPI_PATH_DEVICE || (path == AMP_MPI_PATH_HOST && x->host_memory)) {
+        s->how = AMP_MPI__POINTER;
+        if ((st = amp_array_view_native_handle(s->v, x->q, is_send ? AMP_READ_ONLY : AMP_WRITE_ONLY, &s->addr)) !=
+            AMP_OK)
+            return amp_mpi__hipamp(st, what);
+        *wait_q = true;
+        /* A host view handed over as a device pointer: a probe section's
+         * destroy could copy a device-newer element back, so it is not
+         * checked. */
+        if (!host_view && (st = amp_mpi__check_elem(x, s, what)) != AMP_OK) return st;
+    } else if (path == AMP_MPI_PATH_HOST) {
+        return amp_mpi__fail(AMP_ERROR_UNSUPPORTED,
+                             "%s: a view of an array in GPU memory cannot be exchanged in place (host path); use the "
+                             "staged or device path, or a view of host memory",
+                             what);
+    } else {
+        s->how = AMP_MPI__STAGE;
+        if ((st = amp_mpi__stage_get(x, stage, s->ext, s->bytes, what)) != AMP_OK) return st;
+        s->addr = stage->host;
+        /* The staging view's element size is the exchanger's: the copy
+         * itself refuses a view of another (AMP_ERROR_ARGUMENT_MISMATCH). */
+        if (is_send && (st = amp_copy_view_async(s->v, stage->view, copy)) != AMP_OK)
+            return amp_mpi__hipamp(st == AMP_ERROR_ARGUMENT_MISMATCH ? AMP_ERROR_INVALID_ARGUMENT : st, what);
+    }
+    return amp_mpi__datatype(x, s, what);
+}
+
+static void amp_mpi__side_free(amp_mpi__side *s)
+{
+    if (s->type != MPI_BYTE && s->type != MPI_DATATYPE_NULL) MPI_Type_free(&s->type);
+    s->type = MPI_DATATYPE_NULL;
+}
+
+static double amp_mpi__now(void) { return MPI_Wtime(); }
+
+amp_status amp_mpi_exchange_halos(amp_mpi_exchange *x, const amp_mpi_halo *halos, size_t count)
+{
+    amp_status st = AMP_OK;
+    amp_mpi__side *sides = NULL;      /* [2i] send, [2i+1] recv */
+    amp_future **copies = NULL;       /* staged copies in flight, one per side */
+    MPI_Request *reqs = NULL;
+    MPI_Status *statuses = NULL; /* not MPI_STATUSES_IGNORE: GCC 12 misreads MPICH's value as a buffer */
+    int nreq = 0, rc;
+    AMP_MPI__NOT_NULL(x);
+    if (count && !halos) return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: halos is NULL", __func__);
+    if ((st = amp_mpi__need_mpi(__func__)) != AMP_OK) return st;
+    double t0 = amp_mpi__now();
+    for (size_t i = 0; i < count; ++i) {
+        const amp_mpi_halo *h = &halos[i];
+        if (h->peer == MPI_PROC_NULL) continue;
+        if (h->peer < 0 || h->peer >= x->size)
+            return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: halo %zu: peer %d is not a rank of the %d in comm",
+                                 __func__, i, h->peer, x->size);
+        if ((h->send && h->send_tag < 0) || (h->recv && h->recv_tag < 0))
+            return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: halo %zu: tag %d is negative", __func__, i,
+                                 h->send && h->send_tag < 0 ? h->send_tag : h->recv_tag);
+    }
+    if (count == 0) goto done;
+    if ((st = amp_mpi__grow_stages(x, count)) != AMP_OK) return st;
+    sides = calloc(2 * count, sizeof *sides);
+    copies = calloc(2 * count, sizeof *copies);
+    reqs = calloc(2 * count, sizeof *reqs);
+    statuses = calloc(2 * count, sizeof *statuses);
+    if (!sides || !copies || !reqs || !statuses) {
+        st = amp_mpi__fail(AMP_ERROR_OUT_OF_MEMORY, "%s: no memory for %zu halos", __func__, count);
+        goto fail;
+    }
+    for (size_t i = 0; i < 2 * count; ++i) sides[i].type = MPI_DATATYPE_NULL;
+
+    /* 1. Every view made ready before anything is posted, so that a view
+     *    failing its checks leaves no message half sent. */
+    bool wait_q = false;
+    for (size_t i = 0; i < count; ++i) {
+        const amp_mpi_halo *h = &halos[i];
+        if (h->peer == MPI_PROC_NULL) continue;
+        char what[96];
+        if (h->send) {
+            snprintf(what, sizeof what, "%s: halo %zu send to rank %d", __func__, i, h->peer);
+            sides[2 * i].v = h->send;
+            if ((st = amp_mpi__prepare(x, &sides[2 * i], true, &x->send_stage[i], &copies[2 * i], &wait_q, what)) !=
+                AMP_OK)
+                goto fail;
+        }
+        if (h->recv) {
+            snprintf(what, sizeof what, "%s: halo %zu receive from rank %d", __func__, i, h->peer);
+            sides[2 * i + 1].v = h->recv;
+            if ((st = amp_mpi__prepare(x, &sides[2 * i + 1], false, &x->recv_stage[i], &copies[2 * i + 1], &wait_q,
+                                       what)) != AMP_OK)
+                goto fail;
+        }
+    }
+    for (size_t i = 0; i < 2 * count; ++i) {
+        if (!copies[i]) continue;
+        st = amp_future_wait(copies[i]);
+        amp_future_destroy(copies[i]);
+        copies[i] = NULL;
+        if (st != AMP_OK) {
+            amp_mpi__hipamp(st, "amp_mpi_exchange_halos: staging a send section");
+            goto fail;
+        }
+    }
+    /* MPI reads and writes device memory outside hipamp's queues: the work
+     * queued on q (the kernels that wrote the sends, or still read the
+     * receives) must be finished first. */
+    if (wait_q && (st = amp_accelerator_view_wait(x->q)) != AMP_OK) {
+        amp_mpi__hipamp(st, "amp_mpi_exchange_halos: waiting for the queue");
+        goto fail;
+    }
+
+    /* 2. All receives, then all sends, then one wait. */
+    for (size_t i = 0; i < count; ++i) {
+        amp_mpi__side *r = &sides[2 * i + 1];
+        if (!r->v) continue;
+        if ((rc = MPI_Irecv(r->addr, r->count, r->type, halos[i].peer, halos[i].recv_tag, x->comm, &reqs[nreq])) !=
+            MPI_SUCCESS) {
+            st = amp_mpi__mpi(rc, "MPI_Irecv");
+            goto fail_mpi;
+        }
+        nreq++;
+    }
+    for (size_t i = 0; i < count; ++i) {
+        amp_mpi__side *s = &sides[2 * i];
+        if (!s->v) continue;
+        if ((rc = MPI_Isend(s->addr, s->count, s->type, halos[i].peer, halos[i].send_tag, x->comm, &reqs[nreq])) !=
+            MPI_SUCCESS) {
+            st = amp_mpi__mpi(rc, "MPI_Isend");
+            goto fail_mpi;
+        }
+        nreq++;
+    }
+    if ((rc = MPI_Waitall(nreq, reqs, statuses)) != MPI_SUCCESS) {
+        nreq = 0; /* Waitall completed or freed what it could; nothing left to cancel */
+        st = amp_mpi__mpi(rc, "MPI_Waitall");
+        goto fail;
+    }
+    nreq = 0;
+
+    /* 3. Received data where the accelerator reads it next. */
+    for (size_t i = 0; i < count; ++i) {
+        amp_mpi__side *r = &sides[2 * i + 1];
+        if (!r->v) continue;
+        if (r->how == AMP_MPI__IN_PLACE) {
+            if ((st = amp_array_view_refresh(r->v)) != AMP_OK) {
+                amp_mpi__hipamp(st, "amp_mpi_exchange_halos: refreshing a received section");
+                goto fail;
+            }
+        } else if (r->how == AMP_MPI__STAGE) {
+            amp_mpi__stage *sg = &x->recv_stage[i];
+            if ((st = amp_array_view_refresh(sg->view)) != AMP_OK ||
+                (st = amp_copy_view_async(sg->view, r->v, &copies[2 * i + 1])) != AMP_OK) {
+                amp_mpi__hipamp(st == AMP_ERROR_ARGUMENT_MISMATCH ? AMP_ERROR_INVALID_ARGUMENT : st,
+                                "amp_mpi_exchange_halos: copying a received section to its view");
+                goto fail;
+            }
+        }
+    }
+    /* The staging buffers are reused by the next exchange: their copies
+     * must be done. */
+    for (size_t i = 0; i < 2 * count; ++i) {
+        if (!copies[i]) continue;
+        st = amp_future_wait(copies[i]);
+        amp_future_destroy(copies[i]);
+        copies[i] = NULL;
+        if (st != AMP_OK) {
+            amp_mpi__hipamp(st, "amp_mpi_exchange_halos: copying a received section to its view");
+            goto fail;
+        }
+    }
+    for (size_t i = 0; i < count; ++i) {
+        const amp_mpi__side *s = &sides[2 * i], *r = &sides[2 * i + 1];
+        if (s->v) {
+            x->stats.messages_sent++;
+            x->stats.bytes_sent += s->bytes;
+            if (s->how == AMP_MPI__STAGE) x->stats.bytes_staged += s->bytes;
+        }
+        if (r->v) {
+            x->stats.messages_received++;
+            x->stats.bytes_received += r->bytes;
+            if (r->how == AMP_MPI__STAGE) x->stats.bytes_staged += r->bytes;
+        }
+    }
+done:
+    x->stats.exchanges++;
+    x->stats.seconds += amp_mpi__now() - t0;
+    goto out;
+fail_mpi:
+    /* Posted but never completed: cancel what can be cancelled (receives)
+     * and free the rest; MPI leaves the messages themselves undefined. */
+    for (int k = 0; k < nreq; ++k) {
+        if (reqs[k] == MPI_REQUEST_NULL) continue;
+        MPI_Cancel(&reqs[k]);
+        MPI_Request_free(&reqs[k]);
+    }
+fail:
+out:
+    if (copies)
+        for (size_t i = 0; i < 2 * count; ++i)
+            if (copies[i]) {
+                amp_future_wait(copies[i]);
+                amp_future_destroy(copies[i]);
+            }
+    if (sides)
+        for (size_t i = 0; i < 2 * count; ++i) amp_mpi__side_free(&sides[i]);
+    free(sides);
+    free(copies);
+    free(reqs);
+    free(statuses);
+    return st;
+}
+
+amp_status amp_mpi_exchange_rows(amp_mpi_exchange *x, int lo, amp_array_view *send_lo, amp_array_view *recv_lo,
+                                 int hi, amp_array_view *send_hi, amp_array_view *recv_hi)
+{
+    /* Tag 0 travels up (to hi), tag 1 down (to lo): a rank's send_hi meets
+     * its hi neighbour's recv_lo. */
+    amp_mpi_halo h[2] = {
+        {send_lo, recv_lo, lo, 1, 0},
+        {send_hi, recv_hi, hi, 0, 1},
+    };
+    return amp_mpi_exchange_halos(x, h, 2);
+}

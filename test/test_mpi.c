@@ -1,0 +1,909 @@
+/* test_mpi.c — hipamp::mpi where MPI is found: path names and choice, GPU-aware detection and its override, node-local rank and accelerator selection, halo exchanges with this process as its own neighbour (MPI_COMM_SELF: host views in place, arrays staged or by pointer, strided sections, periodic rows, every error path), and heat_mpi under mpiexec with 1, 2 and 3 ranks against a serial reference. Without MPI every test skips, saying why. */
+#include "support.h"
+
+#ifndef HIPAMP_HAVE_MPI
+
+Test(mpi, component_not_built)
+{
+    cr_skip_test("MPI was not found when configuring (Debian: openmpi-bin libopenmpi-dev): hipamp::mpi and heat_mpi "
+                 "are not built");
+}
+
+#else
+
+#include <hipamp_mpi.h>
+
+#include "heat_grid.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern const char test_kernels_mpi[];
+
+/* ------------------------------------------------------------ helpers */
+
+/* Open MPI refuses to start as root (CI) unless told. Everything here
+ * runs on one node: shared memory only, no probing for network fabrics,
+ * and no single-copy mechanism that containers forbid (ptrace). The
+ * caller's own settings win. MPICH ignores these. */
+static void mpi_env(void)
+{
+    setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 0);
+    setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 0);
+    setenv("OMPI_MCA_pml", "ob1", 0);
+    setenv("OMPI_MCA_btl", "self,vader", 0);
+    setenv("OMPI_MCA_osc", "^ucx", 0);
+    setenv("OMPI_MCA_btl_vader_single_copy_mechanism", "none", 0);
+}
+
+/* LeakSanitizer builds (HIPAMP_SANITIZE): what MPI_Init allocates and
+ * drops is the MPI library's, not ours, and is not reported; the leak check
+ * runs before MPI_Finalize, while the library's own allocations are still
+ * reachable. (MPI libraries free little at finalize and unload their
+ * plugins, so what they keep would be reported at exit with no library to
+ * suppress it by; after this check the exit check does not run.) No-ops in
+ * other builds. */
+extern void __lsan_do_leak_check(void) __attribute__((weak));
+extern void __lsan_disable(void) __attribute__((weak));
+extern void __lsan_enable(void) __attribute__((weak));
+static void leak_check_before_finalize(void)
+{
+    if (__lsan_do_leak_check) __lsan_do_leak_check();
+}
+
+static void mpi_up(void)
+{
+    mpi_env();
+    if (__lsan_disable) __lsan_disable();
+    int rc = MPI_Init(NULL, NULL);
+    if (__lsan_enable) __lsan_enable();
+    cr_assert_eq(rc, MPI_SUCCESS, "MPI_Init (singleton) failed");
+}
+
+static void mpi_down(void)
+{
+    int init = 0, fin = 0;
+    MPI_Initialized(&init);
+    MPI_Finalized(&fin);
+    if (init && !fin) {
+        leak_check_before_finalize();
+        MPI_Finalize();
+    }
+}
+
+#define ASSERT_MPI_STATUS(call, want)                                                          \
+    do {                                                                                       \
+        amp_status st_ = (call);                                                               \
+        cr_assert_eq(st_, (want), "%s returned %s, want %s: %s", #call, amp_status_name(st_),  \
+                     amp_status_name(want), amp_mpi_last_error());                             \
+    } while (0)
+#define ASSERT_MPI_OK(call) ASSERT_MPI_STATUS(call, AMP_OK)
+
+#define R 6
+#define C 40
+
+static float cell(int r, int c, float base) { return base + (float)(r * 1024 + c); }
+
+static amp_accelerator_view *default_view(amp_accelerator *acc)
+{
+    amp_accelerator_view *q = NULL;
+    ASSERT_OK(amp_accelerator_default_view(acc, &q));
+    return q;
+}
+
+static amp_accelerator_info info_of(amp_accelerator *acc)
+{
+    amp_accelerator_info info;
+    ASSERT_OK(amp_accelerator_get_info(acc, &info));
+    return info;
+}
+
+static amp_mpi_exchange *self_exchange(amp_accelerator_view *q, size_t elem, amp_mpi_path path)
+{
+    amp_mpi_exchange *x = NULL;
+    ASSERT_MPI_OK(amp_mpi_exchange_create(MPI_COMM_SELF, q, elem, path, &x));
+    cr_assert_not_null(x);
+    amp_mpi_path_info p;
+    ASSERT_MPI_OK(amp_mpi_exchange_get_path(x, &p));
+    if (path != AMP_MPI_PATH_AUTO) cr_assert_eq(p.path, path, "asked for %s, got %s", amp_mpi_path_name(path),
+                                                amp_mpi_path_name(p.path));
+    return x;
+}
+
+static uint64_t copied_bytes(amp_accelerator_view *q)
+{
+    amp_stats s;
+    ASSERT_OK(amp_accelerator_view_get_stats(q, &s));
+    return s.bytes_to_device + s.bytes_to_host + s.bytes_device_to_device + s.bytes_host_to_host;
+}
+
+/* v(r, c) = cell(r, c, base), written by a kernel on q (so on a GPU the
+ * data is newer on the device than on the host). */
+static void device_fill(amp_accelerator *acc, amp_accelerator_view *q, amp_array_view *v, float base)
+{
+    amp_program *p = test_build(acc, test_kernels_mpi);
+    amp_kernel *k = test_kernel(p, "mpi_fill");
+    amp_extent e;
+    ASSERT_OK(amp_array_view_get_extent(v, &e));
+    amp_arg args[] = {amp_arg_view(v), amp_arg_float32(base)};
+    ASSERT_OK(amp_parallel_for_each(q, e, k, args, 2));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+static amp_array_view *section(amp_array_view *v, int r0, int c0, int nr, int nc)
+{
+    amp_array_view *s = NULL;
+    ASSERT_OK(amp_array_view_section(v, amp_index_2d(r0, c0), amp_extent_2d(nr, nc), &s));
+    return s;
+}
+
+/* grid[r][c] must be cell(r, c, base) except where (r, c) lies in the
+ * destination box, which must hold the source box's cells. */
+static void check_moved(const float *grid, float base, int dr, int dc, int sr, int sc, int nr, int nc,
+                        const char *what)
+{
+    for (int r = 0; r < R; ++r)
+        for (int c = 0; c < C; ++c) {
+            bool in = r >= dr && r < dr + nr && c >= dc && c < dc + nc;
+            float want = in ? cell(r - dr + sr, c - dc + sc, base) : cell(r, c, base);
+            cr_assert(grid[r * C + c] == want, "%s: cell (%d, %d) is %.9g, want %.9g", what, r, c,
+                      (double)grid[r * C + c], (double)want);
+        }
+}
+
+/* An array on q holding poison, and a view of it. */
+static amp_array *poisoned_array(amp_accelerator_view *q, amp_array_view **v)
+{
+    float init[R * C];
+    for (int i = 0; i < R * C; ++i) init[i] = POISON_F32;
+    amp_array *a = NULL;
+    ASSERT_OK(amp_array_create(q, sizeof(float), amp_extent_2d(R, C), init, &a));
+    ASSERT_OK(amp_array_view_of_array(a, v));
+    return a;
+}
+
+/* ------------------------------------------------------- before MPI_Init */
+
+Test(mpi, calls_before_init_fail_cleanly)
+{
+    int lr = 7, ls = 7;
+    ASSERT_MPI_STATUS(amp_mpi_local_rank(MPI_COMM_WORLD, &lr, &ls), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_mpi_last_error(), "not initialized"), "message: %s", amp_mpi_last_error());
+    cr_assert_eq(lr, 0);
+    cr_assert_eq(ls, 0);
+    amp_accelerator *a = (amp_accelerator *)(void *)&lr;
+    ASSERT_MPI_STATUS(amp_mpi_select_accelerator(MPI_COMM_WORLD, &a), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert_null(a);
+    amp_mpi_gpu_support g;
+    memset(&g, 0x5a, sizeof g);
+    ASSERT_MPI_STATUS(amp_mpi_query_gpu_support(&g), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(!g.cuda && !g.rocm && !g.forced && !g.library[0], "out not cleared");
+    amp_mpi_exchange *x = (amp_mpi_exchange *)(void *)&lr;
+    ASSERT_MPI_STATUS(amp_mpi_exchange_create(MPI_COMM_WORLD, NULL, 4, AMP_MPI_PATH_AUTO, &x),
+                      AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert_null(x);
+    /* The component's message is its own: hipamp's stays as it was. */
+    cr_assert_str_empty(amp_last_error());
+}
+
+/* ------------------------------------------------------------ path names */
+
+Test(mpi, path_names_round_trip)
+{
+    const amp_mpi_path all[] = {AMP_MPI_PATH_AUTO, AMP_MPI_PATH_HOST, AMP_MPI_PATH_DEVICE, AMP_MPI_PATH_STAGED};
+    const char *names[] = {"auto", "host", "device", "staged"};
+    for (int i = 0; i < 4; ++i) {
+        cr_assert_str_eq(amp_mpi_path_name(all[i]), names[i]);
+        amp_mpi_path p = (amp_mpi_path)99;
+        ASSERT_MPI_OK(amp_mpi_path_parse(names[i], &p));
+        cr_assert_eq(p, all[i]);
+    }
+    cr_assert_str_eq(amp_mpi_path_name((amp_mpi_path)42), "unknown");
+    amp_mpi_path p = AMP_MPI_PATH_STAGED;
+    ASSERT_MPI_STATUS(amp_mpi_path_parse("Staged", &p), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_mpi_last_error(), "\"Staged\""), "message: %s", amp_mpi_last_error());
+    cr_assert_eq(p, AMP_MPI_PATH_AUTO, "out not reset on failure");
+    ASSERT_MPI_STATUS(amp_mpi_path_parse(NULL, &p), AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_MPI_STATUS(amp_mpi_path_parse("host", NULL), AMP_ERROR_INVALID_ARGUMENT);
+}
+
+/* ------------------------------------------------- rank -> accelerator */
+
+Test(mpi, local_rank_of_self_and_world, .init = mpi_up, .fini = mpi_down)
+{
+    int lr = -1, ls = -1;
+    ASSERT_MPI_OK(amp_mpi_local_rank(MPI_COMM_SELF, &lr, &ls));
+    cr_assert_eq(lr, 0);
+    cr_assert_eq(ls, 1);
+    int wr = -1, ws = -1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &wr);
+    MPI_Comm_size(MPI_COMM_WORLD, &ws);
+    ASSERT_MPI_OK(amp_mpi_local_rank(MPI_COMM_WORLD, &lr, &ls));
+    cr_assert_eq(lr, wr, "a singleton's local rank is its rank (%d), got %d", wr, lr);
+    cr_assert_eq(ls, ws);
+    ASSERT_MPI_STATUS(amp_mpi_local_rank(MPI_COMM_NULL, &lr, &ls), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_mpi_last_error(), "MPI_COMM_NULL"), "message: %s", amp_mpi_last_error());
+    ASSERT_MPI_STATUS(amp_mpi_local_rank(MPI_COMM_SELF, NULL, &ls), AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_MPI_STATUS(amp_mpi_local_rank(MPI_COMM_SELF, &lr, NULL), AMP_ERROR_INVALID_ARGUMENT);
+}
+
+Test(mpi, select_accelerator_by_local_rank, .init = mpi_up, .fini = mpi_down)
+{
+    unsetenv("AMP_DEFAULT_ACCELERATOR");
+    amp_accelerator *got = NULL, *want = NULL;
+    ASSERT_MPI_OK(amp_mpi_select_accelerator(MPI_COMM_SELF, &got));
+    ASSERT_OK(amp_accelerator_select_local(0, &want));
+    cr_assert_eq(got, want, "local rank 0 of MPI_COMM_SELF must pick what amp_accelerator_select_local(0) picks");
+    ASSERT_MPI_STATUS(amp_mpi_select_accelerator(MPI_COMM_SELF, NULL), AMP_ERROR_INVALID_ARGUMENT);
+}
+
+/* The user's explicit choice wins, for every rank alike (hipamp reads
+ * AMP_DEFAULT_ACCELERATOR once per process: one test each). */
+Test(mpi, select_accelerator_honours_the_default, .init = mpi_up, .fini = mpi_down)
+{
+    setenv("AMP_DEFAULT_ACCELERATOR", "cpu", 1);
+    amp_accelerator *got = NULL;
+    ASSERT_MPI_OK(amp_mpi_select_accelerator(MPI_COMM_SELF, &got));
+    cr_assert(info_of(got).is_emulated, "AMP_DEFAULT_ACCELERATOR=cpu gave %s", info_of(got).device_path);
+}
+
+Test(mpi, select_accelerator_reports_a_bad_default, .init = mpi_up, .fini = mpi_down)
+{
+    setenv("AMP_DEFAULT_ACCELERATOR", "cuda:99", 1);
+    amp_accelerator *got = (amp_accelerator *)(void *)&got;
+    ASSERT_MPI_STATUS(amp_mpi_select_accelerator(MPI_COMM_SELF, &got), AMP_ERROR_NO_ACCELERATOR);
+    cr_assert_null(got);
+    cr_assert(strstr(amp_mpi_last_error(), "AMP_DEFAULT_ACCELERATOR"), "message: %s", amp_mpi_last_error());
+    cr_assert(strstr(amp_mpi_last_error(), "cuda:99"), "message: %s", amp_mpi_last_error());
+}
+
+/* ------------------------------------------------------- GPU-aware MPI */
+
+Test(mpi, gpu_support_query_and_override, .init = mpi_up, .fini = mpi_down)
+{
+    unsetenv("AMP_MPI_GPU_AWARE");
+    amp_mpi_gpu_support g;
+    ASSERT_MPI_OK(amp_mpi_query_gpu_support(&g));
+    cr_assert(!g.forced);
+    cr_assert(g.library[0], "the library's version is empty");
+    cr_assert(g.reason[0], "no reason given");
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    MPI_Get_library_version(lib, &len);
+    cr_assert(!strncmp(lib, g.library, strlen(g.library)), "library \"%s\" is not MPI's \"%s\"", g.library, lib);
+#if defined(OPEN_MPI) && OPEN_MPI && defined(MPIX_CUDA_AWARE_SUPPORT)
+    cr_assert_eq(g.cuda, MPIX_Query_cuda_support() != 0, "Open MPI says %d, the component %d",
+                 MPIX_Query_cuda_support(), g.cuda);
+    cr_assert(strstr(g.reason, "MPIX_Query_cuda_support"), "reason: %s", g.reason);
+#endif
+
+    setenv("AMP_MPI_GPU_AWARE", "1", 1);
+    ASSERT_MPI_OK(amp_mpi_query_gpu_support(&g));
+    cr_assert(g.cuda && g.rocm && g.forced, "AMP_MPI_GPU_AWARE=1 must say both, forced");
+    cr_assert(strstr(g.reason, "AMP_MPI_GPU_AWARE"), "reason: %s", g.reason);
+    setenv("AMP_MPI_GPU_AWARE", "off", 1);
+    ASSERT_MPI_OK(amp_mpi_query_gpu_support(&g));
+    cr_assert(!g.cuda && !g.rocm && g.forced);
+    setenv("AMP_MPI_GPU_AWARE", "maybe", 1);
+    memset(&g, 0x5a, sizeof g);
+    ASSERT_MPI_STATUS(amp_mpi_query_gpu_support(&g), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_mpi_last_error(), "\"maybe\""), "message: %s", amp_mpi_last_error());
+    cr_assert(!g.cuda && !g.rocm && !g.forced && !g.reason[0], "out not cleared on failure");
+    unsetenv("AMP_MPI_GPU_AWARE");
+    ASSERT_MPI_STATUS(amp_mpi_query_gpu_support(NULL), AMP_ERROR_INVALID_ARGUMENT);
+}
+
+/* ----------------------------------------------------------- path choice */
+
+Test(mpi, choose_path_on_the_cpu_accelerator, .init = mpi_up, .fini = mpi_down)
+{
+    unsetenv("AMP_MPI_PATH");
+    unsetenv("AMP_MPI_GPU_AWARE");
+    amp_accelerator *cpu = test_accel(TEST_ACCEL_CPU);
+    amp_mpi_path_info p;
+    ASSERT_MPI_OK(amp_mpi_choose_path(cpu, AMP_MPI_PATH_AUTO, &p));
+    cr_assert_eq(p.path, AMP_MPI_PATH_HOST, "auto on the CPU accelerator: %s", amp_mpi_path_name(p.path));
+    cr_assert(strstr(p.reason, "in place"), "reason: %s", p.reason);
+    cr_assert(p.gpu.library[0], "the MPI library is not reported");
+    ASSERT_MPI_OK(amp_mpi_choose_path(cpu, AMP_MPI_PATH_STAGED, &p));
+    cr_assert_eq(p.path, AMP_MPI_PATH_STAGED);
+    /* The CPU accelerator's arrays are host memory: any MPI takes them. */
+    ASSERT_MPI_OK(amp_mpi_choose_path(cpu, AMP_MPI_PATH_DEVICE, &p));
+    cr_assert_eq(p.path, AMP_MPI_PATH_DEVICE);
+    cr_assert(strstr(p.reason, "host pointers"), "reason: %s", p.reason);
+
+    setenv("AMP_MPI_PATH", "staged", 1);
+    ASSERT_MPI_OK(amp_mpi_choose_path(cpu, AMP_MPI_PATH_AUTO, &p));
+    cr_assert_eq(p.path, AMP_MPI_PATH_STAGED);
+    cr_assert(strstr(p.reason, "AMP_MPI_PATH"), "reason: %s", p.reason);
+    ASSERT_MPI_OK(amp_mpi_choose_path(cpu, AMP_MPI_PATH_HOST, &p));
+    cr_assert_eq(p.path, AMP_MPI_PATH_HOST, "an explicit request beats the environment");
+    setenv("AMP_MPI_PATH", "sideways", 1);
+    memset(&p, 0x5a, sizeof p);
+    ASSERT_MPI_STATUS(amp_mpi_choose_path(cpu, AMP_MPI_PATH_AUTO, &p), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_mpi_last_error(), "AMP_MPI_PATH=\"sideways\""), "message: %s", amp_mpi_last_error());
+    cr_assert_eq(p.path, AMP_MPI_PATH_AUTO, "out not cleared on failure");
+    unsetenv("AMP_MPI_PATH");
+    ASSERT_MPI_STATUS(amp_mpi_choose_path(cpu, (amp_mpi_path)42, &p), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_mpi_last_error(), "42"), "message: %s", amp_mpi_last_error());
+    ASSERT_MPI_STATUS(amp_mpi_choose_path(cpu, AMP_MPI_PATH_AUTO, NULL), AMP_ERROR_INVALID_ARGUMENT);
+}
+
+Test(mpi, choose_path_on_a_gpu, .init = mpi_up, .fini = mpi_down)
+{
+    unsetenv("AMP_MPI_PATH");
+    amp_accelerator *gpu = test_accel(TEST_ACCEL_GPU);
+    amp_accelerator_info info = info_of(gpu);
+    amp_mpi_path_info p;
+    setenv("AMP_MPI_GPU_AWARE", "0", 1);
+    ASSERT_MPI_OK(amp_mpi_choose_path(gpu, AMP_MPI_PATH_AUTO, &p));
+    cr_assert_eq(p.path, info.is_unified_memory ? AMP_MPI_PATH_HOST : AMP_MPI_PATH_STAGED, "%s: got %s (%s)",
+                 info.device_path, amp_mpi_path_name(p.path), p.reason);
+    /* MPI would read device memory as host memory: refused, saying how to
+     * override. */
+    ASSERT_MPI_STATUS(amp_mpi_choose_path(gpu, AMP_MPI_PATH_DEVICE, &p), AMP_ERROR_UNSUPPORTED);
+    cr_assert(strstr(amp_mpi_last_error(), "AMP_MPI_GPU_AWARE=1"), "message: %s", amp_mpi_last_error());
+    setenv("AMP_MPI_GPU_AWARE", "1", 1);
+    ASSERT_MPI_OK(amp_mpi_choose_path(gpu, AMP_MPI_PATH_AUTO, &p));
+    cr_assert_eq(p.path, info.is_unified_memory ? AMP_MPI_PATH_HOST : AMP_MPI_PATH_DEVICE, "got %s (%s)",
+                 amp_mpi_path_name(p.path), p.reason);
+    ASSERT_MPI_OK(amp_mpi_choose_path(gpu, AMP_MPI_PATH_DEVICE, &p));
+    cr_assert_eq(p.path, AMP_MPI_PATH_DEVICE);
+    unsetenv("AMP_MPI_GPU_AWARE");
+}
+
+/* ------------------------------------------------------------- exchanger */
+
+Test(mpi, exchange_create_and_destroy_errors, .init = mpi_up, .fini = mpi_down)
+{
+    amp_mpi_exchange *x = (amp_mpi_exchange *)(void *)&x;
+    amp_accelerator_view *q = default_view(test_accel(TEST_ACCEL_CPU));
+    ASSERT_MPI_STATUS(amp_mpi_exchange_create(MPI_COMM_SELF, q, 0, AMP_MPI_PATH_AUTO, &x), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert_null(x);
+    cr_assert(strstr(amp_mpi_last_error(), "elem_size"), "message: %s", amp_mpi_last_error());
+    ASSERT_MPI_STATUS(amp_mpi_exchange_create(MPI_COMM_NULL, q, 4, AMP_MPI_PATH_AUTO, &x), AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_MPI_STATUS(amp_mpi_exchange_create(MPI_COMM_SELF, q, 4, (amp_mpi_path)7, &x), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert_null(x);
+    ASSERT_MPI_STATUS(amp_mpi_exchange_create(MPI_COMM_SELF, q, 4, AMP_MPI_PATH_AUTO, NULL), AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_MPI_OK(amp_mpi_exchange_destroy(NULL));
+
+    /* q NULL: the default accelerator's default view. */
+    ASSERT_MPI_OK(amp_mpi_exchange_create(MPI_COMM_SELF, NULL, 4, AMP_MPI_PATH_STAGED, &x));
+    amp_mpi_path_info p;
+    ASSERT_MPI_OK(amp_mpi_exchange_get_path(x, &p));
+    cr_assert_eq(p.path, AMP_MPI_PATH_STAGED);
+    cr_assert(p.reason[0]);
+    amp_mpi_exchange_stats s;
+    ASSERT_MPI_STATUS(amp_mpi_exchange_get_stats(NULL, &s), AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_MPI_STATUS(amp_mpi_exchange_get_stats(x, NULL), AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_MPI_STATUS(amp_mpi_exchange_get_path(x, NULL), AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_MPI_STATUS(amp_mpi_exchange_reset_stats(NULL), AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_MPI_OK(amp_mpi_exchange_destroy(x));
+}
+
+Test(mpi, destroy_after_finalize_frees_only_memory, .init = mpi_up, .fini = mpi_down)
+{
+    amp_mpi_exchange *x = self_exchange(default_view(test_accel(TEST_ACCEL_CPU)), 4, AMP_MPI_PATH_STAGED);
+    leak_check_before_finalize(); /* x is still reachable here */
+    cr_assert_eq(MPI_Finalize(), MPI_SUCCESS);
+    ASSERT_MPI_OK(amp_mpi_exchange_destroy(x));
+    ASSERT_MPI_STATUS(amp_mpi_exchange_halos(NULL, NULL, 0), AMP_ERROR_INVALID_ARGUMENT);
+}
+
+/* A host grid the device wrote: the send row is synchronized (on a discrete
+ * GPU exactly that row comes back), MPI reads and writes host memory in
+ * place, and the received row wins over the device's older copy. */
+ACCEL_TEST(mpi, host_views_exchanged_in_place, .init = mpi_up, .fini = mpi_down)
+{
+    amp_accelerator_info info = info_of(acc);
+    amp_accelerator_view *q = default_view(acc);
+    amp_mpi_exchange *x = self_exchange(q, sizeof(float), AMP_MPI_PATH_HOST);
+    float grid[R * C];
+    for (int i = 0; i < R * C; ++i) grid[i] = POISON_F32;
+    amp_array_view *v = test_view(grid, sizeof(float), amp_extent_2d(R, C), AMP_READ_WRITE);
+    device_fill(acc, q, v, 3.0f);
+    amp_array_view *send = section(v, 1, 0, 1, C), *recv = section(v, R - 1, 0, 1, C);
+    ASSERT_OK(amp_accelerator_view_reset_stats(q));
+    amp_mpi_halo h = {send, recv, 0, 5, 5};
+    ASSERT_MPI_OK(amp_mpi_exchange_halos(x, &h, 1));
+    uint64_t moved = copied_bytes(q);
+    cr_assert_eq(moved, info.is_unified_memory ? 0 : C * sizeof(float),
+                 "%s: the exchange copied %llu bytes (unified: none; else the send row back)", info.device_path,
+                 (unsigned long long)moved);
+    amp_mpi_exchange_stats s;
+    ASSERT_MPI_OK(amp_mpi_exchange_get_stats(x, &s));
+    cr_assert_eq(s.exchanges, 1);
+    cr_assert_eq(s.messages_sent, 1);
+    cr_assert_eq(s.messages_received, 1);
+    cr_assert_eq(s.bytes_sent, C * sizeof(float));
+    cr_assert_eq(s.bytes_received, C * sizeof(float));
+    cr_assert_eq(s.bytes_staged, 0);
+    cr_assert_geq(s.seconds, 0.0);
+    ASSERT_OK(amp_array_view_destroy(send));
+    ASSERT_OK(amp_array_view_destroy(recv));
+    ASSERT_OK(amp_array_view_destroy(v));
+    check_moved(grid, 3.0f, R - 1, 0, 1, 0, 1, C, "in place");
+    ASSERT_MPI_OK(amp_mpi_exchange_reset_stats(x));
+    ASSERT_MPI_OK(amp_mpi_exchange_get_stats(x, &s));
+    cr_assert(s.exchanges == 0 && s.bytes_sent == 0 && s.seconds == 0.0, "reset left counts");
+    ASSERT_MPI_OK(amp_mpi_exchange_destroy(x));
+}
+
+/* Arrays on the device, staged: exactly the two halo rows cross (one each
+ * way), counted in q's statistics and the exchanger's. */
+ACCEL_TEST(mpi, arrays_staged_move_exactly_the_halo, .init = mpi_up, .fini = mpi_down)
+{
+    amp_accelerator_info info = info_of(acc);
+    amp_accelerator_view *q = default_view(acc);
+    amp_mpi_exchange *x = self_exchange(q, sizeof(float), AMP_MPI_PATH_STAGED);
+    amp_array_view *v = NULL;
+    amp_array *a = poisoned_array(q, &v);
+    device_fill(acc, q, v, 7.0f);
+    amp_array_view *send = section(v, 1, 0, 1, C), *recv = section(v, R - 1, 0, 1, C);
+    ASSERT_OK(amp_accelerator_view_reset_stats(q));
+    for (int round = 0; round < 3; ++round) {
+        amp_mpi_halo h = {send, recv, 0, 9, 9};
+        ASSERT_MPI_OK(amp_mpi_exchange_halos(x, &h, 1));
+    }
+    amp_stats st;
+    ASSERT_OK(amp_accelerator_view_get_stats(q, &st));
+    const uint64_t row = C * sizeof(float);
+    /* An array's memory is its accelerator's, the CPU accelerator's too:
+     * staging is a copy to the host and one back on every accelerator. */
+    cr_assert_eq(st.bytes_to_host, 3 * row, "%s: %llu bytes to the host", info.device_path,
+                 (unsigned long long)st.bytes_to_host);
+    cr_assert_eq(st.bytes_to_device, 3 * row, "%s: %llu bytes to the device", info.device_path,
+                 (unsigned long long)st.bytes_to_device);
+    cr_assert_eq(st.bytes_host_to_host + st.bytes_device_to_device, 0, "%s: other copies counted", info.device_path);
+    amp_mpi_exchange_stats s;
+    ASSERT_MPI_OK(amp_mpi_exchange_get_stats(x, &s));
+    cr_assert_eq(s.bytes_staged, 3 * 2 * row);
+    cr_assert_eq(s.bytes_sent, 3 * row);
+    float grid[R * C];
+    ASSERT_OK(amp_array_view_destroy(send));
+    ASSERT_OK(amp_array_view_destroy(recv));
+    ASSERT_OK(amp_array_view_destroy(v));
+    ASSERT_OK(amp_array_copy_to_host(a, grid));
+    check_moved(grid, 7.0f, R - 1, 0, 1, 0, 1, C, "staged");
+    ASSERT_OK(amp_array_destroy(a));
+    ASSERT_MPI_OK(amp_mpi_exchange_destroy(x));
+}
+
+/* Arrays by pointer: the device path where MPI takes the vendor's
+ * pointers (or on the CPU accelerator, whose arrays are host memory), and
+ * the host path where the array is host memory; a GPU array refused
+ * where it would be read as host memory. */
+ACCEL_TEST(mpi, arrays_by_pointer, .init = mpi_up, .fini = mpi_down)
+{
+    unsetenv("AMP_MPI_GPU_AWARE");
+    unsetenv("AMP_MPI_PATH");
+    amp_accelerator_info info = info_of(acc);
+    amp_accelerator_view *q = default_view(acc);
+    amp_mpi_path_info choice;
+    amp_status dev = amp_mpi_choose_path(acc, AMP_MPI_PATH_DEVICE, &choice);
+    const amp_mpi_path paths[2] = {AMP_MPI_PATH_DEVICE, AMP_MPI_PATH_HOST};
+    for (int i = 0; i < 2; ++i) {
+        amp_mpi_exchange *x = NULL;
+        if (paths[i] == AMP_MPI_PATH_DEVICE && dev != AMP_OK) {
+            cr_assert_eq(dev, AMP_ERROR_UNSUPPORTED, "%s", amp_mpi_last_error());
+            cr_assert(!info.is_emulated, "the CPU accelerator always has a device path");
+            ASSERT_MPI_STATUS(amp_mpi_exchange_create(MPI_COMM_SELF, q, 4, AMP_MPI_PATH_DEVICE, &x),
+                              AMP_ERROR_UNSUPPORTED);
+            cr_assert_null(x);
+            continue;
+        }
+        x = self_exchange(q, sizeof(float), paths[i]);
+        amp_array_view *v = NULL;
+        amp_array *a = poisoned_array(q, &v);
+        device_fill(acc, q, v, 11.0f + (float)i);
+        amp_array_view *send = section(v, 2, 0, 1, C), *recv = section(v, 0, 0, 1, C);
+        amp_mpi_halo h = {send, recv, 0, 1, 1};
+        ASSERT_OK(amp_accelerator_view_reset_stats(q));
+        if (paths[i] == AMP_MPI_PATH_HOST && !info.is_emulated) {
+            ASSERT_MPI_STATUS(amp_mpi_exchange_halos(x, &h, 1), AMP_ERROR_UNSUPPORTED);
+            cr_assert(strstr(amp_mpi_last_error(), "GPU memory"), "message: %s", amp_mpi_last_error());
+        } else {
+            ASSERT_MPI_OK(amp_mpi_exchange_halos(x, &h, 1));
+            cr_assert_eq(copied_bytes(q), 0, "%s path copied %llu bytes", amp_mpi_path_name(paths[i]),
+                         (unsigned long long)copied_bytes(q));
+        }
+        float grid[R * C];
+        ASSERT_OK(amp_array_view_destroy(send));
+        ASSERT_OK(amp_array_view_destroy(recv));
+        ASSERT_OK(amp_array_view_destroy(v));
+        ASSERT_OK(amp_array_copy_to_host(a, grid));
+        if (paths[i] == AMP_MPI_PATH_HOST && !info.is_emulated)
+            check_moved(grid, 11.0f + (float)i, 0, 0, 0, 0, 0, 0, "refused exchange left the array as it was");
+        else
+            check_moved(grid, 11.0f + (float)i, 0, 0, 2, 0, 1, C, amp_mpi_path_name(paths[i]));
+        ASSERT_OK(amp_array_destroy(a));
+        ASSERT_MPI_OK(amp_mpi_exchange_destroy(x));
+    }
+}
+
+/* Columns: strided on both sides. In place they travel as an MPI vector
+ * type; staged, the section copy packs them. Nothing around them moves. */
+ACCEL_TEST(mpi, strided_sections, .init = mpi_up, .fini = mpi_down)
+{
+    amp_accelerator_view *q = default_view(acc);
+    /* In place, host views. */
+    amp_mpi_exchange *x = self_exchange(q, sizeof(float), AMP_MPI_PATH_HOST);
+    float grid[R * C];
+    for (int i = 0; i < R * C; ++i) grid[i] = POISON_F32;
+    amp_array_view *v = test_view(grid, sizeof(float), amp_extent_2d(R, C), AMP_READ_WRITE);
+    device_fill(acc, q, v, 1.0f);
+    amp_array_view *send = section(v, 1, 1, R - 2, 2), *recv = section(v, 0, C - 3, R - 2, 2);
+    amp_mpi_halo h = {send, recv, 0, 2, 2};
+    ASSERT_MPI_OK(amp_mpi_exchange_halos(x, &h, 1));
+    amp_mpi_exchange_stats s;
+    ASSERT_MPI_OK(amp_mpi_exchange_get_stats(x, &s));
+    cr_assert_eq(s.bytes_sent, (R - 2) * 2 * sizeof(float));
+    ASSERT_OK(amp_array_view_destroy(send));
+    ASSERT_OK(amp_array_view_destroy(recv));
+    ASSERT_OK(amp_array_view_destroy(v));
+    check_moved(grid, 1.0f, 0, C - 3, 1, 1, R - 2, 2, "strided, in place");
+    ASSERT_MPI_OK(amp_mpi_exchange_destroy(x));
+
+    /* Staged, an array. */
+    x = self_exchange(q, sizeof(float), AMP_MPI_PATH_STAGED);
+    amp_array *a = poisoned_array(q, &v);
+    device_fill(acc, q, v, 2.0f);
+    send = section(v, 0, 0, R, 1);
+    recv = section(v, 0, C - 1, R, 1);
+    h = (amp_mpi_halo){send, recv, 0, 3, 3};
+    ASSERT_MPI_OK(amp_mpi_exchange_halos(x, &h, 1));
+    ASSERT_OK(amp_array_view_destroy(send));
+    ASSERT_OK(amp_array_view_destroy(recv));
+    ASSERT_OK(amp_array_view_destroy(v));
+    ASSERT_OK(amp_array_copy_to_host(a, grid));
+    check_moved(grid, 2.0f, 0, C - 1, 0, 0, R, 1, "strided, staged");
+    ASSERT_OK(amp_array_destroy(a));
+    ASSERT_MPI_OK(amp_mpi_exchange_destroy(x));
+}
+
+/* One rank as both its neighbours: a periodic split. send_lo (tag 1)
+ * arrives in recv_hi, send_hi (tag 0) in recv_lo. */
+ACCEL_TEST(mpi, rows_wrap_around_with_one_rank, .init = mpi_up, .fini = mpi_down)
+{
+    amp_accelerator_view *q = default_view(acc);
+    amp_mpi_exchange *x = self_exchange(q, sizeof(float), AMP_MPI_PATH_AUTO);
+    amp_mpi_path_info p;
+    ASSERT_MPI_OK(amp_mpi_exchange_get_path(x, &p));
+    float grid[R * C];
+    for (int i = 0; i < R * C; ++i) grid[i] = POISON_F32;
+    amp_array *a = NULL;
+    amp_array_view *v = NULL;
+    if (p.path == AMP_MPI_PATH_HOST) v = test_view(grid, sizeof(float), amp_extent_2d(R, C), AMP_READ_WRITE);
+    else a = poisoned_array(q, &v);
+    device_fill(acc, q, v, 5.0f);
+    amp_array_view *top = section(v, 1, 0, 1, C), *bottom = section(v, R - 2, 0, 1, C);
+    amp_array_view *halo_top = section(v, 0, 0, 1, C), *halo_bottom = section(v, R - 1, 0, 1, C);
+    ASSERT_MPI_OK(amp_mpi_exchange_rows(x, 0, top, halo_top, 0, bottom, halo_bottom));
+    amp_array_view *all[] = {top, bottom, halo_top, halo_bottom, v};
+    for (int i = 0; i < 5; ++i) ASSERT_OK(amp_array_view_destroy(all[i]));
+    if (a) ASSERT_OK(amp_array_copy_to_host(a, grid));
+    for (int c = 0; c < C; ++c) {
+        cr_assert(grid[c] == cell(R - 2, c, 5.0f), "%s: halo_top[%d] = %.9g, want the bottom row's", p.reason, c,
+                  (double)grid[c]);
+        cr_assert(grid[(R - 1) * C + c] == cell(1, c, 5.0f), "halo_bottom[%d] = %.9g, want the top row's", c,
+                  (double)grid[(R - 1) * C + c]);
+    }
+    for (int r = 1; r < R - 1; ++r)
+        for (int c = 0; c < C; ++c) cr_assert(grid[r * C + c] == cell(r, c, 5.0f), "owned cell (%d, %d) changed", r, c);
+    ASSERT_OK(amp_array_destroy(a));
+    ASSERT_MPI_OK(amp_mpi_exchange_destroy(x));
+}
+
+Test(mpi, proc_null_peers_move_nothing, .init = mpi_up, .fini = mpi_down)
+{
+    amp_accelerator_view *q = default_view(test_accel(TEST_ACCEL_CPU));
+    amp_mpi_exchange *x = self_exchange(q, sizeof(float), AMP_MPI_PATH_STAGED);
+    float grid[R * C];
+    for (int r = 0; r < R; ++r)
+        for (int c = 0; c < C; ++c) grid[r * C + c] = cell(r, c, 0.0f);
+    amp_array_view *v = test_view(grid, sizeof(float), amp_extent_2d(R, C), AMP_READ_WRITE);
+    amp_array_view *a = section(v, 0, 0, 1, C), *b = section(v, 1, 0, 1, C);
+    ASSERT_MPI_OK(amp_mpi_exchange_rows(x, MPI_PROC_NULL, a, b, MPI_PROC_NULL, b, a));
+    amp_mpi_halo none[2] = {{a, b, MPI_PROC_NULL, 0, 0}, {NULL, NULL, 0, 0, 0}};
+    ASSERT_MPI_OK(amp_mpi_exchange_halos(x, none, 2));
+    ASSERT_MPI_OK(amp_mpi_exchange_halos(x, NULL, 0));
+    amp_mpi_exchange_stats s;
+    ASSERT_MPI_OK(amp_mpi_exchange_get_stats(x, &s));
+    cr_assert_eq(s.exchanges, 3);
+    cr_assert_eq(s.messages_sent + s.messages_received, 0);
+    cr_assert_eq(s.bytes_sent + s.bytes_received + s.bytes_staged, 0);
+    ASSERT_OK(amp_array_view_destroy(a));
+    ASSERT_OK(amp_array_view_destroy(b));
+    ASSERT_OK(amp_array_view_destroy(v));
+    check_moved(grid, 0.0f, 0, 0, 0, 0, 0, 0, "nothing moved");
+    ASSERT_MPI_OK(amp_mpi_exchange_destroy(x));
+}
+
+/* After a refused exchange a good one with the same tags gets the fresh
+ * data: nothing of the refused one was sent. */
+static void exchange_fresh(amp_mpi_exchange *x, amp_array_view *send, amp_array_view *recv, float *grid, int tag)
+{
+    for (int c = 0; c < C; ++c) grid[1 * C + c] = 100.0f + (float)c;
+    ASSERT_OK(amp_array_view_refresh(send));
+    amp_mpi_halo h = {send, recv, 0, tag, tag};
+    ASSERT_MPI_OK(amp_mpi_exchange_halos(x, &h, 1));
+    ASSERT_OK(amp_array_view_synchronize(recv));
+    for (int c = 0; c < C; ++c)
+        cr_assert(grid[3 * C + c] == 100.0f + (float)c, "cell %d got %.9g: a refused exchange sent something", c,
+                  (double)grid[3 * C + c]);
+}
+
+Test(mpi, refused_halos_send_nothing, .init = mpi_up, .fini = mpi_down)
+{
+    amp_accelerator *cpu = test_accel(TEST_ACCEL_CPU);
+    amp_accelerator_view *q = default_view(cpu);
+    float grid[R * C];
+    double wide[R * C];
+    for (int i = 0; i < R * C; ++i) grid[i] = wide[i] = 0.0;
+    amp_array_view *v = test_view(grid, sizeof(float), amp_extent_2d(R, C), AMP_READ_WRITE);
+    amp_array_view *w = test_view(wide, sizeof(double), amp_extent_2d(R, C), AMP_READ_WRITE);
+    amp_array_view *send = section(v, 1, 0, 1, C), *recv = section(v, 3, 0, 1, C);
+    amp_array_view *wrecv = section(w, 3, 0, 1, C);
+    amp_mpi_exchange *x = self_exchange(q, sizeof(float), AMP_MPI_PATH_HOST);
+
+    amp_mpi_halo bad[] = {
+        {send, recv, 1, 4, 4},  /* rank 1 of a communicator of 1 */
+        {send, recv, -5, 4, 4}, /* not a rank, not MPI_PROC_NULL */
+        {send, recv, 0, -1, 4}, /* negative tag */
+        {send, recv, 0, 4, -2},
+        {send, wrecv, 0, 4, 4}, /* a receive of 8-byte elements after a good send */
+    };
+    const char *says[] = {"peer 1", "peer -5", "tag -1", "tag -2", "8-byte elements"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+        ASSERT_MPI_STATUS(amp_mpi_exchange_halos(x, &bad[i], 1), AMP_ERROR_INVALID_ARGUMENT);
+        cr_assert(strstr(amp_mpi_last_error(), says[i]), "case %zu: %s", i, amp_mpi_last_error());
+        exchange_fresh(x, send, recv, grid, 4);
+    }
+    ASSERT_MPI_STATUS(amp_mpi_exchange_halos(x, NULL, 1), AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_MPI_STATUS(amp_mpi_exchange_halos(NULL, bad, 1), AMP_ERROR_INVALID_ARGUMENT);
+    amp_mpi_exchange_stats s;
+    ASSERT_MPI_OK(amp_mpi_exchange_get_stats(x, &s));
+    cr_assert_eq(s.exchanges, 5, "only the good exchanges count: %llu", (unsigned long long)s.exchanges);
+    ASSERT_MPI_OK(amp_mpi_exchange_destroy(x));
+
+    /* An exchanger of 8-byte elements refuses float views on every path,
+     * before anything is sent. */
+    const amp_mpi_path paths[] = {AMP_MPI_PATH_HOST, AMP_MPI_PATH_STAGED, AMP_MPI_PATH_DEVICE};
+    for (int i = 0; i < 3; ++i) {
+        amp_mpi_exchange *x8 = self_exchange(q, sizeof(double), paths[i]);
+        amp_array *a = NULL;
+        amp_array_view *av = v, *as = send, *ar = recv;
+        if (paths[i] != AMP_MPI_PATH_HOST) {
+            a = poisoned_array(q, &av);
+            as = section(av, 1, 0, 1, C);
+            ar = section(av, 3, 0, 1, C);
+        }
+        amp_mpi_halo h = {as, ar, 0, 6, 6};
+        ASSERT_MPI_STATUS(amp_mpi_exchange_halos(x8, &h, 1), AMP_ERROR_INVALID_ARGUMENT);
+        cr_assert(strstr(amp_mpi_last_error(), "element"), "%s path: %s", amp_mpi_path_name(paths[i]),
+                  amp_mpi_last_error());
+        if (a) {
+            ASSERT_OK(amp_array_view_destroy(as));
+            ASSERT_OK(amp_array_view_destroy(ar));
+            ASSERT_OK(amp_array_view_destroy(av));
+            ASSERT_OK(amp_array_destroy(a));
+        }
+        ASSERT_MPI_OK(amp_mpi_exchange_destroy(x8));
+    }
+    x = self_exchange(q, sizeof(float), AMP_MPI_PATH_HOST);
+    exchange_fresh(x, send, recv, grid, 6);
+    ASSERT_MPI_OK(amp_mpi_exchange_destroy(x));
+    ASSERT_OK(amp_array_view_destroy(send));
+    ASSERT_OK(amp_array_view_destroy(recv));
+    ASSERT_OK(amp_array_view_destroy(wrecv));
+    ASSERT_OK(amp_array_view_destroy(w));
+    ASSERT_OK(amp_array_view_destroy(v));
+}
+
+/* ------------------------------------------------- heat_mpi under mpiexec */
+
+typedef struct heat_run {
+    int status;       /* exit status, -1 when killed */
+    char out[16384];  /* stdout */
+    char err[16384];  /* stderr */
+} heat_run;
+
+static void read_file(const char *path, char *buf, size_t n)
+{
+    buf[0] = '\0';
+    FILE *f = fopen(path, "r");
+    if (!f) return;
+    size_t got = fread(buf, 1, n - 1, f);
+    buf[got] = '\0';
+    fclose(f);
+}
+
+/* mpiexec -n NP heat_mpi ARGS on the CPU accelerator, one worker thread per
+ * rank, bounded by a time-out; NP 0 runs heat_mpi alone (an MPI singleton). */
+static void run_heat(int np, const char *args, heat_run *r)
+{
+#ifndef HIPAMP_HEAT_MPI
+    (void)np;
+    (void)args;
+    (void)r;
+    cr_skip_test("heat_mpi is not built (HIPAMP_BUILD_EXAMPLES=OFF)");
+#else
+    mpi_env();
+    setenv("AMP_DEFAULT_ACCELERATOR", "cpu", 1);
+    setenv("AMP_CPU_THREADS", "1", 1);
+    char dir[] = "/tmp/hipamp-heat-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+#if defined(OPEN_MPI) && OPEN_MPI
+    const char *extra = "--oversubscribe";
+#else
+    const char *extra = "";
+#endif
+    char cmd[2048];
+    if (np > 0)
+        snprintf(cmd, sizeof cmd, "timeout -k 5 120 '%s' %s %d %s '%s' %s > '%s/out' 2> '%s/err'", HIPAMP_MPIEXEC,
+                 HIPAMP_MPIEXEC_NP, np, extra, HIPAMP_HEAT_MPI, args, dir, dir);
+    else
+        snprintf(cmd, sizeof cmd, "timeout -k 5 120 '%s' %s > '%s/out' 2> '%s/err'", HIPAMP_HEAT_MPI, args, dir, dir);
+    int st = system(cmd);
+    r->status = st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    char path[64];
+    snprintf(path, sizeof path, "%s/out", dir);
+    read_file(path, r->out, sizeof r->out);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/err", dir);
+    read_file(path, r->err, sizeof r->err);
+    unlink(path);
+    rmdir(dir);
+    cr_assert_neq(r->status, 124, "mpiexec timed out: %s", cmd);
+#endif
+}
+
+/* The number after "key " at the start of a line of stdout. */
+static double field(const heat_run *r, const char *key)
+{
+    size_t k = strlen(key);
+    for (const char *p = r->out; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+        if (!strncmp(p, key, k) && p[k] == ' ') return strtod(p + k + 1, NULL);
+    cr_assert_fail("no \"%s\" line in heat_mpi's output:\n%s\nstderr:\n%s", key, r->out, r->err);
+    return -1;
+}
+
+/* The checksum from the last line, which must be exactly "checksum" and 16
+ * lowercase hex digits. */
+static uint64_t last_line_checksum(const heat_run *r)
+{
+    cr_assert_eq(r->status, 0, "heat_mpi failed (%d):\n%s\nstderr:\n%s", r->status, r->out, r->err);
+    size_t n = strlen(r->out);
+    cr_assert(n > 0 && r->out[n - 1] == '\n', "output does not end with a line:\n%s", r->out);
+    const char *last = r->out + n - 1;
+    while (last > r->out && last[-1] != '\n') --last;
+    cr_assert_eq(strlen(last), strlen("checksum ") + 16 + 1, "last line: %s", last);
+    cr_assert(!strncmp(last, "checksum ", 9), "last line: %s", last);
+    for (int i = 9; i < 25; ++i)
+        cr_assert(strchr("0123456789abcdef", last[i]), "last line has a non-hex digit: %s", last);
+    return strtoull(last + 9, NULL, 16);
+}
+
+/* The serial reference: the same initial grid and the same arithmetic, on
+ * the host, hashed the same way. */
+static uint64_t reference_checksum(int nx, int ny, int steps)
+{
+    float *a = test_xmalloc((size_t)nx * ny * sizeof(float)), *b = test_xmalloc((size_t)nx * ny * sizeof(float));
+    for (int g = 0; g < ny; ++g)
+        for (int c = 0; c < nx; ++c) a[g * nx + c] = heat_initial(g, c, nx, ny);
+    for (int s = 0; s < steps; ++s) {
+        for (int g = 0; g < ny; ++g)
+            for (int c = 0; c < nx; ++c) {
+                const float *o = a + g * nx + c;
+                if (g == 0 || g == ny - 1 || c == 0 || c == nx - 1) b[g * nx + c] = *o;
+                else b[g * nx + c] = 0.25f * ((o[-nx] + o[nx]) + (o[-1] + o[1]));
+            }
+        float *t = a;
+        a = b;
+        b = t;
+    }
+    uint64_t h = heat_fnv1a(HEAT_FNV_SEED, a, (size_t)nx * ny * sizeof(float));
+    free(a);
+    free(b);
+    return h;
+}
+
+#define HEAT_NX 96
+#define HEAT_NY 70
+#define HEAT_STEPS 25
+#define HEAT_ARGS "96 70 25"
+
+Test(mpi_heat, one_two_and_three_ranks_match_the_serial_reference, .timeout = 600)
+{
+    const uint64_t want = reference_checksum(HEAT_NX, HEAT_NY, HEAT_STEPS);
+    static heat_run r;
+    for (int np = 1; np <= 3; ++np) {
+        run_heat(np, HEAT_ARGS, &r);
+        uint64_t got = last_line_checksum(&r);
+        cr_assert_eq(got, want, "%d rank(s): checksum %016llx, the serial reference %016llx\n%s", np,
+                     (unsigned long long)got, (unsigned long long)want, r.out);
+        /* Auto on the CPU accelerator: host memory in place. */
+        cr_assert(strstr(r.out, "\npath host:"), "%d rank(s) did not take the host path:\n%s", np, r.out);
+        double halo = (double)(np - 1) * 2 * 2 * HEAT_NX * sizeof(float);
+        cr_assert_eq(field(&r, "halo_bytes_per_step"), halo, "%d rank(s):\n%s", np, r.out);
+        cr_assert_eq(field(&r, "mpi_bytes_per_step"), halo, "%d rank(s):\n%s", np, r.out);
+        cr_assert_eq(field(&r, "copied_bytes_per_step"), 0, "the host path copies nothing:\n%s", r.out);
+        cr_assert_gt(field(&r, "time_per_step_s"), 0);
+    }
+}
+
+/* The staged path's statistics: per step, exactly one row out and one in
+ * per neighbour, summed over the ranks (2 ranks: 2 x 2 rows; 3 ranks: the
+ * middle one has two neighbours, 4 x 2 rows). */
+Test(mpi_heat, staged_path_copies_exactly_the_halo, .timeout = 600)
+{
+    const uint64_t want = reference_checksum(HEAT_NX, HEAT_NY, HEAT_STEPS);
+    static heat_run r;
+    for (int np = 2; np <= 3; ++np) {
+        run_heat(np, HEAT_ARGS " --path staged", &r);
+        cr_assert_eq(last_line_checksum(&r), want, "%d ranks, staged:\n%s", np, r.out);
+        double halo = (double)(np - 1) * 2 * 2 * HEAT_NX * sizeof(float);
+        cr_assert_eq(field(&r, "halo_bytes_per_step"), halo, "%s", r.out);
+        cr_assert_eq(field(&r, "copied_bytes_per_step"), halo, "hipamp's statistics must count exactly the halo:\n%s",
+                     r.out);
+        cr_assert_eq(field(&r, "staged_bytes_per_step"), halo, "%s", r.out);
+        cr_assert_eq(field(&r, "mpi_bytes_per_step"), halo, "%s", r.out);
+    }
+    /* By pointer (the CPU accelerator's arrays are host memory): no copy. */
+    run_heat(2, HEAT_ARGS " --path device", &r);
+    cr_assert_eq(last_line_checksum(&r), want, "device path:\n%s", r.out);
+    cr_assert_eq(field(&r, "copied_bytes_per_step"), 0, "%s", r.out);
+}
+
+/* Every rank parses the same arguments and stops the same way (mpiexec
+ * for the one that depends on the rank count; alone for the others, which
+ * also shows heat_mpi runs without a launcher). */
+Test(mpi_heat, bad_arguments_stop_every_rank, .timeout = 300)
+{
+    static heat_run r;
+    const int np[] = {2, 0, 0, 0, 0};
+    const char *bad[] = {"96 1 5", "96 70", "0 70 5 --warmup 1", "96 70 5 --path sideways", "96 70 5 --frobnicate"};
+    const char *says[] = {"at least one row", "required", "NX \"0\"", "\"sideways\"", "unknown option"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+        run_heat(np[i], bad[i], &r);
+        cr_assert_eq(r.status, 2, "\"%s\" exit status %d:\n%s", bad[i], r.status, r.out);
+        cr_assert(strstr(r.err, says[i]), "\"%s\": stderr does not say \"%s\":\n%s", bad[i], says[i], r.err);
+        cr_assert(strstr(r.err, "usage: heat_mpi"), "no usage for \"%s\"", bad[i]);
+        cr_assert_str_empty(r.out, "\"%s\" printed to stdout: %s", bad[i], r.out);
+    }
+    run_heat(0, "--help", &r);
+    cr_assert_eq(r.status, 0);
+    cr_assert(strstr(r.out, "usage: heat_mpi NX NY STEPS"), "%s", r.out);
+}
+
+/* The example's kernel compiles for the GPU targets whose runtime compiler
+ * is installed, so device code that only a GPU machine runs cannot rot. */
+Test(mpi_heat, kernel_compiles_for_gpu_targets)
+{
+    FILE *f = fopen(HIPAMP_HEAT_HIP, "r");
+    cr_assert_not_null(f, "cannot open %s", HIPAMP_HEAT_HIP);
+    static char src[16384];
+    size_t n = fread(src, 1, sizeof src - 1, f);
+    fclose(f);
+    src[n] = '\0';
+    const char *targets[256];
+    size_t count = 0;
+    ASSERT_OK(amp_compile_targets(targets, 256, &count));
+    int built = 0;
+    const char *want[] = {"gfx90a", "gfx1030", "sm_90"};
+    for (int w = 0; w < 3; ++w)
+        for (size_t i = 0; i < count && i < 256; ++i) {
+            if (strcmp(targets[i], want[w])) continue;
+            amp_code_object *co = NULL;
+            ASSERT_OK(amp_compile_for_target(want[w], src, NULL, &co));
+            ASSERT_OK(amp_code_object_destroy(co));
+            built++;
+        }
+    if (!built) cr_skip_test("no GPU runtime compiler installed (hipRTC, NVRTC)");
+}
+
+#endif
