@@ -273,6 +273,8 @@ AMP_API amp_status amp_array_copy_to_host(amp_array *a, void *dst);
 AMP_API amp_status amp_array_copy_from_host(amp_array *a, const void *src);
 /* The array's extent. */
 AMP_API amp_status amp_array_get_extent(const amp_array *a, amp_extent *out);
+/* The array's element size in bytes. AMP_ERROR_INVALID_ARGUMENT: a or out NULL. */
+AMP_API amp_status amp_array_get_element_size(const amp_array *a, size_t *out);
 /* The view whose queue the array's own copies use. Borrowed. */
 AMP_API amp_status amp_array_get_accelerator_view(amp_array *a, amp_accelerator_view **out);
 /* The array's memory: a device pointer (hipDeviceptr / CUdeviceptr) on a
@@ -313,6 +315,9 @@ AMP_API amp_status amp_array_view_section(amp_array_view *v, amp_index origin, a
 AMP_API amp_status amp_array_view_project(amp_array_view *v, int i, amp_array_view **out);
 /* The view's extent. */
 AMP_API amp_status amp_array_view_get_extent(const amp_array_view *v, amp_extent *out);
+/* The view's element size in bytes (its array's or its host memory's).
+ * AMP_ERROR_INVALID_ARGUMENT: v or out NULL. */
+AMP_API amp_status amp_array_view_get_element_size(const amp_array_view *v, size_t *out);
 /* Element strides of the view's dimensions (strides[0..rank-1]; the last is
  * 1): element i is at first + sum(i[d] * strides[d]). */
 AMP_API amp_status amp_array_view_get_strides(const amp_array_view *v, int64_t *strides);

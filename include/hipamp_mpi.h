@@ -177,8 +177,7 @@ typedef struct amp_mpi_halo {
  *    buffer (amp_copy_view, counted in q's statistics) and back.
  * AMP_ERROR_INVALID_ARGUMENT: x NULL, halos NULL with count > 0, a peer
  * outside comm, a negative tag, a view whose element size is not the
- * exchanger's (checked wherever that costs no copy: not for views of host
- * memory handed over as device pointers), an AMP_READ_ONLY recv view handed
+ * exchanger's, an AMP_READ_ONLY recv view handed
  * over as a device pointer; AMP_ERROR_UNSUPPORTED: as above;
  * statuses of the hipamp calls made; AMP_ERROR_DEVICE: an MPI call failed
  * (with MPI_ERRORS_RETURN set; the exchange's messages are then in an

@@ -122,6 +122,15 @@ amp_status amp_array_copy_from_host(amp_array *a, const void *src)
     return amp__array_copy(a, (void *)src, AMP__H2D, AMP__WHY_ARRAY_FROM_HOST);
 }
 
+amp_status amp_array_get_element_size(const amp_array *a, size_t *out)
+{
+    AMP__CLEAR_OUT(out);
+    AMP__NOT_NULL(out);
+    AMP__NOT_NULL(a);
+    *out = a->s->elem;
+    return AMP_OK;
+}
+
 amp_status amp_array_get_extent(const amp_array *a, amp_extent *out)
 {
     AMP__CLEAR_OUT(out);

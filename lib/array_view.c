@@ -109,6 +109,15 @@ amp_status amp_array_view_project(amp_array_view *v, int i, amp_array_view **out
     return amp__view_derive(v, o, e, out);
 }
 
+amp_status amp_array_view_get_element_size(const amp_array_view *v, size_t *out)
+{
+    AMP__CLEAR_OUT(out);
+    AMP__NOT_NULL(out);
+    AMP__NOT_NULL(v);
+    *out = v->s->elem;
+    return AMP_OK;
+}
+
 amp_status amp_array_view_get_extent(const amp_array_view *v, amp_extent *out)
 {
     AMP__CLEAR_OUT(out);

@@ -517,42 +517,16 @@ static bool amp_mpi__contiguous(const amp_mpi__side *s)
     return true;
 }
 
-/* The address of element (0, .., 1 at dim d, .., 0) through a section, to
- * check the view's element size: (that - first) / strides[d] bytes. Only
- * where no copy can follow from it: host views whose section is current on
- * the host (the caller synchronized or discarded it), views of arrays
- * (whose sections never copy). Skipped for a one-element view. */
+/* The view's element size must be the one this exchanger moves. */
 static amp_status amp_mpi__check_elem(amp_mpi_exchange *x, amp_mpi__side *s, const char *what)
 {
-    int d = s->ext.rank - 1;
-    while (d >= 0 && s->ext.v[d] < 2) --d;
-    if (d < 0) return AMP_OK;
-    amp_index origin = {s->ext.rank, {0}};
-    amp_extent one = {s->ext.rank, {0}};
-    for (int k = 0; k < s->ext.rank; ++k) one.v[k] = 1;
-    origin.v[d] = 1;
-    amp_array_view *probe = NULL;
-    amp_status st = amp_array_view_section(s->v, origin, one, &probe);
+    size_t got = 0;
+    amp_status st = amp_array_view_get_element_size(s->v, &got);
     if (st != AMP_OK) return amp_mpi__hipamp(st, what);
-    char *first = NULL, *next = NULL;
-    if (s->how == AMP_MPI__IN_PLACE) {
-        first = amp_array_view_data(s->v);
-        next = amp_array_view_data(probe);
-    } else {
-        first = s->addr;
-        void *p = NULL;
-        if ((st = amp_array_view_native_handle(probe, x->q, AMP_READ_ONLY, &p)) != AMP_OK) {
-            amp_array_view_destroy(probe);
-            return amp_mpi__hipamp(st, what);
-        }
-        next = p;
-    }
-    if ((st = amp_array_view_destroy(probe)) != AMP_OK) return amp_mpi__hipamp(st, what);
-    int64_t got = (int64_t)(next - first) / s->strides[d];
-    if (got != (int64_t)x->elem)
+    if (got != x->elem)
         return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT,
-                             "%s: the view has %lld-byte elements; this exchanger moves %zu-byte elements", what,
-                             (long long)got, x->elem);
+                             "%s: the view has %zu-byte elements; this exchanger moves %zu-byte elements", what, got,
+                             x->elem);
     return AMP_OK;
 }
 
@@ -639,17 +613,12 @@ static amp_status amp_mpi__prepare(amp_mpi_exchange *x, amp_mpi__side *s, bool i
         if (!is_send && (st = amp_array_view_discard_data(s->v)) != AMP_OK) return amp_mpi__hipamp(st, what);
         if ((st = amp_array_view_synchronize(s->v)) != AMP_OK) return amp_mpi__hipamp(st, what);
         s->addr = amp_array_view_data(s->v);
-        if ((st = amp_mpi__check_elem(x, s, what)) != AMP_OK) return st;
     } else if (path == AMP_MPI_PATH_DEVICE || (path == AMP_MPI_PATH_HOST && x->host_memory)) {
         s->how = AMP_MPI__POINTER;
         if ((st = amp_array_view_native_handle(s->v, x->q, is_send ? AMP_READ_ONLY : AMP_WRITE_ONLY, &s->addr)) !=
             AMP_OK)
             return amp_mpi__hipamp(st, what);
         *wait_q = true;
-        /* A host view handed over as a device pointer: a probe section's
-         * destroy could copy a device-newer element back, so it is not
-         * checked. */
-        if (!host_view && (st = amp_mpi__check_elem(x, s, what)) != AMP_OK) return st;
     } else if (path == AMP_MPI_PATH_HOST) {
         return amp_mpi__fail(AMP_ERROR_UNSUPPORTED,
                              "%s: a view of an array in GPU memory cannot be exchanged in place (host path); use the "
@@ -696,6 +665,13 @@ amp_status amp_mpi_exchange_halos(amp_mpi_exchange *x, const amp_mpi_halo *halos
         if ((h->send && h->send_tag < 0) || (h->recv && h->recv_tag < 0))
             return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: halo %zu: tag %d is negative", __func__, i,
                                  h->send && h->send_tag < 0 ? h->send_tag : h->recv_tag);
+        char what[96];
+        amp_mpi__side probe = {.v = h->send};
+        snprintf(what, sizeof what, "%s: halo %zu send to rank %d", __func__, i, h->peer);
+        if (h->send && (st = amp_mpi__check_elem(x, &probe, what)) != AMP_OK) return st;
+        probe.v = h->recv;
+        snprintf(what, sizeof what, "%s: halo %zu receive from rank %d", __func__, i, h->peer);
+        if (h->recv && (st = amp_mpi__check_elem(x, &probe, what)) != AMP_OK) return st;
     }
     if (count == 0) goto done;
     if ((st = amp_mpi__grow_stages(x, count)) != AMP_OK) return st;

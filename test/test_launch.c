@@ -656,6 +656,23 @@ ACCEL_TEST(launch, array_bound_to_array_param)
     amp_extent e;
     ASSERT_OK(amp_array_get_extent(arr, &e));
     cr_assert(amp_extent_equal(e, amp_extent_1d(N)));
+    size_t es = 0;
+    ASSERT_OK(amp_array_get_element_size(arr, &es));
+    cr_assert_eq(es, 4u);
+    amp_array_view *av = NULL, *sec = NULL;
+    ASSERT_OK(amp_array_view_of_array(arr, &av));
+    ASSERT_OK(amp_array_view_section(av, amp_index_1d(3), amp_extent_1d(5), &sec));
+    es = 0;
+    ASSERT_OK(amp_array_view_get_element_size(sec, &es));
+    cr_assert_eq(es, 4u, "a section of an array has its element size: %zu", es);
+    ASSERT_STATUS(amp_array_view_get_element_size(sec, NULL), AMP_ERROR_INVALID_ARGUMENT);
+    es = 9;
+    ASSERT_STATUS(amp_array_view_get_element_size(NULL, &es), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert_eq(es, 0u, "out cleared on failure");
+    ASSERT_STATUS(amp_array_get_element_size(NULL, &es), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_last_error(), "a is NULL"), "%s", amp_last_error());
+    ASSERT_OK(amp_array_view_destroy(sec));
+    ASSERT_OK(amp_array_view_destroy(av));
     test_fill_random(init, N, 72); /* the array took a copy at create */
     amp_arg a[] = {amp_arg_array(arr), amp_arg_float32(2.0f)};
     ASSERT_OK(amp_parallel_for_each(q, amp_extent_1d(N), k, a, 2));
