@@ -73,6 +73,10 @@ static void amp__cpu_init(void)
 #endif
     s = amp__env("AMP_DEBUG");
     if (s) d->debug = amp__env_flag("AMP_DEBUG");
+    s = amp__env("AMP_CPU_TILED");
+    d->tiled = AMP__CPU_TILED_AUTO;
+    if (s && !strcmp(s, "fibers")) d->tiled = AMP__CPU_TILED_FIBERS;
+    else if (s && !strcmp(s, "loops")) d->tiled = AMP__CPU_TILED_LOOPS;
     struct utsname u;
     snprintf(d->machine, sizeof d->machine, "%.63s", uname(&u) == 0 ? u.machine : "unknown");
     amp__cpu_find_compiler(d);
@@ -83,6 +87,8 @@ static void amp__cpu_init(void)
 typedef struct amp__cpu_module {
     void *handle;
     int fd; /* kept open while loaded: its /proc/self/fd name stays unique */
+    pthread_mutex_t lock;      /* guards kernels */
+    amp__cpu_kernel *kernels;  /* what kernel_get handed out, freed at unload */
 } amp__cpu_module;
 
 static const char *amp__cpu_cache_tag(void *dev)
@@ -122,6 +128,7 @@ static amp_status amp__cpu_module_load(void *dev, const void *bin, size_t bin_si
     *module = NULL;
     if (!m) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for a module");
     m->fd = -1;
+    pthread_mutex_init(&m->lock, NULL);
     if (!bin || bin_size == 0) {
         st = amp__fail(AMP_ERROR_INVALID_ARGUMENT, "CPU accelerator: empty module binary");
         goto fail;
@@ -168,6 +175,7 @@ static amp_status amp__cpu_module_load(void *dev, const void *bin, size_t bin_si
 fail:
     if (m->handle) dlclose(m->handle);
     if (m->fd >= 0) close(m->fd);
+    pthread_mutex_destroy(&m->lock);
     free(m);
     return st;
 }
@@ -188,6 +196,12 @@ static void amp__cpu_module_unload(void *dev, void *module)
         if (still) dlclose(still);
         else close(m->fd);
     }
+    while (m->kernels) {
+        amp__cpu_kernel *k = m->kernels;
+        m->kernels = k->next;
+        free(k);
+    }
+    pthread_mutex_destroy(&m->lock);
     free(m);
 }
 
@@ -217,8 +231,47 @@ static amp_status amp__cpu_kernel_get(void *dev, void *module, const char *name,
                          "'%s' is not an AMP_KERNEL of this library version (%s is %zu bytes, want %zu)", name,
                          symbol, sym ? (size_t)sym->st_size : (size_t)0, sizeof *s);
     memcpy(&out->sig, s, sizeof *s);
-    out->fn = f;
-    snprintf(out->execution, sizeof out->execution, "cpu fibers");
+    amp__cpu_device *d = dev;
+    amp__cpu_kernel *k = calloc(1, sizeof *k);
+    if (!k) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for kernel '%s'", name);
+    k->entry = (amp__cpu_entry_fn)f;
+    if (!s->tiled) {
+        snprintf(out->execution, sizeof out->execution, "cpu loops");
+    } else {
+        /* The loop version and its path note come from the module itself, so
+         * a module loaded from the disk cache reports what it was built
+         * with. */
+        char sym[512];
+        snprintf(sym, sizeof sym, "%s__amp_tiles", name);
+        amp__cpu_entry_fn tiles = (amp__cpu_entry_fn)dlsym(m->handle, sym);
+        snprintf(sym, sizeof sym, "%s__amp_cpu_path", name);
+        const char *path = dlsym(m->handle, sym);
+        if (!path) path = dlsym(m->handle, "amp__cpu_loops_note");
+        char why[160];
+        snprintf(why, sizeof why, "%.150s", path ? path : "fibers: the module has no loop version");
+        /* A kernel with a loop version has no fiber version in its module
+         * (AMP_CPU_TILED=fibers builds modules without loop versions). */
+        if (tiles && !strcmp(why, "loops")) {
+            k->tiles = tiles;
+            snprintf(out->execution, sizeof out->execution, "cpu loops");
+        } else {
+            if (strncmp(why, "fibers", 6)) snprintf(why, sizeof why, "fibers: the loop version is missing");
+            snprintf(out->execution, sizeof out->execution, "cpu %s", why);
+            if (d->tiled == AMP__CPU_TILED_LOOPS) {
+                free(k);
+                return amp__fail(AMP_ERROR_UNSUPPORTED,
+                                 "kernel '%s' has no loop version and AMP_CPU_TILED=loops requires one: %s", name,
+                                 why);
+            }
+        }
+    }
+    if (amp__env_flag("AMP_CPU_VERBOSE"))
+        fprintf(stderr, "hipamp: CPU kernel '%s' runs as %s\n", name, out->execution + 4);
+    pthread_mutex_lock(&m->lock);
+    k->next = m->kernels;
+    m->kernels = k;
+    pthread_mutex_unlock(&m->lock);
+    out->fn = k;
     return AMP_OK;
 }
 
@@ -292,7 +345,7 @@ static amp_status amp__cpu_copy(void *dev, void *queue, const amp__copy *c)
 
 static amp_status amp__cpu_launch_op(void *dev, void *queue, void *fn, const amp__launch *l)
 {
-    return amp__cpu_run(dev, (amp__cpu_entry_fn)fn, l);
+    return amp__cpu_run(dev, fn, l);
 }
 
 static const amp__backend amp__cpu_backend = {

@@ -13,8 +13,14 @@
  * Mirrors amp__cpu_launch / amp__cpu_item in amp_cpu_prelude.hpp byte for
  * byte (both sides assert the layout). A compiled module exports
  * `int amp__cpu_abi(void)` returning AMP__CPU_ABI, each kernel NAME as
- * `void NAME(amp__cpu_item *)`, and NAME__amp_sig. */
-#define AMP__CPU_ABI 1
+ * `void NAME(amp__cpu_item *)`, and NAME__amp_sig. A tiled kernel the loop
+ * transformation handled (cpu_loops.c) also exports
+ * `void NAME__amp_tiles(amp__cpu_item *)`, which runs every work-item of
+ * the tiles with linear ids [begin, end) (it sets item.tile to the one
+ * running), and `const char NAME__amp_cpu_path[]`, "loops" or
+ * "fibers: <why>"; a module the transformation did not run on exports
+ * `const char amp__cpu_loops_note[]` saying why. */
+#define AMP__CPU_ABI 2
 
 typedef struct amp__cpu_item amp__cpu_item;
 typedef struct amp__cpu_launch {
@@ -30,6 +36,10 @@ typedef struct amp__cpu_launch {
     void (*oob)(amp__cpu_item *it, const void *data, const int32_t *idx, const int32_t *ext,
                 int32_t rank);
     void (*fault)(amp__cpu_item *it, const char *what);
+    /* Loop path: work-item `local` (linear id) of tile it->tile decided the
+     * condition of control flow holding a barrier (`what`: "if", "for", ...)
+     * differently from work-item 0. */
+    void (*diverge)(amp__cpu_item *it, int32_t local, const char *what);
 } amp__cpu_launch;
 
 /* One call of an entry: simple kernels run linear indices [begin, end) of the
@@ -45,7 +55,7 @@ struct amp__cpu_item {
 
 _Static_assert(sizeof(void *) == 8, "the CPU accelerator needs a 64-bit host");
 _Static_assert(offsetof(amp__cpu_launch, pack) == 56, "amp__cpu_launch layout");
-_Static_assert(sizeof(amp__cpu_launch) == 88, "amp__cpu_launch layout");
+_Static_assert(sizeof(amp__cpu_launch) == 96, "amp__cpu_launch layout");
 _Static_assert(offsetof(amp__cpu_item, tile) == 24, "amp__cpu_item layout");
 _Static_assert(sizeof(amp__cpu_item) == 56, "amp__cpu_item layout");
 
@@ -57,13 +67,19 @@ typedef struct amp__cpu_device {
     int nthreads;         /* pool size, the launching thread included */
     size_t stack_size;    /* bytes per fiber stack, guard page excluded */
     bool debug;           /* compile kernels with AMP_DEBUG_CHECKS */
+    bool native;          /* compile with -march=native (the cache tag names the processor) */
     bool available;
     char reason[256];     /* why not available */
     char **cxx;           /* compiler argv prefix (resolved program + extra words) */
     int ncxx;
     char cxx_text[512];   /* the compiler command as the user gave it */
-    char cache_tag[768];
+    char cache_tag[1536];
     char machine[64];
+    /* AMP_CPU_TILED: how tiled kernels run. AUTO: the loop version where the
+     * module has one, fibers elsewhere; FIBERS: always fibers; LOOPS: as
+     * AUTO, but a tiled kernel without a loop version is refused
+     * (kernel_get says why). */
+    enum { AMP__CPU_TILED_AUTO, AMP__CPU_TILED_FIBERS, AMP__CPU_TILED_LOOPS } tiled;
 } amp__cpu_device;
 
 /* Compiler discovery (cpu_compile.c): fills cxx, available, reason and the
@@ -71,8 +87,58 @@ typedef struct amp__cpu_device {
 void amp__cpu_find_compiler(amp__cpu_device *d);
 amp_status amp__cpu_compile(amp__cpu_device *d, const amp__compile_job *job, amp__compile_output *out);
 
+/* What kernel_get hands the core as the kernel's function: the entry point,
+ * and the loop version when the kernel has one and may use it. Owned by the
+ * module (freed at unload). */
+typedef struct amp__cpu_kernel {
+    amp__cpu_entry_fn entry;
+    amp__cpu_entry_fn tiles; /* NULL: fibers */
+    struct amp__cpu_kernel *next;
+} amp__cpu_kernel;
+
 /* Run one launch to completion on the pool (cpu_run.c). */
-amp_status amp__cpu_run(amp__cpu_device *d, amp__cpu_entry_fn fn, const amp__launch *l);
+amp_status amp__cpu_run(amp__cpu_device *d, const amp__cpu_kernel *k, const amp__launch *l);
+
+/* ------------------------------------------------------- loop version
+ * Largest tile_static + work-item context a loop version may keep on its
+ * stack (cpu_loops.c refuses larger kernels, cpu_run.c sizes the loop
+ * runner's stack for it). */
+#define AMP__CPU_LOOP_FRAME_MAX (1024 * 1024)
+
+typedef struct amp__cpu_loops_job {
+    const char *source; /* the assembled unit (NUL-terminated) */
+    size_t len;
+    const char *path;   /* the file it is parsed as (its directory matters for includes) */
+    const char *const *args; /* compiler arguments for libclang (language, -D, -I, ...) */
+    int nargs;
+} amp__cpu_loops_job;
+
+/* What the transformation made of each tiled kernel, in source order. */
+typedef struct amp__cpu_loops_kernel {
+    char name[256];
+    unsigned at;       /* offset just after the kernel's body */
+    char *loops;       /* its loop version (malloc'ed), or NULL */
+    char why[256];     /* when NULL: why the kernel stays on fibers */
+    char *line;        /* the #line that restores the user's numbering after it */
+    bool off;          /* the caller turned the loop version off (off_why) */
+    char off_why[256];
+} amp__cpu_loops_kernel;
+typedef struct amp__cpu_loops_result {
+    amp__cpu_loops_kernel *k;
+    int n;
+} amp__cpu_loops_result;
+
+/* Parse the unit with libclang and write a loop version for each tiled
+ * kernel that can have one. false (note: "fibers: <why>", res empty) when
+ * the transformation could not run at all. Never fails the build: a caller
+ * compiles the source as it is then. Blocks while libclang parses (a few
+ * hundred ms). */
+bool amp__cpu_loops_transform(const amp__cpu_loops_job *job, amp__cpu_loops_result *res, char *note, size_t cap);
+/* The source with each kernel's loop version (or its fiber note) after it,
+ * and the list of kernels whose fiber version is left out. malloc'ed; NULL
+ * when out of memory. */
+char *amp__cpu_loops_assemble(const char *source, const amp__cpu_loops_result *res);
+void amp__cpu_loops_free(amp__cpu_loops_result *res);
 
 /* -------------------------------------------------------------- fibers
  * A saved execution context. amp__cpu_ctx_switch stores the running context
@@ -107,3 +173,4 @@ amp_status amp__cpu_stack_alloc(size_t size, amp__cpu_stack *s);
 void amp__cpu_stack_free(amp__cpu_stack *s);
 
 #endif /* AMP_CPU_INTERNAL_H */
+

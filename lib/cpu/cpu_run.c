@@ -1,4 +1,4 @@
-/* cpu_run.c — runs CPU-accelerator launches: a lazily created thread pool hands out chunks of work through an atomic counter; tiles whose work-items meet a barrier run as round-robin fibers on one thread; debug-mode and barrier errors stop the launch. */
+/* cpu_run.c — runs CPU-accelerator launches: a lazily created thread pool hands out chunks of work through an atomic counter; tiled kernels with a loop version run whole tiles as loops (on a per-thread stack sized for their context), the others as round-robin fibers on one thread; debug-mode and barrier errors stop the launch. */
 #include "cpu_internal.h"
 
 #include <signal.h>
@@ -26,6 +26,7 @@ typedef struct amp__cpu_fiber {
 typedef struct amp__cpu_job {
     amp__cpu_launch launch; /* what the kernel reads */
     amp__cpu_entry_fn entry;
+    amp__cpu_entry_fn tiles; /* the loop version, or NULL: fibers */
     const amp__launch *l;
     int64_t total; /* simple: work-items; tiled: tiles */
     int64_t chunk;
@@ -55,6 +56,13 @@ struct amp__cpu_worker {
     bool loop_mode;   /* work-items 1..n-1 run as a plain loop */
     bool broken;      /* divergent barrier found: barriers are no-ops now */
     amp__cpu_item loop_item;
+    /* Loop versions run on their own stack: their frame holds the tile's
+     * tile_static memory and work-item context (up to
+     * AMP__CPU_LOOP_FRAME_MAX), more than a caller's thread may have. */
+    amp__cpu_stack tiles_stack;
+    amp__cpu_ctx tiles_ctx;
+    amp__cpu_item tiles_item;
+    bool in_tiles; /* a loop version runs: a barrier call is an error */
 };
 
 /* The pool. Lock order: launch_mu -> mu -> job.err_lock. */
@@ -159,6 +167,20 @@ static void amp__cpu_barrier(amp__cpu_item *it)
                           "(__syncthreads); use AMP_TILED_KERNEL", j->l->kernel_name);
         return;
     }
+    if (w->in_tiles) {
+        /* The loop version has no barriers left: the transformation missed
+         * one (a call it could not see through). Report, never wait. */
+        if (!w->broken) {
+            char tb[64];
+            amp__cpu_fmt_tuple(tb, sizeof tb, it->tile, j->launch.rank);
+            amp__cpu_job_fail(j, AMP_ERROR_DEVICE,
+                              "kernel '%s' reached a barrier in its loop version (tile %s): the loop "
+                              "transformation missed it; run with AMP_CPU_TILED=fibers and report this",
+                              j->l->kernel_name, tb);
+            w->broken = true;
+        }
+        return;
+    }
     if (w->broken) return;
     w->saw_barrier = true;
     if (w->loop_mode) {
@@ -260,6 +282,23 @@ static void amp__cpu_fault(amp__cpu_item *it, const char *what)
     amp__cpu_job_fail(w->job, AMP_ERROR_DEVICE, "kernel '%s': %s", w->job->l->kernel_name, what);
 }
 
+static void amp__cpu_diverge(amp__cpu_item *it, int32_t local, const char *what)
+{
+    amp__cpu_worker *w = it->worker;
+    const amp__cpu_launch *L = &w->job->launch;
+    int32_t loc[3], zero[3] = {0, 0, 0};
+    char tb[64], lb[64], zb[64];
+    amp__cpu_local_of(L, local, loc);
+    amp__cpu_fmt_tuple(tb, sizeof tb, it->tile, L->rank);
+    amp__cpu_fmt_tuple(lb, sizeof lb, loc, L->rank);
+    amp__cpu_fmt_tuple(zb, sizeof zb, zero, L->rank);
+    amp__cpu_job_fail(w->job, AMP_ERROR_DEVICE,
+                      "divergent barrier in kernel '%s', tile %s: work-item local %s and work-item local %s "
+                      "disagree on the condition of a%s %s that holds a barrier (every work-item of a tile "
+                      "must reach each barrier)",
+                      w->job->l->kernel_name, tb, lb, zb, what[0] == 'i' ? "n" : "", what);
+}
+
 /* --------------------------------------------------------------- running */
 
 /* Fibers 0..n-1 with stacks; called before the first tile of a job. */
@@ -324,9 +363,43 @@ static void amp__cpu_run_tile(amp__cpu_worker *w, amp__cpu_job *j, int64_t t)
     }
 }
 
+/* Runs on the worker's loop stack: the tiles of w->tiles_item, then back. */
+static void amp__cpu_tiles_main(void *arg)
+{
+    amp__cpu_worker *w = arg;
+    w->job->tiles(&w->tiles_item);
+    amp__cpu_ctx_switch(&w->tiles_ctx, &w->main);
+}
+
+static void amp__cpu_run_tiles(amp__cpu_job *j, amp__cpu_worker *w, int64_t c, int64_t e)
+{
+    w->tiles_item = (amp__cpu_item){.launch = &j->launch, .begin = c, .end = e, .worker = w};
+    w->in_tiles = true;
+    w->broken = false;
+    amp__cpu_ctx_make(&w->tiles_ctx, w->tiles_stack.lo, w->tiles_stack.size, amp__cpu_tiles_main, w);
+    amp__cpu_ctx_switch(&w->main, &w->tiles_ctx);
+    w->in_tiles = false;
+}
+
 static void amp__cpu_run_chunks(amp__cpu_job *j, amp__cpu_worker *w, size_t stack_size)
 {
     w->job = j;
+    if (j->tiles) {
+        if (!w->tiles_stack.map) {
+            amp_status st = amp__cpu_stack_alloc(AMP__CPU_LOOP_FRAME_MAX + stack_size, &w->tiles_stack);
+            if (st != AMP_OK) {
+                amp__cpu_job_fail(j, st, "%s", amp_last_error());
+                return;
+            }
+        }
+        for (;;) {
+            if (atomic_load_explicit(&j->stop, memory_order_relaxed)) break;
+            int64_t c = atomic_fetch_add_explicit(&j->next, j->chunk, memory_order_relaxed);
+            if (c >= j->total) break;
+            amp__cpu_run_tiles(j, w, c, c + j->chunk < j->total ? c + j->chunk : j->total);
+        }
+        return;
+    }
     if (j->launch.tiled) {
         amp_status st = amp__cpu_ensure_fibers(w, j->launch.tile_threads, stack_size);
         if (st != AMP_OK) {
@@ -424,7 +497,7 @@ static amp_status amp__cpu_pool_start(amp__cpu_device *d)
 
 /* --------------------------------------------------------------- launch */
 
-amp_status amp__cpu_run(amp__cpu_device *d, amp__cpu_entry_fn fn, const amp__launch *l)
+amp_status amp__cpu_run(amp__cpu_device *d, const amp__cpu_kernel *kernel, const amp__launch *l)
 {
     amp_status st = AMP_OK;
     bool locked = false;
@@ -455,7 +528,9 @@ amp_status amp__cpu_run(amp__cpu_device *d, amp__cpu_entry_fn fn, const amp__lau
     L->barrier = amp__cpu_barrier;
     L->oob = amp__cpu_oob;
     L->fault = amp__cpu_fault;
-    j->entry = fn;
+    L->diverge = amp__cpu_diverge;
+    j->entry = kernel->entry;
+    j->tiles = l->tiled ? kernel->tiles : NULL;
     j->l = l;
     j->total = total;
 
