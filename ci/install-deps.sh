@@ -7,6 +7,8 @@ PACKAGES=(
   libcriterion-dev                          # the test framework
   libamdhip64-dev libamd-comgr-dev          # HIP runtime + hipRTC and comgr (loaded at run time)
   llvm-15                                   # llvm-readelf-15 / llvm-objdump-15 for code-object checks
+  libclang1-14 libclang-common-14-dev       # the CPU accelerator's loop transformation (dlopen'ed libclang + its headers)
+  valgrind                                  # ci/fiber-tools.sh: memcheck over tiled kernels
 )
 
 missing=()

@@ -78,6 +78,8 @@ install_check() {
 
 run_suite release "$ROOT/build-ci"
 install_check "$ROOT/build-ci"
+ci/fiber-tools.sh "$ROOT/build-ci"; ft=$?  # valgrind memcheck + ThreadSanitizer over tiled kernels (loops and fibers)
+if [ "$ft" -eq 0 ]; then results+=("fiber tools: memcheck and ThreadSanitizer clean"); else results+=("fiber tools: FAILED"); status=1; total_fail=$((total_fail + 1)); fi
 run_suite sanitize "$ROOT/build-ci-asan" -DHIPAMP_SANITIZE=ON
 
 END=$(date +%s)

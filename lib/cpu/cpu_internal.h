@@ -140,37 +140,158 @@ bool amp__cpu_loops_transform(const amp__cpu_loops_job *job, amp__cpu_loops_resu
 char *amp__cpu_loops_assemble(const char *source, const amp__cpu_loops_result *res);
 void amp__cpu_loops_free(amp__cpu_loops_result *res);
 
+/* ------------------------------------------------------- module images
+ * tile_static memory is static thread_local in a module (amp_cpu_prelude.hpp)
+ * and a plain local of a loop version; cpu_elf.c reads the former from the
+ * module's symbol table. */
+typedef struct amp__cpu_tls_sym { char *name; size_t size; } amp__cpu_tls_sym;
+typedef struct amp__cpu_tls {
+    amp__cpu_tls_sym *syms; /* defined STT_TLS symbols */
+    size_t n, cap;
+    size_t segment;         /* the PT_TLS segment's size */
+    bool have_symbols;      /* a symbol table was found */
+} amp__cpu_tls;
+
+/* Read the thread-local symbols of an ELF image (bounds-checked: it may
+ * come from the disk cache). AMP_ERROR_DEVICE when it is not a 64-bit ELF
+ * file; AMP_ERROR_OUT_OF_MEMORY. */
+amp_status amp__cpu_elf_tls(const void *bin, size_t size, amp__cpu_tls *out);
+void amp__cpu_elf_tls_free(amp__cpu_tls *t);
+/* tile_static bytes of kernel: own (what its loop version declares, 0 for a
+ * fiber kernel) + the thread-locals of its body + every thread-local the
+ * analysis cannot attribute to one kernel (a helper's tile_static, a
+ * thread_local of the user's: any kernel may use them). Without a symbol
+ * table, the whole thread-local segment. */
+size_t amp__cpu_tile_static_bytes(const amp__cpu_tls *t, const char *kernel, size_t own);
+
 /* -------------------------------------------------------------- fibers
  * A saved execution context. amp__cpu_ctx_switch stores the running context
  * in *from and resumes *to; it returns when something switches back to
- * *from. A fiber's function must never return: it switches away for good.
+ * *from. A fiber's function must never return: it switches away for good,
+ * marking its context `done` first so the tools forget its stack.
  * AMP_CPU_FORCE_UCONTEXT (build define) selects the portable path anywhere,
- * to test it. */
+ * to test it.
+ *
+ * Stack switches are invisible to AddressSanitizer, ThreadSanitizer and
+ * valgrind unless announced: builds with those sanitizers (their macros)
+ * annotate every switch, and stacks are registered with valgrind when its
+ * client-request header is present (a no-op outside valgrind). */
+#if defined(__SANITIZE_ADDRESS__)
+#define AMP__CPU_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define AMP__CPU_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define AMP__CPU_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define AMP__CPU_TSAN 1
+#endif
+#endif
+#ifndef AMP__CPU_ASAN
+#define AMP__CPU_ASAN 0
+#endif
+#ifndef AMP__CPU_TSAN
+#define AMP__CPU_TSAN 0
+#endif
+#if AMP__CPU_ASAN
+void __sanitizer_start_switch_fiber(void **fake_stack_save, const void *bottom, size_t size);
+void __sanitizer_finish_switch_fiber(void *fake_stack_save, const void **bottom_old, size_t *size_old);
+#endif
+#if AMP__CPU_TSAN
+void *__tsan_get_current_fiber(void);
+void *__tsan_create_fiber(unsigned flags);
+void __tsan_destroy_fiber(void *fiber);
+void __tsan_switch_to_fiber(void *fiber, unsigned flags);
+#endif
+
+/* What the tools need to know of a context: the stack it runs on (NULL: a
+ * thread's own, learnt at the first switch away from it), ASan's fake stack
+ * while it is suspended, TSan's fiber. */
+typedef struct amp__cpu_ctx_tools {
+    const void *lo;
+    size_t size;
+    void *fake;
+    void *tsan;
+    bool done;
+} amp__cpu_ctx_tools;
+
 #if (defined(__x86_64__) || defined(__aarch64__)) && !defined(AMP_CPU_FORCE_UCONTEXT)
 #define AMP__CPU_ASM_SWITCH 1
-typedef struct amp__cpu_ctx { void *sp; } amp__cpu_ctx;
+typedef struct amp__cpu_ctx { void *sp; amp__cpu_ctx_tools t; } amp__cpu_ctx;
 /* cpu_switch.S */
 void amp__cpu_switch_asm(void **save_sp, void *new_sp);
-static inline void amp__cpu_ctx_switch(amp__cpu_ctx *from, amp__cpu_ctx *to)
-{
-    amp__cpu_switch_asm(&from->sp, to->sp);
-}
+#define AMP__CPU_RAW_SWITCH(from, to) amp__cpu_switch_asm(&(from)->sp, (to)->sp)
 #else
 #define AMP__CPU_ASM_SWITCH 0
 #include <ucontext.h>
-typedef struct amp__cpu_ctx { ucontext_t uc; } amp__cpu_ctx;
-void amp__cpu_ctx_switch(amp__cpu_ctx *from, amp__cpu_ctx *to);
+typedef struct amp__cpu_ctx { ucontext_t uc; amp__cpu_ctx_tools t; } amp__cpu_ctx;
+#define AMP__CPU_RAW_SWITCH(from, to) swapcontext(&(from)->uc, &(to)->uc)
 #endif
 
-/* Prepare ctx to run fn(arg) on the stack [lo, lo + size) at the next switch
- * to it. */
-void amp__cpu_ctx_make(amp__cpu_ctx *ctx, void *lo, size_t size, void (*fn)(void *), void *arg);
+/* A thread's own context, before its first switch: records what the tools
+ * need (TSan's fiber of the thread). */
+static inline void amp__cpu_ctx_thread(amp__cpu_ctx *c)
+{
+    c->t.lo = NULL;
+    c->t.size = 0;
+    c->t.done = false;
+#if AMP__CPU_TSAN
+    c->t.tsan = __tsan_get_current_fiber();
+#endif
+}
+
+static inline void amp__cpu_ctx_switch(amp__cpu_ctx *from, amp__cpu_ctx *to)
+{
+#if AMP__CPU_ASAN
+    __sanitizer_start_switch_fiber(from->t.done ? NULL : &from->t.fake, to->t.lo, to->t.size);
+#endif
+#if AMP__CPU_TSAN
+    __tsan_switch_to_fiber(to->t.tsan, 0);
+#endif
+    AMP__CPU_RAW_SWITCH(from, to);
+#if AMP__CPU_ASAN
+    /* back in `from`: restore its fake stack; a thread learns its own
+     * stack's bounds here the first time */
+    const void *lo = NULL;
+    size_t size = 0;
+    __sanitizer_finish_switch_fiber(from->t.fake, &lo, &size);
+#endif
+}
+
+/* First thing a fiber's function does (its context just started). */
+static inline void amp__cpu_ctx_entered(amp__cpu_ctx *from)
+{
+#if AMP__CPU_ASAN
+    const void *lo = NULL;
+    size_t size = 0;
+    __sanitizer_finish_switch_fiber(NULL, &lo, &size);
+    if (from && !from->t.lo) {
+        from->t.lo = lo;
+        from->t.size = size;
+    }
+#else
+    (void)from;
+#endif
+}
 
 /* A fiber stack: mmap'ed, with a PROT_NONE guard page below it (when the
- * kernel allows one more mapping; without it when not). */
-typedef struct amp__cpu_stack { void *map; size_t map_size; void *lo; size_t size; } amp__cpu_stack;
+ * kernel allows one more mapping; without it when not); registered with the
+ * tools. */
+typedef struct amp__cpu_stack {
+    void *map;
+    size_t map_size;
+    void *lo;
+    size_t size;
+    unsigned vg_id;  /* valgrind's id for it */
+    void *tsan;      /* TSan's fiber for contexts on it */
+} amp__cpu_stack;
 amp_status amp__cpu_stack_alloc(size_t size, amp__cpu_stack *s);
 void amp__cpu_stack_free(amp__cpu_stack *s);
 
-#endif /* AMP_CPU_INTERNAL_H */
+/* Prepare ctx to run fn(arg) on stack s at the next switch to it. */
+void amp__cpu_ctx_make(amp__cpu_ctx *ctx, const amp__cpu_stack *s, void (*fn)(void *), void *arg);
 
+#endif /* AMP_CPU_INTERNAL_H */

@@ -494,10 +494,13 @@ static void mark_barriers(kctx *k)
         if (fc == F_MAYBE && !why[0]) snprintf(why, sizeof why, "a call through a pointer");
         if (fc == F_BARRIER || fc == F_MAYBE) {
             if (fc == F_MAYBE) {
-                /* Only matters if the kernel has barriers at all (below). */
+                /* The transformation splits only the kernel's own body: a
+                 * call that may reach a barrier keeps it on fibers. */
                 x->barrier = true;
                 x->var = -2; /* "maybe" marker */
-                if (!k->why[0]) snprintf(k->why, sizeof k->why, "it calls %s, which may reach a barrier", why);
+                if (!k->why[0])
+                    snprintf(k->why, sizeof k->why, "%s%s", why,
+                             strstr(why, "barrier") ? "" : ", which may reach a barrier");
             }
             for (int p = i; p >= 0; p = k->n[p].parent) k->n[p].barrier = true;
         }

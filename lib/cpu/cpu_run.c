@@ -152,7 +152,7 @@ static void amp__cpu_switch_to_next(amp__cpu_worker *w, amp__cpu_fiber *from)
     amp__cpu_fiber *to = &w->fibers[k];
     if (to->state == FIBER_IDLE) {
         to->state = FIBER_LIVE;
-        amp__cpu_ctx_make(&to->ctx, to->stack.lo, to->stack.size, amp__cpu_fiber_main, to);
+        amp__cpu_ctx_make(&to->ctx, &to->stack, amp__cpu_fiber_main, to);
     }
     amp__cpu_ctx_switch(&from->ctx, &to->ctx);
 }
@@ -202,8 +202,11 @@ static void amp__cpu_fiber_main(void *arg)
 {
     amp__cpu_fiber *f = arg;
     amp__cpu_worker *w = f->w;
+    /* the first fiber a thread runs is entered from the thread itself */
+    amp__cpu_ctx_entered(w->main.t.lo ? NULL : &w->main);
     w->job->entry(&f->item);
     f->state = FIBER_DONE;
+    f->ctx.t.done = true; /* never resumed: its context is rebuilt */
     w->done++;
     if (!w->broken && w->arrived > 0)
         amp__cpu_divergent(w, f->id, "returned while %d work-item%s wait at a barrier", w->arrived);
@@ -350,7 +353,7 @@ static void amp__cpu_run_tile(amp__cpu_worker *w, amp__cpu_job *j, int64_t t)
     }
     amp__cpu_fiber *f0 = &w->fibers[0];
     f0->state = FIBER_LIVE;
-    amp__cpu_ctx_make(&f0->ctx, f0->stack.lo, f0->stack.size, amp__cpu_fiber_main, f0);
+    amp__cpu_ctx_make(&f0->ctx, &f0->stack, amp__cpu_fiber_main, f0);
     amp__cpu_ctx_switch(&w->main, &f0->ctx);
     if (!w->saw_barrier && w->n > 1) {
         /* Fast path: work-item 0 met no barrier, so in a correct kernel none
@@ -367,7 +370,9 @@ static void amp__cpu_run_tile(amp__cpu_worker *w, amp__cpu_job *j, int64_t t)
 static void amp__cpu_tiles_main(void *arg)
 {
     amp__cpu_worker *w = arg;
+    amp__cpu_ctx_entered(w->main.t.lo ? NULL : &w->main);
     w->job->tiles(&w->tiles_item);
+    w->tiles_ctx.t.done = true;
     amp__cpu_ctx_switch(&w->tiles_ctx, &w->main);
 }
 
@@ -376,7 +381,7 @@ static void amp__cpu_run_tiles(amp__cpu_job *j, amp__cpu_worker *w, int64_t c, i
     w->tiles_item = (amp__cpu_item){.launch = &j->launch, .begin = c, .end = e, .worker = w};
     w->in_tiles = true;
     w->broken = false;
-    amp__cpu_ctx_make(&w->tiles_ctx, w->tiles_stack.lo, w->tiles_stack.size, amp__cpu_tiles_main, w);
+    amp__cpu_ctx_make(&w->tiles_ctx, &w->tiles_stack, amp__cpu_tiles_main, w);
     amp__cpu_ctx_switch(&w->main, &w->tiles_ctx);
     w->in_tiles = false;
 }
@@ -384,6 +389,9 @@ static void amp__cpu_run_tiles(amp__cpu_job *j, amp__cpu_worker *w, int64_t c, i
 static void amp__cpu_run_chunks(amp__cpu_job *j, amp__cpu_worker *w, size_t stack_size)
 {
     w->job = j;
+    /* Slot 0 runs on whichever thread launches: its context is that
+     * thread's (the tools relearn it). */
+    amp__cpu_ctx_thread(&w->main);
     if (j->tiles) {
         if (!w->tiles_stack.map) {
             amp_status st = amp__cpu_stack_alloc(AMP__CPU_LOOP_FRAME_MAX + stack_size, &w->tiles_stack);
