@@ -122,9 +122,8 @@ static const char cl_source[] =
 enum { K_SAXPY, K_MM_SIMPLE, K_MM_TILED, K_TRANSPOSE, K_REDUCE, K_COUNT };
 static const char *const knames[K_COUNT] = {"saxpy", "matmul_simple", "matmul_tiled", "transpose_tiled",
                                             "reduce_tiled"};
-static const char *const klabels[K_COUNT] = {"saxpy 2^24", "matmul simple 1024^2", "matmul tiled 16x16, 1024^2",
-                                             "transpose tiled 16x16, tile_static float[16][17], 4096^2",
-                                             "tree reduction, tile 256, 2^24"};
+/* Row labels, completed with the sizes ("saxpy 2^24"). */
+static void klabel(int k, const void *dp, char *buf, size_t cap);
 
 #define RUNS 5
 #define WARMUP 2
@@ -238,6 +237,22 @@ static void make_data(data *d, bool quick)
     fill(d->R, d->n_red, 6);
 }
 
+static void klabel(int k, const void *dp, char *buf, size_t cap)
+{
+    const data *d = dp;
+    int lg = 0;
+    while (((size_t)1 << lg) < d->n_saxpy) lg++;
+    switch (k) {
+    case K_SAXPY: snprintf(buf, cap, "saxpy 2^%d", lg); break;
+    case K_MM_SIMPLE: snprintf(buf, cap, "matmul simple %d^2", d->n_mm); break;
+    case K_MM_TILED: snprintf(buf, cap, "matmul tiled 16x16, %d^2", d->n_mm); break;
+    case K_TRANSPOSE:
+        snprintf(buf, cap, "transpose tiled 16x16, tile_static float[16][17], %d^2", d->n_tr);
+        break;
+    default: snprintf(buf, cap, "tree reduction, tile 256, 2^%d", lg); break;
+    }
+}
+
 /* ------------------------------------------------- serial references */
 
 /* The serial loops: the references every result is checked against, and
@@ -325,109 +340,6 @@ static void run_serial(data *d, result *r)
     tree_sums(d, d->R_ref);
     r->have = true;
     for (int k = 0; k < K_COUNT; ++k) r->ok[k] = true;
-}
-
-/* -------------------------------------------------------------- hipamp */
-
-static double time_amp(amp_kernel *k, bool tiled, amp_extent e, const int *tile, amp_arg *args, int nargs,
-                       amp_array_view *out, float *y_reset, const float *y0, size_t ny)
-{
-    double t[RUNS];
-    amp_tiled_extent te;
-    if (tiled) CHECK(amp_extent_tile(e, tile, &te));
-    for (int r = -WARMUP; r < RUNS; ++r) {
-        if (y_reset) {
-            memcpy(y_reset, y0, ny * 4);
-            CHECK(amp_array_view_refresh(out));
-        }
-        double t0 = now_s();
-        if (tiled) CHECK(amp_parallel_for_each_tiled(NULL, te, k, args, nargs));
-        else CHECK(amp_parallel_for_each(NULL, e, k, args, nargs));
-        CHECK(amp_array_view_synchronize(out));
-        if (r >= 0) t[r] = now_s() - t0;
-    }
-    return median(t, RUNS) * 1e3;
-}
-
-static void run_amp(const data *d, amp_accelerator *acc, result *r, double *build_ms, char *paths, size_t cap)
-{
-    amp_program *p = NULL;
-    double t0 = now_s();
-    CHECK(amp_program_build(acc, amp_source, NULL, &p));
-    amp_kernel *k[K_COUNT];
-    for (int i = 0; i < K_COUNT; ++i) CHECK(amp_program_get_kernel(p, knames[i], &k[i]));
-    *build_ms = (now_s() - t0) * 1e3;
-    (void)paths;
-    (void)cap;
-
-    /* saxpy */
-    float *y = xmalloc(d->n_saxpy * 4);
-    memcpy(y, d->y0, d->n_saxpy * 4);
-    amp_array_view *vx, *vy;
-    CHECK(amp_array_view_create(d->x, 4, amp_extent_1d((int)d->n_saxpy), AMP_READ_ONLY, &vx));
-    CHECK(amp_array_view_create(y, 4, amp_extent_1d((int)d->n_saxpy), AMP_READ_WRITE, &vy));
-    amp_arg sa[] = {amp_arg_float32(d->a), amp_arg_view(vx), amp_arg_view(vy)};
-    r->ms[K_SAXPY] = time_amp(k[K_SAXPY], false, amp_extent_1d((int)d->n_saxpy), NULL, sa, 3, vy, y, d->y0,
-                              d->n_saxpy);
-    r->ok[K_SAXPY] = close_enough(y, d->y_ref, d->n_saxpy, 1e-6f);
-    CHECK(amp_array_view_destroy(vx));
-    CHECK(amp_array_view_destroy(vy));
-    free(y);
-
-    /* matmul */
-    int n = d->n_mm;
-    size_t mm = (size_t)n * n;
-    float *C = xmalloc(mm * 4);
-    amp_array_view *va, *vb, *vc;
-    CHECK(amp_array_view_create(d->A, 4, amp_extent_2d(n, n), AMP_READ_ONLY, &va));
-    CHECK(amp_array_view_create(d->B, 4, amp_extent_2d(n, n), AMP_READ_ONLY, &vb));
-    CHECK(amp_array_view_create(C, 4, amp_extent_2d(n, n), AMP_WRITE_ONLY, &vc));
-    amp_arg ma[] = {amp_arg_view(va), amp_arg_view(vb), amp_arg_view(vc)};
-    for (size_t i = 0; i < mm; ++i) C[i] = NAN;
-    r->ms[K_MM_SIMPLE] = time_amp(k[K_MM_SIMPLE], false, amp_extent_2d(n, n), NULL, ma, 3, vc, NULL, NULL, 0);
-    r->ok[K_MM_SIMPLE] = close_enough(C, d->C_ref, mm, 1e-3f);
-    for (size_t i = 0; i < mm; ++i) C[i] = NAN;
-    CHECK(amp_array_view_refresh(vc));
-    r->ms[K_MM_TILED] = time_amp(k[K_MM_TILED], true, amp_extent_2d(n, n), (const int[]){16, 16}, ma, 3, vc,
-                                 NULL, NULL, 0);
-    r->ok[K_MM_TILED] = close_enough(C, d->C_ref, mm, 1e-3f);
-    CHECK(amp_array_view_destroy(va));
-    CHECK(amp_array_view_destroy(vb));
-    CHECK(amp_array_view_destroy(vc));
-    free(C);
-
-    /* transpose */
-    int m = d->n_tr;
-    size_t tr = (size_t)m * m;
-    float *At = xmalloc(tr * 4);
-    for (size_t i = 0; i < tr; ++i) At[i] = NAN;
-    amp_array_view *vt, *vtt;
-    CHECK(amp_array_view_create(d->T, 4, amp_extent_2d(m, m), AMP_READ_ONLY, &vt));
-    CHECK(amp_array_view_create(At, 4, amp_extent_2d(m, m), AMP_WRITE_ONLY, &vtt));
-    amp_arg ta[] = {amp_arg_view(vt), amp_arg_view(vtt)};
-    r->ms[K_TRANSPOSE] = time_amp(k[K_TRANSPOSE], true, amp_extent_2d(m, m), (const int[]){16, 16}, ta, 2, vtt,
-                                  NULL, NULL, 0);
-    r->ok[K_TRANSPOSE] = !memcmp(At, d->T_ref, tr * 4);
-    CHECK(amp_array_view_destroy(vt));
-    CHECK(amp_array_view_destroy(vtt));
-    free(At);
-
-    /* reduction */
-    size_t nt = d->n_red / 256;
-    float *sums = xmalloc(nt * 4);
-    for (size_t i = 0; i < nt; ++i) sums[i] = NAN;
-    amp_array_view *vr, *vs;
-    CHECK(amp_array_view_create(d->R, 4, amp_extent_1d((int)d->n_red), AMP_READ_ONLY, &vr));
-    CHECK(amp_array_view_create(sums, 4, amp_extent_1d((int)nt), AMP_WRITE_ONLY, &vs));
-    amp_arg ra[] = {amp_arg_view(vr), amp_arg_view(vs)};
-    r->ms[K_REDUCE] = time_amp(k[K_REDUCE], true, amp_extent_1d((int)d->n_red), (const int[]){256}, ra, 2, vs,
-                               NULL, NULL, 0);
-    r->ok[K_REDUCE] = !memcmp(sums, d->R_ref, nt * 4);
-    CHECK(amp_array_view_destroy(vr));
-    CHECK(amp_array_view_destroy(vs));
-    free(sums);
-    CHECK(amp_program_destroy(p));
-    r->have = true;
 }
 
 /* ------------------------------------------------------- OpenCL / PoCL */
@@ -549,20 +461,6 @@ static cl_mem cl_buf(size_t bytes, const void *init)
     return m;
 }
 
-static double time_cl(cl_kernel k, int dims, const size_t *global, const size_t *local, cl_mem reset,
-                      const float *reset_data, size_t reset_bytes)
-{
-    double t[RUNS];
-    for (int r = -WARMUP; r < RUNS; ++r) {
-        if (reset) CLCHECK(cl.clEnqueueWriteBuffer(cl.q, reset, CL_TRUE, 0, reset_bytes, reset_data, 0, NULL, NULL));
-        double t0 = now_s();
-        CLCHECK(cl.clEnqueueNDRangeKernel(cl.q, k, (cl_uint)dims, NULL, global, local, 0, NULL, NULL));
-        CLCHECK(cl.clFinish(cl.q));
-        if (r >= 0) t[r] = now_s() - t0;
-    }
-    return median(t, RUNS) * 1e3;
-}
-
 static cl_program cl_build(double *ms, cl_kernel *k)
 {
     cl_int err = 0;
@@ -590,73 +488,228 @@ static cl_program cl_build(double *ms, cl_kernel *k)
     return p;
 }
 
-static void run_cl(const data *d, result *r, double *build_ms)
+/* ------------------------------------------------ hipamp against PoCL */
+
+/* One kernel on both sides, runs interleaved (hipamp, PoCL, hipamp, ...)
+ * so that the machine's other load falls on both alike. */
+typedef struct pair {
+    amp_kernel *ak;
+    bool tiled;
+    amp_extent e;
+    int tile[3];
+    amp_arg args[4];
+    int nargs;
+    amp_array_view *out;        /* synchronised after each launch */
+    float *reset_host;          /* saxpy: y goes back to y0 before each run */
+    amp_array_view *reset_view;
+    cl_kernel ck;               /* NULL: no PoCL */
+    int dims;
+    size_t global[2], local[2];
+    bool cl_local;
+    cl_mem cl_reset;
+    const float *y0;
+    size_t reset_bytes;
+} pair;
+
+static void run_pair(pair *p, double *amp_ms, double *cl_ms)
 {
-    cl_kernel k[K_COUNT];
-    cl_program p = cl_build(build_ms, k);
-
-    cl_mem bx = cl_buf(d->n_saxpy * 4, d->x), by = cl_buf(d->n_saxpy * 4, d->y0);
-    CLCHECK(cl.clSetKernelArg(k[K_SAXPY], 0, sizeof(float), &d->a));
-    CLCHECK(cl.clSetKernelArg(k[K_SAXPY], 1, sizeof bx, &bx));
-    CLCHECK(cl.clSetKernelArg(k[K_SAXPY], 2, sizeof by, &by));
-    size_t g1 = d->n_saxpy;
-    r->ms[K_SAXPY] = time_cl(k[K_SAXPY], 1, &g1, NULL, by, d->y0, d->n_saxpy * 4);
-    float *y = xmalloc(d->n_saxpy * 4);
-    CLCHECK(cl.clEnqueueReadBuffer(cl.q, by, CL_TRUE, 0, d->n_saxpy * 4, y, 0, NULL, NULL));
-    r->ok[K_SAXPY] = close_enough(y, d->y_ref, d->n_saxpy, 1e-6f);
-    free(y);
-    cl.clReleaseMemObject(bx);
-    cl.clReleaseMemObject(by);
-
-    int n = d->n_mm;
-    size_t mm = (size_t)n * n;
-    cl_mem ba = cl_buf(mm * 4, d->A), bb = cl_buf(mm * 4, d->B), bc = cl_buf(mm * 4, NULL);
-    float *C = xmalloc(mm * 4);
-    for (int which = K_MM_SIMPLE; which <= K_MM_TILED; ++which) {
-        CLCHECK(cl.clSetKernelArg(k[which], 0, sizeof ba, &ba));
-        CLCHECK(cl.clSetKernelArg(k[which], 1, sizeof bb, &bb));
-        CLCHECK(cl.clSetKernelArg(k[which], 2, sizeof bc, &bc));
-        CLCHECK(cl.clSetKernelArg(k[which], 3, sizeof n, &n));
-        size_t g2[2] = {(size_t)n, (size_t)n}, l2[2] = {16, 16};
-        r->ms[which] = time_cl(k[which], 2, g2, which == K_MM_TILED ? l2 : NULL, NULL, NULL, 0);
-        CLCHECK(cl.clEnqueueReadBuffer(cl.q, bc, CL_TRUE, 0, mm * 4, C, 0, NULL, NULL));
-        r->ok[which] = close_enough(C, d->C_ref, mm, 1e-3f);
+    double ta[RUNS], tc[RUNS];
+    amp_tiled_extent te;
+    if (p->tiled) CHECK(amp_extent_tile(p->e, p->tile, &te));
+    for (int r = -WARMUP; r < RUNS; ++r) {
+        if (p->reset_host) {
+            memcpy(p->reset_host, p->y0, p->reset_bytes);
+            CHECK(amp_array_view_refresh(p->reset_view));
+        }
+        double t0 = now_s();
+        if (p->tiled) CHECK(amp_parallel_for_each_tiled(NULL, te, p->ak, p->args, (size_t)p->nargs));
+        else CHECK(amp_parallel_for_each(NULL, p->e, p->ak, p->args, (size_t)p->nargs));
+        CHECK(amp_array_view_synchronize(p->out));
+        if (r >= 0) ta[r] = now_s() - t0;
+        if (!p->ck) continue;
+        if (p->cl_reset)
+            CLCHECK(cl.clEnqueueWriteBuffer(cl.q, p->cl_reset, CL_TRUE, 0, p->reset_bytes, p->y0, 0, NULL, NULL));
+        t0 = now_s();
+        CLCHECK(cl.clEnqueueNDRangeKernel(cl.q, p->ck, (cl_uint)p->dims, NULL, p->global,
+                                          p->cl_local ? p->local : NULL, 0, NULL, NULL));
+        CLCHECK(cl.clFinish(cl.q));
+        if (r >= 0) tc[r] = now_s() - t0;
     }
-    free(C);
-    cl.clReleaseMemObject(ba);
-    cl.clReleaseMemObject(bb);
-    cl.clReleaseMemObject(bc);
+    *amp_ms = median(ta, RUNS) * 1e3;
+    *cl_ms = p->ck ? median(tc, RUNS) * 1e3 : -1;
+}
 
-    int m = d->n_tr;
-    size_t tr = (size_t)m * m;
-    cl_mem bt = cl_buf(tr * 4, d->T), btt = cl_buf(tr * 4, NULL);
-    CLCHECK(cl.clSetKernelArg(k[K_TRANSPOSE], 0, sizeof bt, &bt));
-    CLCHECK(cl.clSetKernelArg(k[K_TRANSPOSE], 1, sizeof btt, &btt));
-    CLCHECK(cl.clSetKernelArg(k[K_TRANSPOSE], 2, sizeof m, &m));
-    size_t gt[2] = {(size_t)m, (size_t)m}, lt[2] = {16, 16};
-    r->ms[K_TRANSPOSE] = time_cl(k[K_TRANSPOSE], 2, gt, lt, NULL, NULL, 0);
-    float *At = xmalloc(tr * 4);
-    CLCHECK(cl.clEnqueueReadBuffer(cl.q, btt, CL_TRUE, 0, tr * 4, At, 0, NULL, NULL));
-    r->ok[K_TRANSPOSE] = !memcmp(At, d->T_ref, tr * 4);
-    free(At);
-    cl.clReleaseMemObject(bt);
-    cl.clReleaseMemObject(btt);
+static void cl_args(cl_kernel k, int n, const size_t *sizes, const void *const *vals)
+{
+    for (int i = 0; i < n; ++i) CLCHECK(cl.clSetKernelArg(k, (cl_uint)i, sizes[i], vals[i]));
+}
 
-    size_t nt = d->n_red / 256;
-    cl_mem br = cl_buf(d->n_red * 4, d->R), bs = cl_buf(nt * 4, NULL);
-    CLCHECK(cl.clSetKernelArg(k[K_REDUCE], 0, sizeof br, &br));
-    CLCHECK(cl.clSetKernelArg(k[K_REDUCE], 1, sizeof bs, &bs));
-    size_t gr = d->n_red, lr = 256;
-    r->ms[K_REDUCE] = time_cl(k[K_REDUCE], 1, &gr, &lr, NULL, NULL, 0);
-    float *sums = xmalloc(nt * 4);
-    CLCHECK(cl.clEnqueueReadBuffer(cl.q, bs, CL_TRUE, 0, nt * 4, sums, 0, NULL, NULL));
-    r->ok[K_REDUCE] = !memcmp(sums, d->R_ref, nt * 4);
-    free(sums);
-    cl.clReleaseMemObject(br);
-    cl.clReleaseMemObject(bs);
-    for (int i = 0; i < K_COUNT; ++i) cl.clReleaseKernel(k[i]);
-    cl.clReleaseProgram(p);
-    r->have = true;
+static void run_all(const data *d, amp_accelerator *acc, bool have_cl, result *ra, result *rc)
+{
+    amp_program *prog = NULL;
+    CHECK(amp_program_build(acc, amp_source, NULL, &prog));
+    amp_kernel *ak[K_COUNT];
+    for (int i = 0; i < K_COUNT; ++i) CHECK(amp_program_get_kernel(prog, knames[i], &ak[i]));
+    cl_kernel ck[K_COUNT] = {0};
+    cl_program cp = NULL;
+    if (have_cl) {
+        double ms;
+        cp = cl_build(&ms, ck);
+    }
+
+    /* saxpy */
+    {
+        float *y = xmalloc(d->n_saxpy * 4), *yc = xmalloc(d->n_saxpy * 4);
+        amp_array_view *vx, *vy;
+        CHECK(amp_array_view_create(d->x, 4, amp_extent_1d((int)d->n_saxpy), AMP_READ_ONLY, &vx));
+        CHECK(amp_array_view_create(y, 4, amp_extent_1d((int)d->n_saxpy), AMP_READ_WRITE, &vy));
+        pair p = {.ak = ak[K_SAXPY], .e = amp_extent_1d((int)d->n_saxpy), .nargs = 3, .out = vy,
+                  .reset_host = y, .reset_view = vy, .ck = ck[K_SAXPY], .dims = 1, .global = {d->n_saxpy},
+                  .y0 = d->y0, .reset_bytes = d->n_saxpy * 4};
+        p.args[0] = amp_arg_float32(d->a);
+        p.args[1] = amp_arg_view(vx);
+        p.args[2] = amp_arg_view(vy);
+        cl_mem bx = NULL, by = NULL;
+        if (have_cl) {
+            bx = cl_buf(d->n_saxpy * 4, d->x);
+            by = cl_buf(d->n_saxpy * 4, d->y0);
+            cl_args(ck[K_SAXPY], 3, (size_t[]){sizeof(float), sizeof bx, sizeof by},
+                    (const void *[]){&d->a, &bx, &by});
+            p.cl_reset = by;
+        }
+        run_pair(&p, &ra->ms[K_SAXPY], &rc->ms[K_SAXPY]);
+        ra->ok[K_SAXPY] = close_enough(y, d->y_ref, d->n_saxpy, 1e-6f);
+        if (have_cl) {
+            CLCHECK(cl.clEnqueueReadBuffer(cl.q, by, CL_TRUE, 0, d->n_saxpy * 4, yc, 0, NULL, NULL));
+            rc->ok[K_SAXPY] = close_enough(yc, d->y_ref, d->n_saxpy, 1e-6f);
+            cl.clReleaseMemObject(bx);
+            cl.clReleaseMemObject(by);
+        }
+        CHECK(amp_array_view_destroy(vx));
+        CHECK(amp_array_view_destroy(vy));
+        free(y);
+        free(yc);
+    }
+
+    /* matmul, simple and tiled */
+    {
+        int n = d->n_mm;
+        size_t mm = (size_t)n * n;
+        float *C = xmalloc(mm * 4), *Cc = xmalloc(mm * 4);
+        amp_array_view *va, *vb, *vc;
+        CHECK(amp_array_view_create(d->A, 4, amp_extent_2d(n, n), AMP_READ_ONLY, &va));
+        CHECK(amp_array_view_create(d->B, 4, amp_extent_2d(n, n), AMP_READ_ONLY, &vb));
+        CHECK(amp_array_view_create(C, 4, amp_extent_2d(n, n), AMP_WRITE_ONLY, &vc));
+        cl_mem ba = NULL, bb = NULL, bc = NULL;
+        if (have_cl) {
+            ba = cl_buf(mm * 4, d->A);
+            bb = cl_buf(mm * 4, d->B);
+            bc = cl_buf(mm * 4, NULL);
+        }
+        for (int which = K_MM_SIMPLE; which <= K_MM_TILED; ++which) {
+            for (size_t i = 0; i < mm; ++i) C[i] = NAN;
+            CHECK(amp_array_view_refresh(vc));
+            pair p = {.ak = ak[which], .tiled = which == K_MM_TILED, .e = amp_extent_2d(n, n), .tile = {16, 16},
+                      .nargs = 3, .out = vc, .ck = ck[which], .dims = 2, .global = {(size_t)n, (size_t)n},
+                      .local = {16, 16}, .cl_local = which == K_MM_TILED};
+            p.args[0] = amp_arg_view(va);
+            p.args[1] = amp_arg_view(vb);
+            p.args[2] = amp_arg_view(vc);
+            if (have_cl)
+                cl_args(ck[which], 4, (size_t[]){sizeof ba, sizeof bb, sizeof bc, sizeof n},
+                        (const void *[]){&ba, &bb, &bc, &n});
+            run_pair(&p, &ra->ms[which], &rc->ms[which]);
+            ra->ok[which] = close_enough(C, d->C_ref, mm, 1e-3f);
+            if (have_cl) {
+                CLCHECK(cl.clEnqueueReadBuffer(cl.q, bc, CL_TRUE, 0, mm * 4, Cc, 0, NULL, NULL));
+                rc->ok[which] = close_enough(Cc, d->C_ref, mm, 1e-3f);
+            }
+        }
+        if (have_cl) {
+            cl.clReleaseMemObject(ba);
+            cl.clReleaseMemObject(bb);
+            cl.clReleaseMemObject(bc);
+        }
+        CHECK(amp_array_view_destroy(va));
+        CHECK(amp_array_view_destroy(vb));
+        CHECK(amp_array_view_destroy(vc));
+        free(C);
+        free(Cc);
+    }
+
+    /* transpose */
+    {
+        int m = d->n_tr;
+        size_t tr = (size_t)m * m;
+        float *At = xmalloc(tr * 4), *Atc = xmalloc(tr * 4);
+        for (size_t i = 0; i < tr; ++i) At[i] = NAN;
+        amp_array_view *vt, *vtt;
+        CHECK(amp_array_view_create(d->T, 4, amp_extent_2d(m, m), AMP_READ_ONLY, &vt));
+        CHECK(amp_array_view_create(At, 4, amp_extent_2d(m, m), AMP_WRITE_ONLY, &vtt));
+        pair p = {.ak = ak[K_TRANSPOSE], .tiled = true, .e = amp_extent_2d(m, m), .tile = {16, 16}, .nargs = 2,
+                  .out = vtt, .ck = ck[K_TRANSPOSE], .dims = 2, .global = {(size_t)m, (size_t)m},
+                  .local = {16, 16}, .cl_local = true};
+        p.args[0] = amp_arg_view(vt);
+        p.args[1] = amp_arg_view(vtt);
+        cl_mem bt = NULL, btt = NULL;
+        if (have_cl) {
+            bt = cl_buf(tr * 4, d->T);
+            btt = cl_buf(tr * 4, NULL);
+            cl_args(ck[K_TRANSPOSE], 3, (size_t[]){sizeof bt, sizeof btt, sizeof m}, (const void *[]){&bt, &btt, &m});
+        }
+        run_pair(&p, &ra->ms[K_TRANSPOSE], &rc->ms[K_TRANSPOSE]);
+        ra->ok[K_TRANSPOSE] = !memcmp(At, d->T_ref, tr * 4);
+        if (have_cl) {
+            CLCHECK(cl.clEnqueueReadBuffer(cl.q, btt, CL_TRUE, 0, tr * 4, Atc, 0, NULL, NULL));
+            rc->ok[K_TRANSPOSE] = !memcmp(Atc, d->T_ref, tr * 4);
+            cl.clReleaseMemObject(bt);
+            cl.clReleaseMemObject(btt);
+        }
+        CHECK(amp_array_view_destroy(vt));
+        CHECK(amp_array_view_destroy(vtt));
+        free(At);
+        free(Atc);
+    }
+
+    /* tree reduction */
+    {
+        size_t nt = d->n_red / 256;
+        float *sums = xmalloc(nt * 4), *sc = xmalloc(nt * 4);
+        for (size_t i = 0; i < nt; ++i) sums[i] = NAN;
+        amp_array_view *vr, *vs;
+        CHECK(amp_array_view_create(d->R, 4, amp_extent_1d((int)d->n_red), AMP_READ_ONLY, &vr));
+        CHECK(amp_array_view_create(sums, 4, amp_extent_1d((int)nt), AMP_WRITE_ONLY, &vs));
+        pair p = {.ak = ak[K_REDUCE], .tiled = true, .e = amp_extent_1d((int)d->n_red), .tile = {256}, .nargs = 2,
+                  .out = vs, .ck = ck[K_REDUCE], .dims = 1, .global = {d->n_red}, .local = {256},
+                  .cl_local = true};
+        p.args[0] = amp_arg_view(vr);
+        p.args[1] = amp_arg_view(vs);
+        cl_mem br = NULL, bs = NULL;
+        if (have_cl) {
+            br = cl_buf(d->n_red * 4, d->R);
+            bs = cl_buf(nt * 4, NULL);
+            cl_args(ck[K_REDUCE], 2, (size_t[]){sizeof br, sizeof bs}, (const void *[]){&br, &bs});
+        }
+        run_pair(&p, &ra->ms[K_REDUCE], &rc->ms[K_REDUCE]);
+        ra->ok[K_REDUCE] = !memcmp(sums, d->R_ref, nt * 4);
+        if (have_cl) {
+            CLCHECK(cl.clEnqueueReadBuffer(cl.q, bs, CL_TRUE, 0, nt * 4, sc, 0, NULL, NULL));
+            rc->ok[K_REDUCE] = !memcmp(sc, d->R_ref, nt * 4);
+            cl.clReleaseMemObject(br);
+            cl.clReleaseMemObject(bs);
+        }
+        CHECK(amp_array_view_destroy(vr));
+        CHECK(amp_array_view_destroy(vs));
+        free(sums);
+        free(sc);
+    }
+    if (have_cl) {
+        for (int i = 0; i < K_COUNT; ++i) cl.clReleaseKernel(ck[i]);
+        cl.clReleaseProgram(cp);
+        rc->have = true;
+    }
+    CHECK(amp_program_destroy(prog));
+    ra->have = true;
 }
 
 /* ---------------------------------------------------------- build times */
@@ -818,13 +871,8 @@ int main(int argc, char **argv)
     result rs = {0}, ra = {0}, rc = {0};
     printf("serial references...\n");
     run_serial(&d, &rs);
-    double amp_build = 0, cl_build_ms = 0;
-    printf("hipamp...\n");
-    run_amp(&d, acc, &ra, &amp_build, NULL, 0);
-    if (have_cl) {
-        printf("PoCL (%s)...\n", cl.name);
-        run_cl(&d, &rc, &cl_build_ms);
-    }
+    printf("hipamp%s%s, interleaved...\n", have_cl ? " and PoCL on " : "", have_cl ? cl.name : "");
+    run_all(&d, acc, have_cl, &ra, &rc);
 
     /* The table. */
     char *md = NULL;
@@ -839,10 +887,11 @@ int main(int argc, char **argv)
             info.arch, cpu, ncpu, quick ? "quick sizes" : "full sizes");
     if (have_cl) fprintf(o, "PoCL: %s, device \"%s\".\n\n", cl.version, cl.name);
     else fprintf(o, "PoCL: absent (%s).\n\n", why);
-    fprintf(o, "Kernel time after %d warm-up runs, median of %d (hipamp: launch + synchronize; OpenCL: "
-               "enqueue + clFinish), the same kernels and local sizes on both (bench/bench_cpu.c); serial: "
-               "plain C at -O3 on one thread (matmul i-k-j, timed once). Every result is checked against the "
-               "serial reference (transpose and reduction bit for bit).\n\n",
+    fprintf(o, "Kernel time after %d warm-up runs, median of %d, the two sides' runs interleaved (hipamp: "
+               "launch + synchronize; OpenCL: enqueue + clFinish), the same kernels and local sizes on both "
+               "(bench/bench_cpu.c; PoCL picks the local size of the two simple kernels, hipamp has none); "
+               "serial: plain C at -O3 on one thread (matmul i-k-j, timed once). Every result is checked "
+               "against the serial reference (transpose and reduction bit for bit).\n\n",
             WARMUP, RUNS);
     fprintf(o, "| kernel | serial -O3 | hipamp CPU | PoCL | hipamp / PoCL | check |\n|---|---:|---:|---:|---:|---|\n");
     for (int k = 0; k < K_COUNT; ++k) {
@@ -853,7 +902,9 @@ int main(int argc, char **argv)
         if (rc.have && rc.ms[k] > 0) snprintf(ratio, sizeof ratio, "**%.2f**", ra.ms[k] / rc.ms[k]);
         bool ok = ra.ok[k] && (!rc.have || rc.ok[k]);
         if (!ra.ok[k]) failures++;
-        fprintf(o, "| %s | %s | %s | %s | %s | %s |\n", klabels[k], s1, s2, s3, ratio,
+        char label[128];
+        klabel(k, &d, label, sizeof label);
+        fprintf(o, "| %s | %s | %s | %s | %s | %s |\n", label, s1, s2, s3, ratio,
                 ok ? "passed" : (!ra.ok[k] ? "hipamp WRONG" : "PoCL WRONG"));
     }
     char c1[32], c2[32], c3[32], c4[32];

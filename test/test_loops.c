@@ -164,6 +164,15 @@ ACCEL_TILED_TEST(loops, macro_lambda_and_return_after_the_last_barrier)
     run_io(acc, "shape_macro_lambda_return", amp_extent_1d(N), (const int[]){16}, in, want, NULL);
 }
 
+ACCEL_TILED_TEST(loops, typedef_and_shadowed_names_across_barriers)
+{
+    enum { T = 5, N = 16 * T };
+    static int32_t in[N], want[N];
+    fill_ints(in, N, 10);
+    for (int i = 0; i < N; ++i) want[i] = (in[i / 16 * 16 + 15 - i % 16] + 1) * 10 + in[i];
+    run_io(acc, "shape_names", amp_extent_1d(N), (const int[]){16}, in, want, NULL);
+}
+
 ACCEL_TILED_TEST(loops, tree_reduction)
 {
     enum { T = 7, N = 128 * T };
@@ -223,7 +232,7 @@ Test(loops, every_tiled_test_kernel_takes_the_expected_path)
     amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
     amp_program *p = test_build(acc, test_kernels_loops);
     static const char *const loops[] = {"shape_nested", "shape_if", "shape_while", "shape_kinds", "shape_3d",
-                                        "shape_macro_lambda_return", "shape_reduce"};
+                                        "shape_macro_lambda_return", "shape_reduce", "shape_names"};
     for (size_t i = 0; i < sizeof loops / sizeof loops[0]; ++i) expect_path(p, loops[i], NULL);
     expect_path(p, "fibers_break", "break or continue that crosses a barrier");
     expect_path(p, "fibers_helper_barrier", "barrier inside helper_sync()");

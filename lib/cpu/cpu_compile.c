@@ -1,4 +1,4 @@
-/* cpu_compile.c — finds the host C++ compiler for the CPU accelerator and compiles kernel sources (CPU prelude + core's source, plus the loop versions cpu_loops.c writes) into shared objects, under a deadline, through a guardian process that takes the compiler's whole process group down with it. */
+/* cpu_compile.c — finds the host C++ compiler for the CPU accelerator and compiles kernel sources (CPU prelude + core's source, plus the loop versions cpu_loops.c writes in a child process) into shared objects, under a deadline, through a guardian process that takes the compiler's whole process group down with it. */
 #include "cpu_clang.h"
 #include "cpu_internal.h"
 
@@ -505,26 +505,6 @@ static char *amp__cpu_deps(const char *text, const char *skip)
     return out;
 }
 
-/* Whether every file a dependency list names is a regular file (else the
- * first that is not, in bad). */
-static bool amp__cpu_deps_regular(const char *deps, char *bad, size_t cap)
-{
-    const char *p = deps;
-    while (p && *p) {
-        const char *nl = strchr(p, '\n');
-        size_t l = nl ? (size_t)(nl - p) : strlen(p);
-        char path[PATH_MAX];
-        snprintf(path, sizeof path, "%.*s", (int)l, p);
-        struct stat sb;
-        if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-            snprintf(bad, cap, "%s", path);
-            return false;
-        }
-        p = nl ? nl + 1 : NULL;
-    }
-    return true;
-}
-
 /* ------------------------------------------------------------- compile */
 
 /* The options libclang needs to see the same program: language, macros and
@@ -561,19 +541,6 @@ static const char *amp__cpu_user_part(const char *source)
     return pre ? pre + strlen(amp__embedded_prelude) : source;
 }
 
-/* Whether text has an #include (or #import) line. */
-static bool amp__cpu_has_include(const char *text)
-{
-    for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
-        while (*p == ' ' || *p == '\t') p++;
-        if (*p != '#') continue;
-        p++;
-        while (*p == ' ' || *p == '\t') p++;
-        if (!strncmp(p, "include", 7) || !strncmp(p, "import", 6)) return true;
-    }
-    return false;
-}
-
 /* The first line of a compiler log that says "error". */
 static void amp__cpu_first_error(const char *log, char *out, size_t cap)
 {
@@ -606,12 +573,111 @@ static char *amp__cpu_note_source(const char *note)
     return s;
 }
 
+/* The loop transformation gets this long at most (a parse takes well under
+ * a second); past it the kernels stay on fibers. */
+#define AMP__CPU_LOOPS_LIMIT_S 60
+
+/* Run the loop transformation in a child process: libclang reads every
+ * file the source includes (a FIFO would block it forever), may crash on
+ * input it does not expect, and cannot be interrupted; a child is bounded by
+ * the deadline, dies with this process (PR_SET_PDEATHSIG), and takes
+ * libclang's memory and threads with it. The library is loaded here first,
+ * once, so children only call into it. false (note says why) when the
+ * transformation did not run or did not finish; *late when it was stopped
+ * at the deadline. */
+static bool amp__cpu_loops_child(const amp__cpu_loops_job *job, uint64_t deadline, amp__cpu_loops_result *res,
+                                 char *note, size_t cap, bool *late)
+{
+    const char *why = NULL;
+    int fds[2] = {-1, -1};
+    char *buf = NULL;
+    size_t len = 0, bcap = 0;
+    bool ok = false;
+    *late = false;
+    memset(res, 0, sizeof *res);
+    if (!amp__clang_get(&why)) {
+        snprintf(note, cap, "fibers: %s", why);
+        return false;
+    }
+    if (pipe2(fds, O_CLOEXEC) != 0) {
+        snprintf(note, cap, "fibers: no pipe for the loop transformation: %s", strerror(errno));
+        return false;
+    }
+    pid_t host = getpid();
+    pid_t c = fork();
+    if (c < 0) {
+        snprintf(note, cap, "fibers: cannot fork for the loop transformation: %s", strerror(errno));
+        close(fds[0]);
+        close(fds[1]);
+        return false;
+    }
+    if (c == 0) {
+        close(fds[0]);
+#ifdef __linux__
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+#endif
+        if (getppid() != host) _exit(1);
+        amp__cpu_loops_result r;
+        char n[512];
+        bool rok = amp__cpu_loops_transform(job, &r, n, sizeof n);
+        size_t l = 0;
+        char *out = amp__cpu_loops_encode(rok, &r, n, &l);
+        for (size_t off = 0; out && off < l;) {
+            ssize_t w = write(fds[1], out + off, l - off);
+            if (w < 0 && errno == EINTR) continue;
+            if (w <= 0) _exit(1);
+            off += (size_t)w;
+        }
+        _exit(out ? 0 : 1);
+    }
+    close(fds[1]);
+    fds[1] = -1;
+    uint64_t limit = amp__now_ns() + (uint64_t)AMP__CPU_LOOPS_LIMIT_S * 1000000000ull;
+    if (limit > deadline) limit = deadline;
+    for (;;) {
+        uint64_t now = amp__now_ns();
+        if (now >= limit) {
+            *late = true;
+            break;
+        }
+        uint64_t left = (limit - now + 999999) / 1000000;
+        struct pollfd pfd = {fds[0], POLLIN, 0};
+        int pr = poll(&pfd, 1, left > 60000 ? 60000 : (int)left);
+        if (pr < 0 && errno == EINTR) continue;
+        if (pr < 0) break;
+        if (pr == 0) continue;
+        if (len + 65536 + 1 > bcap) {
+            size_t nc = bcap ? bcap * 2 : 262144;
+            char *q = realloc(buf, nc);
+            if (!q) break;
+            buf = q;
+            bcap = nc;
+        }
+        ssize_t n = read(fds[0], buf + len, 65536);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        len += (size_t)n;
+    }
+    if (*late) kill(c, SIGKILL);
+    int ws = 0;
+    while (waitpid(c, &ws, 0) < 0 && errno == EINTR) {}
+    close(fds[0]);
+    if (*late) snprintf(note, cap, "fibers: the loop transformation did not finish in time");
+    else if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0 || !buf)
+        snprintf(note, cap, "fibers: the loop transformation failed (%s %d)",
+                 WIFSIGNALED(ws) ? "signal" : "exit status", WIFSIGNALED(ws) ? WTERMSIG(ws) : WEXITSTATUS(ws));
+    else
+        ok = amp__cpu_loops_decode(buf, len, res, note, cap);
+    free(buf);
+    return ok;
+}
+
 amp_status amp__cpu_compile(amp__cpu_device *d, const amp__compile_job *job, amp__compile_output *out)
 {
     amp_status st = AMP_OK;
     const char *source = job->source, *source_name = job->source_name ? job->source_name : "kernel source";
     char dir[PATH_MAX] = "", src[PATH_MAX + 32] = "", so[PATH_MAX + 32] = "", dep[PATH_MAX + 32] = "",
-         pre_dep[PATH_MAX + 32] = "", tmpenv[PATH_MAX + 16] = "";
+         tmpenv[PATH_MAX + 16] = "";
     char *opts = NULL, *log = NULL, *loops = NULL, *note_src = NULL, *dep_text = NULL;
     amp__cpu_loops_result lres = {0};
     bool have_loops = false;
@@ -645,7 +711,6 @@ amp_status amp__cpu_compile(amp__cpu_device *d, const amp__compile_job *job, amp
     snprintf(src, sizeof src, "%s/kernel.cpp", dir);
     snprintf(so, sizeof so, "%s/kernel.so", dir);
     snprintf(dep, sizeof dep, "%s/kernel.d", dir);
-    snprintf(pre_dep, sizeof pre_dep, "%s/pre.d", dir);
 
     /* The compiler's environment: its own temporary files go into our
      * directory, which is removed whatever happens. */
@@ -687,77 +752,28 @@ amp_status amp__cpu_compile(amp__cpu_device *d, const amp__compile_job *job, amp
     if (d->tiled == AMP__CPU_TILED_FIBERS) {
         snprintf(note, sizeof note, "fibers: AMP_CPU_TILED=fibers");
     } else if (strstr(user, "AMP_TILED_KERNEL") || strstr(user, "tiled_index")) {
-        bool parse = true;
-        /* libclang reads every file the source includes, in this process,
-         * where a FIFO or a device would block it forever: let the compiler
-         * preprocess first (under the deadline), and parse only when every
-         * file it read is a regular one. The preludes include only system
-         * headers. */
-        bool includes = amp__cpu_has_include(user);
-        for (size_t i = user_from; i < user_to && !includes; ++i)
-            includes = !strncmp(argv[i], "-include", 8) || !strncmp(argv[i], "-imacros", 8);
-        if (includes) {
-            size_t m = user_to;
-            argv[m++] = "-E";
-            argv[m++] = "-MMD";
-            argv[m++] = "-MF";
-            argv[m++] = pre_dep;
-            argv[m++] = "-o";
-            argv[m++] = "/dev/null";
-            argv[m++] = src;
-            argv[m] = NULL;
-            int ws = 0;
-            bool late = false;
-            if ((st = amp__cpu_run_capture(argv, envp, deadline, &log, &ws, &late)) != AMP_OK) {
-                st = amp__fail(AMP_ERROR_UNSUPPORTED, "CPU accelerator: %s", amp_last_error());
-                goto fail;
-            }
-            if (late) {
-                st = amp__fail(AMP_ERROR_COMPILE,
-                               "compiling %s for the CPU accelerator timed out after %u seconds "
-                               "(AMP_COMPILE_TIMEOUT) while reading its includes", source_name, timeout);
-                goto fail;
-            }
-            free(log);
-            log = NULL;
-            void *text = NULL;
-            size_t tl = 0;
-            if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
-                parse = false; /* the compile below reports the error */
-            } else if (amp__cpu_read_file(pre_dep, &text, &tl) == AMP_OK) {
-                char *list = amp__cpu_deps(text, src);
-                char bad[PATH_MAX];
-                if (!list) {
-                    parse = false;
-                    snprintf(note, sizeof note, "fibers: no memory for the loop transformation");
-                } else if (!amp__cpu_deps_regular(list, bad, sizeof bad)) {
-                    parse = false;
-                    snprintf(note, sizeof note, "fibers: the source includes %.300s, which is not a regular file",
-                             bad);
-                }
-                free(list);
-                free(text);
-            } else {
-                parse = false;
-                snprintf(note, sizeof note, "fibers: the compiler wrote no dependency list");
-            }
+        const char *cargs[96];
+        int nc = 0;
+        cargs[nc++] = "-x";
+        cargs[nc++] = "c++";
+        cargs[nc++] = "-std=c++17";
+        cargs[nc++] = "-w";
+        if (d->native) cargs[nc++] = "-march=native";
+        if (d->debug) cargs[nc++] = "-DAMP_DEBUG_CHECKS";
+        if (job->source_dir) {
+            cargs[nc++] = "-iquote";
+            cargs[nc++] = job->source_dir;
         }
-        if (parse) {
-            const char *cargs[96];
-            int nc = 0;
-            cargs[nc++] = "-x";
-            cargs[nc++] = "c++";
-            cargs[nc++] = "-std=c++17";
-            cargs[nc++] = "-w";
-            if (d->native) cargs[nc++] = "-march=native";
-            if (d->debug) cargs[nc++] = "-DAMP_DEBUG_CHECKS";
-            if (job->source_dir) {
-                cargs[nc++] = "-iquote";
-                cargs[nc++] = job->source_dir;
-            }
-            nc += amp__cpu_clang_args(argv, user_from, user_to, cargs + nc, 96 - nc);
-            amp__cpu_loops_job lj = {source, strlen(source), src, cargs, nc};
-            have_loops = amp__cpu_loops_transform(&lj, &lres, note, sizeof note);
+        nc += amp__cpu_clang_args(argv, user_from, user_to, cargs + nc, 96 - nc);
+        amp__cpu_loops_job lj = {source, strlen(source), src, cargs, nc};
+        bool late = false;
+        have_loops = amp__cpu_loops_child(&lj, deadline, &lres, note, sizeof note, &late);
+        if (late && amp__now_ns() >= deadline) {
+            st = amp__fail(AMP_ERROR_COMPILE,
+                           "compiling %s for the CPU accelerator timed out after %u seconds "
+                           "(AMP_COMPILE_TIMEOUT) in the loop transformation (reading its includes?)",
+                           source_name, timeout);
+            goto fail;
         }
     } else {
         snprintf(note, sizeof note, "fibers: no tiled kernel");

@@ -139,6 +139,10 @@ bool amp__cpu_loops_transform(const amp__cpu_loops_job *job, amp__cpu_loops_resu
  * when out of memory. */
 char *amp__cpu_loops_assemble(const char *source, const amp__cpu_loops_result *res);
 void amp__cpu_loops_free(amp__cpu_loops_result *res);
+/* The transformation's outcome as bytes (malloc'ed, NULL when out of
+ * memory), and back (false: it could not run; note says why). */
+char *amp__cpu_loops_encode(bool ok, const amp__cpu_loops_result *res, const char *note, size_t *len);
+bool amp__cpu_loops_decode(const char *buf, size_t len, amp__cpu_loops_result *res, char *note, size_t cap);
 
 /* ------------------------------------------------------- module images
  * tile_static memory is static thread_local in a module (amp_cpu_prelude.hpp)

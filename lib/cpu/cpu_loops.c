@@ -211,6 +211,8 @@ typedef struct kctx {
     int threads;
     bool needs_local;
     char why[256];
+    int hoist[64]; /* structure-level declarations of types only: hoisted */
+    int nhoist;
     int emit_unit; /* emit pass: next unit */
     int label;
     sbuf out;
@@ -1253,6 +1255,18 @@ static void plan_seq(kctx *k, int compound, bool top)
                 }
                 for (int j = run; j < i; ++j) {
                     check_jumps(k, kids[j], k->u[u].final);
+                    if (k->n[kids[j]].kind == AMP__CX_DeclStmt && k->nhoist < 64) {
+                        /* typedef, using, struct: they have no run-time part,
+                         * and every region may name them */
+                        bool types_only = k->n[kids[j]].first >= 0 && !k->n[kids[j]].macro;
+                        for (int d = k->n[kids[j]].first; d >= 0; d = k->n[d].next) {
+                            int dk = k->n[d].kind;
+                            if (dk != AMP__CX_TypedefDecl && dk != AMP__CX_TypeAliasDecl && dk != AMP__CX_StructDecl &&
+                                dk != AMP__CX_ClassDecl && dk != AMP__CX_EnumDecl && dk != AMP__CX_UnionDecl)
+                                types_only = false;
+                        }
+                        if (types_only) k->hoist[k->nhoist++] = kids[j];
+                    }
                     if (k->n[kids[j]].kind == AMP__CX_DeclStmt)
                         for (int d = k->n[kids[j]].first; d >= 0; d = k->n[d].next)
                             if (k->n[d].kind == AMP__CX_VarDecl && k->n[d].var >= 0) {
@@ -1630,7 +1644,7 @@ static void emit_bindings(kctx *k, int ui, unsigned b, unsigned e, bool *outer_r
         for (int vi = 0; vi < nv; ++vi) {
             var *v = &k->v[vi];
             if (used[vi] && v->cls == V_UNIFORM && !v->is_const)
-                sb_printf(o, "const auto &amp__u_%s = %s;\n", v->name, v->name);
+                sb_printf(o, "const auto &amp__u%d_%s = %s;\n", vi, v->name, v->name);
         }
         free(used);
         return;
@@ -1640,9 +1654,9 @@ static void emit_bindings(kctx *k, int ui, unsigned b, unsigned e, bool *outer_r
         if (!used[vi]) continue;
         /* uniform ones hoisted out of this very region are bound too: the
          * work-items see a const copy */
-        if (v->cls == V_UNIFORM && !v->is_const) sb_printf(o, "const auto %s = amp__u_%s;\n", v->name, v->name);
+        if (v->cls == V_UNIFORM && !v->is_const) sb_printf(o, "const auto %s = amp__u%d_%s;\n", v->name, vi, v->name);
         else if (v->cls == V_PRIVATE && v->unit != ui)
-            sb_printf(o, "auto &%s = amp__c_%s[amp__wi];\n", v->name, v->name);
+            sb_printf(o, "auto &%s = amp__c%d_%s[amp__wi];\n", v->name, vi, v->name);
     }
     /* remat declarations in source order, each declaration once */
     for (int vi = 0; vi < nv; ++vi) {
@@ -1704,7 +1718,7 @@ static void emit_region(kctx *k, int ui)
     /* private variables declared here: into their slots */
     for (int vi = 0; vi < k->nv; ++vi)
         if (k->v[vi].unit == ui && k->v[vi].cls == V_PRIVATE)
-            sb_printf(o, "::amp::cpu::save(amp__c_%s[amp__wi], %s);\n", k->v[vi].name, k->v[vi].name);
+            sb_printf(o, "::amp::cpu::save(amp__c%d_%s[amp__wi], %s);\n", vi, k->v[vi].name, k->v[vi].name);
     sb_puts(o, "}\n");
     if (u->final) sb_printf(o, "amp__done_%d: ;\n", ui);
     sb_puts(o, "}\n}\n");
@@ -2074,6 +2088,7 @@ static void kernel_loops(kctx *k)
             free(s.p);
         }
     }
+    for (int h = 0; h < k->nhoist; ++h) edit_add(k, k->n[k->hoist[h]].b, k->n[k->hoist[h]].e, "");
     /* returns in the final region end the work-item */
     for (int ui = 0; ui < k->nu; ++ui) {
         unit *u = &k->u[ui];
@@ -2113,10 +2128,14 @@ static void kernel_loops(kctx *k)
      * code reads its tile and tile_origin (never local or global). */
     if (k->v[k->tidx].name[0])
         sb_printf(o, "const amp__TI %s = amp__tb.t; (void)%s;\n", k->v[k->tidx].name, k->v[k->tidx].name);
+    for (int h = 0; h < k->nhoist; ++h) {
+        emit_src(k, k->n[k->hoist[h]].b, k->n[k->hoist[h]].e);
+        sb_puts(o, "\n");
+    }
     for (int i = 0; i < k->nv; ++i) {
         var *v = &k->v[i];
         if (v->cls == V_TILE_STATIC) sb_printf(o, "alignas(64) ::amp::cpu::ident<%s> %s;\n", v->type, v->name);
-        else if (v->cls == V_PRIVATE) sb_printf(o, "::amp::cpu::ctx<%s, amp__S::n> amp__c_%s;\n", v->type, v->name);
+        else if (v->cls == V_PRIVATE) sb_printf(o, "::amp::cpu::ctx<%s, amp__S::n> amp__c%d_%s;\n", v->type, i, v->name);
     }
     k->emit_unit = 0;
     emit_seq(k, k->body, true);
@@ -2222,7 +2241,8 @@ static int find_kernels(amp__cx_cursor c, amp__cx_cursor parent, void *data)
     char first[256];
     amp__clang_text(cx, cx->clang_getTypeSpelling(cx->clang_getCanonicalType(cx->clang_getArgType(ft, 0))), first,
                     sizeof first);
-    if (strncmp(first, "amp::tiled_index<", 17)) return AMP__CXV_Continue;
+    const char *ti = !strncmp(first, "const ", 6) ? first + 6 : first;
+    if (strncmp(ti, "amp::tiled_index<", 17)) return AMP__CXV_Continue;
     if (a->n == a->cap) {
         int nc = a->cap ? a->cap * 2 : 16;
         found *q = realloc(a->f, (size_t)nc * sizeof *q);
@@ -2454,4 +2474,86 @@ char *amp__cpu_loops_assemble(const char *source, const amp__cpu_loops_result *r
         return NULL;
     }
     return out.p;
+}
+
+/* ------------------------------------------------------------ transport
+ * The transformation runs in a child process (cpu_compile.c); its result
+ * crosses a pipe as: "AMPL1\n", note\0, kernel count\n, then per kernel
+ * name\0 at\n why\0 line\0 loops-length\n loops. */
+
+char *amp__cpu_loops_encode(bool ok, const amp__cpu_loops_result *res, const char *note, size_t *len)
+{
+    sbuf b = {0};
+    sb_puts(&b, "AMPL1\n");
+    sb_put(&b, note, strlen(note) + 1);
+    sb_printf(&b, "%d\n", ok ? res->n : -1);
+    for (int i = 0; ok && i < res->n; ++i) {
+        const amp__cpu_loops_kernel *k = &res->k[i];
+        sb_put(&b, k->name, strlen(k->name) + 1);
+        sb_printf(&b, "%u\n", k->at);
+        sb_put(&b, k->why, strlen(k->why) + 1);
+        sb_put(&b, k->line ? k->line : "", strlen(k->line ? k->line : "") + 1);
+        size_t ll = k->loops ? strlen(k->loops) : 0;
+        sb_printf(&b, "%zu\n", ll);
+        if (ll) sb_put(&b, k->loops, ll);
+    }
+    if (b.oom) {
+        free(b.p);
+        return NULL;
+    }
+    *len = b.n;
+    return b.p;
+}
+
+/* A field up to delim inside [*p, end): NULL when missing. */
+static const char *take(const char **p, const char *end, char delim)
+{
+    const char *s = *p;
+    const char *d = memchr(s, delim, (size_t)(end - s));
+    if (!d) return NULL;
+    *p = d + 1;
+    return s;
+}
+
+bool amp__cpu_loops_decode(const char *buf, size_t len, amp__cpu_loops_result *res, char *note, size_t cap)
+{
+    const char *p = buf, *end = buf + len;
+    memset(res, 0, sizeof *res);
+    note[0] = 0;
+    if (len < 6 || memcmp(buf, "AMPL1\n", 6)) return false;
+    p += 6;
+    const char *f = take(&p, end, 0);
+    if (!f) return false;
+    snprintf(note, cap, "%s", f);
+    const char *nl = take(&p, end, '\n');
+    if (!nl) return false;
+    int n = atoi(nl);
+    if (n < 0) return false;
+    if (n > 100000) goto bad;
+    res->k = calloc((size_t)n + 1, sizeof *res->k);
+    if (!res->k) goto bad;
+    res->n = n;
+    for (int i = 0; i < n; ++i) {
+        amp__cpu_loops_kernel *k = &res->k[i];
+        const char *name = take(&p, end, 0), *at = name ? take(&p, end, '\n') : NULL;
+        const char *why = at ? take(&p, end, 0) : NULL, *line = why ? take(&p, end, 0) : NULL;
+        const char *ll = line ? take(&p, end, '\n') : NULL;
+        if (!ll) goto bad;
+        snprintf(k->name, sizeof k->name, "%s", name);
+        k->at = (unsigned)strtoul(at, NULL, 10);
+        snprintf(k->why, sizeof k->why, "%s", why);
+        size_t l = strtoul(ll, NULL, 10);
+        if (line[0] && !(k->line = amp__strdup(line))) goto bad;
+        if (l) {
+            if (l > (size_t)(end - p) || !(k->loops = malloc(l + 1))) goto bad;
+            memcpy(k->loops, p, l);
+            k->loops[l] = 0;
+            p += l;
+        }
+    }
+    return true;
+bad:
+    amp__cpu_loops_free(res);
+    snprintf(note, cap, "fibers: the loop transformation's result was garbled");
+    return false;
 }

@@ -149,6 +149,26 @@ AMP_TILED_KERNEL(shape_reduce, amp::tiled_index<128> t, amp::array_view<const in
     out[t.global] = s[0] + l;
 }
 
+// A typedef every region names, and two variables of one name, the inner
+// one in a block holding a barrier.
+AMP_TILED_KERNEL(shape_names, amp::tiled_index<16> t, amp::array_view<const int, 1> in,
+                 amp::array_view<int, 1> out)
+{
+    typedef int word;
+    tile_static word s[16];
+    const int l = t.local[0];
+    word v = in[t.global];
+    s[l] = v;
+    t.barrier.wait();
+    {
+        word v = s[15 - l] + 1;
+        t.barrier.wait();
+        out[t.global] = v * 10;
+    }
+    t.barrier.wait();
+    out[t.global] += v;
+}
+
 // ---- shapes that stay on fibers (test_loops.c checks the reason)
 
 // The barrier is under a condition that depends on the work-item, with a
