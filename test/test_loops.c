@@ -173,6 +173,33 @@ ACCEL_TILED_TEST(loops, typedef_and_shadowed_names_across_barriers)
     run_io(acc, "shape_names", amp_extent_1d(N), (const int[]){16}, in, want, NULL);
 }
 
+ACCEL_TILED_TEST(loops, uniform_return_break_continue_and_updates)
+{
+    enum { T = 6, N = 32 * T };
+    static int32_t in[N], want[N];
+    fill_ints(in, N, 11);
+    const int skip = 2;
+    for (int t = 0; t < T; ++t) {
+        if (t == skip) {
+            for (int l = 0; l < 32; ++l) want[t * 32 + l] = POISON_I32;
+            continue;
+        }
+        int32_t x[32], y[32];
+        memcpy(x, in + t * 32, sizeof x);
+        for (int stride = 1; stride < 32; stride *= 2) {
+            for (int l = 0; l < 32; ++l) y[l] = x[l] + x[(l + stride) % 32];
+            memcpy(x, y, sizeof x);
+        }
+        for (int r = 0; r < 6; ++r) {
+            if (r == 3) continue;
+            for (int l = 0; l < 32; ++l) y[l] = x[31 - l] + r;
+            memcpy(x, y, sizeof x);
+        }
+        memcpy(want + t * 32, x, sizeof x);
+    }
+    run_io(acc, "shape_jumps", amp_extent_1d(N), (const int[]){32}, in, want, &skip);
+}
+
 ACCEL_TILED_TEST(loops, tree_reduction)
 {
     enum { T = 7, N = 128 * T };
@@ -232,11 +259,13 @@ Test(loops, every_tiled_test_kernel_takes_the_expected_path)
     amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
     amp_program *p = test_build(acc, test_kernels_loops);
     static const char *const loops[] = {"shape_nested", "shape_if", "shape_while", "shape_kinds", "shape_3d",
-                                        "shape_macro_lambda_return", "shape_reduce", "shape_names"};
+                                        "shape_macro_lambda_return", "shape_reduce", "shape_names",
+                                        "shape_jumps"};
     for (size_t i = 0; i < sizeof loops / sizeof loops[0]; ++i) expect_path(p, loops[i], NULL);
-    expect_path(p, "fibers_break", "break or continue that crosses a barrier");
+    expect_path(p, "fibers_break", "break before a later barrier, under a condition that differs");
     expect_path(p, "fibers_helper_barrier", "barrier inside helper_sync()");
     expect_path(p, "fibers_reference", "reference mine lives across a barrier");
+    expect_path(p, "fibers_divergent_return", "return before a later barrier, under a condition that differs");
     ASSERT_OK(amp_program_destroy(p));
 
     p = test_build(acc, test_kernels_tiled);

@@ -128,6 +128,8 @@ typedef struct node {
     int parent, first, next;
     int var;         /* DeclRefExpr/VarDecl/ParmDecl: index in vars, else -1 */
     bool barrier;    /* subtree calls a barrier (lambda bodies excluded) */
+    bool promoted;   /* a uniform jump or update moved to the outer flow */
+    bool candidate;  /* a jump planning would have refused: promoted if uniform */
 } node;
 
 enum { V_LOCAL = 0, V_UNIFORM, V_REMAT, V_PRIVATE, V_TILE_STATIC, V_PARAM };
@@ -143,11 +145,15 @@ typedef struct var {
     bool is_const, is_ref, is_array, is_param, is_tidx, structure, has_init;
     bool modified, addr_taken, mod_outside_inc;
     bool cross;      /* referenced outside its declaring unit */
+    int mods[16];    /* the operators that modify it (nmods > 16: too many to promote) */
+    int nmods;
     int cls;
     long long size;
 } var;
 
-enum { U_REGION, U_COND, U_INIT, U_INC };
+enum { U_REGION, U_COND, U_INIT, U_INC, U_STMT };
+/* Shapes of statements that can move to the outer flow. */
+enum { UJ_NONE, UJ_RETURN, UJ_BREAK, UJ_CONTINUE, UJ_UPDATE };
 
 typedef struct unit {
     int kind;
@@ -214,6 +220,8 @@ typedef struct kctx {
     int hoist[64]; /* structure-level declarations of types only: hoisted */
     int nhoist;
     int emit_unit; /* emit pass: next unit */
+    bool cont_ok[64]; /* emit pass: does `continue` in the innermost loop emitted so far do what it did */
+    int ncont;
     int label;
     sbuf out;
 } kctx;
@@ -499,7 +507,6 @@ static void mark_barriers(kctx *k)
                 /* The transformation splits only the kernel's own body: a
                  * call that may reach a barrier keeps it on fibers. */
                 x->barrier = true;
-                x->var = -2; /* "maybe" marker */
                 if (!k->why[0])
                     snprintf(k->why, sizeof k->why, "%s%s", why,
                              strstr(why, "barrier") ? "" : ", which may reach a barrier");
@@ -514,7 +521,7 @@ static void mark_barriers(kctx *k)
 static bool is_barrier_stmt(const kctx *k, int s)
 {
     int c = strip(k, s);
-    if (c < 0 || k->n[c].kind != AMP__CX_CallExpr || k->n[c].var == -2) return false;
+    if (c < 0 || k->n[c].kind != AMP__CX_CallExpr) return false;
     if (!k->n[c].barrier) return false;
     /* No barrier among its arguments or object expression. */
     for (int a = k->n[c].first; a >= 0; a = k->n[a].next)
@@ -620,10 +627,33 @@ static int arg_index(const kctx *k, int c, int a)
 
 /* What a reference to variable v at node r does to it: sets v->modified
  * and v->addr_taken conservatively (anything unclear counts). */
+static void note_mod(var *v, int p)
+{
+    if (v->nmods < 16) v->mods[v->nmods] = p;
+    v->nmods++;
+}
+
+static int jump_shape(const kctx *k, int s, int *cond, int *target);
+
+/* Whether operator node p is the whole of a promoted update of variable v. */
+static bool promoted_update_of(const kctx *k, int p, int vi)
+{
+    int s = p;
+    while (s >= 0 && !k->n[s].promoted) {
+        int q = k->n[s].parent;
+        if (q < 0 || (k->n[q].kind != AMP__CX_UnexposedExpr && k->n[q].kind != AMP__CX_ParenExpr && !k->n[q].promoted))
+            return false;
+        s = q;
+    }
+    int cond, target;
+    return s >= 0 && jump_shape(k, s, &cond, &target) == UJ_UPDATE && target == vi && strip(k, s) == p;
+}
+
 static void ref_effect(kctx *k, var *v, int r)
 {
     const amp__clang *cx = k->cx;
     int cur = r;
+    int site = -1;
     bool mod = false, addr = false, unsure = false;
     for (;;) {
         int p = k->n[cur].parent;
@@ -721,8 +751,15 @@ static void ref_effect(kctx *k, var *v, int r)
                 mod = addr = unsure = true;
             } else if (!strcmp(op, "++") || !strcmp(op, "--")) {
                 mod = true;
+                site = p;
                 if (v->inc >= 0 && k->n[p].b >= k->n[v->inc].b && k->n[p].e <= k->n[v->inc].e) {
                     v->modified = true;
+                    note_mod(v, p);
+                    return;
+                }
+                if (promoted_update_of(k, p, (int)(v - k->v))) {
+                    v->modified = true;
+                    note_mod(v, p);
                     return;
                 }
             } else if (!strcmp(op, "&")) {
@@ -738,8 +775,15 @@ static void ref_effect(kctx *k, var *v, int r)
             bool assign = kind == AMP__CX_CompoundAssignOperator || op == ~0u || is_assign_op(k->t, op);
             if (assign) {
                 mod = true;
+                site = p;
                 if (v->inc >= 0 && k->n[p].b >= k->n[v->inc].b && k->n[p].e <= k->n[v->inc].e) {
                     v->modified = true;
+                    note_mod(v, p);
+                    return;
+                }
+                if (promoted_update_of(k, p, (int)(v - k->v))) {
+                    v->modified = true;
+                    note_mod(v, p);
                     return;
                 }
             }
@@ -775,6 +819,7 @@ static void ref_effect(kctx *k, var *v, int r)
     if (mod && !fixed) {
         v->modified = true;
         v->mod_outside_inc = true;
+        note_mod(v, site >= 0 ? site : r);
     }
     if (addr && !(fixed && unsure)) v->addr_taken = true;
 }
@@ -1049,12 +1094,9 @@ static bool for_parts(const kctx *k, int f, int *init, int *cond, int *inc, int 
 
 static void plan_seq(kctx *k, int compound, bool top);
 
-/* A branch or loop body: a compound, or one statement treated as one. */
-static void plan_branch(kctx *k, int s)
-{
-    if (k->n[s].kind == AMP__CX_CompoundStmt) plan_seq(k, s, false);
-    else plan_seq(k, s, false); /* plan_seq handles a lone statement */
-}
+/* A branch or loop body: a compound, or one statement (plan_seq treats a
+ * lone statement as a one-statement sequence). */
+static void plan_branch(kctx *k, int s) { plan_seq(k, s, false); }
 
 static void plan_structure(kctx *k, int s)
 {
@@ -1176,9 +1218,71 @@ static void plan_structure(kctx *k, int s)
     }
 }
 
-/* Break, continue or return inside a region that leaves it. */
+/* A statement that can move to the outer flow when uniform: `return;`,
+ * `break;`, `continue;`, `if (cond) <one of those>` (cond, else -1), or an
+ * update of a variable declared at structure level (`v = e`, `v op= e`,
+ * `++v`: target is its index). UJ_NONE otherwise. */
+static int jump_shape(const kctx *k, int s, int *cond, int *target)
+{
+    *cond = -1;
+    *target = -1;
+    const node *x = &k->n[s];
+    if (x->macro) return UJ_NONE;
+    switch (x->kind) {
+    case AMP__CX_ReturnStmt: return x->first < 0 ? UJ_RETURN : UJ_NONE;
+    case AMP__CX_BreakStmt: return UJ_BREAK;
+    case AMP__CX_ContinueStmt: return UJ_CONTINUE;
+    case AMP__CX_IfStmt: {
+        int c = x->first, th = c >= 0 ? k->n[c].next : -1;
+        if (c < 0 || th < 0 || k->n[th].next >= 0 || k->n[c].kind == AMP__CX_DeclStmt ||
+            k->n[c].kind == AMP__CX_VarDecl || k->n[c].barrier)
+            return UJ_NONE;
+        if (k->n[th].kind == AMP__CX_CompoundStmt) {
+            th = k->n[th].first;
+            if (th < 0 || k->n[th].next >= 0) return UJ_NONE;
+        }
+        int c2, t2;
+        int j = jump_shape(k, th, &c2, &t2);
+        if (j == UJ_NONE || j == UJ_UPDATE || c2 >= 0) return UJ_NONE;
+        *cond = c;
+        return j;
+    }
+    default: {
+        int e = strip(k, s);
+        if (e < 0) return UJ_NONE;
+        int kind = k->n[e].kind;
+        bool upd = false;
+        if (kind == AMP__CX_CompoundAssignOperator) upd = true;
+        else if (kind == AMP__CX_BinaryOperator) {
+            unsigned op = binary_op(k, e);
+            upd = op != ~0u && tok_is(k->t, op, "=");
+        } else if (kind == AMP__CX_UnaryOperator) {
+            const char *op = unary_op(k, e);
+            upd = op && (!strcmp(op, "++") || !strcmp(op, "--"));
+        }
+        if (!upd) return UJ_NONE;
+        int t = strip(k, k->n[e].first);
+        if (t < 0 || k->n[t].kind != AMP__CX_DeclRefExpr || k->n[t].var < 0 || !k->v[k->n[t].var].structure)
+            return UJ_NONE;
+        *target = k->n[t].var;
+        return UJ_UPDATE;
+    }
+    }
+}
+
+/* Break, continue or return inside a region that leaves it. A region
+ * statement that is itself such a jump (jump_shape) is only marked a
+ * candidate: it moves to the outer flow when its condition is uniform. */
 static void check_jumps(kctx *k, int root, bool final)
 {
+    int cj, tj;
+    int shape = jump_shape(k, root, &cj, &tj);
+    if (shape == UJ_RETURN || shape == UJ_BREAK || shape == UJ_CONTINUE) {
+        if (!(shape == UJ_RETURN && final)) {
+            k->n[root].candidate = true;
+            return;
+        }
+    }
     int end = k->nn;
     for (int i = root; i < end; ++i) {
         if (!inside(k, i, root)) continue;
@@ -1220,74 +1324,85 @@ static void check_jumps(kctx *k, int root, bool final)
     }
 }
 
+/* The statements of a compound, or a lone statement, as a list. */
+static int seq_first(const kctx *k, int compound)
+{
+    return k->n[compound].kind == AMP__CX_CompoundStmt ? k->n[compound].first : compound;
+}
+static int seq_next(const kctx *k, int compound, int s)
+{
+    return k->n[compound].kind == AMP__CX_CompoundStmt ? k->n[s].next : -1;
+}
+
 /* Statements of a compound (or one statement) in runs between structure
- * statements. top: the kernel body itself (its last run is final). */
+ * statements (barriers, control flow holding one, promoted jumps and
+ * updates). top: the kernel body itself (its last run is final). */
 static void plan_seq(kctx *k, int compound, bool top)
 {
-    int kids[4096];
-    int nk = 0;
-    if (k->n[compound].kind == AMP__CX_CompoundStmt) {
-        for (int c = k->n[compound].first; c >= 0 && nk < 4096; c = k->n[c].next) kids[nk++] = c;
-        if (nk == 4096) {
-            fallback(k, "too many statements");
-            return;
-        }
-    } else {
-        kids[nk++] = compound;
-    }
     unsigned limit = k->n[compound].kind == AMP__CX_CompoundStmt ? k->n[compound].e - 1 : ~0u;
-    int run = -1;
-    for (int i = 0; i <= nk && !k->why[0]; ++i) {
-        bool structural = i < nk && is_structure(k, kids[i]);
-        if (i == nk || structural) {
+    int run = -1, prev = -1;
+    for (int c = seq_first(k, compound);; c = seq_next(k, compound, c)) {
+        if (k->why[0]) return;
+        bool structural = c >= 0 && (is_structure(k, c) || k->n[c].promoted);
+        if (c < 0 || structural) {
             if (run >= 0) {
-                int last = kids[i - 1];
+                int last = prev;
                 unsigned e = stmt_end(k, last, limit);
-                int u = unit_add(k, U_REGION, k->n[kids[run]].b, e, -1);
+                int u = unit_add(k, U_REGION, k->n[run].b, e, -1);
                 if (u < 0) return;
-                k->u[u].first = kids[run];
+                k->u[u].first = run;
                 k->u[u].last = last;
-                k->u[u].final = top && i == nk;
+                k->u[u].final = top && c < 0;
                 /* A macro invocation must not straddle the region's edge. */
-                if (i < nk && k->n[kids[i]].b < e) {
+                if (c >= 0 && k->n[c].b < e) {
                     fallback(k, "a barrier inside a macro expansion");
                     return;
                 }
-                for (int j = run; j < i; ++j) {
-                    check_jumps(k, kids[j], k->u[u].final);
-                    if (k->n[kids[j]].kind == AMP__CX_DeclStmt && k->nhoist < 64) {
+                for (int j = run;; j = k->n[j].next) {
+                    check_jumps(k, j, k->u[u].final);
+                    if (k->n[j].kind == AMP__CX_DeclStmt && k->nhoist < 64) {
                         /* typedef, using, struct: they have no run-time part,
                          * and every region may name them */
-                        bool types_only = k->n[kids[j]].first >= 0 && !k->n[kids[j]].macro;
-                        for (int d = k->n[kids[j]].first; d >= 0; d = k->n[d].next) {
+                        bool types_only = k->n[j].first >= 0 && !k->n[j].macro;
+                        for (int d = k->n[j].first; d >= 0; d = k->n[d].next) {
                             int dk = k->n[d].kind;
                             if (dk != AMP__CX_TypedefDecl && dk != AMP__CX_TypeAliasDecl && dk != AMP__CX_StructDecl &&
                                 dk != AMP__CX_ClassDecl && dk != AMP__CX_EnumDecl && dk != AMP__CX_UnionDecl)
                                 types_only = false;
                         }
-                        if (types_only) k->hoist[k->nhoist++] = kids[j];
+                        if (types_only) k->hoist[k->nhoist++] = j;
                     }
-                    if (k->n[kids[j]].kind == AMP__CX_DeclStmt)
-                        for (int d = k->n[kids[j]].first; d >= 0; d = k->n[d].next)
+                    if (k->n[j].kind == AMP__CX_DeclStmt)
+                        for (int d = k->n[j].first; d >= 0; d = k->n[d].next)
                             if (k->n[d].kind == AMP__CX_VarDecl && k->n[d].var >= 0) {
                                 var *v = &k->v[k->n[d].var];
                                 v->structure = true;
-                                v->decl = kids[j];
+                                v->decl = j;
                                 v->unit = u;
                             }
+                    if (j == last) break;
                 }
                 run = -1;
             }
-            if (i == nk) break;
-            if (i > 0 && k->n[kids[i - 1]].e > k->n[kids[i]].b) {
+            if (c < 0) break;
+            if (prev >= 0 && k->n[prev].e > k->n[c].b) {
                 fallback(k, "a barrier inside a macro expansion");
                 return;
             }
-            if (is_barrier_stmt(k, kids[i])) continue;
-            plan_structure(k, kids[i]);
+            prev = c;
+            if (k->n[c].promoted) {
+                unsigned e = stmt_end(k, c, limit);
+                int u = unit_add(k, U_STMT, k->n[c].b, e, c);
+                if (u < 0) return;
+                k->u[u].first = k->u[u].last = c;
+                continue;
+            }
+            if (is_barrier_stmt(k, c)) continue;
+            plan_structure(k, c);
             continue;
         }
-        if (run < 0) run = i;
+        if (run < 0) run = c;
+        prev = c;
     }
 }
 
@@ -1418,16 +1533,18 @@ static void classify(kctx *k)
             if (!uni && !remat) break;
             int p = purity(k, init, -1);
             if (w->modified) {
-                /* a loop counter updated only by its own loop's increment */
-                bool own = w->loop >= 0 && !w->mod_outside_inc;
+                /* updated only by its own loop's increment, or by updates that
+                 * moved to the outer flow, each a uniform expression */
                 remat = false;
-                if (own) {
-                    int ini, cond, inc, body;
-                    unsigned lp, rp, s1, s2;
-                    for_parts(k, w->loop, &ini, &cond, &inc, &body, &lp, &rp, &s1, &s2);
-                    if (inc < 0 || purity(k, inc, members[m]) != P_UNIFORM) uni = false;
-                } else {
-                    uni = false;
+                if (w->mod_outside_inc || w->nmods > 16) uni = false;
+                for (int q = 0; uni && q < w->nmods; ++q) {
+                    int site = w->mods[q];
+                    if (w->inc >= 0 && inside(k, site, w->inc)) {
+                        if (purity(k, w->inc, members[m]) != P_UNIFORM) uni = false;
+                    } else if (!promoted_update_of(k, site, members[m]) ||
+                               purity(k, site, members[m]) != P_UNIFORM) {
+                        uni = false;
+                    }
                 }
             }
             if (p < P_UNIFORM) uni = false;
@@ -1474,6 +1591,18 @@ static void classify(kctx *k)
     for (int i = 0; i < k->nu && !k->why[0]; ++i) {
         unit *u = &k->u[i];
         if (u->kind == U_REGION) continue;
+        if (u->kind == U_STMT) {
+            int cond, target;
+            int shape = jump_shape(k, u->owner, &cond, &target);
+            if (shape == UJ_UPDATE)
+                u->uniform = k->v[target].cls == V_UNIFORM && purity(k, strip(k, u->owner), target) == P_UNIFORM;
+            else
+                u->uniform = cond < 0 || purity(k, cond, -1) == P_UNIFORM;
+            if (!u->uniform && shape != UJ_UPDATE)
+                fallback(k, "a %s before a later barrier, under a condition that differs between work-items",
+                         shape == UJ_RETURN ? "return" : shape == UJ_BREAK ? "break" : "continue");
+            continue;
+        }
         int s = u->owner;
         int node_id = -1;
         if (k->n[s].kind == AMP__CX_ForStmt) {
@@ -1512,10 +1641,15 @@ static void classify(kctx *k)
             u->uniform = purity(k, node_id, -1) == P_UNIFORM;
         }
     }
-    /* A uniform loop counter must only change in a uniform increment. */
+    /* A uniform variable changes only in the outer flow: its loop's
+     * increment there, or updates that moved there. */
     for (int i = 0; i < k->nv && !k->why[0]; ++i) {
         var *v = &k->v[i];
         if (v->cls != V_UNIFORM || !v->modified) continue;
+        bool in_inc = false;
+        for (int q = 0; q < v->nmods && q < 16; ++q)
+            if (v->inc >= 0 && inside(k, v->mods[q], v->inc)) in_inc = true;
+        if (!in_inc) continue;
         bool ok = false;
         for (int j = 0; j < k->nu; ++j)
             if (k->u[j].kind == U_INC && k->u[j].owner == v->loop && k->u[j].uniform) ok = true;
@@ -1759,8 +1893,7 @@ static void emit_cond(kctx *k, int ui, const char *what, char *cond, size_t cap)
 static void emit_branch(kctx *k, int s)
 {
     sb_puts(&k->out, "{\n");
-    if (k->n[s].kind == AMP__CX_CompoundStmt) emit_seq(k, s, false);
-    else emit_seq(k, s, false);
+    emit_seq(k, s, false);
     sb_puts(&k->out, "}\n");
 }
 
@@ -1813,7 +1946,10 @@ static void emit_structure(kctx *k, int s)
             emit_cond(k, cu, "for", cond, sizeof cond);
             sb_printf(o, "if (!%s) break;\n", cond);
         }
+        if (k->ncont < 64) k->cont_ok[k->ncont] = cond_inline && inc_inline;
+        k->ncont++;
         emit_branch(k, body);
+        k->ncont--;
         if (!inc_inline) emit_region(k, nu);
         sb_puts(o, "}\n}\n");
         return;
@@ -1821,11 +1957,15 @@ static void emit_structure(kctx *k, int s)
     case AMP__CX_WhileStmt: {
         int cu = next_unit(k);
         int body = k->n[k->n[s].first].next;
+        /* continue re-evaluates the condition in both forms */
+        if (k->ncont < 64) k->cont_ok[k->ncont] = true;
+        k->ncont++;
         if (k->u[cu].uniform) {
             sb_printf(o, "while (");
             emit_src(k, k->u[cu].b, k->u[cu].e);
             sb_puts(o, ") ");
             emit_branch(k, body);
+            k->ncont--;
             return;
         }
         sb_puts(o, "for (;;) {\n");
@@ -1833,13 +1973,17 @@ static void emit_structure(kctx *k, int s)
         sb_printf(o, "if (!%s) break;\n", cond);
         emit_branch(k, body);
         sb_puts(o, "}\n");
+        k->ncont--;
         return;
     }
     case AMP__CX_DoStmt: {
         int body = k->n[s].first;
         /* the body's units come before the condition's (plan order) */
         sb_puts(o, "for (;;) {\n");
+        if (k->ncont < 64) k->cont_ok[k->ncont] = false; /* it would skip the condition */
+        k->ncont++;
         emit_branch(k, body);
+        k->ncont--;
         int cu = next_unit(k);
         emit_cond(k, cu, "do-while", cond, sizeof cond);
         sb_printf(o, "if (!%s) break;\n", cond);
@@ -1852,31 +1996,134 @@ static void emit_structure(kctx *k, int s)
     }
 }
 
+/* A promoted statement: a uniform update or jump, in the outer flow. */
+static void emit_ustmt(kctx *k, int ui)
+{
+    unit *u = &k->u[ui];
+    sbuf *o = &k->out;
+    int cond, target;
+    int shape = jump_shape(k, u->owner, &cond, &target);
+    if (shape == UJ_UPDATE) {
+        if (!u->uniform) {
+            emit_region(k, ui);
+            return;
+        }
+        emit_src(k, u->b, u->e);
+        sb_puts(o, ";\n");
+        return;
+    }
+    if (shape == UJ_CONTINUE && (k->ncont == 0 || !k->cont_ok[k->ncont - 1])) {
+        fallback(k, "a continue in a loop whose condition or increment runs per work-item");
+        return;
+    }
+    if (cond >= 0) {
+        sb_puts(o, "if (");
+        emit_src(k, k->n[cond].b, k->n[cond].e);
+        sb_puts(o, ") ");
+    }
+    sb_puts(o, shape == UJ_RETURN ? "return true;\n" : shape == UJ_BREAK ? "break;\n" : "continue;\n");
+}
+
 static void emit_seq(kctx *k, int compound, bool top)
 {
-    int kids[4096];
-    int nk = 0;
-    if (k->n[compound].kind == AMP__CX_CompoundStmt) {
-        for (int c = k->n[compound].first; c >= 0 && nk < 4096; c = k->n[c].next) kids[nk++] = c;
-    } else {
-        kids[nk++] = compound;
-    }
     bool in_run = false;
-    for (int i = 0; i <= nk && !k->why[0]; ++i) {
-        bool structural = i < nk && is_structure(k, kids[i]);
-        if (i == nk || structural) {
+    for (int c = seq_first(k, compound);; c = seq_next(k, compound, c)) {
+        if (k->why[0]) return;
+        bool structural = c >= 0 && (is_structure(k, c) || k->n[c].promoted);
+        if (c < 0 || structural) {
             if (in_run) {
                 emit_region(k, next_unit(k));
                 in_run = false;
             }
-            if (i == nk) break;
-            if (is_barrier_stmt(k, kids[i])) continue;
-            emit_structure(k, kids[i]);
+            if (c < 0) break;
+            if (k->n[c].promoted) {
+                emit_ustmt(k, next_unit(k));
+                continue;
+            }
+            if (is_barrier_stmt(k, c)) continue;
+            emit_structure(k, c);
             continue;
         }
         in_run = true;
     }
     (void)top;
+}
+
+/* ----------------------------------------------------------- promotion */
+
+/* A statement directly in a compound the plan splits. */
+static bool at_structure_level(const kctx *k, int s)
+{
+    int p = k->n[s].parent;
+    return p >= 0 && k->n[p].kind == AMP__CX_CompoundStmt && k->n[p].barrier;
+}
+
+/* Mark the jumps and updates that can move to the outer flow: a jump
+ * planning could not leave in a region, under a uniform condition; every
+ * structure-level update of a variable whose initialiser and updates are all
+ * uniform (it then becomes uniform itself). Returns whether any was marked;
+ * a jump under a condition that is not uniform keeps the kernel on fibers. */
+static bool promote(kctx *k)
+{
+    bool any = false;
+    for (int i = 0; i < k->nn; ++i) {
+        if (!k->n[i].candidate) continue;
+        int cond, target;
+        int shape = jump_shape(k, i, &cond, &target);
+        if (cond >= 0 && purity(k, cond, -1) != P_UNIFORM) {
+            fallback(k, "a %s before a later barrier, under a condition that differs between work-items",
+                     shape == UJ_RETURN ? "return" : shape == UJ_BREAK ? "break" : "continue");
+            return false;
+        }
+        k->n[i].promoted = true;
+        any = true;
+    }
+    for (int vi = 0; vi < k->nv; ++vi) {
+        var *v = &k->v[vi];
+        if (!v->structure || !v->modified || !v->mod_outside_inc || v->is_param || v->is_ref || v->is_array ||
+            v->addr_taken || v->nmods > 16)
+            continue;
+        /* alone in its declaration (a uniform declaration moves whole) */
+        int members = 0;
+        for (int c = k->n[v->decl].first; c >= 0; c = k->n[c].next) members += k->n[c].kind == AMP__CX_VarDecl;
+        int init = var_init(k, vi);
+        if (members != 1 || init < 0 || purity(k, init, -1) != P_UNIFORM) continue;
+        int stmts[16], ns = 0;
+        bool ok = true;
+        for (int m = 0; m < v->nmods && ok; ++m) {
+            int site = v->mods[m];
+            if (v->inc >= 0 && inside(k, site, v->inc)) continue;
+            int st = site;
+            while (k->n[st].parent >= 0 && (k->n[k->n[st].parent].kind == AMP__CX_UnexposedExpr ||
+                                            k->n[k->n[st].parent].kind == AMP__CX_ParenExpr))
+                st = k->n[st].parent;
+            int c, t;
+            if (!at_structure_level(k, st) || jump_shape(k, st, &c, &t) != UJ_UPDATE || t != vi ||
+                strip(k, st) != site || purity(k, site, vi) != P_UNIFORM)
+                ok = false;
+            else
+                stmts[ns++] = st;
+        }
+        if (!ok) continue;
+        for (int i = 0; i < ns; ++i) k->n[stmts[i]].promoted = true;
+        any |= ns > 0;
+    }
+    return any;
+}
+
+/* Forget what planning and classification found (not the promotions). */
+static void reset_analysis(kctx *k)
+{
+    for (int i = 0; i < k->nv; ++i) {
+        var *v = &k->v[i];
+        v->decl = v->unit = v->loop = v->inc = -1;
+        v->structure = v->has_init = v->modified = v->addr_taken = v->mod_outside_inc = v->cross = false;
+        v->nmods = 0;
+        v->cls = V_LOCAL;
+    }
+    for (int i = 0; i < k->nn; ++i) k->n[i].candidate = false;
+    k->nu = 0;
+    k->nhoist = 0;
 }
 
 /* ------------------------------------------------------------- kernels */
@@ -1980,10 +2227,26 @@ static void kernel_loops(kctx *k)
         fallback(k, "%s", maybe);
         return;
     }
+    /* Plan and classify; then move uniform jumps and updates to the outer
+     * flow (which changes the regions) and do both again. */
     plan_seq(k, k->body, true);
     if (k->why[0]) return;
     classify(k);
     if (k->why[0]) return;
+    if (promote(k)) {
+        reset_analysis(k);
+        plan_seq(k, k->body, true);
+        if (k->why[0]) return;
+        classify(k);
+        if (k->why[0]) return;
+    }
+    for (int i = 0; i < k->nn; ++i)
+        if (k->n[i].candidate && !k->n[i].promoted) {
+            int c, t;
+            int shape = jump_shape(k, i, &c, &t);
+            fallback(k, "a %s before a later barrier", shape == UJ_RETURN ? "return" : "break or continue that crosses it");
+            return;
+        }
 
     /* Work-items that call functions of the user (which may read threadIdx)
      * need the current work-item recorded. */

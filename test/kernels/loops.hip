@@ -169,6 +169,35 @@ AMP_TILED_KERNEL(shape_names, amp::tiled_index<16> t, amp::array_view<const int,
     out[t.global] += v;
 }
 
+// Uniform jumps and updates in the outer flow: whole tiles leave early, a
+// loop's stride doubles in its body, break and continue under uniform
+// conditions.
+AMP_TILED_KERNEL(shape_jumps, amp::tiled_index<32> t, amp::array_view<const int, 1> in,
+                 amp::array_view<int, 1> out, int skip_tile)
+{
+    tile_static int s[32];
+    const int l = t.local[0];
+    if (t.tile[0] == skip_tile) return;
+    int x = in[t.global];
+    int stride = 1;
+    while (stride < 32) {
+        s[l] = x;
+        t.barrier.wait();
+        x += s[(l + stride) % 32];
+        stride *= 2;
+        t.barrier.wait();
+    }
+    for (int r = 0; r < 10; ++r) {
+        if (r == 3) continue;
+        if (r == 6) break;
+        s[l] = x;
+        t.barrier.wait();
+        x = s[31 - l] + r;
+        t.barrier.wait();
+    }
+    out[t.global] = x;
+}
+
 // ---- shapes that stay on fibers (test_loops.c checks the reason)
 
 // The barrier is under a condition that depends on the work-item, with a
@@ -208,4 +237,15 @@ AMP_TILED_KERNEL(fibers_reference, amp::tiled_index<16> t, amp::array_view<const
     mine = in[t.global];
     t.barrier.wait();
     out[t.global] = mine + s[15 - t.local[0]];
+}
+
+// A return before a barrier, under a condition that reads memory (never
+// launched: with negative values it would be a divergent barrier).
+AMP_TILED_KERNEL(fibers_divergent_return, amp::tiled_index<16> t, amp::array_view<int, 1> out)
+{
+    tile_static int s[16];
+    if (out[t.global] < 0) return;
+    s[t.local[0]] = 1;
+    t.barrier.wait();
+    out[t.global] = s[15 - t.local[0]];
 }
