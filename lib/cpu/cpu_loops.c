@@ -1902,7 +1902,7 @@ static int next_unit(kctx *k) { return k->emit_unit++; }
 static void emit_structure(kctx *k, int s)
 {
     sbuf *o = &k->out;
-    char cond[4096];
+    char cond[1024];
     switch (k->n[s].kind) {
     case AMP__CX_CompoundStmt:
         sb_puts(o, "{\n");
@@ -2012,7 +2012,7 @@ static void emit_ustmt(kctx *k, int ui)
         sb_puts(o, ";\n");
         return;
     }
-    if (shape == UJ_CONTINUE && (k->ncont == 0 || !k->cont_ok[k->ncont - 1])) {
+    if (shape == UJ_CONTINUE && (k->ncont == 0 || k->ncont > 64 || !k->cont_ok[k->ncont - 1])) {
         fallback(k, "a continue in a loop whose condition or increment runs per work-item");
         return;
     }

@@ -29,7 +29,8 @@ typedef struct amp__cpu_job {
     amp__cpu_entry_fn tiles; /* the loop version, or NULL: fibers */
     const amp__launch *l;
     int64_t total; /* simple: work-items; tiled: tiles */
-    int64_t chunk;
+    int64_t min_chunk;
+    int nthreads;  /* threads that may take chunks */
     _Atomic int64_t next;
     atomic_int stop; /* a failure was recorded: take no more chunks */
     pthread_mutex_t err_lock; /* leaf lock: guards status and msg */
@@ -366,6 +367,28 @@ static void amp__cpu_run_tile(amp__cpu_worker *w, amp__cpu_job *j, int64_t t)
     }
 }
 
+/* Guided self-scheduling: each take is a share of what remains (half of it
+ * spread over the threads), never below min_chunk, so the last pieces are
+ * small and a thread the system stalls mid-chunk holds the others up
+ * briefly. [*b, *e) or false when all is taken. */
+static bool amp__cpu_take(amp__cpu_job *j, int64_t *b, int64_t *e)
+{
+    int64_t c = atomic_load_explicit(&j->next, memory_order_relaxed);
+    for (;;) {
+        int64_t rem = j->total - c;
+        if (rem <= 0) return false;
+        int64_t sz = rem / (2 * (int64_t)j->nthreads);
+        if (sz < j->min_chunk) sz = j->min_chunk;
+        if (sz > rem) sz = rem;
+        if (atomic_compare_exchange_weak_explicit(&j->next, &c, c + sz, memory_order_relaxed,
+                                                  memory_order_relaxed)) {
+            *b = c;
+            *e = c + sz;
+            return true;
+        }
+    }
+}
+
 /* Runs on the worker's loop stack: the tiles of w->tiles_item, then back. */
 static void amp__cpu_tiles_main(void *arg)
 {
@@ -400,12 +423,9 @@ static void amp__cpu_run_chunks(amp__cpu_job *j, amp__cpu_worker *w, size_t stac
                 return;
             }
         }
-        for (;;) {
-            if (atomic_load_explicit(&j->stop, memory_order_relaxed)) break;
-            int64_t c = atomic_fetch_add_explicit(&j->next, j->chunk, memory_order_relaxed);
-            if (c >= j->total) break;
-            amp__cpu_run_tiles(j, w, c, c + j->chunk < j->total ? c + j->chunk : j->total);
-        }
+        int64_t c, e;
+        while (!atomic_load_explicit(&j->stop, memory_order_relaxed) && amp__cpu_take(j, &c, &e))
+            amp__cpu_run_tiles(j, w, c, e);
         return;
     }
     if (j->launch.tiled) {
@@ -418,9 +438,8 @@ static void amp__cpu_run_chunks(amp__cpu_job *j, amp__cpu_worker *w, size_t stac
     }
     for (;;) {
         if (atomic_load_explicit(&j->stop, memory_order_relaxed)) break;
-        int64_t c = atomic_fetch_add_explicit(&j->next, j->chunk, memory_order_relaxed);
-        if (c >= j->total) break;
-        int64_t e = c + j->chunk < j->total ? c + j->chunk : j->total;
+        int64_t c, e;
+        if (!amp__cpu_take(j, &c, &e)) break;
         if (!j->launch.tiled) {
             amp__cpu_item it = {.launch = &j->launch, .begin = c, .end = e, .worker = w};
             j->entry(&it);
@@ -547,12 +566,12 @@ amp_status amp__cpu_run(amp__cpu_device *d, const amp__cpu_kernel *kernel, const
     locked = true;
     if ((st = amp__cpu_pool_start(d)) != AMP_OK) goto fail;
     int nt = amp__cpu_pool.started + 1;
-    /* About 8 chunks per thread balances uneven work; simple launches take
-     * at least 64 work-items a chunk so the counter stays off the profile. */
-    int64_t chunk = total / ((int64_t)nt * 8);
-    if (!l->tiled && chunk < 64) chunk = 64;
-    if (chunk < 1) chunk = 1;
-    j->chunk = chunk;
+    /* Simple launches take at least 256 work-items a chunk so the counter
+     * stays off the profile (amp__cpu_take); tiles go one at a time at the
+     * end. */
+    int64_t chunk = l->tiled ? 1 : 256;
+    j->min_chunk = chunk;
+    j->nthreads = nt;
     atomic_init(&j->next, 0);
     atomic_init(&j->stop, 0);
     int64_t nchunks = (total + chunk - 1) / chunk;
