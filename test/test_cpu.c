@@ -668,9 +668,10 @@ static int count_entries(const char *dir, const char *prefix)
     return n;
 }
 
-/* Processes that are children of this one, or whose command line mentions
- * needle (a compiler working in our temporary directory). */
-static int count_processes(const char *needle)
+/* Processes that are children of this one (when children), or whose
+ * command line mentions needle (a compiler working in our temporary
+ * directory). */
+static int count_processes_of(const char *needle, bool children)
 {
     DIR *d = opendir("/proc");
     cr_assert_not_null(d);
@@ -691,7 +692,7 @@ static int count_processes(const char *needle)
         char *rp = strrchr(buf, ')');
         char state = 0;
         long ppid = 0;
-        if (rp && sscanf(rp + 1, " %c %ld", &state, &ppid) == 2 && ppid == self && state != 'Z') {
+        if (children && rp && sscanf(rp + 1, " %c %ld", &state, &ppid) == 2 && ppid == self && state != 'Z') {
             n++;
             continue;
         }
@@ -708,6 +709,8 @@ static int count_processes(const char *needle)
     closedir(d);
     return n;
 }
+
+static int count_processes(const char *needle) { return count_processes_of(needle, true); }
 
 static double now_s(void)
 {
@@ -815,5 +818,46 @@ Test(cpu, temporary_files_of_dead_processes_are_swept)
     struct stat sb;
     cr_assert_eq(stat(live, &sb), 0, "the live process's directory was removed");
     rmdir(live);
+    rmdir(tmp);
+}
+
+/* A process killed in the middle of a compile leaves no compiler running
+ * (the guardian takes the compiler's process group down with it), and the
+ * next compile sweeps the temporary directory it left. */
+Test(cpu, killed_host_leaves_no_compiler_and_its_files_are_swept, .timeout = 120)
+{
+    char tmp[1024], fifo[1100], src[4096];
+    private_tmpdir(tmp, sizeof tmp);
+    snprintf(fifo, sizeof fifo, "%s/stuck.h", tmp);
+    cr_assert_eq(mkfifo(fifo, 0600), 0, "mkfifo: %s", strerror(errno));
+    snprintf(src, sizeof src,
+             "#define STUCK_HEADER \"%s\"\n#include STUCK_HEADER\n"
+             "AMP_KERNEL(k, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = 2; }\n",
+             fifo);
+    pid_t host = fork();
+    cr_assert_geq(host, 0);
+    if (host == 0) {
+        setenv("AMP_COMPILE_TIMEOUT", "100", 1);
+        amp_accelerator *acc = NULL;
+        amp_program *p = NULL;
+        if (amp_accelerator_find("cpu", &acc) == AMP_OK) (void)amp_program_build(acc, src, NULL, &p);
+        _exit(0);
+    }
+    /* wait for its compiler to block on the FIFO */
+    double t0 = now_s();
+    while (count_processes_of(tmp, false) == 0 && now_s() - t0 < 20) usleep(20000);
+    cr_assert_gt(count_processes_of(tmp, false), 0, "the compile never started");
+    cr_assert_eq(kill(host, SIGKILL), 0);
+    cr_assert_eq(waitpid(host, NULL, 0), host);
+    t0 = now_s();
+    while (count_processes_of(tmp, false) > 0 && now_s() - t0 < 10) usleep(20000);
+    cr_assert_eq(count_processes_of(tmp, false), 0, "the compiler outlived the process that started it");
+    cr_assert_eq(count_entries(tmp, "hipamp-cpu-"), 1, "want the killed process's directory left");
+    unlink(fifo);
+    amp_accelerator *acc = cpu_acc();
+    char usrc[512];
+    amp_program *p = test_build(acc, unique_source(usrc, sizeof usrc, ""));
+    ASSERT_OK(amp_program_destroy(p));
+    cr_assert_eq(count_entries(tmp, "hipamp-cpu-"), 0, "the killed process's directory was not swept");
     rmdir(tmp);
 }

@@ -30,14 +30,21 @@
  * Conditions of control flow that holds a barrier are used directly when
  * uniform; otherwise every work-item evaluates its own and they must agree,
  * else the tile stops with a divergent-barrier error (GPUs hang or misbehave).
+ * A return, break or continue under a uniform condition, and updates of a
+ * variable that stay uniform (stride *= 2), move to the outer flow too (a
+ * second planning pass, after the first classification found them).
+ * Returns after the last barrier end the work-item (a goto to the end of its
+ * loop iteration).
  *
  * Soundness: anything not understood keeps the kernel on fibers (a barrier
  * under a call the analysis cannot see through, under a macro that spans
- * several statements, in a switch, break/continue/return crossing a
- * barrier, references or lambdas or addresses living across a barrier,
- * ...). Where a classification could be wrong, the generated code declares
- * the copy const so the mistake fails to compile, and a program whose loop
- * version does not compile is rebuilt without it (cpu_compile.c). */
+ * several statements, in a switch, a jump crossing a barrier under a
+ * condition that differs between work-items, references or lambdas or
+ * addresses living across a barrier, ...). Where a classification could be
+ * wrong, the generated code declares the copy const so the mistake fails to
+ * compile, and a loop version that does not compile is turned off
+ * (cpu_compile.c, which also runs this file's transformation in a child
+ * process, under the compile deadline). */
 #include "cpu_clang.h"
 #include "cpu_internal.h"
 
