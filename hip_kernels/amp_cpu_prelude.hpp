@@ -37,6 +37,7 @@
 
 #define AMP_CPU 1
 #define AMP_FI inline __attribute__((always_inline))
+#define AMP_FI_LAMBDA __attribute__((always_inline))
 #define __device__
 #define __host__
 #define __global__
@@ -353,30 +354,50 @@ AMP_FI void run_simple(void (*f)(index<N>, A...), const amp__cpu_item *it,
     } else {
         int ext[N];
         for (int d = 0; d < N; ++d) ext[d] = it->launch->ext[d];
-        index<N> idx;
-        long long r = n;
-        for (int d = N - 1; d >= 0; --d) {
-            idx.v[d] = (int)(r % ext[d]);
-            r /= ext[d];
-        }
-        // Rows of the last dimension, so the inner loop is a plain
-        // contiguous loop the compiler can vectorise.
-        while (n < e) {
-            const int x0 = idx.v[N - 1];
-            long long run = ext[N - 1] - x0;
-            if (run > e - n) run = e - n;
-            for (int x = x0; x < x0 + (int)run; ++x) {
+        const int W = ext[N - 1];
+        // Row `row` of the extent seen as rows of its last dimension: the
+        // work-items (outer(row), x0 .. x1-1), a contiguous loop the compiler
+        // can vectorise.
+        auto run_row = [&](long long row, int x0, int x1) AMP_FI_LAMBDA {
+            index<N> idx;
+            for (int d = N - 2; d >= 0; --d) {
+                idx.v[d] = (int)(row % ext[d]);
+                row /= ext[d];
+            }
+            for (int x = x0; x < x1; ++x) {
                 index<N> i = idx;
                 i.v[N - 1] = x;
                 f(i, detail::pack_get<I>::get(p)...);
             }
-            n += run;
-            idx.v[N - 1] = 0;
-            for (int d = N - 2; d >= 0; --d) {
-                if (++idx.v[d] < ext[d]) break;
-                idx.v[d] = 0;
+        };
+        long long row = n / W;
+        int x0 = (int)(n % W);
+        if (x0 != 0) { // the chunk starts mid-row
+            int x1 = e - n < W - x0 ? x0 + (int)(e - n) : W;
+            run_row(row, x0, x1);
+            n += x1 - x0;
+            ++row;
+        }
+        // Whole rows in bands of RB rows, each band walked in column blocks:
+        // work-items of neighbouring rows and columns run close together in
+        // time and share the cache lines they read (a matrix product reads
+        // the same columns of B in every row; row after row, those lines
+        // would be gone by the time the next row needs them).
+        // (8 x 128: a 4096^2 transpose 75 -> 63 ms on a 2-core EPYC; a
+        // matrix product unchanged; element-wise kernels keep 128-long
+        // vector loops.)
+        const int RB = 8, CB = 128;
+        const long long rows = (e - n) / W;
+        for (long long r0 = row; r0 < row + rows; r0 += RB) {
+            const long long r1 = r0 + RB < row + rows ? r0 + RB : row + rows;
+            for (int c0 = 0; c0 < W; c0 += CB) {
+                const int c1 = c0 + CB < W ? c0 + CB : W;
+                for (long long r = r0; r < r1; ++r) run_row(r, c0, c1);
             }
         }
+        n += rows * W;
+        row += rows;
+        if (n < e) run_row(row, 0, (int)(e - n)); // ends mid-row
     }
 }
 

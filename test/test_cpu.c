@@ -148,7 +148,13 @@ static const char cpu_kernels[] =
     "    v[t.global] = s[(63 - t.local[0]) * 65536];\n"
     "}\n"
     "AMP_TILED_KERNEL(tile_2048, amp::tiled_index<2048> t, amp::array_view<int, 1> v)\n"
-    "{ v[t.global] = t.local[0]; }\n";
+    "{ v[t.global] = t.local[0]; }\n"
+    /* Every work-item of a simple launch counts its visit and writes its
+     * own linear index. */
+    "AMP_KERNEL(visit2, amp::index<2> i, amp::array_view<int, 2> count, amp::array_view<int, 2> where)\n"
+    "{ atomicAdd(&count[i], 1); where[i] = i[0] * where.extent[1] + i[1]; }\n"
+    "AMP_KERNEL(visit3, amp::index<3> i, amp::array_view<int, 3> count, amp::array_view<int, 3> where)\n"
+    "{ atomicAdd(&count[i], 1); where[i] = (i[0] * where.extent[1] + i[1]) * where.extent[2] + i[2]; }\n";
 
 static amp_accelerator *cpu_acc(void)
 {
@@ -860,4 +866,51 @@ Test(cpu, killed_host_leaves_no_compiler_and_its_files_are_swept, .timeout = 120
     ASSERT_OK(amp_program_destroy(p));
     cr_assert_eq(count_entries(tmp, "hipamp-cpu-"), 0, "the killed process's directory was not swept");
     rmdir(tmp);
+}
+
+/* Simple launches run rows of the last dimension in bands and column blocks,
+ * in chunks that start and end mid-row: each work-item still runs once. */
+Test(cpu, simple_launches_visit_every_work_item_once)
+{
+    setenv("AMP_CPU_THREADS", "3", 1);
+    amp_accelerator *acc = cpu_acc();
+    amp_program *p = test_build(acc, cpu_kernels);
+    static const int shapes2[][2] = {{1, 1}, {7, 301}, {37, 259}, {300, 3}, {9, 1000}};
+    for (size_t s2 = 0; s2 < sizeof shapes2 / sizeof shapes2[0]; ++s2) {
+        int R = shapes2[s2][0], C = shapes2[s2][1];
+        int *count = calloc((size_t)R * C, sizeof *count), *where = test_xmalloc((size_t)R * C * sizeof *where);
+        for (int i = 0; i < R * C; ++i) where[i] = POISON_I32;
+        amp_array_view *vc = test_view(count, sizeof(int), amp_extent_2d(R, C), AMP_READ_WRITE);
+        amp_array_view *vw = test_view(where, sizeof(int), amp_extent_2d(R, C), AMP_WRITE_ONLY);
+        amp_arg a[] = {amp_arg_view(vc), amp_arg_view(vw)};
+        ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_2d(R, C), test_kernel(p, "visit2"), a, 2));
+        ASSERT_OK(amp_array_view_synchronize(vc));
+        ASSERT_OK(amp_array_view_synchronize(vw));
+        for (int i = 0; i < R * C; ++i) {
+            cr_assert_eq(count[i], 1, "%dx%d: element %d visited %d times", R, C, i, count[i]);
+            cr_assert_eq(where[i], i, "%dx%d: element %d written by %d", R, C, i, where[i]);
+        }
+        ASSERT_OK(amp_array_view_destroy(vc));
+        ASSERT_OK(amp_array_view_destroy(vw));
+        free(count);
+        free(where);
+    }
+    enum { D0 = 5, D1 = 11, D2 = 263, N3 = D0 * D1 * D2 };
+    int *count = calloc(N3, sizeof *count), *where = test_xmalloc(N3 * sizeof *where);
+    for (int i = 0; i < N3; ++i) where[i] = POISON_I32;
+    amp_array_view *vc = test_view(count, sizeof(int), amp_extent_3d(D0, D1, D2), AMP_READ_WRITE);
+    amp_array_view *vw = test_view(where, sizeof(int), amp_extent_3d(D0, D1, D2), AMP_WRITE_ONLY);
+    amp_arg a[] = {amp_arg_view(vc), amp_arg_view(vw)};
+    ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_3d(D0, D1, D2), test_kernel(p, "visit3"), a, 2));
+    ASSERT_OK(amp_array_view_synchronize(vc));
+    ASSERT_OK(amp_array_view_synchronize(vw));
+    for (int i = 0; i < N3; ++i) {
+        cr_assert_eq(count[i], 1, "element %d visited %d times", i, count[i]);
+        cr_assert_eq(where[i], i, "element %d written by %d", i, where[i]);
+    }
+    ASSERT_OK(amp_array_view_destroy(vc));
+    ASSERT_OK(amp_array_view_destroy(vw));
+    free(count);
+    free(where);
+    ASSERT_OK(amp_program_destroy(p));
 }
