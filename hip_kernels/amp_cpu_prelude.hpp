@@ -339,6 +339,17 @@ template <class V, class I, class E> inline bool section_inside(const V &v, cons
 #endif
 
 // ---------------------------------------------------------- entry points
+// Work-item loops: their iterations are independent (work-items of a simple
+// launch, or of a tile between two barriers, that touch the same memory
+// race), which the compiler cannot prove by itself.
+#if defined(__clang__)
+#define AMP__WI_IVDEP _Pragma("clang loop vectorize(assume_safety)")
+#elif defined(__GNUC__)
+#define AMP__WI_IVDEP _Pragma("GCC ivdep")
+#else
+#define AMP__WI_IVDEP
+#endif
+
 namespace amp {
 namespace cpu {
 
@@ -350,7 +361,7 @@ AMP_FI void run_simple(void (*f)(index<N>, A...), const amp__cpu_item *it,
     if constexpr (N == 1) {
         // int induction (a rank-1 extent fits in int): the address is then
         // affine in x and the loop vectorises.
-        for (int x = (int)n; x < (int)e; ++x) f(index<N>(x), detail::pack_get<I>::get(p)...);
+        AMP__WI_IVDEP for (int x = (int)n; x < (int)e; ++x) f(index<N>(x), detail::pack_get<I>::get(p)...);
     } else {
         int ext[N];
         for (int d = 0; d < N; ++d) ext[d] = it->launch->ext[d];
@@ -364,7 +375,7 @@ AMP_FI void run_simple(void (*f)(index<N>, A...), const amp__cpu_item *it,
                 idx.v[d] = (int)(row % ext[d]);
                 row /= ext[d];
             }
-            for (int x = x0; x < x1; ++x) {
+            AMP__WI_IVDEP for (int x = x0; x < x1; ++x) {
                 index<N> i = idx;
                 i.v[N - 1] = x;
                 f(i, detail::pack_get<I>::get(p)...);
@@ -585,16 +596,6 @@ template <class F, auto Fn> inline void run_tiles(amp__cpu_item *it) {
 } // namespace cpu
 } // namespace amp
 
-// The innermost work-item loop: its iterations are independent between two
-// barriers (work-items of a tile that touch the same memory without a
-// barrier between them race), which the compiler cannot prove by itself.
-#if defined(__clang__)
-#define AMP__WI_IVDEP _Pragma("clang loop vectorize(assume_safety)")
-#elif defined(__GNUC__)
-#define AMP__WI_IVDEP _Pragma("GCC ivdep")
-#else
-#define AMP__WI_IVDEP
-#endif
 // Debug checks name the work-item that failed, so they need it recorded.
 #ifdef AMP_DEBUG_CHECKS
 #define AMP__WI_SET_LOCAL(it, wi) ((it)->cur_local = (wi))
