@@ -544,7 +544,8 @@ static void cl_args(cl_kernel k, int n, const size_t *sizes, const void *const *
     for (int i = 0; i < n; ++i) CLCHECK(cl.clSetKernelArg(k, (cl_uint)i, sizes[i], vals[i]));
 }
 
-static void run_all(const data *d, amp_accelerator *acc, bool have_cl, result *ra, result *rc)
+/* tiled_only: the three tiled kernels alone (the fiber-path run). */
+static void run_all(const data *d, amp_accelerator *acc, bool have_cl, bool tiled_only, result *ra, result *rc)
 {
     amp_program *prog = NULL;
     CHECK(amp_program_build(acc, amp_source, NULL, &prog));
@@ -558,7 +559,7 @@ static void run_all(const data *d, amp_accelerator *acc, bool have_cl, result *r
     }
 
     /* saxpy */
-    {
+    if (!tiled_only) {
         float *y = xmalloc(d->n_saxpy * 4), *yc = xmalloc(d->n_saxpy * 4);
         amp_array_view *vx, *vy;
         CHECK(amp_array_view_create(d->x, 4, amp_extent_1d((int)d->n_saxpy), AMP_READ_ONLY, &vx));
@@ -606,7 +607,7 @@ static void run_all(const data *d, amp_accelerator *acc, bool have_cl, result *r
             bb = cl_buf(mm * 4, d->B);
             bc = cl_buf(mm * 4, NULL);
         }
-        for (int which = K_MM_SIMPLE; which <= K_MM_TILED; ++which) {
+        for (int which = tiled_only ? K_MM_TILED : K_MM_SIMPLE; which <= K_MM_TILED; ++which) {
             for (size_t i = 0; i < mm; ++i) C[i] = NAN;
             CHECK(amp_array_view_refresh(vc));
             pair p = {.ak = ak[which], .tiled = which == K_MM_TILED, .e = amp_extent_2d(n, n), .tile = {16, 16},
@@ -789,6 +790,52 @@ static int build_only(const char *what)
     return 0;
 }
 
+/* ------------------------------------------------------ the fiber path */
+
+/* Child mode: the tiled kernels with AMP_CPU_TILED=fibers; prints their
+ * times on one line, or fails when a result is wrong. */
+static int fibers_only(bool quick)
+{
+    setenv("AMP_CPU_TILED", "fibers", 1);
+    amp_accelerator *acc = NULL;
+    CHECK(amp_accelerator_find("cpu", &acc));
+    data d;
+    make_data(&d, quick);
+    result rs = {0}, ra = {0}, rc = {0};
+    serial_matmul(&d, d.C_ref);
+    serial_transpose(&d, d.T_ref);
+    tree_sums(&d, d.R_ref);
+    (void)rs;
+    run_all(&d, acc, false, true, &ra, &rc);
+    if (!ra.ok[K_MM_TILED] || !ra.ok[K_TRANSPOSE] || !ra.ok[K_REDUCE]) return 1;
+    printf("%.4f %.4f %.4f\n", ra.ms[K_MM_TILED], ra.ms[K_TRANSPOSE], ra.ms[K_REDUCE]);
+    return 0;
+}
+
+static bool fibers_in_child(const char *self, bool quick, double *ms)
+{
+    int fds[2];
+    if (pipe(fds) != 0) return false;
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        dup2(fds[1], 1);
+        execl(self, self, "--fibers-only", quick ? "--quick" : "", (char *)NULL);
+        _exit(127);
+    }
+    close(fds[1]);
+    char buf[256] = "";
+    size_t n = 0;
+    ssize_t r;
+    while (n < sizeof buf - 1 && (r = read(fds[0], buf + n, sizeof buf - 1 - n)) > 0) n += (size_t)r;
+    close(fds[0]);
+    buf[n] = 0;
+    int ws = 0;
+    waitpid(pid, &ws, 0);
+    return WIFEXITED(ws) && WEXITSTATUS(ws) == 0 &&
+           sscanf(buf, "%lf %lf %lf", &ms[K_MM_TILED], &ms[K_TRANSPOSE], &ms[K_REDUCE]) == 3;
+}
+
 /* --------------------------------------------------------------- report */
 
 static void fmt_ms(char *buf, size_t cap, double ms)
@@ -804,6 +851,7 @@ int main(int argc, char **argv)
     bool quick = false;
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "--build-only") && i + 1 < argc) return build_only(argv[i + 1]);
+        if (!strcmp(argv[i], "--fibers-only")) return fibers_only(i + 1 < argc && !strcmp(argv[i + 1], "--quick"));
         if (!strcmp(argv[i], "--report") && i + 1 < argc) report = argv[++i];
         else if (!strcmp(argv[i], "--quick")) quick = true;
         else {
@@ -872,7 +920,12 @@ int main(int argc, char **argv)
     printf("serial references...\n");
     run_serial(&d, &rs);
     printf("hipamp%s%s, interleaved...\n", have_cl ? " and PoCL on " : "", have_cl ? cl.name : "");
-    run_all(&d, acc, have_cl, &ra, &rc);
+    run_all(&d, acc, have_cl, false, &ra, &rc);
+    /* The same tiled kernels on fibers (AMP_CPU_TILED=fibers), the path
+     * every tiled kernel took before loop versions: in a child process,
+     * since the setting is read once per process. */
+    double fib[K_COUNT] = {-1, -1, -1, -1, -1};
+    bool fib_ok = fibers_in_child(self, quick, fib);
 
     /* The table. */
     char *md = NULL;
@@ -890,12 +943,16 @@ int main(int argc, char **argv)
     fprintf(o, "Kernel time after %d warm-up runs, median of %d, the two sides' runs interleaved (hipamp: "
                "launch + synchronize; OpenCL: enqueue + clFinish), the same kernels and local sizes on both "
                "(bench/bench_cpu.c; PoCL picks the local size of the two simple kernels, hipamp has none); "
-               "serial: plain C at -O3 on one thread (matmul i-k-j, timed once). Every result is checked "
-               "against the serial reference (transpose and reduction bit for bit).\n\n",
+               "serial: plain C at -O3 on one thread (matmul i-k-j, timed once); hipamp on fibers: the tiled "
+               "kernels again with AMP_CPU_TILED=fibers (one fiber per work-item, switching at barriers, "
+               "the path before loop versions), measured in a separate process after the rest. Every "
+               "result is checked against the serial reference (transpose and reduction bit for bit).\n\n",
             WARMUP, RUNS);
-    fprintf(o, "| kernel | serial -O3 | hipamp CPU | PoCL | hipamp / PoCL | check |\n|---|---:|---:|---:|---:|---|\n");
+    fprintf(o, "| kernel | serial -O3 | hipamp CPU | PoCL | hipamp / PoCL | hipamp on fibers | check |\n"
+               "|---|---:|---:|---:|---:|---:|---|\n");
     for (int k = 0; k < K_COUNT; ++k) {
-        char s1[32], s2[32], s3[32], ratio[32] = "—";
+        char s1[32], s2[32], s3[32], s4[32], ratio[32] = "—";
+        fmt_ms(s4, sizeof s4, fib_ok ? fib[k] : -1);
         fmt_ms(s1, sizeof s1, rs.ms[k]);
         fmt_ms(s2, sizeof s2, ra.ms[k]);
         fmt_ms(s3, sizeof s3, rc.have ? rc.ms[k] : -1);
@@ -904,7 +961,7 @@ int main(int argc, char **argv)
         if (!ra.ok[k]) failures++;
         char label[128];
         klabel(k, &d, label, sizeof label);
-        fprintf(o, "| %s | %s | %s | %s | %s | %s |\n", label, s1, s2, s3, ratio,
+        fprintf(o, "| %s | %s | %s | %s | %s | %s | %s |\n", label, s1, s2, s3, ratio, s4,
                 ok ? "passed" : (!ra.ok[k] ? "hipamp WRONG" : "PoCL WRONG"));
     }
     char c1[32], c2[32], c3[32], c4[32];

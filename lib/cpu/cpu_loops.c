@@ -1558,13 +1558,6 @@ static void classify(kctx *k)
             if (p < P_REMAT) remat = false;
         }
         int cls = uni ? V_UNIFORM : remat ? V_REMAT : V_PRIVATE;
-        if (getenv("AMP_CPU_LOOPS_TRACE"))
-            for (int m = 0; m < nm; ++m) {
-                var *w = &k->v[members[m]];
-                fprintf(stderr, "loops %s: %s cls=%d mod=%d addr=%d init=%d ref=%d arr=%d purity=%d\n", k->name, w->name,
-                        cls, w->modified, w->addr_taken, w->has_init, w->is_ref, w->is_array,
-                        var_init(k, members[m]) >= 0 ? purity(k, var_init(k, members[m]), -1) : -1);
-            }
         for (int m = 0; m < nm; ++m) {
             var *w = &k->v[members[m]];
             w->cls = cls;
