@@ -1,4 +1,4 @@
-/* test_barrier.c — every tile_barrier variant and free fence, each in a producer/consumer kernel that gives a wrong answer without its barrier, plus the seed barrier_loop, all against CPU references. */
+/* test_barrier.c — every tile_barrier variant and free fence, each in a producer/consumer kernel that gives a wrong answer without its barrier, plus the seed barrier_loop, all against CPU references; on the CPU accelerator each test runs on the loop versions and on fibers. */
 #include "support.h"
 
 #include <stdint.h>

@@ -1,4 +1,4 @@
-/* test_tiled.c — tiled launches: every tiled_index field for rank 1-3 tiles, tiled transpose (even, padded, truncated + leftover), padded tiled matmul, and compute-domain errors. */
+/* test_tiled.c — tiled launches: every tiled_index field for rank 1-3 tiles, tiled transpose (even, padded, truncated + leftover), padded tiled matmul, and compute-domain errors; on the CPU accelerator each test runs on the loop versions and on fibers. */
 #include "support.h"
 
 #include <math.h>

@@ -1,4 +1,4 @@
-/* cpu_backend.c — the CPU accelerator's backend table: enumeration and settings, module loading (memfd + dlopen), unified host memory, and trivially complete queues and events (launches run synchronously). */
+/* cpu_backend.c — the CPU accelerator's backend table: enumeration and settings, module loading (memfd + dlopen) and kernel lookup (loop version or fibers, tile_static measured), unified host memory, and trivially complete queues and events (launches run synchronously). */
 #include "cpu_internal.h"
 
 #include <dlfcn.h>
