@@ -618,6 +618,14 @@ static bool amp__cpu_loops_child(const amp__cpu_loops_job *job, uint64_t deadlin
         prctl(PR_SET_PDEATHSIG, SIGKILL);
 #endif
         if (getppid() != host) _exit(1);
+        /* The host's signal handlers are not this process's business, and
+         * its terminal's signals are the host's to act on. */
+        setpgid(0, 0);
+        struct sigaction dfl;
+        memset(&dfl, 0, sizeof dfl);
+        dfl.sa_handler = SIG_DFL;
+        static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGPIPE, SIGALRM, SIGCHLD};
+        for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; ++i) sigaction(sigs[i], &dfl, NULL);
         amp__cpu_loops_result r;
         char n[512];
         bool rok = amp__cpu_loops_transform(job, &r, n, sizeof n);
