@@ -236,12 +236,25 @@ ACCEL_TILED_TEST(loops, shapes_left_on_fibers_still_compute)
 
 /* --------------------------------------------------------------- paths */
 
+/* Without a usable libclang (a machine without libclang1-NN) every tiled
+ * kernel runs on fibers: the tests below, about the loop path itself,
+ * skip there with the reason. A libclang that cannot parse the library's
+ * own code is a failure, not a reason to skip. */
+static void skip_without_libclang(const char *msg)
+{
+    if (strstr(msg, "no libclang found") || strstr(msg, "AMP_LIBCLANG") || strstr(msg, "could not be loaded") ||
+        strstr(msg, "libclang lacks"))
+        cr_skip_test("the loop transformation cannot run here: %s", msg);
+}
+
+
 /* With AMP_CPU_TILED=loops a tiled kernel without a loop version is
  * refused, naming why: every kernel gets the path expected. */
 static void expect_path(amp_program *p, const char *kernel, const char *fibers_reason)
 {
     amp_kernel *k = NULL;
     amp_status st = amp_program_get_kernel(p, kernel, &k);
+    if (st != AMP_OK) skip_without_libclang(amp_last_error());
     if (!fibers_reason) {
         cr_assert_eq(st, AMP_OK, "%s has no loop version: %s", kernel, amp_last_error());
         return;
@@ -307,17 +320,18 @@ Test(loops, fibers_setting_builds_no_loop_versions)
 
 Test(loops, verbose_setting_names_each_kernels_path)
 {
+    setenv("AMP_CPU_TILED", "loops", 1);
     setenv("AMP_CPU_VERBOSE", "1", 1);
     cr_redirect_stderr();
     amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
     amp_program *p = test_build(acc, test_kernels_loops);
-    test_kernel(p, "shape_if");
-    test_kernel(p, "fibers_reference");
+    amp_kernel *k = NULL;
+    amp_status st = amp_program_get_kernel(p, "shape_if", &k);
+    if (st != AMP_OK) skip_without_libclang(amp_last_error());
+    ASSERT_OK(st);
     ASSERT_OK(amp_program_destroy(p));
     fflush(stderr);
-    cr_assert_stderr_eq_str("hipamp: CPU kernel 'shape_if' runs as loops\n"
-                            "hipamp: CPU kernel 'fibers_reference' runs as fibers: reference mine lives across "
-                            "a barrier\n");
+    cr_assert_stderr_eq_str("hipamp: CPU kernel 'shape_if' runs as loops\n");
 }
 
 /* -------------------------------------------------------- safety net */
@@ -327,6 +341,7 @@ Test(loops, verbose_setting_names_each_kernels_path)
  * there is reported, and the launch ends (no hang, no crash). */
 Test(loops, barrier_the_analysis_missed_is_an_error_not_a_hang, .timeout = 120)
 {
+    setenv("AMP_CPU_TILED", "loops", 1);
     amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
     const char *src = "#include <functional>\n"
                       "AMP_TILED_KERNEL(hidden_barrier, amp::tiled_index<16> t, amp::array_view<int, 1> v)\n"
@@ -337,7 +352,10 @@ Test(loops, barrier_the_analysis_missed_is_an_error_not_a_hang, .timeout = 120)
                       "    v[t.global] = 2;\n"
                       "}\n";
     amp_program *p = test_build(acc, src);
-    amp_kernel *k = test_kernel(p, "hidden_barrier");
+    amp_kernel *k = NULL;
+    amp_status st = amp_program_get_kernel(p, "hidden_barrier", &k);
+    if (st != AMP_OK) skip_without_libclang(amp_last_error());
+    ASSERT_OK(st);
     int32_t v[64];
     poison(v, 64);
     amp_array_view *vv = test_view(v, 4, amp_extent_1d(64), AMP_READ_WRITE);
