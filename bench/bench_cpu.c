@@ -1,30 +1,134 @@
-/* bench_cpu.c — measures the CPU accelerator side by side: nanoseconds per fiber switch at a tile barrier, a barrier-free element-wise kernel against the same loop in plain C on as many pthreads, and the seed tiled 16x16 matmul against the simple one, every result checked against a reference; then what the trace hooks cost per launch (bench_trace). */
+/* bench_cpu.c — the CPU accelerator side by side with PoCL (when installed, through the OpenCL ICD loader, dlopen'ed) and with plain serial C: five kernels (saxpy, simple and tiled matmul, tiled transpose, tree reduction), the same local sizes, kernel time after warm-up (median of 5), cold and cached build times, every result checked against a reference; writes a Markdown report with the ratios. */
 #define _GNU_SOURCE
 #include <hipamp.h>
 
-#include <pthread.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-extern const char bench_seeds_source[];
+/* ------------------------------------------------------------ kernels */
 
-static const char bench_kernels[] =
-    "AMP_TILED_KERNEL(barrier_spin, amp::tiled_index<256> t, amp::array_view<int, 1> out, int steps)\n"
-    "{\n"
-    "    int v = 0;\n"
-    "    for (int s = 0; s < steps; ++s) { v += s; t.barrier.wait(); }\n"
-    "    out[t.global] = v;\n"
-    "}\n"
+/* The same five kernels for hipamp (C++ AMP) and for OpenCL C, written the
+ * same way: the tiled ones with the same local sizes and local memory. */
+static const char amp_source[] =
     "AMP_KERNEL(saxpy, amp::index<1> i, float a, amp::array_view<const float, 1> x,\n"
     "           amp::array_view<float, 1> y)\n"
-    "{ y[i] = a * x[i] + y[i]; }\n";
+    "{ y[i] = a * x[i] + y[i]; }\n"
+    "AMP_KERNEL(matmul_simple, amp::index<2> idx, amp::array_view<const float, 2> A,\n"
+    "           amp::array_view<const float, 2> B, amp::array_view<float, 2> C)\n"
+    "{\n"
+    "    const int K = A.extent[1];\n"
+    "    float sum = 0.0f;\n"
+    "    for (int k = 0; k < K; ++k) sum += A(idx[0], k) * B(k, idx[1]);\n"
+    "    C[idx] = sum;\n"
+    "}\n"
+    "AMP_TILED_KERNEL(matmul_tiled, amp::tiled_index<16, 16> t, amp::array_view<const float, 2> A,\n"
+    "                 amp::array_view<const float, 2> B, amp::array_view<float, 2> C)\n"
+    "{\n"
+    "    tile_static float As[16][16];\n"
+    "    tile_static float Bs[16][16];\n"
+    "    const int row = t.local[0], col = t.local[1];\n"
+    "    const int K = A.extent[1];\n"
+    "    float sum = 0.0f;\n"
+    "    for (int k0 = 0; k0 < K; k0 += 16) {\n"
+    "        As[row][col] = A(t.global[0], k0 + col);\n"
+    "        Bs[row][col] = B(k0 + row, t.global[1]);\n"
+    "        t.barrier.wait();\n"
+    "        for (int k = 0; k < 16; ++k) sum += As[row][k] * Bs[k][col];\n"
+    "        t.barrier.wait();\n"
+    "    }\n"
+    "    C[t.global] = sum;\n"
+    "}\n"
+    "AMP_TILED_KERNEL(transpose_tiled, amp::tiled_index<16, 16> t, amp::array_view<const float, 2> A,\n"
+    "                 amp::array_view<float, 2> At)\n"
+    "{\n"
+    "    tile_static float tile[16][17];\n"
+    "    tile[t.local[0]][t.local[1]] = A[t.global];\n"
+    "    t.barrier.wait();\n"
+    "    At(t.tile_origin[1] + t.local[0], t.tile_origin[0] + t.local[1]) = tile[t.local[1]][t.local[0]];\n"
+    "}\n"
+    "AMP_TILED_KERNEL(reduce_tiled, amp::tiled_index<256> t, amp::array_view<const float, 1> in,\n"
+    "                 amp::array_view<float, 1> sums)\n"
+    "{\n"
+    "    tile_static float s[256];\n"
+    "    const int l = t.local[0];\n"
+    "    s[l] = in[t.global];\n"
+    "    t.barrier.wait();\n"
+    "    for (int w = 128; w > 0; w >>= 1) {\n"
+    "        if (l < w) s[l] += s[l + w];\n"
+    "        t.barrier.wait();\n"
+    "    }\n"
+    "    if (l == 0) sums[t.tile] = s[0];\n"
+    "}\n";
 
-#define RUNS 7
+static const char cl_source[] =
+    "__kernel void saxpy(float a, __global const float *x, __global float *y)\n"
+    "{ size_t i = get_global_id(0); y[i] = a * x[i] + y[i]; }\n"
+    "__kernel void matmul_simple(__global const float *A, __global const float *B, __global float *C, int N)\n"
+    "{\n"
+    "    int r = get_global_id(1), c = get_global_id(0);\n"
+    "    float sum = 0.0f;\n"
+    "    for (int k = 0; k < N; ++k) sum += A[r * N + k] * B[k * N + c];\n"
+    "    C[r * N + c] = sum;\n"
+    "}\n"
+    "__kernel void matmul_tiled(__global const float *A, __global const float *B, __global float *C, int N)\n"
+    "{\n"
+    "    __local float As[16][16];\n"
+    "    __local float Bs[16][16];\n"
+    "    const int row = get_local_id(1), col = get_local_id(0);\n"
+    "    const int gr = get_global_id(1), gc = get_global_id(0);\n"
+    "    float sum = 0.0f;\n"
+    "    for (int k0 = 0; k0 < N; k0 += 16) {\n"
+    "        As[row][col] = A[gr * N + k0 + col];\n"
+    "        Bs[row][col] = B[(k0 + row) * N + gc];\n"
+    "        barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "        for (int k = 0; k < 16; ++k) sum += As[row][k] * Bs[k][col];\n"
+    "        barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "    }\n"
+    "    C[gr * N + gc] = sum;\n"
+    "}\n"
+    "__kernel void transpose_tiled(__global const float *A, __global float *At, int N)\n"
+    "{\n"
+    "    __local float tile[16][17];\n"
+    "    const int lr = get_local_id(1), lc = get_local_id(0);\n"
+    "    const int r0 = get_group_id(1) * 16, c0 = get_group_id(0) * 16;\n"
+    "    tile[lr][lc] = A[(r0 + lr) * N + c0 + lc];\n"
+    "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "    At[(c0 + lr) * N + r0 + lc] = tile[lc][lr];\n"
+    "}\n"
+    "__kernel void reduce_tiled(__global const float *in, __global float *sums)\n"
+    "{\n"
+    "    __local float s[256];\n"
+    "    const int l = get_local_id(0);\n"
+    "    s[l] = in[get_global_id(0)];\n"
+    "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "    for (int w = 128; w > 0; w >>= 1) {\n"
+    "        if (l < w) s[l] += s[l + w];\n"
+    "        barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "    }\n"
+    "    if (l == 0) sums[get_group_id(0)] = s[0];\n"
+    "}\n";
+
+enum { K_SAXPY, K_MM_SIMPLE, K_MM_TILED, K_TRANSPOSE, K_REDUCE, K_COUNT };
+static const char *const knames[K_COUNT] = {"saxpy", "matmul_simple", "matmul_tiled", "transpose_tiled",
+                                            "reduce_tiled"};
+/* Row labels, completed with the sizes ("saxpy 2^24"). */
+static void klabel(int k, const void *dp, char *buf, size_t cap);
+
+#define RUNS 5
 #define WARMUP 2
+
+/* ------------------------------------------------------------ helpers */
 
 static int failures;
 
@@ -57,259 +161,733 @@ static double median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-static void verdict(const char *what, bool ok)
+static void *xmalloc(size_t n)
 {
-    if (!ok) {
-        failures++;
-        printf("  !! %s: WRONG RESULT\n", what);
-    }
-}
-
-/* ------------------------------------------------------ fiber switches */
-
-static void bench_switch(amp_kernel *k, int threads)
-{
-    const int tiles = 64, steps = 400, n = 256 * tiles;
-    int *out = malloc((size_t)n * sizeof *out);
-    amp_array_view *v = NULL;
-    CHECK(amp_array_view_create(out, sizeof(int), amp_extent_1d(n), AMP_WRITE_ONLY, &v));
-    amp_tiled_extent te;
-    CHECK(amp_extent_tile(amp_extent_1d(n), (int[]){256}, &te));
-    amp_arg a[] = {amp_arg_view(v), amp_arg_int32(steps)};
-    double t[RUNS];
-    for (int r = -WARMUP; r < RUNS; ++r) {
-        double t0 = now_s();
-        CHECK(amp_parallel_for_each_tiled(NULL, te, k, a, 2));
-        CHECK(amp_array_view_synchronize(v));
-        if (r >= 0) t[r] = now_s() - t0;
-    }
-    bool ok = true;
-    for (int i = 0; i < n; ++i) ok &= out[i] == steps * (steps - 1) / 2;
-    verdict("barrier_spin", ok);
-    double med = median(t, RUNS), switches = (double)n * steps;
-    /* Each thread switches its own tiles: cost per switch on one thread. */
-    printf("fiber switch at a barrier : %6.1f ns per switch per thread  (%d tiles x 256 work-items x "
-           "%d barriers, %d threads, %.1f ms)\n",
-           med * 1e9 * threads / switches, tiles, steps, threads, med * 1e3);
-    CHECK(amp_array_view_destroy(v));
-    free(out);
-}
-
-/* ---------------------------------------------------------------- saxpy */
-
-/* The plain-C reference: persistent threads (as the accelerator's pool is)
- * that start and finish each run on a pthread barrier, each taking one
- * contiguous slice. */
-typedef struct saxpy_ref {
-    pthread_barrier_t start, done;
-    int threads;
-    bool quit;
-    float a;
-    const float *x;
-    float *y;
-    size_t n;
-} saxpy_ref;
-
-typedef struct saxpy_arg { saxpy_ref *r; int t; } saxpy_arg;
-
-static void saxpy_slice(saxpy_ref *r, int t)
-{
-    size_t lo = r->n * (size_t)t / (size_t)r->threads, hi = r->n * (size_t)(t + 1) / (size_t)r->threads;
-    const float *restrict x = r->x;
-    float *restrict y = r->y;
-    const float a = r->a;
-    for (size_t i = lo; i < hi; ++i) y[i] = a * x[i] + y[i];
-}
-
-static void *saxpy_thread(void *arg)
-{
-    saxpy_arg *sa = arg;
-    for (;;) {
-        pthread_barrier_wait(&sa->r->start);
-        if (sa->r->quit) return NULL;
-        saxpy_slice(sa->r, sa->t);
-        pthread_barrier_wait(&sa->r->done);
-    }
-}
-
-static void saxpy_plain(saxpy_ref *r)
-{
-    pthread_barrier_wait(&r->start);
-    saxpy_slice(r, 0);
-    pthread_barrier_wait(&r->done);
-}
-
-static void bench_saxpy(amp_kernel *k, int threads)
-{
-    const size_t n = (size_t)1 << 24;
-    const float a = 2.0f;
-    float *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y), *y2 = malloc(n * sizeof *y2);
-    if (!x || !y || !y2) {
-        fprintf(stderr, "bench_cpu: out of memory\n");
+    void *p = malloc(n);
+    if (!p) {
+        fprintf(stderr, "bench_cpu: out of memory (%zu bytes)\n", n);
         exit(1);
     }
-    /* Small integers: every sum is exact, so the check is exact. */
+    return p;
+}
+
+/* Reproducible values in [-1, 1), never 0. */
+static void fill(float *x, size_t n, uint32_t seed)
+{
     for (size_t i = 0; i < n; ++i) {
-        x[i] = (float)(i % 17);
-        y[i] = y2[i] = (float)(i % 5);
+        seed = seed * 1664525u + 1013904223u;
+        float v = (float)(seed >> 8) / 8388608.0f - 1.0f;
+        x[i] = v == 0.0f ? 0.5f : v;
     }
-    amp_array_view *vx = NULL, *vy = NULL;
-    CHECK(amp_array_view_create(x, sizeof(float), amp_extent_1d((int)n), AMP_READ_ONLY, &vx));
-    CHECK(amp_array_view_create(y, sizeof(float), amp_extent_1d((int)n), AMP_READ_WRITE, &vy));
-    amp_arg args[] = {amp_arg_float32(a), amp_arg_view(vx), amp_arg_view(vy)};
-    saxpy_ref ref = {.threads = threads, .a = a, .x = x, .y = y2, .n = n};
-    pthread_t tid[1024];
-    saxpy_arg targ[1024];
-    pthread_barrier_init(&ref.start, NULL, (unsigned)threads);
-    pthread_barrier_init(&ref.done, NULL, (unsigned)threads);
-    for (int t = 1; t < threads; ++t) {
-        targ[t] = (saxpy_arg){&ref, t};
-        if (pthread_create(&tid[t], NULL, saxpy_thread, &targ[t]) != 0) {
-            fprintf(stderr, "bench_cpu: pthread_create failed\n");
-            exit(1);
-        }
-    }
-    double ta[RUNS], tc[RUNS];
-    /* Interleaved, so drift in the machine's speed hits both alike. */
-    for (int r = -WARMUP; r < RUNS; ++r) {
-        double t0 = now_s();
-        CHECK(amp_parallel_for_each(NULL, amp_extent_1d((int)n), k, args, 3));
-        CHECK(amp_array_view_synchronize(vy));
-        double t1 = now_s();
-        saxpy_plain(&ref);
-        double t2 = now_s();
-        if (r >= 0) {
-            ta[r] = t1 - t0;
-            tc[r] = t2 - t1;
-        }
-    }
-    ref.quit = true;
-    pthread_barrier_wait(&ref.start);
-    for (int t = 1; t < threads; ++t) pthread_join(tid[t], NULL);
-    pthread_barrier_destroy(&ref.start);
-    pthread_barrier_destroy(&ref.done);
-    bool ok = true;
-    const float runs = (float)(RUNS + WARMUP);
-    for (size_t i = 0; i < n && ok; ++i) {
-        float want = (float)(i % 5) + runs * a * (float)(i % 17);
-        ok = y[i] == want && y2[i] == want;
-    }
-    verdict("saxpy", ok);
-    double ma = median(ta, RUNS), mc = median(tc, RUNS);
-    double gbs = 3.0 * 4.0 * (double)n / 1e9;
-    printf("saxpy, 2^24 floats        : accelerator %6.2f ms (%.1f GB/s) | plain C, %d pthreads %6.2f ms "
-           "(%.1f GB/s) | ratio %.2f (goal <= 1.5)\n",
-           ma * 1e3, gbs / ma, threads, mc * 1e3, gbs / mc, ma / mc);
-    CHECK(amp_array_view_destroy(vx));
-    CHECK(amp_array_view_destroy(vy));
-    free(x);
-    free(y);
-    free(y2);
 }
 
-/* --------------------------------------------------------------- matmul */
-
-static double time_matmul(amp_kernel *k, bool tiled, amp_array_view *va, amp_array_view *vb,
-                          amp_array_view *vc, int n)
+static bool close_enough(const float *got, const float *want, size_t n, float rel)
 {
-    amp_arg a[] = {amp_arg_view(va), amp_arg_view(vb), amp_arg_view(vc)};
-    amp_tiled_extent te;
-    CHECK(amp_extent_tile(amp_extent_2d(n, n), (int[]){16, 16}, &te));
-    double t[RUNS];
-    for (int r = -WARMUP; r < RUNS; ++r) {
-        double t0 = now_s();
-        if (tiled) CHECK(amp_parallel_for_each_tiled(NULL, te, k, a, 3));
-        else CHECK(amp_parallel_for_each(NULL, amp_extent_2d(n, n), k, a, 3));
-        CHECK(amp_array_view_synchronize(vc));
-        if (r >= 0) t[r] = now_s() - t0;
-    }
-    return median(t, RUNS);
-}
-
-static bool matmul_ok(const float *c, const float *ref, int n)
-{
-    for (int i = 0; i < n * n; ++i) {
-        float d = c[i] - ref[i];
-        if (d < 0) d = -d;
-        if (d > 1e-3f * (1.0f + (ref[i] < 0 ? -ref[i] : ref[i]))) return false;
+    for (size_t i = 0; i < n; ++i) {
+        float d = fabsf(got[i] - want[i]);
+        if (!(d <= rel * (1.0f + fabsf(want[i])))) {
+            fprintf(stderr, "  element %zu: got %g, want %g\n", i, got[i], want[i]);
+            return false;
+        }
     }
     return true;
 }
 
-static void bench_matmul(amp_kernel *tiled, amp_kernel *simple)
+/* ------------------------------------------------------- problem data */
+
+typedef struct data {
+    size_t n_saxpy, n_red;
+    int n_mm, n_tr;
+    float *x, *y0, *y_ref;          /* saxpy */
+    float *A, *B, *C_ref;           /* matmul */
+    float *T, *T_ref;               /* transpose input and reference */
+    float *R, *R_ref;               /* reduction input, reference partial sums */
+    float a;
+} data;
+
+typedef struct result {
+    double ms[K_COUNT];
+    bool ok[K_COUNT];
+    bool have;
+} result;
+
+static void make_data(data *d, bool quick)
 {
-    const int n = 512;
-    size_t nn = (size_t)n * n;
-    float *A = malloc(nn * 4), *B = malloc(nn * 4), *C = malloc(nn * 4), *R = calloc(nn, 4);
-    if (!A || !B || !C || !R) {
-        fprintf(stderr, "bench_cpu: out of memory\n");
-        exit(1);
-    }
-    uint32_t s = 12345;
-    for (size_t i = 0; i < nn; ++i) {
-        s = s * 1664525u + 1013904223u;
-        A[i] = (float)(s >> 8) / 16777216.0f - 0.5f;
-        s = s * 1664525u + 1013904223u;
-        B[i] = (float)(s >> 8) / 16777216.0f - 0.5f;
-    }
-    for (int i = 0; i < n; ++i)
-        for (int k = 0; k < n; ++k)
-            for (int j = 0; j < n; ++j) R[(size_t)i * n + j] += A[(size_t)i * n + k] * B[(size_t)k * n + j];
-    amp_array_view *va = NULL, *vb = NULL, *vc = NULL;
-    CHECK(amp_array_view_create(A, 4, amp_extent_2d(n, n), AMP_READ_ONLY, &va));
-    CHECK(amp_array_view_create(B, 4, amp_extent_2d(n, n), AMP_READ_ONLY, &vb));
-    CHECK(amp_array_view_create(C, 4, amp_extent_2d(n, n), AMP_WRITE_ONLY, &vc));
-    memset(C, 0, nn * 4);
-    double tt = time_matmul(tiled, true, va, vb, vc, n);
-    verdict("matmul_tiled16", matmul_ok(C, R, n));
-    memset(C, 0, nn * 4);
-    double ts = time_matmul(simple, false, va, vb, vc, n);
-    verdict("matmul_simple", matmul_ok(C, R, n));
-    double flops = 2.0 * n * n * (double)n;
-    printf("matmul 512x512            : tiled 16x16 %6.1f ms (%.2f GFLOP/s) | simple %6.1f ms (%.2f GFLOP/s) "
-           "| tiled/simple %.2f\n",
-           tt * 1e3, flops / tt / 1e9, ts * 1e3, flops / ts / 1e9, tt / ts);
-    CHECK(amp_array_view_destroy(va));
-    CHECK(amp_array_view_destroy(vb));
-    CHECK(amp_array_view_destroy(vc));
-    free(A);
-    free(B);
-    free(C);
-    free(R);
+    d->n_saxpy = (size_t)1 << (quick ? 20 : 24);
+    d->n_red = (size_t)1 << (quick ? 20 : 24);
+    d->n_mm = quick ? 256 : 1024;
+    d->n_tr = quick ? 1024 : 4096;
+    d->a = 2.5f;
+    d->x = xmalloc(d->n_saxpy * 4);
+    d->y0 = xmalloc(d->n_saxpy * 4);
+    d->y_ref = xmalloc(d->n_saxpy * 4);
+    fill(d->x, d->n_saxpy, 1);
+    fill(d->y0, d->n_saxpy, 2);
+    size_t mm = (size_t)d->n_mm * d->n_mm, tr = (size_t)d->n_tr * d->n_tr;
+    d->A = xmalloc(mm * 4);
+    d->B = xmalloc(mm * 4);
+    d->C_ref = xmalloc(mm * 4);
+    fill(d->A, mm, 3);
+    fill(d->B, mm, 4);
+    d->T = xmalloc(tr * 4);
+    d->T_ref = xmalloc(tr * 4);
+    fill(d->T, tr, 5);
+    d->R = xmalloc(d->n_red * 4);
+    d->R_ref = xmalloc(d->n_red / 256 * 4);
+    fill(d->R, d->n_red, 6);
 }
 
-/* ------------------------------------------------------- trace hooks */
+static void klabel(int k, const void *dp, char *buf, size_t cap)
+{
+    const data *d = dp;
+    int lg = 0;
+    while (((size_t)1 << lg) < d->n_saxpy) lg++;
+    switch (k) {
+    case K_SAXPY: snprintf(buf, cap, "saxpy 2^%d", lg); break;
+    case K_MM_SIMPLE: snprintf(buf, cap, "matmul simple %d^2", d->n_mm); break;
+    case K_MM_TILED: snprintf(buf, cap, "matmul tiled 16x16, %d^2", d->n_mm); break;
+    case K_TRANSPOSE:
+        snprintf(buf, cap, "transpose tiled 16x16, tile_static float[16][17], %d^2", d->n_tr);
+        break;
+    default: snprintf(buf, cap, "tree reduction, tile 256, 2^%d", lg); break;
+    }
+}
+
+/* ------------------------------------------------- serial references */
+
+/* The serial loops: the references every result is checked against, and
+ * the "serial -O3" column. The saxpy reference is applied once per run to
+ * its own copy, like the kernels. */
+static void serial_saxpy(const data *d, float *y)
+{
+    const float a = d->a;
+    const float *restrict x = d->x;
+    for (size_t i = 0; i < d->n_saxpy; ++i) y[i] = a * x[i] + y[i];
+}
+
+static void serial_matmul(const data *d, float *restrict C)
+{
+    const int n = d->n_mm;
+    memset(C, 0, (size_t)n * n * 4);
+    for (int i = 0; i < n; ++i)
+        for (int k = 0; k < n; ++k) {
+            const float a = d->A[(size_t)i * n + k];
+            const float *restrict b = d->B + (size_t)k * n;
+            float *restrict c = C + (size_t)i * n;
+            for (int j = 0; j < n; ++j) c[j] += a * b[j];
+        }
+}
+
+static void serial_transpose(const data *d, float *restrict At)
+{
+    const int n = d->n_tr;
+    for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) At[(size_t)j * n + i] = d->T[(size_t)i * n + j];
+}
+
+/* Partial sums of 256 in the kernels' tree order (bit-exact comparison is
+ * then possible; the total is what the serial column times). */
+static void tree_sums(const data *d, float *sums)
+{
+    float s[256];
+    for (size_t t = 0; t < d->n_red / 256; ++t) {
+        memcpy(s, d->R + t * 256, sizeof s);
+        for (int w = 128; w > 0; w >>= 1)
+            for (int l = 0; l < w; ++l) s[l] += s[l + w];
+        sums[t] = s[0];
+    }
+}
+
+static double serial_sum(const data *d)
+{
+    float acc = 0.0f;
+    for (size_t i = 0; i < d->n_red; ++i) acc += d->R[i];
+    return acc;
+}
+
+static void run_serial(data *d, result *r)
+{
+    double t[RUNS];
+    float *tmp = xmalloc(d->n_saxpy * 4);
+    for (int k = -1; k < RUNS; ++k) {
+        memcpy(tmp, d->y0, d->n_saxpy * 4);
+        double t0 = now_s();
+        serial_saxpy(d, tmp);
+        if (k >= 0) t[k] = now_s() - t0;
+    }
+    memcpy(d->y_ref, tmp, d->n_saxpy * 4);
+    r->ms[K_SAXPY] = median(t, RUNS) * 1e3;
+    free(tmp);
+    /* The large references run once (they take the longest). */
+    double t0 = now_s();
+    serial_matmul(d, d->C_ref);
+    r->ms[K_MM_SIMPLE] = (now_s() - t0) * 1e3;
+    r->ms[K_MM_TILED] = -1;
+    for (int k = -1; k < RUNS; ++k) {
+        t0 = now_s();
+        serial_transpose(d, d->T_ref);
+        if (k >= 0) t[k] = now_s() - t0;
+    }
+    r->ms[K_TRANSPOSE] = median(t, RUNS) * 1e3;
+    volatile double sink = 0;
+    for (int k = -1; k < RUNS; ++k) {
+        t0 = now_s();
+        sink += serial_sum(d);
+        if (k >= 0) t[k] = now_s() - t0;
+    }
+    (void)sink;
+    r->ms[K_REDUCE] = median(t, RUNS) * 1e3;
+    tree_sums(d, d->R_ref);
+    r->have = true;
+    for (int k = 0; k < K_COUNT; ++k) r->ok[k] = true;
+}
+
+/* ------------------------------------------------------- OpenCL / PoCL */
+
+typedef int32_t cl_int;
+typedef uint32_t cl_uint;
+typedef uint64_t cl_ulong;
+typedef struct _cl_platform_id *cl_platform_id;
+typedef struct _cl_device_id *cl_device_id;
+typedef struct _cl_context *cl_context;
+typedef struct _cl_command_queue *cl_command_queue;
+typedef struct _cl_program *cl_program;
+typedef struct _cl_kernel *cl_kernel;
+typedef struct _cl_mem *cl_mem;
+typedef struct _cl_event *cl_event;
+#define CL_DEVICE_TYPE_CPU (1 << 1)
+#define CL_PLATFORM_NAME 0x0902
+#define CL_PLATFORM_VERSION 0x0901
+#define CL_DEVICE_NAME 0x102B
+#define CL_PROGRAM_BUILD_LOG 0x1183
+#define CL_MEM_READ_WRITE (1 << 0)
+#define CL_MEM_USE_HOST_PTR (1 << 3)
+#define CL_TRUE 1
+
+#define CL_FUNCS(X)                                                                                     \
+    X(cl_int, clGetPlatformIDs, (cl_uint, cl_platform_id *, cl_uint *))                                   \
+    X(cl_int, clGetPlatformInfo, (cl_platform_id, cl_uint, size_t, void *, size_t *))                     \
+    X(cl_int, clGetDeviceIDs, (cl_platform_id, cl_ulong, cl_uint, cl_device_id *, cl_uint *))             \
+    X(cl_int, clGetDeviceInfo, (cl_device_id, cl_uint, size_t, void *, size_t *))                        \
+    X(cl_context, clCreateContext, (const intptr_t *, cl_uint, const cl_device_id *, void *, void *, cl_int *)) \
+    X(cl_command_queue, clCreateCommandQueue, (cl_context, cl_device_id, cl_ulong, cl_int *))             \
+    X(cl_program, clCreateProgramWithSource, (cl_context, cl_uint, const char **, const size_t *, cl_int *)) \
+    X(cl_int, clBuildProgram, (cl_program, cl_uint, const cl_device_id *, const char *, void *, void *))  \
+    X(cl_int, clGetProgramBuildInfo, (cl_program, cl_device_id, cl_uint, size_t, void *, size_t *))      \
+    X(cl_kernel, clCreateKernel, (cl_program, const char *, cl_int *))                                    \
+    X(cl_int, clSetKernelArg, (cl_kernel, cl_uint, size_t, const void *))                                 \
+    X(cl_mem, clCreateBuffer, (cl_context, cl_ulong, size_t, void *, cl_int *))                           \
+    X(cl_int, clEnqueueNDRangeKernel, (cl_command_queue, cl_kernel, cl_uint, const size_t *, const size_t *, \
+                                       const size_t *, cl_uint, const cl_event *, cl_event *))            \
+    X(cl_int, clEnqueueReadBuffer, (cl_command_queue, cl_mem, cl_uint, size_t, size_t, void *, cl_uint,     \
+                                    const cl_event *, cl_event *))                                        \
+    X(cl_int, clEnqueueWriteBuffer, (cl_command_queue, cl_mem, cl_uint, size_t, size_t, const void *,       \
+                                     cl_uint, const cl_event *, cl_event *))                              \
+    X(cl_int, clFinish, (cl_command_queue))                                                               \
+    X(cl_int, clReleaseMemObject, (cl_mem))                                                               \
+    X(cl_int, clReleaseKernel, (cl_kernel))                                                               \
+    X(cl_int, clReleaseProgram, (cl_program))                                                             \
+    X(cl_int, clReleaseCommandQueue, (cl_command_queue))                                                  \
+    X(cl_int, clReleaseContext, (cl_context))
+
+static struct {
+#define CL_PTR(ret, name, args) ret(*name) args;
+    CL_FUNCS(CL_PTR)
+#undef CL_PTR
+    cl_device_id dev;
+    cl_context ctx;
+    cl_command_queue q;
+    char name[256], version[256];
+} cl;
+
+#define CLCHECK(call)                                                                  \
+    do {                                                                               \
+        cl_int e_ = (call);                                                            \
+        if (e_ != 0) {                                                                 \
+            fprintf(stderr, "bench_cpu: %s failed: OpenCL error %d\n", #call, e_);     \
+            exit(1);                                                                   \
+        }                                                                              \
+    } while (0)
+
+/* PoCL's CPU device through the ICD loader, or false with why. */
+static bool cl_open(char *why, size_t cap)
+{
+    void *h = dlopen("libOpenCL.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        snprintf(why, cap, "no OpenCL ICD loader (libOpenCL.so.1): install ocl-icd-libopencl1 and pocl-opencl-icd");
+        return false;
+    }
+#define CL_SYM(ret, name, args)                                           \
+    if (!(*(void **)&cl.name = dlsym(h, #name))) {                        \
+        snprintf(why, cap, "the OpenCL loader lacks %s", #name);          \
+        return false;                                                     \
+    }
+    CL_FUNCS(CL_SYM)
+#undef CL_SYM
+    cl_platform_id plats[16];
+    cl_uint np = 0;
+    if (cl.clGetPlatformIDs(16, plats, &np) != 0 || np == 0) {
+        snprintf(why, cap, "no OpenCL platform (is pocl-opencl-icd installed?)");
+        return false;
+    }
+    for (cl_uint i = 0; i < np; ++i) {
+        char pname[256] = "";
+        cl.clGetPlatformInfo(plats[i], CL_PLATFORM_NAME, sizeof pname, pname, NULL);
+        if (!strstr(pname, "Portable Computing Language")) continue;
+        cl_uint nd = 0;
+        if (cl.clGetDeviceIDs(plats[i], CL_DEVICE_TYPE_CPU, 1, &cl.dev, &nd) != 0 || nd == 0) continue;
+        cl.clGetPlatformInfo(plats[i], CL_PLATFORM_VERSION, sizeof cl.version, cl.version, NULL);
+        cl.clGetDeviceInfo(cl.dev, CL_DEVICE_NAME, sizeof cl.name, cl.name, NULL);
+        cl_int err = 0;
+        cl.ctx = cl.clCreateContext(NULL, 1, &cl.dev, NULL, NULL, &err);
+        if (err) break;
+        cl.q = cl.clCreateCommandQueue(cl.ctx, cl.dev, 0, &err);
+        if (err) break;
+        return true;
+    }
+    snprintf(why, cap, "no PoCL CPU device among the OpenCL platforms");
+    return false;
+}
+
+static cl_mem cl_buf(size_t bytes, const void *init)
+{
+    cl_int err = 0;
+    cl_mem m = cl.clCreateBuffer(cl.ctx, CL_MEM_READ_WRITE, bytes, NULL, &err);
+    if (err) {
+        fprintf(stderr, "bench_cpu: clCreateBuffer(%zu) failed: %d\n", bytes, err);
+        exit(1);
+    }
+    if (init) CLCHECK(cl.clEnqueueWriteBuffer(cl.q, m, CL_TRUE, 0, bytes, init, 0, NULL, NULL));
+    return m;
+}
+
+static cl_program cl_build(double *ms, cl_kernel *k)
+{
+    cl_int err = 0;
+    const char *srcs[1] = {cl_source};
+    double t0 = now_s();
+    cl_program p = cl.clCreateProgramWithSource(cl.ctx, 1, srcs, NULL, &err);
+    if (err) {
+        fprintf(stderr, "bench_cpu: clCreateProgramWithSource failed: %d\n", err);
+        exit(1);
+    }
+    if (cl.clBuildProgram(p, 1, &cl.dev, "-cl-std=CL1.2", NULL, NULL) != 0) {
+        char log[8192] = "";
+        cl.clGetProgramBuildInfo(p, cl.dev, CL_PROGRAM_BUILD_LOG, sizeof log, log, NULL);
+        fprintf(stderr, "bench_cpu: OpenCL build failed:\n%s\n", log);
+        exit(1);
+    }
+    for (int i = 0; i < K_COUNT; ++i) {
+        k[i] = cl.clCreateKernel(p, knames[i], &err);
+        if (err) {
+            fprintf(stderr, "bench_cpu: clCreateKernel(%s) failed: %d\n", knames[i], err);
+            exit(1);
+        }
+    }
+    *ms = (now_s() - t0) * 1e3;
+    return p;
+}
+
+/* ------------------------------------------------ hipamp against PoCL */
+
+/* One kernel on both sides, runs interleaved (hipamp, PoCL, hipamp, ...)
+ * so that the machine's other load falls on both alike. */
+typedef struct pair {
+    amp_kernel *ak;
+    bool tiled;
+    amp_extent e;
+    int tile[3];
+    amp_arg args[4];
+    int nargs;
+    amp_array_view *out;        /* synchronised after each launch */
+    float *reset_host;          /* saxpy: y goes back to y0 before each run */
+    amp_array_view *reset_view;
+    cl_kernel ck;               /* NULL: no PoCL */
+    int dims;
+    size_t global[2], local[2];
+    bool cl_local;
+    cl_mem cl_reset;
+    const float *y0;
+    size_t reset_bytes;
+} pair;
+
+static void run_pair(pair *p, double *amp_ms, double *cl_ms)
+{
+    double ta[RUNS], tc[RUNS];
+    amp_tiled_extent te;
+    if (p->tiled) CHECK(amp_extent_tile(p->e, p->tile, &te));
+    for (int r = -WARMUP; r < RUNS; ++r) {
+        if (p->reset_host) {
+            memcpy(p->reset_host, p->y0, p->reset_bytes);
+            CHECK(amp_array_view_refresh(p->reset_view));
+        }
+        double t0 = now_s();
+        if (p->tiled) CHECK(amp_parallel_for_each_tiled(NULL, te, p->ak, p->args, (size_t)p->nargs));
+        else CHECK(amp_parallel_for_each(NULL, p->e, p->ak, p->args, (size_t)p->nargs));
+        CHECK(amp_array_view_synchronize(p->out));
+        if (r >= 0) ta[r] = now_s() - t0;
+        if (!p->ck) continue;
+        if (p->cl_reset)
+            CLCHECK(cl.clEnqueueWriteBuffer(cl.q, p->cl_reset, CL_TRUE, 0, p->reset_bytes, p->y0, 0, NULL, NULL));
+        t0 = now_s();
+        CLCHECK(cl.clEnqueueNDRangeKernel(cl.q, p->ck, (cl_uint)p->dims, NULL, p->global,
+                                          p->cl_local ? p->local : NULL, 0, NULL, NULL));
+        CLCHECK(cl.clFinish(cl.q));
+        if (r >= 0) tc[r] = now_s() - t0;
+    }
+    *amp_ms = median(ta, RUNS) * 1e3;
+    *cl_ms = p->ck ? median(tc, RUNS) * 1e3 : -1;
+}
+
+static void cl_args(cl_kernel k, int n, const size_t *sizes, const void *const *vals)
+{
+    for (int i = 0; i < n; ++i) CLCHECK(cl.clSetKernelArg(k, (cl_uint)i, sizes[i], vals[i]));
+}
+
+/* tiled_only: the three tiled kernels alone (the fiber-path run). */
+static void run_all(const data *d, amp_accelerator *acc, bool have_cl, bool tiled_only, result *ra, result *rc)
+{
+    amp_program *prog = NULL;
+    CHECK(amp_program_build(acc, amp_source, NULL, &prog));
+    amp_kernel *ak[K_COUNT];
+    for (int i = 0; i < K_COUNT; ++i) CHECK(amp_program_get_kernel(prog, knames[i], &ak[i]));
+    cl_kernel ck[K_COUNT] = {0};
+    cl_program cp = NULL;
+    if (have_cl) {
+        double ms;
+        cp = cl_build(&ms, ck);
+    }
+
+    /* saxpy */
+    if (!tiled_only) {
+        float *y = xmalloc(d->n_saxpy * 4), *yc = xmalloc(d->n_saxpy * 4);
+        amp_array_view *vx, *vy;
+        CHECK(amp_array_view_create(d->x, 4, amp_extent_1d((int)d->n_saxpy), AMP_READ_ONLY, &vx));
+        CHECK(amp_array_view_create(y, 4, amp_extent_1d((int)d->n_saxpy), AMP_READ_WRITE, &vy));
+        pair p = {.ak = ak[K_SAXPY], .e = amp_extent_1d((int)d->n_saxpy), .nargs = 3, .out = vy,
+                  .reset_host = y, .reset_view = vy, .ck = ck[K_SAXPY], .dims = 1, .global = {d->n_saxpy},
+                  .y0 = d->y0, .reset_bytes = d->n_saxpy * 4};
+        p.args[0] = amp_arg_float32(d->a);
+        p.args[1] = amp_arg_view(vx);
+        p.args[2] = amp_arg_view(vy);
+        cl_mem bx = NULL, by = NULL;
+        if (have_cl) {
+            bx = cl_buf(d->n_saxpy * 4, d->x);
+            by = cl_buf(d->n_saxpy * 4, d->y0);
+            cl_args(ck[K_SAXPY], 3, (size_t[]){sizeof(float), sizeof bx, sizeof by},
+                    (const void *[]){&d->a, &bx, &by});
+            p.cl_reset = by;
+        }
+        run_pair(&p, &ra->ms[K_SAXPY], &rc->ms[K_SAXPY]);
+        ra->ok[K_SAXPY] = close_enough(y, d->y_ref, d->n_saxpy, 1e-6f);
+        if (have_cl) {
+            CLCHECK(cl.clEnqueueReadBuffer(cl.q, by, CL_TRUE, 0, d->n_saxpy * 4, yc, 0, NULL, NULL));
+            rc->ok[K_SAXPY] = close_enough(yc, d->y_ref, d->n_saxpy, 1e-6f);
+            cl.clReleaseMemObject(bx);
+            cl.clReleaseMemObject(by);
+        }
+        CHECK(amp_array_view_destroy(vx));
+        CHECK(amp_array_view_destroy(vy));
+        free(y);
+        free(yc);
+    }
+
+    /* matmul, simple and tiled */
+    {
+        int n = d->n_mm;
+        size_t mm = (size_t)n * n;
+        float *C = xmalloc(mm * 4), *Cc = xmalloc(mm * 4);
+        amp_array_view *va, *vb, *vc;
+        CHECK(amp_array_view_create(d->A, 4, amp_extent_2d(n, n), AMP_READ_ONLY, &va));
+        CHECK(amp_array_view_create(d->B, 4, amp_extent_2d(n, n), AMP_READ_ONLY, &vb));
+        CHECK(amp_array_view_create(C, 4, amp_extent_2d(n, n), AMP_WRITE_ONLY, &vc));
+        cl_mem ba = NULL, bb = NULL, bc = NULL;
+        if (have_cl) {
+            ba = cl_buf(mm * 4, d->A);
+            bb = cl_buf(mm * 4, d->B);
+            bc = cl_buf(mm * 4, NULL);
+        }
+        for (int which = tiled_only ? K_MM_TILED : K_MM_SIMPLE; which <= K_MM_TILED; ++which) {
+            for (size_t i = 0; i < mm; ++i) C[i] = NAN;
+            CHECK(amp_array_view_refresh(vc));
+            pair p = {.ak = ak[which], .tiled = which == K_MM_TILED, .e = amp_extent_2d(n, n), .tile = {16, 16},
+                      .nargs = 3, .out = vc, .ck = ck[which], .dims = 2, .global = {(size_t)n, (size_t)n},
+                      .local = {16, 16}, .cl_local = which == K_MM_TILED};
+            p.args[0] = amp_arg_view(va);
+            p.args[1] = amp_arg_view(vb);
+            p.args[2] = amp_arg_view(vc);
+            if (have_cl)
+                cl_args(ck[which], 4, (size_t[]){sizeof ba, sizeof bb, sizeof bc, sizeof n},
+                        (const void *[]){&ba, &bb, &bc, &n});
+            run_pair(&p, &ra->ms[which], &rc->ms[which]);
+            ra->ok[which] = close_enough(C, d->C_ref, mm, 1e-3f);
+            if (have_cl) {
+                CLCHECK(cl.clEnqueueReadBuffer(cl.q, bc, CL_TRUE, 0, mm * 4, Cc, 0, NULL, NULL));
+                rc->ok[which] = close_enough(Cc, d->C_ref, mm, 1e-3f);
+            }
+        }
+        if (have_cl) {
+            cl.clReleaseMemObject(ba);
+            cl.clReleaseMemObject(bb);
+            cl.clReleaseMemObject(bc);
+        }
+        CHECK(amp_array_view_destroy(va));
+        CHECK(amp_array_view_destroy(vb));
+        CHECK(amp_array_view_destroy(vc));
+        free(C);
+        free(Cc);
+    }
+
+    /* transpose */
+    {
+        int m = d->n_tr;
+        size_t tr = (size_t)m * m;
+        float *At = xmalloc(tr * 4), *Atc = xmalloc(tr * 4);
+        for (size_t i = 0; i < tr; ++i) At[i] = NAN;
+        amp_array_view *vt, *vtt;
+        CHECK(amp_array_view_create(d->T, 4, amp_extent_2d(m, m), AMP_READ_ONLY, &vt));
+        CHECK(amp_array_view_create(At, 4, amp_extent_2d(m, m), AMP_WRITE_ONLY, &vtt));
+        pair p = {.ak = ak[K_TRANSPOSE], .tiled = true, .e = amp_extent_2d(m, m), .tile = {16, 16}, .nargs = 2,
+                  .out = vtt, .ck = ck[K_TRANSPOSE], .dims = 2, .global = {(size_t)m, (size_t)m},
+                  .local = {16, 16}, .cl_local = true};
+        p.args[0] = amp_arg_view(vt);
+        p.args[1] = amp_arg_view(vtt);
+        cl_mem bt = NULL, btt = NULL;
+        if (have_cl) {
+            bt = cl_buf(tr * 4, d->T);
+            btt = cl_buf(tr * 4, NULL);
+            cl_args(ck[K_TRANSPOSE], 3, (size_t[]){sizeof bt, sizeof btt, sizeof m}, (const void *[]){&bt, &btt, &m});
+        }
+        run_pair(&p, &ra->ms[K_TRANSPOSE], &rc->ms[K_TRANSPOSE]);
+        ra->ok[K_TRANSPOSE] = !memcmp(At, d->T_ref, tr * 4);
+        if (have_cl) {
+            CLCHECK(cl.clEnqueueReadBuffer(cl.q, btt, CL_TRUE, 0, tr * 4, Atc, 0, NULL, NULL));
+            rc->ok[K_TRANSPOSE] = !memcmp(Atc, d->T_ref, tr * 4);
+            cl.clReleaseMemObject(bt);
+            cl.clReleaseMemObject(btt);
+        }
+        CHECK(amp_array_view_destroy(vt));
+        CHECK(amp_array_view_destroy(vtt));
+        free(At);
+        free(Atc);
+    }
+
+    /* tree reduction */
+    {
+        size_t nt = d->n_red / 256;
+        float *sums = xmalloc(nt * 4), *sc = xmalloc(nt * 4);
+        for (size_t i = 0; i < nt; ++i) sums[i] = NAN;
+        amp_array_view *vr, *vs;
+        CHECK(amp_array_view_create(d->R, 4, amp_extent_1d((int)d->n_red), AMP_READ_ONLY, &vr));
+        CHECK(amp_array_view_create(sums, 4, amp_extent_1d((int)nt), AMP_WRITE_ONLY, &vs));
+        pair p = {.ak = ak[K_REDUCE], .tiled = true, .e = amp_extent_1d((int)d->n_red), .tile = {256}, .nargs = 2,
+                  .out = vs, .ck = ck[K_REDUCE], .dims = 1, .global = {d->n_red}, .local = {256},
+                  .cl_local = true};
+        p.args[0] = amp_arg_view(vr);
+        p.args[1] = amp_arg_view(vs);
+        cl_mem br = NULL, bs = NULL;
+        if (have_cl) {
+            br = cl_buf(d->n_red * 4, d->R);
+            bs = cl_buf(nt * 4, NULL);
+            cl_args(ck[K_REDUCE], 2, (size_t[]){sizeof br, sizeof bs}, (const void *[]){&br, &bs});
+        }
+        run_pair(&p, &ra->ms[K_REDUCE], &rc->ms[K_REDUCE]);
+        ra->ok[K_REDUCE] = !memcmp(sums, d->R_ref, nt * 4);
+        if (have_cl) {
+            CLCHECK(cl.clEnqueueReadBuffer(cl.q, bs, CL_TRUE, 0, nt * 4, sc, 0, NULL, NULL));
+            rc->ok[K_REDUCE] = !memcmp(sc, d->R_ref, nt * 4);
+            cl.clReleaseMemObject(br);
+            cl.clReleaseMemObject(bs);
+        }
+        CHECK(amp_array_view_destroy(vr));
+        CHECK(amp_array_view_destroy(vs));
+        free(sums);
+        free(sc);
+    }
+    if (have_cl) {
+        for (int i = 0; i < K_COUNT; ++i) cl.clReleaseKernel(ck[i]);
+        cl.clReleaseProgram(cp);
+        rc->have = true;
+    }
+    CHECK(amp_program_destroy(prog));
+    ra->have = true;
+}
+
+/* ---------------------------------------------------------- build times */
+
+/* Build times are measured in fresh processes (this program re-run with
+ * --build-only), so nothing is warm in memory: "cold" with empty cache
+ * directories (hipamp's AMP_CACHE_DIR, PoCL's POCL_CACHE_DIR), "cached" a
+ * second time with the same directories. */
+static double build_in_child(const char *self, const char *what, const char *cache_dir)
+{
+    int fds[2];
+    if (pipe(fds) != 0) return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        dup2(fds[1], 1);
+        setenv("AMP_CACHE_DIR", cache_dir, 1);
+        setenv("POCL_CACHE_DIR", cache_dir, 1);
+        execl(self, self, "--build-only", what, (char *)NULL);
+        _exit(127);
+    }
+    close(fds[1]);
+    char buf[64] = "";
+    ssize_t n = read(fds[0], buf, sizeof buf - 1);
+    close(fds[0]);
+    int ws = 0;
+    waitpid(pid, &ws, 0);
+    if (n <= 0 || !WIFEXITED(ws) || WEXITSTATUS(ws) != 0) return -1;
+    buf[n] = 0;
+    return atof(buf);
+}
+
+static int build_only(const char *what)
+{
+    double ms = -1;
+    if (!strcmp(what, "hipamp")) {
+        amp_accelerator *acc = NULL;
+        CHECK(amp_accelerator_find("cpu", &acc));
+        result r;
+        amp_program *p = NULL;
+        double t0 = now_s();
+        CHECK(amp_program_build(acc, amp_source, NULL, &p));
+        amp_kernel *k;
+        for (int i = 0; i < K_COUNT; ++i) CHECK(amp_program_get_kernel(p, knames[i], &k));
+        ms = (now_s() - t0) * 1e3;
+        (void)r;
+    } else {
+        char why[256];
+        if (!cl_open(why, sizeof why)) return 1;
+        cl_kernel k[K_COUNT];
+        /* PoCL compiles a kernel for its local size at the first launch:
+         * count one launch of each, on tiny inputs. */
+        double t0 = now_s();
+        cl_program p = cl_build(&ms, k);
+        cl_mem b = cl_buf(1 << 16, NULL);
+        int one = 16;
+        float a = 1.0f;
+        for (int i = 0; i < K_COUNT; ++i) {
+            int nargs = i == K_SAXPY ? 3 : i == K_REDUCE ? 2 : i == K_TRANSPOSE ? 3 : 4;
+            for (int j = 0; j < nargs; ++j) {
+                if (i == K_SAXPY && j == 0) CLCHECK(cl.clSetKernelArg(k[i], 0, sizeof a, &a));
+                else if (j == nargs - 1 && i != K_SAXPY && i != K_REDUCE) CLCHECK(cl.clSetKernelArg(k[i], (cl_uint)j, sizeof one, &one));
+                else CLCHECK(cl.clSetKernelArg(k[i], (cl_uint)j, sizeof b, &b));
+            }
+            size_t g[2] = {i == K_REDUCE ? 256u : 16u, 16}, l[2] = {i == K_REDUCE ? 256u : 16u, 16};
+            bool tiled = i == K_MM_TILED || i == K_TRANSPOSE || i == K_REDUCE;
+            CLCHECK(cl.clEnqueueNDRangeKernel(cl.q, k[i], i == K_SAXPY || i == K_REDUCE ? 1 : 2, NULL, g,
+                                              tiled ? l : NULL, 0, NULL, NULL));
+        }
+        CLCHECK(cl.clFinish(cl.q));
+        ms = (now_s() - t0) * 1e3;
+        cl.clReleaseMemObject(b);
+        for (int i = 0; i < K_COUNT; ++i) cl.clReleaseKernel(k[i]);
+        cl.clReleaseProgram(p);
+    }
+    printf("%.3f\n", ms);
+    return 0;
+}
+
+/* ------------------------------------------------------ the fiber path */
+
+/* Child mode: the tiled kernels with AMP_CPU_TILED=fibers; prints their
+ * times on one line, or fails when a result is wrong. */
+static int fibers_only(bool quick)
+{
+    setenv("AMP_CPU_TILED", "fibers", 1);
+    amp_accelerator *acc = NULL;
+    CHECK(amp_accelerator_find("cpu", &acc));
+    data d;
+    make_data(&d, quick);
+    result rs = {0}, ra = {0}, rc = {0};
+    serial_matmul(&d, d.C_ref);
+    serial_transpose(&d, d.T_ref);
+    tree_sums(&d, d.R_ref);
+    (void)rs;
+    run_all(&d, acc, false, true, &ra, &rc);
+    if (!ra.ok[K_MM_TILED] || !ra.ok[K_TRANSPOSE] || !ra.ok[K_REDUCE]) return 1;
+    printf("%.4f %.4f %.4f\n", ra.ms[K_MM_TILED], ra.ms[K_TRANSPOSE], ra.ms[K_REDUCE]);
+    return 0;
+}
+
+static bool fibers_in_child(const char *self, bool quick, double *ms)
+{
+    int fds[2];
+    if (pipe(fds) != 0) return false;
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        dup2(fds[1], 1);
+        execl(self, self, "--fibers-only", quick ? "--quick" : "", (char *)NULL);
+        _exit(127);
+    }
+    close(fds[1]);
+    char buf[256] = "";
+    size_t n = 0;
+    ssize_t r;
+    while (n < sizeof buf - 1 && (r = read(fds[0], buf + n, sizeof buf - 1 - n)) > 0) n += (size_t)r;
+    close(fds[0]);
+    buf[n] = 0;
+    int ws = 0;
+    waitpid(pid, &ws, 0);
+    return WIFEXITED(ws) && WEXITSTATUS(ws) == 0 &&
+           sscanf(buf, "%lf %lf %lf", &ms[K_MM_TILED], &ms[K_TRANSPOSE], &ms[K_REDUCE]) == 3;
+}
+
+/* --------------------------------------------------------------- report */
+
+static void fmt_ms(char *buf, size_t cap, double ms)
+{
+    if (ms < 0) snprintf(buf, cap, "—");
+    else if (ms < 10) snprintf(buf, cap, "%.2f ms", ms);
+    else snprintf(buf, cap, "%.1f ms", ms);
+}
 
 /* Launch overhead with the trace hooks in but off, built without them, and
  * with AMP_TRACE on: bench_trace (beside this program) loads the three
- * libraries side by side; its summary lines are shown here. */
-static void bench_trace_hooks(void)
+ * libraries side by side; its summary lines go into the report. */
+static void trace_hooks(const char *self, FILE *o)
 {
-    char self[4096], cmd[4200];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0) return;
-    self[n] = '\0';
-    char *slash = strrchr(self, '/');
+    char path[4200], cmd[4300];
+    snprintf(path, sizeof path, "%s", self);
+    char *slash = strrchr(path, '/');
     if (!slash) return;
-    snprintf(slash + 1, sizeof self - (size_t)(slash + 1 - self), "bench_trace");
-    if (access(self, X_OK) != 0) {
-        printf("trace hooks              : bench_trace was not built beside bench_cpu\n");
+    snprintf(slash + 1, sizeof path - (size_t)(slash + 1 - path), "bench_trace");
+    fprintf(o, "\nTrace hooks (bench_trace on the CPU accelerator: launch overhead with the hooks in but off, "
+               "compiled out, and tracing on):\n\n```\n");
+    if (access(path, X_OK) != 0) {
+        fprintf(o, "bench_trace was not built beside bench_cpu\n```\n");
         return;
     }
-    snprintf(cmd, sizeof cmd, "'%s' --accelerator cpu 2>&1", self);
+    snprintf(cmd, sizeof cmd, "'%s' --accelerator cpu 2>&1", path);
     FILE *f = popen(cmd, "r");
     if (!f) return;
     char line[1024];
     while (fgets(line, sizeof line, f))
-        if (strncmp(line, "row\t", 4) && strncmp(line, "diff\t", 5)) printf("%s", line);
+        if (strncmp(line, "row\t", 4) && strncmp(line, "diff\t", 5)) fputs(line, o);
     if (pclose(f) != 0) {
         failures++;
-        printf("  !! bench_trace failed\n");
+        fprintf(o, "bench_trace FAILED\n");
     }
+    fprintf(o, "```\n");
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    const char *report = NULL;
+    bool quick = false;
+    for (int i = 1; i < argc; ++i) {
+        if (!strcmp(argv[i], "--build-only") && i + 1 < argc) return build_only(argv[i + 1]);
+        if (!strcmp(argv[i], "--fibers-only")) return fibers_only(i + 1 < argc && !strcmp(argv[i + 1], "--quick"));
+        if (!strcmp(argv[i], "--report") && i + 1 < argc) report = argv[++i];
+        else if (!strcmp(argv[i], "--quick")) quick = true;
+        else {
+            fprintf(stderr, "usage: bench_cpu [--quick] [--report FILE.md]\n");
+            return 2;
+        }
+    }
     amp_accelerator *acc = NULL;
     CHECK(amp_accelerator_find("cpu", &acc));
     amp_accelerator_info info;
@@ -318,26 +896,127 @@ int main(void)
         fprintf(stderr, "bench_cpu: CPU accelerator unavailable: %s\n", info.unavailable_reason);
         return 1;
     }
-    printf("hipamp %s, CPU accelerator: %s, %s\n", amp_version(), info.description, info.arch);
-    double t0 = now_s();
-    amp_program *p = NULL, *seeds = NULL;
-    CHECK(amp_program_build(acc, bench_kernels, NULL, &p));
-    CHECK(amp_program_build(acc, bench_seeds_source, NULL, &seeds));
-    printf("build (compile or cache)  : %.0f ms for 2 programs\n", (now_s() - t0) * 1e3);
-    amp_kernel *spin = NULL, *saxpy = NULL, *mt = NULL, *ms = NULL;
-    CHECK(amp_program_get_kernel(p, "barrier_spin", &spin));
-    CHECK(amp_program_get_kernel(p, "saxpy", &saxpy));
-    CHECK(amp_program_get_kernel(seeds, "matmul_tiled16", &mt));
-    CHECK(amp_program_get_kernel(seeds, "matmul_simple", &ms));
-    int threads = info.compute_units;
-    if (threads < 1 || threads > 1024) threads = 1;
-    bench_switch(spin, threads);
-    bench_saxpy(saxpy, threads);
-    bench_matmul(mt, ms);
-    CHECK(amp_program_destroy(p));
-    CHECK(amp_program_destroy(seeds));
-    bench_trace_hooks();
-    if (failures) printf("%d result check(s) FAILED\n", failures);
-    else printf("all results checked against references: ok\n");
+    struct utsname u;
+    uname(&u);
+    char cpu[256] = "unknown";
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (f) {
+        char line[512];
+        while (fgets(line, sizeof line, f))
+            if (!strncmp(line, "model name", 10)) {
+                char *c = strchr(line, ':');
+                snprintf(cpu, sizeof cpu, "%s", c ? c + 2 : line);
+                cpu[strcspn(cpu, "\n")] = 0;
+                break;
+            }
+        fclose(f);
+    }
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    printf("hipamp %s, CPU accelerator: %s; %s, %ld CPUs\n", amp_version(), info.description, cpu, ncpu);
+
+    /* Build times first, in fresh processes with fresh cache directories. */
+    char self[4096];
+    ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (sl <= 0) snprintf(self, sizeof self, "%s", argv[0]);
+    else self[sl] = 0;
+    char why[256] = "";
+    bool have_cl = cl_open(why, sizeof why);
+    double b_amp_cold = -1, b_amp_warm = -1, b_cl_cold = -1, b_cl_warm = -1;
+    {
+        char tmpl[] = "/tmp/bench_cpu_cache_XXXXXX";
+        char *dir = mkdtemp(tmpl);
+        if (dir) {
+            char a[4200], p[4200];
+            snprintf(a, sizeof a, "%s/amp", dir);
+            snprintf(p, sizeof p, "%s/pocl", dir);
+            mkdir(a, 0700);
+            mkdir(p, 0700);
+            b_amp_cold = build_in_child(self, "hipamp", a);
+            b_amp_warm = build_in_child(self, "hipamp", a);
+            if (have_cl) {
+                b_cl_cold = build_in_child(self, "pocl", p);
+                b_cl_warm = build_in_child(self, "pocl", p);
+            }
+            char cmd[4300];
+            snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+            if (system(cmd) != 0) fprintf(stderr, "bench_cpu: could not remove %s\n", dir);
+        }
+    }
+
+    data d;
+    make_data(&d, quick);
+    result rs = {0}, ra = {0}, rc = {0};
+    printf("serial references...\n");
+    run_serial(&d, &rs);
+    printf("hipamp%s%s, interleaved...\n", have_cl ? " and PoCL on " : "", have_cl ? cl.name : "");
+    run_all(&d, acc, have_cl, false, &ra, &rc);
+    /* The same tiled kernels on fibers (AMP_CPU_TILED=fibers), the path
+     * every tiled kernel took before loop versions: in a child process,
+     * since the setting is read once per process. */
+    double fib[K_COUNT] = {-1, -1, -1, -1, -1};
+    bool fib_ok = fibers_in_child(self, quick, fib);
+
+    /* The table. */
+    char *md = NULL;
+    size_t mdn = 0;
+    FILE *o = open_memstream(&md, &mdn);
+    if (!o) return 1;
+    time_t now = time(NULL);
+    char date[32];
+    strftime(date, sizeof date, "%Y-%m-%d", localtime(&now));
+    fprintf(o, "# hipamp CPU benchmark — %s, %s\n\n", u.nodename, date);
+    fprintf(o, "hipamp %s, CPU accelerator \"%s\" (%s); %s, %ld CPUs; %s.\n\n", amp_version(), info.description,
+            info.arch, cpu, ncpu, quick ? "quick sizes" : "full sizes");
+    if (have_cl) fprintf(o, "PoCL: %s, device \"%s\".\n\n", cl.version, cl.name);
+    else fprintf(o, "PoCL: absent (%s).\n\n", why);
+    fprintf(o, "Kernel time after %d warm-up runs, median of %d, the two sides' runs interleaved (hipamp: "
+               "launch + synchronize; OpenCL: enqueue + clFinish), the same kernels and local sizes on both "
+               "(bench/bench_cpu.c; PoCL picks the local size of the two simple kernels, hipamp has none); "
+               "serial: plain C at -O3 on one thread (matmul i-k-j, timed once); hipamp on fibers: the tiled "
+               "kernels again with AMP_CPU_TILED=fibers (one fiber per work-item, switching at barriers, "
+               "the path before loop versions), measured in a separate process after the rest. Every "
+               "result is checked against the serial reference (transpose and reduction bit for bit).\n\n",
+            WARMUP, RUNS);
+    fprintf(o, "| kernel | serial -O3 | hipamp CPU | PoCL | hipamp / PoCL | hipamp on fibers | check |\n"
+               "|---|---:|---:|---:|---:|---:|---|\n");
+    for (int k = 0; k < K_COUNT; ++k) {
+        char s1[32], s2[32], s3[32], s4[32], ratio[32] = "—";
+        fmt_ms(s4, sizeof s4, fib_ok ? fib[k] : -1);
+        fmt_ms(s1, sizeof s1, rs.ms[k]);
+        fmt_ms(s2, sizeof s2, ra.ms[k]);
+        fmt_ms(s3, sizeof s3, rc.have ? rc.ms[k] : -1);
+        if (rc.have && rc.ms[k] > 0) snprintf(ratio, sizeof ratio, "**%.2f**", ra.ms[k] / rc.ms[k]);
+        bool ok = ra.ok[k] && (!rc.have || rc.ok[k]);
+        if (!ra.ok[k]) failures++;
+        char label[128];
+        klabel(k, &d, label, sizeof label);
+        fprintf(o, "| %s | %s | %s | %s | %s | %s | %s |\n", label, s1, s2, s3, ratio, s4,
+                ok ? "passed" : (!ra.ok[k] ? "hipamp WRONG" : "PoCL WRONG"));
+    }
+    char c1[32], c2[32], c3[32], c4[32];
+    fmt_ms(c1, sizeof c1, b_amp_cold);
+    fmt_ms(c2, sizeof c2, b_amp_warm);
+    fmt_ms(c3, sizeof c3, b_cl_cold);
+    fmt_ms(c4, sizeof c4, b_cl_warm);
+    fprintf(o, "\nBuild of the five kernels in a fresh process (hipamp: amp_program_build + get_kernel; "
+               "PoCL: clBuildProgram + clCreateKernel + one launch each, since PoCL compiles a kernel for its "
+               "local size at the first launch):\n\n"
+               "| build | hipamp | PoCL |\n|---|---:|---:|\n| cold (empty caches) | %s | %s |\n"
+               "| from the disk cache | %s | %s |\n",
+            c1, c3, c2, c4);
+    trace_hooks(self, o);
+    fclose(o);
+    fputs(md, stdout);
+    if (report) {
+        FILE *rf = fopen(report, "w");
+        if (!rf || fputs(md, rf) == EOF || fclose(rf) != 0) {
+            fprintf(stderr, "bench_cpu: cannot write %s: %s\n", report, strerror(errno));
+            free(md);
+            return 1;
+        }
+        printf("report written to %s\n", report);
+    }
+    free(md);
+    if (failures) printf("%d hipamp result check(s) FAILED\n", failures);
     return failures ? 1 : 0;
 }

@@ -17,6 +17,8 @@ REQUIRED=(
 OPTIONAL=(llvm-15 openmpi-bin libopenmpi-dev
   clang libclang-rt-14-dev                  # libFuzzer for ci/fuzz.sh
   libopenblas0                              # the CBLAS of the BLAS interop example on the CPU accelerator
+  libclang1-14 libclang-common-14-dev       # the CPU accelerator's loop transformation (dlopen'ed libclang + its headers)
+  valgrind                                  # ci/fiber-tools.sh: memcheck over tiled kernels
 )
 # A ROCm installation (the ROCm runner's container) brings its own HIP and
 # comgr; Debian's would be a second, older runtime beside it.

@@ -189,6 +189,8 @@ step "workflow lint (actionlint)" "$LOGS/lint.log" ci/lint-workflows.sh "$ROOT/b
 step "fuzzers (${HIPAMP_FUZZ_SECONDS:-45} s each, no findings)" "$LOGS/fuzz.log" \
   env FUZZ_BUILD="$ROOT/build-ci-fuzz" NORMAL_BUILD="$ROOT/build-ci" ci/fuzz.sh "${HIPAMP_FUZZ_SECONDS:-45}"
 grep '^fuzz:' "$LOGS/fuzz.log" 2>/dev/null
+# valgrind memcheck and ThreadSanitizer over tiled kernels (loops and fibers).
+step "fiber tools: memcheck and ThreadSanitizer clean" "$LOGS/fiber-tools.log" ci/fiber-tools.sh "$ROOT/build-ci"
 if [ "${HIPAMP_CI_SANITIZE:-1}" != 0 ]; then
   run_suite sanitize "$ROOT/build-ci-asan" -DHIPAMP_SANITIZE=ON
 fi

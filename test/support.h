@@ -6,6 +6,7 @@
 
 #include <criterion/criterion.h>
 #include <hipamp.h>
+#include <stdlib.h>
 
 /* Kernel files under test/kernels/, embedded at build time. */
 extern const char test_kernels_seeds[];
@@ -23,6 +24,19 @@ amp_accelerator *test_accel(test_accel_kind kind);
 #define ACCEL_TEST(suite, name, ...)                                               \
     static void suite##_##name##_body(amp_accelerator *acc);                       \
     Test(suite, name##_cpu, ##__VA_ARGS__) { suite##_##name##_body(test_accel(TEST_ACCEL_CPU)); } \
+    Test(suite, name##_gpu, ##__VA_ARGS__) { suite##_##name##_body(test_accel(TEST_ACCEL_GPU)); } \
+    static void suite##_##name##_body(amp_accelerator *acc)
+
+/* ACCEL_TILED_TEST(suite, name): ACCEL_TEST plus suite/name_cpu_fibers, the
+ * same body on the CPU accelerator with AMP_CPU_TILED=fibers, so tiled
+ * kernels run on fibers there and on their loop versions in name_cpu. */
+#define ACCEL_TILED_TEST(suite, name, ...)                                         \
+    static void suite##_##name##_body(amp_accelerator *acc);                       \
+    Test(suite, name##_cpu, ##__VA_ARGS__) { suite##_##name##_body(test_accel(TEST_ACCEL_CPU)); } \
+    Test(suite, name##_cpu_fibers, ##__VA_ARGS__) {                                \
+        setenv("AMP_CPU_TILED", "fibers", 1);                                      \
+        suite##_##name##_body(test_accel(TEST_ACCEL_CPU));                         \
+    }                                                                              \
     Test(suite, name##_gpu, ##__VA_ARGS__) { suite##_##name##_body(test_accel(TEST_ACCEL_GPU)); } \
     static void suite##_##name##_body(amp_accelerator *acc)
 

@@ -1,4 +1,4 @@
-/* test_barrier.c — every tile_barrier variant and free fence, each in a producer/consumer kernel that gives a wrong answer without its barrier, plus the seed barrier_loop, all against CPU references. */
+/* test_barrier.c — every tile_barrier variant and free fence, each in a producer/consumer kernel that gives a wrong answer without its barrier, plus the seed barrier_loop, all against CPU references; on the CPU accelerator each test runs on the loop versions and on fibers. */
 #include "support.h"
 
 #include <stdint.h>
@@ -76,16 +76,16 @@ static void run_variant(amp_accelerator *acc, const char *kname, pattern pat, un
     ASSERT_OK(amp_program_destroy(p));
 }
 
-ACCEL_TEST(barrier, wait) { run_variant(acc, "bar_wait", TS_PHASES, 1); }
-ACCEL_TEST(barrier, wait_with_tile_static_memory_fence) { run_variant(acc, "bar_wait_tsfence", TS_PHASES, 2); }
-ACCEL_TEST(barrier, wait_with_global_memory_fence) { run_variant(acc, "bar_wait_globalfence", GLOBAL_PHASES, 3); }
-ACCEL_TEST(barrier, wait_with_all_memory_fence) { run_variant(acc, "bar_wait_allfence", ALL_ONE_BARRIER, 4); }
-ACCEL_TEST(barrier, tile_static_memory_fence_then_wait) { run_variant(acc, "fence_tile_static", TS_PHASES, 5); }
-ACCEL_TEST(barrier, global_memory_fence_then_wait) { run_variant(acc, "fence_global", GLOBAL_PHASES, 6); }
-ACCEL_TEST(barrier, all_memory_fence_then_wait) { run_variant(acc, "fence_all", ALL_ONE_BARRIER, 7); }
+ACCEL_TILED_TEST(barrier, wait) { run_variant(acc, "bar_wait", TS_PHASES, 1); }
+ACCEL_TILED_TEST(barrier, wait_with_tile_static_memory_fence) { run_variant(acc, "bar_wait_tsfence", TS_PHASES, 2); }
+ACCEL_TILED_TEST(barrier, wait_with_global_memory_fence) { run_variant(acc, "bar_wait_globalfence", GLOBAL_PHASES, 3); }
+ACCEL_TILED_TEST(barrier, wait_with_all_memory_fence) { run_variant(acc, "bar_wait_allfence", ALL_ONE_BARRIER, 4); }
+ACCEL_TILED_TEST(barrier, tile_static_memory_fence_then_wait) { run_variant(acc, "fence_tile_static", TS_PHASES, 5); }
+ACCEL_TILED_TEST(barrier, global_memory_fence_then_wait) { run_variant(acc, "fence_global", GLOBAL_PHASES, 6); }
+ACCEL_TILED_TEST(barrier, all_memory_fence_then_wait) { run_variant(acc, "fence_all", ALL_ONE_BARRIER, 7); }
 
 /* 8x8 tiles, a barrier pair per round inside a loop. */
-ACCEL_TEST(barrier, rounds_in_2d_tiles)
+ACCEL_TILED_TEST(barrier, rounds_in_2d_tiles)
 {
     enum { R = 40, C = 48, ROUNDS = 9 };
     static int32_t in[R * C], out[R * C], want[R * C];
@@ -157,6 +157,6 @@ static void barrier_loop_case(amp_accelerator *acc, int tiles, int steps)
     free(want);
 }
 
-ACCEL_TEST(barrier, seed_barrier_loop_12_steps) { barrier_loop_case(acc, 40, 12); }
-ACCEL_TEST(barrier, seed_barrier_loop_0_steps) { barrier_loop_case(acc, 3, 0); }
-ACCEL_TEST(barrier, seed_barrier_loop_1_step) { barrier_loop_case(acc, 5, 1); }
+ACCEL_TILED_TEST(barrier, seed_barrier_loop_12_steps) { barrier_loop_case(acc, 40, 12); }
+ACCEL_TILED_TEST(barrier, seed_barrier_loop_0_steps) { barrier_loop_case(acc, 3, 0); }
+ACCEL_TILED_TEST(barrier, seed_barrier_loop_1_step) { barrier_loop_case(acc, 5, 1); }

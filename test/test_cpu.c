@@ -1,13 +1,31 @@
-/* test_cpu.c — behaviours only the CPU accelerator has: debug-mode bounds checks, divergent-barrier reports, a missing compiler, compile errors with user line numbers, thread-count independence, the fiber and barrier-free tile paths, and the HIP device vocabulary of its prelude. */
+/* test_cpu.c — behaviours only the CPU accelerator has: debug-mode bounds checks and divergent-barrier reports on both tile paths (loop versions and fibers), a missing compiler, compile errors with user line numbers, compile time-outs that leave no process or file behind, temporary directories of dead processes swept, the tile_static and tile-size limits, thread-count independence, and the HIP device vocabulary of its prelude. */
 #include "support.h"
 
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 /* Settings are read once per process, on the first hipamp call; Criterion
- * runs each test in its own process, so each test sets what it needs first. */
+ * runs each test in its own process, so each test sets what it needs first.
+ * BOTH_PATHS(name) defines cpu/name (tiled kernels on their loop versions)
+ * and cpu/name_fibers (AMP_CPU_TILED=fibers), one body. */
+#define BOTH_PATHS(name, ...)                                                     \
+    static void name##_body(void);                                                \
+    Test(cpu, name, ##__VA_ARGS__) { name##_body(); }                             \
+    Test(cpu, name##_fibers, ##__VA_ARGS__) {                                     \
+        setenv("AMP_CPU_TILED", "fibers", 1);                                     \
+        name##_body();                                                            \
+    }                                                                             \
+    static void name##_body(void)
 
 static const char cpu_kernels[] =
     "AMP_KERNEL(oob_write, amp::index<1> i, float scale, amp::array_view<float, 1> v)\n"
@@ -86,7 +104,57 @@ static const char cpu_kernels[] =
     "    atomicAdd(&facc[amp::index<1>(1)], m);\n"
     "}\n"
     "AMP_KERNEL(throws_at_77, amp::index<1> i, amp::array_view<int, 1> v)\n"
-    "{ if (i[0] == 77) throw 77; v[i] = 1; }\n";
+    "{ if (i[0] == 77) throw 77; v[i] = 1; }\n"
+    /* Work-item local (3, 5) of tile (1, 0) writes outside out, after a
+     * barrier (on the loop path: in the second work-item loop). */
+    "AMP_TILED_KERNEL(oob_after_barrier, amp::tiled_index<4, 8> t, amp::array_view<const int, 2> in,\n"
+    "                 amp::array_view<int, 2> out)\n"
+    "{\n"
+    "    tile_static int s[4][8];\n"
+    "    s[t.local[0]][t.local[1]] = in[t.global];\n"
+    "    t.barrier.wait();\n"
+    "    const int bad = (t.tile[0] == 1 && t.tile[1] == 0 && t.local[0] == 3 && t.local[1] == 5) ? 100 : 0;\n"
+    "    out(t.global[0], t.global[1] + bad) = s[3 - t.local[0]][t.local[1]];\n"
+    "}\n"
+    "AMP_TILED_KERNEL(tiled_throws, amp::tiled_index<16> t, amp::array_view<int, 1> v)\n"
+    "{\n"
+    "    tile_static int s[16];\n"
+    "    s[t.local[0]] = v[t.global];\n"
+    "    t.barrier.wait();\n"
+    "    if (t.global[0] == 37) throw 37;\n"
+    "    v[t.global] = s[15 - t.local[0]];\n"
+    "}\n"
+    /* tile_static at the limits: 48 KiB exactly, 52000 bytes, 64 MiB; and a
+     * tile of 2048 work-items. */
+    "AMP_TILED_KERNEL(ts_48k, amp::tiled_index<64> t, amp::array_view<int, 1> v)\n"
+    "{\n"
+    "    tile_static int s[12288];\n"
+    "    s[t.local[0] * 192] = v[t.global];\n"
+    "    t.barrier.wait();\n"
+    "    v[t.global] = s[(63 - t.local[0]) * 192];\n"
+    "}\n"
+    "AMP_TILED_KERNEL(ts_52000, amp::tiled_index<64> t, amp::array_view<int, 1> v)\n"
+    "{\n"
+    "    tile_static int s[13000];\n"
+    "    s[t.local[0]] = v[t.global];\n"
+    "    t.barrier.wait();\n"
+    "    v[t.global] = s[63 - t.local[0]];\n"
+    "}\n"
+    "AMP_TILED_KERNEL(ts_64m, amp::tiled_index<64> t, amp::array_view<int, 1> v)\n"
+    "{\n"
+    "    tile_static int s[16 * 1024 * 1024];\n"
+    "    s[t.local[0] * 65536] = v[t.global];\n"
+    "    t.barrier.wait();\n"
+    "    v[t.global] = s[(63 - t.local[0]) * 65536];\n"
+    "}\n"
+    "AMP_TILED_KERNEL(tile_2048, amp::tiled_index<2048> t, amp::array_view<int, 1> v)\n"
+    "{ v[t.global] = t.local[0]; }\n"
+    /* Every work-item of a simple launch counts its visit and writes its
+     * own linear index. */
+    "AMP_KERNEL(visit2, amp::index<2> i, amp::array_view<int, 2> count, amp::array_view<int, 2> where)\n"
+    "{ atomicAdd(&count[i], 1); where[i] = i[0] * where.extent[1] + i[1]; }\n"
+    "AMP_KERNEL(visit3, amp::index<3> i, amp::array_view<int, 3> count, amp::array_view<int, 3> where)\n"
+    "{ atomicAdd(&count[i], 1); where[i] = (i[0] * where.extent[1] + i[1]) * where.extent[2] + i[2]; }\n";
 
 static amp_accelerator *cpu_acc(void)
 {
@@ -152,7 +220,7 @@ Test(cpu, debug_mode_reports_out_of_bounds_write_and_protects_memory)
     ASSERT_OK(amp_program_destroy(p));
 }
 
-Test(cpu, debug_mode_reports_out_of_bounds_read_in_tiled_2d_kernel)
+BOTH_PATHS(debug_mode_reports_out_of_bounds_read_in_tiled_2d_kernel)
 {
     setenv("AMP_DEBUG", "1", 1);
     amp_accelerator *acc = cpu_acc();
@@ -173,6 +241,36 @@ Test(cpu, debug_mode_reports_out_of_bounds_read_in_tiled_2d_kernel)
     assert_contains(msg, "parameter 0");
     assert_contains(msg, "extent (8, 8)");
     assert_contains(msg, "index (5, ");
+    ASSERT_OK(amp_array_view_destroy(vi));
+    ASSERT_OK(amp_array_view_destroy(vo));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+BOTH_PATHS(debug_mode_names_the_work_item_after_a_barrier)
+{
+    setenv("AMP_DEBUG", "1", 1);
+    amp_accelerator *acc = cpu_acc();
+    amp_program *p = test_build(acc, cpu_kernels);
+    amp_kernel *k = test_kernel(p, "oob_after_barrier");
+    enum { R = 8, C = 16, GUARD = 256 };
+    static int in[R * C], out[R * C + GUARD];
+    for (int i = 0; i < R * C; ++i) in[i] = i + 1;
+    for (int i = 0; i < R * C + GUARD; ++i) out[i] = -7;
+    amp_array_view *vi = test_view(in, sizeof(int), amp_extent_2d(R, C), AMP_READ_ONLY);
+    amp_array_view *vo = test_view(out, sizeof(int), amp_extent_2d(R, C), AMP_WRITE_ONLY);
+    amp_tiled_extent te;
+    ASSERT_OK(amp_extent_tile(amp_extent_2d(R, C), (int[]){4, 8}, &te));
+    amp_arg a[] = {amp_arg_view(vi), amp_arg_view(vo)};
+    ASSERT_STATUS(amp_parallel_for_each_tiled(NULL, te, k, a, 2), AMP_ERROR_OUT_OF_BOUNDS);
+    const char *msg = amp_last_error();
+    cr_log_info("%s", msg);
+    assert_contains(msg, "oob_after_barrier");
+    assert_contains(msg, "parameter 1");
+    assert_contains(msg, "index (7, 105)");
+    assert_contains(msg, "extent (8, 16)");
+    assert_contains(msg, "work-item local (3, 5) of tile (1, 0)");
+    for (int i = R * C; i < R * C + GUARD; ++i)
+        cr_assert_eq(out[i], -7, "int %d past the view was overwritten: %d", i - R * C, out[i]);
     ASSERT_OK(amp_array_view_destroy(vi));
     ASSERT_OK(amp_array_view_destroy(vo));
     ASSERT_OK(amp_program_destroy(p));
@@ -250,9 +348,15 @@ static void divergent_case(const char *kernel)
     ASSERT_OK(amp_program_destroy(p));
 }
 
-Test(cpu, divergent_barrier_some_return_is_reported, .timeout = 60) { divergent_case("diverge_return"); }
-Test(cpu, divergent_barrier_first_item_skips_is_reported, .timeout = 60) { divergent_case("diverge_first_skips"); }
-Test(cpu, divergent_barrier_extra_round_is_reported, .timeout = 60) { divergent_case("diverge_extra_round"); }
+BOTH_PATHS(divergent_barrier_some_return_is_reported, .timeout = 60) { divergent_case("diverge_return"); }
+BOTH_PATHS(divergent_barrier_first_item_skips_is_reported, .timeout = 60) { divergent_case("diverge_first_skips"); }
+BOTH_PATHS(divergent_barrier_extra_round_is_reported, .timeout = 60) { divergent_case("diverge_extra_round"); }
+/* The same, compiled with the debug checks. */
+BOTH_PATHS(divergent_barrier_in_debug_mode_is_reported, .timeout = 60)
+{
+    setenv("AMP_DEBUG", "1", 1);
+    divergent_case("diverge_extra_round");
+}
 
 /* ------------------------------------------------------------- compiler */
 
@@ -343,12 +447,12 @@ static void run_reverse(amp_accelerator *acc, const char *kernel, int *wrong)
     ASSERT_OK(amp_program_destroy(p));
 }
 
-Test(cpu, tile_reversal_with_barrier_is_right_and_wrong_without)
+BOTH_PATHS(tile_reversal_with_barrier_is_right_and_wrong_without)
 {
     amp_accelerator *acc = cpu_acc();
     int wrong = -1;
     run_reverse(acc, "reverse_tile", &wrong);
-    cr_assert_eq(wrong, 0, "%d elements wrong with the barrier (fiber path)", wrong);
+    cr_assert_eq(wrong, 0, "%d elements wrong with the barrier", wrong);
     /* The same kernel without its barrier reads tile_static before the other
      * work-items wrote it: proves the test needs the barrier. */
     run_reverse(acc, "reverse_tile_no_barrier", &wrong);
@@ -412,19 +516,19 @@ static void tile_paths(int threads)
     ASSERT_OK(amp_program_destroy(p));
 }
 
-Test(cpu, one_thread_gives_the_same_results)
+BOTH_PATHS(one_thread_gives_the_same_results)
 {
     setenv("AMP_CPU_THREADS", "1", 1);
     tile_paths(1);
 }
 
-Test(cpu, three_threads_give_the_same_results)
+BOTH_PATHS(three_threads_give_the_same_results)
 {
     setenv("AMP_CPU_THREADS", "3", 1);
     tile_paths(3);
 }
 
-Test(cpu, small_fiber_stacks_work)
+BOTH_PATHS(small_fiber_stacks_work)
 {
     setenv("AMP_CPU_STACK_SIZE", "32K", 1);
     amp_accelerator *acc = cpu_acc();
@@ -435,7 +539,7 @@ Test(cpu, small_fiber_stacks_work)
 
 /* --------------------------------------------------- prelude vocabulary */
 
-Test(cpu, hip_geometry_names_match_the_tiled_index)
+BOTH_PATHS(hip_geometry_names_match_the_tiled_index)
 {
     amp_accelerator *acc = cpu_acc();
     amp_program *p = test_build(acc, cpu_kernels);
@@ -487,5 +591,326 @@ Test(cpu, exception_escaping_a_kernel_is_a_device_error)
                   AMP_ERROR_DEVICE);
     assert_contains(amp_last_error(), "throws_at_77");
     ASSERT_OK(amp_array_view_destroy(vv));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+BOTH_PATHS(exception_escaping_a_tiled_kernel_after_a_barrier_is_a_device_error)
+{
+    amp_accelerator *acc = cpu_acc();
+    amp_program *p = test_build(acc, cpu_kernels);
+    int v[64];
+    for (int i = 0; i < 64; ++i) v[i] = i;
+    amp_array_view *vv = test_view(v, sizeof(int), amp_extent_1d(64), AMP_READ_WRITE);
+    amp_arg a[] = {amp_arg_view(vv)};
+    ASSERT_STATUS(amp_parallel_for_each_tiled(NULL, tile1(64, 16), test_kernel(p, "tiled_throws"), a, 1),
+                  AMP_ERROR_DEVICE);
+    assert_contains(amp_last_error(), "tiled_throws");
+    assert_contains(amp_last_error(), "exception");
+    ASSERT_OK(amp_array_view_destroy(vv));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+/* -------------------------------------------------------------- limits */
+
+static void refused(amp_program *p, const char *kernel, const char *num1, const char *num2)
+{
+    amp_kernel *k = (amp_kernel *)1;
+    ASSERT_STATUS(amp_program_get_kernel(p, kernel, &k), AMP_ERROR_UNSUPPORTED);
+    cr_assert_null(k);
+    const char *msg = amp_last_error();
+    cr_log_info("%s", msg);
+    assert_contains(msg, kernel);
+    assert_contains(msg, num1);
+    assert_contains(msg, num2);
+}
+
+/* The CPU accelerator reports what every GPU allows (48 KiB of tile_static,
+ * 1024 work-items a tile) and refuses kernels past it, whichever path they
+ * take: a kernel that works in CI works on every GPU. */
+BOTH_PATHS(tile_static_and_tile_size_limits_are_the_gpus)
+{
+    amp_accelerator *acc = cpu_acc();
+    amp_accelerator_info info;
+    ASSERT_OK(amp_accelerator_get_info(acc, &info));
+    cr_assert_eq(info.max_tile_static_bytes, (size_t)48 * 1024);
+    cr_assert_eq(info.max_tile_threads, 1024);
+    amp_program *p = test_build(acc, cpu_kernels);
+    refused(p, "ts_52000", "52000", "49152");
+    refused(p, "ts_64m", "67108864", "49152");
+    refused(p, "tile_2048", "2048", "1024");
+    /* exactly at the limit: runs */
+    static int v[64 * 4];
+    for (int i = 0; i < 64 * 4; ++i) v[i] = i * 3 + 1;
+    amp_array_view *vv = test_view(v, sizeof(int), amp_extent_1d(64 * 4), AMP_READ_WRITE);
+    amp_arg a[] = {amp_arg_view(vv)};
+    ASSERT_OK(amp_parallel_for_each_tiled(NULL, tile1(64 * 4, 64), test_kernel(p, "ts_48k"), a, 1));
+    ASSERT_OK(amp_array_view_synchronize(vv));
+    for (int i = 0; i < 64 * 4; ++i) cr_assert_eq(v[i], (i / 64 * 64 + 63 - i % 64) * 3 + 1, "element %d", i);
+    ASSERT_OK(amp_array_view_destroy(vv));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+/* ------------------------------------------- compile time-out, temp files */
+
+/* A private TMPDIR for the test (the compiler's files and ours land there). */
+static void private_tmpdir(char *dir, size_t cap)
+{
+    const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    snprintf(dir, cap, "%s/hipamp-test-XXXXXX", base);
+    cr_assert_not_null(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
+    setenv("TMPDIR", dir, 1);
+}
+
+/* Entries of dir whose names start with prefix. */
+static int count_entries(const char *dir, const char *prefix)
+{
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d, "opendir %s: %s", dir, strerror(errno));
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (!strncmp(e->d_name, prefix, strlen(prefix))) n++;
+    closedir(d);
+    return n;
+}
+
+/* Processes that are children of this one (when children), or whose
+ * command line mentions needle (a compiler working in our temporary
+ * directory). */
+static int count_processes_of(const char *needle, bool children)
+{
+    DIR *d = opendir("/proc");
+    cr_assert_not_null(d);
+    int n = 0;
+    pid_t self = getpid();
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        char *end;
+        long pid = strtol(e->d_name, &end, 10);
+        if (*end || pid <= 0 || pid == self) continue;
+        char path[64], buf[4096];
+        snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+        FILE *f = fopen(path, "r");
+        if (!f) continue;
+        size_t k = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[k] = 0;
+        char *rp = strrchr(buf, ')');
+        char state = 0;
+        long ppid = 0;
+        if (children && rp && sscanf(rp + 1, " %c %ld", &state, &ppid) == 2 && ppid == self && state != 'Z') {
+            n++;
+            continue;
+        }
+        snprintf(path, sizeof path, "/proc/%ld/cmdline", pid);
+        f = fopen(path, "r");
+        if (!f) continue;
+        k = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        for (size_t i = 0; i < k; ++i)
+            if (!buf[i]) buf[i] = ' ';
+        buf[k] = 0;
+        if (strstr(buf, needle)) n++;
+    }
+    closedir(d);
+    return n;
+}
+
+static int count_processes(const char *needle) { return count_processes_of(needle, true); }
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* A header that is a FIFO nobody writes: the compiler blocks reading it.
+ * The include is computed, so no scan of #include lines can see it. */
+static void fifo_case(const char *kernel_kind)
+{
+    char tmp[1024], fifo[1100], src[4096];
+    private_tmpdir(tmp, sizeof tmp);
+    setenv("AMP_COMPILE_TIMEOUT", "3", 1);
+    snprintf(fifo, sizeof fifo, "%s/stuck.h", tmp);
+    cr_assert_eq(mkfifo(fifo, 0600), 0, "mkfifo: %s", strerror(errno));
+    snprintf(src, sizeof src,
+             "#define STUCK_HEADER \"%s\"\n"
+             "#include STUCK_HEADER\n"
+             "%s\n",
+             fifo, kernel_kind);
+    amp_accelerator *acc = cpu_acc();
+    amp_program *p = (amp_program *)1;
+    double t0 = now_s();
+    ASSERT_STATUS(amp_program_build(acc, src, NULL, &p), AMP_ERROR_COMPILE);
+    double took = now_s() - t0;
+    cr_assert_null(p);
+    const char *msg = amp_last_error();
+    cr_log_info("%s (%.1f s)", msg, took);
+    assert_contains(msg, "timed out after 3 seconds");
+    assert_contains(msg, "AMP_COMPILE_TIMEOUT");
+    cr_assert_lt(took, 30.0, "the build took %.1f s with a 3 s time-out", took);
+    /* nothing left behind: no temporary directory, no compiler */
+    cr_assert_eq(count_entries(tmp, "hipamp-cpu-"), 0, "a temporary directory remains in %s", tmp);
+    cr_assert_eq(count_processes(tmp), 0, "a process of the compile is still running");
+    unlink(fifo);
+    rmdir(tmp);
+}
+
+Test(cpu, compile_time_out_stops_a_compiler_stuck_on_a_fifo, .timeout = 120)
+{
+    fifo_case("AMP_KERNEL(k, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = 1; }");
+}
+
+/* With a tiled kernel, libclang reads the includes first (in a child
+ * process): that is under the deadline too. */
+Test(cpu, compile_time_out_covers_the_loop_transformation, .timeout = 120)
+{
+    fifo_case("AMP_TILED_KERNEL(k, amp::tiled_index<4> t, amp::array_view<int, 1> v) { v[t.global] = 1; "
+              "t.barrier.wait(); }");
+}
+
+/* A unique source, so that the disk cache cannot answer for the compiler. */
+static const char *unique_source(char *buf, size_t cap, const char *extra)
+{
+    snprintf(buf, cap, "AMP_KERNEL(k, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = %ld; }\n%s",
+             (long)getpid() * 1000 + (long)(now_s() * 1000) % 1000, extra);
+    return buf;
+}
+
+Test(cpu, temporary_directory_goes_after_success_and_failure)
+{
+    char tmp[1024], src[512];
+    private_tmpdir(tmp, sizeof tmp);
+    amp_accelerator *acc = cpu_acc();
+    amp_program *p = test_build(acc, unique_source(src, sizeof src, ""));
+    ASSERT_OK(amp_program_destroy(p));
+    cr_assert_eq(count_entries(tmp, "hipamp-cpu-"), 0, "a temporary entry remains after a build");
+    p = (amp_program *)1;
+    ASSERT_STATUS(amp_program_build(acc, unique_source(src, sizeof src, "this is not C++;"), NULL, &p),
+                  AMP_ERROR_COMPILE);
+    cr_assert_eq(count_entries(tmp, "hipamp-cpu-"), 0, "a temporary entry remains after a failed build");
+    rmdir(tmp);
+}
+
+/* Directories (and module files) of a process that died mid-compile are
+ * swept by the next compile; a live process's are not touched. */
+Test(cpu, temporary_files_of_dead_processes_are_swept)
+{
+    char tmp[1024], path[1300], src[512];
+    private_tmpdir(tmp, sizeof tmp);
+    pid_t dead = fork();
+    if (dead == 0) _exit(0);
+    cr_assert_gt(dead, 0);
+    cr_assert_eq(waitpid(dead, NULL, 0), dead);
+    snprintf(path, sizeof path, "%s/hipamp-cpu-%ld-Ab12Cd", tmp, (long)dead);
+    cr_assert_eq(mkdir(path, 0700), 0);
+    snprintf(path, sizeof path, "%s/hipamp-cpu-%ld-Ab12Cd/kernel.cpp", tmp, (long)dead);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("// left by a killed process\n", f);
+    fclose(f);
+    snprintf(path, sizeof path, "%s/hipamp-cpu-%ld-Zz99Yy.so", tmp, (long)dead);
+    f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fclose(f);
+    char live[1300];
+    snprintf(live, sizeof live, "%s/hipamp-cpu-%ld-Keep01", tmp, (long)getppid());
+    cr_assert_eq(mkdir(live, 0700), 0);
+    amp_accelerator *acc = cpu_acc();
+    amp_program *p = test_build(acc, unique_source(src, sizeof src, ""));
+    ASSERT_OK(amp_program_destroy(p));
+    cr_assert_eq(count_entries(tmp, "hipamp-cpu-"), 1, "want only the live process's directory left");
+    struct stat sb;
+    cr_assert_eq(stat(live, &sb), 0, "the live process's directory was removed");
+    rmdir(live);
+    rmdir(tmp);
+}
+
+/* A process killed in the middle of a compile leaves no compiler running
+ * (the guardian takes the compiler's process group down with it), and the
+ * next compile sweeps the temporary directory it left. */
+Test(cpu, killed_host_leaves_no_compiler_and_its_files_are_swept, .timeout = 120)
+{
+    char tmp[1024], fifo[1100], src[4096];
+    private_tmpdir(tmp, sizeof tmp);
+    snprintf(fifo, sizeof fifo, "%s/stuck.h", tmp);
+    cr_assert_eq(mkfifo(fifo, 0600), 0, "mkfifo: %s", strerror(errno));
+    snprintf(src, sizeof src,
+             "#define STUCK_HEADER \"%s\"\n#include STUCK_HEADER\n"
+             "AMP_KERNEL(k, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = 2; }\n",
+             fifo);
+    pid_t host = fork();
+    cr_assert_geq(host, 0);
+    if (host == 0) {
+        setenv("AMP_COMPILE_TIMEOUT", "100", 1);
+        amp_accelerator *acc = NULL;
+        amp_program *p = NULL;
+        if (amp_accelerator_find("cpu", &acc) == AMP_OK) (void)amp_program_build(acc, src, NULL, &p);
+        _exit(0);
+    }
+    /* wait for its compiler to block on the FIFO */
+    double t0 = now_s();
+    while (count_processes_of(tmp, false) == 0 && now_s() - t0 < 20) usleep(20000);
+    cr_assert_gt(count_processes_of(tmp, false), 0, "the compile never started");
+    cr_assert_eq(kill(host, SIGKILL), 0);
+    cr_assert_eq(waitpid(host, NULL, 0), host);
+    t0 = now_s();
+    while (count_processes_of(tmp, false) > 0 && now_s() - t0 < 10) usleep(20000);
+    cr_assert_eq(count_processes_of(tmp, false), 0, "the compiler outlived the process that started it");
+    cr_assert_eq(count_entries(tmp, "hipamp-cpu-"), 1, "want the killed process's directory left");
+    unlink(fifo);
+    amp_accelerator *acc = cpu_acc();
+    char usrc[512];
+    amp_program *p = test_build(acc, unique_source(usrc, sizeof usrc, ""));
+    ASSERT_OK(amp_program_destroy(p));
+    cr_assert_eq(count_entries(tmp, "hipamp-cpu-"), 0, "the killed process's directory was not swept");
+    rmdir(tmp);
+}
+
+/* Simple launches run rows of the last dimension in bands and column blocks,
+ * in chunks that start and end mid-row: each work-item still runs once. */
+Test(cpu, simple_launches_visit_every_work_item_once)
+{
+    setenv("AMP_CPU_THREADS", "3", 1);
+    amp_accelerator *acc = cpu_acc();
+    amp_program *p = test_build(acc, cpu_kernels);
+    static const int shapes2[][2] = {{1, 1}, {7, 301}, {37, 259}, {300, 3}, {9, 1000}};
+    for (size_t s2 = 0; s2 < sizeof shapes2 / sizeof shapes2[0]; ++s2) {
+        int R = shapes2[s2][0], C = shapes2[s2][1];
+        int *count = calloc((size_t)R * C, sizeof *count), *where = test_xmalloc((size_t)R * C * sizeof *where);
+        for (int i = 0; i < R * C; ++i) where[i] = POISON_I32;
+        amp_array_view *vc = test_view(count, sizeof(int), amp_extent_2d(R, C), AMP_READ_WRITE);
+        amp_array_view *vw = test_view(where, sizeof(int), amp_extent_2d(R, C), AMP_WRITE_ONLY);
+        amp_arg a[] = {amp_arg_view(vc), amp_arg_view(vw)};
+        ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_2d(R, C), test_kernel(p, "visit2"), a, 2));
+        ASSERT_OK(amp_array_view_synchronize(vc));
+        ASSERT_OK(amp_array_view_synchronize(vw));
+        for (int i = 0; i < R * C; ++i) {
+            cr_assert_eq(count[i], 1, "%dx%d: element %d visited %d times", R, C, i, count[i]);
+            cr_assert_eq(where[i], i, "%dx%d: element %d written by %d", R, C, i, where[i]);
+        }
+        ASSERT_OK(amp_array_view_destroy(vc));
+        ASSERT_OK(amp_array_view_destroy(vw));
+        free(count);
+        free(where);
+    }
+    enum { D0 = 5, D1 = 11, D2 = 263, N3 = D0 * D1 * D2 };
+    int *count = calloc(N3, sizeof *count), *where = test_xmalloc(N3 * sizeof *where);
+    for (int i = 0; i < N3; ++i) where[i] = POISON_I32;
+    amp_array_view *vc = test_view(count, sizeof(int), amp_extent_3d(D0, D1, D2), AMP_READ_WRITE);
+    amp_array_view *vw = test_view(where, sizeof(int), amp_extent_3d(D0, D1, D2), AMP_WRITE_ONLY);
+    amp_arg a[] = {amp_arg_view(vc), amp_arg_view(vw)};
+    ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_3d(D0, D1, D2), test_kernel(p, "visit3"), a, 2));
+    ASSERT_OK(amp_array_view_synchronize(vc));
+    ASSERT_OK(amp_array_view_synchronize(vw));
+    for (int i = 0; i < N3; ++i) {
+        cr_assert_eq(count[i], 1, "element %d visited %d times", i, count[i]);
+        cr_assert_eq(where[i], i, "element %d written by %d", i, where[i]);
+    }
+    ASSERT_OK(amp_array_view_destroy(vc));
+    ASSERT_OK(amp_array_view_destroy(vw));
+    free(count);
+    free(where);
     ASSERT_OK(amp_program_destroy(p));
 }

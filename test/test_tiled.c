@@ -1,4 +1,4 @@
-/* test_tiled.c — tiled launches: every tiled_index field for rank 1-3 tiles, tiled transpose (even, padded, truncated + leftover), padded tiled matmul, and compute-domain errors. */
+/* test_tiled.c — tiled launches: every tiled_index field for rank 1-3 tiles, tiled transpose (even, padded, truncated + leftover), padded tiled matmul, and compute-domain errors; on the CPU accelerator each test runs on the loop versions and on fibers. */
 #include "support.h"
 
 #include <math.h>
@@ -19,7 +19,7 @@ static amp_tiled_extent tile_of(amp_extent e, const int *tile)
 /* ------------------------------------------------------ tiled_index */
 
 /* The seed: data extent (8,6), tile 2x2. */
-ACCEL_TEST(tiled, index_fields_8x6_tile2x2)
+ACCEL_TILED_TEST(tiled, index_fields_8x6_tile2x2)
 {
     enum { E0 = 8, E1 = 6, F = 10, N = E0 * E1 * F };
     amp_program *p = test_build(acc, test_kernels_tiled);
@@ -53,7 +53,7 @@ ACCEL_TEST(tiled, index_fields_8x6_tile2x2)
     ASSERT_OK(amp_program_destroy(p));
 }
 
-ACCEL_TEST(tiled, index_fields_rank1_tile64)
+ACCEL_TILED_TEST(tiled, index_fields_rank1_tile64)
 {
     enum { E = 640, F = 4, N = E * F };
     amp_program *p = test_build(acc, test_kernels_tiled);
@@ -76,7 +76,7 @@ ACCEL_TEST(tiled, index_fields_rank1_tile64)
     free(rec); free(want);
 }
 
-ACCEL_TEST(tiled, index_fields_rank3_tile2x4x8)
+ACCEL_TILED_TEST(tiled, index_fields_rank3_tile2x4x8)
 {
     enum { E0 = 6, E1 = 8, E2 = 24, F = 12, N = E0 * E1 * E2 * F };
     const int T[3] = {2, 4, 8};
@@ -106,7 +106,7 @@ ACCEL_TEST(tiled, index_fields_rank3_tile2x4x8)
     free(rec); free(want);
 }
 
-ACCEL_TEST(tiled, tile_reverse_rank3)
+ACCEL_TILED_TEST(tiled, tile_reverse_rank3)
 {
     enum { E0 = 4, E1 = 12, E2 = 40, N = E0 * E1 * E2 };
     amp_program *p = test_build(acc, test_kernels_tiled);
@@ -135,7 +135,7 @@ ACCEL_TEST(tiled, tile_reverse_rank3)
     free(in); free(out); free(want);
 }
 
-ACCEL_TEST(tiled, tile_sum_rank1)
+ACCEL_TILED_TEST(tiled, tile_sum_rank1)
 {
     enum { TILES = 150, N = TILES * 64 };
     amp_program *p = test_build(acc, test_kernels_tiled);
@@ -191,7 +191,7 @@ static void transpose_teardown(transpose_case *c)
     free(c->A); free(c->At); free(c->want);
 }
 
-ACCEL_TEST(tiled, transpose_even_512x256)
+ACCEL_TILED_TEST(tiled, transpose_even_512x256)
 {
     amp_program *p = test_build(acc, test_kernels_seeds);
     amp_kernel *k = test_kernel(p, "transpose_tiled_even");
@@ -206,7 +206,7 @@ ACCEL_TEST(tiled, transpose_even_512x256)
     ASSERT_OK(amp_program_destroy(p));
 }
 
-ACCEL_TEST(tiled, transpose_padded_999x666)
+ACCEL_TILED_TEST(tiled, transpose_padded_999x666)
 {
     amp_program *p = test_build(acc, test_kernels_seeds);
     amp_kernel *k = test_kernel(p, "transpose_tiled_pad");
@@ -227,7 +227,7 @@ ACCEL_TEST(tiled, transpose_padded_999x666)
     ASSERT_OK(amp_program_destroy(p));
 }
 
-ACCEL_TEST(tiled, transpose_truncated_999x666_with_leftover)
+ACCEL_TILED_TEST(tiled, transpose_truncated_999x666_with_leftover)
 {
     enum { R = 999, C = 666, RT = 992, CT = 656 };
     amp_program *ps = test_build(acc, test_kernels_seeds);
@@ -306,12 +306,12 @@ static void matmul_case(amp_accelerator *acc, int M, int K, int N, unsigned seed
     free(A); free(B); free(C); free(want); free(mag);
 }
 
-ACCEL_TEST(tiled, matmul16_padded_100x75_75x130) { matmul_case(acc, 100, 75, 130, 201); }
-ACCEL_TEST(tiled, matmul16_even_64x48_48x96) { matmul_case(acc, 64, 48, 96, 202); }
+ACCEL_TILED_TEST(tiled, matmul16_padded_100x75_75x130) { matmul_case(acc, 100, 75, 130, 201); }
+ACCEL_TILED_TEST(tiled, matmul16_even_64x48_48x96) { matmul_case(acc, 64, 48, 96, 202); }
 
 /* ------------------------------------------------------------- errors */
 
-ACCEL_TEST(tiled, non_divisible_extent_refused)
+ACCEL_TILED_TEST(tiled, non_divisible_extent_refused)
 {
     amp_program *p = test_build(acc, test_kernels_seeds);
     amp_kernel *k = test_kernel(p, "transpose_tiled_pad");
@@ -328,7 +328,7 @@ ACCEL_TEST(tiled, non_divisible_extent_refused)
     ASSERT_OK(amp_program_destroy(p));
 }
 
-ACCEL_TEST(tiled, tile_differs_from_kernel_refused)
+ACCEL_TILED_TEST(tiled, tile_differs_from_kernel_refused)
 {
     amp_program *p = test_build(acc, test_kernels_seeds);
     amp_kernel *k = test_kernel(p, "transpose_tiled_even");
@@ -352,7 +352,7 @@ ACCEL_TEST(tiled, tile_differs_from_kernel_refused)
     ASSERT_OK(amp_program_destroy(p));
 }
 
-ACCEL_TEST(tiled, tiled_kernel_in_simple_launch_refused)
+ACCEL_TILED_TEST(tiled, tiled_kernel_in_simple_launch_refused)
 {
     amp_program *p = test_build(acc, test_kernels_seeds);
     amp_kernel *k = test_kernel(p, "transpose_tiled_even");
@@ -367,7 +367,7 @@ ACCEL_TEST(tiled, tiled_kernel_in_simple_launch_refused)
     ASSERT_OK(amp_program_destroy(p));
 }
 
-ACCEL_TEST(tiled, simple_kernel_in_tiled_launch_refused)
+ACCEL_TILED_TEST(tiled, simple_kernel_in_tiled_launch_refused)
 {
     amp_program *p = test_build(acc, test_kernels_seeds);
     amp_kernel *k = test_kernel(p, "vector_add");

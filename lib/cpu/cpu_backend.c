@@ -1,4 +1,4 @@
-/* cpu_backend.c — the CPU accelerator's backend table: enumeration and settings, module loading (memfd + dlopen), unified host memory, and trivially complete queues and events (launches run synchronously). */
+/* cpu_backend.c — the CPU accelerator's backend table: enumeration and settings, module loading (memfd + dlopen) and kernel lookup (loop version or fibers, tile_static measured), unified host memory, and trivially complete queues and events (launches run synchronously). */
 #include "cpu_internal.h"
 
 #include <dlfcn.h>
@@ -73,6 +73,10 @@ static void amp__cpu_init(void)
 #endif
     s = amp__env("AMP_DEBUG");
     if (s) d->debug = amp__env_flag("AMP_DEBUG", d->debug);
+    s = amp__env("AMP_CPU_TILED");
+    d->tiled = AMP__CPU_TILED_AUTO;
+    if (s && !strcmp(s, "fibers")) d->tiled = AMP__CPU_TILED_FIBERS;
+    else if (s && !strcmp(s, "loops")) d->tiled = AMP__CPU_TILED_LOOPS;
     struct utsname u;
     snprintf(d->machine, sizeof d->machine, "%.63s", uname(&u) == 0 ? u.machine : "unknown");
     amp__cpu_find_compiler(d);
@@ -83,6 +87,9 @@ static void amp__cpu_init(void)
 typedef struct amp__cpu_module {
     void *handle;
     int fd; /* kept open while loaded: its /proc/self/fd name stays unique */
+    pthread_mutex_t lock;      /* guards kernels */
+    amp__cpu_kernel *kernels;  /* what kernel_get handed out, freed at unload */
+    amp__cpu_tls tls;          /* its thread-local (tile_static) symbols */
 } amp__cpu_module;
 
 static const char *amp__cpu_cache_tag(void *dev)
@@ -122,6 +129,7 @@ static amp_status amp__cpu_module_load(void *dev, const void *bin, size_t bin_si
     *module = NULL;
     if (!m) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for a module");
     m->fd = -1;
+    pthread_mutex_init(&m->lock, NULL);
     if (!bin || bin_size == 0) {
         st = amp__fail(AMP_ERROR_INVALID_ARGUMENT, "CPU accelerator: empty module binary");
         goto fail;
@@ -139,7 +147,9 @@ static amp_status amp__cpu_module_load(void *dev, const void *bin, size_t bin_si
     }
     if (!m->handle) {
         const char *tmp = amp__env("TMPDIR");
-        snprintf(path, sizeof path, "%s/hipamp-cpu-XXXXXX.so", tmp ? tmp : "/tmp");
+        /* named like cpu_compile.c's directories: swept if this process dies
+         * before the unlink below */
+        snprintf(path, sizeof path, "%s/hipamp-cpu-%ld-XXXXXX.so", tmp ? tmp : "/tmp", (long)getpid());
         int fd = mkstemps(path, 3);
         if (fd < 0) {
             st = amp__fail(AMP_ERROR_DEVICE, "CPU accelerator: cannot load a module: %s%s%s",
@@ -157,6 +167,7 @@ static amp_status amp__cpu_module_load(void *dev, const void *bin, size_t bin_si
             goto fail;
         }
     }
+    if ((st = amp__cpu_elf_tls(bin, bin_size, &m->tls)) != AMP_OK) goto fail;
     int (*abi)(void) = (int (*)(void))dlsym(m->handle, "amp__cpu_abi");
     if (!abi || abi() != AMP__CPU_ABI) {
         st = amp__fail(AMP_ERROR_DEVICE, "CPU accelerator: module built for CPU ABI %d, this library "
@@ -168,6 +179,8 @@ static amp_status amp__cpu_module_load(void *dev, const void *bin, size_t bin_si
 fail:
     if (m->handle) dlclose(m->handle);
     if (m->fd >= 0) close(m->fd);
+    amp__cpu_elf_tls_free(&m->tls);
+    pthread_mutex_destroy(&m->lock);
     free(m);
     return st;
 }
@@ -188,6 +201,13 @@ static void amp__cpu_module_unload(void *dev, void *module)
         if (still) dlclose(still);
         else close(m->fd);
     }
+    while (m->kernels) {
+        amp__cpu_kernel *k = m->kernels;
+        m->kernels = k->next;
+        free(k);
+    }
+    amp__cpu_elf_tls_free(&m->tls);
+    pthread_mutex_destroy(&m->lock);
     free(m);
 }
 
@@ -217,8 +237,57 @@ static amp_status amp__cpu_kernel_get(void *dev, void *module, const char *name,
                          "'%s' is not an AMP_KERNEL of this library version (%s is %zu bytes, want %zu)", name,
                          symbol, sym ? (size_t)sym->st_size : (size_t)0, sizeof *s);
     memcpy(&out->sig, s, sizeof *s);
-    out->fn = f;
-    snprintf(out->execution, sizeof out->execution, "cpu fibers");
+    amp__cpu_device *d = dev;
+    amp__cpu_kernel *k = calloc(1, sizeof *k);
+    if (!k) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for kernel '%s'", name);
+    k->entry = (amp__cpu_entry_fn)f;
+    if (!s->tiled) {
+        snprintf(out->execution, sizeof out->execution, "cpu loops");
+    } else {
+        /* The loop version and its path note come from the module itself, so
+         * a module loaded from the disk cache reports what it was built
+         * with. */
+        char sym[512];
+        snprintf(sym, sizeof sym, "%s__amp_tiles", name);
+        amp__cpu_entry_fn tiles = (amp__cpu_entry_fn)dlsym(m->handle, sym);
+        snprintf(sym, sizeof sym, "%s__amp_cpu_path", name);
+        const char *path = dlsym(m->handle, sym);
+        if (!path) path = dlsym(m->handle, "amp__cpu_loops_note");
+        char why[160];
+        snprintf(why, sizeof why, "%.150s", path ? path : "fibers: the module has no loop version");
+        /* A kernel with a loop version has no fiber version in its module
+         * (AMP_CPU_TILED=fibers builds modules without loop versions). */
+        if (tiles && !strcmp(why, "loops")) {
+            k->tiles = tiles;
+            snprintf(out->execution, sizeof out->execution, "cpu loops");
+        } else {
+            if (strncmp(why, "fibers", 6)) snprintf(why, sizeof why, "fibers: the loop version is missing");
+            snprintf(out->execution, sizeof out->execution, "cpu %s", why);
+            if (d->tiled == AMP__CPU_TILED_LOOPS) {
+                free(k);
+                return amp__fail(AMP_ERROR_UNSUPPORTED,
+                                 "kernel '%s' has no loop version and AMP_CPU_TILED=loops requires one: %s", name,
+                                 why);
+            }
+        }
+    }
+    /* tile_static: a loop version declares its own (the compiler measured
+     * it into NAME__amp_tile_static); a fiber kernel's are thread-locals. */
+    size_t own = 0;
+    if (k->tiles) {
+        char sym[512];
+        snprintf(sym, sizeof sym, "%s__amp_tile_static", name);
+        const unsigned long long *ts = dlsym(m->handle, sym);
+        if (ts) own = (size_t)*ts;
+    }
+    out->tile_static_bytes = amp__cpu_tile_static_bytes(&m->tls, name, own);
+    if (amp__env_flag("AMP_CPU_VERBOSE", false))
+        fprintf(stderr, "hipamp: CPU kernel '%s' runs as %s\n", name, out->execution + 4);
+    pthread_mutex_lock(&m->lock);
+    k->next = m->kernels;
+    m->kernels = k;
+    pthread_mutex_unlock(&m->lock);
+    out->fn = k;
     return AMP_OK;
 }
 
@@ -324,7 +393,7 @@ static amp_status amp__cpu_copy(void *dev, void *queue, const amp__copy *c)
 
 static amp_status amp__cpu_launch_op(void *dev, void *queue, void *fn, const amp__launch *l)
 {
-    return amp__cpu_run(dev, (amp__cpu_entry_fn)fn, l);
+    return amp__cpu_run(dev, fn, l);
 }
 
 /* g++ reads CPATH like -I and CPLUS_INCLUDE_PATH like -isystem. */
@@ -375,9 +444,11 @@ void amp__cpu_enumerate(amp__device_entry *out)
     i->dedicated_memory = 0;
     i->compute_units = d->nthreads;
     i->max_tile_threads = AMP_MAX_TILE_THREADS;
-    /* tile_static is thread-local storage: no hardware limit; report what
-     * C++ AMP guarantees everywhere. */
-    i->max_tile_static_bytes = 64 * 1024;
+    /* tile_static is thread-local storage (or a loop version's stack) here,
+     * with no limit of its own; report the one every GPU meets, NVIDIA's 48
+     * KiB of static shared memory per block (AMD's is 64 KiB), so that a
+     * kernel that fits in CI fits on every GPU. */
+    i->max_tile_static_bytes = 48 * 1024;
     i->is_emulated = true;
     /* AMP_CPU_UNIFIED=0 keeps views in memory of their own, copied in and
      * back as on a discrete GPU: the coherence paths can then be tested

@@ -1,16 +1,34 @@
-/* cpu_fiber.c — fiber contexts (initial frames for the assembly switch in cpu_switch.S, or ucontext on other architectures) and guarded fiber stacks. */
+/* cpu_fiber.c — fiber contexts (initial frames for the assembly switch in cpu_switch.S, or ucontext on other architectures) and guarded fiber stacks, announced to valgrind and the sanitizers. */
 #include "cpu_internal.h"
 
 #include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#if defined(__has_include)
+#if __has_include(<valgrind/valgrind.h>) && !defined(AMP_CPU_NO_VALGRIND)
+#include <valgrind/valgrind.h>
+#define AMP__CPU_VALGRIND 1
+#endif
+#endif
+
+/* The tool state a context on stack s starts with. */
+static void amp__cpu_ctx_tools_init(amp__cpu_ctx *ctx, const amp__cpu_stack *s)
+{
+    memset(&ctx->t, 0, sizeof ctx->t);
+    ctx->t.lo = s->lo;
+    ctx->t.size = s->size;
+    ctx->t.tsan = s->tsan;
+}
 
 #if AMP__CPU_ASM_SWITCH
 void amp__cpu_fiber_start(void); /* cpu_switch.S */
 
-void amp__cpu_ctx_make(amp__cpu_ctx *ctx, void *lo, size_t size, void (*fn)(void *), void *arg)
+void amp__cpu_ctx_make(amp__cpu_ctx *ctx, const amp__cpu_stack *s, void (*fn)(void *), void *arg)
 {
+    void *lo = s->lo;
+    size_t size = s->size;
+    amp__cpu_ctx_tools_init(ctx, s);
     /* Top of stack, 16-byte aligned with a little headroom. */
     uintptr_t top = ((uintptr_t)lo + size - 64) & ~(uintptr_t)15;
 #if defined(__x86_64__)
@@ -44,8 +62,11 @@ static void amp__cpu_uc_trampoline(unsigned fn_hi, unsigned fn_lo, unsigned arg_
     fn((void *)(((uintptr_t)arg_hi << 32) | arg_lo));
 }
 
-void amp__cpu_ctx_make(amp__cpu_ctx *ctx, void *lo, size_t size, void (*fn)(void *), void *arg)
+void amp__cpu_ctx_make(amp__cpu_ctx *ctx, const amp__cpu_stack *s, void (*fn)(void *), void *arg)
 {
+    void *lo = s->lo;
+    size_t size = s->size;
+    amp__cpu_ctx_tools_init(ctx, s);
     getcontext(&ctx->uc);
     ctx->uc.uc_stack.ss_sp = lo;
     ctx->uc.uc_stack.ss_size = size;
@@ -55,10 +76,6 @@ void amp__cpu_ctx_make(amp__cpu_ctx *ctx, void *lo, size_t size, void (*fn)(void
                 (unsigned)f, (unsigned)(a >> 32), (unsigned)a);
 }
 
-void amp__cpu_ctx_switch(amp__cpu_ctx *from, amp__cpu_ctx *to)
-{
-    swapcontext(&from->uc, &to->uc);
-}
 #endif
 
 amp_status amp__cpu_stack_alloc(size_t size, amp__cpu_stack *s)
@@ -82,11 +99,23 @@ amp_status amp__cpu_stack_alloc(size_t size, amp__cpu_stack *s)
     s->map_size = total;
     s->lo = (char *)m + page;
     s->size = size;
+#ifdef AMP__CPU_VALGRIND
+    s->vg_id = VALGRIND_STACK_REGISTER(s->lo, (char *)s->lo + s->size);
+#endif
+#if AMP__CPU_TSAN
+    s->tsan = __tsan_create_fiber(0);
+#endif
     return AMP_OK;
 }
 
 void amp__cpu_stack_free(amp__cpu_stack *s)
 {
+#ifdef AMP__CPU_VALGRIND
+    if (s->map) VALGRIND_STACK_DEREGISTER(s->vg_id);
+#endif
+#if AMP__CPU_TSAN
+    if (s->tsan) __tsan_destroy_fiber(s->tsan);
+#endif
     if (s->map) munmap(s->map, s->map_size);
     memset(s, 0, sizeof *s);
 }

@@ -13,8 +13,14 @@
  * Mirrors amp__cpu_launch / amp__cpu_item in amp_cpu_prelude.hpp byte for
  * byte (both sides assert the layout). A compiled module exports
  * `int amp__cpu_abi(void)` returning AMP__CPU_ABI, each kernel NAME as
- * `void NAME(amp__cpu_item *)`, and NAME__amp_sig. */
-#define AMP__CPU_ABI 1
+ * `void NAME(amp__cpu_item *)`, and NAME__amp_sig. A tiled kernel the loop
+ * transformation handled (cpu_loops.c) also exports
+ * `void NAME__amp_tiles(amp__cpu_item *)`, which runs every work-item of
+ * the tiles with linear ids [begin, end) (it sets item.tile to the one
+ * running), and `const char NAME__amp_cpu_path[]`, "loops" or
+ * "fibers: <why>"; a module the transformation did not run on exports
+ * `const char amp__cpu_loops_note[]` saying why. */
+#define AMP__CPU_ABI 2
 
 typedef struct amp__cpu_item amp__cpu_item;
 typedef struct amp__cpu_launch {
@@ -30,6 +36,10 @@ typedef struct amp__cpu_launch {
     void (*oob)(amp__cpu_item *it, const void *data, const int32_t *idx, const int32_t *ext,
                 int32_t rank);
     void (*fault)(amp__cpu_item *it, const char *what);
+    /* Loop path: work-item `local` (linear id) of tile it->tile decided the
+     * condition of control flow holding a barrier (`what`: "if", "for", ...)
+     * differently from work-item 0. */
+    void (*diverge)(amp__cpu_item *it, int32_t local, const char *what);
 } amp__cpu_launch;
 
 /* One call of an entry: simple kernels run linear indices [begin, end) of the
@@ -45,7 +55,7 @@ struct amp__cpu_item {
 
 _Static_assert(sizeof(void *) == 8, "the CPU accelerator needs a 64-bit host");
 _Static_assert(offsetof(amp__cpu_launch, pack) == 56, "amp__cpu_launch layout");
-_Static_assert(sizeof(amp__cpu_launch) == 88, "amp__cpu_launch layout");
+_Static_assert(sizeof(amp__cpu_launch) == 96, "amp__cpu_launch layout");
 _Static_assert(offsetof(amp__cpu_item, tile) == 24, "amp__cpu_item layout");
 _Static_assert(sizeof(amp__cpu_item) == 56, "amp__cpu_item layout");
 
@@ -57,53 +67,239 @@ typedef struct amp__cpu_device {
     int nthreads;         /* pool size, the launching thread included */
     size_t stack_size;    /* bytes per fiber stack, guard page excluded */
     bool debug;           /* compile kernels with AMP_DEBUG_CHECKS */
+    bool native;          /* compile with -march=native (the cache tag names the processor) */
     bool available;
     char reason[256];     /* why not available */
     char **cxx;           /* compiler argv prefix (resolved program + extra words) */
     int ncxx;
     char cxx_text[512];   /* the compiler command as the user gave it */
-    char cache_tag[768];
+    char cache_tag[1536];
     char machine[64];
+    /* AMP_CPU_TILED: how tiled kernels run. AUTO: the loop version where the
+     * module has one, fibers elsewhere; FIBERS: always fibers; LOOPS: as
+     * AUTO, but a tiled kernel without a loop version is refused
+     * (kernel_get says why). */
+    enum { AMP__CPU_TILED_AUTO, AMP__CPU_TILED_FIBERS, AMP__CPU_TILED_LOOPS } tiled;
 } amp__cpu_device;
 
 /* Compiler discovery (cpu_compile.c): fills cxx, available, reason and the
  * cache tag. Never fails: an unusable compiler leaves available false. */
 void amp__cpu_find_compiler(amp__cpu_device *d);
 amp_status amp__cpu_compile(amp__cpu_device *d, const amp__compile_job *job, amp__compile_output *out);
+/* Where the library's own text ends in an assembled unit (after the common
+ * prelude and the device library; 0 when the prelude is not found): the
+ * loop transformation trusts what comes before and analyses what follows. */
+size_t amp__cpu_library_end(const char *source);
+
+/* What kernel_get hands the core as the kernel's function: the entry point,
+ * and the loop version when the kernel has one and may use it. Owned by the
+ * module (freed at unload). */
+typedef struct amp__cpu_kernel {
+    amp__cpu_entry_fn entry;
+    amp__cpu_entry_fn tiles; /* NULL: fibers */
+    struct amp__cpu_kernel *next;
+} amp__cpu_kernel;
 
 /* Run one launch to completion on the pool (cpu_run.c). */
-amp_status amp__cpu_run(amp__cpu_device *d, amp__cpu_entry_fn fn, const amp__launch *l);
+amp_status amp__cpu_run(amp__cpu_device *d, const amp__cpu_kernel *k, const amp__launch *l);
+
+/* ------------------------------------------------------- loop version
+ * Largest tile_static + work-item context a loop version may keep on its
+ * stack (cpu_loops.c refuses larger kernels, cpu_run.c sizes the loop
+ * runner's stack for it). */
+#define AMP__CPU_LOOP_FRAME_MAX (1024 * 1024)
+
+typedef struct amp__cpu_loops_job {
+    const char *source; /* the assembled unit (NUL-terminated) */
+    size_t len;
+    const char *path;   /* the file it is parsed as (its directory matters for includes) */
+    const char *const *args; /* compiler arguments for libclang (language, -D, -I, ...) */
+    int nargs;
+} amp__cpu_loops_job;
+
+/* What the transformation made of each tiled kernel, in source order. */
+typedef struct amp__cpu_loops_kernel {
+    char name[256];
+    unsigned at;       /* offset just after the kernel's body */
+    char *loops;       /* its loop version (malloc'ed), or NULL */
+    char why[256];     /* when NULL: why the kernel stays on fibers */
+    char *line;        /* the #line that restores the user's numbering after it */
+    bool off;          /* the caller turned the loop version off (off_why) */
+    char off_why[256];
+} amp__cpu_loops_kernel;
+typedef struct amp__cpu_loops_result {
+    amp__cpu_loops_kernel *k;
+    int n;
+} amp__cpu_loops_result;
+
+/* Parse the unit with libclang and write a loop version for each tiled
+ * kernel that can have one. false (note: "fibers: <why>", res empty) when
+ * the transformation could not run at all. Never fails the build: a caller
+ * compiles the source as it is then. Blocks while libclang parses (a few
+ * hundred ms). */
+bool amp__cpu_loops_transform(const amp__cpu_loops_job *job, amp__cpu_loops_result *res, char *note, size_t cap);
+/* The source with each kernel's loop version (or its fiber note) after it,
+ * and the list of kernels whose fiber version is left out. malloc'ed; NULL
+ * when out of memory. */
+char *amp__cpu_loops_assemble(const char *source, const amp__cpu_loops_result *res);
+void amp__cpu_loops_free(amp__cpu_loops_result *res);
+/* The transformation's outcome as bytes (malloc'ed, NULL when out of
+ * memory), and back (false: it could not run; note says why). */
+char *amp__cpu_loops_encode(bool ok, const amp__cpu_loops_result *res, const char *note, size_t *len);
+bool amp__cpu_loops_decode(const char *buf, size_t len, amp__cpu_loops_result *res, char *note, size_t cap);
+
+/* ------------------------------------------------------- module images
+ * tile_static memory is static thread_local in a module (amp_cpu_prelude.hpp)
+ * and a plain local of a loop version; cpu_elf.c reads the former from the
+ * module's symbol table. */
+typedef struct amp__cpu_tls_sym { char *name; size_t size; } amp__cpu_tls_sym;
+typedef struct amp__cpu_tls {
+    amp__cpu_tls_sym *syms; /* defined STT_TLS symbols */
+    size_t n, cap;
+    size_t segment;         /* the PT_TLS segment's size */
+    bool have_symbols;      /* a symbol table was found */
+} amp__cpu_tls;
+
+/* Read the thread-local symbols of an ELF image (bounds-checked: it may
+ * come from the disk cache). AMP_ERROR_DEVICE when it is not a 64-bit ELF
+ * file; AMP_ERROR_OUT_OF_MEMORY. */
+amp_status amp__cpu_elf_tls(const void *bin, size_t size, amp__cpu_tls *out);
+void amp__cpu_elf_tls_free(amp__cpu_tls *t);
+/* tile_static bytes of kernel: own (what its loop version declares, 0 for a
+ * fiber kernel) + the thread-locals of its body + every thread-local the
+ * analysis cannot attribute to one kernel (a helper's tile_static, a
+ * thread_local of the user's: any kernel may use them). Without a symbol
+ * table, the whole thread-local segment. */
+size_t amp__cpu_tile_static_bytes(const amp__cpu_tls *t, const char *kernel, size_t own);
 
 /* -------------------------------------------------------------- fibers
  * A saved execution context. amp__cpu_ctx_switch stores the running context
  * in *from and resumes *to; it returns when something switches back to
- * *from. A fiber's function must never return: it switches away for good.
+ * *from. A fiber's function must never return: it switches away for good,
+ * marking its context `done` first so the tools forget its stack.
  * AMP_CPU_FORCE_UCONTEXT (build define) selects the portable path anywhere,
- * to test it. */
+ * to test it.
+ *
+ * Stack switches are invisible to AddressSanitizer, ThreadSanitizer and
+ * valgrind unless announced: builds with those sanitizers (their macros)
+ * annotate every switch, and stacks are registered with valgrind when its
+ * client-request header is present (a no-op outside valgrind). */
+#if defined(__SANITIZE_ADDRESS__)
+#define AMP__CPU_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define AMP__CPU_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define AMP__CPU_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define AMP__CPU_TSAN 1
+#endif
+#endif
+#ifndef AMP__CPU_ASAN
+#define AMP__CPU_ASAN 0
+#endif
+#ifndef AMP__CPU_TSAN
+#define AMP__CPU_TSAN 0
+#endif
+#if AMP__CPU_ASAN
+void __sanitizer_start_switch_fiber(void **fake_stack_save, const void *bottom, size_t size);
+void __sanitizer_finish_switch_fiber(void *fake_stack_save, const void **bottom_old, size_t *size_old);
+#endif
+#if AMP__CPU_TSAN
+void *__tsan_get_current_fiber(void);
+void *__tsan_create_fiber(unsigned flags);
+void __tsan_destroy_fiber(void *fiber);
+void __tsan_switch_to_fiber(void *fiber, unsigned flags);
+#endif
+
+/* What the tools need to know of a context: the stack it runs on (NULL: a
+ * thread's own, learnt at the first switch away from it), ASan's fake stack
+ * while it is suspended, TSan's fiber. */
+typedef struct amp__cpu_ctx_tools {
+    const void *lo;
+    size_t size;
+    void *fake;
+    void *tsan;
+    bool done;
+} amp__cpu_ctx_tools;
+
 #if (defined(__x86_64__) || defined(__aarch64__)) && !defined(AMP_CPU_FORCE_UCONTEXT)
 #define AMP__CPU_ASM_SWITCH 1
-typedef struct amp__cpu_ctx { void *sp; } amp__cpu_ctx;
+typedef struct amp__cpu_ctx { void *sp; amp__cpu_ctx_tools t; } amp__cpu_ctx;
 /* cpu_switch.S */
 void amp__cpu_switch_asm(void **save_sp, void *new_sp);
-static inline void amp__cpu_ctx_switch(amp__cpu_ctx *from, amp__cpu_ctx *to)
-{
-    amp__cpu_switch_asm(&from->sp, to->sp);
-}
+#define AMP__CPU_RAW_SWITCH(from, to) amp__cpu_switch_asm(&(from)->sp, (to)->sp)
 #else
 #define AMP__CPU_ASM_SWITCH 0
 #include <ucontext.h>
-typedef struct amp__cpu_ctx { ucontext_t uc; } amp__cpu_ctx;
-void amp__cpu_ctx_switch(amp__cpu_ctx *from, amp__cpu_ctx *to);
+typedef struct amp__cpu_ctx { ucontext_t uc; amp__cpu_ctx_tools t; } amp__cpu_ctx;
+#define AMP__CPU_RAW_SWITCH(from, to) swapcontext(&(from)->uc, &(to)->uc)
 #endif
 
-/* Prepare ctx to run fn(arg) on the stack [lo, lo + size) at the next switch
- * to it. */
-void amp__cpu_ctx_make(amp__cpu_ctx *ctx, void *lo, size_t size, void (*fn)(void *), void *arg);
+/* A thread's own context, before its first switch: records what the tools
+ * need (TSan's fiber of the thread). */
+static inline void amp__cpu_ctx_thread(amp__cpu_ctx *c)
+{
+    c->t.lo = NULL;
+    c->t.size = 0;
+    c->t.done = false;
+#if AMP__CPU_TSAN
+    c->t.tsan = __tsan_get_current_fiber();
+#endif
+}
+
+static inline void amp__cpu_ctx_switch(amp__cpu_ctx *from, amp__cpu_ctx *to)
+{
+#if AMP__CPU_ASAN
+    __sanitizer_start_switch_fiber(from->t.done ? NULL : &from->t.fake, to->t.lo, to->t.size);
+#endif
+#if AMP__CPU_TSAN
+    __tsan_switch_to_fiber(to->t.tsan, 0);
+#endif
+    AMP__CPU_RAW_SWITCH(from, to);
+#if AMP__CPU_ASAN
+    /* back in `from`: restore its fake stack; a thread learns its own
+     * stack's bounds here the first time */
+    const void *lo = NULL;
+    size_t size = 0;
+    __sanitizer_finish_switch_fiber(from->t.fake, &lo, &size);
+#endif
+}
+
+/* First thing a fiber's function does (its context just started). */
+static inline void amp__cpu_ctx_entered(amp__cpu_ctx *from)
+{
+#if AMP__CPU_ASAN
+    const void *lo = NULL;
+    size_t size = 0;
+    __sanitizer_finish_switch_fiber(NULL, &lo, &size);
+    if (from && !from->t.lo) {
+        from->t.lo = lo;
+        from->t.size = size;
+    }
+#else
+    (void)from;
+#endif
+}
 
 /* A fiber stack: mmap'ed, with a PROT_NONE guard page below it (when the
- * kernel allows one more mapping; without it when not). */
-typedef struct amp__cpu_stack { void *map; size_t map_size; void *lo; size_t size; } amp__cpu_stack;
+ * kernel allows one more mapping; without it when not); registered with the
+ * tools. */
+typedef struct amp__cpu_stack {
+    void *map;
+    size_t map_size;
+    void *lo;
+    size_t size;
+    unsigned vg_id;  /* valgrind's id for it */
+    void *tsan;      /* TSan's fiber for contexts on it */
+} amp__cpu_stack;
 amp_status amp__cpu_stack_alloc(size_t size, amp__cpu_stack *s);
 void amp__cpu_stack_free(amp__cpu_stack *s);
+
+/* Prepare ctx to run fn(arg) on stack s at the next switch to it. */
+void amp__cpu_ctx_make(amp__cpu_ctx *ctx, const amp__cpu_stack *s, void (*fn)(void *), void *arg);
 
 #endif /* AMP_CPU_INTERNAL_H */

@@ -1,4 +1,4 @@
-/* cpu_run.c — runs CPU-accelerator launches: a lazily created thread pool hands out chunks of work through an atomic counter; tiles whose work-items meet a barrier run as round-robin fibers on one thread; debug-mode and barrier errors stop the launch. */
+/* cpu_run.c — runs CPU-accelerator launches: a lazily created thread pool hands out chunks of work through an atomic counter; tiled kernels with a loop version run whole tiles as loops (on a per-thread stack sized for their context), the others as round-robin fibers on one thread; debug-mode and barrier errors stop the launch. */
 #include "cpu_internal.h"
 
 #include <signal.h>
@@ -26,9 +26,11 @@ typedef struct amp__cpu_fiber {
 typedef struct amp__cpu_job {
     amp__cpu_launch launch; /* what the kernel reads */
     amp__cpu_entry_fn entry;
+    amp__cpu_entry_fn tiles; /* the loop version, or NULL: fibers */
     const amp__launch *l;
     int64_t total; /* simple: work-items; tiled: tiles */
-    int64_t chunk;
+    int64_t min_chunk;
+    int nthreads;  /* threads that may take chunks */
     _Atomic int64_t next;
     atomic_int stop; /* a failure was recorded: take no more chunks */
     pthread_mutex_t err_lock; /* leaf lock: guards status and msg */
@@ -55,6 +57,13 @@ struct amp__cpu_worker {
     bool loop_mode;   /* work-items 1..n-1 run as a plain loop */
     bool broken;      /* divergent barrier found: barriers are no-ops now */
     amp__cpu_item loop_item;
+    /* Loop versions run on their own stack: their frame holds the tile's
+     * tile_static memory and work-item context (up to
+     * AMP__CPU_LOOP_FRAME_MAX), more than a caller's thread may have. */
+    amp__cpu_stack tiles_stack;
+    amp__cpu_ctx tiles_ctx;
+    amp__cpu_item tiles_item;
+    bool in_tiles; /* a loop version runs: a barrier call is an error */
 };
 
 /* The pool. Lock order: launch_mu -> mu -> job.err_lock. */
@@ -144,7 +153,7 @@ static void amp__cpu_switch_to_next(amp__cpu_worker *w, amp__cpu_fiber *from)
     amp__cpu_fiber *to = &w->fibers[k];
     if (to->state == FIBER_IDLE) {
         to->state = FIBER_LIVE;
-        amp__cpu_ctx_make(&to->ctx, to->stack.lo, to->stack.size, amp__cpu_fiber_main, to);
+        amp__cpu_ctx_make(&to->ctx, &to->stack, amp__cpu_fiber_main, to);
     }
     amp__cpu_ctx_switch(&from->ctx, &to->ctx);
 }
@@ -157,6 +166,20 @@ static void amp__cpu_barrier(amp__cpu_item *it)
         amp__cpu_job_fail(j, AMP_ERROR_DEVICE,
                           "kernel '%s' is not tiled (AMP_KERNEL) but called a barrier "
                           "(__syncthreads); use AMP_TILED_KERNEL", j->l->kernel_name);
+        return;
+    }
+    if (w->in_tiles) {
+        /* The loop version has no barriers left: the transformation missed
+         * one (a call it could not see through). Report, never wait. */
+        if (!w->broken) {
+            char tb[64];
+            amp__cpu_fmt_tuple(tb, sizeof tb, it->tile, j->launch.rank);
+            amp__cpu_job_fail(j, AMP_ERROR_DEVICE,
+                              "kernel '%s' reached a barrier in its loop version (tile %s): the loop "
+                              "transformation missed it; run with AMP_CPU_TILED=fibers and report this",
+                              j->l->kernel_name, tb);
+            w->broken = true;
+        }
         return;
     }
     if (w->broken) return;
@@ -180,8 +203,11 @@ static void amp__cpu_fiber_main(void *arg)
 {
     amp__cpu_fiber *f = arg;
     amp__cpu_worker *w = f->w;
+    /* the first fiber a thread runs is entered from the thread itself */
+    amp__cpu_ctx_entered(w->main.t.lo ? NULL : &w->main);
     w->job->entry(&f->item);
     f->state = FIBER_DONE;
+    f->ctx.t.done = true; /* never resumed: its context is rebuilt */
     w->done++;
     if (!w->broken && w->arrived > 0)
         amp__cpu_divergent(w, f->id, "returned while %d work-item%s wait at a barrier", w->arrived);
@@ -260,6 +286,23 @@ static void amp__cpu_fault(amp__cpu_item *it, const char *what)
     amp__cpu_job_fail(w->job, AMP_ERROR_DEVICE, "kernel '%s': %s", w->job->l->kernel_name, what);
 }
 
+static void amp__cpu_diverge(amp__cpu_item *it, int32_t local, const char *what)
+{
+    amp__cpu_worker *w = it->worker;
+    const amp__cpu_launch *L = &w->job->launch;
+    int32_t loc[3], zero[3] = {0, 0, 0};
+    char tb[64], lb[64], zb[64];
+    amp__cpu_local_of(L, local, loc);
+    amp__cpu_fmt_tuple(tb, sizeof tb, it->tile, L->rank);
+    amp__cpu_fmt_tuple(lb, sizeof lb, loc, L->rank);
+    amp__cpu_fmt_tuple(zb, sizeof zb, zero, L->rank);
+    amp__cpu_job_fail(w->job, AMP_ERROR_DEVICE,
+                      "divergent barrier in kernel '%s', tile %s: work-item local %s and work-item local %s "
+                      "disagree on the condition of a%s %s that holds a barrier (every work-item of a tile "
+                      "must reach each barrier)",
+                      w->job->l->kernel_name, tb, lb, zb, what[0] == 'i' ? "n" : "", what);
+}
+
 /* --------------------------------------------------------------- running */
 
 /* Fibers 0..n-1 with stacks; called before the first tile of a job. */
@@ -311,7 +354,7 @@ static void amp__cpu_run_tile(amp__cpu_worker *w, amp__cpu_job *j, int64_t t)
     }
     amp__cpu_fiber *f0 = &w->fibers[0];
     f0->state = FIBER_LIVE;
-    amp__cpu_ctx_make(&f0->ctx, f0->stack.lo, f0->stack.size, amp__cpu_fiber_main, f0);
+    amp__cpu_ctx_make(&f0->ctx, &f0->stack, amp__cpu_fiber_main, f0);
     amp__cpu_ctx_switch(&w->main, &f0->ctx);
     if (!w->saw_barrier && w->n > 1) {
         /* Fast path: work-item 0 met no barrier, so in a correct kernel none
@@ -324,9 +367,67 @@ static void amp__cpu_run_tile(amp__cpu_worker *w, amp__cpu_job *j, int64_t t)
     }
 }
 
+/* Guided self-scheduling: each take is a share of what remains (half of it
+ * spread over the threads), never below min_chunk, so the last pieces are
+ * small and a thread the system stalls mid-chunk holds the others up
+ * briefly. [*b, *e) or false when all is taken. */
+static bool amp__cpu_take(amp__cpu_job *j, int64_t *b, int64_t *e)
+{
+    int64_t c = atomic_load_explicit(&j->next, memory_order_relaxed);
+    for (;;) {
+        int64_t rem = j->total - c;
+        if (rem <= 0) return false;
+        int64_t sz = rem / (2 * (int64_t)j->nthreads);
+        if (sz < j->min_chunk) sz = j->min_chunk;
+        if (sz > rem) sz = rem;
+        if (atomic_compare_exchange_weak_explicit(&j->next, &c, c + sz, memory_order_relaxed,
+                                                  memory_order_relaxed)) {
+            *b = c;
+            *e = c + sz;
+            return true;
+        }
+    }
+}
+
+/* Runs on the worker's loop stack: the tiles of w->tiles_item, then back. */
+static void amp__cpu_tiles_main(void *arg)
+{
+    amp__cpu_worker *w = arg;
+    amp__cpu_ctx_entered(w->main.t.lo ? NULL : &w->main);
+    w->job->tiles(&w->tiles_item);
+    w->tiles_ctx.t.done = true;
+    amp__cpu_ctx_switch(&w->tiles_ctx, &w->main);
+}
+
+static void amp__cpu_run_tiles(amp__cpu_job *j, amp__cpu_worker *w, int64_t c, int64_t e)
+{
+    w->tiles_item = (amp__cpu_item){.launch = &j->launch, .begin = c, .end = e, .worker = w};
+    w->in_tiles = true;
+    w->broken = false;
+    amp__cpu_ctx_make(&w->tiles_ctx, &w->tiles_stack, amp__cpu_tiles_main, w);
+    amp__cpu_ctx_switch(&w->main, &w->tiles_ctx);
+    w->in_tiles = false;
+}
+
 static void amp__cpu_run_chunks(amp__cpu_job *j, amp__cpu_worker *w, size_t stack_size)
 {
     w->job = j;
+    /* Slot 0 runs on whichever thread launches: its context is that
+     * thread's (the tools relearn it). */
+    amp__cpu_ctx_thread(&w->main);
+    if (j->tiles) {
+        if (!w->tiles_stack.map) {
+            amp_status st = amp__cpu_stack_alloc(AMP__CPU_LOOP_FRAME_MAX + stack_size, &w->tiles_stack);
+            if (st != AMP_OK) {
+                amp__cpu_job_fail(j, st, "%s", amp_last_error());
+                return;
+            }
+        }
+        int64_t c, e;
+        while (!atomic_load_explicit(&j->stop, memory_order_relaxed) && amp__cpu_take(j, &c, &e))
+            amp__cpu_run_tiles(j, w, c, e);
+        return;
+    }
     if (j->launch.tiled) {
         amp_status st = amp__cpu_ensure_fibers(w, j->launch.tile_threads, stack_size);
         if (st != AMP_OK) {
@@ -337,9 +438,8 @@ static void amp__cpu_run_chunks(amp__cpu_job *j, amp__cpu_worker *w, size_t stac
     }
     for (;;) {
         if (atomic_load_explicit(&j->stop, memory_order_relaxed)) break;
-        int64_t c = atomic_fetch_add_explicit(&j->next, j->chunk, memory_order_relaxed);
-        if (c >= j->total) break;
-        int64_t e = c + j->chunk < j->total ? c + j->chunk : j->total;
+        int64_t c, e;
+        if (!amp__cpu_take(j, &c, &e)) break;
         if (!j->launch.tiled) {
             amp__cpu_item it = {.launch = &j->launch, .begin = c, .end = e, .worker = w};
             j->entry(&it);
@@ -424,7 +524,7 @@ static amp_status amp__cpu_pool_start(amp__cpu_device *d)
 
 /* --------------------------------------------------------------- launch */
 
-amp_status amp__cpu_run(amp__cpu_device *d, amp__cpu_entry_fn fn, const amp__launch *l)
+amp_status amp__cpu_run(amp__cpu_device *d, const amp__cpu_kernel *kernel, const amp__launch *l)
 {
     amp_status st = AMP_OK;
     bool locked = false;
@@ -455,7 +555,9 @@ amp_status amp__cpu_run(amp__cpu_device *d, amp__cpu_entry_fn fn, const amp__lau
     L->barrier = amp__cpu_barrier;
     L->oob = amp__cpu_oob;
     L->fault = amp__cpu_fault;
-    j->entry = fn;
+    L->diverge = amp__cpu_diverge;
+    j->entry = kernel->entry;
+    j->tiles = l->tiled ? kernel->tiles : NULL;
     j->l = l;
     j->total = total;
 
@@ -464,12 +566,12 @@ amp_status amp__cpu_run(amp__cpu_device *d, amp__cpu_entry_fn fn, const amp__lau
     locked = true;
     if ((st = amp__cpu_pool_start(d)) != AMP_OK) goto fail;
     int nt = amp__cpu_pool.started + 1;
-    /* About 8 chunks per thread balances uneven work; simple launches take
-     * at least 64 work-items a chunk so the counter stays off the profile. */
-    int64_t chunk = total / ((int64_t)nt * 8);
-    if (!l->tiled && chunk < 64) chunk = 64;
-    if (chunk < 1) chunk = 1;
-    j->chunk = chunk;
+    /* Simple launches take at least 256 work-items a chunk so the counter
+     * stays off the profile (amp__cpu_take); tiles go one at a time at the
+     * end. */
+    int64_t chunk = l->tiled ? 1 : 256;
+    j->min_chunk = chunk;
+    j->nthreads = nt;
     atomic_init(&j->next, 0);
     atomic_init(&j->stop, 0);
     int64_t nchunks = (total + chunk - 1) / chunk;

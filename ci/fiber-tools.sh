@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# fiber-tools.sh — runs ci/tiled_stress.c (threads launching tiled kernels on the CPU accelerator's loop versions and fibers) under valgrind memcheck against BUILD_DIR's library and under ThreadSanitizer against a TSan build of the library; fails unless both report nothing. Prints one closing line. Bounded to a few minutes on 2 cores.
+# Usage: ci/fiber-tools.sh BUILD_DIR
+# Criterion cannot run under ThreadSanitizer ("Could not initialize inheritable arena"), hence the plain program.
+set -uo pipefail
+
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+BUILD=${1:-$ROOT/build}
+TSAN_BUILD=$BUILD-tsan
+WORK=$(mktemp -d /tmp/hipamp-fiber-tools-XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+CC=${CC:-cc}
+fails=()
+
+# Kernels for valgrind must not use instructions it cannot emulate
+# (AVX-512): no -march=native here.
+export AMP_CPU_NATIVE=0
+export AMP_CACHE_DIR=$WORK/cache
+
+# -------------------------------------------------------------- memcheck
+if ! command -v valgrind >/dev/null 2>&1; then
+  fails+=("valgrind not installed")
+elif ! "$CC" -std=c11 -O1 -g -I"$ROOT/include" -I"$BUILD/include" ci/tiled_stress.c -o "$WORK/stress" \
+       -L"$BUILD" -lhipamp -lpthread -Wl,-rpath,"$BUILD"; then
+  fails+=("memcheck: could not build ci/tiled_stress.c against $BUILD")
+else
+  for mode in auto fibers; do
+    # Compile outside valgrind (the compiler is a child process it would
+    # not follow anyway); the run under it loads the cached module.
+    if ! AMP_CPU_TILED=$mode timeout 300 "$WORK/stress" >"$WORK/warm-$mode.log" 2>&1; then
+      fails+=("memcheck ($mode): the program failed natively"); cat "$WORK/warm-$mode.log"; continue
+    fi
+    if AMP_CPU_TILED=$mode timeout 600 valgrind -q --error-exitcode=9 --log-file="$WORK/vg-$mode.log" \
+         "$WORK/stress" >/dev/null 2>&1; then
+      echo "fiber-tools: memcheck, AMP_CPU_TILED=$mode: 0 errors"
+    else
+      fails+=("memcheck ($mode): errors reported"); cat "$WORK/vg-$mode.log"
+    fi
+  done
+fi
+
+# ------------------------------------------------------- ThreadSanitizer
+if cmake -S "$ROOT" -B "$TSAN_BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHIPAMP_BUILD_TESTS=OFF \
+     -DHIPAMP_BUILD_EXAMPLES=OFF -DCMAKE_C_FLAGS=-fsanitize=thread \
+     -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread >"$WORK/tsan-cmake.log" 2>&1 &&
+   cmake --build "$TSAN_BUILD" -j"${JOBS:-2}" --target hipamp >"$WORK/tsan-build.log" 2>&1 &&
+   "$CC" -std=c11 -O1 -g -fsanitize=thread -I"$ROOT/include" -I"$TSAN_BUILD/include" ci/tiled_stress.c \
+     -o "$WORK/stress-tsan" -L"$TSAN_BUILD" -lhipamp -lpthread -Wl,-rpath,"$TSAN_BUILD"; then
+  for mode in auto fibers; do
+    if AMP_CPU_TILED=$mode TSAN_OPTIONS="halt_on_error=1 exitcode=9 ${TSAN_OPTIONS:-}" timeout 600 \
+         "$WORK/stress-tsan" >"$WORK/tsan-$mode.log" 2>&1; then
+      echo "fiber-tools: ThreadSanitizer, AMP_CPU_TILED=$mode: no reports"
+    else
+      fails+=("ThreadSanitizer ($mode): reports or failure"); cat "$WORK/tsan-$mode.log"
+    fi
+  done
+else
+  fails+=("ThreadSanitizer: could not build the library or the program")
+  tail -20 "$WORK/tsan-cmake.log" "$WORK/tsan-build.log" 2>/dev/null
+fi
+
+if [ ${#fails[@]} -eq 0 ]; then
+  echo "fiber-tools: PASSED (memcheck and ThreadSanitizer, loop versions and fibers)"
+  exit 0
+fi
+echo "fiber-tools: FAILED ($(printf '%s; ' "${fails[@]}" | sed 's/; $//'))"
+exit 1

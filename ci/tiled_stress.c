@@ -1,0 +1,174 @@
+/* tiled_stress.c — a small threaded program over the CPU accelerator's tiled paths (loop versions and fibers) for the tools (valgrind memcheck, ThreadSanitizer) in ci/fiber-tools.sh; Criterion-free so the tools see only hipamp. Exits non-zero on a wrong result. */
+#include <hipamp.h>
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* reverse64: loop version. reverse64_macro: the barrier sits in a macro
+ * spanning several statements, which keeps it on fibers. rounds2d: a uniform
+ * loop around two barriers. tile_sum: a tree reduction. */
+static const char source[] =
+    "AMP_TILED_KERNEL(reverse64, amp::tiled_index<64> t, amp::array_view<const int, 1> in,\n"
+    "                 amp::array_view<int, 1> out)\n"
+    "{\n"
+    "    tile_static int s[64];\n"
+    "    s[t.local[0]] = in[t.global];\n"
+    "    t.barrier.wait();\n"
+    "    out[t.global] = s[63 - t.local[0]];\n"
+    "}\n"
+    "#define PHASES(t, in, out)            \\\n"
+    "    tile_static int s[64];            \\\n"
+    "    s[t.local[0]] = in[t.global];     \\\n"
+    "    t.barrier.wait();                 \\\n"
+    "    out[t.global] = s[63 - t.local[0]];\n"
+    "AMP_TILED_KERNEL(reverse64_macro, amp::tiled_index<64> t, amp::array_view<const int, 1> in,\n"
+    "                 amp::array_view<int, 1> out)\n"
+    "{ PHASES(t, in, out) }\n"
+    "AMP_TILED_KERNEL(rounds2d, amp::tiled_index<8, 8> t, amp::array_view<int, 2> v, int rounds)\n"
+    "{\n"
+    "    tile_static int s[8][8];\n"
+    "    const int r = t.local[0], c = t.local[1];\n"
+    "    int x = v[t.global];\n"
+    "    for (int k = 0; k < rounds; ++k) {\n"
+    "        s[r][c] = x;\n"
+    "        t.barrier.wait();\n"
+    "        x = s[c][r] + k;\n"
+    "        t.barrier.wait();\n"
+    "    }\n"
+    "    v[t.global] = x;\n"
+    "}\n"
+    "AMP_TILED_KERNEL(tile_sum, amp::tiled_index<128> t, amp::array_view<const int, 1> in,\n"
+    "                 amp::array_view<int, 1> sums)\n"
+    "{\n"
+    "    tile_static int s[128];\n"
+    "    const int l = t.local[0];\n"
+    "    s[l] = in[t.global];\n"
+    "    t.barrier.wait();\n"
+    "    for (int w = 64; w > 0; w >>= 1) {\n"
+    "        if (l < w) s[l] += s[l + w];\n"
+    "        t.barrier.wait();\n"
+    "    }\n"
+    "    if (l == 0) sums[t.tile] = s[0];\n"
+    "}\n";
+
+enum { N = 64 * 40, SIDE = 32, THREADS = 4, ITERS = 6 };
+
+static amp_program *prog;
+static int failures;
+static pthread_mutex_t fail_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void fail(const char *what, const char *detail)
+{
+    pthread_mutex_lock(&fail_lock);
+    failures++;
+    fprintf(stderr, "tiled_stress: %s: %s\n", what, detail);
+    pthread_mutex_unlock(&fail_lock);
+}
+
+#define TRY(call)                                          \
+    do {                                                   \
+        if ((call) != AMP_OK) {                            \
+            fail(#call, amp_last_error());                 \
+            goto out;                                      \
+        }                                                  \
+    } while (0)
+
+static void *worker(void *arg)
+{
+    int seed = (int)(intptr_t)arg;
+    int *in = malloc(N * sizeof *in), *out = malloc(N * sizeof *out), *grid = malloc(SIDE * SIDE * sizeof *grid),
+        *sums = malloc(N / 128 * sizeof *sums);
+    amp_array_view *vi = NULL, *vo = NULL, *vg = NULL, *vs = NULL;
+    if (!in || !out || !grid || !sums) {
+        fail("malloc", "out of memory");
+        goto out;
+    }
+    for (int i = 0; i < N; ++i) in[i] = (i * 7919 + seed * 104729) % 100003 + 1;
+    TRY(amp_array_view_create(in, sizeof(int), amp_extent_1d(N), AMP_READ_ONLY, &vi));
+    TRY(amp_array_view_create(out, sizeof(int), amp_extent_1d(N), AMP_READ_WRITE, &vo));
+    TRY(amp_array_view_create(grid, sizeof(int), amp_extent_2d(SIDE, SIDE), AMP_READ_WRITE, &vg));
+    TRY(amp_array_view_create(sums, sizeof(int), amp_extent_1d(N / 128), AMP_READ_WRITE, &vs));
+    amp_tiled_extent t64, t128, t8;
+    TRY(amp_extent_tile(amp_extent_1d(N), (int[]){64}, &t64));
+    TRY(amp_extent_tile(amp_extent_1d(N), (int[]){128}, &t128));
+    TRY(amp_extent_tile(amp_extent_2d(SIDE, SIDE), (int[]){8, 8}, &t8));
+    for (int it = 0; it < ITERS; ++it) {
+        const char *rev = it % 2 ? "reverse64" : "reverse64_macro";
+        amp_kernel *k = NULL;
+        TRY(amp_program_get_kernel(prog, rev, &k));
+        memset(out, 0, N * sizeof *out);
+        TRY(amp_array_view_refresh(vo));
+        amp_arg a[] = {amp_arg_view(vi), amp_arg_view(vo)};
+        TRY(amp_parallel_for_each_tiled(NULL, t64, k, a, 2));
+        TRY(amp_array_view_synchronize(vo));
+        for (int i = 0; i < N; ++i)
+            if (out[i] != in[i / 64 * 64 + 63 - i % 64]) {
+                fail(rev, "wrong result");
+                goto out;
+            }
+
+        for (int i = 0; i < SIDE * SIDE; ++i) grid[i] = i + seed;
+        TRY(amp_array_view_refresh(vg));
+        TRY(amp_program_get_kernel(prog, "rounds2d", &k));
+        amp_arg b[] = {amp_arg_view(vg), amp_arg_int32(3)};
+        TRY(amp_parallel_for_each_tiled(NULL, t8, k, b, 2));
+        TRY(amp_array_view_synchronize(vg));
+        /* three rounds: transposed within the tile an odd number of times */
+        for (int r = 0; r < SIDE; ++r)
+            for (int c = 0; c < SIDE; ++c) {
+                int tr = r / 8 * 8 + c % 8, tc = c / 8 * 8 + r % 8;
+                if (grid[r * SIDE + c] != tr * SIDE + tc + seed + 3) {
+                    fail("rounds2d", "wrong result");
+                    goto out;
+                }
+            }
+
+        TRY(amp_program_get_kernel(prog, "tile_sum", &k));
+        amp_arg c2[] = {amp_arg_view(vi), amp_arg_view(vs)};
+        TRY(amp_parallel_for_each_tiled(NULL, t128, k, c2, 2));
+        TRY(amp_array_view_synchronize(vs));
+        for (int t = 0; t < N / 128; ++t) {
+            int want = 0;
+            for (int i = 0; i < 128; ++i) want += in[t * 128 + i];
+            if (sums[t] != want) {
+                fail("tile_sum", "wrong result");
+                goto out;
+            }
+        }
+    }
+out:
+    if (vi) amp_array_view_destroy(vi);
+    if (vo) amp_array_view_destroy(vo);
+    if (vg) amp_array_view_destroy(vg);
+    if (vs) amp_array_view_destroy(vs);
+    free(in);
+    free(out);
+    free(grid);
+    free(sums);
+    return NULL;
+}
+
+int main(void)
+{
+    amp_accelerator *acc = NULL;
+    if (amp_accelerator_find("cpu", &acc) != AMP_OK || amp_program_build(acc, source, NULL, &prog) != AMP_OK) {
+        fprintf(stderr, "tiled_stress: cannot build: %s\n", amp_last_error());
+        return 1;
+    }
+    pthread_t t[THREADS];
+    for (int i = 0; i < THREADS; ++i)
+        if (pthread_create(&t[i], NULL, worker, (void *)(intptr_t)i) != 0) {
+            fprintf(stderr, "tiled_stress: pthread_create failed\n");
+            return 1;
+        }
+    for (int i = 0; i < THREADS; ++i) pthread_join(t[i], NULL);
+    amp_program_destroy(prog);
+    if (failures) {
+        fprintf(stderr, "tiled_stress: %d failure(s)\n", failures);
+        return 1;
+    }
+    printf("tiled_stress: %d threads x %d iterations, all results right\n", THREADS, ITERS);
+    return 0;
+}

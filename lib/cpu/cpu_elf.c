@@ -1,0 +1,128 @@
+/* cpu_elf.c — reads a CPU-accelerator module's thread-local symbols (tile_static memory is static thread_local there) from its ELF image, every offset and size bounds-checked since the image may come from a cache entry. */
+#include "cpu_internal.h"
+
+#include <elf.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* [off, off + n) lies inside an image of size bytes. */
+static bool amp__elf_in(size_t size, uint64_t off, uint64_t n)
+{
+    return off <= size && n <= size - off;
+}
+
+amp_status amp__cpu_elf_tls(const void *bin, size_t size, amp__cpu_tls *out)
+{
+    const unsigned char *b = bin;
+    memset(out, 0, sizeof *out);
+    Elf64_Ehdr eh;
+    if (!bin || size < sizeof eh) return amp__fail(AMP_ERROR_DEVICE, "CPU accelerator: module of %zu bytes is no ELF file", size);
+    memcpy(&eh, b, sizeof eh);
+    if (memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64)
+        return amp__fail(AMP_ERROR_DEVICE, "CPU accelerator: module is not a 64-bit ELF file");
+
+    /* The thread-local segment: its size bounds what any kernel can use. */
+    if (eh.e_phnum && eh.e_phentsize == sizeof(Elf64_Phdr) &&
+        amp__elf_in(size, eh.e_phoff, (uint64_t)eh.e_phnum * sizeof(Elf64_Phdr))) {
+        for (unsigned i = 0; i < eh.e_phnum; ++i) {
+            Elf64_Phdr ph;
+            memcpy(&ph, b + eh.e_phoff + (uint64_t)i * sizeof ph, sizeof ph);
+            if (ph.p_type == PT_TLS) out->segment = ph.p_memsz;
+        }
+    }
+
+    if (!eh.e_shnum || eh.e_shentsize != sizeof(Elf64_Shdr) ||
+        !amp__elf_in(size, eh.e_shoff, (uint64_t)eh.e_shnum * sizeof(Elf64_Shdr)))
+        return AMP_OK; /* no section table: the segment size is all we know */
+    for (unsigned i = 0; i < eh.e_shnum; ++i) {
+        Elf64_Shdr sh;
+        memcpy(&sh, b + eh.e_shoff + (uint64_t)i * sizeof sh, sizeof sh);
+        if (sh.sh_type != SHT_SYMTAB) continue;
+        if (sh.sh_entsize != sizeof(Elf64_Sym) || !amp__elf_in(size, sh.sh_offset, sh.sh_size) ||
+            sh.sh_link >= eh.e_shnum)
+            return AMP_OK;
+        Elf64_Shdr st;
+        memcpy(&st, b + eh.e_shoff + (uint64_t)sh.sh_link * sizeof st, sizeof st);
+        if (st.sh_type != SHT_STRTAB || !amp__elf_in(size, st.sh_offset, st.sh_size) || st.sh_size == 0)
+            return AMP_OK;
+        const char *strtab = (const char *)b + st.sh_offset;
+        uint64_t nsym = sh.sh_size / sizeof(Elf64_Sym);
+        out->have_symbols = true;
+        for (uint64_t s = 0; s < nsym; ++s) {
+            Elf64_Sym sym;
+            memcpy(&sym, b + sh.sh_offset + s * sizeof sym, sizeof sym);
+            if (ELF64_ST_TYPE(sym.st_info) != STT_TLS || sym.st_shndx == SHN_UNDEF) continue;
+            if (sym.st_name >= st.sh_size) continue;
+            const char *name = strtab + sym.st_name;
+            size_t maxlen = st.sh_size - sym.st_name;
+            size_t len = strnlen(name, maxlen);
+            if (len == maxlen) continue; /* not terminated inside the table */
+            if (out->n == out->cap) {
+                size_t nc = out->cap ? out->cap * 2 : 16;
+                amp__cpu_tls_sym *q = realloc(out->syms, nc * sizeof *q);
+                if (!q) {
+                    amp__cpu_elf_tls_free(out);
+                    return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for a module's symbols");
+                }
+                out->syms = q;
+                out->cap = nc;
+            }
+            amp__cpu_tls_sym *t = &out->syms[out->n];
+            if (!(t->name = malloc(len + 1))) {
+                amp__cpu_elf_tls_free(out);
+                return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for a module's symbols");
+            }
+            memcpy(t->name, name, len);
+            t->name[len] = 0;
+            t->size = sym.st_size;
+            out->n++;
+        }
+        break;
+    }
+    return AMP_OK;
+}
+
+void amp__cpu_elf_tls_free(amp__cpu_tls *t)
+{
+    for (size_t i = 0; i < t->n; ++i) free(t->syms[i].name);
+    free(t->syms);
+    memset(t, 0, sizeof *t);
+}
+
+/* The kernel whose body holds a local static: "_ZZ" ["L"] <len> <name>
+ * "__amp_body" ... (Itanium mangling of a local name of a function with
+ * internal linkage). Writes the kernel name, or returns false. */
+static bool amp__elf_body_of(const char *sym, char *kernel, size_t cap)
+{
+    if (strncmp(sym, "_ZZ", 3)) return false;
+    const char *p = sym + 3;
+    if (*p == 'L') p++;
+    char *end;
+    unsigned long n = strtoul(p, &end, 10);
+    if (end == p || n <= 10 || n > strlen(end)) return false;
+    if (strncmp(end + n - 10, "__amp_body", 10)) return false;
+    if (n - 10 + 1 > cap) return false;
+    memcpy(kernel, end, n - 10);
+    kernel[n - 10] = 0;
+    return true;
+}
+
+size_t amp__cpu_tile_static_bytes(const amp__cpu_tls *t, const char *kernel, size_t own)
+{
+    if (!t->have_symbols) return t->segment > own ? t->segment : own;
+    size_t total = own;
+    char k[512];
+    for (size_t i = 0; i < t->n; ++i) {
+        const char *s = t->syms[i].name;
+        /* the library's own (the current work-item) and guard variables */
+        if (!strncmp(s, "_ZN3amp3cpu", 11) || !strncmp(s, "_ZGV", 4)) continue;
+        if (amp__elf_body_of(s, k, sizeof k)) {
+            if (!strcmp(k, kernel)) total += t->syms[i].size;
+            continue;
+        }
+        /* A helper's tile_static, or a thread_local of the user's: the kernel
+         * may call it, so it counts (conservatively) for every kernel. */
+        total += t->syms[i].size;
+    }
+    return total;
+}

@@ -1,0 +1,251 @@
+// loops.hip — kernels of test_loops.c: one per shape the CPU accelerator's loop transformation handles (uniform and per-work-item loops and ifs around barriers, the three kinds of variables crossing a barrier, macros, helpers, lambdas, returns after the last barrier), plus shapes it must leave on fibers. Every kernel reads in[] and writes out[] so the test can check it against a host reference; all are valid C++ AMP on any accelerator.
+
+// Nested uniform loops, barriers in the inner one; a private accumulator.
+// out[g] = sum over o < 3, i < 4 of s[(l + o + i) % 64] where s holds in[]
+// of the tile, rewritten each inner step by +1.
+AMP_TILED_KERNEL(shape_nested, amp::tiled_index<64> t, amp::array_view<const int, 1> in,
+                 amp::array_view<int, 1> out)
+{
+    tile_static int s[64];
+    const int l = t.local[0];
+    int acc = 0;
+    int v = in[t.global];
+    for (int o = 0; o < 3; ++o) {
+        for (int i = 0; i < 4; ++i) {
+            s[l] = v;
+            t.barrier.wait();
+            acc += s[(l + o + i) % 64];
+            t.barrier.wait();
+            v += 1;
+        }
+    }
+    out[t.global] = acc;
+}
+
+// A uniform if holding barriers in both branches (tiles alternate).
+AMP_TILED_KERNEL(shape_if, amp::tiled_index<8, 8> t, amp::array_view<const int, 2> in,
+                 amp::array_view<int, 2> out)
+{
+    tile_static int s[8][8];
+    const int r = t.local[0], c = t.local[1];
+    s[r][c] = in[t.global];
+    t.barrier.wait();
+    int x;
+    if ((t.tile[0] + t.tile[1]) % 2 == 0) {
+        x = s[c][r];           // transpose
+        t.barrier.wait();
+        s[r][c] = x * 2;
+        t.barrier.wait();
+        x = s[7 - r][c];
+    } else {
+        x = s[r][7 - c];       // mirror
+        t.barrier.wait();
+        s[r][c] = x + 1000;
+        t.barrier.wait();
+        x = s[r][(c + 1) % 8];
+    }
+    out[t.global] = x;
+}
+
+// A while loop whose counter is changed by the work-items (private): every
+// work-item evaluates the condition, they agree; then a do-while.
+AMP_TILED_KERNEL(shape_while, amp::tiled_index<32> t, amp::array_view<const int, 1> in,
+                 amp::array_view<int, 1> out, int n)
+{
+    tile_static int s[32];
+    const int l = t.local[0];
+    int x = in[t.global];
+    int i = 0;
+    while (i < n) {
+        s[l] = x;
+        t.barrier.wait();
+        x = s[31 - l] + i;
+        t.barrier.wait();
+        i += 1;
+    }
+    int j = 0;
+    do {
+        s[l] = x;
+        t.barrier.wait();
+        x += s[(l + 1) % 32];
+        ++j;
+        t.barrier.wait();
+    } while (j < 2);
+    out[t.global] = x;
+}
+
+// Variables of each kind across barriers: non-const remat (r, c2), const
+// uniform (base), non-const uniform loop counter (k), private array (acc)
+// and private struct-like index (p).
+AMP_TILED_KERNEL(shape_kinds, amp::tiled_index<4, 16> t, amp::array_view<const int, 2> in,
+                 amp::array_view<int, 2> out)
+{
+    tile_static int s[4][16];
+    int r = t.local[0];
+    int c2 = t.local[1] * 2 + r;
+    const int base = t.tile_origin[0] * 100 + t.tile_origin[1];
+    int acc[3] = {0, 0, 0};
+    amp::index<2> p = t.global;
+    for (int k = 0; k < 3; ++k) {
+        s[r][t.local[1]] = in[p] + k;
+        t.barrier.wait();
+        acc[k] = s[(r + 1) % 4][(c2 + k) % 16] + base;
+        p[1] = (p[1] + 16) % in.extent[1];
+        t.barrier.wait();
+    }
+    out[t.global] = acc[0] * 3 + acc[1] * 5 + acc[2] * 7 + c2;
+}
+
+// 3-D tiles, two barrier rounds, threadIdx (per work-item) read through a
+// helper function of the user's.
+static __device__ int flat_local(int a, int b, int c) { return (a * 3 + b) * 4 + c; }
+static __device__ int hip_x() { return (int)threadIdx.x; }
+AMP_TILED_KERNEL(shape_3d, amp::tiled_index<2, 3, 4> t, amp::array_view<const int, 3> in,
+                 amp::array_view<int, 3> out)
+{
+    tile_static int s[24];
+    const int f = flat_local(t.local[0], t.local[1], t.local[2]);
+    int v = in[t.global];
+    for (int round = 0; round < 2; ++round) {
+        s[f] = v;
+        t.barrier.wait();
+        v = s[(f + 5) % 24] * 2 + hip_x();
+        t.barrier.wait();
+    }
+    out[t.global] = v;
+}
+
+// A macro defined inside the body, used after a barrier and #undef'd at the
+// end (the loop version, placed after the body, still expands it); a lambda
+// used within one region; a return after the last barrier.
+AMP_TILED_KERNEL(shape_macro_lambda_return, amp::tiled_index<16> t, amp::array_view<const int, 1> in,
+                 amp::array_view<int, 1> out)
+{
+#define SHAPE_TWICE(x) ((x) * 2 + 1)
+    tile_static int s[16];
+    const int l = t.local[0];
+    s[l] = in[t.global];
+    t.barrier.wait();
+    auto pick = [&](int k) { return s[(l + k) % 16]; };
+    int v = SHAPE_TWICE(pick(3));
+    out[t.global] = v;
+    if (l >= 12) return;
+    out[t.global] = v + pick(1);
+#undef SHAPE_TWICE
+}
+
+// The tree reduction of the benchmark: a uniform loop counter halving.
+AMP_TILED_KERNEL(shape_reduce, amp::tiled_index<128> t, amp::array_view<const int, 1> in,
+                 amp::array_view<int, 1> out)
+{
+    tile_static int s[128];
+    const int l = t.local[0];
+    s[l] = in[t.global];
+    t.barrier.wait();
+    for (int w = 64; w > 0; w >>= 1) {
+        if (l < w) s[l] += s[l + w];
+        t.barrier.wait();
+    }
+    out[t.global] = s[0] + l;
+}
+
+// A typedef every region names, and two variables of one name, the inner
+// one in a block holding a barrier.
+AMP_TILED_KERNEL(shape_names, amp::tiled_index<16> t, amp::array_view<const int, 1> in,
+                 amp::array_view<int, 1> out)
+{
+    typedef int word;
+    tile_static word s[16];
+    const int l = t.local[0];
+    word v = in[t.global];
+    s[l] = v;
+    t.barrier.wait();
+    {
+        word v = s[15 - l] + 1;
+        t.barrier.wait();
+        out[t.global] = v * 10;
+    }
+    t.barrier.wait();
+    out[t.global] += v;
+}
+
+// Uniform jumps and updates in the outer flow: whole tiles leave early, a
+// loop's stride doubles in its body, break and continue under uniform
+// conditions.
+AMP_TILED_KERNEL(shape_jumps, amp::tiled_index<32> t, amp::array_view<const int, 1> in,
+                 amp::array_view<int, 1> out, int skip_tile)
+{
+    tile_static int s[32];
+    const int l = t.local[0];
+    if (t.tile[0] == skip_tile) return;
+    int x = in[t.global];
+    int stride = 1;
+    while (stride < 32) {
+        s[l] = x;
+        t.barrier.wait();
+        x += s[(l + stride) % 32];
+        stride *= 2;
+        t.barrier.wait();
+    }
+    for (int r = 0; r < 10; ++r) {
+        if (r == 3) continue;
+        if (r == 6) break;
+        s[l] = x;
+        t.barrier.wait();
+        x = s[31 - l] + r;
+        t.barrier.wait();
+    }
+    out[t.global] = x;
+}
+
+// ---- shapes that stay on fibers (test_loops.c checks the reason)
+
+// The barrier is under a condition that depends on the work-item, with a
+// break that crosses it.
+AMP_TILED_KERNEL(fibers_break, amp::tiled_index<16> t, amp::array_view<const int, 1> in,
+                 amp::array_view<int, 1> out)
+{
+    tile_static int s[16];
+    int x = in[t.global];
+    for (int i = 0; i < 4; ++i) {
+        if (x > 1000000) break;
+        s[t.local[0]] = x;
+        t.barrier.wait();
+        x = s[15 - t.local[0]] + 1;
+        t.barrier.wait();
+    }
+    out[t.global] = x;
+}
+
+// A barrier inside a helper function.
+static __device__ void helper_sync(const amp::tiled_index<16> &t) { t.barrier.wait(); }
+AMP_TILED_KERNEL(fibers_helper_barrier, amp::tiled_index<16> t, amp::array_view<const int, 1> in,
+                 amp::array_view<int, 1> out)
+{
+    tile_static int s[16];
+    s[t.local[0]] = in[t.global];
+    helper_sync(t);
+    out[t.global] = s[15 - t.local[0]];
+}
+
+// A reference that lives across a barrier.
+AMP_TILED_KERNEL(fibers_reference, amp::tiled_index<16> t, amp::array_view<const int, 1> in,
+                 amp::array_view<int, 1> out)
+{
+    tile_static int s[16];
+    int &mine = s[t.local[0]];
+    mine = in[t.global];
+    t.barrier.wait();
+    out[t.global] = mine + s[15 - t.local[0]];
+}
+
+// A return before a barrier, under a condition that reads memory (never
+// launched: with negative values it would be a divergent barrier).
+AMP_TILED_KERNEL(fibers_divergent_return, amp::tiled_index<16> t, amp::array_view<int, 1> out)
+{
+    tile_static int s[16];
+    if (out[t.global] < 0) return;
+    s[t.local[0]] = 1;
+    t.barrier.wait();
+    out[t.global] = s[15 - t.local[0]];
+}

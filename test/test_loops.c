@@ -1,0 +1,404 @@
+/* test_loops.c — the CPU accelerator's loop transformation: each kernel shape it handles gives the reference's answer on its loop version, on fibers and on the GPU; shapes it cannot handle stay on fibers with the reason; every tiled test kernel takes the path expected; the safety net stops a barrier the analysis missed; compile errors keep the user's line numbers after a transformed kernel. */
+#include "support.h"
+
+#include <criterion/redirect.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern const char test_kernels_loops[];
+extern const char test_kernels_tiled[];
+extern const char test_kernels_barrier[];
+
+/* Random ints in [1, 1000]. */
+static void fill_ints(int32_t *x, size_t n, unsigned seed)
+{
+    float *f = test_xmalloc(n * sizeof *f);
+    test_fill_random(f, n, seed);
+    for (size_t i = 0; i < n; ++i) x[i] = (int32_t)((f[i] + 1.0f) * 499.5f) + 1;
+    free(f);
+}
+
+static void poison(int32_t *x, size_t n)
+{
+    for (size_t i = 0; i < n; ++i) x[i] = POISON_I32;
+}
+
+/* Run kernel (one input view, one output view [, extra int]) over extent e
+ * with tile `tile`, and compare with want. */
+static void run_io(amp_accelerator *acc, const char *kernel, amp_extent e, const int *tile, const int32_t *in,
+                   const int32_t *want, const int *extra)
+{
+    size_t n = 1;
+    for (int d = 0; d < e.rank; ++d) n *= (size_t)e.v[d];
+    int32_t *out = test_xmalloc(n * sizeof *out);
+    poison(out, n);
+    amp_program *p = test_build(acc, test_kernels_loops);
+    amp_kernel *k = test_kernel(p, kernel);
+    amp_array_view *vi = test_view((void *)in, 4, e, AMP_READ_ONLY);
+    amp_array_view *vo = test_view(out, 4, e, AMP_WRITE_ONLY);
+    amp_arg a[] = {amp_arg_view(vi), amp_arg_view(vo), amp_arg_int32(extra ? *extra : 0)};
+    amp_tiled_extent te;
+    ASSERT_OK(amp_extent_tile(e, tile, &te));
+    ASSERT_OK(amp_parallel_for_each_tiled(NULL, te, k, a, extra ? 3 : 2));
+    ASSERT_OK(amp_array_view_synchronize(vo));
+    test_check_i32(out, want, n, kernel);
+    ASSERT_OK(amp_array_view_destroy(vi));
+    ASSERT_OK(amp_array_view_destroy(vo));
+    ASSERT_OK(amp_program_destroy(p));
+    free(out);
+}
+
+/* ------------------------------------------------------------- shapes */
+
+ACCEL_TILED_TEST(loops, nested_uniform_loops)
+{
+    enum { T = 9, N = 64 * T };
+    static int32_t in[N], want[N];
+    fill_ints(in, N, 1);
+    for (int t = 0; t < T; ++t) {
+        int32_t v[64], acc[64] = {0};
+        memcpy(v, in + t * 64, sizeof v);
+        for (int o = 0; o < 3; ++o)
+            for (int i = 0; i < 4; ++i) {
+                for (int l = 0; l < 64; ++l) acc[l] += v[(l + o + i) % 64];
+                for (int l = 0; l < 64; ++l) v[l] += 1;
+            }
+        memcpy(want + t * 64, acc, sizeof acc);
+    }
+    run_io(acc, "shape_nested", amp_extent_1d(N), (const int[]){64}, in, want, NULL);
+}
+
+ACCEL_TILED_TEST(loops, uniform_if_with_barriers_in_both_branches)
+{
+    enum { R = 24, C = 40 };
+    static int32_t in[R * C], want[R * C];
+    fill_ints(in, R * C, 2);
+    for (int tr = 0; tr < R / 8; ++tr)
+        for (int tc = 0; tc < C / 8; ++tc)
+            for (int r = 0; r < 8; ++r)
+                for (int c = 0; c < 8; ++c) {
+#define IN(rr, cc) in[(tr * 8 + (rr)) * C + tc * 8 + (cc)]
+                    int32_t x = (tr + tc) % 2 == 0 ? 2 * IN(c, 7 - r) : IN(r, 7 - (c + 1) % 8) + 1000;
+#undef IN
+                    want[(tr * 8 + r) * C + tc * 8 + c] = x;
+                }
+    run_io(acc, "shape_if", amp_extent_2d(R, C), (const int[]){8, 8}, in, want, NULL);
+}
+
+ACCEL_TILED_TEST(loops, per_work_item_conditions_that_agree)
+{
+    enum { T = 5, N = 32 * T };
+    static int32_t in[N], want[N];
+    fill_ints(in, N, 3);
+    const int n = 3;
+    for (int t = 0; t < T; ++t) {
+        int32_t x[32], y[32];
+        memcpy(x, in + t * 32, sizeof x);
+        for (int i = 0; i < n; ++i) {
+            for (int l = 0; l < 32; ++l) y[l] = x[31 - l] + i;
+            memcpy(x, y, sizeof x);
+        }
+        for (int j = 0; j < 2; ++j) {
+            for (int l = 0; l < 32; ++l) y[l] = x[l] + x[(l + 1) % 32];
+            memcpy(x, y, sizeof x);
+        }
+        memcpy(want + t * 32, x, sizeof x);
+    }
+    run_io(acc, "shape_while", amp_extent_1d(N), (const int[]){32}, in, want, &n);
+}
+
+ACCEL_TILED_TEST(loops, uniform_remat_and_private_variables)
+{
+    enum { R = 8, C = 48 };
+    static int32_t in[R * C], want[R * C];
+    fill_ints(in, R * C, 4);
+    for (int tr = 0; tr < R / 4; ++tr)
+        for (int tc = 0; tc < C / 16; ++tc) {
+            int32_t s[3][4][16];
+            for (int k = 0; k < 3; ++k)
+                for (int r = 0; r < 4; ++r)
+                    for (int cl = 0; cl < 16; ++cl)
+                        s[k][r][cl] = in[(tr * 4 + r) * C + (tc * 16 + cl + 16 * k) % C] + k;
+            for (int r = 0; r < 4; ++r)
+                for (int cl = 0; cl < 16; ++cl) {
+                    int c2 = cl * 2 + r, base = tr * 4 * 100 + tc * 16, a[3];
+                    for (int k = 0; k < 3; ++k) a[k] = s[k][(r + 1) % 4][(c2 + k) % 16] + base;
+                    want[(tr * 4 + r) * C + tc * 16 + cl] = a[0] * 3 + a[1] * 5 + a[2] * 7 + c2;
+                }
+        }
+    run_io(acc, "shape_kinds", amp_extent_2d(R, C), (const int[]){4, 16}, in, want, NULL);
+}
+
+ACCEL_TILED_TEST(loops, rank3_tiles_and_a_helper_reading_threadIdx)
+{
+    enum { D0 = 4, D1 = 6, D2 = 8, N = D0 * D1 * D2 };
+    static int32_t in[N], want[N];
+    fill_ints(in, N, 5);
+    for (int a0 = 0; a0 < D0; a0 += 2)
+        for (int b0 = 0; b0 < D1; b0 += 3)
+            for (int c0 = 0; c0 < D2; c0 += 4) {
+                int32_t v[24], s[24];
+                for (int f = 0; f < 24; ++f) v[f] = in[((a0 + f / 12) * D1 + b0 + f / 4 % 3) * D2 + c0 + f % 4];
+                for (int round = 0; round < 2; ++round) {
+                    memcpy(s, v, sizeof s);
+                    for (int f = 0; f < 24; ++f) v[f] = s[(f + 5) % 24] * 2 + f % 4;
+                }
+                for (int f = 0; f < 24; ++f) want[((a0 + f / 12) * D1 + b0 + f / 4 % 3) * D2 + c0 + f % 4] = v[f];
+            }
+    run_io(acc, "shape_3d", amp_extent_3d(D0, D1, D2), (const int[]){2, 3, 4}, in, want, NULL);
+}
+
+ACCEL_TILED_TEST(loops, macro_lambda_and_return_after_the_last_barrier)
+{
+    enum { T = 6, N = 16 * T };
+    static int32_t in[N], want[N];
+    fill_ints(in, N, 6);
+    for (int t = 0; t < T; ++t)
+        for (int l = 0; l < 16; ++l) {
+            const int32_t *s = in + t * 16;
+            int32_t v = s[(l + 3) % 16] * 2 + 1;
+            want[t * 16 + l] = l >= 12 ? v : v + s[(l + 1) % 16];
+        }
+    run_io(acc, "shape_macro_lambda_return", amp_extent_1d(N), (const int[]){16}, in, want, NULL);
+}
+
+ACCEL_TILED_TEST(loops, typedef_and_shadowed_names_across_barriers)
+{
+    enum { T = 5, N = 16 * T };
+    static int32_t in[N], want[N];
+    fill_ints(in, N, 10);
+    for (int i = 0; i < N; ++i) want[i] = (in[i / 16 * 16 + 15 - i % 16] + 1) * 10 + in[i];
+    run_io(acc, "shape_names", amp_extent_1d(N), (const int[]){16}, in, want, NULL);
+}
+
+ACCEL_TILED_TEST(loops, uniform_return_break_continue_and_updates)
+{
+    enum { T = 6, N = 32 * T };
+    static int32_t in[N], want[N];
+    fill_ints(in, N, 11);
+    const int skip = 2;
+    for (int t = 0; t < T; ++t) {
+        if (t == skip) {
+            for (int l = 0; l < 32; ++l) want[t * 32 + l] = POISON_I32;
+            continue;
+        }
+        int32_t x[32], y[32];
+        memcpy(x, in + t * 32, sizeof x);
+        for (int stride = 1; stride < 32; stride *= 2) {
+            for (int l = 0; l < 32; ++l) y[l] = x[l] + x[(l + stride) % 32];
+            memcpy(x, y, sizeof x);
+        }
+        for (int r = 0; r < 6; ++r) {
+            if (r == 3) continue;
+            for (int l = 0; l < 32; ++l) y[l] = x[31 - l] + r;
+            memcpy(x, y, sizeof x);
+        }
+        memcpy(want + t * 32, x, sizeof x);
+    }
+    run_io(acc, "shape_jumps", amp_extent_1d(N), (const int[]){32}, in, want, &skip);
+}
+
+ACCEL_TILED_TEST(loops, tree_reduction)
+{
+    enum { T = 7, N = 128 * T };
+    static int32_t in[N], want[N];
+    fill_ints(in, N, 7);
+    for (int t = 0; t < T; ++t) {
+        int32_t sum = 0;
+        for (int l = 0; l < 128; ++l) sum += in[t * 128 + l];
+        for (int l = 0; l < 128; ++l) want[t * 128 + l] = sum + l;
+    }
+    run_io(acc, "shape_reduce", amp_extent_1d(N), (const int[]){128}, in, want, NULL);
+}
+
+ACCEL_TILED_TEST(loops, shapes_left_on_fibers_still_compute)
+{
+    enum { T = 4, N = 16 * T };
+    static int32_t in[N], want[N];
+    fill_ints(in, N, 8);
+    for (int t = 0; t < T; ++t) {
+        int32_t x[16], y[16];
+        memcpy(x, in + t * 16, sizeof x);
+        for (int i = 0; i < 4; ++i) {
+            for (int l = 0; l < 16; ++l) y[l] = x[15 - l] + 1;
+            memcpy(x, y, sizeof x);
+        }
+        memcpy(want + t * 16, x, sizeof x);
+    }
+    run_io(acc, "fibers_break", amp_extent_1d(N), (const int[]){16}, in, want, NULL);
+    for (int i = 0; i < N; ++i) want[i] = in[i / 16 * 16 + 15 - i % 16];
+    run_io(acc, "fibers_helper_barrier", amp_extent_1d(N), (const int[]){16}, in, want, NULL);
+    for (int i = 0; i < N; ++i) want[i] = in[i] + in[i / 16 * 16 + 15 - i % 16];
+    run_io(acc, "fibers_reference", amp_extent_1d(N), (const int[]){16}, in, want, NULL);
+}
+
+/* --------------------------------------------------------------- paths */
+
+/* Without a usable libclang (a machine without libclang1-NN) every tiled
+ * kernel runs on fibers: the tests below, about the loop path itself,
+ * skip there with the reason. A libclang that cannot parse the library's
+ * own code is a failure, not a reason to skip. */
+static void skip_without_libclang(const char *msg)
+{
+    if (strstr(msg, "no libclang found") || strstr(msg, "AMP_LIBCLANG") || strstr(msg, "could not be loaded") ||
+        strstr(msg, "libclang lacks"))
+        cr_skip_test("the loop transformation cannot run here: %s", msg);
+}
+
+
+/* With AMP_CPU_TILED=loops a tiled kernel without a loop version is
+ * refused, naming why: every kernel gets the path expected. */
+static void expect_path(amp_program *p, const char *kernel, const char *fibers_reason)
+{
+    amp_kernel *k = NULL;
+    amp_status st = amp_program_get_kernel(p, kernel, &k);
+    if (st != AMP_OK) skip_without_libclang(amp_last_error());
+    if (!fibers_reason) {
+        cr_assert_eq(st, AMP_OK, "%s has no loop version: %s", kernel, amp_last_error());
+        return;
+    }
+    cr_assert_eq(st, AMP_ERROR_UNSUPPORTED, "%s: %s, want it on fibers (%s)", kernel, amp_status_name(st),
+                 fibers_reason);
+    const char *msg = amp_last_error();
+    cr_assert(strstr(msg, kernel) && strstr(msg, "AMP_CPU_TILED=loops") && strstr(msg, fibers_reason),
+              "message lacks the kernel, the setting or \"%s\": %s", fibers_reason, msg);
+}
+
+Test(loops, every_tiled_test_kernel_takes_the_expected_path)
+{
+    setenv("AMP_CPU_TILED", "loops", 1);
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    amp_program *p = test_build(acc, test_kernels_loops);
+    static const char *const loops[] = {"shape_nested", "shape_if", "shape_while", "shape_kinds", "shape_3d",
+                                        "shape_macro_lambda_return", "shape_reduce", "shape_names",
+                                        "shape_jumps"};
+    for (size_t i = 0; i < sizeof loops / sizeof loops[0]; ++i) expect_path(p, loops[i], NULL);
+    expect_path(p, "fibers_break", "break before a later barrier, under a condition that differs");
+    expect_path(p, "fibers_helper_barrier", "barrier inside helper_sync()");
+    expect_path(p, "fibers_reference", "reference mine lives across a barrier");
+    expect_path(p, "fibers_divergent_return", "return before a later barrier, under a condition that differs");
+    ASSERT_OK(amp_program_destroy(p));
+
+    p = test_build(acc, test_kernels_tiled);
+    static const char *const tiled[] = {"tidx2", "tidx1", "tidx3", "tile_reverse3", "tile_sum64"};
+    for (size_t i = 0; i < sizeof tiled / sizeof tiled[0]; ++i) expect_path(p, tiled[i], NULL);
+    ASSERT_OK(amp_program_destroy(p));
+
+    p = test_build(acc, test_kernels_seeds);
+    static const char *const seeds[] = {"transpose_tiled_even", "transpose_tiled_pad", "matmul_tiled16",
+                                        "barrier_loop"};
+    for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; ++i) expect_path(p, seeds[i], NULL);
+    /* simple kernels are loops by nature */
+    expect_path(p, "matmul_simple", NULL);
+    ASSERT_OK(amp_program_destroy(p));
+
+    p = test_build(acc, test_kernels_barrier);
+    static const char *const bar[] = {"bar_wait_allfence", "bar_wait_globalfence", "fence_global", "fence_all",
+                                      "bar_rounds2d"};
+    for (size_t i = 0; i < sizeof bar / sizeof bar[0]; ++i) expect_path(p, bar[i], NULL);
+    /* TS_PHASES spreads its statements and barriers over one macro */
+    expect_path(p, "bar_wait", "barrier inside a macro expansion");
+    expect_path(p, "bar_wait_tsfence", "barrier inside a macro expansion");
+    expect_path(p, "fence_tile_static", "barrier inside a macro expansion");
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+Test(loops, fibers_setting_builds_no_loop_versions)
+{
+    setenv("AMP_CPU_TILED", "fibers", 1);
+    setenv("AMP_CPU_VERBOSE", "1", 1);
+    cr_redirect_stderr();
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    amp_program *p = test_build(acc, test_kernels_loops);
+    test_kernel(p, "shape_nested");
+    ASSERT_OK(amp_program_destroy(p));
+    fflush(stderr);
+    cr_assert_stderr_eq_str("hipamp: CPU kernel 'shape_nested' runs as fibers: AMP_CPU_TILED=fibers\n");
+}
+
+Test(loops, verbose_setting_names_each_kernels_path)
+{
+    setenv("AMP_CPU_TILED", "loops", 1);
+    setenv("AMP_CPU_VERBOSE", "1", 1);
+    cr_redirect_stderr();
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    amp_program *p = test_build(acc, test_kernels_loops);
+    amp_kernel *k = NULL;
+    amp_status st = amp_program_get_kernel(p, "shape_if", &k);
+    if (st != AMP_OK) skip_without_libclang(amp_last_error());
+    ASSERT_OK(st);
+    ASSERT_OK(amp_program_destroy(p));
+    fflush(stderr);
+    cr_assert_stderr_eq_str("hipamp: CPU kernel 'shape_if' runs as loops\n");
+}
+
+/* -------------------------------------------------------- safety net */
+
+/* A barrier reached through std::function: the analysis cannot see into
+ * the library's header, so the kernel gets a loop version; the barrier call
+ * there is reported, and the launch ends (no hang, no crash). */
+Test(loops, barrier_the_analysis_missed_is_an_error_not_a_hang, .timeout = 120)
+{
+    setenv("AMP_CPU_TILED", "loops", 1);
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    const char *src = "#include <functional>\n"
+                      "AMP_TILED_KERNEL(hidden_barrier, amp::tiled_index<16> t, amp::array_view<int, 1> v)\n"
+                      "{\n"
+                      "    std::function<void()> sync = [&]() { t.barrier.wait(); };\n"
+                      "    v[t.global] = 1;\n"
+                      "    sync();\n"
+                      "    v[t.global] = 2;\n"
+                      "}\n";
+    amp_program *p = test_build(acc, src);
+    amp_kernel *k = NULL;
+    amp_status st = amp_program_get_kernel(p, "hidden_barrier", &k);
+    if (st != AMP_OK) skip_without_libclang(amp_last_error());
+    ASSERT_OK(st);
+    int32_t v[64];
+    poison(v, 64);
+    amp_array_view *vv = test_view(v, 4, amp_extent_1d(64), AMP_READ_WRITE);
+    amp_arg a[] = {amp_arg_view(vv)};
+    amp_tiled_extent te;
+    ASSERT_OK(amp_extent_tile(amp_extent_1d(64), (const int[]){16}, &te));
+    ASSERT_STATUS(amp_parallel_for_each_tiled(NULL, te, k, a, 1), AMP_ERROR_DEVICE);
+    const char *msg = amp_last_error();
+    cr_assert(strstr(msg, "hidden_barrier") && strstr(msg, "loop version") && strstr(msg, "AMP_CPU_TILED=fibers"),
+              "unexpected message: %s", msg);
+    /* The accelerator still works. */
+    ASSERT_OK(amp_array_view_destroy(vv));
+    ASSERT_OK(amp_program_destroy(p));
+    p = test_build(acc, test_kernels_loops);
+    static int32_t in[128], want[128];
+    fill_ints(in, 128, 9);
+    int32_t sum = 0;
+    for (int l = 0; l < 128; ++l) sum += in[l];
+    for (int l = 0; l < 128; ++l) want[l] = sum + l;
+    run_io(acc, "shape_reduce", amp_extent_1d(128), (const int[]){128}, in, want, NULL);
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+/* ------------------------------------------------------ diagnostics */
+
+Test(loops, compile_errors_after_a_transformed_kernel_keep_the_users_lines)
+{
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    const char *src = "AMP_TILED_KERNEL(fine, amp::tiled_index<16> t, amp::array_view<int, 1> v)\n" /* 1 */
+                      "{\n"
+                      "    tile_static int s[16];\n"
+                      "    s[t.local[0]] = v[t.global];\n"
+                      "    t.barrier.wait();\n"                                                  /* 5 */
+                      "    v[t.global] = s[15 - t.local[0]];\n"
+                      "}\n"
+                      "AMP_KERNEL(broken, amp::index<1> i, amp::array_view<int, 1> v)\n"
+                      "{\n"
+                      "    v[i] = undeclared_on_line_10;\n"                                    /* 10 */
+                      "}\n";
+    amp_program *p = (amp_program *)1;
+    ASSERT_STATUS(amp_program_build(acc, src, NULL, &p), AMP_ERROR_COMPILE);
+    cr_assert_null(p);
+    const char *msg = amp_last_error();
+    cr_assert(strstr(msg, ":10:") && strstr(msg, "undeclared_on_line_10"), "no line 10 in: %s", msg);
+    cr_assert(!strstr(msg, "hipamp loop version"), "the error names the generated code: %s", msg);
+}
