@@ -280,9 +280,12 @@ static amp_status amp__cpu_kernel_get(void *dev, void *module, const char *name,
         const unsigned long long *ts = dlsym(m->handle, sym);
         if (ts) own = (size_t)*ts;
     }
-    out->tile_static_bytes = amp__cpu_tile_static_bytes(&m->tls, name, own);
+    char others[512];
+    out->tile_static_bytes = amp__cpu_tile_static_bytes(&m->tls, name, own, others, sizeof others);
     if (amp__env_flag("AMP_CPU_VERBOSE", false))
-        fprintf(stderr, "hipamp: CPU kernel '%s' runs as %s\n", name, out->execution + 4);
+        fprintf(stderr, "hipamp: CPU kernel '%s' runs as %s; tile_static %zu bytes%s%s%s\n", name, out->execution + 4,
+                out->tile_static_bytes, others[0] ? " (with thread_locals it may reach: " : "", others,
+                others[0] ? ")" : "");
     pthread_mutex_lock(&m->lock);
     k->next = m->kernels;
     m->kernels = k;

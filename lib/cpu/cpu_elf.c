@@ -2,6 +2,7 @@
 #include "cpu_internal.h"
 
 #include <elf.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -107,8 +108,10 @@ static bool amp__elf_body_of(const char *sym, char *kernel, size_t cap)
     return true;
 }
 
-size_t amp__cpu_tile_static_bytes(const amp__cpu_tls *t, const char *kernel, size_t own)
+size_t amp__cpu_tile_static_bytes(const amp__cpu_tls *t, const char *kernel, size_t own, char *others, size_t cap)
 {
+    size_t used = 0;
+    if (others && cap) others[0] = 0;
     if (!t->have_symbols) return t->segment > own ? t->segment : own;
     size_t total = own;
     char k[512];
@@ -123,6 +126,10 @@ size_t amp__cpu_tile_static_bytes(const amp__cpu_tls *t, const char *kernel, siz
         /* A helper's tile_static, or a thread_local of the user's: the kernel
          * may call it, so it counts (conservatively) for every kernel. */
         total += t->syms[i].size;
+        if (others && used < cap) {
+            int w = snprintf(others + used, cap - used, "%s%s (%zu)", used ? ", " : "", s, t->syms[i].size);
+            used = w < 0 ? cap : used + (size_t)w;
+        }
     }
     return total;
 }

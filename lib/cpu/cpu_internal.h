@@ -169,8 +169,9 @@ void amp__cpu_elf_tls_free(amp__cpu_tls *t);
  * fiber kernel) + the thread-locals of its body + every thread-local the
  * analysis cannot attribute to one kernel (a helper's tile_static, a
  * thread_local of the user's: any kernel may use them). Without a symbol
- * table, the whole thread-local segment. */
-size_t amp__cpu_tile_static_bytes(const amp__cpu_tls *t, const char *kernel, size_t own);
+ * table, the whole thread-local segment. others (cap bytes, may be NULL)
+ * gets the names and sizes of the thread-locals counted for every kernel. */
+size_t amp__cpu_tile_static_bytes(const amp__cpu_tls *t, const char *kernel, size_t own, char *others, size_t cap);
 
 /* -------------------------------------------------------------- fibers
  * A saved execution context. amp__cpu_ctx_switch stores the running context

@@ -2129,10 +2129,13 @@ static void reset_analysis(kctx *k)
 /* ------------------------------------------------------------- kernels */
 
 /* Tile dimensions from "amp::tiled_index<16, 16, 0>". */
+/* The tile shape from the spelling of tiled_index<D0, D1, D2>: libclang 14
+ * writes every argument, newer ones leave out those at their default (0). */
 static bool parse_dims(const char *type, int *dims)
 {
     const char *p = strchr(type, '<');
     if (!p) return false;
+    dims[0] = dims[1] = dims[2] = 0;
     for (int d = 0; d < 3; ++d) {
         char *end;
         long v = strtol(p + 1, &end, 10);
@@ -2140,9 +2143,10 @@ static bool parse_dims(const char *type, int *dims)
         dims[d] = (int)v;
         p = end;
         while (*p == ' ') ++p;
-        if (d < 2 && *p != ',') return false;
+        if (*p == '>') return d > 0 || dims[0] > 0;
+        if (d == 2 || *p != ',') return false;
     }
-    return true;
+    return false;
 }
 
 /* Names used by the generated code must not collide with macros the user's
