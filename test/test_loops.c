@@ -318,7 +318,7 @@ Test(loops, fibers_setting_builds_no_loop_versions)
     test_kernel(p, "shape_nested");
     ASSERT_OK(amp_program_destroy(p));
     fflush(stderr);
-    cr_assert_stderr_eq_str("hipamp: CPU kernel 'shape_nested' runs as fibers: AMP_CPU_TILED=fibers\n");
+    cr_assert_stderr_eq_str("hipamp: CPU kernel 'shape_nested' runs as fibers: AMP_CPU_TILED=fibers; tile_static 256 bytes\n");
 }
 
 Test(loops, verbose_setting_names_each_kernels_path)
@@ -334,7 +334,7 @@ Test(loops, verbose_setting_names_each_kernels_path)
     ASSERT_OK(st);
     ASSERT_OK(amp_program_destroy(p));
     fflush(stderr);
-    cr_assert_stderr_eq_str("hipamp: CPU kernel 'shape_if' runs as loops\n");
+    cr_assert_stderr_eq_str("hipamp: CPU kernel 'shape_if' runs as loops; tile_static 256 bytes\n");
 }
 
 /* -------------------------------------------------------- safety net */
