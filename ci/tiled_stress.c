@@ -1,4 +1,4 @@
-/* tiled_stress.c — a small threaded program over the CPU accelerator's tiled paths (loop versions and fibers) for the tools (valgrind memcheck, ThreadSanitizer) in ci/fiber-tools.sh; Criterion-free so the tools see only hipamp. Exits non-zero on a wrong result. */
+/* tiled_stress.c — a small threaded program over the CPU accelerator's tiled paths (loop versions and fibers) and its queues (each thread also launches asynchronously on a queue of its own) for the tools (valgrind memcheck, ThreadSanitizer) in ci/fiber-tools.sh; Criterion-free so the tools see only hipamp. Exits non-zero on a wrong result. */
 #include <hipamp.h>
 
 #include <pthread.h>
@@ -55,6 +55,7 @@ static const char source[] =
 
 enum { N = 64 * 40, SIDE = 32, THREADS = 4, ITERS = 6 };
 
+static amp_accelerator *acc;
 static amp_program *prog;
 static int failures;
 static pthread_mutex_t fail_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -81,11 +82,13 @@ static void *worker(void *arg)
     int *in = malloc(N * sizeof *in), *out = malloc(N * sizeof *out), *grid = malloc(SIDE * SIDE * sizeof *grid),
         *sums = malloc(N / 128 * sizeof *sums);
     amp_array_view *vi = NULL, *vo = NULL, *vg = NULL, *vs = NULL;
+    amp_accelerator_view *q = NULL; /* this thread's queue: tile_sum runs on its thread, asynchronously */
     if (!in || !out || !grid || !sums) {
         fail("malloc", "out of memory");
         goto out;
     }
     for (int i = 0; i < N; ++i) in[i] = (i * 7919 + seed * 104729) % 100003 + 1;
+    TRY(amp_accelerator_view_create(acc, &q));
     TRY(amp_array_view_create(in, sizeof(int), amp_extent_1d(N), AMP_READ_ONLY, &vi));
     TRY(amp_array_view_create(out, sizeof(int), amp_extent_1d(N), AMP_READ_WRITE, &vo));
     TRY(amp_array_view_create(grid, sizeof(int), amp_extent_2d(SIDE, SIDE), AMP_READ_WRITE, &vg));
@@ -127,7 +130,11 @@ static void *worker(void *arg)
 
         TRY(amp_program_get_kernel(prog, "tile_sum", &k));
         amp_arg c2[] = {amp_arg_view(vi), amp_arg_view(vs)};
-        TRY(amp_parallel_for_each_tiled(NULL, t128, k, c2, 2));
+        amp_future *f = NULL;
+        TRY(amp_parallel_for_each_tiled_async(q, t128, k, c2, 2, &f));
+        amp_status fst = amp_future_wait(f);
+        amp_future_destroy(f);
+        TRY(fst);
         TRY(amp_array_view_synchronize(vs));
         for (int t = 0; t < N / 128; ++t) {
             int want = 0;
@@ -143,6 +150,7 @@ out:
     if (vo) amp_array_view_destroy(vo);
     if (vg) amp_array_view_destroy(vg);
     if (vs) amp_array_view_destroy(vs);
+    if (q) amp_accelerator_view_destroy(q);
     free(in);
     free(out);
     free(grid);
@@ -152,7 +160,6 @@ out:
 
 int main(void)
 {
-    amp_accelerator *acc = NULL;
     if (amp_accelerator_find("cpu", &acc) != AMP_OK || amp_program_build(acc, source, NULL, &prog) != AMP_OK) {
         fprintf(stderr, "tiled_stress: cannot build: %s\n", amp_last_error());
         return 1;

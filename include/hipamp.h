@@ -228,7 +228,9 @@ AMP_API amp_status amp_accelerator_view_native_queue(amp_accelerator_view *q, vo
 AMP_API amp_status amp_accelerator_default_view(amp_accelerator *a, amp_accelerator_view **out);
 AMP_API amp_status amp_accelerator_view_get_accelerator(amp_accelerator_view *q, amp_accelerator **out);
 /* Block until every command queued on q finished. AMP_ERROR_DEVICE carries the
- * driver's message when a kernel on q faulted. */
+ * driver's message when a kernel on q faulted; on the CPU accelerator the
+ * first failure of an asynchronous launch on q is reported here (its own
+ * status and message), once, and q runs launches again afterwards. */
 AMP_API amp_status amp_accelerator_view_wait(amp_accelerator_view *q);
 /* Waits for q's work (its status is returned), then releases the caller's
  * handle; arrays and views still using q keep it alive until they go. A
@@ -522,8 +524,8 @@ AMP_API amp_arg amp_arg_struct(const void *data, size_t size);
 /* Run kernel k (an AMP_KERNEL) once per index of e on q (NULL: the kernel's
  * accelerator's default view). Returns once queued (as-if synchronous: any
  * host access to a view it uses waits for it); it may block for copies of
- * the views' data to the device, and runs to completion on the CPU
- * accelerator. args[i] binds the kernel's parameter i after its index
+ * the views' data to the device, and runs to completion in the calling
+ * thread on the CPU accelerator (its failure is then this call's status). args[i] binds the kernel's parameter i after its index
  * (counted from 0); the caller keeps the views, and value arguments are read
  * before the call returns. Arguments are checked against the kernel's
  * signature: AMP_ERROR_ARGUMENT_MISMATCH names "parameter i", the kernel's
@@ -553,13 +555,21 @@ AMP_API amp_status amp_parallel_for_each_tiled(amp_accelerator_view *q, amp_tile
                                                amp_kernel *k, const amp_arg *args, size_t nargs);
 
 /* As amp_parallel_for_each and amp_parallel_for_each_tiled, and return a
- * future the caller owns (destroy it with amp_future_destroy). */
+ * future the caller owns (destroy it with amp_future_destroy). On the CPU
+ * accelerator the launch runs on a thread of q's own, after q's earlier
+ * launches: launches on two queues (or from two threads) run at the same
+ * time, sharing the accelerator's threads. A failure of the kernel there
+ * (AMP_DEBUG's checks, a divergent barrier, an exception) is the future's
+ * status; q's later launches do not run (their futures say so) until
+ * amp_accelerator_view_wait(q) has reported it. */
 AMP_API amp_status amp_parallel_for_each_async(amp_accelerator_view *q, amp_extent e, amp_kernel *k,
                                                const amp_arg *args, size_t nargs, amp_future **out);
 AMP_API amp_status amp_parallel_for_each_tiled_async(amp_accelerator_view *q, amp_tiled_extent t,
                                                      amp_kernel *k, const amp_arg *args, size_t nargs,
                                                      amp_future **out);
-/* Block until the launch or copy finished; AMP_ERROR_DEVICE if it faulted. */
+/* Block until the launch or copy finished; AMP_ERROR_DEVICE if it faulted
+ * (on the CPU accelerator: the kernel's own status, e.g.
+ * AMP_ERROR_OUT_OF_BOUNDS). */
 AMP_API amp_status amp_future_wait(amp_future *f);
 /* *done = finished; never blocks. */
 AMP_API amp_status amp_future_is_ready(amp_future *f, bool *done);

@@ -42,6 +42,10 @@ typedef struct amp__launch {
     bool tiled;
     const void *pack;
     size_t pack_size;
+    /* The caller learns the outcome from the queue (a future, a wait), not
+     * from the launch call: a backend that runs launches in the calling
+     * thread may run this one on a thread of its own. */
+    bool async;
 } amp__launch;
 
 /* A header the core found for a source (lib/include_scan.c) and keyed the

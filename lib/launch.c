@@ -133,7 +133,7 @@ static size_t amp__sort_unique(amp__storage **v, size_t n)
  * after it; with timing (may be NULL) the launch is bracketed by timed
  * events, returned there (the caller owns them). */
 static amp_status amp__run(amp_accelerator_view *q, amp_extent e, const amp_tiled_extent *t, amp_kernel *handle,
-                           const amp_arg *args, size_t nargs, amp__point *done, void **timing)
+                           const amp_arg *args, size_t nargs, bool async, amp__point *done, void **timing)
 {
     amp_status st = AMP_OK;
     amp__kernel *k = NULL;
@@ -185,6 +185,7 @@ static amp_status amp__run(amp_accelerator_view *q, amp_extent e, const amp_tile
     for (int d = 0; d < l.extent.rank; ++d) l.info.ext[d] = l.extent.v[d];
     l.pack = pack;
     l.pack_size = (size_t)k->sig.pack_size;
+    l.async = async;
     amp__point after = {NULL, 0};
     st = timing ? amp__queue_launch_timed(q, k->fn, &l, &after, &timing[0], &timing[1])
                 : amp__queue_launch(q, k->fn, &l, &after);
@@ -206,13 +207,13 @@ out:
 amp_status amp_parallel_for_each(amp_accelerator_view *q, amp_extent e, amp_kernel *k, const amp_arg *args,
                                  size_t nargs)
 {
-    return amp__run(q, e, NULL, k, args, nargs, NULL, NULL);
+    return amp__run(q, e, NULL, k, args, nargs, false, NULL, NULL);
 }
 
 amp_status amp_parallel_for_each_tiled(amp_accelerator_view *q, amp_tiled_extent t, amp_kernel *k,
                                        const amp_arg *args, size_t nargs)
 {
-    return amp__run(q, t.extent, &t, k, args, nargs, NULL, NULL);
+    return amp__run(q, t.extent, &t, k, args, nargs, false, NULL, NULL);
 }
 
 /* ------------------------------------------------------- async launches */
@@ -227,7 +228,7 @@ static amp_status amp__run_async(amp_accelerator_view *q, amp_extent e, const am
     if (st != AMP_OK) return st;
     amp__point done = {NULL, 0};
     void *timing[2] = {NULL, NULL};
-    if ((st = amp__run(q, e, t, k, args, nargs, &done, timing)) != AMP_OK) {
+    if ((st = amp__run(q, e, t, k, args, nargs, true, &done, timing)) != AMP_OK) {
         amp_future_destroy(f);
         return st;
     }

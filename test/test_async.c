@@ -1,6 +1,7 @@
-/* test_async.c — amp_parallel_for_each_async and futures: wait/is_ready/destroy, results after wait, two queues, host access waiting without an explicit wait, amp_accelerator_view_wait, cross-queue ordering. */
+/* test_async.c — amp_parallel_for_each_async and futures: wait/is_ready/destroy, results after wait, two queues, host access waiting without an explicit wait, amp_accelerator_view_wait, cross-queue ordering; the CPU accelerator running launches of two queues (and two threads) at the same time, and reporting an asynchronous launch's failure. */
 #include "support.h"
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -353,4 +354,190 @@ ACCEL_TEST(async, refused_launch_gives_no_future)
     ASSERT_OK(amp_array_view_destroy(vi));
     for (int i = 0; i < 64; ++i) cr_assert_eq(out[i], POISON_U32, "element %d written", i);
     ASSERT_OK(amp_program_destroy(p));
+}
+
+/* ------------------------------------------- the CPU accelerator's queues */
+
+/* CPU only: the kernels reach host memory by address (a uint64 argument),
+ * which no GPU kernel could. Each announces itself, then spins until the
+ * other has (at most spins steps): both see each other only when they ran
+ * at the same time. */
+static const char cpu_handshake_src[] =
+    "AMP_KERNEL(handshake, amp::index<1> i, unsigned long long mine, unsigned long long theirs, long long spins,\n"
+    "           amp::array_view<int, 1> seen)\n"
+    "{\n"
+    "    __atomic_store_n((int *)mine, 1, __ATOMIC_RELEASE);\n"
+    "    long long n = 0;\n"
+    "    while (__atomic_load_n((const int *)theirs, __ATOMIC_ACQUIRE) == 0 && n < spins) ++n;\n"
+    "    seen[i] = n < spins ? 1 : 0;\n"
+    "}\n"
+    "AMP_KERNEL(poke, amp::index<1> i, amp::array_view<int, 1> v, int at) { v[at] = 7; }\n"
+    "AMP_KERNEL(fill7, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = 7; }\n";
+
+/* Up to ~10 s of spinning on a slow machine before a kernel gives up. */
+#define HANDSHAKE_SPINS 4000000000LL
+
+typedef struct handshake {
+    amp_kernel *k;
+    amp_accelerator_view *q;
+    int *mine, *theirs, seen;
+    long long spins;
+    amp_status st;
+} handshake;
+
+static void handshake_args(handshake *h, amp_array_view **v, amp_arg *a)
+{
+    *v = test_view(&h->seen, sizeof h->seen, amp_extent_1d(1), AMP_WRITE_ONLY);
+    a[0] = amp_arg_uint64((uint64_t)(uintptr_t)h->mine);
+    a[1] = amp_arg_uint64((uint64_t)(uintptr_t)h->theirs);
+    a[2] = amp_arg_int64(h->spins);
+    a[3] = amp_arg_view(*v);
+}
+
+/* Two asynchronous launches from this thread, on two queues, run at the
+ * same time: each kernel sees the other's flag while it runs. The same two
+ * launches on one queue cannot: the first gives up, which shows that the
+ * check can fail. */
+Test(async, cpu_async_launches_on_two_queues_overlap, .timeout = 120)
+{
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    amp_program *p = test_build(acc, cpu_handshake_src);
+    amp_kernel *k = test_kernel(p, "handshake");
+    amp_accelerator_view *q1 = mkqueue(acc), *q2 = mkqueue(acc);
+    static int flags[2];
+    handshake a = {k, q1, &flags[0], &flags[1], -1, HANDSHAKE_SPINS, AMP_OK};
+    handshake b = {k, q2, &flags[1], &flags[0], -1, HANDSHAKE_SPINS, AMP_OK};
+    amp_array_view *va, *vb;
+    amp_arg aa[4], ab[4];
+    handshake_args(&a, &va, aa);
+    handshake_args(&b, &vb, ab);
+    amp_future *fa = NULL, *fb = NULL;
+    double t0 = now_s();
+    ASSERT_OK(amp_parallel_for_each_async(q1, amp_extent_1d(1), k, aa, 4, &fa));
+    ASSERT_OK(amp_parallel_for_each_async(q2, amp_extent_1d(1), k, ab, 4, &fb));
+    ASSERT_OK(amp_future_wait(fa));
+    ASSERT_OK(amp_future_wait(fb));
+    double wall = now_s() - t0;
+    ASSERT_OK(amp_array_view_synchronize(va));
+    ASSERT_OK(amp_array_view_synchronize(vb));
+    cr_assert(a.seen == 1 && b.seen == 1,
+              "the launches on two queues did not run at the same time (seen %d and %d, %.2f s)", a.seen, b.seen,
+              wall);
+    ASSERT_OK(amp_future_destroy(fa));
+    ASSERT_OK(amp_future_destroy(fb));
+
+    /* One queue: in order, so the first cannot meet the second. */
+    flags[0] = flags[1] = 0;
+    a.seen = b.seen = -1;
+    a.spins = b.spins = 20000000; /* ~20 ms */
+    handshake_args(&a, &va, aa);
+    handshake_args(&b, &vb, ab);
+    ASSERT_OK(amp_parallel_for_each_async(q1, amp_extent_1d(1), k, aa, 4, &fa));
+    ASSERT_OK(amp_parallel_for_each_async(q1, amp_extent_1d(1), k, ab, 4, &fb));
+    ASSERT_OK(amp_accelerator_view_wait(q1));
+    ASSERT_OK(amp_array_view_synchronize(va));
+    ASSERT_OK(amp_array_view_synchronize(vb));
+    cr_assert(a.seen == 0 && b.seen == 1, "one queue ran its launches out of order or at once (seen %d and %d)",
+              a.seen, b.seen);
+    amp_future_destroy(fa);
+    amp_future_destroy(fb);
+    amp_array_view_destroy(va);
+    amp_array_view_destroy(vb);
+    ASSERT_OK(amp_accelerator_view_destroy(q1));
+    ASSERT_OK(amp_accelerator_view_destroy(q2));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+static void *handshake_thread(void *arg)
+{
+    handshake *h = arg;
+    amp_array_view *v;
+    amp_arg a[4];
+    handshake_args(h, &v, a);
+    h->st = amp_parallel_for_each(h->q, amp_extent_1d(1), h->k, a, 4);
+    if (h->st == AMP_OK) h->st = amp_array_view_destroy(v);
+    return NULL;
+}
+
+/* Blocking launches from two threads (each on its own queue) run at the
+ * same time too: the CPU accelerator runs more than one launch at once. */
+Test(async, cpu_launches_from_two_threads_overlap, .timeout = 120)
+{
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    amp_program *p = test_build(acc, cpu_handshake_src);
+    amp_kernel *k = test_kernel(p, "handshake");
+    amp_accelerator_view *q1 = mkqueue(acc), *q2 = mkqueue(acc);
+    static int flags[2];
+    handshake a = {k, q1, &flags[0], &flags[1], -1, HANDSHAKE_SPINS, AMP_OK};
+    handshake b = {k, q2, &flags[1], &flags[0], -1, HANDSHAKE_SPINS, AMP_OK};
+    pthread_t ta, tb;
+    cr_assert_eq(pthread_create(&ta, NULL, handshake_thread, &a), 0);
+    cr_assert_eq(pthread_create(&tb, NULL, handshake_thread, &b), 0);
+    pthread_join(ta, NULL);
+    pthread_join(tb, NULL);
+    cr_assert(a.st == AMP_OK && b.st == AMP_OK, "%s / %s", amp_status_name(a.st), amp_status_name(b.st));
+    cr_assert(a.seen == 1 && b.seen == 1, "launches from two threads did not run at the same time (seen %d and %d)",
+              a.seen, b.seen);
+    ASSERT_OK(amp_accelerator_view_destroy(q1));
+    ASSERT_OK(amp_accelerator_view_destroy(q2));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+/* An asynchronous launch that fails (a view access out of bounds, checked
+ * in debug mode) fails its future with the kernel's message; the queue's
+ * later launches do not run, and say why, until amp_accelerator_view_wait
+ * reports the failure; then the queue works again. */
+Test(async, cpu_async_failure_is_reported_by_the_future_and_the_queue)
+{
+    setenv("AMP_DEBUG", "1", 1);
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    amp_program *p = test_build(acc, cpu_handshake_src);
+    amp_accelerator_view *q = mkqueue(acc);
+    int data[8] = {0};
+    amp_array_view *v = test_view(data, sizeof(int), amp_extent_1d(8), AMP_READ_WRITE);
+    amp_arg bad[] = {amp_arg_view(v), amp_arg_int32(8)};
+    amp_arg good[] = {amp_arg_view(v)};
+    amp_future *f1 = NULL, *f2 = NULL, *f3 = NULL;
+    ASSERT_OK(amp_parallel_for_each_async(q, amp_extent_1d(1), test_kernel(p, "poke"), bad, 2, &f1));
+    ASSERT_OK(amp_parallel_for_each_async(q, amp_extent_1d(8), test_kernel(p, "fill7"), good, 1, &f2));
+    ASSERT_STATUS(amp_future_wait(f1), AMP_ERROR_OUT_OF_BOUNDS);
+    cr_assert(strstr(amp_last_error(), "poke") && strstr(amp_last_error(), "8"), "%s", amp_last_error());
+    ASSERT_STATUS(amp_future_wait(f2), AMP_ERROR_OUT_OF_BOUNDS);
+    cr_assert(strstr(amp_last_error(), "not run: an earlier launch on this queue failed"), "%s", amp_last_error());
+    ASSERT_STATUS(amp_accelerator_view_wait(q), AMP_ERROR_OUT_OF_BOUNDS);
+    ASSERT_OK(amp_accelerator_view_wait(q));
+    ASSERT_OK(amp_parallel_for_each_async(q, amp_extent_1d(8), test_kernel(p, "fill7"), good, 1, &f3));
+    ASSERT_OK(amp_future_wait(f3));
+    ASSERT_OK(amp_array_view_synchronize(v));
+    for (int i = 0; i < 8; ++i) cr_assert_eq(data[i], 7, "element %d: %d", i, data[i]);
+    amp_future_destroy(f1);
+    amp_future_destroy(f2);
+    amp_future_destroy(f3);
+    ASSERT_OK(amp_array_view_destroy(v));
+    ASSERT_OK(amp_accelerator_view_destroy(q));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+/* Destroying the program while its launch is still queued waits for the
+ * launch (the kernel's code stays loaded until it ran). */
+ACCEL_TEST(async, program_destroyed_while_its_launch_is_queued)
+{
+    int iters = slow_iters(acc);
+    amp_program *p = test_build(acc, test_kernels_async);
+    amp_kernel *k = test_kernel(p, "slow_lcg");
+    amp_accelerator_view *q = mkqueue(acc);
+    static uint32_t o[NS], w[NS];
+    for (int i = 0; i < NS; ++i) o[i] = POISON_U32;
+    lcg_want(w, NS, iters, 9u);
+    amp_array_view *v = test_view(o, 4, amp_extent_1d(NS), AMP_WRITE_ONLY);
+    amp_arg a[] = {amp_arg_view(v), amp_arg_int32(iters), amp_arg_uint32(9u)};
+    amp_future *f = NULL;
+    ASSERT_OK(amp_parallel_for_each_async(q, amp_extent_1d(NS), k, a, 3, &f));
+    ASSERT_OK(amp_program_destroy(p));
+    ASSERT_OK(amp_future_wait(f));
+    ASSERT_OK(amp_future_destroy(f));
+    ASSERT_OK(amp_array_view_synchronize(v));
+    check_u32(o, w, NS, "after the program was destroyed");
+    ASSERT_OK(amp_array_view_destroy(v));
+    ASSERT_OK(amp_accelerator_view_destroy(q));
 }

@@ -90,6 +90,7 @@ typedef struct amp__cpu_module {
     pthread_mutex_t lock;      /* guards kernels */
     amp__cpu_kernel *kernels;  /* what kernel_get handed out, freed at unload */
     amp__cpu_tls tls;          /* its thread-local (tile_static) symbols */
+    amp__cpu_inflight inflight; /* its launches queued on a queue's thread */
 } amp__cpu_module;
 
 static const char *amp__cpu_cache_tag(void *dev)
@@ -130,6 +131,8 @@ static amp_status amp__cpu_module_load(void *dev, const void *bin, size_t bin_si
     if (!m) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for a module");
     m->fd = -1;
     pthread_mutex_init(&m->lock, NULL);
+    pthread_mutex_init(&m->inflight.mu, NULL);
+    pthread_cond_init(&m->inflight.cv, NULL);
     if (!bin || bin_size == 0) {
         st = amp__fail(AMP_ERROR_INVALID_ARGUMENT, "CPU accelerator: empty module binary");
         goto fail;
@@ -181,6 +184,8 @@ fail:
     if (m->fd >= 0) close(m->fd);
     amp__cpu_elf_tls_free(&m->tls);
     pthread_mutex_destroy(&m->lock);
+    pthread_mutex_destroy(&m->inflight.mu);
+    pthread_cond_destroy(&m->inflight.cv);
     free(m);
     return st;
 }
@@ -189,6 +194,10 @@ static void amp__cpu_module_unload(void *dev, void *module)
 {
     amp__cpu_module *m = module;
     if (!m) return;
+    /* Its launches still queued on a queue's thread run first (backend.h). */
+    pthread_mutex_lock(&m->inflight.mu);
+    while (m->inflight.n > 0) pthread_cond_wait(&m->inflight.cv, &m->inflight.mu);
+    pthread_mutex_unlock(&m->inflight.mu);
     dlclose(m->handle);
     if (m->fd >= 0) {
         /* A module dlclose cannot unload (a thread_local with a destructor
@@ -208,6 +217,8 @@ static void amp__cpu_module_unload(void *dev, void *module)
     }
     amp__cpu_elf_tls_free(&m->tls);
     pthread_mutex_destroy(&m->lock);
+    pthread_mutex_destroy(&m->inflight.mu);
+    pthread_cond_destroy(&m->inflight.cv);
     free(m);
 }
 
@@ -241,6 +252,7 @@ static amp_status amp__cpu_kernel_get(void *dev, void *module, const char *name,
     amp__cpu_kernel *k = calloc(1, sizeof *k);
     if (!k) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for kernel '%s'", name);
     k->entry = (amp__cpu_entry_fn)f;
+    k->inflight = &m->inflight;
     if (!s->tiled) {
         snprintf(out->execution, sizeof out->execution, "cpu loops");
     } else {
@@ -295,60 +307,7 @@ static amp_status amp__cpu_kernel_get(void *dev, void *module, const char *name,
 }
 
 /* ------------------------------------------------------ queues, events
- * Launches and copies complete inside the call that queues them, so every
- * queue is always drained and every event has fired. */
-static char amp__cpu_token;
-
-static amp_status amp__cpu_queue_create(void *dev, void **queue)
-{
-    *queue = &amp__cpu_token;
-    return AMP_OK;
-}
-static void amp__cpu_queue_destroy(void *dev, void *queue) {}
-static amp_status amp__cpu_queue_wait(void *dev, void *queue) { return AMP_OK; }
-static amp_status amp__cpu_queue_wait_event(void *dev, void *queue, void *event) { return AMP_OK; }
-static amp_status amp__cpu_event_record(void *dev, void *queue, void **event)
-{
-    *event = &amp__cpu_token;
-    return AMP_OK;
-}
-static amp_status amp__cpu_event_wait(void *dev, void *event) { return AMP_OK; }
-static amp_status amp__cpu_event_query(void *dev, void *event, bool *done)
-{
-    *done = true;
-    return AMP_OK;
-}
-static void amp__cpu_event_release(void *dev, void *event)
-{
-    if (event != &amp__cpu_token) free(event); /* a timed event */
-}
-
-/* Timed events carry the host clock at the point the queue reached them;
- * launches and copies complete inside the call that queues them, so that is
- * when they are recorded. */
-typedef struct amp__cpu_timed_event {
-    uint64_t ns;
-} amp__cpu_timed_event;
-
-static amp_status amp__cpu_event_record_timed(void *dev, void *queue, void **event)
-{
-    amp__cpu_timed_event *e = malloc(sizeof *e);
-    *event = e;
-    if (!e) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for an event");
-    e->ns = amp__now_ns();
-    return AMP_OK;
-}
-
-static amp_status amp__cpu_event_elapsed(void *dev, void *start, void *end, float *ms)
-{
-    if (start == &amp__cpu_token || end == &amp__cpu_token) {
-        *ms = 0;
-        return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "elapsed time asked of events recorded without timing");
-    }
-    const amp__cpu_timed_event *a = start, *b = end;
-    *ms = (float)((double)(b->ns - a->ns) / 1e6);
-    return AMP_OK;
-}
+ * cpu_queue.c. */
 
 static void *amp__cpu_queue_native(void *dev, void *queue) { return NULL; }
 
@@ -378,6 +337,8 @@ static amp_status amp__cpu_copy(void *dev, void *queue, const amp__copy *c)
 {
     if (!c || (!c->dst && c->width_bytes) || (!c->src && c->width_bytes))
         return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "CPU accelerator: copy with a NULL pointer");
+    /* In order: after the launches queued on it (done here, in this thread). */
+    amp__cpu_queue_drain(queue);
     char *dst = c->dst;
     const char *src = c->src;
     size_t h = c->height ? c->height : 1, dd = c->depth ? c->depth : 1;
@@ -394,10 +355,6 @@ static amp_status amp__cpu_copy(void *dev, void *queue, const amp__copy *c)
     return AMP_OK;
 }
 
-static amp_status amp__cpu_launch_op(void *dev, void *queue, void *fn, const amp__launch *l)
-{
-    return amp__cpu_run(dev, fn, l);
-}
 
 /* g++ reads CPATH like -I and CPLUS_INCLUDE_PATH like -isystem. */
 static const char *const amp__cpu_include_env[] = {"CPATH", "CPLUS_INCLUDE_PATH", NULL};
@@ -429,7 +386,7 @@ static const amp__backend amp__cpu_backend = {
     .host_unregister = amp__cpu_host_unregister,
     .copy = amp__cpu_copy,
     .copy_peer = NULL, /* one CPU accelerator: nothing to copy to */
-    .launch = amp__cpu_launch_op,
+    .launch = amp__cpu_queue_launch,
 };
 
 void amp__cpu_enumerate(amp__device_entry *out)

@@ -5,6 +5,7 @@
 #include "backend.h"
 #include "core.h"
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -94,14 +95,59 @@ size_t amp__cpu_library_end(const char *source);
 /* What kernel_get hands the core as the kernel's function: the entry point,
  * and the loop version when the kernel has one and may use it. Owned by the
  * module (freed at unload). */
+/* Launches of a module queued or running on a queue's thread: unloading the
+ * module waits until there are none (backend.h). */
+typedef struct amp__cpu_inflight {
+    pthread_mutex_t mu; /* leaf */
+    pthread_cond_t cv;
+    int n;
+} amp__cpu_inflight;
+
 typedef struct amp__cpu_kernel {
     amp__cpu_entry_fn entry;
     amp__cpu_entry_fn tiles; /* NULL: fibers */
+    amp__cpu_inflight *inflight; /* its module's */
     struct amp__cpu_kernel *next;
 } amp__cpu_kernel;
 
-/* Run one launch to completion on the pool (cpu_run.c). */
+/* ------------------------------------------------------ launches (cpu_run.c)
+ * A job is one launch. Several run at once (launches from different threads,
+ * and each queue's thread), sharing the pool's threads. */
+typedef struct amp__cpu_job amp__cpu_job;
+/* owned: the job keeps its own copies of the kernel name, signature and
+ * argument pack and holds the kernel's module (it runs after the call that
+ * made it returns); otherwise it borrows l for a run within the call. */
+amp_status amp__cpu_job_new(const amp__cpu_kernel *k, const amp__launch *l, bool owned, amp__cpu_job **out);
+/* Run to completion on the calling thread and the pool; the kernel's
+ * failure (debug checks, divergent barrier, exception) is the status, its
+ * message in amp_last_error(). */
+amp_status amp__cpu_job_run(amp__cpu_device *d, amp__cpu_job *j);
+void amp__cpu_job_free(amp__cpu_job *j);
+/* new + run + free, in the calling thread. */
 amp_status amp__cpu_run(amp__cpu_device *d, const amp__cpu_kernel *k, const amp__launch *l);
+/* Bumped in a forked child (pthread_atfork): queues made before the fork
+ * see that their threads and queued work stayed in the parent. */
+extern unsigned amp__cpu_fork_generation;
+
+/* -------------------------------------------- queues and events (cpu_queue.c)
+ * Launches through amp_parallel_for_each* run in the calling thread (their
+ * failure is the call's status); asynchronous ones (amp__launch.async) go
+ * to the queue's own thread, so launches on different queues overlap.
+ * Everything else on a queue (copies, waits) first lets its queued
+ * launches finish, and events complete when the queue reaches them. */
+amp_status amp__cpu_queue_create(void *dev, void **queue);
+void amp__cpu_queue_destroy(void *dev, void *queue);
+amp_status amp__cpu_queue_wait(void *dev, void *queue);
+amp_status amp__cpu_queue_wait_event(void *dev, void *queue, void *event);
+amp_status amp__cpu_queue_launch(void *dev, void *queue, void *fn, const amp__launch *l);
+/* Wait (host side) until the queue's launches queued so far have run. */
+void amp__cpu_queue_drain(void *queue);
+amp_status amp__cpu_event_record(void *dev, void *queue, void **event);
+amp_status amp__cpu_event_record_timed(void *dev, void *queue, void **event);
+amp_status amp__cpu_event_elapsed(void *dev, void *start, void *end, float *ms);
+amp_status amp__cpu_event_wait(void *dev, void *event);
+amp_status amp__cpu_event_query(void *dev, void *event, bool *done);
+void amp__cpu_event_release(void *dev, void *event);
 
 /* ------------------------------------------------------- loop version
  * Largest tile_static + work-item context a loop version may keep on its

@@ -1,5 +1,6 @@
 /* cpu_run.c — runs CPU-accelerator launches: a lazily created thread pool hands out chunks of work through an atomic counter; tiled kernels with a loop version run whole tiles as loops (on a per-thread stack sized for their context), the others as round-robin fibers on one thread; debug-mode and barrier errors stop the launch. */
 #include "cpu_internal.h"
+#include "signature.h"
 
 #include <signal.h>
 #include <stdatomic.h>
@@ -7,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+unsigned amp__cpu_fork_generation;
 
 /* ------------------------------------------------------------ structures */
 
@@ -23,11 +26,16 @@ typedef struct amp__cpu_fiber {
     int state; /* FIBER_* */
 } amp__cpu_fiber;
 
-typedef struct amp__cpu_job {
+struct amp__cpu_job {
     amp__cpu_launch launch; /* what the kernel reads */
     amp__cpu_entry_fn entry;
     amp__cpu_entry_fn tiles; /* the loop version, or NULL: fibers */
-    const amp__launch *l;
+    const amp__launch *l;    /* the core's, or own_l for a job that outlives the call */
+    amp__launch own_l;       /* an owned job's copy: name, signature and pack below */
+    amp__signature own_sig;
+    char own_name[128];
+    void *own_pack;
+    amp__cpu_inflight *inflight; /* its module's count (owned jobs) */
     int64_t total; /* simple: work-items; tiled: tiles */
     int64_t min_chunk;
     int nthreads;  /* threads that may take chunks */
@@ -38,13 +46,12 @@ typedef struct amp__cpu_job {
     char msg[2048];
     int refs;     /* pool threads inside this job; guarded by pool.mu */
     bool closing; /* guarded by pool.mu */
-} amp__cpu_job;
+};
 
 /* Per-thread run state. Only the thread owning the slot touches it while a
  * job runs; slots persist across launches so fiber stacks are reused. */
 struct amp__cpu_worker {
     amp__cpu_job *job;
-    uint64_t seen_gen; /* pool threads: last job generation taken */
     amp__cpu_fiber *fibers;
     int nfibers; /* fibers with a stack */
     amp__cpu_ctx main; /* the thread's own context while its fibers run */
@@ -66,19 +73,25 @@ struct amp__cpu_worker {
     bool in_tiles; /* a loop version runs: a barrier call is an error */
 };
 
-/* The pool. Lock order: launch_mu -> mu -> job.err_lock. */
+/* The pool: threads that take chunks of whichever published job has some
+ * left. Several launches run at once (from different threads or queues):
+ * each launching thread runs its own job's chunks with its own worker slot
+ * and publishes the job for the pool threads to join.
+ * Lock order: start_mu -> mu -> job.err_lock. */
+enum { AMP__CPU_MAX_JOBS = 64 };
 static struct {
     pthread_once_t once;
-    pthread_mutex_t launch_mu; /* one launch at a time: slot 0 belongs to its caller */
-    pthread_mutex_t mu;        /* guards job, gen and the job's refs/closing */
+    pthread_mutex_t start_mu; /* serializes starting the threads (again after fork) */
+    pthread_mutex_t mu;       /* guards jobs/njobs/rr and each job's refs/closing */
     pthread_cond_t work, idle;
-    amp__cpu_job *job;
-    uint64_t gen;
-    int nthreads;  /* slots, including the launching thread's slot 0 */
-    int started;   /* pool threads running (slots 1..started) */
+    amp__cpu_job *jobs[AMP__CPU_MAX_JOBS]; /* published jobs that may have chunks left */
+    int njobs, rr;
+    int nthreads;  /* threads a job may use: the pool's and the launching one */
+    int started;   /* pool threads running */
     pid_t pid;     /* process that started them (threads do not survive fork) */
     size_t stack_size; /* fiber stack bytes */
-    amp__cpu_worker *workers;
+    amp__cpu_worker *workers; /* the pool threads' slots */
+    pthread_key_t key;        /* a launching thread's own slot, freed when it exits */
 } amp__cpu_pool = {.once = PTHREAD_ONCE_INIT};
 
 /* ------------------------------------------------------------- failures */
@@ -454,53 +467,115 @@ static void amp__cpu_run_chunks(amp__cpu_job *j, amp__cpu_worker *w, size_t stac
 
 /* ------------------------------------------------------------------ pool */
 
+/* A published job with chunks left, taken in turn (mu held). */
+static amp__cpu_job *amp__cpu_pick(void)
+{
+    for (int i = 0; i < amp__cpu_pool.njobs; ++i) {
+        int k = (amp__cpu_pool.rr + i) % amp__cpu_pool.njobs;
+        amp__cpu_job *j = amp__cpu_pool.jobs[k];
+        if (!atomic_load_explicit(&j->stop, memory_order_relaxed) &&
+            atomic_load_explicit(&j->next, memory_order_relaxed) < j->total) {
+            amp__cpu_pool.rr = k + 1;
+            return j;
+        }
+    }
+    return NULL;
+}
+
 static void *amp__cpu_thread_main(void *arg)
 {
     amp__cpu_worker *w = arg;
     pthread_mutex_lock(&amp__cpu_pool.mu);
     for (;;) {
-        while (!amp__cpu_pool.job || w->seen_gen == amp__cpu_pool.gen)
+        amp__cpu_job *j = amp__cpu_pick();
+        if (!j) {
             pthread_cond_wait(&amp__cpu_pool.work, &amp__cpu_pool.mu);
-        w->seen_gen = amp__cpu_pool.gen;
-        amp__cpu_job *j = amp__cpu_pool.job;
+            continue;
+        }
         j->refs++;
         pthread_mutex_unlock(&amp__cpu_pool.mu);
         amp__cpu_run_chunks(j, w, amp__cpu_pool.stack_size);
+        w->job = NULL;
         pthread_mutex_lock(&amp__cpu_pool.mu);
         if (--j->refs == 0 && j->closing) pthread_cond_broadcast(&amp__cpu_pool.idle);
     }
     return NULL;
 }
 
-/* fork waits for a running launch, so the child never inherits launch_mu
- * locked by a thread it does not have. */
-static void amp__cpu_atfork_prepare(void) { pthread_mutex_lock(&amp__cpu_pool.launch_mu); }
-static void amp__cpu_atfork_release(void) { pthread_mutex_unlock(&amp__cpu_pool.launch_mu); }
+static void amp__cpu_worker_free(void *p)
+{
+    amp__cpu_worker *w = p;
+    if (!w) return;
+    for (int i = 0; i < w->nfibers; ++i) amp__cpu_stack_free(&w->fibers[i].stack);
+    free(w->fibers);
+    amp__cpu_stack_free(&w->tiles_stack);
+    free(w);
+}
+
+/* The calling thread's own slot (its fibers and stacks persist across its
+ * launches), or NULL without memory. */
+static amp__cpu_worker *amp__cpu_my_worker(void)
+{
+    amp__cpu_worker *w = pthread_getspecific(amp__cpu_pool.key);
+    if (!w && (w = calloc(1, sizeof *w)) && pthread_setspecific(amp__cpu_pool.key, w) != 0) {
+        free(w);
+        w = NULL;
+    }
+    return w;
+}
+
+/* fork waits until no thread holds the pool's locks, so the child never
+ * inherits one locked by a thread it does not have; the child starts its
+ * own threads at its first launch (amp__cpu_pool_start). */
+static void amp__cpu_atfork_prepare(void)
+{
+    pthread_mutex_lock(&amp__cpu_pool.start_mu);
+    pthread_mutex_lock(&amp__cpu_pool.mu);
+}
+static void amp__cpu_atfork_parent(void)
+{
+    pthread_mutex_unlock(&amp__cpu_pool.mu);
+    pthread_mutex_unlock(&amp__cpu_pool.start_mu);
+}
+static void amp__cpu_atfork_child(void)
+{
+    amp__cpu_atfork_parent();
+    amp__cpu_fork_generation++;
+}
 
 static void amp__cpu_pool_once(void)
 {
-    pthread_mutex_init(&amp__cpu_pool.launch_mu, NULL);
-    pthread_atfork(amp__cpu_atfork_prepare, amp__cpu_atfork_release, amp__cpu_atfork_release);
-}
-
-/* Called with launch_mu held. Starts the pool threads on first use, and
- * again in a forked child (threads do not survive fork; the slots and their
- * stacks, being plain memory, do). Fewer threads than asked is not an error:
- * the launching thread alone can run everything. */
-static amp_status amp__cpu_pool_start(amp__cpu_device *d)
-{
-    pid_t pid = getpid();
-    if (amp__cpu_pool.workers && amp__cpu_pool.pid == pid) return AMP_OK;
-    if (!amp__cpu_pool.workers) {
-        amp__cpu_pool.workers = calloc((size_t)d->nthreads, sizeof *amp__cpu_pool.workers);
-        if (!amp__cpu_pool.workers)
-            return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for the thread pool");
-        amp__cpu_pool.nthreads = d->nthreads;
-    }
+    pthread_mutex_init(&amp__cpu_pool.start_mu, NULL);
     pthread_mutex_init(&amp__cpu_pool.mu, NULL);
     pthread_cond_init(&amp__cpu_pool.work, NULL);
     pthread_cond_init(&amp__cpu_pool.idle, NULL);
-    amp__cpu_pool.job = NULL;
+    (void)pthread_key_create(&amp__cpu_pool.key, amp__cpu_worker_free);
+    pthread_atfork(amp__cpu_atfork_prepare, amp__cpu_atfork_parent, amp__cpu_atfork_child);
+}
+
+/* Starts the pool threads on first use, and again in a forked child
+ * (threads do not survive fork; the slots and their stacks, being plain
+ * memory, do, and no job of the parent's is carried over). Fewer threads
+ * than asked is not an error: the launching thread alone can run
+ * everything. */
+static amp_status amp__cpu_pool_start(amp__cpu_device *d)
+{
+    pid_t pid = getpid();
+    pthread_mutex_lock(&amp__cpu_pool.start_mu);
+    if (amp__cpu_pool.workers && amp__cpu_pool.pid == pid) {
+        pthread_mutex_unlock(&amp__cpu_pool.start_mu);
+        return AMP_OK;
+    }
+    if (!amp__cpu_pool.workers) {
+        amp__cpu_pool.workers = calloc((size_t)d->nthreads, sizeof *amp__cpu_pool.workers);
+        if (!amp__cpu_pool.workers) {
+            pthread_mutex_unlock(&amp__cpu_pool.start_mu);
+            return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for the thread pool");
+        }
+        amp__cpu_pool.nthreads = d->nthreads;
+    }
+    pthread_mutex_lock(&amp__cpu_pool.mu);
+    amp__cpu_pool.njobs = 0;
     amp__cpu_pool.pid = pid;
     amp__cpu_pool.stack_size = d->stack_size;
     /* Pool threads take no signals: those belong to the application's
@@ -512,27 +587,48 @@ static amp_status amp__cpu_pool_start(amp__cpu_device *d)
     for (int i = 1; i < amp__cpu_pool.nthreads; ++i) {
         pthread_t t;
         amp__cpu_worker *w = &amp__cpu_pool.workers[started + 1];
-        w->seen_gen = amp__cpu_pool.gen;
+        w->job = NULL;
         if (pthread_create(&t, NULL, amp__cpu_thread_main, w) != 0) break;
         pthread_detach(t);
         started++;
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     amp__cpu_pool.started = started;
+    pthread_mutex_unlock(&amp__cpu_pool.mu);
+    pthread_mutex_unlock(&amp__cpu_pool.start_mu);
     return AMP_OK;
 }
 
 /* --------------------------------------------------------------- launch */
 
-amp_status amp__cpu_run(amp__cpu_device *d, const amp__cpu_kernel *kernel, const amp__launch *l)
+amp_status amp__cpu_job_new(const amp__cpu_kernel *kernel, const amp__launch *l, bool owned, amp__cpu_job **out)
 {
-    amp_status st = AMP_OK;
-    bool locked = false;
+    *out = NULL;
     amp__cpu_job *j = calloc(1, sizeof *j);
     if (!j) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for a launch");
+    j->l = l;
+    if (owned) {
+        /* It runs after the call returns: keep what the core lent. */
+        j->own_l = *l;
+        j->own_sig = *l->sig;
+        snprintf(j->own_name, sizeof j->own_name, "%s", l->kernel_name);
+        j->own_l.sig = &j->own_sig;
+        j->own_l.kernel_name = j->own_name;
+        if (l->pack_size) {
+            j->own_pack = aligned_alloc(AMP__MAX_PARAM_ALIGN,
+                                        (l->pack_size + AMP__MAX_PARAM_ALIGN - 1) / AMP__MAX_PARAM_ALIGN *
+                                            AMP__MAX_PARAM_ALIGN);
+            if (!j->own_pack) {
+                free(j);
+                return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for a launch's arguments");
+            }
+            memcpy(j->own_pack, l->pack, l->pack_size);
+        }
+        j->own_l.pack = j->own_pack;
+        j->l = &j->own_l;
+        l = j->l;
+    }
     pthread_mutex_init(&j->err_lock, NULL);
-    /* The core validated the launch against the signature and hands an
-     * aligned pack that outlives this synchronous call (lib/backend.h). */
     amp__cpu_launch *L = &j->launch;
     L->abi = AMP__CPU_ABI;
     L->tiled = l->tiled;
@@ -558,57 +654,87 @@ amp_status amp__cpu_run(amp__cpu_device *d, const amp__cpu_kernel *kernel, const
     L->diverge = amp__cpu_diverge;
     j->entry = kernel->entry;
     j->tiles = l->tiled ? kernel->tiles : NULL;
-    j->l = l;
     j->total = total;
+    if (owned) {
+        j->inflight = kernel->inflight;
+        pthread_mutex_lock(&j->inflight->mu);
+        j->inflight->n++;
+        pthread_mutex_unlock(&j->inflight->mu);
+    }
+    *out = j;
+    return AMP_OK;
+}
 
+void amp__cpu_job_free(amp__cpu_job *j)
+{
+    if (!j) return;
+    if (j->inflight) {
+        pthread_mutex_lock(&j->inflight->mu);
+        if (--j->inflight->n == 0) pthread_cond_broadcast(&j->inflight->cv);
+        pthread_mutex_unlock(&j->inflight->mu);
+    }
+    pthread_mutex_destroy(&j->err_lock);
+    free(j->own_pack);
+    free(j);
+}
+
+amp_status amp__cpu_job_run(amp__cpu_device *d, amp__cpu_job *j)
+{
+    amp_status st = AMP_OK;
     pthread_once(&amp__cpu_pool.once, amp__cpu_pool_once);
-    pthread_mutex_lock(&amp__cpu_pool.launch_mu);
-    locked = true;
-    if ((st = amp__cpu_pool_start(d)) != AMP_OK) goto fail;
+    if ((st = amp__cpu_pool_start(d)) != AMP_OK) return st;
+    amp__cpu_worker *me = amp__cpu_my_worker();
+    if (!me) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for a launching thread's state");
     int nt = amp__cpu_pool.started + 1;
     /* Simple launches take at least 256 work-items a chunk so the counter
      * stays off the profile (amp__cpu_take); tiles go one at a time at the
      * end. */
-    int64_t chunk = l->tiled ? 1 : 256;
+    int64_t chunk = j->launch.tiled ? 1 : 256;
     j->min_chunk = chunk;
     j->nthreads = nt;
     atomic_init(&j->next, 0);
     atomic_init(&j->stop, 0);
-    int64_t nchunks = (total + chunk - 1) / chunk;
-    bool share = nt > 1 && nchunks > 1;
-    if (share) {
+    int64_t nchunks = (j->total + chunk - 1) / chunk;
+    bool published = false;
+    if (nt > 1 && nchunks > 1) {
         /* Wake only as many threads as there are chunks beyond the caller's
-         * first: small launches do not stampede every thread onto mu. */
+         * first: small launches do not stampede every thread onto mu. Busy
+         * threads find the job when they finish theirs. With the table full
+         * the caller runs the job alone. */
         int64_t nwake = nchunks - 1 < nt - 1 ? nchunks - 1 : nt - 1;
         pthread_mutex_lock(&amp__cpu_pool.mu);
-        amp__cpu_pool.job = j;
-        amp__cpu_pool.gen++;
-        if (nwake == nt - 1) pthread_cond_broadcast(&amp__cpu_pool.work);
-        else for (int64_t i = 0; i < nwake; ++i) pthread_cond_signal(&amp__cpu_pool.work);
+        if (amp__cpu_pool.njobs < AMP__CPU_MAX_JOBS) {
+            amp__cpu_pool.jobs[amp__cpu_pool.njobs++] = j;
+            published = true;
+            if (nwake == nt - 1) pthread_cond_broadcast(&amp__cpu_pool.work);
+            else for (int64_t i = 0; i < nwake; ++i) pthread_cond_signal(&amp__cpu_pool.work);
+        }
         pthread_mutex_unlock(&amp__cpu_pool.mu);
     }
-    amp__cpu_run_chunks(j, &amp__cpu_pool.workers[0], d->stack_size);
-    if (share) {
+    amp__cpu_run_chunks(j, me, d->stack_size);
+    me->job = NULL;
+    if (published) {
         /* Every chunk is taken; wait for the threads still inside the job. */
         pthread_mutex_lock(&amp__cpu_pool.mu);
-        amp__cpu_pool.job = NULL;
+        for (int i = 0; i < amp__cpu_pool.njobs; ++i)
+            if (amp__cpu_pool.jobs[i] == j) {
+                amp__cpu_pool.jobs[i] = amp__cpu_pool.jobs[--amp__cpu_pool.njobs];
+                break;
+            }
         j->closing = true;
         while (j->refs > 0) pthread_cond_wait(&amp__cpu_pool.idle, &amp__cpu_pool.mu);
         pthread_mutex_unlock(&amp__cpu_pool.mu);
     }
-    amp__cpu_pool.workers[0].job = NULL;
-    pthread_mutex_unlock(&amp__cpu_pool.launch_mu);
-    locked = false;
-    if (j->status != AMP_OK) {
-        st = amp__fail(j->status, "%s", j->msg);
-        goto fail;
-    }
-    pthread_mutex_destroy(&j->err_lock);
-    free(j);
+    if (j->status != AMP_OK) return amp__fail(j->status, "%s", j->msg);
     return AMP_OK;
-fail:
-    if (locked) pthread_mutex_unlock(&amp__cpu_pool.launch_mu);
-    pthread_mutex_destroy(&j->err_lock);
-    free(j);
+}
+
+amp_status amp__cpu_run(amp__cpu_device *d, const amp__cpu_kernel *kernel, const amp__launch *l)
+{
+    amp__cpu_job *j = NULL;
+    amp_status st = amp__cpu_job_new(kernel, l, false, &j);
+    if (st != AMP_OK) return st;
+    st = amp__cpu_job_run(d, j);
+    amp__cpu_job_free(j);
     return st;
 }

@@ -1,0 +1,344 @@
+/* cpu_queue.c — the CPU accelerator's queues and events: launches made through the asynchronous API run in order on a thread of their queue (so two queues' launches overlap), everything else on a queue first lets those finish, and events complete when their queue reaches them. */
+#include "cpu_internal.h"
+
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* An event: a point in a queue. Until the queue reaches it, the queued
+ * launch it follows holds a reference too. */
+typedef struct amp__cpu_event {
+    atomic_int refs;
+    atomic_bool done;
+    uint64_t ns;      /* when the queue passed it (the host clock) */
+    bool timed;
+    amp_status st;    /* a failure of the queue's work up to this point */
+    char msg[512];
+    struct amp__cpu_event *next; /* among the events of one queued launch */
+} amp__cpu_event;
+
+/* A launch waiting for (or running on) its queue's thread, and the events
+ * recorded right after it. */
+typedef struct amp__cpu_qitem {
+    amp__cpu_job *job;
+    amp__cpu_event *events;
+    struct amp__cpu_qitem *next;
+} amp__cpu_qitem;
+
+/* Lock order: a queue's mu, then amp__cpu_event_mu; neither is held while a
+ * launch runs. */
+typedef struct amp__cpu_queue {
+    amp__cpu_device *d;
+    pthread_mutex_t mu;
+    pthread_cond_t work; /* the thread waits for items */
+    pthread_cond_t idle; /* drains wait for the list to empty */
+    amp__cpu_qitem *head, *tail; /* head runs first; it stays listed while it runs */
+    bool thread_started, stop;
+    pthread_t thread;
+    unsigned fork_generation;
+    /* The first failure of a queued launch not yet reported by a wait;
+     * later queued launches do not run until it is. */
+    amp_status fault;
+    char fault_msg[512];
+} amp__cpu_queue;
+
+/* Event completion is announced to every waiter at once: waits are rare and
+ * short-lived next to the launches they wait for. */
+static pthread_mutex_t amp__cpu_event_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t amp__cpu_event_cv = PTHREAD_COND_INITIALIZER;
+
+static void amp__cpu_event_unref(amp__cpu_event *e)
+{
+    if (e && atomic_fetch_sub(&e->refs, 1) == 1) free(e);
+}
+
+/* The queue passed these events: stamp them, with st (and msg) the state of
+ * the queue's work up to here. */
+static void amp__cpu_events_complete(amp__cpu_event *e, amp_status st, const char *msg)
+{
+    uint64_t now = amp__now_ns();
+    pthread_mutex_lock(&amp__cpu_event_mu);
+    for (amp__cpu_event *x = e; x; x = x->next) {
+        x->ns = now;
+        x->st = st;
+        if (st != AMP_OK) snprintf(x->msg, sizeof x->msg, "%s", msg);
+        atomic_store_explicit(&x->done, true, memory_order_release);
+    }
+    pthread_cond_broadcast(&amp__cpu_event_cv);
+    pthread_mutex_unlock(&amp__cpu_event_mu);
+    while (e) {
+        amp__cpu_event *n = e->next;
+        amp__cpu_event_unref(e);
+        e = n;
+    }
+}
+
+/* In a forked child the queue's thread and queued launches stayed in the
+ * parent: what was queued is reported as not run, and a new thread starts
+ * with the next asynchronous launch. The child runs this before it is
+ * multithreaded, or serializes through the queue's first use. */
+static void amp__cpu_queue_after_fork(amp__cpu_queue *q)
+{
+    if (q->fork_generation == amp__cpu_fork_generation) return;
+    static pthread_mutex_t fix = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&fix);
+    if (q->fork_generation != amp__cpu_fork_generation) {
+        pthread_mutex_init(&q->mu, NULL);
+        pthread_cond_init(&q->work, NULL);
+        pthread_cond_init(&q->idle, NULL);
+        amp__cpu_qitem *it = q->head;
+        q->head = q->tail = NULL;
+        q->thread_started = q->stop = false;
+        while (it) {
+            amp__cpu_qitem *n = it->next;
+            amp__cpu_events_complete(it->events, AMP_ERROR_DEVICE,
+                                     "a launch queued before fork() does not run in the child process");
+            if (q->fault == AMP_OK) {
+                q->fault = AMP_ERROR_DEVICE;
+                snprintf(q->fault_msg, sizeof q->fault_msg,
+                         "a launch queued before fork() does not run in the child process");
+            }
+            /* The job's memory belongs to the parent's copy of it: leave it. */
+            free(it);
+            it = n;
+        }
+        q->fork_generation = amp__cpu_fork_generation;
+    }
+    pthread_mutex_unlock(&fix);
+}
+
+static void *amp__cpu_queue_main(void *arg)
+{
+    amp__cpu_queue *q = arg;
+    pthread_mutex_lock(&q->mu);
+    for (;;) {
+        while (!q->head && !q->stop) pthread_cond_wait(&q->work, &q->mu);
+        if (!q->head) break;
+        amp__cpu_qitem *it = q->head;
+        bool skip = q->fault != AMP_OK;
+        pthread_mutex_unlock(&q->mu);
+        amp_status st = skip ? AMP_OK : amp__cpu_job_run(q->d, it->job);
+        pthread_mutex_lock(&q->mu);
+        if (st != AMP_OK && q->fault == AMP_OK) {
+            q->fault = st;
+            snprintf(q->fault_msg, sizeof q->fault_msg, "%s", amp_last_error());
+        }
+        amp_status now_st = q->fault;
+        char msg[sizeof q->fault_msg + 64];
+        snprintf(msg, sizeof msg, "%s%s", skip ? "not run: an earlier launch on this queue failed: " : "",
+                 q->fault_msg);
+        q->head = it->next;
+        if (!q->head) {
+            q->tail = NULL;
+            pthread_cond_broadcast(&q->idle);
+        }
+        pthread_mutex_unlock(&q->mu);
+        amp__cpu_events_complete(it->events, now_st, msg);
+        amp__cpu_job_free(it->job);
+        free(it);
+        pthread_mutex_lock(&q->mu);
+    }
+    pthread_mutex_unlock(&q->mu);
+    return NULL;
+}
+
+amp_status amp__cpu_queue_create(void *dev, void **queue)
+{
+    *queue = NULL;
+    amp__cpu_queue *q = calloc(1, sizeof *q);
+    if (!q) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for a queue");
+    q->d = dev;
+    pthread_mutex_init(&q->mu, NULL);
+    pthread_cond_init(&q->work, NULL);
+    pthread_cond_init(&q->idle, NULL);
+    q->fork_generation = amp__cpu_fork_generation;
+    *queue = q;
+    return AMP_OK;
+}
+
+void amp__cpu_queue_drain(void *queue)
+{
+    amp__cpu_queue *q = queue;
+    if (!q) return;
+    amp__cpu_queue_after_fork(q);
+    pthread_mutex_lock(&q->mu);
+    while (q->head) pthread_cond_wait(&q->idle, &q->mu);
+    pthread_mutex_unlock(&q->mu);
+}
+
+void amp__cpu_queue_destroy(void *dev, void *queue)
+{
+    amp__cpu_queue *q = queue;
+    if (!q) return;
+    amp__cpu_queue_after_fork(q);
+    pthread_mutex_lock(&q->mu);
+    bool join = q->thread_started;
+    q->stop = true;
+    pthread_cond_signal(&q->work);
+    pthread_mutex_unlock(&q->mu);
+    /* The thread runs what is queued before it ends. */
+    if (join) pthread_join(q->thread, NULL);
+    pthread_cond_destroy(&q->work);
+    pthread_cond_destroy(&q->idle);
+    pthread_mutex_destroy(&q->mu);
+    free(q);
+}
+
+/* After a drain: the unreported failure of a queued launch, now reported. */
+static amp_status amp__cpu_queue_take_fault(amp__cpu_queue *q)
+{
+    pthread_mutex_lock(&q->mu);
+    amp_status st = q->fault;
+    char msg[sizeof q->fault_msg];
+    snprintf(msg, sizeof msg, "%s", q->fault_msg);
+    q->fault = AMP_OK;
+    q->fault_msg[0] = 0;
+    pthread_mutex_unlock(&q->mu);
+    if (st != AMP_OK) return amp__fail(st, "%s", msg);
+    return AMP_OK;
+}
+
+amp_status amp__cpu_queue_wait(void *dev, void *queue)
+{
+    amp__cpu_queue *q = queue;
+    if (!q) return AMP_OK;
+    amp__cpu_queue_drain(q);
+    return amp__cpu_queue_take_fault(q);
+}
+
+amp_status amp__cpu_queue_launch(void *dev, void *queue, void *fn, const amp__launch *l)
+{
+    amp__cpu_queue *q = queue;
+    amp_status st;
+    if (!q || !l->async) {
+        /* In this thread, after what the queue holds; an asynchronous
+         * launch's failure not reported yet is this call's (the work after
+         * it would read its results). */
+        if (q) {
+            amp__cpu_queue_drain(q);
+            if ((st = amp__cpu_queue_take_fault(q)) != AMP_OK)
+                return amp__fail(st, "an earlier asynchronous launch on this queue failed, so '%s' did not run: %s",
+                                 l->kernel_name, amp_last_error());
+        }
+        return amp__cpu_run(dev, fn, l);
+    }
+    amp__cpu_queue_after_fork(q);
+    amp__cpu_job *j = NULL;
+    if ((st = amp__cpu_job_new(fn, l, true, &j)) != AMP_OK) return st;
+    amp__cpu_qitem *it = calloc(1, sizeof *it);
+    if (!it) {
+        amp__cpu_job_free(j);
+        return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory to queue a launch");
+    }
+    it->job = j;
+    pthread_mutex_lock(&q->mu);
+    if (!q->thread_started) {
+        /* The queue's thread takes no signals: they belong to the
+         * application's threads. */
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        q->thread_started = pthread_create(&q->thread, NULL, amp__cpu_queue_main, q) == 0;
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        if (!q->thread_started) {
+            pthread_mutex_unlock(&q->mu);
+            free(it);
+            /* No thread: run it here, as a launch through the blocking API. */
+            amp__cpu_queue_drain(q);
+            st = amp__cpu_job_run(q->d, j);
+            amp__cpu_job_free(j);
+            return st;
+        }
+    }
+    if (q->tail) q->tail->next = it;
+    else q->head = it;
+    q->tail = it;
+    pthread_cond_signal(&q->work);
+    pthread_mutex_unlock(&q->mu);
+    return AMP_OK;
+}
+
+static amp_status amp__cpu_record(amp__cpu_queue *q, bool timed, void **event)
+{
+    *event = NULL;
+    amp__cpu_event *e = calloc(1, sizeof *e);
+    if (!e) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for an event");
+    atomic_init(&e->refs, 1);
+    e->timed = timed;
+    bool now = true;
+    if (q) {
+        amp__cpu_queue_after_fork(q);
+        pthread_mutex_lock(&q->mu);
+        if (q->tail) {
+            /* After the last queued launch: completed when it is. */
+            atomic_fetch_add(&e->refs, 1);
+            e->next = q->tail->events;
+            q->tail->events = e;
+            now = false;
+        }
+        pthread_mutex_unlock(&q->mu);
+    }
+    if (now) {
+        e->ns = amp__now_ns();
+        atomic_init(&e->done, true);
+    }
+    *event = e;
+    return AMP_OK;
+}
+
+amp_status amp__cpu_event_record(void *dev, void *queue, void **event) { return amp__cpu_record(queue, false, event); }
+
+amp_status amp__cpu_event_record_timed(void *dev, void *queue, void **event)
+{
+    return amp__cpu_record(queue, true, event);
+}
+
+static void amp__cpu_event_block(amp__cpu_event *e)
+{
+    if (atomic_load_explicit(&e->done, memory_order_acquire)) return;
+    pthread_mutex_lock(&amp__cpu_event_mu);
+    while (!atomic_load_explicit(&e->done, memory_order_acquire))
+        pthread_cond_wait(&amp__cpu_event_cv, &amp__cpu_event_mu);
+    pthread_mutex_unlock(&amp__cpu_event_mu);
+}
+
+amp_status amp__cpu_event_wait(void *dev, void *event)
+{
+    amp__cpu_event *e = event;
+    if (!e) return AMP_OK;
+    amp__cpu_event_block(e);
+    if (e->st != AMP_OK) return amp__fail(e->st, "%s", e->msg);
+    return AMP_OK;
+}
+
+amp_status amp__cpu_event_query(void *dev, void *event, bool *done)
+{
+    amp__cpu_event *e = event;
+    *done = !e || atomic_load_explicit(&e->done, memory_order_acquire);
+    return AMP_OK;
+}
+
+void amp__cpu_event_release(void *dev, void *event) { amp__cpu_event_unref(event); }
+
+amp_status amp__cpu_event_elapsed(void *dev, void *start, void *end, float *ms)
+{
+    const amp__cpu_event *a = start, *b = end;
+    *ms = 0;
+    if (!a || !b || !a->timed || !b->timed)
+        return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "elapsed time asked of events recorded without timing");
+    if (!atomic_load_explicit(&a->done, memory_order_acquire) || !atomic_load_explicit(&b->done, memory_order_acquire))
+        return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "elapsed time asked of events the queue has not reached");
+    *ms = (float)((double)(b->ns - a->ns) / 1e6);
+    return AMP_OK;
+}
+
+/* Later work on queue starts after event: the CPU accelerator waits here
+ * (the queue's own later launches are queued after this returns). */
+amp_status amp__cpu_queue_wait_event(void *dev, void *queue, void *event)
+{
+    amp__cpu_event *e = event;
+    if (e) amp__cpu_event_block(e);
+    return AMP_OK;
+}
