@@ -7,6 +7,10 @@ ROOT=$(pwd)
 SECS=${1:-60}
 BUILD=${FUZZ_BUILD:-$ROOT/build-fuzz}
 CC_FUZZ=${CC_FUZZ:-}
+# Undefined behaviour anywhere (the library's objects recover by default) is a
+# finding, as it is in ci/test.sh's environment.
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:strict_string_checks=1}
 for c in clang-15 clang-14 clang; do
   if [ -z "$CC_FUZZ" ] && command -v "$c" >/dev/null 2>&1; then CC_FUZZ=$c; fi
 done

@@ -65,7 +65,9 @@ static void replay_launch(const amp__signature *g)
             memset(bytes, 0x5c, sizeof bytes);
             a.u.bytes.data = bytes;
             a.u.bytes.size = (size_t)p->size;
-            if (a.kind != AMP_ARG_STRUCT) a.u.u64 = 0x0123456789abcdefULL;
+            /* a bool member must hold 0 or 1 (the library reads it as _Bool) */
+            if (a.kind == AMP_ARG_BOOL) a.u.b = true;
+            else if (a.kind != AMP_ARG_STRUCT) a.u.u64 = 0x0123456789abcdefULL;
             amp__arg_put_value(pack, p, &a);
         }
         for (int b = 0; b < p->size; ++b) {
