@@ -2,6 +2,7 @@
 #include "support.h"
 
 #include "internal.h"
+#include "cpu/cpu_internal.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -259,4 +260,41 @@ Test(compile_log, clang_and_edg_refusals)
                                       &type, &len));
     cr_expect(!amp__log_param_refusal("", &pos, &type, &len));
     cr_expect(!amp__log_param_refusal(NULL, &pos, &type, &len));
+}
+
+/* ------------------------------------------- CPU tile_static attribution */
+
+/* What the CPU accelerator reports as a kernel's tile_static: its own
+ * thread-locals, plus those it may reach through a helper or a user's
+ * thread_local, never the library's or the C++ runtime's (Ubuntu 24.04's
+ * g++ 13 links libsupc++'s 16-byte per-thread exception state into every
+ * module; counting it made every kernel 16 bytes bigger there). */
+Test(cpu_tls, a_kernels_tile_static_excludes_the_library_and_the_runtime)
+{
+    amp__cpu_tls_sym syms[] = {
+        {"_ZZL13k_a__amp_bodyN3amp11tiled_indexILi16ELi0ELi0EEEE1s", 256},  /* k_a's tile_static */
+        {"_ZZL13k_b__amp_bodyN3amp11tiled_indexILi16ELi0ELi0EEEE1s", 4096}, /* k_b's */
+        {"_ZN3amp3cpu3curE", 8},                                          /* the library's */
+        {"_ZGVZL13k_a__amp_bodyvE1g", 8},                                  /* a guard variable */
+        {"_ZZN12_GLOBAL__N_110get_globalEvE6global", 16},                 /* libsupc++'s */
+    };
+    amp__cpu_tls t = {.syms = syms, .n = 5, .cap = 5, .segment = 8192, .have_symbols = true};
+    char others[256];
+    cr_assert_eq(amp__cpu_tile_static_bytes(&t, "k_a", 0, others, sizeof others), 256);
+    cr_assert_str_empty(others);
+    cr_assert_eq(amp__cpu_tile_static_bytes(&t, "k_b", 0, NULL, 0), 4096);
+    /* a loop version brings its own measure; a fiber kernel with none, 0 */
+    cr_assert_eq(amp__cpu_tile_static_bytes(&t, "k_c", 512, others, sizeof others), 512);
+
+    /* a helper's tile_static counts for every kernel, and is named */
+    amp__cpu_tls_sym more[] = {syms[0], {"_ZZ6helperiE7scratch", 64}};
+    amp__cpu_tls u = {.syms = more, .n = 2, .cap = 2, .segment = 512, .have_symbols = true};
+    cr_assert_eq(amp__cpu_tile_static_bytes(&u, "k_a", 0, others, sizeof others), 320);
+    cr_assert_str_eq(others, "_ZZ6helperiE7scratch (64)");
+    cr_assert_eq(amp__cpu_tile_static_bytes(&u, "k_z", 0, others, sizeof others), 64);
+
+    /* without a symbol table: the whole segment, or the loop version's own if larger */
+    amp__cpu_tls none = {.segment = 300};
+    cr_assert_eq(amp__cpu_tile_static_bytes(&none, "k_a", 0, NULL, 0), 300);
+    cr_assert_eq(amp__cpu_tile_static_bytes(&none, "k_a", 4000, NULL, 0), 4000);
 }

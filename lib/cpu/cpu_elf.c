@@ -108,6 +108,19 @@ static bool amp__elf_body_of(const char *sym, char *kernel, size_t cap)
     return true;
 }
 
+/* Thread-locals of the C++ runtime that a toolchain may link into a module:
+ * libsupc++'s per-thread exception state (eh_globals.cc: a static
+ * thread_local in (anonymous)::get_global(), 16 bytes; Ubuntu 24.04's g++ 13
+ * puts it into every module). Neither a kernel's nor the user's. */
+static const char *const amp__cpu_runtime_tls[] = {"_ZZN12_GLOBAL__N_110get_globalEvE6global"};
+
+static bool amp__cpu_is_runtime_tls(const char *s)
+{
+    for (size_t i = 0; i < sizeof amp__cpu_runtime_tls / sizeof *amp__cpu_runtime_tls; ++i)
+        if (!strcmp(s, amp__cpu_runtime_tls[i])) return true;
+    return false;
+}
+
 size_t amp__cpu_tile_static_bytes(const amp__cpu_tls *t, const char *kernel, size_t own, char *others, size_t cap)
 {
     size_t used = 0;
@@ -117,8 +130,8 @@ size_t amp__cpu_tile_static_bytes(const amp__cpu_tls *t, const char *kernel, siz
     char k[512];
     for (size_t i = 0; i < t->n; ++i) {
         const char *s = t->syms[i].name;
-        /* the library's own (the current work-item) and guard variables */
-        if (!strncmp(s, "_ZN3amp3cpu", 11) || !strncmp(s, "_ZGV", 4)) continue;
+        /* the library's own (the current work-item), guard variables, the runtime's */
+        if (!strncmp(s, "_ZN3amp3cpu", 11) || !strncmp(s, "_ZGV", 4) || amp__cpu_is_runtime_tls(s)) continue;
         if (amp__elf_body_of(s, k, sizeof k)) {
             if (!strcmp(k, kernel)) total += t->syms[i].size;
             continue;

@@ -214,7 +214,8 @@ void amp__cpu_elf_tls_free(amp__cpu_tls *t);
 /* tile_static bytes of kernel: own (what its loop version declares, 0 for a
  * fiber kernel) + the thread-locals of its body + every thread-local the
  * analysis cannot attribute to one kernel (a helper's tile_static, a
- * thread_local of the user's: any kernel may use them). Without a symbol
+ * thread_local of the user's: any kernel may use them); the library's own
+ * and the C++ runtime's are not counted. Without a symbol
  * table, the whole thread-local segment. others (cap bytes, may be NULL)
  * gets the names and sizes of the thread-locals counted for every kernel. */
 size_t amp__cpu_tile_static_bytes(const amp__cpu_tls *t, const char *kernel, size_t own, char *others, size_t cap);
