@@ -329,9 +329,11 @@ AMP_API amp_status amp_array_view_get_strides(const amp_array_view *v, int64_t *
  * AMP_READ_WRITE copy it in if needed; AMP_WRITE_ONLY copies nothing) and
  * returns the device address of the view's first element (elements at
  * amp_array_view_get_strides). Queue the library's work on q's native queue
- * (amp_accelerator_view_native_queue). hipamp then treats the view as
- * written by work on q when access is not AMP_READ_ONLY: a later
- * synchronize waits for q as it is then and copies the data back. The
+ * (amp_accelerator_view_native_queue), or finish it before hipamp next
+ * uses the view (work on another stream, or a copy from pageable memory
+ * that returned before its DMA landed, is not ordered). hipamp then treats
+ * the view as written by work on q when access is not AMP_READ_ONLY: a
+ * later synchronize waits for q as it is then and copies the data back. The
  * address is valid until the view's storage next moves (a launch on
  * another accelerator, destroy). AMP_ERROR_INVALID_ARGUMENT: writing through
  * an AMP_READ_ONLY view, or a bad access value. */

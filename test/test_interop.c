@@ -24,10 +24,13 @@ static void open_vendor(amp_accelerator_info in)
     char why[256];
     if (!vendor_open(in.device_path, why, sizeof why)) cr_skip_test("vendor runtime for %s: %s", in.device_path, why);
 }
+/* The caller's work must be finished (or queued on the view's queue) before
+ * hipamp uses the data: a copy from pageable memory may return before its
+ * DMA lands (CUDA documents this), so the copy's stream is waited for. */
 static void put(amp_accelerator_info in, void *dst, const void *src, size_t n)
 {
     if (in.is_emulated) memcpy(dst, src, n);
-    else cr_assert(vendor_htod(dst, src, n), "vendor host-to-device copy failed");
+    else cr_assert(vendor_htod(dst, src, n) && vendor_stream_sync(NULL), "vendor host-to-device copy failed");
 }
 static void get(amp_accelerator_info in, void *dst, const void *src, size_t n)
 {
