@@ -6,6 +6,7 @@ set -euo pipefail
 REQUIRED=(
   build-essential cmake pkg-config g++     # toolchain; g++ also compiles CPU-accelerator kernels
   libcriterion-dev                          # the test framework
+  python3                                   # ci/check-spack-recipe.py
   libssl-dev                                # libcrypto: SHA-256 and HMAC of the compile cache
 )
 # Wanted where the distribution has them (all of them on Debian 12, where CI

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test.sh — the full test run on a fresh Debian 12 machine: install dependencies, build and run the Criterion suite, check the installed library and tools, configure without Criterion, lint the workflow files, then the suite again under ASan+UBSan; exits non-zero on any failure.
+# test.sh — the full test run on a fresh Debian 12 machine: install dependencies, build and run the Criterion suite, check the installed library and tools, configure without Criterion, lint the workflow files, check the Spack recipe, run the fuzzers and the fiber tools (memcheck, TSan) for a bounded time, then the suite again under ASan+UBSan; exits non-zero on any failure.
 # Knobs (the GPU runner workflows set them): HIPAMP_EXPECT_GPU=hip|cuda fails the
 # run unless that GPU is found and its tests ran; HIPAMP_ABI_REQUIRED (default
 # hip) names the ABI tests that must be built; HIPAMP_REPORT_DIR keeps
@@ -184,6 +184,9 @@ install_check "$ROOT/build-ci"
 step "configure without Criterion: succeeds, suite off, names libcriterion-dev" "$LOGS/nocriterion.log" \
   configure_without_criterion "$ROOT/build-ci-nocriterion"
 step "workflow lint (actionlint)" "$LOGS/lint.log" ci/lint-workflows.sh "$ROOT/build-ci-lint"
+# Spack cannot be installed here (no registry but npm): the recipe is parsed
+# and checked with Python instead.
+step "Spack recipe (Python syntax and structure)" "$LOGS/spack.log" python3 ci/check-spack-recipe.py
 # libFuzzer on the signature check and the code-object readers, bounded
 # (HIPAMP_FUZZ_SECONDS per harness); executions and findings are in the log.
 step "fuzzers (${HIPAMP_FUZZ_SECONDS:-45} s each, no findings)" "$LOGS/fuzz.log" \
