@@ -696,12 +696,37 @@ static void fallback_env(char *path, size_t n)
     snprintf(path, n, "/tmp/hipamp-cache-%d", (int)geteuid());
 }
 
-Test(cache, tmp_fallback_symlink_is_refused)
+/* A fallback directory left by an earlier program of ours (hipamp-info
+ * under env -i makes one) is moved aside for the test and put back after,
+ * so that the symlink case always runs. */
+static char g_aside[96];
+static void fallback_aside(const char *path)
+{
+    struct stat st;
+    g_aside[0] = 0;
+    if (lstat(path, &st) != 0) return;
+    if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid())
+        cr_skip_test("%s exists and is not our directory; the symlink case needs it absent", path);
+    snprintf(g_aside, sizeof g_aside, "%s.aside-%d", path, (int)getpid());
+    if (rename(path, g_aside) != 0) {
+        g_aside[0] = 0;
+        cr_skip_test("%s exists and cannot be moved aside: %s", path, strerror(errno));
+    }
+}
+static void fallback_restore(void)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/hipamp-cache-%d", (int)geteuid());
+    if (g_aside[0] && rename(g_aside, path) != 0)
+        fprintf(stderr, "test_cache: could not put %s back to %s: %s\n", g_aside, path, strerror(errno));
+    g_aside[0] = 0;
+}
+
+Test(cache, tmp_fallback_symlink_is_refused, .fini = fallback_restore)
 {
     char path[64];
     fallback_env(path, sizeof path);
-    struct stat st;
-    if (lstat(path, &st) == 0) cr_skip_test("%s exists already (left by another program); the symlink case needs it absent", path);
+    fallback_aside(path);
     char target[] = "/tmp/hipamp-cache-target-XXXXXX";
     cr_assert_not_null(mkdtemp(target));
     cr_assert_eq(symlink(target, path), 0);
