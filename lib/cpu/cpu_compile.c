@@ -583,6 +583,29 @@ static char *amp__cpu_note_source(const char *note)
 /* The loop transformation gets this long at most (a parse takes well under
  * a second); past it the kernels stay on fibers. */
 #define AMP__CPU_LOOPS_LIMIT_S 60
+/* A child that used no CPU time for this long is stuck, not slow. */
+#define AMP__CPU_LOOPS_STUCK_S 5
+
+/* *ticks = CPU time (clock ticks, user + system) child pid has used so
+ * far; false when /proc cannot say (then the child is never taken for
+ * stuck). */
+static bool amp__cpu_child_ticks(pid_t pid, unsigned long long *ticks)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) return false;
+    buf[n] = 0;
+    /* after "pid (comm) ": state is field 3, utime 14, stime 15 */
+    const char *p = strrchr(buf, ')');
+    unsigned long long ut = 0, st = 0;
+    if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2) return false;
+    *ticks = ut + st;
+    return true;
+}
 
 /* Run the loop transformation in a child process: libclang reads every
  * file the source includes (a FIFO would block it forever), may crash on
@@ -592,15 +615,15 @@ static char *amp__cpu_note_source(const char *note)
  * once, so children only call into it. false (note says why) when the
  * transformation did not run or did not finish; *late when it was stopped
  * at the deadline. */
-static bool amp__cpu_loops_child(const amp__cpu_loops_job *job, uint64_t deadline, amp__cpu_loops_result *res,
-                                 char *note, size_t cap, bool *late)
+static bool amp__cpu_loops_try(const amp__cpu_loops_job *job, uint64_t deadline, amp__cpu_loops_result *res,
+                               char *note, size_t cap, bool *late, bool *stuck)
 {
     const char *why = NULL;
     int fds[2] = {-1, -1};
     char *buf = NULL;
     size_t len = 0, bcap = 0;
     bool ok = false;
-    *late = false;
+    *late = *stuck = false;
     memset(res, 0, sizeof *res);
     if (!amp__clang_get(&why)) {
         snprintf(note, cap, "fibers: %s", why);
@@ -649,6 +672,9 @@ static bool amp__cpu_loops_child(const amp__cpu_loops_job *job, uint64_t deadlin
     fds[1] = -1;
     uint64_t limit = amp__now_ns() + (uint64_t)AMP__CPU_LOOPS_LIMIT_S * 1000000000ull;
     if (limit > deadline) limit = deadline;
+    unsigned long long cpu = 0;
+    (void)amp__cpu_child_ticks(c, &cpu);
+    uint64_t progress = amp__now_ns();
     for (;;) {
         uint64_t now = amp__now_ns();
         if (now >= limit) {
@@ -657,10 +683,21 @@ static bool amp__cpu_loops_child(const amp__cpu_loops_job *job, uint64_t deadlin
         }
         uint64_t left = (limit - now + 999999) / 1000000;
         struct pollfd pfd = {fds[0], POLLIN, 0};
-        int pr = poll(&pfd, 1, left > 60000 ? 60000 : (int)left);
+        int pr = poll(&pfd, 1, left > 1000 ? 1000 : (int)left);
         if (pr < 0 && errno == EINTR) continue;
         if (pr < 0) break;
-        if (pr == 0) continue;
+        if (pr == 0) {
+            unsigned long long t = cpu;
+            if (!amp__cpu_child_ticks(c, &t) || t != cpu) {
+                cpu = t;
+                progress = amp__now_ns();
+            } else if (amp__now_ns() - progress >= (uint64_t)AMP__CPU_LOOPS_STUCK_S * 1000000000ull) {
+                *late = *stuck = true;
+                break;
+            }
+            continue;
+        }
+        progress = amp__now_ns();
         if (len + 65536 + 1 > bcap) {
             size_t nc = bcap ? bcap * 2 : 262144;
             char *q = realloc(buf, nc);
@@ -677,13 +714,29 @@ static bool amp__cpu_loops_child(const amp__cpu_loops_job *job, uint64_t deadlin
     int ws = 0;
     while (waitpid(c, &ws, 0) < 0 && errno == EINTR) {}
     close(fds[0]);
-    if (*late) snprintf(note, cap, "fibers: the loop transformation did not finish in time");
+    if (*stuck)
+        snprintf(note, cap, "fibers: the loop transformation made no progress for %d s", AMP__CPU_LOOPS_STUCK_S);
+    else if (*late) snprintf(note, cap, "fibers: the loop transformation did not finish in time");
     else if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0 || !buf)
         snprintf(note, cap, "fibers: the loop transformation failed (%s %d)",
                  WIFSIGNALED(ws) ? "signal" : "exit status", WIFSIGNALED(ws) ? WTERMSIG(ws) : WEXITSTATUS(ws));
     else
         ok = amp__cpu_loops_decode(buf, len, res, note, cap);
     free(buf);
+    return ok;
+}
+
+/* The child is a fork of a process that may have other threads: a lock one
+ * of them held at the fork (an allocator's, seen under older
+ * AddressSanitizer runtimes) stays locked in the child forever. A child that
+ * used no CPU for AMP__CPU_LOOPS_STUCK_S is taken for that and started once
+ * more; a real time-out is not repeated. */
+static bool amp__cpu_loops_child(const amp__cpu_loops_job *job, uint64_t deadline, amp__cpu_loops_result *res,
+                                 char *note, size_t cap, bool *late)
+{
+    bool stuck = false;
+    bool ok = amp__cpu_loops_try(job, deadline, res, note, cap, late, &stuck);
+    if (stuck && amp__now_ns() < deadline) ok = amp__cpu_loops_try(job, deadline, res, note, cap, late, &stuck);
     return ok;
 }
 
