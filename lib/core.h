@@ -100,6 +100,20 @@ uint64_t amp__now_ns(void);
 amp_status amp__split_options(const char *options, size_t nfixed, size_t nextra, char ***argv, size_t *argc,
                               char **storage);
 
+/* ------------------------------------------------ strings (lib/strbuf.c) */
+
+/* A growable string, always NUL-terminated once something was put: start
+ * from {0}, free p. A failed allocation sets oom and later puts do nothing,
+ * so a builder checks once at the end. */
+typedef struct amp__sb {
+    char *p;
+    size_t n, cap;
+    bool oom;
+} amp__sb;
+void amp__sb_put(amp__sb *b, const char *s, size_t n);
+void amp__sb_puts(amp__sb *b, const char *s);
+void amp__sb_printf(amp__sb *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* -------------------------------------------------- sources (lib/prelude.c) */
 
 /* Embedded device sources (generated at build time from hip_kernels/). */

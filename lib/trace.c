@@ -581,56 +581,6 @@ void amp__trace_wait_end(uint64_t t0, amp_accelerator_view *q, uint64_t seq, amp
 
 /* ------------------------------------------------------- JSON text */
 
-typedef struct amp__sb {
-    char *p;
-    size_t n, cap;
-    bool oom;
-} amp__sb;
-
-static void amp__sb_put(amp__sb *b, const char *s, size_t n)
-{
-    if (b->oom) return;
-    if (b->n + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 1 << 16;
-        while (b->n + n + 1 > cap) cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (!p) {
-            b->oom = true;
-            return;
-        }
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->n, s, n);
-    b->n += n;
-    b->p[b->n] = '\0';
-}
-
-static void amp__sb_printf(amp__sb *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void amp__sb_printf(amp__sb *b, const char *fmt, ...)
-{
-    char buf[512];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    if (n < 0) return;
-    if ((size_t)n < sizeof buf) {
-        amp__sb_put(b, buf, (size_t)n);
-        return;
-    }
-    char *big = malloc((size_t)n + 1);
-    if (!big) {
-        b->oom = true;
-        return;
-    }
-    va_start(ap, fmt);
-    vsnprintf(big, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    amp__sb_put(b, big, (size_t)n);
-    free(big);
-}
-
 /* Length of the valid UTF-8 sequence at s (at most n bytes), 0 if none. */
 static size_t amp__utf8_len(const unsigned char *s, size_t n)
 {

@@ -60,65 +60,13 @@
 
 /* ------------------------------------------------------- string builder */
 
-typedef struct sbuf {
-    char *p;
-    size_t n, cap;
-    bool oom;
-} sbuf;
-
-static void sb_put(sbuf *s, const char *t, size_t n)
-{
-    if (s->oom) return;
-    if (s->n + n + 1 > s->cap) {
-        size_t c = s->cap ? s->cap : 4096;
-        while (c < s->n + n + 1) c *= 2;
-        char *q = realloc(s->p, c);
-        if (!q) {
-            s->oom = true;
-            return;
-        }
-        s->p = q;
-        s->cap = c;
-    }
-    memcpy(s->p + s->n, t, n);
-    s->n += n;
-    s->p[s->n] = 0;
-}
-
-static void sb_puts(sbuf *s, const char *t) { sb_put(s, t, strlen(t)); }
-
-static void sb_printf(sbuf *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_printf(sbuf *s, const char *fmt, ...)
-{
-    char buf[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    if (n < 0) return;
-    if ((size_t)n < sizeof buf) {
-        sb_put(s, buf, (size_t)n);
-        return;
-    }
-    char *big = malloc((size_t)n + 1);
-    if (!big) {
-        s->oom = true;
-        return;
-    }
-    va_start(ap, fmt);
-    vsnprintf(big, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    sb_put(s, big, (size_t)n);
-    free(big);
-}
-
 /* A C string literal's contents. */
-static void sb_cstring(sbuf *s, const char *t)
+static void sb_cstring(amp__sb *s, const char *t)
 {
     for (; *t; ++t) {
-        if (*t == '"' || *t == '\\') sb_printf(s, "\\%c", *t);
-        else if ((unsigned char)*t < 32) sb_printf(s, "\\%03o", (unsigned)(unsigned char)*t);
-        else sb_put(s, t, 1);
+        if (*t == '"' || *t == '\\') amp__sb_printf(s, "\\%c", *t);
+        else if ((unsigned char)*t < 32) amp__sb_printf(s, "\\%03o", (unsigned)(unsigned char)*t);
+        else amp__sb_put(s, t, 1);
     }
 }
 
@@ -230,7 +178,7 @@ typedef struct kctx {
     bool cont_ok[64]; /* emit pass: does `continue` in the innermost loop emitted so far do what it did */
     int ncont;
     int label;
-    sbuf out;
+    amp__sb out;
 } kctx;
 
 static void fallback(kctx *k, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -1661,7 +1609,7 @@ static void classify(kctx *k)
 
 static void emit_src(kctx *k, unsigned b, unsigned e)
 {
-    if (e > b) sb_put(&k->out, k->t->src + b, e - b);
+    if (e > b) amp__sb_put(&k->out, k->t->src + b, e - b);
 }
 
 /* Text [b, e) with this kernel's edits applied. */
@@ -1672,7 +1620,7 @@ static void emit_edited(kctx *k, unsigned b, unsigned e)
         edit *d = &k->ed[i];
         if (d->b < at || d->e > e) continue;
         emit_src(k, at, d->b);
-        sb_puts(&k->out, d->text);
+        amp__sb_puts(&k->out, d->text);
         at = d->e;
     }
     emit_src(k, at, e);
@@ -1708,44 +1656,44 @@ static void edit_add(kctx *k, unsigned b, unsigned e, const char *text)
  * is const; otherwise a const copy per variable through a lambda that runs
  * the original declaration (same conversions, and a modification of the
  * copy does not compile). */
-static void emit_remat_decl(kctx *k, int d, sbuf *s, const bool *want)
+static void emit_remat_decl(kctx *k, int d, amp__sb *s, const bool *want)
 {
     bool all_const = true;
     for (int c = k->n[d].first; c >= 0; c = k->n[c].next)
         if (k->n[c].kind == AMP__CX_VarDecl && k->n[c].var >= 0 && !k->v[k->n[c].var].is_const) all_const = false;
     if (all_const) {
-        sb_put(s, k->t->src + k->n[d].b, k->n[d].e - k->n[d].b);
-        sb_puts(s, "\n");
+        amp__sb_put(s, k->t->src + k->n[d].b, k->n[d].e - k->n[d].b);
+        amp__sb_puts(s, "\n");
         return;
     }
     for (int c = k->n[d].first; c >= 0; c = k->n[c].next) {
         if (k->n[c].kind != AMP__CX_VarDecl || k->n[c].var < 0) continue;
         int vi = k->n[c].var;
         if (want && !want[vi]) continue;
-        sb_printf(s, "const auto %s = [&]() { ", k->v[vi].name);
-        sb_put(s, k->t->src + k->n[d].b, k->n[d].e - k->n[d].b);
-        sb_printf(s, " return %s; }();\n", k->v[vi].name);
+        amp__sb_printf(s, "const auto %s = [&]() { ", k->v[vi].name);
+        amp__sb_put(s, k->t->src + k->n[d].b, k->n[d].e - k->n[d].b);
+        amp__sb_printf(s, " return %s; }();\n", k->v[vi].name);
     }
 }
 
 static void emit_wi_open(kctx *k)
 {
-    sbuf *o = &k->out;
-    sb_puts(o, "for (int amp__l0 = 0; amp__l0 < amp__S::e0; ++amp__l0)\n"
+    amp__sb *o = &k->out;
+    amp__sb_puts(o, "for (int amp__l0 = 0; amp__l0 < amp__S::e0; ++amp__l0)\n"
                "for (int amp__l1 = 0; amp__l1 < amp__S::e1; ++amp__l1)\n"
                "AMP__WI_IVDEP for (int amp__l2 = 0; amp__l2 < amp__S::e2; ++amp__l2) {\n"
                "const int amp__wi = (amp__l0 * amp__S::e1 + amp__l1) * amp__S::e2 + amp__l2; (void)amp__wi;\n");
     if (k->tidx >= 0 && k->v[k->tidx].name[0])
-        sb_printf(o, "const amp__TI %s = amp__tb.at(amp__l0, amp__l1, amp__l2); (void)%s;\n", k->v[k->tidx].name,
+        amp__sb_printf(o, "const amp__TI %s = amp__tb.at(amp__l0, amp__l1, amp__l2); (void)%s;\n", k->v[k->tidx].name,
                   k->v[k->tidx].name);
-    if (k->needs_local) sb_puts(o, "amp__it->cur_local = amp__wi;\n");
-    else sb_puts(o, "AMP__WI_SET_LOCAL(amp__it, amp__wi);\n");
+    if (k->needs_local) amp__sb_puts(o, "amp__it->cur_local = amp__wi;\n");
+    else amp__sb_puts(o, "AMP__WI_SET_LOCAL(amp__it, amp__wi);\n");
 }
 
 /* Variables unit ui reads, and the bindings that give them their values. */
 static void emit_bindings(kctx *k, int ui, unsigned b, unsigned e, bool *outer_refs_done)
 {
-    sbuf *o = &k->out;
+    amp__sb *o = &k->out;
     int nv = k->nv;
     bool *used = calloc((size_t)nv + 1, sizeof *used);
     if (!used) {
@@ -1778,7 +1726,7 @@ static void emit_bindings(kctx *k, int ui, unsigned b, unsigned e, bool *outer_r
         for (int vi = 0; vi < nv; ++vi) {
             var *v = &k->v[vi];
             if (used[vi] && v->cls == V_UNIFORM && !v->is_const)
-                sb_printf(o, "const auto &amp__u%d_%s = %s;\n", vi, v->name, v->name);
+                amp__sb_printf(o, "const auto &amp__u%d_%s = %s;\n", vi, v->name, v->name);
         }
         free(used);
         return;
@@ -1788,9 +1736,9 @@ static void emit_bindings(kctx *k, int ui, unsigned b, unsigned e, bool *outer_r
         if (!used[vi]) continue;
         /* uniform ones hoisted out of this very region are bound too: the
          * work-items see a const copy */
-        if (v->cls == V_UNIFORM && !v->is_const) sb_printf(o, "const auto %s = amp__u%d_%s;\n", v->name, vi, v->name);
+        if (v->cls == V_UNIFORM && !v->is_const) amp__sb_printf(o, "const auto %s = amp__u%d_%s;\n", v->name, vi, v->name);
         else if (v->cls == V_PRIVATE && v->unit != ui)
-            sb_printf(o, "auto &%s = amp__c%d_%s[amp__wi];\n", v->name, vi, v->name);
+            amp__sb_printf(o, "auto &%s = amp__c%d_%s[amp__wi];\n", v->name, vi, v->name);
     }
     /* remat declarations in source order, each declaration once */
     for (int vi = 0; vi < nv; ++vi) {
@@ -1811,7 +1759,7 @@ static void emit_seq(kctx *k, int compound, bool top);
 static void emit_region(kctx *k, int ui)
 {
     unit *u = &k->u[ui];
-    sbuf *o = &k->out;
+    amp__sb *o = &k->out;
     /* uniform declarations of this region go first, in the outer flow */
     if (u->kind == U_REGION) {
         for (int s = u->first;; s = k->n[s].next) {
@@ -1820,7 +1768,7 @@ static void emit_region(kctx *k, int ui)
                 while (d >= 0 && !(k->n[d].kind == AMP__CX_VarDecl && k->n[d].var >= 0)) d = k->n[d].next;
                 if (d >= 0 && k->v[k->n[d].var].cls == V_UNIFORM) {
                     emit_src(k, k->n[s].b, k->n[s].e);
-                    sb_puts(o, "\n");
+                    amp__sb_puts(o, "\n");
                 }
             }
             if (s == u->last) break;
@@ -1828,8 +1776,8 @@ static void emit_region(kctx *k, int ui)
     }
     /* Is anything left to run per work-item? */
     {
-        sbuf saved = k->out;
-        k->out = (sbuf){0};
+        amp__sb saved = k->out;
+        k->out = (amp__sb){0};
         emit_edited(k, u->b, u->e);
         bool empty = true;
         for (size_t i = 0; i < k->out.n && empty; ++i)
@@ -1841,21 +1789,21 @@ static void emit_region(kctx *k, int ui)
         k->out = saved;
         if (empty) return;
     }
-    sb_puts(o, "{\n");
+    amp__sb_puts(o, "{\n");
     bool dummy = true;
     emit_bindings(k, ui, u->b, u->e, NULL);
     emit_wi_open(k);
     emit_bindings(k, ui, u->b, u->e, &dummy);
-    sb_puts(o, "{\n");
+    amp__sb_puts(o, "{\n");
     emit_edited(k, u->b, u->e);
-    sb_puts(o, u->kind == U_REGION ? "\n" : ";\n");
+    amp__sb_puts(o, u->kind == U_REGION ? "\n" : ";\n");
     /* private variables declared here: into their slots */
     for (int vi = 0; vi < k->nv; ++vi)
         if (k->v[vi].unit == ui && k->v[vi].cls == V_PRIVATE)
-            sb_printf(o, "::amp::cpu::save(amp__c%d_%s[amp__wi], %s);\n", vi, k->v[vi].name, k->v[vi].name);
-    sb_puts(o, "}\n");
-    if (u->final) sb_printf(o, "amp__done_%d: ;\n", ui);
-    sb_puts(o, "}\n}\n");
+            amp__sb_printf(o, "::amp::cpu::save(amp__c%d_%s[amp__wi], %s);\n", vi, k->v[vi].name, k->v[vi].name);
+    amp__sb_puts(o, "}\n");
+    if (u->final) amp__sb_printf(o, "amp__done_%d: ;\n", ui);
+    amp__sb_puts(o, "}\n}\n");
 }
 
 /* A condition: the expression when uniform, else every work-item's value,
@@ -1863,7 +1811,7 @@ static void emit_region(kctx *k, int ui)
 static void emit_cond(kctx *k, int ui, const char *what, char *cond, size_t cap)
 {
     unit *u = &k->u[ui];
-    sbuf *o = &k->out;
+    amp__sb *o = &k->out;
     if (u->uniform) {
         size_t n = u->e - u->b;
         if (n + 3 > cap) {
@@ -1879,48 +1827,48 @@ static void emit_cond(kctx *k, int ui, const char *what, char *cond, size_t cap)
     }
     int id = ++k->label;
     snprintf(cond, cap, "amp__c%d", id);
-    sb_printf(o, "bool amp__c%d = false;\n{\n", id);
+    amp__sb_printf(o, "bool amp__c%d = false;\n{\n", id);
     bool dummy = true;
     emit_bindings(k, ui, u->b, u->e, NULL);
     emit_wi_open(k);
     emit_bindings(k, ui, u->b, u->e, &dummy);
-    sb_printf(o, "const bool amp__v = static_cast<bool>(");
+    amp__sb_printf(o, "const bool amp__v = static_cast<bool>(");
     emit_src(k, u->b, u->e);
-    sb_printf(o, ");\nif (!::amp::cpu::agree(amp__it, amp__c%d, amp__v, amp__wi, \"%s\")) return false;\n}\n}\n", id,
+    amp__sb_printf(o, ");\nif (!::amp::cpu::agree(amp__it, amp__c%d, amp__v, amp__wi, \"%s\")) return false;\n}\n}\n", id,
               what);
 }
 
 static void emit_branch(kctx *k, int s)
 {
-    sb_puts(&k->out, "{\n");
+    amp__sb_puts(&k->out, "{\n");
     emit_seq(k, s, false);
-    sb_puts(&k->out, "}\n");
+    amp__sb_puts(&k->out, "}\n");
 }
 
 static int next_unit(kctx *k) { return k->emit_unit++; }
 
 static void emit_structure(kctx *k, int s)
 {
-    sbuf *o = &k->out;
+    amp__sb *o = &k->out;
     char cond[1024];
     switch (k->n[s].kind) {
     case AMP__CX_CompoundStmt:
-        sb_puts(o, "{\n");
+        amp__sb_puts(o, "{\n");
         emit_seq(k, s, false);
-        sb_puts(o, "}\n");
+        amp__sb_puts(o, "}\n");
         return;
     case AMP__CX_IfStmt: {
         int cu = next_unit(k);
         int th = k->n[k->n[s].first].next, el = th >= 0 ? k->n[th].next : -1;
-        sb_puts(o, "{\n");
+        amp__sb_puts(o, "{\n");
         emit_cond(k, cu, "if", cond, sizeof cond);
-        sb_printf(o, "if (%s) ", cond);
+        amp__sb_printf(o, "if (%s) ", cond);
         emit_branch(k, th);
         if (el >= 0) {
-            sb_puts(o, "else ");
+            amp__sb_puts(o, "else ");
             emit_branch(k, el);
         }
-        sb_puts(o, "}\n");
+        amp__sb_puts(o, "}\n");
         return;
     }
     case AMP__CX_ForStmt: {
@@ -1930,28 +1878,28 @@ static void emit_structure(kctx *k, int s)
         int iu = init >= 0 ? next_unit(k) : -1;
         int cu = cnd >= 0 ? next_unit(k) : -1;
         int nu = inc >= 0 ? next_unit(k) : -1;
-        sb_puts(o, "{\n");
+        amp__sb_puts(o, "{\n");
         bool init_inline = iu < 0 || k->u[iu].uniform;
         if (!init_inline) emit_region(k, iu);
-        sb_puts(o, "for (");
+        amp__sb_puts(o, "for (");
         if (iu >= 0 && init_inline) emit_src(k, k->u[iu].b, k->u[iu].e);
-        if (!(iu >= 0 && init_inline && k->n[init].kind == AMP__CX_DeclStmt)) sb_puts(o, ";");
+        if (!(iu >= 0 && init_inline && k->n[init].kind == AMP__CX_DeclStmt)) amp__sb_puts(o, ";");
         bool cond_inline = cu < 0 || k->u[cu].uniform;
         if (cu >= 0 && cond_inline) emit_src(k, k->u[cu].b, k->u[cu].e);
-        sb_puts(o, ";");
+        amp__sb_puts(o, ";");
         bool inc_inline = nu < 0 || k->u[nu].uniform;
         if (nu >= 0 && inc_inline) emit_src(k, k->u[nu].b, k->u[nu].e);
-        sb_puts(o, ") {\n");
+        amp__sb_puts(o, ") {\n");
         if (!cond_inline) {
             emit_cond(k, cu, "for", cond, sizeof cond);
-            sb_printf(o, "if (!%s) break;\n", cond);
+            amp__sb_printf(o, "if (!%s) break;\n", cond);
         }
         if (k->ncont < 64) k->cont_ok[k->ncont] = cond_inline && inc_inline;
         k->ncont++;
         emit_branch(k, body);
         k->ncont--;
         if (!inc_inline) emit_region(k, nu);
-        sb_puts(o, "}\n}\n");
+        amp__sb_puts(o, "}\n}\n");
         return;
     }
     case AMP__CX_WhileStmt: {
@@ -1961,33 +1909,33 @@ static void emit_structure(kctx *k, int s)
         if (k->ncont < 64) k->cont_ok[k->ncont] = true;
         k->ncont++;
         if (k->u[cu].uniform) {
-            sb_printf(o, "while (");
+            amp__sb_printf(o, "while (");
             emit_src(k, k->u[cu].b, k->u[cu].e);
-            sb_puts(o, ") ");
+            amp__sb_puts(o, ") ");
             emit_branch(k, body);
             k->ncont--;
             return;
         }
-        sb_puts(o, "for (;;) {\n");
+        amp__sb_puts(o, "for (;;) {\n");
         emit_cond(k, cu, "while", cond, sizeof cond);
-        sb_printf(o, "if (!%s) break;\n", cond);
+        amp__sb_printf(o, "if (!%s) break;\n", cond);
         emit_branch(k, body);
-        sb_puts(o, "}\n");
+        amp__sb_puts(o, "}\n");
         k->ncont--;
         return;
     }
     case AMP__CX_DoStmt: {
         int body = k->n[s].first;
         /* the body's units come before the condition's (plan order) */
-        sb_puts(o, "for (;;) {\n");
+        amp__sb_puts(o, "for (;;) {\n");
         if (k->ncont < 64) k->cont_ok[k->ncont] = false; /* it would skip the condition */
         k->ncont++;
         emit_branch(k, body);
         k->ncont--;
         int cu = next_unit(k);
         emit_cond(k, cu, "do-while", cond, sizeof cond);
-        sb_printf(o, "if (!%s) break;\n", cond);
-        sb_puts(o, "}\n");
+        amp__sb_printf(o, "if (!%s) break;\n", cond);
+        amp__sb_puts(o, "}\n");
         return;
     }
     default:
@@ -2000,7 +1948,7 @@ static void emit_structure(kctx *k, int s)
 static void emit_ustmt(kctx *k, int ui)
 {
     unit *u = &k->u[ui];
-    sbuf *o = &k->out;
+    amp__sb *o = &k->out;
     int cond, target;
     int shape = jump_shape(k, u->owner, &cond, &target);
     if (shape == UJ_UPDATE) {
@@ -2009,7 +1957,7 @@ static void emit_ustmt(kctx *k, int ui)
             return;
         }
         emit_src(k, u->b, u->e);
-        sb_puts(o, ";\n");
+        amp__sb_puts(o, ";\n");
         return;
     }
     if (shape == UJ_CONTINUE && (k->ncont == 0 || k->ncont > 64 || !k->cont_ok[k->ncont - 1])) {
@@ -2017,11 +1965,11 @@ static void emit_ustmt(kctx *k, int ui)
         return;
     }
     if (cond >= 0) {
-        sb_puts(o, "if (");
+        amp__sb_puts(o, "if (");
         emit_src(k, k->n[cond].b, k->n[cond].e);
-        sb_puts(o, ") ");
+        amp__sb_puts(o, ") ");
     }
-    sb_puts(o, shape == UJ_RETURN ? "return true;\n" : shape == UJ_BREAK ? "break;\n" : "continue;\n");
+    amp__sb_puts(o, shape == UJ_RETURN ? "return true;\n" : shape == UJ_BREAK ? "break;\n" : "continue;\n");
 }
 
 static void emit_seq(kctx *k, int compound, bool top)
@@ -2348,7 +2296,7 @@ static void kernel_loops(kctx *k)
             for (int j = 0; j < k->ned; ++j)
                 if (k->ed[j].b == k->n[d].b) first = false;
             if (!first) continue;
-            sbuf s = {0};
+            amp__sb s = {0};
             emit_remat_decl(k, d, &s, NULL);
             if (s.oom) k->t->oom = true;
             else edit_add(k, k->n[d].b, k->n[d].e, s.p ? s.p : "");
@@ -2374,49 +2322,49 @@ static void kernel_loops(kctx *k)
     if (k->t->oom || k->why[0]) return;
 
     /* Generate. */
-    sbuf *o = &k->out;
+    amp__sb *o = &k->out;
     const char *nm = k->name;
-    sb_printf(o, "static AMP_FI bool %s__amp_loops(amp__cpu_item *amp__it", nm);
+    amp__sb_printf(o, "static AMP_FI bool %s__amp_loops(amp__cpu_item *amp__it", nm);
     int pi = 0;
     for (int c = k->n[fnode].first; c >= 0; c = k->n[c].next) {
         if (k->n[c].kind != AMP__CX_ParmDecl) continue;
         if (pi > 0) {
             var *v = &k->v[k->n[c].var];
-            if (v->name[0]) sb_printf(o, ", const ::amp::cpu::param_t<decltype(%s__amp_body), %d> %s", nm, pi, v->name);
-            else sb_printf(o, ", const ::amp::cpu::param_t<decltype(%s__amp_body), %d>", nm, pi);
+            if (v->name[0]) amp__sb_printf(o, ", const ::amp::cpu::param_t<decltype(%s__amp_body), %d> %s", nm, pi, v->name);
+            else amp__sb_printf(o, ", const ::amp::cpu::param_t<decltype(%s__amp_body), %d>", nm, pi);
         }
         pi++;
     }
-    sb_printf(o, ")\n{\ntypedef ::amp::cpu::param_t<decltype(%s__amp_body), 0> amp__TI;\n"
+    amp__sb_printf(o, ")\n{\ntypedef ::amp::cpu::param_t<decltype(%s__amp_body), 0> amp__TI;\n"
                  "typedef ::amp::cpu::shape<amp__TI> amp__S;\n"
                  "const ::amp::cpu::tile_base<amp__TI> amp__tb(amp__it); (void)amp__tb;\n",
               nm);
     /* Outside the work-item loops the index names the tile only: uniform
      * code reads its tile and tile_origin (never local or global). */
     if (k->v[k->tidx].name[0])
-        sb_printf(o, "const amp__TI %s = amp__tb.t; (void)%s;\n", k->v[k->tidx].name, k->v[k->tidx].name);
+        amp__sb_printf(o, "const amp__TI %s = amp__tb.t; (void)%s;\n", k->v[k->tidx].name, k->v[k->tidx].name);
     for (int h = 0; h < k->nhoist; ++h) {
         emit_src(k, k->n[k->hoist[h]].b, k->n[k->hoist[h]].e);
-        sb_puts(o, "\n");
+        amp__sb_puts(o, "\n");
     }
     for (int i = 0; i < k->nv; ++i) {
         var *v = &k->v[i];
-        if (v->cls == V_TILE_STATIC) sb_printf(o, "alignas(64) ::amp::cpu::ident<%s> %s;\n", v->type, v->name);
-        else if (v->cls == V_PRIVATE) sb_printf(o, "::amp::cpu::ctx<%s, amp__S::n> amp__c%d_%s;\n", v->type, i, v->name);
+        if (v->cls == V_TILE_STATIC) amp__sb_printf(o, "alignas(64) ::amp::cpu::ident<%s> %s;\n", v->type, v->name);
+        else if (v->cls == V_PRIVATE) amp__sb_printf(o, "::amp::cpu::ctx<%s, amp__S::n> amp__c%d_%s;\n", v->type, i, v->name);
     }
     k->emit_unit = 0;
     emit_seq(k, k->body, true);
-    sb_puts(o, "return true;\n}\n");
-    sb_printf(o, "extern \"C\" __attribute__((visibility(\"default\"))) void %s__amp_tiles(amp__cpu_item *amp__it)\n"
+    amp__sb_puts(o, "return true;\n}\n");
+    amp__sb_printf(o, "extern \"C\" __attribute__((visibility(\"default\"))) void %s__amp_tiles(amp__cpu_item *amp__it)\n"
                  "{ ::amp::cpu::run_tiles<decltype(%s__amp_body), %s__amp_loops>(amp__it); }\n",
               nm, nm, nm);
     /* Its tile_static memory, measured by the compiler (the kernel has no
      * fiber version whose thread-local symbols could tell). */
-    sb_printf(o, "extern \"C\" __attribute__((visibility(\"default\"))) const unsigned long long "
+    amp__sb_printf(o, "extern \"C\" __attribute__((visibility(\"default\"))) const unsigned long long "
                  "%s__amp_tile_static = 0", nm);
     for (int i = 0; i < k->nv; ++i)
-        if (k->v[i].cls == V_TILE_STATIC) sb_printf(o, " + sizeof(::amp::cpu::ident<%s>)", k->v[i].type);
-    sb_puts(o, ";\n");
+        if (k->v[i].cls == V_TILE_STATIC) amp__sb_printf(o, " + sizeof(::amp::cpu::ident<%s>)", k->v[i].type);
+    amp__sb_puts(o, ";\n");
 }
 
 static void kernel_free(kctx *k)
@@ -2640,20 +2588,20 @@ bool amp__cpu_loops_transform(const amp__cpu_loops_job *job, amp__cpu_loops_resu
         kernel_loops(&k);
         if (k.out.oom) t.oom = true;
         if (!k.why[0] && k.out.p) {
-            sbuf code = {0};
+            amp__sb code = {0};
             bool *want = t.nmdefs > 0 ? calloc((size_t)t.nmdefs, sizeof *want) : NULL;
             if (t.nmdefs > 0 && !want) t.oom = true;
             if (want) collect_macros(&k, k.n[k.body].b, k.n[k.body].e, want);
             for (int m = 0; want && m < t.nmdefs; ++m)
                 if (want[m]) {
-                    sb_printf(&code, "#pragma push_macro(\"%s\")\n#undef %s\n#define ", t.mdefs[m].name, t.mdefs[m].name);
-                    sb_put(&code, t.src + t.mdefs[m].b, t.mdefs[m].e - t.mdefs[m].b);
-                    sb_puts(&code, "\n");
+                    amp__sb_printf(&code, "#pragma push_macro(\"%s\")\n#undef %s\n#define ", t.mdefs[m].name, t.mdefs[m].name);
+                    amp__sb_put(&code, t.src + t.mdefs[m].b, t.mdefs[m].e - t.mdefs[m].b);
+                    amp__sb_puts(&code, "\n");
                 }
-            sb_printf(&code, "#line 1 \"hipamp loop version of %s\"\n", k.name);
-            sb_put(&code, k.out.p, k.out.n);
+            amp__sb_printf(&code, "#line 1 \"hipamp loop version of %s\"\n", k.name);
+            amp__sb_put(&code, k.out.p, k.out.n);
             for (int m = t.nmdefs - 1; want && m >= 0; --m)
-                if (want[m]) sb_printf(&code, "#pragma pop_macro(\"%s\")\n", t.mdefs[m].name);
+                if (want[m]) amp__sb_printf(&code, "#pragma pop_macro(\"%s\")\n", t.mdefs[m].name);
             free(want);
             if (code.oom) t.oom = true;
             rk->loops = code.p;
@@ -2667,10 +2615,10 @@ bool amp__cpu_loops_transform(const amp__cpu_loops_job *job, amp__cpu_loops_resu
         cx->clang_getPresumedLocation(el, &pf, &line, &col);
         char fname[1024];
         amp__clang_text(cx, pf, fname, sizeof fname);
-        sbuf ld = {0};
-        sb_printf(&ld, "#line %u \"", line);
+        amp__sb ld = {0};
+        amp__sb_printf(&ld, "#line %u \"", line);
         sb_cstring(&ld, fname);
-        sb_puts(&ld, "\"\n");
+        amp__sb_puts(&ld, "\"\n");
         if (ld.oom) t.oom = true;
         rk->line = ld.p;
         kernel_free(&k);
@@ -2707,34 +2655,34 @@ void amp__cpu_loops_free(amp__cpu_loops_result *res)
 
 char *amp__cpu_loops_assemble(const char *source, const amp__cpu_loops_result *res)
 {
-    sbuf out = {0};
+    amp__sb out = {0};
     size_t len = strlen(source);
     /* Kernels with a loop version get no fiber version (the entry point's
      * macro looks itself up in this list): the work is compiled once. */
-    sb_puts(&out, "#define AMP__CPU_LOOPS_LIST \"|");
+    amp__sb_puts(&out, "#define AMP__CPU_LOOPS_LIST \"|");
     for (int i = 0; i < res->n; ++i)
-        if (res->k[i].loops && !res->k[i].off) sb_printf(&out, "%s|", res->k[i].name);
-    sb_puts(&out, "\"\n");
+        if (res->k[i].loops && !res->k[i].off) amp__sb_printf(&out, "%s|", res->k[i].name);
+    amp__sb_puts(&out, "\"\n");
     unsigned at = 0;
     for (int i = 0; i < res->n; ++i) {
         const amp__cpu_loops_kernel *rk = &res->k[i];
         if (rk->at > len || rk->at < at) continue;
-        sb_put(&out, source + at, rk->at - at);
+        amp__sb_put(&out, source + at, rk->at - at);
         at = rk->at;
-        sb_puts(&out, "\n");
+        amp__sb_puts(&out, "\n");
         if (rk->loops && !rk->off) {
-            sb_puts(&out, rk->loops);
-            sb_printf(&out, "extern \"C\" __attribute__((visibility(\"default\"))) const char %s__amp_cpu_path[] = "
+            amp__sb_puts(&out, rk->loops);
+            amp__sb_printf(&out, "extern \"C\" __attribute__((visibility(\"default\"))) const char %s__amp_cpu_path[] = "
                             "\"loops\";\n", rk->name);
         } else {
-            sb_printf(&out, "extern \"C\" __attribute__((visibility(\"default\"))) const char %s__amp_cpu_path[] = "
+            amp__sb_printf(&out, "extern \"C\" __attribute__((visibility(\"default\"))) const char %s__amp_cpu_path[] = "
                             "\"fibers: ", rk->name);
             sb_cstring(&out, rk->off ? rk->off_why : rk->why);
-            sb_puts(&out, "\";\n");
+            amp__sb_puts(&out, "\";\n");
         }
-        if (rk->line) sb_puts(&out, rk->line);
+        if (rk->line) amp__sb_puts(&out, rk->line);
     }
-    sb_put(&out, source + at, len - at);
+    amp__sb_put(&out, source + at, len - at);
     if (out.oom) {
         free(out.p);
         return NULL;
@@ -2749,19 +2697,19 @@ char *amp__cpu_loops_assemble(const char *source, const amp__cpu_loops_result *r
 
 char *amp__cpu_loops_encode(bool ok, const amp__cpu_loops_result *res, const char *note, size_t *len)
 {
-    sbuf b = {0};
-    sb_puts(&b, "AMPL1\n");
-    sb_put(&b, note, strlen(note) + 1);
-    sb_printf(&b, "%d\n", ok ? res->n : -1);
+    amp__sb b = {0};
+    amp__sb_puts(&b, "AMPL1\n");
+    amp__sb_put(&b, note, strlen(note) + 1);
+    amp__sb_printf(&b, "%d\n", ok ? res->n : -1);
     for (int i = 0; ok && i < res->n; ++i) {
         const amp__cpu_loops_kernel *k = &res->k[i];
-        sb_put(&b, k->name, strlen(k->name) + 1);
-        sb_printf(&b, "%u\n", k->at);
-        sb_put(&b, k->why, strlen(k->why) + 1);
-        sb_put(&b, k->line ? k->line : "", strlen(k->line ? k->line : "") + 1);
+        amp__sb_put(&b, k->name, strlen(k->name) + 1);
+        amp__sb_printf(&b, "%u\n", k->at);
+        amp__sb_put(&b, k->why, strlen(k->why) + 1);
+        amp__sb_put(&b, k->line ? k->line : "", strlen(k->line ? k->line : "") + 1);
         size_t ll = k->loops ? strlen(k->loops) : 0;
-        sb_printf(&b, "%zu\n", ll);
-        if (ll) sb_put(&b, k->loops, ll);
+        amp__sb_printf(&b, "%zu\n", ll);
+        if (ll) amp__sb_put(&b, k->loops, ll);
     }
     if (b.oom) {
         free(b.p);

@@ -1,0 +1,50 @@
+/* strbuf.c — a growable, always NUL-terminated string (amp__sb): the trace's JSON writer and the CPU loop transformation build their text with it. */
+#include "core.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+void amp__sb_put(amp__sb *b, const char *s, size_t n)
+{
+    if (b->oom) return;
+    if (b->n + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (b->n + n + 1 > cap) cap *= 2;
+        char *p = realloc(b->p, cap);
+        if (!p) {
+            b->oom = true;
+            return;
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->n, s, n);
+    b->n += n;
+    b->p[b->n] = '\0';
+}
+
+void amp__sb_puts(amp__sb *b, const char *s) { amp__sb_put(b, s, strlen(s)); }
+
+void amp__sb_printf(amp__sb *b, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (n < 0) return;
+    if ((size_t)n < sizeof buf) {
+        amp__sb_put(b, buf, (size_t)n);
+        return;
+    }
+    char *big = malloc((size_t)n + 1);
+    if (!big) {
+        b->oom = true;
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(big, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    amp__sb_put(b, big, (size_t)n);
+    free(big);
+}
