@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # fetch-debs.sh — run on a Debian 12 machine: downloads Criterion and its runtime dependencies, and OpenSSL's development files, as .deb files into .debs/ (git-ignored), for ci/gpu-test.sh on a GPU machine that has neither and no package registry.
+# Usage: ci/fetch-debs.sh [DEST PACKAGE...]   (with arguments: those packages into DEST; ci/fetch-mpi-debs.sh uses this)
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -9,6 +10,11 @@ PACKAGES=(
   libhttp-parser2.9 libmbedcrypto7 libmbedtls14 libmbedx509-1 libssh2-1
   libssl-dev libssl3            # OpenSSL's headers and libcrypto, for a machine without them
 )
+if [ "$#" -gt 0 ]; then
+  DEST=$1
+  shift
+  PACKAGES=("$@")
+fi
 
 mkdir -p "$DEST"
 cd "$DEST"
@@ -24,5 +30,5 @@ for p in "${PACKAGES[@]}"; do
     apt-get download "$p"
   fi
 done
-echo "fetch-debs: $(ls ./*.deb | wc -l) packages in $(pwd):"
+echo "fetch-debs: $(ls ./*.deb | wc -l) packages ($(du -sh . | cut -f1)) in $(pwd):"
 ls -1 ./*.deb

@@ -14,18 +14,4 @@ PACKAGES=(
   libpsm2-2 libpsm-infinipath1 libmunge2 libnuma1
 )
 
-mkdir -p "$DEST"
-cd "$DEST"
-for p in "${PACKAGES[@]}"; do
-  if ls "${p}"_*.deb >/dev/null 2>&1; then
-    echo "fetch-mpi-debs: $p already in $DEST"
-    continue
-  fi
-  # apt-get download needs no root; it fetches the candidate version's .deb.
-  if [ "$(id -u)" -eq 0 ]; then
-    apt-get -o APT::Sandbox::User=root download "$p"
-  else
-    apt-get download "$p"
-  fi
-done
-echo "fetch-mpi-debs: $(ls ./*.deb | wc -l) packages ($(du -sh . | cut -f1)) in $(pwd)"
+exec ci/fetch-debs.sh "$DEST" "${PACKAGES[@]}"
