@@ -58,6 +58,24 @@
  * cpu_run.c); a kernel needing more stays on fibers. */
 #define AMP__LOOPS_FRAME_MAX AMP__CPU_LOOP_FRAME_MAX
 
+/* Double the array *pp (elem-byte elements, *cap of them; first when
+ * empty). false, with *oom set and the array unchanged, when out of memory.
+ * pp is the address of the array pointer (of any element type). */
+static bool grow(void *pp, int *cap, size_t elem, int first, bool *oom)
+{
+    void *p;
+    memcpy(&p, pp, sizeof p);
+    int nc = *cap ? *cap * 2 : first;
+    void *q = realloc(p, (size_t)nc * elem);
+    if (!q) {
+        *oom = true;
+        return false;
+    }
+    memcpy(pp, &q, sizeof q);
+    *cap = nc;
+    return true;
+}
+
 /* ------------------------------------------------------- string builder */
 
 /* A C string literal's contents. */
@@ -257,16 +275,8 @@ static int build_visit(amp__cx_cursor c, amp__cx_cursor parent, void *data);
 
 static int node_add(kctx *k, amp__cx_cursor c, int parent)
 {
-    if (k->nn == k->cn) {
-        int nc = k->cn ? k->cn * 2 : 512;
-        node *q = realloc(k->n, (size_t)nc * sizeof *q);
-        if (!q) {
-            k->t->oom = true;
-            return -1;
-        }
-        k->n = q;
-        k->cn = nc;
-    }
+    if (k->nn == k->cn && !grow(&k->n, &k->cn, sizeof *k->n, 512, &k->t->oom))
+        return -1;
     const amp__clang *cx = k->cx;
     node *x = &k->n[k->nn];
     memset(x, 0, sizeof *x);
@@ -402,16 +412,8 @@ static int fn_class(tu_ctx *t, amp__cx_cursor f, char *why, size_t cap)
             snprintf(why, cap, "%s", t->memo[i].why);
             return t->memo[i].cls;
         }
-    if (t->nmemo == t->cmemo) {
-        int nc = t->cmemo ? t->cmemo * 2 : 32;
-        fmemo *q = realloc(t->memo, (size_t)nc * sizeof *q);
-        if (!q) {
-            t->oom = true;
-            return F_MAYBE;
-        }
-        t->memo = q;
-        t->cmemo = nc;
-    }
+    if (t->nmemo == t->cmemo && !grow(&t->memo, &t->cmemo, sizeof *t->memo, 32, &t->oom))
+        return F_MAYBE;
     int mi = t->nmemo++;
     t->memo[mi].usr = amp__strdup(usr);
     t->memo[mi].cls = F_BUSY;
@@ -495,16 +497,8 @@ static int var_of_cursor(kctx *k, amp__cx_cursor c)
 
 static int var_add(kctx *k, int n)
 {
-    if (k->nv == k->cv) {
-        int nc = k->cv ? k->cv * 2 : 32;
-        var *q = realloc(k->v, (size_t)nc * sizeof *q);
-        if (!q) {
-            k->t->oom = true;
-            return -1;
-        }
-        k->v = q;
-        k->cv = nc;
-    }
+    if (k->nv == k->cv && !grow(&k->v, &k->cv, sizeof *k->v, 32, &k->t->oom))
+        return -1;
     const amp__clang *cx = k->cx;
     var *v = &k->v[k->nv];
     memset(v, 0, sizeof *v);
@@ -976,16 +970,8 @@ static int purity(kctx *k, int n, int self)
 
 static int unit_add(kctx *k, int kind, unsigned b, unsigned e, int owner)
 {
-    if (k->nu == k->cu) {
-        int nc = k->cu ? k->cu * 2 : 32;
-        unit *q = realloc(k->u, (size_t)nc * sizeof *q);
-        if (!q) {
-            k->t->oom = true;
-            return -1;
-        }
-        k->u = q;
-        k->cu = nc;
-    }
+    if (k->nu == k->cu && !grow(&k->u, &k->cu, sizeof *k->u, 32, &k->t->oom))
+        return -1;
     unit *u = &k->u[k->nu];
     memset(u, 0, sizeof *u);
     u->kind = kind;
@@ -1628,16 +1614,7 @@ static void emit_edited(kctx *k, unsigned b, unsigned e)
 
 static void edit_add(kctx *k, unsigned b, unsigned e, const char *text)
 {
-    if (k->ned == k->ced) {
-        int nc = k->ced ? k->ced * 2 : 16;
-        edit *q = realloc(k->ed, (size_t)nc * sizeof *q);
-        if (!q) {
-            k->t->oom = true;
-            return;
-        }
-        k->ed = q;
-        k->ced = nc;
-    }
+    if (k->ned == k->ced && !grow(&k->ed, &k->ced, sizeof *k->ed, 16, &k->t->oom)) return;
     char *t = amp__strdup(text);
     if (!t) {
         k->t->oom = true;
@@ -2413,29 +2390,13 @@ static int find_kernels(amp__cx_cursor c, amp__cx_cursor parent, void *data)
             if (cursor_null(cx, d)) return AMP__CXV_Continue;
             cursor_span(t, d, &db, &de, &dmain);
             if (!dmain || db < t->user_start) return AMP__CXV_Continue;
-            if (t->nmexps == t->cmexps) {
-                int nc = t->cmexps ? t->cmexps * 2 : 64;
-                struct mexp *q = realloc(t->mexps, (size_t)nc * sizeof *q);
-                if (!q) {
-                    t->oom = true;
-                    return AMP__CXV_Break;
-                }
-                t->mexps = q;
-                t->cmexps = nc;
-            }
+            if (t->nmexps == t->cmexps && !grow(&t->mexps, &t->cmexps, sizeof *t->mexps, 64, &t->oom))
+                return AMP__CXV_Break;
             t->mexps[t->nmexps++] = (struct mexp){b, db};
             return AMP__CXV_Continue;
         }
-        if (t->nmdefs == t->cmdefs) {
-            int nc = t->cmdefs ? t->cmdefs * 2 : 32;
-            struct mdef *q = realloc(t->mdefs, (size_t)nc * sizeof *q);
-            if (!q) {
-                t->oom = true;
-                return AMP__CXV_Break;
-            }
-            t->mdefs = q;
-            t->cmdefs = nc;
-        }
+        if (t->nmdefs == t->cmdefs && !grow(&t->mdefs, &t->cmdefs, sizeof *t->mdefs, 32, &t->oom))
+            return AMP__CXV_Break;
         struct mdef *m = &t->mdefs[t->nmdefs++];
         cursor_name(cx, c, m->name, sizeof m->name);
         m->b = b;
@@ -2458,16 +2419,8 @@ static int find_kernels(amp__cx_cursor c, amp__cx_cursor parent, void *data)
                     sizeof first);
     const char *ti = !strncmp(first, "const ", 6) ? first + 6 : first;
     if (strncmp(ti, "amp::tiled_index<", 17)) return AMP__CXV_Continue;
-    if (a->n == a->cap) {
-        int nc = a->cap ? a->cap * 2 : 16;
-        found *q = realloc(a->f, (size_t)nc * sizeof *q);
-        if (!q) {
-            t->oom = true;
-            return AMP__CXV_Break;
-        }
-        a->f = q;
-        a->cap = nc;
-    }
+    if (a->n == a->cap && !grow(&a->f, &a->cap, sizeof *a->f, 16, &t->oom))
+        return AMP__CXV_Break;
     found *f = &a->f[a->n++];
     f->fn = c;
     snprintf(f->name, sizeof f->name, "%.*s", (int)(n - 10), name);
