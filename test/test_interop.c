@@ -313,3 +313,60 @@ ACCEL_TEST(interop, future_reports_device_time)
     free(v);
     amp_program_destroy(p);
 }
+
+/* ------------------------------------------- the caller's current context */
+
+/* Launch interop_add on fresh views with whatever context the caller has
+ * current, read the result back, and check it. */
+static void add_eleven_and_check(amp_accelerator *acc)
+{
+    enum { N = 3000 };
+    uint32_t in[N], out[N];
+    for (int i = 0; i < N; ++i) {
+        in[i] = (uint32_t)i * 5u + 3u;
+        out[i] = 0xdeadbeefu;
+    }
+    amp_program *p = test_build(acc, test_kernels_interop);
+    amp_kernel *k = test_kernel(p, "interop_add");
+    amp_array_view *vi = test_view(in, 4, amp_extent_1d(N), AMP_READ_ONLY);
+    amp_array_view *vo = test_view(out, 4, amp_extent_1d(N), AMP_WRITE_ONLY);
+    amp_arg a[] = {amp_arg_view(vi), amp_arg_view(vo), amp_arg_uint32(11)};
+    for (int rep = 0; rep < 3; ++rep) ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(N), k, a, 3));
+    ASSERT_OK(amp_array_view_synchronize(vo));
+    for (int i = 0; i < N; ++i) cr_assert_eq(out[i], in[i] + 11u, "element %d is %u, want %u", i, out[i], in[i] + 11u);
+    ASSERT_OK(amp_array_view_destroy(vo));
+    ASSERT_OK(amp_array_view_destroy(vi));
+    amp_program_destroy(p);
+}
+
+/* The launch path makes no context query on CUDA (lib/gpu/driver_cuda.c):
+ * a thread with no context current still launches into the device's own,
+ * and is left with none current. */
+Test(interop, launch_with_no_context_current)
+{
+    amp_accelerator *acc = test_accel(TEST_ACCEL_GPU);
+    open_vendor(info_of(acc));
+    if (!vendor_has_contexts()) cr_skip_test("the vendor runtime has no per-thread contexts to clear");
+    void *own = vendor_context_get();
+    cr_assert(vendor_context_set(NULL), "cuCtxSetCurrent(NULL) failed");
+    add_eleven_and_check(acc);
+    cr_assert_null(vendor_context_get(), "hipamp left a context current in a thread that had none");
+    cr_assert(vendor_context_set(own));
+}
+
+/* ... and with another context of the same device current, the launches
+ * still go to hipamp's context, and the caller's stays current. */
+Test(interop, launch_with_another_context_current)
+{
+    amp_accelerator *acc = test_accel(TEST_ACCEL_GPU);
+    open_vendor(info_of(acc));
+    if (!vendor_has_contexts()) cr_skip_test("the vendor runtime has no per-thread contexts to create");
+    void *own = vendor_context_get();
+    void *other = vendor_context_create();
+    cr_assert_not_null(other, "cuCtxCreate failed");
+    cr_assert_eq(vendor_context_get(), other);
+    add_eleven_and_check(acc);
+    cr_assert_eq(vendor_context_get(), other, "hipamp replaced the caller's current context");
+    cr_assert(vendor_context_set(own));
+    vendor_context_destroy(other);
+}

@@ -10,6 +10,10 @@ static int (*cu_init)(unsigned);
 static int (*cu_device_get)(int *, int);
 static int (*cu_primary_retain)(void **, int);
 static int (*cu_ctx_set)(void *);
+static int (*cu_ctx_get)(void **);
+static int (*cu_ctx_create)(void **, unsigned, int);
+static int (*cu_ctx_destroy)(void *);
+static int cu_dev;
 static int (*cu_alloc)(unsigned long long *, size_t);
 static int (*cu_free)(unsigned long long);
 static int (*cu_htod)(unsigned long long, const void *, size_t);
@@ -50,6 +54,9 @@ bool vendor_open(const char *device_path, char *why, size_t n)
         SYM(lib, cu_device_get, "cuDeviceGet");
         SYM(lib, cu_primary_retain, "cuDevicePrimaryCtxRetain");
         SYM(lib, cu_ctx_set, "cuCtxSetCurrent");
+        SYM(lib, cu_ctx_get, "cuCtxGetCurrent");
+        SYM(lib, cu_ctx_create, "cuCtxCreate_v2");
+        SYM(lib, cu_ctx_destroy, "cuCtxDestroy_v2");
         SYM(lib, cu_alloc, "cuMemAlloc_v2");
         SYM(lib, cu_free, "cuMemFree_v2");
         SYM(lib, cu_htod, "cuMemcpyHtoD_v2");
@@ -64,6 +71,7 @@ bool vendor_open(const char *device_path, char *why, size_t n)
             snprintf(why, n, "cannot make CUDA device %d current", ord);
             return false;
         }
+        cu_dev = dev;
         is_cuda = true;
         return true;
     }
@@ -141,3 +149,24 @@ bool vendor_fill32_async(void *dst, uint32_t value, size_t n, void *s)
 }
 
 bool vendor_stream_sync(void *s) { return is_cuda ? cu_stream_sync(s) == 0 : hip_stream_sync(s) == 0; }
+
+bool vendor_has_contexts(void) { return is_cuda; }
+
+void *vendor_context_get(void)
+{
+    void *c = NULL;
+    return is_cuda && cu_ctx_get(&c) == 0 ? c : NULL;
+}
+
+bool vendor_context_set(void *ctx) { return is_cuda && cu_ctx_set(ctx) == 0; }
+
+void *vendor_context_create(void)
+{
+    void *c = NULL;
+    return is_cuda && cu_ctx_create(&c, 0, cu_dev) == 0 ? c : NULL;
+}
+
+void vendor_context_destroy(void *ctx)
+{
+    if (is_cuda && ctx) cu_ctx_destroy(ctx);
+}

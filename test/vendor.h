@@ -18,5 +18,13 @@ void vendor_stream_destroy(void *s);
 /* Fill n 32-bit words with value, queued on stream s. */
 bool vendor_fill32_async(void *dst, uint32_t value, size_t n, void *s);
 bool vendor_stream_sync(void *s);
+/* The calling thread's current CUDA context (these four: CUDA only; false
+ * or NULL for HIP, whose devices are not contexts the caller creates). */
+bool vendor_has_contexts(void);
+void *vendor_context_get(void);
+bool vendor_context_set(void *ctx);
+/* A new context on the opened device, made current (NULL on failure). */
+void *vendor_context_create(void);
+void vendor_context_destroy(void *ctx);
 
 #endif

@@ -44,6 +44,8 @@
 #define CUDA_ABI_CONSTANTS(X)                                                           \
     X(CUDA_SUCCESS, 0, CUDA_SUCCESS)                                                    \
     X(CUDA_ERROR_OUT_OF_MEMORY, 2, CUDA_ERROR_OUT_OF_MEMORY)                            \
+    X(CUDA_ERROR_INVALID_CONTEXT, 201, CUDA_ERROR_INVALID_CONTEXT)                      \
+    X(CUDA_ERROR_INVALID_HANDLE, 400, CUDA_ERROR_INVALID_HANDLE)                        \
     X(CUDA_ERROR_NOT_FOUND, 500, CUDA_ERROR_NOT_FOUND)                                  \
     X(CUDA_ERROR_NOT_READY, 600, CUDA_ERROR_NOT_READY)                                  \
     X(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, 712, CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED) \

@@ -527,9 +527,21 @@ static amp_status cu_memcpy_2d(amp__copy_dir dir, void *dst, size_t dpitch, cons
                              : cu_fail(e, "cuMemcpy2DAsync(%zu x %zu bytes, pitches %zu/%zu)", height, width,
                                        dpitch, spitch);
 }
-static amp_status cu_launch(void *fn, const unsigned g[3], const unsigned b[3], void *s, void **params)
+/* Since CUDA 12 the driver launches into the stream's context whatever
+ * context is current (none, or another one): the launch path makes no
+ * context query. An older driver refuses such a launch before queuing
+ * anything; then the context is made current, the launch is repeated, and
+ * the caller's context is restored. */
+static amp_status cu_launch(void *ctx, void *fn, const unsigned g[3], const unsigned b[3], void *s, void **params)
 {
     CUresult e = D.cuLaunchKernel(fn, g[0], g[1], g[2], b[0], b[1], b[2], 0, s, params, NULL);
+    if (e == CUDA_ERROR_INVALID_CONTEXT || e == CUDA_ERROR_INVALID_HANDLE) {
+        void *prev = NULL;
+        amp_status st = cu_enter(ctx, &prev);
+        if (st != AMP_OK) return st;
+        e = D.cuLaunchKernel(fn, g[0], g[1], g[2], b[0], b[1], b[2], 0, s, params, NULL);
+        if (prev) cu_leave(prev);
+    }
     return e == CUDA_SUCCESS ? AMP_OK
                              : cu_fail(e, "cuLaunchKernel(grid %u,%u,%u block %u,%u,%u)", g[0], g[1], g[2],
                                        b[0], b[1], b[2]);

@@ -633,12 +633,20 @@ static amp_status hip_memcpy_2d(amp__copy_dir dir, void *dst, size_t dpitch, con
                             : hip_fail(e, "hipMemcpy2DAsync(%zu x %zu bytes, pitches %zu/%zu)", height, width,
                                        dpitch, spitch);
 }
-static amp_status hip_launch(void *fn, const unsigned g[3], const unsigned b[3], void *s, void **params)
+/* The device is made current around the launch, as for every other call:
+ * whether HIP routes a module launch by its stream alone whatever device is
+ * current is not something this project can test without an AMD GPU. */
+static amp_status hip_launch(void *ctx, void *fn, const unsigned g[3], const unsigned b[3], void *s, void **params)
 {
+    void *prev = NULL;
+    amp_status st = hip_enter(ctx, &prev);
+    if (st != AMP_OK) return st;
     hip_err e = H.hipModuleLaunchKernel(fn, g[0], g[1], g[2], b[0], b[1], b[2], 0, s, params, NULL);
-    return e == HIP_SUCCESS ? AMP_OK
-                            : hip_fail(e, "hipModuleLaunchKernel(grid %u,%u,%u block %u,%u,%u)", g[0], g[1],
-                                       g[2], b[0], b[1], b[2]);
+    st = e == HIP_SUCCESS ? AMP_OK
+                          : hip_fail(e, "hipModuleLaunchKernel(grid %u,%u,%u block %u,%u,%u)", g[0], g[1], g[2],
+                                     b[0], b[1], b[2]);
+    if (prev) hip_leave(prev);
+    return st;
 }
 
 static char hip_version_tag[96];

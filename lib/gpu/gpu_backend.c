@@ -466,7 +466,6 @@ static amp_status gpu_launch(void *dev, void *queue, void *fn, const amp__launch
 {
     gpu_dev *d = GPU_DEV(dev);
     unsigned g[3], b[3];
-    amp_status st;
     amp__launch_geometry(l->extent.rank, l->extent.v, l->tiled, l->sig->tile, g, b);
     if (l->tiled) {
         /* A tile the device cannot run would fail in the driver with a bare
@@ -492,8 +491,7 @@ static amp_status gpu_launch(void *dev, void *queue, void *fn, const amp__launch
     /* The drivers copy both parameters (sizes come from the kernel's own
      * metadata) before returning, so pointing into l is enough. */
     void *params[2] = {(void *)&l->info, (void *)l->pack};
-    ON_DEVICE(d, st, st = d->drv->launch(fn, g, b, queue, params));
-    return st;
+    return d->drv->launch(d->ctx, fn, g, b, queue, params);
 }
 
 /* ------------------------------------------------------------ the table */

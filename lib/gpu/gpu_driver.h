@@ -26,8 +26,8 @@ typedef struct amp__gpu_devinfo {
 } amp__gpu_devinfo;
 
 /* Every handle is the vendor's own pointer (hipStream_t, CUstream, CUdeviceptr
- * cast to void *, ...). Every function except enter()/leave() assumes
- * enter(ctx) ran on the calling thread; functions returning amp_status have
+ * cast to void *, ...). Every function except enter()/leave() and launch()
+ * assumes enter(ctx) ran on the calling thread; functions returning amp_status have
  * called amp__fail with the driver's error text. void functions ignore driver
  * errors on purpose: after a sticky fault (illegal address) every release must
  * still be safe. */
@@ -103,8 +103,12 @@ typedef struct amp__gpu_driver {
     amp_status (*memcpy_2d)(amp__copy_dir dir, void *dst, size_t dpitch, const void *src,
                             size_t spitch, size_t width, size_t height, void *stream);
 
-    /* params: {&launch_info, pack}. */
-    amp_status (*launch)(void *fn, const unsigned grid[3], const unsigned block[3],
+    /* params: {&launch_info, pack}. The one call that takes the device's
+     * ctx and is not preceded by enter(): the launch path's cost, and the
+     * driver knows whether its vendor needs the context current for a
+     * launch into a stream of that context (it enters and leaves itself
+     * when it does). */
+    amp_status (*launch)(void *ctx, void *fn, const unsigned grid[3], const unsigned block[3],
                          void *stream, void **params);
 } amp__gpu_driver;
 
