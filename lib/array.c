@@ -14,7 +14,7 @@ static amp_status amp__array_copy(amp_array *a, void *host, amp__copy_dir dir, a
     amp_status st = AMP_OK;
     amp_accelerator_view *q = a->q;
     amp__point done = {NULL, 0};
-    pthread_mutex_lock(&s->lock);
+    amp__lock_acquire(&s->lock);
     if ((st = amp__point_order(q, s->last)) != AMP_OK) goto out;
     amp__copy c;
     memset(&c, 0, sizeof c);
@@ -32,7 +32,7 @@ static amp_status amp__array_copy(amp_array *a, void *host, amp__copy_dir dir, a
     amp__point_set(&s->last, done);
     st = amp__point_wait(done);
 out:
-    pthread_mutex_unlock(&s->lock);
+    amp__lock_release(&s->lock);
     return st;
 }
 
@@ -143,9 +143,9 @@ amp_status amp_array_get_extent(const amp_array *a, amp_extent *out)
 amp_status amp_array_destroy(amp_array *a)
 {
     if (!a) return AMP_OK;
-    pthread_mutex_lock(&a->s->lock);
+    amp__lock_acquire(&a->s->lock);
     int refs = a->s->refs;
-    pthread_mutex_unlock(&a->s->lock);
+    amp__lock_release(&a->s->lock);
     if (refs > 1)
         return amp__fail(AMP_ERROR_BUSY, "amp_array_destroy: %d array_view(s) of this array still exist",
                          refs - 1);

@@ -6,24 +6,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-void amp__view_box(const amp_array_view *v, amp__box *b)
-{
-    int R = v->s->ext.rank, r = v->ext.rank;
-    memset(b, 0, sizeof *b);
-    for (int d = 0; d < R; ++d) {
-        b->lo[d] = v->origin.v[d];
-        b->hi[d] = v->origin.v[d] + (d < R - r ? 1 : v->ext.v[d - (R - r)]);
-    }
-}
+void amp__view_box(const amp_array_view *v, amp__box *b) { *b = v->box; }
 
 static amp_status amp__view_new(amp__storage *s, amp_index origin, amp_extent ext, amp_access access,
                                 amp_array_view **out)
 {
-    amp_array_view *v = calloc(1, sizeof *v);
+    amp_array_view *v = amp__calloc_lines(sizeof *v);
     if (!v) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "view: out of host memory");
     v->s = s;
     v->origin = origin;
     v->ext = ext;
+    /* Views never change shape: their box and offset are worked out once
+     * here, not at every launch. */
+    int R = s->ext.rank, r = ext.rank;
+    for (int d = 0; d < R; ++d) {
+        v->box.lo[d] = origin.v[d];
+        v->box.hi[d] = origin.v[d] + (d < R - r ? 1 : ext.v[d - (R - r)]);
+    }
+    v->offset = amp__storage_offset(s, origin.v);
     v->access = access;
     v->discard = access == AMP_WRITE_ONLY;
     *out = v;
@@ -62,10 +62,10 @@ static amp_status amp__view_derive(amp_array_view *v, amp_index origin, amp_exte
 {
     amp_status st = amp__view_new(v->s, origin, e, v->access, out);
     if (st != AMP_OK) return st;
-    pthread_mutex_lock(&v->s->lock);
+    amp__lock_acquire(&v->s->lock);
     (*out)->discard = v->discard;
     v->s->refs++;
-    pthread_mutex_unlock(&v->s->lock);
+    amp__lock_release(&v->s->lock);
     return AMP_OK;
 }
 
@@ -130,7 +130,7 @@ amp_status amp_array_view_get_extent(const amp_array_view *v, amp_extent *out)
 void *amp_array_view_data(const amp_array_view *v)
 {
     if (!v || !v->s->host) return NULL;
-    return v->s->host + amp__storage_offset(v->s, v->origin.v) * (int64_t)v->s->elem;
+    return v->s->host + v->offset * (int64_t)v->s->elem;
 }
 
 amp_status amp_array_view_get_strides(const amp_array_view *v, int64_t *strides)
@@ -166,7 +166,7 @@ amp_status amp_array_view_native_handle(amp_array_view *v, amp_accelerator_view 
     amp__box b;
     amp__view_box(v, &b);
     void *dptr = NULL;
-    pthread_mutex_lock(&s->lock);
+    amp__lock_acquire(&s->lock);
     bool discard = access == AMP_WRITE_ONLY || v->discard;
     if ((st = amp__storage_prepare(s, q, &b, discard, &dptr)) == AMP_OK) {
         /* What the caller queues on q from now on uses the data: a host
@@ -174,9 +174,9 @@ amp_status amp_array_view_native_handle(amp_array_view *v, amp_accelerator_view 
          * leaves the box newer on the device. */
         amp__storage_after_launch(s, (amp__point){q, AMP__SEQ_TAIL}, &b, access != AMP_READ_ONLY);
         v->discard = false;
-        *device_ptr = (char *)dptr + amp__storage_offset(s, v->origin.v) * (int64_t)s->elem;
+        *device_ptr = (char *)dptr + v->offset * (int64_t)s->elem;
     }
-    pthread_mutex_unlock(&s->lock);
+    amp__lock_release(&s->lock);
     return st;
 }
 
@@ -185,9 +185,9 @@ amp_status amp_array_view_synchronize(amp_array_view *v)
     AMP__NOT_NULL(v);
     amp__box b;
     amp__view_box(v, &b);
-    pthread_mutex_lock(&v->s->lock);
+    amp__lock_acquire(&v->s->lock);
     amp_status st = amp__storage_sync(v->s, &b);
-    pthread_mutex_unlock(&v->s->lock);
+    amp__lock_release(&v->s->lock);
     return st;
 }
 
@@ -197,11 +197,11 @@ amp_status amp_array_view_refresh(amp_array_view *v)
     amp__box b;
     amp__view_box(v, &b);
     amp__storage *s = v->s;
-    pthread_mutex_lock(&s->lock);
+    amp__lock_acquire(&s->lock);
     /* The host data is needed again, unless the view never reads it. */
     v->discard = v->access == AMP_WRITE_ONLY;
     amp_status st = amp__storage_refresh(s, &b);
-    pthread_mutex_unlock(&s->lock);
+    amp__lock_release(&s->lock);
     return st;
 }
 
@@ -211,10 +211,10 @@ amp_status amp_array_view_discard_data(amp_array_view *v)
     amp__box b;
     amp__view_box(v, &b);
     amp__storage *s = v->s;
-    pthread_mutex_lock(&s->lock);
+    amp__lock_acquire(&s->lock);
     v->discard = true;
     amp_status st = amp__storage_discard(s, &b);
-    pthread_mutex_unlock(&s->lock);
+    amp__lock_release(&s->lock);
     return st;
 }
 

@@ -12,12 +12,6 @@ int64_t amp__box_volume(const amp__box *b, int r)
     for (int d = 0; d < r; ++d) v *= b->hi[d] - b->lo[d];
     return v;
 }
-bool amp__box_contains(const amp__box *a, const amp__box *b, int r)
-{
-    for (int d = 0; d < r; ++d)
-        if (b->lo[d] < a->lo[d] || b->hi[d] > a->hi[d]) return false;
-    return true;
-}
 bool amp__box_intersect(const amp__box *a, const amp__box *b, int r, amp__box *out)
 {
     for (int d = 0; d < r; ++d) {

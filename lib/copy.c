@@ -354,12 +354,12 @@ static amp_status amp__copy_sides(amp__side *src, amp__side *dst, amp_future **o
         first = dst->s;
         second = src->s;
     }
-    pthread_mutex_lock(&first->lock);
-    if (second != first) pthread_mutex_lock(&second->lock);
+    amp__lock_acquire(&first->lock);
+    if (second != first) amp__lock_acquire(&second->lock);
     amp__point done = {NULL, 0};
     st = amp__copy_locked(src, dst, &done, out ? timing : NULL);
-    if (second != first) pthread_mutex_unlock(&second->lock);
-    pthread_mutex_unlock(&first->lock);
+    if (second != first) amp__lock_release(&second->lock);
+    amp__lock_release(&first->lock);
     if (st == AMP_OK && !out) st = amp__point_wait(done);
     if (out) {
         if (st != AMP_OK) {

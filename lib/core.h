@@ -47,6 +47,10 @@ void amp__compile_log_summarize(amp_status st);
 
 /* Duplicate a string with malloc (NULL on failure). */
 char *amp__strdup(const char *s);
+/* Zeroed memory that starts on a cache line (64 bytes), freed with free():
+ * for what the launch path reads, so that a structure's first line holds
+ * what the launch needs. NULL on failure. */
+void *amp__calloc_lines(size_t size);
 
 /* -------------------------------------------------- environment (lib/env.c) */
 

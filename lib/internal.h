@@ -19,6 +19,7 @@
 
 #include "backend.h"
 #include "core.h"
+#include "lock.h"
 
 #include <stdatomic.h>
 
@@ -61,7 +62,11 @@ struct amp_accelerator_view {
     pthread_mutex_t mark_lock;  /* guards mark */
     amp__mark *mark;        /* the newest recorded point, shared by waiters */
     _Atomic uint64_t bytes_to_device, copies_to_device, bytes_to_host, copies_to_host;
-    _Atomic uint64_t bytes_d2d, copies_d2d, bytes_h2h, copies_h2h, launches;
+    _Atomic uint64_t bytes_d2d, copies_d2d, bytes_h2h, copies_h2h;
+    /* Launches are counted without an atomic of their own (one fewer locked
+     * instruction a launch): they are the numbered commands that are not
+     * driver copies, less those before the last statistics reset. */
+    _Atomic uint64_t driver_copies, launches_before_reset;
     uint32_t trace_id;      /* the queue's track in traces (0: none yet); guarded by the
                                trace's buffer lock (lib/trace.c) */
 };
@@ -113,7 +118,13 @@ typedef struct amp__box { int lo[AMP_MAX_RANK], hi[AMP_MAX_RANK]; } amp__box;
 #define AMP__MAX_BOXES 64 /* >= 2 * AMP__SIG_MAX_PARAMS: see amp__storage_prepare */
 
 int64_t amp__box_volume(const amp__box *b, int r);
-bool amp__box_contains(const amp__box *a, const amp__box *b, int r);
+/* a contains b (inline: the launch path asks it of every argument). */
+static inline bool amp__box_contains(const amp__box *a, const amp__box *b, int r)
+{
+    for (int d = 0; d < r; ++d)
+        if (b->lo[d] < a->lo[d] || b->hi[d] > a->hi[d]) return false;
+    return true;
+}
 bool amp__box_intersect(const amp__box *a, const amp__box *b, int r, amp__box *out);
 /* list -= b (boxes crossing b split into slabs). false: the list would
  * overflow AMP__MAX_BOXES (it is then unchanged). */
@@ -129,25 +140,28 @@ bool amp__boxes_cover(const amp__box *list, int n, const amp__box *b, int r);
 /* What views and arrays share: the elements, where they are current, and the
  * last command that used them. Every field below `lock` is guarded by it. */
 typedef struct amp__storage {
-    pthread_mutex_t lock;
+    /* What every launch reads comes first, valid[0] included, in the first
+     * three cache lines; the rest of the box lists follows. */
+    amp__lock lock;             /* lib/lock.h */
+    amp_accelerator *acc;       /* accelerator holding dptr (NULL: none yet) */
+    void *dptr;                 /* device buffer or mapped host pointer */
+    amp__point last;            /* after the last launch or copy that used it */
+    int nvalid;
+    int ndirty;
+    bool is_array;              /* device is home: always current there */
+    bool unified;               /* dptr reaches host memory: nothing is copied */
+    bool registered;            /* host memory registered with acc */
+    bool borrowed;              /* dptr is the user's (amp_array_create_from_native): never freed */
+    uint8_t stale_why;          /* why device copies were last dropped (amp__copy_why,
+                                   lib/trace.h): names the next copy-in in traces */
     int refs;
     size_t elem;
     amp_extent ext;             /* full extent */
     int64_t stride[AMP_MAX_RANK]; /* elements */
-    char *host;                 /* host memory behind views; NULL for arrays */
-    bool is_array;              /* device is home: always current there */
-    amp_accelerator *acc;       /* accelerator holding dptr (NULL: none yet) */
-    void *dptr;                 /* device buffer or mapped host pointer */
-    bool unified;               /* dptr reaches host memory: nothing is copied */
-    bool registered;            /* host memory registered with acc */
-    bool borrowed;              /* dptr is the user's (amp_array_create_from_native): never freed */
     amp__box valid[AMP__MAX_BOXES]; /* device regions holding current data */
-    int nvalid;
     amp__box dirty[AMP__MAX_BOXES]; /* device regions newer than host */
-    int ndirty;
-    amp__point last;            /* after the last launch or copy that used it */
-    uint8_t stale_why;          /* why device copies were last dropped (amp__copy_why,
-                                   lib/trace.h): names the next copy-in in traces */
+    amp__box whole;             /* the whole extent as a box */
+    char *host;                 /* host memory behind views; NULL for arrays */
 } amp__storage;
 
 amp_status amp__storage_new(size_t elem, amp_extent e, void *host, bool is_array, amp__storage **out);
@@ -158,12 +172,34 @@ size_t amp__storage_bytes(const amp__storage *s);
 amp__box amp__storage_whole(const amp__storage *s);
 /* Element offset of origin (storage coordinates) from the storage's start. */
 int64_t amp__storage_offset(const amp__storage *s, const int *origin);
+/* [storage lock] Nothing to prepare for a launch on q that uses b: the
+ * data is on q's accelerator, was last used on q (or never), and b is
+ * current there with room left for the launch's boxes. What
+ * amp__storage_prepare would conclude with nothing to do; inline for the
+ * launch path, which checks it first. */
+static inline bool amp__storage_ready(const amp__storage *s, const amp_accelerator_view *q, const amp__box *b)
+{
+    if (s->acc != q->acc || (s->last.q != q && s->last.q)) return false;
+    if (s->unified || s->is_array) return true;
+    return s->nvalid > 0 && s->nvalid < AMP__MAX_BOXES && s->ndirty <= AMP__MAX_BOXES - AMP__SIG_MAX_PARAMS &&
+           amp__box_contains(&s->valid[0], b, s->ext.rank);
+}
 /* [storage lock] Prepare for a launch on q: device buffer, copy-in of b
  * when the launch reads it, ordering after the last use. *dptr = base. */
 amp_status amp__storage_prepare(amp__storage *s, amp_accelerator_view *q, const amp__box *b, bool discard,
                                 void **dptr);
-/* [storage lock] After the launch was queued: done is its point. */
-void amp__storage_after_launch(amp__storage *s, amp__point done, const amp__box *b, bool writes);
+/* [storage lock] After the launch was queued: done is its point; a launch
+ * that writes b makes b device-newer (prepare() left room for a box per
+ * parameter). Inline for the launch path: a storage last used on the same
+ * queue, written where it already was device-newer, is two stores. */
+static inline void amp__storage_after_launch(amp__storage *s, amp__point done, const amp__box *b, bool writes)
+{
+    if (s->last.q == done.q) s->last.seq = done.seq;
+    else amp__point_set(&s->last, done);
+    if (!writes || s->unified || s->is_array) return;
+    if (s->ndirty > 0 && amp__box_contains(&s->dirty[0], b, s->ext.rank)) return;
+    (void)amp__boxes_add(s->dirty, &s->ndirty, b, s->ext.rank);
+}
 /* [storage lock] Make the host current for b (blocks). */
 amp_status amp__storage_sync(amp__storage *s, const amp__box *b);
 /* [storage lock] The host changed b (refresh) or b's contents are not
@@ -181,11 +217,14 @@ struct amp_array {
 /* A view: storage box with its origin; the view's rank r addresses the
  * storage's last r dimensions (projections drop leading ones). */
 struct amp_array_view {
+    /* What a launch reads first (the struct starts on a cache line). */
     amp__storage *s;
-    amp_index origin;  /* storage coordinates, rank = storage rank */
-    amp_extent ext;    /* view extent, rank r <= storage rank */
+    int64_t offset;    /* elements from the storage's start to the origin */
+    amp__box box;      /* the view in storage coordinates (amp__view_box) */
     amp_access access;
     bool discard;      /* next launch needs no copy-in (guarded by s->lock) */
+    amp_extent ext;    /* view extent, rank r <= storage rank */
+    amp_index origin;  /* storage coordinates, rank = storage rank */
 };
 
 /* The view's box in storage coordinates. */

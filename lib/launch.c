@@ -8,14 +8,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The view an argument refers to: a view, or a whole array. */
+/* The view an argument refers to: a view, or a whole array. Pointers into
+ * the view or storage, which hold still while the launch runs (the caller
+ * owns the handles until the call returns). */
 typedef struct amp__bound {
     amp__storage *s;
-    amp__box box;
-    amp_index origin;
-    amp_extent ext;
-    amp_access access;
-    amp_array_view *view; /* NULL for an array */
+    const amp__box *box;   /* in storage coordinates */
+    const int *ext;        /* the view's extent, rank = the parameter's */
+    int64_t offset;        /* elements from the storage's start to the view's */
+    amp_array_view *view;  /* NULL for an array */
     bool writes;
 } amp__bound;
 
@@ -23,40 +24,43 @@ static amp_status amp__bind_memory(const amp__kernel *k, int i, const amp_arg *a
 {
     const amp__sig_param *p = &k->sig.params[i];
     const char *kn = k->name;
-    if (a->kind != AMP_ARG_VIEW && a->kind != AMP_ARG_ARRAY)
-        return amp__fail(AMP_ERROR_ARGUMENT_MISMATCH, "kernel '%s' parameter %d is %s<%s, %d>; argument is %s", kn, i,
-                         amp__kind_name(p->kind), p->is_const ? "const T" : "T", p->rank, amp__kind_name(a->kind));
-    if (p->kind == AMP_ARG_ARRAY && a->kind != AMP_ARG_ARRAY)
-        return amp__fail(AMP_ERROR_ARGUMENT_MISMATCH,
-                         "kernel '%s' parameter %d is amp::array; bind an amp_array (amp_arg_array)", kn, i);
-    if (a->kind == AMP_ARG_VIEW) {
+    int rank;
+    amp_access access;
+    if (a->kind == AMP_ARG_VIEW && p->kind == AMP_ARG_VIEW) {
         amp_array_view *v = a->u.view;
         if (!v) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "kernel '%s' parameter %d: view is NULL", kn, i);
         b->s = v->s;
-        b->origin = v->origin;
-        b->ext = v->ext;
-        b->access = v->access;
+        b->box = &v->box;
+        b->ext = v->ext.v;
+        b->offset = v->offset;
         b->view = v;
-        amp__view_box(v, &b->box);
-    } else {
+        rank = v->ext.rank;
+        access = v->access;
+    } else if (a->kind == AMP_ARG_ARRAY) {
         amp_array *arr = a->u.array;
         if (!arr) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "kernel '%s' parameter %d: array is NULL", kn, i);
         b->s = arr->s;
-        b->ext = arr->s->ext;
-        b->origin.rank = b->ext.rank;
-        memset(b->origin.v, 0, sizeof b->origin.v);
-        b->access = AMP_READ_WRITE;
+        b->box = &arr->s->whole;
+        b->ext = arr->s->ext.v;
+        b->offset = 0;
         b->view = NULL;
-        b->box = amp__storage_whole(arr->s);
+        rank = arr->s->ext.rank;
+        access = AMP_READ_WRITE;
+    } else if (a->kind == AMP_ARG_VIEW) {
+        return amp__fail(AMP_ERROR_ARGUMENT_MISMATCH,
+                         "kernel '%s' parameter %d is amp::array; bind an amp_array (amp_arg_array)", kn, i);
+    } else {
+        return amp__fail(AMP_ERROR_ARGUMENT_MISMATCH, "kernel '%s' parameter %d is %s<%s, %d>; argument is %s", kn, i,
+                         amp__kind_name(p->kind), p->is_const ? "const T" : "T", p->rank, amp__kind_name(a->kind));
     }
-    if (b->ext.rank != p->rank)
+    if (rank != p->rank)
         return amp__fail(AMP_ERROR_ARGUMENT_MISMATCH, "kernel '%s' parameter %d has rank %d; argument has rank %d", kn,
-                         i, p->rank, b->ext.rank);
+                         i, p->rank, rank);
     if ((int64_t)b->s->elem != p->elem_size)
         return amp__fail(AMP_ERROR_ARGUMENT_MISMATCH,
                          "kernel '%s' parameter %d has %d-byte elements; argument has %zu-byte elements", kn, i,
                          p->elem_size, b->s->elem);
-    if (b->access == AMP_READ_ONLY && !p->is_const)
+    if (access == AMP_READ_ONLY && !p->is_const)
         return amp__fail(AMP_ERROR_ARGUMENT_MISMATCH,
                          "kernel '%s' parameter %d is not const but its view is AMP_READ_ONLY "
                          "(declare it array_view<const T, %d>)", kn, i, p->rank);
@@ -68,15 +72,16 @@ static amp_status amp__bind_memory(const amp__kernel *k, int i, const amp_arg *a
 static void amp__put_view(unsigned char *pack, const amp__sig_param *p, const amp__bound *b, void *dptr)
 {
     const amp__storage *s = b->s;
-    int R = s->ext.rank, r = b->ext.rank;
-    void *ptr = (char *)dptr + amp__storage_offset(s, b->origin.v) * (int64_t)s->elem;
+    int r = p->rank;
+    const int64_t *stride = s->stride + (s->ext.rank - r);
+    void *ptr = (char *)dptr + b->offset * (int64_t)s->elem;
     unsigned char *at = pack + p->offset;
     memcpy(at, &ptr, sizeof ptr);
+    /* Fixed-size copies, which compile to moves (a copy of 8 * r bytes
+     * would be a call to memcpy). */
     for (int d = 0; d < r; ++d) {
-        int64_t stride = s->stride[R - r + d];
-        memcpy(at + AMP__DESC_STRIDE_OFFSET + 8 * d, &stride, 8);
-        int32_t e = b->ext.v[d];
-        memcpy(at + AMP__DESC_EXTENT_OFFSET(r) + 4 * d, &e, 4);
+        memcpy(at + AMP__DESC_STRIDE_OFFSET + 8 * d, &stride[d], 8);
+        memcpy(at + AMP__DESC_EXTENT_OFFSET(r) + 4 * d, &b->ext[d], 4);
     }
 }
 
@@ -165,13 +170,15 @@ static amp_status amp__run(amp_accelerator_view *q, amp_extent e, const amp_tile
         }
     }
     nlocked = amp__sort_unique(locked, nlocked);
-    for (size_t i = 0; i < nlocked; ++i) pthread_mutex_lock(&locked[i]->lock);
+    for (size_t i = 0; i < nlocked; ++i) amp__lock_acquire(&locked[i]->lock);
 
     for (size_t i = 0; i < nargs; ++i) {
         amp__bound *b = &bound[i];
         if (!b->s) continue;
-        void *dptr = NULL;
-        if ((st = amp__storage_prepare(b->s, q, &b->box, b->view && b->view->discard, &dptr)) != AMP_OK) goto out;
+        void *dptr = b->s->dptr;
+        if (!amp__storage_ready(b->s, q, b->box) &&
+            (st = amp__storage_prepare(b->s, q, b->box, b->view && b->view->discard, &dptr)) != AMP_OK)
+            goto out;
         amp__put_view(pack, &k->sig.params[i], b, dptr);
     }
 
@@ -182,7 +189,7 @@ static amp_status amp__run(amp_accelerator_view *q, amp_extent e, const amp_tile
     l.extent = t ? t->extent : e;
     memset(&l.info, 0, sizeof l.info);
     l.info.rank = l.extent.rank;
-    for (int d = 0; d < l.extent.rank; ++d) l.info.ext[d] = l.extent.v[d];
+    for (int d = 0; d < AMP_MAX_RANK; ++d) l.info.ext[d] = d < l.extent.rank ? l.extent.v[d] : 0;
     l.pack = pack;
     l.pack_size = (size_t)k->sig.pack_size;
     l.async = async;
@@ -193,14 +200,14 @@ static amp_status amp__run(amp_accelerator_view *q, amp_extent e, const amp_tile
     for (size_t i = 0; i < nargs; ++i) {
         amp__bound *b = &bound[i];
         if (!b->s) continue;
-        amp__storage_after_launch(b->s, after, &b->box, b->writes);
+        amp__storage_after_launch(b->s, after, b->box, b->writes);
         if (b->view) b->view->discard = false;
     }
     if (done) *done = after;
 out:
     /* Copies a failed launch queued are still covered: prepare moved each
      * storage's last point past every copy it queued. */
-    for (size_t i = nlocked; i-- > 0;) pthread_mutex_unlock(&locked[i]->lock);
+    for (size_t i = nlocked; i-- > 0;) amp__lock_release(&locked[i]->lock);
     return st;
 }
 

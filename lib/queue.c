@@ -66,6 +66,16 @@ void amp__queue_release(amp_accelerator_view *q)
     free(q);
 }
 
+/* Launches queued on q since it was made (see launches_before_reset). A
+ * copy counts in driver_copies only after its number, and driver_copies is
+ * read first: a copy being queued meanwhile may count as a launch for a
+ * moment, never the other way round (no wrap below zero). */
+static uint64_t amp__queue_launches(amp_accelerator_view *q)
+{
+    uint64_t copies = atomic_load_explicit(&q->driver_copies, memory_order_acquire);
+    return atomic_load_explicit(&q->submitted, memory_order_acquire) - copies;
+}
+
 /* The number the command just queued on q gets. */
 static inline uint64_t amp__queue_number(amp_accelerator_view *q)
 {
@@ -78,7 +88,6 @@ amp_status amp__queue_launch_raw(amp_accelerator_view *q, void *fn, const amp__l
     if (st != AMP_OK) return st;
     done->q = q;
     done->seq = amp__queue_number(q);
-    atomic_fetch_add_explicit(&q->launches, 1, memory_order_relaxed);
     return AMP_OK;
 }
 
@@ -122,6 +131,8 @@ amp_status amp__queue_copy_peer(amp_accelerator_view *q, amp_accelerator *dst_ac
     if (st != AMP_OK) return st;
     done->q = q;
     done->seq = amp__queue_number(q);
+    /* After the number: see amp__queue_launches. */
+    atomic_fetch_add_explicit(&q->driver_copies, 1, memory_order_release);
     return AMP_OK;
 }
 
@@ -131,6 +142,8 @@ amp_status amp__queue_copy(amp_accelerator_view *q, const amp__copy *c, amp__poi
     if (st != AMP_OK) return st;
     done->q = q;
     done->seq = amp__queue_number(q);
+    /* After the number: see amp__queue_launches. */
+    atomic_fetch_add_explicit(&q->driver_copies, 1, memory_order_release);
     return AMP_OK;
 }
 
@@ -343,7 +356,8 @@ amp_status amp_accelerator_view_get_stats(amp_accelerator_view *q, amp_stats *ou
     out->copies_device_to_device = atomic_load(&q->copies_d2d);
     out->bytes_host_to_host = atomic_load(&q->bytes_h2h);
     out->copies_host_to_host = atomic_load(&q->copies_h2h);
-    out->launches = atomic_load(&q->launches);
+    uint64_t launches = amp__queue_launches(q), before = atomic_load(&q->launches_before_reset);
+    out->launches = launches > before ? launches - before : 0;
     return AMP_OK;
 }
 
@@ -358,6 +372,6 @@ amp_status amp_accelerator_view_reset_stats(amp_accelerator_view *q)
     atomic_store(&q->copies_d2d, 0);
     atomic_store(&q->bytes_h2h, 0);
     atomic_store(&q->copies_h2h, 0);
-    atomic_store(&q->launches, 0);
+    atomic_store(&q->launches_before_reset, amp__queue_launches(q));
     return AMP_OK;
 }

@@ -116,3 +116,11 @@ char *amp__strdup(const char *s)
     if (d) memcpy(d, s, n);
     return d;
 }
+
+void *amp__calloc_lines(size_t size)
+{
+    size_t n = (size + 63) / 64 * 64;
+    void *p = aligned_alloc(64, n ? n : 64);
+    if (p) memset(p, 0, n ? n : 64);
+    return p;
+}

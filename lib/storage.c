@@ -8,13 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-amp__box amp__storage_whole(const amp__storage *s)
-{
-    amp__box b;
-    memset(&b, 0, sizeof b);
-    for (int d = 0; d < s->ext.rank; ++d) b.hi[d] = s->ext.v[d];
-    return b;
-}
+amp__box amp__storage_whole(const amp__storage *s) { return s->whole; }
 
 int64_t amp__storage_offset(const amp__storage *s, const int *origin)
 {
@@ -139,9 +133,9 @@ amp_status amp__storage_new(size_t elem, amp_extent e, void *host, bool is_array
     if ((uint64_t)n > SIZE_MAX / elem)
         return amp__fail(AMP_ERROR_INVALID_EXTENT, "extent of %lld elements of %zu bytes overflows size_t",
                          (long long)n, elem);
-    amp__storage *s = calloc(1, sizeof *s);
+    amp__storage *s = amp__calloc_lines(sizeof *s);
     if (!s) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "view: out of host memory");
-    pthread_mutex_init(&s->lock, NULL);
+    amp__lock_init(&s->lock);
     s->refs = 1;
     s->elem = elem;
     s->ext = e;
@@ -151,6 +145,7 @@ amp_status amp__storage_new(size_t elem, amp_extent e, void *host, bool is_array
     for (int d = e.rank - 1; d >= 0; --d) {
         s->stride[d] = stride;
         stride *= e.v[d];
+        s->whole.hi[d] = e.v[d];
     }
     *out = s;
     return AMP_OK;
@@ -158,9 +153,9 @@ amp_status amp__storage_new(size_t elem, amp_extent e, void *host, bool is_array
 
 void amp__storage_retain(amp__storage *s)
 {
-    pthread_mutex_lock(&s->lock);
+    amp__lock_acquire(&s->lock);
     s->refs++;
-    pthread_mutex_unlock(&s->lock);
+    amp__lock_release(&s->lock);
 }
 
 /* Drop the device side (storage lock held, host already current). */
@@ -182,7 +177,7 @@ static void amp__storage_drop_device(amp__storage *s)
 
 amp_status amp__storage_release(amp__storage *s)
 {
-    pthread_mutex_lock(&s->lock);
+    amp__lock_acquire(&s->lock);
     bool last = --s->refs == 0;
     amp_status st = AMP_OK;
     if (last) {
@@ -190,11 +185,8 @@ amp_status amp__storage_release(amp__storage *s)
         amp__storage_drop_device(s);
         amp__point_set(&s->last, (amp__point){NULL, 0});
     }
-    pthread_mutex_unlock(&s->lock);
-    if (last) {
-        pthread_mutex_destroy(&s->lock);
-        free(s);
-    }
+    amp__lock_release(&s->lock);
+    if (last) free(s);
     return st;
 }
 
@@ -235,6 +227,10 @@ amp_status amp__storage_prepare(amp__storage *s, amp_accelerator_view *q, const 
 {
     amp_status st = AMP_OK;
     amp_accelerator *acc = q->acc;
+    if (amp__storage_ready(s, q, b)) {
+        *dptr = s->dptr;
+        return AMP_OK;
+    }
     const amp__backend *be = q->be;
     int R = s->ext.rank;
     if (s->acc != acc) {
@@ -274,13 +270,6 @@ amp_status amp__storage_prepare(amp__storage *s, amp_accelerator_view *q, const 
     }
     *dptr = s->dptr;
     return AMP_OK;
-}
-
-void amp__storage_after_launch(amp__storage *s, amp__point done, const amp__box *b, bool writes)
-{
-    amp__point_set(&s->last, done);
-    /* prepare() left room for a box per parameter. */
-    if (writes && !s->unified && !s->is_array) (void)amp__boxes_add(s->dirty, &s->ndirty, b, s->ext.rank);
 }
 
 amp_status amp__storage_refresh(amp__storage *s, const amp__box *b)
