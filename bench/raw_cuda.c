@@ -35,7 +35,7 @@ const rg_names rg = {
 
 static CUdevice dev;
 static CUcontext ctx;
-static CUstream stream;
+static CUstream stream, own_stream;
 static CUevent ev0, ev1;
 static int sm_major, sm_minor;
 
@@ -55,7 +55,8 @@ void rg_open(rg_device *d)
     CK(cuDeviceGetAttribute(&sm_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev));
     CK(cuDevicePrimaryCtxRetain(&ctx, dev));
     CK(cuCtxSetCurrent(ctx));
-    CK(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+    CK(cuStreamCreate(&own_stream, CU_STREAM_NON_BLOCKING));
+    stream = own_stream;
     CK(cuEventCreate(&ev0, CU_EVENT_DEFAULT));
     CK(cuEventCreate(&ev1, CU_EVENT_DEFAULT));
     int drv = 0;
@@ -158,6 +159,7 @@ void rg_copy_async(rg_ptr dst, rg_ptr src, size_t bytes)
     CK(cuMemcpyDtoDAsync((CUdeviceptr)dst, (CUdeviceptr)src, bytes, stream));
 }
 void rg_sync(void) { CK(cuStreamSynchronize(stream)); }
+void rg_use_stream(void *native) { stream = native ? (CUstream)native : own_stream; }
 
 void rg_events_begin(void) { CK(cuEventRecord(ev0, stream)); }
 void rg_events_end(void)

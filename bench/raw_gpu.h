@@ -56,6 +56,10 @@ void rg_d2h(void *dst, rg_ptr src, size_t bytes);
 void rg_fill32(rg_ptr dst, uint32_t value, size_t count);
 void rg_copy_async(rg_ptr dst, rg_ptr src, size_t bytes); /* on the stream */
 void rg_sync(void);                                         /* the stream */
+/* Which stream rg_launch, rg_sync and the events use from now on: a native
+ * stream (hipamp's queue, amp_accelerator_view_native_queue), or NULL for
+ * the benchmark's own. */
+void rg_use_stream(void *native);
 
 /* Stream events around a batch: begin records the first, end records the
  * second and waits for it, seconds is the time between them. */

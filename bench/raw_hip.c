@@ -30,7 +30,7 @@ const rg_names rg = {
             die("%s:%d: %s: %s", __FILE__, __LINE__, #call, hipGetErrorString(e_));         \
     } while (0)
 
-static hipStream_t stream;
+static hipStream_t stream, own_stream;
 static hipEvent_t ev0, ev1;
 static char arch[256];
 
@@ -52,7 +52,8 @@ void rg_open(rg_device *d)
      * same field and hands it to hipRTC as --offload-arch. */
     snprintf(arch, sizeof arch, "%s", p.gcnArchName);
     snprintf(d->arch, sizeof d->arch, "%s", arch);
-    HK(hipStreamCreateWithFlags(&stream, hipStreamNonBlocking));
+    HK(hipStreamCreateWithFlags(&own_stream, hipStreamNonBlocking));
+    stream = own_stream;
     HK(hipEventCreate(&ev0));
     HK(hipEventCreate(&ev1));
     int rt = 0, rtc_major = 0, rtc_minor = 0;
@@ -149,6 +150,7 @@ void rg_copy_async(rg_ptr dst, rg_ptr src, size_t bytes)
     HK(hipMemcpyDtoDAsync(dp(dst), dp(src), bytes, stream));
 }
 void rg_sync(void) { HK(hipStreamSynchronize(stream)); }
+void rg_use_stream(void *native) { stream = native ? (hipStream_t)native : own_stream; }
 
 void rg_events_begin(void) { HK(hipEventRecord(ev0, stream)); }
 void rg_events_end(void)
