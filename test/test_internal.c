@@ -1,4 +1,4 @@
-/* test_internal.c — white-box tests of the core's pure parts, linked with the library's objects: the box algebra of coherence (subtract, add with merging, cover, overflow behaviour) and the signature-record check (every field a prelude could not have produced). */
+/* test_internal.c — white-box tests of the core's pure parts, linked with the library's objects: the box algebra of coherence (subtract, add with merging, cover, overflow behaviour), the signature-record check (every field a prelude could not have produced), and the storage lock under contention. */
 #include "support.h"
 
 #include "internal.h"
@@ -297,4 +297,43 @@ Test(cpu_tls, a_kernels_tile_static_excludes_the_library_and_the_runtime)
     amp__cpu_tls none = {.segment = 300};
     cr_assert_eq(amp__cpu_tile_static_bytes(&none, "k_a", 0, NULL, 0), 300);
     cr_assert_eq(amp__cpu_tile_static_bytes(&none, "k_a", 4000, NULL, 0), 4000);
+}
+
+/* ----------------------------------------------------------- storage lock */
+
+/* Threads add to a plain counter under one amp__lock; some hold it across
+ * a sleep, so that the others spin out and sleep on the futex and every
+ * release with sleepers has to wake one. A lost update or a lost wake-up
+ * (a thread left asleep: the test times out) fails. */
+enum { LOCK_THREADS = 8, LOCK_ROUNDS = 20000 };
+static amp__lock counter_lock = AMP__LOCK_INIT;
+static long counter;
+
+static void *lock_hammer(void *arg)
+{
+    long id = (long)(intptr_t)arg;
+    for (int i = 0; i < LOCK_ROUNDS; ++i) {
+        amp__lock_acquire(&counter_lock);
+        long c = counter;
+        if (i % 2000 == (int)id) {
+            struct timespec ts = {0, 200000}; /* 0.2 ms: the others give up spinning */
+            nanosleep(&ts, NULL);
+        }
+        counter = c + 1;
+        amp__lock_release(&counter_lock);
+    }
+    return NULL;
+}
+
+Test(lock, contended_counter_loses_nothing, .timeout = 120)
+{
+    pthread_t t[LOCK_THREADS];
+    counter = 0;
+    for (long i = 0; i < LOCK_THREADS; ++i)
+        cr_assert_eq(pthread_create(&t[i], NULL, lock_hammer, (void *)(intptr_t)i), 0);
+    for (int i = 0; i < LOCK_THREADS; ++i) pthread_join(t[i], NULL);
+    cr_assert_eq(counter, (long)LOCK_THREADS * LOCK_ROUNDS, "counter %ld, want %ld", counter,
+                 (long)LOCK_THREADS * LOCK_ROUNDS);
+    cr_assert_eq(atomic_load(&counter_lock.state), 0, "the lock is left in state %d",
+                 atomic_load(&counter_lock.state));
 }
