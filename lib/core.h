@@ -59,8 +59,8 @@ const char *amp__env(const char *name);
 /* "1", "on", "yes", "true" -> true; "0", "off", "no", "false" -> false; unset
  * or anything else -> dflt. */
 bool amp__env_flag(const char *name, bool dflt);
-/* A whole number of seconds in 1..max; unset or malformed -> dflt. */
-unsigned amp__env_seconds(const char *name, unsigned dflt, unsigned max);
+/* A whole number in 1..max (seconds, threads); unset or malformed -> dflt. */
+unsigned amp__env_count(const char *name, unsigned dflt, unsigned max);
 /* A size with an optional K/M/G (KiB, MiB...) suffix in [lo, hi]; unset or
  * malformed -> dflt. */
 unsigned long long amp__env_size(const char *name, unsigned long long dflt, unsigned long long lo,

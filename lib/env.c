@@ -23,7 +23,7 @@ bool amp__env_flag(const char *name, bool dflt)
     return dflt;
 }
 
-unsigned amp__env_seconds(const char *name, unsigned dflt, unsigned max)
+unsigned amp__env_count(const char *name, unsigned dflt, unsigned max)
 {
     const char *v = amp__env(name);
     if (!v) return dflt;

@@ -245,7 +245,7 @@ static amp_status amp__build(amp_accelerator *acc, const amp__build_input *in, a
         .options = in->options,
         .headers = scan.headers,
         .nheaders = scan.n,
-        .timeout_s = amp__env_seconds("AMP_COMPILE_TIMEOUT", AMP__COMPILE_TIMEOUT_DEFAULT, AMP__COMPILE_TIMEOUT_MAX),
+        .timeout_s = amp__env_count("AMP_COMPILE_TIMEOUT", AMP__COMPILE_TIMEOUT_DEFAULT, AMP__COMPILE_TIMEOUT_MAX),
     };
     amp__compile_output res = {0};
     st = acc->e.be->compile(acc->e.dev, &job, &res);

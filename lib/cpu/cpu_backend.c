@@ -31,49 +31,20 @@ static int amp__cpu_default_threads(void)
     return n > 0 ? (int)n : 1;
 }
 
-/* A positive integer with an optional K/M/G suffix; false when malformed. */
-static bool amp__cpu_parse_size(const char *s, unsigned long long *out)
-{
-    char *end = NULL;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s || s[0] == '-') return false;
-    unsigned long long mul = 1;
-    if (*end == 'k' || *end == 'K') mul = 1ULL << 10;
-    else if (*end == 'm' || *end == 'M') mul = 1ULL << 20;
-    else if (*end == 'g' || *end == 'G') mul = 1ULL << 30;
-    if (mul != 1) end++;
-    if (*end == 'i' && mul != 1) end++;  /* KiB, MiB */
-    if ((*end == 'b' || *end == 'B') && mul != 1) end++;
-    if (*end || v == 0 || v > (1ULL << 40) / mul) return false;
-    *out = v * mul;
-    return true;
-}
-
 static void amp__cpu_init(void)
 {
     amp__cpu_device *d = &amp__cpu_dev;
-    unsigned long long v;
     /* Invalid settings fall back to the defaults rather than failing:
      * enumeration cannot fail. */
-    d->nthreads = amp__cpu_default_threads();
-    const char *s = amp__env("AMP_CPU_THREADS");
-    if (s) {
-        char *end = NULL;
-        errno = 0;
-        long t = strtol(s, &end, 10);
-        if (!errno && end != s && !*end && t >= 1 && t <= AMP__CPU_MAX_THREADS) d->nthreads = (int)t;
-    }
-    if (d->nthreads > AMP__CPU_MAX_THREADS) d->nthreads = AMP__CPU_MAX_THREADS;
-    d->stack_size = AMP__CPU_DEFAULT_STACK;
-    s = amp__env("AMP_CPU_STACK_SIZE");
-    if (s && amp__cpu_parse_size(s, &v) && v >= 16 * 1024 && v <= (1ULL << 30)) d->stack_size = (size_t)v;
+    unsigned online = (unsigned)amp__cpu_default_threads();
+    if (online > AMP__CPU_MAX_THREADS) online = AMP__CPU_MAX_THREADS;
+    d->nthreads = (int)amp__env_count("AMP_CPU_THREADS", online, AMP__CPU_MAX_THREADS);
+    d->stack_size = (size_t)amp__env_size("AMP_CPU_STACK_SIZE", AMP__CPU_DEFAULT_STACK, 16 * 1024, 1ULL << 30);
 #ifdef HIPAMP_DEBUG_CHECKS_DEFAULT
     d->debug = true;
 #endif
-    s = amp__env("AMP_DEBUG");
-    if (s) d->debug = amp__env_flag("AMP_DEBUG", d->debug);
-    s = amp__env("AMP_CPU_TILED");
+    d->debug = amp__env_flag("AMP_DEBUG", d->debug);
+    const char *s = amp__env("AMP_CPU_TILED");
     d->tiled = AMP__CPU_TILED_AUTO;
     if (s && !strcmp(s, "fibers")) d->tiled = AMP__CPU_TILED_FIBERS;
     else if (s && !strcmp(s, "loops")) d->tiled = AMP__CPU_TILED_LOOPS;
