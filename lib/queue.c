@@ -28,7 +28,10 @@ static void amp__mark_release(amp_accelerator_view *q, amp__mark *m)
     free(m);
 }
 
-amp_status amp__queue_new(amp_accelerator *a, bool is_default, amp_accelerator_view **out)
+/* A queue of a's: a new backend queue, or (wrap) the caller's native queue,
+ * wrapped and never destroyed by us. */
+static amp_status amp__queue_make(amp_accelerator *a, bool is_default, bool wrap, void *native,
+                                  amp_accelerator_view **out)
 {
     amp_status st = AMP_OK;
     amp_accelerator_view *q = NULL;
@@ -41,15 +44,22 @@ amp_status amp__queue_new(amp_accelerator *a, bool is_default, amp_accelerator_v
     q->be = a->e.be;
     q->dev = a->e.dev;
     q->is_default = is_default;
+    q->borrowed = wrap;
     atomic_init(&q->refs, 1);
     pthread_mutex_init(&q->mark_lock, NULL);
-    if ((st = q->be->queue_create(q->dev, &q->queue)) != AMP_OK) goto fail;
+    st = wrap ? q->be->queue_wrap(q->dev, native, &q->queue) : q->be->queue_create(q->dev, &q->queue);
+    if (st != AMP_OK) goto fail;
     *out = q;
     return AMP_OK;
 fail:
     pthread_mutex_destroy(&q->mark_lock);
     free(q);
     return st;
+}
+
+amp_status amp__queue_new(amp_accelerator *a, bool is_default, amp_accelerator_view **out)
+{
+    return amp__queue_make(a, is_default, false, NULL, out);
 }
 
 void amp__queue_retain(amp_accelerator_view *q)
@@ -285,24 +295,7 @@ amp_status amp_accelerator_view_create_from_native(amp_accelerator *a, void *nat
     AMP__NOT_NULL(a);
     if (!a->e.be->queue_wrap)
         return amp__fail(AMP_ERROR_UNSUPPORTED, "accelerator %s has no native queues to wrap", a->e.info.device_path);
-    if (!a->e.info.is_available)
-        return amp__fail(AMP_ERROR_NO_ACCELERATOR, "accelerator %s is unavailable: %s", a->e.info.device_path,
-                         a->e.info.unavailable_reason);
-    amp_accelerator_view *q = calloc(1, sizeof *q);
-    if (!q) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "accelerator view: out of host memory");
-    amp_status st = a->e.be->queue_wrap(a->e.dev, native, &q->queue);
-    if (st != AMP_OK) {
-        free(q);
-        return st;
-    }
-    q->acc = a;
-    q->be = a->e.be;
-    q->dev = a->e.dev;
-    q->borrowed = true;
-    atomic_init(&q->refs, 1);
-    pthread_mutex_init(&q->mark_lock, NULL);
-    *out = q;
-    return AMP_OK;
+    return amp__queue_make(a, false, true, native, out);
 }
 
 amp_status amp_accelerator_view_native_queue(amp_accelerator_view *q, void **queue)
