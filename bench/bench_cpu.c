@@ -2,6 +2,8 @@
 #define _GNU_SOURCE
 #include <hipamp.h>
 
+#include "workloads.h"
+
 #include <dlfcn.h>
 #include <errno.h>
 #include <math.h>
@@ -141,25 +143,6 @@ static int failures;
             exit(1);                                                                          \
         }                                                                                     \
     } while (0)
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 static void *xmalloc(size_t n)
 {
@@ -311,32 +294,32 @@ static void run_serial(data *d, result *r)
     float *tmp = xmalloc(d->n_saxpy * 4);
     for (int k = -1; k < RUNS; ++k) {
         memcpy(tmp, d->y0, d->n_saxpy * 4);
-        double t0 = now_s();
+        double t0 = wl_now();
         serial_saxpy(d, tmp);
-        if (k >= 0) t[k] = now_s() - t0;
+        if (k >= 0) t[k] = wl_now() - t0;
     }
     memcpy(d->y_ref, tmp, d->n_saxpy * 4);
-    r->ms[K_SAXPY] = median(t, RUNS) * 1e3;
+    r->ms[K_SAXPY] = wl_median(t, RUNS) * 1e3;
     free(tmp);
     /* The large references run once (they take the longest). */
-    double t0 = now_s();
+    double t0 = wl_now();
     serial_matmul(d, d->C_ref);
-    r->ms[K_MM_SIMPLE] = (now_s() - t0) * 1e3;
+    r->ms[K_MM_SIMPLE] = (wl_now() - t0) * 1e3;
     r->ms[K_MM_TILED] = -1;
     for (int k = -1; k < RUNS; ++k) {
-        t0 = now_s();
+        t0 = wl_now();
         serial_transpose(d, d->T_ref);
-        if (k >= 0) t[k] = now_s() - t0;
+        if (k >= 0) t[k] = wl_now() - t0;
     }
-    r->ms[K_TRANSPOSE] = median(t, RUNS) * 1e3;
+    r->ms[K_TRANSPOSE] = wl_median(t, RUNS) * 1e3;
     volatile double sink = 0;
     for (int k = -1; k < RUNS; ++k) {
-        t0 = now_s();
+        t0 = wl_now();
         sink += serial_sum(d);
-        if (k >= 0) t[k] = now_s() - t0;
+        if (k >= 0) t[k] = wl_now() - t0;
     }
     (void)sink;
-    r->ms[K_REDUCE] = median(t, RUNS) * 1e3;
+    r->ms[K_REDUCE] = wl_median(t, RUNS) * 1e3;
     tree_sums(d, d->R_ref);
     r->have = true;
     for (int k = 0; k < K_COUNT; ++k) r->ok[k] = true;
@@ -465,7 +448,7 @@ static cl_program cl_build(double *ms, cl_kernel *k)
 {
     cl_int err = 0;
     const char *srcs[1] = {cl_source};
-    double t0 = now_s();
+    double t0 = wl_now();
     cl_program p = cl.clCreateProgramWithSource(cl.ctx, 1, srcs, NULL, &err);
     if (err) {
         fprintf(stderr, "bench_cpu: clCreateProgramWithSource failed: %d\n", err);
@@ -484,7 +467,7 @@ static cl_program cl_build(double *ms, cl_kernel *k)
             exit(1);
         }
     }
-    *ms = (now_s() - t0) * 1e3;
+    *ms = (wl_now() - t0) * 1e3;
     return p;
 }
 
@@ -521,22 +504,22 @@ static void run_pair(pair *p, double *amp_ms, double *cl_ms)
             memcpy(p->reset_host, p->y0, p->reset_bytes);
             CHECK(amp_array_view_refresh(p->reset_view));
         }
-        double t0 = now_s();
+        double t0 = wl_now();
         if (p->tiled) CHECK(amp_parallel_for_each_tiled(NULL, te, p->ak, p->args, (size_t)p->nargs));
         else CHECK(amp_parallel_for_each(NULL, p->e, p->ak, p->args, (size_t)p->nargs));
         CHECK(amp_array_view_synchronize(p->out));
-        if (r >= 0) ta[r] = now_s() - t0;
+        if (r >= 0) ta[r] = wl_now() - t0;
         if (!p->ck) continue;
         if (p->cl_reset)
             CLCHECK(cl.clEnqueueWriteBuffer(cl.q, p->cl_reset, CL_TRUE, 0, p->reset_bytes, p->y0, 0, NULL, NULL));
-        t0 = now_s();
+        t0 = wl_now();
         CLCHECK(cl.clEnqueueNDRangeKernel(cl.q, p->ck, (cl_uint)p->dims, NULL, p->global,
                                           p->cl_local ? p->local : NULL, 0, NULL, NULL));
         CLCHECK(cl.clFinish(cl.q));
-        if (r >= 0) tc[r] = now_s() - t0;
+        if (r >= 0) tc[r] = wl_now() - t0;
     }
-    *amp_ms = median(ta, RUNS) * 1e3;
-    *cl_ms = p->ck ? median(tc, RUNS) * 1e3 : -1;
+    *amp_ms = wl_median(ta, RUNS) * 1e3;
+    *cl_ms = p->ck ? wl_median(tc, RUNS) * 1e3 : -1;
 }
 
 static void cl_args(cl_kernel k, int n, const size_t *sizes, const void *const *vals)
@@ -751,11 +734,11 @@ static int build_only(const char *what)
         CHECK(amp_accelerator_find("cpu", &acc));
         result r;
         amp_program *p = NULL;
-        double t0 = now_s();
+        double t0 = wl_now();
         CHECK(amp_program_build(acc, amp_source, NULL, &p));
         amp_kernel *k;
         for (int i = 0; i < K_COUNT; ++i) CHECK(amp_program_get_kernel(p, knames[i], &k));
-        ms = (now_s() - t0) * 1e3;
+        ms = (wl_now() - t0) * 1e3;
         (void)r;
     } else {
         char why[256];
@@ -763,7 +746,7 @@ static int build_only(const char *what)
         cl_kernel k[K_COUNT];
         /* PoCL compiles a kernel for its local size at the first launch:
          * count one launch of each, on tiny inputs. */
-        double t0 = now_s();
+        double t0 = wl_now();
         cl_program p = cl_build(&ms, k);
         cl_mem b = cl_buf(1 << 16, NULL);
         int one = 16;
@@ -781,7 +764,7 @@ static int build_only(const char *what)
                                               tiled ? l : NULL, 0, NULL, NULL));
         }
         CLCHECK(cl.clFinish(cl.q));
-        ms = (now_s() - t0) * 1e3;
+        ms = (wl_now() - t0) * 1e3;
         cl.clReleaseMemObject(b);
         for (int i = 0; i < K_COUNT; ++i) cl.clReleaseKernel(k[i]);
         cl.clReleaseProgram(p);
