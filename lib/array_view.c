@@ -6,8 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void amp__view_box(const amp_array_view *v, amp__box *b) { *b = v->box; }
-
 static amp_status amp__view_new(amp__storage *s, amp_index origin, amp_extent ext, amp_access access,
                                 amp_array_view **out)
 {
@@ -163,16 +161,14 @@ amp_status amp_array_view_native_handle(amp_array_view *v, amp_accelerator_view 
         else st = amp__default_queue(&q);
         if (st != AMP_OK) return st;
     }
-    amp__box b;
-    amp__view_box(v, &b);
     void *dptr = NULL;
     amp__lock_acquire(&s->lock);
     bool discard = access == AMP_WRITE_ONLY || v->discard;
-    if ((st = amp__storage_prepare(s, q, &b, discard, &dptr)) == AMP_OK) {
+    if ((st = amp__storage_prepare(s, q, &v->box, discard, &dptr)) == AMP_OK) {
         /* What the caller queues on q from now on uses the data: a host
          * access waits for q as it is then (a tail point), and a writer
          * leaves the box newer on the device. */
-        amp__storage_after_launch(s, (amp__point){q, AMP__SEQ_TAIL}, &b, access != AMP_READ_ONLY);
+        amp__storage_after_launch(s, (amp__point){q, AMP__SEQ_TAIL}, &v->box, access != AMP_READ_ONLY);
         v->discard = false;
         *device_ptr = (char *)dptr + v->offset * (int64_t)s->elem;
     }
@@ -183,10 +179,8 @@ amp_status amp_array_view_native_handle(amp_array_view *v, amp_accelerator_view 
 amp_status amp_array_view_synchronize(amp_array_view *v)
 {
     AMP__NOT_NULL(v);
-    amp__box b;
-    amp__view_box(v, &b);
     amp__lock_acquire(&v->s->lock);
-    amp_status st = amp__storage_sync(v->s, &b);
+    amp_status st = amp__storage_sync(v->s, &v->box);
     amp__lock_release(&v->s->lock);
     return st;
 }
@@ -194,13 +188,11 @@ amp_status amp_array_view_synchronize(amp_array_view *v)
 amp_status amp_array_view_refresh(amp_array_view *v)
 {
     AMP__NOT_NULL(v);
-    amp__box b;
-    amp__view_box(v, &b);
     amp__storage *s = v->s;
     amp__lock_acquire(&s->lock);
     /* The host data is needed again, unless the view never reads it. */
     v->discard = v->access == AMP_WRITE_ONLY;
-    amp_status st = amp__storage_refresh(s, &b);
+    amp_status st = amp__storage_refresh(s, &v->box);
     amp__lock_release(&s->lock);
     return st;
 }
@@ -208,12 +200,10 @@ amp_status amp_array_view_refresh(amp_array_view *v)
 amp_status amp_array_view_discard_data(amp_array_view *v)
 {
     AMP__NOT_NULL(v);
-    amp__box b;
-    amp__view_box(v, &b);
     amp__storage *s = v->s;
     amp__lock_acquire(&s->lock);
     v->discard = true;
-    amp_status st = amp__storage_discard(s, &b);
+    amp_status st = amp__storage_discard(s, &v->box);
     amp__lock_release(&s->lock);
     return st;
 }

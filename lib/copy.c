@@ -36,7 +36,7 @@ static void amp__side_of_view(amp_array_view *v, amp__side *d)
     d->origin = v->origin;
     d->ext = v->ext;
     d->q = NULL;
-    amp__view_box(v, &d->box);
+    d->box = v->box;
 }
 
 static void amp__side_of_array(amp_array *a, amp__side *d)
@@ -45,7 +45,7 @@ static void amp__side_of_array(amp_array *a, amp__side *d)
     d->ext = a->s->ext;
     d->origin.rank = d->ext.rank;
     memset(d->origin.v, 0, sizeof d->origin.v);
-    d->box = amp__storage_whole(a->s);
+    d->box = a->s->whole;
     d->q = a->q;
 }
 

@@ -103,8 +103,16 @@ amp_status amp__queue_copy(amp_accelerator_view *q, const amp__copy *c, amp__poi
 void amp__queue_count_copy(amp_accelerator_view *q, amp__copy_dir dir, uint64_t bytes);
 /* Block until everything queued on q has finished. */
 amp_status amp__queue_drain(amp_accelerator_view *q);
-/* Replace *slot by p, moving the queue reference. */
-void amp__point_set(amp__point *slot, amp__point p);
+/* Replace *slot by p, moving the queue reference (inline: every launch
+ * sets one a storage, almost always on the queue it already holds). */
+static inline void amp__point_set(amp__point *slot, amp__point p)
+{
+    if (slot->q != p.q) {
+        amp__queue_retain(p.q);
+        amp__queue_release(slot->q);
+    }
+    *slot = p;
+}
 /* Block the host until p passed. */
 amp_status amp__point_wait(amp__point p);
 /* Make queue `on` wait (on the device when it can) until p passed. */
@@ -169,7 +177,6 @@ void amp__storage_retain(amp__storage *s);
 /* Waits for the last use, frees the device side and the storage at 0. */
 amp_status amp__storage_release(amp__storage *s);
 size_t amp__storage_bytes(const amp__storage *s);
-amp__box amp__storage_whole(const amp__storage *s);
 /* Element offset of origin (storage coordinates) from the storage's start. */
 int64_t amp__storage_offset(const amp__storage *s, const int *origin);
 /* [storage lock] Nothing to prepare for a launch on q that uses b: the
@@ -194,8 +201,7 @@ amp_status amp__storage_prepare(amp__storage *s, amp_accelerator_view *q, const 
  * queue, written where it already was device-newer, is two stores. */
 static inline void amp__storage_after_launch(amp__storage *s, amp__point done, const amp__box *b, bool writes)
 {
-    if (s->last.q == done.q) s->last.seq = done.seq;
-    else amp__point_set(&s->last, done);
+    amp__point_set(&s->last, done);
     if (!writes || s->unified || s->is_array) return;
     if (s->ndirty > 0 && amp__box_contains(&s->dirty[0], b, s->ext.rank)) return;
     (void)amp__boxes_add(s->dirty, &s->ndirty, b, s->ext.rank);
@@ -220,15 +226,13 @@ struct amp_array_view {
     /* What a launch reads first (the struct starts on a cache line). */
     amp__storage *s;
     int64_t offset;    /* elements from the storage's start to the origin */
-    amp__box box;      /* the view in storage coordinates (amp__view_box) */
+    amp__box box;      /* the view in storage coordinates */
     amp_access access;
     bool discard;      /* next launch needs no copy-in (guarded by s->lock) */
     amp_extent ext;    /* view extent, rank r <= storage rank */
     amp_index origin;  /* storage coordinates, rank = storage rank */
 };
 
-/* The view's box in storage coordinates. */
-void amp__view_box(const amp_array_view *v, amp__box *b);
 
 /* ------------------------------------------------------ lib/future.c */
 

@@ -230,15 +230,6 @@ static bool amp__point_passed(amp__point p)
     return !p.q || p.seq == 0 || atomic_load_explicit(&p.q->completed, memory_order_acquire) >= p.seq;
 }
 
-void amp__point_set(amp__point *slot, amp__point p)
-{
-    if (slot->q != p.q) {
-        amp__queue_retain(p.q);
-        amp__queue_release(slot->q);
-    }
-    *slot = p;
-}
-
 amp_status amp__point_wait(amp__point p)
 {
     if (amp__point_passed(p)) return AMP_OK;

@@ -8,8 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-amp__box amp__storage_whole(const amp__storage *s) { return s->whole; }
-
 int64_t amp__storage_offset(const amp__storage *s, const int *origin)
 {
     int64_t off = 0;
@@ -239,8 +237,7 @@ amp_status amp__storage_prepare(amp__storage *s, amp_accelerator_view *q, const 
                 return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "array lives on %s; the launch is on %s",
                                  s->acc->e.info.device_path, acc->e.info.device_path);
             /* The view moves to another accelerator: host first, then start over. */
-            amp__box whole = amp__storage_whole(s);
-            if ((st = amp__storage_sync(s, &whole)) != AMP_OK) return st;
+            if ((st = amp__storage_sync(s, &s->whole)) != AMP_OK) return st;
             amp__storage_drop_device(s);
         }
         if (acc->e.info.is_unified_memory && be->host_register) {
@@ -257,8 +254,7 @@ amp_status amp__storage_prepare(amp__storage *s, amp_accelerator_view *q, const 
          * room so after_launch never drops a box. */
         if (s->ndirty > AMP__MAX_BOXES - AMP__SIG_MAX_PARAMS || s->nvalid >= AMP__MAX_BOXES) {
             /* Bookkeeping full: make the host current and forget the device. */
-            amp__box whole = amp__storage_whole(s);
-            if ((st = amp__storage_sync(s, &whole)) != AMP_OK) return st;
+            if ((st = amp__storage_sync(s, &s->whole)) != AMP_OK) return st;
             s->nvalid = 0;
             AMP__TRACE(s->stale_why = AMP__WHY_RESET);
         }
