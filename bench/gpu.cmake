@@ -1,4 +1,4 @@
-# gpu.cmake — included from bench/CMakeLists.txt: the GPU benchmark report (hipamp vs raw driver launches, device copy, vendor SGEMM) built once per vendor from the same bench_gpu.c: bench_gpu over CUDA (where the CUDA toolkit is found) and bench_gpu_hip over HIP (where the HIP headers and libamdhip64 are found); the vendor BLAS is loaded at run time.
+# gpu.cmake — included from bench/CMakeLists.txt: the GPU benchmark report (hipamp vs raw driver launches, device copy, vendor SGEMM) built once per vendor from the same sources (bench_gpu.c, its sections gpu_*.c and their harness): bench_gpu over CUDA (where the CUDA toolkit is found) and bench_gpu_hip over HIP (where the HIP headers and libamdhip64 are found); the vendor BLAS is loaded at run time.
 find_package(CUDAToolkit QUIET)
 set(_hipamp_bench_cuda OFF)
 if(CUDAToolkit_FOUND AND TARGET CUDA::cuda_driver AND TARGET CUDA::nvrtc)
@@ -20,9 +20,15 @@ if((_hipamp_bench_cuda OR _hipamp_bench_hip) AND NOT TARGET hipamp_workloads)
   include(${CMAKE_CURRENT_LIST_DIR}/../examples/workloads.cmake)
 endif()
 
-# One report program: bench_gpu.c's logic over one vendor layer (raw_gpu.h).
+# One report program: bench_gpu.c, its sections and their harness over one
+# vendor layer (raw_gpu.h). A new section adds its file here.
+set(HIPAMP_BENCH_GPU_SOURCES bench_gpu.c gpu_harness.c gpu_png.c gpu_study.c gpu_launch.c gpu_cache.c gpu_two_gpus.c)
 function(hipamp_bench_gpu target vendor_source)
-  add_executable(${target} ${CMAKE_CURRENT_LIST_DIR}/bench_gpu.c ${CMAKE_CURRENT_LIST_DIR}/${vendor_source})
+  set(_sources)
+  foreach(_s IN LISTS HIPAMP_BENCH_GPU_SOURCES)
+    list(APPEND _sources ${CMAKE_CURRENT_LIST_DIR}/${_s})
+  endforeach()
+  add_executable(${target} ${_sources} ${CMAKE_CURRENT_LIST_DIR}/${vendor_source})
   target_link_libraries(${target} PRIVATE hipamp_workloads ${CMAKE_DL_LIBS} m)
   # lib/signature.h: the launch_info and argument-pack layout of the raw launches.
   target_include_directories(${target} PRIVATE ${CMAKE_CURRENT_LIST_DIR}/../lib ${CMAKE_CURRENT_LIST_DIR}/../lib/gpu)

@@ -1,4 +1,4 @@
-/* raw_gpu.h — the thin vendor layer under bench_gpu.c: device, stream and events, buffers, the runtime compiler with the library's options, modules, launches and the vendor SGEMM; raw_cuda.c implements it over the CUDA driver + NVRTC, raw_hip.c over HIP + hipRTC. */
+/* raw_gpu.h — the thin vendor layer under bench_gpu.c and its sections: device, stream and events, buffers, the runtime compiler with the library's options, modules, launches and the vendor SGEMM; raw_cuda.c implements it over the CUDA driver + NVRTC, raw_hip.c over HIP + hipRTC. */
 #ifndef HIPAMP_BENCH_RAW_GPU_H
 #define HIPAMP_BENCH_RAW_GPU_H
 
@@ -84,7 +84,7 @@ int rg_device_count(void);
  * before returning. false, with why, when device 1 cannot be used. */
 bool rg_peer_copy(size_t bytes, int reps, double *seconds, bool *direct, char *why, size_t why_n);
 
-/* bench_gpu.c's: prints "<program>: <message>" and exits 1. */
+/* gpu_harness.c's: prints "<program>: <message>" and exits 1. */
 _Noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

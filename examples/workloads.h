@@ -1,4 +1,4 @@
-/* workloads.h — the study's transpose and matmul variants through hipamp (jobs that hold their views), their CPU references and checks, random data, poison, and timing; shared by examples/study.c and bench/bench_gpu.c. */
+/* workloads.h — the study's transpose and matmul variants through hipamp (jobs that hold their views), their CPU references and checks, random data, poison, and timing; shared by examples/study.c and bench/bench_gpu.c (its harness and sections). */
 #ifndef HIPAMP_WORKLOADS_H
 #define HIPAMP_WORKLOADS_H
 
