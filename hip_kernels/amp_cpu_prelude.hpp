@@ -56,7 +56,7 @@ struct amp__cpu_launch {
     int32_t abi;
     int32_t tiled;
     int32_t rank;
-    int32_t ext[4];
+    int32_t ext[8];   // AMP__LAUNCH_MAX_RANK
     int32_t tile[3];  // index order (tile[0] outermost); 1 where unused
     int32_t tiles[3]; // tiles per dimension, index order; 1 where unused
     int32_t tile_threads;
@@ -80,11 +80,11 @@ struct amp__cpu_item {
     void *worker;      // library's
     void *fiber;       // library's
 };
-__attribute__((visibility("default"))) int amp__cpu_abi(void) { return 2; }
+__attribute__((visibility("default"))) int amp__cpu_abi(void) { return 3; }
 }
 static_assert(sizeof(void *) == 8, "the CPU accelerator needs a 64-bit host");
-static_assert(offsetof(amp__cpu_launch, pack) == 56, "amp__cpu_launch layout");
-static_assert(sizeof(amp__cpu_launch) == 96, "amp__cpu_launch layout");
+static_assert(offsetof(amp__cpu_launch, pack) == 72, "amp__cpu_launch layout");
+static_assert(sizeof(amp__cpu_launch) == 112, "amp__cpu_launch layout");
 static_assert(offsetof(amp__cpu_item, tile) == 24, "amp__cpu_item layout");
 static_assert(sizeof(amp__cpu_item) == 56, "amp__cpu_item layout");
 

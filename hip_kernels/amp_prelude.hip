@@ -49,51 +49,83 @@ template <class T> struct remove_const { typedef T type; };
 template <class T> struct remove_const<const T> { typedef T type; };
 template <class T> struct is_const { enum { value = 0 }; };
 template <class T> struct is_const<const T> { enum { value = 1 }; };
+template <class T> struct is_pointer { enum { value = 0 }; };
+template <class T> struct is_pointer<T *> { enum { value = 1 }; };
+// U with the const of T: the element type of a reinterpreted view.
+template <class T, class U> struct copy_const { typedef U type; };
+template <class T, class U> struct copy_const<const T, U> { typedef const U type; };
 } // namespace meta
 
+// The largest rank a launch may have: launch_info carries this many extents
+// (lib/signature.h, AMP__LAUNCH_MAX_RANK). Values, views and arrays of any
+// rank work inside a kernel; only the launched index is bounded.
+#define AMP__LAUNCH_MAX_RANK 8
+
 template <int N> struct extent;
+template <int D0, int D1 = 0, int D2 = 0> struct tiled_extent;
+
+namespace detail {
+// The rank of a tile of D0[, D1[, D2]] work-items (0 marks an unused size).
+template <int D0, int D1, int D2> struct tile_rank { enum { value = D2 > 0 ? 3 : (D1 > 0 ? 2 : 1) }; };
+} // namespace detail
 
 // --------------------------------------------------------------- index<N>
+// C++ AMP's index<N> and extent<N>: N ints, any N >= 1. Arithmetic is
+// component-wise: with another index (or extent), and with an int on either
+// side (int - idx is value - idx[d] in each dimension). ++ and -- add or
+// subtract 1 in every dimension.
+#define AMP__COMPONENTWISE(T)                                                                    \
+    AMP_FI T() { for (int d = 0; d < N; ++d) v[d] = 0; }                                         \
+    template <class... I, typename meta::enable<sizeof...(I) == N &&                             \
+                                                 !(meta::is_pointer<I>::value || ...)>::type = 0> \
+    AMP_FI explicit T(I... is) : v{int(is)...} {}                                                \
+    /* C++ AMP's T(const int components[]): N values from an array. */                         \
+    AMP_FI explicit T(const int *components) { for (int d = 0; d < N; ++d) v[d] = components[d]; } \
+    AMP_FI int &operator[](int d) { return v[d]; }                                               \
+    AMP_FI const int &operator[](int d) const { return v[d]; }                                   \
+    AMP_FI T &operator+=(int s) { for (int d = 0; d < N; ++d) v[d] += s; return *this; }         \
+    AMP_FI T &operator-=(int s) { for (int d = 0; d < N; ++d) v[d] -= s; return *this; }         \
+    AMP_FI T &operator*=(int s) { for (int d = 0; d < N; ++d) v[d] *= s; return *this; }         \
+    AMP_FI T &operator/=(int s) { for (int d = 0; d < N; ++d) v[d] /= s; return *this; }         \
+    AMP_FI T &operator%=(int s) { for (int d = 0; d < N; ++d) v[d] %= s; return *this; }         \
+    AMP_FI T &operator++() { return *this += 1; }                                                \
+    AMP_FI T &operator--() { return *this -= 1; }                                                \
+    AMP_FI T operator++(int) { T old = *this; *this += 1; return old; }                          \
+    AMP_FI T operator--(int) { T old = *this; *this -= 1; return old; }                          \
+    AMP_FI friend T operator+(T a, int s) { return a += s; }                                     \
+    AMP_FI friend T operator-(T a, int s) { return a -= s; }                                     \
+    AMP_FI friend T operator*(T a, int s) { return a *= s; }                                     \
+    AMP_FI friend T operator/(T a, int s) { return a /= s; }                                     \
+    AMP_FI friend T operator%(T a, int s) { return a %= s; }                                     \
+    AMP_FI friend T operator+(int s, T a) { return a += s; }                                     \
+    AMP_FI friend T operator*(int s, T a) { return a *= s; }                                     \
+    AMP_FI friend T operator-(int s, const T &a) { T r; for (int d = 0; d < N; ++d) r.v[d] = s - a.v[d]; return r; } \
+    AMP_FI friend T operator/(int s, const T &a) { T r; for (int d = 0; d < N; ++d) r.v[d] = s / a.v[d]; return r; } \
+    AMP_FI friend T operator%(int s, const T &a) { T r; for (int d = 0; d < N; ++d) r.v[d] = s % a.v[d]; return r; } \
+    AMP_FI friend bool operator==(const T &a, const T &b) {                                      \
+        for (int d = 0; d < N; ++d) if (a.v[d] != b.v[d]) return false;                          \
+        return true;                                                                             \
+    }                                                                                            \
+    AMP_FI friend bool operator!=(const T &a, const T &b) { return !(a == b); }
+
 template <int N> struct index {
     static_assert(N >= 1, "amp::index rank must be at least 1");
-    static const int rank = N;
+    static constexpr int rank = N;
     int v[N];
-    AMP_FI index() { for (int d = 0; d < N; ++d) v[d] = 0; }
-    template <class... I, typename meta::enable<sizeof...(I) == N>::type = 0>
-    AMP_FI explicit index(I... is) : v{int(is)...} {}
-    AMP_FI int &operator[](int d) { return v[d]; }
-    AMP_FI const int &operator[](int d) const { return v[d]; }
+    AMP__COMPONENTWISE(index)
     AMP_FI index &operator+=(const index &o) { for (int d = 0; d < N; ++d) v[d] += o.v[d]; return *this; }
     AMP_FI index &operator-=(const index &o) { for (int d = 0; d < N; ++d) v[d] -= o.v[d]; return *this; }
-    AMP_FI index &operator+=(int s) { for (int d = 0; d < N; ++d) v[d] += s; return *this; }
-    AMP_FI index &operator-=(int s) { for (int d = 0; d < N; ++d) v[d] -= s; return *this; }
-    AMP_FI index &operator*=(int s) { for (int d = 0; d < N; ++d) v[d] *= s; return *this; }
-    AMP_FI index &operator/=(int s) { for (int d = 0; d < N; ++d) v[d] /= s; return *this; }
-    AMP_FI index &operator%=(int s) { for (int d = 0; d < N; ++d) v[d] %= s; return *this; }
     AMP_FI friend index operator+(index a, const index &b) { return a += b; }
     AMP_FI friend index operator-(index a, const index &b) { return a -= b; }
-    AMP_FI friend index operator+(index a, int s) { return a += s; }
-    AMP_FI friend index operator-(index a, int s) { return a -= s; }
-    AMP_FI friend index operator*(index a, int s) { return a *= s; }
-    AMP_FI friend index operator/(index a, int s) { return a /= s; }
-    AMP_FI friend index operator%(index a, int s) { return a %= s; }
-    AMP_FI friend bool operator==(const index &a, const index &b) {
-        for (int d = 0; d < N; ++d) if (a.v[d] != b.v[d]) return false;
-        return true;
-    }
-    AMP_FI friend bool operator!=(const index &a, const index &b) { return !(a == b); }
 };
 
 // -------------------------------------------------------------- extent<N>
 template <int N> struct extent {
     static_assert(N >= 1, "amp::extent rank must be at least 1");
-    static const int rank = N;
+    static constexpr int rank = N;
     int v[N];
-    AMP_FI extent() { for (int d = 0; d < N; ++d) v[d] = 0; }
-    template <class... I, typename meta::enable<sizeof...(I) == N>::type = 0>
-    AMP_FI explicit extent(I... is) : v{int(is)...} {}
-    AMP_FI int &operator[](int d) { return v[d]; }
-    AMP_FI const int &operator[](int d) const { return v[d]; }
+    AMP__COMPONENTWISE(extent)
+    // Elements in the domain (0 when a dimension is 0).
     AMP_FI unsigned long long size() const {
         unsigned long long s = 1;
         for (int d = 0; d < N; ++d) s *= (unsigned long long)v[d];
@@ -104,15 +136,63 @@ template <int N> struct extent {
             if (i.v[d] < 0 || i.v[d] >= v[d]) return false;
         return true;
     }
+    // This extent as tiles of D0[ x D1[ x D2]] (outermost first); the tile
+    // rank must be the extent's.
+    template <int D0> AMP_FI tiled_extent<D0> tile() const {
+        static_assert(N == 1, "extent<N>::tile<D0>() needs a rank-1 extent");
+        return tiled_extent<D0>(*this);
+    }
+    template <int D0, int D1> AMP_FI tiled_extent<D0, D1> tile() const {
+        static_assert(N == 2, "extent<N>::tile<D0, D1>() needs a rank-2 extent");
+        return tiled_extent<D0, D1>(*this);
+    }
+    template <int D0, int D1, int D2> AMP_FI tiled_extent<D0, D1, D2> tile() const {
+        static_assert(N == 3, "extent<N>::tile<D0, D1, D2>() needs a rank-3 extent");
+        return tiled_extent<D0, D1, D2>(*this);
+    }
+    AMP_FI extent &operator+=(const extent &o) { for (int d = 0; d < N; ++d) v[d] += o.v[d]; return *this; }
+    AMP_FI extent &operator-=(const extent &o) { for (int d = 0; d < N; ++d) v[d] -= o.v[d]; return *this; }
     AMP_FI extent &operator+=(const index<N> &o) { for (int d = 0; d < N; ++d) v[d] += o.v[d]; return *this; }
     AMP_FI extent &operator-=(const index<N> &o) { for (int d = 0; d < N; ++d) v[d] -= o.v[d]; return *this; }
+    AMP_FI friend extent operator+(extent a, const extent &b) { return a += b; }
+    AMP_FI friend extent operator-(extent a, const extent &b) { return a -= b; }
     AMP_FI friend extent operator+(extent a, const index<N> &b) { return a += b; }
     AMP_FI friend extent operator-(extent a, const index<N> &b) { return a -= b; }
-    AMP_FI friend bool operator==(const extent &a, const extent &b) {
-        for (int d = 0; d < N; ++d) if (a.v[d] != b.v[d]) return false;
-        return true;
+};
+#undef AMP__COMPONENTWISE
+
+// ---------------------------------------------------------- tiled_extent
+// C++ AMP's tiled_extent: an extent (its base) with a tile shape of D0[ x
+// D1[ x D2]] work-items. A plain value, usable anywhere; only a launch is
+// bounded by the accelerator's threads per tile.
+template <int D0, int D1, int D2> struct tiled_extent : extent<detail::tile_rank<D0, D1, D2>::value> {
+    static_assert(D0 > 0 && D1 >= 0 && D2 >= 0 && !(D1 == 0 && D2 > 0),
+                  "tiled_extent tile sizes must be positive, given outermost first");
+    static constexpr int rank = detail::tile_rank<D0, D1, D2>::value;
+    static constexpr int tile_dim0 = D0, tile_dim1 = D1, tile_dim2 = D2;
+    typedef amp::extent<rank> extent_type;
+    AMP_FI tiled_extent() {}
+    AMP_FI tiled_extent(const extent_type &e) : extent_type(e) {}
+    AMP_FI static extent_type get_tile_extent() {
+        extent_type e;
+        const int dims[3] = {D0, D1, D2};
+        for (int d = 0; d < rank; ++d) e.v[d] = dims[d];
+        return e;
     }
-    AMP_FI friend bool operator!=(const extent &a, const extent &b) { return !(a == b); }
+    // Each dimension rounded up (pad) or down (truncate) to a whole number
+    // of tiles.
+    AMP_FI tiled_extent pad() const {
+        tiled_extent r = *this;
+        const extent_type t = get_tile_extent();
+        for (int d = 0; d < rank; ++d) r.v[d] = (r.v[d] + t.v[d] - 1) / t.v[d] * t.v[d];
+        return r;
+    }
+    AMP_FI tiled_extent truncate() const {
+        tiled_extent r = *this;
+        const extent_type t = get_tile_extent();
+        for (int d = 0; d < rank; ++d) r.v[d] = r.v[d] / t.v[d] * t.v[d];
+        return r;
+    }
 };
 
 // ---------------------------------------------------- barriers and fences
@@ -135,9 +215,9 @@ AMP_FI void tile_static_memory_fence(const tile_barrier &) { __threadfence_block
 template <int D0, int D1 = 0, int D2 = 0> struct tiled_index {
     static_assert(D0 > 0 && D1 >= 0 && D2 >= 0 && !(D1 == 0 && D2 > 0),
                   "tiled_index tile sizes must be positive, given outermost first");
-    static const int rank = D2 > 0 ? 3 : (D1 > 0 ? 2 : 1);
-    static const int tile_dim0 = D0, tile_dim1 = D1, tile_dim2 = D2;
-    static const int tile_threads = D0 * (D1 > 0 ? D1 : 1) * (D2 > 0 ? D2 : 1);
+    static constexpr int rank = D2 > 0 ? 3 : (D1 > 0 ? 2 : 1);
+    static constexpr int tile_dim0 = D0, tile_dim1 = D1, tile_dim2 = D2;
+    static constexpr int tile_threads = D0 * (D1 > 0 ? D1 : 1) * (D2 > 0 ? D2 : 1);
     index<rank> global, local, tile, tile_origin;
     tile_barrier barrier;
     AMP_FI static extent<rank> tile_extent() {
@@ -153,12 +233,32 @@ template <int D0, int D1 = 0, int D2 = 0> struct tiled_index {
 // Descriptor layout (lib/signature.h): pointer, int64 stride[N], extent.
 template <class T, int N> struct array_view {
     static_assert(N >= 1, "amp::array_view rank must be at least 1");
-    static const int rank = N;
+    static constexpr int rank = N;
     typedef T value_type;
     T *data_;
     long long stride_[N];
     amp::extent<N> extent;
 
+    array_view() = default;
+    // A view of memory the kernel has (a local array, tile_static storage):
+    // e.size() elements from src, row-major, as C++ AMP's array_view(extent,
+    // T *src) and array_view(e0[, e1[, e2]], T *src). Nothing is copied; the
+    // view lives as long as the memory does.
+    AMP_FI array_view(const amp::extent<N> &e, T *src) : data_(src), extent(e) { dense_strides(); }
+    template <int M = N, typename meta::enable<M == 1>::type = 0>
+    AMP_FI array_view(int e0, T *src) : data_(src), extent(e0) { dense_strides(); }
+    template <int M = N, typename meta::enable<M == 2>::type = 0>
+    AMP_FI array_view(int e0, int e1, T *src) : data_(src), extent(e0, e1) { dense_strides(); }
+    template <int M = N, typename meta::enable<M == 3>::type = 0>
+    AMP_FI array_view(int e0, int e1, int e2, T *src) : data_(src), extent(e0, e1, e2) { dense_strides(); }
+
+    AMP_FI void dense_strides() {
+        long long s = 1;
+        for (int d = N - 1; d >= 0; --d) {
+            stride_[d] = s;
+            s *= extent.v[d];
+        }
+    }
     AMP_FI long long offset_of(const index<N> &i) const {
         long long off = i.v[N - 1];
         for (int d = 0; d < N - 1; ++d) off += (long long)i.v[d] * stride_[d];
@@ -170,6 +270,9 @@ template <class T, int N> struct array_view {
     AMP_FI T &operator()(const index<N> &i) const { return (*this)[i]; }
     template <class... I, typename meta::enable<sizeof...(I) == N>::type = 0>
     AMP_FI T &operator()(I... is) const { return (*this)[index<N>(is...)]; }
+    // Projection, as [i] (C++ AMP's operator()(int) of rank N > 1).
+    template <int M = N, typename meta::enable<(M > 1)>::type = 0>
+    AMP_FI array_view<T, (N > 1 ? N - 1 : 1)> operator()(int i) const { return (*this)[i]; }
     // Projection: rank N-1 view of row i (N > 1), or element i (N == 1).
     AMP_FI decltype(auto) operator[](int i) const {
         if constexpr (N == 1) {
@@ -206,10 +309,46 @@ template <class T, int N> struct array_view {
         r.extent = extent;
         return r;
     }
+    // The same elements as another element type U (C++ AMP's reinterpret_as;
+    // rank 1, whose elements are contiguous): size() * sizeof(T) / sizeof(U)
+    // elements of U, a const U if T is const. Reading an element through one
+    // type that the same work-item wrote through another is undefined (C++'s
+    // aliasing rules), as it is in C++ AMP.
+    template <class U> AMP_FI array_view<typename meta::copy_const<T, U>::type, 1> reinterpret_as() const {
+        static_assert(N == 1, "array_view<T, N>::reinterpret_as: a view of rank 1 (an array of any rank)");
+        return reinterpret_whole<U>();
+    }
+    // The same elements as a row-major view of rank K (C++ AMP's view_as;
+    // rank 1). A shape of more elements than the view has gives an empty
+    // view (extent 0): every access through it is outside the view, which
+    // the CPU accelerator's debug checks report (AMP_DEBUG=1) and which is
+    // otherwise undefined, as C++ AMP leaves it.
+    template <int K> AMP_FI array_view<T, K> view_as(const amp::extent<K> &e) const {
+        static_assert(N == 1, "array_view<T, N>::view_as: a view of rank 1 (an array of any rank)");
+        return view_whole(e);
+    }
+
+    // For array, which is dense whatever its rank, and rank-1 views.
+    template <class U> AMP_FI array_view<typename meta::copy_const<T, U>::type, 1> reinterpret_whole() const {
+        typedef typename meta::copy_const<T, U>::type R;
+        unsigned long long bytes = extent.size() * sizeof(T);
+        return array_view<R, 1>((int)(bytes / sizeof(U)), (R *)data_);
+    }
+    template <int K> AMP_FI array_view<T, K> view_whole(const amp::extent<K> &e) const {
+        array_view<T, K> r(e, data_);
+        if (e.size() > extent.size()) r.extent = amp::extent<K>();
+        return r;
+    }
 };
 
-// A device array bound by amp_arg_array; same descriptor as array_view.
-template <class T, int N> struct array : array_view<T, N> {};
+// A device array bound by amp_arg_array; same descriptor as array_view, and
+// always dense (a whole array), so reinterpret_as and view_as take any rank.
+template <class T, int N> struct array : array_view<T, N> {
+    template <class U> AMP_FI array_view<typename meta::copy_const<T, U>::type, 1> reinterpret_as() const {
+        return this->template reinterpret_whole<U>();
+    }
+    template <int K> AMP_FI array_view<T, K> view_as(const amp::extent<K> &e) const { return this->view_whole(e); }
+};
 
 // Read/write that ignore indices outside the view (padded tiled launches).
 template <class T, int N>
@@ -229,7 +368,7 @@ struct signature {
     int magic, version, tiled, rank, tile[3], nparams, pack_size, pack_align;
     sig_param params[32];
 };
-struct launch_info { int ext[4]; int rank; int reserved[3]; };
+struct launch_info { int ext[AMP__LAUNCH_MAX_RANK]; int rank; int reserved[3]; };
 
 // Same numbers as amp_arg_kind in include/hipamp.h.
 enum {
@@ -324,6 +463,7 @@ template <class I> struct index_traits {
                   "amp::tiled_index<...> (AMP_TILED_KERNEL)");
 };
 template <int N> struct index_traits<index<N>> {
+    static_assert(N <= AMP__LAUNCH_MAX_RANK, "a launch's index has rank 1..8 (AMP__LAUNCH_MAX_RANK)");
     enum { tiled = 0, rank = N, d0 = 0, d1 = 0, d2 = 0, threads = AMP__SIMPLE_BLOCK_THREADS };
 };
 template <int D0, int D1, int D2> struct index_traits<tiled_index<D0, D1, D2>> {

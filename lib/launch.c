@@ -189,6 +189,7 @@ static amp_status amp__run(amp_accelerator_view *q, amp_extent e, const amp_tile
     l.extent = t ? t->extent : e;
     memset(&l.info, 0, sizeof l.info);
     l.info.rank = l.extent.rank;
+    _Static_assert(AMP_MAX_RANK <= AMP__LAUNCH_MAX_RANK, "launch_info carries every rank a launch may have");
     for (int d = 0; d < AMP_MAX_RANK; ++d) l.info.ext[d] = d < l.extent.rank ? l.extent.v[d] : 0;
     l.pack = pack;
     l.pack_size = (size_t)k->sig.pack_size;

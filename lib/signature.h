@@ -53,10 +53,14 @@ typedef struct amp__signature {
     amp__sig_param params[AMP__SIG_MAX_PARAMS];
 } amp__signature;
 
+/* The largest rank of a launch: the extents launch_info carries (the
+ * prelude's AMP__LAUNCH_MAX_RANK). At least AMP_MAX_RANK (launch.c checks). */
+#define AMP__LAUNCH_MAX_RANK 8
+
 /* Every entry point's first parameter. ext[0..rank-1] is the launched extent
- * (padded extent for tiled launches). */
+ * (padded extent for tiled launches); the rest are 0. */
 typedef struct amp__launch_info {
-    int32_t ext[4];
+    int32_t ext[AMP__LAUNCH_MAX_RANK];
     int32_t rank;
     int32_t reserved[3];
 } amp__launch_info;

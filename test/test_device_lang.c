@@ -11,6 +11,7 @@
 #include <string.h>
 
 extern const char test_kernels_device_lang[];
+extern const char test_kernels_device_types[];
 
 /* ------------------------------------------------------------ helpers */
 
@@ -492,6 +493,370 @@ ACCEL_TEST(device_lang, direct3d_helpers_exact)
     ASSERT_OK(amp_array_view_destroy(vk));
     ASSERT_OK(amp_program_destroy(p));
     free(iv), free(fv), free(k);
+}
+
+/* ------------------------------------- C++ AMP value types in kernels */
+
+/* The kernels of test/kernels/device_types.hip; each result is computed here
+ * from the C++ AMP specification's definitions. */
+static amp_program *build_types(amp_accelerator *acc)
+{
+    return test_build(acc, test_kernels_device_types);
+}
+
+/* index<3> and extent<3>: construction from const int[], ++ and --, scalar
+ * arithmetic with the scalar on either side, extent with extent. */
+ACCEL_TEST(device_lang, index_and_extent_arithmetic)
+{
+    amp_program *p = build_types(acc);
+    enum { N = 300, IN = 7, K = 3 * 46 + 3 };
+    int32_t *in = test_xmalloc(N * IN * sizeof *in), *out = test_xmalloc(N * K * sizeof *out);
+    int32_t *want = test_xmalloc(N * K * sizeof *want);
+    for (int n = 0; n < N; ++n) {
+        int32_t *r = &in[n * IN];
+        for (int d = 0; d < 3; ++d) {
+            r[d] = (int32_t)(rng() % 101u) - 50;
+            r[3 + d] = 1 + (int32_t)(rng() % 20u);
+        }
+        do r[6] = (int32_t)(rng() % 19u) - 9; while (r[6] == 0);
+        if (n == 0) r[0] = r[1] = r[2] = 0, r[3] = r[4] = r[5] = 1; /* contains, equal-size rows */
+        if (n == 1) for (int d = 0; d < 3; ++d) r[d] = r[3 + d]; /* e == f */
+    }
+    for (int i = 0; i < N * K; ++i) out[i] = POISON_I32;
+    for (int n = 0; n < N; ++n) {
+        const int32_t *a = &in[n * IN], *b = &in[n * IN + 3], s = in[n * IN + 6];
+        int32_t *w = &want[n * K];
+        for (int d = 0; d < 3; ++d) {
+            const int32_t x = a[d], e = b[d];
+            int32_t *c = &w[d];
+            c[0] = x, c[3] = e;
+            c[6] = x + 1, c[9] = x + 1, c[12] = x + 2, c[15] = x + 1, c[18] = x + 1, c[21] = x;
+            c[24] = e + 1, c[27] = e + 1, c[30] = e + 2, c[33] = e + 1, c[36] = e + 1, c[39] = e;
+            c[42] = x + s, c[45] = s + x, c[48] = x - s, c[51] = s - x, c[54] = x * s, c[57] = s * x;
+            c[60] = x / s, c[63] = s / e, c[66] = x % s, c[69] = s % e;
+            c[72] = e + s, c[75] = s + e, c[78] = e - s, c[81] = s - e, c[84] = e * s, c[87] = s * e;
+            c[90] = e / s, c[93] = s / e, c[96] = e % s, c[99] = s % e;
+            c[102] = e + x, c[105] = e - x, c[108] = e + x, c[111] = x, c[114] = e + x, c[117] = e - x;
+            int32_t u = e + s;
+            c[120] = u;
+            u -= 2 * s;
+            c[123] = u;
+            u *= s;
+            c[126] = u;
+            u /= 3;
+            c[129] = u;
+            u %= 5;
+            c[132] = u;
+            c[135] = ((((x + s) * 3) - 1) / s) % 7;
+        }
+        bool same = a[0] == b[0] && a[1] == b[1] && a[2] == b[2];
+        w[138] = 1 + 2 + 4 * same + 8 * !same;
+        w[139] = b[0] * b[1] * b[2];
+        w[140] = a[0] >= 0 && a[0] < b[0] && a[1] >= 0 && a[1] < b[1] && a[2] >= 0 && a[2] < b[2];
+    }
+    amp_array_view *vi = test_view(in, sizeof(int32_t), amp_extent_2d(N, IN), AMP_READ_ONLY);
+    amp_array_view *vo = test_view(out, sizeof(int32_t), amp_extent_2d(N, K), AMP_WRITE_ONLY);
+    amp_arg args[] = {amp_arg_view(vi), amp_arg_view(vo)};
+    launch(test_kernel(p, "index_extent_ops"), amp_extent_1d(N), args, 2);
+    ASSERT_OK(amp_array_view_synchronize(vo));
+    static const char *what[47] = {
+        "index(const int[])", "extent(const int[])", "++index", "index++ (old value)", "index after ++",
+        "--index", "index-- (old value)", "index after --", "++extent", "extent++ (old value)",
+        "extent after ++", "--extent", "extent-- (old value)", "extent after --", "index + int",
+        "int + index", "index - int", "int - index", "index * int", "int * index", "index / int",
+        "int / index", "index % int", "int % index", "extent + int", "int + extent", "extent - int",
+        "int - extent", "extent * int", "int * extent", "extent / int", "int / extent", "extent % int",
+        "int % extent", "extent + extent", "extent - extent", "extent += extent", "extent -= extent",
+        "extent + index", "extent - index", "extent += int", "extent -= int", "extent *= int",
+        "extent /= int", "extent %= int", "index compound assignments", "==, !=, size(), contains()"};
+    for (int n = 0; n < N; ++n)
+        for (int k = 0; k < K; ++k)
+            cr_assert_eq(out[n * K + k], want[n * K + k],
+                         "%s, row %d (a = %d %d %d, b = %d %d %d, s = %d), component %d: got %d want %d", what[k / 3],
+                         n, in[n * IN], in[n * IN + 1], in[n * IN + 2], in[n * IN + 3], in[n * IN + 4],
+                         in[n * IN + 5], in[n * IN + 6], k % 3, out[n * K + k], want[n * K + k]);
+    ASSERT_OK(amp_array_view_destroy(vi));
+    ASSERT_OK(amp_array_view_destroy(vo));
+    ASSERT_OK(amp_program_destroy(p));
+    free(in), free(out), free(want);
+}
+
+static int32_t round_up(int32_t x, int32_t m) { return (x + m - 1) / m * m; }
+static int32_t round_down(int32_t x, int32_t m) { return x / m * m; }
+
+/* extent::tile<D0[, D1[, D2]]>() and tiled_extent's pad(), truncate(),
+ * tile_dim0..2, get_tile_extent() and size(), in a kernel. */
+ACCEL_TEST(device_lang, tiled_extent_in_kernels)
+{
+    amp_program *p = build_types(acc);
+    enum { N = 64, K = 26 };
+    int32_t in[N * 3], out[N * K], want[N * K];
+    for (int n = 0; n < N; ++n)
+        for (int d = 0; d < 3; ++d) in[n * 3 + d] = 1 + (int32_t)(rng() % 100u);
+    /* Already whole tiles; smaller than one tile (truncate gives 0). */
+    in[0] = 4, in[1] = 12, in[2] = 32;
+    in[3] = 1, in[4] = 3, in[5] = 7;
+    for (int i = 0; i < N * K; ++i) out[i] = POISON_I32;
+    static const int32_t tile[3] = {2, 4, 8};
+    for (int n = 0; n < N; ++n) {
+        const int32_t *e = &in[n * 3];
+        int32_t *w = &want[n * K], k = 0;
+        int64_t ps = 1, ts = 1;
+        bool whole = true, under = true;
+        for (int d = 0; d < 3; ++d) w[k++] = e[d];
+        for (int d = 0; d < 3; ++d) w[k++] = round_up(e[d], tile[d]), ps *= round_up(e[d], tile[d]);
+        for (int d = 0; d < 3; ++d) w[k++] = round_down(e[d], tile[d]), ts *= round_down(e[d], tile[d]);
+        for (int d = 0; d < 3; ++d) whole = whole && e[d] % tile[d] == 0, under = under && round_down(e[d], tile[d]) == e[d];
+        w[k++] = (int32_t)ps;
+        w[k++] = (int32_t)ts;
+        w[k++] = 20408;
+        for (int d = 0; d < 3; ++d) w[k++] = tile[d];
+        w[k++] = round_up(e[2], 16);
+        w[k++] = round_down(e[2], 16);
+        w[k++] = 16 + 100000;
+        w[k++] = round_up(e[1], 3);
+        w[k++] = round_up(e[2], 5);
+        w[k++] = round_down(e[1], 3);
+        w[k++] = round_down(e[2], 5);
+        w[k++] = round_up(e[1], 3) * round_up(e[2], 5);
+        w[k++] = 2000 + 3000;
+        w[k++] = whole + 2 * !under + 4 + 8;
+        w[k++] = 3;
+        cr_assert_eq(k, K);
+    }
+    amp_array_view *vi = test_view(in, sizeof(int32_t), amp_extent_2d(N, 3), AMP_READ_ONLY);
+    amp_array_view *vo = test_view(out, sizeof(int32_t), amp_extent_2d(N, K), AMP_WRITE_ONLY);
+    amp_arg args[] = {amp_arg_view(vi), amp_arg_view(vo)};
+    launch(test_kernel(p, "tiled_extent_ops"), amp_extent_1d(N), args, 2);
+    ASSERT_OK(amp_array_view_synchronize(vo));
+    static const char *what[K] = {"extent", "extent", "extent", "pad()", "pad()", "pad()", "truncate()",
+                                  "truncate()", "truncate()", "pad().size()", "truncate().size()",
+                                  "tile_dim0..2", "get_tile_extent()", "get_tile_extent()", "get_tile_extent()",
+                                  "tile<16>().pad()", "tile<16>().truncate()", "tiled_extent<16> dims and rank",
+                                  "tile<3, 5>().pad()[0]", "tile<3, 5>().pad()[1]", "tile<3, 5>().truncate()[0]",
+                                  "tile<3, 5>().truncate()[1]", "tile<3, 5>().pad().size()",
+                                  "tile<1000, 1000>().pad()", "== and !=", "from and to extent"};
+    for (int n = 0; n < N; ++n)
+        for (int k = 0; k < K; ++k)
+            cr_assert_eq(out[n * K + k], want[n * K + k], "%s, extent (%d %d %d): got %d want %d", what[k],
+                         in[n * 3], in[n * 3 + 1], in[n * 3 + 2], out[n * K + k], want[n * K + k]);
+    ASSERT_OK(amp_array_view_destroy(vi));
+    ASSERT_OK(amp_array_view_destroy(vo));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+/* arr(i) is the rank N-1 sub-array, for arrays and views of rank 3 and 4:
+ * arr(i)(j)(k), arr(i)(j, k), arr[i][j][k] and arr(i, j, k) name one element. */
+ACCEL_TEST(device_lang, array_projection_with_parentheses)
+{
+    amp_program *p = build_types(acc);
+    enum { I = 3, J = 4, K = 5, L = 2 };
+    int32_t init[I * J * K], v4[L * I * J * K], out[I * J * K * 4];
+    for (int i = 0; i < I * J * K; ++i) init[i] = 1000 + 7 * i;
+    for (int i = 0; i < L * I * J * K; ++i) v4[i] = -5 * i - 1;
+    for (int i = 0; i < I * J * K * 4; ++i) out[i] = POISON_I32;
+    amp_accelerator_view *q = NULL;
+    ASSERT_OK(amp_accelerator_default_view(acc, &q));
+    amp_array *arr;
+    ASSERT_OK(amp_array_create(q, sizeof(int32_t), amp_extent_3d(I, J, K), init, &arr));
+    amp_array_view *vv = test_view(v4, sizeof(int32_t), amp_extent_4d(L, I, J, K), AMP_READ_ONLY);
+    amp_array_view *vo = test_view(out, sizeof(int32_t), amp_extent_4d(I, J, K, 4), AMP_WRITE_ONLY);
+    amp_arg args[] = {amp_arg_array(arr), amp_arg_view(vv), amp_arg_view(vo)};
+    launch(test_kernel(p, "array_projections"), amp_extent_3d(I, J, K), args, 3);
+    ASSERT_OK(amp_array_view_synchronize(vo));
+    for (int i = 0; i < I; ++i)
+        for (int j = 0; j < J; ++j)
+            for (int k = 0; k < K; ++k) {
+                const int32_t *o = &out[((i * J + j) * K + k) * 4];
+                int l = (i + j + k) % L;
+                cr_assert_eq(o[0], init[(i * J + j) * K + k], "array (%d, %d, %d): projections got %d want %d", i, j, k,
+                             o[0], init[(i * J + j) * K + k]);
+                cr_assert_eq(o[1], J * 100 + K * 10 + K, "array (%d, %d, %d): projected extents %d", i, j, k, o[1]);
+                cr_assert_eq(o[2], v4[((l * I + i) * J + j) * K + k], "view (%d, %d, %d, %d): projections got %d", l,
+                             i, j, k, o[2]);
+                cr_assert_eq(o[3], I * 100 + J * 10 + K, "view (%d, %d, %d, %d): projected extents %d", l, i, j, k,
+                             o[3]);
+            }
+    ASSERT_OK(amp_array_view_destroy(vv));
+    ASSERT_OK(amp_array_view_destroy(vo));
+    ASSERT_OK(amp_array_destroy(arr));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+static int32_t f32_bits(float f)
+{
+    int32_t b;
+    memcpy(&b, &f, sizeof b);
+    return b;
+}
+
+/* reinterpret_as<U>() and view_as(extent<K>) of an array (any rank) and of a
+ * rank-1 view, read and written in a kernel: the same elements, no copy. */
+ACCEL_TEST(device_lang, reinterpret_as_and_view_as_in_kernels)
+{
+    amp_program *p = build_types(acc);
+    enum { N = 48, K = 9 };
+    float f[N];
+    int32_t v[2 * N], out[N * K];
+    test_fill_random(f, N, 31u);
+    for (int i = 0; i < 2 * N; ++i) v[i] = POISON_I32;
+    for (int i = 0; i < N * K; ++i) out[i] = POISON_I32;
+    amp_accelerator_view *q = NULL;
+    ASSERT_OK(amp_accelerator_default_view(acc, &q));
+    amp_array *arr;
+    ASSERT_OK(amp_array_create(q, sizeof(float), amp_extent_2d(6, 8), f, &arr));
+    amp_array_view *vv = test_view(v, sizeof(int32_t), amp_extent_1d(2 * N), AMP_READ_WRITE);
+    amp_array_view *vo = test_view(out, sizeof(int32_t), amp_extent_2d(N, K), AMP_WRITE_ONLY);
+    amp_arg args[] = {amp_arg_array(arr), amp_arg_view(vv), amp_arg_view(vo)};
+    launch(test_kernel(p, "view_shapes"), amp_extent_1d(N), args, 3);
+    ASSERT_OK(amp_array_view_synchronize(vo));
+    ASSERT_OK(amp_array_view_synchronize(vv));
+    for (int n = 0; n < N; ++n) {
+        const int32_t *o = &out[n * K];
+        cr_assert_eq(o[0], f32_bits(f[n]), "array<float, 2>::reinterpret_as<int>()[%d]: got %#x", n, (unsigned)o[0]);
+        cr_assert_eq(o[1], N, "reinterpret_as<int>() extent: got %d", o[1]);
+        cr_assert_eq(o[2], N / 2, "reinterpret_as<float_2>() extent: got %d", o[2]);
+        cr_assert_eq(o[3], n < N / 2 ? f32_bits(f[2 * n + 1]) : 0, "reinterpret_as<float_2>()[%d].y: got %#x", n,
+                     (unsigned)o[3]);
+        cr_assert_eq(o[4], f32_bits(f[n]), "view_as(extent<3>(4, 3, 4)) element %d: got %#x", n, (unsigned)o[4]);
+        cr_assert_eq(o[5], 434, "view_as extent: got %d", o[5]);
+        cr_assert_eq(o[6], 4 * N, "array_view<int, 1>::reinterpret_as<short>() extent: got %d", o[6]);
+        cr_assert_eq(o[7], 100, "view_as with too many elements is empty, a fitting one is not: got %d", o[7]);
+        cr_assert_eq(o[8], 2 * N, "array_view<const int, 1>::reinterpret_as<float>() extent: got %d", o[8]);
+        cr_assert_eq(v[n], 3 * n, "written through view_as(extent<2>(6, 8)): element %d is %d", n, v[n]);
+        int32_t halves = (int32_t)((uint32_t)(uint16_t)n | (uint32_t)(uint16_t)-n << 16);
+        cr_assert_eq(v[N + n], halves, "written through reinterpret_as<short>(): element %d is %#x want %#x", N + n,
+                     (unsigned)v[N + n], (unsigned)halves);
+    }
+    ASSERT_OK(amp_array_view_destroy(vv));
+    ASSERT_OK(amp_array_view_destroy(vo));
+    ASSERT_OK(amp_array_destroy(arr));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+/* view_as with more elements than the view has gives an empty view: the CPU
+ * accelerator's debug checks report the access through it (and, as for any
+ * access they stop, land it on the view's first element: nothing past the
+ * original view is touched). */
+Test(device_lang, oversized_view_as_is_empty)
+{
+    setenv("AMP_DEBUG", "1", 1);
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    amp_program *p = build_types(acc);
+    int32_t v[96];
+    for (int i = 0; i < 96; ++i) v[i] = -3;
+    amp_array_view *vv = test_view(v, sizeof(int32_t), amp_extent_1d(96), AMP_READ_WRITE);
+    amp_arg args[] = {amp_arg_view(vv)};
+    ASSERT_STATUS(amp_parallel_for_each(NULL, amp_extent_1d(4), test_kernel(p, "oversized_view_as"), args, 1),
+                  AMP_ERROR_OUT_OF_BOUNDS);
+    cr_assert(strstr(amp_last_error(), "oversized_view_as") && strstr(amp_last_error(), "extent (0, 0)"), "%s",
+              amp_last_error());
+    ASSERT_OK(amp_array_view_synchronize(vv));
+    for (int i = 1; i < 96; ++i) cr_assert_eq(v[i], -3, "element %d written through an empty view: %d", i, v[i]);
+    ASSERT_OK(amp_array_view_destroy(vv));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+/* array_view(e0, T *src) over a local variable (C++ AMP's array_view<int,
+ * 1>(1, &local)) and a local array, array_view(extent, T *) of rank 3, and a
+ * view of tile_static memory shared by the tile. */
+ACCEL_TILED_TEST(device_lang, views_of_kernel_memory)
+{
+    amp_program *p = build_types(acc);
+    enum { N = 128, K = 5 };
+    int32_t out[N * K];
+    for (int i = 0; i < N * K; ++i) out[i] = POISON_I32;
+    amp_array_view *vo = test_view(out, sizeof(int32_t), amp_extent_2d(N, K), AMP_WRITE_ONLY);
+    amp_tiled_extent te;
+    ASSERT_OK(amp_extent_tile_1d(amp_extent_1d(N), 32, &te));
+    amp_arg args[] = {amp_arg_view(vo)};
+    ASSERT_OK(amp_parallel_for_each_tiled(NULL, te, test_kernel(p, "local_views"), args, 1));
+    ASSERT_OK(amp_array_view_synchronize(vo));
+    for (int n = 0; n < N; ++n) {
+        const int32_t *o = &out[n * K];
+        cr_assert_eq(o[0], 2 * (n + 1000), "item %d: a local through array_view<int, 1>(1, &local): %d", n, o[0]);
+        cr_assert_eq(o[1], (n + 23) + 1000 * (n + 6), "item %d: rank-3 view of a local array: %d", n, o[1]);
+        cr_assert_eq(o[2], 17, "item %d: array_view<int, 2>(4, 6, arr): %d", n, o[2]);
+        cr_assert_eq(o[3], n + 12 + 4000, "item %d: array_view<const int, 3>(2, 3, 4, arr): %d", n, o[3]);
+        cr_assert_eq(o[4], (n / 32 * 32 + 31 - n % 32) * 3, "item %d: a view of tile_static memory: %d", n, o[4]);
+    }
+    ASSERT_OK(amp_array_view_destroy(vo));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+/* The device types take any rank: index<7>, extent<7>, views of rank 5 and
+ * 6 (view_as, a local array, projections) in a kernel launched at rank 1. */
+ACCEL_TEST(device_lang, values_and_views_of_rank_above_4)
+{
+    amp_program *p = build_types(acc);
+    enum { N = 64, K = 7 };
+    int32_t out[N * K];
+    for (int i = 0; i < N * K; ++i) out[i] = POISON_I32;
+    amp_array_view *vo = test_view(out, sizeof(int32_t), amp_extent_2d(N, K), AMP_WRITE_ONLY);
+    amp_arg args[] = {amp_arg_view(vo)};
+    launch(test_kernel(p, "high_rank_values"), amp_extent_1d(N), args, 1);
+    ASSERT_OK(amp_array_view_synchronize(vo));
+    for (int n = 0; n < N; ++n) {
+        const int32_t *o = &out[n * K];
+        int rev = 0;
+        for (int b = 0; b < 6; ++b) rev |= ((n >> b) & 1) << (5 - b);
+        cr_assert_eq(o[0], n * 100 + rev, "item %d: view<int, 6>[index<6>(const int[])]: %d", n, o[0]);
+        cr_assert_eq(o[1], n * 100 + rev, "item %d: view<int, 6>(i0, ..., i5): %d", n, o[1]);
+        cr_assert_eq(o[2], n * 100 + 42, "item %d: six projections: %d", n, o[2]);
+        cr_assert_eq(o[3], 5040, "item %d: extent<7>::size(): %d", n, o[3]);
+        cr_assert_eq(o[4], 1, "item %d: extent<7>::contains: %d", n, o[4]);
+        cr_assert_eq(o[5], 1301, "item %d: extent<7> + extent<7> - 1: %d", n, o[5]);
+        cr_assert_eq(o[6], n * 100 + 63 + 64, "item %d: array_view<int, 5>(extent, local): %d", n, o[6]);
+    }
+    ASSERT_OK(amp_array_view_destroy(vo));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+/* A launch of rank r >= 4 (flattened on a GPU): every work-item runs once,
+ * with its own index, and writes its row-major position through a view of
+ * the same rank. */
+static void rank_launch(amp_accelerator *acc, amp_program *p, int rank, const int *dims)
+{
+    amp_extent e;
+    memset(&e, 0, sizeof e);
+    e.rank = rank;
+    size_t total = 1;
+    for (int d = 0; d < rank; ++d) e.v[d] = dims[d], total *= (size_t)dims[d];
+    int32_t *out = test_xmalloc(total * sizeof *out);
+    int32_t count = 0;
+    for (size_t i = 0; i < total; ++i) out[i] = POISON_I32;
+    amp_array_view *vo = test_view(out, sizeof(int32_t), e, AMP_WRITE_ONLY);
+    amp_array_view *vc = test_view(&count, sizeof(int32_t), amp_extent_1d(1), AMP_READ_WRITE);
+    char name[32];
+    snprintf(name, sizeof name, "rank%d_launch", rank);
+    amp_arg args[] = {amp_arg_view(vo), amp_arg_view(vc)};
+    launch(test_kernel(p, name), e, args, 2);
+    ASSERT_OK(amp_array_view_synchronize(vo));
+    ASSERT_OK(amp_array_view_synchronize(vc));
+    cr_assert_eq(count, (int32_t)total, "rank %d on %s: %d work-items ran, want %zu", rank,
+                 acc ? "this accelerator" : "?", count, total);
+    for (size_t i = 0; i < total; ++i)
+        cr_assert_eq(out[i], (int32_t)i + 1, "rank %d: element %zu holds %d", rank, i, out[i]);
+    ASSERT_OK(amp_array_view_destroy(vo));
+    ASSERT_OK(amp_array_view_destroy(vc));
+    free(out);
+}
+
+ACCEL_TEST(device_lang, launches_of_rank_4_and_above)
+{
+    amp_program *p = build_types(acc);
+    /* Last dimensions that leave partial blocks; outer ones the GPU's z axis
+     * folds together. */
+    rank_launch(acc, p, 4, (const int[]){3, 4, 5, 37});
+#if AMP_MAX_RANK >= 8
+    rank_launch(acc, p, 5, (const int[]){2, 3, 4, 5, 37});
+    rank_launch(acc, p, 6, (const int[]){2, 3, 2, 3, 5, 19});
+    rank_launch(acc, p, 7, (const int[]){2, 2, 3, 2, 2, 3, 33});
+    rank_launch(acc, p, 8, (const int[]){2, 2, 2, 3, 2, 2, 3, 17});
+#else
+    cr_log_info("ranks 5..8 not launched: this hipamp's AMP_MAX_RANK is %d", AMP_MAX_RANK);
+#endif
+    ASSERT_OK(amp_program_destroy(p));
 }
 
 /* ------------------------------------------------------------------- math */

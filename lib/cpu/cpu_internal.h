@@ -21,14 +21,14 @@
  * running), and `const char NAME__amp_cpu_path[]`, "loops" or
  * "fibers: <why>"; a module the transformation did not run on exports
  * `const char amp__cpu_loops_note[]` saying why. */
-#define AMP__CPU_ABI 2
+#define AMP__CPU_ABI 3
 
 typedef struct amp__cpu_item amp__cpu_item;
 typedef struct amp__cpu_launch {
     int32_t abi;
     int32_t tiled;
     int32_t rank;
-    int32_t ext[4];
+    int32_t ext[AMP__LAUNCH_MAX_RANK];
     int32_t tile[3];  /* index order; 1 where unused */
     int32_t tiles[3]; /* tiles per dimension, index order; 1 where unused */
     int32_t tile_threads;
@@ -55,8 +55,8 @@ struct amp__cpu_item {
 };
 
 _Static_assert(sizeof(void *) == 8, "the CPU accelerator needs a 64-bit host");
-_Static_assert(offsetof(amp__cpu_launch, pack) == 56, "amp__cpu_launch layout");
-_Static_assert(sizeof(amp__cpu_launch) == 96, "amp__cpu_launch layout");
+_Static_assert(offsetof(amp__cpu_launch, pack) == 72, "amp__cpu_launch layout");
+_Static_assert(sizeof(amp__cpu_launch) == 112, "amp__cpu_launch layout");
 _Static_assert(offsetof(amp__cpu_item, tile) == 24, "amp__cpu_item layout");
 _Static_assert(sizeof(amp__cpu_item) == 56, "amp__cpu_item layout");
 
