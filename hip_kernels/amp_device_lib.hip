@@ -56,6 +56,68 @@ AMP__ARITH(double, 0)
 template <class T, class U> struct same { enum { value = 0 }; };
 template <class T> struct same<T, T> { enum { value = 1 }; };
 
+// The clamps of C++ AMP's norm and unorm. A NaN gives the lower bound, as
+// Direct3D's clamp and saturate do (C++ AMP's GPU semantics); -0.0 stays.
+AMP__VFN constexpr float clamp_norm(float x) { return x >= -1.0f ? (x <= 1.0f ? x : 1.0f) : -1.0f; }
+AMP__VFN constexpr float clamp_unorm(float x) { return x >= 0.0f ? (x <= 1.0f ? x : 1.0f) : 0.0f; }
+} // namespace detail
+
+// ------------------------------------------------------- norm and unorm
+// C++ AMP's norm and unorm (concurrency::graphics): a float clamped to
+// [-1, 1] and to [0, 1]. Construction from a float, double, int or unsigned
+// is explicit and clamps (a value that is not a float is first converted to
+// float); the default value is 0 (so, unlike a float, neither can be
+// tile_static on a GPU, whose compilers refuse constructors there). unorm
+// converts implicitly to norm, both to float. + - * / and their assignments,
+// ++ and -- (both forms) and, for norm, unary - compute in float and clamp
+// the result; comparisons are those of the float values.
+struct norm;
+struct unorm;
+#define AMP__NORM_CLASS(C, clamp)                                                                \
+    struct C {                                                                                   \
+        AMP__VFN constexpr C() : v_(0.0f) {}                                                     \
+        AMP__VFN constexpr explicit C(float x) : v_(detail::clamp(x)) {}                         \
+        template <class U, typename meta::enable<detail::arith<U>::value && !detail::same<U, float>::value && \
+                                                 !detail::is_norm<U>::value>::type = 0>          \
+        AMP__VFN constexpr explicit C(U x) : v_(detail::clamp((float)x)) {}                      \
+        C(const C &) = default;                                                                  \
+        C &operator=(const C &) = default;                                                       \
+        AMP__VFN constexpr operator float() const { return v_; }                                 \
+        AMP__VFN constexpr C &operator+=(const C &o) { v_ = detail::clamp(v_ + o.v_); return *this; } \
+        AMP__VFN constexpr C &operator-=(const C &o) { v_ = detail::clamp(v_ - o.v_); return *this; } \
+        AMP__VFN constexpr C &operator*=(const C &o) { v_ = detail::clamp(v_ * o.v_); return *this; } \
+        AMP__VFN constexpr C &operator/=(const C &o) { v_ = detail::clamp(v_ / o.v_); return *this; } \
+        AMP__VFN constexpr C &operator++() { v_ = detail::clamp(v_ + 1.0f); return *this; }      \
+        AMP__VFN constexpr C &operator--() { v_ = detail::clamp(v_ - 1.0f); return *this; }      \
+        AMP__VFN constexpr C operator++(int) { C old = *this; ++*this; return old; }             \
+        AMP__VFN constexpr C operator--(int) { C old = *this; --*this; return old; }             \
+        friend AMP__VFN constexpr C operator+(C a, const C &b) { return a += b; }                \
+        friend AMP__VFN constexpr C operator-(C a, const C &b) { return a -= b; }                \
+        friend AMP__VFN constexpr C operator*(C a, const C &b) { return a *= b; }                \
+        friend AMP__VFN constexpr C operator/(C a, const C &b) { return a /= b; }                \
+                                                                                                 \
+      private:                                                                                   \
+        float v_;                                                                                \
+                                                                                                 \
+      public:
+namespace detail {
+template <class T> struct is_norm { enum { value = 0 }; };
+template <> struct is_norm<norm> { enum { value = 1 }; };
+template <> struct is_norm<unorm> { enum { value = 1 }; };
+template <class T> struct is_norm<const T> : is_norm<T> {};
+template <> struct arith<norm> { enum { value = 1, integral = 0 }; };
+template <> struct arith<unorm> { enum { value = 1, integral = 0 }; };
+} // namespace detail
+AMP__NORM_CLASS(unorm, clamp_unorm)
+};
+AMP__NORM_CLASS(norm, clamp_norm)
+    AMP__VFN constexpr norm(const unorm &u) : v_((float)u) {}
+    AMP__VFN constexpr norm operator-() const { return norm(-v_); }
+};
+#undef AMP__NORM_CLASS
+
+namespace detail {
+
 template <class T> struct is_vec { enum { value = 0 }; };
 template <class T, int N> struct is_vec<vec<T, N>> { enum { value = 1 }; };
 template <class T> AMP__HD T &&declval_(); // never defined: unevaluated operands only
@@ -160,10 +222,12 @@ template <class T, int N> AMP__VFN constexpr vec_base<T, N> splat_base(T s) {
 // element type with the same count. The default constructor leaves the
 // components uninitialised, as HIP's does and C++ AMP's does not: a type with
 // a non-trivial default constructor cannot be tile_static/__shared__.
-// vec<T, N>() and vec<T, N>{} are zero.
+// vec<T, N>() and vec<T, N>{} are zero. Vectors of norm and unorm (norm_2,
+// unorm_4, ...) start at zero, as their components do, and clamp each
+// component as it does.
 template <class T, int N> struct vec : detail::vec_base<T, N> {
     static_assert(detail::arith<T>::value && N >= 1 && N <= 4,
-                  "amp::vec<T, N>: T must be an arithmetic type and N 1..4");
+                  "amp::vec<T, N>: T must be an arithmetic type, norm or unorm, and N 1..4");
     typedef T value_type;
     static constexpr int size = N;
 
@@ -261,6 +325,12 @@ typedef vec<float, 4> float_4;
 typedef vec<double, 2> double_2;
 typedef vec<double, 3> double_3;
 typedef vec<double, 4> double_4;
+typedef vec<norm, 2> norm_2;
+typedef vec<norm, 3> norm_3;
+typedef vec<norm, 4> norm_4;
+typedef vec<unorm, 2> unorm_2;
+typedef vec<unorm, 3> unorm_3;
+typedef vec<unorm, 4> unorm_4;
 
 // short_vector<T, N>::type: the vector of N Ts (T itself for N == 1).
 template <class T, int N> struct short_vector {
@@ -293,6 +363,14 @@ using amp::float_4;
 using amp::double_2;
 using amp::double_3;
 using amp::double_4;
+using amp::norm;
+using amp::norm_2;
+using amp::norm_3;
+using amp::norm_4;
+using amp::unorm;
+using amp::unorm_2;
+using amp::unorm_3;
+using amp::unorm_4;
 using amp::short_vector;
 using amp::short_vector_traits;
 } // namespace graphics
@@ -336,7 +414,8 @@ template <class T> struct layout_check {
 static_assert(layout_check<signed char>::ok && layout_check<unsigned char>::ok && layout_check<short>::ok &&
               layout_check<unsigned short>::ok && layout_check<int>::ok && layout_check<unsigned>::ok &&
               layout_check<long>::ok && layout_check<unsigned long>::ok && layout_check<long long>::ok &&
-              layout_check<unsigned long long>::ok && layout_check<float>::ok && layout_check<double>::ok,
+              layout_check<unsigned long long>::ok && layout_check<float>::ok && layout_check<double>::ok &&
+              layout_check<norm>::ok && layout_check<unorm>::ok,
               "short vector layout");
 static_assert(sizeof(long) == 8, "hipamp kernels assume LP64 (long is 64-bit, as on every supported target)");
 } // namespace detail
@@ -662,6 +741,14 @@ AMP__LFN float step(float y, float x) { return x >= y ? 1.0f : 0.0f; }
 } // namespace direct3d
 
 } // namespace amp
+
+// C++ AMP's norm and unorm constants (amp_short_vectors.h's macros).
+#define NORM_ZERO ((::amp::norm)0.0f)
+#define NORM_MIN ((::amp::norm)-1.0f)
+#define NORM_MAX ((::amp::norm)1.0f)
+#define UNORM_ZERO ((::amp::unorm)0.0f)
+#define UNORM_MIN ((::amp::unorm)0.0f)
+#define UNORM_MAX ((::amp::unorm)1.0f)
 
 // ------------------------------------------------- the vendor vector names
 // Last, so that nothing above is rewritten by them. The element type of

@@ -784,6 +784,78 @@ ACCEL_TILED_TEST(device_lang, views_of_kernel_memory)
     ASSERT_OK(amp_program_destroy(p));
 }
 
+/* C++ AMP's clamps: norm to [-1, 1], unorm to [0, 1]; NaN to the lower
+ * bound (Direct3D's clamp and saturate). */
+static float clamp_n(float x) { return x >= -1.0f ? (x <= 1.0f ? x : 1.0f) : -1.0f; }
+static float clamp_u(float x) { return x >= 0.0f ? (x <= 1.0f ? x : 1.0f) : 0.0f; }
+
+/* norm, unorm, norm_N and unorm_N: construction clamps, every operator
+ * computes in float and clamps, default values are 0, conversions. */
+ACCEL_TEST(device_lang, norm_and_unorm)
+{
+    amp_program *p = build_types(acc);
+    static const float special[] = {-3.0f, -1.5f, -1.0f, -0.75f, -0.5f, -0.0f, 0.0f, 0.25f,
+                                    0.5f,  1.0f,  1.25f, 7.0f,   INFINITY, -INFINITY, NAN, 0.3f};
+    enum { S = sizeof special / sizeof special[0], N = S * S + 256, K = 32 };
+    float *x = test_xmalloc(N * sizeof *x), *y = test_xmalloc(N * sizeof *y);
+    float *out = test_xmalloc(N * K * sizeof *out);
+    for (int i = 0; i < S * S; ++i) x[i] = special[i / S], y[i] = special[i % S];
+    for (int i = S * S; i < N; ++i) x[i] = (float)rng_uniform(-2, 2), y[i] = (float)rng_uniform(-2, 2);
+    for (int i = 0; i < N * K; ++i) out[i] = POISON_F32;
+    amp_array_view *vx = test_view(x, sizeof(float), amp_extent_1d(N), AMP_READ_ONLY);
+    amp_array_view *vy = test_view(y, sizeof(float), amp_extent_1d(N), AMP_READ_ONLY);
+    amp_array_view *vo = test_view(out, sizeof(float), amp_extent_2d(N, K), AMP_WRITE_ONLY);
+    amp_arg args[] = {amp_arg_view(vx), amp_arg_view(vy), amp_arg_view(vo)};
+    launch(test_kernel(p, "norm_ops"), amp_extent_1d(N), args, 3);
+    ASSERT_OK(amp_array_view_synchronize(vo));
+    static const char *what[K] = {"norm(float)", "unorm(float)", "norm(double)", "unorm(int)", "norm(unsigned)",
+                                  "norm + norm", "norm - norm", "norm * norm", "norm / norm", "unorm + unorm",
+                                  "unorm - unorm", "unorm * unorm", "unorm / unorm", "-norm", "++norm",
+                                  "norm++ (old value)", "norm after ++", "--unorm", "unorm-- (old value)",
+                                  "unorm after --", "norm += and *=", "unorm -= and /=", "unorm to norm, norm()",
+                                  "comparisons", "norm_4 + norm_4 (x)", "norm_4 + norm_4 (w)",
+                                  "unorm_2 * and - (x)", "unorm_2 * and - (y)", "norm_3(float_3), get_zyx()",
+                                  "float_4(-norm_4)", "unorm_4 default", "NORM_ and UNORM_ constants"};
+    for (int n = 0; n < N; ++n) {
+        const float a = x[n], b = y[n], nx = clamp_n(a), ny = clamp_n(b), ux = clamp_u(a), uy = clamp_u(b);
+        float w[K];
+        w[0] = nx, w[1] = ux;
+        w[2] = clamp_n((float)((double)a * 3));
+        w[3] = clamp_u((float)(n % 5 - 2));
+        w[4] = clamp_n((float)(n % 3));
+        w[5] = clamp_n(nx + ny), w[6] = clamp_n(nx - ny), w[7] = clamp_n(nx * ny), w[8] = clamp_n(nx / ny);
+        w[9] = clamp_u(ux + uy), w[10] = clamp_u(ux - uy), w[11] = clamp_u(ux * uy), w[12] = clamp_u(ux / uy);
+        w[13] = -nx;
+        w[14] = w[15] = clamp_n(nx + 1.0f);
+        w[16] = clamp_n(w[14] + 1.0f);
+        w[17] = w[18] = clamp_u(ux - 1.0f);
+        w[19] = clamp_u(w[17] - 1.0f);
+        w[20] = clamp_n(clamp_n(nx + ny) * nx);
+        w[21] = clamp_u(clamp_u(ux - uy) / ux);
+        w[22] = ux;
+        w[23] = (float)((nx == ny) + 2 * (nx != ny) + 4 * (nx < ny) + 8 * (nx <= ny) + 16 * (nx > ny) +
+                        32 * (nx >= ny) + 64 * (ux == uy) + 128 * (ux < uy));
+        w[24] = clamp_n(nx + ny);
+        w[25] = clamp_n(clamp_n(2.0f * b) + ny);
+        w[26] = clamp_u(clamp_u(ux * 0.5f) - uy);
+        w[27] = clamp_u(clamp_u(uy * 0.5f) - uy);
+        w[28] = clamp_n(0.25f + clamp_n(a * 4));
+        w[29] = -ny;
+        w[30] = 0.0f;
+        w[31] = 109.0f;
+        for (int k = 0; k < K; ++k) {
+            float g = out[n * K + k];
+            cr_assert(g == w[k], "%s, x = %g, y = %g: got %.9g want %.9g", what[k], (double)a, (double)b, (double)g,
+                      (double)w[k]);
+        }
+    }
+    ASSERT_OK(amp_array_view_destroy(vx));
+    ASSERT_OK(amp_array_view_destroy(vy));
+    ASSERT_OK(amp_array_view_destroy(vo));
+    ASSERT_OK(amp_program_destroy(p));
+    free(x), free(y), free(out);
+}
+
 /* The device types take any rank: index<7>, extent<7>, views of rank 5 and
  * 6 (view_as, a local array, projections) in a kernel launched at rank 1. */
 ACCEL_TEST(device_lang, values_and_views_of_rank_above_4)

@@ -1,4 +1,4 @@
-// device_types.hip — kernels of test_device_lang.c for C++ AMP's value types in kernels: index/extent arithmetic, tiled_extent, array projections, reinterpret_as/view_as, views of kernel memory, and ranks above 4.
+// device_types.hip — kernels of test_device_lang.c for C++ AMP's value types in kernels: index/extent arithmetic, tiled_extent, array projections, reinterpret_as/view_as, views of kernel memory, norm/unorm and their vectors, and ranks above 4.
 
 // ------------------------------------------------------ index and extent
 // Writes rank-3 results as 3 ints each; test_device_lang.c computes the same
@@ -233,6 +233,86 @@ AMP_TILED_KERNEL(local_views, amp::tiled_index<32> t, amp::array_view<int, 2> ou
     sv[t.local[0]] = n * 3;
     t.barrier.wait();
     out(n, 4) = sv[31 - t.local[0]];
+}
+
+// ---------------------------------------------------------- norm, unorm
+// For each input pair (x, y) (floats, some outside [-1, 1], NaN, infinities),
+// 32 results; test_device_lang.c computes them from the clamping rules.
+static_assert(sizeof(amp::norm) == 4 && sizeof(amp::unorm) == 4 && sizeof(amp::norm_4) == 16 &&
+                  alignof(amp::norm_4) == 16 && sizeof(amp::unorm_3) == 12 && alignof(amp::unorm_2) == 8,
+              "norm and unorm layouts");
+static_assert(amp::detail::same<amp::short_vector<amp::norm, 4>::type, amp::norm_4>::value, "short_vector");
+static_assert(amp::detail::same<amp::short_vector<amp::unorm, 1>::type, amp::unorm>::value, "short_vector");
+static_assert(amp::detail::same<amp::graphics::short_vector<amp::graphics::unorm, 2>::type,
+                                amp::graphics::unorm_2>::value,
+              "short_vector in graphics");
+static_assert(amp::detail::same<amp::short_vector_traits<amp::unorm_3>::value_type, amp::unorm>::value,
+              "short_vector_traits::value_type");
+static_assert(amp::short_vector_traits<amp::unorm_3>::size == 3, "short_vector_traits::size");
+static_assert(amp::short_vector_traits<amp::norm>::size == 1, "short_vector_traits of a scalar");
+static_assert(amp::detail::same<amp::short_vector_traits<amp::norm>::value_type, amp::norm>::value,
+              "short_vector_traits of a scalar");
+AMP_KERNEL(norm_ops, amp::index<1> i, amp::array_view<const float, 1> xs, amp::array_view<const float, 1> ys,
+           amp::array_view<float, 2> out)
+{
+    using amp::norm;
+    using amp::unorm;
+    const int n = i[0];
+    const float x = xs[i], y = ys[i];
+    int k = 0;
+    const norm nx(x), ny(y);
+    const unorm ux(x), uy(y);
+    out(n, k++) = nx;                  // 0: construction clamps
+    out(n, k++) = ux;                  // 1
+    out(n, k++) = norm((double)x * 3); // 2: from double: to float, then clamp
+    out(n, k++) = unorm(n % 5 - 2);    // 3: from int
+    out(n, k++) = norm((unsigned)(n % 3)); // 4: from unsigned
+    out(n, k++) = nx + ny;             // 5: computed in float, clamped
+    out(n, k++) = nx - ny;             // 6
+    out(n, k++) = nx * ny;             // 7
+    out(n, k++) = nx / ny;             // 8
+    out(n, k++) = ux + uy;             // 9
+    out(n, k++) = ux - uy;             // 10
+    out(n, k++) = ux * uy;             // 11
+    out(n, k++) = ux / uy;             // 12
+    out(n, k++) = -nx;                 // 13
+    norm a = nx;
+    out(n, k++) = ++a;                 // 14
+    out(n, k++) = a++;                 // 15
+    out(n, k++) = a;                   // 16
+    unorm b = ux;
+    out(n, k++) = --b;                 // 17
+    out(n, k++) = b--;                 // 18
+    out(n, k++) = b;                   // 19
+    a = nx;
+    a += ny;
+    a *= nx;
+    out(n, k++) = a;                   // 20
+    b = ux;
+    b -= uy;
+    b /= ux;
+    out(n, k++) = b;                   // 21
+    const norm fromu = ux;             // unorm -> norm, implicit
+    out(n, k++) = fromu + norm();      // 22: default is 0
+    out(n, k++) = (nx == ny) + 2 * (nx != ny) + 4 * (nx < ny) + 8 * (nx <= ny) + 16 * (nx > ny) + 32 * (nx >= ny) +
+                  64 * (ux == uy) + 128 * (ux < uy); // 23
+    // Vectors: component-wise, each component clamped.
+    const amp::norm_4 v(x, y, -x, 2.0f * y);
+    const amp::norm_4 w(y);
+    const amp::norm_4 s = v + w;
+    out(n, k++) = s.x;                 // 24
+    out(n, k++) = s.w;                 // 25
+    const amp::unorm_2 p(x, y), q = p * amp::unorm_2(0.5f) - amp::unorm_2(y);
+    out(n, k++) = q.get_x();           // 26
+    out(n, k++) = q.get_y();           // 27
+    const amp::norm_3 c = amp::norm_3(amp::float_3(x * 4, y, 0.25f)); // explicit from float_3
+    out(n, k++) = c.z + c.get_zyx().z; // 28: 0.25 + clamp(4x)
+    const amp::float_4 back = amp::float_4(-v); // explicit to float_4
+    out(n, k++) = back.y;              // 29
+    amp::unorm_4 z;
+    out(n, k++) = z.x + z.y + z.z + z.w; // 30: vectors of unorm start at 0
+    out(n, k++) = (float)NORM_MIN + 10.0f * (float)NORM_MAX + 100.0f * (float)UNORM_MAX + (float)NORM_ZERO +
+                  (float)UNORM_ZERO + (float)UNORM_MIN; // 31
 }
 
 // --------------------------------------------------------- ranks above 4
