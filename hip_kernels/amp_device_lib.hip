@@ -510,71 +510,89 @@ AMP_FI float scalb(float x, float y) { return (float)scalb((double)x, (double)y)
 } // namespace detail
 
 // ------------------------------------------------------------ precise_math
-// C++ AMP's precise_math (float and double): the accelerator's accurate math
-// library (CUDA's / ROCm's on a GPU, the C library's on the CPU, or the CPU
-// accelerator's own implementations where it has none). Error bounds:
-// docs/device-language.md.
+// C++ AMP's precise_math (float and double). The double forms are the
+// accelerator's accurate math library (CUDA's / ROCm's on a GPU, the C
+// library's on the CPU, or the CPU accelerator's own implementations where
+// it has none). The float forms compute in double and round once: the
+// double result is within a few double ulps, 2^-29 of a float ulp, so the
+// float result is within 0.5 ulp plus that, at least as accurate as any
+// host's float libm (the vendors' own float functions allow up to 4 ulp:
+// CUDA's tanf and powf). Every accelerator hipamp supports has double
+// arithmetic. The exact functions (ceil, fmod, ...) stay in float. Error
+// bounds: docs/device-language.md.
 namespace precise_math {
-#define AMP__PM1(name, fname, fglobal, dglobal)                                                  \
+// In double, rounded once to float.
+#define AMP__PM1(name, fname, dglobal)                                                           \
+    AMP__LFN float fname(float x) { return (float)::dglobal((double)x); }                        \
+    AMP__LFN float name(float x) { return (float)::dglobal((double)x); }                         \
+    AMP__LFN double name(double x) { return ::dglobal(x); }
+#define AMP__PM2(name, fname, dglobal)                                                           \
+    AMP__LFN float fname(float x, float y) { return (float)::dglobal((double)x, (double)y); }    \
+    AMP__LFN float name(float x, float y) { return (float)::dglobal((double)x, (double)y); }     \
+    AMP__LFN double name(double x, double y) { return ::dglobal(x, y); }
+// Exact in float already.
+#define AMP__PM1X(name, fname, fglobal, dglobal)                                                 \
     AMP__LFN float fname(float x) { return ::fglobal(x); }                                       \
     AMP__LFN float name(float x) { return ::fglobal(x); }                                        \
     AMP__LFN double name(double x) { return ::dglobal(x); }
-#define AMP__PM2(name, fname, fglobal, dglobal)                                                  \
+#define AMP__PM2X(name, fname, fglobal, dglobal)                                                 \
     AMP__LFN float fname(float x, float y) { return ::fglobal(x, y); }                           \
     AMP__LFN float name(float x, float y) { return ::fglobal(x, y); }                            \
     AMP__LFN double name(double x, double y) { return ::dglobal(x, y); }
-AMP__PM1(acos, acosf, acosf, acos)
-AMP__PM1(acosh, acoshf, acoshf, acosh)
-AMP__PM1(asin, asinf, asinf, asin)
-AMP__PM1(asinh, asinhf, asinhf, asinh)
-AMP__PM1(atan, atanf, atanf, atan)
-AMP__PM1(atanh, atanhf, atanhf, atanh)
-AMP__PM1(cbrt, cbrtf, cbrtf, cbrt)
-AMP__PM1(ceil, ceilf, ceilf, ceil)
-AMP__PM1(cos, cosf, cosf, cos)
-AMP__PM1(cosh, coshf, coshf, cosh)
-AMP__PM1(cospi, cospif, cospif, cospi)
-AMP__PM1(erf, erff, erff, erf)
-AMP__PM1(erfc, erfcf, erfcf, erfc)
-AMP__PM1(erfcinv, erfcinvf, erfcinvf, erfcinv)
-AMP__PM1(erfinv, erfinvf, erfinvf, erfinv)
-AMP__PM1(exp, expf, expf, exp)
-AMP__PM1(exp10, exp10f, exp10f, exp10)
-AMP__PM1(exp2, exp2f, exp2f, exp2)
-AMP__PM1(expm1, expm1f, expm1f, expm1)
-AMP__PM1(fabs, fabsf, fabsf, fabs)
-AMP__PM1(floor, floorf, floorf, floor)
-AMP__PM1(log, logf, logf, log)
-AMP__PM1(log10, log10f, log10f, log10)
-AMP__PM1(log1p, log1pf, log1pf, log1p)
-AMP__PM1(log2, log2f, log2f, log2)
-AMP__PM1(logb, logbf, logbf, logb)
-AMP__PM1(nearbyint, nearbyintf, nearbyintf, nearbyint)
-AMP__PM1(phi, phif, normcdff, normcdf)
-AMP__PM1(probit, probitf, normcdfinvf, normcdfinv)
-AMP__PM1(rcbrt, rcbrtf, rcbrtf, rcbrt)
-AMP__PM1(round, roundf, roundf, round)
-AMP__PM1(rsqrt, rsqrtf, rsqrtf, rsqrt)
-AMP__PM1(sin, sinf, sinf, sin)
-AMP__PM1(sinh, sinhf, sinhf, sinh)
-AMP__PM1(sinpi, sinpif, sinpif, sinpi)
-AMP__PM1(sqrt, sqrtf, sqrtf, sqrt)
-AMP__PM1(tan, tanf, tanf, tan)
-AMP__PM1(tanh, tanhf, tanhf, tanh)
-AMP__PM1(tgamma, tgammaf, tgammaf, tgamma)
-AMP__PM1(trunc, truncf, truncf, trunc)
-AMP__PM2(atan2, atan2f, atan2f, atan2)
-AMP__PM2(copysign, copysignf, copysignf, copysign)
-AMP__PM2(fdim, fdimf, fdimf, fdim)
-AMP__PM2(fmax, fmaxf, fmaxf, fmax)
-AMP__PM2(fmin, fminf, fminf, fmin)
-AMP__PM2(fmod, fmodf, fmodf, fmod)
-AMP__PM2(hypot, hypotf, hypotf, hypot)
-AMP__PM2(nextafter, nextafterf, nextafterf, nextafter)
-AMP__PM2(pow, powf, powf, pow)
-AMP__PM2(remainder, remainderf, remainderf, remainder)
+AMP__PM1(acos, acosf, acos)
+AMP__PM1(acosh, acoshf, acosh)
+AMP__PM1(asin, asinf, asin)
+AMP__PM1(asinh, asinhf, asinh)
+AMP__PM1(atan, atanf, atan)
+AMP__PM1(atanh, atanhf, atanh)
+AMP__PM1(cbrt, cbrtf, cbrt)
+AMP__PM1X(ceil, ceilf, ceilf, ceil)
+AMP__PM1(cos, cosf, cos)
+AMP__PM1(cosh, coshf, cosh)
+AMP__PM1(cospi, cospif, cospi)
+AMP__PM1(erf, erff, erf)
+AMP__PM1(erfc, erfcf, erfc)
+AMP__PM1(erfcinv, erfcinvf, erfcinv)
+AMP__PM1(erfinv, erfinvf, erfinv)
+AMP__PM1(exp, expf, exp)
+AMP__PM1(exp10, exp10f, exp10)
+AMP__PM1(exp2, exp2f, exp2)
+AMP__PM1(expm1, expm1f, expm1)
+AMP__PM1X(fabs, fabsf, fabsf, fabs)
+AMP__PM1X(floor, floorf, floorf, floor)
+AMP__PM1(log, logf, log)
+AMP__PM1(log10, log10f, log10)
+AMP__PM1(log1p, log1pf, log1p)
+AMP__PM1(log2, log2f, log2)
+AMP__PM1X(logb, logbf, logbf, logb)
+AMP__PM1X(nearbyint, nearbyintf, nearbyintf, nearbyint)
+AMP__PM1(phi, phif, normcdf)
+AMP__PM1(probit, probitf, normcdfinv)
+AMP__PM1(rcbrt, rcbrtf, rcbrt)
+AMP__PM1X(round, roundf, roundf, round)
+AMP__PM1(rsqrt, rsqrtf, rsqrt)
+AMP__PM1(sin, sinf, sin)
+AMP__PM1(sinh, sinhf, sinh)
+AMP__PM1(sinpi, sinpif, sinpi)
+AMP__PM1(sqrt, sqrtf, sqrt)
+AMP__PM1(tan, tanf, tan)
+AMP__PM1(tanh, tanhf, tanh)
+AMP__PM1(tgamma, tgammaf, tgamma)
+AMP__PM1X(trunc, truncf, truncf, trunc)
+AMP__PM2(atan2, atan2f, atan2)
+AMP__PM2X(copysign, copysignf, copysignf, copysign)
+AMP__PM2X(fdim, fdimf, fdimf, fdim)
+AMP__PM2X(fmax, fmaxf, fmaxf, fmax)
+AMP__PM2X(fmin, fminf, fminf, fmin)
+AMP__PM2X(fmod, fmodf, fmodf, fmod)
+AMP__PM2(hypot, hypotf, hypot)
+AMP__PM2X(nextafter, nextafterf, nextafterf, nextafter)
+AMP__PM2(pow, powf, pow)
+AMP__PM2X(remainder, remainderf, remainderf, remainder)
 #undef AMP__PM1
 #undef AMP__PM2
+#undef AMP__PM1X
+#undef AMP__PM2X
 
 AMP__LFN float fmaf(float x, float y, float z) { return ::fmaf(x, y, z); }
 AMP__LFN float fma(float x, float y, float z) { return ::fmaf(x, y, z); }
@@ -600,20 +618,16 @@ AMP__LFN double modf(double x, double *ip) { return ::modf(x, ip); }
 AMP__LFN float remquof(float x, float y, int *q) { return ::remquof(x, y, q); }
 AMP__LFN float remquo(float x, float y, int *q) { return ::remquof(x, y, q); }
 AMP__LFN double remquo(double x, double y, int *q) { return ::remquo(x, y, q); }
-AMP__LFN void sincosf(float x, float *s, float *c) { ::sincosf(x, s, c); }
-AMP__LFN void sincos(float x, float *s, float *c) { ::sincosf(x, s, c); }
 AMP__LFN void sincos(double x, double *s, double *c) { ::sincos(x, s, c); }
+AMP__LFN void sincosf(float x, float *s, float *c) {
+    double ds, dc;
+    ::sincos((double)x, &ds, &dc);
+    *s = (float)ds;
+    *c = (float)dc;
+}
+AMP__LFN void sincos(float x, float *s, float *c) { sincosf(x, s, c); }
 // lgamma: the CPU accelerator uses the reentrant form (glibc's lgamma writes
 // the global signgam, a data race between its worker threads).
-AMP__LFN float lgammaf(float x) {
-#ifdef AMP_CPU
-    int s;
-    return ::lgammaf_r(x, &s);
-#else
-    return ::lgammaf(x);
-#endif
-}
-AMP__LFN float lgamma(float x) { return lgammaf(x); }
 AMP__LFN double lgamma(double x) {
 #ifdef AMP_CPU
     int s;
@@ -622,6 +636,8 @@ AMP__LFN double lgamma(double x) {
     return ::lgamma(x);
 #endif
 }
+AMP__LFN float lgammaf(float x) { return (float)lgamma((double)x); }
+AMP__LFN float lgamma(float x) { return lgammaf(x); }
 // tan(pi x), which neither CUDA nor HIP provides: the ratio of the exactly
 // reduced sinpi and cospi. Odd multiples of 1/2 give an infinity.
 AMP__LFN double tanpi(double x) { return ::sinpi(x) / ::cospi(x); }
@@ -649,7 +665,8 @@ AMP__LFN int signbit(double x) { return detail::sign_bit(x); }
 // C++ AMP's fast_math (float only; each name in a plain and an f form).
 // Trigonometric, exponential, logarithmic and power functions use the GPU's
 // hardware approximations (__sinf, __expf, __logf, __powf, ...); the rest
-// are the precise functions. On the CPU accelerator every one is precise.
+// are the vendor's accurate float functions. On the CPU accelerator every
+// one is the C library's accurate float function.
 // Error bounds: docs/device-language.md.
 namespace fast_math {
 #define AMP__FM1(name, impl)                                                                     \
