@@ -1,6 +1,7 @@
-/* cpu_compile.c — finds the host C++ compiler for the CPU accelerator and compiles kernel sources (CPU prelude + core's source, plus the loop versions cpu_loops.c writes in a child process) into shared objects, under a deadline, through a guardian process that takes the compiler's whole process group down with it. */
+/* cpu_compile.c — finds the host C++ compiler for the CPU accelerator and compiles kernel sources (CPU prelude + core's source, plus the loop versions lib/cpu/loops/ writes in a child process) into shared objects, under a deadline, through a guardian process that takes the compiler's whole process group down with it. */
 #include "cpu_clang.h"
 #include "cpu_internal.h"
+#include "loops/loops.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -534,9 +535,10 @@ static int amp__cpu_clang_args(char **opts, size_t from, size_t to, const char *
     return n;
 }
 
-/* Where the user's own text starts in the assembled unit (after the
- * library's preludes). */
-size_t amp__cpu_library_end(const char *source)
+/* Where the user's own text starts in the assembled unit (after the common
+ * prelude and the device library; 0 when the prelude is not found): the
+ * loop transformation trusts what comes before and analyses what follows. */
+static size_t amp__cpu_library_end(const char *source)
 {
     const char *pre = strstr(source, amp__embedded_prelude);
     if (!pre) return 0;
@@ -578,166 +580,6 @@ static char *amp__cpu_note_source(const char *note)
     }
     strcpy(s + k, "\";\n");
     return s;
-}
-
-/* The loop transformation gets this long at most (a parse takes well under
- * a second); past it the kernels stay on fibers. */
-#define AMP__CPU_LOOPS_LIMIT_S 60
-/* A child that used no CPU time for this long is stuck, not slow. */
-#define AMP__CPU_LOOPS_STUCK_S 5
-
-/* *ticks = CPU time (clock ticks, user + system) child pid has used so
- * far; false when /proc cannot say (then the child is never taken for
- * stuck). */
-static bool amp__cpu_child_ticks(pid_t pid, unsigned long long *ticks)
-{
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return false;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0) return false;
-    buf[n] = 0;
-    /* after "pid (comm) ": state is field 3, utime 14, stime 15 */
-    const char *p = strrchr(buf, ')');
-    unsigned long long ut = 0, st = 0;
-    if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2) return false;
-    *ticks = ut + st;
-    return true;
-}
-
-/* Run the loop transformation in a child process: libclang reads every
- * file the source includes (a FIFO would block it forever), may crash on
- * input it does not expect, and cannot be interrupted; a child is bounded by
- * the deadline, dies with this process (PR_SET_PDEATHSIG), and takes
- * libclang's memory and threads with it. The library is loaded here first,
- * once, so children only call into it. false (note says why) when the
- * transformation did not run or did not finish; *late when it was stopped
- * at the deadline. */
-static bool amp__cpu_loops_try(const amp__cpu_loops_job *job, uint64_t deadline, amp__cpu_loops_result *res,
-                               char *note, size_t cap, bool *late, bool *stuck)
-{
-    const char *why = NULL;
-    int fds[2] = {-1, -1};
-    char *buf = NULL;
-    size_t len = 0, bcap = 0;
-    bool ok = false;
-    *late = *stuck = false;
-    memset(res, 0, sizeof *res);
-    if (!amp__clang_get(&why)) {
-        snprintf(note, cap, "fibers: %s", why);
-        return false;
-    }
-    if (pipe2(fds, O_CLOEXEC) != 0) {
-        snprintf(note, cap, "fibers: no pipe for the loop transformation: %s", strerror(errno));
-        return false;
-    }
-    pid_t host = getpid();
-    pid_t c = fork();
-    if (c < 0) {
-        snprintf(note, cap, "fibers: cannot fork for the loop transformation: %s", strerror(errno));
-        close(fds[0]);
-        close(fds[1]);
-        return false;
-    }
-    if (c == 0) {
-        close(fds[0]);
-#ifdef __linux__
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-#endif
-        if (getppid() != host) _exit(1);
-        /* The host's signal handlers are not this process's business, and
-         * its terminal's signals are the host's to act on. */
-        setpgid(0, 0);
-        struct sigaction dfl;
-        memset(&dfl, 0, sizeof dfl);
-        dfl.sa_handler = SIG_DFL;
-        static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGPIPE, SIGALRM, SIGCHLD};
-        for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; ++i) sigaction(sigs[i], &dfl, NULL);
-        amp__cpu_loops_result r;
-        char n[512];
-        bool rok = amp__cpu_loops_transform(job, &r, n, sizeof n);
-        size_t l = 0;
-        char *out = amp__cpu_loops_encode(rok, &r, n, &l);
-        for (size_t off = 0; out && off < l;) {
-            ssize_t w = write(fds[1], out + off, l - off);
-            if (w < 0 && errno == EINTR) continue;
-            if (w <= 0) _exit(1);
-            off += (size_t)w;
-        }
-        _exit(out ? 0 : 1);
-    }
-    close(fds[1]);
-    fds[1] = -1;
-    uint64_t limit = amp__now_ns() + (uint64_t)AMP__CPU_LOOPS_LIMIT_S * 1000000000ull;
-    if (limit > deadline) limit = deadline;
-    unsigned long long cpu = 0;
-    (void)amp__cpu_child_ticks(c, &cpu);
-    uint64_t progress = amp__now_ns();
-    for (;;) {
-        uint64_t now = amp__now_ns();
-        if (now >= limit) {
-            *late = true;
-            break;
-        }
-        uint64_t left = (limit - now + 999999) / 1000000;
-        struct pollfd pfd = {fds[0], POLLIN, 0};
-        int pr = poll(&pfd, 1, left > 1000 ? 1000 : (int)left);
-        if (pr < 0 && errno == EINTR) continue;
-        if (pr < 0) break;
-        if (pr == 0) {
-            unsigned long long t = cpu;
-            if (!amp__cpu_child_ticks(c, &t) || t != cpu) {
-                cpu = t;
-                progress = amp__now_ns();
-            } else if (amp__now_ns() - progress >= (uint64_t)AMP__CPU_LOOPS_STUCK_S * 1000000000ull) {
-                *late = *stuck = true;
-                break;
-            }
-            continue;
-        }
-        progress = amp__now_ns();
-        if (len + 65536 + 1 > bcap) {
-            size_t nc = bcap ? bcap * 2 : 262144;
-            char *q = realloc(buf, nc);
-            if (!q) break;
-            buf = q;
-            bcap = nc;
-        }
-        ssize_t n = read(fds[0], buf + len, 65536);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
-        len += (size_t)n;
-    }
-    if (*late) kill(c, SIGKILL);
-    int ws = 0;
-    while (waitpid(c, &ws, 0) < 0 && errno == EINTR) {}
-    close(fds[0]);
-    if (*stuck)
-        snprintf(note, cap, "fibers: the loop transformation made no progress for %d s", AMP__CPU_LOOPS_STUCK_S);
-    else if (*late) snprintf(note, cap, "fibers: the loop transformation did not finish in time");
-    else if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0 || !buf)
-        snprintf(note, cap, "fibers: the loop transformation failed (%s %d)",
-                 WIFSIGNALED(ws) ? "signal" : "exit status", WIFSIGNALED(ws) ? WTERMSIG(ws) : WEXITSTATUS(ws));
-    else
-        ok = amp__cpu_loops_decode(buf, len, res, note, cap);
-    free(buf);
-    return ok;
-}
-
-/* The child is a fork of a process that may have other threads: a lock one
- * of them held at the fork (an allocator's, seen under older
- * AddressSanitizer runtimes) stays locked in the child forever. A child that
- * used no CPU for AMP__CPU_LOOPS_STUCK_S is taken for that and started once
- * more; a real time-out is not repeated. */
-static bool amp__cpu_loops_child(const amp__cpu_loops_job *job, uint64_t deadline, amp__cpu_loops_result *res,
-                                 char *note, size_t cap, bool *late)
-{
-    bool stuck = false;
-    bool ok = amp__cpu_loops_try(job, deadline, res, note, cap, late, &stuck);
-    if (stuck && amp__now_ns() < deadline) ok = amp__cpu_loops_try(job, deadline, res, note, cap, late, &stuck);
-    return ok;
 }
 
 amp_status amp__cpu_compile(amp__cpu_device *d, const amp__compile_job *job, amp__compile_output *out)
@@ -834,10 +676,10 @@ amp_status amp__cpu_compile(amp__cpu_device *d, const amp__compile_job *job, amp
             cargs[nc++] = job->source_dir;
         }
         nc += amp__cpu_clang_args(argv, user_from, user_to, cargs + nc, 96 - nc);
-        amp__cpu_loops_job lj = {source, strlen(source), src, cargs, nc};
-        bool late = false;
-        have_loops = amp__cpu_loops_child(&lj, deadline, &lres, note, sizeof note, &late);
-        if (late && amp__now_ns() >= deadline) {
+        amp__cpu_loops_job lj = {source, strlen(source), amp__cpu_library_end(source), src, cargs, nc};
+        amp__cpu_loops_outcome how = {0};
+        have_loops = amp__cpu_loops_run(&lj, deadline, &lres, note, sizeof note, &how);
+        if (how.late && amp__now_ns() >= deadline) {
             st = amp__fail(AMP_ERROR_COMPILE,
                            "compiling %s for the CPU accelerator timed out after %u seconds "
                            "(AMP_COMPILE_TIMEOUT) in the loop transformation (reading its includes?)",

@@ -15,7 +15,7 @@
  * byte (both sides assert the layout). A compiled module exports
  * `int amp__cpu_abi(void)` returning AMP__CPU_ABI, each kernel NAME as
  * `void NAME(amp__cpu_item *)`, and NAME__amp_sig. A tiled kernel the loop
- * transformation handled (cpu_loops.c) also exports
+ * transformation handled (lib/cpu/loops/) also exports
  * `void NAME__amp_tiles(amp__cpu_item *)`, which runs every work-item of
  * the tiles with linear ids [begin, end) (it sets item.tile to the one
  * running), and `const char NAME__amp_cpu_path[]`, "loops" or
@@ -87,10 +87,6 @@ typedef struct amp__cpu_device {
  * cache tag. Never fails: an unusable compiler leaves available false. */
 void amp__cpu_find_compiler(amp__cpu_device *d);
 amp_status amp__cpu_compile(amp__cpu_device *d, const amp__compile_job *job, amp__compile_output *out);
-/* Where the library's own text ends in an assembled unit (after the common
- * prelude and the device library; 0 when the prelude is not found): the
- * loop transformation trusts what comes before and analyses what follows. */
-size_t amp__cpu_library_end(const char *source);
 
 /* What kernel_get hands the core as the kernel's function: the entry point,
  * and the loop version when the kernel has one and may use it. Owned by the
@@ -151,48 +147,9 @@ void amp__cpu_event_release(void *dev, void *event);
 
 /* ------------------------------------------------------- loop version
  * Largest tile_static + work-item context a loop version may keep on its
- * stack (cpu_loops.c refuses larger kernels, cpu_run.c sizes the loop
- * runner's stack for it). */
+ * stack (the loop transformation, lib/cpu/loops/, refuses larger kernels;
+ * cpu_run.c sizes the loop runner's stack for it). */
 #define AMP__CPU_LOOP_FRAME_MAX (1024 * 1024)
-
-typedef struct amp__cpu_loops_job {
-    const char *source; /* the assembled unit (NUL-terminated) */
-    size_t len;
-    const char *path;   /* the file it is parsed as (its directory matters for includes) */
-    const char *const *args; /* compiler arguments for libclang (language, -D, -I, ...) */
-    int nargs;
-} amp__cpu_loops_job;
-
-/* What the transformation made of each tiled kernel, in source order. */
-typedef struct amp__cpu_loops_kernel {
-    char name[256];
-    unsigned at;       /* offset just after the kernel's body */
-    char *loops;       /* its loop version (malloc'ed), or NULL */
-    char why[256];     /* when NULL: why the kernel stays on fibers */
-    char *line;        /* the #line that restores the user's numbering after it */
-    bool off;          /* the caller turned the loop version off (off_why) */
-    char off_why[256];
-} amp__cpu_loops_kernel;
-typedef struct amp__cpu_loops_result {
-    amp__cpu_loops_kernel *k;
-    int n;
-} amp__cpu_loops_result;
-
-/* Parse the unit with libclang and write a loop version for each tiled
- * kernel that can have one. false (note: "fibers: <why>", res empty) when
- * the transformation could not run at all. Never fails the build: a caller
- * compiles the source as it is then. Blocks while libclang parses (a few
- * hundred ms). */
-bool amp__cpu_loops_transform(const amp__cpu_loops_job *job, amp__cpu_loops_result *res, char *note, size_t cap);
-/* The source with each kernel's loop version (or its fiber note) after it,
- * and the list of kernels whose fiber version is left out. malloc'ed; NULL
- * when out of memory. */
-char *amp__cpu_loops_assemble(const char *source, const amp__cpu_loops_result *res);
-void amp__cpu_loops_free(amp__cpu_loops_result *res);
-/* The transformation's outcome as bytes (malloc'ed, NULL when out of
- * memory), and back (false: it could not run; note says why). */
-char *amp__cpu_loops_encode(bool ok, const amp__cpu_loops_result *res, const char *note, size_t *len);
-bool amp__cpu_loops_decode(const char *buf, size_t len, amp__cpu_loops_result *res, char *note, size_t cap);
 
 /* ------------------------------------------------------- module images
  * tile_static memory is static thread_local in a module (amp_cpu_prelude.hpp)

@@ -1,0 +1,261 @@
+/* child.c — runs the loop transformation in a forked child process, bounded by the compile deadline and its own limit (a child that uses no CPU is stuck and gets one more try), and carries its result back through a pipe. */
+#include "loops.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+
+/* ------------------------------------------------------------ transport
+ * The transformation runs in a child process (below); its result crosses a
+ * pipe as: "AMPL1\n", note\0, kernel count\n, then per kernel
+ * name\0 at\n why\0 line\0 loops-length\n loops. */
+
+/* The transformation's outcome as bytes (malloc'ed, NULL when out of
+ * memory), and back (false: it could not run; note says why). */
+static char *encode(bool ok, const amp__cpu_loops_result *res, const char *note, size_t *len)
+{
+    amp__sb b = {0};
+    amp__sb_puts(&b, "AMPL1\n");
+    amp__sb_put(&b, note, strlen(note) + 1);
+    amp__sb_printf(&b, "%d\n", ok ? res->n : -1);
+    for (int i = 0; ok && i < res->n; ++i) {
+        const amp__cpu_loops_kernel *k = &res->k[i];
+        amp__sb_put(&b, k->name, strlen(k->name) + 1);
+        amp__sb_printf(&b, "%u\n", k->at);
+        amp__sb_put(&b, k->why, strlen(k->why) + 1);
+        amp__sb_put(&b, k->line ? k->line : "", strlen(k->line ? k->line : "") + 1);
+        size_t ll = k->loops ? strlen(k->loops) : 0;
+        amp__sb_printf(&b, "%zu\n", ll);
+        if (ll) amp__sb_put(&b, k->loops, ll);
+    }
+    if (b.oom) {
+        free(b.p);
+        return NULL;
+    }
+    *len = b.n;
+    return b.p;
+}
+
+/* A field up to delim inside [*p, end): NULL when missing. */
+static const char *take(const char **p, const char *end, char delim)
+{
+    const char *s = *p;
+    const char *d = memchr(s, delim, (size_t)(end - s));
+    if (!d) return NULL;
+    *p = d + 1;
+    return s;
+}
+
+static bool decode(const char *buf, size_t len, amp__cpu_loops_result *res, char *note, size_t cap)
+{
+    const char *p = buf, *end = buf + len;
+    memset(res, 0, sizeof *res);
+    note[0] = 0;
+    if (len < 6 || memcmp(buf, "AMPL1\n", 6)) return false;
+    p += 6;
+    const char *f = take(&p, end, 0);
+    if (!f) return false;
+    snprintf(note, cap, "%s", f);
+    const char *nl = take(&p, end, '\n');
+    if (!nl) return false;
+    int n = atoi(nl);
+    if (n < 0) return false;
+    if (n > 100000) goto bad;
+    res->k = calloc((size_t)n + 1, sizeof *res->k);
+    if (!res->k) goto bad;
+    res->n = n;
+    for (int i = 0; i < n; ++i) {
+        amp__cpu_loops_kernel *k = &res->k[i];
+        const char *name = take(&p, end, 0), *at = name ? take(&p, end, '\n') : NULL;
+        const char *why = at ? take(&p, end, 0) : NULL, *line = why ? take(&p, end, 0) : NULL;
+        const char *ll = line ? take(&p, end, '\n') : NULL;
+        if (!ll) goto bad;
+        snprintf(k->name, sizeof k->name, "%s", name);
+        k->at = (unsigned)strtoul(at, NULL, 10);
+        snprintf(k->why, sizeof k->why, "%s", why);
+        size_t l = strtoul(ll, NULL, 10);
+        if (line[0] && !(k->line = amp__strdup(line))) goto bad;
+        if (l) {
+            if (l > (size_t)(end - p) || !(k->loops = malloc(l + 1))) goto bad;
+            memcpy(k->loops, p, l);
+            k->loops[l] = 0;
+            p += l;
+        }
+    }
+    return true;
+bad:
+    amp__cpu_loops_free(res);
+    snprintf(note, cap, "fibers: the loop transformation's result was garbled");
+    return false;
+}
+
+/* ------------------------------------------------------------ the child */
+
+/* The loop transformation gets this long at most (a parse takes well under
+ * a second); past it the kernels stay on fibers. */
+#define AMP__CPU_LOOPS_LIMIT_S 60
+/* A child that used no CPU time for this long is stuck, not slow. */
+#define AMP__CPU_LOOPS_STUCK_S 5
+
+/* *ticks = CPU time (clock ticks, user + system) child pid has used so
+ * far; false when /proc cannot say (then the child is never taken for
+ * stuck). */
+static bool child_ticks(pid_t pid, unsigned long long *ticks)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) return false;
+    buf[n] = 0;
+    /* after "pid (comm) ": state is field 3, utime 14, stime 15 */
+    const char *p = strrchr(buf, ')');
+    unsigned long long ut = 0, st = 0;
+    if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2) return false;
+    *ticks = ut + st;
+    return true;
+}
+
+/* Run the loop transformation in a child process: libclang reads every
+ * file the source includes (a FIFO would block it forever), may crash on
+ * input it does not expect, and cannot be interrupted; a child is bounded by
+ * the deadline, dies with this process (PR_SET_PDEATHSIG), and takes
+ * libclang's memory and threads with it. The library is loaded here first,
+ * once, so children only call into it. false (note says why) when the
+ * transformation did not run or did not finish; *late when it was stopped
+ * at the deadline. */
+static bool run_once(const amp__cpu_loops_job *job, uint64_t deadline, amp__cpu_loops_result *res, char *note,
+                     size_t cap, bool *late, bool *stuck)
+{
+    const char *why = NULL;
+    int fds[2] = {-1, -1};
+    char *buf = NULL;
+    size_t len = 0, bcap = 0;
+    bool ok = false;
+    *late = *stuck = false;
+    memset(res, 0, sizeof *res);
+    if (!amp__clang_get(&why)) {
+        snprintf(note, cap, "fibers: %s", why);
+        return false;
+    }
+    if (pipe2(fds, O_CLOEXEC) != 0) {
+        snprintf(note, cap, "fibers: no pipe for the loop transformation: %s", strerror(errno));
+        return false;
+    }
+    pid_t host = getpid();
+    pid_t c = fork();
+    if (c < 0) {
+        snprintf(note, cap, "fibers: cannot fork for the loop transformation: %s", strerror(errno));
+        close(fds[0]);
+        close(fds[1]);
+        return false;
+    }
+    if (c == 0) {
+        close(fds[0]);
+#ifdef __linux__
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+#endif
+        if (getppid() != host) _exit(1);
+        /* The host's signal handlers are not this process's business, and
+         * its terminal's signals are the host's to act on. */
+        setpgid(0, 0);
+        struct sigaction dfl;
+        memset(&dfl, 0, sizeof dfl);
+        dfl.sa_handler = SIG_DFL;
+        static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGPIPE, SIGALRM, SIGCHLD};
+        for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; ++i) sigaction(sigs[i], &dfl, NULL);
+        amp__cpu_loops_result r;
+        char n[512];
+        bool rok = amp__cpu_loops_transform(job, &r, n, sizeof n);
+        size_t l = 0;
+        char *out = encode(rok, &r, n, &l);
+        for (size_t off = 0; out && off < l;) {
+            ssize_t w = write(fds[1], out + off, l - off);
+            if (w < 0 && errno == EINTR) continue;
+            if (w <= 0) _exit(1);
+            off += (size_t)w;
+        }
+        _exit(out ? 0 : 1);
+    }
+    close(fds[1]);
+    fds[1] = -1;
+    uint64_t limit = amp__now_ns() + (uint64_t)AMP__CPU_LOOPS_LIMIT_S * 1000000000ull;
+    if (limit > deadline) limit = deadline;
+    unsigned long long cpu = 0;
+    (void)child_ticks(c, &cpu);
+    uint64_t progress = amp__now_ns();
+    for (;;) {
+        uint64_t now = amp__now_ns();
+        if (now >= limit) {
+            *late = true;
+            break;
+        }
+        uint64_t left = (limit - now + 999999) / 1000000;
+        struct pollfd pfd = {fds[0], POLLIN, 0};
+        int pr = poll(&pfd, 1, left > 1000 ? 1000 : (int)left);
+        if (pr < 0 && errno == EINTR) continue;
+        if (pr < 0) break;
+        if (pr == 0) {
+            unsigned long long t = cpu;
+            if (!child_ticks(c, &t) || t != cpu) {
+                cpu = t;
+                progress = amp__now_ns();
+            } else if (amp__now_ns() - progress >= (uint64_t)AMP__CPU_LOOPS_STUCK_S * 1000000000ull) {
+                *late = *stuck = true;
+                break;
+            }
+            continue;
+        }
+        progress = amp__now_ns();
+        if (len + 65536 + 1 > bcap) {
+            size_t nc = bcap ? bcap * 2 : 262144;
+            char *q = realloc(buf, nc);
+            if (!q) break;
+            buf = q;
+            bcap = nc;
+        }
+        ssize_t n = read(fds[0], buf + len, 65536);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        len += (size_t)n;
+    }
+    if (*late) kill(c, SIGKILL);
+    int ws = 0;
+    while (waitpid(c, &ws, 0) < 0 && errno == EINTR) {}
+    close(fds[0]);
+    if (*stuck)
+        snprintf(note, cap, "fibers: the loop transformation made no progress for %d s", AMP__CPU_LOOPS_STUCK_S);
+    else if (*late) snprintf(note, cap, "fibers: the loop transformation did not finish in time");
+    else if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0 || !buf)
+        snprintf(note, cap, "fibers: the loop transformation failed (%s %d)",
+                 WIFSIGNALED(ws) ? "signal" : "exit status", WIFSIGNALED(ws) ? WTERMSIG(ws) : WEXITSTATUS(ws));
+    else
+        ok = decode(buf, len, res, note, cap);
+    free(buf);
+    return ok;
+}
+
+/* The child is a fork of a process that may have other threads: a lock one
+ * of them held at the fork (an allocator's, seen under older
+ * AddressSanitizer runtimes) stays locked in the child forever. A child that
+ * used no CPU for AMP__CPU_LOOPS_STUCK_S is taken for that and started once
+ * more; a real time-out is not repeated. */
+bool amp__cpu_loops_run(const amp__cpu_loops_job *job, uint64_t deadline, amp__cpu_loops_result *res, char *note,
+                        size_t cap, amp__cpu_loops_outcome *how)
+{
+    bool stuck = false;
+    bool ok = run_once(job, deadline, res, note, cap, &how->late, &stuck);
+    if (stuck && amp__now_ns() < deadline) ok = run_once(job, deadline, res, note, cap, &how->late, &stuck);
+    return ok;
+}

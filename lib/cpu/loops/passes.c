@@ -1,0 +1,278 @@
+/* passes.c — the loop transformation of one tiled kernel: reads its parameters, locals and tile shape, runs the passes in order (barriers, plan, classification, promotion and the second plan it needs), sizes its frame, edits the regions' text and has the loop version emitted; or keeps the kernel on fibers with the first reason found. */
+#include "loops.h"
+#include "../cpu_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Work-item context and hoisted tile_static memory of one loop version may
+ * take at most this much stack (the loop runner's stack is sized for it:
+ * cpu_run.c); a kernel needing more stays on fibers. */
+#define AMP__LOOPS_FRAME_MAX AMP__CPU_LOOP_FRAME_MAX
+
+/* Forget what planning and classification found (not the promotions). */
+static void reset_analysis(amp__loops_ctx *k)
+{
+    for (int i = 0; i < k->nv; ++i) {
+        amp__loops_var *v = &k->v[i];
+        v->decl = v->unit = v->loop = v->inc = -1;
+        v->structure = v->has_init = v->modified = v->addr_taken = v->mod_outside_inc = v->cross = false;
+        v->nmods = 0;
+        v->cls = AMP__VAR_LOCAL;
+    }
+    for (int i = 0; i < k->nn; ++i) k->n[i].candidate = false;
+    k->nu = 0;
+    k->nhoist = 0;
+}
+
+/* The tile shape from the spelling of tiled_index<D0, D1, D2>: libclang 14
+ * writes every argument, newer ones leave out those at their default (0). */
+static bool parse_dims(const char *type, int *dims)
+{
+    const char *p = strchr(type, '<');
+    if (!p) return false;
+    dims[0] = dims[1] = dims[2] = 0;
+    for (int d = 0; d < 3; ++d) {
+        char *end;
+        long v = strtol(p + 1, &end, 10);
+        if (end == p + 1 || v < 0 || v > 1 << 20) return false;
+        dims[d] = (int)v;
+        p = end;
+        while (*p == ' ') ++p;
+        if (*p == '>') return d > 0 || dims[0] > 0;
+        if (d == 2 || *p != ',') return false;
+    }
+    return false;
+}
+
+/* The kernel's parameters (the first is its tiled_index), body, tile shape
+ * and local variables. false when it stays on fibers or memory ran out. */
+static bool read_kernel(amp__loops_ctx *k)
+{
+    const int fnode = 0; /* the kernel's function (amp__loops_build_tree) */
+    k->body = -1;
+    k->tidx = -1;
+    for (int c = k->n[fnode].first; c >= 0; c = k->n[c].next) {
+        if (k->n[c].kind == AMP__CX_ParmDecl) {
+            int vi = amp__loops_var_add(k, c);
+            if (vi < 0) return false;
+            if (k->tidx < 0) {
+                k->tidx = vi;
+                k->v[vi].is_tidx = true;
+            }
+        } else if (k->n[c].kind == AMP__CX_CompoundStmt) {
+            k->body = c;
+        }
+    }
+    if (k->body < 0 || k->tidx < 0) {
+        amp__loops_fallback(k, "no kernel body");
+        return false;
+    }
+    if (!parse_dims(k->v[k->tidx].type, k->dims)) {
+        amp__loops_fallback(k, "tile shape %s not understood", k->v[k->tidx].type);
+        return false;
+    }
+    k->threads = k->dims[0] * (k->dims[1] ? k->dims[1] : 1) * (k->dims[2] ? k->dims[2] : 1);
+    for (int i = 0; i < k->nn; ++i)
+        if (k->n[i].kind == AMP__CX_VarDecl && amp__loops_inside(k, i, k->body) && amp__loops_var_add(k, i) < 0)
+            return false;
+    return true;
+}
+
+/* Barriers, the plan of regions and the classification (twice when jumps
+ * or updates were promoted). false when the kernel stays on fibers. */
+static bool plan_kernel(amp__loops_ctx *k)
+{
+    k->why[0] = 0;
+    amp__loops_mark_barriers(k);
+    char maybe[256];
+    snprintf(maybe, sizeof maybe, "%s", k->why);
+    k->why[0] = 0;
+    /* A call that may reach a barrier only matters where the transformation
+     * would put it inside a work-item loop: anywhere, since it is not split. */
+    if (maybe[0]) {
+        amp__loops_fallback(k, "%s", maybe);
+        return false;
+    }
+    /* Plan and classify; then move uniform jumps and updates to the outer
+     * flow (which changes the regions) and do both again. */
+    amp__loops_plan_seq(k, k->body, true);
+    if (k->why[0]) return false;
+    amp__loops_classify(k);
+    if (k->why[0]) return false;
+    if (amp__loops_promote(k)) {
+        reset_analysis(k);
+        amp__loops_plan_seq(k, k->body, true);
+        if (k->why[0]) return false;
+        amp__loops_classify(k);
+        if (k->why[0]) return false;
+    }
+    for (int i = 0; i < k->nn; ++i)
+        if (k->n[i].candidate && !k->n[i].promoted) {
+            int c, t;
+            int shape = amp__loops_jump_shape(k, i, &c, &t);
+            amp__loops_fallback(k, "a %s before a later barrier",
+                                shape == AMP__JUMP_RETURN ? "return" : "break or continue that crosses it");
+            return false;
+        }
+    return true;
+}
+
+/* Work-items that call functions of the user (which may read threadIdx)
+ * need the current work-item recorded. */
+static void find_needs_local(amp__loops_ctx *k)
+{
+    const amp__clang *cx = k->cx;
+    for (int i = 0; i < k->nn && !k->needs_local; ++i) {
+        if (k->n[i].kind != AMP__CX_CallExpr) continue;
+        amp__cx_cursor f = cx->clang_getCursorReferenced(k->n[i].c);
+        if (amp__loops_cursor_null(cx, f)) continue;
+        unsigned off;
+        bool in_main;
+        amp__cx_loc fl = cx->clang_getCursorLocation(f);
+        amp__loops_loc_offset(k->t, fl, &off, &in_main);
+        if (in_main && off < k->t->user_start) {
+            char nm[32];
+            amp__loops_cursor_name(cx, f, nm, sizeof nm);
+            if (!strcmp(nm, "geometry")) k->needs_local = true;
+            continue;
+        }
+        if (!in_main && cx->clang_Location_isInSystemHeader(fl)) continue;
+        int fk = cx->clang_getCursorKind(f);
+        if (fk == AMP__CX_CXXMethod) {
+            /* a lambda defined in the body is the body's own code */
+            unsigned b, e;
+            amp__loops_cursor_span(k->t, f, &b, &e, NULL);
+            if (in_main && b >= k->n[k->body].b && b < k->n[k->body].e) continue;
+        }
+        k->needs_local = true;
+    }
+}
+
+/* The frame: tile_static and context slots must fit the loop runner's
+ * stack. false when they do not. */
+static bool check_frame(amp__loops_ctx *k)
+{
+    long long frame = 0;
+    for (int i = 0; i < k->nv; ++i) {
+        amp__loops_var *v = &k->v[i];
+        if (v->cls == AMP__VAR_TILE_STATIC) {
+            if (v->size <= 0) {
+                amp__loops_fallback(k, "tile_static %s has no size", v->name);
+                return false;
+            }
+            frame += v->size + 64;
+        } else if (v->cls == AMP__VAR_PRIVATE) {
+            frame += v->size * k->threads + 64;
+        }
+    }
+    if (frame > AMP__LOOPS_FRAME_MAX) {
+        amp__loops_fallback(k, "it needs %lld bytes of tile_static and work-item context, more than the loop path's %d",
+                            frame, AMP__LOOPS_FRAME_MAX);
+        return false;
+    }
+    return true;
+}
+
+/* An edit starts at node d already (one per declaration). */
+static bool edited(const amp__loops_ctx *k, int d)
+{
+    for (int j = 0; j < k->ned; ++j)
+        if (k->ed[j].b == k->n[d].b) return true;
+    return false;
+}
+
+/* Edits inside regions: tile_static and uniform declarations leave them
+ * (they are emitted once, in the outer flow), remat declarations become
+ * const copies, type declarations are hoisted, and returns in the final
+ * region end the work-item. */
+static void edit_regions(amp__loops_ctx *k)
+{
+    const amp__clang *cx = k->cx;
+    for (int i = 0; i < k->nv; ++i) {
+        amp__loops_var *v = &k->v[i];
+        if (v->cls == AMP__VAR_TILE_STATIC) {
+            int d = k->n[v->node].parent;
+            if (d < 0 || k->n[d].kind != AMP__CX_DeclStmt || k->n[d].macro) {
+                amp__loops_fallback(k, "tile_static %s declared in a macro", v->name);
+                return;
+            }
+            for (int c = k->n[d].first; c >= 0; c = k->n[c].next)
+                if (k->n[c].kind == AMP__CX_VarDecl && k->n[c].var >= 0 &&
+                    k->v[k->n[c].var].cls != AMP__VAR_TILE_STATIC) {
+                    amp__loops_fallback(k, "tile_static and other variables in one declaration");
+                    return;
+                }
+            /* tile_static memory starts uninitialised; an initialiser would run
+             * once per thread on the fiber path and once per tile here. */
+            if (amp__loops_var_init(k, i) >= 0) {
+                amp__loops_fallback(k, "tile_static %s has an initialiser", v->name);
+                return;
+            }
+            bool dup = false;
+            for (int j = 0; j < i; ++j)
+                if (k->v[j].cls == AMP__VAR_TILE_STATIC && k->v[j].node != v->node && !strcmp(k->v[j].name, v->name))
+                    dup = true;
+            if (dup) {
+                amp__loops_fallback(k, "two tile_static variables named %s", v->name);
+                return;
+            }
+            amp__cx_type can = cx->clang_getCanonicalType(cx->clang_getCursorType(k->n[v->node].c));
+            if (amp__loops_type_is_local(k, can)) {
+                amp__loops_fallback(k, "tile_static %s has a type declared in the kernel", v->name);
+                return;
+            }
+            if (!edited(k, d)) amp__loops_edit_add(k, k->n[d].b, k->n[d].e, "");
+        } else if (v->cls == AMP__VAR_UNIFORM && v->loop < 0) {
+            int d = v->decl;
+            if (!edited(k, d)) amp__loops_edit_add(k, k->n[d].b, k->n[d].e, "");
+        } else if (v->cls == AMP__VAR_REMAT && v->loop < 0) {
+            int d = v->decl;
+            if (edited(k, d)) continue;
+            amp__sb s = {0};
+            amp__loops_emit_remat_decl(k, d, &s, NULL);
+            if (s.oom) k->t->oom = true;
+            else amp__loops_edit_add(k, k->n[d].b, k->n[d].e, s.p ? s.p : "");
+            free(s.p);
+        }
+    }
+    for (int h = 0; h < k->nhoist; ++h) amp__loops_edit_add(k, k->n[k->hoist[h]].b, k->n[k->hoist[h]].e, "");
+    /* returns in the final region end the work-item */
+    for (int ui = 0; ui < k->nu; ++ui) {
+        amp__loops_unit *u = &k->u[ui];
+        if (u->kind != AMP__UNIT_REGION || !u->final) continue;
+        for (int i = 0; i < k->nn; ++i) {
+            if (k->n[i].kind != AMP__CX_ReturnStmt || k->n[i].b < u->b || k->n[i].b >= u->e) continue;
+            bool in_lambda = false;
+            for (int p = k->n[i].parent; p >= 0 && p != k->body; p = k->n[p].parent)
+                if (k->n[p].kind == AMP__CX_LambdaExpr) in_lambda = true;
+            if (in_lambda) continue;
+            char g[48];
+            snprintf(g, sizeof g, "goto amp__done_%d", ui);
+            amp__loops_edit_add(k, k->n[i].b, k->n[i].e, g);
+        }
+    }
+}
+
+void amp__loops_kernel(amp__loops_ctx *k)
+{
+    amp__loops_build_tree(k);
+    if (k->t->oom) return;
+    if (!read_kernel(k) || !plan_kernel(k)) return;
+    find_needs_local(k);
+    if (!check_frame(k)) return;
+    edit_regions(k);
+    if (k->t->oom || k->why[0]) return;
+    amp__loops_emit(k);
+}
+
+void amp__loops_kernel_free(amp__loops_ctx *k)
+{
+    for (int i = 0; i < k->ned; ++i) free(k->ed[i].text);
+    free(k->ed);
+    free(k->n);
+    free(k->v);
+    free(k->u);
+    free(k->out.p);
+}
