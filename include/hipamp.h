@@ -627,7 +627,8 @@ typedef struct amp_cache_info {
     char reason[512];             /* why disk_enabled is false ("" when true) */
     char last_uncacheable[256];   /* why the last build that skipped the disk cache did
                                      (a computed #include, a header the compiler read
-                                     that was not keyed, ...); "" if none */
+                                     that was not keyed, a CPU loop transformation that
+                                     did not finish, ...); "" if none */
     uint64_t memory_hits, memory_misses;
     uint64_t disk_hits, disk_misses, disk_stores;
     uint64_t disk_rejected;       /* entries refused (bad owner, mode, MAC, size, type) */

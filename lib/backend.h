@@ -79,11 +79,14 @@ typedef struct amp__compile_job {
  * when the compiler can say (NULL otherwise), is a malloc'ed list of the
  * files it read besides the translation unit and system headers, one path a
  * line: the core checks them against the headers it keyed on before it
- * stores the result on disk. */
+ * stores the result on disk. no_store, when not empty, says why the result
+ * (right, but shaped by something that may not recur: the CPU loop
+ * transformation timed out) must not be stored on disk. */
 typedef struct amp__compile_output {
     void *bin;
     size_t bin_size;
     char *deps;
+    char no_store[256];
 } amp__compile_output;
 
 /* A kernel as the backend found it in a loaded module. */

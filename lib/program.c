@@ -256,6 +256,10 @@ static amp_status amp__build(amp_accelerator *acc, const amp__build_input *in, a
         amp__compile_log_summarize(st);
         goto fail;
     }
+    if (cacheable && res.no_store[0]) {
+        cacheable = false;
+        amp__dcache_note_uncacheable(res.no_store);
+    }
     char why[320];
     if (cacheable && res.deps && !amp__deps_keyed(res.deps, &scan, why, sizeof why)) {
         cacheable = false;

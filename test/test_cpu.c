@@ -1,4 +1,4 @@
-/* test_cpu.c — behaviours only the CPU accelerator has: debug-mode bounds checks and divergent-barrier reports on both tile paths (loop versions and fibers), a missing compiler, compile errors with user line numbers, compile time-outs that leave no process or file behind, temporary directories of dead processes swept, the tile_static and tile-size limits, thread-count independence, and the HIP device vocabulary of its prelude. */
+/* test_cpu.c — behaviours only the CPU accelerator has: debug-mode bounds checks and divergent-barrier reports on both tile paths (loop versions and fibers), a missing compiler, compile errors with user line numbers, compile time-outs that leave no process or file behind, a fiber build made after a stuck loop transformation kept out of the disk cache, temporary directories of dead processes swept, the tile_static and tile-size limits, thread-count independence, and the HIP device vocabulary of its prelude. */
 #include "support.h"
 
 #include <dirent.h>
@@ -768,6 +768,47 @@ Test(cpu, compile_time_out_covers_the_loop_transformation, .timeout = 120)
 {
     fifo_case("AMP_TILED_KERNEL(k, amp::tiled_index<4> t, amp::array_view<int, 1> v) { v[t.global] = 1; "
               "t.barrier.wait(); }");
+}
+
+/* A loop transformation that does not finish leaves the kernels on fibers
+ * for this build only: the build is not stored in the disk cache (the next
+ * process tries the transformation again), and amp_cache_get_info says why.
+ * Here libclang blocks opening a FIFO that only __has_include names, under
+ * __clang__ (g++ never opens it; the include scan keys #include lines, not
+ * __has_include): its child uses no CPU, is taken for stuck, started once
+ * more and stopped again (about 10 s), and g++ builds the fiber version. */
+Test(cpu, fiber_build_after_a_loop_time_out_is_not_stored, .timeout = 120)
+{
+    char tmp[1024], fifo[1100], cache[1100], src[4096];
+    private_tmpdir(tmp, sizeof tmp);
+    snprintf(cache, sizeof cache, "%s/cache", tmp);
+    setenv("AMP_CACHE_DIR", cache, 1);
+    snprintf(fifo, sizeof fifo, "%s/blocks-libclang.h", tmp);
+    cr_assert_eq(mkfifo(fifo, 0600), 0, "mkfifo: %s", strerror(errno));
+    snprintf(src, sizeof src,
+             "#if defined(__clang__) && __has_include(\"%s\")\n#endif\n"
+             "AMP_TILED_KERNEL(k, amp::tiled_index<4> t, amp::array_view<int, 1> v)\n"
+             "{ tile_static int s[4]; s[t.local[0]] = t.local[0]; t.barrier.wait(); v[t.global] = s[3 - t.local[0]]; }\n",
+             fifo);
+    amp_accelerator *acc = cpu_acc();
+    amp_program *p = test_build(acc, src);
+    amp_kernel_info ki;
+    ASSERT_OK(amp_kernel_get_info(test_kernel(p, "k"), &ki));
+    if (!strstr(ki.execution, "made no progress") && strstr(ki.execution, "libclang"))
+        cr_skip_test("the loop transformation cannot run here: %s", ki.execution);
+    assert_contains(ki.execution, "fibers: the loop transformation made no progress");
+    amp_cache_info ci;
+    ASSERT_OK(amp_cache_get_info(&ci));
+    cr_assert(ci.disk_enabled, "the disk cache is off: %s", ci.reason);
+    cr_assert_eq(ci.disk_stores, 0, "the fiber build made after the time-out was stored in %s", cache);
+    cr_log_info("not stored: %s", ci.last_uncacheable);
+    assert_contains(ci.last_uncacheable, "loop transformation");
+    cr_assert_eq(count_processes(tmp), 0, "a process of the build is still running");
+    ASSERT_OK(amp_program_destroy(p));
+    unlink(fifo);
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
+    cr_expect_eq(system(cmd), 0, "%s", cmd);
 }
 
 /* A unique source, so that the disk cache cannot answer for the compiler. */

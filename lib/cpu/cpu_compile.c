@@ -596,6 +596,7 @@ amp_status amp__cpu_compile(amp__cpu_device *d, const amp__compile_job *job, amp
     out->bin = NULL;
     out->bin_size = 0;
     out->deps = NULL;
+    out->no_store[0] = 0;
     if (!d->available) return amp__fail(AMP_ERROR_UNSUPPORTED, "CPU accelerator cannot compile: %s", d->reason);
     if (!source) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "CPU accelerator: source is NULL");
 
@@ -686,6 +687,12 @@ amp_status amp__cpu_compile(amp__cpu_device *d, const amp__compile_job *job, amp
                            source_name, timeout);
             goto fail;
         }
+        /* Its kernels run as fibers in this build only: a later process
+         * tries the transformation again. */
+        if (how.transient)
+            snprintf(out->no_store, sizeof out->no_store,
+                     "%.160s: its tiled kernels run as fibers in this build, which is not stored",
+                     strncmp(note, "fibers: ", 8) ? note : note + 8);
     } else {
         snprintf(note, sizeof note, "fibers: no tiled kernel");
     }

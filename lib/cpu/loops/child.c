@@ -134,9 +134,10 @@ static bool child_ticks(pid_t pid, unsigned long long *ticks)
  * libclang's memory and threads with it. The library is loaded here first,
  * once, so children only call into it. false (note says why) when the
  * transformation did not run or did not finish; *late when it was stopped
- * at the deadline. */
+ * at the deadline (or taken for *stuck); *transient when that, or when no
+ * pipe or process could be made for it. */
 static bool run_once(const amp__cpu_loops_job *job, uint64_t deadline, amp__cpu_loops_result *res, char *note,
-                     size_t cap, bool *late, bool *stuck)
+                     size_t cap, bool *late, bool *stuck, bool *transient)
 {
     const char *why = NULL;
     int fds[2] = {-1, -1};
@@ -151,12 +152,14 @@ static bool run_once(const amp__cpu_loops_job *job, uint64_t deadline, amp__cpu_
     }
     if (pipe2(fds, O_CLOEXEC) != 0) {
         snprintf(note, cap, "fibers: no pipe for the loop transformation: %s", strerror(errno));
+        *transient = true;
         return false;
     }
     pid_t host = getpid();
     pid_t c = fork();
     if (c < 0) {
         snprintf(note, cap, "fibers: cannot fork for the loop transformation: %s", strerror(errno));
+        *transient = true;
         close(fds[0]);
         close(fds[1]);
         return false;
@@ -230,7 +233,10 @@ static bool run_once(const amp__cpu_loops_job *job, uint64_t deadline, amp__cpu_
         if (n <= 0) break;
         len += (size_t)n;
     }
-    if (*late) kill(c, SIGKILL);
+    if (*late) {
+        kill(c, SIGKILL);
+        *transient = true;
+    }
     int ws = 0;
     while (waitpid(c, &ws, 0) < 0 && errno == EINTR) {}
     close(fds[0]);
@@ -250,12 +256,18 @@ static bool run_once(const amp__cpu_loops_job *job, uint64_t deadline, amp__cpu_
  * of them held at the fork (an allocator's, seen under older
  * AddressSanitizer runtimes) stays locked in the child forever. A child that
  * used no CPU for AMP__CPU_LOOPS_STUCK_S is taken for that and started once
- * more; a real time-out is not repeated. */
+ * more; a real time-out is not repeated. Either way a build made without the
+ * loop versions is not to be stored (how->transient): the next process
+ * tries again. */
 bool amp__cpu_loops_run(const amp__cpu_loops_job *job, uint64_t deadline, amp__cpu_loops_result *res, char *note,
                         size_t cap, amp__cpu_loops_outcome *how)
 {
     bool stuck = false;
-    bool ok = run_once(job, deadline, res, note, cap, &how->late, &stuck);
-    if (stuck && amp__now_ns() < deadline) ok = run_once(job, deadline, res, note, cap, &how->late, &stuck);
+    how->transient = false;
+    bool ok = run_once(job, deadline, res, note, cap, &how->late, &stuck, &how->transient);
+    if (stuck && amp__now_ns() < deadline) {
+        how->transient = false; /* the second run decides */
+        ok = run_once(job, deadline, res, note, cap, &how->late, &stuck, &how->transient);
+    }
     return ok;
 }

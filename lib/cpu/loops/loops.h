@@ -106,7 +106,10 @@ typedef struct amp__cpu_loops_result {
 
 /* How a run in a child process ended, besides its result. */
 typedef struct amp__cpu_loops_outcome {
-    bool late; /* stopped at its time limit (or the deadline), or taken for stuck */
+    bool late;      /* stopped at its time limit (or the deadline), or taken for stuck */
+    bool transient; /* it did not finish for a reason that may not recur (late,
+                     * or no pipe or process for it): a build made without its
+                     * loop versions must not be stored */
 } amp__cpu_loops_outcome;
 
 /* Run the transformation in a child process (child.c: libclang reads every
