@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# fiber-tools.sh — runs ci/tiled_stress.c (threads launching tiled kernels on the CPU accelerator's loop versions and fibers) under valgrind memcheck against BUILD_DIR's library and under ThreadSanitizer against a TSan build of the library; fails unless both report nothing. Prints one closing line. Bounded to a few minutes on 2 cores.
+# fiber-tools.sh — runs ci/tiled_stress.c (threads launching tiled kernels on the CPU accelerator's loop versions and fibers) under valgrind memcheck against BUILD_DIR's library and under ThreadSanitizer against a TSan build of the library, then a long run of tiled launches (synchronous and asynchronous, loop version and fibers) under ThreadSanitizer; fails unless all report nothing. Prints one closing line. Bounded to a few minutes on 2 cores.
 # Usage: ci/fiber-tools.sh BUILD_DIR
 # Criterion cannot run under ThreadSanitizer ("Could not initialize inheritable arena"), hence the plain program.
 set -uo pipefail
@@ -55,13 +55,25 @@ if cmake -S "$ROOT" -B "$TSAN_BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHIPAMP_
       fails+=("ThreadSanitizer ($mode): reports or failure"); cat "$WORK/tsan-$mode.log"
     fi
   done
+  # The long run: every launch switches onto a fiber or loop stack and back,
+  # and ThreadSanitizer keeps a shadow stack per fiber of at most 65,536
+  # calls, so a switch left unbalanced by even one call per launch
+  # overflows it within LONG launches on one thread (it then hangs: hence
+  # the time-out). Auto: ring4 on its loop version, ring4_macro on fibers.
+  LONG=70000
+  if AMP_CPU_TILED=auto TSAN_OPTIONS="halt_on_error=1 exitcode=9 ${TSAN_OPTIONS:-}" timeout -k 10 240 \
+       "$WORK/stress-tsan" --launches "$LONG" >"$WORK/tsan-long.log" 2>&1; then
+    echo "fiber-tools: ThreadSanitizer, $LONG tiled launches in a row (sync and async, loops and fibers): no reports"
+  else
+    fails+=("ThreadSanitizer: the long run of $LONG tiled launches failed"); tail -40 "$WORK/tsan-long.log"
+  fi
 else
   fails+=("ThreadSanitizer: could not build the library or the program")
   tail -20 "$WORK/tsan-cmake.log" "$WORK/tsan-build.log" 2>/dev/null
 fi
 
 if [ ${#fails[@]} -eq 0 ]; then
-  echo "fiber-tools: PASSED (memcheck and ThreadSanitizer, loop versions and fibers)"
+  echo "fiber-tools: PASSED (memcheck and ThreadSanitizer, loop versions and fibers, and the long run)"
   exit 0
 fi
 echo "fiber-tools: FAILED ($(printf '%s; ' "${fails[@]}" | sed 's/; $//'))"

@@ -180,8 +180,12 @@ size_t amp__cpu_tile_static_bytes(const amp__cpu_tls *t, const char *kernel, siz
 /* -------------------------------------------------------------- fibers
  * A saved execution context. amp__cpu_ctx_switch stores the running context
  * in *from and resumes *to; it returns when something switches back to
- * *from. A fiber's function must never return: it switches away for good,
- * marking its context `done` first so the tools forget its stack.
+ * *from. A context's function never returns, and a context, once started,
+ * is never abandoned: every switch away from it is resumed later (fibers and
+ * the loop runner park between tiles, cpu_run.c). The tools keep state per
+ * context (ThreadSanitizer a shadow stack of the calls in progress, ASan a
+ * fake stack), and a context left mid-call and started afresh would leave
+ * that state behind at each launch until it overflowed.
  * AMP_CPU_FORCE_UCONTEXT (build define) selects the portable path anywhere,
  * to test it.
  *
@@ -221,14 +225,16 @@ void __tsan_switch_to_fiber(void *fiber, unsigned flags);
 #endif
 
 /* What the tools need to know of a context: the stack it runs on (NULL: a
- * thread's own, learnt at the first switch away from it), ASan's fake stack
- * while it is suspended, TSan's fiber. */
+ * thread's own, learnt when a context it switched to resumes), ASan's fake
+ * stack while it is suspended, the context that switched to it last (ASan),
+ * TSan's fiber. */
+struct amp__cpu_ctx;
 typedef struct amp__cpu_ctx_tools {
     const void *lo;
     size_t size;
     void *fake;
+    struct amp__cpu_ctx *resumer;
     void *tsan;
-    bool done;
 } amp__cpu_ctx_tools;
 
 #if (defined(__x86_64__) || defined(__aarch64__)) && !defined(AMP_CPU_FORCE_UCONTEXT)
@@ -245,48 +251,57 @@ typedef struct amp__cpu_ctx { ucontext_t uc; amp__cpu_ctx_tools t; } amp__cpu_ct
 #endif
 
 /* A thread's own context, before its first switch: records what the tools
- * need (TSan's fiber of the thread). */
+ * need (TSan's fiber of the thread; its stack's bounds are learnt again). */
 static inline void amp__cpu_ctx_thread(amp__cpu_ctx *c)
 {
     c->t.lo = NULL;
     c->t.size = 0;
-    c->t.done = false;
+    c->t.fake = NULL;
+    c->t.resumer = NULL;
 #if AMP__CPU_TSAN
     c->t.tsan = __tsan_get_current_fiber();
 #endif
 }
 
+#if AMP__CPU_ASAN
+/* ASan, in self as it resumes (fake: its fake stack, NULL when it just
+ * started): finish the switch, and learn the bounds of the stack that
+ * switched to it when that is a thread's own (still unknown). */
+static inline void amp__cpu_ctx_resumed(amp__cpu_ctx *self, void *fake)
+{
+    const void *lo = NULL;
+    size_t size = 0;
+    __sanitizer_finish_switch_fiber(fake, &lo, &size);
+    struct amp__cpu_ctx *r = self->t.resumer;
+    if (r && !r->t.lo) {
+        r->t.lo = lo;
+        r->t.size = size;
+    }
+}
+#endif
+
 static inline void amp__cpu_ctx_switch(amp__cpu_ctx *from, amp__cpu_ctx *to)
 {
 #if AMP__CPU_ASAN
-    __sanitizer_start_switch_fiber(from->t.done ? NULL : &from->t.fake, to->t.lo, to->t.size);
+    to->t.resumer = from;
+    __sanitizer_start_switch_fiber(&from->t.fake, to->t.lo, to->t.size);
 #endif
 #if AMP__CPU_TSAN
     __tsan_switch_to_fiber(to->t.tsan, 0);
 #endif
     AMP__CPU_RAW_SWITCH(from, to);
 #if AMP__CPU_ASAN
-    /* back in `from`: restore its fake stack; a thread learns its own
-     * stack's bounds here the first time */
-    const void *lo = NULL;
-    size_t size = 0;
-    __sanitizer_finish_switch_fiber(from->t.fake, &lo, &size);
+    amp__cpu_ctx_resumed(from, from->t.fake); /* back in `from` */
 #endif
 }
 
-/* First thing a fiber's function does (its context just started). */
-static inline void amp__cpu_ctx_entered(amp__cpu_ctx *from)
+/* First thing a context's function does (self just started). */
+static inline void amp__cpu_ctx_entered(amp__cpu_ctx *self)
 {
 #if AMP__CPU_ASAN
-    const void *lo = NULL;
-    size_t size = 0;
-    __sanitizer_finish_switch_fiber(NULL, &lo, &size);
-    if (from && !from->t.lo) {
-        from->t.lo = lo;
-        from->t.size = size;
-    }
+    amp__cpu_ctx_resumed(self, NULL);
 #else
-    (void)from;
+    (void)self;
 #endif
 }
 

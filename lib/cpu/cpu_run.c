@@ -17,13 +17,16 @@ enum { FIBER_IDLE = 0, FIBER_LIVE, FIBER_DONE };
 
 typedef struct amp__cpu_worker amp__cpu_worker;
 
+/* A fiber runs one work-item of each tile it is switched to, and parks
+ * between tiles (its context is made once, when it first runs). */
 typedef struct amp__cpu_fiber {
     amp__cpu_ctx ctx;
     amp__cpu_stack stack;
     amp__cpu_item item;
     amp__cpu_worker *w;
-    int id;    /* local linear id within the tile */
-    int state; /* FIBER_* */
+    int id;       /* local linear id within the tile */
+    int state;    /* FIBER_* in the tile running now */
+    bool started; /* its context runs amp__cpu_fiber_main */
 } amp__cpu_fiber;
 
 struct amp__cpu_job {
@@ -49,10 +52,11 @@ struct amp__cpu_job {
 };
 
 /* Per-thread run state. Only the thread owning the slot touches it while a
- * job runs; slots persist across launches so fiber stacks are reused. */
+ * job runs; slots persist across launches so fibers and their stacks are
+ * reused. */
 struct amp__cpu_worker {
     amp__cpu_job *job;
-    amp__cpu_fiber *fibers;
+    amp__cpu_fiber **fibers; /* each allocated alone: a parked context's address stays */
     int nfibers; /* fibers with a stack */
     amp__cpu_ctx main; /* the thread's own context while its fibers run */
     /* The tile running now. Invariant while fibers run: arrived counts the
@@ -69,6 +73,7 @@ struct amp__cpu_worker {
      * AMP__CPU_LOOP_FRAME_MAX), more than a caller's thread may have. */
     amp__cpu_stack tiles_stack;
     amp__cpu_ctx tiles_ctx;
+    bool tiles_started; /* tiles_ctx runs amp__cpu_tiles_main (parked between chunks) */
     amp__cpu_item tiles_item;
     bool in_tiles; /* a loop version runs: a barrier call is an error */
 };
@@ -157,17 +162,25 @@ static void amp__cpu_divergent(amp__cpu_worker *w, int id, const char *fmt, int 
 
 static void amp__cpu_fiber_main(void *arg);
 
+/* Fiber f takes its work-item of the tile: a fiber that never ran gets its
+ * context; a parked one resumes where it parked. */
+static void amp__cpu_fiber_go(amp__cpu_fiber *f)
+{
+    f->state = FIBER_LIVE;
+    if (!f->started) {
+        amp__cpu_ctx_make(&f->ctx, &f->stack, amp__cpu_fiber_main, f);
+        f->started = true;
+    }
+}
+
 /* Round-robin: the next fiber that has not returned, started if it has not
  * run in this tile yet. */
 static void amp__cpu_switch_to_next(amp__cpu_worker *w, amp__cpu_fiber *from)
 {
     int k = from->id;
-    do k = k + 1 == w->n ? 0 : k + 1; while (w->fibers[k].state == FIBER_DONE);
-    amp__cpu_fiber *to = &w->fibers[k];
-    if (to->state == FIBER_IDLE) {
-        to->state = FIBER_LIVE;
-        amp__cpu_ctx_make(&to->ctx, &to->stack, amp__cpu_fiber_main, to);
-    }
+    do k = k + 1 == w->n ? 0 : k + 1; while (w->fibers[k]->state == FIBER_DONE);
+    amp__cpu_fiber *to = w->fibers[k];
+    if (to->state == FIBER_IDLE) amp__cpu_fiber_go(to);
     amp__cpu_ctx_switch(&from->ctx, &to->ctx);
 }
 
@@ -212,25 +225,29 @@ static void amp__cpu_barrier(amp__cpu_item *it)
     if (w->n > 1) amp__cpu_switch_to_next(w, f);
 }
 
+/* A fiber's life: its work-item of each tile, then back to the thread or on
+ * to the next fiber, where it parks until a later tile switches to it (no
+ * fiber is suspended mid-item between tiles). Never returns, and its
+ * context is never made again: each switch away from it is resumed, which
+ * keeps the tools' state of its stack balanced (cpu_internal.h). */
 static void amp__cpu_fiber_main(void *arg)
 {
     amp__cpu_fiber *f = arg;
     amp__cpu_worker *w = f->w;
-    /* the first fiber a thread runs is entered from the thread itself */
-    amp__cpu_ctx_entered(w->main.t.lo ? NULL : &w->main);
-    w->job->entry(&f->item);
-    f->state = FIBER_DONE;
-    f->ctx.t.done = true; /* never resumed: its context is rebuilt */
-    w->done++;
-    if (!w->broken && w->arrived > 0)
-        amp__cpu_divergent(w, f->id, "returned while %d work-item%s wait at a barrier", w->arrived);
-    /* Fast path (no barrier so far: only this fiber ran), or the tile is
-     * complete: back to the thread. Otherwise on to the next fiber. This
-     * fiber is never resumed; its context is rebuilt for the next tile. */
-    if (!w->saw_barrier || w->done == w->n)
-        amp__cpu_ctx_switch(&f->ctx, &w->main);
-    else
-        amp__cpu_switch_to_next(w, f);
+    amp__cpu_ctx_entered(&f->ctx);
+    for (;;) {
+        w->job->entry(&f->item);
+        f->state = FIBER_DONE;
+        w->done++;
+        if (!w->broken && w->arrived > 0)
+            amp__cpu_divergent(w, f->id, "returned while %d work-item%s wait at a barrier", w->arrived);
+        /* Fast path (no barrier so far: only this fiber ran), or the tile is
+         * complete: back to the thread. Otherwise on to the next fiber. */
+        if (!w->saw_barrier || w->done == w->n)
+            amp__cpu_ctx_switch(&f->ctx, &w->main);
+        else
+            amp__cpu_switch_to_next(w, f);
+    }
 }
 
 static void amp__cpu_oob(amp__cpu_item *it, const void *data, const int32_t *idx,
@@ -322,23 +339,26 @@ static void amp__cpu_diverge(amp__cpu_item *it, int32_t local, const char *what)
 static amp_status amp__cpu_ensure_fibers(amp__cpu_worker *w, int n, size_t stack_size)
 {
     if (w->nfibers >= n) return AMP_OK;
-    /* Contexts point into the stacks, not into this array, and no fiber is
-     * suspended between tiles, so the array may move. */
-    amp__cpu_fiber *f = realloc(w->fibers, (size_t)n * sizeof *f);
-    if (!f) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for %d fibers", n);
-    w->fibers = f;
+    /* Only the array of pointers moves: parked fibers stay where they are. */
+    amp__cpu_fiber **fs = realloc(w->fibers, (size_t)n * sizeof *fs);
+    if (!fs) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for %d fibers", n);
+    w->fibers = fs;
     while (w->nfibers < n) {
-        amp__cpu_fiber *x = &w->fibers[w->nfibers];
-        memset(x, 0, sizeof *x);
+        amp__cpu_fiber *x = calloc(1, sizeof *x);
+        if (!x) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for %d fibers", n);
         amp_status st = amp__cpu_stack_alloc(stack_size, &x->stack);
-        if (st != AMP_OK) return st;
+        if (st != AMP_OK) {
+            free(x);
+            return st;
+        }
+        x->w = w;
         /* Stacks are a power-of-two-ish distance apart, so their tops would
          * all fall in the same L1/L2 cache sets and a switch would miss;
          * start each a few lines deeper than the last (colouring). */
         size_t span = x->stack.size / 4 < 65536 ? x->stack.size / 4 : 65536;
         size_t colour = ((size_t)w->nfibers * 320) % span / 64 * 64;
         x->stack.size -= colour;
-        w->nfibers++;
+        w->fibers[w->nfibers++] = x;
     }
     return AMP_OK;
 }
@@ -356,8 +376,7 @@ static void amp__cpu_run_tile(amp__cpu_worker *w, amp__cpu_job *j, int64_t t)
     w->saw_barrier = w->loop_mode = w->broken = false;
     w->loop_item = base;
     for (int i = 0; i < w->n; ++i) {
-        amp__cpu_fiber *f = &w->fibers[i];
-        f->w = w;
+        amp__cpu_fiber *f = w->fibers[i];
         f->id = i;
         f->state = FIBER_IDLE;
         f->item = base;
@@ -365,9 +384,8 @@ static void amp__cpu_run_tile(amp__cpu_worker *w, amp__cpu_job *j, int64_t t)
         f->item.end = i + 1;
         f->item.fiber = f;
     }
-    amp__cpu_fiber *f0 = &w->fibers[0];
-    f0->state = FIBER_LIVE;
-    amp__cpu_ctx_make(&f0->ctx, &f0->stack, amp__cpu_fiber_main, f0);
+    amp__cpu_fiber *f0 = w->fibers[0];
+    amp__cpu_fiber_go(f0);
     amp__cpu_ctx_switch(&w->main, &f0->ctx);
     if (!w->saw_barrier && w->n > 1) {
         /* Fast path: work-item 0 met no barrier, so in a correct kernel none
@@ -402,14 +420,16 @@ static bool amp__cpu_take(amp__cpu_job *j, int64_t *b, int64_t *e)
     }
 }
 
-/* Runs on the worker's loop stack: the tiles of w->tiles_item, then back. */
+/* Runs on the worker's loop stack: the tiles of w->tiles_item, then back,
+ * parking there until the next chunk (as fibers do). */
 static void amp__cpu_tiles_main(void *arg)
 {
     amp__cpu_worker *w = arg;
-    amp__cpu_ctx_entered(w->main.t.lo ? NULL : &w->main);
-    w->job->tiles(&w->tiles_item);
-    w->tiles_ctx.t.done = true;
-    amp__cpu_ctx_switch(&w->tiles_ctx, &w->main);
+    amp__cpu_ctx_entered(&w->tiles_ctx);
+    for (;;) {
+        w->job->tiles(&w->tiles_item);
+        amp__cpu_ctx_switch(&w->tiles_ctx, &w->main);
+    }
 }
 
 static void amp__cpu_run_tiles(amp__cpu_job *j, amp__cpu_worker *w, int64_t c, int64_t e)
@@ -417,7 +437,10 @@ static void amp__cpu_run_tiles(amp__cpu_job *j, amp__cpu_worker *w, int64_t c, i
     w->tiles_item = (amp__cpu_item){.launch = &j->launch, .begin = c, .end = e, .worker = w};
     w->in_tiles = true;
     w->broken = false;
-    amp__cpu_ctx_make(&w->tiles_ctx, &w->tiles_stack, amp__cpu_tiles_main, w);
+    if (!w->tiles_started) {
+        amp__cpu_ctx_make(&w->tiles_ctx, &w->tiles_stack, amp__cpu_tiles_main, w);
+        w->tiles_started = true;
+    }
     amp__cpu_ctx_switch(&w->main, &w->tiles_ctx);
     w->in_tiles = false;
 }
@@ -506,7 +529,10 @@ static void amp__cpu_worker_free(void *p)
 {
     amp__cpu_worker *w = p;
     if (!w) return;
-    for (int i = 0; i < w->nfibers; ++i) amp__cpu_stack_free(&w->fibers[i].stack);
+    for (int i = 0; i < w->nfibers; ++i) {
+        amp__cpu_stack_free(&w->fibers[i]->stack);
+        free(w->fibers[i]);
+    }
     free(w->fibers);
     amp__cpu_stack_free(&w->tiles_stack);
     free(w);
