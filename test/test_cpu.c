@@ -725,15 +725,22 @@ static double now_s(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
+/* A private TMPDIR (tmp) with a FIFO nobody writes in it (fifo, named
+ * name): whatever opens it for reading blocks. */
+static void private_fifo(char *tmp, size_t tmp_cap, const char *name, char *fifo, size_t fifo_cap)
+{
+    private_tmpdir(tmp, tmp_cap);
+    snprintf(fifo, fifo_cap, "%s/%s", tmp, name);
+    cr_assert_eq(mkfifo(fifo, 0600), 0, "mkfifo: %s", strerror(errno));
+}
+
 /* A header that is a FIFO nobody writes: the compiler blocks reading it.
  * The include is computed, so no scan of #include lines can see it. */
 static void fifo_case(const char *kernel_kind)
 {
     char tmp[1024], fifo[1100], src[4096];
-    private_tmpdir(tmp, sizeof tmp);
+    private_fifo(tmp, sizeof tmp, "stuck.h", fifo, sizeof fifo);
     setenv("AMP_COMPILE_TIMEOUT", "3", 1);
-    snprintf(fifo, sizeof fifo, "%s/stuck.h", tmp);
-    cr_assert_eq(mkfifo(fifo, 0600), 0, "mkfifo: %s", strerror(errno));
     snprintf(src, sizeof src,
              "#define STUCK_HEADER \"%s\"\n"
              "#include STUCK_HEADER\n"
@@ -780,11 +787,9 @@ Test(cpu, compile_time_out_covers_the_loop_transformation, .timeout = 120)
 Test(cpu, fiber_build_after_a_loop_time_out_is_not_stored, .timeout = 120)
 {
     char tmp[1024], fifo[1100], cache[1100], src[4096];
-    private_tmpdir(tmp, sizeof tmp);
+    private_fifo(tmp, sizeof tmp, "blocks-libclang.h", fifo, sizeof fifo);
     snprintf(cache, sizeof cache, "%s/cache", tmp);
     setenv("AMP_CACHE_DIR", cache, 1);
-    snprintf(fifo, sizeof fifo, "%s/blocks-libclang.h", tmp);
-    cr_assert_eq(mkfifo(fifo, 0600), 0, "mkfifo: %s", strerror(errno));
     snprintf(src, sizeof src,
              "#if defined(__clang__) && __has_include(\"%s\")\n#endif\n"
              "AMP_TILED_KERNEL(k, amp::tiled_index<4> t, amp::array_view<int, 1> v)\n"
@@ -874,9 +879,7 @@ Test(cpu, temporary_files_of_dead_processes_are_swept)
 Test(cpu, killed_host_leaves_no_compiler_and_its_files_are_swept, .timeout = 120)
 {
     char tmp[1024], fifo[1100], src[4096];
-    private_tmpdir(tmp, sizeof tmp);
-    snprintf(fifo, sizeof fifo, "%s/stuck.h", tmp);
-    cr_assert_eq(mkfifo(fifo, 0600), 0, "mkfifo: %s", strerror(errno));
+    private_fifo(tmp, sizeof tmp, "stuck.h", fifo, sizeof fifo);
     snprintf(src, sizeof src,
              "#define STUCK_HEADER \"%s\"\n#include STUCK_HEADER\n"
              "AMP_KERNEL(k, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = 2; }\n",
