@@ -1,6 +1,8 @@
-/* core.h — private helpers shared by the core and the backends: error
- * reporting, argument checks, environment, hashing, clock, option splitting,
- * embedded sources. Nothing here takes a lock a caller could hold. */
+/* core.h — private helpers shared by the core, the trace and the backends:
+ * error reporting, compile logs, argument checks, environment, hashing,
+ * clock, option splitting, strings, embedded sources and the prelude.
+ * Nothing here takes a lock a caller could hold, or calls anything above
+ * these helpers (ci/check-layers.py). */
 #ifndef AMP_CORE_H
 #define AMP_CORE_H
 
@@ -22,6 +24,8 @@
 amp_status amp__fail(amp_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 amp_status amp__failv(amp_status s, const char *fmt, va_list ap);
 
+/* ------------------------------------------ compile logs (lib/compile_log.c) */
+
 /* A compile log's refusal of a kernel parameter type by the prelude
  * (kernel_parameter<Position, T>), in clang's form (hipRTC, the host
  * compiler: "kernel_parameter<1, float *>") or EDG's (NVRTC:
@@ -32,6 +36,8 @@ bool amp__log_param_refusal(const char *log, long *position, const char **type, 
  * thread's last error) holds such a refusal, put the position and type on
  * its first line, the log below. Anything else is left as it is. */
 void amp__compile_log_summarize(amp_status st);
+
+/* ------------------------------------------- checks and memory (lib/status.c) */
 
 /* Return AMP_ERROR_INVALID_ARGUMENT naming the calling function and the
  * expression when p is NULL. For the out-parameter, clear it first with

@@ -2,7 +2,7 @@
  * backend's prefix (the CPU accelerator's host shims), the common AMP
  * prelude, the device library, then the user's source under a #line that
  * gives it its own name and line numbers. */
-#include "internal.h"
+#include "core.h"
 
 #include <stdio.h>
 #include <stdlib.h>
