@@ -32,6 +32,13 @@ amp_status amp__registry(amp_accelerator **list, size_t *count)
     return AMP_OK;
 }
 
+void amp__accelerator_describe(const amp_accelerator *a, amp__trace_rec *r)
+{
+    /* Every accelerator handle points into amp__accs. */
+    r->acc = a ? (int32_t)(a - amp__accs) : -1;
+    r->acc_info = a ? &a->e.info : NULL;
+}
+
 amp_status amp_accelerator_list(amp_accelerator **list, size_t cap, size_t *count)
 {
     AMP__NOT_NULL(count);

@@ -1,7 +1,6 @@
 /* array.c — amp_array: device-resident containers, created on a queue,
  * copied to and from the host on that queue. */
 #include "internal.h"
-#include "trace.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -24,9 +23,9 @@ static amp_status amp__array_copy(amp_array *a, void *host, amp__copy_dir dir, a
     c.width_bytes = c.dst_pitch = c.src_pitch = c.dst_slice_pitch = c.src_slice_pitch = amp__storage_bytes(s);
     c.height = c.depth = 1;
     AMP__TRACE_SPAN(span);
-    AMP__TRACE(amp__trace_copy_begin(&span, q, dir, c.width_bytes, why));
+    AMP__TRACE(amp__queue_span_begin(&span, q, dir, c.width_bytes, why));
     st = amp__queue_copy(q, &c, &done);
-    AMP__TRACE(amp__trace_copy_end(&span, q, s, NULL, st));
+    AMP__TRACE(amp__queue_span_end(&span, q, s, NULL, st));
     if (st != AMP_OK) goto out;
     amp__queue_count_copy(q, dir, c.width_bytes);
     amp__point_set(&s->last, done);

@@ -5,7 +5,6 @@
  * Exactly the bytes of the views move; the source is read where it is
  * current and the destination's other copies are marked stale. */
 #include "internal.h"
-#include "trace.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -223,7 +222,7 @@ static amp_status amp__copy_locked(amp__side *src, amp__side *dst, amp__point *d
         if ((st = amp__point_wait(src->s->last)) != AMP_OK || (st = amp__point_wait(dst->s->last)) != AMP_OK) return st;
         amp__copy_dir hdir = !from.acc ? (!to.acc ? AMP__H2H : AMP__H2D) : (!to.acc ? AMP__D2H : AMP__D2D);
         amp__plan_make(src, dst, from.base, to.base, hdir, &plan);
-        AMP__TRACE(amp__trace_copy_begin(&span, NULL, hdir, bytes, AMP__WHY_COPY));
+        AMP__TRACE(amp__queue_span_begin(&span, NULL, hdir, bytes, AMP__WHY_COPY));
         amp__host_copy(&plan);
         amp_accelerator_view *count_on = NULL;
         if (to.acc && amp__side_queue(dst, &count_on) == AMP_OK) amp__queue_count_copy(count_on, hdir, bytes);
@@ -232,7 +231,7 @@ static amp_status amp__copy_locked(amp__side *src, amp__side *dst, amp__point *d
         else if (src->s->acc && amp__side_queue(src, &count_on) == AMP_OK) amp__queue_count_copy(count_on, hdir, bytes);
         else if (amp__default_queue(&count_on) == AMP_OK) amp__queue_count_copy(count_on, hdir, bytes);
         else count_on = NULL;
-        AMP__TRACE(amp__trace_copy_end(&span, count_on, dst->s, &dst->box, AMP_OK));
+        AMP__TRACE(amp__queue_span_end(&span, count_on, dst->s, &dst->box, AMP_OK));
         goto marks;
     }
     /* A GPU on at least one side; the CPU accelerator's memory, if on the
@@ -251,17 +250,17 @@ static amp_status amp__copy_locked(amp__side *src, amp__side *dst, amp__point *d
     if (timing && (st = amp__queue_timed_event(q, &timing[0])) != AMP_OK) return st;
     /* One span for whichever path runs on q (a failed peer attempt queues
      * nothing, so it also times the staged path's first half). */
-    AMP__TRACE(amp__trace_copy_begin(&span, q, dir, bytes, AMP__WHY_COPY));
+    AMP__TRACE(amp__queue_span_begin(&span, q, dir, bytes, AMP__WHY_COPY));
     if (dir != AMP__D2D || same_device) {
         amp__plan_make(src, dst, from.base, to.base, dir, &plan);
         if ((st = amp__queue_plan(q, &plan, done)) != AMP_OK) goto fail;
         amp__queue_count_copy(q, dir, bytes);
-        AMP__TRACE(amp__trace_copy_end(&span, q, dst->s, &dst->box, AMP_OK));
+        AMP__TRACE(amp__queue_span_end(&span, q, dst->s, &dst->box, AMP_OK));
     } else if (amp__contiguous(src) && amp__contiguous(dst) &&
                (amp__plan_make(src, dst, from.base, to.base, dir, &plan),
                 amp__queue_copy_peer(q, to.acc, plan.c.dst, plan.c.src, (size_t)bytes, done) == AMP_OK)) {
         amp__queue_count_copy(q, AMP__D2D, bytes);
-        AMP__TRACE(amp__trace_copy_end(&span, q, dst->s, &dst->box, AMP_OK));
+        AMP__TRACE(amp__queue_span_end(&span, q, dst->s, &dst->box, AMP_OK));
     } else {
         /* Two devices that cannot copy to each other (or strided views):
          * down to host memory, then up. */
@@ -290,13 +289,13 @@ static amp_status amp__copy_locked(amp__side *src, amp__side *dst, amp__point *d
         AMP__TRACE(span.dir = AMP__D2H; span.why = AMP__WHY_COPY_STAGED);
         if ((st = amp__queue_plan(q, &plan, &down)) != AMP_OK || (st = amp__point_wait(down)) != AMP_OK) goto fail;
         amp__queue_count_copy(q, AMP__D2H, bytes);
-        AMP__TRACE(amp__trace_copy_end(&span, q, src->s, &src->box, AMP_OK));
+        AMP__TRACE(amp__queue_span_end(&span, q, src->s, &src->box, AMP_OK));
         amp__plan_make(&stage, dst, staging, to.base, AMP__H2D, &plan);
         if ((st = amp__point_order(q2, dst->s->last)) != AMP_OK) goto fail;
-        AMP__TRACE(amp__trace_copy_begin(&span2, q2, AMP__H2D, bytes, AMP__WHY_COPY_STAGED));
+        AMP__TRACE(amp__queue_span_begin(&span2, q2, AMP__H2D, bytes, AMP__WHY_COPY_STAGED));
         if ((st = amp__queue_plan(q2, &plan, done)) != AMP_OK || (st = amp__point_wait(*done)) != AMP_OK) goto fail;
         amp__queue_count_copy(q2, AMP__H2D, bytes);
-        AMP__TRACE(amp__trace_copy_end(&span2, q2, dst->s, &dst->box, AMP_OK));
+        AMP__TRACE(amp__queue_span_end(&span2, q2, dst->s, &dst->box, AMP_OK));
         q = q2;
     }
     if (timing && (st = amp__queue_timed_event(q, &timing[1])) != AMP_OK) goto fail;
@@ -316,7 +315,7 @@ fail:
      * neither current there nor here. */
     if (dst_view_on_device && !amp__boxes_subtract(dst->s->valid, &dst->s->nvalid, &dst->box, dst->s->ext.rank))
         dst->s->nvalid = 0;
-    AMP__TRACE(amp__trace_copy_end(&span, NULL, NULL, NULL, st); amp__trace_copy_end(&span2, NULL, NULL, NULL, st));
+    AMP__TRACE(amp__queue_span_end(&span, NULL, NULL, NULL, st); amp__queue_span_end(&span2, NULL, NULL, NULL, st));
     if (timing && timing[0]) {
         amp__queue_event_release(q, timing[0]);
         timing[0] = NULL;

@@ -20,6 +20,7 @@
 #include "backend.h"
 #include "core.h"
 #include "lock.h"
+#include "trace.h"
 
 #include <stdatomic.h>
 
@@ -67,8 +68,7 @@ struct amp_accelerator_view {
      * instruction a launch): they are the numbered commands that are not
      * driver copies, less those before the last statistics reset. */
     _Atomic uint64_t driver_copies, launches_before_reset;
-    uint32_t trace_id;      /* the queue's track in traces (0: none yet); guarded by the
-                               trace's buffer lock (lib/trace.c) */
+    _Atomic uint32_t trace_id; /* the queue's number in traces (0: none yet; lib/queue.c) */
 };
 
 /* A point in a queue: everything queued on q up to command seq. No
@@ -87,10 +87,9 @@ void amp__queue_retain(amp_accelerator_view *q);
 void amp__queue_release(amp_accelerator_view *q);
 /* Queue a launch / a copy; *done is the point right after it. A timed launch
  * also records timed events around it (*t0, *t1: release with
- * amp__queue_event_release). */
+ * amp__queue_event_release). While tracing, the launch is bracketed by
+ * timed events of its own, handed to the trace (see the tracing section). */
 amp_status amp__queue_launch(amp_accelerator_view *q, void *fn, const amp__launch *l, amp__point *done);
-/* amp__queue_launch without the trace hook (lib/trace.c wraps it). */
-amp_status amp__queue_launch_raw(amp_accelerator_view *q, void *fn, const amp__launch *l, amp__point *done);
 amp_status amp__queue_launch_timed(amp_accelerator_view *q, void *fn, const amp__launch *l, amp__point *done,
                                    void **t0, void **t1);
 amp_status amp__queue_timed_event(amp_accelerator_view *q, void **ev);
@@ -356,5 +355,38 @@ void amp__dcache_store(const uint8_t key[32], const void *data, size_t size);
 /* A build that could not use the disk cache and why (counted, shown by
  * amp_cache_get_info). */
 void amp__dcache_note_uncacheable(const char *why);
+
+/* ---------------------------------- tracing hooks (lib/trace.h is the sink)
+ * The core describes what happened as plain records and owns the timing:
+ * lib/queue.c brackets traced launches and copies with timed events of the
+ * queue that runs them and hands them to the trace with the record. */
+
+/* One logical copy traced as one span (a box, however many driver
+ * copies): begin before its first driver copy (q NULL: it runs on this
+ * thread, host-timed), end after its last, with the queue whose statistics
+ * count it, the storage and box that moved, and the status (a failed copy
+ * is not recorded; its events are released). end closes the span, so
+ * ending it twice is harmless. A caller may change dir and why between the
+ * two. (lib/queue.c) */
+typedef struct amp__copy_span {
+    amp_accelerator_view *q;
+    void *t0;
+    uint64_t start_ns, bytes;
+    uint8_t dir, why;
+    bool open;
+} amp__copy_span;
+#define AMP__TRACE_SPAN(name) AMP__TRACE_VAR(amp__copy_span name = {0})
+void amp__queue_span_begin(amp__copy_span *sp, amp_accelerator_view *q, amp__copy_dir dir, uint64_t bytes,
+                           amp__copy_why why);
+void amp__queue_span_end(amp__copy_span *sp, amp_accelerator_view *counted, const amp__storage *s,
+                         const amp__box *b, amp_status st);
+/* r's queue (its number, numbered on first use, and kind) and accelerator
+ * (lib/queue.c); q NULL: none. */
+void amp__queue_describe(amp_accelerator_view *q, amp__trace_rec *r);
+/* r's accelerator: its index in the registry and its info (lib/accelerator.c). */
+void amp__accelerator_describe(const amp_accelerator *a, amp__trace_rec *r);
+/* r's object: the storage and the box of it (NULL: all) that moved
+ * (lib/storage.c). */
+void amp__storage_describe(const amp__storage *s, const amp__box *b, amp__trace_rec *r);
 
 #endif /* AMP_INTERNAL_H */

@@ -2,7 +2,6 @@
  * in-memory cache, the disk cache and the backend's compiler, and handing
  * out its kernels after their signature records pass the one check. */
 #include "internal.h"
-#include "trace.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -106,6 +105,35 @@ static bool amp__deps_keyed(const char *deps, const amp__scan *scan, char *why, 
 
 /* -------------------------------------------------------------- building */
 
+#if HIPAMP_TRACE_HOOKS /* compiled out with the hooks */
+/* A build as the trace records it (lib/trace.h); cache: AMP__BUILD_*. */
+static amp__trace_rec amp__build_record(amp_accelerator *acc, const amp__build_input *in)
+{
+    amp__trace_rec r = AMP__TRACE_REC(AMP__REC_BUILD);
+    r.name = in->source_name;
+    r.source = in->source;
+    r.source_len = in->source_len;
+    amp__accelerator_describe(acc, &r);
+    return r;
+}
+
+static uint64_t amp__build_trace_begin(amp_accelerator *acc, const amp__build_input *in)
+{
+    amp__trace_rec r = amp__build_record(acc, in);
+    return amp__trace_begin(&r);
+}
+
+static void amp__build_trace_end(uint64_t t0, amp_accelerator *acc, const amp__build_input *in, int cache, amp_status st)
+{
+    amp__trace_rec r = amp__build_record(acc, in);
+    r.t_ns = t0;
+    r.sub = (uint8_t)cache;
+    r.st = st;
+    amp__trace_end(&r, true);
+}
+#endif
+
+
 static amp_status amp__module_from_binary(amp__module *m, const void *bin, size_t size)
 {
     return m->acc->e.be->module_load(m->acc->e.dev, bin, size, &m->mod);
@@ -146,7 +174,7 @@ static amp_status amp__build(amp_accelerator *acc, const amp__build_input *in, a
                          acc->e.info.unavailable_reason);
     if (!(p = calloc(1, sizeof *p))) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "program: out of host memory");
     pthread_mutex_init(&p->lock, NULL);
-    AMP__TRACE_CLOCK(t_build, amp__trace_build_begin(in));
+    AMP__TRACE_CLOCK(t_build, amp__build_trace_begin(acc, in));
     AMP__TRACE_VAR(int cache = AMP__BUILD_COMPILED);
 
     if ((m = amp__mcache_find(acc, in))) {
@@ -211,7 +239,7 @@ loaded:
     amp__take_deps(m, &scan);
     m = amp__mcache_insert(m);
 done:
-    AMP__TRACE(amp__trace_build_end(t_build, acc, in, cache, AMP_OK));
+    AMP__TRACE(amp__build_trace_end(t_build, acc, in, cache, AMP_OK));
     p->m = m;
     *out = p;
     amp__scan_free(&scan);
@@ -219,7 +247,7 @@ done:
     free(bin);
     return AMP_OK;
 fail:
-    AMP__TRACE(amp__trace_build_end(t_build, acc, in, cache, st));
+    AMP__TRACE(amp__build_trace_end(t_build, acc, in, cache, st));
     amp__module_release(m);
     amp__scan_free(&scan);
     pthread_mutex_destroy(&p->lock);

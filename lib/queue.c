@@ -10,7 +10,6 @@
  * numbered up to what was read: a wait may also wait for later work on the
  * same queue, never for less. */
 #include "internal.h"
-#include "trace.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -92,19 +91,13 @@ static inline uint64_t amp__queue_number(amp_accelerator_view *q)
     return atomic_fetch_add_explicit(&q->submitted, 1, memory_order_acq_rel) + 1;
 }
 
-amp_status amp__queue_launch_raw(amp_accelerator_view *q, void *fn, const amp__launch *l, amp__point *done)
+static amp_status amp__queue_launch_raw(amp_accelerator_view *q, void *fn, const amp__launch *l, amp__point *done)
 {
     amp_status st = q->be->launch(q->dev, q->queue, fn, l);
     if (st != AMP_OK) return st;
     done->q = q;
     done->seq = amp__queue_number(q);
     return AMP_OK;
-}
-
-amp_status amp__queue_launch(amp_accelerator_view *q, void *fn, const amp__launch *l, amp__point *done)
-{
-    AMP__TRACE(return amp__trace_launch(q, fn, l, done));
-    return amp__queue_launch_raw(q, fn, l, done);
 }
 
 amp_status amp__queue_timed_event(amp_accelerator_view *q, void **ev)
@@ -115,6 +108,112 @@ amp_status amp__queue_timed_event(amp_accelerator_view *q, void **ev)
 void amp__queue_event_release(amp_accelerator_view *q, void *ev)
 {
     if (ev) q->be->event_release(q->dev, ev);
+}
+
+/* ---------------------------------------------------------------- tracing
+ * The queue owns the timing of what it runs: a traced launch or copy is
+ * bracketed here by timed events of its own queue, which go to the trace
+ * with the record (lib/trace.h) and are released there. */
+
+void amp__queue_describe(amp_accelerator_view *q, amp__trace_rec *r)
+{
+    if (!q) return;
+    uint32_t id = atomic_load_explicit(&q->trace_id, memory_order_acquire);
+    if (!id) {
+        /* Numbered on first use, under the queue's own lock, so that no
+         * number is given twice or skipped. */
+        static _Atomic uint32_t numbered;
+        pthread_mutex_lock(&q->mark_lock);
+        if (!(id = atomic_load_explicit(&q->trace_id, memory_order_relaxed))) {
+            id = atomic_fetch_add(&numbered, 1) + 1;
+            atomic_store_explicit(&q->trace_id, id, memory_order_release);
+        }
+        pthread_mutex_unlock(&q->mark_lock);
+    }
+    r->qid = id;
+    r->queue_kind = q->is_default ? AMP__QUEUE_DEFAULT : q->borrowed ? AMP__QUEUE_NATIVE : AMP__QUEUE_CREATED;
+    amp__accelerator_describe(q->acc, r);
+}
+
+/* Timed events of q around one command, handed over in r->timing: t0 is
+ * recorded before it (begin), t1 after it when it was queued (end); either
+ * failing leaves the command host-timed. */
+static void amp__timing_begin(amp_accelerator_view *q, amp__trace_rec *r)
+{
+    r->timing = (amp__trace_timing){q->be, q->dev, NULL, NULL};
+    if (amp__trace_recording() && amp__queue_timed_event(q, &r->timing.t0) != AMP_OK) r->timing.t0 = NULL;
+}
+
+static void amp__timing_end(amp_accelerator_view *q, amp__trace_rec *r, amp_status st)
+{
+    if (st == AMP_OK && r->timing.t0 && amp__queue_timed_event(q, &r->timing.t1) != AMP_OK) r->timing.t1 = NULL;
+    if (st != AMP_OK || !r->timing.t1) {
+        amp__queue_event_release(q, r->timing.t0);
+        r->timing.t0 = NULL;
+    }
+}
+
+#if HIPAMP_TRACE_HOOKS /* compiled out with the hooks */
+static amp_status amp__queue_launch_traced(amp_accelerator_view *q, void *fn, const amp__launch *l, amp__point *done)
+{
+    amp__trace_rec r = AMP__TRACE_REC(AMP__REC_LAUNCH);
+    r.name = l->kernel_name;
+    r.rank = (uint8_t)l->extent.rank;
+    r.tiled = l->tiled;
+    for (int d = 0; d < l->extent.rank && d < AMP_MAX_RANK; ++d) r.ext[d] = l->extent.v[d];
+    for (int d = 0; l->tiled && d < l->extent.rank && d < 3; ++d) r.tile[d] = l->sig->tile[d];
+    r.t_ns = amp__trace_begin(&r);
+    amp__timing_begin(q, &r);
+    amp_status st = amp__queue_launch_raw(q, fn, l, done);
+    amp__timing_end(q, &r, st);
+    if (st == AMP_OK) amp__queue_describe(q, &r);
+    amp__trace_end(&r, st == AMP_OK);
+    return st;
+}
+#endif
+
+
+amp_status amp__queue_launch(amp_accelerator_view *q, void *fn, const amp__launch *l, amp__point *done)
+{
+    AMP__TRACE(return amp__queue_launch_traced(q, fn, l, done));
+    return amp__queue_launch_raw(q, fn, l, done);
+}
+
+void amp__queue_span_begin(amp__copy_span *sp, amp_accelerator_view *q, amp__copy_dir dir, uint64_t bytes,
+                           amp__copy_why why)
+{
+    amp__trace_rec r = AMP__TRACE_REC(AMP__REC_COPY);
+    r.sub = (uint8_t)dir;
+    r.why = (uint8_t)why;
+    r.bytes = bytes;
+    *sp = (amp__copy_span){.q = q, .bytes = bytes, .dir = (uint8_t)dir, .why = (uint8_t)why, .open = true};
+    sp->start_ns = amp__trace_begin(&r);
+    if (q) {
+        amp__timing_begin(q, &r);
+        sp->t0 = r.timing.t0;
+    }
+}
+
+void amp__queue_span_end(amp__copy_span *sp, amp_accelerator_view *counted, const amp__storage *s,
+                         const amp__box *b, amp_status st)
+{
+    if (!sp->open) return;
+    sp->open = false;
+    amp__trace_rec r = AMP__TRACE_REC(AMP__REC_COPY);
+    r.sub = sp->dir;
+    r.why = sp->why;
+    r.bytes = sp->bytes;
+    r.t_ns = sp->start_ns;
+    if (sp->q) {
+        r.timing = (amp__trace_timing){sp->q->be, sp->q->dev, sp->t0, NULL};
+        amp__timing_end(sp->q, &r, st);
+    }
+    if (st == AMP_OK) {
+        /* On the queue that ran it when timed there, else where it counts. */
+        amp__queue_describe(r.timing.t0 ? sp->q : counted, &r);
+        if (s) amp__storage_describe(s, b, &r);
+    }
+    amp__trace_end(&r, st == AMP_OK);
 }
 
 amp_status amp__queue_launch_timed(amp_accelerator_view *q, void *fn, const amp__launch *l, amp__point *done,
@@ -174,6 +273,29 @@ void amp__queue_count_copy(amp_accelerator_view *q, amp__copy_dir dir, uint64_t 
     }
 }
 
+#if HIPAMP_TRACE_HOOKS /* compiled out with the hooks */
+/* A host wait that blocks on q, traced (seq AMP__SEQ_TAIL: a whole drain). */
+static uint64_t amp__wait_begin(amp_accelerator_view *q)
+{
+    amp__trace_rec r = AMP__TRACE_REC(AMP__REC_WAIT);
+    amp__queue_describe(q, &r);
+    return amp__trace_begin(&r);
+}
+
+static void amp__wait_end(uint64_t t0, amp_accelerator_view *q, uint64_t seq, amp_status st)
+{
+    amp__trace_rec r = AMP__TRACE_REC(AMP__REC_WAIT);
+    amp__queue_describe(q, &r);
+    r.t_ns = t0;
+    r.seq = seq;
+    r.st = st;
+    amp__trace_end(&r, true);
+}
+#endif
+
+
+_Static_assert(AMP__SEQ_TAIL == UINT64_MAX, "lib/trace.h: a wait until UINT64_MAX is a whole drain");
+
 static void amp__note_completed(amp_accelerator_view *q, uint64_t seq)
 {
     uint64_t cur = atomic_load_explicit(&q->completed, memory_order_acquire);
@@ -185,9 +307,9 @@ static void amp__note_completed(amp_accelerator_view *q, uint64_t seq)
 amp_status amp__queue_drain(amp_accelerator_view *q)
 {
     uint64_t seen = atomic_load_explicit(&q->submitted, memory_order_acquire);
-    AMP__TRACE_CLOCK(t_wait, amp__trace_wait_begin(q));
+    AMP__TRACE_CLOCK(t_wait, amp__wait_begin(q));
     amp_status st = q->be->queue_wait(q->dev, q->queue);
-    AMP__TRACE(amp__trace_wait_end(t_wait, q, AMP__SEQ_TAIL, st));
+    AMP__TRACE(amp__wait_end(t_wait, q, AMP__SEQ_TAIL, st));
     if (st == AMP_OK) amp__note_completed(q, seen);
     return st;
 }
@@ -236,9 +358,9 @@ amp_status amp__point_wait(amp__point p)
     amp__mark *m;
     amp_status st = amp__mark_get(p.q, p.seq, &m);
     if (st != AMP_OK) return st;
-    AMP__TRACE_CLOCK(t_wait, amp__trace_wait_begin(p.q));
+    AMP__TRACE_CLOCK(t_wait, amp__wait_begin(p.q));
     if ((st = p.q->be->event_wait(p.q->dev, m->event)) == AMP_OK) amp__note_completed(p.q, m->seq);
-    AMP__TRACE(amp__trace_wait_end(t_wait, p.q, p.seq, st));
+    AMP__TRACE(amp__wait_end(t_wait, p.q, p.seq, st));
     amp__mark_release(p.q, m);
     return st;
 }

@@ -3,7 +3,6 @@
  * the device, which are newer there than on the host), so that only the bytes
  * a kernel or the host needs ever move. */
 #include "internal.h"
-#include "trace.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +15,63 @@ int64_t amp__storage_offset(const amp__storage *s, const int *origin)
 }
 
 size_t amp__storage_bytes(const amp__storage *s) { return (size_t)amp_extent_size(s->ext) * s->elem; }
+
+/* ---------------------------------------------------------------- tracing */
+
+void amp__storage_describe(const amp__storage *s, const amp__box *b, amp__trace_rec *r)
+{
+    r->object = (uintptr_t)s;
+    r->is_array = s->is_array;
+    r->elem = (uint32_t)s->elem;
+    r->rank = (uint8_t)s->ext.rank;
+    for (int d = 0; d < s->ext.rank; ++d) {
+        r->ext[d] = s->ext.v[d];
+        r->lo[d] = b ? b->lo[d] : 0;
+        r->hi[d] = b ? b->hi[d] : s->ext.v[d];
+    }
+}
+
+#if HIPAMP_TRACE_HOOKS /* compiled out with the hooks */
+/* bytes of b that did not have to move in direction dir (on q, NULL: none). */
+static void amp__note_avoided(const amp__storage *s, amp_accelerator_view *q, const amp__box *b, amp__copy_dir dir,
+                               uint64_t bytes)
+{
+    if (!bytes || !amp__trace_recording()) return;
+    amp__trace_rec r = AMP__TRACE_REC(AMP__REC_AVOIDED);
+    r.sub = (uint8_t)dir;
+    r.why = AMP__WHY_DISCARD;
+    r.bytes = bytes;
+    amp__queue_describe(q, &r);
+    amp__storage_describe(s, b, &r);
+    amp__trace_instant(&r);
+}
+
+/* discard_data dropped the device-newer parts of b: their copy-back is
+ * avoided. */
+static void amp__note_discard(const amp__storage *s, const amp__box *b)
+{
+    uint64_t bytes = 0;
+    for (int i = 0; i < s->ndirty; ++i) {
+        amp__box cut;
+        if (amp__box_intersect(&s->dirty[i], b, s->ext.rank, &cut))
+            bytes += (uint64_t)amp__box_volume(&cut, s->ext.rank) * s->elem;
+    }
+    amp__note_avoided(s, s->last.q, b, AMP__D2H, bytes);
+}
+
+/* refresh makes device copies of b stale: that names the next copy-in. */
+static void amp__note_refresh(amp__storage *s, const amp__box *b)
+{
+    for (int i = 0; i < s->nvalid; ++i) {
+        amp__box cut;
+        if (amp__box_intersect(&s->valid[i], b, s->ext.rank, &cut)) {
+            s->stale_why = AMP__WHY_REFRESH;
+            return;
+        }
+    }
+}
+#endif
+
 
 /* ---------------------------------------------------------------- copies */
 
@@ -48,7 +104,7 @@ static amp_status amp__copy_box(amp__storage *s, amp_accelerator_view *q, const 
     amp_status st = AMP_OK;
     uint64_t bytes = (uint64_t)amp__box_volume(b, R) * elem;
     AMP__TRACE_SPAN(span);
-    AMP__TRACE(amp__trace_copy_begin(&span, q, dir, bytes, why));
+    AMP__TRACE(amp__queue_span_begin(&span, q, dir, bytes, why));
     for (int o = outer_lo; o < outer_hi; ++o) {
         int64_t off = (base + (d >= 3 ? (int64_t)(o - b->lo[0]) * s->stride[0] : 0)) * (int64_t)elem;
         char *h = s->host + off, *dv = (char *)s->dptr + off;
@@ -58,7 +114,7 @@ static amp_status amp__copy_box(amp__storage *s, amp_accelerator_view *q, const 
         amp__point_set(&s->last, done);
     }
     if (st == AMP_OK) amp__queue_count_copy(q, dir, bytes);
-    AMP__TRACE(amp__trace_copy_end(&span, q, s, b, st));
+    AMP__TRACE(amp__queue_span_end(&span, q, s, b, st));
     return st;
 }
 
@@ -260,7 +316,8 @@ amp_status amp__storage_prepare(amp__storage *s, amp_accelerator_view *q, const 
         }
         if (!amp__boxes_cover(s->valid, s->nvalid, b, R)) {
             if (!discard && (st = amp__copy_in_missing(s, q, b)) != AMP_OK) return st;
-            if (discard) AMP__TRACE(amp__trace_copy_in_avoided(s, q, b));
+            if (discard)
+                AMP__TRACE(amp__note_avoided(s, q, b, AMP__H2D, (uint64_t)amp__box_volume(b, R) * s->elem));
             if (!amp__boxes_add(s->valid, &s->nvalid, b, R)) s->nvalid = 0;
         }
     }
@@ -271,7 +328,7 @@ amp_status amp__storage_prepare(amp__storage *s, amp_accelerator_view *q, const 
 amp_status amp__storage_refresh(amp__storage *s, const amp__box *b)
 {
     if (s->is_array) return AMP_OK;
-    AMP__TRACE(amp__trace_refresh(s, b));
+    AMP__TRACE(amp__note_refresh(s, b));
     /* Host wins: device copies of b are stale, and nothing there is newer. */
     if (!amp__boxes_subtract(s->valid, &s->nvalid, b, s->ext.rank)) s->nvalid = 0;
     if (!amp__boxes_subtract(s->dirty, &s->ndirty, b, s->ext.rank)) return amp__storage_flush_outside(s, b);
@@ -281,7 +338,7 @@ amp_status amp__storage_refresh(amp__storage *s, const amp__box *b)
 amp_status amp__storage_discard(amp__storage *s, const amp__box *b)
 {
     if (s->is_array) return AMP_OK;
-    AMP__TRACE(amp__trace_discard(s, b));
+    AMP__TRACE(amp__note_discard(s, b));
     if (!amp__boxes_subtract(s->dirty, &s->ndirty, b, s->ext.rank)) return amp__storage_flush_outside(s, b);
     return AMP_OK;
 }

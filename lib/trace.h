@@ -1,12 +1,22 @@
-/* trace.h — the hooks the core calls where builds, copies, launches and
- * waits happen (lib/trace.c records them; lib/trace_vendor.c turns them into
- * NVTX/roctx ranges). Each hook is one line at its call site: one relaxed
- * load and a not-taken branch while tracing is off, nothing at all in a
- * library built with HIPAMP_TRACE_HOOKS=0 (CMake: -DHIPAMP_TRACE=OFF). */
+/* trace.h — the trace as a sink: the plain record the core hands it for
+ * every build, copy (and copy avoided), launch and wait, and the switches
+ * of the hooks that fill those records. The core owns what it measures:
+ * lib/queue.c brackets launches and copies with its own timed events and
+ * hands them over with the record; lib/program.c and lib/storage.c describe
+ * builds and the copies avoided. The trace (lib/trace*.c) stores, formats
+ * and writes records, and calls nothing above this header, backend.h and
+ * core.h (ci/check-layers.py checks it).
+ *
+ * Each hook is one line at its call site: one relaxed load and a not-taken
+ * branch while tracing is off, nothing at all in a library built with
+ * HIPAMP_TRACE_HOOKS=0 (CMake: -DHIPAMP_TRACE=OFF). */
 #ifndef AMP_TRACE_H
 #define AMP_TRACE_H
 
-#include "internal.h"
+#include "backend.h"
+#include "core.h"
+
+#include <stdatomic.h>
 
 #ifndef HIPAMP_TRACE_HOOKS
 #define HIPAMP_TRACE_HOOKS 1
@@ -14,7 +24,8 @@
 
 /* What the environment asked for, set once by the library's constructor
  * (before any thread of the program can call in) and never changed after,
- * except that a forked child clears it. */
+ * except that a forked child clears it and AMP__TRACE_VENDOR goes when no
+ * profiler interface can be loaded. */
 enum {
     AMP__TRACE_FILE = 1u,    /* AMP_TRACE: write a trace-event file */
     AMP__TRACE_SUMMARY = 2u, /* AMP_TRACE_SUMMARY: print a table at exit */
@@ -46,6 +57,13 @@ extern _Atomic unsigned amp__trace_flags;
  * vendor range) only while tracing. */
 #define AMP__TRACE_CLOCK(name, begin) AMP__TRACE_VAR(uint64_t name = AMP__TRACING() ? (begin) : 0)
 
+/* Whether records are kept (AMP_TRACE or AMP_TRACE_SUMMARY): only then are
+ * timed events worth recording for them. */
+static inline bool amp__trace_recording(void)
+{
+    return (atomic_load_explicit(&amp__trace_flags, memory_order_relaxed) & AMP__TRACE_RECORD) != 0;
+}
+
 /* Why a copy happened (or did not). */
 typedef enum amp__copy_why {
     AMP__WHY_NONE = 0,
@@ -63,64 +81,65 @@ typedef enum amp__copy_why {
     AMP__WHY_DISCARD,        /* no copy: discard_data or AMP_WRITE_ONLY made it unnecessary */
     AMP__WHY_COUNT
 } amp__copy_why;
-/* "first use", ...; "?" outside the enum. */
+/* "first use", ...; "?" outside the enum (lib/trace_text.c). */
 const char *amp__copy_why_name(int why);
 
-/* Builds (lib/program.c): begin opens a vendor range and returns the
- * clock; end records the build with how it was satisfied. */
+/* What a record describes; how a build was satisfied; what a queue is. */
+enum { AMP__REC_BUILD = 1, AMP__REC_COPY, AMP__REC_LAUNCH, AMP__REC_WAIT, AMP__REC_AVOIDED };
 enum { AMP__BUILD_COMPILED = 0, AMP__BUILD_MEMORY = 1, AMP__BUILD_DISK = 2 };
-uint64_t amp__trace_build_begin(const amp__build_input *in);
-void amp__trace_build_end(uint64_t t0, amp_accelerator *acc, const amp__build_input *in, int cache, amp_status st);
+enum { AMP__QUEUE_CREATED = 0, AMP__QUEUE_DEFAULT = 1, AMP__QUEUE_NATIVE = 2 };
 
-/* Launches (lib/queue.c): the traced form of amp__queue_launch_raw, with
- * timed events around the launch (owned by the trace until flushed). */
-amp_status amp__trace_launch(amp_accelerator_view *q, void *fn, const amp__launch *l, amp__point *done);
+/* A device command's timed events (backend.h's event_record_timed) around
+ * it: the trace reads their elapsed time when it flushes and releases them.
+ * t0 NULL: the command is placed by the host clock. */
+typedef struct amp__trace_timing {
+    const amp__backend *be;
+    void *dev, *t0, *t1;
+} amp__trace_timing;
 
-/* One logical copy (a box, however many driver copies): begin before its
- * first driver copy (q NULL: it runs on this thread, host-timed), end after
- * its last, with the queue whose statistics count it, what moved and the
- * status (a failed copy is not recorded; its events are released). end
- * closes the span, so ending it twice is harmless. */
-typedef struct amp__trace_span {
-    amp_accelerator_view *q;
-    void *t0;
-    uint64_t start_ns, bytes;
-    uint8_t dir, why;
-    bool open, vendor;
-} amp__trace_span;
-#define AMP__TRACE_SPAN(name) AMP__TRACE_VAR(amp__trace_span name = {0})
-void amp__trace_copy_begin(amp__trace_span *sp, amp_accelerator_view *q, amp__copy_dir dir, uint64_t bytes,
-                           amp__copy_why why);
-void amp__trace_copy_end(amp__trace_span *sp, amp_accelerator_view *counted, const amp__storage *s,
-                         const amp__box *b, amp_status st);
+/* One thing that happened, as plain data. Start from AMP__TRACE_REC(kind)
+ * and fill what the kind uses; the trace copies what it keeps (name and
+ * source are read during the call only). */
+typedef struct amp__trace_rec {
+    uint8_t kind;        /* AMP__REC_* */
+    uint8_t sub;         /* copy, avoided: amp__copy_dir; build: AMP__BUILD_* */
+    uint8_t why;         /* copy, avoided: amp__copy_why */
+    uint8_t rank;        /* launch: the extent's rank; copy, avoided: the storage's (0: no object) */
+    uint8_t queue_kind;  /* AMP__QUEUE_* of qid */
+    bool tiled;          /* launch */
+    bool is_array;       /* copy, avoided: the object is an array, not a view */
+    uint32_t qid;        /* the queue's number in traces (0: none) */
+    int32_t acc;         /* the accelerator's index in the registry (-1: none) */
+    const amp_accelerator_info *acc_info; /* acc's info; lives as long as the process */
+    const char *name;    /* launch: the kernel; build: the source's file name (NULL: AMP__SOURCE_NAME) */
+    const char *source;  /* build: the source, whose kernels label the build */
+    size_t source_len;
+    amp_status st;       /* build, wait: the outcome */
+    uint32_t elem;       /* copy, avoided: element bytes */
+    uint64_t t_ns;       /* start on the host clock (amp__now_ns; device commands: when queued) */
+    uint64_t end_ns;     /* end on the host clock (stamped by the trace) */
+    uint64_t bytes;      /* copy, avoided */
+    uint64_t seq;        /* wait: the command waited for (UINT64_MAX: everything queued) */
+    uintptr_t object;    /* copy, avoided: the storage, as an identity only */
+    int32_t ext[AMP_MAX_RANK]; /* launch: the extent; copy, avoided: the storage's */
+    int32_t tile[3];     /* launch, tiled */
+    int32_t lo[AMP_MAX_RANK], hi[AMP_MAX_RANK]; /* copy, avoided: the box that moved */
+    amp__trace_timing timing; /* launch, copy on a device queue */
+} amp__trace_rec;
+#define AMP__TRACE_REC(k) ((amp__trace_rec){.kind = (k), .acc = -1})
 
-/* Copies that did not happen [storage lock]: prepare skipped the copy-in of
- * b (discard / AMP_WRITE_ONLY); discard dropped device-newer parts of b
- * (copy-backs avoided). refresh notes that device copies of b went stale,
- * which names the next copy-in (s->stale_why). */
-void amp__trace_copy_in_avoided(const amp__storage *s, amp_accelerator_view *q, const amp__box *b);
-void amp__trace_discard(const amp__storage *s, const amp__box *b);
-void amp__trace_refresh(amp__storage *s, const amp__box *b);
-
-/* Host waits that block (lib/queue.c); seq AMP__SEQ_TAIL: a whole drain. */
-uint64_t amp__trace_wait_begin(amp_accelerator_view *q);
-void amp__trace_wait_end(uint64_t t0, amp_accelerator_view *q, uint64_t seq, amp_status st);
-
-/* ------------------------------------------------ lib/trace_vendor.c */
-
-/* Vendor ranges on the calling thread: push/pop nest. Categories pick the
- * colour. Loads the tool interface on first use; nothing when none is
- * there. Never fails, never takes a core lock. */
-enum { AMP__RANGE_BUILD, AMP__RANGE_COPY, AMP__RANGE_LAUNCH, AMP__RANGE_WAIT };
-void amp__vendor_push(int category, uint64_t payload, const char *text);
-void amp__vendor_pop(void);
-/* Whether a profiler that takes ranges seems attached (the constructor
- * asks when AMP_TRACE_VENDOR is unset): NVTX_INJECTION64_PATH (Nsight
- * Systems), HSA_TOOLS_LIB or ROCP_TOOL_LIB (rocprof, roctracer),
- * ROCP_TOOL_LIBRARIES (rocprofv3). */
-bool amp__vendor_wanted(void);
-/* Whether a vendor interface was found (loads it if not tried yet), and
- * which ("nvtx", "roctx", or "none"). */
-const char *amp__vendor_kind(void);
+/* The entry points (lib/trace.c). Never fail, never take a core lock; the
+ * trace's buffer lock is a leaf (they run under storage locks).
+ *
+ * begin: the start of a span; opens the vendor range r describes (what is
+ * known before the work: name, extent, bytes, direction, reason,
+ * accelerator) and returns the host clock for r->t_ns.
+ * end: the end of a span begun with begin. keep: record it (when
+ * recording); the trace then owns r->timing's events, and releases them
+ * itself when it drops the record (or keep is false). Closes the range.
+ * instant: a record with no span (a copy avoided), stamped now. */
+uint64_t amp__trace_begin(const amp__trace_rec *r);
+void amp__trace_end(const amp__trace_rec *r, bool keep);
+void amp__trace_instant(const amp__trace_rec *r);
 
 #endif /* AMP_TRACE_H */

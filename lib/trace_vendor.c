@@ -2,10 +2,11 @@
  * ranges in vendor profilers' timelines: through the NVTX 3 injection
  * interface (Nsight Systems) or roctx (rocprof, rocprofv3), both found at
  * run time with no vendor header or library linked (lib/trace_abi.h). */
-#include "trace.h"
 #include "trace_abi.h"
+#include "trace_internal.h"
 
 #include <dlfcn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -157,10 +158,12 @@ const char *amp__vendor_kind(void)
                                                                                       : "none";
 }
 
-/* ARGB per category: builds blue, copies red, launches green, waits grey. */
+/* Categories pick the colour (ARGB): builds blue, copies red, launches
+ * green, waits grey. */
+enum { AMP__RANGE_BUILD, AMP__RANGE_COPY, AMP__RANGE_LAUNCH, AMP__RANGE_WAIT };
 static const uint32_t amp__colors[4] = {0xFF3B6FD8u, 0xFFD8453Bu, 0xFF3BA55Cu, 0xFF9A9A9Au};
 
-void amp__vendor_push(int category, uint64_t payload, const char *text)
+static void amp__vendor_push(int category, uint64_t payload, const char *text)
 {
     pthread_once(&amp__vendor_once, amp__vendor_load);
     switch (amp__vendor) {
@@ -196,5 +199,31 @@ void amp__vendor_pop(void)
     case AMP__VENDOR_NVTX: amp__nvtx_pop(); break;
     case AMP__VENDOR_ROCTX: amp__roctxRangePop(); break;
     default: break;
+    }
+}
+
+void amp__vendor_push_rec(const amp__trace_rec *r)
+{
+    char text[320], what[256], ext[64];
+    switch (r->kind) {
+    case AMP__REC_BUILD:
+        amp__build_label(r->name, r->source, r->source_len, what, sizeof what);
+        snprintf(text, sizeof text, "hipamp build %s", what);
+        amp__vendor_push(AMP__RANGE_BUILD, 0, text);
+        break;
+    case AMP__REC_COPY:
+        snprintf(text, sizeof text, "hipamp copy %s %llu B (%s)", amp__dir_short(r->sub), (unsigned long long)r->bytes,
+                 amp__copy_why_name(r->why));
+        amp__vendor_push(AMP__RANGE_COPY, r->bytes, text);
+        break;
+    case AMP__REC_LAUNCH:
+        amp__dims(ext, sizeof ext, r->ext, r->rank);
+        snprintf(text, sizeof text, "hipamp launch %.200s %s", r->name ? r->name : "?", ext);
+        amp__vendor_push(AMP__RANGE_LAUNCH, 0, text);
+        break;
+    default:
+        snprintf(text, sizeof text, "hipamp wait %s", r->acc_info ? r->acc_info->device_path : "");
+        amp__vendor_push(AMP__RANGE_WAIT, 0, text);
+        break;
     }
 }
