@@ -591,7 +591,18 @@ AMP_API amp_status amp_future_destroy(amp_future *f);
  * and copies with their device times. "%p" in the path becomes the process
  * id. AMP_TRACE_SUMMARY=1 prints a table at exit (stderr). The file is
  * written at exit and by amp_trace_flush. README, "Tracing", has the
- * details; a library built with -DHIPAMP_TRACE=OFF traces nothing. */
+ * details; a library built with -DHIPAMP_TRACE=OFF traces nothing.
+ *
+ * The trace file's rules (so that nothing another local user plants at the
+ * name is written through): the file is created new, never through a
+ * symbolic link; an existing name is used only when it is a regular file
+ * of the process's user with one link (then it is truncated), and a FIFO,
+ * device, directory or link is refused without being opened (a FIFO never
+ * blocks the program). A new file gets mode 0666 less the umask. The
+ * descriptor is close-on-exec (compilers the library runs do not inherit
+ * it). A path of 4096 characters or more, as given or with %p replaced, is
+ * refused. A refusal is said on stderr (at load for a path too long, at exit
+ * otherwise) and returned by amp_trace_flush; the program runs on. */
 
 /* Write what was traced since the last flush: the file stays a complete
  * JSON document after every flush, and the events are freed. Blocks until
@@ -599,7 +610,9 @@ AMP_API amp_status amp_future_destroy(amp_future *f);
  * times are read then); never waits for anything else, and takes no lock
  * a launch or copy on another thread needs. Returns AMP_OK at once when
  * tracing is off. AMP_ERROR_INVALID_ARGUMENT: the AMP_TRACE file cannot be
- * written (the message names it and why; the events are dropped).
+ * written or was refused by the rules above, or AMP_TRACE is 4096
+ * characters or longer (the message names the file and why; the events
+ * are dropped, and every later flush says the same).
  * AMP_ERROR_OUT_OF_MEMORY: no memory to format them (dropped).
  * AMP_ERROR_UNSUPPORTED: AMP_TRACE or AMP_TRACE_SUMMARY is set but the
  * library was built with -DHIPAMP_TRACE=OFF. */

@@ -31,7 +31,8 @@ pid_t amp__trace_pid;
 #define AMP__TRACE_MAX_DEFAULT 1000000ULL
 
 /* Set by the constructor, read-only after. */
-static bool amp__tno_hooks; /* AMP_TRACE asked for, but the hooks are compiled out */
+static bool amp__tno_hooks;        /* AMP_TRACE asked for, but the hooks are compiled out */
+static char amp__tbad_path[256];   /* AMP_TRACE cannot name a file: why */
 
 /* ------------------------------------------------------ entry points */
 
@@ -203,6 +204,7 @@ amp_status amp_trace_flush(void)
         st = amp__flush_locked();
         pthread_mutex_unlock(&amp__tflush);
     }
+    if (st == AMP_OK && amp__tbad_path[0]) st = amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s", amp__tbad_path);
     return st;
 }
 
@@ -236,11 +238,14 @@ __attribute__((constructor)) static void amp__trace_init(void)
     amp__trace_epoch = amp__now_ns();
     amp__trace_pid = getpid();
     const char *path = amp__env("AMP_TRACE");
-    if (path && amp__tfile_configure(path)) f |= AMP__TRACE_FILE;
+    if (path) {
+        if (amp__tfile_configure(path, amp__tbad_path, sizeof amp__tbad_path)) f |= AMP__TRACE_FILE;
+        else fprintf(stderr, "hipamp: %s\n", amp__tbad_path);
+    }
     if (amp__env_flag("AMP_TRACE_SUMMARY", false)) f |= AMP__TRACE_SUMMARY;
     amp__tbuf_set_limit(amp__env_size("AMP_TRACE_MAX_EVENTS", AMP__TRACE_MAX_DEFAULT, 1, 1ULL << 40));
 #if !HIPAMP_TRACE_HOOKS
-    if (f) {
+    if (f || amp__tbad_path[0]) {
         amp__tno_hooks = true;
         fprintf(stderr, "hipamp: AMP_TRACE/AMP_TRACE_SUMMARY is set, but this library was built with "
                         "-DHIPAMP_TRACE=OFF: nothing is traced\n");

@@ -91,8 +91,8 @@ void amp__json_tail(amp__sb *b, uint64_t written, uint64_t dropped);
 /* -------------------------------------------------- lib/trace_file.c */
 
 /* AMP_TRACE's value, read by the constructor. false: it cannot name a
- * file (too long). */
-bool amp__tfile_configure(const char *value);
+ * file (too long), why says so and nothing is written. */
+bool amp__tfile_configure(const char *value, char *why, size_t n);
 /* Put the events of one flush into the file (opened safely on first use
  * with head written first), then tail, so that the file is a complete
  * document after every flush. AMP_ERROR_INVALID_ARGUMENT with the path and

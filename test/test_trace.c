@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <math.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -442,20 +443,32 @@ static bool env_dropped(const char *kv)
     return false;
 }
 
+/* Whether kv names a variable that add[] (NULL-terminated) sets. */
+static bool env_overridden(const char *kv, const char *const *add)
+{
+    const char *eq = strchr(kv, '=');
+    size_t n = eq ? (size_t)(eq - kv) + 1 : strlen(kv);
+    for (size_t i = 0; add && add[i]; ++i)
+        if (!strncmp(kv, add[i], n)) return true;
+    return false;
+}
+
 /* Run argv with the environment minus the trace variables plus add[]
- * (NULL-terminated), stdout and stderr into files of d. The CPU accelerator
- * runs on one thread: in the sanitizer build, LeakSanitizer's exit scan
- * crashes now and then on the dynamic TLS a CPU worker thread holds of a
- * kernel module (its DTLS range is garbage), which is not the trace's
- * business; the hooks all run on the calling thread anyway. */
-static run run_child(const tdir *d, char *const argv[], const char *const *add)
+ * (NULL-terminated; it overrides what the environment has), stdout and
+ * stderr into files of d. The CPU accelerator runs on one thread: in the
+ * sanitizer build, LeakSanitizer's exit scan crashes now and then on the
+ * dynamic TLS a CPU worker thread holds of a kernel module (its DTLS range
+ * is garbage), which is not the trace's business; the hooks all run on the
+ * calling thread anyway. A child still running after timeout_s seconds (0:
+ * no limit) is killed and reported as code -1. */
+static run run_child_within(const tdir *d, char *const argv[], const char *const *add, unsigned timeout_s)
 {
     size_t n = 0, m = 0;
     while (environ[n]) ++n;
     char **env = calloc(n + 16, sizeof *env);
     cr_assert_not_null(env);
     for (size_t i = 0; i < n; ++i)
-        if (!env_dropped(environ[i])) env[m++] = environ[i];
+        if (!env_dropped(environ[i]) && !env_overridden(environ[i], add)) env[m++] = environ[i];
     for (size_t i = 0; add && add[i] && m < n + 14; ++i) env[m++] = (char *)add[i];
     env[m++] = "AMP_CPU_THREADS=1";
     env[m] = NULL;
@@ -471,17 +484,32 @@ static run run_child(const tdir *d, char *const argv[], const char *const *add)
     posix_spawn_file_actions_destroy(&fa);
     free(env);
     cr_assert_eq(e, 0, "posix_spawn(%s): %s", argv[0], strerror(e));
-    int ws;
-    cr_assert_eq(waitpid(pid, &ws, 0), pid);
-    run r = {WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + (WIFSIGNALED(ws) ? WTERMSIG(ws) : 0), read_file(out), read_file(err)};
+    int ws = 0;
+    bool killed = false;
+    for (long waited_ms = 0;; waited_ms += 20) {
+        pid_t w = waitpid(pid, &ws, timeout_s ? WNOHANG : 0);
+        if (w == pid) break;
+        cr_assert(w == 0 || errno == EINTR, "waitpid: %s", strerror(errno));
+        if (timeout_s && waited_ms >= 1000L * timeout_s && !killed) {
+            kill(pid, SIGKILL);
+            killed = true;
+        }
+        usleep(20000);
+    }
+    run r = {killed ? -1 : WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + (WIFSIGNALED(ws) ? WTERMSIG(ws) : 0), read_file(out),
+             read_file(err)};
     cr_assert_not_null(r.out);
     cr_assert_not_null(r.err);
     return r;
 }
 
-/* trace_helper on acc with extra variables; the cache directory is fresh
- * (under d), so its first build compiles. */
-static run run_helper(const tdir *d, amp_accelerator *acc, const char *const *add, const char *arg, const char *arg2)
+static run run_child(const tdir *d, char *const argv[], const char *const *add) { return run_child_within(d, argv, add, 0); }
+
+/* trace_helper on acc with extra variables and arguments (args
+ * NULL-terminated, may be NULL); the cache directory is fresh (under d),
+ * so its first build compiles. timeout_s as for run_child_within. */
+static run run_helper_args(const tdir *d, amp_accelerator *acc, const char *const *add, const char *const *args,
+                           unsigned timeout_s)
 {
     amp_accelerator_info info;
     ASSERT_OK(amp_accelerator_get_info(acc, &info));
@@ -492,8 +520,15 @@ static run run_helper(const tdir *d, amp_accelerator *acc, const char *const *ad
     env[k++] = cache;
     for (size_t i = 0; add && add[i] && k < 15; ++i) env[k++] = add[i];
     env[k] = NULL;
-    char *argv[] = {HIPAMP_TRACE_HELPER, info.device_path, (char *)arg, (char *)arg2, NULL};
-    return run_child(d, argv, env);
+    char *argv[16] = {HIPAMP_TRACE_HELPER, info.device_path};
+    for (size_t i = 0; args && args[i] && i < 13; ++i) argv[2 + i] = (char *)args[i];
+    return run_child_within(d, argv, env, timeout_s);
+}
+
+static run run_helper(const tdir *d, amp_accelerator *acc, const char *const *add, const char *arg, const char *arg2)
+{
+    const char *args[] = {arg, arg2, NULL};
+    return run_helper_args(d, acc, add, args, 0);
 }
 
 /* The helper's printed values. */
@@ -972,6 +1007,244 @@ Test(trace, unwritable_file_reported)
     cr_expect_str_eq(h.flush, "AMP_ERROR_INVALID_ARGUMENT");
     cr_expect(strstr(r.err, "/no/such/dir/trace.json: cannot write the trace: No such file or directory"),
               "the message must name the file and why:\n%s", r.err);
+    run_free(&r);
+    tdir_remove(&d);
+}
+
+/* ----------------------------------------------- the trace file's rules
+ * README, "Tracing": a new file, or a regular file of our own with one
+ * link; never through a link, never into another user's file, never
+ * blocked by a FIFO, never inherited by the compilers the library runs, and
+ * a name too long for a path is said. The attacks are played by a second
+ * local user, uid 65534, as root only: its entries are made by a child that
+ * became uid 65534, in a directory both users may write that is not sticky
+ * (the kernel's protected_symlinks / protected_regular guard only sticky
+ * world-writable directories, and not every machine turns them on). */
+
+static const char *const flush_only[] = {"--flush-only", NULL};
+
+typedef struct arena {
+    tdir d;
+    char shared[96]; /* 0777, owned by uid 65534 */
+    char precious[96]; /* a file of ours the attacker wants overwritten */
+} arena;
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f, "%s: %s", path, strerror(errno));
+    cr_assert_eq(fputs(text, f) >= 0 && fclose(f) == 0, true, "%s: %s", path, strerror(errno));
+}
+
+static void arena_make(arena *a)
+{
+    if (geteuid() != 0) cr_skip_test("needs root to play a second local user (uid 65534)");
+    tdir_make(&a->d);
+    cr_assert_eq(chmod(a->d.path, 0755), 0);
+    snprintf(a->shared, sizeof a->shared, "%s/shared", a->d.path);
+    cr_assert_eq(mkdir(a->shared, 0700), 0);
+    cr_assert_eq(chmod(a->shared, 0777), 0);
+    cr_assert_eq(chown(a->shared, 65534, 65534), 0, "chown: %s", strerror(errno));
+    snprintf(a->precious, sizeof a->precious, "%s/precious", a->d.path);
+    write_text(a->precious, "precious\n");
+}
+
+/* As uid 65534, in a child: 's' a symbolic link path -> arg, 'f' a file of
+ * mode 0666 holding arg, 'p' a FIFO of mode 0666. */
+static void as_nobody(char what, const char *path, const char *arg)
+{
+    pid_t c = fork();
+    cr_assert_geq(c, 0, "fork: %s", strerror(errno));
+    if (c == 0) {
+        if (setgid(65534) != 0 || setuid(65534) != 0) _exit(2);
+        umask(0);
+        bool ok = false;
+        if (what == 's') {
+            ok = symlink(arg, path) == 0;
+        } else if (what == 'p') {
+            ok = mkfifo(path, 0666) == 0;
+        } else {
+            int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0666);
+            ok = fd >= 0 && write(fd, arg, strlen(arg)) == (ssize_t)strlen(arg) && close(fd) == 0;
+        }
+        _exit(ok ? 0 : 1);
+    }
+    int ws = 0;
+    cr_assert_eq(waitpid(c, &ws, 0), c);
+    cr_assert(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "uid 65534 could not make %s", path);
+}
+
+/* The victim's run with AMP_TRACE=name: it works, does not hang (a FIFO),
+ * and both its flush and its exit say the file was refused and why. */
+static void expect_refused(arena *a, const char *name, const char *why, const char *const *args)
+{
+    char var[256];
+    snprintf(var, sizeof var, "AMP_TRACE=%s", name);
+    const char *env[] = {var, NULL};
+    run r = run_helper_args(&a->d, test_accel(TEST_ACCEL_CPU), env, args ? args : flush_only, 120);
+    cr_assert_neq(r.code, -1, "the victim still hung on AMP_TRACE=%s after 120 s", name);
+    cr_assert_eq(r.code, 0, "tracing must not break the program (exit %d):\n%s", r.code, r.err);
+    hout h = parse_helper(&r);
+    cr_expect(h.ok, "the helper did not finish:\n%s", r.out);
+    cr_expect_str_eq(h.flush, "AMP_ERROR_INVALID_ARGUMENT");
+    cr_expect(strstr(r.err, "cannot write the trace") && strstr(r.err, why), "stderr must say why (\"%s\"):\n%s", why,
+              r.err);
+    run_free(&r);
+}
+
+static void expect_text(const char *path, const char *want, const char *what)
+{
+    char *t = read_file(path);
+    cr_assert_not_null(t, "%s: %s", path, strerror(errno));
+    cr_expect_str_eq(t, want, "%s", what);
+    free(t);
+}
+
+/* One attack on the victim's AMP_TRACE=shared/file: uid 65534 first makes
+ * what there (as_nobody: 's' a link to our precious file, 'f' a file of its
+ * own, 'p' a FIFO; 0: the helper plants the link itself, at the name its
+ * pid gives %p). The victim's run is refused with why; our precious file
+ * and the attacker's file keep their text. */
+static void attack(char what, const char *file, const char *why)
+{
+    static const char theirs[] = "the attacker's\n";
+    arena a;
+    arena_make(&a);
+    char name[160];
+    snprintf(name, sizeof name, "%s/%s", a.shared, file);
+    const char *plant[] = {"--plant-as-nobody", a.precious, "--flush-only", NULL};
+    if (what) as_nobody(what, name, what == 's' ? a.precious : theirs);
+    expect_refused(&a, name, why, what ? NULL : plant);
+    expect_text(a.precious, "precious\n", "the trace was written through another user's link");
+    if (what == 'f') expect_text(name, theirs, "the trace went into a file another user made (and can read)");
+    tdir_remove(&a.d);
+}
+
+Test(trace, file_link_of_another_user_is_not_followed)
+{
+    NEEDS_HOOKS();
+    attack('s', "trace.json", "a symbolic link (owned by uid 65534)");
+}
+
+/* With %p the attacker plants for pids to come; here the helper plants for
+ * its own pid (as uid 65534), which the test cannot know in advance. */
+Test(trace, file_link_at_the_pid_name_is_not_followed)
+{
+    NEEDS_HOOKS();
+    attack(0, "trace-%p.json", "a symbolic link (owned by uid 65534)");
+}
+
+Test(trace, file_made_by_another_user_is_not_written)
+{
+    NEEDS_HOOKS();
+    attack('f', "trace.json", "belongs to uid 65534");
+}
+
+Test(trace, fifo_at_the_name_does_not_block)
+{
+    NEEDS_HOOKS();
+    attack('p', "trace.json", "a FIFO");
+}
+
+/* Our own file from an earlier run is rewritten whole; one with a second
+ * link (someone linked it elsewhere) is left alone. */
+Test(trace, file_of_our_own_is_reused_unless_linked)
+{
+    NEEDS_HOOKS();
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    tdir d;
+    tdir_make(&d);
+    char name[128], var[160], other[128];
+    snprintf(name, sizeof name, "%s/trace.json", d.path);
+    snprintf(var, sizeof var, "AMP_TRACE=%s", name);
+    char junk[8192];
+    memset(junk, 'x', sizeof junk - 1);
+    junk[sizeof junk - 1] = '\0';
+    write_text(name, junk);
+    const char *env[] = {var, NULL};
+    run r = run_helper_args(&d, acc, env, flush_only, 0);
+    cr_assert_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+    cr_expect_str_eq(parse_helper(&r).flush, "AMP_OK", "%s", r.err);
+    trace t = load_trace(name); /* complete JSON: the old text is gone */
+    trace_free(&t);
+    run_free(&r);
+
+    snprintf(other, sizeof other, "%s/elsewhere", d.path);
+    write_text(name, "linked\n");
+    cr_assert_eq(link(name, other), 0, "link: %s", strerror(errno));
+    r = run_helper_args(&d, acc, env, flush_only, 0);
+    cr_assert_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+    cr_expect_str_eq(parse_helper(&r).flush, "AMP_ERROR_INVALID_ARGUMENT");
+    cr_expect(strstr(r.err, "has 2 hard links"), "stderr must say why:\n%s", r.err);
+    expect_text(other, "linked\n", "a file with a second link was written");
+    run_free(&r);
+    tdir_remove(&d);
+}
+
+/* A compiler the library runs after the trace file was opened does not
+ * inherit its descriptor: AMP_CXX is a script that lists its open files when
+ * asked to compile, then runs the real compiler. */
+Test(trace, file_not_inherited_by_the_compiler)
+{
+    NEEDS_HOOKS();
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    amp_accelerator_info info;
+    ASSERT_OK(amp_accelerator_get_info(acc, &info));
+    if (!info.is_available) cr_skip_test("the CPU accelerator is unavailable: %s", info.unavailable_reason);
+    tdir d;
+    tdir_make(&d);
+    char name[128], var[160], log[128], wrapper[128], cxx[200], kernel[128];
+    snprintf(name, sizeof name, "%s/trace.json", d.path);
+    snprintf(var, sizeof var, "AMP_TRACE=%s", name);
+    snprintf(log, sizeof log, "%s/fds.log", d.path);
+    snprintf(wrapper, sizeof wrapper, "%s/cxx.sh", d.path);
+    snprintf(kernel, sizeof kernel, "%s/late.hip", d.path);
+    const char *real = getenv("AMP_CXX") && *getenv("AMP_CXX") ? getenv("AMP_CXX")
+                       : getenv("CXX") && *getenv("CXX")       ? getenv("CXX")
+                                                               : "c++";
+    char script[1024];
+    snprintf(script, sizeof script,
+             "#!/bin/sh\ncase \" $* \" in *\" -shared \"*) { echo compile; ls -l /proc/$$/fd; } >>'%s' 2>&1 ;; esac\n"
+             "exec %s \"$@\"\n",
+             log, real);
+    write_text(wrapper, script);
+    cr_assert_eq(chmod(wrapper, 0755), 0);
+    write_text(kernel, "AMP_KERNEL(trace_late, amp::index<1> i, amp::array_view<float, 1> v) { v[i] = 1.0f; }\n");
+    snprintf(cxx, sizeof cxx, "AMP_CXX=%s", wrapper);
+    const char *env[] = {var, cxx, NULL};
+    const char *args[] = {"--flush-only", "--then-build", kernel, NULL};
+    run r = run_helper_args(&d, acc, env, args, 0);
+    cr_assert_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+    cr_expect_str_eq(parse_helper(&r).flush, "AMP_OK", "%s", r.err);
+    char *fds = read_file(log);
+    cr_assert(fds && strstr(fds, "compile\n"), "the compiler was not run after the trace was opened:\n%s",
+              fds ? fds : "(no log)");
+    cr_expect_null(strstr(fds, name), "the compiler inherited the trace file:\n%s", fds);
+    free(fds);
+    run_free(&r);
+    tdir_remove(&d);
+}
+
+/* A name of 4096 characters or more cannot be a path: said at load and by
+ * amp_trace_flush, never silently ignored. */
+Test(trace, path_too_long_is_said)
+{
+    NEEDS_HOOKS();
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    tdir d;
+    tdir_make(&d);
+    enum { LEN = 5000 };
+    char *var = malloc(LEN + 16);
+    cr_assert_not_null(var);
+    int at = snprintf(var, LEN + 16, "AMP_TRACE=%s/", d.path);
+    memset(var + at, 'a', LEN - (at - 10));
+    var[10 + LEN] = '\0';
+    const char *env[] = {var, NULL};
+    run r = run_helper_args(&d, acc, env, flush_only, 0);
+    cr_assert_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+    cr_expect_str_eq(parse_helper(&r).flush, "AMP_ERROR_INVALID_ARGUMENT");
+    cr_expect(strstr(r.err, "AMP_TRACE is 5000 characters long"), "stderr must say why:\n%s", r.err);
+    free(var);
     run_free(&r);
     tdir_remove(&d);
 }

@@ -1,20 +1,28 @@
 /* trace_helper.c — a second process for test_trace.c: a fixed workload on one accelerator (three builds, launches over views, arrays and a second queue, copies for each reason, an async copy), its statistics printed for the test to compare with the trace the library writes. */
+#define _POSIX_C_SOURCE 200809L
 #include <hipamp.h>
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* Usage: trace_helper DEVICE_PATH [--flush-exit] [--build-file PATH]
+ *        trace_helper DEVICE_PATH [--plant-as-nobody TARGET] --flush-only [--then-build PATH]
  * Prints, one per line: "unified 0|1", "disk_cache 0|1", after each
  * amp_trace_flush "flush STATUS", then "queue default|second" followed by
  * h2d bytes, h2d copies, d2h bytes, d2h copies, d2d bytes, d2d copies, h2h
  * bytes, h2h copies, launches; "elapsed_launch_ms X", "elapsed_copy_ms X"
  * (or "unsupported"), then "ok". --flush-exit: flush after the view part,
  * print the stats and leave with _exit (no exit-time flush).
- * Exit: 0 ok, 1 usage, 2 no accelerator, 3 build failed, 5 a call failed,
- * 6 wrong result. */
+ * The trace file's rules: --plant-as-nobody first plants, as uid 65534, a
+ * symbolic link to TARGET at this process's AMP_TRACE name (%p: its own
+ * pid, which the test cannot know); --flush-only flushes once (opening the
+ * trace file), builds PATH after it with --then-build (a compiler that runs
+ * then must not inherit the file), prints "ok" and exits normally.
+ * Exit: 0 ok, 1 usage, 2 no accelerator, 3 build failed, 4 planting failed,
+ * 5 a call failed, 6 wrong result. */
 
 extern const char trace_helper_kernels[];
 
@@ -63,6 +71,32 @@ static void print_stats(const char *name, amp_accelerator_view *q)
            (unsigned long long)s.copies_host_to_host, (unsigned long long)s.launches);
 }
 
+/* The attacker's link for this pid: AMP_TRACE with %p replaced, made by a
+ * child that became uid 65534 (root only). */
+static int plant_as_nobody(const char *target)
+{
+    const char *t = getenv("AMP_TRACE");
+    char path[4096];
+    size_t at = 0;
+    for (const char *p = t ? t : ""; *p && at + 24 < sizeof path; ++p) {
+        if (p[0] == '%' && p[1] == 'p') {
+            at += (size_t)snprintf(path + at, sizeof path - at, "%ld", (long)getpid());
+            ++p;
+        } else {
+            path[at++] = *p;
+        }
+    }
+    path[at] = '\0';
+    pid_t c = fork();
+    if (c == 0) _exit(setgid(65534) == 0 && setuid(65534) == 0 && symlink(target, path) == 0 ? 0 : 1);
+    int ws = 0;
+    if (c < 0 || waitpid(c, &ws, 0) != c || !WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
+        fprintf(stderr, "trace_helper: could not plant %s -> %s as uid 65534\n", path, target);
+        return 4;
+    }
+    return 0;
+}
+
 static void flush(void)
 {
     amp_status st = amp_trace_flush();
@@ -72,8 +106,8 @@ static void flush(void)
 
 int main(int argc, char **argv)
 {
-    const char *extra = NULL;
-    bool flush_exit = false;
+    const char *extra = NULL, *plant = NULL, *then_build = NULL;
+    bool flush_exit = false, flush_only = false;
     if (argc < 2) {
         fprintf(stderr, "usage: %s DEVICE_PATH [--flush-exit] [--build-file PATH]\n", argv[0]);
         return 1;
@@ -81,7 +115,14 @@ int main(int argc, char **argv)
     for (int i = 2; i < argc; ++i) {
         if (!strcmp(argv[i], "--flush-exit")) flush_exit = true;
         else if (!strcmp(argv[i], "--build-file") && i + 1 < argc) extra = argv[++i];
+        else if (!strcmp(argv[i], "--plant-as-nobody") && i + 1 < argc) plant = argv[++i];
+        else if (!strcmp(argv[i], "--flush-only")) flush_only = true;
+        else if (!strcmp(argv[i], "--then-build") && i + 1 < argc) then_build = argv[++i];
         else return 1;
+    }
+    if (plant) {
+        int rc = plant_as_nobody(plant);
+        if (rc) return rc;
     }
     amp_accelerator *acc = NULL;
     if (amp_accelerator_find(argv[1], &acc) != AMP_OK) {
@@ -93,6 +134,17 @@ int main(int argc, char **argv)
     TRY(amp_accelerator_get_info(acc, &info));
     TRY(amp_cache_get_info(&ci));
     printf("unified %d\ndisk_cache %d\n", info.is_unified_memory ? 1 : 0, ci.disk_enabled ? 1 : 0);
+    if (flush_only) {
+        flush();
+        amp_program *late = NULL;
+        if (then_build && amp_program_build_file(acc, then_build, NULL, &late) != AMP_OK) {
+            fprintf(stderr, "trace_helper: build: %s\n", amp_last_error());
+            return 3;
+        }
+        TRY(amp_program_destroy(late));
+        printf("ok\n");
+        return 0;
+    }
     amp_accelerator_view *q = NULL, *q2 = NULL;
     TRY(amp_accelerator_default_view(acc, &q));
     TRY(amp_accelerator_view_create(acc, &q2));
