@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test.sh — the full test run on a fresh Debian 12 machine: install dependencies, build and run the Criterion suite, check the installed library and tools, configure without Criterion, lint the workflow files, check the Spack recipe, run the fuzzers and the fiber tools (memcheck, TSan) for a bounded time, then the suite again under ASan+UBSan; exits non-zero on any failure.
+# test.sh — the full test run on a fresh Debian 12 machine: install dependencies, build and run the Criterion suite, check the installed library and tools, configure without Criterion, lint the workflow files, check the Spack recipe and the library's layers, run the fuzzers and the fiber tools (memcheck, TSan) for a bounded time, then the suite again under ASan+UBSan; exits non-zero on any failure.
 # Knobs (the GPU runner workflows set them): HIPAMP_EXPECT_GPU=hip|cuda fails the
 # run unless that GPU is found and its tests ran; HIPAMP_ABI_REQUIRED (default
 # hip) names the ABI tests that must be built; HIPAMP_REPORT_DIR keeps
@@ -181,6 +181,11 @@ configure_without_criterion() {
 # Debian's HIP headers must be built (a missing header fails the configure).
 run_suite release "$ROOT/build-ci"
 install_check "$ROOT/build-ci"
+# The layers of lib/, written down once in ci/check-layers.py: no #include
+# and no call (nm on the release build's objects) goes to a higher layer or
+# between the back ends.
+step "library layers (ci/check-layers.py: includes and calls)" "$LOGS/layers.log" \
+  python3 ci/check-layers.py --objects "$ROOT/build-ci"
 step "configure without Criterion: succeeds, suite off, names libcriterion-dev" "$LOGS/nocriterion.log" \
   configure_without_criterion "$ROOT/build-ci-nocriterion"
 step "workflow lint (actionlint)" "$LOGS/lint.log" ci/lint-workflows.sh "$ROOT/build-ci-lint"

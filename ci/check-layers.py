@@ -1,0 +1,180 @@
+#!/usr/bin/env python3
+# check-layers.py — the library's layers, written down once (the table below), checked: every `#include "..."` under lib/ (subdirectories too) must name a header of its own layer or of a layer it may use, and with --objects BUILD_DIR every amp_ symbol an object of lib/ takes from another (nm) must come from such a layer too, so that neither an include nor a call goes upwards or sideways between peers.
+#
+# Usage: ci/check-layers.py [--objects BUILD_DIR]
+# Exit 0: clean; 1: a violation (each one printed with the file, the line or
+# symbol, and both layers); 2: the table does not cover a file, or a header
+# cannot be found.
+import fnmatch
+import os
+import re
+import subprocess
+import sys
+
+# The layers, lowest first. A file belongs to the first layer with a pattern
+# that matches its path (fnmatch, relative to the repository root; "**"
+# spans directories). A layer may use itself and the layers it names, all of
+# them listed above it; peers (gpu, cpu) name neither each other nor the
+# core. docs/architecture.md draws the same picture.
+LAYERS = [
+    # name        may use                             members
+    ("vendor-abi", [],                                 ["lib/trace_abi.h", "lib/gpu/*_abi.h"]),
+    ("helpers",    [],                                 ["lib/core.h", "lib/lock.h", "lib/signature.h",
+                                                        "lib/status.c", "lib/compile_log.c", "lib/env.c",
+                                                        "lib/hash.c", "lib/clock.c", "lib/options.c",
+                                                        "lib/strbuf.c", "lib/prelude.c", "lib/lock.c"]),
+    ("contract",   ["helpers"],                        ["lib/backend.h"]),
+    ("trace",      ["vendor-abi", "helpers", "contract"], ["lib/trace.h", "lib/trace_*.h", "lib/trace.c",
+                                                        "lib/trace_*.c"]),
+    ("gpu",        ["vendor-abi", "helpers", "contract"], ["lib/gpu/**"]),
+    ("cpu",        ["helpers", "contract"],            ["lib/cpu/**"]),
+    ("core",       ["helpers", "contract", "trace"],   ["lib/*.c", "lib/*.h"]),
+]
+
+# The back ends' entry points (declared in lib/backend.h): the one call of
+# each the core makes directly, to find the accelerators; everything else
+# it reaches through their table. Symbol: the layers that may call it.
+ENTRY_POINTS = {"amp__gpu_enumerate": ["core"], "amp__cpu_enumerate": ["core"]}
+
+# Quoted includes that are generated at build time (not in the tree).
+GENERATED = {"hipamp_version.h"}
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+INCLUDE_RE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+
+
+def match(path, pattern):
+    if "**" in pattern:
+        return path.startswith(pattern.split("**")[0])
+    return fnmatch.fnmatchcase(path, pattern) and path.count("/") == pattern.count("/")
+
+
+def layer_of(path):
+    for name, _, members in LAYERS:
+        if any(match(path, p) for p in members):
+            return name
+    return None
+
+
+def may_use(user, used):
+    return user == used or used in dict((n, u) for n, u, _ in LAYERS)[user]
+
+
+def check_table():
+    seen = []
+    for name, uses, _ in LAYERS:
+        for u in uses:
+            if u not in seen:
+                sys.exit(f"check-layers: layer {name} uses {u}, which is not listed above it")
+        seen.append(name)
+
+
+def resolve(includer, name):
+    """The header a quoted include names: beside the includer, then in each
+    directory above it up to lib/ (the build's -I), then include/."""
+    d = os.path.dirname(includer)
+    while True:
+        cand = os.path.normpath(os.path.join(d, name))
+        if os.path.isfile(os.path.join(ROOT, cand)):
+            return cand
+        if d in ("lib", "") or not d.startswith("lib"):
+            break
+        d = os.path.dirname(d)
+    cand = os.path.normpath(os.path.join("include", name))
+    return cand if os.path.isfile(os.path.join(ROOT, cand)) else None
+
+
+def sources():
+    for dirpath, _, files in os.walk(os.path.join(ROOT, "lib")):
+        for f in sorted(files):
+            if f.endswith((".c", ".h", ".S")):
+                yield os.path.relpath(os.path.join(dirpath, f), ROOT)
+
+
+def check_includes():
+    bad = unknown = 0
+    for path in sorted(sources()):
+        layer = layer_of(path)
+        if layer is None:
+            print(f"{path}: in no layer of ci/check-layers.py's table: add it")
+            unknown += 1
+            continue
+        with open(os.path.join(ROOT, path), encoding="utf-8", errors="replace") as f:
+            for n, line in enumerate(f, 1):
+                m = INCLUDE_RE.match(line)
+                if not m:
+                    continue
+                header = resolve(path, m.group(1))
+                if header is None:
+                    if os.path.basename(m.group(1)) not in GENERATED:
+                        print(f"{path}:{n}: #include \"{m.group(1)}\" found nowhere in the tree")
+                        unknown += 1
+                    continue
+                if header.startswith("include/"):
+                    continue  # the public API: every layer may use it
+                used = layer_of(header)
+                if used is None:
+                    print(f"{header}: in no layer of ci/check-layers.py's table: add it")
+                    unknown += 1
+                elif not may_use(layer, used):
+                    print(f"{path}:{n}: #include \"{m.group(1)}\": layer {layer} may not use {used} ({header})")
+                    bad += 1
+    return bad, unknown
+
+
+def nm(obj, *flags):
+    out = subprocess.run(["nm", *flags, obj], check=True, capture_output=True, text=True).stdout
+    return [line.split()[-1] for line in out.splitlines() if line.strip()]
+
+
+def check_objects(build):
+    """Which layer each amp_ symbol is defined in, and which each object
+    takes from where: the link-level picture of the same rule."""
+    top = os.path.join(build, "CMakeFiles", "hipamp_objects.dir")
+    objs = {}
+    for dirpath, _, files in os.walk(os.path.join(top, "lib")):
+        for f in files:
+            if f.endswith(".o"):
+                src = os.path.relpath(os.path.join(dirpath, f[:-2]), top)
+                objs[src] = os.path.join(dirpath, f)
+    if not objs:
+        sys.exit(f"check-layers: no objects under {top}/lib (build the library first)")
+    where = {}
+    for src, obj in objs.items():
+        for sym in nm(obj, "-g", "--defined-only"):
+            if sym.startswith("amp_"):
+                where[sym] = src
+    bad = 0
+    for src, obj in sorted(objs.items()):
+        layer = layer_of(src)
+        if layer is None:
+            continue  # said by check_includes
+        for sym in nm(obj, "-u"):
+            if sym not in where:
+                continue  # libc, the vendors', generated sources
+            used = layer_of(where[sym])
+            if used and not may_use(layer, used) and layer not in ENTRY_POINTS.get(sym, []):
+                print(f"{src}: calls {sym} ({where[sym]}): layer {layer} may not use {used}")
+                bad += 1
+    return bad, len(objs)
+
+
+def main(argv):
+    build = None
+    if len(argv) == 2 and argv[0] == "--objects":
+        build = argv[1]
+    elif argv:
+        sys.exit(__doc__ or "usage: ci/check-layers.py [--objects BUILD_DIR]")
+    check_table()
+    bad, unknown = check_includes()
+    nobj = 0
+    if build:
+        b2, nobj = check_objects(build)
+        bad += b2
+    print(f"check-layers: {len(list(sources()))} files under lib/" + (f", {nobj} objects" if build else "") +
+          f": {bad} upward or sideways uses, {unknown} unknown")
+    return 2 if unknown else 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
