@@ -370,3 +370,23 @@ Test(interop, launch_with_another_context_current)
     cr_assert(vendor_context_set(own));
     vendor_context_destroy(other);
 }
+
+/* HIP launches make no device query either: a module launch goes to its
+ * stream's device whatever device the thread has current (ROCm's source:
+ * docs/architecture.md). With another device current the launches still run
+ * on hipamp's device, and the caller's device stays current. Needs two HIP
+ * devices. */
+Test(interop, hip_launch_with_another_device_current)
+{
+    amp_accelerator *acc = test_accel(TEST_ACCEL_GPU);
+    amp_accelerator_info in = info_of(acc);
+    int ord = -1;
+    if (sscanf(in.device_path, "hip:%d", &ord) != 1) cr_skip_test("%s is not a HIP device", in.device_path);
+    open_vendor(in);
+    if (vendor_hip_device_count() < 2) cr_skip_test("needs two HIP devices (%d found)", vendor_hip_device_count());
+    int other = ord == 0 ? 1 : 0;
+    cr_assert(vendor_hip_set_device(other), "hipSetDevice(%d) failed", other);
+    add_eleven_and_check(acc);
+    cr_assert_eq(vendor_hip_device(), other, "hipamp changed the caller's current device to %d", vendor_hip_device());
+    cr_assert(vendor_hip_set_device(ord));
+}

@@ -23,6 +23,8 @@ static int (*cu_stream_destroy)(void *);
 static int (*cu_memset32_async)(unsigned long long, unsigned, size_t, void *);
 static int (*cu_stream_sync)(void *);
 static int (*hip_set_device)(int);
+static int (*hip_get_device)(int *);
+static int (*hip_get_device_count)(int *);
 static int (*hip_malloc)(void **, size_t);
 static int (*hip_free)(void *);
 static int (*hip_memcpy)(void *, const void *, size_t, int);
@@ -85,6 +87,8 @@ bool vendor_open(const char *device_path, char *why, size_t n)
             return false;
         }
         SYM(lib, hip_set_device, "hipSetDevice");
+        SYM(lib, hip_get_device, "hipGetDevice");
+        SYM(lib, hip_get_device_count, "hipGetDeviceCount");
         SYM(lib, hip_malloc, "hipMalloc");
         SYM(lib, hip_free, "hipFree");
         SYM(lib, hip_memcpy, "hipMemcpy");
@@ -170,3 +174,17 @@ void vendor_context_destroy(void *ctx)
 {
     if (is_cuda && ctx) cu_ctx_destroy(ctx);
 }
+
+int vendor_hip_device_count(void)
+{
+    int n = -1;
+    return !is_cuda && hip_get_device_count && hip_get_device_count(&n) == 0 ? n : -1;
+}
+
+int vendor_hip_device(void)
+{
+    int d = -1;
+    return !is_cuda && hip_get_device && hip_get_device(&d) == 0 ? d : -1;
+}
+
+bool vendor_hip_set_device(int ordinal) { return !is_cuda && hip_set_device && hip_set_device(ordinal) == 0; }

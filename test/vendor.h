@@ -26,5 +26,10 @@ bool vendor_context_set(void *ctx);
 /* A new context on the opened device, made current (NULL on failure). */
 void *vendor_context_create(void);
 void vendor_context_destroy(void *ctx);
+/* HIP only (-1 / false for CUDA): the number of devices, the calling
+ * thread's current device, and making one current. */
+int vendor_hip_device_count(void);
+int vendor_hip_device(void);
+bool vendor_hip_set_device(int ordinal);
 
 #endif

@@ -633,18 +633,25 @@ static amp_status hip_memcpy_2d(amp__copy_dir dir, void *dst, size_t dpitch, con
                             : hip_fail(e, "hipMemcpy2DAsync(%zu x %zu bytes, pitches %zu/%zu)", height, width,
                                        dpitch, spitch);
 }
-/* The device is made current around the launch, as for every other call:
- * whether HIP routes a module launch by its stream alone whatever device is
- * current is not something this project can test without an AMD GPU. */
+/* A module launch goes to the device its stream belongs to, whatever
+ * device the thread has current (ROCm 5.2 through 6.x read the device from
+ * the stream: docs/architecture.md says where), so the launch path makes no
+ * hipGetDevice/hipSetDevice and leaves the caller's current device alone.
+ * The exceptions are the handles that mean "the current device's stream":
+ * the null stream, hipStreamLegacy (1; ROCm 6 headers) and
+ * hipStreamPerThread (2): a queue that wraps one of those still has its
+ * device set around the launch. */
 static amp_status hip_launch(void *ctx, void *fn, const unsigned g[3], const unsigned b[3], void *s, void **params)
 {
     void *prev = NULL;
-    amp_status st = hip_enter(ctx, &prev);
-    if (st != AMP_OK) return st;
+    if ((uintptr_t)s <= HIP_STREAM_PER_THREAD) {
+        amp_status st = hip_enter(ctx, &prev);
+        if (st != AMP_OK) return st;
+    }
     hip_err e = H.hipModuleLaunchKernel(fn, g[0], g[1], g[2], b[0], b[1], b[2], 0, s, params, NULL);
-    st = e == HIP_SUCCESS ? AMP_OK
-                          : hip_fail(e, "hipModuleLaunchKernel(grid %u,%u,%u block %u,%u,%u)", g[0], g[1], g[2],
-                                     b[0], b[1], b[2]);
+    amp_status st = e == HIP_SUCCESS ? AMP_OK
+                                     : hip_fail(e, "hipModuleLaunchKernel(grid %u,%u,%u block %u,%u,%u)", g[0], g[1],
+                                                g[2], b[0], b[1], b[2]);
     if (prev) hip_leave(prev);
     return st;
 }

@@ -80,6 +80,7 @@
     X(HIP_ATTR_PAGEABLE_MEMORY_ACCESS, 65, hipDeviceAttributePageableMemoryAccess)      \
     X(HIP_ATTR_MAX_SHARED_MEMORY_PER_BLOCK, 74, hipDeviceAttributeMaxSharedMemoryPerBlock) \
     X(HIP_STREAM_NON_BLOCKING, 0x1, hipStreamNonBlocking)                               \
+    X(HIP_STREAM_PER_THREAD, 2, hipStreamPerThread)                                     \
     X(HIP_EVENT_DISABLE_TIMING, 0x2, hipEventDisableTiming)                             \
     X(HIP_HOST_REGISTER_PORTABLE, 0x1, hipHostRegisterPortable)                         \
     X(HIP_HOST_REGISTER_MAPPED, 0x2, hipHostRegisterMapped)                             \
