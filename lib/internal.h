@@ -7,7 +7,7 @@
  *   2. a program's lock (its kernel list)
  *   3. the compile cache lock (lib/compile_cache.c)
  *   4. an accelerator's lock (its default view, its key prefix)
- *   5. a queue's mark lock (lib/queue.c)
+ *   5. a queue's mark lock (lib/queue.c; also numbers the queue for traces)
  *   6. the kernel-handle table lock, the disk cache's init, the trace's
  *      buffer lock (leaves)
  * The trace's flush lock (lib/trace.c) is taken only with none of these
