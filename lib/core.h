@@ -84,6 +84,9 @@ void amp__sha256_str(amp__sha256 *h, const char *s); /* NULL hashes as a distinc
 void amp__sha256_final(amp__sha256 *h, uint8_t out[32]);
 /* HMAC-SHA256 of the concatenation of two buffers under key (32 bytes). */
 bool amp__hmac_sha256(const uint8_t key[32], const void *a, size_t na, const void *b, size_t nb, uint8_t out[32]);
+/* Whether libcrypto computes SHA-256 and HMAC-SHA256 here (a configuration
+ * with only OpenSSL's base provider does not); else why (n bytes). */
+bool amp__crypto_usable(char *why, size_t n);
 /* Fill buf with n bytes from the kernel's random source. */
 bool amp__random_bytes(void *buf, size_t n);
 /* Lowercase hex of n bytes into out (2n + 1 bytes). */

@@ -12,6 +12,8 @@
  *    written by anyone who cannot read the key fails verification;
  *  - writes go to a temporary name and are renamed, so concurrent processes
  *    (MPI ranks) never read a torn entry; a bad entry is deleted and rebuilt.
+ *  - the MACs need OpenSSL's SHA-256: where it has none (only the base
+ *    provider) the disk cache is off, and builds go on without it.
  * Nothing here is reported as an error: a cache that cannot be used is
  * skipped, and amp_cache_get_info says why. */
 #include "internal.h"
@@ -235,7 +237,12 @@ static void amp__dc_path_init(void)
 
 static void amp__dc_init(void)
 {
+    char why[384];
     pthread_once(&amp__dc_path_once, amp__dc_path_init);
+    if (!amp__crypto_usable(why, sizeof why)) {
+        amp__dc_off("%s: entries cannot be authenticated", why);
+        return;
+    }
     const char *dir = amp__env("AMP_CACHE_DIR");
     const char *shared = amp__env("AMP_CACHE_SHARED");
     bool tmp_fallback = amp__dc_tmp_fallback;
@@ -319,6 +326,9 @@ static bool amp__dc_ready(void)
     pthread_once(&amp__dc_once, amp__dc_init);
     return amp__dc_fd >= 0;
 }
+
+bool amp__dcache_usable(void) { return amp__dc_ready(); }
+
 
 static void amp__entry_name(const uint8_t key[32], char out[80])
 {

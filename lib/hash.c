@@ -1,11 +1,15 @@
 /* hash.c — hashing: SHA-256 and HMAC-SHA256 from OpenSSL's libcrypto for
- * compile-cache keys and entry authentication, the kernel's random source
- * for keys, and a fast non-cryptographic hash for in-memory bucket choice. */
+ * compile-cache keys and entry authentication (only the disk cache needs
+ * them: it is off where OpenSSL cannot compute them), the kernel's random
+ * source for keys, and a fast non-cryptographic hash for in-memory bucket
+ * choice. */
 #include "core.h"
 
 #include <openssl/core_names.h>
+#include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/params.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -74,6 +78,28 @@ bool amp__hmac_sha256(const uint8_t key[32], const void *a, size_t na, const voi
     EVP_MAC_free(mac);
     if (!ok) memset(out, 0, 32);
     return ok;
+}
+
+bool amp__crypto_usable(char *why, size_t n)
+{
+    uint8_t key[32] = {0}, out[32];
+    amp__sha256 *h = amp__sha256_new();
+    if (!h) {
+        unsigned long e = ERR_peek_last_error();
+        snprintf(why, n, "OpenSSL's libcrypto offers no SHA-256 (%s; is its default provider loaded? see "
+                 "OPENSSL_CONF, OPENSSL_MODULES)", e ? ERR_reason_error_string(e) : "no reason given");
+        ERR_clear_error();
+        return false;
+    }
+    amp__sha256_final(h, out);
+    if (!amp__hmac_sha256(key, "", 0, "", 0, out)) {
+        unsigned long e = ERR_peek_last_error();
+        snprintf(why, n, "OpenSSL's libcrypto cannot compute HMAC-SHA256 (%s; is its default provider loaded? see "
+                 "OPENSSL_CONF, OPENSSL_MODULES)", e ? ERR_reason_error_string(e) : "no reason given");
+        ERR_clear_error();
+        return false;
+    }
+    return true;
 }
 
 bool amp__random_bytes(void *buf, size_t n)

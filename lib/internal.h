@@ -347,6 +347,8 @@ bool amp__dep_fresh(const amp__dep *d);
 
 /* -------------------------------------------------- lib/disk_cache.c */
 
+/* Whether the disk cache is in use (amp_cache_get_info says why not). */
+bool amp__dcache_usable(void);
 /* Entry for key (32 bytes), authenticated; malloc'ed payload or NULL. */
 void *amp__dcache_load(const uint8_t key[32], size_t *size);
 /* Store (atomically; failures are counted, never reported: the cache is an

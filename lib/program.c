@@ -183,13 +183,19 @@ static amp_status amp__build(amp_accelerator *acc, const amp__build_input *in, a
     }
 
     if ((st = amp__scan_includes(in, acc->e.be->include_env, &scan)) != AMP_OK) goto fail;
-    if ((st = amp__build_key(acc, in, &scan, key)) != AMP_OK) goto fail;
     if (!(m = amp__module_new(acc, in))) {
         st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "program: out of host memory");
         goto fail;
     }
+    /* The key is needed only for the disk cache, which is off (and says
+     * why) where OpenSSL cannot compute its MACs. */
     cacheable = scan.complete;
     if (!cacheable) amp__dcache_note_uncacheable(scan.why);
+    if (cacheable && !amp__dcache_usable()) cacheable = false;
+    if (cacheable && amp__build_key(acc, in, &scan, key) != AMP_OK) {
+        amp__dcache_note_uncacheable(amp_last_error());
+        cacheable = false;
+    }
     if (cacheable && (bin = amp__dcache_load(key, &bin_size))) {
         /* Authenticated, but the driver may still refuse it (a driver
          * update): then rebuild below and overwrite the entry. */

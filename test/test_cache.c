@@ -942,3 +942,26 @@ Test(cache, dir_treats_empty_as_unset)
     cr_assert_eq(setenv("XDG_CACHE_HOME", "/tmp/hipamp-test-xdg2", 1), 0);
     cr_assert_str_eq(amp_cache_dir(), "/tmp/hipamp-test-xdg2/hipamp");
 }
+
+/* ------------------------------------ OpenSSL without SHA-256 (item 13) */
+
+/* With only OpenSSL's base provider there is no SHA-256: builds still work
+ * (the key is needed only by the disk cache), the disk cache is off, and
+ * amp_cache_get_info says why. */
+Test(cache, builds_work_without_sha256, .fini = cleanup)
+{
+    amp_accelerator *acc = setup_tree_cpu();
+    char conf[PATH_MAX + 16];
+    snprintf(conf, sizeof conf, "%s/openssl.cnf", g_root);
+    const char *text = "openssl_conf = openssl_init\n[openssl_init]\nproviders = provider_sect\n"
+                       "[provider_sect]\nbase = base_sect\n[base_sect]\nactivate = 1\n";
+    write_file(conf, text, strlen(text));
+    cr_assert_eq(setenv("OPENSSL_CONF", conf, 1), 0);
+    build_probe_here(acc);
+    amp_cache_info ci = cache_info();
+    cr_assert(!ci.disk_enabled, "the disk cache is on without SHA-256");
+    cr_assert(strstr(ci.reason, "SHA-256"), "reason: %s", ci.reason);
+    cr_assert_eq(scan_cache().entries, 0);
+    /* A second process too. */
+    RUN_HELPER_OK("cpu", .extra_env = "HIPAMP_HELPER_EXPECT_ADD=0");
+}
