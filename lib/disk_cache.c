@@ -11,7 +11,9 @@
  *    directory (readable only by us; shared: by the group): an entry
  *    written by anyone who cannot read the key fails verification;
  *  - writes go to a temporary name and are renamed, so concurrent processes
- *    (MPI ranks) never read a torn entry; a bad entry is deleted and rebuilt.
+ *    (MPI ranks) never read a torn entry; a bad entry is deleted and rebuilt
+ *    (an empty directory at an entry's name too; a directory with something
+ *    in it is left alone, and amp_cache_get_info names it);
  *  - the MACs need OpenSSL's SHA-256: where it has none (only the base
  *    provider) the disk cache is off, and builds go on without it.
  * Nothing here is reported as an error: a cache that cannot be used is
@@ -32,7 +34,10 @@
 
 #define AMP__ENTRY_MAGIC "HIPAMPC2"
 #define AMP__ENTRY_FORMAT 2u
-#define AMP__ENTRY_MAX (1u << 30)
+/* The largest module stored, and read: a bad entry is refused from its
+ * size (fstat) before a byte of it is read or allocated. Code objects and
+ * CPU modules are a few MiB; 64 MiB is also the limit on a kernel file. */
+#define AMP__ENTRY_MAX (64u << 20)
 #define AMP__KEY_FILE ".key"
 #define AMP__TMP_PREFIX ".tmp-"
 #define AMP__TMP_STALE_S 3600 /* temporaries older than this are leftovers */
@@ -329,6 +334,18 @@ static bool amp__dc_ready(void)
 
 bool amp__dcache_usable(void) { return amp__dc_ready(); }
 
+/* A directory at an entry's name (nothing of ours makes one): removed when
+ * empty, so that the entry can be stored; else left alone (hipamp removes
+ * nothing it did not write) and named in amp_cache_get_info. */
+static bool amp__dc_clear_dir(const char *name)
+{
+    if (unlinkat(amp__dc_fd, name, AT_REMOVEDIR) == 0) return true;
+    char why[256];
+    snprintf(why, sizeof why, "disk cache entry %.80s is a directory with something in it: remove it (in the cache "
+             "directory) to cache this build", name);
+    amp__dcache_note_uncacheable(why);
+    return false;
+}
 
 static void amp__entry_name(const uint8_t key[32], char out[80])
 {
@@ -360,6 +377,12 @@ void *amp__dcache_load(const uint8_t key[32], size_t *size)
         } else {
             atomic_fetch_add(&amp__dc_misses, 1);
         }
+        return NULL;
+    }
+    if (fstat(fd, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        close(fd);
+        atomic_fetch_add(&amp__dc_rejected, 1);
+        (void)amp__dc_clear_dir(name);
         return NULL;
     }
     if (fstat(fd, &sb) != 0 || amp__file_problem(&sb) || sb.st_size < (off_t)sizeof h ||
@@ -400,7 +423,14 @@ void amp__dcache_store(const uint8_t key[32], const void *data, size_t size)
 {
     char name[80], tmp[64];
     amp__entry_header h;
-    if (!amp__dc_ready() || size > AMP__ENTRY_MAX) return;
+    if (!amp__dc_ready()) return;
+    if (size > AMP__ENTRY_MAX) {
+        char why[160];
+        snprintf(why, sizeof why, "the module is %zu bytes; disk cache entries hold at most %u MiB", size,
+                 AMP__ENTRY_MAX >> 20);
+        amp__dcache_note_uncacheable(why);
+        return;
+    }
     amp__entry_name(key, name);
     amp__tmp_name(tmp, sizeof tmp);
     memset(&h, 0, sizeof h);
@@ -413,7 +443,12 @@ void amp__dcache_store(const uint8_t key[32], const void *data, size_t size)
     if (fd < 0) return;
     bool ok = amp__write_all(fd, &h, sizeof h) && amp__write_all(fd, data, size);
     if (close(fd) != 0) ok = false;
-    if (!ok || renameat(amp__dc_fd, tmp, amp__dc_fd, name) != 0) {
+    if (ok && renameat(amp__dc_fd, tmp, amp__dc_fd, name) != 0) {
+        /* A directory appeared at the name since the load looked. */
+        ok = (errno == EISDIR || errno == ENOTEMPTY || errno == EEXIST) && amp__dc_clear_dir(name) &&
+             renameat(amp__dc_fd, tmp, amp__dc_fd, name) == 0;
+    }
+    if (!ok) {
         (void)unlinkat(amp__dc_fd, tmp, 0);
         return;
     }
@@ -424,7 +459,7 @@ void amp__dcache_note_uncacheable(const char *why)
 {
     atomic_fetch_add(&amp__dc_uncacheable, 1);
     pthread_mutex_lock(&amp__dc_note_lock);
-    snprintf(amp__dc_last_uncacheable, sizeof amp__dc_last_uncacheable, "%s", why);
+    snprintf(amp__dc_last_uncacheable, sizeof amp__dc_last_uncacheable, "%.255s", why);
     pthread_mutex_unlock(&amp__dc_note_lock);
 }
 

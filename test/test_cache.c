@@ -965,3 +965,36 @@ Test(cache, builds_work_without_sha256, .fini = cleanup)
     /* A second process too. */
     RUN_HELPER_OK("cpu", .extra_env = "HIPAMP_HELPER_EXPECT_ADD=0");
 }
+
+/* ----------------------------------------- cache entries (item 14) */
+
+/* A directory at an entry's name used to disable caching of that kernel
+ * forever (nothing could be renamed over it): an empty one is removed and
+ * the entry stored; one with something in it is left alone, the build
+ * works, and amp_cache_get_info names it. */
+Test(cache, directory_at_an_entry_name, .fini = cleanup)
+{
+    amp_accelerator *acc = setup_tree_cpu();
+    build_probe_here(acc);
+    char path[PATH_MAX];
+    struct stat st;
+    one_entry(path, &st);
+    cr_assert_eq(unlink(path), 0);
+    cr_assert_eq(mkdir(path, 0700), 0);
+    ASSERT_OK(amp_cache_clear_memory());
+    build_probe_here(acc);
+    cr_assert_eq(lstat(path, &st), 0);
+    cr_assert(S_ISREG(st.st_mode), "the empty directory at the entry's name is still there");
+    /* Again, with a file inside. */
+    cr_assert_eq(unlink(path), 0);
+    cr_assert_eq(mkdir(path, 0700), 0);
+    char inner[PATH_MAX + 16];
+    snprintf(inner, sizeof inner, "%s/keep", path);
+    write_file(inner, "x", 1);
+    ASSERT_OK(amp_cache_clear_memory());
+    build_probe_here(acc);
+    cr_assert_eq(lstat(inner, &st), 0, "hipamp removed what is inside a directory it did not make");
+    amp_cache_info ci = cache_info();
+    cr_assert(strstr(ci.last_uncacheable, "is a directory") && strstr(ci.last_uncacheable, strrchr(path, '/') + 1),
+              "last_uncacheable: %s", ci.last_uncacheable);
+}
