@@ -1,9 +1,12 @@
 /* compile_log.c — reading a compiler's log: a kernel parameter type the
- * prelude refused (kernel_parameter<Position, T>), found in clang's or EDG's
+ * prelude refused (kernel_parameter<Position, T>) or an argument pack over
+ * its size (kernel_parameter_bytes<N>), found in gcc's, clang's or EDG's
  * wording and said on the error's first line. Used by every compile path
  * (lib/program.c, lib/gpu/amd_target.c), so it sits with the helpers. */
 #include "core.h"
+#include "signature.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,15 +53,67 @@ bool amp__log_param_refusal(const char *log, long *position, const char **type, 
     return false;
 }
 
+/* The prelude's refusal of an argument pack over AMP__MAX_PACK bytes: the
+ * size, from kernel_parameter_bytes<N> (clang, gcc) or "[with Bytes=NUL]"
+ * (EDG), and the kernel's name where the log shows it (gcc and EDG print
+ * the static_assert that names it; clang only the line with AMP_KERNEL). */
+static bool amp__log_pack_refusal(const char *log, long *bytes, char *name, size_t cap)
+{
+    static const char tag[] = "kernel_parameter_bytes<";
+    const char *at = log ? strstr(log, tag) : NULL;
+    if (!at) return false;
+    const char *p = at + strlen(tag), *with = strstr(p, "[with Bytes=");
+    if (*p < '0' || *p > '9') {
+        if (!with) return false;
+        p = with + strlen("[with Bytes=");
+    }
+    char *end = NULL;
+    *bytes = strtol(p, &end, 10);
+    if (end == p) return false;
+    name[0] = '\0';
+    const char *named = strstr(log, "parameters of kernel '");
+    if (named) {
+        named += strlen("parameters of kernel '");
+        size_t n = strcspn(named, "'\n");
+        snprintf(name, cap, "%.*s", (int)(n < cap ? n : cap - 1), named);
+        return true;
+    }
+    static const char *const macros[] = {"AMP_KERNEL(", "AMP_TILED_KERNEL("};
+    for (const char *q = at; *q && !name[0]; ++q)
+        for (size_t m = 0; m < 2 && !name[0]; ++m) {
+            size_t ml = strlen(macros[m]);
+            if (strncmp(q, macros[m], ml) || (q > log && (q[-1] == '_' || q[-1] == ' '))) continue;
+            const char *id = q + ml;
+            while (*id == ' ') ++id;
+            size_t n = 0;
+            while ((id[n] >= 'a' && id[n] <= 'z') || (id[n] >= 'A' && id[n] <= 'Z') || (id[n] >= '0' && id[n] <= '9') ||
+                   id[n] == '_')
+                ++n;
+            if (n && !(n == 4 && !strncmp(id, "name", 4))) snprintf(name, cap, "%.*s", (int)(n < cap ? n : cap - 1), id);
+        }
+    return true;
+}
+
 /* A prelude's refusal of a parameter type names its position inside a
- * template instantiation somewhere in the log; say it on the first line. */
+ * template instantiation somewhere in the log, and its refusal of an
+ * argument pack its size; say either on the first line. */
 void amp__compile_log_summarize(amp_status st)
 {
     if (st != AMP_ERROR_COMPILE) return;
     const char *log = amp_last_error();
-    long pos;
+    long pos, bytes;
     const char *type;
     int type_len;
+    char name[128];
+    if (amp__log_pack_refusal(log, &bytes, name, sizeof name)) {
+        char *copy = amp__strdup(log);
+        if (!copy) return;
+        amp__fail(st, "kernel%s%s%s takes %ld bytes of parameters (after the index); hipamp passes at most %d bytes "
+                  "to a kernel on every accelerator: pass large data in an array_view (the compiler's message "
+                  "follows)\n%s", name[0] ? " '" : "", name, name[0] ? "'" : "", bytes, AMP__MAX_PACK, copy);
+        free(copy);
+        return;
+    }
     if (!amp__log_param_refusal(log, &pos, &type, &type_len)) return;
     char *copy = amp__strdup(log);
     if (!copy) return;

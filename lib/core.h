@@ -34,7 +34,9 @@ amp_status amp__failv(amp_status s, const char *fmt, va_list ap);
 bool amp__log_param_refusal(const char *log, long *position, const char **type, int *type_len);
 /* After a failed compile (st == AMP_ERROR_COMPILE): when the log (the
  * thread's last error) holds such a refusal, put the position and type on
- * its first line, the log below. Anything else is left as it is. */
+ * its first line, the log below; when it holds the prelude's refusal of an
+ * argument pack over AMP__MAX_PACK (kernel_parameter_bytes<N>), the
+ * kernel's name and N. Anything else is left as it is. */
 void amp__compile_log_summarize(amp_status st);
 
 /* ------------------------------------------- checks and memory (lib/status.c) */

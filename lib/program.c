@@ -369,6 +369,14 @@ amp_status amp_program_get_kernel(amp_program *p, const char *name, amp_kernel *
     amp__kernel_props props;
     if ((st = acc->e.be->kernel_get(acc->e.dev, m->mod, name, &props)) != AMP_OK) goto fail;
     char why[256];
+    if (props.sig.magic == AMP__SIG_MAGIC && props.sig.version == AMP__SIG_VERSION && props.sig.pack_size > AMP__MAX_PACK) {
+        /* The prelude refuses such a kernel when it compiles; a record from
+         * elsewhere is told the same. */
+        st = amp__fail(AMP_ERROR_UNSUPPORTED, "kernel '%s' takes %d bytes of parameters (after the index); hipamp "
+                       "passes at most %d bytes to a kernel on every accelerator: pass large data in an array_view",
+                       name, props.sig.pack_size, AMP__MAX_PACK);
+        goto fail;
+    }
     if (!amp__signature_valid(&props.sig, why, sizeof why)) {
         st = amp__fail(AMP_ERROR_KERNEL_NOT_FOUND,
                        "kernel '%s' has no valid signature record (%s): define it with AMP_KERNEL or "

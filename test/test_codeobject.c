@@ -235,3 +235,25 @@ static void check_refusal_first_line(const char *target)
 
 Test(codeobject, refused_parameter_first_line_gfx90a) { check_refusal_first_line("gfx90a"); }
 Test(codeobject, refused_parameter_first_line_sm_90) { check_refusal_first_line("sm_90"); }
+
+/* A kernel whose parameters take more than 4096 bytes is refused when it
+ * compiles, naming the kernel and the bytes on the first line, by every
+ * compiler (it used to compile, then be "not found: define it with
+ * AMP_KERNEL"). */
+static void check_pack_limit(const char *target)
+{
+    static const char src[] = "struct Big { int v[1250]; };\n"
+                              "AMP_KERNEL(big_params, amp::index<1> i, amp::array_view<int, 1> a, Big b) { a[i] = b.v[0]; }\n";
+    amp_code_object *co = (amp_code_object *)1;
+    amp_status st = amp_compile_for_target(target, src, NULL, &co);
+    if (st == AMP_ERROR_UNSUPPORTED) cr_skip_test("cannot build for %s here: %s", target, amp_last_error());
+    cr_assert_eq(st, AMP_ERROR_COMPILE, "%s: %s", target, amp_status_name(st));
+    const char *log = amp_last_error();
+    const char *nl = strchr(log, '\n');
+    int first = nl ? (int)(nl - log) : (int)strlen(log);
+    cr_expect(strstr(log, "kernel 'big_params' takes 5032 bytes") == log && strstr(log, "4096") - log < first,
+              "%s: first line: %.*s", target, first, log);
+}
+
+Test(codeobject, parameters_over_the_limit_gfx90a) { check_pack_limit("gfx90a"); }
+Test(codeobject, parameters_over_the_limit_sm_90) { check_pack_limit("sm_90"); }

@@ -269,6 +269,29 @@ Test(compile_log, clang_and_edg_refusals)
     cr_expect(!amp__log_param_refusal(NULL, &pos, &type, &len));
 }
 
+/* The prelude's refusal of an argument pack over 4096 bytes, as each
+ * compiler reports it, goes on the first line with the size and the name. */
+Test(compile_log, pack_size_refusals)
+{
+    static const char *const logs[] = {
+        /* gcc */
+        "amp_prelude.hip: In instantiation of 'struct amp::detail::kernel_parameter_bytes<5032>':\n"
+        "amp_prelude.hip:467:75: error: static assertion failed: hipamp: the parameters of kernel 'big' take more\n",
+        /* EDG (NVRTC) */
+        "instantiation of class \"amp::detail::kernel_parameter_bytes<Bytes> [with Bytes=5032UL]\" at line 348\n"
+        "kernel.hip:2: error: static assertion failed with \"hipamp: the parameters of kernel 'big' take more\"\n",
+        /* clang (hipRTC): the name only on the user's line */
+        "note: in instantiation of template class 'amp::detail::kernel_parameter_bytes<5032>' requested here\n"
+        "AMP_KERNEL(big, amp::index<1> i, Big b) { }\n#define AMP_KERNEL(name, ...) AMP__KERNEL(name, __VA_ARGS__)\n",
+    };
+    for (size_t i = 0; i < sizeof logs / sizeof logs[0]; ++i) {
+        amp__compile_log_summarize(amp__fail(AMP_ERROR_COMPILE, "%s", logs[i]));
+        cr_expect(strstr(amp_last_error(), "kernel 'big' takes 5032 bytes") == amp_last_error() &&
+                      strstr(amp_last_error(), logs[i]),
+                  "log %zu: %s", i, amp_last_error());
+    }
+}
+
 /* ------------------------------------------------------ disk cache entries */
 
 /* An entry whose header claims a payload past the largest entry is refused

@@ -397,6 +397,40 @@ ACCEL_TEST(program, forged_signature_record_is_refused)
     ASSERT_OK(amp_program_destroy(p));
 }
 
+/* A kernel whose parameters take more than 4096 bytes fails to build, with
+ * the kernel's name and its bytes on the first line (it used to build, then
+ * be "not found: define it with AMP_KERNEL"); a record that says so anyway
+ * (not the prelude's) is told the same when the kernel is looked up. */
+ACCEL_TEST(program, parameters_over_4096_bytes_are_named)
+{
+    static const char src[] = "struct Big { int v[1250]; };\n"
+                              "AMP_KERNEL(big_params, amp::index<1> i, amp::array_view<int, 1> a, Big b) { a[i] = b.v[0]; }\n";
+    amp_program *p = (amp_program *)1;
+    ASSERT_STATUS(amp_program_build(acc, src, NULL, &p), AMP_ERROR_COMPILE);
+    cr_assert_null(p);
+    const char *log = amp_last_error();
+    cr_assert(strstr(log, "kernel 'big_params' takes 5032 bytes of parameters") == log && strstr(log, "4096"), "%s",
+              log);
+
+    static const char forged[] =
+        "#ifdef AMP_CPU\n"
+        "extern \"C\" __attribute__((visibility(\"default\"))) void wide(amp__cpu_item *) {}\n"
+        "extern \"C\" __attribute__((visibility(\"default\"), used)) amp::detail::signature wide__amp_sig =\n"
+        "#else\n"
+        "extern \"C\" __global__ void wide(amp::detail::launch_info, int) {}\n"
+        "extern \"C\" __device__ __attribute__((used)) amp::detail::signature wide__amp_sig =\n"
+        "#endif\n"
+        "    {0x53504d41, 2, 0, 1, {0, 0, 0}, 1, 5032, 8, {{14, 5032, 0, 0, 0, 5032, 8, 0}}};\n";
+    p = test_build(acc, forged);
+    amp_kernel *k = (amp_kernel *)&k;
+    ASSERT_STATUS(amp_program_get_kernel(p, "wide", &k), AMP_ERROR_UNSUPPORTED);
+    cr_assert_null(k);
+    cr_assert(strstr(amp_last_error(), "'wide' takes 5032 bytes") && strstr(amp_last_error(), "4096") &&
+                  !strstr(amp_last_error(), "define it with"),
+              "%s", amp_last_error());
+    ASSERT_OK(amp_program_destroy(p));
+}
+
 /* C++ AMP limits a tile to 1024 work-items; a kernel written for more is
  * refused on the CPU accelerator too (it would run there, and fail on every
  * GPU), with both numbers. */
