@@ -49,15 +49,34 @@ typedef struct amp__launch {
 } amp__launch;
 
 /* A header the core found for a source (lib/include_scan.c) and keyed the
- * build on: name as the #include wrote it, the file it resolved to, and its
- * content (NUL-terminated, size bytes). Compilers that take named headers
- * (hipRTC, NVRTC) are handed these so they compile exactly what was keyed. */
+ * build on: a flat name of the core's own ("hipamp-3-params.h": no
+ * directory, no "..", which a compiler that writes named headers into a
+ * directory of its own (comgr) would follow), the file it resolved to, and
+ * its content (NUL-terminated, size bytes). Compilers that take named
+ * headers (hipRTC, NVRTC) are handed these, with the #include lines of the
+ * source and of each header rewritten to those names and a #line naming
+ * the real file first, so they compile exactly what was keyed. */
 typedef struct amp__header {
     const char *name;
     const char *path;
     const char *content;
     size_t size;
 } amp__header;
+
+/* A directory a compiler searches by default for #include <...> (and for
+ * "..." after the user's directories), as the core's include scan needs to
+ * know it. COMPILER: the compiler's own headers (libstdc++, its builtin
+ * headers): identified by the compiler's version in the cache tag, so the
+ * scan neither keys nor follows what it finds there. LIBC: the C library's
+ * (/usr/include and its multiarch directory): identified by the C
+ * library's version in the cache tag when only the compiler reads them, but
+ * keyed when a kernel includes them (other packages put headers there too).
+ * LOCAL: anything else (/usr/local/include): keyed like the user's. */
+enum { AMP__DIR_COMPILER = 1, AMP__DIR_LIBC = 2, AMP__DIR_LOCAL = 3 };
+typedef struct amp__sys_dir {
+    const char *path; /* absolute, symbolic links resolved */
+    int kind;         /* AMP__DIR_* */
+} amp__sys_dir;
 
 /* One compile. source is the complete translation unit (the backend's
  * prelude prefix, the common prelude, then a #line so the user's lines keep
@@ -76,11 +95,12 @@ typedef struct amp__compile_job {
 } amp__compile_job;
 
 /* What a compile returns. bin is malloc'ed and owned by the caller. deps,
- * when the compiler can say (NULL otherwise), is a malloc'ed list of the
- * files it read besides the translation unit and system headers, one path a
- * line: the core checks them against the headers it keyed on before it
- * stores the result on disk. no_store, when not empty, says why the result
- * (right, but shaped by something that may not recur: the CPU loop
+ * from a compiler that reads headers itself (not named_headers), is a
+ * malloc'ed list of every file it read besides the translation unit, system
+ * headers included, one absolute path (symbolic links resolved) a line: the
+ * core loads nothing built from a file it did not key or that is not the
+ * compiler's own (lib/program.c). no_store, when not empty, says why the
+ * result (right, but shaped by something that may not recur: the CPU loop
  * transformation timed out) must not be stored on disk. */
 typedef struct amp__compile_output {
     void *bin;
@@ -119,6 +139,17 @@ typedef struct amp__backend {
      * -I options (the CPU compiler's CPATH, CPLUS_INCLUDE_PATH): the core
      * scans them too, to key builds on those headers. */
     const char *const *include_env;
+    /* true: the compiler takes every header by name (job->headers) and
+     * cannot say what else it read (hipRTC, NVRTC). The core then hands it
+     * each header the scan found under a flat name of the core's choosing,
+     * rewrites the #include lines to match, and refuses what it cannot
+     * rewrite (a computed #include, -include options). false: the compiler
+     * reads headers itself and reports them (compile output deps). */
+    bool named_headers;
+    /* [none] The directories the compiler searches by default, in its
+     * order, ending with a NULL path; NULL (or a NULL function) for none.
+     * The array lives as long as the device. */
+    const amp__sys_dir *(*system_include_dirs)(void *dev);
 
     /* [none] Text that changes whenever compiled output would: compiler and
      * its version, target arch with features, flags, the environment

@@ -1,14 +1,21 @@
-/* include_scan.c — finds the headers a kernel source includes, the way the
- * compiler will look for them, and reads them whole, so that the compile
- * cache is keyed on their content (an edited header rebuilds) and compilers
- * that take named headers compile exactly what was keyed. A header that is
- * not a regular file (a FIFO, a device) is refused before anything could
- * block on it. Over-approximating is harmless (a header that a false #if
- * skips is still keyed); what cannot be tracked marks the scan incomplete. */
+/* include_scan.c — finds the headers a kernel source includes, the way its
+ * compiler looks for them, and reads them whole: the compile cache is keyed
+ * on their content, and compilers that take named headers are handed
+ * exactly what was keyed. A header found relative to the file that includes
+ * it is refused when a user who could not have changed that file could have
+ * put it, or a directory on its way, there. amp__scan_rewrite then rewrites
+ * the #include lines so that no compiler looks for a header anywhere the
+ * scan did not: not beside a temporary file (the CPU compiler's unit,
+ * hipRTC's), not in the process's working directory (NVRTC's). A header
+ * that is not a regular file (a FIFO, a device) is refused before anything
+ * could block on it. Over-approximating is harmless (a header that a false
+ * #if skips is still keyed); what cannot be tracked (a computed #include)
+ * marks the scan incomplete. */
 #include "internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,55 +24,262 @@
 
 #define AMP__SCAN_MAX_HEADERS 4096
 #define AMP__SCAN_MAX_BYTES (64u << 20) /* one header; and all of them together */
+#define AMP__SCAN_MAX_LINKS 40          /* symbolic links on one lookup, as the kernel allows */
+#define AMP__RESOLVE_FAILED (-3)        /* amp__resolve: the status is set (AMP__SITE_* are -1, -2) */
+/* What a named-header compiler is given for an #include the scan found
+ * nowhere and whose name could lead it out of its own directories (a ".."
+ * or an absolute path): a path that cannot exist (/dev/null is no
+ * directory), so the compiler reports the header missing, naming it. */
+#define AMP__MISSING_PREFIX "/dev/null/hipamp-found-no-such-header/"
+
+/* ------------------------------------------------------------ trust */
+
+/* Who may have written what a lookup finds: root, this user, and whoever
+ * could have changed the file that includes it or a directory on the way
+ * to that file (they could have changed the #include line itself). */
+#define AMP__TRUST_MAX 32
+typedef struct amp__trust {
+    uid_t uid[AMP__TRUST_MAX];
+    gid_t gid[AMP__TRUST_MAX];
+    int nuid, ngid;
+    bool everyone;
+} amp__trust;
+
+static bool amp__trusts_uid(const amp__trust *t, uid_t u)
+{
+    for (int i = 0; i < t->nuid; ++i)
+        if (t->uid[i] == u) return true;
+    return t->everyone;
+}
+
+static bool amp__trusts_gid(const amp__trust *t, gid_t g)
+{
+    for (int i = 0; i < t->ngid; ++i)
+        if (t->gid[i] == g) return true;
+    return t->everyone;
+}
+
+/* Past AMP__TRUST_MAX writers the rest are not trusted: more refusals, never
+ * fewer. */
+static void amp__trust_add(amp__trust *t, uid_t u, const gid_t *g)
+{
+    if (!amp__trusts_uid(t, u) && t->nuid < AMP__TRUST_MAX) t->uid[t->nuid++] = u;
+    if (g && !amp__trusts_gid(t, *g) && t->ngid < AMP__TRUST_MAX) t->gid[t->ngid++] = *g;
+}
+
+/* The writers of what st describes. Others may only add names to a sticky
+ * directory (/tmp), not change what is there: its owner alone counts. */
+static void amp__trust_writers(amp__trust *t, const struct stat *st)
+{
+    amp__trust_add(t, st->st_uid, NULL);
+    if (S_ISDIR(st->st_mode) && (st->st_mode & S_ISVTX)) return;
+    if (st->st_mode & S_IWGRP) amp__trust_add(t, st->st_uid, &st->st_gid);
+    if (st->st_mode & S_IWOTH) t->everyone = true;
+}
+
+/* Root, this user, the writers of file (may be NULL) and of every directory
+ * from / down to dir (absolute and real; NULL: none). */
+static void amp__trust_init(amp__trust *t, const char *dir, const struct stat *file)
+{
+    memset(t, 0, sizeof *t);
+    gid_t root_group = 0;
+    amp__trust_add(t, 0, &root_group);
+    amp__trust_add(t, geteuid(), NULL);
+    if (file) amp__trust_writers(t, file);
+    if (!dir || dir[0] != '/') return;
+    char prefix[PATH_MAX];
+    size_t n = strlen(dir);
+    struct stat st;
+    if (n >= sizeof prefix) return;
+    if (stat("/", &st) == 0) amp__trust_writers(t, &st);
+    for (size_t i = 1; i <= n; ++i) {
+        if ((i < n && dir[i] != '/') || dir[i - 1] == '/') continue;
+        memcpy(prefix, dir, i);
+        prefix[i] = '\0';
+        if (stat(prefix, &st) == 0) amp__trust_writers(t, &st);
+    }
+}
+
+/* Why someone outside t could have changed entry (NULL: absent) of
+ * directory dir, named dir_path; NULL when no one could. */
+static const char *amp__dir_problem(const amp__trust *t, const char *dir_path, const struct stat *dir,
+                                    const char *entry_path, const struct stat *entry, char *buf, size_t n)
+{
+    if (!amp__trusts_uid(t, dir->st_uid)) {
+        snprintf(buf, n, "%s belongs to uid %d", dir_path, (int)dir->st_uid);
+        return buf;
+    }
+    bool other = (dir->st_mode & S_IWOTH) && !t->everyone;
+    bool group = (dir->st_mode & S_IWGRP) && !amp__trusts_gid(t, dir->st_gid);
+    if (!other && !group) return NULL;
+    if ((dir->st_mode & S_ISVTX) && entry) {
+        if (amp__trusts_uid(t, entry->st_uid)) return NULL;
+        snprintf(buf, n, "%s belongs to uid %d, in %s, which %s can write", entry_path, (int)entry->st_uid, dir_path,
+                 other ? "every user" : "its group");
+        return buf;
+    }
+    if (other) snprintf(buf, n, "%s is writable by every user", dir_path);
+    else snprintf(buf, n, "%s is writable by group %d", dir_path, (int)dir->st_gid);
+    return buf;
+}
+
+static const char *amp__entry_problem(const amp__trust *t, const char *path, const struct stat *st, char *buf,
+                                      size_t n)
+{
+    if (!amp__trusts_uid(t, st->st_uid)) snprintf(buf, n, "%s belongs to uid %d", path, (int)st->st_uid);
+    else if ((st->st_mode & S_IWOTH) && !t->everyone) snprintf(buf, n, "%s is writable by every user", path);
+    else if ((st->st_mode & S_IWGRP) && !amp__trusts_gid(t, st->st_gid))
+        snprintf(buf, n, "%s is writable by group %d", path, (int)st->st_gid);
+    else return NULL;
+    return buf;
+}
+
+/* Look name (len bytes) up from the real directory base as the kernel does,
+ * symbolic links included, checking each directory it looks in and what it
+ * finds against t. 1: something is there and no one outside t could have
+ * put it there; 0: nothing is there (or a link loop, a non-directory on the
+ * way: the compiler finds nothing either); -1: someone outside t could have
+ * (why says who). */
+static int amp__walk(const amp__trust *t, const char *base, const char *name, size_t len, char *why, size_t n)
+{
+    char cur[PATH_MAX], rest[PATH_MAX], next[PATH_MAX], link[PATH_MAX];
+    int links = 0;
+    if (len >= sizeof rest || strlen(base) >= sizeof cur) return 0;
+    memcpy(rest, name, len);
+    rest[len] = '\0';
+    snprintf(cur, sizeof cur, "%s", rest[0] == '/' ? "/" : base);
+    const char *p = rest;
+    for (;;) {
+        while (*p == '/') ++p;
+        if (!*p) return 0; /* ends in '/': a directory is no header */
+        const char *end = strchr(p, '/');
+        size_t cl = end ? (size_t)(end - p) : strlen(p);
+        const char *after = p + cl;
+        while (*after == '/') ++after;
+        bool last = !*after;
+        if (cl == 1 && p[0] == '.') {
+            if (last) return 0;
+            p = after;
+            continue;
+        }
+        if (cl == 2 && p[0] == '.' && p[1] == '.') {
+            char *slash = strrchr(cur, '/');
+            if (slash == cur) cur[1] = '\0';
+            else if (slash) *slash = '\0';
+            if (last) return 0;
+            p = after;
+            continue;
+        }
+        int k = snprintf(next, sizeof next, "%s%s%.*s", cur, strcmp(cur, "/") ? "/" : "", (int)cl, p);
+        if (k < 0 || (size_t)k >= sizeof next) return 0;
+        struct stat ds, es;
+        if (stat(cur, &ds) != 0 || lstat(next, &es) != 0) return 0;
+        const char *problem = amp__dir_problem(t, cur, &ds, next, &es, why, n);
+        if (problem) return -1;
+        if (S_ISLNK(es.st_mode)) {
+            ssize_t ll = readlink(next, link, sizeof link - 1);
+            if (ll <= 0 || ++links > AMP__SCAN_MAX_LINKS) return 0;
+            link[ll] = '\0';
+            /* The link's target, then what followed it. */
+            char joined[PATH_MAX];
+            k = snprintf(joined, sizeof joined, "%s%s%s", link, last ? "" : "/", after);
+            if (k < 0 || (size_t)k >= sizeof joined) return 0;
+            memcpy(rest, joined, (size_t)k + 1);
+            p = rest;
+            if (rest[0] == '/') snprintf(cur, sizeof cur, "/");
+            continue;
+        }
+        if (last) return amp__entry_problem(t, next, &es, why, n) ? -1 : 1;
+        if (!S_ISDIR(es.st_mode)) return 0;
+        memcpy(cur, next, (size_t)k + 1);
+        /* The rest of the name is in rest, after p: keep it where it is. */
+        p = after;
+    }
+}
+
+amp_status amp__path_check(const char *path, const char *trusted_dir, char *why, size_t n)
+{
+    amp__trust t;
+    amp__trust_init(&t, trusted_dir, NULL);
+    int w = amp__walk(&t, "/", path, strlen(path), why, n);
+    if (w >= 0 && why && n) why[0] = '\0';
+    return w < 0 ? AMP_ERROR_COMPILE : AMP_OK;
+}
+
+/* ------------------------------------------------- search directories */
+
+typedef struct amp__dir {
+    char *path;
+    int kind; /* 0: named in the options or the environment; else AMP__DIR_* */
+} amp__dir;
 
 /* Search directories in the order a compiler uses them. */
 typedef struct amp__dirs {
-    char **v;
+    amp__dir *v;
     size_t n, cap;
-    size_t quote_end;  /* [0, quote_end): -iquote, searched for "x" only */
+    size_t quote_end; /* [0, quote_end): -iquote, searched for "x" only */
 } amp__dirs;
 
-static bool amp__dirs_add(amp__dirs *d, const char *dir, size_t len)
+/* A relative directory is taken from the working directory, as the compiler
+ * takes it (as_is: kept as written): named absolutely, a rewritten #include
+ * means the same file. */
+static bool amp__dirs_add(amp__dirs *d, const char *dir, size_t len, int kind, bool as_is)
 {
     if (len == 0) return true;
     if (d->n == d->cap) {
         size_t cap = d->cap ? 2 * d->cap : 16;
-        char **p = realloc(d->v, cap * sizeof *p);
+        amp__dir *p = realloc(d->v, cap * sizeof *p);
         if (!p) return false;
         d->v = p;
         d->cap = cap;
     }
-    char *s = malloc(len + 1);
+    char cwd[PATH_MAX] = "";
+    if (!as_is && dir[0] != '/' && !getcwd(cwd, sizeof cwd)) cwd[0] = '\0';
+    size_t cl = cwd[0] ? strlen(cwd) + 1 : 0;
+    char *s = malloc(cl + len + 1);
     if (!s) return false;
-    memcpy(s, dir, len);
-    s[len] = '\0';
-    d->v[d->n++] = s;
+    if (cl) {
+        memcpy(s, cwd, cl - 1);
+        s[cl - 1] = '/';
+    }
+    memcpy(s + cl, dir, len);
+    s[cl + len] = '\0';
+    d->v[d->n++] = (amp__dir){s, kind};
     return true;
 }
 
 static void amp__dirs_free(amp__dirs *d)
 {
-    for (size_t i = 0; i < d->n; ++i) free(d->v[i]);
+    for (size_t i = 0; i < d->n; ++i) free(d->v[i].path);
     free(d->v);
+    memset(d, 0, sizeof *d);
+}
+
+static bool amp__dirs_append(amp__dirs *to, const amp__dirs *from)
+{
+    bool ok = true;
+    for (size_t i = 0; ok && i < from->n; ++i) ok = amp__dirs_add(to, from->v[i].path, strlen(from->v[i].path), from->v[i].kind, true);
+    return ok;
 }
 
 /* Directories and forced includes from the options, in the compiler's
- * order: -iquote first (quoted only), then -I / --include-path, then the
- * backend's environment variables, then -isystem / -idirafter. */
-static amp_status amp__collect_dirs(const char *options, const char *const *env_vars, amp__dirs *dirs,
-                                    amp__dirs *forced)
+ * order: -iquote first (quoted only), then -I / --include-path, the
+ * backend's environment variables, -isystem, the compiler's own
+ * directories, then -idirafter. */
+static amp_status amp__collect_dirs(const char *options, const char *const *env_vars, const amp__sys_dir *sys,
+                                    amp__dirs *dirs, amp__dirs *forced)
 {
     amp_status st = AMP_OK;
     char **argv = NULL, *words = NULL;
     size_t argc = 0;
-    amp__dirs quote = {0}, plain = {0}, late = {0};
+    amp__dirs quote = {0}, plain = {0}, system = {0}, late = {0};
     if ((st = amp__split_options(options, 0, 0, &argv, &argc, &words)) != AMP_OK) return st;
     bool ok = true;
     for (size_t i = 0; i < argc && ok; ++i) {
         const char *w = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
         static const struct { const char *flag; int where; } flags[] = {
             {"-iquote", 0}, {"-I", 1}, {"--include-path=", 1}, {"--include-path", 1}, {"-isystem", 2},
-            {"-idirafter", 2}, {"-include", 3}, {"--pre-include=", 3}, {"--pre-include", 3},
+            {"-idirafter", 3}, {"-include", 4}, {"--pre-include=", 4}, {"--pre-include", 4},
         };
         for (size_t f = 0; f < sizeof flags / sizeof flags[0]; ++f) {
             size_t n = strlen(flags[f].flag);
@@ -77,32 +291,38 @@ static amp_status amp__collect_dirs(const char *options, const char *const *env_
                 ++i;
             }
             if (!arg) break;
-            amp__dirs *to = flags[f].where == 0 ? &quote : flags[f].where == 1 ? &plain : flags[f].where == 2 ? &late : forced;
-            ok = amp__dirs_add(to, arg, strlen(arg));
+            amp__dirs *to = (amp__dirs *[]){&quote, &plain, &system, &late, forced}[flags[f].where];
+            /* A forced include's name is kept as written (looked up below). */
+            ok = amp__dirs_add(to, arg, strlen(arg), 0, to == forced);
             break;
         }
     }
-    for (size_t i = 0; ok && i < quote.n; ++i) ok = amp__dirs_add(dirs, quote.v[i], strlen(quote.v[i]));
+    ok = ok && amp__dirs_append(dirs, &quote);
     dirs->quote_end = dirs->n;
-    for (size_t i = 0; ok && i < plain.n; ++i) ok = amp__dirs_add(dirs, plain.v[i], strlen(plain.v[i]));
+    ok = ok && amp__dirs_append(dirs, &plain);
     for (size_t e = 0; ok && env_vars && env_vars[e]; ++e) {
         const char *v = amp__env(env_vars[e]);
         while (ok && v && *v) {
             const char *colon = strchr(v, ':');
             size_t n = colon ? (size_t)(colon - v) : strlen(v);
-            ok = amp__dirs_add(dirs, v, n);
+            ok = amp__dirs_add(dirs, v, n, 0, false);
             v = colon ? colon + 1 : NULL;
         }
     }
-    for (size_t i = 0; ok && i < late.n; ++i) ok = amp__dirs_add(dirs, late.v[i], strlen(late.v[i]));
+    ok = ok && amp__dirs_append(dirs, &system);
+    for (size_t i = 0; ok && sys && sys[i].path; ++i) ok = amp__dirs_add(dirs, sys[i].path, strlen(sys[i].path), sys[i].kind, true);
+    ok = ok && amp__dirs_append(dirs, &late);
     if (!ok) st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "no memory for the include search path");
     amp__dirs_free(&quote);
     amp__dirs_free(&plain);
+    amp__dirs_free(&system);
     amp__dirs_free(&late);
     free(argv);
     free(words);
     return st;
 }
+
+/* ------------------------------------------------------- directives */
 
 static void amp__stamp(amp__dep *d, const struct stat *sb)
 {
@@ -121,6 +341,15 @@ bool amp__dep_fresh(const amp__dep *d)
     amp__stamp(&now, &sb);
     return now.dev == d->dev && now.ino == d->ino && now.size == d->size && now.mtime_ns == d->mtime_ns &&
            now.ctime_ns == d->ctime_ns;
+}
+
+bool amp__dep_stamp(amp__dep *d, const char *path)
+{
+    struct stat sb;
+    memset(d, 0, sizeof *d);
+    if (stat(path, &sb) != 0 || !(d->path = amp__strdup(path))) return false;
+    amp__stamp(d, &sb);
+    return true;
 }
 
 /* One include directive found in a text. */
@@ -202,11 +431,15 @@ static bool amp__next_include(const char *t, size_t n, size_t *pos, int *line, a
     return false;
 }
 
+/* --------------------------------------------------------- the scan */
+
 typedef struct amp__scanner {
     amp__scan *out;
-    size_t cap;
+    size_t cap, sites_cap;
     size_t total_bytes;
     amp__dirs dirs;
+    const char *source_dir; /* the kernel file's real directory, or NULL */
+    amp__trust main_trust;  /* for lookups from source_dir and absolute names in the source */
 } amp__scanner;
 
 static void amp__incomplete(amp__scan *s, const char *fmt, const char *a, int line)
@@ -214,6 +447,27 @@ static void amp__incomplete(amp__scan *s, const char *fmt, const char *a, int li
     if (!s->complete) return;
     s->complete = false;
     snprintf(s->why, sizeof s->why, fmt, a, line);
+}
+
+/* The flat name a named-header compiler gets for header i: "hipamp-<i>-"
+ * and the file's own name with anything but [A-Za-z0-9._-] as '_'. */
+static char *amp__flat_name(size_t i, const char *path)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    size_t bl = strlen(base);
+    if (bl > 64) base += bl - 64;
+    char *s = malloc(96);
+    if (!s) return NULL;
+    int k = snprintf(s, 96, "hipamp-%zu-", i);
+    for (const char *p = base; *p && k < 95; ++p) {
+        char c = *p;
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+                  c == '_' || c == '-';
+        s[k++] = ok ? c : '_';
+    }
+    s[k] = '\0';
+    return s;
 }
 
 /* Open path as a header: a regular file, read whole. 1 = found and added
@@ -235,22 +489,12 @@ static int amp__add_header(amp__scanner *sc, const char *name, size_t name_len, 
                   "directory cannot be a header)", (int)name_len, name, path);
         goto out;
     }
+    /* The same file under another name or path: one header. */
     for (size_t i = 0; i < s->n; ++i)
         if (s->deps[i].dev == (uint64_t)sb.st_dev && s->deps[i].ino == (uint64_t)sb.st_ino) {
-            /* The same file under another name: compilers that take named
-             * headers need both names. */
-            if (strlen(s->headers[i].name) != name_len || memcmp(s->headers[i].name, name, name_len))
-                amp__incomplete(s, "header %s is included under two names (line %d)", path, 0);
             *index = i;
             rc = 1;
             goto out;
-        }
-    for (size_t i = 0; i < s->n; ++i)
-        if (strlen(s->headers[i].name) == name_len && !memcmp(s->headers[i].name, name, name_len)) {
-            /* One name, two files (from two including directories): a
-             * named-header compiler can be given only one. */
-            amp__incomplete(s, "the include name of %s resolves to two different files (line %d)", path, 0);
-            break;
         }
     if ((uint64_t)sb.st_size > AMP__SCAN_MAX_BYTES || sc->total_bytes + (size_t)sb.st_size > AMP__SCAN_MAX_BYTES) {
         amp__fail(AMP_ERROR_COMPILE, "header %s is too large (%lld bytes; headers may total %u MiB)", path,
@@ -276,7 +520,7 @@ static int amp__add_header(amp__scanner *sc, const char *name, size_t name_len, 
     size_t size = (size_t)sb.st_size, got = 0;
     content = malloc(size + 1);
     pathcopy = amp__strdup(path);
-    namecopy = malloc(name_len + 1);
+    namecopy = amp__flat_name(s->n, path);
     if (!content || !pathcopy || !namecopy) {
         amp__fail(AMP_ERROR_OUT_OF_MEMORY, "no memory to read header %s", path);
         goto out;
@@ -292,8 +536,6 @@ static int amp__add_header(amp__scanner *sc, const char *name, size_t name_len, 
         goto out;
     }
     content[size] = '\0';
-    memcpy(namecopy, name, name_len);
-    namecopy[name_len] = '\0';
     s->headers[s->n] = (amp__header){namecopy, pathcopy, content, size};
     memset(&s->deps[s->n], 0, sizeof s->deps[s->n]);
     amp__stamp(&s->deps[s->n], &sb);
@@ -314,27 +556,62 @@ out:
     return rc;
 }
 
-/* Resolve one directive of a file in directory `from` (NULL: none).
- * 1 found, 0 not found, -1 failure. */
-static int amp__resolve(amp__scanner *sc, const amp__directive *d, const char *from, size_t *index)
+/* A lookup relative to a file's directory: base_path as the compiler names
+ * it, base_real the same directory with links resolved, t who may have put
+ * things there. 1 found (added), 0 nothing there, -1 failure. */
+static int amp__resolve_from(amp__scanner *sc, const amp__directive *d, const char *file, const char *base_path,
+                             const char *base_real, const amp__trust *t, size_t *index)
 {
-    char path[4096];
-    if (d->len == 0 || d->len >= sizeof path / 2) return 0;
-    if (d->name[0] == '/') {
-        snprintf(path, sizeof path, "%.*s", (int)d->len, d->name);
-        return amp__add_header(sc, d->name, d->len, path, index);
+    char why[PATH_MAX + 128], path[2 * PATH_MAX];
+    int w = amp__walk(t, base_real, d->name, d->len, why, sizeof why);
+    if (w == 0) return 0;
+    if (w < 0) {
+        amp__fail(AMP_ERROR_COMPILE, "%s:%d: #include \"%.*s\" is refused: another user could have put it there (%s)",
+                  file, d->line, (int)d->len, d->name, why);
+        return -1;
     }
-    if (!d->angled && from) {
-        snprintf(path, sizeof path, "%s/%.*s", from, (int)d->len, d->name);
-        int rc = amp__add_header(sc, d->name, d->len, path, index);
-        if (rc) return rc;
+    if (d->name[0] == '/') snprintf(path, sizeof path, "%.*s", (int)d->len, d->name);
+    else snprintf(path, sizeof path, "%s%s%.*s", base_path, strcmp(base_path, "/") ? "/" : "", (int)d->len, d->name);
+    return amp__add_header(sc, d->name, d->len, path, index);
+}
+
+/* Resolve one directive of file (its directory from: as the compiler names
+ * it, and from_real with links resolved; NULL: none) as the compiler
+ * would: an absolute name as it is; a quoted one beside its includer, then
+ * beside the kernel file, then in the -iquote directories; then the -I,
+ * environment, -isystem, the compiler's own and -idirafter directories.
+ * Returns AMP__SITE_* or the header's index (>= 0); AMP__RESOLVE_FAILED on
+ * failure. */
+static long amp__resolve(amp__scanner *sc, const amp__directive *d, const char *file, const char *from,
+                         const char *from_real, const amp__trust *from_trust)
+{
+    char path[2 * PATH_MAX];
+    size_t idx = 0;
+    int rc = 0;
+    if (d->len == 0 || d->len >= PATH_MAX) return AMP__SITE_MISSING;
+    if (memchr(d->name, '\0', d->len)) return AMP__SITE_MISSING;
+    if (d->name[0] == '/') {
+        rc = amp__resolve_from(sc, d, file, "/", "/", from_trust ? from_trust : &sc->main_trust, &idx);
+        return rc < 0 ? AMP__RESOLVE_FAILED : rc ? (long)idx : AMP__SITE_MISSING;
+    }
+    if (!d->angled && from && from_real) {
+        rc = amp__resolve_from(sc, d, file, from, from_real, from_trust, &idx);
+        if (rc) return rc < 0 ? AMP__RESOLVE_FAILED : (long)idx;
+    }
+    if (!d->angled && sc->source_dir && (!from_real || strcmp(from_real, sc->source_dir))) {
+        rc = amp__resolve_from(sc, d, file, sc->source_dir, sc->source_dir, &sc->main_trust, &idx);
+        if (rc) return rc < 0 ? AMP__RESOLVE_FAILED : (long)idx;
     }
     for (size_t i = d->angled ? sc->dirs.quote_end : 0; i < sc->dirs.n; ++i) {
-        snprintf(path, sizeof path, "%s/%.*s", sc->dirs.v[i], (int)d->len, d->name);
-        int rc = amp__add_header(sc, d->name, d->len, path, index);
-        if (rc) return rc;
+        snprintf(path, sizeof path, "%s/%.*s", sc->dirs.v[i].path, (int)d->len, d->name);
+        if (sc->dirs.v[i].kind == AMP__DIR_COMPILER) {
+            struct stat sb;
+            if (stat(path, &sb) == 0 && !S_ISDIR(sb.st_mode)) return AMP__SITE_COMPILER;
+            continue;
+        }
+        if ((rc = amp__add_header(sc, d->name, d->len, path, &idx)) != 0) return rc < 0 ? AMP__RESOLVE_FAILED : (long)idx;
     }
-    return 0;
+    return AMP__SITE_MISSING;
 }
 
 /* The directory part of path (malloc'ed), "." for a bare name. */
@@ -351,62 +628,100 @@ static char *amp__dirname(const char *path)
     return d;
 }
 
-static amp_status amp__scan_text(amp__scanner *sc, const char *text, size_t n, const char *dir, const char *file)
+static bool amp__add_site(amp__scanner *sc, amp__include_site site)
+{
+    amp__scan *s = sc->out;
+    if (s->nsites == sc->sites_cap) {
+        size_t cap = sc->sites_cap ? 2 * sc->sites_cap : 32;
+        amp__include_site *p = realloc(s->sites, cap * sizeof *p);
+        if (!p) return false;
+        s->sites = p;
+        sc->sites_cap = cap;
+    }
+    s->sites[s->nsites++] = site;
+    return true;
+}
+
+/* Scan text number `text` (0: the source; i + 1: header i), of file `file`,
+ * in directory from (NULL: none; from_real, trust as for amp__resolve). */
+static amp_status amp__scan_text(amp__scanner *sc, size_t text, const char *t, size_t n, const char *file,
+                                 const char *from, const char *from_real, const amp__trust *trust)
 {
     size_t pos = 0;
     int line = 1;
     amp__directive d;
-    while (amp__next_include(text, n, &pos, &line, &d)) {
+    while (amp__next_include(t, n, &pos, &line, &d)) {
         if (d.computed) {
             amp__incomplete(sc->out, "%s:%d has a computed #include the cache cannot track", file, d.line);
             continue;
         }
-        size_t idx;
-        int rc = amp__resolve(sc, &d, dir, &idx);
-        if (rc < 0) return AMP_ERROR_COMPILE;
-        /* Not found: a system header (the compiler's own), or an error
-         * the compiler will report. */
+        long r = amp__resolve(sc, &d, file, from, from_real, trust);
+        if (r == AMP__RESOLVE_FAILED) return AMP_ERROR_COMPILE;
+        amp__include_site site = {text, (size_t)(d.name - t) - 1, (size_t)(d.name - t) + d.len, r, d.angled};
+        if (!amp__add_site(sc, site)) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "no memory for the include scan");
     }
     return AMP_OK;
 }
 
-amp_status amp__scan_includes(const amp__build_input *in, const char *const *env_vars, amp__scan *out)
+amp_status amp__scan_includes(const amp__build_input *in, const char *const *env_vars, const amp__sys_dir *sys,
+                              amp__scan *out)
 {
     amp_status st = AMP_OK;
     amp__scanner sc;
     amp__dirs forced = {0};
+    char *dir = NULL, *real = NULL;
     memset(out, 0, sizeof *out);
     memset(&sc, 0, sizeof sc);
     out->complete = true;
     sc.out = out;
-    if ((st = amp__collect_dirs(in->options, env_vars, &sc.dirs, &forced)) != AMP_OK) goto fail;
-    /* Forced includes come first, as if named on the source's first line. */
+    sc.source_dir = in->source_dir;
+    struct stat kernel_file;
+    bool have_file = in->source_name && in->source_dir && stat(in->source_name, &kernel_file) == 0;
+    amp__trust_init(&sc.main_trust, in->source_dir, have_file ? &kernel_file : NULL);
+    if ((st = amp__collect_dirs(in->options, env_vars, sys, &sc.dirs, &forced)) != AMP_OK) goto fail;
+    /* Forced includes come first, as if named on the source's first line,
+     * looked up from the working directory first (as the compiler does). */
+    out->forced = forced.n;
+    char cwd[PATH_MAX], cwd_real[PATH_MAX];
+    bool have_cwd = getcwd(cwd, sizeof cwd) && realpath(cwd, cwd_real);
+    amp__trust cwd_trust;
+    amp__trust_init(&cwd_trust, have_cwd ? cwd_real : NULL, NULL);
     for (size_t i = 0; i < forced.n; ++i) {
-        amp__directive d = {forced.v[i], strlen(forced.v[i]), false, false, 0};
-        size_t idx;
-        int rc = amp__resolve(&sc, &d, ".", &idx);
-        if (rc < 0) {
+        amp__directive d = {forced.v[i].path, strlen(forced.v[i].path), false, false, 0};
+        if (amp__resolve(&sc, &d, "-include", have_cwd ? cwd : NULL, have_cwd ? cwd_real : NULL, &cwd_trust) ==
+            AMP__RESOLVE_FAILED) {
             st = AMP_ERROR_COMPILE;
             goto fail;
         }
     }
     const char *main_name = in->source_name ? in->source_name : AMP__SOURCE_NAME;
-    if ((st = amp__scan_text(&sc, in->source, in->source_len, in->source_dir, main_name)) != AMP_OK) goto fail;
+    if ((st = amp__scan_text(&sc, 0, in->source, in->source_len, main_name, in->source_dir, in->source_dir,
+                             &sc.main_trust)) != AMP_OK)
+        goto fail;
     /* Headers found so far are scanned in turn; the list grows as they go. */
     for (size_t i = 0; i < out->n; ++i) {
-        char *dir = amp__dirname(out->headers[i].path);
+        dir = amp__dirname(out->headers[i].path);
         if (!dir) {
             st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "no memory for the include scan");
             goto fail;
         }
-        st = amp__scan_text(&sc, out->headers[i].content, out->headers[i].size, dir, out->headers[i].path);
+        real = realpath(dir, NULL);
+        struct stat hs;
+        amp__trust t;
+        amp__trust_init(&t, real, stat(out->headers[i].path, &hs) == 0 ? &hs : NULL);
+        st = amp__scan_text(&sc, i + 1, out->headers[i].content, out->headers[i].size, out->headers[i].path, dir,
+                            real, &t);
         free(dir);
+        free(real);
+        dir = real = NULL;
         if (st != AMP_OK) goto fail;
     }
     amp__dirs_free(&sc.dirs);
     amp__dirs_free(&forced);
     return AMP_OK;
 fail:
+    free(dir);
+    free(real);
     amp__dirs_free(&sc.dirs);
     amp__dirs_free(&forced);
     amp__scan_free(out);
@@ -423,6 +738,184 @@ void amp__scan_free(amp__scan *s)
     }
     free(s->headers);
     free(s->deps);
+    free(s->sites);
     memset(s, 0, sizeof *s);
     s->complete = true;
+}
+
+/* ------------------------------------------------------ the rewrite */
+
+/* A name that could lead a compiler out of the directories it was given:
+ * absolute, or with a ".." component. */
+static bool amp__name_escapes(const char *name, size_t len)
+{
+    if (len && name[0] == '/') return true;
+    for (size_t i = 0; i + 1 < len; ++i)
+        if (name[i] == '.' && name[i + 1] == '.' && (i == 0 || name[i - 1] == '/') &&
+            (i + 2 == len || name[i + 2] == '/'))
+            return true;
+    return false;
+}
+
+/* text (number t, len bytes) with its #include names replaced. named: for
+ * a named-header compiler, every found header by its flat name, and every
+ * name it would look for where the scan did not by one it cannot find.
+ * Otherwise (the CPU compiler, the source only) a quoted name by the
+ * absolute path the scan found (the compiler's own lookup would start
+ * beside the temporary file it compiles); angled names stay. A quoted name
+ * found nowhere (or in the compiler's own directories) becomes angled: the
+ * compiler then searches only where the scan did. */
+static char *amp__rewrite_text(const amp__scan *s, size_t t, const char *text, size_t len, bool named)
+{
+    amp__sb b = {0};
+    size_t at = 0;
+    amp__sb_put(&b, "", 0);
+    for (size_t i = 0; i < s->nsites; ++i) {
+        const amp__include_site *site = &s->sites[i];
+        if (site->text != t) continue;
+        const char *name = text + site->open + 1;
+        size_t nl = site->close - site->open - 1;
+        amp__sb_put(&b, text + at, site->open - at);
+        if (site->header >= 0 && named) {
+            amp__sb_printf(&b, "\"%s\"", s->headers[site->header].name);
+        } else if (site->header >= 0 && !site->angled) {
+            const char *path = s->headers[site->header].path;
+            if (strpbrk(path, "\"\n")) {
+                free(b.p);
+                return NULL;
+            }
+            amp__sb_printf(&b, "\"%s\"", path);
+        } else if (site->header < 0 && named && amp__name_escapes(name, nl)) {
+            amp__sb_printf(&b, "\"" AMP__MISSING_PREFIX "%.*s\"", (int)nl, name);
+        } else if (site->header < 0 && !site->angled) {
+            if (memchr(name, '>', nl)) amp__sb_printf(&b, "\"" AMP__MISSING_PREFIX "%.*s\"", (int)nl, name);
+            else amp__sb_printf(&b, "<%.*s>", (int)nl, name);
+        } else {
+            amp__sb_put(&b, text + site->open, site->close + 1 - site->open);
+        }
+        at = site->close + 1;
+    }
+    amp__sb_put(&b, text + at, len - at);
+    if (b.oom) {
+        free(b.p);
+        return NULL;
+    }
+    return b.p;
+}
+
+amp_status amp__scan_rewrite(const amp__scan *s, const char *source, size_t len, bool named, char **out,
+                             amp__header **headers)
+{
+    *out = NULL;
+    if (headers) *headers = NULL;
+    amp__header *h = NULL;
+    char *src = amp__rewrite_text(s, 0, source, len, named);
+    if (!src) {
+        for (size_t i = 0; i < s->n; ++i)
+            if (strpbrk(s->headers[i].path, "\"\n"))
+                return amp__fail(AMP_ERROR_COMPILE, "header %s has a '\"' or a line break in its path: it cannot be "
+                                 "named in an #include", s->headers[i].path);
+        return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "no memory to rewrite the #include lines");
+    }
+    if (named && headers && s->n) {
+        if (!(h = calloc(s->n, sizeof *h))) goto oom;
+        for (size_t i = 0; i < s->n; ++i) {
+            char *body = amp__rewrite_text(s, i + 1, s->headers[i].content, s->headers[i].size, true);
+            char *marked = NULL;
+            if (body) {
+                size_t ml = amp__line_marker(NULL, s->headers[i].path), bl = strlen(body);
+                if ((marked = malloc(ml + bl + 1))) {
+                    amp__line_marker(marked, s->headers[i].path);
+                    memcpy(marked + ml, body, bl + 1);
+                }
+            }
+            free(body);
+            if (!marked) goto oom;
+            h[i] = (amp__header){s->headers[i].name, s->headers[i].path, marked, strlen(marked)};
+        }
+    }
+    *out = src;
+    if (headers) *headers = h;
+    return AMP_OK;
+oom:
+    amp__scan_rewrite_free(h, s->n);
+    free(src);
+    return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "no memory to rewrite the #include lines");
+}
+
+void amp__scan_rewrite_free(amp__header *headers, size_t n)
+{
+    for (size_t i = 0; headers && i < n; ++i) free((char *)headers[i].content);
+    free(headers);
+}
+
+/* ---------------------------------------------- named-header compilers */
+
+amp_status amp__named_unit_make(const char *source, const char *options, const amp__sys_dir *sys,
+                                amp__named_unit *out)
+{
+    amp__scan scan;
+    memset(out, 0, sizeof *out);
+    amp__build_input in = {source, strlen(source), options, NULL, NULL};
+    amp_status st = amp__scan_includes(&in, NULL, sys, &scan);
+    if (st != AMP_OK) return st;
+    if ((st = amp__named_check(&scan)) == AMP_OK && (st = amp__named_options(options, &out->options)) == AMP_OK &&
+        (st = amp__scan_rewrite(&scan, source, in.source_len, true, &out->source, &out->headers)) == AMP_OK) {
+        /* The names and paths are the scan's: move them over. */
+        for (size_t i = 0; i < scan.n; ++i) scan.headers[i].name = scan.headers[i].path = NULL;
+        out->nheaders = scan.n;
+    }
+    amp__scan_free(&scan);
+    return st;
+}
+
+amp_status amp__named_options(const char *options, char **out)
+{
+    *out = NULL;
+    if (!options) return AMP_OK;
+    char **argv = NULL, *words = NULL;
+    size_t argc = 0;
+    amp_status st = amp__split_options(options, 0, 0, &argv, &argc, &words);
+    if (st != AMP_OK) return st;
+    amp__sb b = {0};
+    amp__sb_put(&b, "", 0);
+    for (size_t i = 0; i < argc; ++i) {
+        if (!strcmp(argv[i], "-iquote")) {
+            ++i;
+            continue;
+        }
+        if (!strncmp(argv[i], "-iquote", 7)) continue;
+        amp__sb_printf(&b, "%s%s", b.n ? " " : "", argv[i]);
+    }
+    free(argv);
+    free(words);
+    if (b.oom) {
+        free(b.p);
+        return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "no memory for the compiler options");
+    }
+    *out = b.p;
+    return AMP_OK;
+}
+
+void amp__named_unit_free(amp__named_unit *u)
+{
+    for (size_t i = 0; u->headers && i < u->nheaders; ++i) {
+        free((char *)u->headers[i].name);
+        free((char *)u->headers[i].path);
+    }
+    amp__scan_rewrite_free(u->headers, u->nheaders);
+    free(u->source);
+    free(u->options);
+    memset(u, 0, sizeof *u);
+}
+
+amp_status amp__named_check(const amp__scan *s)
+{
+    if (!s->complete)
+        return amp__fail(AMP_ERROR_COMPILE, "%s: this accelerator's compiler takes headers only by name, so hipamp "
+                         "cannot see which file it would read for it; #include the header by its name", s->why);
+    if (s->forced)
+        return amp__fail(AMP_ERROR_COMPILE, "-include (--pre-include) is not supported by this accelerator's "
+                         "compiler, which takes headers only by name: #include the header in the source");
+    return AMP_OK;
 }

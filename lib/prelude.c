@@ -23,7 +23,7 @@ const char *amp_prelude_source(void)
 /* A #line marker naming name, with '"' and '\' escaped as C string
  * escapes (a file path may hold either). Returns bytes written, or the
  * bytes needed when out is NULL. */
-static size_t amp__line_marker(char *out, const char *name)
+size_t amp__line_marker(char *out, const char *name)
 {
     size_t n = 0;
     const char *head = "\n#line 1 \"";

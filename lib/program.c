@@ -37,7 +37,7 @@ static amp_status amp__key_base(amp_accelerator *acc, uint8_t out[32])
             st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "no memory to hash a build key");
             goto out;
         }
-        amp__sha256_str(h, "hipamp build key v2");
+        amp__sha256_str(h, "hipamp build key v3");
         amp__sha256_str(h, acc->e.be->prelude_prefix);
         amp__sha256_str(h, amp__embedded_prelude);
         amp__sha256_str(h, amp__embedded_cpu_device);
@@ -76,31 +76,104 @@ static amp_status amp__build_key(amp_accelerator *acc, const amp__build_input *i
     return AMP_OK;
 }
 
-/* The compiler said which files it read (deps); a result is cacheable only
- * if each was keyed and has not changed since. */
-static bool amp__deps_keyed(const char *deps, const amp__scan *scan, char *why, size_t n)
+/* Whether path lies in one of the compiler's own directories (COMPILER or
+ * LIBC: identified by the versions in the cache tag). */
+static bool amp__in_own_dirs(const char *path, const amp__sys_dir *sys)
 {
+    for (size_t i = 0; sys && sys[i].path; ++i) {
+        size_t n = strlen(sys[i].path);
+        if (sys[i].kind != AMP__DIR_LOCAL && !strncmp(path, sys[i].path, n) && (path[n] == '/' || !strcmp(sys[i].path, "/")))
+            return true;
+    }
+    return false;
+}
+
+static const amp__dep *amp__dep_find(const amp__dep *deps, size_t n, const struct stat *sb)
+{
+    for (size_t i = 0; i < n; ++i)
+        if (deps[i].dev == (uint64_t)sb->st_dev && deps[i].ino == (uint64_t)sb->st_ino) return &deps[i];
+    return NULL;
+}
+
+/* The compiler said which files it read (deps, one absolute path a line).
+ * Each must be a header the scan keyed (or, on a second round, one of
+ * extra, stamped before it) and unchanged since, or lie in the compiler's
+ * own directories. A file another user could have written fails the build
+ * (nothing built from it is loaded); a keyed header that changed while it
+ * was compiled makes the result uncacheable (*why says so, *uncacheable
+ * set). On the first round (more != NULL) the other files are stamped into
+ * *more (*nmore) for a rebuild against them: a computed #include, which the
+ * scan cannot follow. */
+static amp_status amp__deps_check(const char *deps, const amp__scan *scan, const amp__dep *extra, size_t nextra,
+                                  const amp__sys_dir *sys, const amp__build_input *in, amp__dep **more,
+                                  size_t *nmore, bool *uncacheable, char *why, size_t n)
+{
+    amp_status st = AMP_OK;
+    const char *name = in->source_name ? in->source_name : AMP__SOURCE_NAME;
+    size_t cap = 0;
     for (const char *p = deps; p && *p;) {
         const char *nl = strchr(p, '\n');
         size_t len = nl ? (size_t)(nl - p) : strlen(p);
-        char path[PATH_MAX];
-        if (len && len < sizeof path) {
+        char path[PATH_MAX], problem[PATH_MAX + 128];
+        bool fits = len && len < sizeof path;
+        if (fits) {
             memcpy(path, p, len);
             path[len] = '\0';
-            struct stat sb;
-            bool keyed = false;
-            if (stat(path, &sb) == 0)
-                for (size_t i = 0; i < scan->n && !keyed; ++i)
-                    keyed = scan->deps[i].dev == (uint64_t)sb.st_dev && scan->deps[i].ino == (uint64_t)sb.st_ino &&
-                            amp__dep_fresh(&scan->deps[i]);
-            if (!keyed) {
-                snprintf(why, n, "the compiler read %.200s, which the cache did not key on (or it changed)", path);
-                return false;
-            }
         }
         p = nl ? nl + 1 : NULL;
+        if (!fits) continue;
+        struct stat sb;
+        const amp__dep *d = NULL;
+        if (stat(path, &sb) == 0 && ((d = amp__dep_find(scan->deps, scan->n, &sb)) || (d = amp__dep_find(extra, nextra, &sb)))) {
+            if (amp__dep_fresh(d)) continue;
+            if (d < scan->deps || d >= scan->deps + scan->n) {
+                st = amp__fail(AMP_ERROR_COMPILE, "compiling %s: %s changed while it was compiled; hipamp loads "
+                               "nothing built from a file it did not key (build again)", name, path);
+                goto fail;
+            }
+            *uncacheable = true;
+            snprintf(why, n, "%.200s changed while it was compiled", path);
+            continue;
+        }
+        if (amp__in_own_dirs(path, sys)) continue;
+        if (amp__path_check(path, in->source_dir, problem, sizeof problem) != AMP_OK) {
+            st = amp__fail(AMP_ERROR_COMPILE, "compiling %s: the compiler read %s, which another user could have "
+                           "written (%s); hipamp loads nothing built from it", name, path, problem);
+            goto fail;
+        }
+        if (!more) {
+            st = amp__fail(AMP_ERROR_COMPILE, "compiling %s: the compiler read %s, which the include scan did not "
+                           "find even after a first compile read it; hipamp loads nothing built from a file it did "
+                           "not key", name, path);
+            goto fail;
+        }
+        if (*nmore == cap) {
+            size_t nc = cap ? 2 * cap : 8;
+            amp__dep *g = realloc(*more, nc * sizeof *g);
+            if (!g) {
+                st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "no memory for the list of files the compiler read");
+                goto fail;
+            }
+            *more = g;
+            cap = nc;
+        }
+        if (!amp__dep_stamp(&(*more)[*nmore], path)) {
+            st = amp__fail(AMP_ERROR_COMPILE, "compiling %s: the compiler read %s, which is gone", name, path);
+            goto fail;
+        }
+        if (!*uncacheable) snprintf(why, n, "the compiler read %.200s, which the include scan did not find", path);
+        *uncacheable = true;
+        ++*nmore;
     }
-    return true;
+    return AMP_OK;
+fail:
+    if (more) {
+        for (size_t i = 0; i < *nmore; ++i) free((*more)[i].path);
+        free(*more);
+        *more = NULL;
+        *nmore = 0;
+    }
+    return st;
 }
 
 /* -------------------------------------------------------------- building */
@@ -139,12 +212,23 @@ static amp_status amp__module_from_binary(amp__module *m, const void *bin, size_
     return m->acc->e.be->module_load(m->acc->e.dev, bin, size, &m->mod);
 }
 
-/* Move the scan's header stamps into m, for the memory cache's re-check. */
-static void amp__take_deps(amp__module *m, amp__scan *scan)
+/* Move the stamps of the scan's headers, and of the files a computed
+ * #include made the compiler read (extra), into m, for the memory cache's
+ * re-check. */
+static amp_status amp__take_deps(amp__module *m, amp__scan *scan, amp__dep **extra, size_t *nextra)
 {
+    if (*nextra) {
+        amp__dep *all = realloc(scan->deps, (scan->n + *nextra) * sizeof *all);
+        if (!all) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "program: out of host memory");
+        memcpy(all + scan->n, *extra, *nextra * sizeof *all);
+        scan->deps = all;
+        free(*extra);
+        *extra = NULL;
+    }
     m->deps = scan->deps;
-    m->ndeps = scan->n;
+    m->ndeps = scan->n + *nextra;
     scan->deps = NULL;
+    *nextra = 0;
     for (size_t i = 0; i < scan->n; ++i) {
         free((char *)scan->headers[i].name);
         free((char *)scan->headers[i].path);
@@ -153,6 +237,52 @@ static void amp__take_deps(amp__module *m, amp__scan *scan)
     free(scan->headers);
     scan->headers = NULL;
     scan->n = 0;
+    return AMP_OK;
+}
+
+static void amp__deps_free(amp__dep *d, size_t n)
+{
+    for (size_t i = 0; i < n; ++i) free(d[i].path);
+    free(d);
+}
+
+/* Compile, and check what the compiler read (a compiler that reports it):
+ * when a computed #include made it read files the scan could not find
+ * (safe ones: others fail the build), stamp them and compile once more, so
+ * that what is loaded was built from files as they were stamped. */
+static amp_status amp__compile_checked(amp_accelerator *acc, const amp__compile_job *job, const amp__scan *scan,
+                                       const amp__sys_dir *sys, const amp__build_input *in, void **bin,
+                                       size_t *bin_size, amp__dep **extra, size_t *nextra, bool *cacheable)
+{
+    for (int round = 0;; ++round) {
+        amp__compile_output res = {0};
+        amp_status st = acc->e.be->compile(acc->e.dev, job, &res);
+        *bin = res.bin;
+        *bin_size = res.bin_size;
+        if (st != AMP_OK) {
+            free(res.deps);
+            amp__compile_log_summarize(st);
+            return st;
+        }
+        if (res.no_store[0] && *cacheable) amp__dcache_note_uncacheable(res.no_store);
+        if (res.no_store[0]) *cacheable = false;
+        if (!res.deps) return AMP_OK;
+        amp__dep *more = NULL;
+        size_t nmore = 0;
+        bool uncacheable = false;
+        char why[320] = "";
+        st = amp__deps_check(res.deps, scan, *extra, *nextra, sys, in, round ? NULL : &more, &nmore, &uncacheable,
+                             why, sizeof why);
+        free(res.deps);
+        if (st != AMP_OK) return st;
+        if (uncacheable && *cacheable) amp__dcache_note_uncacheable(why);
+        if (uncacheable) *cacheable = false;
+        if (!nmore) return AMP_OK;
+        *extra = more;
+        *nextra = nmore;
+        free(*bin);
+        *bin = NULL;
+    }
 }
 
 static amp_status amp__build(amp_accelerator *acc, const amp__build_input *in, amp_program **out)
@@ -161,9 +291,11 @@ static amp_status amp__build(amp_accelerator *acc, const amp__build_input *in, a
     amp__module *m = NULL;
     amp_program *p = NULL;
     amp__scan scan;
-    char *full = NULL;
+    amp__dep *extra = NULL;
+    amp__header *named = NULL;
+    char *full = NULL, *source = NULL, *options = NULL;
     void *bin = NULL;
-    size_t bin_size = 0;
+    size_t bin_size = 0, nextra = 0, nnamed = 0;
     uint8_t key[32];
     bool cacheable;
     memset(&scan, 0, sizeof scan);
@@ -182,7 +314,10 @@ static amp_status amp__build(amp_accelerator *acc, const amp__build_input *in, a
         goto done;
     }
 
-    if ((st = amp__scan_includes(in, acc->e.be->include_env, &scan)) != AMP_OK) goto fail;
+    const amp__backend *be = acc->e.be;
+    const amp__sys_dir *sys = be->system_include_dirs ? be->system_include_dirs(acc->e.dev) : NULL;
+    if ((st = amp__scan_includes(in, be->include_env, sys, &scan)) != AMP_OK) goto fail;
+    if (be->named_headers && (st = amp__named_check(&scan)) != AMP_OK) goto fail;
     if (!(m = amp__module_new(acc, in))) {
         st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "program: out of host memory");
         goto fail;
@@ -206,8 +341,13 @@ static amp_status amp__build(amp_accelerator *acc, const amp__build_input *in, a
         free(bin);
         bin = NULL;
     }
+    if ((st = amp__scan_rewrite(&scan, in->source, in->source_len, be->named_headers, &source,
+                                be->named_headers ? &named : NULL)) != AMP_OK)
+        goto fail;
+    nnamed = named ? scan.n : 0;
+    if (be->named_headers && (st = amp__named_options(in->options, &options)) != AMP_OK) goto fail;
     size_t full_len = 0;
-    if (!(full = amp__prelude_assemble(acc->e.be->prelude_prefix, in->source, in->source_name, &full_len))) {
+    if (!(full = amp__prelude_assemble(be->prelude_prefix, source, in->source_name, &full_len))) {
         st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "program: out of host memory");
         goto fail;
     }
@@ -215,49 +355,39 @@ static amp_status amp__build(amp_accelerator *acc, const amp__build_input *in, a
         .source = full,
         .source_name = in->source_name ? in->source_name : AMP__SOURCE_NAME,
         .source_dir = in->source_dir,
-        .options = in->options,
-        .headers = scan.headers,
-        .nheaders = scan.n,
+        .options = be->named_headers ? options : in->options,
+        .headers = named,
+        .nheaders = nnamed,
         .timeout_s = amp__env_count("AMP_COMPILE_TIMEOUT", AMP__COMPILE_TIMEOUT_DEFAULT, AMP__COMPILE_TIMEOUT_MAX),
     };
-    amp__compile_output res = {0};
-    st = acc->e.be->compile(acc->e.dev, &job, &res);
-    bin = res.bin;
-    bin_size = res.bin_size;
-    if (st != AMP_OK) {
-        free(res.deps);
-        amp__compile_log_summarize(st);
+    if ((st = amp__compile_checked(acc, &job, &scan, sys, in, &bin, &bin_size, &extra, &nextra, &cacheable)) != AMP_OK)
         goto fail;
-    }
-    if (cacheable && res.no_store[0]) {
-        cacheable = false;
-        amp__dcache_note_uncacheable(res.no_store);
-    }
-    char why[320];
-    if (cacheable && res.deps && !amp__deps_keyed(res.deps, &scan, why, sizeof why)) {
-        cacheable = false;
-        amp__dcache_note_uncacheable(why);
-    }
-    free(res.deps);
     if ((st = amp__module_from_binary(m, bin, bin_size)) != AMP_OK) goto fail;
     if (cacheable) amp__dcache_store(key, bin, bin_size);
 loaded:
-    amp__take_deps(m, &scan);
+    if ((st = amp__take_deps(m, &scan, &extra, &nextra)) != AMP_OK) goto fail;
     m = amp__mcache_insert(m);
 done:
     AMP__TRACE(amp__build_trace_end(t_build, acc, in, cache, AMP_OK));
     p->m = m;
     *out = p;
+    amp__scan_rewrite_free(named, nnamed);
     amp__scan_free(&scan);
+    free(source);
+    free(options);
     free(full);
     free(bin);
     return AMP_OK;
 fail:
     AMP__TRACE(amp__build_trace_end(t_build, acc, in, cache, st));
     amp__module_release(m);
+    amp__scan_rewrite_free(named, nnamed);
+    amp__deps_free(extra, nextra);
     amp__scan_free(&scan);
     pthread_mutex_destroy(&p->lock);
     free(p);
+    free(source);
+    free(options);
     free(full);
     free(bin);
     return st;

@@ -1,4 +1,4 @@
-/* test_cache.c — the on-disk compile cache across processes (one entry per build, disk hits in a second process, truncated/corrupted entries rebuilt, eight concurrent processes) and as a security boundary (symlink swaps, foreign and forged entries, FIFOs, group-writable and world-writable directories, the /tmp fallback), header tracking, and amp_cache_get_info. */
+/* test_cache.c — the on-disk compile cache across processes (one entry per build, disk hits in a second process, truncated/corrupted entries rebuilt, eight concurrent processes) and as a security boundary (symlink swaps, foreign and forged entries, FIFOs, group-writable and world-writable directories, the /tmp fallback, oversized entries and directories at an entry's name), header tracking (system headers included; headers another user could plant beside a temporary file or in a shared directory), builds without OpenSSL's SHA-256, and amp_cache_get_info. */
 #include "support.h"
 
 #include <errno.h>
@@ -124,6 +124,7 @@ static int compiles_logged(void)
 /* ---------------------------------------------------- helper processes */
 
 typedef struct run_opts {
+    const char *source;      /* NULL: g_src */
     const char *options;     /* compiler options (NULL: none) */
     const char *cache_dir;   /* NULL: g_cache */
     const char *extra_env;   /* one more NAME=value (may be NULL) */
@@ -154,7 +155,8 @@ static pid_t spawn_helper(const char *device, run_opts o)
     if (o.extra_env) env[m++] = (char *)o.extra_env;
     if (o.extra_env2) env[m++] = (char *)o.extra_env2;
     env[m] = NULL;
-    char *argv[] = {HIPAMP_CACHE_HELPER, (char *)device, g_src, (char *)(o.options ? o.options : ""), NULL};
+    char *argv[] = {HIPAMP_CACHE_HELPER, (char *)device, (char *)(o.source ? o.source : g_src),
+                    (char *)(o.options ? o.options : ""), NULL};
     pid_t pid;
     int err = posix_spawn(&pid, HIPAMP_CACHE_HELPER, NULL, NULL, argv, env);
     free(env);
@@ -943,6 +945,226 @@ Test(cache, dir_treats_empty_as_unset)
     cr_assert_str_eq(amp_cache_dir(), "/tmp/hipamp-test-xdg2/hipamp");
 }
 
+/* ------------------------------------ headers another user could plant
+ * (issue 20, items 2 and 4). As root the planted files belong to uid 65534,
+ * a second local user, as the attacker's would; otherwise to us (the cases
+ * that need another owner skip). */
+
+static void plant(const char *path, const char *text)
+{
+    write_file(path, text, strlen(text));
+    if (geteuid() == 0) cr_assert_eq(chown(path, 65534, 65534), 0, "chown %s: %s", path, strerror(errno));
+}
+
+/* A directory every user may add to, as /tmp is (sticky, mode 1777). */
+static void make_shared_dir(const char *path)
+{
+    cr_assert_eq(mkdir(path, 0700), 0, "mkdir %s: %s", path, strerror(errno));
+    cr_assert_eq(chmod(path, 01777), 0);
+}
+
+/* Build the kernel file at path on the CPU accelerator, run the probe on
+ * four zeros with factor 1 and return data[0], the header's CACHE_PROBE_ADD;
+ * or -1000000 with *st the failed status. */
+static int probe_file_result(amp_accelerator *acc, const char *path, const char *options, amp_status *st)
+{
+    amp_program *p = NULL;
+    if ((*st = amp_program_build_file(acc, path, options, &p)) != AMP_OK) return -1000000;
+    amp_kernel *k = test_kernel(p, "cache_probe_scale");
+    int data[4] = {0, 0, 0, 0};
+    amp_array_view *v = test_view(data, sizeof(int), amp_extent_1d(4), AMP_READ_WRITE);
+    amp_arg a[] = {amp_arg_view(v), amp_arg_int32(1)};
+    ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(4), k, a, 2));
+    ASSERT_OK(amp_array_view_destroy(v));
+    amp_program_destroy(p);
+    return data[0];
+}
+
+static void write_probe_file(const char *path, const char *head)
+{
+    size_t n = strlen(head) + strlen(test_kernels_cache_probe) + PATH_MAX + 16;
+    char *src = malloc(n);
+    cr_assert_not_null(src);
+    snprintf(src, n, "// %s\n%s%s", g_root, head, test_kernels_cache_probe);
+    write_file(path, src, strlen(src));
+    free(src);
+}
+
+/* The attack of issue 20: ~/proj/kernels/k.hip includes "../include/params.h";
+ * the CPU compiler compiled a copy of the source in TMPDIR, so the name
+ * meant TMPDIR/include/params.h, which any local user can create, and the
+ * planted header was compiled in and loaded. It resolves beside the kernel
+ * file now, as the include scan resolves it, whatever TMPDIR holds. */
+Test(cache, relative_include_never_resolves_beside_the_temporary_copy, .fini = cleanup)
+{
+    amp_accelerator *acc = setup_tree_cpu();
+    char tmp[PATH_MAX + 8], kernels[PATH_MAX + 32], inc[PATH_MAX + 32], path[PATH_MAX + 64];
+    snprintf(tmp, sizeof tmp, "%s/tmp", g_root);
+    make_shared_dir(tmp);
+    snprintf(path, sizeof path, "%s/home", g_root);
+    cr_assert_eq(mkdir(path, 0700), 0);
+    snprintf(path, sizeof path, "%s/home/proj", g_root);
+    cr_assert_eq(mkdir(path, 0700), 0);
+    snprintf(kernels, sizeof kernels, "%s/home/proj/kernels", g_root);
+    snprintf(inc, sizeof inc, "%s/home/proj/include", g_root);
+    cr_assert_eq(mkdir(kernels, 0700), 0);
+    cr_assert_eq(mkdir(inc, 0700), 0);
+    snprintf(path, sizeof path, "%s/params.h", inc);
+    write_file(path, "#define PARAM 1\n", 16);
+    /* The attacker's header where the old resolution looked. */
+    snprintf(path, sizeof path, "%s/include", tmp);
+    cr_assert_eq(mkdir(path, 0755), 0);
+    if (geteuid() == 0) cr_assert_eq(chown(path, 65534, 65534), 0);
+    snprintf(path, sizeof path, "%s/include/params.h", tmp);
+    plant(path, "#define PARAM 666\n");
+    cr_assert_eq(setenv("TMPDIR", tmp, 1), 0);
+    snprintf(path, sizeof path, "%s/k.hip", kernels);
+    write_probe_file(path, "#include \"../include/params.h\"\n#define CACHE_PROBE_ADD PARAM\n");
+
+    amp_status st;
+    int got = probe_file_result(acc, path, NULL, &st);
+    cr_assert_eq(st, AMP_OK, "build: %s: %s", amp_status_name(st), amp_last_error());
+    cr_assert_neq(got, 666, "the header planted in TMPDIR was compiled in and loaded");
+    cr_assert_eq(got, 1, "the kernel did not use ../include/params.h beside it (got %d)", got);
+    /* A second process, through the disk cache or not, agrees. */
+    RUN_HELPER_OK("cpu", .source = path, .extra_env = "HIPAMP_HELPER_BUILD_FILE=1",
+                  .extra_env2 = "HIPAMP_HELPER_EXPECT_ADD=1");
+}
+
+/* A kernel file in a directory every user can add to (as /tmp): a header
+ * beside it that another user put there is refused, by name, and so is one
+ * reached through a directory of theirs; nothing of it is compiled. */
+Test(cache, header_another_user_put_beside_the_kernel_is_refused, .fini = cleanup)
+{
+    if (geteuid() != 0) cr_skip_test("needs root to make files owned by another user (uid 65534)");
+    amp_accelerator *acc = setup_tree_cpu();
+    char shared[PATH_MAX + 16], path[PATH_MAX + 64], evil[PATH_MAX + 32];
+    snprintf(shared, sizeof shared, "%s/shared", g_root);
+    make_shared_dir(shared);
+    snprintf(path, sizeof path, "%s/params.h", shared);
+    plant(path, "#define PARAM 666\n");
+    snprintf(path, sizeof path, "%s/k.hip", shared);
+    write_probe_file(path, "#include \"params.h\"\n#define CACHE_PROBE_ADD PARAM\n");
+    amp_status st;
+    (void)probe_file_result(acc, path, NULL, &st);
+    cr_assert_eq(st, AMP_ERROR_COMPILE, "a header planted by uid 65534 beside the kernel was used (%s)",
+                 amp_status_name(st));
+    cr_assert(strstr(amp_last_error(), "params.h") && strstr(amp_last_error(), "65534") &&
+                  strstr(amp_last_error(), "another user"),
+              "message: %s", amp_last_error());
+
+    /* Our own header there is fine (nobody else can replace it in a sticky
+     * directory). */
+    snprintf(path, sizeof path, "%s/mine.h", shared);
+    write_file(path, "#define PARAM 2\n", 16);
+    snprintf(path, sizeof path, "%s/k2.hip", shared);
+    write_probe_file(path, "#include \"mine.h\"\n#define CACHE_PROBE_ADD PARAM\n");
+    int got = probe_file_result(acc, path, NULL, &st);
+    cr_assert_eq(st, AMP_OK, "our own header in a shared directory: %s", amp_last_error());
+    cr_assert_eq(got, 2);
+
+    /* "../shared/evil/x.h" from a private directory: evil/ is theirs. */
+    snprintf(evil, sizeof evil, "%s/evil", shared);
+    cr_assert_eq(mkdir(evil, 0755), 0);
+    cr_assert_eq(chown(evil, 65534, 65534), 0);
+    snprintf(path, sizeof path, "%s/x.h", evil);
+    plant(path, "#define PARAM 666\n");
+    snprintf(path, sizeof path, "%s/home", g_root);
+    cr_assert_eq(mkdir(path, 0700), 0);
+    snprintf(path, sizeof path, "%s/home/k.hip", g_root);
+    write_probe_file(path, "#include \"../shared/evil/x.h\"\n#define CACHE_PROBE_ADD PARAM\n");
+    (void)probe_file_result(acc, path, NULL, &st);
+    cr_assert_eq(st, AMP_ERROR_COMPILE, "a header in a directory of uid 65534 was used (%s)", amp_status_name(st));
+    cr_assert(strstr(amp_last_error(), "65534"), "message: %s", amp_last_error());
+}
+
+/* What the compiler read is checked against what was keyed: a computed
+ * #include (which no scan can follow) of a file another user could have
+ * written fails the build, and nothing built from it is loaded. */
+Test(cache, computed_include_another_user_could_write_is_never_loaded, .fini = cleanup)
+{
+    if (geteuid() != 0) cr_skip_test("needs root to make files owned by another user (uid 65534)");
+    amp_accelerator *acc = setup_tree_cpu();
+    char shared[PATH_MAX + 16], evil[PATH_MAX + 32], src[4 * PATH_MAX];
+    snprintf(shared, sizeof shared, "%s/shared", g_root);
+    make_shared_dir(shared);
+    snprintf(evil, sizeof evil, "%s/evil.h", shared);
+    plant(evil, "#define PARAM 666\n");
+    snprintf(src, sizeof src, "#define EVIL \"%s\"\n#include EVIL\n#define CACHE_PROBE_ADD PARAM\n%s", evil,
+             test_kernels_cache_probe);
+    amp_program *p = NULL;
+    ASSERT_STATUS(amp_program_build(acc, src, NULL, &p), AMP_ERROR_COMPILE);
+    cr_assert_null(p);
+    cr_assert(strstr(amp_last_error(), evil) && strstr(amp_last_error(), "another user could have written"),
+              "message: %s", amp_last_error());
+}
+
+/* A computed #include of our own header builds (the compiler's list of what
+ * it read is stamped and the build done once more against it), is not
+ * cached on disk, and an edit of the header is seen by the next build in
+ * the same process. */
+Test(cache, computed_include_of_own_header_is_stamped, .fini = cleanup)
+{
+    amp_accelerator *acc = setup_tree_cpu();
+    char hdr[PATH_MAX + 16], src[4 * PATH_MAX];
+    snprintf(hdr, sizeof hdr, "%s/own.h", g_root);
+    snprintf(src, sizeof src, "#define OWN \"%s\"\n#include OWN\n#define CACHE_PROBE_ADD PARAM\n%s", hdr,
+             test_kernels_cache_probe);
+    int results[2];
+    for (int round = 0; round < 2; ++round) {
+        char def[64];
+        snprintf(def, sizeof def, "#define PARAM %d\n", round ? 22 : 21);
+        write_file(hdr, def, strlen(def));
+        amp_program *p = test_build(acc, src);
+        amp_kernel *k = test_kernel(p, "cache_probe_scale");
+        int data[4] = {0, 0, 0, 0};
+        amp_array_view *v = test_view(data, sizeof(int), amp_extent_1d(4), AMP_READ_WRITE);
+        amp_arg a[] = {amp_arg_view(v), amp_arg_int32(1)};
+        ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(4), k, a, 2));
+        ASSERT_OK(amp_array_view_destroy(v));
+        results[round] = data[0];
+        amp_program_destroy(p);
+    }
+    cr_assert_eq(results[0], 21);
+    cr_assert_eq(results[1], 22, "the edited header of a computed #include was not seen (got %d)", results[1]);
+    amp_cache_info ci = cache_info();
+    cr_assert_eq(ci.disk_stores, 0, "a build with a computed #include was stored");
+    cr_assert_geq(ci.uncacheable_builds, 2);
+}
+
+/* A header found in a directory the compiler searches by default but that
+ * is not its own (/usr/local/include) is keyed: changed, it rebuilds in the
+ * next process instead of giving old code from the disk cache. */
+static char g_local_header[PATH_MAX];
+static void remove_local_header(void)
+{
+    if (g_local_header[0]) unlink(g_local_header);
+    g_local_header[0] = 0;
+    cleanup();
+}
+
+ACCEL_TEST(cache, changed_system_header_rebuilds, .fini = remove_local_header)
+{
+    amp_accelerator_info in = info_of(acc);
+    if (!strncmp(in.device_path, "cuda", 4)) cr_skip_test("NVRTC searches no system include directory");
+    snprintf(g_local_header, sizeof g_local_header, "/usr/local/include/hipamp-test-%d.h", (int)getpid());
+    FILE *f = fopen(g_local_header, "w");
+    if (!f) {
+        g_local_header[0] = 0;
+        cr_skip_test("cannot write /usr/local/include: %s", strerror(errno));
+    }
+    fputs("#define LOCAL_ADD 5\n", f);
+    fclose(f);
+    setup_tree(in);
+    char head[PATH_MAX];
+    snprintf(head, sizeof head, "#include <hipamp-test-%d.h>\n#define CACHE_PROBE_ADD LOCAL_ADD\n", (int)getpid());
+    write_probe_source(head);
+    RUN_HELPER_OK(in.device_path, .extra_env = "HIPAMP_HELPER_EXPECT_ADD=5");
+    write_file(g_local_header, "#define LOCAL_ADD 9\n", strlen("#define LOCAL_ADD 9\n"));
+    RUN_HELPER_OK(in.device_path, .extra_env = "HIPAMP_HELPER_EXPECT_ADD=9");
+    cr_assert_eq(scan_cache().entries, 2, "two versions of the header, two entries");
+}
+
 /* ------------------------------------ OpenSSL without SHA-256 (item 13) */
 
 /* With only OpenSSL's base provider there is no SHA-256: builds still work
@@ -998,3 +1220,4 @@ Test(cache, directory_at_an_entry_name, .fini = cleanup)
     cr_assert(strstr(ci.last_uncacheable, "is a directory") && strstr(ci.last_uncacheable, strrchr(path, '/') + 1),
               "last_uncacheable: %s", ci.last_uncacheable);
 }
+

@@ -1,9 +1,12 @@
-/* test_codeobject.c — AMD code objects built with no GPU: per-kernel LDS from the metadata note, s_barrier placement in the disassembly, and the refusals (unknown target, bad arguments, compile errors). */
+/* test_codeobject.c — AMD code objects built with no GPU: per-kernel LDS from the metadata note, s_barrier placement in the disassembly, the refusals (unknown target, bad arguments, compile errors, kernel parameters over 4096 bytes), and where hipRTC and NVRTC look for a quoted #include (never in hipRTC's temporary directory's parent or NVRTC's working directory). */
 #include "support.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 typedef struct expect {
@@ -257,3 +260,110 @@ static void check_pack_limit(const char *target)
 
 Test(codeobject, parameters_over_the_limit_gfx90a) { check_pack_limit("gfx90a"); }
 Test(codeobject, parameters_over_the_limit_sm_90) { check_pack_limit("sm_90"); }
+
+/* A directory every user may add to (mode 1777, as /tmp), private to the
+ * test otherwise; the planted header belongs to uid 65534 when we are root,
+ * as another user's would. */
+static void shared_dir_with_plant(char *dir, size_t n, const char *name, const char *text)
+{
+    snprintf(dir, n, "%s/hipamp-rtc-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    cr_assert_not_null(mkdtemp(dir));
+    cr_assert_eq(chmod(dir, 01777), 0);
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    fclose(f);
+    if (geteuid() == 0) cr_assert_eq(chown(path, 65534, 65534), 0, "chown: %s", strerror(errno));
+}
+
+static void remove_shared_dir(const char *dir, const char *name)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    unlink(path);
+    rmdir(dir);
+}
+
+/* hipRTC (comgr) compiles a copy of the source in TMPDIR/comgr-XXXXXX/input:
+ * "../../x.h" there is TMPDIR/x.h, which any user can create. A name the
+ * scan found nowhere and that could lead out of the compiler's directories
+ * is now one that cannot exist: the planted header is never read. */
+Test(codeobject, hiprtc_never_reads_beside_its_temporary_directory)
+{
+    require_hiprtc();
+    char dir[PATH_MAX];
+    shared_dir_with_plant(dir, sizeof dir, "planted.h", "#define PLANTED 666\n");
+    cr_assert_eq(setenv("TMPDIR", dir, 1), 0);
+    amp_code_object *co = NULL;
+    amp_status st = amp_compile_for_target(
+        "gfx90a", "#include \"../../planted.h\"\nAMP_KERNEL(k, amp::index<1> i, amp::array_view<int, 1> a) { a[i] = PLANTED; }\n",
+        NULL, &co);
+    unsetenv("TMPDIR");
+    remove_shared_dir(dir, "planted.h");
+    amp_code_object_destroy(co);
+    cr_assert_eq(st, AMP_ERROR_COMPILE, "hipRTC compiled the header planted beside its temporary directory (%s)",
+                 amp_status_name(st));
+    cr_assert(strstr(amp_last_error(), "planted.h"), "%s", amp_last_error());
+}
+
+/* NVRTC looks for a quoted #include that is not among its named headers in
+ * the process's working directory: another user's header there was compiled
+ * in. Quoted names the scan found nowhere now reach NVRTC as <name>. */
+Test(codeobject, nvrtc_never_reads_the_working_directory)
+{
+    amp_code_object *co = NULL;
+    if (amp_compile_for_target("sm_90", "", NULL, &co) == AMP_ERROR_UNSUPPORTED)
+        cr_skip_test("NVRTC unavailable: %s", amp_last_error());
+    amp_code_object_destroy(co);
+    char dir[PATH_MAX], cwd[PATH_MAX];
+    shared_dir_with_plant(dir, sizeof dir, "planted.h", "#define PLANTED 666\n");
+    cr_assert_not_null(getcwd(cwd, sizeof cwd));
+    cr_assert_eq(chdir(dir), 0);
+    co = NULL;
+    amp_status st = amp_compile_for_target(
+        "sm_90", "#include \"planted.h\"\nAMP_KERNEL(k, amp::index<1> i, amp::array_view<int, 1> a) { a[i] = PLANTED; }\n",
+        NULL, &co);
+    cr_assert_eq(chdir(cwd), 0);
+    remove_shared_dir(dir, "planted.h");
+    amp_code_object_destroy(co);
+    cr_assert_eq(st, AMP_ERROR_COMPILE, "NVRTC compiled a header from the working directory (%s)", amp_status_name(st));
+    cr_assert(strstr(amp_last_error(), "planted.h"), "%s", amp_last_error());
+}
+
+/* Named headers: found through -I, handed to hipRTC and NVRTC under flat
+ * names (comgr writes each into its directory by name: "../x.h" went
+ * outside it), and their own quoted includes with them. */
+static void check_named_headers(const char *target)
+{
+    char dir[] = "/tmp/hipamp-named-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char path[PATH_MAX], opts[PATH_MAX + 8];
+    snprintf(path, sizeof path, "%s/sub", dir);
+    cr_assert_eq(mkdir(path, 0700), 0);
+    snprintf(path, sizeof path, "%s/sub/a.h", dir);
+    FILE *f = fopen(path, "w");
+    fputs("#include \"../b.h\"\n#define A_VALUE (B_VALUE + 1)\n", f);
+    fclose(f);
+    snprintf(path, sizeof path, "%s/b.h", dir);
+    f = fopen(path, "w");
+    fputs("#define B_VALUE 41\n", f);
+    fclose(f);
+    snprintf(opts, sizeof opts, "-I%s", dir);
+    amp_code_object *co = NULL;
+    amp_status st = amp_compile_for_target(
+        target,
+        "#include \"sub/a.h\"\nstatic_assert(A_VALUE == 42, \"headers\");\n"
+        "AMP_KERNEL(k, amp::index<1> i, amp::array_view<int, 1> a) { a[i] = A_VALUE; }\n",
+        opts, &co);
+    snprintf(path, sizeof path, "rm -rf '%s'", dir);
+    cr_expect_eq(system(path), 0);
+    if (st == AMP_ERROR_UNSUPPORTED) cr_skip_test("cannot build for %s here: %s", target, amp_last_error());
+    cr_assert_eq(st, AMP_OK, "%s: %s", target, amp_last_error());
+    amp_code_object_destroy(co);
+}
+
+Test(codeobject, named_headers_gfx90a) { check_named_headers("gfx90a"); }
+Test(codeobject, named_headers_sm_90) { check_named_headers("sm_90"); }
+

@@ -1,4 +1,4 @@
-/* test_internal.c — white-box tests of the core's pure parts, linked with the library's objects: the box algebra of coherence (subtract, add with merging, cover, overflow behaviour), the signature-record check (every field a prelude could not have produced), and the storage lock under contention. */
+/* test_internal.c — white-box tests of the core's pure parts, linked with the library's objects: the box algebra of coherence (subtract, add with merging, cover, overflow behaviour), the signature-record check (every field a prelude could not have produced), compile-log summaries, the #include rewrite for named-header compilers, the disk cache's size check, and the storage lock under contention. */
 #include "support.h"
 
 #include "internal.h"
@@ -290,6 +290,62 @@ Test(compile_log, pack_size_refusals)
                       strstr(amp_last_error(), logs[i]),
                   "log %zu: %s", i, amp_last_error());
     }
+}
+
+/* ------------------------------------------------------- the include scan */
+
+static void put(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f, "%s: %s", path, strerror(errno));
+    fputs(text, f);
+    fclose(f);
+}
+
+/* What a named-header compiler gets: every header under a flat name (comgr
+ * writes each into its own directory by name: "../b.h" was written outside
+ * it), every #include rewritten to those names, names the scan found
+ * nowhere that could lead out (".." or absolute) made impossible, other
+ * unfound quoted names made angled (no compiler then looks beside its
+ * temporary copy of the source or in the working directory). For the CPU
+ * compiler, quoted names in the source become the absolute paths found. */
+Test(include_scan, rewrite_for_named_headers_and_for_the_cpu)
+{
+    char dir[] = "/tmp/hipamp-scan-XXXXXX", path[PATH_MAX], opts[PATH_MAX + 8];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/sub", dir);
+    cr_assert_eq(mkdir(path, 0700), 0);
+    snprintf(path, sizeof path, "%s/sub/a.h", dir);
+    put(path, "#include \"../b.h\"\n#include <b.h>\n");
+    snprintf(path, sizeof path, "%s/b.h", dir);
+    put(path, "#define B 1\n");
+    snprintf(opts, sizeof opts, "-I%s", dir);
+    static const char src[] = "#include \"sub/a.h\"\n#include \"../../x.h\"\n#include \"missing.h\"\n#include <also_missing.h>\n";
+    amp__build_input in = {src, strlen(src), opts, NULL, NULL};
+    amp__scan scan;
+    ASSERT_OK(amp__scan_includes(&in, NULL, NULL, &scan));
+    cr_assert_eq(scan.n, 2, "%zu headers", scan.n);
+    for (size_t i = 0; i < scan.n; ++i)
+        cr_expect(!strchr(scan.headers[i].name, '/') && !strstr(scan.headers[i].name, ".."), "header name '%s'",
+                  scan.headers[i].name);
+    char *out = NULL;
+    amp__header *h = NULL;
+    ASSERT_OK(amp__scan_rewrite(&scan, src, strlen(src), true, &out, &h));
+    char want[512];
+    snprintf(want, sizeof want, "#include \"%s\"\n#include \"/dev/null/hipamp-found-no-such-header/../../x.h\"\n"
+             "#include <missing.h>\n#include <also_missing.h>\n", scan.headers[0].name);
+    cr_expect_str_eq(out, want);
+    snprintf(want, sizeof want, "#include \"%s\"\n#include \"%s\"\n", scan.headers[1].name, scan.headers[1].name);
+    cr_expect(strstr(h[0].content, want) && strstr(h[0].content, "#line 1 \""), "header 0: %s", h[0].content);
+    amp__scan_rewrite_free(h, scan.n);
+    free(out);
+    ASSERT_OK(amp__scan_rewrite(&scan, src, strlen(src), false, &out, NULL));
+    snprintf(want, sizeof want, "#include \"%s/sub/a.h\"\n#include <../../x.h>\n#include <missing.h>\n", dir);
+    cr_expect(!strncmp(out, want, strlen(want)), "CPU rewrite: %s", out);
+    free(out);
+    amp__scan_free(&scan);
+    snprintf(path, sizeof path, "rm -rf '%s'", dir);
+    cr_expect_eq(system(path), 0);
 }
 
 /* ------------------------------------------------------ disk cache entries */

@@ -330,10 +330,14 @@ static amp_status amp__cpu_copy(void *dev, void *queue, const amp__copy *c)
 /* g++ reads CPATH like -I and CPLUS_INCLUDE_PATH like -isystem. */
 static const char *const amp__cpu_include_env[] = {"CPATH", "CPLUS_INCLUDE_PATH", NULL};
 
+static const amp__sys_dir *amp__cpu_system_dirs_op(void *dev) { return amp__cpu_system_dirs(dev); }
+
 static const amp__backend amp__cpu_backend = {
     .name = "cpu",
     .prelude_prefix = amp__embedded_cpu_prelude,
     .include_env = amp__cpu_include_env,
+    .named_headers = false,
+    .system_include_dirs = amp__cpu_system_dirs_op,
     .cache_tag = amp__cpu_cache_tag,
     .compile = amp__cpu_compile_op,
     .module_load = amp__cpu_module_load,

@@ -323,7 +323,13 @@ void amp__cpu_find_compiler(amp__cpu_device *d)
     uint64_t fh = AMP__FNV_SEED;
     for (size_t i = 0; i < AMP__CPU_NFLAGS; ++i)
         fh = amp__fnv1a(fh, amp__cpu_flags[i], strlen(amp__cpu_flags[i]) + 1);
-    int k = snprintf(d->cache_tag, sizeof d->cache_tag, "cpu;abi=%d;cxx=", AMP__CPU_ABI);
+    /* The C library's headers are not keyed one by one (lib/backend.h):
+     * its version stands for them. */
+    char libc[64] = "unknown";
+#ifdef _CS_GNU_LIBC_VERSION
+    if (confstr(_CS_GNU_LIBC_VERSION, libc, sizeof libc) == 0) snprintf(libc, sizeof libc, "unknown");
+#endif
+    int k = snprintf(d->cache_tag, sizeof d->cache_tag, "cpu;abi=%d;libc=%s;cxx=", AMP__CPU_ABI, libc);
     for (int i = 0; i < n && k < (int)sizeof d->cache_tag; ++i)
         k += snprintf(d->cache_tag + k, sizeof d->cache_tag - (size_t)k, "%s%s", i ? " " : "", d->cxx[i]);
     if (k < (int)sizeof d->cache_tag)
@@ -338,6 +344,113 @@ done:
     free(version);
     free(words);
     free(argv);
+}
+
+/* ------------------------------------------ default include directories */
+
+static pthread_mutex_t amp__cpu_sys_lock = PTHREAD_MUTEX_INITIALIZER; /* leaf: guards the list's making */
+static amp__sys_dir *amp__cpu_sys;
+static bool amp__cpu_sys_done;
+
+/* What a default directory holds (lib/backend.h): /usr/local/include is for
+ * locally installed software, /usr/include and its multiarch directory
+ * (/usr/include/x86_64-linux-gnu) the C library's; the rest (libstdc++'s,
+ * the compiler's builtin headers) the compiler's own. */
+static int amp__cpu_dir_kind(const char *real)
+{
+    if (!strcmp(real, "/usr/local/include") || !strncmp(real, "/usr/local/include/", 19)) return AMP__DIR_LOCAL;
+    if (!strcmp(real, "/usr/include")) return AMP__DIR_LIBC;
+    if (!strncmp(real, "/usr/include/", 13) && !strchr(real + 13, '/') && strcmp(real + 13, "c++"))
+        return AMP__DIR_LIBC;
+    return AMP__DIR_COMPILER;
+}
+
+/* The compiler's default #include <...> directories, in its order, as it
+ * lists them itself (-E -v, between "search starts here" and "End of search
+ * list"), run without the include-path variables the scan reads itself
+ * (they would be listed as the compiler's own; so would directories named
+ * in AMP_CXX, which are taken as LOCAL). Made on first use and kept;
+ * an empty list when the compiler cannot say (then every system header it
+ * reads is checked as the user's are). */
+const amp__sys_dir *amp__cpu_system_dirs(amp__cpu_device *d)
+{
+    static const amp__sys_dir none = {NULL, 0};
+    pthread_mutex_lock(&amp__cpu_sys_lock);
+    if (amp__cpu_sys_done || !d->available) goto out;
+    amp__cpu_sys_done = true;
+    static const char *const drop[] = {"CPATH=", "C_INCLUDE_PATH=", "CPLUS_INCLUDE_PATH=", "OBJC_INCLUDE_PATH=",
+                                       "OBJCPLUS_INCLUDE_PATH="};
+    size_t nenv = 0, ne = 0;
+    while (environ[nenv]) nenv++;
+    char **envp = calloc(nenv + 1, sizeof *envp), **argv = calloc((size_t)d->ncxx + 6, sizeof *argv);
+    char *text = NULL;
+    amp__sys_dir *list = NULL;
+    if (!envp || !argv) goto done;
+    for (size_t i = 0; i < nenv; ++i) {
+        bool keep = true;
+        for (size_t j = 0; j < sizeof drop / sizeof drop[0]; ++j)
+            if (!strncmp(environ[i], drop[j], strlen(drop[j]))) keep = false;
+        if (keep) envp[ne++] = environ[i];
+    }
+    int n = 0;
+    for (int i = 0; i < d->ncxx; ++i) argv[n++] = d->cxx[i];
+    argv[n++] = "-x";
+    argv[n++] = "c++";
+    argv[n++] = "-E";
+    argv[n++] = "-v";
+    argv[n++] = "/dev/null";
+    int ws = 0;
+    bool late = false;
+    if (amp__cpu_run_capture(argv, envp, amp__now_ns() + 60ull * 1000000000ull, &text, &ws, &late) != AMP_OK ||
+        late || !WIFEXITED(ws) || WEXITSTATUS(ws) != 0)
+        goto done;
+    const char *p = strstr(text, "#include <...> search starts here:");
+    size_t count = 0, cap = 0;
+    for (p = p ? strchr(p, '\n') : NULL; p && p[1] == ' ';) {
+        const char *line = p + 2, *nl = strchr(line, '\n');
+        size_t len = nl ? (size_t)(nl - line) : strlen(line);
+        p = nl;
+        char dir[PATH_MAX], real[PATH_MAX];
+        if (len >= sizeof dir) continue;
+        memcpy(dir, line, len);
+        dir[len] = '\0';
+        char *note = strstr(dir, " (framework directory)");
+        if (note) *note = '\0';
+        if (!realpath(dir, real)) continue;
+        int kind = amp__cpu_dir_kind(real);
+        /* Directories named by AMP_CXX's own words are the user's. */
+        for (int w = 1; w < d->ncxx && kind != AMP__DIR_LOCAL; ++w) {
+            static const char *const flags[] = {"-I", "-isystem", "-idirafter", "-iquote"};
+            for (size_t f = 0; f < sizeof flags / sizeof flags[0]; ++f) {
+                size_t fl = strlen(flags[f]);
+                if (strncmp(d->cxx[w], flags[f], fl)) continue;
+                const char *arg = d->cxx[w][fl] ? d->cxx[w] + fl : w + 1 < d->ncxx ? d->cxx[w + 1] : NULL;
+                char named[PATH_MAX];
+                if (arg && realpath(arg, named) && !strcmp(named, real)) kind = AMP__DIR_LOCAL;
+            }
+        }
+        if (count + 2 > cap) {
+            size_t nc = cap ? 2 * cap : 16;
+            amp__sys_dir *g = realloc(list, nc * sizeof *g);
+            if (!g) break;
+            list = g;
+            cap = nc;
+        }
+        char *copy = amp__strdup(real);
+        if (!copy) break;
+        list[count++] = (amp__sys_dir){copy, kind};
+        list[count] = none;
+    }
+    amp__cpu_sys = list;
+    list = NULL;
+done:
+    free(list);
+    free(text);
+    free(envp);
+    free(argv);
+out:
+    pthread_mutex_unlock(&amp__cpu_sys_lock);
+    return amp__cpu_sys ? amp__cpu_sys : &none;
 }
 
 /* ------------------------------------------------------------- files */
@@ -720,7 +833,7 @@ amp_status amp__cpu_compile(amp__cpu_device *d, const amp__compile_job *job, amp
             if ((st = amp__cpu_write_file(src, lp, 3)) != AMP_OK) goto fail;
         }
         size_t m = user_to;
-        argv[m++] = "-MMD";
+        argv[m++] = "-MD"; /* every file it reads, system headers too (lib/program.c checks them) */
         argv[m++] = "-MF";
         argv[m++] = dep;
         argv[m++] = "-o";

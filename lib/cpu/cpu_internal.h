@@ -87,6 +87,9 @@ typedef struct amp__cpu_device {
  * cache tag. Never fails: an unusable compiler leaves available false. */
 void amp__cpu_find_compiler(amp__cpu_device *d);
 amp_status amp__cpu_compile(amp__cpu_device *d, const amp__compile_job *job, amp__compile_output *out);
+/* The compiler's default include directories (backend.h), asked of it on
+ * first use; never NULL. */
+const amp__sys_dir *amp__cpu_system_dirs(amp__cpu_device *d);
 
 /* What kernel_get hands the core as the kernel's function: the entry point,
  * and the loop version when the kernel has one and may use it. Owned by the

@@ -327,12 +327,19 @@ static amp_status amp__compile_nvidia(const char *target, const char *source, co
     amp_status st;
     void *bin = NULL;
     size_t size = 0;
-    char *full = amp__prelude_assemble(NULL, source, NULL, NULL);
-    if (!full) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "cannot allocate the translation unit for %s", target);
-    amp__compile_job job = {.source = full, .source_name = AMP__SOURCE_NAME, .options = options};
+    amp__named_unit unit;
+    if ((st = amp__named_unit_make(source, options, amp__gpu_system_dirs("cuda"), &unit)) != AMP_OK) return st;
+    char *full = amp__prelude_assemble(NULL, unit.source, NULL, NULL);
+    if (!full) {
+        amp__named_unit_free(&unit);
+        return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "cannot allocate the translation unit for %s", target);
+    }
+    amp__compile_job job = {.source = full, .source_name = AMP__SOURCE_NAME, .options = unit.options,
+                            .headers = unit.headers, .nheaders = unit.nheaders};
     st = amp__nvrtc_compile(target, &job, &bin, &size);
     amp__compile_log_summarize(st);
     free(full);
+    amp__named_unit_free(&unit);
     if (st != AMP_OK) return st;
     amp_code_object *co = calloc(1, sizeof *co);
     if (!co) {
@@ -378,6 +385,7 @@ AMP_API amp_status amp_compile_for_target(const char *target, const char *source
     const unsigned char *elf = NULL;
     size_t elf_size = 0;
     const char *why = NULL;
+    amp__named_unit unit = {0};
 
     if (out) *out = NULL;
     if (!out) { st = amp__fail(AMP_ERROR_INVALID_ARGUMENT, "out is NULL"); goto fail; }
@@ -388,11 +396,13 @@ AMP_API amp_status amp_compile_for_target(const char *target, const char *source
         st = amp__fail(AMP_ERROR_UNSUPPORTED, "cannot compile for %s: %s", target, why ? why : "no hipRTC");
         goto fail;
     }
-    if (!(full = amp__prelude_assemble(NULL, source, NULL, NULL))) {
+    if ((st = amp__named_unit_make(source, options, amp__gpu_system_dirs("hip"), &unit)) != AMP_OK) goto fail;
+    if (!(full = amp__prelude_assemble(NULL, unit.source, NULL, NULL))) {
         st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "cannot allocate the translation unit for %s", target);
         goto fail;
     }
-    amp__compile_job job = {.source = full, .source_name = "kernel.hip", .options = options};
+    amp__compile_job job = {.source = full, .source_name = "kernel.hip", .options = unit.options,
+                            .headers = unit.headers, .nheaders = unit.nheaders};
     if ((st = amp__hiprtc_compile(target, &job, &bin, &bin_size)) != AMP_OK) {
         amp__compile_log_summarize(st);
         goto fail;
@@ -407,6 +417,7 @@ AMP_API amp_status amp_compile_for_target(const char *target, const char *source
     if ((st = parse_elf(co->data, co->size, &co->kernels, &co->nkernels)) != AMP_OK) goto fail;
     free(bin);
     free(full);
+    amp__named_unit_free(&unit);
     *out = co;
     return AMP_OK;
 fail:
@@ -417,6 +428,7 @@ fail:
     }
     free(bin);
     free(full);
+    amp__named_unit_free(&unit);
     return st;
 }
 

@@ -494,12 +494,26 @@ static amp_status gpu_launch(void *dev, void *queue, void *fn, const amp__launch
     return d->drv->launch(d->ctx, fn, g, b, queue, params);
 }
 
+/* Where the runtime compilers look for #include <...> by default, as far
+ * as the scan must know: hipRTC (comgr) searches the host's directories,
+ * /usr/local/include among them (keyed like the user's headers); NVRTC
+ * only its builtin headers and -I. */
+const amp__sys_dir *amp__gpu_system_dirs(const char *platform)
+{
+    static const amp__sys_dir hiprtc_dirs[] = {{"/usr/local/include", AMP__DIR_LOCAL}, {NULL, 0}};
+    return strcmp(platform, "hip") ? NULL : hiprtc_dirs;
+}
+
+static const amp__sys_dir *gpu_system_include_dirs(void *dev) { return amp__gpu_system_dirs(GPU_DEV(dev)->drv->platform); }
+
 /* ------------------------------------------------------------ the table */
 
 static const amp__backend gpu_backend = {
     .name = "gpu",
     .prelude_prefix = NULL,
     .include_env = NULL,
+    .named_headers = true,
+    .system_include_dirs = gpu_system_include_dirs,
     .cache_tag = gpu_cache_tag,
     .compile = gpu_compile,
     .module_load = gpu_module_load,

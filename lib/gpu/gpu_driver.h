@@ -138,6 +138,10 @@ const char *amp__amd_isa_name(size_t i);
  * for arch "sm_NN" (CUBIN when NVRTC knows it, else PTX); the sm_NN names it
  * knows (NULL past the end or without NVRTC). */
 amp_status amp__nvrtc_compile(const char *arch, const amp__compile_job *job, void **bin, size_t *bin_size);
+
+/* The default include directories the scan must know for a platform's
+ * runtime compiler ("hip": hipRTC; "cuda": NVRTC, none): backend.h. */
+const amp__sys_dir *amp__gpu_system_dirs(const char *platform);
 const char *amp__nvrtc_arch_name(size_t i);
 
 /* The job's headers as the two parallel arrays hipRTC and NVRTC take: the
