@@ -3,6 +3,13 @@
 # 16 bytes a line (tools/hipamp_embed.c writes the same bytes).
 file(READ "${IN}" _hex HEX)
 string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," _bytes "${_hex}")
+# A NUL byte is refused, as hipamp-embed and amp_program_build_file refuse it:
+# the array is a C string, and amp_program_build would stop at it.
+string(FIND "${_bytes}" "0x00," _nul)
+if(_nul GREATER -1)
+  math(EXPR _at "${_nul} / 5")
+  message(FATAL_ERROR "hipamp_embed: ${IN} contains a NUL byte (at offset ${_at}): a kernel source is text")
+endif()
 # 16 bytes a line (CMake's regex has no {16}: the group is written out).
 string(REPEAT "0x[0-9a-f][0-9a-f]," 16 _sixteen)
 string(REGEX REPLACE "(${_sixteen})" "\\1\n" _bytes "${_bytes}")

@@ -1,7 +1,8 @@
-/* test_embed.c — the hipamp-embed tool: the array it writes holds the input's bytes plus a NUL, is byte for byte what CMake's hipamp_embed() writes, its header declares the symbol, and every bad input fails with a message and leaves no file behind. */
+/* test_embed.c — the hipamp-embed tool: the array it writes holds the input's bytes plus a NUL, is byte for byte what CMake's hipamp_embed() writes, its header declares the symbol, and every bad input fails with a message and leaves no file behind; hipamp-embed and hipamp-compile refuse to write over their input, through a device, twice to one file or through a planted symbolic link, and refuse NUL bytes. */
 #include <criterion/criterion.h>
 
 #include <dirent.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -9,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -131,8 +133,8 @@ static unsigned char *parse_array(const char *src, const char *symbol, size_t *n
     return out;
 }
 
-/* Non-zero random bytes with every byte value present at least once (NUL,
- * quotes, backslashes and high bytes included). */
+/* Random bytes with every byte value but NUL present at least once
+ * (quotes, backslashes and high bytes included): a NUL is refused. */
 static unsigned char *sample(size_t n, unsigned seed)
 {
     unsigned char *b = malloc(n);
@@ -140,7 +142,8 @@ static unsigned char *sample(size_t n, unsigned seed)
     uint32_t x = seed * 2654435761u + 1;
     for (size_t i = 0; i < n; ++i) {
         x ^= x << 13, x ^= x >> 17, x ^= x << 5;
-        b[i] = i < 256 ? (unsigned char)(255 - i) : (unsigned char)(x >> 24);
+        b[i] = i < 255 ? (unsigned char)(255 - i) : (unsigned char)(x >> 24);
+        if (!b[i]) b[i] = 1;
     }
     return b;
 }
@@ -196,7 +199,7 @@ Test(embed, same_output_as_cmake_hipamp_embed)
 
 Test(embed, header_declares_the_symbol)
 {
-    write_file(path_in_dir("saxpy.hip"), "AMP_KERNEL(k, amp::index<1> i) {}\n", 35);
+    write_file(path_in_dir("saxpy.hip"), "AMP_KERNEL(k, amp::index<1> i) {}\n", 34);
     cr_assert_eq(run("'%s' -o '%s' -H '%s' '%s' saxpy_source", HIPAMP_EMBED_TOOL, path_in_dir("s.c"), path_in_dir("s.h"),
                      path_in_dir("saxpy.hip")),
                  0, "%s", stderr_text());
@@ -210,8 +213,8 @@ Test(embed, header_declares_the_symbol)
     cr_assert_not_null(c, "no source written with -H");
     size_t n = 0;
     unsigned char *got = parse_array(c, "saxpy_source", &n);
-    cr_assert_eq(n, 36);
-    cr_assert(memcmp(got, "AMP_KERNEL(k, amp::index<1> i) {}\n", 36) == 0);
+    cr_assert_eq(n, 35);
+    cr_assert(memcmp(got, "AMP_KERNEL(k, amp::index<1> i) {}\n", 35) == 0);
     free(got);
     free(c);
     free(h);
@@ -302,3 +305,171 @@ Test(embed, usage_errors)
     const char *only[] = {"k.hip"};
     assert_dir_holds_only(only, 1);
 }
+
+/* ------------------------------------------- careless use (issue 20, item 6) */
+
+/* The file at path holds exactly text. */
+static void assert_file_is(const char *path, const char *text)
+{
+    char *c = read_file(path, NULL);
+    cr_assert_not_null(c, "%s is gone", path);
+    cr_assert_str_eq(c, text, "%s was changed", path);
+    free(c);
+}
+
+static void assert_stderr_has(const char *what)
+{
+    char *err = stderr_text();
+    cr_expect_not_null(strstr(err, what), "want '%s' in the message: '%s'", what, err);
+    free(err);
+}
+
+Test(embed, output_that_is_the_input_is_refused)
+{
+    const char *text = "AMP_KERNEL(k, amp::index<1> i) {}\n";
+    write_file(path_in_dir("k.hip"), text, strlen(text));
+    cr_assert_eq(run("'%s' -o '%s' '%s' sym", HIPAMP_EMBED_TOOL, path_in_dir("k.hip"), path_in_dir("k.hip")), 2);
+    assert_stderr_has("is the input");
+    assert_file_is(path_in_dir("k.hip"), text);
+    /* Another name for it: "./", a hard link, a symbolic link it is reached by. */
+    cr_assert_eq(run("cd '%s' && '%s' -o ./k.hip k.hip sym", dir, HIPAMP_EMBED_TOOL), 2);
+    cr_assert_eq(link(path_in_dir("k.hip"), path_in_dir("hard.hip")), 0);
+    cr_assert_eq(run("'%s' -o '%s' '%s' sym", HIPAMP_EMBED_TOOL, path_in_dir("hard.hip"), path_in_dir("k.hip")), 2);
+    cr_assert_eq(symlink(path_in_dir("k.hip"), path_in_dir("via.hip")), 0);
+    cr_assert_eq(run("'%s' -o '%s' '%s' sym", HIPAMP_EMBED_TOOL, path_in_dir("k.hip"), path_in_dir("via.hip")), 2);
+    /* The header may not replace it either. */
+    cr_assert_eq(run("'%s' -o '%s' -H '%s' '%s' sym", HIPAMP_EMBED_TOOL, path_in_dir("k.c"), path_in_dir("k.hip"),
+                     path_in_dir("k.hip")),
+                 2);
+    assert_file_is(path_in_dir("k.hip"), text);
+    const char *only[] = {"k.hip", "hard.hip", "via.hip"};
+    assert_dir_holds_only(only, 3);
+}
+
+Test(embed, source_and_header_in_one_file_are_refused)
+{
+    write_file(path_in_dir("k.hip"), "k", 1);
+    write_file(path_in_dir("x.h"), "old", 3);
+    cr_assert_eq(run("'%s' -o '%s' -H '%s' '%s' sym", HIPAMP_EMBED_TOOL, path_in_dir("x.h"), path_in_dir("x.h"),
+                     path_in_dir("k.hip")),
+                 2);
+    assert_stderr_has("the same file");
+    cr_assert_eq(run("cd '%s' && '%s' -o x.h -H ./x.h k.hip sym", dir, HIPAMP_EMBED_TOOL), 2);
+    /* Not there yet: the same place all the same. */
+    cr_assert_eq(run("cd '%s' && '%s' -o new.h -H ./new.h k.hip sym", dir, HIPAMP_EMBED_TOOL), 2);
+    cr_assert_eq(run("'%s' -H - k.hip sym", HIPAMP_EMBED_TOOL), 2, "both outputs to standard output accepted");
+    assert_file_is(path_in_dir("x.h"), "old");
+    const char *only[] = {"k.hip", "x.h"};
+    assert_dir_holds_only(only, 2);
+}
+
+/* A device of the test's own, as root: /dev/full's twin (char 1:7) in the
+ * test's directory, so that a tool that replaces devices (as hipamp-embed
+ * did with /dev/full) harms nothing outside it. NULL when not root. */
+static const char *private_device(void)
+{
+    if (geteuid() != 0) return NULL;
+    const char *path = path_in_dir("full");
+    cr_assert_eq(mknod(path, S_IFCHR | 0666, makedev(1, 7)), 0, "mknod: %s", strerror(errno));
+    return path;
+}
+
+static void assert_still_device(const char *path)
+{
+    struct stat st;
+    cr_assert_eq(lstat(path, &st), 0);
+    cr_assert(S_ISCHR(st.st_mode), "the device node %s was replaced by a regular file", path);
+    unlink(path);
+}
+
+/* A device, a FIFO or a directory at an output's name is refused, not
+ * replaced by a regular file (as root, /dev/full was); "-o -" is standard
+ * output. The FIFO case would block forever if it were opened. */
+Test(embed, non_regular_outputs_are_refused, .timeout = 60)
+{
+    write_file(path_in_dir("k.hip"), "xyz", 3);
+    struct stat st;
+    const char *dev = private_device();
+    if (dev) {
+        cr_assert_eq(run("'%s' -o '%s' '%s' sym", HIPAMP_EMBED_TOOL, dev, path_in_dir("k.hip")), 2);
+        assert_stderr_has("not a regular file");
+        assert_still_device(dev);
+    }
+    cr_assert_eq(mkfifo(path_in_dir("fifo.c"), 0600), 0);
+    cr_assert_eq(run("'%s' -o '%s' '%s' sym", HIPAMP_EMBED_TOOL, path_in_dir("fifo.c"), path_in_dir("k.hip")), 2);
+    cr_assert_eq(lstat(path_in_dir("fifo.c"), &st), 0);
+    cr_assert(S_ISFIFO(st.st_mode), "the FIFO was replaced");
+    cr_assert_eq(mkdir(path_in_dir("d.c"), 0700), 0);
+    cr_assert_eq(run("'%s' -o '%s' '%s' sym", HIPAMP_EMBED_TOOL, path_in_dir("d.c"), path_in_dir("k.hip")), 2);
+    rmdir(path_in_dir("d.c"));
+    cr_assert_eq(run("'%s' -o - '%s' abc > '%s'", HIPAMP_EMBED_TOOL, path_in_dir("k.hip"), path_in_dir("stdout.c")), 0,
+                 "%s", stderr_text());
+    char *c = read_file(path_in_dir("stdout.c"), NULL);
+    size_t n = 0;
+    unsigned char *got = parse_array(c, "abc", &n);
+    cr_assert_eq(n, 4);
+    free(got);
+    free(c);
+    unlink(path_in_dir("fifo.c"));
+}
+
+/* A NUL byte in the input is refused, by the tool and by CMake's
+ * hipamp_embed() alike (amp_program_build_file refuses it too): the array
+ * is a C string that would end there. */
+Test(embed, nul_byte_in_input_is_refused)
+{
+    write_file(path_in_dir("n.hip"), "ab\0cd", 5);
+    cr_assert_eq(run("'%s' -o '%s' '%s' sym", HIPAMP_EMBED_TOOL, path_in_dir("n.c"), path_in_dir("n.hip")), 1);
+    assert_stderr_has("NUL byte (at offset 2)");
+#ifdef HIPAMP_EMBED_SCRIPT
+    cr_assert_neq(run("'%s' -DIN='%s' -DOUT='%s' -DSYMBOL=sym -P '%s'", HIPAMP_CMAKE_COMMAND, path_in_dir("n.hip"),
+                      path_in_dir("cmake.c"), HIPAMP_EMBED_SCRIPT),
+                  0, "CMake's hipamp_embed() embedded a NUL byte");
+#endif
+    const char *only[] = {"n.hip"};
+    assert_dir_holds_only(only, 1);
+}
+
+#ifdef HIPAMP_COMPILE_TOOL
+/* hipamp-compile: "x.co" as input would be its own default output; -o
+ * through a symbolic link planted at the output's name replaces the link
+ * (as root, with the link another user's) and leaves its target alone; a
+ * device is refused; a NUL byte is refused. */
+Test(embed, hipamp_compile_output_refusals, .timeout = 300)
+{
+    const char *text = "AMP_KERNEL(k, amp::index<1> i, amp::array_view<int, 1> a) { a[i] = 1; }\n";
+    write_file(path_in_dir("x.co"), text, strlen(text));
+    cr_assert_eq(run("'%s' --target sm_90 '%s'", HIPAMP_COMPILE_TOOL, path_in_dir("x.co")), 2);
+    assert_stderr_has("is the input");
+    assert_file_is(path_in_dir("x.co"), text);
+    const char *dev = private_device();
+    if (dev) {
+        cr_assert_eq(run("'%s' --target sm_90 -o '%s' '%s'", HIPAMP_COMPILE_TOOL, dev, path_in_dir("x.co")), 2);
+        assert_stderr_has("not a regular file");
+        assert_still_device(dev);
+    }
+    write_file(path_in_dir("n.hip"), "a\0b", 3);
+    cr_assert_eq(run("'%s' --target sm_90 -o '%s' '%s'", HIPAMP_COMPILE_TOOL, path_in_dir("n.co"), path_in_dir("n.hip")), 1);
+    assert_stderr_has("NUL byte");
+
+    write_file(path_in_dir("k.hip"), text, strlen(text));
+    write_file(path_in_dir("victim"), "precious", 8);
+    cr_assert_eq(symlink(path_in_dir("victim"), path_in_dir("out.co")), 0);
+    if (geteuid() == 0) cr_assert_eq(lchown(path_in_dir("out.co"), 65534, 65534), 0);
+    int rc = run("'%s' --target sm_90 -o '%s' '%s' > /dev/null", HIPAMP_COMPILE_TOOL, path_in_dir("out.co"),
+                 path_in_dir("k.hip"));
+    char *err = stderr_text();
+    if (rc == 1 && strstr(err, "AMP_ERROR_UNSUPPORTED")) {
+        free(err);
+        cr_skip_test("no NVRTC here for the symbolic link case");
+    }
+    cr_assert_eq(rc, 0, "hipamp-compile: %s", err);
+    free(err);
+    assert_file_is(path_in_dir("victim"), "precious");
+    struct stat st;
+    cr_assert_eq(lstat(path_in_dir("out.co"), &st), 0);
+    cr_assert(S_ISREG(st.st_mode) && st.st_size > 0, "the code object did not replace the link");
+    const char *only[] = {"x.co", "n.hip", "k.hip", "victim", "out.co"};
+    assert_dir_holds_only(only, 5);
+}
+#endif

@@ -1,4 +1,6 @@
 /* hipamp_compile.c — the hipamp-compile tool: build a kernel file for a named AMD (hipRTC) or NVIDIA (NVRTC) target with no GPU present, write the code object and print each AMD kernel's resources. */
+#include "tool_output.h"
+
 #include <hipamp.h>
 
 #include <stdio.h>
@@ -14,7 +16,12 @@ static void usage(FILE *f)
             "Compiles FILE.hip (AMP_KERNEL / AMP_TILED_KERNEL source) with no GPU present: with\n"
             "hipRTC for an AMD target such as gfx90a, gfx1030 or gfx90a:xnack+ (then prints each\n"
             "kernel's LDS, registers and spills), or with NVRTC for an NVIDIA one such as sm_90;\n"
-            "writes the code object to OUT.co (default: FILE with .co).\n");
+            "writes the code object to OUT.co (default: FILE with .co; -o - for standard output,\n"
+            "the kernel table then goes to standard error). Quoted #includes are found beside\n"
+            "FILE.hip, then as FLAGS say. The code object is written whole or not at all (a\n"
+            "temporary file renamed into place); refused: a FILE.hip with a NUL byte, an OUT.co\n"
+            "that is FILE.hip or not a regular file (a device, a FIFO, a directory).\n"
+            "Exit status: 0 written, 1 a compile, input or output error, 2 a usage error.\n");
 }
 
 /* The library's own list: exactly what --target accepts (AMD processors
@@ -37,32 +44,6 @@ static int list_targets(void)
     free(names);
     if (n == 0) fprintf(stderr, "hipamp-compile: no runtime compiler found (neither comgr/hipRTC nor NVRTC)\n");
     return n ? 0 : 1;
-}
-
-static char *read_file(const char *path, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    size_t cap = 0, len = 0;
-    if (!f) return NULL;
-    for (;;) {
-        if (cap - len < 4096) {
-            size_t ncap = cap ? cap * 2 : 65536;
-            char *nb = realloc(buf, ncap);
-            if (!nb) { free(buf); fclose(f); return NULL; }
-            buf = nb;
-            cap = ncap;
-        }
-        size_t got = fread(buf + len, 1, cap - len - 1, f);
-        len += got;
-        if (got == 0) break;
-    }
-    int err = ferror(f);
-    fclose(f);
-    if (err) { free(buf); return NULL; }
-    buf[len] = '\0';
-    *size = len;
-    return buf;
 }
 
 int main(int argc, char **argv)
@@ -91,24 +72,9 @@ int main(int argc, char **argv)
     }
 
     int rc = 1;
-    char *src = NULL, *full = NULL, *outpath = NULL;
+    char *src = NULL, *full = NULL, *outpath = NULL, *opts = NULL;
     amp_code_object *co = NULL;
-    FILE *f = NULL;
     size_t size = 0;
-    src = read_file(input, &size);
-    if (!src) { perror(input); goto done; }
-    /* The library names the user's part "kernel.hip"; a #line of our own
-     * makes diagnostics name the real file instead. */
-    size_t flen = strlen(input) + size + 64;
-    full = malloc(flen);
-    if (!full) { fprintf(stderr, "hipamp-compile: out of memory\n"); goto done; }
-    snprintf(full, flen, "#line 1 \"%s\"\n%s", input, src);
-
-    amp_status st = amp_compile_for_target(target, full, options, &co);
-    if (st != AMP_OK) {
-        fprintf(stderr, "hipamp-compile: %s: %s\n", amp_status_name(st), amp_last_error());
-        goto done;
-    }
     if (!out) {
         size_t n = strlen(input);
         const char *dot = strrchr(input, '.');
@@ -120,34 +86,55 @@ int main(int argc, char **argv)
         memcpy(outpath + n, ".co", 4);
         out = outpath;
     }
+    /* Checked before compiling: "hipamp-compile x.co" would replace its input. */
+    const char *inputs[] = {input};
+    if (!tool_out_allowed("hipamp-compile", out, inputs, 1, NULL, 0)) { rc = 2; goto done; }
+    if (!(src = tool_read_source("hipamp-compile", input, &size))) goto done;
+    /* The library names the user's part "kernel.hip"; a #line of our own
+     * makes diagnostics name the real file instead. */
+    size_t flen = strlen(input) + size + 64;
+    full = malloc(flen);
+    /* Quoted includes beside the file, as amp_program_build_file finds them. */
+    const char *slash = strrchr(input, '/');
+    size_t olen = (options ? strlen(options) : 0) + strlen(input) + 32;
+    opts = malloc(olen);
+    if (!full || !opts) { fprintf(stderr, "hipamp-compile: out of memory\n"); goto done; }
+    snprintf(full, flen, "#line 1 \"%s\"\n%s", input, src);
+    if (strpbrk(input, " \t\n")) snprintf(opts, olen, "%s", options ? options : "");
+    else snprintf(opts, olen, "-iquote %.*s %s", slash ? (int)(slash == input ? 1 : slash - input) : 1,
+                  slash ? input : ".", options ? options : "");
+
+    amp_status st = amp_compile_for_target(target, full, opts, &co);
+    if (st != AMP_OK) {
+        fprintf(stderr, "hipamp-compile: %s: %s\n", amp_status_name(st), amp_last_error());
+        goto done;
+    }
     const void *data = NULL;
     size_t dsize = 0;
     if (amp_code_object_data(co, &data, &dsize) != AMP_OK) {
         fprintf(stderr, "hipamp-compile: %s\n", amp_last_error());
         goto done;
     }
-    f = fopen(out, "wb");
-    if (!f || fwrite(data, 1, dsize, f) != dsize || fclose(f) != 0) {
-        f = NULL;
-        perror(out);
-        goto done;
-    }
-    f = NULL;
+    tool_out o;
+    if (!tool_out_open(&o, "hipamp-compile", out)) goto done;
+    if (!tool_out_close(&o, fwrite(data, 1, dsize, o.f) == dsize)) goto done;
 
-    printf("%s: %zu bytes for %s, %zu kernel(s)\n", out, dsize, target, amp_code_object_kernel_count(co));
-    printf("%-32s %9s %6s %6s %6s %11s %11s %13s\n", "kernel", "LDS", "VGPRs", "SGPRs", "AGPRs", "VGPR-spill",
-           "SGPR-spill", "scratch/item");
+    FILE *table = o.dest ? stdout : stderr;
+    fprintf(table, "%s: %zu bytes for %s, %zu kernel(s)\n", o.dest ? out : "(standard output)", dsize, target,
+            amp_code_object_kernel_count(co));
+    fprintf(table, "%-32s %9s %6s %6s %6s %11s %11s %13s\n", "kernel", "LDS", "VGPRs", "SGPRs", "AGPRs", "VGPR-spill",
+            "SGPR-spill", "scratch/item");
     for (size_t i = 0; i < amp_code_object_kernel_count(co); ++i) {
         amp_kernel_resources r;
         if (amp_code_object_kernel_resources(co, i, &r) != AMP_OK) continue;
-        printf("%-32s %9u %6u %6u %6u %11u %11u %13u\n", r.name, r.lds_bytes, r.vgprs, r.sgprs, r.agprs,
-               r.vgpr_spills, r.sgpr_spills, r.private_bytes);
+        fprintf(table, "%-32s %9u %6u %6u %6u %11u %11u %13u\n", r.name, r.lds_bytes, r.vgprs, r.sgprs, r.agprs,
+                r.vgpr_spills, r.sgpr_spills, r.private_bytes);
     }
     rc = 0;
 done:
-    if (f) fclose(f);
     amp_code_object_destroy(co);
     free(outpath);
+    free(opts);
     free(full);
     free(src);
     return rc;

@@ -1,12 +1,10 @@
 /* hipamp_embed.c — hipamp-embed: writes a kernel file (.hip) as a NUL-terminated C array `const char SYMBOL[]` (and optionally a header declaring it), what CMake's hipamp_embed() does, for Makefile and pkg-config builds. */
-#define _POSIX_C_SOURCE 200809L /* mkstemp, fdopen, fchmod */
-#include <errno.h>
+#include "tool_output.h"
+
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #define PROG "hipamp-embed"
 
@@ -16,12 +14,15 @@ static void usage(FILE *to)
             "usage: " PROG " [-o OUT.c] [-H OUT.h] INPUT SYMBOL\n"
             "Writes the bytes of INPUT (a kernel file) as a NUL-terminated C array\n"
             "  const char SYMBOL[] = {...};\n"
-            "into OUT.c (standard output without -o), byte for byte what CMake's\n"
-            "hipamp_embed() generates, and with -H a header declaring\n"
+            "into OUT.c (standard output without -o, or with -o -), byte for byte what\n"
+            "CMake's hipamp_embed() generates, and with -H a header declaring\n"
             "  extern const char SYMBOL[];\n"
             "Pass SYMBOL to amp_program_build as the kernel source. Files are written\n"
-            "whole or not at all (a temporary file renamed into place).\n"
-            "Exit status: 0 written, 1 an input or output error, 2 a usage error.\n");
+            "whole or not at all (a temporary file renamed into place). Refused: an\n"
+            "INPUT with a NUL byte; an output that is the input, the other output, or\n"
+            "not a regular file (a device, a FIFO, a directory).\n"
+            "Exit status: 0 written, 1 an input or output error, 2 a usage error\n"
+            "(the refused outputs included).\n");
 }
 
 /* C11 keywords cannot name an array. */
@@ -62,102 +63,19 @@ static void put_comment_path(FILE *out, const char *path)
     }
 }
 
-/* Output file: either stdout or a temporary file in the destination's
- * directory, renamed over the destination once complete. */
-typedef struct sink {
-    FILE *f;
-    const char *dest; /* NULL: stdout */
-    char *tmp;        /* malloc'ed temporary path, or NULL */
-} sink;
-
-static bool sink_open(sink *s, const char *dest)
-{
-    s->f = NULL;
-    s->dest = dest;
-    s->tmp = NULL;
-    if (!dest) {
-        s->f = stdout;
-        return true;
-    }
-    size_t n = strlen(dest) + sizeof ".tmp.XXXXXX";
-    int fd = -1;
-    if (!(s->tmp = malloc(n))) {
-        fprintf(stderr, PROG ": out of memory\n");
-        goto fail;
-    }
-    snprintf(s->tmp, n, "%s.tmp.XXXXXX", dest);
-    if ((fd = mkstemp(s->tmp)) < 0) {
-        fprintf(stderr, PROG ": cannot create '%s': %s\n", s->tmp, strerror(errno));
-        goto fail;
-    }
-    /* mkstemp makes the file private (0600); give it the mode any new file
-     * of this user would have. */
-    mode_t mask = umask(0);
-    umask(mask);
-    (void)fchmod(fd, 0666 & ~mask);
-    if (!(s->f = fdopen(fd, "w"))) {
-        fprintf(stderr, PROG ": cannot write '%s': %s\n", s->tmp, strerror(errno));
-        close(fd);
-        unlink(s->tmp);
-        goto fail;
-    }
-    return true;
-fail:
-    free(s->tmp);
-    s->tmp = NULL;
-    return false;
-}
-
-/* ok: everything was written; then flush, close and rename (any failure of
- * those is reported). Not ok: the temporary file is removed. */
-static bool sink_close(sink *s, bool ok)
-{
-    if (!s->dest) {
-        if (ok && fflush(stdout) != 0) {
-            fprintf(stderr, PROG ": cannot write to standard output: %s\n", strerror(errno));
-            ok = false;
-        }
-        return ok;
-    }
-    if (s->f) {
-        bool err = ferror(s->f) != 0;
-        if (fclose(s->f) != 0 || err) {
-            if (ok) fprintf(stderr, PROG ": cannot write '%s': %s\n", s->tmp, strerror(errno ? errno : EIO));
-            ok = false;
-        }
-        s->f = NULL;
-    }
-    if (ok && rename(s->tmp, s->dest) != 0) {
-        fprintf(stderr, PROG ": cannot rename '%s' to '%s': %s\n", s->tmp, s->dest, strerror(errno));
-        ok = false;
-    }
-    if (!ok) unlink(s->tmp);
-    free(s->tmp);
-    s->tmp = NULL;
-    return ok;
-}
-
 /* The array, in the exact layout of cmake/HipampEmbedScript.cmake: 16
  * "0xhh," per line, then the terminating 0x00. */
-static bool write_source(FILE *in, const char *in_path, const char *symbol, FILE *out)
+static bool write_source(const char *text, size_t n, const char *in_path, const char *symbol, FILE *out)
 {
     static const char hex[] = "0123456789abcdef";
-    unsigned char buf[65536];
-    unsigned long long count = 0;
-    size_t n;
     fputs("/* generated from ", out);
     put_comment_path(out, in_path);
     fprintf(out, "; do not edit */\nconst char %s[] = {\n", symbol);
-    while ((n = fread(buf, 1, sizeof buf, in)) > 0) {
-        for (size_t i = 0; i < n; ++i) {
-            char item[6] = {'0', 'x', hex[buf[i] >> 4], hex[buf[i] & 15], ',', '\0'};
-            fputs(item, out);
-            if (++count % 16 == 0) fputc('\n', out);
-        }
-    }
-    if (ferror(in)) {
-        fprintf(stderr, PROG ": cannot read '%s': %s\n", in_path, strerror(errno ? errno : EIO));
-        return false;
+    for (size_t i = 0; i < n; ++i) {
+        unsigned char c = (unsigned char)text[i];
+        char item[6] = {'0', 'x', hex[c >> 4], hex[c & 15], ',', '\0'};
+        fputs(item, out);
+        if ((i + 1) % 16 == 0) fputc('\n', out);
     }
     fputs("0x00};\n", out);
     return ferror(out) == 0;
@@ -220,28 +138,29 @@ int main(int argc, char **argv)
         return 2;
     }
 
-    int rc = 1;
-    FILE *in = NULL;
-    sink c = {0}, h = {0};
-    bool c_open = false, h_open = false;
-    if (!(in = fopen(in_path, "rb"))) {
-        fprintf(stderr, PROG ": cannot open '%s': %s\n", in_path, strerror(errno));
-        goto fail;
+    /* Nothing is written over the input, through a device, or twice to one
+     * place (-o and -H naming one file). */
+    const char *inputs[] = {in_path}, *c_dest = out_c ? out_c : "-";
+    if (out_h && !strcmp(c_dest, "-") && !strcmp(out_h, "-")) {
+        fprintf(stderr, PROG ": the source and the header cannot both go to standard output\n");
+        return 2;
     }
-    if (!(c_open = sink_open(&c, out_c))) goto fail;
-    bool ok = write_source(in, in_path, symbol, c.f);
-    c_open = false;
-    if (!sink_close(&c, ok)) goto fail;
+    if (!tool_out_allowed(PROG, c_dest, inputs, 1, NULL, 0) ||
+        (out_h && !tool_out_allowed(PROG, out_h, inputs, 1, &c_dest, 1)))
+        return 2;
+
+    int rc = 1;
+    size_t size = 0;
+    char *text = tool_read_source(PROG, in_path, &size);
+    tool_out c = {0}, h = {0};
+    if (!text || !tool_out_open(&c, PROG, c_dest)) goto fail;
+    if (!tool_out_close(&c, write_source(text, size, in_path, symbol, c.f))) goto fail;
     if (out_h) {
-        if (!(h_open = sink_open(&h, out_h))) goto fail;
-        ok = write_header(in_path, symbol, h.f);
-        h_open = false;
-        if (!sink_close(&h, ok)) goto fail;
+        if (!tool_out_open(&h, PROG, out_h)) goto fail;
+        if (!tool_out_close(&h, write_header(in_path, symbol, h.f))) goto fail;
     }
     rc = 0;
 fail:
-    if (c_open) sink_close(&c, false);
-    if (h_open) sink_close(&h, false);
-    if (in) fclose(in);
+    free(text);
     return rc;
 }
