@@ -381,32 +381,59 @@ typedef struct amp_program amp_program;
 typedef struct amp_kernel amp_kernel;
 
 /* Compile source (HIP C++ using the AMP prelude) for accelerator a (NULL:
- * default). options are extra compiler flags (may be NULL; -I/-iquote
- * directories are searched for the source's #includes, whose content is
- * part of the cache key). Uses the in-memory and on-disk caches (see
- * amp_cache_get_info). Blocks while compiling; a compiler that runs as a
- * process (the CPU accelerator's) is ended after AMP_COMPILE_TIMEOUT
- * seconds, while hipRTC and NVRTC run inside this process and cannot be
- * stopped. The program is the caller's (destroy it).
+ * default). options are extra compiler flags (may be NULL). Uses the
+ * in-memory and on-disk caches (see amp_cache_get_info). Blocks while
+ * compiling; a compiler that runs as a process (the CPU accelerator's) is
+ * ended after AMP_COMPILE_TIMEOUT seconds, while hipRTC and NVRTC run
+ * inside this process and cannot be stopped. The program is the caller's
+ * (destroy it).
+ * Includes: hipamp finds every #include itself and hands the compiler
+ * exactly what it found. A quoted name resolves beside the file that
+ * includes it (a source given as a string has no directory: its own quoted
+ * names go through -iquote and -I only), then in -iquote, -I, the
+ * compiler's include-path variables (CPU: CPATH, CPLUS_INCLUDE_PATH),
+ * -isystem, the compiler's default directories and -idirafter; an angled
+ * name from -I on. Never beside a temporary copy of the source, never in
+ * the working directory. Every header found is keyed by content (an edited
+ * header rebuilds), except those of the compiler's own tree (libstdc++, its
+ * builtin headers) and those the C library's headers include (/usr/include;
+ * the compiler's and the C library's versions are keyed instead); headers
+ * in /usr/local/include are keyed. A header found beside its includer (or
+ * by an absolute name) that someone other than root, you and whoever can
+ * change the includer or a directory above it could have put there (a
+ * directory of theirs, one they may write, another user's file in a sticky
+ * directory such as /tmp) is refused. A computed #include (#include MACRO)
+ * cannot be keyed: the build skips the disk cache; on the CPU accelerator
+ * what the compiler then read is stamped and the build repeated once
+ * against it; hipRTC and NVRTC cannot say what they read, so there it and
+ * -include are refused. A kernel's parameters (after the index) may take
+ * at most 4096 bytes.
  * AMP_ERROR_COMPILE: amp_last_error() holds the compiler log, with line
  * numbers of source as given (a refused kernel parameter type is named with
- * its position on the first line), or says the compile timed out, or names
- * a header that is not a regular file. AMP_ERROR_UNSUPPORTED: the compiler
- * does not know the device's arch, or a is unavailable. */
+ * its position, a kernel whose parameters take more than 4096 bytes with
+ * its name and their size, on the first line), or says the compile timed
+ * out, names a header that is not a regular file or that another user
+ * could have put there (and who), or a file the compiler read that another
+ * user could have written (nothing built from it is loaded).
+ * AMP_ERROR_UNSUPPORTED: the compiler does not know the device's arch, or a
+ * is unavailable. */
 AMP_API amp_status amp_program_build(amp_accelerator *a, const char *source, const char *options,
                                      amp_program **out);
 /* As amp_program_build with the source read from a file (a .hip file kept
  * beside the program): its quoted #includes resolve from the file's own
- * directory, and compile errors name the file (as path was given) and its
- * lines. AMP_ERROR_INVALID_ARGUMENT: path cannot be opened or read, is not
- * a regular file, or holds a NUL byte; otherwise as amp_program_build. */
+ * directory (symbolic links resolved), its headers' beside each header and
+ * then beside the file, and compile errors name the file (as path was
+ * given) and its lines. AMP_ERROR_INVALID_ARGUMENT: path cannot be opened
+ * or read, is not a regular file, or holds a NUL byte; otherwise as
+ * amp_program_build. */
 AMP_API amp_status amp_program_build_file(amp_accelerator *a, const char *path, const char *options,
                                           amp_program **out);
 /* Kernels are owned by their program and valid until it is destroyed; the
  * same name gives the same handle. AMP_ERROR_KERNEL_NOT_FOUND names the
  * missing kernel, or says why its signature record is not valid;
  * AMP_ERROR_UNSUPPORTED: its tile has more threads, or it uses more
- * tile_static memory, than the accelerator allows (both numbers named). */
+ * tile_static memory, than the accelerator allows, or its record says its
+ * parameters take more than 4096 bytes (the numbers named). */
 AMP_API amp_status amp_program_get_kernel(amp_program *p, const char *name, amp_kernel **out);
 /* Frees the program and ends its kernels' handles: a later use of one of
  * them is AMP_ERROR_INVALID_ARGUMENT ("stale"), never a silent success.
@@ -444,8 +471,11 @@ typedef struct amp_kernel_resources {
  * ("gfx90a", "gfx1030", "gfx90a:xnack+") with hipRTC, whose kernels'
  * resources are then readable below; or an NVIDIA one ("sm_90") with NVRTC,
  * giving the CUBIN (or PTX) with no resources read (kernel count 0).
- * AMP_ERROR_UNSUPPORTED: the installed comgr/hipRTC or NVRTC does not know
- * target, or is not installed. AMP_ERROR_COMPILE: log in amp_last_error(). */
+ * #includes are found as amp_program_build finds them for a string (quoted
+ * names through -iquote and -I: there is no file to resolve beside) and
+ * handed to the compiler by name. AMP_ERROR_UNSUPPORTED: the installed
+ * comgr/hipRTC or NVRTC does not know target, or is not installed.
+ * AMP_ERROR_COMPILE: log in amp_last_error(). */
 AMP_API amp_status amp_compile_for_target(const char *target, const char *source,
                                           const char *options, amp_code_object **out);
 /* The targets amp_compile_for_target accepts here: the AMD processors the
@@ -625,8 +655,11 @@ AMP_API amp_status amp_trace_flush(void);
  * writable by nobody else (AMP_CACHE_SHARED=group: writable by its group
  * only, which the user thereby trusts to run code in this process), entries
  * that are regular files of ours, authenticated with a key only we (or the
- * group) can read. Otherwise builds skip it (they still work, compiling
- * every time) and amp_cache_get_info says why. */
+ * group) can read (HMAC-SHA256: OpenSSL's libcrypto must offer SHA-256; with
+ * only its base provider it does not). Otherwise builds skip it (they still
+ * work, compiling every time) and amp_cache_get_info says why. An empty
+ * directory at an entry's name is removed; one with something in it is
+ * left alone and named in last_uncacheable. */
 
 /* Directory of the on-disk compile cache (AMP_CACHE_DIR, else
  * $XDG_CACHE_HOME/hipamp, else $HOME/.cache/hipamp, else
@@ -639,12 +672,14 @@ typedef struct amp_cache_info {
     char dir[1024];
     char reason[512];             /* why disk_enabled is false ("" when true) */
     char last_uncacheable[256];   /* why the last build that skipped the disk cache did
-                                     (a computed #include, a header the compiler read
-                                     that was not keyed, a CPU loop transformation that
-                                     did not finish, ...); "" if none */
+                                     (a computed #include, a header that changed while it
+                                     was compiled, a directory with files in it at the
+                                     entry's name, a module over 64 MiB, a CPU loop
+                                     transformation that did not finish, ...); "" if none */
     uint64_t memory_hits, memory_misses;
     uint64_t disk_hits, disk_misses, disk_stores;
-    uint64_t disk_rejected;       /* entries refused (bad owner, mode, MAC, size, type) */
+    uint64_t disk_rejected;       /* entries refused (bad owner, mode, MAC, size over 64 MiB
+                                     (told from the file's size, before reading it), type) */
     uint64_t uncacheable_builds;  /* builds that could not use the disk cache */
 } amp_cache_info;
 /* Whether the disk cache is in use and, if not, why; counters since the
