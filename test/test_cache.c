@@ -365,6 +365,19 @@ static void build_probe_here(amp_accelerator *acc)
     free(src);
 }
 
+/* Run the probe of p on four zeros with factor 1: data[0] is the
+ * CACHE_PROBE_ADD it was built with. */
+static int probe_add(amp_program *p)
+{
+    amp_kernel *k = test_kernel(p, "cache_probe_scale");
+    int data[4] = {0, 0, 0, 0};
+    amp_array_view *v = test_view(data, sizeof(int), amp_extent_1d(4), AMP_READ_WRITE);
+    amp_arg a[] = {amp_arg_view(v), amp_arg_int32(1)};
+    ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(4), k, a, 2));
+    ASSERT_OK(amp_array_view_destroy(v));
+    return data[0];
+}
+
 /* ---------------------------------------------------------------- tests */
 
 ACCEL_TEST(cache, build_writes_one_entry_and_next_process_hits_it, .fini = cleanup)
@@ -797,13 +810,7 @@ ACCEL_TEST(cache, changed_header_rebuilds, .fini = cleanup)
         write_file(hdr, def, strlen(def));
         amp_program *p = NULL;
         ASSERT_OK(amp_program_build(acc, src, opts, &p));
-        amp_kernel *k = test_kernel(p, "cache_probe_scale");
-        int data[4] = {0, 0, 0, 0};
-        amp_array_view *v = test_view(data, sizeof(int), amp_extent_1d(4), AMP_READ_WRITE);
-        amp_arg a[] = {amp_arg_view(v), amp_arg_int32(1)};
-        ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(4), k, a, 2));
-        ASSERT_OK(amp_array_view_destroy(v));
-        results[round] = data[0];
+        results[round] = probe_add(p);
         amp_program_destroy(p);
     }
     cr_assert_eq(results[0], 11);
@@ -963,21 +970,15 @@ static void make_shared_dir(const char *path)
     cr_assert_eq(chmod(path, 01777), 0);
 }
 
-/* Build the kernel file at path on the CPU accelerator, run the probe on
- * four zeros with factor 1 and return data[0], the header's CACHE_PROBE_ADD;
- * or -1000000 with *st the failed status. */
+/* Build the kernel file at path and return its probe_add; or -1000000
+ * with *st the failed status. */
 static int probe_file_result(amp_accelerator *acc, const char *path, const char *options, amp_status *st)
 {
     amp_program *p = NULL;
     if ((*st = amp_program_build_file(acc, path, options, &p)) != AMP_OK) return -1000000;
-    amp_kernel *k = test_kernel(p, "cache_probe_scale");
-    int data[4] = {0, 0, 0, 0};
-    amp_array_view *v = test_view(data, sizeof(int), amp_extent_1d(4), AMP_READ_WRITE);
-    amp_arg a[] = {amp_arg_view(v), amp_arg_int32(1)};
-    ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(4), k, a, 2));
-    ASSERT_OK(amp_array_view_destroy(v));
+    int add = probe_add(p);
     amp_program_destroy(p);
-    return data[0];
+    return add;
 }
 
 static void write_probe_file(const char *path, const char *head)
@@ -1116,13 +1117,7 @@ Test(cache, computed_include_of_own_header_is_stamped, .fini = cleanup)
         snprintf(def, sizeof def, "#define PARAM %d\n", round ? 22 : 21);
         write_file(hdr, def, strlen(def));
         amp_program *p = test_build(acc, src);
-        amp_kernel *k = test_kernel(p, "cache_probe_scale");
-        int data[4] = {0, 0, 0, 0};
-        amp_array_view *v = test_view(data, sizeof(int), amp_extent_1d(4), AMP_READ_WRITE);
-        amp_arg a[] = {amp_arg_view(v), amp_arg_int32(1)};
-        ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(4), k, a, 2));
-        ASSERT_OK(amp_array_view_destroy(v));
-        results[round] = data[0];
+        results[round] = probe_add(p);
         amp_program_destroy(p);
     }
     cr_assert_eq(results[0], 21);
