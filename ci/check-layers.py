@@ -24,11 +24,12 @@ LAYERS = [
                                                         "lib/hash.c", "lib/clock.c", "lib/options.c",
                                                         "lib/strbuf.c", "lib/prelude.c", "lib/lock.c"]),
     ("contract",   ["helpers"],                        ["lib/backend.h"]),
+    ("includes",   ["helpers", "contract"],            ["lib/include_scan.h", "lib/include_scan.c"]),
     ("trace",      ["vendor-abi", "helpers", "contract"], ["lib/trace.h", "lib/trace_*.h", "lib/trace.c",
                                                         "lib/trace_*.c"]),
-    ("gpu",        ["vendor-abi", "helpers", "contract"], ["lib/gpu/**"]),
+    ("gpu",        ["vendor-abi", "helpers", "contract", "includes"], ["lib/gpu/**"]),
     ("cpu",        ["helpers", "contract"],            ["lib/cpu/**"]),
-    ("core",       ["helpers", "contract", "trace"],   ["lib/*.c", "lib/*.h"]),
+    ("core",       ["helpers", "contract", "includes", "trace"], ["lib/*.c", "lib/*.h"]),
 ]
 
 # The back ends' entry points (declared in lib/backend.h): the one call of

@@ -147,29 +147,4 @@ char *amp__prelude_assemble(const char *prefix, const char *source, const char *
  * (NULL: only counted); returns its length. */
 size_t amp__line_marker(char *out, const char *name);
 
-/* ----------------------------------- named headers (lib/include_scan.c) */
-
-/* A source ready for a compiler that takes headers by name (hipRTC, NVRTC)
- * outside a build (amp_compile_for_target): its includes found as a build
- * finds them (no kernel file, so quoted names resolve through -iquote and
- * -I only), the #include lines rewritten to the headers' flat names.
- * sys: the compiler's default directories (may be NULL). Free with
- * amp__named_unit_free. AMP_ERROR_COMPILE for what cannot be given by name
- * (a computed #include, -include) or a refused header. */
-struct amp__header;
-struct amp__sys_dir;
-typedef struct amp__named_unit {
-    char *source;
-    char *options; /* the options without -iquote (amp__named_options) */
-    struct amp__header *headers;
-    size_t nheaders;
-} amp__named_unit;
-amp_status amp__named_unit_make(const char *source, const char *options, const struct amp__sys_dir *sys,
-                                amp__named_unit *out);
-void amp__named_unit_free(amp__named_unit *u);
-/* options (may be NULL: *out NULL) without its -iquote words, malloc'ed: a
- * named-header compiler needs none (every quoted #include is rewritten) and
- * NVRTC refuses them, but the scan honours them on every accelerator. */
-amp_status amp__named_options(const char *options, char **out);
-
 #endif /* AMP_CORE_H */

@@ -11,7 +11,7 @@
  * could block on it. Over-approximating is harmless (a header that a false
  * #if skips is still keyed); what cannot be tracked (a computed #include)
  * marks the scan incomplete. */
-#include "internal.h"
+#include "include_scan.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -2,6 +2,7 @@
 #include "gpu_driver.h"
 
 #include "core.h"
+#include "include_scan.h"
 
 #include <stdio.h>
 #include <stdlib.h>
