@@ -9,6 +9,15 @@
  *    message for this thread that names the bad value.
  *  - Handles are opaque; each has a create/destroy pair; destroy(NULL) is a
  *    no-op returning AMP_OK.
+ *  - A view, array, accelerator view, future or program used after its
+ *    destroy, or destroyed twice, is AMP_ERROR_INVALID_ARGUMENT saying
+ *    "destroyed" (a stale handle): a destroyed handle's memory is never
+ *    freed, only reused by a later handle of the same kind, so a stale
+ *    pointer is caught until such a handle is made, and then reaches that
+ *    one. With AMP_DEBUG=1 in the environment that memory is never reused
+ *    and every handle is checked against a registry of those made: every
+ *    stale or foreign pointer is reported. Destroying a handle while another
+ *    thread uses it is the caller's bug (amp_program_destroy excepted).
  *  - Every function is safe to call from several threads at once; a single
  *    handle may be shared between threads except where noted.
  *  - Unless its comment says otherwise, a function does not block, the

@@ -43,9 +43,10 @@ amp_status amp_array_create(amp_accelerator_view *q, size_t elem_size, amp_exten
     amp_array *a = NULL;
     AMP__NOT_NULL(out);
     *out = NULL;
-    if (!q && (st = amp__default_queue(&q)) != AMP_OK) return st;
+    if (q) AMP__HANDLE_OK(q, AMP__HANDLE_QUEUE);
+    else if ((st = amp__default_queue(&q)) != AMP_OK) return st;
     if ((st = amp__storage_new(elem_size, e, NULL, true, &s)) != AMP_OK) return st;
-    if (!(a = calloc(1, sizeof *a))) {
+    if (!(a = amp__handle_new(AMP__HANDLE_ARRAY, sizeof *a))) {
         st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "array: out of host memory");
         goto fail;
     }
@@ -60,7 +61,7 @@ amp_status amp_array_create(amp_accelerator_view *q, size_t elem_size, amp_exten
 fail:
     if (s) amp__storage_release(s);
     if (a && a->q) amp__queue_release(a->q);
-    free(a);
+    amp__handle_free(a, AMP__HANDLE_ARRAY);
     return st;
 }
 
@@ -73,9 +74,10 @@ amp_status amp_array_create_from_native(amp_accelerator_view *q, void *device_pt
     AMP__NOT_NULL(out);
     *out = NULL;
     AMP__NOT_NULL(device_ptr);
-    if (!q && (st = amp__default_queue(&q)) != AMP_OK) return st;
+    if (q) AMP__HANDLE_OK(q, AMP__HANDLE_QUEUE);
+    else if ((st = amp__default_queue(&q)) != AMP_OK) return st;
     if ((st = amp__storage_new(elem_size, e, NULL, true, &s)) != AMP_OK) return st;
-    if (!(a = calloc(1, sizeof *a))) {
+    if (!(a = amp__handle_new(AMP__HANDLE_ARRAY, sizeof *a))) {
         amp__storage_release(s);
         return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "array: out of host memory");
     }
@@ -93,7 +95,7 @@ amp_status amp_array_native_handle(amp_array *a, void **device_ptr)
 {
     AMP__NOT_NULL(device_ptr);
     *device_ptr = NULL;
-    AMP__NOT_NULL(a);
+    AMP__HANDLE_OK(a, AMP__HANDLE_ARRAY);
     *device_ptr = a->s->dptr;
     return AMP_OK;
 }
@@ -102,21 +104,21 @@ amp_status amp_array_get_accelerator_view(amp_array *a, amp_accelerator_view **o
 {
     AMP__NOT_NULL(out);
     *out = NULL;
-    AMP__NOT_NULL(a);
+    AMP__HANDLE_OK(a, AMP__HANDLE_ARRAY);
     *out = a->q;
     return AMP_OK;
 }
 
 amp_status amp_array_copy_to_host(amp_array *a, void *dst)
 {
-    AMP__NOT_NULL(a);
+    AMP__HANDLE_OK(a, AMP__HANDLE_ARRAY);
     AMP__NOT_NULL(dst);
     return amp__array_copy(a, dst, AMP__D2H, AMP__WHY_ARRAY_TO_HOST);
 }
 
 amp_status amp_array_copy_from_host(amp_array *a, const void *src)
 {
-    AMP__NOT_NULL(a);
+    AMP__HANDLE_OK(a, AMP__HANDLE_ARRAY);
     AMP__NOT_NULL(src);
     return amp__array_copy(a, (void *)src, AMP__H2D, AMP__WHY_ARRAY_FROM_HOST);
 }
@@ -125,7 +127,7 @@ amp_status amp_array_get_element_size(const amp_array *a, size_t *out)
 {
     AMP__CLEAR_OUT(out);
     AMP__NOT_NULL(out);
-    AMP__NOT_NULL(a);
+    AMP__HANDLE_OK(a, AMP__HANDLE_ARRAY);
     *out = a->s->elem;
     return AMP_OK;
 }
@@ -134,7 +136,7 @@ amp_status amp_array_get_extent(const amp_array *a, amp_extent *out)
 {
     AMP__CLEAR_OUT(out);
     AMP__NOT_NULL(out);
-    AMP__NOT_NULL(a);
+    AMP__HANDLE_OK(a, AMP__HANDLE_ARRAY);
     *out = a->s->ext;
     return AMP_OK;
 }
@@ -142,14 +144,17 @@ amp_status amp_array_get_extent(const amp_array *a, amp_extent *out)
 amp_status amp_array_destroy(amp_array *a)
 {
     if (!a) return AMP_OK;
+    AMP__HANDLE_OK(a, AMP__HANDLE_ARRAY);
     amp__lock_acquire(&a->s->lock);
     int refs = a->s->refs;
     amp__lock_release(&a->s->lock);
     if (refs > 1)
         return amp__fail(AMP_ERROR_BUSY, "amp_array_destroy: %d array_view(s) of this array still exist",
                          refs - 1);
-    amp_status st = amp__storage_release(a->s);
+    amp_status st = amp__handle_end(a, AMP__HANDLE_ARRAY, __func__, "a");
+    if (st != AMP_OK) return st;
+    st = amp__storage_release(a->s);
     amp__queue_release(a->q);
-    free(a);
+    amp__handle_free(a, AMP__HANDLE_ARRAY);
     return st;
 }

@@ -9,7 +9,7 @@
 static amp_status amp__view_new(amp__storage *s, amp_index origin, amp_extent ext, amp_access access,
                                 amp_array_view **out)
 {
-    amp_array_view *v = amp__calloc_lines(sizeof *v);
+    amp_array_view *v = amp__handle_new(AMP__HANDLE_VIEW, sizeof *v);
     if (!v) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "view: out of host memory");
     v->s = s;
     v->origin = origin;
@@ -49,7 +49,7 @@ amp_status amp_array_view_of_array(amp_array *a, amp_array_view **out)
 {
     AMP__NOT_NULL(out);
     *out = NULL;
-    AMP__NOT_NULL(a);
+    AMP__HANDLE_OK(a, AMP__HANDLE_ARRAY);
     amp_index origin = {a->s->ext.rank, {0}};
     amp_status st = amp__view_new(a->s, origin, a->s->ext, AMP_READ_WRITE, out);
     if (st == AMP_OK) amp__storage_retain(a->s);
@@ -71,7 +71,7 @@ amp_status amp_array_view_section(amp_array_view *v, amp_index origin, amp_exten
 {
     AMP__NOT_NULL(out);
     *out = NULL;
-    AMP__NOT_NULL(v);
+    AMP__HANDLE_OK(v, AMP__HANDLE_VIEW);
     amp_status st = amp_extent_validate(e);
     if (st != AMP_OK) return st;
     int r = v->ext.rank, R = v->s->ext.rank;
@@ -94,7 +94,7 @@ amp_status amp_array_view_project(amp_array_view *v, int i, amp_array_view **out
 {
     AMP__NOT_NULL(out);
     *out = NULL;
-    AMP__NOT_NULL(v);
+    AMP__HANDLE_OK(v, AMP__HANDLE_VIEW);
     int r = v->ext.rank, R = v->s->ext.rank;
     if (r < 2)
         return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "projection needs a view of rank 2 or more (rank %d)", r);
@@ -111,7 +111,7 @@ amp_status amp_array_view_get_element_size(const amp_array_view *v, size_t *out)
 {
     AMP__CLEAR_OUT(out);
     AMP__NOT_NULL(out);
-    AMP__NOT_NULL(v);
+    AMP__HANDLE_OK(v, AMP__HANDLE_VIEW);
     *out = v->s->elem;
     return AMP_OK;
 }
@@ -120,21 +120,21 @@ amp_status amp_array_view_get_extent(const amp_array_view *v, amp_extent *out)
 {
     AMP__CLEAR_OUT(out);
     AMP__NOT_NULL(out);
-    AMP__NOT_NULL(v);
+    AMP__HANDLE_OK(v, AMP__HANDLE_VIEW);
     *out = v->ext;
     return AMP_OK;
 }
 
 void *amp_array_view_data(const amp_array_view *v)
 {
-    if (!v || !v->s->host) return NULL;
+    if (!v || amp__handle_check(v, AMP__HANDLE_VIEW, __func__, "v") != AMP_OK || !v->s->host) return NULL;
     return v->s->host + v->offset * (int64_t)v->s->elem;
 }
 
 amp_status amp_array_view_get_strides(const amp_array_view *v, int64_t *strides)
 {
     AMP__NOT_NULL(strides);
-    AMP__NOT_NULL(v);
+    AMP__HANDLE_OK(v, AMP__HANDLE_VIEW);
     int R = v->s->ext.rank, r = v->ext.rank;
     for (int d = 0; d < r; ++d) strides[d] = v->s->stride[R - r + d];
     return AMP_OK;
@@ -146,13 +146,14 @@ amp_status amp_array_view_native_handle(amp_array_view *v, amp_accelerator_view 
     amp_status st = AMP_OK;
     AMP__NOT_NULL(device_ptr);
     *device_ptr = NULL;
-    AMP__NOT_NULL(v);
+    AMP__HANDLE_OK(v, AMP__HANDLE_VIEW);
     if (access != AMP_READ_WRITE && access != AMP_READ_ONLY && access != AMP_WRITE_ONLY)
         return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "amp_array_view_native_handle: access %d is not an amp_access",
                          (int)access);
     if (access != AMP_READ_ONLY && v->access == AMP_READ_ONLY)
         return amp__fail(AMP_ERROR_INVALID_ARGUMENT,
                          "amp_array_view_native_handle: the view is AMP_READ_ONLY; it cannot be handed out for writing");
+    if (q) AMP__HANDLE_OK(q, AMP__HANDLE_QUEUE);
     amp__storage *s = v->s;
     if (!q) {
         /* The view's accelerator when it has one (an array's, or where its
@@ -176,18 +177,23 @@ amp_status amp_array_view_native_handle(amp_array_view *v, amp_accelerator_view 
     return st;
 }
 
-amp_status amp_array_view_synchronize(amp_array_view *v)
+static amp_status amp__view_sync(amp_array_view *v)
 {
-    AMP__NOT_NULL(v);
     amp__lock_acquire(&v->s->lock);
     amp_status st = amp__storage_sync(v->s, &v->box);
     amp__lock_release(&v->s->lock);
     return st;
 }
 
+amp_status amp_array_view_synchronize(amp_array_view *v)
+{
+    AMP__HANDLE_OK(v, AMP__HANDLE_VIEW);
+    return amp__view_sync(v);
+}
+
 amp_status amp_array_view_refresh(amp_array_view *v)
 {
-    AMP__NOT_NULL(v);
+    AMP__HANDLE_OK(v, AMP__HANDLE_VIEW);
     amp__storage *s = v->s;
     amp__lock_acquire(&s->lock);
     /* The host data is needed again, unless the view never reads it. */
@@ -199,7 +205,7 @@ amp_status amp_array_view_refresh(amp_array_view *v)
 
 amp_status amp_array_view_discard_data(amp_array_view *v)
 {
-    AMP__NOT_NULL(v);
+    AMP__HANDLE_OK(v, AMP__HANDLE_VIEW);
     amp__storage *s = v->s;
     amp__lock_acquire(&s->lock);
     v->discard = true;
@@ -211,8 +217,10 @@ amp_status amp_array_view_discard_data(amp_array_view *v)
 amp_status amp_array_view_destroy(amp_array_view *v)
 {
     if (!v) return AMP_OK;
-    amp_status st = amp_array_view_synchronize(v);
+    amp_status st = amp__handle_end(v, AMP__HANDLE_VIEW, __func__, "v");
+    if (st != AMP_OK) return st;
+    st = amp__view_sync(v);
     amp_status st2 = amp__storage_release(v->s);
-    free(v);
+    amp__handle_free(v, AMP__HANDLE_VIEW);
     return st != AMP_OK ? st : st2;
 }

@@ -373,8 +373,8 @@ static amp_status amp__copy_sides(amp__side *src, amp__side *dst, amp_future **o
 
 amp_status amp_copy_array(amp_array *src, amp_array *dst)
 {
-    AMP__NOT_NULL(src);
-    AMP__NOT_NULL(dst);
+    AMP__HANDLE_OK(src, AMP__HANDLE_ARRAY);
+    AMP__HANDLE_OK(dst, AMP__HANDLE_ARRAY);
     amp__side a, b;
     amp__side_of_array(src, &a);
     amp__side_of_array(dst, &b);
@@ -385,8 +385,8 @@ amp_status amp_copy_array_async(amp_array *src, amp_array *dst, amp_future **out
 {
     AMP__NOT_NULL(out);
     *out = NULL;
-    AMP__NOT_NULL(src);
-    AMP__NOT_NULL(dst);
+    AMP__HANDLE_OK(src, AMP__HANDLE_ARRAY);
+    AMP__HANDLE_OK(dst, AMP__HANDLE_ARRAY);
     amp__side a, b;
     amp__side_of_array(src, &a);
     amp__side_of_array(dst, &b);
@@ -395,8 +395,8 @@ amp_status amp_copy_array_async(amp_array *src, amp_array *dst, amp_future **out
 
 amp_status amp_copy_view(amp_array_view *src, amp_array_view *dst)
 {
-    AMP__NOT_NULL(src);
-    AMP__NOT_NULL(dst);
+    AMP__HANDLE_OK(src, AMP__HANDLE_VIEW);
+    AMP__HANDLE_OK(dst, AMP__HANDLE_VIEW);
     amp__side a, b;
     amp__side_of_view(src, &a);
     amp__side_of_view(dst, &b);
@@ -407,8 +407,8 @@ amp_status amp_copy_view_async(amp_array_view *src, amp_array_view *dst, amp_fut
 {
     AMP__NOT_NULL(out);
     *out = NULL;
-    AMP__NOT_NULL(src);
-    AMP__NOT_NULL(dst);
+    AMP__HANDLE_OK(src, AMP__HANDLE_VIEW);
+    AMP__HANDLE_OK(dst, AMP__HANDLE_VIEW);
     amp__side a, b;
     amp__side_of_view(src, &a);
     amp__side_of_view(dst, &b);

@@ -25,6 +25,60 @@
 
 #include <stdatomic.h>
 
+/* ----------------------------------------------------- lib/handle.c
+ * The handles a user holds as pointers start with an amp__handle: a tag
+ * naming their kind while they live, poisoned when they are destroyed, and
+ * checked by every entry point (a load and a compare). Their memory is
+ * type-stable (lib/handle.c says how and what AMP_DEBUG=1 adds). */
+typedef enum amp__handle_kind {
+    AMP__HANDLE_VIEW,
+    AMP__HANDLE_ARRAY,
+    AMP__HANDLE_QUEUE,
+    AMP__HANDLE_FUTURE,
+    AMP__HANDLE_PROGRAM,
+    AMP__HANDLE_KINDS
+} amp__handle_kind;
+
+typedef struct amp__handle {
+    _Atomic uint32_t tag;
+} amp__handle;
+#define AMP__HANDLE_LIVE(kind) (0xA3900000u + (uint32_t)(kind))
+#define AMP__HANDLE_DEAD(kind) (0xDEAD0000u + (uint32_t)(kind))
+
+/* AMP_DEBUG=1: every check goes through the registry (set before the first
+ * handle is made). */
+extern atomic_bool amp__handles_exact;
+
+/* A zeroed shell of size bytes for a handle of kind, tagged live; NULL
+ * without memory (no message). Starts on a cache line. */
+void *amp__handle_new(amp__handle_kind kind, size_t size);
+/* End the handle's life (its destroy): AMP_ERROR_INVALID_ARGUMENT, with the
+ * message, when h is NULL, not a live handle of kind, or another destroy
+ * ended it first. fn and what name the call and the parameter. */
+amp_status amp__handle_end(void *h, amp__handle_kind kind, const char *fn, const char *what);
+/* Give the shell back to its kind's pool (ended or never handed out). */
+void amp__handle_free(void *shell, amp__handle_kind kind);
+amp_status amp__handle_check_slow(const void *h, amp__handle_kind kind, const char *fn, const char *what);
+/* The common case, inline for the launch path: h is a live handle of kind
+ * by its tag (false also whenever the registry must decide). */
+static inline bool amp__handle_live(const void *h, amp__handle_kind kind)
+{
+    return h && !atomic_load_explicit(&amp__handles_exact, memory_order_relaxed) &&
+           atomic_load_explicit(&((const amp__handle *)h)->tag, memory_order_relaxed) == AMP__HANDLE_LIVE(kind);
+}
+/* AMP_OK for a live handle of kind; else AMP_ERROR_INVALID_ARGUMENT naming
+ * fn, what and why (NULL, destroyed, another kind). */
+static inline amp_status amp__handle_check(const void *h, amp__handle_kind kind, const char *fn, const char *what)
+{
+    return amp__handle_live(h, kind) ? AMP_OK : amp__handle_check_slow(h, kind, fn, what);
+}
+/* Return from the calling function unless h is a live handle of kind. */
+#define AMP__HANDLE_OK(h, kind)                                                 \
+    do {                                                                        \
+        amp_status st_ = amp__handle_check((h), (kind), __func__, #h);          \
+        if (st_ != AMP_OK) return st_;                                          \
+    } while (0)
+
 /* ------------------------------------------------ lib/accelerator.c */
 
 struct amp_accelerator {
@@ -52,6 +106,7 @@ amp_status amp__default_queue(amp_accelerator_view **out);
 typedef struct amp__mark amp__mark; /* a recorded driver event and the number it covers */
 
 struct amp_accelerator_view {
+    amp__handle h;          /* AMP__HANDLE_QUEUE; ended by the user's destroy */
     amp_accelerator *acc;
     const amp__backend *be; /* acc->e.be, acc->e.dev: the hot path's one hop */
     void *dev;
@@ -216,6 +271,7 @@ amp_status amp__storage_discard(amp__storage *s, const amp__box *b);
 /* ---------------------------------------------- lib/array.c, array_view.c */
 
 struct amp_array {
+    amp__handle h;
     amp__storage *s;
     amp_accelerator_view *q; /* the array's own copies run here (retained) */
 };
@@ -224,6 +280,7 @@ struct amp_array {
  * storage's last r dimensions (projections drop leading ones). */
 struct amp_array_view {
     /* What a launch reads first (the struct starts on a cache line). */
+    amp__handle h;
     amp__storage *s;
     int64_t offset;    /* elements from the storage's start to the origin */
     amp__box box;      /* the view in storage coordinates */

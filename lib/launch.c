@@ -20,6 +20,15 @@ typedef struct amp__bound {
     bool writes;
 } amp__bound;
 
+/* Parameter i's view or array is not a live handle: say which and why. */
+static amp_status amp__bad_memory(const amp__kernel *k, int i, const void *h, amp__handle_kind kind)
+{
+    char what[192];
+    snprintf(what, sizeof what, "kernel '%.128s' parameter %d's %s", k->name, i,
+             kind == AMP__HANDLE_VIEW ? "view" : "array");
+    return amp__handle_check_slow(h, kind, "parallel_for_each", what);
+}
+
 static amp_status amp__bind_memory(const amp__kernel *k, int i, const amp_arg *a, amp__bound *b)
 {
     const amp__sig_param *p = &k->sig.params[i];
@@ -28,7 +37,9 @@ static amp_status amp__bind_memory(const amp__kernel *k, int i, const amp_arg *a
     amp_access access;
     if (a->kind == AMP_ARG_VIEW && p->kind == AMP_ARG_VIEW) {
         amp_array_view *v = a->u.view;
-        if (!v) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "kernel '%s' parameter %d: view is NULL", kn, i);
+        amp_status st;
+        if (!amp__handle_live(v, AMP__HANDLE_VIEW) && (st = amp__bad_memory(k, i, v, AMP__HANDLE_VIEW)) != AMP_OK)
+            return st;
         b->s = v->s;
         b->box = &v->box;
         b->ext = v->ext.v;
@@ -38,7 +49,10 @@ static amp_status amp__bind_memory(const amp__kernel *k, int i, const amp_arg *a
         access = v->access;
     } else if (a->kind == AMP_ARG_ARRAY) {
         amp_array *arr = a->u.array;
-        if (!arr) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "kernel '%s' parameter %d: array is NULL", kn, i);
+        amp_status st;
+        if (!amp__handle_live(arr, AMP__HANDLE_ARRAY) &&
+            (st = amp__bad_memory(k, i, arr, AMP__HANDLE_ARRAY)) != AMP_OK)
+            return st;
         b->s = arr->s;
         b->box = &arr->s->whole;
         b->ext = arr->s->ext.v;
@@ -149,7 +163,11 @@ static amp_status amp__run(amp_accelerator_view *q, amp_extent e, const amp_tile
     if ((st = amp__kernel_resolve(handle, &k)) != AMP_OK) return st;
     if (!args && nargs)
         return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "parallel_for_each: args is NULL, nargs %zu", nargs);
-    if (!q && (st = amp__accelerator_queue(k->acc, &q)) != AMP_OK) return st;
+    if (q) {
+        if ((st = amp__handle_check(q, AMP__HANDLE_QUEUE, "parallel_for_each", "q")) != AMP_OK) return st;
+    } else if ((st = amp__accelerator_queue(k->acc, &q)) != AMP_OK) {
+        return st;
+    }
     if (q->acc != k->acc)
         return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "kernel '%s' was built for %s; the accelerator view is on %s",
                          k->name, k->acc->e.info.device_path, q->acc->e.info.device_path);

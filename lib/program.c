@@ -17,6 +17,7 @@
 #define AMP__SOURCE_FILE_MAX (64u << 20)
 
 struct amp_program {
+    amp__handle h;
     amp__module *m;         /* one reference */
     pthread_mutex_t lock;   /* guards kernels */
     amp__kernel **kernels;
@@ -304,7 +305,8 @@ static amp_status amp__build(amp_accelerator *acc, const amp__build_input *in, a
     if (!acc->e.info.is_available)
         return amp__fail(AMP_ERROR_UNSUPPORTED, "accelerator %s cannot build programs: %s", acc->e.info.device_path,
                          acc->e.info.unavailable_reason);
-    if (!(p = calloc(1, sizeof *p))) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "program: out of host memory");
+    if (!(p = amp__handle_new(AMP__HANDLE_PROGRAM, sizeof *p)))
+        return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "program: out of host memory");
     pthread_mutex_init(&p->lock, NULL);
     AMP__TRACE_CLOCK(t_build, amp__build_trace_begin(acc, in));
     AMP__TRACE_VAR(int cache = AMP__BUILD_COMPILED);
@@ -385,7 +387,7 @@ fail:
     amp__deps_free(extra, nextra);
     amp__scan_free(&scan);
     pthread_mutex_destroy(&p->lock);
-    free(p);
+    amp__handle_free(p, AMP__HANDLE_PROGRAM);
     free(source);
     free(options);
     free(full);
@@ -472,7 +474,7 @@ amp_status amp_program_get_kernel(amp_program *p, const char *name, amp_kernel *
     amp__kernel *k = NULL;
     AMP__NOT_NULL(out);
     *out = NULL;
-    AMP__NOT_NULL(p);
+    AMP__HANDLE_OK(p, AMP__HANDLE_PROGRAM);
     AMP__NOT_NULL(name);
     amp__module *m = p->m;
     amp_accelerator *acc = m->acc;
@@ -551,10 +553,12 @@ fail:
 amp_status amp_program_destroy(amp_program *p)
 {
     if (!p) return AMP_OK;
+    amp_status st = amp__handle_end(p, AMP__HANDLE_PROGRAM, __func__, "p");
+    if (st != AMP_OK) return st;
     for (size_t i = 0; i < p->nkernels; ++i) amp__kernel_free(p->kernels[i]);
     free(p->kernels);
     amp__module_release(p->m);
     pthread_mutex_destroy(&p->lock);
-    free(p);
+    amp__handle_free(p, AMP__HANDLE_PROGRAM);
     return AMP_OK;
 }

@@ -38,7 +38,8 @@ static amp_status amp__queue_make(amp_accelerator *a, bool is_default, bool wrap
     if (!a->e.info.is_available)
         return amp__fail(AMP_ERROR_NO_ACCELERATOR, "accelerator %s is unavailable: %s", a->e.info.device_path,
                          a->e.info.unavailable_reason);
-    if (!(q = calloc(1, sizeof *q))) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "accelerator view: out of host memory");
+    if (!(q = amp__handle_new(AMP__HANDLE_QUEUE, sizeof *q)))
+        return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "accelerator view: out of host memory");
     q->acc = a;
     q->be = a->e.be;
     q->dev = a->e.dev;
@@ -52,7 +53,7 @@ static amp_status amp__queue_make(amp_accelerator *a, bool is_default, bool wrap
     return AMP_OK;
 fail:
     pthread_mutex_destroy(&q->mark_lock);
-    free(q);
+    amp__handle_free(q, AMP__HANDLE_QUEUE);
     return st;
 }
 
@@ -72,7 +73,7 @@ void amp__queue_release(amp_accelerator_view *q)
     amp__mark_release(q, q->mark);
     if (!q->borrowed) q->be->queue_destroy(q->dev, q->queue);
     pthread_mutex_destroy(&q->mark_lock);
-    free(q);
+    amp__handle_free(q, AMP__HANDLE_QUEUE);
 }
 
 /* Launches queued on q since it was made (see launches_before_reset). A
@@ -415,7 +416,7 @@ amp_status amp_accelerator_view_native_queue(amp_accelerator_view *q, void **que
 {
     AMP__NOT_NULL(queue);
     *queue = NULL;
-    AMP__NOT_NULL(q);
+    AMP__HANDLE_OK(q, AMP__HANDLE_QUEUE);
     *queue = q->be->queue_native(q->dev, q->queue);
     return AMP_OK;
 }
@@ -424,27 +425,31 @@ amp_status amp_accelerator_view_get_accelerator(amp_accelerator_view *q, amp_acc
 {
     AMP__NOT_NULL(out);
     *out = NULL;
-    AMP__NOT_NULL(q);
+    AMP__HANDLE_OK(q, AMP__HANDLE_QUEUE);
     *out = q->acc;
     return AMP_OK;
 }
 
 amp_status amp_accelerator_view_wait(amp_accelerator_view *q)
 {
-    AMP__NOT_NULL(q);
+    AMP__HANDLE_OK(q, AMP__HANDLE_QUEUE);
     return amp__queue_drain(q);
 }
 
 amp_status amp_accelerator_view_destroy(amp_accelerator_view *q)
 {
     if (!q) return AMP_OK;
+    AMP__HANDLE_OK(q, AMP__HANDLE_QUEUE);
     if (q->is_default)
         return amp__fail(AMP_ERROR_INVALID_ARGUMENT,
                          "amp_accelerator_view_destroy: %s's default view belongs to the library",
                          q->acc->e.info.device_path);
-    /* Storages may still hold points on this queue (they retain it); the
-     * queue itself goes when the last of those is released. */
-    amp_status st = amp__queue_drain(q);
+    /* The user's handle ends here; storages may still hold points on this
+     * queue (they retain it), and the queue itself goes when the last of
+     * those is released. */
+    amp_status st = amp__handle_end(q, AMP__HANDLE_QUEUE, __func__, "q");
+    if (st != AMP_OK) return st;
+    st = amp__queue_drain(q);
     amp__queue_release(q);
     return st;
 }
@@ -453,7 +458,7 @@ amp_status amp_accelerator_view_get_stats(amp_accelerator_view *q, amp_stats *ou
 {
     AMP__CLEAR_OUT(out);
     AMP__NOT_NULL(out);
-    AMP__NOT_NULL(q);
+    AMP__HANDLE_OK(q, AMP__HANDLE_QUEUE);
     out->bytes_to_device = atomic_load(&q->bytes_to_device);
     out->copies_to_device = atomic_load(&q->copies_to_device);
     out->bytes_to_host = atomic_load(&q->bytes_to_host);
@@ -469,7 +474,7 @@ amp_status amp_accelerator_view_get_stats(amp_accelerator_view *q, amp_stats *ou
 
 amp_status amp_accelerator_view_reset_stats(amp_accelerator_view *q)
 {
-    AMP__NOT_NULL(q);
+    AMP__HANDLE_OK(q, AMP__HANDLE_QUEUE);
     atomic_store(&q->bytes_to_device, 0);
     atomic_store(&q->copies_to_device, 0);
     atomic_store(&q->bytes_to_host, 0);

@@ -1,0 +1,291 @@
+/* test_handles.c — handle lifetimes: a view, array, queue (accelerator view), future or program used after its destroy, or destroyed twice, is AMP_ERROR_INVALID_ARGUMENT saying "destroyed" (also as a launch argument), with the tag check and with AMP_DEBUG=1's registry (which also catches a reused shell and a pointer that never was a handle); launches from several threads racing amp_program_destroy run or say "stale", never touch freed memory. */
+#include "support.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+extern const char test_kernels_handles[];
+
+/* The call failed as a use of a destroyed handle. */
+#define ASSERT_DESTROYED(call)                                                                       \
+    do {                                                                                             \
+        ASSERT_STATUS(call, AMP_ERROR_INVALID_ARGUMENT);                                             \
+        cr_assert(strstr(amp_last_error(), "destroyed"), "%s: no \"destroyed\" in: %s", #call,       \
+                  amp_last_error());                                                                 \
+    } while (0)
+
+#define N 64
+
+static void debug_on(void) { setenv("AMP_DEBUG", "1", 1); }
+
+/* ----------------------------------------------------------------- views */
+
+static void view_after_destroy(amp_accelerator *acc)
+{
+    static int x[N], y[N];
+    amp_program *p = test_build(acc, test_kernels_handles);
+    amp_kernel *k = test_kernel(p, "h_step");
+    amp_array_view *v = test_view(x, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    amp_array_view *w = test_view(y, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    amp_array_view *s = NULL;
+    amp_arg a[] = {amp_arg_view(v), amp_arg_int32(1)};
+    ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(N), k, a, 2));
+    ASSERT_OK(amp_array_view_destroy(v));
+    cr_assert_eq(x[5], 1, "the destroy synchronized the view: x[5] = %d", x[5]);
+
+    amp_extent e;
+    size_t es;
+    int64_t strides[1];
+    void *dptr = NULL;
+    ASSERT_DESTROYED(amp_array_view_get_extent(v, &e));
+    ASSERT_DESTROYED(amp_array_view_get_element_size(v, &es));
+    ASSERT_DESTROYED(amp_array_view_get_strides(v, strides));
+    ASSERT_DESTROYED(amp_array_view_synchronize(v));
+    ASSERT_DESTROYED(amp_array_view_refresh(v));
+    ASSERT_DESTROYED(amp_array_view_discard_data(v));
+    ASSERT_DESTROYED(amp_array_view_section(v, amp_index_1d(0), amp_extent_1d(2), &s));
+    cr_assert_null(s);
+    ASSERT_DESTROYED(amp_array_view_project(v, 0, &s));
+    ASSERT_DESTROYED(amp_array_view_native_handle(v, NULL, AMP_READ_ONLY, &dptr));
+    cr_assert_null(dptr);
+    cr_assert_null(amp_array_view_data(v), "data of a destroyed view");
+    cr_assert(strstr(amp_last_error(), "destroyed"), "%s", amp_last_error());
+    ASSERT_DESTROYED(amp_copy_view(v, w));
+    ASSERT_DESTROYED(amp_copy_view(w, v));
+    amp_future *f = NULL;
+    ASSERT_DESTROYED(amp_copy_view_async(v, w, &f));
+    cr_assert_null(f);
+    /* As a launch argument: named with its parameter; nothing runs. */
+    ASSERT_DESTROYED(amp_parallel_for_each(NULL, amp_extent_1d(N), k, a, 2));
+    cr_assert(strstr(amp_last_error(), "parameter 0"), "%s", amp_last_error());
+    ASSERT_DESTROYED(amp_parallel_for_each_async(NULL, amp_extent_1d(N), k, a, 2, &f));
+    cr_assert_null(f);
+    cr_assert_eq(x[5], 1, "a launch with a destroyed view ran: x[5] = %d", x[5]);
+    /* Destroyed twice. */
+    ASSERT_DESTROYED(amp_array_view_destroy(v));
+    /* The other view is untouched by all this. */
+    amp_arg b[] = {amp_arg_view(w), amp_arg_int32(2)};
+    ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(N), k, b, 2));
+    ASSERT_OK(amp_array_view_destroy(w));
+    cr_assert_eq(y[7], 2, "y[7] = %d", y[7]);
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+ACCEL_TEST(handles, view_after_destroy) { view_after_destroy(acc); }
+ACCEL_TEST(handles, view_after_destroy_debug) { debug_on(); view_after_destroy(acc); }
+
+/* ---------------------------------------------------------------- arrays */
+
+static void array_after_destroy(amp_accelerator *acc)
+{
+    int host[N] = {0}, got[N];
+    amp_program *p = test_build(acc, test_kernels_handles);
+    amp_kernel *k = test_kernel(p, "h_arr_step");
+    amp_accelerator_view *q = NULL;
+    ASSERT_OK(amp_accelerator_default_view(acc, &q));
+    amp_array *arr = NULL, *other = NULL;
+    ASSERT_OK(amp_array_create(q, 4, amp_extent_1d(N), host, &arr));
+    ASSERT_OK(amp_array_create(q, 4, amp_extent_1d(N), host, &other));
+    amp_arg a[] = {amp_arg_array(arr), amp_arg_int32(3)};
+    ASSERT_OK(amp_parallel_for_each(q, amp_extent_1d(N), k, a, 2));
+    ASSERT_OK(amp_array_destroy(arr));
+
+    amp_extent e;
+    size_t es;
+    void *dptr = NULL;
+    amp_accelerator_view *aq = NULL;
+    amp_array_view *av = NULL;
+    amp_future *f = NULL;
+    ASSERT_DESTROYED(amp_array_copy_to_host(arr, got));
+    ASSERT_DESTROYED(amp_array_copy_from_host(arr, host));
+    ASSERT_DESTROYED(amp_array_get_extent(arr, &e));
+    ASSERT_DESTROYED(amp_array_get_element_size(arr, &es));
+    ASSERT_DESTROYED(amp_array_get_accelerator_view(arr, &aq));
+    cr_assert_null(aq);
+    ASSERT_DESTROYED(amp_array_native_handle(arr, &dptr));
+    cr_assert_null(dptr);
+    ASSERT_DESTROYED(amp_array_view_of_array(arr, &av));
+    cr_assert_null(av);
+    ASSERT_DESTROYED(amp_copy_array(arr, other));
+    ASSERT_DESTROYED(amp_copy_array(other, arr));
+    ASSERT_DESTROYED(amp_copy_array_async(arr, other, &f));
+    cr_assert_null(f);
+    ASSERT_DESTROYED(amp_parallel_for_each(q, amp_extent_1d(N), k, a, 2));
+    cr_assert(strstr(amp_last_error(), "parameter 0"), "%s", amp_last_error());
+    ASSERT_DESTROYED(amp_array_destroy(arr));
+    /* An array is not a view, and the message says what it is. */
+    ASSERT_STATUS(amp_array_view_synchronize((amp_array_view *)(void *)other), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_last_error(), "is an amp_array, not an amp_array_view"), "%s", amp_last_error());
+    ASSERT_OK(amp_array_copy_to_host(other, got));
+    ASSERT_OK(amp_array_destroy(other));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+ACCEL_TEST(handles, array_after_destroy) { array_after_destroy(acc); }
+ACCEL_TEST(handles, array_after_destroy_debug) { debug_on(); array_after_destroy(acc); }
+
+/* ---------------------------------------------------------------- queues */
+
+static void queue_after_destroy(amp_accelerator *acc)
+{
+    int host[N] = {0}, got[N];
+    amp_program *p = test_build(acc, test_kernels_handles);
+    amp_kernel *k = test_kernel(p, "h_arr_step");
+    amp_accelerator_view *q = NULL, *dq = NULL;
+    ASSERT_OK(amp_accelerator_view_create(acc, &q));
+    /* An array made on q keeps the queue itself alive after the handle
+     * goes; the handle is still ended. */
+    amp_array *arr = NULL, *tmp = NULL;
+    ASSERT_OK(amp_array_create(q, 4, amp_extent_1d(N), host, &arr));
+    ASSERT_OK(amp_accelerator_view_destroy(q));
+
+    amp_stats stats;
+    amp_accelerator *a = NULL;
+    void *native = NULL;
+    ASSERT_DESTROYED(amp_accelerator_view_wait(q));
+    ASSERT_DESTROYED(amp_accelerator_view_get_stats(q, &stats));
+    ASSERT_DESTROYED(amp_accelerator_view_reset_stats(q));
+    ASSERT_DESTROYED(amp_accelerator_view_get_accelerator(q, &a));
+    cr_assert_null(a);
+    ASSERT_DESTROYED(amp_accelerator_view_native_queue(q, &native));
+    ASSERT_DESTROYED(amp_array_create(q, 4, amp_extent_1d(N), NULL, &tmp));
+    cr_assert_null(tmp);
+    ASSERT_DESTROYED(amp_array_create_from_native(q, host, 4, amp_extent_1d(N), &tmp));
+    cr_assert_null(tmp);
+    amp_arg args[] = {amp_arg_array(arr), amp_arg_int32(1)};
+    ASSERT_DESTROYED(amp_parallel_for_each(q, amp_extent_1d(N), k, args, 2));
+    ASSERT_DESTROYED(amp_accelerator_view_destroy(q));
+    /* The array still works: its copies run on the queue it holds. */
+    ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(N), k, args, 2));
+    ASSERT_OK(amp_array_copy_to_host(arr, got));
+    cr_assert_eq(got[3], 1, "got[3] = %d", got[3]);
+    ASSERT_OK(amp_array_destroy(arr));
+    /* A default view is the library's: never destroyed, and still there. */
+    ASSERT_OK(amp_accelerator_default_view(acc, &dq));
+    ASSERT_STATUS(amp_accelerator_view_destroy(dq), AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_OK(amp_accelerator_view_wait(dq));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+ACCEL_TEST(handles, queue_after_destroy) { queue_after_destroy(acc); }
+ACCEL_TEST(handles, queue_after_destroy_debug) { debug_on(); queue_after_destroy(acc); }
+
+/* --------------------------------------------------------------- futures */
+
+static void future_after_destroy(amp_accelerator *acc)
+{
+    static int x[N];
+    amp_program *p = test_build(acc, test_kernels_handles);
+    amp_kernel *k = test_kernel(p, "h_step");
+    amp_array_view *v = test_view(x, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    amp_arg a[] = {amp_arg_view(v), amp_arg_int32(1)};
+    amp_future *f = NULL;
+    ASSERT_OK(amp_parallel_for_each_async(NULL, amp_extent_1d(N), k, a, 2, &f));
+    ASSERT_OK(amp_future_wait(f));
+    ASSERT_OK(amp_future_destroy(f));
+    bool done = true;
+    double ms = 1;
+    ASSERT_DESTROYED(amp_future_wait(f));
+    ASSERT_DESTROYED(amp_future_is_ready(f, &done));
+    cr_assert(!done, "done cleared on failure");
+    ASSERT_DESTROYED(amp_future_elapsed_ms(f, &ms));
+    cr_assert_eq(ms, 0.0);
+    ASSERT_DESTROYED(amp_future_destroy(f));
+    /* A future of a copy, the same. */
+    static int y[N];
+    amp_array_view *w = test_view(y, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    ASSERT_OK(amp_copy_view_async(v, w, &f));
+    ASSERT_OK(amp_future_destroy(f));
+    ASSERT_DESTROYED(amp_future_wait(f));
+    ASSERT_DESTROYED(amp_future_destroy(f));
+    ASSERT_OK(amp_array_view_destroy(w));
+    cr_assert_eq(y[9], 1, "the copy landed: y[9] = %d", y[9]);
+    ASSERT_OK(amp_array_view_destroy(v));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+ACCEL_TEST(handles, future_after_destroy) { future_after_destroy(acc); }
+ACCEL_TEST(handles, future_after_destroy_debug) { debug_on(); future_after_destroy(acc); }
+
+/* -------------------------------------------------------------- programs */
+
+static void program_after_destroy(amp_accelerator *acc)
+{
+    amp_program *p = test_build(acc, test_kernels_handles);
+    amp_kernel *k = test_kernel(p, "h_step");
+    ASSERT_OK(amp_program_destroy(p));
+    amp_kernel *k2 = NULL;
+    ASSERT_DESTROYED(amp_program_get_kernel(p, "h_step", &k2));
+    cr_assert_null(k2);
+    ASSERT_DESTROYED(amp_program_destroy(p));
+    amp_kernel_info info;
+    ASSERT_STATUS(amp_kernel_get_info(k, &info), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_last_error(), "stale"), "%s", amp_last_error());
+}
+
+ACCEL_TEST(handles, program_after_destroy) { program_after_destroy(acc); }
+ACCEL_TEST(handles, program_after_destroy_debug) { debug_on(); program_after_destroy(acc); }
+
+/* --------------------------------------------------- what AMP_DEBUG adds */
+
+/* Without AMP_DEBUG a destroyed shell is reused by the next handle of its
+ * kind (a stale pointer then reaches that handle); with it, never, and the
+ * registry knows every handle made, so a pointer that never was one is
+ * named so without being read. */
+Test(handles, debug_catches_reused_shells_and_foreign_pointers)
+{
+    debug_on();
+    int x[N] = {0};
+    amp_array_view *first = test_view(x, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    ASSERT_OK(amp_array_view_destroy(first));
+    for (int i = 0; i < 200; ++i) {
+        amp_array_view *v = test_view(x, 4, amp_extent_1d(N), AMP_READ_WRITE);
+        cr_assert_neq(v, first, "AMP_DEBUG=1 reused a destroyed view's memory");
+        ASSERT_DESTROYED(amp_array_view_synchronize(first));
+        ASSERT_OK(amp_array_view_synchronize(v));
+        ASSERT_OK(amp_array_view_destroy(v));
+    }
+    /* Never a handle: memory that merely looks like one (a copy of a live
+     * view's first bytes) is not read as one. */
+    amp_array_view *live = test_view(x, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    _Alignas(64) unsigned char fake[256];
+    memcpy(fake, (void *)live, sizeof fake);
+    ASSERT_STATUS(amp_array_view_synchronize((amp_array_view *)(void *)fake), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_last_error(), "no amp_array_view this process made"), "%s", amp_last_error());
+    ASSERT_OK(amp_array_view_destroy(live));
+}
+
+Test(handles, a_pointer_that_never_was_a_handle)
+{
+    _Alignas(64) uint32_t zero[32] = {0};
+    ASSERT_STATUS(amp_array_view_synchronize((amp_array_view *)(void *)zero), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_last_error(), "amp_array_view"), "%s", amp_last_error());
+    ASSERT_STATUS(amp_future_wait((amp_future *)(void *)zero), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_last_error(), "amp_future"), "%s", amp_last_error());
+}
+
+/* Many handles made and destroyed: shells are reused (no growth without
+ * bound) and each new handle starts zeroed and working. */
+Test(handles, shells_are_reused_and_clean)
+{
+    int x[N];
+    amp_array_view *seen[4] = {NULL};
+    int reused = 0;
+    for (int i = 0; i < 2000; ++i) {
+        for (int j = 0; j < N; ++j) x[j] = i;
+        amp_array_view *v = test_view(x, 4, amp_extent_1d(N), AMP_READ_WRITE);
+        for (int s = 0; s < 4; ++s) reused += seen[s] == v;
+        seen[i % 4] = v;
+        amp_extent e;
+        ASSERT_OK(amp_array_view_get_extent(v, &e));
+        cr_assert(amp_extent_equal(e, amp_extent_1d(N)));
+        cr_assert_eq(((int *)amp_array_view_data(v))[3], i);
+        ASSERT_OK(amp_array_view_destroy(v));
+    }
+    cr_assert_gt(reused, 1000, "destroyed views' shells were reused %d times in 2000", reused);
+}
