@@ -100,6 +100,32 @@ uint64_t amp__fast_hash(uint64_t seed, const void *data, size_t n);
 #define AMP__FNV_SEED 0xcbf29ce484222325ULL
 uint64_t amp__fnv1a(uint64_t h, const void *data, size_t n);
 
+/* ------------------------------------------------------ pools (lib/slab.c) */
+
+/* Fixed-size objects (64-byte aligned) from slabs that give their pages back
+ * when all their objects are free; an object's memory is never handed to
+ * malloc, so it stays readable after amp__slab_free. Thread-safe (the pool's
+ * lock is a leaf) and fork-safe (fork waits for no pool lock to be held). */
+typedef struct amp__slab amp__slab;
+typedef struct amp__slab_pool {
+    pthread_mutex_t mu;
+    size_t size;           /* bytes per object: a multiple of 64, at most 32 KiB */
+    amp__slab *avail;      /* slabs with a free object */
+    void *fresh;           /* slabs of the last group not used yet */
+    size_t nfresh;
+    size_t empty_resident; /* slabs with no object whose pages are kept */
+    struct amp__slab_pool *next_pool; /* pools in use, for fork (lib/slab.c) */
+    bool known;
+} amp__slab_pool;
+#define AMP__SLAB_POOL(bytes) {PTHREAD_MUTEX_INITIALIZER, ((bytes) + 63) / 64 * 64, NULL, NULL, 0, 0, NULL, false}
+/* An object (its bytes as the last user left them, or zero); NULL without
+ * memory. */
+void *amp__slab_alloc(amp__slab_pool *p);
+/* Back to the pool, for reuse. */
+void amp__slab_free(amp__slab_pool *p, void *obj);
+/* Back to the pool, never to be reused (its memory stays readable). */
+void amp__slab_retire(amp__slab_pool *p, void *obj);
+
 /* -------------------------------------------------------- clock (lib/clock.c) */
 
 /* Monotonic clock in nanoseconds. */
