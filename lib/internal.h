@@ -337,8 +337,42 @@ typedef struct amp__kernel {
 amp_status amp__kernel_handle_new(amp__kernel *k);
 void amp__kernel_handle_free(amp__kernel *k);
 /* The kernel behind a handle, or AMP_ERROR_INVALID_ARGUMENT naming why
- * (NULL, not a handle, or its program was destroyed). */
+ * (NULL, not a handle, or its program was destroyed). Call it between
+ * amp__launch_enter and amp__launch_leave, and use the kernel only there. */
 amp_status amp__kernel_resolve(amp_kernel *h, amp__kernel **out);
+
+/* A thread's launches in flight (lib/kernel.c says how): seq is odd while
+ * the thread is between amp__launch_enter and amp__launch_leave. Only its
+ * thread writes seq; records are never freed (a thread that exits hands its
+ * record on). */
+typedef struct amp__launcher {
+    _Atomic uint64_t seq;
+    atomic_bool used;
+    struct amp__launcher *next;
+} amp__launcher;
+extern _Thread_local amp__launcher *amp__me __attribute__((tls_model("initial-exec")));
+extern atomic_bool amp__launch_fence; /* no membarrier: launches fence themselves */
+/* The calling thread's record, made on its first launch; NULL without memory. */
+amp__launcher *amp__launcher_register(void);
+/* Inline for the launch path: a TLS load, a load and a store of the
+ * thread's own count, a load of the fence flag; no locked instruction
+ * where the kernel has membarrier. NULL: no memory for the record. */
+static inline amp__launcher *amp__launch_enter(void)
+{
+    amp__launcher *me = amp__me;
+    if (!me && !(me = amp__launcher_register())) return NULL;
+    atomic_store_explicit(&me->seq, atomic_load_explicit(&me->seq, memory_order_relaxed) + 1, memory_order_relaxed);
+    if (atomic_load_explicit(&amp__launch_fence, memory_order_relaxed)) atomic_thread_fence(memory_order_seq_cst);
+    else atomic_signal_fence(memory_order_seq_cst);
+    return me;
+}
+static inline void amp__launch_leave(amp__launcher *me)
+{
+    atomic_store_explicit(&me->seq, atomic_load_explicit(&me->seq, memory_order_relaxed) + 1, memory_order_release);
+}
+/* [no lock held] Wait until every launch that entered before the call
+ * (and may have resolved a handle ended before it) has left. */
+void amp__launches_quiesce(void);
 
 /* ----------------------------------------------- lib/compile_cache.c */
 

@@ -148,11 +148,10 @@ static size_t amp__sort_unique(amp__storage **v, size_t n)
     return u;
 }
 
-/* The launch behind every entry point; *done (may be NULL) is the point
- * after it; with timing (may be NULL) the launch is bracketed by timed
- * events, returned there (the caller owns them). */
-static amp_status amp__run(amp_accelerator_view *q, amp_extent e, const amp_tiled_extent *t, amp_kernel *handle,
-                           const amp_arg *args, size_t nargs, bool async, amp__point *done, void **timing)
+/* amp__run inside amp__launch_enter / leave (the kernel is used only here). */
+static inline amp_status amp__run_entered(amp_accelerator_view *q, amp_extent e, const amp_tiled_extent *t,
+                                          amp_kernel *handle, const amp_arg *args, size_t nargs, bool async,
+                                          amp__point *done, void **timing)
 {
     amp_status st = AMP_OK;
     amp__kernel *k = NULL;
@@ -227,6 +226,21 @@ out:
     /* Copies a failed launch queued are still covered: prepare moved each
      * storage's last point past every copy it queued. */
     for (size_t i = nlocked; i-- > 0;) amp__lock_release(&locked[i]->lock);
+    return st;
+}
+
+/* The launch behind every entry point; *done (may be NULL) is the point
+ * after it; with timing (may be NULL) the launch is bracketed by timed
+ * events, returned there (the caller owns them). It counts as a launch in
+ * flight from before its kernel handle is resolved until it returns, so
+ * that amp_program_destroy waits for it (lib/kernel.c). */
+static amp_status amp__run(amp_accelerator_view *q, amp_extent e, const amp_tiled_extent *t, amp_kernel *handle,
+                           const amp_arg *args, size_t nargs, bool async, amp__point *done, void **timing)
+{
+    amp__launcher *me = amp__launch_enter();
+    if (!me) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "parallel_for_each: no memory for this thread's launch record");
+    amp_status st = amp__run_entered(q, e, t, handle, args, nargs, async, done, timing);
+    amp__launch_leave(me);
     return st;
 }
 

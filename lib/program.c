@@ -555,6 +555,11 @@ amp_status amp_program_destroy(amp_program *p)
     if (!p) return AMP_OK;
     amp_status st = amp__handle_end(p, AMP__HANDLE_PROGRAM, __func__, "p");
     if (st != AMP_OK) return st;
+    /* End the kernels' handles, then let launches that resolved one before
+     * return (another thread may be inside one): only then is nothing of
+     * the kernels or the module in use. */
+    for (size_t i = 0; i < p->nkernels; ++i) amp__kernel_handle_free(p->kernels[i]);
+    if (p->nkernels) amp__launches_quiesce();
     for (size_t i = 0; i < p->nkernels; ++i) amp__kernel_free(p->kernels[i]);
     free(p->kernels);
     amp__module_release(p->m);

@@ -289,3 +289,100 @@ Test(handles, shells_are_reused_and_clean)
     }
     cr_assert_gt(reused, 1000, "destroyed views' shells were reused %d times in 2000", reused);
 }
+
+/* --------------------------------------------- launches racing a destroy */
+
+/* Threads launch a kernel (synchronously, asynchronously, or asking its
+ * information) as fast as they can while the main thread destroys its
+ * program; the in-memory cache is dropped first, so that the destroy also
+ * unloads the module. Every call either works or says "stale"; nothing
+ * runs on freed memory or unloaded code (ASan, and the results, check). */
+typedef struct racer {
+    pthread_t th;
+    int id;
+    amp_accelerator *acc;
+    amp_kernel *k;
+    atomic_long calls;
+    long ok;
+    int x[1];
+    char err[512];
+} racer;
+
+static void *race_launches(void *arg)
+{
+    racer *r = arg;
+    amp_accelerator_view *q = NULL;
+    amp_array_view *v = NULL;
+    amp_status st = amp_accelerator_view_create(r->acc, &q);
+    if (st == AMP_OK) st = amp_array_view_create(r->x, sizeof r->x[0], amp_extent_1d(1), AMP_READ_WRITE, &v);
+    if (st != AMP_OK) {
+        snprintf(r->err, sizeof r->err, "set-up: %s: %s", amp_status_name(st), amp_last_error());
+        atomic_store(&r->calls, 1L << 30);
+        return NULL;
+    }
+    amp_arg a[] = {amp_arg_view(v), amp_arg_int32(1)};
+    for (;;) {
+        amp_future *f = NULL;
+        amp_kernel_info info;
+        int mode = r->id % 3;
+        if (mode == 0) st = amp_parallel_for_each(q, amp_extent_1d(1), r->k, a, 2);
+        else if (mode == 1) st = amp_parallel_for_each_async(q, amp_extent_1d(1), r->k, a, 2, &f);
+        else st = amp_kernel_get_info(r->k, &info);
+        if (f) {
+            amp_status w = amp_future_wait(f);
+            amp_future_destroy(f);
+            if (w != AMP_OK) st = w;
+        }
+        atomic_fetch_add(&r->calls, 1);
+        if (st == AMP_OK) {
+            r->ok += mode != 2;
+            if (mode == 2 && strcmp(info.name, "h_step")) {
+                snprintf(r->err, sizeof r->err, "kernel info names '%s'", info.name);
+                break;
+            }
+            continue;
+        }
+        if (st != AMP_ERROR_INVALID_ARGUMENT || !strstr(amp_last_error(), "stale"))
+            snprintf(r->err, sizeof r->err, "%s: %s", amp_status_name(st), amp_last_error());
+        break;
+    }
+    st = amp_array_view_destroy(v);
+    if (st == AMP_OK && r->x[0] != r->ok && !r->err[0])
+        snprintf(r->err, sizeof r->err, "%ld launches ran but the view holds %d", r->ok, r->x[0]);
+    amp_accelerator_view_destroy(q);
+    return NULL;
+}
+
+ACCEL_TEST(handles, launches_racing_program_destroy, .timeout = 300)
+{
+    enum { THREADS = 6, ROUNDS = 8 };
+    for (int round = 0; round < ROUNDS; ++round) {
+        amp_program *p = test_build(acc, test_kernels_handles);
+        amp_kernel *k = test_kernel(p, "h_step");
+        ASSERT_OK(amp_cache_clear_memory()); /* the program holds the module's last reference */
+        static racer r[THREADS];
+        for (int i = 0; i < THREADS; ++i) {
+            memset(&r[i], 0, sizeof r[i]);
+            r[i].id = i;
+            r[i].acc = acc;
+            r[i].k = k;
+            atomic_init(&r[i].calls, 0);
+            cr_assert_eq(pthread_create(&r[i].th, NULL, race_launches, &r[i]), 0);
+        }
+        /* Destroy while every thread is busy calling (bounded wait). */
+        struct timespec t0, now;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        for (int i = 0; i < THREADS; ++i)
+            while (atomic_load(&r[i].calls) < 10 + round) {
+                clock_gettime(CLOCK_MONOTONIC, &now);
+                cr_assert_lt(now.tv_sec - t0.tv_sec, 120, "thread %d made only %ld calls in 120 s", i,
+                             atomic_load(&r[i].calls));
+                nanosleep(&(struct timespec){0, 100000}, NULL);
+            }
+        ASSERT_OK(amp_program_destroy(p));
+        for (int i = 0; i < THREADS; ++i) {
+            pthread_join(r[i].th, NULL);
+            cr_assert_eq(r[i].err[0], 0, "round %d thread %d: %s", round, i, r[i].err);
+        }
+    }
+}
