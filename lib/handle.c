@@ -124,7 +124,9 @@ void *amp__handle_new(amp__handle_kind kind, size_t size)
         return NULL;
     }
     memset(shell, 0, size);
-    atomic_store_explicit(&((amp__handle *)shell)->tag, AMP__HANDLE_LIVE(kind), memory_order_release);
+    bool exact = atomic_load_explicit(&amp__handles_exact, memory_order_relaxed);
+    atomic_store_explicit(&((amp__handle *)shell)->tag, exact ? AMP__HANDLE_LIVE_EXACT(kind) : AMP__HANDLE_LIVE(kind),
+                          memory_order_release);
     return shell;
 }
 
@@ -150,7 +152,7 @@ static amp_status amp__handle_report(const void *h, amp__handle_kind kind, const
 {
     const char *want = amp__kind_names[kind];
     for (int k = 0; k < AMP__HANDLE_KINDS; ++k) {
-        if (tag == AMP__HANDLE_LIVE(k))
+        if (tag == AMP__HANDLE_LIVE(k) || tag == AMP__HANDLE_LIVE_EXACT(k))
             return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: %s (%p) is an %s, not an %s", fn, what, h,
                              amp__kind_names[k], want);
         if (tag == AMP__HANDLE_DEAD(k))

@@ -44,6 +44,9 @@ typedef struct amp__handle {
 } amp__handle;
 #define AMP__HANDLE_LIVE(kind) (0xA3900000u + (uint32_t)(kind))
 #define AMP__HANDLE_DEAD(kind) (0xDEAD0000u + (uint32_t)(kind))
+/* A live handle's tag with AMP_DEBUG=1: never the fast path's, so every
+ * check asks the registry. */
+#define AMP__HANDLE_LIVE_EXACT(kind) (0xA3910000u + (uint32_t)(kind))
 
 /* AMP_DEBUG=1: every check goes through the registry (set before the first
  * handle is made). */
@@ -60,11 +63,11 @@ amp_status amp__handle_end(void *h, amp__handle_kind kind, const char *fn, const
 void amp__handle_free(void *shell, amp__handle_kind kind);
 amp_status amp__handle_check_slow(const void *h, amp__handle_kind kind, const char *fn, const char *what);
 /* The common case, inline for the launch path: h is a live handle of kind
- * by its tag (false also whenever the registry must decide). */
+ * by its tag (false also whenever the registry must decide: AMP_DEBUG=1's
+ * handles carry another tag). A load and a compare. */
 static inline bool amp__handle_live(const void *h, amp__handle_kind kind)
 {
-    return h && !atomic_load_explicit(&amp__handles_exact, memory_order_relaxed) &&
-           atomic_load_explicit(&((const amp__handle *)h)->tag, memory_order_relaxed) == AMP__HANDLE_LIVE(kind);
+    return h && atomic_load_explicit(&((const amp__handle *)h)->tag, memory_order_relaxed) == AMP__HANDLE_LIVE(kind);
 }
 /* AMP_OK for a live handle of kind; else AMP_ERROR_INVALID_ARGUMENT naming
  * fn, what and why (NULL, destroyed, another kind). */

@@ -149,7 +149,7 @@ static size_t amp__sort_unique(amp__storage **v, size_t n)
 }
 
 /* amp__run inside amp__launch_enter / leave (the kernel is used only here). */
-static inline amp_status amp__run_entered(amp_accelerator_view *q, amp_extent e, const amp_tiled_extent *t,
+static inline __attribute__((always_inline)) amp_status amp__run_entered(amp_accelerator_view *q, amp_extent e, const amp_tiled_extent *t,
                                           amp_kernel *handle, const amp_arg *args, size_t nargs, bool async,
                                           amp__point *done, void **timing)
 {
