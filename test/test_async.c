@@ -1,13 +1,16 @@
-/* test_async.c — amp_parallel_for_each_async and futures: wait/is_ready/destroy, results after wait, two queues, host access waiting without an explicit wait, amp_accelerator_view_wait, cross-queue ordering; the CPU accelerator running launches of two queues (and two threads) at the same time, and reporting an asynchronous launch's failure. */
+/* test_async.c — amp_parallel_for_each_async and futures: wait/is_ready/destroy, results after wait, two queues, host access waiting without an explicit wait, amp_accelerator_view_wait, cross-queue ordering; the CPU accelerator running launches of two queues (and two threads) at the same time, reporting an asynchronous launch's failure, holding at most AMP_QUEUE_DEPTH launches in a queue, and giving a burst's memory back. */
 #include "support.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 extern const char test_kernels_async[];
+extern const char test_kernels_handles[];
 
 
 static amp_accelerator_view *mkqueue(amp_accelerator *acc)
@@ -540,4 +543,126 @@ ACCEL_TEST(async, program_destroyed_while_its_launch_is_queued)
     check_u32(o, w, NS, "after the program was destroyed");
     ASSERT_OK(amp_array_view_destroy(v));
     ASSERT_OK(amp_accelerator_view_destroy(q));
+}
+
+/* --------------------------------------------------- bounded CPU queues */
+
+typedef struct blocked_launch {
+    amp_kernel *k;
+    amp_accelerator_view *q;
+    amp_array_view *v;
+    amp_future *f;
+    amp_status st;
+    atomic_int returned;
+} blocked_launch;
+
+static void *launch_into_full_queue(void *arg)
+{
+    blocked_launch *b = arg;
+    amp_arg a[] = {amp_arg_view(b->v), amp_arg_int32(1)};
+    b->st = amp_parallel_for_each_async(b->q, amp_extent_1d(4), b->k, a, 2, &b->f);
+    atomic_store(&b->returned, 1);
+    return NULL;
+}
+
+/* With AMP_QUEUE_DEPTH=4 a queue holds four launches (the one running
+ * counts): a fifth waits in amp_parallel_for_each_async until the first
+ * finishes, then everything runs, in order. */
+Test(async, cpu_queue_depth_holds_the_next_launch, .timeout = 120)
+{
+    setenv("AMP_QUEUE_DEPTH", "4", 1);
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    amp_program *p = test_build(acc, test_kernels_handles);
+    amp_kernel *wait_flag = test_kernel(p, "h_wait_flag"), *step = test_kernel(p, "h_step");
+    amp_accelerator_view *q = mkqueue(acc);
+    static atomic_int flag;
+    int gate[1] = {0}, x[4] = {0};
+    amp_array_view *vg = test_view(gate, 4, amp_extent_1d(1), AMP_READ_WRITE);
+    amp_array_view *vx = test_view(x, 4, amp_extent_1d(4), AMP_READ_WRITE);
+    amp_arg ag[] = {amp_arg_view(vg), amp_arg_uint64((uint64_t)(uintptr_t)&flag)};
+    amp_arg ax[] = {amp_arg_view(vx), amp_arg_int32(1)};
+    amp_future *f[4] = {NULL};
+    /* x's data goes to the device first: a copy on q would wait for the
+     * flag's kernel (AMP_CPU_UNIFIED=0). */
+    ASSERT_OK(amp_parallel_for_each(q, amp_extent_1d(4), step, ax, 2));
+    ASSERT_OK(amp_parallel_for_each_async(q, amp_extent_1d(1), wait_flag, ag, 2, &f[0]));
+    for (int i = 1; i < 4; ++i) ASSERT_OK(amp_parallel_for_each_async(q, amp_extent_1d(4), step, ax, 2, &f[i]));
+    blocked_launch b = {step, q, vx, NULL, AMP_OK, 0};
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, launch_into_full_queue, &b), 0);
+    /* Nothing can make room while the first launch waits for the flag: the
+     * fifth call must still be inside after a while (a slow machine only
+     * makes this weaker, never wrong). */
+    nanosleep(&(struct timespec){0, 300 * 1000 * 1000}, NULL);
+    cr_assert_eq(atomic_load(&b.returned), 0, "a fifth launch was queued while four were");
+    atomic_store(&flag, 1);
+    pthread_join(th, NULL);
+    ASSERT_OK(b.st);
+    ASSERT_OK(amp_future_wait(b.f));
+    for (int i = 0; i < 4; ++i) ASSERT_OK(amp_future_wait(f[i]));
+    ASSERT_OK(amp_array_view_synchronize(vx));
+    ASSERT_OK(amp_array_view_synchronize(vg));
+    cr_assert_eq(gate[0], 1);
+    for (int i = 0; i < 4; ++i) cr_assert_eq(x[i], 5, "x[%d] = %d after five steps", i, x[i]);
+    for (int i = 0; i < 4; ++i) amp_future_destroy(f[i]);
+    amp_future_destroy(b.f);
+    ASSERT_OK(amp_array_view_destroy(vg));
+    ASSERT_OK(amp_array_view_destroy(vx));
+    ASSERT_OK(amp_accelerator_view_destroy(q));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+static long rss_kb(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    cr_assert_not_null(f);
+    char line[256];
+    long kb = -1;
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, "VmRSS:", 6)) kb = atol(line + 6);
+    fclose(f);
+    cr_assert_geq(kb, 0, "no VmRSS in /proc/self/status");
+    return kb;
+}
+
+/* A burst of asynchronous launches whose futures are all held, then waited
+ * for and destroyed: the memory they took comes back (futures and events
+ * come from pools that return empty pages, queued launches are bounded). */
+Test(async, cpu_burst_memory_comes_back, .timeout = 300)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    cr_skip_test("AddressSanitizer keeps freed memory in quarantine: RSS says nothing here");
+#endif
+    enum { BURST = 40000 };
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    amp_program *p = test_build(acc, test_kernels_handles);
+    amp_kernel *k = test_kernel(p, "h_step");
+    amp_accelerator_view *q = mkqueue(acc);
+    int x[1] = {0};
+    amp_array_view *v = test_view(x, 4, amp_extent_1d(1), AMP_READ_WRITE);
+    amp_arg a[] = {amp_arg_view(v), amp_arg_int32(1)};
+    amp_future **f = test_xmalloc(BURST * sizeof *f);
+    memset(f, 0, BURST * sizeof *f);
+    /* Warm up: threads, stacks, the first slabs. */
+    for (int i = 0; i < 200; ++i) ASSERT_OK(amp_parallel_for_each_async(q, amp_extent_1d(1), k, a, 2, &f[i]));
+    for (int i = 0; i < 200; ++i) ASSERT_OK(amp_future_destroy(f[i]));
+    ASSERT_OK(amp_accelerator_view_wait(q));
+    long before = rss_kb();
+    for (int i = 0; i < BURST; ++i) ASSERT_OK(amp_parallel_for_each_async(q, amp_extent_1d(1), k, a, 2, &f[i]));
+    long peak = rss_kb();
+    for (int i = 0; i < BURST; ++i) {
+        ASSERT_OK(amp_future_wait(f[i]));
+        ASSERT_OK(amp_future_destroy(f[i]));
+    }
+    ASSERT_OK(amp_accelerator_view_wait(q));
+    long after = rss_kb();
+    ASSERT_OK(amp_array_view_synchronize(v));
+    cr_assert_eq(x[0], 200 + BURST);
+    cr_assert_lt(after - before, (peak - before) / 4 + 1024,
+                 "%d launches: RSS %ld KB before, %ld KB with their futures, %ld KB after they were destroyed",
+                 BURST, before, peak, after);
+    free(f);
+    ASSERT_OK(amp_array_view_destroy(v));
+    ASSERT_OK(amp_accelerator_view_destroy(q));
+    ASSERT_OK(amp_program_destroy(p));
 }

@@ -1,4 +1,4 @@
-/* test_internal.c — white-box tests of the core's pure parts, linked with the library's objects: the box algebra of coherence (subtract, add with merging, cover, overflow behaviour), the signature-record check (every field a prelude could not have produced), compile-log summaries, the #include rewrite for named-header compilers, the disk cache's size check, and the storage lock under contention. */
+/* test_internal.c — white-box tests of the core's pure parts, linked with the library's objects: the box algebra of coherence (subtract, add with merging, cover, overflow behaviour), the signature-record check (every field a prelude could not have produced), compile-log summaries, the #include rewrite for named-header compilers, the disk cache's size check, the storage lock under contention, and the slab pools' giving memory back. */
 #include "support.h"
 
 #include "internal.h"
@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -476,4 +477,65 @@ Test(lock, contended_counter_loses_nothing, .timeout = 120)
                  (long)LOCK_THREADS * LOCK_ROUNDS);
     cr_assert_eq(atomic_load(&counter_lock.state), 0, "the lock is left in state %d",
                  atomic_load(&counter_lock.state));
+}
+
+/* ------------------------------------------------------------------ slabs */
+
+/* Pages of [p, p + n) the system holds for us (mincore). */
+static size_t resident_pages(const void *p, size_t n)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    uintptr_t lo = (uintptr_t)p / page * page, hi = ((uintptr_t)p + n + page - 1) / page * page;
+    unsigned char vec[64];
+    cr_assert_leq((hi - lo) / page, sizeof vec);
+    cr_assert_eq(mincore((void *)lo, hi - lo, vec), 0);
+    size_t r = 0;
+    for (size_t i = 0; i < (hi - lo) / page; ++i) r += vec[i] & 1;
+    return r;
+}
+
+/* Objects freed are reused; when every object of a slab is free, its pages
+ * past the first go back to the system (but one empty slab's), and what is
+ * left reads as zero or as its last user left it, never faults. */
+Test(slab, empty_slabs_give_their_pages_back)
+{
+    static amp__slab_pool pool = AMP__SLAB_POOL(64);
+    enum { M = 8000 }; /* about 8 slabs of 64-byte objects */
+    static unsigned char *obj[M];
+    for (int i = 0; i < M; ++i) {
+        obj[i] = amp__slab_alloc(&pool);
+        cr_assert_not_null(obj[i]);
+        cr_assert_eq((uintptr_t)obj[i] % 64, 0);
+        memset(obj[i], 0xA5, 64);
+    }
+    size_t slab = 65536, before = 0, after = 0;
+    unsigned char *slabs[16];
+    int nslabs = 0;
+    for (int i = 0; i < M; ++i) {
+        unsigned char *s = (unsigned char *)((uintptr_t)obj[i] / slab * slab);
+        bool seen = false;
+        for (int k = 0; k < nslabs; ++k) seen |= slabs[k] == s;
+        if (!seen) {
+            cr_assert_lt(nslabs, 16);
+            slabs[nslabs++] = s;
+        }
+    }
+    cr_assert_geq(nslabs, 7, "8000 objects of 64 bytes in %d slabs", nslabs);
+    for (int k = 0; k < nslabs; ++k) before += resident_pages(slabs[k], slab);
+    for (int i = 0; i < M; ++i) amp__slab_free(&pool, obj[i]);
+    for (int k = 0; k < nslabs; ++k) after += resident_pages(slabs[k], slab);
+    /* Each slab keeps its first page; one whole empty slab stays ready. */
+    size_t keep = (size_t)nslabs + slab / 4096;
+    cr_assert_leq(after, keep, "%zu of %zu pages still resident after every object was freed (at most %zu)", after,
+                  before, keep);
+    cr_assert_eq(obj[M - 1][5] == 0 || obj[M - 1][5] == 0xA5, true, "a freed object reads %d", obj[M - 1][5]);
+    /* Reused: the next objects come from the same slabs. */
+    for (int i = 0; i < 100; ++i) {
+        unsigned char *o = amp__slab_alloc(&pool);
+        unsigned char *s = (unsigned char *)((uintptr_t)o / slab * slab);
+        bool known = false;
+        for (int k = 0; k < nslabs; ++k) known |= slabs[k] == s;
+        cr_assert(known, "a new slab while %d were free", nslabs);
+        amp__slab_free(&pool, o);
+    }
 }

@@ -14,6 +14,10 @@
 
 #define AMP__CPU_MAX_THREADS 1024
 #define AMP__CPU_DEFAULT_STACK (256 * 1024)
+/* Asynchronous launches a queue holds before the next one waits: about what
+ * a CUDA stream takes before cuLaunchKernel blocks. */
+#define AMP__CPU_DEFAULT_QUEUE_DEPTH 1024u
+#define AMP__CPU_MAX_QUEUE_DEPTH (1u << 20)
 
 static amp__cpu_device amp__cpu_dev;
 static pthread_once_t amp__cpu_once = PTHREAD_ONCE_INIT;
@@ -40,6 +44,7 @@ static void amp__cpu_init(void)
     if (online > AMP__CPU_MAX_THREADS) online = AMP__CPU_MAX_THREADS;
     d->nthreads = (int)amp__env_count("AMP_CPU_THREADS", online, AMP__CPU_MAX_THREADS);
     d->stack_size = (size_t)amp__env_size("AMP_CPU_STACK_SIZE", AMP__CPU_DEFAULT_STACK, 16 * 1024, 1ULL << 30);
+    d->queue_depth = amp__env_count("AMP_QUEUE_DEPTH", AMP__CPU_DEFAULT_QUEUE_DEPTH, AMP__CPU_MAX_QUEUE_DEPTH);
 #ifdef HIPAMP_DEBUG_CHECKS_DEFAULT
     d->debug = true;
 #endif
@@ -220,8 +225,10 @@ static amp_status amp__cpu_kernel_get(void *dev, void *module, const char *name,
                          symbol, sym ? (size_t)sym->st_size : (size_t)0, sizeof *s);
     memcpy(&out->sig, s, sizeof *s);
     amp__cpu_device *d = dev;
-    amp__cpu_kernel *k = calloc(1, sizeof *k);
+    amp__cpu_kernel *k = calloc(1, sizeof *k + strlen(name) + 1);
     if (!k) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for kernel '%s'", name);
+    memcpy(&k->sig, s, sizeof *s);
+    strcpy(k->name, name);
     k->entry = (amp__cpu_entry_fn)f;
     k->inflight = &m->inflight;
     if (!s->tiled) {

@@ -66,6 +66,7 @@ typedef void (*amp__cpu_entry_fn)(amp__cpu_item *it);
  * One per process, filled once by amp__cpu_enumerate and read-only after. */
 typedef struct amp__cpu_device {
     int nthreads;         /* pool size, the launching thread included */
+    unsigned queue_depth; /* launches a queue holds at most (AMP_QUEUE_DEPTH) */
     size_t stack_size;    /* bytes per fiber stack, guard page excluded */
     bool debug;           /* compile kernels with AMP_DEBUG_CHECKS */
     bool native;          /* compile with -march=native (the cache tag names the processor) */
@@ -107,22 +108,28 @@ typedef struct amp__cpu_kernel {
     amp__cpu_entry_fn tiles; /* NULL: fibers */
     amp__cpu_inflight *inflight; /* its module's */
     struct amp__cpu_kernel *next;
+    /* The record and name as kernel_get handed them to the core: queued
+     * launches refer to these instead of copying them (the module outlives
+     * its launches in flight). */
+    amp__signature sig;
+    char name[];
 } amp__cpu_kernel;
 
 /* ------------------------------------------------------ launches (cpu_run.c)
  * A job is one launch. Several run at once (launches from different threads,
  * and each queue's thread), sharing the pool's threads. */
 typedef struct amp__cpu_job amp__cpu_job;
-/* owned: the job keeps its own copies of the kernel name, signature and
- * argument pack and holds the kernel's module (it runs after the call that
- * made it returns); otherwise it borrows l for a run within the call. */
-amp_status amp__cpu_job_new(const amp__cpu_kernel *k, const amp__launch *l, bool owned, amp__cpu_job **out);
+/* A job for a queue's thread (it runs after the call that made it
+ * returns): it keeps a copy of the argument pack, refers to the kernel's
+ * name and signature, and holds the kernel's module in flight. About 350
+ * bytes and the pack, in one allocation. */
+amp_status amp__cpu_job_new(const amp__cpu_kernel *k, const amp__launch *l, amp__cpu_job **out);
 /* Run to completion on the calling thread and the pool; the kernel's
  * failure (debug checks, divergent barrier, exception) is the status, its
  * message in amp_last_error(). */
 amp_status amp__cpu_job_run(amp__cpu_device *d, amp__cpu_job *j);
 void amp__cpu_job_free(amp__cpu_job *j);
-/* new + run + free, in the calling thread. */
+/* Run l in the calling thread (a job on its stack, borrowing l). */
 amp_status amp__cpu_run(amp__cpu_device *d, const amp__cpu_kernel *k, const amp__launch *l);
 /* Bumped in a forked child (pthread_atfork): queues made before the fork
  * see that their threads and queued work stayed in the parent. */

@@ -1,4 +1,4 @@
-/* cpu_queue.c — the CPU accelerator's queues and events: launches made through the asynchronous API run in order on a thread of their queue (so two queues' launches overlap), everything else on a queue first lets those finish, and events complete when their queue reaches them. */
+/* cpu_queue.c — the CPU accelerator's queues and events: launches made through the asynchronous API run in order on a thread of their queue (so two queues' launches overlap), at most AMP_QUEUE_DEPTH of them queued (a launch waits for room, as on a GPU), everything else on a queue first lets those finish, and events complete when their queue reaches them. */
 #include "cpu_internal.h"
 
 #include <signal.h>
@@ -15,7 +15,7 @@ typedef struct amp__cpu_event {
     uint64_t ns;      /* when the queue passed it (the host clock) */
     bool timed;
     amp_status st;    /* a failure of the queue's work up to this point */
-    char msg[512];
+    char *msg;        /* its message (malloc'ed with the failure; NULL: none or no memory) */
     struct amp__cpu_event *next; /* among the events of one queued launch */
 } amp__cpu_event;
 
@@ -34,7 +34,10 @@ typedef struct amp__cpu_queue {
     pthread_mutex_t mu;
     pthread_cond_t work; /* the thread waits for items */
     pthread_cond_t idle; /* drains wait for the list to empty */
+    pthread_cond_t room; /* launches wait for n < depth */
     amp__cpu_qitem *head, *tail; /* head runs first; it stays listed while it runs */
+    unsigned n, depth;   /* items listed; at most depth (d->queue_depth) */
+    unsigned waiting;    /* launches waiting for room */
     bool thread_started, stop;
     pthread_t thread;
     unsigned fork_generation;
@@ -44,6 +47,11 @@ typedef struct amp__cpu_queue {
     char fault_msg[512];
 } amp__cpu_queue;
 
+/* Events come from a pool (lib/slab.c): every asynchronous launch makes two
+ * (its future's timing), and a burst of them must leave no fragmented heap
+ * behind once the futures are gone. */
+static amp__slab_pool amp__cpu_events = AMP__SLAB_POOL(sizeof(amp__cpu_event));
+
 /* Event completion is announced to every waiter at once: waits are rare and
  * short-lived next to the launches they wait for. */
 static pthread_mutex_t amp__cpu_event_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -51,7 +59,10 @@ static pthread_cond_t amp__cpu_event_cv = PTHREAD_COND_INITIALIZER;
 
 static void amp__cpu_event_unref(amp__cpu_event *e)
 {
-    if (e && atomic_fetch_sub(&e->refs, 1) == 1) free(e);
+    if (e && atomic_fetch_sub(&e->refs, 1) == 1) {
+        free(e->msg);
+        amp__slab_free(&amp__cpu_events, e);
+    }
 }
 
 /* The queue passed these events: stamp them, with st (and msg) the state of
@@ -63,7 +74,7 @@ static void amp__cpu_events_complete(amp__cpu_event *e, amp_status st, const cha
     for (amp__cpu_event *x = e; x; x = x->next) {
         x->ns = now;
         x->st = st;
-        if (st != AMP_OK) snprintf(x->msg, sizeof x->msg, "%s", msg);
+        if (st != AMP_OK) x->msg = amp__strdup(msg);
         atomic_store_explicit(&x->done, true, memory_order_release);
     }
     pthread_cond_broadcast(&amp__cpu_event_cv);
@@ -88,8 +99,10 @@ static void amp__cpu_queue_after_fork(amp__cpu_queue *q)
         pthread_mutex_init(&q->mu, NULL);
         pthread_cond_init(&q->work, NULL);
         pthread_cond_init(&q->idle, NULL);
+        pthread_cond_init(&q->room, NULL);
         amp__cpu_qitem *it = q->head;
         q->head = q->tail = NULL;
+        q->n = q->waiting = 0;
         q->thread_started = q->stop = false;
         while (it) {
             amp__cpu_qitem *n = it->next;
@@ -130,6 +143,8 @@ static void *amp__cpu_queue_main(void *arg)
         snprintf(msg, sizeof msg, "%s%s", skip ? "not run: an earlier launch on this queue failed: " : "",
                  q->fault_msg);
         q->head = it->next;
+        q->n--;
+        if (q->waiting) pthread_cond_signal(&q->room);
         if (!q->head) {
             q->tail = NULL;
             pthread_cond_broadcast(&q->idle);
@@ -153,6 +168,8 @@ amp_status amp__cpu_queue_create(void *dev, void **queue)
     pthread_mutex_init(&q->mu, NULL);
     pthread_cond_init(&q->work, NULL);
     pthread_cond_init(&q->idle, NULL);
+    pthread_cond_init(&q->room, NULL);
+    q->depth = q->d->queue_depth;
     q->fork_generation = amp__cpu_fork_generation;
     *queue = q;
     return AMP_OK;
@@ -182,6 +199,7 @@ void amp__cpu_queue_destroy(void *dev, void *queue)
     if (join) pthread_join(q->thread, NULL);
     pthread_cond_destroy(&q->work);
     pthread_cond_destroy(&q->idle);
+    pthread_cond_destroy(&q->room);
     pthread_mutex_destroy(&q->mu);
     free(q);
 }
@@ -192,9 +210,11 @@ static amp_status amp__cpu_queue_take_fault(amp__cpu_queue *q)
     pthread_mutex_lock(&q->mu);
     amp_status st = q->fault;
     char msg[sizeof q->fault_msg];
-    snprintf(msg, sizeof msg, "%s", q->fault_msg);
-    q->fault = AMP_OK;
-    q->fault_msg[0] = 0;
+    if (st != AMP_OK) { /* the common case formats nothing: every blocking launch asks */
+        memcpy(msg, q->fault_msg, sizeof msg);
+        q->fault = AMP_OK;
+        q->fault_msg[0] = 0;
+    }
     pthread_mutex_unlock(&q->mu);
     if (st != AMP_OK) return amp__fail(st, "%s", msg);
     return AMP_OK;
@@ -226,7 +246,7 @@ amp_status amp__cpu_queue_launch(void *dev, void *queue, void *fn, const amp__la
     }
     amp__cpu_queue_after_fork(q);
     amp__cpu_job *j = NULL;
-    if ((st = amp__cpu_job_new(fn, l, true, &j)) != AMP_OK) return st;
+    if ((st = amp__cpu_job_new(fn, l, &j)) != AMP_OK) return st;
     amp__cpu_qitem *it = calloc(1, sizeof *it);
     if (!it) {
         amp__cpu_job_free(j);
@@ -252,9 +272,17 @@ amp_status amp__cpu_queue_launch(void *dev, void *queue, void *fn, const amp__la
             return st;
         }
     }
+    /* A full queue holds the launch until its thread made room, as GPU
+     * drivers do: queued work stays bounded. */
+    while (q->n >= q->depth) {
+        q->waiting++;
+        pthread_cond_wait(&q->room, &q->mu);
+        q->waiting--;
+    }
     if (q->tail) q->tail->next = it;
     else q->head = it;
     q->tail = it;
+    q->n++;
     pthread_cond_signal(&q->work);
     pthread_mutex_unlock(&q->mu);
     return AMP_OK;
@@ -263,8 +291,9 @@ amp_status amp__cpu_queue_launch(void *dev, void *queue, void *fn, const amp__la
 static amp_status amp__cpu_record(amp__cpu_queue *q, bool timed, void **event)
 {
     *event = NULL;
-    amp__cpu_event *e = calloc(1, sizeof *e);
+    amp__cpu_event *e = amp__slab_alloc(&amp__cpu_events);
     if (!e) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for an event");
+    memset(e, 0, sizeof *e);
     atomic_init(&e->refs, 1);
     e->timed = timed;
     bool now = true;
@@ -309,7 +338,7 @@ amp_status amp__cpu_event_wait(void *dev, void *event)
     amp__cpu_event *e = event;
     if (!e) return AMP_OK;
     amp__cpu_event_block(e);
-    if (e->st != AMP_OK) return amp__fail(e->st, "%s", e->msg);
+    if (e->st != AMP_OK) return amp__fail(e->st, "%s", e->msg ? e->msg : "the queue's work failed");
     return AMP_OK;
 }
 

@@ -34,11 +34,9 @@ struct amp__cpu_job {
     amp__cpu_entry_fn entry;
     amp__cpu_entry_fn tiles; /* the loop version, or NULL: fibers */
     const amp__launch *l;    /* the core's, or own_l for a job that outlives the call */
-    amp__launch own_l;       /* an owned job's copy: name, signature and pack below */
-    amp__signature own_sig;
-    char own_name[128];
-    void *own_pack;
-    amp__cpu_inflight *inflight; /* its module's count (owned jobs) */
+    amp__launch own_l;       /* a queued job's: the kernel's name and signature (its
+                                module's, which outlives the job), the pack after the job */
+    amp__cpu_inflight *inflight; /* its module's count (queued jobs) */
     int64_t total; /* simple: work-items; tiled: tiles */
     int64_t min_chunk;
     int nthreads;  /* threads that may take chunks */
@@ -46,7 +44,7 @@ struct amp__cpu_job {
     atomic_int stop; /* a failure was recorded: take no more chunks */
     pthread_mutex_t err_lock; /* leaf lock: guards status and msg */
     amp_status status;
-    char msg[2048];
+    char *msg;    /* made with the first failure (NULL: no memory for it) */
     int refs;     /* pool threads inside this job; guarded by pool.mu */
     bool closing; /* guarded by pool.mu */
 };
@@ -101,12 +99,14 @@ static struct {
 
 /* ------------------------------------------------------------- failures */
 
+#define AMP__CPU_JOB_MSG 2048 /* bytes of a failed job's message */
+
 static void amp__cpu_job_failv(amp__cpu_job *j, amp_status s, const char *fmt, va_list ap)
 {
     pthread_mutex_lock(&j->err_lock);
     if (j->status == AMP_OK) {
         j->status = s;
-        vsnprintf(j->msg, sizeof j->msg, fmt, ap);
+        if ((j->msg = malloc(AMP__CPU_JOB_MSG))) vsnprintf(j->msg, AMP__CPU_JOB_MSG, fmt, ap);
     }
     pthread_mutex_unlock(&j->err_lock);
     atomic_store(&j->stop, 1);
@@ -627,33 +627,10 @@ static amp_status amp__cpu_pool_start(amp__cpu_device *d)
 
 /* --------------------------------------------------------------- launch */
 
-amp_status amp__cpu_job_new(const amp__cpu_kernel *kernel, const amp__launch *l, bool owned, amp__cpu_job **out)
+/* Fill j (zeroed) for launch l of kernel. */
+static void amp__cpu_job_init(amp__cpu_job *j, const amp__cpu_kernel *kernel, const amp__launch *l)
 {
-    *out = NULL;
-    amp__cpu_job *j = calloc(1, sizeof *j);
-    if (!j) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for a launch");
     j->l = l;
-    if (owned) {
-        /* It runs after the call returns: keep what the core lent. */
-        j->own_l = *l;
-        j->own_sig = *l->sig;
-        snprintf(j->own_name, sizeof j->own_name, "%s", l->kernel_name);
-        j->own_l.sig = &j->own_sig;
-        j->own_l.kernel_name = j->own_name;
-        if (l->pack_size) {
-            j->own_pack = aligned_alloc(AMP__MAX_PARAM_ALIGN,
-                                        (l->pack_size + AMP__MAX_PARAM_ALIGN - 1) / AMP__MAX_PARAM_ALIGN *
-                                            AMP__MAX_PARAM_ALIGN);
-            if (!j->own_pack) {
-                free(j);
-                return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for a launch's arguments");
-            }
-            memcpy(j->own_pack, l->pack, l->pack_size);
-        }
-        j->own_l.pack = j->own_pack;
-        j->l = &j->own_l;
-        l = j->l;
-    }
     pthread_mutex_init(&j->err_lock, NULL);
     amp__cpu_launch *L = &j->launch;
     L->abi = AMP__CPU_ABI;
@@ -681,14 +658,39 @@ amp_status amp__cpu_job_new(const amp__cpu_kernel *kernel, const amp__launch *l,
     j->entry = kernel->entry;
     j->tiles = l->tiled ? kernel->tiles : NULL;
     j->total = total;
-    if (owned) {
-        j->inflight = kernel->inflight;
-        pthread_mutex_lock(&j->inflight->mu);
-        j->inflight->n++;
-        pthread_mutex_unlock(&j->inflight->mu);
-    }
+}
+
+amp_status amp__cpu_job_new(const amp__cpu_kernel *kernel, const amp__launch *l, amp__cpu_job **out)
+{
+    *out = NULL;
+    /* The pack follows the job in the same allocation, aligned by hand
+     * (aligned_alloc costs five times malloc). */
+    amp__cpu_job *j = malloc(sizeof *j + AMP__MAX_PARAM_ALIGN + l->pack_size);
+    if (!j) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for a launch");
+    memset(j, 0, sizeof *j);
+    uintptr_t pack = ((uintptr_t)(j + 1) + AMP__MAX_PARAM_ALIGN - 1) / AMP__MAX_PARAM_ALIGN * AMP__MAX_PARAM_ALIGN;
+    /* It runs after the call returns: the pack is copied; the kernel's name
+     * and signature are its module's, which stays loaded while the job is
+     * counted in flight. */
+    j->own_l = *l;
+    j->own_l.kernel_name = kernel->name;
+    j->own_l.sig = &kernel->sig;
+    j->own_l.pack = (const void *)pack;
+    if (l->pack_size) memcpy((void *)pack, l->pack, l->pack_size);
+    amp__cpu_job_init(j, kernel, &j->own_l);
+    j->inflight = kernel->inflight;
+    pthread_mutex_lock(&j->inflight->mu);
+    j->inflight->n++;
+    pthread_mutex_unlock(&j->inflight->mu);
     *out = j;
     return AMP_OK;
+}
+
+/* What job_free and a job on the stack both let go of. */
+static void amp__cpu_job_fini(amp__cpu_job *j)
+{
+    pthread_mutex_destroy(&j->err_lock);
+    free(j->msg);
 }
 
 void amp__cpu_job_free(amp__cpu_job *j)
@@ -699,8 +701,7 @@ void amp__cpu_job_free(amp__cpu_job *j)
         if (--j->inflight->n == 0) pthread_cond_broadcast(&j->inflight->cv);
         pthread_mutex_unlock(&j->inflight->mu);
     }
-    pthread_mutex_destroy(&j->err_lock);
-    free(j->own_pack);
+    amp__cpu_job_fini(j);
     free(j);
 }
 
@@ -751,16 +752,18 @@ amp_status amp__cpu_job_run(amp__cpu_device *d, amp__cpu_job *j)
         while (j->refs > 0) pthread_cond_wait(&amp__cpu_pool.idle, &amp__cpu_pool.mu);
         pthread_mutex_unlock(&amp__cpu_pool.mu);
     }
-    if (j->status != AMP_OK) return amp__fail(j->status, "%s", j->msg);
+    if (j->status != AMP_OK)
+        return amp__fail(j->status, "%s", j->msg ? j->msg : "the launch failed (no memory for its message)");
     return AMP_OK;
 }
 
 amp_status amp__cpu_run(amp__cpu_device *d, const amp__cpu_kernel *kernel, const amp__launch *l)
 {
-    amp__cpu_job *j = NULL;
-    amp_status st = amp__cpu_job_new(kernel, l, false, &j);
-    if (st != AMP_OK) return st;
-    st = amp__cpu_job_run(d, j);
-    amp__cpu_job_free(j);
+    /* Within the call: the job lives on this stack and borrows l. */
+    amp__cpu_job j;
+    memset(&j, 0, sizeof j);
+    amp__cpu_job_init(&j, kernel, l);
+    amp_status st = amp__cpu_job_run(d, &j);
+    amp__cpu_job_fini(&j);
     return st;
 }
