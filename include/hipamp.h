@@ -76,7 +76,8 @@ extern "C" {
     X(AMP_ERROR_KERNEL_NOT_FOUND, -9, "no kernel of that name, or it has no valid signature")  \
     X(AMP_ERROR_ARGUMENT_MISMATCH, -10, "launch arguments do not match the kernel's parameters") \
     X(AMP_ERROR_DEVICE, -11, "the device or its driver failed (a kernel faulted)")              \
-    X(AMP_ERROR_BUSY, -12, "the object is still in use")
+    X(AMP_ERROR_BUSY, -12, "the object is still in use")                                       \
+    X(AMP_ERROR_TIMEOUT, -13, "a wait or exchange timed out")
 
 typedef enum amp_status {
 #define AMP__STATUS_ENUM(name, value, text) name = value,
@@ -241,6 +242,13 @@ AMP_API amp_status amp_accelerator_view_get_accelerator(amp_accelerator_view *q,
  * first failure of an asynchronous launch on q is reported here (its own
  * status and message), once, and q runs launches again afterwards. */
 AMP_API amp_status amp_accelerator_view_wait(amp_accelerator_view *q);
+/* amp_accelerator_view_wait for at most ms milliseconds (0: only look):
+ * AMP_ERROR_TIMEOUT when work queued on q has not finished by then. The
+ * work is not cancelled: it goes on (nothing can stop a kernel that runs),
+ * and the caller may wait again. Returns earlier statuses as
+ * amp_accelerator_view_wait does. Blocks up to ms (a GPU wait polls the
+ * driver, sleeping up to 1 ms at a time). */
+AMP_API amp_status amp_accelerator_view_wait_for(amp_accelerator_view *q, uint32_t ms);
 /* Waits for q's work (its status is returned), then releases the caller's
  * handle; arrays and views still using q keep it alive until they go. A
  * default view is AMP_ERROR_INVALID_ARGUMENT (the library owns it). */
@@ -612,6 +620,16 @@ AMP_API amp_status amp_parallel_for_each_tiled_async(amp_accelerator_view *q, am
  * (on the CPU accelerator: the kernel's own status, e.g.
  * AMP_ERROR_OUT_OF_BOUNDS). */
 AMP_API amp_status amp_future_wait(amp_future *f);
+/* C++ AMP's completion_future::wait_for: amp_future_wait for at most ms
+ * milliseconds (0: only look). AMP_ERROR_TIMEOUT when the work has not
+ * finished by then; it is not cancelled and the future stays valid (wait
+ * again, or destroy it: the work goes on). Nothing that has started can be
+ * stopped: a kernel that runs on a GPU or the CPU accelerator, a copy, a
+ * compile by hipRTC or NVRTC (amp_program_build, which cannot be given a
+ * limit: only the CPU compiler has AMP_COMPILE_TIMEOUT). Destroying a view,
+ * array or accelerator view whose work never ends blocks forever. Blocks up
+ * to ms (a GPU wait polls the driver, sleeping up to 1 ms at a time). */
+AMP_API amp_status amp_future_wait_for(amp_future *f, uint32_t ms);
 /* *done = finished; never blocks. */
 AMP_API amp_status amp_future_is_ready(amp_future *f, bool *done);
 /* Device time of the launch or copy the future follows, in milliseconds,

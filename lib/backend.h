@@ -180,6 +180,9 @@ typedef struct amp__backend {
     void *(*queue_native)(void *dev, void *queue);
     void (*queue_destroy)(void *dev, void *queue);
     amp_status (*queue_wait)(void *dev, void *queue);
+    /* [none] queue_wait for at most ms milliseconds (0: only look):
+     * AMP_ERROR_TIMEOUT when work is still queued then (it goes on). */
+    amp_status (*queue_wait_for)(void *dev, void *queue, uint32_t ms);
     /* [storage] Make queue wait (on the device) for event before later work. */
     amp_status (*queue_wait_event)(void *dev, void *queue, void *event);
 
@@ -191,6 +194,9 @@ typedef struct amp__backend {
     amp_status (*event_elapsed)(void *dev, void *start, void *end, float *ms);
     /* [storage] */
     amp_status (*event_wait)(void *dev, void *event);
+    /* [none] event_wait for at most ms milliseconds (0: only look):
+     * AMP_ERROR_TIMEOUT when the queue has not passed the event then. */
+    amp_status (*event_wait_for)(void *dev, void *event, uint32_t ms);
     amp_status (*event_query)(void *dev, void *event, bool *done);
     void (*event_release)(void *dev, void *event);
 

@@ -30,6 +30,12 @@ amp_status amp_future_wait(amp_future *f)
     return amp__point_wait(f->done);
 }
 
+amp_status amp_future_wait_for(amp_future *f, uint32_t ms)
+{
+    AMP__HANDLE_OK(f, AMP__HANDLE_FUTURE);
+    return amp__timeout_message(__func__, ms, amp__point_wait_for(f->done, &ms));
+}
+
 amp_status amp_future_is_ready(amp_future *f, bool *done)
 {
     if (done) *done = false;

@@ -159,8 +159,10 @@ amp_status amp__queue_copy_peer(amp_accelerator_view *q, amp_accelerator *dst_ac
 amp_status amp__queue_copy(amp_accelerator_view *q, const amp__copy *c, amp__point *done);
 /* Count one logical copy (a box, however many driver copies it took). */
 void amp__queue_count_copy(amp_accelerator_view *q, amp__copy_dir dir, uint64_t bytes);
-/* Block until everything queued on q has finished. */
+/* Block until everything queued on q has finished; with ms (may be NULL:
+ * no limit) for at most *ms milliseconds, then AMP_ERROR_TIMEOUT. */
 amp_status amp__queue_drain(amp_accelerator_view *q);
+amp_status amp__queue_drain_for(amp_accelerator_view *q, const uint32_t *ms);
 /* Replace *slot by p, moving the queue reference (inline: every launch
  * sets one a storage, almost always on the queue it already holds). */
 static inline void amp__point_set(amp__point *slot, amp__point p)
@@ -171,11 +173,16 @@ static inline void amp__point_set(amp__point *slot, amp__point p)
     }
     *slot = p;
 }
-/* Block the host until p passed. */
+/* Block the host until p passed; with ms (may be NULL: no limit) for at
+ * most *ms milliseconds, then AMP_ERROR_TIMEOUT (the work goes on). */
 amp_status amp__point_wait(amp__point p);
+amp_status amp__point_wait_for(amp__point p, const uint32_t *ms);
 /* Make queue `on` wait (on the device when it can) until p passed. */
 amp_status amp__point_order(amp_accelerator_view *on, amp__point p);
 amp_status amp__point_query(amp__point p, bool *done);
+/* st, with the message of a timed wait that ran out (fn waited ms) when st
+ * is AMP_ERROR_TIMEOUT. */
+amp_status amp__timeout_message(const char *fn, uint32_t ms, amp_status st);
 
 /* -------------------------------------------------------- lib/box.c */
 

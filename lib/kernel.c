@@ -252,10 +252,10 @@ void amp__launches_quiesce(void)
             if (ns < 64000) {
                 sched_yield();
             } else {
-                struct timespec ts = {0, ns > 1000000 ? 1000000 : ns};
+                struct timespec ts = {0, ns};
                 nanosleep(&ts, NULL);
             }
-            ns *= 2;
+            if (ns < 1000000) ns *= 2;
         }
     }
 }

@@ -305,15 +305,17 @@ static void amp__note_completed(amp_accelerator_view *q, uint64_t seq)
     }
 }
 
-amp_status amp__queue_drain(amp_accelerator_view *q)
+amp_status amp__queue_drain_for(amp_accelerator_view *q, const uint32_t *ms)
 {
     uint64_t seen = atomic_load_explicit(&q->submitted, memory_order_acquire);
     AMP__TRACE_CLOCK(t_wait, amp__wait_begin(q));
-    amp_status st = q->be->queue_wait(q->dev, q->queue);
+    amp_status st = ms ? q->be->queue_wait_for(q->dev, q->queue, *ms) : q->be->queue_wait(q->dev, q->queue);
     AMP__TRACE(amp__wait_end(t_wait, q, AMP__SEQ_TAIL, st));
     if (st == AMP_OK) amp__note_completed(q, seen);
     return st;
 }
+
+amp_status amp__queue_drain(amp_accelerator_view *q) { return amp__queue_drain_for(q, NULL); }
 
 /* A mark covering command seq of q, retained for the caller: the newest one
  * when it covers seq, else a new one recorded now. */
@@ -353,18 +355,21 @@ static bool amp__point_passed(amp__point p)
     return !p.q || p.seq == 0 || atomic_load_explicit(&p.q->completed, memory_order_acquire) >= p.seq;
 }
 
-amp_status amp__point_wait(amp__point p)
+amp_status amp__point_wait_for(amp__point p, const uint32_t *ms)
 {
     if (amp__point_passed(p)) return AMP_OK;
     amp__mark *m;
     amp_status st = amp__mark_get(p.q, p.seq, &m);
     if (st != AMP_OK) return st;
     AMP__TRACE_CLOCK(t_wait, amp__wait_begin(p.q));
-    if ((st = p.q->be->event_wait(p.q->dev, m->event)) == AMP_OK) amp__note_completed(p.q, m->seq);
+    st = ms ? p.q->be->event_wait_for(p.q->dev, m->event, *ms) : p.q->be->event_wait(p.q->dev, m->event);
+    if (st == AMP_OK) amp__note_completed(p.q, m->seq);
     AMP__TRACE(amp__wait_end(t_wait, p.q, p.seq, st));
     amp__mark_release(p.q, m);
     return st;
 }
+
+amp_status amp__point_wait(amp__point p) { return amp__point_wait_for(p, NULL); }
 
 amp_status amp__point_order(amp_accelerator_view *on, amp__point p)
 {
@@ -434,6 +439,19 @@ amp_status amp_accelerator_view_wait(amp_accelerator_view *q)
 {
     AMP__HANDLE_OK(q, AMP__HANDLE_QUEUE);
     return amp__queue_drain(q);
+}
+
+amp_status amp__timeout_message(const char *fn, uint32_t ms, amp_status st)
+{
+    if (st != AMP_ERROR_TIMEOUT) return st;
+    return amp__fail(st, "%s: not done after %u ms; the work goes on (a running kernel cannot be stopped): wait again, "
+                     "or without a limit", fn, ms);
+}
+
+amp_status amp_accelerator_view_wait_for(amp_accelerator_view *q, uint32_t ms)
+{
+    AMP__HANDLE_OK(q, AMP__HANDLE_QUEUE);
+    return amp__timeout_message(__func__, ms, amp__queue_drain_for(q, &ms));
 }
 
 amp_status amp_accelerator_view_destroy(amp_accelerator_view *q)

@@ -1,4 +1,4 @@
-/* test_async.c — amp_parallel_for_each_async and futures: wait/is_ready/destroy, results after wait, two queues, host access waiting without an explicit wait, amp_accelerator_view_wait, cross-queue ordering; the CPU accelerator running launches of two queues (and two threads) at the same time, reporting an asynchronous launch's failure, holding at most AMP_QUEUE_DEPTH launches in a queue, and giving a burst's memory back. */
+/* test_async.c — amp_parallel_for_each_async and futures: wait/is_ready/destroy, results after wait, two queues, host access waiting without an explicit wait, amp_accelerator_view_wait, cross-queue ordering; the CPU accelerator running launches of two queues (and two threads) at the same time, reporting an asynchronous launch's failure, holding at most AMP_QUEUE_DEPTH launches in a queue, and giving a burst's memory back; waits with a time-out. */
 #include "support.h"
 
 #include <pthread.h>
@@ -662,6 +662,79 @@ Test(async, cpu_burst_memory_comes_back, .timeout = 300)
                  "%d launches: RSS %ld KB before, %ld KB with their futures, %ld KB after they were destroyed",
                  BURST, before, peak, after);
     free(f);
+    ASSERT_OK(amp_array_view_destroy(v));
+    ASSERT_OK(amp_accelerator_view_destroy(q));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+/* ------------------------------------------------------- timed waits */
+
+/* A kernel that waits for the host: every timed wait on it (its future,
+ * its queue) runs out with AMP_ERROR_TIMEOUT and leaves it running; once
+ * the host lets it end, the same waits succeed. */
+Test(async, cpu_wait_for_times_out_until_the_kernel_ends, .timeout = 120)
+{
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    amp_program *p = test_build(acc, test_kernels_handles);
+    amp_kernel *k = test_kernel(p, "h_wait_flag");
+    amp_accelerator_view *q = mkqueue(acc);
+    static atomic_int flag;
+    int out[1] = {0};
+    amp_array_view *v = test_view(out, 4, amp_extent_1d(1), AMP_READ_WRITE);
+    amp_arg a[] = {amp_arg_view(v), amp_arg_uint64((uint64_t)(uintptr_t)&flag)};
+    amp_future *f = NULL;
+    ASSERT_OK(amp_parallel_for_each_async(q, amp_extent_1d(1), k, a, 2, &f));
+    ASSERT_STATUS(amp_future_wait_for(f, 0), AMP_ERROR_TIMEOUT);
+    double t0 = now_s();
+    ASSERT_STATUS(amp_future_wait_for(f, 50), AMP_ERROR_TIMEOUT);
+    double waited = now_s() - t0;
+    cr_assert_geq(waited, 0.049, "amp_future_wait_for(50 ms) returned after %.3f s", waited);
+    cr_assert(strstr(amp_last_error(), "amp_future_wait_for: not done after 50 ms"), "%s", amp_last_error());
+    bool done = true;
+    ASSERT_OK(amp_future_is_ready(f, &done));
+    cr_assert(!done, "the kernel ended without its flag");
+    ASSERT_STATUS(amp_accelerator_view_wait_for(q, 20), AMP_ERROR_TIMEOUT);
+    cr_assert(strstr(amp_last_error(), "amp_accelerator_view_wait_for"), "%s", amp_last_error());
+    ASSERT_STATUS(amp_future_wait_for(NULL, 1), AMP_ERROR_INVALID_ARGUMENT);
+    atomic_store(&flag, 1);
+    ASSERT_OK(amp_future_wait_for(f, 600000));
+    ASSERT_OK(amp_future_wait_for(f, 0)); /* done: even without time */
+    ASSERT_OK(amp_accelerator_view_wait_for(q, 600000));
+    ASSERT_OK(amp_accelerator_view_wait_for(q, 0));
+    ASSERT_OK(amp_array_view_synchronize(v));
+    cr_assert_eq(out[0], 1);
+    ASSERT_OK(amp_future_destroy(f));
+    ASSERT_OK(amp_array_view_destroy(v));
+    ASSERT_OK(amp_accelerator_view_destroy(q));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+/* The same on a GPU, with a kernel that runs for about a second (2^28
+ * dependent steps a thread): a 1 ms wait runs out, a long one succeeds
+ * with the right results. */
+Test(async, gpu_wait_for_times_out_on_a_long_kernel, .timeout = 300)
+{
+    amp_accelerator *acc = test_accel(TEST_ACCEL_GPU);
+    enum { ITERS = 1 << 28, M = 256 };
+    amp_program *p = test_build(acc, test_kernels_handles);
+    amp_kernel *k = test_kernel(p, "h_slow");
+    amp_accelerator_view *q = mkqueue(acc);
+    static uint32_t out[M], want[M];
+    for (int i = 0; i < M; ++i) {
+        out[i] = POISON_U32;
+        want[i] = lcg_skip((uint32_t)i * 2654435761u, ITERS);
+    }
+    amp_array_view *v = test_view(out, 4, amp_extent_1d(M), AMP_WRITE_ONLY);
+    amp_arg a[] = {amp_arg_view(v), amp_arg_int32(ITERS)};
+    amp_future *f = NULL;
+    ASSERT_OK(amp_parallel_for_each_async(q, amp_extent_1d(M), k, a, 2, &f));
+    ASSERT_STATUS(amp_future_wait_for(f, 1), AMP_ERROR_TIMEOUT);
+    ASSERT_STATUS(amp_accelerator_view_wait_for(q, 0), AMP_ERROR_TIMEOUT);
+    ASSERT_OK(amp_future_wait_for(f, 600000));
+    ASSERT_OK(amp_accelerator_view_wait_for(q, 600000));
+    ASSERT_OK(amp_array_view_synchronize(v));
+    check_u32(out, want, M, "h_slow after a timed wait");
+    ASSERT_OK(amp_future_destroy(f));
     ASSERT_OK(amp_array_view_destroy(v));
     ASSERT_OK(amp_accelerator_view_destroy(q));
     ASSERT_OK(amp_program_destroy(p));

@@ -71,6 +71,7 @@ Test(status, every_name)
         {AMP_ERROR_ARGUMENT_MISMATCH, "AMP_ERROR_ARGUMENT_MISMATCH"},
         {AMP_ERROR_DEVICE, "AMP_ERROR_DEVICE"},
         {AMP_ERROR_BUSY, "AMP_ERROR_BUSY"},
+        {AMP_ERROR_TIMEOUT, "AMP_ERROR_TIMEOUT"},
     };
     for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) {
         const char *n = amp_status_name(all[i].s);
@@ -81,7 +82,7 @@ Test(status, every_name)
 
 Test(status, unknown_values)
 {
-    const int bad[] = {1, 7, -13, -100, INT_MIN, INT_MAX};
+    const int bad[] = {1, 7, -14, -100, INT_MIN, INT_MAX};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
         const char *n = amp_status_name((amp_status)bad[i]);
         cr_assert_not_null(n);

@@ -144,6 +144,7 @@ extern unsigned amp__cpu_fork_generation;
 amp_status amp__cpu_queue_create(void *dev, void **queue);
 void amp__cpu_queue_destroy(void *dev, void *queue);
 amp_status amp__cpu_queue_wait(void *dev, void *queue);
+amp_status amp__cpu_queue_wait_for(void *dev, void *queue, uint32_t ms);
 amp_status amp__cpu_queue_wait_event(void *dev, void *queue, void *event);
 amp_status amp__cpu_queue_launch(void *dev, void *queue, void *fn, const amp__launch *l);
 /* Wait (host side) until the queue's launches queued so far have run. */
@@ -152,6 +153,7 @@ amp_status amp__cpu_event_record(void *dev, void *queue, void **event);
 amp_status amp__cpu_event_record_timed(void *dev, void *queue, void **event);
 amp_status amp__cpu_event_elapsed(void *dev, void *start, void *end, float *ms);
 amp_status amp__cpu_event_wait(void *dev, void *event);
+amp_status amp__cpu_event_wait_for(void *dev, void *event, uint32_t ms);
 amp_status amp__cpu_event_query(void *dev, void *event, bool *done);
 void amp__cpu_event_release(void *dev, void *event);
 

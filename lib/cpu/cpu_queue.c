@@ -1,11 +1,13 @@
 /* cpu_queue.c — the CPU accelerator's queues and events: launches made through the asynchronous API run in order on a thread of their queue (so two queues' launches overlap), at most AMP_QUEUE_DEPTH of them queued (a launch waits for room, as on a GPU), everything else on a queue first lets those finish, and events complete when their queue reaches them. */
 #include "cpu_internal.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* An event: a point in a queue. Until the queue reaches it, the queued
  * launch it follows holds a reference too. */
@@ -55,7 +57,45 @@ static amp__slab_pool amp__cpu_events = AMP__SLAB_POOL(sizeof(amp__cpu_event));
 /* Event completion is announced to every waiter at once: waits are rare and
  * short-lived next to the launches they wait for. */
 static pthread_mutex_t amp__cpu_event_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t amp__cpu_event_cv = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t amp__cpu_event_cv; /* made by amp__cpu_event_init, before the first event */
+static pthread_once_t amp__cpu_event_once = PTHREAD_ONCE_INIT;
+
+/* Condition variables with timed waits (amp_future_wait_for,
+ * amp_accelerator_view_wait_for) run on the monotonic clock. */
+static void amp__cpu_cond_init(pthread_cond_t *c)
+{
+    pthread_condattr_t a;
+    pthread_condattr_init(&a);
+    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+    pthread_cond_init(c, &a);
+    pthread_condattr_destroy(&a);
+}
+
+static void amp__cpu_event_init(void) { amp__cpu_cond_init(&amp__cpu_event_cv); }
+
+/* The monotonic time ms milliseconds from now. */
+static struct timespec amp__cpu_deadline(uint32_t ms)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    t.tv_sec += ms / 1000;
+    t.tv_nsec += (long)(ms % 1000) * 1000000;
+    if (t.tv_nsec >= 1000000000) {
+        t.tv_sec++;
+        t.tv_nsec -= 1000000000;
+    }
+    return t;
+}
+
+/* pthread_cond_wait, or until *until (NULL: no limit); false: timed out. */
+static bool amp__cpu_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *until)
+{
+    if (!until) {
+        pthread_cond_wait(c, m);
+        return true;
+    }
+    return pthread_cond_timedwait(c, m, until) != ETIMEDOUT;
+}
 
 static void amp__cpu_event_unref(amp__cpu_event *e)
 {
@@ -98,7 +138,7 @@ static void amp__cpu_queue_after_fork(amp__cpu_queue *q)
     if (q->fork_generation != amp__cpu_fork_generation) {
         pthread_mutex_init(&q->mu, NULL);
         pthread_cond_init(&q->work, NULL);
-        pthread_cond_init(&q->idle, NULL);
+        amp__cpu_cond_init(&q->idle);
         pthread_cond_init(&q->room, NULL);
         amp__cpu_qitem *it = q->head;
         q->head = q->tail = NULL;
@@ -167,7 +207,7 @@ amp_status amp__cpu_queue_create(void *dev, void **queue)
     q->d = dev;
     pthread_mutex_init(&q->mu, NULL);
     pthread_cond_init(&q->work, NULL);
-    pthread_cond_init(&q->idle, NULL);
+    amp__cpu_cond_init(&q->idle);
     pthread_cond_init(&q->room, NULL);
     q->depth = q->d->queue_depth;
     q->fork_generation = amp__cpu_fork_generation;
@@ -175,14 +215,22 @@ amp_status amp__cpu_queue_create(void *dev, void **queue)
     return AMP_OK;
 }
 
-void amp__cpu_queue_drain(void *queue)
+/* Wait until the launches queued so far have run, or until *until (NULL:
+ * no limit). false: timed out. */
+static bool amp__cpu_queue_idle(amp__cpu_queue *q, const struct timespec *until)
 {
-    amp__cpu_queue *q = queue;
-    if (!q) return;
     amp__cpu_queue_after_fork(q);
     pthread_mutex_lock(&q->mu);
-    while (q->head) pthread_cond_wait(&q->idle, &q->mu);
+    bool in_time = true;
+    while (q->head && in_time) in_time = amp__cpu_cond_wait(&q->idle, &q->mu, until);
+    bool idle = !q->head;
     pthread_mutex_unlock(&q->mu);
+    return idle;
+}
+
+void amp__cpu_queue_drain(void *queue)
+{
+    if (queue) (void)amp__cpu_queue_idle(queue, NULL);
 }
 
 void amp__cpu_queue_destroy(void *dev, void *queue)
@@ -225,6 +273,16 @@ amp_status amp__cpu_queue_wait(void *dev, void *queue)
     amp__cpu_queue *q = queue;
     if (!q) return AMP_OK;
     amp__cpu_queue_drain(q);
+    return amp__cpu_queue_take_fault(q);
+}
+
+amp_status amp__cpu_queue_wait_for(void *dev, void *queue, uint32_t ms)
+{
+    amp__cpu_queue *q = queue;
+    if (!q) return AMP_OK;
+    struct timespec until = amp__cpu_deadline(ms);
+    if (!amp__cpu_queue_idle(q, &until))
+        return amp__fail(AMP_ERROR_TIMEOUT, "CPU accelerator: the queue's launches are still running");
     return amp__cpu_queue_take_fault(q);
 }
 
@@ -291,6 +349,7 @@ amp_status amp__cpu_queue_launch(void *dev, void *queue, void *fn, const amp__la
 static amp_status amp__cpu_record(amp__cpu_queue *q, bool timed, void **event)
 {
     *event = NULL;
+    pthread_once(&amp__cpu_event_once, amp__cpu_event_init);
     amp__cpu_event *e = amp__slab_alloc(&amp__cpu_events);
     if (!e) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for an event");
     memset(e, 0, sizeof *e);
@@ -324,22 +383,42 @@ amp_status amp__cpu_event_record_timed(void *dev, void *queue, void **event)
     return amp__cpu_record(queue, true, event);
 }
 
-static void amp__cpu_event_block(amp__cpu_event *e)
+/* Wait until the queue passed e, or until *until (NULL: no limit). false:
+ * timed out. */
+static bool amp__cpu_event_block(amp__cpu_event *e, const struct timespec *until)
 {
-    if (atomic_load_explicit(&e->done, memory_order_acquire)) return;
+    if (atomic_load_explicit(&e->done, memory_order_acquire)) return true;
     pthread_mutex_lock(&amp__cpu_event_mu);
-    while (!atomic_load_explicit(&e->done, memory_order_acquire))
-        pthread_cond_wait(&amp__cpu_event_cv, &amp__cpu_event_mu);
+    bool in_time = true;
+    while (!atomic_load_explicit(&e->done, memory_order_acquire) && in_time)
+        in_time = amp__cpu_cond_wait(&amp__cpu_event_cv, &amp__cpu_event_mu, until);
     pthread_mutex_unlock(&amp__cpu_event_mu);
+    return atomic_load_explicit(&e->done, memory_order_acquire);
+}
+
+/* An event the queue passed: the state of the queue's work up to it. */
+static amp_status amp__cpu_event_status(const amp__cpu_event *e)
+{
+    if (e->st != AMP_OK) return amp__fail(e->st, "%s", e->msg ? e->msg : "the queue's work failed");
+    return AMP_OK;
 }
 
 amp_status amp__cpu_event_wait(void *dev, void *event)
 {
     amp__cpu_event *e = event;
     if (!e) return AMP_OK;
-    amp__cpu_event_block(e);
-    if (e->st != AMP_OK) return amp__fail(e->st, "%s", e->msg ? e->msg : "the queue's work failed");
-    return AMP_OK;
+    amp__cpu_event_block(e, NULL);
+    return amp__cpu_event_status(e);
+}
+
+amp_status amp__cpu_event_wait_for(void *dev, void *event, uint32_t ms)
+{
+    amp__cpu_event *e = event;
+    if (!e) return AMP_OK;
+    struct timespec until = amp__cpu_deadline(ms);
+    if (!amp__cpu_event_block(e, &until))
+        return amp__fail(AMP_ERROR_TIMEOUT, "CPU accelerator: the queue has not reached the event");
+    return amp__cpu_event_status(e);
 }
 
 amp_status amp__cpu_event_query(void *dev, void *event, bool *done)
@@ -368,6 +447,6 @@ amp_status amp__cpu_event_elapsed(void *dev, void *start, void *end, float *ms)
 amp_status amp__cpu_queue_wait_event(void *dev, void *queue, void *event)
 {
     amp__cpu_event *e = event;
-    if (e) amp__cpu_event_block(e);
+    if (e) amp__cpu_event_block(e, NULL);
     return AMP_OK;
 }

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* A host range this backend registered itself (host_register), shared by
  * every storage whose range lies inside it. */
@@ -194,6 +195,20 @@ static amp_status gpu_queue_wait(void *dev, void *queue)
     return st;
 }
 
+static amp_status gpu_event_record(void *dev, void *queue, void **event);
+static void gpu_event_release(void *dev, void *event);
+static amp_status gpu_event_wait_for(void *dev, void *event, uint32_t ms);
+
+/* An event recorded now covers everything queued so far. */
+static amp_status gpu_queue_wait_for(void *dev, void *queue, uint32_t ms)
+{
+    void *ev = NULL;
+    amp_status st = gpu_event_record(dev, queue, &ev);
+    if (st == AMP_OK) st = gpu_event_wait_for(dev, ev, ms);
+    gpu_event_release(dev, ev);
+    return st;
+}
+
 static amp_status gpu_queue_wait_event(void *dev, void *queue, void *event)
 {
     gpu_dev *d = GPU_DEV(dev);
@@ -292,6 +307,27 @@ static amp_status gpu_event_query(void *dev, void *event, bool *done)
     if (!event) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "event is NULL");
     ON_DEVICE(d, st, st = d->drv->event_query(untag(event), done));
     return st;
+}
+
+/* Neither driver waits for an event with a limit: ask it until the event
+ * passed or ms ran out, sleeping between the questions from 20 us up to
+ * 1 ms (a kernel that ends is noticed within about a millisecond). A
+ * fault the driver reports is the status. */
+static amp_status gpu_event_wait_for(void *dev, void *event, uint32_t ms)
+{
+    uint64_t deadline = amp__now_ns() + (uint64_t)ms * 1000000u;
+    uint64_t nap = 20000;
+    for (;;) {
+        bool done = false;
+        amp_status st = gpu_event_query(dev, event, &done);
+        if (st != AMP_OK || done) return st;
+        uint64_t now = amp__now_ns();
+        if (now >= deadline) return amp__fail(AMP_ERROR_TIMEOUT, "the GPU has not passed the event");
+        uint64_t ns = deadline - now < nap ? deadline - now : nap;
+        struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+        nanosleep(&ts, NULL);
+        if (nap < 1000000) nap *= 2;
+    }
 }
 
 /* -------------------------------------------------------------- memory */
@@ -524,11 +560,13 @@ static const amp__backend gpu_backend = {
     .queue_native = gpu_queue_native,
     .queue_destroy = gpu_queue_destroy,
     .queue_wait = gpu_queue_wait,
+    .queue_wait_for = gpu_queue_wait_for,
     .queue_wait_event = gpu_queue_wait_event,
     .event_record = gpu_event_record,
     .event_record_timed = gpu_event_record_timed,
     .event_elapsed = gpu_event_elapsed,
     .event_wait = gpu_event_wait,
+    .event_wait_for = gpu_event_wait_for,
     .event_query = gpu_event_query,
     .event_release = gpu_event_release,
     .mem_alloc = gpu_mem_alloc,
