@@ -294,7 +294,8 @@ AMP_API amp_status amp_array_copy_from_host(amp_array *a, const void *src);
 AMP_API amp_status amp_array_get_extent(const amp_array *a, amp_extent *out);
 /* The array's element size in bytes. AMP_ERROR_INVALID_ARGUMENT: a or out NULL. */
 AMP_API amp_status amp_array_get_element_size(const amp_array *a, size_t *out);
-/* The view whose queue the array's own copies use. Borrowed. */
+/* The view whose queue the array's own copies use. Borrowed: usable until
+ * that view is destroyed (the array goes on using its queue after that). */
 AMP_API amp_status amp_array_get_accelerator_view(amp_array *a, amp_accelerator_view **out);
 /* The array's memory: a device pointer (hipDeviceptr / CUdeviceptr) on a
  * GPU, a host pointer on the CPU accelerator; row-major, last dimension
@@ -454,8 +455,10 @@ AMP_API amp_status amp_program_build_file(amp_accelerator *a, const char *path, 
 AMP_API amp_status amp_program_get_kernel(amp_program *p, const char *name, amp_kernel **out);
 /* Frees the program and ends its kernels' handles: a later use of one of
  * them is AMP_ERROR_INVALID_ARGUMENT ("stale"), never a silent success.
- * Waits for none (queued launches keep the compiled code alive until they
- * end). */
+ * Blocks while other threads are inside a launch (or amp_kernel_get_info)
+ * of one of its kernels that began before: those finish on the kernel as it
+ * was. Waits for no queued work (queued launches keep the compiled code
+ * alive until they end). A destroyed p: AMP_ERROR_INVALID_ARGUMENT. */
 AMP_API amp_status amp_program_destroy(amp_program *p);
 
 /* What a kernel is and how it runs. */
@@ -607,7 +610,9 @@ AMP_API amp_status amp_parallel_for_each_tiled(amp_accelerator_view *q, amp_tile
  * future the caller owns (destroy it with amp_future_destroy). On the CPU
  * accelerator the launch runs on a thread of q's own, after q's earlier
  * launches: launches on two queues (or from two threads) run at the same
- * time, sharing the accelerator's threads. A failure of the kernel there
+ * time, sharing the accelerator's threads. q holds at most AMP_QUEUE_DEPTH
+ * of them (default 1024): the call blocks while q is full, as a GPU
+ * driver's launch does when its own queue is. A failure of the kernel there
  * (AMP_DEBUG's checks, a divergent barrier, an exception) is the future's
  * status; q's later launches do not run (their futures say so) until
  * amp_accelerator_view_wait(q) has reported it. */
