@@ -268,22 +268,21 @@ static amp_status amp__cpu_queue_take_fault(amp__cpu_queue *q)
     return AMP_OK;
 }
 
-amp_status amp__cpu_queue_wait(void *dev, void *queue)
+/* Drain (until *until; NULL: no limit), then report the queue's fault. */
+static amp_status amp__cpu_queue_wait_until(amp__cpu_queue *q, const struct timespec *until)
 {
-    amp__cpu_queue *q = queue;
     if (!q) return AMP_OK;
-    amp__cpu_queue_drain(q);
+    if (!amp__cpu_queue_idle(q, until))
+        return amp__fail(AMP_ERROR_TIMEOUT, "CPU accelerator: the queue's launches are still running");
     return amp__cpu_queue_take_fault(q);
 }
 
+amp_status amp__cpu_queue_wait(void *dev, void *queue) { return amp__cpu_queue_wait_until(queue, NULL); }
+
 amp_status amp__cpu_queue_wait_for(void *dev, void *queue, uint32_t ms)
 {
-    amp__cpu_queue *q = queue;
-    if (!q) return AMP_OK;
     struct timespec until = amp__cpu_deadline(ms);
-    if (!amp__cpu_queue_idle(q, &until))
-        return amp__fail(AMP_ERROR_TIMEOUT, "CPU accelerator: the queue's launches are still running");
-    return amp__cpu_queue_take_fault(q);
+    return amp__cpu_queue_wait_until(queue, &until);
 }
 
 amp_status amp__cpu_queue_launch(void *dev, void *queue, void *fn, const amp__launch *l)
@@ -396,29 +395,23 @@ static bool amp__cpu_event_block(amp__cpu_event *e, const struct timespec *until
     return atomic_load_explicit(&e->done, memory_order_acquire);
 }
 
-/* An event the queue passed: the state of the queue's work up to it. */
-static amp_status amp__cpu_event_status(const amp__cpu_event *e)
+/* Wait for e (until *until; NULL: no limit); then the state of the
+ * queue's work up to it. */
+static amp_status amp__cpu_event_wait_until(amp__cpu_event *e, const struct timespec *until)
 {
+    if (!e) return AMP_OK;
+    if (!amp__cpu_event_block(e, until))
+        return amp__fail(AMP_ERROR_TIMEOUT, "CPU accelerator: the queue has not reached the event");
     if (e->st != AMP_OK) return amp__fail(e->st, "%s", e->msg ? e->msg : "the queue's work failed");
     return AMP_OK;
 }
 
-amp_status amp__cpu_event_wait(void *dev, void *event)
-{
-    amp__cpu_event *e = event;
-    if (!e) return AMP_OK;
-    amp__cpu_event_block(e, NULL);
-    return amp__cpu_event_status(e);
-}
+amp_status amp__cpu_event_wait(void *dev, void *event) { return amp__cpu_event_wait_until(event, NULL); }
 
 amp_status amp__cpu_event_wait_for(void *dev, void *event, uint32_t ms)
 {
-    amp__cpu_event *e = event;
-    if (!e) return AMP_OK;
     struct timespec until = amp__cpu_deadline(ms);
-    if (!amp__cpu_event_block(e, &until))
-        return amp__fail(AMP_ERROR_TIMEOUT, "CPU accelerator: the queue has not reached the event");
-    return amp__cpu_event_status(e);
+    return amp__cpu_event_wait_until(event, &until);
 }
 
 amp_status amp__cpu_event_query(void *dev, void *event, bool *done)
