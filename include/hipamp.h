@@ -357,7 +357,8 @@ AMP_API amp_status amp_array_view_get_strides(const amp_array_view *v, int64_t *
  * an AMP_READ_ONLY view, or a bad access value. */
 AMP_API amp_status amp_array_view_native_handle(amp_array_view *v, amp_accelerator_view *q, amp_access access,
                                                 void **device_ptr);
-/* Host pointer of the view's first element (NULL for a view of an array). */
+/* Host pointer of the view's first element (NULL for a view of an array,
+ * and for a NULL or destroyed v: amp_last_error() then says which). */
 AMP_API void *amp_array_view_data(const amp_array_view *v);
 /* Make host memory current: blocks until the kernels using it finished and
  * the device-newer parts came back. AMP_ERROR_DEVICE from the driver. */
