@@ -22,7 +22,7 @@ LAYERS = [
     ("helpers",    [],                                 ["lib/core.h", "lib/lock.h", "lib/signature.h",
                                                         "lib/status.c", "lib/compile_log.c", "lib/env.c",
                                                         "lib/hash.c", "lib/clock.c", "lib/options.c",
-                                                        "lib/strbuf.c", "lib/prelude.c", "lib/lock.c"]),
+                                                        "lib/strbuf.c", "lib/prelude.c", "lib/lock.c", "lib/slab.c"]),
     ("contract",   ["helpers"],                        ["lib/backend.h"]),
     ("includes",   ["helpers", "contract"],            ["lib/include_scan.h", "lib/include_scan.c"]),
     ("trace",      ["vendor-abi", "helpers", "contract"], ["lib/trace.h", "lib/trace_*.h", "lib/trace.c",
