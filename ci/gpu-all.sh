@@ -1,5 +1,9 @@
 #!/usr/bin/env bash
 # gpu-all.sh — one call on the NVIDIA machine: the GPU test suite (ci/gpu-test.sh), then the study and the benchmark report (bench_gpu), with logs and results under $OUT.
+# Knobs: CTEST_ARGS (e.g. "-j8": the suite in parallel; passed to gpu-test.sh),
+# STUDY=0 skips the study, BENCH_ARGS (e.g. "--launch-only") narrows bench_gpu,
+# BENCH=0 skips it, TRACE_TESTS (a ctest -R pattern) reruns those tests with
+# AMP_TRACE writing a file, to check the suite with tracing on.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -16,14 +20,30 @@ test_rc=$?
 tail -n 25 "$LOGS/gpu-test.log"
 cp -r "$BUILD_DIR/logs" "$LOGS/suite" 2>/dev/null
 
-echo "=== study (default accelerator)"
-"$BUILD_DIR/examples/study" > "$LOGS/study.log" 2>&1
-study_rc=$?
-tail -n 24 "$LOGS/study.log"
+study_rc=0
+if [ -n "${TRACE_TESTS:-}" ]; then
+  echo "=== with AMP_TRACE: $TRACE_TESTS"
+  (cd "$BUILD_DIR" && AMP_TRACE="$LOGS/trace-%p.json" ctest -j8 -R "$TRACE_TESTS" --output-on-failure) > "$LOGS/trace-tests.log" 2>&1
+  trace_rc=$?
+  tail -n 6 "$LOGS/trace-tests.log"
+  [ "$trace_rc" -eq 0 ] || test_rc=$trace_rc
+  echo "trace files: $(ls "$LOGS"/trace-*.json 2>/dev/null | wc -l)"
+  rm -f "$LOGS"/trace-*.json
+fi
 
-echo "=== bench_gpu"
-if [ -x "$BUILD_DIR/bench/bench_gpu" ]; then
-  "$BUILD_DIR/bench/bench_gpu" --out "$OUT" > "$LOGS/bench.log" 2>&1
+if [ "${STUDY:-1}" != 0 ]; then
+  echo "=== study (default accelerator)"
+  "$BUILD_DIR/examples/study" > "$LOGS/study.log" 2>&1
+  study_rc=$?
+  tail -n 24 "$LOGS/study.log"
+fi
+
+echo "=== bench_gpu ${BENCH_ARGS:-}"
+if [ "${BENCH:-1}" = 0 ]; then
+  bench_rc=0
+elif [ -x "$BUILD_DIR/bench/bench_gpu" ]; then
+  # shellcheck disable=SC2086
+  "$BUILD_DIR/bench/bench_gpu" ${BENCH_ARGS:-} --out "$OUT" > "$LOGS/bench.log" 2>&1
   bench_rc=$?
   grep -E '^\| |goal|met|miss' "$LOGS/bench.log" | tail -n 40
 else
