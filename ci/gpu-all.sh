@@ -23,7 +23,8 @@ cp -r "$BUILD_DIR/logs" "$LOGS/suite" 2>/dev/null
 study_rc=0
 if [ -n "${TRACE_TESTS:-}" ]; then
   echo "=== with AMP_TRACE: $TRACE_TESTS"
-  (cd "$BUILD_DIR" && AMP_TRACE="$LOGS/trace-%p.json" ctest -j8 -R "$TRACE_TESTS" --output-on-failure) > "$LOGS/trace-tests.log" 2>&1
+  # Criterion's libraries, unpacked by gpu-test.sh.
+  (cd "$BUILD_DIR" && LD_LIBRARY_PATH="$BUILD_DIR/criterion-root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" AMP_TRACE="$LOGS/trace-%p.json" ctest -j8 -R "$TRACE_TESTS" --output-on-failure) > "$LOGS/trace-tests.log" 2>&1
   trace_rc=$?
   tail -n 6 "$LOGS/trace-tests.log"
   [ "$trace_rc" -eq 0 ] || test_rc=$trace_rc

@@ -474,8 +474,11 @@ template <int D0, int D1, int D2> struct index_traits<tiled_index<D0, D1, D2>> {
 // The argument pack's size, named in the compiler's message when it passes
 // hipamp's limit on every accelerator (AMP__MAX_PACK, lib/signature.h: CUDA
 // before 12.1 and HIP take 4 KiB of kernel parameters). The library reads
-// the size and the kernel's name back from the log.
-template <unsigned long Bytes> struct kernel_parameter_bytes {
+// the size and the kernel's name back from the log: Kernel is a tag type
+// named after the kernel (name__amp_kernel), so every compiler's
+// instantiation note carries the name (clang without caret lines, as
+// some hipRTC builds print, shows no macro expansion to read it from).
+template <unsigned long Bytes, class Kernel> struct kernel_parameter_bytes {
     static_assert(Bytes <= 4096, "hipamp: a kernel's parameters (after the index) take at most 4096 bytes");
     enum { fits = Bytes <= 4096 };
 };
@@ -485,7 +488,6 @@ template <class I, class... A> struct kernel_traits<void(I, A...)> {
     typedef index_traits<I> idx;
     typedef pack<A...> pack_type;
     static_assert(sizeof...(A) <= 32, "a hipamp kernel takes at most 32 parameters");
-    enum { pack_fits = kernel_parameter_bytes<sizeof(pack<A...>)>::fits };
     AMP__HD static constexpr signature make() {
         signature s{};
         s.magic = 0x53504d41;
@@ -600,11 +602,18 @@ template <int D0, int D1, int D2, class... A> struct entry<void(tiled_index<D0, 
         amp::detail::kernel_traits<decltype(name##__amp_body)>::make();
 #endif // !AMP_CPU
 
+namespace amp { namespace detail {
+template <class F, class Kernel> struct kernel_pack_fits {
+    enum { value = kernel_parameter_bytes<sizeof(typename kernel_traits<F>::pack_type), Kernel>::fits };
+};
+} } // namespace amp::detail
+
 // AMP_KERNEL(name, amp::index<N> idx, params...) { body }
 // AMP_TILED_KERNEL(name, amp::tiled_index<D0[,D1[,D2]]> tidx, params...) { body }
 #define AMP__KERNEL(name, ...)                                          \
     static AMP_FI void name##__amp_body(__VA_ARGS__);                   \
-    static_assert(amp::detail::kernel_traits<decltype(name##__amp_body)>::pack_fits, \
+    struct name##__amp_kernel;                                          \
+    static_assert(amp::detail::kernel_pack_fits<decltype(name##__amp_body), name##__amp_kernel>::value, \
                   "hipamp: the parameters of kernel '" #name "' take more than 4096 bytes: " \
                   "pass large data in an amp::array_view");             \
     AMP__DEFINE_ENTRY(name)                                             \

@@ -55,8 +55,10 @@ bool amp__log_param_refusal(const char *log, long *position, const char **type, 
 
 /* The prelude's refusal of an argument pack over AMP__MAX_PACK bytes: the
  * size, from kernel_parameter_bytes<N> (clang, gcc) or "[with Bytes=NUL]"
- * (EDG), and the kernel's name where the log shows it (gcc and EDG print
- * the static_assert that names it; clang only the line with AMP_KERNEL). */
+ * (EDG), and the kernel's name where the log shows it: the prelude's
+ * static_assert that names it (gcc, EDG), the tag type name__amp_kernel in
+ * the instantiation (every compiler, hipRTC builds that print no source
+ * lines too), or the line with AMP_KERNEL (clang). */
 static bool amp__log_pack_refusal(const char *log, long *bytes, char *name, size_t cap)
 {
     static const char tag[] = "kernel_parameter_bytes<";
@@ -77,6 +79,15 @@ static bool amp__log_pack_refusal(const char *log, long *bytes, char *name, size
         size_t n = strcspn(named, "'\n");
         snprintf(name, cap, "%.*s", (int)(n < cap ? n : cap - 1), named);
         return true;
+    }
+    /* The prelude's tag type, name__amp_kernel, in the instantiation. */
+    for (const char *tagged = strstr(at, "__amp_kernel"); tagged && !name[0]; tagged = strstr(tagged + 1, "__amp_kernel")) {
+        const char *id = tagged;
+        while (id > log && ((id[-1] >= 'a' && id[-1] <= 'z') || (id[-1] >= 'A' && id[-1] <= 'Z') ||
+                            (id[-1] >= '0' && id[-1] <= '9') || id[-1] == '_'))
+            --id;
+        size_t n = (size_t)(tagged - id);
+        if (n && !(n == 4 && !strncmp(id, "name", 4))) snprintf(name, cap, "%.*s", (int)(n < cap ? n : cap - 1), id);
     }
     static const char *const macros[] = {"AMP_KERNEL(", "AMP_TILED_KERNEL("};
     for (const char *q = at; *q && !name[0]; ++q)
