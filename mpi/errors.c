@@ -1,0 +1,49 @@
+/* errors.c — hipamp::mpi's own per-thread error message (amp_mpi_last_error) and the helpers every file of the component reports through (mpi_private.h). */
+#include "mpi_private.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static _Thread_local char amp_mpi__err[AMP_MPI__ERR_SIZE];
+
+const char *amp_mpi_last_error(void) { return amp_mpi__err; }
+
+amp_status amp_mpi__fail(amp_status s, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(amp_mpi__err, sizeof amp_mpi__err, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+amp_status amp_mpi__hipamp(amp_status s, const char *what)
+{
+    return amp_mpi__fail(s, "%s: %s (%s)", what, amp_last_error(), amp_status_name(s));
+}
+
+amp_status amp_mpi__mpi(int rc, const char *what)
+{
+    char msg[MPI_MAX_ERROR_STRING] = "";
+    int len = 0;
+    if (MPI_Error_string(rc, msg, &len) != MPI_SUCCESS) snprintf(msg, sizeof msg, "MPI error %d", rc);
+    return amp_mpi__fail(AMP_ERROR_DEVICE, "%s failed: %s", what, msg);
+}
+
+amp_status amp_mpi__need_mpi(const char *fn)
+{
+    int init = 0, fin = 0;
+    MPI_Initialized(&init);
+    MPI_Finalized(&fin);
+    if (!init || fin)
+        return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: MPI is %s", fn,
+                             fin ? "finalized" : "not initialized (call MPI_Init first)");
+    return AMP_OK;
+}
+
+const char *amp_mpi__env(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v ? v : NULL;
+}

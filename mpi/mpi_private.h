@@ -1,0 +1,28 @@
+/* mpi_private.h — what the files of hipamp::mpi share (placement.c, path.c, exchange.c over errors.c): the component's error message and its helpers, the MPI-initialised check and the environment lookup. Never installed. */
+#ifndef HIPAMP_MPI_PRIVATE_H
+#define HIPAMP_MPI_PRIVATE_H
+
+#include "hipamp_mpi.h"
+
+/* The size of amp_mpi_last_error()'s buffer, terminator included. */
+#define AMP_MPI__ERR_SIZE 1024
+
+/* Sets amp_mpi_last_error() from fmt and returns s. */
+amp_status amp_mpi__fail(amp_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A hipamp call failed: keeps its status and quotes amp_last_error(). */
+amp_status amp_mpi__hipamp(amp_status s, const char *what);
+/* An MPI call failed (only seen under MPI_ERRORS_RETURN): AMP_ERROR_DEVICE
+ * with MPI's error string. */
+amp_status amp_mpi__mpi(int rc, const char *what);
+/* AMP_ERROR_INVALID_ARGUMENT naming fn unless MPI is initialised and not
+ * finalized. */
+amp_status amp_mpi__need_mpi(const char *fn);
+/* getenv, with an empty value read as unset. */
+const char *amp_mpi__env(const char *name);
+
+#define AMP_MPI__NOT_NULL(p)                                                                          \
+    do {                                                                                              \
+        if (!(p)) return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", __func__, #p);   \
+    } while (0)
+
+#endif
