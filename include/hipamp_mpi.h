@@ -11,9 +11,12 @@
  * Conventions are hipamp's (see hipamp.h), with one difference: the
  * component has its own per-thread error message, amp_mpi_last_error(),
  * which after a failed amp_mpi_* call says why (it quotes amp_last_error()
- * when a hipamp call inside failed, and MPI's error string when MPI did:
- * that needs MPI_ERRORS_RETURN on the communicator; under MPI's default
- * handler an MPI error ends the job before any status comes back).
+ * when a hipamp call inside failed, and MPI's error string when MPI did).
+ * An exchanger's own communicator returns MPI errors (MPI_ERRORS_RETURN), so
+ * a failed exchange is a status; the calls on the caller's communicator
+ * (amp_mpi_local_rank, the MPI_Comm_dup of amp_mpi_exchange_create) return
+ * MPI errors only where the caller set MPI_ERRORS_RETURN on it; under MPI's
+ * default handler an MPI error there ends the job.
  * Calls that communicate need MPI initialised (AMP_ERROR_INVALID_ARGUMENT
  * otherwise, never an MPI abort).
  */
@@ -133,11 +136,17 @@ typedef struct amp_mpi_exchange amp_mpi_exchange;
  * moving it by path (AUTO: amp_mpi_choose_path for q's accelerator). It
  * duplicates comm, so its messages never match the caller's. It owns the
  * host staging buffers of the STAGED path (grown on demand, reused).
- * Collective over comm (MPI_Comm_dup): every rank must call it, each with
- * the path it wants. Owned by the caller; one thread uses it at a time.
+ * Collective over comm (MPI_Comm_dup, then one MPI_Allreduce): every rank
+ * must call it, each with the path it wants, and every rank gets the same
+ * verdict: when one rank's set-up fails (its own status and message), the
+ * others fail too, naming it; when the ranks' element sizes differ, every
+ * rank fails naming its own size, another rank's size and that rank (a
+ * 4-byte and an 8-byte exchanger would move the same bytes and read them
+ * as different types). Owned by the caller; one thread uses it at a time.
  * AMP_ERROR_INVALID_ARGUMENT: out NULL, elem_size 0, MPI not initialised or
- * MPI_COMM_NULL; as amp_mpi_choose_path; AMP_ERROR_OUT_OF_MEMORY;
- * AMP_ERROR_DEVICE: MPI_Comm_dup failed. */
+ * MPI_COMM_NULL, element sizes that differ between ranks, another rank's
+ * failure; as amp_mpi_choose_path; AMP_ERROR_OUT_OF_MEMORY;
+ * AMP_ERROR_DEVICE: an MPI call failed. */
 AMP_MPI_API amp_status amp_mpi_exchange_create(MPI_Comm comm, amp_accelerator_view *q, size_t elem_size,
                                                amp_mpi_path path, amp_mpi_exchange **out);
 /* The path the exchanger uses, and why. Never blocks. */
@@ -153,7 +162,7 @@ AMP_MPI_API amp_status amp_mpi_exchange_destroy(amp_mpi_exchange *x);
  * vector datatype, or packed by the staging copy) of elem_size-byte
  * elements; either may be NULL (nothing that way). peer MPI_PROC_NULL
  * skips the entry, as MPI does. The peer's matching entry must move the
- * same number of bytes. */
+ * same number of elements: each receive is checked when it arrives. */
 typedef struct amp_mpi_halo {
     amp_array_view *send;
     amp_array_view *recv;
@@ -177,12 +186,14 @@ typedef struct amp_mpi_halo {
  *    buffer (amp_copy_view, counted in q's statistics) and back.
  * AMP_ERROR_INVALID_ARGUMENT: x NULL, halos NULL with count > 0, a peer
  * outside comm, a negative tag, a view whose element size is not the
- * exchanger's, an AMP_READ_ONLY recv view handed
- * over as a device pointer; AMP_ERROR_UNSUPPORTED: as above;
- * statuses of the hipamp calls made; AMP_ERROR_DEVICE: an MPI call failed
- * (with MPI_ERRORS_RETURN set; the exchange's messages are then in an
- * undefined state, as MPI leaves them). Nothing is sent when a view fails
- * its checks. */
+ * exchanger's, an AMP_READ_ONLY recv view handed over as a device pointer,
+ * or a message whose size is not its receive view's (shorter, or longer:
+ * MPI_ERR_TRUNCATE), naming the halo, the peer rank and both sizes (the
+ * receive views' contents are then undefined; the peer's exchange may have
+ * succeeded, and the exchanger stays usable); AMP_ERROR_UNSUPPORTED: as
+ * above; statuses of the hipamp calls made; AMP_ERROR_DEVICE: an MPI call
+ * failed (the exchange's messages are then in an undefined state, as MPI
+ * leaves them). Nothing is sent when a view fails its checks. */
 AMP_MPI_API amp_status amp_mpi_exchange_halos(amp_mpi_exchange *x, const amp_mpi_halo *halos, size_t count);
 
 /* The common 1-D case: the rank below (lo) and above (hi) in a split of

@@ -26,56 +26,98 @@ struct amp_mpi_exchange {
     amp_mpi_exchange_stats stats;
 };
 
+/* Every rank's set-up, compared (collective over x->comm: one
+ * MPI_Allreduce of three (value, rank) pairs). A rank whose own set-up
+ * failed keeps its status and message; the others fail naming it, so that
+ * every rank returns the same verdict. Element sizes must agree: a 4-byte
+ * exchanger and an 8-byte one would move the same bytes and read them as
+ * different types. */
+static amp_status amp_mpi__agree(amp_mpi_exchange *x, amp_status mine)
+{
+    struct {
+        long value;
+        int rank;
+    } in[3], least[3];
+    int rc, me = 0;
+    MPI_Comm_rank(x->comm, &me);
+    /* MPI_MINLOC of the element size, of its negation (the largest) and of
+     * "set up" (0 where a rank failed), each with the lowest rank holding it. */
+    in[0].value = (long)x->elem;
+    in[1].value = -(long)x->elem;
+    in[2].value = mine == AMP_OK;
+    for (int i = 0; i < 3; ++i) in[i].rank = me;
+    if ((rc = MPI_Allreduce(in, least, 3, MPI_LONG_INT, MPI_MINLOC, x->comm)) != MPI_SUCCESS)
+        return amp_mpi__mpi(rc, "amp_mpi_exchange_create: MPI_Allreduce of the ranks' element sizes");
+    if (mine != AMP_OK) return mine;
+    if (!least[2].value)
+        return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT,
+                             "amp_mpi_exchange_create: rank %d of %d could not create its exchanger (its "
+                             "amp_mpi_last_error() says why), so no rank has one",
+                             least[2].rank, x->size);
+    if (least[0].value != -least[1].value) {
+        /* The other size: the smallest unless this rank has it. */
+        bool smallest = least[0].value == (long)x->elem;
+        long other = smallest ? -least[1].value : least[0].value;
+        int who = smallest ? least[1].rank : least[0].rank;
+        return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT,
+                             "amp_mpi_exchange_create: this rank (%d) exchanges %zu-byte elements, rank %d %ld-byte "
+                             "elements: every rank of the communicator must use one element size",
+                             me, x->elem, who, other);
+    }
+    return AMP_OK;
+}
+
 amp_status amp_mpi_exchange_create(MPI_Comm comm, amp_accelerator_view *q, size_t elem_size, amp_mpi_path path,
                                    amp_mpi_exchange **out)
 {
-    amp_status st = AMP_OK;
+    amp_status st = AMP_OK, mine = AMP_OK;
     amp_mpi_exchange *x = NULL;
     amp_accelerator *acc = NULL;
     amp_accelerator_info info;
+    MPI_Comm dup = MPI_COMM_NULL;
     int rc;
     if (out) *out = NULL;
     AMP_MPI__NOT_NULL(out);
     if ((st = amp_mpi__need_mpi(__func__)) != AMP_OK) return st;
     if (comm == MPI_COMM_NULL) return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: comm is MPI_COMM_NULL", __func__);
-    if (elem_size == 0) return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: elem_size is 0", __func__);
-    if (!(x = calloc(1, sizeof *x))) return amp_mpi__fail(AMP_ERROR_OUT_OF_MEMORY, "%s: no memory", __func__);
-    x->comm = MPI_COMM_NULL;
-    x->elem = elem_size;
-    if (!q) {
-        if ((st = amp_accelerator_default(&acc)) != AMP_OK || (st = amp_accelerator_default_view(acc, &q)) != AMP_OK) {
-            amp_mpi__hipamp(st, "amp_mpi_exchange_create: the default view");
-            goto fail;
-        }
-    } else if ((st = amp_accelerator_view_get_accelerator(q, &acc)) != AMP_OK) {
-        amp_mpi__hipamp(st, "amp_mpi_exchange_create: amp_accelerator_view_get_accelerator");
-        goto fail;
-    }
-    if ((st = amp_accelerator_get_info(acc, &info)) != AMP_OK) {
-        amp_mpi__hipamp(st, "amp_mpi_exchange_create: amp_accelerator_get_info");
-        goto fail;
-    }
-    x->q = q;
-    x->host_memory = info.is_emulated;
-    /* Every rank reaches the collective MPI_Comm_dup below even when its own
-     * path choice failed, so that no rank is left waiting in it. */
-    amp_status choice = amp_mpi_choose_path(acc, path, &x->path);
-    char choice_msg[AMP_MPI__ERR_SIZE];
-    snprintf(choice_msg, sizeof choice_msg, "%s", amp_mpi_last_error());
-    if ((rc = MPI_Comm_dup(comm, &x->comm)) != MPI_SUCCESS) {
-        x->comm = MPI_COMM_NULL;
+    /* This rank's own set-up; whatever fails, it still takes part in the
+     * collective calls below, so that no rank is left waiting in them. */
+    if (elem_size == 0) mine = amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: elem_size is 0", __func__);
+    else if (!(x = calloc(1, sizeof *x))) mine = amp_mpi__fail(AMP_ERROR_OUT_OF_MEMORY, "%s: no memory", __func__);
+    else if (!q && ((st = amp_accelerator_default(&acc)) != AMP_OK || (st = amp_accelerator_default_view(acc, &q)) != AMP_OK))
+        mine = amp_mpi__hipamp(st, "amp_mpi_exchange_create: the default view");
+    else if (q && (st = amp_accelerator_view_get_accelerator(q, &acc)) != AMP_OK)
+        mine = amp_mpi__hipamp(st, "amp_mpi_exchange_create: amp_accelerator_view_get_accelerator");
+    else if ((st = amp_accelerator_get_info(acc, &info)) != AMP_OK)
+        mine = amp_mpi__hipamp(st, "amp_mpi_exchange_create: amp_accelerator_get_info");
+    else
+        mine = amp_mpi_choose_path(acc, path, &x->path);
+    char mine_msg[AMP_MPI__ERR_SIZE];
+    snprintf(mine_msg, sizeof mine_msg, "%s", amp_mpi_last_error());
+    if ((rc = MPI_Comm_dup(comm, &dup)) != MPI_SUCCESS) {
+        dup = MPI_COMM_NULL;
         st = amp_mpi__mpi(rc, "MPI_Comm_dup");
         goto fail;
     }
-    if (choice != AMP_OK) {
-        st = amp_mpi__fail(choice, "%s", choice_msg);
+    /* The exchanger's errors come back as statuses (a message longer than
+     * its receive view, a failed peer) instead of ending the job. */
+    if ((rc = MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN)) != MPI_SUCCESS) {
+        st = amp_mpi__mpi(rc, "MPI_Comm_set_errhandler(MPI_ERRORS_RETURN)");
         goto fail;
     }
-    MPI_Comm_size(x->comm, &x->size);
+    amp_mpi_exchange probe = {.comm = dup, .elem = elem_size};
+    MPI_Comm_size(dup, &probe.size);
+    if (mine != AMP_OK) amp_mpi__fail(mine, "%s", mine_msg);
+    if ((st = amp_mpi__agree(&probe, mine)) != AMP_OK) goto fail;
+    x->comm = dup;
+    x->size = probe.size;
+    x->elem = elem_size;
+    x->q = q;
+    x->host_memory = info.is_emulated;
     *out = x;
     return AMP_OK;
 fail:
-    if (x && x->comm != MPI_COMM_NULL) MPI_Comm_free(&x->comm);
+    if (dup != MPI_COMM_NULL) MPI_Comm_free(&dup);
     free(x);
     return st;
 }
@@ -149,6 +191,7 @@ typedef struct amp_mpi__side {
     MPI_Datatype type;        /* MPI_BYTE (count bytes) or a committed vector type (count 1) */
     int count;
     uint64_t bytes;
+    int req;                  /* its request's index, once posted */
 } amp_mpi__side;
 
 /* The view's extent and strides, and its byte count for the exchanger's
@@ -297,6 +340,55 @@ static amp_status amp_mpi__prepare(amp_mpi_exchange *x, amp_mpi__side *s, bool i
     return amp_mpi__datatype(x, s, what);
 }
 
+/* After MPI_Waitall returned rc: every receive got exactly the bytes its
+ * view holds, and no request failed. The exchanger's communicator returns
+ * errors, so a message longer than its receive view is MPI_ERR_TRUNCATE in
+ * that request's status instead of the end of the job. */
+static amp_status amp_mpi__arrivals(const amp_mpi_halo *halos, size_t count, const amp_mpi__side *sides,
+                                    MPI_Status *statuses, int rc, const char *fn)
+{
+    if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) return amp_mpi__mpi(rc, "MPI_Waitall");
+    for (size_t i = 0; i < count; ++i) {
+        const amp_mpi_halo *h = &halos[i];
+        for (int k = 1; k >= 0; --k) {
+            const amp_mpi__side *sd = &sides[2 * i + (size_t)k];
+            if (!sd->v) continue;
+            MPI_Status *stt = &statuses[sd->req];
+            int err = rc == MPI_ERR_IN_STATUS ? stt->MPI_ERROR : MPI_SUCCESS, cls = MPI_SUCCESS;
+            if (err != MPI_SUCCESS) MPI_Error_class(err, &cls);
+            char what[128];
+            snprintf(what, sizeof what, "%s: halo %zu %s rank %d (tag %d)", fn, i, k ? "receive from" : "send to",
+                     h->peer, k ? h->recv_tag : h->send_tag);
+            if (k == 0 || (cls != MPI_SUCCESS && cls != MPI_ERR_TRUNCATE)) {
+                if (err != MPI_SUCCESS) return amp_mpi__mpi(err, what);
+                continue;
+            }
+            /* The byte count MPI saw arrive (on truncation Open MPI and
+             * MPICH report the message's own length). */
+            int got = -1;
+            if (MPI_Get_count(stt, MPI_BYTE, &got) != MPI_SUCCESS || got == MPI_UNDEFINED) got = -1;
+            uint64_t elem = sd->bytes / (uint64_t)amp_extent_size(sd->ext);
+            if (cls == MPI_ERR_TRUNCATE && (got < 0 || (uint64_t)got <= sd->bytes))
+                return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT,
+                                     "%s: rank %d sent more than the %llu bytes (%llu elements of %llu bytes) this "
+                                     "receive view holds (MPI_ERR_TRUNCATE); the peer's send view and this receive "
+                                     "view must hold the same number of elements",
+                                     what, h->peer, (unsigned long long)sd->bytes,
+                                     (unsigned long long)(sd->bytes / elem), (unsigned long long)elem);
+            if (cls == MPI_ERR_TRUNCATE || (uint64_t)got != sd->bytes)
+                return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT,
+                                     "%s: rank %d sent %d bytes (%llu elements of %llu bytes), this receive view holds "
+                                     "%llu bytes (%llu elements)%s; the peer's send view and this receive view must "
+                                     "hold the same number of elements",
+                                     what, h->peer, got, (unsigned long long)((uint64_t)got / elem),
+                                     (unsigned long long)elem, (unsigned long long)sd->bytes,
+                                     (unsigned long long)(sd->bytes / elem),
+                                     cls == MPI_ERR_TRUNCATE ? " (MPI_ERR_TRUNCATE)" : "");
+        }
+    }
+    return AMP_OK;
+}
+
 static void amp_mpi__side_free(amp_mpi__side *s)
 {
     if (s->type != MPI_BYTE && s->type != MPI_DATATYPE_NULL) MPI_Type_free(&s->type);
@@ -395,7 +487,7 @@ amp_status amp_mpi_exchange_halos(amp_mpi_exchange *x, const amp_mpi_halo *halos
             st = amp_mpi__mpi(rc, "MPI_Irecv");
             goto fail_mpi;
         }
-        nreq++;
+        r->req = nreq++;
     }
     for (size_t i = 0; i < count; ++i) {
         amp_mpi__side *s = &sides[2 * i];
@@ -405,14 +497,11 @@ amp_status amp_mpi_exchange_halos(amp_mpi_exchange *x, const amp_mpi_halo *halos
             st = amp_mpi__mpi(rc, "MPI_Isend");
             goto fail_mpi;
         }
-        nreq++;
+        s->req = nreq++;
     }
-    if ((rc = MPI_Waitall(nreq, reqs, statuses)) != MPI_SUCCESS) {
-        nreq = 0; /* Waitall completed or freed what it could; nothing left to cancel */
-        st = amp_mpi__mpi(rc, "MPI_Waitall");
-        goto fail;
-    }
-    nreq = 0;
+    rc = MPI_Waitall(nreq, reqs, statuses);
+    nreq = 0; /* Waitall completed or freed what it could; nothing left to cancel */
+    if ((st = amp_mpi__arrivals(halos, count, sides, statuses, rc, __func__)) != AMP_OK) goto fail;
 
     /* 3. Received data where the accelerator reads it next. */
     for (size_t i = 0; i < count; ++i) {

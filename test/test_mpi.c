@@ -722,16 +722,11 @@ static void read_file(const char *path, char *buf, size_t n)
     fclose(f);
 }
 
-/* mpiexec -n NP heat_mpi ARGS on the CPU accelerator, one worker thread per
- * rank, bounded by a time-out; NP 0 runs heat_mpi alone (an MPI singleton). */
-static void run_heat(int np, const char *args, heat_run *r)
+/* mpiexec -n NP PROGRAM ARGS on the CPU accelerator, one worker thread per
+ * rank, bounded by a time-out; NP 0 runs the program alone (an MPI
+ * singleton). */
+static void run_mpi(const char *program, int np, const char *args, heat_run *r)
 {
-#ifndef HIPAMP_HEAT_MPI
-    (void)np;
-    (void)args;
-    (void)r;
-    cr_skip_test("heat_mpi is not built (HIPAMP_BUILD_EXAMPLES=OFF)");
-#else
     mpi_env();
     setenv("AMP_DEFAULT_ACCELERATOR", "cpu", 1);
     setenv("AMP_CPU_THREADS", "1", 1);
@@ -745,9 +740,9 @@ static void run_heat(int np, const char *args, heat_run *r)
     char cmd[2048];
     if (np > 0)
         snprintf(cmd, sizeof cmd, "timeout -k 5 120 '%s' %s %d %s '%s' %s > '%s/out' 2> '%s/err'", HIPAMP_MPIEXEC,
-                 HIPAMP_MPIEXEC_NP, np, extra, HIPAMP_HEAT_MPI, args, dir, dir);
+                 HIPAMP_MPIEXEC_NP, np, extra, program, args, dir, dir);
     else
-        snprintf(cmd, sizeof cmd, "timeout -k 5 120 '%s' %s > '%s/out' 2> '%s/err'", HIPAMP_HEAT_MPI, args, dir, dir);
+        snprintf(cmd, sizeof cmd, "timeout -k 5 120 '%s' %s > '%s/out' 2> '%s/err'", program, args, dir, dir);
     int st = system(cmd);
     r->status = st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
     char path[64];
@@ -759,6 +754,18 @@ static void run_heat(int np, const char *args, heat_run *r)
     unlink(path);
     rmdir(dir);
     cr_assert_neq(r->status, 124, "mpiexec timed out: %s", cmd);
+}
+
+/* heat_mpi ARGS under mpiexec -n NP (see run_mpi). */
+static void run_heat(int np, const char *args, heat_run *r)
+{
+#ifndef HIPAMP_HEAT_MPI
+    (void)np;
+    (void)args;
+    (void)r;
+    cr_skip_test("heat_mpi is not built (HIPAMP_BUILD_EXAMPLES=OFF)");
+#else
+    run_mpi(HIPAMP_HEAT_MPI, np, args, r);
 #endif
 }
 
@@ -878,6 +885,101 @@ Test(mpi_heat, bad_arguments_stop_every_rank, .timeout = 300)
     run_heat(0, "--help", &r);
     cr_assert_eq(r.status, 0);
     cr_assert(strstr(r.out, "usage: heat_mpi NX NY STEPS"), "%s", r.out);
+}
+
+/* ------------------------------- exchanges between ranks (mpi_helper) */
+
+/* rank R's line "rank R STEP: ..." from the helper's output, or fail. */
+static const char *rank_line(const heat_run *r, int rank, const char *step)
+{
+    char key[64];
+    int k = snprintf(key, sizeof key, "rank %d %s: ", rank, step);
+    for (const char *p = r->out; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+        if (!strncmp(p, key, (size_t)k)) return p + k;
+    cr_assert_fail("no line \"%s\" in mpi_helper's output (exit %d):\n%s\nstderr:\n%s", key, r->status, r->out,
+                   r->err);
+    return NULL;
+}
+
+/* The line holds every fragment (up to its end). */
+static void line_says(const char *line, const char *const *fragments, size_t n, const char *what)
+{
+    size_t len = strcspn(line, "\n");
+    for (size_t i = 0; i < n; ++i) {
+        const char *f = fragments[i];
+        bool found = false;
+        for (size_t at = 0; !found && at + strlen(f) <= len; ++at) found = !strncmp(line + at, f, strlen(f));
+        cr_assert(found, "%s: \"%.*s\" does not say \"%s\"", what, (int)len, line, f);
+    }
+}
+
+static void run_helper(int np, const char *args, heat_run *r)
+{
+#ifndef HIPAMP_MPI_HELPER
+    (void)np;
+    (void)args;
+    (void)r;
+    cr_skip_test("mpi_helper is not built");
+#else
+    run_mpi(HIPAMP_MPI_HELPER, np, args, r);
+#endif
+}
+
+/* Views that hold different numbers of elements on the two sides of a
+ * message, on 2 and 3 ranks and every path: the receiving rank returns a
+ * status naming the halo, the peer and both sizes, whether the message is
+ * shorter than its view or longer (MPI_ERR_TRUNCATE, which used to end the
+ * job); the other ranks' exchanges succeed, and the exchanger works on. */
+Test(mpi_ranks, halo_sizes_are_checked_on_arrival, .timeout = 600)
+{
+    static heat_run r;
+    const char *paths[] = {"host", "staged", "device"};
+    for (int np = 2; np <= 3; ++np)
+        for (int p = 0; p < 3; ++p) {
+            char args[64], what[96];
+            snprintf(args, sizeof args, "sizes %s", paths[p]);
+            snprintf(what, sizeof what, "%d ranks, %s path", np, paths[p]);
+            run_helper(np, args, &r);
+            cr_assert_eq(r.status, 0, "%s: exit %d\n%s\nstderr:\n%s", what, r.status, r.out, r.err);
+            /* short: rank 0's view holds 128 floats, rank np-1 sent 64. */
+            char from[32];
+            snprintf(from, sizeof from, "receive from rank %d", np - 1);
+            const char *shorter[] = {"AMP_ERROR_INVALID_ARGUMENT", "halo 1", from, "sent 256 bytes",
+                                     "holds 512 bytes"};
+            line_says(rank_line(&r, 0, "short"), shorter, 5, what);
+            /* long: rank 1 sent 128 floats to rank 2 % np, whose view holds 64. */
+            const int victim = 2 % np;
+            const char *longer[] = {"AMP_ERROR_INVALID_ARGUMENT", "halo 1", "receive from rank 1", "sent 512 bytes",
+                                    "holds 256 bytes", "MPI_ERR_TRUNCATE"};
+            line_says(rank_line(&r, victim, "long"), longer, 6, what);
+            for (int k = 0; k < np; ++k) {
+                const char *ok[] = {"AMP_OK"};
+                if (k != 0) line_says(rank_line(&r, k, "short"), ok, 1, what);
+                if (k != victim) line_says(rank_line(&r, k, "long"), ok, 1, what);
+                line_says(rank_line(&r, k, "good"), ok, 1, what);
+                const char *data[] = {"data ok"};
+                line_says(strstr(rank_line(&r, k, "good"), "\n") + 1, data, 1, what);
+            }
+        }
+}
+
+/* Exchangers of 4-byte elements on some ranks and 8-byte ones on another
+ * would swap the same bytes and read them as different types: every rank's
+ * creation fails, naming the other size and the rank that has it. */
+Test(mpi_ranks, element_sizes_agree_at_creation, .timeout = 300)
+{
+    static heat_run r;
+    for (int np = 2; np <= 3; ++np) {
+        run_helper(np, "elements", &r);
+        cr_assert_eq(r.status, 0, "%d ranks: exit %d\n%s\nstderr:\n%s", np, r.status, r.out, r.err);
+        for (int k = 0; k < np; ++k) {
+            char mine[48], other[48];
+            snprintf(mine, sizeof mine, "this rank (%d) exchanges %d-byte", k, k == 1 ? 8 : 4);
+            snprintf(other, sizeof other, "rank %d %d-byte elements", k == 1 ? 0 : 1, k == 1 ? 4 : 8);
+            const char *want[] = {"AMP_ERROR_INVALID_ARGUMENT", mine, other};
+            line_says(rank_line(&r, k, "create"), want, 3, "element sizes");
+        }
+    }
 }
 
 /* The example's kernel compiles for the GPU targets whose runtime compiler
