@@ -152,8 +152,9 @@ AMP_MPI_API amp_status amp_mpi_exchange_create(MPI_Comm comm, amp_accelerator_vi
 /* The path the exchanger uses, and why. Never blocks. */
 AMP_MPI_API amp_status amp_mpi_exchange_get_path(const amp_mpi_exchange *x, amp_mpi_path_info *out);
 /* Frees the staging buffers and the duplicated communicator (collective
- * over comm while MPI is initialised; after MPI_Finalize only the memory is
- * freed). NULL is a no-op. */
+ * over comm while MPI is initialised; after MPI_Finalize, or after an
+ * exchange was abandoned, only the memory is freed, and staging buffers MPI
+ * may still read are left to it). NULL is a no-op. */
 AMP_MPI_API amp_status amp_mpi_exchange_destroy(amp_mpi_exchange *x);
 
 /* One neighbour of an exchange: send is sent to peer with send_tag, and
@@ -193,7 +194,10 @@ typedef struct amp_mpi_halo {
  * succeeded, and the exchanger stays usable); AMP_ERROR_UNSUPPORTED: as
  * above; statuses of the hipamp calls made; AMP_ERROR_DEVICE: an MPI call
  * failed (the exchange's messages are then in an undefined state, as MPI
- * leaves them). Nothing is sent when a view fails its checks. */
+ * leaves them, and the exchanger refuses further exchanges);
+ * AMP_ERROR_TIMEOUT: a peer did not answer within the time-out
+ * (amp_mpi_exchange_set_timeout). Nothing is sent when a view fails its
+ * checks. */
 AMP_MPI_API amp_status amp_mpi_exchange_halos(amp_mpi_exchange *x, const amp_mpi_halo *halos, size_t count);
 
 /* The common 1-D case: the rank below (lo) and above (hi) in a split of
@@ -204,6 +208,22 @@ AMP_MPI_API amp_status amp_mpi_exchange_halos(amp_mpi_exchange *x, const amp_mpi
 AMP_MPI_API amp_status amp_mpi_exchange_rows(amp_mpi_exchange *x, int lo, amp_array_view *send_lo,
                                              amp_array_view *recv_lo, int hi, amp_array_view *send_hi,
                                              amp_array_view *recv_hi);
+
+/* Bound how long an exchange waits for its peers: ms milliseconds of
+ * waiting for the messages (0, the default: for ever, as MPI_Waitall). A
+ * peer that never answers (it finalized, crashed, or is stuck in other
+ * work) then makes the exchange return AMP_ERROR_TIMEOUT, naming every
+ * peer rank that did not answer and the halos still pending, instead of
+ * blocking for ever. What a time-out cannot undo: a send MPI already took
+ * cannot be withdrawn (MPI may still read its data, so the send views, or
+ * the staging buffers under them, must stay untouched; the staging buffers
+ * are never freed), and a message the peer sends later would match a later
+ * receive. So the exchange is abandoned (its receives are cancelled, their
+ * views' contents undefined) and the exchanger refuses every later exchange
+ * with AMP_ERROR_INVALID_ARGUMENT: destroy it. MPI_Finalize may still wait
+ * for the abandoned sends, as MPI's rules allow. Never blocks.
+ * AMP_ERROR_INVALID_ARGUMENT: x NULL. */
+AMP_MPI_API amp_status amp_mpi_exchange_set_timeout(amp_mpi_exchange *x, uint32_t ms);
 
 /* Counters of one exchanger since its creation or last reset. */
 typedef struct amp_mpi_exchange_stats {

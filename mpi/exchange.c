@@ -1,6 +1,7 @@
 /* exchange.c — hipamp::mpi's halo exchange: the exchanger (a duplicated communicator, its path and the STAGED path's host buffers, statistics) and exchanges of array_view sections by device pointer, host memory in place, or host staging. */
 #include "mpi_private.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@ typedef struct amp_mpi__stage {
     size_t bytes;
     amp_extent ext;
     amp_array_view *view;
+    bool lent; /* an abandoned send may still read host: never freed */
 } amp_mpi__stage;
 
 struct amp_mpi_exchange {
@@ -24,6 +26,10 @@ struct amp_mpi_exchange {
     amp_mpi__stage *send_stage, *recv_stage; /* one per halo slot */
     size_t nstage;
     amp_mpi_exchange_stats stats;
+    uint32_t timeout_ms; /* 0: wait for ever */
+    /* Set when an exchange was abandoned (a time-out, a failed post): its
+     * messages are undefined, so the exchanger only refuses from then on. */
+    char broken[AMP_MPI__ERR_SIZE];
 };
 
 /* Every rank's set-up, compared (collective over x->comm: one
@@ -134,7 +140,7 @@ amp_status amp_mpi_exchange_get_path(const amp_mpi_exchange *x, amp_mpi_path_inf
 static amp_status amp_mpi__stage_release(amp_mpi__stage *s)
 {
     amp_status st = amp_array_view_destroy(s->view);
-    free(s->host);
+    if (!s->lent) free(s->host);
     memset(s, 0, sizeof *s);
     return st;
 }
@@ -151,11 +157,20 @@ amp_status amp_mpi_exchange_destroy(amp_mpi_exchange *x)
     }
     free(x->send_stage);
     free(x->recv_stage);
+    /* MPI_Comm_free is collective in the standard: after an abandoned
+     * exchange a peer may be gone, so the communicator is left to MPI. */
     int fin = 0;
     MPI_Finalized(&fin);
-    if (!fin && x->comm != MPI_COMM_NULL) MPI_Comm_free(&x->comm);
+    if (!fin && !x->broken[0] && x->comm != MPI_COMM_NULL) MPI_Comm_free(&x->comm);
     free(x);
     return st;
+}
+
+amp_status amp_mpi_exchange_set_timeout(amp_mpi_exchange *x, uint32_t ms)
+{
+    AMP_MPI__NOT_NULL(x);
+    x->timeout_ms = ms;
+    return AMP_OK;
 }
 
 amp_status amp_mpi_exchange_get_stats(const amp_mpi_exchange *x, amp_mpi_exchange_stats *out)
@@ -340,6 +355,86 @@ static amp_status amp_mpi__prepare(amp_mpi_exchange *x, amp_mpi__side *s, bool i
     return amp_mpi__datatype(x, s, what);
 }
 
+/* The requests of an exchange that will not complete normally (a
+ * time-out, a failed post). Receives are cancelled and waited for, so their
+ * buffers are free again. A send cannot be withdrawn once MPI has it (MPI 4
+ * deprecates cancelling sends; Open MPI ignores it): an unfinished one's
+ * request is freed, and MPI may still read its buffer, so a staging buffer
+ * under it is never freed. The exchanger is broken from then on (why says
+ * why): a late message would match a later exchange's receive. */
+static void amp_mpi__abandon(amp_mpi_exchange *x, amp_mpi__side *sides, size_t count, MPI_Request *reqs,
+                             const char *why)
+{
+    for (size_t i = 0; i < 2 * count; ++i) {
+        amp_mpi__side *sd = &sides[i];
+        if (!sd->v || sd->req < 0 || reqs[sd->req] == MPI_REQUEST_NULL) continue;
+        MPI_Status ignored;
+        int done = 0;
+        if (i & 1) {
+            MPI_Cancel(&reqs[sd->req]);
+            MPI_Wait(&reqs[sd->req], &ignored);
+        } else if (MPI_Test(&reqs[sd->req], &done, &ignored) != MPI_SUCCESS || !done) {
+            MPI_Request_free(&reqs[sd->req]);
+            if (sd->how == AMP_MPI__STAGE) x->send_stage[i / 2].lent = true;
+        }
+    }
+    snprintf(x->broken, sizeof x->broken, "%s", why);
+}
+
+/* MPI_Waitall, or with a time-out set, MPI_Testall until everything
+ * completed or the time is up (*late: then nothing was completed or freed,
+ * and the requests still pending are the ones MPI_Request_get_status says
+ * are not done). Polls as MPI_Waitall does, yielding the processor between
+ * polls for ranks that share one. */
+static int amp_mpi__wait(const amp_mpi_exchange *x, int n, MPI_Request *reqs, MPI_Status *statuses, bool *late)
+{
+    *late = false;
+    if (!x->timeout_ms) return MPI_Waitall(n, reqs, statuses);
+    const double deadline = MPI_Wtime() + x->timeout_ms * 1e-3;
+    for (;;) {
+        int all = 0, rc = MPI_Testall(n, reqs, &all, statuses);
+        if (rc != MPI_SUCCESS || all) return rc;
+        if (MPI_Wtime() >= deadline) {
+            *late = true;
+            return MPI_SUCCESS;
+        }
+        sched_yield();
+    }
+}
+
+/* AMP_ERROR_TIMEOUT naming every peer that did not answer, and the halos
+ * still pending. */
+static amp_status amp_mpi__late(const amp_mpi_exchange *x, const amp_mpi_halo *halos, size_t count,
+                                const amp_mpi__side *sides, MPI_Request *reqs, const char *fn)
+{
+    char peers[256] = "", pending[512] = "";
+    size_t np = 0, nd = 0;
+    int listed[16], nlisted = 0;
+    for (size_t i = 0; i < 2 * count; ++i) {
+        const amp_mpi__side *sd = &sides[i];
+        if (!sd->v || sd->req < 0) continue;
+        int done = 0;
+        MPI_Status stt;
+        if (MPI_Request_get_status(reqs[sd->req], &done, &stt) == MPI_SUCCESS && done) continue;
+        const amp_mpi_halo *h = &halos[i / 2];
+        bool seen = false;
+        for (int k = 0; k < nlisted; ++k) seen |= listed[k] == h->peer;
+        if (!seen && nlisted < 16 && np < sizeof peers) {
+            listed[nlisted++] = h->peer;
+            np += (size_t)snprintf(peers + np, sizeof peers - np, "%srank %d", nlisted > 1 ? ", " : "", h->peer);
+        }
+        if (nd < sizeof pending)
+            nd += (size_t)snprintf(pending + nd, sizeof pending - nd, "%shalo %zu %s rank %d (tag %d)",
+                                   nd ? "; " : "", i / 2, i & 1 ? "receive from" : "send to", h->peer,
+                                   i & 1 ? h->recv_tag : h->send_tag);
+    }
+    return amp_mpi__fail(AMP_ERROR_TIMEOUT,
+                         "%s: no answer from %s within %u ms (still pending: %s); the exchange was abandoned (its "
+                         "receives cancelled; the data of its sends may still be read by MPI), and this exchanger "
+                         "refuses further exchanges: destroy it",
+                         fn, peers, (unsigned)x->timeout_ms, pending);
+}
+
 /* After MPI_Waitall returned rc: every receive got exactly the bytes its
  * view holds, and no request failed. The exchanger's communicator returns
  * errors, so a message longer than its receive view is MPI_ERR_TRUNCATE in
@@ -408,6 +503,11 @@ amp_status amp_mpi_exchange_halos(amp_mpi_exchange *x, const amp_mpi_halo *halos
     AMP_MPI__NOT_NULL(x);
     if (count && !halos) return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: halos is NULL", __func__);
     if ((st = amp_mpi__need_mpi(__func__)) != AMP_OK) return st;
+    if (x->broken[0])
+        return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT,
+                             "%s: an earlier exchange of this exchanger was abandoned, so its messages are undefined; "
+                             "destroy it (it said: %s)",
+                             __func__, x->broken);
     double t0 = amp_mpi__now();
     for (size_t i = 0; i < count; ++i) {
         const amp_mpi_halo *h = &halos[i];
@@ -436,7 +536,10 @@ amp_status amp_mpi_exchange_halos(amp_mpi_exchange *x, const amp_mpi_halo *halos
         st = amp_mpi__fail(AMP_ERROR_OUT_OF_MEMORY, "%s: no memory for %zu halos", __func__, count);
         goto fail;
     }
-    for (size_t i = 0; i < 2 * count; ++i) sides[i].type = MPI_DATATYPE_NULL;
+    for (size_t i = 0; i < 2 * count; ++i) {
+        sides[i].type = MPI_DATATYPE_NULL;
+        sides[i].req = -1;
+    }
 
     /* 1. Every view made ready before anything is posted, so that a view
      *    failing its checks leaves no message half sent. */
@@ -499,7 +602,12 @@ amp_status amp_mpi_exchange_halos(amp_mpi_exchange *x, const amp_mpi_halo *halos
         }
         s->req = nreq++;
     }
-    rc = MPI_Waitall(nreq, reqs, statuses);
+    bool late = false;
+    rc = amp_mpi__wait(x, nreq, reqs, statuses, &late);
+    if (late) {
+        st = amp_mpi__late(x, halos, count, sides, reqs, __func__);
+        goto fail_mpi;
+    }
     nreq = 0; /* Waitall completed or freed what it could; nothing left to cancel */
     if ((st = amp_mpi__arrivals(halos, count, sides, statuses, rc, __func__)) != AMP_OK) goto fail;
 
@@ -552,13 +660,8 @@ done:
     x->stats.seconds += amp_mpi__now() - t0;
     goto out;
 fail_mpi:
-    /* Posted but never completed: cancel what can be cancelled (receives)
-     * and free the rest; MPI leaves the messages themselves undefined. */
-    for (int k = 0; k < nreq; ++k) {
-        if (reqs[k] == MPI_REQUEST_NULL) continue;
-        MPI_Cancel(&reqs[k]);
-        MPI_Request_free(&reqs[k]);
-    }
+    /* Posted but never completed. */
+    amp_mpi__abandon(x, sides, count, reqs, amp_mpi_last_error());
 fail:
 out:
     if (copies)

@@ -14,8 +14,12 @@
  *                view the same size: the data must arrive intact).
  *   elements     rank 1 creates its exchanger for 8-byte elements, the
  *                others for 4-byte ones.
+ *   timeout PATH every rank but 1 sets a time-out of 1 s and exchanges
+ *                around the ring ("exchange"), then tries once more
+ *                ("again"); rank 1 never exchanges: it destroys its
+ *                exchanger and finalizes.
  * Each rank prints "rank R STEP: STATUS: MESSAGE" for every call it checks
- * ("rank R good: data ok" after a good exchange's data was checked) and ends
+ * ("rank R data: ok" once a good exchange's data was checked) and ends
  * with "rank R done". Exit status 0 unless a call that must succeed failed
  * (the line says which), 2 for bad usage. */
 
@@ -94,7 +98,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
     if (argc < 2) {
-        if (rank_ == 0) fprintf(stderr, "usage: mpi_helper sizes PATH | elements\n");
+        if (rank_ == 0) fprintf(stderr, "usage: mpi_helper sizes PATH | elements | timeout PATH\n");
         MPI_Finalize();
         return 2;
     }
@@ -121,7 +125,7 @@ int main(int argc, char **argv)
         if (ring("good", x, q, path, W, W, got) == AMP_OK) {
             int from = (rank_ + size_ - 1) % size_, bad = 0;
             for (int i = 0; i < W; ++i) bad += got[i] != (float)(1000 * from) + (float)i;
-            printf("rank %d good: data %s\n", rank_, bad ? "WRONG" : "ok");
+            printf("rank %d data: %s\n", rank_, bad ? "WRONG" : "ok");
         }
         amp_mpi_exchange_stats xs;
         MUST_MPI(amp_mpi_exchange_get_stats(x, &xs));
@@ -129,6 +133,18 @@ int main(int argc, char **argv)
                (unsigned long long)xs.exchanges, (unsigned long long)xs.bytes_sent,
                (unsigned long long)xs.bytes_received);
         MUST_MPI(amp_mpi_exchange_destroy(x));
+    } else if (!strcmp(scenario, "timeout") && argc >= 3) {
+        amp_mpi_path path;
+        MUST_MPI(amp_mpi_path_parse(argv[2], &path));
+        amp_mpi_exchange *x = NULL;
+        MUST_MPI(amp_mpi_exchange_create(MPI_COMM_WORLD, q, sizeof(float), path, &x));
+        say("set_timeout NULL", amp_mpi_exchange_set_timeout(NULL, 5));
+        if (rank_ != 1) {
+            MUST_MPI(amp_mpi_exchange_set_timeout(x, 1000));
+            ring("exchange", x, q, path, W, W, NULL);
+            ring("again", x, q, path, W, W, NULL);
+        }
+        say("destroy", amp_mpi_exchange_destroy(x));
     } else {
         if (rank_ == 0) fprintf(stderr, "mpi_helper: unknown scenario %s\n", scenario);
         MPI_Finalize();
