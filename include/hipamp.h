@@ -203,6 +203,25 @@ AMP_API amp_status amp_accelerator_list(amp_accelerator **list, size_t cap, size
 AMP_API amp_status amp_accelerator_find(const char *device_path, amp_accelerator **out);
 /* Copy a's description into *out. */
 AMP_API amp_status amp_accelerator_get_info(const amp_accelerator *a, amp_accelerator_info *out);
+
+/* How copies between two accelerators move (amp_copy_array, amp_copy_view
+ * and their _async forms). */
+typedef struct amp_peer_info {
+    bool direct;      /* device to device: two GPUs of one driver with peer access both
+                         ways (or one accelerator); false: through host memory */
+    bool enabled;     /* peer access was turned on (by the first copy between the two) */
+    char reason[256]; /* why, in words, with what the driver said */
+} amp_peer_info;
+/* Where the driver allows it (cuDeviceCanAccessPeer, hipDeviceCanAccessPeer,
+ * both ways), hipamp turns peer access on both ways once per pair of GPUs,
+ * before the first copy between them; copies then go over the peer link.
+ * Otherwise (another vendor, the CPU accelerator, a driver that does not
+ * allow it, or turning it on failed: the reason says so) they pass through
+ * host memory. Asks the driver, turns nothing on. Thread-safe; blocks on
+ * first use while the vendor libraries are probed.
+ * AMP_ERROR_INVALID_ARGUMENT: a NULL argument. */
+AMP_API amp_status amp_accelerator_get_peer_info(const amp_accelerator *a, const amp_accelerator *b,
+                                                 amp_peer_info *out);
 /* The accelerator for one process of a job that runs one process per GPU:
  * GPU number local_rank % (GPUs available) in amp_accelerator_list order,
  * or the CPU accelerator when there is no GPU. local_rank -1 reads the

@@ -54,6 +54,25 @@ amp_status amp_accelerator_list(amp_accelerator **list, size_t cap, size_t *coun
     return AMP_OK;
 }
 
+amp_status amp_accelerator_get_peer_info(const amp_accelerator *a, const amp_accelerator *b, amp_peer_info *out)
+{
+    AMP__NOT_NULL(out);
+    memset(out, 0, sizeof *out);
+    AMP__NOT_NULL(a);
+    AMP__NOT_NULL(b);
+    if (a == b) {
+        out->direct = true;
+        snprintf(out->reason, sizeof out->reason, "one accelerator: copies stay in its memory");
+        return AMP_OK;
+    }
+    if (a->e.be != b->e.be || !a->e.be->peer_info) {
+        snprintf(out->reason, sizeof out->reason, "through host memory: %s and %s are not two GPUs of one driver",
+                 a->e.info.device_path, b->e.info.device_path);
+        return AMP_OK;
+    }
+    return a->e.be->peer_info(a->e.dev, b->e.dev, &out->direct, &out->enabled, out->reason, sizeof out->reason);
+}
+
 amp_status amp_accelerator_find(const char *path, amp_accelerator **out)
 {
     AMP__NOT_NULL(out);

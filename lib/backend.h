@@ -215,6 +215,12 @@ typedef struct amp__backend {
      * dst_dev (another device of this backend) on queue. NULL function, or
      * AMP_ERROR_UNSUPPORTED: the core stages the copy through host memory. */
     amp_status (*copy_peer)(void *dev, void *queue, void *dst_dev, void *dst, const void *src, size_t bytes);
+    /* [none] How copies between this device and dst_dev (another of this
+     * backend) move: *direct when the driver allows peer access both ways
+     * (copy_peer then turns it on before the first copy between them, and
+     * *enabled says it did), else through host memory; why says so in
+     * words. Enables nothing. NULL function: always through host memory. */
+    amp_status (*peer_info)(void *dev, void *dst_dev, bool *direct, bool *enabled, char *why, size_t why_size);
 
     /* [storage] Queue a launch of fn on queue. The pack is consumed before
      * return. */

@@ -1,4 +1,4 @@
-/* hipamp_info.c — hipamp-info: lists every accelerator hipamp finds on this machine with all its info fields, the default accelerator, the compile-cache directory and the library version. */
+/* hipamp_info.c — hipamp-info: lists every accelerator hipamp finds on this machine with all its info fields, which pairs of GPUs copy over peer access, the default accelerator, the compile-cache directory and the library version. */
 #include <hipamp.h>
 
 #include <inttypes.h>
@@ -23,6 +23,7 @@ int main(int argc, char **argv)
     if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
         printf("usage: %s\n"
                "Lists the accelerators hipamp can use (GPUs through HIP or CUDA, and the CPU),\n"
+               "which pairs of GPUs copy over peer access (else through host memory),\n"
                "the default one (AMP_DEFAULT_ACCELERATOR), the compile-cache directory and\n"
                "the library version. Always exits 0 when the library loads.\n",
                argv[0]);
@@ -83,6 +84,24 @@ int main(int argc, char **argv)
         printf("  %-26s %s\n", "supports_double_precision", yes_no(in.supports_double_precision));
         printf("  %-26s %s\n", "is_available", yes_no(in.is_available));
         if (!in.is_available) printf("  %-26s %s\n", "unavailable_reason", in.unavailable_reason);
+    }
+    /* Copies between two GPUs: over the peer link, or through host memory. */
+    if (gpus >= 2) {
+        printf("\ncopies between GPUs:\n");
+        for (size_t i = 0; i < n; ++i)
+            for (size_t j = i + 1; j < n; ++j) {
+                amp_accelerator_info a, b;
+                amp_peer_info pi;
+                if (amp_accelerator_get_info(list[i], &a) != AMP_OK || amp_accelerator_get_info(list[j], &b) != AMP_OK ||
+                    a.is_emulated || b.is_emulated)
+                    continue;
+                if ((st = amp_accelerator_get_peer_info(list[i], list[j], &pi)) != AMP_OK)
+                    printf("  %s <-> %s: unknown (%s: %s)\n", a.device_path, b.device_path, amp_status_name(st),
+                           amp_last_error());
+                else
+                    printf("  %s <-> %s: %s (%s)\n", a.device_path, b.device_path,
+                           pi.direct ? "peer access" : "through host memory", pi.reason);
+            }
     }
     printf("\n");
     if (gpus == 0)

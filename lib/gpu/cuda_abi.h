@@ -49,6 +49,7 @@
     X(CUDA_ERROR_NOT_FOUND, 500, CUDA_ERROR_NOT_FOUND)                                  \
     X(CUDA_ERROR_NOT_READY, 600, CUDA_ERROR_NOT_READY)                                  \
     X(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, 712, CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED) \
+    X(CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED, 704, CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) \
     X(CU_ATTR_MAX_THREADS_PER_BLOCK, 1, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)      \
     X(CU_ATTR_MAX_BLOCK_DIM_X, 2, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X)                  \
     X(CU_ATTR_MAX_BLOCK_DIM_Y, 3, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y)                  \
@@ -136,9 +137,12 @@
       (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, \
        CUstream, void **, void **))
 
-/* Optional driver entry points: a missing one only loses a refinement. */
+/* Optional driver entry points: a missing one only loses a refinement
+ * (without the peer pair, copies between two GPUs stage through the host). */
 #define CUDA_OPTIONAL(X)                                                                 \
-    X(cuPointerGetAttribute, CUresult, (void *, CUpointer_attribute, CUdeviceptr))
+    X(cuPointerGetAttribute, CUresult, (void *, CUpointer_attribute, CUdeviceptr))      \
+    X(cuDeviceCanAccessPeer, CUresult, (int *, CUdevice, CUdevice))                     \
+    X(cuCtxEnablePeerAccess, CUresult, (CUcontext, unsigned))
 
 /* Optional entry points that a newer cuda.h renames to NAME_v2 with a macro
  * (CUDA 12.8: cuEventElapsedTime), keeping the type: the library loads

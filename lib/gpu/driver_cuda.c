@@ -397,6 +397,30 @@ static amp_status cu_memcpy_peer(void *dst, void *dst_ctx, const void *src, void
     CUresult e = D.cuMemcpyPeerAsync((CUdeviceptr)(uintptr_t)dst, dst_ctx, (CUdeviceptr)(uintptr_t)src, src_ctx, bytes, s);
     return e == CUDA_SUCCESS ? AMP_OK : cu_fail(e, "cuMemcpyPeerAsync(%zu bytes)", bytes);
 }
+static amp_status cu_peer_possible(int ord, int peer, bool *possible, char *why, size_t n)
+{
+    *possible = false;
+    if (!D.cuDeviceCanAccessPeer || !D.cuCtxEnablePeerAccess) {
+        snprintf(why, n, "this CUDA driver has no cuDeviceCanAccessPeer or cuCtxEnablePeerAccess");
+        return AMP_OK;
+    }
+    CUdevice a = 0, b = 0;
+    CUresult e;
+    int can = 0;
+    if ((e = D.cuDeviceGet(&a, ord)) != CUDA_SUCCESS || (e = D.cuDeviceGet(&b, peer)) != CUDA_SUCCESS)
+        return cu_fail(e, "cuDeviceGet(%d or %d)", ord, peer);
+    if ((e = D.cuDeviceCanAccessPeer(&can, a, b)) != CUDA_SUCCESS)
+        return cu_fail(e, "cuDeviceCanAccessPeer(%d, %d)", ord, peer);
+    *possible = can != 0;
+    snprintf(why, n, "cuDeviceCanAccessPeer(%d, %d) = %d", ord, peer, can);
+    return AMP_OK;
+}
+static amp_status cu_peer_enable(void *peer_ctx, int peer)
+{
+    CUresult e = D.cuCtxEnablePeerAccess(peer_ctx, 0);
+    if (e == CUDA_SUCCESS || e == CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) return AMP_OK;
+    return cu_fail(e, "cuCtxEnablePeerAccess(device %d)", peer);
+}
 static amp_status cu_function_shared_bytes(void *fn, size_t *bytes)
 {
     int v = 0;
@@ -568,6 +592,8 @@ static const amp__gpu_driver cuda_table = {
     .event_create_timed = cu_event_create_timed,
     .event_elapsed = cu_event_elapsed,
     .memcpy_peer = cu_memcpy_peer,
+    .peer_possible = cu_peer_possible,
+    .peer_enable = cu_peer_enable,
     .function_shared_bytes = cu_function_shared_bytes,
     .stream_check = cu_stream_check,
     .event_destroy = cu_event_destroy,

@@ -528,6 +528,27 @@ static amp_status hip_memcpy_peer(void *dst, void *dst_ctx, const void *src, voi
     hip_err e = H.hipMemcpyPeerAsync(dst, (int)(intptr_t)dst_ctx, src, (int)(intptr_t)src_ctx, bytes, s);
     return e == HIP_SUCCESS ? AMP_OK : hip_fail(e, "hipMemcpyPeerAsync(%zu bytes)", bytes);
 }
+static amp_status hip_peer_possible(int ord, int peer, bool *possible, char *why, size_t n)
+{
+    *possible = false;
+    if (!H.hipDeviceCanAccessPeer || !H.hipDeviceEnablePeerAccess) {
+        snprintf(why, n, "this HIP runtime has no hipDeviceCanAccessPeer or hipDeviceEnablePeerAccess");
+        return AMP_OK;
+    }
+    int can = 0;
+    hip_err e = hip_handled(H.hipDeviceCanAccessPeer(&can, ord, peer));
+    if (e != HIP_SUCCESS) return hip_fail(e, "hipDeviceCanAccessPeer(%d, %d)", ord, peer);
+    *possible = can != 0;
+    snprintf(why, n, "hipDeviceCanAccessPeer(%d, %d) = %d", ord, peer, can);
+    return AMP_OK;
+}
+static amp_status hip_peer_enable(void *peer_ctx, int peer)
+{
+    (void)peer_ctx; /* HIP names devices by ordinal */
+    hip_err e = hip_handled(H.hipDeviceEnablePeerAccess(peer, 0));
+    if (e == HIP_SUCCESS || e == HIP_ERROR_PEER_ACCESS_ALREADY_ENABLED) return AMP_OK;
+    return hip_fail(e, "hipDeviceEnablePeerAccess(%d)", peer);
+}
 static amp_status hip_function_shared_bytes(void *fn, size_t *bytes)
 {
     int v = 0;
@@ -677,6 +698,8 @@ static const amp__gpu_driver hip_table = {
     .event_create_timed = hip_event_create_timed,
     .event_elapsed = hip_event_elapsed,
     .memcpy_peer = hip_memcpy_peer,
+    .peer_possible = hip_peer_possible,
+    .peer_enable = hip_peer_enable,
     .function_shared_bytes = hip_function_shared_bytes,
     .stream_check = hip_stream_check,
     .event_destroy = hip_event_destroy,

@@ -20,9 +20,22 @@ typedef struct host_region {
     size_t refs; /* storages using it; unregistered at 0 */
 } host_region;
 
+/* What one GPU knows about copying to and from another of its driver:
+ * looked up once (the driver's answer, both ways), and peer access turned on
+ * both ways before the first copy that crosses the pair. */
+typedef struct gpu_peer {
+    const void *dev;   /* the other gpu_dev */
+    bool possible;     /* the driver allows peer access both ways */
+    bool enabled;      /* turned on both ways (or failed: why says so) */
+    bool tried;        /* copy_peer tried to turn it on */
+    char why[256];
+} gpu_peer;
+
+#define GPU_MAX_PEERS 64
+
 /* One GPU. Created once by amp__gpu_enumerate and never freed (accelerators
- * live until exit), so every field but the event pool and the region table is
- * read-only after enumeration and needs no lock. */
+ * live until exit), so every field but the event pool, the region table and
+ * the peer table is read-only after enumeration and needs no lock. */
 typedef struct gpu_dev {
     const amp__gpu_driver *drv;
     void *ctx; /* what drv->enter makes current */
@@ -45,6 +58,14 @@ typedef struct gpu_dev {
     pthread_mutex_t reg_lock;
     host_region *regions;
     size_t nregions, regions_cap;
+    /* Peers looked up so far. Held across the driver's peer queries and
+     * enables (which enter this device and the peer), never while another
+     * device's peer_lock is held, so two threads copying both ways between
+     * a pair cannot deadlock (each may enable a direction the other did:
+     * already enabled counts as success). */
+    pthread_mutex_t peer_lock;
+    gpu_peer peers[GPU_MAX_PEERS];
+    size_t npeers;
 } gpu_dev;
 
 #define GPU_DEV(p) ((gpu_dev *)(p))
@@ -482,8 +503,56 @@ static amp_status gpu_copy(void *dev, void *queue, const amp__copy *c)
 }
 
 
-/* A copy to another device of the same driver: the driver routes it over
- * the peer link where there is one and stages it otherwise. */
+/* d's entry for peer t, looked up (the driver asked both ways) on first
+ * use. peer_lock held. NULL when the table is full. */
+static gpu_peer *peer_entry(gpu_dev *d, gpu_dev *t)
+{
+    for (size_t i = 0; i < d->npeers; ++i)
+        if (d->peers[i].dev == t) return &d->peers[i];
+    if (d->npeers == GPU_MAX_PEERS) return NULL;
+    gpu_peer *p = &d->peers[d->npeers++];
+    memset(p, 0, sizeof *p);
+    p->dev = t;
+    char there[128] = "", back[128] = "";
+    bool to = false, from = false;
+    amp_status st = d->drv->peer_possible(d->ordinal, t->ordinal, &to, there, sizeof there);
+    if (st == AMP_OK) st = d->drv->peer_possible(t->ordinal, d->ordinal, &from, back, sizeof back);
+    p->possible = st == AMP_OK && to && from;
+    if (st != AMP_OK)
+        snprintf(p->why, sizeof p->why, "through host memory: asking the driver failed: %s", amp_last_error());
+    else if (p->possible)
+        snprintf(p->why, sizeof p->why, "peer access possible both ways (%s; %s)", there, back);
+    else
+        snprintf(p->why, sizeof p->why, "through host memory: no peer access both ways (%s; %s)", there, back);
+    return p;
+}
+
+/* Peer access between d and t, turned on both ways once, before the first
+ * copy between them. A failure is kept (why) and the copies go on through
+ * the driver's staged path, as without peer access. */
+static void peer_prepare(gpu_dev *d, gpu_dev *t)
+{
+    pthread_mutex_lock(&d->peer_lock);
+    gpu_peer *p = peer_entry(d, t);
+    if (p && p->possible && !p->tried) {
+        amp_status st, st2 = AMP_OK;
+        ON_DEVICE(d, st, st = d->drv->peer_enable(t->ctx, t->ordinal));
+        if (st == AMP_OK) ON_DEVICE(t, st2, st2 = t->drv->peer_enable(d->ctx, d->ordinal));
+        p->tried = true;
+        p->enabled = st == AMP_OK && st2 == AMP_OK;
+        char was[sizeof p->why];
+        snprintf(was, sizeof was, "%s", p->why);
+        if (p->enabled)
+            snprintf(p->why, sizeof p->why, "peer access on both ways (%.200s)", was);
+        else
+            snprintf(p->why, sizeof p->why, "through host memory: turning peer access on failed: %s", amp_last_error());
+    }
+    pthread_mutex_unlock(&d->peer_lock);
+}
+
+/* A copy to another device of the same driver: over the peer link once
+ * peer access is on (the first copy between the two turns it on where the
+ * driver allows), through host memory by the driver otherwise. */
 static amp_status gpu_copy_peer(void *dev, void *queue, void *dst_dev, void *dst, const void *src, size_t bytes)
 {
     gpu_dev *d = GPU_DEV(dev), *t = GPU_DEV(dst_dev);
@@ -492,8 +561,35 @@ static amp_status gpu_copy_peer(void *dev, void *queue, void *dst_dev, void *dst
         return amp__fail(AMP_ERROR_UNSUPPORTED, "no peer copy between %s:%d and %s:%d", d->drv->platform, d->ordinal,
                          t->drv->platform, t->ordinal);
     if (!bytes) return AMP_OK;
+    if (t != d) peer_prepare(d, t);
     ON_DEVICE(d, st, st = d->drv->memcpy_peer(dst, t->ctx, src, d->ctx, bytes, queue));
     return st;
+}
+
+static amp_status gpu_peer_info(void *dev, void *dst_dev, bool *direct, bool *enabled, char *why, size_t n)
+{
+    gpu_dev *d = GPU_DEV(dev), *t = GPU_DEV(dst_dev);
+    *direct = *enabled = false;
+    if (t->drv != d->drv) {
+        snprintf(why, n, "through host memory: %s:%d and %s:%d are GPUs of two drivers", d->drv->platform,
+                 d->ordinal, t->drv->platform, t->ordinal);
+        return AMP_OK;
+    }
+    if (t == d) {
+        snprintf(why, n, "one device: copies stay in its memory");
+        return AMP_OK;
+    }
+    pthread_mutex_lock(&d->peer_lock);
+    gpu_peer *p = peer_entry(d, t);
+    if (p) {
+        *direct = p->possible && (!p->tried || p->enabled);
+        *enabled = p->enabled;
+        snprintf(why, n, "%s%s", p->why, p->possible && !p->tried ? "; turned on before the first copy" : "");
+    } else {
+        snprintf(why, n, "through host memory: more than %d peers", GPU_MAX_PEERS);
+    }
+    pthread_mutex_unlock(&d->peer_lock);
+    return AMP_OK;
 }
 
 /* -------------------------------------------------------------- launch */
@@ -575,6 +671,7 @@ static const amp__backend gpu_backend = {
     .host_unregister = gpu_host_unregister,
     .copy = gpu_copy,
     .copy_peer = gpu_copy_peer,
+    .peer_info = gpu_peer_info,
     .launch = gpu_launch,
 };
 
@@ -645,6 +742,7 @@ static size_t enumerate_driver(const amp__gpu_driver *drv, amp__device_entry *ou
         d->ordinal = i;
         pthread_mutex_init(&d->pool_lock, NULL);
         pthread_mutex_init(&d->reg_lock, NULL);
+        pthread_mutex_init(&d->peer_lock, NULL);
         drv->device_open(i, &d->ctx, &d->di);
         compose_cache_tag(d);
 

@@ -95,6 +95,13 @@ typedef struct amp__gpu_driver {
     /* bytes from src on the device of src_ctx to dst on the device of dst_ctx
      * (contexts as device_open made them), queued on stream. */
     amp_status (*memcpy_peer)(void *dst, void *dst_ctx, const void *src, void *src_ctx, size_t bytes, void *stream);
+    /* Whether device ordinal can reach peer's memory directly (peer access):
+     * *possible, and in why what the driver said. Needs no current device.
+     * A driver without the entry points says so in why (AMP_OK). */
+    amp_status (*peer_possible)(int ordinal, int peer, bool *possible, char *why, size_t why_size);
+    /* Let the current device reach the memory of the device of peer_ctx
+     * (ordinal peer) directly; already enabled counts as success. */
+    amp_status (*peer_enable)(void *peer_ctx, int peer);
     /* Static shared memory (tile_static) a kernel uses, in bytes. */
     amp_status (*function_shared_bytes)(void *fn, size_t *bytes);
     /* AMP_OK when stream belongs to the device of ctx (a user's stream that

@@ -64,6 +64,7 @@
     X(HIP_ERROR_NOT_FOUND, 500, hipErrorNotFound)                                       \
     X(HIP_ERROR_NOT_READY, 600, hipErrorNotReady)                                       \
     X(HIP_ERROR_HOST_MEMORY_ALREADY_REGISTERED, 712, hipErrorHostMemoryAlreadyRegistered) \
+    X(HIP_ERROR_PEER_ACCESS_ALREADY_ENABLED, 704, hipErrorPeerAccessAlreadyEnabled)   \
     X(HIP_MEMCPY_H2D, 1, hipMemcpyHostToDevice)                                         \
     X(HIP_MEMCPY_D2H, 2, hipMemcpyDeviceToHost)                                         \
     X(HIP_MEMCPY_D2D, 3, hipMemcpyDeviceToDevice)                                       \
@@ -153,13 +154,17 @@
 /* Optional: the versioned property getters (ROCm 6+, see above), then the
  * plain getter, the error reset that keeps internally handled failures out
  * of the user's hipGetLastError (ROCm 7 keeps the last error until it is
- * read, as CUDA does), and the managed-memory query of host_register. */
+ * read, as CUDA does), the managed-memory query of host_register, and peer
+ * access between two GPUs (without it, copies between them stage through
+ * the host). */
 #define HIP_OPTIONAL_R0600(X) X(hipGetDevicePropertiesR0600, hipError_t, (hipDeviceProp_tR0600 *, int))
 #define HIP_OPTIONAL_R0000(X) X(hipGetDevicePropertiesR0000, hipError_t, (hipDeviceProp_tR0000 *, int))
 #define HIP_OPTIONAL_PLAIN(X)                                                           \
     X(hipGetDeviceProperties, hipError_t, (hipDeviceProp_t *, int))                     \
     X(hipGetLastError, hipError_t, (void))                                              \
-    X(hipPointerGetAttribute, hipError_t, (void *, hipPointer_attribute, hipDeviceptr_t))
+    X(hipPointerGetAttribute, hipError_t, (void *, hipPointer_attribute, hipDeviceptr_t)) \
+    X(hipDeviceCanAccessPeer, hipError_t, (int *, int, int))                            \
+    X(hipDeviceEnablePeerAccess, hipError_t, (int, unsigned))
 #define HIP_OPTIONAL(X) HIP_OPTIONAL_R0600(X) HIP_OPTIONAL_R0000(X) HIP_OPTIONAL_PLAIN(X)
 
 #define HIPRTC_FUNCS(X)                                                                 \

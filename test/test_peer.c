@@ -1,0 +1,142 @@
+/* test_peer.c — copies between two accelerators and how they move: amp_accelerator_get_peer_info for one accelerator, the CPU and a GPU, and two GPUs of one driver (peer access turned on by the first copy between them, where the driver allows it), with array and section copies both ways checked element by element. The two-GPU tests skip, saying why, on a machine with fewer. */
+#include "support.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* The first two available GPUs of one driver ("cuda:0" and "cuda:1"), or
+ * skip saying what this machine has. */
+static void two_gpus(amp_accelerator **a, amp_accelerator **b)
+{
+    amp_accelerator *list[64];
+    size_t n = 0;
+    ASSERT_OK(amp_accelerator_list(list, 64, &n));
+    if (n > 64) n = 64;
+    for (size_t i = 0; i < n; ++i)
+        for (size_t j = i + 1; j < n; ++j) {
+            amp_accelerator_info x, y;
+            ASSERT_OK(amp_accelerator_get_info(list[i], &x));
+            ASSERT_OK(amp_accelerator_get_info(list[j], &y));
+            size_t k = strcspn(x.device_path, ":");
+            if (x.is_emulated || y.is_emulated || !x.is_available || !y.is_available ||
+                strncmp(x.device_path, y.device_path, k + 1))
+                continue;
+            *a = list[i];
+            *b = list[j];
+            return;
+        }
+    cr_skip_test("this machine has fewer than two available GPUs of one driver (%zu accelerator(s)): peer copies "
+                 "between two GPUs are not exercised",
+                 n);
+}
+
+Test(peer, info_of_one_accelerator_and_of_the_cpu_and_a_gpu)
+{
+    amp_accelerator *cpu = test_accel(TEST_ACCEL_CPU);
+    amp_peer_info p;
+    memset(&p, 0x5a, sizeof p);
+    ASSERT_OK(amp_accelerator_get_peer_info(cpu, cpu, &p));
+    cr_assert(p.direct && !p.enabled, "one accelerator: direct %d enabled %d", p.direct, p.enabled);
+    cr_assert(strstr(p.reason, "one accelerator"), "reason: %s", p.reason);
+    memset(&p, 0x5a, sizeof p);
+    ASSERT_STATUS(amp_accelerator_get_peer_info(NULL, cpu, &p), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(!p.direct && !p.enabled && !p.reason[0], "out not cleared on failure");
+    ASSERT_STATUS(amp_accelerator_get_peer_info(cpu, NULL, &p), AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_STATUS(amp_accelerator_get_peer_info(cpu, cpu, NULL), AMP_ERROR_INVALID_ARGUMENT);
+    amp_accelerator *list[64];
+    size_t n = 0;
+    ASSERT_OK(amp_accelerator_list(list, 64, &n));
+    for (size_t i = 0; i < n && i < 64; ++i) {
+        if (list[i] == cpu) continue;
+        ASSERT_OK(amp_accelerator_get_peer_info(list[i], cpu, &p));
+        cr_assert(!p.direct && !p.enabled, "a GPU and the CPU accelerator: direct %d", p.direct);
+        cr_assert(strstr(p.reason, "through host memory"), "reason: %s", p.reason);
+    }
+}
+
+/* n floats of a pattern that names the element and the round. */
+static void pattern(float *x, size_t n, float round)
+{
+    for (size_t i = 0; i < n; ++i) x[i] = round * 1e-3f + (float)(i % 1000003);
+}
+
+/* Arrays and sections copied gpu a -> gpu b and back, synchronously and
+ * not: every element arrives. Where the driver allows peer access both
+ * ways, the first copy turns it on (the info says so before and after);
+ * elsewhere the copies go through host memory and say so. */
+Test(peer, copies_between_two_gpus)
+{
+    amp_accelerator *a = NULL, *b = NULL;
+    two_gpus(&a, &b);
+    amp_peer_info before, after;
+    ASSERT_OK(amp_accelerator_get_peer_info(a, b, &before));
+    cr_assert(!before.enabled, "enabled before any copy: %s", before.reason);
+    enum { R = 1024, C = 1000 };
+    const size_t n = (size_t)R * C;
+    float *host = test_xmalloc(n * sizeof(float)), *back = test_xmalloc(n * sizeof(float));
+    pattern(host, n, 1.0f);
+    amp_accelerator_view *qa = NULL, *qb = NULL;
+    ASSERT_OK(amp_accelerator_default_view(a, &qa));
+    ASSERT_OK(amp_accelerator_default_view(b, &qb));
+    amp_array *x = NULL, *y = NULL;
+    ASSERT_OK(amp_array_create(qa, sizeof(float), amp_extent_2d(R, C), host, &x));
+    ASSERT_OK(amp_array_create(qb, sizeof(float), amp_extent_2d(R, C), NULL, &y));
+    ASSERT_OK(amp_copy_array(x, y));
+    ASSERT_OK(amp_array_copy_to_host(y, back));
+    cr_assert(!memcmp(host, back, n * sizeof(float)), "a -> b: the array differs");
+
+    ASSERT_OK(amp_accelerator_get_peer_info(a, b, &after));
+    cr_assert_eq(after.direct, before.direct, "before: %s; after: %s", before.reason, after.reason);
+    if (before.direct) {
+        cr_assert(after.enabled, "the first copy did not turn peer access on: %s", after.reason);
+        cr_assert(strstr(after.reason, "peer access on both ways"), "reason: %s", after.reason);
+        amp_peer_info other;
+        ASSERT_OK(amp_accelerator_get_peer_info(b, a, &other));
+        cr_assert(other.direct, "b -> a: %s", other.reason);
+    } else {
+        cr_assert(strstr(after.reason, "through host memory"), "reason: %s", after.reason);
+    }
+
+    /* Back the other way, asynchronously, after b changed it. */
+    pattern(host, n, 2.0f);
+    ASSERT_OK(amp_array_copy_from_host(y, host));
+    amp_future *f = NULL;
+    ASSERT_OK(amp_copy_array_async(y, x, &f));
+    ASSERT_OK(amp_future_wait(f));
+    ASSERT_OK(amp_future_destroy(f));
+    ASSERT_OK(amp_array_copy_to_host(x, back));
+    cr_assert(!memcmp(host, back, n * sizeof(float)), "b -> a (async): the array differs");
+
+    /* A contiguous block of rows and a strided column block, a -> b. */
+    amp_array_view *vx = NULL, *vy = NULL, *sx = NULL, *sy = NULL, *cx = NULL, *cy = NULL;
+    ASSERT_OK(amp_array_view_of_array(x, &vx));
+    ASSERT_OK(amp_array_view_of_array(y, &vy));
+    ASSERT_OK(amp_array_view_section(vx, amp_index_2d(10, 0), amp_extent_2d(100, C), &sx));
+    ASSERT_OK(amp_array_view_section(vy, amp_index_2d(500, 0), amp_extent_2d(100, C), &sy));
+    ASSERT_OK(amp_array_view_section(vx, amp_index_2d(0, 7), amp_extent_2d(R, 33), &cx));
+    ASSERT_OK(amp_array_view_section(vy, amp_index_2d(0, 900), amp_extent_2d(R, 33), &cy));
+    float *before_y = test_xmalloc(n * sizeof(float));
+    memcpy(before_y, host, n * sizeof(float)); /* y holds pattern 2, as x does */
+    pattern(host, n, 3.0f);
+    ASSERT_OK(amp_array_copy_from_host(x, host));
+    ASSERT_OK(amp_copy_view(sx, sy));
+    ASSERT_OK(amp_copy_view_async(cx, cy, &f));
+    ASSERT_OK(amp_future_wait(f));
+    ASSERT_OK(amp_future_destroy(f));
+    amp_array_view *all[] = {sx, sy, cx, cy, vx, vy};
+    for (int i = 0; i < 6; ++i) ASSERT_OK(amp_array_view_destroy(all[i]));
+    ASSERT_OK(amp_array_copy_to_host(y, back));
+    for (int r = 0; r < R; ++r)
+        for (int c = 0; c < C; ++c) {
+            float want = before_y[(size_t)r * C + c];
+            if (c >= 900 && c < 933) want = host[(size_t)r * C + (c - 900 + 7)];
+            else if (r >= 500 && r < 600) want = host[(size_t)(r - 500 + 10) * C + c];
+            cr_assert(back[(size_t)r * C + c] == want, "sections: b's (%d, %d) is %.9g, want %.9g", r, c,
+                      (double)back[(size_t)r * C + c], (double)want);
+        }
+    ASSERT_OK(amp_array_destroy(x));
+    ASSERT_OK(amp_array_destroy(y));
+    free(host);
+    free(back);
+    free(before_y);
+}
