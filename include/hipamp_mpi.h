@@ -151,10 +151,12 @@ AMP_MPI_API amp_status amp_mpi_exchange_create(MPI_Comm comm, amp_accelerator_vi
                                                amp_mpi_path path, amp_mpi_exchange **out);
 /* The path the exchanger uses, and why. Never blocks. */
 AMP_MPI_API amp_status amp_mpi_exchange_get_path(const amp_mpi_exchange *x, amp_mpi_path_info *out);
-/* Frees the staging buffers and the duplicated communicator (collective
- * over comm while MPI is initialised; after MPI_Finalize, or after an
- * exchange was abandoned, only the memory is freed, and staging buffers MPI
- * may still read are left to it). NULL is a no-op. */
+/* Waits for the staging copies still running, then frees the staging
+ * buffers and the duplicated communicator (collective over comm while MPI
+ * is initialised; after MPI_Finalize, or after an exchange was abandoned,
+ * only the memory is freed, and staging buffers MPI may still read are left
+ * to it). NULL is a no-op. AMP_ERROR_BUSY, nothing freed: an exchange is in
+ * flight (end it first). */
 AMP_MPI_API amp_status amp_mpi_exchange_destroy(amp_mpi_exchange *x);
 
 /* One neighbour of an exchange: send is sent to peer with send_tag, and
@@ -173,9 +175,10 @@ typedef struct amp_mpi_halo {
 
 /* Exchange count halos at once: every send view's current data reaches its
  * peer, every recv view holds its peer's data on return, wherever the
- * accelerator will read it next. Blocks until all of it arrived (MPI
- * nonblocking calls and one MPI_Waitall; hipamp work queued on the views
- * before the call is waited for first). What moves, by kind of view:
+ * accelerator will read it next. Blocks until all of it arrived: it is
+ * amp_mpi_exchange_begin followed by amp_mpi_exchange_end (MPI nonblocking
+ * calls and one MPI_Waitall; hipamp work queued on the views before the
+ * call is waited for first). What moves, by kind of view:
  *  - a view of host memory (amp_array_view_create) is exchanged in place on
  *    every path but DEVICE: synchronize before sending (copies back only a
  *    device-newer part of the section, nothing on unified memory), refresh
@@ -209,6 +212,58 @@ AMP_MPI_API amp_status amp_mpi_exchange_rows(amp_mpi_exchange *x, int lo, amp_ar
                                              amp_array_view *recv_lo, int hi, amp_array_view *send_hi,
                                              amp_array_view *recv_hi);
 
+/* ------------------------------------------------- exchanges in flight */
+
+/* An exchange begun and not yet ended, as a number its exchanger gave it
+ * (1, 2, ... in the order exchanges began; 0 is never one). A plain value:
+ * copy it, compare it; it refers to nothing that can be freed. */
+typedef struct amp_mpi_pending {
+    uint64_t id;
+} amp_mpi_pending;
+
+/* The exchange of amp_mpi_exchange_halos, begun: checks every halo (the
+ * same refusals, and nothing is sent when one fails), makes each view's
+ * data ready for MPI, posts every receive, and returns without waiting for
+ * the messages, so that the caller can queue work (a kernel on the rows
+ * that need no halo) while the halos move. The sends go out in the order
+ * exchanges began, each as soon as its data is ready: views of host memory
+ * and device pointers are ready when begin returns (begin waits for the
+ * kernels still writing the sends or reading the receives: MPI touches that
+ * memory outside hipamp's queues); a staged send's copy to its host buffer
+ * is queued, and the send is posted by the first begin, test or end that
+ * finds the copy finished. Until its end, the caller must not write a send
+ * view nor use a receive view (a staged send's data is already copied once
+ * it is posted). Several exchanges may be in flight; they end in the order
+ * they began. The halos array is copied; the views must live until the
+ * end. *out gets the exchange (0 on failure). Statuses: as
+ * amp_mpi_exchange_halos, except those of the arrival checks and the
+ * time-out, which end reports. */
+AMP_MPI_API amp_status amp_mpi_exchange_begin(amp_mpi_exchange *x, const amp_mpi_halo *halos, size_t count,
+                                              amp_mpi_pending *out);
+/* As amp_mpi_exchange_rows, begun (see amp_mpi_exchange_begin). */
+AMP_MPI_API amp_status amp_mpi_exchange_rows_begin(amp_mpi_exchange *x, int lo, amp_array_view *send_lo,
+                                                   amp_array_view *recv_lo, int hi, amp_array_view *send_hi,
+                                                   amp_array_view *recv_hi, amp_mpi_pending *out);
+/* Move exchanges along without blocking: posts the sends whose data is now
+ * ready (of every exchange in flight, in order), and *done says whether
+ * all of p's messages have finished (its end then does not wait for MPI).
+ * AMP_ERROR_INVALID_ARGUMENT: x or done NULL, p not in flight (never begun,
+ * or ended), or the exchanger was abandoned. */
+AMP_MPI_API amp_status amp_mpi_exchange_test(amp_mpi_exchange *x, amp_mpi_pending p, bool *done);
+/* End exchange p: post its remaining sends (waiting for their staging
+ * copies), wait for its messages (at most the time-out), check that every
+ * receive got its view's size, and put the received data where the
+ * accelerator reads it next (a staged receive's copy to its view is
+ * queued, ordered before any later use of the view; this call does not
+ * wait for it). p must be the oldest exchange in flight: ending another
+ * one, or p a second time, is AMP_ERROR_INVALID_ARGUMENT naming both
+ * exchanges (nothing changes; the exchange stays in flight). After any
+ * other failure p is over (as amp_mpi_exchange_halos leaves it). The
+ * statistics count p once it ended successfully; its seconds are the time
+ * spent inside its begin, tests and end. Statuses: as
+ * amp_mpi_exchange_halos. */
+AMP_MPI_API amp_status amp_mpi_exchange_end(amp_mpi_exchange *x, amp_mpi_pending p);
+
 /* Bound how long an exchange waits for its peers: ms milliseconds of
  * waiting for the messages (0, the default: for ever, as MPI_Waitall). A
  * peer that never answers (it finalized, crashed, or is stuck in other
@@ -227,11 +282,11 @@ AMP_MPI_API amp_status amp_mpi_exchange_set_timeout(amp_mpi_exchange *x, uint32_
 
 /* Counters of one exchanger since its creation or last reset. */
 typedef struct amp_mpi_exchange_stats {
-    uint64_t exchanges;                    /* amp_mpi_exchange_halos/_rows calls that succeeded */
+    uint64_t exchanges;                    /* exchanges that ended successfully (blocking or begun) */
     uint64_t messages_sent, messages_received;
     uint64_t bytes_sent, bytes_received;   /* payload handed to MPI */
     uint64_t bytes_staged;                 /* copied through host staging (both ways) */
-    double seconds;                        /* wall time inside the exchange calls */
+    double seconds;                        /* wall time inside the exchange calls (begin, test, end) */
 } amp_mpi_exchange_stats;
 /* Never blocks. AMP_ERROR_INVALID_ARGUMENT: a NULL argument. */
 AMP_MPI_API amp_status amp_mpi_exchange_get_stats(const amp_mpi_exchange *x, amp_mpi_exchange_stats *out);

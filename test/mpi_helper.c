@@ -14,6 +14,19 @@
  *                view the same size: the data must arrive intact).
  *   elements     rank 1 creates its exchanger for 8-byte elements, the
  *                others for 4-byte ones.
+ *   nonblocking PATH
+ *                three rounds of a periodic row exchange on a grid of 6 x W
+ *                cells (rows 1..4 owned, 0 and 5 halos), written by a
+ *                kernel first, once with amp_mpi_exchange_rows on one
+ *                exchanger and once begun on another, with a kernel writing
+ *                rows 2..3 between its begin and its end: prints "rank R
+ *                rounds: ok" when both grids hold what they must, the two
+ *                exchangers' statistics ("rank R stats blocking|begun:
+ *                exchanges E messages M bytes B staged S"), then two
+ *                exchanges in flight ended out of order, in order, and
+ *                twice ("rank R end second first: ...", "end first", "end
+ *                first again", "end second") and "rank R in flight: ok"
+ *                when both delivered.
  *   timeout PATH every rank but 1 sets a time-out of 1 s and exchanges
  *                around the ring ("exchange"), then tries once more
  *                ("again"); rank 1 never exchanges: it destroys its
@@ -92,13 +105,167 @@ static amp_status ring(const char *step, amp_mpi_exchange *x, amp_accelerator_vi
     return st;
 }
 
+/* --------------------------------------------------------- nonblocking */
+
+extern const char mpi_helper_kernels[];
+static amp_kernel *fill_k;
+
+#define GR 6 /* grid rows: halo, 4 owned, halo */
+
+/* v(r, c) = base + r * 1024 + c on q (the kernel of test/kernels/mpi.hip). */
+static void fill(amp_accelerator_view *q, amp_array_view *v, float base)
+{
+    amp_extent e;
+    MUST(amp_array_view_get_extent(v, &e));
+    amp_arg args[] = {amp_arg_view(v), amp_arg_float32(base)};
+    MUST(amp_parallel_for_each(q, e, fill_k, args, 2));
+}
+
+/* A grid and the sections an exchange and the kernels use. */
+typedef struct grid {
+    float host[GR * W];
+    amp_array *a;
+    amp_array_view *v, *owned, *inner, *first, *last, *halo_lo, *halo_hi;
+} grid;
+
+static amp_array_view *rows(amp_array_view *v, int r0, int n)
+{
+    amp_array_view *s = NULL;
+    MUST(amp_array_view_section(v, amp_index_2d(r0, 0), amp_extent_2d(n, W), &s));
+    return s;
+}
+
+static void grid_make(grid *g, amp_accelerator_view *q, amp_mpi_path path)
+{
+    for (int i = 0; i < GR * W; ++i) g->host[i] = -1.0f;
+    g->a = NULL;
+    if (path == AMP_MPI_PATH_HOST) {
+        MUST(amp_array_view_create(g->host, sizeof(float), amp_extent_2d(GR, W), AMP_READ_WRITE, &g->v));
+    } else {
+        MUST(amp_array_create(q, sizeof(float), amp_extent_2d(GR, W), g->host, &g->a));
+        MUST(amp_array_view_of_array(g->a, &g->v));
+    }
+    g->owned = rows(g->v, 1, 4);
+    g->inner = rows(g->v, 2, 2);
+    g->first = rows(g->v, 1, 1);
+    g->last = rows(g->v, 4, 1);
+    g->halo_lo = rows(g->v, 0, 1);
+    g->halo_hi = rows(g->v, 5, 1);
+}
+
+/* The grid's values on the host, then gone. */
+static void grid_free(grid *g)
+{
+    amp_array_view *all[] = {g->owned, g->inner, g->first, g->last, g->halo_lo, g->halo_hi, g->v};
+    for (int i = 0; i < 7; ++i) MUST(amp_array_view_destroy(all[i]));
+    if (g->a) {
+        MUST(amp_array_copy_to_host(g->a, g->host));
+        MUST(amp_array_destroy(g->a));
+    }
+}
+
+/* What cell (r, c) of `rank`'s grid holds after a round with owned base b
+ * and inner base i: its own rows, its neighbours' edge rows in the halos. */
+static float expect(int rank, int r, int c, int round)
+{
+    const int lo = (rank + size_ - 1) % size_, hi = (rank + 1) % size_;
+    const float own = 10000.0f * (float)rank + 100.0f * (float)round, inner = own + 50.0f;
+    if (r == 0) return 10000.0f * (float)lo + 100.0f * (float)round + (float)(3 * 1024 + c); /* lo's row 4 */
+    if (r == GR - 1) return 10000.0f * (float)hi + 100.0f * (float)round + (float)c;         /* hi's row 1 */
+    if (r == 2 || r == 3) return inner + (float)((r - 2) * 1024 + c);
+    return own + (float)((r - 1) * 1024 + c);
+}
+
+static int grid_wrong(const grid *g, int round, const char *what)
+{
+    for (int r = 0; r < GR; ++r)
+        for (int c = 0; c < W; ++c)
+            if (g->host[r * W + c] != expect(rank_, r, c, round)) {
+                printf("rank %d %s: cell (%d, %d) is %.9g, want %.9g\n", rank_, what, r, c,
+                       (double)g->host[r * W + c], (double)expect(rank_, r, c, round));
+                return 1;
+            }
+    return 0;
+}
+
+static void print_stats(amp_mpi_exchange *x, const char *which)
+{
+    amp_mpi_exchange_stats s;
+    MUST_MPI(amp_mpi_exchange_get_stats(x, &s));
+    printf("rank %d stats %s: exchanges %llu messages %llu bytes %llu staged %llu\n", rank_, which,
+           (unsigned long long)s.exchanges, (unsigned long long)(s.messages_sent + s.messages_received),
+           (unsigned long long)(s.bytes_sent + s.bytes_received), (unsigned long long)s.bytes_staged);
+}
+
+static void nonblocking(amp_accelerator *acc, amp_accelerator_view *q, amp_mpi_path path)
+{
+    amp_program *p = NULL;
+    MUST(amp_program_build(acc, mpi_helper_kernels, NULL, &p));
+    MUST(amp_program_get_kernel(p, "mpi_fill", &fill_k));
+    amp_mpi_exchange *xb = NULL, *xn = NULL;
+    MUST_MPI(amp_mpi_exchange_create(MPI_COMM_WORLD, q, sizeof(float), path, &xb));
+    MUST_MPI(amp_mpi_exchange_create(MPI_COMM_WORLD, q, sizeof(float), path, &xn));
+    const int lo = (rank_ + size_ - 1) % size_, hi = (rank_ + 1) % size_;
+    int wrong = 0;
+    for (int round = 0; round < 3; ++round) {
+        const float own = 10000.0f * (float)rank_ + 100.0f * (float)round;
+        grid b, n;
+        grid_make(&b, q, path);
+        grid_make(&n, q, path);
+        /* Blocking: the whole grid, then the exchange. */
+        fill(q, b.owned, own);
+        fill(q, b.inner, own + 50.0f);
+        MUST_MPI(amp_mpi_exchange_rows(xb, lo, b.first, b.halo_lo, hi, b.last, b.halo_hi));
+        /* Begun: the edge rows travel while a kernel writes the inner rows. */
+        fill(q, n.owned, own);
+        amp_mpi_pending pe;
+        MUST_MPI(amp_mpi_exchange_rows_begin(xn, lo, n.first, n.halo_lo, hi, n.last, n.halo_hi, &pe));
+        fill(q, n.inner, own + 50.0f);
+        bool done = false;
+        MUST_MPI(amp_mpi_exchange_test(xn, pe, &done));
+        MUST_MPI(amp_mpi_exchange_end(xn, pe));
+        grid_free(&b);
+        grid_free(&n);
+        wrong += grid_wrong(&b, round, "blocking") + grid_wrong(&n, round, "begun");
+        if (memcmp(b.host, n.host, sizeof b.host)) wrong++;
+    }
+    printf("rank %d rounds: %s\n", rank_, wrong ? "WRONG" : "ok");
+    print_stats(xb, "blocking");
+    print_stats(xn, "begun");
+
+    /* Two in flight: A then B; B cannot end first, A cannot end twice. */
+    grid ga, gb;
+    grid_make(&ga, q, path);
+    grid_make(&gb, q, path);
+    fill(q, ga.owned, 10000.0f * (float)rank_);
+    fill(q, ga.inner, 10000.0f * (float)rank_ + 50.0f);
+    fill(q, gb.owned, 10000.0f * (float)rank_ + 100.0f);
+    fill(q, gb.inner, 10000.0f * (float)rank_ + 150.0f);
+    amp_mpi_pending a, bb;
+    MUST_MPI(amp_mpi_exchange_rows_begin(xn, lo, ga.first, ga.halo_lo, hi, ga.last, ga.halo_hi, &a));
+    MUST_MPI(amp_mpi_exchange_rows_begin(xn, lo, gb.first, gb.halo_lo, hi, gb.last, gb.halo_hi, &bb));
+    say("end second first", amp_mpi_exchange_end(xn, bb));
+    say("end first", amp_mpi_exchange_end(xn, a));
+    say("end first again", amp_mpi_exchange_end(xn, a));
+    bool done = false;
+    say("test first", amp_mpi_exchange_test(xn, a, &done));
+    say("end second", amp_mpi_exchange_end(xn, bb));
+    grid_free(&ga);
+    grid_free(&gb);
+    int bad = grid_wrong(&ga, 0, "first in flight") + grid_wrong(&gb, 1, "second in flight");
+    printf("rank %d in flight: %s\n", rank_, bad ? "WRONG" : "ok");
+    MUST_MPI(amp_mpi_exchange_destroy(xb));
+    MUST_MPI(amp_mpi_exchange_destroy(xn));
+    MUST(amp_program_destroy(p));
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
     if (argc < 2) {
-        if (rank_ == 0) fprintf(stderr, "usage: mpi_helper sizes PATH | elements | timeout PATH\n");
+        if (rank_ == 0) fprintf(stderr, "usage: mpi_helper sizes PATH | elements | nonblocking PATH | timeout PATH\n");
         MPI_Finalize();
         return 2;
     }
@@ -133,6 +300,10 @@ int main(int argc, char **argv)
                (unsigned long long)xs.exchanges, (unsigned long long)xs.bytes_sent,
                (unsigned long long)xs.bytes_received);
         MUST_MPI(amp_mpi_exchange_destroy(x));
+    } else if (!strcmp(scenario, "nonblocking") && argc >= 3) {
+        amp_mpi_path path;
+        MUST_MPI(amp_mpi_path_parse(argv[2], &path));
+        nonblocking(acc, q, path);
     } else if (!strcmp(scenario, "timeout") && argc >= 3) {
         amp_mpi_path path;
         MUST_MPI(amp_mpi_path_parse(argv[2], &path));

@@ -654,6 +654,69 @@ Test(mpi, timeout_on_a_receive_nothing_matches, .init = mpi_up, .fini = mpi_down
     ASSERT_OK(amp_array_view_destroy(v));
 }
 
+/* Begun exchanges on one exchanger: handles that are no exchange, ending
+ * out of order or twice, and destroy while one is in flight are refused
+ * without changing anything; the data and the statistics are the blocking
+ * exchange's. */
+ACCEL_TEST(mpi, begun_exchanges_end_in_order, .init = mpi_up, .fini = mpi_down)
+{
+    amp_accelerator_view *q = default_view(acc);
+    const amp_mpi_path paths[] = {AMP_MPI_PATH_HOST, AMP_MPI_PATH_STAGED};
+    for (int k = 0; k < 2; ++k) {
+        amp_mpi_exchange *x = self_exchange(q, sizeof(float), paths[k]);
+        amp_array *arr = NULL;
+        amp_array_view *v = NULL;
+        float grid[R * C];
+        for (int i = 0; i < R * C; ++i) grid[i] = POISON_F32;
+        if (paths[k] == AMP_MPI_PATH_HOST) v = test_view(grid, sizeof(float), amp_extent_2d(R, C), AMP_READ_WRITE);
+        else arr = poisoned_array(q, &v);
+        device_fill(acc, q, v, 9.0f);
+        amp_array_view *s1 = section(v, 1, 0, 1, C), *r1 = section(v, 0, 0, 1, C);
+        amp_array_view *s2 = section(v, 2, 0, 1, C), *r2 = section(v, R - 1, 0, 1, C);
+        amp_mpi_halo h1 = {s1, r1, 0, 1, 1}, h2 = {s2, r2, 0, 2, 2};
+        amp_mpi_pending a = {77}, b = {77}, none = {0}, later = {99};
+        bool done = true;
+        ASSERT_MPI_STATUS(amp_mpi_exchange_begin(x, &h1, 1, NULL), AMP_ERROR_INVALID_ARGUMENT);
+        ASSERT_MPI_STATUS(amp_mpi_exchange_begin(NULL, &h1, 1, &a), AMP_ERROR_INVALID_ARGUMENT);
+        cr_assert_eq(a.id, 0, "a failed begin leaves 0");
+        ASSERT_MPI_OK(amp_mpi_exchange_begin(x, &h1, 1, &a));
+        ASSERT_MPI_OK(amp_mpi_exchange_begin(x, &h2, 1, &b));
+        cr_assert(a.id != 0 && b.id == a.id + 1, "ids %llu, %llu", (unsigned long long)a.id, (unsigned long long)b.id);
+        ASSERT_MPI_STATUS(amp_mpi_exchange_end(x, b), AMP_ERROR_INVALID_ARGUMENT);
+        cr_assert(strstr(amp_mpi_last_error(), "not the oldest in flight"), "message: %s", amp_mpi_last_error());
+        ASSERT_MPI_STATUS(amp_mpi_exchange_end(x, none), AMP_ERROR_INVALID_ARGUMENT);
+        cr_assert(strstr(amp_mpi_last_error(), "no exchange #0"), "message: %s", amp_mpi_last_error());
+        ASSERT_MPI_STATUS(amp_mpi_exchange_test(x, later, &done), AMP_ERROR_INVALID_ARGUMENT);
+        cr_assert(!done);
+        ASSERT_MPI_STATUS(amp_mpi_exchange_test(x, a, NULL), AMP_ERROR_INVALID_ARGUMENT);
+        ASSERT_MPI_STATUS(amp_mpi_exchange_destroy(x), AMP_ERROR_BUSY);
+        cr_assert(strstr(amp_mpi_last_error(), "still in flight"), "message: %s", amp_mpi_last_error());
+        for (int spin = 0; spin < 1000000 && !done; ++spin) ASSERT_MPI_OK(amp_mpi_exchange_test(x, b, &done));
+        cr_assert(done, "exchange b never finished its messages");
+        ASSERT_MPI_OK(amp_mpi_exchange_end(x, a));
+        ASSERT_MPI_STATUS(amp_mpi_exchange_end(x, a), AMP_ERROR_INVALID_ARGUMENT);
+        cr_assert(strstr(amp_mpi_last_error(), "already ended"), "message: %s", amp_mpi_last_error());
+        ASSERT_MPI_OK(amp_mpi_exchange_end(x, b));
+        amp_mpi_exchange_stats st;
+        ASSERT_MPI_OK(amp_mpi_exchange_get_stats(x, &st));
+        cr_assert_eq(st.exchanges, 2);
+        cr_assert_eq(st.bytes_sent, 2 * C * sizeof(float));
+        cr_assert_eq(st.bytes_received, 2 * C * sizeof(float));
+        cr_assert_eq(st.bytes_staged, paths[k] == AMP_MPI_PATH_STAGED ? 4 * C * sizeof(float) : 0);
+        amp_array_view *all[] = {s1, r1, s2, r2, v};
+        for (int i = 0; i < 5; ++i) ASSERT_OK(amp_array_view_destroy(all[i]));
+        if (arr) ASSERT_OK(amp_array_copy_to_host(arr, grid));
+        for (int c = 0; c < C; ++c) {
+            cr_assert(grid[c] == cell(1, c, 9.0f), "%s: row 0 col %d = %.9g", amp_mpi_path_name(paths[k]), c,
+                      (double)grid[c]);
+            cr_assert(grid[(R - 1) * C + c] == cell(2, c, 9.0f), "%s: last row col %d = %.9g",
+                      amp_mpi_path_name(paths[k]), c, (double)grid[(R - 1) * C + c]);
+        }
+        ASSERT_OK(amp_array_destroy(arr));
+        ASSERT_MPI_OK(amp_mpi_exchange_destroy(x));
+    }
+}
+
 /* After a refused exchange a good one with the same tags gets the fresh
  * data: nothing of the refused one was sent. */
 static void exchange_fresh(amp_mpi_exchange *x, amp_array_view *send, amp_array_view *recv, float *grid, int tag)
@@ -1011,6 +1074,44 @@ Test(mpi_ranks, element_sizes_agree_at_creation, .timeout = 300)
             line_says(rank_line(&r, k, "create"), want, 3, "element sizes");
         }
     }
+}
+
+/* The exchange begun and ended, with a kernel writing the inner rows in
+ * between, against the blocking exchange, on 2 and 3 ranks and every path:
+ * the same grids, cell for cell, and the same statistics, byte for byte
+ * (per round 2 rows out and 2 in of 64 floats: 4 messages, 1024 bytes;
+ * through staging on the staged path only). Two exchanges in flight end in
+ * the order they began: the second first, or the first twice, is refused
+ * and changes nothing. */
+Test(mpi_ranks, begun_exchanges_equal_blocking_ones, .timeout = 600)
+{
+    static heat_run r;
+    const char *paths[] = {"host", "staged", "device"};
+    for (int np = 2; np <= 3; ++np)
+        for (int p = 0; p < 3; ++p) {
+            char args[64], what[96];
+            snprintf(args, sizeof args, "nonblocking %s", paths[p]);
+            snprintf(what, sizeof what, "%d ranks, %s path", np, paths[p]);
+            run_helper(np, args, &r);
+            cr_assert_eq(r.status, 0, "%s: exit %d\n%s\nstderr:\n%s", what, r.status, r.out, r.err);
+            char stats[96];
+            snprintf(stats, sizeof stats, "exchanges 3 messages 12 bytes 3072 staged %d", p == 1 ? 3072 : 0);
+            for (int k = 0; k < np; ++k) {
+                const char *ok[] = {"ok"}, *fine[] = {"AMP_OK"}, *exact[] = {stats};
+                line_says(rank_line(&r, k, "rounds"), ok, 1, what);
+                line_says(rank_line(&r, k, "stats blocking"), exact, 1, what);
+                line_says(rank_line(&r, k, "stats begun"), exact, 1, what);
+                const char *order[] = {"AMP_ERROR_INVALID_ARGUMENT", "exchange #5 is not the oldest in flight",
+                                       "#4 began first"};
+                line_says(rank_line(&r, k, "end second first"), order, 3, what);
+                line_says(rank_line(&r, k, "end first"), fine, 1, what);
+                const char *twice[] = {"AMP_ERROR_INVALID_ARGUMENT", "exchange #4 was already ended"};
+                line_says(rank_line(&r, k, "end first again"), twice, 2, what);
+                line_says(rank_line(&r, k, "test first"), twice, 2, what);
+                line_says(rank_line(&r, k, "end second"), fine, 1, what);
+                line_says(rank_line(&r, k, "in flight"), ok, 1, what);
+            }
+        }
 }
 
 /* A peer that finalizes without exchanging used to leave its neighbours in
