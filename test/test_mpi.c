@@ -960,6 +960,37 @@ Test(mpi_heat, staged_path_copies_exactly_the_halo, .timeout = 600)
     cr_assert_eq(field(&r, "copied_bytes_per_step"), 0, "%s", r.out);
 }
 
+/* The overlapped step (exchange begun, interior rows, exchange ended, edge
+ * rows: the default) and the old one (--no-overlap) give the serial
+ * reference's checksum on 1, 2 and 3 ranks and every path, with the same
+ * bytes per step; also with ranks of 1 and 2 rows (no interior rows). */
+Test(mpi_heat, overlapped_and_not_on_every_path, .timeout = 900)
+{
+    static heat_run r;
+    const uint64_t want = reference_checksum(HEAT_NX, HEAT_NY, HEAT_STEPS);
+    const char *paths[] = {"host", "staged", "device"};
+    for (int np = 1; np <= 3; ++np)
+        for (int p = 0; p < 3; ++p)
+            for (int overlap = 0; overlap < 2; ++overlap) {
+                char args[128];
+                snprintf(args, sizeof args, HEAT_ARGS " --path %s%s", paths[p], overlap ? "" : " --no-overlap");
+                run_heat(np, args, &r);
+                cr_assert_eq(last_line_checksum(&r), want, "%d rank(s), %s:\n%s", np, args, r.out);
+                cr_assert(strstr(r.out, overlap ? "\nstep overlapped" : "\nstep not overlapped"), "%s:\n%s", args,
+                          r.out);
+                double halo = (double)(np - 1) * 2 * 2 * HEAT_NX * sizeof(float);
+                cr_assert_eq(field(&r, "halo_bytes_per_step"), halo, "%s:\n%s", args, r.out);
+                cr_assert_eq(field(&r, "mpi_bytes_per_step"), halo, "%s:\n%s", args, r.out);
+                cr_assert_eq(field(&r, "copied_bytes_per_step"), p == 1 ? halo : 0, "%s:\n%s", args, r.out);
+            }
+    /* 3 ranks of 2, 2 and 1 rows: the edge kernel alone updates them. */
+    const uint64_t small = reference_checksum(HEAT_NX, 5, 9);
+    for (int overlap = 0; overlap < 2; ++overlap) {
+        run_heat(3, overlap ? "96 5 9 --path staged" : "96 5 9 --path staged --no-overlap", &r);
+        cr_assert_eq(last_line_checksum(&r), small, "5 rows on 3 ranks:\n%s", r.out);
+    }
+}
+
 /* Every rank parses the same arguments and stops the same way (mpiexec
  * for the one that depends on the rank count; alone for the others, which
  * also shows heat_mpi runs without a launcher). */
