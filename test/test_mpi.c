@@ -982,6 +982,12 @@ Test(mpi_heat, overlapped_and_not_on_every_path, .timeout = 900)
                 cr_assert_eq(field(&r, "halo_bytes_per_step"), halo, "%s:\n%s", args, r.out);
                 cr_assert_eq(field(&r, "mpi_bytes_per_step"), halo, "%s:\n%s", args, r.out);
                 cr_assert_eq(field(&r, "copied_bytes_per_step"), p == 1 ? halo : 0, "%s:\n%s", args, r.out);
+                /* What bench/scaling_model.py reads. */
+                char inputs[160];
+                snprintf(inputs, sizeof inputs,
+                         "\nmodel_inputs nx %d rows_per_rank %d ranks %d overlap %d path %s time_per_step_s ", HEAT_NX,
+                         (HEAT_NY + np - 1) / np, np, overlap, paths[p]);
+                cr_assert(strstr(r.out, inputs), "no \"%s\" in:\n%s", inputs + 1, r.out);
             }
     /* 3 ranks of 2, 2 and 1 rows: the edge kernel alone updates them. */
     const uint64_t small = reference_checksum(HEAT_NX, 5, 9);

@@ -422,6 +422,18 @@ int main(int argc, char **argv)
                c);
         per_step(c, sizeof c, staged, o.steps);
         printf("staged_bytes_per_step %s (of which through hipamp::mpi's host staging buffers)\n", c);
+        /* One line with what bench/scaling_model.py reads (key value pairs). */
+        int most_rows = 0;
+        uint64_t most_halo = 0;
+        for (int r = 0; r < nranks; ++r) {
+            if (all[r].rows > most_rows) most_rows = all[r].rows;
+            if (all[r].halo_bytes > most_halo) most_halo = all[r].halo_bytes;
+        }
+        printf("model_inputs nx %d rows_per_rank %d ranks %d overlap %d path %s time_per_step_s %.9f "
+               "exchange_s_per_step %.9f row_bytes %llu halo_bytes_per_rank_per_step %llu\n",
+               nx, most_rows, nranks, o.overlap ? 1 : 0, amp_mpi_path_name(path.path),
+               timed > 0 ? slowest / (double)timed : 0.0, exch / (double)o.steps,
+               (unsigned long long)nx * sizeof(float), (unsigned long long)most_halo);
         if (o.checksum) printf("checksum %016llx\n", (unsigned long long)sum);
         fflush(stdout);
     }

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# weak_scaling.sh — heat_mpi's weak-scaling benchmark: the same rows per rank on 1, 2, ... ranks; prints (and writes with --out) a Markdown table of time per step, bytes exchanged per step (hipamp's statistics and MPI's, against the halo they must equal) and efficiency against one rank.
+# weak_scaling.sh — heat_mpi's weak-scaling benchmark: the same rows per rank on 1, 2, ... ranks; prints (and writes with --out) a Markdown table of time per step, bytes exchanged per step (hipamp's statistics and MPI's, against the halo they must equal) and efficiency against one rank. The log (--log) keeps heat_mpi's output, model_inputs lines included, for bench/scaling_model.py.
 #
 # Usage: weak_scaling.sh --heat PATH [--mpiexec PATH] [--ranks "1 2"] [--nx N] [--rows R]
-#            [--steps S] [--warmup W] [--repeat K] [--path auto|host|device|staged]
+#            [--steps S] [--warmup W] [--repeat K] [--path auto|host|device|staged] [--no-overlap]
 #            [--title TEXT] [--out FILE.md] [--log FILE] [--timeout SECONDS] [-- EXTRA MPIEXEC FLAGS]
+# --no-overlap runs heat_mpi's old step (exchange, then every row) instead of
+# the overlapped one (interior rows while the halos move).
 # Each rank count runs K times (--repeat); the table gives the median time per
 # step (the slowest rank's, warm-up steps left out). Efficiency is t(1 rank) /
 # t(N ranks): 1.0 means the exchange costs nothing. Exits non-zero when a run
@@ -11,7 +13,7 @@
 set -uo pipefail
 
 heat="" mpiexec=${MPIEXEC:-mpiexec} ranks="1 2" nx=4096 rows=1024 steps=100 warmup=10 repeat=3 path=auto
-title="heat_mpi weak scaling" out="" log="" limit=600
+title="heat_mpi weak scaling" out="" log="" limit=600 overlap=()
 extra=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -24,6 +26,7 @@ while [ $# -gt 0 ]; do
     --warmup) warmup=$2; shift 2 ;;
     --repeat) repeat=$2; shift 2 ;;
     --path) path=$2; shift 2 ;;
+    --no-overlap) overlap=(--no-overlap); shift ;;
     --title) title=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --log) log=$2; shift 2 ;;
@@ -45,7 +48,7 @@ for np in $ranks; do
   ny=$((rows * np))
   times=()
   for ((k = 1; k <= repeat; k++)); do
-    cmd=("$mpiexec" -n "$np" "${extra[@]}" "$heat" "$nx" "$ny" "$steps" --warmup "$warmup" --path "$path" --no-checksum)
+    cmd=("$mpiexec" -n "$np" "${extra[@]}" "$heat" "$nx" "$ny" "$steps" --warmup "$warmup" --path "$path" --no-checksum "${overlap[@]}")
     if ! timeout -k 10 "$limit" "${cmd[@]}" > "$tmp/out" 2> "$tmp/err"; then
       echo "weak_scaling: $np rank(s), run $k failed: ${cmd[*]}" >&2
       tail -n 20 "$tmp/err" >&2
@@ -63,6 +66,7 @@ for np in $ranks; do
   mpi=$(value mpi_bytes_per_step "$tmp/out")
   exch=$(sed -n 's/^time_per_step_s .*exchange \([0-9.]*\) s\/step.*/\1/p' "$tmp/out" | head -n1)
   pathname=$(sed -n 's/^path \([a-z]*\):.*/\1/p' "$tmp/out" | head -n1)
+  step=$(sed -n 's/^step \([a-z ]*\):.*/\1/p' "$tmp/out" | head -n1)
   library=$(sed -n 's/^mpi: \([^;]*\);.*/\1/p' "$tmp/out" | head -n1)
   devices=$(sed -n 's/^rank [0-9]*: \([^ ]*\) (\(.*\)), rows.*/\1/p' "$tmp/out" | sort -u | paste -sd, -)
   desc=$(sed -n 's/^rank 0: [^ ]* (\(.*\)), rows.*/\1/p' "$tmp/out" | head -n1)
@@ -78,7 +82,7 @@ for np in $ranks; do
   [ "$pathname" = staged ] && want_copied=$halo
   check=ok
   if [ "$mpi" != "$halo" ] || [ "$copied" != "$want_copied" ]; then check="MISMATCH"; status=1; fi
-  rows_md+=("| $np | $devices | $pathname | ${nx} x ${ny} | $ms ($spread) | $exms | $halo | $copied | $staged | $mpi | $check | **$eff** |")
+  rows_md+=("| $np | $devices | $pathname | $step | ${nx} x ${ny} | $ms ($spread) | $exms | $halo | $copied | $staged | $mpi | $check | **$eff** |")
   echo "weak_scaling: $np rank(s) on $devices: $ms ms/step, halo $halo B/step, copied $copied, mpi $mpi, efficiency $eff" >&2
 done
 
@@ -87,8 +91,8 @@ done
   echo
   echo "$desc; $library; $nx columns x $rows rows per rank, $steps steps ($warmup warm-up steps not timed), median of $repeat runs; exchange path: $path (took: ${pathname:-?})."
   echo
-  echo "| ranks | accelerators | path | grid (NX x NY) | ms/step, median (min-max) | exchange ms/step | halo B/step | copied B/step (hipamp stats) | staged B/step | MPI B/step | bytes check | efficiency vs 1 rank |"
-  echo "|---:|---|---|---|---:|---:|---:|---:|---:|---:|---|---:|"
+  echo "| ranks | accelerators | path | step | grid (NX x NY) | ms/step, median (min-max) | exchange ms/step | halo B/step | copied B/step (hipamp stats) | staged B/step | MPI B/step | bytes check | efficiency vs 1 rank |"
+  echo "|---:|---|---|---|---|---:|---:|---:|---:|---:|---:|---|---:|"
   printf '%s\n' "${rows_md[@]}"
 } > "$tmp/table.md"
 cat "$tmp/table.md"
