@@ -161,6 +161,12 @@ def fit_compute(sizes, a):
         per_row = (hi.t1[0] - lo.t1[0]) / (hi.rows - lo.rows)
         fixed = {ov: lo.t1[ov] - per_row * lo.rows for ov in (0, 1)}
         how = f"a line through the 1-rank times of {lo.rows} and {hi.rows} rows"
+        if min(fixed.values()) < 0 or per_row <= 0:
+            # Noisy times: a line through them would make small sizes free.
+            per_row = max(1e-12, hi.t1[0] / hi.rows)
+            fixed = {ov: max(0.0, hi.t1[ov] - per_row * hi.rows) for ov in (0, 1)}
+            how = (f"the 1-rank times of {lo.rows} and {hi.rows} rows do not make a line with a fixed part >= 0 "
+                   f"(noisy): {hi.rows} rows through the origin")
     else:
         s = sizes[0]
         fixed0 = a.fixed_us * 1e-6
