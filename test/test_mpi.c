@@ -1056,6 +1056,17 @@ static void run_helper(int np, const char *args, heat_run *r)
 #endif
 }
 
+/* mpi_helper SCENARIO PATH on np ranks, which must exit 0; what gets
+ * "N ranks, PATH path" for the assertions' messages. */
+static void run_scenario(const char *scenario, int np, const char *path, heat_run *r, char *what, size_t n)
+{
+    char args[64];
+    snprintf(args, sizeof args, "%s %s", scenario, path);
+    snprintf(what, n, "%d ranks, %s path", np, path);
+    run_helper(np, args, r);
+    cr_assert_eq(r->status, 0, "%s: exit %d\n%s\nstderr:\n%s", what, r->status, r->out, r->err);
+}
+
 /* Views that hold different numbers of elements on the two sides of a
  * message, on 2 and 3 ranks and every path: the receiving rank returns a
  * status naming the halo, the peer and both sizes, whether the message is
@@ -1067,11 +1078,8 @@ Test(mpi_ranks, halo_sizes_are_checked_on_arrival, .timeout = 600)
     const char *paths[] = {"host", "staged", "device"};
     for (int np = 2; np <= 3; ++np)
         for (int p = 0; p < 3; ++p) {
-            char args[64], what[96];
-            snprintf(args, sizeof args, "sizes %s", paths[p]);
-            snprintf(what, sizeof what, "%d ranks, %s path", np, paths[p]);
-            run_helper(np, args, &r);
-            cr_assert_eq(r.status, 0, "%s: exit %d\n%s\nstderr:\n%s", what, r.status, r.out, r.err);
+            char what[96];
+            run_scenario("sizes", np, paths[p], &r, what, sizeof what);
             /* short: rank 0's view holds 128 floats, rank np-1 sent 64. */
             char from[32];
             snprintf(from, sizeof from, "receive from rank %d", np - 1);
@@ -1126,11 +1134,8 @@ Test(mpi_ranks, begun_exchanges_equal_blocking_ones, .timeout = 600)
     const char *paths[] = {"host", "staged", "device"};
     for (int np = 2; np <= 3; ++np)
         for (int p = 0; p < 3; ++p) {
-            char args[64], what[96];
-            snprintf(args, sizeof args, "nonblocking %s", paths[p]);
-            snprintf(what, sizeof what, "%d ranks, %s path", np, paths[p]);
-            run_helper(np, args, &r);
-            cr_assert_eq(r.status, 0, "%s: exit %d\n%s\nstderr:\n%s", what, r.status, r.out, r.err);
+            char what[96];
+            run_scenario("nonblocking", np, paths[p], &r, what, sizeof what);
             char stats[96];
             snprintf(stats, sizeof stats, "exchanges 3 messages 12 bytes 3072 staged %d", p == 1 ? 3072 : 0);
             for (int k = 0; k < np; ++k) {
@@ -1164,11 +1169,8 @@ Test(mpi_ranks, timeout_names_the_peer_that_never_answered, .timeout = 600)
     const char *paths[] = {"host", "staged"};
     for (int np = 2; np <= 3; ++np)
         for (int p = 0; p < 2; ++p) {
-            char args[64], what[96];
-            snprintf(args, sizeof args, "timeout %s", paths[p]);
-            snprintf(what, sizeof what, "%d ranks, %s path", np, paths[p]);
-            run_helper(np, args, &r);
-            cr_assert_eq(r.status, 0, "%s: exit %d\n%s\nstderr:\n%s", what, r.status, r.out, r.err);
+            char what[96];
+            run_scenario("timeout", np, paths[p], &r, what, sizeof what);
             const int waiter = np == 2 ? 0 : 2;
             const char *late[] = {"AMP_ERROR_TIMEOUT", "no answer from rank 1 within 1000 ms",
                                   "halo 1 receive from rank 1 (tag 7)"};
