@@ -440,7 +440,9 @@ typedef struct amp_kernel amp_kernel;
  * by an absolute name) that someone other than root, you and whoever can
  * change the includer or a directory above it could have put there (a
  * directory of theirs, one they may write, another user's file in a sticky
- * directory such as /tmp) is refused. A computed #include (#include MACRO)
+ * directory such as /tmp) is refused. __has_include probes are keyed as
+ * #includes, and a header appearing where a lookup found none rebuilds.
+ * A computed #include (#include MACRO)
  * cannot be keyed: the build skips the disk cache; on the CPU accelerator
  * what the compiler then read is stamped and the build repeated once
  * against it; hipRTC and NVRTC cannot say what they read, so there it and

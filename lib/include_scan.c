@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #define AMP__SCAN_MAX_HEADERS 4096
+#define AMP__SCAN_MAX_ABSENT 4096
 #define AMP__SCAN_MAX_BYTES (64u << 20) /* one header; and all of them together */
 #define AMP__SCAN_MAX_LINKS 40          /* symbolic links on one lookup, as the kernel allows */
 #define AMP__RESOLVE_FAILED (-3)        /* amp__resolve: the status is set (AMP__SITE_* are -1, -2) */
@@ -336,6 +337,7 @@ static void amp__stamp(amp__dep *d, const struct stat *sb)
 bool amp__dep_fresh(const amp__dep *d)
 {
     struct stat sb;
+    if (d->absent) return stat(d->path, &sb) != 0 && (errno == ENOENT || errno == ENOTDIR);
     if (stat(d->path, &sb) != 0) return false;
     amp__dep now;
     amp__stamp(&now, &sb);
@@ -361,8 +363,14 @@ typedef struct amp__directive {
     int line;
 } amp__directive;
 
-/* Next #include directive at or after *pos; false at the end. Skips
- * comments; a directive is '#' first on a line (after blanks). */
+static bool amp__ident_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+/* Next #include directive (or __has_include probe) at or after *pos; false
+ * at the end. Skips comments; a directive is '#' first on a line (after
+ * blanks). */
 static bool amp__next_include(const char *t, size_t n, size_t *pos, int *line, amp__directive *out)
 {
     size_t i = *pos;
@@ -418,6 +426,43 @@ static bool amp__next_include(const char *t, size_t n, size_t *pos, int *line, a
                 return true;
             }
         }
+        /* __has_include("x.h") / __has_include_next(<x.h>), in any #if or
+         * #define: the header's presence changes the code without an
+         * #include, so the name is looked up (and keyed) like one. Without
+         * '(' it is `defined(__has_include)`; a macro inside is computed. */
+        if (c == '_' && n - i >= 13 && !memcmp(t + i, "__has_include", 13) && (i == 0 || !amp__ident_char(t[i - 1]))) {
+            size_t k = i + 13;
+            if (n - k >= 5 && !memcmp(t + k, "_next", 5)) k += 5;
+            if (k < n && amp__ident_char(t[k])) {
+                i = k;
+                line_start = false;
+                continue;
+            }
+            size_t open_at = k;
+            while (open_at < n && (t[open_at] == ' ' || t[open_at] == '\t')) ++open_at;
+            if (open_at < n && t[open_at] == '(') {
+                size_t q = open_at + 1;
+                while (q < n && (t[q] == ' ' || t[q] == '\t')) ++q;
+                memset(out, 0, sizeof *out);
+                out->line = *line;
+                char open = q < n ? t[q] : 0, close = open == '<' ? '>' : '"';
+                size_t e = q + 1;
+                while (e < n && t[e] != close && t[e] != '\n') ++e;
+                if ((open == '<' || open == '"') && e < n && t[e] == close) {
+                    out->name = t + q + 1;
+                    out->len = e - q - 1;
+                    out->angled = open == '<';
+                    *pos = e + 1;
+                } else {
+                    out->computed = true;
+                    *pos = q;
+                }
+                return true;
+            }
+            i = k;
+            line_start = false;
+            continue;
+        }
         line_start = false;
         /* Skip string and character literals so a quote cannot hide a
          * comment start. */
@@ -435,7 +480,7 @@ static bool amp__next_include(const char *t, size_t n, size_t *pos, int *line, a
 
 typedef struct amp__scanner {
     amp__scan *out;
-    size_t cap, sites_cap;
+    size_t cap, sites_cap, absent_cap;
     size_t total_bytes;
     amp__dirs dirs;
     const char *source_dir; /* the kernel file's real directory, or NULL */
@@ -470,13 +515,44 @@ static char *amp__flat_name(size_t i, const char *path)
     return s;
 }
 
+/* Remember that path held no header: the memory cache re-checks it, since a
+ * header put there later would be read instead (the disk key changes by
+ * itself: the next scan finds the header). 0, or <0 (status set). Past
+ * AMP__SCAN_MAX_ABSENT places the scan is marked incomplete instead. */
+static int amp__note_absent(amp__scanner *sc, const char *path)
+{
+    amp__scan *s = sc->out;
+    for (size_t i = 0; i < s->nabsent; ++i)
+        if (!strcmp(s->absent[i].path, path)) return 0;
+    if (s->nabsent == AMP__SCAN_MAX_ABSENT) {
+        amp__incomplete(s, "%s (and %d other places a header was looked for and not found) cannot all be watched",
+                        path, AMP__SCAN_MAX_ABSENT);
+        return 0;
+    }
+    if (s->nabsent == sc->absent_cap) {
+        size_t cap = sc->absent_cap ? 2 * sc->absent_cap : 16;
+        amp__dep *a = realloc(s->absent, cap * sizeof *a);
+        if (!a) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "no memory for the include scan"), -1;
+        s->absent = a;
+        sc->absent_cap = cap;
+    }
+    amp__dep *d = &s->absent[s->nabsent];
+    memset(d, 0, sizeof *d);
+    d->absent = true;
+    if (!(d->path = amp__strdup(path))) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "no memory for the include scan"), -1;
+    ++s->nabsent;
+    return 0;
+}
+
 /* Open path as a header: a regular file, read whole. 1 = found and added
  * (or already there), 0 = absent, <0 = failure (status set). */
 static int amp__add_header(amp__scanner *sc, const char *name, size_t name_len, const char *path, size_t *index)
 {
     amp__scan *s = sc->out;
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-    if (fd < 0) return errno == ENOENT || errno == ENOTDIR ? 0 : (amp__fail(AMP_ERROR_COMPILE, "cannot open header %s: %s", path, strerror(errno)), -1);
+    if (fd < 0)
+        return errno == ENOENT || errno == ENOTDIR ? amp__note_absent(sc, path)
+                                                   : (amp__fail(AMP_ERROR_COMPILE, "cannot open header %s: %s", path, strerror(errno)), -1);
     struct stat sb;
     char *content = NULL, *pathcopy = NULL, *namecopy = NULL;
     int rc = -1;
@@ -563,15 +639,15 @@ static int amp__resolve_from(amp__scanner *sc, const amp__directive *d, const ch
                              const char *base_real, const amp__trust *t, size_t *index)
 {
     char why[PATH_MAX + 128], path[2 * PATH_MAX];
+    if (d->name[0] == '/') snprintf(path, sizeof path, "%.*s", (int)d->len, d->name);
+    else snprintf(path, sizeof path, "%s%s%.*s", base_path, strcmp(base_path, "/") ? "/" : "", (int)d->len, d->name);
     int w = amp__walk(t, base_real, d->name, d->len, why, sizeof why);
-    if (w == 0) return 0;
+    if (w == 0) return amp__note_absent(sc, path);
     if (w < 0) {
         amp__fail(AMP_ERROR_COMPILE, "%s:%d: #include \"%.*s\" is refused: another user could have put it there (%s)",
                   file, d->line, (int)d->len, d->name, why);
         return -1;
     }
-    if (d->name[0] == '/') snprintf(path, sizeof path, "%.*s", (int)d->len, d->name);
-    else snprintf(path, sizeof path, "%s%s%.*s", base_path, strcmp(base_path, "/") ? "/" : "", (int)d->len, d->name);
     return amp__add_header(sc, d->name, d->len, path, index);
 }
 
@@ -736,8 +812,10 @@ void amp__scan_free(amp__scan *s)
         free((char *)s->headers[i].content);
         free(s->deps[i].path);
     }
+    for (size_t i = 0; i < s->nabsent; ++i) free(s->absent[i].path);
     free(s->headers);
     free(s->deps);
+    free(s->absent);
     free(s->sites);
     memset(s, 0, sizeof *s);
     s->complete = true;

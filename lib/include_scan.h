@@ -20,11 +20,14 @@ typedef struct amp__build_input {
     const char *source_dir;  /* where quoted includes resolve (NULL: none) */
 } amp__build_input;
 
-/* A header a build depended on, as it was when keyed. */
+/* A header a build depended on, as it was when keyed; or (absent) a place
+ * the scan looked for a header and found nothing, where one appearing would
+ * change what the compiler reads. */
 typedef struct amp__dep {
     char *path;
     uint64_t dev, ino, size;
     int64_t mtime_ns, ctime_ns;
+    bool absent;
 } amp__dep;
 
 
@@ -57,6 +60,8 @@ typedef struct amp__scan {
     amp__include_site *sites; /* every #include of every text, in order */
     size_t nsites;
     size_t forced;
+    amp__dep *absent; /* where a lookup found nothing (before a find, or none) */
+    size_t nabsent;
     bool complete;
     char why[256];
 } amp__scan;

@@ -218,17 +218,21 @@ static amp_status amp__module_from_binary(amp__module *m, const void *bin, size_
  * re-check. */
 static amp_status amp__take_deps(amp__module *m, amp__scan *scan, amp__dep **extra, size_t *nextra)
 {
-    if (*nextra) {
-        amp__dep *all = realloc(scan->deps, (scan->n + *nextra) * sizeof *all);
+    if (*nextra || scan->nabsent) {
+        amp__dep *all = realloc(scan->deps, (scan->n + *nextra + scan->nabsent) * sizeof *all);
         if (!all) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "program: out of host memory");
-        memcpy(all + scan->n, *extra, *nextra * sizeof *all);
+        if (*nextra) memcpy(all + scan->n, *extra, *nextra * sizeof *all);
+        if (scan->nabsent) memcpy(all + scan->n + *nextra, scan->absent, scan->nabsent * sizeof *all);
         scan->deps = all;
         free(*extra);
         *extra = NULL;
+        free(scan->absent);
+        scan->absent = NULL;
     }
     m->deps = scan->deps;
-    m->ndeps = scan->n + *nextra;
+    m->ndeps = scan->n + *nextra + scan->nabsent;
     scan->deps = NULL;
+    scan->nabsent = 0;
     *nextra = 0;
     for (size_t i = 0; i < scan->n; ++i) {
         free((char *)scan->headers[i].name);

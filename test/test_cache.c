@@ -1127,6 +1127,58 @@ Test(cache, computed_include_of_own_header_is_stamped, .fini = cleanup)
     cr_assert_geq(ci.uncacheable_builds, 2);
 }
 
+/* __has_include probes a header without including it: a header that
+ * appears later changes the code, so the probe is keyed like an #include
+ * (the next process, through the disk cache, sees it). It used to build
+ * from the disk cache's entry made without it. */
+Test(cache, has_include_probe_is_keyed, .fini = cleanup)
+{
+    amp_accelerator *acc = setup_tree_cpu();
+    char path[PATH_MAX + 32], feature[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/k.hip", g_root);
+    snprintf(feature, sizeof feature, "%s/feature.h", g_root);
+    write_probe_file(path, "#if __has_include(\"feature.h\")\n#define CACHE_PROBE_ADD 2\n#else\n"
+                           "#define CACHE_PROBE_ADD 1\n#endif\n");
+    amp_status st;
+    int got = probe_file_result(acc, path, NULL, &st);
+    cr_assert_eq(got, 1, "without feature.h: %d (%s: %s)", got, amp_status_name(st), amp_last_error());
+    write_file(feature, "\n", 1);
+    ASSERT_OK(amp_cache_clear_memory());
+    got = probe_file_result(acc, path, NULL, &st);
+    cr_assert_eq(got, 2, "feature.h appeared but the build came from the disk cache's entry made without it (got %d)",
+                 got);
+    cr_assert_eq(scan_cache().entries, 2, "with and without feature.h: two entries");
+}
+
+/* A header that appears where the scan looked and found nothing (a probed
+ * one, or one earlier on the search path than the header used) is read by
+ * the next build in the same process: the memory cache watches those
+ * places. It handed out the module built without it. */
+Test(cache, header_appearing_on_the_search_path_rebuilds, .fini = cleanup)
+{
+    amp_accelerator *acc = setup_tree_cpu();
+    char path[PATH_MAX + 32], hdr[PATH_MAX + 32], inc[PATH_MAX + 32], opts[PATH_MAX + 48];
+    snprintf(path, sizeof path, "%s/k.hip", g_root);
+    snprintf(inc, sizeof inc, "%s/inc", g_root);
+    cr_assert_eq(mkdir(inc, 0700), 0);
+    snprintf(opts, sizeof opts, "-I%s", inc);
+    /* 1. A probed header appears. */
+    write_probe_file(path, "#if __has_include(\"opt.h\")\n#include \"opt.h\"\n#else\n#define CACHE_PROBE_ADD 1\n#endif\n");
+    amp_status st;
+    int got = probe_file_result(acc, path, opts, &st);
+    cr_assert_eq(got, 1, "without opt.h: %d (%s: %s)", got, amp_status_name(st), amp_last_error());
+    snprintf(hdr, sizeof hdr, "%s/opt.h", inc);
+    write_file(hdr, "#define CACHE_PROBE_ADD 7\n", strlen("#define CACHE_PROBE_ADD 7\n"));
+    got = probe_file_result(acc, path, opts, &st);
+    cr_assert_eq(got, 7, "opt.h appeared in the -I directory; the build still used the module made without it (got %d)",
+                 got);
+    /* 2. A header appears beside the kernel, before the -I directory. */
+    snprintf(hdr, sizeof hdr, "%s/opt.h", g_root);
+    write_file(hdr, "#define CACHE_PROBE_ADD 8\n", strlen("#define CACHE_PROBE_ADD 8\n"));
+    got = probe_file_result(acc, path, opts, &st);
+    cr_assert_eq(got, 8, "opt.h beside the kernel comes first; the build used the -I one (got %d)", got);
+}
+
 /* A header found in a directory the compiler searches by default but that
  * is not its own (/usr/local/include) is keyed: changed, it rebuilds in the
  * next process instead of giving old code from the disk cache. */
