@@ -879,6 +879,12 @@ Test(cache, fifo_header_is_refused_at_once, .timeout = 30)
     cr_assert_null(p);
     cr_assert(strstr(amp_last_error(), fifo) && strstr(amp_last_error(), "not a regular file"), "message: %s",
               amp_last_error());
+    /* Only probed: the compiler would open it all the same. */
+    ASSERT_STATUS(amp_program_build(acc, "#if __has_include(\"blocking.h\")\n#endif\nAMP_KERNEL(k, amp::index<1> i, int x) {}\n",
+                                    opts, &p),
+                  AMP_ERROR_COMPILE);
+    cr_assert(strstr(amp_last_error(), fifo) && strstr(amp_last_error(), "not a regular file"), "message: %s",
+              amp_last_error());
     unlink(fifo);
     rmdir(dir);
 }
