@@ -53,9 +53,10 @@ extern "C" {
  * CMake from project(VERSION) — the one place the version is set. */
 #include "hipamp_version.h"
 
-/* Highest rank of an extent/index (simple-model launches accept 1..this).
- * Tiled launches accept ranks 1..3. */
-#define AMP_MAX_RANK 4
+/* Highest rank of an extent/index: extents, indices, arrays, views, copies
+ * and simple-model launches accept ranks 1..this (C++ AMP has no limit; 8
+ * keeps the value types small). Tiled launches accept ranks 1..3. */
+#define AMP_MAX_RANK 8
 /* Most parameters a kernel may take (index excluded). */
 #define AMP_MAX_KERNEL_PARAMS 32
 
@@ -66,7 +67,7 @@ extern "C" {
 #define AMP_STATUS_LIST(X)                                                                     \
     X(AMP_OK, 0, "success")                                                                     \
     X(AMP_ERROR_INVALID_ARGUMENT, -1, "an argument is invalid (NULL, out of range, wrong kind)") \
-    X(AMP_ERROR_INVALID_EXTENT, -2, "an extent has a bad rank, a dimension <= 0, or too many elements") \
+    X(AMP_ERROR_INVALID_EXTENT, -2, "an extent has a bad rank, a dimension < 0, or too many elements") \
     X(AMP_ERROR_INVALID_COMPUTE_DOMAIN, -3, "a tiled extent is not divisible, or its tile is bad") \
     X(AMP_ERROR_OUT_OF_BOUNDS, -4, "an index or section lies outside its extent")              \
     X(AMP_ERROR_OUT_OF_MEMORY, -5, "host or device memory is exhausted")                        \
@@ -118,12 +119,38 @@ AMP_API amp_index amp_index_1d(int i0);
 AMP_API amp_index amp_index_2d(int i0, int i1);
 AMP_API amp_index amp_index_3d(int i0, int i1, int i2);
 AMP_API amp_index amp_index_4d(int i0, int i1, int i2, int i3);
+/* Any rank, from an array of rank values (C++ AMP's extent<N>(const int[])):
+ * v[0..rank-1] are copied when rank is 1..AMP_MAX_RANK (v NULL: zeros); a
+ * rank outside that range is kept as given, with no values, so that the call
+ * that takes it refuses it naming the rank. */
+AMP_API amp_extent amp_extent_make(int rank, const int *v);
+AMP_API amp_index amp_index_make(int rank, const int *v);
 
-/* AMP_OK when rank is 1..AMP_MAX_RANK and every dimension is > 0 and the
+/* Empty extents. A dimension may be 0 (C++ AMP): the extent is then a
+ * valid, empty domain of size 0. Everywhere an extent is taken:
+ *  - amp_extent_size is 0, amp_extent_contains is false for every index;
+ *  - tiling it works (any positive tile; it is divisible), and so do pad
+ *    and truncate (truncating below one tile gives an empty extent);
+ *  - a launch over it (simple or tiled, synchronous or not) checks its
+ *    kernel and arguments as any launch, then runs nothing, moves no data
+ *    and counts no launch (its future is complete at once);
+ *  - arrays and views of it hold no elements: no memory is allocated, host
+ *    and device pointers may be NULL (array init, copy_to_host/_from_host
+ *    buffers, amp_array_view_create's host, create_from_native's memory),
+ *    amp_array_view_native_handle gives NULL, get/set and a projection are
+ *    AMP_ERROR_OUT_OF_BOUNDS;
+ *  - sections of it, and sections with an empty extent of any view (origin
+ *    anywhere from 0 to the view's extent), are empty views; an empty view
+ *    passed to a launch gives the kernel a view with no elements;
+ *  - copies between two empty views or arrays of equal extent succeed and
+ *    move nothing.
+ * A negative dimension stays invalid. */
+/* AMP_OK when rank is 1..AMP_MAX_RANK, every dimension is >= 0 and the
  * element count fits in int64; else AMP_ERROR_INVALID_EXTENT naming the
  * dimension. */
 AMP_API amp_status amp_extent_validate(amp_extent e);
-/* Element count; -1 for an invalid extent (see amp_extent_validate). */
+/* Element count (0 for an empty extent); -1 for an invalid extent (see
+ * amp_extent_validate). */
 AMP_API int64_t amp_extent_size(amp_extent e);
 /* True when ranks match and 0 <= i[d] < e[d] for every d. */
 AMP_API bool amp_extent_contains(amp_extent e, amp_index i);
@@ -135,16 +162,37 @@ AMP_API amp_status amp_index_add(amp_index a, amp_index b, amp_index *out);
 AMP_API amp_status amp_index_sub(amp_index a, amp_index b, amp_index *out);
 AMP_API amp_status amp_extent_add(amp_extent e, amp_index i, amp_extent *out);
 AMP_API amp_status amp_extent_sub(amp_extent e, amp_index i, amp_extent *out);
+/* extent + extent, extent - extent (C++ AMP's operator+/- and +=/-=), with
+ * the same rules. */
+AMP_API amp_status amp_extent_add_extent(amp_extent a, amp_extent b, amp_extent *out);
+AMP_API amp_status amp_extent_sub_extent(amp_extent a, amp_extent b, amp_extent *out);
+/* Scalar arithmetic of C++ AMP's index and extent, element by element:
+ * amp_index_scalar(i, op, s) is i op s (index + 1, extent * 2; ++ and --
+ * are AMP_OP_ADD/SUB of 1), amp_scalar_index(s, op, i) is s op i (the scalar
+ * on the left: 10 - index). Division and remainder truncate toward zero, as
+ * in C. AMP_ERROR_INVALID_ARGUMENT: a rank outside 1..AMP_MAX_RANK, an op
+ * that is not an amp_op, division or remainder by zero (naming the
+ * dimension), a NULL out; AMP_ERROR_OUT_OF_BOUNDS when a component
+ * overflows int. On failure *out is zeroed. */
+typedef enum amp_op { AMP_OP_ADD = 0, AMP_OP_SUB = 1, AMP_OP_MUL = 2, AMP_OP_DIV = 3, AMP_OP_MOD = 4 } amp_op;
+AMP_API amp_status amp_index_scalar(amp_index i, amp_op op, int s, amp_index *out);
+AMP_API amp_status amp_extent_scalar(amp_extent e, amp_op op, int s, amp_extent *out);
+AMP_API amp_status amp_scalar_index(int s, amp_op op, amp_index i, amp_index *out);
+AMP_API amp_status amp_scalar_extent(int s, amp_op op, amp_extent e, amp_extent *out);
 
 /* -------------------------------------------------------- tiled extents */
 
 /* tile[0..rank-1] are the tile sizes, in the same order as the extent. */
 typedef struct amp_tiled_extent { amp_extent extent; int tile[3]; } amp_tiled_extent;
 
-/* Tile extent e (rank 1..3) by tile[0..rank-1]. The extent need not be
- * divisible (use pad/truncate, or the launch refuses it).
- * AMP_ERROR_INVALID_EXTENT: bad extent. AMP_ERROR_INVALID_COMPUTE_DOMAIN: rank
- * not 1..3, a tile size <= 0, or more threads per tile than AMP_MAX_TILE_THREADS.
+/* Tile extent e (rank 1..3) by tile[0..rank-1]. A tiled extent is a plain
+ * value, as in C++ AMP: any tile of positive sizes makes one (a 1000x1000
+ * tile too); only a launch is held to the accelerator's threads per tile
+ * (amp_accelerator_info.max_tile_threads, AMP_MAX_TILE_THREADS on every
+ * accelerator hipamp knows), and refuses a larger tile naming both numbers.
+ * The extent need not be divisible (use pad/truncate, or the launch
+ * refuses it). AMP_ERROR_INVALID_EXTENT: bad extent.
+ * AMP_ERROR_INVALID_COMPUTE_DOMAIN: rank not 1..3, a tile size <= 0.
  * AMP_ERROR_INVALID_ARGUMENT: NULL tile or out. */
 #define AMP_MAX_TILE_THREADS 1024
 AMP_API amp_status amp_extent_tile(amp_extent e, const int *tile, amp_tiled_extent *out);
@@ -156,16 +204,18 @@ AMP_API amp_status amp_extent_tile_3d(amp_extent e, int t0, int t1, int t2, amp_
 /* Round each dimension up to a multiple of its tile. AMP_ERROR_INVALID_EXTENT
  * when the padded size passes INT_MAX. */
 AMP_API amp_status amp_tiled_extent_pad(amp_tiled_extent t, amp_tiled_extent *out);
-/* Round each dimension down to a multiple of its tile.
- * AMP_ERROR_INVALID_EXTENT when a dimension would become 0. */
+/* Round each dimension down to a multiple of its tile (a dimension smaller
+ * than its tile becomes 0: an empty domain). */
 AMP_API amp_status amp_tiled_extent_truncate(amp_tiled_extent t, amp_tiled_extent *out);
-/* True when every dimension is a positive multiple of its tile. */
+/* True when every dimension is a multiple of its tile (0 included). */
 AMP_API bool amp_tiled_extent_is_divisible(amp_tiled_extent t);
 
 /* ------------------------------------------------------- accelerators */
 
 typedef struct amp_accelerator amp_accelerator;
 typedef struct amp_accelerator_view amp_accelerator_view;
+/* Completion of a launch, copy or marker (C++ AMP's completion_future). */
+typedef struct amp_future amp_future;
 
 typedef struct amp_accelerator_info {
     char description[256];  /* "NVIDIA H100 80GB HBM3", "CPU (16 threads)" */
@@ -184,25 +234,52 @@ typedef struct amp_accelerator_info {
     char unavailable_reason[256];
 } amp_accelerator_info;
 
-/* The accelerator AMP_DEFAULT_ACCELERATOR names ("cpu", "hip:0", "cuda:0"),
- * else the first GPU, else the CPU, decided at the first call (the variable
- * is read then). Accelerators are owned by the library and live until
- * process exit: never free them. Blocks on first use while the vendor
- * libraries are probed.
+/* The default accelerator: the one amp_accelerator_set_default chose, else
+ * the one AMP_DEFAULT_ACCELERATOR names ("cpu", "hip:0", "cuda:0"), else the
+ * first GPU, else the CPU, decided at the first use (this call, a NULL
+ * accelerator or view anywhere, amp_accelerator_find("default"); the
+ * variable is read then) and fixed from then on. Accelerators are owned by
+ * the library and live until process exit: never free them. Blocks on
+ * first use while the vendor libraries are probed.
  * AMP_ERROR_NO_ACCELERATOR: AMP_DEFAULT_ACCELERATOR names none that exists or
  * that is available. AMP_ERROR_INVALID_ARGUMENT: out is NULL. */
 AMP_API amp_status amp_accelerator_default(amp_accelerator **out);
+/* C++ AMP's accelerator::set_default: make a the default accelerator. It
+ * must come before the default is first used (see amp_accelerator_default):
+ * the default is decided once, and set_default decides it too (it wins over
+ * AMP_DEFAULT_ACCELERATOR, which is then not read). Naming the accelerator
+ * that is already the default is AMP_OK. AMP_ERROR_BUSY: the default was
+ * already decided and is another one (both named);
+ * AMP_ERROR_NO_ACCELERATOR: a is unavailable. Never blocks but on the
+ * first enumeration. */
+AMP_API amp_status amp_accelerator_set_default(amp_accelerator *a);
 /* Fill list[0..cap-1] with every accelerator (GPUs first, in device order,
  * then the CPU accelerator last) and set *count to how many exist (which may
  * exceed cap). list may be NULL when cap is 0. Blocks on first use while the
  * vendor libraries are probed. AMP_ERROR_INVALID_ARGUMENT: count NULL, or
  * list NULL with cap > 0. */
 AMP_API amp_status amp_accelerator_list(amp_accelerator **list, size_t cap, size_t *count);
-/* Find by device path ("cuda:0"). AMP_ERROR_NO_ACCELERATOR naming the path
+/* Find by device path ("cuda:0"), or "default" for the default accelerator
+ * (C++ AMP's accelerator::default_accelerator; it decides the default as
+ * amp_accelerator_default does). AMP_ERROR_NO_ACCELERATOR naming the path
  * if none. */
 AMP_API amp_status amp_accelerator_find(const char *device_path, amp_accelerator **out);
 /* Copy a's description into *out. */
 AMP_API amp_status amp_accelerator_get_info(const amp_accelerator *a, amp_accelerator_info *out);
+/* C++ AMP's accelerator::version, major << 16 | minor: on an NVIDIA GPU its
+ * compute capability (sm_90: 0x00090000); on an AMD GPU its GFX IP version
+ * with the stepping in the minor's low byte (gfx90a: 9.0 stepping a,
+ * 0x0009000A; gfx1030: 0x000A0300); on the CPU accelerator hipamp's own
+ * version (HIPAMP_VERSION_MAJOR.MINOR); 0 for an arch of no known form.
+ * Never blocks. (A getter of its own, not a field of amp_accelerator_info,
+ * whose layout callers allocate.) */
+AMP_API amp_status amp_accelerator_get_version(const amp_accelerator *a, unsigned *out);
+/* C++ AMP's accelerator::is_debug: kernels on a are built with debug
+ * checks. True on the CPU accelerator with AMP_DEBUG=1 (or a library built
+ * with -DHIPAMP_DEBUG_CHECKS=ON): every view access is checked. False on
+ * GPUs (kernels are built optimised, with no device debug layer). Never
+ * blocks. */
+AMP_API amp_status amp_accelerator_get_is_debug(const amp_accelerator *a, bool *out);
 
 /* How copies between two accelerators move (amp_copy_array, amp_copy_view
  * and their _async forms). */
@@ -234,10 +311,41 @@ AMP_API amp_status amp_accelerator_get_peer_info(const amp_accelerator *a, const
  * local_rank < -1. AMP_ERROR_NO_ACCELERATOR: nothing usable. */
 AMP_API amp_status amp_accelerator_select_local(int local_rank, amp_accelerator **out);
 
-/* A queue (HIP/CUDA stream) on accelerator a. Owned by the caller; destroy
- * waits for its work. AMP_ERROR_NO_ACCELERATOR: a is unavailable;
- * AMP_ERROR_DEVICE / AMP_ERROR_OUT_OF_MEMORY from the driver. */
+/* A queue (HIP/CUDA stream) on accelerator a, in AMP_QUEUING_AUTOMATIC
+ * mode. Owned by the caller; destroy waits for its work.
+ * AMP_ERROR_NO_ACCELERATOR: a is unavailable; AMP_ERROR_DEVICE /
+ * AMP_ERROR_OUT_OF_MEMORY from the driver. */
 AMP_API amp_status amp_accelerator_view_create(amp_accelerator *a, amp_accelerator_view **out);
+/* C++ AMP's queuing modes. Automatic: the runtime may hold commands back
+ * and submit them in batches (until flush or a wait); immediate: each
+ * command is submitted when it is queued. hipamp never holds a command
+ * back, on any backend: a GPU launch or copy is handed to the driver
+ * (cuLaunchKernel, hipModuleLaunchKernel, the async copies) by the call
+ * that queues it, which CUDA and HIP on Linux submit to the device without
+ * batching; a CPU-accelerator launch runs in the calling thread, and an
+ * asynchronous one goes to its queue's thread at once. So both modes
+ * behave as immediate; the mode is kept and reported (code ported from C++
+ * AMP may set and query it). Default views and views made with
+ * amp_accelerator_view_create or _create_from_native are automatic. */
+typedef enum amp_queuing_mode { AMP_QUEUING_AUTOMATIC = 0, AMP_QUEUING_IMMEDIATE = 1 } amp_queuing_mode;
+/* As amp_accelerator_view_create, in the given mode.
+ * AMP_ERROR_INVALID_ARGUMENT: mode is not an amp_queuing_mode. */
+AMP_API amp_status amp_accelerator_view_create_with_mode(amp_accelerator *a, amp_queuing_mode mode,
+                                                         amp_accelerator_view **out);
+/* The mode q was made with. Never blocks. */
+AMP_API amp_status amp_accelerator_view_get_queuing_mode(amp_accelerator_view *q, amp_queuing_mode *out);
+/* C++ AMP's accelerator_view::flush: make sure every command queued on q
+ * has been handed to the device; does not wait for them. Every command
+ * already was (see amp_queuing_mode); on a GPU this also asks the driver
+ * for the state of q's newest command (an event recorded and queried),
+ * which makes a driver that buffers commands submit them. Never blocks on
+ * q's work. AMP_ERROR_DEVICE: an earlier command on q faulted. */
+AMP_API amp_status amp_accelerator_view_flush(amp_accelerator_view *q);
+/* C++ AMP's accelerator_view::create_marker: a future, the caller's, that
+ * completes when every command queued on q before the call has finished
+ * (on a view of the caller's native queue: the queue's work as queued when
+ * someone waits, the caller's own included). Queues nothing; never blocks. */
+AMP_API amp_status amp_accelerator_view_create_marker(amp_accelerator_view *q, amp_future **out);
 /* A view that queues its work on a queue the caller made with the vendor
  * runtime (hipStream_t on AMD, CUstream or cudaStream_t on NVIDIA, of this
  * accelerator's device: the CUDA primary context): everything hipamp queues
@@ -293,8 +401,6 @@ AMP_API amp_status amp_accelerator_view_reset_stats(amp_accelerator_view *q);
 
 typedef struct amp_array amp_array;
 typedef struct amp_array_view amp_array_view;
-/* Completion of one launch or copy (C++ AMP's completion_future). */
-typedef struct amp_future amp_future;
 typedef enum amp_access { AMP_READ_WRITE = 0, AMP_READ_ONLY = 1, AMP_WRITE_ONLY = 2 } amp_access;
 
 /* Device-resident container of amp_extent_size(e) elements of elem_size bytes
@@ -304,8 +410,33 @@ typedef enum amp_access { AMP_READ_WRITE = 0, AMP_READ_ONLY = 1, AMP_WRITE_ONLY 
  * copy. AMP_ERROR_OUT_OF_MEMORY when the device has no room. */
 AMP_API amp_status amp_array_create(amp_accelerator_view *q, size_t elem_size, amp_extent e,
                                     const void *init, amp_array **out);
+/* A staging array (C++ AMP's array(extent, cpu_av, associated_av)): an
+ * array in host memory associated with q's accelerator (q NULL: the default
+ * accelerator's default view), pinned (registered) with q's GPU where the
+ * driver allows, so that copies between it and arrays or views on that GPU
+ * run at full speed. amp_array_data gives its memory; amp_copy_array to and
+ * from arrays of q's accelerator, amp_array_copy_to_host/_from_host and
+ * views of it (amp_array_view_of_array, used in launches on any
+ * accelerator with the coherence rules of views of host memory) work as
+ * for any array; as an amp_arg_array launch argument it is refused (it
+ * lives in host memory, not on an accelerator). init (may be NULL) is
+ * copied in before return. The array's copies run on q. Blocks only to
+ * register the memory. AMP_ERROR_OUT_OF_MEMORY: no host memory. */
+AMP_API amp_status amp_array_create_staging(amp_accelerator_view *q, size_t elem_size, amp_extent e,
+                                            const void *init, amp_array **out);
+/* Host pointer of an array whose memory the host addresses (a staging
+ * array, or an array of the CPU accelerator), row-major; NULL for an array
+ * in GPU memory, and for a NULL or destroyed a (amp_last_error() then says
+ * which). Borrowed: valid until the array is destroyed. It
+ * shows the array's current data once the work using it has finished and no
+ * view of it holds newer data on another accelerator (synchronize those
+ * views first). Never blocks. */
+AMP_API void *amp_array_data(const amp_array *a);
 /* Copy the whole array to dst (amp_extent_size * elem_size bytes), or from
  * src; blocks until the kernels that use it finished and the copy landed.
+ * dst/src may be NULL only for an empty array. When a view of the array
+ * took its data to another accelerator, the newer parts come back first
+ * (copy_from_host: that copy is dropped).
  * AMP_ERROR_DEVICE from the driver (or a kernel that faulted before). */
 AMP_API amp_status amp_array_copy_to_host(amp_array *a, void *dst);
 AMP_API amp_status amp_array_copy_from_host(amp_array *a, const void *src);
@@ -317,11 +448,13 @@ AMP_API amp_status amp_array_get_element_size(const amp_array *a, size_t *out);
  * that view is destroyed (the array goes on using its queue after that). */
 AMP_API amp_status amp_array_get_accelerator_view(amp_array *a, amp_accelerator_view **out);
 /* The array's memory: a device pointer (hipDeviceptr / CUdeviceptr) on a
- * GPU, a host pointer on the CPU accelerator; row-major, last dimension
- * contiguous. Borrowed: valid until the array is destroyed. Work hipamp
- * queued on the array may still be running: order your own work on the
- * array's view's native queue, or wait for the view first; and finish your
- * own work on the memory before hipamp uses the array again. Never blocks. */
+ * GPU, a host pointer on the CPU accelerator or for a staging array;
+ * row-major, last dimension contiguous. Borrowed: valid until the array is
+ * destroyed. Work hipamp queued on the array may still be running: order
+ * your own work on the array's view's native queue, or wait for the view
+ * first; and finish your own work on the memory before hipamp uses the
+ * array again. Blocks only when a view of the array took its data to
+ * another accelerator: the data comes back first. */
 AMP_API amp_status amp_array_native_handle(amp_array *a, void **device_ptr);
 /* An array over memory the caller already has on q's accelerator
  * (q NULL: the default accelerator's default view): a device pointer from
@@ -338,11 +471,18 @@ AMP_API amp_status amp_array_destroy(amp_array *a);
 /* A view of host memory the caller owns and keeps alive until the view is
  * destroyed. Row-major, last dimension contiguous. Nothing is copied here.
  * The view is the caller's (destroy it). AMP_ERROR_INVALID_EXTENT: bad e;
- * AMP_ERROR_INVALID_ARGUMENT: NULL host, elem_size 0, a bad access value. */
+ * AMP_ERROR_INVALID_ARGUMENT: NULL host (allowed for an empty extent),
+ * elem_size 0, a bad access value. */
 AMP_API amp_status amp_array_view_create(void *host, size_t elem_size, amp_extent e,
                                          amp_access access, amp_array_view **out);
-/* A view of a device array (no host memory behind it); the array must
- * outlive it. The view is the caller's. */
+/* A view of an array (no host memory behind it, unless a staging array);
+ * the array must outlive it. The view is the caller's. Like every view it is
+ * location-transparent (C++ AMP): a launch on another accelerator than the
+ * array's copies the elements it uses there (peer to peer between two GPUs
+ * where the driver can, else through host memory) and tracks them as a
+ * view of host memory is tracked; synchronize, destroy, an amp_copy reading
+ * it or an array operation (copy_to_host, native_handle, a launch with the
+ * array itself) brings the newer parts back to the array. */
 AMP_API amp_status amp_array_view_of_array(amp_array *a, amp_array_view **out);
 /* Sub-view origin..origin+e of v, same rank; shares v's storage (v's
  * storage lives until every view of it is destroyed). The new view is the
@@ -352,6 +492,44 @@ AMP_API amp_status amp_array_view_section(amp_array_view *v, amp_index origin, a
 /* Rank-reducing view v[i] (rank >= 2; AMP_ERROR_INVALID_ARGUMENT below).
  * AMP_ERROR_OUT_OF_BOUNDS for i outside. The new view is the caller's. */
 AMP_API amp_status amp_array_view_project(amp_array_view *v, int i, amp_array_view **out);
+/* Shapes of a view (C++ AMP's reinterpret_as and view_as; for an array, take
+ * amp_array_view_of_array first). Each new view is the caller's, shares v's
+ * storage (the same data source: whatever one writes the other sees, with
+ * the usual coherence) and keeps v's access. v's elements must be one
+ * contiguous run of memory — a whole view, a rank-1 view, whole rows —
+ * else AMP_ERROR_INVALID_ARGUMENT naming the strides.
+ * reinterpret_as: the same bytes as a rank-1 view of elem_size-byte
+ * elements; AMP_ERROR_INVALID_ARGUMENT when elem_size is 0 or does not
+ * divide the view's bytes. view_as: the first amp_extent_size(e) elements
+ * as a row-major view of extent e (any rank); AMP_ERROR_INVALID_EXTENT when
+ * e is invalid or has more elements than v.
+ * A view of such a view whose elements do not fill a box of the original
+ * storage (a column block of a 1-D view seen as 2-D) is tracked by the
+ * smallest box around its elements: it moves and copies back that whole
+ * box (never wrong data, possibly more bytes), and its discard_data and
+ * AMP_WRITE_ONLY do not skip copies. */
+AMP_API amp_status amp_array_view_reinterpret_as(amp_array_view *v, size_t elem_size, amp_array_view **out);
+AMP_API amp_status amp_array_view_view_as(amp_array_view *v, amp_extent e, amp_array_view **out);
+/* A read-only view of the same elements (C++ AMP's array_view<const T>
+ * from an array_view<T>): AMP_READ_ONLY, for kernels' const parameters.
+ * The new view is the caller's. */
+AMP_API amp_status amp_array_view_read_only(amp_array_view *v, amp_array_view **out);
+/* Another handle to the same view (C++ AMP's array_view copy constructor):
+ * the same elements, data source and access; the two are destroyed
+ * separately. The new view is the caller's. */
+AMP_API amp_status amp_array_view_duplicate(amp_array_view *v, amp_array_view **out);
+/* Read or write element i of v (its element size in bytes at value) from
+ * the host, coherently: get reads the current value wherever it is (the
+ * device copy when that is newer, without copying more back); set writes
+ * it where the view's data is current (its device copy, which then holds
+ * it as newer data, or host memory, whose device copy of that element goes
+ * stale). Blocks until the work using the element finished and the value
+ * arrived. One element at a time: for many, use synchronize and the host
+ * pointer, or amp_copy_view. AMP_ERROR_OUT_OF_BOUNDS: i outside v (naming
+ * both); AMP_ERROR_INVALID_ARGUMENT: i of another rank, set on an
+ * AMP_READ_ONLY view. */
+AMP_API amp_status amp_array_view_get(amp_array_view *v, amp_index i, void *value);
+AMP_API amp_status amp_array_view_set(amp_array_view *v, amp_index i, const void *value);
 /* The view's extent. */
 AMP_API amp_status amp_array_view_get_extent(const amp_array_view *v, amp_extent *out);
 /* The view's element size in bytes (its array's or its host memory's).
@@ -376,18 +554,46 @@ AMP_API amp_status amp_array_view_get_strides(const amp_array_view *v, int64_t *
  * an AMP_READ_ONLY view, or a bad access value. */
 AMP_API amp_status amp_array_view_native_handle(amp_array_view *v, amp_accelerator_view *q, amp_access access,
                                                 void **device_ptr);
-/* Host pointer of the view's first element (NULL for a view of an array,
- * and for a NULL or destroyed v: amp_last_error() then says which). */
+/* Host pointer of the view's first element (NULL for a view of an array
+ * in accelerator memory, and for a NULL or destroyed v: amp_last_error()
+ * then says which). */
 AMP_API void *amp_array_view_data(const amp_array_view *v);
-/* Make host memory current: blocks until the kernels using it finished and
- * the device-newer parts came back. AMP_ERROR_DEVICE from the driver. */
+/* Make the data source (host memory, or the array of a view of an array)
+ * current: blocks until the kernels using it finished and the device-newer
+ * parts came back. AMP_ERROR_DEVICE from the driver.
+ * Zero-copy accelerators (is_unified_memory: the CPU accelerator unless
+ * AMP_CPU_UNIFIED=0, APUs, AMP_UNIFIED_MEMORY=on): a kernel reads and
+ * writes the view's host memory itself, so its writes are in host memory as
+ * soon as it has finished (amp_accelerator_view_wait, a future, or any host
+ * access that waits for it), with or without synchronize, which then only
+ * waits. Copying accelerators (discrete GPUs, AMP_CPU_UNIFIED=0): host
+ * memory holds the writes only after synchronize (or destroy, a get, an
+ * amp_copy reading the view): until then it keeps what it held. Portable
+ * code synchronizes before reading host memory, and never reads it while a
+ * kernel may still write it. */
 AMP_API amp_status amp_array_view_synchronize(amp_array_view *v);
+/* C++ AMP's synchronize_async: queue the copies that make the data source
+ * current and return a future, the caller's, that completes once they (and
+ * the kernels using the view) have finished; the host must not read the
+ * memory before that. Does not wait, except for parts that move between
+ * two devices through host memory. The future's elapsed time is not
+ * measured (AMP_ERROR_UNSUPPORTED). */
+AMP_API amp_status amp_array_view_synchronize_async(amp_array_view *v, amp_future **out);
 /* The host changed the memory behind v: device copies are stale. Blocks
  * only when device-newer data outside v must first come back. */
 AMP_API amp_status amp_array_view_refresh(amp_array_view *v);
 /* The contents are not needed: the next kernel gets no copy-in, and device
  * data not yet copied back is dropped (a later synchronize copies nothing
- * for it). Blocks only when device-newer data outside v must come back. */
+ * for it). Blocks only when device-newer data outside v must come back.
+ * On a zero-copy accelerator (see amp_array_view_synchronize) there is
+ * nothing to drop: a kernel that ran before discard_data has written the
+ * host memory itself, and those writes stay; discard_data there only spares
+ * copies that would never have happened. On a copying accelerator the
+ * kernel's writes not yet synchronized are dropped and host memory keeps
+ * what it held. Either way, C++ AMP's meaning holds: the contents are
+ * undefined after it until written again. A view whose elements do not
+ * fill a box of its data source (see amp_array_view_view_as) drops
+ * nothing. */
 AMP_API amp_status amp_array_view_discard_data(amp_array_view *v);
 /* Synchronizes first (blocks; its status is returned), then frees the view. */
 AMP_API amp_status amp_array_view_destroy(amp_array_view *v);
@@ -596,7 +802,8 @@ AMP_API amp_arg amp_arg_bool(bool x);
 AMP_API amp_arg amp_arg_struct(const void *data, size_t size);
 
 /* Run kernel k (an AMP_KERNEL) once per index of e on q (NULL: the kernel's
- * accelerator's default view). Returns once queued (as-if synchronous: any
+ * accelerator's default view); an empty e runs nothing (see "Empty
+ * extents"). Returns once queued (as-if synchronous: any
  * host access to a view it uses waits for it); it may block for copies of
  * the views' data to the device, and runs to completion in the calling
  * thread on the CPU accelerator (its failure is then this call's status). args[i] binds the kernel's parameter i after its index
@@ -622,9 +829,10 @@ AMP_API amp_arg amp_arg_struct(const void *data, size_t size);
 AMP_API amp_status amp_parallel_for_each(amp_accelerator_view *q, amp_extent e, amp_kernel *k,
                                          const amp_arg *args, size_t nargs);
 /* Tiled launch of an AMP_TILED_KERNEL. AMP_ERROR_INVALID_COMPUTE_DOMAIN when
- * t is not divisible, or its rank or tile differs from the kernel's
- * tiled_index. AMP_ERROR_INVALID_ARGUMENT: k is not tiled. Otherwise as
- * amp_parallel_for_each. */
+ * t is not divisible, its tile has more threads than the accelerator runs
+ * per tile (both numbers named), or its rank or tile differs from the
+ * kernel's tiled_index. AMP_ERROR_INVALID_ARGUMENT: k is not tiled.
+ * Otherwise as amp_parallel_for_each. */
 AMP_API amp_status amp_parallel_for_each_tiled(amp_accelerator_view *q, amp_tiled_extent t,
                                                amp_kernel *k, const amp_arg *args, size_t nargs);
 
@@ -659,6 +867,24 @@ AMP_API amp_status amp_future_wait(amp_future *f);
 AMP_API amp_status amp_future_wait_for(amp_future *f, uint32_t ms);
 /* *done = finished; never blocks. */
 AMP_API amp_status amp_future_is_ready(amp_future *f, bool *done);
+/* C++ AMP's completion_future::then. fn(status, user) is called once f's
+ * work has finished, with the status amp_future_wait would return (the
+ * failure's message is then in amp_last_error() on fn's thread). It runs on
+ * the library's continuation thread ("hipamp-then", one per process,
+ * started by the first call), never on the caller's, even when f is
+ * already complete; continuations run one at a time, each soon after its
+ * future completes (the thread polls: within about 2 ms), those of one
+ * queue's futures in queue order when registered in that order. fn may
+ * call any hipamp function, blocking ones and amp_future_then included,
+ * and f may be destroyed at any time after this call (the continuation
+ * keeps what it needs); but while fn runs no other continuation does, so
+ * it should not block for long, and never on something that only another
+ * continuation would do. Continuations still pending when the process
+ * exits are not run (the exit waits for one that is running), nor are a
+ * parent's in a forked child. AMP_ERROR_INVALID_ARGUMENT: f or fn NULL;
+ * AMP_ERROR_OUT_OF_MEMORY. Never blocks. */
+typedef void (*amp_future_callback)(amp_status status, void *user);
+AMP_API amp_status amp_future_then(amp_future *f, amp_future_callback fn, void *user);
 /* Device time of the launch or copy the future follows, in milliseconds,
  * measured with device events (GPU) or the host clock around it (CPU
  * accelerator). Blocks until it finished. AMP_ERROR_UNSUPPORTED when nothing

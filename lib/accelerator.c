@@ -1,6 +1,7 @@
 /* accelerator.c — the accelerator registry (GPUs found at run time, then the
- * CPU accelerator), the default choice, and each accelerator's default
- * view. */
+ * CPU accelerator), the default choice (set by the program, else decided at
+ * first use), C++ AMP's version and is_debug properties, and each
+ * accelerator's default view. */
 #include "internal.h"
 
 #include <stdio.h>
@@ -78,6 +79,8 @@ amp_status amp_accelerator_find(const char *path, amp_accelerator **out)
     AMP__NOT_NULL(out);
     *out = NULL;
     AMP__NOT_NULL(path);
+    /* C++ AMP's accelerator::default_accelerator path. */
+    if (!strcmp(path, "default")) return amp_accelerator_default(out);
     amp_accelerator *all;
     size_t n;
     amp__registry(&all, &n);
@@ -89,13 +92,17 @@ amp_status amp_accelerator_find(const char *path, amp_accelerator **out)
     return amp__fail(AMP_ERROR_NO_ACCELERATOR, "no accelerator with device path \"%s\"", path);
 }
 
-/* The default is decided once, at first use (AMP_DEFAULT_ACCELERATOR is
- * read then): every later call, the launch path's q = NULL included, is a
- * load. A refusal is remembered with its message. */
-static pthread_once_t amp__default_once = PTHREAD_ONCE_INIT;
+/* The default is decided once: by amp_accelerator_set_default, else at
+ * first use (AMP_DEFAULT_ACCELERATOR is read then). Every later call, the
+ * launch path's q = NULL included, is a load. A refusal is remembered with
+ * its message. amp__default_acc and _why are written once, under the lock,
+ * before decided is set. */
+static pthread_mutex_t amp__default_lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_bool amp__default_decided;
 static amp_accelerator *amp__default_acc;
 static char amp__default_why[512];
 
+/* [amp__default_lock] Decide from the environment and the registry. */
 static void amp__default_init(void)
 {
     amp_accelerator *all, *a = NULL;
@@ -128,9 +135,37 @@ static void amp__default_init(void)
 amp_status amp_accelerator_default(amp_accelerator **out)
 {
     AMP__NOT_NULL(out);
-    pthread_once(&amp__default_once, amp__default_init);
+    if (!atomic_load_explicit(&amp__default_decided, memory_order_acquire)) {
+        pthread_mutex_lock(&amp__default_lock);
+        if (!atomic_load_explicit(&amp__default_decided, memory_order_relaxed)) {
+            amp__default_init();
+            atomic_store_explicit(&amp__default_decided, true, memory_order_release);
+        }
+        pthread_mutex_unlock(&amp__default_lock);
+    }
     *out = amp__default_acc;
     return amp__default_acc ? AMP_OK : amp__fail(AMP_ERROR_NO_ACCELERATOR, "%s", amp__default_why);
+}
+
+amp_status amp_accelerator_set_default(amp_accelerator *a)
+{
+    AMP__NOT_NULL(a);
+    if (!a->e.info.is_available)
+        return amp__fail(AMP_ERROR_NO_ACCELERATOR, "amp_accelerator_set_default: %s is unavailable: %s",
+                         a->e.info.device_path, a->e.info.unavailable_reason);
+    amp_status st = AMP_OK;
+    pthread_mutex_lock(&amp__default_lock);
+    if (!atomic_load_explicit(&amp__default_decided, memory_order_relaxed)) {
+        amp__default_acc = a;
+        atomic_store_explicit(&amp__default_decided, true, memory_order_release);
+    } else if (amp__default_acc != a) {
+        st = amp__fail(AMP_ERROR_BUSY,
+                       "amp_accelerator_set_default(%s): the default accelerator was already decided (%s): set it "
+                       "before anything uses it", a->e.info.device_path,
+                       amp__default_acc ? amp__default_acc->e.info.device_path : amp__default_why);
+    }
+    pthread_mutex_unlock(&amp__default_lock);
+    return st;
 }
 
 /* The node-local rank the launcher gave this process, or -1. */
@@ -184,6 +219,24 @@ amp_status amp_accelerator_get_info(const amp_accelerator *a, amp_accelerator_in
     AMP__NOT_NULL(out);
     AMP__NOT_NULL(a);
     *out = a->e.info;
+    return AMP_OK;
+}
+
+amp_status amp_accelerator_get_version(const amp_accelerator *a, unsigned *out)
+{
+    AMP__CLEAR_OUT(out);
+    AMP__NOT_NULL(out);
+    AMP__NOT_NULL(a);
+    *out = a->e.version;
+    return AMP_OK;
+}
+
+amp_status amp_accelerator_get_is_debug(const amp_accelerator *a, bool *out)
+{
+    AMP__CLEAR_OUT(out);
+    AMP__NOT_NULL(out);
+    AMP__NOT_NULL(a);
+    *out = a->e.is_debug;
     return AMP_OK;
 }
 

@@ -1,31 +1,98 @@
 /* array_view.c — amp_array_view: views of host memory or of an array,
- * sections and projections sharing their parent's storage, and the host's
- * side of coherence (synchronize, refresh, discard). */
+ * sections, projections and the shapes C++ AMP derives from a view
+ * (reinterpret_as, view_as, a read-only view, another handle), all sharing
+ * their parent's storage; one element read or written from the host; and
+ * the host's side of coherence (synchronize, refresh, discard). */
 #include "internal.h"
 
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static amp_status amp__view_new(amp__storage *s, amp_index origin, amp_extent ext, amp_access access,
-                                amp_array_view **out)
+/* Storage coordinates of element number `at` (row-major). */
+static void amp__coords(const amp__storage *s, int64_t at, int *c)
+{
+    for (int k = s->ext.rank - 1; k > 0; --k) {
+        c[k] = (int)(at % s->ext.v[k]);
+        at /= s->ext.v[k];
+    }
+    c[0] = (int)at;
+}
+
+void amp__view_locate(const amp__storage *s, int64_t offset, size_t elem, amp_extent ext, const int64_t *stride,
+                      amp__box *box, bool *exact)
+{
+    int R = s->ext.rank, r = ext.rank;
+    int64_t se = (int64_t)s->elem;
+    memset(box, 0, sizeof *box);
+    *exact = true;
+    if (amp_extent_size(ext) <= 0 || amp_extent_size(s->ext) <= 0) return; /* empty: the empty box */
+    int c[AMP_MAX_RANK];
+    /* The storage's element size and its strides for the last r dimensions
+     * (sections, projections, a view_as of the same shape): a box. */
+    if ((int64_t)elem == se && offset % se == 0 && r <= R) {
+        amp__coords(s, offset / se, c);
+        bool fits = c[0] < s->ext.v[0];
+        for (int d = 0; d < r && fits; ++d) {
+            int k = R - r + d;
+            fits = (ext.v[d] <= 1 || stride[d] == s->stride[k]) && (int64_t)c[k] + ext.v[d] <= s->ext.v[k];
+        }
+        if (fits) {
+            for (int k = 0; k < R; ++k) {
+                box->lo[k] = c[k];
+                box->hi[k] = c[k] + (k < R - r ? 1 : ext.v[k - (R - r)]);
+            }
+            return;
+        }
+    }
+    /* Otherwise: the storage elements from the first byte to the last, and
+     * the smallest box around that run (dimensions past the first that
+     * differs are whole). It is exact when it holds no byte the view lacks. */
+    int64_t end = offset + (int64_t)elem;
+    for (int d = 0; d < r; ++d) end += (int64_t)(ext.v[d] - 1) * stride[d] * (int64_t)elem;
+    int lo[AMP_MAX_RANK], hi[AMP_MAX_RANK];
+    amp__coords(s, offset / se, lo);
+    amp__coords(s, (end + se - 1) / se - 1, hi);
+    int k = 0;
+    while (k < R && lo[k] == hi[k]) ++k;
+    for (int j = 0; j < R; ++j) {
+        box->lo[j] = j <= k ? lo[j] : 0;
+        box->hi[j] = j < k ? lo[j] + 1 : j == k ? hi[j] + 1 : s->ext.v[j];
+    }
+    *exact = (uint64_t)amp_extent_size(ext) * elem == (uint64_t)amp__box_volume(box, R) * (uint64_t)se;
+}
+
+/* A view of s with this layout; the caller holds a storage reference for it. */
+static amp_status amp__view_new(amp__storage *s, int64_t offset, size_t elem, amp_extent ext, const int64_t *stride,
+                                amp_access access, amp_array_view **out)
 {
     amp_array_view *v = amp__handle_new(AMP__HANDLE_VIEW, sizeof *v);
     if (!v) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "view: out of host memory");
     v->s = s;
-    v->origin = origin;
+    v->offset = offset;
+    v->elem = elem;
     v->ext = ext;
-    /* Views never change shape: their box and offset are worked out once
-     * here, not at every launch. */
-    int R = s->ext.rank, r = ext.rank;
-    for (int d = 0; d < R; ++d) {
-        v->box.lo[d] = origin.v[d];
-        v->box.hi[d] = origin.v[d] + (d < R - r ? 1 : ext.v[d - (R - r)]);
-    }
-    v->offset = amp__storage_offset(s, origin.v);
+    memcpy(v->stride, stride, sizeof(int64_t) * (size_t)ext.rank);
+    amp__view_locate(s, offset, elem, ext, stride, &v->box, &v->exact);
+    v->empty = amp_extent_size(ext) == 0;
     v->access = access;
-    v->discard = access == AMP_WRITE_ONLY;
+    /* A view whose box holds more than its elements must have the rest
+     * copied in: it never skips the copy-in. */
+    v->discard = access == AMP_WRITE_ONLY && v->exact;
     *out = v;
     return AMP_OK;
+}
+
+/* A view of the whole storage in its own shape. */
+static amp_status amp__view_whole(amp__storage *s, amp_access access, amp_array_view **out)
+{
+    return amp__view_new(s, 0, s->elem, s->ext, s->stride, access, out);
+}
+
+static bool amp__access_valid(amp_access a)
+{
+    return a == AMP_READ_WRITE || a == AMP_READ_ONLY || a == AMP_WRITE_ONLY;
 }
 
 amp_status amp_array_view_create(void *host, size_t elem_size, amp_extent e, amp_access access,
@@ -35,13 +102,12 @@ amp_status amp_array_view_create(void *host, size_t elem_size, amp_extent e, amp
     amp__storage *s = NULL;
     AMP__NOT_NULL(out);
     *out = NULL;
-    AMP__NOT_NULL(host);
-    if (access != AMP_READ_WRITE && access != AMP_READ_ONLY && access != AMP_WRITE_ONLY)
+    if (!host && amp_extent_size(e) != 0) AMP__NOT_NULL(host);
+    if (!amp__access_valid(access))
         return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "amp_array_view_create: access %d is not an amp_access",
                          (int)access);
     if ((st = amp__storage_new(elem_size, e, host, false, &s)) != AMP_OK) return st;
-    amp_index origin = {e.rank, {0}};
-    if ((st = amp__view_new(s, origin, e, access, out)) != AMP_OK) amp__storage_release(s);
+    if ((st = amp__view_whole(s, access, out)) != AMP_OK) amp__storage_release(s);
     return st;
 }
 
@@ -50,18 +116,20 @@ amp_status amp_array_view_of_array(amp_array *a, amp_array_view **out)
     AMP__NOT_NULL(out);
     *out = NULL;
     AMP__HANDLE_OK(a, AMP__HANDLE_ARRAY);
-    amp_index origin = {a->s->ext.rank, {0}};
-    amp_status st = amp__view_new(a->s, origin, a->s->ext, AMP_READ_WRITE, out);
+    amp_status st = amp__view_whole(a->s, AMP_READ_WRITE, out);
     if (st == AMP_OK) amp__storage_retain(a->s);
     return st;
 }
 
-static amp_status amp__view_derive(amp_array_view *v, amp_index origin, amp_extent e, amp_array_view **out)
+/* A view of v's storage with another layout (or the same), sharing v's
+ * discard state when both are exact over the same box. */
+static amp_status amp__view_derive(amp_array_view *v, int64_t offset, size_t elem, amp_extent e, const int64_t *stride,
+                                   amp_access access, amp_array_view **out)
 {
-    amp_status st = amp__view_new(v->s, origin, e, v->access, out);
+    amp_status st = amp__view_new(v->s, offset, elem, e, stride, access, out);
     if (st != AMP_OK) return st;
     amp__lock_acquire(&v->s->lock);
-    (*out)->discard = v->discard;
+    (*out)->discard = v->discard && (*out)->exact;
     v->s->refs++;
     amp__lock_release(&v->s->lock);
     return AMP_OK;
@@ -74,20 +142,20 @@ amp_status amp_array_view_section(amp_array_view *v, amp_index origin, amp_exten
     AMP__HANDLE_OK(v, AMP__HANDLE_VIEW);
     amp_status st = amp_extent_validate(e);
     if (st != AMP_OK) return st;
-    int r = v->ext.rank, R = v->s->ext.rank;
+    int r = v->ext.rank;
     if (origin.rank != r || e.rank != r)
         return amp__fail(AMP_ERROR_INVALID_ARGUMENT,
                          "section of a rank-%d view needs rank-%d origin and extent (got %d and %d)", r, r,
                          origin.rank, e.rank);
-    amp_index o = v->origin;
+    int64_t offset = v->offset;
     for (int d = 0; d < r; ++d) {
         if (origin.v[d] < 0 || (int64_t)origin.v[d] + e.v[d] > v->ext.v[d])
             return amp__fail(AMP_ERROR_OUT_OF_BOUNDS,
                              "section dimension %d: origin %d + extent %d passes the view's extent %d", d,
                              origin.v[d], e.v[d], v->ext.v[d]);
-        o.v[R - r + d] += origin.v[d];
+        offset += (int64_t)origin.v[d] * v->stride[d] * (int64_t)v->elem;
     }
-    return amp__view_derive(v, o, e, out);
+    return amp__view_derive(v, offset, v->elem, e, v->stride, v->access, out);
 }
 
 amp_status amp_array_view_project(amp_array_view *v, int i, amp_array_view **out)
@@ -95,16 +163,118 @@ amp_status amp_array_view_project(amp_array_view *v, int i, amp_array_view **out
     AMP__NOT_NULL(out);
     *out = NULL;
     AMP__HANDLE_OK(v, AMP__HANDLE_VIEW);
-    int r = v->ext.rank, R = v->s->ext.rank;
+    int r = v->ext.rank;
     if (r < 2)
         return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "projection needs a view of rank 2 or more (rank %d)", r);
     if (i < 0 || i >= v->ext.v[0])
-        return amp__fail(AMP_ERROR_OUT_OF_BOUNDS, "projection index %d outside 0..%d", i, v->ext.v[0] - 1);
-    amp_index o = v->origin;
-    o.v[R - r] += i;
-    amp_extent e = {r - 1, {0}};
-    for (int d = 1; d < r; ++d) e.v[d - 1] = v->ext.v[d];
-    return amp__view_derive(v, o, e, out);
+        return v->ext.v[0] ? amp__fail(AMP_ERROR_OUT_OF_BOUNDS, "projection index %d outside 0..%d", i, v->ext.v[0] - 1)
+                           : amp__fail(AMP_ERROR_OUT_OF_BOUNDS, "projection index %d: the view's first dimension is 0", i);
+    amp_extent e = amp_extent_make(r - 1, v->ext.v + 1);
+    int64_t offset = v->offset + (int64_t)i * v->stride[0] * (int64_t)v->elem;
+    return amp__view_derive(v, offset, v->elem, e, v->stride + 1, v->access, out);
+}
+
+/* reinterpret_as and view_as need the view's elements to be one run. */
+static amp_status amp__view_check_contiguous(const amp_array_view *v, const char *fn)
+{
+    if (amp__layout_contiguous(v->ext.rank, v->ext.v, v->stride)) return AMP_OK;
+    char strides[160] = "";
+    for (int d = 0, n = 0; d < v->ext.rank && n < (int)sizeof strides; ++d)
+        n += snprintf(strides + n, sizeof strides - (size_t)n, d ? ",%lld" : "%lld", (long long)v->stride[d]);
+    return amp__fail(AMP_ERROR_INVALID_ARGUMENT,
+                     "%s: the view's elements are not contiguous (strides %s): take it of a whole view, a "
+                     "rank-1 view or whole rows", fn, strides);
+}
+
+amp_status amp_array_view_reinterpret_as(amp_array_view *v, size_t elem_size, amp_array_view **out)
+{
+    AMP__NOT_NULL(out);
+    *out = NULL;
+    AMP__HANDLE_OK(v, AMP__HANDLE_VIEW);
+    if (elem_size == 0) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "amp_array_view_reinterpret_as: element size is 0");
+    amp_status st = amp__view_check_contiguous(v, "amp_array_view_reinterpret_as");
+    if (st != AMP_OK) return st;
+    uint64_t bytes = (uint64_t)amp_extent_size(v->ext) * v->elem;
+    if (bytes % elem_size)
+        return amp__fail(AMP_ERROR_INVALID_ARGUMENT,
+                         "amp_array_view_reinterpret_as: the view's %llu bytes are not a whole number of %zu-byte "
+                         "elements", (unsigned long long)bytes, elem_size);
+    if (bytes / elem_size > INT_MAX)
+        return amp__fail(AMP_ERROR_INVALID_EXTENT,
+                         "amp_array_view_reinterpret_as: %llu elements of %zu bytes do not fit a rank-1 extent",
+                         (unsigned long long)(bytes / elem_size), elem_size);
+    amp_extent e = amp_extent_1d((int)(bytes / elem_size));
+    const int64_t one = 1;
+    return amp__view_derive(v, v->offset, elem_size, e, &one, v->access, out);
+}
+
+amp_status amp_array_view_view_as(amp_array_view *v, amp_extent e, amp_array_view **out)
+{
+    AMP__NOT_NULL(out);
+    *out = NULL;
+    AMP__HANDLE_OK(v, AMP__HANDLE_VIEW);
+    amp_status st = amp_extent_validate(e);
+    if (st != AMP_OK) return st;
+    if ((st = amp__view_check_contiguous(v, "amp_array_view_view_as")) != AMP_OK) return st;
+    if (amp_extent_size(e) > amp_extent_size(v->ext))
+        return amp__fail(AMP_ERROR_INVALID_EXTENT,
+                         "amp_array_view_view_as: the extent has %lld elements; the view has %lld",
+                         (long long)amp_extent_size(e), (long long)amp_extent_size(v->ext));
+    int64_t stride[AMP_MAX_RANK], n = 1;
+    for (int d = e.rank - 1; d >= 0; --d) {
+        stride[d] = n;
+        n *= e.v[d] > 0 ? e.v[d] : 1;
+    }
+    return amp__view_derive(v, v->offset, v->elem, e, stride, v->access, out);
+}
+
+amp_status amp_array_view_read_only(amp_array_view *v, amp_array_view **out)
+{
+    AMP__NOT_NULL(out);
+    *out = NULL;
+    AMP__HANDLE_OK(v, AMP__HANDLE_VIEW);
+    return amp__view_derive(v, v->offset, v->elem, v->ext, v->stride, AMP_READ_ONLY, out);
+}
+
+amp_status amp_array_view_duplicate(amp_array_view *v, amp_array_view **out)
+{
+    AMP__NOT_NULL(out);
+    *out = NULL;
+    AMP__HANDLE_OK(v, AMP__HANDLE_VIEW);
+    return amp__view_derive(v, v->offset, v->elem, v->ext, v->stride, v->access, out);
+}
+
+/* i inside v, else AMP_ERROR_OUT_OF_BOUNDS naming both. */
+static amp_status amp__view_check_index(const amp_array_view *v, amp_index i, const char *fn)
+{
+    if (amp_extent_contains(v->ext, i)) return AMP_OK;
+    char a[160] = "", b[160] = "";
+    for (int d = 0, n = 0; d < i.rank && d < AMP_MAX_RANK && n < (int)sizeof a; ++d)
+        n += snprintf(a + n, sizeof a - (size_t)n, d ? ",%d" : "%d", i.v[d]);
+    for (int d = 0, n = 0; d < v->ext.rank && n < (int)sizeof b; ++d)
+        n += snprintf(b + n, sizeof b - (size_t)n, d ? ",%d" : "%d", v->ext.v[d]);
+    return amp__fail(i.rank == v->ext.rank ? AMP_ERROR_OUT_OF_BOUNDS : AMP_ERROR_INVALID_ARGUMENT,
+                     "%s: index (%s) of rank %d is outside the view's extent (%s)", fn, a, i.rank, b);
+}
+
+amp_status amp_array_view_get(amp_array_view *v, amp_index i, void *value)
+{
+    AMP__HANDLE_OK(v, AMP__HANDLE_VIEW);
+    AMP__NOT_NULL(value);
+    amp_status st = amp__view_check_index(v, i, "amp_array_view_get");
+    if (st != AMP_OK) return st;
+    return amp__copy_element(v, i, value, false);
+}
+
+amp_status amp_array_view_set(amp_array_view *v, amp_index i, const void *value)
+{
+    AMP__HANDLE_OK(v, AMP__HANDLE_VIEW);
+    AMP__NOT_NULL(value);
+    if (v->access == AMP_READ_ONLY)
+        return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "amp_array_view_set: the view is AMP_READ_ONLY");
+    amp_status st = amp__view_check_index(v, i, "amp_array_view_set");
+    if (st != AMP_OK) return st;
+    return amp__copy_element(v, i, (void *)value, true);
 }
 
 amp_status amp_array_view_get_element_size(const amp_array_view *v, size_t *out)
@@ -112,7 +282,7 @@ amp_status amp_array_view_get_element_size(const amp_array_view *v, size_t *out)
     AMP__CLEAR_OUT(out);
     AMP__NOT_NULL(out);
     AMP__HANDLE_OK(v, AMP__HANDLE_VIEW);
-    *out = v->s->elem;
+    *out = v->elem;
     return AMP_OK;
 }
 
@@ -127,16 +297,15 @@ amp_status amp_array_view_get_extent(const amp_array_view *v, amp_extent *out)
 
 void *amp_array_view_data(const amp_array_view *v)
 {
-    if (!v || amp__handle_check(v, AMP__HANDLE_VIEW, __func__, "v") != AMP_OK || !v->s->host) return NULL;
-    return v->s->host + v->offset * (int64_t)v->s->elem;
+    if (amp__handle_check(v, AMP__HANDLE_VIEW, __func__, "v") != AMP_OK || !v->s->host) return NULL;
+    return v->s->host + v->offset;
 }
 
 amp_status amp_array_view_get_strides(const amp_array_view *v, int64_t *strides)
 {
     AMP__NOT_NULL(strides);
     AMP__HANDLE_OK(v, AMP__HANDLE_VIEW);
-    int R = v->s->ext.rank, r = v->ext.rank;
-    for (int d = 0; d < r; ++d) strides[d] = v->s->stride[R - r + d];
+    memcpy(strides, v->stride, sizeof(int64_t) * (size_t)v->ext.rank);
     return AMP_OK;
 }
 
@@ -147,7 +316,7 @@ amp_status amp_array_view_native_handle(amp_array_view *v, amp_accelerator_view 
     AMP__NOT_NULL(device_ptr);
     *device_ptr = NULL;
     AMP__HANDLE_OK(v, AMP__HANDLE_VIEW);
-    if (access != AMP_READ_WRITE && access != AMP_READ_ONLY && access != AMP_WRITE_ONLY)
+    if (!amp__access_valid(access))
         return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "amp_array_view_native_handle: access %d is not an amp_access",
                          (int)access);
     if (access != AMP_READ_ONLY && v->access == AMP_READ_ONLY)
@@ -155,6 +324,7 @@ amp_status amp_array_view_native_handle(amp_array_view *v, amp_accelerator_view 
                          "amp_array_view_native_handle: the view is AMP_READ_ONLY; it cannot be handed out for writing");
     if (q) AMP__HANDLE_OK(q, AMP__HANDLE_QUEUE);
     amp__storage *s = v->s;
+    if (v->empty) return AMP_OK; /* no elements: nothing to hand out (NULL) */
     if (!q) {
         /* The view's accelerator when it has one (an array's, or where its
          * data went last), else the default (the rule in hipamp.h). */
@@ -164,14 +334,14 @@ amp_status amp_array_view_native_handle(amp_array_view *v, amp_accelerator_view 
     }
     void *dptr = NULL;
     amp__lock_acquire(&s->lock);
-    bool discard = access == AMP_WRITE_ONLY || v->discard;
+    bool discard = (access == AMP_WRITE_ONLY && v->exact) || v->discard;
     if ((st = amp__storage_prepare(s, q, &v->box, discard, &dptr)) == AMP_OK) {
         /* What the caller queues on q from now on uses the data: a host
          * access waits for q as it is then (a tail point), and a writer
          * leaves the box newer on the device. */
         amp__storage_after_launch(s, (amp__point){q, AMP__SEQ_TAIL}, &v->box, access != AMP_READ_ONLY);
         v->discard = false;
-        *device_ptr = (char *)dptr + v->offset * (int64_t)s->elem;
+        *device_ptr = dptr ? (char *)dptr + v->offset : NULL;
     }
     amp__lock_release(&s->lock);
     return st;
@@ -191,14 +361,37 @@ amp_status amp_array_view_synchronize(amp_array_view *v)
     return amp__view_sync(v);
 }
 
+amp_status amp_array_view_synchronize_async(amp_array_view *v, amp_future **out)
+{
+    AMP__NOT_NULL(out);
+    *out = NULL;
+    AMP__HANDLE_OK(v, AMP__HANDLE_VIEW);
+    amp_future *f = NULL;
+    amp_status st = amp__future_new(&f);
+    if (st != AMP_OK) return st;
+    amp__lock_acquire(&v->s->lock);
+    if ((st = amp__storage_sync_queue(v->s, &v->box)) == AMP_OK) amp__future_complete_at(f, v->s->last, NULL, NULL);
+    amp__lock_release(&v->s->lock);
+    if (st != AMP_OK) {
+        amp_future_destroy(f);
+        return st;
+    }
+    *out = f;
+    return AMP_OK;
+}
+
 amp_status amp_array_view_refresh(amp_array_view *v)
 {
     AMP__HANDLE_OK(v, AMP__HANDLE_VIEW);
     amp__storage *s = v->s;
+    amp_status st = AMP_OK;
     amp__lock_acquire(&s->lock);
     /* The host data is needed again, unless the view never reads it. */
-    v->discard = v->access == AMP_WRITE_ONLY;
-    amp_status st = amp__storage_refresh(s, &v->box);
+    v->discard = v->access == AMP_WRITE_ONLY && v->exact;
+    /* A box wider than the view also holds elements the host did not
+     * change: device-newer ones among them come back first. */
+    if (!v->exact) st = amp__storage_sync(s, &v->box);
+    if (st == AMP_OK) st = amp__storage_refresh(s, &v->box);
     amp__lock_release(&s->lock);
     return st;
 }
@@ -207,9 +400,14 @@ amp_status amp_array_view_discard_data(amp_array_view *v)
 {
     AMP__HANDLE_OK(v, AMP__HANDLE_VIEW);
     amp__storage *s = v->s;
+    amp_status st = AMP_OK;
     amp__lock_acquire(&s->lock);
-    v->discard = true;
-    amp_status st = amp__storage_discard(s, &v->box);
+    /* Only a view whose box is exactly its elements can drop device data:
+     * a wider box holds elements another view may still need. */
+    if (v->exact) {
+        v->discard = true;
+        st = amp__storage_discard(s, &v->box);
+    }
     amp__lock_release(&s->lock);
     return st;
 }

@@ -227,11 +227,15 @@ typedef struct amp__backend {
     amp_status (*launch)(void *dev, void *queue, void *fn, const amp__launch *l);
 } amp__backend;
 
-/* One accelerator a backend found. info is filled by the backend. */
+/* One accelerator a backend found, all filled by the backend. version and
+ * is_debug are C++ AMP's accelerator properties (amp_accelerator_get_version,
+ * amp_accelerator_get_is_debug say what they hold per backend). */
 typedef struct amp__device_entry {
     const amp__backend *be;
     void *dev;
     amp_accelerator_info info;
+    unsigned version; /* major << 16 | minor */
+    bool is_debug;
 } amp__device_entry;
 
 /* Probe the vendor libraries (dlopen) and append every GPU to out (at most

@@ -1,7 +1,8 @@
 /* box.c — box algebra for coherence bookkeeping: boxes [lo, hi) in storage
  * coordinates, and lists of them with subtraction (splitting into slabs)
  * and union (merging neighbours so that a loop over rows stays one box).
- * Pure functions; no locks. */
+ * Also whether a view layout is one contiguous run. Pure functions; no
+ * locks. */
 #include "internal.h"
 
 #include <string.h>
@@ -114,4 +115,24 @@ bool amp__boxes_cover(const amp__box *list, int n, const amp__box *b, int r)
     for (int i = 0; i < n; ++i)
         if (amp__box_contains(&list[i], b, r)) return true;
     return false;
+}
+
+bool amp__layout_contiguous(int r, const int *ext, const int64_t *stride)
+{
+    int64_t expect = 1;
+    for (int d = r - 1; d >= 0; --d) {
+        if (ext[d] > 1 && stride[d] != expect) return false;
+        expect *= ext[d];
+    }
+    return true;
+}
+
+int64_t amp__odometer_offset(int n, const int *count, const int64_t *stride, int64_t i)
+{
+    int64_t off = 0;
+    for (int d = n - 1; d >= 0; --d) {
+        off += (i % count[d]) * stride[d];
+        i /= count[d];
+    }
+    return off;
 }

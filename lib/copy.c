@@ -10,135 +10,147 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* One side of a copy: a storage box seen through a view's extent. */
+/* One side of a copy: the elements of a view (its own layout) and the box
+ * of storage elements they lie in. */
 typedef struct amp__side {
     amp__storage *s;
-    amp_index origin; /* storage coordinates */
-    amp_extent ext;   /* the view's extent (rank r <= storage rank) */
     amp__box box;
+    bool exact;      /* box holds the side's elements and nothing else */
+    bool uncounted;  /* a host buffer of amp_array_view_get/_set: moves between two host memories are not
+                        counted as copies */
+    amp_extent ext;
+    size_t elem;
+    int64_t offset;  /* bytes from the storage's start */
+    int64_t stride[AMP_MAX_RANK]; /* elements */
     amp_accelerator_view *q; /* an array's own queue; NULL for views */
 } amp__side;
 
-/* Where a side's bytes are read or written: an accelerator's memory (acc)
- * or plain host memory (acc NULL). The CPU accelerator's memory is host
- * memory too (host is then true): copies to and from it are done on this
- * thread, and counted on its queue like a GPU's. */
+/* Where a side's bytes are read or written: the data source (home: host
+ * memory, or an array's memory on its accelerator) or a device copy of it
+ * on another accelerator. The CPU accelerator's memory is host memory too
+ * (host is then true): copies between host-addressable places are done on
+ * this thread, and counted on the accelerator's queue like a GPU's. */
 typedef struct amp__place {
     char *base;           /* address of the storage's element 0 */
     amp_accelerator *acc; /* NULL: plain host memory */
     bool host;            /* the host can address it */
+    bool device_copy;     /* a copy whose boxes the storage tracks (not the data source) */
 } amp__place;
 
 static void amp__side_of_view(amp_array_view *v, amp__side *d)
 {
+    memset(d, 0, sizeof *d);
     d->s = v->s;
-    d->origin = v->origin;
-    d->ext = v->ext;
-    d->q = NULL;
     d->box = v->box;
+    d->exact = v->exact;
+    d->ext = v->ext;
+    d->elem = v->elem;
+    d->offset = v->offset;
+    memcpy(d->stride, v->stride, sizeof(int64_t) * (size_t)v->ext.rank);
 }
 
 static void amp__side_of_array(amp_array *a, amp__side *d)
 {
+    memset(d, 0, sizeof *d);
     d->s = a->s;
-    d->ext = a->s->ext;
-    d->origin.rank = d->ext.rank;
-    memset(d->origin.v, 0, sizeof d->origin.v);
     d->box = a->s->whole;
+    d->exact = true;
+    d->ext = a->s->ext;
+    d->elem = a->s->elem;
+    memcpy(d->stride, a->s->stride, sizeof d->stride);
     d->q = a->q;
 }
 
-static bool amp__host_memory(const amp_accelerator *acc) { return acc && acc->e.info.is_emulated; }
-
-/* The queue a side's device work runs on: the array's own, else the one
- * that last used the storage, else its accelerator's default. */
-static amp_status amp__side_queue(const amp__side *d, amp_accelerator_view **q)
+/* The queue that runs a side's work on accelerator acc: the array's own,
+ * else the one that last used the storage, else the data source's, else
+ * acc's default. */
+static amp_status amp__side_queue(const amp__side *d, amp_accelerator *acc, amp_accelerator_view **q)
 {
-    if (d->q) {
-        *q = d->q;
-        return AMP_OK;
-    }
-    if (d->s->last.q && d->s->last.q->acc == d->s->acc) {
-        *q = d->s->last.q;
-        return AMP_OK;
-    }
-    return amp__accelerator_queue(d->s->acc, q);
+    amp_accelerator_view *last = d->s->last.q, *home = d->s->home_q;
+    *q = d->q && d->q->acc == acc ? d->q : last && last->acc == acc ? last : home && home->acc == acc ? home : NULL;
+    return *q ? AMP_OK : amp__accelerator_queue(acc, q);
 }
 
-/* A strided copy of the view extent between two places with their own
+/* A strided copy of the side's extent between two places with their own
  * strides: rows of the last dimension, up to three dimensions per driver
- * copy, the fourth looped. */
+ * copy, the leading ones looped. */
 typedef struct amp__plan {
     amp__copy c;
-    int outer;                 /* iterations of the fourth dimension */
-    int64_t src_outer, dst_outer; /* byte strides of it */
+    int nouter;                    /* leading dimensions looped */
+    int outer[AMP_MAX_RANK];       /* their extents */
+    int64_t src_outer[AMP_MAX_RANK], dst_outer[AMP_MAX_RANK]; /* their byte strides */
+    int64_t count;                 /* driver copies: the product of outer */
 } amp__plan;
 
 static void amp__plan_make(const amp__side *src, const amp__side *dst, char *sbase, char *dbase, amp__copy_dir dir,
                            amp__plan *p)
 {
-    int r = src->ext.rank, RS = src->s->ext.rank, RD = dst->s->ext.rank;
-    size_t elem = src->s->elem;
+    int r = src->ext.rank;
+    size_t elem = src->elem;
     memset(p, 0, sizeof *p);
     p->c.dir = dir;
     p->c.width_bytes = (size_t)src->ext.v[r - 1] * elem;
     p->c.height = r >= 2 ? (size_t)src->ext.v[r - 2] : 1;
     p->c.depth = r >= 3 ? (size_t)src->ext.v[r - 3] : 1;
-    p->c.src_pitch = r >= 2 ? (size_t)src->s->stride[RS - 2] * elem : p->c.width_bytes;
-    p->c.dst_pitch = r >= 2 ? (size_t)dst->s->stride[RD - 2] * elem : p->c.width_bytes;
-    p->c.src_slice_pitch = r >= 3 ? (size_t)src->s->stride[RS - 3] * elem : p->c.src_pitch * p->c.height;
-    p->c.dst_slice_pitch = r >= 3 ? (size_t)dst->s->stride[RD - 3] * elem : p->c.dst_pitch * p->c.height;
-    p->outer = r >= 4 ? src->ext.v[0] : 1;
-    p->src_outer = r >= 4 ? src->s->stride[RS - 4] * (int64_t)elem : 0;
-    p->dst_outer = r >= 4 ? dst->s->stride[RD - 4] * (int64_t)elem : 0;
-    p->c.src = sbase + amp__storage_offset(src->s, src->origin.v) * (int64_t)elem;
-    p->c.dst = dbase + amp__storage_offset(dst->s, dst->origin.v) * (int64_t)elem;
-}
-
-/* The bytes one side spans are one contiguous run. */
-static bool amp__contiguous(const amp__side *d)
-{
-    int r = d->ext.rank, R = d->s->ext.rank;
-    int64_t expect = 1;
-    for (int k = r - 1; k >= 0; --k) {
-        if (d->ext.v[k] > 1 && d->s->stride[R - r + k] != expect) return false;
-        expect *= d->ext.v[k];
+    p->c.src_pitch = r >= 2 ? (size_t)src->stride[r - 2] * elem : p->c.width_bytes;
+    p->c.dst_pitch = r >= 2 ? (size_t)dst->stride[r - 2] * elem : p->c.width_bytes;
+    p->c.src_slice_pitch = r >= 3 ? (size_t)src->stride[r - 3] * elem : p->c.src_pitch * p->c.height;
+    p->c.dst_slice_pitch = r >= 3 ? (size_t)dst->stride[r - 3] * elem : p->c.dst_pitch * p->c.height;
+    p->nouter = r > 3 ? r - 3 : 0;
+    p->count = 1;
+    for (int d = 0; d < p->nouter; ++d) {
+        p->outer[d] = src->ext.v[d];
+        p->src_outer[d] = src->stride[d] * (int64_t)elem;
+        p->dst_outer[d] = dst->stride[d] * (int64_t)elem;
+        p->count *= src->ext.v[d];
     }
-    return true;
+    p->c.src = sbase + src->offset;
+    p->c.dst = dbase + dst->offset;
 }
 
-static uint64_t amp__side_bytes(const amp__side *d) { return (uint64_t)amp_extent_size(d->ext) * d->s->elem; }
+/* Driver copy number n of the plan (its leading dimensions' position). */
+static amp__copy amp__plan_at(const amp__plan *p, int64_t n)
+{
+    amp__copy c = p->c;
+    c.src = (const char *)c.src + amp__odometer_offset(p->nouter, p->outer, p->src_outer, n);
+    c.dst = (char *)c.dst + amp__odometer_offset(p->nouter, p->outer, p->dst_outer, n);
+    return c;
+}
+
+static uint64_t amp__side_bytes(const amp__side *d) { return (uint64_t)amp_extent_size(d->ext) * d->elem; }
 
 /* Host to host, on this thread. */
 static void amp__host_copy(const amp__plan *p)
 {
-    for (int o = 0; o < p->outer; ++o)
-        for (size_t z = 0; z < p->c.depth; ++z)
-            for (size_t y = 0; y < p->c.height; ++y)
-                memmove((char *)p->c.dst + o * p->dst_outer + z * p->c.dst_slice_pitch + y * p->c.dst_pitch,
-                        (const char *)p->c.src + o * p->src_outer + z * p->c.src_slice_pitch + y * p->c.src_pitch,
-                        p->c.width_bytes);
+    for (int64_t o = 0; o < p->count; ++o) {
+        amp__copy c = amp__plan_at(p, o);
+        for (size_t z = 0; z < c.depth; ++z)
+            for (size_t y = 0; y < c.height; ++y)
+                memmove((char *)c.dst + z * c.dst_slice_pitch + y * c.dst_pitch,
+                        (const char *)c.src + z * c.src_slice_pitch + y * c.src_pitch, c.width_bytes);
+    }
 }
 
-/* Queue the plan on q (loops the fourth dimension). */
-static amp_status amp__queue_plan(amp_accelerator_view *q, amp__plan *p, amp__point *done)
+/* Queue the plan on q (loops the leading dimensions). */
+static amp_status amp__queue_plan(amp_accelerator_view *q, const amp__plan *p, amp__point *done)
 {
-    const char *s0 = p->c.src;
-    char *d0 = p->c.dst;
-    for (int o = 0; o < p->outer; ++o) {
-        p->c.src = s0 + o * p->src_outer;
-        p->c.dst = d0 + o * p->dst_outer;
-        amp_status st = amp__queue_copy(q, &p->c, done);
+    for (int64_t o = 0; o < p->count; ++o) {
+        amp__copy c = amp__plan_at(p, o);
+        amp_status st = amp__queue_copy(q, &c, done);
         if (st != AMP_OK) return st;
     }
     return AMP_OK;
 }
 
-/* A host view's storage holds a device copy (not unified). */
-static bool amp__view_on_device(const amp__storage *s)
+/* The storage's data source as a place. */
+static amp__place amp__home_place(const amp__storage *s)
 {
-    return !s->is_array && s->acc && !s->unified;
+    amp__place at = {s->home, s->home_acc, amp__host_addressable(s->home_acc), false};
+    return at;
 }
+
+/* The storage holds a device copy of its data source (boxes tracked). */
+static bool amp__has_device_copy(const amp__storage *s) { return s->acc && !s->direct; }
 
 static bool amp__boxes_meet(const amp__box *list, int n, const amp__box *b, int r)
 {
@@ -148,53 +160,50 @@ static bool amp__boxes_meet(const amp__box *list, int n, const amp__box *b, int 
     return false;
 }
 
-/* Where dst is written (no side effects yet). A host view whose device copy
- * holds the whole box current is written there (the ghost rows of a halo
- * exchange then never touch the host); otherwise in host memory. */
+/* Where dst is written (no side effects yet). A device copy that holds the
+ * whole box current is written there (the ghost rows of a halo exchange
+ * then never touch the host); otherwise the data source. */
 static void amp__dest_place(const amp__side *dst, amp__place *at)
 {
     const amp__storage *s = dst->s;
     int R = s->ext.rank;
-    if (s->is_array || (amp__view_on_device(s) && amp__boxes_cover(s->valid, s->nvalid, &dst->box, R) &&
-                        s->ndirty < AMP__MAX_BOXES)) {
+    if (amp__has_device_copy(s) && amp__boxes_cover(s->valid, s->nvalid, &dst->box, R) && s->ndirty < AMP__MAX_BOXES) {
         at->base = s->dptr;
         at->acc = s->acc;
+        at->host = amp__host_addressable(s->acc);
+        at->device_copy = true;
     } else {
-        at->base = s->host;
-        at->acc = NULL;
+        *at = amp__home_place(s);
     }
-    at->host = !at->acc || amp__host_memory(at->acc);
 }
 
-/* Where src is read: an array's memory; for a host view, its device copy
- * when that holds the whole box and is newer there or the destination is on
- * the same device, else its host memory once the device-newer parts of the
- * box came back (exactly those bytes). Storage lock held. */
+/* Where src is read: its device copy when that holds the whole box and is
+ * newer there or the destination is on the same accelerator, else its data
+ * source once the device-newer parts of the box came back (exactly those
+ * bytes). Storage lock held. */
 static amp_status amp__source_place(amp__side *src, const amp__place *to, amp__place *at)
 {
     amp__storage *s = src->s;
     int R = s->ext.rank;
-    if (s->is_array || (amp__view_on_device(s) && amp__boxes_cover(s->valid, s->nvalid, &src->box, R) &&
-                        (amp__boxes_meet(s->dirty, s->ndirty, &src->box, R) || to->acc == s->acc))) {
+    if (amp__has_device_copy(s) && amp__boxes_cover(s->valid, s->nvalid, &src->box, R) &&
+        (amp__boxes_meet(s->dirty, s->ndirty, &src->box, R) || to->acc == s->acc)) {
         at->base = s->dptr;
         at->acc = s->acc;
-        at->host = amp__host_memory(s->acc);
+        at->host = amp__host_addressable(s->acc);
+        at->device_copy = true;
         return AMP_OK;
     }
-    at->base = s->host;
-    at->acc = NULL;
-    at->host = true;
+    *at = amp__home_place(s);
     return amp__storage_sync(s, &src->box);
 }
 
-/* Before a host view is written in host memory: device-newer data in the
- * box is overwritten, so drop it without copying it back, and wait until
- * nothing still uses the storage. */
-static amp_status amp__dest_prepare_host(amp__side *dst)
+/* Before a data source with a device copy is written: device-newer data in
+ * the box is overwritten, so drop it without copying it back (a box wider
+ * than the side's elements: bring it back, since the rest is kept). */
+static amp_status amp__dest_prepare_home(amp__side *dst)
 {
-    amp_status st = amp__storage_discard(dst->s, &dst->box);
-    if (st != AMP_OK) return st;
-    return amp__point_wait(dst->s->last);
+    if (!amp__has_device_copy(dst->s)) return AMP_OK;
+    return dst->exact ? amp__storage_discard(dst->s, &dst->box) : amp__storage_sync(dst->s, &dst->box);
 }
 
 /* Both storages locked. *done is the point after the last queued copy
@@ -212,8 +221,7 @@ static amp_status amp__copy_locked(amp__side *src, amp__side *dst, amp__point *d
     *done = (amp__point){NULL, 0};
     amp__dest_place(dst, &to);
     if ((st = amp__source_place(src, &to, &from)) != AMP_OK) return st;
-    bool dst_view_on_device = !dst->s->is_array && to.acc;
-    if (!dst->s->is_array && !to.acc && (st = amp__dest_prepare_host(dst)) != AMP_OK) return st;
+    if (!to.device_copy && (st = amp__dest_prepare_home(dst)) != AMP_OK) return st;
 
     if (from.host && to.host) {
         /* Host-addressable on both sides (host views, the CPU accelerator):
@@ -225,10 +233,11 @@ static amp_status amp__copy_locked(amp__side *src, amp__side *dst, amp__point *d
         AMP__TRACE(amp__queue_span_begin(&span, NULL, hdir, bytes, AMP__WHY_COPY));
         amp__host_copy(&plan);
         amp_accelerator_view *count_on = NULL;
-        if (to.acc && amp__side_queue(dst, &count_on) == AMP_OK) amp__queue_count_copy(count_on, hdir, bytes);
-        else if (from.acc && amp__side_queue(src, &count_on) == AMP_OK) amp__queue_count_copy(count_on, hdir, bytes);
-        else if (dst->s->acc && amp__side_queue(dst, &count_on) == AMP_OK) amp__queue_count_copy(count_on, hdir, bytes);
-        else if (src->s->acc && amp__side_queue(src, &count_on) == AMP_OK) amp__queue_count_copy(count_on, hdir, bytes);
+        if (hdir == AMP__H2H && (src->uncounted || dst->uncounted)) count_on = NULL;
+        else if (to.acc && amp__side_queue(dst, to.acc, &count_on) == AMP_OK) amp__queue_count_copy(count_on, hdir, bytes);
+        else if (from.acc && amp__side_queue(src, from.acc, &count_on) == AMP_OK) amp__queue_count_copy(count_on, hdir, bytes);
+        else if (dst->s->acc && amp__side_queue(dst, dst->s->acc, &count_on) == AMP_OK) amp__queue_count_copy(count_on, hdir, bytes);
+        else if (src->s->acc && amp__side_queue(src, src->s->acc, &count_on) == AMP_OK) amp__queue_count_copy(count_on, hdir, bytes);
         else if (amp__default_queue(&count_on) == AMP_OK) amp__queue_count_copy(count_on, hdir, bytes);
         else count_on = NULL;
         AMP__TRACE(amp__queue_span_end(&span, count_on, dst->s, &dst->box, AMP_OK));
@@ -236,15 +245,15 @@ static amp_status amp__copy_locked(amp__side *src, amp__side *dst, amp__point *d
     }
     /* A GPU on at least one side; the CPU accelerator's memory, if on the
      * other, is host memory to it. */
-    if (from.host) from.acc = NULL;
-    if (to.host) to.acc = NULL;
-    amp__copy_dir dir = !from.acc ? AMP__H2D : !to.acc ? AMP__D2H : AMP__D2D;
+    amp_accelerator *from_acc = from.host ? NULL : from.acc, *to_acc = to.host ? NULL : to.acc;
+    amp__copy_dir dir = !from_acc ? AMP__H2D : !to_acc ? AMP__D2H : AMP__D2D;
     /* The device side's queue runs the copy (the destination's for
      * host-to-device and device-to-device, the source's for device-to-host
      * and peer copies). */
-    bool same_device = from.acc == to.acc;
+    bool same_device = from_acc == to_acc;
     bool use_src_queue = dir == AMP__D2H || (dir == AMP__D2D && !same_device);
-    if ((st = amp__side_queue(use_src_queue ? src : dst, &q)) != AMP_OK) return st;
+    if ((st = use_src_queue ? amp__side_queue(src, from_acc, &q) : amp__side_queue(dst, to_acc, &q)) != AMP_OK)
+        return st;
     if ((st = amp__point_order(q, src->s->last)) != AMP_OK || (st = amp__point_order(q, dst->s->last)) != AMP_OK)
         return st;
     if (timing && (st = amp__queue_timed_event(q, &timing[0])) != AMP_OK) return st;
@@ -256,9 +265,10 @@ static amp_status amp__copy_locked(amp__side *src, amp__side *dst, amp__point *d
         if ((st = amp__queue_plan(q, &plan, done)) != AMP_OK) goto fail;
         amp__queue_count_copy(q, dir, bytes);
         AMP__TRACE(amp__queue_span_end(&span, q, dst->s, &dst->box, AMP_OK));
-    } else if (amp__contiguous(src) && amp__contiguous(dst) &&
+    } else if (amp__layout_contiguous(src->ext.rank, src->ext.v, src->stride) &&
+               amp__layout_contiguous(dst->ext.rank, dst->ext.v, dst->stride) &&
                (amp__plan_make(src, dst, from.base, to.base, dir, &plan),
-                amp__queue_copy_peer(q, to.acc, plan.c.dst, plan.c.src, (size_t)bytes, done) == AMP_OK)) {
+                amp__queue_copy_peer(q, to_acc, plan.c.dst, plan.c.src, (size_t)bytes, done) == AMP_OK)) {
         amp__queue_count_copy(q, AMP__D2D, bytes);
         AMP__TRACE(amp__queue_span_end(&span, q, dst->s, &dst->box, AMP_OK));
     } else {
@@ -266,24 +276,18 @@ static amp_status amp__copy_locked(amp__side *src, amp__side *dst, amp__point *d
          * down to host memory, then up. */
         amp_accelerator_view *q2 = NULL;
         amp__side stage;
-        amp__storage tmp;
-        if ((st = amp__side_queue(dst, &q2)) != AMP_OK) goto fail;
+        if ((st = amp__side_queue(dst, to_acc, &q2)) != AMP_OK) goto fail;
         if (!(staging = malloc(bytes ? bytes : 1))) {
             st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "copy: no memory to stage %llu bytes", (unsigned long long)bytes);
             goto fail;
         }
-        memset(&tmp, 0, sizeof tmp);
-        tmp.elem = src->s->elem;
-        tmp.ext = src->ext;
-        int64_t stride = 1;
-        for (int k = tmp.ext.rank - 1; k >= 0; --k) {
-            tmp.stride[k] = stride;
-            stride *= tmp.ext.v[k];
-        }
         memset(&stage, 0, sizeof stage);
-        stage.s = &tmp;
         stage.ext = src->ext;
-        stage.origin.rank = src->ext.rank;
+        stage.elem = src->elem;
+        for (int64_t k = stage.ext.rank - 1, n = 1; k >= 0; --k) {
+            stage.stride[k] = n;
+            n *= stage.ext.v[k];
+        }
         amp__plan_make(src, &stage, from.base, staging, AMP__D2H, &plan);
         amp__point down = {NULL, 0};
         AMP__TRACE(span.dir = AMP__D2H; span.why = AMP__WHY_COPY_STAGED);
@@ -304,16 +308,16 @@ static amp_status amp__copy_locked(amp__side *src, amp__side *dst, amp__point *d
         amp__point_set(&dst->s->last, *done);
     }
 marks:
-    /* A host view written on its device now has the box newer there; one
-     * written in host memory has its device copies of the box stale. */
-    if (dst_view_on_device) (void)amp__boxes_add(dst->s->dirty, &dst->s->ndirty, &dst->box, dst->s->ext.rank);
-    else if (!dst->s->is_array) st = amp__storage_refresh(dst->s, &dst->box);
+    /* A device copy written has the box newer there; a data source written
+     * has its device copies of the box stale. */
+    if (to.device_copy) (void)amp__boxes_add(dst->s->dirty, &dst->s->ndirty, &dst->box, dst->s->ext.rank);
+    else if (amp__has_device_copy(dst->s)) st = amp__storage_refresh(dst->s, &dst->box);
     free(staging);
     return st;
 fail:
-    /* Whatever reached a host view's device copy may be partial: the box is
-     * neither current there nor here. */
-    if (dst_view_on_device && !amp__boxes_subtract(dst->s->valid, &dst->s->nvalid, &dst->box, dst->s->ext.rank))
+    /* Whatever reached a device copy may be partial: the box is neither
+     * current there nor at home. */
+    if (to.device_copy && !amp__boxes_subtract(dst->s->valid, &dst->s->nvalid, &dst->box, dst->s->ext.rank))
         dst->s->nvalid = 0;
     AMP__TRACE(amp__queue_span_end(&span, NULL, NULL, NULL, st); amp__queue_span_end(&span2, NULL, NULL, NULL, st));
     if (timing && timing[0]) {
@@ -328,26 +332,43 @@ fail:
     return st;
 }
 
+/* Two views of one storage whose elements may share bytes. Exact boxes
+ * that do not meet never share any; otherwise (a reshaped view's wider
+ * box) the byte ranges decide, conservatively. */
+static bool amp__sides_overlap(const amp__side *a, const amp__side *b)
+{
+    if (a->s != b->s) return false;
+    amp__box cut;
+    if (!amp__box_intersect(&a->box, &b->box, a->s->ext.rank, &cut)) return false;
+    if (a->exact && b->exact) return true;
+    int64_t a_end = a->offset + (int64_t)a->elem, b_end = b->offset + (int64_t)b->elem;
+    for (int d = 0; d < a->ext.rank; ++d) a_end += (int64_t)(a->ext.v[d] - 1) * a->stride[d] * (int64_t)a->elem;
+    for (int d = 0; d < b->ext.rank; ++d) b_end += (int64_t)(b->ext.v[d] - 1) * b->stride[d] * (int64_t)b->elem;
+    return a->offset < b_end && b->offset < a_end;
+}
+
 static amp_status amp__copy_sides(amp__side *src, amp__side *dst, amp_future **out, const char *fn)
 {
     amp_status st = AMP_OK;
     if (src->ext.rank != dst->ext.rank || !amp_extent_equal(src->ext, dst->ext)) {
-        char a[64] = "", b[64] = "";
+        char a[96] = "", b[96] = "";
         for (int d = 0, n = 0; d < src->ext.rank; ++d) n += snprintf(a + n, sizeof a - (size_t)n, d ? "x%d" : "%d", src->ext.v[d]);
         for (int d = 0, n = 0; d < dst->ext.rank; ++d) n += snprintf(b + n, sizeof b - (size_t)n, d ? "x%d" : "%d", dst->ext.v[d]);
         return amp__fail(AMP_ERROR_INVALID_EXTENT, "%s: the source's extent %s differs from the destination's %s", fn, a, b);
     }
-    if (src->s->elem != dst->s->elem)
+    if (src->elem != dst->elem)
         return amp__fail(AMP_ERROR_ARGUMENT_MISMATCH, "%s: the source has %zu-byte elements, the destination %zu", fn,
-                         src->s->elem, dst->s->elem);
-    if (src->s == dst->s) {
-        amp__box cut;
-        if (amp__box_intersect(&src->box, &dst->box, src->s->ext.rank, &cut))
-            return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: source and destination overlap in the same storage", fn);
-    }
+                         src->elem, dst->elem);
+    if (amp__sides_overlap(src, dst))
+        return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: source and destination overlap in the same storage", fn);
     amp_future *f = NULL;
     void *timing[2] = {NULL, NULL};
     if (out && (st = amp__future_new(&f)) != AMP_OK) return st;
+    if (amp_extent_size(src->ext) == 0) {
+        /* Nothing to move: a future that is complete. */
+        if (out) *out = f;
+        return AMP_OK;
+    }
     amp__storage *first = src->s, *second = dst->s;
     if ((uintptr_t)first > (uintptr_t)second) {
         first = dst->s;
@@ -368,6 +389,38 @@ static amp_status amp__copy_sides(amp__side *src, amp__side *dst, amp_future **o
         amp__future_complete_at(f, done, timing[0], timing[1]);
         *out = f;
     }
+    return st;
+}
+
+amp_status amp__copy_element(amp_array_view *v, amp_index i, void *value, bool into_view)
+{
+    amp__side elem, buf;
+    amp__side_of_view(v, &elem);
+    for (int d = 0; d < v->ext.rank; ++d) elem.offset += (int64_t)i.v[d] * v->stride[d] * (int64_t)v->elem;
+    elem.ext = amp_extent_1d(1);
+    elem.stride[0] = 1;
+    amp__view_locate(v->s, elem.offset, v->elem, elem.ext, elem.stride, &elem.box, &elem.exact);
+    /* The caller's element: a one-element storage of its own. */
+    amp__storage tmp;
+    memset(&tmp, 0, sizeof tmp);
+    amp__lock_init(&tmp.lock);
+    tmp.refs = 1;
+    tmp.elem = v->elem;
+    tmp.ext = elem.ext;
+    tmp.stride[0] = 1;
+    tmp.whole.hi[0] = 1;
+    tmp.host = tmp.home = value;
+    memset(&buf, 0, sizeof buf);
+    buf.s = &tmp;
+    buf.box = tmp.whole;
+    buf.exact = buf.uncounted = true;
+    buf.ext = elem.ext;
+    buf.elem = v->elem;
+    buf.stride[0] = 1;
+    amp_status st = into_view ? amp__copy_sides(&buf, &elem, NULL, "amp_array_view_set")
+                              : amp__copy_sides(&elem, &buf, NULL, "amp_array_view_get");
+    /* Nothing of tmp outlives the call: the copy waited for its point. */
+    amp__point_set(&tmp.last, (amp__point){NULL, 0});
     return st;
 }
 

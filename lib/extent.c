@@ -6,25 +6,32 @@
 #include <stdio.h>
 #include <string.h>
 
-static amp_extent amp__mk_extent(int rank, int a, int b, int c, int d)
+amp_extent amp_extent_make(int rank, const int *v)
 {
-    amp_extent e = {rank, {a, b, c, d}};
+    amp_extent e;
+    memset(&e, 0, sizeof e);
+    e.rank = rank;
+    if (v && rank >= 1 && rank <= AMP_MAX_RANK) memcpy(e.v, v, sizeof(int) * (size_t)rank);
     return e;
 }
-static amp_index amp__mk_index(int rank, int a, int b, int c, int d)
+
+amp_index amp_index_make(int rank, const int *v)
 {
-    amp_index i = {rank, {a, b, c, d}};
+    amp_index i;
+    memset(&i, 0, sizeof i);
+    i.rank = rank;
+    if (v && rank >= 1 && rank <= AMP_MAX_RANK) memcpy(i.v, v, sizeof(int) * (size_t)rank);
     return i;
 }
 
-amp_extent amp_extent_1d(int e0) { return amp__mk_extent(1, e0, 0, 0, 0); }
-amp_extent amp_extent_2d(int e0, int e1) { return amp__mk_extent(2, e0, e1, 0, 0); }
-amp_extent amp_extent_3d(int e0, int e1, int e2) { return amp__mk_extent(3, e0, e1, e2, 0); }
-amp_extent amp_extent_4d(int e0, int e1, int e2, int e3) { return amp__mk_extent(4, e0, e1, e2, e3); }
-amp_index amp_index_1d(int i0) { return amp__mk_index(1, i0, 0, 0, 0); }
-amp_index amp_index_2d(int i0, int i1) { return amp__mk_index(2, i0, i1, 0, 0); }
-amp_index amp_index_3d(int i0, int i1, int i2) { return amp__mk_index(3, i0, i1, i2, 0); }
-amp_index amp_index_4d(int i0, int i1, int i2, int i3) { return amp__mk_index(4, i0, i1, i2, i3); }
+amp_extent amp_extent_1d(int e0) { return amp_extent_make(1, (const int[]){e0}); }
+amp_extent amp_extent_2d(int e0, int e1) { return amp_extent_make(2, (const int[]){e0, e1}); }
+amp_extent amp_extent_3d(int e0, int e1, int e2) { return amp_extent_make(3, (const int[]){e0, e1, e2}); }
+amp_extent amp_extent_4d(int e0, int e1, int e2, int e3) { return amp_extent_make(4, (const int[]){e0, e1, e2, e3}); }
+amp_index amp_index_1d(int i0) { return amp_index_make(1, (const int[]){i0}); }
+amp_index amp_index_2d(int i0, int i1) { return amp_index_make(2, (const int[]){i0, i1}); }
+amp_index amp_index_3d(int i0, int i1, int i2) { return amp_index_make(3, (const int[]){i0, i1, i2}); }
+amp_index amp_index_4d(int i0, int i1, int i2, int i3) { return amp_index_make(4, (const int[]){i0, i1, i2, i3}); }
 
 amp_status amp_extent_validate(amp_extent e)
 {
@@ -33,11 +40,10 @@ amp_status amp_extent_validate(amp_extent e)
                          AMP_MAX_RANK);
     int64_t size = 1;
     for (int d = 0; d < e.rank; ++d) {
-        if (e.v[d] <= 0)
+        if (e.v[d] < 0)
             return amp__fail(AMP_ERROR_INVALID_EXTENT,
-                             "extent dimension %d is %d; every dimension must be positive", d,
-                             e.v[d]);
-        if (size > INT64_MAX / e.v[d])
+                             "extent dimension %d is %d; dimensions must be 0 or more", d, e.v[d]);
+        if (e.v[d] > 0 && size > INT64_MAX / e.v[d])
             return amp__fail(AMP_ERROR_INVALID_EXTENT,
                              "extent element count overflows int64 at dimension %d (%d)", d,
                              e.v[d]);
@@ -52,7 +58,7 @@ int64_t amp_extent_size(amp_extent e)
     if (e.rank < 1 || e.rank > AMP_MAX_RANK) return -1;
     int64_t size = 1;
     for (int d = 0; d < e.rank; ++d) {
-        if (e.v[d] <= 0 || size > INT64_MAX / e.v[d]) return -1;
+        if (e.v[d] < 0 || (e.v[d] > 0 && size > INT64_MAX / e.v[d])) return -1;
         size *= e.v[d];
     }
     return size;
@@ -112,9 +118,61 @@ AMP__VEC_FN(amp_index_add, amp_index, amp_index, 1)
 AMP__VEC_FN(amp_index_sub, amp_index, amp_index, -1)
 AMP__VEC_FN(amp_extent_add, amp_extent, amp_index, 1)
 AMP__VEC_FN(amp_extent_sub, amp_extent, amp_index, -1)
+AMP__VEC_FN(amp_extent_add_extent, amp_extent, amp_extent, 1)
+AMP__VEC_FN(amp_extent_sub_extent, amp_extent, amp_extent, -1)
+
+/* r[d] = a[d] op s, or s op a[d] (left), for a rank-tagged int vector. */
+static amp_status amp__scalar_op(const char *what, int ra, const int *a, amp_op op, int s, bool left, int *r)
+{
+    static const char sym[] = "+-*/%";
+    if (ra < 1 || ra > AMP_MAX_RANK)
+        return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: rank %d is outside 1..%d", what, ra, AMP_MAX_RANK);
+    if ((int)op < AMP_OP_ADD || (int)op > AMP_OP_MOD)
+        return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: operator %d is not an amp_op", what, (int)op);
+    for (int d = 0; d < ra; ++d) {
+        long long x = left ? s : a[d], y = left ? a[d] : s, v = 0;
+        if ((op == AMP_OP_DIV || op == AMP_OP_MOD) && y == 0)
+            return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: dimension %d divides %lld by zero", what, d, x);
+        switch (op) {
+        case AMP_OP_ADD: v = x + y; break;
+        case AMP_OP_SUB: v = x - y; break;
+        case AMP_OP_MUL: v = x * y; break;
+        case AMP_OP_DIV: v = x / y; break;
+        case AMP_OP_MOD: v = x % y; break;
+        }
+        if (v > INT_MAX || v < INT_MIN)
+            return amp__fail(AMP_ERROR_OUT_OF_BOUNDS, "%s: dimension %d overflows int (%lld %c %lld)", what, d, x,
+                             sym[op], y);
+        r[d] = (int)v;
+    }
+    return AMP_OK;
+}
+
+#define AMP__SCALAR_FN(fn, T, params, left, a, s)                                        \
+    amp_status fn params                                                                  \
+    {                                                                                     \
+        if (!out) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, #fn ": out is NULL");       \
+        T r;                                                                              \
+        memset(&r, 0, sizeof r);                                                          \
+        r.rank = a.rank;                                                                  \
+        amp_status st = amp__scalar_op(#fn, a.rank, a.v, op, s, left, r.v);               \
+        if (st != AMP_OK) {                                                               \
+            memset(out, 0, sizeof *out);                                                  \
+            return st;                                                                    \
+        }                                                                                 \
+        *out = r;                                                                         \
+        return AMP_OK;                                                                    \
+    }
+AMP__SCALAR_FN(amp_index_scalar, amp_index, (amp_index a, amp_op op, int s, amp_index *out), false, a, s)
+AMP__SCALAR_FN(amp_extent_scalar, amp_extent, (amp_extent a, amp_op op, int s, amp_extent *out), false, a, s)
+AMP__SCALAR_FN(amp_scalar_index, amp_index, (int s, amp_op op, amp_index a, amp_index *out), true, a, s)
+AMP__SCALAR_FN(amp_scalar_extent, amp_extent, (int s, amp_op op, amp_extent a, amp_extent *out), true, a, s)
 
 /* ---------------------------------------------------------- tiled extents */
 
+/* A tiled extent is a plain value (C++ AMP): any valid extent of rank 1..3
+ * and positive tile sizes, however many threads a tile would have; only a
+ * launch holds it to the accelerator's limit (lib/launch.c). */
 static amp_status amp__check_tiled(amp_tiled_extent t)
 {
     amp_status st = amp_extent_validate(t.extent);
@@ -122,19 +180,10 @@ static amp_status amp__check_tiled(amp_tiled_extent t)
     if (t.extent.rank > 3)
         return amp__fail(AMP_ERROR_INVALID_COMPUTE_DOMAIN,
                          "tiled extent rank %d: tiles are rank 1..3", t.extent.rank);
-    double threads = 1; /* three factors below 2^31 can pass 2^63 */
-    char shape[48] = "";
-    for (int d = 0; d < t.extent.rank; ++d) {
+    for (int d = 0; d < t.extent.rank; ++d)
         if (t.tile[d] <= 0)
             return amp__fail(AMP_ERROR_INVALID_COMPUTE_DOMAIN,
                              "tile dimension %d is %d; tile sizes must be positive", d, t.tile[d]);
-        threads *= t.tile[d];
-        size_t len = strlen(shape);
-        snprintf(shape + len, sizeof shape - len, "%s%d", d ? "x" : "", t.tile[d]);
-    }
-    if (threads > AMP_MAX_TILE_THREADS)
-        return amp__fail(AMP_ERROR_INVALID_COMPUTE_DOMAIN, "tile %s has %.0f threads; at most %d", shape,
-                         threads, AMP_MAX_TILE_THREADS);
     return AMP_OK;
 }
 
@@ -206,11 +255,6 @@ static amp_status amp__round_tiled(amp_tiled_extent t, bool up, amp_tiled_extent
                            "pad: dimension %d (%lld) rounded up to tile %lld passes INT_MAX", d, e, k);
             goto fail;
         }
-        if (v == 0) {
-            st = amp__fail(AMP_ERROR_INVALID_EXTENT,
-                           "truncate: dimension %d (%lld) is smaller than its tile %lld", d, e, k);
-            goto fail;
-        }
         r.extent.v[d] = (int)v;
     }
     *out = r;
@@ -234,6 +278,6 @@ bool amp_tiled_extent_is_divisible(amp_tiled_extent t)
 {
     if (t.extent.rank < 1 || t.extent.rank > 3) return false;
     for (int d = 0; d < t.extent.rank; ++d)
-        if (t.tile[d] <= 0 || t.extent.v[d] <= 0 || t.extent.v[d] % t.tile[d]) return false;
+        if (t.tile[d] <= 0 || t.extent.v[d] < 0 || t.extent.v[d] % t.tile[d]) return false;
     return true;
 }

@@ -1,9 +1,12 @@
 /* future.c — amp_future, C++ AMP's completion_future: a point in a queue
- * that the caller can wait on or poll, and the device time of the work it
- * follows (timed events recorded around it). */
+ * that the caller can wait on or poll, the device time of the work it
+ * follows (timed events recorded around it), continuations run when it
+ * completes (completion_future::then), and markers (a future for what a
+ * queue holds so far). */
 #include "internal.h"
 
 #include <stdlib.h>
+#include <time.h>
 
 struct amp_future {
     amp__handle h;
@@ -72,4 +75,192 @@ amp_status amp_future_destroy(amp_future *f)
     amp__point_set(&f->done, (amp__point){NULL, 0});
     amp__handle_free(f, AMP__HANDLE_FUTURE);
     return AMP_OK;
+}
+
+/* ------------------------------------------------------------- markers */
+
+amp_status amp_accelerator_view_create_marker(amp_accelerator_view *q, amp_future **out)
+{
+    AMP__NOT_NULL(out);
+    *out = NULL;
+    AMP__HANDLE_OK(q, AMP__HANDLE_QUEUE);
+    amp_status st = amp__future_new(out);
+    if (st != AMP_OK) return st;
+    /* Everything hipamp queued on q so far; on a wrapped native queue, the
+     * caller's own work too, as queued when someone waits (a wait may wait
+     * for more, never for less). */
+    uint64_t seq = q->borrowed ? AMP__SEQ_TAIL : atomic_load_explicit(&q->submitted, memory_order_acquire);
+    amp__future_complete_at(*out, (amp__point){seq ? q : NULL, seq}, NULL, NULL);
+    return AMP_OK;
+}
+
+/* -------------------------------------------------------- continuations
+ * One thread per process runs them ("hipamp-then", started by the first
+ * amp_future_then). It takes the pending list, polls each entry's point
+ * without blocking, runs the callbacks of those that completed, one at a
+ * time, and sleeps a little longer each round in which none did (50 us to
+ * 2 ms), or on its condition while there is nothing to watch. Polling, not
+ * a blocking wait on one future: a slow future must not hold back the
+ * callbacks of others. The list lock is a leaf: nothing else is taken
+ * while holding it, and callbacks run without it. */
+
+typedef struct amp__then {
+    struct amp__then *next;
+    amp__point done;          /* holds a queue reference */
+    amp_future_callback fn;
+    void *user;
+} amp__then;
+
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t wake;      /* something was added, or stop */
+    pthread_cond_t idle;      /* the thread left its round (for the exit handler) */
+    amp__then *head, **tail;  /* in the order registered */
+    bool started, stop, busy;
+} amp__then_q = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, NULL,
+                 false, false, false};
+
+static void amp__then_free(amp__then *t)
+{
+    amp__point_set(&t->done, (amp__point){NULL, 0});
+    free(t);
+}
+
+/* One round over the entries taken from the list: run the completed ones,
+ * give back the rest (in order). Returns how many ran. */
+static int amp__then_round(amp__then *list, amp__then **rest)
+{
+    int ran = 0;
+    amp__then **keep = rest;
+    *rest = NULL;
+    while (list) {
+        amp__then *t = list;
+        list = t->next;
+        t->next = NULL;
+        bool done = false;
+        amp_status st = amp__point_query(t->done, &done);
+        if (st == AMP_OK && !done) {
+            *keep = t;
+            keep = &t->next;
+            continue;
+        }
+        /* Completed (or the query itself failed: that is its outcome). The
+         * wait returns the work's status without blocking. */
+        if (st == AMP_OK) st = amp__point_wait(t->done);
+        t->fn(st, t->user);
+        amp__then_free(t);
+        ++ran;
+    }
+    return ran;
+}
+
+static void *amp__then_main(void *arg)
+{
+    (void)arg;
+    pthread_setname_np(pthread_self(), "hipamp-then");
+    long nap_us = 50;
+    pthread_mutex_lock(&amp__then_q.lock);
+    for (;;) {
+        while (!amp__then_q.head && !amp__then_q.stop) pthread_cond_wait(&amp__then_q.wake, &amp__then_q.lock);
+        if (amp__then_q.stop) break;
+        amp__then *list = amp__then_q.head;
+        amp__then_q.head = NULL;
+        amp__then_q.tail = &amp__then_q.head;
+        amp__then_q.busy = true;
+        pthread_mutex_unlock(&amp__then_q.lock);
+        amp__then *rest = NULL;
+        int ran = amp__then_round(list, &rest);
+        pthread_mutex_lock(&amp__then_q.lock);
+        amp__then_q.busy = false;
+        pthread_cond_broadcast(&amp__then_q.idle);
+        if (rest) {
+            /* Back in front of what was added meanwhile: registration order. */
+            amp__then *last = rest;
+            while (last->next) last = last->next;
+            last->next = amp__then_q.head;
+            if (!amp__then_q.head) amp__then_q.tail = &last->next;
+            amp__then_q.head = rest;
+        }
+        if (ran) nap_us = 50;
+        if (amp__then_q.head && !amp__then_q.stop) {
+            struct timespec until;
+            clock_gettime(CLOCK_REALTIME, &until);
+            until.tv_nsec += nap_us * 1000;
+            if (until.tv_nsec >= 1000000000L) {
+                until.tv_sec += 1;
+                until.tv_nsec -= 1000000000L;
+            }
+            pthread_cond_timedwait(&amp__then_q.wake, &amp__then_q.lock, &until);
+            if (nap_us < 2000) nap_us *= 2;
+        }
+    }
+    pthread_mutex_unlock(&amp__then_q.lock);
+    return NULL;
+}
+
+/* At exit: let the thread finish the round it is in (a callback may be
+ * running), then stop it, so that it never polls a driver being torn down.
+ * Continuations still pending are not run. */
+static void amp__then_exit(void)
+{
+    pthread_mutex_lock(&amp__then_q.lock);
+    amp__then_q.stop = true;
+    pthread_cond_broadcast(&amp__then_q.wake);
+    while (amp__then_q.busy) pthread_cond_wait(&amp__then_q.idle, &amp__then_q.lock);
+    pthread_mutex_unlock(&amp__then_q.lock);
+}
+
+/* A forked child has no continuation thread and must not run the parent's
+ * callbacks: it starts afresh. */
+static void amp__then_child(void)
+{
+    pthread_mutex_init(&amp__then_q.lock, NULL);
+    pthread_cond_init(&amp__then_q.wake, NULL);
+    pthread_cond_init(&amp__then_q.idle, NULL);
+    amp__then_q.head = NULL;
+    amp__then_q.tail = &amp__then_q.head;
+    amp__then_q.started = amp__then_q.busy = amp__then_q.stop = false;
+}
+
+static pthread_once_t amp__then_once = PTHREAD_ONCE_INIT;
+static void amp__then_init(void)
+{
+    amp__then_q.tail = &amp__then_q.head;
+    atexit(amp__then_exit);
+    pthread_atfork(NULL, NULL, amp__then_child);
+}
+
+amp_status amp_future_then(amp_future *f, amp_future_callback fn, void *user)
+{
+    AMP__HANDLE_OK(f, AMP__HANDLE_FUTURE);
+    AMP__NOT_NULL(fn);
+    pthread_once(&amp__then_once, amp__then_init);
+    amp__then *t = calloc(1, sizeof *t);
+    if (!t) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "amp_future_then: out of host memory");
+    t->fn = fn;
+    t->user = user;
+    amp__point_set(&t->done, f->done); /* its own reference: f may be destroyed at once */
+    amp_status st = AMP_OK;
+    pthread_mutex_lock(&amp__then_q.lock);
+    if (amp__then_q.stop) {
+        st = amp__fail(AMP_ERROR_UNSUPPORTED, "amp_future_then: the process is exiting");
+    } else if (!amp__then_q.started) {
+        pthread_t th;
+        pthread_attr_t at;
+        pthread_attr_init(&at);
+        pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+        if (pthread_create(&th, &at, amp__then_main, NULL) != 0)
+            st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "amp_future_then: cannot start the continuation thread");
+        else
+            amp__then_q.started = true;
+        pthread_attr_destroy(&at);
+    }
+    if (st == AMP_OK) {
+        *amp__then_q.tail = t;
+        amp__then_q.tail = &t->next;
+        pthread_cond_signal(&amp__then_q.wake);
+    }
+    pthread_mutex_unlock(&amp__then_q.lock);
+    if (st != AMP_OK) amp__then_free(t);
+    return st;
 }

@@ -118,6 +118,7 @@ struct amp_accelerator_view {
     void *queue;            /* the backend's queue */
     bool is_default;
     bool borrowed;          /* wraps the user's native queue: never destroyed by us */
+    amp_queuing_mode mode;  /* as created; hipamp submits every command at once in both */
     atomic_int refs;        /* the handle, arrays on it, points held in storages and futures */
     _Atomic uint64_t submitted; /* number of the newest command (given after it is queued) */
     _Atomic uint64_t completed; /* every command numbered <= this has finished */
@@ -209,34 +210,53 @@ bool amp__boxes_subtract(amp__box *list, int *n, const amp__box *b, int r);
 bool amp__boxes_add(amp__box *list, int *n, const amp__box *b, int r);
 /* Some box of the list contains b. */
 bool amp__boxes_cover(const amp__box *list, int n, const amp__box *b, int r);
+/* Position i of an odometer over n digits (count[d] values each, the last
+ * fastest) as sum(digit[d] * stride[d]): the offset of the i-th block of a
+ * copy whose leading dimensions are looped. */
+int64_t amp__odometer_offset(int n, const int *count, const int64_t *stride, int64_t i);
 
 /* ---------------------------------------------------- lib/storage.c */
 
-/* What views and arrays share: the elements, where they are current, and the
- * last command that used them. Every field below `lock` is guarded by it. */
+/* What views and arrays share: the data source (home: host memory, or an
+ * array's memory on its accelerator), at most one device copy of it on
+ * another accelerator with the boxes that are current there and newer there
+ * than at home, and the last command that used them. Every field below
+ * `lock` is guarded by it.
+ *
+ * Where the data is: an array on its own accelerator and a zero-copy view
+ * are `direct` (dptr is the data source: always current, nothing tracked).
+ * A view of host memory on a discrete device, or a view of an array used
+ * on another accelerator, has a device copy there (acc, dptr) whose boxes
+ * are tracked against home; synchronize brings them home. */
 typedef struct amp__storage {
-    /* What every launch reads comes first, valid[0] included, in the first
-     * three cache lines; the rest of the box lists follows. */
+    /* What every launch reads comes first, in the first four cache lines:
+     * the lock, where the data is, the last use, the list lengths, extent,
+     * strides and the first valid box; the rest follows. */
     amp__lock lock;             /* lib/lock.h */
     amp_accelerator *acc;       /* accelerator holding dptr (NULL: none yet) */
-    void *dptr;                 /* device buffer or mapped host pointer */
+    void *dptr;                 /* device buffer, mapped host memory, or an array's memory */
     amp__point last;            /* after the last launch or copy that used it */
     int nvalid;
     int ndirty;
-    bool is_array;              /* device is home: always current there */
-    bool unified;               /* dptr reaches host memory: nothing is copied */
-    bool registered;            /* host memory registered with acc */
-    bool borrowed;              /* dptr is the user's (amp_array_create_from_native): never freed */
+    bool direct;                /* dptr is the data source itself: always current, nothing tracked */
+    bool is_array;              /* an amp_array's: an array argument must be on its home accelerator */
+    bool unified;               /* dptr maps host memory (registered or zero-copy) */
+    bool registered;            /* host memory registered with acc for dptr */
+    bool borrowed;              /* home is the user's (amp_array_create_from_native): never freed */
     uint8_t stale_why;          /* why device copies were last dropped (amp__copy_why,
                                    lib/trace.h): names the next copy-in in traces */
     int refs;
     size_t elem;
     amp_extent ext;             /* full extent */
     int64_t stride[AMP_MAX_RANK]; /* elements */
-    amp__box valid[AMP__MAX_BOXES]; /* device regions holding current data */
-    amp__box dirty[AMP__MAX_BOXES]; /* device regions newer than host */
+    amp__box valid[AMP__MAX_BOXES]; /* device-copy regions holding current data */
+    amp_accelerator *home_acc;  /* where the data source lives: an array's accelerator; NULL: host memory */
+    char *home;                 /* the data source (host memory, or the array's memory on home_acc) */
+    amp_accelerator_view *home_q; /* an array's own queue: copies at home run there (retained) */
+    amp_accelerator *pinned_acc; /* a staging array: home registered (pinned) with this accelerator */
+    amp__box dirty[AMP__MAX_BOXES]; /* device-copy regions newer than home */
     amp__box whole;             /* the whole extent as a box */
-    char *host;                 /* host memory behind views; NULL for arrays */
+    char *host;                 /* host memory behind views (home when home_acc is NULL); NULL for device arrays */
 } amp__storage;
 
 amp_status amp__storage_new(size_t elem, amp_extent e, void *host, bool is_array, amp__storage **out);
@@ -254,7 +274,7 @@ int64_t amp__storage_offset(const amp__storage *s, const int *origin);
 static inline bool amp__storage_ready(const amp__storage *s, const amp_accelerator_view *q, const amp__box *b)
 {
     if (s->acc != q->acc || (s->last.q != q && s->last.q)) return false;
-    if (s->unified || s->is_array) return true;
+    if (s->direct) return true;
     return s->nvalid > 0 && s->nvalid < AMP__MAX_BOXES && s->ndirty <= AMP__MAX_BOXES - AMP__SIG_MAX_PARAMS &&
            amp__box_contains(&s->valid[0], b, s->ext.rank);
 }
@@ -269,12 +289,22 @@ amp_status amp__storage_prepare(amp__storage *s, amp_accelerator_view *q, const 
 static inline void amp__storage_after_launch(amp__storage *s, amp__point done, const amp__box *b, bool writes)
 {
     amp__point_set(&s->last, done);
-    if (!writes || s->unified || s->is_array) return;
+    if (!writes || s->direct) return;
     if (s->ndirty > 0 && amp__box_contains(&s->dirty[0], b, s->ext.rank)) return;
     (void)amp__boxes_add(s->dirty, &s->ndirty, b, s->ext.rank);
 }
-/* [storage lock] Make the host current for b (blocks). */
+/* The memory of acc (NULL: plain host memory) is host memory, which the
+ * host addresses directly (the CPU accelerator's is). */
+static inline bool amp__host_addressable(const amp_accelerator *acc) { return !acc || acc->e.info.is_emulated; }
+/* [storage lock] Make the data source current for b (blocks). */
 amp_status amp__storage_sync(amp__storage *s, const amp__box *b);
+/* [storage lock] The same without the wait: the copies are queued (those
+ * staged between two devices are done), and the data source is current
+ * once s->last has passed. */
+amp_status amp__storage_sync_queue(amp__storage *s, const amp__box *b);
+/* [storage lock] Bring the data home and drop any device copy: the data
+ * source is then the only copy, current (blocks). */
+amp_status amp__storage_go_home(amp__storage *s);
 /* [storage lock] The host changed b (refresh) or b's contents are not
  * needed (discard): forget device copies accordingly. */
 amp_status amp__storage_refresh(amp__storage *s, const amp__box *b);
@@ -288,20 +318,43 @@ struct amp_array {
     amp_accelerator_view *q; /* the array's own copies run here (retained) */
 };
 
-/* A view: storage box with its origin; the view's rank r addresses the
- * storage's last r dimensions (projections drop leading ones). */
+/* A view: its own layout over the storage's bytes (element size, extent,
+ * strides, first element), and the box of storage elements it may touch,
+ * which is what coherence tracks. Sections and projections keep the
+ * storage's element size and strides, so their box is exactly their
+ * elements; a reinterpret_as or view_as view has a layout of its own, whose
+ * box is exact when its elements fill a box of the storage, and otherwise
+ * the smallest box around them (exact false: see amp__view_locate). Views
+ * never change shape: all of this is worked out once, at creation. */
 struct amp_array_view {
     /* What a launch reads first (the struct starts on a cache line). */
     amp__handle h;
     amp__storage *s;
-    int64_t offset;    /* elements from the storage's start to the origin */
-    amp__box box;      /* the view in storage coordinates */
+    int64_t offset;    /* bytes from the storage's start to the first element */
+    size_t elem;       /* element bytes */
     amp_access access;
-    bool discard;      /* next launch needs no copy-in (guarded by s->lock) */
-    amp_extent ext;    /* view extent, rank r <= storage rank */
-    amp_index origin;  /* storage coordinates, rank = storage rank */
+    bool discard;      /* next launch needs no copy-in (guarded by s->lock); only set when exact */
+    bool exact;        /* box holds the view's elements and nothing else */
+    bool empty;        /* no elements (a dimension is 0) */
+    amp_extent ext;    /* view extent */
+    int64_t stride[AMP_MAX_RANK]; /* in elements, [0..ext.rank-1]; the last is 1 */
+    amp__box box;      /* in storage coordinates */
 };
 
+/* The box a layout (offset bytes, elem, ext, stride) covers in s, and
+ * whether it covers exactly that (lib/array_view.c). */
+void amp__view_locate(const amp__storage *s, int64_t offset, size_t elem, amp_extent ext, const int64_t *stride,
+                      amp__box *box, bool *exact);
+/* Row-major strides with nothing between elements: the elements are one
+ * contiguous run of bytes (lib/box.c). */
+bool amp__layout_contiguous(int r, const int *ext, const int64_t *stride);
+
+
+/* ------------------------------------------------------ lib/copy.c */
+
+/* Read (into_view false) or write element i of v from or to the caller's
+ * value (v->elem bytes), keeping coherence; i is inside v. Blocks. */
+amp_status amp__copy_element(amp_array_view *v, amp_index i, void *value, bool into_view);
 
 /* ------------------------------------------------------ lib/future.c */
 

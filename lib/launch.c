@@ -15,7 +15,9 @@ typedef struct amp__bound {
     amp__storage *s;
     const amp__box *box;   /* in storage coordinates */
     const int *ext;        /* the view's extent, rank = the parameter's */
-    int64_t offset;        /* elements from the storage's start to the view's */
+    const int64_t *stride; /* the view's strides in elements */
+    int64_t offset;        /* bytes from the storage's start to the view's first element */
+    size_t elem;           /* the view's element bytes */
     amp_array_view *view;  /* NULL for an array */
     bool writes;
 } amp__bound;
@@ -29,7 +31,8 @@ static amp_status amp__bad_memory(const amp__kernel *k, int i, const void *h, am
     return amp__handle_check_slow(h, kind, "parallel_for_each", what);
 }
 
-static amp_status amp__bind_memory(const amp__kernel *k, int i, const amp_arg *a, amp__bound *b)
+static amp_status amp__bind_memory(const amp__kernel *k, int i, const amp_arg *a, const amp_accelerator *on,
+                                   amp__bound *b)
 {
     const amp__sig_param *p = &k->sig.params[i];
     const char *kn = k->name;
@@ -43,7 +46,9 @@ static amp_status amp__bind_memory(const amp__kernel *k, int i, const amp_arg *a
         b->s = v->s;
         b->box = &v->box;
         b->ext = v->ext.v;
+        b->stride = v->stride;
         b->offset = v->offset;
+        b->elem = v->elem;
         b->view = v;
         rank = v->ext.rank;
         access = v->access;
@@ -53,10 +58,20 @@ static amp_status amp__bind_memory(const amp__kernel *k, int i, const amp_arg *a
         if (!amp__handle_live(arr, AMP__HANDLE_ARRAY) &&
             (st = amp__bad_memory(k, i, arr, AMP__HANDLE_ARRAY)) != AMP_OK)
             return st;
+        /* An array argument is used where it lives (a view of it may go
+         * anywhere). home_acc never changes: no lock needed. */
+        if (arr->s->home_acc != on)
+            return amp__fail(AMP_ERROR_INVALID_ARGUMENT,
+                             "kernel '%s' parameter %d: the array lives %s%s; the launch is on %s (pass a view of "
+                             "it, amp_array_view_of_array, to use it there)", kn, i,
+                             arr->s->home_acc ? "on " : "in host memory (a staging array)",
+                             arr->s->home_acc ? arr->s->home_acc->e.info.device_path : "", on->e.info.device_path);
         b->s = arr->s;
         b->box = &arr->s->whole;
         b->ext = arr->s->ext.v;
+        b->stride = arr->s->stride;
         b->offset = 0;
+        b->elem = arr->s->elem;
         b->view = NULL;
         rank = arr->s->ext.rank;
         access = AMP_READ_WRITE;
@@ -70,10 +85,10 @@ static amp_status amp__bind_memory(const amp__kernel *k, int i, const amp_arg *a
     if (rank != p->rank)
         return amp__fail(AMP_ERROR_ARGUMENT_MISMATCH, "kernel '%s' parameter %d has rank %d; argument has rank %d", kn,
                          i, p->rank, rank);
-    if ((int64_t)b->s->elem != p->elem_size)
+    if ((int64_t)b->elem != p->elem_size)
         return amp__fail(AMP_ERROR_ARGUMENT_MISMATCH,
                          "kernel '%s' parameter %d has %d-byte elements; argument has %zu-byte elements", kn, i,
-                         p->elem_size, b->s->elem);
+                         p->elem_size, b->elem);
     if (access == AMP_READ_ONLY && !p->is_const)
         return amp__fail(AMP_ERROR_ARGUMENT_MISMATCH,
                          "kernel '%s' parameter %d is not const but its view is AMP_READ_ONLY "
@@ -85,10 +100,9 @@ static amp_status amp__bind_memory(const amp__kernel *k, int i, const amp_arg *a
 /* Descriptor (lib/signature.h): pointer, int64 strides, int32 extent. */
 static void amp__put_view(unsigned char *pack, const amp__sig_param *p, const amp__bound *b, void *dptr)
 {
-    const amp__storage *s = b->s;
     int r = p->rank;
-    const int64_t *stride = s->stride + (s->ext.rank - r);
-    void *ptr = (char *)dptr + b->offset * (int64_t)s->elem;
+    const int64_t *stride = b->stride;
+    void *ptr = dptr ? (char *)dptr + b->offset : NULL;
     unsigned char *at = pack + p->offset;
     memcpy(at, &ptr, sizeof ptr);
     /* Fixed-size copies, which compile to moves (a copy of 8 * r bytes
@@ -99,9 +113,32 @@ static void amp__put_view(unsigned char *pack, const amp__sig_param *p, const am
     }
 }
 
-static amp_status amp__check_domain(const amp__kernel *k, amp_extent e, const amp_tiled_extent *t)
+/* The tile's thread count against what k's accelerator runs, for the
+ * message of a tile that differs from the kernel's (a kernel's own tile
+ * always fits: amp_program_get_kernel checked it). */
+static amp_status amp__tile_mismatch(const amp__kernel *k, const amp_tiled_extent *t, int d)
+{
+    double threads = 1; /* three factors below 2^31 can pass 2^63 */
+    char shape[48] = "";
+    for (int j = 0, n = 0; j < t->extent.rank; ++j) {
+        threads *= t->tile[j];
+        n += snprintf(shape + n, sizeof shape - (size_t)n, j ? "x%d" : "%d", t->tile[j]);
+    }
+    int limit = k->acc->e.info.max_tile_threads;
+    if (threads > limit)
+        return amp__fail(AMP_ERROR_INVALID_COMPUTE_DOMAIN,
+                         "tile %s has %.0f threads; %s runs at most %d threads per tile", shape, threads,
+                         k->acc->e.info.device_path, limit);
+    return amp__fail(AMP_ERROR_INVALID_COMPUTE_DOMAIN, "tile dimension %d is %d but kernel '%s' was written for tile %d",
+                     d, t->tile[d], k->name, k->sig.tile[d]);
+}
+
+/* *empty: the domain has no index (a dimension is 0): the launch does
+ * nothing. */
+static amp_status amp__check_domain(const amp__kernel *k, amp_extent e, const amp_tiled_extent *t, bool *empty)
 {
     amp_status st;
+    *empty = false;
     if (t) {
         if (!k->sig.tiled)
             return amp__fail(AMP_ERROR_INVALID_ARGUMENT,
@@ -111,15 +148,14 @@ static amp_status amp__check_domain(const amp__kernel *k, amp_extent e, const am
             return amp__fail(AMP_ERROR_INVALID_COMPUTE_DOMAIN, "kernel '%s' takes a rank-%d tiled_index; extent has rank %d",
                              k->name, k->sig.rank, t->extent.rank);
         for (int d = 0; d < t->extent.rank; ++d)
-            if (t->tile[d] != k->sig.tile[d])
-                return amp__fail(AMP_ERROR_INVALID_COMPUTE_DOMAIN,
-                                 "tile dimension %d is %d but kernel '%s' was written for tile %d", d, t->tile[d],
-                                 k->name, k->sig.tile[d]);
-        for (int d = 0; d < t->extent.rank; ++d)
+            if (t->tile[d] != k->sig.tile[d]) return amp__tile_mismatch(k, t, d);
+        for (int d = 0; d < t->extent.rank; ++d) {
             if (t->extent.v[d] % t->tile[d])
                 return amp__fail(AMP_ERROR_INVALID_COMPUTE_DOMAIN,
                                  "extent dimension %d (%d) is not divisible by tile %d: pad or truncate it", d,
                                  t->extent.v[d], t->tile[d]);
+            *empty |= t->extent.v[d] == 0;
+        }
         return AMP_OK;
     }
     if (k->sig.tiled)
@@ -129,6 +165,7 @@ static amp_status amp__check_domain(const amp__kernel *k, amp_extent e, const am
     if (e.rank != k->sig.rank)
         return amp__fail(AMP_ERROR_INVALID_EXTENT, "kernel '%s' takes amp::index<%d>; extent has rank %d", k->name,
                          k->sig.rank, e.rank);
+    for (int d = 0; d < e.rank; ++d) *empty |= e.v[d] == 0;
     return AMP_OK;
 }
 
@@ -170,7 +207,8 @@ static inline __attribute__((always_inline)) amp_status amp__run_entered(amp_acc
     if (q->acc != k->acc)
         return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "kernel '%s' was built for %s; the accelerator view is on %s",
                          k->name, k->acc->e.info.device_path, q->acc->e.info.device_path);
-    if ((st = amp__check_domain(k, e, t)) != AMP_OK) return st;
+    bool empty;
+    if ((st = amp__check_domain(k, e, t, &empty)) != AMP_OK) return st;
     if (nargs != (size_t)k->sig.nparams)
         return amp__fail(AMP_ERROR_ARGUMENT_MISMATCH, "kernel '%s' takes %d parameters; %zu arguments given", k->name,
                          k->sig.nparams, nargs);
@@ -178,20 +216,33 @@ static inline __attribute__((always_inline)) amp_status amp__run_entered(amp_acc
     for (size_t i = 0; i < nargs; ++i) {
         const amp__sig_param *p = &k->sig.params[i];
         bound[i].s = NULL;
+        bound[i].view = NULL;
         if (p->kind == AMP_ARG_VIEW || p->kind == AMP_ARG_ARRAY) {
-            if ((st = amp__bind_memory(k, (int)i, &args[i], &bound[i])) != AMP_OK) return st;
-            locked[nlocked++] = bound[i].s;
+            if ((st = amp__bind_memory(k, (int)i, &args[i], q->acc, &bound[i])) != AMP_OK) return st;
+            /* An empty view has no data to prepare or mark: the kernel
+             * gets its descriptor with no elements. */
+            if (bound[i].view && bound[i].view->empty) bound[i].s = NULL;
+            else locked[nlocked++] = bound[i].s;
         } else {
             if ((st = amp__arg_check_value(k->name, (int)i, p, &args[i])) != AMP_OK) return st;
             amp__arg_put_value(pack, p, &args[i]);
         }
+    }
+    /* An empty domain runs no work-item: C++ AMP's parallel_for_each over
+     * it does nothing (the arguments were still checked). */
+    if (empty) {
+        if (done) *done = (amp__point){NULL, 0};
+        return AMP_OK;
     }
     nlocked = amp__sort_unique(locked, nlocked);
     for (size_t i = 0; i < nlocked; ++i) amp__lock_acquire(&locked[i]->lock);
 
     for (size_t i = 0; i < nargs; ++i) {
         amp__bound *b = &bound[i];
-        if (!b->s) continue;
+        if (!b->s) {
+            if (b->view) amp__put_view(pack, &k->sig.params[i], b, NULL);
+            continue;
+        }
         void *dptr = b->s->dptr;
         if (!amp__storage_ready(b->s, q, b->box) &&
             (st = amp__storage_prepare(b->s, q, b->box, b->view && b->view->discard, &dptr)) != AMP_OK)

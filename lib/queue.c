@@ -407,6 +407,38 @@ amp_status amp_accelerator_view_create(amp_accelerator *a, amp_accelerator_view 
     return amp__queue_new(a, false, out);
 }
 
+amp_status amp_accelerator_view_create_with_mode(amp_accelerator *a, amp_queuing_mode mode, amp_accelerator_view **out)
+{
+    AMP__NOT_NULL(out);
+    *out = NULL;
+    AMP__NOT_NULL(a);
+    if (mode != AMP_QUEUING_AUTOMATIC && mode != AMP_QUEUING_IMMEDIATE)
+        return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "amp_accelerator_view_create_with_mode: mode %d is not an "
+                         "amp_queuing_mode", (int)mode);
+    amp_status st = amp__queue_new(a, false, out);
+    if (st == AMP_OK) (*out)->mode = mode;
+    return st;
+}
+
+amp_status amp_accelerator_view_get_queuing_mode(amp_accelerator_view *q, amp_queuing_mode *out)
+{
+    AMP__NOT_NULL(out);
+    *out = AMP_QUEUING_AUTOMATIC;
+    AMP__HANDLE_OK(q, AMP__HANDLE_QUEUE);
+    *out = q->mode;
+    return AMP_OK;
+}
+
+amp_status amp_accelerator_view_flush(amp_accelerator_view *q)
+{
+    AMP__HANDLE_OK(q, AMP__HANDLE_QUEUE);
+    /* Every command was handed to the backend when it was queued; asking
+     * whether the newest has finished (an event recorded and queried on a
+     * GPU) is what makes a driver that buffers commands submit them. */
+    bool done = false;
+    return amp__point_query((amp__point){q, atomic_load_explicit(&q->submitted, memory_order_acquire)}, &done);
+}
+
 amp_status amp_accelerator_view_create_from_native(amp_accelerator *a, void *native, amp_accelerator_view **out)
 {
     AMP__NOT_NULL(out);

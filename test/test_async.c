@@ -337,7 +337,7 @@ ACCEL_TEST(async, refused_launch_gives_no_future)
     amp_array_view *vi = test_view(in, 4, amp_extent_1d(64), AMP_READ_ONLY);
     amp_future *f = (amp_future *)&f;
     amp_arg a[] = {amp_arg_view(v), amp_arg_int32(10), amp_arg_uint32(1u)};
-    ASSERT_STATUS(amp_parallel_for_each_async(NULL, amp_extent_1d(0), ks, a, 3, &f),
+    ASSERT_STATUS(amp_parallel_for_each_async(NULL, amp_extent_1d(-1), ks, a, 3, &f),
                   AMP_ERROR_INVALID_EXTENT);
     cr_assert_null(f, "future set on failure");
     f = (amp_future *)&f;

@@ -209,7 +209,7 @@ Test(signature, each_field_is_checked)
     g = good_record(); g.params[1].offset = 24; expect_refused(g, "offset 24"); /* overlaps the view */
     g = good_record(); g.params[2].offset = 44; g.params[2].align = 4; expect_refused(g, "8-byte kind");
     g = good_record(); g.params[0].size = 16; expect_refused(g, "descriptor");
-    g = good_record(); g.params[0].rank = 5; expect_refused(g, "rank");
+    g = good_record(); g.params[0].rank = AMP_MAX_RANK + 1; expect_refused(g, "rank");
     g = good_record(); g.params[0].elem_size = 0; expect_refused(g, "element size");
     g = good_record(); g.params[0].is_const = 2; expect_refused(g, "const");
     g = good_record(); g.params[1].is_const = 1; expect_refused(g, "value");
@@ -538,4 +538,61 @@ Test(slab, empty_slabs_give_their_pages_back)
         cr_assert(known, "a new slab while %d were free", nslabs);
         amp__slab_free(&pool, o);
     }
+}
+
+/* ------------------------------------- views of arrays across accelerators */
+
+#define CROSS_ASSERT_OK ASSERT_OK
+#include "cross_accel.h"
+
+#include <stdio.h>
+
+/* A stand-in for a GPU: the CPU backend (its copies are memmove, its
+ * launches run on the host), presented to the core as an accelerator whose
+ * memory the host does not address and that never runs zero-copy. Views of
+ * arrays then move between it and the CPU accelerator, or a second
+ * stand-in, by the paths a GPU takes: host<->device copies on the device
+ * side's queue, and device to device staged through host memory (the CPU
+ * backend has no peer copy, as GPUs without peer access). */
+static amp_accelerator *standin_gpu(const char *path)
+{
+    amp_accelerator *cpu = NULL;
+    ASSERT_OK(amp_accelerator_find("cpu", &cpu));
+    amp_accelerator *f = calloc(1, sizeof *f);
+    cr_assert_not_null(f);
+    f->e = cpu->e;
+    snprintf(f->e.info.device_path, sizeof f->e.info.device_path, "%s", path);
+    f->e.info.is_emulated = false;
+    f->e.info.is_unified_memory = false;
+    pthread_mutex_init(&f->lock, NULL);
+    return f;
+}
+
+static amp_accelerator *cpu_accelerator(void)
+{
+    amp_accelerator *cpu = NULL;
+    ASSERT_OK(amp_accelerator_find("cpu", &cpu));
+    amp_accelerator_info in;
+    ASSERT_OK(amp_accelerator_get_info(cpu, &in));
+    if (!in.is_available) cr_skip_test("CPU accelerator unavailable: %s", in.unavailable_reason);
+    return cpu;
+}
+
+Test(cross, view_of_a_cpu_array_on_a_gpu) { cross_view_of_array(cpu_accelerator(), standin_gpu("standin:0")); }
+Test(cross, view_of_a_gpu_array_on_the_cpu) { cross_view_of_array(standin_gpu("standin:0"), cpu_accelerator()); }
+Test(cross, view_of_an_array_on_another_gpu)
+{
+    cpu_accelerator();
+    cross_view_of_array(standin_gpu("standin:0"), standin_gpu("standin:1"));
+}
+/* The same with the CPU accelerator keeping views apart (its own copies). */
+Test(cross, view_of_a_cpu_array_on_a_gpu_discrete_cpu)
+{
+    setenv("AMP_CPU_UNIFIED", "0", 1);
+    cross_view_of_array(cpu_accelerator(), standin_gpu("standin:0"));
+}
+Test(cross, view_of_a_gpu_array_on_the_cpu_discrete_cpu)
+{
+    setenv("AMP_CPU_UNIFIED", "0", 1);
+    cross_view_of_array(standin_gpu("standin:0"), cpu_accelerator());
 }

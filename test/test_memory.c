@@ -443,10 +443,11 @@ ACCEL_TEST(memory, launch_counts_and_reset)
         for (int j = 0; j < M; ++j) want[j] = want[j] * 2.0f + 1.0f;
     }
     EXPECT_STATS(&c, M * 4, 1, 0, 0, 5, "after five launches");
-    /* a refused launch is not counted */
-    ASSERT_STATUS(amp_parallel_for_each(c.q, amp_extent_1d(0), test_kernel(c.p, "mem_scale1"), a, 1),
+    /* a refused launch is not counted, nor an empty one */
+    ASSERT_STATUS(amp_parallel_for_each(c.q, amp_extent_1d(-1), test_kernel(c.p, "mem_scale1"), a, 1),
                   AMP_ERROR_INVALID_EXTENT);
-    EXPECT_STATS(&c, M * 4, 1, 0, 0, 5, "after a refused launch");
+    ASSERT_OK(amp_parallel_for_each(c.q, amp_extent_1d(0), test_kernel(c.p, "mem_scale1"), a, 1));
+    EXPECT_STATS(&c, M * 4, 1, 0, 0, 5, "after a refused and an empty launch");
     ASSERT_OK(amp_accelerator_view_reset_stats(c.q));
     EXPECT_STATS(&c, 0, 0, 0, 0, 0, "after reset");
     ASSERT_OK(amp_array_view_synchronize(vv));

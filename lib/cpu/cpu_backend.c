@@ -380,6 +380,8 @@ void amp__cpu_enumerate(amp__device_entry *out)
     memset(out, 0, sizeof *out);
     out->be = &amp__cpu_backend;
     out->dev = d;
+    out->version = (unsigned)HIPAMP_VERSION_MAJOR << 16 | (unsigned)HIPAMP_VERSION_MINOR;
+    out->is_debug = d->debug; /* AMP_DEBUG: every view access checked */
     amp_accelerator_info *i = &out->info;
     snprintf(i->description, sizeof i->description, "CPU (%d thread%s%s)", d->nthreads,
              d->nthreads == 1 ? "" : "s", d->debug ? ", debug checks" : "");

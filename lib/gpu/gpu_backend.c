@@ -731,6 +731,24 @@ static void compose_cache_tag(gpu_dev *d)
     }
 }
 
+/* C++ AMP's accelerator version, major << 16 | minor, from the arch name:
+ * NVIDIA's compute capability (sm_90: 9.0, sm_120: 12.0); AMD's GFX IP
+ * version, the stepping in the minor's low byte (gfx90a: 9, 0 << 8 | 0xa;
+ * gfx1030: 10, 3 << 8). 0 for a name of neither form. */
+static unsigned arch_version(const char *arch)
+{
+    int sm = 0;
+    if (sscanf(arch, "sm_%d", &sm) == 1 && sm > 0) return (unsigned)(sm / 10) << 16 | (unsigned)(sm % 10);
+    if (strncmp(arch, "gfx", 3)) return 0;
+    size_t n = strcspn(arch + 3, ":");
+    if (n < 3 || n > 4) return 0;
+    char major[3] = {0};
+    memcpy(major, arch + 3, n - 2);
+    unsigned mn = 0, st = 0;
+    if (sscanf(arch + 3 + n - 2, "%1x%1x", &mn, &st) != 2) return 0;
+    return (unsigned)atoi(major) << 16 | mn << 8 | st;
+}
+
 static size_t enumerate_driver(const amp__gpu_driver *drv, amp__device_entry *out, size_t cap)
 {
     size_t n = 0;
@@ -750,6 +768,8 @@ static size_t enumerate_driver(const amp__gpu_driver *drv, amp__device_entry *ou
         memset(e, 0, sizeof *e);
         e->be = &gpu_backend;
         e->dev = d;
+        e->version = arch_version(d->di.arch);
+        e->is_debug = false; /* kernels are built optimised, with no device debug layer */
         amp_accelerator_info *info = &e->info;
         snprintf(info->description, sizeof info->description, "%s", d->di.name);
         snprintf(info->device_path, sizeof info->device_path, "%s:%d", drv->platform, i);

@@ -56,7 +56,7 @@ static inline void amp__launch_geometry(int r, const int *e, bool tiled, const i
     }
     if (r >= 3) {
         uint64_t ez = 1;
-        for (int k = 0; k < r - 2; ++k) ez *= (uint64_t)e[k]; /* < 2^62: ranks <= 4, each < 2^31 */
+        for (int k = 0; k < r - 2; ++k) ez *= (uint64_t)e[k]; /* < 2^63: the element count fits int64 */
         unsigned cap = bt / (b[0] * b[1]);
         b[2] = amp__pow2ceil(ez, cap < 64 ? cap : 64);
         g[2] = amp__ceil_div_capped(ez, b[2], AMP__GRID_YZ_MAX);

@@ -1,0 +1,132 @@
+/* cross_accel.h — the body of the tests of views of arrays used on another accelerator (issue 21 item 1), shared
+ * by test_conformance.c (real pairs: the CPU accelerator and a GPU, two GPUs) and test_internal.c (stand-in
+ * accelerators on the CPU backend whose memory the core treats as a GPU's, so that every path runs without a
+ * GPU). Public API and Criterion only; the includer defines CROSS_ASSERT_OK. */
+#ifndef HIPAMP_TEST_CROSS_ACCEL_H
+#define HIPAMP_TEST_CROSS_ACCEL_H
+
+#include <criterion/criterion.h>
+#include <hipamp.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+static const char cross_source[] =
+    "AMP_KERNEL(cross_add2, amp::index<2> i, amp::array_view<int, 2> v, int x) { v[i] += x; }\n"
+    "AMP_KERNEL(cross_array_add2, amp::index<2> i, amp::array<int, 2> a, int x) { a[i] += x; }\n"
+    "AMP_KERNEL(cross_copy2, amp::index<2> i, amp::array_view<const int, 2> in, amp::array_view<int, 2> out)\n"
+    "{ out[i] = in[i]; }\n";
+
+#define CROSS_ROWS 16
+#define CROSS_COLS 24
+
+static void cross_expect(amp_array *a, const int32_t *want, const char *what, const char *home, const char *other)
+{
+    int32_t got[CROSS_ROWS * CROSS_COLS];
+    CROSS_ASSERT_OK(amp_array_copy_to_host(a, got));
+    for (int k = 0; k < CROSS_ROWS * CROSS_COLS; ++k)
+        cr_assert_eq(got[k], want[k], "array on %s, view used on %s: %s: element (%d,%d) is %d, want %d", home, other,
+                     what, k / CROSS_COLS, k % CROSS_COLS, got[k], want[k]);
+}
+
+/* A view of an array of `home` used in launches on `other`: the data moves
+ * there and back as for a view of host memory (C++ AMP: array_views are
+ * location-transparent); only the array itself must be used on its own
+ * accelerator. */
+static void cross_view_of_array(amp_accelerator *home, amp_accelerator *other)
+{
+    amp_accelerator_info hi, oi;
+    CROSS_ASSERT_OK(amp_accelerator_get_info(home, &hi));
+    CROSS_ASSERT_OK(amp_accelerator_get_info(other, &oi));
+    const char *hn = hi.device_path, *on = oi.device_path;
+    amp_accelerator_view *qh = NULL, *qo = NULL;
+    amp_program *ph = NULL, *po = NULL;
+    amp_kernel *add_h = NULL, *add_o = NULL, *arr_h = NULL, *arr_o = NULL, *copy_o = NULL;
+    CROSS_ASSERT_OK(amp_accelerator_view_create(home, &qh));
+    CROSS_ASSERT_OK(amp_accelerator_view_create(other, &qo));
+    CROSS_ASSERT_OK(amp_program_build(home, cross_source, NULL, &ph));
+    CROSS_ASSERT_OK(amp_program_build(other, cross_source, NULL, &po));
+    CROSS_ASSERT_OK(amp_program_get_kernel(ph, "cross_add2", &add_h));
+    CROSS_ASSERT_OK(amp_program_get_kernel(po, "cross_add2", &add_o));
+    CROSS_ASSERT_OK(amp_program_get_kernel(ph, "cross_array_add2", &arr_h));
+    CROSS_ASSERT_OK(amp_program_get_kernel(po, "cross_array_add2", &arr_o));
+    CROSS_ASSERT_OK(amp_program_get_kernel(po, "cross_copy2", &copy_o));
+
+    enum { N = CROSS_ROWS * CROSS_COLS };
+    int32_t want[N], host[N];
+    for (int k = 0; k < N; ++k) want[k] = k;
+    amp_extent e = amp_extent_2d(CROSS_ROWS, CROSS_COLS);
+    amp_array *a = NULL;
+    CROSS_ASSERT_OK(amp_array_create(qh, 4, e, want, &a));
+    amp_array_view *v = NULL, *sec = NULL, *hv = NULL;
+    CROSS_ASSERT_OK(amp_array_view_of_array(a, &v));
+
+    /* The whole view on the other accelerator; the array's own copy back
+     * sees the result. */
+    amp_arg args[] = {amp_arg_view(v), amp_arg_int32(100)};
+    CROSS_ASSERT_OK(amp_parallel_for_each(qo, e, add_o, args, 2));
+    for (int k = 0; k < N; ++k) want[k] += 100;
+    cross_expect(a, want, "after a launch of the whole view there", hn, on);
+
+    /* The array itself: only on its own accelerator. */
+    amp_arg aargs[] = {amp_arg_array(a), amp_arg_int32(10)};
+    cr_assert_eq(amp_parallel_for_each(qo, e, arr_o, aargs, 2), AMP_ERROR_INVALID_ARGUMENT,
+                 "an array of %s launched on %s must be refused", hn, on);
+    CROSS_ASSERT_OK(amp_parallel_for_each(qh, e, arr_h, aargs, 2));
+    for (int k = 0; k < N; ++k) want[k] += 10;
+    cross_expect(a, want, "after the array's own launch at home", hn, on);
+
+    /* A section there, then the view at home without a synchronize between:
+     * the section's newer data must come home first. */
+    CROSS_ASSERT_OK(amp_array_view_section(v, amp_index_2d(4, 5), amp_extent_2d(6, 11), &sec));
+    amp_arg sargs[] = {amp_arg_view(sec), amp_arg_int32(1000)};
+    CROSS_ASSERT_OK(amp_parallel_for_each(qo, amp_extent_2d(6, 11), add_o, sargs, 2));
+    for (int r = 4; r < 10; ++r)
+        for (int c = 5; c < 16; ++c) want[r * CROSS_COLS + c] += 1000;
+    CROSS_ASSERT_OK(amp_parallel_for_each(qh, e, add_h, args, 2));
+    for (int k = 0; k < N; ++k) want[k] += 100;
+    cross_expect(a, want, "after a section there and the whole view at home", hn, on);
+
+    /* Back and forth with the array in between: there, the array at home
+     * (which takes the data back), there again. */
+    CROSS_ASSERT_OK(amp_parallel_for_each(qo, amp_extent_2d(6, 11), add_o, sargs, 2));
+    CROSS_ASSERT_OK(amp_parallel_for_each(qh, e, arr_h, aargs, 2));
+    CROSS_ASSERT_OK(amp_parallel_for_each(qo, e, add_o, args, 2));
+    for (int r = 4; r < 10; ++r)
+        for (int c = 5; c < 16; ++c) want[r * CROSS_COLS + c] += 1000;
+    for (int k = 0; k < N; ++k) want[k] += 110;
+    /* One element from the host while the data is there. */
+    int32_t got = 0, val = -7;
+    CROSS_ASSERT_OK(amp_array_view_get(v, amp_index_2d(5, 6), &got));
+    cr_assert_eq(got, want[5 * CROSS_COLS + 6], "get on %s's view used on %s: %d, want %d", hn, on, got,
+                 want[5 * CROSS_COLS + 6]);
+    CROSS_ASSERT_OK(amp_array_view_set(v, amp_index_2d(0, 1), &val));
+    want[1] = val;
+    /* A copy reads the newest data wherever it is. */
+    CROSS_ASSERT_OK(amp_array_view_create(host, 4, e, AMP_READ_WRITE, &hv));
+    CROSS_ASSERT_OK(amp_copy_view(v, hv));
+    CROSS_ASSERT_OK(amp_array_view_destroy(hv));
+    for (int k = 0; k < N; ++k)
+        cr_assert_eq(host[k], want[k], "amp_copy_view from %s's view used on %s: element %d is %d, want %d", hn, on, k,
+                     host[k], want[k]);
+    /* A kernel there reading the view, writing a host view. */
+    for (int k = 0; k < N; ++k) host[k] = -1;
+    CROSS_ASSERT_OK(amp_array_view_create(host, 4, e, AMP_WRITE_ONLY, &hv));
+    amp_arg cargs[] = {amp_arg_view(v), amp_arg_view(hv)};
+    CROSS_ASSERT_OK(amp_parallel_for_each(qo, e, copy_o, cargs, 2));
+    CROSS_ASSERT_OK(amp_array_view_destroy(hv));
+    for (int k = 0; k < N; ++k)
+        cr_assert_eq(host[k], want[k], "a kernel on %s reading %s's view: element %d is %d, want %d", on, hn, k,
+                     host[k], want[k]);
+    /* synchronize makes the array current; destroying the views, then the array. */
+    CROSS_ASSERT_OK(amp_array_view_synchronize(v));
+    cross_expect(a, want, "after synchronize", hn, on);
+    CROSS_ASSERT_OK(amp_array_view_destroy(sec));
+    CROSS_ASSERT_OK(amp_array_view_destroy(v));
+    CROSS_ASSERT_OK(amp_array_destroy(a));
+    CROSS_ASSERT_OK(amp_program_destroy(ph));
+    CROSS_ASSERT_OK(amp_program_destroy(po));
+    CROSS_ASSERT_OK(amp_accelerator_view_destroy(qh));
+    CROSS_ASSERT_OK(amp_accelerator_view_destroy(qo));
+}
+
+#endif
