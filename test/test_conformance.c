@@ -1096,3 +1096,93 @@ Test(accelerator, is_debug_follows_amp_debug)
     ASSERT_OK(amp_accelerator_get_is_debug(cpu, &dbg));
     cr_assert(dbg);
 }
+
+/* --------------------------------------------------------- staging arrays */
+
+/* C++ AMP: array(extent, cpu_accelerator_view, associated_view) lives in
+ * host memory (data() works) and copies to arrays of the associated view. */
+ACCEL_TEST(staging, a_host_array_associated_with_a_view)
+{
+    conf c;
+    conf_open(&c, acc);
+    enum { N = 777 };
+    int32_t *init = conf_ints(N, 5, 3), *got = conf_ints(N, POISON_I32, 0);
+    amp_array *s = NULL, *d = NULL;
+    ASSERT_OK(amp_array_create_staging(c.q, 4, amp_extent_1d(N), init, &s));
+    int32_t *h = amp_array_data(s);
+    cr_assert_not_null(h, "a staging array's memory is the host's");
+    test_check_i32(h, init, N, "staging array initial data");
+    amp_accelerator_view *sq = NULL;
+    ASSERT_OK(amp_array_get_accelerator_view(s, &sq));
+    cr_assert_eq(sq, c.q);
+    /* To an array of the associated view, and back. */
+    ASSERT_OK(amp_array_create(c.q, 4, amp_extent_1d(N), NULL, &d));
+    ASSERT_OK(amp_accelerator_view_reset_stats(c.q));
+    ASSERT_OK(amp_copy_array(s, d));
+    amp_stats st = conf_stats(c.q);
+    cr_assert(st.bytes_to_device == N * 4 && st.copies_to_device == 1, "%s: staging to array: %llu bytes in %llu copies",
+              c.info.device_path, (unsigned long long)st.bytes_to_device, (unsigned long long)st.copies_to_device);
+    ASSERT_OK(amp_array_copy_to_host(d, got));
+    test_check_i32(got, init, N, "array copied from the staging array");
+    amp_arg a[] = {amp_arg_array(d)};
+    conf_run(&c, "conf_array_inc1", amp_extent_1d(N), a, 1);
+    ASSERT_OK(amp_copy_array(d, s));
+    for (int i = 0; i < N; ++i) init[i] += 1;
+    test_check_i32(h, init, N, "staging array copied back from the array");
+    /* Written through its pointer, then copied again. */
+    for (int i = 0; i < N; ++i) h[i] = init[i] = -i;
+    ASSERT_OK(amp_copy_array(s, d));
+    ASSERT_OK(amp_array_copy_to_host(d, got));
+    test_check_i32(got, init, N, "after writing the staging memory directly");
+    /* A view of it runs on the accelerator like a view of host memory. */
+    amp_array_view *v = NULL;
+    ASSERT_OK(amp_array_view_of_array(s, &v));
+    cr_assert_eq(amp_array_view_data(v), (void *)h);
+    amp_arg b[] = {amp_arg_view(v)};
+    conf_run(&c, "conf_inc1", amp_extent_1d(N), b, 1);
+    ASSERT_OK(amp_array_view_synchronize(v));
+    for (int i = 0; i < N; ++i) init[i] += 1;
+    test_check_i32(h, init, N, "a view of the staging array in a launch");
+    ASSERT_OK(amp_array_view_destroy(v));
+    /* The staging array itself is not an accelerator's array. */
+    amp_arg sa[] = {amp_arg_array(s)};
+    ASSERT_STATUS(amp_parallel_for_each(c.q, amp_extent_1d(N), test_kernel(c.p, "conf_array_inc1"), sa, 1),
+                  AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_MSG_HAS("staging");
+    ASSERT_OK(amp_array_copy_to_host(s, got));
+    test_check_i32(got, init, N, "amp_array_copy_to_host of the staging array");
+    ASSERT_OK(amp_array_copy_from_host(s, init));
+    ASSERT_OK(amp_array_destroy(d));
+    ASSERT_OK(amp_array_destroy(s));
+    ASSERT_OK(amp_array_create_staging(c.q, 4, amp_extent_2d(0, 3), NULL, &s));
+    ASSERT_OK(amp_array_destroy(s));
+    ASSERT_STATUS(amp_array_create_staging(c.q, 0, amp_extent_1d(3), NULL, &s), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert_null(s);
+    free(init);
+    free(got);
+    conf_close(&c);
+}
+
+/* hipamp-info's memory lines say the same as the tests above, per mode. */
+Test(zero_copy, hipamp_info_states_the_promise)
+{
+    const char *bin = getenv("HIPAMP_TEST_BIN_DIR");
+    if (!bin) cr_skip_test("HIPAMP_TEST_BIN_DIR is not set (run through ctest)");
+    const char *cpu_unified = getenv("AMP_CPU_UNIFIED");
+    bool unified = !(cpu_unified && !strcmp(cpu_unified, "0"));
+    char cmd[4200], line[512];
+    snprintf(cmd, sizeof cmd, "'%s/hipamp-info'", bin);
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p);
+    bool in_cpu = false, seen = false;
+    while (fgets(line, sizeof line, p)) {
+        if (line[0] == '[') in_cpu = strstr(line, "] cpu") != NULL;
+        if (!in_cpu || !strstr(line, "kernel_writes")) continue;
+        seen = true;
+        cr_assert(strstr(line, unified ? "before any synchronize" : "after synchronize") != NULL, "%s mode: %s",
+                  unified ? "zero-copy" : "copy", line);
+        cr_assert(strstr(line, unified ? "cannot withdraw" : "drops them") != NULL, "%s", line);
+    }
+    pclose(p);
+    cr_assert(seen, "hipamp-info printed no kernel_writes line for the CPU accelerator");
+}

@@ -81,6 +81,19 @@ int main(int argc, char **argv)
         printf("  %-26s %s\n", "is_emulated", yes_no(in.is_emulated));
         printf("  %-26s %s\n", "is_unified_memory", yes_no(in.is_unified_memory));
         printf("  %-26s %s\n", "unified_memory_reason", in.unified_memory_reason);
+        /* What the memory mode means for a program (include/hipamp.h,
+         * amp_array_view_synchronize and _discard_data). */
+        printf("  %-26s %s\n", "kernel_writes",
+               in.is_unified_memory
+                   ? "in host memory once the kernel finished, before any synchronize; discard_data cannot "
+                     "withdraw them"
+                   : "in host memory after synchronize (or destroy, get, a copy); discard_data before it drops them");
+        unsigned version = 0;
+        bool is_debug = false;
+        if (amp_accelerator_get_version(list[i], &version) == AMP_OK)
+            printf("  %-26s %u.%u (%#x)\n", "version", version >> 16, version & 0xffff, version);
+        if (amp_accelerator_get_is_debug(list[i], &is_debug) == AMP_OK)
+            printf("  %-26s %s\n", "is_debug", yes_no(is_debug));
         printf("  %-26s %s\n", "supports_double_precision", yes_no(in.supports_double_precision));
         printf("  %-26s %s\n", "is_available", yes_no(in.is_available));
         if (!in.is_available) printf("  %-26s %s\n", "unavailable_reason", in.unavailable_reason);
