@@ -369,10 +369,13 @@ amp_status amp__storage_release(amp__storage *s)
                 s->pinned_acc->e.be->host_unregister(s->pinned_acc->e.dev, s->home);
             free(s->home);
         }
-        amp__queue_release(s->home_q);
     }
     amp__lock_release(&s->lock);
-    if (last) free(s);
+    if (last) {
+        /* With no lock held: the queue may go with it (its destroy waits). */
+        amp__queue_release(s->home_q);
+        free(s);
+    }
     return st;
 }
 

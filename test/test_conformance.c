@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 extern const char test_kernels_conformance[];
 
@@ -1171,6 +1172,8 @@ Test(zero_copy, hipamp_info_states_the_promise)
     const char *cpu_unified = getenv("AMP_CPU_UNIFIED");
     bool unified = !(cpu_unified && !strcmp(cpu_unified, "0"));
     char cmd[4200], line[512];
+    snprintf(cmd, sizeof cmd, "%s/hipamp-info", bin);
+    if (access(cmd, X_OK) != 0) cr_skip_test("%s is not built", cmd);
     snprintf(cmd, sizeof cmd, "'%s/hipamp-info'", bin);
     FILE *p = popen(cmd, "r");
     cr_assert_not_null(p);
