@@ -10,8 +10,10 @@
  *   5. a queue's mark lock (lib/queue.c; also numbers the queue for traces)
  *   6. the kernel-handle table lock, the disk cache's init, the trace's
  *      buffer lock, a slab pool's lock (lib/slab.c), the AMP_DEBUG handle
- *      registry's lock (leaves; slab.c's list of pools is taken before a
- *      pool's, at a pool's first use and around fork)
+ *      registry's lock, the default accelerator's lock (lib/accelerator.c),
+ *      the continuation list's lock (lib/future.c) (leaves; slab.c's list
+ *      of pools is taken before a pool's, at a pool's first use and around
+ *      fork)
  * The trace's flush lock (lib/trace.c) is taken only with none of these
  * held: a flush waits for device events.
  * Backend operations are called with at most the locks lib/backend.h names
