@@ -1,4 +1,4 @@
-/* test_handles.c — handle lifetimes: a view, array, queue (accelerator view), future or program used after its destroy, or destroyed twice, is AMP_ERROR_INVALID_ARGUMENT saying "destroyed" (also as a launch argument), with the tag check and with AMP_DEBUG=1's registry (which also catches a reused shell and a pointer that never was a handle); launches from several threads racing amp_program_destroy run or say "stale", never touch freed memory. */
+/* test_handles.c — handle lifetimes: a view, array, queue (accelerator view), future or program used after its destroy, or destroyed twice, is AMP_ERROR_INVALID_ARGUMENT saying "destroyed" (also as a launch argument), with the tag check and with AMP_DEBUG=1's registry (which also catches a reused shell and a pointer that never was a handle); issue 21's calls (view shapes, element access, staging arrays, markers, flush, queuing modes) follow the same rules, and a continuation outlives its future's reused shell; launches from several threads racing amp_program_destroy run or say "stale", never touch freed memory. */
 #include "support.h"
 
 #include <pthread.h>
@@ -20,6 +20,9 @@ extern const char test_kernels_handles[];
     } while (0)
 
 #define N 64
+
+/* The host flag h_wait_flag spins on (test continuation_outlives_its_reused_future). */
+static atomic_int then_flag_for_test;
 
 static void debug_on(void) { setenv("AMP_DEBUG", "1", 1); }
 
@@ -230,6 +233,186 @@ static void program_after_destroy(amp_accelerator *acc)
 
 ACCEL_TEST(handles, program_after_destroy) { program_after_destroy(acc); }
 ACCEL_TEST(handles, program_after_destroy_debug) { debug_on(); program_after_destroy(acc); }
+
+/* ---------------------------------------- issue 21's calls, the same rules */
+
+/* The view shapes (reinterpret_as, view_as, read_only, duplicate), element
+ * access and synchronize_async refuse a destroyed view; the views they make
+ * are handles of their own: destroying one leaves the others working, and
+ * each is refused after its destroy and destroyed twice. */
+static void view_shapes_after_destroy(amp_accelerator *acc)
+{
+    static int x[N];
+    memset(x, 0, sizeof x);
+    amp_program *p = test_build(acc, test_kernels_handles);
+    amp_kernel *k = test_kernel(p, "h_step");
+    amp_array_view *v = test_view(x, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    amp_array_view *dup = NULL, *ro = NULL, *re = NULL, *as = NULL, *s = NULL;
+    ASSERT_OK(amp_array_view_duplicate(v, &dup));
+    ASSERT_OK(amp_array_view_read_only(v, &ro));
+    ASSERT_OK(amp_array_view_reinterpret_as(v, 8, &re));
+    ASSERT_OK(amp_array_view_view_as(v, amp_extent_2d(8, 8), &as));
+    amp_future *f = NULL;
+    int one = 1, got = -1;
+
+    /* A derived view destroyed: refused by every call, and as an argument. */
+    amp_array_view *derived[] = {dup, ro, re, as};
+    for (size_t d = 0; d < sizeof derived / sizeof derived[0]; ++d) {
+        amp_array_view *w = derived[d];
+        ASSERT_OK(amp_array_view_destroy(w));
+        ASSERT_DESTROYED(amp_array_view_synchronize(w));
+        long long wide[2] = {-1, -1}; /* room for re's 8-byte element */
+        ASSERT_DESTROYED(amp_array_view_get(w, amp_index_1d(0), wide));
+        cr_assert_eq(wide[0], -1, "a get of a destroyed view wrote its output");
+        ASSERT_DESTROYED(amp_array_view_duplicate(w, &s));
+        cr_assert_null(s);
+        amp_arg a[] = {amp_arg_view(w), amp_arg_int32(1)};
+        ASSERT_DESTROYED(amp_parallel_for_each(NULL, amp_extent_1d(N), k, a, 2));
+        ASSERT_DESTROYED(amp_array_view_destroy(w));
+    }
+    /* The original still works after all its derived views went. */
+    amp_arg a[] = {amp_arg_view(v), amp_arg_int32(1)};
+    ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(N), k, a, 2));
+    ASSERT_OK(amp_array_view_get(v, amp_index_1d(5), &got));
+    cr_assert_eq(got, 1, "x[5] through the view: %d", got);
+    ASSERT_OK(amp_array_view_destroy(v));
+
+    /* The original destroyed: every issue 21 call on it is refused. */
+    ASSERT_DESTROYED(amp_array_view_duplicate(v, &s));
+    cr_assert_null(s);
+    ASSERT_DESTROYED(amp_array_view_read_only(v, &s));
+    cr_assert_null(s);
+    ASSERT_DESTROYED(amp_array_view_reinterpret_as(v, 8, &s));
+    cr_assert_null(s);
+    ASSERT_DESTROYED(amp_array_view_view_as(v, amp_extent_2d(8, 8), &s));
+    cr_assert_null(s);
+    got = -1;
+    ASSERT_DESTROYED(amp_array_view_get(v, amp_index_1d(5), &got));
+    cr_assert_eq(got, -1, "a get of a destroyed view wrote its output");
+    ASSERT_DESTROYED(amp_array_view_set(v, amp_index_1d(5), &one));
+    cr_assert_eq(x[5], 1, "a set through a destroyed view wrote: x[5] = %d", x[5]);
+    ASSERT_DESTROYED(amp_array_view_synchronize_async(v, &f));
+    cr_assert_null(f);
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+ACCEL_TEST(handles, view_shapes_after_destroy) { view_shapes_after_destroy(acc); }
+ACCEL_TEST(handles, view_shapes_after_destroy_debug) { debug_on(); view_shapes_after_destroy(acc); }
+
+/* amp_array_data, staging arrays and the queue calls of issue 21 (markers,
+ * flush, queuing modes) refuse destroyed handles; a marker is a future
+ * like any other. */
+static void staging_and_queue_calls_after_destroy(amp_accelerator *acc)
+{
+    int host[N] = {0};
+    amp_accelerator_view *q = NULL;
+    ASSERT_OK(amp_accelerator_view_create_with_mode(acc, AMP_QUEUING_IMMEDIATE, &q));
+    amp_array *st = NULL, *tmp = NULL;
+    ASSERT_OK(amp_array_create_staging(q, 4, amp_extent_1d(N), host, &st));
+    cr_assert_not_null(amp_array_data(st), "a staging array's data: %s", amp_last_error());
+    ASSERT_OK(amp_array_destroy(st));
+    cr_assert_null(amp_array_data(st), "data of a destroyed array");
+    cr_assert(strstr(amp_last_error(), "destroyed"), "%s", amp_last_error());
+    cr_assert_null(amp_array_view_data(NULL));
+    cr_assert(strstr(amp_last_error(), "amp_array_view_data: v is NULL"), "%s", amp_last_error());
+    cr_assert_null(amp_array_data(NULL));
+    cr_assert(strstr(amp_last_error(), "amp_array_data: a is NULL"), "%s", amp_last_error());
+    ASSERT_DESTROYED(amp_array_copy_to_host(st, host));
+    ASSERT_DESTROYED(amp_array_destroy(st));
+
+    amp_future *m = NULL;
+    ASSERT_OK(amp_accelerator_view_create_marker(q, &m));
+    ASSERT_OK(amp_future_wait(m));
+    ASSERT_OK(amp_future_destroy(m));
+    ASSERT_DESTROYED(amp_future_wait(m));
+    ASSERT_DESTROYED(amp_future_then(m, NULL, NULL));
+    ASSERT_DESTROYED(amp_future_destroy(m));
+
+    ASSERT_OK(amp_accelerator_view_destroy(q));
+    amp_queuing_mode mode = AMP_QUEUING_IMMEDIATE;
+    m = NULL;
+    ASSERT_DESTROYED(amp_accelerator_view_get_queuing_mode(q, &mode));
+    cr_assert_eq(mode, AMP_QUEUING_AUTOMATIC, "the mode is cleared on failure");
+    ASSERT_DESTROYED(amp_accelerator_view_flush(q));
+    ASSERT_DESTROYED(amp_accelerator_view_create_marker(q, &m));
+    cr_assert_null(m);
+    ASSERT_DESTROYED(amp_array_create_staging(q, 4, amp_extent_1d(N), NULL, &tmp));
+    cr_assert_null(tmp);
+    ASSERT_DESTROYED(amp_accelerator_view_destroy(q));
+}
+
+ACCEL_TEST(handles, staging_and_queue_calls_after_destroy) { staging_and_queue_calls_after_destroy(acc); }
+ACCEL_TEST(handles, staging_and_queue_calls_after_destroy_debug)
+{
+    debug_on();
+    staging_and_queue_calls_after_destroy(acc);
+}
+
+/* A continuation outlives its future: amp_future_then on a kernel held by
+ * a host flag, the future destroyed at once and its shell reused by new
+ * futures of finished work. The callback must still wait for the held
+ * kernel (it never reads the future, whose shell now says "done"), and
+ * then report the kernel's status. */
+typedef struct then_seen {
+    atomic_int calls;
+    atomic_int flag_when_called;
+    amp_status st;
+} then_seen;
+
+static void then_record(amp_status st, void *user)
+{
+    then_seen *t = user;
+    t->st = st;
+    atomic_store(&t->flag_when_called, atomic_load(&then_flag_for_test));
+    atomic_fetch_add(&t->calls, 1);
+}
+
+Test(handles, continuation_outlives_its_reused_future, .timeout = 120)
+{
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    amp_program *p = test_build(acc, test_kernels_handles);
+    amp_kernel *k = test_kernel(p, "h_wait_flag");
+    amp_accelerator_view *q = NULL, *idle = NULL;
+    ASSERT_OK(amp_accelerator_view_create(acc, &q));
+    ASSERT_OK(amp_accelerator_view_create(acc, &idle));
+    atomic_store(&then_flag_for_test, 0);
+    int out[1] = {0};
+    amp_array_view *v = test_view(out, 4, amp_extent_1d(1), AMP_READ_WRITE);
+    amp_arg a[] = {amp_arg_view(v), amp_arg_uint64((uint64_t)(uintptr_t)&then_flag_for_test)};
+    amp_future *f = NULL;
+    ASSERT_OK(amp_parallel_for_each_async(q, amp_extent_1d(1), k, a, 2, &f));
+    static then_seen seen;
+    atomic_init(&seen.calls, 0);
+    atomic_init(&seen.flag_when_called, -1);
+    ASSERT_OK(amp_future_then(f, then_record, &seen));
+    amp_future *old = f;
+    ASSERT_OK(amp_future_destroy(f));
+    /* New futures of finished work take the freed shell (tags make a
+     * destroyed future's shell reusable). */
+    amp_future *reused[8] = {NULL};
+    bool took = false;
+    for (int i = 0; i < 8; ++i) {
+        ASSERT_OK(amp_accelerator_view_create_marker(idle, &reused[i]));
+        took |= reused[i] == old;
+    }
+    cr_assert(took, "no new future reused the destroyed one's shell");
+    /* The continuation thread polls every 2 ms at most: give it many
+     * rounds to go wrong. */
+    nanosleep(&(struct timespec){0, 100 * 1000000L}, NULL);
+    cr_assert_eq(atomic_load(&seen.calls), 0, "the continuation ran while its kernel was still held");
+    atomic_store(&then_flag_for_test, 1);
+    for (int i = 0; i < 60000 && atomic_load(&seen.calls) == 0; ++i)
+        nanosleep(&(struct timespec){0, 1000000L}, NULL);
+    cr_assert_eq(atomic_load(&seen.calls), 1, "the continuation ran %d times", atomic_load(&seen.calls));
+    cr_assert_eq(atomic_load(&seen.flag_when_called), 1, "the continuation ran before its kernel was released");
+    ASSERT_OK(seen.st);
+    for (int i = 0; i < 8; ++i) ASSERT_OK(amp_future_destroy(reused[i]));
+    ASSERT_OK(amp_array_view_destroy(v));
+    cr_assert_eq(out[0], 1);
+    ASSERT_OK(amp_accelerator_view_destroy(idle));
+    ASSERT_OK(amp_accelerator_view_destroy(q));
+    ASSERT_OK(amp_program_destroy(p));
+}
 
 /* --------------------------------------------------- what AMP_DEBUG adds */
 
