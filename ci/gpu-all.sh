@@ -2,7 +2,7 @@
 # gpu-all.sh — one call on the NVIDIA machine: the GPU test suite (ci/gpu-test.sh), then the study and the benchmark report (bench_gpu), with logs and results under $OUT.
 # Knobs: CTEST_ARGS (e.g. "-j8": the suite in parallel; passed to gpu-test.sh),
 # STUDY=0 skips the study, BENCH_ARGS (e.g. "--launch-only") narrows bench_gpu,
-# BENCH=0 skips it, TRACE_TESTS (a ctest -R pattern) reruns those tests with
+# BENCH=0 skips it, BENCH_TIMEOUT bounds it (seconds), TRACE_TESTS (a ctest -R pattern) reruns those tests with
 # AMP_TRACE writing a file, to check the suite with tracing on.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -44,7 +44,7 @@ if [ "${BENCH:-1}" = 0 ]; then
   bench_rc=0
 elif [ -x "$BUILD_DIR/bench/bench_gpu" ]; then
   # shellcheck disable=SC2086
-  "$BUILD_DIR/bench/bench_gpu" ${BENCH_ARGS:-} --out "$OUT" > "$LOGS/bench.log" 2>&1
+  timeout "${BENCH_TIMEOUT:-3000}" "$BUILD_DIR/bench/bench_gpu" ${BENCH_ARGS:-} --out "$OUT" > "$LOGS/bench.log" 2>&1
   bench_rc=$?
   grep -E '^\| |goal|met|miss' "$LOGS/bench.log" | tail -n 40
 else
