@@ -865,7 +865,8 @@ AMP_API amp_status amp_future_wait(amp_future *f);
  * array or accelerator view whose work never ends blocks forever. Blocks up
  * to ms (a GPU wait polls the driver, sleeping up to 1 ms at a time). */
 AMP_API amp_status amp_future_wait_for(amp_future *f, uint32_t ms);
-/* *done = finished; never blocks. */
+/* *done = finished; never blocks. A launch or copy that failed is
+ * finished, and its failure is the status (as amp_future_wait's). */
 AMP_API amp_status amp_future_is_ready(amp_future *f, bool *done);
 /* C++ AMP's completion_future::then. fn(status, user) is called once f's
  * work has finished, with the status amp_future_wait would return (the

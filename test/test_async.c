@@ -521,6 +521,39 @@ Test(async, cpu_async_failure_is_reported_by_the_future_and_the_queue)
     ASSERT_OK(amp_program_destroy(p));
 }
 
+/* A failed asynchronous launch's future says so even when it is waited
+ * for after the queue went idle (the wait then records its point on an
+ * empty queue, which must carry the queue's unreported failure). */
+Test(async, cpu_async_failure_is_reported_after_the_queue_went_idle)
+{
+    setenv("AMP_DEBUG", "1", 1);
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    amp_program *p = test_build(acc, cpu_handshake_src);
+    amp_accelerator_view *q = mkqueue(acc);
+    int data[8] = {0};
+    amp_array_view *v = test_view(data, sizeof(int), amp_extent_1d(8), AMP_READ_WRITE);
+    amp_arg bad[] = {amp_arg_view(v), amp_arg_int32(8)};
+    amp_future *f = NULL;
+    ASSERT_OK(amp_parallel_for_each_async(q, amp_extent_1d(1), test_kernel(p, "poke"), bad, 2, &f));
+    /* The queue's thread runs it and goes idle. */
+    double t0 = now_s();
+    bool done = false;
+    amp_status st = AMP_OK;
+    while (!done && st == AMP_OK && now_s() - t0 < 60) {
+        struct timespec ts = {0, 20 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        st = amp_future_is_ready(f, &done);
+    }
+    cr_assert_eq(st, AMP_ERROR_OUT_OF_BOUNDS, "amp_future_is_ready of the failed launch: %s", amp_status_name(st));
+    ASSERT_STATUS(amp_future_wait(f), AMP_ERROR_OUT_OF_BOUNDS);
+    ASSERT_STATUS(amp_accelerator_view_wait(q), AMP_ERROR_OUT_OF_BOUNDS);
+    ASSERT_OK(amp_accelerator_view_wait(q));
+    amp_future_destroy(f);
+    ASSERT_OK(amp_array_view_destroy(v));
+    ASSERT_OK(amp_accelerator_view_destroy(q));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
 /* Destroying the program while its launch is still queued waits for the
  * launch (the kernel's code stays loaded until it ran). */
 ACCEL_TEST(async, program_destroyed_while_its_launch_is_queued)

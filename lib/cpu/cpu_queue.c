@@ -364,6 +364,11 @@ static amp_status amp__cpu_record(amp__cpu_queue *q, bool timed, void **event)
             e->next = q->tail->events;
             q->tail->events = e;
             now = false;
+        } else if (q->fault != AMP_OK) {
+            /* Passed already, by work that failed and was not reported
+             * yet: the point says so, as one reached by that work does. */
+            e->st = q->fault;
+            e->msg = amp__strdup(q->fault_msg);
         }
         pthread_mutex_unlock(&q->mu);
     }
@@ -418,6 +423,8 @@ amp_status amp__cpu_event_query(void *dev, void *event, bool *done)
 {
     amp__cpu_event *e = event;
     *done = !e || atomic_load_explicit(&e->done, memory_order_acquire);
+    /* As a GPU driver answers for work that faulted. */
+    if (*done && e && e->st != AMP_OK) return amp__fail(e->st, "%s", e->msg ? e->msg : "the queue's work failed");
     return AMP_OK;
 }
 
