@@ -36,6 +36,9 @@
     X(CUstream, void *)                                                                 \
     X(CUevent, void *)                                                                  \
     X(CUarray, void *)                                                                  \
+    X(CUgraph, void *)                                                                  \
+    X(CUgraphExec, void *)                                                              \
+    X(CUstreamCaptureMode, int)                                                         \
     X(nvrtcResult, int)                                                                 \
     X(nvrtcProgram, void *)
 
@@ -72,6 +75,7 @@
     X(CU_MEMHOSTREGISTER_PORTABLE, 0x1, CU_MEMHOSTREGISTER_PORTABLE)                    \
     X(CU_MEMHOSTREGISTER_DEVICEMAP, 0x2, CU_MEMHOSTREGISTER_DEVICEMAP)                  \
     X(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, 1, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)      \
+    X(CU_STREAM_CAPTURE_MODE_RELAXED, 2, CU_STREAM_CAPTURE_MODE_RELAXED)                \
     X(NVRTC_SUCCESS, 0, NVRTC_SUCCESS)
 
 /* CUDA_MEMCPY2D (v2: size_t fields), field by field in cuda.h's order. */
@@ -143,6 +147,19 @@
     X(cuPointerGetAttribute, CUresult, (void *, CUpointer_attribute, CUdeviceptr))      \
     X(cuDeviceCanAccessPeer, CUresult, (int *, CUdevice, CUdevice))                     \
     X(cuCtxEnablePeerAccess, CUresult, (CUcontext, unsigned))
+
+/* Launch graphs by stream capture (lib/graph.c): optional, so that a
+ * driver without them (cuGraphInstantiateWithFlags is CUDA 11.4) only
+ * loses graphs. cuStreamBeginCapture is what cuda.h maps the plain name to
+ * since CUDA 10.1 (_v2 takes the capture mode); cuGraphInstantiate is
+ * mapped to cuGraphInstantiateWithFlags since CUDA 12. */
+#define CUDA_GRAPH(X)                                                                    \
+    X(cuStreamBeginCapture_v2, CUresult, (CUstream, CUstreamCaptureMode))                \
+    X(cuStreamEndCapture, CUresult, (CUstream, CUgraph *))                               \
+    X(cuGraphInstantiateWithFlags, CUresult, (CUgraphExec *, CUgraph, unsigned long long)) \
+    X(cuGraphLaunch, CUresult, (CUgraphExec, CUstream))                                  \
+    X(cuGraphExecDestroy, CUresult, (CUgraphExec))                                       \
+    X(cuGraphDestroy, CUresult, (CUgraph))
 
 /* Optional entry points that a newer cuda.h renames to NAME_v2 with a macro
  * (CUDA 12.8: cuEventElapsedTime), keeping the type: the library loads

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #define DECLARE_FN(name, ret, args) ret(*name) args;
-static struct { CUDA_FUNCS(DECLARE_FN) CUDA_OPTIONAL(DECLARE_FN) CUDA_RENAMED(DECLARE_FN) } D;
+static struct { CUDA_FUNCS(DECLARE_FN) CUDA_OPTIONAL(DECLARE_FN) CUDA_RENAMED(DECLARE_FN) CUDA_GRAPH(DECLARE_FN) } D;
 static struct { NVRTC_FUNCS(DECLARE_FN) NVRTC_OPTIONAL(DECLARE_FN) } N;
 #undef DECLARE_FN
 
@@ -571,6 +571,54 @@ static amp_status cu_launch(void *ctx, void *fn, const unsigned g[3], const unsi
                                        b[0], b[1], b[2]);
 }
 
+/* Graphs by stream capture, where the driver has every entry point
+ * (CUDA 11.4 and later). */
+static bool cu_has_graphs(void)
+{
+#define CU_HAS(name, ret, args) && D.name
+    return true CUDA_GRAPH(CU_HAS);
+#undef CU_HAS
+}
+
+static amp_status cu_capture_begin(void *s)
+{
+    if (!cu_has_graphs())
+        return amp__fail(AMP_ERROR_UNSUPPORTED, "this CUDA driver has no stream capture (graphs need CUDA 11.4)");
+    CUresult e = D.cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_RELAXED);
+    return e == CUDA_SUCCESS ? AMP_OK : cu_fail(e, "cuStreamBeginCapture");
+}
+
+static amp_status cu_capture_end(void *s, bool keep, void **exec)
+{
+    CUgraph g = NULL;
+    *exec = NULL;
+    CUresult e = D.cuStreamEndCapture(s, &g);
+    if (e != CUDA_SUCCESS) {
+        if (g) (void)D.cuGraphDestroy(g);
+        return cu_fail(e, "cuStreamEndCapture (a command recorded into the graph was refused)");
+    }
+    if (!keep || !g) {
+        if (g) (void)D.cuGraphDestroy(g);
+        return AMP_OK;
+    }
+    /* The executable graph is independent of the one it was made from. */
+    e = D.cuGraphInstantiateWithFlags(exec, g, 0);
+    (void)D.cuGraphDestroy(g);
+    if (e != CUDA_SUCCESS) {
+        *exec = NULL;
+        return cu_fail(e, "cuGraphInstantiateWithFlags");
+    }
+    return AMP_OK;
+}
+
+static amp_status cu_graph_launch(void *exec, void *s)
+{
+    CUresult e = D.cuGraphLaunch(exec, s);
+    return e == CUDA_SUCCESS ? AMP_OK : cu_fail(e, "cuGraphLaunch");
+}
+
+static void cu_graph_destroy(void *exec) { (void)D.cuGraphExecDestroy(exec); }
+
 static char cuda_version_tag[96];
 static const amp__gpu_driver cuda_table = {
     .platform = "cuda",
@@ -608,6 +656,10 @@ static const amp__gpu_driver cuda_table = {
     .memcpy_1d = cu_memcpy_1d,
     .memcpy_2d = cu_memcpy_2d,
     .launch = cu_launch,
+    .capture_begin = cu_capture_begin,
+    .capture_end = cu_capture_end,
+    .graph_launch = cu_graph_launch,
+    .graph_destroy = cu_graph_destroy,
 };
 
 /* The table is constant; only its version tag is written, once, before
@@ -623,6 +675,7 @@ static void build_table(void)
     CUDA_FUNCS(LOAD_FN)
     CUDA_OPTIONAL(LOAD_OPT)
     CUDA_RENAMED(LOAD_RENAMED)
+    CUDA_GRAPH(LOAD_OPT)
     if (!ok) {
         static char buf[128];
         snprintf(buf, sizeof buf, "libcuda lacks %s", miss);

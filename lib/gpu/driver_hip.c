@@ -677,6 +677,52 @@ static amp_status hip_launch(void *ctx, void *fn, const unsigned g[3], const uns
     return st;
 }
 
+/* Graphs by stream capture, where the runtime has every entry point. */
+static bool hip_has_graphs(void)
+{
+#define HIP_HAS(name, ret, args) && H.name
+    return true HIP_OPTIONAL_GRAPH(HIP_HAS);
+#undef HIP_HAS
+}
+
+static amp_status hip_capture_begin(void *s)
+{
+    if (!hip_has_graphs()) return amp__fail(AMP_ERROR_UNSUPPORTED, "this HIP runtime has no stream capture (graphs)");
+    hip_err e = H.hipStreamBeginCapture(s, HIP_STREAM_CAPTURE_MODE_RELAXED);
+    return e == HIP_SUCCESS ? AMP_OK : hip_fail(e, "hipStreamBeginCapture");
+}
+
+static amp_status hip_capture_end(void *s, bool keep, void **exec)
+{
+    hipGraph_t g = NULL;
+    *exec = NULL;
+    hip_err e = H.hipStreamEndCapture(s, &g);
+    if (e != HIP_SUCCESS) {
+        if (g) (void)H.hipGraphDestroy(g);
+        return hip_fail(e, "hipStreamEndCapture (a command recorded into the graph was refused)");
+    }
+    if (!keep || !g) {
+        if (g) (void)H.hipGraphDestroy(g);
+        return AMP_OK;
+    }
+    /* The executable graph is independent of the one it was made from. */
+    e = H.hipGraphInstantiate(exec, g, NULL, NULL, 0);
+    (void)H.hipGraphDestroy(g);
+    if (e != HIP_SUCCESS) {
+        *exec = NULL;
+        return hip_fail(e, "hipGraphInstantiate");
+    }
+    return AMP_OK;
+}
+
+static amp_status hip_graph_launch(void *exec, void *s)
+{
+    hip_err e = H.hipGraphLaunch(exec, s);
+    return e == HIP_SUCCESS ? AMP_OK : hip_fail(e, "hipGraphLaunch");
+}
+
+static void hip_graph_destroy(void *exec) { (void)H.hipGraphExecDestroy(exec); }
+
 static char hip_version_tag[96];
 static const amp__gpu_driver hip_table = {
     .platform = "hip",
@@ -714,6 +760,10 @@ static const amp__gpu_driver hip_table = {
     .memcpy_1d = hip_memcpy_1d,
     .memcpy_2d = hip_memcpy_2d,
     .launch = hip_launch,
+    .capture_begin = hip_capture_begin,
+    .capture_end = hip_capture_end,
+    .graph_launch = hip_graph_launch,
+    .graph_destroy = hip_graph_destroy,
 };
 
 static const amp__gpu_driver *hip_result;

@@ -117,6 +117,17 @@ typedef struct amp__gpu_driver {
      * when it does). */
     amp_status (*launch)(void *ctx, void *fn, const unsigned grid[3], const unsigned block[3],
                          void *stream, void **params);
+
+    /* Launch graphs by stream capture (lib/graph.c). capture_begin: what
+     * is queued on stream from now on is recorded, not run (relaxed mode:
+     * the capturing thread may still allocate memory);
+     * AMP_ERROR_UNSUPPORTED when the driver has no graphs. capture_end:
+     * stop; keep: *exec is the graph made executable, else it is thrown
+     * away (*exec NULL). The capture has ended however this returns. */
+    amp_status (*capture_begin)(void *stream);
+    amp_status (*capture_end)(void *stream, bool keep, void **exec);
+    amp_status (*graph_launch)(void *exec, void *stream);
+    void (*graph_destroy)(void *exec);
 } amp__gpu_driver;
 
 /* The driver tables, or NULL when the vendor library cannot be loaded (then

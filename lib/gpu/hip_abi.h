@@ -45,6 +45,10 @@
     X(hipEvent_t, void *)                                                               \
     X(hipModule_t, void *)                                                              \
     X(hipFunction_t, void *)                                                            \
+    X(hipGraph_t, void *)                                                               \
+    X(hipGraphExec_t, void *)                                                           \
+    X(hipGraphNode_t, void *)                                                           \
+    X(hipStreamCaptureMode, int)                                                        \
     X(hiprtcResult, int)                                                                \
     X(hiprtcProgram, void *)                                                            \
     X(amd_comgr_status_t, int)
@@ -82,6 +86,7 @@
     X(HIP_ATTR_MAX_SHARED_MEMORY_PER_BLOCK, 74, hipDeviceAttributeMaxSharedMemoryPerBlock) \
     X(HIP_STREAM_NON_BLOCKING, 0x1, hipStreamNonBlocking)                               \
     X(HIP_STREAM_PER_THREAD, 2, hipStreamPerThread)                                     \
+    X(HIP_STREAM_CAPTURE_MODE_RELAXED, 2, hipStreamCaptureModeRelaxed)                  \
     X(HIP_EVENT_DISABLE_TIMING, 0x2, hipEventDisableTiming)                             \
     X(HIP_HOST_REGISTER_PORTABLE, 0x1, hipHostRegisterPortable)                         \
     X(HIP_HOST_REGISTER_MAPPED, 0x2, hipHostRegisterMapped)                             \
@@ -165,7 +170,16 @@
     X(hipPointerGetAttribute, hipError_t, (void *, hipPointer_attribute, hipDeviceptr_t)) \
     X(hipDeviceCanAccessPeer, hipError_t, (int *, int, int))                            \
     X(hipDeviceEnablePeerAccess, hipError_t, (int, unsigned))
-#define HIP_OPTIONAL(X) HIP_OPTIONAL_R0600(X) HIP_OPTIONAL_R0000(X) HIP_OPTIONAL_PLAIN(X)
+/* Launch graphs by stream capture (lib/graph.c; HIP 5.2 has them all, as
+ * beta): optional, so that a runtime without them only loses graphs. */
+#define HIP_OPTIONAL_GRAPH(X)                                                           \
+    X(hipStreamBeginCapture, hipError_t, (hipStream_t, hipStreamCaptureMode))           \
+    X(hipStreamEndCapture, hipError_t, (hipStream_t, hipGraph_t *))                     \
+    X(hipGraphInstantiate, hipError_t, (hipGraphExec_t *, hipGraph_t, hipGraphNode_t *, char *, size_t)) \
+    X(hipGraphLaunch, hipError_t, (hipGraphExec_t, hipStream_t))                        \
+    X(hipGraphExecDestroy, hipError_t, (hipGraphExec_t))                                \
+    X(hipGraphDestroy, hipError_t, (hipGraph_t))
+#define HIP_OPTIONAL(X) HIP_OPTIONAL_R0600(X) HIP_OPTIONAL_R0000(X) HIP_OPTIONAL_PLAIN(X) HIP_OPTIONAL_GRAPH(X)
 
 #define HIPRTC_FUNCS(X)                                                                 \
     X(hiprtcVersion, hiprtcResult, (int *, int *))                                      \

@@ -23,6 +23,8 @@ Test(abi_cuda, constants) { CUDA_ABI_CONSTANTS(ABI_CHECK_CONSTANT) }
 
 Test(abi_cuda, driver_functions) { CUDA_FUNCS(ABI_CHECK_FUNCTION) CUDA_OPTIONAL(ABI_CHECK_FUNCTION) }
 
+Test(abi_cuda, graph_functions) { CUDA_GRAPH(ABI_CHECK_FUNCTION) }
+
 /* Renamed rows: the name may map to NAME_v2; the type must hold either way. */
 #define ABI_CHECK_RENAMED(name, ret, args)                                              \
     cr_expect(!strcmp(#name, ABI_STR(name)) || !strcmp(#name "_v2", ABI_STR(name)),      \

@@ -38,6 +38,8 @@ Test(abi_hip, constants) { HIP_ABI_CONSTANTS(ABI_CHECK_CONSTANT) }
 
 Test(abi_hip, runtime_functions) { HIP_FUNCS(ABI_CHECK_FUNCTION) HIP_OPTIONAL_PLAIN(ABI_CHECK_FUNCTION) }
 
+Test(abi_hip, graph_functions) { HIP_OPTIONAL_GRAPH(ABI_CHECK_FUNCTION) }
+
 Test(abi_hip, hiprtc_functions) { HIPRTC_FUNCS(ABI_CHECK_FUNCTION) }
 
 Test(abi_hip, comgr_functions) { COMGR_FUNCS(ABI_CHECK_FUNCTION) }
