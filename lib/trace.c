@@ -74,6 +74,14 @@ void amp__trace_end(const amp__trace_rec *r, bool keep)
     if (f & AMP__TRACE_VENDOR) amp__vendor_pop();
 }
 
+void amp__trace_span(const amp__trace_rec *r, uint64_t end_ns)
+{
+    if (!amp__trace_recording()) return;
+    amp__trace_rec at = *r;
+    at.timing = (amp__trace_timing){0};
+    amp__keep(&at, end_ns);
+}
+
 void amp__trace_instant(const amp__trace_rec *r)
 {
     if (!amp__trace_recording()) return;

@@ -85,7 +85,7 @@ typedef enum amp__copy_why {
 const char *amp__copy_why_name(int why);
 
 /* What a record describes; how a build was satisfied; what a queue is. */
-enum { AMP__REC_BUILD = 1, AMP__REC_COPY, AMP__REC_LAUNCH, AMP__REC_WAIT, AMP__REC_AVOIDED };
+enum { AMP__REC_BUILD = 1, AMP__REC_COPY, AMP__REC_LAUNCH, AMP__REC_WAIT, AMP__REC_AVOIDED, AMP__REC_GRAPH };
 enum { AMP__BUILD_COMPILED = 0, AMP__BUILD_MEMORY = 1, AMP__BUILD_DISK = 2 };
 enum { AMP__QUEUE_CREATED = 0, AMP__QUEUE_DEFAULT = 1, AMP__QUEUE_NATIVE = 2 };
 
@@ -111,14 +111,16 @@ typedef struct amp__trace_rec {
     uint32_t qid;        /* the queue's number in traces (0: none) */
     int32_t acc;         /* the accelerator's index in the registry (-1: none) */
     const amp_accelerator_info *acc_info; /* acc's info; lives as long as the process */
-    const char *name;    /* launch: the kernel; build: the source's file name (NULL: AMP__SOURCE_NAME) */
+    const char *name;    /* launch: the kernel; build: the source's file name (NULL: AMP__SOURCE_NAME);
+                            graph: the kernels it launches */
     const char *source;  /* build: the source, whose kernels label the build */
     size_t source_len;
     amp_status st;       /* build, wait: the outcome */
     uint32_t elem;       /* copy, avoided: element bytes */
     uint64_t t_ns;       /* start on the host clock (amp__now_ns; device commands: when queued) */
     uint64_t end_ns;     /* end on the host clock (stamped by the trace) */
-    uint64_t bytes;      /* copy, avoided */
+    uint64_t bytes;      /* copy, avoided; graph: what its copies move */
+    uint64_t launches, copies; /* graph: the commands one replay runs */
     uint64_t seq;        /* wait: the command waited for (UINT64_MAX: everything queued) */
     uintptr_t object;    /* copy, avoided: the storage, as an identity only */
     int32_t ext[AMP_MAX_RANK]; /* launch: the extent; copy, avoided: the storage's */
@@ -141,5 +143,9 @@ typedef struct amp__trace_rec {
 uint64_t amp__trace_begin(const amp__trace_rec *r);
 void amp__trace_end(const amp__trace_rec *r, bool keep);
 void amp__trace_instant(const amp__trace_rec *r);
+/* span: a record of something that ran from r->t_ns to end_ns, which a
+ * backend timed inside a command the core traced (a graph's launches on
+ * the CPU accelerator); no timed events, no vendor range. */
+void amp__trace_span(const amp__trace_rec *r, uint64_t end_ns);
 
 #endif /* AMP_TRACE_H */

@@ -192,7 +192,8 @@ void amp__json_event(amp__sb *b, const amp__tbatch *bt, const amp__tev *e, const
     unsigned tid = e->tid;
     /* Launches and copies avoided belong to their queue even when their
      * device time could not be read (then: the host's view of them). */
-    if (p->on_device || ((r->kind == AMP__REC_AVOIDED || r->kind == AMP__REC_LAUNCH) && r->qid)) {
+    if (p->on_device ||
+        ((r->kind == AMP__REC_AVOIDED || r->kind == AMP__REC_LAUNCH || r->kind == AMP__REC_GRAPH) && r->qid)) {
         amp__announce_queue(b, r);
         pid = amp__acc_pid(r->acc);
         tid = AMP__QUEUE_TID(r->qid);
@@ -217,6 +218,21 @@ void amp__json_event(amp__sb *b, const amp__tbatch *bt, const amp__tev *e, const
         amp__sb_printf(b, ",\"extent\":\"%s\",\"tile\":\"%s\",\"accelerator\":\"%s\",\"queue\":%u,\"device_timed\":%s,"
                           "\"device_ms\":%.6f,\"queued_us\":%.3f}}",
                        ext, r->tiled ? tile : "none", acc, r->qid, p->on_device ? "true" : "false",
+                       p->on_device ? p->device_ms : dur / 1e3, amp__us(r->t_ns));
+        break;
+    }
+    case AMP__REC_GRAPH: {
+        const char *k = amp__tbatch_str(bt, e->name);
+        char name[300];
+        snprintf(name, sizeof name, "graph: %s", k);
+        amp__sb_put(b, ",\n{\"name\":", 10);
+        amp__sb_str(b, name);
+        amp__sb_printf(b, ",\"cat\":\"graph\",\"ph\":\"X\",\"pid\":%d,\"tid\":%u,\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"kernels\":",
+                       pid, tid, amp__us(p->start), dur > 0 ? dur : 0.001);
+        amp__sb_str(b, k);
+        amp__sb_printf(b, ",\"launches\":%" PRIu64 ",\"copies\":%" PRIu64 ",\"copy_bytes\":%" PRIu64
+                          ",\"accelerator\":\"%s\",\"queue\":%u,\"device_timed\":%s,\"device_ms\":%.6f,\"queued_us\":%.3f}}",
+                       r->launches, r->copies, r->bytes, acc, r->qid, p->on_device ? "true" : "false",
                        p->on_device ? p->device_ms : dur / 1e3, amp__us(r->t_ns));
         break;
     }

@@ -24,6 +24,7 @@ static struct {
     uint64_t avoided_bytes[5], avoided[5];
     uint64_t builds[3], build_ns, build_failed;
     uint64_t waits, wait_ns;
+    uint64_t replays, replay_launches, replay_ns, replay_untimed;
 } U;
 
 /* The sums of kernel id (NULL when out of memory or not a string of bt). */
@@ -75,6 +76,12 @@ void amp__summary_add(const amp__tev *e, const amp__tbatch *bt, const amp__place
     case AMP__REC_WAIT:
         U.waits++;
         U.wait_ns += ns;
+        break;
+    case AMP__REC_GRAPH:
+        U.replays++;
+        U.replay_launches += r->launches;
+        if (p->on_device) U.replay_ns += (uint64_t)(p->device_ms * 1e6);
+        else U.replay_untimed++;
         break;
     default:
         break;
@@ -170,6 +177,9 @@ void amp__summary_print(FILE *o, uint64_t dropped, uint64_t max_events, const ch
             U.builds[0] + U.builds[1] + U.builds[2] + U.build_failed, U.builds[AMP__BUILD_COMPILED],
             U.builds[AMP__BUILD_MEMORY], U.builds[AMP__BUILD_DISK], U.build_failed, (double)U.build_ns / 1e6);
     fprintf(o, "  waits %" PRIu64 ": %.3f ms blocked\n", U.waits, (double)U.wait_ns / 1e6);
+    if (U.replays)
+        fprintf(o, "  graph replays %" PRIu64 " (%" PRIu64 " launches in them): %.3f ms device%s\n", U.replays,
+                U.replay_launches, (double)U.replay_ns / 1e6, U.replay_untimed ? " (some untimed)" : "");
     if (dropped)
         fprintf(o, "  %" PRIu64 " events were not recorded (more than AMP_TRACE_MAX_EVENTS=%" PRIu64
                    " between flushes): call amp_trace_flush() more often or raise it\n",

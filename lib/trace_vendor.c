@@ -221,6 +221,11 @@ void amp__vendor_push_rec(const amp__trace_rec *r)
         snprintf(text, sizeof text, "hipamp launch %.200s %s", r->name ? r->name : "?", ext);
         amp__vendor_push(AMP__RANGE_LAUNCH, 0, text);
         break;
+    case AMP__REC_GRAPH:
+        snprintf(text, sizeof text, "hipamp graph %.200s (%llu launches)", r->name ? r->name : "?",
+                 (unsigned long long)r->launches);
+        amp__vendor_push(AMP__RANGE_LAUNCH, 0, text);
+        break;
     default:
         snprintf(text, sizeof text, "hipamp wait %s", r->acc_info ? r->acc_info->device_path : "");
         amp__vendor_push(AMP__RANGE_WAIT, 0, text);
