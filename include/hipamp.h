@@ -981,4 +981,8 @@ AMP_API const char *amp_prelude_source(void);
 #ifdef __cplusplus
 }
 #endif
+
+/* Launch graphs: record once, replay many. */
+#include "hipamp_graph.h"
+
 #endif /* HIPAMP_H */

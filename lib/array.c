@@ -18,6 +18,9 @@ static amp_status amp__array_copy(amp_array *a, void *host, amp__copy_dir dir, a
     amp__point done = {NULL, 0};
     size_t bytes = amp__storage_bytes(s);
     amp__lock_acquire(&s->lock);
+    if ((st = amp__graph_refuse_host(s, dir == AMP__H2D ? "amp_array_copy_from_host" : "amp_array_copy_to_host")) !=
+        AMP_OK)
+        goto out;
     /* Reading keeps a view's device copy (its device-newer parts come home);
      * writing makes it stale, so it goes. */
     st = dir == AMP__D2H ? amp__storage_sync(s, &s->whole) : amp__storage_go_home(s);
@@ -221,6 +224,9 @@ amp_status amp_array_destroy(amp_array *a)
 {
     if (!a) return AMP_OK;
     AMP__HANDLE_OK(a, AMP__HANDLE_ARRAY);
+    int graphs = amp__graph_uses(a);
+    if (graphs)
+        return amp__fail(AMP_ERROR_BUSY, "amp_array_destroy: %d graph(s) use this array (destroy them first)", graphs);
     amp__lock_acquire(&a->s->lock);
     int refs = a->s->refs;
     amp__lock_release(&a->s->lock);

@@ -332,6 +332,9 @@ amp_status amp_array_view_native_handle(amp_array_view *v, amp_accelerator_view 
         else st = amp__default_queue(&q);
         if (st != AMP_OK) return st;
     }
+    /* What the caller queues on q after this would be recorded into the
+     * graph, with the data's state of now. */
+    if ((st = amp__queue_refuse_recording(q, "amp_array_view_native_handle")) != AMP_OK) return st;
     void *dptr = NULL;
     amp__lock_acquire(&s->lock);
     bool discard = (access == AMP_WRITE_ONLY && v->exact) || v->discard;
@@ -415,6 +418,11 @@ amp_status amp_array_view_discard_data(amp_array_view *v)
 amp_status amp_array_view_destroy(amp_array_view *v)
 {
     if (!v) return AMP_OK;
+    AMP__HANDLE_OK(v, AMP__HANDLE_VIEW);
+    int graphs = amp__graph_uses(v);
+    if (graphs)
+        return amp__fail(AMP_ERROR_BUSY, "amp_array_view_destroy: %d graph(s) use this view (destroy them first)",
+                         graphs);
     amp_status st = amp__handle_end(v, AMP__HANDLE_VIEW, __func__, "v");
     if (st != AMP_OK) return st;
     st = amp__view_sync(v);

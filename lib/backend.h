@@ -225,6 +225,32 @@ typedef struct amp__backend {
     /* [storage] Queue a launch of fn on queue. The pack is consumed before
      * return. */
     amp_status (*launch)(void *dev, void *queue, void *fn, const amp__launch *l);
+
+    /* Graphs (lib/graph.c): record a queue's commands once, replay them
+     * many times. Between graph_begin and graph_end the core calls only
+     * launch and copy on the queue, from the thread that began, and each
+     * is recorded instead of run (its pointers and pack are fixed there);
+     * the core refuses everything else on the queue meanwhile, and never
+     * frees or moves memory a graph refers to while the graph exists.
+     * NULL functions: the backend cannot record (the core refuses).
+     *
+     * [none] Start recording queue's commands. AMP_ERROR_UNSUPPORTED when
+     * the driver has no graphs. */
+    amp_status (*graph_begin)(void *dev, void *queue);
+    /* [none] Stop recording. keep: *graph is the recording made ready to
+     * replay (NULL when nothing was recorded); otherwise it is thrown away
+     * and *graph is NULL. Recording has stopped however this ends. */
+    amp_status (*graph_end)(void *dev, void *queue, bool keep, void **graph);
+    /* [storage] Queue one replay of graph on queue (the queue it was
+     * recorded on), in order after earlier work there. async as in
+     * amp__launch: false lets a backend that runs launches in the calling
+     * thread run the replay there and return its failure; it then fills
+     * node_ns (may be NULL: not wanted) with each recorded command's start
+     * and end on the host clock (amp__now_ns), two values a command in
+     * recording order, for traces. Otherwise node_ns is left as it is. */
+    amp_status (*graph_launch)(void *dev, void *queue, void *graph, bool async, uint64_t *node_ns);
+    /* [none] Free a graph no replay of which is still queued. */
+    void (*graph_destroy)(void *dev, void *graph);
 } amp__backend;
 
 /* One accelerator a backend found, all filled by the backend. version and

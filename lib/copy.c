@@ -23,6 +23,8 @@ typedef struct amp__side {
     int64_t offset;  /* bytes from the storage's start */
     int64_t stride[AMP_MAX_RANK]; /* elements */
     amp_accelerator_view *q; /* an array's own queue; NULL for views */
+    const void *handle;      /* the caller's view or array (graphs bind it) */
+    amp_array_view *view;    /* NULL for an array */
 } amp__side;
 
 /* Where a side's bytes are read or written: the data source (home: host
@@ -47,6 +49,7 @@ static void amp__side_of_view(amp_array_view *v, amp__side *d)
     d->elem = v->elem;
     d->offset = v->offset;
     memcpy(d->stride, v->stride, sizeof(int64_t) * (size_t)v->ext.rank);
+    d->handle = d->view = v;
 }
 
 static void amp__side_of_array(amp_array *a, amp__side *d)
@@ -59,6 +62,8 @@ static void amp__side_of_array(amp_array *a, amp__side *d)
     d->elem = a->s->elem;
     memcpy(d->stride, a->s->stride, sizeof d->stride);
     d->q = a->q;
+    d->handle = a;
+    d->view = NULL;
 }
 
 /* The queue that runs a side's work on accelerator acc: the array's own,
@@ -347,6 +352,31 @@ static bool amp__sides_overlap(const amp__side *a, const amp__side *b)
     return a->offset < b_end && b->offset < a_end;
 }
 
+/* A copy the recording thread makes between arrays at home on its graph's
+ * accelerator: recorded on the graph's view, to run at each replay. */
+static bool amp__copy_recordable(const amp_graph *g, const amp__side *src, const amp__side *dst)
+{
+    const amp_accelerator *acc = amp__graph_queue(g)->acc;
+    return src->s->is_array && dst->s->is_array && src->s->home_acc == acc && dst->s->home_acc == acc;
+}
+
+static amp_status amp__copy_recorded(amp_graph *g, amp__side *src, amp__side *dst, amp_future **out)
+{
+    void *from = NULL, *to = NULL;
+    amp__plan plan;
+    amp_status st = amp__graph_bind(g, src->s, &src->box, src->handle, src->view, false, false, &from);
+    if (st == AMP_OK) st = amp__graph_bind(g, dst->s, &dst->box, dst->handle, dst->view, true, dst->exact, &to);
+    if (st != AMP_OK) return st;
+    amp__plan_make(src, dst, from, to, AMP__D2D, &plan);
+    for (int64_t o = 0; o < plan.count && st == AMP_OK; ++o) {
+        amp__copy c = amp__plan_at(&plan, o);
+        st = amp__graph_record_copy(g, &c, o == 0 ? amp__side_bytes(src) : 0);
+    }
+    /* Its future names nothing that runs now: complete at once. */
+    if (st == AMP_OK && out) st = amp__future_new(out);
+    return st;
+}
+
 static amp_status amp__copy_sides(amp__side *src, amp__side *dst, amp_future **out, const char *fn)
 {
     amp_status st = AMP_OK;
@@ -361,6 +391,8 @@ static amp_status amp__copy_sides(amp__side *src, amp__side *dst, amp_future **o
                          src->elem, dst->elem);
     if (amp__sides_overlap(src, dst))
         return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: source and destination overlap in the same storage", fn);
+    amp_graph *g = amp__graph_here();
+    if (g && amp__copy_recordable(g, src, dst)) return amp__copy_recorded(g, src, dst, out);
     amp_future *f = NULL;
     void *timing[2] = {NULL, NULL};
     if (out && (st = amp__future_new(&f)) != AMP_OK) return st;
@@ -377,7 +409,10 @@ static amp_status amp__copy_sides(amp__side *src, amp__side *dst, amp_future **o
     amp__lock_acquire(&first->lock);
     if (second != first) amp__lock_acquire(&second->lock);
     amp__point done = {NULL, 0};
-    st = amp__copy_locked(src, dst, &done, out ? timing : NULL);
+    /* Data a recording in progress uses is copied only by that recording
+     * (above): anything else would read or write it before the graph ran. */
+    st = amp__graph_refuse_host(src->s->recordings ? src->s : dst->s, fn);
+    if (st == AMP_OK) st = amp__copy_locked(src, dst, &done, out ? timing : NULL);
     if (second != first) amp__lock_release(&second->lock);
     amp__lock_release(&first->lock);
     if (st == AMP_OK && !out) st = amp__point_wait(done);

@@ -118,6 +118,10 @@ struct amp_accelerator_view {
     const amp__backend *be; /* acc->e.be, acc->e.dev: the hot path's one hop */
     void *dev;
     void *queue;            /* the backend's queue */
+    /* The graph being recorded on the queue (lib/graph.c), NULL when none:
+     * the launch path's one test for recording. */
+    _Atomic(amp_graph *) recorder;
+    _Atomic int graphs;     /* graphs recorded on it that exist (destroying it is BUSY) */
     bool is_default;
     bool borrowed;          /* wraps the user's native queue: never destroyed by us */
     amp_queuing_mode mode;  /* as created; hipamp submits every command at once in both */
@@ -188,6 +192,38 @@ amp_status amp__point_query(amp__point p, bool *done);
 /* st, with the message of a timed wait that ran out (fn waited ms) when st
  * is AMP_ERROR_TIMEOUT. */
 amp_status amp__timeout_message(const char *fn, uint32_t ms, amp_status st);
+/* Graphs on q (lib/graph.c calls these; queue.c calls the backend):
+ * record_begin makes a wait point covering everything queued so far (no
+ * event can be recorded on q while it records), then starts recording;
+ * record_launch and record_copy hand one command to the recording;
+ * record_end stops (keep: *exec is the graph to replay, NULL when
+ * nothing was recorded); replay queues one replay of exec, numbered as
+ * its launches and copies (copy_bytes: what they move, counted in q's
+ * statistics), *done the point after it; graph_free frees exec. */
+amp_status amp__queue_record_begin(amp_accelerator_view *q);
+amp_status amp__queue_record_launch(amp_accelerator_view *q, void *fn, const amp__launch *l);
+amp_status amp__queue_record_copy(amp_accelerator_view *q, const amp__copy *c);
+amp_status amp__queue_record_end(amp_accelerator_view *q, bool keep, void **exec);
+/* A recorded command as traces show it: a launch (name set) or a copy. */
+typedef struct amp__replay_node {
+    const char *name;           /* the kernel (lives as long as the graph); NULL: a copy */
+    amp_extent extent;
+    bool tiled;
+    int tile[3];
+    uint64_t bytes;             /* a copy's */
+} amp__replay_node;
+typedef struct amp__replay {
+    void *exec;                 /* the backend's graph (NULL: nothing to run) */
+    const char *label;          /* traces: the kernels it launches */
+    const amp__replay_node *nodes; /* traces: its commands in order (launches + driver_copies) */
+    uint64_t launches, driver_copies; /* numbered as commands */
+    uint64_t copies, copy_bytes;      /* counted in the statistics (logical copies) */
+} amp__replay;
+amp_status amp__queue_replay(amp_accelerator_view *q, const amp__replay *r, bool async, amp__point *done);
+void amp__queue_graph_free(amp_accelerator_view *q, void *exec);
+/* AMP_ERROR_BUSY naming what, when q records a graph: nothing else may be
+ * queued on it, waited for on it, or destroy it meanwhile. */
+amp_status amp__queue_refuse_recording(amp_accelerator_view *q, const char *what);
 
 /* -------------------------------------------------------- lib/box.c */
 
@@ -259,6 +295,10 @@ typedef struct amp__storage {
     amp__box dirty[AMP__MAX_BOXES]; /* device-copy regions newer than home */
     amp__box whole;             /* the whole extent as a box */
     char *host;                 /* host memory behind views (home when home_acc is NULL); NULL for device arrays */
+    /* Graphs (lib/graph.c): graphs that refer to its device memory (which
+     * then stays where it is), and recordings in progress that use it
+     * (host access to it is refused meanwhile). */
+    int graphs, recordings;
 } amp__storage;
 
 amp_status amp__storage_new(size_t elem, amp_extent e, void *host, bool is_array, amp__storage **out);
@@ -284,6 +324,15 @@ static inline bool amp__storage_ready(const amp__storage *s, const amp_accelerat
  * when the launch reads it, ordering after the last use. *dptr = base. */
 amp_status amp__storage_prepare(amp__storage *s, amp_accelerator_view *q, const amp__box *b, bool discard,
                                 void **dptr);
+/* [storage lock] Give s memory on q's accelerator, moving it there from
+ * another one (host first), as a launch on q needs; nothing else. A graph
+ * holding it where it is makes a move AMP_ERROR_BUSY. */
+amp_status amp__storage_place(amp__storage *s, amp_accelerator_view *q);
+/* [storage lock] After a graph's replay on q (done): b was made current
+ * on the device for it (amp__storage_prepare, possibly before a reset of
+ * the box lists by a later box of the same replay), so it is listed valid
+ * again where needed; a written box becomes device-newer. */
+void amp__storage_after_replay(amp__storage *s, amp__point done, const amp__box *b, bool writes);
 /* [storage lock] After the launch was queued: done is its point; a launch
  * that writes b makes b device-newer (prepare() left room for a box per
  * parameter). Inline for the launch path: a storage last used on the same
@@ -440,6 +489,41 @@ static inline void amp__launch_leave(amp__launcher *me)
 /* [no lock held] Wait until every launch that entered before the call
  * (and may have resolved a handle ended before it) has left. */
 void amp__launches_quiesce(void);
+/* ------------------------------------------------------- lib/graph.c
+ * Launch graphs. While q records (q->recorder), the launches and device
+ * copies its recording thread makes on it are recorded, not run: their
+ * data get device memory on q's accelerator (pinned while the graph
+ * exists) but are neither copied nor ordered, and no storage's coherence
+ * state changes, since nothing ran. A replay does what one launch of the
+ * whole does: makes the boxes the graph uses current on the device,
+ * orders after their last uses, runs the graph, and leaves the boxes it
+ * writes device-newer. */
+
+/* The graph the calling thread records (NULL: none). */
+amp_graph *amp__graph_here(void);
+/* g records on q: AMP_OK on its recording thread, else AMP_ERROR_BUSY
+ * naming what (a launch, a copy) was refused. */
+amp_status amp__graph_check_thread(amp_graph *g, const char *what);
+amp_accelerator_view *amp__graph_queue(const amp_graph *g);
+/* Record that the command being recorded uses box b of s (through the
+ * view or array handle, pinned for the graph's life): reads (unless
+ * overwrite: it writes every element first) and writes as said. s gets
+ * device memory on the graph's accelerator; *dptr is its base. Takes
+ * and releases s's lock. */
+amp_status amp__graph_bind(amp_graph *g, amp__storage *s, const amp__box *b, const void *handle, amp_array_view *view,
+                           bool writes, bool overwrite, void **dptr);
+/* Record a launch (its pack holds the device pointers bind gave) of k, a
+ * driver copy (device to device on the graph's accelerator; bytes > 0 on
+ * the first of a logical copy's, which counts it). A failure leaves the
+ * recording broken: ending it then fails. */
+amp_status amp__graph_record_launch(amp_graph *g, const amp__kernel *k, const amp__launch *l);
+amp_status amp__graph_record_copy(amp_graph *g, const amp__copy *c, uint64_t bytes);
+/* Graphs that pin handle (a view, an array, an amp__kernel), for the
+ * destroy calls that must then say AMP_ERROR_BUSY. */
+int amp__graph_uses(const void *handle);
+/* AMP_ERROR_BUSY naming what, when a recording in progress uses s (its
+ * results exist only once the graph runs). [storage lock] */
+amp_status amp__graph_refuse_host(const amp__storage *s, const char *what);
 
 /* ----------------------------------------------- lib/compile_cache.c */
 

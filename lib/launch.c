@@ -185,6 +185,50 @@ static size_t amp__sort_unique(amp__storage **v, size_t n)
     return u;
 }
 
+/* What the backend gets: the kernel, the domain, the pack. */
+static void amp__launch_fill(amp__launch *l, const amp__kernel *k, amp_extent e, const amp_tiled_extent *t,
+                             const unsigned char *pack, bool async)
+{
+    l->kernel_name = k->name;
+    l->sig = &k->sig;
+    l->tiled = t != NULL;
+    l->extent = t ? t->extent : e;
+    memset(&l->info, 0, sizeof l->info);
+    l->info.rank = l->extent.rank;
+    _Static_assert(AMP_MAX_RANK <= AMP__LAUNCH_MAX_RANK, "launch_info carries every rank a launch may have");
+    for (int d = 0; d < AMP_MAX_RANK; ++d) l->info.ext[d] = d < l->extent.rank ? l->extent.v[d] : 0;
+    l->pack = pack;
+    l->pack_size = (size_t)k->sig.pack_size;
+    l->async = async;
+}
+
+/* A launch on a view that records a graph (lib/graph.c), its arguments
+ * checked as for any launch: each datum gets device memory on q's
+ * accelerator (bound to the graph), and the launch is recorded with that
+ * pack. Nothing is copied, ordered or marked: nothing ran. */
+static amp_status amp__run_recorded(amp_accelerator_view *q, amp_extent e, const amp_tiled_extent *t,
+                                    const amp__kernel *k, const amp_arg *args, amp__bound *bound, size_t nargs,
+                                    unsigned char *pack, bool async)
+{
+    amp_graph *g = atomic_load_explicit(&q->recorder, memory_order_acquire);
+    amp_status st = amp__graph_check_thread(g, "a launch");
+    for (size_t i = 0; i < nargs && st == AMP_OK; ++i) {
+        amp__bound *b = &bound[i];
+        if (!b->s) {
+            if (b->view) amp__put_view(pack, &k->sig.params[i], b, NULL);
+            continue;
+        }
+        void *dptr = NULL;
+        const void *handle = b->view ? (const void *)b->view : (const void *)args[i].u.array;
+        if ((st = amp__graph_bind(g, b->s, b->box, handle, b->view, b->writes, false, &dptr)) == AMP_OK)
+            amp__put_view(pack, &k->sig.params[i], b, dptr);
+    }
+    if (st != AMP_OK) return st;
+    amp__launch l;
+    amp__launch_fill(&l, k, e, t, pack, async);
+    return amp__graph_record_launch(g, k, &l);
+}
+
 /* amp__run inside amp__launch_enter / leave (the kernel is used only here). */
 static inline __attribute__((always_inline)) amp_status amp__run_entered(amp_accelerator_view *q, amp_extent e, const amp_tiled_extent *t,
                                           amp_kernel *handle, const amp_arg *args, size_t nargs, bool async,
@@ -234,6 +278,12 @@ static inline __attribute__((always_inline)) amp_status amp__run_entered(amp_acc
         if (done) *done = (amp__point){NULL, 0};
         return AMP_OK;
     }
+    if (atomic_load_explicit(&q->recorder, memory_order_relaxed)) {
+        /* Recorded, not run: the point after it is none. */
+        if (done) *done = (amp__point){NULL, 0};
+        if (timing) timing[0] = timing[1] = NULL;
+        return amp__run_recorded(q, e, t, k, args, bound, nargs, pack, async);
+    }
     nlocked = amp__sort_unique(locked, nlocked);
     for (size_t i = 0; i < nlocked; ++i) amp__lock_acquire(&locked[i]->lock);
 
@@ -251,17 +301,7 @@ static inline __attribute__((always_inline)) amp_status amp__run_entered(amp_acc
     }
 
     amp__launch l;
-    l.kernel_name = k->name;
-    l.sig = &k->sig;
-    l.tiled = t != NULL;
-    l.extent = t ? t->extent : e;
-    memset(&l.info, 0, sizeof l.info);
-    l.info.rank = l.extent.rank;
-    _Static_assert(AMP_MAX_RANK <= AMP__LAUNCH_MAX_RANK, "launch_info carries every rank a launch may have");
-    for (int d = 0; d < AMP_MAX_RANK; ++d) l.info.ext[d] = d < l.extent.rank ? l.extent.v[d] : 0;
-    l.pack = pack;
-    l.pack_size = (size_t)k->sig.pack_size;
-    l.async = async;
+    amp__launch_fill(&l, k, e, t, pack, async);
     amp__point after = {NULL, 0};
     st = timing ? amp__queue_launch_timed(q, k->fn, &l, &after, &timing[0], &timing[1])
                 : amp__queue_launch(q, k->fn, &l, &after);

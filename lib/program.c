@@ -557,6 +557,13 @@ fail:
 amp_status amp_program_destroy(amp_program *p)
 {
     if (!p) return AMP_OK;
+    AMP__HANDLE_OK(p, AMP__HANDLE_PROGRAM);
+    for (size_t i = 0; i < p->nkernels; ++i) {
+        int graphs = amp__graph_uses(p->kernels[i]);
+        if (graphs)
+            return amp__fail(AMP_ERROR_BUSY, "amp_program_destroy: %d graph(s) launch its kernel '%s' (destroy them first)",
+                             graphs, p->kernels[i]->name);
+    }
     amp_status st = amp__handle_end(p, AMP__HANDLE_PROGRAM, __func__, "p");
     if (st != AMP_OK) return st;
     /* End the kernels' handles, then let launches that resolved one before

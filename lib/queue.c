@@ -20,6 +20,8 @@ struct amp__mark {
     void *event;
 };
 
+static amp_status amp__mark_get(amp_accelerator_view *q, uint64_t seq, amp__mark **out);
+
 static void amp__mark_release(amp_accelerator_view *q, amp__mark *m)
 {
     if (!m || atomic_fetch_sub(&m->refs, 1) != 1) return;
@@ -101,8 +103,25 @@ static amp_status amp__queue_launch_raw(amp_accelerator_view *q, void *fn, const
     return AMP_OK;
 }
 
+/* A recording queue (lib/graph.c) takes nothing but its recording thread's
+ * launches and copies: every other operation is refused. */
+amp_status amp__queue_refuse_recording(amp_accelerator_view *q, const char *what)
+{
+    if (!q || !atomic_load_explicit(&q->recorder, memory_order_acquire)) return AMP_OK;
+    return amp__fail(AMP_ERROR_BUSY,
+                     "%s: the accelerator view (%s) is recording a graph; it runs nothing else and cannot be waited "
+                     "for until the recording ends (amp_graph_end_recording)",
+                     what, q->acc->e.info.device_path);
+}
+
 amp_status amp__queue_timed_event(amp_accelerator_view *q, void **ev)
 {
+    amp_graph *g = atomic_load_explicit(&q->recorder, memory_order_acquire);
+    if (g) {
+        /* The work it would time is being recorded, not run: untimed. */
+        *ev = NULL;
+        return amp__graph_check_thread(g, "timing a command");
+    }
     return q->be->event_record_timed(q->dev, q->queue, ev);
 }
 
@@ -217,6 +236,126 @@ void amp__queue_span_end(amp__copy_span *sp, amp_accelerator_view *counted, cons
     amp__trace_end(&r, st == AMP_OK);
 }
 
+/* ---------------------------------------------------------------- graphs
+ * While q records (lib/graph.c), the backend's queue is in its recording
+ * mode: only the recording thread's launches and copies reach it, through
+ * record_launch and record_copy; every other queue operation the core
+ * would make on q is refused here (a CUDA or HIP stream that captures
+ * would record it, or fail the capture). */
+
+amp_status amp__queue_record_begin(amp_accelerator_view *q)
+{
+    /* Every point given out so far is covered by a wait point recorded
+     * now: a waiter on one of them never records an event on q while it
+     * records (there is no point after them until it ends). */
+    uint64_t seq = atomic_load_explicit(&q->submitted, memory_order_acquire);
+    if (seq) {
+        amp__mark *m = NULL;
+        amp_status st = amp__mark_get(q, seq, &m);
+        if (st != AMP_OK) return st;
+        amp__mark_release(q, m);
+    }
+    return q->be->graph_begin(q->dev, q->queue);
+}
+
+amp_status amp__queue_record_launch(amp_accelerator_view *q, void *fn, const amp__launch *l)
+{
+    return q->be->launch(q->dev, q->queue, fn, l);
+}
+
+amp_status amp__queue_record_copy(amp_accelerator_view *q, const amp__copy *c)
+{
+    return q->be->copy(q->dev, q->queue, c);
+}
+
+amp_status amp__queue_record_end(amp_accelerator_view *q, bool keep, void **exec)
+{
+    return q->be->graph_end(q->dev, q->queue, keep, exec);
+}
+
+static amp_status amp__queue_replay_raw(amp_accelerator_view *q, const amp__replay *r, bool async, uint64_t *node_ns,
+                                        amp__point *done)
+{
+    amp_status st = q->be->graph_launch(q->dev, q->queue, r->exec, async, node_ns);
+    if (st != AMP_OK) return st;
+    /* One number for each command it holds, so that launches and copies
+     * count in q's statistics as if queued one by one. */
+    uint64_t n = r->launches + r->driver_copies;
+    done->q = q;
+    done->seq = atomic_fetch_add_explicit(&q->submitted, n, memory_order_acq_rel) + n;
+    if (r->driver_copies) {
+        /* After the numbers: see amp__queue_launches. */
+        atomic_fetch_add_explicit(&q->driver_copies, r->driver_copies, memory_order_release);
+        atomic_fetch_add_explicit(&q->bytes_d2d, r->copy_bytes, memory_order_relaxed);
+        atomic_fetch_add_explicit(&q->copies_d2d, r->copies, memory_order_relaxed);
+    }
+    return AMP_OK;
+}
+
+#if HIPAMP_TRACE_HOOKS /* compiled out with the hooks */
+/* The commands a backend timed inside a replay (node_ns), as spans on the
+ * replay's queue. */
+static void amp__replay_nodes(amp_accelerator_view *q, const amp__replay *rp, const uint64_t *node_ns)
+{
+    for (uint64_t i = 0; i < rp->launches + rp->driver_copies; ++i) {
+        const amp__replay_node *n = &rp->nodes[i];
+        if (!node_ns[2 * i]) break; /* not run: an earlier one failed */
+        amp__trace_rec c = AMP__TRACE_REC(n->name ? AMP__REC_LAUNCH : AMP__REC_COPY);
+        if (n->name) {
+            c.name = n->name;
+            c.rank = (uint8_t)n->extent.rank;
+            c.tiled = n->tiled;
+            for (int d = 0; d < n->extent.rank && d < AMP_MAX_RANK; ++d) c.ext[d] = n->extent.v[d];
+            for (int d = 0; n->tiled && d < 3; ++d) c.tile[d] = n->tile[d];
+        } else {
+            c.sub = AMP__D2D;
+            c.why = AMP__WHY_COPY;
+            c.bytes = n->bytes;
+        }
+        c.t_ns = node_ns[2 * i];
+        amp__queue_describe(q, &c);
+        amp__trace_span(&c, node_ns[2 * i + 1]);
+    }
+}
+
+/* A replay is one span on its queue, device-timed, with the commands
+ * inside it as spans of their own where the backend times them (the CPU
+ * accelerator's synchronous replays; GPU drivers run a graph as a whole). */
+static amp_status amp__queue_replay_traced(amp_accelerator_view *q, const amp__replay *rp, bool async,
+                                           amp__point *done)
+{
+    amp__trace_rec r = AMP__TRACE_REC(AMP__REC_GRAPH);
+    r.name = rp->label;
+    r.launches = rp->launches;
+    r.copies = rp->copies;
+    r.bytes = rp->copy_bytes;
+    uint64_t n = rp->launches + rp->driver_copies;
+    uint64_t *node_ns = !async && n && amp__trace_recording() ? calloc(2 * n, sizeof *node_ns) : NULL;
+    r.t_ns = amp__trace_begin(&r);
+    amp__timing_begin(q, &r);
+    amp_status st = amp__queue_replay_raw(q, rp, async, node_ns, done);
+    amp__timing_end(q, &r, st);
+    if (st == AMP_OK) amp__queue_describe(q, &r);
+    amp__trace_end(&r, st == AMP_OK);
+    if (node_ns) amp__replay_nodes(q, rp, node_ns);
+    free(node_ns);
+    return st;
+}
+#endif
+
+amp_status amp__queue_replay(amp_accelerator_view *q, const amp__replay *r, bool async, amp__point *done)
+{
+    *done = (amp__point){NULL, 0};
+    if (!r->exec) return AMP_OK;
+    AMP__TRACE(return amp__queue_replay_traced(q, r, async, done));
+    return amp__queue_replay_raw(q, r, async, NULL, done);
+}
+
+void amp__queue_graph_free(amp_accelerator_view *q, void *exec)
+{
+    if (exec) q->be->graph_destroy(q->dev, exec);
+}
+
 amp_status amp__queue_launch_timed(amp_accelerator_view *q, void *fn, const amp__launch *l, amp__point *done,
                                    void **t0, void **t1)
 {
@@ -234,10 +373,12 @@ amp_status amp__queue_launch_timed(amp_accelerator_view *q, void *fn, const amp_
 amp_status amp__queue_copy_peer(amp_accelerator_view *q, amp_accelerator *dst_acc, void *dst, const void *src,
                                 size_t bytes, amp__point *done)
 {
+    amp_status st = amp__queue_refuse_recording(q, "a copy between two accelerators");
+    if (st != AMP_OK) return st;
     if (!q->be->copy_peer || dst_acc->e.be != q->be)
         return amp__fail(AMP_ERROR_UNSUPPORTED, "no peer copy from %s to %s", q->acc->e.info.device_path,
                          dst_acc->e.info.device_path);
-    amp_status st = q->be->copy_peer(q->dev, q->queue, dst_acc->e.dev, dst, src, bytes);
+    st = q->be->copy_peer(q->dev, q->queue, dst_acc->e.dev, dst, src, bytes);
     if (st != AMP_OK) return st;
     done->q = q;
     done->seq = amp__queue_number(q);
@@ -248,7 +389,9 @@ amp_status amp__queue_copy_peer(amp_accelerator_view *q, amp_accelerator *dst_ac
 
 amp_status amp__queue_copy(amp_accelerator_view *q, const amp__copy *c, amp__point *done)
 {
-    amp_status st = q->be->copy(q->dev, q->queue, c);
+    amp_status st = amp__queue_refuse_recording(q, "a copy");
+    if (st != AMP_OK) return st;
+    st = q->be->copy(q->dev, q->queue, c);
     if (st != AMP_OK) return st;
     done->q = q;
     done->seq = amp__queue_number(q);
@@ -307,9 +450,11 @@ static void amp__note_completed(amp_accelerator_view *q, uint64_t seq)
 
 amp_status amp__queue_drain_for(amp_accelerator_view *q, const uint32_t *ms)
 {
+    amp_status st = amp__queue_refuse_recording(q, "waiting for the view");
+    if (st != AMP_OK) return st;
     uint64_t seen = atomic_load_explicit(&q->submitted, memory_order_acquire);
     AMP__TRACE_CLOCK(t_wait, amp__wait_begin(q));
-    amp_status st = ms ? q->be->queue_wait_for(q->dev, q->queue, *ms) : q->be->queue_wait(q->dev, q->queue);
+    st = ms ? q->be->queue_wait_for(q->dev, q->queue, *ms) : q->be->queue_wait(q->dev, q->queue);
     AMP__TRACE(amp__wait_end(t_wait, q, AMP__SEQ_TAIL, st));
     if (st == AMP_OK) amp__note_completed(q, seen);
     return st;
@@ -330,6 +475,9 @@ static amp_status amp__mark_get(amp_accelerator_view *q, uint64_t seq, amp__mark
         atomic_fetch_add(&m->refs, 1);
         goto done;
     }
+    /* A recording queue takes no event (amp__queue_record_begin covered
+     * every numbered point): only "whatever is queued" gets here. */
+    if ((st = amp__queue_refuse_recording(q, "waiting for work handed to a vendor library")) != AMP_OK) goto done;
     if (!(m = calloc(1, sizeof *m))) {
         st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "accelerator view: out of host memory for a wait point");
         goto done;
@@ -377,8 +525,10 @@ amp_status amp__point_order(amp_accelerator_view *on, amp__point p)
     /* Queues of different backends cannot wait for each other's events:
      * the host waits instead. */
     if (p.q->be != on->be) return amp__point_wait(p);
+    amp_status st = amp__queue_refuse_recording(on, "ordering after another queue");
+    if (st != AMP_OK) return st;
     amp__mark *m;
-    amp_status st = amp__mark_get(p.q, p.seq, &m);
+    st = amp__mark_get(p.q, p.seq, &m);
     if (st != AMP_OK) return st;
     st = on->be->queue_wait_event(on->dev, on->queue, m->event);
     amp__mark_release(p.q, m);
@@ -494,10 +644,16 @@ amp_status amp_accelerator_view_destroy(amp_accelerator_view *q)
         return amp__fail(AMP_ERROR_INVALID_ARGUMENT,
                          "amp_accelerator_view_destroy: %s's default view belongs to the library",
                          q->acc->e.info.device_path);
+    int graphs = atomic_load(&q->graphs);
+    if (graphs)
+        return amp__fail(AMP_ERROR_BUSY, "amp_accelerator_view_destroy: %d graph(s) recorded on this view still exist",
+                         graphs);
+    amp_status st = amp__queue_refuse_recording(q, "amp_accelerator_view_destroy");
+    if (st != AMP_OK) return st;
     /* The user's handle ends here; storages may still hold points on this
      * queue (they retain it), and the queue itself goes when the last of
      * those is released. */
-    amp_status st = amp__handle_end(q, AMP__HANDLE_QUEUE, __func__, "q");
+    st = amp__handle_end(q, AMP__HANDLE_QUEUE, __func__, "q");
     if (st != AMP_OK) return st;
     st = amp__queue_drain(q);
     amp__queue_release(q);

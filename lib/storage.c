@@ -242,7 +242,8 @@ amp_status amp__storage_sync(amp__storage *s, const amp__box *b)
 
 amp_status amp__storage_sync_queue(amp__storage *s, const amp__box *b)
 {
-    amp_status st = AMP_OK;
+    amp_status st = amp__graph_refuse_host(s, "making the host current");
+    if (st != AMP_OK) return st;
     int R = s->ext.rank;
     amp_accelerator_view *q = NULL;
     if (!s->direct && s->ndirty) {
@@ -411,39 +412,50 @@ static amp_status amp__copy_in_missing(amp__storage *s, amp_accelerator_view *q,
     return amp__copy_box(s, q, b, true, why);
 }
 
+amp_status amp__storage_place(amp__storage *s, amp_accelerator_view *q)
+{
+    amp_status st = AMP_OK;
+    amp_accelerator *acc = q->acc;
+    const amp__backend *be = q->be;
+    if (s->acc == acc) return AMP_OK;
+    /* A graph refers to its device memory where it is (lib/graph.c). */
+    if (s->acc && s->graphs)
+        return amp__fail(AMP_ERROR_BUSY,
+                         "the data is used by %d graph(s) on %s, where it stays while they exist; it cannot move to %s",
+                         s->graphs, s->acc->e.info.device_path, acc->e.info.device_path);
+    /* The data leaves where it is (not an array's home): home first, then
+     * start over here. */
+    if (s->acc && !(s->home_acc && s->acc == s->home_acc)) {
+        if ((st = amp__storage_sync(s, &s->whole)) != AMP_OK) return st;
+        amp__storage_drop_device(s);
+    }
+    size_t bytes = amp__storage_bytes(s);
+    if (s->acc == acc) {
+        /* Back at an array's home. */
+    } else if (s->home_acc) {
+        /* An array used on another accelerator: a device copy here. */
+        if ((st = be->mem_alloc(q->dev, bytes, &s->dptr)) != AMP_OK) return st;
+        s->direct = false;
+    } else if (acc->e.info.is_unified_memory && be->host_register) {
+        if ((st = be->host_register(q->dev, s->host, bytes, &s->dptr)) != AMP_OK) return st;
+        s->unified = s->registered = s->direct = true;
+    } else if ((st = be->mem_alloc(q->dev, bytes, &s->dptr)) != AMP_OK) {
+        return st;
+    }
+    s->acc = acc;
+    return AMP_OK;
+}
+
 amp_status amp__storage_prepare(amp__storage *s, amp_accelerator_view *q, const amp__box *b, bool discard,
                                 void **dptr)
 {
     amp_status st = AMP_OK;
-    amp_accelerator *acc = q->acc;
     if (amp__storage_ready(s, q, b)) {
         *dptr = s->dptr;
         return AMP_OK;
     }
-    const amp__backend *be = q->be;
     int R = s->ext.rank;
-    if (s->acc != acc) {
-        /* The data leaves where it is (not an array's home): home first, then
-         * start over here. */
-        if (s->acc && !(s->home_acc && s->acc == s->home_acc)) {
-            if ((st = amp__storage_sync(s, &s->whole)) != AMP_OK) return st;
-            amp__storage_drop_device(s);
-        }
-        size_t bytes = amp__storage_bytes(s);
-        if (s->acc == acc) {
-            /* Back at an array's home. */
-        } else if (s->home_acc) {
-            /* An array used on another accelerator: a device copy here. */
-            if ((st = be->mem_alloc(q->dev, bytes, &s->dptr)) != AMP_OK) return st;
-            s->direct = false;
-        } else if (acc->e.info.is_unified_memory && be->host_register) {
-            if ((st = be->host_register(q->dev, s->host, bytes, &s->dptr)) != AMP_OK) return st;
-            s->unified = s->registered = s->direct = true;
-        } else if ((st = be->mem_alloc(q->dev, bytes, &s->dptr)) != AMP_OK) {
-            return st;
-        }
-        s->acc = acc;
-    }
+    if ((st = amp__storage_place(s, q)) != AMP_OK) return st;
     if ((st = amp__point_order(q, s->last)) != AMP_OK) return st;
     if (!s->direct) {
         /* One launch adds at most one box per parameter: keep that much
@@ -463,6 +475,16 @@ amp_status amp__storage_prepare(amp__storage *s, amp_accelerator_view *q, const 
     }
     *dptr = s->dptr;
     return AMP_OK;
+}
+
+void amp__storage_after_replay(amp__storage *s, amp__point done, const amp__box *b, bool writes)
+{
+    /* Room: lib/graph.c uses at most 16 boxes of a storage, and prepare
+     * left room for 32 each time. */
+    if (!s->direct && !amp__boxes_cover(s->valid, s->nvalid, b, s->ext.rank) &&
+        !amp__boxes_add(s->valid, &s->nvalid, b, s->ext.rank))
+        s->nvalid = 0;
+    amp__storage_after_launch(s, done, b, writes);
 }
 
 amp_status amp__storage_refresh(amp__storage *s, const amp__box *b)

@@ -311,12 +311,8 @@ static amp_status amp__cpu_host_register(void *dev, void *host, size_t bytes, vo
 
 static void amp__cpu_host_unregister(void *dev, void *host) {}
 
-static amp_status amp__cpu_copy(void *dev, void *queue, const amp__copy *c)
+void amp__cpu_copy_bytes(const amp__copy *c)
 {
-    if (!c || (!c->dst && c->width_bytes) || (!c->src && c->width_bytes))
-        return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "CPU accelerator: copy with a NULL pointer");
-    /* In order: after the launches queued on it (done here, in this thread). */
-    amp__cpu_queue_drain(queue);
     char *dst = c->dst;
     const char *src = c->src;
     size_t h = c->height ? c->height : 1, dd = c->depth ? c->depth : 1;
@@ -324,12 +320,23 @@ static amp_status amp__cpu_copy(void *dev, void *queue, const amp__copy *c)
                         (dd == 1 || (c->dst_slice_pitch == h * c->dst_pitch &&
                                      c->src_slice_pitch == h * c->src_pitch)))) {
         memmove(dst, src, c->width_bytes * h * dd);
-        return AMP_OK;
+        return;
     }
     for (size_t z = 0; z < dd; ++z)
         for (size_t y = 0; y < h; ++y)
             memmove(dst + z * c->dst_slice_pitch + y * c->dst_pitch,
                     src + z * c->src_slice_pitch + y * c->src_pitch, c->width_bytes);
+}
+
+static amp_status amp__cpu_copy(void *dev, void *queue, const amp__copy *c)
+{
+    amp__cpu_graph *g = amp__cpu_queue_recording(queue);
+    if (g) return amp__cpu_graph_add_copy(g, c);
+    if (!c || (!c->dst && c->width_bytes) || (!c->src && c->width_bytes))
+        return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "CPU accelerator: copy with a NULL pointer");
+    /* In order: after the launches queued on it (done here, in this thread). */
+    amp__cpu_queue_drain(queue);
+    amp__cpu_copy_bytes(c);
     return AMP_OK;
 }
 
@@ -371,6 +378,10 @@ static const amp__backend amp__cpu_backend = {
     .copy = amp__cpu_copy,
     .copy_peer = NULL, /* one CPU accelerator: nothing to copy to */
     .launch = amp__cpu_queue_launch,
+    .graph_begin = amp__cpu_graph_begin,
+    .graph_end = amp__cpu_graph_end,
+    .graph_launch = amp__cpu_graph_launch,
+    .graph_destroy = amp__cpu_graph_destroy,
 };
 
 void amp__cpu_enumerate(amp__device_entry *out)

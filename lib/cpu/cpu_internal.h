@@ -157,6 +157,30 @@ amp_status amp__cpu_event_wait_for(void *dev, void *event, uint32_t ms);
 amp_status amp__cpu_event_query(void *dev, void *event, bool *done);
 void amp__cpu_event_release(void *dev, void *event);
 
+/* ------------------------------------------- launch graphs (cpu_graph.c)
+ * A replay list: launches recorded on a queue (graph_begin..graph_end,
+ * backend.h) as jobs set up once, copies as their bytes; a replay runs
+ * them in order (a job may run any number of times). */
+typedef struct amp__cpu_graph amp__cpu_graph;
+amp_status amp__cpu_graph_new(amp__cpu_graph **out);
+amp_status amp__cpu_graph_add_launch(amp__cpu_graph *g, const amp__cpu_kernel *k, const amp__launch *l);
+amp_status amp__cpu_graph_add_copy(amp__cpu_graph *g, const amp__copy *c);
+size_t amp__cpu_graph_size(const amp__cpu_graph *g);
+/* Run every command in order on the calling thread (and the pool); the
+ * first failure ends the replay and is its status. node_ns (may be NULL):
+ * each command's start and end (backend.h). */
+amp_status amp__cpu_graph_run(amp__cpu_device *d, amp__cpu_graph *g, uint64_t *node_ns);
+void amp__cpu_graph_free(amp__cpu_graph *g);
+/* The queue's recording (NULL when it is not recording). */
+amp__cpu_graph *amp__cpu_queue_recording(void *queue);
+/* The backend's graph operations (cpu_queue.c). */
+amp_status amp__cpu_graph_begin(void *dev, void *queue);
+amp_status amp__cpu_graph_end(void *dev, void *queue, bool keep, void **graph);
+amp_status amp__cpu_graph_launch(void *dev, void *queue, void *graph, bool async, uint64_t *node_ns);
+void amp__cpu_graph_destroy(void *dev, void *graph);
+/* A copy's bytes, now, on the calling thread (cpu_backend.c). */
+void amp__cpu_copy_bytes(const amp__copy *c);
+
 /* ------------------------------------------------------- loop version
  * Largest tile_static + work-item context a loop version may keep on its
  * stack (the loop transformation, lib/cpu/loops/, refuses larger kernels;

@@ -21,10 +21,11 @@ typedef struct amp__cpu_event {
     struct amp__cpu_event *next; /* among the events of one queued launch */
 } amp__cpu_event;
 
-/* A launch waiting for (or running on) its queue's thread, and the events
- * recorded right after it. */
+/* A launch (or a graph's replay) waiting for (or running on) its queue's
+ * thread, and the events recorded right after it. */
 typedef struct amp__cpu_qitem {
     amp__cpu_job *job;
+    amp__cpu_graph *graph; /* a replay (job NULL): the graph's own, not freed here */
     amp__cpu_event *events;
     struct amp__cpu_qitem *next;
 } amp__cpu_qitem;
@@ -47,6 +48,9 @@ typedef struct amp__cpu_queue {
      * later queued launches do not run until it is. */
     amp_status fault;
     char fault_msg[512];
+    /* graph_begin..graph_end: launches and copies are recorded here. Only
+     * the recording thread uses the queue meanwhile (backend.h). */
+    amp__cpu_graph *recording;
 } amp__cpu_queue;
 
 /* Events come from a pool (lib/slab.c): every asynchronous launch makes two
@@ -172,7 +176,9 @@ static void *amp__cpu_queue_main(void *arg)
         amp__cpu_qitem *it = q->head;
         bool skip = q->fault != AMP_OK;
         pthread_mutex_unlock(&q->mu);
-        amp_status st = skip ? AMP_OK : amp__cpu_job_run(q->d, it->job);
+        amp_status st = skip       ? AMP_OK
+                        : it->graph ? amp__cpu_graph_run(q->d, it->graph, NULL)
+                                    : amp__cpu_job_run(q->d, it->job);
         pthread_mutex_lock(&q->mu);
         if (st != AMP_OK && q->fault == AMP_OK) {
             q->fault = st;
@@ -285,31 +291,11 @@ amp_status amp__cpu_queue_wait_for(void *dev, void *queue, uint32_t ms)
     return amp__cpu_queue_wait_until(queue, &until);
 }
 
-amp_status amp__cpu_queue_launch(void *dev, void *queue, void *fn, const amp__launch *l)
+/* Hand it to q's thread (started on first use). Without a thread it runs
+ * here, as through the blocking API, and is freed. */
+static amp_status amp__cpu_queue_put(amp__cpu_queue *q, amp__cpu_qitem *it)
 {
-    amp__cpu_queue *q = queue;
     amp_status st;
-    if (!q || !l->async) {
-        /* In this thread, after what the queue holds; an asynchronous
-         * launch's failure not reported yet is this call's (the work after
-         * it would read its results). */
-        if (q) {
-            amp__cpu_queue_drain(q);
-            if ((st = amp__cpu_queue_take_fault(q)) != AMP_OK)
-                return amp__fail(st, "an earlier asynchronous launch on this queue failed, so '%s' did not run: %s",
-                                 l->kernel_name, amp_last_error());
-        }
-        return amp__cpu_run(dev, fn, l);
-    }
-    amp__cpu_queue_after_fork(q);
-    amp__cpu_job *j = NULL;
-    if ((st = amp__cpu_job_new(fn, l, &j)) != AMP_OK) return st;
-    amp__cpu_qitem *it = calloc(1, sizeof *it);
-    if (!it) {
-        amp__cpu_job_free(j);
-        return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory to queue a launch");
-    }
-    it->job = j;
     pthread_mutex_lock(&q->mu);
     if (!q->thread_started) {
         /* The queue's thread takes no signals: they belong to the
@@ -321,11 +307,10 @@ amp_status amp__cpu_queue_launch(void *dev, void *queue, void *fn, const amp__la
         pthread_sigmask(SIG_SETMASK, &old, NULL);
         if (!q->thread_started) {
             pthread_mutex_unlock(&q->mu);
-            free(it);
-            /* No thread: run it here, as a launch through the blocking API. */
             amp__cpu_queue_drain(q);
-            st = amp__cpu_job_run(q->d, j);
-            amp__cpu_job_free(j);
+            st = it->graph ? amp__cpu_graph_run(q->d, it->graph, NULL) : amp__cpu_job_run(q->d, it->job);
+            amp__cpu_job_free(it->job);
+            free(it);
             return st;
         }
     }
@@ -344,6 +329,86 @@ amp_status amp__cpu_queue_launch(void *dev, void *queue, void *fn, const amp__la
     pthread_mutex_unlock(&q->mu);
     return AMP_OK;
 }
+
+/* In this thread, after what the queue holds; an asynchronous launch's
+ * failure not reported yet is this call's (the work after it would read
+ * its results). what names the work refused. */
+static amp_status amp__cpu_queue_ready_here(amp__cpu_queue *q, const char *what)
+{
+    amp_status st;
+    if (!q) return AMP_OK;
+    amp__cpu_queue_drain(q);
+    if ((st = amp__cpu_queue_take_fault(q)) != AMP_OK)
+        return amp__fail(st, "an earlier asynchronous launch on this queue failed, so %s did not run: %s", what,
+                         amp_last_error());
+    return AMP_OK;
+}
+
+amp_status amp__cpu_queue_launch(void *dev, void *queue, void *fn, const amp__launch *l)
+{
+    amp__cpu_queue *q = queue;
+    amp_status st;
+    if (q && q->recording) return amp__cpu_graph_add_launch(q->recording, fn, l);
+    if (!q || !l->async) {
+        char what[160];
+        snprintf(what, sizeof what, "'%.128s'", l->kernel_name);
+        if ((st = amp__cpu_queue_ready_here(q, what)) != AMP_OK) return st;
+        return amp__cpu_run(dev, fn, l);
+    }
+    amp__cpu_queue_after_fork(q);
+    amp__cpu_job *j = NULL;
+    if ((st = amp__cpu_job_new(fn, l, &j)) != AMP_OK) return st;
+    amp__cpu_qitem *it = calloc(1, sizeof *it);
+    if (!it) {
+        amp__cpu_job_free(j);
+        return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory to queue a launch");
+    }
+    it->job = j;
+    return amp__cpu_queue_put(q, it);
+}
+
+/* ------------------------------------------------------------ graphs */
+
+amp__cpu_graph *amp__cpu_queue_recording(void *queue)
+{
+    amp__cpu_queue *q = queue;
+    return q ? q->recording : NULL;
+}
+
+amp_status amp__cpu_graph_begin(void *dev, void *queue)
+{
+    amp__cpu_queue *q = queue;
+    if (q->recording) return amp__fail(AMP_ERROR_BUSY, "CPU accelerator: the queue is recording already");
+    return amp__cpu_graph_new(&q->recording);
+}
+
+amp_status amp__cpu_graph_end(void *dev, void *queue, bool keep, void **graph)
+{
+    amp__cpu_queue *q = queue;
+    amp__cpu_graph *g = q->recording;
+    q->recording = NULL;
+    *graph = NULL;
+    if (keep && amp__cpu_graph_size(g)) *graph = g;
+    else amp__cpu_graph_free(g);
+    return AMP_OK;
+}
+
+amp_status amp__cpu_graph_launch(void *dev, void *queue, void *graph, bool async, uint64_t *node_ns)
+{
+    amp__cpu_queue *q = queue;
+    amp_status st;
+    if (!async) {
+        if ((st = amp__cpu_queue_ready_here(q, "the graph")) != AMP_OK) return st;
+        return amp__cpu_graph_run(dev, graph, node_ns);
+    }
+    amp__cpu_queue_after_fork(q);
+    amp__cpu_qitem *it = calloc(1, sizeof *it);
+    if (!it) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory to queue a graph's replay");
+    it->graph = graph;
+    return amp__cpu_queue_put(q, it);
+}
+
+void amp__cpu_graph_destroy(void *dev, void *graph) { amp__cpu_graph_free(graph); }
 
 static amp_status amp__cpu_record(amp__cpu_queue *q, bool timed, void **event)
 {

@@ -638,6 +638,49 @@ const amp__sys_dir *amp__gpu_system_dirs(const char *platform)
 
 static const amp__sys_dir *gpu_system_include_dirs(void *dev) { return amp__gpu_system_dirs(GPU_DEV(dev)->drv->platform); }
 
+/* -------------------------------------------------------------- graphs
+ * By stream capture: while a queue records, the core queues only launches
+ * and copies on it (from the recording thread), which the driver captures
+ * into a graph instead of running; the graph is instantiated at the end
+ * and replayed with one driver call. */
+
+static amp_status gpu_graph_begin(void *dev, void *queue)
+{
+    gpu_dev *d = GPU_DEV(dev);
+    amp_status st;
+    ON_DEVICE(d, st, st = d->drv->capture_begin(queue));
+    return st;
+}
+
+static amp_status gpu_graph_end(void *dev, void *queue, bool keep, void **graph)
+{
+    gpu_dev *d = GPU_DEV(dev);
+    amp_status st;
+    *graph = NULL;
+    ON_DEVICE(d, st, st = d->drv->capture_end(queue, keep, graph));
+    return st;
+}
+
+static amp_status gpu_graph_launch(void *dev, void *queue, void *graph, bool async, uint64_t *node_ns)
+{
+    gpu_dev *d = GPU_DEV(dev);
+    amp_status st;
+    /* A GPU queue runs everything asynchronously, and the drivers time a
+     * graph as a whole: node_ns stays as it is. */
+    (void)async;
+    (void)node_ns;
+    if (!graph) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "graph is NULL");
+    ON_DEVICE(d, st, st = d->drv->graph_launch(graph, queue));
+    return st;
+}
+
+static void gpu_graph_destroy(void *dev, void *graph)
+{
+    gpu_dev *d = GPU_DEV(dev);
+    if (!graph) return;
+    ON_DEVICE_VOID(d, d->drv->graph_destroy(graph));
+}
+
 /* ------------------------------------------------------------ the table */
 
 static const amp__backend gpu_backend = {
@@ -673,6 +716,10 @@ static const amp__backend gpu_backend = {
     .copy_peer = gpu_copy_peer,
     .peer_info = gpu_peer_info,
     .launch = gpu_launch,
+    .graph_begin = gpu_graph_begin,
+    .graph_end = gpu_graph_end,
+    .graph_launch = gpu_graph_launch,
+    .graph_destroy = gpu_graph_destroy,
 };
 
 /* --------------------------------------------------------- enumeration */

@@ -1,0 +1,120 @@
+/* hipamp_graph.h — launch graphs: record the launches, device copies and
+ * algorithm calls an accelerator view queues once, replay them many times
+ * for a fraction of their launch cost (CUDA graphs and HIP graphs on GPUs,
+ * a replay list of launches set up once on the CPU accelerator). Included
+ * by hipamp.h; the conventions stated at its top hold here too.
+ *
+ * Recording. Between amp_graph_begin_recording(q) and
+ * amp_graph_end_recording(q, &g), the thread that began records instead of
+ * runs:
+ *  - every launch on q (amp_parallel_for_each*, and so every algorithm
+ *    call on q that queues launches: amp_fill, amp_scan, amp_reduce_async,
+ *    amp_transform_reduce_async, ...);
+ *  - every copy between arrays (or views of arrays) of q's accelerator that
+ *    it makes (amp_copy_array*, amp_copy_view*): it runs on q at each
+ *    replay.
+ * What is recorded is fixed then: the kernel, the extent, every value
+ * argument (a scalar that must change from one replay to the next lives in
+ * a 1-element array that a kernel or an algorithm writes), and which views
+ * and arrays each command uses. Nothing runs and no data moves while
+ * recording: the views' data get device memory on q's accelerator, nothing
+ * more.
+ *
+ * Coherence is settled at each replay, as for one launch of the whole
+ * graph: before the graph runs, the parts of its views that it reads are
+ * made current on the device (copying in only what the device lacks, as a
+ * launch does: nothing once the data lives there, which is the case from
+ * the second replay of an iterative solver on; a host view the host
+ * changed and refreshed is copied in again, that part only), and after it,
+ * the parts it writes are newer on the device, so a later synchronize, or
+ * any host access, copies back what the last replay wrote. No copy between
+ * host and device is ever recorded into a graph.
+ *
+ * Refused while recording (the results they need do not exist until the
+ * graph runs; nothing is recorded or run):
+ *  - calls that need a result on the host, from the data a recording uses
+ *    or from q: amp_array_view_synchronize of such data, amp_array_copy_to
+ *    /from_host of an array the recording uses or created on q, copies
+ *    between such data and the host, amp_accelerator_view_wait(q),
+ *    amp_array_view_native_handle on q, amp_reduce and every algorithm
+ *    that returns a value on the host: AMP_ERROR_BUSY;
+ *  - commands on q from any other thread: AMP_ERROR_BUSY (a recording
+ *    belongs to the thread that began it; begin and end must not race with
+ *    another thread's commands on q);
+ *  - beginning a second recording on q, or on any view from a thread that
+ *    records already (recordings do not nest), or launching a graph on q:
+ *    AMP_ERROR_BUSY.
+ * A command that fails while recording (a bad argument) returns its status
+ * and is not recorded; the recording goes on. The futures of launches and
+ * copies made while recording are complete at once and untimed: the work
+ * they name runs when the graph does (wait on the graph's launch).
+ *
+ * Lifetimes. The views, arrays and programs (through their kernels) a
+ * graph uses, and the view it was recorded on, stay bound to it:
+ * destroying one of them while the graph exists is AMP_ERROR_BUSY (destroy
+ * the graph first), and their data stay on q's accelerator (launching a
+ * view the graph uses on another accelerator is AMP_ERROR_BUSY).
+ */
+#ifndef HIPAMP_GRAPH_H
+#define HIPAMP_GRAPH_H
+
+#include "hipamp.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A recorded sequence of commands of one accelerator view. */
+typedef struct amp_graph amp_graph;
+
+/* Start recording q's commands made by the calling thread (see above).
+ * q must be a view of the caller's own (amp_accelerator_view_create or
+ * _create_from_native): the library itself queues work on default views.
+ * Never blocks. AMP_ERROR_INVALID_ARGUMENT: q NULL or a default view.
+ * AMP_ERROR_BUSY: q records already, or this thread records on another
+ * view. AMP_ERROR_UNSUPPORTED: the accelerator's driver has no graphs (a
+ * CUDA driver older than 11.4, a HIP runtime without stream capture). */
+AMP_API amp_status amp_graph_begin_recording(amp_accelerator_view *q);
+/* Stop recording on q and return what was recorded as a graph the caller
+ * owns (destroy it with amp_graph_destroy); a recording of nothing gives a
+ * graph whose launch does nothing. Blocks while the driver builds the
+ * graph. Recording stops however this returns.
+ * AMP_ERROR_INVALID_ARGUMENT: q NULL or not recording. AMP_ERROR_BUSY: q
+ * records on another thread (that recording goes on). AMP_ERROR_DEVICE
+ * from the driver (a recorded command it refused). */
+AMP_API amp_status amp_graph_end_recording(amp_accelerator_view *q, amp_graph **out);
+/* Replay g on q (NULL: the view it was recorded on), after the work
+ * queued on q before. As amp_parallel_for_each: returns once queued
+ * (as-if synchronous: host access to its data waits for it); it may block
+ * to copy its views' data to the device first (see Coherence above); on
+ * the CPU accelerator it runs to completion in the calling thread and a
+ * kernel's failure is this call's status (the commands after it in the
+ * graph do not run). AMP_ERROR_INVALID_ARGUMENT: g NULL or still being
+ * recorded, or q is not the view g was recorded on (naming both).
+ * AMP_ERROR_BUSY: q records a graph now. AMP_ERROR_OUT_OF_MEMORY,
+ * AMP_ERROR_DEVICE as for a launch. */
+AMP_API amp_status amp_graph_launch(amp_accelerator_view *q, amp_graph *g);
+/* As amp_graph_launch, and return a future the caller owns that completes
+ * when the replay has (its elapsed time covers the whole replay). On the
+ * CPU accelerator the replay runs on q's own thread, as an asynchronous
+ * launch does, and its failure is the future's status. */
+AMP_API amp_status amp_graph_launch_async(amp_accelerator_view *q, amp_graph *g, amp_future **out);
+
+typedef struct amp_graph_info {
+    uint64_t launches;        /* kernel launches recorded */
+    uint64_t copies;          /* copies recorded */
+    uint64_t data;            /* distinct views' and arrays' data it uses */
+    uint64_t replays;         /* times it was launched */
+    char implementation[64];  /* "cuda graph", "hip graph", "cpu replay list", "empty" */
+} amp_graph_info;
+/* What g holds. Never blocks. */
+AMP_API amp_status amp_graph_get_info(amp_graph *g, amp_graph_info *out);
+/* Wait for g's replays queued so far (a replay's failure is not reported
+ * here: it was its launch's or its future's), then free it, unbinding what
+ * it used. */
+AMP_API amp_status amp_graph_destroy(amp_graph *g);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* HIPAMP_GRAPH_H */

@@ -1,0 +1,56 @@
+// graph.hip — kernels of test_graph.c: exact float and integer updates whose results after n replays are known, a scalar read from a 1-element array, a tiled kernel with tile_static, and a kernel that reads out of bounds when asked (checked with AMP_DEBUG=1 on the CPU accelerator).
+
+// c = a * 0.5 + b (exact in float for the values the tests use: halving and
+// adding small dyadic numbers).
+AMP_KERNEL(graph_step, amp::index<1> i, amp::array_view<const float, 1> a, amp::array_view<const float, 1> b,
+           amp::array_view<float, 1> c)
+{
+    c[i] = a[i] * 0.5f + b[i];
+}
+
+// y += a * x (a: a value fixed at recording).
+AMP_KERNEL(graph_axpy, amp::index<1> i, amp::array_view<float, 1> y, amp::array_view<const float, 1> x, float a)
+{
+    y[i] += a * x[i];
+}
+
+// x += 1, and n[0] counts the launches (one work-item adds).
+AMP_KERNEL(graph_inc, amp::index<1> i, amp::array_view<int, 1> x, amp::array<int, 1> n)
+{
+    x[i] += 1;
+    if (i[0] == 0) n[0] += 1;
+}
+
+// y *= s[0]: a scalar that changes between replays lives in an array.
+AMP_KERNEL(graph_scale, amp::index<1> i, amp::array_view<float, 1> y, amp::array<const float, 1> s)
+{
+    y[i] *= s[0];
+}
+
+// s[0] += 1.
+AMP_KERNEL(graph_bump, amp::index<1> i, amp::array<float, 1> s)
+{
+    s[0] += 1.0f;
+}
+
+// Each tile's sum of in, into out at the tile's first element; the other
+// elements of the tile get their own input (tile_static and a barrier).
+AMP_TILED_KERNEL(graph_tile_sum, amp::tiled_index<64> t, amp::array_view<const int, 1> in, amp::array_view<int, 1> out)
+{
+    tile_static int s[64];
+    s[t.local[0]] = in[t.global];
+    t.barrier.wait();
+    if (t.local[0] == 0) {
+        int sum = 0;
+        for (int k = 0; k < 64; ++k) sum += s[k];
+        out[t.global] = sum;
+    } else {
+        out[t.global] = s[t.local[0]];
+    }
+}
+
+// v[at] = 1 (at outside v: AMP_DEBUG=1 fails the launch on the CPU).
+AMP_KERNEL(graph_poke, amp::index<1> i, amp::array_view<int, 1> v, int at)
+{
+    v[at] = 1;
+}

@@ -1,0 +1,869 @@
+/* test_graph.c — launch graphs (issue 24): record/replay gives what direct execution gives (views, arrays, a tiled kernel, recorded copies, a scalar kept in an array), coherence at each replay (host changes refreshed are copied in, a later synchronize copies back the last replay's results, nothing moves once the data lives on the device), every refusal with its status (nesting, two threads, another view, host results and waits while recording, destroying what a graph uses), destroy order, 10,000 replays without growing memory, two threads replaying two graphs on two queues, a replay's failure on the CPU accelerator, and the CUDA/HIP graph behind a GPU's (checked where there is one). */
+#include "support.h"
+
+#include <malloc.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+extern const char test_kernels_graph[];
+
+#define N 1024
+
+typedef struct fixture {
+    amp_accelerator *acc;
+    amp_accelerator_view *q;
+    amp_program *p;
+    amp_kernel *step, *axpy, *inc, *scale, *bump, *tile_sum, *poke;
+} fixture;
+
+static void setup(fixture *f, amp_accelerator *acc)
+{
+    memset(f, 0, sizeof *f);
+    f->acc = acc;
+    ASSERT_OK(amp_accelerator_view_create(acc, &f->q));
+    f->p = test_build(acc, test_kernels_graph);
+    f->step = test_kernel(f->p, "graph_step");
+    f->axpy = test_kernel(f->p, "graph_axpy");
+    f->inc = test_kernel(f->p, "graph_inc");
+    f->scale = test_kernel(f->p, "graph_scale");
+    f->bump = test_kernel(f->p, "graph_bump");
+    f->tile_sum = test_kernel(f->p, "graph_tile_sum");
+    f->poke = test_kernel(f->p, "graph_poke");
+}
+
+static void teardown(fixture *f)
+{
+    ASSERT_OK(amp_program_destroy(f->p));
+    ASSERT_OK(amp_accelerator_view_destroy(f->q));
+}
+
+static bool unified(amp_accelerator *acc)
+{
+    amp_accelerator_info info;
+    ASSERT_OK(amp_accelerator_get_info(acc, &info));
+    return info.is_unified_memory;
+}
+
+/* Values whose halves and sums stay exact in float for many steps. */
+static void fill_dyadic(float *x, int n, int seed)
+{
+    for (int i = 0; i < n; ++i) x[i] = (float)((i * 7 + seed * 13) % 64) / 8.0f;
+}
+
+/* One iteration of the chain: c = a/2 + b; b = c/2 + a; a += 0.25 c. */
+static void chain_launch(fixture *f, amp_array_view *a, amp_array_view *b, amp_array_view *c)
+{
+    amp_arg s1[] = {amp_arg_view(a), amp_arg_view(b), amp_arg_view(c)};
+    amp_arg s2[] = {amp_arg_view(c), amp_arg_view(a), amp_arg_view(b)};
+    amp_arg s3[] = {amp_arg_view(a), amp_arg_view(c), amp_arg_float32(0.25f)};
+    ASSERT_OK(amp_parallel_for_each(f->q, amp_extent_1d(N), f->step, s1, 3));
+    ASSERT_OK(amp_parallel_for_each(f->q, amp_extent_1d(N), f->step, s2, 3));
+    ASSERT_OK(amp_parallel_for_each(f->q, amp_extent_1d(N), f->axpy, s3, 3));
+}
+
+static void chain_reference(float *a, float *b, float *c, int iters)
+{
+    for (int it = 0; it < iters; ++it)
+        for (int i = 0; i < N; ++i) {
+            c[i] = a[i] * 0.5f + b[i];
+            b[i] = c[i] * 0.5f + a[i];
+            a[i] += 0.25f * c[i];
+        }
+}
+
+/* -------------------------------------------------------- record/replay */
+
+/* A graph of three dependent launches replayed 20 times gives, bit for
+ * bit, what 20 direct iterations give (and the C reference). */
+ACCEL_TEST(graph, replay_equals_direct_execution)
+{
+    enum { ITERS = 20 };
+    fixture f;
+    setup(&f, acc);
+    static float a1[N], b1[N], c1[N], a2[N], b2[N], c2[N], ra[N], rb[N], rc[N];
+    fill_dyadic(a1, N, 1);
+    fill_dyadic(b1, N, 2);
+    memset(c1, 0, sizeof c1);
+    memcpy(a2, a1, sizeof a1);
+    memcpy(b2, b1, sizeof b1);
+    memcpy(c2, c1, sizeof c1);
+    memcpy(ra, a1, sizeof a1);
+    memcpy(rb, b1, sizeof b1);
+    memcpy(rc, c1, sizeof c1);
+    chain_reference(ra, rb, rc, ITERS);
+
+    amp_array_view *va = test_view(a1, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    amp_array_view *vb = test_view(b1, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    amp_array_view *vc = test_view(c1, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    for (int it = 0; it < ITERS; ++it) chain_launch(&f, va, vb, vc);
+    ASSERT_OK(amp_array_view_destroy(va));
+    ASSERT_OK(amp_array_view_destroy(vb));
+    ASSERT_OK(amp_array_view_destroy(vc));
+
+    va = test_view(a2, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    vb = test_view(b2, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    vc = test_view(c2, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    amp_graph *g = NULL;
+    ASSERT_OK(amp_graph_begin_recording(f.q));
+    chain_launch(&f, va, vb, vc);
+    ASSERT_OK(amp_graph_end_recording(f.q, &g));
+    cr_assert_not_null(g);
+    /* Recording ran nothing. */
+    cr_assert_eq(c2[5], 0.0f, "recording ran the launches");
+    amp_graph_info info;
+    ASSERT_OK(amp_graph_get_info(g, &info));
+    cr_assert_eq(info.launches, 3);
+    cr_assert_eq(info.copies, 0);
+    cr_assert_eq(info.data, 3, "three views' data: %llu", (unsigned long long)info.data);
+    cr_assert_eq(info.replays, 0);
+    for (int it = 0; it < ITERS; ++it) ASSERT_OK(amp_graph_launch(NULL, g));
+    ASSERT_OK(amp_graph_get_info(g, &info));
+    cr_assert_eq(info.replays, ITERS);
+    ASSERT_OK(amp_array_view_synchronize(va));
+    ASSERT_OK(amp_array_view_synchronize(vb));
+    ASSERT_OK(amp_array_view_synchronize(vc));
+    test_check_f32(a2, a1, N, "a: graph vs direct");
+    test_check_f32(b2, b1, N, "b: graph vs direct");
+    test_check_f32(c2, c1, N, "c: graph vs direct");
+    test_check_f32(a2, ra, N, "a: graph vs reference");
+    ASSERT_OK(amp_graph_destroy(g));
+    ASSERT_OK(amp_array_view_destroy(va));
+    ASSERT_OK(amp_array_view_destroy(vb));
+    ASSERT_OK(amp_array_view_destroy(vc));
+    teardown(&f);
+}
+
+/* Every replay runs every launch: a counter in an array and a view both
+ * count them; the view's statistics count the graph's launches. */
+ACCEL_TEST(graph, every_replay_runs_every_launch)
+{
+    fixture f;
+    setup(&f, acc);
+    static int32_t x[N];
+    memset(x, 0, sizeof x);
+    int32_t zero = 0, n = -1;
+    amp_array *cnt = NULL;
+    ASSERT_OK(amp_array_create(f.q, 4, amp_extent_1d(1), &zero, &cnt));
+    amp_array_view *v = test_view(x, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    amp_arg args[] = {amp_arg_view(v), amp_arg_array(cnt)};
+    amp_graph *g = NULL;
+    ASSERT_OK(amp_graph_begin_recording(f.q));
+    ASSERT_OK(amp_parallel_for_each(f.q, amp_extent_1d(N), f.inc, args, 2));
+    ASSERT_OK(amp_parallel_for_each(f.q, amp_extent_1d(N), f.inc, args, 2));
+    ASSERT_OK(amp_graph_end_recording(f.q, &g));
+    ASSERT_OK(amp_accelerator_view_reset_stats(f.q));
+    for (int i = 0; i < 50; ++i) ASSERT_OK(amp_graph_launch(f.q, g));
+    amp_stats st;
+    ASSERT_OK(amp_accelerator_view_get_stats(f.q, &st));
+    cr_assert_eq(st.launches, 100, "the view counted %llu launches, want 100", (unsigned long long)st.launches);
+    ASSERT_OK(amp_array_copy_to_host(cnt, &n));
+    cr_assert_eq(n, 100, "counter %d, want 100", n);
+    ASSERT_OK(amp_array_view_synchronize(v));
+    for (int i = 0; i < N; ++i) cr_assert_eq(x[i], 100, "x[%d] = %d", i, x[i]);
+    ASSERT_OK(amp_graph_destroy(g));
+    ASSERT_OK(amp_array_view_destroy(v));
+    ASSERT_OK(amp_array_destroy(cnt));
+    teardown(&f);
+}
+
+/* A value argument is fixed at recording; a scalar that must change lives
+ * in a 1-element array a recorded kernel writes: y *= 2, 3, 4, 5. */
+ACCEL_TEST(graph, scalars_fixed_at_recording_and_scalars_in_arrays)
+{
+    fixture f;
+    setup(&f, acc);
+    static float y[N], x[N];
+    for (int i = 0; i < N; ++i) {
+        y[i] = (float)(i % 5);
+        x[i] = 1.0f;
+    }
+    float one = 1.0f, a = 2.0f;
+    amp_array *s = NULL;
+    ASSERT_OK(amp_array_create(f.q, 4, amp_extent_1d(1), &one, &s));
+    amp_array_view *vy = test_view(y, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    amp_array_view *vx = test_view(x, 4, amp_extent_1d(N), AMP_READ_ONLY);
+    amp_arg b[] = {amp_arg_array(s)};
+    amp_arg sc[] = {amp_arg_view(vy), amp_arg_array(s)};
+    amp_arg ax[] = {amp_arg_view(vy), amp_arg_view(vx), amp_arg_float32(a)};
+    amp_graph *g = NULL;
+    ASSERT_OK(amp_graph_begin_recording(f.q));
+    ASSERT_OK(amp_parallel_for_each(f.q, amp_extent_1d(1), f.bump, b, 1));
+    ASSERT_OK(amp_parallel_for_each(f.q, amp_extent_1d(N), f.scale, sc, 2));
+    ASSERT_OK(amp_parallel_for_each(f.q, amp_extent_1d(N), f.axpy, ax, 3));
+    ASSERT_OK(amp_graph_end_recording(f.q, &g));
+    a = 100.0f; /* the recorded launch keeps 2 */
+    for (int r = 0; r < 4; ++r) ASSERT_OK(amp_graph_launch(f.q, g));
+    ASSERT_OK(amp_array_view_synchronize(vy));
+    for (int i = 0; i < N; ++i) {
+        float w = (float)(i % 5);
+        for (int r = 0; r < 4; ++r) w = w * (float)(r + 2) + 2.0f;
+        cr_assert_eq(y[i], w, "y[%d] = %g, want %g", i, (double)y[i], (double)w);
+    }
+    ASSERT_OK(amp_graph_destroy(g));
+    ASSERT_OK(amp_array_view_destroy(vy));
+    ASSERT_OK(amp_array_view_destroy(vx));
+    ASSERT_OK(amp_array_destroy(s));
+    teardown(&f);
+}
+
+/* A tiled kernel with tile_static memory in a graph (loop version and
+ * fibers on the CPU accelerator). */
+ACCEL_TILED_TEST(graph, tiled_kernel_replays)
+{
+    fixture f;
+    setup(&f, acc);
+    enum { M = 64 * 16 };
+    static int32_t in[M], out[M];
+    for (int i = 0; i < M; ++i) {
+        in[i] = i % 17;
+        out[i] = POISON_I32;
+    }
+    amp_array_view *vi = test_view(in, 4, amp_extent_1d(M), AMP_READ_ONLY);
+    amp_array_view *vo = test_view(out, 4, amp_extent_1d(M), AMP_WRITE_ONLY);
+    amp_tiled_extent t;
+    ASSERT_OK(amp_extent_tile_1d(amp_extent_1d(M), 64, &t));
+    amp_arg a[] = {amp_arg_view(vi), amp_arg_view(vo)};
+    amp_graph *g = NULL;
+    ASSERT_OK(amp_graph_begin_recording(f.q));
+    ASSERT_OK(amp_parallel_for_each_tiled(f.q, t, f.tile_sum, a, 2));
+    ASSERT_OK(amp_graph_end_recording(f.q, &g));
+    ASSERT_OK(amp_graph_launch(f.q, g));
+    ASSERT_OK(amp_graph_launch(f.q, g));
+    ASSERT_OK(amp_array_view_synchronize(vo));
+    for (int tile = 0; tile < M / 64; ++tile) {
+        int sum = 0;
+        for (int k = 0; k < 64; ++k) sum += in[tile * 64 + k];
+        cr_assert_eq(out[tile * 64], sum, "tile %d: %d, want %d", tile, out[tile * 64], sum);
+        for (int k = 1; k < 64; ++k) cr_assert_eq(out[tile * 64 + k], in[tile * 64 + k]);
+    }
+    ASSERT_OK(amp_graph_destroy(g));
+    ASSERT_OK(amp_array_view_destroy(vi));
+    ASSERT_OK(amp_array_view_destroy(vo));
+    teardown(&f);
+}
+
+/* Copies between arrays made while recording are recorded (and counted as
+ * device copies at each replay); their future is complete at once. */
+ACCEL_TEST(graph, copies_between_arrays_are_recorded)
+{
+    fixture f;
+    setup(&f, acc);
+    static int32_t init[N], got[N];
+    for (int i = 0; i < N; ++i) init[i] = i;
+    int32_t zero = 0, n = 0;
+    amp_array *src = NULL, *dst = NULL, *cnt = NULL;
+    ASSERT_OK(amp_array_create(f.q, 4, amp_extent_1d(N), init, &src));
+    ASSERT_OK(amp_array_create(f.q, 4, amp_extent_1d(N), NULL, &dst));
+    ASSERT_OK(amp_array_create(f.q, 4, amp_extent_1d(1), &zero, &cnt));
+    amp_array_view *vsrc = NULL;
+    ASSERT_OK(amp_array_view_of_array(src, &vsrc));
+    amp_arg inc[] = {amp_arg_view(vsrc), amp_arg_array(cnt)};
+    amp_graph *g = NULL;
+    amp_future *fut = NULL;
+    ASSERT_OK(amp_graph_begin_recording(f.q));
+    ASSERT_OK(amp_parallel_for_each(f.q, amp_extent_1d(N), f.inc, inc, 2)); /* src += 1 */
+    ASSERT_OK(amp_copy_array_async(src, dst, &fut));                         /* dst = src */
+    bool ready = false;
+    ASSERT_OK(amp_future_is_ready(fut, &ready));
+    cr_assert(ready, "a recorded copy's future names nothing that runs now");
+    ASSERT_OK(amp_future_destroy(fut));
+    ASSERT_OK(amp_graph_end_recording(f.q, &g));
+    amp_graph_info info;
+    ASSERT_OK(amp_graph_get_info(g, &info));
+    cr_assert_eq(info.launches, 1);
+    cr_assert_eq(info.copies, 1);
+    ASSERT_OK(amp_array_copy_to_host(dst, got));
+    ASSERT_OK(amp_accelerator_view_reset_stats(f.q));
+    for (int r = 0; r < 3; ++r) ASSERT_OK(amp_graph_launch(f.q, g));
+    amp_stats st;
+    ASSERT_OK(amp_accelerator_view_get_stats(f.q, &st));
+    cr_assert_eq(st.copies_device_to_device, 3, "%llu device copies", (unsigned long long)st.copies_device_to_device);
+    cr_assert_eq(st.bytes_device_to_device, 3 * N * 4);
+    cr_assert_eq(st.launches, 3, "%llu launches", (unsigned long long)st.launches);
+    ASSERT_OK(amp_array_copy_to_host(dst, got));
+    for (int i = 0; i < N; ++i) cr_assert_eq(got[i], i + 3, "dst[%d] = %d", i, got[i]);
+    ASSERT_OK(amp_array_copy_to_host(cnt, &n));
+    cr_assert_eq(n, 3);
+    ASSERT_OK(amp_graph_destroy(g));
+    ASSERT_OK(amp_array_view_destroy(vsrc));
+    ASSERT_OK(amp_array_destroy(src));
+    ASSERT_OK(amp_array_destroy(dst));
+    ASSERT_OK(amp_array_destroy(cnt));
+    teardown(&f);
+}
+
+/* ----------------------------------------------------------- coherence */
+
+/* Coherence at each replay: the host's refreshed change of an input is
+ * copied in (that part only), the outputs are device-newer after a replay
+ * and a synchronize copies back what the last replay wrote; an input that
+ * did not change is not copied again. */
+ACCEL_TEST(graph, coherence_is_settled_at_each_replay)
+{
+    fixture f;
+    setup(&f, acc);
+    bool uni = unified(acc);
+    static float x[N], y[N];
+    for (int i = 0; i < N; ++i) {
+        x[i] = 1.0f;
+        y[i] = 0.0f;
+    }
+    amp_array_view *vx = test_view(x, 4, amp_extent_1d(N), AMP_READ_ONLY);
+    amp_array_view *vy = test_view(y, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    amp_arg a[] = {amp_arg_view(vy), amp_arg_view(vx), amp_arg_float32(1.0f)};
+    amp_graph *g = NULL;
+    ASSERT_OK(amp_graph_begin_recording(f.q));
+    ASSERT_OK(amp_parallel_for_each(f.q, amp_extent_1d(N), f.axpy, a, 3));
+    ASSERT_OK(amp_graph_end_recording(f.q, &g));
+    amp_stats st;
+    ASSERT_OK(amp_accelerator_view_reset_stats(f.q));
+    ASSERT_OK(amp_graph_launch(f.q, g)); /* first: x and y copied in (discrete) */
+    ASSERT_OK(amp_graph_launch(f.q, g)); /* second: nothing moves */
+    ASSERT_OK(amp_accelerator_view_get_stats(f.q, &st));
+    cr_assert_eq(st.bytes_to_device, uni ? 0 : 2 * N * 4, "%llu bytes to the device",
+                 (unsigned long long)st.bytes_to_device);
+    cr_assert_eq(st.bytes_to_host, 0, "nothing comes back before the host asks");
+    ASSERT_OK(amp_array_view_synchronize(vy));
+    for (int i = 0; i < N; ++i) cr_assert_eq(y[i], 2.0f, "y[%d] = %g after 2 replays", i, (double)y[i]);
+    /* The host changes a part of x and says so. */
+    amp_array_view *part = NULL;
+    ASSERT_OK(amp_array_view_section(vx, amp_index_1d(256), amp_extent_1d(256), &part));
+    for (int i = 256; i < 512; ++i) x[i] = 10.0f;
+    ASSERT_OK(amp_array_view_refresh(part));
+    ASSERT_OK(amp_accelerator_view_reset_stats(f.q));
+    ASSERT_OK(amp_graph_launch(f.q, g));
+    ASSERT_OK(amp_accelerator_view_get_stats(f.q, &st));
+    cr_assert_eq(st.bytes_to_device, uni ? 0 : 256 * 4, "the refreshed part only: %llu bytes",
+                 (unsigned long long)st.bytes_to_device);
+    /* destroy synchronizes: what the last replay wrote comes back. */
+    ASSERT_OK(amp_graph_destroy(g));
+    ASSERT_OK(amp_array_view_destroy(part));
+    ASSERT_OK(amp_array_view_destroy(vy));
+    for (int i = 0; i < N; ++i) {
+        float w = i >= 256 && i < 512 ? 12.0f : 3.0f;
+        cr_assert_eq(y[i], w, "y[%d] = %g, want %g", i, (double)y[i], (double)w);
+    }
+    ASSERT_OK(amp_array_view_destroy(vx));
+    teardown(&f);
+}
+
+/* An AMP_WRITE_ONLY output is never copied in, replay after replay. */
+ACCEL_TEST(graph, write_only_output_is_not_copied_in)
+{
+    fixture f;
+    setup(&f, acc);
+    static float a[N], b[N], c[N];
+    fill_dyadic(a, N, 3);
+    fill_dyadic(b, N, 4);
+    for (int i = 0; i < N; ++i) c[i] = POISON_F32;
+    amp_array_view *va = test_view(a, 4, amp_extent_1d(N), AMP_READ_ONLY);
+    amp_array_view *vb = test_view(b, 4, amp_extent_1d(N), AMP_READ_ONLY);
+    amp_array_view *vc = test_view(c, 4, amp_extent_1d(N), AMP_WRITE_ONLY);
+    amp_arg s[] = {amp_arg_view(va), amp_arg_view(vb), amp_arg_view(vc)};
+    amp_graph *g = NULL;
+    ASSERT_OK(amp_graph_begin_recording(f.q));
+    ASSERT_OK(amp_parallel_for_each(f.q, amp_extent_1d(N), f.step, s, 3));
+    ASSERT_OK(amp_graph_end_recording(f.q, &g));
+    ASSERT_OK(amp_accelerator_view_reset_stats(f.q));
+    for (int r = 0; r < 3; ++r) ASSERT_OK(amp_graph_launch(f.q, g));
+    amp_stats st;
+    ASSERT_OK(amp_accelerator_view_get_stats(f.q, &st));
+    cr_assert_eq(st.bytes_to_device, unified(acc) ? 0 : 2 * N * 4, "a and b only: %llu bytes",
+                 (unsigned long long)st.bytes_to_device);
+    ASSERT_OK(amp_array_view_synchronize(vc));
+    for (int i = 0; i < N; ++i) cr_assert_eq(c[i], a[i] * 0.5f + b[i], "c[%d]", i);
+    ASSERT_OK(amp_graph_destroy(g));
+    ASSERT_OK(amp_array_view_destroy(va));
+    ASSERT_OK(amp_array_view_destroy(vb));
+    ASSERT_OK(amp_array_view_destroy(vc));
+    teardown(&f);
+}
+
+/* ------------------------------------------------------------ refusals */
+
+Test(graph, begin_refuses_null_and_default_views)
+{
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    amp_accelerator_view *dq = NULL;
+    ASSERT_OK(amp_accelerator_default_view(acc, &dq));
+    ASSERT_STATUS(amp_graph_begin_recording(NULL), AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_STATUS(amp_graph_begin_recording(dq), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_last_error(), "default view"), "%s", amp_last_error());
+    amp_graph *g = (amp_graph *)1;
+    ASSERT_STATUS(amp_graph_end_recording(dq, &g), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert_null(g);
+    ASSERT_STATUS(amp_graph_end_recording(NULL, &g), AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_STATUS(amp_graph_launch(NULL, NULL), AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_STATUS(amp_graph_get_info(NULL, NULL), AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_OK(amp_graph_destroy(NULL));
+}
+
+/* Recordings do not nest: not twice on a view, not on a second view from a
+ * thread that records. Ending one that does not exist is refused. */
+ACCEL_TEST(graph, recordings_do_not_nest)
+{
+    fixture f;
+    setup(&f, acc);
+    amp_accelerator_view *q2 = NULL;
+    ASSERT_OK(amp_accelerator_view_create(acc, &q2));
+    amp_graph *g = NULL;
+    ASSERT_STATUS(amp_graph_end_recording(f.q, &g), AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_OK(amp_graph_begin_recording(f.q));
+    ASSERT_STATUS(amp_graph_begin_recording(f.q), AMP_ERROR_BUSY);
+    cr_assert(strstr(amp_last_error(), "do not nest"), "%s", amp_last_error());
+    ASSERT_STATUS(amp_graph_begin_recording(q2), AMP_ERROR_BUSY);
+    ASSERT_STATUS(amp_graph_end_recording(q2, &g), AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_OK(amp_graph_end_recording(f.q, &g));
+    amp_graph_info info;
+    ASSERT_OK(amp_graph_get_info(g, &info));
+    cr_assert_str_eq(info.implementation, "empty");
+    ASSERT_OK(amp_graph_launch(f.q, g)); /* does nothing */
+    ASSERT_OK(amp_graph_destroy(g));
+    /* The view records again, and q2 can now. */
+    ASSERT_OK(amp_graph_begin_recording(q2));
+    ASSERT_OK(amp_graph_end_recording(q2, &g));
+    ASSERT_OK(amp_graph_destroy(g));
+    ASSERT_OK(amp_accelerator_view_destroy(q2));
+    teardown(&f);
+}
+
+typedef struct other_thread {
+    fixture *f;
+    amp_array_view *v;
+    amp_status begin, launch, end, wait;
+    char msg[512];
+} other_thread;
+
+static void *other_thread_main(void *arg)
+{
+    other_thread *o = arg;
+    amp_graph *g = NULL;
+    o->begin = amp_graph_begin_recording(o->f->q);
+    amp_arg s[] = {amp_arg_view(o->v), amp_arg_view(o->v), amp_arg_float32(1.0f)};
+    o->launch = amp_parallel_for_each(o->f->q, amp_extent_1d(N), o->f->axpy, s, 3);
+    snprintf(o->msg, sizeof o->msg, "%s", amp_last_error());
+    o->end = amp_graph_end_recording(o->f->q, &g);
+    o->wait = amp_accelerator_view_wait(o->f->q);
+    return NULL;
+}
+
+/* A recording belongs to its thread: another thread can neither begin nor
+ * end one on the view, launch on it, nor wait for it meanwhile. */
+ACCEL_TEST(graph, another_thread_is_refused_while_a_view_records)
+{
+    fixture f;
+    setup(&f, acc);
+    static float y[N];
+    amp_array_view *v = test_view(y, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    amp_arg s[] = {amp_arg_view(v), amp_arg_view(v), amp_arg_float32(1.0f)};
+    ASSERT_OK(amp_graph_begin_recording(f.q));
+    ASSERT_OK(amp_parallel_for_each(f.q, amp_extent_1d(N), f.axpy, s, 3));
+    other_thread o = {.f = &f, .v = v};
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, other_thread_main, &o), 0);
+    pthread_join(th, NULL);
+    cr_assert_eq(o.begin, AMP_ERROR_BUSY, "begin from another thread: %s", amp_status_name(o.begin));
+    cr_assert_eq(o.launch, AMP_ERROR_BUSY, "launch from another thread: %s", amp_status_name(o.launch));
+    cr_assert(strstr(o.msg, "another thread"), "%s", o.msg);
+    cr_assert_eq(o.end, AMP_ERROR_BUSY, "end from another thread: %s", amp_status_name(o.end));
+    cr_assert_eq(o.wait, AMP_ERROR_BUSY, "wait from another thread: %s", amp_status_name(o.wait));
+    amp_graph *g = NULL;
+    ASSERT_OK(amp_graph_end_recording(f.q, &g));
+    amp_graph_info info;
+    ASSERT_OK(amp_graph_get_info(g, &info));
+    cr_assert_eq(info.launches, 1, "only the recording thread's launch: %llu", (unsigned long long)info.launches);
+    ASSERT_OK(amp_graph_destroy(g));
+    ASSERT_OK(amp_array_view_destroy(v));
+    teardown(&f);
+}
+
+/* While recording, what needs a result on the host, or waits for the
+ * view, is refused and runs nothing; a failed launch is not recorded and
+ * the recording goes on. */
+ACCEL_TEST(graph, host_results_and_waits_are_refused_while_recording)
+{
+    fixture f;
+    setup(&f, acc);
+    static float y[N], h[N];
+    for (int i = 0; i < N; ++i) y[i] = 1.0f;
+    amp_array_view *vy = test_view(y, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    amp_array_view *vh = test_view(h, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    amp_array *arr = NULL;
+    ASSERT_OK(amp_array_create(f.q, 4, amp_extent_1d(N), y, &arr));
+    amp_arg s[] = {amp_arg_view(vy), amp_arg_view(vy), amp_arg_float32(1.0f)};
+    amp_arg bad[] = {amp_arg_view(vy)};
+    ASSERT_OK(amp_graph_begin_recording(f.q));
+    ASSERT_OK(amp_parallel_for_each(f.q, amp_extent_1d(N), f.axpy, s, 3));
+    ASSERT_STATUS(amp_parallel_for_each(f.q, amp_extent_1d(N), f.axpy, bad, 1), AMP_ERROR_ARGUMENT_MISMATCH);
+    ASSERT_STATUS(amp_array_view_synchronize(vy), AMP_ERROR_BUSY);
+    cr_assert(strstr(amp_last_error(), "graph being recorded"), "%s", amp_last_error());
+    ASSERT_STATUS(amp_accelerator_view_wait(f.q), AMP_ERROR_BUSY);
+    ASSERT_STATUS(amp_copy_view(vy, vh), AMP_ERROR_BUSY);
+    void *dptr = NULL;
+    ASSERT_STATUS(amp_array_view_native_handle(vh, f.q, AMP_READ_WRITE, &dptr), AMP_ERROR_BUSY);
+    ASSERT_STATUS(amp_array_copy_to_host(arr, h), AMP_ERROR_BUSY); /* its copies run on f.q */
+    amp_arg sc[] = {amp_arg_view(vh), amp_arg_array(arr)};
+    ASSERT_OK(amp_parallel_for_each(f.q, amp_extent_1d(N), f.scale, sc, 2));
+    ASSERT_STATUS(amp_array_copy_from_host(arr, h), AMP_ERROR_BUSY);
+    amp_graph *g = NULL;
+    ASSERT_STATUS(amp_graph_launch(f.q, g), AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_OK(amp_graph_end_recording(f.q, &g));
+    amp_graph_info info;
+    ASSERT_OK(amp_graph_get_info(g, &info));
+    cr_assert_eq(info.launches, 2, "the failed launch is not recorded: %llu", (unsigned long long)info.launches);
+    for (int i = 0; i < N; ++i) cr_assert_eq(y[i], 1.0f, "recording ran something: y[%d] = %g", i, (double)y[i]);
+    /* Launching a graph on its view while the view records is refused. */
+    ASSERT_OK(amp_graph_begin_recording(f.q));
+    ASSERT_STATUS(amp_graph_launch(f.q, g), AMP_ERROR_BUSY);
+    amp_graph *empty = NULL;
+    ASSERT_OK(amp_graph_end_recording(f.q, &empty));
+    ASSERT_OK(amp_graph_destroy(empty));
+    ASSERT_OK(amp_graph_launch(f.q, g));
+    ASSERT_OK(amp_array_view_synchronize(vy));
+    for (int i = 0; i < N; ++i) cr_assert_eq(y[i], 2.0f, "y[%d] = %g", i, (double)y[i]);
+    ASSERT_OK(amp_graph_destroy(g));
+    ASSERT_OK(amp_array_view_destroy(vy));
+    ASSERT_OK(amp_array_view_destroy(vh));
+    ASSERT_OK(amp_array_destroy(arr));
+    teardown(&f);
+}
+
+/* A graph replays on the view it was recorded on only. */
+ACCEL_TEST(graph, launch_on_another_view_is_refused)
+{
+    fixture f;
+    setup(&f, acc);
+    amp_accelerator_view *q2 = NULL;
+    ASSERT_OK(amp_accelerator_view_create(acc, &q2));
+    static int32_t x[N];
+    int32_t zero = 0;
+    amp_array *cnt = NULL;
+    ASSERT_OK(amp_array_create(f.q, 4, amp_extent_1d(1), &zero, &cnt));
+    amp_array_view *v = test_view(x, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    amp_arg a[] = {amp_arg_view(v), amp_arg_array(cnt)};
+    amp_graph *g = NULL;
+    ASSERT_OK(amp_graph_begin_recording(f.q));
+    ASSERT_OK(amp_parallel_for_each(f.q, amp_extent_1d(N), f.inc, a, 2));
+    ASSERT_OK(amp_graph_end_recording(f.q, &g));
+    ASSERT_STATUS(amp_graph_launch(q2, g), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_last_error(), "its own view"), "%s", amp_last_error());
+    amp_future *fut = (amp_future *)1;
+    ASSERT_STATUS(amp_graph_launch_async(q2, g, &fut), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert_null(fut);
+    ASSERT_OK(amp_graph_launch(f.q, g));
+    ASSERT_OK(amp_array_view_synchronize(v));
+    for (int i = 0; i < N; ++i) cr_assert_eq(x[i], 1, "x[%d] = %d", i, x[i]);
+    ASSERT_OK(amp_graph_destroy(g));
+    ASSERT_OK(amp_array_view_destroy(v));
+    ASSERT_OK(amp_array_destroy(cnt));
+    ASSERT_OK(amp_accelerator_view_destroy(q2));
+    teardown(&f);
+}
+
+/* ------------------------------------------------------- destroy order */
+
+/* What a graph uses cannot be destroyed while it exists (AMP_ERROR_BUSY,
+ * nothing freed); once the graph is gone, everything can be. A graph
+ * destroyed with replays still queued waits for them. */
+ACCEL_TEST(graph, destroy_order_is_checked)
+{
+    fixture f;
+    setup(&f, acc);
+    static int32_t x[N];
+    memset(x, 0, sizeof x);
+    int32_t zero = 0;
+    amp_array *cnt = NULL;
+    ASSERT_OK(amp_array_create(f.q, 4, amp_extent_1d(1), &zero, &cnt));
+    amp_array_view *v = test_view(x, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    amp_array_view *other = NULL; /* a section of the same data, not in the graph */
+    ASSERT_OK(amp_array_view_section(v, amp_index_1d(0), amp_extent_1d(8), &other));
+    amp_arg a[] = {amp_arg_view(v), amp_arg_array(cnt)};
+    amp_graph *g = NULL;
+    ASSERT_OK(amp_graph_begin_recording(f.q));
+    ASSERT_OK(amp_parallel_for_each(f.q, amp_extent_1d(N), f.inc, a, 2));
+    ASSERT_STATUS(amp_accelerator_view_destroy(f.q), AMP_ERROR_BUSY); /* recording */
+    ASSERT_OK(amp_graph_end_recording(f.q, &g));
+    ASSERT_STATUS(amp_array_view_destroy(v), AMP_ERROR_BUSY);
+    cr_assert(strstr(amp_last_error(), "graph"), "%s", amp_last_error());
+    ASSERT_STATUS(amp_array_destroy(cnt), AMP_ERROR_BUSY);
+    ASSERT_STATUS(amp_program_destroy(f.p), AMP_ERROR_BUSY);
+    cr_assert(strstr(amp_last_error(), "graph_inc"), "%s", amp_last_error());
+    ASSERT_STATUS(amp_accelerator_view_destroy(f.q), AMP_ERROR_BUSY);
+    ASSERT_OK(amp_array_view_destroy(other)); /* not bound */
+    /* Everything still works after the refusals. */
+    amp_future *futs[8];
+    for (int r = 0; r < 8; ++r) ASSERT_OK(amp_graph_launch_async(f.q, g, &futs[r]));
+    ASSERT_OK(amp_graph_destroy(g)); /* waits for the replays */
+    for (int r = 0; r < 8; ++r) {
+        bool done = false;
+        ASSERT_OK(amp_future_is_ready(futs[r], &done));
+        cr_assert(done, "replay %d still running after its graph was destroyed", r);
+        ASSERT_OK(amp_future_wait(futs[r]));
+        ASSERT_OK(amp_future_destroy(futs[r]));
+    }
+    ASSERT_OK(amp_array_view_destroy(v));
+    for (int i = 0; i < N; ++i) cr_assert_eq(x[i], 8, "x[%d] = %d", i, x[i]);
+    ASSERT_OK(amp_array_destroy(cnt));
+    teardown(&f);
+}
+
+/* A view whose data a GPU graph uses cannot move to another accelerator
+ * (the graph refers to its device memory). */
+Test(graph, data_of_a_graph_stays_on_its_accelerator)
+{
+    amp_accelerator *gpu = test_accel(TEST_ACCEL_GPU);
+    amp_accelerator *cpu = test_accel(TEST_ACCEL_CPU);
+    fixture f, c;
+    setup(&f, gpu);
+    setup(&c, cpu);
+    static float y[N];
+    amp_array_view *v = test_view(y, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    amp_arg s[] = {amp_arg_view(v), amp_arg_view(v), amp_arg_float32(1.0f)};
+    amp_graph *g = NULL;
+    ASSERT_OK(amp_graph_begin_recording(f.q));
+    ASSERT_OK(amp_parallel_for_each(f.q, amp_extent_1d(N), f.axpy, s, 3));
+    ASSERT_OK(amp_graph_end_recording(f.q, &g));
+    ASSERT_STATUS(amp_parallel_for_each(c.q, amp_extent_1d(N), c.axpy, s, 3), AMP_ERROR_BUSY);
+    ASSERT_OK(amp_graph_destroy(g));
+    ASSERT_OK(amp_parallel_for_each(c.q, amp_extent_1d(N), c.axpy, s, 3));
+    ASSERT_OK(amp_array_view_destroy(v));
+    teardown(&c);
+    teardown(&f);
+}
+
+/* ------------------------------------------------------------- failure */
+
+/* On the CPU accelerator a replay's failing kernel is the launch's status
+ * (or its future's), and the commands after it in the graph do not run. */
+Test(graph, cpu_replay_failure_is_reported)
+{
+    setenv("AMP_DEBUG", "1", 1);
+    fixture f;
+    setup(&f, test_accel(TEST_ACCEL_CPU));
+    static int32_t x[N], small[4];
+    memset(x, 0, sizeof x);
+    int32_t zero = 0;
+    amp_array *cnt = NULL;
+    ASSERT_OK(amp_array_create(f.q, 4, amp_extent_1d(1), &zero, &cnt));
+    amp_array_view *v = test_view(x, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    amp_array_view *vs = test_view(small, 4, amp_extent_1d(4), AMP_READ_WRITE);
+    amp_arg poke[] = {amp_arg_view(vs), amp_arg_int32(4)};
+    amp_arg inc[] = {amp_arg_view(v), amp_arg_array(cnt)};
+    amp_graph *g = NULL;
+    ASSERT_OK(amp_graph_begin_recording(f.q));
+    ASSERT_OK(amp_parallel_for_each(f.q, amp_extent_1d(1), f.poke, poke, 2));
+    ASSERT_OK(amp_parallel_for_each(f.q, amp_extent_1d(N), f.inc, inc, 2));
+    ASSERT_OK(amp_graph_end_recording(f.q, &g));
+    ASSERT_STATUS(amp_graph_launch(f.q, g), AMP_ERROR_OUT_OF_BOUNDS);
+    cr_assert(strstr(amp_last_error(), "graph_poke"), "%s", amp_last_error());
+    amp_future *fut = NULL;
+    ASSERT_OK(amp_graph_launch_async(f.q, g, &fut));
+    ASSERT_STATUS(amp_future_wait(fut), AMP_ERROR_OUT_OF_BOUNDS);
+    ASSERT_STATUS(amp_accelerator_view_wait(f.q), AMP_ERROR_OUT_OF_BOUNDS);
+    ASSERT_OK(amp_future_destroy(fut));
+    /* The command after the failure never ran. Host access may repeat the
+     * failure (with unified memory the data's last use is the failed
+     * replay) or not (in memory of its own, the copy back is queued after
+     * the failure was reported); it copies back what the device holds. */
+    amp_status sst = amp_array_view_synchronize(v);
+    cr_assert(sst == AMP_OK || sst == AMP_ERROR_OUT_OF_BOUNDS, "synchronize: %s", amp_status_name(sst));
+    for (int i = 0; i < N; ++i) cr_assert_eq(x[i], 0, "x[%d] = %d: a command after the failure ran", i, x[i]);
+    ASSERT_OK(amp_graph_destroy(g));
+    ASSERT_OK(amp_parallel_for_each(f.q, amp_extent_1d(N), f.inc, inc, 2));
+    ASSERT_OK(amp_array_view_destroy(v));
+    for (int i = 0; i < N; ++i) cr_assert_eq(x[i], 1, "x[%d] = %d", i, x[i]);
+    ASSERT_OK(amp_array_view_destroy(vs));
+    ASSERT_OK(amp_array_destroy(cnt));
+    teardown(&f);
+}
+
+/* --------------------------------------------------------------- memory */
+
+static size_t heap_in_use(void)
+{
+    struct mallinfo2 mi = mallinfo2();
+    return mi.uordblks + mi.hblkhd;
+}
+
+static long rss_kib(void)
+{
+    long pages = 0, resident = 0;
+    FILE *fp = fopen("/proc/self/statm", "r");
+    if (!fp) return 0;
+    if (fscanf(fp, "%ld %ld", &pages, &resident) != 2) resident = 0;
+    fclose(fp);
+    return resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+/* 10,000 replays (synchronous, and asynchronous with their futures) do
+ * not grow the heap or the resident set. */
+ACCEL_TEST(graph, ten_thousand_replays_do_not_grow_memory)
+{
+    fixture f;
+    setup(&f, acc);
+    static int32_t x[N];
+    memset(x, 0, sizeof x);
+    int32_t zero = 0, n = 0;
+    amp_array *cnt = NULL;
+    ASSERT_OK(amp_array_create(f.q, 4, amp_extent_1d(1), &zero, &cnt));
+    amp_array_view *v = test_view(x, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    amp_arg a[] = {amp_arg_view(v), amp_arg_array(cnt)};
+    amp_graph *g = NULL;
+    ASSERT_OK(amp_graph_begin_recording(f.q));
+    ASSERT_OK(amp_parallel_for_each(f.q, amp_extent_1d(N), f.inc, a, 2));
+    ASSERT_OK(amp_graph_end_recording(f.q, &g));
+    /* Warm up: pools, worker state, driver buffers. */
+    for (int r = 0; r < 500; ++r) ASSERT_OK(amp_graph_launch(f.q, g));
+    for (int r = 0; r < 500; ++r) {
+        amp_future *fut = NULL;
+        ASSERT_OK(amp_graph_launch_async(f.q, g, &fut));
+        ASSERT_OK(amp_future_destroy(fut));
+    }
+    ASSERT_OK(amp_accelerator_view_wait(f.q));
+    size_t heap0 = heap_in_use();
+    long rss0 = rss_kib();
+    for (int r = 0; r < 10000; ++r) {
+        if (r % 2) {
+            ASSERT_OK(amp_graph_launch(f.q, g));
+        } else {
+            amp_future *fut = NULL;
+            ASSERT_OK(amp_graph_launch_async(f.q, g, &fut));
+            ASSERT_OK(amp_future_destroy(fut));
+        }
+    }
+    ASSERT_OK(amp_accelerator_view_wait(f.q));
+    size_t heap1 = heap_in_use();
+    long rss1 = rss_kib();
+    ASSERT_OK(amp_array_copy_to_host(cnt, &n));
+    cr_assert_eq(n, 11000, "%d replays ran", n);
+    /* A byte a replay would be 10 KB; the slack is for allocator noise. */
+    cr_assert_lt((long)heap1 - (long)heap0, 8192, "heap grew by %ld bytes over 10,000 replays",
+                 (long)heap1 - (long)heap0);
+    cr_assert_lt(rss1 - rss0, 1024, "resident set grew by %ld KiB over 10,000 replays", rss1 - rss0);
+    ASSERT_OK(amp_graph_destroy(g));
+    ASSERT_OK(amp_array_view_destroy(v));
+    ASSERT_OK(amp_array_destroy(cnt));
+    teardown(&f);
+}
+
+/* ------------------------------------------------------------- threads */
+
+typedef struct replayer {
+    amp_accelerator *acc;
+    amp_kernel *inc;
+    int replays;
+    int32_t x[N];
+    int32_t count;
+    char err[512];
+} replayer;
+
+#define TRY(r, call)                                                                                   \
+    do {                                                                                               \
+        amp_status st_ = (call);                                                                       \
+        if (st_ != AMP_OK) {                                                                           \
+            snprintf((r)->err, sizeof(r)->err, "%s -> %s: %s", #call, amp_status_name(st_), amp_last_error()); \
+            goto out;                                                                                  \
+        }                                                                                              \
+    } while (0)
+
+/* Each thread records its own graph on its own view (both recording at
+ * once), then replays it. */
+static void *replayer_main(void *arg)
+{
+    replayer *r = arg;
+    amp_accelerator_view *q = NULL;
+    amp_array *cnt = NULL;
+    amp_array_view *v = NULL;
+    amp_graph *g = NULL;
+    int32_t zero = 0;
+    TRY(r, amp_accelerator_view_create(r->acc, &q));
+    TRY(r, amp_array_create(q, 4, amp_extent_1d(1), &zero, &cnt));
+    TRY(r, amp_array_view_create(r->x, 4, amp_extent_1d(N), AMP_READ_WRITE, &v));
+    amp_arg a[] = {amp_arg_view(v), amp_arg_array(cnt)};
+    TRY(r, amp_graph_begin_recording(q));
+    TRY(r, amp_parallel_for_each(q, amp_extent_1d(N), r->inc, a, 2));
+    TRY(r, amp_parallel_for_each(q, amp_extent_1d(N), r->inc, a, 2));
+    TRY(r, amp_graph_end_recording(q, &g));
+    for (int i = 0; i < r->replays; ++i) {
+        if (i % 4 == 3) {
+            amp_future *f = NULL;
+            TRY(r, amp_graph_launch_async(q, g, &f));
+            amp_future_destroy(f);
+        } else {
+            TRY(r, amp_graph_launch(q, g));
+        }
+    }
+    TRY(r, amp_array_copy_to_host(cnt, &r->count));
+out:
+    amp_graph_destroy(g);
+    amp_array_view_destroy(v);
+    amp_array_destroy(cnt);
+    amp_accelerator_view_destroy(q);
+    return NULL;
+}
+
+ACCEL_TEST(graph, two_threads_replay_two_graphs_on_two_queues)
+{
+    amp_program *p = test_build(acc, test_kernels_graph);
+    static replayer r[2];
+    pthread_t th[2];
+    for (int i = 0; i < 2; ++i) {
+        memset(&r[i], 0, sizeof r[i]);
+        r[i].acc = acc;
+        r[i].inc = test_kernel(p, "graph_inc");
+        r[i].replays = 200 + 50 * i;
+        for (int k = 0; k < N; ++k) r[i].x[k] = k * (i + 1);
+        cr_assert_eq(pthread_create(&th[i], NULL, replayer_main, &r[i]), 0);
+    }
+    for (int i = 0; i < 2; ++i) pthread_join(th[i], NULL);
+    for (int i = 0; i < 2; ++i) {
+        cr_assert_eq(r[i].err[0], 0, "thread %d: %s", i, r[i].err);
+        int want = 2 * r[i].replays;
+        cr_assert_eq(r[i].count, want, "thread %d counted %d launches, want %d", i, r[i].count, want);
+        for (int k = 0; k < N; ++k)
+            cr_assert_eq(r[i].x[k], k * (i + 1) + want, "thread %d x[%d] = %d", i, k, r[i].x[k]);
+    }
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+/* ------------------------------------------------------------ backends */
+
+/* The graph behind each accelerator: a CUDA or HIP graph on a GPU (one
+ * driver call a replay), the replay list on the CPU accelerator. */
+ACCEL_TEST(graph, the_backend_graph_is_the_drivers)
+{
+    fixture f;
+    setup(&f, acc);
+    amp_accelerator_info ai;
+    ASSERT_OK(amp_accelerator_get_info(acc, &ai));
+    static int32_t x[N];
+    int32_t zero = 0;
+    amp_array *cnt = NULL;
+    ASSERT_OK(amp_array_create(f.q, 4, amp_extent_1d(1), &zero, &cnt));
+    amp_array_view *v = test_view(x, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    amp_arg a[] = {amp_arg_view(v), amp_arg_array(cnt)};
+    amp_graph *g = NULL;
+    ASSERT_OK(amp_graph_begin_recording(f.q));
+    for (int i = 0; i < 10; ++i) ASSERT_OK(amp_parallel_for_each(f.q, amp_extent_1d(N), f.inc, a, 2));
+    ASSERT_OK(amp_graph_end_recording(f.q, &g));
+    amp_graph_info info;
+    ASSERT_OK(amp_graph_get_info(g, &info));
+    const char *want = ai.is_emulated ? "cpu replay list" : !strncmp(ai.device_path, "cuda", 4) ? "cuda graph" : "hip graph";
+    cr_assert_str_eq(info.implementation, want);
+    amp_future *fut = NULL;
+    ASSERT_OK(amp_graph_launch_async(f.q, g, &fut));
+    double ms = -1;
+    ASSERT_OK(amp_future_elapsed_ms(fut, &ms));
+    cr_assert(ms >= 0, "the replay's future times it: %g ms", ms);
+    ASSERT_OK(amp_future_destroy(fut));
+    ASSERT_OK(amp_array_view_synchronize(v));
+    for (int i = 0; i < N; ++i) cr_assert_eq(x[i], 10, "x[%d] = %d", i, x[i]);
+    ASSERT_OK(amp_graph_destroy(g));
+    ASSERT_OK(amp_array_view_destroy(v));
+    ASSERT_OK(amp_array_destroy(cnt));
+    teardown(&f);
+}
