@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include <hipamp.h>
 
+#include "graph_work.h"
 #include "workloads.h"
 
 #include <dlfcn.h>
@@ -857,6 +858,36 @@ static void trace_hooks(const char *self, FILE *o)
     fprintf(o, "```\n");
 }
 
+/* Launch graphs (issue 24): the chain of 1000 dependent launches and the
+ * CG iteration on 256 x 256, direct and replayed from a graph
+ * (graph_work.c; bench_gpu reports the same figures), each beside the
+ * issue's goal. */
+static void graph_section(amp_accelerator *acc, bool quick, FILE *o)
+{
+    gw_figures g;
+    amp_status st = gw_measure(acc, quick, &g);
+    fprintf(o, "\nLaunch graphs (bench/graph_work.c: recorded once with amp_graph_begin_recording, replayed "
+               "with amp_graph_launch; median of %d batches, the view waited for around each):\n\n",
+            g.reps);
+    if (st != AMP_OK) {
+        failures++;
+        fprintf(o, "FAILED: %s: %s\n", amp_status_name(st), amp_last_error());
+        return;
+    }
+    if (!g.chain_same || !g.cg_same) failures++;
+    double speedup = g.cg_graph_us > 0 ? g.cg_direct_us / g.cg_graph_us : 0;
+    fprintf(o, "| figure | direct | graph | goal | result | check |\n|---|---:|---:|---|---|---|\n");
+    fprintf(o, "| chain of %d dependent launches, 3 views of 4096 floats: us a launch | %.2f | %.2f | graph <= 1.0 "
+               "us a launch | %s | %s |\n",
+            g.chain_launches, g.chain_direct_us, g.chain_graph_us, g.chain_graph_us <= 1.0 ? "met" : "**missed**",
+            g.chain_same ? "bit-identical" : "DIFFERENT");
+    fprintf(o, "| CG iteration on %d x %d (7 launches), %d iterations: us an iteration | %.1f | %.1f | graph >= 1.3x "
+               "faster | %.2fx, %s | %s |\n",
+            g.cg_n, g.cg_n, g.cg_iters, g.cg_direct_us, g.cg_graph_us, speedup, speedup >= 1.3 ? "met" : "**missed**",
+            g.cg_same ? "bit-identical" : "DIFFERENT");
+    fprintf(o, "\n(r.r after %d iterations: %g.)\n", g.cg_iters, (double)g.cg_rho);
+}
+
 int main(int argc, char **argv)
 {
     const char *report = NULL;
@@ -864,10 +895,16 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "--build-only") && i + 1 < argc) return build_only(argv[i + 1]);
         if (!strcmp(argv[i], "--fibers-only")) return fibers_only(i + 1 < argc && !strcmp(argv[i + 1], "--quick"));
+        if (!strcmp(argv[i], "--graph-only")) {
+            amp_accelerator *ga = NULL;
+            CHECK(amp_accelerator_find("cpu", &ga));
+            graph_section(ga, i + 1 < argc && !strcmp(argv[i + 1], "--quick"), stdout);
+            return failures ? 1 : 0;
+        }
         if (!strcmp(argv[i], "--report") && i + 1 < argc) report = argv[++i];
         else if (!strcmp(argv[i], "--quick")) quick = true;
         else {
-            fprintf(stderr, "usage: bench_cpu [--quick] [--report FILE.md]\n");
+            fprintf(stderr, "usage: bench_cpu [--quick] [--report FILE.md] | --graph-only [--quick]\n");
             return 2;
         }
     }
@@ -938,6 +975,13 @@ int main(int argc, char **argv)
      * since the setting is read once per process. */
     double fib[K_COUNT] = {-1, -1, -1, -1, -1};
     bool fib_ok = fibers_in_child(self, quick, fib);
+    printf("launch graphs...\n");
+    char *gmd = NULL;
+    size_t gmdn = 0;
+    FILE *go = open_memstream(&gmd, &gmdn);
+    if (!go) return 1;
+    graph_section(acc, quick, go);
+    fclose(go);
 
     /* The table. */
     char *md = NULL;
@@ -987,6 +1031,8 @@ int main(int argc, char **argv)
                "| build | hipamp | PoCL |\n|---|---:|---:|\n| cold (empty caches) | %s | %s |\n"
                "| from the disk cache | %s | %s |\n",
             c1, c3, c2, c4);
+    fputs(gmd, o);
+    free(gmd);
     trace_hooks(self, o);
     fclose(o);
     fputs(md, stdout);

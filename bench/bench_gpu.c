@@ -74,6 +74,7 @@ static void run_cpu_bench(const char *dir)
 static const char *outdir;
 static bool with_cpu = true;
 static bool launch_only;
+static bool graph_only;
 static int parse_args(int argc, char **argv)
 {
     outdir = getenv("OUT");
@@ -82,6 +83,7 @@ static int parse_args(int argc, char **argv)
         else if (!strcmp(argv[i], "--quick")) quick = true;
         else if (!strcmp(argv[i], "--no-cpu")) with_cpu = false;
         else if (!strcmp(argv[i], "--launch-only")) launch_only = true;
+        else if (!strcmp(argv[i], "--graph-only")) graph_only = true;
         else if (!strcmp(argv[i], "--chart") && i + 2 < argc) {
             /* Redraw a chart from a results CSV with the built-in PNG writer. */
             FILE *f = fopen(argv[i + 1], "r");
@@ -95,12 +97,13 @@ static int parse_args(int argc, char **argv)
             fclose(f);
             return png_chart(argv[i + 2], "hipamp chart") ? 0 : 1;
         } else {
-            printf("usage: %s [--out DIR] [--quick] [--no-cpu] [--launch-only] | --chart RESULTS.csv OUT.png\n"
+            printf("usage: %s [--out DIR] [--quick] [--no-cpu] [--launch-only] [--graph-only] | --chart RESULTS.csv OUT.png\n"
                    "  Benchmarks hipamp on %s against raw driver launches, device copy and\n"
                    "  %s; writes <date>-<gpu>.md/.csv/.png into DIR (default: $OUT, else\n"
                    "  %s). --quick: smaller sizes. --no-cpu: skip bench_cpu.\n"
                    "  --launch-only: the launch-overhead row and where a launch's time goes\n"
-                   "  (long batches with device events, the host cost of short bursts), printed only.\n",
+                   "  (long batches with device events, the host cost of short bursts), printed only.\n"
+                   "  --graph-only: the launch-graph section and its goals, printed only.\n",
                    rg.program, rg.accelerator, rg.blas, HIPAMP_BENCH_RESULTS);
             return strcmp(argv[i], "--help") ? 2 : 0;
         }
@@ -227,6 +230,13 @@ int main(int argc, char **argv)
         wl_close(&W);
         return failures ? 1 : 0;
     }
+    if (graph_only) {
+        AK(wl_open(&W, acc));
+        graph_report();
+        report_goals();
+        wl_close(&W);
+        return failures ? 1 : 0;
+    }
     build_cache_measure();
     AK(wl_open(&W, acc));
     load_raw_kernels();
@@ -234,6 +244,7 @@ int main(int argc, char **argv)
     launch_report();
     build_cache_report();
     two_gpus_report();
+    graph_report();
     report_goals();
     if (with_cpu) run_cpu_bench_beside_self();
     out("\nTotal benchmark time %.0f s.\n", wl_now() - t_start);

@@ -72,7 +72,7 @@ void chart(const char *panel, const char *label, const char *series, double valu
 }
 
 /* Goals (issue 5). */
-goal goals[24];
+goal goals[48];
 int ngoals;
 
 void add_goal(bool met, const char *what, const char *target, const char *note, const char *fmt, ...)
@@ -108,7 +108,7 @@ void *raw_build(const char *src, double *secs)
     return m;
 }
 
-static void raw_kernel(void *m, const char *name, rawk *k)
+void raw_kernel(void *m, const char *name, rawk *k)
 {
     k->name = name;
     k->f = rg_function(m, name);

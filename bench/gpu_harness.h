@@ -42,7 +42,7 @@ bool png_chart(const char *path, const char *title);
 
 /* Goals, in the order the sections add them; the report's table lists them. */
 typedef struct goal { char what[96], target[32], measured[96]; bool met; char note[256]; } goal;
-extern goal goals[24];
+extern goal goals[48];
 extern int ngoals;
 void add_goal(bool met, const char *what, const char *target, const char *note, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
@@ -83,6 +83,9 @@ static inline rview rv1(rg_ptr base, int n)
     rview v = {base, 1, 1, {n, 0}};
     return v;
 }
+
+/* Kernel name of module m (from raw_build) and its signature record. */
+void raw_kernel(void *m, const char *name, rawk *k);
 
 /* Launch k on domain e with views v (the pack filled from the signature). */
 void raw_launch(const rawk *k, amp_extent e, const rview *v, int nv);

@@ -31,4 +31,10 @@ void build_cache_report(void);
  * one long kernel on each of two GPUs at once ("Two GPUs"). */
 void two_gpus_report(void);
 
+/* gpu_graph.c: launch graphs (issue 24): a chain of 1000 dependent small
+ * launches replayed from a graph against the raw launches of the same
+ * kernel, and a CG iteration on 256 x 256 with and without a graph
+ * ("Launch graphs"; adds both goals). */
+void graph_report(void);
+
 #endif
