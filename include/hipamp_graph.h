@@ -49,6 +49,11 @@
  * copies made while recording are complete at once and untimed: the work
  * they name runs when the graph does (wait on the graph's launch).
  *
+ * Handles. An amp_graph is checked as every handle is (hipamp.h): a
+ * destroyed graph passed to any amp_graph_ call is
+ * AMP_ERROR_INVALID_ARGUMENT naming it destroyed (a stale handle), never
+ * a use of freed memory.
+ *
  * Lifetimes. The views, arrays and programs (through their kernels) a
  * graph uses, and the view it was recorded on, stay bound to it:
  * destroying one of them while the graph exists is AMP_ERROR_BUSY (destroy
@@ -111,7 +116,8 @@ typedef struct amp_graph_info {
 AMP_API amp_status amp_graph_get_info(amp_graph *g, amp_graph_info *out);
 /* Wait for g's replays queued so far (a replay's failure is not reported
  * here: it was its launch's or its future's), then free it, unbinding what
- * it used. */
+ * it used. Blocks for those replays. NULL: AMP_OK. Not while another
+ * thread launches g. AMP_ERROR_INVALID_ARGUMENT: g destroyed already. */
 AMP_API amp_status amp_graph_destroy(amp_graph *g);
 
 #ifdef __cplusplus

@@ -37,6 +37,7 @@ typedef struct amp__graph_use {
 #define AMP__GRAPH_MAX_BOXES 16
 
 struct amp_graph {
+    amp__handle h;           /* AMP__HANDLE_GRAPH (lib/handle.c) */
     amp_accelerator_view *q; /* retained; counted in q->graphs once ended */
     pthread_t thread;        /* the recording thread */
     bool recording;
@@ -330,13 +331,13 @@ static void amp__graph_release(amp_graph *g, bool recording)
     free(g->storages);
     free(g->pins);
     free(g->nodes);
-    free(g);
+    amp__handle_free(g, AMP__HANDLE_GRAPH);
 }
 
 amp_status amp_graph_begin_recording(amp_accelerator_view *q)
 {
     amp_status st = AMP_OK;
-    AMP__NOT_NULL(q);
+    AMP__HANDLE_OK(q, AMP__HANDLE_QUEUE);
     if (q->is_default)
         return amp__fail(AMP_ERROR_INVALID_ARGUMENT,
                          "amp_graph_begin_recording: %s's default view is the library's too (it queues work there "
@@ -350,7 +351,7 @@ amp_status amp_graph_begin_recording(amp_accelerator_view *q)
     if (!q->be->graph_begin)
         return amp__fail(AMP_ERROR_UNSUPPORTED, "amp_graph_begin_recording: %s cannot record graphs",
                          q->acc->e.info.device_path);
-    amp_graph *g = calloc(1, sizeof *g);
+    amp_graph *g = amp__handle_new(AMP__HANDLE_GRAPH, sizeof *g);
     if (!g) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "graph: out of host memory");
     g->q = q;
     g->thread = pthread_self();
@@ -358,7 +359,7 @@ amp_status amp_graph_begin_recording(amp_accelerator_view *q)
     amp__lock_init(&g->lock);
     amp_graph *none = NULL;
     if (!atomic_compare_exchange_strong(&q->recorder, &none, g)) {
-        free(g);
+        amp__handle_free(g, AMP__HANDLE_GRAPH);
         return amp__fail(AMP_ERROR_BUSY,
                          "amp_graph_begin_recording: the view records a graph already (on another thread); recordings "
                          "do not nest");
@@ -367,7 +368,7 @@ amp_status amp_graph_begin_recording(amp_accelerator_view *q)
     if ((st = amp__queue_record_begin(q)) != AMP_OK) {
         atomic_store(&q->recorder, NULL);
         amp__queue_release(q);
-        free(g);
+        amp__handle_free(g, AMP__HANDLE_GRAPH);
         return st;
     }
     amp__tls_graph = g;
@@ -384,7 +385,7 @@ amp_status amp_graph_end_recording(amp_accelerator_view *q, amp_graph **out)
 {
     AMP__NOT_NULL(out);
     *out = NULL;
-    AMP__NOT_NULL(q);
+    AMP__HANDLE_OK(q, AMP__HANDLE_QUEUE);
     amp_graph *g = atomic_load(&q->recorder);
     if (!g) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "amp_graph_end_recording: the view is not recording a graph");
     amp_status st = amp__graph_check_thread(g, "amp_graph_end_recording");
@@ -417,21 +418,22 @@ amp_status amp_graph_end_recording(amp_accelerator_view *q, amp_graph **out)
 
 /* One replay of g on q (locks taken here); *done the point after it,
  * timing (may be NULL) gets timed events around it. */
-static amp_status amp__graph_replay(amp_accelerator_view *q, amp_graph *g, bool async, amp__point *done, void **timing)
+static amp_status amp__graph_replay(amp_accelerator_view *q, amp_graph *g, bool async, amp__point *done, void **timing,
+                                    const char *fn)
 {
     amp_status st = AMP_OK;
     size_t nlocked = 0;
     *done = (amp__point){NULL, 0};
-    if (!g) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "amp_graph_launch: g is NULL");
-    if (g->recording)
-        return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "amp_graph_launch: the graph is still being recorded");
+    if ((st = amp__handle_check(g, AMP__HANDLE_GRAPH, fn, "g")) != AMP_OK) return st;
+    if (q && (st = amp__handle_check(q, AMP__HANDLE_QUEUE, fn, "q")) != AMP_OK) return st;
+    if (g->recording) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: the graph is still being recorded", fn);
     if (!q) q = g->q;
     if (q != g->q)
         return amp__fail(AMP_ERROR_INVALID_ARGUMENT,
-                         "amp_graph_launch: the graph was recorded on another accelerator view (of %s) than the one "
-                         "it is launched on (of %s); a graph replays on its own view only",
-                         g->q->acc->e.info.device_path, q->acc->e.info.device_path);
-    if ((st = amp__queue_refuse_recording(q, "amp_graph_launch")) != AMP_OK) return st;
+                         "%s: the graph was recorded on another accelerator view (of %s) than the one it is launched "
+                         "on (of %s); a graph replays on its own view only",
+                         fn, g->q->acc->e.info.device_path, q->acc->e.info.device_path);
+    if ((st = amp__queue_refuse_recording(q, fn)) != AMP_OK) return st;
     for (; nlocked < g->nstorages; ++nlocked) amp__lock_acquire(&g->storages[nlocked]->lock);
     /* What one launch of the whole would do (the file's comment). */
     for (size_t i = 0; i < g->nuses; ++i) {
@@ -472,7 +474,7 @@ out:
 amp_status amp_graph_launch(amp_accelerator_view *q, amp_graph *g)
 {
     amp__point done;
-    return amp__graph_replay(q, g, false, &done, NULL);
+    return amp__graph_replay(q, g, false, &done, NULL, __func__);
 }
 
 amp_status amp_graph_launch_async(amp_accelerator_view *q, amp_graph *g, amp_future **out)
@@ -484,7 +486,7 @@ amp_status amp_graph_launch_async(amp_accelerator_view *q, amp_graph *g, amp_fut
     if (st != AMP_OK) return st;
     amp__point done;
     void *timing[2] = {NULL, NULL};
-    if ((st = amp__graph_replay(q, g, true, &done, timing)) != AMP_OK) {
+    if ((st = amp__graph_replay(q, g, true, &done, timing, __func__)) != AMP_OK) {
         amp_future_destroy(f);
         return st;
     }
@@ -497,7 +499,7 @@ amp_status amp_graph_get_info(amp_graph *g, amp_graph_info *out)
 {
     AMP__CLEAR_OUT(out);
     AMP__NOT_NULL(out);
-    AMP__NOT_NULL(g);
+    AMP__HANDLE_OK(g, AMP__HANDLE_GRAPH);
     out->launches = g->launches;
     out->copies = g->copies;
     out->data = g->nstorages;
@@ -513,9 +515,12 @@ amp_status amp_graph_get_info(amp_graph *g, amp_graph_info *out)
 amp_status amp_graph_destroy(amp_graph *g)
 {
     if (!g) return AMP_OK;
+    AMP__HANDLE_OK(g, AMP__HANDLE_GRAPH);
     if (g->recording)
         return amp__fail(AMP_ERROR_INVALID_ARGUMENT,
                          "amp_graph_destroy: the graph is still being recorded (amp_graph_end_recording first)");
+    amp_status st = amp__handle_end(g, AMP__HANDLE_GRAPH, __func__, "g");
+    if (st != AMP_OK) return st;
     amp__lock_acquire(&g->lock);
     amp__point last = g->last;
     amp__queue_retain(last.q);

@@ -25,7 +25,7 @@ static amp__slab_pool amp__pools[AMP__HANDLE_KINDS];
 static const char *const amp__kind_names[AMP__HANDLE_KINDS] = {
     [AMP__HANDLE_VIEW] = "amp_array_view",        [AMP__HANDLE_ARRAY] = "amp_array",
     [AMP__HANDLE_QUEUE] = "amp_accelerator_view", [AMP__HANDLE_FUTURE] = "amp_future",
-    [AMP__HANDLE_PROGRAM] = "amp_program",
+    [AMP__HANDLE_PROGRAM] = "amp_program",        [AMP__HANDLE_GRAPH] = "amp_graph",
 };
 
 atomic_bool amp__handles_exact;

@@ -11,8 +11,10 @@
  *   6. the kernel-handle table lock, the disk cache's init, the trace's
  *      buffer lock, a slab pool's lock (lib/slab.c), the AMP_DEBUG handle
  *      registry's lock, the default accelerator's lock (lib/accelerator.c),
- *      the continuation list's lock (lib/future.c) (leaves; slab.c's list
- *      of pools is taken before a pool's, at a pool's first use and around
+ *      the continuation list's lock (lib/future.c), the graph pin table's
+ *      lock and a graph's own lock (lib/graph.c; a replay takes its
+ *      graph's lock inside its storage locks) (leaves; slab.c's list of
+ *      pools is taken before a pool's, at a pool's first use and around
  *      fork)
  * The trace's flush lock (lib/trace.c) is taken only with none of these
  * held: a flush waits for device events.
@@ -40,6 +42,7 @@ typedef enum amp__handle_kind {
     AMP__HANDLE_QUEUE,
     AMP__HANDLE_FUTURE,
     AMP__HANDLE_PROGRAM,
+    AMP__HANDLE_GRAPH,
     AMP__HANDLE_KINDS
 } amp__handle_kind;
 

@@ -611,6 +611,42 @@ ACCEL_TEST(graph, destroy_order_is_checked)
     teardown(&f);
 }
 
+/* A destroyed graph is a stale handle: launching it, asking about it or
+ * destroying it again is AMP_ERROR_INVALID_ARGUMENT saying so, and what
+ * it bound can be destroyed. */
+ACCEL_TEST(graph, a_destroyed_graph_is_refused)
+{
+    fixture f;
+    setup(&f, acc);
+    static int32_t x[N];
+    int32_t zero = 0;
+    amp_array *cnt = NULL;
+    ASSERT_OK(amp_array_create(f.q, 4, amp_extent_1d(1), &zero, &cnt));
+    amp_array_view *v = test_view(x, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    amp_arg a[] = {amp_arg_view(v), amp_arg_array(cnt)};
+    amp_graph *g = NULL;
+    ASSERT_OK(amp_graph_begin_recording(f.q));
+    ASSERT_OK(amp_parallel_for_each(f.q, amp_extent_1d(N), f.inc, a, 2));
+    ASSERT_OK(amp_graph_end_recording(f.q, &g));
+    ASSERT_OK(amp_graph_launch(f.q, g));
+    ASSERT_OK(amp_graph_destroy(g));
+    ASSERT_STATUS(amp_graph_launch(f.q, g), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_last_error(), "destroyed") && strstr(amp_last_error(), "amp_graph"), "%s", amp_last_error());
+    amp_future *fut = NULL;
+    ASSERT_STATUS(amp_graph_launch_async(NULL, g, &fut), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert_null(fut);
+    amp_graph_info info;
+    ASSERT_STATUS(amp_graph_get_info(g, &info), AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_STATUS(amp_graph_destroy(g), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_last_error(), "destroyed"), "%s", amp_last_error());
+    /* Another kind of handle is named as such. */
+    ASSERT_STATUS(amp_graph_launch(NULL, (amp_graph *)v), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_last_error(), "amp_array_view"), "%s", amp_last_error());
+    ASSERT_OK(amp_array_view_destroy(v));
+    ASSERT_OK(amp_array_destroy(cnt));
+    teardown(&f);
+}
+
 /* A view whose data a GPU graph uses cannot move to another accelerator
  * (the graph refers to its device memory). */
 Test(graph, data_of_a_graph_stays_on_its_accelerator)
