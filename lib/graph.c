@@ -351,6 +351,12 @@ amp_status amp_graph_begin_recording(amp_accelerator_view *q)
     if (!q->be->graph_begin)
         return amp__fail(AMP_ERROR_UNSUPPORTED, "amp_graph_begin_recording: %s cannot record graphs",
                          q->acc->e.info.device_path);
+    if (atomic_load(&q->recorder))
+        return amp__fail(AMP_ERROR_BUSY,
+                         "amp_graph_begin_recording: the view records a graph already (on another thread); recordings "
+                         "do not nest");
+    /* Before q records (the wait point it makes is an event on q). */
+    if ((st = amp__queue_record_cover(q)) != AMP_OK) return st;
     amp_graph *g = amp__handle_new(AMP__HANDLE_GRAPH, sizeof *g);
     if (!g) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "graph: out of host memory");
     g->q = q;

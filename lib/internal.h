@@ -196,13 +196,15 @@ amp_status amp__point_query(amp__point p, bool *done);
  * is AMP_ERROR_TIMEOUT. */
 amp_status amp__timeout_message(const char *fn, uint32_t ms, amp_status st);
 /* Graphs on q (lib/graph.c calls these; queue.c calls the backend):
- * record_begin makes a wait point covering everything queued so far (no
- * event can be recorded on q while it records), then starts recording;
+ * record_cover, before q records, makes a wait point covering everything
+ * queued so far (no event can be recorded on q while it records);
+ * record_begin starts recording;
  * record_launch and record_copy hand one command to the recording;
  * record_end stops (keep: *exec is the graph to replay, NULL when
  * nothing was recorded); replay queues one replay of exec, numbered as
  * its launches and copies (copy_bytes: what they move, counted in q's
  * statistics), *done the point after it; graph_free frees exec. */
+amp_status amp__queue_record_cover(amp_accelerator_view *q);
 amp_status amp__queue_record_begin(amp_accelerator_view *q);
 amp_status amp__queue_record_launch(amp_accelerator_view *q, void *fn, const amp__launch *l);
 amp_status amp__queue_record_copy(amp_accelerator_view *q, const amp__copy *c);

@@ -243,20 +243,21 @@ void amp__queue_span_end(amp__copy_span *sp, amp_accelerator_view *counted, cons
  * would make on q is refused here (a CUDA or HIP stream that captures
  * would record it, or fail the capture). */
 
-amp_status amp__queue_record_begin(amp_accelerator_view *q)
+amp_status amp__queue_record_cover(amp_accelerator_view *q)
 {
     /* Every point given out so far is covered by a wait point recorded
-     * now: a waiter on one of them never records an event on q while it
-     * records (there is no point after them until it ends). */
+     * now, before q records: a waiter on one of them never records an
+     * event on q while it records (there is no point after them until it
+     * ends). */
     uint64_t seq = atomic_load_explicit(&q->submitted, memory_order_acquire);
-    if (seq) {
-        amp__mark *m = NULL;
-        amp_status st = amp__mark_get(q, seq, &m);
-        if (st != AMP_OK) return st;
-        amp__mark_release(q, m);
-    }
-    return q->be->graph_begin(q->dev, q->queue);
+    if (!seq) return AMP_OK;
+    amp__mark *m = NULL;
+    amp_status st = amp__mark_get(q, seq, &m);
+    if (st == AMP_OK) amp__mark_release(q, m);
+    return st;
 }
+
+amp_status amp__queue_record_begin(amp_accelerator_view *q) { return q->be->graph_begin(q->dev, q->queue); }
 
 amp_status amp__queue_record_launch(amp_accelerator_view *q, void *fn, const amp__launch *l)
 {

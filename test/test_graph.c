@@ -137,6 +137,40 @@ ACCEL_TEST(graph, replay_equals_direct_execution)
     teardown(&f);
 }
 
+/* Recording right after launches nobody waited for (no wait point on the
+ * view yet) works, and the replay runs after them. */
+ACCEL_TEST(graph, recording_after_unwaited_launches)
+{
+    fixture f;
+    setup(&f, acc);
+    static int32_t x[N];
+    memset(x, 0, sizeof x);
+    int32_t zero = 0, n = 0;
+    amp_array *cnt = NULL;
+    ASSERT_OK(amp_array_create(f.q, 4, amp_extent_1d(1), &zero, &cnt));
+    ASSERT_OK(amp_accelerator_view_wait(f.q));
+    amp_array_view *v = test_view(x, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    amp_arg args[] = {amp_arg_view(v), amp_arg_array(cnt)};
+    for (int i = 0; i < 3; ++i) ASSERT_OK(amp_parallel_for_each(f.q, amp_extent_1d(N), f.inc, args, 2));
+    amp_future *fut = NULL;
+    ASSERT_OK(amp_parallel_for_each_async(f.q, amp_extent_1d(N), f.inc, args, 2, &fut));
+    amp_graph *g = NULL;
+    ASSERT_OK(amp_graph_begin_recording(f.q));
+    ASSERT_OK(amp_parallel_for_each(f.q, amp_extent_1d(N), f.inc, args, 2));
+    ASSERT_OK(amp_graph_end_recording(f.q, &g));
+    ASSERT_OK(amp_graph_launch(f.q, g));
+    ASSERT_OK(amp_future_wait(fut));
+    ASSERT_OK(amp_future_destroy(fut));
+    ASSERT_OK(amp_array_copy_to_host(cnt, &n));
+    cr_assert_eq(n, 5, "counter %d, want 5", n);
+    ASSERT_OK(amp_array_view_synchronize(v));
+    for (int i = 0; i < N; ++i) cr_assert_eq(x[i], 5, "x[%d] = %d", i, x[i]);
+    ASSERT_OK(amp_graph_destroy(g));
+    ASSERT_OK(amp_array_view_destroy(v));
+    ASSERT_OK(amp_array_destroy(cnt));
+    teardown(&f);
+}
+
 /* Every replay runs every launch: a counter in an array and a view both
  * count them; the view's statistics count the graph's launches. */
 ACCEL_TEST(graph, every_replay_runs_every_launch)
