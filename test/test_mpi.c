@@ -997,6 +997,34 @@ Test(mpi_heat, overlapped_and_not_on_every_path, .timeout = 900)
     }
 }
 
+/* --graph (issue 24): each launch of the step replayed from a launch graph
+ * gives the same bits as without, overlapped and not, on 1 and 3 ranks,
+ * with halos in place and staged (the copies between host and device
+ * then happen outside the graphs, as many bytes as without); also with
+ * ranks of 1 and 2 rows (the edge kernel's graph alone). */
+Test(mpi_heat, graph_replays_give_the_same_bits, .timeout = 900)
+{
+    static heat_run r;
+    const uint64_t want = reference_checksum(HEAT_NX, HEAT_NY, HEAT_STEPS);
+    const char *paths[] = {"host", "staged"};
+    for (int np = 1; np <= 3; np += 2)
+        for (int p = 0; p < 2; ++p)
+            for (int overlap = 0; overlap < 2; ++overlap) {
+                char args[128];
+                snprintf(args, sizeof args, HEAT_ARGS " --graph --path %s%s", paths[p], overlap ? "" : " --no-overlap");
+                run_heat(np, args, &r);
+                cr_assert_eq(last_line_checksum(&r), want, "%d rank(s), %s:\n%s", np, args, r.out);
+                cr_assert(strstr(r.out, "\nlaunches replayed from launch graphs"), "%s:\n%s", args, r.out);
+                double halo = (double)(np - 1) * 2 * 2 * HEAT_NX * sizeof(float);
+                cr_assert_eq(field(&r, "copied_bytes_per_step"), p == 1 ? halo : 0, "%s:\n%s", args, r.out);
+            }
+    run_heat(1, HEAT_ARGS, &r);
+    cr_assert(strstr(r.out, "\nlaunches direct"), "%s", r.out);
+    const uint64_t small = reference_checksum(HEAT_NX, 5, 9);
+    run_heat(3, "96 5 9 --path staged --graph", &r);
+    cr_assert_eq(last_line_checksum(&r), small, "5 rows on 3 ranks with --graph:\n%s", r.out);
+}
+
 /* Every rank parses the same arguments and stops the same way (mpiexec
  * for the one that depends on the rank count; alone for the others, which
  * also shows heat_mpi runs without a launcher). */

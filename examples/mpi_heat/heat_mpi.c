@@ -20,7 +20,7 @@ extern const char heat_kernels_source[];
 
 static const char *const usage_text =
     "usage: heat_mpi NX NY STEPS [--path auto|host|device|staged] [--warmup N]\n"
-    "                [--accelerator PATH] [--no-overlap] [--no-checksum]\n"
+    "                [--accelerator PATH] [--no-overlap] [--graph] [--no-checksum]\n"
     "  NX x NY cells (NX columns, NY rows split across the ranks), STEPS Jacobi steps.\n"
     "  --path         how halos cross between ranks (default auto: host memory in place on the\n"
     "                 CPU accelerator and unified-memory GPUs, device pointers where MPI is\n"
@@ -29,6 +29,8 @@ static const char *const usage_text =
     "  --accelerator  device path for every rank (cpu, cuda:0, hip:1); default: by node-local rank\n"
     "  --no-overlap   exchange the halos, then update every row (default: update the interior\n"
     "                 rows while the halos move, then the first and last row)\n"
+    "  --graph        replay each launch of the step from a launch graph recorded at its first\n"
+    "                 use (the halo exchange, MPI's, stays outside); same results bit for bit\n"
     "  --no-checksum  skip gathering the final grid (rank 0's last line is then the time)\n";
 
 typedef struct options {
@@ -37,6 +39,7 @@ typedef struct options {
     const char *accelerator;
     bool checksum;
     bool overlap;
+    bool graph;
 } options;
 
 /* What each rank sends rank 0 for the report (plain bytes: every rank runs
@@ -110,6 +113,8 @@ static int parse(int argc, char **argv, options *o, char *err, size_t n)
             o->checksum = false;
         } else if (!strcmp(a, "--no-overlap")) {
             o->overlap = false;
+        } else if (!strcmp(a, "--graph")) {
+            o->graph = true;
         } else if (!strcmp(a, "--path") || !strcmp(a, "--warmup") || !strcmp(a, "--accelerator")) {
             if (i + 1 >= argc) {
                 snprintf(err, n, "%s needs a value", a);
@@ -195,6 +200,33 @@ static void per_step(char *out, size_t n, uint64_t total, long steps)
     if (steps <= 0) snprintf(out, n, "0");
     else if (total % (uint64_t)steps == 0) snprintf(out, n, "%llu", (unsigned long long)(total / (uint64_t)steps));
     else snprintf(out, n, "%.3f", (double)total / (double)steps);
+}
+
+/* One launch of the step on q: directly, or with --graph (g not NULL)
+ * replayed from *g, recorded from this very launch the first time it is
+ * met (a recording runs nothing, so it is replayed at once). A graph holds
+ * the launch's kernel, domain, views and scalars as they are now: each of
+ * the step's launches (which buffer it reads, which part) has its own.
+ * async: on q's own thread where launches otherwise run in this one (the
+ * CPU accelerator), the future dropped. t NULL: a simple launch over e. */
+static amp_status step_launch(amp_accelerator_view *q, amp_graph **g, bool async, const amp_tiled_extent *t,
+                              amp_extent e, amp_kernel *k, const amp_arg *args, size_t n)
+{
+    amp_status st = AMP_OK;
+    amp_future *f = NULL;
+    if (g && !*g) {
+        if ((st = amp_graph_begin_recording(q)) != AMP_OK) return st;
+        st = t ? amp_parallel_for_each_tiled(q, *t, k, args, n) : amp_parallel_for_each(q, e, k, args, n);
+        amp_status ended = amp_graph_end_recording(q, g);
+        if (st == AMP_OK) st = ended;
+        if (st != AMP_OK) return st;
+    }
+    if (g) st = async ? amp_graph_launch_async(q, *g, &f) : amp_graph_launch(q, *g);
+    else if (async && t) st = amp_parallel_for_each_tiled_async(q, *t, k, args, n, &f);
+    else if (async) st = amp_parallel_for_each_async(q, e, k, args, n, &f);
+    else st = t ? amp_parallel_for_each_tiled(q, *t, k, args, n) : amp_parallel_for_each(q, e, k, args, n);
+    if (f) amp_future_destroy(f);
+    return st;
 }
 
 int main(int argc, char **argv)
@@ -303,6 +335,9 @@ int main(int argc, char **argv)
     const int hi = world_rank < nranks - 1 ? world_rank + 1 : MPI_PROC_NULL;
     const long warm = o.warmup < o.steps ? o.warmup : o.steps;
 
+    /* --graph: the step's launches for each buffer (step_launch). */
+    amp_graph *g_all[2] = {NULL, NULL}, *g_inner[2] = {NULL, NULL}, *g_edges[2] = {NULL, NULL};
+
     /* Everything counted from here on is the time-step loop's. */
     TRY(amp_accelerator_view_wait(q));
     TRY(amp_accelerator_view_reset_stats(q));
@@ -322,7 +357,7 @@ int main(int argc, char **argv)
                           amp_arg_int32(ny)};
         if (!o.overlap) {
             TRY_MPI(amp_mpi_exchange_rows(x, lo, top[cur], halo_top[cur], hi, bottom[cur], halo_bottom[cur]));
-            TRY(amp_parallel_for_each_tiled(q, padded, step, args, 4));
+            TRY(step_launch(q, o.graph ? &g_all[cur] : NULL, false, &padded, padded.extent, step, args, 4));
             continue;
         }
         amp_mpi_pending halos;
@@ -331,19 +366,15 @@ int main(int argc, char **argv)
         if (inner) {
             amp_arg in_args[] = {amp_arg_view(inner_in[cur]), amp_arg_view(inner_out[nxt]),
                                  amp_arg_int32(first + 1), amp_arg_int32(ny)};
-            if (info.is_emulated) {
-                /* On the CPU accelerator a launch runs in the calling
-                 * thread; the asynchronous one runs on q's own, so that
-                 * this thread drives MPI in the end call meanwhile. */
-                amp_future *f = NULL;
-                TRY(amp_parallel_for_each_tiled_async(q, inner_padded, step, in_args, 4, &f));
-                TRY(amp_future_destroy(f));
-            } else {
-                TRY(amp_parallel_for_each_tiled(q, inner_padded, step, in_args, 4));
-            }
+            /* On the CPU accelerator a launch runs in the calling thread;
+             * the asynchronous one runs on q's own, so that this thread
+             * drives MPI in the end call meanwhile. */
+            TRY(step_launch(q, o.graph ? &g_inner[cur] : NULL, info.is_emulated, &inner_padded, inner_padded.extent,
+                            step, in_args, 4));
         }
         TRY_MPI(amp_mpi_exchange_end(x, halos));
-        TRY(amp_parallel_for_each(q, amp_extent_2d(rows < 2 ? rows : 2, nx), edges, args, 4));
+        TRY(step_launch(q, o.graph ? &g_edges[cur] : NULL, false, NULL, amp_extent_2d(rows < 2 ? rows : 2, nx), edges,
+                        args, 4));
     }
     TRY(amp_accelerator_view_wait(q));
     MPI_Barrier(MPI_COMM_WORLD);
@@ -405,6 +436,7 @@ int main(int argc, char **argv)
         printf("path %s: %s\n", amp_mpi_path_name(path.path), path.reason);
         printf("step %s\n", o.overlap ? "overlapped: exchange begun, interior rows, exchange ended, edge rows"
                                       : "not overlapped: exchange, then every row");
+        printf("launches %s\n", o.graph ? "replayed from launch graphs (--graph)" : "direct");
         long timed = o.steps - warm;
         if (timed > 0)
             printf("time_per_step_s %.9f (steps %ld..%ld, slowest rank; exchange %.9f s/step)\n", slowest / timed,
@@ -439,6 +471,12 @@ int main(int argc, char **argv)
     }
     free(all);
 
+    for (int k = 0; k < 2; ++k) {
+        /* Before what they use (destroying that first is AMP_ERROR_BUSY). */
+        TRY(amp_graph_destroy(g_all[k]));
+        TRY(amp_graph_destroy(g_inner[k]));
+        TRY(amp_graph_destroy(g_edges[k]));
+    }
     for (int k = 0; k < 2; ++k) {
         if (inner) {
             TRY(amp_array_view_destroy(inner_out[k]));
