@@ -937,6 +937,53 @@ ACCEL_TEST(trace, flush_mid_run_leaves_a_complete_file)
     tdir_remove(&d);
 }
 
+/* A graph's replay (issue 24) is one span on its queue, "graph: <its
+ * kernels>", with its launches inside where the backend times them (the
+ * CPU accelerator's synchronous replays: each launch a span within the
+ * replay's, on the same track); a GPU driver runs a graph as a whole. The
+ * summary counts the replays. */
+ACCEL_TEST(trace, graph_replays_are_spans_with_their_launches)
+{
+    NEEDS_HOOKS();
+    tdir d;
+    tdir_make(&d);
+    char var[256], path[128];
+    snprintf(path, sizeof path, "%s/trace.json", d.path);
+    snprintf(var, sizeof var, "AMP_TRACE=%s", path);
+    const char *env[] = {var, "AMP_TRACE_SUMMARY=1", NULL};
+    run r = run_helper(&d, acc, env, "--graph", NULL);
+    cr_assert_eq(r.code, 0, "trace_helper exited %d:\n%s", r.code, r.err);
+    cr_assert(strstr(r.out, "graph_replays 3"), "%s", r.out);
+    cr_expect(strstr(r.err, "graph replays 3 (6 launches in them)") || strstr(r.out, "graph replays 3 (6 launches in them)"),
+              "no summary line for the replays:\n%s\n%s", r.out, r.err);
+    trace t = load_trace(path);
+    cr_assert_eq(count_cat(&t, "graph", "graph: trace_add_one"), 3);
+    amp_accelerator_info info;
+    ASSERT_OK(amp_accelerator_get_info(acc, &info));
+    int inside = 0;
+    for (size_t i = 0; i < t.events->n; ++i) {
+        const jv *e = t.events->items[i];
+        if (!jis(e, "cat", "launch") || !jis(e, "name", "trace_add_one")) continue;
+        double ts = jnum(e, "ts", -1), end = ts + jnum(e, "dur", 0);
+        for (size_t k = 0; k < t.events->n; ++k) {
+            const jv *g = t.events->items[k];
+            if (!jis(g, "cat", "graph") || jnum(g, "pid", -1) != jnum(e, "pid", -2) ||
+                jnum(g, "tid", -1) != jnum(e, "tid", -2))
+                continue;
+            double g0 = jnum(g, "ts", -1), g1 = g0 + jnum(g, "dur", 0);
+            if (ts >= g0 - 0.001 && end <= g1 + 0.001) {
+                inside++;
+                break;
+            }
+        }
+    }
+    cr_expect_eq(inside, info.is_emulated ? 6 : 0, "%d launches inside the replays' spans", inside);
+    cr_expect_eq(count_cat(&t, "launch", "trace_add_one"), info.is_emulated ? 6 : 0);
+    trace_free(&t);
+    run_free(&r);
+    tdir_remove(&d);
+}
+
 /* The demo: the study's transposes. On a discrete GPU each variant copies
  * A and At in (At is read-write) and At back once. */
 ACCEL_TEST(trace, demo_study)

@@ -107,9 +107,9 @@ static void flush(void)
 int main(int argc, char **argv)
 {
     const char *extra = NULL, *plant = NULL, *then_build = NULL;
-    bool flush_exit = false, flush_only = false;
+    bool flush_exit = false, flush_only = false, graph = false;
     if (argc < 2) {
-        fprintf(stderr, "usage: %s DEVICE_PATH [--flush-exit] [--build-file PATH]\n", argv[0]);
+        fprintf(stderr, "usage: %s DEVICE_PATH [--flush-exit] [--graph] [--build-file PATH]\n", argv[0]);
         return 1;
     }
     for (int i = 2; i < argc; ++i) {
@@ -117,6 +117,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--build-file") && i + 1 < argc) extra = argv[++i];
         else if (!strcmp(argv[i], "--plant-as-nobody") && i + 1 < argc) plant = argv[++i];
         else if (!strcmp(argv[i], "--flush-only")) flush_only = true;
+        else if (!strcmp(argv[i], "--graph")) graph = true;
         else if (!strcmp(argv[i], "--then-build") && i + 1 < argc) then_build = argv[++i];
         else return 1;
     }
@@ -164,6 +165,32 @@ int main(int argc, char **argv)
     TRY(amp_program_get_kernel(p, "trace_tile_flip", &k_flip));
     TRY(amp_program_get_kernel(p, "trace_add_one", &k_add));
     int bad = 0;
+
+    if (graph) {
+        /* A graph of two launches on the second queue, replayed three
+         * times: three replay spans, each with its launches inside where
+         * the backend times them (the CPU accelerator). */
+        static float g[R2 * C2], gwant[R2 * C2], gout[R2 * C2];
+        fill(g, R2 * C2, 4);
+        amp_array *ga = NULL;
+        amp_graph *gr = NULL;
+        TRY(amp_array_create(q2, sizeof(float), amp_extent_2d(R2, C2), g, &ga));
+        amp_arg ag[] = {amp_arg_array(ga)};
+        TRY(amp_graph_begin_recording(q2));
+        TRY(amp_parallel_for_each(q2, amp_extent_2d(R2, C2), k_add, ag, 1));
+        TRY(amp_parallel_for_each(q2, amp_extent_2d(R2, C2), k_add, ag, 1));
+        TRY(amp_graph_end_recording(q2, &gr));
+        for (int i = 0; i < 3; ++i) TRY(amp_graph_launch(q2, gr));
+        TRY(amp_array_copy_to_host(ga, gout));
+        for (int i = 0; i < R2 * C2; ++i) gwant[i] = g[i] + 6.0f;
+        bad |= check(gout, gwant, R2 * C2, "a + 6 after three replays of two launches");
+        TRY(amp_graph_destroy(gr));
+        TRY(amp_array_destroy(ga));
+        flush();
+        printf("graph_replays 3\n");
+        fflush(stdout);
+        return bad ? 6 : 0;
+    }
 
     /* Views on the default queue: x is copied in (first use), y is write-only
      * (its copy-in is avoided), synchronize copies y back. */
