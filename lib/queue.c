@@ -321,7 +321,8 @@ static void amp__replay_nodes(amp_accelerator_view *q, const amp__replay *rp, co
 
 /* A replay is one span on its queue, device-timed, with the commands
  * inside it as spans of their own where the backend times them (the CPU
- * accelerator's synchronous replays; GPU drivers run a graph as a whole). */
+ * accelerator's synchronous replays, then host-timed as a whole too; GPU
+ * drivers run a graph as a whole). */
 static amp_status amp__queue_replay_traced(amp_accelerator_view *q, const amp__replay *rp, bool async,
                                            amp__point *done)
 {
@@ -333,9 +334,12 @@ static amp_status amp__queue_replay_traced(amp_accelerator_view *q, const amp__r
     uint64_t n = rp->launches + rp->driver_copies;
     uint64_t *node_ns = !async && n && amp__trace_recording() ? calloc(2 * n, sizeof *node_ns) : NULL;
     r.t_ns = amp__trace_begin(&r);
-    amp__timing_begin(q, &r);
+    /* Where the backend times the commands inside on the host clock, the
+     * replay is placed on it too, so that they lie within its span (a
+     * device-timed span is placed after its queue's previous one). */
+    if (!node_ns) amp__timing_begin(q, &r);
     amp_status st = amp__queue_replay_raw(q, rp, async, node_ns, done);
-    amp__timing_end(q, &r, st);
+    if (!node_ns) amp__timing_end(q, &r, st);
     if (st == AMP_OK) amp__queue_describe(q, &r);
     amp__trace_end(&r, st == AMP_OK);
     if (node_ns) amp__replay_nodes(q, rp, node_ns);

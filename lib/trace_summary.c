@@ -81,7 +81,7 @@ void amp__summary_add(const amp__tev *e, const amp__tbatch *bt, const amp__place
         U.replays++;
         U.replay_launches += r->launches;
         if (p->on_device) U.replay_ns += (uint64_t)(p->device_ms * 1e6);
-        else U.replay_untimed++;
+        else U.replay_untimed++, U.replay_ns += p->end > p->start ? p->end - p->start : 0;
         break;
     default:
         break;
@@ -178,8 +178,9 @@ void amp__summary_print(FILE *o, uint64_t dropped, uint64_t max_events, const ch
             U.builds[AMP__BUILD_MEMORY], U.builds[AMP__BUILD_DISK], U.build_failed, (double)U.build_ns / 1e6);
     fprintf(o, "  waits %" PRIu64 ": %.3f ms blocked\n", U.waits, (double)U.wait_ns / 1e6);
     if (U.replays)
-        fprintf(o, "  graph replays %" PRIu64 " (%" PRIu64 " launches in them): %.3f ms device%s\n", U.replays,
-                U.replay_launches, (double)U.replay_ns / 1e6, U.replay_untimed ? " (some untimed)" : "");
+        fprintf(o, "  graph replays %" PRIu64 " (%" PRIu64 " launches in them): %.3f ms%s\n", U.replays,
+                U.replay_launches, (double)U.replay_ns / 1e6,
+                U.replay_untimed ? " (device time; on the host clock where the device did not time them)" : " device");
     if (dropped)
         fprintf(o, "  %" PRIu64 " events were not recorded (more than AMP_TRACE_MAX_EVENTS=%" PRIu64
                    " between flushes): call amp_trace_flush() more often or raise it\n",
