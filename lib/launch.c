@@ -98,7 +98,9 @@ static amp_status amp__bind_memory(const amp__kernel *k, int i, const amp_arg *a
 }
 
 /* Descriptor (lib/signature.h): pointer, int64 strides, int32 extent. */
-static void amp__put_view(unsigned char *pack, const amp__sig_param *p, const amp__bound *b, void *dptr)
+/* Inline: the launch path's (a recorded launch calls it too). */
+static inline __attribute__((always_inline)) void amp__put_view(unsigned char *pack, const amp__sig_param *p,
+                                                                const amp__bound *b, void *dptr)
 {
     int r = p->rank;
     const int64_t *stride = b->stride;

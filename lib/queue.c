@@ -114,14 +114,18 @@ amp_status amp__queue_refuse_recording(amp_accelerator_view *q, const char *what
                      what, q->acc->e.info.device_path);
 }
 
+/* The work a timed event on a recording queue would time is being
+ * recorded, not run: untimed (kept off the launch path's inlined code). */
+static __attribute__((noinline)) amp_status amp__queue_untimed(amp_accelerator_view *q, void **ev)
+{
+    *ev = NULL;
+    return amp__graph_check_thread(atomic_load_explicit(&q->recorder, memory_order_acquire), "timing a command");
+}
+
 amp_status amp__queue_timed_event(amp_accelerator_view *q, void **ev)
 {
-    amp_graph *g = atomic_load_explicit(&q->recorder, memory_order_acquire);
-    if (g) {
-        /* The work it would time is being recorded, not run: untimed. */
-        *ev = NULL;
-        return amp__graph_check_thread(g, "timing a command");
-    }
+    if (__builtin_expect(atomic_load_explicit(&q->recorder, memory_order_relaxed) != NULL, 0))
+        return amp__queue_untimed(q, ev);
     return q->be->event_record_timed(q->dev, q->queue, ev);
 }
 

@@ -60,7 +60,10 @@ amp_status amp__cpu_graph_run(amp__cpu_device *d, amp__cpu_graph *g, uint64_t *n
         amp__cpu_gnode *x = &g->nodes[i];
         amp_status st = AMP_OK;
         if (node_ns) node_ns[2 * i] = amp__now_ns();
-        if (x->job) st = amp__cpu_job_run(d, x->job);
+        if (x->job) {
+            amp__cpu_job_rearm(x->job);
+            st = amp__cpu_job_run(d, x->job);
+        }
         else amp__cpu_copy_bytes(&x->copy);
         if (node_ns) node_ns[2 * i + 1] = amp__now_ns();
         /* A failure ends the replay: the commands after it would read its

@@ -129,6 +129,9 @@ amp_status amp__cpu_job_new(const amp__cpu_kernel *k, const amp__launch *l, amp_
  * message in amp_last_error(). */
 amp_status amp__cpu_job_run(amp__cpu_device *d, amp__cpu_job *j);
 void amp__cpu_job_free(amp__cpu_job *j);
+/* Before a job runs again (a graph's replay list runs its jobs at every
+ * replay): nothing of an earlier run counts. */
+void amp__cpu_job_rearm(amp__cpu_job *j);
 /* Run l in the calling thread (a job on its stack, borrowing l). */
 amp_status amp__cpu_run(amp__cpu_device *d, const amp__cpu_kernel *k, const amp__launch *l);
 /* Bumped in a forked child (pthread_atfork): queues made before the fork

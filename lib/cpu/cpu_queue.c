@@ -24,11 +24,29 @@ typedef struct amp__cpu_event {
 /* A launch (or a graph's replay) waiting for (or running on) its queue's
  * thread, and the events recorded right after it. */
 typedef struct amp__cpu_qitem {
-    amp__cpu_job *job;
-    amp__cpu_graph *graph; /* a replay (job NULL): the graph's own, not freed here */
+    /* A launch's job, or a graph's replay list (the graph's own, not freed
+     * here) with AMP__CPU_QITEM_GRAPH set in the address: the item stays at
+     * three pointers, the size of the allocator's bin the launch path was
+     * measured with. */
+    uintptr_t work;
     amp__cpu_event *events;
     struct amp__cpu_qitem *next;
 } amp__cpu_qitem;
+#define AMP__CPU_QITEM_GRAPH ((uintptr_t)1)
+static inline amp__cpu_job *amp__cpu_qitem_job(const amp__cpu_qitem *it)
+{
+    return it->work & AMP__CPU_QITEM_GRAPH ? NULL : (amp__cpu_job *)it->work;
+}
+static inline amp__cpu_graph *amp__cpu_qitem_graph(const amp__cpu_qitem *it)
+{
+    return it->work & AMP__CPU_QITEM_GRAPH ? (amp__cpu_graph *)(it->work & ~AMP__CPU_QITEM_GRAPH) : NULL;
+}
+/* Run the item's work in the calling thread. */
+static inline amp_status amp__cpu_qitem_run(amp__cpu_device *d, const amp__cpu_qitem *it)
+{
+    amp__cpu_graph *g = amp__cpu_qitem_graph(it);
+    return g ? amp__cpu_graph_run(d, g, NULL) : amp__cpu_job_run(d, amp__cpu_qitem_job(it));
+}
 
 /* Lock order: a queue's mu, then amp__cpu_event_mu; neither is held while a
  * launch runs. */
@@ -176,9 +194,7 @@ static void *amp__cpu_queue_main(void *arg)
         amp__cpu_qitem *it = q->head;
         bool skip = q->fault != AMP_OK;
         pthread_mutex_unlock(&q->mu);
-        amp_status st = skip       ? AMP_OK
-                        : it->graph ? amp__cpu_graph_run(q->d, it->graph, NULL)
-                                    : amp__cpu_job_run(q->d, it->job);
+        amp_status st = skip ? AMP_OK : amp__cpu_qitem_run(q->d, it);
         pthread_mutex_lock(&q->mu);
         if (st != AMP_OK && q->fault == AMP_OK) {
             q->fault = st;
@@ -197,7 +213,7 @@ static void *amp__cpu_queue_main(void *arg)
         }
         pthread_mutex_unlock(&q->mu);
         amp__cpu_events_complete(it->events, now_st, msg);
-        amp__cpu_job_free(it->job);
+        amp__cpu_job_free(amp__cpu_qitem_job(it));
         free(it);
         pthread_mutex_lock(&q->mu);
     }
@@ -293,7 +309,7 @@ amp_status amp__cpu_queue_wait_for(void *dev, void *queue, uint32_t ms)
 
 /* Hand it to q's thread (started on first use). Without a thread it runs
  * here, as through the blocking API, and is freed. */
-static amp_status amp__cpu_queue_put(amp__cpu_queue *q, amp__cpu_qitem *it)
+static inline __attribute__((always_inline)) amp_status amp__cpu_queue_put(amp__cpu_queue *q, amp__cpu_qitem *it)
 {
     amp_status st;
     pthread_mutex_lock(&q->mu);
@@ -308,8 +324,8 @@ static amp_status amp__cpu_queue_put(amp__cpu_queue *q, amp__cpu_qitem *it)
         if (!q->thread_started) {
             pthread_mutex_unlock(&q->mu);
             amp__cpu_queue_drain(q);
-            st = it->graph ? amp__cpu_graph_run(q->d, it->graph, NULL) : amp__cpu_job_run(q->d, it->job);
-            amp__cpu_job_free(it->job);
+            st = amp__cpu_qitem_run(q->d, it);
+            amp__cpu_job_free(amp__cpu_qitem_job(it));
             free(it);
             return st;
         }
@@ -332,15 +348,17 @@ static amp_status amp__cpu_queue_put(amp__cpu_queue *q, amp__cpu_qitem *it)
 
 /* In this thread, after what the queue holds; an asynchronous launch's
  * failure not reported yet is this call's (the work after it would read
- * its results). what names the work refused. */
-static amp_status amp__cpu_queue_ready_here(amp__cpu_queue *q, const char *what)
+ * its results). kernel names the launch refused (NULL: a graph's replay);
+ * the message is formatted only then (this is every blocking launch's
+ * path). */
+static inline __attribute__((always_inline)) amp_status amp__cpu_queue_ready_here(amp__cpu_queue *q, const char *kernel)
 {
     amp_status st;
     if (!q) return AMP_OK;
     amp__cpu_queue_drain(q);
     if ((st = amp__cpu_queue_take_fault(q)) != AMP_OK)
-        return amp__fail(st, "an earlier asynchronous launch on this queue failed, so %s did not run: %s", what,
-                         amp_last_error());
+        return amp__fail(st, "an earlier asynchronous launch on this queue failed, so %s%.128s%s did not run: %s",
+                         kernel ? "'" : "the graph", kernel ? kernel : "", kernel ? "'" : "", amp_last_error());
     return AMP_OK;
 }
 
@@ -350,9 +368,7 @@ amp_status amp__cpu_queue_launch(void *dev, void *queue, void *fn, const amp__la
     amp_status st;
     if (q && q->recording) return amp__cpu_graph_add_launch(q->recording, fn, l);
     if (!q || !l->async) {
-        char what[160];
-        snprintf(what, sizeof what, "'%.128s'", l->kernel_name);
-        if ((st = amp__cpu_queue_ready_here(q, what)) != AMP_OK) return st;
+        if ((st = amp__cpu_queue_ready_here(q, l->kernel_name)) != AMP_OK) return st;
         return amp__cpu_run(dev, fn, l);
     }
     amp__cpu_queue_after_fork(q);
@@ -363,7 +379,7 @@ amp_status amp__cpu_queue_launch(void *dev, void *queue, void *fn, const amp__la
         amp__cpu_job_free(j);
         return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory to queue a launch");
     }
-    it->job = j;
+    it->work = (uintptr_t)j;
     return amp__cpu_queue_put(q, it);
 }
 
@@ -398,13 +414,13 @@ amp_status amp__cpu_graph_launch(void *dev, void *queue, void *graph, bool async
     amp__cpu_queue *q = queue;
     amp_status st;
     if (!async) {
-        if ((st = amp__cpu_queue_ready_here(q, "the graph")) != AMP_OK) return st;
+        if ((st = amp__cpu_queue_ready_here(q, NULL)) != AMP_OK) return st;
         return amp__cpu_graph_run(dev, graph, node_ns);
     }
     amp__cpu_queue_after_fork(q);
     amp__cpu_qitem *it = calloc(1, sizeof *it);
     if (!it) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory to queue a graph's replay");
-    it->graph = graph;
+    it->work = (uintptr_t)graph | AMP__CPU_QITEM_GRAPH;
     return amp__cpu_queue_put(q, it);
 }
 

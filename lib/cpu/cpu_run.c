@@ -705,6 +705,14 @@ void amp__cpu_job_free(amp__cpu_job *j)
     free(j);
 }
 
+void amp__cpu_job_rearm(amp__cpu_job *j)
+{
+    j->status = AMP_OK;
+    free(j->msg);
+    j->msg = NULL;
+    j->closing = false;
+}
+
 amp_status amp__cpu_job_run(amp__cpu_device *d, amp__cpu_job *j)
 {
     amp_status st = AMP_OK;
@@ -713,12 +721,6 @@ amp_status amp__cpu_job_run(amp__cpu_device *d, amp__cpu_job *j)
     amp__cpu_worker *me = amp__cpu_my_worker();
     if (!me) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for a launching thread's state");
     int nt = amp__cpu_pool.started + 1;
-    /* A job may run again (a graph's replay list runs its jobs at every
-     * replay): nothing of an earlier run counts. */
-    j->status = AMP_OK;
-    free(j->msg);
-    j->msg = NULL;
-    j->closing = false;
     /* Simple launches take at least 256 work-items a chunk so the counter
      * stays off the profile (amp__cpu_take); tiles go one at a time at the
      * end. */
