@@ -48,6 +48,42 @@ static bool unified(amp_accelerator *acc)
     return info.is_unified_memory;
 }
 
+/* The data graph_inc counts in: x (N ints from 0) behind view v, and the
+ * launch counter cnt; args are graph_inc's arguments over them. */
+typedef struct counted {
+    int32_t x[N];
+    amp_array *cnt;
+    amp_array_view *v;
+    amp_arg args[2];
+} counted;
+
+static void counted_open(fixture *f, counted *c)
+{
+    int32_t zero = 0;
+    memset(c->x, 0, sizeof c->x);
+    ASSERT_OK(amp_array_create(f->q, 4, amp_extent_1d(1), &zero, &c->cnt));
+    c->v = test_view(c->x, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    c->args[0] = amp_arg_view(c->v);
+    c->args[1] = amp_arg_array(c->cnt);
+}
+
+/* A graph of launches graph_inc launches over c, recorded on f's view. */
+static amp_graph *counted_record(fixture *f, counted *c, int launches)
+{
+    amp_graph *g = NULL;
+    ASSERT_OK(amp_graph_begin_recording(f->q));
+    for (int i = 0; i < launches; ++i) ASSERT_OK(amp_parallel_for_each(f->q, amp_extent_1d(N), f->inc, c->args, 2));
+    ASSERT_OK(amp_graph_end_recording(f->q, &g));
+    cr_assert_not_null(g);
+    return g;
+}
+
+static void counted_close(counted *c)
+{
+    ASSERT_OK(amp_array_view_destroy(c->v));
+    ASSERT_OK(amp_array_destroy(c->cnt));
+}
+
 /* Values whose halves and sums stay exact in float for many steps. */
 static void fill_dyadic(float *x, int n, int seed)
 {
@@ -177,30 +213,21 @@ ACCEL_TEST(graph, every_replay_runs_every_launch)
 {
     fixture f;
     setup(&f, acc);
-    static int32_t x[N];
-    memset(x, 0, sizeof x);
-    int32_t zero = 0, n = -1;
-    amp_array *cnt = NULL;
-    ASSERT_OK(amp_array_create(f.q, 4, amp_extent_1d(1), &zero, &cnt));
-    amp_array_view *v = test_view(x, 4, amp_extent_1d(N), AMP_READ_WRITE);
-    amp_arg args[] = {amp_arg_view(v), amp_arg_array(cnt)};
-    amp_graph *g = NULL;
-    ASSERT_OK(amp_graph_begin_recording(f.q));
-    ASSERT_OK(amp_parallel_for_each(f.q, amp_extent_1d(N), f.inc, args, 2));
-    ASSERT_OK(amp_parallel_for_each(f.q, amp_extent_1d(N), f.inc, args, 2));
-    ASSERT_OK(amp_graph_end_recording(f.q, &g));
+    static counted c;
+    counted_open(&f, &c);
+    int32_t n = -1;
+    amp_graph *g = counted_record(&f, &c, 2);
     ASSERT_OK(amp_accelerator_view_reset_stats(f.q));
     for (int i = 0; i < 50; ++i) ASSERT_OK(amp_graph_launch(f.q, g));
     amp_stats st;
     ASSERT_OK(amp_accelerator_view_get_stats(f.q, &st));
     cr_assert_eq(st.launches, 100, "the view counted %llu launches, want 100", (unsigned long long)st.launches);
-    ASSERT_OK(amp_array_copy_to_host(cnt, &n));
+    ASSERT_OK(amp_array_copy_to_host(c.cnt, &n));
     cr_assert_eq(n, 100, "counter %d, want 100", n);
-    ASSERT_OK(amp_array_view_synchronize(v));
-    for (int i = 0; i < N; ++i) cr_assert_eq(x[i], 100, "x[%d] = %d", i, x[i]);
+    ASSERT_OK(amp_array_view_synchronize(c.v));
+    for (int i = 0; i < N; ++i) cr_assert_eq(c.x[i], 100, "x[%d] = %d", i, c.x[i]);
     ASSERT_OK(amp_graph_destroy(g));
-    ASSERT_OK(amp_array_view_destroy(v));
-    ASSERT_OK(amp_array_destroy(cnt));
+    counted_close(&c);
     teardown(&f);
 }
 
@@ -573,27 +600,19 @@ ACCEL_TEST(graph, launch_on_another_view_is_refused)
     setup(&f, acc);
     amp_accelerator_view *q2 = NULL;
     ASSERT_OK(amp_accelerator_view_create(acc, &q2));
-    static int32_t x[N];
-    int32_t zero = 0;
-    amp_array *cnt = NULL;
-    ASSERT_OK(amp_array_create(f.q, 4, amp_extent_1d(1), &zero, &cnt));
-    amp_array_view *v = test_view(x, 4, amp_extent_1d(N), AMP_READ_WRITE);
-    amp_arg a[] = {amp_arg_view(v), amp_arg_array(cnt)};
-    amp_graph *g = NULL;
-    ASSERT_OK(amp_graph_begin_recording(f.q));
-    ASSERT_OK(amp_parallel_for_each(f.q, amp_extent_1d(N), f.inc, a, 2));
-    ASSERT_OK(amp_graph_end_recording(f.q, &g));
+    static counted c;
+    counted_open(&f, &c);
+    amp_graph *g = counted_record(&f, &c, 1);
     ASSERT_STATUS(amp_graph_launch(q2, g), AMP_ERROR_INVALID_ARGUMENT);
     cr_assert(strstr(amp_last_error(), "its own view"), "%s", amp_last_error());
     amp_future *fut = (amp_future *)1;
     ASSERT_STATUS(amp_graph_launch_async(q2, g, &fut), AMP_ERROR_INVALID_ARGUMENT);
     cr_assert_null(fut);
     ASSERT_OK(amp_graph_launch(f.q, g));
-    ASSERT_OK(amp_array_view_synchronize(v));
-    for (int i = 0; i < N; ++i) cr_assert_eq(x[i], 1, "x[%d] = %d", i, x[i]);
+    ASSERT_OK(amp_array_view_synchronize(c.v));
+    for (int i = 0; i < N; ++i) cr_assert_eq(c.x[i], 1, "x[%d] = %d", i, c.x[i]);
     ASSERT_OK(amp_graph_destroy(g));
-    ASSERT_OK(amp_array_view_destroy(v));
-    ASSERT_OK(amp_array_destroy(cnt));
+    counted_close(&c);
     ASSERT_OK(amp_accelerator_view_destroy(q2));
     teardown(&f);
 }
@@ -607,23 +626,18 @@ ACCEL_TEST(graph, destroy_order_is_checked)
 {
     fixture f;
     setup(&f, acc);
-    static int32_t x[N];
-    memset(x, 0, sizeof x);
-    int32_t zero = 0;
-    amp_array *cnt = NULL;
-    ASSERT_OK(amp_array_create(f.q, 4, amp_extent_1d(1), &zero, &cnt));
-    amp_array_view *v = test_view(x, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    static counted c;
+    counted_open(&f, &c);
     amp_array_view *other = NULL; /* a section of the same data, not in the graph */
-    ASSERT_OK(amp_array_view_section(v, amp_index_1d(0), amp_extent_1d(8), &other));
-    amp_arg a[] = {amp_arg_view(v), amp_arg_array(cnt)};
+    ASSERT_OK(amp_array_view_section(c.v, amp_index_1d(0), amp_extent_1d(8), &other));
     amp_graph *g = NULL;
     ASSERT_OK(amp_graph_begin_recording(f.q));
-    ASSERT_OK(amp_parallel_for_each(f.q, amp_extent_1d(N), f.inc, a, 2));
+    ASSERT_OK(amp_parallel_for_each(f.q, amp_extent_1d(N), f.inc, c.args, 2));
     ASSERT_STATUS(amp_accelerator_view_destroy(f.q), AMP_ERROR_BUSY); /* recording */
     ASSERT_OK(amp_graph_end_recording(f.q, &g));
-    ASSERT_STATUS(amp_array_view_destroy(v), AMP_ERROR_BUSY);
+    ASSERT_STATUS(amp_array_view_destroy(c.v), AMP_ERROR_BUSY);
     cr_assert(strstr(amp_last_error(), "graph"), "%s", amp_last_error());
-    ASSERT_STATUS(amp_array_destroy(cnt), AMP_ERROR_BUSY);
+    ASSERT_STATUS(amp_array_destroy(c.cnt), AMP_ERROR_BUSY);
     ASSERT_STATUS(amp_program_destroy(f.p), AMP_ERROR_BUSY);
     cr_assert(strstr(amp_last_error(), "graph_inc"), "%s", amp_last_error());
     ASSERT_STATUS(amp_accelerator_view_destroy(f.q), AMP_ERROR_BUSY);
@@ -639,9 +653,9 @@ ACCEL_TEST(graph, destroy_order_is_checked)
         ASSERT_OK(amp_future_wait(futs[r]));
         ASSERT_OK(amp_future_destroy(futs[r]));
     }
-    ASSERT_OK(amp_array_view_destroy(v));
-    for (int i = 0; i < N; ++i) cr_assert_eq(x[i], 8, "x[%d] = %d", i, x[i]);
-    ASSERT_OK(amp_array_destroy(cnt));
+    ASSERT_OK(amp_array_view_destroy(c.v));
+    for (int i = 0; i < N; ++i) cr_assert_eq(c.x[i], 8, "x[%d] = %d", i, c.x[i]);
+    ASSERT_OK(amp_array_destroy(c.cnt));
     teardown(&f);
 }
 
@@ -652,16 +666,9 @@ ACCEL_TEST(graph, a_destroyed_graph_is_refused)
 {
     fixture f;
     setup(&f, acc);
-    static int32_t x[N];
-    int32_t zero = 0;
-    amp_array *cnt = NULL;
-    ASSERT_OK(amp_array_create(f.q, 4, amp_extent_1d(1), &zero, &cnt));
-    amp_array_view *v = test_view(x, 4, amp_extent_1d(N), AMP_READ_WRITE);
-    amp_arg a[] = {amp_arg_view(v), amp_arg_array(cnt)};
-    amp_graph *g = NULL;
-    ASSERT_OK(amp_graph_begin_recording(f.q));
-    ASSERT_OK(amp_parallel_for_each(f.q, amp_extent_1d(N), f.inc, a, 2));
-    ASSERT_OK(amp_graph_end_recording(f.q, &g));
+    static counted c;
+    counted_open(&f, &c);
+    amp_graph *g = counted_record(&f, &c, 1);
     ASSERT_OK(amp_graph_launch(f.q, g));
     ASSERT_OK(amp_graph_destroy(g));
     ASSERT_STATUS(amp_graph_launch(f.q, g), AMP_ERROR_INVALID_ARGUMENT);
@@ -674,10 +681,9 @@ ACCEL_TEST(graph, a_destroyed_graph_is_refused)
     ASSERT_STATUS(amp_graph_destroy(g), AMP_ERROR_INVALID_ARGUMENT);
     cr_assert(strstr(amp_last_error(), "destroyed"), "%s", amp_last_error());
     /* Another kind of handle is named as such. */
-    ASSERT_STATUS(amp_graph_launch(NULL, (amp_graph *)v), AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_STATUS(amp_graph_launch(NULL, (amp_graph *)c.v), AMP_ERROR_INVALID_ARGUMENT);
     cr_assert(strstr(amp_last_error(), "amp_array_view"), "%s", amp_last_error());
-    ASSERT_OK(amp_array_view_destroy(v));
-    ASSERT_OK(amp_array_destroy(cnt));
+    counted_close(&c);
     teardown(&f);
 }
 
@@ -775,17 +781,10 @@ ACCEL_TEST(graph, ten_thousand_replays_do_not_grow_memory)
 {
     fixture f;
     setup(&f, acc);
-    static int32_t x[N];
-    memset(x, 0, sizeof x);
-    int32_t zero = 0, n = 0;
-    amp_array *cnt = NULL;
-    ASSERT_OK(amp_array_create(f.q, 4, amp_extent_1d(1), &zero, &cnt));
-    amp_array_view *v = test_view(x, 4, amp_extent_1d(N), AMP_READ_WRITE);
-    amp_arg a[] = {amp_arg_view(v), amp_arg_array(cnt)};
-    amp_graph *g = NULL;
-    ASSERT_OK(amp_graph_begin_recording(f.q));
-    ASSERT_OK(amp_parallel_for_each(f.q, amp_extent_1d(N), f.inc, a, 2));
-    ASSERT_OK(amp_graph_end_recording(f.q, &g));
+    static counted c;
+    counted_open(&f, &c);
+    int32_t n = 0;
+    amp_graph *g = counted_record(&f, &c, 1);
     /* Warm up: pools, worker state, driver buffers. */
     for (int r = 0; r < 500; ++r) ASSERT_OK(amp_graph_launch(f.q, g));
     for (int r = 0; r < 500; ++r) {
@@ -808,15 +807,14 @@ ACCEL_TEST(graph, ten_thousand_replays_do_not_grow_memory)
     ASSERT_OK(amp_accelerator_view_wait(f.q));
     size_t heap1 = heap_in_use();
     long rss1 = rss_kib();
-    ASSERT_OK(amp_array_copy_to_host(cnt, &n));
+    ASSERT_OK(amp_array_copy_to_host(c.cnt, &n));
     cr_assert_eq(n, 11000, "%d replays ran", n);
     /* A byte a replay would be 10 KB; the slack is for allocator noise. */
     cr_assert_lt((long)heap1 - (long)heap0, 8192, "heap grew by %ld bytes over 10,000 replays",
                  (long)heap1 - (long)heap0);
     cr_assert_lt(rss1 - rss0, 1024, "resident set grew by %ld KiB over 10,000 replays", rss1 - rss0);
     ASSERT_OK(amp_graph_destroy(g));
-    ASSERT_OK(amp_array_view_destroy(v));
-    ASSERT_OK(amp_array_destroy(cnt));
+    counted_close(&c);
     teardown(&f);
 }
 
@@ -910,16 +908,9 @@ ACCEL_TEST(graph, the_backend_graph_is_the_drivers)
     setup(&f, acc);
     amp_accelerator_info ai;
     ASSERT_OK(amp_accelerator_get_info(acc, &ai));
-    static int32_t x[N];
-    int32_t zero = 0;
-    amp_array *cnt = NULL;
-    ASSERT_OK(amp_array_create(f.q, 4, amp_extent_1d(1), &zero, &cnt));
-    amp_array_view *v = test_view(x, 4, amp_extent_1d(N), AMP_READ_WRITE);
-    amp_arg a[] = {amp_arg_view(v), amp_arg_array(cnt)};
-    amp_graph *g = NULL;
-    ASSERT_OK(amp_graph_begin_recording(f.q));
-    for (int i = 0; i < 10; ++i) ASSERT_OK(amp_parallel_for_each(f.q, amp_extent_1d(N), f.inc, a, 2));
-    ASSERT_OK(amp_graph_end_recording(f.q, &g));
+    static counted c;
+    counted_open(&f, &c);
+    amp_graph *g = counted_record(&f, &c, 10);
     amp_graph_info info;
     ASSERT_OK(amp_graph_get_info(g, &info));
     const char *want = ai.is_emulated ? "cpu replay list" : !strncmp(ai.device_path, "cuda", 4) ? "cuda graph" : "hip graph";
@@ -930,10 +921,9 @@ ACCEL_TEST(graph, the_backend_graph_is_the_drivers)
     ASSERT_OK(amp_future_elapsed_ms(fut, &ms));
     cr_assert(ms >= 0, "the replay's future times it: %g ms", ms);
     ASSERT_OK(amp_future_destroy(fut));
-    ASSERT_OK(amp_array_view_synchronize(v));
-    for (int i = 0; i < N; ++i) cr_assert_eq(x[i], 10, "x[%d] = %d", i, x[i]);
+    ASSERT_OK(amp_array_view_synchronize(c.v));
+    for (int i = 0; i < N; ++i) cr_assert_eq(c.x[i], 10, "x[%d] = %d", i, c.x[i]);
     ASSERT_OK(amp_graph_destroy(g));
-    ASSERT_OK(amp_array_view_destroy(v));
-    ASSERT_OK(amp_array_destroy(cnt));
+    counted_close(&c);
     teardown(&f);
 }
