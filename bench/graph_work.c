@@ -40,12 +40,20 @@ amp_status gw_chain_run(gw_chain *c, int launches)
     return AMP_OK;
 }
 
+/* What run queues on q with (w, n), recorded into *out. */
+static amp_status gw_record(amp_accelerator_view *q, amp_status (*run)(void *, int), void *w, int n, amp_graph **out)
+{
+    TRY(amp_graph_begin_recording(q));
+    amp_status st = run(w, n);
+    amp_status ended = amp_graph_end_recording(q, out);
+    return st != AMP_OK ? st : ended;
+}
+
+static amp_status gw_chain_run_any(void *c, int n) { return gw_chain_run(c, n); }
+
 amp_status gw_chain_record(gw_chain *c, int launches, amp_graph **out)
 {
-    TRY(amp_graph_begin_recording(c->q));
-    amp_status st = gw_chain_run(c, launches);
-    amp_status st2 = amp_graph_end_recording(c->q, out);
-    return st != AMP_OK ? st : st2;
+    return gw_record(c->q, gw_chain_run_any, c, launches, out);
 }
 
 amp_status gw_chain_sync(gw_chain *c)
@@ -129,12 +137,11 @@ amp_status gw_cg_iterate(gw_cg *c, int iterations)
     return AMP_OK;
 }
 
+static amp_status gw_cg_iterate_any(void *c, int n) { return gw_cg_iterate(c, n); }
+
 amp_status gw_cg_record(gw_cg *c, int iterations, amp_graph **out)
 {
-    TRY(amp_graph_begin_recording(c->q));
-    amp_status st = gw_cg_iterate(c, iterations);
-    amp_status st2 = amp_graph_end_recording(c->q, out);
-    return st != AMP_OK ? st : st2;
+    return gw_record(c->q, gw_cg_iterate_any, c, iterations, out);
 }
 
 amp_status gw_cg_result(gw_cg *c, float *x, float *rho)
