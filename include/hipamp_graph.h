@@ -1,5 +1,5 @@
-/* hipamp_graph.h — launch graphs: record the launches, device copies and
- * algorithm calls an accelerator view queues once, replay them many times
+/* hipamp_graph.h — launch graphs: record the launches and device copies
+ * an accelerator view queues once, replay them many times
  * for a fraction of their launch cost (CUDA graphs and HIP graphs on GPUs,
  * a replay list of launches set up once on the CPU accelerator). Included
  * by hipamp.h; the conventions stated at its top hold here too.
@@ -7,15 +7,13 @@
  * Recording. Between amp_graph_begin_recording(q) and
  * amp_graph_end_recording(q, &g), the thread that began records instead of
  * runs:
- *  - every launch on q (amp_parallel_for_each*, and so every algorithm
- *    call on q that queues launches: amp_fill, amp_scan, amp_reduce_async,
- *    amp_transform_reduce_async, ...);
+ *  - every launch on q (amp_parallel_for_each*);
  *  - every copy between arrays (or views of arrays) of q's accelerator that
  *    it makes (amp_copy_array*, amp_copy_view*): it runs on q at each
  *    replay.
  * What is recorded is fixed then: the kernel, the extent, every value
  * argument (a scalar that must change from one replay to the next lives in
- * a 1-element array that a kernel or an algorithm writes), and which views
+ * a 1-element array that a recorded kernel writes), and which views
  * and arrays each command uses. Nothing runs and no data moves while
  * recording: the views' data get device memory on q's accelerator, nothing
  * more.
@@ -36,8 +34,7 @@
  *    or from q: amp_array_view_synchronize of such data, amp_array_copy_to
  *    /from_host of an array the recording uses or created on q, copies
  *    between such data and the host, amp_accelerator_view_wait(q),
- *    amp_array_view_native_handle on q, amp_reduce and every algorithm
- *    that returns a value on the host: AMP_ERROR_BUSY;
+ *    amp_array_view_native_handle on q: AMP_ERROR_BUSY;
  *  - commands on q from any other thread: AMP_ERROR_BUSY (a recording
  *    belongs to the thread that began it; begin and end must not race with
  *    another thread's commands on q);
