@@ -297,6 +297,7 @@ void study_goals(void)
         add_goal(tuned8192_gbs >= 0.9 * copy8192_gbs, "tuned transpose 8192x8192 vs device-to-device copy",
                  ">= 0.90", NULL, "%.2f (%.0f vs %.0f GB/s)", tuned8192_gbs / copy8192_gbs, tuned8192_gbs,
                  copy8192_gbs);
+    if (nratios == 0) return; /* the study did not run (--graph-only, --launch-only, ...) */
     double med = wl_median(ratios, nratios), med_same = wl_median(same_ratios, nratios);
     char note[256];
     snprintf(note, sizeof note, "separate raw buffers: lowest %.3f (%s), median %.3f%s", min_ratio, min_ratio_what, med,
