@@ -984,5 +984,7 @@ AMP_API const char *amp_prelude_source(void);
 
 /* Launch graphs: record once, replay many. */
 #include "hipamp_graph.h"
+/* The algorithms (reduce, scan, sort, compaction, fill, iota). */
+#include "hipamp_algorithms.h"
 
 #endif /* HIPAMP_H */

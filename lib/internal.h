@@ -412,6 +412,23 @@ bool amp__layout_contiguous(int r, const int *ext, const int64_t *stride);
  * value (v->elem bytes), keeping coherence; i is inside v. Blocks. */
 amp_status amp__copy_element(amp_array_view *v, amp_index i, void *value, bool into_view);
 
+/* ------------------------------------------------------ lib/launch.c */
+
+/* Internal argument kinds (lib/alg_*.c; never a user's): AMP__ARG_SPAN in
+ * amp_arg.kind binds u.view (or u.array, with AMP__ARG_SPAN_ARRAY) to an
+ * amp::array_view<T, 1> parameter as the rank-1 view of its span, from its
+ * first element to its last, gaps between rows included; the kernel indexes
+ * it through a shape of its own, and coherence still covers exactly the
+ * view's box. AMP__ARG_SPAN_OVERWRITE: the kernel writes every element of
+ * the view, so nothing is copied in for it. */
+enum { AMP__ARG_SPAN = 0x100, AMP__ARG_SPAN_ARRAY = 0x200, AMP__ARG_SPAN_OVERWRITE = 0x400 };
+
+/* amp_parallel_for_each_tiled(_async) with the point after the launch in
+ * *done (may be NULL) and no future: async runs it as an asynchronous
+ * launch (on the CPU accelerator: on q's own thread). */
+amp_status amp__launch_tiled(amp_accelerator_view *q, amp_tiled_extent t, amp_kernel *k, const amp_arg *args,
+                             size_t nargs, bool async, amp__point *done);
+
 /* ------------------------------------------------------ lib/future.c */
 
 /* A future that is complete until amp__future_complete_at gives it a point;

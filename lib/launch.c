@@ -4,6 +4,7 @@
  * touched. The hot path: no allocation, one lock per distinct storage. */
 #include "internal.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,8 @@ typedef struct amp__bound {
     size_t elem;           /* the view's element bytes */
     amp_array_view *view;  /* NULL for an array */
     bool writes;
+    bool overwrite;        /* the kernel writes the whole box: nothing to copy in */
+    int span;              /* AMP__ARG_SPAN: the extent ext points at */
 } amp__bound;
 
 /* Parameter i's view or array is not a live handle: say which and why. */
@@ -31,6 +34,86 @@ static amp_status amp__bad_memory(const amp__kernel *k, int i, const void *h, am
     return amp__handle_check_slow(h, kind, "parallel_for_each", what);
 }
 
+/* Parameter i's array argument must be used where it lives (a view of it
+ * may go anywhere). home_acc never changes: no lock needed. */
+static amp_status amp__array_here(const amp__kernel *k, int i, const amp_array *arr, const amp_accelerator *on)
+{
+    if (arr->s->home_acc == on) return AMP_OK;
+    return amp__fail(AMP_ERROR_INVALID_ARGUMENT,
+                     "kernel '%s' parameter %d: the array lives %s%s; the launch is on %s (pass a view of "
+                     "it, amp_array_view_of_array, to use it there)", k->name, i,
+                     arr->s->home_acc ? "on " : "in host memory (a staging array)",
+                     arr->s->home_acc ? arr->s->home_acc->e.info.device_path : "", on->e.info.device_path);
+}
+
+/* An internal span argument (internal.h, AMP__ARG_SPAN): the view or array
+ * as the rank-1 view of its elements from the first to the last, in its
+ * own element size, for a kernel that indexes it through a shape of its
+ * own (lib/alg_*.c). The coherence box stays the view's own. */
+static amp_status amp__bind_span(const amp__kernel *k, int i, const amp_arg *a, const amp_accelerator *on,
+                                 amp__bound *b)
+{
+    static const int64_t unit = 1;
+    const amp__sig_param *p = &k->sig.params[i];
+    amp_access access = AMP_READ_WRITE;
+    const int *ext;
+    const int64_t *stride;
+    int rank;
+    bool exact = true;
+    amp_status st;
+    if (a->kind & AMP__ARG_SPAN_ARRAY) {
+        amp_array *arr = a->u.array;
+        if (!arr) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "kernel '%s' parameter %d: array is NULL", k->name, i);
+        if ((st = amp__array_here(k, i, arr, on)) != AMP_OK) return st;
+        b->s = arr->s;
+        b->box = &arr->s->whole;
+        b->offset = 0;
+        b->elem = arr->s->elem;
+        b->view = NULL;
+        rank = arr->s->ext.rank;
+        ext = arr->s->ext.v;
+        stride = arr->s->stride;
+    } else {
+        amp_array_view *v = a->u.view;
+        if (!v) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "kernel '%s' parameter %d: view is NULL", k->name, i);
+        b->s = v->s;
+        b->box = &v->box;
+        b->offset = v->offset;
+        b->elem = v->elem;
+        b->view = v;
+        access = v->access;
+        exact = v->exact;
+        rank = v->ext.rank;
+        ext = v->ext.v;
+        stride = v->stride;
+    }
+    int64_t span = 1;
+    for (int d = 0; d < rank; ++d) {
+        if (ext[d] == 0) {
+            span = 0;
+            break;
+        }
+        span += (int64_t)(ext[d] - 1) * stride[d];
+    }
+    /* Only the descriptor carries it: the kernel bounds its accesses itself. */
+    b->span = span > INT_MAX ? INT_MAX : (int)span;
+    b->ext = &b->span;
+    b->stride = &unit;
+    if ((int64_t)b->elem != p->elem_size)
+        return amp__fail(AMP_ERROR_ARGUMENT_MISMATCH,
+                         "kernel '%s' parameter %d has %d-byte elements; argument has %zu-byte elements", k->name, i,
+                         p->elem_size, b->elem);
+    if (access == AMP_READ_ONLY && !p->is_const)
+        return amp__fail(AMP_ERROR_ARGUMENT_MISMATCH, "kernel '%s' parameter %d writes its view, which is AMP_READ_ONLY",
+                         k->name, i);
+    b->writes = !p->is_const;
+    /* Nothing to copy in only where the box is exactly the view's
+     * elements: an inexact box (a reinterpret_as or view_as view) holds
+     * others, which the launch must not drop. */
+    b->overwrite = exact && (a->kind & AMP__ARG_SPAN_OVERWRITE) != 0;
+    return AMP_OK;
+}
+
 static amp_status amp__bind_memory(const amp__kernel *k, int i, const amp_arg *a, const amp_accelerator *on,
                                    amp__bound *b)
 {
@@ -38,6 +121,7 @@ static amp_status amp__bind_memory(const amp__kernel *k, int i, const amp_arg *a
     const char *kn = k->name;
     int rank;
     amp_access access;
+    if ((a->kind & AMP__ARG_SPAN) && p->kind == AMP_ARG_VIEW && p->rank == 1) return amp__bind_span(k, i, a, on, b);
     if (a->kind == AMP_ARG_VIEW && p->kind == AMP_ARG_VIEW) {
         amp_array_view *v = a->u.view;
         amp_status st;
@@ -58,14 +142,7 @@ static amp_status amp__bind_memory(const amp__kernel *k, int i, const amp_arg *a
         if (!amp__handle_live(arr, AMP__HANDLE_ARRAY) &&
             (st = amp__bad_memory(k, i, arr, AMP__HANDLE_ARRAY)) != AMP_OK)
             return st;
-        /* An array argument is used where it lives (a view of it may go
-         * anywhere). home_acc never changes: no lock needed. */
-        if (arr->s->home_acc != on)
-            return amp__fail(AMP_ERROR_INVALID_ARGUMENT,
-                             "kernel '%s' parameter %d: the array lives %s%s; the launch is on %s (pass a view of "
-                             "it, amp_array_view_of_array, to use it there)", kn, i,
-                             arr->s->home_acc ? "on " : "in host memory (a staging array)",
-                             arr->s->home_acc ? arr->s->home_acc->e.info.device_path : "", on->e.info.device_path);
+        if ((st = amp__array_here(k, i, arr, on)) != AMP_OK) return st;
         b->s = arr->s;
         b->box = &arr->s->whole;
         b->ext = arr->s->ext.v;
@@ -94,6 +171,7 @@ static amp_status amp__bind_memory(const amp__kernel *k, int i, const amp_arg *a
                          "kernel '%s' parameter %d is not const but its view is AMP_READ_ONLY "
                          "(declare it array_view<const T, %d>)", kn, i, p->rank);
     b->writes = !p->is_const;
+    b->overwrite = false;
     return AMP_OK;
 }
 
@@ -297,7 +375,7 @@ static inline __attribute__((always_inline)) amp_status amp__run_entered(amp_acc
         }
         void *dptr = b->s->dptr;
         if (!amp__storage_ready(b->s, q, b->box) &&
-            (st = amp__storage_prepare(b->s, q, b->box, b->view && b->view->discard, &dptr)) != AMP_OK)
+            (st = amp__storage_prepare(b->s, q, b->box, b->overwrite || (b->view && b->view->discard), &dptr)) != AMP_OK)
             goto out;
         amp__put_view(pack, &k->sig.params[i], b, dptr);
     }
@@ -380,4 +458,10 @@ amp_status amp_parallel_for_each_tiled_async(amp_accelerator_view *q, amp_tiled_
                                              const amp_arg *args, size_t nargs, amp_future **out)
 {
     return amp__run_async(q, t.extent, &t, k, args, nargs, out);
+}
+
+amp_status amp__launch_tiled(amp_accelerator_view *q, amp_tiled_extent t, amp_kernel *k, const amp_arg *args,
+                             size_t nargs, bool async, amp__point *done)
+{
+    return amp__run(q, t.extent, &t, k, args, nargs, async, done, NULL);
 }

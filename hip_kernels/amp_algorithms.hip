@@ -1,0 +1,712 @@
+// amp_algorithms.hip — the kernels of hipamp's algorithms (reduce, single-pass scan, stream compaction, LSD radix sort, fill, iota), one source for every accelerator; lib/alg_program.c compiles it after amp_algorithms_lib.hip and the functions it generates.
+//
+// Every kernel is a tiled kernel over tiles of AMP_ALG_TILE threads (256 on
+// a GPU, 1 on the CPU accelerator, where a tile is one work-item running its
+// items as a loop). A tile's chunk is AMP_ALG_TILE * ITEMS consecutive
+// elements; thread l takes elements l, l + TILE, l + 2*TILE, ... of it, so
+// a GPU wave reads consecutive addresses and the CPU's one work-item reads a
+// contiguous run. Barriers sit only in kernel bodies, never in helpers or
+// switches, so that the CPU accelerator runs every kernel as loops (its
+// loop transformation refuses anything else).
+//
+// Configuration read here (besides amp_algorithms_lib.hip's):
+//   AMP_ALG_WITH_REDUCE / _SCAN / _SELECT / _IOTA / _FILL / _SORT / _CLEAR
+//                    which kernels the program holds
+//   AMP_ALG_OPS(X)   X(amp_op value, operator struct) for each operator the
+//                    program accepts at run time (the op argument)
+//   AMP_ALG_REDUCE_ITEMS, AMP_ALG_SCAN_ITEMS, AMP_ALG_SORT_ITEMS
+//                    items per thread (powers of two)
+// and what lib/alg_program.c generates: struct amp__alg_in (the inputs and
+// scalars), AMP_ALG_IN_PARAMS (them as kernel parameters), AMP_ALG_IN_MAKE,
+// AMP_ALG_IN_CONTIG(in), amp__alg_map<C>(in, i) (the mapped i-th element),
+// amp__alg_post(r); for compaction amp__alg_elem<C>(in, i) and
+// amp__alg_pred(x, i, in); for sorting AMP_ALG_K (key type), AMP_ALG_KU
+// (its bits), AMP_ALG_V (value word, when sorting pairs), AMP_ALG_RADIX_BITS
+// and AMP_ALG_PASSES; for fill AMP_ALG_E.
+
+// tile_static index of a chunk position: one padding element every 32, so
+// that threads reading their items in a row (stride ITEMS) hit different
+// banks. No padding on the CPU.
+#define AMP_ALG_PAD(j) ((j) + (AMP_ALG_TILE > 1 ? ((j) >> 5) : 0))
+
+// ================================================================ reduce
+#if AMP_ALG_WITH_REDUCE
+namespace amp {
+namespace alg {
+
+// This thread's part of [lo, hi) under the compile-time operator F, folded
+// over the wave (every lane of the wave returns it).
+template <class F, bool C>
+AMP_FI AMP_ALG_R reduce_range(const amp__alg_in &in, long long lo, long long hi, int l)
+{
+    enum { T = AMP_ALG_TILE, K = AMP_ALG_REDUCE_ITEMS };
+    AMP_ALG_R acc[K];
+    AMP_ALG_UNROLL for (int k = 0; k < K; ++k) acc[k] = F::template id<AMP_ALG_R>();
+    long long base = lo;
+    for (; base + (long long)T * K <= hi; base += (long long)T * K) {
+        AMP_ALG_UNROLL for (int k = 0; k < K; ++k)
+            acc[k] = F::f(acc[k], amp__alg_map<C>(in, base + (long long)k * T + l));
+    }
+    AMP_ALG_UNROLL for (int k = 0; k < K; ++k) {
+        const long long i = base + (long long)k * T + l;
+        if (i < hi) acc[k] = F::f(acc[k], amp__alg_map<C>(in, i));
+    }
+    // Pairwise, which also keeps floating-point sums accurate (K is a power
+    // of two; constant trip counts, so the GPU keeps acc in registers).
+    AMP_ALG_UNROLL for (int lvl = 1; lvl <= amp::alg::log2i(K); ++lvl) {
+        AMP_ALG_UNROLL for (int k = 0; k < (K >> lvl); ++k) acc[k] = F::f(acc[k], acc[k + (K >> lvl)]);
+    }
+    return wave_reduce_f<F>(acc[0]);
+}
+
+AMP_FI AMP_ALG_R reduce_part(int op, const amp__alg_in &in, long long lo, long long hi, int l)
+{
+    const bool c = AMP_ALG_IN_CONTIG(in);
+    switch (op) {
+#define AMP__ALG_REDUCE_CASE(v, F) \
+    case v: return c ? reduce_range<F, true>(in, lo, hi, l) : reduce_range<F, false>(in, lo, hi, l);
+        AMP_ALG_OPS(AMP__ALG_REDUCE_CASE)
+#undef AMP__ALG_REDUCE_CASE
+    default: return identity<AMP_ALG_R>(op);
+    }
+}
+
+// The partial results p[0..np): thread l folds every TILE-th, then its wave.
+AMP_FI AMP_ALG_R reduce_parts(int op, const AMP_ALG_R *p, long long np, int l)
+{
+    AMP_ALG_R v = identity<AMP_ALG_R>(op);
+    for (long long i = l; i < np; i += AMP_ALG_TILE) v = combine(op, v, p[i]);
+    return wave_reduce(op, v);
+}
+
+} // namespace alg
+} // namespace amp
+
+// Tile t reduces elements [t * per, (t + 1) * per) into part[t]; with
+// last != 0 (a single tile) it writes the post expression's result instead.
+AMP_TILED_KERNEL(amp_alg_reduce, amp::tiled_index<AMP_ALG_TILE> t, AMP_ALG_IN_PARAMS,
+                 amp::array_view<AMP_ALG_R, 1> amp__part, long long amp__n, long long amp__per, int amp__op,
+                 int amp__last)
+{
+    tile_static AMP_ALG_R amp__ws[AMP_ALG_WAVES];
+    const int l = t.local[0];
+    const amp__alg_in amp__in = AMP_ALG_IN_MAKE;
+    const long long lo = (long long)t.tile[0] * amp__per;
+    const long long hi = lo + amp__per < amp__n ? lo + amp__per : amp__n;
+    const AMP_ALG_R v = amp::alg::reduce_part(amp__op, amp__in, lo, hi, l);
+    if (l % AMP_ALG_WAVE == 0) amp__ws[l / AMP_ALG_WAVE] = v;
+    t.barrier.wait();
+    if (l == 0) {
+        AMP_ALG_R r = amp__ws[0];
+        for (int w = 1; w < AMP_ALG_WAVES; ++w) r = amp::alg::combine(amp__op, r, amp__ws[w]);
+        amp__part.data()[t.tile[0]] = amp__last ? amp__alg_post(r) : r;
+    }
+}
+
+// One tile folds the np partial results and writes the post expression's
+// result to res[0] (np 0: the identity's).
+AMP_TILED_KERNEL(amp_alg_reduce_final, amp::tiled_index<AMP_ALG_TILE> t,
+                 amp::array_view<const AMP_ALG_R, 1> amp__part, long long amp__np,
+                 amp::array_view<AMP_ALG_R, 1> amp__res, int amp__op)
+{
+    tile_static AMP_ALG_R amp__ws[AMP_ALG_WAVES];
+    const int l = t.local[0];
+    const AMP_ALG_R v = amp::alg::reduce_parts(amp__op, amp__part.data(), amp__np, l);
+    if (l % AMP_ALG_WAVE == 0) amp__ws[l / AMP_ALG_WAVE] = v;
+    t.barrier.wait();
+    if (l == 0) {
+        AMP_ALG_R r = amp__ws[0];
+        for (int w = 1; w < AMP_ALG_WAVES; ++w) r = amp::alg::combine(amp__op, r, amp__ws[w]);
+        amp__res.data()[0] = amp__alg_post(r);
+    }
+}
+#endif // AMP_ALG_WITH_REDUCE
+
+// ============================================================ clear, iota
+#if AMP_ALG_WITH_CLEAR
+// a[0..n) = 0, every launched thread taking every stride-th word.
+AMP_TILED_KERNEL(amp_alg_clear, amp::tiled_index<AMP_ALG_TILE> t, amp::array_view<unsigned long long, 1> amp__a,
+                 long long amp__n, long long amp__stride)
+{
+    unsigned long long *a = amp__a.data();
+    for (long long i = t.global[0]; i < amp__n; i += amp__stride) a[i] = 0;
+}
+#endif
+
+#if AMP_ALG_WITH_IOTA
+namespace amp {
+namespace alg {
+// start + i * step: floating point in double (then rounded once), integers
+// wrapping.
+template <class T> AMP_FI T iota_at(T start, T step, long long i)
+{
+    if constexpr (num<T>::is_float) return (T)((double)start + (double)i * (double)step);
+    else return add(start, mul(step, (T)i));
+}
+} // namespace alg
+} // namespace amp
+
+AMP_TILED_KERNEL(amp_alg_iota, amp::tiled_index<AMP_ALG_TILE> t, amp::array_view<AMP_ALG_T, 1> amp__y,
+                 amp::alg::shape amp__ys, AMP_ALG_T amp__start, AMP_ALG_T amp__step, long long amp__n,
+                 long long amp__per)
+{
+    const int l = t.local[0];
+    const long long lo = (long long)t.tile[0] * amp__per;
+    const long long hi = lo + amp__per < amp__n ? lo + amp__per : amp__n;
+    AMP_ALG_T *y = amp__y.data();
+    if (amp__ys.contiguous) {
+        for (long long i = lo + l; i < hi; i += AMP_ALG_TILE) y[i] = amp::alg::iota_at(amp__start, amp__step, i);
+    } else {
+        for (long long i = lo + l; i < hi; i += AMP_ALG_TILE)
+            amp::alg::put(y, amp__ys, i, amp::alg::iota_at(amp__start, amp__step, i));
+    }
+}
+#endif
+
+#if AMP_ALG_WITH_FILL
+AMP_TILED_KERNEL(amp_alg_fill, amp::tiled_index<AMP_ALG_TILE> t, amp::array_view<AMP_ALG_E, 1> amp__y,
+                 amp::alg::shape amp__ys, AMP_ALG_E amp__value, long long amp__n, long long amp__per)
+{
+    const int l = t.local[0];
+    const long long lo = (long long)t.tile[0] * amp__per;
+    const long long hi = lo + amp__per < amp__n ? lo + amp__per : amp__n;
+    AMP_ALG_E *y = amp__y.data();
+    if (amp__ys.contiguous) {
+        for (long long i = lo + l; i < hi; i += AMP_ALG_TILE) y[i] = amp__value;
+    } else {
+        for (long long i = lo + l; i < hi; i += AMP_ALG_TILE) amp::alg::put(y, amp__ys, i, amp__value);
+    }
+}
+#endif
+
+// ================================================================== scan
+#if AMP_ALG_WITH_SCAN
+#define AMP_ALG_SCAN_CHUNK (AMP_ALG_TILE * AMP_ALG_SCAN_ITEMS)
+namespace amp {
+namespace alg {
+
+// Load the tile's chunk (mapped) into s, striped; past n the identity.
+template <bool C>
+AMP_FI void scan_load_c(const amp__alg_in &in, AMP_ALG_R *s, long long base, long long n, int l, AMP_ALG_R id)
+{
+    AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SCAN_ITEMS; ++k) {
+        const int j = k * AMP_ALG_TILE + l;
+        const long long i = base + j;
+        s[AMP_ALG_PAD(j)] = i < n ? amp__alg_map<C>(in, i) : id;
+    }
+}
+AMP_FI void scan_load(const amp__alg_in &in, AMP_ALG_R *s, long long base, long long n, int l, int op)
+{
+    const AMP_ALG_R id = identity<AMP_ALG_R>(op);
+    if (AMP_ALG_IN_CONTIG(in) && base + AMP_ALG_SCAN_CHUNK <= n) {
+        AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SCAN_ITEMS; ++k) {
+            const int j = k * AMP_ALG_TILE + l;
+            s[AMP_ALG_PAD(j)] = amp__alg_map<true>(in, base + j);
+        }
+    } else if (AMP_ALG_IN_CONTIG(in)) {
+        scan_load_c<true>(in, s, base, n, l, id);
+    } else {
+        scan_load_c<false>(in, s, base, n, l, id);
+    }
+}
+
+// Inclusive scan of this thread's ITEMS consecutive elements in place;
+// returns their total.
+template <class F> AMP_FI AMP_ALG_R scan_items_f(AMP_ALG_R *s, int l)
+{
+    const int j0 = l * AMP_ALG_SCAN_ITEMS;
+    AMP_ALG_R run = s[AMP_ALG_PAD(j0)];
+    AMP_ALG_UNROLL for (int k = 1; k < AMP_ALG_SCAN_ITEMS; ++k) {
+        const int j = AMP_ALG_PAD(j0 + k);
+        run = F::f(run, s[j]);
+        s[j] = run;
+    }
+    return run;
+}
+AMP_FI AMP_ALG_R scan_items(int op, AMP_ALG_R *s, int l)
+{
+    switch (op) {
+#define AMP__ALG_SCAN_CASE(v, F) \
+    case v: return scan_items_f<F>(s, l);
+        AMP_ALG_OPS(AMP__ALG_SCAN_CASE)
+#undef AMP__ALG_SCAN_CASE
+    default: return identity<AMP_ALG_R>(op);
+    }
+}
+
+// Prefix pre in front of this thread's items: inclusive pre + s[j], or
+// exclusive (the element before's inclusive value).
+template <class F> AMP_FI void scan_finish_f(AMP_ALG_R *s, int l, AMP_ALG_R pre, bool excl)
+{
+    const int j0 = l * AMP_ALG_SCAN_ITEMS;
+    AMP_ALG_R prev = pre;
+    if (excl) {
+        AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SCAN_ITEMS; ++k) {
+            const int j = AMP_ALG_PAD(j0 + k);
+            const AMP_ALG_R cur = F::f(pre, s[j]);
+            s[j] = prev;
+            prev = cur;
+        }
+    } else {
+        AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SCAN_ITEMS; ++k) {
+            const int j = AMP_ALG_PAD(j0 + k);
+            s[j] = F::f(pre, s[j]);
+        }
+    }
+}
+AMP_FI void scan_finish(int op, AMP_ALG_R *s, int l, AMP_ALG_R pre, bool excl)
+{
+    switch (op) {
+#define AMP__ALG_FINISH_CASE(v, F) \
+    case v: scan_finish_f<F>(s, l, pre, excl); return;
+        AMP_ALG_OPS(AMP__ALG_FINISH_CASE)
+#undef AMP__ALG_FINISH_CASE
+    default: return;
+    }
+}
+
+// Store the tile's chunk from s, striped.
+AMP_FI void scan_store(AMP_ALG_R *y, const shape &ys, const AMP_ALG_R *s, long long base, long long n, int l)
+{
+    if (ys.contiguous && base + AMP_ALG_SCAN_CHUNK <= n) {
+        AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SCAN_ITEMS; ++k) {
+            const int j = k * AMP_ALG_TILE + l;
+            y[base + j] = s[AMP_ALG_PAD(j)];
+        }
+    } else {
+        AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SCAN_ITEMS; ++k) {
+            const int j = k * AMP_ALG_TILE + l;
+            if (base + j < n) put(y, ys, base + j, s[AMP_ALG_PAD(j)]);
+        }
+    }
+}
+
+// The first wave: exclusive scan of the waves' totals in ws (lane 0), then
+// the look-back; returns what precedes the tile.
+AMP_FI AMP_ALG_R scan_tile_prefix(int op, AMP_ALG_R *ws, unsigned long long *state, AMP_ALG_R *aggs,
+                                  AMP_ALG_R *incls, long long tile, int lane)
+{
+    AMP_ALG_R agg = identity<AMP_ALG_R>(op);
+    if (lane == 0) {
+        for (int w = 0; w < AMP_ALG_WAVES; ++w) {
+            const AMP_ALG_R v = ws[w];
+            ws[w] = agg;
+            agg = combine(op, agg, v);
+        }
+    }
+    agg = shfl_from(agg, 0);
+    return look_back(op, state, aggs, incls, tile, agg, lane);
+}
+
+} // namespace alg
+} // namespace amp
+
+// Single-pass scan of n mapped elements into y (inclusive, or exclusive
+// with excl != 0). state[0..ntiles) and state[ntiles] (the tile counter)
+// must be zero at launch (amp_alg_clear); tiles take their chunk in the
+// order they start.
+AMP_TILED_KERNEL(amp_alg_scan, amp::tiled_index<AMP_ALG_TILE> t, AMP_ALG_IN_PARAMS,
+                 amp::array_view<AMP_ALG_R, 1> amp__y, amp::alg::shape amp__ys,
+                 amp::array_view<unsigned long long, 1> amp__state, amp::array_view<AMP_ALG_R, 1> amp__aggs,
+                 amp::array_view<AMP_ALG_R, 1> amp__incls, long long amp__n, long long amp__ntiles, int amp__op,
+                 int amp__excl)
+{
+    tile_static AMP_ALG_R amp__s[AMP_ALG_PAD(AMP_ALG_SCAN_CHUNK) + 1];
+    tile_static AMP_ALG_R amp__ws[AMP_ALG_WAVES];
+    tile_static AMP_ALG_R amp__pre;
+    tile_static long long amp__tile;
+    const int l = t.local[0];
+    const int lane = l % AMP_ALG_WAVE;
+    if (l == 0) amp__tile = (long long)atomicAdd(amp__state.data() + amp__ntiles, 1ull);
+    t.barrier.wait();
+    const long long tile = amp__tile;
+    const long long base = tile * AMP_ALG_SCAN_CHUNK;
+    const amp__alg_in amp__in = AMP_ALG_IN_MAKE;
+    amp::alg::scan_load(amp__in, amp__s, base, amp__n, l, amp__op);
+    t.barrier.wait();
+    const AMP_ALG_R run = amp::alg::scan_items(amp__op, amp__s, l);
+    const AMP_ALG_R winc = amp::alg::wave_scan(amp__op, run, lane);
+    const AMP_ALG_R wup = amp::alg::shfl_up(winc, 1);
+    if (lane == AMP_ALG_WAVE - 1) amp__ws[l / AMP_ALG_WAVE] = winc;
+    t.barrier.wait();
+    if (l < AMP_ALG_WAVE) {
+        const AMP_ALG_R pre = amp::alg::scan_tile_prefix(amp__op, amp__ws, amp__state.data(), amp__aggs.data(),
+                                                         amp__incls.data(), tile, lane);
+        if (l == 0) amp__pre = pre;
+    }
+    t.barrier.wait();
+    const AMP_ALG_R wexc = lane == 0 ? amp::alg::identity<AMP_ALG_R>(amp__op) : wup;
+    const AMP_ALG_R tpre =
+        amp::alg::combine(amp__op, amp::alg::combine(amp__op, amp__pre, amp__ws[l / AMP_ALG_WAVE]), wexc);
+    amp::alg::scan_finish(amp__op, amp__s, l, tpre, amp__excl != 0);
+    t.barrier.wait();
+    amp::alg::scan_store(amp__y.data(), amp__ys, amp__s, base, amp__n, l);
+}
+#endif // AMP_ALG_WITH_SCAN
+
+// ============================================================ compaction
+#if AMP_ALG_WITH_SELECT
+#define AMP_ALG_SELECT_CHUNK (AMP_ALG_TILE * AMP_ALG_SCAN_ITEMS)
+namespace amp {
+namespace alg {
+
+template <bool C>
+AMP_FI void select_load_c(const amp__alg_in &in, AMP_ALG_T *s, long long base, long long n, int l)
+{
+    AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SCAN_ITEMS; ++k) {
+        const int j = k * AMP_ALG_TILE + l;
+        if (base + j < n) s[AMP_ALG_PAD(j)] = amp__alg_elem<C>(in, base + j);
+    }
+}
+AMP_FI void select_load(const amp__alg_in &in, AMP_ALG_T *s, long long base, long long n, int l)
+{
+    if (AMP_ALG_IN_CONTIG(in)) select_load_c<true>(in, s, base, n, l);
+    else select_load_c<false>(in, s, base, n, l);
+}
+
+// Evaluate the predicate on this thread's items (flags in f); their count.
+AMP_FI unsigned long long select_flags(const amp__alg_in &in, const AMP_ALG_T *s, unsigned char *f, long long base,
+                                       long long n, int l)
+{
+    unsigned long long c = 0;
+    const int j0 = l * AMP_ALG_SCAN_ITEMS;
+    AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SCAN_ITEMS; ++k) {
+        const int j = j0 + k;
+        const bool p = base + j < n && amp__alg_pred(s[AMP_ALG_PAD(j)], base + j, in);
+        f[j] = p ? 1 : 0;
+        c += p ? 1 : 0;
+    }
+    return c;
+}
+
+// Write this thread's selected items at pos, pos + 1, ... (those below cap);
+// returns the position after the last.
+AMP_FI unsigned long long select_write(AMP_ALG_T *y, const shape &ys, const AMP_ALG_T *s, const unsigned char *f,
+                                       unsigned long long pos, long long cap, int l)
+{
+    const int j0 = l * AMP_ALG_SCAN_ITEMS;
+    for (int k = 0; k < AMP_ALG_SCAN_ITEMS; ++k) {
+        const int j = j0 + k;
+        if (!f[j]) continue;
+        if ((long long)pos < cap) put(y, ys, (long long)pos, s[AMP_ALG_PAD(j)]);
+        ++pos;
+    }
+    return pos;
+}
+
+AMP_FI unsigned long long select_tile_prefix(unsigned long long *ws, unsigned long long *state,
+                                             unsigned long long *aggs, unsigned long long *incls, long long tile,
+                                             int lane)
+{
+    unsigned long long agg = 0;
+    if (lane == 0) {
+        for (int w = 0; w < AMP_ALG_WAVES; ++w) {
+            const unsigned long long v = ws[w];
+            ws[w] = agg;
+            agg += v;
+        }
+    }
+    agg = shfl_from(agg, 0);
+    return look_back(OP_SUM, state, aggs, incls, tile, agg, lane);
+}
+
+} // namespace alg
+} // namespace amp
+
+// Stream compaction: the elements whose predicate holds, in order, to
+// y[0..count) (at most cap of them written); count[0] = how many held.
+// state as for amp_alg_scan.
+AMP_TILED_KERNEL(amp_alg_select, amp::tiled_index<AMP_ALG_TILE> t, AMP_ALG_IN_PARAMS,
+                 amp::array_view<AMP_ALG_T, 1> amp__y, amp::alg::shape amp__ys,
+                 amp::array_view<unsigned long long, 1> amp__state, amp::array_view<unsigned long long, 1> amp__aggs,
+                 amp::array_view<unsigned long long, 1> amp__incls, amp::array_view<unsigned long long, 1> amp__count,
+                 long long amp__n, long long amp__ntiles, long long amp__cap)
+{
+    tile_static AMP_ALG_T amp__s[AMP_ALG_PAD(AMP_ALG_SELECT_CHUNK) + 1];
+    tile_static unsigned char amp__f[AMP_ALG_SELECT_CHUNK];
+    tile_static unsigned long long amp__ws[AMP_ALG_WAVES];
+    tile_static unsigned long long amp__pre;
+    tile_static long long amp__tile;
+    const int l = t.local[0];
+    const int lane = l % AMP_ALG_WAVE;
+    if (l == 0) amp__tile = (long long)atomicAdd(amp__state.data() + amp__ntiles, 1ull);
+    t.barrier.wait();
+    const long long tile = amp__tile;
+    const long long base = tile * AMP_ALG_SELECT_CHUNK;
+    const amp__alg_in amp__in = AMP_ALG_IN_MAKE;
+    amp::alg::select_load(amp__in, amp__s, base, amp__n, l);
+    t.barrier.wait();
+    const amp__alg_in amp__in2 = AMP_ALG_IN_MAKE;
+    const unsigned long long c = amp::alg::select_flags(amp__in2, amp__s, amp__f, base, amp__n, l);
+    const unsigned long long winc = amp::alg::wave_scan(amp::alg::OP_SUM, c, lane);
+    const unsigned long long wup = amp::alg::shfl_up(winc, 1);
+    if (lane == AMP_ALG_WAVE - 1) amp__ws[l / AMP_ALG_WAVE] = winc;
+    t.barrier.wait();
+    if (l < AMP_ALG_WAVE) {
+        const unsigned long long pre = amp::alg::select_tile_prefix(amp__ws, amp__state.data(), amp__aggs.data(),
+                                                                    amp__incls.data(), tile, lane);
+        if (l == 0) amp__pre = pre;
+    }
+    t.barrier.wait();
+    const unsigned long long pos0 = amp__pre + amp__ws[l / AMP_ALG_WAVE] + (lane == 0 ? 0ull : wup);
+    const unsigned long long end =
+        amp::alg::select_write(amp__y.data(), amp__ys, amp__s, amp__f, pos0, amp__cap, l);
+    if (tile == amp__ntiles - 1 && l == AMP_ALG_TILE - 1) amp__count.data()[0] = end;
+}
+#endif // AMP_ALG_WITH_SELECT
+
+// ================================================================== sort
+#if AMP_ALG_WITH_SORT
+#define AMP_ALG_BINS (1 << AMP_ALG_RADIX_BITS)
+#define AMP_ALG_SORT_CHUNK (AMP_ALG_TILE * AMP_ALG_SORT_ITEMS)
+// Digits a thread handles in the per-digit steps (all of them on the CPU).
+#define AMP_ALG_DIGITS_PER_THREAD ((AMP_ALG_BINS + AMP_ALG_TILE - 1) / AMP_ALG_TILE)
+// Keys-only programs still take value parameters (the library binds a
+// one-byte scratch array to them) and skip every value step: a kernel body
+// holds no preprocessor conditionals, which the CPU's loop transformation
+// cannot carry through.
+#if !AMP_ALG_SORT_VALUES
+#define AMP_ALG_V unsigned char
+#endif
+#define AMP_ALG_VALUE_ITEMS (AMP_ALG_SORT_VALUES ? AMP_ALG_SORT_ITEMS : 1)
+#define AMP_ALG_VALUE_CHUNK (AMP_ALG_SORT_VALUES ? AMP_ALG_SORT_CHUNK : 1)
+#define AMP_ALG_VI(k) (AMP_ALG_SORT_VALUES ? (k) : 0)
+// Names for value-initialising keys and values (AMP_ALG_K may be two words).
+typedef AMP_ALG_K amp__alg_key_t;
+typedef AMP_ALG_V amp__alg_value_t;
+namespace amp {
+namespace alg {
+
+// A status word of the per-digit look-back: the pass (1-based) in the top 6
+// bits, then whether the count is an inclusive prefix, then the count. The
+// pass tag keeps one pass from reading the previous pass's words (the
+// buffer is zeroed once per sort).
+#define AMP_ALG_COUNT_MASK ((1ull << 57) - 1ull)
+AMP_FI unsigned long long status_word(int pass, bool prefix, unsigned long long count)
+{
+    return ((unsigned long long)(pass + 1) << 58) | ((unsigned long long)prefix << 57) | count;
+}
+
+AMP_FI unsigned digit_of(AMP_ALG_K k, int shift, bool desc)
+{
+    return (unsigned)(key_bits(k, desc) >> shift) & (AMP_ALG_BINS - 1);
+}
+
+// Count the digits of every pass for keys [lo, hi) into h[pass][digit].
+template <bool C>
+AMP_FI void sort_count_c(const AMP_ALG_K *k, const shape &ks, long long lo, long long hi, int l, bool desc,
+                         unsigned *h)
+{
+    for (long long i = lo + l; i < hi; i += AMP_ALG_TILE) {
+        const AMP_ALG_KU b = key_bits(get<C>(k, ks, i), desc);
+        for (int p = 0; p < AMP_ALG_PASSES; ++p) {
+            const unsigned d = (unsigned)(b >> (p * AMP_ALG_RADIX_BITS)) & (AMP_ALG_BINS - 1);
+#if AMP_ALG_TILE == 1
+            h[p * AMP_ALG_BINS + d] += 1;
+#else
+            atomicAdd(&h[p * AMP_ALG_BINS + d], 1u);
+#endif
+        }
+    }
+}
+
+// Rank a key of digit d among the wave's keys of that digit so far (lanes
+// below first, then earlier items): the items of lane j are elements
+// k * WAVE + j of the wave's part of the tile, so ranking in item order
+// keeps the input order. wc is the wave's counter per digit; every lane of
+// the wave calls this with its own key (valid false past the end).
+AMP_FI unsigned rank_in_wave(unsigned *wc, unsigned d, bool valid, int lane)
+{
+#if AMP_ALG_WAVE == 1
+    (void)lane;
+    const unsigned before = wc[d];
+    if (valid) wc[d] = before + 1;
+    return before;
+#else
+    lanes_t peers = ballot(valid);
+    AMP_ALG_UNROLL for (int b = 0; b < AMP_ALG_RADIX_BITS; ++b) {
+        const bool bit = (d >> b) & 1u;
+        const lanes_t m = ballot(bit);
+        peers &= bit ? m : ~m;
+    }
+    const unsigned below = (unsigned)__popcll((long long)(peers & lanes_below(lane)));
+    const unsigned before = wc[d];
+    wave_sync();
+    if (valid && below == 0) wc[d] = before + (unsigned)__popcll((long long)peers);
+    wave_sync();
+    return before + below;
+#endif
+}
+
+// Per digit of this thread: counts of the waves turned into exclusive
+// offsets among the waves, the tile's count kept in cnt, its aggregate (tile
+// 0: prefix) published; returns the sum of this thread's digits' counts.
+AMP_FI unsigned sort_digit_counts(unsigned *wc, unsigned *cnt, unsigned long long *status, long long tile, int pass,
+                                  int l)
+{
+    unsigned sum = 0;
+    for (int q = 0; q < AMP_ALG_DIGITS_PER_THREAD; ++q) {
+        const int d = l * AMP_ALG_DIGITS_PER_THREAD + q;
+        if (d >= AMP_ALG_BINS) break;
+        unsigned c = 0;
+        for (int w = 0; w < AMP_ALG_WAVES; ++w) {
+            const unsigned v = wc[w * AMP_ALG_BINS + d];
+            wc[w * AMP_ALG_BINS + d] = c;
+            c += v;
+        }
+        cnt[d] = c;
+        store_release(&status[tile * AMP_ALG_BINS + d], status_word(pass, tile == 0, c));
+        sum += c;
+    }
+    return sum;
+}
+
+// Per digit of this thread: its offset inside the tile (the digits before
+// it, from the thread's exclusive prefix), the count of the digit in every
+// earlier tile (look-back, publishing this tile's inclusive count), and the
+// global base gb[d] such that the key at tile position p goes to gb[d] + p.
+AMP_FI void sort_digit_bases(unsigned *cnt, unsigned long long *gb, unsigned long long *status,
+                             const unsigned long long *dstart, unsigned before, long long tile, int pass, int l)
+{
+    unsigned off = before;
+    for (int q = 0; q < AMP_ALG_DIGITS_PER_THREAD; ++q) {
+        const int d = l * AMP_ALG_DIGITS_PER_THREAD + q;
+        if (d >= AMP_ALG_BINS) break;
+        const unsigned c = cnt[d];
+        unsigned long long pre = 0;
+        for (long long j = tile - 1; j >= 0;) {
+            const unsigned long long w = load_acquire(&status[j * AMP_ALG_BINS + d]);
+            if ((w >> 58) != (unsigned long long)(pass + 1)) continue; // not published yet
+            pre += w & AMP_ALG_COUNT_MASK;
+            if ((w >> 57) & 1ull) break;
+            --j;
+        }
+        if (tile > 0) store_release(&status[tile * AMP_ALG_BINS + d], status_word(pass, true, pre + c));
+        cnt[d] = off;
+        gb[d] = dstart[pass * AMP_ALG_BINS + d] + pre - off;
+        off += c;
+    }
+}
+
+// Write the tile's sorted keys (and values) to their global places.
+AMP_FI void sort_store(const AMP_ALG_K *sk, const AMP_ALG_V *sv, AMP_ALG_V *vout, const shape &vs,
+                       const unsigned long long *gb, AMP_ALG_K *kout, const shape &ks, int valid, int l, int shift,
+                       bool desc)
+{
+    for (int p = l; p < valid; p += AMP_ALG_TILE) {
+        const AMP_ALG_K k = sk[p];
+        const long long at = (long long)(gb[digit_of(k, shift, desc)] + (unsigned long long)p);
+        if (ks.contiguous) kout[at] = k;
+        else put(kout, ks, at, k);
+        if (AMP_ALG_SORT_VALUES) put(vout, vs, at, sv[AMP_ALG_VI(p)]);
+    }
+}
+
+} // namespace alg
+} // namespace amp
+
+// The digit histogram of every pass: tile t counts keys [t * per,
+// (t + 1) * per) and adds its counts to hist[pass * BINS + digit] (zeroed
+// before).
+AMP_TILED_KERNEL(amp_alg_sort_hist, amp::tiled_index<AMP_ALG_TILE> t, amp::array_view<const AMP_ALG_K, 1> amp__k,
+                 amp::alg::shape amp__ks, amp::array_view<unsigned long long, 1> amp__hist, long long amp__n,
+                 long long amp__per, int amp__desc)
+{
+    tile_static unsigned amp__h[AMP_ALG_PASSES * AMP_ALG_BINS];
+    const int l = t.local[0];
+    for (int j = l; j < AMP_ALG_PASSES * AMP_ALG_BINS; j += AMP_ALG_TILE) amp__h[j] = 0;
+    t.barrier.wait();
+    const long long lo = (long long)t.tile[0] * amp__per;
+    const long long hi = lo + amp__per < amp__n ? lo + amp__per : amp__n;
+    if (amp__ks.contiguous) amp::alg::sort_count_c<true>(amp__k.data(), amp__ks, lo, hi, l, amp__desc != 0, amp__h);
+    else amp::alg::sort_count_c<false>(amp__k.data(), amp__ks, lo, hi, l, amp__desc != 0, amp__h);
+    t.barrier.wait();
+    unsigned long long *hist = amp__hist.data();
+    for (int j = l; j < AMP_ALG_PASSES * AMP_ALG_BINS; j += AMP_ALG_TILE)
+        if (amp__h[j]) atomicAdd(&hist[j], (unsigned long long)amp__h[j]);
+}
+
+// Where each digit's keys start in each pass's output: the exclusive scan of
+// the histogram (one tile).
+AMP_TILED_KERNEL(amp_alg_sort_offsets, amp::tiled_index<AMP_ALG_TILE> t,
+                 amp::array_view<const unsigned long long, 1> amp__hist,
+                 amp::array_view<unsigned long long, 1> amp__start)
+{
+    const int l = t.local[0];
+    for (int p = l; p < AMP_ALG_PASSES; p += AMP_ALG_TILE) {
+        unsigned long long s = 0;
+        for (int d = 0; d < AMP_ALG_BINS; ++d) {
+            amp__start.data()[p * AMP_ALG_BINS + d] = s;
+            s += amp__hist.data()[p * AMP_ALG_BINS + d];
+        }
+    }
+}
+
+// One pass of the LSD radix sort (onesweep: one kernel a pass, the digit
+// offsets of earlier tiles found by decoupled look-back per digit): keys
+// (and values) in -> out, stable, ordered by the digit at shift.
+// counters[pass] must be zero at launch, status zero before the first pass.
+AMP_TILED_KERNEL(amp_alg_sort_pass, amp::tiled_index<AMP_ALG_TILE> t, amp::array_view<const AMP_ALG_K, 1> amp__kin,
+                 amp::alg::shape amp__kins, amp::array_view<AMP_ALG_K, 1> amp__kout, amp::alg::shape amp__kouts,
+                 amp::array_view<const AMP_ALG_V, 1> amp__vin, amp::alg::shape amp__vins,
+                 amp::array_view<AMP_ALG_V, 1> amp__vout, amp::alg::shape amp__vouts,
+                 amp::array_view<unsigned long long, 1> amp__status,
+                 amp::array_view<const unsigned long long, 1> amp__dstart,
+                 amp::array_view<unsigned long long, 1> amp__counters, long long amp__n, int amp__pass, int amp__desc)
+{
+    tile_static unsigned amp__wc[AMP_ALG_WAVES * AMP_ALG_BINS];
+    tile_static unsigned amp__cnt[AMP_ALG_BINS];
+    tile_static unsigned long long amp__gb[AMP_ALG_BINS];
+    tile_static unsigned amp__wsum[AMP_ALG_WAVES];
+    tile_static AMP_ALG_K amp__sk[AMP_ALG_SORT_CHUNK];
+    tile_static AMP_ALG_V amp__sv[AMP_ALG_VALUE_CHUNK];
+    tile_static long long amp__tile;
+    const int l = t.local[0];
+    const int lane = l % AMP_ALG_WAVE;
+    const int wave = l / AMP_ALG_WAVE;
+    const int shift = amp__pass * AMP_ALG_RADIX_BITS;
+    const bool desc = amp__desc != 0;
+    for (int j = l; j < AMP_ALG_WAVES * AMP_ALG_BINS; j += AMP_ALG_TILE) amp__wc[j] = 0;
+    if (l == 0) amp__tile = (long long)atomicAdd(amp__counters.data() + amp__pass, 1ull);
+    t.barrier.wait();
+    const long long tile = amp__tile;
+    const long long wbase = tile * AMP_ALG_SORT_CHUNK + (long long)wave * (AMP_ALG_WAVE * AMP_ALG_SORT_ITEMS);
+    // The thread's keys (and values) and their ranks, kept across barriers.
+    AMP_ALG_K key[AMP_ALG_SORT_ITEMS];
+    unsigned rank[AMP_ALG_SORT_ITEMS];
+    AMP_ALG_V val[AMP_ALG_VALUE_ITEMS];
+    AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SORT_ITEMS; ++k) {
+        const long long i = wbase + (long long)k * AMP_ALG_WAVE + lane;
+        const bool valid = i < amp__n;
+        const AMP_ALG_K kk = valid ? amp__kin.data()[amp::alg::offset(amp__kins, i)] : amp__alg_key_t();
+        key[k] = kk;
+        if (AMP_ALG_SORT_VALUES) val[AMP_ALG_VI(k)] = valid ? amp__vin.data()[amp::alg::offset(amp__vins, i)] : amp__alg_value_t();
+        rank[k] = amp::alg::rank_in_wave(amp__wc + wave * AMP_ALG_BINS, amp::alg::digit_of(kk, shift, desc), valid,
+                                         lane);
+    }
+    t.barrier.wait();
+    const unsigned mine =
+        amp::alg::sort_digit_counts(amp__wc, amp__cnt, amp__status.data(), tile, amp__pass, l);
+    const unsigned winc = amp::alg::wave_scan(amp::alg::OP_SUM, mine, lane);
+    if (lane == AMP_ALG_WAVE - 1) amp__wsum[wave] = winc;
+    t.barrier.wait();
+    unsigned before = winc - mine;
+    for (int w = 0; w < wave; ++w) before += amp__wsum[w];
+    amp::alg::sort_digit_bases(amp__cnt, amp__gb, amp__status.data(), amp__dstart.data(), before, tile, amp__pass,
+                               l);
+    t.barrier.wait();
+    AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SORT_ITEMS; ++k) {
+        if (wbase + (long long)k * AMP_ALG_WAVE + lane < amp__n) {
+            const unsigned d = amp::alg::digit_of(key[k], shift, desc);
+            const unsigned p = amp__cnt[d] + amp__wc[wave * AMP_ALG_BINS + d] + rank[k];
+            amp__sk[p] = key[k];
+            if (AMP_ALG_SORT_VALUES) amp__sv[AMP_ALG_VI(p)] = val[AMP_ALG_VI(k)];
+        }
+    }
+    t.barrier.wait();
+    const long long left = amp__n - tile * AMP_ALG_SORT_CHUNK;
+    const int valid = left < AMP_ALG_SORT_CHUNK ? (int)left : AMP_ALG_SORT_CHUNK;
+    amp::alg::sort_store(amp__sk, amp__sv, amp__vout.data(), amp__vouts, amp__gb, amp__kout.data(), amp__kouts,
+                         valid, l, shift, desc);
+}
+#endif // AMP_ALG_WITH_SORT

@@ -1,0 +1,262 @@
+/* hipamp_algorithms.h — hipamp's algorithms: reduce, transform-reduce and
+ * user-defined reductions, scan, sort, stream compaction, fill and iota, on
+ * whole arrays, views and strided sections, on every accelerator (C++ AMP's
+ * algorithms library, CuPy's ReductionKernel). Included by hipamp.h; the
+ * conventions stated at the top of hipamp.h hold here too. docs/algorithms.md
+ * has the semantics, limits and performance notes.
+ *
+ * Common rules:
+ *  - Data arguments are amp_arg values made by amp_arg_view (a view, a
+ *    section, a projection: any strides) or amp_arg_array (a whole array);
+ *    anything else is AMP_ERROR_INVALID_ARGUMENT. Elements are taken in
+ *    row-major order of the view (the last dimension fastest). Views of host
+ *    memory stay coherent as with any launch: no synchronize is needed
+ *    before (the algorithm copies in what the device lacks) or after (host
+ *    access waits for it and copies back).
+ *  - type names the element type; a view or array whose element size is not
+ *    the type's is AMP_ERROR_INVALID_ARGUMENT naming both sizes.
+ *  - Counts are 64-bit: a view of rank 2 or more may hold more than 2^31
+ *    elements. AMP_ALG_MAX_ELEMENTS is the largest input taken (more is
+ *    AMP_ERROR_UNSUPPORTED naming both numbers). 0 elements is valid where a
+ *    view can have them: a reduction then gives the identity, everything
+ *    else does nothing.
+ *  - q NULL: the default view of the accelerator the data belongs to (an
+ *    array's, else where a view's data lives, else the default
+ *    accelerator's). A q on another accelerator than an array argument is
+ *    refused by the launch (AMP_ERROR_INVALID_ARGUMENT).
+ *  - The kernels are compiled on first use per (accelerator, type, operator
+ *    family) like any program (the in-memory and disk caches apply, so a
+ *    later process loads them), then kept for the process's life.
+ *    Temporary device memory comes from a pool per accelerator and is reused.
+ *  - Calls that return a value on the host (amp_reduce, amp_count_if,
+ *    amp_copy_if, ...) block until it is there. The others behave like
+ *    amp_parallel_for_each: they return once queued on q (on the CPU
+ *    accelerator, once done), and any host access to the data waits for
+ *    them. The _async forms queue everything, results included, on q and
+ *    never wait on the host; their future (out may be NULL when not wanted)
+ *    completes with the last kernel and times the whole algorithm.
+ *  - Every call is thread-safe; calls on two queues run at the same time.
+ *  - AMP_ERROR_OUT_OF_MEMORY: no device memory for the temporaries.
+ *    AMP_ERROR_COMPILE (user expressions): the compiler's log, led by a line
+ *    that names the expression at fault; errors inside the expressions point
+ *    at their own line and column. */
+#ifndef HIPAMP_ALGORITHMS_H
+#define HIPAMP_ALGORITHMS_H
+
+#ifndef HIPAMP_H
+#include "hipamp.h"
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The largest element count an algorithm takes (2^40). */
+#define AMP_ALG_MAX_ELEMENTS (1LL << 40)
+
+/* Element types. */
+typedef enum amp_type {
+    AMP_TYPE_INT32 = 1,   /* int32_t  */
+    AMP_TYPE_UINT32 = 2,  /* uint32_t */
+    AMP_TYPE_INT64 = 3,   /* int64_t  */
+    AMP_TYPE_UINT64 = 4,  /* uint64_t */
+    AMP_TYPE_FLOAT32 = 5, /* float    */
+    AMP_TYPE_FLOAT64 = 6  /* double   */
+} amp_type;
+/* Bytes of one element of t; 0 for a value outside the enum. */
+AMP_API size_t amp_type_size(amp_type t);
+/* Static name of t ("float32"); "unknown" outside the enum. */
+AMP_API const char *amp_type_name(amp_type t);
+
+/* Built-in operators. Integer sums and products wrap around (two's
+ * complement). min and max of floating-point values: a NaN anywhere gives a
+ * NaN, and -0.0 counts as less than +0.0 (so the result does not depend on
+ * the order of combination). The bitwise operators take integer types only
+ * (on a floating-point type: AMP_ERROR_INVALID_ARGUMENT naming both).
+ * Identities: 0, 1, the type's largest (+inf), its lowest (-inf), all ones,
+ * 0, 0. Floating-point sums are combined pairwise in an order that depends
+ * on the accelerator and the tuning, so they differ from a serial sum by
+ * rounding. */
+typedef enum amp_op {
+    AMP_OP_SUM = 1,
+    AMP_OP_PRODUCT = 2,
+    AMP_OP_MIN = 3,
+    AMP_OP_MAX = 4,
+    AMP_OP_AND = 5,
+    AMP_OP_OR = 6,
+    AMP_OP_XOR = 7
+} amp_op;
+/* Static name ("AMP_OP_SUM"); "unknown" outside the enum. */
+AMP_API const char *amp_op_name(amp_op op);
+
+/* ---------------------------------------------------------------- reduce */
+
+/* op over every element of in (an array or view of type t), written to
+ * *result (amp_type_size(t) bytes). Blocks until it is there.
+ * AMP_ERROR_INVALID_ARGUMENT: in is not data, its element size is not t's,
+ * t or op is not in its enum, a bitwise op on a floating-point type, result
+ * NULL. */
+AMP_API amp_status amp_reduce(amp_accelerator_view *q, amp_arg in, amp_type t, amp_op op, void *result);
+/* As amp_reduce, with the result written on the device into result (an
+ * array or a view of exactly one element of t): nothing waits on the host,
+ * so a solver's next kernel can read it from there. *out (out may be NULL)
+ * is a future the caller owns. */
+AMP_API amp_status amp_reduce_async(amp_accelerator_view *q, amp_arg in, amp_type t, amp_op op, amp_arg result,
+                                    amp_future **out);
+
+/* What transform-reduce applies to each element before reducing. */
+typedef enum amp_map {
+    AMP_MAP_IDENTITY = 1,           /* x          (one input)            */
+    AMP_MAP_ABS = 2,                /* |x|        (one input)            */
+    AMP_MAP_SQUARE = 3,             /* x * x      (one input: a norm^2)  */
+    AMP_MAP_PRODUCT = 4,            /* x * y      (two inputs: a dot)    */
+    AMP_MAP_SQUARED_DIFFERENCE = 5  /* (x - y)^2  (two inputs)           */
+} amp_map;
+
+/* op over map(x[i], y[i]) for every i, written to *result. x and y hold
+ * the same number of elements of type t (their shapes may differ: each is
+ * taken in its own row-major order); y is ignored by one-input maps. Blocks.
+ * AMP_ERROR_INVALID_EXTENT: x and y hold different numbers of elements.
+ * Otherwise as amp_reduce. */
+AMP_API amp_status amp_transform_reduce(amp_accelerator_view *q, amp_arg x, amp_arg y, amp_type t, amp_map map,
+                                        amp_op op, void *result);
+/* As amp_transform_reduce with the result on the device (as amp_reduce_async). */
+AMP_API amp_status amp_transform_reduce_async(amp_accelerator_view *q, amp_arg x, amp_arg y, amp_type t,
+                                              amp_map map, amp_op op, amp_arg result, amp_future **out);
+
+/* ----------------------------------------------- user-defined reductions */
+
+/* A reduction written as expressions (CuPy's ReductionKernel), compiled
+ * once for one accelerator and applied to data any number of times. Each
+ * string is a C++ expression of the device language (docs/device-language.md)
+ * inserted as written; names beginning with amp__ are reserved. */
+typedef struct amp_reduction amp_reduction;
+typedef struct amp_reduction_desc {
+    /* Its name in messages (letters, digits, '_'; at most 63). NULL: "reduction". */
+    const char *name;
+    /* The element inputs, "float x, float y": one element type and a name
+     * each, bound in order to views or arrays of that type. Types: int32_t
+     * (int), uint32_t (unsigned), int64_t (long long), uint64_t (unsigned long
+     * long), float, double. At least 1, at most 8. */
+    const char *inputs;
+    /* Parameters passed by value after the inputs, "float alpha, int k"
+     * (same types; at most 8), or NULL. */
+    const char *scalars;
+    /* The type of the mapped values, the accumulator and the result. */
+    amp_type type;
+    /* The value each element contributes, from the inputs' elements, the
+     * scalars and i (the element's index, int64): "x * y". */
+    const char *map;
+    /* Combines two partial results a and b: "a + b". Must be associative and
+     * commutative (the order of combination is not fixed). */
+    const char *reduce;
+    /* The identity of reduce: "0". */
+    const char *identity;
+    /* Applied to the final value a: "sqrt(a)". NULL: a itself. */
+    const char *post;
+    /* Device code compiled before the expressions (helper functions, which
+     * need __device__), or NULL. */
+    const char *preamble;
+} amp_reduction_desc;
+
+/* Compile d for accelerator a (NULL: default); blocks while compiling (the
+ * caches apply, so a later process loads it). The strings are copied. The
+ * reduction is the caller's (destroy it).
+ * AMP_ERROR_INVALID_ARGUMENT: a missing string, a bad name, type or
+ * parameter list (the message names the part). AMP_ERROR_COMPILE: an
+ * expression does not compile (the log's first line names it, and the
+ * errors inside it carry the expression's own line and column).
+ * AMP_ERROR_UNSUPPORTED: a cannot build programs. */
+AMP_API amp_status amp_reduction_create(amp_accelerator *a, const amp_reduction_desc *d, amp_reduction **out);
+/* Apply r: args[] are the inputs (views or arrays, in order, all holding the
+ * same number of elements) then the scalars (amp_arg_int32, amp_arg_float32,
+ * ... of each scalar's type); the result (amp_type_size(r's type) bytes) is
+ * written to *result. Blocks. q must be on r's accelerator (NULL: its
+ * default view). AMP_ERROR_ARGUMENT_MISMATCH: an argument count, kind or
+ * element size that does not match (the message names the parameter).
+ * AMP_ERROR_INVALID_EXTENT: inputs of different sizes. */
+AMP_API amp_status amp_reduction_apply(amp_accelerator_view *q, amp_reduction *r, const amp_arg *args, size_t nargs,
+                                       void *result);
+/* As amp_reduction_apply with the result written on the device into result
+ * (one element of r's type), as amp_reduce_async. */
+AMP_API amp_status amp_reduction_apply_async(amp_accelerator_view *q, amp_reduction *r, const amp_arg *args,
+                                             size_t nargs, amp_arg result, amp_future **out);
+/* Destroy r (its compiled code stays in the caches). Launches already
+ * queued keep what they use. */
+AMP_API amp_status amp_reduction_destroy(amp_reduction *r);
+
+/* ------------------------------------------------------------------ scan */
+
+typedef enum amp_scan_kind {
+    AMP_SCAN_INCLUSIVE = 0, /* out[i] = in[0] op ... op in[i] */
+    AMP_SCAN_EXCLUSIVE = 1  /* out[i] = identity op in[0] op ... op in[i-1] */
+} amp_scan_kind;
+
+/* Prefix scan of in into out (both of type t and the same number of
+ * elements, each in its own row-major order). out may be in itself (in
+ * place); other overlaps of the two are AMP_ERROR_INVALID_ARGUMENT. Returns
+ * once queued (as amp_parallel_for_each). Otherwise as amp_reduce. */
+AMP_API amp_status amp_scan(amp_accelerator_view *q, amp_arg in, amp_arg out, amp_type t, amp_op op,
+                            amp_scan_kind kind);
+/* Scan with a user-defined reduction: out[i] = map(element i) combined by
+ * r's reduce expression (associativity is enough here), exclusive scans
+ * starting from its identity; its post expression is not used. r must have
+ * exactly one input; args are that input then r's scalars; out holds
+ * elements of r's type. The scan kernels are compiled at the first call. */
+AMP_API amp_status amp_reduction_scan(amp_accelerator_view *q, amp_reduction *r, const amp_arg *args, size_t nargs,
+                                      amp_arg out, amp_scan_kind kind);
+
+/* ------------------------------------------------------------------ sort */
+
+typedef enum amp_order { AMP_ASCENDING = 0, AMP_DESCENDING = 1 } amp_order;
+
+/* Sort the elements of keys (type t) in place. The order is total: integers
+ * by value; floating point -inf < ... < -0.0 < +0.0 < ... < +inf, then every
+ * NaN (NaNs come last in both orders). Descending is the reverse of that
+ * order except that NaNs stay last. A radix sort (least significant digit
+ * first): stable, so equal keys keep their order. Returns once queued.
+ * Temporary memory: twice the keys. Otherwise as amp_reduce. */
+AMP_API amp_status amp_sort(amp_accelerator_view *q, amp_arg keys, amp_type t, amp_order order);
+/* Sort keys as amp_sort, moving values (any element type of 1, 2, 4, 8 or
+ * 16 bytes; the same number of elements) with them; stable. keys and values
+ * must not overlap (AMP_ERROR_INVALID_ARGUMENT). Temporary memory: twice
+ * the keys and values. */
+AMP_API amp_status amp_sort_by_key(amp_accelerator_view *q, amp_arg keys, amp_arg values, amp_type t,
+                                   amp_order order);
+
+/* ----------------------------------------------------------- compaction */
+
+/* Predicates are C++ expressions of x (the element, of type t), i (its
+ * index, int64) and arg (a value of type t the caller passes: *arg, or 0
+ * when arg is NULL), e.g. "x > arg && (i & 1) == 0". Each distinct
+ * predicate string is compiled once per (accelerator, type) and kept. */
+
+/* The number of elements of in for which predicate holds, in *count.
+ * Blocks. AMP_ERROR_COMPILE: the predicate does not compile (as for
+ * amp_reduction_create). Otherwise as amp_reduce. */
+AMP_API amp_status amp_count_if(amp_accelerator_view *q, amp_arg in, amp_type t, const char *predicate,
+                                const void *arg, uint64_t *count);
+/* Stream compaction: the elements of in for which predicate holds, in their
+ * order, to out[0..*count); the rest of out is left as it was. Blocks (the
+ * count comes back to the host). out must not overlap in.
+ * AMP_ERROR_OUT_OF_BOUNDS: more elements pass than out holds (out then
+ * holds the first of them; the message names both numbers). Otherwise as
+ * amp_count_if. */
+AMP_API amp_status amp_copy_if(amp_accelerator_view *q, amp_arg in, amp_arg out, amp_type t, const char *predicate,
+                               const void *arg, uint64_t *count);
+
+/* ---------------------------------------------------------- fill, iota */
+
+/* Every element of out = the element-size bytes at value (any element size
+ * up to 64 bytes). Returns once queued; value is read before the call
+ * returns. Nothing is copied in for out. */
+AMP_API amp_status amp_fill(amp_accelerator_view *q, amp_arg out, const void *value);
+/* out[i] = start + i * step (start and step point at values of type t; step
+ * NULL: 1). Integers wrap around; floating point is computed in double and
+ * rounded once per element. Returns once queued. */
+AMP_API amp_status amp_iota(amp_accelerator_view *q, amp_arg out, amp_type t, const void *start, const void *step);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* HIPAMP_ALGORITHMS_H */

@@ -1,0 +1,194 @@
+/* alg.h — what the algorithms (lib/alg_*.c) share: resolved data arguments
+ * and the element layout their kernels index by, the programs built on
+ * first use (lib/alg_program.c), the scratch pool (lib/alg_scratch.c) and
+ * launching a sequence of kernels on one queue.
+ *
+ * Algorithms are written on the core's public calls plus three internal
+ * ones: span arguments (AMP__ARG_SPAN, lib/launch.c), launches that return
+ * their point without a future (amp__launch_tiled), and futures completed
+ * at a point (lib/future.c). Everything an algorithm queues is an ordinary
+ * launch on the caller's queue, so a recording of that queue sees it.
+ *
+ * Locks: the program table's lock (lib/alg_program.c) and the scratch
+ * pool's lock (lib/alg_scratch.c) are leaves of internal.h's order (nothing
+ * is called into under them); a user reduction's lock is held while its
+ * scan program builds, so it comes before every lock of the library, and
+ * nothing takes it under another. */
+#ifndef AMP_ALG_H
+#define AMP_ALG_H
+
+#include "hipamp.h"
+#include "internal.h"
+
+/* ------------------------------------------------ data (lib/alg_data.c) */
+
+/* amp::alg::shape (hip_kernels/amp_algorithms_lib.hip): a view as a
+ * sequence of n elements in row-major order; dimensions contiguous with the
+ * next are merged, so a whole view (or rows of full width) is rank 1 and
+ * contiguous. */
+#define AMP__ALG_SHAPE_RANK 8
+typedef struct amp__alg_shape {
+    int64_t n;
+    int64_t stride[AMP__ALG_SHAPE_RANK];
+    int32_t ext[AMP__ALG_SHAPE_RANK];
+    int32_t rank;
+    int32_t contiguous;
+} amp__alg_shape;
+_Static_assert(sizeof(amp__alg_shape) == 112, "amp__alg_shape must match amp::alg::shape");
+
+/* A data argument (a view or an array), resolved. */
+typedef struct amp__alg_data {
+    amp_arg arg;            /* the caller's amp_arg_view / amp_arg_array */
+    amp__storage *s;
+    amp_accelerator *acc;   /* an array's accelerator, else where the view's data is (may be NULL) */
+    const amp__box *box;    /* storage coordinates */
+    size_t elem;
+    bool read_only;
+    amp__alg_shape shape;
+} amp__alg_data;
+
+/* Resolve argument a (what: "in", "keys", ... for messages of function fn);
+ * elem > 0: the element size the call's type needs (tname names the type). */
+amp_status amp__alg_resolve(const char *fn, const char *what, amp_arg a, size_t elem, const char *tname,
+                         amp__alg_data *out);
+/* The kernel argument binding d's span; overwrite: the kernel writes every
+ * element, so nothing is copied in. */
+amp_arg amp__alg_span(const amp__alg_data *d, bool overwrite);
+/* d's shape as a kernel argument (points into d: keep d alive until the
+ * launch call returns). */
+amp_arg amp__alg_shape_arg(const amp__alg_data *d);
+/* d must be writable: AMP_ERROR_INVALID_ARGUMENT naming what otherwise. */
+amp_status amp__alg_writable(const char *fn, const char *what, const amp__alg_data *d);
+/* Whether a and b share elements (*same: they are the very same elements). */
+bool amp__alg_overlap(const amp__alg_data *a, const amp__alg_data *b, bool *same);
+/* q, or by the rule for NULL (hipamp_algorithms.h): the first datum's
+ * accelerator that has one, else acc (may be NULL), else the default. */
+amp_status amp__alg_queue(amp_accelerator_view *q, const amp__alg_data *d, size_t nd, amp_accelerator *acc,
+                          amp_accelerator_view **out);
+/* AMP_ERROR_UNSUPPORTED past AMP_ALG_MAX_ELEMENTS. */
+amp_status amp__alg_count_ok(const char *fn, int64_t n);
+/* t and op are in their enums and op suits t. */
+amp_status amp__alg_type_ok(const char *fn, amp_type t);
+amp_status amp__alg_op_ok(const char *fn, amp_type t, amp_op op);
+
+/* ------------------------------------------ programs (lib/alg_program.c) */
+
+enum {
+    AMP__ALG_K_REDUCE, AMP__ALG_K_REDUCE_FINAL, AMP__ALG_K_SCAN, AMP__ALG_K_CLEAR, AMP__ALG_K_IOTA,
+    AMP__ALG_K_FILL, AMP__ALG_K_SELECT, AMP__ALG_K_SORT_HIST, AMP__ALG_K_SORT_OFFSETS, AMP__ALG_K_SORT_PASS,
+    AMP__ALG_NKERNELS
+};
+
+/* A built program and the geometry it was built for. */
+typedef struct amp__alg_prog {
+    amp_program *p;
+    amp_kernel *k[AMP__ALG_NKERNELS]; /* NULL where it has no such kernel */
+    int tile;                         /* threads per tile */
+    int reduce_items, scan_items, sort_items;
+    int radix_bits, passes;
+    int64_t reduce_tiles;             /* tiles a reduction spreads over */
+} amp__alg_prog;
+
+/* A user's reduction as parsed (lib/alg_reduce.c fills it; the strings are
+ * the caller's and must outlive the build). */
+#define AMP__ALG_MAX_PARAMS 8
+typedef struct amp__alg_user {
+    const char *label;                        /* its name, for the log */
+    int ninputs, nscalars;
+    amp_type in_type[AMP__ALG_MAX_PARAMS], sc_type[AMP__ALG_MAX_PARAMS];
+    char in_name[AMP__ALG_MAX_PARAMS][64], sc_name[AMP__ALG_MAX_PARAMS][64];
+    amp_type type;
+    const char *map, *reduce, *identity, *post, *preamble;
+} amp__alg_user;
+
+/* Program families (what a program holds). */
+enum { AMP__ALG_FAM_BASIC, AMP__ALG_FAM_PREDICATE, AMP__ALG_FAM_SORT, AMP__ALG_FAM_FILL, AMP__ALG_FAM_USER_REDUCE,
+       AMP__ALG_FAM_USER_SCAN };
+/* A program's source as it would be built for a GPU (gpu) or the CPU
+ * accelerator with the default tuning (malloc'ed; NULL: no memory): for
+ * compiling every family for GPU targets where there is no GPU
+ * (test/test_alg_device.c). */
+char *amp__alg_source_for(bool gpu, int family, amp_type t, amp_map map, size_t size, const char *predicate,
+                          const amp__alg_user *user);
+
+/* The programs of the built-in algorithms, built on first use per
+ * accelerator and kept (*out is valid for the process's life):
+ *   basic:     reduce and scan of type t with map (ops chosen at run time),
+ *              iota and clear (map AMP_MAP_IDENTITY);
+ *   predicate: count and compaction of type t by a predicate string;
+ *   sorter:    radix sort of keys of type t, with values of vsize bytes
+ *              (0: keys only);
+ *   filler:    fill of elements of elem bytes. */
+amp_status amp__alg_basic(amp_accelerator *acc, amp_type t, amp_map map, const amp__alg_prog **out);
+amp_status amp__alg_predicate(amp_accelerator *acc, amp_type t, const char *predicate, const amp__alg_prog **out);
+amp_status amp__alg_sorter(amp_accelerator *acc, amp_type t, size_t vsize, const amp__alg_prog **out);
+amp_status amp__alg_filler(amp_accelerator *acc, size_t elem, const amp__alg_prog **out);
+/* Build a user reduction's reduce (scan false) or scan program into *out
+ * (the caller's; release with amp__alg_prog_release). */
+amp_status amp__alg_build_user(amp_accelerator *acc, const amp__alg_user *u, bool scan, amp__alg_prog *out);
+void amp__alg_prog_release(amp__alg_prog *p);
+/* The C++ spelling of t ("float", "long long"...). */
+const char *amp__alg_ctype(amp_type t);
+
+/* ---------------------------------------------------------- launching */
+
+/* A sequence of launches on one queue: synchronous ones (as
+ * amp_parallel_for_each) or asynchronous ones with a future timing them
+ * all. */
+typedef struct amp__alg_run {
+    amp_accelerator_view *q;
+    bool async;
+    void *t0;           /* timed event before the first launch (futures only) */
+    amp__point done;    /* after the last launch */
+} amp__alg_run;
+/* Start a run (async with want_future: record the first timed event). */
+amp_status amp__alg_run_begin(amp__alg_run *r, amp_accelerator_view *q, bool async, bool want_future);
+/* Launch kernel k of p over ntiles tiles. */
+amp_status amp__alg_launch(amp__alg_run *r, const amp__alg_prog *p, int k, int64_t ntiles, const amp_arg *args,
+                           size_t nargs);
+/* End a run: *out (may be NULL) gets the future of everything launched. On
+ * a failed run (st != AMP_OK) it only releases what begin took. */
+amp_status amp__alg_run_end(amp__alg_run *r, amp_status st, amp_future **out);
+
+/* ------------------------------------------- reductions (lib/alg_reduce.c) */
+
+/* Queue the reduction of p (amp_alg_reduce, amp_alg_reduce_final) of n
+ * elements with operator op: in[0..nin) are the kernel's input parameters
+ * (each input's span and shape, then the scalars); the result, one element
+ * of rsize bytes, goes to res (a span argument, overwritten). */
+amp_status amp__alg_reduce_into(amp__alg_run *run, const amp__alg_prog *p, const amp_arg *in, size_t nin, int64_t n,
+                                int op, size_t rsize, amp_arg res);
+/* The same on q with the result copied to the host (blocks). */
+amp_status amp__alg_reduce_to_host(amp_accelerator_view *q, const amp__alg_prog *p, const amp_arg *in, size_t nin,
+                                   int64_t n, int op, size_t rsize, void *result);
+/* A value of type t read from p (unaligned is fine; NULL: 0) as a kernel
+ * argument. */
+amp_arg amp__alg_value_arg(amp_type t, const void *p);
+/* The operator number of a user reduction's reduce expression (amp::alg::OP_USER). */
+#define AMP__ALG_OP_USER 100
+/* amp_reduction_scan's checks and program (lib/alg_reduce.c): args against
+ * r's parameters (its one input resolved into d[0], which the shape
+ * argument in in[] points into: d must outlive the launches), *q resolved,
+ * r's scan program built on first use, r's type. */
+amp_status amp__alg_user_scan_prepare(amp_accelerator_view **q, amp_reduction *r, const amp_arg *args, size_t nargs,
+                                      amp__alg_data *d, amp_arg *in, size_t *nin, const amp__alg_prog **p,
+                                      amp_type *type);
+
+/* --------------------------------------------- scratch (lib/alg_scratch.c) */
+
+/* Device memory an algorithm needs for one call: an array of count
+ * elements of elem bytes (or more; exactly one for count 1, which results
+ * read back to the host use) on q's accelerator, taken from a pool
+ * per accelerator and given back once the call has queued its launches.
+ * Launches order themselves after the array's last use as for any array,
+ * so a scratch array given back while its kernels still run is safe to
+ * take again on any queue. Its contents are undefined when taken. */
+typedef struct amp__alg_scratch amp__alg_scratch;
+amp_status amp__alg_scratch_take(amp_accelerator_view *q, size_t elem, int64_t count, amp__alg_scratch **out);
+/* The scratch array's span as a kernel argument. */
+amp_arg amp__alg_scratch_arg(const amp__alg_scratch *s);
+amp_array *amp__alg_scratch_array(const amp__alg_scratch *s);
+/* NULL is a no-op. */
+void amp__alg_scratch_give(amp__alg_scratch *s);
+
+#endif /* AMP_ALG_H */

@@ -1,0 +1,571 @@
+/* alg_program.c — the algorithms' programs: their source generated from the
+ * configuration (types, tile geometry, tuning knobs) and the built-in or
+ * user's expressions around hip_kernels/amp_algorithms*.hip, built through
+ * amp_program_build (so the in-memory and disk caches apply) on first use
+ * per accelerator and kept in a table; compile logs of user expressions
+ * led by a line naming the expression at fault. */
+#include "alg.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern const char amp__embedded_algorithms_lib[]; /* hip_kernels/amp_algorithms_lib.hip */
+extern const char amp__embedded_algorithms[];     /* hip_kernels/amp_algorithms.hip */
+
+static const char *const amp__alg_kernel_names[AMP__ALG_NKERNELS] = {
+    "amp_alg_reduce", "amp_alg_reduce_final", "amp_alg_scan",      "amp_alg_clear",        "amp_alg_iota",
+    "amp_alg_fill",   "amp_alg_select",       "amp_alg_sort_hist", "amp_alg_sort_offsets", "amp_alg_sort_pass",
+};
+
+const char *amp__alg_ctype(amp_type t)
+{
+    switch (t) {
+    case AMP_TYPE_INT32: return "int";
+    case AMP_TYPE_UINT32: return "unsigned";
+    case AMP_TYPE_INT64: return "long long";
+    case AMP_TYPE_UINT64: return "unsigned long long";
+    case AMP_TYPE_FLOAT32: return "float";
+    case AMP_TYPE_FLOAT64: return "double";
+    }
+    return "void";
+}
+
+static bool amp__alg_is_float(amp_type t) { return t == AMP_TYPE_FLOAT32 || t == AMP_TYPE_FLOAT64; }
+
+/* ------------------------------------------------------------- tuning */
+
+/* The tuning knobs (docs/algorithms.md): defaults per kind of accelerator,
+ * each overridable by an environment variable read once; a value outside
+ * its range keeps the default. */
+typedef struct amp__alg_tuning {
+    int tile;          /* AMP_ALG_TILE: threads per tile of reduce, scan, compaction, fill, iota */
+    int reduce_items;  /* AMP_ALG_REDUCE_ITEMS: elements a thread loads per step (power of two) */
+    int scan_items;    /* AMP_ALG_SCAN_ITEMS: elements per thread of scan and compaction */
+    int sort_tile;     /* AMP_ALG_SORT_TILE */
+    int sort_items;    /* AMP_ALG_SORT_ITEMS: keys per thread of a sort pass */
+    int radix_bits;    /* AMP_ALG_RADIX_BITS: 4..8 */
+    int reduce_tiles;  /* AMP_ALG_REDUCE_TILES: tiles per compute unit (GPU) or per thread (CPU) */
+} amp__alg_tuning;
+
+static amp__alg_tuning amp__alg_tune[2]; /* [0] GPU, [1] CPU */
+static pthread_once_t amp__alg_tune_once = PTHREAD_ONCE_INIT;
+
+static bool amp__pow2(int x) { return x > 0 && (x & (x - 1)) == 0; }
+
+static int amp__alg_knob(const char *name, int dflt, int lo, int hi, int multiple, bool pow2)
+{
+    unsigned v = amp__env_count(name, 0, (unsigned)hi);
+    if (v == 0 || (int)v < lo || (multiple > 1 && (int)v % multiple) || (pow2 && !amp__pow2((int)v))) return dflt;
+    return (int)v;
+}
+
+static void amp__alg_tune_init(void)
+{
+    /* GPU: tiles a multiple of 64 so that 32- and 64-wide waves both divide
+     * them. CPU: one work-item a tile, looping over long runs. */
+    amp__alg_tuning *g = &amp__alg_tune[0], *c = &amp__alg_tune[1];
+    g->tile = amp__alg_knob("AMP_ALG_TILE", 256, 64, 1024, 64, false);
+    g->reduce_items = amp__alg_knob("AMP_ALG_REDUCE_ITEMS", 16, 1, 64, 1, true);
+    g->scan_items = amp__alg_knob("AMP_ALG_SCAN_ITEMS", 12, 1, 64, 1, false);
+    g->sort_tile = amp__alg_knob("AMP_ALG_SORT_TILE", 256, 64, 1024, 64, false);
+    g->sort_items = amp__alg_knob("AMP_ALG_SORT_ITEMS", 16, 1, 64, 1, false);
+    g->radix_bits = amp__alg_knob("AMP_ALG_RADIX_BITS", 8, 4, 8, 1, false);
+    g->reduce_tiles = amp__alg_knob("AMP_ALG_REDUCE_TILES", 8, 1, 64, 1, false);
+    c->tile = amp__alg_knob("AMP_ALG_TILE", 1, 1, 1024, 1, false);
+    c->reduce_items = amp__alg_knob("AMP_ALG_REDUCE_ITEMS", 16, 1, 256, 1, true);
+    c->scan_items = amp__alg_knob("AMP_ALG_SCAN_ITEMS", 2048, 1, 16384, 1, false);
+    c->sort_tile = amp__alg_knob("AMP_ALG_SORT_TILE", 1, 1, 1024, 1, false);
+    c->sort_items = amp__alg_knob("AMP_ALG_SORT_ITEMS", 4096, 1, 16384, 1, false);
+    c->radix_bits = amp__alg_knob("AMP_ALG_RADIX_BITS", 8, 4, 8, 1, false);
+    c->reduce_tiles = amp__alg_knob("AMP_ALG_REDUCE_TILES", 8, 1, 64, 1, false);
+}
+
+static const amp__alg_tuning *amp__alg_tuning_of(const amp_accelerator *acc)
+{
+    pthread_once(&amp__alg_tune_once, amp__alg_tune_init);
+    return &amp__alg_tune[acc->e.info.is_emulated ? 1 : 0];
+}
+
+/* tile_static bytes a kernel may use: every accelerator has 48 KiB; 1 KiB
+ * is left for the variables the kernels keep beside their arrays. */
+#define AMP__ALG_TILE_STATIC (47 * 1024)
+/* Waves per tile for sizing: the smallest wave (32) gives the most. */
+static int amp__alg_waves(const amp_accelerator *acc, int tile) { return acc->e.info.is_emulated ? tile : tile / 32 > 0 ? tile / 32 : 1; }
+
+/* ---------------------------------------------------------- the table */
+
+
+/* What one program is built for. */
+typedef struct amp__alg_spec {
+    int family;
+    amp_type type;           /* element (basic, predicate), key (sort) */
+    amp_map map;             /* basic */
+    size_t size;             /* sort: value bytes (0: keys only); fill: element bytes */
+    const char *predicate;   /* predicate */
+    const amp__alg_user *user;
+} amp__alg_spec;
+
+typedef struct amp__alg_entry {
+    amp_accelerator *acc;
+    int family;
+    amp_type type;
+    amp_map map;
+    size_t size;
+    char *predicate;         /* owned */
+    bool building;           /* a thread is compiling it (others wait on amp__alg_cond) */
+    bool ready;
+    amp__alg_prog prog;
+    struct amp__alg_entry *next;
+} amp__alg_entry;
+
+/* Guards the list and the entries' state; never held while building. */
+static pthread_mutex_t amp__alg_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t amp__alg_cond = PTHREAD_COND_INITIALIZER;
+static amp__alg_entry *amp__alg_table;
+
+/* ------------------------------------------------- generating the source */
+
+/* A #line marker naming a user string or a generated part (quotes and
+ * backslashes escaped, as lib/prelude.c does for file names). */
+static void amp__alg_marker(amp__sb *b, int line, const char *name)
+{
+    amp__sb_printf(b, "\n#line %d \"", line);
+    for (const char *p = name; *p; ++p) {
+        if (*p == '"' || *p == '\\') amp__sb_put(b, "\\", 1);
+        amp__sb_put(b, *p == '\n' ? " " : p, 1);
+    }
+    amp__sb_puts(b, "\"\n");
+}
+
+static int amp__alg_lines(const amp__sb *b)
+{
+    int n = 1;
+    for (size_t i = 0; i < b->n; ++i) n += b->p[i] == '\n';
+    return n;
+}
+
+#define AMP__ALG_GENERATED "<hipamp algorithms: code generated around the expressions>"
+
+/* A user expression on lines of its own (so the compiler's line and column
+ * are the string's), returning to the generated text afterwards. */
+static void amp__alg_expr(amp__sb *b, const char *label, const char *what, const char *expr)
+{
+    char name[192];
+    snprintf(name, sizeof name, "<%s: %s>", label, what);
+    amp__alg_marker(b, 1, name);
+    amp__sb_puts(b, expr);
+    amp__alg_marker(b, amp__alg_lines(b) + 1, AMP__ALG_GENERATED);
+}
+
+/* The inputs struct, the parameter macros and the map. */
+static void amp__alg_inputs(amp__sb *b, int nin, const amp_type *in_type, const char (*in_name)[64], int nsc,
+                            const amp_type *sc_type, const char (*sc_name)[64])
+{
+    amp__sb_puts(b, "struct amp__alg_in {");
+    for (int i = 0; i < nin; ++i)
+        amp__sb_printf(b, " const %s *x%d; amp::alg::shape s%d;", amp__alg_ctype(in_type[i]), i, i);
+    for (int i = 0; i < nsc; ++i) amp__sb_printf(b, " %s c%d;", amp__alg_ctype(sc_type[i]), i);
+    amp__sb_puts(b, " };\n#define AMP_ALG_IN_PARAMS");
+    for (int i = 0; i < nin; ++i)
+        amp__sb_printf(b, "%s amp::array_view<const %s, 1> amp__x%d, amp::alg::shape amp__s%d", i ? "," : "",
+                       amp__alg_ctype(in_type[i]), i, i);
+    for (int i = 0; i < nsc; ++i) amp__sb_printf(b, ", %s amp__c%d", amp__alg_ctype(sc_type[i]), i);
+    amp__sb_puts(b, "\n#define AMP_ALG_IN_MAKE {");
+    for (int i = 0; i < nin; ++i) amp__sb_printf(b, "%samp__x%d.data(), amp__s%d", i ? ", " : "", i, i);
+    for (int i = 0; i < nsc; ++i) amp__sb_printf(b, ", amp__c%d", i);
+    amp__sb_puts(b, "}\n#define AMP_ALG_IN_CONTIG(in) (true");
+    for (int i = 0; i < nin; ++i) amp__sb_printf(b, " && (in).s%d.contiguous", i);
+    amp__sb_puts(b, ")\n");
+    (void)in_name;
+    (void)sc_name;
+}
+
+/* The locals a user expression sees: each input's element, each scalar. */
+static void amp__alg_locals(amp__sb *b, int nin, const amp_type *in_type, const char (*in_name)[64], int nsc,
+                            const amp_type *sc_type, const char (*sc_name)[64])
+{
+    for (int i = 0; i < nin; ++i)
+        amp__sb_printf(b, "    const %s %s = amp::alg::get<C>(amp__in.x%d, amp__in.s%d, i); (void)%s;\n",
+                       amp__alg_ctype(in_type[i]), in_name[i], i, i, in_name[i]);
+    for (int i = 0; i < nsc; ++i)
+        amp__sb_printf(b, "    const %s %s = amp__in.c%d; (void)%s;\n", amp__alg_ctype(sc_type[i]), sc_name[i], i,
+                       sc_name[i]);
+    amp__sb_puts(b, "    (void)i;\n");
+}
+
+static const char *amp__alg_builtin_map(amp_map m)
+{
+    switch (m) {
+    case AMP_MAP_IDENTITY: return "x";
+    case AMP_MAP_ABS: return "amp::alg::absval(x)";
+    case AMP_MAP_SQUARE: return "amp::alg::mul(x, x)";
+    case AMP_MAP_PRODUCT: return "amp::alg::mul(x, y)";
+    case AMP_MAP_SQUARED_DIFFERENCE: return "amp::alg::mul(amp::alg::sub(x, y), amp::alg::sub(x, y))";
+    }
+    return "x";
+}
+
+static void amp__alg_ops(amp__sb *b, amp_type t, bool user)
+{
+    amp__sb_puts(b, "#define AMP_ALG_OPS(X)");
+    if (user) {
+        amp__sb_puts(b, " X(100, amp::alg::op_user)\n");
+        return;
+    }
+    amp__sb_puts(b, " X(1, amp::alg::op_sum) X(2, amp::alg::op_product) X(3, amp::alg::op_min) X(4, amp::alg::op_max)");
+    if (!amp__alg_is_float(t)) amp__sb_puts(b, " X(5, amp::alg::op_and) X(6, amp::alg::op_or) X(7, amp::alg::op_xor)");
+    amp__sb_puts(b, "\n");
+}
+
+static const char *amp__alg_word(size_t size)
+{
+    switch (size) {
+    case 1: return "unsigned char";
+    case 2: return "unsigned short";
+    case 4: return "unsigned";
+    case 8: return "unsigned long long";
+    case 16: return "amp::alg::word16";
+    }
+    return NULL;
+}
+
+/* Fit items per thread so that the kernel's tile_static use stays within
+ * the budget: bytes(items) grows with items. */
+static int amp__alg_fit(int items, int64_t fixed, int64_t per_item)
+{
+    while (items > 1 && fixed + per_item * items > AMP__ALG_TILE_STATIC) --items;
+    return items;
+}
+
+/* Geometry of a program on acc, from the tuning and the sizes involved. */
+static void amp__alg_geometry(const amp_accelerator *acc, const amp__alg_spec *sp, amp__alg_prog *g)
+{
+    const amp__alg_tuning *tn = amp__alg_tuning_of(acc);
+    bool sort = sp->family == AMP__ALG_FAM_SORT;
+    g->tile = sort ? tn->sort_tile : tn->tile;
+    int waves = amp__alg_waves(acc, g->tile);
+    g->reduce_items = tn->reduce_items;
+    size_t rsize = 8; /* the accumulator: at most 8 bytes */
+    if (sp->family == AMP__ALG_FAM_BASIC) rsize = amp_type_size(sp->type);
+    if (sp->family == AMP__ALG_FAM_USER_REDUCE || sp->family == AMP__ALG_FAM_USER_SCAN) rsize = amp_type_size(sp->user->type);
+    /* scan: s[PAD(tile * items) + 1] + ws[waves] + pre of R, a tile index;
+     * compaction: s of T plus a byte of flags per item. */
+    int64_t pad_per_item = g->tile > 1 ? g->tile + g->tile / 32 : 1;
+    if (sp->family == AMP__ALG_FAM_PREDICATE)
+        g->scan_items = amp__alg_fit(tn->scan_items, (int64_t)(waves + 4) * 8 + 16,
+                                     pad_per_item * (int64_t)amp_type_size(sp->type) + g->tile);
+    else
+        g->scan_items = amp__alg_fit(tn->scan_items, (int64_t)(waves + 4) * (int64_t)rsize + 16,
+                                     pad_per_item * (int64_t)rsize);
+    g->radix_bits = tn->radix_bits;
+    if (sort) {
+        int ksize = (int)amp_type_size(sp->type), bins = 1 << g->radix_bits;
+        g->passes = (ksize * 8 + g->radix_bits - 1) / g->radix_bits;
+        g->sort_items = amp__alg_fit(tn->sort_items, (int64_t)waves * bins * 4 + bins * 12 + waves * 4 + 16,
+                                     (int64_t)g->tile * (ksize + (int64_t)sp->size));
+    }
+    int units = acc->e.info.compute_units > 0 ? acc->e.info.compute_units : 1;
+    g->reduce_tiles = (int64_t)units * tn->reduce_tiles;
+}
+
+static void amp__alg_config(amp__sb *b, const amp__alg_spec *sp, const amp__alg_prog *g)
+{
+    amp__alg_marker(b, 1, "<hipamp algorithms: configuration>");
+    amp__sb_printf(b, "#define AMP_ALG_TILE %d\n#define AMP_ALG_REDUCE_ITEMS %d\n#define AMP_ALG_SCAN_ITEMS %d\n",
+                   g->tile, g->reduce_items, g->scan_items);
+    switch (sp->family) {
+    case AMP__ALG_FAM_BASIC:
+        amp__sb_printf(b, "#define AMP_ALG_T %s\n#define AMP_ALG_R %s\n", amp__alg_ctype(sp->type),
+                       amp__alg_ctype(sp->type));
+        amp__sb_printf(b, "#define AMP_ALG_WITH_REDUCE 1\n#define AMP_ALG_WITH_SCAN %d\n#define AMP_ALG_WITH_IOTA %d\n"
+                          "#define AMP_ALG_WITH_CLEAR 1\n",
+                       sp->map == AMP_MAP_IDENTITY, sp->map == AMP_MAP_IDENTITY);
+        amp__alg_ops(b, sp->type, false);
+        break;
+    case AMP__ALG_FAM_PREDICATE:
+        amp__sb_printf(b, "#define AMP_ALG_T %s\n#define AMP_ALG_R unsigned long long\n", amp__alg_ctype(sp->type));
+        amp__sb_puts(b, "#define AMP_ALG_WITH_REDUCE 1\n#define AMP_ALG_WITH_SELECT 1\n#define AMP_ALG_WITH_CLEAR 1\n"
+                        "#define AMP_ALG_OPS(X) X(1, amp::alg::op_sum)\n");
+        break;
+    case AMP__ALG_FAM_SORT: {
+        bool wide = amp_type_size(sp->type) == 8;
+        amp__sb_printf(b, "#define AMP_ALG_R unsigned long long\n#define AMP_ALG_K %s\n#define AMP_ALG_KU %s\n"
+                          "#define AMP_ALG_SORT_ITEMS %d\n#define AMP_ALG_RADIX_BITS %d\n#define AMP_ALG_PASSES %d\n"
+                          "#define AMP_ALG_WITH_SORT 1\n#define AMP_ALG_WITH_CLEAR 1\n#define AMP_ALG_SORT_VALUES %d\n",
+                       amp__alg_ctype(sp->type), wide ? "unsigned long long" : "unsigned", g->sort_items,
+                       g->radix_bits, g->passes, sp->size > 0);
+        if (sp->size) amp__sb_printf(b, "#define AMP_ALG_V %s\n", amp__alg_word(sp->size));
+        break;
+    }
+    case AMP__ALG_FAM_FILL:
+        amp__sb_puts(b, "#define AMP_ALG_R unsigned long long\n#define AMP_ALG_WITH_FILL 1\n");
+        if (amp__alg_word(sp->size)) amp__sb_printf(b, "#define AMP_ALG_E %s\n", amp__alg_word(sp->size));
+        else amp__sb_printf(b, "struct amp__alg_elem { unsigned char b[%zu]; };\n#define AMP_ALG_E amp__alg_elem\n", sp->size);
+        break;
+    case AMP__ALG_FAM_USER_REDUCE:
+    case AMP__ALG_FAM_USER_SCAN:
+        amp__sb_printf(b, "#define AMP_ALG_R %s\n#define AMP_ALG_USER 1\n", amp__alg_ctype(sp->user->type));
+        if (sp->family == AMP__ALG_FAM_USER_REDUCE) amp__sb_puts(b, "#define AMP_ALG_WITH_REDUCE 1\n");
+        else amp__sb_puts(b, "#define AMP_ALG_WITH_SCAN 1\n#define AMP_ALG_WITH_CLEAR 1\n");
+        amp__alg_ops(b, sp->user->type, true);
+        break;
+    }
+}
+
+/* The whole source of a program. */
+static char *amp__alg_source(const amp__alg_spec *sp, const amp__alg_prog *g)
+{
+    amp__sb b = {0};
+    amp__alg_config(&b, sp, g);
+    amp__alg_marker(&b, 1, "amp_algorithms_lib.hip");
+    amp__sb_puts(&b, amp__embedded_algorithms_lib);
+    amp__alg_marker(&b, amp__alg_lines(&b) + 1, AMP__ALG_GENERATED);
+    static const char names[2][64] = {"x", "y"};
+    amp_type types[2] = {sp->type, sp->type};
+    switch (sp->family) {
+    case AMP__ALG_FAM_BASIC: {
+        int nin = sp->map == AMP_MAP_PRODUCT || sp->map == AMP_MAP_SQUARED_DIFFERENCE ? 2 : 1;
+        amp__alg_inputs(&b, nin, types, names, 0, NULL, NULL);
+        amp__sb_puts(&b, "template <bool C> AMP_FI AMP_ALG_R amp__alg_map(const amp__alg_in &amp__in, long long i) {\n");
+        amp__alg_locals(&b, nin, types, names, 0, NULL, NULL);
+        amp__sb_printf(&b, "    return %s;\n}\nAMP_FI AMP_ALG_R amp__alg_post(AMP_ALG_R a) { return a; }\n",
+                       amp__alg_builtin_map(sp->map));
+        break;
+    }
+    case AMP__ALG_FAM_PREDICATE: {
+        static const char argname[1][64] = {"arg"};
+        amp__alg_inputs(&b, 1, types, names, 1, types, argname);
+        amp__sb_printf(&b, "AMP_FI bool amp__alg_pred(const %s x, long long i, const amp__alg_in &amp__in) {\n"
+                           "    const %s arg = amp__in.c0; (void)arg; (void)x; (void)i;\n    return (bool)(",
+                       amp__alg_ctype(sp->type), amp__alg_ctype(sp->type));
+        amp__alg_expr(&b, "predicate", "predicate", sp->predicate);
+        amp__sb_printf(&b, ");\n}\ntemplate <bool C> AMP_FI %s amp__alg_elem(const amp__alg_in &amp__in, long long i) "
+                           "{ return amp::alg::get<C>(amp__in.x0, amp__in.s0, i); }\n"
+                           "template <bool C> AMP_FI AMP_ALG_R amp__alg_map(const amp__alg_in &amp__in, long long i) "
+                           "{ return amp__alg_pred(amp__alg_elem<C>(amp__in, i), i, amp__in) ? 1ull : 0ull; }\n"
+                           "AMP_FI AMP_ALG_R amp__alg_post(AMP_ALG_R a) { return a; }\n",
+                       amp__alg_ctype(sp->type));
+        break;
+    }
+    case AMP__ALG_FAM_USER_REDUCE:
+    case AMP__ALG_FAM_USER_SCAN: {
+        const amp__alg_user *u = sp->user;
+        amp__alg_inputs(&b, u->ninputs, u->in_type, u->in_name, u->nscalars, u->sc_type, u->sc_name);
+        if (u->preamble) {
+            amp__alg_expr(&b, u->label, "preamble", u->preamble);
+            amp__sb_puts(&b, "\n");
+        }
+        amp__sb_puts(&b, "template <bool C> AMP_FI AMP_ALG_R amp__alg_map(const amp__alg_in &amp__in, long long i) {\n");
+        amp__alg_locals(&b, u->ninputs, u->in_type, u->in_name, u->nscalars, u->sc_type, u->sc_name);
+        amp__sb_puts(&b, "    return (AMP_ALG_R)(");
+        amp__alg_expr(&b, u->label, "map expression", u->map);
+        amp__sb_puts(&b, ");\n}\nAMP_FI AMP_ALG_R amp::alg::amp__alg_user_reduce(AMP_ALG_R a, AMP_ALG_R b) {\n"
+                         "    (void)a; (void)b;\n    return (AMP_ALG_R)(");
+        amp__alg_expr(&b, u->label, "reduce expression", u->reduce);
+        amp__sb_puts(&b, ");\n}\nAMP_FI AMP_ALG_R amp::alg::amp__alg_user_identity() {\n    return (AMP_ALG_R)(");
+        amp__alg_expr(&b, u->label, "identity", u->identity);
+        amp__sb_puts(&b, ");\n}\nAMP_FI AMP_ALG_R amp__alg_post(AMP_ALG_R a) {\n    (void)a;\n    return (AMP_ALG_R)(");
+        amp__alg_expr(&b, u->label, "post expression", u->post ? u->post : "a");
+        amp__sb_puts(&b, ");\n}\n");
+        break;
+    }
+    default: break;
+    }
+    amp__alg_marker(&b, 1, "amp_algorithms.hip");
+    amp__sb_puts(&b, amp__embedded_algorithms);
+    if (b.oom) {
+        free(b.p);
+        return NULL;
+    }
+    return b.p;
+}
+
+/* For test/test_alg_device.c: the source of a program as it would be built
+ * for a GPU (gpu) or the CPU accelerator, with the default tuning. */
+char *amp__alg_source_for(bool gpu, int family, amp_type t, amp_map map, size_t size, const char *predicate,
+                          const amp__alg_user *user)
+{
+    amp_accelerator fake;
+    memset(&fake, 0, sizeof fake);
+    fake.e.info.is_emulated = !gpu;
+    fake.e.info.compute_units = gpu ? 132 : 2;
+    amp__alg_spec sp = {.family = family, .type = t, .map = map, .size = size, .predicate = predicate, .user = user};
+    amp__alg_prog g;
+    memset(&g, 0, sizeof g);
+    amp__alg_geometry(&fake, &sp, &g);
+    return amp__alg_source(&sp, &g);
+}
+
+/* --------------------------------------------------------------- building */
+
+/* After a failed build whose source holds user strings: put a line first
+ * that says which string the first error is in (its marker's name), or
+ * that it is in the code around them. */
+static amp_status amp__alg_explain(amp_status st, const char *what)
+{
+    if (st != AMP_ERROR_COMPILE) return st;
+    const char *log = amp_last_error();
+    const char *line = log;
+    const char *err = NULL;
+    while (line && *line) {
+        const char *nl = strchr(line, '\n');
+        size_t len = nl ? (size_t)(nl - line) : strlen(line);
+        const char *e = strstr(line, "error");
+        if (e && (size_t)(e - line) < len) {
+            err = line;
+            break;
+        }
+        line = nl ? nl + 1 : NULL;
+    }
+    char *copy = amp__strdup(log);
+    if (!copy) return st;
+    char where[256] = "";
+    if (err && err[0] == '<') {
+        const char *end = strchr(err, '>');
+        if (end && end - err < (long)sizeof where) snprintf(where, sizeof where, "%.*s", (int)(end - err + 1), err);
+    }
+    size_t elen = err ? strcspn(err, "\n") : 0;
+    if (where[0] && strcmp(where, AMP__ALG_GENERATED) != 0)
+        amp__fail(st, "%s does not compile: the first error is in %s:\n  %.*s\n(the compiler's log follows; lines "
+                  "and columns in <...> are those of that string)\n%s", what, where, (int)elen, err, copy);
+    else
+        amp__fail(st, "%s does not compile: the first error is in the code hipamp generated around the expressions "
+                  "(%s), most likely from a type the expressions give that does not fit:\n  %.*s\n(the compiler's "
+                  "log follows)\n%s", what, where[0] ? where : "amp_algorithms*.hip", (int)elen, err ? err : "",
+                  copy);
+    free(copy);
+    return st;
+}
+
+static amp_status amp__alg_build(amp_accelerator *acc, const amp__alg_spec *sp, const char *what, amp__alg_prog *g)
+{
+    memset(g, 0, sizeof *g);
+    amp__alg_geometry(acc, sp, g);
+    char *src = amp__alg_source(sp, g);
+    if (!src) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "%s: no memory for the program's source", what);
+    amp_status st = amp_program_build(acc, src, NULL, &g->p);
+    free(src);
+    if (st != AMP_OK) {
+        if (sp->predicate || sp->user) return amp__alg_explain(st, what);
+        return st;
+    }
+    for (int k = 0; k < AMP__ALG_NKERNELS; ++k) {
+        amp_status ks = amp_program_get_kernel(g->p, amp__alg_kernel_names[k], &g->k[k]);
+        if (ks == AMP_ERROR_KERNEL_NOT_FOUND) {
+            g->k[k] = NULL;
+            continue;
+        }
+        if (ks != AMP_OK) {
+            amp_program_destroy(g->p);
+            g->p = NULL;
+            return ks;
+        }
+    }
+    return AMP_OK;
+}
+
+void amp__alg_prog_release(amp__alg_prog *p)
+{
+    if (p && p->p) amp_program_destroy(p->p);
+    if (p) memset(p, 0, sizeof *p);
+}
+
+amp_status amp__alg_build_user(amp_accelerator *acc, const amp__alg_user *u, bool scan, amp__alg_prog *out)
+{
+    amp__alg_spec sp = {.family = scan ? AMP__ALG_FAM_USER_SCAN : AMP__ALG_FAM_USER_REDUCE, .type = u->type, .user = u};
+    char what[128];
+    snprintf(what, sizeof what, "reduction '%s'%s", u->label, scan ? " (its scan)" : "");
+    return amp__alg_build(acc, &sp, what, out);
+}
+
+static bool amp__alg_match(const amp__alg_entry *e, amp_accelerator *acc, const amp__alg_spec *sp)
+{
+    return e->acc == acc && e->family == sp->family && e->type == sp->type && e->map == sp->map &&
+           e->size == sp->size && (!sp->predicate || !strcmp(e->predicate, sp->predicate));
+}
+
+/* The program for sp on acc, built by the first caller; others wait for it.
+ * A failed build is not kept: the next call tries again. */
+static amp_status amp__alg_get(amp_accelerator *acc, const amp__alg_spec *sp, const char *what,
+                               const amp__alg_prog **out)
+{
+    amp_status st = AMP_OK;
+    *out = NULL;
+    if (!acc->e.info.is_available)
+        return amp__fail(AMP_ERROR_UNSUPPORTED, "%s: accelerator %s cannot build programs: %s", what,
+                         acc->e.info.device_path, acc->e.info.unavailable_reason);
+    pthread_mutex_lock(&amp__alg_lock);
+    amp__alg_entry *e;
+    for (;;) {
+        for (e = amp__alg_table; e; e = e->next)
+            if (amp__alg_match(e, acc, sp)) break;
+        if (!e || !e->building) break;
+        pthread_cond_wait(&amp__alg_cond, &amp__alg_lock);
+    }
+    if (e && e->ready) {
+        pthread_mutex_unlock(&amp__alg_lock);
+        *out = &e->prog;
+        return AMP_OK;
+    }
+    if (!e) {
+        if (!(e = calloc(1, sizeof *e)) || (sp->predicate && !(e->predicate = amp__strdup(sp->predicate)))) {
+            if (e) free(e);
+            pthread_mutex_unlock(&amp__alg_lock);
+            return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "%s: out of host memory", what);
+        }
+        e->acc = acc;
+        e->family = sp->family;
+        e->type = sp->type;
+        e->map = sp->map;
+        e->size = sp->size;
+        e->next = amp__alg_table;
+        amp__alg_table = e;
+    }
+    e->building = true;
+    pthread_mutex_unlock(&amp__alg_lock);
+
+    amp__alg_prog g;
+    st = amp__alg_build(acc, sp, what, &g);
+
+    pthread_mutex_lock(&amp__alg_lock);
+    e->building = false;
+    if (st == AMP_OK) {
+        e->prog = g;
+        e->ready = true;
+        *out = &e->prog;
+    }
+    pthread_cond_broadcast(&amp__alg_cond);
+    pthread_mutex_unlock(&amp__alg_lock);
+    return st;
+}
+
+amp_status amp__alg_basic(amp_accelerator *acc, amp_type t, amp_map map, const amp__alg_prog **out)
+{
+    amp__alg_spec sp = {.family = AMP__ALG_FAM_BASIC, .type = t, .map = map};
+    char what[96];
+    snprintf(what, sizeof what, "the %s algorithms", amp_type_name(t));
+    return amp__alg_get(acc, &sp, what, out);
+}
+
+amp_status amp__alg_predicate(amp_accelerator *acc, amp_type t, const char *predicate, const amp__alg_prog **out)
+{
+    amp__alg_spec sp = {.family = AMP__ALG_FAM_PREDICATE, .type = t, .predicate = predicate};
+    char what[320];
+    snprintf(what, sizeof what, "predicate \"%.256s\" (on %s)", predicate, amp_type_name(t));
+    return amp__alg_get(acc, &sp, what, out);
+}
+
+amp_status amp__alg_sorter(amp_accelerator *acc, amp_type t, size_t vsize, const amp__alg_prog **out)
+{
+    amp__alg_spec sp = {.family = AMP__ALG_FAM_SORT, .type = t, .size = vsize};
+    char what[96];
+    snprintf(what, sizeof what, "the %s sort", amp_type_name(t));
+    return amp__alg_get(acc, &sp, what, out);
+}
+
+amp_status amp__alg_filler(amp_accelerator *acc, size_t elem, const amp__alg_prog **out)
+{
+    amp__alg_spec sp = {.family = AMP__ALG_FAM_FILL, .size = elem};
+    return amp__alg_get(acc, &sp, "amp_fill", out);
+}

@@ -1,0 +1,1303 @@
+/* test_algorithms.c — the algorithms (include/hipamp_algorithms.h) against host references on every accelerator: reduce and scan with every operator of every type at sizes around waves, tiles and chunks and large ones; transform-reduce; sort and sort_by_key (total float order with NaN and -0.0, stability, both orders, every value size); count_if/copy_if; fill/iota; sections, strided and rank-3 views, arrays; results on the device (async); user-defined reductions and their compile errors; the refusals; coherence without synchronize; two threads on two queues; every CPU kernel on the loop path. */
+#include "support.h"
+
+#include <fcntl.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------- helpers */
+
+static const amp_type all_types[] = {AMP_TYPE_INT32, AMP_TYPE_UINT32, AMP_TYPE_INT64,
+                                     AMP_TYPE_UINT64, AMP_TYPE_FLOAT32, AMP_TYPE_FLOAT64};
+
+static bool is_float(amp_type t) { return t == AMP_TYPE_FLOAT32 || t == AMP_TYPE_FLOAT64; }
+static int nops(amp_type t) { return is_float(t) ? 4 : 7; }
+
+static bool is_emulated(amp_accelerator *acc)
+{
+    amp_accelerator_info info;
+    ASSERT_OK(amp_accelerator_get_info(acc, &info));
+    return info.is_emulated;
+}
+
+static amp_accelerator_view *default_view(amp_accelerator *acc)
+{
+    amp_accelerator_view *q = NULL;
+    ASSERT_OK(amp_accelerator_default_view(acc, &q));
+    return q;
+}
+
+static uint64_t rng_next(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+/* Element i of a buffer of type t, as the widest type of its kind. */
+typedef union value {
+    int64_t i;
+    uint64_t u;
+    double f;
+} value;
+
+static value get(amp_type t, const void *p, size_t i)
+{
+    value v;
+    switch (t) {
+    case AMP_TYPE_INT32: v.i = ((const int32_t *)p)[i]; break;
+    case AMP_TYPE_UINT32: v.u = ((const uint32_t *)p)[i]; break;
+    case AMP_TYPE_INT64: v.i = ((const int64_t *)p)[i]; break;
+    case AMP_TYPE_UINT64: v.u = ((const uint64_t *)p)[i]; break;
+    case AMP_TYPE_FLOAT32: v.f = ((const float *)p)[i]; break;
+    default: v.f = ((const double *)p)[i]; break;
+    }
+    return v;
+}
+
+static void put(amp_type t, void *p, size_t i, value v)
+{
+    switch (t) {
+    case AMP_TYPE_INT32: ((int32_t *)p)[i] = (int32_t)v.i; break;
+    case AMP_TYPE_UINT32: ((uint32_t *)p)[i] = (uint32_t)v.u; break;
+    case AMP_TYPE_INT64: ((int64_t *)p)[i] = v.i; break;
+    case AMP_TYPE_UINT64: ((uint64_t *)p)[i] = v.u; break;
+    case AMP_TYPE_FLOAT32: ((float *)p)[i] = (float)v.f; break;
+    default: ((double *)p)[i] = v.f; break;
+    }
+}
+
+/* The operators as hipamp_algorithms.h defines them, in the type's width
+ * (integers wrap; float min/max: NaN wins, -0.0 < +0.0). */
+static value combine(amp_type t, amp_op op, value a, value b)
+{
+    value r;
+    if (is_float(t)) {
+        double x = a.f, y = b.f;
+        switch (op) {
+        case AMP_OP_SUM: r.f = x + y; break;
+        case AMP_OP_PRODUCT: r.f = x * y; break;
+        case AMP_OP_MIN:
+            r.f = isnan(x) ? x : isnan(y) ? y : (x == y ? (signbit(x) ? x : y) : (y < x ? y : x));
+            break;
+        default: r.f = isnan(x) ? x : isnan(y) ? y : (x == y ? (signbit(x) ? y : x) : (y > x ? y : x)); break;
+        }
+        if (t == AMP_TYPE_FLOAT32) r.f = (float)r.f;
+        return r;
+    }
+    bool sgn = t == AMP_TYPE_INT32 || t == AMP_TYPE_INT64;
+    switch (op) {
+    case AMP_OP_SUM: r.u = a.u + b.u; break;
+    case AMP_OP_PRODUCT: r.u = a.u * b.u; break;
+    case AMP_OP_MIN: r = sgn ? (b.i < a.i ? b : a) : (b.u < a.u ? b : a); break;
+    case AMP_OP_MAX: r = sgn ? (b.i > a.i ? b : a) : (b.u > a.u ? b : a); break;
+    case AMP_OP_AND: r.u = a.u & b.u; break;
+    case AMP_OP_OR: r.u = a.u | b.u; break;
+    default: r.u = a.u ^ b.u; break;
+    }
+    /* Back to the type's width (and sign). */
+    if (t == AMP_TYPE_INT32) r.i = (int32_t)(uint32_t)r.u;
+    if (t == AMP_TYPE_UINT32) r.u = (uint32_t)r.u;
+    return r;
+}
+
+static value identity(amp_type t, amp_op op)
+{
+    value v;
+    v.u = 0;
+    bool f = is_float(t);
+    switch (op) {
+    case AMP_OP_SUM: if (f) v.f = 0; break;
+    case AMP_OP_PRODUCT: if (f) v.f = 1; else v.u = 1; break;
+    case AMP_OP_MIN:
+        if (f) v.f = INFINITY;
+        else if (t == AMP_TYPE_INT32) v.i = INT32_MAX;
+        else if (t == AMP_TYPE_UINT32) v.u = UINT32_MAX;
+        else if (t == AMP_TYPE_INT64) v.i = INT64_MAX;
+        else v.u = UINT64_MAX;
+        break;
+    case AMP_OP_MAX:
+        if (f) v.f = -INFINITY;
+        else if (t == AMP_TYPE_INT32) v.i = INT32_MIN;
+        else if (t == AMP_TYPE_INT64) v.i = INT64_MIN;
+        break;
+    case AMP_OP_AND: v.u = t == AMP_TYPE_INT32 ? (uint64_t)(int64_t)-1 : t == AMP_TYPE_UINT32 ? UINT32_MAX : UINT64_MAX; break;
+    default: break;
+    }
+    return v;
+}
+
+static bool same_value(amp_type t, value a, value b)
+{
+    if (is_float(t)) return (isnan(a.f) && isnan(b.f)) || (a.f == b.f && signbit(a.f) == signbit(b.f));
+    if (t == AMP_TYPE_INT32) return (int32_t)a.i == (int32_t)b.i;
+    if (t == AMP_TYPE_UINT32) return (uint32_t)a.u == (uint32_t)b.u;
+    return a.u == b.u;
+}
+
+static const char *show(amp_type t, value v, char *buf)
+{
+    if (is_float(t)) snprintf(buf, 64, "%.17g", v.f);
+    else if (t == AMP_TYPE_INT32 || t == AMP_TYPE_INT64) snprintf(buf, 64, "%lld", (long long)v.i);
+    else snprintf(buf, 64, "%llu", (unsigned long long)v.u);
+    return buf;
+}
+
+/* Data for op on type t whose every combination is exact: integers of the
+ * full range (they wrap exactly); for floating point, small integers
+ * (sums), signs and powers of two (products), and anything, -0.0 included,
+ * for min and max. */
+static void fill_data(amp_type t, amp_op op, void *p, size_t n, uint64_t seed)
+{
+    uint64_t s = 0x9e3779b97f4a7c15ull ^ (seed * 0x100000001b3ull) ^ ((uint64_t)op << 40);
+    for (size_t i = 0; i < n; ++i) {
+        uint64_t r = rng_next(&s);
+        value v;
+        if (!is_float(t)) {
+            v.u = r;
+            if (t == AMP_TYPE_INT32) v.i = (int32_t)(uint32_t)r;
+            if (t == AMP_TYPE_UINT32) v.u = (uint32_t)r;
+            if (op == AMP_OP_AND && (r >> 60) != 0) v.u |= 0xfffffffffffff0ffull; /* keep some bits standing */
+            if (op == AMP_OP_AND && t == AMP_TYPE_INT32) v.i = (int32_t)(uint32_t)v.u;
+            if (op == AMP_OP_AND && t == AMP_TYPE_UINT32) v.u = (uint32_t)v.u;
+        } else if (op == AMP_OP_SUM) {
+            v.f = (double)((int)(r % 17) - 8);
+        } else if (op == AMP_OP_PRODUCT) {
+            /* Few powers of two, so that no partial product in any order
+             * leaves float's range. */
+            int k = (int)(r % 4096);
+            v.f = k == 0 ? 2.0 : k == 1 ? 0.5 : (k & 1) ? -1.0 : 1.0;
+        } else {
+            int k = (int)(r % 1000);
+            v.f = k == 0 ? -0.0 : k == 1 ? 0.0 : ((double)(int64_t)(r >> 11) / 9007199254740992.0 - 0.5) * 1e6;
+        }
+        put(t, p, i, v);
+    }
+}
+
+static size_t elem_of(amp_type t) { return amp_type_size(t); }
+
+/* Sizes around wave sizes (32, 64), GPU tiles (256), CPU chunks (2048),
+ * GPU scan and sort chunks (3072, 4096) and powers of two. */
+static const size_t sizes[] = {1,    2,    31,   32,   33,   63,   64,   65,    255,   256,   257,  2047,
+                               2048, 2049, 3071, 3072, 3073, 4095, 4096, 4097,  65535, 65537, 100003};
+
+/* -------------------------------------------------------------- reduce */
+
+static void check_reduce_type(amp_accelerator *acc, amp_type t)
+{
+    amp_accelerator_view *q = default_view(acc);
+    size_t nmax = 1u << 20, esz = elem_of(t);
+    void *data = test_xmalloc(nmax * esz);
+    char b1[64], b2[64];
+    for (int op = AMP_OP_SUM; op <= nops(t); ++op) {
+        fill_data(t, op, data, nmax, (uint64_t)t);
+        amp_array_view *v = test_view(data, esz, amp_extent_1d((int)nmax), AMP_READ_ONLY);
+        for (size_t si = 0; si <= sizeof sizes / sizeof sizes[0]; ++si) {
+            size_t n = si < sizeof sizes / sizeof sizes[0] ? sizes[si] : nmax;
+            amp_array_view *sec = NULL;
+            ASSERT_OK(amp_array_view_section(v, amp_index_1d(0), amp_extent_1d((int)n), &sec));
+            value want = identity(t, op);
+            for (size_t i = 0; i < n; ++i) want = combine(t, op, want, get(t, data, i));
+            unsigned char res[8];
+            memset(res, 0xab, sizeof res);
+            ASSERT_OK(amp_reduce(q, amp_arg_view(sec), t, op, res));
+            value got = get(t, res, 0);
+            cr_assert(same_value(t, got, want), "reduce %s %s of %zu elements: got %s, want %s", amp_type_name(t),
+                      amp_op_name(op), n, show(t, got, b1), show(t, want, b2));
+            ASSERT_OK(amp_array_view_destroy(sec));
+        }
+        ASSERT_OK(amp_array_view_destroy(v));
+    }
+    free(data);
+}
+
+ACCEL_TEST(algorithms, reduce_int32) { check_reduce_type(acc, AMP_TYPE_INT32); }
+ACCEL_TEST(algorithms, reduce_uint32) { check_reduce_type(acc, AMP_TYPE_UINT32); }
+ACCEL_TEST(algorithms, reduce_int64) { check_reduce_type(acc, AMP_TYPE_INT64); }
+ACCEL_TEST(algorithms, reduce_uint64) { check_reduce_type(acc, AMP_TYPE_UINT64); }
+ACCEL_TEST(algorithms, reduce_float32) { check_reduce_type(acc, AMP_TYPE_FLOAT32); }
+ACCEL_TEST(algorithms, reduce_float64) { check_reduce_type(acc, AMP_TYPE_FLOAT64); }
+
+/* A NaN anywhere makes min, max and sum NaN; -0.0 is below +0.0 wherever
+ * it stands. */
+ACCEL_TEST(algorithms, reduce_nan_and_signed_zero)
+{
+    amp_accelerator_view *q = default_view(acc);
+    float x[1000];
+    for (int i = 0; i < 1000; ++i) x[i] = (float)(i % 13) - 6.0f;
+    x[777] = NAN;
+    amp_array_view *v = test_view(x, 4, amp_extent_1d(1000), AMP_READ_WRITE);
+    float r = 0;
+    ASSERT_OK(amp_reduce(q, amp_arg_view(v), AMP_TYPE_FLOAT32, AMP_OP_MIN, &r));
+    cr_assert(isnan(r), "min with a NaN: %g", (double)r);
+    ASSERT_OK(amp_reduce(q, amp_arg_view(v), AMP_TYPE_FLOAT32, AMP_OP_MAX, &r));
+    cr_assert(isnan(r), "max with a NaN: %g", (double)r);
+    ASSERT_OK(amp_reduce(q, amp_arg_view(v), AMP_TYPE_FLOAT32, AMP_OP_SUM, &r));
+    cr_assert(isnan(r), "sum with a NaN: %g", (double)r);
+    ASSERT_OK(amp_array_view_destroy(v));
+    /* Zeros of both signs, in every position. */
+    for (int pos = 0; pos < 2; ++pos) {
+        double z[300];
+        for (int i = 0; i < 300; ++i) z[i] = 0.0;
+        z[pos ? 299 : 0] = -0.0;
+        amp_array_view *w = test_view(z, 8, amp_extent_1d(300), AMP_READ_ONLY);
+        double m = 1;
+        ASSERT_OK(amp_reduce(q, amp_arg_view(w), AMP_TYPE_FLOAT64, AMP_OP_MIN, &m));
+        cr_assert(m == 0 && signbit(m), "min of zeros with one -0.0 at %d: %g (sign %d)", pos ? 299 : 0, m,
+                  signbit(m) != 0);
+        ASSERT_OK(amp_reduce(q, amp_arg_view(w), AMP_TYPE_FLOAT64, AMP_OP_MAX, &m));
+        cr_assert(m == 0 && !signbit(m), "max of zeros: -0.0 came out");
+        ASSERT_OK(amp_array_view_destroy(w));
+    }
+}
+
+/* A few million elements, and float sums of values that do not add exactly
+ * (within a relative bound of the pairwise sum). */
+ACCEL_TEST(algorithms, reduce_large)
+{
+    amp_accelerator_view *q = default_view(acc);
+    int n = is_emulated(acc) ? 3000017 : 50000017;
+    float *x = test_xmalloc((size_t)n * 4);
+    test_fill_random(x, (size_t)n, 7);
+    double want = 0, want_abs = 0;
+    for (int i = 0; i < n; ++i) {
+        want += x[i];
+        want_abs += fabs(x[i]);
+    }
+    amp_array_view *v = test_view(x, 4, amp_extent_1d(n), AMP_READ_ONLY);
+    float s = 0;
+    ASSERT_OK(amp_reduce(q, amp_arg_view(v), AMP_TYPE_FLOAT32, AMP_OP_SUM, &s));
+    cr_assert(fabs(s - want) <= 1e-5 * want_abs, "sum of %d floats: %.9g, want %.9g (sum of |x| %.9g)", n, (double)s,
+              want, want_abs);
+    int32_t *k = test_xmalloc((size_t)n * 4);
+    uint32_t acc_x = 0;
+    for (int i = 0; i < n; ++i) {
+        k[i] = (int32_t)(i * 2654435761u);
+        acc_x ^= (uint32_t)k[i];
+    }
+    amp_array_view *kv = test_view(k, 4, amp_extent_1d(n), AMP_READ_ONLY);
+    int32_t r = 0;
+    ASSERT_OK(amp_reduce(q, amp_arg_view(kv), AMP_TYPE_INT32, AMP_OP_XOR, &r));
+    cr_assert_eq((uint32_t)r, acc_x);
+    ASSERT_OK(amp_array_view_destroy(kv));
+    ASSERT_OK(amp_array_view_destroy(v));
+    free(k);
+    free(x);
+}
+
+/* ------------------------------------------------------ transform-reduce */
+
+ACCEL_TEST(algorithms, transform_reduce_maps)
+{
+    amp_accelerator_view *q = default_view(acc);
+    enum { N = 50000 };
+    static double x[N], y[N];
+    static int32_t xi[N], yi[N];
+    for (int i = 0; i < N; ++i) {
+        x[i] = (double)(i % 23) - 11;
+        y[i] = (double)(i % 7) - 3;
+        xi[i] = (int32_t)(i * 2654435761u);
+        yi[i] = (int32_t)(i * 40503u + 7);
+    }
+    amp_array_view *vx = test_view(x, 8, amp_extent_1d(N), AMP_READ_ONLY);
+    amp_array_view *vy = test_view(y, 8, amp_extent_1d(N), AMP_READ_ONLY);
+    double dot = 0, sq = 0, ab = 0, sd = 0, amax = 0;
+    for (int i = 0; i < N; ++i) {
+        dot += x[i] * y[i];
+        sq += x[i] * x[i];
+        ab += fabs(x[i]);
+        sd += (x[i] - y[i]) * (x[i] - y[i]);
+        if (fabs(x[i]) > amax) amax = fabs(x[i]);
+    }
+    double r = 0;
+    ASSERT_OK(amp_transform_reduce(q, amp_arg_view(vx), amp_arg_view(vy), AMP_TYPE_FLOAT64, AMP_MAP_PRODUCT, AMP_OP_SUM, &r));
+    cr_assert_eq(r, dot, "dot: %g want %g", r, dot);
+    ASSERT_OK(amp_transform_reduce(q, amp_arg_view(vx), (amp_arg){0}, AMP_TYPE_FLOAT64, AMP_MAP_SQUARE, AMP_OP_SUM, &r));
+    cr_assert_eq(r, sq, "norm^2: %g want %g", r, sq);
+    ASSERT_OK(amp_transform_reduce(q, amp_arg_view(vx), (amp_arg){0}, AMP_TYPE_FLOAT64, AMP_MAP_ABS, AMP_OP_SUM, &r));
+    cr_assert_eq(r, ab, "asum: %g want %g", r, ab);
+    ASSERT_OK(amp_transform_reduce(q, amp_arg_view(vx), (amp_arg){0}, AMP_TYPE_FLOAT64, AMP_MAP_ABS, AMP_OP_MAX, &r));
+    cr_assert_eq(r, amax, "amax: %g want %g", r, amax);
+    ASSERT_OK(amp_transform_reduce(q, amp_arg_view(vx), amp_arg_view(vy), AMP_TYPE_FLOAT64, AMP_MAP_SQUARED_DIFFERENCE,
+                                   AMP_OP_SUM, &r));
+    cr_assert_eq(r, sd, "squared distance: %g want %g", r, sd);
+    /* Integers wrap: the dot of int32 in 32 bits. */
+    amp_array_view *ix = test_view(xi, 4, amp_extent_1d(N), AMP_READ_ONLY);
+    amp_array_view *iy = test_view(yi, 4, amp_extent_1d(N), AMP_READ_ONLY);
+    uint32_t want = 0;
+    for (int i = 0; i < N; ++i) want += (uint32_t)xi[i] * (uint32_t)yi[i];
+    int32_t ri = 0;
+    ASSERT_OK(amp_transform_reduce(q, amp_arg_view(ix), amp_arg_view(iy), AMP_TYPE_INT32, AMP_MAP_PRODUCT, AMP_OP_SUM, &ri));
+    cr_assert_eq((uint32_t)ri, want);
+    /* Sizes must agree. */
+    amp_array_view *short_y = NULL;
+    ASSERT_OK(amp_array_view_section(vy, amp_index_1d(0), amp_extent_1d(N - 1), &short_y));
+    ASSERT_STATUS(amp_transform_reduce(q, amp_arg_view(vx), amp_arg_view(short_y), AMP_TYPE_FLOAT64, AMP_MAP_PRODUCT,
+                                       AMP_OP_SUM, &r),
+                  AMP_ERROR_INVALID_EXTENT);
+    ASSERT_OK(amp_array_view_destroy(short_y));
+    ASSERT_OK(amp_array_view_destroy(ix));
+    ASSERT_OK(amp_array_view_destroy(iy));
+    ASSERT_OK(amp_array_view_destroy(vx));
+    ASSERT_OK(amp_array_view_destroy(vy));
+}
+
+/* ---------------------------------------------------------------- scan */
+
+static void check_scan_type(amp_accelerator *acc, amp_type t)
+{
+    amp_accelerator_view *q = default_view(acc);
+    size_t nmax = 300007, esz = elem_of(t);
+    void *in = test_xmalloc(nmax * esz), *out = test_xmalloc(nmax * esz), *copy = test_xmalloc(nmax * esz);
+    char b1[64], b2[64];
+    for (int op = AMP_OP_SUM; op <= nops(t); ++op)
+        for (int kind = 0; kind < 2; ++kind)
+            for (size_t si = 0; si <= sizeof sizes / sizeof sizes[0]; ++si) {
+                size_t n = si < sizeof sizes / sizeof sizes[0] ? sizes[si] : nmax;
+                fill_data(t, op, in, n, n);
+                memset(out, 0x5a, n * esz);
+                amp_array_view *vi = test_view(in, esz, amp_extent_1d((int)n), AMP_READ_ONLY);
+                amp_array_view *vo = test_view(out, esz, amp_extent_1d((int)n), AMP_WRITE_ONLY);
+                ASSERT_OK(amp_scan(q, amp_arg_view(vi), amp_arg_view(vo), t, op, kind));
+                ASSERT_OK(amp_array_view_destroy(vo));
+                value run = identity(t, op);
+                for (size_t i = 0; i < n; ++i) {
+                    value x = get(t, in, i), nxt = combine(t, op, run, x);
+                    value want = kind == AMP_SCAN_EXCLUSIVE ? run : nxt, got = get(t, out, i);
+                    if (!same_value(t, got, want))
+                        cr_assert_fail("%s scan %s %s of %zu elements: element %zu is %s, want %s",
+                                       kind ? "exclusive" : "inclusive", amp_type_name(t), amp_op_name(op), n, i,
+                                       show(t, got, b1), show(t, want, b2));
+                    run = nxt;
+                }
+                ASSERT_OK(amp_array_view_destroy(vi));
+                /* In place, for a few sizes. */
+                if (si % 5 == 0) {
+                    memcpy(copy, in, n * esz);
+                    amp_array_view *vc = test_view(copy, esz, amp_extent_1d((int)n), AMP_READ_WRITE);
+                    ASSERT_OK(amp_scan(q, amp_arg_view(vc), amp_arg_view(vc), t, op, kind));
+                    ASSERT_OK(amp_array_view_destroy(vc));
+                    cr_assert(!memcmp(copy, out, n * esz), "in-place %s scan %s %s of %zu differs from out of place",
+                              kind ? "exclusive" : "inclusive", amp_type_name(t), amp_op_name(op), n);
+                }
+            }
+    free(in);
+    free(out);
+    free(copy);
+}
+
+ACCEL_TEST(algorithms, scan_int32) { check_scan_type(acc, AMP_TYPE_INT32); }
+ACCEL_TEST(algorithms, scan_uint32) { check_scan_type(acc, AMP_TYPE_UINT32); }
+ACCEL_TEST(algorithms, scan_int64) { check_scan_type(acc, AMP_TYPE_INT64); }
+ACCEL_TEST(algorithms, scan_uint64) { check_scan_type(acc, AMP_TYPE_UINT64); }
+ACCEL_TEST(algorithms, scan_float32) { check_scan_type(acc, AMP_TYPE_FLOAT32); }
+ACCEL_TEST(algorithms, scan_float64) { check_scan_type(acc, AMP_TYPE_FLOAT64); }
+
+ACCEL_TEST(algorithms, scan_large)
+{
+    amp_accelerator_view *q = default_view(acc);
+    int n = is_emulated(acc) ? 4000037 : 60000037;
+    int32_t *x = test_xmalloc((size_t)n * 4), *y = test_xmalloc((size_t)n * 4);
+    for (int i = 0; i < n; ++i) x[i] = (int32_t)(i * 2654435761u) >> 8;
+    amp_array_view *vx = test_view(x, 4, amp_extent_1d(n), AMP_READ_ONLY);
+    amp_array_view *vy = test_view(y, 4, amp_extent_1d(n), AMP_WRITE_ONLY);
+    ASSERT_OK(amp_scan(q, amp_arg_view(vx), amp_arg_view(vy), AMP_TYPE_INT32, AMP_OP_SUM, AMP_SCAN_EXCLUSIVE));
+    ASSERT_OK(amp_array_view_synchronize(vy));
+    uint32_t run = 0;
+    for (int i = 0; i < n; ++i) {
+        if ((uint32_t)y[i] != run) cr_assert_fail("exclusive scan of %d: element %d is %d, want %d", n, i, y[i], (int32_t)run);
+        run += (uint32_t)x[i];
+    }
+    ASSERT_OK(amp_array_view_destroy(vx));
+    ASSERT_OK(amp_array_view_destroy(vy));
+    free(x);
+    free(y);
+}
+
+/* ---------------------------------------------------------------- sort */
+
+/* The documented order as bits: integers by value, floats -inf..-0.0,
+ * +0.0..+inf, then NaNs; descending reverses all but the NaNs. */
+static uint64_t order_bits(amp_type t, value v, amp_order o)
+{
+    uint64_t b;
+    switch (t) {
+    case AMP_TYPE_INT32: b = (uint32_t)v.i ^ 0x80000000u; break;
+    case AMP_TYPE_UINT32: b = (uint32_t)v.u; break;
+    case AMP_TYPE_INT64: b = v.u ^ 0x8000000000000000ull; break;
+    case AMP_TYPE_UINT64: b = v.u; break;
+    default: {
+        if (isnan(v.f)) return UINT64_MAX;
+        double d = v.f;
+        uint64_t u;
+        memcpy(&u, &d, 8);
+        b = (u >> 63) ? ~u : (u | 0x8000000000000000ull);
+        if (b == UINT64_MAX) b--; /* never the NaN slot */
+        break;
+    }
+    }
+    return o == AMP_DESCENDING ? (b == UINT64_MAX ? b : UINT64_MAX - 1 - b) : b;
+}
+
+typedef struct keyed {
+    uint64_t bits;
+    size_t index;
+} keyed;
+
+static int keyed_cmp(const void *a, const void *b)
+{
+    const keyed *x = a, *y = b;
+    if (x->bits != y->bits) return x->bits < y->bits ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index; /* stable */
+}
+
+/* Keys with repeats, and for floats NaNs of both signs, infinities and
+ * zeros of both signs. */
+static void sort_keys(amp_type t, void *p, size_t n, uint64_t seed)
+{
+    uint64_t s = 0x2545F4914F6CDD1Dull ^ seed;
+    for (size_t i = 0; i < n; ++i) {
+        uint64_t r = rng_next(&s);
+        value v;
+        if (!is_float(t)) {
+            v.u = (r & 3) == 0 ? r % 50 : r; /* repeats */
+            if (t == AMP_TYPE_INT32) v.i = (int32_t)(uint32_t)v.u;
+            if (t == AMP_TYPE_UINT32) v.u = (uint32_t)v.u;
+        } else {
+            switch (r % 16) {
+            case 0: v.f = NAN; break;
+            case 1: v.f = -NAN; break;
+            case 2: v.f = -0.0; break;
+            case 3: v.f = 0.0; break;
+            case 4: v.f = INFINITY; break;
+            case 5: v.f = -INFINITY; break;
+            case 6: v.f = (double)(r % 7); break;
+            default: v.f = ((double)(int64_t)(r >> 11) / 9007199254740992.0 - 0.5) * 1e5; break;
+            }
+        }
+        put(t, p, i, v);
+    }
+}
+
+/* Sort keys (and values: their index as vsize-byte words) and check
+ * against the stable host reference; bit-exact keys (NaN payloads too). */
+static void check_sort(amp_accelerator_view *q, amp_type t, size_t n, amp_order o, size_t vsize)
+{
+    size_t esz = elem_of(t);
+    void *k = test_xmalloc(n * esz + 1), *orig = test_xmalloc(n * esz + 1);
+    unsigned char *val = vsize ? test_xmalloc(n * vsize) : NULL;
+    sort_keys(t, k, n, n * 31 + vsize + (size_t)o);
+    memcpy(orig, k, n * esz);
+    for (size_t i = 0; i < n && val; ++i) {
+        uint64_t w = i * 0x9e3779b97f4a7c15ull;
+        for (size_t b = 0; b < vsize; ++b) val[i * vsize + b] = (unsigned char)(b < 8 ? i >> (8 * b) : w >> (8 * (b - 8)));
+    }
+    keyed *ref = test_xmalloc(n * sizeof *ref);
+    for (size_t i = 0; i < n; ++i) ref[i] = (keyed){order_bits(t, get(t, k, i), o), i};
+    qsort(ref, n, sizeof *ref, keyed_cmp);
+    amp_array_view *kv = test_view(k, esz, amp_extent_1d((int)n), AMP_READ_WRITE);
+    amp_array_view *vv = val ? test_view(val, vsize, amp_extent_1d((int)n), AMP_READ_WRITE) : NULL;
+    if (val) ASSERT_OK(amp_sort_by_key(q, amp_arg_view(kv), amp_arg_view(vv), t, o));
+    else ASSERT_OK(amp_sort(q, amp_arg_view(kv), t, o));
+    ASSERT_OK(amp_array_view_destroy(kv));
+    if (vv) ASSERT_OK(amp_array_view_destroy(vv));
+    for (size_t i = 0; i < n; ++i) {
+        size_t src = ref[i].index;
+        if (memcmp((char *)k + i * esz, (char *)orig + src * esz, esz) != 0) {
+            char b1[64], b2[64];
+            cr_assert_fail("sort %s %s of %zu (values %zu bytes): element %zu is %s, want %s (from %zu)",
+                           amp_type_name(t), o == AMP_ASCENDING ? "ascending" : "descending", n, vsize, i,
+                           show(t, get(t, k, i), b1), show(t, get(t, orig, src), b2), src);
+        }
+        for (size_t b = 0; val && b < vsize; ++b) {
+            uint64_t w = src * 0x9e3779b97f4a7c15ull;
+            unsigned char want = (unsigned char)(b < 8 ? src >> (8 * b) : w >> (8 * (b - 8)));
+            if (val[i * vsize + b] != want)
+                cr_assert_fail("sort_by_key %s of %zu: value at %zu is not that of element %zu (byte %zu): the sort "
+                               "is not stable or lost the value", amp_type_name(t), n, i, src, b);
+        }
+    }
+    free(ref);
+    free(k);
+    free(orig);
+    free(val);
+}
+
+static void check_sort_type(amp_accelerator *acc, amp_type t)
+{
+    amp_accelerator_view *q = default_view(acc);
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; ++si)
+        check_sort(q, t, sizes[si], si % 2 ? AMP_DESCENDING : AMP_ASCENDING, 0);
+    check_sort(q, t, 200003, AMP_ASCENDING, 0);
+    check_sort(q, t, 200003, AMP_DESCENDING, 0);
+}
+
+ACCEL_TEST(algorithms, sort_int32) { check_sort_type(acc, AMP_TYPE_INT32); }
+ACCEL_TEST(algorithms, sort_uint32) { check_sort_type(acc, AMP_TYPE_UINT32); }
+ACCEL_TEST(algorithms, sort_int64) { check_sort_type(acc, AMP_TYPE_INT64); }
+ACCEL_TEST(algorithms, sort_uint64) { check_sort_type(acc, AMP_TYPE_UINT64); }
+ACCEL_TEST(algorithms, sort_float32) { check_sort_type(acc, AMP_TYPE_FLOAT32); }
+ACCEL_TEST(algorithms, sort_float64) { check_sort_type(acc, AMP_TYPE_FLOAT64); }
+
+/* Stability and every value size: keys of few distinct values, values
+ * carrying their original position. */
+ACCEL_TEST(algorithms, sort_by_key_stable_every_value_size)
+{
+    amp_accelerator_view *q = default_view(acc);
+    static const size_t vs[] = {1, 2, 4, 8, 16};
+    for (size_t i = 0; i < 5; ++i) {
+        check_sort(q, AMP_TYPE_UINT32, 70001, AMP_ASCENDING, vs[i]);
+        check_sort(q, AMP_TYPE_FLOAT32, 4097, AMP_DESCENDING, vs[i]);
+    }
+    check_sort(q, AMP_TYPE_INT64, 33333, AMP_DESCENDING, 8);
+    check_sort(q, AMP_TYPE_FLOAT64, 65, AMP_ASCENDING, 16);
+    /* Few distinct keys over many elements. */
+    enum { N = 100000 };
+    static uint32_t key[N], v[N];
+    for (int i = 0; i < N; ++i) {
+        key[i] = (i * 7919u) % 5;
+        v[i] = (uint32_t)i;
+    }
+    amp_array_view *kv = test_view(key, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    amp_array_view *vv = test_view(v, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    ASSERT_OK(amp_sort_by_key(q, amp_arg_view(kv), amp_arg_view(vv), AMP_TYPE_UINT32, AMP_ASCENDING));
+    ASSERT_OK(amp_array_view_destroy(kv));
+    ASSERT_OK(amp_array_view_destroy(vv));
+    for (int i = 1; i < N; ++i) {
+        cr_assert(key[i - 1] <= key[i], "keys out of order at %d", i);
+        if (key[i - 1] == key[i]) cr_assert(v[i - 1] < v[i], "equal keys %u at %d lost their order", key[i], i);
+    }
+}
+
+ACCEL_TEST(algorithms, sort_large)
+{
+    amp_accelerator_view *q = default_view(acc);
+    check_sort(q, AMP_TYPE_UINT32, is_emulated(acc) ? 2000003 : 30000001, AMP_ASCENDING, 0);
+    check_sort(q, AMP_TYPE_FLOAT32, is_emulated(acc) ? 1000003 : 20000003, AMP_DESCENDING, 4);
+}
+
+/* --------------------------------------------------- sections and strides */
+
+/* A 2-D section (rows with gaps), a projection, a rank-3 section and an
+ * array: reduce, scan between differently strided views, sort in place
+ * (nothing outside the section touched), compaction. */
+ACCEL_TEST(algorithms, sections_and_strides)
+{
+    amp_accelerator_view *q = default_view(acc);
+    enum { R = 300, C = 257 };
+    static int32_t g[R][C], h[R][C];
+    for (int r = 0; r < R; ++r)
+        for (int c = 0; c < C; ++c) {
+            g[r][c] = (int32_t)((r * 1000003u + c * 7919u) % 100003u) - 50000;
+            h[r][c] = -1;
+        }
+    amp_array_view *vg = test_view(g, 4, amp_extent_2d(R, C), AMP_READ_WRITE);
+    amp_array_view *vh = test_view(h, 4, amp_extent_2d(R, C), AMP_READ_WRITE);
+    amp_array_view *sec = NULL, *hsec = NULL, *row = NULL;
+    int r0 = 17, c0 = 5, nr = 211, nc = 129;
+    ASSERT_OK(amp_array_view_section(vg, amp_index_2d(r0, c0), amp_extent_2d(nr, nc), &sec));
+    /* Reduce over the section. */
+    int64_t want = 0;
+    int32_t mn = INT32_MAX;
+    for (int r = r0; r < r0 + nr; ++r)
+        for (int c = c0; c < c0 + nc; ++c) {
+            want += g[r][c];
+            if (g[r][c] < mn) mn = g[r][c];
+        }
+    int32_t s = 0;
+    ASSERT_OK(amp_reduce(q, amp_arg_view(sec), AMP_TYPE_INT32, AMP_OP_SUM, &s));
+    cr_assert_eq(s, (int32_t)want);
+    ASSERT_OK(amp_reduce(q, amp_arg_view(sec), AMP_TYPE_INT32, AMP_OP_MIN, &s));
+    cr_assert_eq(s, mn);
+    /* Scan the section into a section of another shape with the same count
+     * (nc x nr), each taken in its row-major order. */
+    ASSERT_OK(amp_array_view_section(vh, amp_index_2d(40, 30), amp_extent_2d(nc, nr), &hsec));
+    ASSERT_OK(amp_scan(q, amp_arg_view(sec), amp_arg_view(hsec), AMP_TYPE_INT32, AMP_OP_SUM, AMP_SCAN_INCLUSIVE));
+    ASSERT_OK(amp_array_view_synchronize(vh));
+    uint32_t run = 0;
+    long i = 0;
+    for (int r = r0; r < r0 + nr; ++r)
+        for (int c = c0; c < c0 + nc; ++c, ++i) {
+            run += (uint32_t)g[r][c];
+            int hr = 40 + (int)(i / 211), hc = 30 + (int)(i % 211);
+            cr_assert_eq(h[hr][hc], (int32_t)run, "scan into a strided section: element %ld", i);
+        }
+    for (int r = 0; r < R; ++r)
+        for (int c = 0; c < C; ++c)
+            if (r < 40 || r >= 40 + nc || c < 30 || c >= 30 + 211)
+                cr_assert_eq(h[r][c], -1, "scan wrote outside its section at (%d, %d)", r, c);
+    ASSERT_OK(amp_array_view_destroy(hsec));
+    /* A projection (one row), rank 1 inside a rank-2 storage. */
+    ASSERT_OK(amp_array_view_project(vg, 123, &row));
+    int64_t rw = 0;
+    for (int c = 0; c < C; ++c) rw += g[123][c];
+    ASSERT_OK(amp_reduce(q, amp_arg_view(row), AMP_TYPE_INT32, AMP_OP_SUM, &s));
+    cr_assert_eq(s, (int32_t)rw);
+    ASSERT_OK(amp_array_view_destroy(row));
+    /* Sort the section in place; the rest of the grid stays as it was. */
+    static int32_t before[R][C];
+    memcpy(before, g, sizeof g);
+    ASSERT_OK(amp_sort(q, amp_arg_view(sec), AMP_TYPE_INT32, AMP_ASCENDING));
+    ASSERT_OK(amp_array_view_synchronize(vg));
+    int32_t prev = INT32_MIN;
+    int64_t after_sum = 0;
+    for (int r = 0; r < R; ++r)
+        for (int c = 0; c < C; ++c) {
+            bool in = r >= r0 && r < r0 + nr && c >= c0 && c < c0 + nc;
+            if (!in) {
+                cr_assert_eq(g[r][c], before[r][c], "sort changed (%d, %d) outside its section", r, c);
+                continue;
+            }
+            cr_assert_geq(g[r][c], prev, "section not sorted at (%d, %d)", r, c);
+            prev = g[r][c];
+            after_sum += g[r][c];
+        }
+    cr_assert_eq(after_sum, want, "the sorted section holds other elements");
+    ASSERT_OK(amp_array_view_destroy(sec));
+    ASSERT_OK(amp_array_view_destroy(vg));
+    ASSERT_OK(amp_array_view_destroy(vh));
+
+    /* Rank 3: a section of a 3-D view, reduced and scanned. */
+    enum { A = 7, B = 33, D = 65 };
+    static double cube[A][B][D], out3[5 * 20 * 40];
+    for (int a = 0; a < A; ++a)
+        for (int b = 0; b < B; ++b)
+            for (int d = 0; d < D; ++d) cube[a][b][d] = (double)((a * 31 + b * 7 + d) % 19) - 9;
+    amp_array_view *vc = test_view(cube, 8, amp_extent_3d(A, B, D), AMP_READ_ONLY), *c3 = NULL;
+    ASSERT_OK(amp_array_view_section(vc, amp_index_3d(1, 4, 9), amp_extent_3d(5, 20, 40), &c3));
+    double w3 = 0, r3 = 0;
+    for (int a = 1; a < 6; ++a)
+        for (int b = 4; b < 24; ++b)
+            for (int d = 9; d < 49; ++d) w3 += cube[a][b][d];
+    ASSERT_OK(amp_reduce(q, amp_arg_view(c3), AMP_TYPE_FLOAT64, AMP_OP_SUM, &r3));
+    cr_assert_eq(r3, w3);
+    amp_array_view *vo = test_view(out3, 8, amp_extent_1d(5 * 20 * 40), AMP_WRITE_ONLY);
+    ASSERT_OK(amp_scan(q, amp_arg_view(c3), amp_arg_view(vo), AMP_TYPE_FLOAT64, AMP_OP_MAX, AMP_SCAN_INCLUSIVE));
+    ASSERT_OK(amp_array_view_destroy(vo));
+    double m = -INFINITY;
+    i = 0;
+    for (int a = 1; a < 6; ++a)
+        for (int b = 4; b < 24; ++b)
+            for (int d = 9; d < 49; ++d, ++i) {
+                if (cube[a][b][d] > m) m = cube[a][b][d];
+                cr_assert_eq(out3[i], m, "rank-3 max scan at %ld", i);
+            }
+    ASSERT_OK(amp_array_view_destroy(c3));
+    ASSERT_OK(amp_array_view_destroy(vc));
+
+    /* A whole array (device memory), and a 2-D array. */
+    enum { M = 10007 };
+    static float init[M];
+    for (int k = 0; k < M; ++k) init[k] = (float)(k % 5);
+    amp_array *arr = NULL;
+    ASSERT_OK(amp_array_create(q, 4, amp_extent_2d(1, M), init, &arr));
+    float fs = 0;
+    ASSERT_OK(amp_reduce(q, amp_arg_array(arr), AMP_TYPE_FLOAT32, AMP_OP_SUM, &fs));
+    cr_assert_eq(fs, (float)(M / 5 * 10 + 0 + 1), "sum over an array: %g", (double)fs);
+    ASSERT_OK(amp_sort(q, amp_arg_array(arr), AMP_TYPE_FLOAT32, AMP_DESCENDING));
+    static float back[M];
+    ASSERT_OK(amp_array_copy_to_host(arr, back));
+    for (int k = 1; k < M; ++k) cr_assert_geq(back[k - 1], back[k], "array not sorted descending at %d", k);
+    ASSERT_OK(amp_array_destroy(arr));
+}
+
+/* ------------------------------------------------------ results on device */
+
+ACCEL_TEST(algorithms, async_results_on_device)
+{
+    amp_accelerator_view *q = NULL;
+    ASSERT_OK(amp_accelerator_view_create(acc, &q));
+    enum { N = 123457 };
+    static float x[N];
+    double want = 0;
+    for (int i = 0; i < N; ++i) {
+        x[i] = (float)(i % 11) - 5.0f;
+        want += x[i];
+    }
+    amp_array_view *v = test_view(x, 4, amp_extent_1d(N), AMP_READ_ONLY);
+    amp_array *res = NULL;
+    ASSERT_OK(amp_array_create(q, 4, amp_extent_1d(1), NULL, &res));
+    amp_future *f = NULL;
+    ASSERT_OK(amp_reduce_async(q, amp_arg_view(v), AMP_TYPE_FLOAT32, AMP_OP_SUM, amp_arg_array(res), &f));
+    cr_assert_not_null(f);
+    ASSERT_OK(amp_future_wait(f));
+    double ms = -1;
+    ASSERT_OK(amp_future_elapsed_ms(f, &ms));
+    cr_assert_geq(ms, 0.0);
+    ASSERT_OK(amp_future_destroy(f));
+    float got = 0;
+    ASSERT_OK(amp_array_copy_to_host(res, &got));
+    cr_assert_eq(got, (float)want);
+    /* No future; a one-element view of host memory as the result, read
+     * after synchronize (as any view a launch wrote). */
+    double dres = -1;
+    amp_array_view *rv = test_view(&dres, 8, amp_extent_1d(1), AMP_READ_WRITE);
+    static double y[N];
+    for (int i = 0; i < N; ++i) y[i] = 2.0;
+    amp_array_view *vy = test_view(y, 8, amp_extent_1d(N), AMP_READ_ONLY);
+    ASSERT_OK(amp_transform_reduce_async(q, amp_arg_view(vy), amp_arg_view(vy), AMP_TYPE_FLOAT64, AMP_MAP_PRODUCT,
+                                         AMP_OP_SUM, amp_arg_view(rv), NULL));
+    ASSERT_OK(amp_array_view_synchronize(rv));
+    cr_assert_eq(dres, 4.0 * N);
+    /* A result of the wrong size or type is refused. */
+    amp_array *two = NULL;
+    ASSERT_OK(amp_array_create(q, 4, amp_extent_1d(2), NULL, &two));
+    ASSERT_STATUS(amp_reduce_async(q, amp_arg_view(v), AMP_TYPE_FLOAT32, AMP_OP_SUM, amp_arg_array(two), NULL),
+                  AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_STATUS(amp_reduce_async(q, amp_arg_view(v), AMP_TYPE_FLOAT32, AMP_OP_SUM, amp_arg_view(rv), NULL),
+                  AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_last_error(), "8-byte") && strstr(amp_last_error(), "float32"), "%s", amp_last_error());
+    ASSERT_OK(amp_array_destroy(two));
+    ASSERT_OK(amp_array_view_destroy(vy));
+    ASSERT_OK(amp_array_view_destroy(rv));
+    ASSERT_OK(amp_array_destroy(res));
+    ASSERT_OK(amp_array_view_destroy(v));
+    ASSERT_OK(amp_accelerator_view_destroy(q));
+}
+
+/* ----------------------------------------------------- user reductions */
+
+ACCEL_TEST(algorithms, user_reduction)
+{
+    amp_accelerator_view *q = default_view(acc);
+    amp_reduction_desc d = {
+        .name = "wnorm",
+        .inputs = "float x, double w",
+        .scalars = "double scale, int k",
+        .type = AMP_TYPE_FLOAT64,
+        .map = "w * twice(x) * x * scale + k",
+        .reduce = "a + b",
+        .identity = "0",
+        .post = "sqrt(a)",
+        .preamble = "__device__ double twice(double v) { return 2 * v; }",
+    };
+    amp_reduction *r = NULL;
+    ASSERT_OK(amp_reduction_create(acc, &d, &r));
+    enum { N = 70001 };
+    static float x[N];
+    static double w[N];
+    double want = 0;
+    for (int i = 0; i < N; ++i) {
+        x[i] = (float)(i % 9) - 4;
+        w[i] = (double)(i % 3);
+        want += w[i] * 2.0 * x[i] * x[i] * 0.5 + 1;
+    }
+    want = sqrt(want);
+    amp_array_view *vx = test_view(x, 4, amp_extent_1d(N), AMP_READ_ONLY);
+    amp_array_view *vw = test_view(w, 8, amp_extent_1d(N), AMP_READ_ONLY);
+    amp_arg args[] = {amp_arg_view(vx), amp_arg_view(vw), amp_arg_float64(0.5), amp_arg_int32(1)};
+    double got = 0;
+    ASSERT_OK(amp_reduction_apply(q, r, args, 4, &got));
+    cr_assert(fabs(got - want) <= 1e-12 * want, "user reduction: %.17g want %.17g", got, want);
+    /* On the device. */
+    amp_array *res = NULL;
+    ASSERT_OK(amp_array_create(q, 8, amp_extent_1d(1), NULL, &res));
+    amp_future *f = NULL;
+    ASSERT_OK(amp_reduction_apply_async(q, r, args, 4, amp_arg_array(res), &f));
+    ASSERT_OK(amp_future_wait(f));
+    ASSERT_OK(amp_future_destroy(f));
+    double dev = 0;
+    ASSERT_OK(amp_array_copy_to_host(res, &dev));
+    cr_assert_eq(dev, got);
+    /* Wrong arguments name the parameter. */
+    amp_arg bad1[] = {amp_arg_view(vx), amp_arg_view(vw), amp_arg_float32(0.5f), amp_arg_int32(1)};
+    ASSERT_STATUS(amp_reduction_apply(q, r, bad1, 4, &got), AMP_ERROR_ARGUMENT_MISMATCH);
+    cr_assert(strstr(amp_last_error(), "scale"), "%s", amp_last_error());
+    amp_arg bad2[] = {amp_arg_view(vw), amp_arg_view(vw), amp_arg_float64(0.5), amp_arg_int32(1)};
+    ASSERT_STATUS(amp_reduction_apply(q, r, bad2, 4, &got), AMP_ERROR_ARGUMENT_MISMATCH);
+    cr_assert(strstr(amp_last_error(), "'x'"), "%s", amp_last_error());
+    ASSERT_STATUS(amp_reduction_apply(q, r, args, 3, &got), AMP_ERROR_ARGUMENT_MISMATCH);
+    amp_array_view *short_w = NULL;
+    ASSERT_OK(amp_array_view_section(vw, amp_index_1d(1), amp_extent_1d(N - 1), &short_w));
+    amp_arg bad3[] = {amp_arg_view(vx), amp_arg_view(short_w), amp_arg_float64(0.5), amp_arg_int32(1)};
+    ASSERT_STATUS(amp_reduction_apply(q, r, bad3, 4, &got), AMP_ERROR_INVALID_EXTENT);
+    ASSERT_OK(amp_array_view_destroy(short_w));
+    ASSERT_OK(amp_array_destroy(res));
+    ASSERT_OK(amp_reduction_destroy(r));
+
+    /* A scan with a user operator: running maximum of |x| (associative,
+     * one input), exclusive from the identity. */
+    amp_reduction_desc m = {.name = "runmax", .inputs = "float x", .type = AMP_TYPE_FLOAT32, .map = "fabsf(x)",
+                            .reduce = "a > b ? a : b", .identity = "-1.0f"};
+    ASSERT_OK(amp_reduction_create(acc, &m, &r));
+    static float out[N];
+    amp_array_view *vo = test_view(out, 4, amp_extent_1d(N), AMP_WRITE_ONLY);
+    amp_arg one[] = {amp_arg_view(vx)};
+    ASSERT_OK(amp_reduction_scan(q, r, one, 1, amp_arg_view(vo), AMP_SCAN_EXCLUSIVE));
+    ASSERT_OK(amp_array_view_synchronize(vo));
+    float run = -1.0f;
+    for (int i = 0; i < N; ++i) {
+        cr_assert_eq(out[i], run, "user scan at %d: %g want %g", i, (double)out[i], (double)run);
+        if (fabsf(x[i]) > run) run = fabsf(x[i]);
+    }
+    float mx = 0;
+    ASSERT_OK(amp_reduction_apply(q, r, one, 1, &mx));
+    cr_assert_eq(mx, 4.0f);
+    ASSERT_OK(amp_array_view_destroy(vo));
+    ASSERT_OK(amp_reduction_destroy(r));
+    ASSERT_OK(amp_array_view_destroy(vx));
+    ASSERT_OK(amp_array_view_destroy(vw));
+}
+
+/* Expressions that do not compile: AMP_ERROR_COMPILE, the first line names
+ * the expression at fault, and (where the compiler gives columns) the
+ * error's line and column are the expression's own. */
+ACCEL_TEST(algorithms, user_expressions_that_do_not_compile)
+{
+    amp_reduction *r = NULL;
+    amp_reduction_desc d = {.name = "broken", .inputs = "float x, float y", .type = AMP_TYPE_FLOAT32,
+                            .map = "x * zz", .reduce = "a + b", .identity = "0"};
+    ASSERT_STATUS(amp_reduction_create(acc, &d, &r), AMP_ERROR_COMPILE);
+    cr_assert_null(r);
+    const char *log = amp_last_error();
+    const char *nl = strchr(log, '\n');
+    cr_assert(nl && strstr(log, "map expression") && strstr(log, "map expression") < nl,
+              "the first line does not name the map expression:\n%.2000s", log);
+    cr_assert(strstr(log, "zz"), "the log does not show the unknown name:\n%.2000s", log);
+    if (is_emulated(acc))
+        cr_assert(strstr(log, "<broken: map expression>:1:5"), "no line 1, column 5 of the expression:\n%.2000s", log);
+    d.map = "x * y";
+    d.reduce = "a +* b)";
+    ASSERT_STATUS(amp_reduction_create(acc, &d, &r), AMP_ERROR_COMPILE);
+    log = amp_last_error();
+    nl = strchr(log, '\n');
+    cr_assert(strstr(log, "reduce expression") && strstr(log, "reduce expression") < nl, "%.2000s", log);
+    d.reduce = "a + b";
+    d.identity = "undefined_thing";
+    ASSERT_STATUS(amp_reduction_create(acc, &d, &r), AMP_ERROR_COMPILE);
+    cr_assert(strstr(amp_last_error(), "identity"), "%.2000s", amp_last_error());
+    /* A predicate. */
+    float x[100] = {0};
+    amp_array_view *v = test_view(x, 4, amp_extent_1d(100), AMP_READ_ONLY);
+    uint64_t c = 7;
+    ASSERT_STATUS(amp_count_if(NULL, amp_arg_view(v), AMP_TYPE_FLOAT32, "x >>> 2", NULL, &c), AMP_ERROR_COMPILE);
+    cr_assert_eq(c, 0);
+    cr_assert(strstr(amp_last_error(), "predicate"), "%.2000s", amp_last_error());
+    ASSERT_OK(amp_array_view_destroy(v));
+    /* Parameter lists and names are checked before anything compiles. */
+    d.identity = "0";
+    d.inputs = "quad x";
+    ASSERT_STATUS(amp_reduction_create(acc, &d, &r), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_last_error(), "quad"), "%s", amp_last_error());
+    d.inputs = "float i";
+    ASSERT_STATUS(amp_reduction_create(acc, &d, &r), AMP_ERROR_INVALID_ARGUMENT);
+    d.inputs = "float x, float x";
+    ASSERT_STATUS(amp_reduction_create(acc, &d, &r), AMP_ERROR_INVALID_ARGUMENT);
+    d.inputs = "float x";
+    d.name = "bad name";
+    ASSERT_STATUS(amp_reduction_create(acc, &d, &r), AMP_ERROR_INVALID_ARGUMENT);
+    d.name = NULL;
+    d.map = NULL;
+    ASSERT_STATUS(amp_reduction_create(acc, &d, &r), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_last_error(), "map"), "%s", amp_last_error());
+}
+
+/* ----------------------------------------------------------- compaction */
+
+ACCEL_TEST(algorithms, count_and_copy_if)
+{
+    amp_accelerator_view *q = default_view(acc);
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si += 2) {
+        size_t n = sizes[si];
+        int64_t *x = test_xmalloc(n * 8), *out = test_xmalloc(n * 8);
+        for (size_t i = 0; i < n; ++i) {
+            x[i] = (int64_t)((i * 2654435761u) % 1000) - 500;
+            out[i] = -7777;
+        }
+        int64_t thr = 100;
+        uint64_t want = 0;
+        for (size_t i = 0; i < n; ++i) want += x[i] > thr && (i & 1) == 0;
+        amp_array_view *vx = test_view(x, 8, amp_extent_1d((int)n), AMP_READ_ONLY);
+        amp_array_view *vo = test_view(out, 8, amp_extent_1d((int)n), AMP_READ_WRITE);
+        uint64_t c = 0;
+        ASSERT_OK(amp_count_if(q, amp_arg_view(vx), AMP_TYPE_INT64, "x > arg && (i & 1) == 0", &thr, &c));
+        cr_assert_eq(c, want, "count_if of %zu: %llu want %llu", n, (unsigned long long)c, (unsigned long long)want);
+        c = 0;
+        ASSERT_OK(amp_copy_if(q, amp_arg_view(vx), amp_arg_view(vo), AMP_TYPE_INT64, "x > arg && (i & 1) == 0", &thr, &c));
+        cr_assert_eq(c, want);
+        ASSERT_OK(amp_array_view_synchronize(vo));
+        size_t k = 0;
+        for (size_t i = 0; i < n; ++i)
+            if (x[i] > thr && (i & 1) == 0) {
+                cr_assert_eq(out[k], x[i], "copy_if of %zu: out[%zu] = %lld, want x[%zu] = %lld", n, k,
+                             (long long)out[k], i, (long long)x[i]);
+                ++k;
+            }
+        for (; k < n; ++k) cr_assert_eq(out[k], -7777, "copy_if wrote past its count at %zu", k);
+        ASSERT_OK(amp_array_view_destroy(vx));
+        ASSERT_OK(amp_array_view_destroy(vo));
+        free(x);
+        free(out);
+    }
+    /* Floats, NaNs never pass x == x; an output too small. */
+    enum { N = 5000 };
+    static float f[N], o[100];
+    for (int i = 0; i < N; ++i) f[i] = i % 3 == 0 ? NAN : (float)i;
+    amp_array_view *vf = test_view(f, 4, amp_extent_1d(N), AMP_READ_ONLY);
+    amp_array_view *small = test_view(o, 4, amp_extent_1d(100), AMP_READ_WRITE);
+    uint64_t c = 0;
+    ASSERT_OK(amp_count_if(q, amp_arg_view(vf), AMP_TYPE_FLOAT32, "x == x", NULL, &c));
+    cr_assert_eq(c, (uint64_t)(N - (N + 2) / 3));
+    ASSERT_STATUS(amp_copy_if(q, amp_arg_view(vf), amp_arg_view(small), AMP_TYPE_FLOAT32, "x == x", NULL, &c),
+                  AMP_ERROR_OUT_OF_BOUNDS);
+    cr_assert_eq(c, 0);
+    cr_assert(strstr(amp_last_error(), "3333") && strstr(amp_last_error(), "100"), "%s", amp_last_error());
+    ASSERT_OK(amp_array_view_synchronize(small));
+    cr_assert_eq(o[0], 1.0f);
+    cr_assert_eq(o[99], 149.0f);
+    /* in and out may not overlap. */
+    amp_array_view *s1 = NULL;
+    ASSERT_OK(amp_array_view_section(vf, amp_index_1d(10), amp_extent_1d(100), &s1));
+    ASSERT_STATUS(amp_copy_if(q, amp_arg_view(vf), amp_arg_view(s1), AMP_TYPE_FLOAT32, "true", NULL, &c),
+                  AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_OK(amp_array_view_destroy(s1));
+    ASSERT_OK(amp_array_view_destroy(small));
+    ASSERT_OK(amp_array_view_destroy(vf));
+}
+
+/* ----------------------------------------------------------- fill, iota */
+
+ACCEL_TEST(algorithms, fill_and_iota)
+{
+    amp_accelerator_view *q = default_view(acc);
+    enum { N = 100003 };
+    static int32_t a[N];
+    static double d[N];
+    static struct { int32_t v[3]; } s3[1000];
+    for (int i = 0; i < N; ++i) a[i] = -1;
+    amp_array_view *va = test_view(a, 4, amp_extent_1d(N), AMP_WRITE_ONLY);
+    int32_t seven = 7;
+    ASSERT_OK(amp_fill(q, amp_arg_view(va), &seven));
+    ASSERT_OK(amp_array_view_synchronize(va));
+    for (int i = 0; i < N; ++i) cr_assert_eq(a[i], 7, "fill at %d", i);
+    int32_t start = -50, step = 3;
+    ASSERT_OK(amp_iota(q, amp_arg_view(va), AMP_TYPE_INT32, &start, &step));
+    ASSERT_OK(amp_array_view_synchronize(va));
+    for (int i = 0; i < N; ++i) cr_assert_eq(a[i], -50 + 3 * i, "iota at %d", i);
+    ASSERT_OK(amp_array_view_destroy(va));
+    amp_array_view *vd = test_view(d, 8, amp_extent_2d(1000, 100), AMP_READ_WRITE), *sec = NULL;
+    ASSERT_OK(amp_array_view_section(vd, amp_index_2d(10, 20), amp_extent_2d(30, 40), &sec));
+    double zero = 0.0, half = 0.5;
+    ASSERT_OK(amp_fill(q, amp_arg_view(vd), &zero));
+    ASSERT_OK(amp_iota(q, amp_arg_view(sec), AMP_TYPE_FLOAT64, &half, NULL));
+    ASSERT_OK(amp_array_view_synchronize(vd));
+    for (int r = 0; r < 1000; ++r)
+        for (int c = 0; c < 100; ++c) {
+            bool in = r >= 10 && r < 40 && c >= 20 && c < 60;
+            double want = in ? 0.5 + (r - 10) * 40 + (c - 20) : 0.0;
+            cr_assert_eq(d[r * 100 + c], want, "fill/iota of a section at (%d, %d)", r, c);
+        }
+    ASSERT_OK(amp_array_view_destroy(sec));
+    ASSERT_OK(amp_array_view_destroy(vd));
+    /* A 12-byte element. */
+    amp_array_view *v3 = test_view(s3, 12, amp_extent_1d(1000), AMP_READ_WRITE);
+    int32_t pat[3] = {1, -2, 3};
+    ASSERT_OK(amp_fill(q, amp_arg_view(v3), pat));
+    ASSERT_OK(amp_array_view_destroy(v3));
+    for (int i = 0; i < 1000; ++i) cr_assert(s3[i].v[0] == 1 && s3[i].v[1] == -2 && s3[i].v[2] == 3, "fill12 at %d", i);
+}
+
+/* ------------------------------------------------------------ refusals */
+
+ACCEL_TEST(algorithms, refusals)
+{
+    amp_accelerator_view *q = default_view(acc);
+    float x[64] = {0};
+    double r = 0;
+    amp_array_view *v = test_view(x, 4, amp_extent_1d(64), AMP_READ_ONLY);
+    /* Element size against the type, naming both. */
+    ASSERT_STATUS(amp_reduce(q, amp_arg_view(v), AMP_TYPE_FLOAT64, AMP_OP_SUM, &r), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_last_error(), "4-byte") && strstr(amp_last_error(), "float64"), "%s", amp_last_error());
+    /* Bitwise operators on floating point, naming both. */
+    ASSERT_STATUS(amp_reduce(q, amp_arg_view(v), AMP_TYPE_FLOAT32, AMP_OP_XOR, &r), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_last_error(), "AMP_OP_XOR") && strstr(amp_last_error(), "float32"), "%s", amp_last_error());
+    ASSERT_STATUS(amp_scan(q, amp_arg_view(v), amp_arg_view(v), AMP_TYPE_FLOAT32, AMP_OP_AND, AMP_SCAN_INCLUSIVE),
+                  AMP_ERROR_INVALID_ARGUMENT);
+    /* Values outside the enums, NULL results, non-data arguments. */
+    ASSERT_STATUS(amp_reduce(q, amp_arg_view(v), (amp_type)9, AMP_OP_SUM, &r), AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_STATUS(amp_reduce(q, amp_arg_view(v), AMP_TYPE_FLOAT32, (amp_op)0, &r), AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_STATUS(amp_reduce(q, amp_arg_view(v), AMP_TYPE_FLOAT32, AMP_OP_SUM, NULL), AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_STATUS(amp_reduce(q, amp_arg_int32(5), AMP_TYPE_INT32, AMP_OP_SUM, &r), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_last_error(), "view or an array"), "%s", amp_last_error());
+    ASSERT_STATUS(amp_reduce(q, amp_arg_view(NULL), AMP_TYPE_INT32, AMP_OP_SUM, &r), AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_STATUS(amp_transform_reduce(q, amp_arg_view(v), amp_arg_view(v), AMP_TYPE_FLOAT32, (amp_map)42, AMP_OP_SUM,
+                                       &r),
+                  AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_STATUS(amp_scan(q, amp_arg_view(v), amp_arg_view(v), AMP_TYPE_FLOAT32, AMP_OP_SUM, (amp_scan_kind)3),
+                  AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_STATUS(amp_sort(q, amp_arg_view(v), AMP_TYPE_FLOAT32, (amp_order)2), AMP_ERROR_INVALID_ARGUMENT);
+    /* Writing a read-only view. */
+    ASSERT_STATUS(amp_sort(q, amp_arg_view(v), AMP_TYPE_FLOAT32, AMP_ASCENDING), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_last_error(), "AMP_READ_ONLY"), "%s", amp_last_error());
+    float y[64];
+    amp_array_view *w = test_view(y, 4, amp_extent_1d(64), AMP_READ_WRITE), *w1 = NULL, *w2 = NULL;
+    ASSERT_OK(amp_array_view_section(w, amp_index_1d(0), amp_extent_1d(40), &w1));
+    ASSERT_OK(amp_array_view_section(w, amp_index_1d(20), amp_extent_1d(40), &w2));
+    /* Overlapping scan in/out that are not the same elements; sizes. */
+    ASSERT_STATUS(amp_scan(q, amp_arg_view(w1), amp_arg_view(w2), AMP_TYPE_FLOAT32, AMP_OP_SUM, AMP_SCAN_INCLUSIVE),
+                  AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_STATUS(amp_scan(q, amp_arg_view(v), amp_arg_view(w1), AMP_TYPE_FLOAT32, AMP_OP_SUM, AMP_SCAN_INCLUSIVE),
+                  AMP_ERROR_INVALID_EXTENT);
+    /* Keys and values overlapping; values of an unsupported size. */
+    ASSERT_STATUS(amp_sort_by_key(q, amp_arg_view(w1), amp_arg_view(w2), AMP_TYPE_FLOAT32, AMP_ASCENDING),
+                  AMP_ERROR_INVALID_ARGUMENT);
+    static char c3[64][3];
+    amp_array_view *v3 = test_view(c3, 3, amp_extent_1d(64), AMP_READ_WRITE);
+    ASSERT_STATUS(amp_sort_by_key(q, amp_arg_view(w), amp_arg_view(v3), AMP_TYPE_FLOAT32, AMP_ASCENDING),
+                  AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_last_error(), "3-byte"), "%s", amp_last_error());
+    ASSERT_STATUS(amp_iota(q, amp_arg_view(w), AMP_TYPE_FLOAT32, NULL, NULL), AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_STATUS(amp_fill(q, amp_arg_view(w), NULL), AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_STATUS(amp_count_if(q, amp_arg_view(w), AMP_TYPE_FLOAT32, NULL, NULL, &(uint64_t){0}),
+                  AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_STATUS(amp_reduction_create(acc, NULL, &(amp_reduction *){NULL}), AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_OK(amp_reduction_destroy(NULL));
+    ASSERT_OK(amp_array_view_destroy(v3));
+    ASSERT_OK(amp_array_view_destroy(w1));
+    ASSERT_OK(amp_array_view_destroy(w2));
+    ASSERT_OK(amp_array_view_destroy(w));
+    ASSERT_OK(amp_array_view_destroy(v));
+    cr_assert_eq(amp_type_size((amp_type)0), 0);
+    cr_assert_str_eq(amp_type_name(AMP_TYPE_UINT64), "uint64");
+    cr_assert_str_eq(amp_op_name((amp_op)99), "unknown");
+}
+
+/* ------------------------------------------------------------ coherence */
+
+/* Data a kernel left on the device is reduced there (no synchronize), and
+ * host changes after refresh are seen; scan results reach the host through
+ * synchronize alone. With AMP_CPU_UNIFIED=0 (test_algorithms_discrete_cpu)
+ * every copy is real. */
+ACCEL_TEST(algorithms, coherence_without_synchronize)
+{
+    amp_accelerator_view *q = default_view(acc);
+    enum { N = 10000 };
+    static int32_t x[N], y[N];
+    for (int i = 0; i < N; ++i) x[i] = 1;
+    amp_array_view *v = test_view(x, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    int32_t s = 0;
+    ASSERT_OK(amp_reduce(q, amp_arg_view(v), AMP_TYPE_INT32, AMP_OP_SUM, &s));
+    cr_assert_eq(s, N);
+    /* The device's copy changes (iota writes it), the host's does not yet. */
+    int32_t two = 2;
+    ASSERT_OK(amp_iota(q, amp_arg_view(v), AMP_TYPE_INT32, &two, &(int32_t){0}));
+    ASSERT_OK(amp_reduce(q, amp_arg_view(v), AMP_TYPE_INT32, AMP_OP_SUM, &s));
+    cr_assert_eq(s, 2 * N);
+    ASSERT_OK(amp_array_view_synchronize(v));
+    cr_assert_eq(x[N - 1], 2);
+    /* The host changes it; refresh says so. */
+    for (int i = 0; i < N; ++i) x[i] = 3;
+    ASSERT_OK(amp_array_view_refresh(v));
+    ASSERT_OK(amp_reduce(q, amp_arg_view(v), AMP_TYPE_INT32, AMP_OP_SUM, &s));
+    cr_assert_eq(s, 3 * N);
+    amp_array_view *vy = test_view(y, 4, amp_extent_1d(N), AMP_WRITE_ONLY);
+    ASSERT_OK(amp_scan(q, amp_arg_view(v), amp_arg_view(vy), AMP_TYPE_INT32, AMP_OP_SUM, AMP_SCAN_INCLUSIVE));
+    ASSERT_OK(amp_array_view_destroy(vy));
+    cr_assert_eq(y[N - 1], 3 * N);
+    ASSERT_OK(amp_array_view_destroy(v));
+}
+
+/* ------------------------------------------------------------- threads */
+
+typedef struct worker {
+    amp_accelerator *acc;
+    int seed;
+    int failures;
+    char why[256];
+} worker;
+
+static void *work(void *p)
+{
+    worker *w = p;
+    amp_accelerator_view *q = NULL;
+    if (amp_accelerator_view_create(w->acc, &q) != AMP_OK) {
+        snprintf(w->why, sizeof w->why, "view: %s", amp_last_error());
+        w->failures++;
+        return NULL;
+    }
+    enum { N = 200003 };
+    uint32_t *k = malloc(N * 4), *out = malloc(N * 4);
+    for (int round = 0; round < 6 && k && out; ++round) {
+        uint64_t sum = 0;
+        for (int i = 0; i < N; ++i) {
+            k[i] = (uint32_t)((i + w->seed * 7 + round) * 2654435761u);
+            sum += k[i];
+        }
+        amp_array_view *v = NULL, *o = NULL;
+        uint64_t got = 0, c = 0;
+        amp_status st = amp_array_view_create(k, 4, amp_extent_1d(N), AMP_READ_WRITE, &v);
+        if (st == AMP_OK) st = amp_array_view_create(out, 4, amp_extent_1d(N), AMP_WRITE_ONLY, &o);
+        uint32_t s32 = 0;
+        if (st == AMP_OK) st = amp_reduce(q, amp_arg_view(v), AMP_TYPE_UINT32, AMP_OP_SUM, &s32);
+        if (st == AMP_OK && s32 != (uint32_t)sum) {
+            snprintf(w->why, sizeof w->why, "reduce %u want %u", s32, (uint32_t)sum);
+            w->failures++;
+        }
+        if (st == AMP_OK) st = amp_scan(q, amp_arg_view(v), amp_arg_view(o), AMP_TYPE_UINT32, AMP_OP_MAX, AMP_SCAN_INCLUSIVE);
+        if (st == AMP_OK) st = amp_sort(q, amp_arg_view(v), AMP_TYPE_UINT32, AMP_DESCENDING);
+        if (st == AMP_OK) st = amp_count_if(q, amp_arg_view(v), AMP_TYPE_UINT32, "x >= arg", &(uint32_t){1u << 31}, &c);
+        if (st == AMP_OK) st = amp_array_view_synchronize(v);
+        if (st == AMP_OK) st = amp_array_view_synchronize(o);
+        (void)got;
+        if (st != AMP_OK) {
+            snprintf(w->why, sizeof w->why, "%s: %s", amp_status_name(st), amp_last_error());
+            w->failures++;
+        } else {
+            uint32_t m = 0;
+            uint64_t hi = 0;
+            for (int i = 0; i < N; ++i) {
+                if (i && k[i - 1] < k[i]) {
+                    snprintf(w->why, sizeof w->why, "not sorted at %d", i);
+                    w->failures++;
+                    break;
+                }
+                hi += k[i] >= (1u << 31);
+            }
+            for (int i = 0; i < N; ++i) {
+                uint32_t orig = (uint32_t)((i + w->seed * 7 + round) * 2654435761u);
+                m = orig > m ? orig : m;
+                if (out[i] != m) {
+                    snprintf(w->why, sizeof w->why, "max scan at %d", i);
+                    w->failures++;
+                    break;
+                }
+            }
+            if (hi != c) {
+                snprintf(w->why, sizeof w->why, "count_if %llu want %llu", (unsigned long long)c, (unsigned long long)hi);
+                w->failures++;
+            }
+        }
+        if (o) amp_array_view_destroy(o);
+        if (v) amp_array_view_destroy(v);
+    }
+    free(k);
+    free(out);
+    amp_accelerator_view_destroy(q);
+    return NULL;
+}
+
+ACCEL_TEST(algorithms, two_threads_two_queues)
+{
+    /* Both threads also build the programs at the same time (one builds,
+     * the other waits for it). */
+    worker w[2] = {{acc, 1, 0, ""}, {acc, 2, 0, ""}};
+    pthread_t th[2];
+    for (int i = 0; i < 2; ++i) cr_assert_eq(pthread_create(&th[i], NULL, work, &w[i]), 0);
+    for (int i = 0; i < 2; ++i) pthread_join(th[i], NULL);
+    for (int i = 0; i < 2; ++i) cr_assert_eq(w[i].failures, 0, "thread %d: %s", i, w[i].why);
+}
+
+/* ----------------------------------------------- the CPU's loop versions */
+
+/* Every algorithm kernel runs as loops on the CPU accelerator, not as
+ * fibers (AMP_CPU_VERBOSE's report at each kernel's first fetch). */
+Test(algorithms, cpu_kernels_run_as_loops)
+{
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    char path[] = "/tmp/hipamp-alg-verbose-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    setenv("AMP_CPU_VERBOSE", "1", 1);
+    fflush(stderr);
+    int saved = dup(2);
+    dup2(fd, 2);
+    amp_accelerator_view *q = default_view(acc);
+    float x[5000];
+    for (int i = 0; i < 5000; ++i) x[i] = (float)(i % 17);
+    amp_array_view *v = test_view(x, 4, amp_extent_1d(5000), AMP_READ_WRITE);
+    float f = 0;
+    uint64_t c = 0;
+    amp_status st[8];
+    st[0] = amp_reduce(q, amp_arg_view(v), AMP_TYPE_FLOAT32, AMP_OP_SUM, &f);
+    st[1] = amp_scan(q, amp_arg_view(v), amp_arg_view(v), AMP_TYPE_FLOAT32, AMP_OP_MAX, AMP_SCAN_INCLUSIVE);
+    st[2] = amp_sort(q, amp_arg_view(v), AMP_TYPE_FLOAT32, AMP_ASCENDING);
+    st[3] = amp_copy_if(q, amp_arg_view(v), amp_arg_view(v), AMP_TYPE_FLOAT32, "x > 3", NULL, &c); /* refused: overlap */
+    st[4] = amp_count_if(q, amp_arg_view(v), AMP_TYPE_FLOAT32, "x > 3", NULL, &c);
+    st[5] = amp_fill(q, amp_arg_view(v), &f);
+    st[6] = amp_iota(q, amp_arg_view(v), AMP_TYPE_FLOAT32, &f, NULL);
+    float y[5000];
+    amp_array_view *vy = test_view(y, 4, amp_extent_1d(5000), AMP_READ_WRITE);
+    st[7] = amp_sort_by_key(q, amp_arg_view(v), amp_arg_view(vy), AMP_TYPE_FLOAT32, AMP_DESCENDING);
+    amp_array_view_destroy(vy);
+    amp_array_view_destroy(v);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    for (int i = 0; i < 8; ++i)
+        if (i != 3) cr_assert_eq(st[i], AMP_OK, "call %d: %s", i, amp_status_name(st[i]));
+    char buf[16384];
+    lseek(fd, 0, SEEK_SET);
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    unlink(path);
+    cr_assert_gt(n, 0, "AMP_CPU_VERBOSE printed nothing");
+    buf[n] = '\0';
+    cr_assert_null(strstr(buf, "as fibers"), "an algorithm kernel runs as fibers:\n%s", buf);
+    static const char *const kernels[] = {"amp_alg_reduce'", "amp_alg_scan'",      "amp_alg_clear'",
+                                          "amp_alg_iota'",   "amp_alg_fill'",      "amp_alg_select'",
+                                          "amp_alg_sort_hist'", "amp_alg_sort_offsets'", "amp_alg_sort_pass'"};
+    for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; ++i) {
+        char want[96];
+        snprintf(want, sizeof want, "'%s runs as loops", kernels[i]);
+        cr_assert_not_null(strstr(buf, want), "no \"%s\" in:\n%s", want, buf);
+    }
+}
+
+/* The same algorithms give the same results on fibers (AMP_CPU_TILED=fibers). */
+Test(algorithms, on_fibers_cpu)
+{
+    setenv("AMP_CPU_TILED", "fibers", 1);
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    amp_accelerator_view *q = default_view(acc);
+    check_sort(q, AMP_TYPE_INT32, 9001, AMP_DESCENDING, 4);
+    enum { N = 9001 };
+    static int32_t x[N], y[N];
+    for (int i = 0; i < N; ++i) x[i] = i % 5;
+    amp_array_view *vx = test_view(x, 4, amp_extent_1d(N), AMP_READ_ONLY);
+    amp_array_view *vy = test_view(y, 4, amp_extent_1d(N), AMP_WRITE_ONLY);
+    ASSERT_OK(amp_scan(q, amp_arg_view(vx), amp_arg_view(vy), AMP_TYPE_INT32, AMP_OP_SUM, AMP_SCAN_EXCLUSIVE));
+    int32_t s = 0;
+    ASSERT_OK(amp_reduce(q, amp_arg_view(vx), AMP_TYPE_INT32, AMP_OP_SUM, &s));
+    ASSERT_OK(amp_array_view_destroy(vy));
+    int32_t run = 0;
+    for (int i = 0; i < N; ++i) {
+        cr_assert_eq(y[i], run);
+        run += x[i];
+    }
+    cr_assert_eq(s, run);
+    ASSERT_OK(amp_array_view_destroy(vx));
+}
+
+/* ------------------------------------------------------- sizes past 2^31 */
+
+/* More than 2^31 elements (a rank-2 array: a rank-1 extent stops at
+ * 2^31 - 1): 8.6 GB of uint32, so on a GPU with the memory only. */
+ACCEL_TEST(algorithms, count_past_2_31)
+{
+    amp_accelerator_info info;
+    ASSERT_OK(amp_accelerator_get_info(acc, &info));
+    if (info.is_emulated || info.dedicated_memory < (24ull << 30))
+        cr_skip_test("needs a GPU with 24 GB (8.6 GB of input): %s has %llu bytes", info.device_path,
+                     (unsigned long long)info.dedicated_memory);
+    amp_accelerator_view *q = default_view(acc);
+    int rows = 2049, cols = 1 << 20; /* 2^31 + 2^20 elements */
+    amp_array *a = NULL;
+    ASSERT_OK(amp_array_create(q, 4, amp_extent_2d(rows, cols), NULL, &a));
+    uint32_t one = 1;
+    ASSERT_OK(amp_fill(q, amp_arg_array(a), &one));
+    uint32_t s = 0;
+    ASSERT_OK(amp_reduce(q, amp_arg_array(a), AMP_TYPE_UINT32, AMP_OP_SUM, &s));
+    cr_assert_eq(s, (uint32_t)rows * (uint32_t)cols);
+    ASSERT_OK(amp_iota(q, amp_arg_array(a), AMP_TYPE_UINT32, &(uint32_t){0}, NULL));
+    uint64_t c = 0;
+    ASSERT_OK(amp_count_if(q, amp_arg_array(a), AMP_TYPE_UINT32, "x != (unsigned)i", NULL, &c));
+    cr_assert_eq(c, 0, "iota past 2^31: %llu elements differ from their index", (unsigned long long)c);
+    ASSERT_OK(amp_array_destroy(a));
+}
