@@ -75,6 +75,7 @@ static const char *outdir;
 static bool with_cpu = true;
 static bool launch_only;
 static bool graph_only;
+static bool algorithms_only;
 static int parse_args(int argc, char **argv)
 {
     outdir = getenv("OUT");
@@ -84,6 +85,7 @@ static int parse_args(int argc, char **argv)
         else if (!strcmp(argv[i], "--no-cpu")) with_cpu = false;
         else if (!strcmp(argv[i], "--launch-only")) launch_only = true;
         else if (!strcmp(argv[i], "--graph-only")) graph_only = true;
+        else if (!strcmp(argv[i], "--algorithms-only")) algorithms_only = true;
         else if (!strcmp(argv[i], "--chart") && i + 2 < argc) {
             /* Redraw a chart from a results CSV with the built-in PNG writer. */
             FILE *f = fopen(argv[i + 1], "r");
@@ -97,13 +99,16 @@ static int parse_args(int argc, char **argv)
             fclose(f);
             return png_chart(argv[i + 2], "hipamp chart") ? 0 : 1;
         } else {
-            printf("usage: %s [--out DIR] [--quick] [--no-cpu] [--launch-only] [--graph-only] | --chart RESULTS.csv OUT.png\n"
+            printf("usage: %s [--out DIR] [--quick] [--no-cpu] [--launch-only] [--graph-only] [--algorithms-only] |\n"
+                   "       --chart RESULTS.csv OUT.png\n"
                    "  Benchmarks hipamp on %s against raw driver launches, device copy and\n"
                    "  %s; writes <date>-<gpu>.md/.csv/.png into DIR (default: $OUT, else\n"
                    "  %s). --quick: smaller sizes. --no-cpu: skip bench_cpu.\n"
                    "  --launch-only: the launch-overhead row and where a launch's time goes\n"
                    "  (long batches with device events, the host cost of short bursts), printed only.\n"
-                   "  --graph-only: the launch-graph section and its goals, printed only.\n",
+                   "  --graph-only: the launch-graph section and its goals, printed only.\n"
+                   "  --algorithms-only: the algorithms section and its goals, printed only (a\n"
+                   "  tuning sweep runs it once per setting of the AMP_ALG_* knobs: ci/gpu-algo.sh).\n",
                    rg.program, rg.accelerator, rg.blas, HIPAMP_BENCH_RESULTS);
             return strcmp(argv[i], "--help") ? 2 : 0;
         }
@@ -142,9 +147,10 @@ static void report_header(const char *date, uint64_t seed)
         rg.compiler, rg.compiler, rg.launch, rg.alloc, REPS, rg.events);
 }
 
-static void report_goals(void)
+/* study: the study section ran, so its goals are added first. */
+static void report_goals(bool study)
 {
-    study_goals();
+    if (study) study_goals();
     out("\n## Goals\n\n| goal | target | measured | result |\n|---|---|---|---|\n");
     int missed = 0;
     for (int i = 0; i < ngoals; ++i) {
@@ -233,7 +239,14 @@ int main(int argc, char **argv)
     if (graph_only) {
         AK(wl_open(&W, acc));
         graph_report();
-        report_goals();
+        report_goals(false);
+        wl_close(&W);
+        return failures ? 1 : 0;
+    }
+    if (algorithms_only) {
+        AK(wl_open(&W, acc));
+        algorithms_report();
+        report_goals(false);
         wl_close(&W);
         return failures ? 1 : 0;
     }
@@ -245,7 +258,8 @@ int main(int argc, char **argv)
     build_cache_report();
     two_gpus_report();
     graph_report();
-    report_goals();
+    algorithms_report();
+    report_goals(true);
     if (with_cpu) run_cpu_bench_beside_self();
     out("\nTotal benchmark time %.0f s.\n", wl_now() - t_start);
     write_outputs(date, gslug);

@@ -23,7 +23,7 @@ endif()
 # One report program: bench_gpu.c, its sections and their harness over one
 # vendor layer (raw_gpu.h). A new section adds its file here.
 set(HIPAMP_BENCH_GPU_SOURCES bench_gpu.c gpu_harness.c gpu_png.c gpu_study.c gpu_launch.c gpu_cache.c gpu_two_gpus.c
-  gpu_graph.c)
+  gpu_graph.c gpu_algorithms.c)
 function(hipamp_bench_gpu target vendor_source)
   set(_sources)
   foreach(_s IN LISTS HIPAMP_BENCH_GPU_SOURCES)
@@ -45,6 +45,32 @@ if(_hipamp_bench_cuda)
   message(STATUS "hipamp: bench_gpu enabled (CUDA ${CUDAToolkit_VERSION})")
 else()
   message(STATUS "hipamp: bench_gpu skipped (no CUDA toolkit)")
+endif()
+
+# cub_ref: the CUB side of the algorithms section (bench_gpu runs it beside
+# itself), compiled by nvcc for the architectures in HIPAMP_CUB_ARCHS (plus
+# PTX of the last for newer GPUs). Not part of the default build (a CUB
+# compile takes minutes): `cmake --build build --target cub_ref`, which
+# ci/gpu-algo.sh does.
+if(_hipamp_bench_cuda)
+  set(HIPAMP_CUB_ARCHS "80;90" CACHE STRING "GPU architectures bench/cub_ref.cu is compiled for (sm_NN numbers)")
+  set(_nvcc "${CUDAToolkit_NVCC_EXECUTABLE}")
+  if(NOT _nvcc)
+    find_program(_nvcc nvcc HINTS ${CUDAToolkit_BIN_DIR})
+  endif()
+  if(_nvcc)
+    set(_gencode)
+    foreach(_a IN LISTS HIPAMP_CUB_ARCHS)
+      list(APPEND _gencode -gencode arch=compute_${_a},code=sm_${_a})
+      set(_last ${_a})
+    endforeach()
+    list(APPEND _gencode -gencode arch=compute_${_last},code=compute_${_last})
+    add_custom_command(OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/cub_ref
+      COMMAND ${_nvcc} -O3 -std=c++17 ${_gencode} -o ${CMAKE_CURRENT_BINARY_DIR}/cub_ref ${CMAKE_CURRENT_LIST_DIR}/cub_ref.cu
+      DEPENDS ${CMAKE_CURRENT_LIST_DIR}/cub_ref.cu
+      COMMENT "nvcc: bench/cub_ref.cu (the CUB reference of the algorithms benchmark)" VERBATIM)
+    add_custom_target(cub_ref DEPENDS ${CMAKE_CURRENT_BINARY_DIR}/cub_ref)
+  endif()
 endif()
 
 if(_hipamp_bench_hip)

@@ -37,4 +37,10 @@ void two_gpus_report(void);
  * ("Launch graphs"; adds both goals). */
 void graph_report(void);
 
+/* gpu_algorithms.c: reduce, dot, scan and sort through hipamp against the
+ * vendor BLAS (Sasum, Sdot), the device copy and CUB (cub_ref beside this
+ * program, when built), with the tuning knobs in effect ("Algorithms";
+ * adds its goals). */
+void algorithms_report(void);
+
 #endif

@@ -239,10 +239,16 @@ typedef int (*cublasDestroy_t)(void *);
 typedef int (*cublasSetStream_t)(void *, CUstream);
 typedef int (*cublasSgemm_t)(void *, int, int, int, int, int, const float *, const float *, int, const float *,
                              int, const float *, float *, int);
+typedef int (*cublasSetPointerMode_t)(void *, int);
+typedef int (*cublasSasum_t)(void *, int, const float *, int, float *);
+typedef int (*cublasSdot_t)(void *, int, const float *, int, const float *, int, float *);
 static struct {
     void *lib, *h;
     cublasSgemm_t sgemm;
     cublasDestroy_t destroy;
+    cublasSetPointerMode_t pointer_mode;
+    cublasSasum_t sasum;
+    cublasSdot_t sdot;
 } cublas;
 
 bool rg_blas_load(char *lib, size_t lib_n, char *why, size_t why_n)
@@ -261,6 +267,9 @@ bool rg_blas_load(char *lib, size_t lib_n, char *why, size_t why_n)
     cublasSetStream_t set_stream = (cublasSetStream_t)dlsym(cublas.lib, "cublasSetStream_v2");
     cublas.sgemm = (cublasSgemm_t)dlsym(cublas.lib, "cublasSgemm_v2");
     cublas.destroy = (cublasDestroy_t)dlsym(cublas.lib, "cublasDestroy_v2");
+    cublas.pointer_mode = (cublasSetPointerMode_t)dlsym(cublas.lib, "cublasSetPointerMode_v2");
+    cublas.sasum = (cublasSasum_t)dlsym(cublas.lib, "cublasSasum_v2");
+    cublas.sdot = (cublasSdot_t)dlsym(cublas.lib, "cublasSdot_v2");
     if (!create || !set_stream || !cublas.sgemm) {
         snprintf(why, why_n, "%s lacks cublasCreate_v2, cublasSetStream_v2 or cublasSgemm_v2", lib);
         return false;
@@ -286,6 +295,29 @@ void rg_sgemm(int M, int N, int K, rg_ptr a, rg_ptr b, rg_ptr c)
     int rc = cublas.sgemm(cublas.h, 0, 0, N, M, K, &one, (const float *)b, N, (const float *)a, K, &zero,
                           (float *)c, N);
     if (rc != 0) die("cublasSgemm_v2 failed: %d", rc);
+}
+
+/* Level-1 results to the device (CUBLAS_POINTER_MODE_DEVICE, 1), so that a
+ * batch queues without waiting; back to host mode for rg_sgemm's alpha and
+ * beta. */
+bool rg_sasum(int n, rg_ptr x, rg_ptr result)
+{
+    if (!cublas.h || !cublas.sasum || !cublas.pointer_mode) return false;
+    cublas.pointer_mode(cublas.h, 1);
+    int rc = cublas.sasum(cublas.h, n, (const float *)x, 1, (float *)result);
+    cublas.pointer_mode(cublas.h, 0);
+    if (rc != 0) die("cublasSasum_v2 failed: %d", rc);
+    return true;
+}
+
+bool rg_sdot(int n, rg_ptr x, rg_ptr y, rg_ptr result)
+{
+    if (!cublas.h || !cublas.sdot || !cublas.pointer_mode) return false;
+    cublas.pointer_mode(cublas.h, 1);
+    int rc = cublas.sdot(cublas.h, n, (const float *)x, 1, (const float *)y, 1, (float *)result);
+    cublas.pointer_mode(cublas.h, 0);
+    if (rc != 0) die("cublasSdot_v2 failed: %d", rc);
+    return true;
 }
 
 void rg_blas_unload(void)

@@ -72,6 +72,12 @@ double rg_events_seconds(void);
 bool rg_blas_load(char *lib, size_t lib_n, char *why, size_t why_n);
 /* Row-major C (M x N) = A (M x K) B (K x N), queued on the stream. */
 void rg_sgemm(int M, int N, int K, rg_ptr a, rg_ptr b, rg_ptr c);
+/* The BLAS level-1 reductions the algorithms benchmark compares with: sum
+ * of |x[i]| and the dot of n floats, the result written to the device
+ * (result: one float), queued on the stream. false when the library lacks
+ * them (the report then says so). */
+bool rg_sasum(int n, rg_ptr x, rg_ptr result);
+bool rg_sdot(int n, rg_ptr x, rg_ptr y, rg_ptr result);
 void rg_blas_unload(void);
 
 /* Devices the vendor runtime sees (after rg_open). */

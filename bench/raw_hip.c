@@ -228,10 +228,16 @@ typedef int (*rocblas_destroy_t)(void *);
 typedef int (*rocblas_set_stream_t)(void *, hipStream_t);
 typedef int (*rocblas_sgemm_t)(void *, int, int, int, int, int, const float *, const float *, int, const float *,
                                int, const float *, float *, int);
+typedef int (*rocblas_set_pointer_mode_t)(void *, int);
+typedef int (*rocblas_sasum_t)(void *, int, const float *, int, float *);
+typedef int (*rocblas_sdot_t)(void *, int, const float *, int, const float *, int, float *);
 static struct {
     void *lib, *h;
     rocblas_sgemm_t sgemm;
     rocblas_destroy_t destroy;
+    rocblas_set_pointer_mode_t pointer_mode;
+    rocblas_sasum_t sasum;
+    rocblas_sdot_t sdot;
 } rocblas;
 
 bool rg_blas_load(char *lib, size_t lib_n, char *why, size_t why_n)
@@ -252,6 +258,9 @@ bool rg_blas_load(char *lib, size_t lib_n, char *why, size_t why_n)
     rocblas_set_stream_t set_stream = (rocblas_set_stream_t)dlsym(rocblas.lib, "rocblas_set_stream");
     rocblas.sgemm = (rocblas_sgemm_t)dlsym(rocblas.lib, "rocblas_sgemm");
     rocblas.destroy = (rocblas_destroy_t)dlsym(rocblas.lib, "rocblas_destroy_handle");
+    rocblas.pointer_mode = (rocblas_set_pointer_mode_t)dlsym(rocblas.lib, "rocblas_set_pointer_mode");
+    rocblas.sasum = (rocblas_sasum_t)dlsym(rocblas.lib, "rocblas_sasum");
+    rocblas.sdot = (rocblas_sdot_t)dlsym(rocblas.lib, "rocblas_sdot");
     if (!create || !set_stream || !rocblas.sgemm) {
         snprintf(why, why_n, "%s lacks rocblas_create_handle, rocblas_set_stream or rocblas_sgemm", lib);
         return false;
@@ -276,6 +285,28 @@ void rg_sgemm(int M, int N, int K, rg_ptr a, rg_ptr b, rg_ptr c)
     int rc = rocblas.sgemm(rocblas.h, ROCBLAS_OPERATION_NONE, ROCBLAS_OPERATION_NONE, N, M, K, &one,
                            (const float *)dp(b), N, (const float *)dp(a), K, &zero, (float *)dp(c), N);
     if (rc != 0) die("rocblas_sgemm failed: %d", rc);
+}
+
+/* Level-1 results to the device (rocblas_pointer_mode_device, 1), back to
+ * host mode (0) for rg_sgemm's alpha and beta. */
+bool rg_sasum(int n, rg_ptr x, rg_ptr result)
+{
+    if (!rocblas.h || !rocblas.sasum || !rocblas.pointer_mode) return false;
+    rocblas.pointer_mode(rocblas.h, 1);
+    int rc = rocblas.sasum(rocblas.h, n, (const float *)dp(x), 1, (float *)dp(result));
+    rocblas.pointer_mode(rocblas.h, 0);
+    if (rc != 0) die("rocblas_sasum failed: %d", rc);
+    return true;
+}
+
+bool rg_sdot(int n, rg_ptr x, rg_ptr y, rg_ptr result)
+{
+    if (!rocblas.h || !rocblas.sdot || !rocblas.pointer_mode) return false;
+    rocblas.pointer_mode(rocblas.h, 1);
+    int rc = rocblas.sdot(rocblas.h, n, (const float *)dp(x), 1, (const float *)dp(y), 1, (float *)dp(result));
+    rocblas.pointer_mode(rocblas.h, 0);
+    if (rc != 0) die("rocblas_sdot failed: %d", rc);
+    return true;
 }
 
 void rg_blas_unload(void)

@@ -598,7 +598,7 @@ AMP_FI void sort_store(const AMP_ALG_K *sk, const AMP_ALG_V *sv, AMP_ALG_V *vout
         const long long at = (long long)(gb[digit_of(k, shift, desc)] + (unsigned long long)p);
         if (ks.contiguous) kout[at] = k;
         else put(kout, ks, at, k);
-        if (AMP_ALG_SORT_VALUES) put(vout, vs, at, sv[AMP_ALG_VI(p)]);
+        if (AMP_ALG_SORT_VALUES) assign(vout[offset(vs, at)], sv[AMP_ALG_VI(p)]);
     }
 }
 
@@ -680,7 +680,11 @@ AMP_TILED_KERNEL(amp_alg_sort_pass, amp::tiled_index<AMP_ALG_TILE> t, amp::array
         const bool valid = i < amp__n;
         const AMP_ALG_K kk = valid ? amp__kin.data()[amp::alg::offset(amp__kins, i)] : amp__alg_key_t();
         key[k] = kk;
-        if (AMP_ALG_SORT_VALUES) val[AMP_ALG_VI(k)] = valid ? amp__vin.data()[amp::alg::offset(amp__vins, i)] : amp__alg_value_t();
+        if (AMP_ALG_SORT_VALUES) {
+            amp__alg_value_t vv = amp__alg_value_t();
+            if (valid) amp::alg::assign(vv, amp__vin.data()[amp::alg::offset(amp__vins, i)]);
+            amp::alg::assign(val[AMP_ALG_VI(k)], vv);
+        }
         rank[k] = amp::alg::rank_in_wave(amp__wc + wave * AMP_ALG_BINS, amp::alg::digit_of(kk, shift, desc), valid,
                                          lane);
     }
@@ -700,7 +704,7 @@ AMP_TILED_KERNEL(amp_alg_sort_pass, amp::tiled_index<AMP_ALG_TILE> t, amp::array
             const unsigned d = amp::alg::digit_of(key[k], shift, desc);
             const unsigned p = amp__cnt[d] + amp__wc[wave * AMP_ALG_BINS + d] + rank[k];
             amp__sk[p] = key[k];
-            if (AMP_ALG_SORT_VALUES) amp__sv[AMP_ALG_VI(p)] = val[AMP_ALG_VI(k)];
+            if (AMP_ALG_SORT_VALUES) amp::alg::assign(amp__sv[AMP_ALG_VI(p)], val[AMP_ALG_VI(k)]);
         }
     }
     t.barrier.wait();

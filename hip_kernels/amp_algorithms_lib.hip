@@ -326,14 +326,16 @@ template <class T> AMP_FI T wave_scan(int op, T v, int lane) {
 // binds the view as a rank-1 view of its span (its first to its last
 // element) and describes the layout here, after merging dimensions that are
 // contiguous with the next one. Layout: lib/alg.h (amp__alg_shape).
+// At most 4 dimensions: a GPU keeps a kernel's shapes in scalar registers,
+// and four shapes of 8 dimensions spilled them (gfx1030).
 struct shape {
     long long n;
-    long long stride[8];
-    int ext[8];
+    long long stride[4];
+    int ext[4];
     int rank;
     int contiguous;
 };
-static_assert(sizeof(shape) == 112, "amp::alg::shape must match lib/alg.h");
+static_assert(sizeof(shape) == 64, "amp::alg::shape must match lib/alg.h");
 
 // Element offset of the i-th element from the first. The loop runs over
 // every possible dimension with constant indices, so that a GPU reads the
@@ -342,7 +344,7 @@ static_assert(sizeof(shape) == 112, "amp::alg::shape must match lib/alg.h");
 AMP_FI long long offset(const shape &s, long long i) {
     if (s.contiguous) return i;
     long long off = 0;
-    AMP_ALG_UNROLL for (int d = 7; d > 0; --d) {
+    AMP_ALG_UNROLL for (int d = 3; d > 0; --d) {
         if (d < s.rank) {
             const long long e = s.ext[d], q = i / e;
             off += (i - q * e) * s.stride[d];
@@ -476,6 +478,14 @@ template <> struct word_of<2> { typedef unsigned short type; };
 template <> struct word_of<4> { typedef unsigned type; };
 template <> struct word_of<8> { typedef unsigned long long type; };
 template <> struct word_of<16> { typedef word16 type; };
+// Copy a value word; 16-byte ones field by field (AMD compilers copy a
+// 16-byte structure through scratch memory).
+template <class T> AMP_FI void assign(T &d, const T &s) { d = s; }
+AMP_FI void assign(word16 &d, const word16 &s)
+{
+    d.lo = s.lo;
+    d.hi = s.hi;
+}
 
 } // namespace alg
 } // namespace amp

@@ -25,8 +25,9 @@
 /* amp::alg::shape (hip_kernels/amp_algorithms_lib.hip): a view as a
  * sequence of n elements in row-major order; dimensions contiguous with the
  * next are merged, so a whole view (or rows of full width) is rank 1 and
- * contiguous. */
-#define AMP__ALG_SHAPE_RANK 8
+ * contiguous. At most 4 dimensions after merging (every view today; a
+ * GPU keeps shapes in scalar registers, which 8 dimensions overflowed). */
+#define AMP__ALG_SHAPE_RANK 4
 typedef struct amp__alg_shape {
     int64_t n;
     int64_t stride[AMP__ALG_SHAPE_RANK];
@@ -34,7 +35,7 @@ typedef struct amp__alg_shape {
     int32_t rank;
     int32_t contiguous;
 } amp__alg_shape;
-_Static_assert(sizeof(amp__alg_shape) == 112, "amp__alg_shape must match amp::alg::shape");
+_Static_assert(sizeof(amp__alg_shape) == 64, "amp__alg_shape must match amp::alg::shape");
 
 /* A data argument (a view or an array), resolved. */
 typedef struct amp__alg_data {

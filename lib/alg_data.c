@@ -77,8 +77,9 @@ amp_status amp__alg_count_ok(const char *fn, int64_t n)
 
 /* The layout of a view of rank r with extents ext and element strides
  * stride: dimensions of extent 1 dropped, each merged into the next when it
- * is contiguous with it (and the merged extent still fits an int). */
-static void amp__alg_make_shape(int r, const int *ext, const int64_t *stride, amp__alg_shape *sh)
+ * is contiguous with it (and the merged extent still fits an int). false:
+ * more than AMP__ALG_SHAPE_RANK dimensions remain. */
+static bool amp__alg_make_shape(int r, const int *ext, const int64_t *stride, amp__alg_shape *sh)
 {
     int64_t n = 1, want = 1;
     bool contiguous = true;
@@ -92,7 +93,7 @@ static void amp__alg_make_shape(int r, const int *ext, const int64_t *stride, am
     sh->contiguous = contiguous;
     /* Outermost first, built from the innermost. */
     int64_t cur_ext = 1, cur_stride = 1;
-    int64_t e_out[AMP__ALG_SHAPE_RANK], s_out[AMP__ALG_SHAPE_RANK];
+    int64_t e_out[AMP_MAX_RANK + 1], s_out[AMP_MAX_RANK + 1];
     int k = 0;
     bool have = false;
     for (int d = r - 1; d >= 0; --d) {
@@ -114,11 +115,13 @@ static void amp__alg_make_shape(int r, const int *ext, const int64_t *stride, am
     e_out[k] = cur_ext;
     s_out[k] = have ? cur_stride : 1;
     ++k;
+    if (k > AMP__ALG_SHAPE_RANK) return false;
     sh->rank = k;
     for (int i = 0; i < k; ++i) {
         sh->ext[i] = (int32_t)e_out[k - 1 - i];
         sh->stride[i] = s_out[k - 1 - i];
     }
+    return true;
 }
 
 amp_status amp__alg_resolve(const char *fn, const char *what, amp_arg a, size_t elem, const char *tname,
@@ -157,7 +160,10 @@ amp_status amp__alg_resolve(const char *fn, const char *what, amp_arg a, size_t 
     amp__lock_acquire(&out->s->lock);
     out->acc = out->s->acc;
     amp__lock_release(&out->s->lock);
-    amp__alg_make_shape(r, ext, stride, &out->shape);
+    if (!amp__alg_make_shape(r, ext, stride, &out->shape))
+        return amp__fail(AMP_ERROR_UNSUPPORTED, "%s: %s has more than %d strided dimensions (after merging the "
+                         "contiguous ones); the algorithms take at most %d", fn, what, AMP__ALG_SHAPE_RANK,
+                         AMP__ALG_SHAPE_RANK);
     return amp__alg_count_ok(fn, out->shape.n);
 }
 
