@@ -1,7 +1,8 @@
-/* bench_cpu.c — the CPU accelerator side by side with PoCL (when installed, through the OpenCL ICD loader, dlopen'ed) and with plain serial C: five kernels (saxpy, simple and tiled matmul, tiled transpose, tree reduction), the same local sizes, kernel time after warm-up (median of 5), cold and cached build times, every result checked against a reference; writes a Markdown report with the ratios. */
+/* bench_cpu.c — the CPU accelerator side by side with PoCL (when installed, through the OpenCL ICD loader, dlopen'ed) and with plain serial C: five kernels (saxpy, simple and tiled matmul, tiled transpose, tree reduction), the same local sizes, kernel time after warm-up (median of 5), cold and cached build times, every result checked against a reference, then the algorithms (bench_cpu_algorithms.c; --algorithms-only runs that section alone); writes a Markdown report with the ratios. */
 #define _GNU_SOURCE
 #include <hipamp.h>
 
+#include "bench_cpu_algorithms.h"
 #include "graph_work.h"
 #include "workloads.h"
 
@@ -891,7 +892,7 @@ static void graph_section(amp_accelerator *acc, bool quick, FILE *o)
 int main(int argc, char **argv)
 {
     const char *report = NULL;
-    bool quick = false;
+    bool quick = false, algorithms_only = false;
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "--build-only") && i + 1 < argc) return build_only(argv[i + 1]);
         if (!strcmp(argv[i], "--fibers-only")) return fibers_only(i + 1 < argc && !strcmp(argv[i + 1], "--quick"));
@@ -903,10 +904,17 @@ int main(int argc, char **argv)
         }
         if (!strcmp(argv[i], "--report") && i + 1 < argc) report = argv[++i];
         else if (!strcmp(argv[i], "--quick")) quick = true;
+        else if (!strcmp(argv[i], "--algorithms-only")) algorithms_only = true;
         else {
-            fprintf(stderr, "usage: bench_cpu [--quick] [--report FILE.md] | --graph-only [--quick]\n");
+            fprintf(stderr, "usage: bench_cpu [--quick] [--report FILE.md] [--algorithms-only] | --graph-only [--quick]\n");
             return 2;
         }
+    }
+    if (algorithms_only) {
+        amp_accelerator *cpu_acc = NULL;
+        CHECK(amp_accelerator_find("cpu", &cpu_acc));
+        int bad = bench_cpu_algorithms(stdout, cpu_acc, quick);
+        return bad == 0 ? 0 : 1;
     }
     amp_accelerator *acc = NULL;
     CHECK(amp_accelerator_find("cpu", &acc));
@@ -1034,6 +1042,8 @@ int main(int argc, char **argv)
     fputs(gmd, o);
     free(gmd);
     trace_hooks(self, o);
+    int alg_bad = bench_cpu_algorithms(o, acc, quick);
+    if (alg_bad) failures += alg_bad < 0 ? 1 : alg_bad;
     fclose(o);
     fputs(md, stdout);
     if (report) {

@@ -210,18 +210,28 @@ AMP_FI void scan_load(const amp__alg_in &in, AMP_ALG_R *s, long long base, long 
     }
 }
 
-// Inclusive scan of this thread's ITEMS consecutive elements in place;
-// returns their total.
+// Inclusive scan of this thread's ITEMS consecutive elements in place, as
+// SEGS runs scanned side by side (on the CPU 8, so that eight independent
+// chains of adds overlap; a GPU thread's few items form one run); returns
+// their total.
+#define AMP_ALG_SCAN_SEGS (AMP_ALG_TILE == 1 ? 8 : 1)
+static_assert(AMP_ALG_SCAN_ITEMS % AMP_ALG_SCAN_SEGS == 0, "scan items must divide into the segments");
 template <class F> AMP_FI AMP_ALG_R scan_items_f(AMP_ALG_R *s, int l)
 {
+    enum { S = AMP_ALG_SCAN_SEGS, L = AMP_ALG_SCAN_ITEMS / AMP_ALG_SCAN_SEGS };
     const int j0 = l * AMP_ALG_SCAN_ITEMS;
-    AMP_ALG_R run = s[AMP_ALG_PAD(j0)];
-    AMP_ALG_UNROLL for (int k = 1; k < AMP_ALG_SCAN_ITEMS; ++k) {
-        const int j = AMP_ALG_PAD(j0 + k);
-        run = F::f(run, s[j]);
-        s[j] = run;
+    AMP_ALG_R run[S];
+    AMP_ALG_UNROLL for (int g = 0; g < S; ++g) run[g] = s[AMP_ALG_PAD(j0 + g * L)];
+    AMP_ALG_UNROLL for (int k = 1; k < L; ++k) {
+        AMP_ALG_UNROLL for (int g = 0; g < S; ++g) {
+            const int j = AMP_ALG_PAD(j0 + g * L + k);
+            run[g] = F::f(run[g], s[j]);
+            s[j] = run[g];
+        }
     }
-    return run;
+    AMP_ALG_R total = run[0];
+    AMP_ALG_UNROLL for (int g = 1; g < S; ++g) total = F::f(total, run[g]);
+    return total;
 }
 AMP_FI AMP_ALG_R scan_items(int op, AMP_ALG_R *s, int l)
 {
@@ -234,24 +244,30 @@ AMP_FI AMP_ALG_R scan_items(int op, AMP_ALG_R *s, int l)
     }
 }
 
-// Prefix pre in front of this thread's items: inclusive pre + s[j], or
-// exclusive (the element before's inclusive value).
+// Prefix pre in front of this thread's items (segment by segment, as
+// scan_items_f left them): inclusive pre + s[j], or exclusive (the element
+// before's inclusive value).
 template <class F> AMP_FI void scan_finish_f(AMP_ALG_R *s, int l, AMP_ALG_R pre, bool excl)
 {
-    const int j0 = l * AMP_ALG_SCAN_ITEMS;
-    AMP_ALG_R prev = pre;
-    if (excl) {
-        AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SCAN_ITEMS; ++k) {
-            const int j = AMP_ALG_PAD(j0 + k);
-            const AMP_ALG_R cur = F::f(pre, s[j]);
-            s[j] = prev;
-            prev = cur;
+    enum { S = AMP_ALG_SCAN_SEGS, L = AMP_ALG_SCAN_ITEMS / AMP_ALG_SCAN_SEGS };
+    AMP_ALG_UNROLL for (int g = 0; g < S; ++g) {
+        const int j0 = l * AMP_ALG_SCAN_ITEMS + g * L;
+        const AMP_ALG_R segment = s[AMP_ALG_PAD(j0 + L - 1)];
+        if (excl) {
+            AMP_ALG_R prev = pre;
+            AMP_ALG_UNROLL for (int k = 0; k < L; ++k) {
+                const int j = AMP_ALG_PAD(j0 + k);
+                const AMP_ALG_R cur = F::f(pre, s[j]);
+                s[j] = prev;
+                prev = cur;
+            }
+        } else {
+            AMP_ALG_UNROLL for (int k = 0; k < L; ++k) {
+                const int j = AMP_ALG_PAD(j0 + k);
+                s[j] = F::f(pre, s[j]);
+            }
         }
-    } else {
-        AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SCAN_ITEMS; ++k) {
-            const int j = AMP_ALG_PAD(j0 + k);
-            s[j] = F::f(pre, s[j]);
-        }
+        pre = F::f(pre, segment);
     }
 }
 AMP_FI void scan_finish(int op, AMP_ALG_R *s, int l, AMP_ALG_R pre, bool excl)

@@ -258,6 +258,9 @@ static void amp__alg_geometry(const amp_accelerator *acc, const amp__alg_spec *s
     else
         g->scan_items = amp__alg_fit(tn->scan_items, (int64_t)(waves + 4) * (int64_t)rsize + 16,
                                      pad_per_item * (int64_t)rsize);
+    /* One-thread tiles scan their items as 8 runs side by side
+     * (amp_algorithms.hip, AMP_ALG_SCAN_SEGS). */
+    if (g->tile == 1) g->scan_items = g->scan_items < 8 ? 8 : g->scan_items / 8 * 8;
     g->radix_bits = tn->radix_bits;
     if (sort) {
         int ksize = (int)amp_type_size(sp->type), bins = 1 << g->radix_bits;
