@@ -88,6 +88,11 @@ static char cub_note[320];
 static void run_cub(size_t n_reduce, size_t n_scan, size_t n_sort)
 {
     char dir[1024], cmd[1400];
+    const char *skip = getenv("HIPAMP_BENCH_NO_CUB");
+    if (skip && *skip && strcmp(skip, "0")) {
+        snprintf(cub_note, sizeof cub_note, "skipped (HIPAMP_BENCH_NO_CUB is set: a tuning sweep)");
+        return;
+    }
     if (!self_dir(dir, sizeof dir)) {
         snprintf(cub_note, sizeof cub_note, "cannot find this program's directory");
         return;
