@@ -43,24 +43,20 @@ static void *copy_range(void *p)
     return NULL;
 }
 
-/* Seconds of y = x over n floats by `threads` threads (each a contiguous
- * part); the median of ALG_RUNS after one warm-up. */
-static double copy_seconds(const float *x, float *y, size_t n, int threads)
+/* Seconds of one y = x over n floats by `threads` threads (each a
+ * contiguous part). */
+static double copy_once(const float *x, float *y, size_t n, int threads)
 {
-    double t[ALG_RUNS];
-    for (int r = -1; r < ALG_RUNS; ++r) {
-        pthread_t th[64];
-        copy_part parts[64];
-        double t0 = wl_now();
-        for (int i = 0; i < threads; ++i) {
-            parts[i] = (copy_part){x, y, n * (size_t)i / threads, n * (size_t)(i + 1) / threads};
-            if (i > 0) pthread_create(&th[i], NULL, copy_range, &parts[i]);
-        }
-        copy_range(&parts[0]);
-        for (int i = 1; i < threads; ++i) pthread_join(th[i], NULL);
-        if (r >= 0) t[r] = wl_now() - t0;
+    pthread_t th[64];
+    copy_part parts[64];
+    double t0 = wl_now();
+    for (int i = 0; i < threads; ++i) {
+        parts[i] = (copy_part){x, y, n * (size_t)i / threads, n * (size_t)(i + 1) / threads};
+        if (i > 0) pthread_create(&th[i], NULL, copy_range, &parts[i]);
     }
-    return wl_median(t, ALG_RUNS);
+    copy_range(&parts[0]);
+    for (int i = 1; i < threads; ++i) pthread_join(th[i], NULL);
+    return wl_now() - t0;
 }
 
 /* ------------------------------------------------------------ sections */
@@ -85,33 +81,33 @@ int bench_cpu_algorithms(FILE *o, amp_accelerator *acc, bool quick)
     for (size_t i = 0; i < n; ++i) x[i] = (float)(i % 17) - 8.0f; /* sums exact in float */
     printf("algorithms: copy loop, reduce, scan, sort, user reduction...\n");
 
-    /* The copy loop, on one thread and on the accelerator's threads. */
-    double copy1 = copy_seconds(x, y, n, 1), copyt = copy_seconds(x, y, n, threads);
-    double copy_gbs = 2 * mb / copyt, copy1_gbs = 2 * mb / copy1; /* read + written */
-
-    /* Reduce: blocking amp_reduce (the result on the host). */
+    /* The copy loop (one thread and the accelerator's threads), reduce and
+     * scan, interleaved round by round, so that a change in the machine's
+     * load reaches all of them alike; medians after a warm-up round. */
     amp_array_view *vx = NULL, *vy = NULL;
     AC(amp_array_view_create(x, 4, amp_extent_1d((int)n), AMP_READ_ONLY, &vx));
     AC(amp_array_view_create(y, 4, amp_extent_1d((int)n), AMP_WRITE_ONLY, &vy));
     float sum = 0;
-    double want = 0, t[ALG_RUNS];
+    double want = 0, t1[ALG_RUNS], tt[ALG_RUNS], tr[ALG_RUNS], tsc[ALG_RUNS];
     for (size_t i = 0; i < n; ++i) want += x[i];
     for (int r = -1; r < ALG_RUNS; ++r) {
+        double c1 = copy_once(x, y, n, 1), ct = copy_once(x, y, n, threads);
         double t0 = wl_now();
         AC(amp_reduce(q, amp_arg_view(vx), AMP_TYPE_FLOAT32, AMP_OP_SUM, &sum));
-        if (r >= 0) t[r] = wl_now() - t0;
-    }
-    double red_s = wl_median(t, ALG_RUNS);
-    if ((double)sum != want) bad++;
-
-    /* Scan: inclusive sum into y. */
-    for (int r = -1; r < ALG_RUNS; ++r) {
-        double t0 = wl_now();
+        double t1s = wl_now();
         AC(amp_scan(q, amp_arg_view(vx), amp_arg_view(vy), AMP_TYPE_FLOAT32, AMP_OP_SUM, AMP_SCAN_INCLUSIVE));
         AC(amp_array_view_synchronize(vy));
-        if (r >= 0) t[r] = wl_now() - t0;
+        double t2 = wl_now();
+        if (r < 0) continue;
+        t1[r] = c1;
+        tt[r] = ct;
+        tr[r] = t1s - t0;
+        tsc[r] = t2 - t1s;
     }
-    double scan_s = wl_median(t, ALG_RUNS);
+    double copy1 = wl_median(t1, ALG_RUNS), copyt = wl_median(tt, ALG_RUNS);
+    double red_s = wl_median(tr, ALG_RUNS), scan_s = wl_median(tsc, ALG_RUNS);
+    double copy_gbs = 2 * mb / copyt, copy1_gbs = 2 * mb / copy1; /* read + written */
+    if ((double)sum != want) bad++;
     double run = 0;
     for (size_t i = 0; i < n; ++i) {
         run += x[i];
@@ -133,9 +129,9 @@ int bench_cpu_algorithms(FILE *o, amp_accelerator *acc, bool quick)
     AC(amp_reduction_create(acc, &d, &red));
     double compile_s = wl_now() - t0;
     amp_arg arg = amp_arg_view(vx);
-    double tu[ALG_RUNS], tb[ALG_RUNS];
+    double tu[3 * ALG_RUNS], tb[3 * ALG_RUNS];
     float us = 0;
-    for (int r = -1; r < ALG_RUNS; ++r) {
+    for (int r = -1; r < 3 * ALG_RUNS; ++r) {
         double a0 = wl_now();
         AC(amp_reduction_apply(q, red, &arg, 1, &us));
         double a1 = wl_now();
@@ -146,7 +142,7 @@ int bench_cpu_algorithms(FILE *o, amp_accelerator *acc, bool quick)
             tb[r] = a2 - a1;
         }
     }
-    double user_s = wl_median(tu, ALG_RUNS), builtin_s = wl_median(tb, ALG_RUNS);
+    double user_s = wl_median(tu, 3 * ALG_RUNS), builtin_s = wl_median(tb, 3 * ALG_RUNS);
     if ((double)us != want) bad++;
     AC(amp_reduction_destroy(red));
 
@@ -158,25 +154,29 @@ int bench_cpu_algorithms(FILE *o, amp_accelerator *acc, bool quick)
         s ^= s << 17;
         keep[i] = (uint32_t)(s >> 32);
     }
+    /* hipamp's sort and std::sort interleaved (the parallel sort after). */
     amp_array_view *vk = NULL;
     AC(amp_array_view_create(k, 4, amp_extent_1d((int)ns), AMP_READ_WRITE, &vk));
+    double t[ALG_RUNS], tstd[ALG_RUNS], tpar[3];
     for (int r = -1; r < ALG_RUNS; ++r) {
         memcpy(k, keep, ns * 4);
         AC(amp_array_view_refresh(vk));
         double s0 = wl_now();
         AC(amp_sort(q, amp_arg_view(vk), AMP_TYPE_UINT32, AMP_ASCENDING));
         AC(amp_array_view_synchronize(vk));
-        if (r >= 0) t[r] = wl_now() - s0;
+        double s1 = wl_now();
+        memcpy(ref, keep, ns * 4);
+        double st = bench_std_sort_ms(ref, ns) / 1e3;
+        if (r < 0) continue;
+        t[r] = s1 - s0;
+        tstd[r] = st;
     }
     double sort_s = wl_median(t, ALG_RUNS);
-    double tstd[3], tpar[3];
     for (int r = 0; r < 3; ++r) {
-        memcpy(ref, keep, ns * 4);
-        tstd[r] = bench_std_sort_ms(ref, ns) / 1e3;
         memcpy(ref, keep, ns * 4);
         tpar[r] = bench_parallel_sort_ms(ref, ns, threads) / 1e3;
     }
-    double std_s = wl_median(tstd, 3), par_s = tpar[0] < 0 ? -1 : wl_median(tpar, 3);
+    double std_s = wl_median(tstd, ALG_RUNS), par_s = tpar[0] < 0 ? -1 : wl_median(tpar, 3);
     memcpy(ref, keep, ns * 4);
     bench_std_sort_ms(ref, ns);
     if (memcmp(ref, k, ns * 4)) bad++;

@@ -15,7 +15,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0; n=0
 for t in "${targets[@]}"; do
-  for f in "$root"/test/kernels/*.hip "$root"/examples/kernels/*.hip; do
+  for f in "$root"/test/kernels/*.hip "$root"/examples/kernels/*.hip "$root"/examples/cg/*.hip; do
     n=$((n + 1))
     if ! "$tool" --target "$t" -o "$tmp/out.co" "$f" > "$tmp/log" 2>&1; then
       echo "check-device-code: FAILED $f for $t:"; head -n 20 "$tmp/log"; fail=$((fail + 1))

@@ -195,8 +195,18 @@ AMP_FI void scan_load_c(const amp__alg_in &in, AMP_ALG_R *s, long long base, lon
         s[AMP_ALG_PAD(j)] = i < n ? amp__alg_map<C>(in, i) : id;
     }
 }
-AMP_FI void scan_load(const amp__alg_in &in, AMP_ALG_R *s, long long base, long long n, int l, int op)
+// A one-thread tile (the CPU) scanning a whole chunk of contiguous input
+// into contiguous output works in the output itself: it is in the cache
+// after the first sweep, and two copies through tile_static would cost
+// more than the scan.
+AMP_FI bool scan_direct(const amp__alg_in &in, const shape &ys, long long base, long long n)
 {
+    return AMP_ALG_TILE == 1 && AMP_ALG_IN_CONTIG(in) && ys.contiguous && base + AMP_ALG_SCAN_CHUNK <= n;
+}
+
+AMP_FI void scan_load(const amp__alg_in &in, AMP_ALG_R *s, long long base, long long n, int l, int op, bool direct)
+{
+    if (direct) return;
     const AMP_ALG_R id = identity<AMP_ALG_R>(op);
     if (AMP_ALG_IN_CONTIG(in) && base + AMP_ALG_SCAN_CHUNK <= n) {
         AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SCAN_ITEMS; ++k) {
@@ -233,11 +243,32 @@ template <class F> AMP_FI AMP_ALG_R scan_items_f(AMP_ALG_R *s, int l)
     AMP_ALG_UNROLL for (int g = 1; g < S; ++g) total = F::f(total, run[g]);
     return total;
 }
-AMP_FI AMP_ALG_R scan_items(int op, AMP_ALG_R *s, int l)
+// The same reading the mapped input and writing y[base..] (scan_direct).
+template <class F> AMP_FI AMP_ALG_R scan_items_direct_f(const amp__alg_in &in, AMP_ALG_R *y, long long base)
+{
+    enum { S = AMP_ALG_SCAN_SEGS, L = AMP_ALG_SCAN_ITEMS / AMP_ALG_SCAN_SEGS };
+    AMP_ALG_R run[S];
+    for (int g = 0; g < S; ++g) {
+        run[g] = amp__alg_map<true>(in, base + g * L);
+        y[base + g * L] = run[g];
+    }
+    for (int k = 1; k < L; ++k) {
+        for (int g = 0; g < S; ++g) {
+            const long long j = base + g * L + k;
+            run[g] = F::f(run[g], amp__alg_map<true>(in, j));
+            y[j] = run[g];
+        }
+    }
+    AMP_ALG_R total = run[0];
+    for (int g = 1; g < S; ++g) total = F::f(total, run[g]);
+    return total;
+}
+AMP_FI AMP_ALG_R scan_items(int op, AMP_ALG_R *s, int l, const amp__alg_in &in, AMP_ALG_R *y, long long base,
+                            bool direct)
 {
     switch (op) {
 #define AMP__ALG_SCAN_CASE(v, F) \
-    case v: return scan_items_f<F>(s, l);
+    case v: return direct ? scan_items_direct_f<F>(in, y, base) : scan_items_f<F>(s, l);
         AMP_ALG_OPS(AMP__ALG_SCAN_CASE)
 #undef AMP__ALG_SCAN_CASE
     default: return identity<AMP_ALG_R>(op);
@@ -282,8 +313,10 @@ AMP_FI void scan_finish(int op, AMP_ALG_R *s, int l, AMP_ALG_R pre, bool excl)
 }
 
 // Store the tile's chunk from s, striped.
-AMP_FI void scan_store(AMP_ALG_R *y, const shape &ys, const AMP_ALG_R *s, long long base, long long n, int l)
+AMP_FI void scan_store(AMP_ALG_R *y, const shape &ys, const AMP_ALG_R *s, long long base, long long n, int l,
+                       bool direct)
 {
+    if (direct) return;
     if (ys.contiguous && base + AMP_ALG_SCAN_CHUNK <= n) {
         AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SCAN_ITEMS; ++k) {
             const int j = k * AMP_ALG_TILE + l;
@@ -338,9 +371,11 @@ AMP_TILED_KERNEL(amp_alg_scan, amp::tiled_index<AMP_ALG_TILE> t, AMP_ALG_IN_PARA
     const long long tile = amp__tile;
     const long long base = tile * AMP_ALG_SCAN_CHUNK;
     const amp__alg_in amp__in = AMP_ALG_IN_MAKE;
-    amp::alg::scan_load(amp__in, amp__s, base, amp__n, l, amp__op);
+    const bool direct = amp::alg::scan_direct(amp__in, amp__ys, base, amp__n);
+    amp::alg::scan_load(amp__in, amp__s, base, amp__n, l, amp__op, direct);
     t.barrier.wait();
-    const AMP_ALG_R run = amp::alg::scan_items(amp__op, amp__s, l);
+    const amp__alg_in amp__in2 = AMP_ALG_IN_MAKE;
+    const AMP_ALG_R run = amp::alg::scan_items(amp__op, amp__s, l, amp__in2, amp__y.data(), base, direct);
     const AMP_ALG_R winc = amp::alg::wave_scan(amp__op, run, lane);
     const AMP_ALG_R wup = amp::alg::shfl_up(winc, 1);
     if (lane == AMP_ALG_WAVE - 1) amp__ws[l / AMP_ALG_WAVE] = winc;
@@ -354,9 +389,9 @@ AMP_TILED_KERNEL(amp_alg_scan, amp::tiled_index<AMP_ALG_TILE> t, AMP_ALG_IN_PARA
     const AMP_ALG_R wexc = lane == 0 ? amp::alg::identity<AMP_ALG_R>(amp__op) : wup;
     const AMP_ALG_R tpre =
         amp::alg::combine(amp__op, amp::alg::combine(amp__op, amp__pre, amp__ws[l / AMP_ALG_WAVE]), wexc);
-    amp::alg::scan_finish(amp__op, amp__s, l, tpre, amp__excl != 0);
+    amp::alg::scan_finish(amp__op, direct ? amp__y.data() + base : amp__s, l, tpre, amp__excl != 0);
     t.barrier.wait();
-    amp::alg::scan_store(amp__y.data(), amp__ys, amp__s, base, amp__n, l);
+    amp::alg::scan_store(amp__y.data(), amp__ys, amp__s, base, amp__n, l, direct);
 }
 #endif // AMP_ALG_WITH_SCAN
 

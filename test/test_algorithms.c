@@ -12,9 +12,6 @@
 
 /* ------------------------------------------------------------- helpers */
 
-static const amp_type all_types[] = {AMP_TYPE_INT32, AMP_TYPE_UINT32, AMP_TYPE_INT64,
-                                     AMP_TYPE_UINT64, AMP_TYPE_FLOAT32, AMP_TYPE_FLOAT64};
-
 static bool is_float(amp_type t) { return t == AMP_TYPE_FLOAT32 || t == AMP_TYPE_FLOAT64; }
 static int nops(amp_type t) { return is_float(t) ? 4 : 7; }
 
@@ -183,6 +180,15 @@ static void fill_data(amp_type t, amp_op op, void *p, size_t n, uint64_t seed)
 
 static size_t elem_of(amp_type t) { return amp_type_size(t); }
 
+/* prefix_int32 ... prefix_float64 (each on every accelerator): check(acc, type). */
+#define EVERY_TYPE(prefix, check)                                                  \
+    ACCEL_TEST(algorithms, prefix##_int32) { check(acc, AMP_TYPE_INT32); }         \
+    ACCEL_TEST(algorithms, prefix##_uint32) { check(acc, AMP_TYPE_UINT32); }       \
+    ACCEL_TEST(algorithms, prefix##_int64) { check(acc, AMP_TYPE_INT64); }         \
+    ACCEL_TEST(algorithms, prefix##_uint64) { check(acc, AMP_TYPE_UINT64); }       \
+    ACCEL_TEST(algorithms, prefix##_float32) { check(acc, AMP_TYPE_FLOAT32); }     \
+    ACCEL_TEST(algorithms, prefix##_float64) { check(acc, AMP_TYPE_FLOAT64); }
+
 /* Sizes around wave sizes (32, 64), GPU tiles (256), CPU chunks (2048),
  * GPU scan and sort chunks (3072, 4096) and powers of two. */
 static const size_t sizes[] = {1,    2,    31,   32,   33,   63,   64,   65,    255,   256,   257,  2047,
@@ -218,12 +224,7 @@ static void check_reduce_type(amp_accelerator *acc, amp_type t)
     free(data);
 }
 
-ACCEL_TEST(algorithms, reduce_int32) { check_reduce_type(acc, AMP_TYPE_INT32); }
-ACCEL_TEST(algorithms, reduce_uint32) { check_reduce_type(acc, AMP_TYPE_UINT32); }
-ACCEL_TEST(algorithms, reduce_int64) { check_reduce_type(acc, AMP_TYPE_INT64); }
-ACCEL_TEST(algorithms, reduce_uint64) { check_reduce_type(acc, AMP_TYPE_UINT64); }
-ACCEL_TEST(algorithms, reduce_float32) { check_reduce_type(acc, AMP_TYPE_FLOAT32); }
-ACCEL_TEST(algorithms, reduce_float64) { check_reduce_type(acc, AMP_TYPE_FLOAT64); }
+EVERY_TYPE(reduce, check_reduce_type)
 
 /* A NaN anywhere makes min, max and sum NaN; -0.0 is below +0.0 wherever
  * it stands. */
@@ -393,12 +394,7 @@ static void check_scan_type(amp_accelerator *acc, amp_type t)
     free(copy);
 }
 
-ACCEL_TEST(algorithms, scan_int32) { check_scan_type(acc, AMP_TYPE_INT32); }
-ACCEL_TEST(algorithms, scan_uint32) { check_scan_type(acc, AMP_TYPE_UINT32); }
-ACCEL_TEST(algorithms, scan_int64) { check_scan_type(acc, AMP_TYPE_INT64); }
-ACCEL_TEST(algorithms, scan_uint64) { check_scan_type(acc, AMP_TYPE_UINT64); }
-ACCEL_TEST(algorithms, scan_float32) { check_scan_type(acc, AMP_TYPE_FLOAT32); }
-ACCEL_TEST(algorithms, scan_float64) { check_scan_type(acc, AMP_TYPE_FLOAT64); }
+EVERY_TYPE(scan, check_scan_type)
 
 ACCEL_TEST(algorithms, scan_large)
 {
@@ -539,12 +535,7 @@ static void check_sort_type(amp_accelerator *acc, amp_type t)
     check_sort(q, t, 200003, AMP_DESCENDING, 0);
 }
 
-ACCEL_TEST(algorithms, sort_int32) { check_sort_type(acc, AMP_TYPE_INT32); }
-ACCEL_TEST(algorithms, sort_uint32) { check_sort_type(acc, AMP_TYPE_UINT32); }
-ACCEL_TEST(algorithms, sort_int64) { check_sort_type(acc, AMP_TYPE_INT64); }
-ACCEL_TEST(algorithms, sort_uint64) { check_sort_type(acc, AMP_TYPE_UINT64); }
-ACCEL_TEST(algorithms, sort_float32) { check_sort_type(acc, AMP_TYPE_FLOAT32); }
-ACCEL_TEST(algorithms, sort_float64) { check_sort_type(acc, AMP_TYPE_FLOAT64); }
+EVERY_TYPE(sort, check_sort_type)
 
 /* Stability and every value size: keys of few distinct values, values
  * carrying their original position. */
