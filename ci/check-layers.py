@@ -11,9 +11,11 @@ import re
 import subprocess
 import sys
 
-# The layers, lowest first. A file belongs to the first layer with a pattern
-# that matches its path (fnmatch, relative to the repository root; "**"
-# spans directories). A layer may use itself and the layers it names, all of
+# The layers, lowest first. A file belongs to the layer with the most
+# specific pattern that matches its path (fnmatch, relative to the
+# repository root; "**" spans directories; the most characters besides
+# wildcards; on a tie the first such layer), so "lib/alg_*.c" takes its
+# files from the core's "lib/*.c". A layer may use itself and the layers it names, all of
 # them listed above it; peers (gpu, cpu) name neither each other nor the
 # core. docs/architecture.md draws the same picture.
 LAYERS = [
@@ -30,6 +32,9 @@ LAYERS = [
     ("gpu",        ["vendor-abi", "helpers", "contract", "includes"], ["lib/gpu/**"]),
     ("cpu",        ["helpers", "contract"],            ["lib/cpu/**"]),
     ("core",       ["helpers", "contract", "includes", "trace"], ["lib/*.c", "lib/*.h"]),
+    # The algorithms sit on the core as a user would (its public calls and
+    # a few internal ones); nothing below them calls them.
+    ("algorithms", ["helpers", "contract", "core"],    ["lib/alg.h", "lib/alg_*.c"]),
 ]
 
 # The back ends' entry points (declared in lib/backend.h): the one call of
@@ -51,10 +56,13 @@ def match(path, pattern):
 
 
 def layer_of(path):
+    best, best_len = None, -1
     for name, _, members in LAYERS:
-        if any(match(path, p) for p in members):
-            return name
-    return None
+        for p in members:
+            n = len(p) - p.count("*") - p.count("?")
+            if match(path, p) and n > best_len:
+                best, best_len = name, n
+    return best
 
 
 def may_use(user, used):

@@ -18,6 +18,8 @@
  *    and every handle is checked against a registry of those made: every
  *    stale or foreign pointer is reported. Destroying a handle while another
  *    thread uses it is the caller's bug (amp_program_destroy excepted).
+ *    A user reduction (amp_reduction, hipamp_algorithms.h) is such a
+ *    handle too.
  *  - Every function is safe to call from several threads at once; a single
  *    handle may be shared between threads except where noted.
  *  - Unless its comment says otherwise, a function does not block, the

@@ -8,7 +8,9 @@
  * Common rules:
  *  - Data arguments are amp_arg values made by amp_arg_view (a view, a
  *    section, a projection: any strides) or amp_arg_array (a whole array);
- *    anything else is AMP_ERROR_INVALID_ARGUMENT. Elements are taken in
+ *    anything else is AMP_ERROR_INVALID_ARGUMENT, and so is a destroyed
+ *    view, array, accelerator view or reduction ("destroyed", naming the
+ *    argument). Elements are taken in
  *    row-major order of the view (the last dimension fastest). Views of host
  *    memory stay coherent as with any launch: no synchronize is needed
  *    before (the algorithm copies in what the device lacks) or after (host
@@ -182,7 +184,9 @@ AMP_API amp_status amp_reduction_apply(amp_accelerator_view *q, amp_reduction *r
 AMP_API amp_status amp_reduction_apply_async(amp_accelerator_view *q, amp_reduction *r, const amp_arg *args,
                                              size_t nargs, amp_arg result, amp_future **out);
 /* Destroy r (its compiled code stays in the caches). Launches already
- * queued keep what they use. */
+ * queued keep what they use. r is a handle like a view or a program: used
+ * after its destroy, or destroyed twice, it is AMP_ERROR_INVALID_ARGUMENT
+ * saying "destroyed" (hipamp.h's conventions). */
 AMP_API amp_status amp_reduction_destroy(amp_reduction *r);
 
 /* ------------------------------------------------------------------ scan */

@@ -134,7 +134,8 @@ amp_status amp__alg_resolve(const char *fn, const char *what, amp_arg a, size_t 
     int r;
     if (a.kind == AMP_ARG_VIEW) {
         amp_array_view *v = a.u.view;
-        if (!v) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: %s is a NULL view", fn, what);
+        amp_status st = amp__handle_check(v, AMP__HANDLE_VIEW, fn, what);
+        if (st != AMP_OK) return st;
         out->s = v->s;
         out->box = &v->box;
         out->read_only = v->access == AMP_READ_ONLY;
@@ -143,7 +144,8 @@ amp_status amp__alg_resolve(const char *fn, const char *what, amp_arg a, size_t 
         stride = v->s->stride + (v->s->ext.rank - r);
     } else if (a.kind == AMP_ARG_ARRAY) {
         amp_array *arr = a.u.array;
-        if (!arr) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: %s is a NULL array", fn, what);
+        amp_status st = amp__handle_check(arr, AMP__HANDLE_ARRAY, fn, what);
+        if (st != AMP_OK) return st;
         out->s = arr->s;
         out->box = &arr->s->whole;
         r = arr->s->ext.rank;

@@ -21,6 +21,7 @@ amp_status amp_fill(amp_accelerator_view *q, amp_arg out, const void *value)
     const amp__alg_prog *p = NULL;
     amp__alg_run run;
     amp_status st;
+    if (q) AMP__HANDLE_OK(q, AMP__HANDLE_QUEUE);
     AMP__NOT_NULL(value);
     if ((st = amp__alg_resolve(fn, "out", out, 0, NULL, &d)) != AMP_OK || (st = amp__alg_writable(fn, "out", &d)) != AMP_OK)
         return st;
@@ -56,6 +57,7 @@ amp_status amp_iota(amp_accelerator_view *q, amp_arg out, amp_type t, const void
     const amp__alg_prog *p = NULL;
     amp__alg_run run;
     amp_status st;
+    if (q) AMP__HANDLE_OK(q, AMP__HANDLE_QUEUE);
     AMP__NOT_NULL(start);
     if ((st = amp__alg_type_ok(fn, t)) != AMP_OK) return st;
     if ((st = amp__alg_resolve(fn, "out", out, amp_type_size(t), amp_type_name(t), &d)) != AMP_OK ||

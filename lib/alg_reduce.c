@@ -99,27 +99,28 @@ static amp_status amp__alg_result(const char *fn, amp_arg result, size_t rsize, 
     return amp__alg_writable(fn, "result", d);
 }
 
-/* amp_reduce, amp_transform_reduce and their _async forms: x (and y for a
- * two-input map) of type t; the result to the host (host != NULL) or into
+/* amp_reduce, amp_transform_reduce and their _async forms: x (named xname
+ * in messages; y too for a two-input map) of type t; the result to the host (host != NULL) or into
  * result on the device. */
-static amp_status amp__alg_transform_reduce(const char *fn, amp_accelerator_view *q, amp_arg x, amp_arg y, amp_type t,
-                                            amp_map map, amp_op op, void *host, const amp_arg *result,
-                                            amp_future **out)
+static amp_status amp__alg_transform_reduce(const char *fn, const char *xname, amp_accelerator_view *q, amp_arg x,
+                                            amp_arg y, amp_type t, amp_map map, amp_op op, void *host,
+                                            const amp_arg *result, amp_future **out)
 {
     amp__alg_data d[3];
     const amp__alg_prog *p = NULL;
     amp_status st;
     if (out) *out = NULL;
+    if (q && (st = amp__handle_check(q, AMP__HANDLE_QUEUE, fn, "q")) != AMP_OK) return st;
     if ((st = amp__alg_op_ok(fn, t, op)) != AMP_OK) return st;
     if (map < AMP_MAP_IDENTITY || map > AMP_MAP_SQUARED_DIFFERENCE)
         return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: map %d is not an amp_map", fn, (int)map);
     bool two = map == AMP_MAP_PRODUCT || map == AMP_MAP_SQUARED_DIFFERENCE;
     size_t size = amp_type_size(t);
-    if ((st = amp__alg_resolve(fn, "x", x, size, amp_type_name(t), &d[0])) != AMP_OK) return st;
+    if ((st = amp__alg_resolve(fn, xname, x, size, amp_type_name(t), &d[0])) != AMP_OK) return st;
     if (two) {
         if ((st = amp__alg_resolve(fn, "y", y, size, amp_type_name(t), &d[1])) != AMP_OK) return st;
         if (d[1].shape.n != d[0].shape.n)
-            return amp__fail(AMP_ERROR_INVALID_EXTENT, "%s: x holds %lld elements and y %lld", fn,
+            return amp__fail(AMP_ERROR_INVALID_EXTENT, "%s: %s holds %lld elements and y %lld", fn, xname,
                              (long long)d[0].shape.n, (long long)d[1].shape.n);
     }
     if (result && (st = amp__alg_result(fn, *result, size, amp_type_name(t), &d[2])) != AMP_OK) return st;
@@ -142,31 +143,32 @@ static amp_status amp__alg_transform_reduce(const char *fn, amp_accelerator_view
 amp_status amp_reduce(amp_accelerator_view *q, amp_arg in, amp_type t, amp_op op, void *result)
 {
     AMP__NOT_NULL(result);
-    return amp__alg_transform_reduce(__func__, q, in, in, t, AMP_MAP_IDENTITY, op, result, NULL, NULL);
+    return amp__alg_transform_reduce(__func__, "in", q, in, in, t, AMP_MAP_IDENTITY, op, result, NULL, NULL);
 }
 
 amp_status amp_reduce_async(amp_accelerator_view *q, amp_arg in, amp_type t, amp_op op, amp_arg result,
                             amp_future **out)
 {
-    return amp__alg_transform_reduce(__func__, q, in, in, t, AMP_MAP_IDENTITY, op, NULL, &result, out);
+    return amp__alg_transform_reduce(__func__, "in", q, in, in, t, AMP_MAP_IDENTITY, op, NULL, &result, out);
 }
 
 amp_status amp_transform_reduce(amp_accelerator_view *q, amp_arg x, amp_arg y, amp_type t, amp_map map, amp_op op,
                                 void *result)
 {
     AMP__NOT_NULL(result);
-    return amp__alg_transform_reduce(__func__, q, x, y, t, map, op, result, NULL, NULL);
+    return amp__alg_transform_reduce(__func__, "x", q, x, y, t, map, op, result, NULL, NULL);
 }
 
 amp_status amp_transform_reduce_async(amp_accelerator_view *q, amp_arg x, amp_arg y, amp_type t, amp_map map,
                                       amp_op op, amp_arg result, amp_future **out)
 {
-    return amp__alg_transform_reduce(__func__, q, x, y, t, map, op, NULL, &result, out);
+    return amp__alg_transform_reduce(__func__, "x", q, x, y, t, map, op, NULL, &result, out);
 }
 
 /* ------------------------------------------------ user-defined reductions */
 
 struct amp_reduction {
+    amp__handle h;           /* AMP__HANDLE_REDUCTION */
     amp_accelerator *acc;
     amp__alg_user u;         /* its strings point into the copies below */
     char label[64];
@@ -268,6 +270,22 @@ static amp_status amp__alg_params(const char *what, const char *list, int max, a
     return AMP_OK;
 }
 
+/* Release what r holds and give its shell back (a failed create's, or one
+ * its destroy ended). */
+static void amp__alg_reduction_free(amp_reduction *r)
+{
+    if (!r) return;
+    amp__alg_prog_release(&r->prog);
+    amp__alg_prog_release(&r->scan);
+    pthread_mutex_destroy(&r->lock);
+    free(r->map);
+    free(r->reduce);
+    free(r->identity);
+    free(r->post);
+    free(r->preamble);
+    amp__handle_free(r, AMP__HANDLE_REDUCTION);
+}
+
 amp_status amp_reduction_create(amp_accelerator *a, const amp_reduction_desc *d, amp_reduction **out)
 {
     amp_status st = AMP_OK;
@@ -287,7 +305,8 @@ amp_status amp_reduction_create(amp_accelerator *a, const amp_reduction_desc *d,
         return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "amp_reduction_create: name \"%.80s\" is not letters, digits and "
                          "'_' (at most 63)", name);
     if (!a && (st = amp_accelerator_default(&a)) != AMP_OK) return st;
-    if (!(r = calloc(1, sizeof *r))) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "amp_reduction_create: out of host memory");
+    if (!(r = amp__handle_new(AMP__HANDLE_REDUCTION, sizeof *r)))
+        return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "amp_reduction_create: out of host memory");
     pthread_mutex_init(&r->lock, NULL);
     r->acc = a;
     snprintf(r->label, sizeof r->label, "%s", name);
@@ -332,22 +351,16 @@ amp_status amp_reduction_create(amp_accelerator *a, const amp_reduction_desc *d,
     *out = r;
     return AMP_OK;
 fail:
-    amp_reduction_destroy(r);
+    amp__alg_reduction_free(r);
     return st;
 }
 
 amp_status amp_reduction_destroy(amp_reduction *r)
 {
     if (!r) return AMP_OK;
-    amp__alg_prog_release(&r->prog);
-    amp__alg_prog_release(&r->scan);
-    pthread_mutex_destroy(&r->lock);
-    free(r->map);
-    free(r->reduce);
-    free(r->identity);
-    free(r->post);
-    free(r->preamble);
-    free(r);
+    amp_status st = amp__handle_end(r, AMP__HANDLE_REDUCTION, __func__, "r");
+    if (st != AMP_OK) return st;
+    amp__alg_reduction_free(r);
     return AMP_OK;
 }
 
@@ -402,7 +415,8 @@ static amp_status amp__alg_user_apply(const char *fn, amp_accelerator_view *q, a
     size_t nin = 0;
     amp_status st;
     if (out) *out = NULL;
-    AMP__NOT_NULL(r);
+    if (q && (st = amp__handle_check(q, AMP__HANDLE_QUEUE, fn, "q")) != AMP_OK) return st;
+    if ((st = amp__handle_check(r, AMP__HANDLE_REDUCTION, fn, "r")) != AMP_OK) return st;
     size_t rsize = amp_type_size(r->u.type);
     if ((st = amp__alg_user_args(fn, r, args, nargs, d, in, &nin)) != AMP_OK) return st;
     amp__alg_data *res = &d[r->u.ninputs];
@@ -439,7 +453,8 @@ amp_status amp__alg_user_scan_prepare(amp_accelerator_view **q, amp_reduction *r
 {
     const char *fn = "amp_reduction_scan";
     amp_status st;
-    AMP__NOT_NULL(r);
+    if (*q && (st = amp__handle_check(*q, AMP__HANDLE_QUEUE, fn, "q")) != AMP_OK) return st;
+    if ((st = amp__handle_check(r, AMP__HANDLE_REDUCTION, fn, "r")) != AMP_OK) return st;
     if (r->u.ninputs != 1)
         return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: reduction '%s' has %d inputs; a scan takes one", fn,
                          r->label, r->u.ninputs);

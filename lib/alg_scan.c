@@ -77,6 +77,7 @@ amp_status amp_scan(amp_accelerator_view *q, amp_arg in, amp_arg out, amp_type t
     const amp__alg_prog *p = NULL;
     bool same = false;
     amp_status st;
+    if (q) AMP__HANDLE_OK(q, AMP__HANDLE_QUEUE);
     if ((st = amp__alg_op_ok(fn, t, op)) != AMP_OK || (st = amp__alg_scan_kind_ok(fn, kind)) != AMP_OK) return st;
     size_t size = amp_type_size(t);
     if ((st = amp__alg_resolve(fn, "in", in, size, amp_type_name(t), &d[0])) != AMP_OK ||

@@ -9,6 +9,7 @@ static amp_status amp__alg_pred_setup(const char *fn, amp_accelerator_view **q, 
 {
     amp_status st;
     AMP__NOT_NULL(predicate);
+    if (*q && (st = amp__handle_check(*q, AMP__HANDLE_QUEUE, fn, "q")) != AMP_OK) return st;
     if ((st = amp__alg_type_ok(fn, t)) != AMP_OK) return st;
     if (!*predicate) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: predicate is empty", fn);
     if ((st = amp__alg_resolve(fn, "in", in, amp_type_size(t), amp_type_name(t), d)) != AMP_OK) return st;
@@ -44,6 +45,7 @@ amp_status amp_copy_if(amp_accelerator_view *q, amp_arg in, amp_arg out, amp_typ
     AMP__CLEAR_OUT(count);
     AMP__NOT_NULL(count);
     amp_status st;
+    if (q) AMP__HANDLE_OK(q, AMP__HANDLE_QUEUE);
     if ((st = amp__alg_type_ok(fn, t)) != AMP_OK ||
         (st = amp__alg_resolve(fn, "out", out, amp_type_size(t), amp_type_name(t), &d[1])) != AMP_OK ||
         (st = amp__alg_writable(fn, "out", &d[1])) != AMP_OK)

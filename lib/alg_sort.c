@@ -31,6 +31,7 @@ static amp_status amp__alg_sort(const char *fn, amp_accelerator_view *q, amp_arg
                      *counters = NULL;
     amp__alg_run run;
     amp_status st;
+    if (q && (st = amp__handle_check(q, AMP__HANDLE_QUEUE, fn, "q")) != AMP_OK) return st;
     if ((st = amp__alg_type_ok(fn, t)) != AMP_OK) return st;
     if (order != AMP_ASCENDING && order != AMP_DESCENDING)
         return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: order %d is not an amp_order", fn, (int)order);

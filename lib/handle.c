@@ -1,5 +1,5 @@
 /* handle.c — the life of the handles a user holds as pointers (views,
- * arrays, queues, futures, programs): a tag that every entry point checks,
+ * arrays, queues, futures, programs, user reductions): a tag that every entry point checks,
  * so that a use after destroy or a second destroy is reported ("destroyed")
  * instead of touching freed memory; and, with AMP_DEBUG=1, a registry of
  * every handle made that makes the check exact.
@@ -26,6 +26,7 @@ static const char *const amp__kind_names[AMP__HANDLE_KINDS] = {
     [AMP__HANDLE_VIEW] = "amp_array_view",        [AMP__HANDLE_ARRAY] = "amp_array",
     [AMP__HANDLE_QUEUE] = "amp_accelerator_view", [AMP__HANDLE_FUTURE] = "amp_future",
     [AMP__HANDLE_PROGRAM] = "amp_program",        [AMP__HANDLE_GRAPH] = "amp_graph",
+    [AMP__HANDLE_REDUCTION] = "amp_reduction",
 };
 
 atomic_bool amp__handles_exact;

@@ -43,6 +43,7 @@ typedef enum amp__handle_kind {
     AMP__HANDLE_FUTURE,
     AMP__HANDLE_PROGRAM,
     AMP__HANDLE_GRAPH,
+    AMP__HANDLE_REDUCTION, /* amp_reduction (lib/alg_reduce.c) */
     AMP__HANDLE_KINDS
 } amp__handle_kind;
 

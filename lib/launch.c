@@ -63,7 +63,9 @@ static amp_status amp__bind_span(const amp__kernel *k, int i, const amp_arg *a, 
     amp_status st;
     if (a->kind & AMP__ARG_SPAN_ARRAY) {
         amp_array *arr = a->u.array;
-        if (!arr) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "kernel '%s' parameter %d: array is NULL", k->name, i);
+        if (!amp__handle_live(arr, AMP__HANDLE_ARRAY) &&
+            (st = amp__bad_memory(k, i, arr, AMP__HANDLE_ARRAY)) != AMP_OK)
+            return st;
         if ((st = amp__array_here(k, i, arr, on)) != AMP_OK) return st;
         b->s = arr->s;
         b->box = &arr->s->whole;
@@ -75,7 +77,8 @@ static amp_status amp__bind_span(const amp__kernel *k, int i, const amp_arg *a, 
         stride = arr->s->stride;
     } else {
         amp_array_view *v = a->u.view;
-        if (!v) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "kernel '%s' parameter %d: view is NULL", k->name, i);
+        if (!amp__handle_live(v, AMP__HANDLE_VIEW) && (st = amp__bad_memory(k, i, v, AMP__HANDLE_VIEW)) != AMP_OK)
+            return st;
         b->s = v->s;
         b->box = &v->box;
         b->offset = v->offset;

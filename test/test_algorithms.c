@@ -1060,6 +1060,127 @@ ACCEL_TEST(algorithms, refusals)
     cr_assert_str_eq(amp_op_name((amp_op)99), "unknown");
 }
 
+/* -------------------------------------------------------- stale handles */
+
+/* The call failed as a use of a destroyed handle. */
+#define ASSERT_DESTROYED(call)                                                                       \
+    do {                                                                                             \
+        ASSERT_STATUS(call, AMP_ERROR_INVALID_ARGUMENT);                                             \
+        cr_assert(strstr(amp_last_error(), "destroyed"), "%s: no \"destroyed\" in: %s", #call,       \
+                  amp_last_error());                                                                 \
+    } while (0)
+
+/* Every algorithm given a destroyed view, array, queue or reduction says
+ * "destroyed" (naming the argument) and runs nothing; a reduction destroyed
+ * twice too. With AMP_DEBUG=1 (stale_handles_debug) the registry answers. */
+static void stale_handles(amp_accelerator *acc)
+{
+    enum { N = 64 };
+    static float x[N], y[N];
+    for (int i = 0; i < N; ++i) x[i] = y[i] = (float)i;
+    amp_accelerator_view *q = NULL;
+    ASSERT_OK(amp_accelerator_view_create(acc, &q));
+    amp_array_view *live = test_view(y, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    amp_array_view *v = test_view(x, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    amp_array *arr = NULL, *res = NULL;
+    ASSERT_OK(amp_array_create(q, 4, amp_extent_1d(N), x, &arr));
+    ASSERT_OK(amp_array_create(q, 4, amp_extent_1d(1), NULL, &res));
+    amp_reduction_desc d = {.inputs = "float x", .type = AMP_TYPE_FLOAT32, .map = "x", .reduce = "a + b",
+                            .identity = "0"};
+    amp_reduction *r = NULL;
+    ASSERT_OK(amp_reduction_create(acc, &d, &r));
+    float got = 0;
+    amp_arg la[] = {amp_arg_view(live)};
+    ASSERT_OK(amp_reduction_apply(q, r, la, 1, &got));
+    cr_assert_eq(got, (float)(N * (N - 1) / 2));
+    ASSERT_OK(amp_array_view_destroy(v));
+    ASSERT_OK(amp_array_destroy(arr));
+
+    /* A destroyed view or array as data, named. */
+    amp_arg dv = amp_arg_view(v), da = amp_arg_array(arr), lv = amp_arg_view(live);
+    uint64_t c = 0;
+    amp_future *f = NULL;
+    float one = 1;
+    ASSERT_DESTROYED(amp_reduce(q, dv, AMP_TYPE_FLOAT32, AMP_OP_SUM, &got));
+    cr_assert(strstr(amp_last_error(), "amp_reduce") && strstr(amp_last_error(), "in"), "%s", amp_last_error());
+    ASSERT_DESTROYED(amp_reduce(q, da, AMP_TYPE_FLOAT32, AMP_OP_SUM, &got));
+    ASSERT_DESTROYED(amp_reduce_async(q, lv, AMP_TYPE_FLOAT32, AMP_OP_SUM, amp_arg_view(v), &f));
+    cr_assert(strstr(amp_last_error(), "result"), "%s", amp_last_error());
+    cr_assert_null(f);
+    ASSERT_DESTROYED(amp_transform_reduce(q, lv, dv, AMP_TYPE_FLOAT32, AMP_MAP_PRODUCT, AMP_OP_SUM, &got));
+    cr_assert(strstr(amp_last_error(), "y"), "%s", amp_last_error());
+    ASSERT_DESTROYED(amp_transform_reduce_async(q, da, lv, AMP_TYPE_FLOAT32, AMP_MAP_PRODUCT, AMP_OP_SUM,
+                                                amp_arg_array(res), &f));
+    ASSERT_DESTROYED(amp_scan(q, dv, lv, AMP_TYPE_FLOAT32, AMP_OP_SUM, AMP_SCAN_INCLUSIVE));
+    ASSERT_DESTROYED(amp_scan(q, lv, dv, AMP_TYPE_FLOAT32, AMP_OP_SUM, AMP_SCAN_INCLUSIVE));
+    ASSERT_DESTROYED(amp_sort(q, dv, AMP_TYPE_FLOAT32, AMP_ASCENDING));
+    ASSERT_DESTROYED(amp_sort(q, da, AMP_TYPE_FLOAT32, AMP_ASCENDING));
+    ASSERT_DESTROYED(amp_sort_by_key(q, lv, dv, AMP_TYPE_FLOAT32, AMP_ASCENDING));
+    cr_assert(strstr(amp_last_error(), "values"), "%s", amp_last_error());
+    ASSERT_DESTROYED(amp_count_if(q, dv, AMP_TYPE_FLOAT32, "x > 0", NULL, &c));
+    ASSERT_DESTROYED(amp_copy_if(q, lv, dv, AMP_TYPE_FLOAT32, "x > 0", NULL, &c));
+    ASSERT_DESTROYED(amp_copy_if(q, da, lv, AMP_TYPE_FLOAT32, "x > 0", NULL, &c));
+    ASSERT_DESTROYED(amp_fill(q, dv, &one));
+    ASSERT_DESTROYED(amp_fill(q, da, &one));
+    ASSERT_DESTROYED(amp_iota(q, dv, AMP_TYPE_FLOAT32, &one, NULL));
+    amp_arg sa[] = {dv};
+    ASSERT_DESTROYED(amp_reduction_apply(q, r, sa, 1, &got));
+    cr_assert(strstr(amp_last_error(), "input 0"), "%s", amp_last_error());
+    ASSERT_DESTROYED(amp_reduction_apply_async(q, r, la, 1, amp_arg_view(v), &f));
+    ASSERT_DESTROYED(amp_reduction_scan(q, r, sa, 1, lv, AMP_SCAN_INCLUSIVE));
+    ASSERT_DESTROYED(amp_reduction_scan(q, r, la, 1, dv, AMP_SCAN_INCLUSIVE));
+    cr_assert_null(f);
+
+    /* A destroyed queue. */
+    amp_accelerator_view *dq = NULL;
+    ASSERT_OK(amp_accelerator_view_create(acc, &dq));
+    ASSERT_OK(amp_accelerator_view_destroy(dq));
+    ASSERT_DESTROYED(amp_reduce(dq, lv, AMP_TYPE_FLOAT32, AMP_OP_SUM, &got));
+    cr_assert(strstr(amp_last_error(), "q"), "%s", amp_last_error());
+    ASSERT_DESTROYED(amp_reduce_async(dq, lv, AMP_TYPE_FLOAT32, AMP_OP_SUM, amp_arg_array(res), &f));
+    ASSERT_DESTROYED(amp_transform_reduce(dq, lv, lv, AMP_TYPE_FLOAT32, AMP_MAP_PRODUCT, AMP_OP_SUM, &got));
+    ASSERT_DESTROYED(amp_scan(dq, lv, lv, AMP_TYPE_FLOAT32, AMP_OP_SUM, AMP_SCAN_INCLUSIVE));
+    ASSERT_DESTROYED(amp_sort(dq, lv, AMP_TYPE_FLOAT32, AMP_ASCENDING));
+    ASSERT_DESTROYED(amp_sort_by_key(dq, lv, amp_arg_array(res), AMP_TYPE_FLOAT32, AMP_ASCENDING));
+    ASSERT_DESTROYED(amp_count_if(dq, lv, AMP_TYPE_FLOAT32, "x > 0", NULL, &c));
+    ASSERT_DESTROYED(amp_copy_if(dq, lv, amp_arg_array(res), AMP_TYPE_FLOAT32, "x > 0", NULL, &c));
+    ASSERT_DESTROYED(amp_fill(dq, lv, &one));
+    ASSERT_DESTROYED(amp_iota(dq, lv, AMP_TYPE_FLOAT32, &one, NULL));
+    ASSERT_DESTROYED(amp_reduction_apply(dq, r, la, 1, &got));
+    ASSERT_DESTROYED(amp_reduction_apply_async(dq, r, la, 1, amp_arg_array(res), &f));
+    ASSERT_DESTROYED(amp_reduction_scan(dq, r, la, 1, lv, AMP_SCAN_INCLUSIVE));
+    cr_assert_null(f);
+
+    /* A destroyed reduction, and destroyed twice. */
+    ASSERT_OK(amp_reduction_destroy(r));
+    ASSERT_DESTROYED(amp_reduction_apply(q, r, la, 1, &got));
+    cr_assert(strstr(amp_last_error(), "amp_reduction"), "%s", amp_last_error());
+    ASSERT_DESTROYED(amp_reduction_apply_async(q, r, la, 1, amp_arg_array(res), &f));
+    cr_assert_null(f);
+    ASSERT_DESTROYED(amp_reduction_scan(q, r, la, 1, lv, AMP_SCAN_INCLUSIVE));
+    ASSERT_DESTROYED(amp_reduction_destroy(r));
+    /* Another kind's handle where a reduction belongs. */
+    ASSERT_STATUS(amp_reduction_apply(q, (amp_reduction *)live, la, 1, &got), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_last_error(), "amp_array_view") || strstr(amp_last_error(), "never"), "%s",
+              amp_last_error());
+
+    /* Nothing ran: the live view is as it was, and still works. */
+    ASSERT_OK(amp_array_view_synchronize(live));
+    for (int i = 0; i < N; ++i) cr_assert_eq(y[i], (float)i, "y[%d] = %g", i, (double)y[i]);
+    ASSERT_OK(amp_reduce(q, lv, AMP_TYPE_FLOAT32, AMP_OP_MAX, &got));
+    cr_assert_eq(got, (float)(N - 1));
+    ASSERT_OK(amp_array_destroy(res));
+    ASSERT_OK(amp_array_view_destroy(live));
+    ASSERT_OK(amp_accelerator_view_destroy(q));
+}
+
+ACCEL_TEST(algorithms, stale_handles) { stale_handles(acc); }
+ACCEL_TEST(algorithms, stale_handles_debug)
+{
+    setenv("AMP_DEBUG", "1", 1);
+    stale_handles(acc);
+}
+
 /* ------------------------------------------------------------ coherence */
 
 /* Data a kernel left on the device is reduced there (no synchronize), and
