@@ -7,6 +7,7 @@
 #include <criterion/criterion.h>
 #include <hipamp.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Kernel files under test/kernels/, embedded at build time. */
 extern const char test_kernels_seeds[];
@@ -48,6 +49,14 @@ amp_accelerator *test_accel(test_accel_kind kind);
                      amp_status_name(st_), amp_status_name(want), amp_last_error()); \
     } while (0)
 #define ASSERT_OK(call) ASSERT_STATUS(call, AMP_OK)
+/* The call failed as a use of a destroyed handle (a stale handle: the
+ * message says "destroyed"). */
+#define ASSERT_DESTROYED(call)                                                                       \
+    do {                                                                                             \
+        ASSERT_STATUS(call, AMP_ERROR_INVALID_ARGUMENT);                                             \
+        cr_assert(strstr(amp_last_error(), "destroyed"), "%s: no \"destroyed\" in: %s", #call,       \
+                  amp_last_error());                                                                 \
+    } while (0)
 
 /* Build source for acc (asserting success) and fetch one kernel from it. */
 amp_program *test_build(amp_accelerator *acc, const char *source);

@@ -1062,14 +1062,6 @@ ACCEL_TEST(algorithms, refusals)
 
 /* -------------------------------------------------------- stale handles */
 
-/* The call failed as a use of a destroyed handle. */
-#define ASSERT_DESTROYED(call)                                                                       \
-    do {                                                                                             \
-        ASSERT_STATUS(call, AMP_ERROR_INVALID_ARGUMENT);                                             \
-        cr_assert(strstr(amp_last_error(), "destroyed"), "%s: no \"destroyed\" in: %s", #call,       \
-                  amp_last_error());                                                                 \
-    } while (0)
-
 /* Every algorithm given a destroyed view, array, queue or reduction says
  * "destroyed" (naming the argument) and runs nothing; a reduction destroyed
  * twice too. With AMP_DEBUG=1 (stale_handles_debug) the registry answers. */

@@ -11,14 +11,6 @@
 
 extern const char test_kernels_handles[];
 
-/* The call failed as a use of a destroyed handle. */
-#define ASSERT_DESTROYED(call)                                                                       \
-    do {                                                                                             \
-        ASSERT_STATUS(call, AMP_ERROR_INVALID_ARGUMENT);                                             \
-        cr_assert(strstr(amp_last_error(), "destroyed"), "%s: no \"destroyed\" in: %s", #call,       \
-                  amp_last_error());                                                                 \
-    } while (0)
-
 #define N 64
 
 /* The host flag h_wait_flag spins on (test continuation_outlives_its_reused_future). */
