@@ -157,9 +157,9 @@ template <> struct bits<double> {
 };
 
 // ---------------------------------------------------------- operators
-// The numbers are amp_op's (include/hipamp_algorithms.h); OP_USER is a
+// The numbers are amp_op's (include/hipamp.h); OP_USER is a
 // user-defined reduction's operator.
-enum { OP_SUM = 1, OP_PRODUCT = 2, OP_MIN = 3, OP_MAX = 4, OP_AND = 5, OP_OR = 6, OP_XOR = 7, OP_USER = 100 };
+enum { OP_SUM = 0, OP_PRODUCT = 2, OP_MIN = 5, OP_MAX = 6, OP_AND = 7, OP_OR = 8, OP_XOR = 9, OP_USER = 100 };
 
 #ifdef AMP_ALG_USER
 // Generated from the user's strings after this file (lib/alg_program.c).

@@ -173,10 +173,17 @@ AMP_API amp_status amp_extent_sub_extent(amp_extent a, amp_extent b, amp_extent 
  * are AMP_OP_ADD/SUB of 1), amp_scalar_index(s, op, i) is s op i (the scalar
  * on the left: 10 - index). Division and remainder truncate toward zero, as
  * in C. AMP_ERROR_INVALID_ARGUMENT: a rank outside 1..AMP_MAX_RANK, an op
- * that is not an amp_op, division or remainder by zero (naming the
+ * other than AMP_OP_ADD..AMP_OP_MOD, division or remainder by zero (naming the
  * dimension), a NULL out; AMP_ERROR_OUT_OF_BOUNDS when a component
  * overflows int. On failure *out is zeroed. */
-typedef enum amp_op { AMP_OP_ADD = 0, AMP_OP_SUB = 1, AMP_OP_MUL = 2, AMP_OP_DIV = 3, AMP_OP_MOD = 4 } amp_op;
+typedef enum amp_op {
+    AMP_OP_ADD = 0, AMP_OP_SUB = 1, AMP_OP_MUL = 2, AMP_OP_DIV = 3, AMP_OP_MOD = 4,
+    /* The algorithms' operators (hipamp_algorithms.h: reduce and scan take
+     * ADD, MUL and these; index arithmetic refuses them). SUM and PRODUCT
+     * are other names of ADD and MUL. */
+    AMP_OP_MIN = 5, AMP_OP_MAX = 6, AMP_OP_AND = 7, AMP_OP_OR = 8, AMP_OP_XOR = 9,
+    AMP_OP_SUM = AMP_OP_ADD, AMP_OP_PRODUCT = AMP_OP_MUL
+} amp_op;
 AMP_API amp_status amp_index_scalar(amp_index i, amp_op op, int s, amp_index *out);
 AMP_API amp_status amp_extent_scalar(amp_extent e, amp_op op, int s, amp_extent *out);
 AMP_API amp_status amp_scalar_index(int s, amp_op op, amp_index i, amp_index *out);

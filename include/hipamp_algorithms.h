@@ -70,7 +70,11 @@ AMP_API size_t amp_type_size(amp_type t);
 /* Static name of t ("float32"); "unknown" outside the enum. */
 AMP_API const char *amp_type_name(amp_type t);
 
-/* Built-in operators. Integer sums and products wrap around (two's
+/* Built-in operators: hipamp.h's amp_op, whose associative members the
+ * algorithms take: AMP_OP_SUM (= AMP_OP_ADD), AMP_OP_PRODUCT (=
+ * AMP_OP_MUL), AMP_OP_MIN, AMP_OP_MAX, AMP_OP_AND, AMP_OP_OR, AMP_OP_XOR
+ * (AMP_OP_SUB, AMP_OP_DIV and AMP_OP_MOD are AMP_ERROR_INVALID_ARGUMENT:
+ * not associative). Integer sums and products wrap around (two's
  * complement). min and max of floating-point values: a NaN anywhere gives a
  * NaN, and -0.0 counts as less than +0.0 (so the result does not depend on
  * the order of combination). The bitwise operators take integer types only
@@ -79,16 +83,8 @@ AMP_API const char *amp_type_name(amp_type t);
  * 0, 0. Floating-point sums are combined pairwise in an order that depends
  * on the accelerator and the tuning, so they differ from a serial sum by
  * rounding. */
-typedef enum amp_op {
-    AMP_OP_SUM = 1,
-    AMP_OP_PRODUCT = 2,
-    AMP_OP_MIN = 3,
-    AMP_OP_MAX = 4,
-    AMP_OP_AND = 5,
-    AMP_OP_OR = 6,
-    AMP_OP_XOR = 7
-} amp_op;
-/* Static name ("AMP_OP_SUM"); "unknown" outside the enum. */
+/* Static name of op ("AMP_OP_SUM"; "AMP_OP_PRODUCT" for AMP_OP_MUL, as the
+ * algorithms call them); "unknown" outside the enum. */
 AMP_API const char *amp_op_name(amp_op op);
 
 /* ---------------------------------------------------------------- reduce */

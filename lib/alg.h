@@ -42,7 +42,8 @@ typedef struct amp__alg_data {
     amp_arg arg;            /* the caller's amp_arg_view / amp_arg_array */
     amp__storage *s;
     amp_accelerator *acc;   /* an array's accelerator, else where the view's data is (may be NULL) */
-    const amp__box *box;    /* storage coordinates */
+    const amp__box *box;    /* storage coordinates (may hold more than the elements) */
+    int64_t offset;         /* bytes from the storage's start to the first element */
     size_t elem;
     bool read_only;
     amp__alg_shape shape;
@@ -60,7 +61,8 @@ amp_arg amp__alg_span(const amp__alg_data *d, bool overwrite);
 amp_arg amp__alg_shape_arg(const amp__alg_data *d);
 /* d must be writable: AMP_ERROR_INVALID_ARGUMENT naming what otherwise. */
 amp_status amp__alg_writable(const char *fn, const char *what, const amp__alg_data *d);
-/* Whether a and b share elements (*same: they are the very same elements). */
+/* Whether a and b may share elements (*same: they are the very same
+ * elements, in the same order). */
 bool amp__alg_overlap(const amp__alg_data *a, const amp__alg_data *b, bool *same);
 /* q, or by the rule for NULL (hipamp_algorithms.h): the first datum's
  * accelerator that has one, else acc (may be NULL), else the default. */

@@ -38,7 +38,10 @@ const char *amp_op_name(amp_op op)
 {
     switch (op) {
     case AMP_OP_SUM: return "AMP_OP_SUM";
+    case AMP_OP_SUB: return "AMP_OP_SUB";
     case AMP_OP_PRODUCT: return "AMP_OP_PRODUCT";
+    case AMP_OP_DIV: return "AMP_OP_DIV";
+    case AMP_OP_MOD: return "AMP_OP_MOD";
     case AMP_OP_MIN: return "AMP_OP_MIN";
     case AMP_OP_MAX: return "AMP_OP_MAX";
     case AMP_OP_AND: return "AMP_OP_AND";
@@ -59,8 +62,12 @@ amp_status amp__alg_op_ok(const char *fn, amp_type t, amp_op op)
 {
     amp_status st = amp__alg_type_ok(fn, t);
     if (st != AMP_OK) return st;
-    if (op < AMP_OP_SUM || op > AMP_OP_XOR)
+    if ((int)op < AMP_OP_ADD || (int)op > AMP_OP_XOR)
         return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: op %d is not an amp_op", fn, (int)op);
+    if (op == AMP_OP_SUB || op == AMP_OP_DIV || op == AMP_OP_MOD)
+        return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: %s is not associative; reductions and scans take "
+                         "AMP_OP_SUM, AMP_OP_PRODUCT, AMP_OP_MIN, AMP_OP_MAX, AMP_OP_AND, AMP_OP_OR, AMP_OP_XOR",
+                         fn, amp_op_name(op));
     if (op >= AMP_OP_AND && (t == AMP_TYPE_FLOAT32 || t == AMP_TYPE_FLOAT64))
         return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: %s is a bitwise operator, which %s (a floating-point type) "
                          "does not have", fn, amp_op_name(op), amp_type_name(t));
@@ -136,18 +143,24 @@ amp_status amp__alg_resolve(const char *fn, const char *what, amp_arg a, size_t 
         amp_array_view *v = a.u.view;
         amp_status st = amp__handle_check(v, AMP__HANDLE_VIEW, fn, what);
         if (st != AMP_OK) return st;
+        /* The view's own layout (a section's, a projection's, a
+         * reinterpret_as or view_as view's: element size and strides of
+         * its own), fixed at its creation. */
         out->s = v->s;
         out->box = &v->box;
+        out->offset = v->offset;
+        out->elem = v->elem;
         out->read_only = v->access == AMP_READ_ONLY;
         r = v->ext.rank;
         ext = v->ext.v;
-        stride = v->s->stride + (v->s->ext.rank - r);
+        stride = v->stride;
     } else if (a.kind == AMP_ARG_ARRAY) {
         amp_array *arr = a.u.array;
         amp_status st = amp__handle_check(arr, AMP__HANDLE_ARRAY, fn, what);
         if (st != AMP_OK) return st;
         out->s = arr->s;
         out->box = &arr->s->whole;
+        out->elem = arr->s->elem;
         r = arr->s->ext.rank;
         ext = arr->s->ext.v;
         stride = arr->s->stride;
@@ -155,13 +168,18 @@ amp_status amp__alg_resolve(const char *fn, const char *what, amp_arg a, size_t 
         return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: %s must be a view or an array (amp_arg_view, amp_arg_array), "
                          "not %s", fn, what, a.kind ? amp__kind_name(a.kind) : "an empty amp_arg");
     }
-    out->elem = out->s->elem;
     if (elem && out->elem != elem)
         return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: %s has %zu-byte elements; %s has %zu", fn, what, out->elem,
                          tname, elem);
-    amp__lock_acquire(&out->s->lock);
-    out->acc = out->s->acc;
-    amp__lock_release(&out->s->lock);
+    /* Where the data belongs: an array's accelerator (also for a view of
+     * it; home_acc never changes), else where a view of host memory has
+     * its device copy. */
+    out->acc = out->s->home_acc;
+    if (!out->acc) {
+        amp__lock_acquire(&out->s->lock);
+        out->acc = out->s->acc;
+        amp__lock_release(&out->s->lock);
+    }
     if (!amp__alg_make_shape(r, ext, stride, &out->shape))
         return amp__fail(AMP_ERROR_UNSUPPORTED, "%s: %s has more than %d strided dimensions (after merging the "
                          "contiguous ones); the algorithms take at most %d", fn, what, AMP__ALG_SHAPE_RANK,
@@ -193,8 +211,11 @@ bool amp__alg_overlap(const amp__alg_data *a, const amp__alg_data *b, bool *same
     if (a->s != b->s) return false;
     int R = a->s->ext.rank;
     amp__box x;
+    /* Boxes hold at least the elements (a reinterpret_as or view_as view's
+     * may hold more), so boxes apart mean elements apart; the same
+     * elements in the same order need the same layout. */
     if (!amp__box_intersect(a->box, b->box, R, &x)) return false;
-    *same = amp__box_contains(a->box, b->box, R) && amp__box_contains(b->box, a->box, R);
+    *same = a->offset == b->offset && a->elem == b->elem && !memcmp(&a->shape, &b->shape, sizeof a->shape);
     return true;
 }
 

@@ -213,8 +213,9 @@ static void amp__alg_ops(amp__sb *b, amp_type t, bool user)
         amp__sb_puts(b, " X(100, amp::alg::op_user)\n");
         return;
     }
-    amp__sb_puts(b, " X(1, amp::alg::op_sum) X(2, amp::alg::op_product) X(3, amp::alg::op_min) X(4, amp::alg::op_max)");
-    if (!amp__alg_is_float(t)) amp__sb_puts(b, " X(5, amp::alg::op_and) X(6, amp::alg::op_or) X(7, amp::alg::op_xor)");
+    /* amp_op's numbers (hipamp.h), as amp::alg's OP_ constants. */
+    amp__sb_puts(b, " X(0, amp::alg::op_sum) X(2, amp::alg::op_product) X(5, amp::alg::op_min) X(6, amp::alg::op_max)");
+    if (!amp__alg_is_float(t)) amp__sb_puts(b, " X(7, amp::alg::op_and) X(8, amp::alg::op_or) X(9, amp::alg::op_xor)");
     amp__sb_puts(b, "\n");
 }
 
@@ -289,7 +290,7 @@ static void amp__alg_config(amp__sb *b, const amp__alg_spec *sp, const amp__alg_
     case AMP__ALG_FAM_PREDICATE:
         amp__sb_printf(b, "#define AMP_ALG_T %s\n#define AMP_ALG_R unsigned long long\n", amp__alg_ctype(sp->type));
         amp__sb_puts(b, "#define AMP_ALG_WITH_REDUCE 1\n#define AMP_ALG_WITH_SELECT 1\n#define AMP_ALG_WITH_CLEAR 1\n"
-                        "#define AMP_ALG_OPS(X) X(1, amp::alg::op_sum)\n");
+                        "#define AMP_ALG_OPS(X) X(0, amp::alg::op_sum)\n");
         break;
     case AMP__ALG_FAM_SORT: {
         bool wide = amp_type_size(sp->type) == 8;

@@ -128,7 +128,8 @@ static amp_status amp__scalar_op(const char *what, int ra, const int *a, amp_op 
     if (ra < 1 || ra > AMP_MAX_RANK)
         return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: rank %d is outside 1..%d", what, ra, AMP_MAX_RANK);
     if ((int)op < AMP_OP_ADD || (int)op > AMP_OP_MOD)
-        return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: operator %d is not an amp_op", what, (int)op);
+        return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: operator %d is not one of AMP_OP_ADD..AMP_OP_MOD", what,
+                         (int)op);
     for (int d = 0; d < ra; ++d) {
         long long x = left ? s : a[d], y = left ? a[d] : s, v = 0;
         if ((op == AMP_OP_DIV || op == AMP_OP_MOD) && y == 0)
@@ -139,6 +140,7 @@ static amp_status amp__scalar_op(const char *what, int ra, const int *a, amp_op 
         case AMP_OP_MUL: v = x * y; break;
         case AMP_OP_DIV: v = x / y; break;
         case AMP_OP_MOD: v = x % y; break;
+        default: break; /* the algorithms' operators: refused above */
         }
         if (v > INT_MAX || v < INT_MIN)
             return amp__fail(AMP_ERROR_OUT_OF_BOUNDS, "%s: dimension %d overflows int (%lld %c %lld)", what, d, x,
