@@ -34,87 +34,30 @@ static amp_status amp__bad_memory(const amp__kernel *k, int i, const void *h, am
     return amp__handle_check_slow(h, kind, "parallel_for_each", what);
 }
 
-/* Parameter i's array argument must be used where it lives (a view of it
- * may go anywhere). home_acc never changes: no lock needed. */
-static amp_status amp__array_here(const amp__kernel *k, int i, const amp_array *arr, const amp_accelerator *on)
-{
-    if (arr->s->home_acc == on) return AMP_OK;
-    return amp__fail(AMP_ERROR_INVALID_ARGUMENT,
-                     "kernel '%s' parameter %d: the array lives %s%s; the launch is on %s (pass a view of "
-                     "it, amp_array_view_of_array, to use it there)", k->name, i,
-                     arr->s->home_acc ? "on " : "in host memory (a staging array)",
-                     arr->s->home_acc ? arr->s->home_acc->e.info.device_path : "", on->e.info.device_path);
-}
-
-/* An internal span argument (internal.h, AMP__ARG_SPAN): the view or array
- * as the rank-1 view of its elements from the first to the last, in its
- * own element size, for a kernel that indexes it through a shape of its
- * own (lib/alg_*.c). The coherence box stays the view's own. */
-static amp_status amp__bind_span(const amp__kernel *k, int i, const amp_arg *a, const amp_accelerator *on,
-                                 amp__bound *b)
+/* An internal span argument (internal.h, AMP__ARG_SPAN), once bound as its
+ * view or array (rank dimensions): the rank-1 view of its elements from the
+ * first to the last, in its own element size, for a kernel that indexes it
+ * through a shape of its own (lib/alg_*.c). The coherence box stays the
+ * view's own. */
+static void amp__bind_as_span(const amp_arg *a, int rank, amp__bound *b)
 {
     static const int64_t unit = 1;
-    const amp__sig_param *p = &k->sig.params[i];
-    amp_access access = AMP_READ_WRITE;
-    const int *ext;
-    const int64_t *stride;
-    int rank;
-    bool exact = true;
-    amp_status st;
-    if (a->kind & AMP__ARG_SPAN_ARRAY) {
-        amp_array *arr = a->u.array;
-        if (!amp__handle_live(arr, AMP__HANDLE_ARRAY) &&
-            (st = amp__bad_memory(k, i, arr, AMP__HANDLE_ARRAY)) != AMP_OK)
-            return st;
-        if ((st = amp__array_here(k, i, arr, on)) != AMP_OK) return st;
-        b->s = arr->s;
-        b->box = &arr->s->whole;
-        b->offset = 0;
-        b->elem = arr->s->elem;
-        b->view = NULL;
-        rank = arr->s->ext.rank;
-        ext = arr->s->ext.v;
-        stride = arr->s->stride;
-    } else {
-        amp_array_view *v = a->u.view;
-        if (!amp__handle_live(v, AMP__HANDLE_VIEW) && (st = amp__bad_memory(k, i, v, AMP__HANDLE_VIEW)) != AMP_OK)
-            return st;
-        b->s = v->s;
-        b->box = &v->box;
-        b->offset = v->offset;
-        b->elem = v->elem;
-        b->view = v;
-        access = v->access;
-        exact = v->exact;
-        rank = v->ext.rank;
-        ext = v->ext.v;
-        stride = v->stride;
-    }
     int64_t span = 1;
     for (int d = 0; d < rank; ++d) {
-        if (ext[d] == 0) {
+        if (b->ext[d] == 0) {
             span = 0;
             break;
         }
-        span += (int64_t)(ext[d] - 1) * stride[d];
+        span += (int64_t)(b->ext[d] - 1) * b->stride[d];
     }
     /* Only the descriptor carries it: the kernel bounds its accesses itself. */
     b->span = span > INT_MAX ? INT_MAX : (int)span;
     b->ext = &b->span;
     b->stride = &unit;
-    if ((int64_t)b->elem != p->elem_size)
-        return amp__fail(AMP_ERROR_ARGUMENT_MISMATCH,
-                         "kernel '%s' parameter %d has %d-byte elements; argument has %zu-byte elements", k->name, i,
-                         p->elem_size, b->elem);
-    if (access == AMP_READ_ONLY && !p->is_const)
-        return amp__fail(AMP_ERROR_ARGUMENT_MISMATCH, "kernel '%s' parameter %d writes its view, which is AMP_READ_ONLY",
-                         k->name, i);
-    b->writes = !p->is_const;
     /* Nothing to copy in only where the box is exactly the view's
      * elements: an inexact box (a reinterpret_as or view_as view) holds
      * others, which the launch must not drop. */
-    b->overwrite = exact && (a->kind & AMP__ARG_SPAN_OVERWRITE) != 0;
-    return AMP_OK;
+    b->overwrite = (!b->view || b->view->exact) && (a->kind & AMP__ARG_SPAN_OVERWRITE) != 0;
 }
 
 static amp_status amp__bind_memory(const amp__kernel *k, int i, const amp_arg *a, const amp_accelerator *on,
@@ -124,8 +67,9 @@ static amp_status amp__bind_memory(const amp__kernel *k, int i, const amp_arg *a
     const char *kn = k->name;
     int rank;
     amp_access access;
-    if ((a->kind & AMP__ARG_SPAN) && p->kind == AMP_ARG_VIEW && p->rank == 1) return amp__bind_span(k, i, a, on, b);
-    if (a->kind == AMP_ARG_VIEW && p->kind == AMP_ARG_VIEW) {
+    bool span = (a->kind & AMP__ARG_SPAN) && p->kind == AMP_ARG_VIEW && p->rank == 1;
+    int kind = !span ? (int)a->kind : (a->kind & AMP__ARG_SPAN_ARRAY) ? AMP_ARG_ARRAY : AMP_ARG_VIEW;
+    if (kind == AMP_ARG_VIEW && p->kind == AMP_ARG_VIEW) {
         amp_array_view *v = a->u.view;
         amp_status st;
         if (!amp__handle_live(v, AMP__HANDLE_VIEW) && (st = amp__bad_memory(k, i, v, AMP__HANDLE_VIEW)) != AMP_OK)
@@ -139,13 +83,20 @@ static amp_status amp__bind_memory(const amp__kernel *k, int i, const amp_arg *a
         b->view = v;
         rank = v->ext.rank;
         access = v->access;
-    } else if (a->kind == AMP_ARG_ARRAY) {
+    } else if (kind == AMP_ARG_ARRAY) {
         amp_array *arr = a->u.array;
         amp_status st;
         if (!amp__handle_live(arr, AMP__HANDLE_ARRAY) &&
             (st = amp__bad_memory(k, i, arr, AMP__HANDLE_ARRAY)) != AMP_OK)
             return st;
-        if ((st = amp__array_here(k, i, arr, on)) != AMP_OK) return st;
+        /* An array argument is used where it lives (a view of it may go
+         * anywhere). home_acc never changes: no lock needed. */
+        if (arr->s->home_acc != on)
+            return amp__fail(AMP_ERROR_INVALID_ARGUMENT,
+                             "kernel '%s' parameter %d: the array lives %s%s; the launch is on %s (pass a view of "
+                             "it, amp_array_view_of_array, to use it there)", kn, i,
+                             arr->s->home_acc ? "on " : "in host memory (a staging array)",
+                             arr->s->home_acc ? arr->s->home_acc->e.info.device_path : "", on->e.info.device_path);
         b->s = arr->s;
         b->box = &arr->s->whole;
         b->ext = arr->s->ext.v;
@@ -155,12 +106,17 @@ static amp_status amp__bind_memory(const amp__kernel *k, int i, const amp_arg *a
         b->view = NULL;
         rank = arr->s->ext.rank;
         access = AMP_READ_WRITE;
-    } else if (a->kind == AMP_ARG_VIEW) {
+    } else if (kind == AMP_ARG_VIEW) {
         return amp__fail(AMP_ERROR_ARGUMENT_MISMATCH,
                          "kernel '%s' parameter %d is amp::array; bind an amp_array (amp_arg_array)", kn, i);
     } else {
         return amp__fail(AMP_ERROR_ARGUMENT_MISMATCH, "kernel '%s' parameter %d is %s<%s, %d>; argument is %s", kn, i,
                          amp__kind_name(p->kind), p->is_const ? "const T" : "T", p->rank, amp__kind_name(a->kind));
+    }
+    b->overwrite = false;
+    if (span) {
+        amp__bind_as_span(a, rank, b);
+        rank = 1;
     }
     if (rank != p->rank)
         return amp__fail(AMP_ERROR_ARGUMENT_MISMATCH, "kernel '%s' parameter %d has rank %d; argument has rank %d", kn,
@@ -174,7 +130,6 @@ static amp_status amp__bind_memory(const amp__kernel *k, int i, const amp_arg *a
                          "kernel '%s' parameter %d is not const but its view is AMP_READ_ONLY "
                          "(declare it array_view<const T, %d>)", kn, i, p->rank);
     b->writes = !p->is_const;
-    b->overwrite = false;
     return AMP_OK;
 }
 
