@@ -55,7 +55,7 @@ int main(int argc, char **argv)
     printf("cg: 2-D Poisson, %d x %d grid, on %s (%s)\n", n, n, info.device_path, info.description);
 
     cg_solver s;
-    cg_grid g = {n, n, 0};
+    cg_grid g = {n, n, n, 0};
     cg_result res;
     if (cg_init(&s, acc, g, NULL) != AMP_OK || cg_solve(&s, tol, max_iters, check_every, 0, &res) != AMP_OK) {
         cg_free(&s);
@@ -72,7 +72,7 @@ int main(int argc, char **argv)
         double *x = malloc(m * 8), *xr = malloc(m * 8);
         int rit = 0;
         double rrel = 0;
-        if (!x || !xr || amp_array_copy_to_host(s.x, x) != AMP_OK || !cg_reference(n, tol, max_iters, &rit, &rrel, xr)) {
+        if (!x || !xr || amp_array_copy_to_host(s.x, x) != AMP_OK || !cg_reference(n, n, tol, max_iters, &rit, &rrel, xr)) {
             fprintf(stderr, "cg: --check: no memory, or the solution could not be read: %s\n", amp_last_error());
             status = 1;
         } else {

@@ -2,8 +2,10 @@
  *
  * The problem: -laplace(u) = 1 on the unit square, zero Dirichlet boundary,
  * an n x n interior grid and the 5-point stencil (A = 4 on the diagonal, -1
- * for each neighbour; b = h^2). A solver holds rows [first_row, first_row +
- * rows) of x, r and Ap, and of p with a halo row above and below. */
+ * for each neighbour; b = h^2), or its n x ny version (ny rows, the same h:
+ * a rectangle, for weak scaling at a fixed number of rows per rank). A
+ * solver holds rows [first_row, first_row + rows) of x, r and Ap, and of p
+ * with a halo row above and below. */
 #ifndef CG_SOLVER_H
 #define CG_SOLVER_H
 
@@ -11,14 +13,15 @@
 
 #include <stdbool.h>
 
-/* The part of the n x n grid one solver holds (one rank: all of it). */
+/* The part of the n x ny grid (n columns, ny rows) one solver holds (one
+ * rank: all of it). */
 typedef struct cg_grid {
-    int n, rows, first_row;
+    int n, ny, rows, first_row;
 } cg_grid;
 
-/* Rank `rank`'s rows of n split across nranks (1 <= nranks <= n): the
- * first n % nranks ranks get one row more. */
-cg_grid cg_split(int n, int nranks, int rank);
+/* Rank `rank`'s rows of the n x ny grid split across nranks (1 <= nranks
+ * <= ny): the first ny % nranks ranks get one row more. */
+cg_grid cg_split(int n, int ny, int nranks, int rank);
 
 typedef struct cg_solver cg_solver;
 
@@ -79,14 +82,14 @@ typedef struct cg_result {
 } cg_result;
 amp_status cg_solve(cg_solver *s, double tol, int max_iters, int check_every, int warmup, cg_result *out);
 
-/* The same iteration in plain C on the whole grid; x gets the solution
- * (n x n). false: no memory. */
-bool cg_reference(int n, double tol, int max_iters, int *iters, double *rel, double *x);
+/* The same iteration in plain C on the whole n x ny grid; x gets the
+ * solution (ny x n). false: no memory. */
+bool cg_reference(int n, int ny, double tol, int max_iters, int *iters, double *rel, double *x);
 
 /* Whether run a (iterations ia, residual ra, solution xa) agrees with run
- * b: iterations within 1, relative residuals within 1e-6 of each other when
- * the iterations are equal, solutions within 1e-8 of b's largest value, and
- * a converged. Prints one line, "<what>: agrees ..." or "<what>: DIFFERS
+ * b: iterations within 1, relative residuals within 1e-6 of each other (or
+ * 1e-14 apart) when the iterations are equal, solutions within 1e-8 of b's
+ * largest value, and a converged. Prints one line, "<what>: agrees ..." or "<what>: DIFFERS
  * ...", with the figures. */
 bool cg_agree(const char *what, int ia, double ra, const double *xa, int ib, double rb, const double *xb, size_t m,
               double tol);
