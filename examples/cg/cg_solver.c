@@ -199,23 +199,21 @@ amp_status cg_solve(cg_solver *s, double tol, int max_iters, int check_every, in
     rr = bb;
     if (s->comm.sum) check_every = 1; /* the sum brought rr to the host already */
     int it = 0;
-    if (warmup <= 0) {
-        CHECK(amp_accelerator_view_wait(s->q));
-        t0 = now_s();
-    }
-    while (it < max_iters && sqrt(rr / bb) > tol) {
-        CHECK(cg_iteration(s));
-        ++it;
+    if (warmup <= 0) warmup = 0;
+    while (true) {
         if (it == warmup) {
             CHECK(amp_accelerator_view_wait(s->q));
+            if (s->comm.timed) s->comm.timed(s->comm.ctx);
             t0 = now_s();
         }
+        if (it >= max_iters || !(sqrt(rr / bb) > tol)) break;
+        CHECK(cg_iteration(s));
+        ++it;
         if (it % check_every == 0) CHECK(cg_rr(s, &rr));
     }
     CHECK(cg_rr(s, &rr));
     CHECK(amp_accelerator_view_wait(s->q));
-    int first = warmup > 0 ? warmup : 0;
-    out->timed = it > first ? it - first : 0;
+    out->timed = it > warmup ? it - warmup : 0;
     out->seconds = out->timed ? now_s() - t0 : 0.0;
     out->iters = it;
     out->rel = sqrt(rr / bb);

@@ -38,6 +38,7 @@ typedef struct cg_comm {
     amp_status (*halo_begin)(void *ctx, cg_solver *s);
     amp_status (*halo_end)(void *ctx, cg_solver *s);
     amp_status (*sum)(void *ctx, double *value); /* in place, across the ranks */
+    void (*timed)(void *ctx); /* cg_solve's timed iterations begin (counters reset) */
     bool overlap;
 } cg_comm;
 
@@ -73,7 +74,8 @@ void cg_free(cg_solver *s);
 
 /* A run to convergence: iterations until sqrt(rr / bb) <= tol or max_iters,
  * the test every check_every iterations (every one with comm->sum); seconds
- * of the iterations after the first warmup, queue drained at both ends. */
+ * of the iterations after the first warmup, queue drained at both ends
+ * (comm->timed, when set, is called as they begin). */
 typedef struct cg_result {
     int iters;
     double rel;     /* final sqrt(rr / bb) */
