@@ -1,4 +1,4 @@
-/* test_mpi.c — hipamp::mpi where MPI is found: path names and choice, GPU-aware detection and its override, node-local rank and accelerator selection, halo exchanges with this process as its own neighbour (MPI_COMM_SELF: host views in place, arrays staged or by pointer, strided sections, periodic rows, every error path), and heat_mpi under mpiexec with 1, 2 and 3 ranks against a serial reference. Without MPI every test skips, saying why. */
+/* test_mpi.c — hipamp::mpi where MPI is found: path names and choice, GPU-aware detection and its override, node-local rank and accelerator selection, halo exchanges with this process as its own neighbour (MPI_COMM_SELF: host views in place, arrays staged or by pointer, strided sections, periodic rows, every error path), heat_mpi under mpiexec with 1, 2 and 3 ranks against a serial reference, and cg_mpi (the distributed CG) on 1, 2 and 3 ranks against one rank and its serial reference. Without MPI every test skips, saying why. */
 #include "support.h"
 
 #ifndef HIPAMP_HAVE_MPI
@@ -1246,6 +1246,140 @@ Test(mpi_heat, kernel_compiles_for_gpu_targets)
             built++;
         }
     if (!built) cr_skip_test("no GPU runtime compiler installed (hipRTC, NVRTC)");
+}
+
+/* ------------------------------------------------- cg_mpi under mpiexec */
+
+/* cg_mpi ARGS under mpiexec -n NP (see run_mpi). */
+static void run_cg(int np, const char *args, heat_run *r)
+{
+#ifndef HIPAMP_CG_MPI
+    (void)np;
+    (void)args;
+    (void)r;
+    cr_skip_test("cg_mpi is not built (HIPAMP_BUILD_EXAMPLES=OFF)");
+#else
+    run_mpi(HIPAMP_CG_MPI, np, args, r);
+#endif
+}
+
+#define CG_N 40
+
+/* A run with --check: exit 0, and rank 0's comparisons with the
+ * single-rank solver and the serial reference both agree (cg_solver.c's
+ * tolerances: iterations within 1, residuals within 1e-6, solutions within
+ * 1e-8); the halo and MPI bytes per iteration are exactly one row of n
+ * doubles out and one in per neighbour, and there are two allreduces an
+ * iteration. */
+static void cg_checked(int np, const char *args, heat_run *r)
+{
+    run_cg(np, args, r);
+    cr_assert_eq(r->status, 0, "%d rank(s), %s: exit %d\n%s\nstderr:\n%s", np, args, r->status, r->out, r->err);
+    cr_assert(strstr(r->out, "\ncg_mpi against one rank: agrees"), "%d rank(s), %s:\n%s", np, args, r->out);
+    cr_assert(strstr(r->out, "\ncg_mpi against the reference: agrees"), "%d rank(s), %s:\n%s", np, args, r->out);
+    double halo = (double)(np - 1) * 2 * 2 * CG_N * sizeof(double);
+    cr_assert_eq(field(r, "halo_bytes_per_iteration"), halo, "%d rank(s), %s:\n%s", np, args, r->out);
+    cr_assert_eq(field(r, "mpi_bytes_per_iteration"), halo, "%d rank(s), %s:\n%s", np, args, r->out);
+    cr_assert_eq(field(r, "allreduces_per_iteration"), 2, "%d rank(s), %s:\n%s", np, args, r->out);
+}
+
+/* 1, 2 and 3 ranks: each agrees with one rank and the reference (checked
+ * by cg_mpi itself), and with each other: the same iteration count (within
+ * one) and final residuals within 1e-6 relative. */
+Test(mpi_cg, one_two_and_three_ranks_agree, .timeout = 600)
+{
+    static heat_run r;
+    int it1 = 0;
+    double res1 = 0;
+    for (int np = 1; np <= 3; ++np) {
+        cg_checked(np, "--n 40 --check", &r);
+        int it = (int)field(&r, "iterations");
+        double res = field(&r, "relative_residual");
+        cr_assert(res > 0 && res <= 1e-8, "%d rank(s): residual %g\n%s", np, res, r.out);
+        cr_assert(strstr(r.out, "\npath host:"), "%d rank(s) did not take the host path:\n%s", np, r.out);
+        char inputs[128];
+        snprintf(inputs, sizeof inputs, "\ncg_model_inputs nx %d rows_per_rank %d ranks %d overlap 1 path host ", CG_N,
+                 (CG_N + np - 1) / np, np);
+        cr_assert(strstr(r.out, inputs), "no \"%s\" in:\n%s", inputs + 1, r.out);
+        if (np == 1) {
+            it1 = it;
+            res1 = res;
+            continue;
+        }
+        cr_assert(abs(it - it1) <= 1, "%d ranks: %d iterations, 1 rank: %d", np, it, it1);
+        if (it == it1)
+            cr_assert_leq(fabs(res - res1), 1e-6 * res1, "%d ranks: residual %.9e, 1 rank: %.9e", np, res, res1);
+    }
+}
+
+/* Every path, overlapped and not, on 2 ranks (3 ranks: the middle one
+ * exchanges both ways, the staged path overlapped); the staged path copies
+ * exactly the halo through its buffers. Grids of 5 rows on 3 ranks (2, 2
+ * and 1 rows: no interior rows, one launch after the exchange) and 7 rows
+ * on 2 (4 and 3: interior rows of 2 and 1). */
+Test(mpi_cg, every_path_overlapped_and_not, .timeout = 900)
+{
+    static heat_run r;
+    const char *paths[] = {"host", "staged", "device"};
+    for (int np = 2; np <= 3; ++np)
+        for (int p = np == 3 ? 1 : 0; p < (np == 3 ? 2 : 3); ++p)
+            for (int overlap = np == 3 ? 1 : 0; overlap < 2; ++overlap) {
+                char args[128];
+                snprintf(args, sizeof args, "--n 40 --check --path %s%s", paths[p], overlap ? "" : " --no-overlap");
+                cg_checked(np, args, &r);
+                cr_assert(strstr(r.out, overlap ? "\nstep overlapped" : "\nstep not overlapped"), "%s:\n%s", args,
+                          r.out);
+                double halo = (double)(np - 1) * 2 * 2 * CG_N * sizeof(double);
+                cr_assert_eq(field(&r, "staged_bytes_per_iteration"), p == 1 ? halo : 0, "%s:\n%s", args, r.out);
+            }
+    run_cg(3, "--n 5 --check --path staged", &r);
+    cr_assert_eq(r.status, 0, "5 rows on 3 ranks:\n%s\nstderr:\n%s", r.out, r.err);
+    cr_assert(strstr(r.out, "\ncg_mpi against one rank: agrees"), "5 rows on 3 ranks:\n%s", r.out);
+    run_cg(2, "--n 7 --check", &r);
+    cr_assert_eq(r.status, 0, "7 rows on 2 ranks:\n%s\nstderr:\n%s", r.out, r.err);
+    cr_assert(strstr(r.out, "\ncg_mpi against one rank: agrees"), "7 rows on 2 ranks:\n%s", r.out);
+    /* A rectangle (weak scaling's shape): 40 columns, 60 rows. */
+    run_cg(2, "--n 40 --ny 60 --check", &r);
+    cr_assert_eq(r.status, 0, "40 x 60 on 2 ranks:\n%s\nstderr:\n%s", r.out, r.err);
+    cr_assert(strstr(r.out, "\ncg_mpi against the reference: agrees"), "40 x 60 on 2 ranks:\n%s", r.out);
+    cr_assert(strstr(r.out, "\ncg_model_inputs nx 40 rows_per_rank 30 ranks 2 "), "%s", r.out);
+}
+
+/* The check can fail: stopped after 3 iterations, the run has not
+ * converged, and every rank exits 1. */
+Test(mpi_cg, a_run_that_did_not_converge_fails_its_check, .timeout = 300)
+{
+    static heat_run r;
+    run_cg(2, "--n 40 --max-iters 3 --check", &r);
+    cr_assert_eq(r.status, 1, "exit %d:\n%s\nstderr:\n%s", r.status, r.out, r.err);
+    cr_assert(strstr(r.out, "\ncg_mpi against the reference: DIFFERS"), "%s", r.out);
+    cr_assert(strstr(r.out, "not converged"), "%s", r.out);
+    cr_assert_eq(field(&r, "iterations"), 3, "%s", r.out);
+}
+
+/* A grid with fewer rows than ranks (square or not), and bad arguments, stop every rank
+ * with exit status 2, saying why on rank 0. */
+Test(mpi_cg, too_small_a_grid_and_bad_arguments_are_refused, .timeout = 300)
+{
+    static heat_run r;
+    run_cg(3, "--n 2", &r);
+    cr_assert_eq(r.status, 2, "exit %d:\n%s\nstderr:\n%s", r.status, r.out, r.err);
+    cr_assert(strstr(r.err, "cg_mpi: a grid of 2 rows (--ny, else --n) is too small for 3 ranks"), "%s", r.err);
+    run_cg(3, "--n 40 --ny 2", &r);
+    cr_assert_eq(r.status, 2, "exit %d:\n%s\nstderr:\n%s", r.status, r.out, r.err);
+    cr_assert(strstr(r.err, "a grid of 2 rows (--ny, else --n) is too small for 3 ranks"), "%s", r.err);
+    cr_assert(strstr(r.err, "usage: cg_mpi"), "%s", r.err);
+    const char *bad[] = {"--n 1", "--n x", "--tol 0", "--path sideways", "--max-iters", "--frobnicate"};
+    const char *says[] = {"--n \"1\"", "--n \"x\"", "--tol \"0\"", "sideways", "--max-iters (no value)",
+                          "unknown argument \"--frobnicate\""};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+        run_cg(2, bad[i], &r);
+        cr_assert_eq(r.status, 2, "\"%s\": exit %d:\n%s", bad[i], r.status, r.err);
+        cr_assert(strstr(r.err, says[i]), "\"%s\" does not say %s:\n%s", bad[i], says[i], r.err);
+    }
+    run_cg(0, "--help", &r);
+    cr_assert_eq(r.status, 0, "--help: exit %d:\n%s", r.status, r.err);
+    cr_assert(strstr(r.out, "usage: cg_mpi"), "%s", r.out);
 }
 
 #endif

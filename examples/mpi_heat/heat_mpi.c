@@ -1,10 +1,7 @@
 /* heat_mpi.c — the distributed 2-D heat (Jacobi) example: rows split across MPI ranks, one accelerator per rank chosen by node-local rank, and the halo rows exchanged through array_view sections by hipamp::mpi (device pointers to a GPU-aware MPI, host memory in place, or host staging of the halo rows only). By default each step overlaps the exchange with the interior rows' update (exchange begun, interior launch, exchange ended, edge rows' launch); --no-overlap exchanges first and updates every row in one launch. Rank 0's last line of output is `checksum <FNV-1a 64 of the final grid>`. */
-#include <hipamp.h>
-#include <hipamp_mpi.h>
-
 #include "heat_grid.h"
+#include "mpi_example.h"
 
-#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -55,47 +52,6 @@ typedef struct rank_report {
     double seconds;        /* the timed steps */
     double exchange_seconds;
 } rank_report;
-
-static int world_rank;
-
-/* Built with LeakSanitizer (HIPAMP_SANITIZE): what MPI_Init allocates and
- * drops is the MPI library's and is not reported, and the leak check runs
- * before MPI_Finalize, while the library's own allocations are still
- * reachable (it frees little at finalize and unloads its plugins, so they
- * would be reported at exit with no library to suppress them by). No-ops
- * in other builds. */
-extern void __lsan_do_leak_check(void) __attribute__((weak));
-extern void __lsan_disable(void) __attribute__((weak));
-extern void __lsan_enable(void) __attribute__((weak));
-
-static void die(const char *what, const char *detail)
-{
-    fprintf(stderr, "heat_mpi: rank %d: %s: %s\n", world_rank, what, detail);
-    fflush(stderr);
-    MPI_Abort(MPI_COMM_WORLD, 1);
-    exit(1);
-}
-
-#define TRY(call)                                                                              \
-    do {                                                                                       \
-        amp_status st_ = (call);                                                               \
-        if (st_ != AMP_OK) die(#call, amp_last_error());                                       \
-    } while (0)
-#define TRY_MPI(call)                                                                          \
-    do {                                                                                       \
-        amp_status st_ = (call);                                                               \
-        if (st_ != AMP_OK) die(#call, amp_mpi_last_error());                                   \
-    } while (0)
-
-static bool parse_long(const char *s, long lo, long hi, long *out)
-{
-    char *end = NULL;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi) return false;
-    *out = v;
-    return true;
-}
 
 /* 0: run; 1: bad arguments (message in err); 2: --help. */
 static int parse(int argc, char **argv, options *o, char *err, size_t n)
@@ -231,12 +187,9 @@ static amp_status step_launch(amp_accelerator_view *q, amp_graph **g, bool async
 
 int main(int argc, char **argv)
 {
-    if (__lsan_disable) __lsan_disable();
-    MPI_Init(&argc, &argv);
-    if (__lsan_enable) __lsan_enable();
-    int nranks = 1;
-    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    example_name = "heat_mpi";
+    example_mpi_init(&argc, &argv);
+    const int nranks = world_size;
 
     options o;
     char err[512] = "";
@@ -256,8 +209,7 @@ int main(int argc, char **argv)
             if (pr == 1) fprintf(stderr, "heat_mpi: %s\n", err);
             fputs(usage_text, pr == 1 ? stderr : stdout);
         }
-        if (__lsan_do_leak_check) __lsan_do_leak_check();
-        MPI_Finalize();
+        example_mpi_finalize();
         return pr == 1 ? 2 : 0;
     }
     const int nx = (int)o.nx, ny = (int)o.ny;
@@ -494,7 +446,6 @@ int main(int argc, char **argv)
     TRY(amp_program_destroy(prog));
     TRY_MPI(amp_mpi_exchange_destroy(x));
     TRY(amp_accelerator_view_destroy(q));
-    if (__lsan_do_leak_check) __lsan_do_leak_check();
-    MPI_Finalize();
+    example_mpi_finalize();
     return 0;
 }

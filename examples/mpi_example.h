@@ -1,0 +1,74 @@
+/* mpi_example.h — what the MPI examples (heat_mpi, cg_mpi) share: MPI started and ended out of LeakSanitizer's sight, stopping every rank on an error with the failed call's message, and whole-number options. Each program includes it once and sets example_name. */
+#ifndef MPI_EXAMPLE_H
+#define MPI_EXAMPLE_H
+
+#include <hipamp.h>
+#include <hipamp_mpi.h>
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* The program's name in messages (set by main), this process's rank and
+ * the number of ranks (set by example_mpi_init). */
+static const char *example_name = "example";
+static int world_rank, world_size = 1;
+
+/* Built with LeakSanitizer (HIPAMP_SANITIZE): what MPI_Init allocates and
+ * drops is the MPI library's and is not reported, and the leak check runs
+ * before MPI_Finalize, while the library's own allocations are still
+ * reachable (it frees little at finalize and unloads its plugins, so they
+ * would be reported at exit with no library to suppress them by). No-ops
+ * in other builds. */
+extern void __lsan_do_leak_check(void) __attribute__((weak));
+extern void __lsan_disable(void) __attribute__((weak));
+extern void __lsan_enable(void) __attribute__((weak));
+
+static inline void example_mpi_init(int *argc, char ***argv)
+{
+    if (__lsan_disable) __lsan_disable();
+    MPI_Init(argc, argv);
+    if (__lsan_enable) __lsan_enable();
+    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+}
+
+static inline void example_mpi_finalize(void)
+{
+    if (__lsan_do_leak_check) __lsan_do_leak_check();
+    MPI_Finalize();
+}
+
+/* Ends the whole job: one rank's failure would leave the others waiting. */
+static inline void die(const char *what, const char *detail)
+{
+    fprintf(stderr, "%s: rank %d: %s: %s\n", example_name, world_rank, what, detail);
+    fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+    exit(1);
+}
+
+#define TRY(call)                                                                              \
+    do {                                                                                       \
+        amp_status st_ = (call);                                                               \
+        if (st_ != AMP_OK) die(#call, amp_last_error());                                       \
+    } while (0)
+#define TRY_MPI(call)                                                                          \
+    do {                                                                                       \
+        amp_status st_ = (call);                                                               \
+        if (st_ != AMP_OK) die(#call, amp_mpi_last_error());                                   \
+    } while (0)
+
+/* s as a whole number in [lo, hi], all of it. */
+static inline bool parse_long(const char *s, long lo, long hi, long *out)
+{
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi) return false;
+    *out = v;
+    return true;
+}
+
+#endif
