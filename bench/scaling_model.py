@@ -1,17 +1,19 @@
 #!/usr/bin/env python3
-# scaling_model.py — projects heat_mpi's (and the distributed CG's) weak and strong scaling past one node from measured 1- and 2-rank figures (heat_mpi's model_inputs lines) and a stated network; Python 3 standard library only. docs/scaling.md explains the model.
+# scaling_model.py — projects heat_mpi's and the distributed CG's (cg_mpi) weak and strong scaling past one node from measured 1- and 2-rank figures (heat_mpi's model_inputs lines, cg_mpi's cg_model_inputs lines) and a stated network; Python 3 standard library only. docs/scaling.md explains the model.
 """Scaling model for hipamp's distributed examples.
 
 Reads heat_mpi's `model_inputs` lines (from its output, or from the logs of
 examples/mpi_heat/weak_scaling.sh), or takes the same figures as options,
-and projects time per step and efficiency to 8..1024 nodes for a network of
-a given bandwidth and latency. Prints Markdown: the inputs, weak and strong
-scaling tables for heat_mpi (overlapped and not) and CG, where each stops
+and cg_mpi's `cg_model_inputs` lines from the same logs, and projects time
+per step (iteration) and efficiency to 8..1024 nodes for a network of a
+given bandwidth and latency. Prints Markdown: the inputs, weak and strong
+scaling tables for heat_mpi (overlapped and not) and CG (measured, or
+estimated from heat's step where cg_mpi was not run), where each stops
 scaling and why, and a validation of the model against the measurements it
 was given (one grid size predicted from another).
 
 Example:
-  scaling_model.py --log weak-4096.log --log weak-16384.log
+  scaling_model.py --log weak-4096.log --log weak-16384.log --log cg.log
   scaling_model.py --nx 16384 --rows 4096 --t1 0.250e-3 --t2 0.322e-3 --nic-gbs 50
 """
 
@@ -21,10 +23,13 @@ import sys
 
 KEYS = ("nx", "rows_per_rank", "ranks", "overlap", "path", "time_per_step_s", "exchange_s_per_step", "row_bytes",
         "halo_bytes_per_rank_per_step")
+INTEGERS = ("nx", "rows_per_rank", "ranks", "overlap", "row_bytes", "halo_bytes_per_rank_per_step")
+CG_KEYS = ("nx", "rows_per_rank", "ranks", "overlap", "path", "time_per_iteration_s", "exchange_s_per_iteration",
+           "allreduce_s_per_iteration", "allreduces_per_iteration", "row_bytes", "halo_bytes_per_rank_per_iteration")
 
 
-def parse_logs(paths):
-    """Every model_inputs line of the files: a list of dicts."""
+def parse_logs(paths, prefix="model_inputs", keys=KEYS):
+    """Every `prefix` line of the files: a list of dicts."""
     runs = []
     for path in paths:
         try:
@@ -33,16 +38,19 @@ def parse_logs(paths):
             sys.exit(f"scaling_model: cannot read {path}: {e.strerror}")
         with f:
             for line in f:
-                if not line.startswith("model_inputs "):
+                if not line.startswith(prefix + " "):
                     continue
                 words = line.split()[1:]
                 run = dict(zip(words[0::2], words[1::2]))
-                if not all(k in run for k in KEYS):
-                    sys.exit(f"scaling_model: {path}: a model_inputs line lacks a field: {line.strip()}")
-                for k in ("nx", "rows_per_rank", "ranks", "overlap", "row_bytes", "halo_bytes_per_rank_per_step"):
-                    run[k] = int(run[k])
-                for k in ("time_per_step_s", "exchange_s_per_step"):
-                    run[k] = float(run[k])
+                if not all(k in run for k in keys):
+                    sys.exit(f"scaling_model: {path}: a {prefix} line lacks a field: {line.strip()}")
+                try:
+                    for k in keys:
+                        if k != "path":
+                            run[k] = int(run[k]) if k in INTEGERS else float(run[k])
+                except ValueError:
+                    sys.exit(f"scaling_model: {path}: a {prefix} line has a field that is not a number: "
+                             f"{line.strip()}")
                 runs.append(run)
     return runs
 
@@ -151,6 +159,187 @@ class Model:
         return sum(self.cg_parts(rows, nodes, ranks).values())
 
 
+class CgSize:
+    """cg_mpi's measurements at one grid size per rank (NX columns x R rows),
+    overlapped (its default): medians of the 1- and 2-rank runs."""
+
+    def __init__(self, nx, rows):
+        self.nx, self.rows = nx, rows
+        self.t1 = self.t2 = None
+        self.allreduce2 = self.exchange2 = 0.0  # 2 ranks: seconds per iteration inside them
+        self.allreduces = 2.0
+        self.row_bytes = 8 * nx
+        self.path = "?"
+
+    def x(self):
+        """What the row split adds to an iteration on the measuring machine."""
+        return max(0.0, self.t2 - self.t1)
+
+
+def cg_sizes_from_runs(runs):
+    groups = {}
+    for r in runs:
+        if r["overlap"] == 1 and r["ranks"] in (1, 2):
+            groups.setdefault((r["nx"], r["rows_per_rank"], r["ranks"]), []).append(r)
+    sizes = {}
+    for (nx, rows, ranks), rs in groups.items():
+        s = sizes.setdefault((nx, rows), CgSize(nx, rows))
+        t = median([r["time_per_iteration_s"] for r in rs])
+        if ranks == 1:
+            s.t1 = t
+        else:
+            s.t2 = t
+            s.allreduce2 = median([r["allreduce_s_per_iteration"] for r in rs])
+            s.exchange2 = median([r["exchange_s_per_iteration"] for r in rs])
+            s.allreduces = rs[0]["allreduces_per_iteration"]
+            s.row_bytes = rs[0]["row_bytes"]
+            s.path = rs[0]["path"]
+    return [s for s in sizes.values() if s.t1 is not None and s.t2 is not None]
+
+
+class CgModel:
+    """The distributed CG from its own measurements: compute per iteration
+    c(R) = fixed + per_row R (1 rank), the row split's local cost x = t2 - t1
+    (2 ranks on one node: the halo exchange left exposed, the allreduces
+    through shared memory), and per node count the network: the SpMV's halo
+    (hidden behind the interior rows' share of the iteration, --cg-apply-share)
+    and each allreduce's ceil(log2 nodes) rounds of 2 x latency."""
+
+    def __init__(self, a, sizes):
+        self.a = a
+        self.sizes = sorted(sizes, key=lambda s: s.rows)
+        self.ref = self.sizes[0]
+        lo, hi = self.sizes[0], self.sizes[-1]
+        self.how = None
+        if hi.rows != lo.rows:
+            self.per_row = (hi.t1 - lo.t1) / (hi.rows - lo.rows)
+            self.fixed = lo.t1 - self.per_row * lo.rows
+            self.how = f"a line through the 1-rank times of {lo.rows} and {hi.rows} rows"
+            if self.fixed < 0 or self.per_row <= 0:
+                self.how = None
+                why = (f"the 1-rank times of {lo.rows} and {hi.rows} rows do not make a line with a fixed part >= 0 "
+                       f"(noisy): ")
+        else:
+            why = f"one size ({hi.rows} rows); "
+        if self.how is None:
+            self.fixed = min(a.fixed_us * 1e-6, 0.5 * hi.t1)
+            self.per_row = max(1e-12, (hi.t1 - self.fixed) / hi.rows)
+            self.how = why + f"{self.fixed * 1e6:g} us taken as the fixed part (--fixed-us), {hi.rows} rows"
+
+    def t1(self, rows):
+        return self.fixed + self.per_row * rows
+
+    def window(self, rows):
+        return self.a.cg_apply_share * self.per_row * max(0, rows - 2)
+
+    def net_halo(self, nodes):
+        if nodes <= 1:
+            return 0.0
+        rows_out = 2 if self.a.gpus_per_node == 1 else 1
+        return self.a.latency_us * 1e-6 + rows_out * self.ref.row_bytes / (self.a.nic_gbs * 1e9)
+
+    def net_allreduce(self, nodes):
+        """One allreduce's network time: ceil(log2 nodes) rounds between nodes."""
+        return 0.0 if nodes <= 1 else 2 * self.a.latency_us * 1e-6 * math.ceil(math.log2(nodes))
+
+    def parts(self, rows, nodes, ranks=None):
+        ranks = ranks if ranks is not None else nodes * self.a.gpus_per_node
+        parts = {"compute": self.t1(rows), "local": 0.0, "network": 0.0, "allreduce": 0.0}
+        if ranks > 1:
+            parts["local"] = self.ref.x()
+            parts["network"] = max(0.0, self.net_halo(nodes) - self.window(rows))
+            parts["allreduce"] = self.ref.allreduces * self.net_allreduce(nodes)
+        return parts
+
+    def t(self, rows, nodes, ranks=None):
+        return sum(self.parts(rows, nodes, ranks).values())
+
+
+def cg_report(a, m, nodes, w, why):
+    """The measured CG's sections: inputs, validation, weak and strong
+    scaling, where it stops."""
+    ref = m.ref
+    w("# CG (cg_mpi), from its own measurements\n")
+    w("| NX x rows per rank | path | 1 rank, ms/iteration | 2 ranks, ms/iteration | of which in the halo "
+      "exchange / the allreduces (2 ranks), ms | allreduces an iteration |")
+    w("|---|---|---:|---:|---:|---:|")
+    for s in m.sizes:
+        w(f"| {s.nx} x {s.rows} | {s.path} | {fmt_t(s.t1)} | {fmt_t(s.t2)} | {fmt_t(s.exchange2)} / "
+          f"{fmt_t(s.allreduce2)} | {s.allreduces:g} |")
+    w("")
+    w(f"Compute per iteration: {m.fixed * 1e6:.1f} us fixed + {m.per_row * 1e9:.2f} ns a row of {ref.nx} columns "
+      f"({m.how}). The row split adds {ref.x() * 1e6:.1f} us an iteration on one node (2 ranks at "
+      f"{ref.nx} x {ref.rows}: the exchange left exposed and {ref.allreduces:g} allreduces through shared "
+      f"memory). Network at a node boundary: the halo {m.net_halo(2) * 1e6:.2f} us (hidden behind "
+      f"{a.cg_apply_share:g} of the compute of the interior rows), each allreduce 2 x {a.latency_us:g} us a round, "
+      f"ceil(log2 nodes) rounds.\n")
+    if len(m.sizes) > 1:
+        w("## CG validation\n")
+        w(f"Each size's 2-rank time predicted from the compute line and the row split's cost measured at "
+          f"{ref.nx} x {ref.rows}, against its measurement:\n")
+        w("| NX x rows | predicted ms/iteration | measured ms/iteration | error | predicted efficiency | "
+          "measured efficiency |")
+        w("|---|---:|---:|---:|---:|---:|")
+        for s in m.sizes[1:]:
+            pred = m.t(s.rows, 1, ranks=2)
+            w(f"| {s.nx} x {s.rows} | {fmt_t(pred)} | {fmt_t(s.t2)} | {(pred - s.t2) / s.t2 * 100:+.1f}% | "
+              f"{m.t1(s.rows) / pred:.3f} | {s.t1 / s.t2:.3f} |")
+        w("")
+    for s in m.sizes:
+        w(f"## CG weak scaling: {s.nx} x {s.rows} cells per rank (efficiency against 1 rank)\n")
+        w("| nodes | ranks | ms/iteration | efficiency | allreduces, us | exposed halo network, us |")
+        w("|---:|---:|---:|---:|---:|---:|")
+        for n in nodes:
+            p = m.parts(s.rows, n)
+            t = sum(p.values())
+            w(f"| {n} | {n * a.gpus_per_node} | {fmt_t(t)} | {m.t1(s.rows) / t:.3f} | {p['allreduce'] * 1e6:.1f} | "
+              f"{p['network'] * 1e6:.2f} |")
+        w("")
+    base = min([n for n in nodes if n >= 8] or [nodes[-1]])
+    total = a.strong_rows or ref.rows * base * a.gpus_per_node
+    w(f"## CG strong scaling: {ref.nx} x {total} cells in all (efficiency against {base} nodes)\n")
+    w("| nodes | rows per rank | ms/iteration | efficiency | compute, us | allreduces, us |")
+    w("|---:|---:|---:|---:|---:|---:|")
+    t_base, half, ar_over = None, None, None
+    for n in nodes:
+        rows = total // (n * a.gpus_per_node)
+        if rows < 1:
+            w(f"| {n} | 0 | - | - | - | - |")
+            continue
+        p = m.parts(rows, n)
+        t = sum(p.values())
+        if n == base:
+            t_base = t * n
+        e = t_base / (t * n) if t_base and n >= base else None
+        if e is not None and half is None and e < 0.5:
+            half = (n, rows, p)
+        if n >= base and ar_over is None and p["allreduce"] > p["compute"]:
+            ar_over = (n, rows, p)
+        w(f"| {n} | {rows} | {fmt_t(t)} | {f'{e:.3f}' if e is not None else '-'} | {p['compute'] * 1e6:.1f} | "
+          f"{p['allreduce'] * 1e6:.1f} |")
+    w("")
+    w("## Where CG stops scaling\n")
+    big = max(nodes)
+    pb = m.parts(ref.rows, big)
+    w(f"- CG, weak ({ref.nx} x {ref.rows} per rank): efficiency {m.t1(ref.rows) / sum(pb.values()):.3f} at {big} "
+      f"nodes. The halo, as heat's, costs the same at every node count; what grows is the {ref.allreduces:g} "
+      f"allreduces an iteration, which overlap nothing (each result decides the next step): "
+      f"{pb['allreduce'] * 1e6:.1f} us at {big} nodes against {pb['compute'] * 1e6:.1f} us of compute and "
+      f"{ref.x() * 1e6:.1f} us the split costs on one node.")
+    frac = next((n for n in nodes if n > 1 and m.parts(ref.rows, n)["allreduce"] >= 0.1 * m.t(ref.rows, n)), None)
+    if frac:
+        w(f"  The allreduces pass a tenth of the iteration at {frac} nodes.")
+    else:
+        w(f"  The allreduces stay below a tenth of the iteration at every node count listed.")
+    if half:
+        w(f"- CG, strong: efficiency falls below 0.5 at {half[0]} nodes ({half[1]} rows per rank; {why(half[2])})."
+          + (f" The allreduces outweigh the compute from {ar_over[0]} nodes ({ar_over[1]} rows per rank): "
+             f"allreduce latency dominates." if ar_over else ""))
+    else:
+        w("- CG, strong: efficiency stays above 0.5 at every node count listed"
+          + (f"; the allreduces outweigh the compute from {ar_over[0]} nodes." if ar_over else "."))
+
+
 def fit_compute(sizes, a):
     """fixed[ov] + per_row * rows through the 1-rank times: a line through two
     sizes where there are two, else through the origin with --fixed-us."""
@@ -174,6 +363,15 @@ def fit_compute(sizes, a):
         fixed = {ov: s.t1[ov] - per_row * s.rows for ov in (0, 1)}
         how = f"one size ({s.rows} rows); {a.fixed_us:g} us taken as the fixed part (--fixed-us)"
     return (fixed, max(per_row, 1e-12)), how
+
+
+def why(parts):
+    """The parts of a step in words, the largest cost besides compute named."""
+    names = {"local": "the exchange's local part (staging copies, waits, MPI on the node)",
+             "network": "network time the interior no longer hides", "allreduce": "the allreduces"}
+    txt = ", ".join(f"{k} {v * 1e6:.1f} us" for k, v in parts.items())
+    worst = max((k for k in parts if k != "compute"), key=lambda k: parts[k])
+    return f"{txt}; the largest cost besides compute: {names[worst]}"
 
 
 def fmt_t(s):
@@ -214,19 +412,36 @@ def main(argv):
                    help="CG iteration / heat step compute time when CG was not measured (default 7.5: the memory "
                         "passes of an SpMV, two dot products and three updates against one stencil pass)")
     p.add_argument("--cg-allreduces", type=int, default=2, help="MPI_Allreduce calls per CG iteration (default 2)")
+    p.add_argument("--cg-apply-share", type=float, default=0.15,
+                   help="with cg_mpi measured: the share of an iteration's compute that the interior rows' stencil "
+                        "takes, the window the halo hides behind (default 0.15: 2 of the about 14 vector passes of "
+                        "an iteration)")
     p.add_argument("--allreduce-overhead-us", type=float, default=15.0,
                    help="host cost of one allreduce besides the network (the dot product's result to the host, "
                         "the call), us (default 15)")
     a = p.parse_args(argv)
-    if a.nic_gbs <= 0 or a.latency_us < 0 or a.gpus_per_node < 1:
-        sys.exit("scaling_model: --nic-gbs must be > 0, --latency-us >= 0, --gpus-per-node >= 1")
+    if a.nic_gbs <= 0 or a.latency_us < 0 or a.gpus_per_node < 1 or not 0 <= a.cg_apply_share <= 1:
+        sys.exit("scaling_model: --nic-gbs must be > 0, --latency-us >= 0, --gpus-per-node >= 1, "
+                 "--cg-apply-share from 0 to 1")
     nodes = node_list(a.nodes)
 
+    cg_sizes = cg_sizes_from_runs(parse_logs(a.log, "cg_model_inputs", CG_KEYS)) if a.log else []
+    if cg_sizes:
+        cg_nx = min(s.nx for s in cg_sizes)
+        cg_model = CgModel(a, [s for s in cg_sizes if s.nx == cg_nx])
     if a.log:
         sizes = [s for s in sizes_from_runs(parse_logs(a.log)).values() if s.complete()]
+        if not sizes and cg_sizes:
+            out = []
+            w = out.append
+            w(f"Inputs from {', '.join(a.log)} (no heat_mpi runs). Network: {a.nic_gbs:g} GB/s and {a.latency_us:g} us "
+              f"per message, {a.gpus_per_node} rank(s) (GPUs) per node.\n")
+            cg_report(a, cg_model, nodes, w, why)
+            print("\n".join(out))
+            return 0
         if not sizes:
             sys.exit("scaling_model: the logs need, for one grid size, runs on 1 and 2 ranks, overlapped and not "
-                     "(ci/gpu-mpi.sh's weak-scaling logs have them)")
+                     "(ci/gpu-mpi.sh's weak-scaling logs have them), or cg_mpi's runs on 1 and 2 ranks")
         source = ", ".join(a.log)
     elif None not in (a.nx, a.rows, a.t1, a.t2):
         s = Size(a.nx, a.rows)
@@ -333,14 +548,6 @@ def main(argv):
          f"stay exposed even overlapped.")
       + f" What it costs is the exchange's local part: {ref.x(1) * 1e6:.1f} us a step overlapped, "
       f"{ref.x(0) * 1e6:.1f} us not.")
-    def why(parts):
-        """The parts of a step in words, the largest cost besides compute named."""
-        names = {"local": "the exchange's local part (staging copies, waits, MPI on the node)",
-                 "network": "network time the interior no longer hides", "allreduce": "the allreduces"}
-        txt = ", ".join(f"{k} {v * 1e6:.1f} us" for k, v in parts.items())
-        worst = max((k for k in parts if k != "compute"), key=lambda k: parts[k])
-        return f"{txt}; the largest cost besides compute: {names[worst]}"
-
     if lost:
         w(f"- heat_mpi, strong: the exchange stops hiding behind the interior at {lost[0]} nodes ({lost[1]} rows "
           f"per rank: {lost[2] * 1e6:.1f} us of interior left against {lost[3] * 1e6:.1f} us of network)"
@@ -363,6 +570,10 @@ def main(argv):
           f"{why(half_cg[2])}).")
     else:
         w("- CG, strong: efficiency stays above 0.5 at every node count listed.")
+    if cg_sizes:
+        w("\n(The CG columns and verdicts above are estimated from heat's step; cg_mpi's own measurements "
+          "follow.)\n")
+        cg_report(a, cg_model, nodes, w, why)
     print("\n".join(out))
     return 0
 
