@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# gpu-mpi.sh — hipamp::mpi on the GPU machine (Ubuntu 24.04, CUDA, no package registry, no MPI assumed): unpacks the carried Open MPI (.debs/openmpi, from ci/fetch-mpi-debs.sh) and Criterion (.debs) into prefixes, builds with MPI from there, runs test_mpi (its GPU halves included), checks heat_mpi's checksums on the GPU (1, 2 and 3 ranks, staged and host paths, overlapped and not) against the CPU accelerator, runs the weak-scaling benchmark overlapped and not, side by side, on one GPU (and one rank per GPU where there are more), feeds its logs to bench/scaling_model.py, tries a GPU-aware MPI of the machine's own if it has one, and ends with a short table. Files for the report go to $OUT.
+# gpu-mpi.sh — hipamp::mpi on the GPU machine (Ubuntu 24.04, CUDA, no package registry, no MPI assumed): unpacks the carried Open MPI (.debs/openmpi, from ci/fetch-mpi-debs.sh) and Criterion (.debs) into prefixes, builds with MPI from there, runs test_mpi (its GPU halves included), checks heat_mpi's checksums on the GPU (1, 2 and 3 ranks, staged and host paths, overlapped and not) against the CPU accelerator, runs the weak-scaling benchmark overlapped and not, side by side, on one GPU (and one rank per GPU where there are more), runs the distributed CG (cg_mpi) on 1 and 2 ranks (one per GPU) against one rank and the serial reference and its weak-scaling benchmark (time and bytes exchanged per iteration), feeds both logs to bench/scaling_model.py, tries a GPU-aware MPI of the machine's own if it has one, and ends with a short table. Files for the report go to $OUT.
 #
 # Run from the repository root, with .debs/ (Criterion) and .debs/openmpi/
 # (Open MPI) carried along:   OUT=/some/dir ci/gpu-mpi.sh
-# Knobs: BUILD_DIR, JOBS, HEAT_NX, HEAT_ROWS (a list), HEAT_STEPS: the weak-scaling sizes per rank.
+# Knobs: BUILD_DIR, JOBS, HEAT_NX, HEAT_ROWS (a list), HEAT_STEPS: the weak-scaling sizes per rank;
+# CG_N (columns), CG_ROWS (a list), CG_ITERS: cg_mpi's weak-scaling sizes per rank; CG_CHECK_N: the
+# checked grid.
 # GPU_MPI_DRY_RUN=1 runs the whole flow on the CPU accelerator, small, to
 # check this script on a machine without a GPU (GPU_MPI_TRY_SYSTEM=1 then
 # also takes the machine's own MPI through step 8, aware or not).
@@ -21,8 +23,10 @@ JOBS=${JOBS:-$(nproc)}
 DRY=${GPU_MPI_DRY_RUN:-0}
 if [ "$DRY" = 1 ]; then
   NX=${HEAT_NX:-1024} ROWS_LIST=${HEAT_ROWS:-"128 256"} STEPS=${HEAT_STEPS:-40}
+  CG_N=${CG_N:-256} CG_ROWS=${CG_ROWS:-"64 256"} CG_ITERS=${CG_ITERS:-50} CG_CHECK_N=${CG_CHECK_N:-64}
 else
   NX=${HEAT_NX:-16384} ROWS_LIST=${HEAT_ROWS:-"4096 16384"} STEPS=${HEAT_STEPS:-200}
+  CG_N=${CG_N:-16384} CG_ROWS=${CG_ROWS:-"1024 4096"} CG_ITERS=${CG_ITERS:-100} CG_CHECK_N=${CG_CHECK_N:-512}
 fi
 ROWS=${ROWS_LIST##* } # the largest, for the GPU-aware run
 START=$(date +%s)
@@ -136,8 +140,8 @@ if [ "${#crit[@]}" -gt 0 ]; then
 fi
 [ "${crit_args[0]}" = -DHIPAMP_BUILD_TESTS=OFF ] && say "no Criterion in .debs: test_mpi is not built (ci/fetch-debs.sh)"
 
-# 4. Build with MPI from the prefix: the library, heat_mpi, test_mpi.
-targets=(hipamp-info heat_mpi)
+# 4. Build with MPI from the prefix: the library, heat_mpi, cg_mpi, test_mpi.
+targets=(hipamp-info heat_mpi cg_mpi)
 [ "${crit_args[0]}" != -DHIPAMP_BUILD_TESTS=OFF ] && targets+=(test_mpi)
 if ! cmake -S "$ROOT" -B "$BUILD/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${crit_args[@]}" \
      -DMPI_C_COMPILER="$MPI_PREFIX_MPICC" -DMPIEXEC_EXECUTABLE="$MPI_PREFIX_MPIEXEC" > "$LOGS/configure.log" 2>&1 ||
@@ -153,6 +157,7 @@ if ! cmake --build "$BUILD/build" -j"$JOBS" --target "${targets[@]}" > "$LOGS/bu
 fi
 B=$BUILD/build
 HEAT=$B/examples/mpi_heat/heat_mpi
+CG=$B/examples/cg_mpi/cg_mpi
 "$B/hipamp-info" > "$LOGS/hipamp-info.txt" 2>&1
 gpu_path=$(grep -m1 -oE '(cuda|hip):[0-9]+' "$LOGS/hipamp-info.txt")
 if [ "$DRY" = 1 ]; then
@@ -211,6 +216,38 @@ h=$(field halo_bytes_per_step gpu-np2-staged); c=$(field copied_bytes_per_step g
 say "gpu 2 ranks, staged: halo $h B/step, hipamp copied $c B/step"
 [ -n "$h" ] && [ "$h" = "$c" ] || fail "staged copies ($c B/step) are not exactly the halo ($h B/step)"
 
+# 6b. The distributed CG on the GPU: 1 rank, and 2 ranks (one per GPU where
+#     there are two), each checked by cg_mpi itself against the single-rank
+#     solver and the serial reference (iterations within 1, residuals within
+#     1e-6, solutions within 1e-8), and here 2 ranks against 1 rank; the
+#     staged path's bytes per iteration against the halo.
+run_cg() { # NAME NP ARGS... : stdout to $LOGS/cg-NAME.txt; returns the exit status
+  local name=$1 np=$2
+  shift 2
+  timeout -k 10 180 "$MPI_PREFIX_MPIEXEC" -n "$np" --oversubscribe "$CG" "$@" > "$LOGS/cg-$name.txt" 2> "$LOGS/cg-$name.err"
+}
+cgfield() { sed -n "s/^$1 \([0-9.e+-]*\).*/\1/p" "$LOGS/cg-$2.txt" | head -n1; }
+if ! over_budget "the CG checks" 90; then
+  cg_ok=1
+  for np in 1 2; do
+    run_cg "check-np$np" "$np" --n "$CG_CHECK_N" --check || { cg_ok=0; fail "cg_mpi --check on $np rank(s) (see cg-check-np$np.txt/.err)"; }
+  done
+  run_cg check-np2-staged 2 --n "$CG_CHECK_N" --check --path staged || { cg_ok=0; fail "cg_mpi --check, 2 ranks, staged"; }
+  i1=$(cgfield iterations check-np1) r1=$(cgfield relative_residual check-np1)
+  i2=$(cgfield iterations check-np2) r2=$(cgfield relative_residual check-np2)
+  say "cg ${CG_CHECK_N}x${CG_CHECK_N}: 1 rank ${i1:-?} iterations, residual ${r1:-?}; 2 ranks ${i2:-?} iterations, residual ${r2:-?}"
+  grep -H 'agrees\|DIFFERS' "$LOGS"/cg-check-np*.txt | sed 's|^.*/cg-check-\([^.]*\)\.txt:|  \1: |' | tee -a "$SUMMARY"
+  if [ -z "$i1" ] || [ -z "$i2" ] || ! awk -v a="$i1" -v b="$i2" -v x="$r1" -v y="$r2" 'BEGIN {
+       d = a - b; if (d < 0) d = -d; e = x - y; if (e < 0) e = -e
+       m = 1e-6 * x; if (m < 1e-14) m = 1e-14
+       exit !(d <= 1 && (a != b || e <= m)) }'; then
+    fail "cg_mpi: 2 ranks do not agree with 1 rank (iterations within 1, residuals within 1e-6)"
+  fi
+  h=$(cgfield halo_bytes_per_iteration check-np2-staged) c=$(cgfield staged_bytes_per_iteration check-np2-staged)
+  say "cg 2 ranks, staged: halo $h B/iteration, staged $c B/iteration; devices: $(sed -n 's/^rank \([0-9]\): \([^,]*\),.*/\1:\2/p' "$LOGS/cg-check-np2.txt" | paste -sd' ' -)"
+  [ -n "$h" ] && [ "$h" = "$c" ] || fail "cg_mpi staged copies ($c B/iteration) are not exactly the halo ($h B/iteration)"
+fi
+
 # 7. Weak scaling: NX x ROWS cells per rank, for each ROWS of ROWS_LIST.
 #    One GPU; one rank per GPU where there are more; on a machine with one
 #    GPU the 2-rank row shares it (its time shows the exchange's bytes and
@@ -257,10 +294,25 @@ for rows in $ROWS_LIST; do
   fi
   say "weak scaling, 2 ranks, $NX x $rows per rank: efficiency overlapped ${e_ov:-?}, not overlapped ${e_no:-?}${verdict:+ ($verdict)}"
 done
+# cg_mpi's weak scaling: CG_N x R per rank for each R of CG_ROWS, CG_ITERS
+# iterations, 1 and 2 ranks (one per GPU where there are two): the time and
+# the bytes exchanged per iteration, and the cg_model_inputs lines.
+: > "$OUT/cg-weak-scaling-gpu.md"
+for rows in $CG_ROWS; do
+  over_budget "cg_mpi weak scaling with $rows rows per rank" 60 && break
+  timeout -k 10 200 examples/cg/weak_scaling.sh --cg "$CG" --mpiexec "$MPI_PREFIX_MPIEXEC" --ranks "1 2" \
+    --n "$CG_N" --rows "$rows" --iters "$CG_ITERS" --warmup 10 --repeat 3 --timeout 60 \
+    --title "cg_mpi weak scaling, $what, $CG_N x $rows cells per rank" --out "$BUILD/cg.part" \
+    --log "$LOGS/cg-weak-scaling-gpu-$rows.log" -- --oversubscribe > /dev/null 2>> "$LOGS/bench.err" ||
+    fail "cg_mpi weak scaling, $rows rows per rank"
+  [ -f "$BUILD/cg.part" ] && { cat "$BUILD/cg.part"; echo; } >> "$OUT/cg-weak-scaling-gpu.md"
+  rm -f "$BUILD/cg.part"
+done
+grep -h '^|' "$OUT/cg-weak-scaling-gpu.md" | grep -v '^|---' | tee -a "$SUMMARY"
 # The scaling model past one node, from these runs' model_inputs lines.
-if ls "$LOGS"/weak-scaling-gpu*.log > /dev/null 2>&1; then
-  logs=()
-  for f in "$LOGS"/weak-scaling-gpu*.log; do logs+=(--log "$f"); done
+logs=()
+for f in "$LOGS"/weak-scaling-gpu*.log "$LOGS"/cg-weak-scaling-gpu*.log; do [ -e "$f" ] && logs+=(--log "$f"); done
+if [ "${#logs[@]}" -gt 0 ]; then
   if python3 "$ROOT/bench/scaling_model.py" "${logs[@]}" > "$OUT/scaling-model.md" 2> "$LOGS/scaling-model.err"; then
     say "scaling model: $OUT/scaling-model.md ($(grep -c '^|' "$OUT/scaling-model.md") table rows)"
   else
