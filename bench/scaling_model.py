@@ -295,8 +295,7 @@ def cg_report(a, m, nodes, w, why):
             w(f"| {n} | {n * a.gpus_per_node} | {fmt_t(t)} | {m.t1(s.rows) / t:.3f} | {p['allreduce'] * 1e6:.1f} | "
               f"{p['network'] * 1e6:.2f} |")
         w("")
-    base = min([n for n in nodes if n >= 8] or [nodes[-1]])
-    total = a.strong_rows or ref.rows * base * a.gpus_per_node
+    base, total = strong_problem(a, nodes, ref.rows)
     w(f"## CG strong scaling: {ref.nx} x {total} cells in all (efficiency against {base} nodes)\n")
     w("| nodes | rows per rank | ms/iteration | efficiency | compute, us | allreduces, us |")
     w("|---:|---:|---:|---:|---:|---:|")
@@ -363,6 +362,13 @@ def fit_compute(sizes, a):
         fixed = {ov: s.t1[ov] - per_row * s.rows for ov in (0, 1)}
         how = f"one size ({s.rows} rows); {a.fixed_us:g} us taken as the fixed part (--fixed-us)"
     return (fixed, max(per_row, 1e-12)), how
+
+
+def strong_problem(a, nodes, rows):
+    """The strong-scaling base (the smallest node count of 8 or more) and
+    the global rows: --strong-rows, else `rows` per rank at the base."""
+    base = min([n for n in nodes if n >= 8] or [nodes[-1]])
+    return base, a.strong_rows or rows * base * a.gpus_per_node
 
 
 def why(parts):
@@ -504,8 +510,7 @@ def main(argv):
         w("")
 
     # Strong scaling: one global problem, rows per rank shrinking.
-    base = min([n for n in nodes if n >= 8] or [nodes[-1]])
-    total = a.strong_rows or ref.rows * base * a.gpus_per_node
+    base, total = strong_problem(a, nodes, ref.rows)
     w(f"## Strong scaling: {nx} x {total} cells in all (efficiency against {base} nodes)\n")
     w("| nodes | rows per rank | heat, not overlapped: ms/step | efficiency | heat, overlapped: ms/step | efficiency | "
       "CG: ms/iteration | efficiency | interior window, us | network, us |")

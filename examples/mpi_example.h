@@ -1,4 +1,4 @@
-/* mpi_example.h — what the MPI examples (heat_mpi, cg_mpi) share: MPI started and ended out of LeakSanitizer's sight, stopping every rank on an error with the failed call's message, and whole-number options. Each program includes it once and sets example_name. */
+/* mpi_example.h — what the MPI examples (heat_mpi, cg_mpi) share: MPI started and ended out of LeakSanitizer's sight, every rank stopped alike on bad arguments or on an error with the failed call's message, and whole-number options. Each program includes it once and sets example_name. */
 #ifndef MPI_EXAMPLE_H
 #define MPI_EXAMPLE_H
 
@@ -38,6 +38,20 @@ static inline void example_mpi_finalize(void)
 {
     if (__lsan_do_leak_check) __lsan_do_leak_check();
     MPI_Finalize();
+}
+
+/* Stops before any work, every rank alike (each parsed the same
+ * arguments): rank 0 prints "<name>: <err>" and the usage on stderr (err
+ * NULL: the usage on stdout, for --help), MPI ends. Returns main's exit
+ * status: 2 for an error, 0 for --help. */
+static inline int example_stop(const char *err, const char *usage)
+{
+    if (world_rank == 0) {
+        if (err) fprintf(stderr, "%s: %s\n", example_name, err);
+        fputs(usage, err ? stderr : stdout);
+    }
+    example_mpi_finalize();
+    return err ? 2 : 0;
 }
 
 /* Ends the whole job: one rank's failure would leave the others waiting. */

@@ -269,15 +269,7 @@ int main(int argc, char **argv)
                  o.ny / world_size + 1);
         pr = 1;
     }
-    if (pr != 0) {
-        /* Every rank parsed the same arguments: all stop here together. */
-        if (world_rank == 0) {
-            if (pr == 1) fprintf(stderr, "cg_mpi: %s\n", err);
-            fputs(usage_text, pr == 1 ? stderr : stdout);
-        }
-        example_mpi_finalize();
-        return pr == 1 ? 2 : 0;
-    }
+    if (pr != 0) return example_stop(pr == 1 ? err : NULL, usage_text);
     const int n = (int)o.n, ny = (int)o.ny;
     const cg_grid g = cg_split(n, ny, world_size, world_rank);
 

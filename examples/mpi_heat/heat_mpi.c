@@ -203,15 +203,7 @@ int main(int argc, char **argv)
                  o.ny / nranks + 1);
         pr = 1;
     }
-    if (pr != 0) {
-        /* Every rank parsed the same arguments: all stop here together. */
-        if (world_rank == 0) {
-            if (pr == 1) fprintf(stderr, "heat_mpi: %s\n", err);
-            fputs(usage_text, pr == 1 ? stderr : stdout);
-        }
-        example_mpi_finalize();
-        return pr == 1 ? 2 : 0;
-    }
+    if (pr != 0) return example_stop(pr == 1 ? err : NULL, usage_text);
     const int nx = (int)o.nx, ny = (int)o.ny;
     int first = 0, rows = 0;
     heat_split(ny, nranks, world_rank, &first, &rows);
