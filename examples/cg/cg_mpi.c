@@ -13,8 +13,8 @@
  *
  * Agreement (--check; cg_solver.c says why): with the single-rank solver
  * and with the reference, iteration counts within 1, final relative
- * residuals within 1e-6 of each other and solutions within 1e-8 of their
- * largest value. The row split changes only the order of each dot
+ * residuals within 1e-6 of each other (or 1e-14 apart) and solutions within
+ * 1e-8 of their largest value. The row split changes only the order of each dot
  * product's sum (each rank's rows, then the ranks' partial sums).
  *
  * Rank 0 prints the run (per rank: device, rows, bytes per iteration) and
@@ -56,7 +56,7 @@ typedef struct options {
 typedef struct rank_report {
     char device[32];
     int32_t first_row, rows, neighbours;
-    uint64_t mpi_bytes;    /* exchanger: sent + received, all iterations */
+    uint64_t mpi_bytes;    /* exchanger: sent + received, the counted iterations */
     uint64_t copied_bytes; /* hipamp's statistics of the solver's queue */
     uint64_t staged_bytes;
     double seconds, exchange_seconds, allreduce_seconds;
