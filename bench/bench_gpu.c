@@ -76,6 +76,7 @@ static bool with_cpu = true;
 static bool launch_only;
 static bool graph_only;
 static bool algorithms_only;
+static bool two_gpus_only;
 static int parse_args(int argc, char **argv)
 {
     outdir = getenv("OUT");
@@ -86,6 +87,7 @@ static int parse_args(int argc, char **argv)
         else if (!strcmp(argv[i], "--launch-only")) launch_only = true;
         else if (!strcmp(argv[i], "--graph-only")) graph_only = true;
         else if (!strcmp(argv[i], "--algorithms-only")) algorithms_only = true;
+        else if (!strcmp(argv[i], "--two-gpus-only")) two_gpus_only = true;
         else if (!strcmp(argv[i], "--chart") && i + 2 < argc) {
             /* Redraw a chart from a results CSV with the built-in PNG writer. */
             FILE *f = fopen(argv[i + 1], "r");
@@ -99,7 +101,7 @@ static int parse_args(int argc, char **argv)
             fclose(f);
             return png_chart(argv[i + 2], "hipamp chart") ? 0 : 1;
         } else {
-            printf("usage: %s [--out DIR] [--quick] [--no-cpu] [--launch-only] [--graph-only] [--algorithms-only] |\n"
+            printf("usage: %s [--out DIR] [--quick] [--no-cpu] [--launch-only] [--graph-only] [--algorithms-only] [--two-gpus-only] |\n"
                    "       --chart RESULTS.csv OUT.png\n"
                    "  Benchmarks hipamp on %s against raw driver launches, device copy and\n"
                    "  %s; writes <date>-<gpu>.md/.csv/.png into DIR (default: $OUT, else\n"
@@ -107,6 +109,7 @@ static int parse_args(int argc, char **argv)
                    "  --launch-only: the launch-overhead row and where a launch's time goes\n"
                    "  (long batches with device events, the host cost of short bursts), printed only.\n"
                    "  --graph-only: the launch-graph section and its goals, printed only.\n"
+                   "  --two-gpus-only: the two-GPU section (peer copy, two kernels at once), printed only.\n"
                    "  --algorithms-only: the algorithms section and its goals, printed only (a\n"
                    "  tuning sweep runs it once per setting of the AMP_ALG_* knobs: ci/gpu-algo.sh).\n",
                    rg.program, rg.accelerator, rg.blas, HIPAMP_BENCH_RESULTS);
@@ -239,6 +242,13 @@ int main(int argc, char **argv)
     if (graph_only) {
         AK(wl_open(&W, acc));
         graph_report();
+        report_goals(false);
+        wl_close(&W);
+        return failures ? 1 : 0;
+    }
+    if (two_gpus_only) {
+        AK(wl_open(&W, acc));
+        two_gpus_report();
         report_goals(false);
         wl_close(&W);
         return failures ? 1 : 0;
