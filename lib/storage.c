@@ -225,6 +225,11 @@ static amp_status amp__copy_box(amp__storage *s, amp_accelerator_view *q, const 
             amp__queue_copy_peer(runs, dst_q->acc, c.dst, c.src, (size_t)bytes, &done) == AMP_OK) {
             amp__point_set(&s->last, done);
             amp__queue_count_copy(runs, AMP__D2D, bytes);
+            /* The copy runs on the source's queue; whatever the destination's
+             * queue does next (a launch there, the array's own copies) reads
+             * the data, so it waits for the copy on the device. The staged
+             * path below waits on the host already. */
+            st = amp__point_order(dst_q, done);
         } else if (st == AMP_OK && (st = amp__box_stage(s, &g, runs, from, dst_q, to)) == AMP_OK) {
             amp__queue_count_copy(runs, AMP__D2H, bytes);
             amp__queue_count_copy(dst_q, AMP__H2D, bytes);

@@ -79,7 +79,7 @@ int main(int argc, char **argv)
             printf("reference (serial C): %d iterations, relative residual %.6e\n", rit, rrel);
             /* Tested every few iterations, the solver may run past the
              * reference's count: only --check-every 1 compares. */
-            if (!cg_agree("cg against the reference", it, rel, x, rit, rrel, xr, m, tol) || check_every != 1) {
+            if (!cg_agree("cg against the reference", it, rel, x, rit, rrel, xr, m, n, tol) || check_every != 1) {
                 if (check_every != 1) printf("cg: --check needs --check-every 1\n");
                 status = 1;
             }

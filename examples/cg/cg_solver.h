@@ -89,11 +89,13 @@ amp_status cg_solve(cg_solver *s, double tol, int max_iters, int check_every, in
 bool cg_reference(int n, int ny, double tol, int max_iters, int *iters, double *rel, double *x);
 
 /* Whether run a (iterations ia, residual ra, solution xa) agrees with run
- * b: iterations within 1, relative residuals within 1e-6 of each other (or
- * 1e-14 apart) when the iterations are equal, solutions within 1e-8 of b's
- * largest value, and a converged. Prints one line, "<what>: agrees ..." or "<what>: DIFFERS
- * ...", with the figures. */
+ * b on a grid whose longest side is `longest` points: iterations within 1,
+ * relative residuals within 1e-6 of each other (or 1e-14, or 100 eps times
+ * the grid's condition number apart: CG's recursive residual drifts by
+ * about eps times the condition number) when the iterations are equal,
+ * solutions within 1e-8 of b's largest value, and a converged. Prints one
+ * line, "<what>: agrees ..." or "<what>: DIFFERS ...", with the figures. */
 bool cg_agree(const char *what, int ia, double ra, const double *xa, int ib, double rb, const double *xb, size_t m,
-              double tol);
+              int longest, double tol);
 
 #endif
