@@ -1,8 +1,9 @@
 /* handle.c — the life of the handles a user holds as pointers (views,
- * arrays, queues, futures, programs, user reductions): a tag that every entry point checks,
- * so that a use after destroy or a second destroy is reported ("destroyed")
- * instead of touching freed memory; and, with AMP_DEBUG=1, a registry of
- * every handle made that makes the check exact.
+ * arrays, queues, futures, programs, graphs, user reductions): a tag that
+ * every entry point checks, so that a use after destroy or a second
+ * destroy is reported ("destroyed") instead of touching freed memory;
+ * and, with AMP_DEBUG=1, a registry of every handle made that makes the
+ * check exact.
  *
  * Shells come from a slab pool per kind (lib/slab.c) and are never handed
  * back to malloc: a stale pointer always reads a tag of its own kind's
