@@ -38,6 +38,10 @@
  *    never wait on the host; their future (out may be NULL when not wanted)
  *    completes with the last kernel and times the whole algorithm.
  *  - Every call is thread-safe; calls on two queues run at the same time.
+ *  - On a view that records a launch graph (hipamp_graph.h), amp_fill and
+ *    amp_iota are recorded as their launch; every other call here is
+ *    AMP_ERROR_UNSUPPORTED (it takes temporaries for one call, which a
+ *    replay could not own), and records nothing.
  *  - AMP_ERROR_OUT_OF_MEMORY: no device memory for the temporaries.
  *    AMP_ERROR_COMPILE (user expressions): the compiler's log, led by a line
  *    that names the expression at fault; errors inside the expressions point

@@ -7,7 +7,10 @@
  * Recording. Between amp_graph_begin_recording(q) and
  * amp_graph_end_recording(q, &g), the thread that began records instead of
  * runs:
- *  - every launch on q (amp_parallel_for_each*);
+ *  - every launch on q (amp_parallel_for_each*, and amp_fill and amp_iota,
+ *    which are one launch each; the other algorithms of
+ *    hipamp_algorithms.h are AMP_ERROR_UNSUPPORTED on q while it records:
+ *    they take temporary memory for one call);
  *  - every copy between arrays (or views of arrays) of q's accelerator that
  *    it makes (amp_copy_array*, amp_copy_view*): it runs on q at each
  *    replay.

@@ -68,6 +68,13 @@ bool amp__alg_overlap(const amp__alg_data *a, const amp__alg_data *b, bool *same
  * accelerator that has one, else acc (may be NULL), else the default. */
 amp_status amp__alg_queue(amp_accelerator_view *q, const amp__alg_data *d, size_t nd, amp_accelerator *acc,
                           amp_accelerator_view **out);
+/* AMP_ERROR_UNSUPPORTED while q records a launch graph (hipamp_graph.h):
+ * an algorithm that takes temporaries from the scratch pool gives them back
+ * once its launches are queued, so a replay would use memory other calls
+ * have taken since; and one that returns a value on the host has nothing
+ * to read while recording. amp_fill and amp_iota use no temporaries and are
+ * recorded as their launch. */
+amp_status amp__alg_not_recording(const char *fn, amp_accelerator_view *q);
 /* AMP_ERROR_UNSUPPORTED past AMP_ALG_MAX_ELEMENTS. */
 amp_status amp__alg_count_ok(const char *fn, int64_t n);
 /* t and op are in their enums and op suits t. */

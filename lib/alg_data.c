@@ -74,6 +74,14 @@ amp_status amp__alg_op_ok(const char *fn, amp_type t, amp_op op)
     return AMP_OK;
 }
 
+amp_status amp__alg_not_recording(const char *fn, amp_accelerator_view *q)
+{
+    if (!atomic_load_explicit(&q->recorder, memory_order_acquire)) return AMP_OK;
+    return amp__fail(AMP_ERROR_UNSUPPORTED, "%s: the accelerator view is recording a launch graph, and this algorithm "
+                     "is not recorded (it uses temporary device memory; amp_fill and amp_iota are recorded): call it "
+                     "before or after the recording", fn);
+}
+
 amp_status amp__alg_count_ok(const char *fn, int64_t n)
 {
     if (n > AMP_ALG_MAX_ELEMENTS)

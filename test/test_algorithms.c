@@ -1195,6 +1195,74 @@ ACCEL_TEST(algorithms, view_shapes)
     ASSERT_OK(amp_array_view_destroy(v6));
 }
 
+/* ------------------------------------------------------- launch graphs */
+
+/* On a view that records a launch graph, the algorithms that use temporary
+ * memory or return a value on the host are refused, naming the recording,
+ * and record nothing; amp_fill and amp_iota are recorded as their launch
+ * and run at each replay. */
+ACCEL_TEST(algorithms, recording_a_graph)
+{
+    enum { N = 1000 };
+    static int32_t x[N], y[N];
+    for (int i = 0; i < N; ++i) x[i] = y[i] = -5;
+    amp_accelerator_view *q = NULL;
+    ASSERT_OK(amp_accelerator_view_create(acc, &q));
+    amp_status bst = amp_graph_begin_recording(q);
+    if (bst == AMP_ERROR_UNSUPPORTED) {
+        ASSERT_OK(amp_accelerator_view_destroy(q));
+        cr_skip_test("no launch graphs on this accelerator: %s", amp_last_error());
+    }
+    ASSERT_OK(bst);
+    amp_array_view *vx = test_view(x, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    amp_array_view *vy = test_view(y, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    amp_arg ax = amp_arg_view(vx), ay = amp_arg_view(vy);
+    int32_t seven = 7, start = 3, v = 0;
+    uint64_t c = 0;
+    amp_future *f = NULL;
+#define ASSERT_NOT_RECORDED(call)                                                                  \
+    do {                                                                                           \
+        ASSERT_STATUS(call, AMP_ERROR_UNSUPPORTED);                                                \
+        cr_assert(strstr(amp_last_error(), "recording a launch graph"), "%s: %s", #call, amp_last_error()); \
+    } while (0)
+    ASSERT_NOT_RECORDED(amp_reduce(q, ax, AMP_TYPE_INT32, AMP_OP_SUM, &v));
+    amp_array_view *one = NULL;
+    ASSERT_OK(amp_array_view_section(vy, amp_index_1d(0), amp_extent_1d(1), &one));
+    ASSERT_NOT_RECORDED(amp_reduce_async(q, ax, AMP_TYPE_INT32, AMP_OP_SUM, amp_arg_view(one), &f));
+    ASSERT_OK(amp_array_view_destroy(one));
+    cr_assert_null(f);
+    ASSERT_NOT_RECORDED(amp_transform_reduce(q, ax, ay, AMP_TYPE_INT32, AMP_MAP_PRODUCT, AMP_OP_SUM, &v));
+    ASSERT_NOT_RECORDED(amp_scan(q, ax, ay, AMP_TYPE_INT32, AMP_OP_SUM, AMP_SCAN_EXCLUSIVE));
+    ASSERT_NOT_RECORDED(amp_sort(q, ax, AMP_TYPE_INT32, AMP_ASCENDING));
+    ASSERT_NOT_RECORDED(amp_sort_by_key(q, ax, ay, AMP_TYPE_INT32, AMP_ASCENDING));
+    ASSERT_NOT_RECORDED(amp_count_if(q, ax, AMP_TYPE_INT32, "x > 0", NULL, &c));
+    ASSERT_NOT_RECORDED(amp_copy_if(q, ax, ay, AMP_TYPE_INT32, "x > 0", NULL, &c));
+#undef ASSERT_NOT_RECORDED
+    /* Recorded: fill of x, iota of y. */
+    ASSERT_OK(amp_fill(q, ax, &seven));
+    ASSERT_OK(amp_iota(q, ay, AMP_TYPE_INT32, &start, NULL));
+    amp_graph *g = NULL;
+    ASSERT_OK(amp_graph_end_recording(q, &g));
+    amp_graph_info info;
+    ASSERT_OK(amp_graph_get_info(g, &info));
+    cr_assert_eq(info.launches, 2, "recorded launches: %llu", (unsigned long long)info.launches);
+    cr_assert_eq(x[0], -5, "recording ran the fill");
+    ASSERT_OK(amp_graph_launch(q, g));
+    ASSERT_OK(amp_array_view_synchronize(vx));
+    ASSERT_OK(amp_array_view_synchronize(vy));
+    for (int i = 0; i < N; ++i) {
+        cr_assert_eq(x[i], 7, "replayed fill: x[%d] = %d", i, x[i]);
+        cr_assert_eq(y[i], 3 + i, "replayed iota: y[%d] = %d", i, y[i]);
+    }
+    /* After the recording the view runs every algorithm again. */
+    ASSERT_OK(amp_reduce(q, ay, AMP_TYPE_INT32, AMP_OP_MAX, &v));
+    cr_assert_eq(v, 3 + N - 1);
+    ASSERT_OK(amp_graph_destroy(g));
+    ASSERT_OK(amp_array_view_destroy(vy));
+    ASSERT_OK(amp_array_view_destroy(vx));
+    ASSERT_OK(amp_accelerator_view_destroy(q));
+}
+
 /* -------------------------------------------------------- stale handles */
 
 /* Every algorithm given a destroyed view, array, queue or reduction says
