@@ -96,8 +96,8 @@ AMP_API const char *amp_op_name(amp_op op);
 /* op over every element of in (an array or view of type t), written to
  * *result (amp_type_size(t) bytes). Blocks until it is there.
  * AMP_ERROR_INVALID_ARGUMENT: in is not data, its element size is not t's,
- * t or op is not in its enum, a bitwise op on a floating-point type, result
- * NULL. */
+ * t or op is not in its enum, op is AMP_OP_SUB, _DIV or _MOD (not
+ * associative), a bitwise op on a floating-point type, result NULL. */
 AMP_API amp_status amp_reduce(amp_accelerator_view *q, amp_arg in, amp_type t, amp_op op, void *result);
 /* As amp_reduce, with the result written on the device into result (an
  * array or a view of exactly one element of t): nothing waits on the host,
