@@ -414,7 +414,7 @@ amp_status amp_graph_end_recording(amp_accelerator_view *q, amp_graph **out)
         amp__graph_release(g, false);
         return st;
     }
-    qsort(g->storages, g->nstorages, sizeof *g->storages, amp__storage_order);
+    if (g->nstorages) qsort(g->storages, g->nstorages, sizeof *g->storages, amp__storage_order); /* NULL when none */
     atomic_fetch_add(&q->graphs, 1);
     *out = g;
     return AMP_OK;
