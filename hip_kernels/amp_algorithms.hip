@@ -186,13 +186,27 @@ namespace amp {
 namespace alg {
 
 // Load the tile's chunk (mapped) into s, striped; past n the identity.
+// On a GPU every item is loaded into registers before any is stored to
+// tile_static: the inputs are generic pointers, which the compiler cannot
+// prove distinct from tile_static memory, so a store between two loads
+// keeps the second from being issued before the first returns, and a
+// thread would wait out one memory latency per item.
 template <bool C>
 AMP_FI void scan_load_c(const amp__alg_in &in, AMP_ALG_R *s, long long base, long long n, int l, AMP_ALG_R id)
 {
-    AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SCAN_ITEMS; ++k) {
-        const int j = k * AMP_ALG_TILE + l;
-        const long long i = base + j;
-        s[AMP_ALG_PAD(j)] = i < n ? amp__alg_map<C>(in, i) : id;
+    if constexpr (AMP_ALG_TILE > 1) {
+        AMP_ALG_R v[AMP_ALG_SCAN_ITEMS];
+        AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SCAN_ITEMS; ++k) {
+            const long long i = base + k * AMP_ALG_TILE + l;
+            v[k] = i < n ? amp__alg_map<C>(in, i) : id;
+        }
+        AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SCAN_ITEMS; ++k) s[AMP_ALG_PAD(k * AMP_ALG_TILE + l)] = v[k];
+    } else {
+        AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SCAN_ITEMS; ++k) {
+            const int j = k * AMP_ALG_TILE + l;
+            const long long i = base + j;
+            s[AMP_ALG_PAD(j)] = i < n ? amp__alg_map<C>(in, i) : id;
+        }
     }
 }
 // A one-thread tile (the CPU) scanning a whole chunk of contiguous input
@@ -208,7 +222,12 @@ AMP_FI void scan_load(const amp__alg_in &in, AMP_ALG_R *s, long long base, long 
 {
     if (direct) return;
     const AMP_ALG_R id = identity<AMP_ALG_R>(op);
-    if (AMP_ALG_IN_CONTIG(in) && base + AMP_ALG_SCAN_CHUNK <= n) {
+    if (AMP_ALG_IN_CONTIG(in) && base + AMP_ALG_SCAN_CHUNK <= n && AMP_ALG_TILE > 1) {
+        AMP_ALG_R v[AMP_ALG_SCAN_ITEMS]; // registers first (scan_load_c)
+        AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SCAN_ITEMS; ++k)
+            v[k] = amp__alg_map<true>(in, base + k * AMP_ALG_TILE + l);
+        AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SCAN_ITEMS; ++k) s[AMP_ALG_PAD(k * AMP_ALG_TILE + l)] = v[k];
+    } else if (AMP_ALG_IN_CONTIG(in) && base + AMP_ALG_SCAN_CHUNK <= n) {
         AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SCAN_ITEMS; ++k) {
             const int j = k * AMP_ALG_TILE + l;
             s[AMP_ALG_PAD(j)] = amp__alg_map<true>(in, base + j);
@@ -404,9 +423,21 @@ namespace alg {
 template <bool C>
 AMP_FI void select_load_c(const amp__alg_in &in, AMP_ALG_T *s, long long base, long long n, int l)
 {
-    AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SCAN_ITEMS; ++k) {
-        const int j = k * AMP_ALG_TILE + l;
-        if (base + j < n) s[AMP_ALG_PAD(j)] = amp__alg_elem<C>(in, base + j);
+    if constexpr (AMP_ALG_TILE > 1) { // registers first, as scan_load_c
+        AMP_ALG_T v[AMP_ALG_SCAN_ITEMS];
+        AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SCAN_ITEMS; ++k) {
+            const long long i = base + k * AMP_ALG_TILE + l;
+            if (i < n) v[k] = amp__alg_elem<C>(in, i);
+        }
+        AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SCAN_ITEMS; ++k) {
+            const int j = k * AMP_ALG_TILE + l;
+            if (base + j < n) s[AMP_ALG_PAD(j)] = v[k];
+        }
+    } else {
+        AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SCAN_ITEMS; ++k) {
+            const int j = k * AMP_ALG_TILE + l;
+            if (base + j < n) s[AMP_ALG_PAD(j)] = amp__alg_elem<C>(in, base + j);
+        }
     }
 }
 AMP_FI void select_load(const amp__alg_in &in, AMP_ALG_T *s, long long base, long long n, int l)
@@ -548,15 +579,25 @@ template <bool C>
 AMP_FI void sort_count_c(const AMP_ALG_K *k, const shape &ks, long long lo, long long hi, int l, bool desc,
                          unsigned *h)
 {
-    for (long long i = lo + l; i < hi; i += AMP_ALG_TILE) {
-        const AMP_ALG_KU b = key_bits(get<C>(k, ks, i), desc);
-        for (int p = 0; p < AMP_ALG_PASSES; ++p) {
-            const unsigned d = (unsigned)(b >> (p * AMP_ALG_RADIX_BITS)) & (AMP_ALG_BINS - 1);
+    // A GPU thread loads B keys before counting any (the counts' atomics
+    // would otherwise hold each load back until the one before returned).
+    enum { B = AMP_ALG_TILE > 1 ? 8 : 1 };
+    for (long long i0 = lo + l; i0 < hi; i0 += (long long)B * AMP_ALG_TILE) {
+        AMP_ALG_KU b[B];
+        AMP_ALG_UNROLL for (int u = 0; u < B; ++u) {
+            const long long i = i0 + (long long)u * AMP_ALG_TILE;
+            if (i < hi) b[u] = key_bits(get<C>(k, ks, i), desc);
+        }
+        AMP_ALG_UNROLL for (int u = 0; u < B; ++u) {
+            if (i0 + (long long)u * AMP_ALG_TILE >= hi) break;
+            for (int p = 0; p < AMP_ALG_PASSES; ++p) {
+                const unsigned d = (unsigned)(b[u] >> (p * AMP_ALG_RADIX_BITS)) & (AMP_ALG_BINS - 1);
 #if AMP_ALG_TILE == 1
-            h[p * AMP_ALG_BINS + d] += 1;
+                h[p * AMP_ALG_BINS + d] += 1;
 #else
-            atomicAdd(&h[p * AMP_ALG_BINS + d], 1u);
+                atomicAdd(&h[p * AMP_ALG_BINS + d], 1u);
 #endif
+            }
         }
     }
 }
@@ -566,20 +607,17 @@ AMP_FI void sort_count_c(const AMP_ALG_K *k, const shape &ks, long long lo, long
 // k * WAVE + j of the wave's part of the tile, so ranking in item order
 // keeps the input order. wc is the wave's counter per digit; every lane of
 // the wave calls this with its own key (valid false past the end).
-AMP_FI unsigned rank_in_wave(unsigned *wc, unsigned d, bool valid, int lane)
+AMP_FI unsigned rank_in_wave(unsigned *wc, unsigned d, bool valid, bool full, int lane)
 {
 #if AMP_ALG_WAVE == 1
     (void)lane;
+    (void)full;
     const unsigned before = wc[d];
     if (valid) wc[d] = before + 1;
     return before;
 #else
-    lanes_t peers = ballot(valid);
-    AMP_ALG_UNROLL for (int b = 0; b < AMP_ALG_RADIX_BITS; ++b) {
-        const bool bit = (d >> b) & 1u;
-        const lanes_t m = ballot(bit);
-        peers &= bit ? m : ~m;
-    }
+    const lanes_t m = match_digit<AMP_ALG_RADIX_BITS>(d);
+    const lanes_t peers = full ? m : m & ballot(valid); // full: every key of the tile is valid
     const unsigned below = (unsigned)__popcll((long long)(peers & lanes_below(lane)));
     const unsigned before = wc[d];
     wave_sync();
@@ -606,7 +644,7 @@ AMP_FI unsigned sort_digit_counts(unsigned *wc, unsigned *cnt, unsigned long lon
             c += v;
         }
         cnt[d] = c;
-        store_release(&status[tile * AMP_ALG_BINS + d], status_word(pass, tile == 0, c));
+        store_word(&status[tile * AMP_ALG_BINS + d], status_word(pass, tile == 0, c));
         sum += c;
     }
     return sum;
@@ -626,13 +664,16 @@ AMP_FI void sort_digit_bases(unsigned *cnt, unsigned long long *gb, unsigned lon
         const unsigned c = cnt[d];
         unsigned long long pre = 0;
         for (long long j = tile - 1; j >= 0;) {
-            const unsigned long long w = load_acquire(&status[j * AMP_ALG_BINS + d]);
-            if ((w >> 58) != (unsigned long long)(pass + 1)) continue; // not published yet
+            const unsigned long long w = load_word(&status[j * AMP_ALG_BINS + d]);
+            if ((w >> 58) != (unsigned long long)(pass + 1)) { // not published yet
+                poll_pause();
+                continue;
+            }
             pre += w & AMP_ALG_COUNT_MASK;
             if ((w >> 57) & 1ull) break;
             --j;
         }
-        if (tile > 0) store_release(&status[tile * AMP_ALG_BINS + d], status_word(pass, true, pre + c));
+        if (tile > 0) store_word(&status[tile * AMP_ALG_BINS + d], status_word(pass, true, pre + c));
         cnt[d] = off;
         gb[d] = dstart[pass * AMP_ALG_BINS + d] + pre - off;
         off += c;
@@ -726,18 +767,23 @@ AMP_TILED_KERNEL(amp_alg_sort_pass, amp::tiled_index<AMP_ALG_TILE> t, amp::array
     AMP_ALG_K key[AMP_ALG_SORT_ITEMS];
     unsigned rank[AMP_ALG_SORT_ITEMS];
     AMP_ALG_V val[AMP_ALG_VALUE_ITEMS];
+    // Every key (and value) is loaded before the first is ranked: ranking
+    // touches tile_static memory, which the loads could not move past.
     AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SORT_ITEMS; ++k) {
         const long long i = wbase + (long long)k * AMP_ALG_WAVE + lane;
         const bool valid = i < amp__n;
-        const AMP_ALG_K kk = valid ? amp__kin.data()[amp::alg::offset(amp__kins, i)] : amp__alg_key_t();
-        key[k] = kk;
+        key[k] = valid ? amp__kin.data()[amp::alg::offset(amp__kins, i)] : amp__alg_key_t();
         if (AMP_ALG_SORT_VALUES) {
             amp__alg_value_t vv = amp__alg_value_t();
             if (valid) amp::alg::assign(vv, amp__vin.data()[amp::alg::offset(amp__vins, i)]);
             amp::alg::assign(val[AMP_ALG_VI(k)], vv);
         }
-        rank[k] = amp::alg::rank_in_wave(amp__wc + wave * AMP_ALG_BINS, amp::alg::digit_of(kk, shift, desc), valid,
-                                         lane);
+    }
+    const bool full = (tile + 1) * AMP_ALG_SORT_CHUNK <= amp__n;
+    AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SORT_ITEMS; ++k) {
+        const bool valid = wbase + (long long)k * AMP_ALG_WAVE + lane < amp__n;
+        rank[k] = amp::alg::rank_in_wave(amp__wc + wave * AMP_ALG_BINS, amp::alg::digit_of(key[k], shift, desc),
+                                         valid, full, lane);
     }
     t.barrier.wait();
     const unsigned mine =

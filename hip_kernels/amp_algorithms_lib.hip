@@ -291,6 +291,24 @@ AMP_FI void wave_sync() {
     __builtin_amdgcn_wave_barrier();
 #endif
 }
+// The lanes of the wave whose digit d (RADIX_BITS wide) equals this lane's:
+// one match instruction on NVIDIA (sm_70 and later), else one ballot a bit.
+template <int BITS> AMP_FI lanes_t match_digit(unsigned d) {
+#if AMP_ALG_WAVE == 1
+    (void)d;
+    return 1ull;
+#elif (defined(__CUDACC__) || defined(__CUDACC_RTC__)) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
+    return (lanes_t)__match_any_sync(0xffffffffu, d);
+#else
+    lanes_t peers = ~0ull;
+    AMP_ALG_UNROLL for (int b = 0; b < BITS; ++b) {
+        const bool bit = (d >> b) & 1u;
+        const lanes_t m = ballot(bit);
+        peers &= bit ? m : ~m;
+    }
+    return peers;
+#endif
+}
 AMP_FI lanes_t lanes_below(int lane) { return lane >= 64 ? ~0ull : ((1ull << lane) - 1ull); }
 AMP_FI lanes_t all_lanes() { return AMP_ALG_WAVE >= 64 ? ~0ull : ((1ull << AMP_ALG_WAVE) - 1ull); }
 
@@ -385,6 +403,34 @@ AMP_FI void store_release(unsigned long long *p, unsigned long long v) {
     *(volatile unsigned long long *)p = v;
 #endif
 }
+// A status word that holds everything its reader needs (a packed tile state,
+// a sort's count): no ordering with other memory, so no fence; volatile on a
+// GPU so that the access goes to the coherent level, not a core's cache.
+AMP_FI unsigned long long load_word(const unsigned long long *p) {
+#ifdef AMP_CPU
+    return __atomic_load_n(p, __ATOMIC_RELAXED);
+#else
+    return *(const volatile unsigned long long *)p;
+#endif
+}
+AMP_FI void store_word(unsigned long long *p, unsigned long long v) {
+#ifdef AMP_CPU
+    __atomic_store_n(p, v, __ATOMIC_RELAXED);
+#else
+    *(volatile unsigned long long *)p = v;
+#endif
+}
+// Between two polls of a word another tile has not written yet: back off a
+// little, so that pollers leave the L2's bandwidth to the tiles streaming
+// their data (they are what the pollers wait for).
+AMP_FI void poll_pause() {
+#if defined(AMP_CPU)
+#elif (defined(__CUDACC__) || defined(__CUDACC_RTC__)) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
+    __nanosleep(64);
+#elif defined(__HIP_DEVICE_COMPILE__) || defined(__AMDGCN__)
+    __builtin_amdgcn_s_sleep(1);
+#endif
+}
 template <class T> AMP_FI T load_value(const T *p) {
 #ifdef AMP_CPU
     T v;
@@ -410,8 +456,56 @@ template <class T> AMP_FI void store_value(T *p, T v) {
 // waited for have all started: forward progress holds on every
 // accelerator (on the CPU a tile that started runs on its own thread to
 // its end).
+// Values of at most 4 bytes travel in their tile's state word (the state in
+// the high half): one load reads a consistent pair, with no fence between
+// reading the state and the value.
+template <class T> union state_bits {
+    T v;
+    unsigned u;
+};
+template <class T> AMP_FI unsigned long long pack_state(unsigned st, T v) {
+    state_bits<T> b;
+    b.u = 0;
+    b.v = v;
+    return ((unsigned long long)st << 32) | b.u;
+}
+template <class T> AMP_FI T unpack_value(unsigned long long w) {
+    state_bits<T> b;
+    b.u = (unsigned)w;
+    return b.v;
+}
+template <class T>
+AMP_FI T look_back_packed(int op, unsigned long long *state, long long tile, T agg, int lane) {
+    const T id = identity<T>(op);
+    if (tile == 0) {
+        if (lane == 0) store_word(&state[0], pack_state<T>(ST_PREFIX, agg));
+        return id;
+    }
+    if (lane == 0) store_word(&state[tile], pack_state<T>(ST_AGGREGATE, agg));
+    T pre = id;
+    long long j = tile - 1 - lane; // lane 0 looks at the nearest earlier tile
+    for (;;) {
+        const unsigned long long w = j >= 0 ? load_word(&state[j]) : pack_state<T>(ST_PREFIX, id);
+        const unsigned st = (unsigned)(w >> 32);
+        if (ballot(st == ST_EMPTY)) { // an earlier tile has not published yet
+            poll_pause();
+            continue;
+        }
+        T v = unpack_value<T>(w);
+        lanes_t done = ballot(st == ST_PREFIX);
+        int first = done ? __ffsll((long long)done) - 1 : AMP_ALG_WAVE;
+        if (lane > first) v = id;
+        pre = combine(op, wave_reduce_reversed(op, v, lane), pre);
+        if (done) break;
+        j -= AMP_ALG_WAVE;
+    }
+    if (lane == 0) store_word(&state[tile], pack_state<T>(ST_PREFIX, combine(op, pre, agg)));
+    return pre;
+}
+
 template <class T>
 AMP_FI T look_back(int op, unsigned long long *state, T *aggs, T *incls, long long tile, T agg, int lane) {
+    if constexpr (sizeof(T) <= 4) return look_back_packed<T>(op, state, tile, agg, lane);
     const T id = identity<T>(op);
     if (tile == 0) {
         if (lane == 0) {
@@ -428,7 +522,10 @@ AMP_FI T look_back(int op, unsigned long long *state, T *aggs, T *incls, long lo
     long long j = tile - 1 - lane; // lane 0 looks at the nearest earlier tile
     for (;;) {
         unsigned long long st = j >= 0 ? load_acquire(&state[j]) : (unsigned long long)ST_PREFIX;
-        if (ballot(st == ST_EMPTY)) continue; // an earlier tile has not published yet
+        if (ballot(st == ST_EMPTY)) { // an earlier tile has not published yet
+            poll_pause();
+            continue;
+        }
         T v = j < 0 ? id : (st == ST_PREFIX ? load_value(&incls[j]) : load_value(&aggs[j]));
         lanes_t done = ballot(st == ST_PREFIX);
         int first = done ? __ffsll((long long)done) - 1 : AMP_ALG_WAVE;
