@@ -757,6 +757,81 @@ Test(graph, cpu_replay_failure_is_reported)
     teardown(&f);
 }
 
+/* On the CPU accelerator a replay runs small launches on the replaying
+ * thread alone, and moves one that turns out heavy (its first replays
+ * alone took 50 us or more) to the pool (lib/cpu/cpu_graph.c). With every
+ * launch counted small (AMP_CPU_GRAPH_ALONE at its largest), a graph of
+ * small launches, which stay alone, and large ones, which move to the pool
+ * after their third replay, gives at every replay the bits that direct
+ * launches give: a simple kernel and a tiled one with a barrier. */
+Test(graph, cpu_launches_alone_and_on_the_pool_give_the_same_bits)
+{
+    enum { BIG = 1 << 20, REPLAYS = 6 };
+    setenv("AMP_CPU_GRAPH_ALONE", "1073741824", 1);
+    fixture f;
+    setup(&f, test_accel(TEST_ACCEL_CPU));
+    float *a = test_xmalloc(BIG * 4), *b = test_xmalloc(BIG * 4), *c = test_xmalloc(BIG * 4);
+    float *da = test_xmalloc(BIG * 4), *db = test_xmalloc(BIG * 4), *dc = test_xmalloc(BIG * 4);
+    int32_t *in = test_xmalloc(BIG * 4), *out = test_xmalloc(BIG * 4), *dout = test_xmalloc(BIG * 4);
+    fill_dyadic(a, BIG, 1);
+    fill_dyadic(b, BIG, 2);
+    memset(c, 0, BIG * 4);
+    memcpy(da, a, BIG * 4);
+    memcpy(db, b, BIG * 4);
+    memcpy(dc, c, BIG * 4);
+    for (int i = 0; i < BIG; ++i) in[i] = i % 1000 - 500;
+    amp_array_view *va = test_view(a, 4, amp_extent_1d(BIG), AMP_READ_WRITE);
+    amp_array_view *vb = test_view(b, 4, amp_extent_1d(BIG), AMP_READ_WRITE);
+    amp_array_view *vc = test_view(c, 4, amp_extent_1d(BIG), AMP_READ_WRITE);
+    amp_array_view *vda = test_view(da, 4, amp_extent_1d(BIG), AMP_READ_WRITE);
+    amp_array_view *vdb = test_view(db, 4, amp_extent_1d(BIG), AMP_READ_WRITE);
+    amp_array_view *vdc = test_view(dc, 4, amp_extent_1d(BIG), AMP_READ_WRITE);
+    amp_array_view *vin = test_view(in, 4, amp_extent_1d(BIG), AMP_READ_ONLY);
+    amp_array_view *vout = test_view(out, 4, amp_extent_1d(BIG), AMP_WRITE_ONLY);
+    amp_array_view *vdout = test_view(dout, 4, amp_extent_1d(BIG), AMP_WRITE_ONLY);
+    amp_tiled_extent t;
+    ASSERT_OK(amp_extent_tile_1d(amp_extent_1d(BIG), 64, &t));
+    /* One iteration: small steps over the first N elements, a big step, a
+     * big tiled sum. */
+#define ITERATION(A, B, C, OUT)                                                                            \
+    do {                                                                                                   \
+        amp_arg small[] = {amp_arg_view(A), amp_arg_view(B), amp_arg_view(C)};                             \
+        amp_arg big[] = {amp_arg_view(C), amp_arg_view(A), amp_arg_view(B)};                               \
+        amp_arg tiled[] = {amp_arg_view(vin), amp_arg_view(OUT)};                                          \
+        ASSERT_OK(amp_parallel_for_each(f.q, amp_extent_1d(N), f.step, small, 3));                         \
+        ASSERT_OK(amp_parallel_for_each(f.q, amp_extent_1d(BIG), f.step, big, 3));                         \
+        ASSERT_OK(amp_parallel_for_each_tiled(f.q, t, f.tile_sum, tiled, 2));                              \
+    } while (0)
+    amp_graph *g = NULL;
+    ASSERT_OK(amp_graph_begin_recording(f.q));
+    ITERATION(va, vb, vc, vout);
+    ASSERT_OK(amp_graph_end_recording(f.q, &g));
+    for (int r = 0; r < REPLAYS; ++r) {
+        ASSERT_OK(amp_graph_launch(f.q, g));
+        ITERATION(vda, vdb, vdc, vdout);
+        amp_array_view *views[] = {va, vb, vc, vout, vda, vdb, vdc, vdout};
+        for (size_t k = 0; k < sizeof views / sizeof views[0]; ++k) ASSERT_OK(amp_array_view_synchronize(views[k]));
+        cr_assert(!memcmp(a, da, BIG * 4) && !memcmp(b, db, BIG * 4) && !memcmp(c, dc, BIG * 4),
+                  "replay %d: the steps differ from direct launches", r);
+        cr_assert(!memcmp(out, dout, BIG * 4), "replay %d: the tiled sums differ from direct launches", r);
+    }
+#undef ITERATION
+    cr_assert_eq(out[0], 64 * (-500) + (0 + 63) * 64 / 2, "tile 0's sum: %d", out[0]);
+    ASSERT_OK(amp_graph_destroy(g));
+    amp_array_view *views[] = {va, vb, vc, vout, vda, vdb, vdc, vdout, vin};
+    for (size_t k = 0; k < sizeof views / sizeof views[0]; ++k) ASSERT_OK(amp_array_view_destroy(views[k]));
+    free(a);
+    free(b);
+    free(c);
+    free(da);
+    free(db);
+    free(dc);
+    free(in);
+    free(out);
+    free(dout);
+    teardown(&f);
+}
+
 /* --------------------------------------------------------------- memory */
 
 static size_t heap_in_use(void)

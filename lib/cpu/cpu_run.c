@@ -724,18 +724,21 @@ void amp__cpu_job_rearm(amp__cpu_job *j)
     j->closing = false;
 }
 
-amp_status amp__cpu_job_run(amp__cpu_device *d, amp__cpu_job *j)
+int64_t amp__cpu_job_points(const amp__cpu_job *j) { return j->total * j->launch.tile_threads; }
+
+/* j on the calling thread and (unless alone) the pool. */
+static amp_status amp__cpu_job_go(amp__cpu_device *d, amp__cpu_job *j, bool alone)
 {
     amp_status st = AMP_OK;
     pthread_once(&amp__cpu_pool.once, amp__cpu_pool_once);
     if ((st = amp__cpu_pool_start(d)) != AMP_OK) return st;
     amp__cpu_worker *me = amp__cpu_my_worker();
     if (!me) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for a launching thread's state");
-    int nt = amp__cpu_pool.started + 1;
+    int nt = alone ? 1 : amp__cpu_pool.started + 1;
     /* Simple launches take at least 256 work-items a chunk so the counter
-     * stays off the profile (amp__cpu_take); tiles go one at a time at the
-     * end. */
-    int64_t chunk = j->launch.tiled ? 1 : 256;
+     * stays off the profile (amp__cpu_take), and alone all of them in one;
+     * tiles go one at a time at the end. */
+    int64_t chunk = j->launch.tiled ? 1 : alone ? (j->total > 256 ? j->total : 256) : 256;
     j->min_chunk = chunk;
     j->nthreads = nt;
     atomic_init(&j->next, 0);
@@ -775,6 +778,10 @@ amp_status amp__cpu_job_run(amp__cpu_device *d, amp__cpu_job *j)
         return amp__fail(j->status, "%s", j->msg ? j->msg : "the launch failed (no memory for its message)");
     return AMP_OK;
 }
+
+amp_status amp__cpu_job_run(amp__cpu_device *d, amp__cpu_job *j) { return amp__cpu_job_go(d, j, false); }
+
+amp_status amp__cpu_job_run_alone(amp__cpu_device *d, amp__cpu_job *j) { return amp__cpu_job_go(d, j, true); }
 
 amp_status amp__cpu_run(amp__cpu_device *d, const amp__cpu_kernel *kernel, const amp__launch *l)
 {
