@@ -56,6 +56,21 @@
  * copies made while recording are complete at once and untimed: the work
  * they name runs when the graph does (wait on the graph's launch).
  *
+ * C++ AMP's host features on a view that records (none is recorded; the
+ * recorded commands are not queued until a replay):
+ *  - the queuing mode (amp_accelerator_view_create_with_mode): views of
+ *    either mode record and replay alike (hipamp queues every command at
+ *    once in both);
+ *  - amp_accelerator_view_flush(q): AMP_OK, handing over what was queued
+ *    on q before the recording;
+ *  - amp_accelerator_view_create_marker(q): AMP_OK; its future covers the
+ *    work queued on q before the recording, and may be waited for while q
+ *    records (a replay's future, amp_graph_launch_async, covers the
+ *    recorded commands);
+ *  - amp_future_then: a continuation of a recorded command's future (complete
+ *    at once) runs at once; one that queues work on q while q records is
+ *    another thread's command: AMP_ERROR_BUSY.
+ *
  * Handles. An amp_graph is checked as every handle is (hipamp.h): a
  * destroyed graph passed to any amp_graph_ call is
  * AMP_ERROR_INVALID_ARGUMENT naming it destroyed (a stale handle), never

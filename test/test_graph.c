@@ -3,6 +3,7 @@
 
 #include <malloc.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -591,6 +592,110 @@ ACCEL_TEST(graph, host_results_and_waits_are_refused_while_recording)
     ASSERT_OK(amp_array_view_destroy(vh));
     ASSERT_OK(amp_array_destroy(arr));
     teardown(&f);
+}
+
+/* A continuation of the host features test: it records its status and
+ * the status of a launch it makes on the recording view from the
+ * continuation thread. */
+typedef struct then_probe {
+    atomic_int ran;
+    amp_status status, launch;
+    fixture *f;
+    amp_arg *args;
+} then_probe;
+
+static void then_probe_fn(amp_status st, void *user)
+{
+    then_probe *p = user;
+    p->status = st;
+    if (p->f) p->launch = amp_parallel_for_each(p->f->q, amp_extent_1d(N), p->f->inc, p->args, 2);
+    atomic_store(&p->ran, 1);
+}
+
+/* Until p ran (a generous bound: the continuation thread polls). */
+static bool then_probe_wait(then_probe *p)
+{
+    for (int i = 0; i < 30000 && !atomic_load(&p->ran); ++i) usleep(1000);
+    return atomic_load(&p->ran);
+}
+
+/* C++ AMP's host features on a view that records (hipamp_graph.h says
+ * which are recorded and which refused), on a view of each queuing mode:
+ * the mode is kept and changes nothing; flush is AMP_OK and hands over
+ * the work queued before the recording (nothing recorded runs); a marker
+ * covers the work queued on the view before the recording (waiting for it
+ * is allowed and does not wait for, or run, what is recorded); a recorded
+ * launch's future is complete at once, so a continuation on it runs at
+ * once; a continuation that launches on the recording view is another
+ * thread's command (AMP_ERROR_BUSY, not recorded). Every replay then runs
+ * the recorded launches once. */
+ACCEL_TEST(graph, host_features_while_recording)
+{
+    static const amp_queuing_mode modes[] = {AMP_QUEUING_AUTOMATIC, AMP_QUEUING_IMMEDIATE};
+    for (size_t m = 0; m < 2; ++m) {
+        fixture f;
+        setup(&f, acc);
+        ASSERT_OK(amp_accelerator_view_destroy(f.q));
+        ASSERT_OK(amp_accelerator_view_create_with_mode(acc, modes[m], &f.q));
+        static counted before, rec;
+        counted_open(&f, &before);
+        counted_open(&f, &rec);
+        /* Queued before the recording: a marker made while recording covers it. */
+        amp_future *pre = NULL;
+        for (int i = 0; i < 3; ++i) {
+            amp_future_destroy(pre);
+            ASSERT_OK(amp_parallel_for_each_async(f.q, amp_extent_1d(N), f.inc, before.args, 2, &pre));
+        }
+        ASSERT_OK(amp_graph_begin_recording(f.q));
+        amp_queuing_mode got = (amp_queuing_mode)-1;
+        ASSERT_OK(amp_accelerator_view_get_queuing_mode(f.q, &got));
+        cr_assert_eq(got, modes[m], "queuing mode while recording: %d", (int)got);
+        amp_future *launched = NULL;
+        ASSERT_OK(amp_parallel_for_each_async(f.q, amp_extent_1d(N), f.inc, rec.args, 2, &launched));
+        ASSERT_OK(amp_accelerator_view_flush(f.q));
+        amp_future *marker = NULL;
+        ASSERT_OK(amp_accelerator_view_create_marker(f.q, &marker));
+        ASSERT_OK(amp_future_wait(marker));
+        bool done = false;
+        ASSERT_OK(amp_future_is_ready(pre, &done));
+        cr_assert(done, "mode %d: the marker completed before the work queued ahead of the recording", (int)modes[m]);
+        ASSERT_OK(amp_future_is_ready(launched, &done));
+        cr_assert(done, "a recorded launch's future is complete at once");
+        /* Continuations: on the recorded launch (runs at once), on the
+         * marker, and one that launches on the recording view. */
+        then_probe on_launch = {.status = AMP_ERROR_DEVICE}, on_marker = {.status = AMP_ERROR_DEVICE};
+        then_probe launcher = {.status = AMP_ERROR_DEVICE, .launch = AMP_OK, .f = &f, .args = rec.args};
+        ASSERT_OK(amp_future_then(launched, then_probe_fn, &on_launch));
+        ASSERT_OK(amp_future_then(marker, then_probe_fn, &on_marker));
+        ASSERT_OK(amp_future_then(marker, then_probe_fn, &launcher));
+        cr_assert(then_probe_wait(&on_launch) && then_probe_wait(&on_marker) && then_probe_wait(&launcher),
+                  "a continuation did not run within 30 s");
+        cr_assert_eq(on_launch.status, AMP_OK);
+        cr_assert_eq(on_marker.status, AMP_OK);
+        cr_assert_eq(launcher.launch, AMP_ERROR_BUSY, "a continuation's launch on the recording view: %s",
+                     amp_status_name(launcher.launch));
+        ASSERT_OK(amp_future_destroy(marker));
+        ASSERT_OK(amp_future_destroy(launched));
+        ASSERT_OK(amp_future_destroy(pre));
+        amp_graph *g = NULL;
+        ASSERT_OK(amp_graph_end_recording(f.q, &g));
+        amp_graph_info info;
+        ASSERT_OK(amp_graph_get_info(g, &info));
+        cr_assert_eq(info.launches, 1, "recorded launches: %llu", (unsigned long long)info.launches);
+        ASSERT_OK(amp_array_view_synchronize(rec.v));
+        for (int i = 0; i < N; ++i) cr_assert_eq(rec.x[i], 0, "recording ran x[%d] = %d", i, rec.x[i]);
+        for (int r = 0; r < 2; ++r) ASSERT_OK(amp_graph_launch(f.q, g));
+        ASSERT_OK(amp_array_view_synchronize(rec.v));
+        ASSERT_OK(amp_array_view_synchronize(before.v));
+        for (int i = 0; i < N; ++i) {
+            cr_assert_eq(rec.x[i], 2, "mode %d: after 2 replays x[%d] = %d", (int)modes[m], i, rec.x[i]);
+            cr_assert_eq(before.x[i], 3, "mode %d: before the recording x[%d] = %d", (int)modes[m], i, before.x[i]);
+        }
+        ASSERT_OK(amp_graph_destroy(g));
+        counted_close(&rec);
+        counted_close(&before);
+        teardown(&f);
+    }
 }
 
 /* A graph replays on the view it was recorded on only. */
