@@ -1,6 +1,8 @@
-/* graph_work.c — the launch-graph benchmark's workloads (graph_work.h): the chain of dependent launches and the conjugate-gradient iteration, run directly or recorded into a graph by the same code. */
+/* graph_work.c — the launch-graph benchmark's workloads (graph_work.h): the chain of dependent launches and the conjugate-gradient iteration, run directly or recorded into a graph by the same code, and examples/cg's solver iteration with and without its graphs. */
 #define _GNU_SOURCE
 #include "graph_work.h"
+
+#include "cg_solver.h"
 
 #include <stdlib.h>
 #include <time.h>
@@ -263,6 +265,51 @@ static amp_status gw_measure_cg(amp_accelerator_view *q, amp_program *p, gw_figu
     return AMP_OK;
 }
 
+/* Whether a and b hold the same x and r . r, bit for bit. */
+static amp_status gw_solver_same(cg_solver *a, cg_solver *b, size_t nn, bool *same)
+{
+    double *xa = malloc(nn * sizeof *xa), *xb = malloc(nn * sizeof *xb), ra = 0, rb = 0;
+    amp_status st = xa && xb ? AMP_OK : AMP_ERROR_OUT_OF_MEMORY;
+    if (st == AMP_OK) st = amp_array_copy_to_host(a->x, xa);
+    if (st == AMP_OK) st = amp_array_copy_to_host(b->x, xb);
+    if (st == AMP_OK) st = cg_rr(a, &ra);
+    if (st == AMP_OK) st = cg_rr(b, &rb);
+    *same = st == AMP_OK && !memcmp(xa, xb, nn * sizeof *xa) && !memcmp(&ra, &rb, sizeof ra);
+    free(xa);
+    free(xb);
+    return st;
+}
+
+static amp_status gw_measure_solver(amp_accelerator *acc, gw_figures *f)
+{
+    cg_solver a, b;
+    double td[GW_MAX_REPS], tg[GW_MAX_REPS];
+    int I = f->solver_iters;
+    cg_grid grid = {f->cg_n, f->cg_n, f->cg_n, 0};
+    amp_status st = cg_init(&a, acc, grid, NULL);
+    if (st == AMP_OK) st = cg_init(&b, acc, grid, NULL);
+    if (st == AMP_OK) st = cg_use_graphs(&b);
+    /* The check: I iterations each way from the same start, then again
+     * after the timed batches. */
+    for (int it = 0; it < I && st == AMP_OK; ++it)
+        if ((st = cg_iteration(&a)) == AMP_OK) st = cg_iteration(&b);
+    bool before = false;
+    if (st == AMP_OK) st = gw_solver_same(&a, &b, (size_t)f->cg_n * f->cg_n, &before);
+    for (int r = 0; r < f->reps && st == AMP_OK; ++r) {
+        GW_TIME(a.q, td[r], for (int it = 0; it < I; ++it) TRY(cg_iteration(&a)));
+        GW_TIME(b.q, tg[r], for (int it = 0; it < I; ++it) TRY(cg_iteration(&b)));
+    }
+    if (st == AMP_OK) st = gw_solver_same(&a, &b, (size_t)f->cg_n * f->cg_n, &f->solver_same);
+    f->solver_same = f->solver_same && before;
+    if (st == AMP_OK) {
+        f->solver_direct_us = gw_median(td, f->reps) / I * 1e6;
+        f->solver_graph_us = gw_median(tg, f->reps) / I * 1e6;
+    }
+    cg_free(&a);
+    cg_free(&b);
+    return st;
+}
+
 amp_status gw_measure(amp_accelerator *acc, bool quick, gw_figures *f)
 {
     memset(f, 0, sizeof *f);
@@ -270,12 +317,14 @@ amp_status gw_measure(amp_accelerator *acc, bool quick, gw_figures *f)
     f->cg_n = 256;
     f->cg_iters = quick ? 20 : 100;
     f->reps = quick ? 5 : 9;
+    f->solver_iters = 20; /* (reps + 1) batches stay below CG's 470 iterations at 256 x 256 */
     amp_accelerator_view *q = NULL;
     amp_program *p = NULL;
     amp_status st = amp_accelerator_view_create(acc, &q);
     if (st == AMP_OK) st = amp_program_build(acc, gw_source, NULL, &p);
     if (st == AMP_OK) st = gw_measure_chain(q, p, f);
     if (st == AMP_OK) st = gw_measure_cg(q, p, f);
+    if (st == AMP_OK) st = gw_measure_solver(acc, f);
     if (p) amp_program_destroy(p);
     if (q) amp_accelerator_view_destroy(q);
     return st;

@@ -54,13 +54,18 @@ void gw_cg_close(gw_cg *c);
  * after): per launch of a chain of chain_launches over 3 views of 4096
  * floats, direct and replayed from one graph; per CG iteration on the
  * cg_n x cg_n grid over cg_iters iterations, direct and replayed from a
- * graph of one iteration. *_same: the graph's results equal the direct
- * ones bit for bit. */
+ * graph of one iteration; per iteration of examples/cg's solver
+ * (cg_solver.c: doubles, its dot products by amp_transform_reduce_async,
+ * which a graph records with their scratch) on the same grid, batches of
+ * solver_iters iterations (below convergence: CG is not reset between
+ * batches), directly and replayed from its two graphs (cg_use_graphs).
+ * *_same: the graph's results equal the direct ones bit for bit. */
 typedef struct gw_figures {
-    int chain_launches, cg_n, cg_iters, reps;
+    int chain_launches, cg_n, cg_iters, reps, solver_iters;
     double chain_direct_us, chain_graph_us; /* a launch */
     double cg_direct_us, cg_graph_us;       /* an iteration */
-    bool chain_same, cg_same;
+    double solver_direct_us, solver_graph_us; /* an iteration */
+    bool chain_same, cg_same, solver_same;
     float cg_rho;                           /* r.r after cg_iters iterations */
 } gw_figures;
 amp_status gw_measure(amp_accelerator *acc, bool quick, gw_figures *f);

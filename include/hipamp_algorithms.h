@@ -38,10 +38,17 @@
  *    never wait on the host; their future (out may be NULL when not wanted)
  *    completes with the last kernel and times the whole algorithm.
  *  - Every call is thread-safe; calls on two queues run at the same time.
- *  - On a view that records a launch graph (hipamp_graph.h), amp_fill and
- *    amp_iota are recorded as their launch; every other call here is
- *    AMP_ERROR_UNSUPPORTED (it takes temporaries for one call, which a
- *    replay could not own), and records nothing.
+ *  - On a view that records a launch graph (hipamp_graph.h), every call
+ *    whose result stays on the device is recorded as its launches (fill,
+ *    iota, scan, sort, sort_by_key, amp_reduction_scan and the _async
+ *    forms of the reductions); its temporaries then belong to the graph
+ *    until amp_graph_destroy, and every replay clears and recomputes them.
+ *    The calls that return a result on the host (amp_reduce,
+ *    amp_transform_reduce, amp_reduction_apply, amp_count_if, amp_copy_if)
+ *    are AMP_ERROR_BUSY there, naming the _async form to record instead
+ *    where there is one, and record nothing. A recorded _async call's
+ *    future is complete at once and untimed (the work runs at each
+ *    replay).
  *  - AMP_ERROR_OUT_OF_MEMORY: no device memory for the temporaries.
  *    AMP_ERROR_COMPILE (user expressions): the compiler's log, led by a line
  *    that names the expression at fault; errors inside the expressions point
@@ -184,7 +191,8 @@ AMP_API amp_status amp_reduction_apply(amp_accelerator_view *q, amp_reduction *r
 AMP_API amp_status amp_reduction_apply_async(amp_accelerator_view *q, amp_reduction *r, const amp_arg *args,
                                              size_t nargs, amp_arg result, amp_future **out);
 /* Destroy r (its compiled code stays in the caches). Launches already
- * queued keep what they use. r is a handle like a view or a program: used
+ * queued keep what they use. AMP_ERROR_BUSY while a launch graph that
+ * recorded r's apply_async or scan exists (destroy the graph first). r is a handle like a view or a program: used
  * after its destroy, or destroyed twice, it is AMP_ERROR_INVALID_ARGUMENT
  * saying "destroyed" (hipamp.h's conventions). */
 AMP_API amp_status amp_reduction_destroy(amp_reduction *r);

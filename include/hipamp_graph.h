@@ -7,10 +7,14 @@
  * Recording. Between amp_graph_begin_recording(q) and
  * amp_graph_end_recording(q, &g), the thread that began records instead of
  * runs:
- *  - every launch on q (amp_parallel_for_each*, and amp_fill and amp_iota,
- *    which are one launch each; the other algorithms of
- *    hipamp_algorithms.h are AMP_ERROR_UNSUPPORTED on q while it records:
- *    they take temporary memory for one call);
+ *  - every launch on q (amp_parallel_for_each*, and the launches of the
+ *    algorithms of hipamp_algorithms.h whose result stays on the device:
+ *    amp_fill, amp_iota, amp_scan, amp_sort, amp_sort_by_key,
+ *    amp_reduction_scan, amp_reduce_async, amp_transform_reduce_async,
+ *    amp_reduction_apply_async; the temporary memory such a call takes
+ *    belongs to the graph until it is destroyed, and the launches that
+ *    clear it, a scan's tile states for one, are recorded too, so every
+ *    replay starts clean);
  *  - every copy between arrays (or views of arrays) of q's accelerator that
  *    it makes (amp_copy_array*, amp_copy_view*): it runs on q at each
  *    replay.
@@ -37,7 +41,10 @@
  *    or from q: amp_array_view_synchronize of such data, amp_array_copy_to
  *    /from_host of an array the recording uses or created on q, copies
  *    between such data and the host, amp_accelerator_view_wait(q),
- *    amp_array_view_native_handle on q: AMP_ERROR_BUSY;
+ *    amp_array_view_native_handle on q, and the algorithms that return
+ *    their result on the host (amp_reduce, amp_transform_reduce,
+ *    amp_reduction_apply: record their _async forms; amp_count_if,
+ *    amp_copy_if): AMP_ERROR_BUSY;
  *  - commands on q from any other thread: AMP_ERROR_BUSY (a recording
  *    belongs to the thread that began it; begin and end must not race with
  *    another thread's commands on q);
@@ -49,13 +56,29 @@
  * copies made while recording are complete at once and untimed: the work
  * they name runs when the graph does (wait on the graph's launch).
  *
+ * C++ AMP's host features on a view that records (none is recorded; the
+ * recorded commands are not queued until a replay):
+ *  - the queuing mode (amp_accelerator_view_create_with_mode): views of
+ *    either mode record and replay alike (hipamp queues every command at
+ *    once in both);
+ *  - amp_accelerator_view_flush(q): AMP_OK, handing over what was queued
+ *    on q before the recording;
+ *  - amp_accelerator_view_create_marker(q): AMP_OK; its future covers the
+ *    work queued on q before the recording, and may be waited for while q
+ *    records (a replay's future, amp_graph_launch_async, covers the
+ *    recorded commands);
+ *  - amp_future_then: a continuation of a recorded command's future (complete
+ *    at once) runs at once; one that queues work on q while q records is
+ *    another thread's command: AMP_ERROR_BUSY.
+ *
  * Handles. An amp_graph is checked as every handle is (hipamp.h): a
  * destroyed graph passed to any amp_graph_ call is
  * AMP_ERROR_INVALID_ARGUMENT naming it destroyed (a stale handle), never
  * a use of freed memory.
  *
- * Lifetimes. The views, arrays and programs (through their kernels) a
- * graph uses, and the view it was recorded on, stay bound to it:
+ * Lifetimes. The views, arrays, programs (through their kernels) and user
+ * reductions (amp_reduction) a graph uses, and the view it was recorded
+ * on, stay bound to it:
  * destroying one of them while the graph exists is AMP_ERROR_BUSY (destroy
  * the graph first), and their data stay on q's accelerator (launching a
  * view the graph uses on another accelerator is AMP_ERROR_BUSY).

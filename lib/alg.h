@@ -68,13 +68,14 @@ bool amp__alg_overlap(const amp__alg_data *a, const amp__alg_data *b, bool *same
  * accelerator that has one, else acc (may be NULL), else the default. */
 amp_status amp__alg_queue(amp_accelerator_view *q, const amp__alg_data *d, size_t nd, amp_accelerator *acc,
                           amp_accelerator_view **out);
-/* AMP_ERROR_UNSUPPORTED while q records a launch graph (hipamp_graph.h):
- * an algorithm that takes temporaries from the scratch pool gives them back
- * once its launches are queued, so a replay would use memory other calls
- * have taken since; and one that returns a value on the host has nothing
- * to read while recording. amp_fill and amp_iota use no temporaries and are
- * recorded as their launch. */
-amp_status amp__alg_not_recording(const char *fn, amp_accelerator_view *q);
+/* AMP_ERROR_BUSY while q records a launch graph (hipamp_graph.h), for the
+ * calls that return their result on the host (fn): nothing runs while
+ * recording, so there is nothing to read; has_async: the message names
+ * fn's _async form, which leaves the result on the device and is
+ * recorded. Every
+ * other algorithm is recorded as its launches, its scratch arrays kept by
+ * the graph (lib/alg_scratch.c). */
+amp_status amp__alg_not_recording(const char *fn, amp_accelerator_view *q, bool has_async);
 /* AMP_ERROR_UNSUPPORTED past AMP_ALG_MAX_ELEMENTS. */
 amp_status amp__alg_count_ok(const char *fn, int64_t n);
 /* t and op are in their enums and op suits t. */
@@ -137,6 +138,8 @@ amp_status amp__alg_filler(amp_accelerator *acc, size_t elem, const amp__alg_pro
  * (the caller's; release with amp__alg_prog_release). */
 amp_status amp__alg_build_user(amp_accelerator *acc, const amp__alg_user *u, bool scan, amp__alg_prog *out);
 void amp__alg_prog_release(amp__alg_prog *p);
+/* How many launch graphs launch a kernel of p (0: none, or p not built). */
+int amp__alg_prog_graphs(const amp__alg_prog *p);
 /* The C++ spelling of t ("float", "long long"...). */
 const char *amp__alg_ctype(amp_type t);
 
@@ -150,14 +153,18 @@ typedef struct amp__alg_run {
     bool async;
     void *t0;           /* timed event before the first launch (futures only) */
     amp__point done;    /* after the last launch */
+    int launched;       /* launches queued (or recorded) so far */
 } amp__alg_run;
 /* Start a run (async with want_future: record the first timed event). */
 amp_status amp__alg_run_begin(amp__alg_run *r, amp_accelerator_view *q, bool async, bool want_future);
 /* Launch kernel k of p over ntiles tiles. */
 amp_status amp__alg_launch(amp__alg_run *r, const amp__alg_prog *p, int k, int64_t ntiles, const amp_arg *args,
                            size_t nargs);
-/* End a run: *out (may be NULL) gets the future of everything launched. On
- * a failed run (st != AMP_OK) it only releases what begin took. */
+/* End a run: *out (may be NULL) gets the future of everything launched
+ * (complete at once, untimed, when q records a graph: the work runs at its
+ * replays). On a failed run (st != AMP_OK) it only releases what begin
+ * took, and a recording that holds part of the run's launches is broken
+ * (amp__graph_break: a replay would run half an algorithm). */
 amp_status amp__alg_run_end(amp__alg_run *r, amp_status st, amp_future **out);
 
 /* ------------------------------------------- reductions (lib/alg_reduce.c) */
@@ -189,7 +196,9 @@ amp_status amp__alg_user_scan_prepare(amp_accelerator_view **q, amp_reduction *r
 /* Device memory an algorithm needs for one call: an array of count
  * elements of elem bytes (or more; exactly one for count 1, which results
  * read back to the host use) on q's accelerator, taken from a pool
- * per accelerator and given back once the call has queued its launches.
+ * per accelerator and given back once the call has queued its launches;
+ * when the calling thread records a graph on q, the graph keeps it until
+ * it is freed (give is then a no-op).
  * Launches order themselves after the array's last use as for any array,
  * so a scratch array given back while its kernels still run is safe to
  * take again on any queue. Its contents are undefined when taken. */

@@ -74,12 +74,17 @@ amp_status amp__alg_op_ok(const char *fn, amp_type t, amp_op op)
     return AMP_OK;
 }
 
-amp_status amp__alg_not_recording(const char *fn, amp_accelerator_view *q)
+amp_status amp__alg_not_recording(const char *fn, amp_accelerator_view *q, bool has_async)
 {
     if (!atomic_load_explicit(&q->recorder, memory_order_acquire)) return AMP_OK;
-    return amp__fail(AMP_ERROR_UNSUPPORTED, "%s: the accelerator view is recording a launch graph, and this algorithm "
-                     "is not recorded (it uses temporary device memory; amp_fill and amp_iota are recorded): call it "
-                     "before or after the recording", fn);
+    if (has_async)
+        return amp__fail(AMP_ERROR_BUSY, "%s: the accelerator view is recording a launch graph, and %s returns its "
+                         "result on the host, which exists only once the graph runs: record %s_async instead (its "
+                         "result stays on the device, in a one-element array or view), or call %s outside the "
+                         "recording", fn, fn, fn, fn);
+    return amp__fail(AMP_ERROR_BUSY, "%s: the accelerator view is recording a launch graph, and %s returns its "
+                     "result on the host, which exists only once the graph runs (it has no form that leaves the "
+                     "result on the device): call it before or after the recording", fn, fn);
 }
 
 amp_status amp__alg_count_ok(const char *fn, int64_t n)
@@ -262,12 +267,16 @@ amp_status amp__alg_launch(amp__alg_run *r, const amp__alg_prog *p, int k, int64
     amp__point done = {NULL, 0};
     if ((st = amp__launch_tiled(r->q, te, p->k[k], args, nargs, r->async, &done)) != AMP_OK) return st;
     r->done = done;
+    r->launched++;
     return AMP_OK;
 }
 
 amp_status amp__alg_run_end(amp__alg_run *r, amp_status st, amp_future **out)
 {
-    if (st != AMP_OK || !out || !r->done.q) {
+    amp_graph *g = amp__graph_here();
+    bool recorded = g && amp__graph_queue(g) == r->q;
+    if (st != AMP_OK && recorded && r->launched) amp__graph_break(g, st);
+    if (st != AMP_OK || !out || (!r->done.q && !recorded)) {
         amp__queue_event_release(r->q, r->t0);
         r->t0 = NULL;
         return st;
@@ -285,6 +294,7 @@ amp_status amp__alg_run_end(amp__alg_run *r, amp_status st, amp_future **out)
         r->t0 = NULL;
         return st;
     }
+    /* Recorded: done is no point (complete at once) and t0 is NULL. */
     amp__future_complete_at(f, r->done, r->t0, r->t0 ? t1 : NULL);
     r->t0 = NULL;
     *out = f;

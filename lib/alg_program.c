@@ -475,6 +475,16 @@ void amp__alg_prog_release(amp__alg_prog *p)
     if (p) memset(p, 0, sizeof *p);
 }
 
+int amp__alg_prog_graphs(const amp__alg_prog *p)
+{
+    int n = 0;
+    for (int i = 0; p->p && i < AMP__ALG_NKERNELS; ++i) {
+        amp__kernel *k = NULL;
+        if (p->k[i] && amp__kernel_resolve(p->k[i], &k) == AMP_OK) n += amp__graph_uses(k);
+    }
+    return n;
+}
+
 amp_status amp__alg_build_user(amp_accelerator *acc, const amp__alg_user *u, bool scan, amp__alg_prog *out)
 {
     amp__alg_spec sp = {.family = scan ? AMP__ALG_FAM_USER_SCAN : AMP__ALG_FAM_USER_REDUCE, .type = u->type, .user = u};

@@ -124,7 +124,8 @@ static amp_status amp__alg_transform_reduce(const char *fn, const char *xname, a
                              (long long)d[0].shape.n, (long long)d[1].shape.n);
     }
     if (result && (st = amp__alg_result(fn, *result, size, amp_type_name(t), &d[2])) != AMP_OK) return st;
-    if ((st = amp__alg_queue(q, d, two ? 2 : 1, NULL, &q)) != AMP_OK || (st = amp__alg_not_recording(fn, q)) != AMP_OK)
+    if ((st = amp__alg_queue(q, d, two ? 2 : 1, NULL, &q)) != AMP_OK ||
+        (host && (st = amp__alg_not_recording(fn, q, true)) != AMP_OK))
         return st;
     if ((st = amp__alg_basic(q->acc, t, map, &p)) != AMP_OK) return st;
     amp_arg in[4] = {amp__alg_span(&d[0], false), amp__alg_shape_arg(&d[0])};
@@ -359,6 +360,13 @@ fail:
 amp_status amp_reduction_destroy(amp_reduction *r)
 {
     if (!r) return AMP_OK;
+    AMP__HANDLE_OK(r, AMP__HANDLE_REDUCTION);
+    pthread_mutex_lock(&r->lock);
+    int graphs = amp__alg_prog_graphs(&r->prog) + amp__alg_prog_graphs(&r->scan);
+    pthread_mutex_unlock(&r->lock);
+    if (graphs)
+        return amp__fail(AMP_ERROR_BUSY, "amp_reduction_destroy: launch graphs launch the kernels of reduction '%s' "
+                         "(%d binding(s)): destroy them first", r->label, graphs);
     amp_status st = amp__handle_end(r, AMP__HANDLE_REDUCTION, __func__, "r");
     if (st != AMP_OK) return st;
     amp__alg_reduction_free(r);
@@ -423,7 +431,7 @@ static amp_status amp__alg_user_apply(const char *fn, amp_accelerator_view *q, a
     amp__alg_data *res = &d[r->u.ninputs];
     if (result && (st = amp__alg_result(fn, *result, rsize, amp_type_name(r->u.type), res)) != AMP_OK) return st;
     if (!q && (st = amp__accelerator_queue(r->acc, &q)) != AMP_OK) return st;
-    if ((st = amp__alg_not_recording(fn, q)) != AMP_OK) return st;
+    if (host && (st = amp__alg_not_recording(fn, q, true)) != AMP_OK) return st;
     if (q->acc != r->acc)
         return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: reduction '%s' was built for %s; the accelerator view is on "
                          "%s", fn, r->label, r->acc->e.info.device_path, q->acc->e.info.device_path);
@@ -462,7 +470,6 @@ amp_status amp__alg_user_scan_prepare(amp_accelerator_view **q, amp_reduction *r
                          r->label, r->u.ninputs);
     if ((st = amp__alg_user_args(fn, r, args, nargs, d, in, nin)) != AMP_OK) return st;
     if (!*q && (st = amp__accelerator_queue(r->acc, q)) != AMP_OK) return st;
-    if ((st = amp__alg_not_recording(fn, *q)) != AMP_OK) return st;
     if ((*q)->acc != r->acc)
         return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: reduction '%s' was built for %s; the accelerator view is on "
                          "%s", fn, r->label, r->acc->e.info.device_path, (*q)->acc->e.info.device_path);

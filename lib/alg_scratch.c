@@ -1,7 +1,10 @@
 /* alg_scratch.c — the algorithms' temporary device memory: arrays kept in a
  * pool per accelerator, taken for the length of one call's queuing and given
  * back, reused by later calls on any queue (their launches order after the
- * array's last use, as for any array), trimmed when idle ones pass a budget. */
+ * array's last use, as for any array), trimmed when idle ones pass a budget.
+ * Taken for a call that a launch graph records, an array belongs to the
+ * graph instead: every replay runs the recorded launches on it, so it comes
+ * back to the pool only when the graph is freed (amp__graph_hold). */
 #include "alg.h"
 
 #include <limits.h>
@@ -15,6 +18,7 @@ struct amp__alg_scratch {
     const void *last_q;    /* the queue it was last taken for: a preference, never dereferenced */
     uint64_t last_use;     /* pool clock when last given back */
     bool busy;             /* taken, or being trimmed */
+    bool graph;            /* taken for a recording: the graph gives it back */
     amp__alg_scratch *next;
 };
 
@@ -92,6 +96,33 @@ static void amp__pool_trim(amp_accelerator *acc)
     }
 }
 
+/* [no lock held] A graph's entry back to the pool, once the graph is freed. */
+static void amp__pool_give_from_graph(void *arg)
+{
+    amp__alg_scratch *s = arg;
+    pthread_mutex_lock(&amp__pool_lock);
+    s->graph = false;
+    s->busy = false;
+    s->last_use = ++amp__pool_clock;
+    pthread_mutex_unlock(&amp__pool_lock);
+}
+
+/* e, just taken for q: when this thread records q, the graph keeps it. */
+static amp_status amp__pool_taken(amp_accelerator_view *q, amp__alg_scratch *e)
+{
+    amp_graph *g = amp__graph_here();
+    if (!g || amp__graph_queue(g) != q) return AMP_OK;
+    amp_status st = amp__graph_hold(g, amp__pool_give_from_graph, e);
+    if (st != AMP_OK) {
+        amp__alg_scratch_give(e);
+        return st;
+    }
+    pthread_mutex_lock(&amp__pool_lock);
+    e->graph = true;
+    pthread_mutex_unlock(&amp__pool_lock);
+    return AMP_OK;
+}
+
 amp_status amp__alg_scratch_take(amp_accelerator_view *q, size_t elem, int64_t count, amp__alg_scratch **out)
 {
     *out = NULL;
@@ -113,8 +144,9 @@ amp_status amp__alg_scratch_take(amp_accelerator_view *q, size_t elem, int64_t c
         best->busy = true;
         best->last_q = q;
         pthread_mutex_unlock(&amp__pool_lock);
-        *out = best;
-        return AMP_OK;
+        amp_status st = amp__pool_taken(q, best);
+        if (st == AMP_OK) *out = best;
+        return st;
     }
     pthread_mutex_unlock(&amp__pool_lock);
 
@@ -140,7 +172,10 @@ amp_status amp__alg_scratch_take(amp_accelerator_view *q, size_t elem, int64_t c
     e->next = amp__pool;
     amp__pool = e;
     pthread_mutex_unlock(&amp__pool_lock);
-    amp__pool_trim(acc);
+    /* Not while this thread records: trimming frees device memory, which
+     * a driver's stream capture is better not mixed with. */
+    if (!amp__graph_here()) amp__pool_trim(acc);
+    if ((st = amp__pool_taken(q, e)) != AMP_OK) return st;
     *out = e;
     return AMP_OK;
 }
@@ -158,6 +193,10 @@ void amp__alg_scratch_give(amp__alg_scratch *s)
 {
     if (!s) return;
     pthread_mutex_lock(&amp__pool_lock);
+    if (s->graph) { /* a graph's: it gives it back when it is freed */
+        pthread_mutex_unlock(&amp__pool_lock);
+        return;
+    }
     s->busy = false;
     s->last_use = ++amp__pool_clock;
     pthread_mutex_unlock(&amp__pool_lock);

@@ -55,9 +55,7 @@ static amp_status amp__alg_sort(const char *fn, amp_accelerator_view *q, amp_arg
         if (amp__alg_overlap(&d[0], &d[1], &same))
             return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: keys and values overlap", fn);
     }
-    if ((st = amp__alg_queue(q, d, values ? 2 : 1, NULL, &q)) != AMP_OK ||
-        (st = amp__alg_not_recording(fn, q)) != AMP_OK)
-        return st;
+    if ((st = amp__alg_queue(q, d, values ? 2 : 1, NULL, &q)) != AMP_OK) return st;
     if ((st = amp__alg_sorter(q->acc, t, vsize, &p)) != AMP_OK) return st;
     if (n <= 1) return AMP_OK;
     int bins = 1 << p->radix_bits;

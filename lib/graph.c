@@ -32,6 +32,12 @@ typedef struct amp__graph_use {
     bool overwrite; /* its first use in the graph writes every element: no copy-in */
 } amp__graph_use;
 
+/* Something a graph keeps for its life and lets go of when it is freed. */
+typedef struct amp__graph_hold_entry {
+    void (*release)(void *arg);
+    void *arg;
+} amp__graph_hold_entry;
+
 /* Distinct boxes of one storage a graph may use: a replay prepares each,
  * and the storage's box lists must keep room for them (lib/storage.c). */
 #define AMP__GRAPH_MAX_BOXES 16
@@ -50,6 +56,8 @@ struct amp_graph {
     size_t nstorages, cap_storages;
     const void **pins;       /* handles pinned (views, arrays, kernels), each once */
     size_t npins, cap_pins;
+    amp__graph_hold_entry *holds; /* what it keeps for its life (amp__graph_hold) */
+    size_t nholds, cap_holds;
     amp__replay_node *nodes; /* its commands, for traces */
     size_t nnodes, cap_nodes;
     uint64_t launches, copies, copy_bytes; /* copies: logical (a box), as statistics count them */
@@ -260,6 +268,14 @@ amp_status amp__graph_bind(amp_graph *g, amp__storage *s, const amp__box *b, con
     return AMP_OK;
 }
 
+amp_status amp__graph_hold(amp_graph *g, void (*release)(void *arg), void *arg)
+{
+    if (!amp__graph_grow((void **)&g->holds, &g->cap_holds, g->nholds, sizeof *g->holds))
+        return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "graph: out of host memory for what it keeps");
+    g->holds[g->nholds++] = (amp__graph_hold_entry){release, arg};
+    return AMP_OK;
+}
+
 /* A failure of the backend while recording: the recording cannot be kept
  * (a GPU capture may be invalidated by it). */
 static amp_status amp__graph_broken(amp_graph *g, amp_status st)
@@ -270,6 +286,8 @@ static amp_status amp__graph_broken(amp_graph *g, amp_status st)
     }
     return st;
 }
+
+amp_status amp__graph_break(amp_graph *g, amp_status st) { return amp__graph_broken(g, st); }
 
 amp_status amp__graph_record_launch(amp_graph *g, const amp__kernel *k, const amp__launch *l)
 {
@@ -325,6 +343,10 @@ static void amp__graph_release(amp_graph *g, bool recording)
         amp__lock_release(&s->lock);
     }
     for (size_t i = 0; i < g->npins; ++i) amp__pin_drop(g->pins[i]);
+    /* After the pins: what a hold lets go of may be destroyed at once
+     * (its replays are over: amp_graph_destroy waited for them). */
+    for (size_t i = 0; i < g->nholds; ++i) g->holds[i].release(g->holds[i].arg);
+    free(g->holds);
     amp__point_set(&g->last, (amp__point){NULL, 0});
     amp__queue_release(g->q);
     free(g->uses);

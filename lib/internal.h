@@ -541,6 +541,14 @@ amp_status amp__graph_bind(amp_graph *g, amp__storage *s, const amp__box *b, con
  * recording broken: ending it then fails. */
 amp_status amp__graph_record_launch(amp_graph *g, const amp__kernel *k, const amp__launch *l);
 amp_status amp__graph_record_copy(amp_graph *g, const amp__copy *c, uint64_t bytes);
+/* Keep something for g's life: release(arg) is called once g is freed
+ * (destroyed after its last replay, or its recording failed), with no lock
+ * held, after g's pins are dropped. Recording thread only. */
+amp_status amp__graph_hold(amp_graph *g, void (*release)(void *arg), void *arg);
+/* Mark g's recording broken with st (amp_last_error() its message): ending
+ * it then fails with st. For a command of several launches that failed
+ * after recording some of them (a replay would run half of it). Returns st. */
+amp_status amp__graph_break(amp_graph *g, amp_status st);
 /* Graphs that pin handle (a view, an array, an amp__kernel), for the
  * destroy calls that must then say AMP_ERROR_BUSY. */
 int amp__graph_uses(const void *handle);

@@ -1197,69 +1197,249 @@ ACCEL_TEST(algorithms, view_shapes)
 
 /* ------------------------------------------------------- launch graphs */
 
-/* On a view that records a launch graph, the algorithms that use temporary
- * memory or return a value on the host are refused, naming the recording,
- * and record nothing; amp_fill and amp_iota are recorded as their launch
- * and run at each replay. */
+/* The host references of the recorded algorithms of recording_a_graph. */
+typedef struct graph_ref {
+    int32_t sum, dot;
+    int64_t squares;
+} graph_ref;
+
+static int cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Inputs of replay k: x (the keys too) and y. */
+static void graph_inputs(int32_t *x, int32_t *y, int n, int k)
+{
+    uint64_t s = 0x9e3779b97f4a7c15ull * (uint64_t)(k + 1);
+    for (int i = 0; i < n; ++i) {
+        x[i] = (int32_t)(rng_next(&s) % 2001) - 1000;
+        y[i] = (int32_t)(rng_next(&s) % 7) - 3;
+    }
+}
+
+/* On a view that records a launch graph the algorithms whose result stays
+ * on the device are recorded (their scratch kept by the graph, the scan's
+ * and sort's clearing launches too), and every replay computes them afresh
+ * from the inputs of the moment: three replays with new inputs copied in
+ * between, checked against the host each time, with direct algorithm calls
+ * between the replays (which would take the graph's scratch from the pool
+ * if the graph had given it back). The calls that return a result on the
+ * host are AMP_ERROR_BUSY naming their _async form (count_if, copy_if:
+ * none), and record nothing. A reduction a graph launches is
+ * AMP_ERROR_BUSY to destroy until the graph is. */
 ACCEL_TEST(algorithms, recording_a_graph)
 {
-    enum { N = 1000 };
-    static int32_t x[N], y[N];
-    for (int i = 0; i < N; ++i) x[i] = y[i] = -5;
+    enum { N = 100003, REPLAYS = 3 };
+    int32_t *x = test_xmalloc(N * 4), *y = test_xmalloc(N * 4), *got = test_xmalloc(N * 4);
+    int32_t *want = test_xmalloc(N * 4), *vals = test_xmalloc(N * 4);
+    int64_t *got64 = test_xmalloc(N * 8);
+    static int32_t fx[1000], fy[1000];
+    for (int i = 0; i < 1000; ++i) fx[i] = fy[i] = -5;
     amp_accelerator_view *q = NULL;
     ASSERT_OK(amp_accelerator_view_create(acc, &q));
+    amp_reduction_desc rd = {.name = "squares", .inputs = "int x", .type = AMP_TYPE_INT64,
+                             .map = "(long long)x * x", .reduce = "a + b", .identity = "0"};
+    amp_reduction *r = NULL;
+    ASSERT_OK(amp_reduction_create(acc, &rd, &r));
+    /* Inputs, outputs and the one-element results, on the device. */
+    amp_array *ax, *ay, *keys, *skeys, *pkeys, *pvals, *scan, *uscan, *sum, *dot, *squares;
+    amp_extent e = amp_extent_1d(N), one = amp_extent_1d(1);
+    ASSERT_OK(amp_array_create(q, 4, e, NULL, &ax));
+    ASSERT_OK(amp_array_create(q, 4, e, NULL, &ay));
+    ASSERT_OK(amp_array_create(q, 4, e, NULL, &keys));
+    ASSERT_OK(amp_array_create(q, 4, e, NULL, &skeys));
+    ASSERT_OK(amp_array_create(q, 4, e, NULL, &pkeys));
+    ASSERT_OK(amp_array_create(q, 4, e, NULL, &pvals));
+    ASSERT_OK(amp_array_create(q, 4, e, NULL, &scan));
+    ASSERT_OK(amp_array_create(q, 8, e, NULL, &uscan));
+    ASSERT_OK(amp_array_create(q, 4, one, NULL, &sum));
+    ASSERT_OK(amp_array_create(q, 4, one, NULL, &dot));
+    ASSERT_OK(amp_array_create(q, 8, one, NULL, &squares));
+    int32_t minus = -1;
+    ASSERT_OK(amp_fill(q, amp_arg_array(sum), &minus));
+    graph_inputs(x, y, N, 0);
+    ASSERT_OK(amp_array_copy_from_host(ax, x));
+    ASSERT_OK(amp_array_copy_from_host(ay, y));
+    amp_array_view *vfx = test_view(fx, 4, amp_extent_1d(1000), AMP_READ_WRITE);
+    amp_array_view *vfy = test_view(fy, 4, amp_extent_1d(1000), AMP_READ_WRITE);
+
     amp_status bst = amp_graph_begin_recording(q);
     if (bst == AMP_ERROR_UNSUPPORTED) {
         ASSERT_OK(amp_accelerator_view_destroy(q));
         cr_skip_test("no launch graphs on this accelerator: %s", amp_last_error());
     }
     ASSERT_OK(bst);
-    amp_array_view *vx = test_view(x, 4, amp_extent_1d(N), AMP_READ_WRITE);
-    amp_array_view *vy = test_view(y, 4, amp_extent_1d(N), AMP_READ_WRITE);
-    amp_arg ax = amp_arg_view(vx), ay = amp_arg_view(vy);
-    int32_t seven = 7, start = 3, v = 0;
+    amp_arg X = amp_arg_array(ax), Y = amp_arg_array(ay);
+    int32_t v = 0, seven = 7, start = 3;
+    int64_t v64 = 0;
     uint64_t c = 0;
-    amp_future *f = NULL;
-#define ASSERT_NOT_RECORDED(call)                                                                  \
-    do {                                                                                           \
-        ASSERT_STATUS(call, AMP_ERROR_UNSUPPORTED);                                                \
+#define ASSERT_HOST_RESULT_REFUSED(call, async)                                                         \
+    do {                                                                                                \
+        ASSERT_STATUS(call, AMP_ERROR_BUSY);                                                            \
         cr_assert(strstr(amp_last_error(), "recording a launch graph"), "%s: %s", #call, amp_last_error()); \
+        cr_assert(!(async) || strstr(amp_last_error(), (async) ? (async) : ""), "%s: %s", #call,        \
+                  amp_last_error());                                                                    \
     } while (0)
-    ASSERT_NOT_RECORDED(amp_reduce(q, ax, AMP_TYPE_INT32, AMP_OP_SUM, &v));
-    amp_array_view *one = NULL;
-    ASSERT_OK(amp_array_view_section(vy, amp_index_1d(0), amp_extent_1d(1), &one));
-    ASSERT_NOT_RECORDED(amp_reduce_async(q, ax, AMP_TYPE_INT32, AMP_OP_SUM, amp_arg_view(one), &f));
-    ASSERT_OK(amp_array_view_destroy(one));
-    cr_assert_null(f);
-    ASSERT_NOT_RECORDED(amp_transform_reduce(q, ax, ay, AMP_TYPE_INT32, AMP_MAP_PRODUCT, AMP_OP_SUM, &v));
-    ASSERT_NOT_RECORDED(amp_scan(q, ax, ay, AMP_TYPE_INT32, AMP_OP_SUM, AMP_SCAN_EXCLUSIVE));
-    ASSERT_NOT_RECORDED(amp_sort(q, ax, AMP_TYPE_INT32, AMP_ASCENDING));
-    ASSERT_NOT_RECORDED(amp_sort_by_key(q, ax, ay, AMP_TYPE_INT32, AMP_ASCENDING));
-    ASSERT_NOT_RECORDED(amp_count_if(q, ax, AMP_TYPE_INT32, "x > 0", NULL, &c));
-    ASSERT_NOT_RECORDED(amp_copy_if(q, ax, ay, AMP_TYPE_INT32, "x > 0", NULL, &c));
-#undef ASSERT_NOT_RECORDED
-    /* Recorded: fill of x, iota of y. */
-    ASSERT_OK(amp_fill(q, ax, &seven));
-    ASSERT_OK(amp_iota(q, ay, AMP_TYPE_INT32, &start, NULL));
+    ASSERT_HOST_RESULT_REFUSED(amp_reduce(q, X, AMP_TYPE_INT32, AMP_OP_SUM, &v), "amp_reduce_async");
+    ASSERT_HOST_RESULT_REFUSED(amp_transform_reduce(q, X, Y, AMP_TYPE_INT32, AMP_MAP_PRODUCT, AMP_OP_SUM, &v),
+                               "amp_transform_reduce_async");
+    ASSERT_HOST_RESULT_REFUSED(amp_reduction_apply(q, r, &X, 1, &v64), "amp_reduction_apply_async");
+    ASSERT_HOST_RESULT_REFUSED(amp_count_if(q, X, AMP_TYPE_INT32, "x > 0", NULL, &c), NULL);
+    ASSERT_HOST_RESULT_REFUSED(amp_copy_if(q, X, Y, AMP_TYPE_INT32, "x > 0", NULL, &c), NULL);
+#undef ASSERT_HOST_RESULT_REFUSED
+    /* Recorded: a copy and every algorithm with a device result. */
+    amp_future *f = NULL;
+    ASSERT_OK(amp_copy_array(ax, keys));
+    ASSERT_OK(amp_copy_array(ax, pkeys));
+    ASSERT_OK(amp_copy_array(ay, pvals));
+    ASSERT_OK(amp_sort(q, amp_arg_array(keys), AMP_TYPE_INT32, AMP_ASCENDING));
+    ASSERT_OK(amp_sort_by_key(q, amp_arg_array(pkeys), amp_arg_array(pvals), AMP_TYPE_INT32, AMP_DESCENDING));
+    ASSERT_OK(amp_reduce_async(q, X, AMP_TYPE_INT32, AMP_OP_SUM, amp_arg_array(sum), &f));
+    cr_assert_not_null(f, "a recorded algorithm's future");
+    bool ready = false;
+    ASSERT_OK(amp_future_is_ready(f, &ready));
+    cr_assert(ready, "a recorded algorithm's future is complete at once");
+    ASSERT_OK(amp_future_destroy(f));
+    ASSERT_OK(amp_transform_reduce_async(q, X, Y, AMP_TYPE_INT32, AMP_MAP_PRODUCT, AMP_OP_SUM, amp_arg_array(dot),
+                                         NULL));
+    ASSERT_OK(amp_reduction_apply_async(q, r, &X, 1, amp_arg_array(squares), NULL));
+    ASSERT_OK(amp_scan(q, X, amp_arg_array(scan), AMP_TYPE_INT32, AMP_OP_SUM, AMP_SCAN_INCLUSIVE));
+    ASSERT_OK(amp_reduction_scan(q, r, &X, 1, amp_arg_array(uscan), AMP_SCAN_EXCLUSIVE));
+    ASSERT_OK(amp_fill(q, amp_arg_view(vfx), &seven));
+    ASSERT_OK(amp_iota(q, amp_arg_view(vfy), AMP_TYPE_INT32, &start, NULL));
     amp_graph *g = NULL;
     ASSERT_OK(amp_graph_end_recording(q, &g));
     amp_graph_info info;
     ASSERT_OK(amp_graph_get_info(g, &info));
-    cr_assert_eq(info.launches, 2, "recorded launches: %llu", (unsigned long long)info.launches);
-    cr_assert_eq(x[0], -5, "recording ran the fill");
-    ASSERT_OK(amp_graph_launch(q, g));
-    ASSERT_OK(amp_array_view_synchronize(vx));
-    ASSERT_OK(amp_array_view_synchronize(vy));
-    for (int i = 0; i < N; ++i) {
-        cr_assert_eq(x[i], 7, "replayed fill: x[%d] = %d", i, x[i]);
-        cr_assert_eq(y[i], 3 + i, "replayed iota: y[%d] = %d", i, y[i]);
+    cr_assert_geq(info.launches, 12, "recorded launches: %llu", (unsigned long long)info.launches);
+    cr_assert_eq(info.copies, 3, "recorded copies: %llu", (unsigned long long)info.copies);
+    ASSERT_OK(amp_array_copy_to_host(sum, &v));
+    cr_assert_eq(v, -1, "the recording ran the reduction");
+    cr_assert_eq(fx[0], -5, "the recording ran the fill");
+    ASSERT_STATUS(amp_reduction_destroy(r), AMP_ERROR_BUSY);
+    cr_assert(strstr(amp_last_error(), "squares"), "%s", amp_last_error());
+
+    for (int k = 0; k < REPLAYS; ++k) {
+        if (k) {
+            graph_inputs(x, y, N, k);
+            ASSERT_OK(amp_array_copy_from_host(ax, x));
+            ASSERT_OK(amp_array_copy_from_host(ay, y));
+        }
+        ASSERT_OK(amp_graph_launch(q, g));
+        /* Direct calls of the same sizes between replays: their scratch
+         * must not be the graph's. */
+        ASSERT_OK(amp_scan(q, Y, amp_arg_array(skeys), AMP_TYPE_INT32, AMP_OP_MAX, AMP_SCAN_EXCLUSIVE));
+        int32_t ymin = 0;
+        ASSERT_OK(amp_reduce(q, Y, AMP_TYPE_INT32, AMP_OP_MIN, &ymin));
+        cr_assert_eq(ymin, -3, "replay %d: direct reduce between replays: %d", k, ymin);
+        graph_ref ref = {0, 0, 0};
+        for (int i = 0; i < N; ++i) {
+            ref.sum += x[i];
+            ref.dot += x[i] * y[i];
+            ref.squares += (int64_t)x[i] * x[i];
+        }
+        ASSERT_OK(amp_array_copy_to_host(sum, &v));
+        cr_assert_eq(v, ref.sum, "replay %d: reduce %d, want %d", k, v, ref.sum);
+        ASSERT_OK(amp_array_copy_to_host(dot, &v));
+        cr_assert_eq(v, ref.dot, "replay %d: transform_reduce %d, want %d", k, v, ref.dot);
+        ASSERT_OK(amp_array_copy_to_host(squares, &v64));
+        cr_assert_eq(v64, ref.squares, "replay %d: user reduction %lld, want %lld", k, (long long)v64,
+                     (long long)ref.squares);
+        ASSERT_OK(amp_array_copy_to_host(scan, got));
+        for (int i = 0, acc_ = 0; i < N; ++i) {
+            acc_ += x[i];
+            cr_assert_eq(got[i], acc_, "replay %d: scan[%d] = %d, want %d", k, i, got[i], acc_);
+        }
+        ASSERT_OK(amp_array_copy_to_host(uscan, got64));
+        int64_t acc64 = 0;
+        for (int i = 0; i < N; ++i) {
+            cr_assert_eq(got64[i], acc64, "replay %d: user scan[%d] = %lld, want %lld", k, i, (long long)got64[i],
+                         (long long)acc64);
+            acc64 += (int64_t)x[i] * x[i];
+        }
+        memcpy(want, x, N * 4);
+        qsort(want, N, 4, cmp_i32);
+        ASSERT_OK(amp_array_copy_to_host(keys, got));
+        cr_assert(!memcmp(got, want, N * 4), "replay %d: sort", k);
+        /* Descending by key, stable: equal keys keep y's order. */
+        ASSERT_OK(amp_array_copy_to_host(pkeys, got));
+        ASSERT_OK(amp_array_copy_to_host(pvals, vals));
+        for (int i = 0; i < N; ++i)
+            cr_assert_eq(got[i], want[N - 1 - i], "replay %d: sort_by_key's keys[%d]", k, i);
+        /* y's values bucketed by x's key in their order (counting sort). */
+        int32_t *start = test_xmalloc(2002 * sizeof *start), *bucket = test_xmalloc(N * 4);
+        memset(start, 0, 2002 * sizeof *start);
+        for (int i = 0; i < N; ++i) start[x[i] + 1000 + 1]++;
+        for (int b = 0; b < 2001; ++b) start[b + 1] += start[b];
+        for (int i = 0; i < N; ++i) bucket[start[x[i] + 1000]++] = y[i];
+        for (int b = 2001; b > 0; --b) start[b] = start[b - 1];
+        start[0] = 0;
+        for (int i = 0; i < N; ++i) {
+            int32_t w = bucket[start[got[i] + 1000]++];
+            cr_assert_eq(vals[i], w, "replay %d: sort_by_key's values[%d] = %d (key %d), want %d", k, i, vals[i],
+                         got[i], w);
+        }
+        free(bucket);
+        free(start);
+        ASSERT_OK(amp_array_view_synchronize(vfx));
+        ASSERT_OK(amp_array_view_synchronize(vfy));
+        for (int i = 0; i < 1000; ++i) {
+            cr_assert_eq(fx[i], 7, "replayed fill: x[%d] = %d", i, fx[i]);
+            cr_assert_eq(fy[i], 3 + i, "replayed iota: y[%d] = %d", i, fy[i]);
+        }
     }
     /* After the recording the view runs every algorithm again. */
-    ASSERT_OK(amp_reduce(q, ay, AMP_TYPE_INT32, AMP_OP_MAX, &v));
-    cr_assert_eq(v, 3 + N - 1);
+    ASSERT_OK(amp_reduce(q, amp_arg_view(vfy), AMP_TYPE_INT32, AMP_OP_MAX, &v));
+    cr_assert_eq(v, 3 + 1000 - 1);
     ASSERT_OK(amp_graph_destroy(g));
-    ASSERT_OK(amp_array_view_destroy(vy));
-    ASSERT_OK(amp_array_view_destroy(vx));
+    ASSERT_OK(amp_reduction_destroy(r));
+    amp_array *arrays[] = {ax, ay, keys, skeys, pkeys, pvals, scan, uscan, sum, dot, squares};
+    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; ++i) ASSERT_OK(amp_array_destroy(arrays[i]));
+    ASSERT_OK(amp_array_view_destroy(vfy));
+    ASSERT_OK(amp_array_view_destroy(vfx));
+    ASSERT_OK(amp_accelerator_view_destroy(q));
+    free(x);
+    free(y);
+    free(got);
+    free(want);
+    free(vals);
+    free(got64);
+}
+
+/* An algorithm refused for a bad argument while recording records nothing
+ * and the recording goes on: the graph holds the next call's launches and
+ * replays them. */
+ACCEL_TEST(algorithms, recording_goes_on_after_a_refused_algorithm)
+{
+    enum { N = 4096 };
+    amp_accelerator_view *q = NULL;
+    ASSERT_OK(amp_accelerator_view_create(acc, &q));
+    amp_array *a = NULL, *res = NULL;
+    ASSERT_OK(amp_array_create(q, 4, amp_extent_1d(N), NULL, &a));
+    ASSERT_OK(amp_array_create(q, 4, amp_extent_1d(1), NULL, &res));
+    amp_status bst = amp_graph_begin_recording(q);
+    if (bst == AMP_ERROR_UNSUPPORTED) {
+        ASSERT_OK(amp_accelerator_view_destroy(q));
+        cr_skip_test("no launch graphs on this accelerator: %s", amp_last_error());
+    }
+    ASSERT_OK(bst);
+    /* A bad argument: nothing recorded, the recording goes on. */
+    ASSERT_STATUS(amp_reduce_async(q, amp_arg_array(a), AMP_TYPE_INT32, AMP_OP_SUB, amp_arg_array(res), NULL),
+                  AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_OK(amp_reduce_async(q, amp_arg_array(a), AMP_TYPE_INT32, AMP_OP_SUM, amp_arg_array(res), NULL));
+    amp_graph *g = NULL;
+    ASSERT_OK(amp_graph_end_recording(q, &g));
+    int32_t ones[N], got = 0;
+    for (int i = 0; i < N; ++i) ones[i] = 1;
+    ASSERT_OK(amp_array_copy_from_host(a, ones));
+    ASSERT_OK(amp_graph_launch(q, g));
+    ASSERT_OK(amp_array_copy_to_host(res, &got));
+    cr_assert_eq(got, N, "replayed reduce: %d", got);
+    ASSERT_OK(amp_graph_destroy(g));
+    ASSERT_OK(amp_array_destroy(res));
+    ASSERT_OK(amp_array_destroy(a));
     ASSERT_OK(amp_accelerator_view_destroy(q));
 }
 

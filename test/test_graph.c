@@ -3,6 +3,7 @@
 
 #include <malloc.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -593,6 +594,110 @@ ACCEL_TEST(graph, host_results_and_waits_are_refused_while_recording)
     teardown(&f);
 }
 
+/* A continuation of the host features test: it records its status and
+ * the status of a launch it makes on the recording view from the
+ * continuation thread. */
+typedef struct then_probe {
+    atomic_int ran;
+    amp_status status, launch;
+    fixture *f;
+    amp_arg *args;
+} then_probe;
+
+static void then_probe_fn(amp_status st, void *user)
+{
+    then_probe *p = user;
+    p->status = st;
+    if (p->f) p->launch = amp_parallel_for_each(p->f->q, amp_extent_1d(N), p->f->inc, p->args, 2);
+    atomic_store(&p->ran, 1);
+}
+
+/* Until p ran (a generous bound: the continuation thread polls). */
+static bool then_probe_wait(then_probe *p)
+{
+    for (int i = 0; i < 30000 && !atomic_load(&p->ran); ++i) usleep(1000);
+    return atomic_load(&p->ran);
+}
+
+/* C++ AMP's host features on a view that records (hipamp_graph.h says
+ * which are recorded and which refused), on a view of each queuing mode:
+ * the mode is kept and changes nothing; flush is AMP_OK and hands over
+ * the work queued before the recording (nothing recorded runs); a marker
+ * covers the work queued on the view before the recording (waiting for it
+ * is allowed and does not wait for, or run, what is recorded); a recorded
+ * launch's future is complete at once, so a continuation on it runs at
+ * once; a continuation that launches on the recording view is another
+ * thread's command (AMP_ERROR_BUSY, not recorded). Every replay then runs
+ * the recorded launches once. */
+ACCEL_TEST(graph, host_features_while_recording)
+{
+    static const amp_queuing_mode modes[] = {AMP_QUEUING_AUTOMATIC, AMP_QUEUING_IMMEDIATE};
+    for (size_t m = 0; m < 2; ++m) {
+        fixture f;
+        setup(&f, acc);
+        ASSERT_OK(amp_accelerator_view_destroy(f.q));
+        ASSERT_OK(amp_accelerator_view_create_with_mode(acc, modes[m], &f.q));
+        static counted before, rec;
+        counted_open(&f, &before);
+        counted_open(&f, &rec);
+        /* Queued before the recording: a marker made while recording covers it. */
+        amp_future *pre = NULL;
+        for (int i = 0; i < 3; ++i) {
+            amp_future_destroy(pre);
+            ASSERT_OK(amp_parallel_for_each_async(f.q, amp_extent_1d(N), f.inc, before.args, 2, &pre));
+        }
+        ASSERT_OK(amp_graph_begin_recording(f.q));
+        amp_queuing_mode got = (amp_queuing_mode)-1;
+        ASSERT_OK(amp_accelerator_view_get_queuing_mode(f.q, &got));
+        cr_assert_eq(got, modes[m], "queuing mode while recording: %d", (int)got);
+        amp_future *launched = NULL;
+        ASSERT_OK(amp_parallel_for_each_async(f.q, amp_extent_1d(N), f.inc, rec.args, 2, &launched));
+        ASSERT_OK(amp_accelerator_view_flush(f.q));
+        amp_future *marker = NULL;
+        ASSERT_OK(amp_accelerator_view_create_marker(f.q, &marker));
+        ASSERT_OK(amp_future_wait(marker));
+        bool done = false;
+        ASSERT_OK(amp_future_is_ready(pre, &done));
+        cr_assert(done, "mode %d: the marker completed before the work queued ahead of the recording", (int)modes[m]);
+        ASSERT_OK(amp_future_is_ready(launched, &done));
+        cr_assert(done, "a recorded launch's future is complete at once");
+        /* Continuations: on the recorded launch (runs at once), on the
+         * marker, and one that launches on the recording view. */
+        then_probe on_launch = {.status = AMP_ERROR_DEVICE}, on_marker = {.status = AMP_ERROR_DEVICE};
+        then_probe launcher = {.status = AMP_ERROR_DEVICE, .launch = AMP_OK, .f = &f, .args = rec.args};
+        ASSERT_OK(amp_future_then(launched, then_probe_fn, &on_launch));
+        ASSERT_OK(amp_future_then(marker, then_probe_fn, &on_marker));
+        ASSERT_OK(amp_future_then(marker, then_probe_fn, &launcher));
+        cr_assert(then_probe_wait(&on_launch) && then_probe_wait(&on_marker) && then_probe_wait(&launcher),
+                  "a continuation did not run within 30 s");
+        cr_assert_eq(on_launch.status, AMP_OK);
+        cr_assert_eq(on_marker.status, AMP_OK);
+        cr_assert_eq(launcher.launch, AMP_ERROR_BUSY, "a continuation's launch on the recording view: %s",
+                     amp_status_name(launcher.launch));
+        ASSERT_OK(amp_future_destroy(marker));
+        ASSERT_OK(amp_future_destroy(launched));
+        ASSERT_OK(amp_future_destroy(pre));
+        amp_graph *g = NULL;
+        ASSERT_OK(amp_graph_end_recording(f.q, &g));
+        amp_graph_info info;
+        ASSERT_OK(amp_graph_get_info(g, &info));
+        cr_assert_eq(info.launches, 1, "recorded launches: %llu", (unsigned long long)info.launches);
+        ASSERT_OK(amp_array_view_synchronize(rec.v));
+        for (int i = 0; i < N; ++i) cr_assert_eq(rec.x[i], 0, "recording ran x[%d] = %d", i, rec.x[i]);
+        for (int r = 0; r < 2; ++r) ASSERT_OK(amp_graph_launch(f.q, g));
+        ASSERT_OK(amp_array_view_synchronize(rec.v));
+        ASSERT_OK(amp_array_view_synchronize(before.v));
+        for (int i = 0; i < N; ++i) {
+            cr_assert_eq(rec.x[i], 2, "mode %d: after 2 replays x[%d] = %d", (int)modes[m], i, rec.x[i]);
+            cr_assert_eq(before.x[i], 3, "mode %d: before the recording x[%d] = %d", (int)modes[m], i, before.x[i]);
+        }
+        ASSERT_OK(amp_graph_destroy(g));
+        counted_close(&rec);
+        counted_close(&before);
+        teardown(&f);
+    }
+}
+
 /* A graph replays on the view it was recorded on only. */
 ACCEL_TEST(graph, launch_on_another_view_is_refused)
 {
@@ -754,6 +859,81 @@ Test(graph, cpu_replay_failure_is_reported)
     for (int i = 0; i < N; ++i) cr_assert_eq(x[i], 1, "x[%d] = %d", i, x[i]);
     ASSERT_OK(amp_array_view_destroy(vs));
     ASSERT_OK(amp_array_destroy(cnt));
+    teardown(&f);
+}
+
+/* On the CPU accelerator a replay runs small launches on the replaying
+ * thread alone, and moves one that turns out heavy (its first replays
+ * alone took 50 us or more) to the pool (lib/cpu/cpu_graph.c). With every
+ * launch counted small (AMP_CPU_GRAPH_ALONE at its largest), a graph of
+ * small launches, which stay alone, and large ones, which move to the pool
+ * after their third replay, gives at every replay the bits that direct
+ * launches give: a simple kernel and a tiled one with a barrier. */
+Test(graph, cpu_launches_alone_and_on_the_pool_give_the_same_bits)
+{
+    enum { BIG = 1 << 20, REPLAYS = 6 };
+    setenv("AMP_CPU_GRAPH_ALONE", "1073741824", 1);
+    fixture f;
+    setup(&f, test_accel(TEST_ACCEL_CPU));
+    float *a = test_xmalloc(BIG * 4), *b = test_xmalloc(BIG * 4), *c = test_xmalloc(BIG * 4);
+    float *da = test_xmalloc(BIG * 4), *db = test_xmalloc(BIG * 4), *dc = test_xmalloc(BIG * 4);
+    int32_t *in = test_xmalloc(BIG * 4), *out = test_xmalloc(BIG * 4), *dout = test_xmalloc(BIG * 4);
+    fill_dyadic(a, BIG, 1);
+    fill_dyadic(b, BIG, 2);
+    memset(c, 0, BIG * 4);
+    memcpy(da, a, BIG * 4);
+    memcpy(db, b, BIG * 4);
+    memcpy(dc, c, BIG * 4);
+    for (int i = 0; i < BIG; ++i) in[i] = i % 1000 - 500;
+    amp_array_view *va = test_view(a, 4, amp_extent_1d(BIG), AMP_READ_WRITE);
+    amp_array_view *vb = test_view(b, 4, amp_extent_1d(BIG), AMP_READ_WRITE);
+    amp_array_view *vc = test_view(c, 4, amp_extent_1d(BIG), AMP_READ_WRITE);
+    amp_array_view *vda = test_view(da, 4, amp_extent_1d(BIG), AMP_READ_WRITE);
+    amp_array_view *vdb = test_view(db, 4, amp_extent_1d(BIG), AMP_READ_WRITE);
+    amp_array_view *vdc = test_view(dc, 4, amp_extent_1d(BIG), AMP_READ_WRITE);
+    amp_array_view *vin = test_view(in, 4, amp_extent_1d(BIG), AMP_READ_ONLY);
+    amp_array_view *vout = test_view(out, 4, amp_extent_1d(BIG), AMP_WRITE_ONLY);
+    amp_array_view *vdout = test_view(dout, 4, amp_extent_1d(BIG), AMP_WRITE_ONLY);
+    amp_tiled_extent t;
+    ASSERT_OK(amp_extent_tile_1d(amp_extent_1d(BIG), 64, &t));
+    /* One iteration: small steps over the first N elements, a big step, a
+     * big tiled sum. */
+#define ITERATION(A, B, C, OUT)                                                                            \
+    do {                                                                                                   \
+        amp_arg small[] = {amp_arg_view(A), amp_arg_view(B), amp_arg_view(C)};                             \
+        amp_arg big[] = {amp_arg_view(C), amp_arg_view(A), amp_arg_view(B)};                               \
+        amp_arg tiled[] = {amp_arg_view(vin), amp_arg_view(OUT)};                                          \
+        ASSERT_OK(amp_parallel_for_each(f.q, amp_extent_1d(N), f.step, small, 3));                         \
+        ASSERT_OK(amp_parallel_for_each(f.q, amp_extent_1d(BIG), f.step, big, 3));                         \
+        ASSERT_OK(amp_parallel_for_each_tiled(f.q, t, f.tile_sum, tiled, 2));                              \
+    } while (0)
+    amp_graph *g = NULL;
+    ASSERT_OK(amp_graph_begin_recording(f.q));
+    ITERATION(va, vb, vc, vout);
+    ASSERT_OK(amp_graph_end_recording(f.q, &g));
+    for (int r = 0; r < REPLAYS; ++r) {
+        ASSERT_OK(amp_graph_launch(f.q, g));
+        ITERATION(vda, vdb, vdc, vdout);
+        amp_array_view *views[] = {va, vb, vc, vout, vda, vdb, vdc, vdout};
+        for (size_t k = 0; k < sizeof views / sizeof views[0]; ++k) ASSERT_OK(amp_array_view_synchronize(views[k]));
+        cr_assert(!memcmp(a, da, BIG * 4) && !memcmp(b, db, BIG * 4) && !memcmp(c, dc, BIG * 4),
+                  "replay %d: the steps differ from direct launches", r);
+        cr_assert(!memcmp(out, dout, BIG * 4), "replay %d: the tiled sums differ from direct launches", r);
+    }
+#undef ITERATION
+    cr_assert_eq(out[0], 64 * (-500) + (0 + 63) * 64 / 2, "tile 0's sum: %d", out[0]);
+    ASSERT_OK(amp_graph_destroy(g));
+    amp_array_view *views[] = {va, vb, vc, vout, vda, vdb, vdc, vdout, vin};
+    for (size_t k = 0; k < sizeof views / sizeof views[0]; ++k) ASSERT_OK(amp_array_view_destroy(views[k]));
+    free(a);
+    free(b);
+    free(c);
+    free(da);
+    free(db);
+    free(dc);
+    free(in);
+    free(out);
+    free(dout);
     teardown(&f);
 }
 

@@ -1,12 +1,19 @@
 /* cg.c — conjugate gradients for the 2-D Poisson problem (5-point stencil, zero Dirichlet boundary, f = 1) on one accelerator, with the solver of cg_solver.c (hipamp kernels, amp_transform_reduce_async for the dot products): an iteration queues its launches and never waits on the host, except the convergence test's read of one scalar; --check runs a serial C reference and compares iteration counts, residuals and solutions.
  *
- *   cg [--n N] [--tol T] [--max-iters K] [--check-every K] [--accelerator PATH] [--check]
+ *   cg [--n N] [--tol T] [--max-iters K] [--check-every K] [--accelerator PATH] [--check] [--graph] [--digest]
+ *
+ * --graph replays each iteration from a launch graph (two, one per parity
+ * of the rr / rr_new swap: cg_use_graphs), the convergence test on the host
+ * every --check-every iterations as without it; the results are the same
+ * bits (ctest's example_cg_graph compares --digest's line of both runs).
+ * --digest prints the iteration count, the residual in hexadecimal and an
+ * FNV-1a hash of the solution's bytes on one line.
  *
  * The same solver runs across MPI ranks in cg_mpi.c (rows split, p's halos
  * exchanged, the dot products summed across ranks: cg_comm). Written for
  * launch graphs too (issue 24): cg_iteration queues one whole iteration on
- * one accelerator view with every scalar on the device, so it can be
- * recorded once and replayed.
+ * one accelerator view with every scalar on the device, so it is recorded
+ * once per parity and replayed (--graph).
  *
  * Agreement with the reference (--check; cg_solver.c says why these
  * bounds): iteration counts within 1, final relative residuals within 1e-6
@@ -15,9 +22,19 @@
 #include "cg_solver.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* FNV-1a, 64 bits, of n bytes. */
+static uint64_t fnv1a(const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 0x100000001b3ull;
+    return h;
+}
 
 /* ---------------------------------------------------------------- main */
 
@@ -26,7 +43,7 @@ int main(int argc, char **argv)
     int n = 256, max_iters = -1, check_every = 1;
     double tol = 1e-8;
     const char *path = NULL;
-    bool check = false;
+    bool check = false, graph = false, digest = false;
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "--n") && i + 1 < argc) n = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--tol") && i + 1 < argc) tol = atof(argv[++i]);
@@ -34,9 +51,11 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--check-every") && i + 1 < argc) check_every = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--accelerator") && i + 1 < argc) path = argv[++i];
         else if (!strcmp(argv[i], "--check")) check = true;
+        else if (!strcmp(argv[i], "--graph")) graph = true;
+        else if (!strcmp(argv[i], "--digest")) digest = true;
         else {
             fprintf(stderr, "usage: %s [--n N] [--tol T] [--max-iters K] [--check-every K] [--accelerator PATH] "
-                            "[--check]\n", argv[0]);
+                            "[--check] [--graph] [--digest]\n", argv[0]);
             return 2;
         }
     }
@@ -57,14 +76,28 @@ int main(int argc, char **argv)
     cg_solver s;
     cg_grid g = {n, n, n, 0};
     cg_result res;
-    if (cg_init(&s, acc, g, NULL) != AMP_OK || cg_solve(&s, tol, max_iters, check_every, 0, &res) != AMP_OK) {
+    if (cg_init(&s, acc, g, NULL) != AMP_OK || (graph && cg_use_graphs(&s) != AMP_OK) ||
+        cg_solve(&s, tol, max_iters, check_every, 0, &res) != AMP_OK) {
         cg_free(&s);
         return 1;
     }
     const int it = res.iters;
     const double rel = res.rel;
-    printf("cg: %d iterations, relative residual %.6e, %.3f ms an iteration\n", it, rel,
-           res.timed ? res.seconds * 1e3 / res.timed : 0.0);
+    printf("cg: %d iterations, relative residual %.6e, %.3f ms an iteration%s\n", it, rel,
+           res.timed ? res.seconds * 1e3 / res.timed : 0.0, graph ? ", replayed from launch graphs" : "");
+    if (digest) {
+        size_t m = (size_t)n * n;
+        double *x = malloc(m * 8);
+        if (!x || amp_array_copy_to_host(s.x, x) != AMP_OK) {
+            fprintf(stderr, "cg: --digest: no memory, or the solution could not be read: %s\n", amp_last_error());
+            free(x);
+            cg_free(&s);
+            return 1;
+        }
+        printf("cg: digest: %d iterations, residual %a, solution fnv1a %016llx\n", it, rel,
+               (unsigned long long)fnv1a(x, m * 8));
+        free(x);
+    }
 
     int status = 0;
     if (check) {

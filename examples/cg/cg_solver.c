@@ -1,4 +1,4 @@
-/* cg_solver.c — the conjugate-gradient solver cg and cg_mpi share (see cg_solver.h): hipamp kernels for the stencil and the updates, amp_transform_reduce for the dot products, the row split's halo exchange and sums plugged in through cg_comm; the serial C reference and the agreement test.
+/* cg_solver.c — the conjugate-gradient solver cg and cg_mpi share (see cg_solver.h): hipamp kernels for the stencil and the updates, amp_transform_reduce for the dot products, the row split's halo exchange and sums plugged in through cg_comm, one rank's iteration replayed from launch graphs (cg_use_graphs); the serial C reference and the agreement test.
  *
  * Agreement between two runs (cg_agree): CG in floating point depends on
  * the order of each dot product's sum, which differs between the
@@ -149,6 +149,14 @@ amp_status cg_init(cg_solver *s, amp_accelerator *acc, cg_grid g, const cg_comm 
 
 amp_status cg_iteration(cg_solver *s)
 {
+    if (s->graph[0]) {
+        CHECK(amp_graph_launch(s->q, s->graph[s->parity]));
+        s->parity ^= 1;
+        amp_array *t = s->rr; /* as the recorded iteration swapped them */
+        s->rr = s->rr_new;
+        s->rr_new = t;
+        return AMP_OK;
+    }
     amp_extent own = amp_extent_2d(s->g.rows, s->g.n);
     amp_arg a2[] = {amp_arg_view(s->vx), amp_arg_view(s->vr), amp_arg_view(s->vp), amp_arg_view(s->vap),
                     amp_arg_array(s->rr), amp_arg_array(s->pap)};
@@ -164,6 +172,42 @@ amp_status cg_iteration(cg_solver *s)
     return AMP_OK;
 }
 
+amp_status cg_use_graphs(cg_solver *s)
+{
+    if (s->comm.sum || s->comm.halo_begin) {
+        fprintf(stderr, "cg: launch graphs need one rank (a row split's sums and halos go through the host)\n");
+        return AMP_ERROR_UNSUPPORTED;
+    }
+    amp_graph *g[2] = {NULL, NULL};
+    amp_array *rr = s->rr, *rr_new = s->rr_new;
+    amp_status st = AMP_OK;
+    /* Iteration k records with rr and rr_new as iteration k + 2m finds
+     * them: after the two, they are back where they were. */
+    for (int k = 0; k < 2 && st == AMP_OK; ++k) {
+        if ((st = amp_graph_begin_recording(s->q)) != AMP_OK) {
+            fprintf(stderr, "cg: amp_graph_begin_recording failed: %s: %s\n", amp_status_name(st), amp_last_error());
+            break;
+        }
+        st = cg_iteration(s);
+        amp_status ended = amp_graph_end_recording(s->q, &g[k]);
+        if (st == AMP_OK && ended != AMP_OK) {
+            fprintf(stderr, "cg: amp_graph_end_recording failed: %s: %s\n", amp_status_name(ended), amp_last_error());
+            st = ended;
+        }
+    }
+    if (st != AMP_OK) {
+        amp_graph_destroy(g[0]);
+        amp_graph_destroy(g[1]);
+        s->rr = rr;
+        s->rr_new = rr_new;
+        return st;
+    }
+    s->graph[0] = g[0];
+    s->graph[1] = g[1];
+    s->parity = 0;
+    return AMP_OK;
+}
+
 amp_status cg_rr(cg_solver *s, double *rr)
 {
     if (s->comm.sum) {
@@ -175,6 +219,8 @@ amp_status cg_rr(cg_solver *s, double *rr)
 
 void cg_free(cg_solver *s)
 {
+    amp_graph_destroy(s->graph[0]); /* before what they use */
+    amp_graph_destroy(s->graph[1]);
     amp_array_view *views[] = {s->ap_inner, s->p_halo_bottom, s->p_halo_top, s->p_last, s->p_first,
                                s->vp_in,    s->vp,            s->vx,         s->vr,     s->vap};
     for (size_t i = 0; i < sizeof views / sizeof views[0]; ++i) amp_array_view_destroy(views[i]);

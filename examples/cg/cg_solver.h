@@ -56,6 +56,10 @@ struct cg_solver {
     amp_array_view *p_first, *p_last, *p_halo_top, *p_halo_bottom, *ap_inner;
     amp_array *rr, *pap, *rr_new; /* CG's scalars, on the device */
     double rr_host;               /* with comm.sum: r . r, summed, as on the device */
+    /* cg_use_graphs: the iteration recorded as two launch graphs, one per
+     * parity of the rr / rr_new swap; iterations alternate them. */
+    amp_graph *graph[2];
+    int parity;
 };
 
 /* b's value (h^2 with h = 1 / (n + 1)). */
@@ -66,8 +70,16 @@ double cg_rhs(int n);
  * it is copied). Collective over the ranks when comm->sum is set. On
  * failure the message is on stderr and cg_free frees what was made. */
 amp_status cg_init(cg_solver *s, amp_accelerator *acc, cg_grid g, const cg_comm *comm);
-/* One iteration, queued on s->q; without comm nothing waits on the host. */
+/* One iteration, queued on s->q; without comm nothing waits on the host.
+ * After cg_use_graphs, a replay of the graph of this iteration's parity. */
 amp_status cg_iteration(cg_solver *s);
+/* Record the iteration once for each parity of the rr / rr_new swap (it
+ * swaps them at each iteration, and a graph's arguments are fixed) and
+ * replay those from then on: one launch graph per iteration, the same
+ * kernels on the same data, so every result is the same bits. One rank
+ * only (a row split's sums and halo exchange go through the host):
+ * AMP_ERROR_UNSUPPORTED with comm. The graphs are destroyed by cg_free. */
+amp_status cg_use_graphs(cg_solver *s);
 /* r . r (global), the convergence test's one host read. */
 amp_status cg_rr(cg_solver *s, double *rr);
 void cg_free(cg_solver *s);

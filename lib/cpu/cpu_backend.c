@@ -45,6 +45,8 @@ static void amp__cpu_init(void)
     d->nthreads = (int)amp__env_count("AMP_CPU_THREADS", online, AMP__CPU_MAX_THREADS);
     d->stack_size = (size_t)amp__env_size("AMP_CPU_STACK_SIZE", AMP__CPU_DEFAULT_STACK, 16 * 1024, 1ULL << 30);
     d->queue_depth = amp__env_count("AMP_QUEUE_DEPTH", AMP__CPU_DEFAULT_QUEUE_DEPTH, AMP__CPU_MAX_QUEUE_DEPTH);
+    d->graph_alone_points =
+        amp__env_count("AMP_CPU_GRAPH_ALONE", AMP__CPU_GRAPH_ALONE_POINTS, AMP__CPU_GRAPH_ALONE_MAX);
 #ifdef HIPAMP_DEBUG_CHECKS_DEFAULT
     d->debug = true;
 #endif

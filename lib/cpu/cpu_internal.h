@@ -64,6 +64,10 @@ typedef void (*amp__cpu_entry_fn)(amp__cpu_item *it);
 
 /* -------------------------------------------------------------- device
  * One per process, filled once by amp__cpu_enumerate and read-only after. */
+/* AMP_CPU_GRAPH_ALONE's default and largest value (cpu_graph.c). */
+#define AMP__CPU_GRAPH_ALONE_POINTS 32768u
+#define AMP__CPU_GRAPH_ALONE_MAX (1u << 30)
+
 typedef struct amp__cpu_device {
     int nthreads;         /* pool size, the launching thread included */
     unsigned queue_depth; /* launches a queue holds at most (AMP_QUEUE_DEPTH) */
@@ -82,6 +86,10 @@ typedef struct amp__cpu_device {
      * AUTO, but a tiled kernel without a loop version is refused
      * (kernel_get says why). */
     enum { AMP__CPU_TILED_AUTO, AMP__CPU_TILED_FIBERS, AMP__CPU_TILED_LOOPS } tiled;
+    /* A graph's replay runs a launch of at most this many index points on
+     * the replaying thread alone (AMP_CPU_GRAPH_ALONE; cpu_graph.c says
+     * why and how it was chosen). */
+    unsigned graph_alone_points;
 } amp__cpu_device;
 
 /* Compiler discovery (cpu_compile.c): fills cxx, available, reason and the
@@ -128,6 +136,11 @@ amp_status amp__cpu_job_new(const amp__cpu_kernel *k, const amp__launch *l, amp_
  * failure (debug checks, divergent barrier, exception) is the status, its
  * message in amp_last_error(). */
 amp_status amp__cpu_job_run(amp__cpu_device *d, amp__cpu_job *j);
+/* The same on the calling thread alone: no pool thread is woken (for a
+ * small launch, waking one costs more than the work it would share). */
+amp_status amp__cpu_job_run_alone(amp__cpu_device *d, amp__cpu_job *j);
+/* The index points j runs (work-items: tiles times a tile's threads). */
+int64_t amp__cpu_job_points(const amp__cpu_job *j);
 void amp__cpu_job_free(amp__cpu_job *j);
 /* Before a job runs again (a graph's replay list runs its jobs at every
  * replay): nothing of an earlier run counts. */
@@ -163,13 +176,16 @@ void amp__cpu_event_release(void *dev, void *event);
 /* ------------------------------------------- launch graphs (cpu_graph.c)
  * A replay list: launches recorded on a queue (graph_begin..graph_end,
  * backend.h) as jobs set up once, copies as their bytes; a replay runs
- * them in order (a job may run any number of times). */
+ * them in order (a job may run any number of times), small launches on
+ * the replaying thread alone (d->graph_alone_points; cpu_graph.c). */
 typedef struct amp__cpu_graph amp__cpu_graph;
 amp_status amp__cpu_graph_new(amp__cpu_graph **out);
-amp_status amp__cpu_graph_add_launch(amp__cpu_graph *g, const amp__cpu_kernel *k, const amp__launch *l);
+amp_status amp__cpu_graph_add_launch(amp__cpu_device *d, amp__cpu_graph *g, const amp__cpu_kernel *k,
+                                     const amp__launch *l);
 amp_status amp__cpu_graph_add_copy(amp__cpu_graph *g, const amp__copy *c);
 size_t amp__cpu_graph_size(const amp__cpu_graph *g);
-/* Run every command in order on the calling thread (and the pool); the
+/* Run every command in order on the calling thread (and the pool for the
+ * launches that are not small); the
  * first failure ends the replay and is its status. node_ns (may be NULL):
  * each command's start and end (backend.h). */
 amp_status amp__cpu_graph_run(amp__cpu_device *d, amp__cpu_graph *g, uint64_t *node_ns);

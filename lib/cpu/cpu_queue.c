@@ -366,7 +366,7 @@ amp_status amp__cpu_queue_launch(void *dev, void *queue, void *fn, const amp__la
 {
     amp__cpu_queue *q = queue;
     amp_status st;
-    if (q && q->recording) return amp__cpu_graph_add_launch(q->recording, fn, l);
+    if (q && q->recording) return amp__cpu_graph_add_launch(dev, q->recording, fn, l);
     if (!q || !l->async) {
         if ((st = amp__cpu_queue_ready_here(q, l->kernel_name)) != AMP_OK) return st;
         return amp__cpu_run(dev, fn, l);

@@ -1,0 +1,25 @@
+# example_cg_graph.cmake — ctest's example_cg_graph: runs examples/cg's cg without and with --graph (each with --check against the serial reference and --digest) and fails unless both pass and their digest lines (iterations, the residual in hexadecimal, a hash of the solution's bytes) are the same: launch graphs change no bit of CG's result.
+#
+#   cmake -DCG=path/to/cg -DARGS="--n 96" -P example_cg_graph.cmake
+separate_arguments(_args UNIX_COMMAND "${ARGS}")
+foreach(_mode direct graph)
+  if(_mode STREQUAL "graph")
+    set(_extra --graph)
+  else()
+    set(_extra)
+  endif()
+  execute_process(COMMAND ${CG} ${_args} --check --digest ${_extra}
+    OUTPUT_VARIABLE _out_${_mode} ERROR_VARIABLE _err RESULT_VARIABLE _rc)
+  message("${_mode}:\n${_out_${_mode}}${_err}")
+  if(NOT _rc EQUAL 0)
+    message(FATAL_ERROR "cg ${_extra} exited with ${_rc}")
+  endif()
+  string(REGEX MATCH "cg: digest: [^\n]*" _digest_${_mode} "${_out_${_mode}}")
+  if(NOT _digest_${_mode})
+    message(FATAL_ERROR "cg ${_extra} printed no digest line")
+  endif()
+endforeach()
+if(NOT _digest_direct STREQUAL _digest_graph)
+  message(FATAL_ERROR "--graph changed the result:\n  direct: ${_digest_direct}\n  graph:  ${_digest_graph}")
+endif()
+message("same bits: ${_digest_graph}")
