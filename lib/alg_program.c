@@ -65,9 +65,9 @@ static void amp__alg_tune_init(void)
     /* GPU: tiles a multiple of 64 so that 32- and 64-wide waves both divide
      * them. CPU: one work-item a tile, looping over long runs. */
     amp__alg_tuning *g = &amp__alg_tune[0], *c = &amp__alg_tune[1];
-    g->tile = amp__alg_knob("AMP_ALG_TILE", 256, 64, 1024, 64, false);
+    g->tile = amp__alg_knob("AMP_ALG_TILE", 128, 64, 1024, 64, false);
     g->reduce_items = amp__alg_knob("AMP_ALG_REDUCE_ITEMS", 16, 1, 64, 1, true);
-    g->scan_items = amp__alg_knob("AMP_ALG_SCAN_ITEMS", 12, 1, 64, 1, false);
+    g->scan_items = amp__alg_knob("AMP_ALG_SCAN_ITEMS", 32, 1, 64, 1, false);
     g->sort_tile = amp__alg_knob("AMP_ALG_SORT_TILE", 256, 64, 1024, 64, false);
     g->sort_items = amp__alg_knob("AMP_ALG_SORT_ITEMS", 16, 1, 64, 1, false);
     g->radix_bits = amp__alg_knob("AMP_ALG_RADIX_BITS", 8, 4, 8, 1, false);
