@@ -7,11 +7,14 @@
  * 1000 launches over 4096 floats replayed at 2.2 us a launch with the pool
  * and 0.3 us alone. Measured there (bench_cpu --graph-only, the chain at
  * 4096 to 262144 floats, AMP_CPU_GRAPH_ALONE=1 against 10^6), alone was as
- * fast or faster at every size, because the second core was busy; on an
- * idle machine with many cores the pool wins from about wake-up cost / cost
- * of a point, a few tens of thousands of points for simple kernels. So a
- * launch of at most AMP__CPU_GRAPH_ALONE_POINTS (32768; AMP_CPU_GRAPH_ALONE
- * sets it) index points runs alone, unless it turns out heavy: its first
+ * fast or faster at every size, because the second core was busy. On the
+ * 16-thread host of the H100 machine a launch through the pool cost 47 us
+ * (the chain, direct), so there a launch pays for the pool only when it
+ * takes about 50 us alone; a threshold of 32768 points left the CG
+ * iterations of 65536 points on the pool (1.02x and 1.26x with a graph).
+ * So a launch of at most AMP__CPU_GRAPH_ALONE_POINTS (262144;
+ * AMP_CPU_GRAPH_ALONE sets it) index points runs alone, unless it turns
+ * out heavy, which is what catches a big kernel below the threshold: its first
  * AMP__CPU_GRAPH_TIMED replays alone are timed, and a launch none of which
  * took less than AMP__CPU_GRAPH_HEAVY_NS runs on the pool from then on
  * (the pool's wake-up is then small beside its work). Either way every

@@ -65,7 +65,7 @@ typedef void (*amp__cpu_entry_fn)(amp__cpu_item *it);
 /* -------------------------------------------------------------- device
  * One per process, filled once by amp__cpu_enumerate and read-only after. */
 /* AMP_CPU_GRAPH_ALONE's default and largest value (cpu_graph.c). */
-#define AMP__CPU_GRAPH_ALONE_POINTS 32768u
+#define AMP__CPU_GRAPH_ALONE_POINTS 262144u
 #define AMP__CPU_GRAPH_ALONE_MAX (1u << 30)
 
 typedef struct amp__cpu_device {
