@@ -1,6 +1,6 @@
 // amp_algorithms.hip — the kernels of hipamp's algorithms (reduce, single-pass scan, stream compaction, LSD radix sort, fill, iota), one source for every accelerator; lib/alg_program.c compiles it after amp_algorithms_lib.hip and the functions it generates.
 //
-// Every kernel is a tiled kernel over tiles of AMP_ALG_TILE threads (256 on
+// Every kernel is a tiled kernel over tiles of AMP_ALG_TILE threads (128 by default on
 // a GPU, 1 on the CPU accelerator, where a tile is one work-item running its
 // items as a loop). A tile's chunk is AMP_ALG_TILE * ITEMS consecutive
 // elements; thread l takes elements l, l + TILE, l + 2*TILE, ... of it, so
@@ -662,16 +662,28 @@ AMP_FI void sort_digit_bases(unsigned *cnt, unsigned long long *gb, unsigned lon
         const int d = l * AMP_ALG_DIGITS_PER_THREAD + q;
         if (d >= AMP_ALG_BINS) break;
         const unsigned c = cnt[d];
+        // The walk reads LOOK earlier tiles' words at once (independent
+        // loads, one memory latency), then takes them in order up to the
+        // first inclusive count or the first not published yet. Tile 0
+        // always publishes an inclusive count, so the walk ends there.
         unsigned long long pre = 0;
         for (long long j = tile - 1; j >= 0;) {
-            const unsigned long long w = load_word(&status[j * AMP_ALG_BINS + d]);
-            if ((w >> 58) != (unsigned long long)(pass + 1)) { // not published yet
-                poll_pause();
-                continue;
+            enum { LOOK = AMP_ALG_TILE > 1 ? 4 : 1 };
+            unsigned long long w[LOOK];
+            AMP_ALG_UNROLL for (int u = 0; u < LOOK; ++u)
+                w[u] = j - u >= 0 ? load_word(&status[(j - u) * AMP_ALG_BINS + d]) : 0ull;
+            int used = 0;
+            bool done = false;
+            AMP_ALG_UNROLL for (int u = 0; u < LOOK; ++u) {
+                if (done || used < u || j - u < 0) break;
+                if ((w[u] >> 58) != (unsigned long long)(pass + 1)) break; // not published yet
+                pre += w[u] & AMP_ALG_COUNT_MASK;
+                used = u + 1;
+                done = ((w[u] >> 57) & 1ull) != 0;
             }
-            pre += w & AMP_ALG_COUNT_MASK;
-            if ((w >> 57) & 1ull) break;
-            --j;
+            if (done) break;
+            if (used == 0) poll_pause();
+            j -= used;
         }
         if (tile > 0) store_word(&status[tile * AMP_ALG_BINS + d], status_word(pass, true, pre + c));
         cnt[d] = off;
