@@ -192,10 +192,11 @@ static size_t elem_of(amp_type t) { return amp_type_size(t); }
     ACCEL_TEST(algorithms, prefix##_float32) { check(acc, AMP_TYPE_FLOAT32); }     \
     ACCEL_TEST(algorithms, prefix##_float64) { check(acc, AMP_TYPE_FLOAT64); }
 
-/* Sizes around wave sizes (32, 64), GPU tiles (256), CPU chunks (2048),
- * GPU scan and sort chunks (3072, 4096) and powers of two. */
-static const size_t sizes[] = {1,    2,    31,   32,   33,   63,   64,   65,    255,   256,   257,  2047,
-                               2048, 2049, 3071, 3072, 3073, 4095, 4096, 4097,  65535, 65537, 100003};
+/* Sizes around wave sizes (32, 64), GPU tiles (128 for reduce and scan,
+ * 256 for sorts), GPU scan and sort chunks (4096 = 128 x 32 = 256 x 16),
+ * CPU scan chunks (16384) and powers of two. */
+static const size_t sizes[] = {1,    2,    31,   32,    33,    63,    64,    65,    127,   128,   129,  255,
+                               256,  257,  4095, 4096,  4097,  16383, 16384, 16385, 65535, 65537, 100003};
 
 /* -------------------------------------------------------------- reduce */
 
