@@ -11,27 +11,15 @@
 # non-zero when a run fails or moves other bytes than the halo.
 set -uo pipefail
 
-cg="" mpiexec=${MPIEXEC:-mpiexec} ranks="1 2" n=4096 rows=1024 iters=100 warmup=10 repeat=3 path=auto
-title="cg_mpi weak scaling" out="" log="" limit=600 overlap=()
-extra=()
+# shellcheck source=examples/weak_scaling_options.sh
+. "$(dirname "$0")/../weak_scaling_options.sh"
+cg="" n=4096 iters=100 title="cg_mpi weak scaling"
 while [ $# -gt 0 ]; do
   case "$1" in
     --cg) cg=$2; shift 2 ;;
-    --mpiexec) mpiexec=$2; shift 2 ;;
-    --ranks) ranks=$2; shift 2 ;;
     --n) n=$2; shift 2 ;;
-    --rows) rows=$2; shift 2 ;;
     --iters) iters=$2; shift 2 ;;
-    --warmup) warmup=$2; shift 2 ;;
-    --repeat) repeat=$2; shift 2 ;;
-    --path) path=$2; shift 2 ;;
-    --no-overlap) overlap=(--no-overlap); shift ;;
-    --title) title=$2; shift 2 ;;
-    --out) out=$2; shift 2 ;;
-    --log) log=$2; shift 2 ;;
-    --timeout) limit=$2; shift 2 ;;
-    --) shift; extra=("$@"); break ;;
-    *) echo "weak_scaling: unknown argument $1" >&2; exit 2 ;;
+    *) ws_option "$@" || exit 2; shift "$ws_shift" ;;
   esac
 done
 [ -x "$cg" ] || { echo "weak_scaling: --cg must name the cg_mpi executable (got '$cg')" >&2; exit 2; }

@@ -12,27 +12,15 @@
 # fails or when a run's bytes do not match the halo (see the check column).
 set -uo pipefail
 
-heat="" mpiexec=${MPIEXEC:-mpiexec} ranks="1 2" nx=4096 rows=1024 steps=100 warmup=10 repeat=3 path=auto
-title="heat_mpi weak scaling" out="" log="" limit=600 overlap=()
-extra=()
+# shellcheck source=examples/weak_scaling_options.sh
+. "$(dirname "$0")/../weak_scaling_options.sh"
+heat="" nx=4096 steps=100 title="heat_mpi weak scaling"
 while [ $# -gt 0 ]; do
   case "$1" in
     --heat) heat=$2; shift 2 ;;
-    --mpiexec) mpiexec=$2; shift 2 ;;
-    --ranks) ranks=$2; shift 2 ;;
     --nx) nx=$2; shift 2 ;;
-    --rows) rows=$2; shift 2 ;;
     --steps) steps=$2; shift 2 ;;
-    --warmup) warmup=$2; shift 2 ;;
-    --repeat) repeat=$2; shift 2 ;;
-    --path) path=$2; shift 2 ;;
-    --no-overlap) overlap=(--no-overlap); shift ;;
-    --title) title=$2; shift 2 ;;
-    --out) out=$2; shift 2 ;;
-    --log) log=$2; shift 2 ;;
-    --timeout) limit=$2; shift 2 ;;
-    --) shift; extra=("$@"); break ;;
-    *) echo "weak_scaling: unknown argument $1" >&2; exit 2 ;;
+    *) ws_option "$@" || exit 2; shift "$ws_shift" ;;
   esac
 done
 [ -x "$heat" ] || { echo "weak_scaling: --heat must name the heat_mpi executable (got '$heat')" >&2; exit 2; }
