@@ -300,3 +300,17 @@ amp_status amp__alg_run_end(amp__alg_run *r, amp_status st, amp_future **out)
     *out = f;
     return AMP_OK;
 }
+
+int64_t amp__alg_spread(const amp__alg_prog *p, int64_t n, int64_t *per)
+{
+    int64_t chunk = (int64_t)p->tile * p->reduce_items;
+    int64_t ntiles = (n + chunk - 1) / chunk;
+    if (ntiles > p->reduce_tiles) ntiles = p->reduce_tiles;
+    if (ntiles < 1) ntiles = 1;
+    /* Whole chunks per tile, so that every tile but the last runs its
+     * unguarded loop. */
+    *per = (n + ntiles - 1) / ntiles;
+    *per = (*per + chunk - 1) / chunk * chunk;
+    if (*per > 0) ntiles = (n + *per - 1) / *per;
+    return ntiles < 1 ? 1 : ntiles;
+}

@@ -5,15 +5,6 @@
 
 #include <string.h>
 
-/* Tiles and elements per tile for n elements of an element-wise kernel. */
-static int64_t amp__alg_spread(const amp__alg_prog *p, int64_t n, int64_t *per)
-{
-    int64_t ntiles = p->reduce_tiles, chunk = (int64_t)p->tile * p->reduce_items;
-    *per = (n + ntiles - 1) / ntiles;
-    *per = (*per + chunk - 1) / chunk * chunk;
-    return (n + *per - 1) / *per;
-}
-
 amp_status amp_fill(amp_accelerator_view *q, amp_arg out, const void *value)
 {
     const char *fn = __func__;

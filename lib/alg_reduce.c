@@ -41,16 +41,7 @@ amp_status amp__alg_reduce_into(amp__alg_run *run, const amp__alg_prog *p, const
     amp_arg a[MAXA];
     amp__alg_scratch *part = NULL;
     amp_status st = AMP_OK;
-    int64_t chunk = (int64_t)p->tile * p->reduce_items;
-    int64_t ntiles = (n + chunk - 1) / chunk;
-    if (ntiles > p->reduce_tiles) ntiles = p->reduce_tiles;
-    if (ntiles < 1) ntiles = 1;
-    /* Whole chunks per tile, so that every tile but the last runs its
-     * unguarded loop. */
-    int64_t per = (n + ntiles - 1) / ntiles;
-    per = (per + chunk - 1) / chunk * chunk;
-    if (per > 0) ntiles = (n + per - 1) / per;
-    if (ntiles < 1) ntiles = 1;
+    int64_t per = 0, ntiles = amp__alg_spread(p, n, &per);
     size_t k = 0;
     for (size_t i = 0; i < nin; ++i) a[k++] = in[i];
     if (ntiles == 1) {
