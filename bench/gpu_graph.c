@@ -76,7 +76,7 @@ void graph_report(void)
         "with %s on the benchmark's own stream, checked against the host.\n\n",
         "CUDA or HIP graph by stream capture", g.reps, rg.launch);
     out("| figure | raw | hipamp direct | hipamp graph | check |\n|---|---:|---:|---:|---|\n");
-    out("| chain of %d dependent launches, 3 views of %d floats: us a launch | %.2f | %.2f | %.2f | %s |\n",
+    out("| chain of %d dependent launches, 3 views of %d floats: us a launch | %.2f | %.2f | %.3f | %s |\n",
         g.chain_launches, CHAIN_N, raw_us, g.chain_direct_us, g.chain_graph_us,
         g.chain_same && raw_ok ? "passed (graph = direct bit for bit)" : "FAILED");
     out("| CG iteration on %d x %d (7 launches), %d iterations: us an iteration | - | %.1f | %.1f | %s |\n", g.cg_n,
@@ -89,7 +89,7 @@ void graph_report(void)
     chart("Launch graphs", "chain launch", "raw", raw_us, "us");
     chart("Launch graphs", "chain launch", "hipamp", g.chain_graph_us, "us");
     add_goal(g.chain_graph_us <= 1.0, "a launch of a 1000-launch chain replayed from a graph", "<= 1.0 us", NULL,
-             "%.2f us (raw %s %.2f us, hipamp direct %.2f us)", g.chain_graph_us, rg.launch, raw_us,
+             "%.3f us (raw %s %.2f us, hipamp direct %.2f us)", g.chain_graph_us, rg.launch, raw_us,
              g.chain_direct_us);
     add_goal(speedup >= 1.3, "CG iteration on 256 x 256 with a graph against without", ">= 1.3x", NULL,
              "%.2fx (%.1f vs %.1f us)", speedup, g.cg_graph_us, g.cg_direct_us);

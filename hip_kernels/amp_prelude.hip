@@ -589,6 +589,23 @@ template <int D0, int D1, int D2, class... A> struct entry<void(tiled_index<D0, 
 } // namespace detail
 } // namespace amp
 
+namespace amp { namespace detail {
+// A launch recorded into a graph on sm_90 or later is programmatic
+// (lib/gpu/driver_cuda.c): its tiles may be scheduled before the launch
+// queued before it has finished. So every entry point first waits until
+// that launch has completed and its memory is visible (at once when the
+// launch was not programmatic), and then lets the launch after it be
+// scheduled once every tile of its own has started: the next launch's
+// tiles take only slots that are free, and read only after their own
+// wait, so launches still run in their order.
+AMP_FI void grid_dependency_enter() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+} } // namespace amp::detail
+
 // The entry point: extern "C" name(launch_info, pack) plus the signature
 // record name##__amp_sig that the host reads to check launches.
 #define AMP__DEFINE_ENTRY(name)                                                                  \
@@ -596,6 +613,7 @@ template <int D0, int D1, int D2, class... A> struct entry<void(tiled_index<D0, 
         amp::detail::kernel_traits<decltype(name##__amp_body)>::idx::threads)                    \
         name(amp::detail::launch_info amp__li,                                                   \
              typename amp::detail::kernel_traits<decltype(name##__amp_body)>::pack_type amp__p) { \
+        amp::detail::grid_dependency_enter();                                                    \
         amp::detail::entry<decltype(name##__amp_body)>::run(name##__amp_body, amp__li, amp__p);  \
     }                                                                                            \
     extern "C" __device__ __attribute__((used)) amp::detail::signature name##__amp_sig =   \

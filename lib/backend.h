@@ -46,6 +46,11 @@ typedef struct amp__launch {
      * from the launch call: a backend that runs launches in the calling
      * thread may run this one on a thread of its own. */
     bool async;
+    /* Captured into a graph (lib/graph.c), not run now: a GPU backend may
+     * make it a programmatic dependent launch, which the graph replays with
+     * the kernel's start overlapping the end of the one before (the
+     * prelude's entry point waits for that one's completion and memory). */
+    bool in_graph;
 } amp__launch;
 
 /* A header the core found for a source (lib/include_scan.c) and keyed the

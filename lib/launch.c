@@ -238,6 +238,7 @@ static void amp__launch_fill(amp__launch *l, const amp__kernel *k, amp_extent e,
     l->pack = pack;
     l->pack_size = (size_t)k->sig.pack_size;
     l->async = async;
+    l->in_graph = false;
 }
 
 /* A launch on a view that records a graph (lib/graph.c), its arguments
@@ -264,6 +265,7 @@ static amp_status amp__run_recorded(amp_accelerator_view *q, amp_extent e, const
     if (st != AMP_OK) return st;
     amp__launch l;
     amp__launch_fill(&l, k, e, t, pack, async);
+    l.in_graph = true;
     return amp__graph_record_launch(g, k, &l);
 }
 

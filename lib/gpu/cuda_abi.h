@@ -11,6 +11,7 @@
  *   CUDA_ABI_TYPES      X(vendor typedef, our type)      scalar types
  *   CUDA_ABI_CONSTANTS  X(our name, value, vendor name)  enum values, flags
  *   CUDA_ABI_MEMCPY2D   X(field type, field name)        CUDA_MEMCPY2D (v2)
+ *   CUDA_ABI_LAUNCH_*   X(field type, field name)        CUlaunchAttribute, CUlaunchConfig
  *   CUDA_FUNCS etc.     X(symbol, return type, (parameter types))
  *
  * The library expands the lists into definitions (below); the ABI test
@@ -39,6 +40,7 @@
     X(CUgraph, void *)                                                                  \
     X(CUgraphExec, void *)                                                              \
     X(CUstreamCaptureMode, int)                                                         \
+    X(CUlaunchAttributeID, int)                                                         \
     X(nvrtcResult, int)                                                                 \
     X(nvrtcProgram, void *)
 
@@ -76,6 +78,8 @@
     X(CU_MEMHOSTREGISTER_DEVICEMAP, 0x2, CU_MEMHOSTREGISTER_DEVICEMAP)                  \
     X(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, 1, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)      \
     X(CU_STREAM_CAPTURE_MODE_RELAXED, 2, CU_STREAM_CAPTURE_MODE_RELAXED)                \
+    X(CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION, 6,                         \
+      CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION)                            \
     X(NVRTC_SUCCESS, 0, NVRTC_SUCCESS)
 
 /* CUDA_MEMCPY2D (v2: size_t fields), field by field in cuda.h's order. */
@@ -96,6 +100,35 @@
     X(size_t, dstPitch)                                                                 \
     X(size_t, WidthInBytes)                                                             \
     X(size_t, Height)
+
+/* CUlaunchAttribute (CUDA 11.8): the attribute's id, padding to 8 bytes, and
+ * a 64-byte union of values, of which the library sets one int (the
+ * programmatic stream serialization flag) and zeroes the rest. The pad and
+ * the union are types of our own so that the ABI test can mirror the
+ * struct field by field. */
+typedef struct cu_launch_attribute_pad { char bytes[4]; } cu_launch_attribute_pad;
+typedef union cu_launch_attribute_value {
+    char pad[64];
+    void *event; /* members holding a CUevent: the union's alignment */
+    int programmaticStreamSerializationAllowed;
+} cu_launch_attribute_value;
+#define CUDA_ABI_LAUNCH_ATTRIBUTE(X)                                                    \
+    X(CUlaunchAttributeID, id)                                                          \
+    X(cu_launch_attribute_pad, pad)                                                     \
+    X(cu_launch_attribute_value, value)
+
+/* CUlaunchConfig (CUDA 11.8), field by field in cuda.h's order. */
+#define CUDA_ABI_LAUNCH_CONFIG(X)                                                       \
+    X(unsigned, gridDimX)                                                               \
+    X(unsigned, gridDimY)                                                               \
+    X(unsigned, gridDimZ)                                                               \
+    X(unsigned, blockDimX)                                                              \
+    X(unsigned, blockDimY)                                                              \
+    X(unsigned, blockDimZ)                                                              \
+    X(unsigned, sharedMemBytes)                                                         \
+    X(CUstream, hStream)                                                                \
+    X(CUlaunchAttribute *, attrs)                                                       \
+    X(unsigned, numAttrs)
 
 #define CUDA_FUNCS(X)                                                                    \
     X(cuInit, CUresult, (unsigned))                                                      \
@@ -146,7 +179,8 @@
 #define CUDA_OPTIONAL(X)                                                                 \
     X(cuPointerGetAttribute, CUresult, (void *, CUpointer_attribute, CUdeviceptr))      \
     X(cuDeviceCanAccessPeer, CUresult, (int *, CUdevice, CUdevice))                     \
-    X(cuCtxEnablePeerAccess, CUresult, (CUcontext, unsigned))
+    X(cuCtxEnablePeerAccess, CUresult, (CUcontext, unsigned))                           \
+    X(cuLaunchKernelEx, CUresult, (const CUlaunchConfig *, CUfunction, void **, void **))
 
 /* Launch graphs by stream capture (lib/graph.c): optional, so that a
  * driver without them (cuGraphInstantiateWithFlags is CUDA 11.4) only
@@ -201,8 +235,12 @@ enum { CUDA_ABI_CONSTANTS(AMP__CUDA_ABI_CONSTANT) };
 
 #define AMP__CUDA_ABI_FIELD(type, name) type name;
 typedef struct cu_memcpy2d { CUDA_ABI_MEMCPY2D(AMP__CUDA_ABI_FIELD) } cu_memcpy2d;
-#undef AMP__CUDA_ABI_FIELD
 typedef cu_memcpy2d CUDA_MEMCPY2D;
+typedef struct cu_launch_attribute { CUDA_ABI_LAUNCH_ATTRIBUTE(AMP__CUDA_ABI_FIELD) } cu_launch_attribute;
+typedef cu_launch_attribute CUlaunchAttribute;
+typedef struct cu_launch_config { CUDA_ABI_LAUNCH_CONFIG(AMP__CUDA_ABI_FIELD) } cu_launch_config;
+typedef cu_launch_config CUlaunchConfig;
+#undef AMP__CUDA_ABI_FIELD
 
 #endif /* AMP__ABI_CHECK */
 

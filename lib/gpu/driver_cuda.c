@@ -100,6 +100,8 @@ static int cu_attr(int attr, CUdevice dev, int dflt)
 /* The primary context is shared with the CUDA runtime and other libraries in
  * the process, so memory and modules are visible to them too; it is retained
  * once and never released (devices live until exit). */
+static int nvrtc_best_arch(int want, bool *exact);
+
 static void cu_device_open(int ord, void **ctx, amp__gpu_devinfo *info)
 {
     memset(info, 0, sizeof *info);
@@ -142,8 +144,15 @@ static void cu_device_open(int ord, void **ctx, amp__gpu_devinfo *info)
         *ctx = NULL;
         return;
     }
-    if (!nvrtc_ok)
+    if (!nvrtc_ok) {
         snprintf(info->unavailable_reason, sizeof info->unavailable_reason, "no runtime compiler: %s", nvrtc_why);
+        return;
+    }
+    /* Programmatic dependent launch needs Hopper or later, and kernels
+     * compiled for it (cu_compile targets the best architecture NVRTC has
+     * up to the device's): their entry points wait for the grid before. */
+    bool exact = false;
+    info->programmatic_launch = major >= 9 && D.cuLaunchKernelEx && nvrtc_best_arch(major * 10 + minor, &exact) >= 90;
 }
 
 /* Stands for "no context was current" in enter's *prev, so that NULL can
@@ -556,19 +565,35 @@ static amp_status cu_memcpy_2d(amp__copy_dir dir, void *dst, size_t dpitch, cons
  * context query. An older driver refuses such a launch before queuing
  * anything; then the context is made current, the launch is repeated, and
  * the caller's context is restored. */
-static amp_status cu_launch(void *ctx, void *fn, const unsigned g[3], const unsigned b[3], void *s, void **params)
+static CUresult cu_launch_once(void *fn, const unsigned g[3], const unsigned b[3], void *s, void **params,
+                               bool programmatic)
 {
-    CUresult e = D.cuLaunchKernel(fn, g[0], g[1], g[2], b[0], b[1], b[2], 0, s, params, NULL);
+    if (!programmatic) return D.cuLaunchKernel(fn, g[0], g[1], g[2], b[0], b[1], b[2], 0, s, params, NULL);
+    CUlaunchAttribute a;
+    memset(&a, 0, sizeof a);
+    a.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    a.value.programmaticStreamSerializationAllowed = 1;
+    CUlaunchConfig c = {.gridDimX = g[0], .gridDimY = g[1], .gridDimZ = g[2], .blockDimX = b[0], .blockDimY = b[1],
+                        .blockDimZ = b[2], .hStream = s, .attrs = &a, .numAttrs = 1};
+    return D.cuLaunchKernelEx(&c, fn, params, NULL);
+}
+
+static amp_status cu_launch(void *ctx, void *fn, const unsigned g[3], const unsigned b[3], void *s, void **params,
+                            bool programmatic)
+{
+    programmatic = programmatic && D.cuLaunchKernelEx;
+    CUresult e = cu_launch_once(fn, g, b, s, params, programmatic);
     if (e == CUDA_ERROR_INVALID_CONTEXT || e == CUDA_ERROR_INVALID_HANDLE) {
         void *prev = NULL;
         amp_status st = cu_enter(ctx, &prev);
         if (st != AMP_OK) return st;
-        e = D.cuLaunchKernel(fn, g[0], g[1], g[2], b[0], b[1], b[2], 0, s, params, NULL);
+        e = cu_launch_once(fn, g, b, s, params, programmatic);
         if (prev) cu_leave(prev);
     }
     return e == CUDA_SUCCESS ? AMP_OK
-                             : cu_fail(e, "cuLaunchKernel(grid %u,%u,%u block %u,%u,%u)", g[0], g[1], g[2],
-                                       b[0], b[1], b[2]);
+                             : cu_fail(e, "%s(grid %u,%u,%u block %u,%u,%u)",
+                                       programmatic ? "cuLaunchKernelEx, programmatic" : "cuLaunchKernel", g[0],
+                                       g[1], g[2], b[0], b[1], b[2]);
 }
 
 /* Graphs by stream capture, where the driver has every entry point

@@ -662,8 +662,12 @@ static amp_status hip_memcpy_2d(amp__copy_dir dir, void *dst, size_t dpitch, con
  * the null stream, hipStreamLegacy (1; ROCm 6 headers) and
  * hipStreamPerThread (2): a queue that wraps one of those still has its
  * device set around the launch. */
-static amp_status hip_launch(void *ctx, void *fn, const unsigned g[3], const unsigned b[3], void *s, void **params)
+/* programmatic is never asked for: HIP has no programmatic dependent
+ * launch (devinfo's programmatic_launch stays false). */
+static amp_status hip_launch(void *ctx, void *fn, const unsigned g[3], const unsigned b[3], void *s, void **params,
+                             bool programmatic)
 {
+    (void)programmatic;
     void *prev = NULL;
     if ((uintptr_t)s <= HIP_STREAM_PER_THREAD) {
         amp_status st = hip_enter(ctx, &prev);

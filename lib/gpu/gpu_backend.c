@@ -623,7 +623,7 @@ static amp_status gpu_launch(void *dev, void *queue, void *fn, const amp__launch
     /* The drivers copy both parameters (sizes come from the kernel's own
      * metadata) before returning, so pointing into l is enough. */
     void *params[2] = {(void *)&l->info, (void *)l->pack};
-    return d->drv->launch(d->ctx, fn, g, b, queue, params);
+    return d->drv->launch(d->ctx, fn, g, b, queue, params, l->in_graph && d->di.programmatic_launch);
 }
 
 /* Where the runtime compilers look for #include <...> by default, as far
@@ -809,6 +809,9 @@ static size_t enumerate_driver(const amp__gpu_driver *drv, amp__device_entry *ou
         pthread_mutex_init(&d->reg_lock, NULL);
         pthread_mutex_init(&d->peer_lock, NULL);
         drv->device_open(i, &d->ctx, &d->di);
+        /* AMP_GRAPH_PROGRAMMATIC=0 records every launch as a plain one:
+         * the way to rule programmatic launches out when a graph misbehaves. */
+        d->di.programmatic_launch = d->di.programmatic_launch && amp__env_flag("AMP_GRAPH_PROGRAMMATIC", true);
         compose_cache_tag(d);
 
         amp__device_entry *e = &out[n++];

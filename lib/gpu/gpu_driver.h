@@ -20,6 +20,12 @@ typedef struct amp__gpu_devinfo {
     bool integrated, pageable_access, managed_memory;
     int max_grid[3];      /* block-count limits per axis */
     int max_block[3];     /* threads-per-block limits per axis (x, y, z) */
+    /* Launches captured into a graph may be programmatic (launch's
+     * programmatic): the device runs them (CUDA compute capability 9.0 or
+     * later), the driver has the entry point (cuLaunchKernelEx), and the
+     * kernels are compiled for an architecture on which the prelude's entry
+     * point waits for its predecessor (sm_90 or later). */
+    bool programmatic_launch;
     /* Non-empty: the device is listed but cannot compile/run (no runtime
      * compiler, arch unknown to it). */
     char unavailable_reason[256];
@@ -114,9 +120,13 @@ typedef struct amp__gpu_driver {
      * ctx and is not preceded by enter(): the launch path's cost, and the
      * driver knows whether its vendor needs the context current for a
      * launch into a stream of that context (it enters and leaves itself
-     * when it does). */
+     * when it does). programmatic (only where devinfo's
+     * programmatic_launch): the kernel may start before the one queued
+     * before it on stream has finished (programmatic dependent launch), its
+     * entry point waiting for that one's completion and memory first
+     * (hip_kernels/amp_prelude.hip). */
     amp_status (*launch)(void *ctx, void *fn, const unsigned grid[3], const unsigned block[3],
-                         void *stream, void **params);
+                         void *stream, void **params, bool programmatic);
 
     /* Launch graphs by stream capture (lib/graph.c). capture_begin: what
      * is queued on stream from now on is recorded, not run (relaxed mode:

@@ -1,4 +1,4 @@
-// graph.hip — kernels of test_graph.c: exact float and integer updates whose results after n replays are known, a scalar read from a 1-element array, a tiled kernel with tile_static, and a kernel that reads out of bounds when asked (checked with AMP_DEBUG=1 on the CPU accelerator).
+// graph.hip — kernels of test_graph.c: exact float and integer updates whose results after n replays are known, a scalar read from a 1-element array, a tiled kernel with tile_static, a rotation whose every element is written by another tile of the launch before, and a kernel that reads out of bounds when asked (checked with AMP_DEBUG=1 on the CPU accelerator).
 
 // c = a * 0.5 + b (exact in float for the values the tests use: halving and
 // adding small dyadic numbers).
@@ -53,4 +53,13 @@ AMP_TILED_KERNEL(graph_tile_sum, amp::tiled_index<64> t, amp::array_view<const i
 AMP_KERNEL(graph_poke, amp::index<1> i, amp::array_view<int, 1> v, int at)
 {
     v[at] = 1;
+}
+
+// dst[i] = src[(i + shift) % n] + 1: every element reads one that another
+// tile of the launch before wrote (a replay that let a launch read before
+// the one before it finished would see old values).
+AMP_KERNEL(graph_rotate, amp::index<1> i, amp::array_view<const int, 1> src, amp::array_view<int, 1> dst, int shift)
+{
+    int n = dst.get_extent()[0];
+    dst[i] = src[(i[0] + shift) % n] + 1;
 }
