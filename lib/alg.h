@@ -98,6 +98,7 @@ typedef struct amp__alg_prog {
     int reduce_items, scan_items, sort_items;
     int radix_bits, passes;
     int64_t reduce_tiles;             /* tiles a reduction spreads over */
+    bool reduce_interleave;           /* a reduction's tiles take interleaved chunks */
 } amp__alg_prog;
 
 /* A user's reduction as parsed (lib/alg_reduce.c fills it; the strings are
