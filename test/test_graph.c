@@ -1,7 +1,6 @@
 /* test_graph.c — launch graphs (issue 24): record/replay gives what direct execution gives (views, arrays, a tiled kernel, recorded copies, a scalar kept in an array), coherence at each replay (host changes refreshed are copied in, a later synchronize copies back the last replay's results, nothing moves once the data lives on the device), every refusal with its status (nesting, two threads, another view, host results and waits while recording, destroying what a graph uses), destroy order, 10,000 replays without growing memory, two threads replaying two graphs on two queues, a replay's failure on the CPU accelerator, and the CUDA/HIP graph behind a GPU's (checked where there is one). */
 #include "support.h"
 
-#include <malloc.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -939,12 +938,6 @@ Test(graph, cpu_launches_alone_and_on_the_pool_give_the_same_bits)
 
 /* --------------------------------------------------------------- memory */
 
-static size_t heap_in_use(void)
-{
-    struct mallinfo2 mi = mallinfo2();
-    return mi.uordblks + mi.hblkhd;
-}
-
 static long rss_kib(void)
 {
     long pages = 0, resident = 0;
@@ -973,7 +966,7 @@ ACCEL_TEST(graph, ten_thousand_replays_do_not_grow_memory)
         ASSERT_OK(amp_future_destroy(fut));
     }
     ASSERT_OK(amp_accelerator_view_wait(f.q));
-    size_t heap0 = heap_in_use();
+    size_t heap0 = test_heap_in_use();
     long rss0 = rss_kib();
     for (int r = 0; r < 10000; ++r) {
         if (r % 2) {
@@ -985,7 +978,7 @@ ACCEL_TEST(graph, ten_thousand_replays_do_not_grow_memory)
         }
     }
     ASSERT_OK(amp_accelerator_view_wait(f.q));
-    size_t heap1 = heap_in_use();
+    size_t heap1 = test_heap_in_use();
     long rss1 = rss_kib();
     ASSERT_OK(amp_array_copy_to_host(c.cnt, &n));
     cr_assert_eq(n, 11000, "%d replays ran", n);
