@@ -14,9 +14,11 @@
  *    "destroyed" (a stale handle): a destroyed handle's memory is never
  *    freed, only reused by a later handle of the same kind, so a stale
  *    pointer is caught until such a handle is made, and then reaches that
- *    one. With AMP_DEBUG=1 in the environment that memory is never reused
- *    and every handle is checked against a registry of those made: every
- *    stale or foreign pointer is reported. Destroying a handle while another
+ *    one. With AMP_DEBUG=1 in the environment that memory is reused only
+ *    after 4096 more handles of its kind were destroyed, and every handle
+ *    is checked against a registry of those made: every foreign pointer,
+ *    and every stale one within that window, is reported (the memory this
+ *    takes stays bounded). Destroying a handle while another
  *    thread uses it is the caller's bug (amp_program_destroy excepted).
  *    A user reduction (amp_reduction, hipamp_algorithms.h) is such a
  *    handle too.

@@ -9,8 +9,10 @@
  * back to malloc: a stale pointer always reads a tag of its own kind's
  * memory (or zero, where an empty slab gave its pages back: no live tag).
  * A destroyed shell is reused by the next handle of its kind, so a stale
- * pointer may then reach that handle; AMP_DEBUG=1 never reuses a shell and
- * answers every check from the registry, without reading the pointer. Lock
+ * pointer may then reach that handle; AMP_DEBUG=1 answers every check from
+ * the registry, without reading the pointer, and reuses a shell only after
+ * AMP__QUARANTINE more handles of its kind were destroyed (its memory, and
+ * the registry's, stay bounded however many handles a program makes). Lock
  * order: a kind's pool lock and the registry lock are leaves, never held
  * together. */
 #include "internal.h"
@@ -33,9 +35,12 @@ static const char *const amp__kind_names[AMP__HANDLE_KINDS] = {
 atomic_bool amp__handles_exact;
 
 /* ------------------------------------------------------------ registry
- * AMP_DEBUG=1 only: every shell ever handed out, live or destroyed (shells
- * are not reused then, so an address names one handle for good). Open
- * addressing; entries are never removed. */
+ * AMP_DEBUG=1 only: every shell ever handed out, live or destroyed (a
+ * shell is reused only after its quarantine, below, so an address names
+ * one handle until AMP__QUARANTINE more of its kind were destroyed). Open
+ * addressing; entries are never removed: a reused shell's entry is live
+ * again, so the table holds at most as many entries as the pools ever
+ * had shells. */
 
 enum { AMP__REG_EMPTY = 0, AMP__REG_LIVE = 0x10, AMP__REG_DEAD = 0x20 };
 
@@ -95,6 +100,40 @@ static bool amp__reg_set(const void *h, uint8_t state)
     return ok;
 }
 
+/* ---------------------------------------------------------- quarantine
+ * AMP_DEBUG=1 only: a destroyed shell waits in its kind's ring, named
+ * destroyed by the registry, until AMP__QUARANTINE more of its kind were
+ * destroyed after it; then it goes back to its pool. Never reusing a
+ * shell at all (as before) kept every handle ever made: a future per
+ * asynchronous launch grew the heap by about 100 bytes a launch, its shell
+ * and its registry entry. The bound is a window: a stale pointer is
+ * reported "destroyed" until then, and may reach a new handle after.
+ * Under the registry lock; a ring is made at its kind's first destroy. */
+
+enum { AMP__QUARANTINE = 4096 };
+
+typedef struct amp__quarantine {
+    void **ring; /* AMP__QUARANTINE shells, oldest at next once full */
+    size_t next, n;
+} amp__quarantine;
+
+static amp__quarantine amp__quarantines[AMP__HANDLE_KINDS];
+
+/* Put shell in its kind's quarantine (registry lock held). *leaving: the
+ * shell that leaves for reuse (the oldest, once the ring is full), or
+ * NULL. false: no memory for the ring; shell is not quarantined. */
+static bool amp__quarantine_put(amp__handle_kind kind, void *shell, void **leaving)
+{
+    amp__quarantine *q = &amp__quarantines[kind];
+    *leaving = NULL;
+    if (!q->ring && !(q->ring = malloc(AMP__QUARANTINE * sizeof *q->ring))) return false;
+    if (q->n == AMP__QUARANTINE) *leaving = q->ring[q->next];
+    else q->n++;
+    q->ring[q->next] = shell;
+    q->next = (q->next + 1) % AMP__QUARANTINE;
+    return true;
+}
+
 /* --------------------------------------------------------------- shells */
 
 static pthread_once_t amp__handles_once = PTHREAD_ONCE_INIT;
@@ -138,10 +177,16 @@ void amp__handle_free(void *shell, amp__handle_kind kind)
     /* Not live, whatever a stale reader sees from here on. */
     atomic_store_explicit(&((amp__handle *)shell)->tag, AMP__HANDLE_DEAD(kind), memory_order_release);
     if (atomic_load_explicit(&amp__handles_exact, memory_order_relaxed)) {
-        /* Never reused: the registry keeps naming it destroyed (a shell
-         * freed without amp__handle_end, on a failed create, too). */
-        (void)amp__reg_set(shell, AMP__REG_DEAD | kind);
-        amp__slab_retire(&amp__pools[kind], shell);
+        /* Quarantined: the registry names it destroyed (a shell freed
+         * without amp__handle_end, on a failed create, too) until it is
+         * reused; without memory for the ring it is never reused. */
+        void *leaving = NULL;
+        pthread_mutex_lock(&amp__reg_mu);
+        (void)amp__reg_put((uintptr_t)shell, AMP__REG_DEAD | kind);
+        bool held = amp__quarantine_put(kind, shell, &leaving);
+        pthread_mutex_unlock(&amp__reg_mu);
+        if (!held) amp__slab_retire(&amp__pools[kind], shell);
+        if (leaving) amp__slab_free(&amp__pools[kind], leaving);
     } else {
         amp__slab_free(&amp__pools[kind], shell);
     }

@@ -1,6 +1,7 @@
 /* support.c — implementation of the shared test helpers (support.h). */
 #include "support.h"
 
+#include <malloc.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +67,12 @@ void *test_xmalloc(size_t n)
     void *p = malloc(n);
     cr_assert_not_null(p, "out of host memory (%zu bytes)", n);
     return p;
+}
+
+size_t test_heap_in_use(void)
+{
+    struct mallinfo2 mi = mallinfo2();
+    return mi.uordblks + mi.hblkhd;
 }
 
 void test_check_f32(const float *got, const float *want, size_t n, const char *what)

@@ -75,6 +75,9 @@ void test_fill_random(float *x, size_t n, unsigned seed);
 amp_array_view *test_view(void *host, size_t elem_size, amp_extent e, amp_access a);
 /* malloc that fails the test instead of returning NULL. */
 void *test_xmalloc(size_t n);
+/* Bytes of heap in use (mallinfo2: the main arena's and malloc's mapped
+ * chunks), for tests that bound growth over many repetitions. */
+size_t test_heap_in_use(void);
 /* Assert got == want element by element (floats bit for bit: the test
  * kernels use exact arithmetic), naming the first difference. */
 void test_check_f32(const float *got, const float *want, size_t n, const char *what);

@@ -1,4 +1,4 @@
-/* test_handles.c — handle lifetimes: a view, array, queue (accelerator view), future or program used after its destroy, or destroyed twice, is AMP_ERROR_INVALID_ARGUMENT saying "destroyed" (also as a launch argument), with the tag check and with AMP_DEBUG=1's registry (which also catches a reused shell and a pointer that never was a handle); issue 21's calls (view shapes, element access, staging arrays, markers, flush, queuing modes) follow the same rules, and a continuation outlives its future's reused shell; launches from several threads racing amp_program_destroy run or say "stale", never touch freed memory. */
+/* test_handles.c — handle lifetimes: a view, array, queue (accelerator view), future or program used after its destroy, or destroyed twice, is AMP_ERROR_INVALID_ARGUMENT saying "destroyed" (also as a launch argument), with the tag check and with AMP_DEBUG=1's registry (which also catches a reused shell and a pointer that never was a handle; its quarantine reports a stale pointer until 4096 more of its kind were destroyed and keeps memory bounded); issue 21's calls (view shapes, element access, staging arrays, markers, flush, queuing modes) follow the same rules, and a continuation outlives its future's reused shell; launches from several threads racing amp_program_destroy run or say "stale", never touch freed memory. */
 #include "support.h"
 
 #include <pthread.h>
@@ -409,9 +409,10 @@ Test(handles, continuation_outlives_its_reused_future, .timeout = 120)
 /* --------------------------------------------------- what AMP_DEBUG adds */
 
 /* Without AMP_DEBUG a destroyed shell is reused by the next handle of its
- * kind (a stale pointer then reaches that handle); with it, never, and the
- * registry knows every handle made, so a pointer that never was one is
- * named so without being read. */
+ * kind (a stale pointer then reaches that handle); with it, not before 4096
+ * more of its kind were destroyed (the next test), and the registry knows
+ * every handle made, so a pointer that never was one is named so without
+ * being read. */
 Test(handles, debug_catches_reused_shells_and_foreign_pointers)
 {
     debug_on();
@@ -433,6 +434,38 @@ Test(handles, debug_catches_reused_shells_and_foreign_pointers)
     ASSERT_STATUS(amp_array_view_synchronize((amp_array_view *)(void *)fake), AMP_ERROR_INVALID_ARGUMENT);
     cr_assert(strstr(amp_last_error(), "no amp_array_view this process made"), "%s", amp_last_error());
     ASSERT_OK(amp_array_view_destroy(live));
+}
+
+/* AMP_DEBUG=1 keeps a destroyed shell from reuse until 4096 more of its
+ * kind were destroyed (lib/handle.c's quarantine): a stale pointer is
+ * reported all that while; after it the shell is reused, so that making
+ * and destroying handles without end does not grow the heap (before the
+ * quarantine every shell and registry entry was kept: about 300 bytes a
+ * view). */
+Test(handles, debug_quarantine_reports_a_window_and_bounds_memory)
+{
+    enum { WINDOW = 4096 };
+    debug_on();
+    int x[N] = {0};
+    amp_array_view *first = test_view(x, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    ASSERT_OK(amp_array_view_destroy(first));
+    for (int i = 0; i < WINDOW - 1; ++i) {
+        amp_array_view *v = test_view(x, 4, amp_extent_1d(N), AMP_READ_WRITE);
+        cr_assert_neq(v, first, "view %d reused the first one's shell inside the quarantine", i);
+        ASSERT_OK(amp_array_view_destroy(v));
+    }
+    ASSERT_DESTROYED(amp_array_view_synchronize(first));
+    ASSERT_DESTROYED(amp_array_view_destroy(first));
+    /* The quarantine is full from here on: every destroy lets one shell go
+     * back to its pool. */
+    size_t heap0 = test_heap_in_use();
+    for (int i = 0; i < 5 * WINDOW; ++i) {
+        amp_array_view *v = test_view(x, 4, amp_extent_1d(N), AMP_READ_WRITE);
+        ASSERT_OK(amp_array_view_destroy(v));
+    }
+    size_t heap1 = test_heap_in_use();
+    cr_assert_lt((long)heap1 - (long)heap0, 8192, "heap grew by %ld bytes over %d views made and destroyed",
+                 (long)heap1 - (long)heap0, 5 * WINDOW);
 }
 
 Test(handles, a_pointer_that_never_was_a_handle)
