@@ -606,11 +606,23 @@ AMP_FI void grid_dependency_enter() {
 }
 } } // namespace amp::detail
 
+// CUDA's minimum blocks per multiprocessor of a kernel's __launch_bounds__
+// (which caps the registers a thread may take): 0, the compiler's choice,
+// unless a source names a number of tiles for the kernel with
+// AMP__KERNEL_MIN_TILES before defining it (hipamp's sort pass does). HIP's
+// second bound means something else: it gets none.
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#define AMP__LAUNCH_MIN_TILES(name) , amp::detail::kernel_min_tiles<name##__amp_kernel>::value
+#else
+#define AMP__LAUNCH_MIN_TILES(name)
+#endif
+
 // The entry point: extern "C" name(launch_info, pack) plus the signature
 // record name##__amp_sig that the host reads to check launches.
 #define AMP__DEFINE_ENTRY(name)                                                                  \
     extern "C" __global__ void __launch_bounds__(                                                \
-        amp::detail::kernel_traits<decltype(name##__amp_body)>::idx::threads)                    \
+        amp::detail::kernel_traits<decltype(name##__amp_body)>::idx::threads                     \
+        AMP__LAUNCH_MIN_TILES(name))                                                             \
         name(amp::detail::launch_info amp__li,                                                   \
              typename amp::detail::kernel_traits<decltype(name##__amp_body)>::pack_type amp__p) { \
         amp::detail::grid_dependency_enter();                                                    \
@@ -619,6 +631,18 @@ AMP_FI void grid_dependency_enter() {
     extern "C" __device__ __attribute__((used)) amp::detail::signature name##__amp_sig =   \
         amp::detail::kernel_traits<decltype(name##__amp_body)>::make();
 #endif // !AMP_CPU
+
+namespace amp { namespace detail {
+template <class Kernel> struct kernel_min_tiles { enum { value = 0 }; };
+} } // namespace amp::detail
+// AMP__KERNEL_MIN_TILES(name, n): n tiles of kernel name must fit on a
+// multiprocessor at once (CUDA only; see AMP__LAUNCH_MIN_TILES). Internal:
+// for hipamp's own kernels, before their definition.
+#define AMP__KERNEL_MIN_TILES(name, n)                                                           \
+    struct name##__amp_kernel;                                                                   \
+    namespace amp { namespace detail {                                                           \
+    template <> struct kernel_min_tiles<::name##__amp_kernel> { enum { value = (n) }; };         \
+    } }
 
 namespace amp { namespace detail {
 template <class F, class Kernel> struct kernel_pack_fits {

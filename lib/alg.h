@@ -97,6 +97,7 @@ typedef struct amp__alg_prog {
     int tile;                         /* threads per tile */
     int reduce_items, scan_items, sort_items;
     int radix_bits, passes;
+    int sort_min_tiles;               /* a sort pass's tiles a compute unit (CUDA); 1: the compiler's choice */
     int64_t reduce_tiles;             /* tiles a reduction spreads over */
     bool reduce_interleave;           /* a reduction's tiles take interleaved chunks */
 } amp__alg_prog;

@@ -45,6 +45,7 @@ typedef struct amp__alg_tuning {
     int sort_tile;     /* AMP_ALG_SORT_TILE */
     int sort_items;    /* AMP_ALG_SORT_ITEMS: keys per thread of a sort pass */
     int radix_bits;    /* AMP_ALG_RADIX_BITS: 4..8 */
+    int sort_min_tiles; /* AMP_ALG_SORT_MIN_TILES: tiles a compute unit a sort pass is compiled for; 0: the rule */
     int reduce_tiles;  /* AMP_ALG_REDUCE_TILES: tiles per compute unit (GPU) or per thread (CPU) */
     bool reduce_interleave; /* AMP_ALG_REDUCE_INTERLEAVE: chunks dealt round the tiles, not runs */
 } amp__alg_tuning;
@@ -72,6 +73,7 @@ static void amp__alg_tune_init(void)
     g->sort_tile = amp__alg_knob("AMP_ALG_SORT_TILE", 256, 64, 1024, 64, false);
     g->sort_items = amp__alg_knob("AMP_ALG_SORT_ITEMS", 16, 1, 64, 1, false);
     g->radix_bits = amp__alg_knob("AMP_ALG_RADIX_BITS", 8, 4, 8, 1, false);
+    g->sort_min_tiles = amp__alg_knob("AMP_ALG_SORT_MIN_TILES", 0, 1, 16, 1, false);
     g->reduce_tiles = amp__alg_knob("AMP_ALG_REDUCE_TILES", 8, 1, 64, 1, false);
     g->reduce_interleave = amp__env_flag("AMP_ALG_REDUCE_INTERLEAVE", true);
     c->tile = amp__alg_knob("AMP_ALG_TILE", 1, 1, 1024, 1, false);
@@ -278,6 +280,9 @@ static void amp__alg_geometry(const amp_accelerator *acc, const amp__alg_spec *s
         g->passes = (ksize * 8 + g->radix_bits - 1) / g->radix_bits;
         g->sort_items = amp__alg_fit(tn->sort_items, (int64_t)waves * bins * 4 + bins * 12 + waves * 4 + 16,
                                      (int64_t)g->tile * (ksize + (int64_t)sp->size));
+        /* CUDA only (the prelude's AMP__LAUNCH_MIN_TILES); 1 leaves the
+         * registers to the compiler. */
+        g->sort_min_tiles = tn->sort_min_tiles > 0 ? tn->sort_min_tiles : 1;
     }
     int units = acc->e.info.compute_units > 0 ? acc->e.info.compute_units : 1;
     g->reduce_tiles = (int64_t)units * tn->reduce_tiles;
@@ -308,9 +313,10 @@ static void amp__alg_config(amp__sb *b, const amp__alg_spec *sp, const amp__alg_
         bool wide = amp_type_size(sp->type) == 8;
         amp__sb_printf(b, "#define AMP_ALG_R unsigned long long\n#define AMP_ALG_K %s\n#define AMP_ALG_KU %s\n"
                           "#define AMP_ALG_SORT_ITEMS %d\n#define AMP_ALG_RADIX_BITS %d\n#define AMP_ALG_PASSES %d\n"
-                          "#define AMP_ALG_WITH_SORT 1\n#define AMP_ALG_WITH_CLEAR 1\n#define AMP_ALG_SORT_VALUES %d\n",
+                          "#define AMP_ALG_WITH_SORT 1\n#define AMP_ALG_WITH_CLEAR 1\n#define AMP_ALG_SORT_VALUES %d\n"
+                          "#define AMP_ALG_SORT_MIN_TILES %d\n",
                        amp__alg_ctype(sp->type), wide ? "unsigned long long" : "unsigned", g->sort_items,
-                       g->radix_bits, g->passes, sp->size > 0);
+                       g->radix_bits, g->passes, sp->size > 0, g->sort_min_tiles > 1 ? g->sort_min_tiles : 0);
         if (sp->size) amp__sb_printf(b, "#define AMP_ALG_V %s\n", amp__alg_word(sp->size));
         break;
     }
