@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# gpu-figures.sh — the figures of issues 22 and 24 in one short call on the NVIDIA machine: one build by ci/gpu-test.sh with a few quick tests (graphs, the CPU pool, examples/cg with a graph), then side by side: bench_gpu --graph-only with and without programmatic launches, bench_cpu --graph-only with the pool's spinning on and off (AMP_CPU_SPIN_US=0), bench_gpu --algorithms-only with CUB and again per FIGURE_SWEEP setting; every step bounded, each log under $OUT as it is written, the one-file summary figures-summary.txt.
+# gpu-figures.sh — the figures of issues 22 and 24 in one short call on the NVIDIA machine: one build by ci/gpu-test.sh with a few quick tests (graphs, the CPU pool, examples/cg with a graph), then side by side: bench_gpu --graph-only with and without programmatic launches, bench_cpu --graph-only with the pool's spinning on, off (AMP_CPU_SPIN_US=0), at 20 and 500 us, and with AMP_CPU_GRAPH_ALONE=4096, bench_gpu --algorithms-only with CUB and again per FIGURE_SWEEP setting; every step bounded, each log under $OUT as it is written, the one-file summary figures-summary.txt.
 #
 #   OUT=/tmp/out ci/gpu-figures.sh     # FIGURE_SWEEP="AMP_ALG_REDUCE_INTERLEAVE=0;..." (default: that one)
 set -uo pipefail
@@ -29,7 +29,13 @@ step 120 graph-gpu-plain.txt AMP_GRAPH_PROGRAMMATIC=0 "$B/bench_gpu" --graph-onl
 grep -hE '^\| (chain|CG|examples)' "$OUT"/graph-gpu*.txt | tee -a "$SUMMARY" > /dev/null
 step 150 graph-cpu.txt "$B/bench_cpu" --graph-only
 step 150 graph-cpu-nospin.txt AMP_CPU_SPIN_US=0 "$B/bench_cpu" --graph-only
-grep -hE '^\| (chain|CG|examples)' "$OUT"/graph-cpu*.txt | tee -a "$SUMMARY" > /dev/null
+# The spin shorter and longer than its default (100 us), and the graph's
+# small-launch threshold lowered so that the CG's launches of 65536 points
+# replay on the spinning pool rather than alone.
+step 150 graph-cpu-spin20.txt AMP_CPU_SPIN_US=20 "$B/bench_cpu" --graph-only
+step 150 graph-cpu-spin500.txt AMP_CPU_SPIN_US=500 "$B/bench_cpu" --graph-only
+step 150 graph-cpu-alone4096.txt AMP_CPU_GRAPH_ALONE=4096 "$B/bench_cpu" --graph-only
+grep -E '^\| (chain|CG|examples)' "$OUT"/graph-cpu*.txt | sed "s|^$OUT/||" | tee -a "$SUMMARY" > /dev/null
 
 if cmake --build "$BUILD_DIR" --target cub_ref > "$OUT/cub-build.log" 2>&1; then
   note "cub_ref built"

@@ -67,6 +67,9 @@ const char *amp__env(const char *name);
 /* "1", "on", "yes", "true" -> true; "0", "off", "no", "false" -> false; unset
  * or anything else -> dflt. */
 bool amp__env_flag(const char *name, bool dflt);
+/* A whole number in lo..hi (decimal digits only); unset, malformed or out
+ * of range -> dflt. */
+unsigned amp__env_uint(const char *name, unsigned dflt, unsigned lo, unsigned hi);
 /* A whole number in 1..max (seconds, threads); unset or malformed -> dflt. */
 unsigned amp__env_count(const char *name, unsigned dflt, unsigned max);
 /* A size with an optional K/M/G (KiB, MiB...) suffix in [lo, hi]; unset or

@@ -23,16 +23,18 @@ bool amp__env_flag(const char *name, bool dflt)
     return dflt;
 }
 
-unsigned amp__env_count(const char *name, unsigned dflt, unsigned max)
+unsigned amp__env_uint(const char *name, unsigned dflt, unsigned lo, unsigned hi)
 {
     const char *v = amp__env(name);
     if (!v) return dflt;
     char *end = NULL;
     errno = 0;
     unsigned long x = strtoul(v, &end, 10);
-    if (errno || end == v || *end || v[0] == '-' || x < 1 || x > max) return dflt;
+    if (errno || end == v || *end || v[0] == '-' || x < lo || x > hi) return dflt;
     return (unsigned)x;
 }
+
+unsigned amp__env_count(const char *name, unsigned dflt, unsigned max) { return amp__env_uint(name, dflt, 1, max); }
 
 unsigned long long amp__env_size(const char *name, unsigned long long dflt, unsigned long long lo,
                                  unsigned long long hi)

@@ -23,9 +23,7 @@ void amp__lock_wait(amp__lock *l)
             atomic_compare_exchange_weak_explicit(&l->state, &free_state, 1, memory_order_acquire,
                                                   memory_order_relaxed))
             return;
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#endif
+        amp__pause();
     }
     /* From here the lock is marked 2 whenever we take it, since we cannot
      * know whether others still sleep: one extra wake at worst. */

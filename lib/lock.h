@@ -4,7 +4,7 @@
  * type dispatch and owner bookkeeping around the same instruction).
  *
  * Not recursive, no owner checks. Blocking waits sleep on a futex after a
- * short spin. States: 0 free, 1 held, 2 held and someone may be asleep
+ * short spin (amp__pause, also the CPU pool's). States: 0 free, 1 held, 2 held and someone may be asleep
  * (release then wakes one). */
 #ifndef AMP_LOCK_H
 #define AMP_LOCK_H
@@ -18,6 +18,19 @@ typedef struct amp__lock { atomic_int state; } amp__lock;
 /* The contended halves (lib/lock.c). */
 void amp__lock_wait(amp__lock *l);
 void amp__lock_wake(amp__lock *l);
+
+/* One step of a spin loop: tells the core this is a spin. On x86 it keeps
+ * the loop from filling the pipeline with speculative reads and lends the
+ * core to its SMT sibling; aarch64's yield is a no-op on most cores, isb
+ * waits a little. Elsewhere nothing. */
+static inline void amp__pause(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("isb" ::: "memory");
+#endif
+}
 
 static inline void amp__lock_init(amp__lock *l) { atomic_init(&l->state, 0); }
 

@@ -1,8 +1,9 @@
-/* test_cpu.c — behaviours only the CPU accelerator has: debug-mode bounds checks and divergent-barrier reports on both tile paths (loop versions and fibers), a missing compiler, compile errors with user line numbers, compile time-outs that leave no process or file behind, a fiber build made after a stuck loop transformation kept out of the disk cache, temporary directories of dead processes swept, the tile_static and tile-size limits, thread-count independence, and the HIP device vocabulary of its prelude. */
+/* test_cpu.c — behaviours only the CPU accelerator has: debug-mode bounds checks and divergent-barrier reports on both tile paths (loop versions and fibers), a missing compiler, compile errors with user line numbers, compile time-outs that leave no process or file behind, a fiber build made after a stuck loop transformation kept out of the disk cache, temporary directories of dead processes swept, the tile_static and tile-size limits, thread-count independence, the pool's spin-then-sleep hand-offs under launches back to back and apart, and the HIP device vocabulary of its prelude. */
 #include "support.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -980,3 +981,99 @@ Test(cpu, simple_launches_visit_every_work_item_once)
     free(where);
     ASSERT_OK(amp_program_destroy(p));
 }
+
+/* ------------------------------------------------- the pool's hand-offs */
+
+/* Pool threads that find no job spin for AMP_CPU_SPIN_US before they
+ * sleep, and a launcher waits for them to leave its job spinning first
+ * (cpu_run.c). Two threads launch at once, each on its own data: bursts
+ * back to back (the pool threads found spinning, or mid-job on the other
+ * thread's launch) separated by pauses longer than the spin (found asleep).
+ * Every launch must reach every element exactly once: a launch returning
+ * before a pool thread left it, or a chunk run twice, shows in the sums.
+ * Nothing here is timed; the pauses only make each transition likely. */
+static const char spin_kernels[] =
+    "AMP_KERNEL(add_scaled, amp::index<1> i, int k, amp::array_view<int, 1> v)\n"
+    "{ v[i] += k * (i[0] % 7 + 1); }\n";
+
+typedef struct {
+    amp_kernel *k;
+    int seed;
+    unsigned pause_us; /* after every 8th launch; 0: none */
+    int failures;
+    char why[200];
+} spin_launcher;
+
+enum { SPIN_N = 65536, SPIN_LAUNCHES = 48 };
+
+static void *spin_launch_main(void *arg)
+{
+    spin_launcher *w = arg;
+    int *v = calloc(SPIN_N, sizeof *v);
+    amp_array_view *vv = NULL;
+    if (!v || amp_array_view_create(v, sizeof(int), amp_extent_1d(SPIN_N), AMP_READ_WRITE, &vv) != AMP_OK) {
+        snprintf(w->why, sizeof w->why, "no memory or view: %s", amp_last_error());
+        w->failures++;
+        goto done;
+    }
+    int64_t ksum = 0;
+    for (int r = 0; r < SPIN_LAUNCHES; ++r) {
+        int k = w->seed * 1000 + r;
+        ksum += k;
+        amp_arg a[] = {amp_arg_int32(k), amp_arg_view(vv)};
+        amp_status st = amp_parallel_for_each(NULL, amp_extent_1d(SPIN_N), w->k, a, 2);
+        if (st != AMP_OK) {
+            snprintf(w->why, sizeof w->why, "launch %d: status %d: %s", r, (int)st, amp_last_error());
+            w->failures++;
+            goto done;
+        }
+        if (w->pause_us && r % 8 == 7) usleep(w->pause_us);
+    }
+    if (amp_array_view_synchronize(vv) != AMP_OK) {
+        snprintf(w->why, sizeof w->why, "synchronize: %s", amp_last_error());
+        w->failures++;
+        goto done;
+    }
+    for (int i = 0; i < SPIN_N; ++i)
+        if ((int64_t)v[i] != ksum * (i % 7 + 1)) {
+            snprintf(w->why, sizeof w->why, "element %d is %d, want %lld", i, v[i], (long long)(ksum * (i % 7 + 1)));
+            w->failures++;
+            break;
+        }
+done:
+    if (vv) amp_array_view_destroy(vv);
+    free(v);
+    return NULL;
+}
+
+static void spin_case(const char *spin_us)
+{
+    setenv("AMP_CPU_THREADS", "3", 1);
+    setenv("AMP_CPU_SPIN_US", spin_us, 1);
+    amp_program *p = test_build(cpu_acc(), spin_kernels);
+    amp_kernel *k = test_kernel(p, "add_scaled");
+    /* One launcher pauses 3 ms (longer than the spin but in the last case)
+     * after each burst of 8, the other never. */
+    spin_launcher w[2] = {{k, 1, 3000, 0, ""}, {k, 2, 0, 0, ""}};
+    pthread_t th[2];
+    for (int i = 0; i < 2; ++i) cr_assert_eq(pthread_create(&th[i], NULL, spin_launch_main, &w[i]), 0);
+    for (int i = 0; i < 2; ++i) pthread_join(th[i], NULL);
+    for (int i = 0; i < 2; ++i) cr_assert_eq(w[i].failures, 0, "AMP_CPU_SPIN_US=%s, thread %d: %s", spin_us, i, w[i].why);
+    /* And once more on this thread alone, after both have gone: the pool
+     * threads asleep or spinning, whichever the spin left them. */
+    spin_launcher last = {k, 3, 0, 0, ""};
+    spin_launch_main(&last);
+    cr_assert_eq(last.failures, 0, "AMP_CPU_SPIN_US=%s, alone: %s", spin_us, last.why);
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+/* 200 us: the bursts meet spinners, the pauses sleepers. */
+Test(cpu, pool_hand_offs_with_spinning, .timeout = 120) { spin_case("200"); }
+/* 1 us: spins end almost at once, so pool threads and launchers go to
+ * sleep at nearly every launch (the transitions themselves). */
+Test(cpu, pool_hand_offs_with_the_shortest_spin, .timeout = 120) { spin_case("1"); }
+/* 0: nobody spins (the condition variables alone, as before spinning). */
+Test(cpu, pool_hand_offs_without_spinning, .timeout = 120) { spin_case("0"); }
+/* 20 ms: pool threads spin through the pauses (unless they find their
+ * core wanted by another thread: cpu_run.c's amp__cpu_spin_more). */
+Test(cpu, pool_hand_offs_with_a_long_spin, .timeout = 120) { spin_case("20000"); }

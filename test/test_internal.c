@@ -1,4 +1,4 @@
-/* test_internal.c — white-box tests of the core's pure parts, linked with the library's objects: the box algebra of coherence (subtract, add with merging, cover, overflow behaviour), the signature-record check (every field a prelude could not have produced), compile-log summaries, the #include rewrite for named-header compilers, the disk cache's size check, the storage lock under contention, and the slab pools' giving memory back. */
+/* test_internal.c — white-box tests of the core's pure parts, linked with the library's objects: the box algebra of coherence (subtract, add with merging, cover, overflow behaviour), the signature-record check (every field a prelude could not have produced), compile-log summaries, the #include rewrite for named-header compilers, the disk cache's size check, the storage lock under contention, the environment's whole-number rule, and the slab pools' giving memory back. */
 #include "support.h"
 
 #include "internal.h"
@@ -477,6 +477,29 @@ Test(lock, contended_counter_loses_nothing, .timeout = 120)
                  (long)LOCK_THREADS * LOCK_ROUNDS);
     cr_assert_eq(atomic_load(&counter_lock.state), 0, "the lock is left in state %d",
                  atomic_load(&counter_lock.state));
+}
+
+/* -------------------------------------------------------- environment */
+
+/* The rule of AMP_CPU_SPIN_US (0 allowed) and, through amp__env_count, of
+ * AMP_CPU_THREADS and the others: a whole number in range, else the
+ * default. */
+Test(env, whole_numbers_out_of_range_or_malformed_get_the_default)
+{
+    static const struct {
+        const char *v;
+        unsigned want;
+    } cases[] = {{"0", 0},     {"1", 1},   {"250", 250}, {"1000", 1000}, {"1001", 77},  {"-1", 77},
+                 {"abc", 77},  {"50us", 77}, {"1.5", 77}, {"", 77},       {"99999999999999999999", 77}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        cr_assert_eq(setenv("AMP_TEST_WHOLE", cases[i].v, 1), 0);
+        unsigned got = amp__env_uint("AMP_TEST_WHOLE", 77, 0, 1000);
+        cr_assert_eq(got, cases[i].want, "'%s' read as %u, want %u", cases[i].v, got, cases[i].want);
+    }
+    unsetenv("AMP_TEST_WHOLE");
+    cr_assert_eq(amp__env_uint("AMP_TEST_WHOLE", 77, 0, 1000), 77u, "unset");
+    cr_assert_eq(setenv("AMP_TEST_WHOLE", "0", 1), 0);
+    cr_assert_eq(amp__env_count("AMP_TEST_WHOLE", 5, 10), 5u, "amp__env_count takes no 0");
 }
 
 /* ------------------------------------------------------------------ slabs */

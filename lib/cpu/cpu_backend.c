@@ -47,6 +47,12 @@ static void amp__cpu_init(void)
     d->queue_depth = amp__env_count("AMP_QUEUE_DEPTH", AMP__CPU_DEFAULT_QUEUE_DEPTH, AMP__CPU_MAX_QUEUE_DEPTH);
     d->graph_alone_points =
         amp__env_count("AMP_CPU_GRAPH_ALONE", AMP__CPU_GRAPH_ALONE_POINTS, AMP__CPU_GRAPH_ALONE_MAX);
+    /* Spinning pays where the pool's threads have cores of their own; a
+     * spinner that shares its core delays the thread it shares it with
+     * (cpu_run.c says what was measured). */
+    unsigned spin = d->nthreads >= AMP__CPU_SPIN_MIN_THREADS && (unsigned)d->nthreads <= online
+                        ? AMP__CPU_SPIN_US_DEFAULT : 0;
+    d->spin_us = amp__env_uint("AMP_CPU_SPIN_US", spin, 0, AMP__CPU_SPIN_US_MAX);
 #ifdef HIPAMP_DEBUG_CHECKS_DEFAULT
     d->debug = true;
 #endif

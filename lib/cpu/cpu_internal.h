@@ -67,6 +67,14 @@ typedef void (*amp__cpu_entry_fn)(amp__cpu_item *it);
 /* AMP_CPU_GRAPH_ALONE's default and largest value (cpu_graph.c). */
 #define AMP__CPU_GRAPH_ALONE_POINTS 262144u
 #define AMP__CPU_GRAPH_ALONE_MAX (1u << 30)
+/* AMP_CPU_SPIN_US's default and largest value: how long an idle pool
+ * thread (and a launcher waiting for pool threads to leave its job) spins
+ * before it sleeps (cpu_run.c says why and how it was chosen). */
+#define AMP__CPU_SPIN_US_DEFAULT 100u
+#define AMP__CPU_SPIN_US_MAX 1000000u
+/* Fewer threads than this (the launching one included), or more than the
+ * cores this process may run on, and the default is 0: no spinning. */
+#define AMP__CPU_SPIN_MIN_THREADS 4
 
 typedef struct amp__cpu_device {
     int nthreads;         /* pool size, the launching thread included */
@@ -90,6 +98,9 @@ typedef struct amp__cpu_device {
      * the replaying thread alone (AMP_CPU_GRAPH_ALONE; cpu_graph.c says
      * why and how it was chosen). */
     unsigned graph_alone_points;
+    /* Microseconds a pool thread that finds no work polls for it before it
+     * sleeps, 0: never (AMP_CPU_SPIN_US; cpu_run.c). */
+    unsigned spin_us;
 } amp__cpu_device;
 
 /* Compiler discovery (cpu_compile.c): fills cxx, available, reason and the

@@ -1,5 +1,6 @@
 /* cpu_run.c — runs CPU-accelerator launches: a lazily created thread pool hands out chunks of work through an atomic counter; tiled kernels with a loop version run whole tiles as loops (on a per-thread stack sized for their context), the others as round-robin fibers on one thread; debug-mode and barrier errors stop the launch. */
 #include "cpu_internal.h"
+#include "lock.h"
 #include "signature.h"
 
 #include <signal.h>
@@ -45,8 +46,11 @@ struct amp__cpu_job {
     pthread_mutex_t err_lock; /* leaf lock: guards status and msg */
     amp_status status;
     char *msg;    /* made with the first failure (NULL: no memory for it) */
-    int refs;     /* pool threads inside this job; guarded by pool.mu */
-    bool closing; /* guarded by pool.mu */
+    /* Pool threads inside this job: changed only under pool.mu, read
+     * without it by the launcher waiting for them to leave (acquire: it
+     * then sees what they wrote). */
+    atomic_int refs;
+    bool closing; /* the launcher sleeps on pool.idle until refs is 0; guarded by pool.mu */
 };
 
 /* Per-thread run state. Only the thread owning the slot touches it while a
@@ -80,15 +84,50 @@ struct amp__cpu_worker {
  * left. Several launches run at once (from different threads or queues):
  * each launching thread runs its own job's chunks with its own worker slot
  * and publishes the job for the pool threads to join.
- * Lock order: start_mu -> mu -> job.err_lock. */
+ * Lock order: start_mu -> mu -> job.err_lock.
+ *
+ * Spinning. Waking a sleeping thread is a futex call by the launcher and a
+ * trip through the scheduler for the thread, and the woken threads then
+ * queue on mu; on the H100 machine's 16-thread host a launch through the
+ * pool cost 38 to 47 us that way, even for 4096 floats, most of a CG
+ * iteration's seven launches (bench/results/2026-11-26-graphs-h100-final.md).
+ * So a pool thread that finds no job first polls `published` for spin_ns
+ * (AMP_CPU_SPIN_US) without the lock, pausing the core between reads, and
+ * sleeps on `work` only then; launches that come back to back (a solver's
+ * iterations, a graph's replay) find the threads awake, as OpenMP runtimes
+ * do (GOMP_SPINCOUNT, KMP_BLOCKTIME). The launcher waiting for the pool
+ * threads to leave its job spins on refs likewise before it sleeps on
+ * `idle`. Invariants that keep a job from being missed or freed early:
+ * - published is bumped under mu at every publish. A thread reads it under
+ *   mu in the critical section in which it found no job, so any job
+ *   published after that changes it, and the spinner goes back to pick.
+ * - A thread counts itself in sleepers (or spinners) in the critical
+ *   section in which it found no job, and a launcher reads the counts
+ *   under mu when it publishes: it signals only as many sleepers as it
+ *   needs beyond the spinners, none (no futex call) when enough spin. A
+ *   spinner whose time runs out picks again under mu before it sleeps, so
+ *   a spinner counted on never misses the job, and a sleeper is not
+ *   missed because it waits on `work` in the same critical section in
+ *   which it found nothing (pthread_cond_wait releases mu atomically).
+ * - refs changes only under mu, with a release store; picking is under
+ *   mu, and a closing launcher takes its job out of the table under mu,
+ *   so after that refs only falls. The launcher may see refs reach 0
+ *   without mu and then reuse or free the job (it may live on the
+ *   launcher's stack): a thread leaving a job reads `closing` before its
+ *   store of refs and touches the job no more after it. */
 enum { AMP__CPU_MAX_JOBS = 64 };
 static struct {
     pthread_once_t once;
     pthread_mutex_t start_mu; /* serializes starting the threads (again after fork) */
-    pthread_mutex_t mu;       /* guards jobs/njobs/rr and each job's refs/closing */
+    pthread_mutex_t mu;       /* guards jobs/njobs/rr, sleepers/spinners and each job's refs/closing */
     pthread_cond_t work, idle;
     amp__cpu_job *jobs[AMP__CPU_MAX_JOBS]; /* published jobs that may have chunks left */
     int njobs, rr;
+    _Atomic unsigned published; /* bumped (under mu) at each publish; spinners poll it */
+    int sleepers; /* pool threads waiting on `work` */
+    int spinners; /* pool threads polling `published` */
+    uint64_t spin_ns; /* how long they poll (AMP_CPU_SPIN_US), 0: never; set before the threads start */
+    _Atomic uint64_t spin_off_until; /* amp__now_ns() before which nobody spins (amp__cpu_spin_more) */
     int nthreads;  /* threads a job may use: the pool's and the launching one */
     int started;   /* pool threads running */
     /* amp__cpu_fork_generation + 1 once started in this process (threads
@@ -493,6 +532,51 @@ static void amp__cpu_run_chunks(amp__cpu_job *j, amp__cpu_worker *w, size_t stac
 
 /* ------------------------------------------------------------------ pool */
 
+/* A bounded spin: amp__cpu_spin_more pauses the core once and says whether
+ * to go on. The clock is read only every AMP__CPU_SPIN_POLLS pauses (it is
+ * a system call on some virtual machines), and first then: a wait that
+ * ends within them reads no clock at all.
+ * A spinner that finds more than AMP__CPU_SPIN_PREEMPTED_NS between two
+ * reads was descheduled: the cores are wanted by other threads (other
+ * processes, or more threads than cores), and a spinner delays them, the
+ * threads of its own launch included. Then no thread of the pool spins for
+ * AMP__CPU_SPIN_OFF_NS (pool.spin_off_until): they sleep at once, as with
+ * AMP_CPU_SPIN_US=0. */
+enum { AMP__CPU_SPIN_POLLS = 64 };
+#define AMP__CPU_SPIN_PREEMPTED_NS 50000u
+#define AMP__CPU_SPIN_OFF_NS 50000000u
+typedef struct {
+    uint64_t ns, deadline, last; /* deadline 0: no clock read yet */
+    unsigned polls;
+} amp__cpu_spin;
+
+static bool amp__cpu_spin_more(amp__cpu_spin *s)
+{
+    amp__pause();
+    if (++s->polls % AMP__CPU_SPIN_POLLS) return true;
+    uint64_t now = amp__now_ns();
+    if (!s->deadline) {
+        s->deadline = now + s->ns;
+    } else if (now - s->last > AMP__CPU_SPIN_PREEMPTED_NS) {
+        atomic_store_explicit(&amp__cpu_pool.spin_off_until, now + AMP__CPU_SPIN_OFF_NS, memory_order_relaxed);
+        return false;
+    }
+    s->last = now;
+    return now < s->deadline && now >= atomic_load_explicit(&amp__cpu_pool.spin_off_until, memory_order_relaxed);
+}
+
+/* mu for a pool thread that spun: the spinners that saw a publish all want
+ * it at once, and each holds it briefly (a pick), so they try it for what
+ * is left of their spin rather than queue in the kernel. */
+static void amp__cpu_lock_after_spin(amp__cpu_spin *sp)
+{
+    while (pthread_mutex_trylock(&amp__cpu_pool.mu) != 0)
+        if (!amp__cpu_spin_more(sp)) {
+            pthread_mutex_lock(&amp__cpu_pool.mu);
+            return;
+        }
+}
+
 /* A published job with chunks left, taken in turn (mu held). */
 static amp__cpu_job *amp__cpu_pick(void)
 {
@@ -508,22 +592,47 @@ static amp__cpu_job *amp__cpu_pick(void)
     return NULL;
 }
 
+/* A pool thread: takes jobs; without one it spins, then sleeps (the pool's
+ * comment gives the invariants). mu is held at the top of the loop. */
 static void *amp__cpu_thread_main(void *arg)
 {
     amp__cpu_worker *w = arg;
+    bool may_spin = true; /* false once a spin ran out with nothing published */
     pthread_mutex_lock(&amp__cpu_pool.mu);
     for (;;) {
         amp__cpu_job *j = amp__cpu_pick();
+        if (!j && may_spin && amp__cpu_pool.spin_ns) {
+            unsigned seen = atomic_load_explicit(&amp__cpu_pool.published, memory_order_relaxed);
+            amp__cpu_spin sp = {.ns = amp__cpu_pool.spin_ns};
+            amp__cpu_pool.spinners++;
+            pthread_mutex_unlock(&amp__cpu_pool.mu);
+            while (atomic_load_explicit(&amp__cpu_pool.published, memory_order_relaxed) == seen &&
+                   (may_spin = amp__cpu_spin_more(&sp)))
+                ;
+            amp__cpu_lock_after_spin(&sp);
+            amp__cpu_pool.spinners--;
+            continue; /* pick again under mu, whatever ended the spin */
+        }
         if (!j) {
+            amp__cpu_pool.sleepers++;
             pthread_cond_wait(&amp__cpu_pool.work, &amp__cpu_pool.mu);
+            amp__cpu_pool.sleepers--;
+            may_spin = true;
             continue;
         }
-        j->refs++;
+        atomic_store_explicit(&j->refs, atomic_load_explicit(&j->refs, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
         pthread_mutex_unlock(&amp__cpu_pool.mu);
         amp__cpu_run_chunks(j, w, amp__cpu_pool.stack_size);
         w->job = NULL;
+        may_spin = true;
         pthread_mutex_lock(&amp__cpu_pool.mu);
-        if (--j->refs == 0 && j->closing) pthread_cond_broadcast(&amp__cpu_pool.idle);
+        /* Release: the launcher that reads 0 sees the chunks' writes. After
+         * this store j may be gone (the pool's comment). */
+        bool closing = j->closing;
+        int refs = atomic_load_explicit(&j->refs, memory_order_relaxed) - 1;
+        atomic_store_explicit(&j->refs, refs, memory_order_release);
+        if (refs == 0 && closing) pthread_cond_broadcast(&amp__cpu_pool.idle);
     }
     return NULL;
 }
@@ -575,7 +684,16 @@ static void amp__cpu_atfork_child(void)
 static void amp__cpu_pool_once(void)
 {
     pthread_mutex_init(&amp__cpu_pool.start_mu, NULL);
-    pthread_mutex_init(&amp__cpu_pool.mu, NULL);
+    /* Every pool thread takes mu at the start and end of each job, all at
+     * once when spinners see a publish: glibc's adaptive mutex spins a
+     * little before it sleeps in the kernel. */
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+#ifdef PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP
+    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ADAPTIVE_NP);
+#endif
+    pthread_mutex_init(&amp__cpu_pool.mu, &attr);
+    pthread_mutexattr_destroy(&attr);
     pthread_cond_init(&amp__cpu_pool.work, NULL);
     pthread_cond_init(&amp__cpu_pool.idle, NULL);
     (void)pthread_key_create(&amp__cpu_pool.key, amp__cpu_worker_free);
@@ -610,9 +728,11 @@ static amp_status amp__cpu_pool_start(amp__cpu_device *d)
             return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for the thread pool");
         }
         amp__cpu_pool.nthreads = d->nthreads;
+        amp__cpu_pool.spin_ns = (uint64_t)d->spin_us * 1000;
     }
     pthread_mutex_lock(&amp__cpu_pool.mu);
-    amp__cpu_pool.njobs = 0;
+    /* In a forked child: the parent's threads, counted here, are gone. */
+    amp__cpu_pool.njobs = amp__cpu_pool.sleepers = amp__cpu_pool.spinners = 0;
     amp__cpu_pool.stack_size = d->stack_size;
     /* Pool threads take no signals: those belong to the application's
      * threads. */
@@ -726,6 +846,35 @@ void amp__cpu_job_rearm(amp__cpu_job *j)
 
 int64_t amp__cpu_job_points(const amp__cpu_job *j) { return j->total * j->launch.tile_threads; }
 
+/* Published job j, every chunk of which is taken: out of the table (no
+ * thread enters it again, so refs only falls), then wait for the threads
+ * still inside it, spinning first (the pool's comment): their last chunks
+ * are short. */
+static void amp__cpu_job_close(amp__cpu_job *j)
+{
+    pthread_mutex_lock(&amp__cpu_pool.mu);
+    for (int i = 0; i < amp__cpu_pool.njobs; ++i)
+        if (amp__cpu_pool.jobs[i] == j) {
+            amp__cpu_pool.jobs[i] = amp__cpu_pool.jobs[--amp__cpu_pool.njobs];
+            break;
+        }
+    if (atomic_load_explicit(&j->refs, memory_order_relaxed) > 0 && amp__cpu_pool.spin_ns) {
+        pthread_mutex_unlock(&amp__cpu_pool.mu);
+        amp__cpu_spin sp = {.ns = amp__cpu_pool.spin_ns};
+        /* Acquire: at 0 the chunks' writes are seen. */
+        while (atomic_load_explicit(&j->refs, memory_order_acquire) > 0)
+            if (!amp__cpu_spin_more(&sp)) break;
+        if (atomic_load_explicit(&j->refs, memory_order_acquire) == 0) return;
+        pthread_mutex_lock(&amp__cpu_pool.mu);
+    }
+    if (atomic_load_explicit(&j->refs, memory_order_relaxed) > 0) {
+        j->closing = true;
+        while (atomic_load_explicit(&j->refs, memory_order_relaxed) > 0)
+            pthread_cond_wait(&amp__cpu_pool.idle, &amp__cpu_pool.mu);
+    }
+    pthread_mutex_unlock(&amp__cpu_pool.mu);
+}
+
 /* j on the calling thread and (unless alone) the pool. */
 static amp_status amp__cpu_job_go(amp__cpu_device *d, amp__cpu_job *j, bool alone)
 {
@@ -755,25 +904,23 @@ static amp_status amp__cpu_job_go(amp__cpu_device *d, amp__cpu_job *j, bool alon
         if (amp__cpu_pool.njobs < AMP__CPU_MAX_JOBS) {
             amp__cpu_pool.jobs[amp__cpu_pool.njobs++] = j;
             published = true;
-            if (nwake == nt - 1) pthread_cond_broadcast(&amp__cpu_pool.work);
-            else for (int64_t i = 0; i < nwake; ++i) pthread_cond_signal(&amp__cpu_pool.work);
+            atomic_store_explicit(&amp__cpu_pool.published,
+                                  atomic_load_explicit(&amp__cpu_pool.published, memory_order_relaxed) + 1,
+                                  memory_order_relaxed);
+            /* Spinners will pick the job: wake only the sleepers needed
+             * beyond them, and make no call when none sleeps. */
+            nwake -= amp__cpu_pool.spinners;
+            if (nwake >= amp__cpu_pool.sleepers && amp__cpu_pool.sleepers > 0)
+                pthread_cond_broadcast(&amp__cpu_pool.work);
+            else
+                for (int64_t i = 0; i < nwake && i < amp__cpu_pool.sleepers; ++i)
+                    pthread_cond_signal(&amp__cpu_pool.work);
         }
         pthread_mutex_unlock(&amp__cpu_pool.mu);
     }
     amp__cpu_run_chunks(j, me, d->stack_size);
     me->job = NULL;
-    if (published) {
-        /* Every chunk is taken; wait for the threads still inside the job. */
-        pthread_mutex_lock(&amp__cpu_pool.mu);
-        for (int i = 0; i < amp__cpu_pool.njobs; ++i)
-            if (amp__cpu_pool.jobs[i] == j) {
-                amp__cpu_pool.jobs[i] = amp__cpu_pool.jobs[--amp__cpu_pool.njobs];
-                break;
-            }
-        j->closing = true;
-        while (j->refs > 0) pthread_cond_wait(&amp__cpu_pool.idle, &amp__cpu_pool.mu);
-        pthread_mutex_unlock(&amp__cpu_pool.mu);
-    }
+    if (published) amp__cpu_job_close(j);
     if (j->status != AMP_OK)
         return amp__fail(j->status, "%s", j->msg ? j->msg : "the launch failed (no memory for its message)");
     return AMP_OK;
