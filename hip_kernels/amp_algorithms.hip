@@ -16,9 +16,6 @@
 //                    program accepts at run time (the op argument)
 //   AMP_ALG_REDUCE_ITEMS, AMP_ALG_SCAN_ITEMS, AMP_ALG_SORT_ITEMS
 //                    items per thread (powers of two)
-//   AMP_ALG_REDUCE_INTERLEAVE
-//                    1: a reduction's tiles take interleaved chunks (GPU);
-//                    0: each tile one contiguous run (CPU)
 // and what lib/alg_program.c generates: struct amp__alg_in (the inputs and
 // scalars), AMP_ALG_IN_PARAMS (them as kernel parameters), AMP_ALG_IN_MAKE,
 // AMP_ALG_IN_CONTIG(in), amp__alg_map<C>(in, i) (the mapped i-th element),
@@ -37,18 +34,16 @@
 namespace amp {
 namespace alg {
 
-// This thread's part of its tile's chunks under the compile-time operator
-// F, folded over the wave (every lane of the wave returns it). A chunk is
-// TILE * K consecutive elements; the tile folds the chunks that start at
-// first, first + step, ... below hi (at most the last one partial).
+// This thread's part of [lo, hi) under the compile-time operator F, folded
+// over the wave (every lane of the wave returns it).
 template <class F, bool C>
-AMP_FI AMP_ALG_R reduce_range(const amp__alg_in &in, long long first, long long step, long long hi, int l)
+AMP_FI AMP_ALG_R reduce_range(const amp__alg_in &in, long long lo, long long hi, int l)
 {
     enum { T = AMP_ALG_TILE, K = AMP_ALG_REDUCE_ITEMS };
     AMP_ALG_R acc[K];
     AMP_ALG_UNROLL for (int k = 0; k < K; ++k) acc[k] = F::template id<AMP_ALG_R>();
-    long long base = first;
-    for (; base + (long long)T * K <= hi; base += step) {
+    long long base = lo;
+    for (; base + (long long)T * K <= hi; base += (long long)T * K) {
         AMP_ALG_UNROLL for (int k = 0; k < K; ++k)
             acc[k] = F::f(acc[k], amp__alg_map<C>(in, base + (long long)k * T + l));
     }
@@ -64,12 +59,12 @@ AMP_FI AMP_ALG_R reduce_range(const amp__alg_in &in, long long first, long long 
     return wave_reduce_f<F>(acc[0]);
 }
 
-AMP_FI AMP_ALG_R reduce_part(int op, const amp__alg_in &in, long long first, long long step, long long hi, int l)
+AMP_FI AMP_ALG_R reduce_part(int op, const amp__alg_in &in, long long lo, long long hi, int l)
 {
     const bool c = AMP_ALG_IN_CONTIG(in);
     switch (op) {
 #define AMP__ALG_REDUCE_CASE(v, F) \
-    case v: return c ? reduce_range<F, true>(in, first, step, hi, l) : reduce_range<F, false>(in, first, step, hi, l);
+    case v: return c ? reduce_range<F, true>(in, lo, hi, l) : reduce_range<F, false>(in, lo, hi, l);
         AMP_ALG_OPS(AMP__ALG_REDUCE_CASE)
 #undef AMP__ALG_REDUCE_CASE
     default: return identity<AMP_ALG_R>(op);
@@ -87,9 +82,8 @@ AMP_FI AMP_ALG_R reduce_parts(int op, const AMP_ALG_R *p, long long np, int l)
 } // namespace alg
 } // namespace amp
 
-// Tile t reduces its share of the n elements (per of them, in whole chunks)
-// into part[t]; with last != 0 (a single tile) it writes the post
-// expression's result instead.
+// Tile t reduces elements [t * per, (t + 1) * per) into part[t]; with
+// last != 0 (a single tile) it writes the post expression's result instead.
 AMP_TILED_KERNEL(amp_alg_reduce, amp::tiled_index<AMP_ALG_TILE> t, AMP_ALG_IN_PARAMS,
                  amp::array_view<AMP_ALG_R, 1> amp__part, long long amp__n, long long amp__per, int amp__op,
                  int amp__last)
@@ -97,20 +91,9 @@ AMP_TILED_KERNEL(amp_alg_reduce, amp::tiled_index<AMP_ALG_TILE> t, AMP_ALG_IN_PA
     tile_static AMP_ALG_R amp__ws[AMP_ALG_WAVES];
     const int l = t.local[0];
     const amp__alg_in amp__in = AMP_ALG_IN_MAKE;
-    const long long chunk = (long long)AMP_ALG_TILE * AMP_ALG_REDUCE_ITEMS;
-#if AMP_ALG_REDUCE_INTERLEAVE
-    // GPU: tile t takes chunks t, t + G, t + 2G, ... of the whole input (G
-    // tiles, n <= G * per), so the tiles in flight read one window that
-    // moves through memory rather than G streams far apart.
-    const long long tiles = amp__per > 0 ? (amp__n + amp__per - 1) / amp__per : 1;
-    const AMP_ALG_R v = amp::alg::reduce_part(amp__op, amp__in, (long long)t.tile[0] * chunk, tiles * chunk, amp__n, l);
-#else
-    // CPU: tile t takes one run [t * per, (t + 1) * per), which the thread's
-    // prefetcher follows.
     const long long lo = (long long)t.tile[0] * amp__per;
     const long long hi = lo + amp__per < amp__n ? lo + amp__per : amp__n;
-    const AMP_ALG_R v = amp::alg::reduce_part(amp__op, amp__in, lo, chunk, hi, l);
-#endif
+    const AMP_ALG_R v = amp::alg::reduce_part(amp__op, amp__in, lo, hi, l);
     if (l % AMP_ALG_WAVE == 0) amp__ws[l / AMP_ALG_WAVE] = v;
     t.barrier.wait();
     if (l == 0) {

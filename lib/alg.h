@@ -99,7 +99,6 @@ typedef struct amp__alg_prog {
     int radix_bits, passes;
     int sort_min_tiles;               /* a sort pass's tiles a compute unit (CUDA); 1: the compiler's choice */
     int64_t reduce_tiles;             /* tiles a reduction spreads over */
-    bool reduce_interleave;           /* a reduction's tiles take interleaved chunks */
 } amp__alg_prog;
 
 /* A user's reduction as parsed (lib/alg_reduce.c fills it; the strings are

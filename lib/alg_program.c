@@ -47,7 +47,6 @@ typedef struct amp__alg_tuning {
     int radix_bits;    /* AMP_ALG_RADIX_BITS: 4..8 */
     int sort_min_tiles; /* AMP_ALG_SORT_MIN_TILES: tiles a compute unit a sort pass is compiled for; 0: the rule */
     int reduce_tiles;  /* AMP_ALG_REDUCE_TILES: tiles per compute unit (GPU) or per thread (CPU) */
-    bool reduce_interleave; /* AMP_ALG_REDUCE_INTERLEAVE: chunks dealt round the tiles, not runs */
 } amp__alg_tuning;
 
 static amp__alg_tuning amp__alg_tune[2]; /* [0] GPU, [1] CPU */
@@ -75,7 +74,6 @@ static void amp__alg_tune_init(void)
     g->radix_bits = amp__alg_knob("AMP_ALG_RADIX_BITS", 8, 4, 8, 1, false);
     g->sort_min_tiles = amp__alg_knob("AMP_ALG_SORT_MIN_TILES", 0, 1, 16, 1, false);
     g->reduce_tiles = amp__alg_knob("AMP_ALG_REDUCE_TILES", 8, 1, 64, 1, false);
-    g->reduce_interleave = amp__env_flag("AMP_ALG_REDUCE_INTERLEAVE", true);
     c->tile = amp__alg_knob("AMP_ALG_TILE", 1, 1, 1024, 1, false);
     c->reduce_items = amp__alg_knob("AMP_ALG_REDUCE_ITEMS", 16, 1, 256, 1, true);
     c->scan_items = amp__alg_knob("AMP_ALG_SCAN_ITEMS", 16384, 1, 16384, 1, false);
@@ -83,7 +81,6 @@ static void amp__alg_tune_init(void)
     c->sort_items = amp__alg_knob("AMP_ALG_SORT_ITEMS", 4096, 1, 16384, 1, false);
     c->radix_bits = amp__alg_knob("AMP_ALG_RADIX_BITS", 8, 4, 8, 1, false);
     c->reduce_tiles = amp__alg_knob("AMP_ALG_REDUCE_TILES", 8, 1, 64, 1, false);
-    c->reduce_interleave = amp__env_flag("AMP_ALG_REDUCE_INTERLEAVE", false);
 }
 
 static const amp__alg_tuning *amp__alg_tuning_of(const amp_accelerator *acc)
@@ -286,15 +283,13 @@ static void amp__alg_geometry(const amp_accelerator *acc, const amp__alg_spec *s
     }
     int units = acc->e.info.compute_units > 0 ? acc->e.info.compute_units : 1;
     g->reduce_tiles = (int64_t)units * tn->reduce_tiles;
-    g->reduce_interleave = tn->reduce_interleave;
 }
 
 static void amp__alg_config(amp__sb *b, const amp__alg_spec *sp, const amp__alg_prog *g)
 {
     amp__alg_marker(b, 1, "<hipamp algorithms: configuration>");
-    amp__sb_printf(b, "#define AMP_ALG_TILE %d\n#define AMP_ALG_REDUCE_ITEMS %d\n#define AMP_ALG_SCAN_ITEMS %d\n"
-                      "#define AMP_ALG_REDUCE_INTERLEAVE %d\n",
-                   g->tile, g->reduce_items, g->scan_items, g->reduce_interleave);
+    amp__sb_printf(b, "#define AMP_ALG_TILE %d\n#define AMP_ALG_REDUCE_ITEMS %d\n#define AMP_ALG_SCAN_ITEMS %d\n",
+                   g->tile, g->reduce_items, g->scan_items);
     switch (sp->family) {
     case AMP__ALG_FAM_BASIC:
         amp__sb_printf(b, "#define AMP_ALG_T %s\n#define AMP_ALG_R %s\n", amp__alg_ctype(sp->type),
