@@ -904,15 +904,20 @@ Test(graph, cpu_replay_failure_is_reported)
 
 /* On the CPU accelerator a replay runs small launches on the replaying
  * thread alone, and moves one that turns out heavy (its first replays
- * alone took 50 us or more) to the pool (lib/cpu/cpu_graph.c). With every
- * launch counted small (AMP_CPU_GRAPH_ALONE at its largest), a graph of
- * small launches, which stay alone, and large ones, which move to the pool
- * after their third replay, gives at every replay the bits that direct
- * launches give: a simple kernel and a tiled one with a barrier. */
+ * alone took 50 us or more) to threads of the pool, as many as pay
+ * (lib/cpu/cpu_graph.c). With every launch counted small
+ * (AMP_CPU_GRAPH_ALONE at its largest), a graph of small launches, which
+ * stay alone, and large ones, which are timed on more threads after their
+ * third replay, gives at every replay the bits that direct launches give:
+ * a simple kernel and a tiled one with a barrier. */
 Test(graph, cpu_launches_alone_and_on_the_pool_give_the_same_bits)
 {
-    enum { BIG = 1 << 20, REPLAYS = 6 };
+    /* Every launch starts alone; the big ones turn out heavy and are timed
+     * on 2 threads (3 replays), and on 4 where 2 took a tenth off, before a
+     * width settles: 16 replays pass through every stage. */
+    enum { BIG = 1 << 20, REPLAYS = 16 };
     setenv("AMP_CPU_GRAPH_ALONE", "1073741824", 1);
+    setenv("AMP_CPU_THREADS", "4", 1);
     fixture f;
     setup(&f, test_accel(TEST_ACCEL_CPU));
     float *a = test_xmalloc(BIG * 4), *b = test_xmalloc(BIG * 4), *c = test_xmalloc(BIG * 4);

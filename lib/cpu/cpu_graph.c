@@ -16,10 +16,15 @@
  * AMP_CPU_GRAPH_ALONE sets it) index points runs alone, unless it turns
  * out heavy, which is what catches a big kernel below the threshold: its first
  * AMP__CPU_GRAPH_TIMED replays alone are timed, and a launch none of which
- * took less than AMP__CPU_GRAPH_HEAVY_NS runs on the pool from then on
- * (the pool's wake-up is then small beside its work). Either way every
- * index point runs the same code on the same data: the results are the
- * same bits. */
+ * took less than AMP__CPU_GRAPH_HEAVY_NS goes on to threads of the pool.
+ * How many is measured too: a launch costs about 2.7 us more for each
+ * thread it involves on that host (1.8 us with the threads spinning), so
+ * the CG iteration's launches of 65536 points took 184 us on 8 threads
+ * and 437 on 16 (bench/results/2026-11-26-session29-h100.md). A heavy
+ * launch is timed on 2, 4, 8, ... threads in turn, AMP__CPU_GRAPH_TIMED
+ * replays each, and keeps the width past which doubling the threads no
+ * longer took a tenth off its time. Every index point runs the same code
+ * on the same data whatever the width: the results are the same bits. */
 #include "cpu_internal.h"
 
 #include <stdlib.h>
@@ -35,9 +40,12 @@
  * replaying thread's. */
 typedef struct amp__cpu_gnode {
     amp__cpu_job *job;
-    bool alone;      /* run on the replaying thread alone */
-    int timed;       /* replays alone timed so far */
+    int width;       /* threads it runs on: 1 alone, 0 every one */
+    bool settled;    /* width chosen; nothing more is timed */
+    int timed;       /* replays timed at this width */
     uint64_t best;   /* the fastest of them, ns */
+    int prev_width;  /* the width before (0: none) and its fastest replay */
+    uint64_t prev_best;
     amp__copy copy;
 } amp__cpu_gnode;
 
@@ -70,8 +78,10 @@ amp_status amp__cpu_graph_add_launch(amp__cpu_device *d, amp__cpu_graph *g, cons
     amp__cpu_job *j = NULL;
     if (st == AMP_OK) st = amp__cpu_job_new(k, l, &j);
     if (st != AMP_OK) return st;
-    g->nodes[g->n++] =
-        (amp__cpu_gnode){.job = j, .alone = amp__cpu_job_points(j) <= (int64_t)d->graph_alone_points, .best = UINT64_MAX};
+    /* A big launch runs on every thread, as a direct one does; a small one
+     * starts alone and is timed (the file's comment). */
+    bool small = amp__cpu_job_points(j) <= (int64_t)d->graph_alone_points && d->nthreads > 1;
+    g->nodes[g->n++] = (amp__cpu_gnode){.job = j, .width = small ? 1 : 0, .settled = !small, .best = UINT64_MAX};
     return AMP_OK;
 }
 
@@ -87,22 +97,43 @@ amp_status amp__cpu_graph_add_copy(amp__cpu_graph *g, const amp__copy *c)
 
 size_t amp__cpu_graph_size(const amp__cpu_graph *g) { return g ? g->n : 0; }
 
+/* x's width after AMP__CPU_GRAPH_TIMED replays at its present one (the
+ * file's comment): light alone, or not a tenth faster than at half the
+ * threads, or at every thread: settled; else twice the threads next. */
+static void amp__cpu_gnode_next_width(amp__cpu_gnode *x, int threads)
+{
+    if (x->width == 1 && x->best < AMP__CPU_GRAPH_HEAVY_NS) {
+        x->settled = true;
+    } else if (x->prev_width && x->best * 10 > x->prev_best * 9) {
+        x->width = x->prev_width;
+        x->settled = true;
+    } else if (x->width >= threads) {
+        x->settled = true;
+    } else {
+        x->prev_width = x->width;
+        x->prev_best = x->best;
+        x->width = 2 * x->width < threads ? 2 * x->width : threads;
+        x->best = UINT64_MAX;
+        x->timed = 0;
+    }
+}
+
 amp_status amp__cpu_graph_run(amp__cpu_device *d, amp__cpu_graph *g, uint64_t *node_ns)
 {
     for (size_t i = 0; i < g->n; ++i) {
         amp__cpu_gnode *x = &g->nodes[i];
         amp_status st = AMP_OK;
         if (node_ns) node_ns[2 * i] = amp__now_ns();
-        if (x->job && x->alone && x->timed < AMP__CPU_GRAPH_TIMED) {
+        if (x->job && !x->settled) {
             amp__cpu_job_rearm(x->job);
             uint64_t t0 = amp__now_ns();
-            st = amp__cpu_job_run_alone(d, x->job);
+            st = amp__cpu_job_run_on(d, x->job, x->width);
             uint64_t dt = amp__now_ns() - t0;
             x->best = dt < x->best ? dt : x->best;
-            if (++x->timed == AMP__CPU_GRAPH_TIMED && x->best >= AMP__CPU_GRAPH_HEAVY_NS) x->alone = false;
+            if (++x->timed == AMP__CPU_GRAPH_TIMED) amp__cpu_gnode_next_width(x, d->nthreads);
         } else if (x->job) {
             amp__cpu_job_rearm(x->job);
-            st = x->alone ? amp__cpu_job_run_alone(d, x->job) : amp__cpu_job_run(d, x->job);
+            st = amp__cpu_job_run_on(d, x->job, x->width);
         }
         else amp__cpu_copy_bytes(&x->copy);
         if (node_ns) node_ns[2 * i + 1] = amp__now_ns();

@@ -150,6 +150,9 @@ amp_status amp__cpu_job_run(amp__cpu_device *d, amp__cpu_job *j);
 /* The same on the calling thread alone: no pool thread is woken (for a
  * small launch, waking one costs more than the work it would share). */
 amp_status amp__cpu_job_run_alone(amp__cpu_device *d, amp__cpu_job *j);
+/* The same on the calling thread and at most width - 1 pool threads
+ * (width 0: all of them, as amp__cpu_job_run; 1: alone). */
+amp_status amp__cpu_job_run_on(amp__cpu_device *d, amp__cpu_job *j, int width);
 /* The index points j runs (work-items: tiles times a tile's threads). */
 int64_t amp__cpu_job_points(const amp__cpu_job *j);
 void amp__cpu_job_free(amp__cpu_job *j);

@@ -577,14 +577,17 @@ static void amp__cpu_lock_after_spin(amp__cpu_spin *sp)
         }
 }
 
-/* A published job with chunks left, taken in turn (mu held). */
+/* A published job with chunks left and room for one more pool thread
+ * (its launcher runs it too: nthreads - 1 of them), taken in turn (mu
+ * held). */
 static amp__cpu_job *amp__cpu_pick(void)
 {
     for (int i = 0; i < amp__cpu_pool.njobs; ++i) {
         int k = (amp__cpu_pool.rr + i) % amp__cpu_pool.njobs;
         amp__cpu_job *j = amp__cpu_pool.jobs[k];
         if (!atomic_load_explicit(&j->stop, memory_order_relaxed) &&
-            atomic_load_explicit(&j->next, memory_order_relaxed) < j->total) {
+            atomic_load_explicit(&j->next, memory_order_relaxed) < j->total &&
+            atomic_load_explicit(&j->refs, memory_order_relaxed) < j->nthreads - 1) {
             amp__cpu_pool.rr = k + 1;
             return j;
         }
@@ -875,15 +878,18 @@ static void amp__cpu_job_close(amp__cpu_job *j)
     pthread_mutex_unlock(&amp__cpu_pool.mu);
 }
 
-/* j on the calling thread and (unless alone) the pool. */
-static amp_status amp__cpu_job_go(amp__cpu_device *d, amp__cpu_job *j, bool alone)
+/* j on the calling thread and at most width - 1 pool threads (width 0:
+ * every one; 1: the calling thread alone). */
+static amp_status amp__cpu_job_go(amp__cpu_device *d, amp__cpu_job *j, int width)
 {
     amp_status st = AMP_OK;
     pthread_once(&amp__cpu_pool.once, amp__cpu_pool_once);
     if ((st = amp__cpu_pool_start(d)) != AMP_OK) return st;
     amp__cpu_worker *me = amp__cpu_my_worker();
     if (!me) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for a launching thread's state");
-    int nt = alone ? 1 : amp__cpu_pool.started + 1;
+    int nt = amp__cpu_pool.started + 1;
+    if (width > 0 && width < nt) nt = width;
+    bool alone = nt == 1;
     /* Simple launches take at least 256 work-items a chunk so the counter
      * stays off the profile (amp__cpu_take), and alone all of them in one;
      * tiles go one at a time at the end. */
@@ -926,9 +932,11 @@ static amp_status amp__cpu_job_go(amp__cpu_device *d, amp__cpu_job *j, bool alon
     return AMP_OK;
 }
 
-amp_status amp__cpu_job_run(amp__cpu_device *d, amp__cpu_job *j) { return amp__cpu_job_go(d, j, false); }
+amp_status amp__cpu_job_run(amp__cpu_device *d, amp__cpu_job *j) { return amp__cpu_job_go(d, j, 0); }
 
-amp_status amp__cpu_job_run_alone(amp__cpu_device *d, amp__cpu_job *j) { return amp__cpu_job_go(d, j, true); }
+amp_status amp__cpu_job_run_alone(amp__cpu_device *d, amp__cpu_job *j) { return amp__cpu_job_go(d, j, 1); }
+
+amp_status amp__cpu_job_run_on(amp__cpu_device *d, amp__cpu_job *j, int width) { return amp__cpu_job_go(d, j, width); }
 
 amp_status amp__cpu_run(amp__cpu_device *d, const amp__cpu_kernel *kernel, const amp__launch *l)
 {
