@@ -147,11 +147,10 @@ amp_status amp__cpu_job_new(const amp__cpu_kernel *k, const amp__launch *l, amp_
  * failure (debug checks, divergent barrier, exception) is the status, its
  * message in amp_last_error(). */
 amp_status amp__cpu_job_run(amp__cpu_device *d, amp__cpu_job *j);
-/* The same on the calling thread alone: no pool thread is woken (for a
- * small launch, waking one costs more than the work it would share). */
-amp_status amp__cpu_job_run_alone(amp__cpu_device *d, amp__cpu_job *j);
 /* The same on the calling thread and at most width - 1 pool threads
- * (width 0: all of them, as amp__cpu_job_run; 1: alone). */
+ * (width 0: all of them, as amp__cpu_job_run; 1: alone, no pool thread
+ * woken, which for a small launch costs more than the work it would
+ * share). */
 amp_status amp__cpu_job_run_on(amp__cpu_device *d, amp__cpu_job *j, int width);
 /* The index points j runs (work-items: tiles times a tile's threads). */
 int64_t amp__cpu_job_points(const amp__cpu_job *j);

@@ -934,8 +934,6 @@ static amp_status amp__cpu_job_go(amp__cpu_device *d, amp__cpu_job *j, int width
 
 amp_status amp__cpu_job_run(amp__cpu_device *d, amp__cpu_job *j) { return amp__cpu_job_go(d, j, 0); }
 
-amp_status amp__cpu_job_run_alone(amp__cpu_device *d, amp__cpu_job *j) { return amp__cpu_job_go(d, j, 1); }
-
 amp_status amp__cpu_job_run_on(amp__cpu_device *d, amp__cpu_job *j, int width) { return amp__cpu_job_go(d, j, width); }
 
 amp_status amp__cpu_run(amp__cpu_device *d, const amp__cpu_kernel *kernel, const amp__launch *l)

@@ -97,11 +97,11 @@ static int cu_attr(int attr, CUdevice dev, int dflt)
     return D.cuDeviceGetAttribute(&v, attr, dev) == CUDA_SUCCESS ? v : dflt;
 }
 
+static int nvrtc_best_arch(int want, bool *exact);
+
 /* The primary context is shared with the CUDA runtime and other libraries in
  * the process, so memory and modules are visible to them too; it is retained
  * once and never released (devices live until exit). */
-static int nvrtc_best_arch(int want, bool *exact);
-
 static void cu_device_open(int ord, void **ctx, amp__gpu_devinfo *info)
 {
     memset(info, 0, sizeof *info);
@@ -578,10 +578,11 @@ static CUresult cu_launch_once(void *fn, const unsigned g[3], const unsigned b[3
     return D.cuLaunchKernelEx(&c, fn, params, NULL);
 }
 
+/* programmatic only where cu_device_open set programmatic_launch, which
+ * needs cuLaunchKernelEx. */
 static amp_status cu_launch(void *ctx, void *fn, const unsigned g[3], const unsigned b[3], void *s, void **params,
                             bool programmatic)
 {
-    programmatic = programmatic && D.cuLaunchKernelEx;
     CUresult e = cu_launch_once(fn, g, b, s, params, programmatic);
     if (e == CUDA_ERROR_INVALID_CONTEXT || e == CUDA_ERROR_INVALID_HANDLE) {
         void *prev = NULL;
