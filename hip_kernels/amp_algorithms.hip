@@ -43,6 +43,29 @@ AMP_FI AMP_ALG_R reduce_range(const amp__alg_in &in, long long lo, long long hi,
     AMP_ALG_R acc[K];
     AMP_ALG_UNROLL for (int k = 0; k < K; ++k) acc[k] = F::template id<AMP_ALG_R>();
     long long base = lo;
+#if AMP_ALG_REDUCE_VECTOR
+    // A GPU reading contiguous inputs whose first elements are aligned
+    // takes V consecutive elements a thread at once (the compiler makes
+    // them one 16-byte load an input, as it can prove the alignment from
+    // the assumption and the index being a multiple of V): a quarter of
+    // the load instructions for 4-byte elements. Lanes still cover one
+    // contiguous stretch of T * V elements together.
+    if constexpr (C && T > 1 && AMP_ALG_IN_VEC > 1 && K % AMP_ALG_IN_VEC == 0) {
+        enum { V = AMP_ALG_IN_VEC };
+        if (AMP_ALG_IN_ALIGNED(in) && lo % V == 0) {
+            amp__alg_in va = in;
+            AMP_ALG_IN_ASSUME_ALIGNED(va);
+            for (; base + (long long)T * K <= hi; base += (long long)T * K) {
+                const long long q = base / V + l;
+                AMP_ALG_UNROLL for (int g = 0; g < K / V; ++g) {
+                    const long long i0 = (q + (long long)g * T) * V;
+                    AMP_ALG_UNROLL for (int e = 0; e < V; ++e)
+                        acc[g * V + e] = F::f(acc[g * V + e], amp__alg_map<true>(va, i0 + e));
+                }
+            }
+        }
+    }
+#endif
     for (; base + (long long)T * K <= hi; base += (long long)T * K) {
         AMP_ALG_UNROLL for (int k = 0; k < K; ++k)
             acc[k] = F::f(acc[k], amp__alg_map<C>(in, base + (long long)k * T + l));
@@ -72,11 +95,20 @@ AMP_FI AMP_ALG_R reduce_part(int op, const amp__alg_in &in, long long lo, long l
 }
 
 // The partial results p[0..np): thread l folds every TILE-th, then its wave.
+// A GPU reduction leaves thousands of them (lib/alg_program.c): eight
+// independent folds keep eight loads in flight a thread.
 AMP_FI AMP_ALG_R reduce_parts(int op, const AMP_ALG_R *p, long long np, int l)
 {
-    AMP_ALG_R v = identity<AMP_ALG_R>(op);
-    for (long long i = l; i < np; i += AMP_ALG_TILE) v = combine(op, v, p[i]);
-    return wave_reduce(op, v);
+    enum { T = AMP_ALG_TILE, K = 8 };
+    AMP_ALG_R v[K];
+    AMP_ALG_UNROLL for (int k = 0; k < K; ++k) v[k] = identity<AMP_ALG_R>(op);
+    long long i = l;
+    for (; i + (long long)(K - 1) * T < np; i += (long long)K * T) {
+        AMP_ALG_UNROLL for (int k = 0; k < K; ++k) v[k] = combine(op, v[k], p[i + (long long)k * T]);
+    }
+    for (; i < np; i += T) v[0] = combine(op, v[0], p[i]);
+    AMP_ALG_UNROLL for (int k = 1; k < K; ++k) v[0] = combine(op, v[0], v[k]);
+    return wave_reduce(op, v[0]);
 }
 
 } // namespace alg
@@ -245,10 +277,29 @@ AMP_FI void scan_load(const amp__alg_in &in, AMP_ALG_R *s, long long base, long 
 // their total.
 #define AMP_ALG_SCAN_SEGS (AMP_ALG_TILE == 1 ? 8 : 1)
 static_assert(AMP_ALG_SCAN_ITEMS % AMP_ALG_SCAN_SEGS == 0, "scan items must divide into the segments");
+// Where item k of a thread's run of L items that starts at chunk position
+// j0 sits in tile_static memory, from AMP_ALG_PAD(j0): a constant once
+// unrolled when L divides 32 or 32 divides L (the padding then falls at the
+// same items of every run), so that one address serves the whole run.
+template <int L> AMP_FI int run_at(int j0, int k)
+{
+    return (L % 32 == 0 || 32 % L == 0) ? AMP_ALG_PAD(k) : AMP_ALG_PAD(j0 + k) - AMP_ALG_PAD(j0);
+}
 template <class F> AMP_FI AMP_ALG_R scan_items_f(AMP_ALG_R *s, int l)
 {
     enum { S = AMP_ALG_SCAN_SEGS, L = AMP_ALG_SCAN_ITEMS / AMP_ALG_SCAN_SEGS };
     const int j0 = l * AMP_ALG_SCAN_ITEMS;
+    if constexpr (AMP_ALG_TILE > 1) {
+        // Every item read before the first is written back: the compiler
+        // cannot tell the padded addresses apart, and a store between two
+        // reads would make each read wait for the one before (a chain of
+        // tile_static latencies, one an item).
+        AMP_ALG_R *const r = s + AMP_ALG_PAD(j0), v[L];
+        AMP_ALG_UNROLL for (int k = 0; k < L; ++k) v[k] = r[run_at<L>(j0, k)];
+        AMP_ALG_UNROLL for (int k = 1; k < L; ++k) v[k] = F::f(v[k - 1], v[k]);
+        AMP_ALG_UNROLL for (int k = 1; k < L; ++k) r[run_at<L>(j0, k)] = v[k];
+        return v[L - 1];
+    }
     AMP_ALG_R run[S];
     AMP_ALG_UNROLL for (int g = 0; g < S; ++g) run[g] = s[AMP_ALG_PAD(j0 + g * L)];
     AMP_ALG_UNROLL for (int k = 1; k < L; ++k) {
@@ -300,6 +351,23 @@ AMP_FI AMP_ALG_R scan_items(int op, AMP_ALG_R *s, int l, const amp__alg_in &in, 
 template <class F> AMP_FI void scan_finish_f(AMP_ALG_R *s, int l, AMP_ALG_R pre, bool excl)
 {
     enum { S = AMP_ALG_SCAN_SEGS, L = AMP_ALG_SCAN_ITEMS / AMP_ALG_SCAN_SEGS };
+    if constexpr (AMP_ALG_TILE > 1) { // read all, then write all (scan_items_f)
+        const int j0 = l * AMP_ALG_SCAN_ITEMS;
+        AMP_ALG_R *const r = s + AMP_ALG_PAD(j0), v[L];
+        AMP_ALG_UNROLL for (int k = 0; k < L; ++k) v[k] = r[run_at<L>(j0, k)];
+        if (excl) {
+            AMP_ALG_R prev = pre;
+            AMP_ALG_UNROLL for (int k = 0; k < L; ++k) {
+                const AMP_ALG_R cur = F::f(pre, v[k]);
+                v[k] = prev;
+                prev = cur;
+            }
+        } else {
+            AMP_ALG_UNROLL for (int k = 0; k < L; ++k) v[k] = F::f(pre, v[k]);
+        }
+        AMP_ALG_UNROLL for (int k = 0; k < L; ++k) r[run_at<L>(j0, k)] = v[k];
+        return;
+    }
     AMP_ALG_UNROLL for (int g = 0; g < S; ++g) {
         const int j0 = l * AMP_ALG_SCAN_ITEMS + g * L;
         const AMP_ALG_R segment = s[AMP_ALG_PAD(j0 + L - 1)];

@@ -87,7 +87,7 @@ static amp_status amp__alg_sort(const char *fn, amp_accelerator_view *q, amp_arg
         if ((st = amp__alg_launch(&run, p, AMP__ALG_K_CLEAR, ct, c, 3)) != AMP_OK) goto out;
     }
     /* Tile counters are 32-bit: a histogram tile counts fewer than 2^31 keys. */
-    int64_t htiles = p->reduce_tiles, per = (n + htiles - 1) / htiles;
+    int64_t htiles = p->count_tiles, per = (n + htiles - 1) / htiles;
     if (per > (1ll << 31) - 1) per = (1ll << 31) - 1;
     htiles = (n + per - 1) / per;
     amp_arg h[] = {amp__alg_span(&d[0], false), amp__alg_shape_arg(&d[0]), amp__alg_scratch_arg(hist), amp_arg_int64(n),
