@@ -1,4 +1,4 @@
-/* gpu_algorithms.c — the GPU benchmark's algorithms section (issue 22): reduce and dot of 2^28 float32 through hipamp against the vendor BLAS's Sasum and Sdot on the same buffers and against the device-to-device copy, exclusive scans of 2^28 int32 and float32 against the copy, radix sorts of 2^26 uint32 keys and (uint32, uint32) pairs in Gkeys/s, and all of them against CUB (cub_ref beside this program, where it was built); the tuning knobs in effect are printed so that one GPU call can sweep them (ci/gpu-algo.sh). Every result is checked. */
+/* gpu_algorithms.c — the GPU benchmark's algorithms section (issue 22): reduce and dot of 2^28 float32 through hipamp against the vendor BLAS's Sasum and Sdot on the same buffers and against the device-to-device copy, exclusive scans of 2^28 int32 and float32 against the copy, radix sorts of 2^26 uint32 keys and (uint32, uint32) pairs in Gkeys/s, and all of them against CUB (cub_ref beside this program, where it was built); the tuning knobs in effect are printed so that one GPU call can sweep them (ci/gpu-algo.sh, ci/gpu-alg-sweep.sh; HIPAMP_BENCH_ALGORITHMS=reduce,scan,sort picks part of the section, without CUB). Every result is checked. */
 #define _GNU_SOURCE
 #include "gpu_harness.h"
 #include "gpu_sections.h"
@@ -174,7 +174,7 @@ static void knobs(void)
 {
     static const char *const names[] = {"AMP_ALG_TILE",      "AMP_ALG_REDUCE_ITEMS", "AMP_ALG_REDUCE_TILES",
                                         "AMP_ALG_SCAN_ITEMS", "AMP_ALG_SORT_TILE",   "AMP_ALG_SORT_ITEMS",
-                                        "AMP_ALG_RADIX_BITS"};
+                                        "AMP_ALG_RADIX_BITS", "AMP_ALG_SORT_MIN_TILES", "AMP_ALG_REDUCE_VECTOR"};
     out("Tuning knobs (docs/algorithms.md):");
     for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i) {
         const char *v = getenv(names[i]);
@@ -187,6 +187,7 @@ static void row(const char *what, const char *size, double amp_rate, const char 
                 const char *unit, double goal)
 {
     char ratio[32] = "—", target[32] = "—";
+    if (amp_rate < 0) return; /* not measured (HIPAMP_BENCH_ALGORITHMS) */
     if (ref_rate > 0) snprintf(ratio, sizeof ratio, "**%.3f**", amp_rate / ref_rate);
     if (goal > 0) snprintf(target, sizeof target, ">= %.2f", goal);
     if (ref_rate > 0)
@@ -194,6 +195,14 @@ static void row(const char *what, const char *size, double amp_rate, const char 
             ratio, target);
     else
         out("| %s | %s | %.1f %s | %s | — | — | %s |\n", what, size, amp_rate, unit, ref, target);
+}
+
+/* HIPAMP_BENCH_ALGORITHMS="reduce,scan,sort" (a sweep's subset; unset: all
+ * of them and CUB). */
+static bool want(const char *part)
+{
+    const char *w = getenv("HIPAMP_BENCH_ALGORITHMS");
+    return !w || !*w || strstr(w, part) != NULL;
 }
 
 void algorithms_report(void)
@@ -233,60 +242,66 @@ void algorithms_report(void)
     double copy_gbs = (double)bytes / copy_s / 1e9; /* bytes read */
 
     /* Reduce. */
-    double red_s = hip_time(run_reduce, &j);
-    double red_gbs = (double)bytes / red_s / 1e9, asum_gbs = -1;
-    float r_amp = 0, r_ref = 0;
-    AK(amp_array_copy_to_host(res, &r_amp));
-    if (have_blas && rg_sasum(rj.n, rj.x, rj.res)) {
-        double s = raw_only(raw_sasum, &rj, 0.05);
-        asum_gbs = (double)bytes / s / 1e9;
-        rg_sync();
-        rg_d2h(&r_ref, rj.res, 4);
-    }
-    bool red_ok = r_ref == 0 || fabs((double)r_amp - (double)r_ref) <= 1e-5 * fabs((double)r_ref);
-    if (!red_ok) failures++;
+    double red_gbs = -1, asum_gbs = -1, dot_gbs = -1, sdot_gbs = -1;
+    float r_amp = 0, r_ref = 0, d_amp = 0, d_ref = 0;
+    bool red_ok = true, dot_ok = true;
+    if (want("reduce")) {
+        double red_s = hip_time(run_reduce, &j);
+        red_gbs = (double)bytes / red_s / 1e9;
+        AK(amp_array_copy_to_host(res, &r_amp));
+        if (have_blas && rg_sasum(rj.n, rj.x, rj.res)) {
+            double s = raw_only(raw_sasum, &rj, 0.05);
+            asum_gbs = (double)bytes / s / 1e9;
+            rg_sync();
+            rg_d2h(&r_ref, rj.res, 4);
+        }
+        red_ok = r_ref == 0 || fabs((double)r_amp - (double)r_ref) <= 1e-5 * fabs((double)r_ref);
+        if (!red_ok) failures++;
 
-    /* Dot. */
-    double dot_s = hip_time(run_dot, &j);
-    double dot_gbs = 2.0 * (double)bytes / dot_s / 1e9, sdot_gbs = -1;
-    float d_amp = 0, d_ref = 0;
-    AK(amp_array_copy_to_host(res, &d_amp));
-    if (have_blas && rg_sdot(rj.n, rj.x, rj.y, rj.res)) {
-        double s = raw_only(raw_sdot, &rj, 0.05);
-        sdot_gbs = 2.0 * (double)bytes / s / 1e9;
-        rg_sync();
-        rg_d2h(&d_ref, rj.res, 4);
+        /* Dot. */
+        double dot_s = hip_time(run_dot, &j);
+        dot_gbs = 2.0 * (double)bytes / dot_s / 1e9;
+        AK(amp_array_copy_to_host(res, &d_amp));
+        if (have_blas && rg_sdot(rj.n, rj.x, rj.y, rj.res)) {
+            double s = raw_only(raw_sdot, &rj, 0.05);
+            sdot_gbs = 2.0 * (double)bytes / s / 1e9;
+            rg_sync();
+            rg_d2h(&d_ref, rj.res, 4);
+        }
+        dot_ok = d_ref == 0 || fabs((double)d_amp - (double)d_ref) <= 1e-5 * fabs((double)d_ref);
+        if (!dot_ok) failures++;
     }
-    bool dot_ok = d_ref == 0 || fabs((double)d_amp - (double)d_ref) <= 1e-5 * fabs((double)d_ref);
-    if (!dot_ok) failures++;
 
     /* Scans: x -> y, int32 (random integers) then float32. */
     uint32_t *hi = (uint32_t *)h;
-    for (size_t i = 0; i < n; ++i) hi[i] = (uint32_t)(i * 2654435761u) >> 6;
-    AK(amp_array_copy_from_host(x, hi));
-    j.t = AMP_TYPE_INT32;
-    double scan_i_s = hip_time(run_scan, &j);
-    AK(amp_array_copy_to_host(y, h));
-    bool scan_i_ok = true;
-    uint32_t run = 0;
-    for (size_t i = 0; i < n; ++i) {
-        if (((uint32_t *)h)[i] != run) scan_i_ok = false;
-        run += (uint32_t)(i * 2654435761u) >> 6;
+    double scan_i_gbs = -1, scan_f_gbs = -1;
+    bool scan_i_ok = true, scan_f_ok = true;
+    if (want("scan")) {
+        for (size_t i = 0; i < n; ++i) hi[i] = (uint32_t)(i * 2654435761u) >> 6;
+        AK(amp_array_copy_from_host(x, hi));
+        j.t = AMP_TYPE_INT32;
+        double scan_i_s = hip_time(run_scan, &j);
+        AK(amp_array_copy_to_host(y, h));
+        uint32_t run = 0;
+        for (size_t i = 0; i < n; ++i) {
+            if (((uint32_t *)h)[i] != run) scan_i_ok = false;
+            run += (uint32_t)(i * 2654435761u) >> 6;
+        }
+        if (!scan_i_ok) failures++;
+        for (size_t i = 0; i < n; ++i) h[i] = (float)(i % 7) * 0.25f;
+        AK(amp_array_copy_from_host(x, h));
+        j.t = AMP_TYPE_FLOAT32;
+        double scan_f_s = hip_time(run_scan, &j);
+        AK(amp_array_copy_to_host(y, h));
+        double frun = 0;
+        for (size_t i = 0; i < n; ++i) {
+            if (i % 4099 == 0 && fabs((double)h[i] - frun) > 1e-5 * frun + 1e-3) scan_f_ok = false;
+            frun += (double)(i % 7) * 0.25;
+        }
+        if (!scan_f_ok) failures++;
+        scan_i_gbs = 2.0 * (double)bytes / scan_i_s / 1e9;
+        scan_f_gbs = 2.0 * (double)bytes / scan_f_s / 1e9;
     }
-    if (!scan_i_ok) failures++;
-    for (size_t i = 0; i < n; ++i) h[i] = (float)(i % 7) * 0.25f;
-    AK(amp_array_copy_from_host(x, h));
-    j.t = AMP_TYPE_FLOAT32;
-    double scan_f_s = hip_time(run_scan, &j);
-    AK(amp_array_copy_to_host(y, h));
-    bool scan_f_ok = true;
-    double frun = 0;
-    for (size_t i = 0; i < n; ++i) {
-        if (i % 4099 == 0 && fabs((double)h[i] - frun) > 1e-5 * frun + 1e-3) scan_f_ok = false;
-        frun += (double)(i % 7) * 0.25;
-    }
-    if (!scan_f_ok) failures++;
-    double scan_i_gbs = 2.0 * (double)bytes / scan_i_s / 1e9, scan_f_gbs = 2.0 * (double)bytes / scan_f_s / 1e9;
     double copy_rw_gbs = 2.0 * (double)bytes / copy_s / 1e9;
 
     /* Sorts. */
@@ -300,12 +315,17 @@ void algorithms_report(void)
     AK(amp_array_create(W.q, 4, amp_extent_1d((int)ns), hi, &pristine));
     AK(amp_array_create(W.q, 4, amp_extent_1d((int)ns), NULL, &keys));
     AK(amp_array_create(W.q, 4, amp_extent_1d((int)ns), NULL, &vals));
-    bool sk_ok = false, sp_ok = false;
-    double sk_s = time_sort(keys, pristine, NULL, ns, &sk_ok);
-    double sp_s = time_sort(keys, pristine, vals, ns, &sp_ok);
-    double sk_g = (double)ns / sk_s / 1e9, sp_g = (double)ns / sp_s / 1e9;
+    bool sk_ok = true, sp_ok = true;
+    double sk_g = -1, sp_g = -1;
+    if (want("sort")) {
+        double sk_s = time_sort(keys, pristine, NULL, ns, &sk_ok);
+        double sp_s = time_sort(keys, pristine, vals, ns, &sp_ok);
+        sk_g = (double)ns / sk_s / 1e9;
+        sp_g = (double)ns / sp_s / 1e9;
+    }
 
-    run_cub(n, n, ns);
+    if (want("reduce") && want("scan") && want("sort")) run_cub(n, n, ns);
+    else snprintf(cub_note, sizeof cub_note, "not run (HIPAMP_BENCH_ALGORITHMS selects part of the section)");
 
     out("| algorithm | elements | hipamp | reference | reference rate | hipamp / reference | goal |\n"
         "|---|---|---:|---|---:|---:|---|\n");
@@ -333,22 +353,29 @@ void algorithms_report(void)
     out("CUB: %s.\n", cub_note[0] ? cub_note : "not run");
     if (!have_blas) out("%s: not loaded (%s).\n", rg.blas, blas_why);
 
-    chart("algorithms (GB/s)", "reduce", "hipamp", red_gbs, "GB/s");
-    chart("algorithms (GB/s)", "reduce", "raw", asum_gbs > 0 ? asum_gbs : copy_gbs, "GB/s");
-    chart("algorithms (GB/s)", "scan i32", "hipamp", scan_i_gbs, "GB/s");
-    chart("algorithms (GB/s)", "scan i32", "raw", cub_si > 0 ? cub_si : copy_rw_gbs, "GB/s");
+    if (red_gbs > 0) {
+        chart("algorithms (GB/s)", "reduce", "hipamp", red_gbs, "GB/s");
+        chart("algorithms (GB/s)", "reduce", "raw", asum_gbs > 0 ? asum_gbs : copy_gbs, "GB/s");
+    }
+    if (scan_i_gbs > 0) {
+        chart("algorithms (GB/s)", "scan i32", "hipamp", scan_i_gbs, "GB/s");
+        chart("algorithms (GB/s)", "scan i32", "raw", cub_si > 0 ? cub_si : copy_rw_gbs, "GB/s");
+    }
 
-    if (asum_gbs > 0)
+    if (red_gbs > 0 && asum_gbs > 0)
         add_goal(red_gbs >= 0.95 * asum_gbs, "reduce sum 2^28 float32 vs Sasum", ">= 0.95", "", "%.3f (%.0f / %.0f GB/s)",
                  red_gbs / asum_gbs, red_gbs, asum_gbs);
-    add_goal(red_gbs >= 0.90 * copy_gbs, "reduce sum vs device copy (bytes read)", ">= 0.90", "",
-             "%.3f (%.0f / %.0f GB/s)", red_gbs / copy_gbs, red_gbs, copy_gbs);
-    if (sdot_gbs > 0)
+    if (red_gbs > 0)
+        add_goal(red_gbs >= 0.90 * copy_gbs, "reduce sum vs device copy (bytes read)", ">= 0.90", "",
+                 "%.3f (%.0f / %.0f GB/s)", red_gbs / copy_gbs, red_gbs, copy_gbs);
+    if (dot_gbs > 0 && sdot_gbs > 0)
         add_goal(dot_gbs >= 0.95 * sdot_gbs, "dot 2^28 float32 vs Sdot", ">= 0.95", "", "%.3f", dot_gbs / sdot_gbs);
-    add_goal(scan_i_gbs >= 0.80 * copy_rw_gbs, "scan 2^28 int32 vs device copy", ">= 0.80", "", "%.3f",
-             scan_i_gbs / copy_rw_gbs);
-    add_goal(scan_f_gbs >= 0.80 * copy_rw_gbs, "scan 2^28 float32 vs device copy", ">= 0.80", "", "%.3f",
-             scan_f_gbs / copy_rw_gbs);
+    if (scan_i_gbs > 0) {
+        add_goal(scan_i_gbs >= 0.80 * copy_rw_gbs, "scan 2^28 int32 vs device copy", ">= 0.80", "", "%.3f",
+                 scan_i_gbs / copy_rw_gbs);
+        add_goal(scan_f_gbs >= 0.80 * copy_rw_gbs, "scan 2^28 float32 vs device copy", ">= 0.80", "", "%.3f",
+                 scan_f_gbs / copy_rw_gbs);
+    }
     if (cub_red > 0) {
         add_goal(red_gbs >= 0.95 * cub_red, "reduce vs CUB", ">= 0.95", "", "%.3f", red_gbs / cub_red);
         add_goal(scan_i_gbs >= 0.90 * cub_si, "scan int32 vs CUB", ">= 0.90", "", "%.3f", scan_i_gbs / cub_si);
