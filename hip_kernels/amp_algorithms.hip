@@ -454,11 +454,32 @@ AMP_TILED_KERNEL(amp_alg_scan, amp::tiled_index<AMP_ALG_TILE> t, AMP_ALG_IN_PARA
     const int l = t.local[0];
     const int lane = l % AMP_ALG_WAVE;
     if (l == 0) amp__tile = (long long)atomicAdd(amp__state.data() + amp__ntiles, 1ull);
+#if AMP_ALG_SCAN_GUESS
+    // A GPU tile starts reading the chunk of its own index while thread 0's
+    // atomic is in flight: tiles start in index order, mostly, so the
+    // chunk it takes is mostly that one. The guess is checked after the
+    // barrier; a wrong one is read again (forward progress still rests on
+    // the atomic's order alone).
+    AMP_ALG_R amp__v[AMP_ALG_SCAN_ITEMS];
+    const long long amp__guess = (long long)t.tile[0];
+    const amp__alg_in amp__in0 = AMP_ALG_IN_MAKE;
+    const bool amp__spec = AMP_ALG_IN_CONTIG(amp__in0) && (amp__guess + 1) * AMP_ALG_SCAN_CHUNK <= amp__n;
+    if (amp__spec) {
+        AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SCAN_ITEMS; ++k)
+            amp__v[k] = amp__alg_map<true>(amp__in0, amp__guess * AMP_ALG_SCAN_CHUNK + k * AMP_ALG_TILE + l);
+    }
+#endif
     t.barrier.wait();
     const long long tile = amp__tile;
     const long long base = tile * AMP_ALG_SCAN_CHUNK;
     const amp__alg_in amp__in = AMP_ALG_IN_MAKE;
     const bool direct = amp::alg::scan_direct(amp__in, amp__ys, base, amp__n);
+#if AMP_ALG_SCAN_GUESS
+    if (amp__spec && tile == amp__guess) {
+        AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SCAN_ITEMS; ++k)
+            amp__s[AMP_ALG_PAD(k * AMP_ALG_TILE + l)] = amp__v[k];
+    } else
+#endif
     amp::alg::scan_load(amp__in, amp__s, base, amp__n, l, amp__op, direct);
     t.barrier.wait();
     const amp__alg_in amp__in2 = AMP_ALG_IN_MAKE;

@@ -48,6 +48,7 @@ typedef struct amp__alg_tuning {
     int sort_min_tiles; /* AMP_ALG_SORT_MIN_TILES: tiles a compute unit a sort pass is compiled for; 0: the rule */
     int reduce_tiles;  /* AMP_ALG_REDUCE_TILES: tiles per compute unit (GPU) or per thread (CPU) */
     bool reduce_vector; /* AMP_ALG_REDUCE_VECTOR: 16-byte loads of a reduction's contiguous inputs (GPU) */
+    bool scan_guess;    /* AMP_ALG_SCAN_GUESS: a scan tile reads its index's chunk before it knows its own (GPU) */
 } amp__alg_tuning;
 
 static amp__alg_tuning amp__alg_tune[2]; /* [0] GPU, [1] CPU */
@@ -84,6 +85,7 @@ static void amp__alg_tune_init(void)
      * side). */
     g->reduce_tiles = amp__alg_knob("AMP_ALG_REDUCE_TILES", 64, 1, 256, 1, false);
     g->reduce_vector = amp__env_flag("AMP_ALG_REDUCE_VECTOR", true);
+    g->scan_guess = amp__env_flag("AMP_ALG_SCAN_GUESS", true);
     c->tile = amp__alg_knob("AMP_ALG_TILE", 1, 1, 1024, 1, false);
     c->reduce_items = amp__alg_knob("AMP_ALG_REDUCE_ITEMS", 16, 1, 256, 1, true);
     c->scan_items = amp__alg_knob("AMP_ALG_SCAN_ITEMS", 16384, 1, 16384, 1, false);
@@ -316,14 +318,15 @@ static void amp__alg_geometry(const amp_accelerator *acc, const amp__alg_spec *s
     g->reduce_tiles = (int64_t)units * tn->reduce_tiles;
     g->count_tiles = (int64_t)units * 8;
     g->reduce_vector = !acc->e.info.is_emulated && tn->reduce_vector;
+    g->scan_guess = !acc->e.info.is_emulated && tn->scan_guess;
 }
 
 static void amp__alg_config(amp__sb *b, const amp__alg_spec *sp, const amp__alg_prog *g)
 {
     amp__alg_marker(b, 1, "<hipamp algorithms: configuration>");
     amp__sb_printf(b, "#define AMP_ALG_TILE %d\n#define AMP_ALG_REDUCE_ITEMS %d\n#define AMP_ALG_SCAN_ITEMS %d\n"
-                      "#define AMP_ALG_REDUCE_VECTOR %d\n",
-                   g->tile, g->reduce_items, g->scan_items, g->reduce_vector);
+                      "#define AMP_ALG_REDUCE_VECTOR %d\n#define AMP_ALG_SCAN_GUESS %d\n",
+                   g->tile, g->reduce_items, g->scan_items, g->reduce_vector, g->scan_guess);
     switch (sp->family) {
     case AMP__ALG_FAM_BASIC:
         amp__sb_printf(b, "#define AMP_ALG_T %s\n#define AMP_ALG_R %s\n", amp__alg_ctype(sp->type),
