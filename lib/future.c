@@ -126,6 +126,17 @@ static void amp__then_free(amp__then *t)
     free(t);
 }
 
+/* Whether an entry kept back this round waits on q: a later entry of the
+ * same queue must wait behind it, even if its own work has completed since
+ * the earlier one was polled (work of one queue completes in queue order,
+ * and callbacks of one queue's futures run in registration order). */
+static bool amp__then_queue_held(const amp__then *kept, const amp_accelerator_view *q)
+{
+    for (; q && kept; kept = kept->next)
+        if (kept->done.q == q) return true;
+    return false;
+}
+
 /* One round over the entries taken from the list: run the completed ones,
  * give back the rest (in order). Returns how many ran. */
 static int amp__then_round(amp__then *list, amp__then **rest)
@@ -138,7 +149,8 @@ static int amp__then_round(amp__then *list, amp__then **rest)
         list = t->next;
         t->next = NULL;
         bool done = false;
-        amp_status st = amp__point_query(t->done, &done);
+        amp_status st = AMP_OK;
+        if (!amp__then_queue_held(*rest, t->done.q)) st = amp__point_query(t->done, &done);
         if (st == AMP_OK && !done) {
             *keep = t;
             keep = &t->next;

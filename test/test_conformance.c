@@ -768,13 +768,20 @@ ACCEL_TEST(zero_copy, discard_data_after_a_kernel)
 
 /* ---------------------------------------------------------------- futures */
 
+/* Futures of one queue whose callbacks must run in registration order:
+ * enough of them that a continuation thread polling them one by one sees
+ * a later one complete before it looks at an earlier one again (it ran
+ * them out of order under load until the round held back a queue's later
+ * entries behind its first pending one). */
+enum { THEN_ORDERED = 32 };
+
 typedef struct then_rec {
     pthread_mutex_t lock;
     int calls;
     amp_status st;
     bool other_thread;
     char thread_name[32];
-    int order[4];
+    int order[THEN_ORDERED];
     amp_array_view *peek; /* read from inside the callback */
     int32_t peeked;
 } then_rec;
@@ -785,7 +792,7 @@ static void then_note(amp_status st, void *user)
 {
     then_rec *r = user;
     pthread_mutex_lock(&r->lock);
-    if (r->calls < 4) r->order[r->calls] = -1;
+    if (r->calls < THEN_ORDERED) r->order[r->calls] = -1;
     r->calls++;
     r->st = st;
     r->other_thread = !pthread_equal(pthread_self(), then_test_thread);
@@ -803,7 +810,7 @@ static void then_order(amp_status st, void *user)
 {
     then_slot *s = user;
     pthread_mutex_lock(&s->rec->lock);
-    if (s->rec->calls < 4) s->rec->order[s->rec->calls] = s->id;
+    if (s->rec->calls < THEN_ORDERED) s->rec->order[s->rec->calls] = s->id;
     s->rec->calls++;
     s->rec->st = st;
     pthread_mutex_unlock(&s->rec->lock);
@@ -855,18 +862,18 @@ ACCEL_TEST(future, then_runs_once_on_the_continuation_thread)
     ASSERT_OK(amp_future_destroy(f));
     /* Futures of one queue, registered in queue order, are called in it. */
     then_rec o = {.lock = PTHREAD_MUTEX_INITIALIZER};
-    then_slot slots[3];
-    for (int i = 0; i < 3; ++i) {
+    then_slot slots[THEN_ORDERED];
+    for (int i = 0; i < THEN_ORDERED; ++i) {
         slots[i] = (then_slot){&o, i};
         ASSERT_OK(amp_parallel_for_each_async(c.q, amp_extent_1d(N), test_kernel(c.p, "conf_inc1"), a, 1, &f));
         ASSERT_OK(amp_future_then(f, then_order, &slots[i]));
         ASSERT_OK(amp_future_destroy(f));
     }
-    then_await(&o, 3);
-    for (int i = 0; i < 3; ++i) cr_assert_eq(o.order[i], i, "call %d was future %d", i, o.order[i]);
+    then_await(&o, THEN_ORDERED);
+    for (int i = 0; i < THEN_ORDERED; ++i) cr_assert_eq(o.order[i], i, "call %d was future %d", i, o.order[i]);
     ASSERT_STATUS(amp_future_then(NULL, then_note, &r), AMP_ERROR_INVALID_ARGUMENT);
     ASSERT_OK(amp_array_view_destroy(v));
-    for (int i = 0; i < N; ++i) cr_assert_eq(x[i], 5, "element %d: %d", i, x[i]);
+    for (int i = 0; i < N; ++i) cr_assert_eq(x[i], 2 + THEN_ORDERED, "element %d: %d", i, x[i]);
     free(x);
     conf_close(&c);
 }
