@@ -271,6 +271,33 @@ AMP_FI void scan_load(const amp__alg_in &in, AMP_ALG_R *s, long long base, long 
     }
 }
 
+// A GPU tile starts reading the chunk of its launch index while thread 0's
+// atomic takes its chunk: tiles start in index order, mostly, so the chunk
+// it takes is mostly that one. keep() checks the guess after the barrier
+// and stores what was read, or says to read again; forward progress still
+// rests on the atomic's order alone. Off (the CPU accelerator): nothing.
+template <bool On> struct scan_guess {
+    AMP_FI void read(const amp__alg_in &, long long, long long, int) {}
+    AMP_FI bool keep(long long, AMP_ALG_R *, int) const { return false; }
+};
+template <> struct scan_guess<true> {
+    AMP_ALG_R v[AMP_ALG_SCAN_ITEMS];
+    long long guess = -1;
+    AMP_FI void read(const amp__alg_in &in, long long g, long long n, int l)
+    {
+        if (!AMP_ALG_IN_CONTIG(in) || (g + 1) * AMP_ALG_SCAN_CHUNK > n) return;
+        guess = g;
+        AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SCAN_ITEMS; ++k)
+            v[k] = amp__alg_map<true>(in, g * AMP_ALG_SCAN_CHUNK + k * AMP_ALG_TILE + l);
+    }
+    AMP_FI bool keep(long long tile, AMP_ALG_R *s, int l) const
+    {
+        if (tile != guess) return false;
+        AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SCAN_ITEMS; ++k) s[AMP_ALG_PAD(k * AMP_ALG_TILE + l)] = v[k];
+        return true;
+    }
+};
+
 // Inclusive scan of this thread's ITEMS consecutive elements in place, as
 // SEGS runs scanned side by side (on the CPU 8, so that eight independent
 // chains of adds overlap; a GPU thread's few items form one run); returns
@@ -454,33 +481,15 @@ AMP_TILED_KERNEL(amp_alg_scan, amp::tiled_index<AMP_ALG_TILE> t, AMP_ALG_IN_PARA
     const int l = t.local[0];
     const int lane = l % AMP_ALG_WAVE;
     if (l == 0) amp__tile = (long long)atomicAdd(amp__state.data() + amp__ntiles, 1ull);
-#if AMP_ALG_SCAN_GUESS
-    // A GPU tile starts reading the chunk of its own index while thread 0's
-    // atomic is in flight: tiles start in index order, mostly, so the
-    // chunk it takes is mostly that one. The guess is checked after the
-    // barrier; a wrong one is read again (forward progress still rests on
-    // the atomic's order alone).
-    AMP_ALG_R amp__v[AMP_ALG_SCAN_ITEMS];
-    const long long amp__guess = (long long)t.tile[0];
     const amp__alg_in amp__in0 = AMP_ALG_IN_MAKE;
-    const bool amp__spec = AMP_ALG_IN_CONTIG(amp__in0) && (amp__guess + 1) * AMP_ALG_SCAN_CHUNK <= amp__n;
-    if (amp__spec) {
-        AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SCAN_ITEMS; ++k)
-            amp__v[k] = amp__alg_map<true>(amp__in0, amp__guess * AMP_ALG_SCAN_CHUNK + k * AMP_ALG_TILE + l);
-    }
-#endif
+    amp::alg::scan_guess<AMP_ALG_SCAN_GUESS != 0> amp__guess;
+    amp__guess.read(amp__in0, (long long)t.tile[0], amp__n, l);
     t.barrier.wait();
     const long long tile = amp__tile;
     const long long base = tile * AMP_ALG_SCAN_CHUNK;
     const amp__alg_in amp__in = AMP_ALG_IN_MAKE;
     const bool direct = amp::alg::scan_direct(amp__in, amp__ys, base, amp__n);
-#if AMP_ALG_SCAN_GUESS
-    if (amp__spec && tile == amp__guess) {
-        AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SCAN_ITEMS; ++k)
-            amp__s[AMP_ALG_PAD(k * AMP_ALG_TILE + l)] = amp__v[k];
-    } else
-#endif
-    amp::alg::scan_load(amp__in, amp__s, base, amp__n, l, amp__op, direct);
+    if (!amp__guess.keep(tile, amp__s, l)) amp::alg::scan_load(amp__in, amp__s, base, amp__n, l, amp__op, direct);
     t.barrier.wait();
     const amp__alg_in amp__in2 = AMP_ALG_IN_MAKE;
     const AMP_ALG_R run = amp::alg::scan_items(amp__op, amp__s, l, amp__in2, amp__y.data(), base, direct);
