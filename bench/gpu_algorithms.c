@@ -129,6 +129,17 @@ static void run_cub(size_t n_reduce, size_t n_scan, size_t n_sort)
     if (rc != 0) snprintf(cub_note + strlen(cub_note), sizeof cub_note - strlen(cub_note), " (exit status %d)", rc);
 }
 
+/* Seconds per exclusive scan of x (filled from h first) into y as type t;
+ * h holds y's result afterwards. */
+static double time_scan(aljob *j, amp_type t, amp_array *x, amp_array *y, void *h)
+{
+    AK(amp_array_copy_from_host(x, h));
+    j->t = t;
+    double s = hip_time(run_scan, j);
+    AK(amp_array_copy_to_host(y, h));
+    return s;
+}
+
 /* --------------------------------------------------------------- sorts */
 
 /* Median seconds of sorting n random keys (and values), each run on keys
@@ -279,10 +290,7 @@ void algorithms_report(void)
     bool scan_i_ok = true, scan_f_ok = true;
     if (want("scan")) {
         for (size_t i = 0; i < n; ++i) hi[i] = (uint32_t)(i * 2654435761u) >> 6;
-        AK(amp_array_copy_from_host(x, hi));
-        j.t = AMP_TYPE_INT32;
-        double scan_i_s = hip_time(run_scan, &j);
-        AK(amp_array_copy_to_host(y, h));
+        double scan_i_s = time_scan(&j, AMP_TYPE_INT32, x, y, h);
         uint32_t run = 0;
         for (size_t i = 0; i < n; ++i) {
             if (((uint32_t *)h)[i] != run) scan_i_ok = false;
@@ -290,10 +298,7 @@ void algorithms_report(void)
         }
         if (!scan_i_ok) failures++;
         for (size_t i = 0; i < n; ++i) h[i] = (float)(i % 7) * 0.25f;
-        AK(amp_array_copy_from_host(x, h));
-        j.t = AMP_TYPE_FLOAT32;
-        double scan_f_s = hip_time(run_scan, &j);
-        AK(amp_array_copy_to_host(y, h));
+        double scan_f_s = time_scan(&j, AMP_TYPE_FLOAT32, x, y, h);
         double frun = 0;
         for (size_t i = 0; i < n; ++i) {
             if (i % 4099 == 0 && fabs((double)h[i] - frun) > 1e-5 * frun + 1e-3) scan_f_ok = false;

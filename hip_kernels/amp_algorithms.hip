@@ -250,15 +250,29 @@ AMP_FI bool scan_direct(const amp__alg_in &in, const shape &ys, long long base, 
     return AMP_ALG_TILE == 1 && AMP_ALG_IN_CONTIG(in) && ys.contiguous && base + AMP_ALG_SCAN_CHUNK <= n;
 }
 
+// A GPU thread's items of a whole contiguous chunk in registers, every one
+// loaded before any is stored to tile_static (scan_load_c says why).
+struct scan_regs {
+    AMP_ALG_R v[AMP_ALG_SCAN_ITEMS];
+    AMP_FI void read(const amp__alg_in &in, long long base, int l)
+    {
+        AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SCAN_ITEMS; ++k)
+            v[k] = amp__alg_map<true>(in, base + k * AMP_ALG_TILE + l);
+    }
+    AMP_FI void store(AMP_ALG_R *s, int l) const
+    {
+        AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SCAN_ITEMS; ++k) s[AMP_ALG_PAD(k * AMP_ALG_TILE + l)] = v[k];
+    }
+};
+
 AMP_FI void scan_load(const amp__alg_in &in, AMP_ALG_R *s, long long base, long long n, int l, int op, bool direct)
 {
     if (direct) return;
     const AMP_ALG_R id = identity<AMP_ALG_R>(op);
     if (AMP_ALG_IN_CONTIG(in) && base + AMP_ALG_SCAN_CHUNK <= n && AMP_ALG_TILE > 1) {
-        AMP_ALG_R v[AMP_ALG_SCAN_ITEMS]; // registers first (scan_load_c)
-        AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SCAN_ITEMS; ++k)
-            v[k] = amp__alg_map<true>(in, base + k * AMP_ALG_TILE + l);
-        AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SCAN_ITEMS; ++k) s[AMP_ALG_PAD(k * AMP_ALG_TILE + l)] = v[k];
+        scan_regs r;
+        r.read(in, base, l);
+        r.store(s, l);
     } else if (AMP_ALG_IN_CONTIG(in) && base + AMP_ALG_SCAN_CHUNK <= n) {
         AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SCAN_ITEMS; ++k) {
             const int j = k * AMP_ALG_TILE + l;
@@ -281,19 +295,18 @@ template <bool On> struct scan_guess {
     AMP_FI bool keep(long long, AMP_ALG_R *, int) const { return false; }
 };
 template <> struct scan_guess<true> {
-    AMP_ALG_R v[AMP_ALG_SCAN_ITEMS];
+    scan_regs r;
     long long guess = -1;
     AMP_FI void read(const amp__alg_in &in, long long g, long long n, int l)
     {
         if (!AMP_ALG_IN_CONTIG(in) || (g + 1) * AMP_ALG_SCAN_CHUNK > n) return;
         guess = g;
-        AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SCAN_ITEMS; ++k)
-            v[k] = amp__alg_map<true>(in, g * AMP_ALG_SCAN_CHUNK + k * AMP_ALG_TILE + l);
+        r.read(in, g * AMP_ALG_SCAN_CHUNK, l);
     }
     AMP_FI bool keep(long long tile, AMP_ALG_R *s, int l) const
     {
         if (tile != guess) return false;
-        AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SCAN_ITEMS; ++k) s[AMP_ALG_PAD(k * AMP_ALG_TILE + l)] = v[k];
+        r.store(s, l);
         return true;
     }
 };

@@ -878,9 +878,7 @@ static void amp__cpu_job_close(amp__cpu_job *j)
     pthread_mutex_unlock(&amp__cpu_pool.mu);
 }
 
-/* j on the calling thread and at most width - 1 pool threads (width 0:
- * every one; 1: the calling thread alone). */
-static amp_status amp__cpu_job_go(amp__cpu_device *d, amp__cpu_job *j, int width)
+amp_status amp__cpu_job_run_on(amp__cpu_device *d, amp__cpu_job *j, int width)
 {
     amp_status st = AMP_OK;
     pthread_once(&amp__cpu_pool.once, amp__cpu_pool_once);
@@ -932,9 +930,7 @@ static amp_status amp__cpu_job_go(amp__cpu_device *d, amp__cpu_job *j, int width
     return AMP_OK;
 }
 
-amp_status amp__cpu_job_run(amp__cpu_device *d, amp__cpu_job *j) { return amp__cpu_job_go(d, j, 0); }
-
-amp_status amp__cpu_job_run_on(amp__cpu_device *d, amp__cpu_job *j, int width) { return amp__cpu_job_go(d, j, width); }
+amp_status amp__cpu_job_run(amp__cpu_device *d, amp__cpu_job *j) { return amp__cpu_job_run_on(d, j, 0); }
 
 amp_status amp__cpu_run(amp__cpu_device *d, const amp__cpu_kernel *kernel, const amp__launch *l)
 {
