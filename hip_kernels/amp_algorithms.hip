@@ -713,34 +713,72 @@ AMP_FI void sort_count_c(const AMP_ALG_K *k, const shape &ks, long long lo, long
     }
 }
 
-// Rank a key of digit d among the wave's keys of that digit so far (lanes
-// below first, then earlier items): the items of lane j are elements
-// k * WAVE + j of the wave's part of the tile, so ranking in item order
-// keeps the input order. wc is the wave's counter per digit; every lane of
-// the wave calls this with its own key (valid false past the end).
-AMP_FI unsigned rank_in_wave(unsigned *wc, unsigned d, bool valid, bool full, int lane)
+// Count a key of digit d in its wave's counters (the lanes of a wave may
+// share a digit; a one-thread wave owns its counters).
+AMP_FI void count_digit(unsigned *wc, unsigned d)
+{
+#if AMP_ALG_WAVE == 1
+    wc[d] += 1;
+#else
+    atomicAdd(&wc[d], 1u);
+#endif
+}
+
+// A wave ranks its keys in CHAINS chains side by side (item k of a thread
+// is in chain k / CHAIN_ITEMS), each with its own counters, so that one
+// chain's tile_static round trip overlaps the others'. The chains of the
+// wave take its elements in order (chain g holds elements [g, g + 1) *
+// CHAIN_ITEMS * WAVE of the wave's part), so a chain is ranked as if it
+// were a wave of its own: RANK_WAVES of them, in element order.
+#define AMP_ALG_CHAIN_ITEMS (AMP_ALG_SORT_ITEMS / AMP_ALG_SORT_CHAINS)
+#define AMP_ALG_RANK_WAVES (AMP_ALG_WAVES * AMP_ALG_SORT_CHAINS)
+
+// Key digits past the end of the input.
+#define AMP_ALG_NO_DIGIT 0xffffffffu
+
+// Rank one key of each chain of the thread (d[g]: its digit, or NO_DIGIT
+// past the end) among the keys of its digit so far in its chain (lanes
+// below first, then earlier items): the items of lane i are elements k *
+// WAVE + i of the wave's part of the tile, so ranking in item order keeps
+// the input order. wc holds the wave's counters, BINS a chain (each
+// starting at the chain's place among the tile's keys of that digit);
+// every lane of the wave calls this. The ranks go to r.
+AMP_FI void rank_step(unsigned *wc, const unsigned *d, unsigned *r, bool full, int lane)
 {
 #if AMP_ALG_WAVE == 1
     (void)lane;
     (void)full;
-    const unsigned before = wc[d];
-    if (valid) wc[d] = before + 1;
-    return before;
+    AMP_ALG_UNROLL for (int g = 0; g < AMP_ALG_SORT_CHAINS; ++g) {
+        const bool valid = d[g] != AMP_ALG_NO_DIGIT;
+        unsigned *c = wc + g * AMP_ALG_BINS + (d[g] & (AMP_ALG_BINS - 1));
+        r[g] = *c;
+        if (valid) *c += 1;
+    }
 #else
-    const lanes_t m = match_digit<AMP_ALG_RADIX_BITS>(d);
-    const lanes_t peers = full ? m : m & ballot(valid); // full: every key of the tile is valid
-    const unsigned below = (unsigned)__popcll((long long)(peers & lanes_below(lane)));
-    const unsigned before = wc[d];
+    lanes_t peers[AMP_ALG_SORT_CHAINS];
+    unsigned before[AMP_ALG_SORT_CHAINS];
+    AMP_ALG_UNROLL for (int g = 0; g < AMP_ALG_SORT_CHAINS; ++g) {
+        const unsigned digit = d[g] & (AMP_ALG_BINS - 1);
+        const lanes_t m = match_digit<AMP_ALG_RADIX_BITS>(digit);
+        peers[g] = full ? m : m & ballot(d[g] != AMP_ALG_NO_DIGIT); // full: every key of the tile is valid
+        before[g] = wc[g * AMP_ALG_BINS + digit];
+    }
     wave_sync();
-    if (valid && below == 0) wc[d] = before + (unsigned)__popcll((long long)peers);
+    AMP_ALG_UNROLL for (int g = 0; g < AMP_ALG_SORT_CHAINS; ++g) {
+        const unsigned below = (unsigned)__popcll((long long)(peers[g] & lanes_below(lane)));
+        if (d[g] != AMP_ALG_NO_DIGIT && below == 0)
+            wc[g * AMP_ALG_BINS + (d[g] & (AMP_ALG_BINS - 1))] = before[g] + (unsigned)__popcll((long long)peers[g]);
+        r[g] = before[g] + below;
+    }
     wave_sync();
-    return before + below;
 #endif
 }
 
 // Per digit of this thread: counts of the waves turned into exclusive
 // offsets among the waves, the tile's count kept in cnt, its aggregate (tile
 // 0: prefix) published; returns the sum of this thread's digits' counts.
+// It runs before the tile ranks its keys, so that later tiles' look-backs
+// find this tile's counts while it ranks.
 AMP_FI unsigned sort_digit_counts(unsigned *wc, unsigned *cnt, unsigned long long *status, long long tile, int pass,
                                   int l)
 {
@@ -749,7 +787,7 @@ AMP_FI unsigned sort_digit_counts(unsigned *wc, unsigned *cnt, unsigned long lon
         const int d = l * AMP_ALG_DIGITS_PER_THREAD + q;
         if (d >= AMP_ALG_BINS) break;
         unsigned c = 0;
-        for (int w = 0; w < AMP_ALG_WAVES; ++w) {
+        for (int w = 0; w < AMP_ALG_RANK_WAVES; ++w) {
             const unsigned v = wc[w * AMP_ALG_BINS + d];
             wc[w * AMP_ALG_BINS + d] = c;
             c += v;
@@ -761,14 +799,25 @@ AMP_FI unsigned sort_digit_counts(unsigned *wc, unsigned *cnt, unsigned long lon
     return sum;
 }
 
-// Per digit of this thread: its offset inside the tile (the digits before
-// it, from the thread's exclusive prefix), the count of the digit in every
-// earlier tile (look-back, publishing this tile's inclusive count), and the
-// global base gb[d] such that the key at tile position p goes to gb[d] + p.
-AMP_FI void sort_digit_bases(unsigned *cnt, unsigned long long *gb, unsigned long long *status,
-                             const unsigned long long *dstart, unsigned before, long long tile, int pass, int l)
+// Per digit of this thread: its offset inside the tile, the digits before
+// it (before: the count of the tile's digits below this thread's first).
+AMP_FI void sort_digit_offsets(const unsigned *cnt, unsigned *off, unsigned before, int l)
 {
-    unsigned off = before;
+    for (int q = 0; q < AMP_ALG_DIGITS_PER_THREAD; ++q) {
+        const int d = l * AMP_ALG_DIGITS_PER_THREAD + q;
+        if (d >= AMP_ALG_BINS) break;
+        off[d] = before;
+        before += cnt[d];
+    }
+}
+
+// Per digit of this thread: the count of the digit in every earlier tile
+// (look-back, publishing this tile's inclusive count), and the global base
+// gb[d] such that the key at tile position p goes to gb[d] + p.
+AMP_FI void sort_digit_bases(const unsigned *cnt, const unsigned *off, unsigned long long *gb,
+                             unsigned long long *status, const unsigned long long *dstart, long long tile, int pass,
+                             int l)
+{
     for (int q = 0; q < AMP_ALG_DIGITS_PER_THREAD; ++q) {
         const int d = l * AMP_ALG_DIGITS_PER_THREAD + q;
         if (d >= AMP_ALG_BINS) break;
@@ -797,9 +846,7 @@ AMP_FI void sort_digit_bases(unsigned *cnt, unsigned long long *gb, unsigned lon
             j -= used;
         }
         if (tile > 0) store_word(&status[tile * AMP_ALG_BINS + d], status_word(pass, true, pre + c));
-        cnt[d] = off;
-        gb[d] = dstart[pass * AMP_ALG_BINS + d] + pre - off;
-        off += c;
+        gb[d] = dstart[pass * AMP_ALG_BINS + d] + pre - off[d];
     }
 }
 
@@ -864,7 +911,10 @@ AMP__KERNEL_MIN_TILES(amp_alg_sort_pass, AMP_ALG_SORT_MIN_TILES)
 #endif
 // One pass of the LSD radix sort (onesweep: one kernel a pass, the digit
 // offsets of earlier tiles found by decoupled look-back per digit): keys
-// (and values) in -> out, stable, ordered by the digit at shift.
+// (and values) in -> out, stable, ordered by the digit at shift. A tile
+// counts its digits and publishes the counts first, then ranks its keys
+// (each at its place among the tile's keys), then looks back: by then the
+// tiles before it have mostly published their prefixes.
 // counters[pass] must be zero at launch, status zero before the first pass.
 AMP_TILED_KERNEL(amp_alg_sort_pass, amp::tiled_index<AMP_ALG_TILE> t, amp::array_view<const AMP_ALG_K, 1> amp__kin,
                  amp::alg::shape amp__kins, amp::array_view<AMP_ALG_K, 1> amp__kout, amp::alg::shape amp__kouts,
@@ -874,8 +924,9 @@ AMP_TILED_KERNEL(amp_alg_sort_pass, amp::tiled_index<AMP_ALG_TILE> t, amp::array
                  amp::array_view<const unsigned long long, 1> amp__dstart,
                  amp::array_view<unsigned long long, 1> amp__counters, long long amp__n, int amp__pass, int amp__desc)
 {
-    tile_static unsigned amp__wc[AMP_ALG_WAVES * AMP_ALG_BINS];
+    tile_static unsigned amp__wc[AMP_ALG_RANK_WAVES * AMP_ALG_BINS];
     tile_static unsigned amp__cnt[AMP_ALG_BINS];
+    tile_static unsigned amp__off[AMP_ALG_BINS];
     tile_static unsigned long long amp__gb[AMP_ALG_BINS];
     tile_static unsigned amp__wsum[AMP_ALG_WAVES];
     tile_static AMP_ALG_K amp__sk[AMP_ALG_SORT_CHUNK];
@@ -886,7 +937,7 @@ AMP_TILED_KERNEL(amp_alg_sort_pass, amp::tiled_index<AMP_ALG_TILE> t, amp::array
     const int wave = l / AMP_ALG_WAVE;
     const int shift = amp__pass * AMP_ALG_RADIX_BITS;
     const bool desc = amp__desc != 0;
-    for (int j = l; j < AMP_ALG_WAVES * AMP_ALG_BINS; j += AMP_ALG_TILE) amp__wc[j] = 0;
+    for (int j = l; j < AMP_ALG_RANK_WAVES * AMP_ALG_BINS; j += AMP_ALG_TILE) amp__wc[j] = 0;
     if (l == 0) amp__tile = (long long)atomicAdd(amp__counters.data() + amp__pass, 1ull);
     t.barrier.wait();
     const long long tile = amp__tile;
@@ -895,7 +946,7 @@ AMP_TILED_KERNEL(amp_alg_sort_pass, amp::tiled_index<AMP_ALG_TILE> t, amp::array
     AMP_ALG_K key[AMP_ALG_SORT_ITEMS];
     unsigned rank[AMP_ALG_SORT_ITEMS];
     AMP_ALG_V val[AMP_ALG_VALUE_ITEMS];
-    // Every key (and value) is loaded before the first is ranked: ranking
+    // Every key (and value) is loaded before the first is counted: counting
     // touches tile_static memory, which the loads could not move past.
     AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SORT_ITEMS; ++k) {
         const long long i = wbase + (long long)k * AMP_ALG_WAVE + lane;
@@ -907,12 +958,10 @@ AMP_TILED_KERNEL(amp_alg_sort_pass, amp::tiled_index<AMP_ALG_TILE> t, amp::array
             amp::alg::assign(val[AMP_ALG_VI(k)], vv);
         }
     }
-    const bool full = (tile + 1) * AMP_ALG_SORT_CHUNK <= amp__n;
-    AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SORT_ITEMS; ++k) {
-        const bool valid = wbase + (long long)k * AMP_ALG_WAVE + lane < amp__n;
-        rank[k] = amp::alg::rank_in_wave(amp__wc + wave * AMP_ALG_BINS, amp::alg::digit_of(key[k], shift, desc),
-                                         valid, full, lane);
-    }
+    AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SORT_ITEMS; ++k)
+        if (wbase + (long long)k * AMP_ALG_WAVE + lane < amp__n)
+            amp::alg::count_digit(amp__wc + (wave * AMP_ALG_SORT_CHAINS + k / AMP_ALG_CHAIN_ITEMS) * AMP_ALG_BINS,
+                                  amp::alg::digit_of(key[k], shift, desc));
     t.barrier.wait();
     const unsigned mine =
         amp::alg::sort_digit_counts(amp__wc, amp__cnt, amp__status.data(), tile, amp__pass, l);
@@ -921,17 +970,28 @@ AMP_TILED_KERNEL(amp_alg_sort_pass, amp::tiled_index<AMP_ALG_TILE> t, amp::array
     t.barrier.wait();
     unsigned before = winc - mine;
     for (int w = 0; w < wave; ++w) before += amp__wsum[w];
-    amp::alg::sort_digit_bases(amp__cnt, amp__gb, amp__status.data(), amp__dstart.data(), before, tile, amp__pass,
-                               l);
+    amp::alg::sort_digit_offsets(amp__cnt, amp__off, before, l);
+    const bool full = (tile + 1) * AMP_ALG_SORT_CHUNK <= amp__n;
+    AMP_ALG_UNROLL for (int j = 0; j < AMP_ALG_CHAIN_ITEMS; ++j) {
+        unsigned dg[AMP_ALG_SORT_CHAINS], rg[AMP_ALG_SORT_CHAINS];
+        AMP_ALG_UNROLL for (int g = 0; g < AMP_ALG_SORT_CHAINS; ++g) {
+            const int k = g * AMP_ALG_CHAIN_ITEMS + j;
+            dg[g] = wbase + (long long)k * AMP_ALG_WAVE + lane < amp__n ? amp::alg::digit_of(key[k], shift, desc)
+                                                                          : AMP_ALG_NO_DIGIT;
+        }
+        amp::alg::rank_step(amp__wc + wave * AMP_ALG_SORT_CHAINS * AMP_ALG_BINS, dg, rg, full, lane);
+        AMP_ALG_UNROLL for (int g = 0; g < AMP_ALG_SORT_CHAINS; ++g) rank[g * AMP_ALG_CHAIN_ITEMS + j] = rg[g];
+    }
     t.barrier.wait();
     AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SORT_ITEMS; ++k) {
         if (wbase + (long long)k * AMP_ALG_WAVE + lane < amp__n) {
-            const unsigned d = amp::alg::digit_of(key[k], shift, desc);
-            const unsigned p = amp__cnt[d] + amp__wc[wave * AMP_ALG_BINS + d] + rank[k];
+            const unsigned p = amp__off[amp::alg::digit_of(key[k], shift, desc)] + rank[k];
             amp__sk[p] = key[k];
             if (AMP_ALG_SORT_VALUES) amp::alg::assign(amp__sv[AMP_ALG_VI(p)], val[AMP_ALG_VI(k)]);
         }
     }
+    amp::alg::sort_digit_bases(amp__cnt, amp__off, amp__gb, amp__status.data(), amp__dstart.data(), tile, amp__pass,
+                               l);
     t.barrier.wait();
     const long long left = amp__n - tile * AMP_ALG_SORT_CHUNK;
     const int valid = left < AMP_ALG_SORT_CHUNK ? (int)left : AMP_ALG_SORT_CHUNK;

@@ -291,16 +291,20 @@ AMP_FI void wave_sync() {
     __builtin_amdgcn_wave_barrier();
 #endif
 }
+AMP_FI lanes_t lanes_below(int lane) { return lane >= 64 ? ~0ull : ((1ull << lane) - 1ull); }
+AMP_FI lanes_t all_lanes() { return AMP_ALG_WAVE >= 64 ? ~0ull : ((1ull << AMP_ALG_WAVE) - 1ull); }
 // The lanes of the wave whose digit d (RADIX_BITS wide) equals this lane's:
 // one match instruction on NVIDIA (sm_70 and later), else one ballot a bit.
 template <int BITS> AMP_FI lanes_t match_digit(unsigned d) {
 #if AMP_ALG_WAVE == 1
     (void)d;
     return 1ull;
-#elif (defined(__CUDACC__) || defined(__CUDACC_RTC__)) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
+#elif (defined(__CUDACC__) || defined(__CUDACC_RTC__)) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700 && !AMP_ALG_SORT_BALLOTS
     return (lanes_t)__match_any_sync(0xffffffffu, d);
 #else
-    lanes_t peers = ~0ull;
+    // Only the wave's lanes: a 32-lane wave's ballot leaves the top 32 bits
+    // clear, which ~m would set.
+    lanes_t peers = all_lanes();
     AMP_ALG_UNROLL for (int b = 0; b < BITS; ++b) {
         const bool bit = (d >> b) & 1u;
         const lanes_t m = ballot(bit);
@@ -309,8 +313,6 @@ template <int BITS> AMP_FI lanes_t match_digit(unsigned d) {
     return peers;
 #endif
 }
-AMP_FI lanes_t lanes_below(int lane) { return lane >= 64 ? ~0ull : ((1ull << lane) - 1ull); }
-AMP_FI lanes_t all_lanes() { return AMP_ALG_WAVE >= 64 ? ~0ull : ((1ull << AMP_ALG_WAVE) - 1ull); }
 
 // Reduce over the wave with a commutative operator (every lane gets it).
 template <class T> AMP_FI T wave_reduce(int op, T v) {

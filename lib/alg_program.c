@@ -49,6 +49,8 @@ typedef struct amp__alg_tuning {
     int reduce_tiles;  /* AMP_ALG_REDUCE_TILES: tiles per compute unit (GPU) or per thread (CPU) */
     bool reduce_vector; /* AMP_ALG_REDUCE_VECTOR: 16-byte loads of a reduction's contiguous inputs (GPU) */
     bool scan_guess;    /* AMP_ALG_SCAN_GUESS: a scan tile reads its index's chunk before it knows its own (GPU) */
+    bool sort_ballots;  /* AMP_ALG_SORT_BALLOTS (trial) */
+    int sort_chains;    /* AMP_ALG_SORT_CHAINS (trial) */
 } amp__alg_tuning;
 
 static amp__alg_tuning amp__alg_tune[2]; /* [0] GPU, [1] CPU */
@@ -86,6 +88,8 @@ static void amp__alg_tune_init(void)
     g->reduce_tiles = amp__alg_knob("AMP_ALG_REDUCE_TILES", 64, 1, 256, 1, false);
     g->reduce_vector = amp__env_flag("AMP_ALG_REDUCE_VECTOR", true);
     g->scan_guess = amp__env_flag("AMP_ALG_SCAN_GUESS", true);
+    g->sort_ballots = amp__env_flag("AMP_ALG_SORT_BALLOTS", false);
+    g->sort_chains = amp__alg_knob("AMP_ALG_SORT_CHAINS", 0, 1, 4, 1, true);
     c->tile = amp__alg_knob("AMP_ALG_TILE", 1, 1, 1024, 1, false);
     c->reduce_items = amp__alg_knob("AMP_ALG_REDUCE_ITEMS", 16, 1, 256, 1, true);
     c->scan_items = amp__alg_knob("AMP_ALG_SCAN_ITEMS", 16384, 1, 16384, 1, false);
@@ -302,23 +306,33 @@ static void amp__alg_geometry(const amp_accelerator *acc, const amp__alg_spec *s
     if (sort) {
         int ksize = (int)amp_type_size(sp->type), bins = 1 << g->radix_bits;
         g->passes = (ksize * 8 + g->radix_bits - 1) / g->radix_bits;
-        g->sort_items = amp__alg_fit(tn->sort_items, (int64_t)waves * bins * 4 + bins * 12 + waves * 4 + 16,
+        /* Two ranking chains a wave for keys alone (their tile_static
+         * counters fit beside the keys); with values they would not. */
+        g->sort_chains = acc->e.info.is_emulated ? 1 : tn->sort_chains ? tn->sort_chains : sp->size == 0 ? 2 : 1;
+        g->sort_items = amp__alg_fit(tn->sort_items,
+                                     (int64_t)waves * g->sort_chains * bins * 4 + bins * 16 + waves * 4 + 16,
                                      (int64_t)g->tile * (ksize + (int64_t)sp->size));
+        if (g->sort_items < g->sort_chains) g->sort_chains = 1;
+        g->sort_items -= g->sort_items % g->sort_chains;
         /* CUDA only (the prelude's AMP__LAUNCH_MIN_TILES); 1 leaves the
          * registers to the compiler. By default a pass over 4-byte keys
          * alone is held to 3 tiles a compute unit: NVRTC then gives it 80
          * registers (from 119) with at most an 8-byte frame, and on the
          * H100 the sort of 2^26 uint32 keys went from 17.0 to 18.9 Gkeys/s
          * in one call. Pairs and 8-byte keys spill at 3 (pairs of uint32:
-         * 14.6 -> 12.5 Gkeys/s), so they keep the compiler's choice. */
+         * 14.6 -> 12.5 Gkeys/s), so they are held to 2 (at most 128
+         * registers): left to itself NVRTC gave pairs of uint32 151, one
+         * tile a compute unit. */
         if (tn->sort_min_tiles > 0) g->sort_min_tiles = tn->sort_min_tiles;
-        else g->sort_min_tiles = ksize == 4 && sp->size == 0 && !acc->e.info.is_emulated ? 3 : 1;
+        else if (acc->e.info.is_emulated) g->sort_min_tiles = 1;
+        else g->sort_min_tiles = ksize == 4 && sp->size == 0 ? 3 : 2;
     }
     int units = acc->e.info.compute_units > 0 ? acc->e.info.compute_units : 1;
     g->reduce_tiles = (int64_t)units * tn->reduce_tiles;
     g->count_tiles = (int64_t)units * 8;
     g->reduce_vector = !acc->e.info.is_emulated && tn->reduce_vector;
     g->scan_guess = !acc->e.info.is_emulated && tn->scan_guess;
+    g->sort_ballots = tn->sort_ballots;
 }
 
 static void amp__alg_config(amp__sb *b, const amp__alg_spec *sp, const amp__alg_prog *g)
@@ -346,9 +360,11 @@ static void amp__alg_config(amp__sb *b, const amp__alg_spec *sp, const amp__alg_
         amp__sb_printf(b, "#define AMP_ALG_R unsigned long long\n#define AMP_ALG_K %s\n#define AMP_ALG_KU %s\n"
                           "#define AMP_ALG_SORT_ITEMS %d\n#define AMP_ALG_RADIX_BITS %d\n#define AMP_ALG_PASSES %d\n"
                           "#define AMP_ALG_WITH_SORT 1\n#define AMP_ALG_WITH_CLEAR 1\n#define AMP_ALG_SORT_VALUES %d\n"
-                          "#define AMP_ALG_SORT_MIN_TILES %d\n",
+                          "#define AMP_ALG_SORT_MIN_TILES %d\n#define AMP_ALG_SORT_BALLOTS %d\n"
+                          "#define AMP_ALG_SORT_CHAINS %d\n",
                        amp__alg_ctype(sp->type), wide ? "unsigned long long" : "unsigned", g->sort_items,
-                       g->radix_bits, g->passes, sp->size > 0, g->sort_min_tiles > 1 ? g->sort_min_tiles : 0);
+                       g->radix_bits, g->passes, sp->size > 0, g->sort_min_tiles > 1 ? g->sort_min_tiles : 0,
+                       g->sort_ballots, g->sort_chains);
         if (sp->size) amp__sb_printf(b, "#define AMP_ALG_V %s\n", amp__alg_word(sp->size));
         break;
     }
