@@ -49,7 +49,6 @@ typedef struct amp__alg_tuning {
     int reduce_tiles;  /* AMP_ALG_REDUCE_TILES: tiles per compute unit (GPU) or per thread (CPU) */
     bool reduce_vector; /* AMP_ALG_REDUCE_VECTOR: 16-byte loads of a reduction's contiguous inputs (GPU) */
     bool scan_guess;    /* AMP_ALG_SCAN_GUESS: a scan tile reads its index's chunk before it knows its own (GPU) */
-    bool sort_ballots;  /* AMP_ALG_SORT_BALLOTS (trial) */
     int sort_chains;    /* AMP_ALG_SORT_CHAINS (trial) */
 } amp__alg_tuning;
 
@@ -88,7 +87,6 @@ static void amp__alg_tune_init(void)
     g->reduce_tiles = amp__alg_knob("AMP_ALG_REDUCE_TILES", 64, 1, 256, 1, false);
     g->reduce_vector = amp__env_flag("AMP_ALG_REDUCE_VECTOR", true);
     g->scan_guess = amp__env_flag("AMP_ALG_SCAN_GUESS", true);
-    g->sort_ballots = amp__env_flag("AMP_ALG_SORT_BALLOTS", false);
     g->sort_chains = amp__alg_knob("AMP_ALG_SORT_CHAINS", 0, 1, 4, 1, true);
     c->tile = amp__alg_knob("AMP_ALG_TILE", 1, 1, 1024, 1, false);
     c->reduce_items = amp__alg_knob("AMP_ALG_REDUCE_ITEMS", 16, 1, 256, 1, true);
@@ -332,7 +330,6 @@ static void amp__alg_geometry(const amp_accelerator *acc, const amp__alg_spec *s
     g->count_tiles = (int64_t)units * 8;
     g->reduce_vector = !acc->e.info.is_emulated && tn->reduce_vector;
     g->scan_guess = !acc->e.info.is_emulated && tn->scan_guess;
-    g->sort_ballots = tn->sort_ballots;
 }
 
 static void amp__alg_config(amp__sb *b, const amp__alg_spec *sp, const amp__alg_prog *g)
@@ -360,11 +357,11 @@ static void amp__alg_config(amp__sb *b, const amp__alg_spec *sp, const amp__alg_
         amp__sb_printf(b, "#define AMP_ALG_R unsigned long long\n#define AMP_ALG_K %s\n#define AMP_ALG_KU %s\n"
                           "#define AMP_ALG_SORT_ITEMS %d\n#define AMP_ALG_RADIX_BITS %d\n#define AMP_ALG_PASSES %d\n"
                           "#define AMP_ALG_WITH_SORT 1\n#define AMP_ALG_WITH_CLEAR 1\n#define AMP_ALG_SORT_VALUES %d\n"
-                          "#define AMP_ALG_SORT_MIN_TILES %d\n#define AMP_ALG_SORT_BALLOTS %d\n"
+                          "#define AMP_ALG_SORT_MIN_TILES %d\n"
                           "#define AMP_ALG_SORT_CHAINS %d\n",
                        amp__alg_ctype(sp->type), wide ? "unsigned long long" : "unsigned", g->sort_items,
                        g->radix_bits, g->passes, sp->size > 0, g->sort_min_tiles > 1 ? g->sort_min_tiles : 0,
-                       g->sort_ballots, g->sort_chains);
+                       g->sort_chains);
         if (sp->size) amp__sb_printf(b, "#define AMP_ALG_V %s\n", amp__alg_word(sp->size));
         break;
     }
