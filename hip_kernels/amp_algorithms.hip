@@ -724,53 +724,29 @@ AMP_FI void count_digit(unsigned *wc, unsigned d)
 #endif
 }
 
-// A wave ranks its keys in CHAINS chains side by side (item k of a thread
-// is in chain k / CHAIN_ITEMS), each with its own counters, so that one
-// chain's tile_static round trip overlaps the others'. The chains of the
-// wave take its elements in order (chain g holds elements [g, g + 1) *
-// CHAIN_ITEMS * WAVE of the wave's part), so a chain is ranked as if it
-// were a wave of its own: RANK_WAVES of them, in element order.
-#define AMP_ALG_CHAIN_ITEMS (AMP_ALG_SORT_ITEMS / AMP_ALG_SORT_CHAINS)
-#define AMP_ALG_RANK_WAVES (AMP_ALG_WAVES * AMP_ALG_SORT_CHAINS)
-
-// Key digits past the end of the input.
-#define AMP_ALG_NO_DIGIT 0xffffffffu
-
-// Rank one key of each chain of the thread (d[g]: its digit, or NO_DIGIT
-// past the end) among the keys of its digit so far in its chain (lanes
-// below first, then earlier items): the items of lane i are elements k *
-// WAVE + i of the wave's part of the tile, so ranking in item order keeps
-// the input order. wc holds the wave's counters, BINS a chain (each
-// starting at the chain's place among the tile's keys of that digit);
-// every lane of the wave calls this. The ranks go to r.
-AMP_FI void rank_step(unsigned *wc, const unsigned *d, unsigned *r, bool full, int lane)
+// Rank a key of digit d among the wave's keys of that digit so far (lanes
+// below first, then earlier items): the items of lane j are elements
+// k * WAVE + j of the wave's part of the tile, so ranking in item order
+// keeps the input order. wc is the wave's counter per digit (starting at
+// the wave's place among the tile's keys of that digit); every lane of the
+// wave calls this with its own key (valid false past the end).
+AMP_FI unsigned rank_in_wave(unsigned *wc, unsigned d, bool valid, bool full, int lane)
 {
 #if AMP_ALG_WAVE == 1
     (void)lane;
     (void)full;
-    AMP_ALG_UNROLL for (int g = 0; g < AMP_ALG_SORT_CHAINS; ++g) {
-        const bool valid = d[g] != AMP_ALG_NO_DIGIT;
-        unsigned *c = wc + g * AMP_ALG_BINS + (d[g] & (AMP_ALG_BINS - 1));
-        r[g] = *c;
-        if (valid) *c += 1;
-    }
+    const unsigned before = wc[d];
+    if (valid) wc[d] = before + 1;
+    return before;
 #else
-    lanes_t peers[AMP_ALG_SORT_CHAINS];
-    unsigned before[AMP_ALG_SORT_CHAINS];
-    AMP_ALG_UNROLL for (int g = 0; g < AMP_ALG_SORT_CHAINS; ++g) {
-        const unsigned digit = d[g] & (AMP_ALG_BINS - 1);
-        const lanes_t m = match_digit<AMP_ALG_RADIX_BITS>(digit);
-        peers[g] = full ? m : m & ballot(d[g] != AMP_ALG_NO_DIGIT); // full: every key of the tile is valid
-        before[g] = wc[g * AMP_ALG_BINS + digit];
-    }
+    const lanes_t m = match_digit<AMP_ALG_RADIX_BITS>(d);
+    const lanes_t peers = full ? m : m & ballot(valid); // full: every key of the tile is valid
+    const unsigned below = (unsigned)__popcll((long long)(peers & lanes_below(lane)));
+    const unsigned before = wc[d];
     wave_sync();
-    AMP_ALG_UNROLL for (int g = 0; g < AMP_ALG_SORT_CHAINS; ++g) {
-        const unsigned below = (unsigned)__popcll((long long)(peers[g] & lanes_below(lane)));
-        if (d[g] != AMP_ALG_NO_DIGIT && below == 0)
-            wc[g * AMP_ALG_BINS + (d[g] & (AMP_ALG_BINS - 1))] = before[g] + (unsigned)__popcll((long long)peers[g]);
-        r[g] = before[g] + below;
-    }
+    if (valid && below == 0) wc[d] = before + (unsigned)__popcll((long long)peers);
     wave_sync();
+    return before + below;
 #endif
 }
 
@@ -787,7 +763,7 @@ AMP_FI unsigned sort_digit_counts(unsigned *wc, unsigned *cnt, unsigned long lon
         const int d = l * AMP_ALG_DIGITS_PER_THREAD + q;
         if (d >= AMP_ALG_BINS) break;
         unsigned c = 0;
-        for (int w = 0; w < AMP_ALG_RANK_WAVES; ++w) {
+        for (int w = 0; w < AMP_ALG_WAVES; ++w) {
             const unsigned v = wc[w * AMP_ALG_BINS + d];
             wc[w * AMP_ALG_BINS + d] = c;
             c += v;
@@ -924,7 +900,7 @@ AMP_TILED_KERNEL(amp_alg_sort_pass, amp::tiled_index<AMP_ALG_TILE> t, amp::array
                  amp::array_view<const unsigned long long, 1> amp__dstart,
                  amp::array_view<unsigned long long, 1> amp__counters, long long amp__n, int amp__pass, int amp__desc)
 {
-    tile_static unsigned amp__wc[AMP_ALG_RANK_WAVES * AMP_ALG_BINS];
+    tile_static unsigned amp__wc[AMP_ALG_WAVES * AMP_ALG_BINS];
     tile_static unsigned amp__cnt[AMP_ALG_BINS];
     tile_static unsigned amp__off[AMP_ALG_BINS];
     tile_static unsigned long long amp__gb[AMP_ALG_BINS];
@@ -937,7 +913,7 @@ AMP_TILED_KERNEL(amp_alg_sort_pass, amp::tiled_index<AMP_ALG_TILE> t, amp::array
     const int wave = l / AMP_ALG_WAVE;
     const int shift = amp__pass * AMP_ALG_RADIX_BITS;
     const bool desc = amp__desc != 0;
-    for (int j = l; j < AMP_ALG_RANK_WAVES * AMP_ALG_BINS; j += AMP_ALG_TILE) amp__wc[j] = 0;
+    for (int j = l; j < AMP_ALG_WAVES * AMP_ALG_BINS; j += AMP_ALG_TILE) amp__wc[j] = 0;
     if (l == 0) amp__tile = (long long)atomicAdd(amp__counters.data() + amp__pass, 1ull);
     t.barrier.wait();
     const long long tile = amp__tile;
@@ -960,8 +936,7 @@ AMP_TILED_KERNEL(amp_alg_sort_pass, amp::tiled_index<AMP_ALG_TILE> t, amp::array
     }
     AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SORT_ITEMS; ++k)
         if (wbase + (long long)k * AMP_ALG_WAVE + lane < amp__n)
-            amp::alg::count_digit(amp__wc + (wave * AMP_ALG_SORT_CHAINS + k / AMP_ALG_CHAIN_ITEMS) * AMP_ALG_BINS,
-                                  amp::alg::digit_of(key[k], shift, desc));
+            amp::alg::count_digit(amp__wc + wave * AMP_ALG_BINS, amp::alg::digit_of(key[k], shift, desc));
     t.barrier.wait();
     const unsigned mine =
         amp::alg::sort_digit_counts(amp__wc, amp__cnt, amp__status.data(), tile, amp__pass, l);
@@ -972,15 +947,10 @@ AMP_TILED_KERNEL(amp_alg_sort_pass, amp::tiled_index<AMP_ALG_TILE> t, amp::array
     for (int w = 0; w < wave; ++w) before += amp__wsum[w];
     amp::alg::sort_digit_offsets(amp__cnt, amp__off, before, l);
     const bool full = (tile + 1) * AMP_ALG_SORT_CHUNK <= amp__n;
-    AMP_ALG_UNROLL for (int j = 0; j < AMP_ALG_CHAIN_ITEMS; ++j) {
-        unsigned dg[AMP_ALG_SORT_CHAINS], rg[AMP_ALG_SORT_CHAINS];
-        AMP_ALG_UNROLL for (int g = 0; g < AMP_ALG_SORT_CHAINS; ++g) {
-            const int k = g * AMP_ALG_CHAIN_ITEMS + j;
-            dg[g] = wbase + (long long)k * AMP_ALG_WAVE + lane < amp__n ? amp::alg::digit_of(key[k], shift, desc)
-                                                                          : AMP_ALG_NO_DIGIT;
-        }
-        amp::alg::rank_step(amp__wc + wave * AMP_ALG_SORT_CHAINS * AMP_ALG_BINS, dg, rg, full, lane);
-        AMP_ALG_UNROLL for (int g = 0; g < AMP_ALG_SORT_CHAINS; ++g) rank[g * AMP_ALG_CHAIN_ITEMS + j] = rg[g];
+    AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SORT_ITEMS; ++k) {
+        const bool valid = wbase + (long long)k * AMP_ALG_WAVE + lane < amp__n;
+        rank[k] = amp::alg::rank_in_wave(amp__wc + wave * AMP_ALG_BINS, amp::alg::digit_of(key[k], shift, desc),
+                                         valid, full, lane);
     }
     t.barrier.wait();
     AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SORT_ITEMS; ++k) {

@@ -101,7 +101,6 @@ typedef struct amp__alg_prog {
     int64_t reduce_tiles;             /* tiles a reduction spreads over */
     int reduce_vector;                /* a reduction's contiguous inputs read by 16-byte loads (GPU) */
     int scan_guess;                   /* a scan tile reads its index's chunk while it takes its own (GPU) */
-    int sort_chains;                  /* trial */
     int64_t count_tiles;              /* tiles the sort's count spreads over: 8 a compute unit or CPU thread
                                        * (each adds its counts to the histogram with atomics, so more cost more) */
 } amp__alg_prog;

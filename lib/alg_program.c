@@ -49,7 +49,6 @@ typedef struct amp__alg_tuning {
     int reduce_tiles;  /* AMP_ALG_REDUCE_TILES: tiles per compute unit (GPU) or per thread (CPU) */
     bool reduce_vector; /* AMP_ALG_REDUCE_VECTOR: 16-byte loads of a reduction's contiguous inputs (GPU) */
     bool scan_guess;    /* AMP_ALG_SCAN_GUESS: a scan tile reads its index's chunk before it knows its own (GPU) */
-    int sort_chains;    /* AMP_ALG_SORT_CHAINS (trial) */
 } amp__alg_tuning;
 
 static amp__alg_tuning amp__alg_tune[2]; /* [0] GPU, [1] CPU */
@@ -87,7 +86,6 @@ static void amp__alg_tune_init(void)
     g->reduce_tiles = amp__alg_knob("AMP_ALG_REDUCE_TILES", 64, 1, 256, 1, false);
     g->reduce_vector = amp__env_flag("AMP_ALG_REDUCE_VECTOR", true);
     g->scan_guess = amp__env_flag("AMP_ALG_SCAN_GUESS", true);
-    g->sort_chains = amp__alg_knob("AMP_ALG_SORT_CHAINS", 0, 1, 4, 1, true);
     c->tile = amp__alg_knob("AMP_ALG_TILE", 1, 1, 1024, 1, false);
     c->reduce_items = amp__alg_knob("AMP_ALG_REDUCE_ITEMS", 16, 1, 256, 1, true);
     c->scan_items = amp__alg_knob("AMP_ALG_SCAN_ITEMS", 16384, 1, 16384, 1, false);
@@ -304,14 +302,8 @@ static void amp__alg_geometry(const amp_accelerator *acc, const amp__alg_spec *s
     if (sort) {
         int ksize = (int)amp_type_size(sp->type), bins = 1 << g->radix_bits;
         g->passes = (ksize * 8 + g->radix_bits - 1) / g->radix_bits;
-        /* Two ranking chains a wave for keys alone (their tile_static
-         * counters fit beside the keys); with values they would not. */
-        g->sort_chains = acc->e.info.is_emulated ? 1 : tn->sort_chains ? tn->sort_chains : sp->size == 0 ? 2 : 1;
-        g->sort_items = amp__alg_fit(tn->sort_items,
-                                     (int64_t)waves * g->sort_chains * bins * 4 + bins * 16 + waves * 4 + 16,
+        g->sort_items = amp__alg_fit(tn->sort_items, (int64_t)waves * bins * 4 + bins * 16 + waves * 4 + 16,
                                      (int64_t)g->tile * (ksize + (int64_t)sp->size));
-        if (g->sort_items < g->sort_chains) g->sort_chains = 1;
-        g->sort_items -= g->sort_items % g->sort_chains;
         /* CUDA only (the prelude's AMP__LAUNCH_MIN_TILES); 1 leaves the
          * registers to the compiler. By default a pass over 4-byte keys
          * alone is held to 3 tiles a compute unit: NVRTC then gives it 80
@@ -357,11 +349,9 @@ static void amp__alg_config(amp__sb *b, const amp__alg_spec *sp, const amp__alg_
         amp__sb_printf(b, "#define AMP_ALG_R unsigned long long\n#define AMP_ALG_K %s\n#define AMP_ALG_KU %s\n"
                           "#define AMP_ALG_SORT_ITEMS %d\n#define AMP_ALG_RADIX_BITS %d\n#define AMP_ALG_PASSES %d\n"
                           "#define AMP_ALG_WITH_SORT 1\n#define AMP_ALG_WITH_CLEAR 1\n#define AMP_ALG_SORT_VALUES %d\n"
-                          "#define AMP_ALG_SORT_MIN_TILES %d\n"
-                          "#define AMP_ALG_SORT_CHAINS %d\n",
+                          "#define AMP_ALG_SORT_MIN_TILES %d\n",
                        amp__alg_ctype(sp->type), wide ? "unsigned long long" : "unsigned", g->sort_items,
-                       g->radix_bits, g->passes, sp->size > 0, g->sort_min_tiles > 1 ? g->sort_min_tiles : 0,
-                       g->sort_chains);
+                       g->radix_bits, g->passes, sp->size > 0, g->sort_min_tiles > 1 ? g->sort_min_tiles : 0);
         if (sp->size) amp__sb_printf(b, "#define AMP_ALG_V %s\n", amp__alg_word(sp->size));
         break;
     }
