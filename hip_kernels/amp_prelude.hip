@@ -592,16 +592,22 @@ template <int D0, int D1, int D2, class... A> struct entry<void(tiled_index<D0, 
 namespace amp { namespace detail {
 // A launch recorded into a graph on sm_90 or later is programmatic
 // (lib/gpu/driver_cuda.c): its tiles may be scheduled before the launch
-// queued before it has finished. So every entry point first waits until
-// that launch has completed and its memory is visible (at once when the
-// launch was not programmatic), and then lets the launch after it be
-// scheduled once every tile of its own has started: the next launch's
-// tiles take only slots that are free, and read only after their own
-// wait, so launches still run in their order.
+// queued before it has finished. So every entry point first lets the
+// launch after it be scheduled once every tile of its own has started,
+// and then waits until the launch before it has completed and its memory
+// is visible (at once when that launch was not programmatic). The next
+// launch's tiles take only slots that are free and read only after their
+// own wait, so launches still run in their order; and a launch's
+// dependents are scheduled only after all its tiles have started, so the
+// oldest unfinished launch always has every tile running (the algorithms'
+// look-backs rely on that). Letting the next launch in before the wait
+// rather than after overlaps two launches' scheduling with one kernel:
+// a replayed chain of small launches went from 0.815 to 0.775 us a launch
+// on an H200 (ci/pdl-ab-trial.sh).
 AMP_FI void grid_dependency_enter() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.wait;" ::: "memory");
     asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+    asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
 }
 } } // namespace amp::detail
