@@ -186,7 +186,7 @@ static void knobs(void)
     static const char *const names[] = {"AMP_ALG_TILE",      "AMP_ALG_REDUCE_ITEMS", "AMP_ALG_REDUCE_TILES",
                                         "AMP_ALG_SCAN_ITEMS", "AMP_ALG_SORT_TILE",   "AMP_ALG_SORT_ITEMS",
                                         "AMP_ALG_RADIX_BITS", "AMP_ALG_SORT_MIN_TILES", "AMP_ALG_REDUCE_VECTOR",
-                                        "AMP_ALG_SCAN_GUESS"};
+                                        "AMP_ALG_SCAN_GUESS", "AMP_ALG_SELECT_ITEMS"};
     out("Tuning knobs (docs/algorithms.md):");
     for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i) {
         const char *v = getenv(names[i]);

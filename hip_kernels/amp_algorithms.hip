@@ -24,10 +24,13 @@
 // (its bits), AMP_ALG_V (value word, when sorting pairs), AMP_ALG_RADIX_BITS
 // and AMP_ALG_PASSES; for fill AMP_ALG_E.
 
-// tile_static index of a chunk position: one padding element every 32, so
-// that threads reading their items in a row (stride ITEMS) hit different
-// banks. No padding on the CPU.
-#define AMP_ALG_PAD(j) ((j) + (AMP_ALG_TILE > 1 ? ((j) >> 5) : 0))
+// tile_static index of a chunk position: one padding element every
+// 2^AMP_ALG_PAD_SHIFT, so that the threads of a wave reading their items in
+// a row (stride ITEMS) start on different banks: every 32, or every 64 when
+// a thread has 64 items (64 + 1 apart puts 32 threads on 32 banks, where
+// 64 + 2 would put two on each). No padding on the CPU.
+#define AMP_ALG_PAD_SHIFT (AMP_ALG_SCAN_ITEMS == 64 ? 6 : 5)
+#define AMP_ALG_PAD(j) ((j) + (AMP_ALG_TILE > 1 ? ((j) >> AMP_ALG_PAD_SHIFT) : 0))
 
 // ================================================================ reduce
 #if AMP_ALG_WITH_REDUCE
@@ -217,6 +220,21 @@ AMP_TILED_KERNEL(amp_alg_fill, amp::tiled_index<AMP_ALG_TILE> t, amp::array_view
 namespace amp {
 namespace alg {
 
+// A GPU thread handles its L items in groups of at most AMP_ALG_SCAN_GROUP,
+// each group read before it is written (the comments below say why), which
+// bounds the registers it takes; all at once where groups do not divide L.
+#define AMP_ALG_SCAN_GROUP 32
+#define AMP_ALG_SCAN_GROUP_OF(L) ((L) <= AMP_ALG_SCAN_GROUP || (L) % AMP_ALG_SCAN_GROUP ? (L) : AMP_ALG_SCAN_GROUP)
+
+// tile_static index of thread l's k-th striped item (chunk position
+// k * TILE + l): where a tile spans whole periods of padding, a constant
+// step from thread l's first, so one address serves all of them.
+AMP_FI int striped_at(int k, int l)
+{
+    return AMP_ALG_TILE % (1 << AMP_ALG_PAD_SHIFT) == 0 ? k * AMP_ALG_PAD(AMP_ALG_TILE) + AMP_ALG_PAD(l)
+                                                        : AMP_ALG_PAD(k * AMP_ALG_TILE + l);
+}
+
 // Load the tile's chunk (mapped) into s, striped; past n the identity.
 // On a GPU every item is loaded into registers before any is stored to
 // tile_static: the inputs are generic pointers, which the compiler cannot
@@ -226,13 +244,16 @@ namespace alg {
 template <bool C>
 AMP_FI void scan_load_c(const amp__alg_in &in, AMP_ALG_R *s, long long base, long long n, int l, AMP_ALG_R id)
 {
-    if constexpr (AMP_ALG_TILE > 1) {
-        AMP_ALG_R v[AMP_ALG_SCAN_ITEMS];
-        AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SCAN_ITEMS; ++k) {
-            const long long i = base + k * AMP_ALG_TILE + l;
-            v[k] = i < n ? amp__alg_map<C>(in, i) : id;
+    if constexpr (AMP_ALG_TILE > 1) { // in groups, as scan_items_f, to bound the registers
+        enum { G = AMP_ALG_SCAN_GROUP_OF(AMP_ALG_SCAN_ITEMS) };
+        AMP_ALG_R v[G];
+        AMP_ALG_UNROLL for (int g = 0; g < AMP_ALG_SCAN_ITEMS; g += G) {
+            AMP_ALG_UNROLL for (int k = 0; k < G; ++k) {
+                const long long i = base + (g + k) * AMP_ALG_TILE + l;
+                v[k] = i < n ? amp__alg_map<C>(in, i) : id;
+            }
+            AMP_ALG_UNROLL for (int k = 0; k < G; ++k) s[striped_at(g + k, l)] = v[k];
         }
-        AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SCAN_ITEMS; ++k) s[AMP_ALG_PAD(k * AMP_ALG_TILE + l)] = v[k];
     } else {
         AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SCAN_ITEMS; ++k) {
             const int j = k * AMP_ALG_TILE + l;
@@ -261,7 +282,7 @@ struct scan_regs {
     }
     AMP_FI void store(AMP_ALG_R *s, int l) const
     {
-        AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SCAN_ITEMS; ++k) s[AMP_ALG_PAD(k * AMP_ALG_TILE + l)] = v[k];
+        AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SCAN_ITEMS; ++k) s[striped_at(k, l)] = v[k];
     }
 };
 
@@ -319,26 +340,35 @@ template <> struct scan_guess<true> {
 static_assert(AMP_ALG_SCAN_ITEMS % AMP_ALG_SCAN_SEGS == 0, "scan items must divide into the segments");
 // Where item k of a thread's run of L items that starts at chunk position
 // j0 sits in tile_static memory, from AMP_ALG_PAD(j0): a constant once
-// unrolled when L divides 32 or 32 divides L (the padding then falls at the
-// same items of every run), so that one address serves the whole run.
+// unrolled when L and the padding's period divide one another (the padding
+// then falls at the same items of every run), so that one address serves
+// the whole run.
 template <int L> AMP_FI int run_at(int j0, int k)
 {
-    return (L % 32 == 0 || 32 % L == 0) ? AMP_ALG_PAD(k) : AMP_ALG_PAD(j0 + k) - AMP_ALG_PAD(j0);
+    enum { P = 1 << AMP_ALG_PAD_SHIFT };
+    return (L % P == 0 || P % L == 0) ? AMP_ALG_PAD(k) : AMP_ALG_PAD(j0 + k) - AMP_ALG_PAD(j0);
 }
 template <class F> AMP_FI AMP_ALG_R scan_items_f(AMP_ALG_R *s, int l)
 {
     enum { S = AMP_ALG_SCAN_SEGS, L = AMP_ALG_SCAN_ITEMS / AMP_ALG_SCAN_SEGS };
     const int j0 = l * AMP_ALG_SCAN_ITEMS;
     if constexpr (AMP_ALG_TILE > 1) {
-        // Every item read before the first is written back: the compiler
-        // cannot tell the padded addresses apart, and a store between two
-        // reads would make each read wait for the one before (a chain of
-        // tile_static latencies, one an item).
-        AMP_ALG_R *const r = s + AMP_ALG_PAD(j0), v[L];
-        AMP_ALG_UNROLL for (int k = 0; k < L; ++k) v[k] = r[run_at<L>(j0, k)];
-        AMP_ALG_UNROLL for (int k = 1; k < L; ++k) v[k] = F::f(v[k - 1], v[k]);
-        AMP_ALG_UNROLL for (int k = 1; k < L; ++k) r[run_at<L>(j0, k)] = v[k];
-        return v[L - 1];
+        // Every item of a group read before the first is written back: the
+        // compiler cannot tell the padded addresses apart, and a store
+        // between two reads would make each read wait for the one before (a
+        // chain of tile_static latencies, one an item). Groups of at most
+        // SCAN_GROUP items bound the registers this takes.
+        enum { G = AMP_ALG_SCAN_GROUP_OF(L) };
+        AMP_ALG_R *const r = s + AMP_ALG_PAD(j0), v[G];
+        AMP_ALG_R carry = F::template id<AMP_ALG_R>();
+        AMP_ALG_UNROLL for (int g = 0; g < L; g += G) {
+            AMP_ALG_UNROLL for (int k = 0; k < G; ++k) v[k] = r[run_at<L>(j0, g + k)];
+            v[0] = g ? F::f(carry, v[0]) : v[0];
+            AMP_ALG_UNROLL for (int k = 1; k < G; ++k) v[k] = F::f(v[k - 1], v[k]);
+            AMP_ALG_UNROLL for (int k = g ? 0 : 1; k < G; ++k) r[run_at<L>(j0, g + k)] = v[k];
+            carry = v[G - 1];
+        }
+        return carry;
     }
     AMP_ALG_R run[S];
     AMP_ALG_UNROLL for (int g = 0; g < S; ++g) run[g] = s[AMP_ALG_PAD(j0 + g * L)];
@@ -391,21 +421,24 @@ AMP_FI AMP_ALG_R scan_items(int op, AMP_ALG_R *s, int l, const amp__alg_in &in, 
 template <class F> AMP_FI void scan_finish_f(AMP_ALG_R *s, int l, AMP_ALG_R pre, bool excl)
 {
     enum { S = AMP_ALG_SCAN_SEGS, L = AMP_ALG_SCAN_ITEMS / AMP_ALG_SCAN_SEGS };
-    if constexpr (AMP_ALG_TILE > 1) { // read all, then write all (scan_items_f)
+    if constexpr (AMP_ALG_TILE > 1) { // a group read, then written (scan_items_f)
+        enum { G = AMP_ALG_SCAN_GROUP_OF(L) };
         const int j0 = l * AMP_ALG_SCAN_ITEMS;
-        AMP_ALG_R *const r = s + AMP_ALG_PAD(j0), v[L];
-        AMP_ALG_UNROLL for (int k = 0; k < L; ++k) v[k] = r[run_at<L>(j0, k)];
-        if (excl) {
-            AMP_ALG_R prev = pre;
-            AMP_ALG_UNROLL for (int k = 0; k < L; ++k) {
-                const AMP_ALG_R cur = F::f(pre, v[k]);
-                v[k] = prev;
-                prev = cur;
+        AMP_ALG_R *const r = s + AMP_ALG_PAD(j0), v[G];
+        AMP_ALG_R prev = pre;
+        AMP_ALG_UNROLL for (int g = 0; g < L; g += G) {
+            AMP_ALG_UNROLL for (int k = 0; k < G; ++k) v[k] = r[run_at<L>(j0, g + k)];
+            if (excl) {
+                AMP_ALG_UNROLL for (int k = 0; k < G; ++k) {
+                    const AMP_ALG_R cur = F::f(pre, v[k]);
+                    v[k] = prev;
+                    prev = cur;
+                }
+            } else {
+                AMP_ALG_UNROLL for (int k = 0; k < G; ++k) v[k] = F::f(pre, v[k]);
             }
-        } else {
-            AMP_ALG_UNROLL for (int k = 0; k < L; ++k) v[k] = F::f(pre, v[k]);
+            AMP_ALG_UNROLL for (int k = 0; k < G; ++k) r[run_at<L>(j0, g + k)] = v[k];
         }
-        AMP_ALG_UNROLL for (int k = 0; k < L; ++k) r[run_at<L>(j0, k)] = v[k];
         return;
     }
     AMP_ALG_UNROLL for (int g = 0; g < S; ++g) {
@@ -445,10 +478,8 @@ AMP_FI void scan_store(AMP_ALG_R *y, const shape &ys, const AMP_ALG_R *s, long l
 {
     if (direct) return;
     if (ys.contiguous && base + AMP_ALG_SCAN_CHUNK <= n) {
-        AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SCAN_ITEMS; ++k) {
-            const int j = k * AMP_ALG_TILE + l;
-            y[base + j] = s[AMP_ALG_PAD(j)];
-        }
+        AMP_ALG_R *const out = y + base + l;
+        AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SCAN_ITEMS; ++k) out[k * AMP_ALG_TILE] = s[striped_at(k, l)];
     } else {
         AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SCAN_ITEMS; ++k) {
             const int j = k * AMP_ALG_TILE + l;

@@ -41,7 +41,8 @@ static bool amp__alg_is_float(amp_type t) { return t == AMP_TYPE_FLOAT32 || t ==
 typedef struct amp__alg_tuning {
     int tile;          /* AMP_ALG_TILE: threads per tile of reduce, scan, compaction, fill, iota */
     int reduce_items;  /* AMP_ALG_REDUCE_ITEMS: elements a thread loads per step (power of two) */
-    int scan_items;    /* AMP_ALG_SCAN_ITEMS: elements per thread of scan and compaction */
+    int scan_items;    /* AMP_ALG_SCAN_ITEMS: elements per thread of a scan; 0: the rule (GPU) */
+    int select_items;  /* AMP_ALG_SELECT_ITEMS: elements per thread of compaction (copy_if) */
     int sort_tile;     /* AMP_ALG_SORT_TILE */
     int sort_items;    /* AMP_ALG_SORT_ITEMS: keys per thread of a sort pass */
     int radix_bits;    /* AMP_ALG_RADIX_BITS: 4..8 */
@@ -70,7 +71,11 @@ static void amp__alg_tune_init(void)
     amp__alg_tuning *g = &amp__alg_tune[0], *c = &amp__alg_tune[1];
     g->tile = amp__alg_knob("AMP_ALG_TILE", 128, 64, 1024, 64, false);
     g->reduce_items = amp__alg_knob("AMP_ALG_REDUCE_ITEMS", 8, 1, 64, 1, true);
-    g->scan_items = amp__alg_knob("AMP_ALG_SCAN_ITEMS", 32, 1, 64, 1, false);
+    /* 0: by the GPU (amp__alg_scan_items). Compaction keeps 32 everywhere:
+     * with 64 its kernel takes 92 registers on sm_90 instead of 64, and no
+     * benchmark says which is faster. */
+    g->scan_items = amp__alg_knob("AMP_ALG_SCAN_ITEMS", 0, 1, 64, 1, false);
+    g->select_items = amp__alg_knob("AMP_ALG_SELECT_ITEMS", 32, 1, 64, 1, false);
     g->sort_tile = amp__alg_knob("AMP_ALG_SORT_TILE", 256, 64, 1024, 64, false);
     g->sort_items = amp__alg_knob("AMP_ALG_SORT_ITEMS", 16, 1, 64, 1, false);
     g->radix_bits = amp__alg_knob("AMP_ALG_RADIX_BITS", 8, 4, 8, 1, false);
@@ -89,6 +94,7 @@ static void amp__alg_tune_init(void)
     c->tile = amp__alg_knob("AMP_ALG_TILE", 1, 1, 1024, 1, false);
     c->reduce_items = amp__alg_knob("AMP_ALG_REDUCE_ITEMS", 16, 1, 256, 1, true);
     c->scan_items = amp__alg_knob("AMP_ALG_SCAN_ITEMS", 16384, 1, 16384, 1, false);
+    c->select_items = amp__alg_knob("AMP_ALG_SELECT_ITEMS", 16384, 1, 16384, 1, false);
     c->sort_tile = amp__alg_knob("AMP_ALG_SORT_TILE", 1, 1, 1024, 1, false);
     c->sort_items = amp__alg_knob("AMP_ALG_SORT_ITEMS", 4096, 1, 16384, 1, false);
     c->radix_bits = amp__alg_knob("AMP_ALG_RADIX_BITS", 8, 4, 8, 1, false);
@@ -268,6 +274,19 @@ static int amp__alg_fit(int items, int64_t fixed, int64_t per_item)
     return items;
 }
 
+/* A GPU scan's items a thread unless AMP_ALG_SCAN_ITEMS says otherwise.
+ * NVIDIA: 64, 8192 a tile of 128, which halves the tiles and so the
+ * look-backs of 32; on an H100 the scan of 2^28 int32 went from 0.75 to
+ * 0.79..0.80 of the device copy (bench/results/2026-11-27-session32-h100.md).
+ * Such a tile takes 33 KB of tile_static memory: an NVIDIA multiprocessor
+ * (100 KB and more) still holds several, an AMD compute unit (64 KB) one
+ * only, so AMD keeps 32 (17 KB, three). */
+static int amp__alg_scan_items(const amp_accelerator *acc, const amp__alg_tuning *tn)
+{
+    if (tn->scan_items > 0) return tn->scan_items;
+    return strncmp(acc->e.info.arch, "gfx", 3) == 0 ? 32 : 64;
+}
+
 /* Geometry of a program on acc, from the tuning and the sizes involved. */
 static void amp__alg_geometry(const amp_accelerator *acc, const amp__alg_spec *sp, amp__alg_prog *g)
 {
@@ -283,11 +302,17 @@ static void amp__alg_geometry(const amp_accelerator *acc, const amp__alg_spec *s
      * compaction: s of T plus a byte of flags per item. */
     int64_t pad_per_item = g->tile > 1 ? g->tile + g->tile / 32 : 1;
     if (sp->family == AMP__ALG_FAM_PREDICATE)
-        g->scan_items = amp__alg_fit(tn->scan_items, (int64_t)(waves + 4) * 8 + 16,
+        g->scan_items = amp__alg_fit(tn->select_items, (int64_t)(waves + 4) * 8 + 16,
                                      pad_per_item * (int64_t)amp_type_size(sp->type) + g->tile);
     else
-        g->scan_items = amp__alg_fit(tn->scan_items, (int64_t)(waves + 4) * (int64_t)rsize + 16,
+        g->scan_items = amp__alg_fit(amp__alg_scan_items(acc, tn), (int64_t)(waves + 4) * (int64_t)rsize + 16,
                                      pad_per_item * (int64_t)rsize);
+    /* Cut down to fit, a GPU tile's items are cut to a power of two, so that
+     * a thread's run keeps constant tile_static addresses (amp_algorithms.hip,
+     * run_at): 8-byte elements get 32 where 64 are asked for, not 45. */
+    int asked = sp->family == AMP__ALG_FAM_PREDICATE ? tn->select_items : amp__alg_scan_items(acc, tn);
+    if (g->tile > 1 && g->scan_items < asked)
+        while (!amp__pow2(g->scan_items)) --g->scan_items;
     /* One-thread tiles scan their items as 8 runs side by side
      * (amp_algorithms.hip, AMP_ALG_SCAN_SEGS). */
     if (g->tile == 1) g->scan_items = g->scan_items < 8 ? 8 : g->scan_items / 8 * 8;
