@@ -275,16 +275,18 @@ static int amp__alg_fit(int items, int64_t fixed, int64_t per_item)
 }
 
 /* A GPU scan's items a thread unless AMP_ALG_SCAN_ITEMS says otherwise.
- * NVIDIA: 64, 8192 a tile of 128, which halves the tiles and so the
- * look-backs of 32; on an H100 the scan of 2^28 int32 went from 0.75 to
- * 0.79..0.80 of the device copy (bench/results/2026-11-27-session32-h100.md).
- * Such a tile takes 33 KB of tile_static memory: an NVIDIA multiprocessor
- * (100 KB and more) still holds several, an AMD compute unit (64 KB) one
- * only, so AMD keeps 32 (17 KB, three). */
+ * NVIDIA from sm_80: 64, 8192 a tile of 128, which halves the tiles and so
+ * the look-backs of 32; on an H100 the scan of 2^28 int32 went from 0.75 to
+ * 0.79..0.80 of the device copy (bench/results/2026-11-27-session32-h100.md;
+ * measured on sm_90 only). Such a tile takes 33 KB of tile_static memory:
+ * those multiprocessors (100 to 228 KB) hold several; an AMD compute unit
+ * or an older NVIDIA multiprocessor (64 KB) would hold one, so they keep 32
+ * (17 KB, three). */
 static int amp__alg_scan_items(const amp_accelerator *acc, const amp__alg_tuning *tn)
 {
     if (tn->scan_items > 0) return tn->scan_items;
-    return strncmp(acc->e.info.arch, "gfx", 3) == 0 ? 32 : 64;
+    const char *arch = acc->e.info.arch;
+    return strncmp(arch, "sm_", 3) == 0 && atoi(arch + 3) >= 80 ? 64 : 32;
 }
 
 /* Geometry of a program on acc, from the tuning and the sizes involved. */
@@ -472,6 +474,9 @@ char *amp__alg_source_for(bool gpu, int family, amp_type t, amp_map map, size_t 
     memset(&fake, 0, sizeof fake);
     fake.e.info.is_emulated = !gpu;
     fake.e.info.compute_units = gpu ? 132 : 2;
+    /* The largest GPU geometry (amp__alg_scan_items), whatever the target
+     * the caller compiles for: its tile_static use is the one to check. */
+    snprintf(fake.e.info.arch, sizeof fake.e.info.arch, "%s", gpu ? "sm_90" : "x86_64");
     amp__alg_spec sp = {.family = family, .type = t, .map = map, .size = size, .predicate = predicate, .user = user};
     amp__alg_prog g;
     memset(&g, 0, sizeof g);
