@@ -303,16 +303,15 @@ static void amp__alg_geometry(const amp_accelerator *acc, const amp__alg_spec *s
     /* scan: s[PAD(tile * items) + 1] + ws[waves] + pre of R, a tile index;
      * compaction: s of T plus a byte of flags per item. */
     int64_t pad_per_item = g->tile > 1 ? g->tile + g->tile / 32 : 1;
+    int asked = sp->family == AMP__ALG_FAM_PREDICATE ? tn->select_items : amp__alg_scan_items(acc, tn);
     if (sp->family == AMP__ALG_FAM_PREDICATE)
-        g->scan_items = amp__alg_fit(tn->select_items, (int64_t)(waves + 4) * 8 + 16,
+        g->scan_items = amp__alg_fit(asked, (int64_t)(waves + 4) * 8 + 16,
                                      pad_per_item * (int64_t)amp_type_size(sp->type) + g->tile);
     else
-        g->scan_items = amp__alg_fit(amp__alg_scan_items(acc, tn), (int64_t)(waves + 4) * (int64_t)rsize + 16,
-                                     pad_per_item * (int64_t)rsize);
+        g->scan_items = amp__alg_fit(asked, (int64_t)(waves + 4) * (int64_t)rsize + 16, pad_per_item * (int64_t)rsize);
     /* Cut down to fit, a GPU tile's items are cut to a power of two, so that
      * a thread's run keeps constant tile_static addresses (amp_algorithms.hip,
      * run_at): 8-byte elements get 32 where 64 are asked for, not 45. */
-    int asked = sp->family == AMP__ALG_FAM_PREDICATE ? tn->select_items : amp__alg_scan_items(acc, tn);
     if (g->tile > 1 && g->scan_items < asked)
         while (!amp__pow2(g->scan_items)) --g->scan_items;
     /* One-thread tiles scan their items as 8 runs side by side
