@@ -244,7 +244,7 @@ AMP_FI int striped_at(int k, int l)
 template <bool C>
 AMP_FI void scan_load_c(const amp__alg_in &in, AMP_ALG_R *s, long long base, long long n, int l, AMP_ALG_R id)
 {
-    if constexpr (AMP_ALG_TILE > 1) { // in groups, as scan_items_f, to bound the registers
+    if constexpr (AMP_ALG_TILE > 1) { // in groups, as scan_within_f, to bound the registers
         enum { G = AMP_ALG_SCAN_GROUP_OF(AMP_ALG_SCAN_ITEMS) };
         AMP_ALG_R v[G];
         AMP_ALG_UNROLL for (int g = 0; g < AMP_ALG_SCAN_ITEMS; g += G) {
@@ -284,17 +284,33 @@ struct scan_regs {
     {
         AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SCAN_ITEMS; ++k) s[striped_at(k, l)] = v[k];
     }
+    // Their total, in any order (the operators commute), as eight chains.
+    template <class F> AMP_FI AMP_ALG_R total_f() const
+    {
+        enum { C = AMP_ALG_SCAN_ITEMS % 8 == 0 ? 8 : 1 };
+        AMP_ALG_R t[C];
+        AMP_ALG_UNROLL for (int c = 0; c < C; ++c) t[c] = v[c];
+        AMP_ALG_UNROLL for (int k = C; k < AMP_ALG_SCAN_ITEMS; ++k) t[k % C] = F::f(t[k % C], v[k]);
+        AMP_ALG_UNROLL for (int c = 1; c < C; ++c) t[0] = F::f(t[0], t[c]);
+        return t[0];
+    }
+    AMP_FI AMP_ALG_R total(int op) const
+    {
+        switch (op) {
+#define AMP__ALG_REGS_CASE(v, F) \
+    case v: return total_f<F>();
+            AMP_ALG_OPS(AMP__ALG_REGS_CASE)
+#undef AMP__ALG_REGS_CASE
+        default: return identity<AMP_ALG_R>(op);
+        }
+    }
 };
 
 AMP_FI void scan_load(const amp__alg_in &in, AMP_ALG_R *s, long long base, long long n, int l, int op, bool direct)
 {
     if (direct) return;
     const AMP_ALG_R id = identity<AMP_ALG_R>(op);
-    if (AMP_ALG_IN_CONTIG(in) && base + AMP_ALG_SCAN_CHUNK <= n && AMP_ALG_TILE > 1) {
-        scan_regs r;
-        r.read(in, base, l);
-        r.store(s, l);
-    } else if (AMP_ALG_IN_CONTIG(in) && base + AMP_ALG_SCAN_CHUNK <= n) {
+    if (AMP_ALG_IN_CONTIG(in) && base + AMP_ALG_SCAN_CHUNK <= n) {
         AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SCAN_ITEMS; ++k) {
             const int j = k * AMP_ALG_TILE + l;
             s[AMP_ALG_PAD(j)] = amp__alg_map<true>(in, base + j);
@@ -314,6 +330,7 @@ AMP_FI void scan_load(const amp__alg_in &in, AMP_ALG_R *s, long long base, long 
 template <bool On> struct scan_guess {
     AMP_FI void read(const amp__alg_in &, long long, long long, int) {}
     AMP_FI bool keep(long long, AMP_ALG_R *, int) const { return false; }
+    AMP_FI AMP_ALG_R total(int op) const { return identity<AMP_ALG_R>(op); }
 };
 template <> struct scan_guess<true> {
     scan_regs r;
@@ -330,6 +347,7 @@ template <> struct scan_guess<true> {
         r.store(s, l);
         return true;
     }
+    AMP_FI AMP_ALG_R total(int op) const { return r.total(op); }
 };
 
 // Inclusive scan of this thread's ITEMS consecutive elements in place, as
@@ -352,24 +370,6 @@ template <class F> AMP_FI AMP_ALG_R scan_items_f(AMP_ALG_R *s, int l)
 {
     enum { S = AMP_ALG_SCAN_SEGS, L = AMP_ALG_SCAN_ITEMS / AMP_ALG_SCAN_SEGS };
     const int j0 = l * AMP_ALG_SCAN_ITEMS;
-    if constexpr (AMP_ALG_TILE > 1) {
-        // Every item of a group read before the first is written back: the
-        // compiler cannot tell the padded addresses apart, and a store
-        // between two reads would make each read wait for the one before (a
-        // chain of tile_static latencies, one an item). Groups of at most
-        // SCAN_GROUP items bound the registers this takes.
-        enum { G = AMP_ALG_SCAN_GROUP_OF(L) };
-        AMP_ALG_R *const r = s + AMP_ALG_PAD(j0), v[G];
-        AMP_ALG_R carry = F::template id<AMP_ALG_R>();
-        AMP_ALG_UNROLL for (int g = 0; g < L; g += G) {
-            AMP_ALG_UNROLL for (int k = 0; k < G; ++k) v[k] = r[run_at<L>(j0, g + k)];
-            v[0] = g ? F::f(carry, v[0]) : v[0];
-            AMP_ALG_UNROLL for (int k = 1; k < G; ++k) v[k] = F::f(v[k - 1], v[k]);
-            AMP_ALG_UNROLL for (int k = g ? 0 : 1; k < G; ++k) r[run_at<L>(j0, g + k)] = v[k];
-            carry = v[G - 1];
-        }
-        return carry;
-    }
     AMP_ALG_R run[S];
     AMP_ALG_UNROLL for (int g = 0; g < S; ++g) run[g] = s[AMP_ALG_PAD(j0 + g * L)];
     AMP_ALG_UNROLL for (int k = 1; k < L; ++k) {
@@ -421,26 +421,6 @@ AMP_FI AMP_ALG_R scan_items(int op, AMP_ALG_R *s, int l, const amp__alg_in &in, 
 template <class F> AMP_FI void scan_finish_f(AMP_ALG_R *s, int l, AMP_ALG_R pre, bool excl)
 {
     enum { S = AMP_ALG_SCAN_SEGS, L = AMP_ALG_SCAN_ITEMS / AMP_ALG_SCAN_SEGS };
-    if constexpr (AMP_ALG_TILE > 1) { // a group read, then written (scan_items_f)
-        enum { G = AMP_ALG_SCAN_GROUP_OF(L) };
-        const int j0 = l * AMP_ALG_SCAN_ITEMS;
-        AMP_ALG_R *const r = s + AMP_ALG_PAD(j0), v[G];
-        AMP_ALG_R prev = pre;
-        AMP_ALG_UNROLL for (int g = 0; g < L; g += G) {
-            AMP_ALG_UNROLL for (int k = 0; k < G; ++k) v[k] = r[run_at<L>(j0, g + k)];
-            if (excl) {
-                AMP_ALG_UNROLL for (int k = 0; k < G; ++k) {
-                    const AMP_ALG_R cur = F::f(pre, v[k]);
-                    v[k] = prev;
-                    prev = cur;
-                }
-            } else {
-                AMP_ALG_UNROLL for (int k = 0; k < G; ++k) v[k] = F::f(pre, v[k]);
-            }
-            AMP_ALG_UNROLL for (int k = 0; k < G; ++k) r[run_at<L>(j0, g + k)] = v[k];
-        }
-        return;
-    }
     AMP_ALG_UNROLL for (int g = 0; g < S; ++g) {
         const int j0 = l * AMP_ALG_SCAN_ITEMS + g * L;
         const AMP_ALG_R segment = s[AMP_ALG_PAD(j0 + L - 1)];
@@ -488,6 +468,93 @@ AMP_FI void scan_store(AMP_ALG_R *y, const shape &ys, const AMP_ALG_R *s, long l
     }
 }
 
+#ifndef AMP_CPU
+// A GPU tile's flow (the kernel's comment): a thread first only totals its
+// run, reading tile_static and writing nothing back, and scans it once it
+// knows what precedes it within the tile, while the first wave waits on
+// the look-back; the tile's prefix, the same for every item, is combined in
+// at the store. Each item goes through tile_static five times, not six, and
+// only the first wave waits out the look-back before scanning its items.
+template <class F> AMP_FI AMP_ALG_R scan_total_f(const AMP_ALG_R *s, int l)
+{
+    enum { L = AMP_ALG_SCAN_ITEMS };
+    const int j0 = l * L;
+    const AMP_ALG_R *const r = s + AMP_ALG_PAD(j0);
+    AMP_ALG_R t = r[run_at<L>(j0, 0)];
+    AMP_ALG_UNROLL for (int k = 1; k < L; ++k) t = F::f(t, r[run_at<L>(j0, k)]); // the scan's order
+    return t;
+}
+AMP_FI AMP_ALG_R scan_total(int op, const AMP_ALG_R *s, int l)
+{
+    switch (op) {
+#define AMP__ALG_TOTAL_CASE(v, F) \
+    case v: return scan_total_f<F>(s, l);
+        AMP_ALG_OPS(AMP__ALG_TOTAL_CASE)
+#undef AMP__ALG_TOTAL_CASE
+    default: return identity<AMP_ALG_R>(op);
+    }
+}
+// This thread's run scanned from within (what precedes it in the tile),
+// inclusive or exclusive. Every item of a group is read before the first is
+// written back: the compiler cannot tell the padded addresses apart, and a
+// store between two reads would make each read wait for the one before (a
+// chain of tile_static latencies, one an item). Groups of at most
+// SCAN_GROUP items bound the registers this takes.
+template <class F> AMP_FI void scan_within_f(AMP_ALG_R *s, int l, AMP_ALG_R within, bool excl)
+{
+    enum { L = AMP_ALG_SCAN_ITEMS, G = AMP_ALG_SCAN_GROUP_OF(L) };
+    const int j0 = l * L;
+    AMP_ALG_R *const r = s + AMP_ALG_PAD(j0), v[G];
+    AMP_ALG_R carry = within;
+    AMP_ALG_UNROLL for (int g = 0; g < L; g += G) {
+        AMP_ALG_UNROLL for (int k = 0; k < G; ++k) v[k] = r[run_at<L>(j0, g + k)];
+        AMP_ALG_UNROLL for (int k = 0; k < G; ++k) {
+            const AMP_ALG_R next = F::f(carry, v[k]);
+            v[k] = excl ? carry : next;
+            carry = next;
+        }
+        AMP_ALG_UNROLL for (int k = 0; k < G; ++k) r[run_at<L>(j0, g + k)] = v[k];
+    }
+}
+// Store the tile's chunk from s, striped, each item after the tile's prefix.
+template <class F>
+AMP_FI void scan_store_after_f(AMP_ALG_R *y, const shape &ys, const AMP_ALG_R *s, long long base, long long n, int l,
+                               AMP_ALG_R pre)
+{
+    if (ys.contiguous && base + AMP_ALG_SCAN_CHUNK <= n) {
+        AMP_ALG_R *const out = y + base + l;
+        AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SCAN_ITEMS; ++k)
+            out[k * AMP_ALG_TILE] = F::f(pre, s[striped_at(k, l)]);
+    } else {
+        AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SCAN_ITEMS; ++k) {
+            const int j = k * AMP_ALG_TILE + l;
+            if (base + j < n) put(y, ys, base + j, F::f(pre, s[AMP_ALG_PAD(j)]));
+        }
+    }
+}
+AMP_FI void scan_within(int op, AMP_ALG_R *s, int l, AMP_ALG_R within, bool excl)
+{
+    switch (op) {
+#define AMP__ALG_WITHIN_CASE(v, F) \
+    case v: scan_within_f<F>(s, l, within, excl); return;
+        AMP_ALG_OPS(AMP__ALG_WITHIN_CASE)
+#undef AMP__ALG_WITHIN_CASE
+    default: return;
+    }
+}
+AMP_FI void scan_store_after(int op, AMP_ALG_R *y, const shape &ys, const AMP_ALG_R *s, long long base, long long n,
+                             int l, AMP_ALG_R pre)
+{
+    switch (op) {
+#define AMP__ALG_AFTER_CASE(v, F) \
+    case v: scan_store_after_f<F>(y, ys, s, base, n, l, pre); return;
+        AMP_ALG_OPS(AMP__ALG_AFTER_CASE)
+#undef AMP__ALG_AFTER_CASE
+    default: return;
+    }
+}
+#endif // !AMP_CPU
+
 // The first wave: exclusive scan of the waves' totals in ws (lane 0), then
 // the look-back; returns what precedes the tile.
 AMP_FI AMP_ALG_R scan_tile_prefix(int op, AMP_ALG_R *ws, unsigned long long *state, AMP_ALG_R *aggs,
@@ -512,6 +579,88 @@ AMP_FI AMP_ALG_R scan_tile_prefix(int op, AMP_ALG_R *ws, unsigned long long *sta
 // with excl != 0). state[0..ntiles) and state[ntiles] (the tile counter)
 // must be zero at launch (amp_alg_clear); tiles take their chunk in the
 // order they start.
+//
+// A GPU tile that loads a whole contiguous chunk totals it from the
+// registers it is loaded into and publishes that aggregate as soon as the
+// chunk is in tile_static, before any thread has totalled its own run: the
+// tiles after it, which start a few nanoseconds later, look back at about
+// the time it would otherwise publish, and would wait another round trip
+// to memory. On the H100 this and the flow of the helpers above
+// (scan_total_f) took the scan of 2^28 int32 from 0.79 of the device copy's
+// rate to 0.81 to 0.82 (bench/results/2026-11-27-session33-h100.md).
+#ifndef AMP_CPU
+AMP_TILED_KERNEL(amp_alg_scan, amp::tiled_index<AMP_ALG_TILE> t, AMP_ALG_IN_PARAMS,
+                 amp::array_view<AMP_ALG_R, 1> amp__y, amp::alg::shape amp__ys,
+                 amp::array_view<unsigned long long, 1> amp__state, amp::array_view<AMP_ALG_R, 1> amp__aggs,
+                 amp::array_view<AMP_ALG_R, 1> amp__incls, long long amp__n, long long amp__ntiles, int amp__op,
+                 int amp__excl)
+{
+    tile_static AMP_ALG_R amp__s[AMP_ALG_PAD(AMP_ALG_SCAN_CHUNK) + 1];
+    tile_static AMP_ALG_R amp__ws[AMP_ALG_WAVES];
+    tile_static AMP_ALG_R amp__pre;
+    tile_static long long amp__tile;
+    tile_static AMP_ALG_R amp__wsum[AMP_ALG_WAVES];
+    const int l = t.local[0];
+    const int lane = l % AMP_ALG_WAVE;
+    if (l == 0) amp__tile = (long long)atomicAdd(amp__state.data() + amp__ntiles, 1ull);
+    const amp__alg_in amp__in0 = AMP_ALG_IN_MAKE;
+    amp::alg::scan_guess<AMP_ALG_SCAN_GUESS != 0> amp__guess;
+    amp__guess.read(amp__in0, (long long)t.tile[0], amp__n, l);
+    t.barrier.wait();
+    const long long tile = amp__tile;
+    const long long base = tile * AMP_ALG_SCAN_CHUNK;
+    const amp__alg_in amp__in = AMP_ALG_IN_MAKE;
+    // early: the whole tile loaded a whole contiguous chunk (the same answer
+    // in every thread) and publishes its total before the look-back.
+    bool early = true;
+    AMP_ALG_R mine = amp::alg::identity<AMP_ALG_R>(amp__op);
+    if (amp__guess.keep(tile, amp__s, l)) {
+        mine = amp__guess.total(amp__op);
+    } else if (AMP_ALG_IN_CONTIG(amp__in) && base + AMP_ALG_SCAN_CHUNK <= amp__n) {
+        amp::alg::scan_regs r;
+        r.read(amp__in, base, l);
+        r.store(amp__s, l);
+        mine = r.total(amp__op);
+    } else {
+        early = false;
+        amp::alg::scan_load(amp__in, amp__s, base, amp__n, l, amp__op, false);
+    }
+    if (early) {
+        mine = amp::alg::wave_reduce(amp__op, mine);
+        if (lane == 0) amp__wsum[l / AMP_ALG_WAVE] = mine;
+    }
+    t.barrier.wait();
+    AMP_ALG_R agg_early = amp::alg::identity<AMP_ALG_R>(amp__op);
+    if (early && l < AMP_ALG_WAVE) {
+        AMP_ALG_UNROLL for (int i = 0; i < AMP_ALG_WAVES; ++i)
+            agg_early = amp::alg::combine(amp__op, agg_early, amp__wsum[i]);
+        if (l == 0) amp::alg::publish_aggregate(amp__state.data(), amp__aggs.data(), amp__incls.data(), tile, agg_early);
+    }
+    const AMP_ALG_R run = amp::alg::scan_total(amp__op, amp__s, l);
+    const AMP_ALG_R winc = amp::alg::wave_scan(amp__op, run, lane);
+    const AMP_ALG_R wup = amp::alg::shfl_up(winc, 1);
+    if (lane == AMP_ALG_WAVE - 1) amp__ws[l / AMP_ALG_WAVE] = winc;
+    t.barrier.wait();
+    // Every thread folds the totals of the waves before its own (ws is read,
+    // never written, from here on); the first wave folds them all for the
+    // look-back, where the tile has not published its total already.
+    const int w = l / AMP_ALG_WAVE;
+    AMP_ALG_R wpre = amp::alg::identity<AMP_ALG_R>(amp__op), agg = wpre;
+    AMP_ALG_UNROLL for (int i = 0; i < AMP_ALG_WAVES; ++i) {
+        if (i == w) wpre = agg;
+        agg = amp::alg::combine(amp__op, agg, amp__ws[i]);
+    }
+    if (l < AMP_ALG_WAVE) {
+        const AMP_ALG_R pre = amp::alg::look_back(amp__op, amp__state.data(), amp__aggs.data(), amp__incls.data(),
+                                                  tile, early ? agg_early : agg, lane, early);
+        if (l == 0) amp__pre = pre;
+    }
+    const AMP_ALG_R within = lane == 0 ? wpre : amp::alg::combine(amp__op, wpre, wup);
+    amp::alg::scan_within(amp__op, amp__s, l, within, amp__excl != 0);
+    t.barrier.wait();
+    amp::alg::scan_store_after(amp__op, amp__y.data(), amp__ys, amp__s, base, amp__n, l, amp__pre);
+}
+#else // the CPU accelerator: the flow of the helpers scan_items and scan_finish
 AMP_TILED_KERNEL(amp_alg_scan, amp::tiled_index<AMP_ALG_TILE> t, AMP_ALG_IN_PARAMS,
                  amp::array_view<AMP_ALG_R, 1> amp__y, amp::alg::shape amp__ys,
                  amp::array_view<unsigned long long, 1> amp__state, amp::array_view<AMP_ALG_R, 1> amp__aggs,
@@ -554,6 +703,7 @@ AMP_TILED_KERNEL(amp_alg_scan, amp::tiled_index<AMP_ALG_TILE> t, AMP_ALG_IN_PARA
     t.barrier.wait();
     amp::alg::scan_store(amp__y.data(), amp__ys, amp__s, base, amp__n, l, direct);
 }
+#endif
 #endif // AMP_ALG_WITH_SCAN
 
 // ============================================================ compaction

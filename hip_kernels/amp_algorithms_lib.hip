@@ -475,14 +475,25 @@ template <class T> AMP_FI T unpack_value(unsigned long long w) {
     b.u = (unsigned)w;
     return b.v;
 }
+// What a tile publishes first, from one thread: its aggregate (tile 0: its
+// inclusive prefix). look_back does it unless told it is done.
 template <class T>
-AMP_FI T look_back_packed(int op, unsigned long long *state, long long tile, T agg, int lane) {
-    const T id = identity<T>(op);
-    if (tile == 0) {
-        if (lane == 0) store_word(&state[0], pack_state<T>(ST_PREFIX, agg));
-        return id;
+AMP_FI void publish_aggregate(unsigned long long *state, T *aggs, T *incls, long long tile, T agg) {
+    if constexpr (sizeof(T) <= 4) {
+        store_word(&state[tile], pack_state<T>(tile == 0 ? ST_PREFIX : ST_AGGREGATE, agg));
+    } else if (tile == 0) {
+        store_value(&incls[0], agg);
+        store_release(&state[0], ST_PREFIX);
+    } else {
+        store_value(&aggs[tile], agg);
+        store_release(&state[tile], ST_AGGREGATE);
     }
-    if (lane == 0) store_word(&state[tile], pack_state<T>(ST_AGGREGATE, agg));
+}
+template <class T>
+AMP_FI T look_back_packed(int op, unsigned long long *state, long long tile, T agg, int lane, bool published) {
+    const T id = identity<T>(op);
+    if (lane == 0 && !published) publish_aggregate<T>(state, nullptr, nullptr, tile, agg);
+    if (tile == 0) return id;
     T pre = id;
     long long j = tile - 1 - lane; // lane 0 looks at the nearest earlier tile
     for (;;) {
@@ -505,20 +516,12 @@ AMP_FI T look_back_packed(int op, unsigned long long *state, long long tile, T a
 }
 
 template <class T>
-AMP_FI T look_back(int op, unsigned long long *state, T *aggs, T *incls, long long tile, T agg, int lane) {
-    if constexpr (sizeof(T) <= 4) return look_back_packed<T>(op, state, tile, agg, lane);
+AMP_FI T look_back(int op, unsigned long long *state, T *aggs, T *incls, long long tile, T agg, int lane,
+                   bool published = false) {
+    if constexpr (sizeof(T) <= 4) return look_back_packed<T>(op, state, tile, agg, lane, published);
     const T id = identity<T>(op);
-    if (tile == 0) {
-        if (lane == 0) {
-            store_value(&incls[0], agg);
-            store_release(&state[0], ST_PREFIX);
-        }
-        return id;
-    }
-    if (lane == 0) {
-        store_value(&aggs[tile], agg);
-        store_release(&state[tile], ST_AGGREGATE);
-    }
+    if (lane == 0 && !published) publish_aggregate<T>(state, aggs, incls, tile, agg);
+    if (tile == 0) return id;
     T pre = id;
     long long j = tile - 1 - lane; // lane 0 looks at the nearest earlier tile
     for (;;) {

@@ -275,18 +275,21 @@ static int amp__alg_fit(int items, int64_t fixed, int64_t per_item)
 }
 
 /* A GPU scan's items a thread unless AMP_ALG_SCAN_ITEMS says otherwise.
- * NVIDIA from sm_80: 64, 8192 a tile of 128, which halves the tiles and so
- * the look-backs of 32; on an H100 the scan of 2^28 int32 went from 0.75 to
- * 0.79..0.80 of the device copy (bench/results/2026-11-27-session32-h100.md;
- * measured on sm_90 only). Such a tile takes 33 KB of tile_static memory:
- * those multiprocessors (100 to 228 KB) hold several; an AMD compute unit
- * or an older NVIDIA multiprocessor (64 KB) would hold one, so they keep 32
- * (17 KB, three). */
+ * 64 (8192 a tile of 128) halves the tiles and so the look-backs of 32; on
+ * an H100 the scan of 2^28 int32 went from 0.75 to 0.79..0.80 of the device
+ * copy (bench/results/2026-11-27-session32-h100.md; measured on sm_90
+ * only). Such a tile takes 33 KB of tile_static memory, so only NVIDIA's
+ * multiprocessors with 164 KB or more (sm_80, sm_87, sm_90 to sm_110) hold
+ * four or more of them. Those with 100 KB (sm_86, sm_89, sm_120 and up)
+ * would hold two, 256 threads; an AMD compute unit or an older NVIDIA
+ * multiprocessor (64 KB) one: they keep 32 (17 KB, five or three). */
 static int amp__alg_scan_items(const amp_accelerator *acc, const amp__alg_tuning *tn)
 {
     if (tn->scan_items > 0) return tn->scan_items;
     const char *arch = acc->e.info.arch;
-    return strncmp(arch, "sm_", 3) == 0 && atoi(arch + 3) >= 80 ? 64 : 32;
+    if (strncmp(arch, "sm_", 3) != 0) return 32;
+    int v = atoi(arch + 3);
+    return v == 80 || v == 87 || (v >= 90 && v < 120) ? 64 : 32;
 }
 
 /* Geometry of a program on acc, from the tuning and the sizes involved. */
