@@ -71,11 +71,12 @@ static void amp__alg_tune_init(void)
     amp__alg_tuning *g = &amp__alg_tune[0], *c = &amp__alg_tune[1];
     g->tile = amp__alg_knob("AMP_ALG_TILE", 128, 64, 1024, 64, false);
     g->reduce_items = amp__alg_knob("AMP_ALG_REDUCE_ITEMS", 8, 1, 64, 1, true);
-    /* 0: by the GPU (amp__alg_scan_items). Compaction keeps 32 everywhere:
-     * with 64 its kernel takes 92 registers on sm_90 instead of 64, and no
-     * benchmark says which is faster. */
+    /* 0: by the GPU (amp__alg_items), for the scan and compaction alike:
+     * on the H100 the compaction of 2^28 int32 (half kept) ran at 0.575 of
+     * the device copy with 64 items, 0.485 with 32 and 0.309 with 16, in one
+     * call (bench/results/2026-11-27-session33-h100.md). */
     g->scan_items = amp__alg_knob("AMP_ALG_SCAN_ITEMS", 0, 1, 64, 1, false);
-    g->select_items = amp__alg_knob("AMP_ALG_SELECT_ITEMS", 32, 1, 64, 1, false);
+    g->select_items = amp__alg_knob("AMP_ALG_SELECT_ITEMS", 0, 1, 64, 1, false);
     g->sort_tile = amp__alg_knob("AMP_ALG_SORT_TILE", 256, 64, 1024, 64, false);
     g->sort_items = amp__alg_knob("AMP_ALG_SORT_ITEMS", 16, 1, 64, 1, false);
     g->radix_bits = amp__alg_knob("AMP_ALG_RADIX_BITS", 8, 4, 8, 1, false);
@@ -274,7 +275,8 @@ static int amp__alg_fit(int items, int64_t fixed, int64_t per_item)
     return items;
 }
 
-/* A GPU scan's items a thread unless AMP_ALG_SCAN_ITEMS says otherwise.
+/* A GPU scan's or compaction's items a thread unless the knob (asked: the
+ * AMP_ALG_SCAN_ITEMS or AMP_ALG_SELECT_ITEMS value, 0 when unset) says.
  * 64 (8192 a tile of 128) halves the tiles and so the look-backs of 32; on
  * an H100 the scan of 2^28 int32 went from 0.75 to 0.79..0.80 of the device
  * copy (bench/results/2026-11-27-session32-h100.md; measured on sm_90
@@ -283,9 +285,9 @@ static int amp__alg_fit(int items, int64_t fixed, int64_t per_item)
  * four or more of them. Those with 100 KB (sm_86, sm_89, sm_120 and up)
  * would hold two, 256 threads; an AMD compute unit or an older NVIDIA
  * multiprocessor (64 KB) one: they keep 32 (17 KB, five or three). */
-static int amp__alg_scan_items(const amp_accelerator *acc, const amp__alg_tuning *tn)
+static int amp__alg_items(const amp_accelerator *acc, int asked)
 {
-    if (tn->scan_items > 0) return tn->scan_items;
+    if (asked > 0) return asked;
     const char *arch = acc->e.info.arch;
     if (strncmp(arch, "sm_", 3) != 0) return 32;
     int v = atoi(arch + 3);
@@ -306,7 +308,7 @@ static void amp__alg_geometry(const amp_accelerator *acc, const amp__alg_spec *s
     /* scan: s[PAD(tile * items) + 1] + ws[waves] + pre of R, a tile index;
      * compaction: s of T plus a byte of flags per item. */
     int64_t pad_per_item = g->tile > 1 ? g->tile + g->tile / 32 : 1;
-    int asked = sp->family == AMP__ALG_FAM_PREDICATE ? tn->select_items : amp__alg_scan_items(acc, tn);
+    int asked = amp__alg_items(acc, sp->family == AMP__ALG_FAM_PREDICATE ? tn->select_items : tn->scan_items);
     if (sp->family == AMP__ALG_FAM_PREDICATE)
         g->scan_items = amp__alg_fit(asked, (int64_t)(waves + 4) * 8 + 16,
                                      pad_per_item * (int64_t)amp_type_size(sp->type) + g->tile);
@@ -476,7 +478,7 @@ char *amp__alg_source_for(bool gpu, int family, amp_type t, amp_map map, size_t 
     memset(&fake, 0, sizeof fake);
     fake.e.info.is_emulated = !gpu;
     fake.e.info.compute_units = gpu ? 132 : 2;
-    /* The largest GPU geometry (amp__alg_scan_items), whatever the target
+    /* The largest GPU geometry (amp__alg_items), whatever the target
      * the caller compiles for: its tile_static use is the one to check. */
     snprintf(fake.e.info.arch, sizeof fake.e.info.arch, "%s", gpu ? "sm_90" : "x86_64");
     amp__alg_spec sp = {.family = family, .type = t, .map = map, .size = size, .predicate = predicate, .user = user};
