@@ -1,4 +1,4 @@
-/* gpu_algorithms.c — the GPU benchmark's algorithms section (issue 22): reduce and dot of 2^28 float32 through hipamp against the vendor BLAS's Sasum and Sdot on the same buffers and against the device-to-device copy, exclusive scans of 2^28 int32 and float32 against the copy, radix sorts of 2^26 uint32 keys and (uint32, uint32) pairs in Gkeys/s, and all of them against CUB (cub_ref beside this program, where it was built); the tuning knobs in effect are printed so that one GPU call can sweep them (ci/gpu-algo.sh, ci/gpu-alg-sweep.sh; HIPAMP_BENCH_ALGORITHMS=reduce,scan,sort picks part of the section, without CUB; HIPAMP_BENCH_SORT_MASK=hex keeps some bits of the sort keys, without CUB). Every result is checked. */
+/* gpu_algorithms.c — the GPU benchmark's algorithms section (issue 22): reduce and dot of 2^28 float32 through hipamp against the vendor BLAS's Sasum and Sdot on the same buffers and against the device-to-device copy, exclusive scans of 2^28 int32 and float32 and the compaction (amp_copy_if) of 2^28 int32 against the copy, radix sorts of 2^26 uint32 keys and (uint32, uint32) pairs in Gkeys/s, and all of them against CUB (cub_ref beside this program, where it was built); the tuning knobs in effect are printed so that one GPU call can sweep them (ci/gpu-algo.sh, ci/gpu-alg-sweep.sh; HIPAMP_BENCH_ALGORITHMS=reduce,scan,select,sort picks part of the section, without CUB; HIPAMP_BENCH_SORT_MASK=hex keeps some bits of the sort keys, without CUB). Every result is checked. */
 #define _GNU_SOURCE
 #include "gpu_harness.h"
 #include "gpu_sections.h"
@@ -30,6 +30,14 @@ static amp_status run_scan(void *p)
 {
     aljob *j = p;
     return amp_scan(W.q, j->x, j->out, j->t, AMP_OP_SUM, AMP_SCAN_EXCLUSIVE);
+}
+/* Compaction of the even int32 (about half of the scan's input); blocks,
+ * the count coming back to the host, as every amp_copy_if does. */
+static uint64_t select_count;
+static amp_status run_select(void *p)
+{
+    aljob *j = p;
+    return amp_copy_if(W.q, j->x, j->out, AMP_TYPE_INT32, "(x & 1) == 0", NULL, &select_count);
 }
 
 /* Seconds per run: the median of REPS batches sized to about 30 ms. */
@@ -209,7 +217,7 @@ static void row(const char *what, const char *size, double amp_rate, const char 
         out("| %s | %s | %.1f %s | %s | — | — | %s |\n", what, size, amp_rate, unit, ref, target);
 }
 
-/* HIPAMP_BENCH_ALGORITHMS="reduce,scan,sort" (a sweep's subset; unset: all
+/* HIPAMP_BENCH_ALGORITHMS="reduce,scan,select,sort" (a sweep's subset; unset: all
  * of them and CUB). */
 static bool want(const char *part)
 {
@@ -229,7 +237,7 @@ void algorithms_report(void)
         "_async forms; no host round trip inside a batch), against %s on the same buffers, the\n"
         "device-to-device copy (%s: a reduction reads its bytes once, a scan reads and writes each once, as a\n"
         "copy does) and CUB. Rates in GB/s count bytes read (reduce, dot: both inputs) or read and written\n"
-        "(scan, copy as the scan's reference); sorts in Gkeys/s over fresh random keys each run. Medians of %d\n"
+        "(scan, copy as the scan's reference; compaction: read and kept); sorts in Gkeys/s over fresh random keys each run. Medians of %d\n"
         "batches (hipamp: wall time between waits on its queue; raw: stream events).\n\n",
         sz, rg.blas, rg.copy, REPS);
     knobs();
@@ -310,6 +318,27 @@ void algorithms_report(void)
     }
     double copy_rw_gbs = 2.0 * (double)bytes / copy_s / 1e9;
 
+    /* Compaction: the scan's int32 input, the even ones kept, into y;
+     * checked element by element. The rate counts bytes read and kept. */
+    double sel_gbs = -1;
+    bool sel_ok = true;
+    if (want("select")) {
+        for (size_t i = 0; i < n; ++i) hi[i] = (uint32_t)(i * 2654435761u) >> 6;
+        AK(amp_array_copy_from_host(x, h));
+        double sel_s = hip_time(run_select, &j);
+        AK(amp_array_copy_to_host(y, h));
+        size_t kept = 0;
+        for (size_t i = 0; i < n; ++i) {
+            uint32_t v = (uint32_t)(i * 2654435761u) >> 6;
+            if (v & 1) continue;
+            if (hi[kept] != v) sel_ok = false;
+            ++kept;
+        }
+        if (kept != select_count) sel_ok = false;
+        if (!sel_ok) failures++;
+        sel_gbs = (double)(n + kept) * 4.0 / sel_s / 1e9;
+    }
+
     /* Sorts. HIPAMP_BENCH_SORT_MASK (hexadecimal) keeps only some bits of
      * the random keys, for the passes in which every key has the same
      * digit (0: all keys equal); CUB is then not run. */
@@ -346,6 +375,7 @@ void algorithms_report(void)
     row("dot float32", sz, dot_gbs, have_blas ? "Sdot" : "Sdot (no BLAS)", sdot_gbs, "GB/s", 0.95);
     row("exclusive scan int32", sz, scan_i_gbs, "device copy", copy_rw_gbs, "GB/s", 0.80);
     row("exclusive scan float32", sz, scan_f_gbs, "device copy", copy_rw_gbs, "GB/s", 0.80);
+    row("copy_if int32, the even kept", sz, sel_gbs, "device copy", copy_rw_gbs, "GB/s", -1);
     row("sort uint32 keys", szs, sk_g, "—", -1, "Gkeys/s", -1);
     row("sort (uint32, uint32) pairs", szs, sp_g, "—", -1, "Gkeys/s", -1);
     double cub_red = cub[0].ms > 0 ? (double)bytes / (cub[0].ms * 1e-3) / 1e9 : -1;
@@ -358,10 +388,11 @@ void algorithms_report(void)
     row("exclusive scan float32", sz, scan_f_gbs, "CUB DeviceScan::ExclusiveSum", cub_sf, "GB/s", 0.90);
     row("sort uint32 keys", szs, sk_g, "CUB DeviceRadixSort::SortKeys", cub_sk, "Gkeys/s", 0.50);
     row("sort (uint32, uint32) pairs", szs, sp_g, "CUB DeviceRadixSort::SortPairs", cub_sp, "Gkeys/s", 0.50);
-    out("\nChecks: reduce %s (hipamp %.7g, %s %.7g), dot %s (%.7g, %.7g), scans %s/%s, sorts %s/%s.\n",
+    out("\nChecks: reduce %s (hipamp %.7g, %s %.7g), dot %s (%.7g, %.7g), scans %s/%s, compaction %s, sorts "
+        "%s/%s.\n",
         red_ok ? "passed" : "FAILED", (double)r_amp, rg.blas, (double)r_ref, dot_ok ? "passed" : "FAILED",
         (double)d_amp, (double)d_ref, scan_i_ok ? "passed" : "FAILED", scan_f_ok ? "passed" : "FAILED",
-        sk_ok ? "passed" : "FAILED", sp_ok ? "passed" : "FAILED");
+        sel_ok ? "passed" : "FAILED", sk_ok ? "passed" : "FAILED", sp_ok ? "passed" : "FAILED");
     out("CUB: %s.\n", cub_note[0] ? cub_note : "not run");
     if (!have_blas) out("%s: not loaded (%s).\n", rg.blas, blas_why);
 

@@ -25,7 +25,7 @@ run() { # log name, then VAR=value words
   shift
   timeout 240 env "$@" "$BUILD/bench/bench_gpu" --algorithms-only > "$log" 2>&1
   note "=== $(basename "$log" .txt) ($*): exit $?"
-  grep -E '^\| (reduce|dot|exclusive|sort)|^Checks|^CUB' "$log" | sed 's/^/  /' | tee -a "$SUMMARY" > /dev/null
+  grep -E '^\| (reduce|dot|exclusive|copy_if|sort)|^Checks|^CUB' "$log" | sed 's/^/  /' | tee -a "$SUMMARY" > /dev/null
 }
 [ "${DEFAULT:-1}" != 0 ] && run algo-default
 IFS=';' read -r -a settings <<< "${SWEEP:-}"
