@@ -119,23 +119,26 @@ typedef struct amp__alg_user {
 
 /* Program families (what a program holds). */
 enum { AMP__ALG_FAM_BASIC, AMP__ALG_FAM_PREDICATE, AMP__ALG_FAM_SORT, AMP__ALG_FAM_FILL, AMP__ALG_FAM_USER_REDUCE,
-       AMP__ALG_FAM_USER_SCAN };
+       AMP__ALG_FAM_USER_SCAN, AMP__ALG_FAM_SCAN };
 /* A program's source as it would be built for a GPU (gpu) or the CPU
  * accelerator with the default tuning (malloc'ed; NULL: no memory): for
  * compiling every family for GPU targets where there is no GPU
  * (test/test_alg_device.c). */
-char *amp__alg_source_for(bool gpu, int family, amp_type t, amp_map map, size_t size, const char *predicate,
+char *amp__alg_source_for(bool gpu, int family, amp_type t, amp_map map, int op, size_t size, const char *predicate,
                           const amp__alg_user *user);
 
 /* The programs of the built-in algorithms, built on first use per
  * accelerator and kept (*out is valid for the process's life):
- *   basic:     reduce and scan of type t with map (ops chosen at run time),
- *              iota and clear (map AMP_MAP_IDENTITY);
+ *   basic:     reduce of type t with map (ops chosen at run time), iota
+ *              (map AMP_MAP_IDENTITY);
+ *   scanner:   scan of type t with operator op (a GPU's program holds op
+ *              alone, the CPU accelerator's every operator) and clear;
  *   predicate: count and compaction of type t by a predicate string;
  *   sorter:    radix sort of keys of type t, with values of vsize bytes
  *              (0: keys only);
  *   filler:    fill of elements of elem bytes. */
 amp_status amp__alg_basic(amp_accelerator *acc, amp_type t, amp_map map, const amp__alg_prog **out);
+amp_status amp__alg_scanner(amp_accelerator *acc, amp_type t, amp_op op, const amp__alg_prog **out);
 amp_status amp__alg_predicate(amp_accelerator *acc, amp_type t, const char *predicate, const amp__alg_prog **out);
 amp_status amp__alg_sorter(amp_accelerator *acc, amp_type t, size_t vsize, const amp__alg_prog **out);
 amp_status amp__alg_filler(amp_accelerator *acc, size_t elem, const amp__alg_prog **out);

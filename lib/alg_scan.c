@@ -85,7 +85,7 @@ amp_status amp_scan(amp_accelerator_view *q, amp_arg in, amp_arg out, amp_type t
         (st = amp__alg_scan_out(fn, &d[0], &d[1], &same)) != AMP_OK)
         return st;
     if ((st = amp__alg_queue(q, d, 2, NULL, &q)) != AMP_OK) return st;
-    if ((st = amp__alg_basic(q->acc, t, AMP_MAP_IDENTITY, &p)) != AMP_OK) return st;
+    if ((st = amp__alg_scanner(q->acc, t, op, &p)) != AMP_OK) return st;
     amp_arg ia[] = {amp__alg_span(&d[0], false), amp__alg_shape_arg(&d[0])};
     return amp__alg_scan_run(q, p, ia, 2, &d[1], !same, d[0].shape.n, op, kind == AMP_SCAN_EXCLUSIVE, size);
 }

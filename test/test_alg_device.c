@@ -1,4 +1,4 @@
-/* test_alg_device.c — the algorithms' device code for GPUs on a machine without one: every program family (every element type of the basic one) generated as a GPU build would generate it and compiled with NVRTC for sm_90 (every one) and hipRTC for gfx90a (64-wide waves) and gfx1030 (32-wide) (a selection: each compile takes seconds), where installed; no scratch memory (spills, or a shape indexed in private memory); tile_static within 48 KiB, and on AMD a barrier instruction in every code object (their tiles span several waves). Linked with the library's objects (the generator is internal). */
+/* test_alg_device.c — the algorithms' device code for GPUs on a machine without one: every program family (every element type of the basic one, every type and every operator of the scan) generated as a GPU build would generate it and compiled with NVRTC for sm_90 (every one) and hipRTC for gfx90a (64-wide waves) and gfx1030 (32-wide) (a selection: each compile takes seconds), where installed; no scratch memory (spills, or a shape indexed in private memory); tile_static within 48 KiB, and on AMD a barrier instruction in every code object (their tiles span several waves). Linked with the library's objects (the generator is internal). */
 #include "support.h"
 
 #include "alg.h"
@@ -63,6 +63,7 @@ typedef struct family_case {
     int family;
     amp_type t;
     amp_map map;
+    int op; /* scan: the operator (the other families: -1, every one) */
     size_t size;
     const char *predicate;
     int targets;
@@ -70,7 +71,7 @@ typedef struct family_case {
 
 static void compile_case(const family_case *c, const amp__alg_user *u)
 {
-    char *src = amp__alg_source_for(true, c->family, c->t, c->map, c->size, c->predicate, u);
+    char *src = amp__alg_source_for(true, c->family, c->t, c->map, c->op, c->size, c->predicate, u);
     cr_assert_not_null(src);
     const char *targets[] = {"sm_90", "gfx90a", "gfx1030"};
     int done = 0;
@@ -88,42 +89,59 @@ Test(alg_device, basic_every_type)
         char what[64];
         snprintf(what, sizeof what, "basic %s", amp_type_name(types[i]));
         int targets = types[i] == AMP_TYPE_FLOAT32 ? ALL : types[i] == AMP_TYPE_INT64 ? SM90 | GFX90A : SM90;
-        family_case c = {what, AMP__ALG_FAM_BASIC, types[i], AMP_MAP_IDENTITY, 0, NULL, targets};
+        family_case c = {what, AMP__ALG_FAM_BASIC, types[i], AMP_MAP_IDENTITY, -1, 0, NULL, targets};
         compile_case(&c, NULL);
     }
 }
 
+/* A GPU's scan program holds one operator: every type and every operator
+ * once through NVRTC, 4- and 8-byte elements through hipRTC for both wave
+ * sizes. */
+Test(alg_device, scan_every_type_and_operator)
+{
+    family_case cases[] = {
+        {"scan int32 sum", AMP__ALG_FAM_SCAN, AMP_TYPE_INT32, AMP_MAP_IDENTITY, AMP_OP_SUM, 0, NULL, ALL},
+        {"scan uint32 or", AMP__ALG_FAM_SCAN, AMP_TYPE_UINT32, AMP_MAP_IDENTITY, AMP_OP_OR, 0, NULL, SM90},
+        {"scan int64 xor", AMP__ALG_FAM_SCAN, AMP_TYPE_INT64, AMP_MAP_IDENTITY, AMP_OP_XOR, 0, NULL, SM90 | GFX90A},
+        {"scan uint64 and", AMP__ALG_FAM_SCAN, AMP_TYPE_UINT64, AMP_MAP_IDENTITY, AMP_OP_AND, 0, NULL, SM90},
+        {"scan float32 min", AMP__ALG_FAM_SCAN, AMP_TYPE_FLOAT32, AMP_MAP_IDENTITY, AMP_OP_MIN, 0, NULL, SM90 | GFX1030},
+        {"scan float64 max", AMP__ALG_FAM_SCAN, AMP_TYPE_FLOAT64, AMP_MAP_IDENTITY, AMP_OP_MAX, 0, NULL, SM90 | GFX90A},
+        {"scan int32 product", AMP__ALG_FAM_SCAN, AMP_TYPE_INT32, AMP_MAP_IDENTITY, AMP_OP_PRODUCT, 0, NULL, SM90},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) compile_case(&cases[i], NULL);
+}
+
 Test(alg_device, transform_maps)
 {
-    family_case c1 = {"dot float32", AMP__ALG_FAM_BASIC, AMP_TYPE_FLOAT32, AMP_MAP_PRODUCT, 0, NULL, SM90 | GFX90A};
+    family_case c1 = {"dot float32", AMP__ALG_FAM_BASIC, AMP_TYPE_FLOAT32, AMP_MAP_PRODUCT, -1, 0, NULL, SM90 | GFX90A};
     compile_case(&c1, NULL);
-    family_case c2 = {"abs int64", AMP__ALG_FAM_BASIC, AMP_TYPE_INT64, AMP_MAP_ABS, 0, NULL, SM90};
+    family_case c2 = {"abs int64", AMP__ALG_FAM_BASIC, AMP_TYPE_INT64, AMP_MAP_ABS, -1, 0, NULL, SM90};
     compile_case(&c2, NULL);
 }
 
 Test(alg_device, predicate)
 {
-    family_case c = {"predicate", AMP__ALG_FAM_PREDICATE, AMP_TYPE_FLOAT64, 0, 0, "x > arg && (i & 1) == 0", SM90 | GFX1030};
+    family_case c = {"predicate", AMP__ALG_FAM_PREDICATE, AMP_TYPE_FLOAT64, 0, -1, 0, "x > arg && (i & 1) == 0", SM90 | GFX1030};
     compile_case(&c, NULL);
 }
 
 Test(alg_device, sort)
 {
     family_case cases[] = {
-        {"sort uint32 keys", AMP__ALG_FAM_SORT, AMP_TYPE_UINT32, 0, 0, NULL, ALL},
-        {"sort float32 by key, 4-byte values", AMP__ALG_FAM_SORT, AMP_TYPE_FLOAT32, 0, 4, NULL, SM90 | GFX90A},
-        {"sort float64 by key, 8-byte values", AMP__ALG_FAM_SORT, AMP_TYPE_FLOAT64, 0, 8, NULL, SM90},
-        {"sort int64 by key, 16-byte values", AMP__ALG_FAM_SORT, AMP_TYPE_INT64, 0, 16, NULL, SM90 | GFX1030},
-        {"sort int32 by key, 1-byte values", AMP__ALG_FAM_SORT, AMP_TYPE_INT32, 0, 1, NULL, SM90},
+        {"sort uint32 keys", AMP__ALG_FAM_SORT, AMP_TYPE_UINT32, 0, -1, 0, NULL, ALL},
+        {"sort float32 by key, 4-byte values", AMP__ALG_FAM_SORT, AMP_TYPE_FLOAT32, 0, -1, 4, NULL, SM90 | GFX90A},
+        {"sort float64 by key, 8-byte values", AMP__ALG_FAM_SORT, AMP_TYPE_FLOAT64, 0, -1, 8, NULL, SM90},
+        {"sort int64 by key, 16-byte values", AMP__ALG_FAM_SORT, AMP_TYPE_INT64, 0, -1, 16, NULL, SM90 | GFX1030},
+        {"sort int32 by key, 1-byte values", AMP__ALG_FAM_SORT, AMP_TYPE_INT32, 0, -1, 1, NULL, SM90},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) compile_case(&cases[i], NULL);
 }
 
 Test(alg_device, fill)
 {
-    family_case c1 = {"fill 4 bytes", AMP__ALG_FAM_FILL, 0, 0, 4, NULL, SM90 | GFX90A};
+    family_case c1 = {"fill 4 bytes", AMP__ALG_FAM_FILL, 0, 0, -1, 4, NULL, SM90 | GFX90A};
     compile_case(&c1, NULL);
-    family_case c2 = {"fill 12 bytes", AMP__ALG_FAM_FILL, 0, 0, 12, NULL, SM90};
+    family_case c2 = {"fill 12 bytes", AMP__ALG_FAM_FILL, 0, 0, -1, 12, NULL, SM90};
     compile_case(&c2, NULL);
 }
 
@@ -146,12 +164,12 @@ Test(alg_device, user_reduction)
     u.identity = "0";
     u.post = "sqrt(a)";
     u.preamble = "__device__ double twice(double v) { return 2 * v; }";
-    family_case r = {"user reduce", AMP__ALG_FAM_USER_REDUCE, AMP_TYPE_FLOAT64, 0, 0, NULL, SM90 | GFX90A};
+    family_case r = {"user reduce", AMP__ALG_FAM_USER_REDUCE, AMP_TYPE_FLOAT64, 0, -1, 0, NULL, SM90 | GFX90A};
     compile_case(&r, &u);
     u.ninputs = 1;
     u.map = "twice(x)";
     u.reduce = "max(a, b)";
     u.identity = "-1e300";
-    family_case s = {"user scan", AMP__ALG_FAM_USER_SCAN, AMP_TYPE_FLOAT64, 0, 0, NULL, SM90 | GFX1030};
+    family_case s = {"user scan", AMP__ALG_FAM_USER_SCAN, AMP_TYPE_FLOAT64, 0, -1, 0, NULL, SM90 | GFX1030};
     compile_case(&s, &u);
 }
