@@ -262,6 +262,7 @@ AMP_FI void scan_load_c(const amp__alg_in &in, AMP_ALG_R *s, long long base, lon
         }
     }
 }
+#ifdef AMP_CPU
 // A one-thread tile (the CPU) scanning a whole chunk of contiguous input
 // into contiguous output works in the output itself: it is in the cache
 // after the first sweep, and two copies through tile_static would cost
@@ -270,6 +271,7 @@ AMP_FI bool scan_direct(const amp__alg_in &in, const shape &ys, long long base, 
 {
     return AMP_ALG_TILE == 1 && AMP_ALG_IN_CONTIG(in) && ys.contiguous && base + AMP_ALG_SCAN_CHUNK <= n;
 }
+#endif
 
 // A GPU thread's items of a whole contiguous chunk in registers, every one
 // loaded before any is stored to tile_static (scan_load_c says why).
@@ -366,6 +368,9 @@ template <int L> AMP_FI int run_at(int j0, int k)
     enum { P = 1 << AMP_ALG_PAD_SHIFT };
     return (L % P == 0 || P % L == 0) ? AMP_ALG_PAD(k) : AMP_ALG_PAD(j0 + k) - AMP_ALG_PAD(j0);
 }
+#ifdef AMP_CPU
+// The CPU accelerator's flow (its definition of amp_alg_scan): a thread
+// scans its run in place, then adds the prefix in front of it.
 template <class F> AMP_FI AMP_ALG_R scan_items_f(AMP_ALG_R *s, int l)
 {
     enum { S = AMP_ALG_SCAN_SEGS, L = AMP_ALG_SCAN_ITEMS / AMP_ALG_SCAN_SEGS };
@@ -468,7 +473,7 @@ AMP_FI void scan_store(AMP_ALG_R *y, const shape &ys, const AMP_ALG_R *s, long l
     }
 }
 
-#ifndef AMP_CPU
+#else
 // A GPU tile's flow (the kernel's comment): a thread first only totals its
 // run, reading tile_static and writing nothing back, and scans it once it
 // knows what precedes it within the tile, while the first wave waits on
@@ -553,8 +558,9 @@ AMP_FI void scan_store_after(int op, AMP_ALG_R *y, const shape &ys, const AMP_AL
     default: return;
     }
 }
-#endif // !AMP_CPU
+#endif // AMP_CPU
 
+#ifdef AMP_CPU
 // The first wave: exclusive scan of the waves' totals in ws (lane 0), then
 // the look-back; returns what precedes the tile.
 AMP_FI AMP_ALG_R scan_tile_prefix(int op, AMP_ALG_R *ws, unsigned long long *state, AMP_ALG_R *aggs,
@@ -571,6 +577,7 @@ AMP_FI AMP_ALG_R scan_tile_prefix(int op, AMP_ALG_R *ws, unsigned long long *sta
     agg = shfl_from(agg, 0);
     return look_back(op, state, aggs, incls, tile, agg, lane);
 }
+#endif
 
 } // namespace alg
 } // namespace amp
@@ -738,6 +745,7 @@ AMP_FI void select_load(const amp__alg_in &in, AMP_ALG_T *s, long long base, lon
     else select_load_c<false>(in, s, base, n, l);
 }
 
+#ifdef AMP_CPU
 // Evaluate the predicate on this thread's items (flags in f); their count.
 AMP_FI unsigned long long select_flags(const amp__alg_in &in, const AMP_ALG_T *s, unsigned char *f, long long base,
                                        long long n, int l)
@@ -753,22 +761,6 @@ AMP_FI unsigned long long select_flags(const amp__alg_in &in, const AMP_ALG_T *s
     return c;
 }
 
-#ifndef AMP_CPU
-// The same as a bit mask (a GPU thread's items are at most 64), no
-// tile_static flags.
-AMP_FI unsigned long long select_mask(const amp__alg_in &in, const AMP_ALG_T *s, long long base, long long n, int l)
-{
-    static_assert(AMP_ALG_SCAN_ITEMS <= 64, "a GPU thread's compaction items fit a 64-bit mask");
-    unsigned long long m = 0;
-    const int j0 = l * AMP_ALG_SCAN_ITEMS;
-    AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SCAN_ITEMS; ++k) {
-        const int j = j0 + k;
-        if (base + j < n && amp__alg_pred(s[AMP_ALG_PAD(j)], base + j, in)) m |= 1ull << k;
-    }
-    return m;
-}
-#endif
-
 // Write this thread's selected items at pos, pos + 1, ... (those below cap);
 // returns the position after the last.
 AMP_FI unsigned long long select_write(AMP_ALG_T *y, const shape &ys, const AMP_ALG_T *s, const unsigned char *f,
@@ -783,6 +775,21 @@ AMP_FI unsigned long long select_write(AMP_ALG_T *y, const shape &ys, const AMP_
     }
     return pos;
 }
+#else
+// The predicate on this thread's items as a bit mask (a GPU thread's items
+// are at most 64), no tile_static flags.
+AMP_FI unsigned long long select_mask(const amp__alg_in &in, const AMP_ALG_T *s, long long base, long long n, int l)
+{
+    static_assert(AMP_ALG_SCAN_ITEMS <= 64, "a GPU thread's compaction items fit a 64-bit mask");
+    unsigned long long m = 0;
+    const int j0 = l * AMP_ALG_SCAN_ITEMS;
+    AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SCAN_ITEMS; ++k) {
+        const int j = j0 + k;
+        if (base + j < n && amp__alg_pred(s[AMP_ALG_PAD(j)], base + j, in)) m |= 1ull << k;
+    }
+    return m;
+}
+#endif
 
 AMP_FI unsigned long long select_tile_prefix(unsigned long long *ws, unsigned long long *state,
                                              unsigned long long *aggs, unsigned long long *incls, long long tile,
