@@ -982,6 +982,42 @@ Test(graph, cpu_launches_alone_and_on_the_pool_give_the_same_bits)
     teardown(&f);
 }
 
+/* A heavy launch's width is checked again every 256 replays on the CPU
+ * accelerator (its width, twice it and half it, in turn; lib/cpu/cpu_graph.c),
+ * so replays run at several widths: across 600 replays of x += 1 over 2^20
+ * ints (heavy alone: well over 50 us), which pass through the first search
+ * and two checks, every element was added to once a replay, and the
+ * launches counted. */
+Test(graph, cpu_width_checks_keep_every_replay_whole)
+{
+    enum { M = 1 << 20, REPLAYS = 600 };
+    setenv("AMP_CPU_GRAPH_ALONE", "1073741824", 1);
+    setenv("AMP_CPU_THREADS", "4", 1);
+    fixture f;
+    setup(&f, test_accel(TEST_ACCEL_CPU));
+    int32_t *x = test_xmalloc(M * 4), zero = 0, count = 0;
+    memset(x, 0, M * 4);
+    amp_array *cnt = NULL;
+    ASSERT_OK(amp_array_create(f.q, 4, amp_extent_1d(1), &zero, &cnt));
+    amp_array_view *v = test_view(x, 4, amp_extent_1d(M), AMP_READ_WRITE);
+    amp_arg args[] = {amp_arg_view(v), amp_arg_array(cnt)};
+    amp_graph *g = NULL;
+    ASSERT_OK(amp_graph_begin_recording(f.q));
+    ASSERT_OK(amp_parallel_for_each(f.q, amp_extent_1d(M), f.inc, args, 2));
+    ASSERT_OK(amp_graph_end_recording(f.q, &g));
+    for (int r = 0; r < REPLAYS; ++r) ASSERT_OK(amp_graph_launch(f.q, g));
+    ASSERT_OK(amp_array_view_synchronize(v));
+    for (int i = 0; i < M; ++i)
+        if (x[i] != REPLAYS) cr_assert_fail("element %d was added to %d times in %d replays", i, x[i], REPLAYS);
+    ASSERT_OK(amp_array_copy_to_host(cnt, &count));
+    cr_assert_eq(count, REPLAYS, "%d launches counted in %d replays", count, REPLAYS);
+    ASSERT_OK(amp_graph_destroy(g));
+    ASSERT_OK(amp_array_view_destroy(v));
+    ASSERT_OK(amp_array_destroy(cnt));
+    free(x);
+    teardown(&f);
+}
+
 /* --------------------------------------------------------------- memory */
 
 static long rss_kib(void)

@@ -23,8 +23,18 @@
  * and 437 on 16 (bench/results/2026-11-26-session29-h100.md). A heavy
  * launch is timed on 2, 4, 8, ... threads in turn, AMP__CPU_GRAPH_TIMED
  * replays each, and keeps the width past which doubling the threads no
- * longer took a tenth off its time. Every index point runs the same code
- * on the same data whatever the width: the results are the same bits. */
+ * longer took a tenth off its time.
+ * A width chosen while the host was busy with something else can be wrong
+ * for the rest of the graph's life (on the shared 16-vCPU host the CG
+ * iteration replayed at 183 to 194 us in three runs and 241 in a fourth:
+ * bench/results/2026-11-27-session31-h100.md), so a heavy launch is checked
+ * again every AMP__CPU_GRAPH_RECHECK replays: AMP__CPU_GRAPH_TIMED replays
+ * at each of its width, twice it and half it, taken in turn so that a
+ * passing load weighs on all three alike, and it moves to the wider one if
+ * that took a tenth off, else to the narrower one unless its own took a
+ * tenth off that. A check costs a few replays at worse widths: under 1 % of
+ * the replays. Every index point runs the same code on the same data
+ * whatever the width: the results are the same bits. */
 #include "cpu_internal.h"
 
 #include <stdlib.h>
@@ -34,6 +44,8 @@
  * it counts as heavy (the file's comment). */
 #define AMP__CPU_GRAPH_TIMED 3
 #define AMP__CPU_GRAPH_HEAVY_NS 50000
+/* Replays between the checks of a heavy launch's width (the file's comment). */
+#define AMP__CPU_GRAPH_RECHECK 256
 
 /* One recorded command: a launch (job) or a copy (job NULL). Replays of
  * one graph never overlap (its jobs are reused), so the fields are the
@@ -46,6 +58,14 @@ typedef struct amp__cpu_gnode {
     uint64_t best;   /* the fastest of them, ns */
     int prev_width;  /* the width before (0: none) and its fastest replay */
     uint64_t prev_best;
+    /* A heavy launch's checks (settled, heavy): replays since the last;
+     * during one (ncand > 0) the widths tried, cand[0] the settled one, the
+     * fastest replay at each, and the replays of the check so far. */
+    bool heavy;
+    int since;
+    int ncand, step;
+    int cand[3];
+    uint64_t cand_best[3];
     amp__copy copy;
 } amp__cpu_gnode;
 
@@ -104,7 +124,10 @@ static void amp__cpu_gnode_next_width(amp__cpu_gnode *x, int threads)
 {
     if (x->width == 1 && x->best < AMP__CPU_GRAPH_HEAVY_NS) {
         x->settled = true;
-    } else if (x->prev_width && x->best * 10 > x->prev_best * 9) {
+        return;
+    }
+    x->heavy = true;
+    if (x->prev_width && x->best * 10 > x->prev_best * 9) {
         x->width = x->prev_width;
         x->settled = true;
     } else if (x->width >= threads) {
@@ -118,24 +141,60 @@ static void amp__cpu_gnode_next_width(amp__cpu_gnode *x, int threads)
     }
 }
 
+/* The width x's next replay runs at: its own, or the check's turn (which
+ * starts here when due). */
+static int amp__cpu_gnode_width(amp__cpu_gnode *x, int threads)
+{
+    if (!x->settled || !x->heavy) return x->width;
+    if (!x->ncand) {
+        if (++x->since < AMP__CPU_GRAPH_RECHECK) return x->width;
+        x->since = 0;
+        x->step = 0;
+        x->ncand = 0;
+        x->cand[x->ncand++] = x->width;
+        if (x->width < threads) x->cand[x->ncand++] = 2 * x->width < threads ? 2 * x->width : threads;
+        if (x->width > 1) x->cand[x->ncand++] = x->width / 2;
+        for (int i = 0; i < x->ncand; ++i) x->cand_best[i] = UINT64_MAX;
+    }
+    return x->cand[x->step % x->ncand];
+}
+
+/* A check's replay took dt: after the last, the width (the file's comment). */
+static void amp__cpu_gnode_checked(amp__cpu_gnode *x, uint64_t dt)
+{
+    int i = x->step % x->ncand;
+    if (dt < x->cand_best[i]) x->cand_best[i] = dt;
+    if (++x->step < AMP__CPU_GRAPH_TIMED * x->ncand) return;
+    uint64_t own = x->cand_best[0];
+    int k = x->ncand > 1 && x->cand[1] > x->width ? 1 : 0; /* the wider one, where there is one */
+    int narrower = x->width > 1 ? x->ncand - 1 : 0;
+    if (k && x->cand_best[k] * 10 < own * 9) x->width = x->cand[k];
+    else if (narrower && own * 10 > x->cand_best[narrower] * 9) x->width = x->cand[narrower];
+    x->ncand = 0;
+}
+
 amp_status amp__cpu_graph_run(amp__cpu_device *d, amp__cpu_graph *g, uint64_t *node_ns)
 {
     for (size_t i = 0; i < g->n; ++i) {
         amp__cpu_gnode *x = &g->nodes[i];
         amp_status st = AMP_OK;
         if (node_ns) node_ns[2 * i] = amp__now_ns();
-        if (x->job && !x->settled) {
+        if (x->job) {
+            int width = amp__cpu_gnode_width(x, d->nthreads);
+            bool timed = !x->settled || x->ncand > 0;
             amp__cpu_job_rearm(x->job);
-            uint64_t t0 = amp__now_ns();
-            st = amp__cpu_job_run_on(d, x->job, x->width);
-            uint64_t dt = amp__now_ns() - t0;
-            x->best = dt < x->best ? dt : x->best;
-            if (++x->timed == AMP__CPU_GRAPH_TIMED) amp__cpu_gnode_next_width(x, d->nthreads);
-        } else if (x->job) {
-            amp__cpu_job_rearm(x->job);
-            st = amp__cpu_job_run_on(d, x->job, x->width);
+            uint64_t t0 = timed ? amp__now_ns() : 0;
+            st = amp__cpu_job_run_on(d, x->job, width);
+            uint64_t dt = timed ? amp__now_ns() - t0 : 0;
+            if (!x->settled) {
+                x->best = dt < x->best ? dt : x->best;
+                if (++x->timed == AMP__CPU_GRAPH_TIMED) amp__cpu_gnode_next_width(x, d->nthreads);
+            } else if (x->ncand) {
+                amp__cpu_gnode_checked(x, dt);
+            }
+        } else {
+            amp__cpu_copy_bytes(&x->copy);
         }
-        else amp__cpu_copy_bytes(&x->copy);
         if (node_ns) node_ns[2 * i + 1] = amp__now_ns();
         /* A failure ends the replay: the commands after it would read its
          * results. */

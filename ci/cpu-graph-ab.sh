@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# cpu-graph-ab.sh — the CPU accelerator's launch-graph figures (issue 24) of two trees side by side on the GPU machine's 16-thread host: builds bench_cpu (Release) from this tree and from $BASE (another tree's sources, e.g. `git archive` of an earlier commit, carried in an ignored folder), then runs bench_cpu --graph-only alternately, RUNS times each (default 3); logs and the summary ab-summary.txt under $OUT.
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+export OUT=${OUT:-$(pwd)/build-graph-ab/logs}
+BASE=${BASE:?set BASE to the other tree}
+mkdir -p "$OUT"
+SUMMARY="$OUT/ab-summary.txt"
+: > "$SUMMARY"
+build() { # source dir, build dir, log name
+  cmake -S "$1" -B "$2" -DCMAKE_BUILD_TYPE=Release > "$OUT/$3-configure.log" 2>&1 &&
+    cmake --build "$2" -j"$(nproc)" --target bench_cpu > "$OUT/$3-build.log" 2>&1
+}
+build . /tmp/ab-this this & build "$BASE" /tmp/ab-base base & wait
+for t in this base; do
+  [ -x /tmp/ab-$t/bench/bench_cpu ] || { echo "bench_cpu of $t did not build ($t-build.log)" | tee -a "$SUMMARY"; exit 1; }
+done
+echo "host: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)" | tee -a "$SUMMARY"
+for r in $(seq 1 "${RUNS:-3}"); do
+  for t in this base; do
+    log="$OUT/graph-$t-$r.txt"
+    timeout 200 /tmp/ab-$t/bench/bench_cpu --graph-only > "$log" 2>&1
+    echo "=== $t, run $r: exit $?" | tee -a "$SUMMARY"
+    grep -E '^\| ' "$log" | grep -E 'met|missed' | sed 's/^/  /' | tee -a "$SUMMARY"
+  done
+done
