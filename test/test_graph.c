@@ -902,6 +902,16 @@ Test(graph, cpu_replay_failure_is_reported)
     teardown(&f);
 }
 
+/* f on the CPU accelerator with 4 threads and every launch counted small
+ * (AMP_CPU_GRAPH_ALONE at its largest): a replay times each one alone
+ * first, and moves the heavy ones to the pool (lib/cpu/cpu_graph.c). */
+static void setup_cpu_timed(fixture *f)
+{
+    setenv("AMP_CPU_GRAPH_ALONE", "1073741824", 1);
+    setenv("AMP_CPU_THREADS", "4", 1);
+    setup(f, test_accel(TEST_ACCEL_CPU));
+}
+
 /* On the CPU accelerator a replay runs small launches on the replaying
  * thread alone, and moves one that turns out heavy (its first replays
  * alone took 50 us or more) to threads of the pool, as many as pay
@@ -916,10 +926,8 @@ Test(graph, cpu_launches_alone_and_on_the_pool_give_the_same_bits)
      * on 2 threads (3 replays), and on 4 where 2 took a tenth off, before a
      * width settles: 16 replays pass through every stage. */
     enum { BIG = 1 << 20, REPLAYS = 16 };
-    setenv("AMP_CPU_GRAPH_ALONE", "1073741824", 1);
-    setenv("AMP_CPU_THREADS", "4", 1);
     fixture f;
-    setup(&f, test_accel(TEST_ACCEL_CPU));
+    setup_cpu_timed(&f);
     float *a = test_xmalloc(BIG * 4), *b = test_xmalloc(BIG * 4), *c = test_xmalloc(BIG * 4);
     float *da = test_xmalloc(BIG * 4), *db = test_xmalloc(BIG * 4), *dc = test_xmalloc(BIG * 4);
     int32_t *in = test_xmalloc(BIG * 4), *out = test_xmalloc(BIG * 4), *dout = test_xmalloc(BIG * 4);
@@ -991,10 +999,8 @@ Test(graph, cpu_launches_alone_and_on_the_pool_give_the_same_bits)
 Test(graph, cpu_width_checks_keep_every_replay_whole)
 {
     enum { M = 1 << 20, REPLAYS = 600 };
-    setenv("AMP_CPU_GRAPH_ALONE", "1073741824", 1);
-    setenv("AMP_CPU_THREADS", "4", 1);
     fixture f;
-    setup(&f, test_accel(TEST_ACCEL_CPU));
+    setup_cpu_timed(&f);
     int32_t *x = test_xmalloc(M * 4), zero = 0, count = 0;
     memset(x, 0, M * 4);
     amp_array *cnt = NULL;
