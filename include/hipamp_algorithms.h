@@ -27,8 +27,9 @@
  *    accelerator's). A q on another accelerator than an array argument is
  *    refused by the launch (AMP_ERROR_INVALID_ARGUMENT).
  *  - The kernels are compiled on first use per (accelerator, type, operator
- *    family) like any program (the in-memory and disk caches apply, so a
- *    later process loads them), then kept for the process's life.
+ *    family; on a GPU the scan per operator) like any program (the
+ *    in-memory and disk caches apply, so a later process loads them), then
+ *    kept for the process's life.
  *    Temporary device memory comes from a pool per accelerator and is reused.
  *  - Calls that return a value on the host (amp_reduce, amp_count_if,
  *    amp_copy_if, ...) block until it is there. The others behave like

@@ -671,13 +671,14 @@ amp_status amp__alg_scanner(amp_accelerator *acc, amp_type t, amp_op op, const a
 {
     /* A GPU scan program holds one operator: its helpers are unrolled over
      * a thread's 32 or 64 items once for each operator the program takes.
-     * With all seven, NVRTC took 36 s over the int32 scan for sm_90 (1.7 MB
-     * of cubin), with one 4.6 s (on a 2-core machine like CI's), and every
-     * first reduction of a type waited for it, the scan then being part of
-     * the reduction's program. On the CPU accelerator a program's compile
-     * is mostly fixed cost (its loops are not unrolled): 1.4 s for the
-     * int32 scan with one operator, 1.5 s with all seven (float32: 1.7 and
-     * 2.5 s with four), so there one program serves every operator. */
+     * With all seven, NVRTC took 38 s over the int32 scan for sm_90 (1.7 MB
+     * of cubin) and hipRTC 24 s for gfx90a, with the sum alone 5 to 8 s
+     * (bench_alg_compile on a 2-core machine like CI's), and every first
+     * reduction of a type waited for it, the scan then being part of the
+     * reduction's program. On the CPU accelerator a program's compile is
+     * mostly fixed cost (its loops are not unrolled): 1.4 s for the int32
+     * scan with one operator, 1.5 s with all seven (float32: 1.7 and 2.5 s
+     * with four), so there one program serves every operator. */
     amp__alg_spec sp = {.family = AMP__ALG_FAM_SCAN, .type = t, .op = acc->e.info.is_emulated ? -1 : (int)op};
     char what[96];
     snprintf(what, sizeof what, "the %s scan", amp_type_name(t));
