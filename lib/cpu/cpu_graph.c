@@ -32,8 +32,8 @@
  * at each of its width, twice it and half it, taken in turn so that a
  * passing load weighs on all three alike, and it moves to the wider one if
  * that took a tenth off, else to the narrower one unless its own took a
- * tenth off that. A check costs a few replays at worse widths: under 1 % of
- * the replays. Every index point runs the same code on the same data
+ * tenth off that. A check runs at most 6 of every 256 replays at other
+ * widths. Every index point runs the same code on the same data
  * whatever the width: the results are the same bits. */
 #include "cpu_internal.h"
 
