@@ -58,10 +58,10 @@ typedef struct amp__cpu_gnode {
     uint64_t best;   /* the fastest of them, ns */
     int prev_width;  /* the width before (0: none) and its fastest replay */
     uint64_t prev_best;
-    /* A heavy launch's checks (settled, heavy): replays since the last;
-     * during one (ncand > 0) the widths tried, cand[0] the settled one, the
-     * fastest replay at each, and the replays of the check so far. */
-    bool heavy;
+    /* A heavy launch's checks (settled, and prev_width set: only a heavy
+     * launch went past width 1): replays since the last; during one
+     * (ncand > 0) the widths tried, cand[0] the settled one, the fastest
+     * replay at each, and the replays of the check so far. */
     int since;
     int ncand, step;
     int cand[3];
@@ -124,10 +124,7 @@ static void amp__cpu_gnode_next_width(amp__cpu_gnode *x, int threads)
 {
     if (x->width == 1 && x->best < AMP__CPU_GRAPH_HEAVY_NS) {
         x->settled = true;
-        return;
-    }
-    x->heavy = true;
-    if (x->prev_width && x->best * 10 > x->prev_best * 9) {
+    } else if (x->prev_width && x->best * 10 > x->prev_best * 9) {
         x->width = x->prev_width;
         x->settled = true;
     } else if (x->width >= threads) {
@@ -145,12 +142,11 @@ static void amp__cpu_gnode_next_width(amp__cpu_gnode *x, int threads)
  * starts here when due). */
 static int amp__cpu_gnode_width(amp__cpu_gnode *x, int threads)
 {
-    if (!x->settled || !x->heavy) return x->width;
+    if (!x->settled || !x->prev_width) return x->width;
     if (!x->ncand) {
         if (++x->since < AMP__CPU_GRAPH_RECHECK) return x->width;
         x->since = 0;
         x->step = 0;
-        x->ncand = 0;
         x->cand[x->ncand++] = x->width;
         if (x->width < threads) x->cand[x->ncand++] = 2 * x->width < threads ? 2 * x->width : threads;
         if (x->width > 1) x->cand[x->ncand++] = x->width / 2;
