@@ -1,4 +1,4 @@
-/* test_cpu.c — behaviours only the CPU accelerator has: debug-mode bounds checks and divergent-barrier reports on both tile paths (loop versions and fibers), a missing compiler, compile errors with user line numbers, compile time-outs that leave no process or file behind, a fiber build made after a stuck loop transformation kept out of the disk cache, temporary directories of dead processes swept, the tile_static and tile-size limits, thread-count independence, the pool's spin-then-sleep hand-offs under launches back to back and apart, and the HIP device vocabulary of its prelude. */
+/* test_cpu.c — behaviours only the CPU accelerator has: debug-mode bounds checks and divergent-barrier reports on both tile paths (loop versions and fibers), a missing compiler, compile errors with user line numbers, compile time-outs that leave no process or file behind, a fiber build made after a stuck loop transformation kept out of the disk cache, temporary directories of dead processes swept, the tile_static and tile-size limits, thread-count independence, the pool's spin-then-sleep hand-offs under launches back to back and apart, direct launches on learned widths, and the HIP device vocabulary of its prelude. */
 #include "support.h"
 
 #include <dirent.h>
@@ -1077,3 +1077,77 @@ Test(cpu, pool_hand_offs_without_spinning, .timeout = 120) { spin_case("0"); }
 /* 20 ms: pool threads spin through the pauses (unless they find their
  * core wanted by another thread: cpu_run.c's amp__cpu_spin_more). */
 Test(cpu, pool_hand_offs_with_a_long_spin, .timeout = 120) { spin_case("20000"); }
+
+/* ------------------------------------------- direct launches' widths */
+
+/* A direct launch of at most 262144 points runs on the width its kernel
+ * learned for its size, searched down from every thread and checked again
+ * every 256 launches (lib/cpu/cpu_width.c, cpu_run.c). 600 launches of
+ * one size pass the search and two checks, so they run on 4, 2 and 1
+ * threads (and back); every one must give the bits that a launch on every
+ * thread gives: a simple kernel (each element reached exactly once per
+ * launch), a tiled one through tile_static and a barrier, and the same
+ * simple kernel asynchronously (from the queue's thread), and all of it
+ * again with AMP_CPU_LEARN_WIDTHS=0. */
+static const char width_kernels[] =
+    "AMP_KERNEL(add_scaled, amp::index<1> i, int k, amp::array_view<int, 1> v)\n"
+    "{ v[i] += k * (i[0] % 7 + 1); }\n"
+    "AMP_TILED_KERNEL(add_reversed_tile, amp::tiled_index<64> t, amp::array_view<int, 1> v)\n"
+    "{\n"
+    "    tile_static int s[64];\n"
+    "    s[t.local[0]] = t.global[0];\n"
+    "    t.barrier.wait();\n"
+    "    v[t.global] += s[63 - t.local[0]];\n"
+    "}\n";
+
+static void width_case(const char *learn)
+{
+    enum { N = 65536, LAUNCHES = 600 };
+    setenv("AMP_CPU_THREADS", "4", 1);
+    setenv("AMP_CPU_LEARN_WIDTHS", learn, 1);
+    amp_program *p = test_build(cpu_acc(), width_kernels);
+    amp_kernel *simple = test_kernel(p, "add_scaled"), *tiled = test_kernel(p, "add_reversed_tile");
+    int *v = calloc(N, sizeof *v), *u = calloc(N, sizeof *u), *w = calloc(N, sizeof *w);
+    cr_assert(v && u && w);
+    amp_array_view *vv = test_view(v, sizeof(int), amp_extent_1d(N), AMP_READ_WRITE);
+    amp_array_view *vu = test_view(u, sizeof(int), amp_extent_1d(N), AMP_READ_WRITE);
+    amp_array_view *vw = test_view(w, sizeof(int), amp_extent_1d(N), AMP_READ_WRITE);
+    amp_accelerator_view *q = NULL;
+    ASSERT_OK(amp_accelerator_view_create(cpu_acc(), &q));
+    int64_t ksum = 0;
+    for (int r = 0; r < LAUNCHES; ++r) {
+        ksum += r;
+        amp_arg a[] = {amp_arg_int32(r), amp_arg_view(vv)};
+        ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(N), simple, a, 2));
+        amp_arg t[] = {amp_arg_view(vu)};
+        ASSERT_OK(amp_parallel_for_each_tiled(NULL, tile1(N, 64), tiled, t, 1));
+        amp_arg b[] = {amp_arg_int32(r), amp_arg_view(vw)};
+        amp_future *f = NULL;
+        ASSERT_OK(amp_parallel_for_each_async(q, amp_extent_1d(N), simple, b, 2, &f));
+        ASSERT_OK(amp_future_destroy(f));
+    }
+    ASSERT_OK(amp_accelerator_view_wait(q));
+    ASSERT_OK(amp_array_view_synchronize(vv));
+    ASSERT_OK(amp_array_view_synchronize(vu));
+    ASSERT_OK(amp_array_view_synchronize(vw));
+    for (int i = 0; i < N; ++i) {
+        int64_t want = ksum * (i % 7 + 1), reversed = (int64_t)LAUNCHES * (i / 64 * 64 + 63 - i % 64);
+        cr_assert_eq(v[i], want, "AMP_CPU_LEARN_WIDTHS=%s: element %d is %d, want %lld", learn, i, v[i],
+                     (long long)want);
+        cr_assert_eq(w[i], want, "AMP_CPU_LEARN_WIDTHS=%s, asynchronous: element %d is %d, want %lld", learn, i,
+                     w[i], (long long)want);
+        cr_assert_eq(u[i], reversed, "AMP_CPU_LEARN_WIDTHS=%s, tiled: element %d is %d, want %lld", learn, i,
+                     u[i], (long long)reversed);
+    }
+    ASSERT_OK(amp_accelerator_view_destroy(q));
+    ASSERT_OK(amp_array_view_destroy(vv));
+    ASSERT_OK(amp_array_view_destroy(vu));
+    ASSERT_OK(amp_array_view_destroy(vw));
+    free(v);
+    free(u);
+    free(w);
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+Test(cpu, direct_launches_on_learned_widths_give_the_same_bits, .timeout = 120) { width_case("1"); }
+Test(cpu, direct_launches_on_every_thread_give_the_same_bits, .timeout = 120) { width_case("0"); }

@@ -903,8 +903,9 @@ Test(graph, cpu_replay_failure_is_reported)
 }
 
 /* f on the CPU accelerator with 4 threads and every launch counted small
- * (AMP_CPU_GRAPH_ALONE at its largest): a replay times each one alone
- * first, and moves the heavy ones to the pool (lib/cpu/cpu_graph.c). */
+ * (AMP_CPU_GRAPH_ALONE at its largest): a replay times each one on 4
+ * threads, then 2, then alone, and keeps the width past which more
+ * threads took no tenth off (lib/cpu/cpu_width.c). */
 static void setup_cpu_timed(fixture *f)
 {
     setenv("AMP_CPU_GRAPH_ALONE", "1073741824", 1);
@@ -912,19 +913,18 @@ static void setup_cpu_timed(fixture *f)
     setup(f, test_accel(TEST_ACCEL_CPU));
 }
 
-/* On the CPU accelerator a replay runs small launches on the replaying
- * thread alone, and moves one that turns out heavy (its first replays
- * alone took 50 us or more) to threads of the pool, as many as pay
- * (lib/cpu/cpu_graph.c). With every launch counted small
+/* On the CPU accelerator a replay learns how many threads each launch of
+ * at most AMP_CPU_GRAPH_ALONE points runs on, down from every thread
+ * (lib/cpu/cpu_graph.c, cpu_width.c). With every launch counted small
  * (AMP_CPU_GRAPH_ALONE at its largest), a graph of small launches, which
- * stay alone, and large ones, which are timed on more threads after their
- * third replay, gives at every replay the bits that direct launches give:
- * a simple kernel and a tiled one with a barrier. */
+ * go down to alone, and large ones, which stay on more threads, gives at
+ * every replay the bits that direct launches give: a simple kernel and a
+ * tiled one with a barrier. */
 Test(graph, cpu_launches_alone_and_on_the_pool_give_the_same_bits)
 {
-    /* Every launch starts alone; the big ones turn out heavy and are timed
-     * on 2 threads (3 replays), and on 4 where 2 took a tenth off, before a
-     * width settles: 16 replays pass through every stage. */
+    /* Every launch is timed on 4 threads (3 replays), then 2, then alone
+     * where 2 did not take a tenth off 4 (and so on), before a width
+     * settles: 16 replays pass through every stage. */
     enum { BIG = 1 << 20, REPLAYS = 16 };
     fixture f;
     setup_cpu_timed(&f);
@@ -991,7 +991,7 @@ Test(graph, cpu_launches_alone_and_on_the_pool_give_the_same_bits)
 }
 
 /* A heavy launch's width is checked again every 256 replays on the CPU
- * accelerator (its width, twice it and half it, in turn; lib/cpu/cpu_graph.c),
+ * accelerator (its width, twice it and half it, in turn; lib/cpu/cpu_width.c),
  * so replays run at several widths: across 600 replays of x += 1 over 2^20
  * ints (heavy alone: well over 50 us), which pass through the first search
  * and two checks, every element was added to once a replay, and the
@@ -1050,6 +1050,21 @@ ACCEL_TEST(graph, ten_thousand_replays_do_not_grow_memory)
      * the quarantine of destroyed futures (4096 before one is reused,
      * lib/handle.c). */
     for (int r = 0; r < 500; ++r) ASSERT_OK(amp_graph_launch(f.q, g));
+    /* And every worker thread of the CPU accelerator on this program: a
+     * thread's first kernel of a module allocates the module's
+     * thread-local storage (glibc does it lazily, once a thread), and
+     * which threads a small launch involves follows the widths it learns
+     * (lib/cpu/cpu_width.c): a check may bring in one that never ran it.
+     * Launches of 2^20 points run on every thread. */
+    enum { WIDE = 1 << 20 };
+    int32_t *wide = test_xmalloc(WIDE * 4), zero = 0;
+    memset(wide, 0, WIDE * 4);
+    amp_array *wide_n = NULL;
+    ASSERT_OK(amp_array_create(f.q, 4, amp_extent_1d(1), &zero, &wide_n));
+    amp_array_view *wide_v = test_view(wide, 4, amp_extent_1d(WIDE), AMP_READ_WRITE);
+    amp_arg wide_args[] = {amp_arg_view(wide_v), amp_arg_array(wide_n)};
+    for (int r = 0; r < 20; ++r) ASSERT_OK(amp_parallel_for_each(f.q, amp_extent_1d(WIDE), f.inc, wide_args, 2));
+    ASSERT_OK(amp_array_view_synchronize(wide_v));
     for (int r = 0; r < 5000; ++r) {
         amp_future *fut = NULL;
         ASSERT_OK(amp_graph_launch_async(f.q, g, &fut));
@@ -1076,6 +1091,10 @@ ACCEL_TEST(graph, ten_thousand_replays_do_not_grow_memory)
     cr_assert_lt((long)heap1 - (long)heap0, 8192, "heap grew by %ld bytes over 10,000 replays",
                  (long)heap1 - (long)heap0);
     cr_assert_lt(rss1 - rss0, 1024, "resident set grew by %ld KiB over 10,000 replays", rss1 - rss0);
+    cr_assert_eq(wide[WIDE - 1], 20);
+    ASSERT_OK(amp_array_view_destroy(wide_v));
+    ASSERT_OK(amp_array_destroy(wide_n));
+    free(wide);
     ASSERT_OK(amp_graph_destroy(g));
     counted_close(&c);
     teardown(&f);

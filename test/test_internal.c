@@ -1,4 +1,4 @@
-/* test_internal.c — white-box tests of the core's pure parts, linked with the library's objects: the box algebra of coherence (subtract, add with merging, cover, overflow behaviour), the signature-record check (every field a prelude could not have produced), compile-log summaries, the #include rewrite for named-header compilers, the disk cache's size check, the storage lock under contention, the environment's whole-number rule, and the slab pools' giving memory back. */
+/* test_internal.c — white-box tests of the core's pure parts, linked with the library's objects: the box algebra of coherence (subtract, add with merging, cover, overflow behaviour), the signature-record check (every field a prelude could not have produced), compile-log summaries, the #include rewrite for named-header compilers, the disk cache's size check, the CPU accelerator's launch-width search (on a made-up host's times), the storage lock under contention, the environment's whole-number rule, and the slab pools' giving memory back. */
 #include "support.h"
 
 #include "internal.h"
@@ -438,6 +438,136 @@ Test(cpu_tls, a_kernels_tile_static_excludes_the_library_and_the_runtime)
     amp__cpu_tls none = {.segment = 300};
     cr_assert_eq(amp__cpu_tile_static_bytes(&none, "k_a", 0, NULL, 0), 300);
     cr_assert_eq(amp__cpu_tile_static_bytes(&none, "k_a", 4000, NULL, 0), 4000);
+}
+
+/* ------------------------------------------------ CPU launch widths */
+
+/* A made-up host on which a launch takes base / w + per_thread * w ns on
+ * w threads: the pool's cost grows with the threads, the work's share
+ * shrinks. */
+typedef struct { uint64_t base, per_thread; } width_host;
+static uint64_t width_host_ns(width_host h, int w) { return h.base / (uint64_t)w + h.per_thread * (uint64_t)w; }
+
+/* n launches on h through w; the widths they ran on, and how many were
+ * timed. */
+static int width_launches(amp__cpu_width *w, width_host h, int threads, int n, int *ran, int *timed_n)
+{
+    int last = 0;
+    for (int i = 0; i < n; ++i) {
+        bool timed;
+        last = amp__cpu_width_pick(w, threads, &timed);
+        if (ran) ran[i] = last;
+        if (timed) {
+            if (timed_n) ++*timed_n;
+            amp__cpu_width_took(w, last, width_host_ns(h, last ? last : threads));
+        }
+    }
+    return last;
+}
+
+/* 16, 8, 4, 2 threads, three launches each; 2 is more than a tenth
+ * slower than 4, so 4 it is, untimed until the check 256 launches on.
+ * 16: 86250 ns, 8: 52500, 4: 45000, 2: 60000. */
+Test(cpu_width, the_search_stops_where_more_threads_take_a_tenth_off)
+{
+    width_host h = {100000, 5000};
+    amp__cpu_width w = amp__cpu_width_down(16);
+    int ran[12 + 200], timed = 0;
+    cr_assert_eq(width_launches(&w, h, 16, 12 + 200, ran, &timed), 4);
+    static const int want[12] = {16, 16, 16, 8, 8, 8, 4, 4, 4, 2, 2, 2};
+    for (int i = 0; i < 12; ++i) cr_assert_eq(ran[i], want[i], "launch %d ran on %d threads, want %d", i, ran[i], want[i]);
+    cr_assert_eq(timed, 12, "%d launches timed: the settled width is not timed until its check", timed);
+    cr_assert(w.settled);
+}
+
+/* A launch whose work all but vanishes beside the pool's cost goes all the
+ * way down to alone, and, taking under 50 us there, is never checked
+ * (8: 16125 ns, 4: 8250, 2: 4500, 1: 3000). One that takes longer alone
+ * is checked (2: 110000 ns, 1: 100000). */
+Test(cpu_width, a_light_launch_settles_alone_for_good)
+{
+    amp__cpu_width w = amp__cpu_width_down(8);
+    int timed = 0;
+    cr_assert_eq(width_launches(&w, (width_host){1000, 2000}, 8, 2000, NULL, &timed), 1);
+    cr_assert_eq(timed, 12, "a light launch alone was timed %d times", timed);
+    amp__cpu_width heavy = amp__cpu_width_down(2);
+    timed = 0;
+    /* The search's 6 launches, 255 untimed, the check's 6 (1 and 2 in
+     * turn), and one more alone. */
+    cr_assert_eq(width_launches(&heavy, (width_host){60000, 40000}, 2, AMP__CPU_WIDTH_RECHECK + 12, NULL, &timed), 1);
+    cr_assert_eq(timed, 6 + 6, "search and one check: %d launches timed", timed);
+    /* With one thread there is nothing to learn: never timed. */
+    amp__cpu_width one = amp__cpu_width_down(1);
+    timed = 0;
+    cr_assert_eq(width_launches(&one, (width_host){1000, 2000}, 1, 1000, NULL, &timed), 1);
+    cr_assert_eq(timed, 0);
+}
+
+/* A settled width is checked every 256 launches against twice and half
+ * it, taken in turn; when the host changes, it follows. */
+Test(cpu_width, checks_follow_a_host_that_changed)
+{
+    amp__cpu_width w = amp__cpu_width_down(16);
+    width_launches(&w, (width_host){100000, 5000}, 16, 12, NULL, NULL);
+    cr_assert_eq(w.width, 4);
+    cr_assert(w.settled);
+    /* The work grew: now 8 threads (58000 ns) take a tenth off 4 (104000). */
+    width_host grown = {400000, 1000};
+    int ran[AMP__CPU_WIDTH_RECHECK + 9], timed = 0;
+    width_launches(&w, grown, 16, AMP__CPU_WIDTH_RECHECK + 9, ran, &timed);
+    for (int i = 0; i < AMP__CPU_WIDTH_RECHECK - 1; ++i) cr_assert_eq(ran[i], 4, "launch %d before the check", i);
+    static const int turn[9] = {4, 8, 2, 4, 8, 2, 4, 8, 2};
+    for (int i = 0; i < 9; ++i)
+        cr_assert_eq(ran[AMP__CPU_WIDTH_RECHECK - 1 + i], turn[i], "check launch %d ran on %d, want %d", i,
+                     ran[AMP__CPU_WIDTH_RECHECK - 1 + i], turn[i]);
+    cr_assert_eq(timed, 9);
+    cr_assert_eq(w.width, 8, "after the check: %d threads, want 8", w.width);
+    /* Then lighter again (1: 9000 ns, 2: 6000, 4: 6000, 8: 9000, 16:
+     * 16500): 4 by the next check (8 did not take a tenth off 4), and 2 by
+     * the one after (nor did 4 off 2). */
+    width_host light = {8000, 1000};
+    width_launches(&w, light, 16, AMP__CPU_WIDTH_RECHECK + 9, NULL, NULL);
+    cr_assert_eq(w.width, 4);
+    width_launches(&w, light, 16, AMP__CPU_WIDTH_RECHECK + 9, NULL, NULL);
+    cr_assert_eq(w.width, 2);
+}
+
+/* Two threads launching at once: a time taken at a width other than the
+ * one asked for now does not count, in the search or in a check. */
+Test(cpu_width, a_time_at_another_width_does_not_count)
+{
+    amp__cpu_width w = amp__cpu_width_down(16);
+    bool timed;
+    cr_assert_eq(amp__cpu_width_pick(&w, 16, &timed), 16);
+    cr_assert(timed);
+    amp__cpu_width_took(&w, 8, 1);
+    cr_assert_eq(w.timed, 0);
+    cr_assert_eq(w.best, UINT64_MAX);
+    amp__cpu_width_took(&w, 16, 5000);
+    cr_assert_eq(w.timed, 1);
+    cr_assert_eq(w.best, 5000);
+}
+
+/* A kernel's direct launches keep widths for its last four sizes; a fifth
+ * size takes the oldest's slot, and a time for a size no longer kept is
+ * dropped. */
+Test(cpu_width, a_kernel_keeps_its_last_four_sizes)
+{
+    amp__cpu_widths *t = amp__cpu_widths_new();
+    cr_assert_not_null(t);
+    bool timed;
+    for (int64_t s = 1; s <= 4; ++s) {
+        cr_assert_eq(amp__cpu_widths_pick(t, s * 1000, 8, &timed), 8);
+        amp__cpu_widths_took(t, s * 1000, 8, 100);
+    }
+    for (int i = 0; i < AMP__CPU_WIDTH_SIZES; ++i) cr_assert_eq(t->w[i].timed, 1, "size %d", i + 1);
+    cr_assert_eq(amp__cpu_widths_pick(t, 5000, 8, &timed), 8);
+    cr_assert_eq(t->points[0], 5000, "the oldest size's slot went to the new one");
+    cr_assert_eq(t->w[0].timed, 0);
+    amp__cpu_widths_took(t, 1000, 8, 100); /* size 1000 is gone */
+    for (int i = 0; i < AMP__CPU_WIDTH_SIZES; ++i) cr_assert_eq(t->w[i].timed, i ? 1 : 0, "size slot %d", i);
+    amp__cpu_widths_free(t);
+    amp__cpu_widths_free(NULL);
 }
 
 /* ----------------------------------------------------------- storage lock */

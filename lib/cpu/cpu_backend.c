@@ -53,6 +53,7 @@ static void amp__cpu_init(void)
     unsigned spin = d->nthreads >= AMP__CPU_SPIN_MIN_THREADS && (unsigned)d->nthreads <= online
                         ? AMP__CPU_SPIN_US_DEFAULT : 0;
     d->spin_us = amp__env_uint("AMP_CPU_SPIN_US", spin, 0, AMP__CPU_SPIN_US_MAX);
+    d->learn_widths = amp__env_flag("AMP_CPU_LEARN_WIDTHS", true);
 #ifdef HIPAMP_DEBUG_CHECKS_DEFAULT
     d->debug = true;
 #endif
@@ -197,6 +198,7 @@ static void amp__cpu_module_unload(void *dev, void *module)
     while (m->kernels) {
         amp__cpu_kernel *k = m->kernels;
         m->kernels = k->next;
+        amp__cpu_widths_free(k->widths);
         free(k);
     }
     amp__cpu_elf_tls_free(&m->tls);
@@ -239,6 +241,10 @@ static amp_status amp__cpu_kernel_get(void *dev, void *module, const char *name,
     strcpy(k->name, name);
     k->entry = (amp__cpu_entry_fn)f;
     k->inflight = &m->inflight;
+    if (!(k->widths = amp__cpu_widths_new())) {
+        free(k);
+        return AMP_ERROR_OUT_OF_MEMORY;
+    }
     if (!s->tiled) {
         snprintf(out->execution, sizeof out->execution, "cpu loops");
     } else {
@@ -262,6 +268,7 @@ static amp_status amp__cpu_kernel_get(void *dev, void *module, const char *name,
             if (strncmp(why, "fibers", 6)) snprintf(why, sizeof why, "fibers: the loop version is missing");
             snprintf(out->execution, sizeof out->execution, "cpu %s", why);
             if (d->tiled == AMP__CPU_TILED_LOOPS) {
+                amp__cpu_widths_free(k->widths);
                 free(k);
                 return amp__fail(AMP_ERROR_UNSUPPORTED,
                                  "kernel '%s' has no loop version and AMP_CPU_TILED=loops requires one: %s", name,

@@ -101,6 +101,10 @@ typedef struct amp__cpu_device {
     /* Microseconds a pool thread that finds no work polls for it before it
      * sleeps, 0: never (AMP_CPU_SPIN_US; cpu_run.c). */
     unsigned spin_us;
+    /* Direct launches of at most AMP__CPU_WIDTH_POINTS points run on the
+     * width learned for their kernel and size (AMP_CPU_LEARN_WIDTHS;
+     * cpu_run.c), else on every thread. */
+    bool learn_widths;
 } amp__cpu_device;
 
 /* Compiler discovery (cpu_compile.c): fills cxx, available, reason and the
@@ -122,10 +126,62 @@ typedef struct amp__cpu_inflight {
     int n;
 } amp__cpu_inflight;
 
+/* ------------------------------------------ launch widths (cpu_width.c)
+ * How many threads a repeated launch runs on, learned from its times: a
+ * kernel keeps one per recent launch size, for its direct launches and
+ * its graphs' replays alike. */
+#define AMP__CPU_WIDTH_TIMED 3          /* launches timed at each width */
+#define AMP__CPU_WIDTH_HEAVY_NS 50000   /* settled alone under this: never checked */
+#define AMP__CPU_WIDTH_RECHECK 256      /* launches between the checks of a searched width */
+typedef struct amp__cpu_width {
+    int width;      /* threads the next launch runs on: 1 alone, 0 every one */
+    bool settled;   /* the search is over */
+    int timed;      /* launches timed at this width */
+    uint64_t best;  /* the fastest of them, ns */
+    int prev_width; /* the width searched before (0: none, so never checked) and its fastest */
+    uint64_t prev_best;
+    /* A settled width's checks: launches since the last; during one
+     * (ncand > 0) the widths tried, cand[0] the settled one, the fastest
+     * launch at each, and the launches of the check so far. */
+    int since;
+    int ncand, step;
+    int cand[3];
+    uint64_t cand_best[3];
+} amp__cpu_width;
+/* A search down from `threads` (the pool's, the launching one included). */
+amp__cpu_width amp__cpu_width_down(int threads);
+/* The width the next launch runs on, and whether to time it (then pass
+ * its time to amp__cpu_width_took, with the width it ran on: a time taken
+ * at another width than the one asked for, as when two threads launch
+ * at once, is not counted). threads: the pool's, the launching one
+ * included. */
+int amp__cpu_width_pick(amp__cpu_width *w, int threads, bool *timed);
+void amp__cpu_width_took(amp__cpu_width *w, int width, uint64_t ns);
+
+/* A kernel's launches, direct and replayed: the widths of its last
+ * AMP__CPU_WIDTH_SIZES launch sizes (index points). Direct launches of
+ * more than AMP__CPU_WIDTH_POINTS points run on every thread unlearned:
+ * their work outweighs the pool's cost (cpu_run.c); a graph's, of more
+ * than d->graph_alone_points. */
+#define AMP__CPU_WIDTH_POINTS 262144
+enum { AMP__CPU_WIDTH_SIZES = 4 };
+typedef struct amp__cpu_widths {
+    pthread_mutex_t mu; /* leaf */
+    int64_t points[AMP__CPU_WIDTH_SIZES]; /* 0: a free slot */
+    amp__cpu_width w[AMP__CPU_WIDTH_SIZES];
+    int next; /* the slot a new size takes (the oldest) */
+} amp__cpu_widths;
+/* NULL without memory (amp__fail says so). */
+amp__cpu_widths *amp__cpu_widths_new(void);
+void amp__cpu_widths_free(amp__cpu_widths *t);
+int amp__cpu_widths_pick(amp__cpu_widths *t, int64_t points, int threads, bool *timed);
+void amp__cpu_widths_took(amp__cpu_widths *t, int64_t points, int width, uint64_t ns);
+
 typedef struct amp__cpu_kernel {
     amp__cpu_entry_fn entry;
     amp__cpu_entry_fn tiles; /* NULL: fibers */
     amp__cpu_inflight *inflight; /* its module's */
+    amp__cpu_widths *widths;     /* its direct launches' (owned) */
     struct amp__cpu_kernel *next;
     /* The record and name as kernel_get handed them to the core: queued
      * launches refer to these instead of copying them (the module outlives
@@ -152,6 +208,12 @@ amp_status amp__cpu_job_run(amp__cpu_device *d, amp__cpu_job *j);
  * woken, which for a small launch costs more than the work it would
  * share). */
 amp_status amp__cpu_job_run_on(amp__cpu_device *d, amp__cpu_job *j, int width);
+/* j on the width its kernel learned for its size, timed where the search
+ * or a check wants it (cpu_width.c): what amp__cpu_job_run does for a
+ * launch of at most AMP__CPU_WIDTH_POINTS points (unless
+ * AMP_CPU_LEARN_WIDTHS=0), and a graph's replay for one of at most
+ * d->graph_alone_points. */
+amp_status amp__cpu_job_run_learning(amp__cpu_device *d, amp__cpu_job *j);
 /* The index points j runs (work-items: tiles times a tile's threads). */
 int64_t amp__cpu_job_points(const amp__cpu_job *j);
 void amp__cpu_job_free(amp__cpu_job *j);

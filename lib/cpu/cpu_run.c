@@ -38,6 +38,7 @@ struct amp__cpu_job {
     amp__launch own_l;       /* a queued job's: the kernel's name and signature (its
                                 module's, which outlives the job), the pack after the job */
     amp__cpu_inflight *inflight; /* its module's count (queued jobs) */
+    amp__cpu_widths *widths;     /* its kernel's direct launches' widths */
     int64_t total; /* simple: work-items; tiled: tiles */
     int64_t min_chunk;
     int nthreads;  /* threads that may take chunks */
@@ -791,6 +792,7 @@ static void amp__cpu_job_init(amp__cpu_job *j, const amp__cpu_kernel *kernel, co
     L->diverge = amp__cpu_diverge;
     j->entry = kernel->entry;
     j->tiles = l->tiled ? kernel->tiles : NULL;
+    j->widths = kernel->widths;
     j->total = total;
 }
 
@@ -930,7 +932,36 @@ amp_status amp__cpu_job_run_on(amp__cpu_device *d, amp__cpu_job *j, int width)
     return AMP_OK;
 }
 
-amp_status amp__cpu_job_run(amp__cpu_device *d, amp__cpu_job *j) { return amp__cpu_job_run_on(d, j, 0); }
+/* A direct launch runs on the width its kernel learned for its size
+ * (cpu_width.c), searched downwards from every thread: a big kernel's
+ * first launches run as they always did, on every thread, and the search
+ * narrows a launch only while the threads it drops did not take a tenth
+ * off its time. Launches through the pool cost about 2.7 us more for each
+ * thread they involve on the shared 16-vCPU host of the GPU machines, so
+ * there every thread made a chain of launches over 4096 floats cost 36 us
+ * a launch and 6.3 on 4 threads, and the CG iteration of 65536 points
+ * took 250 to 660 us on 16 threads and 189 to 207 on 8 or 4
+ * (bench/results/2026-11-27-session34-h100.md). A graph's replay gained
+ * its 1.3x to 1.8x over direct launches that way, not from the set-up it
+ * skips. Above AMP__CPU_WIDTH_POINTS points a launch's work outweighs
+ * the pool's cost, and it runs on every thread unlearned. */
+amp_status amp__cpu_job_run_learning(amp__cpu_device *d, amp__cpu_job *j)
+{
+    int64_t points = amp__cpu_job_points(j);
+    if (d->nthreads < 2 || !j->widths) return amp__cpu_job_run_on(d, j, 0);
+    bool timed;
+    int width = amp__cpu_widths_pick(j->widths, points, d->nthreads, &timed);
+    uint64_t t0 = timed ? amp__now_ns() : 0;
+    amp_status st = amp__cpu_job_run_on(d, j, width);
+    if (timed && st == AMP_OK) amp__cpu_widths_took(j->widths, points, width, amp__now_ns() - t0);
+    return st;
+}
+
+amp_status amp__cpu_job_run(amp__cpu_device *d, amp__cpu_job *j)
+{
+    if (d->learn_widths && amp__cpu_job_points(j) <= AMP__CPU_WIDTH_POINTS) return amp__cpu_job_run_learning(d, j);
+    return amp__cpu_job_run_on(d, j, 0);
+}
 
 amp_status amp__cpu_run(amp__cpu_device *d, const amp__cpu_kernel *kernel, const amp__launch *l)
 {

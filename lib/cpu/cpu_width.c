@@ -1,0 +1,142 @@
+/* cpu_width.c — how many threads a repeated CPU launch runs on, learned from its own times: kept by a kernel for each recent launch size, for its direct launches and its graphs' replays alike (cpu_run.c and cpu_graph.c say what it gained).
+ *
+ * A search starts on every thread, runs AMP__CPU_WIDTH_TIMED launches at
+ * a width and keeps the fastest, and halves the threads while the wider
+ * width did not take a tenth off the narrower's time: a thread that saves
+ * less is better left to other work, and on a shared host a wider launch
+ * waits for more threads to be scheduled. It starts wide so that a big
+ * kernel's first launches run as they would unlearned, on every thread,
+ * never alone for long.
+ * A width chosen while the host was busy with something else can be wrong
+ * for the rest of the launch's life, so a searched width is checked again
+ * every AMP__CPU_WIDTH_RECHECK launches: AMP__CPU_WIDTH_TIMED launches at
+ * each of its width, twice it and half it, taken in turn so that a passing
+ * load weighs on all three alike; it moves to the wider one if that took a
+ * tenth off, else to the narrower one unless its own took a tenth off
+ * that. A check runs at most 6 of every 256 launches at other widths.
+ * A launch that settles alone having taken less than
+ * AMP__CPU_WIDTH_HEAVY_NS is not checked: threads could save it a few
+ * microseconds at most, and the check's launches on them cost as much
+ * (the chain of launches over 4096 floats takes 0.3 us a launch alone,
+ * and 5 to 20 us on two threads of the shared 16-vCPU host).
+ * Every index point runs the same code on the same data whatever the
+ * width: the results are the same bits. */
+#include "cpu_internal.h"
+
+#include <stdlib.h>
+
+amp__cpu_width amp__cpu_width_down(int threads)
+{
+    return (amp__cpu_width){.width = threads, .settled = threads <= 1, .best = UINT64_MAX};
+}
+
+/* a's time took a tenth off b's. */
+static bool amp__cpu_width_tenth_off(uint64_t a, uint64_t b) { return a * 10 < b * 9; }
+
+/* w's width after AMP__CPU_WIDTH_TIMED launches at its present one (the
+ * file's comment). */
+static void amp__cpu_width_searched(amp__cpu_width *w)
+{
+    if (w->prev_width && amp__cpu_width_tenth_off(w->prev_best, w->best)) {
+        w->width = w->prev_width;
+        w->settled = true;
+    } else if (w->width <= 1) {
+        w->settled = true;
+        if (w->best < AMP__CPU_WIDTH_HEAVY_NS) w->prev_width = 0; /* light: never checked */
+    } else {
+        w->prev_width = w->width;
+        w->prev_best = w->best;
+        w->width /= 2;
+        w->best = UINT64_MAX;
+        w->timed = 0;
+    }
+}
+
+int amp__cpu_width_pick(amp__cpu_width *w, int threads, bool *timed)
+{
+    *timed = !w->settled;
+    /* Only a searched width is checked: one that settled alone being light
+     * has no prev_width. */
+    if (!w->settled || !w->prev_width) return w->width;
+    if (!w->ncand) {
+        if (++w->since < AMP__CPU_WIDTH_RECHECK) return w->width;
+        w->since = 0;
+        w->step = 0;
+        w->cand[w->ncand++] = w->width;
+        if (w->width < threads) w->cand[w->ncand++] = 2 * w->width < threads ? 2 * w->width : threads;
+        if (w->width > 1) w->cand[w->ncand++] = w->width / 2;
+        for (int i = 0; i < w->ncand; ++i) w->cand_best[i] = UINT64_MAX;
+    }
+    *timed = true;
+    return w->cand[w->step % w->ncand];
+}
+
+void amp__cpu_width_took(amp__cpu_width *w, int width, uint64_t ns)
+{
+    if (!w->settled) {
+        if (width != w->width) return;
+        if (ns < w->best) w->best = ns;
+        if (++w->timed == AMP__CPU_WIDTH_TIMED) amp__cpu_width_searched(w);
+        return;
+    }
+    if (!w->ncand) return;
+    int i = w->step % w->ncand;
+    if (w->cand[i] != width) return;
+    if (ns < w->cand_best[i]) w->cand_best[i] = ns;
+    if (++w->step < AMP__CPU_WIDTH_TIMED * w->ncand) return;
+    uint64_t own = w->cand_best[0];
+    int wider = w->ncand > 1 && w->cand[1] > w->width ? 1 : 0; /* where there is one */
+    int narrower = w->width > 1 ? w->ncand - 1 : 0;
+    if (wider && amp__cpu_width_tenth_off(w->cand_best[wider], own)) w->width = w->cand[wider];
+    else if (narrower && !amp__cpu_width_tenth_off(own, w->cand_best[narrower])) w->width = w->cand[narrower];
+    w->ncand = 0;
+}
+
+amp__cpu_widths *amp__cpu_widths_new(void)
+{
+    amp__cpu_widths *t = calloc(1, sizeof *t);
+    if (!t) {
+        amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for a kernel's launch widths");
+        return NULL;
+    }
+    pthread_mutex_init(&t->mu, NULL);
+    return t;
+}
+
+void amp__cpu_widths_free(amp__cpu_widths *t)
+{
+    if (!t) return;
+    pthread_mutex_destroy(&t->mu);
+    free(t);
+}
+
+/* The slot of launches of `points` (mu held): a new size takes the oldest
+ * slot and starts its search. */
+static amp__cpu_width *amp__cpu_widths_slot(amp__cpu_widths *t, int64_t points, int threads, bool add)
+{
+    for (int i = 0; i < AMP__CPU_WIDTH_SIZES; ++i)
+        if (t->points[i] == points) return &t->w[i];
+    if (!add) return NULL;
+    int i = t->next;
+    t->next = (i + 1) % AMP__CPU_WIDTH_SIZES;
+    t->points[i] = points;
+    t->w[i] = amp__cpu_width_down(threads);
+    return &t->w[i];
+}
+
+int amp__cpu_widths_pick(amp__cpu_widths *t, int64_t points, int threads, bool *timed)
+{
+    pthread_mutex_lock(&t->mu);
+    int width = amp__cpu_width_pick(amp__cpu_widths_slot(t, points, threads, true), threads, timed);
+    pthread_mutex_unlock(&t->mu);
+    return width;
+}
+
+void amp__cpu_widths_took(amp__cpu_widths *t, int64_t points, int width, uint64_t ns)
+{
+    pthread_mutex_lock(&t->mu);
+    /* Its slot may have gone to another size meanwhile. */
+    amp__cpu_width *w = amp__cpu_widths_slot(t, points, 0, false);
+    if (w) amp__cpu_width_took(w, width, ns);
+    pthread_mutex_unlock(&t->mu);
+}
