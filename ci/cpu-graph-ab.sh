@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# cpu-graph-ab.sh — the CPU accelerator's launch-graph figures (issue 24) side by side on the GPU machine's 16-thread host: builds bench_cpu (Release) from this tree, and from $BASE when set (another tree's sources, e.g. `git archive` of an earlier commit, carried in an ignored folder), then runs bench_cpu --graph-only alternately, RUNS times each (default 3): this tree against $BASE, or this tree under each of $SETTINGS (space-separated; each is VAR=value[,VAR=value...], or "default"); logs and the summary ab-summary.txt under $OUT.
+# cpu-graph-ab.sh — the CPU accelerator's launch-graph figures (issue 24) side by side on the GPU machine's 16-thread host: builds bench_cpu (Release) from this tree, and from $BASE when set (another tree's sources, e.g. `git archive` of an earlier commit, carried in an ignored folder), then runs bench_cpu --graph-only (--$PART-only when PART is set, e.g. algorithms) alternately, RUNS times each (default 3): this tree against $BASE, or this tree under each of $SETTINGS (space-separated; each is VAR=value[,VAR=value...], or "default"); logs and the summary ab-summary.txt under $OUT.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 export OUT=${OUT:-$(pwd)/build-graph-ab/logs}
@@ -34,9 +34,9 @@ for r in $(seq 1 "${RUNS:-3}"); do
     t=${v%% *} s=${v#* }
     envs=()
     [ "$s" = default ] || IFS=, read -r -a envs <<< "$s"
-    log="$OUT/graph-$t-${s//[^A-Za-z0-9_=]/_}-$r.txt"
-    env "${envs[@]}" timeout 200 /tmp/ab-$t/bench/bench_cpu --graph-only > "$log" 2>&1
+    log="$OUT/${PART:-graph}-$t-${s//[^A-Za-z0-9_=]/_}-$r.txt"
+    env "${envs[@]}" timeout 280 /tmp/ab-$t/bench/bench_cpu "--${PART:-graph}-only" > "$log" 2>&1
     echo "=== $t, $s, run $r: exit $?" | tee -a "$SUMMARY"
-    grep -E '^\| ' "$log" | grep -E 'met|missed' | sed 's/^/  /' | tee -a "$SUMMARY"
+    grep -E '^\| ' "$log" | grep -E 'met|missed|reported|faster' | sed 's/^/  /' | tee -a "$SUMMARY"
   done
 done
