@@ -465,9 +465,9 @@ static int width_launches(amp__cpu_width *w, width_host h, int threads, int n, i
     return last;
 }
 
-/* 16, 8, 4, 2 threads, three launches each; 2 is more than a tenth
- * slower than 4, so 4 it is, untimed until the check 256 launches on.
- * 16: 86250 ns, 8: 52500, 4: 45000, 2: 60000. */
+/* 16, 8, 4, 2 threads, three launches each; 8 and 4 each took a tenth
+ * off the wider, 2 did not, so 4 it is, untimed until the check 256
+ * launches on. 16: 86250 ns, 8: 52500, 4: 45000, 2: 60000. */
 Test(cpu_width, the_search_stops_where_more_threads_take_a_tenth_off)
 {
     width_host h = {100000, 5000};
@@ -483,8 +483,9 @@ Test(cpu_width, the_search_stops_where_more_threads_take_a_tenth_off)
 /* A launch whose work all but vanishes beside the pool's cost goes all the
  * way down to alone, and, taking under 50 us there, is never checked
  * (8: 16125 ns, 4: 8250, 2: 4500, 1: 3000). One that takes longer alone
- * is checked (2: 110000 ns, 1: 100000). */
-Test(cpu_width, a_light_launch_settles_alone_for_good)
+ * is checked (2: 59000 ns, 1: 52000). A launch that half the threads run
+ * about as fast (a memory-bound one) keeps them all. */
+Test(cpu_width, light_and_heavy_launches_settle_for_good)
 {
     amp__cpu_width w = amp__cpu_width_down(8);
     int timed = 0;
@@ -494,8 +495,17 @@ Test(cpu_width, a_light_launch_settles_alone_for_good)
     timed = 0;
     /* The search's 6 launches, 255 untimed, the check's 6 (1 and 2 in
      * turn), and one more alone. */
-    cr_assert_eq(width_launches(&heavy, (width_host){60000, 40000}, 2, AMP__CPU_WIDTH_RECHECK + 12, NULL, &timed), 1);
+    cr_assert_eq(width_launches(&heavy, (width_host){30000, 22000}, 2, AMP__CPU_WIDTH_RECHECK + 12, NULL, &timed), 1);
     cr_assert_eq(timed, 6 + 6, "search and one check: %d launches timed", timed);
+    /* A launch that takes 30 us a thread or more on every thread stays
+     * there, never checked (16: 500000 ns). */
+    amp__cpu_width wide = amp__cpu_width_down(16);
+    timed = 0;
+    cr_assert_eq(width_launches(&wide, (width_host){7680000, 1250}, 16, 2000, NULL, &timed), 16);
+    cr_assert_eq(timed, AMP__CPU_WIDTH_TIMED, "a launch heavy on every thread was timed %d times", timed);
+    /* 16: 200005 ns, 8: 210003: 8 takes no tenth off. */
+    amp__cpu_width bound = amp__cpu_width_down(16);
+    cr_assert_eq(width_launches(&bound, (width_host){1173333, 7917}, 16, 100, NULL, NULL), 16);
     /* With one thread there is nothing to learn: never timed. */
     amp__cpu_width one = amp__cpu_width_down(1);
     timed = 0;
@@ -523,13 +533,13 @@ Test(cpu_width, checks_follow_a_host_that_changed)
     cr_assert_eq(timed, 9);
     cr_assert_eq(w.width, 8, "after the check: %d threads, want 8", w.width);
     /* Then lighter again (1: 9000 ns, 2: 6000, 4: 6000, 8: 9000, 16:
-     * 16500): 4 by the next check (8 did not take a tenth off 4), and 2 by
-     * the one after (nor did 4 off 2). */
+     * 16500): 4 by the next check (it took a tenth off 8), and 4 still
+     * after the one after (2 took none off 4: a tie does not move it). */
     width_host light = {8000, 1000};
     width_launches(&w, light, 16, AMP__CPU_WIDTH_RECHECK + 9, NULL, NULL);
     cr_assert_eq(w.width, 4);
     width_launches(&w, light, 16, AMP__CPU_WIDTH_RECHECK + 9, NULL, NULL);
-    cr_assert_eq(w.width, 2);
+    cr_assert_eq(w.width, 4);
 }
 
 /* Two threads launching at once: a time taken at a width other than the

@@ -132,6 +132,7 @@ typedef struct amp__cpu_inflight {
  * its graphs' replays alike. */
 #define AMP__CPU_WIDTH_TIMED 3          /* launches timed at each width */
 #define AMP__CPU_WIDTH_HEAVY_NS 50000   /* settled alone under this: never checked */
+#define AMP__CPU_WIDTH_WIDE_NS 30000    /* a thread: on every thread over this, not searched */
 #define AMP__CPU_WIDTH_RECHECK 256      /* launches between the checks of a searched width */
 typedef struct amp__cpu_width {
     int width;      /* threads the next launch runs on: 1 alone, 0 every one */

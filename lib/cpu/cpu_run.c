@@ -935,8 +935,8 @@ amp_status amp__cpu_job_run_on(amp__cpu_device *d, amp__cpu_job *j, int width)
 /* A direct launch runs on the width its kernel learned for its size
  * (cpu_width.c), searched downwards from every thread: a big kernel's
  * first launches run as they always did, on every thread, and the search
- * narrows a launch only while the threads it drops did not take a tenth
- * off its time. Launches through the pool cost about 2.7 us more for each
+ * narrows a launch only while half the threads take a tenth off its
+ * time. Launches through the pool cost about 2.7 us more for each
  * thread they involve on the shared 16-vCPU host of the GPU machines, so
  * there every thread made a chain of launches over 4096 floats cost 36 us
  * a launch and 6.3 on 4 threads, and the CG iteration of 65536 points

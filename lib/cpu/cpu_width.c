@@ -1,19 +1,27 @@
 /* cpu_width.c — how many threads a repeated CPU launch runs on, learned from its own times: kept by a kernel for each recent launch size, for its direct launches and its graphs' replays alike (cpu_run.c and cpu_graph.c say what it gained).
  *
  * A search starts on every thread, runs AMP__CPU_WIDTH_TIMED launches at
- * a width and keeps the fastest, and halves the threads while the wider
- * width did not take a tenth off the narrower's time: a thread that saves
- * less is better left to other work, and on a shared host a wider launch
- * waits for more threads to be scheduled. It starts wide so that a big
- * kernel's first launches run as they would unlearned, on every thread,
- * never alone for long.
+ * a width and keeps the fastest, and halves the threads while half took a
+ * tenth off the wider width's time; at the first half that did not, it
+ * goes back to the wider. It starts wide so that a big kernel's first
+ * launches run as they would unlearned, on every thread, never alone for
+ * long; and a width moves only for a tenth (here and in the checks), so
+ * that noise does not move it, and a launch that memory bandwidth bounds,
+ * about as fast on 8 threads as on 16, keeps 16.
  * A width chosen while the host was busy with something else can be wrong
  * for the rest of the launch's life, so a searched width is checked again
  * every AMP__CPU_WIDTH_RECHECK launches: AMP__CPU_WIDTH_TIMED launches at
  * each of its width, twice it and half it, taken in turn so that a passing
  * load weighs on all three alike; it moves to the wider one if that took a
- * tenth off, else to the narrower one unless its own took a tenth off
- * that. A check runs at most 6 of every 256 launches at other widths.
+ * tenth off its own, else to the narrower one if that did. A check runs
+ * at most 6 of every 256 launches at other widths.
+ * A launch that took at least AMP__CPU_WIDTH_WIDE_NS a thread on every
+ * thread stays there and is not checked: the threads' hand-off costs it
+ * about 2.7 us each on the shared 16-vCPU host, a tenth of its time at
+ * most, so fewer threads cannot take a tenth off, while each of the
+ * search's launches on half of them could take up to twice as long (a
+ * program that reduces 2^26 floats a few times, 2.5 ms a launch, would
+ * spend them in the search).
  * A launch that settles alone having taken less than
  * AMP__CPU_WIDTH_HEAVY_NS is not checked: threads could save it a few
  * microseconds at most, and the check's launches on them cost as much
@@ -37,7 +45,9 @@ static bool amp__cpu_width_tenth_off(uint64_t a, uint64_t b) { return a * 10 < b
  * file's comment). */
 static void amp__cpu_width_searched(amp__cpu_width *w)
 {
-    if (w->prev_width && amp__cpu_width_tenth_off(w->prev_best, w->best)) {
+    if (!w->prev_width && w->best >= (uint64_t)w->width * AMP__CPU_WIDTH_WIDE_NS) {
+        w->settled = true; /* heavy on every thread: never checked */
+    } else if (w->prev_width && !amp__cpu_width_tenth_off(w->best, w->prev_best)) {
         w->width = w->prev_width;
         w->settled = true;
     } else if (w->width <= 1) {
@@ -88,7 +98,7 @@ void amp__cpu_width_took(amp__cpu_width *w, int width, uint64_t ns)
     int wider = w->ncand > 1 && w->cand[1] > w->width ? 1 : 0; /* where there is one */
     int narrower = w->width > 1 ? w->ncand - 1 : 0;
     if (wider && amp__cpu_width_tenth_off(w->cand_best[wider], own)) w->width = w->cand[wider];
-    else if (narrower && !amp__cpu_width_tenth_off(own, w->cand_best[narrower])) w->width = w->cand[narrower];
+    else if (narrower && amp__cpu_width_tenth_off(w->cand_best[narrower], own)) w->width = w->cand[narrower];
     w->ncand = 0;
 }
 
