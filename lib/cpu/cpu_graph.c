@@ -63,8 +63,8 @@ amp_status amp__cpu_graph_add_launch(amp__cpu_device *d, amp__cpu_graph *g, cons
     amp__cpu_job *j = NULL;
     if (st == AMP_OK) st = amp__cpu_job_new(k, l, &j);
     if (st != AMP_OK) return st;
-    /* A big launch runs on every thread, as a direct one does; a small one
-     * starts alone and is timed (the file's comment). */
+    /* A big launch runs on every thread; a small one on its kernel's
+     * learned width (the file's comment). */
     bool small = amp__cpu_job_points(j) <= (int64_t)d->graph_alone_points && d->nthreads > 1;
     g->nodes[g->n++] = (amp__cpu_gnode){.job = j, .learn = small};
     return AMP_OK;

@@ -135,7 +135,7 @@ typedef struct amp__cpu_inflight {
 #define AMP__CPU_WIDTH_WIDE_NS 30000    /* a thread: on every thread over this, not searched */
 #define AMP__CPU_WIDTH_RECHECK 256      /* launches between the checks of a searched width */
 typedef struct amp__cpu_width {
-    int width;      /* threads the next launch runs on: 1 alone, 0 every one */
+    int width;      /* threads the next launch runs on, 1 (alone) to the pool's */
     bool settled;   /* the search is over */
     int timed;      /* launches timed at this width */
     uint64_t best;  /* the fastest of them, ns */
@@ -182,7 +182,7 @@ typedef struct amp__cpu_kernel {
     amp__cpu_entry_fn entry;
     amp__cpu_entry_fn tiles; /* NULL: fibers */
     amp__cpu_inflight *inflight; /* its module's */
-    amp__cpu_widths *widths;     /* its direct launches' (owned) */
+    amp__cpu_widths *widths;     /* its launches' widths, direct and replayed (owned) */
     struct amp__cpu_kernel *next;
     /* The record and name as kernel_get handed them to the core: queued
      * launches refer to these instead of copying them (the module outlives

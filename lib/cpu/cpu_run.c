@@ -38,7 +38,7 @@ struct amp__cpu_job {
     amp__launch own_l;       /* a queued job's: the kernel's name and signature (its
                                 module's, which outlives the job), the pack after the job */
     amp__cpu_inflight *inflight; /* its module's count (queued jobs) */
-    amp__cpu_widths *widths;     /* its kernel's direct launches' widths */
+    amp__cpu_widths *widths;     /* its kernel's launch widths (cpu_width.c) */
     int64_t total; /* simple: work-items; tiled: tiles */
     int64_t min_chunk;
     int nthreads;  /* threads that may take chunks */
