@@ -903,9 +903,9 @@ Test(graph, cpu_replay_failure_is_reported)
 }
 
 /* f on the CPU accelerator with 4 threads and every launch counted small
- * (AMP_CPU_GRAPH_ALONE at its largest): a replay times each one on 4
- * threads, then 2, then alone, and keeps the width past which more
- * threads took no tenth off (lib/cpu/cpu_width.c). */
+ * (AMP_CPU_GRAPH_ALONE at its largest): a launch is timed on 4 threads,
+ * then 2, then alone while half the threads take a tenth off, unless it
+ * takes 30 us a thread or more on all 4 (lib/cpu/cpu_width.c). */
 static void setup_cpu_timed(fixture *f)
 {
     setenv("AMP_CPU_GRAPH_ALONE", "1073741824", 1);
@@ -922,9 +922,10 @@ static void setup_cpu_timed(fixture *f)
  * tiled one with a barrier. */
 Test(graph, cpu_launches_alone_and_on_the_pool_give_the_same_bits)
 {
-    /* Every launch is timed on 4 threads (3 replays), then 2, then alone
-     * where 2 did not take a tenth off 4 (and so on), before a width
-     * settles: 16 replays pass through every stage. */
+    /* A launch is timed on 4 threads (3 replays), then on 2 and alone
+     * while half the threads take a tenth off, before a width settles
+     * (the direct launches of the same kernels and sizes below share the
+     * search): 16 replays pass through every stage. */
     enum { BIG = 1 << 20, REPLAYS = 16 };
     fixture f;
     setup_cpu_timed(&f);
@@ -990,15 +991,17 @@ Test(graph, cpu_launches_alone_and_on_the_pool_give_the_same_bits)
     teardown(&f);
 }
 
-/* A heavy launch's width is checked again every 256 replays on the CPU
- * accelerator (its width, twice it and half it, in turn; lib/cpu/cpu_width.c),
- * so replays run at several widths: across 600 replays of x += 1 over 2^20
- * ints (heavy alone: well over 50 us), which pass through the first search
- * and two checks, every element was added to once a replay, and the
- * launches counted. */
-Test(graph, cpu_width_checks_keep_every_replay_whole)
+/* Replays on the CPU accelerator run on the widths their kernel learns
+ * (lib/cpu/cpu_width.c): across 600 replays of x += 1 over 2^14 ints on 4
+ * threads, short enough to be searched (it runs on 4 threads, then on 2
+ * at least), and checked at the 256th and 512th replays where it settles
+ * on more than one thread or takes 50 us or more alone (its width, twice
+ * it and half it, in turn), every element was added to once a replay, and
+ * the launches counted. test_internal's cpu_width tests drive the search
+ * and the checks on made-up times. */
+Test(graph, cpu_replays_on_learned_widths_stay_whole)
 {
-    enum { M = 1 << 20, REPLAYS = 600 };
+    enum { M = 1 << 14, REPLAYS = 600 };
     fixture f;
     setup_cpu_timed(&f);
     int32_t *x = test_xmalloc(M * 4), zero = 0, count = 0;
