@@ -65,7 +65,7 @@ amp_status amp__cpu_graph_add_launch(amp__cpu_device *d, amp__cpu_graph *g, cons
     if (st != AMP_OK) return st;
     /* A big launch runs on every thread; a small one on its kernel's
      * learned width (the file's comment). */
-    bool small = amp__cpu_job_points(j) <= (int64_t)d->graph_alone_points && d->nthreads > 1;
+    bool small = amp__cpu_job_points(j) <= (int64_t)d->graph_alone_points;
     g->nodes[g->n++] = (amp__cpu_gnode){.job = j, .learn = small};
     return AMP_OK;
 }

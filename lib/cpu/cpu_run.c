@@ -948,7 +948,7 @@ amp_status amp__cpu_job_run_on(amp__cpu_device *d, amp__cpu_job *j, int width)
 amp_status amp__cpu_job_run_learning(amp__cpu_device *d, amp__cpu_job *j)
 {
     int64_t points = amp__cpu_job_points(j);
-    if (d->nthreads < 2 || !j->widths) return amp__cpu_job_run_on(d, j, 0);
+    if (d->nthreads < 2) return amp__cpu_job_run_on(d, j, 0);
     bool timed;
     int width = amp__cpu_widths_pick(j->widths, points, d->nthreads, &timed);
     uint64_t t0 = timed ? amp__now_ns() : 0;
