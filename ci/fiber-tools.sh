@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# fiber-tools.sh — runs ci/tiled_stress.c (threads launching tiled kernels on the CPU accelerator's loop versions and fibers) under valgrind memcheck against BUILD_DIR's library and under ThreadSanitizer against a TSan build of the library (once more with the pool's threads spinning and sleeping at nearly every launch), then a long run of tiled launches (synchronous and asynchronous, loop version and fibers) under ThreadSanitizer; fails unless all report nothing. Prints one closing line. Bounded to a few minutes on 2 cores.
+# fiber-tools.sh — runs ci/tiled_stress.c (threads launching tiled kernels on the CPU accelerator's loop versions and fibers, and replaying graphs of them) under valgrind memcheck against BUILD_DIR's library and under ThreadSanitizer against a TSan build of the library (once more with the pool's threads spinning and sleeping at nearly every launch, and once with them spinning long enough to join graph replays' teams), then a long run of tiled launches (synchronous and asynchronous, loop version and fibers) under ThreadSanitizer; fails unless all report nothing. Prints one closing line. Bounded to a few minutes on 2 cores.
 # Usage: ci/fiber-tools.sh BUILD_DIR
 # Criterion cannot run under ThreadSanitizer ("Could not initialize inheritable arena"), hence the plain program.
 set -uo pipefail
@@ -63,6 +63,14 @@ if cmake -S "$ROOT" -B "$TSAN_BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHIPAMP_
     echo "fiber-tools: ThreadSanitizer, AMP_CPU_SPIN_US=1 (pool threads spinning and sleeping): no reports"
   else
     fails+=("ThreadSanitizer (AMP_CPU_SPIN_US=1): reports or failure"); cat "$WORK/tsan-spin.log"
+  fi
+  # Graph replays' teams (lib/cpu/cpu_run.c): pool threads that spin
+  # long enough to wait for a replay's next launch join it as members.
+  if AMP_CPU_SPIN_US=300 AMP_CPU_THREADS=3 TSAN_OPTIONS="halt_on_error=1 exitcode=9 ${TSAN_OPTIONS:-}" timeout 600 \
+       "$WORK/stress-tsan" >"$WORK/tsan-team.log" 2>&1; then
+    echo "fiber-tools: ThreadSanitizer, AMP_CPU_SPIN_US=300 (graph replays on teams of pool threads): no reports"
+  else
+    fails+=("ThreadSanitizer (AMP_CPU_SPIN_US=300): reports or failure"); cat "$WORK/tsan-team.log"
   fi
   # The long run: every launch switches onto a fiber or loop stack and back,
   # and ThreadSanitizer keeps a shadow stack per fiber of at most 65,536

@@ -1,4 +1,4 @@
-/* tiled_stress.c — a small threaded program over the CPU accelerator's tiled paths (loop versions and fibers) and its queues (each thread also launches asynchronously on a queue of its own) for the tools (valgrind memcheck, ThreadSanitizer) in ci/fiber-tools.sh, and with --launches N a long run of N tiled launches in a row, synchronous and asynchronous, on both paths; Criterion-free so the tools see only hipamp. Exits non-zero on a wrong result. */
+/* tiled_stress.c — a small threaded program over the CPU accelerator's tiled paths (loop versions and fibers), its queues (each thread also launches asynchronously on a queue of its own) and its graphs' replays (each thread replays a graph of tiled launches) for the tools (valgrind memcheck, ThreadSanitizer) in ci/fiber-tools.sh, and with --launches N a long run of N tiled launches in a row, synchronous and asynchronous, on both paths; Criterion-free so the tools see only hipamp. Exits non-zero on a wrong result. */
 #include <hipamp.h>
 
 #include <pthread.h>
@@ -90,6 +90,59 @@ static void fail(const char *what, const char *detail)
         }                                                  \
     } while (0)
 
+/* A graph of GRAPH_LAUNCHES launches of ring4 and ring4_macro over a view
+ * of N ints on this thread's queue q, replayed GRAPH_REPLAYS times, every
+ * fourth asynchronously: under AMP_CPU_SPIN_US the replays hand their
+ * launches to a team of pool threads (lib/cpu/cpu_run.c), which join and
+ * leave as launches open, while the other threads launch directly and
+ * replay their own graphs. */
+enum { GRAPH_LAUNCHES = 6, GRAPH_REPLAYS = 24 };
+static void graph_replays(int seed, amp_accelerator_view *q)
+{
+    int *v = malloc(N * sizeof *v);
+    amp_array_view *view = NULL;
+    amp_graph *g = NULL;
+    amp_kernel *k[2] = {NULL, NULL};
+    amp_tiled_extent t4;
+    if (!v) {
+        fail("malloc", "out of memory");
+        goto out;
+    }
+    for (int i = 0; i < N; ++i) v[i] = i * 3 + seed;
+    TRY(amp_extent_tile(amp_extent_1d(N), (int[]){4}, &t4));
+    TRY(amp_program_get_kernel(prog, "ring4", &k[0]));
+    TRY(amp_program_get_kernel(prog, "ring4_macro", &k[1]));
+    TRY(amp_array_view_create(v, sizeof(int), amp_extent_1d(N), AMP_READ_WRITE, &view));
+    amp_arg a[] = {amp_arg_view(view)};
+    TRY(amp_graph_begin_recording(q));
+    for (int i = 0; i < GRAPH_LAUNCHES; ++i) TRY(amp_parallel_for_each_tiled(q, t4, k[i % 2], a, 1));
+    TRY(amp_graph_end_recording(q, &g));
+    for (int r = 0; r < GRAPH_REPLAYS; ++r) {
+        if (r % 4 != 3) {
+            TRY(amp_graph_launch(q, g));
+            continue;
+        }
+        amp_future *f = NULL;
+        TRY(amp_graph_launch_async(q, g, &f));
+        amp_status st = amp_future_wait(f);
+        amp_future_destroy(f);
+        TRY(st);
+    }
+    TRY(amp_array_view_synchronize(view));
+    const int moves = GRAPH_LAUNCHES * GRAPH_REPLAYS;
+    for (int i = 0; i < N; ++i) {
+        int from = i / 4 * 4 + (i % 4 + moves) % 4;
+        if (v[i] != from * 3 + seed + moves) {
+            fail("graph replays", "wrong result");
+            goto out;
+        }
+    }
+out:
+    if (g) amp_graph_destroy(g);
+    if (view) amp_array_view_destroy(view);
+    free(v);
+}
+
 static void *worker(void *arg)
 {
     int seed = (int)(intptr_t)arg;
@@ -159,6 +212,7 @@ static void *worker(void *arg)
             }
         }
     }
+    graph_replays(seed, q);
 out:
     if (vi) amp_array_view_destroy(vi);
     if (vo) amp_array_view_destroy(vo);

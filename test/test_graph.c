@@ -42,6 +42,15 @@ static void teardown(fixture *f)
     ASSERT_OK(amp_accelerator_view_destroy(f->q));
 }
 
+/* Pool threads that spin for work (AMP_CPU_SPIN_US; the default on 4
+ * threads or more, not on the 2-core CI machine) make a replay hand its
+ * launches to a team of them (lib/cpu/cpu_run.c). */
+static void use_replay_teams(void)
+{
+    setenv("AMP_CPU_THREADS", "4", 1);
+    setenv("AMP_CPU_SPIN_US", "1000", 1);
+}
+
 static bool unified(amp_accelerator *acc)
 {
     amp_accelerator_info info;
@@ -212,6 +221,15 @@ ACCEL_TEST(graph, each_replayed_launch_reads_what_the_one_before_wrote)
     free(x);
     free(ref);
     teardown(&f);
+}
+
+/* The same through a replay team (lib/cpu/cpu_run.c): a member still
+ * inside a launch when the replaying thread has finished its own chunks
+ * is waited for before the next launch opens. */
+Test(graph, each_replayed_launch_reads_what_the_one_before_wrote_cpu_team)
+{
+    use_replay_teams();
+    graph_each_replayed_launch_reads_what_the_one_before_wrote_body(test_accel(TEST_ACCEL_CPU));
 }
 
 /* Recording right after launches nobody waited for (no wait point on the
@@ -858,9 +876,10 @@ Test(graph, data_of_a_graph_stays_on_its_accelerator)
 
 /* ------------------------------------------------------------- failure */
 
-/* On the CPU accelerator a replay's failing kernel is the launch's status
- * (or its future's), and the commands after it in the graph do not run. */
-Test(graph, cpu_replay_failure_is_reported)
+/* A CPU replay's failing kernel is the launch's status (or its
+ * future's), and the commands after it in the graph do not run: poke
+ * over poke_points index points, each out of bounds. */
+static void cpu_replay_failure(int poke_points)
 {
     setenv("AMP_DEBUG", "1", 1);
     fixture f;
@@ -876,7 +895,7 @@ Test(graph, cpu_replay_failure_is_reported)
     amp_arg inc[] = {amp_arg_view(v), amp_arg_array(cnt)};
     amp_graph *g = NULL;
     ASSERT_OK(amp_graph_begin_recording(f.q));
-    ASSERT_OK(amp_parallel_for_each(f.q, amp_extent_1d(1), f.poke, poke, 2));
+    ASSERT_OK(amp_parallel_for_each(f.q, amp_extent_1d(poke_points), f.poke, poke, 2));
     ASSERT_OK(amp_parallel_for_each(f.q, amp_extent_1d(N), f.inc, inc, 2));
     ASSERT_OK(amp_graph_end_recording(f.q, &g));
     ASSERT_STATUS(amp_graph_launch(f.q, g), AMP_ERROR_OUT_OF_BOUNDS);
@@ -902,6 +921,22 @@ Test(graph, cpu_replay_failure_is_reported)
     teardown(&f);
 }
 
+/* On the CPU accelerator: the failing launch runs alone. */
+Test(graph, cpu_replay_failure_is_reported)
+{
+    cpu_replay_failure(1);
+}
+
+/* With a replay team: the failing launch (2^16 index points, each
+ * failing) runs on the team, members included where they came; the team
+ * ends with the failed replay, and the next replay (which fails again) and
+ * a direct launch run. */
+Test(graph, cpu_replay_failure_is_reported_team)
+{
+    use_replay_teams();
+    cpu_replay_failure(1 << 16);
+}
+
 /* f on the CPU accelerator with 4 threads and every launch counted small
  * (AMP_CPU_GRAPH_ALONE at its largest): a launch is timed on 4 threads,
  * then 2, then alone while half the threads take a tenth off, unless it
@@ -920,7 +955,21 @@ static void setup_cpu_timed(fixture *f)
  * go down to alone, and large ones, which stay on more threads, gives at
  * every replay the bits that direct launches give: a simple kernel and a
  * tiled one with a barrier. */
+static void cpu_launches_alone_and_on_the_pool(void);
 Test(graph, cpu_launches_alone_and_on_the_pool_give_the_same_bits)
+{
+    cpu_launches_alone_and_on_the_pool();
+}
+
+/* The same through a replay team, its size following the widths learned
+ * (lib/cpu/cpu_run.c, cpu_graph.c). */
+Test(graph, cpu_launches_alone_and_on_a_team_give_the_same_bits)
+{
+    use_replay_teams();
+    cpu_launches_alone_and_on_the_pool();
+}
+
+static void cpu_launches_alone_and_on_the_pool(void)
 {
     /* A launch is timed on 4 threads (3 replays), then on 2 and alone
      * while half the threads take a tenth off, before a width settles
@@ -1048,7 +1097,8 @@ ACCEL_TEST(graph, ten_thousand_replays_do_not_grow_memory)
     static counted c;
     counted_open(&f, &c);
     int32_t n = 0;
-    amp_graph *g = counted_record(&f, &c, 1);
+    /* Two launches: a CPU replay of one launch has no team to engage. */
+    amp_graph *g = counted_record(&f, &c, 2);
     /* Warm up: pools, worker state, driver buffers, and with AMP_DEBUG=1
      * the quarantine of destroyed futures (4096 before one is reused,
      * lib/handle.c). */
@@ -1089,7 +1139,7 @@ ACCEL_TEST(graph, ten_thousand_replays_do_not_grow_memory)
     size_t heap1 = test_heap_in_use();
     long rss1 = rss_kib();
     ASSERT_OK(amp_array_copy_to_host(c.cnt, &n));
-    cr_assert_eq(n, 15500, "%d replays ran", n);
+    cr_assert_eq(n, 2 * 15500, "%d launches ran in 15500 replays of 2", n);
     /* A byte a replay would be 10 KB; the slack is for allocator noise. */
     cr_assert_lt((long)heap1 - (long)heap0, 8192, "heap grew by %ld bytes over 10,000 replays",
                  (long)heap1 - (long)heap0);
@@ -1109,6 +1159,13 @@ ACCEL_TEST(graph, ten_thousand_replays_do_not_grow_memory)
 Test(graph, ten_thousand_replays_do_not_grow_memory_debug_cpu)
 {
     setenv("AMP_DEBUG", "1", 1);
+    graph_ten_thousand_replays_do_not_grow_memory_body(test_accel(TEST_ACCEL_CPU));
+}
+
+/* The same through a replay team: the team is the graph's, made once. */
+Test(graph, ten_thousand_replays_do_not_grow_memory_cpu_team)
+{
+    use_replay_teams();
     graph_ten_thousand_replays_do_not_grow_memory_body(test_accel(TEST_ACCEL_CPU));
 }
 
@@ -1190,6 +1247,14 @@ ACCEL_TEST(graph, two_threads_replay_two_graphs_on_two_queues)
             cr_assert_eq(r[i].x[k], k * (i + 1) + want, "thread %d x[%d] = %d", i, k, r[i].x[k]);
     }
     ASSERT_OK(amp_program_destroy(p));
+}
+
+/* The same through replay teams: the two replays recruit from one pool,
+ * each team taking the threads the other leaves. */
+Test(graph, two_threads_replay_two_graphs_on_two_queues_cpu_team)
+{
+    use_replay_teams();
+    graph_two_threads_replay_two_graphs_on_two_queues_body(test_accel(TEST_ACCEL_CPU));
 }
 
 /* ------------------------------------------------------------ backends */

@@ -443,10 +443,14 @@ Test(cpu_tls, a_kernels_tile_static_excludes_the_library_and_the_runtime)
 /* ------------------------------------------------ CPU launch widths */
 
 /* A made-up host on which a launch takes base / w + per_thread * w ns on
- * w threads: the pool's cost grows with the threads, the work's share
- * shrinks. */
-typedef struct { uint64_t base, per_thread; } width_host;
-static uint64_t width_host_ns(width_host h, int w) { return h.base / (uint64_t)w + h.per_thread * (uint64_t)w; }
+ * w threads, and handoff more on more than one: the pool's cost grows with
+ * the threads, the work's share shrinks, and a replay team's hand-off
+ * costs about the same for any number of threads. */
+typedef struct { uint64_t base, per_thread, handoff; } width_host;
+static uint64_t width_host_ns(width_host h, int w)
+{
+    return h.base / (uint64_t)w + h.per_thread * (uint64_t)w + (w > 1 ? h.handoff : 0);
+}
 
 /* n launches on h through w; the widths they ran on, and how many were
  * timed. */
@@ -513,6 +517,63 @@ Test(cpu_width, light_and_heavy_launches_settle_for_good)
     cr_assert_eq(timed, 0);
 }
 
+/* A replay team's launch searches every halving: where the hand-off
+ * costs the same on 16 threads as on 2 and nothing alone, the pool's
+ * search stops on 16 (8 takes no tenth off), the team's goes on to alone
+ * and settles there, never checked (16: 1838 ns, 8: 1697, 4: 1655,
+ * 2: 1690, 1: 320). */
+Test(cpu_width, a_teams_search_goes_on_past_widths_that_time_alike)
+{
+    width_host h = {300, 20, 1500};
+    amp__cpu_width pool = amp__cpu_width_down(16);
+    cr_assert_eq(width_launches(&pool, h, 16, 100, NULL, NULL), 16);
+    amp__cpu_width team = amp__cpu_width_down_all(16);
+    int ran[15 + 300], timed = 0;
+    cr_assert_eq(width_launches(&team, h, 16, 15 + 300, ran, &timed), 1);
+    static const int want[15] = {16, 16, 16, 8, 8, 8, 4, 4, 4, 2, 2, 2, 1, 1, 1};
+    for (int i = 0; i < 15; ++i) cr_assert_eq(ran[i], want[i], "launch %d ran on %d threads, want %d", i, ran[i], want[i]);
+    cr_assert_eq(timed, 15, "%d launches timed: light alone, it is never checked", timed);
+}
+
+/* A team's search stops at a width that took twice the fastest's time:
+ * a compute-bound launch is not run alone (16: 102600 ns, 8: 201800,
+ * 4: 401400), and the fastest is kept, 8 threads here, though the
+ * search went on past it (16: 4450 ns, 8: 3600, 4: 4300, 2: 6900,
+ * 1: 12200). */
+Test(cpu_width, a_teams_search_stops_where_fewer_threads_take_twice_as_long)
+{
+    amp__cpu_width bound = amp__cpu_width_down_all(16);
+    int timed = 0;
+    cr_assert_eq(width_launches(&bound, (width_host){1600000, 100, 1000}, 16, 100, NULL, &timed), 16);
+    cr_assert_eq(timed, 9, "16, 8 and 4 threads, three launches each: %d timed", timed);
+    amp__cpu_width flat = amp__cpu_width_down_all(16);
+    timed = 0;
+    cr_assert_eq(width_launches(&flat, (width_host){12000, 200, 500}, 16, 100, NULL, &timed), 8);
+    cr_assert_eq(timed, 15, "every halving: %d timed", timed);
+}
+
+/* A team's width that a passing load put on 16 threads is checked
+ * against alone too, and goes straight there when alone is the fastest
+ * to take a tenth off (16: 1838 ns, 32 is not there, 8: 1697, 1: 320). */
+Test(cpu_width, a_teams_checks_time_alone_too)
+{
+    amp__cpu_width w = amp__cpu_width_down_all(16);
+    /* A load that made every width but 16 slow during the search. */
+    width_host loaded = {1600000, 100, 1000};
+    width_launches(&w, loaded, 16, 9, NULL, NULL);
+    cr_assert(w.settled);
+    cr_assert_eq(w.width, 16);
+    width_host h = {300, 20, 1500};
+    int ran[AMP__CPU_WIDTH_RECHECK + 8], timed = 0;
+    width_launches(&w, h, 16, AMP__CPU_WIDTH_RECHECK + 8, ran, &timed);
+    static const int turn[9] = {16, 8, 1, 16, 8, 1, 16, 8, 1};
+    for (int i = 0; i < 9; ++i)
+        cr_assert_eq(ran[AMP__CPU_WIDTH_RECHECK - 1 + i], turn[i], "check launch %d ran on %d, want %d", i,
+                     ran[AMP__CPU_WIDTH_RECHECK - 1 + i], turn[i]);
+    cr_assert_eq(timed, 9, "the check's launches, three at each: %d timed", timed);
+    cr_assert_eq(w.width, 1, "after the check: %d threads, want 1", w.width);
+}
+
 /* A settled width is checked every 256 launches against twice and half
  * it, taken in turn; when the host changes, it follows. */
 Test(cpu_width, checks_follow_a_host_that_changed)
@@ -566,18 +627,50 @@ Test(cpu_width, a_kernel_keeps_its_last_four_sizes)
     amp__cpu_widths *t = amp__cpu_widths_new();
     cr_assert_not_null(t);
     bool timed;
+    const amp__cpu_handoff pool = AMP__CPU_HANDOFF_POOL;
     for (int64_t s = 1; s <= 4; ++s) {
-        cr_assert_eq(amp__cpu_widths_pick(t, s * 1000, 8, &timed), 8);
-        amp__cpu_widths_took(t, s * 1000, 8, 100);
+        cr_assert_eq(amp__cpu_widths_pick(t, s * 1000, pool, 8, &timed), 8);
+        amp__cpu_widths_took(t, s * 1000, pool, 8, 100);
     }
     for (int i = 0; i < AMP__CPU_WIDTH_SIZES; ++i) cr_assert_eq(t->w[i].timed, 1, "size %d", i + 1);
-    cr_assert_eq(amp__cpu_widths_pick(t, 5000, 8, &timed), 8);
+    cr_assert_eq(amp__cpu_widths_pick(t, 5000, pool, 8, &timed), 8);
     cr_assert_eq(t->points[0], 5000, "the oldest size's slot went to the new one");
     cr_assert_eq(t->w[0].timed, 0);
-    amp__cpu_widths_took(t, 1000, 8, 100); /* size 1000 is gone */
+    amp__cpu_widths_took(t, 1000, pool, 8, 100); /* size 1000 is gone */
     for (int i = 0; i < AMP__CPU_WIDTH_SIZES; ++i) cr_assert_eq(t->w[i].timed, i ? 1 : 0, "size slot %d", i);
     amp__cpu_widths_free(t);
     amp__cpu_widths_free(NULL);
+}
+
+/* Launches of one size handed to a replay team and to the pool are
+ * learned apart: a team's times never move the pool's width, nor the
+ * reverse (a team's hand-off is far cheaper, lib/cpu/cpu_run.c). */
+Test(cpu_width, a_teams_launches_are_learned_apart_from_the_pools)
+{
+    amp__cpu_widths *t = amp__cpu_widths_new();
+    cr_assert_not_null(t);
+    bool timed;
+    const amp__cpu_handoff pool = AMP__CPU_HANDOFF_POOL, team = AMP__CPU_HANDOFF_TEAM;
+    /* The team's search: 8 threads 1000 ns, 4 threads 900 (not a tenth
+     * off), 2 threads 2500 (twice 8's): it settles on 8. The pool's:
+     * 8 threads 1000, 4 threads 500, 2 threads 260, 1 thread 250 (not a
+     * tenth off): it settles on 2. */
+    const uint64_t team_ns[] = {1000, 900, 2500}, pool_ns[] = {1000, 500, 260, 250};
+    for (int stage = 0; stage < 4; ++stage)
+        for (int k = 0; k < AMP__CPU_WIDTH_TIMED; ++k) {
+            int pw = amp__cpu_widths_pick(t, 4096, pool, 8, &timed);
+            cr_assert(timed, "stage %d: the pool's launch is timed", stage);
+            cr_assert_eq(pw, 8 >> stage, "stage %d: the pool's width", stage);
+            amp__cpu_widths_took(t, 4096, pool, pw, pool_ns[stage]);
+            if (stage >= 3) continue;
+            int tw = amp__cpu_widths_pick(t, 4096, team, 8, &timed);
+            cr_assert(timed, "stage %d: the team's launch is timed", stage);
+            cr_assert_eq(tw, 8 >> stage, "stage %d: the team's width", stage);
+            amp__cpu_widths_took(t, 4096, team, tw, team_ns[stage]);
+        }
+    cr_assert_eq(amp__cpu_widths_pick(t, 4096, team, 8, &timed), 8, "the team settled on 8 threads");
+    cr_assert_eq(amp__cpu_widths_pick(t, 4096, pool, 8, &timed), 2, "the pool settled on 2 threads");
+    amp__cpu_widths_free(t);
 }
 
 /* ----------------------------------------------------------- storage lock */

@@ -54,6 +54,7 @@ static void amp__cpu_init(void)
                         ? AMP__CPU_SPIN_US_DEFAULT : 0;
     d->spin_us = amp__env_uint("AMP_CPU_SPIN_US", spin, 0, AMP__CPU_SPIN_US_MAX);
     d->learn_widths = amp__env_flag("AMP_CPU_LEARN_WIDTHS", true);
+    d->graph_team = amp__env_flag("AMP_CPU_GRAPH_TEAM", true);
 #ifdef HIPAMP_DEBUG_CHECKS_DEFAULT
     d->debug = true;
 #endif

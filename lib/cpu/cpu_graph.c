@@ -2,10 +2,11 @@
  *
  * How many threads a replayed launch runs on is learned from its times,
  * as a direct launch's is, and in the same place: its kernel's widths for
- * its size (cpu_width.c, cpu_run.c), so a graph recorded after direct
- * launches starts on the width they found, and a graph's many launches of
- * one kernel and size (a chain of 1000) search together, within the first
- * replay, where one search each took 12 replays. A launch of at most
+ * its size and hand-off (cpu_width.c, cpu_run.c), so a graph replayed
+ * without a team after direct launches starts on the width they found,
+ * and a graph's many launches of one kernel and size (a chain of 1000)
+ * search together, within the first replay, where one search each took
+ * 12 replays. A launch of at most
  * AMP__CPU_GRAPH_ALONE_POINTS (262144; AMP_CPU_GRAPH_ALONE sets it) index
  * points learns; a bigger one runs on every thread. Waking a pool thread
  * and waiting for it to leave the job costs microseconds (2 us on this
@@ -18,8 +19,13 @@
  * (bench/results/2026-11-26-session29-h100.md).
  * Until session 35 a replay searched upwards from alone while direct
  * launches ran on every thread, and its 1.2x to 1.8x over direct launches
- * came from that alone; with both learning, it saves the set-up it skips
- * (bench/results/2026-11-27-session35-h100.md). */
+ * came from that alone; with both learning, it saved the set-up it skips
+ * (bench/results/2026-11-27-session35-h100.md).
+ * Where the pool's threads spin, a replay of two launches or more hands
+ * them to a team of pool threads engaged for its whole length (cpu_run.c
+ * says how and what it gained), sized to the widest launch the replay
+ * before asked for; its launches learn their widths apart from direct
+ * launches (cpu_width.c). */
 #include "cpu_internal.h"
 
 #include <stdlib.h>
@@ -37,12 +43,21 @@ typedef struct amp__cpu_gnode {
 struct amp__cpu_graph {
     amp__cpu_gnode *nodes;
     size_t n, cap;
+    size_t njobs;
+    amp__cpu_team *team; /* its replays' (they never overlap) */
+    int team_size;       /* the next replay's team, 0: every thread */
 };
 
 amp_status amp__cpu_graph_new(amp__cpu_graph **out)
 {
-    *out = calloc(1, sizeof **out);
-    return *out ? AMP_OK : amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for a graph");
+    amp__cpu_graph *g = calloc(1, sizeof *g);
+    if (!g) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for a graph");
+    if (!(g->team = amp__cpu_team_new())) {
+        free(g);
+        return AMP_ERROR_OUT_OF_MEMORY;
+    }
+    *out = g;
+    return AMP_OK;
 }
 
 static amp_status amp__cpu_graph_grow(amp__cpu_graph *g)
@@ -67,6 +82,7 @@ amp_status amp__cpu_graph_add_launch(amp__cpu_device *d, amp__cpu_graph *g, cons
      * learned width (the file's comment). */
     bool small = amp__cpu_job_points(j) <= (int64_t)d->graph_alone_points;
     g->nodes[g->n++] = (amp__cpu_gnode){.job = j, .learn = small};
+    g->njobs++;
     return AMP_OK;
 }
 
@@ -84,28 +100,39 @@ size_t amp__cpu_graph_size(const amp__cpu_graph *g) { return g ? g->n : 0; }
 
 amp_status amp__cpu_graph_run(amp__cpu_device *d, amp__cpu_graph *g, uint64_t *node_ns)
 {
-    for (size_t i = 0; i < g->n; ++i) {
+    /* A team pays where pool threads spin (they wait for the next launch
+     * that way) and a replay has launches to hand them. */
+    amp__cpu_team *team = d->graph_team && d->spin_us && d->nthreads > 1 && g->njobs > 1 ? g->team : NULL;
+    amp_status st = AMP_OK;
+    if (team && (st = amp__cpu_team_begin(d, team, g->team_size ? g->team_size : d->nthreads)) != AMP_OK)
+        return st;
+    for (size_t i = 0; i < g->n && st == AMP_OK; ++i) {
         amp__cpu_gnode *x = &g->nodes[i];
-        amp_status st = AMP_OK;
         if (node_ns) node_ns[2 * i] = amp__now_ns();
-        if (x->job) {
-            amp__cpu_job_rearm(x->job);
-            st = x->learn ? amp__cpu_job_run_learning(d, x->job) : amp__cpu_job_run_on(d, x->job, 0);
-        } else {
+        if (!x->job) {
             amp__cpu_copy_bytes(&x->copy);
+        } else {
+            amp__cpu_job_rearm(x->job);
+            if (x->learn)
+                st = amp__cpu_job_run_learning(d, x->job, team);
+            else if (team)
+                st = amp__cpu_team_run(d, team, x->job, amp__cpu_team_width(team, 0));
+            else
+                st = amp__cpu_job_run_on(d, x->job, 0);
         }
         if (node_ns) node_ns[2 * i + 1] = amp__now_ns();
         /* A failure ends the replay: the commands after it would read its
          * results. */
-        if (st != AMP_OK) return st;
     }
-    return AMP_OK;
+    if (team) g->team_size = amp__cpu_team_end(team);
+    return st;
 }
 
 void amp__cpu_graph_free(amp__cpu_graph *g)
 {
     if (!g) return;
     for (size_t i = 0; i < g->n; ++i) amp__cpu_job_free(g->nodes[i].job);
+    amp__cpu_team_free(g->team);
     free(g->nodes);
     free(g);
 }

@@ -105,6 +105,10 @@ typedef struct amp__cpu_device {
      * width learned for their kernel and size (AMP_CPU_LEARN_WIDTHS;
      * cpu_run.c), else on every thread. */
     bool learn_widths;
+    /* A graph's replay hands its launches to a team of pool threads
+     * engaged for the whole replay (AMP_CPU_GRAPH_TEAM; cpu_run.c), else
+     * publishes each to the pool as a direct launch does. */
+    bool graph_team;
 } amp__cpu_device;
 
 /* Compiler discovery (cpu_compile.c): fills cxx, available, reason and the
@@ -137,20 +141,27 @@ typedef struct amp__cpu_inflight {
 typedef struct amp__cpu_width {
     int width;      /* threads the next launch runs on, 1 (alone) to the pool's */
     bool settled;   /* the search is over */
+    bool all;       /* it searches every halving (amp__cpu_width_down_all) */
     int timed;      /* launches timed at this width */
     uint64_t best;  /* the fastest of them, ns */
-    int prev_width; /* the width searched before (0: none, so never checked) and its fastest */
+    int prev_width; /* the width searched before (all: the fastest so far; 0: none, so
+                       never checked) and its fastest */
     uint64_t prev_best;
     /* A settled width's checks: launches since the last; during one
-     * (ncand > 0) the widths tried, cand[0] the settled one, the fastest
-     * launch at each, and the launches of the check so far. */
+     * (ncand > 0) the widths tried (cand[0] the settled one, then twice
+     * and half it, and a team's alone), the fastest launch at each, and
+     * the launches of the check so far. */
     int since;
     int ncand, step;
-    int cand[3];
-    uint64_t cand_best[3];
+    int cand[4];
+    uint64_t cand_best[4];
 } amp__cpu_width;
-/* A search down from `threads` (the pool's, the launching one included). */
+/* A search down from `threads` (the pool's, the launching one included),
+ * halving while half the threads take a tenth off. */
 amp__cpu_width amp__cpu_width_down(int threads);
+/* The same through every halving down to alone, keeping the fastest
+ * (stopping where a width took twice its time): a replay team's. */
+amp__cpu_width amp__cpu_width_down_all(int threads);
 /* The width the next launch runs on, and whether to time it (then pass
  * its time to amp__cpu_width_took, with the width it ran on: a time taken
  * at another width than the one asked for, as when two threads launch
@@ -160,23 +171,28 @@ int amp__cpu_width_pick(amp__cpu_width *w, int threads, bool *timed);
 void amp__cpu_width_took(amp__cpu_width *w, int width, uint64_t ns);
 
 /* A kernel's launches, direct and replayed: the widths of its last
- * AMP__CPU_WIDTH_SIZES launch sizes (index points). Direct launches of
- * more than AMP__CPU_WIDTH_POINTS points run on every thread unlearned:
- * their work outweighs the pool's cost (cpu_run.c); a graph's, of more
- * than d->graph_alone_points. */
+ * AMP__CPU_WIDTH_SIZES launch sizes (index points) and hand-offs. Direct
+ * launches of more than AMP__CPU_WIDTH_POINTS points run on every thread
+ * unlearned: their work outweighs the pool's cost (cpu_run.c); a
+ * graph's, of more than d->graph_alone_points.
+ * A launch handed to a replay team costs a thread far less than one
+ * published to the pool, so more threads can pay: the two are learned
+ * apart. */
 #define AMP__CPU_WIDTH_POINTS 262144
 enum { AMP__CPU_WIDTH_SIZES = 4 };
+typedef enum { AMP__CPU_HANDOFF_POOL, AMP__CPU_HANDOFF_TEAM } amp__cpu_handoff;
 typedef struct amp__cpu_widths {
     pthread_mutex_t mu; /* leaf */
     int64_t points[AMP__CPU_WIDTH_SIZES]; /* 0: a free slot */
+    amp__cpu_handoff how[AMP__CPU_WIDTH_SIZES];
     amp__cpu_width w[AMP__CPU_WIDTH_SIZES];
     int next; /* the slot a new size takes (the oldest) */
 } amp__cpu_widths;
 /* NULL without memory (amp__fail says so). */
 amp__cpu_widths *amp__cpu_widths_new(void);
 void amp__cpu_widths_free(amp__cpu_widths *t);
-int amp__cpu_widths_pick(amp__cpu_widths *t, int64_t points, int threads, bool *timed);
-void amp__cpu_widths_took(amp__cpu_widths *t, int64_t points, int width, uint64_t ns);
+int amp__cpu_widths_pick(amp__cpu_widths *t, int64_t points, amp__cpu_handoff how, int threads, bool *timed);
+void amp__cpu_widths_took(amp__cpu_widths *t, int64_t points, amp__cpu_handoff how, int width, uint64_t ns);
 
 typedef struct amp__cpu_kernel {
     amp__cpu_entry_fn entry;
@@ -195,6 +211,10 @@ typedef struct amp__cpu_kernel {
  * A job is one launch. Several run at once (launches from different threads,
  * and each queue's thread), sharing the pool's threads. */
 typedef struct amp__cpu_job amp__cpu_job;
+/* A replay team (cpu_run.c): pool threads engaged for a graph's whole
+ * replay, each launch handed to them without the pool's lock. One replay
+ * at a time uses a team; NULL where a function takes one: no team. */
+typedef struct amp__cpu_team amp__cpu_team;
 /* A job for a queue's thread (it runs after the call that made it
  * returns): it keeps a copy of the argument pack, refers to the kernel's
  * name and signature, and holds the kernel's module in flight. About 350
@@ -214,7 +234,20 @@ amp_status amp__cpu_job_run_on(amp__cpu_device *d, amp__cpu_job *j, int width);
  * launch of at most AMP__CPU_WIDTH_POINTS points (unless
  * AMP_CPU_LEARN_WIDTHS=0), and a graph's replay for one of at most
  * d->graph_alone_points. */
-amp_status amp__cpu_job_run_learning(amp__cpu_device *d, amp__cpu_job *j);
+amp_status amp__cpu_job_run_learning(amp__cpu_device *d, amp__cpu_job *j, amp__cpu_team *team);
+/* NULL without memory (amp__fail says so). */
+amp__cpu_team *amp__cpu_team_new(void);
+void amp__cpu_team_free(amp__cpu_team *t);
+/* Engage up to size - 1 pool threads (the replaying thread is the
+ * team's first) until amp__cpu_team_end, which returns the widest launch
+ * asked for meanwhile (the next replay's size). Threads come as they are
+ * free: any number, none included, and a launch runs whole whoever came. */
+amp_status amp__cpu_team_begin(amp__cpu_device *d, amp__cpu_team *t, int size);
+int amp__cpu_team_end(amp__cpu_team *t);
+/* The width a launch asking for `width` threads (0: every thread) runs
+ * on in t, its size at most; amp__cpu_team_run runs j on that many. */
+int amp__cpu_team_width(amp__cpu_team *t, int width);
+amp_status amp__cpu_team_run(amp__cpu_device *d, amp__cpu_team *t, amp__cpu_job *j, int width);
 /* The index points j runs (work-items: tiles times a tile's threads). */
 int64_t amp__cpu_job_points(const amp__cpu_job *j);
 void amp__cpu_job_free(amp__cpu_job *j);
@@ -252,17 +285,18 @@ void amp__cpu_event_release(void *dev, void *event);
 /* ------------------------------------------- launch graphs (cpu_graph.c)
  * A replay list: launches recorded on a queue (graph_begin..graph_end,
  * backend.h) as jobs set up once, copies as their bytes; a replay runs
- * them in order (a job may run any number of times), small launches on
- * the replaying thread alone (d->graph_alone_points; cpu_graph.c). */
+ * them in order (a job may run any number of times), on a team of pool
+ * threads engaged for the replay where they spin (d->graph_team,
+ * cpu_run.c), small launches on their learned width
+ * (d->graph_alone_points; cpu_graph.c). */
 typedef struct amp__cpu_graph amp__cpu_graph;
 amp_status amp__cpu_graph_new(amp__cpu_graph **out);
 amp_status amp__cpu_graph_add_launch(amp__cpu_device *d, amp__cpu_graph *g, const amp__cpu_kernel *k,
                                      const amp__launch *l);
 amp_status amp__cpu_graph_add_copy(amp__cpu_graph *g, const amp__copy *c);
 size_t amp__cpu_graph_size(const amp__cpu_graph *g);
-/* Run every command in order on the calling thread (and the pool for the
- * launches that are not small); the
- * first failure ends the replay and is its status. node_ns (may be NULL):
+/* Run every command in order on the calling thread and the pool (or the
+ * replay's team); the first failure ends the replay and is its status. node_ns (may be NULL):
  * each command's start and end (backend.h). */
 amp_status amp__cpu_graph_run(amp__cpu_device *d, amp__cpu_graph *g, uint64_t *node_ns);
 void amp__cpu_graph_free(amp__cpu_graph *g);

@@ -3,6 +3,7 @@
 #include "lock.h"
 #include "signature.h"
 
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -39,6 +40,11 @@ struct amp__cpu_job {
                                 module's, which outlives the job), the pack after the job */
     amp__cpu_inflight *inflight; /* its module's count (queued jobs) */
     amp__cpu_widths *widths;     /* its kernel's launch widths (cpu_width.c) */
+    amp__cpu_team *team;         /* a replay team's recruiting job: its chunks are member ranks */
+    /* A launch on a team: its work in nparts blocks, the rank's own first
+     * (amp__cpu_take_part); NULL: one counter, next. */
+    struct amp__cpu_part *parts;
+    int nparts;
     int64_t total; /* simple: work-items; tiled: tiles */
     int64_t min_chunk;
     int nthreads;  /* threads that may take chunks */
@@ -59,6 +65,7 @@ struct amp__cpu_job {
  * reused. */
 struct amp__cpu_worker {
     amp__cpu_job *job;
+    int rank; /* in the replay team it is in (0: its leader) */
     amp__cpu_fiber **fibers; /* each allocated alone: a parked context's address stays */
     int nfibers; /* fibers with a stack */
     amp__cpu_ctx main; /* the thread's own context while its fibers run */
@@ -463,6 +470,44 @@ static bool amp__cpu_take(amp__cpu_job *j, int64_t *b, int64_t *e)
     }
 }
 
+/* A team launch's block of work: [next, end), taken from the front. Each
+ * on a line of its own. */
+typedef struct amp__cpu_part {
+    _Alignas(64) _Atomic int64_t next;
+    int64_t end;
+} amp__cpu_part;
+
+/* A team launch's next chunk for the member of this rank: from its own
+ * block first, half of what is left of it at a time (never below
+ * min_chunk), then from the others' in turn. Block b is the same index
+ * range at every launch of a width, and a replay's launches mostly run
+ * over the same arrays by the same index, so a member finds its block's
+ * data in its own core's cache, where one shared counter hands each
+ * thread other data at every launch (the replay team's comment). */
+static bool amp__cpu_take_part(amp__cpu_job *j, int rank, int64_t *b, int64_t *e)
+{
+    for (int k = 0; k < j->nparts; ++k) {
+        amp__cpu_part *p = &j->parts[(rank + k) % j->nparts];
+        int64_t c = atomic_load_explicit(&p->next, memory_order_relaxed);
+        while (c < p->end) {
+            int64_t rem = p->end - c, sz = rem / 2 > j->min_chunk ? rem / 2 : j->min_chunk;
+            if (sz > rem) sz = rem;
+            if (atomic_compare_exchange_weak_explicit(&p->next, &c, c + sz, memory_order_relaxed,
+                                                      memory_order_relaxed)) {
+                *b = c;
+                *e = c + sz;
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+static bool amp__cpu_next_chunk(amp__cpu_job *j, amp__cpu_worker *w, int64_t *b, int64_t *e)
+{
+    return j->parts ? amp__cpu_take_part(j, w->rank, b, e) : amp__cpu_take(j, b, e);
+}
+
 /* Runs on the worker's loop stack: the tiles of w->tiles_item, then back,
  * parking there until the next chunk (as fibers do). */
 static void amp__cpu_tiles_main(void *arg)
@@ -488,8 +533,14 @@ static void amp__cpu_run_tiles(amp__cpu_job *j, amp__cpu_worker *w, int64_t c, i
     w->in_tiles = false;
 }
 
+static void amp__cpu_team_member(amp__cpu_job *recruit, amp__cpu_worker *w, size_t stack_size);
+
 static void amp__cpu_run_chunks(amp__cpu_job *j, amp__cpu_worker *w, size_t stack_size)
 {
+    if (j->team) {
+        amp__cpu_team_member(j, w, stack_size);
+        return;
+    }
     w->job = j;
     /* Slot 0 runs on whichever thread launches: its context is that
      * thread's (the tools relearn it). */
@@ -503,7 +554,7 @@ static void amp__cpu_run_chunks(amp__cpu_job *j, amp__cpu_worker *w, size_t stac
             }
         }
         int64_t c, e;
-        while (!atomic_load_explicit(&j->stop, memory_order_relaxed) && amp__cpu_take(j, &c, &e))
+        while (!atomic_load_explicit(&j->stop, memory_order_relaxed) && amp__cpu_next_chunk(j, w, &c, &e))
             amp__cpu_run_tiles(j, w, c, e);
         return;
     }
@@ -518,7 +569,7 @@ static void amp__cpu_run_chunks(amp__cpu_job *j, amp__cpu_worker *w, size_t stac
     for (;;) {
         if (atomic_load_explicit(&j->stop, memory_order_relaxed)) break;
         int64_t c, e;
-        if (!amp__cpu_take(j, &c, &e)) break;
+        if (!amp__cpu_next_chunk(j, w, &c, &e)) break;
         if (!j->launch.tiled) {
             amp__cpu_item it = {.launch = &j->launch, .begin = c, .end = e, .worker = w};
             j->entry(&it);
@@ -542,13 +593,19 @@ static void amp__cpu_run_chunks(amp__cpu_job *j, amp__cpu_worker *w, size_t stac
  * processes, or more threads than cores), and a spinner delays them, the
  * threads of its own launch included. Then no thread of the pool spins for
  * AMP__CPU_SPIN_OFF_NS (pool.spin_off_until): they sleep at once, as with
- * AMP_CPU_SPIN_US=0. */
+ * AMP_CPU_SPIN_US=0.
+ * A replay team's member (own) is a spinner apart: descheduled, it leaves
+ * the team, and only it; and the pool's spinning being off does not end
+ * its wait. On the shared 16-vCPU host of the GPU machines a spinner finds
+ * itself descheduled every few milliseconds, which turned spinning off
+ * for most of a replay's launches and emptied its team. */
 enum { AMP__CPU_SPIN_POLLS = 64 };
 #define AMP__CPU_SPIN_PREEMPTED_NS 50000u
 #define AMP__CPU_SPIN_OFF_NS 50000000u
 typedef struct {
     uint64_t ns, deadline, last; /* deadline 0: no clock read yet */
     unsigned polls;
+    bool own; /* a team member's wait */
 } amp__cpu_spin;
 
 static bool amp__cpu_spin_more(amp__cpu_spin *s)
@@ -559,11 +616,13 @@ static bool amp__cpu_spin_more(amp__cpu_spin *s)
     if (!s->deadline) {
         s->deadline = now + s->ns;
     } else if (now - s->last > AMP__CPU_SPIN_PREEMPTED_NS) {
-        atomic_store_explicit(&amp__cpu_pool.spin_off_until, now + AMP__CPU_SPIN_OFF_NS, memory_order_relaxed);
+        if (!s->own)
+            atomic_store_explicit(&amp__cpu_pool.spin_off_until, now + AMP__CPU_SPIN_OFF_NS, memory_order_relaxed);
         return false;
     }
     s->last = now;
-    return now < s->deadline && now >= atomic_load_explicit(&amp__cpu_pool.spin_off_until, memory_order_relaxed);
+    return now < s->deadline &&
+           (s->own || now >= atomic_load_explicit(&amp__cpu_pool.spin_off_until, memory_order_relaxed));
 }
 
 /* mu for a pool thread that spun: the spinners that saw a publish all want
@@ -851,6 +910,32 @@ void amp__cpu_job_rearm(amp__cpu_job *j)
 
 int64_t amp__cpu_job_points(const amp__cpu_job *j) { return j->total * j->launch.tile_threads; }
 
+/* Put j in the pool's table for up to nwake pool threads to join (busy
+ * threads find it when they finish theirs); false with the table full:
+ * the caller runs it alone. */
+static bool amp__cpu_job_publish(amp__cpu_job *j, int64_t nwake)
+{
+    bool published = false;
+    pthread_mutex_lock(&amp__cpu_pool.mu);
+    if (amp__cpu_pool.njobs < AMP__CPU_MAX_JOBS) {
+        amp__cpu_pool.jobs[amp__cpu_pool.njobs++] = j;
+        published = true;
+        atomic_store_explicit(&amp__cpu_pool.published,
+                              atomic_load_explicit(&amp__cpu_pool.published, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
+        /* Spinners will pick the job: wake only the sleepers needed
+         * beyond them, and make no call when none sleeps. */
+        nwake -= amp__cpu_pool.spinners;
+        if (nwake >= amp__cpu_pool.sleepers && amp__cpu_pool.sleepers > 0)
+            pthread_cond_broadcast(&amp__cpu_pool.work);
+        else
+            for (int64_t i = 0; i < nwake && i < amp__cpu_pool.sleepers; ++i)
+                pthread_cond_signal(&amp__cpu_pool.work);
+    }
+    pthread_mutex_unlock(&amp__cpu_pool.mu);
+    return published;
+}
+
 /* Published job j, every chunk of which is taken: out of the table (no
  * thread enters it again, so refs only falls), then wait for the threads
  * still inside it, spinning first (the pool's comment): their last chunks
@@ -880,56 +965,245 @@ static void amp__cpu_job_close(amp__cpu_job *j)
     pthread_mutex_unlock(&amp__cpu_pool.mu);
 }
 
-amp_status amp__cpu_job_run_on(amp__cpu_device *d, amp__cpu_job *j, int width)
+/* The calling thread's slot, the pool started. */
+static amp_status amp__cpu_launcher(amp__cpu_device *d, amp__cpu_worker **me)
 {
-    amp_status st = AMP_OK;
     pthread_once(&amp__cpu_pool.once, amp__cpu_pool_once);
-    if ((st = amp__cpu_pool_start(d)) != AMP_OK) return st;
-    amp__cpu_worker *me = amp__cpu_my_worker();
-    if (!me) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for a launching thread's state");
-    int nt = amp__cpu_pool.started + 1;
-    if (width > 0 && width < nt) nt = width;
-    bool alone = nt == 1;
-    /* Simple launches take at least 256 work-items a chunk so the counter
-     * stays off the profile (amp__cpu_take), and alone all of them in one;
-     * tiles go one at a time at the end. */
-    int64_t chunk = j->launch.tiled ? 1 : alone ? (j->total > 256 ? j->total : 256) : 256;
+    amp_status st = amp__cpu_pool_start(d);
+    if (st != AMP_OK) return st;
+    if (!(*me = amp__cpu_my_worker()))
+        return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for a launching thread's state");
+    return AMP_OK;
+}
+
+/* j made ready to run on nt threads (the launcher's included); its chunks.
+ * Simple launches take at least 256 work-items a chunk so the counter
+ * stays off the profile (amp__cpu_take), and alone all of them in one;
+ * tiles go one at a time at the end. */
+static int64_t amp__cpu_job_arm(amp__cpu_job *j, int nt)
+{
+    int64_t chunk = j->launch.tiled ? 1 : nt == 1 ? (j->total > 256 ? j->total : 256) : 256;
     j->min_chunk = chunk;
     j->nthreads = nt;
     atomic_init(&j->next, 0);
     atomic_init(&j->stop, 0);
-    int64_t nchunks = (j->total + chunk - 1) / chunk;
-    bool published = false;
-    if (nt > 1 && nchunks > 1) {
-        /* Wake only as many threads as there are chunks beyond the caller's
-         * first: small launches do not stampede every thread onto mu. Busy
-         * threads find the job when they finish theirs. With the table full
-         * the caller runs the job alone. */
-        int64_t nwake = nchunks - 1 < nt - 1 ? nchunks - 1 : nt - 1;
-        pthread_mutex_lock(&amp__cpu_pool.mu);
-        if (amp__cpu_pool.njobs < AMP__CPU_MAX_JOBS) {
-            amp__cpu_pool.jobs[amp__cpu_pool.njobs++] = j;
-            published = true;
-            atomic_store_explicit(&amp__cpu_pool.published,
-                                  atomic_load_explicit(&amp__cpu_pool.published, memory_order_relaxed) + 1,
-                                  memory_order_relaxed);
-            /* Spinners will pick the job: wake only the sleepers needed
-             * beyond them, and make no call when none sleeps. */
-            nwake -= amp__cpu_pool.spinners;
-            if (nwake >= amp__cpu_pool.sleepers && amp__cpu_pool.sleepers > 0)
-                pthread_cond_broadcast(&amp__cpu_pool.work);
-            else
-                for (int64_t i = 0; i < nwake && i < amp__cpu_pool.sleepers; ++i)
-                    pthread_cond_signal(&amp__cpu_pool.work);
-        }
-        pthread_mutex_unlock(&amp__cpu_pool.mu);
-    }
-    amp__cpu_run_chunks(j, me, d->stack_size);
-    me->job = NULL;
-    if (published) amp__cpu_job_close(j);
+    return (j->total + chunk - 1) / chunk;
+}
+
+/* j's own status, moved to the calling thread's last error. */
+static amp_status amp__cpu_job_status(amp__cpu_job *j)
+{
     if (j->status != AMP_OK)
         return amp__fail(j->status, "%s", j->msg ? j->msg : "the launch failed (no memory for its message)");
     return AMP_OK;
+}
+
+amp_status amp__cpu_job_run_on(amp__cpu_device *d, amp__cpu_job *j, int width)
+{
+    amp__cpu_worker *me;
+    amp_status st = amp__cpu_launcher(d, &me);
+    if (st != AMP_OK) return st;
+    int nt = amp__cpu_pool.started + 1;
+    if (width > 0 && width < nt) nt = width;
+    int64_t nchunks = amp__cpu_job_arm(j, nt);
+    bool published = false;
+    /* Wake only as many threads as there are chunks beyond the caller's
+     * first: small launches do not stampede every thread onto mu. */
+    if (nt > 1 && nchunks > 1) published = amp__cpu_job_publish(j, nchunks - 1 < nt - 1 ? nchunks - 1 : nt - 1);
+    amp__cpu_run_chunks(j, me, d->stack_size);
+    me->job = NULL;
+    if (published) amp__cpu_job_close(j);
+    return amp__cpu_job_status(j);
+}
+
+/* ------------------------------------------------------------ replay team
+ * A graph's replay hands its launches to a team of pool threads engaged
+ * for the whole replay, where a direct launch publishes each to the pool:
+ * between two launches a member spins on the team's generation, without
+ * the pool's lock, and joins the next launch as soon as it opens; the
+ * replaying thread (rank 0) opens a launch with one store and waits for
+ * the members inside it on one counter. The pool's way costs each launch
+ * the lock four times a thread (publish, pick, leave, close) and a
+ * sleeping thread's wake-up.
+ * Members are recruited through the pool: a job whose chunks are ranks
+ * 1..size-1 (amp__cpu_team_member) is published for the replay's life.
+ * Any number of them may come, none included: a launch's work is cut into
+ * one block a rank, and whoever is inside takes chunks from its own block
+ * and then from the others' (amp__cpu_take_part), so the leader alone
+ * finishes what nobody joins. A member leaves when the team ends, and
+ * when it has waited spin_ns for a launch (the leader is running
+ * something long alone, or the member was descheduled:
+ * amp__cpu_spin_more).
+ * What it gained, on the shared 16-vCPU host of the GPU machines (the CG
+ * iteration of bench/graph_work.c, 7 launches over 65536 points,
+ * bench/results/2026-11-27-session36-h100.md): with the hand-off alone,
+ * launches of 65536 floats took 18 to 30 us on 8 to 16 threads, where
+ * their work is 2 to 4 us a thread, and the iteration replayed 1.15x to
+ * 1.20x faster than direct launches; with the blocks, which keep each
+ * member on the same index range at every launch and so on data its own
+ * core's cache holds, 9 to 12 us, and 1.56x to 1.76x.
+ * Invariants (gen: even closed, odd a launch open; inside: members inside
+ * the open launch):
+ * - A member enters by incrementing inside, then reads gen again (both
+ *   sequentially consistent); the leader closes by storing gen, then reads
+ *   inside (likewise). So either the leader sees the member inside and
+ *   waits for it, or the member sees the launch closed and leaves it
+ *   untouched. After closing, the leader waits until inside is 0 (acquire:
+ *   the members' writes are seen) before it touches the job or the team
+ *   again, so a member inside reads a job that does not change.
+ * - The job and its width are read by a member only once inside. */
+struct amp__cpu_team {
+    amp__cpu_job recruit; /* published while the team is engaged (amp__cpu_team_begin..end) */
+    size_t stack_size;
+    uint64_t spin_ns;
+    int size;               /* threads the team may have, the leader included */
+    int wanted;             /* the widest launch asked for since begin */
+    amp__cpu_job *job;      /* the open launch: written only while inside is 0 */
+    amp__cpu_part *parts;   /* its blocks (amp__cpu_take_part), room for size */
+    int nparts_cap;
+    atomic_bool end;
+    /* Each on a line of its own: members poll gen, and the entries and
+     * exits of a launch's members would take it from them. */
+    _Alignas(64) atomic_uint gen;
+    _Alignas(64) atomic_int inside;
+    char pad[64 - sizeof(atomic_int)];
+};
+
+amp__cpu_team *amp__cpu_team_new(void)
+{
+    /* Its lines apart (the struct's comment): aligned as declared. */
+    amp__cpu_team *t = aligned_alloc(_Alignof(amp__cpu_team), sizeof *t);
+    if (t) memset(t, 0, sizeof *t);
+    if (!t) {
+        amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for a replay team");
+        return NULL;
+    }
+    pthread_mutex_init(&t->recruit.err_lock, NULL);
+    t->recruit.team = t;
+    return t;
+}
+
+void amp__cpu_team_free(amp__cpu_team *t)
+{
+    if (!t) return;
+    free(t->parts);
+    amp__cpu_job_fini(&t->recruit);
+    free(t);
+}
+
+/* A pool thread that picked t's recruiting job: a member until the team
+ * ends or no launch opens within spin_ns (the section's comment). */
+static void amp__cpu_team_member(amp__cpu_job *recruit, amp__cpu_worker *w, size_t stack_size)
+{
+    amp__cpu_team *t = recruit->team;
+    int rank = 1 + (int)atomic_fetch_add_explicit(&recruit->next, 1, memory_order_relaxed);
+    if (rank >= t->size) return;
+    w->rank = rank;
+    /* Even: a launch open now is joined. */
+    unsigned seen = atomic_load_explicit(&t->gen, memory_order_relaxed) & ~1u;
+    amp__cpu_spin sp = {.ns = t->spin_ns, .own = true};
+    while (!atomic_load_explicit(&t->end, memory_order_relaxed)) {
+        unsigned g = atomic_load_explicit(&t->gen, memory_order_relaxed);
+        if (g == seen || !(g & 1)) {
+            if (!amp__cpu_spin_more(&sp)) return;
+            continue;
+        }
+        seen = g;
+        atomic_fetch_add(&t->inside, 1);
+        if (atomic_load(&t->gen) == g && rank < t->job->nthreads) {
+            amp__cpu_run_chunks(t->job, w, stack_size);
+            w->job = NULL;
+        }
+        atomic_fetch_sub_explicit(&t->inside, 1, memory_order_release);
+        sp = (amp__cpu_spin){.ns = t->spin_ns, .own = true};
+    }
+}
+
+amp_status amp__cpu_team_begin(amp__cpu_device *d, amp__cpu_team *t, int size)
+{
+    amp__cpu_worker *me;
+    amp_status st = amp__cpu_launcher(d, &me);
+    if (st != AMP_OK) return st;
+    if (size > amp__cpu_pool.started + 1) size = amp__cpu_pool.started + 1;
+    if (size > t->nparts_cap) {
+        /* Without memory for its blocks the replay runs without members:
+         * a team is worth no failure. */
+        amp__cpu_part *p = aligned_alloc(_Alignof(amp__cpu_part), (size_t)size * sizeof *p);
+        if (p) {
+            free(t->parts);
+            t->parts = p;
+            t->nparts_cap = size;
+        } else {
+            size = 1;
+        }
+    }
+    me->rank = 0;
+    t->size = size;
+    t->wanted = 1;
+    t->stack_size = d->stack_size;
+    t->spin_ns = amp__cpu_pool.spin_ns;
+    t->job = NULL;
+    atomic_init(&t->gen, 0);
+    atomic_init(&t->inside, 0);
+    atomic_init(&t->end, false);
+    /* Ranks 1..size-1, one a member: pick lets size - 1 threads in. */
+    t->recruit.total = size - 1;
+    t->recruit.nthreads = size;
+    amp__cpu_job_rearm(&t->recruit);
+    atomic_init(&t->recruit.next, 0);
+    atomic_init(&t->recruit.stop, 0);
+    atomic_init(&t->recruit.refs, 0);
+    if (size > 1 && t->spin_ns && !amp__cpu_job_publish(&t->recruit, size - 1)) t->size = 1;
+    return AMP_OK;
+}
+
+int amp__cpu_team_end(amp__cpu_team *t)
+{
+    atomic_store_explicit(&t->end, true, memory_order_relaxed);
+    if (t->size > 1 && t->spin_ns) amp__cpu_job_close(&t->recruit);
+    return t->wanted;
+}
+
+int amp__cpu_team_width(amp__cpu_team *t, int width)
+{
+    int nt = width > 0 && width < amp__cpu_pool.started + 1 ? width : amp__cpu_pool.started + 1;
+    if (nt > t->wanted) t->wanted = nt;
+    return nt < t->size ? nt : t->size;
+}
+
+amp_status amp__cpu_team_run(amp__cpu_device *d, amp__cpu_team *t, amp__cpu_job *j, int nt)
+{
+    amp__cpu_worker *me = amp__cpu_my_worker(); /* made by amp__cpu_team_begin */
+    int64_t nchunks = amp__cpu_job_arm(j, nt);
+    if (nt == 1 || nchunks == 1) {
+        amp__cpu_run_chunks(j, me, d->stack_size);
+        me->job = NULL;
+        return amp__cpu_job_status(j);
+    }
+    /* Blocks of whole cache lines of floats where the work-items are
+     * index points. */
+    int64_t per = (j->total + nt - 1) / nt;
+    if (!j->launch.tiled) per = (per + 63) / 64 * 64;
+    for (int b = 0; b < nt; ++b) {
+        int64_t from = b * per < j->total ? b * per : j->total;
+        atomic_init(&t->parts[b].next, from);
+        t->parts[b].end = from + per < j->total ? from + per : j->total;
+    }
+    j->parts = t->parts;
+    j->nparts = nt;
+    t->job = j;
+    unsigned g = atomic_load_explicit(&t->gen, memory_order_relaxed);
+    /* Release: a member that sees the launch open sees j armed. */
+    atomic_store_explicit(&t->gen, g + 1, memory_order_release);
+    amp__cpu_run_chunks(j, me, d->stack_size);
+    me->job = NULL;
+    atomic_store(&t->gen, g + 2);
+    /* Members inside run what is left of their last chunks: short. */
+    amp__cpu_spin sp = {.ns = t->spin_ns, .own = true};
+    while (atomic_load(&t->inside) > 0)
+        if (!amp__cpu_spin_more(&sp)) sched_yield();
+    j->parts = NULL;
+    return amp__cpu_job_status(j);
 }
 
 /* A direct launch runs on the width its kernel learned for its size
@@ -945,21 +1219,26 @@ amp_status amp__cpu_job_run_on(amp__cpu_device *d, amp__cpu_job *j, int width)
  * its 1.3x to 1.8x over direct launches that way, not from the set-up it
  * skips. Above AMP__CPU_WIDTH_POINTS points a launch's work outweighs
  * the pool's cost, and it runs on every thread unlearned. */
-amp_status amp__cpu_job_run_learning(amp__cpu_device *d, amp__cpu_job *j)
+amp_status amp__cpu_job_run_learning(amp__cpu_device *d, amp__cpu_job *j, amp__cpu_team *team)
 {
     int64_t points = amp__cpu_job_points(j);
     if (d->nthreads < 2) return amp__cpu_job_run_on(d, j, 0);
     bool timed;
-    int width = amp__cpu_widths_pick(j->widths, points, d->nthreads, &timed);
+    amp__cpu_handoff how = team ? AMP__CPU_HANDOFF_TEAM : AMP__CPU_HANDOFF_POOL;
+    int width = amp__cpu_widths_pick(j->widths, points, how, d->nthreads, &timed);
+    /* A team narrower than the width asked for runs the launch on all of
+     * it; the time, taken at another width, is not counted, and the next
+     * replay's team is wide enough (amp__cpu_team_end). */
+    if (team) width = amp__cpu_team_width(team, width);
     uint64_t t0 = timed ? amp__now_ns() : 0;
-    amp_status st = amp__cpu_job_run_on(d, j, width);
-    if (timed && st == AMP_OK) amp__cpu_widths_took(j->widths, points, width, amp__now_ns() - t0);
+    amp_status st = team ? amp__cpu_team_run(d, team, j, width) : amp__cpu_job_run_on(d, j, width);
+    if (timed && st == AMP_OK) amp__cpu_widths_took(j->widths, points, how, width, amp__now_ns() - t0);
     return st;
 }
 
 amp_status amp__cpu_job_run(amp__cpu_device *d, amp__cpu_job *j)
 {
-    if (d->learn_widths && amp__cpu_job_points(j) <= AMP__CPU_WIDTH_POINTS) return amp__cpu_job_run_learning(d, j);
+    if (d->learn_widths && amp__cpu_job_points(j) <= AMP__CPU_WIDTH_POINTS) return amp__cpu_job_run_learning(d, j, NULL);
     return amp__cpu_job_run_on(d, j, 0);
 }
 
