@@ -44,20 +44,14 @@ struct amp__cpu_graph {
     amp__cpu_gnode *nodes;
     size_t n, cap;
     size_t njobs;
-    amp__cpu_team *team; /* its replays' (they never overlap) */
+    amp__cpu_team *team; /* its replays' (they never overlap), NULL until the first */
     int team_size;       /* the next replay's team, 0: every thread */
 };
 
 amp_status amp__cpu_graph_new(amp__cpu_graph **out)
 {
-    amp__cpu_graph *g = calloc(1, sizeof *g);
-    if (!g) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for a graph");
-    if (!(g->team = amp__cpu_team_new())) {
-        free(g);
-        return AMP_ERROR_OUT_OF_MEMORY;
-    }
-    *out = g;
-    return AMP_OK;
+    *out = calloc(1, sizeof **out);
+    return *out ? AMP_OK : amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for a graph");
 }
 
 static amp_status amp__cpu_graph_grow(amp__cpu_graph *g)
@@ -102,7 +96,10 @@ amp_status amp__cpu_graph_run(amp__cpu_device *d, amp__cpu_graph *g, uint64_t *n
 {
     /* A team pays where pool threads spin (they wait for the next launch
      * that way) and a replay has launches to hand them. */
-    amp__cpu_team *team = d->graph_team && d->spin_us && d->nthreads > 1 && g->njobs > 1 ? g->team : NULL;
+    bool teams = d->graph_team && d->spin_us && d->nthreads > 1 && g->njobs > 1;
+    /* Made at the first replay; without memory for it, none. */
+    if (teams && !g->team) g->team = amp__cpu_team_new();
+    amp__cpu_team *team = teams ? g->team : NULL;
     amp_status st = AMP_OK;
     if (team && (st = amp__cpu_team_begin(d, team, g->team_size ? g->team_size : d->nthreads)) != AMP_OK)
         return st;

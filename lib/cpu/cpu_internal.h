@@ -235,7 +235,7 @@ amp_status amp__cpu_job_run_on(amp__cpu_device *d, amp__cpu_job *j, int width);
  * AMP_CPU_LEARN_WIDTHS=0), and a graph's replay for one of at most
  * d->graph_alone_points. */
 amp_status amp__cpu_job_run_learning(amp__cpu_device *d, amp__cpu_job *j, amp__cpu_team *team);
-/* NULL without memory (amp__fail says so). */
+/* NULL without memory (no error is set: a replay runs without a team). */
 amp__cpu_team *amp__cpu_team_new(void);
 void amp__cpu_team_free(amp__cpu_team *t);
 /* Engage up to size - 1 pool threads (the replaying thread is the

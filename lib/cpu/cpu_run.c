@@ -470,11 +470,13 @@ static bool amp__cpu_take(amp__cpu_job *j, int64_t *b, int64_t *e)
     }
 }
 
-/* A team launch's block of work: [next, end), taken from the front. Each
- * on a line of its own. */
+/* A team launch's block of work: [next, end), taken from the front, and
+ * whether a member holds the rank it belongs to (amp__cpu_team_claim).
+ * Each on a line of its own. */
 typedef struct amp__cpu_part {
     _Alignas(64) _Atomic int64_t next;
     int64_t end;
+    atomic_bool taken;
 } amp__cpu_part;
 
 /* A team launch's next chunk for the member of this rank: from its own
@@ -1025,9 +1027,14 @@ amp_status amp__cpu_job_run_on(amp__cpu_device *d, amp__cpu_job *j, int width)
  * the members inside it on one counter. The pool's way costs each launch
  * the lock four times a thread (publish, pick, leave, close) and a
  * sleeping thread's wake-up.
- * Members are recruited through the pool: a job whose chunks are ranks
- * 1..size-1 (amp__cpu_team_member) is published for the replay's life.
- * Any number of them may come, none included: a launch's work is cut into
+ * Members are recruited through the pool: a job that makes the thread
+ * which picks it a member (amp__cpu_team_member) is published for the
+ * replay's life, and lets in as many threads as the team has ranks (1 to
+ * size - 1). A member holds a rank while it is in the team, the one of
+ * its pool slot where that is free (so the same thread takes the same
+ * block at every replay), else the lowest free one; a member that leaves
+ * gives its rank back, and may pick the job again. Any number of them
+ * may come, none included: a launch's work is cut into
  * one block a rank, and whoever is inside takes chunks from its own block
  * and then from the others' (amp__cpu_take_part), so the leader alone
  * finishes what nobody joins. A member leaves when the team ends, and
@@ -1041,7 +1048,7 @@ amp_status amp__cpu_job_run_on(amp__cpu_device *d, amp__cpu_job *j, int width)
  * their work is 2 to 4 us a thread, and the iteration replayed 1.15x to
  * 1.20x faster than direct launches; with the blocks, which keep each
  * member on the same index range at every launch and so on data its own
- * core's cache holds, 9 to 12 us, and 1.56x to 1.76x.
+ * core's cache holds, 8 to 12 us, and 1.58x to 1.94x.
  * Invariants (gen: even closed, odd a launch open; inside: members inside
  * the open launch):
  * - A member enters by incrementing inside, then reads gen again (both
@@ -1058,13 +1065,13 @@ struct amp__cpu_team {
     uint64_t spin_ns;
     int size;               /* threads the team may have, the leader included */
     int wanted;             /* the widest launch asked for since begin */
-    amp__cpu_job *job;      /* the open launch: written only while inside is 0 */
-    amp__cpu_part *parts;   /* its blocks (amp__cpu_take_part), room for size */
+    amp__cpu_job *job;      /* the open launch: changed only while no member is inside it */
+    amp__cpu_part *parts;   /* its blocks (amp__cpu_take_part) and the ranks, room for size */
     int nparts_cap;
-    atomic_bool end;
-    /* Each on a line of its own: members poll gen, and the entries and
-     * exits of a launch's members would take it from them. */
+    /* Each on a line of its own: members poll gen and end, and the entries
+     * and exits of a launch's members would take them from them. */
     _Alignas(64) atomic_uint gen;
+    atomic_bool end;
     _Alignas(64) atomic_int inside;
     char pad[64 - sizeof(atomic_int)];
 };
@@ -1073,11 +1080,8 @@ amp__cpu_team *amp__cpu_team_new(void)
 {
     /* Its lines apart (the struct's comment): aligned as declared. */
     amp__cpu_team *t = aligned_alloc(_Alignof(amp__cpu_team), sizeof *t);
-    if (t) memset(t, 0, sizeof *t);
-    if (!t) {
-        amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for a replay team");
-        return NULL;
-    }
+    if (!t) return NULL;
+    memset(t, 0, sizeof *t);
     pthread_mutex_init(&t->recruit.err_lock, NULL);
     t->recruit.team = t;
     return t;
@@ -1091,13 +1095,25 @@ void amp__cpu_team_free(amp__cpu_team *t)
     free(t);
 }
 
+/* A rank of t for pool thread w: its slot's where free, else the lowest
+ * free one; 0: none. */
+static int amp__cpu_team_claim(amp__cpu_team *t, const amp__cpu_worker *w)
+{
+    int own = (int)(w - amp__cpu_pool.workers);
+    if (own >= 1 && own < t->size && !atomic_exchange(&t->parts[own].taken, true)) return own;
+    for (int r = 1; r < t->size; ++r)
+        if (!atomic_load_explicit(&t->parts[r].taken, memory_order_relaxed) && !atomic_exchange(&t->parts[r].taken, true))
+            return r;
+    return 0;
+}
+
 /* A pool thread that picked t's recruiting job: a member until the team
  * ends or no launch opens within spin_ns (the section's comment). */
 static void amp__cpu_team_member(amp__cpu_job *recruit, amp__cpu_worker *w, size_t stack_size)
 {
     amp__cpu_team *t = recruit->team;
-    int rank = 1 + (int)atomic_fetch_add_explicit(&recruit->next, 1, memory_order_relaxed);
-    if (rank >= t->size) return;
+    int rank = amp__cpu_team_claim(t, w);
+    if (!rank) return;
     w->rank = rank;
     /* Even: a launch open now is joined. */
     unsigned seen = atomic_load_explicit(&t->gen, memory_order_relaxed) & ~1u;
@@ -1105,7 +1121,7 @@ static void amp__cpu_team_member(amp__cpu_job *recruit, amp__cpu_worker *w, size
     while (!atomic_load_explicit(&t->end, memory_order_relaxed)) {
         unsigned g = atomic_load_explicit(&t->gen, memory_order_relaxed);
         if (g == seen || !(g & 1)) {
-            if (!amp__cpu_spin_more(&sp)) return;
+            if (!amp__cpu_spin_more(&sp)) break;
             continue;
         }
         seen = g;
@@ -1117,6 +1133,7 @@ static void amp__cpu_team_member(amp__cpu_job *recruit, amp__cpu_worker *w, size
         atomic_fetch_sub_explicit(&t->inside, 1, memory_order_release);
         sp = (amp__cpu_spin){.ns = t->spin_ns, .own = true};
     }
+    atomic_store(&t->parts[rank].taken, false);
 }
 
 amp_status amp__cpu_team_begin(amp__cpu_device *d, amp__cpu_team *t, int size)
@@ -1146,8 +1163,10 @@ amp_status amp__cpu_team_begin(amp__cpu_device *d, amp__cpu_team *t, int size)
     atomic_init(&t->gen, 0);
     atomic_init(&t->inside, 0);
     atomic_init(&t->end, false);
-    /* Ranks 1..size-1, one a member: pick lets size - 1 threads in. */
-    t->recruit.total = size - 1;
+    for (int r = 0; r < size; ++r) atomic_init(&t->parts[r].taken, false);
+    /* Always chunks left (next stays 0): amp__cpu_pick lets in size - 1
+     * threads at a time, as many as there are ranks. */
+    t->recruit.total = 1;
     t->recruit.nthreads = size;
     amp__cpu_job_rearm(&t->recruit);
     atomic_init(&t->recruit.next, 0);
@@ -1225,7 +1244,10 @@ amp_status amp__cpu_job_run_learning(amp__cpu_device *d, amp__cpu_job *j, amp__c
     if (d->nthreads < 2) return amp__cpu_job_run_on(d, j, 0);
     bool timed;
     amp__cpu_handoff how = team ? AMP__CPU_HANDOFF_TEAM : AMP__CPU_HANDOFF_POOL;
-    int width = amp__cpu_widths_pick(j->widths, points, how, d->nthreads, &timed);
+    /* A team is at most the threads the pool started (amp__cpu_team_begin
+     * started it): a search from more would ask for a width no team has. */
+    int threads = team && amp__cpu_pool.started + 1 < d->nthreads ? amp__cpu_pool.started + 1 : d->nthreads;
+    int width = amp__cpu_widths_pick(j->widths, points, how, threads, &timed);
     /* A team narrower than the width asked for runs the launch on all of
      * it; the time, taken at another width, is not counted, and the next
      * replay's team is wide enough (amp__cpu_team_end). */
