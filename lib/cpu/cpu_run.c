@@ -40,7 +40,7 @@ struct amp__cpu_job {
                                 module's, which outlives the job), the pack after the job */
     amp__cpu_inflight *inflight; /* its module's count (queued jobs) */
     amp__cpu_widths *widths;     /* its kernel's launch widths (cpu_width.c) */
-    amp__cpu_team *team;         /* a replay team's recruiting job: its chunks are member ranks */
+    amp__cpu_team *team;         /* a replay team's recruiting job: who picks it is a member */
     /* A launch on a team: its work in nparts blocks, the rank's own first
      * (amp__cpu_take_part); NULL: one counter, next. */
     struct amp__cpu_part *parts;
