@@ -1167,10 +1167,8 @@ amp_status amp__cpu_team_begin(amp__cpu_device *d, amp__cpu_team *t, int size)
     /* Always chunks left (next stays 0): amp__cpu_pick lets in size - 1
      * threads at a time, as many as there are ranks. */
     t->recruit.total = 1;
-    t->recruit.nthreads = size;
     amp__cpu_job_rearm(&t->recruit);
-    atomic_init(&t->recruit.next, 0);
-    atomic_init(&t->recruit.stop, 0);
+    amp__cpu_job_arm(&t->recruit, size);
     atomic_init(&t->recruit.refs, 0);
     if (size > 1 && t->spin_ns && !amp__cpu_job_publish(&t->recruit, size - 1)) t->size = 1;
     return AMP_OK;
