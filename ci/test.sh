@@ -1,15 +1,23 @@
 #!/usr/bin/env bash
-# test.sh — the full test run on a fresh Debian 12 machine: install dependencies, build and run the Criterion suite, check the installed library and tools, configure without Criterion, lint the workflow files, check the Spack recipe and the library's layers, run the fuzzers and the fiber tools (memcheck, TSan) for a bounded time, then the suite again under ASan+UBSan; exits non-zero on any failure.
+# test.sh — the full test run on a fresh Debian 12 machine: install dependencies, build and run the Criterion suite, check the installed library and tools, configure without Criterion, lint the workflow files, check the Spack recipe and the library's layers, run the fuzzers and the fiber tools (memcheck, TSan) for a bounded time, then the suite again under ASan+UBSan; exits non-zero on any failure. With --quick: the build and the tests labelled quick only (a few minutes).
+# Usage: ci/test.sh [--quick]
 # Knobs (the GPU runner workflows set them): HIPAMP_EXPECT_GPU=hip|cuda fails the
 # run unless that GPU is found and its tests ran; HIPAMP_ABI_REQUIRED (default
 # hip) names the ABI tests that must be built; HIPAMP_REPORT_DIR keeps
-# hipamp-info and the test logs there; HIPAMP_CI_SANITIZE=0 skips the ASan suite.
+# hipamp-info and the test logs there; HIPAMP_CI_SANITIZE=0 skips the ASan suite;
+# HIPAMP_CI_BENCH=1 builds the benchmarks (bench/) in build-ci too.
 set -uo pipefail
 
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 JOBS=${JOBS:-$(nproc)}
 START=$(date +%s)
+QUICK=0
+case "${1:-}" in
+  "") ;;
+  --quick) QUICK=1 ;;
+  *) echo "ci/test.sh: unknown option '$1' (usage: ci/test.sh [--quick])" >&2; exit 2 ;;
+esac
 
 ci/install-deps.sh || { echo "ci/test.sh: FAILED (could not install dependencies)"; exit 1; }
 
@@ -32,7 +40,11 @@ results=()
 status=0
 total_pass=0; total_fail=0; total_skip=0
 
-# run_suite NAME BUILD_DIR CMAKE_ARGS...
+# run_suite NAME BUILD_DIR CMAKE_ARGS... (ctest's own arguments, such as a
+# label to select, in the array CTEST_ARGS). Tests run $JOBS at a time: each
+# is one process with its own temporary files, and the kernel cache they
+# share is safe for concurrent processes (disk_cache.c).
+CTEST_ARGS=()
 run_suite() {
   local name=$1 dir=$2
   shift 2
@@ -56,7 +68,7 @@ run_suite() {
   fi
   echo "=== $name: ctest"
   local rc=0
-  (cd "$dir" && ctest --output-on-failure) || rc=$?
+  (cd "$dir" && ctest --output-on-failure -j"$JOBS" "${CTEST_ARGS[@]}") || rc=$?
   local counts
   counts=$(ci/summarize.sh "$dir" "$name")
   echo "$counts"
@@ -179,7 +191,13 @@ configure_without_criterion() {
 
 # HIPAMP_ABI_REQUIRED (default hip): the ABI test of lib/gpu/hip_abi.h against
 # Debian's HIP headers must be built (a missing header fails the configure).
-run_suite release "$ROOT/build-ci"
+if [ "$QUICK" = 1 ]; then
+  # The quick test: one build, the tests labelled quick (test/CMakeLists.txt
+  # says which and why), nothing else.
+  CTEST_ARGS=(-L quick)
+  run_suite quick "$ROOT/build-quick" -DHIPAMP_BUILD_BENCH=OFF
+else
+run_suite release "$ROOT/build-ci" "-DHIPAMP_BUILD_BENCH=$([ "${HIPAMP_CI_BENCH:-0}" = 1 ] && echo ON || echo OFF)"
 install_check "$ROOT/build-ci"
 # The layers of lib/, written down once in ci/check-layers.py: no #include
 # and no call (nm on the release build's objects) goes to a higher layer or
@@ -200,7 +218,14 @@ grep '^fuzz:' "$LOGS/fuzz.log" 2>/dev/null
 # valgrind memcheck and ThreadSanitizer over tiled kernels (loops and fibers).
 step "fiber tools: memcheck and ThreadSanitizer clean" "$LOGS/fiber-tools.log" ci/fiber-tools.sh "$ROOT/build-ci"
 if [ "${HIPAMP_CI_SANITIZE:-1}" != 0 ]; then
-  run_suite sanitize "$ROOT/build-ci-asan" -DHIPAMP_SANITIZE=ON
+  # The sanitizer pass shares the release pass's kernel cache (the kernels
+  # g++ builds are the same bits in both: they are not instrumented), and
+  # leaves out the tests labelled no-asan: compiles for GPU targets, whose
+  # time is spent inside NVRTC and hipRTC, where ASan sees nothing.
+  CTEST_ARGS=(-LE no-asan)
+  run_suite sanitize "$ROOT/build-ci-asan" -DHIPAMP_SANITIZE=ON -DHIPAMP_BUILD_EXAMPLES=ON \
+    "-DHIPAMP_TEST_CACHE_DIR=$ROOT/build-ci/test/amp-cache"
+fi
 fi
 [ -n "$REPORT_DIR" ] && cp "$LOGS"/* "$ROOT"/build-ci/*.log "$ROOT/build-ci/installed-info.txt" "$REPORT_DIR/" 2>/dev/null
 
