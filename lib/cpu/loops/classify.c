@@ -41,28 +41,6 @@ static bool type_copyable(amp__loops_ctx *k, int n)
            !strncmp(spell, "const amp::array_view<", 22);
 }
 
-/* The initialiser of variable vi: an expression child starting after the
- * declarator's name and after a '=' or '{' (so not an array bound, a
- * template argument of its type, or the implicit construction C++ reports
- * at the name itself). -1 when it has none the analysis can use. */
-int amp__loops_var_init(amp__loops_ctx *k, int vi)
-{
-    const amp__loops_var *v = &k->v[vi];
-    unsigned name_off = 0;
-    amp__loops_loc_offset(k->t, k->cx->clang_getCursorLocation(k->n[v->node].c), &name_off, NULL);
-    int init = -1;
-    for (int c = k->n[v->node].first; c >= 0; c = k->n[c].next) {
-        int kind = k->n[c].kind;
-        if (kind < 100 || kind >= 200 || k->n[c].b <= name_off) continue;
-        unsigned i = amp__loops_tok_find(k->t, name_off);
-        bool eq = false;
-        for (; i < k->t->ntoks && k->t->tb[i] < k->n[c].b; ++i)
-            if (amp__loops_tok_is(k->t, i, "=") || amp__loops_tok_is(k->t, i, "{")) eq = true;
-        if (eq) init = c;
-    }
-    return init;
-}
-
 static int unit_of_offset(const amp__loops_ctx *k, unsigned off)
 {
     /* innermost (latest-starting) unit containing off */
@@ -75,9 +53,10 @@ static int unit_of_offset(const amp__loops_ctx *k, unsigned off)
 /* Classify the kernel's variables (uniform, remat, private, local to one
  * unit, tile_static) and its units' conditions and loop parts (uniform or
  * per work-item), or say why it stays on fibers. */
-void amp__loops_classify(amp__loops_ctx *k)
+/* Every reference to a variable: what it does to it, and whether a
+ * structure-level variable is used outside its own unit. */
+static void classify_refs(amp__loops_ctx *k)
 {
-    /* References: cross-unit use and effects. */
     for (int i = 0; i < k->nn; ++i) {
         amp__loops_node *x = &k->n[i];
         if (x->kind != AMP__CX_DeclRefExpr) continue;
@@ -93,8 +72,12 @@ void amp__loops_classify(amp__loops_ctx *k)
             if (u != v->unit) v->cross = true;
         }
     }
-    /* Parameters other than the tiled index must stay unmodified (they are
-     * const in the loop version). */
+}
+
+/* Parameters other than the tiled index must stay unmodified (they are
+ * const in the loop version). */
+static void classify_params(amp__loops_ctx *k)
+{
     for (int i = 0; i < k->nv; ++i) {
         amp__loops_var *v = &k->v[i];
         if (v->is_param) {
@@ -104,8 +87,12 @@ void amp__loops_classify(amp__loops_ctx *k)
             else if (!v->is_tidx && v->modified) amp__loops_fallback(k, "parameter %s is modified", v->name);
         }
     }
-    /* Structure variables in declaration order: each sees the classes of
-     * those before it. All variables of one declaration share a class. */
+}
+
+/* Structure variables in declaration order: each sees the classes of
+ * those before it. All variables of one declaration share a class. */
+static void classify_vars(amp__loops_ctx *k)
+{
     for (int i = 0; i < k->nv && !k->why[0]; ++i) {
         amp__loops_var *v = &k->v[i];
         if (v->is_param || v->cls != AMP__VAR_LOCAL) continue;
@@ -181,7 +168,11 @@ void amp__loops_classify(amp__loops_ctx *k)
             }
         }
     }
-    /* Which conditions and loop parts are uniform. */
+}
+
+/* Which conditions and loop parts are uniform. */
+static void classify_units(amp__loops_ctx *k)
+{
     for (int i = 0; i < k->nu && !k->why[0]; ++i) {
         amp__loops_unit *u = &k->u[i];
         if (u->kind == AMP__UNIT_REGION) continue;
@@ -237,8 +228,12 @@ void amp__loops_classify(amp__loops_ctx *k)
             u->uniform = amp__loops_purity(k, node_id, -1) == AMP__PURE_UNIFORM;
         }
     }
-    /* A uniform variable changes only in the outer flow: its loop's
-     * increment there, or updates that moved there. */
+}
+
+/* A uniform variable changes only in the outer flow: its loop's
+ * increment there, or updates that moved there. */
+static void check_uniform_counters(amp__loops_ctx *k)
+{
     for (int i = 0; i < k->nv && !k->why[0]; ++i) {
         amp__loops_var *v = &k->v[i];
         if (v->cls != AMP__VAR_UNIFORM || !v->modified) continue;
@@ -251,4 +246,13 @@ void amp__loops_classify(amp__loops_ctx *k)
             if (k->u[j].kind == AMP__UNIT_INC && k->u[j].owner == v->loop && k->u[j].uniform) ok = true;
         if (!ok) amp__loops_fallback(k, "loop counter %s changes per work-item around a barrier", v->name);
     }
+}
+
+void amp__loops_classify(amp__loops_ctx *k)
+{
+    classify_refs(k);
+    classify_params(k);
+    classify_vars(k);
+    classify_units(k);
+    check_uniform_counters(k);
 }

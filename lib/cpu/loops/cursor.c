@@ -224,3 +224,25 @@ int amp__loops_arg_index(const amp__loops_ctx *k, int c, int a)
     }
     return -1;
 }
+
+/* The initialiser of variable vi: an expression child starting after the
+ * declarator's name and after a '=' or '{' (so not an array bound, a
+ * template argument of its type, or the implicit construction C++ reports
+ * at the name itself). -1 when it has none the analysis can use. */
+int amp__loops_var_init(amp__loops_ctx *k, int vi)
+{
+    const amp__loops_var *v = &k->v[vi];
+    unsigned name_off = 0;
+    amp__loops_loc_offset(k->t, k->cx->clang_getCursorLocation(k->n[v->node].c), &name_off, NULL);
+    int init = -1;
+    for (int c = k->n[v->node].first; c >= 0; c = k->n[c].next) {
+        int kind = k->n[c].kind;
+        if (kind < 100 || kind >= 200 || k->n[c].b <= name_off) continue;
+        unsigned i = amp__loops_tok_find(k->t, name_off);
+        bool eq = false;
+        for (; i < k->t->ntoks && k->t->tb[i] < k->n[c].b; ++i)
+            if (amp__loops_tok_is(k->t, i, "=") || amp__loops_tok_is(k->t, i, "{")) eq = true;
+        if (eq) init = c;
+    }
+    return init;
+}

@@ -275,6 +275,8 @@ const char *amp__loops_unary_op(const amp__loops_ctx *k, int p);
 unsigned amp__loops_binary_op(const amp__loops_ctx *k, int p);
 bool amp__loops_is_amp_class(const amp__loops_ctx *k, amp__cx_cursor cls, const char *which);
 int amp__loops_arg_index(const amp__loops_ctx *k, int c, int a);
+/* The node of variable vi's initialiser, -1 when it has none to use. */
+int amp__loops_var_init(amp__loops_ctx *k, int vi);
 
 /* refs.c */
 int amp__loops_var_add(amp__loops_ctx *k, int n);
@@ -306,7 +308,6 @@ int amp__loops_purity(amp__loops_ctx *k, int n, int self);
 
 /* classify.c */
 void amp__loops_classify(amp__loops_ctx *k);
-int amp__loops_var_init(amp__loops_ctx *k, int vi);
 bool amp__loops_type_is_local(amp__loops_ctx *k, amp__cx_type can);
 
 /* emit.c */

@@ -67,6 +67,53 @@ static bool outer_flow_update(const amp__loops_ctx *k, amp__loops_var *v, int p)
     return true;
 }
 
+/* What the call at node p does with its argument or object cur: true when
+ * the call only picks an element of the variable itself (an index's or
+ * extent's operator[] or operator()), so the walk goes on from p; false
+ * otherwise, with *mod and *addr set where it may modify the variable or
+ * take its address (anything unresolved counts). */
+static bool call_passes_through(amp__loops_ctx *k, int p, int cur, bool *mod, bool *addr)
+{
+    const amp__clang *cx = k->cx;
+    amp__cx_cursor f = cx->clang_getCursorReferenced(k->n[p].c);
+    if (amp__loops_cursor_null(cx, f)) {
+        *mod = *addr = true;
+        return false;
+    }
+    int fk = cx->clang_getCursorKind(f);
+    char fname[64];
+    amp__loops_cursor_name(cx, f, fname, sizeof fname);
+    int ai = amp__loops_arg_index(k, p, cur);
+    bool member_op = fk == AMP__CX_CXXMethod && !strncmp(fname, "operator", 8);
+    if (member_op && ai == 0) {
+        amp__cx_cursor cls = cx->clang_getCursorSemanticParent(f);
+        if ((!strcmp(fname, "operator[]") || !strcmp(fname, "operator()")) &&
+            (amp__loops_is_amp_class(k, cls, "index") || amp__loops_is_amp_class(k, cls, "extent")))
+            return true; /* an element of the variable itself */
+        if (!cx->clang_CXXMethod_isConst(f) && !cx->clang_CXXMethod_isStatic(f)) *mod = true;
+        return false;
+    }
+    if (ai < 0) {
+        /* the object of a member call, or the callee itself */
+        if (fk == AMP__CX_CXXMethod && !cx->clang_CXXMethod_isConst(f) && !cx->clang_CXXMethod_isStatic(f))
+            *mod = true;
+        return false;
+    }
+    amp__cx_type ft = cx->clang_getCursorType(f);
+    int pi = member_op ? ai - 1 : ai;
+    int np = cx->clang_getNumArgTypes(ft);
+    if (pi < 0 || pi >= np) {
+        if (np < 0) *mod = true; /* variadic or unknown */
+        return false;
+    }
+    amp__cx_type pt = cx->clang_getCanonicalType(cx->clang_getArgType(ft, (unsigned)pi));
+    if (pt.kind == AMP__CXT_LValueReference || pt.kind == AMP__CXT_RValueReference) {
+        amp__cx_type pe = cx->clang_getCanonicalType(cx->clang_getPointeeType(pt));
+        if (!cx->clang_isConstQualifiedType(pe) || pt.kind == AMP__CXT_RValueReference) *mod = true;
+    }
+    return false;
+}
+
 /* What a reference to variable v at node r does to it: sets v->modified
  * and v->addr_taken conservatively (anything unclear counts). */
 void amp__loops_ref_effect(amp__loops_ctx *k, amp__loops_var *v, int r)
@@ -125,43 +172,9 @@ void amp__loops_ref_effect(amp__loops_ctx *k, amp__loops_var *v, int r)
             break; /* used as an index: read */
         }
         if (kind == AMP__CX_CallExpr) {
-            amp__cx_cursor f = cx->clang_getCursorReferenced(px->c);
-            if (amp__loops_cursor_null(cx, f)) {
-                mod = addr = true;
-                break;
-            }
-            int fk = cx->clang_getCursorKind(f);
-            char fname[64];
-            amp__loops_cursor_name(cx, f, fname, sizeof fname);
-            int ai = amp__loops_arg_index(k, p, cur);
-            bool member_op = fk == AMP__CX_CXXMethod && !strncmp(fname, "operator", 8);
-            if (member_op && ai == 0) {
-                amp__cx_cursor cls = cx->clang_getCursorSemanticParent(f);
-                if ((!strcmp(fname, "operator[]") || !strcmp(fname, "operator()")) &&
-                    (amp__loops_is_amp_class(k, cls, "index") || amp__loops_is_amp_class(k, cls, "extent"))) {
-                    cur = p; /* an element of the variable itself */
-                    continue;
-                }
-                if (!cx->clang_CXXMethod_isConst(f) && !cx->clang_CXXMethod_isStatic(f)) mod = true;
-                break;
-            }
-            if (ai < 0) {
-                /* the object of a member call, or the callee itself */
-                if (fk == AMP__CX_CXXMethod && !cx->clang_CXXMethod_isConst(f) && !cx->clang_CXXMethod_isStatic(f))
-                    mod = true;
-                break;
-            }
-            amp__cx_type ft = cx->clang_getCursorType(f);
-            int pi = member_op ? ai - 1 : ai;
-            int np = cx->clang_getNumArgTypes(ft);
-            if (pi < 0 || pi >= np) {
-                if (np < 0) mod = true; /* variadic or unknown */
-                break;
-            }
-            amp__cx_type pt = cx->clang_getCanonicalType(cx->clang_getArgType(ft, (unsigned)pi));
-            if (pt.kind == AMP__CXT_LValueReference || pt.kind == AMP__CXT_RValueReference) {
-                amp__cx_type pe = cx->clang_getCanonicalType(cx->clang_getPointeeType(pt));
-                if (!cx->clang_isConstQualifiedType(pe) || pt.kind == AMP__CXT_RValueReference) mod = true;
+            if (call_passes_through(k, p, cur, &mod, &addr)) {
+                cur = p;
+                continue;
             }
             break;
         }

@@ -134,6 +134,59 @@ static int cmp_found(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The loop version of one tiled kernel into rk (or why it has none), and
+ * the #line that brings the rest of the source back to the user's
+ * numbering; t->oom set when memory ran out. */
+static void transform_kernel(amp__loops_tu *t, const found *f, amp__cpu_loops_kernel *rk)
+{
+    const amp__clang *cx = t->cx;
+    amp__loops_ctx k;
+    memset(&k, 0, sizeof k);
+    k.t = t;
+    k.cx = cx;
+    k.fn = f->fn;
+    snprintf(k.name, sizeof k.name, "%s", f->name);
+    snprintf(rk->name, sizeof rk->name, "%s", f->name);
+    rk->at = f->end;
+    amp__loops_kernel(&k);
+    if (k.out.oom) t->oom = true;
+    if (!k.why[0] && k.out.p) {
+        amp__sb code = {0};
+        bool *want = t->nmdefs > 0 ? calloc((size_t)t->nmdefs, sizeof *want) : NULL;
+        if (t->nmdefs > 0 && !want) t->oom = true;
+        if (want) collect_macros(&k, k.n[k.body].b, k.n[k.body].e, want);
+        for (int m = 0; want && m < t->nmdefs; ++m)
+            if (want[m]) {
+                amp__sb_printf(&code, "#pragma push_macro(\"%s\")\n#undef %s\n#define ", t->mdefs[m].name, t->mdefs[m].name);
+                amp__sb_put(&code, t->src + t->mdefs[m].b, t->mdefs[m].e - t->mdefs[m].b);
+                amp__sb_puts(&code, "\n");
+            }
+        amp__sb_printf(&code, "#line 1 \"hipamp loop version of %s\"\n", k.name);
+        amp__sb_put(&code, k.out.p, k.out.n);
+        for (int m = t->nmdefs - 1; want && m >= 0; --m)
+            if (want[m]) amp__sb_printf(&code, "#pragma pop_macro(\"%s\")\n", t->mdefs[m].name);
+        free(want);
+        if (code.oom) t->oom = true;
+        rk->loops = code.p;
+    } else {
+        snprintf(rk->why, sizeof rk->why, "%s", k.why[0] ? k.why : "no loop version");
+    }
+    /* back to the user's numbering for the rest of the line */
+    amp__cx_loc el = cx->clang_getLocationForOffset(t->tu, t->file, f->end > 0 ? f->end - 1 : 0);
+    amp__cx_string pf;
+    unsigned line = 0, col = 0;
+    cx->clang_getPresumedLocation(el, &pf, &line, &col);
+    char fname[1024];
+    amp__clang_text(cx, pf, fname, sizeof fname);
+    amp__sb ld = {0};
+    amp__sb_printf(&ld, "#line %u \"", line);
+    sb_cstring(&ld, fname);
+    amp__sb_puts(&ld, "\"\n");
+    if (ld.oom) t->oom = true;
+    rk->line = ld.p;
+    amp__loops_kernel_free(&k);
+}
+
 bool amp__cpu_loops_transform(const amp__cpu_loops_job *job, amp__cpu_loops_result *res, char *note, size_t cap)
 {
     const char *why = NULL;
@@ -227,55 +280,7 @@ bool amp__cpu_loops_transform(const amp__cpu_loops_job *job, amp__cpu_loops_resu
         goto done;
     }
     res->n = fa.n;
-    for (int i = 0; i < fa.n && !t.oom; ++i) {
-        found *f = &fa.f[i];
-        amp__cpu_loops_kernel *rk = &res->k[i];
-        amp__loops_ctx k;
-        memset(&k, 0, sizeof k);
-        k.t = &t;
-        k.cx = cx;
-        k.fn = f->fn;
-        snprintf(k.name, sizeof k.name, "%s", f->name);
-        snprintf(rk->name, sizeof rk->name, "%s", f->name);
-        rk->at = f->end;
-        amp__loops_kernel(&k);
-        if (k.out.oom) t.oom = true;
-        if (!k.why[0] && k.out.p) {
-            amp__sb code = {0};
-            bool *want = t.nmdefs > 0 ? calloc((size_t)t.nmdefs, sizeof *want) : NULL;
-            if (t.nmdefs > 0 && !want) t.oom = true;
-            if (want) collect_macros(&k, k.n[k.body].b, k.n[k.body].e, want);
-            for (int m = 0; want && m < t.nmdefs; ++m)
-                if (want[m]) {
-                    amp__sb_printf(&code, "#pragma push_macro(\"%s\")\n#undef %s\n#define ", t.mdefs[m].name, t.mdefs[m].name);
-                    amp__sb_put(&code, t.src + t.mdefs[m].b, t.mdefs[m].e - t.mdefs[m].b);
-                    amp__sb_puts(&code, "\n");
-                }
-            amp__sb_printf(&code, "#line 1 \"hipamp loop version of %s\"\n", k.name);
-            amp__sb_put(&code, k.out.p, k.out.n);
-            for (int m = t.nmdefs - 1; want && m >= 0; --m)
-                if (want[m]) amp__sb_printf(&code, "#pragma pop_macro(\"%s\")\n", t.mdefs[m].name);
-            free(want);
-            if (code.oom) t.oom = true;
-            rk->loops = code.p;
-        } else {
-            snprintf(rk->why, sizeof rk->why, "%s", k.why[0] ? k.why : "no loop version");
-        }
-        /* back to the user's numbering for the rest of the line */
-        amp__cx_loc el = cx->clang_getLocationForOffset(t.tu, t.file, f->end > 0 ? f->end - 1 : 0);
-        amp__cx_string pf;
-        unsigned line = 0, col = 0;
-        cx->clang_getPresumedLocation(el, &pf, &line, &col);
-        char fname[1024];
-        amp__clang_text(cx, pf, fname, sizeof fname);
-        amp__sb ld = {0};
-        amp__sb_printf(&ld, "#line %u \"", line);
-        sb_cstring(&ld, fname);
-        amp__sb_puts(&ld, "\"\n");
-        if (ld.oom) t.oom = true;
-        rk->line = ld.p;
-        amp__loops_kernel_free(&k);
-    }
+    for (int i = 0; i < fa.n && !t.oom; ++i) transform_kernel(&t, &fa.f[i], &res->k[i]);
     if (t.oom) {
         snprintf(note, cap, "fibers: no memory for the loop transformation");
         goto done;
