@@ -10,59 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Storage coordinates of element number `at` (row-major). */
-static void amp__coords(const amp__storage *s, int64_t at, int *c)
-{
-    for (int k = s->ext.rank - 1; k > 0; --k) {
-        c[k] = (int)(at % s->ext.v[k]);
-        at /= s->ext.v[k];
-    }
-    c[0] = (int)at;
-}
-
-void amp__view_locate(const amp__storage *s, int64_t offset, size_t elem, amp_extent ext, const int64_t *stride,
-                      amp__box *box, bool *exact)
-{
-    int R = s->ext.rank, r = ext.rank;
-    int64_t se = (int64_t)s->elem;
-    memset(box, 0, sizeof *box);
-    *exact = true;
-    if (amp_extent_size(ext) <= 0 || amp_extent_size(s->ext) <= 0) return; /* empty: the empty box */
-    int c[AMP_MAX_RANK];
-    /* The storage's element size and its strides for the last r dimensions
-     * (sections, projections, a view_as of the same shape): a box. */
-    if ((int64_t)elem == se && offset % se == 0 && r <= R) {
-        amp__coords(s, offset / se, c);
-        bool fits = c[0] < s->ext.v[0];
-        for (int d = 0; d < r && fits; ++d) {
-            int k = R - r + d;
-            fits = (ext.v[d] <= 1 || stride[d] == s->stride[k]) && (int64_t)c[k] + ext.v[d] <= s->ext.v[k];
-        }
-        if (fits) {
-            for (int k = 0; k < R; ++k) {
-                box->lo[k] = c[k];
-                box->hi[k] = c[k] + (k < R - r ? 1 : ext.v[k - (R - r)]);
-            }
-            return;
-        }
-    }
-    /* Otherwise: the storage elements from the first byte to the last, and
-     * the smallest box around that run (dimensions past the first that
-     * differs are whole). It is exact when it holds no byte the view lacks. */
-    int64_t end = offset + (int64_t)elem;
-    for (int d = 0; d < r; ++d) end += (int64_t)(ext.v[d] - 1) * stride[d] * (int64_t)elem;
-    int lo[AMP_MAX_RANK], hi[AMP_MAX_RANK];
-    amp__coords(s, offset / se, lo);
-    amp__coords(s, (end + se - 1) / se - 1, hi);
-    int k = 0;
-    while (k < R && lo[k] == hi[k]) ++k;
-    for (int j = 0; j < R; ++j) {
-        box->lo[j] = j <= k ? lo[j] : 0;
-        box->hi[j] = j < k ? lo[j] + 1 : j == k ? hi[j] + 1 : s->ext.v[j];
-    }
-    *exact = (uint64_t)amp_extent_size(ext) * elem == (uint64_t)amp__box_volume(box, R) * (uint64_t)se;
-}
-
 /* A view of s with this layout; the caller holds a storage reference for it. */
 static amp_status amp__view_new(amp__storage *s, int64_t offset, size_t elem, amp_extent ext, const int64_t *stride,
                                 amp_access access, amp_array_view **out)
