@@ -154,6 +154,7 @@ def check_objects(build):
             if sym.startswith("amp_"):
                 where[sym] = src
     bad = 0
+    calls = {}  # file -> {file it calls: [symbols]}
     for src, obj in sorted(objs.items()):
         layer = layer_of(src)
         if layer is None:
@@ -161,11 +162,53 @@ def check_objects(build):
         for sym in nm(obj, "-u"):
             if sym not in where:
                 continue  # libc, the vendors', generated sources
+            if where[sym] != src:
+                calls.setdefault(src, {}).setdefault(where[sym], []).append(sym)
             used = layer_of(where[sym])
             if used and not may_use(layer, used) and layer not in ENTRY_POINTS.get(sym, []):
                 print(f"{src}: calls {sym} ({where[sym]}): layer {layer} may not use {used}")
                 bad += 1
+    bad += check_circles(calls)
     return bad, len(objs)
+
+
+def check_circles(calls):
+    """Files that call each other in a loop, inside one layer too (Tarjan's
+    strongly connected components over the call graph): each is printed
+    with the calls that tie it, and counts as one violation."""
+    index, low, on, stack, circles = {}, {}, set(), [], []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in calls.get(v, {}):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                circles.append(sorted(comp))
+
+    for v in sorted(calls):
+        if v not in index:
+            visit(v)
+    for comp in circles:
+        print(f"circle of {len(comp)} files: {', '.join(comp)}")
+        for a in comp:
+            for b in comp:
+                if b in calls.get(a, {}):
+                    print(f"  {a} -> {b}: {', '.join(sorted(set(calls[a][b])))}")
+    return len(circles)
 
 
 def main(argv):
@@ -181,7 +224,7 @@ def main(argv):
         b2, nobj = check_objects(build)
         bad += b2
     print(f"check-layers: {len(list(sources()))} files under lib/" + (f", {nobj} objects" if build else "") +
-          f": {bad} upward or sideways uses, {unknown} unknown")
+          f": {bad} upward or sideways uses or circles, {unknown} unknown")
     return 2 if unknown else 1 if bad else 0
 
 

@@ -24,10 +24,6 @@
 #include <string.h>
 #include <unistd.h>
 
-_Atomic unsigned amp__trace_flags;
-uint64_t amp__trace_epoch;
-pid_t amp__trace_pid;
-
 #define AMP__TRACE_MAX_DEFAULT 1000000ULL
 
 /* Set by the constructor, read-only after. */
