@@ -667,7 +667,18 @@ template <class F, class Kernel> struct kernel_pack_fits {
                   "pass large data in an amp::array_view");             \
     AMP__DEFINE_ENTRY(name)                                             \
     static AMP_FI void name##__amp_body(__VA_ARGS__)
-#define AMP_KERNEL(name, ...) AMP__KERNEL(name, __VA_ARGS__)
-#define AMP_TILED_KERNEL(name, ...) AMP__KERNEL(name, __VA_ARGS__)
+// The device library renames the token norm (C++ AMP's type, which a
+// vendor math function shares the name of): a kernel of that name would be
+// compiled as amp__norm and never found under its own.
+namespace amp { namespace detail {
+AMP__HD constexpr bool kernel_name_allowed(const char *s) {
+    return !(s[0] == 'n' && s[1] == 'o' && s[2] == 'r' && s[3] == 'm' && s[4] == '\0');
+}
+} } // namespace amp::detail
+#define AMP__KERNEL_NAME_CHECK(spelled)                                 \
+    static_assert(amp::detail::kernel_name_allowed(spelled),            \
+                  "hipamp: a kernel cannot be named 'norm': the name is C++ AMP's type amp::graphics::norm");
+#define AMP_KERNEL(name, ...) AMP__KERNEL_NAME_CHECK(#name) AMP__KERNEL(name, __VA_ARGS__)
+#define AMP_TILED_KERNEL(name, ...) AMP__KERNEL_NAME_CHECK(#name) AMP__KERNEL(name, __VA_ARGS__)
 
 #endif // AMP_PRELUDE_INCLUDED
