@@ -856,6 +856,65 @@ ACCEL_TEST(device_lang, norm_and_unorm)
     free(x), free(y), free(out);
 }
 
+/* Extent arithmetic in a kernel near INT_MAX and past 2^64: pad() rounded
+ * up in int and wrapped (2147483646 on a tile of 2147483646 gave 0); a pad
+ * that is no int gives an empty extent, as the host's
+ * amp_tiled_extent_pad refuses it (and zeroes its result); size() counts
+ * no elements for a negative dimension and saturates past 2^64 - 1, so
+ * view_as of a shape whose count wrapped is empty; reinterpret_as to more
+ * elements than an int counts is empty too. */
+ACCEL_TEST(device_lang, extent_arithmetic_at_the_limits)
+{
+    amp_program *p = build_types(acc);
+    enum { K = 22 };
+    int64_t out[K];
+    for (int i = 0; i < K; ++i) out[i] = POISON_I32;
+    amp_array_view *vo = test_view(out, sizeof(int64_t), amp_extent_1d(K), AMP_WRITE_ONLY);
+    amp_arg args[] = {amp_arg_view(vo)};
+    launch(test_kernel(p, "extent_limits"), amp_extent_1d(1), args, 1);
+    ASSERT_OK(amp_array_view_synchronize(vo));
+    static const struct { const char *what; int64_t want; } w[K] = {
+        {"extent<1>(2147483646).tile<2147483646>().pad()[0]", 2147483646},
+        {"extent<1>(INT_MAX).tile<INT_MAX>().pad()[0]", INT_MAX},
+        {"extent<1>(2147482624).tile<1024>().pad()[0]", 2147482624},
+        {"extent<1>(2147482625).tile<1024>().pad()[0] (2^31)", 0},
+        {"extent<1>(INT_MAX).tile<2>().pad()[0] (2^31)", 0},
+        {"extent<2>(5, INT_MAX).tile<4, 2>().pad()[0] (dimension 1 is 2^31)", 0},
+        {"extent<2>(5, INT_MAX).tile<4, 2>().pad()[1] (2^31)", 0},
+        {"extent<3>(5, 3, 2147483640).tile<4, 2, 8>().pad()[0..1]", 84},
+        {"extent<3>(5, 3, 2147483640).tile<4, 2, 8>().pad()[2]", 2147483640},
+        {"extent<1>(INT_MAX).tile<1024>().truncate()[0]", 2147482624},
+        {"extent<1>(INT_MAX).tile<INT_MAX>().truncate()[0]", INT_MAX},
+        {"extent<3>(2^22, 2^21, 2^21).size() (2^64: saturates)", -1},
+        {"extent<3>(INT_MAX, INT_MAX, 2).size()", 2 * (int64_t)INT_MAX * INT_MAX},
+        {"extent<2>(-1, -1).size()", 0},
+        {"extent<3>(7, 0, -5).size()", 0},
+        {"view_as(extent<3>(2^22, 2^21, 2^21)) of one element: extent[0]", 0},
+        {"view_as(extent<2>(-1, -1)) of one element: extent[0]", 0},
+        {"array_view<double, 1>(INT_MAX).reinterpret_as<char>(): extent[0]", 0},
+        {"array_view<double, 1>(2^28).reinterpret_as<char>() (2^31): extent[0]", 0},
+        {"array_view<double, 1>(2^28 - 1).reinterpret_as<char>(): extent[0]", 2147483640},
+        {"array_view<char, 1>(INT_MAX).reinterpret_as<double>(): extent[0]", INT_MAX / 8},
+        {"the count", K},
+    };
+    for (int k = 0; k < K; ++k)
+        cr_expect_eq(out[k], w[k].want, "%s: got %lld want %lld", w[k].what, (long long)out[k], (long long)w[k].want);
+    /* The host agrees: the same pads, and the one that is no int refused. */
+    amp_tiled_extent t, r;
+    ASSERT_OK(amp_extent_tile_1d(amp_extent_1d(2147483646), 2147483646, &t));
+    ASSERT_OK(amp_tiled_extent_pad(t, &r));
+    cr_expect_eq(r.extent.v[0], 2147483646);
+    ASSERT_OK(amp_extent_tile_1d(amp_extent_1d(INT_MAX), 2, &t));
+    ASSERT_STATUS(amp_tiled_extent_pad(t, &r), AMP_ERROR_INVALID_EXTENT);
+    cr_expect(strstr(amp_last_error(), "amp_tiled_extent_pad") && strstr(amp_last_error(), "2147483647"), "%s",
+              amp_last_error());
+    cr_expect_eq(r.extent.v[0], 0);
+    ASSERT_OK(amp_tiled_extent_truncate(t, &r));
+    cr_expect_eq(r.extent.v[0], INT_MAX - 1);
+    ASSERT_OK(amp_array_view_destroy(vo));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
 /* C++ AMP's spelling of the graphics types: `using namespace
  * amp::graphics;` at file scope, then norm, unorm and their vectors
  * unqualified. CUDA's and HIP's math headers, which NVRTC and hipRTC put
