@@ -71,6 +71,19 @@ AMP__VFN constexpr float clamp_unorm(float x) { return x >= 0.0f ? (x <= 1.0f ? 
 // converts implicitly to norm, both to float. + - * / and their assignments,
 // ++ and -- (both forms) and, for norm, unary - compute in float and clamp
 // the result; comparisons are those of the float values.
+//
+// CUDA's and HIP's math headers, which NVRTC and hipRTC read before any
+// source (NVRTC's are built in, out of reach of a -D), declare a function
+// ::norm(int, const double *). Under C++ AMP's `using namespace
+// amp::graphics;` an unqualified norm would name both that function and
+// this type, which both compilers reject as ambiguous. So the token norm is
+// renamed, in the prelude and in every kernel after it, to one no vendor
+// header declares: amp::norm, amp::graphics::norm and a plain norm all name
+// the type on every accelerator (diagnostics call it amp__norm), and the
+// vendor's norm(dim, p) is not reachable by that name (the device language
+// never offered it; the CPU accelerator has none). A kernel cannot be named
+// norm (AMP_KERNEL says so).
+#define norm amp__norm
 struct norm;
 struct unorm;
 #define AMP__NORM_CLASS(C, clamp)                                                                \

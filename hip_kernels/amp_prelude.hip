@@ -125,10 +125,17 @@ template <int N> struct extent {
     static constexpr int rank = N;
     int v[N];
     AMP__COMPONENTWISE(extent)
-    // Elements in the domain (0 when a dimension is 0).
+    // Elements in the domain: the indices contains() accepts, so 0 when a
+    // dimension is 0 or negative. A product past 2^64 - 1 (rank 3 and up
+    // can reach it) is 2^64 - 1, not its wrapped remainder: view_as compares
+    // sizes, and a wrapped one would let a shape larger than its view pass.
     AMP_FI unsigned long long size() const {
         unsigned long long s = 1;
-        for (int d = 0; d < N; ++d) s *= (unsigned long long)v[d];
+        for (int d = 0; d < N; ++d) {
+            if (v[d] <= 0) return 0;
+            const unsigned long long e = (unsigned long long)v[d];
+            s = s > ~0ull / e ? ~0ull : s * e;
+        }
         return s;
     }
     AMP_FI bool contains(const index<N> &i) const {
@@ -180,11 +187,18 @@ template <int D0, int D1, int D2> struct tiled_extent : extent<detail::tile_rank
         return e;
     }
     // Each dimension rounded up (pad) or down (truncate) to a whole number
-    // of tiles.
+    // of tiles. Rounded up in long long: v + t - 1 passes INT_MAX near it.
+    // A dimension whose padded value is no int (above INT_MAX) makes every
+    // dimension 0, an empty domain, where the host's amp_tiled_extent_pad
+    // fails with AMP_ERROR_INVALID_EXTENT and zeroes its result.
     AMP_FI tiled_extent pad() const {
         tiled_extent r = *this;
         const extent_type t = get_tile_extent();
-        for (int d = 0; d < rank; ++d) r.v[d] = (r.v[d] + t.v[d] - 1) / t.v[d] * t.v[d];
+        for (int d = 0; d < rank; ++d) {
+            const long long p = ((long long)r.v[d] + t.v[d] - 1) / t.v[d] * t.v[d];
+            if (p > 2147483647LL) return tiled_extent();
+            r.v[d] = (int)p;
+        }
         return r;
     }
     AMP_FI tiled_extent truncate() const {
@@ -328,15 +342,21 @@ template <class T, int N> struct array_view {
         return view_whole(e);
     }
 
-    // For array, which is dense whatever its rank, and rank-1 views.
+    // For array, which is dense whatever its rank, and rank-1 views. More
+    // elements of U than an int counts (a rank-1 extent holds an int) give
+    // an empty view, as view_as does for a shape it cannot give.
     template <class U> AMP_FI array_view<typename meta::copy_const<T, U>::type, 1> reinterpret_whole() const {
         typedef typename meta::copy_const<T, U>::type R;
-        unsigned long long bytes = extent.size() * sizeof(T);
-        return array_view<R, 1>((int)(bytes / sizeof(U)), (R *)data_);
+        const unsigned long long n = extent.size();
+        const unsigned long long count = n > ~0ull / sizeof(T) ? ~0ull : n * sizeof(T) / sizeof(U);
+        return array_view<R, 1>(count > 2147483647ull ? 0 : (int)count, (R *)data_);
     }
+    // A shape with a negative dimension is no shape of these elements.
     template <int K> AMP_FI array_view<T, K> view_whole(const amp::extent<K> &e) const {
         array_view<T, K> r(e, data_);
-        if (e.size() > extent.size()) r.extent = amp::extent<K>();
+        bool negative = false;
+        for (int d = 0; d < K; ++d) negative = negative || e.v[d] < 0;
+        if (negative || e.size() > extent.size()) r.extent = amp::extent<K>();
         return r;
     }
 };
@@ -667,7 +687,18 @@ template <class F, class Kernel> struct kernel_pack_fits {
                   "pass large data in an amp::array_view");             \
     AMP__DEFINE_ENTRY(name)                                             \
     static AMP_FI void name##__amp_body(__VA_ARGS__)
-#define AMP_KERNEL(name, ...) AMP__KERNEL(name, __VA_ARGS__)
-#define AMP_TILED_KERNEL(name, ...) AMP__KERNEL(name, __VA_ARGS__)
+// The device library renames the token norm (C++ AMP's type, which a
+// vendor math function shares the name of): a kernel of that name would be
+// compiled as amp__norm and never found under its own.
+namespace amp { namespace detail {
+AMP__HD constexpr bool kernel_name_allowed(const char *s) {
+    return !(s[0] == 'n' && s[1] == 'o' && s[2] == 'r' && s[3] == 'm' && s[4] == '\0');
+}
+} } // namespace amp::detail
+#define AMP__KERNEL_NAME_CHECK(spelled)                                 \
+    static_assert(amp::detail::kernel_name_allowed(spelled),            \
+                  "hipamp: a kernel cannot be named 'norm': the name is C++ AMP's type amp::graphics::norm");
+#define AMP_KERNEL(name, ...) AMP__KERNEL_NAME_CHECK(#name) AMP__KERNEL(name, __VA_ARGS__)
+#define AMP_TILED_KERNEL(name, ...) AMP__KERNEL_NAME_CHECK(#name) AMP__KERNEL(name, __VA_ARGS__)
 
 #endif // AMP_PRELUDE_INCLUDED

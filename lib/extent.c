@@ -246,7 +246,8 @@ amp_status amp_extent_tile_3d(amp_extent e, int t0, int t1, int t2, amp_tiled_ex
 static amp_status amp__round_tiled(amp_tiled_extent t, bool up, amp_tiled_extent *out)
 {
     amp_status st = AMP_OK;
-    if (!out) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: out is NULL", up ? "pad" : "truncate");
+    const char *fn = up ? "amp_tiled_extent_pad" : "amp_tiled_extent_truncate";
+    if (!out) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: out is NULL", fn);
     if ((st = amp__check_tiled(t)) != AMP_OK) goto fail;
     amp_tiled_extent r = t;
     for (int d = 0; d < t.extent.rank; ++d) {
@@ -254,7 +255,7 @@ static amp_status amp__round_tiled(amp_tiled_extent t, bool up, amp_tiled_extent
         long long v = up ? (e + k - 1) / k * k : e / k * k;
         if (v > INT_MAX) {
             st = amp__fail(AMP_ERROR_INVALID_EXTENT,
-                           "pad: dimension %d (%lld) rounded up to tile %lld passes INT_MAX", d, e, k);
+                           "%s: dimension %d (%lld) rounded up to tile %lld passes INT_MAX", fn, d, e, k);
             goto fail;
         }
         r.extent.v[d] = (int)v;

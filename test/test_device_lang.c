@@ -856,6 +856,157 @@ ACCEL_TEST(device_lang, norm_and_unorm)
     free(x), free(y), free(out);
 }
 
+/* Extent arithmetic in a kernel near INT_MAX and past 2^64: pad() rounded
+ * up in int and wrapped (2147483646 on a tile of 2147483646 gave 0); a pad
+ * that is no int gives an empty extent, as the host's
+ * amp_tiled_extent_pad refuses it (and zeroes its result); size() counts
+ * no elements for a negative dimension and saturates past 2^64 - 1, so
+ * view_as of a shape whose count wrapped is empty; reinterpret_as to more
+ * elements than an int counts is empty too. */
+ACCEL_TEST(device_lang, extent_arithmetic_at_the_limits)
+{
+    amp_program *p = build_types(acc);
+    enum { K = 22 };
+    int64_t out[K];
+    for (int i = 0; i < K; ++i) out[i] = POISON_I32;
+    amp_array_view *vo = test_view(out, sizeof(int64_t), amp_extent_1d(K), AMP_WRITE_ONLY);
+    amp_arg args[] = {amp_arg_view(vo)};
+    launch(test_kernel(p, "extent_limits"), amp_extent_1d(1), args, 1);
+    ASSERT_OK(amp_array_view_synchronize(vo));
+    static const struct { const char *what; int64_t want; } w[K] = {
+        {"extent<1>(2147483646).tile<2147483646>().pad()[0]", 2147483646},
+        {"extent<1>(INT_MAX).tile<INT_MAX>().pad()[0]", INT_MAX},
+        {"extent<1>(2147482624).tile<1024>().pad()[0]", 2147482624},
+        {"extent<1>(2147482625).tile<1024>().pad()[0] (2^31)", 0},
+        {"extent<1>(INT_MAX).tile<2>().pad()[0] (2^31)", 0},
+        {"extent<2>(5, INT_MAX).tile<4, 2>().pad()[0] (dimension 1 is 2^31)", 0},
+        {"extent<2>(5, INT_MAX).tile<4, 2>().pad()[1] (2^31)", 0},
+        {"extent<3>(5, 3, 2147483640).tile<4, 2, 8>().pad()[0..1]", 84},
+        {"extent<3>(5, 3, 2147483640).tile<4, 2, 8>().pad()[2]", 2147483640},
+        {"extent<1>(INT_MAX).tile<1024>().truncate()[0]", 2147482624},
+        {"extent<1>(INT_MAX).tile<INT_MAX>().truncate()[0]", INT_MAX},
+        {"extent<3>(2^22, 2^21, 2^21).size() (2^64: saturates)", -1},
+        {"extent<3>(INT_MAX, INT_MAX, 2).size()", 2 * (int64_t)INT_MAX * INT_MAX},
+        {"extent<2>(-1, -1).size()", 0},
+        {"extent<3>(7, 0, -5).size()", 0},
+        {"view_as(extent<3>(2^22, 2^21, 2^21)) of one element: extent[0]", 0},
+        {"view_as(extent<2>(-1, -1)) of one element: extent[0]", 0},
+        {"array_view<double, 1>(INT_MAX).reinterpret_as<char>(): extent[0]", 0},
+        {"array_view<double, 1>(2^28).reinterpret_as<char>() (2^31): extent[0]", 0},
+        {"array_view<double, 1>(2^28 - 1).reinterpret_as<char>(): extent[0]", 2147483640},
+        {"array_view<char, 1>(INT_MAX).reinterpret_as<double>(): extent[0]", INT_MAX / 8},
+        {"the count", K},
+    };
+    for (int k = 0; k < K; ++k)
+        cr_expect_eq(out[k], w[k].want, "%s: got %lld want %lld", w[k].what, (long long)out[k], (long long)w[k].want);
+    /* The host agrees: the same pads, and the one that is no int refused. */
+    amp_tiled_extent t, r;
+    ASSERT_OK(amp_extent_tile_1d(amp_extent_1d(2147483646), 2147483646, &t));
+    ASSERT_OK(amp_tiled_extent_pad(t, &r));
+    cr_expect_eq(r.extent.v[0], 2147483646);
+    ASSERT_OK(amp_extent_tile_1d(amp_extent_1d(INT_MAX), 2, &t));
+    ASSERT_STATUS(amp_tiled_extent_pad(t, &r), AMP_ERROR_INVALID_EXTENT);
+    cr_expect(strstr(amp_last_error(), "amp_tiled_extent_pad") && strstr(amp_last_error(), "2147483647"), "%s",
+              amp_last_error());
+    cr_expect_eq(r.extent.v[0], 0);
+    ASSERT_OK(amp_tiled_extent_truncate(t, &r));
+    cr_expect_eq(r.extent.v[0], INT_MAX - 1);
+    ASSERT_OK(amp_array_view_destroy(vo));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+/* C++ AMP's spelling of the graphics types: `using namespace
+ * amp::graphics;` at file scope, then norm, unorm and their vectors
+ * unqualified. CUDA's and HIP's math headers, which NVRTC and hipRTC put
+ * before every source, declare a function ::norm(int, const double *); an
+ * unqualified norm named both and did not compile for a GPU. */
+static const char graphics_names_source[] =
+    "using namespace amp::graphics;\n"
+    "AMP_KERNEL(graphics_names, amp::index<1> i, amp::array_view<const float, 1> xs, amp::array_view<float, 2> out)\n"
+    "{\n"
+    "    const int n = i[0];\n"
+    "    const float x = xs[i];\n"
+    "    const norm p(x);\n"
+    "    const unorm q(x);\n"
+    "    const norm_2 p2(x, -x);\n"
+    "    const norm_3 p3(x, 2.0f * x, -2.0f * x);\n"
+    "    const norm_4 p4 = norm_4(x) + norm_4(p);\n"
+    "    const unorm_2 q2(x, -x);\n"
+    "    const unorm_3 q3(x, 2.0f * x, 0.25f);\n"
+    "    const unorm_4 q4 = unorm_4(q) * unorm_4(x);\n"
+    "    const uint u = 3;\n"
+    "    const float_2 f2(1.0f, 2.0f);\n"
+    "    float r[16] = {p, q, p2.x, p2.y, p3.x, p3.y, p3.z, p4.w, q2.x, q2.y, q3.x, q3.y, q3.z, q4.z,\n"
+    "                   norm(-x) + unorm(), (float)u + f2.y};\n"
+    "    for (int k = 0; k < 16; ++k) out(n, k) = r[k];\n"
+    "}\n";
+
+Test(device_lang, graphics_names_unqualified_compile_for_gpu_targets, .timeout = 600)
+{
+    const char *targets[] = {"sm_90", "gfx90a"};
+    int compiled = 0;
+    char skipped[512] = "";
+    for (size_t t = 0; t < sizeof targets / sizeof targets[0]; ++t) {
+        amp_code_object *co = NULL;
+        amp_status st = amp_compile_for_target(targets[t], graphics_names_source, NULL, &co);
+        if (st == AMP_ERROR_UNSUPPORTED) {
+            size_t used = strlen(skipped);
+            snprintf(skipped + used, sizeof skipped - used, "%s: %s; ", targets[t], amp_last_error());
+            continue;
+        }
+        cr_assert_eq(st, AMP_OK, "%s: %s: %s", targets[t], amp_status_name(st), amp_last_error());
+        const void *data = NULL;
+        size_t size = 0;
+        ASSERT_OK(amp_code_object_data(co, &data, &size));
+        cr_assert(data && size > 0, "%s: an empty code object", targets[t]);
+        ASSERT_OK(amp_code_object_destroy(co));
+        ++compiled;
+    }
+    if (!compiled) cr_skip_test("neither NVRTC nor hipRTC is installed (%s)", skipped);
+}
+
+ACCEL_TEST(device_lang, graphics_names_unqualified)
+{
+    amp_program *p = test_build(acc, graphics_names_source);
+    static const float special[] = {-3.0f, -1.0f, -0.75f, -0.25f, 0.0f, 0.25f, 0.5f, 0.75f, 1.0f, 1.5f, NAN, INFINITY};
+    enum { N = sizeof special / sizeof special[0], K = 16 };
+    float x[N], out[N * K];
+    for (int i = 0; i < N; ++i) x[i] = special[i];
+    for (int i = 0; i < N * K; ++i) out[i] = POISON_F32;
+    amp_array_view *vx = test_view(x, sizeof(float), amp_extent_1d(N), AMP_READ_ONLY);
+    amp_array_view *vo = test_view(out, sizeof(float), amp_extent_2d(N, K), AMP_WRITE_ONLY);
+    amp_arg args[] = {amp_arg_view(vx), amp_arg_view(vo)};
+    launch(test_kernel(p, "graphics_names"), amp_extent_1d(N), args, 2);
+    ASSERT_OK(amp_array_view_synchronize(vo));
+    static const char *what[K] = {"norm",     "unorm",    "norm_2.x", "norm_2.y", "norm_3.x", "norm_3.y",
+                                  "norm_3.z", "norm_4.w", "unorm_2.x", "unorm_2.y", "unorm_3.x", "unorm_3.y",
+                                  "unorm_3.z", "unorm_4.z", "norm(-x) + unorm()", "uint + float_2"};
+    for (int n = 0; n < N; ++n) {
+        const float a = x[n];
+        float w[K] = {clamp_n(a), clamp_u(a), clamp_n(a), clamp_n(-a), clamp_n(a), clamp_n(2.0f * a),
+                      clamp_n(-2.0f * a), clamp_n(clamp_n(a) + clamp_n(a)), clamp_u(a), clamp_u(-a), clamp_u(a),
+                      clamp_u(2.0f * a), 0.25f, clamp_u(clamp_u(a) * clamp_u(a)), clamp_n(-a), 5.0f};
+        for (int k = 0; k < K; ++k)
+            cr_assert(out[n * K + k] == w[k], "%s, x = %g: got %.9g want %.9g", what[k], (double)a,
+                      (double)out[n * K + k], (double)w[k]);
+    }
+    ASSERT_OK(amp_array_view_destroy(vx));
+    ASSERT_OK(amp_array_view_destroy(vo));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+/* The token norm names C++ AMP's type everywhere, so a kernel of that
+ * name would be built under another; the build says why instead. */
+ACCEL_TEST(device_lang, kernel_named_norm_is_refused)
+{
+    amp_program *p = NULL;
+    amp_status st = amp_program_build(
+        acc, "AMP_KERNEL(norm, amp::index<1> i, amp::array_view<float, 1> a) { a[i] = 1.0f; }\n", NULL, &p);
+    cr_assert_eq(st, AMP_ERROR_COMPILE, "a kernel named norm: %s", amp_status_name(st));
+    cr_assert_null(p);
+    cr_assert(strstr(amp_last_error(), "cannot be named 'norm'"), "%s", amp_last_error());
+}
+
 /* The device types take any rank: index<7>, extent<7>, views of rank 5 and
  * 6 (view_as, a local array, projections) in a kernel launched at rank 1. */
 ACCEL_TEST(device_lang, values_and_views_of_rank_above_4)

@@ -2,6 +2,7 @@
 #include <criterion/criterion.h>
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -382,35 +383,197 @@ static void assert_still_device(const char *path)
     unlink(path);
 }
 
-/* A device, a FIFO or a directory at an output's name is refused, not
- * replaced by a regular file (as root, /dev/full was); "-o -" is standard
- * output. The FIFO case would block forever if it were opened. */
-Test(embed, non_regular_outputs_are_refused, .timeout = 60)
+/* The generated array of "xyz" with symbol abc, as text. */
+static void assert_is_xyz_array(const char *text, size_t len, const char *where)
+{
+    cr_assert_not_null(text, "%s: nothing arrived", where);
+    cr_assert_eq(strlen(text), len, "%s: a NUL byte in the output", where);
+    size_t n = 0;
+    unsigned char *got = parse_array(text, "abc", &n);
+    cr_assert(n == 4 && memcmp(got, "xyz", 4) == 0, "%s: the array is not \"xyz\"", where);
+    free(got);
+}
+
+/* What a FIFO's reader gets from hipamp-embed writing out (the FIFO or a
+ * link to it): the FIFO opened for reading first (without
+ * waiting for a writer), the tool run, then everything it wrote (the
+ * output is far below a pipe's buffer). */
+static char *embed_into_fifo(const char *fifo, int *rc, const char *out, const char *in)
+{
+    int fd = open(fifo, O_RDONLY | O_NONBLOCK);
+    cr_assert(fd >= 0, "open %s: %s", fifo, strerror(errno));
+    *rc = run("'%s' -o '%s' '%s' abc", HIPAMP_EMBED_TOOL, out, in);
+    size_t cap = 65536, len = 0;
+    char *buf = malloc(cap + 1);
+    cr_assert_not_null(buf);
+    for (;;) {
+        ssize_t got = read(fd, buf + len, cap - len);
+        if (got <= 0) break;
+        len += (size_t)got;
+        cr_assert(len < cap, "too much output");
+    }
+    close(fd);
+    buf[len] = '\0';
+    return buf;
+}
+
+/* A character device or a FIFO at an output's name is written in place,
+ * never replaced by a regular file (as root, /dev/full was once); a FIFO
+ * that no process reads is refused rather than waited on forever; a
+ * directory is refused; "-o -" is standard output. */
+Test(embed, device_and_fifo_outputs_are_written_in_place, .timeout = 60)
 {
     write_file(path_in_dir("k.hip"), "xyz", 3);
     struct stat st;
     const char *dev = private_device();
     if (dev) {
-        cr_assert_eq(run("'%s' -o '%s' '%s' sym", HIPAMP_EMBED_TOOL, dev, path_in_dir("k.hip")), 2);
-        assert_stderr_has("not a regular file");
+        cr_assert_eq(run("'%s' -o '%s' '%s' abc", HIPAMP_EMBED_TOOL, dev, path_in_dir("k.hip")), 1);
+        assert_stderr_has("No space left on device");
         assert_still_device(dev);
     }
+    cr_assert_eq(run("'%s' -o /dev/null '%s' abc", HIPAMP_EMBED_TOOL, path_in_dir("k.hip")), 0, "%s", stderr_text());
+    cr_assert_eq(stat("/dev/null", &st), 0);
+    cr_assert(S_ISCHR(st.st_mode), "/dev/null is no longer a device");
+
     cr_assert_eq(mkfifo(path_in_dir("fifo.c"), 0600), 0);
-    cr_assert_eq(run("'%s' -o '%s' '%s' sym", HIPAMP_EMBED_TOOL, path_in_dir("fifo.c"), path_in_dir("k.hip")), 2);
+    cr_assert_eq(run("'%s' -o '%s' '%s' abc", HIPAMP_EMBED_TOOL, path_in_dir("fifo.c"), path_in_dir("k.hip")), 1);
+    assert_stderr_has("no process is reading");
+    int rc = 0;
+    char *got = embed_into_fifo(path_in_dir("fifo.c"), &rc, path_in_dir("fifo.c"), path_in_dir("k.hip"));
+    cr_assert_eq(rc, 0, "writing a FIFO with a reader: %s", stderr_text());
+    assert_is_xyz_array(got, strlen(got), "the FIFO");
+    free(got);
     cr_assert_eq(lstat(path_in_dir("fifo.c"), &st), 0);
     cr_assert(S_ISFIFO(st.st_mode), "the FIFO was replaced");
+
     cr_assert_eq(mkdir(path_in_dir("d.c"), 0700), 0);
-    cr_assert_eq(run("'%s' -o '%s' '%s' sym", HIPAMP_EMBED_TOOL, path_in_dir("d.c"), path_in_dir("k.hip")), 2);
+    cr_assert_eq(run("'%s' -o '%s' '%s' abc", HIPAMP_EMBED_TOOL, path_in_dir("d.c"), path_in_dir("k.hip")), 2);
+    assert_stderr_has("a directory");
     rmdir(path_in_dir("d.c"));
     cr_assert_eq(run("'%s' -o - '%s' abc > '%s'", HIPAMP_EMBED_TOOL, path_in_dir("k.hip"), path_in_dir("stdout.c")), 0,
                  "%s", stderr_text());
-    char *c = read_file(path_in_dir("stdout.c"), NULL);
     size_t n = 0;
-    unsigned char *got = parse_array(c, "abc", &n);
-    cr_assert_eq(n, 4);
-    free(got);
+    char *c = read_file(path_in_dir("stdout.c"), &n);
+    assert_is_xyz_array(c, n, "-o -");
     free(c);
     unlink(path_in_dir("fifo.c"));
+    unlink(path_in_dir("stdout.c"));
+}
+
+/* "-o /dev/stdout": a symbolic link, to the process's standard output. As
+ * root the tool renamed its temporary file over the link (and wrote nothing
+ * to standard output). The link here is a private one with /dev/stdout's
+ * target, so a tool that replaces links harms nothing outside the test's
+ * directory: links are followed, to a regular file (replaced whole, the
+ * link kept), a FIFO (a pipe: written in place) or a device. */
+Test(embed, outputs_through_symbolic_links, .timeout = 60)
+{
+    write_file(path_in_dir("k.hip"), "xyz", 3);
+    struct stat st;
+    cr_assert_eq(symlink("/proc/self/fd/1", path_in_dir("stdout")), 0);
+    /* Standard output a file. */
+    cr_assert_eq(run("'%s' -o '%s' '%s' abc > '%s'", HIPAMP_EMBED_TOOL, path_in_dir("stdout"), path_in_dir("k.hip"),
+                     path_in_dir("redirected.c")),
+                 0, "%s", stderr_text());
+    cr_assert_eq(lstat(path_in_dir("stdout"), &st), 0);
+    cr_assert(S_ISLNK(st.st_mode), "the link to standard output was replaced");
+    size_t n = 0;
+    char *c = read_file(path_in_dir("redirected.c"), &n);
+    assert_is_xyz_array(c, n, "standard output redirected to a file");
+    free(c);
+    /* Standard output a pipe. */
+    cr_assert_eq(run("'%s' -o '%s' '%s' abc 2>'%s' | cat > '%s'", HIPAMP_EMBED_TOOL, path_in_dir("stdout"),
+                     path_in_dir("k.hip"), path_in_dir("tool-err.txt"), path_in_dir("piped.c")),
+                 0, "%s", read_file(path_in_dir("tool-err.txt"), NULL));
+    unlink(path_in_dir("tool-err.txt"));
+    c = read_file(path_in_dir("piped.c"), &n);
+    assert_is_xyz_array(c, n, "standard output a pipe");
+    free(c);
+    cr_assert_eq(lstat(path_in_dir("stdout"), &st), 0);
+    cr_assert(S_ISLNK(st.st_mode), "the link to standard output was replaced");
+    /* A link to a FIFO with a reader; to /dev/null. */
+    cr_assert_eq(mkfifo(path_in_dir("fifo"), 0600), 0);
+    cr_assert_eq(symlink(path_in_dir("fifo"), path_in_dir("to-fifo.c")), 0);
+    int rc = 0;
+    char *got = embed_into_fifo(path_in_dir("fifo"), &rc, path_in_dir("to-fifo.c"), path_in_dir("k.hip"));
+    cr_assert_eq(rc, 0, "%s", stderr_text());
+    assert_is_xyz_array(got, strlen(got), "a link to a FIFO");
+    free(got);
+    cr_assert_eq(lstat(path_in_dir("to-fifo.c"), &st), 0);
+    cr_assert(S_ISLNK(st.st_mode), "the link to the FIFO was replaced");
+    cr_assert_eq(symlink("/dev/null", path_in_dir("null.c")), 0);
+    cr_assert_eq(run("'%s' -o '%s' '%s' abc", HIPAMP_EMBED_TOOL, path_in_dir("null.c"), path_in_dir("k.hip")), 0, "%s",
+                 stderr_text());
+    cr_assert_eq(lstat(path_in_dir("null.c"), &st), 0);
+    cr_assert(S_ISLNK(st.st_mode), "the link to /dev/null was replaced");
+    /* A link to a regular file: the file gets the output, the link stays. */
+    write_file(path_in_dir("real.c"), "old", 3);
+    cr_assert_eq(symlink("real.c", path_in_dir("to-real.c")), 0);
+    cr_assert_eq(run("'%s' -o '%s' -H '%s' '%s' abc", HIPAMP_EMBED_TOOL, path_in_dir("to-real.c"), path_in_dir("k.h"),
+                     path_in_dir("k.hip")),
+                 0, "%s", stderr_text());
+    cr_assert_eq(lstat(path_in_dir("to-real.c"), &st), 0);
+    cr_assert(S_ISLNK(st.st_mode), "the link to a regular file was replaced");
+    c = read_file(path_in_dir("real.c"), &n);
+    assert_is_xyz_array(c, n, "the file behind a link");
+    free(c);
+    /* Refused: the link and its file as the two outputs; a link to
+     * nothing; a link to a directory. */
+    cr_assert_eq(run("'%s' -o '%s' -H '%s' '%s' abc", HIPAMP_EMBED_TOOL, path_in_dir("to-real.c"), path_in_dir("real.c"),
+                     path_in_dir("k.hip")),
+                 2);
+    assert_stderr_has("the same file");
+    cr_assert_eq(symlink("absent.c", path_in_dir("dangling.c")), 0);
+    cr_assert_eq(run("'%s' -o '%s' '%s' abc", HIPAMP_EMBED_TOOL, path_in_dir("dangling.c"), path_in_dir("k.hip")), 2);
+    assert_stderr_has("leads nowhere");
+    cr_assert_eq(lstat(path_in_dir("dangling.c"), &st), 0);
+    cr_assert(S_ISLNK(st.st_mode), "the dangling link was replaced");
+    cr_assert_eq(symlink("/", path_in_dir("root.c")), 0);
+    cr_assert_eq(run("'%s' -o '%s' '%s' abc", HIPAMP_EMBED_TOOL, path_in_dir("root.c"), path_in_dir("k.hip")), 2);
+    assert_stderr_has("a directory");
+    const char *only[] = {"k.hip", "stdout", "redirected.c", "piped.c", "fifo", "to-fifo.c", "null.c",
+                          "real.c",  "to-real.c", "k.h", "dangling.c", "root.c"};
+    assert_dir_holds_only(only, sizeof only / sizeof only[0]);
+}
+
+/* ------------------------------------- write errors and usage (issue 38) */
+
+static bool have_dev_full(void) { return access("/dev/full", W_OK) == 0; }
+
+/* Output lost to a full device is a failure with a message, whatever the
+ * tool printed; so are unknown options and arguments. */
+Test(embed, hipamp_info_write_errors_and_usage, .timeout = 120)
+{
+    cr_assert_eq(run("'%s' > /dev/null", HIPAMP_INFO_TOOL), 0, "%s", stderr_text());
+    cr_assert_eq(run("'%s' --bogus > '%s'", HIPAMP_INFO_TOOL, path_in_dir("out.txt")), 2, "an unknown option accepted");
+    assert_stderr_has("unknown option '--bogus'");
+    assert_stderr_has("usage:");
+    cr_assert_eq(run("'%s' extra > /dev/null", HIPAMP_INFO_TOOL), 2, "an argument accepted");
+    assert_stderr_has("unexpected argument 'extra'");
+    cr_assert_eq(run("'%s' --help > /dev/null", HIPAMP_INFO_TOOL), 0, "--help failed");
+    if (!have_dev_full()) cr_skip_test("no /dev/full here for the write errors");
+    cr_assert_eq(run("'%s' > /dev/full", HIPAMP_INFO_TOOL), 1, "a write error exited 0");
+    assert_stderr_has("hipamp-info: write error: No space left on device");
+    cr_assert_eq(run("'%s' --help > /dev/full", HIPAMP_INFO_TOOL), 1, "--help's write error exited 0");
+    assert_stderr_has("hipamp-info: write error: No space left on device");
+}
+
+Test(embed, hipamp_embed_and_compile_write_errors, .timeout = 120)
+{
+    if (!have_dev_full()) cr_skip_test("no /dev/full here");
+    write_file(path_in_dir("k.hip"), "xyz", 3);
+    cr_assert_eq(run("'%s' '%s' abc > /dev/full", HIPAMP_EMBED_TOOL, path_in_dir("k.hip")), 1);
+    assert_stderr_has("hipamp-embed: write error: No space left on device");
+    cr_assert_eq(run("'%s' --help > /dev/full", HIPAMP_EMBED_TOOL), 1);
+    assert_stderr_has("hipamp-embed: write error: No space left on device");
+    cr_assert_eq(run("'%s' -o - -H '%s' '%s' abc > /dev/full", HIPAMP_EMBED_TOOL, path_in_dir("k.h"),
+                     path_in_dir("k.hip")),
+                 1);
+    cr_assert_eq(run("'%s' --help > /dev/full", HIPAMP_COMPILE_TOOL), 1);
+    assert_stderr_has("hipamp-compile: write error: No space left on device");
+    cr_assert_neq(run("'%s' --list-targets > /dev/full", HIPAMP_COMPILE_TOOL), 0);
+    cr_assert_eq(run("'%s' --bogus", HIPAMP_COMPILE_TOOL), 2);
+    assert_stderr_has("unknown option '--bogus'");
 }
 
 /* A NUL byte in the input is refused, by the tool and by CMake's
@@ -432,9 +595,11 @@ Test(embed, nul_byte_in_input_is_refused)
 
 #ifdef HIPAMP_COMPILE_TOOL
 /* hipamp-compile: "x.co" as input would be its own default output; -o
- * through a symbolic link planted at the output's name replaces the link
- * (as root, with the link another user's) and leaves its target alone; a
- * device is refused; a NUL byte is refused. */
+ * through a symbolic link of another user's (planted at the output's name,
+ * as root) is refused, the link and what it leads to left alone; one's own
+ * link is followed (the file behind it replaced, the link kept); a device
+ * is written in place; a NUL byte is refused; with standard output the
+ * code object (-o and a link to it), the kernel table goes to stderr. */
 Test(embed, hipamp_compile_output_refusals, .timeout = 300)
 {
     const char *text = "AMP_KERNEL(k, amp::index<1> i, amp::array_view<int, 1> a) { a[i] = 1; }\n";
@@ -444,8 +609,7 @@ Test(embed, hipamp_compile_output_refusals, .timeout = 300)
     assert_file_is(path_in_dir("x.co"), text);
     const char *dev = private_device();
     if (dev) {
-        cr_assert_eq(run("'%s' --target sm_90 -o '%s' '%s'", HIPAMP_COMPILE_TOOL, dev, path_in_dir("x.co")), 2);
-        assert_stderr_has("not a regular file");
+        cr_assert_eq(run("'%s' --target sm_90 -o '%s' '%s'", HIPAMP_COMPILE_TOOL, dev, path_in_dir("x.co")), 1);
         assert_still_device(dev);
     }
     write_file(path_in_dir("n.hip"), "a\0b", 3);
@@ -455,20 +619,57 @@ Test(embed, hipamp_compile_output_refusals, .timeout = 300)
     write_file(path_in_dir("k.hip"), text, strlen(text));
     write_file(path_in_dir("victim"), "precious", 8);
     cr_assert_eq(symlink(path_in_dir("victim"), path_in_dir("out.co")), 0);
-    if (geteuid() == 0) cr_assert_eq(lchown(path_in_dir("out.co"), 65534, 65534), 0);
-    int rc = run("'%s' --target sm_90 -o '%s' '%s' > /dev/null", HIPAMP_COMPILE_TOOL, path_in_dir("out.co"),
-                 path_in_dir("k.hip"));
+    struct stat st;
+    if (geteuid() == 0) {
+        cr_assert_eq(lchown(path_in_dir("out.co"), 65534, 65534), 0);
+        cr_assert_eq(run("'%s' --target sm_90 -o '%s' '%s' > /dev/null", HIPAMP_COMPILE_TOOL, path_in_dir("out.co"),
+                         path_in_dir("k.hip")),
+                     2);
+        assert_stderr_has("a symbolic link of another user (uid 65534)");
+        assert_file_is(path_in_dir("victim"), "precious");
+        cr_assert_eq(lstat(path_in_dir("out.co"), &st), 0);
+        cr_assert(S_ISLNK(st.st_mode), "another user's link was replaced");
+        cr_assert_eq(lchown(path_in_dir("out.co"), 0, 0), 0);
+    }
+    int rc = run("'%s' --target sm_90 -o '%s' '%s' > '%s'", HIPAMP_COMPILE_TOOL, path_in_dir("out.co"),
+                 path_in_dir("k.hip"), path_in_dir("table.txt"));
     char *err = stderr_text();
     if (rc == 1 && strstr(err, "AMP_ERROR_UNSUPPORTED")) {
         free(err);
-        cr_skip_test("no NVRTC here for the symbolic link case");
+        cr_skip_test("no NVRTC here for the symbolic link cases");
     }
     cr_assert_eq(rc, 0, "hipamp-compile: %s", err);
     free(err);
-    assert_file_is(path_in_dir("victim"), "precious");
-    struct stat st;
     cr_assert_eq(lstat(path_in_dir("out.co"), &st), 0);
-    cr_assert(S_ISREG(st.st_mode) && st.st_size > 0, "the code object did not replace the link");
+    cr_assert(S_ISLNK(st.st_mode), "one's own link was replaced");
+    size_t n = 0;
+    char *co = read_file(path_in_dir("victim"), &n);
+    cr_assert(co && n > 4 && !memcmp(co, "\x7f" "ELF", 4), "the file behind the link holds no code object");
+    free(co);
+    char *table = read_file(path_in_dir("table.txt"), NULL);
+    cr_assert(table && strstr(table, "bytes for sm_90"), "no kernel table on standard output: '%s'", table);
+    free(table);
+    /* Standard output through a link of its own: the code object there,
+     * the table on stderr. */
+    cr_assert_eq(symlink("/proc/self/fd/1", path_in_dir("stdout")), 0);
+    /* (run's 2> applies to cat: the tool's goes to a file of its own.) */
+    cr_assert_eq(run("'%s' --target sm_90 -o '%s' '%s' 2>'%s' | cat > '%s'", HIPAMP_COMPILE_TOOL,
+                     path_in_dir("stdout"), path_in_dir("k.hip"), path_in_dir("tool-err.txt"), path_in_dir("piped.co")),
+                 0, "%s", read_file(path_in_dir("tool-err.txt"), NULL));
+    co = read_file(path_in_dir("piped.co"), &n);
+    cr_assert(co && n > 4 && !memcmp(co, "\x7f" "ELF", 4), "no code object on standard output");
+    for (size_t i = 0; i + 15 <= n; ++i)
+        cr_assert(memcmp(co + i, "bytes for sm_90", 15) != 0, "the kernel table went into the code object");
+    free(co);
+    char *tool_err = read_file(path_in_dir("tool-err.txt"), NULL);
+    cr_assert(tool_err && strstr(tool_err, "bytes for sm_90"), "no kernel table on stderr: '%s'", tool_err);
+    free(tool_err);
+    unlink(path_in_dir("tool-err.txt"));
+    cr_assert_eq(lstat(path_in_dir("stdout"), &st), 0);
+    cr_assert(S_ISLNK(st.st_mode), "the link to standard output was replaced");
+    unlink(path_in_dir("stdout"));
+    unlink(path_in_dir("piped.co"));
+    unlink(path_in_dir("table.txt"));
     const char *only[] = {"x.co", "n.hip", "k.hip", "victim", "out.co"};
     assert_dir_holds_only(only, 5);
 }

@@ -19,8 +19,10 @@ static void usage(FILE *f)
             "writes the code object to OUT.co (default: FILE with .co; -o - for standard output,\n"
             "the kernel table then goes to standard error). Quoted #includes are found beside\n"
             "FILE.hip, then as FLAGS say. The code object is written whole or not at all (a\n"
-            "temporary file renamed into place); refused: a FILE.hip with a NUL byte, an OUT.co\n"
-            "that is FILE.hip or not a regular file (a device, a FIFO, a directory).\n"
+            "temporary file renamed into place; through a symbolic link, the file it leads to);\n"
+            "a character device or a FIFO (/dev/stdout to a pipe) is written in place. Refused:\n"
+            "a FILE.hip with a NUL byte, an OUT.co that is FILE.hip, a directory or a symbolic\n"
+            "link of another user's.\n"
             "Exit status: 0 written, 1 a compile, input or output error, 2 a usage error.\n");
 }
 
@@ -51,8 +53,14 @@ int main(int argc, char **argv)
     const char *target = NULL, *out = NULL, *options = NULL, *input = NULL;
     for (int i = 1; i < argc; ++i) {
         const char *a = argv[i];
-        if (!strcmp(a, "--list-targets")) return list_targets();
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
+        if (!strcmp(a, "--list-targets")) {
+            int rc = list_targets();
+            return tool_stdout_close("hipamp-compile") || rc ? rc : 1;
+        }
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            return tool_stdout_close("hipamp-compile") ? 0 : 1;
+        }
         if (!strcmp(a, "--target") || !strcmp(a, "-o") || !strcmp(a, "--options")) {
             if (i + 1 >= argc) { fprintf(stderr, "hipamp-compile: %s needs a value\n", a); return 2; }
             const char *v = argv[++i];
@@ -61,7 +69,7 @@ int main(int argc, char **argv)
             else options = v;
         } else if (!strncmp(a, "--target=", 9)) target = a + 9;
         else if (!strncmp(a, "--options=", 10)) options = a + 10;
-        else if (a[0] == '-' && a[1]) { fprintf(stderr, "hipamp-compile: unknown option %s\n", a); usage(stderr); return 2; }
+        else if (a[0] == '-' && a[1]) { fprintf(stderr, "hipamp-compile: unknown option '%s'\n", a); usage(stderr); return 2; }
         else if (input) { fprintf(stderr, "hipamp-compile: more than one input file (%s, %s)\n", input, a); return 2; }
         else input = a;
     }
@@ -119,7 +127,7 @@ int main(int argc, char **argv)
     if (!tool_out_open(&o, "hipamp-compile", out)) goto done;
     if (!tool_out_close(&o, fwrite(data, 1, dsize, o.f) == dsize)) goto done;
 
-    FILE *table = o.dest ? stdout : stderr;
+    FILE *table = o.to_stdout ? stderr : stdout;
     fprintf(table, "%s: %zu bytes for %s, %zu kernel(s)\n", o.dest ? out : "(standard output)", dsize, target,
             amp_code_object_kernel_count(co));
     fprintf(table, "%-32s %9s %6s %6s %6s %11s %11s %13s\n", "kernel", "LDS", "VGPRs", "SGPRs", "AGPRs", "VGPR-spill",
@@ -130,7 +138,7 @@ int main(int argc, char **argv)
         fprintf(table, "%-32s %9u %6u %6u %6u %11u %11u %13u\n", r.name, r.lds_bytes, r.vgprs, r.sgprs, r.agprs,
                 r.vgpr_spills, r.sgpr_spills, r.private_bytes);
     }
-    rc = 0;
+    rc = tool_stdout_close("hipamp-compile") ? 0 : 1;
 done:
     amp_code_object_destroy(co);
     free(outpath);

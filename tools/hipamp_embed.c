@@ -18,9 +18,11 @@ static void usage(FILE *to)
             "CMake's hipamp_embed() generates, and with -H a header declaring\n"
             "  extern const char SYMBOL[];\n"
             "Pass SYMBOL to amp_program_build as the kernel source. Files are written\n"
-            "whole or not at all (a temporary file renamed into place). Refused: an\n"
-            "INPUT with a NUL byte; an output that is the input, the other output, or\n"
-            "not a regular file (a device, a FIFO, a directory).\n"
+            "whole or not at all (a temporary file renamed into place; through a\n"
+            "symbolic link, the file it leads to); a character device or a FIFO\n"
+            "(/dev/stdout to a pipe) is written in place. Refused: an INPUT with a\n"
+            "NUL byte; an output that is the input or the other output, a directory,\n"
+            "or a symbolic link of another user's.\n"
             "Exit status: 0 written, 1 an input or output error, 2 a usage error\n"
             "(the refused outputs included).\n");
 }
@@ -108,7 +110,7 @@ int main(int argc, char **argv)
         const char *a = argv[i];
         if (!options_done && (!strcmp(a, "-h") || !strcmp(a, "--help"))) {
             usage(stdout);
-            return 0;
+            return tool_stdout_close(PROG) ? 0 : 1;
         } else if (!options_done && (!strcmp(a, "-o") || !strcmp(a, "-H"))) {
             if (i + 1 >= argc || !*argv[i + 1]) {
                 fprintf(stderr, PROG ": %s needs a file name\n", a);
@@ -160,6 +162,8 @@ int main(int argc, char **argv)
         if (!tool_out_close(&h, write_header(in_path, symbol, h.f))) goto fail;
     }
     rc = 0;
+    /* Standard output may have held either file. */
+    if (!tool_stdout_close(PROG)) rc = 1;
 fail:
     free(text);
     return rc;

@@ -1,4 +1,6 @@
 /* hipamp_info.c — hipamp-info: lists every accelerator hipamp finds on this machine with all its info fields, which pairs of GPUs copy over peer access, the default accelerator, the compile-cache directory and the library version. */
+#include "tool_output.h"
+
 #include <hipamp.h>
 
 #include <inttypes.h>
@@ -18,17 +20,45 @@ static void print_bytes(const char *label, uint64_t b)
 
 static const char *yes_no(bool b) { return b ? "yes" : "no"; }
 
+static void usage(FILE *to, const char *prog)
+{
+    fprintf(to,
+            "usage: %s\n"
+            "Lists the accelerators hipamp can use (GPUs through HIP or CUDA, and the CPU),\n"
+            "which pairs of GPUs copy over peer access (else through host memory),\n"
+            "the default one (AMP_DEFAULT_ACCELERATOR), the compile-cache directory and\n"
+            "the library version. Exit status: 0 listed (whatever was found), 1 a write\n"
+            "error on standard output, 2 a usage error (it takes no arguments).\n",
+            prog);
+}
+
+#define PROG "hipamp-info"
+
+static int print_info(void);
+
 int main(int argc, char **argv)
 {
-    if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-        printf("usage: %s\n"
-               "Lists the accelerators hipamp can use (GPUs through HIP or CUDA, and the CPU),\n"
-               "which pairs of GPUs copy over peer access (else through host memory),\n"
-               "the default one (AMP_DEFAULT_ACCELERATOR), the compile-cache directory and\n"
-               "the library version. Always exits 0 when the library loads.\n",
-               argv[0]);
-        return 0;
+    if (argc > 1) {
+        const char *a = argv[1];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout, argv[0]);
+            return tool_stdout_close(PROG) ? 0 : 1;
+        }
+        if (a[0] == '-' && a[1]) fprintf(stderr, PROG ": unknown option '%s'\n", a);
+        else fprintf(stderr, PROG ": unexpected argument '%s'\n", a);
+        usage(stderr, argv[0]);
+        return 2;
     }
+    int rc = print_info();
+    /* Output lost to a full disk or /dev/full is a failure, not a listing. */
+    if (!tool_stdout_close(PROG)) rc = 1;
+    return rc;
+}
+
+/* Prints everything; 0 even when an accelerator cannot be listed (that is
+ * what it reports). */
+static int print_info(void)
+{
     printf("hipamp %s\n", amp_version());
     amp_cache_info ci;
     if (amp_cache_get_info(&ci) == AMP_OK && ci.disk_enabled)
@@ -47,7 +77,10 @@ int main(int argc, char **argv)
         return 0;
     }
     amp_accelerator **list = calloc(n ? n : 1, sizeof *list);
-    if (!list) return 0;
+    if (!list) {
+        fprintf(stderr, PROG ": out of memory\n");
+        return 1;
+    }
     st = amp_accelerator_list(list, n, &n);
     if (st != AMP_OK) {
         printf("accelerator list failed: %s: %s\n", amp_status_name(st), amp_last_error());

@@ -1,8 +1,12 @@
-/* tool_output.h — what hipamp-embed and hipamp-compile share about their
- * files: an input read whole (a regular file without NUL bytes), and
- * outputs written whole or not at all, never through what is at their name
- * (a symbolic link is replaced, not followed; a device, FIFO or directory is
- * refused) and never over an input or another output of the same run. */
+/* tool_output.h — what hipamp-embed, hipamp-compile and hipamp-info share
+ * about their files: an input read whole (a regular file without NUL bytes);
+ * an output that is a regular file (or none yet) written whole or not at
+ * all, to a temporary file renamed over it; an output that is a character
+ * device or a FIFO (/dev/null, a terminal, a pipe) written in place, never
+ * replaced; a symbolic link followed, never replaced (one of another user's,
+ * root's aside, is refused: a link planted to make the tool write elsewhere);
+ * never over an input or another output of the same run; and standard
+ * output checked for write errors. */
 #ifndef HIPAMP_TOOL_OUTPUT_H
 #define HIPAMP_TOOL_OUTPUT_H
 
@@ -10,28 +14,38 @@
 #include <stddef.h>
 #include <stdio.h>
 
-/* An output: standard output ("-"), or a temporary file beside dest,
- * renamed over it by tool_out_close. */
+/* An output: standard output ("-"); a device or FIFO written in place; or
+ * a temporary file renamed over target (dest, or the regular file a link at
+ * dest leads to) by tool_out_close. */
 typedef struct tool_out {
-    const char *prog; /* for messages */
-    const char *dest; /* NULL: standard output */
-    char *tmp;        /* malloc'ed temporary path, or NULL */
+    const char *prog;  /* for messages */
+    const char *dest;  /* NULL: standard output */
+    char *target;      /* malloc'ed: the regular file replaced; NULL when written in place */
+    char *tmp;         /* malloc'ed temporary path, or NULL */
     FILE *f;
+    bool to_stdout;    /* the output is this process's standard output ("-", /dev/stdout to a pipe) */
 } tool_out;
 
 /* Whether dest ("-": standard output, always fine) may be written by this
- * run: false, with a message on stderr, when something other than a regular
- * file or a symbolic link is there (a device such as /dev/full, a FIFO, a
- * directory), when it is one of the inputs (same device and inode, whatever
- * the names), or when it is the same place as one of the other outputs. */
+ * run: false, with a message on stderr, when it is (or a link at it leads
+ * to) a directory, a block device, a socket or nothing (a dangling link);
+ * when it is a symbolic link owned by a user other than this one and root;
+ * when it is one of the inputs (same device and inode, whatever the names);
+ * or when it is the same file or place as one of the other outputs. */
 bool tool_out_allowed(const char *prog, const char *dest, const char *const *inputs, size_t ninputs,
                       const char *const *others, size_t nothers);
-/* Open an output (dest NULL or "-": standard output). false after a message. */
+/* Open an output (dest NULL or "-": standard output). false after a message
+ * (a FIFO that no process reads is one: opening it would block forever). */
 bool tool_out_open(tool_out *o, const char *prog, const char *dest);
-/* ok: everything was written; flush, close and rename (failures are
- * reported). Not ok: the temporary file is removed. Returns whether the
- * output is now in place. */
+/* ok: everything was written; flush and close (a file: rename it into
+ * place); failures are reported. Not ok: a temporary file is removed.
+ * Returns whether the output is now complete. */
 bool tool_out_close(tool_out *o, bool ok);
+
+/* Standard output flushed and closed, the last thing a tool does: false
+ * after "PROG: write error: REASON" on stderr when anything written to it
+ * was lost (a full disk, /dev/full, a closed pipe). */
+bool tool_stdout_close(const char *prog);
 
 /* The whole of the regular file at path, NUL-terminated (*size bytes before
  * the terminator), or NULL after a message: it cannot be read, is not a

@@ -138,6 +138,40 @@ static_assert(amp::tiled_extent<4>::rank == 1, "tiled_extent rank");
 static_assert(amp::tiled_extent<4, 2>::rank == 2, "tiled_extent rank");
 static_assert(amp::tiled_extent<4, 2, 1>::rank == 3, "tiled_extent rank");
 
+// Extent arithmetic at the limits of int and of unsigned long long; no
+// memory is touched through the views (x is one double).
+AMP_KERNEL(extent_limits, amp::index<1> i, amp::array_view<long long, 1> out)
+{
+    if (i[0] != 0) return;
+    int k = 0;
+    out[k++] = amp::extent<1>(2147483646).tile<2147483646>().pad()[0];
+    out[k++] = amp::extent<1>(2147483647).tile<2147483647>().pad()[0];
+    out[k++] = amp::extent<1>(2147482624).tile<1024>().pad()[0];
+    out[k++] = amp::extent<1>(2147482625).tile<1024>().pad()[0]; // 2^31: not an int
+    out[k++] = amp::extent<1>(2147483647).tile<2>().pad()[0];     // 2^31
+    const amp::tiled_extent<4, 2> p2 = amp::extent<2>(5, 2147483647).tile<4, 2>().pad();
+    out[k++] = p2[0];
+    out[k++] = p2[1];
+    const amp::tiled_extent<4, 2, 8> p3 = amp::extent<3>(5, 3, 2147483640).tile<4, 2, 8>().pad();
+    out[k++] = p3[0] * 10 + p3[1];
+    out[k++] = p3[2];
+    out[k++] = amp::extent<1>(2147483647).tile<1024>().truncate()[0];
+    out[k++] = amp::extent<1>(2147483647).tile<2147483647>().truncate()[0];
+    out[k++] = (long long)amp::extent<3>(4194304, 2097152, 2097152).size(); // 2^64
+    out[k++] = (long long)amp::extent<3>(2147483647, 2147483647, 2).size();
+    out[k++] = (long long)amp::extent<2>(-1, -1).size();
+    out[k++] = (long long)amp::extent<3>(7, 0, -5).size();
+    double x = 0;
+    amp::array_view<double, 1> one(1, &x);
+    out[k++] = one.view_as(amp::extent<3>(4194304, 2097152, 2097152)).extent[0];
+    out[k++] = one.view_as(amp::extent<2>(-1, -1)).extent[0];
+    out[k++] = amp::array_view<double, 1>(2147483647, &x).reinterpret_as<char>().extent[0];
+    out[k++] = amp::array_view<double, 1>(268435456, &x).reinterpret_as<char>().extent[0];  // 2^31
+    out[k++] = amp::array_view<double, 1>(268435455, &x).reinterpret_as<char>().extent[0];
+    out[k++] = amp::array_view<char, 1>(2147483647, (char *)&x).reinterpret_as<double>().extent[0];
+    out[k++] = k + 1; // the count, last
+}
+
 // ----------------------------------------------------------- projections
 // out[n] for item n = (i, j, k) of the 3 x 4 x 5 array: the element through
 // every spelling of projection, which must agree, plus the projected extents.
