@@ -672,7 +672,9 @@ typedef struct amp_kernel amp_kernel;
  * its name and their size, on the first line), or says the compile timed
  * out, names a header that is not a regular file or that another user
  * could have put there (and who), or a file the compiler read that another
- * user could have written (nothing built from it is loaded).
+ * user could have written (nothing built from it is loaded), or (CPU
+ * accelerator) a TMPDIR that another user could change entries of (theirs,
+ * or writable by others without the sticky bit).
  * AMP_ERROR_UNSUPPORTED: the compiler does not know the device's arch, or a
  * is unavailable. */
 AMP_API amp_status amp_program_build(amp_accelerator *a, const char *source, const char *options,
@@ -856,8 +858,10 @@ AMP_API amp_status amp_parallel_for_each_tiled(amp_accelerator_view *q, amp_tile
  * of them (default 1024): the call blocks while q is full, as a GPU
  * driver's launch does when its own queue is. A failure of the kernel there
  * (AMP_DEBUG's checks, a divergent barrier, an exception) is the future's
- * status; q's later launches do not run (their futures say so) until
- * amp_accelerator_view_wait(q) has reported it. */
+ * status; q's later launches do not run (their futures say so, and quote
+ * it) until amp_accelerator_view_wait(q) has reported it. Each future
+ * answers for its own launch, in whatever order the futures are waited
+ * for, polled or continued. */
 AMP_API amp_status amp_parallel_for_each_async(amp_accelerator_view *q, amp_extent e, amp_kernel *k,
                                                const amp_arg *args, size_t nargs, amp_future **out);
 AMP_API amp_status amp_parallel_for_each_tiled_async(amp_accelerator_view *q, amp_tiled_extent t,

@@ -8,16 +8,43 @@
 #include <stdlib.h>
 #include <time.h>
 
+/* What a future shares with its continuations, which may outlive it: the
+ * point and the timed events (t1 answers for the work; see amp_future_wait),
+ * owned here once the first continuation was registered, and released by
+ * whichever of them lets go last. Made only then: most futures never have
+ * one, and a launch makes no allocation for it. */
+typedef struct amp__future_share {
+    atomic_int refs; /* the future's + each pending continuation's */
+    amp__point done; /* holds a reference to the queue */
+    void *t0, *t1;
+} amp__future_share;
+
 struct amp_future {
     amp__handle h;
     amp__point done; /* holds a reference to the queue */
-    void *t0, *t1;   /* timed events of done.q around the work; NULL: none */
+    void *t0, *t1;   /* timed events of done.q around the work; NULL: none. The future's own, or share's */
+    _Atomic(amp__future_share *) share;
 };
 
 amp_status amp__future_new(amp_future **out)
 {
     *out = amp__handle_new(AMP__HANDLE_FUTURE, sizeof **out);
     return *out ? AMP_OK : amp__fail(AMP_ERROR_OUT_OF_MEMORY, "future: out of host memory");
+}
+
+static void amp__events_release(amp__point done, void *t0, void *t1)
+{
+    if (!done.q) return;
+    amp__queue_event_release(done.q, t0);
+    amp__queue_event_release(done.q, t1);
+}
+
+static void amp__future_share_release(amp__future_share *sh)
+{
+    if (!sh || atomic_fetch_sub_explicit(&sh->refs, 1, memory_order_acq_rel) != 1) return;
+    amp__events_release(sh->done, sh->t0, sh->t1);
+    amp__point_set(&sh->done, (amp__point){NULL, 0});
+    free(sh);
 }
 
 void amp__future_complete_at(amp_future *f, amp__point p, void *t0, void *t1)
@@ -27,16 +54,19 @@ void amp__future_complete_at(amp_future *f, amp__point p, void *t0, void *t1)
     f->t1 = t1;
 }
 
+/* Waits and polls go through t1 where the work has one: it follows that
+ * work and nothing queued after it, so its status is the work's own (a
+ * launch that failed says why, not that a later one did not run). */
 amp_status amp_future_wait(amp_future *f)
 {
     AMP__HANDLE_OK(f, AMP__HANDLE_FUTURE);
-    return amp__point_wait(f->done);
+    return amp__point_wait_at(f->done, f->t1, NULL);
 }
 
 amp_status amp_future_wait_for(amp_future *f, uint32_t ms)
 {
     AMP__HANDLE_OK(f, AMP__HANDLE_FUTURE);
-    return amp__timeout_message(__func__, ms, amp__point_wait_for(f->done, &ms));
+    return amp__timeout_message(__func__, ms, amp__point_wait_at(f->done, f->t1, &ms));
 }
 
 amp_status amp_future_is_ready(amp_future *f, bool *done)
@@ -44,7 +74,7 @@ amp_status amp_future_is_ready(amp_future *f, bool *done)
     if (done) *done = false;
     AMP__NOT_NULL(done);
     AMP__HANDLE_OK(f, AMP__HANDLE_FUTURE);
-    return amp__point_query(f->done, done);
+    return amp__point_query_at(f->done, f->t1, done);
 }
 
 amp_status amp_future_elapsed_ms(amp_future *f, double *ms)
@@ -52,7 +82,7 @@ amp_status amp_future_elapsed_ms(amp_future *f, double *ms)
     if (ms) *ms = 0;
     AMP__NOT_NULL(ms);
     AMP__HANDLE_OK(f, AMP__HANDLE_FUTURE);
-    amp_status st = amp__point_wait(f->done);
+    amp_status st = amp__point_wait_at(f->done, f->t1, NULL);
     if (st != AMP_OK) return st;
     if (!f->t0 || !f->t1)
         return amp__fail(AMP_ERROR_UNSUPPORTED, "this future's work was not timed (it ran on the host, or queued "
@@ -68,10 +98,10 @@ amp_status amp_future_destroy(amp_future *f)
     if (!f) return AMP_OK;
     amp_status st = amp__handle_end(f, AMP__HANDLE_FUTURE, __func__, "f");
     if (st != AMP_OK) return st;
-    if (f->done.q) {
-        amp__queue_event_release(f->done.q, f->t0);
-        amp__queue_event_release(f->done.q, f->t1);
-    }
+    /* Pending continuations keep the events they wait on. */
+    amp__future_share *sh = atomic_load_explicit(&f->share, memory_order_acquire);
+    if (sh) amp__future_share_release(sh);
+    else amp__events_release(f->done, f->t0, f->t1);
     amp__point_set(&f->done, (amp__point){NULL, 0});
     amp__handle_free(f, AMP__HANDLE_FUTURE);
     return AMP_OK;
@@ -106,7 +136,7 @@ amp_status amp_accelerator_view_create_marker(amp_accelerator_view *q, amp_futur
 
 typedef struct amp__then {
     struct amp__then *next;
-    amp__point done;          /* holds a queue reference */
+    amp__future_share *sh;    /* a reference of its own: the future may be destroyed first */
     amp_future_callback fn;
     void *user;
 } amp__then;
@@ -122,7 +152,7 @@ static struct {
 
 static void amp__then_free(amp__then *t)
 {
-    amp__point_set(&t->done, (amp__point){NULL, 0});
+    amp__future_share_release(t->sh);
     free(t);
 }
 
@@ -133,7 +163,7 @@ static void amp__then_free(amp__then *t)
 static bool amp__then_queue_held(const amp__then *kept, const amp_accelerator_view *q)
 {
     for (; q && kept; kept = kept->next)
-        if (kept->done.q == q) return true;
+        if (kept->sh->done.q == q) return true;
     return false;
 }
 
@@ -150,7 +180,8 @@ static int amp__then_round(amp__then *list, amp__then **rest)
         t->next = NULL;
         bool done = false;
         amp_status st = AMP_OK;
-        if (!amp__then_queue_held(*rest, t->done.q)) st = amp__point_query(t->done, &done);
+        const amp__future_share *f = t->sh;
+        if (!amp__then_queue_held(*rest, f->done.q)) st = amp__point_query_at(f->done, f->t1, &done);
         if (st == AMP_OK && !done) {
             *keep = t;
             keep = &t->next;
@@ -158,7 +189,7 @@ static int amp__then_round(amp__then *list, amp__then **rest)
         }
         /* Completed (or the query itself failed: that is its outcome). The
          * wait returns the work's status without blocking. */
-        if (st == AMP_OK) st = amp__point_wait(t->done);
+        if (st == AMP_OK) st = amp__point_wait_at(f->done, f->t1, NULL);
         t->fn(st, t->user);
         amp__then_free(t);
         ++ran;
@@ -251,7 +282,29 @@ amp_status amp_future_then(amp_future *f, amp_future_callback fn, void *user)
     if (!t) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "amp_future_then: out of host memory");
     t->fn = fn;
     t->user = user;
-    amp__point_set(&t->done, f->done); /* its own reference: f may be destroyed at once */
+    amp__future_share *sh = atomic_load_explicit(&f->share, memory_order_acquire);
+    if (!sh) {
+        /* The first continuation: the events move to a share (two threads
+         * may race here; one share wins, the other is dropped unused). */
+        amp__future_share *mine = calloc(1, sizeof *mine);
+        if (!mine) {
+            free(t);
+            return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "amp_future_then: out of host memory");
+        }
+        atomic_init(&mine->refs, 1); /* the future's */
+        amp__point_set(&mine->done, f->done);
+        mine->t0 = f->t0;
+        mine->t1 = f->t1;
+        if (atomic_compare_exchange_strong_explicit(&f->share, &sh, mine, memory_order_acq_rel,
+                                                    memory_order_acquire)) {
+            sh = mine;
+        } else {
+            amp__point_set(&mine->done, (amp__point){NULL, 0});
+            free(mine);
+        }
+    }
+    atomic_fetch_add_explicit(&sh->refs, 1, memory_order_relaxed);
+    t->sh = sh;
     amp_status st = AMP_OK;
     pthread_mutex_lock(&amp__then_q.lock);
     if (amp__then_q.stop) {

@@ -528,6 +528,30 @@ amp_status amp__point_wait_for(amp__point p, const uint32_t *ms)
 
 amp_status amp__point_wait(amp__point p) { return amp__point_wait_for(p, NULL); }
 
+/* Through ev, not a mark: a mark may also cover commands queued after p,
+ * and its state is theirs too (on the CPU accelerator, the "not run" of a
+ * launch queued after a failed one), where ev's is p's command's own. */
+amp_status amp__point_wait_at(amp__point p, void *ev, const uint32_t *ms)
+{
+    if (!ev) return amp__point_wait_for(p, ms);
+    if (amp__point_passed(p)) return AMP_OK;
+    AMP__TRACE_CLOCK(t_wait, amp__wait_begin(p.q));
+    amp_status st = ms ? p.q->be->event_wait_for(p.q->dev, ev, *ms) : p.q->be->event_wait(p.q->dev, ev);
+    if (st == AMP_OK) amp__note_completed(p.q, p.seq);
+    AMP__TRACE(amp__wait_end(t_wait, p.q, p.seq, st));
+    return st;
+}
+
+amp_status amp__point_query_at(amp__point p, void *ev, bool *done)
+{
+    if (!ev) return amp__point_query(p, done);
+    *done = true;
+    if (amp__point_passed(p)) return AMP_OK;
+    amp_status st = p.q->be->event_query(p.q->dev, ev, done);
+    if (st == AMP_OK && *done) amp__note_completed(p.q, p.seq);
+    return st;
+}
+
 amp_status amp__point_order(amp_accelerator_view *on, amp__point p)
 {
     if (p.q == on || amp__point_passed(p)) return AMP_OK; /* same queue: already in order */

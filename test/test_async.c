@@ -554,6 +554,83 @@ Test(async, cpu_async_failure_is_reported_after_the_queue_went_idle)
     ASSERT_OK(amp_program_destroy(p));
 }
 
+typedef struct then_seen {
+    atomic_int called;
+    amp_status st;
+    char msg[512];
+} then_seen;
+
+static void then_record(amp_status st, void *user)
+{
+    then_seen *t = user;
+    t->st = st;
+    snprintf(t->msg, sizeof t->msg, "%s", st == AMP_OK ? "" : amp_last_error());
+    atomic_store(&t->called, 1);
+}
+
+/* With a queue of two (AMP_QUEUE_DEPTH=2) a failed launch's later
+ * launches wait for room, then do not run: each future reports its own
+ * outcome, whichever is waited for first and however it is asked (wait,
+ * is_ready, a continuation): the failed launch its own error, the later
+ * ones that they did not run because of it. */
+Test(async, cpu_async_failure_each_future_says_its_own, .timeout = 120)
+{
+    setenv("AMP_DEBUG", "1", 1);
+    setenv("AMP_QUEUE_DEPTH", "2", 1);
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    amp_program *p = test_build(acc, cpu_handshake_src);
+    amp_accelerator_view *q = mkqueue(acc);
+    int data[8] = {0}, other[8] = {0};
+    amp_array_view *v = test_view(data, sizeof(int), amp_extent_1d(8), AMP_READ_WRITE);
+    amp_array_view *w = test_view(other, sizeof(int), amp_extent_1d(8), AMP_READ_WRITE);
+    amp_arg bad[] = {amp_arg_view(v), amp_arg_int32(8)};
+    amp_arg good[] = {amp_arg_view(w)};
+    enum { N = 4 };
+    amp_future *f[N] = {NULL};
+    ASSERT_OK(amp_parallel_for_each_async(q, amp_extent_1d(1), test_kernel(p, "poke"), bad, 2, &f[0]));
+    for (int i = 1; i < N; ++i)
+        ASSERT_OK(amp_parallel_for_each_async(q, amp_extent_1d(8), test_kernel(p, "fill7"), good, 1, &f[i]));
+    static then_seen seen;
+    ASSERT_OK(amp_future_then(f[0], then_record, &seen));
+    /* The last one first: a wait point covering every launch is made. */
+    ASSERT_STATUS(amp_future_wait(f[N - 1]), AMP_ERROR_OUT_OF_BOUNDS);
+    cr_assert(strstr(amp_last_error(), "not run: an earlier launch on this queue failed"), "%s", amp_last_error());
+    const char *own = "out-of-bounds access in kernel 'poke'";
+    ASSERT_STATUS(amp_future_wait(f[0]), AMP_ERROR_OUT_OF_BOUNDS);
+    cr_assert(strstr(amp_last_error(), own) && !strstr(amp_last_error(), "not run"),
+              "the failed launch's own future: %s", amp_last_error());
+    bool done = false;
+    ASSERT_STATUS(amp_future_is_ready(f[0], &done), AMP_ERROR_OUT_OF_BOUNDS);
+    cr_assert(done);
+    cr_assert(strstr(amp_last_error(), own) && !strstr(amp_last_error(), "not run"), "is_ready: %s", amp_last_error());
+    ASSERT_STATUS(amp_future_wait_for(f[0], 1000), AMP_ERROR_OUT_OF_BOUNDS);
+    cr_assert(!strstr(amp_last_error(), "not run"), "wait_for: %s", amp_last_error());
+    for (int i = 1; i < N; ++i) {
+        ASSERT_STATUS(amp_future_wait(f[i]), AMP_ERROR_OUT_OF_BOUNDS);
+        cr_assert(strstr(amp_last_error(), "not run: an earlier launch on this queue failed") &&
+                      strstr(amp_last_error(), own),
+                  "launch %d: %s", i, amp_last_error());
+    }
+    /* The continuation keeps what it needs: f[0] goes before it ran. */
+    amp_future_destroy(f[0]);
+    for (double t0 = now_s(); !atomic_load(&seen.called) && now_s() - t0 < 60;)
+        nanosleep(&(struct timespec){0, 1000 * 1000}, NULL);
+    cr_assert(atomic_load(&seen.called), "the continuation never ran");
+    cr_assert_eq(seen.st, AMP_ERROR_OUT_OF_BOUNDS, "continuation: %s", amp_status_name(seen.st));
+    cr_assert(strstr(seen.msg, own) && !strstr(seen.msg, "not run"), "continuation: %s", seen.msg);
+    ASSERT_STATUS(amp_accelerator_view_wait(q), AMP_ERROR_OUT_OF_BOUNDS);
+    cr_assert(strstr(amp_last_error(), own) && !strstr(amp_last_error(), "not run"), "%s", amp_last_error());
+    ASSERT_OK(amp_accelerator_view_wait(q));
+    for (int i = 1; i < N; ++i) amp_future_destroy(f[i]);
+    /* None of the later launches ran. */
+    ASSERT_OK(amp_array_view_synchronize(w));
+    for (int i = 0; i < 8; ++i) cr_assert_eq(other[i], 0, "element %d: %d", i, other[i]);
+    ASSERT_OK(amp_array_view_destroy(w));
+    ASSERT_OK(amp_array_view_destroy(v));
+    ASSERT_OK(amp_accelerator_view_destroy(q));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
 /* Destroying the program while its launch is still queued waits for the
  * launch (the kernel's code stays loaded until it ran). */
 ACCEL_TEST(async, program_destroyed_while_its_launch_is_queued)

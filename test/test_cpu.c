@@ -862,6 +862,110 @@ Test(cpu, temporary_directory_goes_after_success_and_failure)
     rmdir(tmp);
 }
 
+/* Builds k of unique_source(src) on acc and checks that it writes its
+ * value into every element. */
+static void build_and_run_unique(amp_accelerator *acc, const char *src)
+{
+    amp_program *p = test_build(acc, src);
+    int v[4] = {0};
+    amp_array_view *vv = test_view(v, sizeof(int), amp_extent_1d(4), AMP_READ_WRITE);
+    amp_arg a[] = {amp_arg_view(vv)};
+    ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(4), test_kernel(p, "k"), a, 1));
+    ASSERT_OK(amp_array_view_synchronize(vv));
+    long want = strtol(strstr(src, "= ") + 2, NULL, 10);
+    for (int i = 0; i < 4; ++i) cr_assert_eq(v[i], (int)want, "element %d: %d, want %ld", i, v[i], want);
+    ASSERT_OK(amp_array_view_destroy(vv));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+/* A TMPDIR in which another user could rename our build directory away and
+ * put theirs in its place (writable by every user or by its group without
+ * the sticky bit, or another user's) is refused by name, and nothing is
+ * made in it; with the sticky bit (as /tmp) or as a directory of ours it
+ * is used. */
+Test(cpu, unsafe_tmpdir_is_refused_by_name)
+{
+    char tmp[1024], src[512];
+    private_tmpdir(tmp, sizeof tmp);
+    setenv("AMP_CACHE_DIR", "off", 1);
+    amp_accelerator *acc = cpu_acc();
+    const mode_t unsafe[] = {0777, 0770};
+    const char *says[] = {"writable by every user and has no sticky bit", "writable by its group and has no sticky bit"};
+    for (int i = 0; i < 2; ++i) {
+        cr_assert_eq(chmod(tmp, unsafe[i]), 0, "chmod: %s", strerror(errno));
+        amp_program *p = (amp_program *)1;
+        ASSERT_STATUS(amp_program_build(acc, unique_source(src, sizeof src, ""), NULL, &p), AMP_ERROR_COMPILE);
+        cr_assert_null(p);
+        cr_assert(strstr(amp_last_error(), tmp) && strstr(amp_last_error(), "TMPDIR") &&
+                      strstr(amp_last_error(), says[i]),
+                  "mode %04o: %s", (unsigned)unsafe[i], amp_last_error());
+        cr_assert_eq(count_entries(tmp, "hipamp-cpu-"), 0, "a build directory was made in the refused TMPDIR");
+    }
+    if (geteuid() == 0) {
+        cr_assert_eq(chmod(tmp, 0755), 0);
+        cr_assert_eq(chown(tmp, 65534, 65534), 0);
+        amp_program *p = (amp_program *)1;
+        ASSERT_STATUS(amp_program_build(acc, unique_source(src, sizeof src, ""), NULL, &p), AMP_ERROR_COMPILE);
+        cr_assert(strstr(amp_last_error(), tmp) && strstr(amp_last_error(), "uid 65534"), "%s", amp_last_error());
+        cr_assert_eq(chown(tmp, 0, 0), 0);
+    }
+    /* The sticky bit keeps our entries ours: builds work, and go. */
+    cr_assert_eq(chmod(tmp, 01777), 0);
+    build_and_run_unique(acc, unique_source(src, sizeof src, ""));
+    cr_assert_eq(chmod(tmp, 0700), 0);
+    build_and_run_unique(acc, unique_source(src, sizeof src, "// private\n"));
+    cr_assert_eq(count_entries(tmp, "hipamp-cpu-"), 0, "a temporary entry remains after a build");
+    rmdir(tmp);
+}
+
+/* Someone who renames the build directory away while the compiler runs
+ * and puts one of theirs, with a kernel.so of theirs, at its name: what is
+ * loaded is still what the compiler wrote in the directory hipamp made.
+ * The "compiler" here does the swap itself once it has compiled: it moves
+ * its directory aside and builds, at the old name, the same source with
+ * another value. */
+Test(cpu, build_directory_swapped_during_the_compile_is_not_read)
+{
+    char tmp[1024], src[512], script[1300];
+    private_tmpdir(tmp, sizeof tmp);
+    setenv("AMP_CACHE_DIR", "off", 1);
+    snprintf(script, sizeof script, "%s/swapping-c++", tmp);
+    FILE *f = fopen(script, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "#!/bin/sh\n"
+               "c++ \"$@\" || exit $?\n"
+               "for a in \"$@\"; do last=$a; done\n"
+               "case \"$last\" in */kernel.cpp) ;; *) exit 0 ;; esac\n"
+               "d=$(dirname \"$last\")\n"
+               "mv \"$d\" \"$d.theirs\" && mkdir \"$d\" || exit 1\n"
+               "sed 's/v\\[i\\] = [0-9]*;/v[i] = 666;/' \"$d.theirs/kernel.cpp\" > \"$d/kernel.cpp\"\n"
+               "c++ \"$@\"\n");
+    fclose(f);
+    cr_assert_eq(chmod(script, 0700), 0);
+    setenv("AMP_CXX", script, 1);
+    amp_accelerator *acc = cpu_acc();
+    unique_source(src, sizeof src, "");
+    amp_program *p = NULL;
+    amp_status st = amp_program_build(acc, src, NULL, &p);
+    if (st == AMP_OK) {
+        int v[4] = {0};
+        amp_array_view *vv = test_view(v, sizeof(int), amp_extent_1d(4), AMP_READ_WRITE);
+        amp_arg a[] = {amp_arg_view(vv)};
+        ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(4), test_kernel(p, "k"), a, 1));
+        ASSERT_OK(amp_array_view_synchronize(vv));
+        cr_assert_neq(v[0], 666, "the kernel.so put in place of the build directory was loaded");
+        long want = strtol(strstr(src, "= ") + 2, NULL, 10);
+        cr_assert_eq(v[0], (int)want, "got %d, want %ld", v[0], want);
+        ASSERT_OK(amp_array_view_destroy(vv));
+        ASSERT_OK(amp_program_destroy(p));
+    } else {
+        cr_assert_eq(st, AMP_ERROR_COMPILE, "%s: %s", amp_status_name(st), amp_last_error());
+    }
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
+    cr_assert_eq(system(cmd), 0);
+}
+
 /* Directories (and module files) of a process that died mid-compile are
  * swept by the next compile; a live process's are not touched. */
 Test(cpu, temporary_files_of_dead_processes_are_swept)

@@ -470,14 +470,29 @@ static amp_status amp__cpu_write_file(const char *path, const char *const *parts
     return st;
 }
 
-static amp_status amp__cpu_read_file(const char *path, void **data, size_t *size)
+/* File name in the build directory dirfd (shown as path): the compiler's
+ * output, read through the directory this process made and holds open, so
+ * that what it reads is what was written there, whatever became of the
+ * directory's name (mode 0700: what is in it is this user's, whatever
+ * the umask made of its files' modes). */
+static amp_status amp__cpu_read_file(int dirfd, const char *name, const char *path, void **data, size_t *size)
 {
     amp_status st = AMP_OK;
     char *buf = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f) return amp__fail(AMP_ERROR_COMPILE, "CPU accelerator: the compiler wrote no %s: %s", path, strerror(errno));
+    FILE *f = NULL;
+    int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 || !(f = fdopen(fd, "rb"))) {
+        st = amp__fail(AMP_ERROR_COMPILE, "CPU accelerator: the compiler wrote no %s: %s", path, strerror(errno));
+        if (fd >= 0) close(fd);
+        return st;
+    }
     struct stat sb;
-    if (fstat(fileno(f), &sb) != 0 || sb.st_size <= 0) {
+    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_uid != geteuid()) {
+        st = amp__fail(AMP_ERROR_COMPILE, "CPU accelerator: %s is not a regular file of this user's: nothing built "
+                       "is loaded", path);
+        goto fail;
+    }
+    if (sb.st_size <= 0) {
         st = amp__fail(AMP_ERROR_COMPILE, "CPU accelerator: the compiler wrote an empty %s", path);
         goto fail;
     }
@@ -532,6 +547,37 @@ static const char *amp__cpu_tmp_root(void)
 {
     const char *tmp = amp__env("TMPDIR");
     return tmp ? tmp : "/tmp";
+}
+
+/* Whether root, the directory builds are made in, keeps them ours: someone
+ * who may rename or remove entries there (its owner, or anyone who may
+ * write it when it has no sticky bit) could put a directory of theirs in
+ * place of ours, and the compiler, which is handed paths, would work in
+ * it. AMP_ERROR_COMPILE naming root and why, else AMP_OK (a root that
+ * cannot be opened is left to mkdtemp to report). */
+static amp_status amp__cpu_tmp_check(const char *root)
+{
+    int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return AMP_OK;
+    struct stat sb;
+    const char *why = NULL;
+    char owner[64] = "";
+    if (fstat(fd, &sb) != 0) {
+        why = "cannot be examined";
+    } else if (sb.st_uid != geteuid() && sb.st_uid != 0) {
+        snprintf(owner, sizeof owner, "is owned by uid %d, another user", (int)sb.st_uid);
+        why = owner;
+    } else if ((sb.st_mode & (S_IWGRP | S_IWOTH)) && !(sb.st_mode & S_ISVTX)) {
+        why = sb.st_mode & S_IWOTH ? "is writable by every user and has no sticky bit"
+                                   : "is writable by its group and has no sticky bit";
+    }
+    close(fd);
+    if (!why) return AMP_OK;
+    return amp__fail(AMP_ERROR_COMPILE,
+                     "CPU accelerator: the temporary directory %s (TMPDIR) %s (mode %04o), so another user could put "
+                     "their files in place of the compiler's output; nothing is compiled there: set TMPDIR to a "
+                     "directory only you and root can change, or one with the sticky bit (as /tmp)",
+                     root, why, (unsigned)(sb.st_mode & 07777));
 }
 
 /* Directories (and module files) of processes that died mid-compile: named
@@ -706,6 +752,7 @@ amp_status amp__cpu_compile(amp__cpu_device *d, const amp__compile_job *job, amp
     bool have_loops = false;
     char **argv = NULL, **envp = NULL;
     char note[512] = "";
+    int dirfd = -1;
     out->bin = NULL;
     out->bin_size = 0;
     out->deps = NULL;
@@ -718,12 +765,22 @@ amp_status amp__cpu_compile(amp__cpu_device *d, const amp__compile_job *job, amp
     unsigned timeout = job->timeout_s ? job->timeout_s : AMP__CPU_TIMEOUT_DEFAULT;
     uint64_t deadline = amp__now_ns() + (uint64_t)timeout * 1000000000ull;
 
+    if ((st = amp__cpu_tmp_check(amp__cpu_tmp_root())) != AMP_OK) return st;
     pthread_once(&amp__cpu_sweep_once, amp__cpu_sweep);
     snprintf(dir, sizeof dir, "%s/" AMP__CPU_TMP_PREFIX "%ld-XXXXXX", amp__cpu_tmp_root(), (long)getpid());
     if (!mkdtemp(dir)) {
         st = amp__fail(AMP_ERROR_DEVICE, "CPU accelerator: cannot create a temporary directory %s: %s",
                        dir, strerror(errno));
         dir[0] = 0;
+        goto fail;
+    }
+    /* Held from here: the outputs are read through it (amp__cpu_read_file). */
+    struct stat dsb;
+    if ((dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 || fstat(dirfd, &dsb) != 0 ||
+        dsb.st_uid != geteuid() || (dsb.st_mode & 077)) {
+        st = amp__fail(AMP_ERROR_COMPILE, "CPU accelerator: the temporary directory %s was replaced before it could "
+                       "be opened", dir);
+        dir[0] = 0; /* not ours to remove */
         goto fail;
     }
     snprintf(src, sizeof src, "%s/kernel.cpp", dir);
@@ -886,10 +943,10 @@ amp_status amp__cpu_compile(amp__cpu_device *d, const amp__compile_job *job, amp
                        source_name, d->cxx[0], how, log);
         goto fail;
     }
-    if ((st = amp__cpu_read_file(so, &out->bin, &out->bin_size)) != AMP_OK) goto fail;
+    if ((st = amp__cpu_read_file(dirfd, "kernel.so", so, &out->bin, &out->bin_size)) != AMP_OK) goto fail;
     void *text = NULL;
     size_t tl = 0;
-    if (amp__cpu_read_file(dep, &text, &tl) == AMP_OK) {
+    if (amp__cpu_read_file(dirfd, "kernel.d", dep, &text, &tl) == AMP_OK) {
         dep_text = text;
         out->deps = amp__cpu_deps(dep_text, src);
     }
@@ -900,6 +957,7 @@ fail:
         out->bin_size = 0;
     }
     if (dir[0]) amp__cpu_remove_dir(dir);
+    if (dirfd >= 0) close(dirfd);
     free(dep_text);
     free(note_src);
     free(loops);

@@ -48,6 +48,10 @@ static inline amp_status amp__cpu_qitem_run(amp__cpu_device *d, const amp__cpu_q
     return g ? amp__cpu_graph_run(d, g, NULL) : amp__cpu_job_run(d, amp__cpu_qitem_job(it));
 }
 
+/* What an item that did not run because of an earlier failure says, before
+ * that failure's message. */
+#define AMP__CPU_NOT_RUN "not run: an earlier launch on this queue failed: "
+
 /* Lock order: a queue's mu, then amp__cpu_event_mu; neither is held while a
  * launch runs. */
 typedef struct amp__cpu_queue {
@@ -66,6 +70,9 @@ typedef struct amp__cpu_queue {
      * later queued launches do not run until it is. */
     amp_status fault;
     char fault_msg[512];
+    /* The item the thread finished last did not run (an earlier one had
+     * failed): an event recorded on the empty queue right after it says so. */
+    bool last_not_run;
     /* graph_begin..graph_end: launches and copies are recorded here. Only
      * the recording thread uses the queue meanwhile (backend.h). */
     amp__cpu_graph *recording;
@@ -202,8 +209,8 @@ static void *amp__cpu_queue_main(void *arg)
         }
         amp_status now_st = q->fault;
         char msg[sizeof q->fault_msg + 64];
-        snprintf(msg, sizeof msg, "%s%s", skip ? "not run: an earlier launch on this queue failed: " : "",
-                 q->fault_msg);
+        snprintf(msg, sizeof msg, "%s%s", skip ? AMP__CPU_NOT_RUN : "", q->fault_msg);
+        q->last_not_run = skip;
         q->head = it->next;
         q->n--;
         if (q->waiting) pthread_cond_signal(&q->room);
@@ -447,9 +454,16 @@ static amp_status amp__cpu_record(amp__cpu_queue *q, bool timed, void **event)
             now = false;
         } else if (q->fault != AMP_OK) {
             /* Passed already, by work that failed and was not reported
-             * yet: the point says so, as one reached by that work does. */
+             * yet: the point says so, as one reached by that work does
+             * (the launch just queued may be that work, or one that did not
+             * run because of it: the message is the last item's). */
             e->st = q->fault;
-            e->msg = amp__strdup(q->fault_msg);
+            if (q->last_not_run) {
+                size_t n = sizeof AMP__CPU_NOT_RUN + strlen(q->fault_msg);
+                if ((e->msg = malloc(n))) snprintf(e->msg, n, "%s%s", AMP__CPU_NOT_RUN, q->fault_msg);
+            } else {
+                e->msg = amp__strdup(q->fault_msg);
+            }
         }
         pthread_mutex_unlock(&q->mu);
     }
