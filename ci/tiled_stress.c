@@ -1,4 +1,4 @@
-/* tiled_stress.c — a small threaded program over the CPU accelerator's tiled paths (loop versions and fibers), its queues (each thread also launches asynchronously on a queue of its own) and its graphs' replays (each thread replays a graph of tiled launches) for the tools (valgrind memcheck, ThreadSanitizer) in ci/fiber-tools.sh, and with --launches N a long run of N tiled launches in a row, synchronous and asynchronous, on both paths; Criterion-free so the tools see only hipamp. Exits non-zero on a wrong result. */
+/* tiled_stress.c — a small threaded program over the CPU accelerator's tiled paths (loop versions and fibers), its queues (each thread also launches asynchronously on a queue of its own) and its graphs' replays (each thread replays a graph of tiled launches; then threads replay one graph at once, and recordings whose thread exited are ended by another or discarded with their view) for the tools (valgrind memcheck, ThreadSanitizer) in ci/fiber-tools.sh, and with --launches N a long run of N tiled launches in a row, synchronous and asynchronous, on both paths; Criterion-free so the tools see only hipamp. Exits non-zero on a wrong result. */
 #include <hipamp.h>
 
 #include <pthread.h>
@@ -65,7 +65,12 @@ static const char source[] =
     "    t.barrier.wait();                               \\\n"
     "    v[t.global] = s[(t.local[0] + 1) % 4];\n"
     "AMP_TILED_KERNEL(ring4_macro, amp::tiled_index<4> t, amp::array_view<int, 1> v)\n"
-    "{ RING4(t, v) }\n";
+    "{ RING4(t, v) }\n"
+    "AMP_KERNEL(raw_inc, amp::index<1> i, unsigned long long addr)\n"
+    "{\n"
+    "    int *p = reinterpret_cast<int *>(addr);\n"
+    "    p[i[0]] += 1;\n"
+    "}\n";
 
 enum { N = 64 * 40, SIDE = 32, THREADS = 4, ITERS = 6 };
 
@@ -226,6 +231,121 @@ out:
     return NULL;
 }
 
+/* One graph shared by SHARED_THREADS threads, each replaying it
+ * SHARED_REPLAYS times (every third asynchronously): its launches of
+ * raw_inc write through a raw address, so no view's lock orders the
+ * replays; the graph's own turns must (lib/graph.c). */
+enum { SHARED_THREADS = 4, SHARED_REPLAYS = 12, SHARED_LAUNCHES = 3 };
+static amp_graph *shared_graph;
+static amp_accelerator_view *shared_q;
+
+static void *shared_replayer(void *arg)
+{
+    (void)arg;
+    for (int r = 0; r < SHARED_REPLAYS; ++r) {
+        if (r % 3 != 2) {
+            TRY(amp_graph_launch(shared_q, shared_graph));
+            continue;
+        }
+        amp_future *f = NULL;
+        TRY(amp_graph_launch_async(shared_q, shared_graph, &f));
+        amp_future_destroy(f);
+    }
+out:
+    return NULL;
+}
+
+/* A thread that begins recording on q, records a launch of raw_inc over
+ * N ints at addr, and exits without ending it. */
+typedef struct quitter {
+    amp_accelerator_view *q;
+    void *addr;
+} quitter;
+
+static void *quit_while_recording(void *arg)
+{
+    quitter *t = arg;
+    amp_kernel *k = NULL;
+    TRY(amp_program_get_kernel(prog, "raw_inc", &k));
+    amp_arg a[] = {amp_arg_uint64((uint64_t)(uintptr_t)t->addr)};
+    TRY(amp_graph_begin_recording(t->q));
+    TRY(amp_parallel_for_each(t->q, amp_extent_1d(N), k, a, 1));
+out:
+    return NULL;
+}
+
+/* Threads replaying one graph at once, and recordings whose thread exited:
+ * one ended by another thread (its graph is then replayed once more), one
+ * discarded by destroying its view. */
+static void shared_graph_run(void)
+{
+    amp_array *arr = NULL;
+    amp_accelerator_view *q2 = NULL;
+    amp_graph *orphan = NULL;
+    int *x = calloc(N, sizeof *x);
+    void *addr = NULL;
+    pthread_t t[SHARED_THREADS];
+    int started = 0;
+    if (!x) {
+        fail("calloc", "out of memory");
+        goto out;
+    }
+    TRY(amp_accelerator_view_create(acc, &shared_q));
+    TRY(amp_array_create(shared_q, sizeof(int), amp_extent_1d(N), x, &arr));
+    TRY(amp_array_native_handle(arr, &addr));
+    /* Recorded by a thread that exits: ended here. */
+    quitter qt = {shared_q, addr};
+    pthread_t th;
+    if (pthread_create(&th, NULL, quit_while_recording, &qt) != 0) {
+        fail("pthread_create", "failed");
+        goto out;
+    }
+    pthread_join(th, NULL);
+    TRY(amp_graph_end_recording(shared_q, &orphan));
+    TRY(amp_graph_launch(shared_q, orphan)); /* before the threads: it writes x too */
+    amp_kernel *k = NULL;
+    TRY(amp_program_get_kernel(prog, "raw_inc", &k));
+    amp_arg a[] = {amp_arg_uint64((uint64_t)(uintptr_t)addr)};
+    TRY(amp_graph_begin_recording(shared_q));
+    for (int i = 0; i < SHARED_LAUNCHES; ++i) TRY(amp_parallel_for_each(shared_q, amp_extent_1d(N), k, a, 1));
+    TRY(amp_graph_end_recording(shared_q, &shared_graph));
+    for (; started < SHARED_THREADS; ++started)
+        if (pthread_create(&t[started], NULL, shared_replayer, NULL) != 0) {
+            fail("pthread_create", "failed");
+            break;
+        }
+    /* Recorded by a thread that exits: discarded with its view. */
+    TRY(amp_accelerator_view_create(acc, &q2));
+    quitter qt2 = {q2, addr};
+    if (pthread_create(&th, NULL, quit_while_recording, &qt2) != 0) {
+        fail("pthread_create", "failed");
+        goto out;
+    }
+    pthread_join(th, NULL);
+    amp_accelerator_view *gone = q2;
+    q2 = NULL;
+    TRY(amp_accelerator_view_destroy(gone));
+out:
+    while (started > 0) pthread_join(t[--started], NULL);
+    if (shared_q && amp_accelerator_view_wait(shared_q) == AMP_OK && arr && amp_array_copy_to_host(arr, x) == AMP_OK &&
+        !failures) {
+        const int want = SHARED_THREADS * SHARED_REPLAYS * SHARED_LAUNCHES + 1;
+        for (int i = 0; i < N; ++i)
+            if (x[i] != want) {
+                char what[96];
+                snprintf(what, sizeof what, "x[%d] = %d, want %d", i, x[i], want);
+                fail("threads replaying one graph", what);
+                break;
+            }
+    }
+    if (orphan) amp_graph_destroy(orphan);
+    if (shared_graph) amp_graph_destroy(shared_graph);
+    if (arr) amp_array_destroy(arr);
+    if (q2) amp_accelerator_view_destroy(q2);
+    if (shared_q) amp_accelerator_view_destroy(shared_q);
+    free(x);
+}
+
 /* The long run: `launches` launches of one tile (4 work-items) in a row,
  * from this thread and then asynchronously on a queue, of ring4 (its loop
  * version, or fibers under AMP_CPU_TILED=fibers) and of ring4_macro (fibers:
@@ -309,11 +429,13 @@ int main(int argc, char **argv)
             return 1;
         }
     for (int i = 0; i < THREADS; ++i) pthread_join(t[i], NULL);
+    shared_graph_run();
     amp_program_destroy(prog);
     if (failures) {
         fprintf(stderr, "tiled_stress: %d failure(s)\n", failures);
         return 1;
     }
-    printf("tiled_stress: %d threads x %d iterations, all results right\n", THREADS, ITERS);
+    printf("tiled_stress: %d threads x %d iterations, and %d threads replaying one graph, all results right\n", THREADS,
+           ITERS, SHARED_THREADS);
     return 0;
 }

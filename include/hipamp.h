@@ -390,7 +390,10 @@ AMP_API amp_status amp_accelerator_view_wait(amp_accelerator_view *q);
 AMP_API amp_status amp_accelerator_view_wait_for(amp_accelerator_view *q, uint32_t ms);
 /* Waits for q's work (its status is returned), then releases the caller's
  * handle; arrays and views still using q keep it alive until they go. A
- * default view is AMP_ERROR_INVALID_ARGUMENT (the library owns it). */
+ * default view is AMP_ERROR_INVALID_ARGUMENT (the library owns it).
+ * Launch graphs (hipamp_graph.h): AMP_ERROR_BUSY while graphs recorded on
+ * q exist or a running thread records on q; a recording whose thread
+ * exited without ending it is discarded. */
 AMP_API amp_status amp_accelerator_view_destroy(amp_accelerator_view *q);
 
 /* Data movement and launch counters of one accelerator view (every copy and

@@ -47,7 +47,10 @@
  *    amp_copy_if): AMP_ERROR_BUSY;
  *  - commands on q from any other thread: AMP_ERROR_BUSY (a recording
  *    belongs to the thread that began it; begin and end must not race with
- *    another thread's commands on q);
+ *    another thread's commands on q). A thread that exits without ending
+ *    its recording leaves it to no one: q still refuses everything else,
+ *    but any thread may end it (amp_graph_end_recording), and
+ *    amp_accelerator_view_destroy(q) discards it;
  *  - beginning a second recording on q, or on any view from a thread that
  *    records already (recordings do not nest), or launching a graph on q:
  *    AMP_ERROR_BUSY.
@@ -105,11 +108,14 @@ typedef struct amp_graph amp_graph;
 AMP_API amp_status amp_graph_begin_recording(amp_accelerator_view *q);
 /* Stop recording on q and return what was recorded as a graph the caller
  * owns (destroy it with amp_graph_destroy); a recording of nothing gives a
- * graph whose launch does nothing. Blocks while the driver builds the
- * graph. Recording stops however this returns.
- * AMP_ERROR_INVALID_ARGUMENT: q NULL or not recording. AMP_ERROR_BUSY: q
- * records on another thread (that recording goes on). AMP_ERROR_DEVICE
- * from the driver (a recorded command it refused). */
+ * graph whose launch does nothing. Called from the thread that began, or
+ * from any thread once that one has exited without ending it. Blocks while
+ * the driver builds the graph. Recording stops however this returns, the
+ * BUSY case excepted. AMP_ERROR_INVALID_ARGUMENT: q NULL or not recording;
+ * out NULL (the recording is discarded). AMP_ERROR_BUSY: q records on
+ * another thread that is still running, or another thread is ending q's
+ * orphaned recording (that recording goes on). AMP_ERROR_DEVICE from the
+ * driver (a recorded command it refused). */
 AMP_API amp_status amp_graph_end_recording(amp_accelerator_view *q, amp_graph **out);
 /* Replay g on q (NULL: the view it was recorded on), after the work
  * queued on q before. As amp_parallel_for_each: returns once queued
@@ -117,15 +123,22 @@ AMP_API amp_status amp_graph_end_recording(amp_accelerator_view *q, amp_graph **
  * to copy its views' data to the device first (see Coherence above); on
  * the CPU accelerator it runs to completion in the calling thread and a
  * kernel's failure is this call's status (the commands after it in the
- * graph do not run). AMP_ERROR_INVALID_ARGUMENT: g NULL or still being
- * recorded, or q is not the view g was recorded on (naming both).
- * AMP_ERROR_BUSY: q records a graph now. AMP_ERROR_OUT_OF_MEMORY,
- * AMP_ERROR_DEVICE as for a launch. */
+ * graph do not run).
+ * Threads may replay one graph at once (with either call): its replays
+ * run one at a time, each after the one queued before, in the order the
+ * calls take their turns. A call blocks while another thread's replay of
+ * g is being queued, or, synchronous on the CPU accelerator, runs; it
+ * never waits for a replay only queued (q runs them in order).
+ * AMP_ERROR_INVALID_ARGUMENT: g NULL or still being recorded, or q is not
+ * the view g was recorded on (naming both). AMP_ERROR_BUSY: q records a
+ * graph now. AMP_ERROR_OUT_OF_MEMORY, AMP_ERROR_DEVICE as for a launch. */
 AMP_API amp_status amp_graph_launch(amp_accelerator_view *q, amp_graph *g);
 /* As amp_graph_launch, and return a future the caller owns that completes
  * when the replay has (its elapsed time covers the whole replay). On the
  * CPU accelerator the replay runs on q's own thread, as an asynchronous
- * launch does, and its failure is the future's status. */
+ * launch does, and its failure is the future's status. Blocks as
+ * amp_graph_launch does while another thread's replay of g is queued or
+ * runs in its thread, and for room in q's queue. */
 AMP_API amp_status amp_graph_launch_async(amp_accelerator_view *q, amp_graph *g, amp_future **out);
 
 typedef struct amp_graph_info {

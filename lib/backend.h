@@ -132,6 +132,7 @@ typedef struct amp__kernel_props {
  * Locks the core may hold during a call (lib/internal.h has the order):
  *   [none]    no core lock;
  *   [storage] one or more storage locks (a launch or copy preparing its data);
+ *   [graph]   the graph's replay lock (lib/graph.c), storage locks inside it;
  *   [queue]   the queue's mark lock (recording a wait point), a leaf for the
  *             backend: it must not block on other queues' work under it. */
 typedef struct amp__backend {
@@ -244,10 +245,15 @@ typedef struct amp__backend {
     amp_status (*graph_begin)(void *dev, void *queue);
     /* [none] Stop recording. keep: *graph is the recording made ready to
      * replay (NULL when nothing was recorded); otherwise it is thrown away
-     * and *graph is NULL. Recording has stopped however this ends. */
+     * and *graph is NULL. Recording has stopped however this ends. Called
+     * from the thread that began, or from another once that one has exited
+     * (the GPUs capture in relaxed mode, which allows it). */
     amp_status (*graph_end)(void *dev, void *queue, bool keep, void **graph);
-    /* [storage] Queue one replay of graph on queue (the queue it was
-     * recorded on), in order after earlier work there. async as in
+    /* [graph] Queue one replay of graph on queue
+     * (the queue it was recorded on), in order after earlier work there.
+     * The core never calls this for one graph from two threads at once
+     * (lib/graph.c), so a backend may reuse what the graph holds from one
+     * replay to the next, once the replay queued before has run. async as in
      * amp__launch: false lets a backend that runs launches in the calling
      * thread run the replay there and return its failure; it then fills
      * node_ns (may be NULL: not wanted) with each recorded command's start

@@ -13,10 +13,32 @@
  * as a launch would (nothing to do once the data lives on the device),
  * then marks the written ones device-newer.
  *
- * Locks: a replay takes its storages' locks in address order (the launch
- * path's rule), then the graph's own lock (a leaf, guarding last); the
- * pin table's lock is a leaf. Recording state (g's lists) belongs to the
- * recording thread alone. */
+ * Replays of one graph run one at a time, whoever makes them: the backends
+ * reuse what a graph holds from one replay to the next (the CPU
+ * accelerator's jobs, argument packs and team; a CUDA or HIP executable
+ * graph, which the drivers do not lock), and a graph whose kernels take
+ * raw addresses uses no storage whose lock would order its replays.
+ * Each replay holds the graph's replay lock from its checks until its
+ * commands are queued (an asynchronous replay) or have run (a synchronous
+ * one on the CPU accelerator). Replays that were only queued are ordered
+ * by the queue itself: a graph replays on the view it was recorded on
+ * only, whose commands run in order (a CPU view's thread, a GPU stream;
+ * a synchronous replay on the CPU first waits for what the view queued).
+ * So a second replay waits for the first to be queued, never for its
+ * completion, except behind a synchronous CPU replay, which completes
+ * where it is queued. No user code runs under the lock (kernels are not
+ * user callbacks; continuations run on their own thread), and a replay
+ * never waits for another graph's replay lock, so it cannot be part of a
+ * cycle.
+ *
+ * Locks, outermost first: a graph's replay lock (also guarding last), then
+ * its storages' locks in address order (the launch path's rule); a thread
+ * holding a storage lock never takes a replay lock. The pin table's lock
+ * is a leaf.
+ *
+ * Recording state (g's lists) belongs to the recording thread alone, and,
+ * once that thread has exited (amp__graph_thread_exit), to the one thread
+ * that claims the recording to end it (owner: owned, orphaned, claimed). */
 #include "internal.h"
 
 #include <stdio.h>
@@ -45,7 +67,7 @@ typedef struct amp__graph_hold_entry {
 struct amp_graph {
     amp__handle h;           /* AMP__HANDLE_GRAPH (lib/handle.c) */
     amp_accelerator_view *q; /* retained; counted in q->graphs once ended */
-    pthread_t thread;        /* the recording thread */
+    _Atomic int owner;       /* while recording: amp__rec_owner */
     bool recording;
     amp_status broken;       /* a command the backend refused while recording */
     char broken_msg[256];
@@ -64,12 +86,42 @@ struct amp_graph {
     uint64_t driver_copies;                 /* copies: the driver's, as queues number them */
     char label[192];         /* traces: the kernels it launches */
     size_t label_len;
-    amp__lock lock;          /* guards last */
+    amp__lock replay;        /* held for a whole replay (the file's comment); guards last */
     amp__point last;         /* after its last replay */
     _Atomic uint64_t replays;
 };
 
+/* Who may end a recording: its thread; once that thread has exited, any
+ * thread, the first to claim it. */
+typedef enum amp__rec_owner { AMP__REC_OWNED, AMP__REC_ORPHANED, AMP__REC_CLAIMED } amp__rec_owner;
+
+/* The graph this thread records, and the same in a key whose destructor
+ * tells when the thread exits with a recording open. */
 static _Thread_local amp_graph *amp__tls_graph;
+static pthread_key_t amp__graph_key;
+static pthread_once_t amp__graph_key_once = PTHREAD_ONCE_INIT;
+static bool amp__graph_key_ok;
+
+/* The recording thread exits without ending its recording: hand it to
+ * whoever ends it (amp_graph_end_recording from any thread) or destroys
+ * its view. Nothing more here: a driver may already have let go of the
+ * exiting thread's state. */
+static void amp__graph_thread_exit(void *arg)
+{
+    amp_graph *g = arg;
+    int owned = AMP__REC_OWNED;
+    atomic_compare_exchange_strong_explicit(&g->owner, &owned, AMP__REC_ORPHANED, memory_order_acq_rel,
+                                            memory_order_relaxed);
+}
+
+static void amp__graph_key_init(void) { amp__graph_key_ok = !pthread_key_create(&amp__graph_key, amp__graph_thread_exit); }
+
+/* This thread records g (NULL: nothing). */
+static void amp__graph_set_here(amp_graph *g)
+{
+    amp__tls_graph = g;
+    if (amp__graph_key_ok) (void)pthread_setspecific(amp__graph_key, g);
+}
 
 /* ------------------------------------------------------------ pin table
  * Handles bound to graphs, counted (open addressing, linear probing,
@@ -177,7 +229,15 @@ amp_accelerator_view *amp__graph_queue(const amp_graph *g) { return g->q; }
 
 amp_status amp__graph_check_thread(amp_graph *g, const char *what)
 {
-    if (g->recording && pthread_equal(g->thread, pthread_self())) return AMP_OK;
+    /* The thread-local says "this thread records g", where a thread id
+     * might be a new thread's reusing an exited recorder's. */
+    if (g && amp__tls_graph == g) return AMP_OK;
+    if (!g) return amp__fail(AMP_ERROR_BUSY, "%s: the accelerator view was recording a graph on another thread", what);
+    if (atomic_load_explicit(&g->owner, memory_order_acquire) != AMP__REC_OWNED)
+        return amp__fail(AMP_ERROR_BUSY,
+                         "%s: the accelerator view (%s) is recording a graph whose thread exited without ending it; "
+                         "end it (amp_graph_end_recording, from any thread) or destroy the view, which discards it",
+                         what, g->q->acc->e.info.device_path);
     return amp__fail(AMP_ERROR_BUSY,
                      "%s: the accelerator view (%s) is recording a graph on another thread; a recording belongs to "
                      "the thread that began it",
@@ -382,9 +442,10 @@ amp_status amp_graph_begin_recording(amp_accelerator_view *q)
     amp_graph *g = amp__handle_new(AMP__HANDLE_GRAPH, sizeof *g);
     if (!g) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "graph: out of host memory");
     g->q = q;
-    g->thread = pthread_self();
+    atomic_init(&g->owner, AMP__REC_OWNED);
     g->recording = true;
-    amp__lock_init(&g->lock);
+    amp__lock_init(&g->replay);
+    pthread_once(&amp__graph_key_once, amp__graph_key_init);
     amp_graph *none = NULL;
     if (!atomic_compare_exchange_strong(&q->recorder, &none, g)) {
         amp__handle_free(g, AMP__HANDLE_GRAPH);
@@ -399,7 +460,7 @@ amp_status amp_graph_begin_recording(amp_accelerator_view *q)
         amp__handle_free(g, AMP__HANDLE_GRAPH);
         return st;
     }
-    amp__tls_graph = g;
+    amp__graph_set_here(g);
     return AMP_OK;
 }
 
@@ -409,29 +470,39 @@ static int amp__storage_order(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-amp_status amp_graph_end_recording(amp_accelerator_view *q, amp_graph **out)
+/* Take q's recording g to end it: this thread's, or one whose thread
+ * exited (claimed once: two threads ending it at once get one graph). */
+static amp_status amp__graph_claim(amp_graph *g, const char *fn)
 {
-    AMP__NOT_NULL(out);
-    *out = NULL;
-    AMP__HANDLE_OK(q, AMP__HANDLE_QUEUE);
-    amp_graph *g = atomic_load(&q->recorder);
-    if (!g) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "amp_graph_end_recording: the view is not recording a graph");
-    amp_status st = amp__graph_check_thread(g, "amp_graph_end_recording");
-    if (st != AMP_OK) return st;
-    bool keep = g->broken == AMP_OK && g->launches + g->driver_copies > 0;
-    st = amp__queue_record_end(q, keep, &g->exec);
+    if (amp__tls_graph == g) return AMP_OK;
+    int orphaned = AMP__REC_ORPHANED;
+    if (atomic_compare_exchange_strong_explicit(&g->owner, &orphaned, AMP__REC_CLAIMED, memory_order_acq_rel,
+                                                memory_order_acquire))
+        return AMP_OK;
+    if (orphaned == AMP__REC_CLAIMED)
+        return amp__fail(AMP_ERROR_BUSY, "%s: another thread is ending the view's recording (its own thread exited)",
+                         fn);
+    return amp__graph_check_thread(g, fn);
+}
+
+/* End q's recording g, claimed by this thread: the graph in *out, or
+ * (out NULL) thrown away. Recording stops however this ends. */
+static amp_status amp__graph_finish(amp_accelerator_view *q, amp_graph *g, amp_graph **out)
+{
+    bool keep = out && g->broken == AMP_OK && g->launches + g->driver_copies > 0;
+    amp_status st = amp__queue_record_end(q, keep, &g->exec);
     g->recording = false;
     atomic_store(&q->recorder, NULL);
-    amp__tls_graph = NULL;
+    if (amp__tls_graph == g) amp__graph_set_here(NULL);
     for (size_t i = 0; i < g->nstorages; ++i) {
         amp__lock_acquire(&g->storages[i]->lock);
         g->storages[i]->recordings--;
         amp__lock_release(&g->storages[i]->lock);
     }
-    if (st == AMP_OK && g->broken != AMP_OK)
+    if (st == AMP_OK && g->broken != AMP_OK && out)
         st = amp__fail(g->broken, "amp_graph_end_recording: a command of the recording failed, so it cannot be "
                        "replayed: %s", g->broken_msg);
-    if (st != AMP_OK) {
+    if (st != AMP_OK || !out) {
         amp__queue_graph_free(q, g->exec);
         amp__graph_release(g, false);
         return st;
@@ -440,6 +511,34 @@ amp_status amp_graph_end_recording(amp_accelerator_view *q, amp_graph **out)
     atomic_fetch_add(&q->graphs, 1);
     *out = g;
     return AMP_OK;
+}
+
+amp_status amp_graph_end_recording(amp_accelerator_view *q, amp_graph **out)
+{
+    if (out) *out = NULL;
+    AMP__HANDLE_OK(q, AMP__HANDLE_QUEUE);
+    amp_graph *g = atomic_load(&q->recorder);
+    if (!g)
+        return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "amp_graph_end_recording: the view is not recording a graph%s",
+                         out ? "" : " (and out is NULL)");
+    amp_status st = amp__graph_claim(g, "amp_graph_end_recording");
+    if (st != AMP_OK) return st;
+    /* Without somewhere to put the graph, the recording still stops (the
+     * header's promise): it is thrown away. */
+    if ((st = amp__graph_finish(q, g, out)) != AMP_OK || out) return st;
+    return amp__fail(AMP_ERROR_INVALID_ARGUMENT,
+                     "amp_graph_end_recording: out is NULL; the recording stopped and what it recorded was discarded");
+}
+
+amp_status amp__graph_discard_orphan(amp_accelerator_view *q)
+{
+    amp_graph *g = atomic_load(&q->recorder);
+    if (!g) return AMP_OK;
+    int orphaned = AMP__REC_ORPHANED;
+    if (!atomic_compare_exchange_strong_explicit(&g->owner, &orphaned, AMP__REC_CLAIMED, memory_order_acq_rel,
+                                                 memory_order_acquire))
+        return AMP_OK; /* a live thread's, or being ended: the caller refuses */
+    return amp__graph_finish(q, g, NULL);
 }
 
 /* ------------------------------------------------------------- replay */
@@ -462,6 +561,7 @@ static amp_status amp__graph_replay(amp_accelerator_view *q, amp_graph *g, bool 
                          "on (of %s); a graph replays on its own view only",
                          fn, g->q->acc->e.info.device_path, q->acc->e.info.device_path);
     if ((st = amp__queue_refuse_recording(q, fn)) != AMP_OK) return st;
+    amp__lock_acquire(&g->replay);
     for (; nlocked < g->nstorages; ++nlocked) amp__lock_acquire(&g->storages[nlocked]->lock);
     /* What one launch of the whole would do (the file's comment). */
     for (size_t i = 0; i < g->nuses; ++i) {
@@ -489,13 +589,10 @@ static amp_status amp__graph_replay(amp_accelerator_view *q, amp_graph *g, bool 
         if (u->view) u->view->discard = false;
     }
     atomic_fetch_add_explicit(&g->replays, 1, memory_order_relaxed);
-    if (done->q) {
-        amp__lock_acquire(&g->lock);
-        amp__point_set(&g->last, *done);
-        amp__lock_release(&g->lock);
-    }
+    if (done->q) amp__point_set(&g->last, *done);
 out:
     while (nlocked-- > 0) amp__lock_release(&g->storages[nlocked]->lock);
+    amp__lock_release(&g->replay);
     return st;
 }
 
@@ -549,10 +646,10 @@ amp_status amp_graph_destroy(amp_graph *g)
                          "amp_graph_destroy: the graph is still being recorded (amp_graph_end_recording first)");
     amp_status st = amp__handle_end(g, AMP__HANDLE_GRAPH, __func__, "g");
     if (st != AMP_OK) return st;
-    amp__lock_acquire(&g->lock);
+    amp__lock_acquire(&g->replay);
     amp__point last = g->last;
     amp__queue_retain(last.q);
-    amp__lock_release(&g->lock);
+    amp__lock_release(&g->replay);
     /* Its replays must be done before the backend frees what they run. A
      * replay that failed reported it already; what matters here is that
      * nothing of it is still queued. */

@@ -3,7 +3,10 @@
  *
  * Lock order (outermost first; never take an earlier one while holding a
  * later one):
- *   1. storage locks (several at once only inside a launch, in address order)
+ *   0. a graph's replay lock (lib/graph.c: held for one whole replay of
+ *      the graph, its storage locks inside; one at a time)
+ *   1. storage locks (several at once only inside a launch or a replay, in
+ *      address order)
  *   2. a program's lock (its kernel list)
  *   3. the compile cache lock (lib/compile_cache.c)
  *   4. an accelerator's lock (its default view, its key prefix)
@@ -12,10 +15,8 @@
  *      buffer lock, a slab pool's lock (lib/slab.c), the AMP_DEBUG handle
  *      registry's lock, the default accelerator's lock (lib/accelerator.c),
  *      the continuation list's lock (lib/future.c), the graph pin table's
- *      lock and a graph's own lock (lib/graph.c; a replay takes its
- *      graph's lock inside its storage locks) (leaves; slab.c's list of
- *      pools is taken before a pool's, at a pool's first use and around
- *      fork)
+ *      lock (lib/graph.c) (leaves; slab.c's list of pools is taken
+ *      before a pool's, at a pool's first use and around fork)
  * The trace's flush lock (lib/trace.c) is taken only with none of these
  * held: a flush waits for device events.
  * Backend operations are called with at most the locks lib/backend.h names
@@ -534,6 +535,11 @@ amp_graph *amp__graph_here(void);
 /* g records on q: AMP_OK on its recording thread, else AMP_ERROR_BUSY
  * naming what (a launch, a copy) was refused. */
 amp_status amp__graph_check_thread(amp_graph *g, const char *what);
+/* q's recording, when its thread exited without ending it, is thrown away
+ * (its storages and pins let go, q records no more); a live thread's is
+ * left alone (AMP_OK: the caller refuses it as a recording). A failure of
+ * the backend's ending is returned, the recording stopped all the same. */
+amp_status amp__graph_discard_orphan(amp_accelerator_view *q);
 amp_accelerator_view *amp__graph_queue(const amp_graph *g);
 /* Record that the command being recorded uses box b of s (through the
  * view or array handle, pinned for the graph's life): reads (unless

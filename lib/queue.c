@@ -681,7 +681,11 @@ amp_status amp_accelerator_view_destroy(amp_accelerator_view *q)
     if (graphs)
         return amp__fail(AMP_ERROR_BUSY, "amp_accelerator_view_destroy: %d graph(s) recorded on this view still exist",
                          graphs);
-    amp_status st = amp__queue_refuse_recording(q, "amp_accelerator_view_destroy");
+    /* A recording whose thread exited without ending it can be ended by
+     * no one else that knows of it: destroying its view discards it. A
+     * live thread's recording is refused below. */
+    amp_status st = amp__graph_discard_orphan(q);
+    if (st == AMP_OK) st = amp__queue_refuse_recording(q, "amp_accelerator_view_destroy");
     if (st != AMP_OK) return st;
     /* The user's handle ends here; storages may still hold points on this
      * queue (they retain it), and the queue itself goes when the last of

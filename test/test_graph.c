@@ -1,4 +1,4 @@
-/* test_graph.c — launch graphs (issue 24): record/replay gives what direct execution gives (views, arrays, a tiled kernel, recorded copies, a scalar kept in an array, a long chain whose every launch reads what other tiles of the one before wrote), coherence at each replay (host changes refreshed are copied in, a later synchronize copies back the last replay's results, nothing moves once the data lives on the device), every refusal with its status (nesting, two threads, another view, host results and waits while recording, destroying what a graph uses), destroy order, 10,000 replays without growing memory (also with AMP_DEBUG=1), two threads replaying two graphs on two queues, a replay's failure on the CPU accelerator, and the CUDA/HIP graph behind a GPU's (checked where there is one). */
+/* test_graph.c — launch graphs (issue 24): record/replay gives what direct execution gives (views, arrays, a tiled kernel, recorded copies, a scalar kept in an array, a long chain whose every launch reads what other tiles of the one before wrote), coherence at each replay (host changes refreshed are copied in, a later synchronize copies back the last replay's results, nothing moves once the data lives on the device), every refusal with its status (nesting, two threads, another view, host results and waits while recording, destroying what a graph uses), destroy order, 10,000 replays without growing memory (also with AMP_DEBUG=1), two threads replaying two graphs on two queues, four threads replaying one graph whose kernels write through raw addresses (replays take turns), a recording whose thread exited (ended by another thread, or discarded with its view), ending a recording without out (it stops), a replay's failure on the CPU accelerator, and the CUDA/HIP graph behind a GPU's (checked where there is one). */
 #include "support.h"
 
 #include <pthread.h>
@@ -17,7 +17,7 @@ typedef struct fixture {
     amp_accelerator *acc;
     amp_accelerator_view *q;
     amp_program *p;
-    amp_kernel *step, *axpy, *inc, *scale, *bump, *tile_sum, *poke, *rotate;
+    amp_kernel *step, *axpy, *inc, *scale, *bump, *tile_sum, *poke, *rotate, *raw_inc;
 } fixture;
 
 static void setup(fixture *f, amp_accelerator *acc)
@@ -34,6 +34,7 @@ static void setup(fixture *f, amp_accelerator *acc)
     f->tile_sum = test_kernel(f->p, "graph_tile_sum");
     f->poke = test_kernel(f->p, "graph_poke");
     f->rotate = test_kernel(f->p, "graph_rotate");
+    f->raw_inc = test_kernel(f->p, "graph_raw_inc");
 }
 
 static void teardown(fixture *f)
@@ -598,6 +599,118 @@ ACCEL_TEST(graph, another_thread_is_refused_while_a_view_records)
     cr_assert_eq(info.launches, 1, "only the recording thread's launch: %llu", (unsigned long long)info.launches);
     ASSERT_OK(amp_graph_destroy(g));
     ASSERT_OK(amp_array_view_destroy(v));
+    teardown(&f);
+}
+
+/* Ending without somewhere to put the graph is refused, and the recording
+ * stops all the same (discarded): the view runs and waits again, its data
+ * is the host's again, and a new recording may begin. */
+ACCEL_TEST(graph, end_recording_without_out_stops_the_recording)
+{
+    fixture f;
+    setup(&f, acc);
+    static float y[N], x[N];
+    for (int i = 0; i < N; ++i) y[i] = (float)i, x[i] = 1.0f;
+    amp_array_view *vy = test_view(y, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    amp_array_view *vx = test_view(x, 4, amp_extent_1d(N), AMP_READ_ONLY);
+    amp_arg s[] = {amp_arg_view(vy), amp_arg_view(vx), amp_arg_float32(2.0f)};
+    ASSERT_OK(amp_graph_begin_recording(f.q));
+    ASSERT_OK(amp_parallel_for_each(f.q, amp_extent_1d(N), f.axpy, s, 3));
+    ASSERT_STATUS(amp_graph_end_recording(f.q, NULL), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_last_error(), "out"), "%s", amp_last_error());
+    /* Not recording any more: nothing to end, the view waits and runs. */
+    amp_graph *g = (amp_graph *)1;
+    ASSERT_STATUS(amp_graph_end_recording(f.q, &g), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert_null(g);
+    ASSERT_OK(amp_accelerator_view_wait(f.q));
+    ASSERT_OK(amp_array_view_synchronize(vy));
+    for (int i = 0; i < N; ++i) cr_assert_eq(y[i], (float)i, "the discarded launch ran: y[%d] = %g", i, y[i]);
+    ASSERT_OK(amp_parallel_for_each(f.q, amp_extent_1d(N), f.axpy, s, 3));
+    ASSERT_OK(amp_array_view_synchronize(vy));
+    for (int i = 0; i < N; ++i) cr_assert_eq(y[i], (float)i + 2.0f, "y[%d] = %g", i, y[i]);
+    /* This thread records again, and the views are bound to no graph. */
+    ASSERT_OK(amp_graph_begin_recording(f.q));
+    ASSERT_OK(amp_parallel_for_each(f.q, amp_extent_1d(N), f.axpy, s, 3));
+    ASSERT_OK(amp_graph_end_recording(f.q, &g));
+    ASSERT_OK(amp_graph_launch(f.q, g));
+    ASSERT_OK(amp_graph_destroy(g));
+    ASSERT_OK(amp_array_view_synchronize(vy));
+    for (int i = 0; i < N; ++i) cr_assert_eq(y[i], (float)i + 4.0f, "y[%d] = %g", i, y[i]);
+    /* Nothing recording: NULL out is refused as before, with nothing to stop. */
+    ASSERT_STATUS(amp_graph_end_recording(f.q, NULL), AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_OK(amp_array_view_destroy(vy));
+    ASSERT_OK(amp_array_view_destroy(vx));
+    teardown(&f);
+}
+
+typedef struct quitter {
+    amp_accelerator_view *q;
+    amp_kernel *axpy;
+    amp_arg *args;
+    amp_status begin, launch;
+} quitter;
+
+/* Begins recording on q, records one launch, and exits without ending. */
+static void *quitter_main(void *arg)
+{
+    quitter *t = arg;
+    t->begin = amp_graph_begin_recording(t->q);
+    t->launch = amp_parallel_for_each(t->q, amp_extent_1d(N), t->axpy, t->args, 3);
+    return NULL;
+}
+
+static void quit_while_recording(quitter *t)
+{
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, quitter_main, t), 0);
+    pthread_join(th, NULL);
+    cr_assert_eq(t->begin, AMP_OK, "begin: %s", amp_status_name(t->begin));
+    cr_assert_eq(t->launch, AMP_OK, "launch: %s", amp_status_name(t->launch));
+}
+
+/* A recording whose thread exited belongs to no one: the view still runs
+ * nothing else, but any thread may end it (and gets what was recorded),
+ * and destroying the view discards it. */
+ACCEL_TEST(graph, a_recording_whose_thread_exited_can_be_ended_or_discarded)
+{
+    fixture f;
+    setup(&f, acc);
+    static float y[N], x[N];
+    for (int i = 0; i < N; ++i) y[i] = (float)i, x[i] = 1.0f;
+    amp_array_view *vy = test_view(y, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    amp_array_view *vx = test_view(x, 4, amp_extent_1d(N), AMP_READ_ONLY);
+    amp_arg s[] = {amp_arg_view(vy), amp_arg_view(vx), amp_arg_float32(3.0f)};
+
+    quitter t = {.q = f.q, .axpy = f.axpy, .args = s};
+    quit_while_recording(&t);
+    /* Still recording: other commands are refused, saying why. */
+    ASSERT_STATUS(amp_parallel_for_each(f.q, amp_extent_1d(N), f.axpy, s, 3), AMP_ERROR_BUSY);
+    cr_assert(strstr(amp_last_error(), "exited"), "%s", amp_last_error());
+    ASSERT_STATUS(amp_graph_begin_recording(f.q), AMP_ERROR_BUSY);
+    /* Ended here, it is a graph of what the thread recorded. */
+    amp_graph *g = NULL;
+    ASSERT_OK(amp_graph_end_recording(f.q, &g));
+    amp_graph_info info;
+    ASSERT_OK(amp_graph_get_info(g, &info));
+    cr_assert_eq(info.launches, 1, "launches recorded: %llu", (unsigned long long)info.launches);
+    ASSERT_OK(amp_graph_launch(f.q, g));
+    ASSERT_OK(amp_graph_launch(f.q, g));
+    ASSERT_OK(amp_array_view_synchronize(vy));
+    for (int i = 0; i < N; ++i) cr_assert_eq(y[i], (float)i + 6.0f, "y[%d] = %g", i, y[i]);
+    ASSERT_OK(amp_graph_destroy(g));
+    ASSERT_OK(amp_accelerator_view_wait(f.q));
+
+    /* Destroying the view discards it, and unbinds what it used. */
+    amp_accelerator_view *q2 = NULL;
+    ASSERT_OK(amp_accelerator_view_create(acc, &q2));
+    quitter t2 = {.q = q2, .axpy = f.axpy, .args = s};
+    quit_while_recording(&t2);
+    ASSERT_STATUS(amp_array_view_synchronize(vy), AMP_ERROR_BUSY);
+    ASSERT_OK(amp_accelerator_view_destroy(q2));
+    ASSERT_OK(amp_array_view_synchronize(vy));
+    for (int i = 0; i < N; ++i) cr_assert_eq(y[i], (float)i + 6.0f, "the discarded launch ran: y[%d] = %g", i, y[i]);
+    ASSERT_OK(amp_array_view_destroy(vy));
+    ASSERT_OK(amp_array_view_destroy(vx));
     teardown(&f);
 }
 
@@ -1255,6 +1368,93 @@ Test(graph, two_threads_replay_two_graphs_on_two_queues_cpu_team)
 {
     use_replay_teams();
     graph_two_threads_replay_two_graphs_on_two_queues_body(test_accel(TEST_ACCEL_CPU));
+}
+
+/* Threads sharing one graph: its kernels write through a raw address (no
+ * view, so no storage lock orders its replays), and each thread replays it
+ * synchronously and asynchronously. Replays of one graph run one at a
+ * time, so every increment of every replay lands. */
+enum { SHARED_THREADS = 4, SHARED_LAUNCHES = 4, SHARED_N = 1 << 16 };
+
+typedef struct sharer {
+    amp_accelerator_view *q;
+    amp_graph *g;
+    int replays;
+    char err[512];
+} sharer;
+
+static void *sharer_main(void *arg)
+{
+    sharer *r = arg;
+    for (int i = 0; i < r->replays; ++i) {
+        if (i % 3 == 2) {
+            amp_future *fut = NULL;
+            TRY(r, amp_graph_launch_async(r->q, r->g, &fut));
+            if (i % 6 == 5) {
+                amp_status st = amp_future_wait(fut);
+                amp_future_destroy(fut);
+                TRY(r, st);
+            } else {
+                amp_future_destroy(fut);
+            }
+        } else {
+            TRY(r, amp_graph_launch(r->q, r->g));
+        }
+    }
+out:
+    return NULL;
+}
+
+static void shared_graph_replays(amp_accelerator *acc, int replays)
+{
+    fixture f;
+    setup(&f, acc);
+    int32_t *x = calloc(SHARED_N, sizeof *x);
+    cr_assert_not_null(x);
+    amp_array *a = NULL;
+    void *addr = NULL;
+    ASSERT_OK(amp_array_create(f.q, 4, amp_extent_1d(SHARED_N), x, &a));
+    ASSERT_OK(amp_array_native_handle(a, &addr));
+    amp_arg args[] = {amp_arg_uint64((uint64_t)(uintptr_t)addr)};
+    amp_graph *g = NULL;
+    ASSERT_OK(amp_graph_begin_recording(f.q));
+    for (int i = 0; i < SHARED_LAUNCHES; ++i)
+        ASSERT_OK(amp_parallel_for_each(f.q, amp_extent_1d(SHARED_N), f.raw_inc, args, 1));
+    ASSERT_OK(amp_graph_end_recording(f.q, &g));
+    static sharer r[SHARED_THREADS];
+    pthread_t th[SHARED_THREADS];
+    for (int i = 0; i < SHARED_THREADS; ++i) {
+        r[i] = (sharer){.q = i % 2 ? f.q : NULL, .g = g, .replays = replays};
+        cr_assert_eq(pthread_create(&th[i], NULL, sharer_main, &r[i]), 0);
+    }
+    for (int i = 0; i < SHARED_THREADS; ++i) pthread_join(th[i], NULL);
+    for (int i = 0; i < SHARED_THREADS; ++i) cr_assert_eq(r[i].err[0], 0, "thread %d: %s", i, r[i].err);
+    amp_graph_info info;
+    ASSERT_OK(amp_graph_get_info(g, &info));
+    cr_assert_eq(info.replays, (uint64_t)(SHARED_THREADS * replays), "replays: %llu", (unsigned long long)info.replays);
+    /* The array's own bookkeeping knows nothing of the writes. */
+    ASSERT_OK(amp_accelerator_view_wait(f.q));
+    ASSERT_OK(amp_array_copy_to_host(a, x));
+    int want = SHARED_THREADS * replays * SHARED_LAUNCHES, wrong = 0;
+    for (int i = 0; i < SHARED_N; ++i) wrong += x[i] != want;
+    cr_assert_eq(wrong, 0, "%d of %d elements wrong (x[0] = %d, want %d)", wrong, SHARED_N, x[0], want);
+    ASSERT_OK(amp_graph_destroy(g));
+    ASSERT_OK(amp_array_destroy(a));
+    free(x);
+    teardown(&f);
+}
+
+ACCEL_TEST(graph, threads_replaying_one_graph_take_turns, .timeout = 120)
+{
+    shared_graph_replays(acc, 500);
+}
+
+/* The same through replay teams: one graph's team serves one replay at a
+ * time. */
+Test(graph, threads_replaying_one_graph_take_turns_cpu_team, .timeout = 120)
+{
+    use_replay_teams();
+    shared_graph_replays(test_accel(TEST_ACCEL_CPU), 120);
 }
 
 /* ------------------------------------------------------------ backends */

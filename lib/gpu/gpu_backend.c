@@ -642,7 +642,14 @@ static const amp__sys_dir *gpu_system_include_dirs(void *dev) { return amp__gpu_
  * By stream capture: while a queue records, the core queues only launches
  * and copies on it (from the recording thread), which the driver captures
  * into a graph instead of running; the graph is instantiated at the end
- * and replayed with one driver call. */
+ * and replayed with one driver call.
+ *
+ * Replays of one executable graph: the drivers do not lock one against
+ * concurrent calls, and one may not run alongside itself (its kernels'
+ * parameters and the memory it clears are one copy). The core calls
+ * gpu_graph_launch for one graph from one thread at a time (its replay
+ * lock, lib/graph.c), always on the stream it was recorded on, so each
+ * replay is queued after the one before on one stream and runs after it. */
 
 static amp_status gpu_graph_begin(void *dev, void *queue)
 {

@@ -1,4 +1,4 @@
-// graph.hip — kernels of test_graph.c: exact float and integer updates whose results after n replays are known, a scalar read from a 1-element array, a tiled kernel with tile_static, a rotation whose every element is written by another tile of the launch before, and a kernel that reads out of bounds when asked (checked with AMP_DEBUG=1 on the CPU accelerator).
+// graph.hip — kernels of test_graph.c: exact float and integer updates whose results after n replays are known, a scalar read from a 1-element array, a tiled kernel with tile_static, a rotation whose every element is written by another tile of the launch before, a kernel that reads out of bounds when asked (checked with AMP_DEBUG=1 on the CPU accelerator), and one that writes through a raw address (a graph that uses no view).
 
 // c = a * 0.5 + b (exact in float for the values the tests use: halving and
 // adding small dyadic numbers).
@@ -62,4 +62,12 @@ AMP_KERNEL(graph_rotate, amp::index<1> i, amp::array_view<const int, 1> src, amp
 {
     int n = dst.get_extent()[0];
     dst[i] = src[(i[0] + shift) % n] + 1;
+}
+
+// p[i] += 1 through a raw address (addr: an array's native handle), so a
+// graph of it uses no view or array and takes no storage's lock.
+AMP_KERNEL(graph_raw_inc, amp::index<1> i, unsigned long long addr)
+{
+    int *p = reinterpret_cast<int *>(addr);
+    p[i[0]] += 1;
 }
