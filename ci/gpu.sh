@@ -339,6 +339,7 @@ cmd_bench() {
     timeout "${BENCH_TIMEOUT:-3000}" "$BUILD/bench/bench_gpu" ${BENCH_ARGS:-} --out "$OUT" > "$LOGS/bench.log" 2>&1
     bench_rc=$?
     grep -E '^\| |goal|met|miss' "$LOGS/bench.log" | tail -n 40
+    [ "$bench_rc" -eq 0 ] || tail -n 5 "$LOGS/bench.log"
   else
     echo "bench_gpu was not built (no CUDA toolkit found)"
     bench_rc=1
