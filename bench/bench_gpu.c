@@ -111,7 +111,7 @@ static int parse_args(int argc, char **argv)
                    "  --graph-only: the launch-graph section and its goals, printed only.\n"
                    "  --two-gpus-only: the two-GPU section (peer copy, two kernels at once), printed only.\n"
                    "  --algorithms-only: the algorithms section and its goals, printed only (a\n"
-                   "  tuning sweep runs it once per setting of the AMP_ALG_* knobs: ci/gpu-algo.sh).\n",
+                   "  tuning sweep runs it once per setting of the AMP_ALG_* knobs: ci/gpu.sh figures).\n",
                    rg.program, rg.accelerator, rg.blas, HIPAMP_BENCH_RESULTS);
             return strcmp(argv[i], "--help") ? 2 : 0;
         }

@@ -51,7 +51,7 @@ endif()
 # itself), compiled by nvcc for the architectures in HIPAMP_CUB_ARCHS (plus
 # PTX of the last for newer GPUs). Not part of the default build (a CUB
 # compile takes minutes): `cmake --build build --target cub_ref`, which
-# ci/gpu-algo.sh does.
+# ci/gpu.sh figures does.
 if(_hipamp_bench_cuda)
   set(HIPAMP_CUB_ARCHS "80;90" CACHE STRING "GPU architectures bench/cub_ref.cu is compiled for (sm_NN numbers)")
   set(_nvcc "${CUDAToolkit_NVCC_EXECUTABLE}")

@@ -447,7 +447,7 @@ def main(argv):
             return 0
         if not sizes:
             sys.exit("scaling_model: the logs need, for one grid size, runs on 1 and 2 ranks, overlapped and not "
-                     "(ci/gpu-mpi.sh's weak-scaling logs have them), or cg_mpi's runs on 1 and 2 ranks")
+                     "(ci/gpu.sh mpi's weak-scaling logs have them), or cg_mpi's runs on 1 and 2 ranks")
         source = ", ".join(a.log)
     elif None not in (a.nx, a.rows, a.t1, a.t2):
         s = Size(a.nx, a.rows)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# fetch-debs.sh — run on a Debian 12 machine: downloads Criterion and its runtime dependencies, and OpenSSL's development files, as .deb files into .debs/ (git-ignored), for ci/gpu-test.sh on a GPU machine that has neither and no package registry.
+# fetch-debs.sh — run on a Debian 12 machine: downloads Criterion and its runtime dependencies, and OpenSSL's development files, as .deb files into .debs/ (git-ignored), for ci/gpu.sh on a GPU machine that has neither and no package registry.
 # Usage: ci/fetch-debs.sh [DEST PACKAGE...]   (with arguments: those packages into DEST; ci/fetch-mpi-debs.sh uses this)
 set -euo pipefail
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# fetch-mpi-debs.sh — run on a Debian 12 machine: downloads Open MPI (openmpi-bin, libopenmpi-dev, libopenmpi3) and its runtime dependencies as .deb files into .debs/openmpi/ (git-ignored with .debs/), for ci/gpu-mpi.sh on a GPU machine that has no MPI and no package registry. ci/gpu-test.sh does not unpack this subfolder.
+# fetch-mpi-debs.sh — run on a Debian 12 machine: downloads Open MPI (openmpi-bin, libopenmpi-dev, libopenmpi3) and its runtime dependencies as .deb files into .debs/openmpi/ (git-ignored with .debs/), for ci/gpu.sh mpi (and two-gpus) on a GPU machine that has no MPI and no package registry. ci/gpu.sh's other subcommands do not unpack this subfolder.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."

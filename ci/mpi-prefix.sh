@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# mpi-prefix.sh — sourced by ci/gpu-mpi.sh (and runnable to check a prefix here): Debian 12's Open MPI unpacked from carried .debs (ci/fetch-mpi-debs.sh) into a prefix with dpkg -x and made usable from there: OPAL_PREFIX and PMIx's paths relocate it, PATH and LD_LIBRARY_PATH find it, and single-node settings keep it off network fabrics.
+# mpi-prefix.sh — sourced by ci/gpu.sh mpi (and runnable to check a prefix here): Debian 12's Open MPI unpacked from carried .debs (ci/fetch-mpi-debs.sh) into a prefix with dpkg -x and made usable from there: OPAL_PREFIX and PMIx's paths relocate it, PATH and LD_LIBRARY_PATH find it, and single-node settings keep it off network fabrics.
 # Usage as a check: ci/mpi-prefix.sh DEB_DIR PREFIX — unpacks, then runs a 2-rank MPI program built with the prefix's mpicc, with only the prefix's MPI visible.
 
 # mpi_prefix_unpack DEB_DIR PREFIX: 0 when the prefix holds mpicc and mpirun.

@@ -624,7 +624,7 @@ namespace amp { namespace detail {
 // rather than after overlaps two launches' scheduling with one kernel:
 // a replayed chain of small launches went from 0.994..1.012 to
 // 0.821..0.834 us a launch on an H100, 0.815 to 0.775 on an H200
-// (ci/pdl-ab-trial.sh, each side by side in one call).
+// (both orders built and run side by side in one call).
 AMP_FI void grid_dependency_enter() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("griddepcontrol.launch_dependents;" ::: "memory");

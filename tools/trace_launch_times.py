@@ -1,5 +1,8 @@
-# trace_launch_times.py — from an AMP_TRACE file, each kernel and extent's median launch time (us) inside graph replays and outside them (direct launches): where a replay's time goes, launch by launch. Usage: python3 ci/trace_launch_times.py TRACE.json
+#!/usr/bin/env python3
+# trace_launch_times.py — reads an AMP_TRACE file (Chrome trace-event JSON) and prints each kernel and extent's median launch time in us, inside graph replays and outside them (direct launches), with counts: where a replay's time goes, launch by launch. Usage: python3 tools/trace_launch_times.py TRACE.json
 import json, sys, statistics, collections
+if len(sys.argv) != 2:
+    sys.exit('usage: tools/trace_launch_times.py TRACE.json')
 d = json.load(open(sys.argv[1]))
 ev = [e for e in d['traceEvents'] if e.get('ph') == 'X']
 graphs = [(e['tid'], e['ts'], e['ts'] + e['dur']) for e in ev if e.get('cat') == 'graph']
