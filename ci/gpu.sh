@@ -128,7 +128,7 @@ use_deps() {
 configure_build() {
   local targets=()
   [ "$#" -gt 0 ] && targets=(--target "$@")
-  if ! cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE="$BUILD_TYPE" "${DEP_ARGS[@]}" > "$LOGS/configure.log" 2>&1; then
+  if ! cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DHIPAMP_BUILD_BENCH=ON "${DEP_ARGS[@]}" > "$LOGS/configure.log" 2>&1; then
     tail -n 40 "$LOGS/configure.log"
     return 1
   fi
@@ -383,7 +383,7 @@ cmd_figures() {
   # BASE: the same programs built from another tree, run alternately with
   # this tree's.
   if [ -n "${BASE:-}" ] && [ "${#programs[@]}" -gt 0 ]; then
-    if cmake -S "$BASE" -B "$BUILD-base" -DCMAKE_BUILD_TYPE="$BUILD_TYPE" "${DEP_ARGS[@]}" > "$LOGS/base-configure.log" 2>&1 &&
+    if cmake -S "$BASE" -B "$BUILD-base" -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DHIPAMP_BUILD_BENCH=ON "${DEP_ARGS[@]}" > "$LOGS/base-configure.log" 2>&1 &&
        cmake --build "$BUILD-base" -j"$JOBS" --target "${programs[@]}" > "$LOGS/base-build.log" 2>&1; then
       trees+=(base)
     else
@@ -565,7 +565,7 @@ PY
   # 4. Build with MPI from the prefix: the library, heat_mpi, cg_mpi, test_mpi.
   targets=(hipamp-info heat_mpi cg_mpi)
   [ "$HAVE_CRITERION" = 1 ] && targets+=(test_mpi)
-  if ! cmake -S "$ROOT" -B "$BUILD/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${crit_args[@]}" \
+  if ! cmake -S "$ROOT" -B "$BUILD/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHIPAMP_BUILD_BENCH=ON "${crit_args[@]}" \
        -DMPI_C_COMPILER="$MPI_PREFIX_MPICC" -DMPIEXEC_EXECUTABLE="$MPI_PREFIX_MPIEXEC" > "$LOGS/configure.log" 2>&1 ||
      ! grep -q 'Found MPI_C' "$LOGS/configure.log"; then
     tail -n 40 "$LOGS/configure.log"
@@ -753,7 +753,7 @@ PY
       # shellcheck disable=SC2030 # this subshell only: the machine's own MPI
       export PATH=$ORIG_PATH LD_LIBRARY_PATH=$ORIG_LD_LIBRARY_PATH
       eval "$sys_init" > /dev/null 2>&1
-      cmake -S "$ROOT" -B "$BUILD/build-aware" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHIPAMP_BUILD_TESTS=OFF \
+      cmake -S "$ROOT" -B "$BUILD/build-aware" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHIPAMP_BUILD_BENCH=ON -DHIPAMP_BUILD_TESTS=OFF \
         -DMPI_C_COMPILER="$sys_mpicc" -DMPIEXEC_EXECUTABLE="$sys_mpiexec" > "$LOGS/aware-configure.log" 2>&1 &&
       cmake --build "$BUILD/build-aware" -j"$JOBS" --target heat_mpi > "$LOGS/aware-build.log" 2>&1 || exit 3
       H2=$BUILD/build-aware/examples/mpi_heat/heat_mpi
