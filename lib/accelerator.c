@@ -22,7 +22,10 @@ static void amp__registry_init(void)
     for (size_t i = 0; i < n; ++i) amp__accs[i].e = entries[i];
     amp__cpu_enumerate(&amp__accs[n].e);
     amp__nacc = n + 1;
-    for (size_t i = 0; i < amp__nacc; ++i) pthread_mutex_init(&amp__accs[i].lock, NULL);
+    for (size_t i = 0; i < amp__nacc; ++i) {
+        pthread_mutex_init(&amp__accs[i].lock, NULL);
+        amp__accs[i].index = (int32_t)i;
+    }
 }
 
 amp_status amp__registry(amp_accelerator **list, size_t *count)
@@ -31,13 +34,6 @@ amp_status amp__registry(amp_accelerator **list, size_t *count)
     *list = amp__accs;
     *count = amp__nacc;
     return AMP_OK;
-}
-
-void amp__accelerator_describe(const amp_accelerator *a, amp__trace_rec *r)
-{
-    /* Every accelerator handle points into amp__accs. */
-    r->acc = a ? (int32_t)(a - amp__accs) : -1;
-    r->acc_info = a ? &a->e.info : NULL;
 }
 
 amp_status amp_accelerator_list(amp_accelerator **list, size_t cap, size_t *count)

@@ -18,7 +18,7 @@ static amp_status amp__array_copy(amp_array *a, void *host, amp__copy_dir dir, a
     amp__point done = {NULL, 0};
     size_t bytes = amp__storage_bytes(s);
     amp__lock_acquire(&s->lock);
-    if ((st = amp__graph_refuse_host(s, dir == AMP__H2D ? "amp_array_copy_from_host" : "amp_array_copy_to_host")) !=
+    if ((st = amp__storage_refuse_host(s, dir == AMP__H2D ? "amp_array_copy_from_host" : "amp_array_copy_to_host")) !=
         AMP_OK)
         goto out;
     /* Reading keeps a view's device copy (its device-newer parts come home);

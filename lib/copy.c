@@ -411,7 +411,7 @@ static amp_status amp__copy_sides(amp__side *src, amp__side *dst, amp_future **o
     amp__point done = {NULL, 0};
     /* Data a recording in progress uses is copied only by that recording
      * (above): anything else would read or write it before the graph ran. */
-    st = amp__graph_refuse_host(src->s->recordings ? src->s : dst->s, fn);
+    st = amp__storage_refuse_host(src->s->recordings ? src->s : dst->s, fn);
     if (st == AMP_OK) st = amp__copy_locked(src, dst, &done, out ? timing : NULL);
     if (second != first) amp__lock_release(&second->lock);
     amp__lock_release(&first->lock);

@@ -95,9 +95,9 @@ struct amp_graph {
  * thread, the first to claim it. */
 typedef enum amp__rec_owner { AMP__REC_OWNED, AMP__REC_ORPHANED, AMP__REC_CLAIMED } amp__rec_owner;
 
-/* The graph this thread records, and the same in a key whose destructor
- * tells when the thread exits with a recording open. */
-static _Thread_local amp_graph *amp__tls_graph;
+/* The graph this thread records is amp__tls_graph (lib/queue.c); the same
+ * is kept in a key whose destructor tells when the thread exits with a
+ * recording open. */
 static pthread_key_t amp__graph_key;
 static pthread_once_t amp__graph_key_once = PTHREAD_ONCE_INIT;
 static bool amp__graph_key_ok;
@@ -242,15 +242,6 @@ amp_status amp__graph_check_thread(amp_graph *g, const char *what)
                      "%s: the accelerator view (%s) is recording a graph on another thread; a recording belongs to "
                      "the thread that began it",
                      what, g->q->acc->e.info.device_path);
-}
-
-amp_status amp__graph_refuse_host(const amp__storage *s, const char *what)
-{
-    if (!s->recordings) return AMP_OK;
-    return amp__fail(AMP_ERROR_BUSY,
-                     "%s: the data is used by a graph being recorded; what the graph computes exists only once it "
-                     "is launched (end the recording and launch the graph first)",
-                     what);
 }
 
 /* Pin handle for g (once per graph). */

@@ -100,6 +100,7 @@ struct amp_accelerator {
     bool key_ready;        /* key_base holds the hash of what every build on this
                               accelerator shares: prelude, backend, cache tag */
     uint8_t key_base[32];
+    int32_t index;         /* its place in the registry (amp_accelerator_list's order) */
 };
 
 amp_status amp__registry(amp_accelerator **list, size_t *count);
@@ -156,6 +157,11 @@ typedef struct amp__point {
 #define AMP__SEQ_TAIL UINT64_MAX
 
 amp_status amp__queue_new(amp_accelerator *a, bool is_default, amp_accelerator_view **out);
+/* A view of a around the caller's native queue (lib/view.c's
+ * amp_accelerator_view_create_from_native): wrapped, never destroyed by us. */
+amp_status amp__queue_wrap(amp_accelerator *a, void *native, amp_accelerator_view **out);
+/* Launches queued on q since it was made (see launches_before_reset). */
+uint64_t amp__queue_launches(amp_accelerator_view *q);
 void amp__queue_retain(amp_accelerator_view *q);
 void amp__queue_release(amp_accelerator_view *q);
 /* Queue a launch / a copy; *done is the point right after it. A timed launch
@@ -315,6 +321,9 @@ typedef struct amp__storage {
     int graphs, recordings;
 } amp__storage;
 
+/* AMP_ERROR_BUSY naming what, when a recording in progress uses s (its
+ * results exist only once the graph runs). [storage lock] */
+amp_status amp__storage_refuse_host(const amp__storage *s, const char *what);
 amp_status amp__storage_new(size_t elem, amp_extent e, void *host, bool is_array, amp__storage **out);
 void amp__storage_retain(amp__storage *s);
 /* Waits for the last use, frees the device side and the storage at 0. */
@@ -532,6 +541,11 @@ void amp__launches_quiesce(void);
 
 /* The graph the calling thread records (NULL: none). */
 amp_graph *amp__graph_here(void);
+/* The same, as the queue reads it to tell a recording thread from another
+ * (defined in lib/queue.c, which sits below the graphs; set by graph.c):
+ * a thread-local, where a thread id could be a new thread's reusing an
+ * exited recorder's. */
+extern _Thread_local amp_graph *amp__tls_graph;
 /* g records on q: AMP_OK on its recording thread, else AMP_ERROR_BUSY
  * naming what (a launch, a copy) was refused. */
 amp_status amp__graph_check_thread(amp_graph *g, const char *what);
@@ -565,9 +579,6 @@ amp_status amp__graph_break(amp_graph *g, amp_status st);
 /* Graphs that pin handle (a view, an array, an amp__kernel), for the
  * destroy calls that must then say AMP_ERROR_BUSY. */
 int amp__graph_uses(const void *handle);
-/* AMP_ERROR_BUSY naming what, when a recording in progress uses s (its
- * results exist only once the graph runs). [storage lock] */
-amp_status amp__graph_refuse_host(const amp__storage *s, const char *what);
 
 /* ----------------------------------------------- lib/compile_cache.c */
 
@@ -636,10 +647,10 @@ void amp__queue_span_end(amp__copy_span *sp, amp_accelerator_view *counted, cons
 /* r's queue (its number, numbered on first use, and kind) and accelerator
  * (lib/queue.c); q NULL: none. */
 void amp__queue_describe(amp_accelerator_view *q, amp__trace_rec *r);
-/* r's accelerator: its index in the registry and its info (lib/accelerator.c). */
+/* r's accelerator: its index in the registry and its info (lib/describe.c). */
 void amp__accelerator_describe(const amp_accelerator *a, amp__trace_rec *r);
 /* r's object: the storage and the box of it (NULL: all) that moved
- * (lib/storage.c). */
+ * (lib/describe.c). */
 void amp__storage_describe(const amp__storage *s, const amp__box *b, amp__trace_rec *r);
 
 #endif /* AMP_INTERNAL_H */

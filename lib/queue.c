@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+_Thread_local amp_graph *amp__tls_graph;
+
 struct amp__mark {
     atomic_int refs;  /* the queue's (while it is q->mark) + each waiter's */
     uint64_t seq;     /* every command numbered <= seq precedes the event */
@@ -64,6 +66,11 @@ amp_status amp__queue_new(amp_accelerator *a, bool is_default, amp_accelerator_v
     return amp__queue_make(a, is_default, false, NULL, out);
 }
 
+amp_status amp__queue_wrap(amp_accelerator *a, void *native, amp_accelerator_view **out)
+{
+    return amp__queue_make(a, false, true, native, out);
+}
+
 void amp__queue_retain(amp_accelerator_view *q)
 {
     if (q) atomic_fetch_add_explicit(&q->refs, 1, memory_order_relaxed);
@@ -78,11 +85,10 @@ void amp__queue_release(amp_accelerator_view *q)
     amp__handle_free(q, AMP__HANDLE_QUEUE);
 }
 
-/* Launches queued on q since it was made (see launches_before_reset). A
- * copy counts in driver_copies only after its number, and driver_copies is
+/* A copy counts in driver_copies only after its number, and driver_copies is
  * read first: a copy being queued meanwhile may count as a launch for a
  * moment, never the other way round (no wrap below zero). */
-static uint64_t amp__queue_launches(amp_accelerator_view *q)
+uint64_t amp__queue_launches(amp_accelerator_view *q)
 {
     uint64_t copies = atomic_load_explicit(&q->driver_copies, memory_order_acquire);
     return atomic_load_explicit(&q->submitted, memory_order_acquire) - copies;
@@ -119,7 +125,12 @@ amp_status amp__queue_refuse_recording(amp_accelerator_view *q, const char *what
 static __attribute__((noinline)) amp_status amp__queue_untimed(amp_accelerator_view *q, void **ev)
 {
     *ev = NULL;
-    return amp__graph_check_thread(atomic_load_explicit(&q->recorder, memory_order_acquire), "timing a command");
+    amp_graph *g = atomic_load_explicit(&q->recorder, memory_order_acquire);
+    if (!g || amp__tls_graph == g) return AMP_OK;
+    return amp__fail(AMP_ERROR_BUSY,
+                     "timing a command: the accelerator view (%s) is recording a graph that another thread began "
+                     "(end it on that thread, or, where that thread exited, from any thread or by destroying the view)",
+                     q->acc->e.info.device_path);
 }
 
 amp_status amp__queue_timed_event(amp_accelerator_view *q, void **ev)
@@ -459,7 +470,11 @@ static void amp__note_completed(amp_accelerator_view *q, uint64_t seq)
 
 amp_status amp__queue_drain_for(amp_accelerator_view *q, const uint32_t *ms)
 {
-    amp_status st = amp__queue_refuse_recording(q, "waiting for the view");
+    /* q is never NULL here (the NULL case of the refusal is for callers
+     * that may have no queue). */
+    amp_status st = atomic_load_explicit(&q->recorder, memory_order_acquire)
+                        ? amp__queue_refuse_recording(q, "waiting for the view")
+                        : AMP_OK;
     if (st != AMP_OK) return st;
     uint64_t seen = atomic_load_explicit(&q->submitted, memory_order_acquire);
     AMP__TRACE_CLOCK(t_wait, amp__wait_begin(q));
@@ -580,152 +595,9 @@ amp_status amp__point_query(amp__point p, bool *done)
     return st;
 }
 
-/* ------------------------------------------------------------ public API */
-
-amp_status amp_accelerator_view_create(amp_accelerator *a, amp_accelerator_view **out)
-{
-    AMP__NOT_NULL(out);
-    *out = NULL;
-    AMP__NOT_NULL(a);
-    return amp__queue_new(a, false, out);
-}
-
-amp_status amp_accelerator_view_create_with_mode(amp_accelerator *a, amp_queuing_mode mode, amp_accelerator_view **out)
-{
-    AMP__NOT_NULL(out);
-    *out = NULL;
-    AMP__NOT_NULL(a);
-    if (mode != AMP_QUEUING_AUTOMATIC && mode != AMP_QUEUING_IMMEDIATE)
-        return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "amp_accelerator_view_create_with_mode: mode %d is not an "
-                         "amp_queuing_mode", (int)mode);
-    amp_status st = amp__queue_new(a, false, out);
-    if (st == AMP_OK) (*out)->mode = mode;
-    return st;
-}
-
-amp_status amp_accelerator_view_get_queuing_mode(amp_accelerator_view *q, amp_queuing_mode *out)
-{
-    AMP__NOT_NULL(out);
-    *out = AMP_QUEUING_AUTOMATIC;
-    AMP__HANDLE_OK(q, AMP__HANDLE_QUEUE);
-    *out = q->mode;
-    return AMP_OK;
-}
-
-amp_status amp_accelerator_view_flush(amp_accelerator_view *q)
-{
-    AMP__HANDLE_OK(q, AMP__HANDLE_QUEUE);
-    /* Every command was handed to the backend when it was queued; asking
-     * whether the newest has finished (an event recorded and queried on a
-     * GPU) is what makes a driver that buffers commands submit them. */
-    bool done = false;
-    return amp__point_query((amp__point){q, atomic_load_explicit(&q->submitted, memory_order_acquire)}, &done);
-}
-
-amp_status amp_accelerator_view_create_from_native(amp_accelerator *a, void *native, amp_accelerator_view **out)
-{
-    AMP__NOT_NULL(out);
-    *out = NULL;
-    AMP__NOT_NULL(a);
-    if (!a->e.be->queue_wrap)
-        return amp__fail(AMP_ERROR_UNSUPPORTED, "accelerator %s has no native queues to wrap", a->e.info.device_path);
-    return amp__queue_make(a, false, true, native, out);
-}
-
-amp_status amp_accelerator_view_native_queue(amp_accelerator_view *q, void **queue)
-{
-    AMP__NOT_NULL(queue);
-    *queue = NULL;
-    AMP__HANDLE_OK(q, AMP__HANDLE_QUEUE);
-    *queue = q->be->queue_native(q->dev, q->queue);
-    return AMP_OK;
-}
-
-amp_status amp_accelerator_view_get_accelerator(amp_accelerator_view *q, amp_accelerator **out)
-{
-    AMP__NOT_NULL(out);
-    *out = NULL;
-    AMP__HANDLE_OK(q, AMP__HANDLE_QUEUE);
-    *out = q->acc;
-    return AMP_OK;
-}
-
-amp_status amp_accelerator_view_wait(amp_accelerator_view *q)
-{
-    AMP__HANDLE_OK(q, AMP__HANDLE_QUEUE);
-    return amp__queue_drain(q);
-}
-
 amp_status amp__timeout_message(const char *fn, uint32_t ms, amp_status st)
 {
     if (st != AMP_ERROR_TIMEOUT) return st;
     return amp__fail(st, "%s: not done after %u ms; the work goes on (a running kernel cannot be stopped): wait again, "
                      "or without a limit", fn, ms);
-}
-
-amp_status amp_accelerator_view_wait_for(amp_accelerator_view *q, uint32_t ms)
-{
-    AMP__HANDLE_OK(q, AMP__HANDLE_QUEUE);
-    return amp__timeout_message(__func__, ms, amp__queue_drain_for(q, &ms));
-}
-
-amp_status amp_accelerator_view_destroy(amp_accelerator_view *q)
-{
-    if (!q) return AMP_OK;
-    AMP__HANDLE_OK(q, AMP__HANDLE_QUEUE);
-    if (q->is_default)
-        return amp__fail(AMP_ERROR_INVALID_ARGUMENT,
-                         "amp_accelerator_view_destroy: %s's default view belongs to the library",
-                         q->acc->e.info.device_path);
-    int graphs = atomic_load(&q->graphs);
-    if (graphs)
-        return amp__fail(AMP_ERROR_BUSY, "amp_accelerator_view_destroy: %d graph(s) recorded on this view still exist",
-                         graphs);
-    /* A recording whose thread exited without ending it can be ended by
-     * no one else that knows of it: destroying its view discards it. A
-     * live thread's recording is refused below. */
-    amp_status st = amp__graph_discard_orphan(q);
-    if (st == AMP_OK) st = amp__queue_refuse_recording(q, "amp_accelerator_view_destroy");
-    if (st != AMP_OK) return st;
-    /* The user's handle ends here; storages may still hold points on this
-     * queue (they retain it), and the queue itself goes when the last of
-     * those is released. */
-    st = amp__handle_end(q, AMP__HANDLE_QUEUE, __func__, "q");
-    if (st != AMP_OK) return st;
-    st = amp__queue_drain(q);
-    amp__queue_release(q);
-    return st;
-}
-
-amp_status amp_accelerator_view_get_stats(amp_accelerator_view *q, amp_stats *out)
-{
-    AMP__CLEAR_OUT(out);
-    AMP__NOT_NULL(out);
-    AMP__HANDLE_OK(q, AMP__HANDLE_QUEUE);
-    out->bytes_to_device = atomic_load(&q->bytes_to_device);
-    out->copies_to_device = atomic_load(&q->copies_to_device);
-    out->bytes_to_host = atomic_load(&q->bytes_to_host);
-    out->copies_to_host = atomic_load(&q->copies_to_host);
-    out->bytes_device_to_device = atomic_load(&q->bytes_d2d);
-    out->copies_device_to_device = atomic_load(&q->copies_d2d);
-    out->bytes_host_to_host = atomic_load(&q->bytes_h2h);
-    out->copies_host_to_host = atomic_load(&q->copies_h2h);
-    uint64_t launches = amp__queue_launches(q), before = atomic_load(&q->launches_before_reset);
-    out->launches = launches > before ? launches - before : 0;
-    return AMP_OK;
-}
-
-amp_status amp_accelerator_view_reset_stats(amp_accelerator_view *q)
-{
-    AMP__HANDLE_OK(q, AMP__HANDLE_QUEUE);
-    atomic_store(&q->bytes_to_device, 0);
-    atomic_store(&q->copies_to_device, 0);
-    atomic_store(&q->bytes_to_host, 0);
-    atomic_store(&q->copies_to_host, 0);
-    atomic_store(&q->bytes_d2d, 0);
-    atomic_store(&q->copies_d2d, 0);
-    atomic_store(&q->bytes_h2h, 0);
-    atomic_store(&q->copies_h2h, 0);
-    atomic_store(&q->launches_before_reset, amp__queue_launches(q));
-    return AMP_OK;
 }

@@ -18,19 +18,6 @@ size_t amp__storage_bytes(const amp__storage *s) { return (size_t)amp_extent_siz
 
 /* ---------------------------------------------------------------- tracing */
 
-void amp__storage_describe(const amp__storage *s, const amp__box *b, amp__trace_rec *r)
-{
-    r->object = (uintptr_t)s;
-    r->is_array = s->is_array;
-    r->elem = (uint32_t)s->elem;
-    r->rank = (uint8_t)s->ext.rank;
-    for (int d = 0; d < s->ext.rank; ++d) {
-        r->ext[d] = s->ext.v[d];
-        r->lo[d] = b ? b->lo[d] : 0;
-        r->hi[d] = b ? b->hi[d] : s->ext.v[d];
-    }
-}
-
 #if HIPAMP_TRACE_HOOKS /* compiled out with the hooks */
 /* bytes of b that did not have to move in direction dir (on q, NULL: none). */
 static void amp__note_avoided(const amp__storage *s, amp_accelerator_view *q, const amp__box *b, amp__copy_dir dir,
@@ -239,6 +226,15 @@ static amp_status amp__copy_box(amp__storage *s, amp_accelerator_view *q, const 
     return st;
 }
 
+amp_status amp__storage_refuse_host(const amp__storage *s, const char *what)
+{
+    if (!s->recordings) return AMP_OK;
+    return amp__fail(AMP_ERROR_BUSY,
+                     "%s: the data is used by a graph being recorded; what the graph computes exists only once it "
+                     "is launched (end the recording and launch the graph first)",
+                     what);
+}
+
 amp_status amp__storage_sync(amp__storage *s, const amp__box *b)
 {
     amp_status st = amp__storage_sync_queue(s, b);
@@ -247,7 +243,7 @@ amp_status amp__storage_sync(amp__storage *s, const amp__box *b)
 
 amp_status amp__storage_sync_queue(amp__storage *s, const amp__box *b)
 {
-    amp_status st = amp__graph_refuse_host(s, "making the host current");
+    amp_status st = amp__storage_refuse_host(s, "making the host current");
     if (st != AMP_OK) return st;
     int R = s->ext.rank;
     amp_accelerator_view *q = NULL;
