@@ -111,13 +111,35 @@ typedef struct amp__cpu_device {
     bool graph_team;
 } amp__cpu_device;
 
-/* Compiler discovery (cpu_compile.c): fills cxx, available, reason and the
- * cache tag. Never fails: an unusable compiler leaves available false. */
+/* ------------------------------------------- the host C++ compiler
+ * Discovery (cpu_toolchain.c): fills cxx, available, reason and the cache
+ * tag. Never fails: an unusable compiler leaves available false. */
 void amp__cpu_find_compiler(amp__cpu_device *d);
-amp_status amp__cpu_compile(amp__cpu_device *d, const amp__compile_job *job, amp__compile_output *out);
+/* The fixed flags every build passes after the compiler's words
+ * (cpu_toolchain.c: part of the cache tag). */
+extern const char *const amp__cpu_flags[];
+extern const size_t amp__cpu_nflags;
 /* The compiler's default include directories (backend.h), asked of it on
- * first use; never NULL. */
+ * first use; never NULL (cpu_toolchain.c). */
 const amp__sys_dir *amp__cpu_system_dirs(amp__cpu_device *d);
+/* A build (cpu_compile.c): the backend's compile operation (backend.h). */
+amp_status amp__cpu_compile(amp__cpu_device *d, const amp__compile_job *job, amp__compile_output *out);
+/* Child processes (cpu_spawn.c). Run argv[0] (a path, not searched for)
+ * with envp, stdin from /dev/null and stdout + stderr captured into *out
+ * (malloc'ed, the caller's to free; NUL-terminated; the first 48 KiB, the
+ * rest read and dropped). Blocks until the program ends or the deadline
+ * (monotonic ns, amp__now_ns; 0: none) passes: then the program and every
+ * process it started are killed and *timed_out is set. *wstatus: the
+ * guardian's wait status, whose exit status is the program's, or 128 + N
+ * when signal N killed it (amp__cpu_describe_exit words it). A program
+ * that cannot be exec'ed exits 127: that is no failure of this call.
+ * AMP_ERROR_OUT_OF_MEMORY, AMP_ERROR_DEVICE (no pipe, or waitpid failed),
+ * AMP_ERROR_UNSUPPORTED (fork failed); then *out is NULL. Thread-safe. */
+amp_status amp__cpu_run_capture(char *const argv[], char *const envp[], uint64_t deadline, char **out,
+                                int *wstatus, bool *timed_out);
+/* A wait status of amp__cpu_run_capture in words ("exit status 1",
+ * "killed by signal 9", ...) into buf (cap bytes). */
+void amp__cpu_describe_exit(int ws, char *buf, size_t cap);
 
 /* What kernel_get hands the core as the kernel's function: the entry point,
  * and the loop version when the kernel has one and may use it. Owned by the

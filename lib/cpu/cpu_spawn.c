@@ -1,0 +1,153 @@
+/* cpu_spawn.c — runs a program (the host C++ compiler) under a deadline through a guardian process that takes the program's process group down with it, capturing its output. */
+#include "cpu_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+
+/* Output kept from a child (the head; the rest is drained and dropped). */
+#define AMP__CPU_LOG_MAX (48 * 1024)
+
+#ifdef __linux__
+/* The guardian's SIGTERM (its parent died: PR_SET_PDEATHSIG): end the whole
+ * process group, the compiler and everything it started, and itself. */
+static void amp__cpu_guardian_die(int sig)
+{
+    (void)sig;
+    kill(0, SIGKILL);
+}
+#endif
+
+void amp__cpu_describe_exit(int ws, char *buf, size_t cap)
+{
+    /* The guardian reports a compiler killed by signal N as exit 128 + N. */
+    if (WIFEXITED(ws) && WEXITSTATUS(ws) > 128) snprintf(buf, cap, "killed by signal %d", WEXITSTATUS(ws) - 128);
+    else if (WIFEXITED(ws) && WEXITSTATUS(ws) == 127) snprintf(buf, cap, "could not be started (exit status 127)");
+    else if (WIFEXITED(ws)) snprintf(buf, cap, "exit status %d", WEXITSTATUS(ws));
+    else if (WIFSIGNALED(ws)) snprintf(buf, cap, "killed by signal %d", WTERMSIG(ws));
+    else snprintf(buf, cap, "wait status %#x", ws);
+}
+
+/* A guardian child leads a new process group holding the program, so that
+ * a kill at the deadline reaches everything the program started, and the
+ * guardian takes the group down when this process dies
+ * (PR_SET_PDEATHSIG). Only async-signal-safe calls run between fork and
+ * exec. */
+amp_status amp__cpu_run_capture(char *const argv[], char *const envp[], uint64_t deadline, char **out,
+                                int *wstatus, bool *timed_out)
+{
+    amp_status st = AMP_OK;
+    int fds[2] = {-1, -1};
+    char *buf = NULL;
+    size_t len = 0;
+    pid_t g = -1;
+    *out = NULL;
+    *wstatus = 0;
+    *timed_out = false;
+    if (!(buf = malloc(AMP__CPU_LOG_MAX + 1))) {
+        st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for compiler output");
+        goto fail;
+    }
+    /* CLOEXEC so concurrent spawns from other threads do not inherit the
+     * write end (the child's own copy comes from dup2, which clears it). */
+    if (pipe2(fds, O_CLOEXEC) != 0) {
+        st = amp__fail(AMP_ERROR_DEVICE, "CPU accelerator: pipe: %s", strerror(errno));
+        goto fail;
+    }
+    pid_t host = getpid();
+    g = fork();
+    if (g < 0) {
+        st = amp__fail(AMP_ERROR_UNSUPPORTED, "cannot run %s: fork: %s", argv[0], strerror(errno));
+        goto fail;
+    }
+    if (g == 0) {
+        /* Guardian. */
+        setpgid(0, 0);
+        sigset_t none;
+        sigemptyset(&none);
+#ifdef __linux__
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = amp__cpu_guardian_die;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGTERM, &sa, NULL);
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+#endif
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        if (getppid() != host) _exit(127); /* the host died before prctl */
+        int nul = open("/dev/null", O_RDONLY);
+        if (nul < 0 || dup2(nul, 0) < 0 || dup2(fds[1], 1) < 0 || dup2(fds[1], 2) < 0) _exit(127);
+        pid_t c = fork();
+        if (c == 0) {
+            struct sigaction dfl;
+            memset(&dfl, 0, sizeof dfl);
+            dfl.sa_handler = SIG_DFL;
+            sigaction(SIGTERM, &dfl, NULL);
+            execve(argv[0], argv, envp);
+            _exit(127);
+        }
+        if (c < 0) _exit(127);
+        int ws = 0;
+        while (waitpid(c, &ws, 0) < 0)
+            if (errno != EINTR) _exit(127);
+        _exit(WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + (WIFSIGNALED(ws) ? WTERMSIG(ws) : 0));
+    }
+    /* Both sides set the group, so a kill below always finds it. */
+    setpgid(g, g);
+    close(fds[1]);
+    fds[1] = -1;
+    for (;;) {
+        int wait_ms = -1;
+        if (deadline) {
+            uint64_t now = amp__now_ns();
+            if (now >= deadline) {
+                *timed_out = true;
+                break;
+            }
+            uint64_t left = (deadline - now + 999999) / 1000000;
+            wait_ms = left > 60000 ? 60000 : (int)left;
+        }
+        struct pollfd pfd = {fds[0], POLLIN, 0};
+        int pr = poll(&pfd, 1, wait_ms);
+        if (pr < 0 && errno == EINTR) continue;
+        if (pr < 0) break;
+        if (pr == 0) continue; /* re-check the deadline */
+        char chunk[4096];
+        ssize_t n = read(fds[0], chunk, sizeof chunk);
+        if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+        if (n <= 0) break;
+        size_t take = (size_t)n;
+        if (take > AMP__CPU_LOG_MAX - len) take = AMP__CPU_LOG_MAX - len;
+        memcpy(buf + len, chunk, take);
+        len += take;
+    }
+    if (*timed_out) {
+        kill(-g, SIGKILL);
+        kill(g, SIGKILL);
+    }
+    buf[len] = 0;
+    while (waitpid(g, wstatus, 0) < 0) {
+        if (errno != EINTR) {
+            st = amp__fail(AMP_ERROR_DEVICE, "CPU accelerator: waitpid(%s): %s", argv[0], strerror(errno));
+            goto fail;
+        }
+    }
+    /* A program that left children behind (a daemonised helper) goes too. */
+    kill(-g, SIGKILL);
+    *out = buf;
+    buf = NULL;
+fail:
+    if (fds[0] >= 0) close(fds[0]);
+    if (fds[1] >= 0) close(fds[1]);
+    free(buf);
+    return st;
+}

@@ -1,0 +1,297 @@
+/* cpu_toolchain.c — finds the host C++ compiler for the CPU accelerator, its identity for the cache tag (the compiler's version, the fixed flags, the processor -march=native resolves to, the libclang of the loop transformation) and its default include directories. */
+#include "cpu_clang.h"
+#include "cpu_internal.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/* The fixed flags of every build (cpu_compile.c puts them first); part of
+ * the cache tag. Kernels are device code: they have no
+ * errno to set and, as on every GPU, floating-point operations do not trap,
+ * which lets the compiler vectorise sqrt and conditional arithmetic. */
+const char *const amp__cpu_flags[] = {"-std=c++17",      "-O3",   "-fPIC", "-shared", "-fvisibility=hidden",
+                                      "-fno-math-errno", "-fno-trapping-math", "-x", "c++"};
+const size_t amp__cpu_nflags = sizeof amp__cpu_flags / sizeof amp__cpu_flags[0];
+/* Bump when the loop transformation's output changes (cache tag). */
+#define AMP__CPU_LOOPS_VERSION 2
+
+/* ------------------------------------------------------ the compiler */
+
+static bool amp__cpu_is_exec(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 && S_ISREG(sb.st_mode) && access(path, X_OK) == 0;
+}
+
+/* Resolve a program name through PATH; malloc'ed path or NULL. */
+static char *amp__cpu_which(const char *name)
+{
+    if (strchr(name, '/')) return amp__cpu_is_exec(name) ? amp__strdup(name) : NULL;
+    const char *path = amp__env("PATH");
+    if (!path) path = "/usr/local/bin:/usr/bin:/bin";
+    while (*path) {
+        const char *colon = strchr(path, ':');
+        size_t n = colon ? (size_t)(colon - path) : strlen(path);
+        char *cand = malloc(n + strlen(name) + 3);
+        if (!cand) return NULL;
+        if (n == 0) sprintf(cand, "./%s", name);
+        else sprintf(cand, "%.*s/%s", (int)n, path, name);
+        if (amp__cpu_is_exec(cand)) return cand;
+        free(cand);
+        path += n + (colon ? 1 : 0);
+    }
+    return NULL;
+}
+
+/* What -march=native resolves to is a function of the compiler (in the tag
+ * already) and of the processor's identity and features, which
+ * /proc/cpuinfo lists: hash the first processor's identifying lines. 0 when
+ * they cannot be read (then no -march=native: a cache shared between
+ * machines must never hand one the other's instructions). */
+static uint64_t amp__cpu_identity(void)
+{
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f) return 0;
+    static const char *const keys[] = {"vendor_id",     "cpu family",  "model",       "model name", "stepping",
+                                       "flags",         "Features",    "CPU implementer", "CPU architecture",
+                                       "CPU variant",   "CPU part",    "CPU revision", "isa",       "uarch"};
+    uint64_t h = AMP__FNV_SEED;
+    int seen = 0;
+    char line[8192];
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '\n' && seen) break; /* end of the first processor */
+        char *colon = strchr(line, ':');
+        if (!colon) continue;
+        size_t kl = (size_t)(colon - line);
+        while (kl && (line[kl - 1] == ' ' || line[kl - 1] == '\t')) --kl;
+        for (size_t i = 0; i < sizeof keys / sizeof keys[0]; ++i)
+            if (strlen(keys[i]) == kl && !strncmp(line, keys[i], kl)) {
+                h = amp__fnv1a(h, line, strlen(line));
+                seen++;
+            }
+    }
+    fclose(f);
+    return seen >= 2 ? h : 0;
+}
+
+void amp__cpu_find_compiler(amp__cpu_device *d)
+{
+    const char *var = "AMP_CXX", *spec = amp__env("AMP_CXX");
+    char *words = NULL, *version = NULL;
+    char **argv = NULL;
+    if (!spec) {
+        var = "CXX";
+        spec = amp__env("CXX");
+    }
+    if (!spec) {
+        var = NULL;
+        spec = "c++";
+    }
+    d->available = false;
+    if (var) snprintf(d->cxx_text, sizeof d->cxx_text, "%s=%s", var, spec);
+    else snprintf(d->cxx_text, sizeof d->cxx_text, "'c++' on PATH (AMP_CXX and CXX unset)");
+
+    /* "ccache g++ -m64": program, then extra words passed before our flags. */
+    size_t nwords = 0;
+    if (amp__split_options(spec, 0, 1, &argv, &nwords, &words) != AMP_OK) {
+        snprintf(d->reason, sizeof d->reason, "no memory to look for a C++ compiler");
+        goto done;
+    }
+    int n = (int)nwords;
+    if (n == 0) {
+        snprintf(d->reason, sizeof d->reason, "no C++ compiler: %.200s is blank", d->cxx_text);
+        goto done;
+    }
+    char *prog = amp__cpu_which(argv[0]);
+    if (!prog) {
+        snprintf(d->reason, sizeof d->reason,
+                 "no C++ compiler: %.180s not found (set AMP_CXX or CXX to a C++17 compiler)", d->cxx_text);
+        goto done;
+    }
+    d->cxx = calloc((size_t)n + 1, sizeof *d->cxx);
+    if (!d->cxx) {
+        free(prog);
+        snprintf(d->reason, sizeof d->reason, "no memory to look for a C++ compiler");
+        goto done;
+    }
+    d->cxx[0] = prog;
+    for (int i = 1; i < n; ++i) d->cxx[i] = amp__strdup(argv[i]);
+    d->ncxx = n;
+
+    /* It must run: ask for its version, which also keys the cache. */
+    char **vargv = calloc((size_t)n + 2, sizeof *vargv);
+    int ws = 0;
+    bool late = false;
+    if (!vargv) {
+        snprintf(d->reason, sizeof d->reason, "no memory to look for a C++ compiler");
+        goto done;
+    }
+    for (int i = 0; i < n; ++i) vargv[i] = d->cxx[i];
+    vargv[n] = "--version";
+    amp_status st = amp__cpu_run_capture(vargv, environ, amp__now_ns() + 60ull * 1000000000ull, &version, &ws, &late);
+    free(vargv);
+    if (st != AMP_OK || late || !WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
+        char how[64] = "";
+        if (st == AMP_OK) {
+            if (late) snprintf(how, sizeof how, "no answer to --version within 60 s");
+            else amp__cpu_describe_exit(ws, how, sizeof how);
+        }
+        snprintf(d->reason, sizeof d->reason, "no C++ compiler: %.80s (%.60s) cannot run: %.80s",
+                 d->cxx_text, prog, st != AMP_OK ? amp_last_error() : how);
+        goto done;
+    }
+
+    /* -march=native where the compilers understand it and the processor
+     * can be identified; AMP_CPU_NATIVE=0 turns it off. */
+    uint64_t ident = 0;
+    bool native_ok = amp__env_flag("AMP_CPU_NATIVE", true);
+    if (native_ok && (!strcmp(d->machine, "x86_64") || !strcmp(d->machine, "aarch64"))) ident = amp__cpu_identity();
+    d->native = ident != 0;
+    if (d->native && !strcmp(d->machine, "x86_64")) ident = amp__fnv1a(ident, "vw256", 5);
+
+    /* The loop transformation: which libclang (its file's identity stands
+     * for its version without loading it). */
+    char clang_path[1024], clang_tag[1200];
+    amp__clang_locate(clang_path, sizeof clang_path, clang_tag, sizeof clang_tag);
+
+    uint64_t vh = amp__fnv1a(AMP__FNV_SEED, version, strlen(version));
+    uint64_t ph = amp__fnv1a(AMP__FNV_SEED, amp__embedded_cpu_prelude, strlen(amp__embedded_cpu_prelude));
+    uint64_t fh = AMP__FNV_SEED;
+    for (size_t i = 0; i < amp__cpu_nflags; ++i)
+        fh = amp__fnv1a(fh, amp__cpu_flags[i], strlen(amp__cpu_flags[i]) + 1);
+    /* The C library's headers are not keyed one by one (lib/backend.h):
+     * its version stands for them. */
+    char libc[64] = "unknown";
+#ifdef _CS_GNU_LIBC_VERSION
+    if (confstr(_CS_GNU_LIBC_VERSION, libc, sizeof libc) == 0) snprintf(libc, sizeof libc, "unknown");
+#endif
+    int k = snprintf(d->cache_tag, sizeof d->cache_tag, "cpu;abi=%d;libc=%s;cxx=", AMP__CPU_ABI, libc);
+    for (int i = 0; i < n && k < (int)sizeof d->cache_tag; ++i)
+        k += snprintf(d->cache_tag + k, sizeof d->cache_tag - (size_t)k, "%s%s", i ? " " : "", d->cxx[i]);
+    if (k < (int)sizeof d->cache_tag)
+        snprintf(d->cache_tag + k, sizeof d->cache_tag - (size_t)k,
+                 ";version=%016llx;flags=%016llx;debug=%d;arch=%s;native=%016llx;prelude=%016llx;"
+                 "loops=%d:%s:%.600s",
+                 (unsigned long long)vh, (unsigned long long)fh, d->debug ? 1 : 0, d->machine,
+                 (unsigned long long)ident, (unsigned long long)ph, AMP__CPU_LOOPS_VERSION,
+                 d->tiled == AMP__CPU_TILED_FIBERS ? "off" : "on", clang_tag);
+    d->available = true;
+done:
+    free(version);
+    free(words);
+    free(argv);
+}
+
+/* ------------------------------------------ default include directories */
+
+static pthread_mutex_t amp__cpu_sys_lock = PTHREAD_MUTEX_INITIALIZER; /* leaf: guards the list's making */
+static amp__sys_dir *amp__cpu_sys;
+static bool amp__cpu_sys_done;
+
+/* What a default directory holds (lib/backend.h): /usr/local/include is for
+ * locally installed software, /usr/include and its multiarch directory
+ * (/usr/include/x86_64-linux-gnu) the C library's; the rest (libstdc++'s,
+ * the compiler's builtin headers) the compiler's own. */
+static int amp__cpu_dir_kind(const char *real)
+{
+    if (!strcmp(real, "/usr/local/include") || !strncmp(real, "/usr/local/include/", 19)) return AMP__DIR_LOCAL;
+    if (!strcmp(real, "/usr/include")) return AMP__DIR_LIBC;
+    if (!strncmp(real, "/usr/include/", 13) && !strchr(real + 13, '/') && strcmp(real + 13, "c++"))
+        return AMP__DIR_LIBC;
+    return AMP__DIR_COMPILER;
+}
+
+/* The compiler's default #include <...> directories, in its order, as it
+ * lists them itself (-E -v, between "search starts here" and "End of search
+ * list"), run without the include-path variables the scan reads itself
+ * (they would be listed as the compiler's own; so would directories named
+ * in AMP_CXX, which are taken as LOCAL). Made on first use and kept;
+ * an empty list when the compiler cannot say (then every system header it
+ * reads is checked as the user's are). */
+const amp__sys_dir *amp__cpu_system_dirs(amp__cpu_device *d)
+{
+    static const amp__sys_dir none = {NULL, 0};
+    pthread_mutex_lock(&amp__cpu_sys_lock);
+    if (amp__cpu_sys_done || !d->available) goto out;
+    amp__cpu_sys_done = true;
+    static const char *const drop[] = {"CPATH=", "C_INCLUDE_PATH=", "CPLUS_INCLUDE_PATH=", "OBJC_INCLUDE_PATH=",
+                                       "OBJCPLUS_INCLUDE_PATH="};
+    size_t nenv = 0, ne = 0;
+    while (environ[nenv]) nenv++;
+    char **envp = calloc(nenv + 1, sizeof *envp), **argv = calloc((size_t)d->ncxx + 6, sizeof *argv);
+    char *text = NULL;
+    amp__sys_dir *list = NULL;
+    if (!envp || !argv) goto done;
+    for (size_t i = 0; i < nenv; ++i) {
+        bool keep = true;
+        for (size_t j = 0; j < sizeof drop / sizeof drop[0]; ++j)
+            if (!strncmp(environ[i], drop[j], strlen(drop[j]))) keep = false;
+        if (keep) envp[ne++] = environ[i];
+    }
+    int n = 0;
+    for (int i = 0; i < d->ncxx; ++i) argv[n++] = d->cxx[i];
+    argv[n++] = "-x";
+    argv[n++] = "c++";
+    argv[n++] = "-E";
+    argv[n++] = "-v";
+    argv[n++] = "/dev/null";
+    int ws = 0;
+    bool late = false;
+    if (amp__cpu_run_capture(argv, envp, amp__now_ns() + 60ull * 1000000000ull, &text, &ws, &late) != AMP_OK ||
+        late || !WIFEXITED(ws) || WEXITSTATUS(ws) != 0)
+        goto done;
+    const char *p = strstr(text, "#include <...> search starts here:");
+    size_t count = 0, cap = 0;
+    for (p = p ? strchr(p, '\n') : NULL; p && p[1] == ' ';) {
+        const char *line = p + 2, *nl = strchr(line, '\n');
+        size_t len = nl ? (size_t)(nl - line) : strlen(line);
+        p = nl;
+        char dir[PATH_MAX], real[PATH_MAX];
+        if (len >= sizeof dir) continue;
+        memcpy(dir, line, len);
+        dir[len] = '\0';
+        char *note = strstr(dir, " (framework directory)");
+        if (note) *note = '\0';
+        if (!realpath(dir, real)) continue;
+        int kind = amp__cpu_dir_kind(real);
+        /* Directories named by AMP_CXX's own words are the user's. */
+        for (int w = 1; w < d->ncxx && kind != AMP__DIR_LOCAL; ++w) {
+            static const char *const flags[] = {"-I", "-isystem", "-idirafter", "-iquote"};
+            for (size_t f = 0; f < sizeof flags / sizeof flags[0]; ++f) {
+                size_t fl = strlen(flags[f]);
+                if (strncmp(d->cxx[w], flags[f], fl)) continue;
+                const char *arg = d->cxx[w][fl] ? d->cxx[w] + fl : w + 1 < d->ncxx ? d->cxx[w + 1] : NULL;
+                char named[PATH_MAX];
+                if (arg && realpath(arg, named) && !strcmp(named, real)) kind = AMP__DIR_LOCAL;
+            }
+        }
+        if (count + 2 > cap) {
+            size_t nc = cap ? 2 * cap : 16;
+            amp__sys_dir *g = realloc(list, nc * sizeof *g);
+            if (!g) break;
+            list = g;
+            cap = nc;
+        }
+        char *copy = amp__strdup(real);
+        if (!copy) break;
+        list[count++] = (amp__sys_dir){copy, kind};
+        list[count] = none;
+    }
+    amp__cpu_sys = list;
+    list = NULL;
+done:
+    free(list);
+    free(text);
+    free(envp);
+    free(argv);
+out:
+    pthread_mutex_unlock(&amp__cpu_sys_lock);
+    return amp__cpu_sys ? amp__cpu_sys : &none;
+}
