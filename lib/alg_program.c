@@ -366,35 +366,60 @@ static void amp__alg_geometry(const amp_accelerator *acc, const amp__alg_spec *s
     g->scan_guess = !acc->e.info.is_emulated && tn->scan_guess;
 }
 
+/* The kernels sp's program holds (bits 1 << AMP__ALG_K_...). Its
+ * AMP_ALG_WITH_* macros are made from them, and the build looks up exactly
+ * these: no lookup of a kernel that is not there, whose failure would
+ * leave its message as the caller's last error after a success. */
+static unsigned amp__alg_kernels(const amp__alg_spec *sp)
+{
+#define AMP__K(x) (1u << AMP__ALG_K_##x)
+    switch (sp->family) {
+    case AMP__ALG_FAM_BASIC:
+        return AMP__K(REDUCE) | AMP__K(REDUCE_FINAL) | (sp->map == AMP_MAP_IDENTITY ? AMP__K(IOTA) : 0u);
+    case AMP__ALG_FAM_SCAN:
+    case AMP__ALG_FAM_USER_SCAN: return AMP__K(SCAN) | AMP__K(CLEAR);
+    case AMP__ALG_FAM_PREDICATE: return AMP__K(REDUCE) | AMP__K(REDUCE_FINAL) | AMP__K(SELECT) | AMP__K(CLEAR);
+    case AMP__ALG_FAM_SORT: return AMP__K(SORT_HIST) | AMP__K(SORT_OFFSETS) | AMP__K(SORT_PASS) | AMP__K(CLEAR);
+    case AMP__ALG_FAM_FILL: return AMP__K(FILL);
+    case AMP__ALG_FAM_USER_REDUCE: return AMP__K(REDUCE) | AMP__K(REDUCE_FINAL);
+    }
+    return 0;
+#undef AMP__K
+}
+
 static void amp__alg_config(amp__sb *b, const amp__alg_spec *sp, const amp__alg_prog *g)
 {
     amp__alg_marker(b, 1, "<hipamp algorithms: configuration>");
     amp__sb_printf(b, "#define AMP_ALG_TILE %d\n#define AMP_ALG_REDUCE_ITEMS %d\n#define AMP_ALG_SCAN_ITEMS %d\n"
                       "#define AMP_ALG_REDUCE_VECTOR %d\n#define AMP_ALG_SCAN_GUESS %d\n",
                    g->tile, g->reduce_items, g->scan_items, g->reduce_vector, g->scan_guess);
+    unsigned k = amp__alg_kernels(sp);
+    amp__sb_printf(b, "#define AMP_ALG_WITH_REDUCE %d\n#define AMP_ALG_WITH_SCAN %d\n#define AMP_ALG_WITH_SELECT %d\n"
+                      "#define AMP_ALG_WITH_IOTA %d\n#define AMP_ALG_WITH_FILL %d\n#define AMP_ALG_WITH_SORT %d\n"
+                      "#define AMP_ALG_WITH_CLEAR %d\n",
+                   !!(k & (1u << AMP__ALG_K_REDUCE)), !!(k & (1u << AMP__ALG_K_SCAN)),
+                   !!(k & (1u << AMP__ALG_K_SELECT)), !!(k & (1u << AMP__ALG_K_IOTA)), !!(k & (1u << AMP__ALG_K_FILL)),
+                   !!(k & (1u << AMP__ALG_K_SORT_PASS)), !!(k & (1u << AMP__ALG_K_CLEAR)));
     switch (sp->family) {
     case AMP__ALG_FAM_BASIC:
         amp__sb_printf(b, "#define AMP_ALG_T %s\n#define AMP_ALG_R %s\n", amp__alg_ctype(sp->type),
                        amp__alg_ctype(sp->type));
-        amp__sb_printf(b, "#define AMP_ALG_WITH_REDUCE 1\n#define AMP_ALG_WITH_IOTA %d\n", sp->map == AMP_MAP_IDENTITY);
         amp__alg_ops(b, sp->type, false, -1);
         break;
     case AMP__ALG_FAM_SCAN:
         amp__sb_printf(b, "#define AMP_ALG_T %s\n#define AMP_ALG_R %s\n", amp__alg_ctype(sp->type),
                        amp__alg_ctype(sp->type));
-        amp__sb_puts(b, "#define AMP_ALG_WITH_SCAN 1\n#define AMP_ALG_WITH_CLEAR 1\n");
         amp__alg_ops(b, sp->type, false, sp->op);
         break;
     case AMP__ALG_FAM_PREDICATE:
         amp__sb_printf(b, "#define AMP_ALG_T %s\n#define AMP_ALG_R unsigned long long\n", amp__alg_ctype(sp->type));
-        amp__sb_puts(b, "#define AMP_ALG_WITH_REDUCE 1\n#define AMP_ALG_WITH_SELECT 1\n#define AMP_ALG_WITH_CLEAR 1\n"
-                        "#define AMP_ALG_OPS(X) X(0, amp::alg::op_sum)\n");
+        amp__sb_puts(b, "#define AMP_ALG_OPS(X) X(0, amp::alg::op_sum)\n");
         break;
     case AMP__ALG_FAM_SORT: {
         bool wide = amp_type_size(sp->type) == 8;
         amp__sb_printf(b, "#define AMP_ALG_R unsigned long long\n#define AMP_ALG_K %s\n#define AMP_ALG_KU %s\n"
                           "#define AMP_ALG_SORT_ITEMS %d\n#define AMP_ALG_RADIX_BITS %d\n#define AMP_ALG_PASSES %d\n"
-                          "#define AMP_ALG_WITH_SORT 1\n#define AMP_ALG_WITH_CLEAR 1\n#define AMP_ALG_SORT_VALUES %d\n"
+                          "#define AMP_ALG_SORT_VALUES %d\n"
                           "#define AMP_ALG_SORT_MIN_TILES %d\n",
                        amp__alg_ctype(sp->type), wide ? "unsigned long long" : "unsigned", g->sort_items,
                        g->radix_bits, g->passes, sp->size > 0, g->sort_min_tiles > 1 ? g->sort_min_tiles : 0);
@@ -402,15 +427,13 @@ static void amp__alg_config(amp__sb *b, const amp__alg_spec *sp, const amp__alg_
         break;
     }
     case AMP__ALG_FAM_FILL:
-        amp__sb_puts(b, "#define AMP_ALG_R unsigned long long\n#define AMP_ALG_WITH_FILL 1\n");
+        amp__sb_puts(b, "#define AMP_ALG_R unsigned long long\n");
         if (amp__alg_word(sp->size)) amp__sb_printf(b, "#define AMP_ALG_E %s\n", amp__alg_word(sp->size));
         else amp__sb_printf(b, "struct amp__alg_elem { unsigned char b[%zu]; };\n#define AMP_ALG_E amp__alg_elem\n", sp->size);
         break;
     case AMP__ALG_FAM_USER_REDUCE:
     case AMP__ALG_FAM_USER_SCAN:
         amp__sb_printf(b, "#define AMP_ALG_R %s\n#define AMP_ALG_USER 1\n", amp__alg_ctype(sp->user->type));
-        if (sp->family == AMP__ALG_FAM_USER_REDUCE) amp__sb_puts(b, "#define AMP_ALG_WITH_REDUCE 1\n");
-        else amp__sb_puts(b, "#define AMP_ALG_WITH_SCAN 1\n#define AMP_ALG_WITH_CLEAR 1\n");
         amp__alg_ops(b, sp->user->type, true, -1);
         break;
     }
@@ -558,12 +581,10 @@ static amp_status amp__alg_build(amp_accelerator *acc, const amp__alg_spec *sp, 
         if (sp->predicate || sp->user) return amp__alg_explain(st, what);
         return st;
     }
+    unsigned want = amp__alg_kernels(sp);
     for (int k = 0; k < AMP__ALG_NKERNELS; ++k) {
+        if (!(want & (1u << k))) continue;
         amp_status ks = amp_program_get_kernel(g->p, amp__alg_kernel_names[k], &g->k[k]);
-        if (ks == AMP_ERROR_KERNEL_NOT_FOUND) {
-            g->k[k] = NULL;
-            continue;
-        }
         if (ks != AMP_OK) {
             amp_program_destroy(g->p);
             g->p = NULL;
