@@ -17,6 +17,16 @@
  *    access waits for it and copies back).
  *  - type names the element type; a view or array whose element size is not
  *    the type's is AMP_ERROR_INVALID_ARGUMENT naming both sizes.
+ *  - An argument a call writes (out, result, sort's keys and values) must
+ *    not share memory with any other of its data arguments:
+ *    AMP_ERROR_INVALID_ARGUMENT naming both. That holds for parts of one
+ *    view or array, and for views and arrays made apart over the same
+ *    memory (two views of one host buffer, arrays from
+ *    amp_array_create_from_native over one allocation, sections of any of
+ *    these), which are compared by their bytes: exactly between views of
+ *    one buffer made with one extent and element size, else by the span
+ *    from each one's first byte to its last. Inputs that are only read may
+ *    share memory. The one exception is a scan in place (amp_scan).
  *  - Counts are 64-bit: a view of rank 2 or more may hold more than 2^31
  *    elements. AMP_ALG_MAX_ELEMENTS is the largest input taken (more is
  *    AMP_ERROR_UNSUPPORTED naming both numbers). 0 elements is valid where a
@@ -108,9 +118,9 @@ AMP_API const char *amp_op_name(amp_op op);
  * associative), a bitwise op on a floating-point type, result NULL. */
 AMP_API amp_status amp_reduce(amp_accelerator_view *q, amp_arg in, amp_type t, amp_op op, void *result);
 /* As amp_reduce, with the result written on the device into result (an
- * array or a view of exactly one element of t): nothing waits on the host,
- * so a solver's next kernel can read it from there. *out (out may be NULL)
- * is a future the caller owns. */
+ * array or a view of exactly one element of t; not overlapping in):
+ * nothing waits on the host, so a solver's next kernel can read it from
+ * there. *out (out may be NULL) is a future the caller owns. */
 AMP_API amp_status amp_reduce_async(amp_accelerator_view *q, amp_arg in, amp_type t, amp_op op, amp_arg result,
                                     amp_future **out);
 
@@ -130,7 +140,8 @@ typedef enum amp_map {
  * Otherwise as amp_reduce. */
 AMP_API amp_status amp_transform_reduce(amp_accelerator_view *q, amp_arg x, amp_arg y, amp_type t, amp_map map,
                                         amp_op op, void *result);
-/* As amp_transform_reduce with the result on the device (as amp_reduce_async). */
+/* As amp_transform_reduce with the result on the device (as
+ * amp_reduce_async; result overlapping x or y is AMP_ERROR_INVALID_ARGUMENT). */
 AMP_API amp_status amp_transform_reduce_async(amp_accelerator_view *q, amp_arg x, amp_arg y, amp_type t,
                                               amp_map map, amp_op op, amp_arg result, amp_future **out);
 
@@ -188,7 +199,7 @@ AMP_API amp_status amp_reduction_create(amp_accelerator *a, const amp_reduction_
 AMP_API amp_status amp_reduction_apply(amp_accelerator_view *q, amp_reduction *r, const amp_arg *args, size_t nargs,
                                        void *result);
 /* As amp_reduction_apply with the result written on the device into result
- * (one element of r's type), as amp_reduce_async. */
+ * (one element of r's type, overlapping no input), as amp_reduce_async. */
 AMP_API amp_status amp_reduction_apply_async(amp_accelerator_view *q, amp_reduction *r, const amp_arg *args,
                                              size_t nargs, amp_arg result, amp_future **out);
 /* Destroy r (its compiled code stays in the caches). Launches already
@@ -207,15 +218,18 @@ typedef enum amp_scan_kind {
 
 /* Prefix scan of in into out (both of type t and the same number of
  * elements, each in its own row-major order). out may be in itself (in
- * place); other overlaps of the two are AMP_ERROR_INVALID_ARGUMENT. Returns
- * once queued (as amp_parallel_for_each). Otherwise as amp_reduce. */
+ * place: the same elements of one view or array, in the same order);
+ * other overlaps of the two are AMP_ERROR_INVALID_ARGUMENT, another view
+ * made apart over the same memory included. Returns once queued (as
+ * amp_parallel_for_each). Otherwise as amp_reduce. */
 AMP_API amp_status amp_scan(amp_accelerator_view *q, amp_arg in, amp_arg out, amp_type t, amp_op op,
                             amp_scan_kind kind);
 /* Scan with a user-defined reduction: out[i] = map(element i) combined by
  * r's reduce expression (associativity is enough here), exclusive scans
  * starting from its identity; its post expression is not used. r must have
  * exactly one input; args are that input then r's scalars; out holds
- * elements of r's type. The scan kernels are compiled at the first call. */
+ * elements of r's type (in place or apart from the input, as amp_scan).
+ * The scan kernels are compiled at the first call. */
 AMP_API amp_status amp_reduction_scan(amp_accelerator_view *q, amp_reduction *r, const amp_arg *args, size_t nargs,
                                       amp_arg out, amp_scan_kind kind);
 
@@ -232,8 +246,8 @@ typedef enum amp_order { AMP_ASCENDING = 0, AMP_DESCENDING = 1 } amp_order;
 AMP_API amp_status amp_sort(amp_accelerator_view *q, amp_arg keys, amp_type t, amp_order order);
 /* Sort keys as amp_sort, moving values (any element type of 1, 2, 4, 8 or
  * 16 bytes; the same number of elements) with them; stable. keys and values
- * must not overlap (AMP_ERROR_INVALID_ARGUMENT). Temporary memory: twice
- * the keys and values. */
+ * must not overlap (AMP_ERROR_INVALID_ARGUMENT, naming both). Temporary
+ * memory: twice the keys and values. */
 AMP_API amp_status amp_sort_by_key(amp_accelerator_view *q, amp_arg keys, amp_arg values, amp_type t,
                                    amp_order order);
 

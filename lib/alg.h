@@ -61,9 +61,16 @@ amp_arg amp__alg_span(const amp__alg_data *d, bool overwrite);
 amp_arg amp__alg_shape_arg(const amp__alg_data *d);
 /* d must be writable: AMP_ERROR_INVALID_ARGUMENT naming what otherwise. */
 amp_status amp__alg_writable(const char *fn, const char *what, const amp__alg_data *d);
-/* Whether a and b may share elements (*same: they are the very same
- * elements, in the same order). */
+/* Whether a and b may share memory (*same: they are the very same
+ * elements of one storage, in the same order). Parts of one storage are
+ * compared by their boxes; two storages over one data source (views made
+ * apart over one host buffer, arrays over one native allocation, on the
+ * host or one accelerator) by their bytes. */
 bool amp__alg_overlap(const amp__alg_data *a, const amp__alg_data *b, bool *same);
+/* AMP_ERROR_INVALID_ARGUMENT naming fn, wa and wb when a (named wa) and b
+ * (wb), one of which the call writes, may share memory (amp__alg_overlap). */
+amp_status amp__alg_apart(const char *fn, const char *wa, const amp__alg_data *a, const char *wb,
+                          const amp__alg_data *b);
 /* q, or by the rule for NULL (hipamp_algorithms.h): the first datum's
  * accelerator that has one, else acc (may be NULL), else the default. */
 amp_status amp__alg_queue(amp_accelerator_view *q, const amp__alg_data *d, size_t nd, amp_accelerator *acc,
