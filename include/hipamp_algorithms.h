@@ -62,8 +62,8 @@
  *    replay).
  *  - AMP_ERROR_OUT_OF_MEMORY: no device memory for the temporaries.
  *    AMP_ERROR_COMPILE (user expressions): the compiler's log, led by a line
- *    that names the expression at fault; errors inside the expressions point
- *    at their own line and column. */
+ *    that names the call and the expression at fault; errors inside the
+ *    expressions point at their own line and column. */
 #ifndef HIPAMP_ALGORITHMS_H
 #define HIPAMP_ALGORITHMS_H
 
@@ -150,7 +150,20 @@ AMP_API amp_status amp_transform_reduce_async(amp_accelerator_view *q, amp_arg x
 /* A reduction written as expressions (CuPy's ReductionKernel), compiled
  * once for one accelerator and applied to data any number of times. Each
  * string is a C++ expression of the device language (docs/device-language.md)
- * inserted as written; names beginning with amp__ are reserved. */
+ * inserted as written into code hipamp generates, which no string may
+ * change. So a string (the preamble too; predicates alike) is refused,
+ * AMP_ERROR_INVALID_ARGUMENT naming the call, the string, and the line,
+ * column and text at fault, when it holds:
+ *  - a '#' or '%:' anywhere but in a string or character literal (no
+ *    preprocessor directive, #include included, and no # operator);
+ *  - a backslash that ends a line (a line splice);
+ *  - _Pragma, or a name beginning with amp__ (the library's);
+ *  - a bracket ((), [], {} or a digraph of one), comment, string or
+ *    character literal that it opens and does not close, or a bracket that
+ *    closes one it did not open; an expression must also hold a token.
+ * Within those rules an expression stays one expression and the preamble
+ * ends at file scope. The check is lexical: what only looks like the above
+ * ("'#'", a '#' in a comment, 1'000) is taken. */
 typedef struct amp_reduction amp_reduction;
 typedef struct amp_reduction_desc {
     /* Its name in messages (letters, digits, '_'; at most 63). NULL: "reduction". */
@@ -158,10 +171,15 @@ typedef struct amp_reduction_desc {
     /* The element inputs, "float x, float y": one element type and a name
      * each, bound in order to views or arrays of that type. Types: int32_t
      * (int), uint32_t (unsigned), int64_t (long long), uint64_t (unsigned long
-     * long), float, double. At least 1, at most 8. */
+     * long), float, double. At least 1, at most 8. A name is an identifier
+     * other than i, a and b, not a C++ keyword, not reserved to the
+     * compiler (holding "__" or beginning with '_' and a capital) and not
+     * the library's (beginning with AMP_ or amp__): AMP_ERROR_INVALID_ARGUMENT
+     * naming it. A name the device language defines as a macro (float4)
+     * fails to compile, the log led by a line naming the inputs. */
     const char *inputs;
     /* Parameters passed by value after the inputs, "float alpha, int k"
-     * (same types; at most 8), or NULL. */
+     * (the inputs' types and rule for names; at most 8), or NULL. */
     const char *scalars;
     /* The type of the mapped values, the accumulator and the result. */
     amp_type type;
@@ -175,8 +193,9 @@ typedef struct amp_reduction_desc {
     const char *identity;
     /* Applied to the final value a: "sqrt(a)". NULL: a itself. */
     const char *post;
-    /* Device code compiled before the expressions (helper functions, which
-     * need __device__), or NULL. */
+    /* Device code compiled at file scope before the expressions (helper
+     * functions, which need __device__), or NULL. The rule above holds: no
+     * #include or other directive (put what is needed in as code). */
     const char *preamble;
 } amp_reduction_desc;
 
@@ -184,9 +203,11 @@ typedef struct amp_reduction_desc {
  * caches apply, so a later process loads it). The strings are copied. The
  * reduction is the caller's (destroy it).
  * AMP_ERROR_INVALID_ARGUMENT: a missing string, a bad name, type or
- * parameter list (the message names the part). AMP_ERROR_COMPILE: an
- * expression does not compile (the log's first line names it, and the
- * errors inside it carry the expression's own line and column).
+ * parameter list, a string that could change the code generated around it
+ * (see amp_reduction_desc; the message names the part). AMP_ERROR_COMPILE:
+ * an expression does not compile (the log's first line names the call and
+ * the expression, and the errors inside it carry the expression's own line
+ * and column).
  * AMP_ERROR_UNSUPPORTED: a cannot build programs. */
 AMP_API amp_status amp_reduction_create(amp_accelerator *a, const amp_reduction_desc *d, amp_reduction **out);
 /* Apply r: args[] are the inputs (views or arrays, in order, all holding the
@@ -256,7 +277,11 @@ AMP_API amp_status amp_sort_by_key(amp_accelerator_view *q, amp_arg keys, amp_ar
 /* Predicates are C++ expressions of x (the element, of type t), i (its
  * index, int64) and arg (a value of type t the caller passes: *arg, or 0
  * when arg is NULL), e.g. "x > arg && (i & 1) == 0". Each distinct
- * predicate string is compiled once per (accelerator, type) and kept. */
+ * predicate string is compiled once per (accelerator, type) and kept. A
+ * predicate NULL, empty or breaking the rule of amp_reduction_desc's
+ * strings (no directive, line splice, _Pragma or amp__ name; what it opens
+ * it closes) is AMP_ERROR_INVALID_ARGUMENT naming the call and the
+ * predicate. */
 
 /* The number of elements of in for which predicate holds, in *count.
  * Blocks. AMP_ERROR_COMPILE: the predicate does not compile (as for

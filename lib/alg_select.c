@@ -8,14 +8,14 @@ static amp_status amp__alg_pred_setup(const char *fn, amp_accelerator_view **q, 
                                       const char *predicate, amp__alg_data *d, const amp__alg_prog **p)
 {
     amp_status st;
-    AMP__NOT_NULL(predicate);
+    if (!predicate) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: predicate is NULL", fn);
     if (*q && (st = amp__handle_check(*q, AMP__HANDLE_QUEUE, fn, "q")) != AMP_OK) return st;
     if ((st = amp__alg_type_ok(fn, t)) != AMP_OK) return st;
     if (!*predicate) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: predicate is empty", fn);
     if ((st = amp__alg_resolve(fn, "in", in, amp_type_size(t), amp_type_name(t), d)) != AMP_OK) return st;
     if ((st = amp__alg_queue(*q, d, 1, NULL, q)) != AMP_OK || (st = amp__alg_not_recording(fn, *q, false)) != AMP_OK)
         return st;
-    return amp__alg_predicate((*q)->acc, t, predicate, p);
+    return amp__alg_predicate(fn, (*q)->acc, t, predicate, p);
 }
 
 amp_status amp_count_if(amp_accelerator_view *q, amp_arg in, amp_type t, const char *predicate, const void *arg,

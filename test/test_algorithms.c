@@ -861,7 +861,7 @@ ACCEL_TEST(algorithms, user_expressions_that_do_not_compile)
     if (is_emulated(acc))
         cr_assert(strstr(log, "<broken: map expression>:1:5"), "no line 1, column 5 of the expression:\n%.2000s", log);
     d.map = "x * y";
-    d.reduce = "a +* b)";
+    d.reduce = "a +* b";
     ASSERT_STATUS(amp_reduction_create(acc, &d, &r), AMP_ERROR_COMPILE);
     log = amp_last_error();
     nl = strchr(log, '\n');
