@@ -269,11 +269,14 @@ static const char *amp__alg_flaw(const char *text, bool expression, const char *
         }
         if (c == '#') return "a '#' (a preprocessor directive or operator)";
         if (c == '%' && p[1] == ':') return "a '%:' (the digraph of '#': a preprocessor directive or operator)";
-        /* Brackets, as the tokenizer sees them: "<::" not followed by ':'
-         * or '>' is '<' then "::". */
+        /* Brackets, as the tokenizer sees them (the longest token first:
+         * "<<:" is "<<" then ':'; "<::" not followed by ':' or '>' is '<'
+         * then "::"). */
         char b = 0;
         size_t len = 1;
-        if (c == '(' || c == '[' || c == '{' || c == ')' || c == ']' || c == '}') b = c;
+        if ((c == '<' && (p[1] == '<' || p[1] == '=')) || (c == ':' && p[1] == ':') || (c == '%' && p[1] == '='))
+            len = 2;
+        else if (c == '(' || c == '[' || c == '{' || c == ')' || c == ']' || c == '}') b = c;
         else if (c == '<' && p[1] == ':' && !(p[2] == ':' && p[3] != ':' && p[3] != '>')) b = '[', len = 2;
         else if (c == '<' && p[1] == '%') b = '{', len = 2;
         else if (c == ':' && p[1] == '>') b = ']', len = 2;

@@ -1971,6 +1971,7 @@ ACCEL_TEST(algorithms, user_strings_cannot_rewrite_generated_code)
     amp_accelerator_view *q = default_view(acc);
     amp_array_view *v = test_view((void *)pred_x, 4, amp_extent_1d(100), AMP_READ_ONLY);
     static const char *const bad[] = {
+        "x > 0\n#define true false\n",
         "x > 0\n#define true false\ntrue",
         "x > 0\n  # define x 1\n",
         "/* c */ #undef true\nx > 0",
@@ -2006,7 +2007,7 @@ ACCEL_TEST(algorithms, user_strings_cannot_rewrite_generated_code)
         "x > 0 // # define, amp__ (",
         "x > 0 /* ) #include */",
         "x > 0 && [&] { return true; }()",
-        "x > 0 && sizeof(int<:2:>) == 8 && [] <% return 1; %>() == 1",
+        "x > 0 && sizeof(int<:2:>) == 8 && [] <% return 1; %>() == 1 && (1 <<:: abs(-1)) == 2",
         "\n  x > 0\n",
     };
     for (size_t i = 0; i < sizeof good / sizeof good[0]; ++i) {
