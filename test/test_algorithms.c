@@ -2113,6 +2113,20 @@ ACCEL_TEST(algorithms, messages_name_the_user_text_and_the_call)
     ASSERT_OK(amp_reduction_apply(q, r, args, 2, &sq));
     cr_assert_eq(sq, want);
     ASSERT_OK(amp_reduction_destroy(r));
+    /* ... and the preamble's names are not hidden by the library's in the
+     * reduce expression (amp::alg has a mul of its own). */
+    d.inputs = "float x";
+    d.map = "x";
+    d.preamble = "__device__ float mul(float p, float q) { return p + q; }";
+    d.reduce = "mul(a, b)";
+    ASSERT_OK(amp_reduction_create(acc, &d, &r));
+    float sum = 0;
+    want = 0;
+    for (int i = 0; i < 100; ++i) want += pred_x[i];
+    ASSERT_OK(amp_reduction_apply(q, r, args, 1, &sum));
+    cr_assert_eq(sum, want, "the reduce expression's mul is not the preamble's: %g, want %g", (double)sum,
+                 (double)want);
+    ASSERT_OK(amp_reduction_destroy(r));
     ASSERT_OK(amp_array_view_destroy(vo));
     ASSERT_OK(amp_array_view_destroy(v));
 }
