@@ -17,6 +17,16 @@
  *    access waits for it and copies back).
  *  - type names the element type; a view or array whose element size is not
  *    the type's is AMP_ERROR_INVALID_ARGUMENT naming both sizes.
+ *  - An argument a call writes (out, result, sort's keys and values) must
+ *    not share memory with any other of its data arguments:
+ *    AMP_ERROR_INVALID_ARGUMENT naming both. That holds for parts of one
+ *    view or array, and for views and arrays made apart over the same
+ *    memory (two views of one host buffer, arrays from
+ *    amp_array_create_from_native over one allocation, sections of any of
+ *    these), which are compared by their bytes: exactly between views of
+ *    one buffer made with one extent and element size, else by the span
+ *    from each one's first byte to its last. Inputs that are only read may
+ *    share memory. The one exception is a scan in place (amp_scan).
  *  - Counts are 64-bit: a view of rank 2 or more may hold more than 2^31
  *    elements. AMP_ALG_MAX_ELEMENTS is the largest input taken (more is
  *    AMP_ERROR_UNSUPPORTED naming both numbers). 0 elements is valid where a
@@ -52,8 +62,8 @@
  *    replay).
  *  - AMP_ERROR_OUT_OF_MEMORY: no device memory for the temporaries.
  *    AMP_ERROR_COMPILE (user expressions): the compiler's log, led by a line
- *    that names the expression at fault; errors inside the expressions point
- *    at their own line and column. */
+ *    that names the call and the expression at fault; errors inside the
+ *    expressions point at their own line and column. */
 #ifndef HIPAMP_ALGORITHMS_H
 #define HIPAMP_ALGORITHMS_H
 
@@ -108,9 +118,9 @@ AMP_API const char *amp_op_name(amp_op op);
  * associative), a bitwise op on a floating-point type, result NULL. */
 AMP_API amp_status amp_reduce(amp_accelerator_view *q, amp_arg in, amp_type t, amp_op op, void *result);
 /* As amp_reduce, with the result written on the device into result (an
- * array or a view of exactly one element of t): nothing waits on the host,
- * so a solver's next kernel can read it from there. *out (out may be NULL)
- * is a future the caller owns. */
+ * array or a view of exactly one element of t; not overlapping in):
+ * nothing waits on the host, so a solver's next kernel can read it from
+ * there. *out (out may be NULL) is a future the caller owns. */
 AMP_API amp_status amp_reduce_async(amp_accelerator_view *q, amp_arg in, amp_type t, amp_op op, amp_arg result,
                                     amp_future **out);
 
@@ -130,7 +140,8 @@ typedef enum amp_map {
  * Otherwise as amp_reduce. */
 AMP_API amp_status amp_transform_reduce(amp_accelerator_view *q, amp_arg x, amp_arg y, amp_type t, amp_map map,
                                         amp_op op, void *result);
-/* As amp_transform_reduce with the result on the device (as amp_reduce_async). */
+/* As amp_transform_reduce with the result on the device (as
+ * amp_reduce_async; result overlapping x or y is AMP_ERROR_INVALID_ARGUMENT). */
 AMP_API amp_status amp_transform_reduce_async(amp_accelerator_view *q, amp_arg x, amp_arg y, amp_type t,
                                               amp_map map, amp_op op, amp_arg result, amp_future **out);
 
@@ -139,7 +150,20 @@ AMP_API amp_status amp_transform_reduce_async(amp_accelerator_view *q, amp_arg x
 /* A reduction written as expressions (CuPy's ReductionKernel), compiled
  * once for one accelerator and applied to data any number of times. Each
  * string is a C++ expression of the device language (docs/device-language.md)
- * inserted as written; names beginning with amp__ are reserved. */
+ * inserted as written into code hipamp generates, which no string may
+ * change. So a string (the preamble too; predicates alike) is refused,
+ * AMP_ERROR_INVALID_ARGUMENT naming the call, the string, and the line,
+ * column and text at fault, when it holds:
+ *  - a '#' or '%:' anywhere but in a string or character literal (no
+ *    preprocessor directive, #include included, and no # operator);
+ *  - a backslash that ends a line (a line splice);
+ *  - _Pragma, or a name beginning with amp__ (the library's);
+ *  - a bracket ((), [], {} or a digraph of one), comment, string or
+ *    character literal that it opens and does not close, or a bracket that
+ *    closes one it did not open; an expression must also hold a token.
+ * Within those rules an expression stays one expression and the preamble
+ * ends at file scope. The check is lexical: what only looks like the above
+ * ("'#'", a '#' in a comment, 1'000) is taken. */
 typedef struct amp_reduction amp_reduction;
 typedef struct amp_reduction_desc {
     /* Its name in messages (letters, digits, '_'; at most 63). NULL: "reduction". */
@@ -147,10 +171,15 @@ typedef struct amp_reduction_desc {
     /* The element inputs, "float x, float y": one element type and a name
      * each, bound in order to views or arrays of that type. Types: int32_t
      * (int), uint32_t (unsigned), int64_t (long long), uint64_t (unsigned long
-     * long), float, double. At least 1, at most 8. */
+     * long), float, double. At least 1, at most 8. A name is an identifier
+     * other than i, a and b, not a C++ keyword, not reserved to the
+     * compiler (holding "__" or beginning with '_' and a capital) and not
+     * the library's (beginning with AMP_ or amp__): AMP_ERROR_INVALID_ARGUMENT
+     * naming it. A name the device language defines as a macro (float4)
+     * fails to compile, the log led by a line naming the inputs. */
     const char *inputs;
     /* Parameters passed by value after the inputs, "float alpha, int k"
-     * (same types; at most 8), or NULL. */
+     * (the inputs' types and rule for names; at most 8), or NULL. */
     const char *scalars;
     /* The type of the mapped values, the accumulator and the result. */
     amp_type type;
@@ -164,8 +193,9 @@ typedef struct amp_reduction_desc {
     const char *identity;
     /* Applied to the final value a: "sqrt(a)". NULL: a itself. */
     const char *post;
-    /* Device code compiled before the expressions (helper functions, which
-     * need __device__), or NULL. */
+    /* Device code compiled at file scope before the expressions (helper
+     * functions, which need __device__), or NULL. The rule above holds: no
+     * #include or other directive (put what is needed in as code). */
     const char *preamble;
 } amp_reduction_desc;
 
@@ -173,9 +203,11 @@ typedef struct amp_reduction_desc {
  * caches apply, so a later process loads it). The strings are copied. The
  * reduction is the caller's (destroy it).
  * AMP_ERROR_INVALID_ARGUMENT: a missing string, a bad name, type or
- * parameter list (the message names the part). AMP_ERROR_COMPILE: an
- * expression does not compile (the log's first line names it, and the
- * errors inside it carry the expression's own line and column).
+ * parameter list, a string that could change the code generated around it
+ * (see amp_reduction_desc; the message names the part). AMP_ERROR_COMPILE:
+ * an expression does not compile (the log's first line names the call and
+ * the expression, and the errors inside it carry the expression's own line
+ * and column).
  * AMP_ERROR_UNSUPPORTED: a cannot build programs. */
 AMP_API amp_status amp_reduction_create(amp_accelerator *a, const amp_reduction_desc *d, amp_reduction **out);
 /* Apply r: args[] are the inputs (views or arrays, in order, all holding the
@@ -188,7 +220,7 @@ AMP_API amp_status amp_reduction_create(amp_accelerator *a, const amp_reduction_
 AMP_API amp_status amp_reduction_apply(amp_accelerator_view *q, amp_reduction *r, const amp_arg *args, size_t nargs,
                                        void *result);
 /* As amp_reduction_apply with the result written on the device into result
- * (one element of r's type), as amp_reduce_async. */
+ * (one element of r's type, overlapping no input), as amp_reduce_async. */
 AMP_API amp_status amp_reduction_apply_async(amp_accelerator_view *q, amp_reduction *r, const amp_arg *args,
                                              size_t nargs, amp_arg result, amp_future **out);
 /* Destroy r (its compiled code stays in the caches). Launches already
@@ -207,15 +239,18 @@ typedef enum amp_scan_kind {
 
 /* Prefix scan of in into out (both of type t and the same number of
  * elements, each in its own row-major order). out may be in itself (in
- * place); other overlaps of the two are AMP_ERROR_INVALID_ARGUMENT. Returns
- * once queued (as amp_parallel_for_each). Otherwise as amp_reduce. */
+ * place: the same elements of one view or array, in the same order);
+ * other overlaps of the two are AMP_ERROR_INVALID_ARGUMENT, another view
+ * made apart over the same memory included. Returns once queued (as
+ * amp_parallel_for_each). Otherwise as amp_reduce. */
 AMP_API amp_status amp_scan(amp_accelerator_view *q, amp_arg in, amp_arg out, amp_type t, amp_op op,
                             amp_scan_kind kind);
 /* Scan with a user-defined reduction: out[i] = map(element i) combined by
  * r's reduce expression (associativity is enough here), exclusive scans
  * starting from its identity; its post expression is not used. r must have
  * exactly one input; args are that input then r's scalars; out holds
- * elements of r's type. The scan kernels are compiled at the first call. */
+ * elements of r's type (in place or apart from the input, as amp_scan).
+ * The scan kernels are compiled at the first call. */
 AMP_API amp_status amp_reduction_scan(amp_accelerator_view *q, amp_reduction *r, const amp_arg *args, size_t nargs,
                                       amp_arg out, amp_scan_kind kind);
 
@@ -232,8 +267,8 @@ typedef enum amp_order { AMP_ASCENDING = 0, AMP_DESCENDING = 1 } amp_order;
 AMP_API amp_status amp_sort(amp_accelerator_view *q, amp_arg keys, amp_type t, amp_order order);
 /* Sort keys as amp_sort, moving values (any element type of 1, 2, 4, 8 or
  * 16 bytes; the same number of elements) with them; stable. keys and values
- * must not overlap (AMP_ERROR_INVALID_ARGUMENT). Temporary memory: twice
- * the keys and values. */
+ * must not overlap (AMP_ERROR_INVALID_ARGUMENT, naming both). Temporary
+ * memory: twice the keys and values. */
 AMP_API amp_status amp_sort_by_key(amp_accelerator_view *q, amp_arg keys, amp_arg values, amp_type t,
                                    amp_order order);
 
@@ -242,7 +277,11 @@ AMP_API amp_status amp_sort_by_key(amp_accelerator_view *q, amp_arg keys, amp_ar
 /* Predicates are C++ expressions of x (the element, of type t), i (its
  * index, int64) and arg (a value of type t the caller passes: *arg, or 0
  * when arg is NULL), e.g. "x > arg && (i & 1) == 0". Each distinct
- * predicate string is compiled once per (accelerator, type) and kept. */
+ * predicate string is compiled once per (accelerator, type) and kept. A
+ * predicate NULL, empty or breaking the rule of amp_reduction_desc's
+ * strings (no directive, line splice, _Pragma or amp__ name; what it opens
+ * it closes) is AMP_ERROR_INVALID_ARGUMENT naming the call and the
+ * predicate. */
 
 /* The number of elements of in for which predicate holds, in *count.
  * Blocks. AMP_ERROR_COMPILE: the predicate does not compile (as for

@@ -61,9 +61,16 @@ amp_arg amp__alg_span(const amp__alg_data *d, bool overwrite);
 amp_arg amp__alg_shape_arg(const amp__alg_data *d);
 /* d must be writable: AMP_ERROR_INVALID_ARGUMENT naming what otherwise. */
 amp_status amp__alg_writable(const char *fn, const char *what, const amp__alg_data *d);
-/* Whether a and b may share elements (*same: they are the very same
- * elements, in the same order). */
+/* Whether a and b may share memory (*same: they are the very same
+ * elements of one storage, in the same order). Parts of one storage are
+ * compared by their boxes; two storages over one data source (views made
+ * apart over one host buffer, arrays over one native allocation, on the
+ * host or one accelerator) by their bytes. */
 bool amp__alg_overlap(const amp__alg_data *a, const amp__alg_data *b, bool *same);
+/* AMP_ERROR_INVALID_ARGUMENT naming fn, wa and wb when a (named wa) and b
+ * (wb), one of which the call writes, may share memory (amp__alg_overlap). */
+amp_status amp__alg_apart(const char *fn, const char *wa, const amp__alg_data *a, const char *wb,
+                          const amp__alg_data *b);
 /* q, or by the rule for NULL (hipamp_algorithms.h): the first datum's
  * accelerator that has one, else acc (may be NULL), else the default. */
 amp_status amp__alg_queue(amp_accelerator_view *q, const amp__alg_data *d, size_t nd, amp_accelerator *acc,
@@ -133,17 +140,25 @@ char *amp__alg_source_for(bool gpu, int family, amp_type t, amp_map map, int op,
  *              (map AMP_MAP_IDENTITY);
  *   scanner:   scan of type t with operator op (a GPU's program holds op
  *              alone, the CPU accelerator's every operator) and clear;
- *   predicate: count and compaction of type t by a predicate string;
+ *   predicate: count and compaction of type t by a predicate string
+ *              (for fn, the public call: it names fn and the string in
+ *              messages, and a string that could change the code
+ *              generated around it is AMP_ERROR_INVALID_ARGUMENT);
  *   sorter:    radix sort of keys of type t, with values of vsize bytes
  *              (0: keys only);
  *   filler:    fill of elements of elem bytes. */
 amp_status amp__alg_basic(amp_accelerator *acc, amp_type t, amp_map map, const amp__alg_prog **out);
 amp_status amp__alg_scanner(amp_accelerator *acc, amp_type t, amp_op op, const amp__alg_prog **out);
-amp_status amp__alg_predicate(amp_accelerator *acc, amp_type t, const char *predicate, const amp__alg_prog **out);
+amp_status amp__alg_predicate(const char *fn, amp_accelerator *acc, amp_type t, const char *predicate,
+                              const amp__alg_prog **out);
 amp_status amp__alg_sorter(amp_accelerator *acc, amp_type t, size_t vsize, const amp__alg_prog **out);
 amp_status amp__alg_filler(amp_accelerator *acc, size_t elem, const amp__alg_prog **out);
-/* Build a user reduction's reduce (scan false) or scan program into *out
- * (the caller's; release with amp__alg_prog_release). */
+/* Build a user reduction's reduce (scan false: for amp_reduction_create)
+ * or scan program (for amp_reduction_scan) into *out (the caller's;
+ * release with amp__alg_prog_release). Its parameter names and strings
+ * are checked first: a name the generated code cannot declare (a keyword,
+ * a reserved or the library's name) or a string that could change the
+ * code around it is AMP_ERROR_INVALID_ARGUMENT naming it. */
 amp_status amp__alg_build_user(amp_accelerator *acc, const amp__alg_user *u, bool scan, amp__alg_prog *out);
 void amp__alg_prog_release(amp__alg_prog *p);
 /* How many launch graphs launch a kernel of p (0: none, or p not built). */

@@ -218,18 +218,68 @@ amp_status amp__alg_writable(const char *fn, const char *what, const amp__alg_da
     return AMP_OK;
 }
 
+/* The memory d's elements lie in: *space, the address space (an
+ * accelerator whose memory the host cannot address; NULL: host memory,
+ * the CPU accelerator's arrays included), and [*lo, *hi), the bytes from
+ * its first element to past its last (strides are never negative). false:
+ * it has no elements. */
+static bool amp__alg_bytes(const amp__alg_data *d, const amp_accelerator **space, uintptr_t *lo, uintptr_t *hi)
+{
+    if (d->shape.n == 0 || !d->s->home) return false;
+    int64_t last = 0;
+    for (int i = 0; i < d->shape.rank; ++i) last += (int64_t)(d->shape.ext[i] - 1) * d->shape.stride[i];
+    *space = amp__host_addressable(d->s->home_acc) ? NULL : d->s->home_acc;
+    *lo = (uintptr_t)d->s->home + (uintptr_t)d->offset;
+    *hi = *lo + (uintptr_t)last * d->elem + d->elem;
+    return true;
+}
+
+/* Two storages over one data source laid out alike (views made apart over
+ * one buffer with one extent and element size): boxes of one are boxes of
+ * the other. */
+static bool amp__alg_alike(const amp__storage *a, const amp__storage *b)
+{
+    if (a->home != b->home || a->elem != b->elem || a->ext.rank != b->ext.rank) return false;
+    for (int d = 0; d < a->ext.rank; ++d)
+        if (a->ext.v[d] != b->ext.v[d] || a->stride[d] != b->stride[d]) return false;
+    return true;
+}
+
 bool amp__alg_overlap(const amp__alg_data *a, const amp__alg_data *b, bool *same)
 {
     *same = false;
-    if (a->s != b->s) return false;
-    int R = a->s->ext.rank;
     amp__box x;
-    /* Boxes hold at least the elements (a reinterpret_as or view_as view's
-     * may hold more), so boxes apart mean elements apart; the same
-     * elements in the same order need the same layout. */
-    if (!amp__box_intersect(a->box, b->box, R, &x)) return false;
-    *same = a->offset == b->offset && a->elem == b->elem && !memcmp(&a->shape, &b->shape, sizeof a->shape);
+    if (a->s == b->s) {
+        /* Boxes hold at least the elements (a reinterpret_as or view_as
+         * view's may hold more), so boxes apart mean elements apart; the
+         * same elements in the same order need the same layout. */
+        if (!amp__box_intersect(a->box, b->box, a->s->ext.rank, &x)) return false;
+        *same = a->offset == b->offset && a->elem == b->elem && !memcmp(&a->shape, &b->shape, sizeof a->shape);
+        return true;
+    }
+    /* Two storages: each keeps its own copies, so sharing a byte is an
+     * overlap even where the elements are the very same ones. Views of one
+     * buffer made apart, arrays over one native allocation: compared by
+     * their bytes, exactly where the storages are laid out alike, else by
+     * the span from first to last byte. */
+    const amp_accelerator *sa, *sb;
+    uintptr_t alo, ahi, blo, bhi;
+    if (!amp__alg_bytes(a, &sa, &alo, &ahi) || !amp__alg_bytes(b, &sb, &blo, &bhi)) return false;
+    if (sa != sb || ahi <= blo || bhi <= alo) return false;
+    if (amp__alg_alike(a->s, b->s)) return amp__box_intersect(a->box, b->box, a->s->ext.rank, &x);
     return true;
+}
+
+amp_status amp__alg_apart(const char *fn, const char *wa, const amp__alg_data *a, const char *wb,
+                          const amp__alg_data *b)
+{
+    bool same;
+    if (!amp__alg_overlap(a, b, &same)) return AMP_OK;
+    const char *how = a->s == b->s                     ? "parts of one view or array"
+                      : amp__host_addressable(a->s->home_acc) ? "views or arrays over one host memory"
+                                                               : "arrays over one device memory";
+    return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: %s and %s overlap (%s): an argument the call writes must "
+                     "not share memory with another", fn, wa, wb, how);
 }
 
 amp_status amp__alg_queue(amp_accelerator_view *q, const amp__alg_data *d, size_t nd, amp_accelerator *acc,

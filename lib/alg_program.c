@@ -147,6 +147,238 @@ static pthread_mutex_t amp__alg_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t amp__alg_cond = PTHREAD_COND_INITIALIZER;
 static amp__alg_entry *amp__alg_table;
 
+/* ------------------------------------------------------ the user's strings */
+
+/* text quoted for a message: quotes, backslashes and line ends escaped, at
+ * most max bytes of it ("..." after a cut). */
+static void amp__alg_quote(char *dst, size_t size, const char *text, size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; text[i] && n + 8 < size; ++i) {
+        if (i == max) {
+            n += (size_t)snprintf(dst + n, size - n, "...");
+            break;
+        }
+        char c = text[i];
+        const char *esc = c == '\n' ? "\\n" : c == '\r' ? "\\r" : c == '\t' ? "\\t" : c == '"' ? "\\\"" : c == '\\' ? "\\\\" : NULL;
+        if (esc) n += (size_t)snprintf(dst + n, size - n, "%s", esc);
+        else dst[n++] = c;
+    }
+    dst[n < size ? n : size - 1] = '\0';
+}
+
+static bool amp__alg_ident_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '$' ||
+           (unsigned char)c >= 0x80;
+}
+
+/* The end of the literal opened by the quote at p ('"' or '\''), past its
+ * closing quote; NULL: it does not close on its line. */
+static const char *amp__alg_literal_end(const char *p)
+{
+    char q = *p++;
+    while (*p && *p != q && *p != '\n' && *p != '\r') p += *p == '\\' && p[1] ? 2 : 1;
+    return *p == q ? p + 1 : NULL;
+}
+
+/* Why text, spliced into generated code, could change that code (NULL:
+ * it cannot), and where (*at). The rule is lexical, by C++17's phases 1
+ * to 3 as the compilers apply them (no trigraphs in C++17): no line
+ * splice anywhere; no '#' or '%:' outside string and character literals
+ * (comments included), so no directive and no stringizing; no _Pragma; no
+ * identifier beginning with amp__ (the generated code's names); every
+ * comment, literal and bracket ((), [], {} and the digraphs <: :> <% %>)
+ * closed within text, so that an expression stays the one expression
+ * between the generated parentheses and a preamble ends at file scope;
+ * an expression holds a token. */
+static const char *amp__alg_flaw(const char *text, bool expression, const char **at)
+{
+    enum { DEPTH = 256 };
+    char open[DEPTH];
+    const char *opened[DEPTH];
+    int depth = 0;
+    bool token = false;
+    for (const char *p = text; *p; ++p)
+        if (*p == '\\') {
+            const char *q = p + 1;
+            while (*q == ' ' || *q == '\t' || *q == '\v' || *q == '\f') ++q;
+            if (!*q || *q == '\n' || *q == '\r') {
+                *at = p;
+                return "a backslash that ends a line (a line splice, which would join the generated line after it)";
+            }
+        }
+    const char *p = text;
+    while (*p) {
+        const char *s = p;
+        char c = *p;
+        if (c == '/' && p[1] == '/') {
+            while (*p && *p != '\n' && *p != '\r') ++p;
+            continue;
+        }
+        if (c == '/' && p[1] == '*') {
+            const char *e = strstr(p + 2, "*/");
+            *at = s;
+            if (!e) return "a comment that is not closed";
+            p = e + 2;
+            continue;
+        }
+        if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f') {
+            ++p;
+            continue;
+        }
+        token = true;
+        *at = s;
+        if (c == '"' || c == '\'') {
+            if (!(p = amp__alg_literal_end(p)))
+                return c == '"' ? "a string literal that is not closed on its line"
+                                : "a character literal that is not closed on its line";
+            continue;
+        }
+        if ((c >= '0' && c <= '9') || (c == '.' && p[1] >= '0' && p[1] <= '9')) {
+            /* A pp-number: its ' are digit separators, e+ p- its exponents. */
+            ++p;
+            for (;;) {
+                if ((*p == 'e' || *p == 'E' || *p == 'p' || *p == 'P') && (p[1] == '+' || p[1] == '-')) p += 2;
+                else if (*p == '\'' && amp__alg_ident_char(p[1])) p += 2;
+                else if (amp__alg_ident_char(*p) || *p == '.') ++p;
+                else break;
+            }
+            continue;
+        }
+        if (amp__alg_ident_char(c) && !(c >= '0' && c <= '9')) {
+            while (amp__alg_ident_char(*p)) ++p;
+            size_t n = (size_t)(p - s);
+            if (n >= 5 && !strncmp(s, "amp__", 5)) return "a name beginning with amp__ (reserved for the library)";
+            if ((n == 7 && !strncmp(s, "_Pragma", 7)) || (n == 8 && !strncmp(s, "__pragma", 8)))
+                return "a _Pragma (a pragma would change the code after it)";
+            bool raw = *p == '"' && ((n == 1 && s[0] == 'R') || (n == 2 && s[1] == 'R' && strchr("LuU", s[0])) ||
+                                     (n == 3 && !strncmp(s, "u8R", 3)));
+            if (raw) {
+                /* R"delim( ... )delim": the body may hold anything. */
+                char close[20] = ")";
+                const char *d = p + 1;
+                size_t dn = strcspn(d, "( )\\\t\v\f\n\r\"");
+                if (dn > 16 || d[dn] != '(') return "a malformed raw string literal";
+                snprintf(close + 1, sizeof close - 1, "%.*s\"", (int)dn, d);
+                const char *e = strstr(d + dn + 1, close);
+                if (!e) return "a raw string literal that is not closed";
+                p = e + strlen(close);
+            }
+            continue;
+        }
+        if (c == '#') return "a '#' (a preprocessor directive or operator)";
+        if (c == '%' && p[1] == ':') return "a '%:' (the digraph of '#': a preprocessor directive or operator)";
+        /* Brackets, as the tokenizer sees them (the longest token first:
+         * "<<:" is "<<" then ':'; "<::" not followed by ':' or '>' is '<'
+         * then "::"). */
+        char b = 0;
+        size_t len = 1;
+        if ((c == '<' && (p[1] == '<' || p[1] == '=')) || (c == ':' && p[1] == ':') || (c == '%' && p[1] == '='))
+            len = 2;
+        else if (c == '(' || c == '[' || c == '{' || c == ')' || c == ']' || c == '}') b = c;
+        else if (c == '<' && p[1] == ':' && !(p[2] == ':' && p[3] != ':' && p[3] != '>')) b = '[', len = 2;
+        else if (c == '<' && p[1] == '%') b = '{', len = 2;
+        else if (c == ':' && p[1] == '>') b = ']', len = 2;
+        else if (c == '%' && p[1] == '>') b = '}', len = 2;
+        p += len;
+        if (b == '(' || b == '[' || b == '{') {
+            if (depth == DEPTH) return "brackets nested more than 256 deep";
+            opened[depth] = s;
+            open[depth++] = b;
+        } else if (b) {
+            char want = b == ')' ? '(' : b == ']' ? '[' : '{';
+            if (depth == 0) return "a closing bracket that closes nothing in the string";
+            if (open[depth - 1] != want) return "a closing bracket that does not match the bracket it closes";
+            --depth;
+        }
+    }
+    if (depth) {
+        *at = opened[depth - 1];
+        return "a bracket that is not closed in the string";
+    }
+    *at = text;
+    if (expression && !token) return "no expression (only white space and comments)";
+    return NULL;
+}
+
+/* AMP_ERROR_INVALID_ARGUMENT from fn (the public call) when text (what:
+ * "predicate", "the map expression of reduction 'r'", ...) could change
+ * the code generated around it (amp__alg_flaw), naming the string, the
+ * flaw, its line and column and the text from there. */
+static amp_status amp__alg_check_text(const char *fn, const char *what, const char *text, bool expression)
+{
+    const char *at = text;
+    const char *why = amp__alg_flaw(text, expression, &at);
+    if (!why) return AMP_OK;
+    int line = 1, col = 1;
+    for (const char *p = text; p < at; ++p) {
+        if (*p == '\n') ++line, col = 1;
+        else ++col;
+    }
+    /* From the flaw to the end of its line, at most 48 bytes. */
+    char line_rest[52], quoted[300], there[120];
+    size_t rest = strcspn(at, "\n\r");
+    snprintf(line_rest, sizeof line_rest, "%.*s%s", (int)(rest < 48 ? rest : 48), at, rest > 48 ? "..." : "");
+    amp__alg_quote(quoted, sizeof quoted, text, 200);
+    amp__alg_quote(there, sizeof there, line_rest, sizeof line_rest);
+    return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: %s \"%s\" holds %s at line %d, column %d (\"%s\"). hipamp "
+                     "compiles a user string within code it generates, which the string must not change: no "
+                     "preprocessor directives or line splices, no _Pragma, no names beginning with amp__, and every "
+                     "bracket, comment and literal closed within the string", fn, what, quoted, why, line, col,
+                     there);
+}
+
+/* C++'s keywords and alternative tokens (C++20's included), which cannot
+ * name a parameter. */
+static bool amp__alg_keyword(const char *s)
+{
+    static const char *const words[] = {
+        "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break", "case", "catch",
+        "char", "char8_t", "char16_t", "char32_t", "class", "compl", "concept", "const", "consteval", "constexpr",
+        "constinit", "const_cast", "continue", "co_await", "co_return", "co_yield", "decltype", "default", "delete",
+        "do", "double", "dynamic_cast", "else", "enum", "explicit", "export", "extern", "false", "float", "for",
+        "friend", "goto", "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq",
+        "nullptr", "operator", "or", "or_eq", "private", "protected", "public", "register", "reinterpret_cast",
+        "requires", "return", "short", "signed", "sizeof", "static", "static_assert", "static_cast", "struct",
+        "switch", "template", "this", "thread_local", "throw", "true", "try", "typedef", "typeid", "typename",
+        "typeof", "union", "unsigned", "using", "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq",
+    };
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; ++i)
+        if (!strcmp(s, words[i])) return true;
+    return false;
+}
+
+/* A user reduction's parameter names and strings, before anything is
+ * generated from them (fn: the public call). */
+static amp_status amp__alg_check_user(const char *fn, const amp__alg_user *u)
+{
+    for (int i = 0; i < u->ninputs + u->nscalars; ++i) {
+        bool in = i < u->ninputs;
+        const char *name = in ? u->in_name[i] : u->sc_name[i - u->ninputs];
+        const char *why = NULL;
+        if (amp__alg_keyword(name)) why = "a C++ keyword";
+        else if (strstr(name, "__") || (name[0] == '_' && name[1] >= 'A' && name[1] <= 'Z'))
+            why = "reserved to the compiler: it holds \"__\" or begins with '_' and a capital";
+        else if (!strncmp(name, "AMP_", 4) || !strncmp(name, "amp__", 5))
+            why = "the library's: names beginning with AMP_ or amp__ are reserved";
+        if (why)
+            return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: %s of reduction '%s': '%s' cannot name a parameter (%s)",
+                             fn, in ? "inputs" : "scalars", u->label, name, why);
+    }
+    static const char *const what[] = {"map expression", "reduce expression", "identity", "post expression",
+                                       "preamble"};
+    const char *const text[] = {u->map, u->reduce, u->identity, u->post, u->preamble};
+    for (int i = 0; i < 5; ++i) {
+        if (!text[i]) continue;
+        char w[128];
+        snprintf(w, sizeof w, "the %s of reduction '%s'", what[i], u->label);
+        amp_status st = amp__alg_check_text(fn, w, text[i], i < 4);
+        if (st != AMP_OK) return st;
+    }
+    return AMP_OK;
+}
+
 /* ------------------------------------------------- generating the source */
 
 /* A #line marker naming a user string or a generated part (quotes and
@@ -219,16 +451,33 @@ static void amp__alg_inputs(amp__sb *b, int nin, const amp_type *in_type, const 
     (void)sc_name;
 }
 
-/* The locals a user expression sees: each input's element, each scalar. */
-static void amp__alg_locals(amp__sb *b, int nin, const amp_type *in_type, const char (*in_name)[64], int nsc,
-                            const amp_type *sc_type, const char (*sc_name)[64])
+/* The locals a user expression sees: each input's element, each scalar
+ * (in a function template over bool amp__C). Each declaration is under a
+ * marker naming its parameter list (label's; NULL: the built-in names,
+ * generated), its line the parameter's place in it, so that a name the
+ * declaration cannot take (a macro of the device language) is reported as
+ * the user's. amp is the user's to name: the library is reached as ::amp. */
+static void amp__alg_locals(amp__sb *b, const char *label, int nin, const amp_type *in_type,
+                            const char (*in_name)[64], int nsc, const amp_type *sc_type, const char (*sc_name)[64])
 {
-    for (int i = 0; i < nin; ++i)
-        amp__sb_printf(b, "    const %s %s = amp::alg::get<C>(amp__in.x%d, amp__in.s%d, i); (void)%s;\n",
+    char name[192];
+    for (int i = 0; i < nin; ++i) {
+        if (label) {
+            snprintf(name, sizeof name, "<%s: inputs>", label);
+            amp__alg_marker(b, i + 1, name);
+        }
+        amp__sb_printf(b, "    const %s %s = ::amp::alg::get<amp__C>(amp__in.x%d, amp__in.s%d, i); (void)%s;\n",
                        amp__alg_ctype(in_type[i]), in_name[i], i, i, in_name[i]);
-    for (int i = 0; i < nsc; ++i)
+    }
+    for (int i = 0; i < nsc; ++i) {
+        if (label) {
+            snprintf(name, sizeof name, "<%s: scalars>", label);
+            amp__alg_marker(b, i + 1, name);
+        }
         amp__sb_printf(b, "    const %s %s = amp__in.c%d; (void)%s;\n", amp__alg_ctype(sc_type[i]), sc_name[i], i,
                        sc_name[i]);
+    }
+    if (label) amp__alg_marker(b, amp__alg_lines(b) + 1, AMP__ALG_GENERATED);
     amp__sb_puts(b, "    (void)i;\n");
 }
 
@@ -366,35 +615,60 @@ static void amp__alg_geometry(const amp_accelerator *acc, const amp__alg_spec *s
     g->scan_guess = !acc->e.info.is_emulated && tn->scan_guess;
 }
 
+/* The kernels sp's program holds (bits 1 << AMP__ALG_K_...). Its
+ * AMP_ALG_WITH_* macros are made from them, and the build looks up exactly
+ * these: no lookup of a kernel that is not there, whose failure would
+ * leave its message as the caller's last error after a success. */
+static unsigned amp__alg_kernels(const amp__alg_spec *sp)
+{
+#define AMP__K(x) (1u << AMP__ALG_K_##x)
+    switch (sp->family) {
+    case AMP__ALG_FAM_BASIC:
+        return AMP__K(REDUCE) | AMP__K(REDUCE_FINAL) | (sp->map == AMP_MAP_IDENTITY ? AMP__K(IOTA) : 0u);
+    case AMP__ALG_FAM_SCAN:
+    case AMP__ALG_FAM_USER_SCAN: return AMP__K(SCAN) | AMP__K(CLEAR);
+    case AMP__ALG_FAM_PREDICATE: return AMP__K(REDUCE) | AMP__K(REDUCE_FINAL) | AMP__K(SELECT) | AMP__K(CLEAR);
+    case AMP__ALG_FAM_SORT: return AMP__K(SORT_HIST) | AMP__K(SORT_OFFSETS) | AMP__K(SORT_PASS) | AMP__K(CLEAR);
+    case AMP__ALG_FAM_FILL: return AMP__K(FILL);
+    case AMP__ALG_FAM_USER_REDUCE: return AMP__K(REDUCE) | AMP__K(REDUCE_FINAL);
+    }
+    return 0;
+#undef AMP__K
+}
+
 static void amp__alg_config(amp__sb *b, const amp__alg_spec *sp, const amp__alg_prog *g)
 {
     amp__alg_marker(b, 1, "<hipamp algorithms: configuration>");
     amp__sb_printf(b, "#define AMP_ALG_TILE %d\n#define AMP_ALG_REDUCE_ITEMS %d\n#define AMP_ALG_SCAN_ITEMS %d\n"
                       "#define AMP_ALG_REDUCE_VECTOR %d\n#define AMP_ALG_SCAN_GUESS %d\n",
                    g->tile, g->reduce_items, g->scan_items, g->reduce_vector, g->scan_guess);
+    unsigned k = amp__alg_kernels(sp);
+    amp__sb_printf(b, "#define AMP_ALG_WITH_REDUCE %d\n#define AMP_ALG_WITH_SCAN %d\n#define AMP_ALG_WITH_SELECT %d\n"
+                      "#define AMP_ALG_WITH_IOTA %d\n#define AMP_ALG_WITH_FILL %d\n#define AMP_ALG_WITH_SORT %d\n"
+                      "#define AMP_ALG_WITH_CLEAR %d\n",
+                   !!(k & (1u << AMP__ALG_K_REDUCE)), !!(k & (1u << AMP__ALG_K_SCAN)),
+                   !!(k & (1u << AMP__ALG_K_SELECT)), !!(k & (1u << AMP__ALG_K_IOTA)), !!(k & (1u << AMP__ALG_K_FILL)),
+                   !!(k & (1u << AMP__ALG_K_SORT_PASS)), !!(k & (1u << AMP__ALG_K_CLEAR)));
     switch (sp->family) {
     case AMP__ALG_FAM_BASIC:
         amp__sb_printf(b, "#define AMP_ALG_T %s\n#define AMP_ALG_R %s\n", amp__alg_ctype(sp->type),
                        amp__alg_ctype(sp->type));
-        amp__sb_printf(b, "#define AMP_ALG_WITH_REDUCE 1\n#define AMP_ALG_WITH_IOTA %d\n", sp->map == AMP_MAP_IDENTITY);
         amp__alg_ops(b, sp->type, false, -1);
         break;
     case AMP__ALG_FAM_SCAN:
         amp__sb_printf(b, "#define AMP_ALG_T %s\n#define AMP_ALG_R %s\n", amp__alg_ctype(sp->type),
                        amp__alg_ctype(sp->type));
-        amp__sb_puts(b, "#define AMP_ALG_WITH_SCAN 1\n#define AMP_ALG_WITH_CLEAR 1\n");
         amp__alg_ops(b, sp->type, false, sp->op);
         break;
     case AMP__ALG_FAM_PREDICATE:
         amp__sb_printf(b, "#define AMP_ALG_T %s\n#define AMP_ALG_R unsigned long long\n", amp__alg_ctype(sp->type));
-        amp__sb_puts(b, "#define AMP_ALG_WITH_REDUCE 1\n#define AMP_ALG_WITH_SELECT 1\n#define AMP_ALG_WITH_CLEAR 1\n"
-                        "#define AMP_ALG_OPS(X) X(0, amp::alg::op_sum)\n");
+        amp__sb_puts(b, "#define AMP_ALG_OPS(X) X(0, amp::alg::op_sum)\n");
         break;
     case AMP__ALG_FAM_SORT: {
         bool wide = amp_type_size(sp->type) == 8;
         amp__sb_printf(b, "#define AMP_ALG_R unsigned long long\n#define AMP_ALG_K %s\n#define AMP_ALG_KU %s\n"
                           "#define AMP_ALG_SORT_ITEMS %d\n#define AMP_ALG_RADIX_BITS %d\n#define AMP_ALG_PASSES %d\n"
-                          "#define AMP_ALG_WITH_SORT 1\n#define AMP_ALG_WITH_CLEAR 1\n#define AMP_ALG_SORT_VALUES %d\n"
+                          "#define AMP_ALG_SORT_VALUES %d\n"
                           "#define AMP_ALG_SORT_MIN_TILES %d\n",
                        amp__alg_ctype(sp->type), wide ? "unsigned long long" : "unsigned", g->sort_items,
                        g->radix_bits, g->passes, sp->size > 0, g->sort_min_tiles > 1 ? g->sort_min_tiles : 0);
@@ -402,15 +676,13 @@ static void amp__alg_config(amp__sb *b, const amp__alg_spec *sp, const amp__alg_
         break;
     }
     case AMP__ALG_FAM_FILL:
-        amp__sb_puts(b, "#define AMP_ALG_R unsigned long long\n#define AMP_ALG_WITH_FILL 1\n");
+        amp__sb_puts(b, "#define AMP_ALG_R unsigned long long\n");
         if (amp__alg_word(sp->size)) amp__sb_printf(b, "#define AMP_ALG_E %s\n", amp__alg_word(sp->size));
         else amp__sb_printf(b, "struct amp__alg_elem { unsigned char b[%zu]; };\n#define AMP_ALG_E amp__alg_elem\n", sp->size);
         break;
     case AMP__ALG_FAM_USER_REDUCE:
     case AMP__ALG_FAM_USER_SCAN:
         amp__sb_printf(b, "#define AMP_ALG_R %s\n#define AMP_ALG_USER 1\n", amp__alg_ctype(sp->user->type));
-        if (sp->family == AMP__ALG_FAM_USER_REDUCE) amp__sb_puts(b, "#define AMP_ALG_WITH_REDUCE 1\n");
-        else amp__sb_puts(b, "#define AMP_ALG_WITH_SCAN 1\n#define AMP_ALG_WITH_CLEAR 1\n");
         amp__alg_ops(b, sp->user->type, true, -1);
         break;
     }
@@ -431,8 +703,8 @@ static char *amp__alg_source(const amp__alg_spec *sp, const amp__alg_prog *g)
     case AMP__ALG_FAM_SCAN: {
         int nin = sp->map == AMP_MAP_PRODUCT || sp->map == AMP_MAP_SQUARED_DIFFERENCE ? 2 : 1;
         amp__alg_inputs(&b, nin, types, names, 0, NULL, NULL);
-        amp__sb_puts(&b, "template <bool C> AMP_FI AMP_ALG_R amp__alg_map(const amp__alg_in &amp__in, long long i) {\n");
-        amp__alg_locals(&b, nin, types, names, 0, NULL, NULL);
+        amp__sb_puts(&b, "template <bool amp__C> AMP_FI AMP_ALG_R amp__alg_map(const amp__alg_in &amp__in, long long i) {\n");
+        amp__alg_locals(&b, NULL, nin, types, names, 0, NULL, NULL);
         amp__sb_printf(&b, "    return %s;\n}\nAMP_FI AMP_ALG_R amp__alg_post(AMP_ALG_R a) { return a; }\n",
                        amp__alg_builtin_map(sp->map));
         break;
@@ -460,18 +732,23 @@ static char *amp__alg_source(const amp__alg_spec *sp, const amp__alg_prog *g)
             amp__alg_expr(&b, u->label, "preamble", u->preamble);
             amp__sb_puts(&b, "\n");
         }
-        amp__sb_puts(&b, "template <bool C> AMP_FI AMP_ALG_R amp__alg_map(const amp__alg_in &amp__in, long long i) {\n");
-        amp__alg_locals(&b, u->ninputs, u->in_type, u->in_name, u->nscalars, u->sc_type, u->sc_name);
+        amp__sb_puts(&b, "template <bool amp__C> AMP_FI AMP_ALG_R amp__alg_map(const amp__alg_in &amp__in, long long i) {\n");
+        amp__alg_locals(&b, u->label, u->ninputs, u->in_type, u->in_name, u->nscalars, u->sc_type, u->sc_name);
         amp__sb_puts(&b, "    return (AMP_ALG_R)(");
         amp__alg_expr(&b, u->label, "map expression", u->map);
-        amp__sb_puts(&b, ");\n}\nAMP_FI AMP_ALG_R amp::alg::amp__alg_user_reduce(AMP_ALG_R a, AMP_ALG_R b) {\n"
+        /* reduce and identity are compiled at file scope, as every other
+         * string: in a body of namespace amp::alg the library's names
+         * would hide the preamble's. */
+        amp__sb_puts(&b, ");\n}\nAMP_FI AMP_ALG_R amp__alg_reduce_expr(AMP_ALG_R a, AMP_ALG_R b) {\n"
                          "    (void)a; (void)b;\n    return (AMP_ALG_R)(");
         amp__alg_expr(&b, u->label, "reduce expression", u->reduce);
-        amp__sb_puts(&b, ");\n}\nAMP_FI AMP_ALG_R amp::alg::amp__alg_user_identity() {\n    return (AMP_ALG_R)(");
+        amp__sb_puts(&b, ");\n}\nAMP_FI AMP_ALG_R amp__alg_identity_expr() {\n    return (AMP_ALG_R)(");
         amp__alg_expr(&b, u->label, "identity", u->identity);
         amp__sb_puts(&b, ");\n}\nAMP_FI AMP_ALG_R amp__alg_post(AMP_ALG_R a) {\n    (void)a;\n    return (AMP_ALG_R)(");
         amp__alg_expr(&b, u->label, "post expression", u->post ? u->post : "a");
-        amp__sb_puts(&b, ");\n}\n");
+        amp__sb_puts(&b, ");\n}\nAMP_FI AMP_ALG_R amp::alg::amp__alg_user_reduce(AMP_ALG_R a, AMP_ALG_R b) "
+                         "{ return amp__alg_reduce_expr(a, b); }\n"
+                         "AMP_FI AMP_ALG_R amp::alg::amp__alg_user_identity() { return amp__alg_identity_expr(); }\n");
         break;
     }
     default: break;
@@ -528,13 +805,22 @@ static amp_status amp__alg_explain(amp_status st, const char *what)
     }
     char *copy = amp__strdup(log);
     if (!copy) return st;
+    /* The message is written over the log: quote the copy. */
+    if (err) err = copy + (err - log);
     char where[256] = "";
     if (err && err[0] == '<') {
         const char *end = strchr(err, '>');
         if (end && end - err < (long)sizeof where) snprintf(where, sizeof where, "%.*s", (int)(end - err + 1), err);
     }
     size_t elen = err ? strcspn(err, "\n") : 0;
-    if (where[0] && strcmp(where, AMP__ALG_GENERATED) != 0)
+    size_t wlen = strlen(where);
+    bool params = (wlen > 9 && !strcmp(where + wlen - 9, ": inputs>")) ||
+                  (wlen > 10 && !strcmp(where + wlen - 10, ": scalars>"));
+    if (params)
+        amp__fail(st, "%s does not compile: the first error is in %s, the declaration hipamp makes of a parameter "
+                  "named there (line n: the n-th), which the name does not fit (a macro of the device language?):\n"
+                  "  %.*s\n(the compiler's log follows)\n%s", what, where, (int)elen, err, copy);
+    else if (where[0] && strcmp(where, AMP__ALG_GENERATED) != 0)
         amp__fail(st, "%s does not compile: the first error is in %s:\n  %.*s\n(the compiler's log follows; lines "
                   "and columns in <...> are those of that string)\n%s", what, where, (int)elen, err, copy);
     else
@@ -558,12 +844,10 @@ static amp_status amp__alg_build(amp_accelerator *acc, const amp__alg_spec *sp, 
         if (sp->predicate || sp->user) return amp__alg_explain(st, what);
         return st;
     }
+    unsigned want = amp__alg_kernels(sp);
     for (int k = 0; k < AMP__ALG_NKERNELS; ++k) {
+        if (!(want & (1u << k))) continue;
         amp_status ks = amp_program_get_kernel(g->p, amp__alg_kernel_names[k], &g->k[k]);
-        if (ks == AMP_ERROR_KERNEL_NOT_FOUND) {
-            g->k[k] = NULL;
-            continue;
-        }
         if (ks != AMP_OK) {
             amp_program_destroy(g->p);
             g->p = NULL;
@@ -592,8 +876,14 @@ int amp__alg_prog_graphs(const amp__alg_prog *p)
 amp_status amp__alg_build_user(amp_accelerator *acc, const amp__alg_user *u, bool scan, amp__alg_prog *out)
 {
     amp__alg_spec sp = {.family = scan ? AMP__ALG_FAM_USER_SCAN : AMP__ALG_FAM_USER_REDUCE, .type = u->type, .user = u};
-    char what[128];
-    snprintf(what, sizeof what, "reduction '%s'%s", u->label, scan ? " (its scan)" : "");
+    /* The reduce program is built by amp_reduction_create, the scan program
+     * by the first amp_reduction_scan. */
+    const char *fn = scan ? "amp_reduction_scan" : "amp_reduction_create";
+    memset(out, 0, sizeof *out);
+    amp_status st = amp__alg_check_user(fn, u);
+    if (st != AMP_OK) return st;
+    char what[160];
+    snprintf(what, sizeof what, "%s: reduction '%s'%s", fn, u->label, scan ? " (its scan)" : "");
     return amp__alg_build(acc, &sp, what, out);
 }
 
@@ -685,11 +975,16 @@ amp_status amp__alg_scanner(amp_accelerator *acc, amp_type t, amp_op op, const a
     return amp__alg_get(acc, &sp, what, out);
 }
 
-amp_status amp__alg_predicate(amp_accelerator *acc, amp_type t, const char *predicate, const amp__alg_prog **out)
+amp_status amp__alg_predicate(const char *fn, amp_accelerator *acc, amp_type t, const char *predicate,
+                              const amp__alg_prog **out)
 {
     amp__alg_spec sp = {.family = AMP__ALG_FAM_PREDICATE, .type = t, .predicate = predicate};
-    char what[320];
-    snprintf(what, sizeof what, "predicate \"%.256s\" (on %s)", predicate, amp_type_name(t));
+    *out = NULL;
+    amp_status st = amp__alg_check_text(fn, "predicate", predicate, true);
+    if (st != AMP_OK) return st;
+    char quoted[300], what[400];
+    amp__alg_quote(quoted, sizeof quoted, predicate, 200);
+    snprintf(what, sizeof what, "%s: predicate \"%s\" (on %s)", fn, quoted, amp_type_name(t));
     return amp__alg_get(acc, &sp, what, out);
 }
 

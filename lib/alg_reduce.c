@@ -114,7 +114,10 @@ static amp_status amp__alg_transform_reduce(const char *fn, const char *xname, a
             return amp__fail(AMP_ERROR_INVALID_EXTENT, "%s: %s holds %lld elements and y %lld", fn, xname,
                              (long long)d[0].shape.n, (long long)d[1].shape.n);
     }
-    if (result && (st = amp__alg_result(fn, *result, size, amp_type_name(t), &d[2])) != AMP_OK) return st;
+    if (result && ((st = amp__alg_result(fn, *result, size, amp_type_name(t), &d[2])) != AMP_OK ||
+                   (st = amp__alg_apart(fn, "result", &d[2], xname, &d[0])) != AMP_OK ||
+                   (two && (st = amp__alg_apart(fn, "result", &d[2], "y", &d[1])) != AMP_OK)))
+        return st;
     if ((st = amp__alg_queue(q, d, two ? 2 : 1, NULL, &q)) != AMP_OK ||
         (host && (st = amp__alg_not_recording(fn, q, true)) != AMP_OK))
         return st;
@@ -421,6 +424,11 @@ static amp_status amp__alg_user_apply(const char *fn, amp_accelerator_view *q, a
     if ((st = amp__alg_user_args(fn, r, args, nargs, d, in, &nin)) != AMP_OK) return st;
     amp__alg_data *res = &d[r->u.ninputs];
     if (result && (st = amp__alg_result(fn, *result, rsize, amp_type_name(r->u.type), res)) != AMP_OK) return st;
+    for (int i = 0; result && i < r->u.ninputs; ++i) {
+        char what[96];
+        snprintf(what, sizeof what, "input %d ('%s')", i, r->u.in_name[i]);
+        if ((st = amp__alg_apart(fn, "result", res, what, &d[i])) != AMP_OK) return st;
+    }
     if (!q && (st = amp__accelerator_queue(r->acc, &q)) != AMP_OK) return st;
     if (host && (st = amp__alg_not_recording(fn, q, true)) != AMP_OK) return st;
     if (q->acc != r->acc)

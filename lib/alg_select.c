@@ -8,14 +8,14 @@ static amp_status amp__alg_pred_setup(const char *fn, amp_accelerator_view **q, 
                                       const char *predicate, amp__alg_data *d, const amp__alg_prog **p)
 {
     amp_status st;
-    AMP__NOT_NULL(predicate);
+    if (!predicate) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: predicate is NULL", fn);
     if (*q && (st = amp__handle_check(*q, AMP__HANDLE_QUEUE, fn, "q")) != AMP_OK) return st;
     if ((st = amp__alg_type_ok(fn, t)) != AMP_OK) return st;
     if (!*predicate) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: predicate is empty", fn);
     if ((st = amp__alg_resolve(fn, "in", in, amp_type_size(t), amp_type_name(t), d)) != AMP_OK) return st;
     if ((st = amp__alg_queue(*q, d, 1, NULL, q)) != AMP_OK || (st = amp__alg_not_recording(fn, *q, false)) != AMP_OK)
         return st;
-    return amp__alg_predicate((*q)->acc, t, predicate, p);
+    return amp__alg_predicate(fn, (*q)->acc, t, predicate, p);
 }
 
 amp_status amp_count_if(amp_accelerator_view *q, amp_arg in, amp_type t, const char *predicate, const void *arg,
@@ -42,7 +42,6 @@ amp_status amp_copy_if(amp_accelerator_view *q, amp_arg in, amp_arg out, amp_typ
     const amp__alg_prog *p = NULL;
     amp__alg_scratch *state = NULL, *aggs = NULL, *incls = NULL, *total = NULL;
     amp__alg_run run;
-    bool same;
     AMP__CLEAR_OUT(count);
     AMP__NOT_NULL(count);
     amp_status st;
@@ -52,8 +51,7 @@ amp_status amp_copy_if(amp_accelerator_view *q, amp_arg in, amp_arg out, amp_typ
         (st = amp__alg_writable(fn, "out", &d[1])) != AMP_OK)
         return st;
     if ((st = amp__alg_pred_setup(fn, &q, in, t, predicate, &d[0], &p)) != AMP_OK) return st;
-    if (amp__alg_overlap(&d[0], &d[1], &same))
-        return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: in and out overlap", fn);
+    if ((st = amp__alg_apart(fn, "in", &d[0], "out", &d[1])) != AMP_OK) return st;
     int64_t n = d[0].shape.n;
     if (n == 0) return AMP_OK;
     int64_t chunk = (int64_t)p->tile * p->scan_items;

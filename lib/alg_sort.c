@@ -51,9 +51,7 @@ static amp_status amp__alg_sort(const char *fn, amp_accelerator_view *q, amp_arg
         if (d[1].shape.n != n)
             return amp__fail(AMP_ERROR_INVALID_EXTENT, "%s: keys hold %lld elements and values %lld", fn,
                              (long long)n, (long long)d[1].shape.n);
-        bool same;
-        if (amp__alg_overlap(&d[0], &d[1], &same))
-            return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: keys and values overlap", fn);
+        if ((st = amp__alg_apart(fn, "keys", &d[0], "values", &d[1])) != AMP_OK) return st;
     }
     if ((st = amp__alg_queue(q, d, values ? 2 : 1, NULL, &q)) != AMP_OK) return st;
     if ((st = amp__alg_sorter(q->acc, t, vsize, &p)) != AMP_OK) return st;

@@ -861,7 +861,7 @@ ACCEL_TEST(algorithms, user_expressions_that_do_not_compile)
     if (is_emulated(acc))
         cr_assert(strstr(log, "<broken: map expression>:1:5"), "no line 1, column 5 of the expression:\n%.2000s", log);
     d.map = "x * y";
-    d.reduce = "a +* b)";
+    d.reduce = "a +* b";
     ASSERT_STATUS(amp_reduction_create(acc, &d, &r), AMP_ERROR_COMPILE);
     log = amp_last_error();
     nl = strchr(log, '\n');
@@ -1821,4 +1821,354 @@ ACCEL_TEST(algorithms, zero_elements)
     ASSERT_OK(amp_array_destroy(res));
     ASSERT_OK(amp_array_view_destroy(v));
     cr_assert_eq(x[0], 5.0f, "an algorithm touched memory past a view of 0 elements");
+}
+
+/* ------------------------------------------------ overlapping arguments */
+
+/* Two arguments of one call may not share bytes where the call writes one
+ * of them (issue 38): whether they are sections of one view, views made
+ * apart over one host buffer, or arrays over one allocation; a scan in
+ * place is out = in, the very view. Inputs that are only read may share. */
+ACCEL_TEST(algorithms, overlapping_arguments)
+{
+    amp_accelerator_view *q = default_view(acc);
+    enum { N = 1000 };
+    static int32_t k[2 * N + 1], before[2 * N + 1];
+    for (int i = 0; i < 2 * N + 1; ++i) k[i] = before[i] = (int32_t)((i * 7919) % 1000);
+    amp_array_view *keys = test_view(k, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    amp_array_view *shifted = test_view(k + 1, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    amp_array_view *again = test_view(k, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    amp_array_view *cell = test_view(k + 5, 4, amp_extent_1d(1), AMP_READ_WRITE);
+    /* The issue's case: values at keys + 1. */
+    ASSERT_STATUS(amp_sort_by_key(q, amp_arg_view(keys), amp_arg_view(shifted), AMP_TYPE_INT32, AMP_ASCENDING),
+                  AMP_ERROR_INVALID_ARGUMENT);
+    const char *e = amp_last_error();
+    cr_assert(strstr(e, "amp_sort_by_key") && strstr(e, "keys") && strstr(e, "values") && strstr(e, "overlap"),
+              "%s", e);
+    ASSERT_STATUS(amp_sort_by_key(q, amp_arg_view(keys), amp_arg_view(again), AMP_TYPE_INT32, AMP_ASCENDING),
+                  AMP_ERROR_INVALID_ARGUMENT);
+    uint64_t c = 0;
+    ASSERT_STATUS(amp_copy_if(q, amp_arg_view(keys), amp_arg_view(shifted), AMP_TYPE_INT32, "x > 500", NULL, &c),
+                  AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_last_error(), "amp_copy_if") && strstr(amp_last_error(), "in and out"), "%s",
+              amp_last_error());
+    /* A scan in place takes the one view as both; another view of the
+     * same bytes is not that. */
+    ASSERT_STATUS(amp_scan(q, amp_arg_view(keys), amp_arg_view(shifted), AMP_TYPE_INT32, AMP_OP_SUM,
+                           AMP_SCAN_INCLUSIVE),
+                  AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_STATUS(amp_scan(q, amp_arg_view(keys), amp_arg_view(again), AMP_TYPE_INT32, AMP_OP_SUM,
+                           AMP_SCAN_INCLUSIVE),
+                  AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_last_error(), "amp_scan"), "%s", amp_last_error());
+    /* Results on the device written into an input. */
+    ASSERT_STATUS(amp_reduce_async(q, amp_arg_view(keys), AMP_TYPE_INT32, AMP_OP_SUM, amp_arg_view(cell), NULL),
+                  AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_last_error(), "result") && strstr(amp_last_error(), "in"), "%s", amp_last_error());
+    ASSERT_STATUS(amp_transform_reduce_async(q, amp_arg_view(shifted), amp_arg_view(keys), AMP_TYPE_INT32,
+                                             AMP_MAP_PRODUCT, AMP_OP_SUM, amp_arg_view(cell), NULL),
+                  AMP_ERROR_INVALID_ARGUMENT);
+    amp_reduction_desc d = {.name = "isum", .inputs = "int v", .type = AMP_TYPE_INT32, .map = "v", .reduce = "a + b",
+                            .identity = "0"};
+    amp_reduction *r = NULL;
+    ASSERT_OK(amp_reduction_create(acc, &d, &r));
+    amp_arg in[] = {amp_arg_view(keys)};
+    ASSERT_STATUS(amp_reduction_apply_async(q, r, in, 1, amp_arg_view(cell), NULL), AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_STATUS(amp_reduction_scan(q, r, in, 1, amp_arg_view(shifted), AMP_SCAN_INCLUSIVE),
+                  AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_OK(amp_array_view_synchronize(keys));
+    ASSERT_OK(amp_array_view_synchronize(shifted));
+    cr_assert(!memcmp(k, before, sizeof k), "a refused call changed the data");
+
+    /* Read-only inputs may share bytes: x . y with y = x shifted by one. */
+    int32_t dot = 0, want = 0;
+    for (int i = 0; i < N; ++i) want += k[i] * k[i + 1];
+    ASSERT_OK(amp_transform_reduce(q, amp_arg_view(keys), amp_arg_view(shifted), AMP_TYPE_INT32, AMP_MAP_PRODUCT,
+                                   AMP_OP_SUM, &dot));
+    cr_assert_eq(dot, want);
+    /* The same view as in and out: in place. */
+    int32_t run = 0;
+    int32_t *scanned = test_xmalloc(N * 4);
+    for (int i = 0; i < N; ++i) scanned[i] = run += k[i];
+    ASSERT_OK(amp_scan(q, amp_arg_view(again), amp_arg_view(again), AMP_TYPE_INT32, AMP_OP_SUM, AMP_SCAN_INCLUSIVE));
+    ASSERT_OK(amp_array_view_synchronize(again));
+    cr_assert(!memcmp(k, scanned, N * 4), "scan in place");
+    free(scanned);
+    ASSERT_OK(amp_array_view_destroy(again));
+    ASSERT_OK(amp_array_view_destroy(cell));
+    ASSERT_OK(amp_array_view_destroy(shifted));
+    ASSERT_OK(amp_array_view_destroy(keys));
+    ASSERT_OK(amp_reduction_destroy(r));
+
+    /* Views of one host buffer made apart whose elements interleave without
+     * sharing a byte (column blocks of one matrix): keys and values apart. */
+    enum { R = 50, C = 20 };
+    static int32_t m[R * 2 * C];
+    for (int i = 0; i < R * 2 * C; ++i) m[i] = (i % (2 * C)) < C ? (int32_t)((i * 7919) % 1000) : i;
+    amp_array_view *m1 = test_view(m, 4, amp_extent_2d(R, 2 * C), AMP_READ_WRITE);
+    amp_array_view *m2 = test_view(m, 4, amp_extent_2d(R, 2 * C), AMP_READ_WRITE);
+    amp_array_view *left = NULL, *right = NULL;
+    ASSERT_OK(amp_array_view_section(m1, amp_index_2d(0, 0), amp_extent_2d(R, C), &left));
+    ASSERT_OK(amp_array_view_section(m2, amp_index_2d(0, C), amp_extent_2d(R, C), &right));
+    ASSERT_OK(amp_sort_by_key(q, amp_arg_view(left), amp_arg_view(right), AMP_TYPE_INT32, AMP_ASCENDING));
+    ASSERT_OK(amp_array_view_destroy(left));
+    ASSERT_OK(amp_array_view_destroy(right));
+    ASSERT_OK(amp_array_view_destroy(m1));
+    ASSERT_OK(amp_array_view_destroy(m2));
+    for (int i = 1; i < R * C; ++i) {
+        int32_t k0 = m[(i - 1) / C * 2 * C + (i - 1) % C], k1 = m[i / C * 2 * C + i % C];
+        cr_assert(k0 <= k1, "column-block keys not sorted at %d", i);
+    }
+    for (int i = 0; i < R * C; ++i) {
+        int32_t key = m[i / C * 2 * C + i % C], val = m[i / C * 2 * C + C + i % C];
+        int src = val - C; /* the value was its own index, C past its key's */
+        cr_assert(src >= 0 && (src % (2 * C)) < C && (int32_t)((src * 7919) % 1000) == key,
+                  "value %d does not go with key %d", val, key);
+    }
+
+    /* Arrays over one allocation: wholly, and sections of views of them. */
+    amp_array *base = NULL, *a1 = NULL, *a2 = NULL, *a3 = NULL;
+    ASSERT_OK(amp_array_create(q, 4, amp_extent_1d(2 * N), NULL, &base));
+    void *mem = NULL;
+    ASSERT_OK(amp_array_native_handle(base, &mem));
+    ASSERT_OK(amp_array_create_from_native(q, mem, 4, amp_extent_1d(N), &a1));
+    ASSERT_OK(amp_array_create_from_native(q, (char *)mem + 4 * (N / 2), 4, amp_extent_1d(N), &a2));
+    ASSERT_OK(amp_array_create_from_native(q, (char *)mem + 4 * N, 4, amp_extent_1d(N), &a3));
+    ASSERT_STATUS(amp_sort_by_key(q, amp_arg_array(a1), amp_arg_array(a2), AMP_TYPE_INT32, AMP_ASCENDING),
+                  AMP_ERROR_INVALID_ARGUMENT);
+    amp_array_view *v1 = NULL, *v2 = NULL, *s1 = NULL, *s2 = NULL;
+    ASSERT_OK(amp_array_view_of_array(a1, &v1));
+    ASSERT_OK(amp_array_view_of_array(a2, &v2));
+    ASSERT_OK(amp_array_view_section(v1, amp_index_1d(N / 2), amp_extent_1d(N / 4), &s1));
+    ASSERT_OK(amp_array_view_section(v2, amp_index_1d(N / 8), amp_extent_1d(N / 4), &s2));
+    ASSERT_STATUS(amp_sort_by_key(q, amp_arg_view(s1), amp_arg_view(s2), AMP_TYPE_INT32, AMP_ASCENDING),
+                  AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_OK(amp_sort_by_key(q, amp_arg_array(a1), amp_arg_array(a3), AMP_TYPE_INT32, AMP_ASCENDING));
+    ASSERT_OK(amp_array_view_destroy(s1));
+    ASSERT_OK(amp_array_view_destroy(s2));
+    ASSERT_OK(amp_array_view_destroy(v1));
+    ASSERT_OK(amp_array_view_destroy(v2));
+    ASSERT_OK(amp_array_destroy(a1));
+    ASSERT_OK(amp_array_destroy(a2));
+    ASSERT_OK(amp_array_destroy(a3));
+    ASSERT_OK(amp_array_destroy(base));
+}
+
+/* ------------------------------------------ user strings and their messages */
+
+static const float pred_x[100] = {
+#define P10(b) b - 50, b - 49, b - 48, b - 47, b - 46, b - 45, b - 44, b - 43, b - 42, b - 41
+    P10(0), P10(10), P10(20), P10(30), P10(40), P10(50), P10(60), P10(70), P10(80), P10(90)
+#undef P10
+};
+
+/* User strings cannot rewrite the code generated around them (issue 38):
+ * no preprocessor directive, line splice, _Pragma or amp__ name, and
+ * brackets, comments and literals closed within the string. Each refusal
+ * names the call and the string; what only looks like them is taken. */
+ACCEL_TEST(algorithms, user_strings_cannot_rewrite_generated_code)
+{
+    amp_accelerator_view *q = default_view(acc);
+    amp_array_view *v = test_view((void *)pred_x, 4, amp_extent_1d(100), AMP_READ_ONLY);
+    static const char *const bad[] = {
+        "x > 0\n#define true false\n",
+        "x > 0\n#define true false\ntrue",
+        "x > 0\n  # define x 1\n",
+        "/* c */ #undef true\nx > 0",
+        "x > 0\n%:define true false\ntrue",
+        "x > 0 /* unterminated",
+        "x > 0) || (true",
+        "(x > 0",
+        "x > 0 ]",
+        "x > 0 %>",
+        "x > 0 <:",
+        "x > 0 && \"abc",
+        "x > 0 && 'a",
+        "x > 0 && R\"d(abc)\"",
+        "amp__in.c0 == 0 && x > 0",
+        "_Pragma(\"GCC poison amp\") x > 0",
+        "x > 0 \\\n",
+        "x > 0 \\  \n&& true",
+        "x > 0 \\",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+        uint64_t c = 7;
+        ASSERT_STATUS(amp_count_if(q, amp_arg_view(v), AMP_TYPE_FLOAT32, bad[i], NULL, &c),
+                      AMP_ERROR_INVALID_ARGUMENT);
+        cr_assert_eq(c, 0);
+        const char *e = amp_last_error();
+        cr_assert(!strncmp(e, "amp_count_if: predicate", 23), "predicate %zu: %s", i, e);
+    }
+    static const char *const good[] = {
+        "x > 0 && '#' == 35",
+        "x > 0 && sizeof(\"#amp__\\\"\") == 8",
+        "x > 0 && 1'000 == 1000 && 0x1p+1 == 2.0",
+        "x > 0 && R\"d(#)\" )d\"[0] == '#'",
+        "x > 0 // # define, amp__ (",
+        "x > 0 /* ) #include */",
+        "x > 0 && [&] { return true; }()",
+        "x > 0 && sizeof(int<:2:>) == 8 && [] <% return 1; %>() == 1 && (1 <<:: abs(-1)) == 2",
+        "\n  x > 0\n",
+    };
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; ++i) {
+        uint64_t c = 0;
+        ASSERT_OK(amp_count_if(q, amp_arg_view(v), AMP_TYPE_FLOAT32, good[i], NULL, &c));
+        cr_assert_eq(c, 49, "predicate %zu (%s): %llu", i, good[i], (unsigned long long)c);
+    }
+    /* The same rule for every string of a reduction, preamble included. */
+    amp_reduction_desc d = {.name = "r", .inputs = "float x", .type = AMP_TYPE_FLOAT32, .map = "x", .reduce = "a + b",
+                            .identity = "0"};
+    const char **fields[] = {&d.map, &d.reduce, &d.identity, &d.post, &d.preamble};
+    static const char *const names[] = {"map", "reduce", "identity", "post", "preamble"};
+    static const char *const rbad[] = {"0\n#define a b\n", "0 + amp__x", "(0", "0 \\\n"};
+    for (int f = 0; f < 5; ++f)
+        for (size_t i = 0; i < sizeof rbad / sizeof rbad[0]; ++i) {
+            amp_reduction_desc t = d;
+            const char **fp = (const char **)((char *)&t + ((char *)fields[f] - (char *)&d));
+            *fp = rbad[i];
+            amp_reduction *r = NULL;
+            ASSERT_STATUS(amp_reduction_create(acc, &t, &r), AMP_ERROR_INVALID_ARGUMENT);
+            cr_assert_null(r);
+            const char *e = amp_last_error();
+            cr_assert(!strncmp(e, "amp_reduction_create: ", 22) && strstr(e, names[f]), "%s %zu: %s", names[f], i,
+                      e);
+        }
+    d.preamble = "_Pragma(\"pack(1)\")";
+    ASSERT_STATUS(amp_reduction_create(acc, &d, &(amp_reduction *){NULL}), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_last_error(), "_Pragma"), "%s", amp_last_error());
+    ASSERT_OK(amp_array_view_destroy(v));
+}
+
+/* Messages name the user's text and the public call, never the library's
+ * internals or generated code (issue 38). */
+ACCEL_TEST(algorithms, messages_name_the_user_text_and_the_call)
+{
+    amp_accelerator_view *q = default_view(acc);
+    amp_array_view *v = test_view((void *)pred_x, 4, amp_extent_1d(100), AMP_READ_ONLY);
+    float o[100];
+    amp_array_view *vo = test_view(o, 4, amp_extent_1d(100), AMP_WRITE_ONLY);
+    uint64_t c = 0;
+    /* A predicate that includes a file: the directive and the call. */
+    ASSERT_STATUS(amp_count_if(q, amp_arg_view(v), AMP_TYPE_FLOAT32, "#include \"no_such_file.h\"\nx > 0", NULL, &c),
+                  AMP_ERROR_INVALID_ARGUMENT);
+    const char *e = amp_last_error();
+    cr_assert(strstr(e, "amp_count_if") && strstr(e, "predicate") && strstr(e, "#include") && !strstr(e, "generated"),
+              "%s", e);
+    ASSERT_STATUS(amp_copy_if(q, amp_arg_view(v), amp_arg_view(vo), AMP_TYPE_FLOAT32, "#include <cmath>\nx > 0",
+                              NULL, &c),
+                  AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_last_error(), "amp_copy_if") && strstr(amp_last_error(), "#include"), "%s",
+              amp_last_error());
+    /* A NULL predicate. */
+    ASSERT_STATUS(amp_count_if(q, amp_arg_view(v), AMP_TYPE_FLOAT32, NULL, NULL, &c), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(!strncmp(amp_last_error(), "amp_count_if: predicate", 23) && !strstr(amp_last_error(), "amp__"), "%s",
+              amp_last_error());
+    ASSERT_STATUS(amp_copy_if(q, amp_arg_view(v), amp_arg_view(vo), AMP_TYPE_FLOAT32, NULL, NULL, &c),
+                  AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(!strncmp(amp_last_error(), "amp_copy_if: predicate", 22) && !strstr(amp_last_error(), "amp__"), "%s",
+              amp_last_error());
+    /* A predicate that does not compile: the call first. */
+    ASSERT_STATUS(amp_count_if(q, amp_arg_view(v), AMP_TYPE_FLOAT32, "x >>> 2", NULL, &c), AMP_ERROR_COMPILE);
+    cr_assert(!strncmp(amp_last_error(), "amp_count_if: predicate", 23), "%.2000s", amp_last_error());
+    /* Parameter names: a keyword, the library's names, refused before
+     * anything compiles, naming the parameter. */
+    amp_reduction_desc d = {.name = "r", .inputs = "float int", .type = AMP_TYPE_FLOAT32, .map = "1",
+                            .reduce = "a + b", .identity = "0"};
+    amp_reduction *r = NULL;
+    static const char *const inputs[] = {"float int", "float x, double and", "float AMP_ALG_R", "float __x",
+                                         "float _Pragma"};
+    static const char *const named[] = {"'int'", "'and'", "'AMP_ALG_R'", "'__x'", "'_Pragma'"};
+    for (int i = 0; i < 5; ++i) {
+        d.inputs = inputs[i];
+        ASSERT_STATUS(amp_reduction_create(acc, &d, &r), AMP_ERROR_INVALID_ARGUMENT);
+        e = amp_last_error();
+        cr_assert(!strncmp(e, "amp_reduction_create: inputs", 28) && strstr(e, named[i]) && !strstr(e, "generated"),
+                  "%s", e);
+    }
+    d.inputs = "float x";
+    d.scalars = "int float";
+    ASSERT_STATUS(amp_reduction_create(acc, &d, &r), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(!strncmp(amp_last_error(), "amp_reduction_create: scalars", 29), "%s", amp_last_error());
+    d.scalars = NULL;
+    /* A name the device language defines as a macro: the compiler's error,
+     * led by a line naming the inputs, not the generated code. */
+    d.inputs = "float float4";
+    ASSERT_STATUS(amp_reduction_create(acc, &d, &r), AMP_ERROR_COMPILE);
+    e = amp_last_error();
+    const char *nl = strchr(e, '\n');
+    cr_assert(!strncmp(e, "amp_reduction_create: ", 22) && strstr(e, "<r: inputs>") && strstr(e, "<r: inputs>") < nl,
+              "%.2000s", e);
+    /* An expression that does not compile: the call first. */
+    d.inputs = "float x";
+    d.map = "x * zz";
+    ASSERT_STATUS(amp_reduction_create(acc, &d, &r), AMP_ERROR_COMPILE);
+    cr_assert(!strncmp(amp_last_error(), "amp_reduction_create: reduction 'r'", 35), "%.2000s", amp_last_error());
+    /* Names the generated code uses are the user's to take. */
+    d.inputs = "float C, float amp";
+    d.map = "C * amp";
+    ASSERT_OK(amp_reduction_create(acc, &d, &r));
+    float sq = 0, want = 0;
+    for (int i = 0; i < 100; ++i) want += pred_x[i] * pred_x[i];
+    amp_arg args[] = {amp_arg_view(v), amp_arg_view(v)};
+    ASSERT_OK(amp_reduction_apply(q, r, args, 2, &sq));
+    cr_assert_eq(sq, want);
+    ASSERT_OK(amp_reduction_destroy(r));
+    /* ... and the preamble's names are not hidden by the library's in the
+     * reduce expression (amp::alg has a mul of its own). */
+    d.inputs = "float x";
+    d.map = "x";
+    d.preamble = "__device__ float mul(float p, float q) { return p + q; }";
+    d.reduce = "mul(a, b)";
+    ASSERT_OK(amp_reduction_create(acc, &d, &r));
+    float sum = 0;
+    want = 0;
+    for (int i = 0; i < 100; ++i) want += pred_x[i];
+    ASSERT_OK(amp_reduction_apply(q, r, args, 1, &sum));
+    cr_assert_eq(sum, want, "the reduce expression's mul is not the preamble's: %g, want %g", (double)sum,
+                 (double)want);
+    ASSERT_OK(amp_reduction_destroy(r));
+    ASSERT_OK(amp_array_view_destroy(vo));
+    ASSERT_OK(amp_array_view_destroy(v));
+}
+
+/* ----------------------------------------------------- the last error */
+
+/* A call that succeeds leaves amp_last_error() as it was, the builds of
+ * its programs included (issue 38: the first amp_reduce left a kernel
+ * lookup's "not found" there). */
+ACCEL_TEST(algorithms, success_leaves_the_last_error_alone)
+{
+    amp_accelerator_view *q = default_view(acc);
+    enum { N = 300 };
+    static int32_t x[N], y[N];
+    for (int i = 0; i < N; ++i) x[i] = (i * 37) % 101;
+    amp_array_view *vx = test_view(x, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    amp_array_view *vy = test_view(y, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    ASSERT_STATUS(amp_reduce(q, amp_arg_view(vx), AMP_TYPE_INT32, AMP_OP_SUM, NULL), AMP_ERROR_INVALID_ARGUMENT);
+    char want[512];
+    snprintf(want, sizeof want, "%s", amp_last_error());
+    cr_assert(strstr(want, "amp_reduce"), "%s", want);
+    int32_t s = 0;
+    ASSERT_OK(amp_reduce(q, amp_arg_view(vx), AMP_TYPE_INT32, AMP_OP_SUM, &s));
+    cr_assert_str_eq(amp_last_error(), want, "after amp_reduce");
+    ASSERT_OK(amp_scan(q, amp_arg_view(vx), amp_arg_view(vy), AMP_TYPE_INT32, AMP_OP_MAX, AMP_SCAN_EXCLUSIVE));
+    cr_assert_str_eq(amp_last_error(), want, "after amp_scan");
+    ASSERT_OK(amp_sort_by_key(q, amp_arg_view(vx), amp_arg_view(vy), AMP_TYPE_INT32, AMP_DESCENDING));
+    cr_assert_str_eq(amp_last_error(), want, "after amp_sort_by_key");
+    uint64_t c = 0;
+    ASSERT_OK(amp_count_if(q, amp_arg_view(vx), AMP_TYPE_INT32, "x > 50", NULL, &c));
+    cr_assert_str_eq(amp_last_error(), want, "after amp_count_if");
+    ASSERT_OK(amp_fill(q, amp_arg_view(vy), &s));
+    cr_assert_str_eq(amp_last_error(), want, "after amp_fill");
+    amp_reduction_desc d = {.name = "mx", .inputs = "int v", .type = AMP_TYPE_INT32, .map = "v",
+                            .reduce = "a > b ? a : b", .identity = "-1"};
+    amp_reduction *r = NULL;
+    ASSERT_OK(amp_reduction_create(acc, &d, &r));
+    cr_assert_str_eq(amp_last_error(), want, "after amp_reduction_create");
+    amp_arg in[] = {amp_arg_view(vx)};
+    ASSERT_OK(amp_reduction_scan(q, r, in, 1, amp_arg_view(vy), AMP_SCAN_INCLUSIVE));
+    cr_assert_str_eq(amp_last_error(), want, "after amp_reduction_scan");
+    ASSERT_OK(amp_reduction_destroy(r));
+    ASSERT_OK(amp_array_view_destroy(vx));
+    ASSERT_OK(amp_array_view_destroy(vy));
 }
