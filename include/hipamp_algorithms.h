@@ -20,7 +20,8 @@
  *  - Counts are 64-bit: a view of rank 2 or more may hold more than 2^31
  *    elements. AMP_ALG_MAX_ELEMENTS is the largest input taken (more is
  *    AMP_ERROR_UNSUPPORTED naming both numbers). 0 elements is valid where a
- *    view can have them: a reduction then gives the identity, everything
+ *    view can have them: a reduction then gives the identity (the _with
+ *    forms' initial value where given), everything
  *    else does nothing.
  *  - q NULL: the default view of the accelerator the data belongs to (an
  *    array's, else where a view's data lives, else the default
@@ -246,7 +247,7 @@ AMP_API amp_status amp_reduction_destroy(amp_reduction *r);
 
 typedef enum amp_scan_kind {
     AMP_SCAN_INCLUSIVE = 0, /* out[i] = in[0] op ... op in[i] */
-    AMP_SCAN_EXCLUSIVE = 1  /* out[i] = identity op in[0] op ... op in[i-1] */
+    AMP_SCAN_EXCLUSIVE = 1  /* out[i] = identity (amp_scan_with: init) op in[0] op ... op in[i-1] */
 } amp_scan_kind;
 
 /* Prefix scan of in into out (both of type t and the same number of
