@@ -136,11 +136,12 @@ AMP_FI void reduce_result(AMP_ALG_O *res, int op, AMP_ALG_R r, AMP_ALG_R init, b
 #define AMP_ALG_RES_PTR ((AMP_ALG_O *)(void *)amp__part.data())
 #endif
 
-// Tile t reduces elements [t * per, (t + 1) * per) into part[t]; with
-// last != 0 (a single tile) it writes the result instead (AMP_ALG_RES_PTR).
+// Tile t reduces elements [t * per, (t + 1) * per) into part[t]; with bit
+// 0 of flags (a single tile) it writes the result instead (AMP_ALG_RES_PTR),
+// from init where bit 1 is set.
 AMP_TILED_KERNEL(amp_alg_reduce, amp::tiled_index<AMP_ALG_TILE> t, AMP_ALG_IN_PARAMS,
                  amp::array_view<AMP_ALG_R, 1> amp__part AMP_ALG_RES_PARAM, long long amp__n, long long amp__per,
-                 int amp__op, int amp__last, AMP_ALG_R amp__init, int amp__has_init)
+                 int amp__op, int amp__flags, AMP_ALG_R amp__init)
 {
     tile_static AMP_ALG_R amp__ws[AMP_ALG_WAVES];
     const int l = t.local[0];
@@ -153,7 +154,7 @@ AMP_TILED_KERNEL(amp_alg_reduce, amp::tiled_index<AMP_ALG_TILE> t, AMP_ALG_IN_PA
     if (l == 0) {
         AMP_ALG_R r = amp__ws[0];
         for (int w = 1; w < AMP_ALG_WAVES; ++w) r = amp::alg::combine(amp__op, r, amp__ws[w]);
-        if (amp__last) amp::alg::reduce_result(AMP_ALG_RES_PTR, amp__op, r, amp__init, amp__has_init != 0);
+        if (amp__flags & 1) amp::alg::reduce_result(AMP_ALG_RES_PTR, amp__op, r, amp__init, (amp__flags & 2) != 0);
         else amp__part.data()[t.tile[0]] = r;
     }
 }
@@ -620,9 +621,9 @@ AMP_FI AMP_ALG_R scan_tile_prefix(int op, AMP_ALG_R *ws, unsigned long long *sta
 } // namespace amp
 
 // Single-pass scan of n mapped elements into y (inclusive, or exclusive
-// with excl != 0). state[0..ntiles) and state[ntiles] (the tile counter)
-// must be zero at launch (amp_alg_clear); tiles take their chunk in the
-// order they start.
+// with bit 0 of flags), from init where bit 1 is set (else the identity).
+// state[0..ntiles) and state[ntiles] (the tile counter) must be zero at
+// launch (amp_alg_clear); tiles take their chunk in the order they start.
 //
 // A GPU tile that loads a whole contiguous chunk totals it from the
 // registers it is loaded into and publishes that aggregate as soon as the
@@ -637,7 +638,7 @@ AMP_TILED_KERNEL(amp_alg_scan, amp::tiled_index<AMP_ALG_TILE> t, AMP_ALG_IN_PARA
                  amp::array_view<AMP_ALG_O, 1> amp__y, amp::alg::shape amp__ys,
                  amp::array_view<unsigned long long, 1> amp__state, amp::array_view<AMP_ALG_R, 1> amp__aggs,
                  amp::array_view<AMP_ALG_R, 1> amp__incls, long long amp__n, long long amp__ntiles, int amp__op,
-                 int amp__excl, AMP_ALG_R amp__init, int amp__has_init)
+                 int amp__flags, AMP_ALG_R amp__init)
 {
     tile_static AMP_ALG_R amp__s[AMP_ALG_PAD(AMP_ALG_SCAN_CHUNK) + 1];
     tile_static AMP_ALG_R amp__ws[AMP_ALG_WAVES];
@@ -674,7 +675,7 @@ AMP_TILED_KERNEL(amp_alg_scan, amp::tiled_index<AMP_ALG_TILE> t, AMP_ALG_IN_PARA
         if (lane == 0) amp__wsum[l / AMP_ALG_WAVE] = mine;
     }
     t.barrier.wait();
-    const AMP_ALG_R first = amp::alg::scan_first(amp__op, amp__init, amp__has_init != 0);
+    const AMP_ALG_R first = amp::alg::scan_first(amp__op, amp__init, (amp__flags & 2) != 0);
     AMP_ALG_R agg_early = amp::alg::identity<AMP_ALG_R>(amp__op);
     if (early && l < AMP_ALG_WAVE) {
         AMP_ALG_UNROLL for (int i = 0; i < AMP_ALG_WAVES; ++i)
@@ -703,7 +704,7 @@ AMP_TILED_KERNEL(amp_alg_scan, amp::tiled_index<AMP_ALG_TILE> t, AMP_ALG_IN_PARA
         if (l == 0) amp__pre = tile == 0 ? first : pre;
     }
     const AMP_ALG_R within = lane == 0 ? wpre : amp::alg::combine(amp__op, wpre, wup);
-    amp::alg::scan_within(amp__op, amp__s, l, within, amp__excl != 0);
+    amp::alg::scan_within(amp__op, amp__s, l, within, (amp__flags & 1) != 0);
     t.barrier.wait();
     amp::alg::scan_store_after(amp__op, amp__y.data(), amp__ys, amp__s, base, amp__n, l, amp__pre);
 }
@@ -712,7 +713,7 @@ AMP_TILED_KERNEL(amp_alg_scan, amp::tiled_index<AMP_ALG_TILE> t, AMP_ALG_IN_PARA
                  amp::array_view<AMP_ALG_O, 1> amp__y, amp::alg::shape amp__ys,
                  amp::array_view<unsigned long long, 1> amp__state, amp::array_view<AMP_ALG_R, 1> amp__aggs,
                  amp::array_view<AMP_ALG_R, 1> amp__incls, long long amp__n, long long amp__ntiles, int amp__op,
-                 int amp__excl, AMP_ALG_R amp__init, int amp__has_init)
+                 int amp__flags, AMP_ALG_R amp__init)
 {
     tile_static AMP_ALG_R amp__s[AMP_ALG_PAD(AMP_ALG_SCAN_CHUNK) + 1];
     tile_static AMP_ALG_R amp__ws[AMP_ALG_WAVES];
@@ -741,7 +742,7 @@ AMP_TILED_KERNEL(amp_alg_scan, amp::tiled_index<AMP_ALG_TILE> t, AMP_ALG_IN_PARA
     if (l < AMP_ALG_WAVE) {
         const AMP_ALG_R pre = amp::alg::scan_tile_prefix(amp__op, amp__ws, amp__state.data(), amp__aggs.data(),
                                                          amp__incls.data(), tile, lane,
-                                                         amp::alg::scan_first(amp__op, amp__init, amp__has_init != 0));
+                                                         amp::alg::scan_first(amp__op, amp__init, (amp__flags & 2) != 0));
         if (l == 0) amp__pre = pre;
     }
     t.barrier.wait();
@@ -749,7 +750,7 @@ AMP_TILED_KERNEL(amp_alg_scan, amp::tiled_index<AMP_ALG_TILE> t, AMP_ALG_IN_PARA
     const AMP_ALG_R tpre =
         amp::alg::combine(amp__op, amp::alg::combine(amp__op, amp__pre, amp__ws[l / AMP_ALG_WAVE]), wexc);
     amp::alg::scan_finish(amp__op, direct ? amp::alg::direct_out(amp__y.data()) + base : amp__s, l, tpre,
-                          amp__excl != 0);
+                          (amp__flags & 1) != 0);
     t.barrier.wait();
     amp::alg::scan_store(amp__y.data(), amp__ys, amp__s, base, amp__n, l, direct);
 }

@@ -43,7 +43,7 @@ amp_status amp__alg_reduce_into(amp__alg_run *run, const amp__alg_prog *p, const
     amp_status st = AMP_OK;
     int64_t per = 0, ntiles = amp__alg_spread(p, n, &per);
     size_t k = 0;
-    const amp_arg iv = amp__alg_value_arg(p->rtype, init), has = amp_arg_int32(init != NULL);
+    const amp_arg iv = amp__alg_value_arg(p->rtype, init);
     for (size_t i = 0; i < nin; ++i) a[k++] = in[i];
     /* A single tile writes the result itself: into the partial results'
      * parameter, or where the result's type is not the accumulator's into
@@ -59,12 +59,12 @@ amp_status amp__alg_reduce_into(amp__alg_run *run, const amp__alg_prog *p, const
     a[k++] = amp_arg_int64(n);
     a[k++] = amp_arg_int64(per);
     a[k++] = amp_arg_int32(op);
-    a[k++] = amp_arg_int32(ntiles == 1);
+    a[k++] = amp_arg_int32((ntiles == 1) | (init ? 2 : 0)); /* flags: the result written at once, from init */
     a[k++] = iv;
-    a[k++] = has;
     if ((st = amp__alg_launch(run, p, AMP__ALG_K_REDUCE, ntiles, a, k)) != AMP_OK) goto out;
     if (ntiles > 1) {
-        amp_arg f[] = {amp__alg_scratch_arg(part), amp_arg_int64(ntiles), res, amp_arg_int32(op), iv, has};
+        amp_arg f[] = {amp__alg_scratch_arg(part), amp_arg_int64(ntiles), res, amp_arg_int32(op), iv,
+                       amp_arg_int32(init != NULL)};
         st = amp__alg_launch(run, p, AMP__ALG_K_REDUCE_FINAL, 1, f, 6);
     }
 out:

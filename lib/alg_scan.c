@@ -41,9 +41,8 @@ static amp_status amp__alg_scan_run(amp_accelerator_view *q, const amp__alg_prog
     a[k++] = amp_arg_int64(n);
     a[k++] = amp_arg_int64(ntiles);
     a[k++] = amp_arg_int32(op);
-    a[k++] = amp_arg_int32(excl);
+    a[k++] = amp_arg_int32(excl | (init ? 2 : 0)); /* flags: exclusive, from init */
     a[k++] = amp__alg_value_arg(p->rtype, init);
-    a[k++] = amp_arg_int32(init != NULL);
     st = amp__alg_launch(&run, p, AMP__ALG_K_SCAN, ntiles, a, k);
 out:
     amp__alg_run_end(&run, st, NULL);
