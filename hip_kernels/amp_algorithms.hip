@@ -114,14 +114,34 @@ AMP_FI AMP_ALG_R reduce_parts(int op, const AMP_ALG_R *p, long long np, int l)
     return wave_reduce(op, v[0]);
 }
 
+// The reduction's result from the combined value r of every element, to
+// res[0]: init (has_init) in front, then the post expression, in the output
+// type.
+AMP_FI void reduce_result(AMP_ALG_O *res, int op, AMP_ALG_R r, AMP_ALG_R init, bool has_init)
+{
+    if (has_init) r = combine(op, init, r);
+    res[0] = (AMP_ALG_O)amp__alg_post(r);
+}
+
 } // namespace alg
 } // namespace amp
 
-// Tile t reduces elements [t * per, (t + 1) * per) into part[t]; with
-// last != 0 (a single tile) it writes the post expression's result instead.
+// Where a single tile's result goes: its own parameter where the output
+// type is not the accumulator's, else part[0].
+#if AMP_ALG_SPLIT_OUT
+#define AMP_ALG_RES_PARAM , amp::array_view<AMP_ALG_O, 1> amp__res
+#define AMP_ALG_RES_PTR amp__res.data()
+#else
+#define AMP_ALG_RES_PARAM
+#define AMP_ALG_RES_PTR ((AMP_ALG_O *)(void *)amp__part.data())
+#endif
+
+// Tile t reduces elements [t * per, (t + 1) * per) into part[t]; with bit
+// 0 of flags (a single tile) it writes the result instead (AMP_ALG_RES_PTR),
+// from init where bit 1 is set.
 AMP_TILED_KERNEL(amp_alg_reduce, amp::tiled_index<AMP_ALG_TILE> t, AMP_ALG_IN_PARAMS,
-                 amp::array_view<AMP_ALG_R, 1> amp__part, long long amp__n, long long amp__per, int amp__op,
-                 int amp__last)
+                 amp::array_view<AMP_ALG_R, 1> amp__part AMP_ALG_RES_PARAM, long long amp__n, long long amp__per,
+                 int amp__op, int amp__flags, AMP_ALG_R amp__init)
 {
     tile_static AMP_ALG_R amp__ws[AMP_ALG_WAVES];
     const int l = t.local[0];
@@ -134,15 +154,16 @@ AMP_TILED_KERNEL(amp_alg_reduce, amp::tiled_index<AMP_ALG_TILE> t, AMP_ALG_IN_PA
     if (l == 0) {
         AMP_ALG_R r = amp__ws[0];
         for (int w = 1; w < AMP_ALG_WAVES; ++w) r = amp::alg::combine(amp__op, r, amp__ws[w]);
-        amp__part.data()[t.tile[0]] = amp__last ? amp__alg_post(r) : r;
+        if (amp__flags & 1) amp::alg::reduce_result(AMP_ALG_RES_PTR, amp__op, r, amp__init, (amp__flags & 2) != 0);
+        else amp__part.data()[t.tile[0]] = r;
     }
 }
 
-// One tile folds the np partial results and writes the post expression's
-// result to res[0] (np 0: the identity's).
+// One tile folds the np partial results and writes the result to res[0]
+// (reduce_result; np 0: from the identity).
 AMP_TILED_KERNEL(amp_alg_reduce_final, amp::tiled_index<AMP_ALG_TILE> t,
                  amp::array_view<const AMP_ALG_R, 1> amp__part, long long amp__np,
-                 amp::array_view<AMP_ALG_R, 1> amp__res, int amp__op)
+                 amp::array_view<AMP_ALG_O, 1> amp__res, int amp__op, AMP_ALG_R amp__init, int amp__has_init)
 {
     tile_static AMP_ALG_R amp__ws[AMP_ALG_WAVES];
     const int l = t.local[0];
@@ -152,7 +173,7 @@ AMP_TILED_KERNEL(amp_alg_reduce_final, amp::tiled_index<AMP_ALG_TILE> t,
     if (l == 0) {
         AMP_ALG_R r = amp__ws[0];
         for (int w = 1; w < AMP_ALG_WAVES; ++w) r = amp::alg::combine(amp__op, r, amp__ws[w]);
-        amp__res.data()[0] = amp__alg_post(r);
+        amp::alg::reduce_result(amp__res.data(), amp__op, r, amp__init, amp__has_init != 0);
     }
 }
 #endif // AMP_ALG_WITH_REDUCE
@@ -266,11 +287,16 @@ AMP_FI void scan_load_c(const amp__alg_in &in, AMP_ALG_R *s, long long base, lon
 // A one-thread tile (the CPU) scanning a whole chunk of contiguous input
 // into contiguous output works in the output itself: it is in the cache
 // after the first sweep, and two copies through tile_static would cost
-// more than the scan.
+// more than the scan. Not where the output is narrower than the
+// accumulator (AMP_ALG_SPLIT_OUT): the running values must stay wide.
 AMP_FI bool scan_direct(const amp__alg_in &in, const shape &ys, long long base, long long n)
 {
-    return AMP_ALG_TILE == 1 && AMP_ALG_IN_CONTIG(in) && ys.contiguous && base + AMP_ALG_SCAN_CHUNK <= n;
+    return AMP_ALG_TILE == 1 && !AMP_ALG_SPLIT_OUT && AMP_ALG_IN_CONTIG(in) && ys.contiguous &&
+           base + AMP_ALG_SCAN_CHUNK <= n;
 }
+// The output as the accumulator type, for the direct path (which only
+// runs where they are one type).
+AMP_FI AMP_ALG_R *direct_out(AMP_ALG_O *y) { return (AMP_ALG_R *)(void *)y; }
 #endif
 
 // A GPU thread's items of a whole contiguous chunk in registers, every one
@@ -458,17 +484,18 @@ AMP_FI void scan_finish(int op, AMP_ALG_R *s, int l, AMP_ALG_R pre, bool excl)
 }
 
 // Store the tile's chunk from s, striped.
-AMP_FI void scan_store(AMP_ALG_R *y, const shape &ys, const AMP_ALG_R *s, long long base, long long n, int l,
+AMP_FI void scan_store(AMP_ALG_O *y, const shape &ys, const AMP_ALG_R *s, long long base, long long n, int l,
                        bool direct)
 {
     if (direct) return;
     if (ys.contiguous && base + AMP_ALG_SCAN_CHUNK <= n) {
-        AMP_ALG_R *const out = y + base + l;
-        AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SCAN_ITEMS; ++k) out[k * AMP_ALG_TILE] = s[striped_at(k, l)];
+        AMP_ALG_O *const out = y + base + l;
+        AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SCAN_ITEMS; ++k)
+            out[k * AMP_ALG_TILE] = (AMP_ALG_O)s[striped_at(k, l)];
     } else {
         AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SCAN_ITEMS; ++k) {
             const int j = k * AMP_ALG_TILE + l;
-            if (base + j < n) put(y, ys, base + j, s[AMP_ALG_PAD(j)]);
+            if (base + j < n) put(y, ys, base + j, (AMP_ALG_O)s[AMP_ALG_PAD(j)]);
         }
     }
 }
@@ -523,17 +550,17 @@ template <class F> AMP_FI void scan_within_f(AMP_ALG_R *s, int l, AMP_ALG_R with
 }
 // Store the tile's chunk from s, striped, each item after the tile's prefix.
 template <class F>
-AMP_FI void scan_store_after_f(AMP_ALG_R *y, const shape &ys, const AMP_ALG_R *s, long long base, long long n, int l,
+AMP_FI void scan_store_after_f(AMP_ALG_O *y, const shape &ys, const AMP_ALG_R *s, long long base, long long n, int l,
                                AMP_ALG_R pre)
 {
     if (ys.contiguous && base + AMP_ALG_SCAN_CHUNK <= n) {
-        AMP_ALG_R *const out = y + base + l;
+        AMP_ALG_O *const out = y + base + l;
         AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SCAN_ITEMS; ++k)
-            out[k * AMP_ALG_TILE] = F::f(pre, s[striped_at(k, l)]);
+            out[k * AMP_ALG_TILE] = (AMP_ALG_O)F::f(pre, s[striped_at(k, l)]);
     } else {
         AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SCAN_ITEMS; ++k) {
             const int j = k * AMP_ALG_TILE + l;
-            if (base + j < n) put(y, ys, base + j, F::f(pre, s[AMP_ALG_PAD(j)]));
+            if (base + j < n) put(y, ys, base + j, (AMP_ALG_O)F::f(pre, s[AMP_ALG_PAD(j)]));
         }
     }
 }
@@ -547,7 +574,7 @@ AMP_FI void scan_within(int op, AMP_ALG_R *s, int l, AMP_ALG_R within, bool excl
     default: return;
     }
 }
-AMP_FI void scan_store_after(int op, AMP_ALG_R *y, const shape &ys, const AMP_ALG_R *s, long long base, long long n,
+AMP_FI void scan_store_after(int op, AMP_ALG_O *y, const shape &ys, const AMP_ALG_R *s, long long base, long long n,
                              int l, AMP_ALG_R pre)
 {
     switch (op) {
@@ -560,11 +587,21 @@ AMP_FI void scan_store_after(int op, AMP_ALG_R *y, const shape &ys, const AMP_AL
 }
 #endif // AMP_CPU
 
+// What precedes the first tile: the caller's initial value, else the
+// identity.
+AMP_FI AMP_ALG_R scan_first(int op, AMP_ALG_R init, bool has_init) { return has_init ? init : identity<AMP_ALG_R>(op); }
+// What a tile publishes as its aggregate: the first tile's is its inclusive
+// prefix, so the initial value goes in front of it.
+AMP_FI AMP_ALG_R scan_published(int op, long long tile, AMP_ALG_R first, AMP_ALG_R agg)
+{
+    return tile == 0 ? combine(op, first, agg) : agg;
+}
+
 #ifdef AMP_CPU
 // The first wave: exclusive scan of the waves' totals in ws (lane 0), then
-// the look-back; returns what precedes the tile.
+// the look-back; returns what precedes the tile (first for the first tile).
 AMP_FI AMP_ALG_R scan_tile_prefix(int op, AMP_ALG_R *ws, unsigned long long *state, AMP_ALG_R *aggs,
-                                  AMP_ALG_R *incls, long long tile, int lane)
+                                  AMP_ALG_R *incls, long long tile, int lane, AMP_ALG_R first)
 {
     AMP_ALG_R agg = identity<AMP_ALG_R>(op);
     if (lane == 0) {
@@ -575,7 +612,8 @@ AMP_FI AMP_ALG_R scan_tile_prefix(int op, AMP_ALG_R *ws, unsigned long long *sta
         }
     }
     agg = shfl_from(agg, 0);
-    return look_back(op, state, aggs, incls, tile, agg, lane);
+    const AMP_ALG_R pre = look_back(op, state, aggs, incls, tile, scan_published(op, tile, first, agg), lane);
+    return tile == 0 ? first : pre;
 }
 #endif
 
@@ -583,9 +621,9 @@ AMP_FI AMP_ALG_R scan_tile_prefix(int op, AMP_ALG_R *ws, unsigned long long *sta
 } // namespace amp
 
 // Single-pass scan of n mapped elements into y (inclusive, or exclusive
-// with excl != 0). state[0..ntiles) and state[ntiles] (the tile counter)
-// must be zero at launch (amp_alg_clear); tiles take their chunk in the
-// order they start.
+// with bit 0 of flags), from init where bit 1 is set (else the identity).
+// state[0..ntiles) and state[ntiles] (the tile counter) must be zero at
+// launch (amp_alg_clear); tiles take their chunk in the order they start.
 //
 // A GPU tile that loads a whole contiguous chunk totals it from the
 // registers it is loaded into and publishes that aggregate as soon as the
@@ -597,10 +635,10 @@ AMP_FI AMP_ALG_R scan_tile_prefix(int op, AMP_ALG_R *ws, unsigned long long *sta
 // rate to 0.81 to 0.82 (bench/results/2026-11-27-session33-h100.md).
 #ifndef AMP_CPU
 AMP_TILED_KERNEL(amp_alg_scan, amp::tiled_index<AMP_ALG_TILE> t, AMP_ALG_IN_PARAMS,
-                 amp::array_view<AMP_ALG_R, 1> amp__y, amp::alg::shape amp__ys,
+                 amp::array_view<AMP_ALG_O, 1> amp__y, amp::alg::shape amp__ys,
                  amp::array_view<unsigned long long, 1> amp__state, amp::array_view<AMP_ALG_R, 1> amp__aggs,
                  amp::array_view<AMP_ALG_R, 1> amp__incls, long long amp__n, long long amp__ntiles, int amp__op,
-                 int amp__excl)
+                 int amp__flags, AMP_ALG_R amp__init)
 {
     tile_static AMP_ALG_R amp__s[AMP_ALG_PAD(AMP_ALG_SCAN_CHUNK) + 1];
     tile_static AMP_ALG_R amp__ws[AMP_ALG_WAVES];
@@ -637,10 +675,12 @@ AMP_TILED_KERNEL(amp_alg_scan, amp::tiled_index<AMP_ALG_TILE> t, AMP_ALG_IN_PARA
         if (lane == 0) amp__wsum[l / AMP_ALG_WAVE] = mine;
     }
     t.barrier.wait();
+    const AMP_ALG_R first = amp::alg::scan_first(amp__op, amp__init, (amp__flags & 2) != 0);
     AMP_ALG_R agg_early = amp::alg::identity<AMP_ALG_R>(amp__op);
     if (early && l < AMP_ALG_WAVE) {
         AMP_ALG_UNROLL for (int i = 0; i < AMP_ALG_WAVES; ++i)
             agg_early = amp::alg::combine(amp__op, agg_early, amp__wsum[i]);
+        agg_early = amp::alg::scan_published(amp__op, tile, first, agg_early);
         if (l == 0) amp::alg::publish_aggregate(amp__state.data(), amp__aggs.data(), amp__incls.data(), tile, agg_early);
     }
     const AMP_ALG_R run = amp::alg::scan_total(amp__op, amp__s, l);
@@ -658,21 +698,22 @@ AMP_TILED_KERNEL(amp_alg_scan, amp::tiled_index<AMP_ALG_TILE> t, AMP_ALG_IN_PARA
         agg = amp::alg::combine(amp__op, agg, amp__ws[i]);
     }
     if (l < AMP_ALG_WAVE) {
-        const AMP_ALG_R pre = amp::alg::look_back(amp__op, amp__state.data(), amp__aggs.data(), amp__incls.data(),
-                                                  tile, early ? agg_early : agg, lane, early);
-        if (l == 0) amp__pre = pre;
+        const AMP_ALG_R pre =
+            amp::alg::look_back(amp__op, amp__state.data(), amp__aggs.data(), amp__incls.data(), tile,
+                                early ? agg_early : amp::alg::scan_published(amp__op, tile, first, agg), lane, early);
+        if (l == 0) amp__pre = tile == 0 ? first : pre;
     }
     const AMP_ALG_R within = lane == 0 ? wpre : amp::alg::combine(amp__op, wpre, wup);
-    amp::alg::scan_within(amp__op, amp__s, l, within, amp__excl != 0);
+    amp::alg::scan_within(amp__op, amp__s, l, within, (amp__flags & 1) != 0);
     t.barrier.wait();
     amp::alg::scan_store_after(amp__op, amp__y.data(), amp__ys, amp__s, base, amp__n, l, amp__pre);
 }
 #else // the CPU accelerator: the flow of the helpers scan_items and scan_finish
 AMP_TILED_KERNEL(amp_alg_scan, amp::tiled_index<AMP_ALG_TILE> t, AMP_ALG_IN_PARAMS,
-                 amp::array_view<AMP_ALG_R, 1> amp__y, amp::alg::shape amp__ys,
+                 amp::array_view<AMP_ALG_O, 1> amp__y, amp::alg::shape amp__ys,
                  amp::array_view<unsigned long long, 1> amp__state, amp::array_view<AMP_ALG_R, 1> amp__aggs,
                  amp::array_view<AMP_ALG_R, 1> amp__incls, long long amp__n, long long amp__ntiles, int amp__op,
-                 int amp__excl)
+                 int amp__flags, AMP_ALG_R amp__init)
 {
     tile_static AMP_ALG_R amp__s[AMP_ALG_PAD(AMP_ALG_SCAN_CHUNK) + 1];
     tile_static AMP_ALG_R amp__ws[AMP_ALG_WAVES];
@@ -692,21 +733,24 @@ AMP_TILED_KERNEL(amp_alg_scan, amp::tiled_index<AMP_ALG_TILE> t, AMP_ALG_IN_PARA
     if (!amp__guess.keep(tile, amp__s, l)) amp::alg::scan_load(amp__in, amp__s, base, amp__n, l, amp__op, direct);
     t.barrier.wait();
     const amp__alg_in amp__in2 = AMP_ALG_IN_MAKE;
-    const AMP_ALG_R run = amp::alg::scan_items(amp__op, amp__s, l, amp__in2, amp__y.data(), base, direct);
+    const AMP_ALG_R run =
+        amp::alg::scan_items(amp__op, amp__s, l, amp__in2, amp::alg::direct_out(amp__y.data()), base, direct);
     const AMP_ALG_R winc = amp::alg::wave_scan(amp__op, run, lane);
     const AMP_ALG_R wup = amp::alg::shfl_up(winc, 1);
     if (lane == AMP_ALG_WAVE - 1) amp__ws[l / AMP_ALG_WAVE] = winc;
     t.barrier.wait();
     if (l < AMP_ALG_WAVE) {
         const AMP_ALG_R pre = amp::alg::scan_tile_prefix(amp__op, amp__ws, amp__state.data(), amp__aggs.data(),
-                                                         amp__incls.data(), tile, lane);
+                                                         amp__incls.data(), tile, lane,
+                                                         amp::alg::scan_first(amp__op, amp__init, (amp__flags & 2) != 0));
         if (l == 0) amp__pre = pre;
     }
     t.barrier.wait();
     const AMP_ALG_R wexc = lane == 0 ? amp::alg::identity<AMP_ALG_R>(amp__op) : wup;
     const AMP_ALG_R tpre =
         amp::alg::combine(amp__op, amp::alg::combine(amp__op, amp__pre, amp__ws[l / AMP_ALG_WAVE]), wexc);
-    amp::alg::scan_finish(amp__op, direct ? amp__y.data() + base : amp__s, l, tpre, amp__excl != 0);
+    amp::alg::scan_finish(amp__op, direct ? amp::alg::direct_out(amp__y.data()) + base : amp__s, l, tpre,
+                          (amp__flags & 1) != 0);
     t.barrier.wait();
     amp::alg::scan_store(amp__y.data(), amp__ys, amp__s, base, amp__n, l, direct);
 }

@@ -10,6 +10,10 @@
 //
 // Configuration this file reads:
 //   AMP_ALG_R       the accumulator type of reductions and scans
+//   AMP_ALG_O       the type of a reduction's result and a scan's output
+//                   (undefined: AMP_ALG_R); AMP_ALG_SPLIT_OUT 1 when it
+//                   differs (a float32 product accumulated in double), the
+//                   reduction's result then a parameter of its own
 //   AMP_ALG_TILE    threads per tile (a multiple of the wave size; 1 on the CPU)
 //   AMP_ALG_USER    defined when the program carries a user-defined reduction
 //
@@ -32,6 +36,11 @@
 #define AMP_ALG_WAVE 64
 #else
 #define AMP_ALG_WAVE 32
+#endif
+
+#ifndef AMP_ALG_O
+#define AMP_ALG_O AMP_ALG_R
+#define AMP_ALG_SPLIT_OUT 0
 #endif
 
 #if AMP_ALG_TILE % AMP_ALG_WAVE != 0

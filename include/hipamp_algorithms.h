@@ -30,7 +30,8 @@
  *  - Counts are 64-bit: a view of rank 2 or more may hold more than 2^31
  *    elements. AMP_ALG_MAX_ELEMENTS is the largest input taken (more is
  *    AMP_ERROR_UNSUPPORTED naming both numbers). 0 elements is valid where a
- *    view can have them: a reduction then gives the identity, everything
+ *    view can have them: a reduction then gives the identity (the _with
+ *    forms' initial value where given), everything
  *    else does nothing.
  *  - q NULL: the default view of the accelerator the data belongs to (an
  *    array's, else where a view's data lives, else the default
@@ -104,12 +105,39 @@ AMP_API const char *amp_type_name(amp_type t);
  * Identities: 0, 1, the type's largest (+inf), its lowest (-inf), all ones,
  * 0, 0. Floating-point sums are combined pairwise in an order that depends
  * on the accelerator and the tuning, so they differ from a serial sum by
- * rounding. */
+ * rounding. float32 products (reductions and scans) are accumulated in
+ * float64 and rounded to float32 once per result: a tree of float32
+ * products drifts (values near 1 round down more often than up), float64
+ * ones stay within an ulp of float32. */
 /* Static name of op ("AMP_OP_SUM"; "AMP_OP_PRODUCT" for AMP_OP_MUL, as the
  * algorithms call them); "unknown" outside the enum. */
 AMP_API const char *amp_op_name(amp_op op);
 
 /* ---------------------------------------------------------------- reduce */
+
+/* What the _with forms (amp_reduce_with, amp_transform_reduce_with, their
+ * _async forms, amp_scan_with) take beyond the plain calls; a NULL options
+ * pointer, or one zero-initialised, is the plain call. */
+typedef struct amp_alg_options {
+    /* The initial value (Thrust's init), pointing at a value of the
+     * accumulation type (below), read before the call returns. A reduction
+     * gives init op x[0] op ... op x[n-1] (init for 0 elements); a scan
+     * starts from it: exclusive out[0] = init, out[i] = init op x[0] op ...
+     * op x[i-1]; inclusive out[i] = init op x[0] op ... op x[i]. NULL: op's
+     * identity (exclusive min and max scans then start at the type's
+     * largest and lowest). */
+    const void *init;
+    /* The type the elements are converted to and combined in, and the type
+     * of the result (reductions) or of out's elements (scans): 0 or t
+     * itself, or t's wider type: AMP_TYPE_INT64 for AMP_TYPE_INT32,
+     * AMP_TYPE_UINT64 for AMP_TYPE_UINT32, AMP_TYPE_FLOAT64 for
+     * AMP_TYPE_FLOAT32 (a sum of int32 that would wrap in 32 bits is then
+     * exact; float32 sums and dots round as float64's). A map is computed in
+     * it (a dot product multiplies the widened elements). Anything else is
+     * AMP_ERROR_INVALID_ARGUMENT naming both types. The wide programs are
+     * compiled at their first use, apart from the plain calls' ones. */
+    amp_type accumulate;
+} amp_alg_options;
 
 /* op over every element of in (an array or view of type t), written to
  * *result (amp_type_size(t) bytes). Blocks until it is there.
@@ -123,6 +151,16 @@ AMP_API amp_status amp_reduce(amp_accelerator_view *q, amp_arg in, amp_type t, a
  * there. *out (out may be NULL) is a future the caller owns. */
 AMP_API amp_status amp_reduce_async(amp_accelerator_view *q, amp_arg in, amp_type t, amp_op op, amp_arg result,
                                     amp_future **out);
+/* amp_reduce with options o (NULL: amp_reduce): an initial value, and a
+ * wider accumulation whose type *result then has
+ * (amp_type_size(o->accumulate) bytes). AMP_ERROR_INVALID_ARGUMENT also for
+ * an accumulate type t does not widen to. Blocks. */
+AMP_API amp_status amp_reduce_with(amp_accelerator_view *q, amp_arg in, amp_type t, amp_op op,
+                                   const amp_alg_options *o, void *result);
+/* amp_reduce_async with options o; result holds one element of the
+ * accumulation type. */
+AMP_API amp_status amp_reduce_with_async(amp_accelerator_view *q, amp_arg in, amp_type t, amp_op op,
+                                         const amp_alg_options *o, amp_arg result, amp_future **out);
 
 /* What transform-reduce applies to each element before reducing. */
 typedef enum amp_map {
@@ -144,6 +182,13 @@ AMP_API amp_status amp_transform_reduce(amp_accelerator_view *q, amp_arg x, amp_
  * amp_reduce_async; result overlapping x or y is AMP_ERROR_INVALID_ARGUMENT). */
 AMP_API amp_status amp_transform_reduce_async(amp_accelerator_view *q, amp_arg x, amp_arg y, amp_type t,
                                               amp_map map, amp_op op, amp_arg result, amp_future **out);
+/* amp_transform_reduce and its _async form with options o (as
+ * amp_reduce_with). */
+AMP_API amp_status amp_transform_reduce_with(amp_accelerator_view *q, amp_arg x, amp_arg y, amp_type t, amp_map map,
+                                             amp_op op, const amp_alg_options *o, void *result);
+AMP_API amp_status amp_transform_reduce_with_async(amp_accelerator_view *q, amp_arg x, amp_arg y, amp_type t,
+                                                   amp_map map, amp_op op, const amp_alg_options *o, amp_arg result,
+                                                   amp_future **out);
 
 /* ----------------------------------------------- user-defined reductions */
 
@@ -234,7 +279,7 @@ AMP_API amp_status amp_reduction_destroy(amp_reduction *r);
 
 typedef enum amp_scan_kind {
     AMP_SCAN_INCLUSIVE = 0, /* out[i] = in[0] op ... op in[i] */
-    AMP_SCAN_EXCLUSIVE = 1  /* out[i] = identity op in[0] op ... op in[i-1] */
+    AMP_SCAN_EXCLUSIVE = 1  /* out[i] = identity (amp_scan_with: init) op in[0] op ... op in[i-1] */
 } amp_scan_kind;
 
 /* Prefix scan of in into out (both of type t and the same number of
@@ -245,6 +290,11 @@ typedef enum amp_scan_kind {
  * amp_parallel_for_each). Otherwise as amp_reduce. */
 AMP_API amp_status amp_scan(amp_accelerator_view *q, amp_arg in, amp_arg out, amp_type t, amp_op op,
                             amp_scan_kind kind);
+/* amp_scan with options o (NULL: amp_scan): the scan starts from o->init,
+ * and with a wider accumulation out holds elements of that type (and so
+ * cannot be in). Returns once queued. */
+AMP_API amp_status amp_scan_with(amp_accelerator_view *q, amp_arg in, amp_arg out, amp_type t, amp_op op,
+                                 amp_scan_kind kind, const amp_alg_options *o);
 /* Scan with a user-defined reduction: out[i] = map(element i) combined by
  * r's reduce expression (associativity is enough here), exclusive scans
  * starting from its identity; its post expression is not used. r must have

@@ -110,6 +110,10 @@ typedef struct amp__alg_prog {
     int scan_guess;                   /* a scan tile reads its index's chunk while it takes its own (GPU) */
     int64_t count_tiles;              /* tiles the sort's count spreads over: 8 a compute unit or CPU thread
                                        * (each adds its counts to the histogram with atomics, so more cost more) */
+    amp_type rtype;                   /* the accumulator (AMP_ALG_R) of a reduction or scan */
+    size_t rsize;                     /* its bytes: partial results, a scan's tile values */
+    size_t osize;                     /* bytes of a reduction's result and a scan's output element (AMP_ALG_O) */
+    bool split_out;                   /* osize's type is not rtype: a reduction's result is a parameter of its own */
 } amp__alg_prog;
 
 /* A user's reduction as parsed (lib/alg_reduce.c fills it; the strings are
@@ -130,9 +134,10 @@ enum { AMP__ALG_FAM_BASIC, AMP__ALG_FAM_PREDICATE, AMP__ALG_FAM_SORT, AMP__ALG_F
 /* A program's source as it would be built for a GPU (gpu) or the CPU
  * accelerator with the default tuning (malloc'ed; NULL: no memory): for
  * compiling every family for GPU targets where there is no GPU
- * (test/test_alg_device.c). */
+ * (test/test_alg_device.c). acc and out: the accumulator and output types
+ * of the basic and scan families (0: t). */
 char *amp__alg_source_for(bool gpu, int family, amp_type t, amp_map map, int op, size_t size, const char *predicate,
-                          const amp__alg_user *user);
+                          const amp__alg_user *user, amp_type acc, amp_type out);
 
 /* The programs of the built-in algorithms, built on first use per
  * accelerator and kept (*out is valid for the process's life):
@@ -149,6 +154,14 @@ char *amp__alg_source_for(bool gpu, int family, amp_type t, amp_map map, int op,
  *   filler:    fill of elements of elem bytes. */
 amp_status amp__alg_basic(amp_accelerator *acc, amp_type t, amp_map map, const amp__alg_prog **out);
 amp_status amp__alg_scanner(amp_accelerator *acc, amp_type t, amp_op op, const amp__alg_prog **out);
+/* The same accumulating in type r with results or outputs of type o (each
+ * t or a wider type): a reduction holding op alone (op >= 0) or every
+ * operator (-1); a scan holding op (a GPU's, or any accelerator's where o
+ * is not r) or every operator. Without iota. */
+amp_status amp__alg_basic_wide(amp_accelerator *acc, amp_type t, amp_map map, int op, amp_type r, amp_type o,
+                               const amp__alg_prog **out);
+amp_status amp__alg_scanner_wide(amp_accelerator *acc, amp_type t, amp_op op, amp_type r, amp_type o,
+                                 const amp__alg_prog **out);
 amp_status amp__alg_predicate(const char *fn, amp_accelerator *acc, amp_type t, const char *predicate,
                               const amp__alg_prog **out);
 amp_status amp__alg_sorter(amp_accelerator *acc, amp_type t, size_t vsize, const amp__alg_prog **out);
@@ -199,16 +212,25 @@ amp_status amp__alg_run_end(amp__alg_run *r, amp_status st, amp_future **out);
 
 /* Queue the reduction of p (amp_alg_reduce, amp_alg_reduce_final) of n
  * elements with operator op: in[0..nin) are the kernel's input parameters
- * (each input's span and shape, then the scalars); the result, one element
- * of rsize bytes, goes to res (a span argument, overwritten). */
+ * (each input's span and shape, then the scalars); init (NULL: none) a
+ * value of p's accumulator type combined in front; the result, one element
+ * of p->osize bytes, goes to res (a span argument, overwritten). */
 amp_status amp__alg_reduce_into(amp__alg_run *run, const amp__alg_prog *p, const amp_arg *in, size_t nin, int64_t n,
-                                int op, size_t rsize, amp_arg res);
-/* The same on q with the result copied to the host (blocks). */
+                                int op, const void *init, amp_arg res);
+/* The same on q with the result (rsize bytes: p->osize) copied to the host
+ * (blocks), without an initial value. */
 amp_status amp__alg_reduce_to_host(amp_accelerator_view *q, const amp__alg_prog *p, const amp_arg *in, size_t nin,
                                    int64_t n, int op, size_t rsize, void *result);
 /* A value of type t read from p (unaligned is fine; NULL: 0) as a kernel
  * argument. */
 amp_arg amp__alg_value_arg(amp_type t, const void *p);
+/* The accumulation type of a _with call on t with options o (NULL: t),
+ * checked against t (AMP_ERROR_INVALID_ARGUMENT naming both). */
+amp_status amp__alg_accumulate(const char *fn, amp_type t, const amp_alg_options *o, amp_type *r);
+/* The caller's init (of type r; may be NULL) as a value of p's accumulator:
+ * itself, or a float32 converted into *widened for a program that
+ * accumulates float32 products in float64. */
+const void *amp__alg_init_for(const amp__alg_prog *p, amp_type r, const void *init, double *widened);
 /* The operator number of a user reduction's reduce expression (amp::alg::OP_USER). */
 #define AMP__ALG_OP_USER 100
 /* amp_reduction_scan's checks and program (lib/alg_reduce.c): args against

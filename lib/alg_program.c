@@ -126,7 +126,12 @@ typedef struct amp__alg_spec {
     size_t size;             /* sort: value bytes (0: keys only); fill: element bytes */
     const char *predicate;   /* predicate */
     const amp__alg_user *user;
+    amp_type acc, out;       /* basic, scan: the accumulator and the result/output type (0: type) */
 } amp__alg_spec;
+
+/* sp's accumulator and output types (basic and scan families). */
+static amp_type amp__alg_acc_type(const amp__alg_spec *sp) { return sp->acc ? sp->acc : sp->type; }
+static amp_type amp__alg_out_type(const amp__alg_spec *sp) { return sp->out ? sp->out : amp__alg_acc_type(sp); }
 
 typedef struct amp__alg_entry {
     amp_accelerator *acc;
@@ -135,6 +140,7 @@ typedef struct amp__alg_entry {
     amp_map map;
     int op;
     size_t size;
+    amp_type acc_type, out;  /* the spec's acc and out */
     char *predicate;         /* owned */
     bool building;           /* a thread is compiling it (others wait on amp__alg_cond) */
     bool ready;
@@ -481,16 +487,19 @@ static void amp__alg_locals(amp__sb *b, const char *label, int nin, const amp_ty
     amp__sb_puts(b, "    (void)i;\n");
 }
 
+/* Computed in the accumulator type (a wide accumulation's products and
+ * differences are those of the wide values). */
 static const char *amp__alg_builtin_map(amp_map m)
 {
     switch (m) {
-    case AMP_MAP_IDENTITY: return "x";
-    case AMP_MAP_ABS: return "amp::alg::absval(x)";
-    case AMP_MAP_SQUARE: return "amp::alg::mul(x, x)";
-    case AMP_MAP_PRODUCT: return "amp::alg::mul(x, y)";
-    case AMP_MAP_SQUARED_DIFFERENCE: return "amp::alg::mul(amp::alg::sub(x, y), amp::alg::sub(x, y))";
+    case AMP_MAP_IDENTITY: return "(AMP_ALG_R)x";
+    case AMP_MAP_ABS: return "amp::alg::absval((AMP_ALG_R)x)";
+    case AMP_MAP_SQUARE: return "amp::alg::mul((AMP_ALG_R)x, (AMP_ALG_R)x)";
+    case AMP_MAP_PRODUCT: return "amp::alg::mul((AMP_ALG_R)x, (AMP_ALG_R)y)";
+    case AMP_MAP_SQUARED_DIFFERENCE:
+        return "amp::alg::mul(amp::alg::sub((AMP_ALG_R)x, (AMP_ALG_R)y), amp::alg::sub((AMP_ALG_R)x, (AMP_ALG_R)y))";
     }
-    return "x";
+    return "(AMP_ALG_R)x";
 }
 
 /* AMP_ALG_OPS: the operators a program accepts at run time, every one of
@@ -563,7 +572,7 @@ static void amp__alg_geometry(const amp_accelerator *acc, const amp__alg_spec *s
     int waves = amp__alg_waves(acc, g->tile);
     g->reduce_items = tn->reduce_items;
     size_t rsize = 8; /* the accumulator: at most 8 bytes */
-    if (sp->family == AMP__ALG_FAM_BASIC || sp->family == AMP__ALG_FAM_SCAN) rsize = amp_type_size(sp->type);
+    if (sp->family == AMP__ALG_FAM_BASIC || sp->family == AMP__ALG_FAM_SCAN) rsize = amp_type_size(amp__alg_acc_type(sp));
     if (sp->family == AMP__ALG_FAM_USER_REDUCE || sp->family == AMP__ALG_FAM_USER_SCAN) rsize = amp_type_size(sp->user->type);
     /* scan: s[PAD(tile * items) + 1] + ws[waves] + pre of R, a tile index;
      * compaction: s of T plus a byte of flags per item. */
@@ -624,7 +633,9 @@ static unsigned amp__alg_kernels(const amp__alg_spec *sp)
 #define AMP__K(x) (1u << AMP__ALG_K_##x)
     switch (sp->family) {
     case AMP__ALG_FAM_BASIC:
-        return AMP__K(REDUCE) | AMP__K(REDUCE_FINAL) | (sp->map == AMP_MAP_IDENTITY ? AMP__K(IOTA) : 0u);
+        /* iota in the narrow programs only (a wide one's results are not its type's) */
+        return AMP__K(REDUCE) | AMP__K(REDUCE_FINAL) |
+               (sp->map == AMP_MAP_IDENTITY && amp__alg_acc_type(sp) == sp->type ? AMP__K(IOTA) : 0u);
     case AMP__ALG_FAM_SCAN:
     case AMP__ALG_FAM_USER_SCAN: return AMP__K(SCAN) | AMP__K(CLEAR);
     case AMP__ALG_FAM_PREDICATE: return AMP__K(REDUCE) | AMP__K(REDUCE_FINAL) | AMP__K(SELECT) | AMP__K(CLEAR);
@@ -651,15 +662,13 @@ static void amp__alg_config(amp__sb *b, const amp__alg_spec *sp, const amp__alg_
                    !!(k & (1u << AMP__ALG_K_SORT_PASS)), !!(k & (1u << AMP__ALG_K_CLEAR)));
     switch (sp->family) {
     case AMP__ALG_FAM_BASIC:
-        amp__sb_printf(b, "#define AMP_ALG_T %s\n#define AMP_ALG_R %s\n", amp__alg_ctype(sp->type),
-                       amp__alg_ctype(sp->type));
-        amp__alg_ops(b, sp->type, false, -1);
-        break;
-    case AMP__ALG_FAM_SCAN:
-        amp__sb_printf(b, "#define AMP_ALG_T %s\n#define AMP_ALG_R %s\n", amp__alg_ctype(sp->type),
-                       amp__alg_ctype(sp->type));
+    case AMP__ALG_FAM_SCAN: {
+        amp_type r = amp__alg_acc_type(sp), o = amp__alg_out_type(sp);
+        amp__sb_printf(b, "#define AMP_ALG_T %s\n#define AMP_ALG_R %s\n", amp__alg_ctype(sp->type), amp__alg_ctype(r));
+        if (o != r) amp__sb_printf(b, "#define AMP_ALG_O %s\n#define AMP_ALG_SPLIT_OUT 1\n", amp__alg_ctype(o));
         amp__alg_ops(b, sp->type, false, sp->op);
         break;
+    }
     case AMP__ALG_FAM_PREDICATE:
         amp__sb_printf(b, "#define AMP_ALG_T %s\n#define AMP_ALG_R unsigned long long\n", amp__alg_ctype(sp->type));
         amp__sb_puts(b, "#define AMP_ALG_OPS(X) X(0, amp::alg::op_sum)\n");
@@ -765,7 +774,7 @@ static char *amp__alg_source(const amp__alg_spec *sp, const amp__alg_prog *g)
 /* For test/test_alg_device.c: the source of a program as it would be built
  * for a GPU (gpu) or the CPU accelerator, with the default tuning. */
 char *amp__alg_source_for(bool gpu, int family, amp_type t, amp_map map, int op, size_t size, const char *predicate,
-                          const amp__alg_user *user)
+                          const amp__alg_user *user, amp_type acc, amp_type out)
 {
     amp_accelerator fake;
     memset(&fake, 0, sizeof fake);
@@ -775,7 +784,7 @@ char *amp__alg_source_for(bool gpu, int family, amp_type t, amp_map map, int op,
      * the caller compiles for: its tile_static use is the one to check. */
     snprintf(fake.e.info.arch, sizeof fake.e.info.arch, "%s", gpu ? "sm_90" : "x86_64");
     amp__alg_spec sp = {.family = family, .type = t, .map = map, .op = op, .size = size, .predicate = predicate,
-                        .user = user};
+                        .user = user, .acc = acc, .out = out};
     amp__alg_prog g;
     memset(&g, 0, sizeof g);
     amp__alg_geometry(&fake, &sp, &g);
@@ -836,6 +845,17 @@ static amp_status amp__alg_build(amp_accelerator *acc, const amp__alg_spec *sp, 
 {
     memset(g, 0, sizeof *g);
     amp__alg_geometry(acc, sp, g);
+    switch (sp->family) {
+    case AMP__ALG_FAM_BASIC:
+    case AMP__ALG_FAM_SCAN: g->rtype = amp__alg_acc_type(sp); break;
+    case AMP__ALG_FAM_USER_REDUCE:
+    case AMP__ALG_FAM_USER_SCAN: g->rtype = sp->user->type; break;
+    default: g->rtype = AMP_TYPE_UINT64; break; /* counts */
+    }
+    g->rsize = amp_type_size(g->rtype);
+    bool typed = sp->family == AMP__ALG_FAM_BASIC || sp->family == AMP__ALG_FAM_SCAN;
+    g->osize = typed ? amp_type_size(amp__alg_out_type(sp)) : g->rsize;
+    g->split_out = typed && amp__alg_out_type(sp) != g->rtype;
     char *src = amp__alg_source(sp, g);
     if (!src) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "%s: no memory for the program's source", what);
     amp_status st = amp_program_build(acc, src, NULL, &g->p);
@@ -890,7 +910,8 @@ amp_status amp__alg_build_user(amp_accelerator *acc, const amp__alg_user *u, boo
 static bool amp__alg_match(const amp__alg_entry *e, amp_accelerator *acc, const amp__alg_spec *sp)
 {
     return e->acc == acc && e->family == sp->family && e->type == sp->type && e->map == sp->map &&
-           e->op == sp->op && e->size == sp->size && (!sp->predicate || !strcmp(e->predicate, sp->predicate));
+           e->op == sp->op && e->size == sp->size && e->acc_type == sp->acc && e->out == sp->out &&
+           (!sp->predicate || !strcmp(e->predicate, sp->predicate));
 }
 
 /* The program for sp on acc, built by the first caller; others wait for it.
@@ -928,6 +949,8 @@ static amp_status amp__alg_get(amp_accelerator *acc, const amp__alg_spec *sp, co
         e->map = sp->map;
         e->op = sp->op;
         e->size = sp->size;
+        e->acc_type = sp->acc;
+        e->out = sp->out;
         e->next = amp__alg_table;
         amp__alg_table = e;
     }
@@ -951,9 +974,19 @@ static amp_status amp__alg_get(amp_accelerator *acc, const amp__alg_spec *sp, co
 
 amp_status amp__alg_basic(amp_accelerator *acc, amp_type t, amp_map map, const amp__alg_prog **out)
 {
-    amp__alg_spec sp = {.family = AMP__ALG_FAM_BASIC, .type = t, .map = map};
+    amp__alg_spec sp = {.family = AMP__ALG_FAM_BASIC, .type = t, .map = map, .op = -1};
     char what[96];
     snprintf(what, sizeof what, "the %s algorithms", amp_type_name(t));
+    return amp__alg_get(acc, &sp, what, out);
+}
+
+amp_status amp__alg_basic_wide(amp_accelerator *acc, amp_type t, amp_map map, int op, amp_type r, amp_type o,
+                               const amp__alg_prog **out)
+{
+    if (r == t && o == t) return amp__alg_basic(acc, t, map, out);
+    amp__alg_spec sp = {.family = AMP__ALG_FAM_BASIC, .type = t, .map = map, .op = op, .acc = r, .out = o};
+    char what[128];
+    snprintf(what, sizeof what, "the %s reductions in %s", amp_type_name(t), amp_type_name(r));
     return amp__alg_get(acc, &sp, what, out);
 }
 
@@ -972,6 +1005,19 @@ amp_status amp__alg_scanner(amp_accelerator *acc, amp_type t, amp_op op, const a
     amp__alg_spec sp = {.family = AMP__ALG_FAM_SCAN, .type = t, .op = acc->e.info.is_emulated ? -1 : (int)op};
     char what[96];
     snprintf(what, sizeof what, "the %s scan", amp_type_name(t));
+    return amp__alg_get(acc, &sp, what, out);
+}
+
+amp_status amp__alg_scanner_wide(amp_accelerator *acc, amp_type t, amp_op op, amp_type r, amp_type o,
+                                 const amp__alg_prog **out)
+{
+    if (r == t && o == t) return amp__alg_scanner(acc, t, op, out);
+    /* One operator where the output is narrower than the accumulator (a
+     * float32 product: only that operator needs it), as on a GPU. */
+    amp__alg_spec sp = {.family = AMP__ALG_FAM_SCAN, .type = t,
+                        .op = acc->e.info.is_emulated && o == r ? -1 : (int)op, .acc = r, .out = o};
+    char what[128];
+    snprintf(what, sizeof what, "the %s scan in %s", amp_type_name(t), amp_type_name(r));
     return amp__alg_get(acc, &sp, what, out);
 }
 

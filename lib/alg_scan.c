@@ -5,13 +5,15 @@
 #include "alg.h"
 
 /* Queue the scan of p over n elements (in[0..nin): the kernel's input
- * parameters) into out with operator op; rsize: the accumulator's bytes.
- * overwrite: out is not the input (nothing of it needs copying in). */
+ * parameters) into out with operator op, starting from init (a value of
+ * p's accumulator; NULL: the identity). overwrite: out is not the input
+ * (nothing of it needs copying in). */
 static amp_status amp__alg_scan_run(amp_accelerator_view *q, const amp__alg_prog *p, const amp_arg *in, size_t nin,
                                     const amp__alg_data *out, bool overwrite, int64_t n, int op, bool excl,
-                                    size_t rsize)
+                                    const void *init)
 {
-    enum { MAXA = 3 * AMP__ALG_MAX_PARAMS + 12 };
+    enum { MAXA = 3 * AMP__ALG_MAX_PARAMS + 14 };
+    const size_t rsize = p->rsize;
     amp_arg a[MAXA];
     amp__alg_scratch *state = NULL, *aggs = NULL, *incls = NULL;
     amp__alg_run run;
@@ -39,7 +41,8 @@ static amp_status amp__alg_scan_run(amp_accelerator_view *q, const amp__alg_prog
     a[k++] = amp_arg_int64(n);
     a[k++] = amp_arg_int64(ntiles);
     a[k++] = amp_arg_int32(op);
-    a[k++] = amp_arg_int32(excl);
+    a[k++] = amp_arg_int32(excl | (init ? 2 : 0)); /* flags: exclusive, from init */
+    a[k++] = amp__alg_value_arg(p->rtype, init);
     st = amp__alg_launch(&run, p, AMP__ALG_K_SCAN, ntiles, a, k);
 out:
     amp__alg_run_end(&run, st, NULL);
@@ -70,24 +73,46 @@ static amp_status amp__alg_scan_kind_ok(const char *fn, amp_scan_kind kind)
     return AMP_OK;
 }
 
-amp_status amp_scan(amp_accelerator_view *q, amp_arg in, amp_arg out, amp_type t, amp_op op, amp_scan_kind kind)
+/* amp_scan and amp_scan_with (o may be NULL). */
+static amp_status amp__alg_scan(const char *fn, amp_accelerator_view *q, amp_arg in, amp_arg out, amp_type t,
+                                amp_op op, amp_scan_kind kind, const amp_alg_options *o)
 {
-    const char *fn = __func__;
     amp__alg_data d[2];
     const amp__alg_prog *p = NULL;
     bool same = false;
+    amp_type r = t;
+    double widened;
     amp_status st;
-    if (q) AMP__HANDLE_OK(q, AMP__HANDLE_QUEUE);
-    if ((st = amp__alg_op_ok(fn, t, op)) != AMP_OK || (st = amp__alg_scan_kind_ok(fn, kind)) != AMP_OK) return st;
-    size_t size = amp_type_size(t);
-    if ((st = amp__alg_resolve(fn, "in", in, size, amp_type_name(t), &d[0])) != AMP_OK ||
-        (st = amp__alg_resolve(fn, "out", out, size, amp_type_name(t), &d[1])) != AMP_OK ||
+    if (q && (st = amp__handle_check(q, AMP__HANDLE_QUEUE, fn, "q")) != AMP_OK) return st;
+    if ((st = amp__alg_op_ok(fn, t, op)) != AMP_OK || (st = amp__alg_scan_kind_ok(fn, kind)) != AMP_OK ||
+        (st = amp__alg_accumulate(fn, t, o, &r)) != AMP_OK)
+        return st;
+    if ((st = amp__alg_resolve(fn, "in", in, amp_type_size(t), amp_type_name(t), &d[0])) != AMP_OK ||
+        (st = amp__alg_resolve(fn, "out", out, amp_type_size(r), amp_type_name(r), &d[1])) != AMP_OK ||
         (st = amp__alg_scan_out(fn, &d[0], &d[1], &same)) != AMP_OK)
         return st;
     if ((st = amp__alg_queue(q, d, 2, NULL, &q)) != AMP_OK) return st;
-    if ((st = amp__alg_scanner(q->acc, t, op, &p)) != AMP_OK) return st;
+    /* float32 products accumulate in float64, as amp_reduce's
+     * (lib/alg_reduce.c says why). */
+    if (r == AMP_TYPE_FLOAT32 && op == AMP_OP_PRODUCT)
+        st = amp__alg_scanner_wide(q->acc, t, op, AMP_TYPE_FLOAT64, AMP_TYPE_FLOAT32, &p);
+    else
+        st = amp__alg_scanner_wide(q->acc, t, op, r, r, &p);
+    if (st != AMP_OK) return st;
+    const void *init = amp__alg_init_for(p, r, o ? o->init : NULL, &widened);
     amp_arg ia[] = {amp__alg_span(&d[0], false), amp__alg_shape_arg(&d[0])};
-    return amp__alg_scan_run(q, p, ia, 2, &d[1], !same, d[0].shape.n, op, kind == AMP_SCAN_EXCLUSIVE, size);
+    return amp__alg_scan_run(q, p, ia, 2, &d[1], !same, d[0].shape.n, op, kind == AMP_SCAN_EXCLUSIVE, init);
+}
+
+amp_status amp_scan(amp_accelerator_view *q, amp_arg in, amp_arg out, amp_type t, amp_op op, amp_scan_kind kind)
+{
+    return amp__alg_scan(__func__, q, in, out, t, op, kind, NULL);
+}
+
+amp_status amp_scan_with(amp_accelerator_view *q, amp_arg in, amp_arg out, amp_type t, amp_op op,
+                         amp_scan_kind kind, const amp_alg_options *o)
+{
+    return amp__alg_scan(__func__, q, in, out, t, op, kind, o);
 }
 
 amp_status amp_reduction_scan(amp_accelerator_view *q, amp_reduction *r, const amp_arg *args, size_t nargs,
@@ -109,5 +134,5 @@ amp_status amp_reduction_scan(amp_accelerator_view *q, amp_reduction *r, const a
     if (same && d[0].elem != o.elem)
         return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: in place needs in and out of one type", fn);
     return amp__alg_scan_run(q, p, in, nin, &o, !same, d[0].shape.n, AMP__ALG_OP_USER, kind == AMP_SCAN_EXCLUSIVE,
-                             amp_type_size(t));
+                             NULL);
 }

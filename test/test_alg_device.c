@@ -1,4 +1,4 @@
-/* test_alg_device.c — the algorithms' device code for GPUs on a machine without one: every program family (every element type of the basic one, every type and every operator of the scan) generated as a GPU build would generate it and compiled with NVRTC for sm_90 (every one) and hipRTC for gfx90a (64-wide waves) and gfx1030 (32-wide) (a selection: each compile takes seconds), where installed; no scratch memory (spills, or a shape indexed in private memory); tile_static within 48 KiB, and on AMD a barrier instruction in every code object (their tiles span several waves). Linked with the library's objects (the generator is internal). */
+/* test_alg_device.c — the algorithms' device code for GPUs on a machine without one: every program family (every element type of the basic one, every type and every operator of the scan) generated as a GPU build would generate it and compiled with NVRTC for sm_90 (every one, and the programs accumulating in a wider type) and hipRTC for gfx90a (64-wide waves) and gfx1030 (32-wide) (a selection: each compile takes seconds), where installed; no scratch memory (spills, or a shape indexed in private memory); tile_static within 48 KiB, and on AMD a barrier instruction in every code object (their tiles span several waves). Linked with the library's objects (the generator is internal). */
 #include "support.h"
 
 #include "alg.h"
@@ -67,11 +67,12 @@ typedef struct family_case {
     size_t size;
     const char *predicate;
     int targets;
+    amp_type acc, out; /* basic, scan: accumulator and output types (0: t) */
 } family_case;
 
 static void compile_case(const family_case *c, const amp__alg_user *u)
 {
-    char *src = amp__alg_source_for(true, c->family, c->t, c->map, c->op, c->size, c->predicate, u);
+    char *src = amp__alg_source_for(true, c->family, c->t, c->map, c->op, c->size, c->predicate, u, c->acc, c->out);
     cr_assert_not_null(src);
     const char *targets[] = {"sm_90", "gfx90a", "gfx1030"};
     int done = 0;
@@ -107,6 +108,27 @@ Test(alg_device, scan_every_type_and_operator)
         {"scan float32 min", AMP__ALG_FAM_SCAN, AMP_TYPE_FLOAT32, AMP_MAP_IDENTITY, AMP_OP_MIN, 0, NULL, SM90 | GFX1030},
         {"scan float64 max", AMP__ALG_FAM_SCAN, AMP_TYPE_FLOAT64, AMP_MAP_IDENTITY, AMP_OP_MAX, 0, NULL, SM90 | GFX90A},
         {"scan int32 product", AMP__ALG_FAM_SCAN, AMP_TYPE_INT32, AMP_MAP_IDENTITY, AMP_OP_PRODUCT, 0, NULL, SM90},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) compile_case(&cases[i], NULL);
+}
+
+/* The programs that accumulate in a wider type than the elements': a
+ * float32 product in float64 with a float32 result (the reduction's result
+ * a parameter of its own, the scan's output narrower than its tile values),
+ * and the wide accumulations amp_alg_options asks for. */
+Test(alg_device, wide_accumulation)
+{
+    family_case cases[] = {
+        {"reduce float32 product in float64", AMP__ALG_FAM_BASIC, AMP_TYPE_FLOAT32, AMP_MAP_IDENTITY, AMP_OP_PRODUCT,
+         0, NULL, SM90 | GFX90A, AMP_TYPE_FLOAT64, AMP_TYPE_FLOAT32},
+        {"scan float32 product in float64", AMP__ALG_FAM_SCAN, AMP_TYPE_FLOAT32, AMP_MAP_IDENTITY, AMP_OP_PRODUCT, 0,
+         NULL, SM90 | GFX90A, AMP_TYPE_FLOAT64, AMP_TYPE_FLOAT32},
+        {"reduce int32 in int64", AMP__ALG_FAM_BASIC, AMP_TYPE_INT32, AMP_MAP_IDENTITY, -1, 0, NULL, SM90 | GFX90A,
+         AMP_TYPE_INT64, AMP_TYPE_INT64},
+        {"dot float32 in float64", AMP__ALG_FAM_BASIC, AMP_TYPE_FLOAT32, AMP_MAP_PRODUCT, -1, 0, NULL, SM90,
+         AMP_TYPE_FLOAT64, AMP_TYPE_FLOAT64},
+        {"scan uint32 sum in uint64", AMP__ALG_FAM_SCAN, AMP_TYPE_UINT32, AMP_MAP_IDENTITY, AMP_OP_SUM, 0, NULL,
+         SM90 | GFX90A, AMP_TYPE_UINT64, AMP_TYPE_UINT64},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) compile_case(&cases[i], NULL);
 }

@@ -298,6 +298,73 @@ ACCEL_TEST(algorithms, reduce_large)
     free(x);
 }
 
+/* float32 products of values within 1e-3 of 1 (issue 38 item 8): a tree of
+ * float32 products keeps its partial products near 1, where rounding is
+ * biased down, and drifted thousands of ulps where a serial float loop
+ * drifts tens (1,000,003 values: 7,500 ulps on the H200, 300 for the
+ * reduction and 1,200 for the scans on the CPU accelerator). Accumulated in
+ * float64 and rounded once, every result is within an ulp of the exact
+ * product of the float32 inputs, and so no farther than the serial loop. */
+ACCEL_TEST(algorithms, float32_products_as_accurate_as_a_serial_loop)
+{
+    amp_accelerator_view *q = default_view(acc);
+    enum { N = 1000003 };
+    float *x = test_xmalloc((size_t)N * 4), *y = test_xmalloc((size_t)N * 4);
+    uint64_t s = 0x853c49e6748fea9bull;
+    for (int i = 0; i < N; ++i) x[i] = (float)(1.0 + ((double)(rng_next(&s) >> 11) / 9007199254740992.0 * 2 - 1) * 1e-3);
+    const double eps = 1.1920928955078125e-07; /* FLT_EPSILON */
+    long double exact = 1;
+    float serial = 1;
+    for (int i = 0; i < N; ++i) {
+        exact *= x[i];
+        serial *= x[i];
+    }
+    double serial_err = (double)fabsl((serial - exact) / exact) / eps;
+    amp_array_view *v = test_view(x, 4, amp_extent_1d(N), AMP_READ_ONLY);
+    float r = 0;
+    ASSERT_OK(amp_reduce(q, amp_arg_view(v), AMP_TYPE_FLOAT32, AMP_OP_PRODUCT, &r));
+    double err = (double)fabsl((r - exact) / exact) / eps;
+    cr_assert(err <= 1.0 && err <= serial_err, "product of %d float32 near 1: %.9g, exact %.9Lg: %.1f ulps off (a serial "
+              "float loop: %.1f)", N, (double)r, exact, err, serial_err);
+    /* The result on the device, and a transform-reduce (|x|). */
+    amp_array *res = NULL;
+    ASSERT_OK(amp_array_create(q, 4, amp_extent_1d(1), NULL, &res));
+    ASSERT_OK(amp_reduce_async(q, amp_arg_view(v), AMP_TYPE_FLOAT32, AMP_OP_PRODUCT, amp_arg_array(res), NULL));
+    float ra = 0;
+    ASSERT_OK(amp_array_copy_to_host(res, &ra));
+    cr_assert_eq(ra, r, "product on the device %.9g, to the host %.9g", (double)ra, (double)r);
+    ASSERT_OK(amp_transform_reduce(q, amp_arg_view(v), (amp_arg){0}, AMP_TYPE_FLOAT32, AMP_MAP_ABS, AMP_OP_PRODUCT, &ra));
+    cr_assert_eq(ra, r, "product of |x| %.9g, of x %.9g", (double)ra, (double)r);
+    ASSERT_OK(amp_array_destroy(res));
+    /* Both scans: every element within an ulp of the exact prefix. */
+    for (int kind = 0; kind < 2; ++kind) {
+        amp_array_view *w = test_view(y, 4, amp_extent_1d(N), AMP_WRITE_ONLY);
+        ASSERT_OK(amp_scan(q, amp_arg_view(v), amp_arg_view(w), AMP_TYPE_FLOAT32, AMP_OP_PRODUCT, kind));
+        ASSERT_OK(amp_array_view_destroy(w));
+        long double run = 1;
+        float srun = 1;
+        double worst = 0, serial_worst = 0;
+        int at = 0;
+        for (int i = 0; i < N; ++i) {
+            long double want = kind == AMP_SCAN_EXCLUSIVE ? run : run * x[i];
+            double e = (double)fabsl((y[i] - want) / want) / eps;
+            if (e > worst) {
+                worst = e;
+                at = i;
+            }
+            run *= x[i];
+            srun *= x[i];
+            double se = (double)fabsl((srun - run) / run) / eps;
+            if (se > serial_worst) serial_worst = se;
+        }
+        cr_assert(worst <= 1.0 && worst <= serial_worst, "%s product scan of %d float32 near 1: element %d is %.1f ulps "
+                  "off (a serial float loop: at most %.1f)", kind ? "exclusive" : "inclusive", N, at, worst, serial_worst);
+    }
+    ASSERT_OK(amp_array_view_destroy(v));
+    free(x);
+    free(y);
+}
+
 /* ------------------------------------------------------ transform-reduce */
 
 ACCEL_TEST(algorithms, transform_reduce_maps)
@@ -757,6 +824,246 @@ ACCEL_TEST(algorithms, async_results_on_device)
     ASSERT_OK(amp_array_destroy(res));
     ASSERT_OK(amp_array_view_destroy(v));
     ASSERT_OK(amp_accelerator_view_destroy(q));
+}
+
+/* ------------------------------------ initial values, wide accumulation */
+
+/* amp_alg_options (issue 38 item 9): Thrust's init for reductions and both
+ * scans, and accumulation in the wider type (int32 in int64, uint32 in
+ * uint64, float32 in float64) with results of that type. */
+ACCEL_TEST(algorithms, initial_values)
+{
+    amp_accelerator_view *q = default_view(acc);
+    enum { N = 70001 };
+    static int32_t xi[N], yi[N];
+    static float xf[N], yf[N];
+    uint64_t s = 99;
+    for (int i = 0; i < N; ++i) {
+        xi[i] = (int32_t)(rng_next(&s) % 2001) - 1000;
+        xf[i] = (float)((int)(rng_next(&s) % 2001) - 1000) * 0.25f; /* sums exact in float32 */
+    }
+    amp_array_view *vi = test_view(xi, 4, amp_extent_1d(N), AMP_READ_ONLY);
+    amp_array_view *vf = test_view(xf, 4, amp_extent_1d(N), AMP_READ_ONLY);
+    /* Exclusive and inclusive scans from an initial value, sum, min, max;
+     * the min/max inits inside the data's range, so that they show. */
+    const amp_op sops[] = {AMP_OP_SUM, AMP_OP_MIN, AMP_OP_MAX};
+    const int32_t iinit[] = {123456, -500, 700};
+    const float finit[] = {-1e4f, -250.5f, 300.25f};
+    for (int oi = 0; oi < 3; ++oi)
+        for (int kind = 0; kind < 2; ++kind) {
+            amp_op op = sops[oi];
+            amp_alg_options oint = {.init = &iinit[oi]}, oflt = {.init = &finit[oi]};
+            amp_array_view *wi = test_view(yi, 4, amp_extent_1d(N), AMP_WRITE_ONLY);
+            amp_array_view *wf = test_view(yf, 4, amp_extent_1d(N), AMP_WRITE_ONLY);
+            ASSERT_OK(amp_scan_with(q, amp_arg_view(vi), amp_arg_view(wi), AMP_TYPE_INT32, op, kind, &oint));
+            ASSERT_OK(amp_scan_with(q, amp_arg_view(vf), amp_arg_view(wf), AMP_TYPE_FLOAT32, op, kind, &oflt));
+            ASSERT_OK(amp_array_view_destroy(wi));
+            ASSERT_OK(amp_array_view_destroy(wf));
+            value ri = {.i = iinit[oi]}, rf = {.f = finit[oi]};
+            for (int i = 0; i < N; ++i) {
+                value ni = combine(AMP_TYPE_INT32, op, ri, get(AMP_TYPE_INT32, xi, (size_t)i));
+                value nf = combine(AMP_TYPE_FLOAT32, op, rf, get(AMP_TYPE_FLOAT32, xf, (size_t)i));
+                value wanti = kind == AMP_SCAN_EXCLUSIVE ? ri : ni, wantf = kind == AMP_SCAN_EXCLUSIVE ? rf : nf;
+                if (yi[i] != (int32_t)wanti.i || yf[i] != (float)wantf.f)
+                    cr_assert_fail("%s %s scan from an initial value: element %d is %d and %g, want %lld and %g",
+                                   kind ? "exclusive" : "inclusive", amp_op_name(op), i, yi[i], (double)yf[i],
+                                   (long long)wanti.i, wantf.f);
+                ri = ni;
+                rf = nf;
+            }
+            cr_assert(kind == AMP_SCAN_INCLUSIVE || (yi[0] == iinit[oi] && yf[0] == finit[oi]),
+                      "an exclusive scan starts at init");
+            /* The reduction from the same initial value is the inclusive
+             * scan's last element, on the host and on the device. */
+            int32_t r32 = 0;
+            float rfl = 0;
+            ASSERT_OK(amp_reduce_with(q, amp_arg_view(vi), AMP_TYPE_INT32, op, &oint, &r32));
+            cr_assert_eq(r32, (int32_t)ri.i, "%s reduce from %d: %d, want %lld", amp_op_name(op), iinit[oi], r32,
+                         (long long)ri.i);
+            ASSERT_OK(amp_reduce_with(q, amp_arg_view(vf), AMP_TYPE_FLOAT32, op, &oflt, &rfl));
+            cr_assert_eq(rfl, (float)rf.f, "%s reduce from %g: %g, want %g", amp_op_name(op), (double)finit[oi],
+                         (double)rfl, rf.f);
+            amp_array *res = NULL;
+            ASSERT_OK(amp_array_create(q, 4, amp_extent_1d(1), NULL, &res));
+            ASSERT_OK(amp_reduce_with_async(q, amp_arg_view(vi), AMP_TYPE_INT32, op, &oint, amp_arg_array(res), NULL));
+            ASSERT_OK(amp_array_copy_to_host(res, &r32));
+            cr_assert_eq(r32, (int32_t)ri.i, "%s reduce_async from %d: %d", amp_op_name(op), iinit[oi], r32);
+            ASSERT_OK(amp_array_destroy(res));
+        }
+    /* In place, a strided section, a product from an initial value (float32
+     * products accumulate in float64: init goes in widened), a single tile. */
+    static float pf[300];
+    for (int i = 0; i < 300; ++i) pf[i] = (i % 7 == 0) ? 2.0f : (i % 11 == 0) ? 0.5f : 1.0f;
+    amp_array_view *vp = test_view(pf, 4, amp_extent_2d(30, 10), AMP_READ_WRITE), *col = NULL;
+    ASSERT_OK(amp_array_view_section(vp, amp_index_2d(0, 3), amp_extent_2d(30, 1), &col));
+    float three = 3.0f, got = 0;
+    amp_alg_options o3 = {.init = &three};
+    ASSERT_OK(amp_reduce_with(q, amp_arg_view(col), AMP_TYPE_FLOAT32, AMP_OP_PRODUCT, &o3, &got));
+    float want = 3.0f;
+    for (int r = 0; r < 30; ++r) want *= pf[r * 10 + 3];
+    cr_assert_eq(got, want, "product of a column from 3: %g, want %g", (double)got, (double)want);
+    float wantcol[30], run = 3.0f;
+    for (int r = 0; r < 30; ++r) {
+        wantcol[r] = run;
+        run *= pf[r * 10 + 3];
+    }
+    ASSERT_OK(amp_scan_with(q, amp_arg_view(col), amp_arg_view(col), AMP_TYPE_FLOAT32, AMP_OP_PRODUCT,
+                            AMP_SCAN_EXCLUSIVE, &o3));
+    ASSERT_OK(amp_array_view_synchronize(vp));
+    for (int r = 0; r < 30; ++r)
+        cr_assert_eq(pf[r * 10 + 3], wantcol[r], "in place exclusive product scan of a column from 3: row %d is %g, "
+                     "want %g", r, (double)pf[r * 10 + 3], (double)wantcol[r]);
+    cr_assert_eq(pf[4], (4 % 7 == 0) ? 2.0f : (4 % 11 == 0) ? 0.5f : 1.0f, "the next column is untouched");
+    ASSERT_OK(amp_array_view_destroy(col));
+    ASSERT_OK(amp_array_view_destroy(vp));
+    /* 0 elements: the initial value. */
+    amp_array_view *none = NULL;
+    ASSERT_OK(amp_array_view_section(vi, amp_index_1d(5), amp_extent_1d(0), &none));
+    int32_t r0 = 0, seven = 7;
+    amp_alg_options o7 = {.init = &seven};
+    ASSERT_OK(amp_reduce_with(q, amp_arg_view(none), AMP_TYPE_INT32, AMP_OP_MAX, &o7, &r0));
+    cr_assert_eq(r0, 7, "max of nothing from 7: %d", r0);
+    ASSERT_OK(amp_array_view_destroy(none));
+    /* NULL options and zeroed ones are the plain calls. */
+    amp_alg_options zero = {0};
+    int32_t a = 1, b = 2, c = 3;
+    ASSERT_OK(amp_reduce(q, amp_arg_view(vi), AMP_TYPE_INT32, AMP_OP_SUM, &a));
+    ASSERT_OK(amp_reduce_with(q, amp_arg_view(vi), AMP_TYPE_INT32, AMP_OP_SUM, NULL, &b));
+    ASSERT_OK(amp_reduce_with(q, amp_arg_view(vi), AMP_TYPE_INT32, AMP_OP_SUM, &zero, &c));
+    cr_assert(a == b && b == c, "plain %d, NULL options %d, zeroed options %d", a, b, c);
+    ASSERT_OK(amp_array_view_destroy(vi));
+    ASSERT_OK(amp_array_view_destroy(vf));
+}
+
+ACCEL_TEST(algorithms, wide_accumulation)
+{
+    amp_accelerator_view *q = default_view(acc);
+    enum { N = 100003 };
+    static int32_t xi[N], yi[N];
+    static uint32_t xu[N];
+    static int64_t out64[N];
+    static float xf[N], yf[N];
+    uint64_t s = 12345;
+    int64_t sum = 0, dot = 0;
+    uint64_t usum = 0;
+    double fsum = 0, fdot = 0;
+    for (int i = 0; i < N; ++i) {
+        xi[i] = 2000000000 - (int32_t)(rng_next(&s) % 1000); /* int32 sums wrap */
+        yi[i] = (int32_t)(rng_next(&s) % 65536) - 32768;
+        xu[i] = 4000000000u + (uint32_t)(rng_next(&s) % 1000);
+        /* 1 + k 2^-20: 21 bits; the sum needs 38, exact in float64, not float32. */
+        xf[i] = 1.0f + (float)(rng_next(&s) % 1048576) * 0x1p-20f;
+        yf[i] = (float)(rng_next(&s) % 8) - 4.0f;
+        sum += xi[i];
+        dot += (int64_t)xi[i] * yi[i];
+        usum += xu[i];
+        fsum += xf[i];
+        fdot += (double)xf[i] * yf[i];
+    }
+    amp_array_view *vi = test_view(xi, 4, amp_extent_1d(N), AMP_READ_ONLY);
+    amp_array_view *wi = test_view(yi, 4, amp_extent_1d(N), AMP_READ_ONLY);
+    amp_array_view *vu = test_view(xu, 4, amp_extent_1d(N), AMP_READ_ONLY);
+    amp_array_view *vf = test_view(xf, 4, amp_extent_1d(N), AMP_READ_ONLY);
+    amp_array_view *wf = test_view(yf, 4, amp_extent_1d(N), AMP_READ_ONLY);
+    amp_alg_options o64 = {.accumulate = AMP_TYPE_INT64}, ou64 = {.accumulate = AMP_TYPE_UINT64},
+                    od = {.accumulate = AMP_TYPE_FLOAT64};
+    /* The narrow sums wrap and round; the wide ones are exact. */
+    int32_t n32 = 0;
+    int64_t w64 = 0;
+    ASSERT_OK(amp_reduce(q, amp_arg_view(vi), AMP_TYPE_INT32, AMP_OP_SUM, &n32));
+    cr_assert_eq(n32, (int32_t)(uint32_t)(uint64_t)sum, "the narrow sum wraps");
+    ASSERT_OK(amp_reduce_with(q, amp_arg_view(vi), AMP_TYPE_INT32, AMP_OP_SUM, &o64, &w64));
+    cr_assert_eq(w64, sum, "int32 summed in int64: %lld, want %lld", (long long)w64, (long long)sum);
+    uint64_t wu = 0;
+    ASSERT_OK(amp_reduce_with(q, amp_arg_view(vu), AMP_TYPE_UINT32, AMP_OP_SUM, &ou64, &wu));
+    cr_assert_eq(wu, usum, "uint32 summed in uint64: %llu, want %llu", (unsigned long long)wu, (unsigned long long)usum);
+    ASSERT_OK(amp_transform_reduce_with(q, amp_arg_view(vi), amp_arg_view(wi), AMP_TYPE_INT32, AMP_MAP_PRODUCT,
+                                        AMP_OP_SUM, &o64, &w64));
+    cr_assert_eq(w64, dot, "int32 dot in int64 (products widened first): %lld, want %lld", (long long)w64,
+                 (long long)dot);
+    float nf = 0;
+    double wd = 0;
+    ASSERT_OK(amp_reduce(q, amp_arg_view(vf), AMP_TYPE_FLOAT32, AMP_OP_SUM, &nf));
+    cr_assert_neq((double)nf, fsum, "the float32 sum was expected to round (%.17g)", fsum);
+    ASSERT_OK(amp_reduce_with(q, amp_arg_view(vf), AMP_TYPE_FLOAT32, AMP_OP_SUM, &od, &wd));
+    cr_assert_eq(wd, fsum, "float32 summed in float64: %.17g, want %.17g", wd, fsum);
+    ASSERT_OK(amp_transform_reduce_with(q, amp_arg_view(vf), amp_arg_view(wf), AMP_TYPE_FLOAT32, AMP_MAP_PRODUCT,
+                                        AMP_OP_SUM, &od, &wd));
+    cr_assert_eq(wd, fdot, "float32 dot in float64: %.17g, want %.17g", wd, fdot);
+    /* min and max in the wide type: the same values, widened. */
+    ASSERT_OK(amp_reduce_with(q, amp_arg_view(vi), AMP_TYPE_INT32, AMP_OP_MIN, &o64, &w64));
+    int32_t n_min = 0;
+    ASSERT_OK(amp_reduce(q, amp_arg_view(vi), AMP_TYPE_INT32, AMP_OP_MIN, &n_min));
+    cr_assert_eq(w64, (int64_t)n_min);
+    /* A wide result on the device, with an initial value of the wide type. */
+    int64_t big = INT64_C(1) << 40;
+    amp_alg_options o64i = {.init = &big, .accumulate = AMP_TYPE_INT64};
+    amp_array *res = NULL;
+    ASSERT_OK(amp_array_create(q, 8, amp_extent_1d(1), NULL, &res));
+    ASSERT_OK(amp_reduce_with_async(q, amp_arg_view(vi), AMP_TYPE_INT32, AMP_OP_SUM, &o64i, amp_arg_array(res), NULL));
+    ASSERT_OK(amp_array_copy_to_host(res, &w64));
+    cr_assert_eq(w64, sum + big, "int32 summed in int64 from 2^40 on the device: %lld", (long long)w64);
+    ASSERT_OK(amp_array_destroy(res));
+    /* A wide scan: int32 prefix sums past 2^31 as int64, from an initial value. */
+    amp_array_view *w = test_view(out64, 8, amp_extent_1d(N), AMP_WRITE_ONLY);
+    ASSERT_OK(amp_scan_with(q, amp_arg_view(vi), amp_arg_view(w), AMP_TYPE_INT32, AMP_OP_SUM, AMP_SCAN_EXCLUSIVE, &o64i));
+    ASSERT_OK(amp_array_view_destroy(w));
+    int64_t run = big;
+    for (int i = 0; i < N; ++i) {
+        if (out64[i] != run) cr_assert_fail("wide exclusive scan: element %d is %lld, want %lld", i, (long long)out64[i],
+                                            (long long)run);
+        run += xi[i];
+    }
+    /* A float32 product in float64 gives a float64 result. */
+    static float ones[1000];
+    for (int i = 0; i < 1000; ++i) ones[i] = i == 500 ? 3.0f : 1.0f;
+    amp_array_view *vo = test_view(ones, 4, amp_extent_1d(1000), AMP_READ_ONLY);
+    ASSERT_OK(amp_reduce_with(q, amp_arg_view(vo), AMP_TYPE_FLOAT32, AMP_OP_PRODUCT, &od, &wd));
+    cr_assert_eq(wd, 3.0);
+    ASSERT_OK(amp_array_view_destroy(vo));
+    /* Refusals: a type t does not widen to, one outside the enum, a result
+     * or out of the element type's size, a wide scan in place. */
+    amp_alg_options bad = {.accumulate = AMP_TYPE_FLOAT64};
+    ASSERT_STATUS(amp_reduce_with(q, amp_arg_view(vi), AMP_TYPE_INT32, AMP_OP_SUM, &bad, &wd), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_last_error(), "amp_reduce_with") && strstr(amp_last_error(), "float64") &&
+              strstr(amp_last_error(), "int32") && strstr(amp_last_error(), "int64"), "%s", amp_last_error());
+    amp_alg_options bad2 = {.accumulate = AMP_TYPE_FLOAT32};
+    ASSERT_STATUS(amp_transform_reduce_with(q, amp_arg_view(vi), (amp_arg){0}, AMP_TYPE_INT32, AMP_MAP_ABS, AMP_OP_SUM,
+                                            &bad2, &wd),
+                  AMP_ERROR_INVALID_ARGUMENT);
+    amp_alg_options bad3 = {.accumulate = (amp_type)99};
+    ASSERT_STATUS(amp_scan_with(q, amp_arg_view(vi), amp_arg_view(vi), AMP_TYPE_INT32, AMP_OP_SUM, AMP_SCAN_INCLUSIVE,
+                                &bad3),
+                  AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_last_error(), "amp_scan_with") && strstr(amp_last_error(), "99"), "%s", amp_last_error());
+    amp_alg_options same64 = {.accumulate = AMP_TYPE_INT64};
+    static int64_t x64[10] = {1, 2, 3};
+    amp_array_view *v64 = test_view(x64, 8, amp_extent_1d(10), AMP_READ_ONLY);
+    ASSERT_OK(amp_reduce_with(q, amp_arg_view(v64), AMP_TYPE_INT64, AMP_OP_SUM, &same64, &w64));
+    cr_assert_eq(w64, 6, "int64 accumulated in itself");
+    ASSERT_OK(amp_array_view_destroy(v64));
+    amp_array *r4 = NULL;
+    ASSERT_OK(amp_array_create(q, 4, amp_extent_1d(1), NULL, &r4));
+    ASSERT_STATUS(amp_reduce_with_async(q, amp_arg_view(vi), AMP_TYPE_INT32, AMP_OP_SUM, &o64, amp_arg_array(r4), NULL),
+                  AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_last_error(), "int64"), "%s", amp_last_error());
+    ASSERT_OK(amp_array_destroy(r4));
+    amp_array_view *w32 = test_view(yi, 4, amp_extent_1d(N), AMP_WRITE_ONLY);
+    ASSERT_STATUS(amp_scan_with(q, amp_arg_view(vi), amp_arg_view(w32), AMP_TYPE_INT32, AMP_OP_SUM, AMP_SCAN_INCLUSIVE,
+                                &o64),
+                  AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_OK(amp_array_view_destroy(w32));
+    static int32_t inplace[16];
+    amp_array_view *vip = test_view(inplace, 4, amp_extent_1d(16), AMP_READ_WRITE);
+    ASSERT_STATUS(amp_scan_with(q, amp_arg_view(vip), amp_arg_view(vip), AMP_TYPE_INT32, AMP_OP_SUM,
+                                AMP_SCAN_INCLUSIVE, &o64),
+                  AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_OK(amp_array_view_destroy(vip));
+    ASSERT_OK(amp_array_view_destroy(vi));
+    ASSERT_OK(amp_array_view_destroy(wi));
+    ASSERT_OK(amp_array_view_destroy(vu));
+    ASSERT_OK(amp_array_view_destroy(vf));
+    ASSERT_OK(amp_array_view_destroy(wf));
 }
 
 /* ----------------------------------------------------- user reductions */
@@ -1702,7 +2009,7 @@ Test(algorithms, cpu_kernels_run_as_loops)
     amp_array_view *v = test_view(x, 4, amp_extent_1d(5000), AMP_READ_WRITE);
     float f = 0;
     uint64_t c = 0;
-    amp_status st[8];
+    amp_status st[12];
     st[0] = amp_reduce(q, amp_arg_view(v), AMP_TYPE_FLOAT32, AMP_OP_SUM, &f);
     st[1] = amp_scan(q, amp_arg_view(v), amp_arg_view(v), AMP_TYPE_FLOAT32, AMP_OP_MAX, AMP_SCAN_INCLUSIVE);
     st[2] = amp_sort(q, amp_arg_view(v), AMP_TYPE_FLOAT32, AMP_ASCENDING);
@@ -1713,12 +2020,23 @@ Test(algorithms, cpu_kernels_run_as_loops)
     float y[5000];
     amp_array_view *vy = test_view(y, 4, amp_extent_1d(5000), AMP_READ_WRITE);
     st[7] = amp_sort_by_key(q, amp_arg_view(v), amp_arg_view(vy), AMP_TYPE_FLOAT32, AMP_DESCENDING);
+    /* The programs accumulating in a wider type: float32 products (their
+     * results and outputs narrower than the accumulator), and the wide
+     * accumulations of amp_alg_options. */
+    st[8] = amp_reduce(q, amp_arg_view(v), AMP_TYPE_FLOAT32, AMP_OP_PRODUCT, &f);
+    st[9] = amp_scan(q, amp_arg_view(v), amp_arg_view(vy), AMP_TYPE_FLOAT32, AMP_OP_PRODUCT, AMP_SCAN_EXCLUSIVE);
+    amp_alg_options wide = {.accumulate = AMP_TYPE_FLOAT64};
+    double d = 0, z[5000];
+    st[10] = amp_reduce_with(q, amp_arg_view(v), AMP_TYPE_FLOAT32, AMP_OP_SUM, &wide, &d);
+    amp_array_view *vz = test_view(z, 8, amp_extent_1d(5000), AMP_WRITE_ONLY);
+    st[11] = amp_scan_with(q, amp_arg_view(v), amp_arg_view(vz), AMP_TYPE_FLOAT32, AMP_OP_SUM, AMP_SCAN_INCLUSIVE, &wide);
+    amp_array_view_destroy(vz);
     amp_array_view_destroy(vy);
     amp_array_view_destroy(v);
     fflush(stderr);
     dup2(saved, 2);
     close(saved);
-    for (int i = 0; i < 8; ++i)
+    for (int i = 0; i < 12; ++i)
         if (i != 3) cr_assert_eq(st[i], AMP_OK, "call %d: %s", i, amp_status_name(st[i]));
     char buf[16384];
     lseek(fd, 0, SEEK_SET);
@@ -1728,7 +2046,7 @@ Test(algorithms, cpu_kernels_run_as_loops)
     cr_assert_gt(n, 0, "AMP_CPU_VERBOSE printed nothing");
     buf[n] = '\0';
     cr_assert_null(strstr(buf, "as fibers"), "an algorithm kernel runs as fibers:\n%s", buf);
-    static const char *const kernels[] = {"amp_alg_reduce'", "amp_alg_scan'",      "amp_alg_clear'",
+    static const char *const kernels[] = {"amp_alg_reduce'", "amp_alg_reduce_final'", "amp_alg_scan'", "amp_alg_clear'",
                                           "amp_alg_iota'",   "amp_alg_fill'",      "amp_alg_select'",
                                           "amp_alg_sort_hist'", "amp_alg_sort_offsets'", "amp_alg_sort_pass'"};
     for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; ++i) {
