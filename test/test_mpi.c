@@ -1184,9 +1184,9 @@ Test(mpi_ranks, begun_exchanges_equal_blocking_ones, .timeout = 600)
         }
 }
 
-/* A peer that finalizes without exchanging used to leave its neighbours in
- * MPI_Waitall for ever. With a time-out, the rank waiting for it returns
- * AMP_ERROR_TIMEOUT naming the peer and the halo still pending; the
+/* A peer busy with other work (an MPI_Barrier the others reach only after
+ * their exchanges) never answers. With a time-out, the rank waiting for it
+ * returns AMP_ERROR_TIMEOUT naming the peer and the halo still pending; the
  * exchanger then refuses, and destroy and MPI_Finalize still work. With 3
  * ranks the rank after the silent one times out; the rank before it does
  * not (its small message was taken eagerly), and its next exchange times out
@@ -1215,6 +1215,51 @@ Test(mpi_ranks, timeout_names_the_peer_that_never_answered, .timeout = 600)
                 const char *ok[] = {"AMP_OK"}, *null[] = {"AMP_ERROR_INVALID_ARGUMENT", "x is NULL"};
                 line_says(rank_line(&r, k, "destroy"), ok, 1, what);
                 line_says(rank_line(&r, k, "set_timeout NULL"), null, 2, what);
+                char done[32];
+                snprintf(done, sizeof done, "rank %d done\n", k);
+                cr_assert(strstr(r.out, done), "%s: rank %d did not finish:\n%s", what, k, r.out);
+            }
+        }
+}
+
+/* A peer that calls MPI_Finalize, or destroys its exchanger, without
+ * exchanging used to leave the rank waiting for it in MPI_Waitall for ever
+ * when no time-out was set. Its leaving notice now ends that exchange at
+ * once (after a 0.1 s grace for data still on its way) with
+ * AMP_ERROR_TIMEOUT naming the peer and how it left, and every rank
+ * finalizes. With 3 ranks the rank after the leaver fails; the rank before
+ * it exchanged fine (its small message went eagerly), and its next
+ * exchange fails naming the rank that gave up and destroyed its exchanger.
+ * A rank still waiting after 30 s ends the job (the helper's watchdog). */
+Test(mpi_ranks, a_peer_that_left_ends_the_exchange_without_a_timeout, .timeout = 300)
+{
+    static heat_run r;
+    const char *modes[] = {"finalize", "destroy"};
+    for (int np = 2; np <= 3; ++np)
+        for (int m = 0; m < 2; ++m) {
+            char what[96], args[64];
+            snprintf(args, sizeof args, "host %s", modes[m]);
+            run_scenario("leaving", np, args, &r, what, sizeof what);
+            const int waiter = np == 2 ? 0 : 2;
+            const char *left[] = {"AMP_ERROR_TIMEOUT",
+                                  m == 0 ? "rank 1 (it called MPI_Finalize) left without taking part in it"
+                                         : "rank 1 (it destroyed its exchanger) left without taking part in it",
+                                  "halo 1 receive from rank 1 (tag 7)", "destroy it"};
+            line_says(rank_line(&r, waiter, "exchange"), left, 4, what);
+            double waited = atof(rank_line(&r, waiter, "waited"));
+            cr_assert(waited >= 0.09 && waited < 10, "%s: rank %d waited %g s", what, waiter, waited);
+            const char *refused[] = {"AMP_ERROR_INVALID_ARGUMENT", "abandoned", "destroy it"};
+            line_says(rank_line(&r, waiter, "again"), refused, 3, what);
+            if (np == 3) {
+                const char *ok[] = {"AMP_OK"};
+                line_says(rank_line(&r, 0, "exchange"), ok, 1, what);
+                const char *next[] = {"AMP_ERROR_TIMEOUT", "exchange #2: rank 2 (it destroyed its exchanger) left",
+                                      "halo 1 receive from rank 2 (tag 7)"};
+                line_says(rank_line(&r, 0, "again"), next, 3, what);
+            }
+            for (int k = 0; k < np; ++k) {
+                const char *ok[] = {"AMP_OK"};
+                line_says(rank_line(&r, k, "destroy"), ok, 1, what);
                 char done[32];
                 snprintf(done, sizeof done, "rank %d done\n", k);
                 cr_assert(strstr(r.out, done), "%s: rank %d did not finish:\n%s", what, k, r.out);
