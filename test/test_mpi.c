@@ -654,6 +654,49 @@ Test(mpi, timeout_on_a_receive_nothing_matches, .init = mpi_up, .fini = mpi_down
     ASSERT_OK(amp_array_view_destroy(v));
 }
 
+/* AMP_MPI_TIMEOUT gives new exchangers their time-out (set_timeout still
+ * changes it); a value that is no number of milliseconds fails the
+ * creation, naming it; empty is unset. */
+Test(mpi, timeout_from_the_environment, .init = mpi_up, .fini = mpi_down, .timeout = 30)
+{
+    amp_accelerator_view *q = default_view(test_accel(TEST_ACCEL_CPU));
+    float grid[R * C];
+    for (int i = 0; i < R * C; ++i) grid[i] = 0.0f;
+    amp_array_view *v = test_view(grid, sizeof(float), amp_extent_2d(R, C), AMP_READ_WRITE);
+    amp_array_view *send = section(v, 1, 0, 1, C), *recv = section(v, 3, 0, 1, C);
+    amp_mpi_halo h = {send, recv, 0, 3, 4}; /* nothing matches the receive */
+    setenv("AMP_MPI_TIMEOUT", "150", 1);
+    amp_mpi_exchange *x = self_exchange(q, sizeof(float), AMP_MPI_PATH_HOST);
+    ASSERT_MPI_STATUS(amp_mpi_exchange_halos(x, &h, 1), AMP_ERROR_TIMEOUT);
+    cr_assert(strstr(amp_mpi_last_error(), "no answer from rank 0 within 150 ms"), "%s", amp_mpi_last_error());
+    ASSERT_MPI_OK(amp_mpi_exchange_destroy(x));
+    x = self_exchange(q, sizeof(float), AMP_MPI_PATH_HOST);
+    ASSERT_MPI_OK(amp_mpi_exchange_set_timeout(x, 60));
+    ASSERT_MPI_STATUS(amp_mpi_exchange_halos(x, &h, 1), AMP_ERROR_TIMEOUT);
+    cr_assert(strstr(amp_mpi_last_error(), "within 60 ms"), "%s", amp_mpi_last_error());
+    ASSERT_MPI_OK(amp_mpi_exchange_destroy(x));
+    const char *bad[] = {"soon", "-5", "4294967296", "12ms", " 7"};
+    for (int i = 0; i < 5; ++i) {
+        setenv("AMP_MPI_TIMEOUT", bad[i], 1);
+        x = (amp_mpi_exchange *)1;
+        ASSERT_MPI_STATUS(amp_mpi_exchange_create(MPI_COMM_SELF, q, sizeof(float), AMP_MPI_PATH_HOST, &x),
+                          AMP_ERROR_INVALID_ARGUMENT);
+        cr_assert_null(x);
+        char says[64];
+        snprintf(says, sizeof says, "AMP_MPI_TIMEOUT is \"%s\"", bad[i]);
+        cr_assert(strstr(amp_mpi_last_error(), says), "no '%s' in: %s", says, amp_mpi_last_error());
+    }
+    setenv("AMP_MPI_TIMEOUT", "", 1);
+    x = self_exchange(q, sizeof(float), AMP_MPI_PATH_HOST);
+    amp_mpi_halo good = {send, recv, 0, 2, 2};
+    ASSERT_MPI_OK(amp_mpi_exchange_halos(x, &good, 1));
+    ASSERT_MPI_OK(amp_mpi_exchange_destroy(x));
+    unsetenv("AMP_MPI_TIMEOUT");
+    ASSERT_OK(amp_array_view_destroy(send));
+    ASSERT_OK(amp_array_view_destroy(recv));
+    ASSERT_OK(amp_array_view_destroy(v));
+}
+
 /* Begun exchanges on one exchanger: handles that are no exchange, ending
  * out of order or twice, and destroy while one is in flight are refused
  * without changing anything; the data and the statistics are the blocking
@@ -743,6 +786,11 @@ Test(mpi, refused_halos_send_nothing, .init = mpi_up, .fini = mpi_down)
     amp_array_view *send = section(v, 1, 0, 1, C), *recv = section(v, 3, 0, 1, C);
     amp_array_view *wrecv = section(w, 3, 0, 1, C);
     amp_mpi_exchange *x = self_exchange(q, sizeof(float), AMP_MPI_PATH_HOST);
+    int *ub = NULL, flag = 0;
+    cr_assert_eq(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag), MPI_SUCCESS);
+    cr_assert(flag && ub, "MPI_TAG_UB is not set");
+    char tag_ub[64];
+    snprintf(tag_ub, sizeof tag_ub, "tag %d is MPI_TAG_UB", *ub);
 
     amp_mpi_halo bad[] = {
         {send, recv, 1, 4, 4},  /* rank 1 of a communicator of 1 */
@@ -750,8 +798,10 @@ Test(mpi, refused_halos_send_nothing, .init = mpi_up, .fini = mpi_down)
         {send, recv, 0, -1, 4}, /* negative tag */
         {send, recv, 0, 4, -2},
         {send, wrecv, 0, 4, 4}, /* a receive of 8-byte elements after a good send */
+        {send, recv, 0, *ub, *ub}, /* the tag of the exchanger's leaving notices */
+        {send, recv, 0, 4, *ub},
     };
-    const char *says[] = {"peer 1", "peer -5", "tag -1", "tag -2", "8-byte elements"};
+    const char *says[] = {"peer 1", "peer -5", "tag -1", "tag -2", "8-byte elements", tag_ub, tag_ub};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
         ASSERT_MPI_STATUS(amp_mpi_exchange_halos(x, &bad[i], 1), AMP_ERROR_INVALID_ARGUMENT);
         cr_assert(strstr(amp_mpi_last_error(), says[i]), "case %zu: %s", i, amp_mpi_last_error());
@@ -761,7 +811,7 @@ Test(mpi, refused_halos_send_nothing, .init = mpi_up, .fini = mpi_down)
     ASSERT_MPI_STATUS(amp_mpi_exchange_halos(NULL, bad, 1), AMP_ERROR_INVALID_ARGUMENT);
     amp_mpi_exchange_stats s;
     ASSERT_MPI_OK(amp_mpi_exchange_get_stats(x, &s));
-    cr_assert_eq(s.exchanges, 5, "only the good exchanges count: %llu", (unsigned long long)s.exchanges);
+    cr_assert_eq(s.exchanges, 7, "only the good exchanges count: %llu", (unsigned long long)s.exchanges);
     ASSERT_MPI_OK(amp_mpi_exchange_destroy(x));
 
     /* An exchanger of 8-byte elements refuses float views on every path,
