@@ -114,7 +114,8 @@ amp_status amp_mpi_exchange_create(MPI_Comm comm, amp_accelerator_view *q, size_
         x->comm = dup;
         x->size = probe.size;
         MPI_Comm_rank(dup, &x->rank);
-        if ((mine = amp_mpi__notices_open(x)) != AMP_OK) snprintf(mine_msg, sizeof mine_msg, "%s", amp_mpi_last_error());
+        if ((mine = amp_mpi__notices_open(x)) != AMP_OK)
+            snprintf(mine_msg, sizeof mine_msg, "%s", amp_mpi_last_error());
     }
     if (mine != AMP_OK) amp_mpi__fail(mine, "%s", mine_msg);
     if ((st = amp_mpi__agree(&probe, mine)) != AMP_OK) goto fail;

@@ -446,13 +446,14 @@ static int amp_mpi__wait(amp_mpi_exchange *x, amp_mpi__flight *f, amp_mpi__stop 
     if (f->complete) return f->complete_rc;
     const double deadline = x->timeout_ms ? amp_mpi__now() + x->timeout_ms * 1e-3 : 0;
     double left_at = 0;
+    bool left = false;
     for (unsigned polls = 0;; ++polls) {
         int all = 0, rc = MPI_Testall(n, f->reqs, &all, f->statuses);
         if (rc != MPI_SUCCESS || all) return rc;
         amp_mpi__notices_poll(x);
         if (x->gone && amp_mpi__waits_for_the_gone(x, f)) {
             double now = amp_mpi__now();
-            if (!left_at) left_at = now;
+            if (!left) left_at = now, left = true;
             if (now - left_at >= AMP_MPI__LEFT_GRACE) {
                 *stop = AMP_MPI__LEFT_PEER;
                 return MPI_SUCCESS;
@@ -673,7 +674,8 @@ static amp_status amp_mpi__begin(amp_mpi_exchange *x, const amp_mpi_halo *halos,
     /* 2. Every receive now; the sends in order as their data is ready. */
     x->next_id++;
     for (size_t i = 0; i < count; ++i)
-        if (halos[i].peer != MPI_PROC_NULL && (halos[i].send || halos[i].recv)) x->peer[halos[i].peer] |= AMP_MPI__NAMED;
+        if (halos[i].peer != MPI_PROC_NULL && (halos[i].send || halos[i].recv))
+            x->peer[halos[i].peer] |= AMP_MPI__NAMED;
     for (size_t i = 0; i < count; ++i) {
         amp_mpi__side *r = &f->sides[2 * i + 1];
         if (!r->v) continue;

@@ -176,7 +176,8 @@ amp_status amp_mpi__notices_open(amp_mpi_exchange *x)
     x->notice_tag = rc == MPI_SUCCESS && flag ? *(int *)ub : 32767;
     amp_mpi__post(x);
     if (x->notice_req == MPI_REQUEST_NULL)
-        return amp_mpi__fail(AMP_ERROR_DEVICE, "amp_mpi_exchange_create: MPI_Irecv of the peers' leaving notices failed");
+        return amp_mpi__fail(AMP_ERROR_DEVICE,
+                             "amp_mpi_exchange_create: MPI_Irecv of the peers' leaving notices failed");
     return AMP_OK;
 }
 
