@@ -158,15 +158,15 @@ AMP_MPI_API amp_status amp_mpi_exchange_get_path(const amp_mpi_exchange *x, amp_
 /* Waits for the staging copies still running, frees the staging buffers,
  * and sends the exchanger's leaving notices (see amp_mpi_exchange_halos), so
  * that a peer still waiting for it in an exchange fails instead of waiting
- * for ever. Does not block. The duplicated communicator is freed once the
- * notices this exchanger awaits from its peers (their destroy or
- * MPI_Finalize) arrived: at this call, a later amp_mpi_exchange_create or
- * _destroy, or at MPI_Finalize; a notice must never reach a freed
- * communicator, as a later one may be given the same context. After
- * MPI_Finalize, or after an exchange was abandoned, only the memory is
- * freed (the communicator and staging buffers MPI may still read are left
- * to it). NULL is a no-op. AMP_ERROR_BUSY, nothing freed: an exchange is in
- * flight (end it first). */
+ * for ever. Does not wait for the peers: the duplicated communicator is
+ * freed once the notices this exchanger awaits from its peers (their
+ * destroy or MPI_Finalize) arrived, at this call, a later
+ * amp_mpi_exchange_create or _destroy, or at MPI_Finalize (a notice must
+ * never reach a freed communicator: a later one may be given the same
+ * context). After MPI_Finalize, or after an exchange was abandoned, only
+ * the memory is freed (the communicator and staging buffers MPI may still
+ * read are left to it). NULL is a no-op. AMP_ERROR_BUSY, nothing freed: an
+ * exchange is in flight (end it first). */
 AMP_MPI_API amp_status amp_mpi_exchange_destroy(amp_mpi_exchange *x);
 
 /* One neighbour of an exchange: send is sent to peer with send_tag, and
@@ -295,11 +295,11 @@ AMP_MPI_API amp_status amp_mpi_exchange_end(amp_mpi_exchange *x, amp_mpi_pending
  * waiting for the messages (0: for ever, as MPI_Waitall, unless a peer it
  * waits for leaves; the default is AMP_MPI_TIMEOUT, else 0). A peer that
  * never answers (it crashed, or is stuck in other work; one that destroyed
- * its exchanger or finalized is mostly found without a time-out, see
- * amp_mpi_exchange_halos) then makes the exchange return
- * AMP_ERROR_TIMEOUT, naming every peer rank that did not answer and the
- * halos still pending, instead of blocking for ever. What a time-out, or a
- * peer that left, cannot undo: a send MPI already took
+ * its exchanger or finalized is found without a time-out where its leaving
+ * notice reaches this rank, see amp_mpi_exchange_halos) then makes the
+ * exchange return AMP_ERROR_TIMEOUT, naming every peer rank that did not
+ * answer and the halos still pending, instead of blocking for ever. What a
+ * time-out, or a peer that left, cannot undo: a send MPI already took
  * cannot be withdrawn (MPI may still read its data, so the send views, or
  * the staging buffers under them, must stay untouched; the staging buffers
  * are never freed), and a message the peer sends later would match a later
