@@ -134,7 +134,10 @@ typedef struct amp_mpi_exchange amp_mpi_exchange;
 /* An exchanger of views of elem_size-byte elements between the ranks of comm,
  * for data used on queue q (NULL: the default accelerator's default view),
  * moving it by path (AUTO: amp_mpi_choose_path for q's accelerator). It
- * duplicates comm, so its messages never match the caller's. It owns the
+ * duplicates comm, so its messages never match the caller's, and posts
+ * there a receive of its peers' leaving notices (see amp_mpi_exchange_halos).
+ * Its time-out (amp_mpi_exchange_set_timeout) starts as AMP_MPI_TIMEOUT
+ * milliseconds where that is set, else 0. It owns the
  * host staging buffers of the STAGED path (grown on demand, reused).
  * Collective over comm (MPI_Comm_dup, then one MPI_Allreduce): every rank
  * must call it, each with the path it wants, and every rank gets the same
@@ -145,18 +148,25 @@ typedef struct amp_mpi_exchange amp_mpi_exchange;
  * as different types). Owned by the caller; one thread uses it at a time.
  * AMP_ERROR_INVALID_ARGUMENT: out NULL, elem_size 0, MPI not initialised or
  * MPI_COMM_NULL, element sizes that differ between ranks, another rank's
- * failure; as amp_mpi_choose_path; AMP_ERROR_OUT_OF_MEMORY;
+ * failure, AMP_MPI_TIMEOUT not a number of milliseconds (0 to
+ * 4294967295); as amp_mpi_choose_path; AMP_ERROR_OUT_OF_MEMORY;
  * AMP_ERROR_DEVICE: an MPI call failed. */
 AMP_MPI_API amp_status amp_mpi_exchange_create(MPI_Comm comm, amp_accelerator_view *q, size_t elem_size,
                                                amp_mpi_path path, amp_mpi_exchange **out);
 /* The path the exchanger uses, and why. Never blocks. */
 AMP_MPI_API amp_status amp_mpi_exchange_get_path(const amp_mpi_exchange *x, amp_mpi_path_info *out);
-/* Waits for the staging copies still running, then frees the staging
- * buffers and the duplicated communicator (collective over comm while MPI
- * is initialised; after MPI_Finalize, or after an exchange was abandoned,
- * only the memory is freed, and staging buffers MPI may still read are left
- * to it). NULL is a no-op. AMP_ERROR_BUSY, nothing freed: an exchange is in
- * flight (end it first). */
+/* Waits for the staging copies still running, frees the staging buffers,
+ * and sends the exchanger's leaving notices (see amp_mpi_exchange_halos), so
+ * that a peer still waiting for it in an exchange fails instead of waiting
+ * for ever. Does not wait for the peers: the duplicated communicator is
+ * freed once the notices this exchanger awaits from its peers (their
+ * destroy or MPI_Finalize) arrived, at this call, a later
+ * amp_mpi_exchange_create or _destroy, or at MPI_Finalize (a notice must
+ * never reach a freed communicator: a later one may be given the same
+ * context). After MPI_Finalize, or after an exchange was abandoned, only
+ * the memory is freed (the communicator and staging buffers MPI may still
+ * read are left to it). NULL is a no-op. AMP_ERROR_BUSY, nothing freed: an
+ * exchange is in flight (end it first). */
 AMP_MPI_API amp_status amp_mpi_exchange_destroy(amp_mpi_exchange *x);
 
 /* One neighbour of an exchange: send is sent to peer with send_tag, and
@@ -164,8 +174,10 @@ AMP_MPI_API amp_status amp_mpi_exchange_destroy(amp_mpi_exchange *x);
  * (whole views, sections, projections; strided ones are sent with an MPI
  * vector datatype, or packed by the staging copy) of elem_size-byte
  * elements; either may be NULL (nothing that way). peer MPI_PROC_NULL
- * skips the entry, as MPI does. The peer's matching entry must move the
- * same number of elements: each receive is checked when it arrives. */
+ * skips the entry, as MPI does. Tags are 0 to MPI_TAG_UB - 1: MPI_TAG_UB
+ * carries the exchanger's leaving notices. The peer's matching entry must
+ * move the same number of elements: each receive is checked when it
+ * arrives. */
 typedef struct amp_mpi_halo {
     amp_array_view *send;
     amp_array_view *recv;
@@ -177,8 +189,9 @@ typedef struct amp_mpi_halo {
  * peer, every recv view holds its peer's data on return, wherever the
  * accelerator will read it next. Blocks until all of it arrived: it is
  * amp_mpi_exchange_begin followed by amp_mpi_exchange_end (MPI nonblocking
- * calls and one MPI_Waitall; hipamp work queued on the views before the
- * call is waited for first). What moves, by kind of view:
+ * calls, polled with MPI_Testall as MPI_Waitall would, yielding the
+ * processor between polls; hipamp work queued on the views before the call
+ * is waited for first). What moves, by kind of view:
  *  - a view of host memory (amp_array_view_create) is exchanged in place on
  *    every path but DEVICE: synchronize before sending (copies back only a
  *    device-newer part of the section, nothing on unified memory), refresh
@@ -189,18 +202,32 @@ typedef struct amp_mpi_halo {
  *    AMP_ERROR_UNSUPPORTED on a GPU; STAGED copies the section to a host
  *    buffer (amp_copy_view, counted in q's statistics) and back.
  * AMP_ERROR_INVALID_ARGUMENT: x NULL, halos NULL with count > 0, a peer
- * outside comm, a negative tag, a view whose element size is not the
- * exchanger's, an AMP_READ_ONLY recv view handed over as a device pointer,
- * or a message whose size is not its receive view's (shorter, or longer:
- * MPI_ERR_TRUNCATE), naming the halo, the peer rank and both sizes (the
- * receive views' contents are then undefined; the peer's exchange may have
- * succeeded, and the exchanger stays usable); AMP_ERROR_UNSUPPORTED: as
- * above; statuses of the hipamp calls made; AMP_ERROR_DEVICE: an MPI call
+ * outside comm, a negative tag or MPI_TAG_UB, a view whose element size
+ * is not the exchanger's, an AMP_READ_ONLY recv view handed over as a
+ * device pointer, or a message whose size is not its receive view's
+ * (shorter, or longer: MPI_ERR_TRUNCATE), naming the halo, the peer rank
+ * and both sizes (the receive views' contents are then undefined; the
+ * peer's exchange may have succeeded, and the exchanger stays usable);
+ * AMP_ERROR_UNSUPPORTED: as above; statuses of the hipamp calls made;
+ * AMP_ERROR_DEVICE: an MPI call
  * failed (the exchange's messages are then in an undefined state, as MPI
  * leaves them, and the exchanger refuses further exchanges);
  * AMP_ERROR_TIMEOUT: a peer did not answer within the time-out
- * (amp_mpi_exchange_set_timeout). Nothing is sent when a view fails its
- * checks. */
+ * (amp_mpi_exchange_set_timeout), or, with or without one, a peer the
+ * exchange waits for left: its exchanger was destroyed, or it called
+ * MPI_Finalize, without taking part in the exchange (the message names
+ * each such rank and how it left; the exchange is abandoned as on a
+ * time-out). Nothing is sent when a view fails its checks.
+ * Leaving notices: when an exchanger is destroyed, or its process calls
+ * MPI_Finalize while it lives, it sends one small message to its peers;
+ * an exchange still waiting for such a peer 0.1 s after its notice arrived
+ * (the time for data it sent before to land) fails. The peers told are
+ * every other rank of comm in a communicator of at most 64 ranks, and in a
+ * larger one only the ranks named in the halos of exchanges begun on the
+ * exchanger (so as not to send size^2 messages): there a rank that never
+ * began an exchange leaves silently, and only a time-out ends the wait for
+ * it. A peer that crashes, or hangs in other work, sends nothing: that
+ * too needs the time-out. */
 AMP_MPI_API amp_status amp_mpi_exchange_halos(amp_mpi_exchange *x, const amp_mpi_halo *halos, size_t count);
 
 /* The common 1-D case: the rank below (lo) and above (hi) in a split of
@@ -265,11 +292,14 @@ AMP_MPI_API amp_status amp_mpi_exchange_test(amp_mpi_exchange *x, amp_mpi_pendin
 AMP_MPI_API amp_status amp_mpi_exchange_end(amp_mpi_exchange *x, amp_mpi_pending p);
 
 /* Bound how long an exchange waits for its peers: ms milliseconds of
- * waiting for the messages (0, the default: for ever, as MPI_Waitall). A
- * peer that never answers (it finalized, crashed, or is stuck in other
- * work) then makes the exchange return AMP_ERROR_TIMEOUT, naming every
- * peer rank that did not answer and the halos still pending, instead of
- * blocking for ever. What a time-out cannot undo: a send MPI already took
+ * waiting for the messages (0: for ever, as MPI_Waitall, unless a peer it
+ * waits for leaves; the default is AMP_MPI_TIMEOUT, else 0). A peer that
+ * never answers (it crashed, or is stuck in other work; one that destroyed
+ * its exchanger or finalized is found without a time-out where its leaving
+ * notice reaches this rank, see amp_mpi_exchange_halos) then makes the
+ * exchange return AMP_ERROR_TIMEOUT, naming every peer rank that did not
+ * answer and the halos still pending, instead of blocking for ever. What a
+ * time-out, or a peer that left, cannot undo: a send MPI already took
  * cannot be withdrawn (MPI may still read its data, so the send views, or
  * the staging buffers under them, must stay untouched; the staging buffers
  * are never freed), and a message the peer sends later would match a later

@@ -1,6 +1,7 @@
-/* exchange.c — hipamp::mpi's exchanger: its creation (a duplicated communicator that returns errors, ranks agreeing on the element size), path, statistics, time-out and destroy; its exchanges are halo.c's. */
+/* exchange.c — hipamp::mpi's exchanger: its creation (a duplicated communicator that returns errors, ranks agreeing on the element size), path, statistics, time-out (AMP_MPI_TIMEOUT its default) and destroy; its exchanges are halo.c's, its leaving notices leave.c's. */
 #include "exchange_state.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +47,25 @@ static amp_status amp_mpi__agree(amp_mpi_exchange *x, amp_status mine)
     return AMP_OK;
 }
 
+/* AMP_MPI_TIMEOUT: the time-out of new exchangers, in milliseconds (0 or
+ * unset: none). */
+static amp_status amp_mpi__timeout_from_env(uint32_t *ms)
+{
+    const char *v = amp_mpi__env("AMP_MPI_TIMEOUT");
+    *ms = 0;
+    if (!v) return AMP_OK;
+    char *end = NULL;
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 10);
+    if (*v < '0' || *v > '9' || *end || errno || n > UINT32_MAX)
+        return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT,
+                             "amp_mpi_exchange_create: AMP_MPI_TIMEOUT is \"%s\", not a number of milliseconds "
+                             "(0 to 4294967295)",
+                             v);
+    *ms = (uint32_t)n;
+    return AMP_OK;
+}
+
 amp_status amp_mpi_exchange_create(MPI_Comm comm, amp_accelerator_view *q, size_t elem_size, amp_mpi_path path,
                                    amp_mpi_exchange **out)
 {
@@ -69,8 +89,10 @@ amp_status amp_mpi_exchange_create(MPI_Comm comm, amp_accelerator_view *q, size_
         mine = amp_mpi__hipamp(st, "amp_mpi_exchange_create: amp_accelerator_view_get_accelerator");
     else if ((st = amp_accelerator_get_info(acc, &info)) != AMP_OK)
         mine = amp_mpi__hipamp(st, "amp_mpi_exchange_create: amp_accelerator_get_info");
-    else
-        mine = amp_mpi_choose_path(acc, path, &x->path);
+    else if ((mine = amp_mpi_choose_path(acc, path, &x->path)) == AMP_OK &&
+             (mine = amp_mpi__timeout_from_env(&x->timeout_ms)) == AMP_OK)
+        mine = amp_mpi__notices_hook();
+    if (x) x->notice_req = MPI_REQUEST_NULL;
     char mine_msg[AMP_MPI__ERR_SIZE];
     snprintf(mine_msg, sizeof mine_msg, "%s", amp_mpi_last_error());
     if ((rc = MPI_Comm_dup(comm, &dup)) != MPI_SUCCESS) {
@@ -86,17 +108,26 @@ amp_status amp_mpi_exchange_create(MPI_Comm comm, amp_accelerator_view *q, size_
     }
     amp_mpi_exchange probe = {.comm = dup, .elem = elem_size};
     MPI_Comm_size(dup, &probe.size);
+    if (mine == AMP_OK) {
+        /* Its receive of notices is posted before the ranks agree: once a
+         * rank has its exchanger, every peer's notice has a receive. */
+        x->comm = dup;
+        x->size = probe.size;
+        MPI_Comm_rank(dup, &x->rank);
+        if ((mine = amp_mpi__notices_open(x)) != AMP_OK)
+            snprintf(mine_msg, sizeof mine_msg, "%s", amp_mpi_last_error());
+    }
     if (mine != AMP_OK) amp_mpi__fail(mine, "%s", mine_msg);
     if ((st = amp_mpi__agree(&probe, mine)) != AMP_OK) goto fail;
-    x->comm = dup;
-    x->size = probe.size;
     x->elem = elem_size;
     x->q = q;
     x->host_memory = info.is_emulated;
     x->next_id = x->oldest = 1;
+    amp_mpi__notices_join(x);
     *out = x;
     return AMP_OK;
 fail:
+    if (x) amp_mpi__notices_abort(x);
     if (dup != MPI_COMM_NULL) MPI_Comm_free(&dup);
     free(x);
     return st;
@@ -120,12 +151,7 @@ amp_status amp_mpi_exchange_destroy(amp_mpi_exchange *x)
         return amp_mpi__fail(AMP_ERROR_BUSY, "amp_mpi_exchange_destroy: exchange #%llu is still in flight: end it first",
                              (unsigned long long)x->oldest);
     amp_status st = amp_mpi__flights_free(x);
-    /* MPI_Comm_free is collective in the standard: after an abandoned
-     * exchange a peer may be gone, so the communicator is left to MPI. */
-    int fin = 0;
-    MPI_Finalized(&fin);
-    if (!fin && !x->broken[0] && x->comm != MPI_COMM_NULL) MPI_Comm_free(&x->comm);
-    free(x);
+    amp_mpi__notices_leave(x);
     return st;
 }
 

@@ -1,4 +1,4 @@
-/* exchange_state.h — the exchanger's state, shared by exchange.c (its life: creation, destroy, path, statistics, time-out) and halo.c (its exchanges: begin, test, end): the in-flight exchanges and the staging buffers they keep. Never installed. */
+/* exchange_state.h — the exchanger's state, shared by exchange.c (its life: creation, destroy, path, statistics, time-out), halo.c (its exchanges: begin, test, end) and leave.c (the notices of peers that left): the in-flight exchanges and the staging buffers they keep. Never installed. */
 #ifndef HIPAMP_MPI_EXCHANGE_STATE_H
 #define HIPAMP_MPI_EXCHANGE_STATE_H
 
@@ -68,14 +68,57 @@ struct amp_mpi_exchange {
     uint64_t oldest;    /* the oldest id in flight, or next_id when none */
     amp_mpi_exchange_stats stats;
     uint32_t timeout_ms; /* 0: wait for ever */
-    /* Set when an exchange was abandoned (a time-out, a failed post or
-     * copy): its messages are undefined, so the exchanger only refuses from
-     * then on. */
+    /* Set when an exchange was abandoned (a time-out, a peer that left, a
+     * failed post or copy): its messages are undefined, so the exchanger
+     * only refuses from then on. */
     char broken[AMP_MPI__ERR_SIZE];
+
+    /* Leaving notices (leave.c): a rank's exchanger tells its peers, with
+     * one MPI_INT on comm tagged notice_tag, that it left (destroyed, or
+     * MPI_Finalize while it lived), and each keeps a receive of them posted
+     * from its creation until the last one it expects arrived. */
+    int rank;                   /* this process's rank in comm */
+    int notice_tag;             /* MPI_TAG_UB: never a halo's tag */
+    unsigned char *peer;        /* per rank of comm: AMP_MPI__NAMED | AMP_MPI__LEFT_* */
+    int notice_in;              /* what the posted receive gets: an AMP_MPI__LEFT_* */
+    MPI_Request notice_req;     /* that receive; MPI_REQUEST_NULL when none is posted */
+    unsigned gone;              /* notices that arrived */
+    bool announced;             /* its own notices went out */
+    bool retired;               /* destroyed: kept only until the notices it awaits arrived */
+    bool finalized;             /* MPI_Finalize saw it alive: MPI is no more */
+    size_t awaited;             /* retired: notices still to come before comm is freed */
+    amp_mpi_exchange *next, *prev; /* the process's list of exchangers (leave.c's lock) */
 };
+
+/* peer[] flags: the rank was named in a halo of an exchange begun here; its
+ * notice said it destroyed its exchanger, or called MPI_Finalize. */
+#define AMP_MPI__NAMED 1u
+#define AMP_MPI__LEFT_DESTROYED 2u
+#define AMP_MPI__LEFT_FINALIZED 4u
+#define AMP_MPI__LEFT (AMP_MPI__LEFT_DESTROYED | AMP_MPI__LEFT_FINALIZED)
 
 /* halo.c: every record's buffers back (waits for their copies; staging
  * buffers lent to MPI stay allocated). The first failure is returned. */
 amp_status amp_mpi__flights_free(amp_mpi_exchange *x);
+
+/* leave.c. Once per process, the MPI_Finalize hook (an attribute of
+ * MPI_COMM_SELF whose deletion MPI_Finalize runs first, MPI still usable). */
+amp_status amp_mpi__notices_hook(void);
+/* At creation, on x->comm (size, rank set) before the ranks agree: the
+ * peer flags and the posted receive of notices. */
+amp_status amp_mpi__notices_open(amp_mpi_exchange *x);
+/* A creation that failed after notices_open: its receive cancelled, the
+ * flags freed (x->comm is the caller's to free). */
+void amp_mpi__notices_abort(amp_mpi_exchange *x);
+/* A created exchanger joins the process's list. */
+void amp_mpi__notices_join(amp_mpi_exchange *x);
+/* Notices that arrived are recorded in x->peer (never blocks). */
+void amp_mpi__notices_poll(amp_mpi_exchange *x);
+/* x's destroy, after its exchanges' buffers were freed: its notices go out
+ * and it leaves the list; its communicator is freed once the notices it
+ * awaits arrived (now, or at a later creation, destroy or MPI_Finalize),
+ * never when an exchange was abandoned or MPI is finalized. x is gone
+ * afterwards. */
+void amp_mpi__notices_leave(amp_mpi_exchange *x);
 
 #endif

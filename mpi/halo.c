@@ -408,25 +408,92 @@ static amp_status amp_mpi__progress(amp_mpi_exchange *x, uint64_t wait_for, cons
     return AMP_OK;
 }
 
-/* The exchange's requests, all of them finished: MPI_Waitall, or with a
- * time-out MPI_Testall until they finished or the time is up (*late). Polls
- * as MPI_Waitall does, yielding the processor between polls for ranks that
- * share one. */
-static int amp_mpi__wait(const amp_mpi_exchange *x, amp_mpi__flight *f, bool *late)
+/* How long an exchange still waits for a peer whose leaving notice arrived:
+ * MPI orders only messages that match the same receive, so the data the
+ * peer sent before its notice may still be on its way. */
+#define AMP_MPI__LEFT_GRACE 0.1
+
+/* Why amp_mpi__wait stopped before every request finished. */
+typedef enum amp_mpi__stop { AMP_MPI__FINISHED, AMP_MPI__LATE, AMP_MPI__LEFT_PEER } amp_mpi__stop;
+
+/* The request of side i is posted and has not finished. */
+static bool amp_mpi__open(const amp_mpi__flight *f, size_t i)
+{
+    int done = 0;
+    MPI_Status stt;
+    return f->sides[i].posted && f->reqs[i] != MPI_REQUEST_NULL &&
+           !(MPI_Request_get_status(f->reqs[i], &done, &stt) == MPI_SUCCESS && done);
+}
+
+/* A request of the exchange is still open with a peer that left. */
+static bool amp_mpi__waits_for_the_gone(const amp_mpi_exchange *x, const amp_mpi__flight *f)
+{
+    for (size_t i = 0; i < 2 * f->count; ++i)
+        if (f->sides[i].posted && (x->peer[f->halos[i / 2].peer] & AMP_MPI__LEFT) && amp_mpi__open(f, i))
+            return true;
+    return false;
+}
+
+/* The exchange's requests, all of them finished: MPI_Testall until they
+ * finished, the time-out passed (AMP_MPI__LATE) or a peer they wait for
+ * left (its notice arrived, AMP_MPI__LEFT_PEER). Polls as MPI_Waitall
+ * does, yielding the processor between polls once the first ones found
+ * nothing, for ranks that share one. */
+static int amp_mpi__wait(amp_mpi_exchange *x, amp_mpi__flight *f, amp_mpi__stop *stop)
 {
     int n = (int)(2 * f->count);
-    *late = false;
+    *stop = AMP_MPI__FINISHED;
     if (f->complete) return f->complete_rc;
-    if (!x->timeout_ms) return MPI_Waitall(n, f->reqs, f->statuses);
-    const double deadline = amp_mpi__now() + x->timeout_ms * 1e-3;
-    for (;;) {
+    const double deadline = x->timeout_ms ? amp_mpi__now() + x->timeout_ms * 1e-3 : 0;
+    double left_at = 0;
+    bool left = false;
+    for (unsigned polls = 0;; ++polls) {
         int all = 0, rc = MPI_Testall(n, f->reqs, &all, f->statuses);
         if (rc != MPI_SUCCESS || all) return rc;
-        if (amp_mpi__now() >= deadline) {
-            *late = true;
+        amp_mpi__notices_poll(x);
+        if (x->gone && amp_mpi__waits_for_the_gone(x, f)) {
+            double now = amp_mpi__now();
+            if (!left) left_at = now, left = true;
+            if (now - left_at >= AMP_MPI__LEFT_GRACE) {
+                *stop = AMP_MPI__LEFT_PEER;
+                return MPI_SUCCESS;
+            }
+        }
+        if (deadline && amp_mpi__now() >= deadline) {
+            *stop = AMP_MPI__LATE;
             return MPI_SUCCESS;
         }
-        sched_yield();
+        if (polls >= 64) sched_yield();
+    }
+}
+
+/* The peers (each once, with why they left when they did) and the halos of
+ * the exchange still pending, of peers that left only when gone_only. */
+static void amp_mpi__pending(const amp_mpi_exchange *x, const amp_mpi__flight *f, bool gone_only, char *peers,
+                             size_t peers_size, char *pending, size_t pending_size)
+{
+    size_t np = 0, nd = 0;
+    int listed[16], nlisted = 0;
+    peers[0] = pending[0] = '\0';
+    for (size_t i = 0; i < 2 * f->count; ++i) {
+        const amp_mpi_halo *h = &f->halos[i / 2];
+        if (!amp_mpi__open(f, i)) continue; /* posted ones only: their peer is a rank */
+        unsigned left = x->peer[h->peer] & AMP_MPI__LEFT;
+        if (gone_only && !left) continue;
+        bool seen = false;
+        for (int k = 0; k < nlisted; ++k) seen |= listed[k] == h->peer;
+        if (!seen && nlisted < 16 && np < peers_size) {
+            listed[nlisted++] = h->peer;
+            np += (size_t)snprintf(peers + np, peers_size - np, "%srank %d%s", nlisted > 1 ? ", " : "", h->peer,
+                                   !gone_only ? ""
+                                   : left & AMP_MPI__LEFT_FINALIZED
+                                       ? " (it called MPI_Finalize)"
+                                       : " (it destroyed its exchanger)");
+        }
+        if (nd < pending_size)
+            nd += (size_t)snprintf(pending + nd, pending_size - nd, "%shalo %zu %s rank %d (tag %d)",
+                                   nd ? "; " : "", i / 2, i & 1 ? "receive from" : "send to", h->peer,
+                                   i & 1 ? h->recv_tag : h->send_tag);
     }
 }
 
@@ -434,32 +501,27 @@ static int amp_mpi__wait(const amp_mpi_exchange *x, amp_mpi__flight *f, bool *la
  * still pending. */
 static amp_status amp_mpi__late(const amp_mpi_exchange *x, amp_mpi__flight *f, const char *fn)
 {
-    char peers[256] = "", pending[512] = "";
-    size_t np = 0, nd = 0;
-    int listed[16], nlisted = 0;
-    for (size_t i = 0; i < 2 * f->count; ++i) {
-        int done = 0;
-        MPI_Status stt;
-        if (!f->sides[i].posted || f->reqs[i] == MPI_REQUEST_NULL ||
-            (MPI_Request_get_status(f->reqs[i], &done, &stt) == MPI_SUCCESS && done))
-            continue;
-        const amp_mpi_halo *h = &f->halos[i / 2];
-        bool seen = false;
-        for (int k = 0; k < nlisted; ++k) seen |= listed[k] == h->peer;
-        if (!seen && nlisted < 16 && np < sizeof peers) {
-            listed[nlisted++] = h->peer;
-            np += (size_t)snprintf(peers + np, sizeof peers - np, "%srank %d", nlisted > 1 ? ", " : "", h->peer);
-        }
-        if (nd < sizeof pending)
-            nd += (size_t)snprintf(pending + nd, sizeof pending - nd, "%shalo %zu %s rank %d (tag %d)", nd ? "; " : "",
-                                   i / 2, i & 1 ? "receive from" : "send to", h->peer,
-                                   i & 1 ? h->recv_tag : h->send_tag);
-    }
+    char peers[256], pending[512];
+    amp_mpi__pending(x, f, false, peers, sizeof peers, pending, sizeof pending);
     return amp_mpi__fail(AMP_ERROR_TIMEOUT,
                          "%s: exchange #%llu: no answer from %s within %u ms (still pending: %s); the exchange was "
                          "abandoned (its receives cancelled; the data of its sends may still be read by MPI), and this "
                          "exchanger refuses further exchanges: destroy it",
                          fn, (unsigned long long)f->id, peers, (unsigned)x->timeout_ms, pending);
+}
+
+/* AMP_ERROR_TIMEOUT, without waiting for the time-out: naming every peer
+ * that left while the exchange waited for it, how it left, and the halos
+ * still pending with them. */
+static amp_status amp_mpi__left(const amp_mpi_exchange *x, amp_mpi__flight *f, const char *fn)
+{
+    char peers[512], pending[512];
+    amp_mpi__pending(x, f, true, peers, sizeof peers, pending, sizeof pending);
+    return amp_mpi__fail(AMP_ERROR_TIMEOUT,
+                         "%s: exchange #%llu: %s left without taking part in it, so no answer will come (still "
+                         "pending: %s); the exchange was abandoned (its receives cancelled; the data of its sends may "
+                         "still be read by MPI), and this exchanger refuses further exchanges: destroy it",
+                         fn, (unsigned long long)f->id, peers, pending);
 }
 
 /* After the wait returned rc: every receive got exactly the bytes its view
@@ -468,7 +530,7 @@ static amp_status amp_mpi__late(const amp_mpi_exchange *x, amp_mpi__flight *f, c
  * that request's status instead of the end of the job. */
 static amp_status amp_mpi__arrivals(amp_mpi__flight *f, int rc, const char *fn)
 {
-    if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) return amp_mpi__mpi(rc, "MPI_Waitall");
+    if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) return amp_mpi__mpi(rc, "MPI_Testall of the exchange's messages");
     for (size_t i = 0; i < f->count; ++i) {
         const amp_mpi_halo *h = &f->halos[i];
         for (int k = 1; k >= 0; --k) {
@@ -546,6 +608,11 @@ static amp_status amp_mpi__check_halos(amp_mpi_exchange *x, const amp_mpi_halo *
         if ((h->send && h->send_tag < 0) || (h->recv && h->recv_tag < 0))
             return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: halo %zu: tag %d is negative", fn, i,
                                  h->send && h->send_tag < 0 ? h->send_tag : h->recv_tag);
+        if ((h->send && h->send_tag == x->notice_tag) || (h->recv && h->recv_tag == x->notice_tag))
+            return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT,
+                                 "%s: halo %zu: tag %d is MPI_TAG_UB, which the exchanger keeps for its peers' "
+                                 "leaving notices",
+                                 fn, i, x->notice_tag);
         char what[96];
         snprintf(what, sizeof what, "%s: halo %zu send to rank %d", fn, i, h->peer);
         if (h->send && (st = amp_mpi__check_elem(x, h->send, what)) != AMP_OK) return st;
@@ -606,6 +673,9 @@ static amp_status amp_mpi__begin(amp_mpi_exchange *x, const amp_mpi_halo *halos,
 
     /* 2. Every receive now; the sends in order as their data is ready. */
     x->next_id++;
+    for (size_t i = 0; i < count; ++i)
+        if (halos[i].peer != MPI_PROC_NULL && (halos[i].send || halos[i].recv))
+            x->peer[halos[i].peer] |= AMP_MPI__NAMED;
     for (size_t i = 0; i < count; ++i) {
         amp_mpi__side *r = &f->sides[2 * i + 1];
         if (!r->v) continue;
@@ -699,10 +769,10 @@ static amp_status amp_mpi__end(amp_mpi_exchange *x, amp_mpi_pending p, const cha
     /* Its sends, waiting for their staging copies if need be (the oldest
      * exchange's sends come first in the order anyway). */
     if ((st = amp_mpi__progress(x, p.id, fn)) != AMP_OK) return st;
-    bool late = false;
-    int rc = amp_mpi__wait(x, f, &late);
-    if (late) {
-        st = amp_mpi__late(x, f, fn);
+    amp_mpi__stop stop;
+    int rc = amp_mpi__wait(x, f, &stop);
+    if (stop != AMP_MPI__FINISHED) {
+        st = stop == AMP_MPI__LATE ? amp_mpi__late(x, f, fn) : amp_mpi__left(x, f, fn);
         char msg[AMP_MPI__ERR_SIZE];
         snprintf(msg, sizeof msg, "%s", amp_mpi_last_error());
         return amp_mpi__break(x, st, msg);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Usage: mpiexec -n N mpi_helper SCENARIO [PATH]
  *   sizes PATH   three exchanges around the ring on one exchanger (PATH:
@@ -29,8 +30,16 @@
  *                when both delivered.
  *   timeout PATH every rank but 1 sets a time-out of 1 s and exchanges
  *                around the ring ("exchange"), then tries once more
- *                ("again"); rank 1 never exchanges: it destroys its
+ *                ("again"); rank 1 never exchanges: it waits in an
+ *                MPI_Barrier until the others are done, then destroys its
  *                exchanger and finalizes.
+ *   leaving PATH finalize|destroy
+ *                rank 1 never exchanges: it calls MPI_Finalize at once
+ *                (finalize; its destroy comes after), or destroys its
+ *                exchanger first (destroy); every other rank exchanges
+ *                around the ring with no time-out set ("exchange", then
+ *                "rank R waited: S s"), once more ("again") and destroys.
+ *                A rank still waiting after 30 s ends the job (SIGALRM).
  * Each rank prints "rank R STEP: STATUS: MESSAGE" for every call it checks
  * ("rank R data: ok" once a good exchange's data was checked) and ends
  * with "rank R done". Exit status 0 unless a call that must succeed failed
@@ -282,7 +291,9 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
     if (argc < 2) {
-        if (rank_ == 0) fprintf(stderr, "usage: mpi_helper sizes PATH | elements | nonblocking PATH | timeout PATH\n");
+        if (rank_ == 0)
+            fprintf(stderr, "usage: mpi_helper sizes PATH | elements | nonblocking PATH | timeout PATH | leaving PATH "
+                            "finalize|destroy\n");
         finalize();
         return 2;
     }
@@ -332,6 +343,32 @@ int main(int argc, char **argv)
             ring("exchange", x, q, path, W, W, NULL);
             ring("again", x, q, path, W, W, NULL);
         }
+        /* Rank 1 waits here, busy with other work as far as the exchanger
+         * can tell, until the others are done with theirs. */
+        MPI_Barrier(MPI_COMM_WORLD);
+        say("destroy", amp_mpi_exchange_destroy(x));
+    } else if (!strcmp(scenario, "leaving") && argc >= 4) {
+        amp_mpi_path path;
+        MUST_MPI(amp_mpi_path_parse(argv[2], &path));
+        const bool destroy = !strcmp(argv[3], "destroy");
+        amp_mpi_exchange *x = NULL;
+        MUST_MPI(amp_mpi_exchange_create(MPI_COMM_WORLD, q, sizeof(float), path, &x));
+        if (rank_ == 1) {
+            if (destroy) say("destroy", amp_mpi_exchange_destroy(x));
+            printf("rank 1 leaves\n");
+            fflush(stdout);
+            finalize();
+            if (!destroy) say("destroy", amp_mpi_exchange_destroy(x));
+            printf("rank 1 done\n");
+            return 0;
+        }
+        /* The watchdog: an exchange that waits for ever ends the job
+         * instead of the test's own time limit. */
+        alarm(30);
+        double t0 = MPI_Wtime();
+        ring("exchange", x, q, path, W, W, NULL);
+        printf("rank %d waited: %.3f s\n", rank_, MPI_Wtime() - t0);
+        ring("again", x, q, path, W, W, NULL);
         say("destroy", amp_mpi_exchange_destroy(x));
     } else {
         if (rank_ == 0) fprintf(stderr, "mpi_helper: unknown scenario %s\n", scenario);

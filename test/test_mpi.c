@@ -654,6 +654,49 @@ Test(mpi, timeout_on_a_receive_nothing_matches, .init = mpi_up, .fini = mpi_down
     ASSERT_OK(amp_array_view_destroy(v));
 }
 
+/* AMP_MPI_TIMEOUT gives new exchangers their time-out (set_timeout still
+ * changes it); a value that is no number of milliseconds fails the
+ * creation, naming it; empty is unset. */
+Test(mpi, timeout_from_the_environment, .init = mpi_up, .fini = mpi_down, .timeout = 30)
+{
+    amp_accelerator_view *q = default_view(test_accel(TEST_ACCEL_CPU));
+    float grid[R * C];
+    for (int i = 0; i < R * C; ++i) grid[i] = 0.0f;
+    amp_array_view *v = test_view(grid, sizeof(float), amp_extent_2d(R, C), AMP_READ_WRITE);
+    amp_array_view *send = section(v, 1, 0, 1, C), *recv = section(v, 3, 0, 1, C);
+    amp_mpi_halo h = {send, recv, 0, 3, 4}; /* nothing matches the receive */
+    setenv("AMP_MPI_TIMEOUT", "150", 1);
+    amp_mpi_exchange *x = self_exchange(q, sizeof(float), AMP_MPI_PATH_HOST);
+    ASSERT_MPI_STATUS(amp_mpi_exchange_halos(x, &h, 1), AMP_ERROR_TIMEOUT);
+    cr_assert(strstr(amp_mpi_last_error(), "no answer from rank 0 within 150 ms"), "%s", amp_mpi_last_error());
+    ASSERT_MPI_OK(amp_mpi_exchange_destroy(x));
+    x = self_exchange(q, sizeof(float), AMP_MPI_PATH_HOST);
+    ASSERT_MPI_OK(amp_mpi_exchange_set_timeout(x, 60));
+    ASSERT_MPI_STATUS(amp_mpi_exchange_halos(x, &h, 1), AMP_ERROR_TIMEOUT);
+    cr_assert(strstr(amp_mpi_last_error(), "within 60 ms"), "%s", amp_mpi_last_error());
+    ASSERT_MPI_OK(amp_mpi_exchange_destroy(x));
+    const char *bad[] = {"soon", "-5", "4294967296", "12ms", " 7"};
+    for (int i = 0; i < 5; ++i) {
+        setenv("AMP_MPI_TIMEOUT", bad[i], 1);
+        x = (amp_mpi_exchange *)1;
+        ASSERT_MPI_STATUS(amp_mpi_exchange_create(MPI_COMM_SELF, q, sizeof(float), AMP_MPI_PATH_HOST, &x),
+                          AMP_ERROR_INVALID_ARGUMENT);
+        cr_assert_null(x);
+        char says[64];
+        snprintf(says, sizeof says, "AMP_MPI_TIMEOUT is \"%s\"", bad[i]);
+        cr_assert(strstr(amp_mpi_last_error(), says), "no '%s' in: %s", says, amp_mpi_last_error());
+    }
+    setenv("AMP_MPI_TIMEOUT", "", 1);
+    x = self_exchange(q, sizeof(float), AMP_MPI_PATH_HOST);
+    amp_mpi_halo good = {send, recv, 0, 2, 2};
+    ASSERT_MPI_OK(amp_mpi_exchange_halos(x, &good, 1));
+    ASSERT_MPI_OK(amp_mpi_exchange_destroy(x));
+    unsetenv("AMP_MPI_TIMEOUT");
+    ASSERT_OK(amp_array_view_destroy(send));
+    ASSERT_OK(amp_array_view_destroy(recv));
+    ASSERT_OK(amp_array_view_destroy(v));
+}
+
 /* Begun exchanges on one exchanger: handles that are no exchange, ending
  * out of order or twice, and destroy while one is in flight are refused
  * without changing anything; the data and the statistics are the blocking
@@ -743,6 +786,11 @@ Test(mpi, refused_halos_send_nothing, .init = mpi_up, .fini = mpi_down)
     amp_array_view *send = section(v, 1, 0, 1, C), *recv = section(v, 3, 0, 1, C);
     amp_array_view *wrecv = section(w, 3, 0, 1, C);
     amp_mpi_exchange *x = self_exchange(q, sizeof(float), AMP_MPI_PATH_HOST);
+    int *ub = NULL, flag = 0;
+    cr_assert_eq(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag), MPI_SUCCESS);
+    cr_assert(flag && ub, "MPI_TAG_UB is not set");
+    char tag_ub[64];
+    snprintf(tag_ub, sizeof tag_ub, "tag %d is MPI_TAG_UB", *ub);
 
     amp_mpi_halo bad[] = {
         {send, recv, 1, 4, 4},  /* rank 1 of a communicator of 1 */
@@ -750,8 +798,10 @@ Test(mpi, refused_halos_send_nothing, .init = mpi_up, .fini = mpi_down)
         {send, recv, 0, -1, 4}, /* negative tag */
         {send, recv, 0, 4, -2},
         {send, wrecv, 0, 4, 4}, /* a receive of 8-byte elements after a good send */
+        {send, recv, 0, *ub, *ub}, /* the tag of the exchanger's leaving notices */
+        {send, recv, 0, 4, *ub},
     };
-    const char *says[] = {"peer 1", "peer -5", "tag -1", "tag -2", "8-byte elements"};
+    const char *says[] = {"peer 1", "peer -5", "tag -1", "tag -2", "8-byte elements", tag_ub, tag_ub};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
         ASSERT_MPI_STATUS(amp_mpi_exchange_halos(x, &bad[i], 1), AMP_ERROR_INVALID_ARGUMENT);
         cr_assert(strstr(amp_mpi_last_error(), says[i]), "case %zu: %s", i, amp_mpi_last_error());
@@ -761,7 +811,7 @@ Test(mpi, refused_halos_send_nothing, .init = mpi_up, .fini = mpi_down)
     ASSERT_MPI_STATUS(amp_mpi_exchange_halos(NULL, bad, 1), AMP_ERROR_INVALID_ARGUMENT);
     amp_mpi_exchange_stats s;
     ASSERT_MPI_OK(amp_mpi_exchange_get_stats(x, &s));
-    cr_assert_eq(s.exchanges, 5, "only the good exchanges count: %llu", (unsigned long long)s.exchanges);
+    cr_assert_eq(s.exchanges, 7, "only the good exchanges count: %llu", (unsigned long long)s.exchanges);
     ASSERT_MPI_OK(amp_mpi_exchange_destroy(x));
 
     /* An exchanger of 8-byte elements refuses float views on every path,
@@ -1184,9 +1234,9 @@ Test(mpi_ranks, begun_exchanges_equal_blocking_ones, .timeout = 600)
         }
 }
 
-/* A peer that finalizes without exchanging used to leave its neighbours in
- * MPI_Waitall for ever. With a time-out, the rank waiting for it returns
- * AMP_ERROR_TIMEOUT naming the peer and the halo still pending; the
+/* A peer busy with other work (an MPI_Barrier the others reach only after
+ * their exchanges) never answers. With a time-out, the rank waiting for it
+ * returns AMP_ERROR_TIMEOUT naming the peer and the halo still pending; the
  * exchanger then refuses, and destroy and MPI_Finalize still work. With 3
  * ranks the rank after the silent one times out; the rank before it does
  * not (its small message was taken eagerly), and its next exchange times out
@@ -1215,6 +1265,51 @@ Test(mpi_ranks, timeout_names_the_peer_that_never_answered, .timeout = 600)
                 const char *ok[] = {"AMP_OK"}, *null[] = {"AMP_ERROR_INVALID_ARGUMENT", "x is NULL"};
                 line_says(rank_line(&r, k, "destroy"), ok, 1, what);
                 line_says(rank_line(&r, k, "set_timeout NULL"), null, 2, what);
+                char done[32];
+                snprintf(done, sizeof done, "rank %d done\n", k);
+                cr_assert(strstr(r.out, done), "%s: rank %d did not finish:\n%s", what, k, r.out);
+            }
+        }
+}
+
+/* A peer that calls MPI_Finalize, or destroys its exchanger, without
+ * exchanging used to leave the rank waiting for it in MPI_Waitall for ever
+ * when no time-out was set. Its leaving notice now ends that exchange at
+ * once (after a 0.1 s grace for data still on its way) with
+ * AMP_ERROR_TIMEOUT naming the peer and how it left, and every rank
+ * finalizes. With 3 ranks the rank after the leaver fails; the rank before
+ * it exchanged fine (its small message went eagerly), and its next
+ * exchange fails naming the rank that gave up and destroyed its exchanger.
+ * A rank still waiting after 30 s ends the job (the helper's watchdog). */
+Test(mpi_ranks, a_peer_that_left_ends_the_exchange_without_a_timeout, .timeout = 300)
+{
+    static heat_run r;
+    const char *modes[] = {"finalize", "destroy"};
+    for (int np = 2; np <= 3; ++np)
+        for (int m = 0; m < 2; ++m) {
+            char what[96], args[64];
+            snprintf(args, sizeof args, "host %s", modes[m]);
+            run_scenario("leaving", np, args, &r, what, sizeof what);
+            const int waiter = np == 2 ? 0 : 2;
+            const char *left[] = {"AMP_ERROR_TIMEOUT",
+                                  m == 0 ? "rank 1 (it called MPI_Finalize) left without taking part in it"
+                                         : "rank 1 (it destroyed its exchanger) left without taking part in it",
+                                  "halo 1 receive from rank 1 (tag 7)", "destroy it"};
+            line_says(rank_line(&r, waiter, "exchange"), left, 4, what);
+            double waited = atof(rank_line(&r, waiter, "waited"));
+            cr_assert(waited >= 0.09 && waited < 10, "%s: rank %d waited %g s", what, waiter, waited);
+            const char *refused[] = {"AMP_ERROR_INVALID_ARGUMENT", "abandoned", "destroy it"};
+            line_says(rank_line(&r, waiter, "again"), refused, 3, what);
+            if (np == 3) {
+                const char *ok[] = {"AMP_OK"};
+                line_says(rank_line(&r, 0, "exchange"), ok, 1, what);
+                const char *next[] = {"AMP_ERROR_TIMEOUT", "exchange #2: rank 2 (it destroyed its exchanger) left",
+                                      "halo 1 receive from rank 2 (tag 7)"};
+                line_says(rank_line(&r, 0, "again"), next, 3, what);
+            }
+            for (int k = 0; k < np; ++k) {
+                const char *ok[] = {"AMP_OK"};
+                line_says(rank_line(&r, k, "destroy"), ok, 1, what);
                 char done[32];
                 snprintf(done, sizeof done, "rank %d done\n", k);
                 cr_assert(strstr(r.out, done), "%s: rank %d did not finish:\n%s", what, k, r.out);

@@ -1,0 +1,232 @@
+/* leave.c — hipamp::mpi's leaving notices: an exchanger that leaves (its destroy, or MPI_Finalize while it lives) tells its peers, so that a peer waiting for it in an exchange ends with an error naming it instead of waiting for ever (halo.c); the process's list of exchangers that the MPI_Finalize hook walks, and the communicators of destroyed exchangers, kept until every notice they await arrived. */
+#include "exchange_state.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+/* Who is told, and whose notices are awaited before a communicator is
+ * freed: in a communicator of at most this many ranks every other rank
+ * (so a rank that never began an exchange is found too), in a larger one
+ * only the ranks named in the halos of the exchanges begun on the
+ * exchanger (halo exchanges are symmetric, so both sides name each other):
+ * every rank telling every other would cost size^2 messages per destroy. */
+#define AMP_MPI__NOTIFY_ALL 64
+
+/* Lock order: registry_lock, then MPI. It guards the list and every
+ * retired exchanger; a live one belongs to its user's thread (the list
+ * only links it), except in the MPI_Finalize hook. */
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static amp_mpi_exchange *registry;
+static bool hooked;
+
+/* The notices' payloads: a send buffer must outlive its request. */
+static const int destroyed_notice = AMP_MPI__LEFT_DESTROYED, finalized_notice = AMP_MPI__LEFT_FINALIZED;
+
+/* x tells rank r when it leaves, and awaits r's notice when retired. */
+static bool amp_mpi__notifies(const amp_mpi_exchange *x, int r)
+{
+    return r != x->rank && (x->size <= AMP_MPI__NOTIFY_ALL || (x->peer[r] & AMP_MPI__NAMED));
+}
+
+static void amp_mpi__record(amp_mpi_exchange *x, const MPI_Status *stt)
+{
+    int r = stt->MPI_SOURCE;
+    if (r < 0 || r >= x->size || (x->peer[r] & AMP_MPI__LEFT)) return;
+    x->peer[r] |= x->notice_in == AMP_MPI__LEFT_FINALIZED ? AMP_MPI__LEFT_FINALIZED : AMP_MPI__LEFT_DESTROYED;
+    x->gone++;
+    if (x->retired && x->awaited && amp_mpi__notifies(x, r)) x->awaited--;
+}
+
+static void amp_mpi__post(amp_mpi_exchange *x)
+{
+    if (MPI_Irecv(&x->notice_in, 1, MPI_INT, MPI_ANY_SOURCE, x->notice_tag, x->comm, &x->notice_req) !=
+        MPI_SUCCESS)
+        x->notice_req = MPI_REQUEST_NULL;
+}
+
+void amp_mpi__notices_poll(amp_mpi_exchange *x)
+{
+    while (x->notice_req != MPI_REQUEST_NULL) {
+        int got = 0;
+        MPI_Status stt;
+        if (MPI_Test(&x->notice_req, &got, &stt) != MPI_SUCCESS) {
+            x->notice_req = MPI_REQUEST_NULL;
+            return;
+        }
+        if (!got) return;
+        amp_mpi__record(x, &stt);
+        if (!x->retired || x->awaited) amp_mpi__post(x);
+    }
+}
+
+/* The posted receive withdrawn (a notice it matched meanwhile is kept). */
+static void amp_mpi__unpost(amp_mpi_exchange *x)
+{
+    if (x->notice_req == MPI_REQUEST_NULL) return;
+    MPI_Status stt;
+    int cancelled = 1;
+    MPI_Cancel(&x->notice_req);
+    if (MPI_Wait(&x->notice_req, &stt) == MPI_SUCCESS && MPI_Test_cancelled(&stt, &cancelled) == MPI_SUCCESS &&
+        !cancelled)
+        amp_mpi__record(x, &stt);
+    x->notice_req = MPI_REQUEST_NULL;
+}
+
+/* One notice to every rank x notifies. Nothing waits for them: a few bytes
+ * go eagerly, and a peer that has gone cannot be helped. */
+static void amp_mpi__announce(amp_mpi_exchange *x, const int *what)
+{
+    if (x->announced) return;
+    x->announced = true;
+    for (int r = 0; r < x->size; ++r) {
+        if (!amp_mpi__notifies(x, r)) continue;
+        MPI_Request req;
+        if (MPI_Isend(what, 1, MPI_INT, r, x->notice_tag, x->comm, &req) == MPI_SUCCESS) MPI_Request_free(&req);
+    }
+}
+
+/* Under registry_lock. */
+static void amp_mpi__unlink(amp_mpi_exchange *x)
+{
+    if (x->prev) x->prev->next = x->next;
+    else if (registry == x) registry = x->next;
+    if (x->next) x->next->prev = x->prev;
+    x->next = x->prev = NULL;
+}
+
+static void amp_mpi__forget(amp_mpi_exchange *x)
+{
+    free(x->peer);
+    free(x);
+}
+
+/* Retired exchangers whose awaited notices all arrived: their
+ * communicators freed. Under registry_lock. */
+static void amp_mpi__reap(void)
+{
+    for (amp_mpi_exchange *x = registry, *next; x; x = next) {
+        next = x->next;
+        if (!x->retired) continue;
+        amp_mpi__notices_poll(x);
+        if (x->awaited) continue;
+        amp_mpi__unpost(x);
+        MPI_Comm_free(&x->comm);
+        amp_mpi__unlink(x);
+        amp_mpi__forget(x);
+    }
+}
+
+/* MPI_Finalize deletes MPI_COMM_SELF's attributes first, with MPI still
+ * usable: every live exchanger tells its peers it is leaving, every
+ * receive of notices is withdrawn (none may be pending at MPI_Finalize),
+ * and the retired exchangers' communicators are freed (no communicator is
+ * made after this, so no later one can meet a notice still on its way). */
+static int amp_mpi__at_finalize(MPI_Comm comm, int key, void *value, void *extra)
+{
+    (void)comm;
+    (void)key;
+    (void)value;
+    (void)extra;
+    pthread_mutex_lock(&registry_lock);
+    for (amp_mpi_exchange *x = registry, *next; x; x = next) {
+        next = x->next;
+        if (!x->retired) amp_mpi__announce(x, &finalized_notice);
+        amp_mpi__unpost(x);
+        if (x->retired) {
+            MPI_Comm_free(&x->comm);
+            amp_mpi__unlink(x);
+            amp_mpi__forget(x);
+        } else {
+            x->finalized = true;
+        }
+    }
+    pthread_mutex_unlock(&registry_lock);
+    return MPI_SUCCESS;
+}
+
+amp_status amp_mpi__notices_hook(void)
+{
+    amp_status st = AMP_OK;
+    pthread_mutex_lock(&registry_lock);
+    if (!hooked) {
+        int key = MPI_KEYVAL_INVALID, rc = MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, amp_mpi__at_finalize, &key,
+                                                                   NULL);
+        if (rc == MPI_SUCCESS && (rc = MPI_Comm_set_attr(MPI_COMM_SELF, key, NULL)) != MPI_SUCCESS)
+            MPI_Comm_free_keyval(&key);
+        if (rc != MPI_SUCCESS)
+            st = amp_mpi__mpi(rc, "amp_mpi_exchange_create: the MPI_Finalize hook (an attribute of MPI_COMM_SELF)");
+        else
+            hooked = true;
+    }
+    pthread_mutex_unlock(&registry_lock);
+    return st;
+}
+
+amp_status amp_mpi__notices_open(amp_mpi_exchange *x)
+{
+    void *ub = NULL;
+    int flag = 0;
+    x->notice_req = MPI_REQUEST_NULL;
+    if (!(x->peer = calloc((size_t)x->size, 1)))
+        return amp_mpi__fail(AMP_ERROR_OUT_OF_MEMORY, "amp_mpi_exchange_create: no memory for %d ranks", x->size);
+    /* The largest tag: one a halo may not use (amp_mpi__check_halos), so a
+     * notice never matches the caller's messages. MPI defines MPI_TAG_UB on
+     * MPI_COMM_WORLD. */
+    int rc = MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
+    x->notice_tag = rc == MPI_SUCCESS && flag ? *(int *)ub : 32767;
+    amp_mpi__post(x);
+    if (x->notice_req == MPI_REQUEST_NULL)
+        return amp_mpi__fail(AMP_ERROR_DEVICE,
+                             "amp_mpi_exchange_create: MPI_Irecv of the peers' leaving notices failed");
+    return AMP_OK;
+}
+
+void amp_mpi__notices_abort(amp_mpi_exchange *x)
+{
+    amp_mpi__unpost(x);
+    free(x->peer);
+    x->peer = NULL;
+}
+
+void amp_mpi__notices_join(amp_mpi_exchange *x)
+{
+    pthread_mutex_lock(&registry_lock);
+    amp_mpi__reap();
+    x->prev = NULL;
+    x->next = registry;
+    if (registry) registry->prev = x;
+    registry = x;
+    pthread_mutex_unlock(&registry_lock);
+}
+
+void amp_mpi__notices_leave(amp_mpi_exchange *x)
+{
+    int fin = 0;
+    MPI_Finalized(&fin);
+    pthread_mutex_lock(&registry_lock);
+    amp_mpi__unlink(x);
+    if (fin || x->finalized || x->comm == MPI_COMM_NULL) {
+        /* The hook withdrew its receive; MPI is no more. */
+        amp_mpi__forget(x);
+    } else if (x->broken[0]) {
+        /* MPI_Comm_free is collective in the standard, and a peer of an
+         * abandoned exchange may be gone: the communicator is left to MPI. */
+        amp_mpi__announce(x, &destroyed_notice);
+        amp_mpi__unpost(x);
+        amp_mpi__forget(x);
+    } else {
+        /* A notice that reached a freed communicator could meet a later
+         * communicator given the same context, so the communicator lives
+         * until every notice it awaits arrived. */
+        amp_mpi__announce(x, &destroyed_notice);
+        x->retired = true;
+        x->awaited = 0;
+        for (int r = 0; r < x->size; ++r) x->awaited += amp_mpi__notifies(x, r) && !(x->peer[r] & AMP_MPI__LEFT);
+        x->prev = NULL;
+        x->next = registry;
+        if (registry) registry->prev = x;
+        registry = x;
+        amp_mpi__reap();
+    }
+    pthread_mutex_unlock(&registry_lock);
+}
