@@ -327,23 +327,6 @@ static amp_status amp__cpu_host_register(void *dev, void *host, size_t bytes, vo
 
 static void amp__cpu_host_unregister(void *dev, void *host) {}
 
-void amp__cpu_copy_bytes(const amp__copy *c)
-{
-    char *dst = c->dst;
-    const char *src = c->src;
-    size_t h = c->height ? c->height : 1, dd = c->depth ? c->depth : 1;
-    if (h * dd == 1 || (c->width_bytes == c->dst_pitch && c->width_bytes == c->src_pitch &&
-                        (dd == 1 || (c->dst_slice_pitch == h * c->dst_pitch &&
-                                     c->src_slice_pitch == h * c->src_pitch)))) {
-        memmove(dst, src, c->width_bytes * h * dd);
-        return;
-    }
-    for (size_t z = 0; z < dd; ++z)
-        for (size_t y = 0; y < h; ++y)
-            memmove(dst + z * c->dst_slice_pitch + y * c->dst_pitch,
-                    src + z * c->src_slice_pitch + y * c->src_pitch, c->width_bytes);
-}
-
 static amp_status amp__cpu_copy(void *dev, void *queue, const amp__copy *c)
 {
     amp__cpu_graph *g = amp__cpu_queue_recording(queue);

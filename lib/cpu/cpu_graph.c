@@ -82,6 +82,23 @@ amp_status amp__cpu_graph_add_launch(amp__cpu_device *d, amp__cpu_graph *g, cons
     return AMP_OK;
 }
 
+void amp__cpu_copy_bytes(const amp__copy *c)
+{
+    char *dst = c->dst;
+    const char *src = c->src;
+    size_t h = c->height ? c->height : 1, dd = c->depth ? c->depth : 1;
+    if (h * dd == 1 || (c->width_bytes == c->dst_pitch && c->width_bytes == c->src_pitch &&
+                        (dd == 1 || (c->dst_slice_pitch == h * c->dst_pitch &&
+                                     c->src_slice_pitch == h * c->src_pitch)))) {
+        memmove(dst, src, c->width_bytes * h * dd);
+        return;
+    }
+    for (size_t z = 0; z < dd; ++z)
+        for (size_t y = 0; y < h; ++y)
+            memmove(dst + z * c->dst_slice_pitch + y * c->dst_pitch,
+                    src + z * c->src_slice_pitch + y * c->src_pitch, c->width_bytes);
+}
+
 amp_status amp__cpu_graph_add_copy(amp__cpu_graph *g, const amp__copy *c)
 {
     if (!c || (c->width_bytes && (!c->dst || !c->src)))

@@ -307,7 +307,8 @@ amp_status amp__cpu_graph_begin(void *dev, void *queue);
 amp_status amp__cpu_graph_end(void *dev, void *queue, bool keep, void **graph);
 amp_status amp__cpu_graph_launch(void *dev, void *queue, void *graph, bool async, uint64_t *node_ns);
 void amp__cpu_graph_destroy(void *dev, void *graph);
-/* A copy's bytes, now, on the calling thread (cpu_backend.c). */
+/* A copy's bytes, now, on the calling thread: a replay's copy, and the
+ * backend's copy op (cpu_graph.c). */
 void amp__cpu_copy_bytes(const amp__copy *c);
 
 /* ------------------------------------------------------- loop version
