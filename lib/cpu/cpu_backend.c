@@ -49,7 +49,7 @@ static void amp__cpu_init(void)
         amp__env_count("AMP_CPU_GRAPH_ALONE", AMP__CPU_GRAPH_ALONE_POINTS, AMP__CPU_GRAPH_ALONE_MAX);
     /* Spinning pays where the pool's threads have cores of their own; a
      * spinner that shares its core delays the thread it shares it with
-     * (cpu_run.c says what was measured). */
+     * (cpu_pool.c). */
     unsigned spin = d->nthreads >= AMP__CPU_SPIN_MIN_THREADS && (unsigned)d->nthreads <= online
                         ? AMP__CPU_SPIN_US_DEFAULT : 0;
     d->spin_us = amp__env_uint("AMP_CPU_SPIN_US", spin, 0, AMP__CPU_SPIN_US_MAX);
