@@ -1,4 +1,4 @@
-/* cpu_backend.c — the CPU accelerator's backend table: enumeration and settings, module loading (memfd + dlopen) and kernel lookup (loop version or fibers, tile_static measured), unified host memory, and trivially complete queues and events (launches run synchronously). */
+/* cpu_backend.c — the CPU accelerator's backend table: enumeration and settings, module loading (memfd + dlopen) and kernel lookup (loop version or fibers, tile_static measured), unified host memory and copies; the queues, events and graphs are cpu_queue.c's and cpu_graph.c's, launches cpu_launch.c's. */
 #include "cpu_internal.h"
 
 #include <dlfcn.h>
