@@ -1,4 +1,4 @@
-/* cpu_backend.c — the CPU accelerator's backend table: enumeration and settings, module loading (memfd + dlopen) and kernel lookup (loop version or fibers, tile_static measured), unified host memory, and trivially complete queues and events (launches run synchronously). */
+/* cpu_backend.c — the CPU accelerator's backend table: enumeration and settings, module loading (memfd + dlopen) and kernel lookup (loop version or fibers, tile_static measured), unified host memory and copies; the queues, events and graphs are cpu_queue.c's and cpu_graph.c's, launches cpu_launch.c's. */
 #include "cpu_internal.h"
 
 #include <dlfcn.h>
@@ -49,7 +49,7 @@ static void amp__cpu_init(void)
         amp__env_count("AMP_CPU_GRAPH_ALONE", AMP__CPU_GRAPH_ALONE_POINTS, AMP__CPU_GRAPH_ALONE_MAX);
     /* Spinning pays where the pool's threads have cores of their own; a
      * spinner that shares its core delays the thread it shares it with
-     * (cpu_run.c says what was measured). */
+     * (cpu_pool.c). */
     unsigned spin = d->nthreads >= AMP__CPU_SPIN_MIN_THREADS && (unsigned)d->nthreads <= online
                         ? AMP__CPU_SPIN_US_DEFAULT : 0;
     d->spin_us = amp__env_uint("AMP_CPU_SPIN_US", spin, 0, AMP__CPU_SPIN_US_MAX);
@@ -326,23 +326,6 @@ static amp_status amp__cpu_host_register(void *dev, void *host, size_t bytes, vo
 }
 
 static void amp__cpu_host_unregister(void *dev, void *host) {}
-
-void amp__cpu_copy_bytes(const amp__copy *c)
-{
-    char *dst = c->dst;
-    const char *src = c->src;
-    size_t h = c->height ? c->height : 1, dd = c->depth ? c->depth : 1;
-    if (h * dd == 1 || (c->width_bytes == c->dst_pitch && c->width_bytes == c->src_pitch &&
-                        (dd == 1 || (c->dst_slice_pitch == h * c->dst_pitch &&
-                                     c->src_slice_pitch == h * c->src_pitch)))) {
-        memmove(dst, src, c->width_bytes * h * dd);
-        return;
-    }
-    for (size_t z = 0; z < dd; ++z)
-        for (size_t y = 0; y < h; ++y)
-            memmove(dst + z * c->dst_slice_pitch + y * c->dst_pitch,
-                    src + z * c->src_slice_pitch + y * c->src_pitch, c->width_bytes);
-}
 
 static amp_status amp__cpu_copy(void *dev, void *queue, const amp__copy *c)
 {

@@ -2,30 +2,22 @@
  *
  * How many threads a replayed launch runs on is learned from its times,
  * as a direct launch's is, and in the same place: its kernel's widths for
- * its size and hand-off (cpu_width.c, cpu_run.c), so a graph replayed
+ * its size and hand-off (cpu_width.c, cpu_launch.c), so a graph replayed
  * without a team after direct launches starts on the width they found,
  * and a graph's many launches of one kernel and size (a chain of 1000)
- * search together, within the first replay, where one search each took
- * 12 replays. A launch of at most
- * AMP__CPU_GRAPH_ALONE_POINTS (262144; AMP_CPU_GRAPH_ALONE sets it) index
- * points learns; a bigger one runs on every thread. Waking a pool thread
- * and waiting for it to leave the job costs microseconds (2 us on this
- * project's 2-core CI machine when idle, 20 us when loaded; about 2.7 us
- * a thread on the shared 16-vCPU host of the GPU machines), while a simple
- * kernel's index point costs a fraction of a nanosecond: a chain of 1000
- * launches over 4096 floats replays at 0.3 to 0.9 us a launch alone, and
- * cost 47 us a launch on every thread of that host; the CG iteration's
- * launches of 65536 points took 184 us on 8 threads and 437 on 16
- * (bench/results/2026-11-26-session29-h100.md).
- * Until session 35 a replay searched upwards from alone while direct
- * launches ran on every thread, and its 1.2x to 1.8x over direct launches
- * came from that alone; with both learning, it saved the set-up it skips
- * (bench/results/2026-11-27-session35-h100.md).
+ * search together, within the first replay, rather than each on its own
+ * over many replays. A launch of at most AMP__CPU_GRAPH_ALONE_POINTS
+ * index points (AMP_CPU_GRAPH_ALONE sets it) learns; a bigger one runs on
+ * every thread. Waking a pool thread and waiting for it to leave the job
+ * costs microseconds, while a simple kernel's index point costs a
+ * fraction of a nanosecond: a small launch spread over every thread is
+ * mostly hand-off, and runs several times faster on a few threads or
+ * alone (docs/architecture.md, launch graphs).
  * Where the pool's threads spin, a replay of two launches or more hands
- * them to a team of pool threads engaged for its whole length (cpu_run.c
- * says how and what it gained), sized to the widest launch the replay
- * before asked for; its launches learn their widths apart from direct
- * launches (cpu_width.c). */
+ * them to a team of pool threads engaged for its whole length (cpu_team.c
+ * says how and why), sized to the widest launch the replay before asked
+ * for; its launches learn their widths apart from direct launches
+ * (cpu_width.c). */
 #include "cpu_internal.h"
 
 #include <stdlib.h>
@@ -80,6 +72,23 @@ amp_status amp__cpu_graph_add_launch(amp__cpu_device *d, amp__cpu_graph *g, cons
     g->nodes[g->n++] = (amp__cpu_gnode){.job = j, .learn = small};
     g->njobs++;
     return AMP_OK;
+}
+
+void amp__cpu_copy_bytes(const amp__copy *c)
+{
+    char *dst = c->dst;
+    const char *src = c->src;
+    size_t h = c->height ? c->height : 1, dd = c->depth ? c->depth : 1;
+    if (h * dd == 1 || (c->width_bytes == c->dst_pitch && c->width_bytes == c->src_pitch &&
+                        (dd == 1 || (c->dst_slice_pitch == h * c->dst_pitch &&
+                                     c->src_slice_pitch == h * c->src_pitch)))) {
+        memmove(dst, src, c->width_bytes * h * dd);
+        return;
+    }
+    for (size_t z = 0; z < dd; ++z)
+        for (size_t y = 0; y < h; ++y)
+            memmove(dst + z * c->dst_slice_pitch + y * c->dst_pitch,
+                    src + z * c->src_slice_pitch + y * c->src_pitch, c->width_bytes);
 }
 
 amp_status amp__cpu_graph_add_copy(amp__cpu_graph *g, const amp__copy *c)

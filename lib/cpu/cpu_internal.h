@@ -6,6 +6,7 @@
 #include "core.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -69,7 +70,7 @@ typedef void (*amp__cpu_entry_fn)(amp__cpu_item *it);
 #define AMP__CPU_GRAPH_ALONE_MAX (1u << 30)
 /* AMP_CPU_SPIN_US's default and largest value: how long an idle pool
  * thread (and a launcher waiting for pool threads to leave its job) spins
- * before it sleeps (cpu_run.c says why and how it was chosen). */
+ * before it sleeps (cpu_pool.c says why). */
 #define AMP__CPU_SPIN_US_DEFAULT 100u
 #define AMP__CPU_SPIN_US_MAX 1000000u
 /* Fewer threads than this (the launching one included), or more than the
@@ -95,18 +96,18 @@ typedef struct amp__cpu_device {
      * (kernel_get says why). */
     enum { AMP__CPU_TILED_AUTO, AMP__CPU_TILED_FIBERS, AMP__CPU_TILED_LOOPS } tiled;
     /* A graph's replay runs a launch of at most this many index points on
-     * the replaying thread alone (AMP_CPU_GRAPH_ALONE; cpu_graph.c says
-     * why and how it was chosen). */
+     * the width its kernel learned, a bigger one on every thread
+     * (AMP_CPU_GRAPH_ALONE; cpu_graph.c says why). */
     unsigned graph_alone_points;
     /* Microseconds a pool thread that finds no work polls for it before it
-     * sleeps, 0: never (AMP_CPU_SPIN_US; cpu_run.c). */
+     * sleeps, 0: never (AMP_CPU_SPIN_US; cpu_pool.c). */
     unsigned spin_us;
     /* Direct launches of at most AMP__CPU_WIDTH_POINTS points run on the
      * width learned for their kernel and size (AMP_CPU_LEARN_WIDTHS;
-     * cpu_run.c), else on every thread. */
+     * cpu_launch.c), else on every thread. */
     bool learn_widths;
     /* A graph's replay hands its launches to a team of pool threads
-     * engaged for the whole replay (AMP_CPU_GRAPH_TEAM; cpu_run.c), else
+     * engaged for the whole replay (AMP_CPU_GRAPH_TEAM; cpu_team.c), else
      * publishes each to the pool as a direct launch does. */
     bool graph_team;
 } amp__cpu_device;
@@ -195,7 +196,7 @@ void amp__cpu_width_took(amp__cpu_width *w, int width, uint64_t ns);
 /* A kernel's launches, direct and replayed: the widths of its last
  * AMP__CPU_WIDTH_SIZES launch sizes (index points) and hand-offs. Direct
  * launches of more than AMP__CPU_WIDTH_POINTS points run on every thread
- * unlearned: their work outweighs the pool's cost (cpu_run.c); a
+ * unlearned: their work outweighs the pool's cost (cpu_launch.c); a
  * graph's, of more than d->graph_alone_points.
  * A launch handed to a replay team costs a thread far less than one
  * published to the pool, so more threads can pay: the two are learned
@@ -229,33 +230,45 @@ typedef struct amp__cpu_kernel {
     char name[];
 } amp__cpu_kernel;
 
-/* ------------------------------------------------------ launches (cpu_run.c)
+/* ------------------------------------------------------------- launches
  * A job is one launch. Several run at once (launches from different threads,
- * and each queue's thread), sharing the pool's threads. */
+ * and each queue's thread), sharing the pool's threads. Four files, each
+ * calling only the ones below it:
+ *   cpu_launch.c  a launch's hand-off: on the width its kernel learned
+ *                 (cpu_width.c), through the pool or a replay team
+ *   cpu_team.c    a graph replay's team of pool threads
+ *   cpu_pool.c    the pool's threads: publishing a job, joining it,
+ *                 waiting for them to leave it
+ *   cpu_run.c     a job's record, and its chunks on one thread: fibers,
+ *                 loop versions, the kernels' callbacks
+ * A lower file reaches a higher one only through a job's function
+ * pointers (join, take), which the higher one sets. Their shared
+ * structures are at the end of this header (launch internals). */
 typedef struct amp__cpu_job amp__cpu_job;
-/* A replay team (cpu_run.c): pool threads engaged for a graph's whole
+typedef struct amp__cpu_worker amp__cpu_worker;
+/* A replay team (cpu_team.c): pool threads engaged for a graph's whole
  * replay, each launch handed to them without the pool's lock. One replay
  * at a time uses a team; NULL where a function takes one: no team. */
 typedef struct amp__cpu_team amp__cpu_team;
 /* A job for a queue's thread (it runs after the call that made it
  * returns): it keeps a copy of the argument pack, refers to the kernel's
  * name and signature, and holds the kernel's module in flight. About 350
- * bytes and the pack, in one allocation. */
+ * bytes and the pack, in one allocation (cpu_run.c). */
 amp_status amp__cpu_job_new(const amp__cpu_kernel *k, const amp__launch *l, amp__cpu_job **out);
 /* Run to completion on the calling thread and the pool; the kernel's
  * failure (debug checks, divergent barrier, exception) is the status, its
- * message in amp_last_error(). */
+ * message in amp_last_error() (cpu_launch.c). */
 amp_status amp__cpu_job_run(amp__cpu_device *d, amp__cpu_job *j);
 /* The same on the calling thread and at most width - 1 pool threads
  * (width 0: all of them, as amp__cpu_job_run; 1: alone, no pool thread
  * woken, which for a small launch costs more than the work it would
- * share). */
+ * share; cpu_pool.c). */
 amp_status amp__cpu_job_run_on(amp__cpu_device *d, amp__cpu_job *j, int width);
 /* j on the width its kernel learned for its size, timed where the search
  * or a check wants it (cpu_width.c): what amp__cpu_job_run does for a
  * launch of at most AMP__CPU_WIDTH_POINTS points (unless
  * AMP_CPU_LEARN_WIDTHS=0), and a graph's replay for one of at most
- * d->graph_alone_points. */
+ * d->graph_alone_points (cpu_launch.c). */
 amp_status amp__cpu_job_run_learning(amp__cpu_device *d, amp__cpu_job *j, amp__cpu_team *team);
 /* NULL without memory (no error is set: a replay runs without a team). */
 amp__cpu_team *amp__cpu_team_new(void);
@@ -278,8 +291,9 @@ void amp__cpu_job_free(amp__cpu_job *j);
 void amp__cpu_job_rearm(amp__cpu_job *j);
 /* Run l in the calling thread (a job on its stack, borrowing l). */
 amp_status amp__cpu_run(amp__cpu_device *d, const amp__cpu_kernel *k, const amp__launch *l);
-/* Bumped in a forked child (pthread_atfork): queues made before the fork
- * see that their threads and queued work stayed in the parent. */
+/* Bumped in a forked child (pthread_atfork, cpu_pool.c): the pool, and
+ * queues made before the fork, see that their threads and queued work
+ * stayed in the parent. */
 extern unsigned amp__cpu_fork_generation;
 
 /* -------------------------------------------- queues and events (cpu_queue.c)
@@ -309,7 +323,7 @@ void amp__cpu_event_release(void *dev, void *event);
  * backend.h) as jobs set up once, copies as their bytes; a replay runs
  * them in order (a job may run any number of times), on a team of pool
  * threads engaged for the replay where they spin (d->graph_team,
- * cpu_run.c), small launches on their learned width
+ * cpu_team.c), small launches on their learned width
  * (d->graph_alone_points; cpu_graph.c). */
 typedef struct amp__cpu_graph amp__cpu_graph;
 amp_status amp__cpu_graph_new(amp__cpu_graph **out);
@@ -329,7 +343,8 @@ amp_status amp__cpu_graph_begin(void *dev, void *queue);
 amp_status amp__cpu_graph_end(void *dev, void *queue, bool keep, void **graph);
 amp_status amp__cpu_graph_launch(void *dev, void *queue, void *graph, bool async, uint64_t *node_ns);
 void amp__cpu_graph_destroy(void *dev, void *graph);
-/* A copy's bytes, now, on the calling thread (cpu_backend.c). */
+/* A copy's bytes, now, on the calling thread: a replay's copy, and the
+ * backend's copy op (cpu_graph.c). */
 void amp__cpu_copy_bytes(const amp__copy *c);
 
 /* ------------------------------------------------------- loop version
@@ -508,5 +523,125 @@ void amp__cpu_stack_free(amp__cpu_stack *s);
 
 /* Prepare ctx to run fn(arg) on stack s at the next switch to it. */
 void amp__cpu_ctx_make(amp__cpu_ctx *ctx, const amp__cpu_stack *s, void (*fn)(void *), void *arg);
+
+
+/* ---------------------------------------------------- launch internals
+ * Shared by cpu_run.c, cpu_pool.c, cpu_team.c and cpu_launch.c (the
+ * launches section says which calls which); nothing else uses them. */
+
+struct amp__cpu_job {
+    amp__cpu_launch launch; /* what the kernel reads */
+    amp__cpu_entry_fn entry;
+    amp__cpu_entry_fn tiles; /* the loop version, or NULL: fibers */
+    const amp__launch *l;    /* the core's, or own_l for a job that outlives the call */
+    amp__launch own_l;       /* a queued job's: the kernel's name and signature (its
+                                module's, which outlives the job), the pack after the job */
+    amp__cpu_inflight *inflight; /* its module's count (queued jobs) */
+    amp__cpu_widths *widths;     /* its kernel's launch widths (cpu_width.c) */
+    /* A replay team's recruiting job: the thread that picks it runs join
+     * instead of taking chunks, and is a member of team while join runs
+     * (cpu_team.c); NULL: an ordinary job. */
+    void (*join)(amp__cpu_job *recruit, amp__cpu_worker *w, size_t stack_size);
+    amp__cpu_team *team;
+    /* A launch on a team: take hands out its work in nparts blocks, the
+     * rank's own first (cpu_team.c); NULL: one counter, next. Set and
+     * cleared by the team's leader while no member is inside the launch. */
+    bool (*take)(amp__cpu_job *j, const amp__cpu_worker *w, int64_t *b, int64_t *e);
+    struct amp__cpu_part *parts;
+    int nparts;
+    int64_t total; /* simple: work-items; tiled: tiles */
+    int64_t min_chunk;
+    int nthreads;  /* threads that may take chunks */
+    _Atomic int64_t next;
+    atomic_int stop; /* a failure was recorded: take no more chunks */
+    pthread_mutex_t err_lock; /* leaf lock: guards status and msg */
+    amp_status status;
+    char *msg;    /* made with the first failure (NULL: no memory for it) */
+    /* Pool threads inside this job: changed only under the pool's mu, read
+     * without it by the launcher waiting for them to leave (acquire: it
+     * then sees what they wrote; cpu_pool.c gives the invariants). */
+    atomic_int refs;
+    bool closing; /* the launcher sleeps on the pool's idle until refs is 0; guarded by its mu */
+};
+
+/* Per-thread run state. Only the thread owning the slot touches it while a
+ * job runs; slots persist across launches so fibers and their stacks are
+ * reused. Each pool thread has one, each launching thread its own
+ * (cpu_pool.c). */
+struct amp__cpu_worker {
+    amp__cpu_job *job;
+    int rank; /* in the replay team it is in (0: its leader) */
+    struct amp__cpu_fiber **fibers; /* cpu_run.c's, each allocated alone: a parked
+                                       context's address stays */
+    int nfibers; /* fibers with a stack */
+    amp__cpu_ctx main; /* the thread's own context while its fibers run */
+    /* The tile running now. Invariant while fibers run: arrived counts the
+     * live fibers suspended at the current barrier; it returns to 0 when the
+     * last one arrives, and fibers are resumed in round-robin order, so a
+     * fiber is resumed only after its barrier was released. */
+    int n, arrived, done;
+    bool saw_barrier; /* some work-item of this tile met a barrier */
+    bool loop_mode;   /* work-items 1..n-1 run as a plain loop */
+    bool broken;      /* divergent barrier found: barriers are no-ops now */
+    amp__cpu_item loop_item;
+    /* Loop versions run on their own stack: their frame holds the tile's
+     * tile_static memory and work-item context (up to
+     * AMP__CPU_LOOP_FRAME_MAX), more than a caller's thread may have. */
+    amp__cpu_stack tiles_stack;
+    amp__cpu_ctx tiles_ctx;
+    bool tiles_started; /* tiles_ctx runs amp__cpu_tiles_main (parked between chunks) */
+    amp__cpu_item tiles_item;
+    bool in_tiles; /* a loop version runs: a barrier call is an error */
+};
+
+/* A job and its chunks on one thread (cpu_run.c). */
+/* Fill j (zeroed) for launch l of kernel; j borrows l. */
+void amp__cpu_job_init(amp__cpu_job *j, const amp__cpu_kernel *kernel, const amp__launch *l);
+/* What job_free and a job on the stack both let go of. */
+void amp__cpu_job_fini(amp__cpu_job *j);
+/* j made ready to run on nt threads (the launcher's included); its chunks. */
+int64_t amp__cpu_job_arm(amp__cpu_job *j, int nt);
+/* j's own status, moved to the calling thread's last error. */
+amp_status amp__cpu_job_status(amp__cpu_job *j);
+/* Thread w takes chunks of j until none is left or j failed (or runs
+ * j->join for it). The caller sets w->job to NULL afterwards. */
+void amp__cpu_run_chunks(amp__cpu_job *j, amp__cpu_worker *w, size_t stack_size);
+/* A slot's fibers and stacks, and the slot (the pool's pthread key
+ * destructor). */
+void amp__cpu_worker_free(void *w);
+
+/* The pool (cpu_pool.c). */
+/* A bounded spin: amp__cpu_spin_more pauses the core once and says whether
+ * to go on (cpu_pool.c says when it stops early). own: a replay team
+ * member's wait, which being descheduled ends for it alone. */
+typedef struct amp__cpu_spin {
+    uint64_t ns, deadline, last; /* deadline 0: no clock read yet */
+    unsigned polls;
+    bool own;
+} amp__cpu_spin;
+bool amp__cpu_spin_more(amp__cpu_spin *s);
+/* The calling thread's slot, the pool started (on first use, and again in
+ * a forked child). */
+amp_status amp__cpu_launcher(amp__cpu_device *d, amp__cpu_worker **me);
+/* The calling thread's own slot (its fibers and stacks persist across its
+ * launches), or NULL without memory. */
+amp__cpu_worker *amp__cpu_my_worker(void);
+/* Threads a job may use: the pool's started ones and the launching one.
+ * Read without a lock: it changes only while the pool starts, before the
+ * launch that starts it reads it. */
+int amp__cpu_pool_threads(void);
+/* How long an idle pool thread spins (AMP_CPU_SPIN_US), 0: never; set
+ * before the threads start. */
+uint64_t amp__cpu_pool_spin_ns(void);
+/* The index of pool thread w's slot (1 to the pool's threads - 1). */
+int amp__cpu_pool_slot(const amp__cpu_worker *w);
+/* Put j (armed) in the pool's table for up to nwake pool threads to join
+ * (busy threads find it when they finish theirs); false with the table
+ * full: the caller runs it alone. */
+bool amp__cpu_job_publish(amp__cpu_job *j, int64_t nwake);
+/* Published j, every chunk of which is taken, out of the table; returns
+ * once the pool threads inside it left: their writes are seen, and j may
+ * be reused or freed. */
+void amp__cpu_job_close(amp__cpu_job *j);
 
 #endif /* AMP_CPU_INTERNAL_H */

@@ -26,8 +26,8 @@ typedef struct amp__cpu_event {
 typedef struct amp__cpu_qitem {
     /* A launch's job, or a graph's replay list (the graph's own, not freed
      * here) with AMP__CPU_QITEM_GRAPH set in the address: the item stays at
-     * three pointers, the size of the allocator's bin the launch path was
-     * measured with. */
+     * three pointers, so every asynchronous launch's item comes from the
+     * allocator's smallest bin. */
     uintptr_t work;
     amp__cpu_event *events;
     struct amp__cpu_qitem *next;

@@ -1,4 +1,4 @@
-/* cpu_width.c — how many threads a repeated CPU launch runs on, learned from its own times: kept by a kernel for each recent launch size and way of handing a launch to threads (the pool's, for direct launches and replays without a team, or a replay team's), for its direct launches and its graphs' replays alike (cpu_run.c and cpu_graph.c say what it gained).
+/* cpu_width.c — how many threads a repeated CPU launch runs on, learned from its own times: kept by a kernel for each recent launch size and way of handing a launch to threads (the pool's, for direct launches and replays without a team, or a replay team's), for its direct launches and its graphs' replays alike (cpu_launch.c and cpu_graph.c say why).
  *
  * A search starts on every thread, runs AMP__CPU_WIDTH_TIMED launches at
  * a width and keeps the fastest, and halves the threads while half took a
@@ -13,12 +13,12 @@
  * takes a tenth off it, and stops early only at a width that took twice
  * the fastest's time: a team's hand-off costs little more for 16 threads
  * than for 4, so two widths can time alike where running alone, with no
- * hand-off at all, is several times faster (a chain of launches over 4096
- * floats settled on 16 threads of a team under the pool's rule). Its
- * checks time alone too, beside its width, twice and half it, and move
- * to the fastest that took a tenth off its width's time: a search that a
- * passing load misled into a team of 16 for a launch that runs five
- * times faster alone is put right at the next check.
+ * hand-off at all, is several times faster (under the pool's rule a chain
+ * of small launches would stop at the whole team). Its checks time alone
+ * too, beside its width, twice and half it, and move to the fastest that
+ * took a tenth off its width's time: a search that a passing load misled
+ * into the whole team for a launch that runs several times faster alone
+ * is put right at the next check.
  * A width chosen while the host was busy with something else can be wrong
  * for the rest of the launch's life, so a searched width is checked again
  * every AMP__CPU_WIDTH_RECHECK launches: AMP__CPU_WIDTH_TIMED launches at
@@ -28,16 +28,16 @@
  * at most 6 of every 256 launches at other widths (a team's, 9: below).
  * A launch that took at least AMP__CPU_WIDTH_WIDE_NS a thread on every
  * thread stays there and is not checked: the threads' hand-off costs it
- * about 2.7 us each on the shared 16-vCPU host, a tenth of its time at
- * most, so fewer threads cannot take a tenth off, while each of the
- * search's launches on half of them could take up to twice as long (a
- * program that reduces 2^26 floats a few times, 2.5 ms a launch, would
- * spend them in the search).
+ * a few microseconds each, a tenth of its time at most, so fewer threads
+ * cannot take a tenth off, while each of the search's launches on half of
+ * them could take up to twice as long (a program that reduces a big array
+ * a few times, milliseconds a launch, would spend them in the search).
  * A launch that settles alone having taken less than
  * AMP__CPU_WIDTH_HEAVY_NS is not checked: threads could save it a few
  * microseconds at most, and the check's launches on them cost as much
- * (the chain of launches over 4096 floats takes 0.3 us a launch alone,
- * and 5 to 20 us on two threads of the shared 16-vCPU host).
+ * (a small launch alone takes well under a microsecond, and many times
+ * that on two threads: the hand-off; docs/architecture.md, the CPU
+ * accelerator).
  * Every index point runs the same code on the same data whatever the
  * width: the results are the same bits. */
 #include "cpu_internal.h"
