@@ -28,7 +28,7 @@ typedef struct program_case {
  * failure with the library's message on stderr. */
 static amp_status compile_once(const program_case *c, const char *target, double *secs, size_t *bytes)
 {
-    char *src = amp__alg_source_for(true, c->family, c->type, AMP_MAP_IDENTITY, c->op, 0, NULL, NULL);
+    char *src = amp__alg_source_for(true, c->family, c->type, AMP_MAP_IDENTITY, c->op, 0, NULL, NULL, 0, 0);
     if (!src) {
         fprintf(stderr, "%s: no memory for the source\n", c->what);
         return AMP_ERROR_OUT_OF_MEMORY;

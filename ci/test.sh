@@ -199,6 +199,14 @@ if [ "$QUICK" = 1 ]; then
 else
 run_suite release "$ROOT/build-ci" "-DHIPAMP_BUILD_BENCH=$([ "${HIPAMP_CI_BENCH:-0}" = 1 ] && echo ON || echo OFF)"
 install_check "$ROOT/build-ci"
+# The benchmarks are built only when asked (HIPAMP_BUILD_BENCH); here they
+# are built once, after the suite, so that their code cannot rot unseen.
+bench_build() {
+  cmake -S "$ROOT" -B "$1" -DHIPAMP_BUILD_BENCH=ON && cmake --build "$1" -j"$JOBS"
+}
+if [ "${HIPAMP_CI_BENCH:-0}" != 1 ]; then
+  step "benchmarks build (HIPAMP_BUILD_BENCH=ON)" "$LOGS/bench-build.log" bench_build "$ROOT/build-ci"
+fi
 # The layers of lib/, written down once in ci/check-layers.py: no #include
 # and no call (nm on the release build's objects) goes to a higher layer or
 # between the back ends.
