@@ -166,6 +166,17 @@ amp_status amp__alg_predicate(const char *fn, amp_accelerator *acc, amp_type t, 
                               const amp__alg_prog **out);
 amp_status amp__alg_sorter(amp_accelerator *acc, amp_type t, size_t vsize, const amp__alg_prog **out);
 amp_status amp__alg_filler(amp_accelerator *acc, size_t elem, const amp__alg_prog **out);
+/* lib/alg_text.c: text quoted for a message into dst (size bytes: quotes,
+ * backslashes and line ends escaped, at most max bytes of text, "..."
+ * after a cut). */
+void amp__alg_quote(char *dst, size_t size, const char *text, size_t max);
+/* AMP_ERROR_INVALID_ARGUMENT from fn (the public call) when text (what:
+ * "predicate", "the map expression of reduction 'r'", ...) could change the
+ * code generated around it, naming the string, the flaw, its line and
+ * column; expression: text must hold an expression (not a preamble). */
+amp_status amp__alg_check_text(const char *fn, const char *what, const char *text, bool expression);
+/* The same over a user reduction's parameter names and strings. */
+amp_status amp__alg_check_user(const char *fn, const amp__alg_user *u);
 /* Build a user reduction's reduce (scan false: for amp_reduction_create)
  * or scan program (for amp_reduction_scan) into *out (the caller's;
  * release with amp__alg_prog_release). Its parameter names and strings
@@ -221,6 +232,10 @@ amp_status amp__alg_reduce_into(amp__alg_run *run, const amp__alg_prog *p, const
  * (blocks), without an initial value. */
 amp_status amp__alg_reduce_to_host(amp_accelerator_view *q, const amp__alg_prog *p, const amp_arg *in, size_t nin,
                                    int64_t n, int op, size_t rsize, void *result);
+/* The result argument of an _async form, resolved into d: one writable
+ * element of rsize bytes (tname names its type in messages);
+ * AMP_ERROR_INVALID_ARGUMENT naming fn otherwise. */
+amp_status amp__alg_result(const char *fn, amp_arg result, size_t rsize, const char *tname, amp__alg_data *d);
 /* A value of type t read from p (unaligned is fine; NULL: 0) as a kernel
  * argument. */
 amp_arg amp__alg_value_arg(amp_type t, const void *p);
