@@ -4,7 +4,7 @@
 // #defines (the configuration: element and accumulator types, tile size,
 // items per thread, which kernels), this file, the functions it generates
 // from the built-in or the user's expressions (the map, the reduce operator,
-// the identity, the post expression), then amp_algorithms.hip, the kernels.
+// the identity, the post expression), then the kernels of hip_kernels/alg/.
 // Everything here is in namespace amp::alg; nothing here is part of the
 // device language users write kernels in (docs/device-language.md).
 //

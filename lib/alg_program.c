@@ -1,6 +1,7 @@
 /* alg_program.c — the algorithms' programs: their source generated from the
  * configuration (types, tile geometry, tuning knobs) and the built-in or
- * user's expressions around hip_kernels/amp_algorithms*.hip, built through
+ * user's expressions around hip_kernels/amp_algorithms_lib.hip and the
+ * kernels of hip_kernels/alg/ (one algorithm a file), built through
  * amp_program_build (so the in-memory and disk caches apply) on first use
  * per accelerator and kept in a table; compile logs of user expressions
  * led by a line naming the expression at fault. */
@@ -11,7 +12,9 @@
 #include <string.h>
 
 extern const char amp__embedded_algorithms_lib[]; /* hip_kernels/amp_algorithms_lib.hip */
-extern const char amp__embedded_algorithms[];     /* hip_kernels/amp_algorithms.hip */
+/* hip_kernels/alg/: the kernels, one algorithm a file, joined in this order. */
+extern const char amp__embedded_alg_layout[], amp__embedded_alg_reduce[], amp__embedded_alg_fill[],
+    amp__embedded_alg_scan[], amp__embedded_alg_select[], amp__embedded_alg_sort[];
 
 static const char *const amp__alg_kernel_names[AMP__ALG_NKERNELS] = {
     "amp_alg_reduce", "amp_alg_reduce_final", "amp_alg_scan",      "amp_alg_clear",        "amp_alg_iota",
@@ -352,12 +355,12 @@ static void amp__alg_geometry(const amp_accelerator *acc, const amp__alg_spec *s
     else
         g->scan_items = amp__alg_fit(asked, (int64_t)(waves + 4) * (int64_t)rsize + 16, pad_per_item * (int64_t)rsize);
     /* Cut down to fit, a GPU tile's items are cut to a power of two, so that
-     * a thread's run keeps constant tile_static addresses (amp_algorithms.hip,
+     * a thread's run keeps constant tile_static addresses (hip_kernels/alg/scan.hip,
      * run_at): 8-byte elements get 32 where 64 are asked for, not 45. */
     if (g->tile > 1 && g->scan_items < asked)
         while (!amp__pow2(g->scan_items)) --g->scan_items;
     /* One-thread tiles scan their items as 8 runs side by side
-     * (amp_algorithms.hip, AMP_ALG_SCAN_SEGS). */
+     * (hip_kernels/alg/scan.hip, AMP_ALG_SCAN_SEGS). */
     if (g->tile == 1) g->scan_items = g->scan_items < 8 ? 8 : g->scan_items / 8 * 8;
     /* ... and a run of a multiple of 16 elements would put the 8 runs (and
      * input and output) a power of two of bytes apart, in the same cache
@@ -530,8 +533,15 @@ static char *amp__alg_source(const amp__alg_spec *sp, const amp__alg_prog *g)
     }
     default: break;
     }
-    amp__alg_marker(&b, 1, "amp_algorithms.hip");
-    amp__sb_puts(&b, amp__embedded_algorithms);
+    static const struct {
+        const char *name, *text;
+    } kernels[] = {{"alg/layout.hip", amp__embedded_alg_layout}, {"alg/reduce.hip", amp__embedded_alg_reduce},
+                   {"alg/fill.hip", amp__embedded_alg_fill},     {"alg/scan.hip", amp__embedded_alg_scan},
+                   {"alg/select.hip", amp__embedded_alg_select}, {"alg/sort.hip", amp__embedded_alg_sort}};
+    for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; ++i) {
+        amp__alg_marker(&b, 1, kernels[i].name);
+        amp__sb_puts(&b, kernels[i].text);
+    }
     if (b.oom) {
         free(b.p);
         return NULL;
@@ -603,7 +613,7 @@ static amp_status amp__alg_explain(amp_status st, const char *what)
     else
         amp__fail(st, "%s does not compile: the first error is in the code hipamp generated around the expressions "
                   "(%s), most likely from a type the expressions give that does not fit:\n  %.*s\n(the compiler's "
-                  "log follows)\n%s", what, where[0] ? where : "amp_algorithms*.hip", (int)elen, err ? err : "",
+                  "log follows)\n%s", what, where[0] ? where : "hip_kernels/alg/*.hip", (int)elen, err ? err : "",
                   copy);
     free(copy);
     return st;
