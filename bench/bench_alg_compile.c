@@ -3,7 +3,7 @@
  *   bench_alg_compile [TARGET ...]     (default: sm_90 gfx90a; one without
  *                                       an installed compiler is named and
  *                                       skipped) */
-#include "alg.h"
+#include "alg/alg.h"
 
 #include <stdio.h>
 #include <stdlib.h>

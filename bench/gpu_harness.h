@@ -3,7 +3,7 @@
 #define HIPAMP_BENCH_GPU_HARNESS_H
 
 #include "raw_gpu.h"
-#include "signature.h"
+#include "base/signature.h"
 #include "workloads.h"
 
 #include <stdbool.h>

@@ -11,30 +11,29 @@ import re
 import subprocess
 import sys
 
-# The layers, lowest first. A file belongs to the layer with the most
-# specific pattern that matches its path (fnmatch, relative to the
-# repository root; "**" spans directories; the most characters besides
-# wildcards; on a tie the first such layer), so "lib/alg_*.c" takes its
-# files from the core's "lib/*.c". A layer may use itself and the layers it names, all of
-# them listed above it; peers (gpu, cpu) name neither each other nor the
-# core. docs/architecture.md draws the same picture.
+# The layers, lowest first: each is a folder of lib/ (lib/backend.h alone
+# is the contract between the core and the back ends; the vendor ABI
+# mirrors, *_abi.h, are leaves wherever they live). A file belongs to the
+# layer with the most specific pattern that matches its path (fnmatch,
+# relative to the repository root; "**" spans directories; the most
+# characters besides wildcards; on a tie the first such layer). A layer may
+# use itself and the layers it names, all of them listed above it; peers
+# (gpu, cpu) name neither each other nor the core. Inside a layer, files
+# may call each other but never in a circle (check_circles).
+# docs/architecture.md draws the same picture.
 LAYERS = [
     # name        may use                             members
-    ("vendor-abi", [],                                 ["lib/trace_abi.h", "lib/gpu/*_abi.h"]),
-    ("helpers",    [],                                 ["lib/core.h", "lib/lock.h", "lib/signature.h",
-                                                        "lib/status.c", "lib/compile_log.c", "lib/env.c",
-                                                        "lib/hash.c", "lib/clock.c", "lib/options.c",
-                                                        "lib/strbuf.c", "lib/prelude.c", "lib/lock.c", "lib/slab.c"]),
-    ("contract",   ["helpers"],                        ["lib/backend.h"]),
-    ("includes",   ["helpers", "contract"],            ["lib/include_scan.h", "lib/include_scan.c"]),
-    ("trace",      ["vendor-abi", "helpers", "contract"], ["lib/trace.h", "lib/trace_*.h", "lib/trace.c",
-                                                        "lib/trace_*.c"]),
-    ("gpu",        ["vendor-abi", "helpers", "contract", "includes"], ["lib/gpu/**"]),
-    ("cpu",        ["helpers", "contract"],            ["lib/cpu/**"]),
-    ("core",       ["helpers", "contract", "includes", "trace"], ["lib/*.c", "lib/*.h"]),
+    ("vendor-abi", [],                                 ["lib/trace/trace_abi.h", "lib/gpu/*_abi.h"]),
+    ("base",       [],                                 ["lib/base/**"]),
+    ("contract",   ["base"],                           ["lib/backend.h"]),
+    ("includes",   ["base", "contract"],               ["lib/includes/**"]),
+    ("trace",      ["vendor-abi", "base", "contract"], ["lib/trace/**"]),
+    ("gpu",        ["vendor-abi", "base", "contract", "includes"], ["lib/gpu/**"]),
+    ("cpu",        ["base", "contract"],               ["lib/cpu/**"]),
+    ("core",       ["base", "contract", "includes", "trace"], ["lib/core/**"]),
     # The algorithms sit on the core as a user would (its public calls and
     # a few internal ones); nothing below them calls them.
-    ("algorithms", ["helpers", "contract", "core"],    ["lib/alg.h", "lib/alg_*.c"]),
+    ("algorithms", ["base", "contract", "core"],       ["lib/alg/**"]),
 ]
 
 # The back ends' entry points (declared in lib/backend.h): the one call of
@@ -211,6 +210,47 @@ def check_circles(calls):
     return len(circles)
 
 
+MAX_FILE_LINES = 1000
+MAX_FUNCTION_LINES = 150
+C_NOISE = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
+
+
+def check_sizes():
+    """No file under lib/ over MAX_FILE_LINES lines, no function over
+    MAX_FUNCTION_LINES: a top-level brace opened right after a ')' is a
+    function body (comments and literals blanked first, their line breaks
+    kept)."""
+    bad = 0
+    for path in sorted(sources()):
+        if not path.endswith((".c", ".h")):
+            continue
+        with open(os.path.join(ROOT, path), encoding="utf-8", errors="replace") as f:
+            text = f.read()
+        nlines = text.count("\n")
+        if nlines > MAX_FILE_LINES:
+            print(f"{path}: {nlines} lines, over {MAX_FILE_LINES}: split it by responsibility")
+            bad += 1
+        code = C_NOISE.sub(lambda m: "\n" * m.group(0).count("\n") + " ", text)
+        depth, start, prev = 0, None, ""
+        for i, ch in enumerate(code):
+            if ch == "{":
+                if depth == 0 and prev == ")":
+                    start = i
+                depth += 1
+            elif ch == "}":
+                depth -= 1
+                if depth == 0 and start is not None:
+                    first = code.count("\n", 0, start) + 1
+                    n = code.count("\n", start, i) + 1
+                    if n > MAX_FUNCTION_LINES:
+                        print(f"{path}:{first}: a function of {n} lines, over {MAX_FUNCTION_LINES}: make it named steps")
+                        bad += 1
+                    start = None
+            if not ch.isspace():
+                prev = ch
+    return bad
+
+
 def main(argv):
     build = None
     if len(argv) == 2 and argv[0] == "--objects":
@@ -219,12 +259,13 @@ def main(argv):
         sys.exit(__doc__ or "usage: ci/check-layers.py [--objects BUILD_DIR]")
     check_table()
     bad, unknown = check_includes()
+    bad += check_sizes()
     nobj = 0
     if build:
         b2, nobj = check_objects(build)
         bad += b2
     print(f"check-layers: {len(list(sources()))} files under lib/" + (f", {nobj} objects" if build else "") +
-          f": {bad} upward or sideways uses or circles, {unknown} unknown")
+          f": {bad} upward or sideways uses, circles or oversized files and functions, {unknown} unknown")
     return 2 if unknown else 1 if bad else 0
 
 

@@ -55,7 +55,7 @@ if cmake -S "$ROOT" -B "$TSAN_BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHIPAMP_
       fails+=("ThreadSanitizer ($mode): reports or failure"); cat "$WORK/tsan-$mode.log"
     fi
   done
-  # The pool's spin-then-sleep hand-offs (lib/cpu/cpu_run.c): off by
+  # The pool's spin-then-sleep hand-offs (lib/cpu/cpu_pool.c): off by
   # default on 2 cores; a spin of 1 us makes pool threads and launchers
   # spin, then sleep, at nearly every launch.
   if AMP_CPU_SPIN_US=1 AMP_CPU_THREADS=3 TSAN_OPTIONS="halt_on_error=1 exitcode=9 ${TSAN_OPTIONS:-}" timeout 600 \
@@ -64,7 +64,7 @@ if cmake -S "$ROOT" -B "$TSAN_BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHIPAMP_
   else
     fails+=("ThreadSanitizer (AMP_CPU_SPIN_US=1): reports or failure"); cat "$WORK/tsan-spin.log"
   fi
-  # Graph replays' teams (lib/cpu/cpu_run.c): pool threads that spin
+  # Graph replays' teams (lib/cpu/cpu_team.c): pool threads that spin
   # long enough to wait for a replay's next launch join it as members.
   if AMP_CPU_SPIN_US=300 AMP_CPU_THREADS=3 TSAN_OPTIONS="halt_on_error=1 exitcode=9 ${TSAN_OPTIONS:-}" timeout 600 \
        "$WORK/stress-tsan" >"$WORK/tsan-team.log" 2>&1; then

@@ -98,7 +98,7 @@ static void fail(const char *what, const char *detail)
 /* A graph of GRAPH_LAUNCHES launches of ring4 and ring4_macro over a view
  * of N ints on this thread's queue q, replayed GRAPH_REPLAYS times, every
  * fourth asynchronously: under AMP_CPU_SPIN_US the replays hand their
- * launches to a team of pool threads (lib/cpu/cpu_run.c), which join and
+ * launches to a team of pool threads (lib/cpu/cpu_team.c), which join and
  * leave as launches open, while the other threads launch directly and
  * replay their own graphs. */
 enum { GRAPH_LAUNCHES = 6, GRAPH_REPLAYS = 24 };
@@ -234,7 +234,7 @@ out:
 /* One graph shared by SHARED_THREADS threads, each replaying it
  * SHARED_REPLAYS times (every third asynchronously): its launches of
  * raw_inc write through a raw address, so no view's lock orders the
- * replays; the graph's own turns must (lib/graph.c). */
+ * replays; the graph's own turns must (lib/core/graph.c). */
 enum { SHARED_THREADS = 4, SHARED_REPLAYS = 12, SHARED_LAUNCHES = 3 };
 static amp_graph *shared_graph;
 static amp_accelerator_view *shared_q;

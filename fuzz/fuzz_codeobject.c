@@ -1,5 +1,5 @@
 /* fuzz_codeobject.c — libFuzzer harness for the AMD code-object readers (lib/gpu/amd_target.c: clang offload bundles, 64-bit ELF, PT_NOTE/SHT_NOTE walking, the msgpack of NT_AMDGPU_METADATA): any bytes, never a crash, an out-of-bounds read (AddressSanitizer) or a hang; whatever it returns is freed. */
-#include "core.h"
+#include "base/core.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
-/* fuzz_signature.c — libFuzzer harness for the signature-record check (lib/signature.c): records near a prelude's (a known-good record edited field by field by the input) and raw ones; every record the check accepts must be safe for the launch path, which this harness replays: each value written at its offset into a heap pack of exactly pack_size bytes (AddressSanitizer catches a byte outside), views' descriptors filled, parameters not overlapping. */
-#include "internal.h"
+/* fuzz_signature.c — libFuzzer harness for the signature-record check (lib/core/signature.c): records near a prelude's (a known-good record edited field by field by the input) and raw ones; every record the check accepts must be safe for the launch path, which this harness replays: each value written at its offset into a heap pack of exactly pack_size bytes (AddressSanitizer catches a byte outside), views' descriptors filled, parameters not overlapping. */
+#include "core/internal.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -40,8 +40,8 @@ static void good_record(int shape, amp__signature *g)
     }
 }
 
-/* What the launch path does with an accepted record (lib/launch.c,
- * lib/argument.c): write every parameter into a pack of pack_size bytes. */
+/* What the launch path does with an accepted record (lib/core/launch.c,
+ * lib/core/argument.c): write every parameter into a pack of pack_size bytes. */
 static void replay_launch(const amp__signature *g)
 {
     unsigned char *pack = malloc((size_t)g->pack_size);

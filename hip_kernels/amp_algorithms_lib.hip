@@ -1,6 +1,6 @@
 // amp_algorithms_lib.hip — the device helpers of hipamp's algorithms (lib/alg_*.c): wave size and wave intrinsics, the built-in operators, strided element access and the look-back protocol, written once for AMD (hipRTC), NVIDIA (NVRTC) and the CPU accelerator (g++).
 //
-// What the library compiles for an algorithm (lib/alg_program.c): a block of
+// What the library compiles for an algorithm (lib/alg/programs.c): a block of
 // #defines (the configuration: element and accumulator types, tile size,
 // items per thread, which kernels), this file, the functions it generates
 // from the built-in or the user's expressions (the map, the reduce operator,
@@ -171,7 +171,7 @@ template <> struct bits<double> {
 enum { OP_SUM = 0, OP_PRODUCT = 2, OP_MIN = 5, OP_MAX = 6, OP_AND = 7, OP_OR = 8, OP_XOR = 9, OP_USER = 100 };
 
 #ifdef AMP_ALG_USER
-// Generated from the user's strings after this file (lib/alg_program.c).
+// Generated from the user's strings after this file (lib/alg/programs.c).
 AMP_FI AMP_ALG_R amp__alg_user_reduce(AMP_ALG_R a, AMP_ALG_R b);
 AMP_FI AMP_ALG_R amp__alg_user_identity();
 #endif
@@ -353,7 +353,7 @@ template <class T> AMP_FI T wave_scan(int op, T v, int lane) {
 // A view seen as a sequence of n elements in row-major order: the library
 // binds the view as a rank-1 view of its span (its first to its last
 // element) and describes the layout here, after merging dimensions that are
-// contiguous with the next one. Layout: lib/alg.h (amp__alg_shape).
+// contiguous with the next one. Layout: lib/alg/alg.h (amp__alg_shape).
 // At most 4 dimensions: a GPU keeps a kernel's shapes in scalar registers,
 // and four shapes of 8 dimensions spilled them (gfx1030).
 struct shape {
@@ -363,7 +363,7 @@ struct shape {
     int rank;
     int contiguous;
 };
-static_assert(sizeof(shape) == 64, "amp::alg::shape must match lib/alg.h");
+static_assert(sizeof(shape) == 64, "amp::alg::shape must match lib/alg/alg.h");
 
 // Element offset of the i-th element from the first. The loop runs over
 // every possible dimension with constant indices, so that a GPU reads the

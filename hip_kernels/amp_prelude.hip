@@ -3,13 +3,13 @@
 // prelude, the host C++ compiler). Self-contained: no standard headers.
 //
 // Layouts of signature, launch_info and view descriptors must match
-// lib/signature.h (AMP__SIG_VERSION).
+// lib/base/signature.h (AMP__SIG_VERSION).
 #ifndef AMP_PRELUDE_INCLUDED
 #define AMP_PRELUDE_INCLUDED
 #define AMP_PRELUDE_VERSION 2
 
 // Threads per block of a simple-model launch, at most: the entry point's
-// __launch_bounds__. Must equal AMP__SIMPLE_BLOCK_THREADS in lib/signature.h,
+// __launch_bounds__. Must equal AMP__SIMPLE_BLOCK_THREADS in lib/base/signature.h,
 // which caps the blocks gpu_backend.c's launch_geometry makes (a block larger
 // than the bound fails to launch; a bound larger than the block wastes
 // registers the compiler reserved for threads that never come).
@@ -57,7 +57,7 @@ template <class T, class U> struct copy_const<const T, U> { typedef const U type
 } // namespace meta
 
 // The largest rank a launch may have: launch_info carries this many extents
-// (lib/signature.h, AMP__LAUNCH_MAX_RANK). Values, views and arrays of any
+// (lib/base/signature.h, AMP__LAUNCH_MAX_RANK). Values, views and arrays of any
 // rank work inside a kernel; only the launched index is bounded.
 #define AMP__LAUNCH_MAX_RANK 8
 
@@ -244,7 +244,7 @@ template <int D0, int D1 = 0, int D2 = 0> struct tiled_index {
 };
 
 // ----------------------------------------------------------- array_view
-// Descriptor layout (lib/signature.h): pointer, int64 stride[N], extent.
+// Descriptor layout (lib/base/signature.h): pointer, int64 stride[N], extent.
 template <class T, int N> struct array_view {
     static_assert(N >= 1, "amp::array_view rank must be at least 1");
     static constexpr int rank = N;
@@ -382,7 +382,7 @@ AMP_FI void guarded_write(const array_view<T, N> &v, const index<N> &i, const U 
 
 namespace detail {
 
-// Kernel signature records (lib/signature.h).
+// Kernel signature records (lib/base/signature.h).
 struct sig_param { int kind, elem_size, rank, is_const, offset, size, align, reserved; };
 struct signature {
     int magic, version, tiled, rank, tile[3], nparams, pack_size, pack_align;
@@ -492,7 +492,7 @@ template <int D0, int D1, int D2> struct index_traits<tiled_index<D0, D1, D2>> {
 };
 
 // The argument pack's size, named in the compiler's message when it passes
-// hipamp's limit on every accelerator (AMP__MAX_PACK, lib/signature.h: CUDA
+// hipamp's limit on every accelerator (AMP__MAX_PACK, lib/base/signature.h: CUDA
 // before 12.1 and HIP take 4 KiB of kernel parameters). The library reads
 // the size and the kernel's name back from the log: Kernel is a tag type
 // named after the kernel (name__amp_kernel), so every compiler's

@@ -5,7 +5,7 @@
 #define AMP_BACKEND_H
 
 #include "hipamp.h"
-#include "signature.h"
+#include "base/signature.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -27,7 +27,7 @@ typedef struct amp__copy {
 } amp__copy;
 
 /* What the core hands a launch, already validated against the kernel's
- * signature (lib/signature.c, lib/launch.c): extent has the signature's rank
+ * signature (lib/core/signature.c, lib/core/launch.c): extent has the signature's rank
  * and positive dimensions, a tiled extent is divisible by sig->tile and the
  * tile has at most the accelerator's max_tile_threads; pack is never NULL,
  * aligned to AMP__MAX_PARAM_ALIGN, sig->pack_size bytes laid out as sig describes (device
@@ -46,14 +46,14 @@ typedef struct amp__launch {
      * from the launch call: a backend that runs launches in the calling
      * thread may run this one on a thread of its own. */
     bool async;
-    /* Captured into a graph (lib/graph.c), not run now: a GPU backend may
+    /* Captured into a graph (lib/core/graph.c), not run now: a GPU backend may
      * make it a programmatic dependent launch, which the graph replays with
      * the kernel's start overlapping the end of the one before (the
      * prelude's entry point waits for that one's completion and memory). */
     bool in_graph;
 } amp__launch;
 
-/* A header the core found for a source (lib/include_scan.c) and keyed the
+/* A header the core found for a source (lib/includes/include_scan.c) and keyed the
  * build on: a flat name of the core's own ("hipamp-3-params.h": no
  * directory, no "..", which a compiler that writes named headers into a
  * directory of its own (comgr) would follow), the file it resolved to, and
@@ -85,7 +85,7 @@ typedef struct amp__sys_dir {
 
 /* One compile. source is the complete translation unit (the backend's
  * prelude prefix, the common prelude, then a #line so the user's lines keep
- * their numbers: lib/prelude.c). source_name names the user's file in
+ * their numbers: lib/base/prelude.c). source_name names the user's file in
  * diagnostics; source_dir (NULL: none) is where its quoted includes resolve;
  * options are the user's extra flags. timeout_s > 0 limits a compiler that
  * runs as a separate process (in-process compilers cannot be stopped). */
@@ -104,7 +104,7 @@ typedef struct amp__compile_job {
  * malloc'ed list of every file it read besides the translation unit, system
  * headers included, one absolute path (symbolic links resolved) a line: the
  * core loads nothing built from a file it did not key or that is not the
- * compiler's own (lib/program.c). no_store, when not empty, says why the
+ * compiler's own (lib/core/program.c). no_store, when not empty, says why the
  * result (right, but shaped by something that may not recur: the CPU loop
  * transformation timed out) must not be stored on disk. */
 typedef struct amp__compile_output {
@@ -129,10 +129,10 @@ typedef struct amp__kernel_props {
  * called from several threads at once; the backend locks what it shares and
  * never calls back into the core (core.h's helpers excepted).
  *
- * Locks the core may hold during a call (lib/internal.h has the order):
+ * Locks the core may hold during a call (lib/core/internal.h has the order):
  *   [none]    no core lock;
  *   [storage] one or more storage locks (a launch or copy preparing its data);
- *   [graph]   the graph's replay lock (lib/graph.c), storage locks inside it;
+ *   [graph]   the graph's replay lock (lib/core/graph.c), storage locks inside it;
  *   [queue]   the queue's mark lock (recording a wait point), a leaf for the
  *             backend: it must not block on other queues' work under it. */
 typedef struct amp__backend {
@@ -232,7 +232,7 @@ typedef struct amp__backend {
      * return. */
     amp_status (*launch)(void *dev, void *queue, void *fn, const amp__launch *l);
 
-    /* Graphs (lib/graph.c): record a queue's commands once, replay them
+    /* Graphs (lib/core/graph.c): record a queue's commands once, replay them
      * many times. Between graph_begin and graph_end the core calls only
      * launch and copy on the queue, from the thread that began, and each
      * is recorded instead of run (its pointers and pack are fixed there);
@@ -252,7 +252,7 @@ typedef struct amp__backend {
     /* [graph] Queue one replay of graph on queue
      * (the queue it was recorded on), in order after earlier work there.
      * The core never calls this for one graph from two threads at once
-     * (lib/graph.c), so a backend may reuse what the graph holds from one
+     * (lib/core/graph.c), so a backend may reuse what the graph holds from one
      * replay to the next, once the replay queued before has run. async as in
      * amp__launch: false lets a backend that runs launches in the calling
      * thread run the replay there and return its failure; it then fills

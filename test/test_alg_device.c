@@ -1,7 +1,7 @@
 /* test_alg_device.c — the algorithms' device code for GPUs on a machine without one: every program family (every element type of the basic one, every type and every operator of the scan) generated as a GPU build would generate it and compiled with NVRTC for sm_90 (every one, and the programs accumulating in a wider type) and hipRTC for gfx90a (64-wide waves) and gfx1030 (32-wide) (a selection: each compile takes seconds), where installed; no scratch memory (spills, or a shape indexed in private memory); tile_static within 48 KiB, and on AMD a barrier instruction in every code object (their tiles span several waves). Linked with the library's objects (the generator is internal). */
 #include "support.h"
 
-#include "alg.h"
+#include "alg/alg.h"
 
 #include <stdio.h>
 #include <stdlib.h>

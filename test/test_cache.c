@@ -282,7 +282,7 @@ static void assert_entry_valid(const char *device, const char *path)
 }
 
 /* ------------------------------------------------- forging entries
- * The entry format (lib/disk_cache.c): "HIPAMPC2", u32 format 2, u32 0,
+ * The entry format (lib/core/disk_cache.c): "HIPAMPC2", u32 format 2, u32 0,
  * key[32], u64 payload size, HMAC-SHA256(key file; the 56 bytes before the
  * MAC, then the payload)[32], payload. */
 enum { ENTRY_HEADER = 88, ENTRY_MAC_AT = 56 };

@@ -1090,7 +1090,7 @@ Test(cpu, simple_launches_visit_every_work_item_once)
 
 /* Pool threads that find no job spin for AMP_CPU_SPIN_US before they
  * sleep, and a launcher waits for them to leave its job spinning first
- * (cpu_run.c). Two threads launch at once, each on its own data: bursts
+ * (cpu_pool.c). Two threads launch at once, each on its own data: bursts
  * back to back (the pool threads found spinning, or mid-job on the other
  * thread's launch) separated by pauses longer than the spin (found asleep).
  * Every launch must reach every element exactly once: a launch returning
@@ -1179,14 +1179,14 @@ Test(cpu, pool_hand_offs_with_the_shortest_spin, .timeout = 120) { spin_case("1"
 /* 0: nobody spins (the condition variables alone, as before spinning). */
 Test(cpu, pool_hand_offs_without_spinning, .timeout = 120) { spin_case("0"); }
 /* 20 ms: pool threads spin through the pauses (unless they find their
- * core wanted by another thread: cpu_run.c's amp__cpu_spin_more). */
+ * core wanted by another thread: cpu_pool.c's amp__cpu_spin_more). */
 Test(cpu, pool_hand_offs_with_a_long_spin, .timeout = 120) { spin_case("20000"); }
 
 /* ------------------------------------------- direct launches' widths */
 
 /* A direct launch of at most 262144 points runs on the width its kernel
  * learned for its size, searched down from every thread and checked again
- * every 256 launches (lib/cpu/cpu_width.c, cpu_run.c). 600 launches of
+ * every 256 launches (lib/cpu/cpu_width.c, cpu_launch.c). 600 launches of
  * one size pass the search and two checks, so they run on 4, 2 and 1
  * threads (and back); every one must give the bits that a launch on every
  * thread gives: a simple kernel (each element reached exactly once per

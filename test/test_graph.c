@@ -45,7 +45,7 @@ static void teardown(fixture *f)
 
 /* Pool threads that spin for work (AMP_CPU_SPIN_US; the default on 4
  * threads or more, not on the 2-core CI machine) make a replay hand its
- * launches to a team of them (lib/cpu/cpu_run.c). */
+ * launches to a team of them (lib/cpu/cpu_team.c). */
 static void use_replay_teams(void)
 {
     setenv("AMP_CPU_THREADS", "4", 1);
@@ -224,7 +224,7 @@ ACCEL_TEST(graph, each_replayed_launch_reads_what_the_one_before_wrote)
     teardown(&f);
 }
 
-/* The same through a replay team (lib/cpu/cpu_run.c): a member still
+/* The same through a replay team (lib/cpu/cpu_team.c): a member still
  * inside a launch when the replaying thread has finished its own chunks
  * is waited for before the next launch opens. */
 Test(graph, each_replayed_launch_reads_what_the_one_before_wrote_cpu_team)
@@ -1075,7 +1075,7 @@ Test(graph, cpu_launches_alone_and_on_the_pool_give_the_same_bits)
 }
 
 /* The same through a replay team, its size following the widths learned
- * (lib/cpu/cpu_run.c, cpu_graph.c). */
+ * (lib/cpu/cpu_team.c, cpu_width.c, cpu_graph.c). */
 Test(graph, cpu_launches_alone_and_on_a_team_give_the_same_bits)
 {
     use_replay_teams();
@@ -1214,7 +1214,7 @@ ACCEL_TEST(graph, ten_thousand_replays_do_not_grow_memory)
     amp_graph *g = counted_record(&f, &c, 2);
     /* Warm up: pools, worker state, driver buffers, and with AMP_DEBUG=1
      * the quarantine of destroyed futures (4096 before one is reused,
-     * lib/handle.c). */
+     * lib/core/handle.c). */
     for (int r = 0; r < 500; ++r) ASSERT_OK(amp_graph_launch(f.q, g));
     /* And every worker thread of the CPU accelerator on this program: a
      * thread's first kernel of a module allocates the module's

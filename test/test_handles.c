@@ -437,7 +437,7 @@ Test(handles, debug_catches_reused_shells_and_foreign_pointers)
 }
 
 /* AMP_DEBUG=1 keeps a destroyed shell from reuse until 4096 more of its
- * kind were destroyed (lib/handle.c's quarantine): a stale pointer is
+ * kind were destroyed (lib/core/handle.c's quarantine): a stale pointer is
  * reported all that while; after it the shell is reused, so that making
  * and destroying handles without end does not grow the heap (before the
  * quarantine every shell and registry entry was kept: about 300 bytes a

@@ -1,7 +1,7 @@
 /* test_internal.c — white-box tests of the core's pure parts, linked with the library's objects: the box algebra of coherence (subtract, add with merging, cover, overflow behaviour), the signature-record check (every field a prelude could not have produced), compile-log summaries, the #include rewrite for named-header compilers, the disk cache's size check, the CPU accelerator's launch-width search (on a made-up host's times), the storage lock under contention, the environment's whole-number rule, and the slab pools' giving memory back. */
 #include "support.h"
 
-#include "internal.h"
+#include "core/internal.h"
 #include "cpu/cpu_internal.h"
 
 #include <errno.h>
@@ -644,7 +644,7 @@ Test(cpu_width, a_kernel_keeps_its_last_four_sizes)
 
 /* Launches of one size handed to a replay team and to the pool are
  * learned apart: a team's times never move the pool's width, nor the
- * reverse (a team's hand-off is far cheaper, lib/cpu/cpu_run.c). */
+ * reverse (a team's hand-off is far cheaper, lib/cpu/cpu_team.c). */
 Test(cpu_width, a_teams_launches_are_learned_apart_from_the_pools)
 {
     amp__cpu_widths *t = amp__cpu_widths_new();

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 /* The NVTX 3 protocol, declared here from NVIDIA's documentation on its own
- * (not from lib/trace_abi.h), so that the test checks the library against
+ * (not from lib/trace/trace_abi.h), so that the test checks the library against
  * an independent reading of it. */
 typedef void (*probe_fn)(void);
 typedef struct probe_callbacks {

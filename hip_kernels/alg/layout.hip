@@ -1,4 +1,4 @@
-// layout.hip — what every kernel of hipamp's algorithms shares: how a tile's threads take a chunk's elements, the configuration the programs read, and the tile_static padding. The kernels live one algorithm a file beside it (reduce.hip, fill.hip, scan.hip, select.hip, sort.hip: one source for every accelerator); lib/alg_program.c joins them, in that order after this file, behind amp_algorithms_lib.hip and the functions it generates.
+// layout.hip — what every kernel of hipamp's algorithms shares: how a tile's threads take a chunk's elements, the configuration the programs read, and the tile_static padding. The kernels live one algorithm a file beside it (reduce.hip, fill.hip, scan.hip, select.hip, sort.hip: one source for every accelerator); lib/alg/programs.c joins them, in that order after this file, behind amp_algorithms_lib.hip and the functions it generates.
 //
 // Every kernel is a tiled kernel over tiles of AMP_ALG_TILE threads (128 by default on
 // a GPU, 1 on the CPU accelerator, where a tile is one work-item running its
@@ -16,7 +16,7 @@
 //                    program accepts at run time (the op argument)
 //   AMP_ALG_REDUCE_ITEMS, AMP_ALG_SCAN_ITEMS, AMP_ALG_SORT_ITEMS
 //                    items per thread (powers of two)
-// and what lib/alg_program.c generates: struct amp__alg_in (the inputs and
+// and what lib/alg/programs.c generates: struct amp__alg_in (the inputs and
 // scalars), AMP_ALG_IN_PARAMS (them as kernel parameters), AMP_ALG_IN_MAKE,
 // AMP_ALG_IN_CONTIG(in), amp__alg_map<C>(in, i) (the mapped i-th element),
 // amp__alg_post(r); for compaction amp__alg_elem<C>(in, i) and

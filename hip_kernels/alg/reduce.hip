@@ -65,7 +65,7 @@ AMP_FI AMP_ALG_R reduce_part(int op, const amp__alg_in &in, long long lo, long l
 }
 
 // The partial results p[0..np): thread l folds every TILE-th, then its wave.
-// A GPU reduction leaves thousands of them (lib/alg_program.c): eight
+// A GPU reduction leaves thousands of them (lib/alg/programs.c): eight
 // independent folds keep eight loads in flight a thread.
 AMP_FI AMP_ALG_R reduce_parts(int op, const AMP_ALG_R *p, long long np, int l)
 {

@@ -233,7 +233,7 @@ AMP_TILED_KERNEL(amp_alg_sort_offsets, amp::tiled_index<AMP_ALG_TILE> t,
 
 #if AMP_ALG_SORT_MIN_TILES > 0
 // Fewer registers a thread, more tiles at once to hide the ranking's
-// tile_static latency (CUDA only; lib/alg_program.c says when).
+// tile_static latency (CUDA only; lib/alg/programs.c says when).
 AMP__KERNEL_MIN_TILES(amp_alg_sort_pass, AMP_ALG_SORT_MIN_TILES)
 #endif
 // One pass of the LSD radix sort (onesweep: one kernel a pass, the digit

@@ -2,7 +2,7 @@
 #ifndef AMP_CPU_CLANG_H
 #define AMP_CPU_CLANG_H
 
-#include "core.h"
+#include "base/core.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -533,7 +533,7 @@ static amp_status amp__cpu_build_try(amp__cpu_build *b)
     for (int attempt = 0;; ++attempt) {
         if ((st = amp__cpu_build_write_source(b)) != AMP_OK) return st;
         size_t m = b->user_to;
-        b->argv[m++] = "-MD"; /* every file it reads, system headers too (lib/program.c checks them) */
+        b->argv[m++] = "-MD"; /* every file it reads, system headers too (lib/core/program.c checks them) */
         b->argv[m++] = "-MF";
         b->argv[m++] = b->dep;
         b->argv[m++] = "-o";

@@ -25,7 +25,7 @@
 
 /* One recorded command: a launch (job) or a copy (job NULL). Replays of
  * one graph never overlap, so the fields are the replaying thread's: the
- * core makes one replay of a graph at a time (its replay lock, lib/graph.c),
+ * core makes one replay of a graph at a time (its replay lock, lib/core/graph.c),
  * a synchronous replay runs once what its queue holds has run, and the
  * queue's thread runs the asynchronous ones one after another. */
 typedef struct amp__cpu_gnode {

@@ -3,7 +3,7 @@
 #define AMP_CPU_INTERNAL_H
 
 #include "backend.h"
-#include "core.h"
+#include "base/core.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

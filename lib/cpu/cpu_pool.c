@@ -1,6 +1,6 @@
 /* cpu_pool.c — the CPU accelerator's thread pool: threads started on first use (and again in a forked child) take chunks of whichever published job has some left, spinning a while before they sleep; a launcher publishes its job, runs it too, and waits for the threads to leave it. */
 #include "cpu_internal.h"
-#include "lock.h"
+#include "base/lock.h"
 
 #include <signal.h>
 #include <stdatomic.h>

@@ -78,7 +78,7 @@ typedef struct amp__cpu_queue {
     amp__cpu_graph *recording;
 } amp__cpu_queue;
 
-/* Events come from a pool (lib/slab.c): every asynchronous launch makes two
+/* Events come from a pool (lib/base/slab.c): every asynchronous launch makes two
  * (its future's timing), and a burst of them must leave no fragmented heap
  * behind once the futures are gone. */
 static amp__slab_pool amp__cpu_events = AMP__SLAB_POOL(sizeof(amp__cpu_event));

@@ -1,6 +1,6 @@
 /* cpu_run.c — runs a CPU-accelerator job's chunks on one thread: the job's record, chunks taken from its counter (or from the blocks its team's take hands out), tiled kernels with a loop version as whole tiles on a stack sized for their frame, the others as round-robin fibers on the thread; the kernels' callbacks (barriers, bounds and faults), whose failures stop the job. */
 #include "cpu_internal.h"
-#include "signature.h"
+#include "base/signature.h"
 
 #include <stdarg.h>
 #include <stdatomic.h>

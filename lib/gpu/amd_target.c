@@ -1,8 +1,8 @@
 /* amd_target.c — amp_compile_for_target, amp_compile_targets and amp_code_object_*: build code objects for a named target with no GPU present (AMD with hipRTC, NVIDIA with NVRTC), and read per-kernel resources from an AMD ELF's NT_AMDGPU_METADATA note (bounds-checked ELF, offload-bundle and msgpack readers). */
 #include "gpu_driver.h"
 
-#include "core.h"
-#include "include_scan.h"
+#include "base/core.h"
+#include "includes/include_scan.h"
 
 #include <stdio.h>
 #include <stdlib.h>

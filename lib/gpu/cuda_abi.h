@@ -182,7 +182,7 @@ typedef union cu_launch_attribute_value {
     X(cuCtxEnablePeerAccess, CUresult, (CUcontext, unsigned))                           \
     X(cuLaunchKernelEx, CUresult, (const CUlaunchConfig *, CUfunction, void **, void **))
 
-/* Launch graphs by stream capture (lib/graph.c): optional, so that a
+/* Launch graphs by stream capture (lib/core/graph.c): optional, so that a
  * driver without them (cuGraphInstantiateWithFlags is CUDA 11.4) only
  * loses graphs. cuStreamBeginCapture is what cuda.h maps the plain name to
  * since CUDA 10.1 (_v2 takes the capture mode); cuGraphInstantiate is

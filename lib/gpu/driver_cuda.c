@@ -1,7 +1,7 @@
 /* driver_cuda.c — the CUDA driver table (libcuda.so.1 + libnvrtc loaded with dlopen, no CUDA header) used to run the HIP-dialect kernels on NVIDIA GPUs. */
 #include "gpu_driver.h"
 
-#include "core.h"
+#include "base/core.h"
 #include "cuda_abi.h"
 
 #include <dlfcn.h>

@@ -1,7 +1,7 @@
 /* driver_hip.c — the HIP driver table (libamdhip64 + hipRTC + comgr, all loaded with dlopen, no HIP header) and the hipRTC/comgr helpers shared with amd_target.c. */
 #include "gpu_driver.h"
 
-#include "core.h"
+#include "base/core.h"
 #include "hip_abi.h"
 
 #include <ctype.h>

@@ -2,7 +2,7 @@
 #include "gpu_driver.h"
 #include "launch_geometry.h"
 
-#include "core.h"
+#include "base/core.h"
 
 #include <limits.h>
 #include <pthread.h>
@@ -371,7 +371,7 @@ static void gpu_mem_free(void *dev, void *dptr)
     ON_DEVICE_VOID(d, d->drv->mem_free(dptr));
 }
 
-/* The unified path maps each storage's host memory (lib/memory.c). Views may
+/* The unified path maps each storage's host memory (lib/core/storage.c). Views may
  * share host memory (two views of one C array, a view of a part of another's
  * range), and the user may have pinned or registered it already, so: a range
  * inside one we registered shares that registration (counted); memory the
@@ -648,7 +648,7 @@ static const amp__sys_dir *gpu_system_include_dirs(void *dev) { return amp__gpu_
  * concurrent calls, and one may not run alongside itself (its kernels'
  * parameters and the memory it clears are one copy). The core calls
  * gpu_graph_launch for one graph from one thread at a time (its replay
- * lock, lib/graph.c), always on the stream it was recorded on, so each
+ * lock, lib/core/graph.c), always on the stream it was recorded on, so each
  * replay is queued after the one before on one stream and runs after it. */
 
 static amp_status gpu_graph_begin(void *dev, void *queue)

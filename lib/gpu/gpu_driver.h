@@ -128,7 +128,7 @@ typedef struct amp__gpu_driver {
     amp_status (*launch)(void *ctx, void *fn, const unsigned grid[3], const unsigned block[3],
                          void *stream, void **params, bool programmatic);
 
-    /* Launch graphs by stream capture (lib/graph.c). capture_begin: what
+    /* Launch graphs by stream capture (lib/core/graph.c). capture_begin: what
      * is queued on stream from now on is recorded, not run (relaxed mode:
      * the capturing thread may still allocate memory);
      * AMP_ERROR_UNSUPPORTED when the driver has no graphs. capture_end:

@@ -170,7 +170,7 @@
     X(hipPointerGetAttribute, hipError_t, (void *, hipPointer_attribute, hipDeviceptr_t)) \
     X(hipDeviceCanAccessPeer, hipError_t, (int *, int, int))                            \
     X(hipDeviceEnablePeerAccess, hipError_t, (int, unsigned))
-/* Launch graphs by stream capture (lib/graph.c; HIP 5.2 has them all, as
+/* Launch graphs by stream capture (lib/core/graph.c; HIP 5.2 has them all, as
  * beta): optional, so that a runtime without them only loses graphs. */
 #define HIP_OPTIONAL_GRAPH(X)                                                           \
     X(hipStreamBeginCapture, hipError_t, (hipStream_t, hipStreamCaptureMode))           \

@@ -4,7 +4,7 @@
 #ifndef AMP_GPU_LAUNCH_GEOMETRY_H
 #define AMP_GPU_LAUNCH_GEOMETRY_H
 
-#include "signature.h"
+#include "base/signature.h"
 
 #include <stdbool.h>
 #include <stdint.h>

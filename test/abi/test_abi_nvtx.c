@@ -1,8 +1,8 @@
-/* test_abi_nvtx.c — checks every NVTX row of lib/trace_abi.h (the NVTX 3 injection interface the library declares by hand: values, nvtxEventAttributes_t, the export tables, the entry points' types) against nvToolsExt.h; built only where the NVTX 3 headers are installed (a CUDA toolkit). */
+/* test_abi_nvtx.c — checks every NVTX row of lib/trace/trace_abi.h (the NVTX 3 injection interface the library declares by hand: values, nvtxEventAttributes_t, the export tables, the entry points' types) against nvToolsExt.h; built only where the NVTX 3 headers are installed (a CUDA toolkit). */
 #include <nvtx3/nvToolsExt.h>
 
 #define AMP__ABI_CHECK 1
-#include "trace_abi.h"
+#include "trace/trace_abi.h"
 
 #include "abi_check.h"
 

@@ -71,7 +71,7 @@
  * hands in where the library's text ends). */
 
 #include "../cpu_clang.h"
-#include "core.h"
+#include "base/core.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,0 +1,243 @@
+/* alg/text.c — the rule for the user's strings that the algorithms splice
+ * into generated code (predicates, a reduction's expressions, preamble and
+ * parameter lists): an exact lexical check that refuses whatever could
+ * change the code around them (preprocessor directives, line splices,
+ * _Pragma, the library's reserved names, brackets, comments or literals
+ * left open), and parameter names the generated code cannot declare; and
+ * how a string is quoted in a message. */
+#include "alg.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+
+/* text quoted for a message: quotes, backslashes and line ends escaped, at
+ * most max bytes of it ("..." after a cut). */
+void amp__alg_quote(char *dst, size_t size, const char *text, size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; text[i] && n + 8 < size; ++i) {
+        if (i == max) {
+            n += (size_t)snprintf(dst + n, size - n, "...");
+            break;
+        }
+        char c = text[i];
+        const char *esc = c == '\n' ? "\\n" : c == '\r' ? "\\r" : c == '\t' ? "\\t" : c == '"' ? "\\\"" : c == '\\' ? "\\\\" : NULL;
+        if (esc) n += (size_t)snprintf(dst + n, size - n, "%s", esc);
+        else dst[n++] = c;
+    }
+    dst[n < size ? n : size - 1] = '\0';
+}
+
+static bool amp__alg_ident_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '$' ||
+           (unsigned char)c >= 0x80;
+}
+
+/* The end of the literal opened by the quote at p ('"' or '\''), past its
+ * closing quote; NULL: it does not close on its line. */
+static const char *amp__alg_literal_end(const char *p)
+{
+    char q = *p++;
+    while (*p && *p != q && *p != '\n' && *p != '\r') p += *p == '\\' && p[1] ? 2 : 1;
+    return *p == q ? p + 1 : NULL;
+}
+
+/* Why text, spliced into generated code, could change that code (NULL:
+ * it cannot), and where (*at). The rule is lexical, by C++17's phases 1
+ * to 3 as the compilers apply them (no trigraphs in C++17): no line
+ * splice anywhere; no '#' or '%:' outside string and character literals
+ * (comments included), so no directive and no stringizing; no _Pragma; no
+ * identifier beginning with amp__ (the generated code's names); every
+ * comment, literal and bracket ((), [], {} and the digraphs <: :> <% %>)
+ * closed within text, so that an expression stays the one expression
+ * between the generated parentheses and a preamble ends at file scope;
+ * an expression holds a token. */
+static const char *amp__alg_flaw(const char *text, bool expression, const char **at)
+{
+    enum { DEPTH = 256 };
+    char open[DEPTH];
+    const char *opened[DEPTH];
+    int depth = 0;
+    bool token = false;
+    for (const char *p = text; *p; ++p)
+        if (*p == '\\') {
+            const char *q = p + 1;
+            while (*q == ' ' || *q == '\t' || *q == '\v' || *q == '\f') ++q;
+            if (!*q || *q == '\n' || *q == '\r') {
+                *at = p;
+                return "a backslash that ends a line (a line splice, which would join the generated line after it)";
+            }
+        }
+    const char *p = text;
+    while (*p) {
+        const char *s = p;
+        char c = *p;
+        if (c == '/' && p[1] == '/') {
+            while (*p && *p != '\n' && *p != '\r') ++p;
+            continue;
+        }
+        if (c == '/' && p[1] == '*') {
+            const char *e = strstr(p + 2, "*/");
+            *at = s;
+            if (!e) return "a comment that is not closed";
+            p = e + 2;
+            continue;
+        }
+        if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f') {
+            ++p;
+            continue;
+        }
+        token = true;
+        *at = s;
+        if (c == '"' || c == '\'') {
+            if (!(p = amp__alg_literal_end(p)))
+                return c == '"' ? "a string literal that is not closed on its line"
+                                : "a character literal that is not closed on its line";
+            continue;
+        }
+        if ((c >= '0' && c <= '9') || (c == '.' && p[1] >= '0' && p[1] <= '9')) {
+            /* A pp-number: its ' are digit separators, e+ p- its exponents. */
+            ++p;
+            for (;;) {
+                if ((*p == 'e' || *p == 'E' || *p == 'p' || *p == 'P') && (p[1] == '+' || p[1] == '-')) p += 2;
+                else if (*p == '\'' && amp__alg_ident_char(p[1])) p += 2;
+                else if (amp__alg_ident_char(*p) || *p == '.') ++p;
+                else break;
+            }
+            continue;
+        }
+        if (amp__alg_ident_char(c) && !(c >= '0' && c <= '9')) {
+            while (amp__alg_ident_char(*p)) ++p;
+            size_t n = (size_t)(p - s);
+            if (n >= 5 && !strncmp(s, "amp__", 5)) return "a name beginning with amp__ (reserved for the library)";
+            if ((n == 7 && !strncmp(s, "_Pragma", 7)) || (n == 8 && !strncmp(s, "__pragma", 8)))
+                return "a _Pragma (a pragma would change the code after it)";
+            bool raw = *p == '"' && ((n == 1 && s[0] == 'R') || (n == 2 && s[1] == 'R' && strchr("LuU", s[0])) ||
+                                     (n == 3 && !strncmp(s, "u8R", 3)));
+            if (raw) {
+                /* R"delim( ... )delim": the body may hold anything. */
+                char close[20] = ")";
+                const char *d = p + 1;
+                size_t dn = strcspn(d, "( )\\\t\v\f\n\r\"");
+                if (dn > 16 || d[dn] != '(') return "a malformed raw string literal";
+                snprintf(close + 1, sizeof close - 1, "%.*s\"", (int)dn, d);
+                const char *e = strstr(d + dn + 1, close);
+                if (!e) return "a raw string literal that is not closed";
+                p = e + strlen(close);
+            }
+            continue;
+        }
+        if (c == '#') return "a '#' (a preprocessor directive or operator)";
+        if (c == '%' && p[1] == ':') return "a '%:' (the digraph of '#': a preprocessor directive or operator)";
+        /* Brackets, as the tokenizer sees them (the longest token first:
+         * "<<:" is "<<" then ':'; "<::" not followed by ':' or '>' is '<'
+         * then "::"). */
+        char b = 0;
+        size_t len = 1;
+        if ((c == '<' && (p[1] == '<' || p[1] == '=')) || (c == ':' && p[1] == ':') || (c == '%' && p[1] == '='))
+            len = 2;
+        else if (c == '(' || c == '[' || c == '{' || c == ')' || c == ']' || c == '}') b = c;
+        else if (c == '<' && p[1] == ':' && !(p[2] == ':' && p[3] != ':' && p[3] != '>')) b = '[', len = 2;
+        else if (c == '<' && p[1] == '%') b = '{', len = 2;
+        else if (c == ':' && p[1] == '>') b = ']', len = 2;
+        else if (c == '%' && p[1] == '>') b = '}', len = 2;
+        p += len;
+        if (b == '(' || b == '[' || b == '{') {
+            if (depth == DEPTH) return "brackets nested more than 256 deep";
+            opened[depth] = s;
+            open[depth++] = b;
+        } else if (b) {
+            char want = b == ')' ? '(' : b == ']' ? '[' : '{';
+            if (depth == 0) return "a closing bracket that closes nothing in the string";
+            if (open[depth - 1] != want) return "a closing bracket that does not match the bracket it closes";
+            --depth;
+        }
+    }
+    if (depth) {
+        *at = opened[depth - 1];
+        return "a bracket that is not closed in the string";
+    }
+    *at = text;
+    if (expression && !token) return "no expression (only white space and comments)";
+    return NULL;
+}
+
+/* AMP_ERROR_INVALID_ARGUMENT from fn (the public call) when text (what:
+ * "predicate", "the map expression of reduction 'r'", ...) could change
+ * the code generated around it (amp__alg_flaw), naming the string, the
+ * flaw, its line and column and the text from there. */
+amp_status amp__alg_check_text(const char *fn, const char *what, const char *text, bool expression)
+{
+    const char *at = text;
+    const char *why = amp__alg_flaw(text, expression, &at);
+    if (!why) return AMP_OK;
+    int line = 1, col = 1;
+    for (const char *p = text; p < at; ++p) {
+        if (*p == '\n') ++line, col = 1;
+        else ++col;
+    }
+    /* From the flaw to the end of its line, at most 48 bytes. */
+    char line_rest[52], quoted[300], there[120];
+    size_t rest = strcspn(at, "\n\r");
+    snprintf(line_rest, sizeof line_rest, "%.*s%s", (int)(rest < 48 ? rest : 48), at, rest > 48 ? "..." : "");
+    amp__alg_quote(quoted, sizeof quoted, text, 200);
+    amp__alg_quote(there, sizeof there, line_rest, sizeof line_rest);
+    return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: %s \"%s\" holds %s at line %d, column %d (\"%s\"). hipamp "
+                     "compiles a user string within code it generates, which the string must not change: no "
+                     "preprocessor directives or line splices, no _Pragma, no names beginning with amp__, and every "
+                     "bracket, comment and literal closed within the string", fn, what, quoted, why, line, col,
+                     there);
+}
+
+/* C++'s keywords and alternative tokens (C++20's included), which cannot
+ * name a parameter. */
+static bool amp__alg_keyword(const char *s)
+{
+    static const char *const words[] = {
+        "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break", "case", "catch",
+        "char", "char8_t", "char16_t", "char32_t", "class", "compl", "concept", "const", "consteval", "constexpr",
+        "constinit", "const_cast", "continue", "co_await", "co_return", "co_yield", "decltype", "default", "delete",
+        "do", "double", "dynamic_cast", "else", "enum", "explicit", "export", "extern", "false", "float", "for",
+        "friend", "goto", "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq",
+        "nullptr", "operator", "or", "or_eq", "private", "protected", "public", "register", "reinterpret_cast",
+        "requires", "return", "short", "signed", "sizeof", "static", "static_assert", "static_cast", "struct",
+        "switch", "template", "this", "thread_local", "throw", "true", "try", "typedef", "typeid", "typename",
+        "typeof", "union", "unsigned", "using", "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq",
+    };
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; ++i)
+        if (!strcmp(s, words[i])) return true;
+    return false;
+}
+
+/* A user reduction's parameter names and strings, before anything is
+ * generated from them (fn: the public call). */
+amp_status amp__alg_check_user(const char *fn, const amp__alg_user *u)
+{
+    for (int i = 0; i < u->ninputs + u->nscalars; ++i) {
+        bool in = i < u->ninputs;
+        const char *name = in ? u->in_name[i] : u->sc_name[i - u->ninputs];
+        const char *why = NULL;
+        if (amp__alg_keyword(name)) why = "a C++ keyword";
+        else if (strstr(name, "__") || (name[0] == '_' && name[1] >= 'A' && name[1] <= 'Z'))
+            why = "reserved to the compiler: it holds \"__\" or begins with '_' and a capital";
+        else if (!strncmp(name, "AMP_", 4) || !strncmp(name, "amp__", 5))
+            why = "the library's: names beginning with AMP_ or amp__ are reserved";
+        if (why)
+            return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: %s of reduction '%s': '%s' cannot name a parameter (%s)",
+                             fn, in ? "inputs" : "scalars", u->label, name, why);
+    }
+    static const char *const what[] = {"map expression", "reduce expression", "identity", "post expression",
+                                       "preamble"};
+    const char *const text[] = {u->map, u->reduce, u->identity, u->post, u->preamble};
+    for (int i = 0; i < 5; ++i) {
+        if (!text[i]) continue;
+        char w[128];
+        snprintf(w, sizeof w, "the %s of reduction '%s'", what[i], u->label);
+        amp_status st = amp__alg_check_text(fn, w, text[i], i < 4);
+        if (st != AMP_OK) return st;
+    }
+    return AMP_OK;
+}
+

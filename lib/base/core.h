@@ -1,0 +1,179 @@
+/* core.h — private helpers shared by the core, the trace and the backends:
+ * error reporting, compile logs, argument checks, environment, hashing,
+ * clock, option splitting, strings, embedded sources and the prelude.
+ * Nothing here takes a lock a caller could hold, or calls anything above
+ * these helpers (ci/check-layers.py). */
+#ifndef AMP_CORE_H
+#define AMP_CORE_H
+
+#include "hipamp.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+/* ------------------------------------------------ errors (lib/base/status.c) */
+
+/* Set the calling thread's error message (printf format) and return s.
+ * The message buffer is allocated on a thread's first failure and grows to
+ * fit (compiler logs); past 1 MiB it is truncated with a note. A thread that
+ * never fails costs nothing. */
+amp_status amp__fail(amp_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+amp_status amp__failv(amp_status s, const char *fmt, va_list ap);
+
+/* ------------------------------------------ compile logs (lib/base/compile_log.c) */
+
+/* A compile log's refusal of a kernel parameter type by the prelude
+ * (kernel_parameter<Position, T>), in clang's form (hipRTC, the host
+ * compiler: "kernel_parameter<1, float *>") or EDG's (NVRTC:
+ * "kernel_parameter<Position, T> [with Position=1, T=float *]"): true with
+ * the position and the type's text inside log. */
+bool amp__log_param_refusal(const char *log, long *position, const char **type, int *type_len);
+/* After a failed compile (st == AMP_ERROR_COMPILE): when the log (the
+ * thread's last error) holds such a refusal, put the position and type on
+ * its first line, the log below; when it holds the prelude's refusal of an
+ * argument pack over AMP__MAX_PACK (kernel_parameter_bytes<N>), the
+ * kernel's name and N. Anything else is left as it is. */
+void amp__compile_log_summarize(amp_status st);
+
+/* ------------------------------------------- checks and memory (lib/base/status.c) */
+
+/* Return AMP_ERROR_INVALID_ARGUMENT naming the calling function and the
+ * expression when p is NULL. For the out-parameter, clear it first with
+ * AMP__CLEAR_OUT so that a failure leaves it NULL/zero. */
+#define AMP__NOT_NULL(p)                                                                      \
+    do {                                                                                      \
+        if (!(p)) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", __func__, #p); \
+    } while (0)
+#define AMP__CLEAR_OUT(out)                             \
+    do {                                                \
+        if (out) memset((out), 0, sizeof *(out));       \
+    } while (0)
+
+/* Duplicate a string with malloc (NULL on failure). */
+char *amp__strdup(const char *s);
+/* Zeroed memory that starts on a cache line (64 bytes), freed with free():
+ * for what the launch path reads, so that a structure's first line holds
+ * what the launch needs. NULL on failure. */
+void *amp__calloc_lines(size_t size);
+
+/* -------------------------------------------------- environment (lib/base/env.c) */
+
+/* getenv that treats "" as unset. */
+const char *amp__env(const char *name);
+/* "1", "on", "yes", "true" -> true; "0", "off", "no", "false" -> false; unset
+ * or anything else -> dflt. */
+bool amp__env_flag(const char *name, bool dflt);
+/* A whole number in lo..hi (decimal digits only); unset, malformed or out
+ * of range -> dflt. */
+unsigned amp__env_uint(const char *name, unsigned dflt, unsigned lo, unsigned hi);
+/* A whole number in 1..max (seconds, threads); unset or malformed -> dflt. */
+unsigned amp__env_count(const char *name, unsigned dflt, unsigned max);
+/* A size with an optional K/M/G (KiB, MiB...) suffix in [lo, hi]; unset or
+ * malformed -> dflt. */
+unsigned long long amp__env_size(const char *name, unsigned long long dflt, unsigned long long lo,
+                                 unsigned long long hi);
+
+/* ------------------------------------------------------ hashing (lib/base/hash.c) */
+
+/* SHA-256 (OpenSSL's libcrypto) over a sequence of fields. Each field is
+ * framed by its length, so ("ab","c") and ("a","bc") differ. */
+typedef struct amp__sha256 amp__sha256;
+amp__sha256 *amp__sha256_new(void);
+void amp__sha256_field(amp__sha256 *h, const void *data, size_t n);
+void amp__sha256_str(amp__sha256 *h, const char *s); /* NULL hashes as a distinct empty field */
+/* Writes 32 bytes and frees h. */
+void amp__sha256_final(amp__sha256 *h, uint8_t out[32]);
+/* HMAC-SHA256 of the concatenation of two buffers under key (32 bytes). */
+bool amp__hmac_sha256(const uint8_t key[32], const void *a, size_t na, const void *b, size_t nb, uint8_t out[32]);
+/* Whether libcrypto computes SHA-256 and HMAC-SHA256 here (a configuration
+ * with only OpenSSL's base provider does not); else why (n bytes). */
+bool amp__crypto_usable(char *why, size_t n);
+/* Fill buf with n bytes from the kernel's random source. */
+bool amp__random_bytes(void *buf, size_t n);
+/* Lowercase hex of n bytes into out (2n + 1 bytes). */
+void amp__hex(const uint8_t *in, size_t n, char *out);
+/* A fast non-cryptographic 64-bit hash (bucket choice only; never trust it
+ * for equality or against an adversary). Chainable: seed with 0. */
+uint64_t amp__fast_hash(uint64_t seed, const void *data, size_t n);
+/* 64-bit FNV-1a, chainable (seed with AMP__FNV_SEED); for tags only. */
+#define AMP__FNV_SEED 0xcbf29ce484222325ULL
+uint64_t amp__fnv1a(uint64_t h, const void *data, size_t n);
+
+/* ------------------------------------------------------ pools (lib/base/slab.c) */
+
+/* Fixed-size objects (64-byte aligned) from slabs that give their pages back
+ * when all their objects are free; an object's memory is never handed to
+ * malloc, so it stays readable after amp__slab_free. Thread-safe (the pool's
+ * lock is a leaf) and fork-safe (fork waits for no pool lock to be held). */
+typedef struct amp__slab amp__slab;
+typedef struct amp__slab_pool {
+    pthread_mutex_t mu;
+    size_t size;           /* bytes per object: a multiple of 64, at most 32 KiB */
+    amp__slab *avail;      /* slabs with a free object */
+    void *fresh;           /* slabs of the last group not used yet */
+    size_t nfresh;
+    size_t empty_resident; /* slabs with no object whose pages are kept */
+    struct amp__slab_pool *next_pool; /* pools in use, for fork (lib/base/slab.c) */
+    bool known;
+} amp__slab_pool;
+#define AMP__SLAB_POOL(bytes) {PTHREAD_MUTEX_INITIALIZER, ((bytes) + 63) / 64 * 64, NULL, NULL, 0, 0, NULL, false}
+/* An object (its bytes as the last user left them, or zero); NULL without
+ * memory. */
+void *amp__slab_alloc(amp__slab_pool *p);
+/* Back to the pool, for reuse. */
+void amp__slab_free(amp__slab_pool *p, void *obj);
+/* Back to the pool, never to be reused (its memory stays readable). */
+void amp__slab_retire(amp__slab_pool *p, void *obj);
+
+/* -------------------------------------------------------- clock (lib/base/clock.c) */
+
+/* Monotonic clock in nanoseconds. */
+uint64_t amp__now_ns(void);
+
+/* ------------------------------------------------- options (lib/base/options.c) */
+
+/* Split options on whitespace (no quoting) into argv-style pointers inside
+ * a malloc'ed copy. Slots [0, nfixed) of *argv are left for the caller's own
+ * flags, and nextra more slots after the words (plus a NULL terminator) are
+ * allocated for flags that must come last. *argc counts nfixed + words. The
+ * caller frees *argv and *storage. */
+amp_status amp__split_options(const char *options, size_t nfixed, size_t nextra, char ***argv, size_t *argc,
+                              char **storage);
+
+/* ------------------------------------------------ strings (lib/base/strbuf.c) */
+
+/* A growable string, always NUL-terminated once something was put: start
+ * from {0}, free p. A failed allocation sets oom and later puts do nothing,
+ * so a builder checks once at the end. */
+typedef struct amp__sb {
+    char *p;
+    size_t n, cap;
+    bool oom;
+} amp__sb;
+void amp__sb_put(amp__sb *b, const char *s, size_t n);
+void amp__sb_puts(amp__sb *b, const char *s);
+void amp__sb_printf(amp__sb *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* -------------------------------------------------- sources (lib/base/prelude.c) */
+
+/* Embedded device sources (generated at build time from hip_kernels/). */
+extern const char amp__embedded_prelude[];
+extern const char amp__embedded_cpu_prelude[];
+extern const char amp__embedded_device_lib[]; /* hip_kernels/amp_device_lib.hip */
+extern const char amp__embedded_cpu_device[]; /* hip_kernels/amp_cpu_device.hpp */
+
+/* The user's source file name in diagnostics when none is given. */
+#define AMP__SOURCE_NAME "kernel.hip"
+/* prefix (may be NULL) + common prelude + user source, each after a #line
+ * naming it (source_name NULL: AMP__SOURCE_NAME). malloc'ed; NULL on no
+ * memory. *len (may be NULL) gets the length. */
+char *amp__prelude_assemble(const char *prefix, const char *source, const char *source_name, size_t *len);
+/* "\n#line 1 \"name\"\n" with '"' and '\\' in name escaped, written to out
+ * (NULL: only counted); returns its length. */
+size_t amp__line_marker(char *out, const char *name);
+
+#endif /* AMP_CORE_H */

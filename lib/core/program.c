@@ -1,0 +1,580 @@
+/* program.c — amp_program: building a source (or a .hip file) through the
+ * in-memory cache, the disk cache and the backend's compiler, and handing
+ * out its kernels after their signature records pass the one check. */
+#include "internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define AMP__COMPILE_TIMEOUT_DEFAULT 600u /* seconds: a cold compile of a large kernel */
+#define AMP__COMPILE_TIMEOUT_MAX 86400u
+#define AMP__SOURCE_FILE_MAX (64u << 20)
+
+struct amp_program {
+    amp__handle h;
+    amp__module *m;         /* one reference */
+    pthread_mutex_t lock;   /* guards kernels */
+    amp__kernel **kernels;
+    size_t nkernels, cap;
+};
+
+/* ------------------------------------------------------------ build keys */
+
+/* What every build on acc shares: the assembled prelude and the backend's
+ * identity (compiler, target, flags, environment). Computed once. */
+static amp_status amp__key_base(amp_accelerator *acc, uint8_t out[32])
+{
+    amp_status st = AMP_OK;
+    pthread_mutex_lock(&acc->lock);
+    if (!acc->key_ready) {
+        amp__sha256 *h = amp__sha256_new();
+        if (!h) {
+            st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "no memory to hash a build key");
+            goto out;
+        }
+        amp__sha256_str(h, "hipamp build key v3");
+        amp__sha256_str(h, acc->e.be->prelude_prefix);
+        amp__sha256_str(h, amp__embedded_prelude);
+        amp__sha256_str(h, amp__embedded_cpu_device);
+        amp__sha256_str(h, amp__embedded_device_lib);
+        amp__sha256_str(h, acc->e.be->name);
+        amp__sha256_str(h, acc->e.be->cache_tag(acc->e.dev));
+        amp__sha256_final(h, acc->key_base);
+        acc->key_ready = true;
+    }
+    memcpy(out, acc->key_base, 32);
+out:
+    pthread_mutex_unlock(&acc->lock);
+    return st;
+}
+
+/* The disk key: everything that changes the compiled output. */
+static amp_status amp__build_key(amp_accelerator *acc, const amp__build_input *in, const amp__scan *scan, uint8_t key[32])
+{
+    uint8_t base[32];
+    amp_status st = amp__key_base(acc, base);
+    if (st != AMP_OK) return st;
+    amp__sha256 *h = amp__sha256_new();
+    if (!h) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "no memory to hash a build key");
+    amp__sha256_field(h, base, sizeof base);
+    amp__sha256_str(h, in->options);
+    amp__sha256_str(h, in->source_name);
+    amp__sha256_field(h, in->source, in->source_len);
+    uint64_t n = scan->n;
+    amp__sha256_field(h, &n, sizeof n);
+    for (size_t i = 0; i < scan->n; ++i) {
+        amp__sha256_str(h, scan->headers[i].name);
+        amp__sha256_str(h, scan->headers[i].path);
+        amp__sha256_field(h, scan->headers[i].content, scan->headers[i].size);
+    }
+    amp__sha256_final(h, key);
+    return AMP_OK;
+}
+
+/* Whether path lies in one of the compiler's own directories (COMPILER or
+ * LIBC: identified by the versions in the cache tag). */
+static bool amp__in_own_dirs(const char *path, const amp__sys_dir *sys)
+{
+    for (size_t i = 0; sys && sys[i].path; ++i) {
+        size_t n = strlen(sys[i].path);
+        if (sys[i].kind != AMP__DIR_LOCAL && !strncmp(path, sys[i].path, n) && (path[n] == '/' || !strcmp(sys[i].path, "/")))
+            return true;
+    }
+    return false;
+}
+
+static const amp__dep *amp__dep_find(const amp__dep *deps, size_t n, const struct stat *sb)
+{
+    for (size_t i = 0; i < n; ++i)
+        if (deps[i].dev == (uint64_t)sb->st_dev && deps[i].ino == (uint64_t)sb->st_ino) return &deps[i];
+    return NULL;
+}
+
+/* The compiler said which files it read (deps, one absolute path a line).
+ * Each must be a header the scan keyed (or, on a second round, one of
+ * extra, stamped before it) and unchanged since, or lie in the compiler's
+ * own directories. A file another user could have written fails the build
+ * (nothing built from it is loaded); a keyed header that changed while it
+ * was compiled makes the result uncacheable (*why says so, *uncacheable
+ * set). On the first round (more != NULL) the other files are stamped into
+ * *more (*nmore) for a rebuild against them: a computed #include, which the
+ * scan cannot follow. */
+static amp_status amp__deps_check(const char *deps, const amp__scan *scan, const amp__dep *extra, size_t nextra,
+                                  const amp__sys_dir *sys, const amp__build_input *in, amp__dep **more,
+                                  size_t *nmore, bool *uncacheable, char *why, size_t n)
+{
+    amp_status st = AMP_OK;
+    const char *name = in->source_name ? in->source_name : AMP__SOURCE_NAME;
+    size_t cap = 0;
+    for (const char *p = deps; p && *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        char path[PATH_MAX], problem[PATH_MAX + 128];
+        bool fits = len && len < sizeof path;
+        if (fits) {
+            memcpy(path, p, len);
+            path[len] = '\0';
+        }
+        p = nl ? nl + 1 : NULL;
+        if (!fits) continue;
+        struct stat sb;
+        const amp__dep *d = NULL;
+        if (stat(path, &sb) == 0 && ((d = amp__dep_find(scan->deps, scan->n, &sb)) || (d = amp__dep_find(extra, nextra, &sb)))) {
+            if (amp__dep_fresh(d)) continue;
+            if (d < scan->deps || d >= scan->deps + scan->n) {
+                st = amp__fail(AMP_ERROR_COMPILE, "compiling %s: %s changed while it was compiled; hipamp loads "
+                               "nothing built from a file it did not key (build again)", name, path);
+                goto fail;
+            }
+            *uncacheable = true;
+            snprintf(why, n, "%.200s changed while it was compiled", path);
+            continue;
+        }
+        if (amp__in_own_dirs(path, sys)) continue;
+        if (amp__path_check(path, in->source_dir, problem, sizeof problem) != AMP_OK) {
+            st = amp__fail(AMP_ERROR_COMPILE, "compiling %s: the compiler read %s, which another user could have "
+                           "written (%s); hipamp loads nothing built from it", name, path, problem);
+            goto fail;
+        }
+        if (!more) {
+            st = amp__fail(AMP_ERROR_COMPILE, "compiling %s: the compiler read %s, which the include scan did not "
+                           "find even after a first compile read it; hipamp loads nothing built from a file it did "
+                           "not key", name, path);
+            goto fail;
+        }
+        if (*nmore == cap) {
+            size_t nc = cap ? 2 * cap : 8;
+            amp__dep *g = realloc(*more, nc * sizeof *g);
+            if (!g) {
+                st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "no memory for the list of files the compiler read");
+                goto fail;
+            }
+            *more = g;
+            cap = nc;
+        }
+        if (!amp__dep_stamp(&(*more)[*nmore], path)) {
+            st = amp__fail(AMP_ERROR_COMPILE, "compiling %s: the compiler read %s, which is gone", name, path);
+            goto fail;
+        }
+        if (!*uncacheable) snprintf(why, n, "the compiler read %.200s, which the include scan did not find", path);
+        *uncacheable = true;
+        ++*nmore;
+    }
+    return AMP_OK;
+fail:
+    if (more) {
+        for (size_t i = 0; i < *nmore; ++i) free((*more)[i].path);
+        free(*more);
+        *more = NULL;
+        *nmore = 0;
+    }
+    return st;
+}
+
+/* -------------------------------------------------------------- building */
+
+#if HIPAMP_TRACE_HOOKS /* compiled out with the hooks */
+/* A build as the trace records it (lib/trace/trace.h); cache: AMP__BUILD_*. */
+static amp__trace_rec amp__build_record(amp_accelerator *acc, const amp__build_input *in)
+{
+    amp__trace_rec r = AMP__TRACE_REC(AMP__REC_BUILD);
+    r.name = in->source_name;
+    r.source = in->source;
+    r.source_len = in->source_len;
+    amp__accelerator_describe(acc, &r);
+    return r;
+}
+
+static uint64_t amp__build_trace_begin(amp_accelerator *acc, const amp__build_input *in)
+{
+    amp__trace_rec r = amp__build_record(acc, in);
+    return amp__trace_begin(&r);
+}
+
+static void amp__build_trace_end(uint64_t t0, amp_accelerator *acc, const amp__build_input *in, int cache, amp_status st)
+{
+    amp__trace_rec r = amp__build_record(acc, in);
+    r.t_ns = t0;
+    r.sub = (uint8_t)cache;
+    r.st = st;
+    amp__trace_end(&r, true);
+}
+#endif
+
+
+static amp_status amp__module_from_binary(amp__module *m, const void *bin, size_t size)
+{
+    return m->acc->e.be->module_load(m->acc->e.dev, bin, size, &m->mod);
+}
+
+/* Move the stamps of the scan's headers, and of the files a computed
+ * #include made the compiler read (extra), into m, for the memory cache's
+ * re-check. */
+static amp_status amp__take_deps(amp__module *m, amp__scan *scan, amp__dep **extra, size_t *nextra)
+{
+    if (*nextra || scan->nabsent) {
+        amp__dep *all = realloc(scan->deps, (scan->n + *nextra + scan->nabsent) * sizeof *all);
+        if (!all) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "program: out of host memory");
+        if (*nextra) memcpy(all + scan->n, *extra, *nextra * sizeof *all);
+        if (scan->nabsent) memcpy(all + scan->n + *nextra, scan->absent, scan->nabsent * sizeof *all);
+        scan->deps = all;
+        free(*extra);
+        *extra = NULL;
+        free(scan->absent);
+        scan->absent = NULL;
+    }
+    m->deps = scan->deps;
+    m->ndeps = scan->n + *nextra + scan->nabsent;
+    scan->deps = NULL;
+    scan->nabsent = 0;
+    *nextra = 0;
+    for (size_t i = 0; i < scan->n; ++i) {
+        free((char *)scan->headers[i].name);
+        free((char *)scan->headers[i].path);
+        free((char *)scan->headers[i].content);
+    }
+    free(scan->headers);
+    scan->headers = NULL;
+    scan->n = 0;
+    return AMP_OK;
+}
+
+static void amp__deps_free(amp__dep *d, size_t n)
+{
+    for (size_t i = 0; i < n; ++i) free(d[i].path);
+    free(d);
+}
+
+/* Compile, and check what the compiler read (a compiler that reports it):
+ * when a computed #include made it read files the scan could not find
+ * (safe ones: others fail the build), stamp them and compile once more, so
+ * that what is loaded was built from files as they were stamped. */
+static amp_status amp__compile_checked(amp_accelerator *acc, const amp__compile_job *job, const amp__scan *scan,
+                                       const amp__sys_dir *sys, const amp__build_input *in, void **bin,
+                                       size_t *bin_size, amp__dep **extra, size_t *nextra, bool *cacheable)
+{
+    for (int round = 0;; ++round) {
+        amp__compile_output res = {0};
+        amp_status st = acc->e.be->compile(acc->e.dev, job, &res);
+        *bin = res.bin;
+        *bin_size = res.bin_size;
+        if (st != AMP_OK) {
+            free(res.deps);
+            amp__compile_log_summarize(st);
+            return st;
+        }
+        if (res.no_store[0] && *cacheable) amp__dcache_note_uncacheable(res.no_store);
+        if (res.no_store[0]) *cacheable = false;
+        if (!res.deps) return AMP_OK;
+        amp__dep *more = NULL;
+        size_t nmore = 0;
+        bool uncacheable = false;
+        char why[320] = "";
+        st = amp__deps_check(res.deps, scan, *extra, *nextra, sys, in, round ? NULL : &more, &nmore, &uncacheable,
+                             why, sizeof why);
+        free(res.deps);
+        if (st != AMP_OK) return st;
+        if (uncacheable && *cacheable) amp__dcache_note_uncacheable(why);
+        if (uncacheable) *cacheable = false;
+        if (!nmore) return AMP_OK;
+        *extra = more;
+        *nextra = nmore;
+        free(*bin);
+        *bin = NULL;
+    }
+}
+
+static amp_status amp__build(amp_accelerator *acc, const amp__build_input *in, amp_program **out)
+{
+    amp_status st = AMP_OK;
+    amp__module *m = NULL;
+    amp_program *p = NULL;
+    amp__scan scan;
+    amp__dep *extra = NULL;
+    amp__header *named = NULL;
+    char *full = NULL, *source = NULL, *options = NULL;
+    void *bin = NULL;
+    size_t bin_size = 0, nextra = 0, nnamed = 0;
+    uint8_t key[32];
+    bool cacheable;
+    memset(&scan, 0, sizeof scan);
+    *out = NULL;
+    if (!acc && (st = amp_accelerator_default(&acc)) != AMP_OK) return st;
+    if (!acc->e.info.is_available)
+        return amp__fail(AMP_ERROR_UNSUPPORTED, "accelerator %s cannot build programs: %s", acc->e.info.device_path,
+                         acc->e.info.unavailable_reason);
+    if (!(p = amp__handle_new(AMP__HANDLE_PROGRAM, sizeof *p)))
+        return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "program: out of host memory");
+    pthread_mutex_init(&p->lock, NULL);
+    AMP__TRACE_CLOCK(t_build, amp__build_trace_begin(acc, in));
+    AMP__TRACE_VAR(int cache = AMP__BUILD_COMPILED);
+
+    if ((m = amp__mcache_find(acc, in))) {
+        AMP__TRACE(cache = AMP__BUILD_MEMORY);
+        goto done;
+    }
+
+    const amp__backend *be = acc->e.be;
+    const amp__sys_dir *sys = be->system_include_dirs ? be->system_include_dirs(acc->e.dev) : NULL;
+    if ((st = amp__scan_includes(in, be->include_env, sys, &scan)) != AMP_OK) goto fail;
+    if (be->named_headers && (st = amp__named_check(&scan)) != AMP_OK) goto fail;
+    if (!(m = amp__module_new(acc, in))) {
+        st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "program: out of host memory");
+        goto fail;
+    }
+    /* The key is needed only for the disk cache, which is off (and says
+     * why) where OpenSSL cannot compute its MACs. */
+    cacheable = scan.complete;
+    if (!cacheable) amp__dcache_note_uncacheable(scan.why);
+    if (cacheable && !amp__dcache_usable()) cacheable = false;
+    if (cacheable && amp__build_key(acc, in, &scan, key) != AMP_OK) {
+        amp__dcache_note_uncacheable(amp_last_error());
+        cacheable = false;
+    }
+    if (cacheable && (bin = amp__dcache_load(key, &bin_size))) {
+        /* Authenticated, but the driver may still refuse it (a driver
+         * update): then rebuild below and overwrite the entry. */
+        if (amp__module_from_binary(m, bin, bin_size) == AMP_OK) {
+            AMP__TRACE(cache = AMP__BUILD_DISK);
+            goto loaded;
+        }
+        free(bin);
+        bin = NULL;
+    }
+    if ((st = amp__scan_rewrite(&scan, in->source, in->source_len, be->named_headers, &source,
+                                be->named_headers ? &named : NULL)) != AMP_OK)
+        goto fail;
+    nnamed = named ? scan.n : 0;
+    if (be->named_headers && (st = amp__named_options(in->options, &options)) != AMP_OK) goto fail;
+    size_t full_len = 0;
+    if (!(full = amp__prelude_assemble(be->prelude_prefix, source, in->source_name, &full_len))) {
+        st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "program: out of host memory");
+        goto fail;
+    }
+    amp__compile_job job = {
+        .source = full,
+        .source_name = in->source_name ? in->source_name : AMP__SOURCE_NAME,
+        .source_dir = in->source_dir,
+        .options = be->named_headers ? options : in->options,
+        .headers = named,
+        .nheaders = nnamed,
+        .timeout_s = amp__env_count("AMP_COMPILE_TIMEOUT", AMP__COMPILE_TIMEOUT_DEFAULT, AMP__COMPILE_TIMEOUT_MAX),
+    };
+    if ((st = amp__compile_checked(acc, &job, &scan, sys, in, &bin, &bin_size, &extra, &nextra, &cacheable)) != AMP_OK)
+        goto fail;
+    if ((st = amp__module_from_binary(m, bin, bin_size)) != AMP_OK) goto fail;
+    if (cacheable) amp__dcache_store(key, bin, bin_size);
+loaded:
+    if ((st = amp__take_deps(m, &scan, &extra, &nextra)) != AMP_OK) goto fail;
+    m = amp__mcache_insert(m);
+done:
+    AMP__TRACE(amp__build_trace_end(t_build, acc, in, cache, AMP_OK));
+    p->m = m;
+    *out = p;
+    amp__scan_rewrite_free(named, nnamed);
+    amp__scan_free(&scan);
+    free(source);
+    free(options);
+    free(full);
+    free(bin);
+    return AMP_OK;
+fail:
+    AMP__TRACE(amp__build_trace_end(t_build, acc, in, cache, st));
+    amp__module_release(m);
+    amp__scan_rewrite_free(named, nnamed);
+    amp__deps_free(extra, nextra);
+    amp__scan_free(&scan);
+    pthread_mutex_destroy(&p->lock);
+    amp__handle_free(p, AMP__HANDLE_PROGRAM);
+    free(source);
+    free(options);
+    free(full);
+    free(bin);
+    return st;
+}
+
+amp_status amp_program_build(amp_accelerator *acc, const char *source, const char *options, amp_program **out)
+{
+    AMP__NOT_NULL(out);
+    *out = NULL;
+    AMP__NOT_NULL(source);
+    amp__build_input in = {source, strlen(source), options, NULL, NULL};
+    return amp__build(acc, &in, out);
+}
+
+amp_status amp_program_build_file(amp_accelerator *acc, const char *path, const char *options, amp_program **out)
+{
+    amp_status st = AMP_OK;
+    char *text = NULL, *dir = NULL;
+    AMP__NOT_NULL(out);
+    *out = NULL;
+    AMP__NOT_NULL(path);
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "cannot open kernel file %s: %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || (uint64_t)sb.st_size > AMP__SOURCE_FILE_MAX) {
+        st = amp__fail(AMP_ERROR_INVALID_ARGUMENT, "kernel file %s is not a regular file of at most %u MiB", path,
+                       AMP__SOURCE_FILE_MAX >> 20);
+        goto out;
+    }
+    size_t size = (size_t)sb.st_size, got = 0;
+    if (!(text = malloc(size + 1))) {
+        st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "no memory to read kernel file %s (%zu bytes)", path, size);
+        goto out;
+    }
+    while (got < size) {
+        ssize_t r = read(fd, text + got, size - got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        got += (size_t)r;
+    }
+    if (got != size) {
+        st = amp__fail(AMP_ERROR_INVALID_ARGUMENT, "cannot read kernel file %s", path);
+        goto out;
+    }
+    text[size] = '\0';
+    if (memchr(text, '\0', size)) {
+        st = amp__fail(AMP_ERROR_INVALID_ARGUMENT, "kernel file %s contains a NUL byte", path);
+        goto out;
+    }
+    /* Quoted includes resolve from the file's own directory, named
+     * absolutely so that a later chdir changes nothing. */
+    char *slash = strrchr(path, '/');
+    char dirbuf[PATH_MAX];
+    snprintf(dirbuf, sizeof dirbuf, "%.*s", slash ? (int)(slash == path ? 1 : slash - path) : 1, slash ? path : ".");
+    if (!(dir = realpath(dirbuf, NULL))) {
+        st = amp__fail(AMP_ERROR_INVALID_ARGUMENT, "cannot resolve the directory of kernel file %s: %s", path,
+                       strerror(errno));
+        goto out;
+    }
+    amp__build_input in = {text, size, options, path, dir};
+    st = amp__build(acc, &in, out);
+out:
+    close(fd);
+    free(text);
+    free(dir);
+    return st;
+}
+
+/* --------------------------------------------------------------- kernels */
+
+static void amp__kernel_free(amp__kernel *k)
+{
+    if (!k) return;
+    amp__kernel_handle_free(k);
+    free(k->name);
+    free(k);
+}
+
+amp_status amp_program_get_kernel(amp_program *p, const char *name, amp_kernel **out)
+{
+    amp_status st = AMP_OK;
+    amp__kernel *k = NULL;
+    AMP__NOT_NULL(out);
+    *out = NULL;
+    AMP__HANDLE_OK(p, AMP__HANDLE_PROGRAM);
+    AMP__NOT_NULL(name);
+    amp__module *m = p->m;
+    amp_accelerator *acc = m->acc;
+    pthread_mutex_lock(&p->lock);
+    for (size_t i = 0; i < p->nkernels; ++i)
+        if (!strcmp(p->kernels[i]->name, name)) {
+            *out = p->kernels[i]->handle;
+            goto out;
+        }
+    if (p->nkernels == p->cap) {
+        size_t cap = p->cap ? 2 * p->cap : 8;
+        amp__kernel **grown = realloc(p->kernels, cap * sizeof *grown);
+        if (!grown) {
+            st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "program: out of host memory");
+            goto fail;
+        }
+        p->kernels = grown;
+        p->cap = cap;
+    }
+    if (!(k = calloc(1, sizeof *k)) || !(k->name = amp__strdup(name))) {
+        st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "program: out of host memory");
+        goto fail;
+    }
+    amp__kernel_props props;
+    if ((st = acc->e.be->kernel_get(acc->e.dev, m->mod, name, &props)) != AMP_OK) goto fail;
+    char why[256];
+    if (props.sig.magic == AMP__SIG_MAGIC && props.sig.version == AMP__SIG_VERSION && props.sig.pack_size > AMP__MAX_PACK) {
+        /* The prelude refuses such a kernel when it compiles; a record from
+         * elsewhere is told the same. */
+        st = amp__fail(AMP_ERROR_UNSUPPORTED, "kernel '%s' takes %d bytes of parameters (after the index); hipamp "
+                       "passes at most %d bytes to a kernel on every accelerator: pass large data in an array_view",
+                       name, props.sig.pack_size, AMP__MAX_PACK);
+        goto fail;
+    }
+    if (!amp__signature_valid(&props.sig, why, sizeof why)) {
+        st = amp__fail(AMP_ERROR_KERNEL_NOT_FOUND,
+                       "kernel '%s' has no valid signature record (%s): define it with AMP_KERNEL or "
+                       "AMP_TILED_KERNEL", name, why);
+        goto fail;
+    }
+    k->m = m;
+    k->acc = acc;
+    k->fn = props.fn;
+    k->sig = props.sig;
+    k->tile_static_bytes = props.tile_static_bytes;
+    snprintf(k->execution, sizeof k->execution, "%s", props.execution);
+    /* A kernel's tile and memory never change, so the accelerator's limits
+     * are checked once here rather than on every launch (backends rely on
+     * it: backend.h). */
+    const amp_accelerator_info *ai = &acc->e.info;
+    long long threads = 1;
+    for (int d = 0; k->sig.tiled && d < k->sig.rank; ++d) threads *= k->sig.tile[d];
+    if (ai->max_tile_threads > 0 && threads > ai->max_tile_threads) {
+        st = amp__fail(AMP_ERROR_UNSUPPORTED, "kernel '%s' has tiles of %lld threads; %s allows at most %d", name,
+                       threads, ai->device_path, ai->max_tile_threads);
+        goto fail;
+    }
+    if (k->tile_static_bytes > ai->max_tile_static_bytes) {
+        st = amp__fail(AMP_ERROR_UNSUPPORTED,
+                       "kernel '%s' uses %zu bytes of tile_static memory; %s allows at most %zu", name,
+                       k->tile_static_bytes, ai->device_path, ai->max_tile_static_bytes);
+        goto fail;
+    }
+    if ((st = amp__kernel_handle_new(k)) != AMP_OK) goto fail;
+    p->kernels[p->nkernels++] = k;
+    *out = k->handle;
+out:
+    pthread_mutex_unlock(&p->lock);
+    return AMP_OK;
+fail:
+    pthread_mutex_unlock(&p->lock);
+    amp__kernel_free(k);
+    return st;
+}
+
+amp_status amp_program_destroy(amp_program *p)
+{
+    if (!p) return AMP_OK;
+    AMP__HANDLE_OK(p, AMP__HANDLE_PROGRAM);
+    for (size_t i = 0; i < p->nkernels; ++i) {
+        int graphs = amp__graph_uses(p->kernels[i]);
+        if (graphs)
+            return amp__fail(AMP_ERROR_BUSY, "amp_program_destroy: %d graph(s) launch its kernel '%s' (destroy them first)",
+                             graphs, p->kernels[i]->name);
+    }
+    amp_status st = amp__handle_end(p, AMP__HANDLE_PROGRAM, __func__, "p");
+    if (st != AMP_OK) return st;
+    /* End the kernels' handles, then let launches that resolved one before
+     * return (another thread may be inside one): only then is nothing of
+     * the kernels or the module in use. */
+    for (size_t i = 0; i < p->nkernels; ++i) amp__kernel_handle_free(p->kernels[i]);
+    if (p->nkernels) amp__launches_quiesce();
+    for (size_t i = 0; i < p->nkernels; ++i) amp__kernel_free(p->kernels[i]);
+    free(p->kernels);
+    amp__module_release(p->m);
+    pthread_mutex_destroy(&p->lock);
+    amp__handle_free(p, AMP__HANDLE_PROGRAM);
+    return AMP_OK;
+}

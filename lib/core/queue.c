@@ -1,0 +1,603 @@
+/* queue.c — accelerator views as queues: the one place the core calls the
+ * backend's queue, copy and launch operations; it numbers every command,
+ * counts it in the view's statistics, and answers waits on a point ("all
+ * commands up to n") by recording a driver event only when someone waits.
+ *
+ * Why numbers instead of an event per launch: a driver event record per
+ * launch was most of the library's launch overhead, and most launches are
+ * never waited on one by one. A command gets its number after it is queued,
+ * so an event recorded after reading `submitted` covers every command
+ * numbered up to what was read: a wait may also wait for later work on the
+ * same queue, never for less. */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+_Thread_local amp_graph *amp__tls_graph;
+
+struct amp__mark {
+    atomic_int refs;  /* the queue's (while it is q->mark) + each waiter's */
+    uint64_t seq;     /* every command numbered <= seq precedes the event */
+    void *event;
+};
+
+static amp_status amp__mark_get(amp_accelerator_view *q, uint64_t seq, amp__mark **out);
+
+static void amp__mark_release(amp_accelerator_view *q, amp__mark *m)
+{
+    if (!m || atomic_fetch_sub(&m->refs, 1) != 1) return;
+    q->be->event_release(q->dev, m->event);
+    free(m);
+}
+
+/* A queue of a's: a new backend queue, or (wrap) the caller's native queue,
+ * wrapped and never destroyed by us. */
+static amp_status amp__queue_make(amp_accelerator *a, bool is_default, bool wrap, void *native,
+                                  amp_accelerator_view **out)
+{
+    amp_status st = AMP_OK;
+    amp_accelerator_view *q = NULL;
+    *out = NULL;
+    if (!a->e.info.is_available)
+        return amp__fail(AMP_ERROR_NO_ACCELERATOR, "accelerator %s is unavailable: %s", a->e.info.device_path,
+                         a->e.info.unavailable_reason);
+    if (!(q = amp__handle_new(AMP__HANDLE_QUEUE, sizeof *q)))
+        return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "accelerator view: out of host memory");
+    q->acc = a;
+    q->be = a->e.be;
+    q->dev = a->e.dev;
+    q->is_default = is_default;
+    q->borrowed = wrap;
+    atomic_init(&q->refs, 1);
+    pthread_mutex_init(&q->mark_lock, NULL);
+    st = wrap ? q->be->queue_wrap(q->dev, native, &q->queue) : q->be->queue_create(q->dev, &q->queue);
+    if (st != AMP_OK) goto fail;
+    *out = q;
+    return AMP_OK;
+fail:
+    pthread_mutex_destroy(&q->mark_lock);
+    amp__handle_free(q, AMP__HANDLE_QUEUE);
+    return st;
+}
+
+amp_status amp__queue_new(amp_accelerator *a, bool is_default, amp_accelerator_view **out)
+{
+    return amp__queue_make(a, is_default, false, NULL, out);
+}
+
+amp_status amp__queue_wrap(amp_accelerator *a, void *native, amp_accelerator_view **out)
+{
+    return amp__queue_make(a, false, true, native, out);
+}
+
+void amp__queue_retain(amp_accelerator_view *q)
+{
+    if (q) atomic_fetch_add_explicit(&q->refs, 1, memory_order_relaxed);
+}
+
+void amp__queue_release(amp_accelerator_view *q)
+{
+    if (!q || atomic_fetch_sub(&q->refs, 1) != 1) return;
+    amp__mark_release(q, q->mark);
+    if (!q->borrowed) q->be->queue_destroy(q->dev, q->queue);
+    pthread_mutex_destroy(&q->mark_lock);
+    amp__handle_free(q, AMP__HANDLE_QUEUE);
+}
+
+/* A copy counts in driver_copies only after its number, and driver_copies is
+ * read first: a copy being queued meanwhile may count as a launch for a
+ * moment, never the other way round (no wrap below zero). */
+uint64_t amp__queue_launches(amp_accelerator_view *q)
+{
+    uint64_t copies = atomic_load_explicit(&q->driver_copies, memory_order_acquire);
+    return atomic_load_explicit(&q->submitted, memory_order_acquire) - copies;
+}
+
+/* The number the command just queued on q gets. */
+static inline uint64_t amp__queue_number(amp_accelerator_view *q)
+{
+    return atomic_fetch_add_explicit(&q->submitted, 1, memory_order_acq_rel) + 1;
+}
+
+static amp_status amp__queue_launch_raw(amp_accelerator_view *q, void *fn, const amp__launch *l, amp__point *done)
+{
+    amp_status st = q->be->launch(q->dev, q->queue, fn, l);
+    if (st != AMP_OK) return st;
+    done->q = q;
+    done->seq = amp__queue_number(q);
+    return AMP_OK;
+}
+
+/* A recording queue (lib/core/graph.c) takes nothing but its recording thread's
+ * launches and copies: every other operation is refused. */
+amp_status amp__queue_refuse_recording(amp_accelerator_view *q, const char *what)
+{
+    if (!q || !atomic_load_explicit(&q->recorder, memory_order_acquire)) return AMP_OK;
+    return amp__fail(AMP_ERROR_BUSY,
+                     "%s: the accelerator view (%s) is recording a graph; it runs nothing else and cannot be waited "
+                     "for until the recording ends (amp_graph_end_recording)",
+                     what, q->acc->e.info.device_path);
+}
+
+/* The work a timed event on a recording queue would time is being
+ * recorded, not run: untimed (kept off the launch path's inlined code). */
+static __attribute__((noinline)) amp_status amp__queue_untimed(amp_accelerator_view *q, void **ev)
+{
+    *ev = NULL;
+    amp_graph *g = atomic_load_explicit(&q->recorder, memory_order_acquire);
+    if (!g || amp__tls_graph == g) return AMP_OK;
+    return amp__fail(AMP_ERROR_BUSY,
+                     "timing a command: the accelerator view (%s) is recording a graph that another thread began "
+                     "(end it on that thread, or, where that thread exited, from any thread or by destroying the view)",
+                     q->acc->e.info.device_path);
+}
+
+amp_status amp__queue_timed_event(amp_accelerator_view *q, void **ev)
+{
+    if (__builtin_expect(atomic_load_explicit(&q->recorder, memory_order_relaxed) != NULL, 0))
+        return amp__queue_untimed(q, ev);
+    return q->be->event_record_timed(q->dev, q->queue, ev);
+}
+
+void amp__queue_event_release(amp_accelerator_view *q, void *ev)
+{
+    if (ev) q->be->event_release(q->dev, ev);
+}
+
+/* ---------------------------------------------------------------- tracing
+ * The queue owns the timing of what it runs: a traced launch or copy is
+ * bracketed here by timed events of its own queue, which go to the trace
+ * with the record (lib/trace/trace.h) and are released there. */
+
+void amp__queue_describe(amp_accelerator_view *q, amp__trace_rec *r)
+{
+    if (!q) return;
+    uint32_t id = atomic_load_explicit(&q->trace_id, memory_order_acquire);
+    if (!id) {
+        /* Numbered on first use, under the queue's own lock, so that no
+         * number is given twice or skipped. */
+        static _Atomic uint32_t numbered;
+        pthread_mutex_lock(&q->mark_lock);
+        if (!(id = atomic_load_explicit(&q->trace_id, memory_order_relaxed))) {
+            id = atomic_fetch_add(&numbered, 1) + 1;
+            atomic_store_explicit(&q->trace_id, id, memory_order_release);
+        }
+        pthread_mutex_unlock(&q->mark_lock);
+    }
+    r->qid = id;
+    r->queue_kind = q->is_default ? AMP__QUEUE_DEFAULT : q->borrowed ? AMP__QUEUE_NATIVE : AMP__QUEUE_CREATED;
+    amp__accelerator_describe(q->acc, r);
+}
+
+/* Timed events of q around one command, handed over in r->timing: t0 is
+ * recorded before it (begin), t1 after it when it was queued (end); either
+ * failing leaves the command host-timed. */
+static void amp__timing_begin(amp_accelerator_view *q, amp__trace_rec *r)
+{
+    r->timing = (amp__trace_timing){q->be, q->dev, NULL, NULL};
+    if (amp__trace_recording() && amp__queue_timed_event(q, &r->timing.t0) != AMP_OK) r->timing.t0 = NULL;
+}
+
+static void amp__timing_end(amp_accelerator_view *q, amp__trace_rec *r, amp_status st)
+{
+    if (st == AMP_OK && r->timing.t0 && amp__queue_timed_event(q, &r->timing.t1) != AMP_OK) r->timing.t1 = NULL;
+    if (st != AMP_OK || !r->timing.t1) {
+        amp__queue_event_release(q, r->timing.t0);
+        r->timing.t0 = NULL;
+    }
+}
+
+#if HIPAMP_TRACE_HOOKS /* compiled out with the hooks */
+static amp_status amp__queue_launch_traced(amp_accelerator_view *q, void *fn, const amp__launch *l, amp__point *done)
+{
+    amp__trace_rec r = AMP__TRACE_REC(AMP__REC_LAUNCH);
+    r.name = l->kernel_name;
+    r.rank = (uint8_t)l->extent.rank;
+    r.tiled = l->tiled;
+    for (int d = 0; d < l->extent.rank && d < AMP_MAX_RANK; ++d) r.ext[d] = l->extent.v[d];
+    for (int d = 0; l->tiled && d < l->extent.rank && d < 3; ++d) r.tile[d] = l->sig->tile[d];
+    r.t_ns = amp__trace_begin(&r);
+    amp__timing_begin(q, &r);
+    amp_status st = amp__queue_launch_raw(q, fn, l, done);
+    amp__timing_end(q, &r, st);
+    if (st == AMP_OK) amp__queue_describe(q, &r);
+    amp__trace_end(&r, st == AMP_OK);
+    return st;
+}
+#endif
+
+
+amp_status amp__queue_launch(amp_accelerator_view *q, void *fn, const amp__launch *l, amp__point *done)
+{
+    AMP__TRACE(return amp__queue_launch_traced(q, fn, l, done));
+    return amp__queue_launch_raw(q, fn, l, done);
+}
+
+void amp__queue_span_begin(amp__copy_span *sp, amp_accelerator_view *q, amp__copy_dir dir, uint64_t bytes,
+                           amp__copy_why why)
+{
+    amp__trace_rec r = AMP__TRACE_REC(AMP__REC_COPY);
+    r.sub = (uint8_t)dir;
+    r.why = (uint8_t)why;
+    r.bytes = bytes;
+    *sp = (amp__copy_span){.q = q, .bytes = bytes, .dir = (uint8_t)dir, .why = (uint8_t)why, .open = true};
+    sp->start_ns = amp__trace_begin(&r);
+    if (q) {
+        amp__timing_begin(q, &r);
+        sp->t0 = r.timing.t0;
+    }
+}
+
+void amp__queue_span_end(amp__copy_span *sp, amp_accelerator_view *counted, const amp__storage *s,
+                         const amp__box *b, amp_status st)
+{
+    if (!sp->open) return;
+    sp->open = false;
+    amp__trace_rec r = AMP__TRACE_REC(AMP__REC_COPY);
+    r.sub = sp->dir;
+    r.why = sp->why;
+    r.bytes = sp->bytes;
+    r.t_ns = sp->start_ns;
+    if (sp->q) {
+        r.timing = (amp__trace_timing){sp->q->be, sp->q->dev, sp->t0, NULL};
+        amp__timing_end(sp->q, &r, st);
+    }
+    if (st == AMP_OK) {
+        /* On the queue that ran it when timed there, else where it counts. */
+        amp__queue_describe(r.timing.t0 ? sp->q : counted, &r);
+        if (s) amp__storage_describe(s, b, &r);
+    }
+    amp__trace_end(&r, st == AMP_OK);
+}
+
+/* ---------------------------------------------------------------- graphs
+ * While q records (lib/core/graph.c), the backend's queue is in its recording
+ * mode: only the recording thread's launches and copies reach it, through
+ * record_launch and record_copy; every other queue operation the core
+ * would make on q is refused here (a CUDA or HIP stream that captures
+ * would record it, or fail the capture). */
+
+amp_status amp__queue_record_cover(amp_accelerator_view *q)
+{
+    /* Every point given out so far is covered by a wait point recorded
+     * now, before q records: a waiter on one of them never records an
+     * event on q while it records (there is no point after them until it
+     * ends). */
+    uint64_t seq = atomic_load_explicit(&q->submitted, memory_order_acquire);
+    if (!seq) return AMP_OK;
+    amp__mark *m = NULL;
+    amp_status st = amp__mark_get(q, seq, &m);
+    if (st == AMP_OK) amp__mark_release(q, m);
+    return st;
+}
+
+amp_status amp__queue_record_begin(amp_accelerator_view *q) { return q->be->graph_begin(q->dev, q->queue); }
+
+amp_status amp__queue_record_launch(amp_accelerator_view *q, void *fn, const amp__launch *l)
+{
+    return q->be->launch(q->dev, q->queue, fn, l);
+}
+
+amp_status amp__queue_record_copy(amp_accelerator_view *q, const amp__copy *c)
+{
+    return q->be->copy(q->dev, q->queue, c);
+}
+
+amp_status amp__queue_record_end(amp_accelerator_view *q, bool keep, void **exec)
+{
+    return q->be->graph_end(q->dev, q->queue, keep, exec);
+}
+
+static amp_status amp__queue_replay_raw(amp_accelerator_view *q, const amp__replay *r, bool async, uint64_t *node_ns,
+                                        amp__point *done)
+{
+    amp_status st = q->be->graph_launch(q->dev, q->queue, r->exec, async, node_ns);
+    if (st != AMP_OK) return st;
+    /* One number for each command it holds, so that launches and copies
+     * count in q's statistics as if queued one by one. */
+    uint64_t n = r->launches + r->driver_copies;
+    done->q = q;
+    done->seq = atomic_fetch_add_explicit(&q->submitted, n, memory_order_acq_rel) + n;
+    if (r->driver_copies) {
+        /* After the numbers: see amp__queue_launches. */
+        atomic_fetch_add_explicit(&q->driver_copies, r->driver_copies, memory_order_release);
+        atomic_fetch_add_explicit(&q->bytes_d2d, r->copy_bytes, memory_order_relaxed);
+        atomic_fetch_add_explicit(&q->copies_d2d, r->copies, memory_order_relaxed);
+    }
+    return AMP_OK;
+}
+
+#if HIPAMP_TRACE_HOOKS /* compiled out with the hooks */
+/* The commands a backend timed inside a replay (node_ns), as spans on the
+ * replay's queue. */
+static void amp__replay_nodes(amp_accelerator_view *q, const amp__replay *rp, const uint64_t *node_ns)
+{
+    for (uint64_t i = 0; i < rp->launches + rp->driver_copies; ++i) {
+        const amp__replay_node *n = &rp->nodes[i];
+        if (!node_ns[2 * i]) break; /* not run: an earlier one failed */
+        amp__trace_rec c = AMP__TRACE_REC(n->name ? AMP__REC_LAUNCH : AMP__REC_COPY);
+        if (n->name) {
+            c.name = n->name;
+            c.rank = (uint8_t)n->extent.rank;
+            c.tiled = n->tiled;
+            for (int d = 0; d < n->extent.rank && d < AMP_MAX_RANK; ++d) c.ext[d] = n->extent.v[d];
+            for (int d = 0; n->tiled && d < 3; ++d) c.tile[d] = n->tile[d];
+        } else {
+            c.sub = AMP__D2D;
+            c.why = AMP__WHY_COPY;
+            c.bytes = n->bytes;
+        }
+        c.t_ns = node_ns[2 * i];
+        amp__queue_describe(q, &c);
+        amp__trace_span(&c, node_ns[2 * i + 1]);
+    }
+}
+
+/* A replay is one span on its queue, device-timed, with the commands
+ * inside it as spans of their own where the backend times them (the CPU
+ * accelerator's synchronous replays, then host-timed as a whole too; GPU
+ * drivers run a graph as a whole). */
+static amp_status amp__queue_replay_traced(amp_accelerator_view *q, const amp__replay *rp, bool async,
+                                           amp__point *done)
+{
+    amp__trace_rec r = AMP__TRACE_REC(AMP__REC_GRAPH);
+    r.name = rp->label;
+    r.launches = rp->launches;
+    r.copies = rp->copies;
+    r.bytes = rp->copy_bytes;
+    uint64_t n = rp->launches + rp->driver_copies;
+    uint64_t *node_ns = !async && n && amp__trace_recording() ? calloc(2 * n, sizeof *node_ns) : NULL;
+    r.t_ns = amp__trace_begin(&r);
+    /* Where the backend times the commands inside on the host clock, the
+     * replay is placed on it too, so that they lie within its span (a
+     * device-timed span is placed after its queue's previous one). */
+    if (!node_ns) amp__timing_begin(q, &r);
+    amp_status st = amp__queue_replay_raw(q, rp, async, node_ns, done);
+    if (!node_ns) amp__timing_end(q, &r, st);
+    if (st == AMP_OK) amp__queue_describe(q, &r);
+    amp__trace_end(&r, st == AMP_OK);
+    if (node_ns) amp__replay_nodes(q, rp, node_ns);
+    free(node_ns);
+    return st;
+}
+#endif
+
+amp_status amp__queue_replay(amp_accelerator_view *q, const amp__replay *r, bool async, amp__point *done)
+{
+    *done = (amp__point){NULL, 0};
+    if (!r->exec) return AMP_OK;
+    AMP__TRACE(return amp__queue_replay_traced(q, r, async, done));
+    return amp__queue_replay_raw(q, r, async, NULL, done);
+}
+
+void amp__queue_graph_free(amp_accelerator_view *q, void *exec)
+{
+    if (exec) q->be->graph_destroy(q->dev, exec);
+}
+
+amp_status amp__queue_launch_timed(amp_accelerator_view *q, void *fn, const amp__launch *l, amp__point *done,
+                                   void **t0, void **t1)
+{
+    amp_status st;
+    *t0 = *t1 = NULL;
+    if ((st = amp__queue_timed_event(q, t0)) != AMP_OK) return st;
+    if ((st = amp__queue_launch(q, fn, l, done)) != AMP_OK || (st = amp__queue_timed_event(q, t1)) != AMP_OK) {
+        amp__queue_event_release(q, *t0);
+        *t0 = NULL;
+        return st;
+    }
+    return AMP_OK;
+}
+
+amp_status amp__queue_copy_peer(amp_accelerator_view *q, amp_accelerator *dst_acc, void *dst, const void *src,
+                                size_t bytes, amp__point *done)
+{
+    amp_status st = amp__queue_refuse_recording(q, "a copy between two accelerators");
+    if (st != AMP_OK) return st;
+    if (!q->be->copy_peer || dst_acc->e.be != q->be)
+        return amp__fail(AMP_ERROR_UNSUPPORTED, "no peer copy from %s to %s", q->acc->e.info.device_path,
+                         dst_acc->e.info.device_path);
+    st = q->be->copy_peer(q->dev, q->queue, dst_acc->e.dev, dst, src, bytes);
+    if (st != AMP_OK) return st;
+    done->q = q;
+    done->seq = amp__queue_number(q);
+    /* After the number: see amp__queue_launches. */
+    atomic_fetch_add_explicit(&q->driver_copies, 1, memory_order_release);
+    return AMP_OK;
+}
+
+amp_status amp__queue_copy(amp_accelerator_view *q, const amp__copy *c, amp__point *done)
+{
+    amp_status st = amp__queue_refuse_recording(q, "a copy");
+    if (st != AMP_OK) return st;
+    st = q->be->copy(q->dev, q->queue, c);
+    if (st != AMP_OK) return st;
+    done->q = q;
+    done->seq = amp__queue_number(q);
+    /* After the number: see amp__queue_launches. */
+    atomic_fetch_add_explicit(&q->driver_copies, 1, memory_order_release);
+    return AMP_OK;
+}
+
+void amp__queue_count_copy(amp_accelerator_view *q, amp__copy_dir dir, uint64_t bytes)
+{
+    if (dir == AMP__H2D) {
+        atomic_fetch_add_explicit(&q->bytes_to_device, bytes, memory_order_relaxed);
+        atomic_fetch_add_explicit(&q->copies_to_device, 1, memory_order_relaxed);
+    } else if (dir == AMP__D2H) {
+        atomic_fetch_add_explicit(&q->bytes_to_host, bytes, memory_order_relaxed);
+        atomic_fetch_add_explicit(&q->copies_to_host, 1, memory_order_relaxed);
+    } else if (dir == AMP__D2D) {
+        atomic_fetch_add_explicit(&q->bytes_d2d, bytes, memory_order_relaxed);
+        atomic_fetch_add_explicit(&q->copies_d2d, 1, memory_order_relaxed);
+    } else {
+        atomic_fetch_add_explicit(&q->bytes_h2h, bytes, memory_order_relaxed);
+        atomic_fetch_add_explicit(&q->copies_h2h, 1, memory_order_relaxed);
+    }
+}
+
+#if HIPAMP_TRACE_HOOKS /* compiled out with the hooks */
+/* A host wait that blocks on q, traced (seq AMP__SEQ_TAIL: a whole drain). */
+static uint64_t amp__wait_begin(amp_accelerator_view *q)
+{
+    amp__trace_rec r = AMP__TRACE_REC(AMP__REC_WAIT);
+    amp__queue_describe(q, &r);
+    return amp__trace_begin(&r);
+}
+
+static void amp__wait_end(uint64_t t0, amp_accelerator_view *q, uint64_t seq, amp_status st)
+{
+    amp__trace_rec r = AMP__TRACE_REC(AMP__REC_WAIT);
+    amp__queue_describe(q, &r);
+    r.t_ns = t0;
+    r.seq = seq;
+    r.st = st;
+    amp__trace_end(&r, true);
+}
+#endif
+
+
+_Static_assert(AMP__SEQ_TAIL == UINT64_MAX, "lib/trace/trace.h: a wait until UINT64_MAX is a whole drain");
+
+static void amp__note_completed(amp_accelerator_view *q, uint64_t seq)
+{
+    uint64_t cur = atomic_load_explicit(&q->completed, memory_order_acquire);
+    while (cur < seq &&
+           !atomic_compare_exchange_weak_explicit(&q->completed, &cur, seq, memory_order_acq_rel, memory_order_acquire)) {
+    }
+}
+
+amp_status amp__queue_drain_for(amp_accelerator_view *q, const uint32_t *ms)
+{
+    /* q is never NULL here (the NULL case of the refusal is for callers
+     * that may have no queue). */
+    amp_status st = atomic_load_explicit(&q->recorder, memory_order_acquire)
+                        ? amp__queue_refuse_recording(q, "waiting for the view")
+                        : AMP_OK;
+    if (st != AMP_OK) return st;
+    uint64_t seen = atomic_load_explicit(&q->submitted, memory_order_acquire);
+    AMP__TRACE_CLOCK(t_wait, amp__wait_begin(q));
+    st = ms ? q->be->queue_wait_for(q->dev, q->queue, *ms) : q->be->queue_wait(q->dev, q->queue);
+    AMP__TRACE(amp__wait_end(t_wait, q, AMP__SEQ_TAIL, st));
+    if (st == AMP_OK) amp__note_completed(q, seen);
+    return st;
+}
+
+amp_status amp__queue_drain(amp_accelerator_view *q) { return amp__queue_drain_for(q, NULL); }
+
+/* A mark covering command seq of q, retained for the caller: the newest one
+ * when it covers seq, else a new one recorded now. */
+static amp_status amp__mark_get(amp_accelerator_view *q, uint64_t seq, amp__mark **out)
+{
+    amp_status st = AMP_OK;
+    amp__mark *m = NULL;
+    *out = NULL;
+    pthread_mutex_lock(&q->mark_lock);
+    if (q->mark && q->mark->seq >= seq) {
+        m = q->mark;
+        atomic_fetch_add(&m->refs, 1);
+        goto done;
+    }
+    /* A recording queue takes no event (amp__queue_record_begin covered
+     * every numbered point): only "whatever is queued" gets here. */
+    if ((st = amp__queue_refuse_recording(q, "waiting for work handed to a vendor library")) != AMP_OK) goto done;
+    if (!(m = calloc(1, sizeof *m))) {
+        st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "accelerator view: out of host memory for a wait point");
+        goto done;
+    }
+    m->seq = atomic_load_explicit(&q->submitted, memory_order_acquire);
+    if ((st = q->be->event_record(q->dev, q->queue, &m->event)) != AMP_OK) {
+        free(m);
+        m = NULL;
+        goto done;
+    }
+    atomic_init(&m->refs, 2); /* the queue's and the caller's */
+    amp__mark *old = q->mark;
+    q->mark = m;
+    amp__mark_release(q, old);
+done:
+    pthread_mutex_unlock(&q->mark_lock);
+    *out = m;
+    return st;
+}
+
+static bool amp__point_passed(amp__point p)
+{
+    return !p.q || p.seq == 0 || atomic_load_explicit(&p.q->completed, memory_order_acquire) >= p.seq;
+}
+
+amp_status amp__point_wait_for(amp__point p, const uint32_t *ms)
+{
+    if (amp__point_passed(p)) return AMP_OK;
+    amp__mark *m;
+    amp_status st = amp__mark_get(p.q, p.seq, &m);
+    if (st != AMP_OK) return st;
+    AMP__TRACE_CLOCK(t_wait, amp__wait_begin(p.q));
+    st = ms ? p.q->be->event_wait_for(p.q->dev, m->event, *ms) : p.q->be->event_wait(p.q->dev, m->event);
+    if (st == AMP_OK) amp__note_completed(p.q, m->seq);
+    AMP__TRACE(amp__wait_end(t_wait, p.q, p.seq, st));
+    amp__mark_release(p.q, m);
+    return st;
+}
+
+amp_status amp__point_wait(amp__point p) { return amp__point_wait_for(p, NULL); }
+
+/* Through ev, not a mark: a mark may also cover commands queued after p,
+ * and its state is theirs too (on the CPU accelerator, the "not run" of a
+ * launch queued after a failed one), where ev's is p's command's own. */
+amp_status amp__point_wait_at(amp__point p, void *ev, const uint32_t *ms)
+{
+    if (!ev) return amp__point_wait_for(p, ms);
+    if (amp__point_passed(p)) return AMP_OK;
+    AMP__TRACE_CLOCK(t_wait, amp__wait_begin(p.q));
+    amp_status st = ms ? p.q->be->event_wait_for(p.q->dev, ev, *ms) : p.q->be->event_wait(p.q->dev, ev);
+    if (st == AMP_OK) amp__note_completed(p.q, p.seq);
+    AMP__TRACE(amp__wait_end(t_wait, p.q, p.seq, st));
+    return st;
+}
+
+amp_status amp__point_query_at(amp__point p, void *ev, bool *done)
+{
+    if (!ev) return amp__point_query(p, done);
+    *done = true;
+    if (amp__point_passed(p)) return AMP_OK;
+    amp_status st = p.q->be->event_query(p.q->dev, ev, done);
+    if (st == AMP_OK && *done) amp__note_completed(p.q, p.seq);
+    return st;
+}
+
+amp_status amp__point_order(amp_accelerator_view *on, amp__point p)
+{
+    if (p.q == on || amp__point_passed(p)) return AMP_OK; /* same queue: already in order */
+    /* Queues of different backends cannot wait for each other's events:
+     * the host waits instead. */
+    if (p.q->be != on->be) return amp__point_wait(p);
+    amp_status st = amp__queue_refuse_recording(on, "ordering after another queue");
+    if (st != AMP_OK) return st;
+    amp__mark *m;
+    st = amp__mark_get(p.q, p.seq, &m);
+    if (st != AMP_OK) return st;
+    st = on->be->queue_wait_event(on->dev, on->queue, m->event);
+    amp__mark_release(p.q, m);
+    return st;
+}
+
+amp_status amp__point_query(amp__point p, bool *done)
+{
+    *done = true;
+    if (amp__point_passed(p)) return AMP_OK;
+    amp__mark *m;
+    amp_status st = amp__mark_get(p.q, p.seq, &m);
+    if (st != AMP_OK) return st;
+    if ((st = p.q->be->event_query(p.q->dev, m->event, done)) == AMP_OK && *done) amp__note_completed(p.q, m->seq);
+    amp__mark_release(p.q, m);
+    return st;
+}
+
+amp_status amp__timeout_message(const char *fn, uint32_t ms, amp_status st)
+{
+    if (st != AMP_ERROR_TIMEOUT) return st;
+    return amp__fail(st, "%s: not done after %u ms; the work goes on (a running kernel cannot be stopped): wait again, "
+                     "or without a limit", fn, ms);
+}
