@@ -199,9 +199,11 @@ AMP_API amp_status amp_transform_reduce_with_async(amp_accelerator_view *q, amp_
  * change. So a string (the preamble too; predicates alike) is refused,
  * AMP_ERROR_INVALID_ARGUMENT naming the call, the string, and the line,
  * column and text at fault, when it holds:
- *  - a '#' or '%:' anywhere but in a string or character literal (no
- *    preprocessor directive, #include included, and no # operator);
- *  - a backslash that ends a line (a line splice);
+ *  - a '#' or '%:' anywhere but in a string or character literal or a
+ *    comment (no preprocessor directive, #include included, and no #
+ *    operator);
+ *  - a backslash that ends a line (a line splice), in a comment or
+ *    literal too;
  *  - _Pragma, or a name beginning with amp__ (the library's);
  *  - a bracket ((), [], {} or a digraph of one), comment, string or
  *    character literal that it opens and does not close, or a bracket that
