@@ -621,10 +621,9 @@ namespace amp { namespace detail {
 // dependents are scheduled only after all its tiles have started, so the
 // oldest unfinished launch always has every tile running (the algorithms'
 // look-backs rely on that). Letting the next launch in before the wait
-// rather than after overlaps two launches' scheduling with one kernel:
-// a replayed chain of small launches went from 0.994..1.012 to
-// 0.821..0.834 us a launch on an H100, 0.815 to 0.775 on an H200
-// (both orders built and run side by side in one call).
+// rather than after overlaps two launches' scheduling with one kernel, a
+// sixth of a small launch's time in a replayed chain (docs/architecture.md,
+// launch graphs).
 AMP_FI void grid_dependency_enter() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("griddepcontrol.launch_dependents;" ::: "memory");

@@ -394,9 +394,8 @@ AMP_FI AMP_ALG_R scan_tile_prefix(int op, AMP_ALG_R *ws, unsigned long long *sta
 // chunk is in tile_static, before any thread has totalled its own run: the
 // tiles after it, which start a few nanoseconds later, look back at about
 // the time it would otherwise publish, and would wait another round trip
-// to memory. On the H100 this and the flow of the helpers above
-// (scan_total_f) took the scan of 2^28 int32 from 0.79 of the device copy's
-// rate to 0.81 to 0.82 (bench/results/2026-11-27-session33-h100.md).
+// to memory (with the flow of the helpers above, scan_total_f: a few
+// percent of the device copy's rate, docs/algorithms.md).
 #ifndef AMP_CPU
 AMP_TILED_KERNEL(amp_alg_scan, amp::tiled_index<AMP_ALG_TILE> t, AMP_ALG_IN_PARAMS,
                  amp::array_view<AMP_ALG_O, 1> amp__y, amp::alg::shape amp__ys,

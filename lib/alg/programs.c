@@ -75,23 +75,18 @@ static void amp__alg_tune_init(void)
     g->tile = amp__alg_knob("AMP_ALG_TILE", 128, 64, 1024, 64, false);
     g->reduce_items = amp__alg_knob("AMP_ALG_REDUCE_ITEMS", 8, 1, 64, 1, true);
     /* 0: by the GPU (amp__alg_items), for the scan and compaction alike:
-     * on the H100 the compaction of 2^28 int32 (half kept) ran at 0.575 of
-     * the device copy with 64 items, 0.485 with 32 and 0.309 with 16, in one
-     * call (bench/results/2026-11-27-session33-h100.md). */
+     * compaction gains from long runs as the scan does (the figures:
+     * docs/algorithms.md, "Why the defaults"). */
     g->scan_items = amp__alg_knob("AMP_ALG_SCAN_ITEMS", 0, 1, 64, 1, false);
     g->select_items = amp__alg_knob("AMP_ALG_SELECT_ITEMS", 0, 1, 64, 1, false);
     g->sort_tile = amp__alg_knob("AMP_ALG_SORT_TILE", 256, 64, 1024, 64, false);
     g->sort_items = amp__alg_knob("AMP_ALG_SORT_ITEMS", 16, 1, 64, 1, false);
     g->radix_bits = amp__alg_knob("AMP_ALG_RADIX_BITS", 8, 4, 8, 1, false);
     g->sort_min_tiles = amp__alg_knob("AMP_ALG_SORT_MIN_TILES", 0, 1, 16, 1, false);
-    /* Far more tiles than a compute unit holds (8 at 128 threads on an
-     * H100): the rest wait in the hardware's queue and go to the compute
-     * units that finish first, so that those that read memory more slowly
-     * do not leave the others idle at the end. With 8 tiles a compute unit
-     * (all of them at once) and 16 items, the sum of 2^28 float32 ran at
-     * 2874 GB/s on an H100; with 64 tiles and 8 items at 3010 to 3037, the
-     * dot product from 0.93 to 0.98 of cuBLAS Sdot (one call, side by
-     * side). */
+    /* Far more tiles than a compute unit holds at once: the rest wait in
+     * the hardware's queue and go to the compute units that finish first,
+     * so that those that read memory more slowly do not leave the others
+     * idle at the end (docs/algorithms.md, "Why the defaults"). */
     g->reduce_tiles = amp__alg_knob("AMP_ALG_REDUCE_TILES", 64, 1, 256, 1, false);
     g->reduce_vector = amp__env_flag("AMP_ALG_REDUCE_VECTOR", true);
     g->scan_guess = amp__env_flag("AMP_ALG_SCAN_GUESS", true);
@@ -317,10 +312,8 @@ static int amp__alg_fit(int items, int64_t fixed, int64_t per_item)
 
 /* A GPU scan's or compaction's items a thread unless the knob (asked: the
  * AMP_ALG_SCAN_ITEMS or AMP_ALG_SELECT_ITEMS value, 0 when unset) says.
- * 64 (8192 a tile of 128) halves the tiles and so the look-backs of 32; on
- * an H100 the scan of 2^28 int32 went from 0.75 to 0.79..0.80 of the device
- * copy (bench/results/2026-11-27-session32-h100.md; measured on sm_90
- * only). Such a tile takes 33 KB of tile_static memory, so only NVIDIA's
+ * 64 (8192 a tile of 128) halves the tiles and so the look-backs of 32
+ * (measured on sm_90 only: docs/algorithms.md, "Why the defaults"). Such a tile takes 33 KB of tile_static memory, so only NVIDIA's
  * multiprocessors with 164 KB or more (sm_80, sm_87, sm_90 to sm_110) hold
  * four or more of them. Those with 100 KB (sm_86, sm_89, sm_120 and up)
  * would hold two, 256 threads; an AMD compute unit or an older NVIDIA
