@@ -222,11 +222,9 @@ typedef struct amp_mpi_halo {
  * MPI_Finalize while it lives, it sends one small message to its peers;
  * an exchange still waiting for such a peer 0.1 s after its notice arrived
  * (the time for data it sent before to land) fails. The peers told are
- * every other rank of comm in a communicator of at most 64 ranks, and in a
- * larger one only the ranks named in the halos of exchanges begun on the
- * exchanger (so as not to send size^2 messages): there a rank that never
- * began an exchange leaves silently, and only a time-out ends the wait for
- * it. A peer that crashes, or hangs in other work, sends nothing: that
+ * every other rank of comm in a communicator of at most 64 ranks; in a
+ * larger one there are no notices (they would cost size^2 messages), and
+ * only a time-out ends the wait for a peer that left. A peer that crashes, or hangs in other work, sends nothing: that
  * too needs the time-out. */
 AMP_MPI_API amp_status amp_mpi_exchange_halos(amp_mpi_exchange *x, const amp_mpi_halo *halos, size_t count);
 

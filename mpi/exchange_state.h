@@ -79,7 +79,7 @@ struct amp_mpi_exchange {
      * from its creation until the last one it expects arrived. */
     int rank;                   /* this process's rank in comm */
     int notice_tag;             /* MPI_TAG_UB: never a halo's tag */
-    unsigned char *peer;        /* per rank of comm: AMP_MPI__NAMED | AMP_MPI__LEFT_* */
+    unsigned char *peer;        /* per rank of comm: AMP_MPI__LEFT_* */
     int notice_in;              /* what the posted receive gets: an AMP_MPI__LEFT_* */
     MPI_Request notice_req;     /* that receive; MPI_REQUEST_NULL when none is posted */
     unsigned gone;              /* notices that arrived */
@@ -90,9 +90,8 @@ struct amp_mpi_exchange {
     amp_mpi_exchange *next, *prev; /* the process's list of exchangers (leave.c's lock) */
 };
 
-/* peer[] flags: the rank was named in a halo of an exchange begun here; its
- * notice said it destroyed its exchanger, or called MPI_Finalize. */
-#define AMP_MPI__NAMED 1u
+/* peer[] flags: the rank's notice said it destroyed its exchanger, or
+ * called MPI_Finalize. */
 #define AMP_MPI__LEFT_DESTROYED 2u
 #define AMP_MPI__LEFT_FINALIZED 4u
 #define AMP_MPI__LEFT (AMP_MPI__LEFT_DESTROYED | AMP_MPI__LEFT_FINALIZED)

@@ -673,9 +673,6 @@ static amp_status amp_mpi__begin(amp_mpi_exchange *x, const amp_mpi_halo *halos,
 
     /* 2. Every receive now; the sends in order as their data is ready. */
     x->next_id++;
-    for (size_t i = 0; i < count; ++i)
-        if (halos[i].peer != MPI_PROC_NULL && (halos[i].send || halos[i].recv))
-            x->peer[halos[i].peer] |= AMP_MPI__NAMED;
     for (size_t i = 0; i < count; ++i) {
         amp_mpi__side *r = &f->sides[2 * i + 1];
         if (!r->v) continue;

@@ -6,10 +6,13 @@
 
 /* Who is told, and whose notices are awaited before a communicator is
  * freed: in a communicator of at most this many ranks every other rank
- * (so a rank that never began an exchange is found too), in a larger one
- * only the ranks named in the halos of the exchanges begun on the
- * exchanger (halo exchanges are symmetric, so both sides name each other):
- * every rank telling every other would cost size^2 messages per destroy. */
+ * (so a rank that never began an exchange is found too); in a larger one
+ * nobody, since every rank telling every other would cost size^2 messages
+ * a destroy, and telling only the ranks one's own halos named is not
+ * symmetric (ranks agree on the element size, not on halos): a rank would
+ * await a notice that never comes, or free its communicator before a
+ * notice arrives that could then match a later communicator reusing its
+ * context id. There a time-out ends a wait for a peer that left. */
 #define AMP_MPI__NOTIFY_ALL 64
 
 /* Lock order: registry_lock, then MPI. It guards the list and every
@@ -25,7 +28,7 @@ static const int destroyed_notice = AMP_MPI__LEFT_DESTROYED, finalized_notice = 
 /* x tells rank r when it leaves, and awaits r's notice when retired. */
 static bool amp_mpi__notifies(const amp_mpi_exchange *x, int r)
 {
-    return r != x->rank && (x->size <= AMP_MPI__NOTIFY_ALL || (x->peer[r] & AMP_MPI__NAMED));
+    return r != x->rank && x->size <= AMP_MPI__NOTIFY_ALL;
 }
 
 static void amp_mpi__record(amp_mpi_exchange *x, const MPI_Status *stt)

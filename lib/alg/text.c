@@ -47,8 +47,8 @@ static const char *amp__alg_literal_end(const char *p)
 /* Why text, spliced into generated code, could change that code (NULL:
  * it cannot), and where (*at). The rule is lexical, by C++17's phases 1
  * to 3 as the compilers apply them (no trigraphs in C++17): no line
- * splice anywhere; no '#' or '%:' outside string and character literals
- * (comments included), so no directive and no stringizing; no _Pragma; no
+ * splice anywhere (comments and literals included); no '#' or '%:'
+ * outside string and character literals and comments, so no directive and no stringizing; no _Pragma; no
  * identifier beginning with amp__ (the generated code's names); every
  * comment, literal and bracket ((), [], {} and the digraphs <: :> <% %>)
  * closed within text, so that an expression stays the one expression
