@@ -1,4 +1,4 @@
-/* test_embed.c — the hipamp-embed tool: the array it writes holds the input's bytes plus a NUL, is byte for byte what CMake's hipamp_embed() writes, its header declares the symbol, and every bad input fails with a message and leaves no file behind; hipamp-embed and hipamp-compile refuse to write over their input, through a device, twice to one file or through a planted symbolic link, and refuse NUL bytes. */
+/* test_embed.c — the hipamp-embed tool: the array it writes holds the input's bytes plus a NUL, is byte for byte what CMake's hipamp_embed() writes, its header declares the symbol, and every bad input fails with a message and leaves no file behind; hipamp-embed and hipamp-compile refuse to write over their input, through a device, twice to one file or through a planted symbolic link (anywhere on a chain of links), and refuse NUL bytes; an output through one of the tool's descriptors appends as the shell opened it, and a replaced file keeps its mode. */
 #include <criterion/criterion.h>
 
 #include <dirent.h>
@@ -536,6 +536,129 @@ Test(embed, outputs_through_symbolic_links, .timeout = 60)
     assert_dir_holds_only(only, sizeof only / sizeof only[0]);
 }
 
+/* Output through one of the tool's own descriptors (/dev/stdout,
+ * /dev/fd/N, or a name of the file a standard descriptor writes) goes
+ * through that descriptor as the shell opened it: ">>" appends, the file
+ * keeps what it held and is never replaced under the descriptor. */
+Test(embed, output_through_a_descriptor_appends_in_place, .timeout = 60)
+{
+    write_file(path_in_dir("k.hip"), "xyz", 3);
+    const char *prior = "earlier build output\n";
+    size_t plen = strlen(prior);
+    /* -o /dev/stdout >> log; -o /dev/fd/3 3>> log; -o log >> log. */
+    const char *cases[] = {"/dev/stdout", "/dev/fd/3", ""};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        write_file(path_in_dir("build.log"), prior, plen);
+        struct stat before, after;
+        cr_assert_eq(stat(path_in_dir("build.log"), &before), 0);
+        const char *out = cases[i][0] ? cases[i] : path_in_dir("build.log");
+        int rc = i == 1 ? run("'%s' -o '%s' '%s' abc 3>>'%s'", HIPAMP_EMBED_TOOL, out, path_in_dir("k.hip"),
+                              path_in_dir("build.log"))
+                        : run("'%s' -o '%s' '%s' abc >>'%s'", HIPAMP_EMBED_TOOL, out, path_in_dir("k.hip"),
+                              path_in_dir("build.log"));
+        cr_assert_eq(rc, 0, "-o %s: %s", out, stderr_text());
+        size_t n = 0;
+        char *log = read_file(path_in_dir("build.log"), &n);
+        cr_assert(log && n > plen && !memcmp(log, prior, plen), "-o %s: the log lost what it held: '%s'", out, log);
+        assert_is_xyz_array(log + plen, n - plen, out);
+        free(log);
+        cr_assert_eq(stat(path_in_dir("build.log"), &after), 0);
+        cr_assert(before.st_ino == after.st_ino, "-o %s: the log was replaced by another file", out);
+        unlink(path_in_dir("build.log"));
+    }
+    /* A descriptor open only for reading is not an output. */
+    write_file(path_in_dir("ro.txt"), "ro", 2);
+    cr_assert_eq(run("'%s' -o /dev/fd/3 '%s' abc 3<'%s'", HIPAMP_EMBED_TOOL, path_in_dir("k.hip"), path_in_dir("ro.txt")),
+                 2);
+    assert_stderr_has("not open for writing");
+    assert_file_is(path_in_dir("ro.txt"), "ro");
+    unlink(path_in_dir("ro.txt"));
+    const char *only[] = {"k.hip"};
+    assert_dir_holds_only(only, 1);
+}
+
+/* A regular file replaced whole keeps its permission bits (a private file
+ * stays private, not 0666 less the umask) and, as root, its owner. */
+Test(embed, replaced_file_keeps_its_mode_and_owner)
+{
+    write_file(path_in_dir("k.hip"), "xyz", 3);
+    mode_t old_mask = umask(022);
+    write_file(path_in_dir("private.c"), "old", 3);
+    cr_assert_eq(chmod(path_in_dir("private.c"), 0600), 0);
+    bool root = geteuid() == 0;
+    if (root) cr_assert_eq(chown(path_in_dir("private.c"), 65534, 65534), 0);
+    write_file(path_in_dir("shared.c"), "old", 3);
+    cr_assert_eq(chmod(path_in_dir("shared.c"), 0640), 0);
+    cr_assert_eq(symlink("shared.c", path_in_dir("to-shared.c")), 0);
+    int rc1 = run("'%s' -o '%s' '%s' abc", HIPAMP_EMBED_TOOL, path_in_dir("private.c"), path_in_dir("k.hip"));
+    int rc2 = run("'%s' -o '%s' '%s' abc", HIPAMP_EMBED_TOOL, path_in_dir("to-shared.c"), path_in_dir("k.hip"));
+    umask(old_mask);
+    cr_assert_eq(rc1, 0, "%s", stderr_text());
+    cr_assert_eq(rc2, 0, "%s", stderr_text());
+    struct stat st;
+    cr_assert_eq(stat(path_in_dir("private.c"), &st), 0);
+    cr_assert_eq(st.st_mode & 07777, 0600, "a 0600 output became %04o", (unsigned)(st.st_mode & 07777));
+    if (root) cr_assert(st.st_uid == 65534 && st.st_gid == 65534, "the owner became %lu:%lu",
+                        (unsigned long)st.st_uid, (unsigned long)st.st_gid);
+    size_t n = 0;
+    char *c = read_file(path_in_dir("private.c"), &n);
+    assert_is_xyz_array(c, n, "the private file");
+    free(c);
+    cr_assert_eq(stat(path_in_dir("shared.c"), &st), 0);
+    cr_assert_eq(st.st_mode & 07777, 0640, "a 0640 output behind a link became %04o", (unsigned)(st.st_mode & 07777));
+    c = read_file(path_in_dir("shared.c"), &n);
+    assert_is_xyz_array(c, n, "the file behind the link");
+    free(c);
+    /* A new file: 0666 less the umask, as before. */
+    old_mask = umask(027);
+    int rc3 = run("'%s' -o '%s' '%s' abc", HIPAMP_EMBED_TOOL, path_in_dir("new.c"), path_in_dir("k.hip"));
+    umask(old_mask);
+    cr_assert_eq(rc3, 0, "%s", stderr_text());
+    cr_assert_eq(stat(path_in_dir("new.c"), &st), 0);
+    cr_assert_eq(st.st_mode & 07777, 0640, "a new output is %04o", (unsigned)(st.st_mode & 07777));
+}
+
+/* Every link on the way to an output is checked, not the first alone: one's
+ * own link to another user's link (root's, as a link's owner, is trusted)
+ * is refused, and what it leads to is left alone; a loop of links is
+ * refused too. */
+Test(embed, every_link_of_a_chain_is_checked, .timeout = 60)
+{
+    write_file(path_in_dir("k.hip"), "xyz", 3);
+    cr_assert_eq(symlink("b.c", path_in_dir("a.c")), 0);
+    cr_assert_eq(symlink("a.c", path_in_dir("b.c")), 0);
+    cr_assert_eq(run("'%s' -o '%s' '%s' abc", HIPAMP_EMBED_TOOL, path_in_dir("a.c"), path_in_dir("k.hip")), 2);
+    struct stat st;
+    cr_assert(lstat(path_in_dir("a.c"), &st) == 0 && S_ISLNK(st.st_mode), "a link of the loop was replaced");
+    /* A chain of one's own: followed to the end. */
+    write_file(path_in_dir("real.c"), "old", 3);
+    cr_assert_eq(symlink("mid.c", path_in_dir("top.c")), 0);
+    cr_assert_eq(symlink(path_in_dir("real.c"), path_in_dir("mid.c")), 0);
+    cr_assert_eq(run("'%s' -o '%s' '%s' abc", HIPAMP_EMBED_TOOL, path_in_dir("top.c"), path_in_dir("k.hip")), 0, "%s",
+                 stderr_text());
+    size_t n = 0;
+    char *c = read_file(path_in_dir("real.c"), &n);
+    assert_is_xyz_array(c, n, "the end of a chain of one's own links");
+    free(c);
+    cr_assert(lstat(path_in_dir("top.c"), &st) == 0 && S_ISLNK(st.st_mode), "the chain's first link was replaced");
+    cr_assert(lstat(path_in_dir("mid.c"), &st) == 0 && S_ISLNK(st.st_mode), "the chain's second link was replaced");
+    if (geteuid() != 0) cr_skip_test("not root: cannot give a link to another user");
+    write_file(path_in_dir("victim"), "precious", 8);
+    cr_assert_eq(symlink(path_in_dir("victim"), path_in_dir("planted")), 0);
+    cr_assert_eq(lchown(path_in_dir("planted"), 65534, 65534), 0);
+    cr_assert_eq(symlink("planted", path_in_dir("mine.c")), 0);
+    cr_assert_eq(run("'%s' -o '%s' '%s' abc", HIPAMP_EMBED_TOOL, path_in_dir("mine.c"), path_in_dir("k.hip")), 2);
+    assert_stderr_has("a symbolic link of another user (uid 65534)");
+    assert_file_is(path_in_dir("victim"), "precious");
+    cr_assert(lstat(path_in_dir("planted"), &st) == 0 && S_ISLNK(st.st_mode), "another user's link was replaced");
+    /* A root-owned link first (as /dev/stdout is) does not make the rest trusted. */
+    cr_assert_eq(lchown(path_in_dir("mine.c"), 0, 0), 0);
+    cr_assert_eq(run("'%s' -o '%s' -H '%s' '%s' abc", HIPAMP_EMBED_TOOL, path_in_dir("out.c"), path_in_dir("mine.c"),
+                     path_in_dir("k.hip")),
+                 2);
+    assert_file_is(path_in_dir("victim"), "precious");
+}
+
 /* ------------------------------------- write errors and usage (issue 38) */
 
 static bool have_dev_full(void) { return access("/dev/full", W_OK) == 0; }
@@ -668,6 +791,18 @@ Test(embed, hipamp_compile_output_refusals, .timeout = 300)
     cr_assert_eq(lstat(path_in_dir("stdout"), &st), 0);
     cr_assert(S_ISLNK(st.st_mode), "the link to standard output was replaced");
     unlink(path_in_dir("stdout"));
+    /* "-o /dev/stdout >> log": the code object appended to the log (not
+     * the log replaced, the table then lost to its unlinked inode), the
+     * table on stderr. */
+    write_file(path_in_dir("build.log"), "prior\n", 6);
+    cr_assert_eq(run("'%s' --target sm_90 -o /dev/stdout '%s' >> '%s'", HIPAMP_COMPILE_TOOL, path_in_dir("k.hip"),
+                     path_in_dir("build.log")),
+                 0, "%s", stderr_text());
+    co = read_file(path_in_dir("build.log"), &n);
+    cr_assert(co && n > 10 && !memcmp(co, "prior\n\x7f" "ELF", 10), "the log lost what it held or got no code object");
+    free(co);
+    assert_stderr_has("bytes for sm_90");
+    unlink(path_in_dir("build.log"));
     unlink(path_in_dir("piped.co"));
     unlink(path_in_dir("table.txt"));
     const char *only[] = {"x.co", "n.hip", "k.hip", "victim", "out.co"};

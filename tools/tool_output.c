@@ -1,10 +1,12 @@
 /* tool_output.c — the tools' input and output files (tool_output.h): a
  * source read whole and refused with NUL bytes; a file output written to a
- * temporary file beside it and renamed into place; a device or FIFO output
- * written in place; symbolic links followed, never replaced; the checks
+ * temporary file beside it and renamed into place, keeping the old file's
+ * mode; a device or FIFO output written in place; one of the process's
+ * descriptors written through it; symbolic links followed hop by hop, each
+ * checked, never replaced; the checks
  * that keep a run from writing over its input or twice to one place; and
  * standard output's write errors. */
-#define _XOPEN_SOURCE 700 /* mkstemp, fdopen, fchmod, realpath */
+#define _XOPEN_SOURCE 700 /* mkstemp, fdopen, fchmod, fchown, readlink, O_NOFOLLOW, F_DUPFD_CLOEXEC */
 #include "tool_output.h"
 
 #include <errno.h>
@@ -53,36 +55,135 @@ static bool same_place(const char *a, const char *b)
     return pa.dev == pb.dev && pa.ino == pb.ino && pa.base_len == pb.base_len && !memcmp(pa.base, pb.base, pa.base_len);
 }
 
-/* What an output that exists is, after following a link at its name: st
- * is the file it leads to. false after a message when the run may not
- * write it. *exists false: nothing is at dest yet (a new file). */
-static bool out_lookup(const char *prog, const char *dest, bool *exists, struct stat *st)
+/* Links followed at an output's name before it is refused as a loop (the
+ * kernel's own limit). */
+enum { HOP_MAX = 40 };
+
+/* What an output name leads to, its links followed one hop at a time. */
+typedef struct out_file {
+    bool exists;         /* false: nothing at the name yet (a new file) */
+    bool via_link;       /* at least one link was followed */
+    int fd;              /* >= 0: written through this process's descriptor fd */
+    struct stat st;      /* the file at the end (fd: fstat of fd) */
+    char path[PATH_MAX]; /* the name of that file, no link at its last component */
+} out_file;
+
+/* The descriptor a name stands for by its text (/dev/fd/N, /proc/self/fd/N,
+ * /proc/PID/fd/N of this process, /dev/stdin, /dev/stdout, /dev/stderr), or
+ * -1. Through such a name the kernel reopens the file (a regular file then
+ * replaced whole, not appended to as the shell opened it), so the tool
+ * writes through the descriptor itself instead. */
+static int fd_name(const char *path)
+{
+    static const char *const std[] = {"/dev/stdin", "/dev/stdout", "/dev/stderr"};
+    for (int i = 0; i < 3; ++i)
+        if (!strcmp(path, std[i])) return i;
+    char self[48];
+    snprintf(self, sizeof self, "/proc/%ld/fd/", (long)getpid());
+    const char *const dirs[] = {"/dev/fd/", "/proc/self/fd/", self};
+    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; ++i) {
+        size_t n = strlen(dirs[i]);
+        if (strncmp(path, dirs[i], n) || !path[n]) continue;
+        long v = 0;
+        for (const char *c = path + n; *c; ++c) {
+            if (*c < '0' || *c > '9' || v > INT_MAX / 10) return -1;
+            v = v * 10 + (*c - '0');
+        }
+        return (int)v;
+    }
+    return -1;
+}
+
+/* Whether fd is a descriptor open for writing. */
+static bool fd_writable(int fd)
+{
+    int fl = fcntl(fd, F_GETFL);
+    return fl >= 0 && (fl & O_ACCMODE) != O_RDONLY;
+}
+
+/* What an output name leads to: its links followed hop by hop (readlink),
+ * each of them this user's or root's, since another user's link, at the
+ * name or further along, may have been planted to make the tool write
+ * somewhere else. false after a message when the run may not write it.
+ * A name of one of this process's descriptors, or a file that a standard
+ * descriptor open for writing already writes (the same device and inode),
+ * is written through that descriptor (of->fd). */
+static bool out_lookup(const char *prog, const char *dest, out_file *of)
 {
     struct stat ls;
-    *exists = false;
-    if (lstat(dest, &ls) != 0) return true; /* nothing there, or not reachable: the open will say */
-    if (S_ISLNK(ls.st_mode)) {
-        /* A link of this user's (or root's, as /dev/stdout is) says where
-         * the user means to write; another user's may have been planted to
-         * make the tool write somewhere else. */
-        if (ls.st_uid != geteuid() && ls.st_uid != 0) {
-            fprintf(stderr, "%s: '%s' is a symbolic link of another user (uid %lu): refusing to write through it "
-                            "or to replace it\n", prog, dest, (unsigned long)ls.st_uid);
-            return false;
-        }
-        if (stat(dest, st) != 0) {
-            fprintf(stderr, "%s: '%s' is a symbolic link that leads nowhere (%s): refusing to replace it\n", prog,
-                    dest, strerror(errno));
-            return false;
-        }
-    } else {
-        *st = ls;
+    of->exists = of->via_link = false;
+    of->fd = -1;
+    if (strlen(dest) >= sizeof of->path) {
+        fprintf(stderr, "%s: '%s': %s\n", prog, dest, strerror(ENAMETOOLONG));
+        return false;
     }
-    *exists = true;
-    if (S_ISREG(st->st_mode) || S_ISCHR(st->st_mode) || S_ISFIFO(st->st_mode)) return true;
+    strcpy(of->path, dest);
+    for (int hop = 0;; ++hop) {
+        int fd = fd_name(of->path);
+        if (fd >= 0) {
+            if (!fd_writable(fd) || fstat(fd, &of->st) != 0) {
+                fprintf(stderr, "%s: '%s' is descriptor %d, which is not open for writing\n", prog, dest, fd);
+                return false;
+            }
+            of->exists = true;
+            of->fd = fd;
+            break;
+        }
+        if (lstat(of->path, &ls) != 0) {
+            if (!of->via_link) return true; /* nothing there, or not reachable: the open will say */
+            fprintf(stderr, "%s: '%s' is a symbolic link that leads nowhere ('%s': %s): refusing to replace it\n",
+                    prog, dest, of->path, strerror(errno));
+            return false;
+        }
+        if (!S_ISLNK(ls.st_mode)) {
+            of->exists = true;
+            of->st = ls;
+            break;
+        }
+        if (ls.st_uid != geteuid() && ls.st_uid != 0) {
+            if (!of->via_link)
+                fprintf(stderr, "%s: '%s' is a symbolic link of another user (uid %lu): refusing to write through "
+                                "it or to replace it\n", prog, dest, (unsigned long)ls.st_uid);
+            else
+                fprintf(stderr, "%s: '%s' leads through '%s', a symbolic link of another user (uid %lu): refusing "
+                                "to write through it\n", prog, dest, of->path, (unsigned long)ls.st_uid);
+            return false;
+        }
+        char to[PATH_MAX];
+        ssize_t len = hop < HOP_MAX ? readlink(of->path, to, sizeof to) : -1;
+        if (len < 0 || (size_t)len >= sizeof to) {
+            fprintf(stderr, "%s: cannot follow the symbolic link '%s' (from '%s'): %s\n", prog, of->path, dest,
+                    strerror(hop >= HOP_MAX ? ELOOP : len < 0 ? errno : ENAMETOOLONG));
+            return false;
+        }
+        to[len] = '\0';
+        of->via_link = true;
+        /* A relative link is read from the directory that holds it. */
+        const char *slash = strrchr(of->path, '/');
+        size_t keep = to[0] == '/' || !slash ? 0 : (size_t)(slash - of->path) + 1;
+        if (keep + (size_t)len >= sizeof of->path) {
+            fprintf(stderr, "%s: '%s': %s\n", prog, dest, strerror(ENAMETOOLONG));
+            return false;
+        }
+        memcpy(of->path + keep, to, (size_t)len + 1);
+    }
+    /* A file a standard descriptor writes: "-o build.log >> build.log"
+     * appends, as the shell asked, rather than replacing the file under
+     * the descriptor (whose later writes would go to an unlinked inode). */
+    static const int std_fds[] = {STDOUT_FILENO, STDERR_FILENO, STDIN_FILENO};
+    for (size_t i = 0; of->fd < 0 && i < sizeof std_fds / sizeof std_fds[0]; ++i) {
+        struct stat fs;
+        if (fd_writable(std_fds[i]) && fstat(std_fds[i], &fs) == 0 && fs.st_dev == of->st.st_dev &&
+            fs.st_ino == of->st.st_ino && fs.st_rdev == of->st.st_rdev)
+            of->fd = std_fds[i];
+    }
+    if (S_ISREG(of->st.st_mode) || S_ISCHR(of->st.st_mode) || S_ISFIFO(of->st.st_mode) ||
+        (of->fd >= 0 && S_ISSOCK(of->st.st_mode)))
+        return true;
     fprintf(stderr, "%s: '%s' is %s%s: refusing to write it (use -o - for standard output)\n", prog, dest,
-            S_ISLNK(ls.st_mode) ? "a symbolic link to " : "",
-            S_ISDIR(st->st_mode) ? "a directory" : S_ISBLK(st->st_mode) ? "a block device" : "a socket or special file");
+            of->via_link ? "a symbolic link to " : "",
+            S_ISDIR(of->st.st_mode) ? "a directory" : S_ISBLK(of->st.st_mode) ? "a block device"
+                                                                                 : "a socket or special file");
     return false;
 }
 
@@ -95,15 +196,14 @@ static bool out_identity(const char *path, struct stat *st)
 bool tool_out_allowed(const char *prog, const char *dest, const char *const *inputs, size_t ninputs,
                       const char *const *others, size_t nothers)
 {
-    struct stat ds;
-    bool exists = false;
     if (!is_stdout(dest)) {
-        if (!out_lookup(prog, dest, &exists, &ds)) return false;
+        out_file of;
+        if (!out_lookup(prog, dest, &of)) return false;
         /* The rename replaces the file: an input reached through it (the
          * same inode, or a link to it elsewhere) would be lost. */
-        for (size_t i = 0; exists && S_ISREG(ds.st_mode) && i < ninputs; ++i) {
+        for (size_t i = 0; of.exists && S_ISREG(of.st.st_mode) && i < ninputs; ++i) {
             struct stat is;
-            if (stat(inputs[i], &is) == 0 && is.st_dev == ds.st_dev && is.st_ino == ds.st_ino) {
+            if (stat(inputs[i], &is) == 0 && is.st_dev == of.st.st_dev && is.st_ino == of.st.st_ino) {
                 fprintf(stderr, "%s: '%s' is the input '%s': refusing to overwrite it\n", prog, dest, inputs[i]);
                 return false;
             }
@@ -125,31 +225,61 @@ bool tool_out_allowed(const char *prog, const char *dest, const char *const *inp
     return true;
 }
 
+/* Whether this process's standard output is the file fs. */
+static bool is_our_stdout(const struct stat *fs)
+{
+    struct stat so;
+    return fstat(STDOUT_FILENO, &so) == 0 && so.st_dev == fs->st_dev && so.st_ino == fs->st_ino &&
+           so.st_rdev == fs->st_rdev;
+}
+
+/* One of this process's descriptors, written as it was opened (appending
+ * when the shell opened it so), through a duplicate that closing leaves
+ * the descriptor open. */
+static bool open_descriptor(tool_out *o, const out_file *of)
+{
+    if (of->fd == STDOUT_FILENO) (void)fflush(stdout); /* what the tool printed before goes first */
+    int fd = fcntl(of->fd, F_DUPFD_CLOEXEC, 3);
+    /* "w" leaves the descriptor's flags alone ("a" would set O_APPEND on
+     * the description the descriptor shares) and truncates nothing. */
+    if (fd < 0 || !(o->f = fdopen(fd, "wb"))) {
+        fprintf(stderr, "%s: cannot write '%s' (descriptor %d): %s\n", o->prog, o->dest, of->fd, strerror(errno));
+        if (fd >= 0) close(fd);
+        return false;
+    }
+    o->to_stdout = of->fd == STDOUT_FILENO || is_our_stdout(&of->st);
+    return true;
+}
+
 /* A device or FIFO, opened where it is. A FIFO is opened without waiting
  * for a reader (there may be none, ever), then written blocking. */
-static bool open_in_place(tool_out *o, const struct stat *st)
+static bool open_in_place(tool_out *o, const out_file *of)
 {
-    int fd = open(o->dest, O_WRONLY | O_NOCTTY | O_CLOEXEC | (S_ISFIFO(st->st_mode) ? O_NONBLOCK : 0));
+    const struct stat *st = &of->st;
+    /* of->path has no link at its end: O_NOFOLLOW keeps one swapped in
+     * since from being followed. */
+    int fd = open(of->path, O_WRONLY | O_NOCTTY | O_CLOEXEC | O_NOFOLLOW | (S_ISFIFO(st->st_mode) ? O_NONBLOCK : 0));
     struct stat fs;
     if (fd < 0) {
         if (errno == ENXIO && S_ISFIFO(st->st_mode))
             fprintf(stderr, "%s: cannot write '%s': it is a FIFO that no process is reading\n", o->prog, o->dest);
+        else if (errno == ELOOP)
+            fprintf(stderr, "%s: '%s' changed while it was being opened\n", o->prog, o->dest);
         else
             fprintf(stderr, "%s: cannot open '%s': %s\n", o->prog, o->dest, strerror(errno));
         return false;
     }
-    /* What was opened is what was checked: not a regular file (which this
-     * open would neither truncate nor replace whole). */
-    if (fstat(fd, &fs) != 0 || !(S_ISCHR(fs.st_mode) || S_ISFIFO(fs.st_mode))) {
+    /* What was opened is the file that was checked (the same device, inode
+     * and device number), not one put in its place since. */
+    if (fstat(fd, &fs) != 0 || fs.st_dev != st->st_dev || fs.st_ino != st->st_ino || fs.st_rdev != st->st_rdev ||
+        !(S_ISCHR(fs.st_mode) || S_ISFIFO(fs.st_mode))) {
         fprintf(stderr, "%s: '%s' changed while it was being opened\n", o->prog, o->dest);
         close(fd);
         return false;
     }
     int fl = fcntl(fd, F_GETFL);
     if (fl >= 0) (void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
-    struct stat so;
-    o->to_stdout = fstat(STDOUT_FILENO, &so) == 0 && so.st_dev == fs.st_dev && so.st_ino == fs.st_ino &&
-                   so.st_rdev == fs.st_rdev;
+    o->to_stdout = is_our_stdout(&fs);
     if (!(o->f = fdopen(fd, "wb"))) {
         fprintf(stderr, "%s: cannot write '%s': %s\n", o->prog, o->dest, strerror(errno));
         close(fd);
@@ -170,21 +300,14 @@ bool tool_out_open(tool_out *o, const char *prog, const char *dest)
         o->f = stdout;
         return true;
     }
-    struct stat st;
-    bool exists = false;
+    out_file of;
     int fd = -1;
-    if (!out_lookup(prog, dest, &exists, &st)) return false;
-    if (exists && !S_ISREG(st.st_mode)) return open_in_place(o, &st);
-    /* A regular file is replaced whole; through a link, the file the link
-     * leads to is, and the link stays. */
-    if (exists) {
-        o->target = realpath(dest, NULL);
-        struct stat ts;
-        if (!o->target || stat(o->target, &ts) != 0 || ts.st_dev != st.st_dev || ts.st_ino != st.st_ino) {
-            fprintf(stderr, "%s: cannot find the file '%s' leads to\n", prog, dest);
-            goto fail;
-        }
-    } else if (!(o->target = strdup(dest))) {
+    if (!out_lookup(prog, dest, &of)) return false;
+    if (of.fd >= 0) return open_descriptor(o, &of);
+    if (of.exists && !S_ISREG(of.st.st_mode)) return open_in_place(o, &of);
+    /* A regular file is replaced whole; through links, the file they lead
+     * to is, and the links stay. */
+    if (!(o->target = strdup(of.exists ? of.path : dest))) {
         fprintf(stderr, "%s: out of memory\n", prog);
         goto fail;
     }
@@ -198,11 +321,19 @@ bool tool_out_open(tool_out *o, const char *prog, const char *dest)
         fprintf(stderr, "%s: cannot create '%s': %s\n", prog, o->tmp, strerror(errno));
         goto fail;
     }
-    /* mkstemp makes the file private (0600); give it the mode any new file
-     * of this user would have. */
-    mode_t mask = umask(0);
-    umask(mask);
-    (void)fchmod(fd, 0666 & ~mask);
+    /* mkstemp makes the file private (0600). A file replaced keeps its
+     * permission bits (a private one stays private) and, as root, its
+     * owner and group; set-id bits only where the owner is kept. A new
+     * file gets the mode any new file of this user would have. */
+    if (of.exists) {
+        bool owner_kept = of.st.st_uid == geteuid() && of.st.st_gid == getegid();
+        if (!owner_kept && geteuid() == 0) owner_kept = fchown(fd, of.st.st_uid, of.st.st_gid) == 0;
+        (void)fchmod(fd, of.st.st_mode & (owner_kept ? 07777 : 01777));
+    } else {
+        mode_t mask = umask(0);
+        umask(mask);
+        (void)fchmod(fd, 0666 & ~mask);
+    }
     if (!(o->f = fdopen(fd, "wb"))) {
         fprintf(stderr, "%s: cannot write '%s': %s\n", prog, o->tmp, strerror(errno));
         close(fd);

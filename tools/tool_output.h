@@ -1,12 +1,15 @@
 /* tool_output.h — what hipamp-embed, hipamp-compile and hipamp-info share
  * about their files: an input read whole (a regular file without NUL bytes);
  * an output that is a regular file (or none yet) written whole or not at
- * all, to a temporary file renamed over it; an output that is a character
- * device or a FIFO (/dev/null, a terminal, a pipe) written in place, never
- * replaced; a symbolic link followed, never replaced (one of another user's,
- * root's aside, is refused: a link planted to make the tool write elsewhere);
- * never over an input or another output of the same run; and standard
- * output checked for write errors. */
+ * all, to a temporary file renamed over it, the file's permission bits (as
+ * root, its owner too) kept; an output that is a character device or a FIFO
+ * (/dev/null, a terminal, a pipe) written in place, never replaced; one of
+ * the process's descriptors (/dev/stdout, /dev/fd/N, /proc/self/fd/N, or the
+ * file a standard descriptor writes) written through that descriptor as it
+ * was opened (">>" appends); symbolic links followed, never replaced, every
+ * one on the way this user's or root's (another user's is refused: a link
+ * planted to make the tool write elsewhere); never over an input or another
+ * output of the same run; and standard output checked for write errors. */
 #ifndef HIPAMP_TOOL_OUTPUT_H
 #define HIPAMP_TOOL_OUTPUT_H
 
@@ -14,22 +17,24 @@
 #include <stddef.h>
 #include <stdio.h>
 
-/* An output: standard output ("-"); a device or FIFO written in place; or
- * a temporary file renamed over target (dest, or the regular file a link at
- * dest leads to) by tool_out_close. */
+/* An output: standard output ("-"); a device, FIFO or descriptor written
+ * in place; or a temporary file renamed over target (dest, or the regular
+ * file the links at dest lead to) by tool_out_close. */
 typedef struct tool_out {
     const char *prog;  /* for messages */
     const char *dest;  /* NULL: standard output */
     char *target;      /* malloc'ed: the regular file replaced; NULL when written in place */
     char *tmp;         /* malloc'ed temporary path, or NULL */
     FILE *f;
-    bool to_stdout;    /* the output is this process's standard output ("-", /dev/stdout to a pipe) */
+    bool to_stdout;    /* the output is this process's standard output ("-", /dev/stdout, its file's name) */
 } tool_out;
 
 /* Whether dest ("-": standard output, always fine) may be written by this
  * run: false, with a message on stderr, when it is (or a link at it leads
  * to) a directory, a block device, a socket or nothing (a dangling link);
- * when it is a symbolic link owned by a user other than this one and root;
+ * when a symbolic link at it, or any further along its chain of links, is
+ * owned by a user other than this one and root, or the chain is a loop;
+ * when it names a descriptor not open for writing;
  * when it is one of the inputs (same device and inode, whatever the names);
  * or when it is the same file or place as one of the other outputs. */
 bool tool_out_allowed(const char *prog, const char *dest, const char *const *inputs, size_t ninputs,
