@@ -631,6 +631,65 @@ Test(async, cpu_async_failure_each_future_says_its_own, .timeout = 120)
     ASSERT_OK(amp_program_destroy(p));
 }
 
+/* A failed launch's future keeps its own failure after the queue moved on:
+ * amp_accelerator_view_wait reports the fault (and lets q run again), a
+ * later launch succeeds and its future is waited for; the failed future,
+ * asked only then (wait, wait_for, is_ready, a continuation registered
+ * then), still says its launch failed, and the later one still succeeded.
+ * CPU only: a GPU fault is not cleared (on NVIDIA it ruins the context, so
+ * no later launch succeeds whose success could be mistaken for it). */
+Test(async, cpu_failed_future_keeps_its_failure_after_later_success, .timeout = 120)
+{
+    setenv("AMP_DEBUG", "1", 1);
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    amp_program *p = test_build(acc, cpu_handshake_src);
+    amp_accelerator_view *q = mkqueue(acc);
+    int data[8] = {0}, other[8] = {0};
+    amp_array_view *v = test_view(data, sizeof(int), amp_extent_1d(8), AMP_READ_WRITE);
+    amp_array_view *w = test_view(other, sizeof(int), amp_extent_1d(8), AMP_READ_WRITE);
+    amp_arg bad[] = {amp_arg_view(v), amp_arg_int32(8)};
+    amp_arg good[] = {amp_arg_view(w)};
+    const char *own = "out-of-bounds access in kernel 'poke'";
+    amp_future *fa = NULL, *fc = NULL;
+    ASSERT_OK(amp_parallel_for_each_async(q, amp_extent_1d(1), test_kernel(p, "poke"), bad, 2, &fa));
+    ASSERT_STATUS(amp_accelerator_view_wait(q), AMP_ERROR_OUT_OF_BOUNDS);
+    cr_assert(strstr(amp_last_error(), own), "%s", amp_last_error());
+    ASSERT_OK(amp_parallel_for_each_async(q, amp_extent_1d(8), test_kernel(p, "fill7"), good, 1, &fc));
+    ASSERT_OK(amp_future_wait(fc));
+    /* Asked only now, after the later success. */
+    ASSERT_STATUS(amp_future_wait(fa), AMP_ERROR_OUT_OF_BOUNDS);
+    cr_assert(strstr(amp_last_error(), own), "wait: %s", amp_last_error());
+    bool done = false;
+    ASSERT_STATUS(amp_future_is_ready(fa, &done), AMP_ERROR_OUT_OF_BOUNDS);
+    cr_assert(done);
+    cr_assert(strstr(amp_last_error(), own), "is_ready: %s", amp_last_error());
+    ASSERT_STATUS(amp_future_wait_for(fa, 0), AMP_ERROR_OUT_OF_BOUNDS);
+    cr_assert(strstr(amp_last_error(), own), "wait_for: %s", amp_last_error());
+    static then_seen seen;
+    ASSERT_OK(amp_future_then(fa, then_record, &seen));
+    for (double t0 = now_s(); !atomic_load(&seen.called) && now_s() - t0 < 60;)
+        nanosleep(&(struct timespec){0, 1000 * 1000}, NULL);
+    cr_assert(atomic_load(&seen.called), "the continuation never ran");
+    cr_assert_eq(seen.st, AMP_ERROR_OUT_OF_BOUNDS, "continuation: %s", amp_status_name(seen.st));
+    cr_assert(strstr(seen.msg, own), "continuation: %s", seen.msg);
+    /* Asked again, each says the same. */
+    ASSERT_STATUS(amp_future_wait(fa), AMP_ERROR_OUT_OF_BOUNDS);
+    ASSERT_OK(amp_future_wait(fc));
+    done = false;
+    ASSERT_OK(amp_future_is_ready(fc, &done));
+    cr_assert(done);
+    ASSERT_OK(amp_future_destroy(fa));
+    ASSERT_OK(amp_future_destroy(fc));
+    /* The later launch ran. */
+    ASSERT_OK(amp_array_view_synchronize(w));
+    for (int i = 0; i < 8; ++i) cr_assert_eq(other[i], 7, "element %d: %d", i, other[i]);
+    ASSERT_OK(amp_accelerator_view_wait(q));
+    ASSERT_OK(amp_array_view_destroy(w));
+    ASSERT_OK(amp_array_view_destroy(v));
+    ASSERT_OK(amp_accelerator_view_destroy(q));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
 /* Destroying the program while its launch is still queued waits for the
  * launch (the kernel's code stays loaded until it ran). */
 ACCEL_TEST(async, program_destroyed_while_its_launch_is_queued)

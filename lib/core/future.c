@@ -17,12 +17,14 @@ typedef struct amp__future_share {
     atomic_int refs; /* the future's + each pending continuation's */
     amp__point done; /* holds a reference to the queue */
     void *t0, *t1;
+    atomic_bool ok;  /* t1 said AMP_OK (see amp__point_wait_at) */
 } amp__future_share;
 
 struct amp_future {
     amp__handle h;
     amp__point done; /* holds a reference to the queue */
     void *t0, *t1;   /* timed events of done.q around the work; NULL: none. The future's own, or share's */
+    atomic_bool ok;  /* t1 said AMP_OK: the answer from then on (see amp__point_wait_at) */
     _Atomic(amp__future_share *) share;
 };
 
@@ -52,21 +54,23 @@ void amp__future_complete_at(amp_future *f, amp__point p, void *t0, void *t1)
     amp__point_set(&f->done, p);
     f->t0 = t0;
     f->t1 = t1;
+    atomic_store_explicit(&f->ok, false, memory_order_relaxed);
 }
 
 /* Waits and polls go through t1 where the work has one: it follows that
  * work and nothing queued after it, so its status is the work's own (a
- * launch that failed says why, not that a later one did not run). */
+ * launch that failed says why, not that a later one did not run, nor that
+ * a later one succeeded), whenever and however often it is asked. */
 amp_status amp_future_wait(amp_future *f)
 {
     AMP__HANDLE_OK(f, AMP__HANDLE_FUTURE);
-    return amp__point_wait_at(f->done, f->t1, NULL);
+    return amp__point_wait_at(f->done, f->t1, NULL, &f->ok);
 }
 
 amp_status amp_future_wait_for(amp_future *f, uint32_t ms)
 {
     AMP__HANDLE_OK(f, AMP__HANDLE_FUTURE);
-    return amp__timeout_message(__func__, ms, amp__point_wait_at(f->done, f->t1, &ms));
+    return amp__timeout_message(__func__, ms, amp__point_wait_at(f->done, f->t1, &ms, &f->ok));
 }
 
 amp_status amp_future_is_ready(amp_future *f, bool *done)
@@ -74,7 +78,7 @@ amp_status amp_future_is_ready(amp_future *f, bool *done)
     if (done) *done = false;
     AMP__NOT_NULL(done);
     AMP__HANDLE_OK(f, AMP__HANDLE_FUTURE);
-    return amp__point_query_at(f->done, f->t1, done);
+    return amp__point_query_at(f->done, f->t1, done, &f->ok);
 }
 
 amp_status amp_future_elapsed_ms(amp_future *f, double *ms)
@@ -82,7 +86,7 @@ amp_status amp_future_elapsed_ms(amp_future *f, double *ms)
     if (ms) *ms = 0;
     AMP__NOT_NULL(ms);
     AMP__HANDLE_OK(f, AMP__HANDLE_FUTURE);
-    amp_status st = amp__point_wait_at(f->done, f->t1, NULL);
+    amp_status st = amp__point_wait_at(f->done, f->t1, NULL, &f->ok);
     if (st != AMP_OK) return st;
     if (!f->t0 || !f->t1)
         return amp__fail(AMP_ERROR_UNSUPPORTED, "this future's work was not timed (it ran on the host, or queued "
@@ -180,8 +184,8 @@ static int amp__then_round(amp__then *list, amp__then **rest)
         t->next = NULL;
         bool done = false;
         amp_status st = AMP_OK;
-        const amp__future_share *f = t->sh;
-        if (!amp__then_queue_held(*rest, f->done.q)) st = amp__point_query_at(f->done, f->t1, &done);
+        amp__future_share *f = t->sh;
+        if (!amp__then_queue_held(*rest, f->done.q)) st = amp__point_query_at(f->done, f->t1, &done, &f->ok);
         if (st == AMP_OK && !done) {
             *keep = t;
             keep = &t->next;
@@ -189,7 +193,7 @@ static int amp__then_round(amp__then *list, amp__then **rest)
         }
         /* Completed (or the query itself failed: that is its outcome). The
          * wait returns the work's status without blocking. */
-        if (st == AMP_OK) st = amp__point_wait_at(f->done, f->t1, NULL);
+        if (st == AMP_OK) st = amp__point_wait_at(f->done, f->t1, NULL, &f->ok);
         t->fn(st, t->user);
         amp__then_free(t);
         ++ran;
@@ -295,6 +299,7 @@ amp_status amp_future_then(amp_future *f, amp_future_callback fn, void *user)
         amp__point_set(&mine->done, f->done);
         mine->t0 = f->t0;
         mine->t1 = f->t1;
+        atomic_init(&mine->ok, atomic_load_explicit(&f->ok, memory_order_acquire));
         if (atomic_compare_exchange_strong_explicit(&f->share, &sh, mine, memory_order_acq_rel,
                                                     memory_order_acquire)) {
             sh = mine;

@@ -203,10 +203,11 @@ amp_status amp__point_query(amp__point p, bool *done);
 /* As amp__point_wait_for and amp__point_query, through ev (NULL: as they
  * are): an event of p.q recorded right after p's command and before any
  * later command of that thread (a future's t1). Its status is the state of
- * the work up to p's command, which a mark covering later commands may
- * not be. */
-amp_status amp__point_wait_at(amp__point p, void *ev, const uint32_t *ms);
-amp_status amp__point_query_at(amp__point p, void *ev, bool *done);
+ * the work up to p's command, which a mark covering later commands, or
+ * q's count of completed commands, may not be: ev is always asked, until
+ * it said AMP_OK; *ok (the asker's, initially false) then keeps that. */
+amp_status amp__point_wait_at(amp__point p, void *ev, const uint32_t *ms, atomic_bool *ok);
+amp_status amp__point_query_at(amp__point p, void *ev, bool *done, atomic_bool *ok);
 /* st, with the message of a timed wait that ran out (fn waited ms) when st
  * is AMP_ERROR_TIMEOUT. */
 amp_status amp__timeout_message(const char *fn, uint32_t ms, amp_status st);

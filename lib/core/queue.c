@@ -545,25 +545,39 @@ amp_status amp__point_wait(amp__point p) { return amp__point_wait_for(p, NULL); 
 
 /* Through ev, not a mark: a mark may also cover commands queued after p,
  * and its state is theirs too (on the CPU accelerator, the "not run" of a
- * launch queued after a failed one), where ev's is p's command's own. */
-amp_status amp__point_wait_at(amp__point p, void *ev, const uint32_t *ms)
+ * launch queued after a failed one), where ev's is p's command's own. Nor
+ * through q->completed: a later wait moves it past a failed command once
+ * its fault was reported (the CPU accelerator's queue then runs again), so
+ * it tells that p's command is over, not that it succeeded. Asking ev is
+ * cheap once it completed (the CPU accelerator's event keeps its status; a
+ * GPU driver answers from the event). *ok keeps ev's success, so that a
+ * future that said AMP_OK goes on saying so without asking, even after a
+ * later fault that the driver would report for every event (a GPU fault
+ * is sticky). A failure is asked again each time: ev keeps it. */
+amp_status amp__point_wait_at(amp__point p, void *ev, const uint32_t *ms, atomic_bool *ok)
 {
-    if (!ev) return amp__point_wait_for(p, ms);
-    if (amp__point_passed(p)) return AMP_OK;
+    if (!ev || !p.q || p.seq == 0) return amp__point_wait_for(p, ms);
+    if (atomic_load_explicit(ok, memory_order_acquire)) return AMP_OK;
     AMP__TRACE_CLOCK(t_wait, amp__wait_begin(p.q));
     amp_status st = ms ? p.q->be->event_wait_for(p.q->dev, ev, *ms) : p.q->be->event_wait(p.q->dev, ev);
-    if (st == AMP_OK) amp__note_completed(p.q, p.seq);
+    if (st == AMP_OK) {
+        atomic_store_explicit(ok, true, memory_order_release);
+        amp__note_completed(p.q, p.seq);
+    }
     AMP__TRACE(amp__wait_end(t_wait, p.q, p.seq, st));
     return st;
 }
 
-amp_status amp__point_query_at(amp__point p, void *ev, bool *done)
+amp_status amp__point_query_at(amp__point p, void *ev, bool *done, atomic_bool *ok)
 {
-    if (!ev) return amp__point_query(p, done);
+    if (!ev || !p.q || p.seq == 0) return amp__point_query(p, done);
     *done = true;
-    if (amp__point_passed(p)) return AMP_OK;
+    if (atomic_load_explicit(ok, memory_order_acquire)) return AMP_OK;
     amp_status st = p.q->be->event_query(p.q->dev, ev, done);
-    if (st == AMP_OK && *done) amp__note_completed(p.q, p.seq);
+    if (st == AMP_OK && *done) {
+        atomic_store_explicit(ok, true, memory_order_release);
+        amp__note_completed(p.q, p.seq);
+    }
     return st;
 }
 
