@@ -676,8 +676,9 @@ typedef struct amp_kernel amp_kernel;
  * out, names a header that is not a regular file or that another user
  * could have put there (and who), or a file the compiler read that another
  * user could have written (nothing built from it is loaded), or (CPU
- * accelerator) a TMPDIR that another user could change entries of (theirs,
- * or writable by others without the sticky bit).
+ * accelerator) a TMPDIR that another user could change entries of, or
+ * rename away (it or a directory above it theirs, or writable by others
+ * without the sticky bit).
  * AMP_ERROR_UNSUPPORTED: the compiler does not know the device's arch, or a
  * is unavailable. */
 AMP_API amp_status amp_program_build(amp_accelerator *a, const char *source, const char *options,

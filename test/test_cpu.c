@@ -3,6 +3,12 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -916,6 +922,110 @@ Test(cpu, unsafe_tmpdir_is_refused_by_name)
     build_and_run_unique(acc, unique_source(src, sizeof src, "// private\n"));
     cr_assert_eq(count_entries(tmp, "hipamp-cpu-"), 0, "a temporary entry remains after a build");
     rmdir(tmp);
+}
+
+/* A TMPDIR of ours in a directory another user could rename it in (one
+ * writable by every user, or by its group, without the sticky bit) is
+ * refused naming that directory, and nothing is made in it; once that
+ * directory has the sticky bit, builds work there. */
+Test(cpu, tmpdir_in_an_unsafe_directory_is_refused_by_name)
+{
+    char tmp[1024], real[PATH_MAX], open_dir[PATH_MAX + 8], mine[PATH_MAX + 16], src[512], cmd[1200];
+    private_tmpdir(tmp, sizeof tmp);
+    setenv("AMP_CACHE_DIR", "off", 1);
+    cr_assert_not_null(realpath(tmp, real));
+    snprintf(open_dir, sizeof open_dir, "%s/open", real);
+    snprintf(mine, sizeof mine, "%s/mine", open_dir);
+    cr_assert_eq(mkdir(open_dir, 0700), 0);
+    cr_assert_eq(mkdir(mine, 0700), 0);
+    setenv("TMPDIR", mine, 1);
+    amp_accelerator *acc = cpu_acc();
+    const mode_t unsafe[] = {0777, 0770};
+    const char *says[] = {"writable by every user and has no sticky bit", "writable by its group and has no sticky bit"};
+    for (int i = 0; i < 2; ++i) {
+        cr_assert_eq(chmod(open_dir, unsafe[i]), 0, "chmod: %s", strerror(errno));
+        amp_program *p = (amp_program *)1;
+        ASSERT_STATUS(amp_program_build(acc, unique_source(src, sizeof src, ""), NULL, &p), AMP_ERROR_COMPILE);
+        cr_assert_null(p);
+        char in[PATH_MAX + 16];
+        snprintf(in, sizeof in, "is in %s, which", open_dir);
+        cr_assert(strstr(amp_last_error(), mine) && strstr(amp_last_error(), in) && strstr(amp_last_error(), "TMPDIR") &&
+                      strstr(amp_last_error(), says[i]),
+                  "mode %04o: %s", (unsigned)unsafe[i], amp_last_error());
+        cr_assert_eq(count_entries(mine, "hipamp-cpu-"), 0, "a build directory was made under the refused directory");
+    }
+    cr_assert_eq(chmod(open_dir, 01777), 0);
+    build_and_run_unique(acc, unique_source(src, sizeof src, ""));
+    cr_assert_eq(count_entries(mine, "hipamp-cpu-"), 0, "a temporary entry remains after a build");
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
+    cr_assert_eq(system(cmd), 0);
+}
+
+/* memfd_create fails with ENOSYS in this (test) process from here on. */
+static void block_memfd(void)
+{
+    struct sock_filter f[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_memfd_create, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog prog = {(unsigned short)(sizeof f / sizeof f[0]), f};
+    cr_assert_eq(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0, "no_new_privs: %s", strerror(errno));
+    cr_assert_eq(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog), 0, "seccomp: %s", strerror(errno));
+}
+
+/* Without memfd a module is loaded from a temporary file in TMPDIR: it
+ * loads and runs, and leaves nothing behind; when TMPDIR has become one
+ * another user could swap that file in (here a directory above it turns
+ * writable by everyone once the compiler is done), the load is refused
+ * naming that directory rather than made by a name someone else could
+ * give another file. */
+Test(cpu, module_file_without_memfd_only_in_a_safe_tmpdir)
+{
+    char tmp[1024], real[PATH_MAX], open_dir[PATH_MAX + 8], mine[PATH_MAX + 16], marker[PATH_MAX + 16];
+    char script[3 * PATH_MAX], src[512], cmd[1200];
+    private_tmpdir(tmp, sizeof tmp);
+    setenv("AMP_CACHE_DIR", "off", 1);
+    cr_assert_not_null(realpath(tmp, real));
+    snprintf(open_dir, sizeof open_dir, "%s/open", real);
+    snprintf(mine, sizeof mine, "%s/mine", open_dir);
+    snprintf(marker, sizeof marker, "%s/open-it", real);
+    cr_assert_eq(mkdir(open_dir, 0755), 0);
+    cr_assert_eq(mkdir(mine, 0700), 0);
+    /* A compiler that, when marker exists, opens open_dir to everyone once
+     * it has compiled a kernel (the compile has checked TMPDIR by then). */
+    snprintf(script, sizeof script, "%s/opening-c++", real);
+    FILE *f = fopen(script, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "#!/bin/sh\n"
+               "c++ \"$@\" || exit $?\n"
+               "for a in \"$@\"; do last=$a; done\n"
+               "case \"$last\" in */kernel.cpp) ;; *) exit 0 ;; esac\n"
+               "if [ -e '%s' ]; then chmod 0777 '%s'; fi\n",
+            marker, open_dir);
+    fclose(f);
+    cr_assert_eq(chmod(script, 0700), 0);
+    setenv("AMP_CXX", script, 1);
+    setenv("TMPDIR", mine, 1);
+    amp_accelerator *acc = cpu_acc();
+    block_memfd();
+    build_and_run_unique(acc, unique_source(src, sizeof src, ""));
+    cr_assert_eq(count_entries(mine, "hipamp-cpu-"), 0, "a temporary entry remains after a build");
+    f = fopen(marker, "w");
+    cr_assert_not_null(f);
+    fclose(f);
+    amp_program *p = (amp_program *)1;
+    amp_status st = amp_program_build(acc, unique_source(src, sizeof src, "// opened\n"), NULL, &p);
+    cr_assert_eq(st, AMP_ERROR_DEVICE, "%s: %s", amp_status_name(st), amp_last_error());
+    cr_assert_null(p);
+    char in[PATH_MAX + 16];
+    snprintf(in, sizeof in, "is in %s, which", open_dir);
+    cr_assert(strstr(amp_last_error(), in) && strstr(amp_last_error(), "writable by every user"), "%s",
+              amp_last_error());
+    cr_assert_eq(count_entries(mine, "hipamp-cpu-"), 0, "a module file was made under the refused directory");
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
+    cr_assert_eq(system(cmd), 0);
 }
 
 /* Someone who renames the build directory away while the compiler runs

@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <link.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,9 +105,12 @@ static bool amp__cpu_write_all(int fd, const void *data, size_t size)
 }
 
 /* dlopen the bytes through an anonymous memory file, else (no memfd, or a
- * policy against executing one) through an unlinked temporary file. glibc
- * matches already-loaded objects by name, so a name must stay unique while
- * its module is loaded: the memfd stays open until unload. */
+ * policy against executing one) through a temporary file in the checked
+ * TMPDIR (amp__cpu_tmp_dir), made there exclusively and loaded through its
+ * still open descriptor (/proc/self/fd), never by its name, which someone
+ * could give another file between the write and the load. glibc matches
+ * already-loaded objects by name, so a name must stay unique while its
+ * module is loaded: either descriptor stays open until unload. */
 static amp_status amp__cpu_module_load(void *dev, const void *bin, size_t bin_size, void **module)
 {
     amp_status st = AMP_OK;
@@ -135,24 +139,35 @@ static amp_status amp__cpu_module_load(void *dev, const void *bin, size_t bin_si
         }
     }
     if (!m->handle) {
-        const char *tmp = amp__env("TMPDIR");
+        char root[PATH_MAX], file[PATH_MAX + 64];
+        if ((st = amp__cpu_tmp_dir(AMP_ERROR_DEVICE, root)) != AMP_OK) goto fail;
         /* named like cpu_compile.c's directories: swept if this process dies
          * before the unlink below */
-        snprintf(path, sizeof path, "%s/hipamp-cpu-%ld-XXXXXX.so", tmp ? tmp : "/tmp", (long)getpid());
-        int fd = mkstemps(path, 3);
-        if (fd < 0) {
-            st = amp__fail(AMP_ERROR_DEVICE, "CPU accelerator: cannot load a module: %s%s%s",
-                           err, err[0] ? "; temporary file: " : "", strerror(errno));
+        if (snprintf(file, sizeof file, "%s/hipamp-cpu-%ld-XXXXXX.so", root, (long)getpid()) >= (int)sizeof file) {
+            st = amp__fail(AMP_ERROR_DEVICE, "CPU accelerator: cannot load a module: %s%sthe temporary directory %s "
+                           "(TMPDIR) is too long a path", err, err[0] ? "; " : "", root);
             goto fail;
         }
-        bool ok = amp__cpu_write_all(fd, bin, bin_size);
-        close(fd);
-        if (ok) m->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-        const char *e = ok && !m->handle ? dlerror() : NULL;
-        unlink(path);
+        /* O_EXCL: a new file, never one already there or a link's target */
+        m->fd = mkostemps(file, 3, O_CLOEXEC | O_NOFOLLOW);
+        if (m->fd < 0) {
+            st = amp__fail(AMP_ERROR_DEVICE, "CPU accelerator: cannot load a module: %s%scannot create %s: %s", err,
+                           err[0] ? "; " : "", file, strerror(errno));
+            goto fail;
+        }
+        bool ok = amp__cpu_write_all(m->fd, bin, bin_size);
+        snprintf(path, sizeof path, "/proc/self/fd/%d", m->fd);
+        bool proc = access(path, F_OK) == 0;
+        if (ok && proc) m->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        const char *e = ok && proc && !m->handle ? dlerror() : NULL;
+        snprintf(path, sizeof path, "%s", e ? e : "");
+        unlink(file);
         if (!m->handle) {
-            st = amp__fail(AMP_ERROR_DEVICE, "CPU accelerator: cannot load a module: %s%s%s", err,
-                           err[0] ? "; " : "", e ? e : "cannot write a temporary file");
+            st = amp__fail(AMP_ERROR_DEVICE, "CPU accelerator: cannot load a module: %s%s%s", err, err[0] ? "; " : "",
+                           !ok ? "cannot write a temporary file"
+                           : !proc ? "no /proc/self/fd to load a temporary file through its descriptor (it is not "
+                                     "loaded by its name, which another file could be given)"
+                                   : path);
             goto fail;
         }
     }

@@ -26,11 +26,23 @@ extern char **environ;
 
 /* ------------------------------------------------------------- files */
 
-static amp_status amp__cpu_write_file(const char *path, const char *const *parts, size_t nparts)
+/* Writes the parts to name relative to dirfd (path: its name in messages).
+ * In the build directory (nofollow) the file is opened through the
+ * directory's descriptor without following a link: whatever the path's
+ * components have become, it lands in the directory this process made
+ * (mode 0700, so nothing else is planted there). The loop dump's path is
+ * the user's and may be a link (dirfd AT_FDCWD). */
+static amp_status amp__cpu_write_file(int dirfd, const char *name, const char *path, bool nofollow,
+                                      const char *const *parts, size_t nparts)
 {
     amp_status st = AMP_OK;
-    FILE *f = fopen(path, "wb");
-    if (!f) return amp__fail(AMP_ERROR_DEVICE, "CPU accelerator: cannot create %s: %s", path, strerror(errno));
+    FILE *f = NULL;
+    int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0), 0666);
+    if (fd < 0 || !(f = fdopen(fd, "wb"))) {
+        st = amp__fail(AMP_ERROR_DEVICE, "CPU accelerator: cannot create %s: %s", path, strerror(errno));
+        if (fd >= 0) close(fd);
+        return st;
+    }
     for (size_t i = 0; i < nparts; ++i)
         if (parts[i] && fputs(parts[i], f) == EOF) {
             st = amp__fail(AMP_ERROR_DEVICE, "CPU accelerator: cannot write %s: %s", path, strerror(errno));
@@ -120,35 +132,60 @@ static const char *amp__cpu_tmp_root(void)
     return tmp ? tmp : "/tmp";
 }
 
-/* Whether root, the directory builds are made in, keeps them ours: someone
- * who may rename or remove entries there (its owner, or anyone who may
- * write it when it has no sticky bit) could put a directory of theirs in
- * place of ours, and the compiler, which is handed paths, would work in
- * it. AMP_ERROR_COMPILE naming root and why, else AMP_OK (a root that
- * cannot be opened is left to mkdtemp to report). */
-static amp_status amp__cpu_tmp_check(const char *root)
+/* Why the directory st describes (path) would let another user rename or
+ * remove what is in it: its owner (neither us nor root) may, and so may
+ * anyone who may write it when it has no sticky bit. NULL when nobody
+ * else may. */
+static const char *amp__cpu_dir_problem(const struct stat *st, char *buf, size_t n)
 {
-    int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) return AMP_OK;
-    struct stat sb;
-    const char *why = NULL;
-    char owner[64] = "";
-    if (fstat(fd, &sb) != 0) {
-        why = "cannot be examined";
-    } else if (sb.st_uid != geteuid() && sb.st_uid != 0) {
-        snprintf(owner, sizeof owner, "is owned by uid %d, another user", (int)sb.st_uid);
-        why = owner;
-    } else if ((sb.st_mode & (S_IWGRP | S_IWOTH)) && !(sb.st_mode & S_ISVTX)) {
-        why = sb.st_mode & S_IWOTH ? "is writable by every user and has no sticky bit"
-                                   : "is writable by its group and has no sticky bit";
+    if (!S_ISDIR(st->st_mode)) return "is not a directory (any more)";
+    if (st->st_uid != geteuid() && st->st_uid != 0) {
+        snprintf(buf, n, "is owned by uid %d, another user", (int)st->st_uid);
+        return buf;
     }
-    close(fd);
+    if ((st->st_mode & (S_IWGRP | S_IWOTH)) && !(st->st_mode & S_ISVTX))
+        return st->st_mode & S_IWOTH ? "is writable by every user and has no sticky bit"
+                                     : "is writable by its group and has no sticky bit";
+    return NULL;
+}
+
+amp_status amp__cpu_tmp_dir(amp_status code, char root[PATH_MAX])
+{
+    const char *tmp = amp__cpu_tmp_root();
+    if (!realpath(tmp, root))
+        return amp__fail(code, "CPU accelerator: the temporary directory %s (TMPDIR) cannot be used: %s", tmp,
+                         strerror(errno));
+    /* Each directory from / down to root: whoever may rename an ancestor
+     * may put a tree of theirs in place of everything below it. Each is
+     * examined only once those above it are known to be safe, so what
+     * was examined stays what the name means. */
+    char dir[PATH_MAX], owner[64];
+    const char *why = NULL;
+    struct stat sb;
+    size_t len = strlen(root);
+    for (size_t end = 1; end <= len; ++end) {
+        if (end != 1 && end < len && root[end] != '/') continue; /* "/", then each component */
+        memcpy(dir, root, end);
+        dir[end] = 0;
+        if (lstat(dir, &sb) != 0) {
+            why = "cannot be examined";
+            memset(&sb, 0, sizeof sb);
+        } else {
+            why = amp__cpu_dir_problem(&sb, owner, sizeof owner);
+        }
+        if (why) break;
+    }
     if (!why) return AMP_OK;
-    return amp__fail(AMP_ERROR_COMPILE,
-                     "CPU accelerator: the temporary directory %s (TMPDIR) %s (mode %04o), so another user could put "
-                     "their files in place of the compiler's output; nothing is compiled there: set TMPDIR to a "
-                     "directory only you and root can change, or one with the sticky bit (as /tmp)",
-                     root, why, (unsigned)(sb.st_mode & 07777));
+    const char *risk = "so another user could put their files in place of those the CPU accelerator makes there (the "
+                       "compiler's output, a module being loaded); none is made there: set TMPDIR to a directory "
+                       "only you and root can change, in directories only you and root can change, or with the "
+                       "sticky bit (as /tmp)";
+    if (!strcmp(dir, root))
+        return amp__fail(code, "CPU accelerator: the temporary directory %s (TMPDIR) %s (mode %04o), %s", root, why,
+                         (unsigned)(sb.st_mode & 07777), risk);
+    return amp__fail(code, "CPU accelerator: the temporary directory %s (TMPDIR) is in %s, which %s (mode %04o): "
+                     "its owner or those who may write it could rename the temporary directory away, %s",
+                     root, dir, why, (unsigned)(sb.st_mode & 07777), risk);
 }
 
 /* Directories (and module files) of processes that died mid-compile: named
@@ -350,10 +387,17 @@ typedef struct amp__cpu_build {
  * swept if this process dies), opened and checked; the paths in it. */
 static amp_status amp__cpu_build_dir(amp__cpu_build *b)
 {
-    amp_status st = amp__cpu_tmp_check(amp__cpu_tmp_root());
+    char root[PATH_MAX];
+    amp_status st = amp__cpu_tmp_dir(AMP_ERROR_COMPILE, root);
     if (st != AMP_OK) return st;
     pthread_once(&amp__cpu_sweep_once, amp__cpu_sweep);
-    snprintf(b->dir, sizeof b->dir, "%s/" AMP__CPU_TMP_PREFIX "%ld-XXXXXX", amp__cpu_tmp_root(), (long)getpid());
+    /* Under the checked name: the compiler is handed paths. */
+    if (snprintf(b->dir, sizeof b->dir, "%s/" AMP__CPU_TMP_PREFIX "%ld-XXXXXX", root, (long)getpid()) >=
+        (int)sizeof b->dir) {
+        b->dir[0] = 0;
+        return amp__fail(AMP_ERROR_COMPILE, "CPU accelerator: the temporary directory %s (TMPDIR) is too long a path",
+                         root);
+    }
     if (!mkdtemp(b->dir)) {
         st = amp__fail(AMP_ERROR_DEVICE, "CPU accelerator: cannot create a temporary directory %s: %s",
                        b->dir, strerror(errno));
@@ -434,7 +478,7 @@ static amp_status amp__cpu_build_loops(amp__cpu_build *b)
     const amp__cpu_device *d = b->d;
     const char *user = amp__cpu_user_part(b->source);
     const char *parts[2] = {b->source, "\n"};
-    amp_status st = amp__cpu_write_file(b->src, parts, 2);
+    amp_status st = amp__cpu_write_file(b->dirfd, "kernel.cpp", b->src, true, parts, 2);
     if (st != AMP_OK) return st;
     if (d->tiled == AMP__CPU_TILED_FIBERS) {
         snprintf(b->note, sizeof b->note, "fibers: AMP_CPU_TILED=fibers");
@@ -484,16 +528,16 @@ static amp_status amp__cpu_build_write_source(amp__cpu_build *b)
         free(b->note_src);
         b->note_src = b->note[0] ? amp__cpu_note_source(b->note) : NULL;
         const char *lp[3] = {b->source, "\n", b->note_src};
-        return amp__cpu_write_file(b->src, lp, 3);
+        return amp__cpu_write_file(b->dirfd, "kernel.cpp", b->src, true, lp, 3);
     }
     if (!(b->loops = amp__cpu_loops_assemble(b->source, &b->lres)))
         return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for the loop versions");
     const char *lp[2] = {b->loops, "\n"};
-    amp_status st = amp__cpu_write_file(b->src, lp, 2);
+    amp_status st = amp__cpu_write_file(b->dirfd, "kernel.cpp", b->src, true, lp, 2);
     if (st != AMP_OK) return st;
     /* A debugging aid (README): the source with its loop versions. */
     const char *dump = amp__env("AMP_CPU_DUMP_LOOPS");
-    if (dump) (void)amp__cpu_write_file(dump, lp, 1);
+    if (dump) (void)amp__cpu_write_file(AT_FDCWD, dump, dump, false, lp, 1);
     return AMP_OK;
 }
 

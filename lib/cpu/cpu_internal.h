@@ -5,6 +5,7 @@
 #include "backend.h"
 #include "base/core.h"
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -123,6 +124,13 @@ extern const size_t amp__cpu_nflags;
 /* The compiler's default include directories (backend.h), asked of it on
  * first use; never NULL (cpu_toolchain.c). */
 const amp__sys_dir *amp__cpu_system_dirs(amp__cpu_device *d);
+/* The directory the CPU accelerator makes its files in (cpu_compile.c):
+ * TMPDIR, else /tmp, resolved into root (no links left), and only where
+ * no other user could rename or replace it or any directory above it
+ * (each owned by this user or root, and writable by nobody else unless
+ * sticky). AMP_OK, else code with the directory at fault named. */
+amp_status amp__cpu_tmp_dir(amp_status code, char root[PATH_MAX]);
+
 /* A build (cpu_compile.c): the backend's compile operation (backend.h). */
 amp_status amp__cpu_compile(amp__cpu_device *d, const amp__compile_job *job, amp__compile_output *out);
 /* Child processes (cpu_spawn.c). Run argv[0] (a path, not searched for)
