@@ -50,7 +50,11 @@
  *    another thread's commands on q). A thread that exits without ending
  *    its recording leaves it to no one: q still refuses everything else,
  *    but any thread may end it (amp_graph_end_recording), and
- *    amp_accelerator_view_destroy(q) discards it;
+ *    amp_accelerator_view_destroy(q) discards it; the first of them to
+ *    take it does (the others racing it get AMP_ERROR_BUSY while it is
+ *    being ended, then AMP_ERROR_INVALID_ARGUMENT: q records nothing; a
+ *    destroy that loses is AMP_ERROR_BUSY, so q never goes while a graph
+ *    recorded on it exists);
  *  - beginning a second recording on q, or on any view from a thread that
  *    records already (recordings do not nest), or launching a graph on q:
  *    AMP_ERROR_BUSY.
@@ -113,8 +117,9 @@ AMP_API amp_status amp_graph_begin_recording(amp_accelerator_view *q);
  * the driver builds the graph. Recording stops however this returns, the
  * BUSY case excepted. AMP_ERROR_INVALID_ARGUMENT: q NULL or not recording;
  * out NULL (the recording is discarded). AMP_ERROR_BUSY: q records on
- * another thread that is still running, or another thread is ending q's
- * orphaned recording (that recording goes on). AMP_ERROR_DEVICE from the
+ * another thread that is still running, or another thread (ending it, or
+ * destroying q) took q's orphaned recording and is ending it (this call
+ * leaves it to that thread). AMP_ERROR_DEVICE from the
  * driver (a recorded command it refused). */
 AMP_API amp_status amp_graph_end_recording(amp_accelerator_view *q, amp_graph **out);
 /* Replay g on q (NULL: the view it was recorded on), after the work

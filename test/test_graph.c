@@ -1,4 +1,4 @@
-/* test_graph.c — launch graphs (issue 24): record/replay gives what direct execution gives (views, arrays, a tiled kernel, recorded copies, a scalar kept in an array, a long chain whose every launch reads what other tiles of the one before wrote), coherence at each replay (host changes refreshed are copied in, a later synchronize copies back the last replay's results, nothing moves once the data lives on the device), every refusal with its status (nesting, two threads, another view, host results and waits while recording, destroying what a graph uses), destroy order, 10,000 replays without growing memory (also with AMP_DEBUG=1), two threads replaying two graphs on two queues, four threads replaying one graph whose kernels write through raw addresses (replays take turns), a recording whose thread exited (ended by another thread, or discarded with its view), ending a recording without out (it stops), a replay's failure on the CPU accelerator, and the CUDA/HIP graph behind a GPU's (checked where there is one). */
+/* test_graph.c — launch graphs (issue 24): record/replay gives what direct execution gives (views, arrays, a tiled kernel, recorded copies, a scalar kept in an array, a long chain whose every launch reads what other tiles of the one before wrote), coherence at each replay (host changes refreshed are copied in, a later synchronize copies back the last replay's results, nothing moves once the data lives on the device), every refusal with its status (nesting, two threads, another view, host results and waits while recording, destroying what a graph uses), destroy order, 10,000 replays without growing memory (also with AMP_DEBUG=1), two threads replaying two graphs on two queues, four threads replaying one graph whose kernels write through raw addresses (replays take turns), a recording whose thread exited (ended by another thread, or discarded with its view; threads racing to end it, or to end it and destroy its view, 200 rounds each), ending a recording without out (it stops), a replay's failure on the CPU accelerator, and the CUDA/HIP graph behind a GPU's (checked where there is one). */
 #include "support.h"
 
 #include <pthread.h>
@@ -709,6 +709,205 @@ ACCEL_TEST(graph, a_recording_whose_thread_exited_can_be_ended_or_discarded)
     ASSERT_OK(amp_accelerator_view_destroy(q2));
     ASSERT_OK(amp_array_view_synchronize(vy));
     for (int i = 0; i < N; ++i) cr_assert_eq(y[i], (float)i + 6.0f, "the discarded launch ran: y[%d] = %g", i, y[i]);
+    ASSERT_OK(amp_array_view_destroy(vy));
+    ASSERT_OK(amp_array_view_destroy(vx));
+    teardown(&f);
+}
+
+/* Racers on one orphaned recording. Each waits at the barrier, then ends
+ * the recording its way (kind): 0 keeps the graph, 1 passes no out (the
+ * recording is discarded), 2 destroys the graph at once and leaves a new
+ * orphaned recording on another view (q3), whose graph may reuse the
+ * memory of the one just freed, 3 destroys the graph at once. */
+typedef struct racer {
+    pthread_barrier_t *go;
+    amp_accelerator_view *q, *q3;
+    quitter *orphan3;
+    int kind;
+    amp_status st;
+    amp_graph *g;
+    uint64_t launches;
+    bool stopped; /* out NULL and this call stopped the recording */
+    bool orphaned3;
+    char msg[512];
+} racer;
+
+static void *racer_main(void *arg)
+{
+    racer *r = arg;
+    pthread_barrier_wait(r->go);
+    r->st = amp_graph_end_recording(r->q, r->kind == 1 ? NULL : &r->g);
+    snprintf(r->msg, sizeof r->msg, "%s", r->st == AMP_OK ? "" : amp_last_error());
+    r->stopped = r->kind == 1 && r->st == AMP_ERROR_INVALID_ARGUMENT && strstr(r->msg, "recording stopped");
+    if (r->g) {
+        amp_graph_info info;
+        if (amp_graph_get_info(r->g, &info) == AMP_OK) r->launches = info.launches;
+    }
+    if (r->g && (r->kind == 2 || r->kind == 3)) {
+        if (amp_graph_destroy(r->g) != AMP_OK) r->launches = 99;
+        r->g = NULL;
+        if (r->kind == 2) {
+            quit_while_recording(r->orphan3);
+            r->orphaned3 = true;
+        }
+    }
+    return NULL;
+}
+
+/* Threads ending one orphaned recording at once: exactly one ends it (a
+ * graph of what was recorded, or, without out, the recording stopped),
+ * the others get AMP_ERROR_BUSY (another thread is ending it) or
+ * AMP_ERROR_INVALID_ARGUMENT (no longer recording), and none touches the
+ * recording after the winner freed it (a later recording on another view
+ * is left to its own view). */
+ACCEL_TEST(graph, threads_racing_to_end_an_orphaned_recording_get_one_graph, .timeout = 240)
+{
+    fixture f;
+    setup(&f, acc);
+    static float y[N], x[N];
+    for (int i = 0; i < N; ++i) y[i] = (float)i, x[i] = 1.0f;
+    amp_array_view *vy = test_view(y, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    amp_array_view *vx = test_view(x, 4, amp_extent_1d(N), AMP_READ_ONLY);
+    amp_arg s[] = {amp_arg_view(vy), amp_arg_view(vx), amp_arg_float32(3.0f)};
+    enum { RACERS = 4, ROUNDS = 200 };
+    pthread_barrier_t go;
+    cr_assert_eq(pthread_barrier_init(&go, NULL, RACERS), 0);
+    int wins[4] = {0};
+    for (int round = 0; round < ROUNDS; ++round) {
+        amp_accelerator_view *q3 = NULL;
+        ASSERT_OK(amp_accelerator_view_create(acc, &q3));
+        quitter t = {.q = f.q, .axpy = f.axpy, .args = s}, t3 = {.q = q3, .axpy = f.axpy, .args = s};
+        quit_while_recording(&t);
+        racer r[RACERS];
+        pthread_t th[RACERS];
+        for (int i = 0; i < RACERS; ++i) {
+            r[i] = (racer){.go = &go, .q = f.q, .q3 = q3, .orphan3 = &t3, .kind = (i + round) % 4};
+            cr_assert_eq(pthread_create(&th[i], NULL, racer_main, &r[i]), 0);
+        }
+        for (int i = 0; i < RACERS; ++i) pthread_join(th[i], NULL);
+        int ended = 0;
+        for (int i = 0; i < RACERS; ++i) {
+            if (r[i].st == AMP_OK || r[i].stopped) {
+                ended++;
+                wins[r[i].kind]++;
+                if (r[i].st == AMP_OK)
+                    cr_assert_eq(r[i].launches, 1, "round %d: kind %d's graph has %llu launches", round, r[i].kind,
+                                 (unsigned long long)r[i].launches);
+                continue;
+            }
+            cr_assert(r[i].st == AMP_ERROR_BUSY || r[i].st == AMP_ERROR_INVALID_ARGUMENT,
+                      "round %d: a losing end returned %s: %s", round, amp_status_name(r[i].st), r[i].msg);
+            cr_assert(r[i].st == AMP_ERROR_BUSY ? strstr(r[i].msg, "another thread is ending") != NULL
+                                                : strstr(r[i].msg, "not recording") != NULL,
+                      "round %d: %s: %s", round, amp_status_name(r[i].st), r[i].msg);
+        }
+        cr_assert_eq(ended, 1, "round %d: %d threads ended the one recording", round, ended);
+        for (int i = 0; i < RACERS; ++i) ASSERT_OK(amp_graph_destroy(r[i].g));
+        /* f.q records no more; q3's orphan is intact and still its own. */
+        ASSERT_STATUS(amp_graph_end_recording(f.q, NULL), AMP_ERROR_INVALID_ARGUMENT);
+        cr_assert(strstr(amp_last_error(), "not recording"), "round %d: %s", round, amp_last_error());
+        bool orphaned3 = false;
+        for (int i = 0; i < RACERS; ++i) orphaned3 = orphaned3 || r[i].orphaned3;
+        if (orphaned3) {
+            amp_graph *g3 = NULL;
+            ASSERT_OK(amp_graph_end_recording(q3, &g3));
+            amp_graph_info info;
+            ASSERT_OK(amp_graph_get_info(g3, &info));
+            cr_assert_eq(info.launches, 1, "round %d: q3's graph has %llu launches", round,
+                         (unsigned long long)info.launches);
+            ASSERT_OK(amp_graph_destroy(g3));
+        }
+        ASSERT_OK(amp_accelerator_view_destroy(q3));
+    }
+    pthread_barrier_destroy(&go);
+    for (int k = 0; k < 4; ++k) cr_assert(wins[k] > 0, "kind %d never won in %d rounds", k, ROUNDS);
+    /* Nothing recorded ran, and the data are free of every recording. */
+    ASSERT_OK(amp_accelerator_view_wait(f.q));
+    ASSERT_OK(amp_array_view_synchronize(vy));
+    for (int i = 0; i < N; ++i) cr_assert_eq(y[i], (float)i, "a recorded launch ran: y[%d] = %g", i, (double)y[i]);
+    ASSERT_OK(amp_array_view_destroy(vy));
+    ASSERT_OK(amp_array_view_destroy(vx));
+    teardown(&f);
+}
+
+typedef struct view_racer {
+    pthread_barrier_t *go;
+    amp_accelerator_view *q;
+    bool destroy, keep;
+    amp_status st;
+    amp_graph *g;
+    char msg[512];
+} view_racer;
+
+static void *view_racer_main(void *arg)
+{
+    view_racer *r = arg;
+    pthread_barrier_wait(r->go);
+    r->st = r->destroy ? amp_accelerator_view_destroy(r->q) : amp_graph_end_recording(r->q, r->keep ? &r->g : NULL);
+    snprintf(r->msg, sizeof r->msg, "%s", r->st == AMP_OK ? "" : amp_last_error());
+    return NULL;
+}
+
+/* Destroying a view while another thread ends its orphaned recording:
+ * either the destroy discards the recording (the end then finds none, or
+ * the view destroyed), or the end gets the graph and the destroy is
+ * AMP_ERROR_BUSY; never a destroyed view with a graph recorded on it. */
+ACCEL_TEST(graph, destroying_a_view_while_another_thread_ends_its_orphaned_recording, .timeout = 240)
+{
+    fixture f;
+    setup(&f, acc);
+    static float y[N], x[N];
+    for (int i = 0; i < N; ++i) y[i] = (float)i, x[i] = 1.0f;
+    amp_array_view *vy = test_view(y, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    amp_array_view *vx = test_view(x, 4, amp_extent_1d(N), AMP_READ_ONLY);
+    amp_arg s[] = {amp_arg_view(vy), amp_arg_view(vx), amp_arg_float32(3.0f)};
+    enum { ROUNDS = 200 };
+    pthread_barrier_t go;
+    cr_assert_eq(pthread_barrier_init(&go, NULL, 2), 0);
+    int destroyed_first = 0, ended_first = 0;
+    for (int round = 0; round < ROUNDS; ++round) {
+        amp_accelerator_view *q2 = NULL;
+        ASSERT_OK(amp_accelerator_view_create(acc, &q2));
+        quitter t = {.q = q2, .axpy = f.axpy, .args = s};
+        quit_while_recording(&t);
+        view_racer a = {.go = &go, .q = q2, .destroy = true}, b = {.go = &go, .q = q2, .keep = round % 4 != 3};
+        pthread_t ta, tb;
+        cr_assert_eq(pthread_create(&ta, NULL, view_racer_main, &a), 0);
+        cr_assert_eq(pthread_create(&tb, NULL, view_racer_main, &b), 0);
+        pthread_join(ta, NULL);
+        pthread_join(tb, NULL);
+        cr_assert(a.st == AMP_OK || a.st == AMP_ERROR_BUSY, "round %d: destroy: %s: %s", round,
+                  amp_status_name(a.st), a.msg);
+        if (a.st == AMP_OK) {
+            destroyed_first++;
+            cr_assert_null(b.g, "round %d: the view was destroyed while a graph recorded on it exists", round);
+            cr_assert_neq(b.st, AMP_OK, "round %d: end after the discard returned AMP_OK", round);
+            /* Not recording (or the view destroyed), or, without out, the
+             * end stopped it first and the destroy found it stopped. */
+            cr_assert(b.st == AMP_ERROR_INVALID_ARGUMENT || b.st == AMP_ERROR_BUSY, "round %d: end: %s: %s", round,
+                      amp_status_name(b.st), b.msg);
+            continue;
+        }
+        /* The end claimed the recording first: the destroy is refused
+         * while it records or while its graph exists. */
+        ended_first++;
+        if (b.keep) {
+            ASSERT_OK(b.st);
+            cr_assert_not_null(b.g);
+            ASSERT_STATUS(amp_accelerator_view_destroy(q2), AMP_ERROR_BUSY);
+            cr_assert(strstr(amp_last_error(), "graph(s) recorded on this view"), "%s", amp_last_error());
+            ASSERT_OK(amp_graph_destroy(b.g));
+        } else {
+            cr_assert(b.st == AMP_ERROR_INVALID_ARGUMENT && strstr(b.msg, "recording stopped"),
+                      "round %d: destroy BUSY (%s), yet the end did not stop the recording: %s: %s", round, a.msg,
+                      amp_status_name(b.st), b.msg);
+        }
+        ASSERT_OK(amp_accelerator_view_destroy(q2));
+    }
+    pthread_barrier_destroy(&go);
+    cr_assert(destroyed_first + ended_first == ROUNDS);
+    ASSERT_OK(amp_array_view_synchronize(vy));
+    for (int i = 0; i < N; ++i) cr_assert_eq(y[i], (float)i, "a recorded launch ran: y[%d] = %g", i, (double)y[i]);
     ASSERT_OK(amp_array_view_destroy(vy));
     ASSERT_OK(amp_array_view_destroy(vx));
     teardown(&f);

@@ -38,7 +38,13 @@
  *
  * Recording state (g's lists) belongs to the recording thread alone, and,
  * once that thread has exited (amp__graph_thread_exit), to the one thread
- * that claims the recording to end it (owner: owned, orphaned, claimed). */
+ * that claims the recording to end it (owner: owned, orphaned, claimed).
+ * Another thread may read q->recorder's graph (its owner, to claim it or
+ * to say why q is busy) only under q->rec_lock, a leaf: q->recorder goes
+ * back to NULL under that lock before the graph is freed, so the graph it
+ * read there is alive until it lets go. A claimed recording stays in
+ * q->recorder until it is finished: to every other thread q is recording,
+ * and busy. */
 #include "internal.h"
 
 #include <stdio.h>
@@ -227,21 +233,47 @@ amp_graph *amp__graph_here(void) { return amp__tls_graph; }
 
 amp_accelerator_view *amp__graph_queue(const amp_graph *g) { return g->q; }
 
-amp_status amp__graph_check_thread(amp_graph *g, const char *what)
+/* Who records on q as another thread sees it (q->rec_lock held, so the
+ * graph read is alive): AMP__REC_OWNED, _ORPHANED or _CLAIMED; -1 when q
+ * records nothing. */
+static int amp__graph_owner_locked(amp_accelerator_view *q, amp_graph **g)
 {
-    /* The thread-local says "this thread records g", where a thread id
-     * might be a new thread's reusing an exited recorder's. */
-    if (g && amp__tls_graph == g) return AMP_OK;
-    if (!g) return amp__fail(AMP_ERROR_BUSY, "%s: the accelerator view was recording a graph on another thread", what);
-    if (atomic_load_explicit(&g->owner, memory_order_acquire) != AMP__REC_OWNED)
+    *g = atomic_load_explicit(&q->recorder, memory_order_acquire);
+    return *g ? atomic_load_explicit(&(*g)->owner, memory_order_acquire) : -1;
+}
+
+/* Why another thread's command on q is refused, given owner as
+ * amp__graph_owner_locked read it. */
+static amp_status amp__graph_busy(amp_accelerator_view *q, int owner, const char *what)
+{
+    if (owner < 0) return amp__fail(AMP_ERROR_BUSY, "%s: the accelerator view was recording a graph on another thread", what);
+    if (owner == AMP__REC_CLAIMED)
+        return amp__fail(AMP_ERROR_BUSY,
+                         "%s: the accelerator view (%s) is recording a graph whose thread exited, and another thread "
+                         "is ending it",
+                         what, q->acc->e.info.device_path);
+    if (owner == AMP__REC_ORPHANED)
         return amp__fail(AMP_ERROR_BUSY,
                          "%s: the accelerator view (%s) is recording a graph whose thread exited without ending it; "
                          "end it (amp_graph_end_recording, from any thread) or destroy the view, which discards it",
-                         what, g->q->acc->e.info.device_path);
+                         what, q->acc->e.info.device_path);
     return amp__fail(AMP_ERROR_BUSY,
                      "%s: the accelerator view (%s) is recording a graph on another thread; a recording belongs to "
                      "the thread that began it",
-                     what, g->q->acc->e.info.device_path);
+                     what, q->acc->e.info.device_path);
+}
+
+amp_status amp__graph_check_thread(amp_accelerator_view *q, const char *what)
+{
+    /* The thread-local says "this thread records g", where a thread id
+     * might be a new thread's reusing an exited recorder's. Only this
+     * thread ends its own recording, so q->recorder stays g meanwhile. */
+    amp_graph *g = atomic_load_explicit(&q->recorder, memory_order_acquire);
+    if (g && amp__tls_graph == g) return AMP_OK;
+    amp__lock_acquire(&q->rec_lock);
+    int owner = amp__graph_owner_locked(q, &g);
+    amp__lock_release(&q->rec_lock);
+    return amp__graph_busy(q, owner, what);
 }
 
 /* Pin handle for g (once per graph). */
@@ -446,7 +478,9 @@ amp_status amp_graph_begin_recording(amp_accelerator_view *q)
     }
     amp__queue_retain(q);
     if ((st = amp__queue_record_begin(q)) != AMP_OK) {
+        amp__lock_acquire(&q->rec_lock); /* another thread may be reading g's owner */
         atomic_store(&q->recorder, NULL);
+        amp__lock_release(&q->rec_lock);
         amp__queue_release(q);
         amp__handle_free(g, AMP__HANDLE_GRAPH);
         return st;
@@ -461,19 +495,25 @@ static int amp__storage_order(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Take q's recording g to end it: this thread's, or one whose thread
- * exited (claimed once: two threads ending it at once get one graph). */
-static amp_status amp__graph_claim(amp_graph *g, const char *fn)
+/* Take q's recording, in *g, to end it: this thread's, or one whose thread
+ * exited, claimed under q->rec_lock (once: two threads ending it at once
+ * get one graph; once claimed, *g stays alive and in q->recorder until
+ * this thread finishes it). AMP_OK with *g NULL: q records nothing.
+ * AMP_ERROR_BUSY: a live thread's recording, or one claimed already. */
+static amp_status amp__graph_claim(amp_accelerator_view *q, amp_graph **g, const char *fn)
 {
-    if (amp__tls_graph == g) return AMP_OK;
-    int orphaned = AMP__REC_ORPHANED;
-    if (atomic_compare_exchange_strong_explicit(&g->owner, &orphaned, AMP__REC_CLAIMED, memory_order_acq_rel,
-                                                memory_order_acquire))
-        return AMP_OK;
-    if (orphaned == AMP__REC_CLAIMED)
+    *g = atomic_load_explicit(&q->recorder, memory_order_acquire);
+    if (*g && amp__tls_graph == *g) return AMP_OK;
+    amp__lock_acquire(&q->rec_lock);
+    int owner = amp__graph_owner_locked(q, g);
+    if (owner == AMP__REC_ORPHANED) atomic_store_explicit(&(*g)->owner, AMP__REC_CLAIMED, memory_order_release);
+    amp__lock_release(&q->rec_lock);
+    if (owner < 0 || owner == AMP__REC_ORPHANED) return AMP_OK;
+    *g = NULL;
+    if (owner == AMP__REC_CLAIMED)
         return amp__fail(AMP_ERROR_BUSY, "%s: another thread is ending the view's recording (its own thread exited)",
                          fn);
-    return amp__graph_check_thread(g, fn);
+    return amp__graph_busy(q, owner, fn);
 }
 
 /* End q's recording g, claimed by this thread: the graph in *out, or
@@ -483,23 +523,27 @@ static amp_status amp__graph_finish(amp_accelerator_view *q, amp_graph *g, amp_g
     bool keep = out && g->broken == AMP_OK && g->launches + g->driver_copies > 0;
     amp_status st = amp__queue_record_end(q, keep, &g->exec);
     g->recording = false;
+    if (st == AMP_OK && g->broken != AMP_OK && out)
+        st = amp__fail(g->broken, "amp_graph_end_recording: a command of the recording failed, so it cannot be "
+                       "replayed: %s", g->broken_msg);
+    /* Counted before q records no more: amp_accelerator_view_destroy
+     * that finds q not recording then finds the graph (lib/core/view.c). */
+    if (st == AMP_OK && out) atomic_fetch_add(&q->graphs, 1);
+    amp__lock_acquire(&q->rec_lock); /* no other thread reads g from here on */
     atomic_store(&q->recorder, NULL);
+    amp__lock_release(&q->rec_lock);
     if (amp__tls_graph == g) amp__graph_set_here(NULL);
     for (size_t i = 0; i < g->nstorages; ++i) {
         amp__lock_acquire(&g->storages[i]->lock);
         g->storages[i]->recordings--;
         amp__lock_release(&g->storages[i]->lock);
     }
-    if (st == AMP_OK && g->broken != AMP_OK && out)
-        st = amp__fail(g->broken, "amp_graph_end_recording: a command of the recording failed, so it cannot be "
-                       "replayed: %s", g->broken_msg);
     if (st != AMP_OK || !out) {
         amp__queue_graph_free(q, g->exec);
         amp__graph_release(g, false);
         return st;
     }
     if (g->nstorages) qsort(g->storages, g->nstorages, sizeof *g->storages, amp__storage_order); /* NULL when none */
-    atomic_fetch_add(&q->graphs, 1);
     *out = g;
     return AMP_OK;
 }
@@ -508,12 +552,12 @@ amp_status amp_graph_end_recording(amp_accelerator_view *q, amp_graph **out)
 {
     if (out) *out = NULL;
     AMP__HANDLE_OK(q, AMP__HANDLE_QUEUE);
-    amp_graph *g = atomic_load(&q->recorder);
+    amp_graph *g = NULL;
+    amp_status st = amp__graph_claim(q, &g, "amp_graph_end_recording");
+    if (st != AMP_OK) return st;
     if (!g)
         return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "amp_graph_end_recording: the view is not recording a graph%s",
                          out ? "" : " (and out is NULL)");
-    amp_status st = amp__graph_claim(g, "amp_graph_end_recording");
-    if (st != AMP_OK) return st;
     /* Without somewhere to put the graph, the recording still stops (the
      * header's promise): it is thrown away. */
     if ((st = amp__graph_finish(q, g, out)) != AMP_OK || out) return st;
@@ -523,12 +567,13 @@ amp_status amp_graph_end_recording(amp_accelerator_view *q, amp_graph **out)
 
 amp_status amp__graph_discard_orphan(amp_accelerator_view *q)
 {
-    amp_graph *g = atomic_load(&q->recorder);
-    if (!g) return AMP_OK;
-    int orphaned = AMP__REC_ORPHANED;
-    if (!atomic_compare_exchange_strong_explicit(&g->owner, &orphaned, AMP__REC_CLAIMED, memory_order_acq_rel,
-                                                 memory_order_acquire))
-        return AMP_OK; /* a live thread's, or being ended: the caller refuses */
+    amp_graph *g = NULL;
+    amp__lock_acquire(&q->rec_lock);
+    int owner = amp__graph_owner_locked(q, &g);
+    if (owner == AMP__REC_ORPHANED) atomic_store_explicit(&g->owner, AMP__REC_CLAIMED, memory_order_release);
+    amp__lock_release(&q->rec_lock);
+    /* A live thread's, this thread's, or being ended: the caller refuses. */
+    if (owner != AMP__REC_ORPHANED) return AMP_OK;
     return amp__graph_finish(q, g, NULL);
 }
 

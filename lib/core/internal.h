@@ -125,8 +125,13 @@ struct amp_accelerator_view {
     void *dev;
     void *queue;            /* the backend's queue */
     /* The graph being recorded on the queue (lib/core/graph.c), NULL when none:
-     * the launch path's one test for recording. */
+     * the launch path's one test for recording. Only its recording thread
+     * may use the graph it names without rec_lock: another thread reads it
+     * and the graph's owner under rec_lock, and it is set to NULL under
+     * rec_lock before the graph is freed (so a graph read there is alive
+     * until the lock is released). A leaf lock. */
     _Atomic(amp_graph *) recorder;
+    amp__lock rec_lock;
     _Atomic int graphs;     /* graphs recorded on it that exist (destroying it is BUSY) */
     bool is_default;
     bool borrowed;          /* wraps the user's native queue: never destroyed by us */
@@ -547,13 +552,16 @@ amp_graph *amp__graph_here(void);
  * a thread-local, where a thread id could be a new thread's reusing an
  * exited recorder's. */
 extern _Thread_local amp_graph *amp__tls_graph;
-/* g records on q: AMP_OK on its recording thread, else AMP_ERROR_BUSY
- * naming what (a launch, a copy) was refused. */
-amp_status amp__graph_check_thread(amp_graph *g, const char *what);
-/* q's recording, when its thread exited without ending it, is thrown away
- * (its storages and pins let go, q records no more); a live thread's is
- * left alone (AMP_OK: the caller refuses it as a recording). A failure of
- * the backend's ending is returned, the recording stopped all the same. */
+/* q records: AMP_OK when the calling thread is its recording thread (then
+ * q->recorder is this thread's graph and stays so), else AMP_ERROR_BUSY
+ * naming what (a launch, a copy) was refused. Reads another thread's
+ * graph under q->rec_lock only. */
+amp_status amp__graph_check_thread(amp_accelerator_view *q, const char *what);
+/* q's recording, when its thread exited without ending it, is claimed and
+ * thrown away (its storages and pins let go, q records no more); a live
+ * thread's, or one another thread claimed to end, is left alone (AMP_OK:
+ * the caller refuses it as a recording). A failure of the backend's ending
+ * is returned, the recording stopped all the same. */
 amp_status amp__graph_discard_orphan(amp_accelerator_view *q);
 amp_accelerator_view *amp__graph_queue(const amp_graph *g);
 /* Record that the command being recorded uses box b of s (through the

@@ -249,8 +249,8 @@ static amp_status amp__run_recorded(amp_accelerator_view *q, amp_extent e, const
                                     const amp__kernel *k, const amp_arg *args, amp__bound *bound, size_t nargs,
                                     unsigned char *pack, bool async)
 {
-    amp_graph *g = atomic_load_explicit(&q->recorder, memory_order_acquire);
-    amp_status st = amp__graph_check_thread(g, "a launch");
+    amp_status st = amp__graph_check_thread(q, "a launch");
+    amp_graph *g = atomic_load_explicit(&q->recorder, memory_order_acquire); /* this thread's, when st is AMP_OK */
     for (size_t i = 0; i < nargs && st == AMP_OK; ++i) {
         amp__bound *b = &bound[i];
         if (!b->s) {

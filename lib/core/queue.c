@@ -50,6 +50,7 @@ static amp_status amp__queue_make(amp_accelerator *a, bool is_default, bool wrap
     q->is_default = is_default;
     q->borrowed = wrap;
     atomic_init(&q->refs, 1);
+    amp__lock_init(&q->rec_lock);
     pthread_mutex_init(&q->mark_lock, NULL);
     st = wrap ? q->be->queue_wrap(q->dev, native, &q->queue) : q->be->queue_create(q->dev, &q->queue);
     if (st != AMP_OK) goto fail;

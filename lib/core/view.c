@@ -103,10 +103,18 @@ amp_status amp_accelerator_view_destroy(amp_accelerator_view *q)
                          graphs);
     /* A recording whose thread exited without ending it can be ended by
      * no one else that knows of it: destroying its view discards it. A
-     * live thread's recording is refused below. */
+     * live thread's recording, or one another thread claimed to end, is
+     * refused below. */
     amp_status st = amp__graph_discard_orphan(q);
     if (st == AMP_OK) st = amp__queue_refuse_recording(q, "amp_accelerator_view_destroy");
     if (st != AMP_OK) return st;
+    /* Again: a thread that claimed the orphan before us may have ended it
+     * into a graph since the check above. Such a graph is counted before
+     * q stops recording (lib/core/graph.c), so q found not recording here
+     * means it is counted now. */
+    if ((graphs = atomic_load(&q->graphs)))
+        return amp__fail(AMP_ERROR_BUSY, "amp_accelerator_view_destroy: %d graph(s) recorded on this view still exist",
+                         graphs);
     /* The user's handle ends here; storages may still hold points on this
      * queue (they retain it), and the queue itself goes when the last of
      * those is released. */
