@@ -15,7 +15,8 @@
  *      buffer lock, a slab pool's lock (lib/base/slab.c), the AMP_DEBUG handle
  *      registry's lock, the default accelerator's lock (lib/core/accelerator.c),
  *      the continuation list's lock (lib/core/future.c), the graph pin table's
- *      lock (lib/core/graph.c) (leaves; slab.c's list of pools is taken
+ *      lock and a view's recording lock, q->rec_lock (lib/core/graph.c)
+ *      (leaves; slab.c's list of pools is taken
  *      before a pool's, at a pool's first use and around fork)
  * The trace's flush lock (lib/trace/trace.c) is taken only with none of these
  * held: a flush waits for device events.
