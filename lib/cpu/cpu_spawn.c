@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #ifdef __linux__
 #include <sys/prctl.h>
@@ -141,8 +142,15 @@ amp_status amp__cpu_run_capture(char *const argv[], char *const envp[], uint64_t
             goto fail;
         }
     }
-    /* A program that left children behind (a daemonised helper) goes too. */
+    /* A program that left children behind (a daemonised helper) goes too,
+     * and is gone before this returns: a killed process takes a moment to
+     * exit (longer on a loaded host), and "the compiler was stopped" means
+     * none of it still runs. An empty group answers ESRCH at once. */
     kill(-g, SIGKILL);
+    for (int i = 0; i < 2000 && kill(-g, 0) == 0; ++i) {
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
     *out = buf;
     buf = NULL;
 fail:
