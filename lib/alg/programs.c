@@ -133,13 +133,7 @@ static amp_type amp__alg_out_type(const amp__alg_spec *sp) { return sp->out ? sp
 
 typedef struct amp__alg_entry {
     amp_accelerator *acc;
-    int family;
-    amp_type type;
-    amp_map map;
-    int op;
-    size_t size;
-    amp_type acc_type, out;  /* the spec's acc and out */
-    char *predicate;         /* owned */
+    amp__alg_spec spec;      /* what it holds; its predicate owned, no user */
     bool building;           /* a thread is compiling it (others wait on amp__alg_cond) */
     bool ready;
     amp__alg_prog prog;
@@ -680,9 +674,10 @@ amp_status amp__alg_build_user(amp_accelerator *acc, const amp__alg_user *u, boo
 
 static bool amp__alg_match(const amp__alg_entry *e, amp_accelerator *acc, const amp__alg_spec *sp)
 {
-    return e->acc == acc && e->family == sp->family && e->type == sp->type && e->map == sp->map &&
-           e->op == sp->op && e->size == sp->size && e->acc_type == sp->acc && e->out == sp->out &&
-           (!sp->predicate || !strcmp(e->predicate, sp->predicate));
+    const amp__alg_spec *k = &e->spec;
+    return e->acc == acc && k->family == sp->family && k->type == sp->type && k->map == sp->map &&
+           k->op == sp->op && k->size == sp->size && k->acc == sp->acc && k->out == sp->out &&
+           (!sp->predicate || !strcmp(k->predicate, sp->predicate));
 }
 
 /* The program for sp on acc, built by the first caller; others wait for it.
@@ -709,19 +704,16 @@ static amp_status amp__alg_get(amp_accelerator *acc, const amp__alg_spec *sp, co
         return AMP_OK;
     }
     if (!e) {
-        if (!(e = calloc(1, sizeof *e)) || (sp->predicate && !(e->predicate = amp__strdup(sp->predicate)))) {
-            if (e) free(e);
+        char *pred = NULL;
+        if (!(e = calloc(1, sizeof *e)) || (sp->predicate && !(pred = amp__strdup(sp->predicate)))) {
+            free(e);
             pthread_mutex_unlock(&amp__alg_lock);
             return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "%s: out of host memory", what);
         }
         e->acc = acc;
-        e->family = sp->family;
-        e->type = sp->type;
-        e->map = sp->map;
-        e->op = sp->op;
-        e->size = sp->size;
-        e->acc_type = sp->acc;
-        e->out = sp->out;
+        e->spec = *sp;
+        e->spec.predicate = pred;
+        e->spec.user = NULL;
         e->next = amp__alg_table;
         amp__alg_table = e;
     }

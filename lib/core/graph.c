@@ -495,6 +495,19 @@ static int amp__storage_order(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* Who records on q, in *g, claiming the recording when its thread exited
+ * (under q->rec_lock: once, whoever asks first): AMP__REC_ORPHANED means
+ * this caller now holds the claim, and *g stays alive and in q->recorder
+ * until it finishes it; -1: q records nothing. */
+static int amp__graph_claim_orphan(amp_accelerator_view *q, amp_graph **g)
+{
+    amp__lock_acquire(&q->rec_lock);
+    int owner = amp__graph_owner_locked(q, g);
+    if (owner == AMP__REC_ORPHANED) atomic_store_explicit(&(*g)->owner, AMP__REC_CLAIMED, memory_order_release);
+    amp__lock_release(&q->rec_lock);
+    return owner;
+}
+
 /* Take q's recording, in *g, to end it: this thread's, or one whose thread
  * exited, claimed under q->rec_lock (once: two threads ending it at once
  * get one graph; once claimed, *g stays alive and in q->recorder until
@@ -504,10 +517,7 @@ static amp_status amp__graph_claim(amp_accelerator_view *q, amp_graph **g, const
 {
     *g = atomic_load_explicit(&q->recorder, memory_order_acquire);
     if (*g && amp__tls_graph == *g) return AMP_OK;
-    amp__lock_acquire(&q->rec_lock);
-    int owner = amp__graph_owner_locked(q, g);
-    if (owner == AMP__REC_ORPHANED) atomic_store_explicit(&(*g)->owner, AMP__REC_CLAIMED, memory_order_release);
-    amp__lock_release(&q->rec_lock);
+    int owner = amp__graph_claim_orphan(q, g);
     if (owner < 0 || owner == AMP__REC_ORPHANED) return AMP_OK;
     *g = NULL;
     if (owner == AMP__REC_CLAIMED)
@@ -568,12 +578,8 @@ amp_status amp_graph_end_recording(amp_accelerator_view *q, amp_graph **out)
 amp_status amp__graph_discard_orphan(amp_accelerator_view *q)
 {
     amp_graph *g = NULL;
-    amp__lock_acquire(&q->rec_lock);
-    int owner = amp__graph_owner_locked(q, &g);
-    if (owner == AMP__REC_ORPHANED) atomic_store_explicit(&g->owner, AMP__REC_CLAIMED, memory_order_release);
-    amp__lock_release(&q->rec_lock);
     /* A live thread's, this thread's, or being ended: the caller refuses. */
-    if (owner != AMP__REC_ORPHANED) return AMP_OK;
+    if (amp__graph_claim_orphan(q, &g) != AMP__REC_ORPHANED) return AMP_OK;
     return amp__graph_finish(q, g, NULL);
 }
 
