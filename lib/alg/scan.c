@@ -60,12 +60,12 @@ static amp_status amp__alg_scan_out(const char *fn, const amp__alg_data *in, con
     if (out->shape.n != in->shape.n)
         return amp__fail(AMP_ERROR_INVALID_EXTENT, "%s: in holds %lld elements and out %lld", fn,
                          (long long)in->shape.n, (long long)out->shape.n);
+    /* Parts of one view or array may be the same elements (in place);
+     * anything else that shares memory is refused as for every call. */
     if (amp__alg_overlap(in, out, same) && !*same)
-        return in->s == out->s
-                   ? amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: in and out overlap without being the same elements "
-                               "(scan in place with out = in)", fn)
-                   : amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: in and out share memory through two views or "
-                               "arrays made apart (scan in place through one view: out = in)", fn);
+        return in->s == out->s ? amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: in and out overlap without being the "
+                                           "same elements (scan in place with out = in)", fn)
+                               : amp__alg_apart(fn, "out", out, "in", in);
     return AMP_OK;
 }
 
