@@ -153,12 +153,15 @@ AMP_API amp_status amp_reduce_async(amp_accelerator_view *q, amp_arg in, amp_typ
                                     amp_future **out);
 /* amp_reduce with options o (NULL: amp_reduce): an initial value, and a
  * wider accumulation whose type *result then has
- * (amp_type_size(o->accumulate) bytes). AMP_ERROR_INVALID_ARGUMENT also for
- * an accumulate type t does not widen to. Blocks. */
+ * (amp_type_size(o->accumulate) bytes). o and what it points to stay the
+ * caller's (read before this returns). Blocks. Statuses as amp_reduce, and
+ * AMP_ERROR_INVALID_ARGUMENT for an accumulate type t does not widen to
+ * (naming both types). */
 AMP_API amp_status amp_reduce_with(amp_accelerator_view *q, amp_arg in, amp_type t, amp_op op,
                                    const amp_alg_options *o, void *result);
-/* amp_reduce_async with options o; result holds one element of the
- * accumulation type. */
+/* amp_reduce_async with options o (read before this returns, as
+ * amp_reduce_with); result holds one element of the accumulation type.
+ * Returns once queued; statuses as amp_reduce_async and amp_reduce_with. */
 AMP_API amp_status amp_reduce_with_async(amp_accelerator_view *q, amp_arg in, amp_type t, amp_op op,
                                          const amp_alg_options *o, amp_arg result, amp_future **out);
 
@@ -183,7 +186,9 @@ AMP_API amp_status amp_transform_reduce(amp_accelerator_view *q, amp_arg x, amp_
 AMP_API amp_status amp_transform_reduce_async(amp_accelerator_view *q, amp_arg x, amp_arg y, amp_type t,
                                               amp_map map, amp_op op, amp_arg result, amp_future **out);
 /* amp_transform_reduce and its _async form with options o (as
- * amp_reduce_with). */
+ * amp_reduce_with: o read before the call returns; the first blocks, the
+ * _async one returns once queued; statuses as the plain forms, and
+ * AMP_ERROR_INVALID_ARGUMENT for an accumulate type t does not widen to). */
 AMP_API amp_status amp_transform_reduce_with(amp_accelerator_view *q, amp_arg x, amp_arg y, amp_type t, amp_map map,
                                              amp_op op, const amp_alg_options *o, void *result);
 AMP_API amp_status amp_transform_reduce_with_async(amp_accelerator_view *q, amp_arg x, amp_arg y, amp_type t,
@@ -294,7 +299,9 @@ AMP_API amp_status amp_scan(amp_accelerator_view *q, amp_arg in, amp_arg out, am
                             amp_scan_kind kind);
 /* amp_scan with options o (NULL: amp_scan): the scan starts from o->init,
  * and with a wider accumulation out holds elements of that type (and so
- * cannot be in). Returns once queued. */
+ * cannot be in). o stays the caller's (read before this returns). Returns
+ * once queued. Statuses as amp_scan, and AMP_ERROR_INVALID_ARGUMENT for an
+ * accumulate type t does not widen to. */
 AMP_API amp_status amp_scan_with(amp_accelerator_view *q, amp_arg in, amp_arg out, amp_type t, amp_op op,
                                  amp_scan_kind kind, const amp_alg_options *o);
 /* Scan with a user-defined reduction: out[i] = map(element i) combined by
