@@ -265,6 +265,25 @@ AMP_API amp_status amp_accelerator_default(amp_accelerator **out);
  * AMP_ERROR_NO_ACCELERATOR: a is unavailable. Never blocks but on the
  * first enumeration. */
 AMP_API amp_status amp_accelerator_set_default(amp_accelerator *a);
+/* What one GPU driver found when the library probed it (at the first
+ * enumeration): its name ("hip", "cuda"), whether its vendor libraries
+ * loaded, how many devices it listed, and in detail the reason it listed
+ * none: each library name tried and the loader's error or where it
+ * searched, the driver's error code and text, "zero devices", or that
+ * AMP_GPU_DRIVERS left it out. For a driver that listed devices, detail
+ * names its compiler and runtime versions. */
+typedef struct amp_gpu_driver_report {
+    char name[16];
+    bool loaded;
+    int device_count;
+    char detail[1024];
+} amp_gpu_driver_report;
+/* Fill out[0..cap-1] with a report per GPU driver the library knows, in the
+ * order their devices are listed (hip, then cuda), and set *count to how
+ * many there are (which may exceed cap). The caller owns out. Blocks on the
+ * first use while the vendor libraries are probed. AMP_ERROR_INVALID_ARGUMENT:
+ * count NULL, or out NULL with cap > 0. */
+AMP_API amp_status amp_gpu_driver_reports(amp_gpu_driver_report *out, size_t cap, size_t *count);
 /* Fill list[0..cap-1] with every accelerator (GPUs first, in device order,
  * then the CPU accelerator last) and set *count to how many exist (which may
  * exceed cap). list may be NULL when cap is 0. Blocks on first use while the

@@ -2,6 +2,7 @@
 #include "support.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -340,8 +341,13 @@ ACCEL_TEST(accelerator, info_of_kind)
     }
     const char *p = in.device_path;
     cr_assert(starts_with(p, "hip:") || starts_with(p, "cuda:"), "GPU path \"%s\"", p);
+    /* HIP's NVIDIA platform (HIP_PLATFORM=nvidia) names the compute
+     * capability, as CUDA does. */
+    const char *platform = getenv("HIP_PLATFORM");
+    bool hip_on_nvidia = platform && (!strcmp(platform, "nvidia") || !strcmp(platform, "nvcc"));
     if (starts_with(p, "hip:"))
-        cr_assert(starts_with(in.arch, "gfx"), "%s: AMD arch \"%s\" is not gfx*", p, in.arch);
+        cr_assert(starts_with(in.arch, hip_on_nvidia ? "sm_" : "gfx"), "%s: %s arch \"%s\" is not %s", p,
+                  hip_on_nvidia ? "HIP-on-NVIDIA" : "AMD", in.arch, hip_on_nvidia ? "sm_*" : "gfx*");
     else
         cr_assert(starts_with(in.arch, "sm_"), "%s: NVIDIA arch \"%s\" is not sm_*", p, in.arch);
     cr_assert_gt(in.dedicated_memory, (uint64_t)64 << 20, "%s: dedicated_memory %llu", p,
@@ -421,4 +427,101 @@ ACCEL_TEST(accelerator, view_null_arguments)
     ASSERT_STATUS(amp_accelerator_view_get_accelerator(q, NULL), AMP_ERROR_INVALID_ARGUMENT);
     ASSERT_OK(amp_accelerator_view_destroy(q));
     ASSERT_OK(amp_accelerator_view_destroy(NULL));
+}
+
+/* ------------------------------------------------ GPU driver reports */
+
+static size_t driver_reports(amp_gpu_driver_report *r, size_t cap)
+{
+    size_t n = 0;
+    memset(r, 0xab, cap * sizeof *r);
+    ASSERT_OK(amp_gpu_driver_reports(r, cap, &n));
+    cr_assert_eq(n, 2, "%zu driver reports, want 2 (hip, cuda)", n);
+    return n;
+}
+
+/* Each driver says what it found: devices that match the accelerator list,
+ * or a reason that names what was tried. */
+Test(accelerator, driver_reports_explain_what_each_driver_found)
+{
+    unsetenv("AMP_GPU_DRIVERS");
+    amp_gpu_driver_report r[4];
+    size_t n = driver_reports(r, 4);
+    cr_assert_str_eq(r[0].name, "hip");
+    cr_assert_str_eq(r[1].name, "cuda");
+    amp_accelerator *list[MAX_ACC];
+    size_t nacc = list_all(list);
+    for (size_t i = 0; i < n; ++i) {
+        cr_assert(terminated(r[i].detail, sizeof r[i].detail), "%s: detail not terminated", r[i].name);
+        cr_assert_neq(r[i].detail[0], '\0', "%s: empty detail", r[i].name);
+        int listed = 0;
+        char prefix[20];
+        snprintf(prefix, sizeof prefix, "%s:", r[i].name);
+        for (size_t a = 0; a < nacc; ++a) listed += starts_with(info_of(list[a]).device_path, prefix);
+        cr_assert_eq(r[i].device_count, listed, "%s reports %d devices, %d listed", r[i].name, r[i].device_count,
+                     listed);
+        if (!r[i].loaded) {
+            cr_assert_eq(r[i].device_count, 0);
+            /* Which library it looked for, and why it did not load. */
+            const char *lib = i == 0 ? "libamdhip64" : "libcuda";
+            cr_assert(strstr(r[i].detail, lib), "%s not loaded, but the reason names no %s: %s", r[i].name, lib,
+                      r[i].detail);
+        } else if (r[i].device_count == 0) {
+            cr_assert(strstr(r[i].detail, "failed") || strstr(r[i].detail, "zero devices"),
+                      "%s loaded with no device, but says neither the error nor zero devices: %s", r[i].name,
+                      r[i].detail);
+        }
+    }
+}
+
+Test(accelerator, driver_reports_partial_and_null)
+{
+    amp_gpu_driver_report one;
+    size_t n = 0;
+    ASSERT_OK(amp_gpu_driver_reports(&one, 1, &n));
+    cr_assert_eq(n, 2, "count is every driver, whatever cap");
+    cr_assert_str_eq(one.name, "hip");
+    ASSERT_OK(amp_gpu_driver_reports(NULL, 0, &n));
+    cr_assert_eq(n, 2);
+    ASSERT_STATUS(amp_gpu_driver_reports(NULL, 1, &n), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_last_error(), "cap is 1"), "%s", amp_last_error());
+    ASSERT_STATUS(amp_gpu_driver_reports(&one, 1, NULL), AMP_ERROR_INVALID_ARGUMENT);
+}
+
+/* AMP_GPU_DRIVERS leaves a driver out: it is not probed, lists nothing and
+ * says why. */
+Test(accelerator, gpu_drivers_env_leaves_a_driver_out)
+{
+    cr_assert_eq(setenv("AMP_GPU_DRIVERS", "cuda", 1), 0);
+    amp_gpu_driver_report r[2];
+    driver_reports(r, 2);
+    cr_assert_not(r[0].loaded);
+    cr_assert_eq(r[0].device_count, 0);
+    cr_assert(strstr(r[0].detail, "AMP_GPU_DRIVERS=\"cuda\" leaves it out"), "%s", r[0].detail);
+    amp_accelerator *list[MAX_ACC];
+    size_t n = list_all(list);
+    for (size_t i = 0; i < n; ++i)
+        cr_assert_not(starts_with(info_of(list[i]).device_path, "hip:"), "%s listed", info_of(list[i]).device_path);
+}
+
+/* A value that names something else probes no GPU driver, and the reports
+ * and the no-GPU message name the value. */
+Test(accelerator, gpu_drivers_env_bad_value_is_named)
+{
+    cr_assert_eq(setenv("AMP_GPU_DRIVERS", "hip,cudda", 1), 0);
+    cr_assert_eq(setenv("AMP_DEFAULT_ACCELERATOR", "hip:0", 1), 0);
+    amp_gpu_driver_report r[2];
+    driver_reports(r, 2);
+    for (int i = 0; i < 2; ++i) {
+        cr_assert_not(r[i].loaded);
+        cr_assert(strstr(r[i].detail, "AMP_GPU_DRIVERS=\"hip,cudda\""), "%s: %s", r[i].name, r[i].detail);
+    }
+    amp_accelerator *list[MAX_ACC];
+    size_t n = list_all(list);
+    cr_assert_eq(n, 1, "only the CPU accelerator is listed");
+    amp_accelerator *d = NULL;
+    ASSERT_STATUS(amp_accelerator_default(&d), AMP_ERROR_NO_ACCELERATOR);
+    cr_assert(strstr(amp_last_error(), "\"hip:0\"") && strstr(amp_last_error(), "AMP_GPU_DRIVERS=\"hip,cudda\""),
+              "the message names neither the accelerator asked for nor why the driver found none: %s",
+              amp_last_error());
 }

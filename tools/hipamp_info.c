@@ -1,4 +1,4 @@
-/* hipamp_info.c — hipamp-info: lists every accelerator hipamp finds on this machine with all its info fields, which pairs of GPUs copy over peer access, the default accelerator, the compile-cache directory and the library version. */
+/* hipamp_info.c — hipamp-info: lists what each GPU driver found (and why not), every accelerator hipamp finds on this machine with all its info fields, which pairs of GPUs copy over peer access, the default accelerator, the compile-cache directory and the library version. */
 #include "tool_output.h"
 
 #include <hipamp.h>
@@ -26,7 +26,8 @@ static void usage(FILE *to, const char *prog)
             "usage: %s\n"
             "Lists the accelerators hipamp can use (GPUs through HIP or CUDA, and the CPU),\n"
             "which pairs of GPUs copy over peer access (else through host memory),\n"
-            "the default one (AMP_DEFAULT_ACCELERATOR), the compile-cache directory and\n"
+            "the default one (AMP_DEFAULT_ACCELERATOR), what each GPU driver found and why\n"
+            "it found nothing (AMP_GPU_DRIVERS), the compile-cache directory and\n"
             "the library version. Exit status: 0 listed (whatever was found), 1 a write\n"
             "error on standard output, 2 a usage error (it takes no arguments).\n",
             prog);
@@ -69,6 +70,16 @@ static int print_info(void)
         printf("compile cache: %s\n", amp_cache_dir());
     const char *env_default = getenv("AMP_DEFAULT_ACCELERATOR");
     if (env_default && *env_default) printf("AMP_DEFAULT_ACCELERATOR=%s\n", env_default);
+
+    /* What each GPU driver found, and why it found nothing where it did. */
+    amp_gpu_driver_report reports[8];
+    size_t nreports = 0;
+    if (amp_gpu_driver_reports(reports, 8, &nreports) == AMP_OK) {
+        printf("GPU drivers:\n");
+        for (size_t i = 0; i < nreports && i < 8; ++i)
+            printf("  %-5s %s, %d device%s: %s\n", reports[i].name, reports[i].loaded ? "loaded" : "not loaded",
+                   reports[i].device_count, reports[i].device_count == 1 ? "" : "s", reports[i].detail);
+    }
 
     size_t n = 0;
     amp_status st = amp_accelerator_list(NULL, 0, &n);
@@ -151,7 +162,8 @@ static int print_info(void)
     }
     printf("\n");
     if (gpus == 0)
-        printf("no GPU found (HIP or CUDA)%s\n", dst == AMP_OK ? "; kernels run on the CPU accelerator" : "");
+        printf("no GPU found (HIP or CUDA: see GPU drivers above for why)%s\n",
+               dst == AMP_OK ? "; kernels run on the CPU accelerator" : "");
     if (dst != AMP_OK) printf("default accelerator: none (%s)\n", def_err);
     free(list);
     return 0;

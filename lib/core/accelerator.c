@@ -36,6 +36,32 @@ amp_status amp__registry(amp_accelerator **list, size_t *count)
     return AMP_OK;
 }
 
+amp_status amp_gpu_driver_reports(amp_gpu_driver_report *out, size_t cap, size_t *count)
+{
+    AMP__NOT_NULL(count);
+    if (!out && cap) {
+        *count = 0;
+        return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "amp_gpu_driver_reports: out is NULL but cap is %zu", cap);
+    }
+    amp_accelerator *all;
+    size_t n;
+    amp__registry(&all, &n);
+    const amp_gpu_driver_report *r = amp__gpu_driver_reports();
+    for (size_t i = 0; i < AMP__GPU_DRIVERS && i < cap; ++i) out[i] = r[i];
+    *count = AMP__GPU_DRIVERS;
+    return AMP_OK;
+}
+
+/* Why no GPU was found, driver by driver ("hip: ...; cuda: ..."), into buf. */
+static void amp__no_gpu_why(char *buf, size_t n)
+{
+    const amp_gpu_driver_report *r = amp__gpu_driver_reports();
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < AMP__GPU_DRIVERS && used < n; ++i)
+        used += (size_t)snprintf(buf + used, n - used, "%s%s: %.300s", i ? "; " : "", r[i].name, r[i].detail);
+}
+
 amp_status amp_accelerator_list(amp_accelerator **list, size_t cap, size_t *count)
 {
     AMP__NOT_NULL(count);
@@ -96,7 +122,7 @@ amp_status amp_accelerator_find(const char *path, amp_accelerator **out)
 static pthread_mutex_t amp__default_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_bool amp__default_decided;
 static amp_accelerator *amp__default_acc;
-static char amp__default_why[512];
+static char amp__default_why[1536];
 
 /* [amp__default_lock] Decide from the environment and the registry. */
 static void amp__default_init(void)
@@ -108,9 +134,17 @@ static void amp__default_init(void)
     if (want) {
         for (size_t i = 0; i < n && !a; ++i)
             if (!strcmp(all[i].e.info.device_path, want)) a = &all[i];
-        if (!a)
+        if (!a) {
+            /* A GPU path the drivers did not list: say what they found. */
+            const amp_gpu_driver_report *r = amp__gpu_driver_reports();
+            const char *driver_why = NULL;
+            for (size_t i = 0; i < AMP__GPU_DRIVERS; ++i)
+                if (!strncmp(want, r[i].name, strlen(r[i].name)) && want[strlen(r[i].name)] == ':')
+                    driver_why = r[i].detail;
             snprintf(amp__default_why, sizeof amp__default_why,
-                     "AMP_DEFAULT_ACCELERATOR=\"%.64s\" names no accelerator on this machine (see hipamp-info)", want);
+                     "AMP_DEFAULT_ACCELERATOR=\"%.64s\" names no accelerator on this machine (see hipamp-info)%s%.900s%s",
+                     want, driver_why ? " (" : "", driver_why ? driver_why : "", driver_why ? ")" : "");
+        }
         else if (!a->e.info.is_available)
             snprintf(amp__default_why, sizeof amp__default_why, "AMP_DEFAULT_ACCELERATOR=\"%.64s\" is unavailable: %s",
                      want, a->e.info.unavailable_reason);
@@ -123,8 +157,10 @@ static void amp__default_init(void)
             amp__default_acc = &all[i];
             return;
         }
+    char why[768];
+    amp__no_gpu_why(why, sizeof why);
     snprintf(amp__default_why, sizeof amp__default_why,
-             "no usable accelerator: no GPU found and the CPU accelerator is unavailable: %s",
+             "no usable accelerator: no GPU found (%s) and the CPU accelerator is unavailable: %s", why,
              all[n - 1].e.info.unavailable_reason);
 }
 
@@ -194,9 +230,13 @@ amp_status amp_accelerator_select_local(int local_rank, amp_accelerator **out)
         if (!all[i].e.info.is_emulated && all[i].e.info.is_available) ngpu++;
     if (ngpu == 0) {
         amp_accelerator *cpu = &all[n - 1];
-        if (!cpu->e.info.is_available)
-            return amp__fail(AMP_ERROR_NO_ACCELERATOR, "no GPU, and the CPU accelerator is unavailable: %s",
-                             cpu->e.info.unavailable_reason);
+        if (!cpu->e.info.is_available) {
+            char why[768];
+            amp__no_gpu_why(why, sizeof why);
+            return amp__fail(AMP_ERROR_NO_ACCELERATOR,
+                             "amp_accelerator_select_local: no GPU (%s), and the CPU accelerator is unavailable: %s",
+                             why, cpu->e.info.unavailable_reason);
+        }
         *out = cpu;
         return AMP_OK;
     }

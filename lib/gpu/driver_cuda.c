@@ -18,20 +18,12 @@ static struct { NVRTC_FUNCS(DECLARE_FN) NVRTC_OPTIONAL(DECLARE_FN) } N;
 
 static const amp__gpu_driver *cuda_result;
 static const char *cuda_why = "CUDA not probed";
+static char cuda_library[768]; /* the file loaded, or why none was */
 static const char *nvrtc_why = "NVRTC not probed";
 static bool nvrtc_ok;
 static char nvrtc_version[32];
 static pthread_once_t cuda_once = PTHREAD_ONCE_INIT;
 static pthread_once_t nvrtc_once = PTHREAD_ONCE_INIT; /* NVRTC loads without libcuda: it needs no GPU */
-
-static void *open_first(const char *const *names)
-{
-    for (size_t i = 0; names[i]; ++i) {
-        void *h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-        if (h) return h;
-    }
-    return NULL;
-}
 
 #define LOAD_FN(name, ret, args)                                                         \
     if (ok) {                                                                            \
@@ -49,8 +41,9 @@ static void load_nvrtc(void)
         "libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2", "libnvrtc.so",
         "/usr/local/cuda/lib64/libnvrtc.so", "/usr/local/cuda/targets/x86_64-linux/lib/libnvrtc.so",
         "/usr/local/cuda/targets/sbsa-linux/lib/libnvrtc.so", NULL};
-    void *lib = open_first(names);
-    if (!lib) { nvrtc_why = "libnvrtc.so (.13/.12) not found (also looked in /usr/local/cuda)"; return; }
+    static char why[768];
+    void *lib = amp__gpu_dlopen_first(names, why, sizeof why);
+    if (!lib) { nvrtc_why = why; return; }
     bool ok = true;
     const char *miss = NULL;
     __typeof__(N) *tbl = &N;
@@ -84,11 +77,27 @@ static amp_status cu_fail(CUresult err, const char *fmt, ...)
                      "%s: %s: %s", what, name ? name : "CUDA error", str ? str : "unknown error");
 }
 
-static int cu_device_count(void)
+/* "CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected" into buf. */
+static void cu_error_text(CUresult e, char *buf, size_t n)
+{
+    const char *name = NULL, *str = NULL;
+    if (D.cuGetErrorName) D.cuGetErrorName(e, &name);
+    if (D.cuGetErrorString) D.cuGetErrorString(e, &str);
+    snprintf(buf, n, "%s (CUresult %d): %s", name ? name : "CUDA error", (int)e, str ? str : "unknown error");
+}
+
+static int cu_device_count(char *why, size_t why_size)
 {
     int n = 0;
-    if (D.cuDeviceGetCount(&n) != CUDA_SUCCESS || n < 0) return 0;
-    return n;
+    CUresult e = D.cuDeviceGetCount(&n);
+    char text[256];
+    if (e != CUDA_SUCCESS) {
+        cu_error_text(e, text, sizeof text);
+        snprintf(why, why_size, "cuDeviceGetCount failed: %s", text);
+        return 0;
+    }
+    if (n <= 0) snprintf(why, why_size, "cuDeviceGetCount: zero devices");
+    return n > 0 ? n : 0;
 }
 
 static int cu_attr(int attr, CUdevice dev, int dflt)
@@ -106,6 +115,7 @@ static void cu_device_open(int ord, void **ctx, amp__gpu_devinfo *info)
 {
     memset(info, 0, sizeof *info);
     *ctx = NULL;
+    info->nvrtc_compiler = true;
     CUdevice dev = 0;
     CUresult e = D.cuDeviceGet(&dev, ord);
     if (e != CUDA_SUCCESS) {
@@ -202,7 +212,7 @@ static int nvrtc_best_arch(int want, bool *exact)
 /* NVRTC writes "file(12): error"; hipRTC and the CPU compiler write
  * "file:12:". Rewriting NVRTC's form (for the user's file name only) gives
  * users and tests one format on every backend. In place: never grows. */
-static void normalize_log(char *log, const char *name)
+void amp__nvrtc_normalize_log(char *log, const char *name)
 {
     size_t n = strlen(name);
     char *w = log;
@@ -278,7 +288,7 @@ static amp_status cu_compile(const char *arch, const amp__compile_job *job, void
         if (log && N.nvrtcGetProgramLog(prog, log) == 0) log[log_size] = '\0';
         else { free(log); log = NULL; }
     }
-    if (log) normalize_log(log, name);
+    if (log) amp__nvrtc_normalize_log(log, name);
     if (crc != 0) {
         st = amp__fail(AMP_ERROR_COMPILE, "NVRTC failed to compile %s for %s (%s):\n%s", name, strchr(arch_opt, '=') + 1,
                        N.nvrtcGetErrorString(crc), log ? log : "(no log)");
@@ -649,6 +659,7 @@ static char cuda_version_tag[96];
 static const amp__gpu_driver cuda_table = {
     .platform = "cuda",
     .version_tag = cuda_version_tag,
+    .library = cuda_library,
     .device_count = cu_device_count,
     .device_open = cu_device_open,
     .enter = cu_enter,
@@ -692,9 +703,9 @@ static const amp__gpu_driver cuda_table = {
  * cuda_result publishes it (pthread_once orders the two). */
 static void build_table(void)
 {
-    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!lib) lib = dlopen("libcuda.so", RTLD_NOW | RTLD_LOCAL);
-    if (!lib) { cuda_why = "libcuda.so.1 not found"; return; }
+    static const char *const names[] = {"libcuda.so.1", "libcuda.so", NULL};
+    void *lib = amp__gpu_dlopen_first(names, cuda_library, sizeof cuda_library);
+    if (!lib) { cuda_why = cuda_library; return; }
     bool ok = true;
     const char *miss = NULL;
     __typeof__(D) *tbl = &D;
@@ -710,8 +721,10 @@ static void build_table(void)
     }
     CUresult e = D.cuInit(0);
     if (e != CUDA_SUCCESS) {
-        static char buf[128];
-        snprintf(buf, sizeof buf, "cuInit failed (CUresult %d)", e);
+        static char buf[320];
+        char text[256];
+        cu_error_text(e, text, sizeof text);
+        snprintf(buf, sizeof buf, "cuInit failed: %s", text);
         cuda_why = buf;
         return;
     }

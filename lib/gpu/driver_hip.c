@@ -18,6 +18,28 @@ static struct { HIPRTC_FUNCS(DECLARE_FN) } R;
 static struct { COMGR_FUNCS(DECLARE_FN) } C;
 #undef DECLARE_FN
 
+/* HIP on NVIDIA: HIP's NVIDIA platform maps every HIP runtime, module and
+ * hipRTC call onto the CUDA runtime, driver and NVRTC. HIP ships it as
+ * headers only; a library that exports those inline functions under
+ * libamdhip64's names (test/hip_on_nvidia builds one) lets this driver run
+ * on an NVIDIA GPU. HIP_PLATFORM=nvidia (HIP's own variable, as hipcc reads
+ * it; "nvcc" is its old spelling) says that the libamdhip64 found is such a
+ * library. Then, and only then: a device's architecture is its compute
+ * capability ("sm_90", there is no gcnArchName); hipRTC is NVRTC, so
+ * kernels compile for compute_NN with NVRTC's options and come back as PTX,
+ * which hipModuleLoadData hands to the CUDA driver; a thread has no current
+ * context until the CUDA runtime binds one, so enter() always calls
+ * hipSetDevice and a launch that finds no context enters and retries, as
+ * the CUDA driver does. Everything else is the same code as on AMD. */
+static bool on_nvidia;
+static pthread_once_t platform_once = PTHREAD_ONCE_INIT;
+
+static void read_platform(void)
+{
+    const char *platform = amp__env("HIP_PLATFORM");
+    on_nvidia = platform && (!strcmp(platform, "nvidia") || !strcmp(platform, "nvcc"));
+}
+
 static const char *hip_why = "HIP not probed";
 static const char *rtc_why = "hipRTC not probed";
 static const char *comgr_why = "comgr not probed";
@@ -30,15 +52,6 @@ static pthread_once_t comgr_once = PTHREAD_ONCE_INIT;
  * serialized to stay clear of its thread-safety bugs. Leaf lock. */
 static pthread_mutex_t rtc_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void *open_first(const char *const *names)
-{
-    for (size_t i = 0; names[i]; ++i) {
-        void *h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-        if (h) return h;
-    }
-    return NULL;
-}
-
 /* Resolve every name of a list; false (and *missing = the name) when one is
  * absent. The library handle is never closed: function pointers stay valid
  * until exit. */
@@ -50,13 +63,15 @@ static void *open_first(const char *const *names)
 #define LOAD_OPT(name, ret, args) *(void **)&tbl->name = dlsym(lib, #name);
 
 static void *hip_lib;
+static char hip_library[768]; /* the file loaded, or why none was */
 
 static void load_hip(void)
 {
     static const char *const names[] = {"libamdhip64.so", "libamdhip64.so.7", "libamdhip64.so.6",
                                         "libamdhip64.so.5", NULL};
-    void *lib = open_first(names);
-    if (!lib) { hip_why = "libamdhip64.so (.7/.6/.5) not found"; return; }
+    pthread_once(&platform_once, read_platform);
+    void *lib = amp__gpu_dlopen_first(names, hip_library, sizeof hip_library);
+    if (!lib) { hip_why = hip_library; return; }
     hip_lib = lib;
     bool ok = true;
     const char *miss = NULL, **missing = &miss;
@@ -75,15 +90,23 @@ static void load_hip(void)
 
 static void load_rtc(void)
 {
+    pthread_once(&platform_once, read_platform);
     static const char *const names[] = {"libhiprtc.so", "libhiprtc.so.7", "libhiprtc.so.6",
                                         "libhiprtc.so.5", NULL};
-    void *lib = open_first(names);
+    static char why[768];
+    void *lib = amp__gpu_dlopen_first(names, why, sizeof why);
     if (!lib) {
-        /* ROCm 5 ships hipRTC inside libamdhip64 itself. */
+        /* ROCm 5 ships hipRTC inside libamdhip64 itself (and so does the
+         * NVIDIA-platform test runtime). */
         pthread_once(&hip_once, load_hip);
         lib = hip_lib;
     }
-    if (!lib) { rtc_why = "neither libhiprtc.so (.7/.6/.5) nor libamdhip64 found"; return; }
+    if (!lib) {
+        static char both[1024];
+        snprintf(both, sizeof both, "%s; and libamdhip64, which holds hipRTC in ROCm 5: %s", why, hip_why);
+        rtc_why = both;
+        return;
+    }
     bool ok = true;
     const char *miss = NULL, **missing = &miss;
     __typeof__(R) *tbl = &R;
@@ -96,7 +119,7 @@ static void load_rtc(void)
     }
     int major = 0, minor = 0;
     R.hiprtcVersion(&major, &minor);
-    snprintf(rtc_version, sizeof rtc_version, "hiprtc %d.%d", major, minor);
+    snprintf(rtc_version, sizeof rtc_version, "hiprtc %d.%d%s", major, minor, on_nvidia ? " (nvrtc)" : "");
     rtc_ok = true;
     rtc_why = NULL;
 }
@@ -105,8 +128,9 @@ static void load_comgr(void)
 {
     static const char *const names[] = {"libamd_comgr.so", "libamd_comgr.so.3", "libamd_comgr.so.2",
                                         NULL};
-    void *lib = open_first(names);
-    if (!lib) { comgr_why = "libamd_comgr.so (.3/.2) not found"; return; }
+    static char why[768];
+    void *lib = amp__gpu_dlopen_first(names, why, sizeof why);
+    if (!lib) { comgr_why = why; return; }
     bool ok = true;
     const char *miss = NULL, **missing = &miss;
     __typeof__(C) *tbl = &C;
@@ -210,39 +234,27 @@ const char *amp__hiprtc_version(const char **why)
 
 /* ------------------------------------------------------------ hipRTC */
 
-amp_status amp__hiprtc_compile(const char *target, const amp__compile_job *job, void **bin, size_t *bin_size)
+/* Compile job with hipRTC: the fixed options first (the target and the
+ * dialect), then the user's. target names the target in messages. On HIP's
+ * NVIDIA platform the log is NVRTC's, its locations rewritten to hipRTC's
+ * form. Caller has checked that rtc_ok and that the options name no
+ * target. */
+static amp_status hiprtc_build(const char *target, const char *const *fixed, size_t nfixed,
+                               const amp__compile_job *job, void **bin, size_t *bin_size)
 {
     amp_status st = AMP_OK;
-    const char *source = job->source, *source_name = job->source_name, *options = job->options;
+    const char *source_name = job->source_name ? job->source_name : "kernel.hip";
     char **argv = NULL, *storage = NULL, *log = NULL, *code = NULL;
     const char **hdr = NULL, **hdr_names = NULL;
     void *prog = NULL;
     bool locked = false;
-    char arch_opt[128];
     size_t argc = 0;
     *bin = NULL;
     *bin_size = 0;
 
-    if ((st = amp__amd_validate_target(target)) != AMP_OK) goto fail;
-    if (!source) { st = amp__fail(AMP_ERROR_INVALID_ARGUMENT, "source is NULL"); goto fail; }
-    pthread_once(&rtc_once, load_rtc);
-    if (!rtc_ok) {
-        st = amp__fail(AMP_ERROR_UNSUPPORTED, "cannot compile for %s: %s", target, rtc_why);
-        goto fail;
-    }
-    /* A second --offload-arch in the user's options would reach hipRTC
-     * unvalidated (and may abort the process): refuse it. */
-    if (options && (strstr(options, "offload-arch") || strstr(options, "-mcpu"))) {
-        st = amp__fail(AMP_ERROR_INVALID_ARGUMENT,
-                       "options '%s' name a target; the target is chosen by the accelerator", options);
-        goto fail;
-    }
-    if ((st = amp__split_options(options, 3, 0, &argv, &argc, &storage)) != AMP_OK) goto fail;
-    snprintf(arch_opt, sizeof arch_opt, "--offload-arch=%s", target);
-    argv[0] = arch_opt;
-    argv[1] = (char *)"-std=c++17";
-    argv[2] = (char *)"-O3";
-
+    if (!job->source) { st = amp__fail(AMP_ERROR_INVALID_ARGUMENT, "source is NULL"); goto fail; }
+    if ((st = amp__split_options(job->options, nfixed, 0, &argv, &argc, &storage)) != AMP_OK) goto fail;
+    for (size_t i = 0; i < nfixed; ++i) argv[i] = (char *)fixed[i];
     if (job->nheaders && !(hdr = amp__gpu_header_arrays(job, &hdr_names))) {
         st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "cannot allocate the list of %zu headers", job->nheaders);
         goto fail;
@@ -250,11 +262,9 @@ amp_status amp__hiprtc_compile(const char *target, const amp__compile_job *job, 
 
     pthread_mutex_lock(&rtc_lock);
     locked = true;
-    int rc = R.hiprtcCreateProgram(&prog, source, source_name ? source_name : "kernel.hip", (int)job->nheaders, hdr,
-                                   hdr_names);
+    int rc = R.hiprtcCreateProgram(&prog, job->source, source_name, (int)job->nheaders, hdr, hdr_names);
     if (rc != 0) {
-        st = amp__fail(AMP_ERROR_COMPILE, "hiprtcCreateProgram(%s): %s", source_name ? source_name : "kernel.hip",
-                       R.hiprtcGetErrorString(rc));
+        st = amp__fail(AMP_ERROR_COMPILE, "hiprtcCreateProgram(%s): %s", source_name, R.hiprtcGetErrorString(rc));
         prog = NULL;
         goto fail;
     }
@@ -265,10 +275,10 @@ amp_status amp__hiprtc_compile(const char *target, const amp__compile_job *job, 
         if (log && R.hiprtcGetProgramLog(prog, log) == 0) log[log_size] = '\0';
         else { free(log); log = NULL; }
     }
+    if (log && on_nvidia) amp__nvrtc_normalize_log(log, source_name);
     if (crc != 0) {
-        st = amp__fail(AMP_ERROR_COMPILE, "hipRTC failed to compile %s for %s (%s):\n%s",
-                       source_name ? source_name : "kernel.hip", target, R.hiprtcGetErrorString(crc),
-                       log ? log : "(no log)");
+        st = amp__fail(AMP_ERROR_COMPILE, "hipRTC failed to compile %s for %s (%s):\n%s", source_name, target,
+                       R.hiprtcGetErrorString(crc), log ? log : "(no log)");
         goto fail;
     }
     size_t size = 0;
@@ -292,7 +302,7 @@ amp_status amp__hiprtc_compile(const char *target, const amp__compile_job *job, 
     free(log);
     free(argv);
     free(storage);
-    *bin = code;
+    *bin = code; /* on NVIDIA: PTX, its size counting the NUL cuModuleLoadData needs */
     *bin_size = size;
     return AMP_OK;
 fail:
@@ -304,6 +314,59 @@ fail:
     free(argv);
     free(storage);
     return st;
+}
+
+/* A second target option in the user's options would reach the compiler
+ * unvalidated (hipRTC may abort the process on one): refused. */
+static amp_status refuse_target_options(const char *options, const char *const *words)
+{
+    for (size_t i = 0; options && words[i]; ++i)
+        if (strstr(options, words[i]))
+            return amp__fail(AMP_ERROR_INVALID_ARGUMENT,
+                             "options '%s' name a target (%s); the target is chosen by the accelerator", options,
+                             words[i]);
+    return AMP_OK;
+}
+
+amp_status amp__hiprtc_compile(const char *target, const amp__compile_job *job, void **bin, size_t *bin_size)
+{
+    static const char *const target_words[] = {"offload-arch", "-mcpu", NULL};
+    amp_status st;
+    char arch_opt[128];
+    *bin = NULL;
+    *bin_size = 0;
+    if ((st = amp__amd_validate_target(target)) != AMP_OK) return st;
+    pthread_once(&rtc_once, load_rtc);
+    if (!rtc_ok) return amp__fail(AMP_ERROR_UNSUPPORTED, "cannot compile for %s: %s", target, rtc_why);
+    if (on_nvidia)
+        return amp__fail(AMP_ERROR_UNSUPPORTED,
+                         "cannot compile for AMD target %s: the hipRTC loaded is HIP's NVIDIA platform "
+                         "(HIP_PLATFORM=nvidia), which compiles for NVIDIA GPUs only", target);
+    if ((st = refuse_target_options(job->options, target_words)) != AMP_OK) return st;
+    snprintf(arch_opt, sizeof arch_opt, "--offload-arch=%s", target);
+    const char *fixed[] = {arch_opt, "-std=c++17", "-O3"};
+    return hiprtc_build(target, fixed, 3, job, bin, bin_size);
+}
+
+/* HIP on NVIDIA: hipRTC is NVRTC, which takes a virtual architecture
+ * (compute_NN: hiprtcGetCode is nvrtcGetPTX) and has no -O3 (it always
+ * optimizes). */
+static amp_status hiprtc_compile_nvidia(const char *arch, const amp__compile_job *job, void **bin, size_t *bin_size)
+{
+    static const char *const target_words[] = {"-arch", "--gpu-architecture", "offload-arch", NULL};
+    amp_status st;
+    char arch_opt[64];
+    int sm = 0;
+    *bin = NULL;
+    *bin_size = 0;
+    if (sscanf(arch, "sm_%d", &sm) != 1 || sm <= 0)
+        return amp__fail(AMP_ERROR_UNSUPPORTED, "NVIDIA arch '%s' is not of the form sm_XY", arch);
+    pthread_once(&rtc_once, load_rtc);
+    if (!rtc_ok) return amp__fail(AMP_ERROR_UNSUPPORTED, "cannot compile for %s: %s", arch, rtc_why);
+    if ((st = refuse_target_options(job->options, target_words)) != AMP_OK) return st;
+    snprintf(arch_opt, sizeof arch_opt, "--gpu-architecture=compute_%d", sm);
+    const char *fixed[] = {arch_opt, "-std=c++17"};
+    return hiprtc_build(arch, fixed, 2, job, bin, bin_size);
 }
 
 /* ------------------------------------------------------ runtime table */
@@ -332,11 +395,19 @@ static hip_err hip_handled(hip_err e)
     return e;
 }
 
-static int hip_device_count(void)
+static int hip_device_count(char *why, size_t why_size)
 {
     int n = 0;
-    if (hip_handled(H.hipGetDeviceCount(&n)) != HIP_SUCCESS || n < 0) return 0;
-    return n;
+    hip_err e = hip_handled(H.hipGetDeviceCount(&n));
+    if (e != HIP_SUCCESS) {
+        const char *es = H.hipGetErrorString ? H.hipGetErrorString(e) : NULL;
+        snprintf(why, why_size, "hipGetDeviceCount failed: %s (hipError %d)%s", es ? es : "unknown error", e,
+                 on_nvidia ? " (HIP_PLATFORM=nvidia: the CUDA runtime under it found no usable GPU)"
+                           : " (is the amdgpu kernel driver loaded, and may this user open /dev/kfd?)");
+        return 0;
+    }
+    if (n <= 0) snprintf(why, why_size, "hipGetDeviceCount: zero devices");
+    return n > 0 ? n : 0;
 }
 
 static int hip_attr(int attr, int ord, int dflt)
@@ -355,6 +426,26 @@ static bool looks_like_arch(const char *s, size_t room)
         if (!(isalnum(c) || c == ':' || c == '+' || c == '-')) return false;
     }
     return true;
+}
+
+/* HIP on NVIDIA: the architecture is the compute capability, which the
+ * platform reports through the same attributes as AMD's GFX version. */
+static void nvidia_device_arch(int ord, amp__gpu_devinfo *info)
+{
+    info->nvrtc_compiler = true;
+    int major = hip_attr(HIP_ATTR_COMPUTE_CAPABILITY_MAJOR, ord, 0);
+    int minor = hip_attr(HIP_ATTR_COMPUTE_CAPABILITY_MINOR, ord, 0);
+    if (major <= 0 || minor < 0 || minor > 9) {
+        snprintf(info->unavailable_reason, sizeof info->unavailable_reason,
+                 "HIP_PLATFORM=nvidia, but HIP device %d reports compute capability %d.%d (is the libamdhip64 "
+                 "loaded HIP's NVIDIA platform?)", ord, major, minor);
+        snprintf(info->arch, sizeof info->arch, "sm-unknown");
+        return;
+    }
+    snprintf(info->arch, sizeof info->arch, "sm_%d%d", major, minor);
+    pthread_once(&rtc_once, load_rtc);
+    if (!rtc_ok)
+        snprintf(info->unavailable_reason, sizeof info->unavailable_reason, "no runtime compiler: %s", rtc_why);
 }
 
 /* Every query names the ordinal: opening a device must not change the calling
@@ -380,6 +471,10 @@ static void hip_device_open(int ord, void **ctx, amp__gpu_devinfo *info)
     info->max_block[0] = hip_attr(HIP_ATTR_MAX_BLOCK_DIM_X, ord, 1024);
     info->max_block[1] = hip_attr(HIP_ATTR_MAX_BLOCK_DIM_Y, ord, 1024);
     info->max_block[2] = hip_attr(HIP_ATTR_MAX_BLOCK_DIM_Z, ord, 1024);
+    if (on_nvidia) {
+        nvidia_device_arch(ord, info);
+        return;
+    }
 
     /* Newest layout first; the first getter that exists and succeeds wins. */
     const struct { hip_err (*get)(void *, int); size_t off; } getters[] = {
@@ -413,7 +508,8 @@ static void hip_device_open(int ord, void **ctx, amp__gpu_devinfo *info)
     }
     if (!info->arch[0]) {
         snprintf(info->unavailable_reason, sizeof info->unavailable_reason,
-                 "could not read the gfx architecture of HIP device %d", ord);
+                 "could not read the gfx architecture of HIP device %d (an NVIDIA GPU through HIP's NVIDIA "
+                 "platform needs HIP_PLATFORM=nvidia)", ord);
         snprintf(info->arch, sizeof info->arch, "gfx-unknown");
         return;
     }
@@ -436,10 +532,13 @@ static amp_status hip_enter(void *ctx, void **prev)
     int want = (int)(intptr_t)ctx, cur = -1;
     *prev = NULL;
     hip_err g = hip_handled(H.hipGetDevice(&cur));
-    if (g == HIP_SUCCESS && cur == want) return AMP_OK;
+    /* On NVIDIA the device can be current with no context bound to the
+     * thread yet (the CUDA runtime binds it lazily, and module calls go to
+     * the driver API, which needs it): hipSetDevice binds it. */
+    if (g == HIP_SUCCESS && cur == want && !on_nvidia) return AMP_OK;
     hip_err e = H.hipSetDevice(want);
     if (e != HIP_SUCCESS) return hip_fail(e, "hipSetDevice(%d)", want);
-    if (g == HIP_SUCCESS && cur >= 0) *prev = (void *)((intptr_t)cur + 1);
+    if (g == HIP_SUCCESS && cur >= 0 && cur != want) *prev = (void *)((intptr_t)cur + 1);
     return AMP_OK;
 }
 
@@ -447,7 +546,7 @@ static void hip_leave(void *prev) { (void)hip_handled(H.hipSetDevice((int)((intp
 
 static amp_status hip_compile(const char *arch, const amp__compile_job *job, void **bin, size_t *bin_size)
 {
-    return amp__hiprtc_compile(arch, job, bin, bin_size);
+    return on_nvidia ? hiprtc_compile_nvidia(arch, job, bin, bin_size) : amp__hiprtc_compile(arch, job, bin, bin_size);
 }
 
 static amp_status hip_module_load(const void *bin, size_t size, void **module)
@@ -669,11 +768,19 @@ static amp_status hip_launch(void *ctx, void *fn, const unsigned g[3], const uns
 {
     (void)programmatic;
     void *prev = NULL;
-    if ((uintptr_t)s <= HIP_STREAM_PER_THREAD) {
+    bool entered = (uintptr_t)s <= HIP_STREAM_PER_THREAD;
+    if (entered) {
         amp_status st = hip_enter(ctx, &prev);
         if (st != AMP_OK) return st;
     }
     hip_err e = H.hipModuleLaunchKernel(fn, g[0], g[1], g[2], b[0], b[1], b[2], 0, s, params, NULL);
+    if (on_nvidia && !entered && (e == HIP_ERROR_INVALID_CONTEXT || e == HIP_ERROR_INVALID_HANDLE)) {
+        /* The CUDA driver under it wants the stream's context current on
+         * this thread (a thread that has not entered yet). */
+        amp_status st = hip_enter(ctx, &prev);
+        if (st != AMP_OK) return st;
+        e = H.hipModuleLaunchKernel(fn, g[0], g[1], g[2], b[0], b[1], b[2], 0, s, params, NULL);
+    }
     amp_status st = e == HIP_SUCCESS ? AMP_OK
                                      : hip_fail(e, "hipModuleLaunchKernel(grid %u,%u,%u block %u,%u,%u)", g[0], g[1],
                                                 g[2], b[0], b[1], b[2]);
@@ -731,6 +838,7 @@ static char hip_version_tag[96];
 static const amp__gpu_driver hip_table = {
     .platform = "hip",
     .version_tag = hip_version_tag,
+    .library = hip_library,
     .device_count = hip_device_count,
     .device_open = hip_device_open,
     .enter = hip_enter,
@@ -783,7 +891,8 @@ static void build_table(void)
     pthread_once(&rtc_once, load_rtc);
     int rt = 0;
     H.hipRuntimeGetVersion(&rt);
-    snprintf(hip_version_tag, sizeof hip_version_tag, "%s runtime %d", rtc_ok ? rtc_version : "no-hiprtc", rt);
+    snprintf(hip_version_tag, sizeof hip_version_tag, "%s runtime %d%s", rtc_ok ? rtc_version : "no-hiprtc", rt,
+             on_nvidia ? " (HIP on NVIDIA)" : "");
     hip_result = &hip_table;
     hip_result_why = NULL;
 }

@@ -636,7 +636,12 @@ const amp__sys_dir *amp__gpu_system_dirs(const char *platform)
     return strcmp(platform, "hip") ? NULL : hiprtc_dirs;
 }
 
-static const amp__sys_dir *gpu_system_include_dirs(void *dev) { return amp__gpu_system_dirs(GPU_DEV(dev)->drv->platform); }
+/* By the compiler, not the driver: hipRTC on HIP's NVIDIA platform is
+ * NVRTC. */
+static const amp__sys_dir *gpu_system_include_dirs(void *dev)
+{
+    return amp__gpu_system_dirs(GPU_DEV(dev)->di.nvrtc_compiler ? "cuda" : "hip");
+}
 
 /* -------------------------------------------------------------- graphs
  * By stream capture: while a queue records, the core queues only launches
@@ -803,10 +808,11 @@ static unsigned arch_version(const char *arch)
     return (unsigned)atoi(major) << 16 | mn << 8 | st;
 }
 
-static size_t enumerate_driver(const amp__gpu_driver *drv, amp__device_entry *out, size_t cap)
+static size_t enumerate_driver(const amp__gpu_driver *drv, amp__device_entry *out, size_t cap, char *why,
+                               size_t why_size)
 {
     size_t n = 0;
-    int count = drv->device_count();
+    int count = drv->device_count(why, why_size);
     for (int i = 0; i < count && n < cap; ++i) {
         gpu_dev *d = calloc(1, sizeof *d);
         if (!d) break;
@@ -844,14 +850,59 @@ static size_t enumerate_driver(const amp__gpu_driver *drv, amp__device_entry *ou
     return n;
 }
 
+static amp_gpu_driver_report driver_reports[AMP__GPU_DRIVERS];
+
+const amp_gpu_driver_report *amp__gpu_driver_reports(void) { return driver_reports; }
+
+/* AMP_GPU_DRIVERS: a comma-separated list of driver names. A list that
+ * names something else probes no driver, and every report says why (the
+ * enumeration cannot fail; hipamp-info and the no-GPU messages show it). */
+static bool driver_wanted(const char *name, char *why, size_t n)
+{
+    const char *v = amp__env("AMP_GPU_DRIVERS");
+    if (!v) return true;
+    bool named = false, valid = true;
+    for (const char *p = v; *p;) {
+        size_t len = strcspn(p, ",");
+        if (len == strlen(name) && !strncmp(p, name, len)) named = true;
+        else if (!((len == 3 && !strncmp(p, "hip", 3)) || (len == 4 && !strncmp(p, "cuda", 4)))) valid = false;
+        p += len;
+        if (*p == ',') ++p;
+    }
+    if (!valid) {
+        snprintf(why, n, "not probed: AMP_GPU_DRIVERS=\"%.64s\" is not a comma-separated list of hip and cuda", v);
+        return false;
+    }
+    if (!named) snprintf(why, n, "not probed: AMP_GPU_DRIVERS=\"%.64s\" leaves it out", v);
+    return named;
+}
+
+static size_t probe_driver(amp_gpu_driver_report *r, const char *name, const amp__gpu_driver *(*get)(const char **),
+                           amp__device_entry *out, size_t cap)
+{
+    const char *why = NULL;
+    snprintf(r->name, sizeof r->name, "%s", name);
+    if (!driver_wanted(name, r->detail, sizeof r->detail)) return 0;
+    const amp__gpu_driver *drv = get(&why);
+    if (!drv) {
+        snprintf(r->detail, sizeof r->detail, "%s", why ? why : "not loaded");
+        return 0;
+    }
+    r->loaded = true;
+    char count_why[512] = "";
+    size_t n = cap ? enumerate_driver(drv, out, cap, count_why, sizeof count_why) : 0;
+    r->device_count = (int)n;
+    snprintf(r->detail, sizeof r->detail, "%.400s; %.120s%s%.400s", drv->library, drv->version_tag,
+             count_why[0] ? "; " : "", count_why);
+    return n;
+}
+
 size_t amp__gpu_enumerate(amp__device_entry *out, size_t cap)
 {
     size_t n = 0;
     if (!out || cap == 0) return 0;
     /* AMD first: on a machine with both, "hip:N" devices come before "cuda:N". */
-    const amp__gpu_driver *hip = amp__hip_driver(NULL);
-    if (hip) n += enumerate_driver(hip, out + n, cap - n);
-    const amp__gpu_driver *cuda = amp__cuda_driver(NULL);
-    if (cuda && n < cap) n += enumerate_driver(cuda, out + n, cap - n);
+    n += probe_driver(&driver_reports[0], "hip", amp__hip_driver, out + n, cap - n);
+    n += probe_driver(&driver_reports[1], "cuda", amp__cuda_driver, out + n, cap - n);
     return n;
 }

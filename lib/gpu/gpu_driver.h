@@ -26,6 +26,9 @@ typedef struct amp__gpu_devinfo {
      * kernels are compiled for an architecture on which the prelude's entry
      * point waits for its predecessor (sm_90 or later). */
     bool programmatic_launch;
+    /* Kernels are compiled by NVRTC (the CUDA driver, or hipRTC on HIP's
+     * NVIDIA platform): no default system include directory. */
+    bool nvrtc_compiler;
     /* Non-empty: the device is listed but cannot compile/run (no runtime
      * compiler, arch unknown to it). */
     char unavailable_reason[256];
@@ -42,8 +45,12 @@ typedef struct amp__gpu_driver {
     /* Compiler + runtime versions, e.g. "hiprtc 9.0 runtime 50221153";
      * filled once, before the table is first handed out. */
     const char *version_tag;
+    /* The vendor library loaded, as amp__gpu_dlopen_first put it. */
+    const char *library;
 
-    int (*device_count)(void);
+    /* The devices the driver lists; 0 with why (the driver's error code
+     * and text, or "zero devices") filled when it lists none. */
+    int (*device_count)(char *why, size_t why_size);
     /* *ctx: what enter() needs (CUDA primary context; HIP ordinal). Never
      * fails for a listed device: problems go to info->unavailable_reason. */
     void (*device_open)(int ordinal, void **ctx, amp__gpu_devinfo *info);
@@ -144,6 +151,17 @@ typedef struct amp__gpu_driver {
  * *why says which library was missing). Loaded once, thread-safe. */
 const amp__gpu_driver *amp__hip_driver(const char **why);
 const amp__gpu_driver *amp__cuda_driver(const char **why);
+
+/* dlopen the first of names that loads (RTLD_NOW | RTLD_LOCAL). Loaded: why
+ * is the file's path, and the error of an earlier name that was found but
+ * did not load. NULL: why says which names were tried and why none loaded:
+ * the first dlopen error that is not "no such file" (a dependency missing),
+ * else where the loader searched (driver_load.c). */
+void *amp__gpu_dlopen_first(const char *const *names, char *why, size_t why_size);
+
+/* Rewrite NVRTC's "name(12): error" locations as "name:12: error", the
+ * form hipRTC and g++ use, in place (driver_cuda.c). */
+void amp__nvrtc_normalize_log(char *log, const char *name);
 
 /* hipRTC + comgr, usable with no GPU (driver_hip.c). */
 /* AMP_OK when comgr knows target (features included, e.g.

@@ -32,9 +32,14 @@ Test(abi_hip, header_version)
                   HIP_VERSION_MAJOR);
 }
 
-Test(abi_hip, types) { HIP_ABI_TYPES(ABI_CHECK_TYPE) }
+Test(abi_hip, types) { HIP_ABI_TYPES(ABI_CHECK_TYPE) HIP_ABI_COMGR_TYPES(ABI_CHECK_TYPE) }
 
-Test(abi_hip, constants) { HIP_ABI_CONSTANTS(ABI_CHECK_CONSTANT) }
+Test(abi_hip, constants)
+{
+    HIP_ABI_CONSTANTS(ABI_CHECK_CONSTANT)
+    HIP_ABI_HANDLE_CONSTANTS(ABI_CHECK_CONSTANT)
+    HIP_ABI_COMGR_CONSTANTS(ABI_CHECK_CONSTANT)
+}
 
 Test(abi_hip, runtime_functions) { HIP_FUNCS(ABI_CHECK_FUNCTION) HIP_OPTIONAL_PLAIN(ABI_CHECK_FUNCTION) }
 
