@@ -1199,7 +1199,7 @@ static void remove_local_header(void)
 ACCEL_TEST(cache, changed_system_header_rebuilds, .fini = remove_local_header)
 {
     amp_accelerator_info in = info_of(acc);
-    if (!strncmp(in.device_path, "cuda", 4)) cr_skip_test("NVRTC searches no system include directory");
+    if (!strncmp(in.arch, "sm_", 3)) cr_skip_test("NVRTC (CUDA, or HIP on NVIDIA) searches no system include directory");
     snprintf(g_local_header, sizeof g_local_header, "/usr/local/include/hipamp-test-%d.h", (int)getpid());
     FILE *f = fopen(g_local_header, "w");
     if (!f) {
