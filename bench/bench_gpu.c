@@ -77,6 +77,7 @@ static bool launch_only;
 static bool graph_only;
 static bool algorithms_only;
 static bool two_gpus_only;
+static bool hip_vs_cuda_only;
 static int parse_args(int argc, char **argv)
 {
     outdir = getenv("OUT");
@@ -88,6 +89,7 @@ static int parse_args(int argc, char **argv)
         else if (!strcmp(argv[i], "--graph-only")) graph_only = true;
         else if (!strcmp(argv[i], "--algorithms-only")) algorithms_only = true;
         else if (!strcmp(argv[i], "--two-gpus-only")) two_gpus_only = true;
+        else if (!strcmp(argv[i], "--hip-vs-cuda-only")) hip_vs_cuda_only = true;
         else if (!strcmp(argv[i], "--chart") && i + 2 < argc) {
             /* Redraw a chart from a results CSV with the built-in PNG writer. */
             FILE *f = fopen(argv[i + 1], "r");
@@ -101,7 +103,7 @@ static int parse_args(int argc, char **argv)
             fclose(f);
             return png_chart(argv[i + 2], "hipamp chart") ? 0 : 1;
         } else {
-            printf("usage: %s [--out DIR] [--quick] [--no-cpu] [--launch-only] [--graph-only] [--algorithms-only] [--two-gpus-only] |\n"
+            printf("usage: %s [--out DIR] [--quick] [--no-cpu] [--launch-only] [--graph-only] [--algorithms-only] [--two-gpus-only] [--hip-vs-cuda-only] |\n"
                    "       --chart RESULTS.csv OUT.png\n"
                    "  Benchmarks hipamp on %s against raw driver launches, device copy and\n"
                    "  %s; writes <date>-<gpu>.md/.csv/.png into DIR (default: $OUT, else\n"
@@ -110,6 +112,8 @@ static int parse_args(int argc, char **argv)
                    "  (long batches with device events, the host cost of short bursts), printed only.\n"
                    "  --graph-only: the launch-graph section and its goals, printed only.\n"
                    "  --two-gpus-only: the two-GPU section (peer copy, two kernels at once), printed only.\n"
+                   "  --hip-vs-cuda-only: one launch through hip:0 (HIP's NVIDIA platform) and cuda:0\n"
+                   "  side by side, printed only (HIP_PLATFORM=nvidia, the test runtime on LD_LIBRARY_PATH).\n"
                    "  --algorithms-only: the algorithms section and its goals, printed only (a\n"
                    "  tuning sweep runs it once per setting of the AMP_ALG_* knobs: ci/gpu.sh figures).\n",
                    rg.program, rg.accelerator, rg.blas, HIPAMP_BENCH_RESULTS);
@@ -244,6 +248,10 @@ int main(int argc, char **argv)
         graph_report();
         report_goals(false);
         wl_close(&W);
+        return failures ? 1 : 0;
+    }
+    if (hip_vs_cuda_only) {
+        hip_vs_cuda_report();
         return failures ? 1 : 0;
     }
     if (two_gpus_only) {

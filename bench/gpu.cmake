@@ -22,7 +22,7 @@ endif()
 
 # One report program: bench_gpu.c, its sections and their harness over one
 # vendor layer (raw_gpu.h). A new section adds its file here.
-set(HIPAMP_BENCH_GPU_SOURCES bench_gpu.c gpu_harness.c gpu_png.c gpu_study.c gpu_launch.c gpu_cache.c gpu_two_gpus.c
+set(HIPAMP_BENCH_GPU_SOURCES bench_gpu.c gpu_harness.c gpu_png.c gpu_study.c gpu_launch.c gpu_cache.c gpu_two_gpus.c gpu_hip_vs_cuda.c
   gpu_graph.c gpu_algorithms.c)
 function(hipamp_bench_gpu target vendor_source)
   set(_sources)

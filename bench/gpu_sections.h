@@ -43,4 +43,9 @@ void graph_report(void);
  * adds its goals). */
 void algorithms_report(void);
 
+/* gpu_hip_vs_cuda.c: the same launch through hip:0 (hipamp's HIP driver on
+ * HIP's NVIDIA platform) and cuda:0 in one run ("HIP on NVIDIA"; no goal;
+ * --hip-vs-cuda-only). */
+void hip_vs_cuda_report(void);
+
 #endif

@@ -28,7 +28,13 @@
 # Knobs (environment; defaults in brackets):
 #   every one  OUT [build-gpu-out], BUILD_DIR [build-gpu], LOGS_DIR
 #              [build-gpu-logs], JOBS (build jobs) [nproc], BUILD_TYPE
-#              [RelWithDebInfo]
+#              [RelWithDebInfo], GPU_DRIVER [cuda]: hip runs everything
+#              through hipamp's HIP driver on HIP's NVIDIA platform (the
+#              test runtime test/hip_on_nvidia, built from the headers of the
+#              carried libamdhip64-dev: HIP_PLATFORM=nvidia,
+#              AMP_GPU_DRIVERS=hip, its directory first on LD_LIBRARY_PATH);
+#              both lists hip:0 and cuda:0 side by side (for bench_gpu's
+#              --hip-vs-cuda)
 #   suite      TESTS (a ctest -R regex) [all], CTEST_JOBS [4], CTEST_ARGS
 #              (more ctest options), SPLIT (tests run by themselves with
 #              Criterion's --jobs=SPLIT_JOBS [4]; empty: none)
@@ -114,12 +120,35 @@ use_deps() {
     DEP_ARGS+=(-DCRITERION_ROOT="$prefix")
   fi
   [ -d "$lib" ] && export LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  # HIP's NVIDIA-platform headers (libamdhip64-dev), for test/hip_on_nvidia.
+  [ -e "$prefix/usr/include/hip/nvidia_detail/nvidia_hip_runtime_api.h" ] &&
+    DEP_ARGS+=(-DHIPAMP_HIP_NVIDIA_INCLUDE_DIR="$prefix/usr/include")
+  hip_on_nvidia_env
   if [ ! -e /usr/include/openssl/evp.h ] && [ -e "$prefix/usr/include/openssl/evp.h" ]; then
     DEP_ARGS+=(-DOPENSSL_ROOT_DIR="$prefix/usr" -DOPENSSL_INCLUDE_DIR="$prefix/usr/include"
                -DOPENSSL_CRYPTO_LIBRARY="$lib/libcrypto.so")
     export CPATH="$prefix/usr/include/x86_64-linux-gnu${CPATH:+:$CPATH}"
   fi
   return 0
+}
+
+# hip_on_nvidia_env: GPU_DRIVER=hip or both: the environment that makes
+# hipamp's HIP driver load the test runtime built in BUILD (it need not
+# exist yet: dlopen reads LD_LIBRARY_PATH at each call). nvcc from the CUDA
+# toolkit when it is not on PATH (the runtime is built with it).
+hip_on_nvidia_env() {
+  command -v nvcc >/dev/null 2>&1 || { [ -x /usr/local/cuda/bin/nvcc ] && export CUDACXX=/usr/local/cuda/bin/nvcc; }
+  case ${GPU_DRIVER:-cuda} in
+    cuda) return 0 ;;
+    hip) export AMP_GPU_DRIVERS=hip ;;
+    both) export AMP_GPU_DRIVERS=hip,cuda ;;
+    *) echo "ci/gpu.sh: GPU_DRIVER=$GPU_DRIVER (want cuda, hip or both)" >&2; exit 2 ;;
+  esac
+  export HIP_PLATFORM=nvidia
+  case ":${LD_LIBRARY_PATH:-}:" in
+    *":$BUILD/test/hip_on_nvidia:"*) ;;
+    *) export LD_LIBRARY_PATH="$BUILD/test/hip_on_nvidia${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" ;;
+  esac
 }
 
 # configure_build [TARGET...]: configures BUILD (BUILD_TYPE, DEP_ARGS) and
@@ -194,7 +223,7 @@ cmd_suite() {
   local split_lines=() split_names=() pids=() exclude=() failed=()
   start=$(date +%s)
   LOGS=$LOGS_DIR/suite
-  summary() { echo "ci/gpu.sh suite: $1 in $(mins "$start")" | tee -a "$OUT/summary.txt"; }
+  summary() { echo "ci/gpu.sh suite (GPU_DRIVER=${GPU_DRIVER:-cuda}): $1 in $(mins "$start")" | tee -a "$OUT/summary.txt"; }
   rm -rf "$BUILD" "$LOGS"
   mkdir -p "$LOGS/tests"
 
@@ -222,6 +251,13 @@ cmd_suite() {
     1) summary "FAILED (configure; configure.log in suite-logs.tar.gz)"; archive_logs "$LOGS" suite; return 1 ;;
     2) summary "FAILED (build; build.log in suite-logs.tar.gz)"; archive_logs "$LOGS" suite; return 1 ;;
   esac
+
+  if [ "${GPU_DRIVER:-cuda}" != cuda ] && [ ! -e "$BUILD/test/hip_on_nvidia/libamdhip64.so" ]; then
+    grep -i 'hip-on-nvidia' "$LOGS/configure.log"
+    summary "FAILED (GPU_DRIVER=$GPU_DRIVER, but the HIP-on-NVIDIA test runtime was not built: carry libamdhip64-dev in .debs)"
+    archive_logs "$LOGS" suite
+    return 1
+  fi
 
   # 3. What the library sees on this machine.
   "$BUILD/hipamp-info" 2>&1 | tee "$LOGS/hipamp-info.txt"
