@@ -274,6 +274,7 @@ amp_status tea_summary(tea_solver *s, double dx, double dy, double out[4])
 
 void tea_free(tea_solver *s)
 {
+    if (s->comm.release) s->comm.release(s->comm.ctx, s);
     amp_graph_destroy(s->graph[0]); /* before what they use */
     amp_graph_destroy(s->graph[1]);
     amp_array_view *views[] = {s->p_halo_bottom, s->p_halo_top, s->p_last, s->p_first, s->vp_in, s->vp,

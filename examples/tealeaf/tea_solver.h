@@ -28,6 +28,7 @@ typedef struct tea_comm {
     void *ctx;
     amp_status (*halo)(void *ctx, tea_solver *s);
     amp_status (*sum)(void *ctx, double *value);
+    void (*release)(void *ctx, tea_solver *s); /* tea_free calls it first: what the comm made on s->q goes */
 } tea_comm;
 
 struct tea_solver {
