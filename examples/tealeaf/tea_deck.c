@@ -63,7 +63,8 @@ static void note_ignored(tea_deck *d, const char *word)
     if (n + strlen(word) + 2 < sizeof d->ignored) snprintf(d->ignored + n, sizeof d->ignored - n, "%s%s", n ? " " : "", word);
 }
 
-/* The words of one line: comments cut, '=' and ',' made spaces, lower case. */
+/* The words of one line: comments cut, '=' and ',' made spaces, lower case.
+ * -1: more than cap words. */
 static int split(char *line, char **words, int cap)
 {
     int n = 0;
@@ -75,7 +76,10 @@ static int split(char *line, char **words, int cap)
         if (*c == '=' || *c == ',') *c = ' ';
         *c = (char)tolower((unsigned char)*c);
     }
-    for (char *t = strtok(line, " \t\r\n"); t && n < cap; t = strtok(NULL, " \t\r\n")) words[n++] = t;
+    for (char *t = strtok(line, " \t\r\n"); t; t = strtok(NULL, " \t\r\n")) {
+        if (n == cap) return -1;
+        words[n++] = t;
+    }
     return n;
 }
 
@@ -169,6 +173,10 @@ int tea_deck_read(const char *path, tea_deck *d, char *err, size_t errlen)
         ++p.line;
         char *w[64];
         int n = split(line, w, 64);
+        if (n < 0) {
+            rc = fail(&p, "more than 64 words on one line");
+            break;
+        }
         if (n == 0) continue;
         if (!started) {
             if (!strcmp(w[0], "*tea")) started = true; /* what comes before *tea is not the deck's */
