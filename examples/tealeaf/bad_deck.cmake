@@ -1,0 +1,36 @@
+# bad_deck.cmake — ctest's tealeaf_bad_deck: tealeaf on decks with one wrong line each (written here, in the test's directory) must exit 2 with a message naming the deck, the line and what is wrong.
+#
+#   cmake -DTEALEAF=path/to/tealeaf -P bad_deck.cmake
+set(_head "*tea\nstate 1 density=100.0 energy=0.0001\nx_cells=4\ny_cells=4\n")
+# name | the line that is wrong (line 5 of its deck) | what the message must say
+set(_cases
+  "unknown_key|x_cels=4|bad_unknown_key.in:5: unknown key 'x_cels'"
+  "bad_value|end_step=ten|bad_bad_value.in:5: 'end_step': 'ten' is not an integer"
+  "no_value|eps|bad_no_value.in:5: 'eps' needs a value"
+  "bad_geometry|state 2 density=1 energy=1 geometry=hexagon xmin=0 xmax=1 ymin=0 ymax=1|bad_bad_geometry.in:5: state 2: unknown geometry 'hexagon'"
+  "bad_density|state 2 density=0 energy=1 geometry=rectangle xmin=0 xmax=1 ymin=0 ymax=1|bad_bad_density.in:5: state 2: density must be > 0"
+  "state_twice|state 1 density=1 energy=1|bad_state_twice.in:5: state 1 defined twice")
+foreach(_case ${_cases})
+  string(REPLACE "|" ";" _f "${_case}")
+  list(GET _f 0 _name)
+  list(GET _f 1 _line)
+  list(GET _f 2 _want)
+  file(WRITE "bad_${_name}.in" "${_head}${_line}\nend_step=1\n*endtea\n")
+  execute_process(COMMAND ${TEALEAF} --device cpu bad_${_name}.in
+    OUTPUT_VARIABLE _out ERROR_VARIABLE _err RESULT_VARIABLE _rc)
+  message("${_name}: exit ${_rc}: ${_err}")
+  if(NOT _rc EQUAL 2)
+    message(FATAL_ERROR "${_name}: exit ${_rc}, not 2\n${_out}${_err}")
+  endif()
+  string(FIND "${_err}" "${_want}" _at)
+  if(_at EQUAL -1)
+    message(FATAL_ERROR "${_name}: the message does not say \"${_want}\":\n${_err}")
+  endif()
+endforeach()
+# A good deck of the same lines runs (the cases above fail for their line).
+file(WRITE "good.in" "${_head}end_step=1\n*endtea\n")
+execute_process(COMMAND ${TEALEAF} --device cpu good.in OUTPUT_VARIABLE _out ERROR_VARIABLE _err RESULT_VARIABLE _rc)
+string(FIND "${_out}" " step:      1 " _at)
+if(_at EQUAL -1)
+  message(FATAL_ERROR "the good deck printed no field summary (exit ${_rc}):\n${_out}${_err}")
+endif()

@@ -1,0 +1,27 @@
+# same_bits.cmake — ctest's tealeaf_same_bits: tealeaf on one deck with each iteration launched and the iteration count read after every iteration, then replayed from launch graphs with the count read every 5 and every 16 (the default): each run PASSES and their digest lines (iterations, the temperature in hexadecimal, a hash of u's bytes) are the same, since the device stops updating once converged.
+#
+#   cmake -DTEALEAF=path/to/tealeaf -DDECK=path/to/deck.in -P same_bits.cmake
+set(_runs "--no-graph --check-every 1" "--check-every 5" "")
+set(_first "")
+foreach(_args ${_runs})
+  separate_arguments(_a UNIX_COMMAND "${_args}")
+  execute_process(COMMAND ${TEALEAF} --device cpu --skip-missing --digest ${_a} ${DECK}
+    OUTPUT_VARIABLE _out ERROR_VARIABLE _err RESULT_VARIABLE _rc)
+  if(_rc EQUAL 77)
+    message("${_out}")
+    return()
+  endif()
+  if(NOT _rc EQUAL 0)
+    message(FATAL_ERROR "tealeaf ${_args}: exit ${_rc}\n${_out}${_err}")
+  endif()
+  string(REGEX MATCH "tealeaf: digest[^\n]*" _digest "${_out}")
+  message("[${_args}] ${_digest}")
+  if(NOT _digest)
+    message(FATAL_ERROR "tealeaf ${_args} printed no digest line\n${_out}")
+  endif()
+  if(_first STREQUAL "")
+    set(_first "${_digest}")
+  elseif(NOT _digest STREQUAL _first)
+    message(FATAL_ERROR "different bits:\n  ${_first}\n  ${_digest} (${_args})")
+  endif()
+endforeach()

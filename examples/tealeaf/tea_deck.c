@@ -1,0 +1,352 @@
+/* tea_deck.c — TeaLeaf's deck reader, its initial state and its expected values (tea_deck.h). */
+#define _POSIX_C_SOURCE 200809L
+#include "tea_deck.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------ parsing */
+
+typedef struct parse {
+    const char *path;
+    int line;
+    char *err;
+    size_t errlen;
+} parse;
+
+static int fail(parse *p, const char *fmt, ...)
+{
+    char what[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    if (p->line > 0) snprintf(p->err, p->errlen, "%s:%d: %s", p->path, p->line, what);
+    else snprintf(p->err, p->errlen, "%s: %s", p->path, what);
+    return -1;
+}
+
+static int get_double(parse *p, const char *key, const char *word, double *out)
+{
+    if (!word) return fail(p, "'%s' needs a value", key);
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(word, &end);
+    if (end == word || *end || errno == ERANGE || !isfinite(v))
+        return fail(p, "'%s': '%s' is not a number", key, word);
+    *out = v;
+    return 0;
+}
+
+static int get_int(parse *p, const char *key, const char *word, int *out)
+{
+    if (!word) return fail(p, "'%s' needs a value", key);
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(word, &end, 10);
+    if (end == word || *end || errno == ERANGE || v < INT_MIN || v > INT_MAX)
+        return fail(p, "'%s': '%s' is not an integer", key, word);
+    *out = (int)v;
+    return 0;
+}
+
+static void note_ignored(tea_deck *d, const char *word)
+{
+    if (strstr(d->ignored, word)) return;
+    size_t n = strlen(d->ignored);
+    if (n + strlen(word) + 2 < sizeof d->ignored) snprintf(d->ignored + n, sizeof d->ignored - n, "%s%s", n ? " " : "", word);
+}
+
+/* The words of one line: comments cut, '=' and ',' made spaces, lower case.
+ * -1: more than cap words. */
+static int split(char *line, char **words, int cap)
+{
+    int n = 0;
+    for (char *c = line; *c; ++c) {
+        if (*c == '!' || *c == '#') {
+            *c = '\0';
+            break;
+        }
+        if (*c == '=' || *c == ',') *c = ' ';
+        *c = (char)tolower((unsigned char)*c);
+    }
+    for (char *t = strtok(line, " \t\r\n"); t; t = strtok(NULL, " \t\r\n")) {
+        if (n == cap) return -1;
+        words[n++] = t;
+    }
+    return n;
+}
+
+static bool in(const char *w, const char *const *list)
+{
+    for (; *list; ++list)
+        if (!strcmp(w, *list)) return true;
+    return false;
+}
+
+/* Keys taken and ignored: what they tune this port does not have. */
+static const char *const ignored_int_keys[] = {"halo_depth", "num_chunks_per_rank", "tiles_per_task", "sub_tiles_per_tile",
+                                               "tiles_per_problem", "visit_frequency", "presteps", "tl_ch_cg_presteps",
+                                               "ppcg_inner_steps", "tl_ppcg_inner_steps", NULL};
+static const char *const ignored_real_keys[] = {"epslim", "tl_ch_cg_epslim", "timestep_rise", "max_timestep", NULL};
+static const char *const ignored_switches[] = {"use_c_kernels", "use_fortran_kernels", "profiler_on", "verbose_on",
+                                               "check_result", "tl_check_result", "errswitch", "reflective_boundary",
+                                               "preconditioner_on", NULL};
+
+static int read_state(parse *p, tea_deck *d, char **w, int n)
+{
+    int id = 0;
+    if (get_int(p, "state", n > 1 ? w[1] : NULL, &id)) return -1;
+    if (id < 1 || id > TEA_MAX_STATES) return fail(p, "state %d: states are numbered 1 to %d", id, TEA_MAX_STATES);
+    tea_state *s = &d->states[id - 1];
+    if (s->defined) return fail(p, "state %d defined twice", id);
+    bool has[8] = {false};
+    static const char *const keys[] = {"density", "energy", "xmin", "xmax", "ymin", "ymax", "radius", NULL};
+    double *vals[] = {&s->density, &s->energy, &s->xmin, &s->xmax, &s->ymin, &s->ymax, &s->radius};
+    bool has_geometry = false;
+    for (int i = 2; i < n; i += 2) {
+        const char *v = i + 1 < n ? w[i + 1] : NULL;
+        if (!strcmp(w[i], "geometry")) {
+            if (!v) return fail(p, "state %d: 'geometry' needs a value", id);
+            if (!strcmp(v, "rectangle")) s->geometry = TEA_RECTANGLE;
+            else if (!strcmp(v, "circle") || !strcmp(v, "circular")) s->geometry = TEA_CIRCLE;
+            else if (!strcmp(v, "point")) s->geometry = TEA_POINT;
+            else return fail(p, "state %d: unknown geometry '%s' (rectangle, circle or point)", id, v);
+            has_geometry = true;
+            continue;
+        }
+        int k = 0;
+        while (keys[k] && strcmp(keys[k], w[i])) ++k;
+        if (!keys[k]) return fail(p, "state %d: unknown key '%s'", id, w[i]);
+        if (get_double(p, w[i], v, vals[k])) return -1;
+        has[k] = true;
+    }
+    if (!has[0] || !has[1]) return fail(p, "state %d needs density and energy", id);
+    if (!(s->density > 0)) return fail(p, "state %d: density must be > 0 (got %g)", id, s->density);
+    if (id > 1) {
+        if (!has_geometry) return fail(p, "state %d needs a geometry (rectangle, circle or point)", id);
+        bool ok = has[2] && has[4];
+        if (s->geometry == TEA_RECTANGLE) ok = ok && has[3] && has[5];
+        if (s->geometry == TEA_CIRCLE) ok = ok && has[6];
+        if (!ok)
+            return fail(p, "state %d: a %s needs %s", id,
+                        s->geometry == TEA_RECTANGLE ? "rectangle" : s->geometry == TEA_CIRCLE ? "circle" : "point",
+                        s->geometry == TEA_RECTANGLE ? "xmin, xmax, ymin and ymax"
+                        : s->geometry == TEA_CIRCLE  ? "xmin, ymin (its centre) and radius"
+                                                     : "xmin and ymin");
+        if (s->geometry == TEA_RECTANGLE && !(s->xmax > s->xmin && s->ymax > s->ymin))
+            return fail(p, "state %d: an empty rectangle (xmin %g xmax %g ymin %g ymax %g)", id, s->xmin, s->xmax,
+                        s->ymin, s->ymax);
+    }
+    s->defined = true;
+    if (id > d->nstates) d->nstates = id;
+    return 0;
+}
+
+int tea_deck_read(const char *path, tea_deck *d, char *err, size_t errlen)
+{
+    parse p = {path, 0, err, errlen};
+    memset(d, 0, sizeof *d);
+    /* UoB-HPC TeaLeaf's defaults (settings.h). */
+    d->x_cells = d->y_cells = 10;
+    d->xmax = d->ymax = 100.0;
+    d->dt_init = 0.1;
+    d->end_time = 10.0;
+    d->end_step = INT_MAX;
+    d->max_iters = 10000;
+    d->eps = 1.0e-15;
+    d->summary_frequency = 10;
+    d->solver = TEA_SOLVER_CG;
+    FILE *f = fopen(path, "r");
+    if (!f) return fail(&p, "cannot open: %s", strerror(errno));
+    char *line = NULL;
+    size_t cap = 0;
+    int rc = 0;
+    bool started = false, ended = false;
+    while (!ended && getline(&line, &cap, f) != -1) {
+        ++p.line;
+        char *w[64];
+        int n = split(line, w, 64);
+        if (n < 0) {
+            rc = fail(&p, "more than 64 words on one line");
+            break;
+        }
+        if (n == 0) continue;
+        if (!started) {
+            if (!strcmp(w[0], "*tea")) started = true; /* what comes before *tea is not the deck's */
+            continue;
+        }
+        if (!strcmp(w[0], "*endtea")) {
+            ended = true;
+            continue;
+        }
+        if (!strcmp(w[0], "state")) {
+            if ((rc = read_state(&p, d, w, n))) break;
+            continue;
+        }
+        for (int i = 0; i < n && !rc; ++i) {
+            const char *k = w[i], *v = i + 1 < n ? w[i + 1] : NULL;
+            double ignored_real = 0;
+            int ignored_int = 0;
+            if (!strcmp(k, "x_cells")) rc = get_int(&p, k, v, &d->x_cells), ++i;
+            else if (!strcmp(k, "y_cells")) rc = get_int(&p, k, v, &d->y_cells), ++i;
+            else if (!strcmp(k, "xmin")) rc = get_double(&p, k, v, &d->xmin), ++i;
+            else if (!strcmp(k, "xmax")) rc = get_double(&p, k, v, &d->xmax), ++i;
+            else if (!strcmp(k, "ymin")) rc = get_double(&p, k, v, &d->ymin), ++i;
+            else if (!strcmp(k, "ymax")) rc = get_double(&p, k, v, &d->ymax), ++i;
+            else if (!strcmp(k, "initial_timestep")) rc = get_double(&p, k, v, &d->dt_init), ++i;
+            else if (!strcmp(k, "end_time")) rc = get_double(&p, k, v, &d->end_time), ++i;
+            else if (!strcmp(k, "end_step")) rc = get_int(&p, k, v, &d->end_step), ++i;
+            else if (!strcmp(k, "max_iters") || !strcmp(k, "tl_max_iters")) rc = get_int(&p, k, v, &d->max_iters), ++i;
+            else if (!strcmp(k, "eps") || !strcmp(k, "tl_eps")) rc = get_double(&p, k, v, &d->eps), ++i;
+            else if (!strcmp(k, "summary_frequency")) rc = get_int(&p, k, v, &d->summary_frequency), ++i;
+            else if (!strcmp(k, "test_problem")) rc = get_int(&p, k, v, &d->test_problem), ++i;
+            else if (!strcmp(k, "use_cg") || !strcmp(k, "tl_use_cg")) d->solver = TEA_SOLVER_CG;
+            else if (!strcmp(k, "use_chebyshev") || !strcmp(k, "tl_use_chebyshev")) d->solver = TEA_SOLVER_CHEBYSHEV;
+            else if (!strcmp(k, "use_ppcg") || !strcmp(k, "tl_use_ppcg")) d->solver = TEA_SOLVER_PPCG;
+            else if (!strcmp(k, "use_jacobi") || !strcmp(k, "tl_use_jacobi")) d->solver = TEA_SOLVER_JACOBI;
+            else if (!strcmp(k, "coefficient_density") || !strcmp(k, "tl_coefficient_density")) d->inverse_density = false;
+            else if (!strcmp(k, "coefficient_inverse_density") || !strcmp(k, "tl_coefficient_inverse_density"))
+                d->inverse_density = true;
+            else if (!strcmp(k, "tl_preconditioner_type")) {
+                /* Preconditioners change how CG gets there, not where. */
+                if (!v || (strcmp(v, "none") && strcmp(v, "jac_diag") && strcmp(v, "jac_block")))
+                    rc = fail(&p, "'%s': '%s' is not none, jac_diag or jac_block", k, v ? v : "");
+                else if (strcmp(v, "none")) note_ignored(d, k);
+                ++i;
+            } else if (in(k, ignored_int_keys)) {
+                rc = get_int(&p, k, v, &ignored_int), ++i;
+                note_ignored(d, k);
+            } else if (in(k, ignored_real_keys)) {
+                rc = get_double(&p, k, v, &ignored_real), ++i;
+                note_ignored(d, k);
+            } else if (in(k, ignored_switches)) {
+                if (strcmp(k, "use_c_kernels") && strcmp(k, "profiler_on")) note_ignored(d, k);
+            } else {
+                rc = fail(&p, "unknown key '%s'", k);
+            }
+        }
+        if (rc) break;
+    }
+    free(line);
+    fclose(f);
+    if (rc) return rc;
+    p.line = 0;
+    if (!started) return fail(&p, "no '*tea' line: not a TeaLeaf deck");
+    if (!ended) return fail(&p, "no '*endtea' line after '*tea'");
+    if (d->x_cells < 1 || d->y_cells < 1 || (long long)d->x_cells * d->y_cells > INT_MAX / 2)
+        return fail(&p, "x_cells %d and y_cells %d: each must be >= 1 and their product < 2^30", d->x_cells,
+                    d->y_cells);
+    if (!(d->xmax > d->xmin) || !(d->ymax > d->ymin))
+        return fail(&p, "an empty mesh: xmin %g xmax %g ymin %g ymax %g", d->xmin, d->xmax, d->ymin, d->ymax);
+    if (!(d->dt_init > 0)) return fail(&p, "initial_timestep must be > 0 (got %g)", d->dt_init);
+    if (!(d->end_time > 0)) return fail(&p, "end_time must be > 0 (got %g)", d->end_time);
+    if (d->end_step < 1) return fail(&p, "end_step must be >= 1 (got %d)", d->end_step);
+    if (d->max_iters < 1) return fail(&p, "max_iters must be >= 1 (got %d)", d->max_iters);
+    if (!(d->eps > 0)) return fail(&p, "eps must be > 0 (got %g)", d->eps);
+    if (d->summary_frequency < 0) return fail(&p, "summary_frequency must be >= 0 (got %d)", d->summary_frequency);
+    if (d->nstates < 1 || !d->states[0].defined) return fail(&p, "no state 1 (the background)");
+    for (int s = 0; s < d->nstates; ++s)
+        if (!d->states[s].defined) return fail(&p, "state %d is missing (states go 1 to %d)", s + 1, d->nstates);
+    d->dx = (d->xmax - d->xmin) / (double)d->x_cells;
+    d->dy = (d->ymax - d->ymin) / (double)d->y_cells;
+    for (int s = 1; s < d->nstates; ++s) {
+        tea_state *st = &d->states[s];
+        st->xmin += d->dx / 100.0;
+        st->ymin += d->dy / 100.0;
+        st->xmax -= d->dx / 100.0;
+        st->ymax -= d->dy / 100.0;
+    }
+    return 0;
+}
+
+/* -------------------------------------------------------------- state */
+
+void tea_deck_generate(const tea_deck *d, int row0, int row1, double *density, double *energy)
+{
+    const int nx = d->x_cells;
+    const tea_state *bg = &d->states[0];
+    for (size_t i = 0; i < (size_t)(row1 - row0) * nx; ++i) {
+        density[i] = bg->density;
+        energy[i] = bg->energy;
+    }
+    for (int s = 1; s < d->nstates; ++s) {
+        const tea_state *st = &d->states[s];
+        for (int k = row0; k < row1; ++k) {
+            const double y0 = d->ymin + d->dy * k, y1 = d->ymin + d->dy * (k + 1), yc = 0.5 * (y0 + y1);
+            for (int j = 0; j < nx; ++j) {
+                const double x0 = d->xmin + d->dx * j, x1 = d->xmin + d->dx * (j + 1), xc = 0.5 * (x0 + x1);
+                bool apply = false;
+                if (st->geometry == TEA_RECTANGLE)
+                    apply = x1 >= st->xmin && x0 < st->xmax && y1 >= st->ymin && y0 < st->ymax;
+                else if (st->geometry == TEA_CIRCLE)
+                    apply = sqrt((xc - st->xmin) * (xc - st->xmin) + (yc - st->ymin) * (yc - st->ymin)) <= st->radius;
+                else
+                    apply = x0 == st->xmin && y0 == st->ymin;
+                if (apply) {
+                    size_t i = (size_t)(k - row0) * nx + j;
+                    density[i] = st->density;
+                    energy[i] = st->energy;
+                }
+            }
+        }
+    }
+}
+
+/* ---------------------------------------------------- expected values */
+
+int tea_expected_from_problems(const char *problems, const tea_deck *d, double *value)
+{
+    FILE *f = fopen(problems, "r");
+    if (!f) return -1;
+    char line[512];
+    int found = 0;
+    while (!found && fgets(line, sizeof line, f)) {
+        int x, y, steps;
+        double v;
+        if (sscanf(line, "%d %d %d %lf", &x, &y, &steps, &v) == 4 && x == d->x_cells && y == d->y_cells &&
+            steps == d->end_step) {
+            *value = v;
+            found = 1;
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+int tea_expected_from_out(const char *out, const tea_deck *d, double *value)
+{
+    FILE *f = fopen(out, "r");
+    if (!f) return -1;
+    char *line = NULL;
+    size_t cap = 0;
+    bool x_ok = false, y_ok = false;
+    int step = -1;
+    double last = 0;
+    char want_x[32], want_y[32];
+    snprintf(want_x, sizeof want_x, "x_cells=%d", d->x_cells);
+    snprintf(want_y, sizeof want_y, "y_cells=%d", d->y_cells);
+    while (getline(&line, &cap, f) != -1) {
+        char *t = line;
+        while (*t == ' ') ++t;
+        if (!strncmp(t, want_x, strlen(want_x)) && !isdigit((unsigned char)t[strlen(want_x)])) x_ok = true;
+        if (!strncmp(t, want_y, strlen(want_y)) && !isdigit((unsigned char)t[strlen(want_y)])) y_ok = true;
+        int s;
+        double c[5];
+        if (sscanf(t, "step: %d %lf %lf %lf %lf %lf", &s, &c[0], &c[1], &c[2], &c[3], &c[4]) == 6) {
+            step = s;
+            last = c[4];
+        }
+    }
+    free(line);
+    fclose(f);
+    if (!x_ok || !y_ok || step != d->end_step) return 0;
+    *value = last;
+    return 1;
+}

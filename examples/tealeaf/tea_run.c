@@ -1,0 +1,227 @@
+/* tea_run.c — the command line, the time-step loop and the verification that tealeaf and tealeaf_mpi share (tea_run.h). */
+#define _POSIX_C_SOURCE 200809L
+#include "tea_run.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int usage(const char *argv0, const char *why)
+{
+    if (why) fprintf(stderr, "tealeaf: %s\n", why);
+    fprintf(stderr,
+            "usage: %s [--device PATH] [--problems FILE] [--check-every K] [--no-graph] [--digest] [--skip-missing] DECK\n"
+            "  DECK: a TeaLeaf input deck (tea.in format), e.g. ../shared/tealeaf/tea_bm_1.in\n",
+            argv0);
+    return 2;
+}
+
+int tea_parse_args(int argc, char **argv, tea_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->check_every = 16;
+    o->graph = true;
+    for (int i = 1; i < argc; ++i) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--device") || !strcmp(a, "--problems") || !strcmp(a, "--check-every")) {
+            if (i + 1 >= argc) return usage(argv[0], "an option needs a value");
+            const char *v = argv[++i];
+            if (!strcmp(a, "--device")) o->device = v;
+            else if (!strcmp(a, "--problems")) o->problems = v;
+            else {
+                char *end = NULL;
+                long k = strtol(v, &end, 10);
+                if (end == v || *end || k < 1 || k > 1000000) return usage(argv[0], "--check-every needs 1 to 1000000");
+                o->check_every = (int)k;
+            }
+        } else if (!strcmp(a, "--no-graph")) o->graph = false;
+        else if (!strcmp(a, "--digest")) o->digest = true;
+        else if (!strcmp(a, "--skip-missing")) o->skip_missing = true;
+        else if (!strcmp(a, "--help") || !strcmp(a, "-h")) return usage(argv[0], NULL);
+        else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "tealeaf: unknown option '%s'\n", a);
+            return usage(argv[0], NULL);
+        } else if (o->deck) return usage(argv[0], "one deck only");
+        else o->deck = a;
+    }
+    if (!o->deck) return usage(argv[0], "no deck given");
+    return 0;
+}
+
+void tea_split(int ny, int nranks, int rank, int *rows, int *first_row)
+{
+    int base = ny / nranks, extra = ny % nranks;
+    *rows = base + (rank < extra ? 1 : 0);
+    *first_row = rank * base + (rank < extra ? rank : extra);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* dir of path + name, into buf. */
+static void beside(const char *path, const char *name, char *buf, size_t n)
+{
+    const char *slash = strrchr(path, '/');
+    if (slash) snprintf(buf, n, "%.*s/%s", (int)(slash - path), path, name);
+    else snprintf(buf, n, "%s", name);
+}
+
+/* The expected value and where it came from (see tealeaf.c). */
+static int expected(const tea_options *o, const tea_deck *d, double *value, char *from, size_t n)
+{
+    char problems[4096];
+    if (o->problems) snprintf(problems, sizeof problems, "%s", o->problems);
+    else beside(o->deck, "tea.problems", problems, sizeof problems);
+    int found = tea_expected_from_problems(problems, d, value);
+    if (found == 1) {
+        snprintf(from, n, "%s, line %d %d %d", problems, d->x_cells, d->y_cells, d->end_step);
+        return 1;
+    }
+    if (found < 0 && o->problems) {
+        snprintf(from, n, "cannot read %s", problems);
+        return 0;
+    }
+    char out[4096];
+    size_t len = strlen(o->deck);
+    if (len > 3 && !strcmp(o->deck + len - 3, ".in") && len < sizeof out) {
+        snprintf(out, sizeof out, "%.*s.out", (int)(len - 3), o->deck);
+        if (tea_expected_from_out(out, d, value) == 1) {
+            snprintf(from, n, "%s, its last field summary", out);
+            return 1;
+        }
+    }
+    snprintf(from, n, "%s has no line \"%d %d %d\" and there is no TeaLeaf output for this deck beside it", problems,
+             d->x_cells, d->y_cells, d->end_step);
+    return 0;
+}
+
+static const char *solver_name(tea_solver_kind k)
+{
+    return k == TEA_SOLVER_CG ? "CG" : k == TEA_SOLVER_CHEBYSHEV ? "Chebyshev" : k == TEA_SOLVER_PPCG ? "PPCG" : "Jacobi";
+}
+
+/* FNV-1a, 64 bits. */
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 0x100000001b3ull;
+    return h;
+}
+
+int tea_run(const tea_options *o, const tea_deck *d, amp_accelerator *acc, const tea_comm *comm, int nranks, int rank)
+{
+    const bool boss = rank == 0;
+    amp_accelerator_info info;
+    if (amp_accelerator_get_info(acc, &info) != AMP_OK) {
+        fprintf(stderr, "tealeaf: amp_accelerator_get_info failed: %s\n", amp_last_error());
+        return 1;
+    }
+    int rows = 0, first = 0;
+    tea_split(d->y_cells, nranks, rank, &rows, &first);
+    if (boss) {
+        printf("TeaLeaf (hipamp port)\n - Deck:   %s\n - Mesh:   %d x %d cells, [%g, %g] x [%g, %g]\n", o->deck,
+               d->x_cells, d->y_cells, d->xmin, d->xmax, d->ymin, d->ymax);
+        printf(" - Solver: CG, eps %g, max_iters %d, coefficient %s\n", d->eps, d->max_iters,
+               d->inverse_density ? "1 / density" : "density");
+        if (d->solver != TEA_SOLVER_CG)
+            printf(" - Note:   the deck asks for %s, not in this port: solved with CG (the same converged answer)\n",
+                   solver_name(d->solver));
+        if (d->ignored[0]) printf(" - Ignored (not used by this port): %s\n", d->ignored);
+        printf(" - Device: %s (%s)%s\n", info.device_path, info.description,
+               nranks > 1 ? ", rows split across MPI ranks" : "");
+        if (nranks > 1) printf(" - Ranks:  %d\n", nranks);
+    }
+    tea_solver s;
+    const double dt = d->dt_init; /* TeaLeaf's calc_dt: the deck's, every step */
+    double t0 = now_s();
+    if (tea_init(&s, acc, d, dt, rows, first, comm) != AMP_OK) {
+        tea_free(&s);
+        return 1;
+    }
+    const bool graph = o->graph && !comm;
+    if (graph && tea_use_graphs(&s) != AMP_OK) {
+        tea_free(&s);
+        return 1;
+    }
+    double t_setup = now_s() - t0, t_solve0 = now_s(), time = 0.0;
+    long total_iters = 0;
+    int step = 0, status = 0;
+    while (true) {
+        ++step;
+        int iters = 0;
+        double error = 0;
+        if (tea_step(&s, d->max_iters, o->check_every, &iters, &error) != AMP_OK) {
+            status = 1;
+            break;
+        }
+        total_iters += iters;
+        time += dt;
+        if (boss)
+            printf(" Step %6d time %11.7f timestep %9.2e  CG iterations %6d  error %.7e%s\n", step, time, dt, iters,
+                   error, iters >= d->max_iters ? "  (max_iters: not converged)" : "");
+        if (time + 1.0e-16 > d->end_time || step >= d->end_step) break; /* TeaLeaf's test (g_small) */
+    }
+    if (status) {
+        tea_free(&s);
+        return status;
+    }
+    if (amp_accelerator_view_wait(s.q) != AMP_OK) {
+        fprintf(stderr, "tealeaf: amp_accelerator_view_wait failed: %s\n", amp_last_error());
+        tea_free(&s);
+        return 1;
+    }
+    const double t_solve = now_s() - t_solve0;
+    double sum[4];
+    if (tea_summary(&s, d->dx, d->dy, sum) != AMP_OK) {
+        tea_free(&s);
+        return 1;
+    }
+    if (comm && comm->sum)
+        for (int k = 0; k < 4; ++k)
+            if (comm->sum(comm->ctx, &sum[k]) != AMP_OK) {
+                tea_free(&s);
+                return 1;
+            }
+    if (o->digest) {
+        /* The bits of this block's final u, for comparing runs. */
+        double *u = malloc((size_t)rows * d->x_cells * 8);
+        if (!u || amp_array_copy_to_host(s.u, u) != AMP_OK) {
+            fprintf(stderr, "tealeaf: --digest: no memory, or u could not be read: %s\n", amp_last_error());
+            free(u);
+            tea_free(&s);
+            return 1;
+        }
+        printf("tealeaf: digest (rank %d): %ld iterations, temperature %a, u fnv1a %016llx\n", rank, total_iters,
+               sum[3], (unsigned long long)fnv1a(0xcbf29ce484222325ull, u, (size_t)rows * d->x_cells * 8));
+        free(u);
+    }
+    tea_free(&s);
+    if (!boss) return 0;
+    printf("\n Time %.15e\n", time);
+    printf("%41s%26s%26s%26s%26s\n", "Volume", "Mass", "Density", "Energy", "U");
+    printf(" step: %6d %25.17E %25.17E %25.17E %25.17E %25.17E\n", step, sum[0], sum[1], sum[1] / sum[0], sum[2],
+           sum[3]);
+    printf("\n Setup %.3f s, solve %.3f s (%ld CG iterations, %.1f us an iteration)%s\n", t_setup, t_solve,
+           total_iters, total_iters ? t_solve * 1e6 / (double)total_iters : 0.0,
+           graph ? ", iterations replayed from launch graphs" : "");
+    double want = 0;
+    char from[8400];
+    printf("\n Checking results...\n");
+    if (!expected(o, d, &want, from, sizeof from)) {
+        printf(" No expected value: %s\n This run FAILED (not verified)\n", from);
+        return 1;
+    }
+    const double diff = fabs(100.0 * (sum[3] / want) - 100.0);
+    const bool pass = diff < 0.001 && !isnan(sum[3]);
+    printf(" Expected %.15e (%s)\n Actual   %.15e\n This run %s (Difference is within %.8f%%)\n", want, from, sum[3],
+           pass ? "PASSED" : "FAILED", diff);
+    return pass ? 0 : 1;
+}

@@ -1,0 +1,76 @@
+/* tea_solver.h — TeaLeaf's conjugate-gradient heat-conduction step in hipamp kernels (tealeaf.hip), over a block of rows of the mesh: one rank holds all of them (tealeaf.c), a row split holds a block per MPI rank (tealeaf_mpi.c) and plugs in p's halo exchange and the sums across ranks (tea_comm).
+ *
+ * Each step (TeaLeaf's CG driver): u = energy * density, u0 = u;
+ * r = u0 - A u, p = r, rro = r . r; then until sqrt(|rrn|) < eps or
+ * max_iters: w = A p, pw = p . w, alpha = rro / pw, u += alpha p,
+ * r -= alpha w, rrn = r . r, beta = rrn / rro, p = beta p + r; at the end
+ * energy = u / density. A = I + the diffusion operator with face
+ * coefficients kx = rx (c_l + c) / (2 c_l c), ky likewise with ry, where
+ * rx = dt / dx^2, ry = dt / dy^2 and c is the density (or its inverse,
+ * coefficient_inverse_density); faces on the mesh's edge carry none. */
+#ifndef TEA_SOLVER_H
+#define TEA_SOLVER_H
+
+#include <hipamp.h>
+
+#include <stdbool.h>
+
+#include "tea_deck.h"
+
+typedef struct tea_solver tea_solver;
+
+/* What a row split adds (all NULL, or no tea_comm: one rank). halo: p's
+ * first and last own rows to the neighbours' halo rows and theirs into
+ * p's halos (p_first, p_last, p_halo_top, p_halo_bottom), before each
+ * A p. sum: a value summed across the ranks, in place; with it every dot
+ * product comes to the host, is summed and goes back to the device. */
+typedef struct tea_comm {
+    void *ctx;
+    amp_status (*halo)(void *ctx, tea_solver *s);
+    amp_status (*sum)(void *ctx, double *value);
+    void (*release)(void *ctx, tea_solver *s); /* tea_free calls it first: what the comm made on s->q goes */
+} tea_comm;
+
+struct tea_solver {
+    amp_accelerator_view *q;
+    int nx, ny, rows, first_row; /* the mesh is nx x ny; this block rows [first_row, first_row + rows) */
+    double eps;
+    tea_comm comm;
+    amp_program *prog;
+    amp_kernel *apply, *init_u, *init_r, *update_ur, *update_p, *finalise;
+    amp_array *u, *u0, *r, *w, *p, *kx, *ky, *energy, *density;
+    amp_array_view *vu, *vu0, *vr, *vw, *vp, *vp_in, *vkx, *vky, *venergy, *vdensity;
+    amp_array_view *p_first, *p_last, *p_halo_top, *p_halo_bottom; /* 1 x nx rows of p */
+    /* rr[parity]: rro, the r . r an iteration starts from; rr[parity ^ 1]
+     * gets its rrn. iters likewise: the step's iteration count. */
+    amp_array *rr[2], *pw, *iters[2];
+    int parity;
+    amp_graph *graph[2]; /* tea_use_graphs: one iteration per parity */
+    double *density_host, *energy0_host; /* this block's initial state (the field summary's) */
+};
+
+/* Builds the kernels on acc, allocates the block's fields on a queue of its
+ * own, generates the block's initial state from the deck and the face
+ * coefficients for the time step dt (they depend on the density alone,
+ * which conduction leaves alone). Collective over a row split's ranks when
+ * comm->sum is set. On failure the message is on stderr; tea_free frees
+ * what was made. */
+amp_status tea_init(tea_solver *s, amp_accelerator *acc, const tea_deck *d, double dt, int rows, int first_row,
+                    const tea_comm *comm);
+/* Replays each CG iteration from a launch graph from now on (two, one per
+ * parity of the rro / rrn swap): the same kernels on the same data. One
+ * rank only: AMP_ERROR_UNSUPPORTED with a comm. */
+amp_status tea_use_graphs(tea_solver *s);
+/* One time step: set-up, CG to convergence (sqrt(rrn) < eps) or max_iters,
+ * energy = u / density. The host looks at the device's iteration count
+ * every check_every iterations (each one with comm->sum); the device stops
+ * updating once converged, so every check_every gives the same bits.
+ * iters: the iterations that updated; error: the final rrn. */
+amp_status tea_step(tea_solver *s, int max_iters, int check_every, int *iters, double *error);
+/* The field summary of this block (not summed across ranks): volume,
+ * mass, internal energy (mass times the initial energy), temperature
+ * (mass times u). Waits for the queue. */
+amp_status tea_summary(tea_solver *s, double dx, double dy, double out[4]);
+void tea_free(tea_solver *s);
+
+#endif

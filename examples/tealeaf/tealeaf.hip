@@ -1,0 +1,88 @@
+// tealeaf.hip — the kernels of the TeaLeaf port (examples/tealeaf/tea_solver.c): the 5-point diffusion operator, CG's updates and the per-step set-up and finalisation, reading CG's scalars from one-element device arrays written by amp_transform_reduce_async (one rank) or by the host's sum across ranks (a row split).
+//
+// Layout: a rank's block of `rows` rows of the x_cells-wide mesh (one rank:
+// all of it). u, u0, r, w, energy, density: rows x nx. p: (rows + 2) x nx,
+// p(i + 1, j) is row i and rows 0 and rows + 1 are halos (a neighbour's
+// rows in a row split; zeros at the mesh's edge). kx: rows x (nx + 1),
+// kx(i, j) is the face between cells j - 1 and j of row i; ky: (rows + 1) x
+// nx, ky(i, j) the face between rows i - 1 and i. The faces on the mesh's
+// edge are 0 (no flux: TeaLeaf's reflective halos give the same operator),
+// so what p's outer halos hold never matters; it must only be finite.
+//
+// Convergence is tested on the device: every iteration's kernels compare
+// the r . r its first kernel sees (rro, the last iteration's rrn) with eps,
+// as TeaLeaf tests rrn after an iteration; once it passed, the updates are
+// no-ops and the iteration counter stops, so the host may look every few
+// iterations and get the results of looking after each.
+
+__device__ inline bool tea_converged(double rro, double eps)
+{
+    return sqrt(fabs(rro)) < eps;
+}
+
+// w = A p, A = I + the diffusion operator, in TeaLeaf's order of operations
+// (tealeaf_SMVP): the diagonal times p minus the x neighbours minus the y
+// neighbours.
+AMP_KERNEL(tea_apply, amp::index<2> idx, amp::array_view<const double, 2> p, amp::array_view<double, 2> w,
+           amp::array_view<const double, 2> kx, amp::array_view<const double, 2> ky)
+{
+    const int i = idx[0], j = idx[1], nx = w.extent[1];
+    const double c = p(i + 1, j);
+    const double left = j > 0 ? p(i + 1, j - 1) : 0.0;
+    const double right = j < nx - 1 ? p(i + 1, j + 1) : 0.0;
+    const double kl = kx(i, j), kr = kx(i, j + 1), kb = ky(i, j), kt = ky(i + 1, j);
+    w(i, j) = (1.0 + (kr + kl) + (kt + kb)) * c - (kr * right + kl * left) - (kt * p(i + 2, j) + kb * p(i, j));
+}
+
+// A step's start: u = energy * density, u0 = u, and p's own rows = u (so
+// that tea_apply computes A u into w).
+AMP_KERNEL(tea_init_u, amp::index<2> idx, amp::array_view<const double, 2> energy,
+           amp::array_view<const double, 2> density, amp::array_view<double, 2> u, amp::array_view<double, 2> u0,
+           amp::array_view<double, 2> p)
+{
+    const double v = energy[idx] * density[idx];
+    u[idx] = v;
+    u0[idx] = v;
+    p(idx[0] + 1, idx[1]) = v;
+}
+
+// r = u0 - A u (w), p = r.
+AMP_KERNEL(tea_init_r, amp::index<2> idx, amp::array_view<const double, 2> u0, amp::array_view<const double, 2> w,
+           amp::array_view<double, 2> r, amp::array_view<double, 2> p)
+{
+    const double v = u0[idx] - w[idx];
+    r[idx] = v;
+    p(idx[0] + 1, idx[1]) = v;
+}
+
+// alpha = rro / pw; u += alpha p; r -= alpha w.
+AMP_KERNEL(tea_update_ur, amp::index<2> idx, amp::array_view<double, 2> u, amp::array_view<double, 2> r,
+           amp::array_view<const double, 2> p, amp::array_view<const double, 2> w,
+           amp::array_view<const double, 1> rro, amp::array_view<const double, 1> pw, double eps)
+{
+    if (tea_converged(rro[0], eps)) return;
+    const double alpha = rro[0] / pw[0];
+    u[idx] += alpha * p(idx[0] + 1, idx[1]);
+    r[idx] -= alpha * w[idx];
+}
+
+// beta = rrn / rro; p = beta p + r; the iteration count carried from
+// iters_in to iters_out (two arrays, swapped each iteration as rro and rrn
+// are: no work-item reads what another writes), plus one unless converged.
+AMP_KERNEL(tea_update_p, amp::index<2> idx, amp::array_view<double, 2> p, amp::array_view<const double, 2> r,
+           amp::array_view<const double, 1> rrn, amp::array_view<const double, 1> rro, double eps,
+           amp::array_view<const int, 1> iters_in, amp::array_view<int, 1> iters_out)
+{
+    const bool done = tea_converged(rro[0], eps);
+    if (idx[0] == 0 && idx[1] == 0) iters_out[0] = iters_in[0] + (done ? 0 : 1);
+    if (done) return;
+    const double beta = rrn[0] / rro[0];
+    p(idx[0] + 1, idx[1]) = beta * p(idx[0] + 1, idx[1]) + r[idx];
+}
+
+// A step's end: energy = u / density.
+AMP_KERNEL(tea_finalise, amp::index<2> idx, amp::array_view<double, 2> energy, amp::array_view<const double, 2> u,
+           amp::array_view<const double, 2> density)
+{
+    energy[idx] = u[idx] / density[idx];
+}
