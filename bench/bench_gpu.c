@@ -1,4 +1,4 @@
-/* bench_gpu.c — the GPU benchmark report (issue 5): its options, header, goals table and outputs (Markdown, CSV, PNG chart); the sections (gpu_sections.h) measure each kernel through hipamp against the identical kernel through the driver API (raw_gpu.h), launch overhead, build and cache times and two GPUs, over the shared harness (gpu_harness.h). */
+/* bench_gpu.c — the GPU benchmark report (issue 5): its options, header, goals table and outputs (Markdown, CSV, PNG chart); the sections (gpu_sections.h) measure each kernel through hipamp against the identical kernel through the driver API (raw_gpu.h), launch overhead, build and cache times, two GPUs and BabelStream's kernels, over the shared harness (gpu_harness.h). */
 #define _GNU_SOURCE
 #include "gpu_harness.h"
 #include "gpu_sections.h"
@@ -77,6 +77,7 @@ static bool launch_only;
 static bool graph_only;
 static bool algorithms_only;
 static bool two_gpus_only;
+static bool stream_only;
 static int parse_args(int argc, char **argv)
 {
     outdir = getenv("OUT");
@@ -88,6 +89,7 @@ static int parse_args(int argc, char **argv)
         else if (!strcmp(argv[i], "--graph-only")) graph_only = true;
         else if (!strcmp(argv[i], "--algorithms-only")) algorithms_only = true;
         else if (!strcmp(argv[i], "--two-gpus-only")) two_gpus_only = true;
+        else if (!strcmp(argv[i], "--stream-only")) stream_only = true;
         else if (!strcmp(argv[i], "--chart") && i + 2 < argc) {
             /* Redraw a chart from a results CSV with the built-in PNG writer. */
             FILE *f = fopen(argv[i + 1], "r");
@@ -101,7 +103,7 @@ static int parse_args(int argc, char **argv)
             fclose(f);
             return png_chart(argv[i + 2], "hipamp chart") ? 0 : 1;
         } else {
-            printf("usage: %s [--out DIR] [--quick] [--no-cpu] [--launch-only] [--graph-only] [--algorithms-only] [--two-gpus-only] |\n"
+            printf("usage: %s [--out DIR] [--quick] [--no-cpu] [--launch-only] [--graph-only] [--algorithms-only] [--two-gpus-only] [--stream-only] |\n"
                    "       --chart RESULTS.csv OUT.png\n"
                    "  Benchmarks hipamp on %s against raw driver launches, device copy and\n"
                    "  %s; writes <date>-<gpu>.md/.csv/.png into DIR (default: $OUT, else\n"
@@ -110,6 +112,7 @@ static int parse_args(int argc, char **argv)
                    "  (long batches with device events, the host cost of short bursts), printed only.\n"
                    "  --graph-only: the launch-graph section and its goals, printed only.\n"
                    "  --two-gpus-only: the two-GPU section (peer copy, two kernels at once), printed only.\n"
+                   "  --stream-only: the BabelStream section (examples/stream's kernels) and its goal, printed only.\n"
                    "  --algorithms-only: the algorithms section and its goals, printed only (a\n"
                    "  tuning sweep runs it once per setting of the AMP_ALG_* knobs: ci/gpu.sh figures).\n",
                    rg.program, rg.accelerator, rg.blas, HIPAMP_BENCH_RESULTS);
@@ -253,6 +256,13 @@ int main(int argc, char **argv)
         wl_close(&W);
         return failures ? 1 : 0;
     }
+    if (stream_only) {
+        AK(wl_open(&W, acc));
+        stream_report();
+        report_goals(false);
+        wl_close(&W);
+        return failures ? 1 : 0;
+    }
     if (algorithms_only) {
         AK(wl_open(&W, acc));
         algorithms_report();
@@ -269,6 +279,7 @@ int main(int argc, char **argv)
     two_gpus_report();
     graph_report();
     algorithms_report();
+    stream_report();
     report_goals(true);
     if (with_cpu) run_cpu_bench_beside_self();
     out("\nTotal benchmark time %.0f s.\n", wl_now() - t_start);

@@ -43,4 +43,10 @@ void graph_report(void);
  * adds its goals). */
 void algorithms_report(void);
 
+/* gpu_stream.c: BabelStream's kernels (examples/stream/stream.hip) through
+ * hipamp against the identical raw launches, double and float, and the dot
+ * through amp_transform_reduce against the raw tiled dot ("BabelStream";
+ * adds its goal). */
+void stream_report(void);
+
 #endif
