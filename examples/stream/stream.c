@@ -3,9 +3,11 @@
  *   stream [--arraysize N] [--numtimes K] [--float] [--device PATH] [--dot tiled|alg] [--list]
  *
  * BabelStream's defaults: 2^25 elements, 100 iterations, doubles, a = 0.1,
- * b = 0.2, c = 0.0, scalar 0.4; every iteration runs the six kernels in
- * BabelStream's order (Copy, Mul, Add, Triad, Dot, Nstream: its "all"
- * selection). --device takes a hipamp device path (cpu, cuda:0, hip:0;
+ * b = 0.2, c = 0.0, scalar 0.4. Every iteration runs Copy, Mul, Add, Triad
+ * and Dot (BabelStream's classic run), and then Nstream runs as many times
+ * on the arrays they left (BabelStream's Nstream run, which it makes in a
+ * separate invocation): with Nstream inside the loop the values would grow
+ * 1.92 times an iteration, and floats overflow before 100. --device takes a hipamp device path (cpu, cuda:0, hip:0;
  * default: the library's default accelerator, so AMP_DEFAULT_ACCELERATOR
  * picks it too).
  *
@@ -18,15 +20,10 @@
  * doubles it is the plain call). Either is timed with its result on the
  * host, as BabelStream's dot returns it.
  *
- * Verification (BabelStream 5's rule, made relative): the iterations are
- * replayed on three scalars in the same precision, and for each array the
- * average over its elements of |x[i] - gold| / |gold| must not exceed 100
- * machine epsilons of the element type. BabelStream 5 averages the
- * absolute error, which suits its five kernels (the values shrink by 0.96
- * an iteration); Nstream in the loop makes them grow by 1.92 an iteration
- * (to about 10^27 after 100), where an absolute error says nothing, so the
- * error is taken relative to the gold value. The dot product's relative
- * error must not exceed BabelStream 5's 1e-8, or, where that is larger
+ * Verification (BabelStream 5's rule): the iterations are replayed on
+ * three scalars in the same precision, and for each array the average
+ * over its elements of |x[i] - gold| must not exceed 100 machine epsilons
+ * of the element type. The dot product's relative error must not exceed BabelStream 5's 1e-8, or, where that is larger
  * (float), the worst-case rounding of the tiled kernel's order of
  * summation, (run + log2(1024) + tiles + 2) * eps / 2 with run the
  * elements one work-item adds (a float sum of 2^25 products cannot be
@@ -188,19 +185,18 @@ static int parse(int argc, char **argv, options *o)
             gc = ga + gb;                                                                                      \
             ga = gb + scalar * gc;                                                                             \
             gs = ga * gb * (T)n;                                                                               \
-            ga += gb + scalar * gc;                                                                            \
         }                                                                                                      \
+        for (long long k = 0; k < times; ++k) ga += gb + scalar * gc;                                          \
         const T *arr[3] = {a, b, c};                                                                           \
         const T gold[3] = {ga, gb, gc};                                                                        \
         const char *nm = "abc";                                                                                \
         bool ok = true;                                                                                        \
         for (int v = 0; v < 3; ++v) {                                                                          \
             double err = 0;                                                                                    \
-            double scale = gold[v] != 0 ? fabs((double)gold[v]) : 1.0;                                         \
-            for (size_t i = 0; i < n; ++i) err += fabs((double)arr[v][i] - (double)gold[v]) / scale;          \
+            for (size_t i = 0; i < n; ++i) err += fabs((double)arr[v][i] - (double)gold[v]);                   \
             err /= (double)n;                                                                                  \
             if (!(err <= 100.0 * (EPS))) {                                                                     \
-                fprintf(stderr, "Validation failed on %c[]. Average relative error %g (limit %g); "            \
+                fprintf(stderr, "Validation failed on %c[]. Average error %g (limit %g); "                     \
                                 "%c[0] = %.17g, should be %.17g\n",                                            \
                         nm[v], err, 100.0 * (EPS), nm[v], (double)arr[v][0], (double)gold[v]);                  \
                 ok = false;                                                                                    \
@@ -393,13 +389,20 @@ int main(int argc, char **argv)
         fprintf(stderr, "stream: out of host memory\n");
         return EXIT_HIPAMP;
     }
+    /* The classic run (Copy, Mul, Add, Triad, Dot each iteration), then
+     * Nstream's (see the top). */
     double sum = 0;
     for (long long it = 0; it < o->times; ++it)
-        for (int k = 0; k < K_COUNT; ++k) {
+        for (int k = 0; k < K_NSTREAM; ++k) {
             t0 = now_s();
             if ((rc = run_kernel(&s, k, &sum))) return rc;
             times[(size_t)k * (size_t)o->times + (size_t)it] = now_s() - t0;
         }
+    for (long long it = 0; it < o->times; ++it) {
+        t0 = now_s();
+        if ((rc = run_kernel(&s, K_NSTREAM, &sum))) return rc;
+        times[(size_t)K_NSTREAM * (size_t)o->times + (size_t)it] = now_s() - t0;
+    }
 
     /* Read: the three arrays back to the host. */
     void *host[3];
