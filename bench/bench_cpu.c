@@ -1,13 +1,15 @@
-/* bench_cpu.c — the CPU accelerator side by side with PoCL (when installed, through the OpenCL ICD loader, dlopen'ed) and with plain serial C: five kernels (saxpy, simple and tiled matmul, tiled transpose, tree reduction), the same local sizes, kernel time after warm-up (median of 5), cold and cached build times, every result checked against a reference, then the algorithms (bench_cpu_algorithms.c; --algorithms-only runs that section alone); writes a Markdown report with the ratios. */
+/* bench_cpu.c — the CPU accelerator side by side with PoCL (when installed, through the OpenCL ICD loader, dlopen'ed) and with plain serial C: five kernels (saxpy, simple and tiled matmul, tiled transpose, tree reduction), the same local sizes, kernel time after warm-up (median of 5), cold and cached build times, every result checked against a reference, then the algorithms (bench_cpu_algorithms.c; --algorithms-only runs that section alone) and BabelStream's kernels against C + OpenMP (bench_cpu_stream.c; --stream-only [--arraysize N] [--numtimes K] runs that section alone); writes a Markdown report with the ratios. */
 #define _GNU_SOURCE
 #include <hipamp.h>
 
 #include "bench_cpu_algorithms.h"
+#include "bench_cpu_stream.h"
 #include "graph_work.h"
 #include "workloads.h"
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -897,7 +899,9 @@ static void graph_section(amp_accelerator *acc, bool quick, FILE *o)
 int main(int argc, char **argv)
 {
     const char *report = NULL;
-    bool quick = false, algorithms_only = false;
+    bool quick = false, algorithms_only = false, stream_only = false;
+    long long stream_n = 0;
+    int stream_times = 0;
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "--build-only") && i + 1 < argc) return build_only(argv[i + 1]);
         if (!strcmp(argv[i], "--fibers-only")) return fibers_only(i + 1 < argc && !strcmp(argv[i + 1], "--quick"));
@@ -910,10 +914,35 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--report") && i + 1 < argc) report = argv[++i];
         else if (!strcmp(argv[i], "--quick")) quick = true;
         else if (!strcmp(argv[i], "--algorithms-only")) algorithms_only = true;
-        else {
-            fprintf(stderr, "usage: bench_cpu [--quick] [--report FILE.md] [--algorithms-only] | --graph-only [--quick]\n");
+        else if (!strcmp(argv[i], "--stream-only")) stream_only = true;
+        else if ((!strcmp(argv[i], "--arraysize") || !strcmp(argv[i], "--numtimes")) && i + 1 < argc) {
+            char *end = NULL;
+            long long v = strtoll(argv[i + 1], &end, 10);
+            bool size = !strcmp(argv[i], "--arraysize");
+            if (!*argv[i + 1] || *end || v < (size ? 1 : 2) || v > INT_MAX) {
+                fprintf(stderr, "bench_cpu: %s '%s': need a whole number from %d to %d\n", argv[i], argv[i + 1],
+                        size ? 1 : 2, INT_MAX);
+                return 2;
+            }
+            if (size) stream_n = v;
+            else stream_times = (int)v;
+            ++i;
+        } else {
+            fprintf(stderr, "usage: bench_cpu [--quick] [--report FILE.md] [--algorithms-only] | --graph-only [--quick] |\n"
+                            "       --stream-only [--quick] [--arraysize N] [--numtimes K]\n");
             return 2;
         }
+    }
+    /* The stream section's size: 2^25 elements (BabelStream's), 20
+     * iterations (BabelStream runs 100; 20 keeps the section under a
+     * minute on 2 cores); --quick 2^22 and 10. */
+    if (stream_n <= 0) stream_n = quick ? 1LL << 22 : 1LL << 25;
+    if (stream_times <= 0) stream_times = quick ? 10 : 20;
+    if (stream_only) {
+        amp_accelerator *cpu_acc = NULL;
+        CHECK(amp_accelerator_find("cpu", &cpu_acc));
+        int bad = bench_cpu_stream(stdout, cpu_acc, stream_n, stream_times);
+        return bad == 0 ? 0 : 1;
     }
     if (algorithms_only) {
         amp_accelerator *cpu_acc = NULL;
@@ -1049,6 +1078,9 @@ int main(int argc, char **argv)
     trace_hooks(self, o);
     int alg_bad = bench_cpu_algorithms(o, acc, quick);
     if (alg_bad) failures += alg_bad < 0 ? 1 : alg_bad;
+    printf("stream...\n");
+    int stream_bad = bench_cpu_stream(o, acc, stream_n, stream_times);
+    if (stream_bad) failures += stream_bad < 0 ? 1 : stream_bad;
     fclose(o);
     fputs(md, stdout);
     if (report) {

@@ -1,4 +1,4 @@
-/* bench_gpu.c — the GPU benchmark report (issue 5): its options, header, goals table and outputs (Markdown, CSV, PNG chart); the sections (gpu_sections.h) measure each kernel through hipamp against the identical kernel through the driver API (raw_gpu.h), launch overhead, build and cache times and two GPUs, over the shared harness (gpu_harness.h). */
+/* bench_gpu.c — the GPU benchmark report (issue 5): its options, header, goals table and outputs (Markdown, CSV, PNG chart); the sections (gpu_sections.h) measure each kernel through hipamp against the identical kernel through the driver API (raw_gpu.h), launch overhead, build and cache times, two GPUs and BabelStream's kernels, over the shared harness (gpu_harness.h). */
 #define _GNU_SOURCE
 #include "gpu_harness.h"
 #include "gpu_sections.h"
@@ -78,6 +78,7 @@ static bool graph_only;
 static bool algorithms_only;
 static bool two_gpus_only;
 static bool hip_vs_cuda_only;
+static bool stream_only;
 static int parse_args(int argc, char **argv)
 {
     outdir = getenv("OUT");
@@ -90,6 +91,7 @@ static int parse_args(int argc, char **argv)
         else if (!strcmp(argv[i], "--algorithms-only")) algorithms_only = true;
         else if (!strcmp(argv[i], "--two-gpus-only")) two_gpus_only = true;
         else if (!strcmp(argv[i], "--hip-vs-cuda-only")) hip_vs_cuda_only = true;
+        else if (!strcmp(argv[i], "--stream-only")) stream_only = true;
         else if (!strcmp(argv[i], "--chart") && i + 2 < argc) {
             /* Redraw a chart from a results CSV with the built-in PNG writer. */
             FILE *f = fopen(argv[i + 1], "r");
@@ -103,7 +105,7 @@ static int parse_args(int argc, char **argv)
             fclose(f);
             return png_chart(argv[i + 2], "hipamp chart") ? 0 : 1;
         } else {
-            printf("usage: %s [--out DIR] [--quick] [--no-cpu] [--launch-only] [--graph-only] [--algorithms-only] [--two-gpus-only] [--hip-vs-cuda-only] |\n"
+            printf("usage: %s [--out DIR] [--quick] [--no-cpu] [--launch-only] [--graph-only] [--algorithms-only] [--two-gpus-only] [--stream-only] [--hip-vs-cuda-only] |\n"
                    "       --chart RESULTS.csv OUT.png\n"
                    "  Benchmarks hipamp on %s against raw driver launches, device copy and\n"
                    "  %s; writes <date>-<gpu>.md/.csv/.png into DIR (default: $OUT, else\n"
@@ -114,6 +116,7 @@ static int parse_args(int argc, char **argv)
                    "  --two-gpus-only: the two-GPU section (peer copy, two kernels at once), printed only.\n"
                    "  --hip-vs-cuda-only: one launch through hip:0 (HIP's NVIDIA platform) and cuda:0\n"
                    "  side by side, printed only (HIP_PLATFORM=nvidia, the test runtime on LD_LIBRARY_PATH).\n"
+                   "  --stream-only: the BabelStream section (examples/stream's kernels) and its goal, printed only.\n"
                    "  --algorithms-only: the algorithms section and its goals, printed only (a\n"
                    "  tuning sweep runs it once per setting of the AMP_ALG_* knobs: ci/gpu.sh figures).\n",
                    rg.program, rg.accelerator, rg.blas, HIPAMP_BENCH_RESULTS);
@@ -261,6 +264,13 @@ int main(int argc, char **argv)
         wl_close(&W);
         return failures ? 1 : 0;
     }
+    if (stream_only) {
+        AK(wl_open(&W, acc));
+        stream_report();
+        report_goals(false);
+        wl_close(&W);
+        return failures ? 1 : 0;
+    }
     if (algorithms_only) {
         AK(wl_open(&W, acc));
         algorithms_report();
@@ -277,6 +287,7 @@ int main(int argc, char **argv)
     two_gpus_report();
     graph_report();
     algorithms_report();
+    stream_report();
     report_goals(true);
     if (with_cpu) run_cpu_bench_beside_self();
     out("\nTotal benchmark time %.0f s.\n", wl_now() - t_start);

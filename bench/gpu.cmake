@@ -22,15 +22,16 @@ endif()
 
 # One report program: bench_gpu.c, its sections and their harness over one
 # vendor layer (raw_gpu.h). A new section adds its file here.
-set(HIPAMP_BENCH_GPU_SOURCES bench_gpu.c gpu_harness.c gpu_png.c gpu_study.c gpu_launch.c gpu_cache.c gpu_two_gpus.c gpu_hip_vs_cuda.c
-  gpu_graph.c gpu_algorithms.c)
+set(HIPAMP_BENCH_GPU_SOURCES bench_gpu.c gpu_harness.c gpu_png.c gpu_study.c gpu_launch.c gpu_cache.c gpu_two_gpus.c
+  gpu_hip_vs_cuda.c gpu_graph.c gpu_algorithms.c gpu_stream.c)
 function(hipamp_bench_gpu target vendor_source)
   set(_sources)
   foreach(_s IN LISTS HIPAMP_BENCH_GPU_SOURCES)
     list(APPEND _sources ${CMAKE_CURRENT_LIST_DIR}/${_s})
   endforeach()
   add_executable(${target} ${_sources} ${CMAKE_CURRENT_LIST_DIR}/${vendor_source})
-  target_link_libraries(${target} PRIVATE hipamp_workloads hipamp_graph_work ${CMAKE_DL_LIBS} m)
+  # stream_kernels: examples/stream's kernels, the stream section's text.
+  target_link_libraries(${target} PRIVATE hipamp_workloads hipamp_graph_work stream_kernels ${CMAKE_DL_LIBS} m)
   # lib/base/signature.h: the launch_info and argument-pack layout of the raw launches.
   target_include_directories(${target} PRIVATE ${CMAKE_CURRENT_LIST_DIR}/../lib ${CMAKE_CURRENT_LIST_DIR}/../lib/gpu)
   target_compile_options(${target} PRIVATE -Wall -Wextra)

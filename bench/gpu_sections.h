@@ -47,5 +47,10 @@ void algorithms_report(void);
  * HIP's NVIDIA platform) and cuda:0 in one run ("HIP on NVIDIA"; no goal;
  * --hip-vs-cuda-only). */
 void hip_vs_cuda_report(void);
+/* gpu_stream.c: BabelStream's kernels (examples/stream/stream.hip) through
+ * hipamp against the identical raw launches, double and float, and the dot
+ * through amp_transform_reduce against the raw tiled dot ("BabelStream";
+ * adds its goal). */
+void stream_report(void);
 
 #endif
