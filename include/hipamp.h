@@ -764,7 +764,8 @@ typedef struct amp_kernel_resources {
 AMP_API amp_status amp_compile_for_target(const char *target, const char *source,
                                           const char *options, amp_code_object **out);
 /* The targets amp_compile_for_target accepts here: the AMD processors the
- * installed comgr knows (features such as :xnack+ may be added), then the
+ * installed comgr knows (features such as :xnack+ may be added; none where
+ * hipRTC is HIP's NVIDIA platform, HIP_PLATFORM=nvidia), then the
  * sm_NN architectures of the installed NVRTC. Fills list[0..cap-1] with
  * static strings and sets *count to how many there are. */
 AMP_API amp_status amp_compile_targets(const char **list, size_t cap, size_t *count);

@@ -153,6 +153,10 @@ static void load_comgr(void)
 
 const char *amp__amd_isa_name(size_t i)
 {
+    /* With HIP's NVIDIA platform as hipRTC no AMD target can be compiled,
+     * whatever comgr knows. */
+    pthread_once(&platform_once, read_platform);
+    if (on_nvidia) return NULL;
     pthread_once(&comgr_once, load_comgr);
     if (!comgr_ok) return NULL;
     size_t n = 0;
