@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# gpu.sh — the one entry point on the NVIDIA GPU machine (Ubuntu 24.04, CUDA, cmake, gcc; no Criterion, no MPI, no package registry: Criterion and OpenSSL's headers come from the .deb files carried in .debs/, Open MPI from .debs/openmpi): `ci/gpu.sh SUBCOMMAND...` runs suite, bench, figures, mpi or two-gpus, several in turn; the files to keep go to $OUT.
+# gpu.sh — the one entry point on the NVIDIA GPU machine (Ubuntu 24.04, CUDA, cmake, gcc; no Criterion, no MPI, no package registry: Criterion, OpenSSL's and HIP's headers come from the .deb files carried in .debs/, Open MPI from .debs/openmpi): `ci/gpu.sh SUBCOMMAND...` runs suite, bench, figures, mpi, two-gpus or examples, several in turn; the files to keep go to $OUT.
 #
 # From the repository root, with .debs/ carried along (ci/fetch-debs.sh and
 # ci/fetch-mpi-debs.sh fill it on a Debian 12 machine):
@@ -24,6 +24,11 @@
 #             machine's own where there is one.
 #   two-gpus  mpi (one rank per GPU), then from its build the two-GPU tests
 #             (test_peer, test_conformance) and bench_gpu --two-gpus-only.
+#   examples  the examples on hip:0 (HIP on NVIDIA) and on cuda:0, their
+#             results compared (hello, study, cg with and without --graph,
+#             stream, tealeaf on the decks carried in .decks/tealeaf), then
+#             bench_gpu --hip-vs-cuda-only and --stream-only; sets
+#             GPU_DRIVER=both itself.
 #
 # Knobs (environment; defaults in brackets):
 #   every one  OUT [build-gpu-out], BUILD_DIR [build-gpu], LOGS_DIR
@@ -817,6 +822,77 @@ PY
 # build the two-GPU tests and bench_gpu --two-gpus-only (the peer copy
 # against the raw driver's, two kernels at once); the tables and one log
 # archive, gpu-two-logs.tar.gz, under $OUT.
+# The examples through hip:0 and cuda:0 on one GPU: each prints its result
+# lines (timings stripped), which must be the same for both; then the HIP
+# layer's launch cost and BabelStream against the raw driver.
+cmd_examples() {
+  local start rc=0 acc name d
+  start=$(date +%s)
+  LOGS=$LOGS_DIR/examples
+  rm -rf "$LOGS"
+  mkdir -p "$LOGS"
+  export GPU_DRIVER=both
+  unpack_debs "$BUILD/criterion-root" > "$LOGS/unpack.log" 2>&1
+  use_deps "$BUILD/criterion-root"
+  local S=$OUT/examples-summary.txt
+  : > "$S"
+  say() { echo "$*" | tee -a "$S"; }
+  if ! configure_build hipamp-info hello study cg stream tealeaf bench_gpu hip_on_nvidia; then
+    say "ci/gpu.sh examples: FAILED (configure or build)"; archive_logs "$LOGS" examples; return 1
+  fi
+  "$BUILD/hipamp-info" > "$LOGS/hipamp-info.txt" 2>&1
+  sed -n '/^GPU drivers:/,/^[0-9]* accelerator/p' "$LOGS/hipamp-info.txt" | tee -a "$S"
+  export AMP_CACHE_DIR=$BUILD/amp-cache
+  local decks=$ROOT/.decks/tealeaf E=$BUILD/examples
+  # run NAME ACC CMD...: the output in LOGS/NAME-ACC.txt, its result lines
+  # (what does not vary with time) in LOGS/NAME-ACC.res.
+  run() {
+    local n=$1 a=$2
+    shift 2
+    AMP_DEFAULT_ACCELERATOR=$a timeout -k 5 180 "$@" > "$LOGS/$n-$a.txt" 2>&1
+    local r=$?
+    grep -E 'ok$|passed|PASSED|FAILED|agrees|DIFFERS|Verification|CG iterations|step:|iterations, relative residual|Expected|Actual' \
+      "$LOGS/$n-$a.txt" | grep -vE 'GB/s|GFLOP/s|Setup |^Init|^Read' |
+      sed -E 's/[0-9]+(\.[0-9]+)? ?(ms|s|us|µs)( an iteration)?\b//g; s/(hip|cuda):0/ACC/g; s/[[:space:]]+/ /g' > "$LOGS/$n-$a.res"
+    echo "exit $r" >> "$LOGS/$n-$a.res"
+  }
+  for acc in hip:0 cuda:0; do
+    run hello "$acc" "$E/hello"
+    run study "$acc" "$E/study"
+    run cg "$acc" "$E/cg" --n 512 --check
+    run cg-graph "$acc" "$E/cg" --n 512 --check --graph
+    run stream-double "$acc" "$E/stream/stream" --numtimes 20
+    run stream-float "$acc" "$E/stream/stream" --numtimes 20 --float
+    for d in tea_bm_1 tea_bm_2 tea_bm_4; do
+      [ -e "$decks/$d.in" ] && run "tealeaf-$d" "$acc" "$E/tealeaf/tealeaf" --problems "$decks/tea.problems" "$decks/$d.in"
+    done
+  done
+  for f in "$LOGS"/*-hip:0.res; do
+    name=$(basename "$f" -hip:0.res)
+    if diff -q "$f" "$LOGS/$name-cuda:0.res" > /dev/null; then
+      say "$name: hip:0 and cuda:0 agree ($(tail -n1 "$f"))"
+    else
+      say "$name: hip:0 and cuda:0 DIFFER"; diff "$f" "$LOGS/$name-cuda:0.res" | head -n 20 | tee -a "$S"; rc=1
+    fi
+    grep -q '^exit 0$' "$f" || rc=1
+  done
+  for f in "$LOGS"/stream-*-*.txt "$LOGS"/tealeaf-*-*.txt "$LOGS"/cg-*.txt; do
+    { echo "== $(basename "$f")"; grep -E 'Copy|Mul|Add|Triad|Dot|Nstream|iterations|Wall|PASS|FAIL|elapsed|total' "$f" | head -n 12; } >> "$S"
+  done
+  (cd "$BUILD" && timeout -k 5 120 bench/bench_gpu --hip-vs-cuda-only) > "$LOGS/hip-vs-cuda.txt" 2>&1 || rc=1
+  cat "$LOGS/hip-vs-cuda.txt" >> "$S"
+  left=$(( 560 - ($(date +%s) - start) ))
+  if [ "$left" -gt 60 ]; then
+    (cd "$BUILD" && AMP_GPU_DRIVERS=cuda timeout -k 5 "$left" bench/bench_gpu --stream-only) > "$LOGS/stream-bench.txt" 2>&1 || rc=1
+    cat "$LOGS/stream-bench.txt" >> "$S"
+  else
+    say "bench_gpu --stream-only skipped: ${left}s left"
+  fi
+  say "ci/gpu.sh examples: $([ "$rc" -eq 0 ] && echo PASSED || echo FAILED) in $(mins "$start")"
+  archive_logs "$LOGS" examples
+  return "$rc"
+}
+
 cmd_two_gpus() {
   local mpi_build=${MPI_BUILD_DIR:-$ROOT/build-gpu-mpi} work mpi_rc tests_rc bench_rc B
   work=$mpi_build-two
@@ -848,9 +924,9 @@ cmd_two_gpus() {
 [ "$#" -gt 0 ] || { usage >&2; exit 2; }
 for c in "$@"; do
   case $c in
-    suite | bench | figures | mpi | two-gpus) ;;
+    suite | bench | figures | mpi | two-gpus | examples) ;;
     -h | --help | help) usage; exit 0 ;;
-    *) echo "ci/gpu.sh: no subcommand '$c' (suite, bench, figures, mpi, two-gpus; --help)" >&2; exit 2 ;;
+    *) echo "ci/gpu.sh: no subcommand '$c' (suite, bench, figures, mpi, two-gpus, examples; --help)" >&2; exit 2 ;;
   esac
 done
 if [ "$#" -gt 1 ]; then
@@ -867,4 +943,5 @@ case $1 in
   figures) cmd_figures ;;
   mpi) cmd_mpi ;;
   two-gpus) cmd_two_gpus ;;
+  examples) cmd_examples ;;
 esac
