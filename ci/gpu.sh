@@ -137,8 +137,9 @@ use_deps() {
   return 0
 }
 
-# hip_on_nvidia_env: GPU_DRIVER=hip or both: the environment that makes
-# hipamp's HIP driver load the test runtime built in BUILD (it need not
+# hip_on_nvidia_env [BUILD_DIR]: GPU_DRIVER=hip or both: the environment
+# that makes hipamp's HIP driver load the test runtime built in BUILD_DIR
+# [BUILD] (it need not
 # exist yet: dlopen reads LD_LIBRARY_PATH at each call). nvcc from the CUDA
 # toolkit when it is not on PATH (the runtime is built with it).
 hip_on_nvidia_env() {
@@ -150,9 +151,10 @@ hip_on_nvidia_env() {
     *) echo "ci/gpu.sh: GPU_DRIVER=$GPU_DRIVER (want cuda, hip or both)" >&2; exit 2 ;;
   esac
   export HIP_PLATFORM=nvidia
+  local dir=${1:-$BUILD}/test/hip_on_nvidia
   case ":${LD_LIBRARY_PATH:-}:" in
-    *":$BUILD/test/hip_on_nvidia:"*) ;;
-    *) export LD_LIBRARY_PATH="$BUILD/test/hip_on_nvidia${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" ;;
+    *":$dir:"*) ;;
+    *) export LD_LIBRARY_PATH="$dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" ;;
   esac
 }
 
@@ -606,6 +608,10 @@ PY
   # 4. Build with MPI from the prefix: the library, heat_mpi, cg_mpi, test_mpi.
   targets=(hipamp-info heat_mpi cg_mpi)
   [ "$HAVE_CRITERION" = 1 ] && targets+=(test_mpi)
+  if [ "${GPU_DRIVER:-cuda}" != cuda ]; then
+    targets+=(hip_on_nvidia)
+    hip_on_nvidia_env "$BUILD/build"
+  fi
   if ! cmake -S "$ROOT" -B "$BUILD/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHIPAMP_BUILD_BENCH=ON "${crit_args[@]}" \
        -DMPI_C_COMPILER="$MPI_PREFIX_MPICC" -DMPIEXEC_EXECUTABLE="$MPI_PREFIX_MPIEXEC" > "$LOGS/configure.log" 2>&1 ||
      ! grep -q 'Found MPI_C' "$LOGS/configure.log"; then

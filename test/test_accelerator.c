@@ -1,6 +1,7 @@
 /* test_accelerator.c — accelerator enumeration, info fields, default selection (AMP_DEFAULT_ACCELERATOR), find, accelerator views and their stats. */
 #include "support.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -524,4 +525,27 @@ Test(accelerator, gpu_drivers_env_bad_value_is_named)
     cr_assert(strstr(amp_last_error(), "\"hip:0\"") && strstr(amp_last_error(), "AMP_GPU_DRIVERS=\"hip,cudda\""),
               "the message names neither the accelerator asked for nor why the driver found none: %s",
               amp_last_error());
+}
+
+/* HIP_PLATFORM=nvidia says the libamdhip64 found is HIP's NVIDIA platform;
+ * AMD's runtime found instead is refused by name, not run as if it were. */
+Test(accelerator, hip_platform_nvidia_refuses_amds_runtime)
+{
+    cr_assert_eq(setenv("HIP_PLATFORM", "nvidia", 1), 0);
+    unsetenv("AMP_GPU_DRIVERS");
+    void *amd = NULL;
+    static const char *const names[] = {"libamdhip64.so", "libamdhip64.so.7", "libamdhip64.so.6", "libamdhip64.so.5"};
+    for (size_t i = 0; i < 4 && !amd; ++i) amd = dlopen(names[i], RTLD_LAZY | RTLD_LOCAL);
+    bool amds = amd && dlsym(amd, "hipExtMallocWithFlags");
+    amp_gpu_driver_report r[2];
+    driver_reports(r, 2);
+    if (amds) {
+        cr_assert_not(r[0].loaded, "AMD's runtime loaded under HIP_PLATFORM=nvidia: %s", r[0].detail);
+        cr_assert(strstr(r[0].detail, "is AMD's HIP runtime"), "%s", r[0].detail);
+    } else if (r[0].loaded) {
+        cr_assert(strstr(r[0].detail, "(HIP on NVIDIA)"), "%s", r[0].detail);
+    } else {
+        cr_assert(strstr(r[0].detail, "libamdhip64"), "%s", r[0].detail);
+    }
+    if (amd) dlclose(amd);
 }

@@ -73,6 +73,17 @@ static void load_hip(void)
     void *lib = amp__gpu_dlopen_first(names, hip_library, sizeof hip_library);
     if (!lib) { hip_why = hip_library; return; }
     hip_lib = lib;
+    /* hipExtMallocWithFlags is AMD's own (ROCm 4.2 on); HIP's NVIDIA
+     * platform has no such function. */
+    if (on_nvidia && dlsym(lib, "hipExtMallocWithFlags")) {
+        static char buf[1024];
+        snprintf(buf, sizeof buf,
+                 "HIP_PLATFORM=nvidia, but %.700s is AMD's HIP runtime (it exports hipExtMallocWithFlags), not "
+                 "HIP's NVIDIA platform (put its directory first on LD_LIBRARY_PATH, or unset HIP_PLATFORM)",
+                 hip_library);
+        hip_why = buf;
+        return;
+    }
     bool ok = true;
     const char *miss = NULL, **missing = &miss;
     __typeof__(H) *tbl = &H;
