@@ -72,7 +72,6 @@ static void load_hip(void)
     pthread_once(&platform_once, read_platform);
     void *lib = amp__gpu_dlopen_first(names, hip_library, sizeof hip_library);
     if (!lib) { hip_why = hip_library; return; }
-    hip_lib = lib;
     /* hipExtMallocWithFlags is AMD's own (ROCm 4.2 on); HIP's NVIDIA
      * platform has no such function. */
     if (on_nvidia && dlsym(lib, "hipExtMallocWithFlags")) {
@@ -84,6 +83,7 @@ static void load_hip(void)
         hip_why = buf;
         return;
     }
+    hip_lib = lib;
     bool ok = true;
     const char *miss = NULL, **missing = &miss;
     __typeof__(H) *tbl = &H;
@@ -104,11 +104,12 @@ static void load_rtc(void)
     pthread_once(&platform_once, read_platform);
     static const char *const names[] = {"libhiprtc.so", "libhiprtc.so.7", "libhiprtc.so.6",
                                         "libhiprtc.so.5", NULL};
-    static char why[768];
-    void *lib = amp__gpu_dlopen_first(names, why, sizeof why);
+    static char why[768] = "not looked for: on HIP's NVIDIA platform hipRTC is in libamdhip64";
+    /* ROCm 5 ships hipRTC inside libamdhip64 itself, and so does the
+     * NVIDIA-platform runtime, whose hipRTC must be the one used with it
+     * (NVRTC): there an AMD libhiprtc is not looked for. */
+    void *lib = on_nvidia ? NULL : amp__gpu_dlopen_first(names, why, sizeof why);
     if (!lib) {
-        /* ROCm 5 ships hipRTC inside libamdhip64 itself (and so does the
-         * NVIDIA-platform test runtime). */
         pthread_once(&hip_once, load_hip);
         lib = hip_lib;
     }
