@@ -2,6 +2,8 @@
 #define _GNU_SOURCE
 #include <hipamp.h>
 
+#include "bench_cpu_check.h"
+
 #include "bench_cpu_algorithms.h"
 #include "workloads.h"
 
@@ -19,14 +21,7 @@ double bench_parallel_sort_ms(uint32_t *keys, size_t n, int threads);
 
 enum { ALG_RUNS = 5 };
 
-#define AC(call)                                                                                       \
-    do {                                                                                               \
-        amp_status s_ = (call);                                                                        \
-        if (s_ != AMP_OK) {                                                                            \
-            fprintf(stderr, "bench_cpu: %s: %s: %s\n", #call, amp_status_name(s_), amp_last_error());  \
-            return -1;                                                                                 \
-        }                                                                                              \
-    } while (0)
+#define AC(call) BENCH_CPU_CHECK(call)
 
 /* ------------------------------------------------------- the copy loop */
 

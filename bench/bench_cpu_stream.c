@@ -2,6 +2,8 @@
 #define _GNU_SOURCE
 #include <hipamp.h>
 
+#include "bench_cpu_check.h"
+
 #include "bench_cpu_stream.h"
 #include "stream_omp.h"
 #include "workloads.h"
@@ -15,14 +17,7 @@
 
 extern const char stream_kernels[];
 
-#define SC(call)                                                                                       \
-    do {                                                                                               \
-        amp_status s_ = (call);                                                                        \
-        if (s_ != AMP_OK) {                                                                            \
-            fprintf(stderr, "bench_cpu: %s: %s: %s\n", #call, amp_status_name(s_), amp_last_error());  \
-            return -1;                                                                                 \
-        }                                                                                              \
-    } while (0)
+#define SC(call) BENCH_CPU_CHECK(call)
 
 /* Rows of the table: the five streaming kernels, then the two dots. The
  * hipamp side runs every row; OpenMP has one dot (its row DOT_TILED's
@@ -171,29 +166,22 @@ static void omp_row(const prec *p, int r, void *a, void *b, void *c, long n, int
  * values of a, b, c and the last dot. */
 static void gold(const prec *p, int times, long long n, double g[4])
 {
-    if (p->fl) {
-        float a = 0.1f, b = 0.2f, c = 0.0f, s = 0, x = 0.4f;
-        for (int k = 0; k < times; ++k) {
-            c = a;
-            b = x * c;
-            c = a + b;
-            a = b + x * c;
-            s = a * b * (float)n;
-        }
-        for (int k = 0; k < times; ++k) a += b + x * c;
-        g[0] = a, g[1] = b, g[2] = c, g[3] = s;
-    } else {
-        double a = 0.1, b = 0.2, c = 0.0, s = 0, x = 0.4;
-        for (int k = 0; k < times; ++k) {
-            c = a;
-            b = x * c;
-            c = a + b;
-            a = b + x * c;
-            s = a * b * (double)n;
-        }
-        for (int k = 0; k < times; ++k) a += b + x * c;
-        g[0] = a, g[1] = b, g[2] = c, g[3] = s;
-    }
+#define GOLD(T)                                                                                        \
+    do {                                                                                               \
+        T a = (T)0.1, b = (T)0.2, c = 0, s = 0, x = (T)0.4;                                            \
+        for (int k = 0; k < times; ++k) {                                                              \
+            c = a;                                                                                     \
+            b = x * c;                                                                                 \
+            c = a + b;                                                                                 \
+            a = b + x * c;                                                                             \
+            s = a * b * (T)n;                                                                          \
+        }                                                                                              \
+        for (int k = 0; k < times; ++k) a += b + x * c;                                                \
+        g[0] = a, g[1] = b, g[2] = c, g[3] = s;                                                        \
+    } while (0)
+    if (p->fl) GOLD(float);
+    else GOLD(double);
+#undef GOLD
 }
 
 /* Average absolute error of each array against its gold value within
