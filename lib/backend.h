@@ -276,14 +276,12 @@ typedef struct amp__device_entry {
 } amp__device_entry;
 
 /* Probe the vendor libraries (dlopen) and append every GPU to out (at most
- * cap). Never fails: a machine without ROCm/CUDA yields 0. Called once
- * (under the registry's initialisation). AMP_GPU_DRIVERS ("hip", "cuda",
- * "hip,cuda") names the drivers probed; unset: all. */
-size_t amp__gpu_enumerate(amp__device_entry *out, size_t cap);
-/* What each driver found at that enumeration (AMP__GPU_DRIVERS reports, in
- * listing order); valid once amp__gpu_enumerate returned. */
+ * cap), and what each driver found to reports (AMP__GPU_DRIVERS of them, in
+ * listing order). Never fails: a machine without ROCm/CUDA yields 0. Called
+ * once (under the registry's initialisation). AMP_GPU_DRIVERS ("hip",
+ * "cuda", "hip,cuda") names the drivers probed; unset: all. */
 #define AMP__GPU_DRIVERS 2
-const amp_gpu_driver_report *amp__gpu_driver_reports(void);
+size_t amp__gpu_enumerate(amp__device_entry *out, size_t cap, amp_gpu_driver_report reports[AMP__GPU_DRIVERS]);
 /* The CPU accelerator (always present; info.is_available says if usable). */
 void amp__cpu_enumerate(amp__device_entry *out);
 

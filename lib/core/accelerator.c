@@ -13,11 +13,13 @@
 static pthread_once_t amp__registry_once = PTHREAD_ONCE_INIT;
 static amp_accelerator amp__accs[AMP__MAX_ACCELERATORS + 1];
 static size_t amp__nacc;
+/* What each GPU driver found, written once with the registry. */
+static amp_gpu_driver_report amp__reports[AMP__GPU_DRIVERS];
 
 static void amp__registry_init(void)
 {
     amp__device_entry entries[AMP__MAX_ACCELERATORS];
-    size_t n = amp__gpu_enumerate(entries, AMP__MAX_ACCELERATORS);
+    size_t n = amp__gpu_enumerate(entries, AMP__MAX_ACCELERATORS, amp__reports);
     if (n > AMP__MAX_ACCELERATORS) n = AMP__MAX_ACCELERATORS;
     for (size_t i = 0; i < n; ++i) amp__accs[i].e = entries[i];
     amp__cpu_enumerate(&amp__accs[n].e);
@@ -46,8 +48,7 @@ amp_status amp_gpu_driver_reports(amp_gpu_driver_report *out, size_t cap, size_t
     amp_accelerator *all;
     size_t n;
     amp__registry(&all, &n);
-    const amp_gpu_driver_report *r = amp__gpu_driver_reports();
-    for (size_t i = 0; i < AMP__GPU_DRIVERS && i < cap; ++i) out[i] = r[i];
+    for (size_t i = 0; i < AMP__GPU_DRIVERS && i < cap; ++i) out[i] = amp__reports[i];
     *count = AMP__GPU_DRIVERS;
     return AMP_OK;
 }
@@ -55,7 +56,7 @@ amp_status amp_gpu_driver_reports(amp_gpu_driver_report *out, size_t cap, size_t
 /* Why no GPU was found, driver by driver ("hip: ...; cuda: ..."), into buf. */
 static void amp__no_gpu_why(char *buf, size_t n)
 {
-    const amp_gpu_driver_report *r = amp__gpu_driver_reports();
+    const amp_gpu_driver_report *r = amp__reports;
     size_t used = 0;
     buf[0] = '\0';
     for (size_t i = 0; i < AMP__GPU_DRIVERS && used < n; ++i)
@@ -136,7 +137,7 @@ static void amp__default_init(void)
             if (!strcmp(all[i].e.info.device_path, want)) a = &all[i];
         if (!a) {
             /* A GPU path the drivers did not list: say what they found. */
-            const amp_gpu_driver_report *r = amp__gpu_driver_reports();
+            const amp_gpu_driver_report *r = amp__reports;
             const char *driver_why = NULL;
             for (size_t i = 0; i < AMP__GPU_DRIVERS; ++i)
                 if (!strncmp(want, r[i].name, strlen(r[i].name)) && want[strlen(r[i].name)] == ':')

@@ -850,10 +850,6 @@ static size_t enumerate_driver(const amp__gpu_driver *drv, amp__device_entry *ou
     return n;
 }
 
-static amp_gpu_driver_report driver_reports[AMP__GPU_DRIVERS];
-
-const amp_gpu_driver_report *amp__gpu_driver_reports(void) { return driver_reports; }
-
 /* AMP_GPU_DRIVERS: a comma-separated list of driver names. A list that
  * names something else probes no driver, and every report says why (the
  * enumeration cannot fail; hipamp-info and the no-GPU messages show it). */
@@ -897,12 +893,13 @@ static size_t probe_driver(amp_gpu_driver_report *r, const char *name, const amp
     return n;
 }
 
-size_t amp__gpu_enumerate(amp__device_entry *out, size_t cap)
+size_t amp__gpu_enumerate(amp__device_entry *out, size_t cap, amp_gpu_driver_report reports[AMP__GPU_DRIVERS])
 {
     size_t n = 0;
+    memset(reports, 0, AMP__GPU_DRIVERS * sizeof *reports);
     if (!out || cap == 0) return 0;
     /* AMD first: on a machine with both, "hip:N" devices come before "cuda:N". */
-    n += probe_driver(&driver_reports[0], "hip", amp__hip_driver, out + n, cap - n);
-    n += probe_driver(&driver_reports[1], "cuda", amp__cuda_driver, out + n, cap - n);
+    n += probe_driver(&reports[0], "hip", amp__hip_driver, out + n, cap - n);
+    n += probe_driver(&reports[1], "cuda", amp__cuda_driver, out + n, cap - n);
     return n;
 }
