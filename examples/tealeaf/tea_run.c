@@ -116,6 +116,14 @@ static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
     return h;
 }
 
+/* An error mid-run: with ranks, the others are stopped through comm's fail
+ * (they may wait in a collective this rank will not reach). */
+static int tea_error(const tea_comm *comm)
+{
+    if (comm && comm->fail) comm->fail(comm->ctx);
+    return 1;
+}
+
 int tea_run(const tea_options *o, const tea_deck *d, amp_accelerator *acc, const tea_comm *comm, int nranks, int rank)
 {
     const bool boss = rank == 0;
@@ -144,12 +152,12 @@ int tea_run(const tea_options *o, const tea_deck *d, amp_accelerator *acc, const
     double t0 = now_s();
     if (tea_init(&s, acc, d, dt, rows, first, comm) != AMP_OK) {
         tea_free(&s);
-        return 1;
+        return tea_error(comm);
     }
     const bool graph = o->graph && !comm;
     if (graph && tea_use_graphs(&s) != AMP_OK) {
         tea_free(&s);
-        return 1;
+        return tea_error(comm);
     }
     double t_setup = now_s() - t0, t_solve0 = now_s(), time = 0.0;
     long total_iters = 0;
@@ -171,24 +179,24 @@ int tea_run(const tea_options *o, const tea_deck *d, amp_accelerator *acc, const
     }
     if (status) {
         tea_free(&s);
-        return status;
+        return tea_error(comm);
     }
     if (amp_accelerator_view_wait(s.q) != AMP_OK) {
         fprintf(stderr, "tealeaf: amp_accelerator_view_wait failed: %s\n", amp_last_error());
         tea_free(&s);
-        return 1;
+        return tea_error(comm);
     }
     const double t_solve = now_s() - t_solve0;
     double sum[4];
     if (tea_summary(&s, d->dx, d->dy, sum) != AMP_OK) {
         tea_free(&s);
-        return 1;
+        return tea_error(comm);
     }
     if (comm && comm->sum)
         for (int k = 0; k < 4; ++k)
             if (comm->sum(comm->ctx, &sum[k]) != AMP_OK) {
                 tea_free(&s);
-                return 1;
+                return tea_error(comm);
             }
     if (o->digest) {
         /* The bits of this block's final u, for comparing runs. */
@@ -197,7 +205,7 @@ int tea_run(const tea_options *o, const tea_deck *d, amp_accelerator *acc, const
             fprintf(stderr, "tealeaf: --digest: no memory, or u could not be read: %s\n", amp_last_error());
             free(u);
             tea_free(&s);
-            return 1;
+            return tea_error(comm);
         }
         printf("tealeaf: digest (rank %d): %ld iterations, temperature %a, u fnv1a %016llx\n", rank, total_iters,
                sum[3], (unsigned long long)fnv1a(0xcbf29ce484222325ull, u, (size_t)rows * d->x_cells * 8));

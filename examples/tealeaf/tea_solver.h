@@ -29,6 +29,10 @@ typedef struct tea_comm {
     amp_status (*halo)(void *ctx, tea_solver *s);
     amp_status (*sum)(void *ctx, double *value);
     void (*release)(void *ctx, tea_solver *s); /* tea_free calls it first: what the comm made on s->q goes */
+    /* An error on this rank mid-run (said on stderr): the other ranks may
+     * be waiting in a collective this rank will not reach, so they must be
+     * stopped too (tealeaf_mpi: MPI_Abort). NULL: one rank. */
+    void (*fail)(void *ctx);
 } tea_comm;
 
 struct tea_solver {

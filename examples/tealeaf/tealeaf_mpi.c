@@ -48,6 +48,15 @@ static amp_status sum(void *ctx, double *value)
     return AMP_OK;
 }
 
+/* An error on this rank mid-run: the others may wait in a collective it
+ * will not reach; stop them all (the error is on stderr already). */
+static void fail(void *ctx)
+{
+    split *c = ctx;
+    fprintf(stderr, "tealeaf_mpi: rank %d failed: stopping every rank\n", c->rank);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
 static void release(void *ctx, tea_solver *s)
 {
     (void)s;
@@ -67,31 +76,39 @@ int main(int argc, char **argv)
     tea_deck d;
     char err[512];
     amp_accelerator *acc = NULL;
-    /* Every rank parses the same arguments and deck: all stop alike. */
-    if ((rc = tea_parse_args(argc, argv, &o))) goto out;
-    if (o.skip_missing && access(o.deck, F_OK) != 0) {
-        if (rank == 0) printf("tealeaf_mpi: SKIP: no deck at %s\n", o.deck);
-        rc = 77;
-        goto out;
+    /* Every rank checks the arguments, its accelerator and the deck, then
+     * all agree: one rank whose deck is missing or unreadable (a node
+     * without the file) or that has no accelerator stops every rank with
+     * the worst status, instead of leaving them in the solver's
+     * collectives. The arguments are the same everywhere, and the
+     * accelerator's choice (amp_mpi_select_accelerator) is collective: every
+     * rank makes it before anything that may differ between ranks. An error
+     * later, mid-run, stops them all through fail(). */
+    int ok_rc = 0;
+    if ((ok_rc = tea_parse_args(argc, argv, &o)) == 0) {
+        amp_status st = o.device ? amp_accelerator_find(o.device, &acc)
+                                 : amp_mpi_select_accelerator(MPI_COMM_WORLD, &acc);
+        if (st != AMP_OK) {
+            fprintf(stderr, "tealeaf_mpi: rank %d: no accelerator: %s\n", rank,
+                    o.device ? amp_last_error() : amp_mpi_last_error());
+            ok_rc = 1;
+        } else if (o.skip_missing && access(o.deck, F_OK) != 0) {
+            printf("tealeaf_mpi: rank %d: SKIP: no deck at %s\n", rank, o.deck);
+            ok_rc = 77;
+        } else if (tea_deck_read(o.deck, &d, err, sizeof err)) {
+            fprintf(stderr, "tealeaf_mpi: rank %d: %s\n", rank, err);
+            ok_rc = 2;
+        } else if (size > d.y_cells) {
+            if (rank == 0)
+                fprintf(stderr, "tealeaf_mpi: %d ranks for %d rows: at most one rank a row\n", size, d.y_cells);
+            ok_rc = 2;
+        }
     }
-    if (tea_deck_read(o.deck, &d, err, sizeof err)) {
-        if (rank == 0) fprintf(stderr, "tealeaf_mpi: %s\n", err);
-        rc = 2;
-        goto out;
-    }
-    if (size > d.y_cells) {
-        if (rank == 0) fprintf(stderr, "tealeaf_mpi: %d ranks for %d rows: at most one rank a row\n", size, d.y_cells);
-        rc = 2;
-        goto out;
-    }
-    amp_status st = o.device ? amp_accelerator_find(o.device, &acc) : amp_mpi_select_accelerator(MPI_COMM_WORLD, &acc);
-    if (st != AMP_OK) {
-        fprintf(stderr, "tealeaf_mpi: rank %d: no accelerator: %s\n", rank,
-                o.device ? amp_last_error() : amp_mpi_last_error());
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
+    rc = ok_rc;
+    MPI_Allreduce(MPI_IN_PLACE, &rc, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (rc) goto out;
     split c = {NULL, rank, rank > 0 ? rank - 1 : MPI_PROC_NULL, rank + 1 < size ? rank + 1 : MPI_PROC_NULL};
-    tea_comm comm = {&c, halo, sum, release};
+    tea_comm comm = {&c, halo, sum, release, fail};
     rc = tea_run(&o, &d, acc, &comm, size, rank);
     /* Every rank leaves with rank 0's verdict, or the worst error. */
     MPI_Allreduce(MPI_IN_PLACE, &rc, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
