@@ -9,7 +9,8 @@ set(_cases
   "no_value|eps|bad_no_value.in:5: 'eps' needs a value"
   "bad_geometry|state 2 density=1 energy=1 geometry=hexagon xmin=0 xmax=1 ymin=0 ymax=1|bad_bad_geometry.in:5: state 2: unknown geometry 'hexagon'"
   "bad_density|state 2 density=0 energy=1 geometry=rectangle xmin=0 xmax=1 ymin=0 ymax=1|bad_bad_density.in:5: state 2: density must be > 0"
-  "state_twice|state 1 density=1 energy=1|bad_state_twice.in:5: state 1 defined twice")
+  "state_twice|state 1 density=1 energy=1|bad_state_twice.in:5: state 1 defined twice"
+  "infinite_cells|xmin=-1e308 xmax=1e308|bad_infinite_cells.in: cells of inf x")
 foreach(_case ${_cases})
   string(REPLACE "|" ";" _f "${_case}")
   list(GET _f 0 _name)

@@ -256,6 +256,11 @@ int tea_deck_read(const char *path, tea_deck *d, char *err, size_t errlen)
         if (!d->states[s].defined) return fail(&p, "state %d is missing (states go 1 to %d)", s + 1, d->nstates);
     d->dx = (d->xmax - d->xmin) / (double)d->x_cells;
     d->dy = (d->ymax - d->ymin) / (double)d->y_cells;
+    /* A domain whose width overflows (xmin -1e308, xmax 1e308) gives an
+     * infinite cell. */
+    if (!isfinite(d->dx) || !isfinite(d->dy) || !(d->dx > 0) || !(d->dy > 0))
+        return fail(&p, "cells of %g x %g: the domain [%g, %g] x [%g, %g] is too wide or too narrow for %d x %d cells",
+                    d->dx, d->dy, d->xmin, d->xmax, d->ymin, d->ymax, d->x_cells, d->y_cells);
     for (int s = 1; s < d->nstates; ++s) {
         tea_state *st = &d->states[s];
         st->xmin += d->dx / 100.0;

@@ -41,7 +41,10 @@ int tea_parse_args(int argc, char **argv, tea_options *o)
         } else if (!strcmp(a, "--no-graph")) o->graph = false;
         else if (!strcmp(a, "--digest")) o->digest = true;
         else if (!strcmp(a, "--skip-missing")) o->skip_missing = true;
-        else if (!strcmp(a, "--help") || !strcmp(a, "-h")) return usage(argv[0], NULL);
+        else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(argv[0], NULL);
+            return -1; /* asked for: the caller exits 0 */
+        }
         else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "tealeaf: unknown option '%s'\n", a);
             return usage(argv[0], NULL);

@@ -14,7 +14,7 @@ typedef struct tea_options {
     bool skip_missing; /* --skip-missing: no deck file is exit 77 (ctest's skip) */
 } tea_options;
 
-/* 0: parsed; 2: a usage error (said on stderr). */
+/* 0: parsed; 2: a usage error (said on stderr); -1: --help printed (exit 0). */
 int tea_parse_args(int argc, char **argv, tea_options *o);
 
 /* The rows of rank `rank` of nranks (1 <= nranks <= ny): the first

@@ -32,7 +32,7 @@ int main(int argc, char **argv)
 {
     tea_options o;
     int rc = tea_parse_args(argc, argv, &o);
-    if (rc) return rc;
+    if (rc) return rc < 0 ? 0 : rc; /* --help: 0 */
     tea_deck d;
     char err[512];
     if (o.skip_missing && access(o.deck, F_OK) != 0) {

@@ -106,7 +106,10 @@ int main(int argc, char **argv)
     }
     rc = ok_rc;
     MPI_Allreduce(MPI_IN_PLACE, &rc, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    if (rc) goto out;
+    if (rc) {
+        if (rc < 0) rc = 0; /* --help on every rank */
+        goto out;
+    }
     split c = {NULL, rank, rank > 0 ? rank - 1 : MPI_PROC_NULL, rank + 1 < size ? rank + 1 : MPI_PROC_NULL};
     tea_comm comm = {&c, halo, sum, release, fail};
     rc = tea_run(&o, &d, acc, &comm, size, rank);
