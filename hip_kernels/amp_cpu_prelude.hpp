@@ -511,6 +511,8 @@ template <> struct fiber_entry<true> {
     extern "C" {                                                                                 \
     __attribute__((visibility("default"), used)) amp::detail::signature name##__amp_sig =         \
         amp::detail::kernel_traits<decltype(name##__amp_body)>::make();                          \
+    __attribute__((visibility("default"), used)) int name##__amp_max_block =                    \
+        amp::detail::entry_threads<decltype(name##__amp_body), name##__amp_kernel>::value;       \
     }
 
 #endif // AMP_CPU_PRELUDE_INCLUDED

@@ -9,10 +9,11 @@
 #define AMP_PRELUDE_VERSION 2
 
 // Threads per block of a simple-model launch, at most: the entry point's
-// __launch_bounds__. Must equal AMP__SIMPLE_BLOCK_THREADS in lib/base/signature.h,
-// which caps the blocks gpu_backend.c's launch_geometry makes (a block larger
-// than the bound fails to launch; a bound larger than the block wastes
-// registers the compiler reserved for threads that never come).
+// __launch_bounds__ unless AMP_KERNEL_MAX_BLOCK raises it for a kernel. Must
+// equal AMP__SIMPLE_BLOCK_THREADS in lib/base/signature.h, which caps the
+// blocks gpu_backend.c's launch_geometry makes (a block larger than the bound
+// fails to launch; a bound larger than the block wastes registers the
+// compiler reserved for threads that never come).
 #define AMP__SIMPLE_BLOCK_THREADS 256
 
 #ifndef AMP_CPU
@@ -538,12 +539,16 @@ namespace detail {
 
 // Simple model: x covers the last dimension, y the one before, z the product
 // of the rest; y and z loop when the extent passes the grid limit. Threads
-// past the edge do nothing.
+// past the edge do nothing. x is compared unsigned: a stated block size that
+// is not a power of two (amp_launch_options) makes the last block's threads
+// pass INT_MAX where the extent is near it, which an int would wrap to a
+// negative, in-range x.
 template <int N, class... A, int... I>
 AMP_FI void run_simple(void (*f)(index<N>, A...), const launch_info &li, const pack<A...> &p,
                        int_seq<I...>) {
-    int x = blockIdx.x * blockDim.x + threadIdx.x;
-    if (x >= li.ext[N - 1]) return;
+    unsigned ux = blockIdx.x * blockDim.x + threadIdx.x;
+    if (ux >= (unsigned)li.ext[N - 1]) return;
+    int x = (int)ux;
     if constexpr (N == 1) {
         f(index<1>(x), pack_get<I>::get(p)...);
     } else {
@@ -644,10 +649,12 @@ AMP_FI void grid_dependency_enter() {
 #endif
 
 // The entry point: extern "C" name(launch_info, pack) plus the signature
-// record name##__amp_sig that the host reads to check launches.
+// record name##__amp_sig that the host reads to check launches. The bound is
+// parenthesized: HIP's __launch_bounds__ is a macro, which would split the
+// template's arguments at their comma.
 #define AMP__DEFINE_ENTRY(name)                                                                  \
     extern "C" __global__ void __launch_bounds__(                                                \
-        amp::detail::kernel_traits<decltype(name##__amp_body)>::idx::threads                     \
+        (amp::detail::entry_threads<decltype(name##__amp_body), name##__amp_kernel>::value)      \
         AMP__LAUNCH_MIN_TILES(name))                                                             \
         name(amp::detail::launch_info amp__li,                                                   \
              typename amp::detail::kernel_traits<decltype(name##__amp_body)>::pack_type amp__p) { \
@@ -660,7 +667,35 @@ AMP_FI void grid_dependency_enter() {
 
 namespace amp { namespace detail {
 template <class Kernel> struct kernel_min_tiles { enum { value = 0 }; };
+// The most threads a block of a simple launch of Kernel may have
+// (AMP_KERNEL_MAX_BLOCK); declared: whether a source named it.
+template <class Kernel> struct kernel_max_block { enum { value = AMP__SIMPLE_BLOCK_THREADS, declared = 0 }; };
+// The entry point's threads per block: a tiled kernel's tile, a simple
+// kernel's bound. The host reads it back (the driver's figure on a GPU,
+// name##__amp_max_block on the CPU) to check amp_launch_options.block_size.
+template <class F, class Kernel> struct entry_threads {
+    typedef typename kernel_traits<F>::idx idx;
+    static_assert(!(idx::tiled && kernel_max_block<Kernel>::declared),
+                  "hipamp: AMP_KERNEL_MAX_BLOCK applies to AMP_KERNEL (simple) kernels; a tiled kernel's "
+                  "block is its tile");
+    enum { value = idx::tiled ? (int)idx::threads : (int)kernel_max_block<Kernel>::value };
+};
 } } // namespace amp::detail
+// AMP_KERNEL_MAX_BLOCK(name, n), at file scope before AMP_KERNEL(name, ...):
+// the simple kernel name may be launched with blocks of up to n threads
+// (amp_launch_options.block_size, 1..1024); without it, up to
+// AMP__SIMPLE_BLOCK_THREADS (256). It is the kernel's __launch_bounds__: a
+// larger bound leaves each thread fewer registers (on NVIDIA, 1024 leaves
+// 64), so name only what the launches need.
+#define AMP_KERNEL_MAX_BLOCK(name, n)                                                            \
+    struct name##__amp_kernel;                                                                   \
+    namespace amp { namespace detail {                                                           \
+    template <> struct kernel_max_block<::name##__amp_kernel> {                                  \
+        static_assert((n) >= 1 && (n) <= 1024,                                                   \
+                      "hipamp: AMP_KERNEL_MAX_BLOCK(" #name ", n) takes n from 1 to 1024");      \
+        enum { value = (n), declared = 1 };                                                      \
+    };                                                                                           \
+    } }
 // AMP__KERNEL_MIN_TILES(name, n): n tiles of kernel name must fit on a
 // multiprocessor at once (CUDA only; see AMP__LAUNCH_MIN_TILES). Internal:
 // for hipamp's own kernels, before their definition.

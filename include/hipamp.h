@@ -891,6 +891,51 @@ AMP_API amp_status amp_parallel_for_each_async(amp_accelerator_view *q, amp_exte
 AMP_API amp_status amp_parallel_for_each_tiled_async(amp_accelerator_view *q, amp_tiled_extent t,
                                                      amp_kernel *k, const amp_arg *args, size_t nargs,
                                                      amp_future **out);
+
+/* What the _with forms of a simple launch (amp_parallel_for_each_with and
+ * amp_parallel_for_each_with_async) take beyond the plain calls; a NULL
+ * options pointer, or one zero-initialised, is the plain call. Tiled
+ * launches have no _with form: their block is their tile. */
+typedef struct amp_launch_options {
+    /* Threads per block (CUDA's blockDim, HIP's workgroup size) of the
+     * launch on a GPU; 0: the library's choice (blocks of up to 256
+     * threads, shaped to the extent). A block of block_size threads lies
+     * along x, the index's last (contiguous) dimension, at any rank:
+     * blocks of block_size x 1 x 1, the grid covering the rest (a rank-2
+     * extent of 333x517 with 128 gets 5 x 333 blocks of 128x1); the last
+     * block along x is partly past the extent, and its threads there run
+     * nothing. Any size from 1 up is taken, powers of two or not, up to
+     * the smallest of: the accelerator's threads per block
+     * (amp_accelerator_info.max_tile_threads) and what the kernel may run
+     * per block. A simple kernel is compiled for blocks of at most 256
+     * threads (its __launch_bounds__, which lets the compiler give each
+     * thread more registers) unless AMP_KERNEL_MAX_BLOCK(name, n) before
+     * AMP_KERNEL(name, ...) raises that to n (1..1024); on a GPU the
+     * driver's own limit for the kernel applies too (registers). On the CPU
+     * accelerator the size is checked the same way (its max_tile_threads,
+     * the kernel's bound) and has no other effect: the CPU splits a simple
+     * launch over its threads its own way, and the results never depend on
+     * the block size. A launch recorded into a graph (hipamp_graph.h)
+     * replays with the block it was recorded with. */
+    int block_size;
+} amp_launch_options;
+
+/* amp_parallel_for_each with options o (NULL: amp_parallel_for_each
+ * itself). o stays the caller's (read before this returns). Returns once
+ * queued, as amp_parallel_for_each (runs to completion on the CPU
+ * accelerator). Statuses as amp_parallel_for_each, and
+ * AMP_ERROR_INVALID_ARGUMENT naming the value and this call for a
+ * block_size below 0 or past a limit above (the limit and, for the
+ * kernel's, the kernel named). */
+AMP_API amp_status amp_parallel_for_each_with(amp_accelerator_view *q, amp_extent e, amp_kernel *k,
+                                              const amp_arg *args, size_t nargs, const amp_launch_options *o);
+/* amp_parallel_for_each_async with options o (read before this returns, as
+ * amp_parallel_for_each_with); *out is a future the caller owns. Returns
+ * once queued; statuses as amp_parallel_for_each_async and
+ * amp_parallel_for_each_with. */
+AMP_API amp_status amp_parallel_for_each_with_async(amp_accelerator_view *q, amp_extent e, amp_kernel *k,
+                                                    const amp_arg *args, size_t nargs,
+                                                    const amp_launch_options *o, amp_future **out);
 /* Block until the launch or copy finished; AMP_ERROR_DEVICE if it faulted
  * (on the CPU accelerator: the kernel's own status, e.g.
  * AMP_ERROR_OUT_OF_BOUNDS). */

@@ -51,6 +51,10 @@ typedef struct amp__launch {
      * the kernel's start overlapping the end of the one before (the
      * prelude's entry point waits for that one's completion and memory). */
     bool in_graph;
+    /* Threads per block of a simple launch (amp_launch_options.block_size),
+     * checked by the core against the accelerator's and the kernel's
+     * limits; 0: the backend's choice. Always 0 for a tiled launch. */
+    int block;
 } amp__launch;
 
 /* A header the core found for a source (lib/includes/include_scan.c) and keyed the
@@ -120,6 +124,9 @@ typedef struct amp__kernel_props {
     amp__signature sig;       /* copy of the name##__amp_sig record, unvalidated */
     size_t tile_static_bytes; /* tile_static memory a tile uses, measured from the code */
     char execution[192];      /* how it runs: "gpu", "cpu loops", "cpu fibers: <why>" */
+    int max_block;            /* simple kernels: the most threads a block of a launch may have
+                                 (its bound, AMP_KERNEL_MAX_BLOCK; on a GPU the driver's figure,
+                                 which its registers may lower); 0: not known */
 } amp__kernel_props;
 
 /* Every function returns AMP_OK or a status after amp__fail() set the

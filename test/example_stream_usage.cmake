@@ -6,6 +6,9 @@ set(_cases
   "--arraysize|2147483648|'2147483648'"
   "--numtimes|1|'1'"
   "--dot|fast|'fast'"
+  "--block-size|0|'0'"
+  "--block-size|1025|'1025'"
+  "--block-size|x|'x'"
   "--device|nowhere:7|'nowhere:7'"
   "--bogus||'--bogus'"
   "--arraysize||--arraysize needs a value")

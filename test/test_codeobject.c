@@ -367,3 +367,37 @@ static void check_named_headers(const char *target)
 Test(codeobject, named_headers_gfx90a) { check_named_headers("gfx90a"); }
 Test(codeobject, named_headers_sm_90) { check_named_headers("sm_90"); }
 
+
+/* A simple kernel's __launch_bounds__ as AMD's metadata records it: 256
+ * threads by default, what AMP_KERNEL_MAX_BLOCK names otherwise (the bound
+ * a stated block size is checked against on a GPU), a tiled kernel's tile. */
+static void check_max_block(const char *target)
+{
+    static const char src[] =
+        "AMP_KERNEL(plain, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = 1; }\n"
+        "AMP_KERNEL_MAX_BLOCK(wide, 1024)\n"
+        "AMP_KERNEL(wide, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = 2; }\n"
+        "AMP_KERNEL_MAX_BLOCK(narrow, 96)\n"
+        "AMP_KERNEL(narrow, amp::index<2> i, amp::array_view<int, 2> v) { v[i] = 3; }\n"
+        "AMP_TILED_KERNEL(tiled, amp::tiled_index<8, 16> t, amp::array_view<int, 2> v) { v[t.global] = 4; }\n";
+    static const struct { const char *name; uint32_t max; } want[] = {
+        {"plain", 256}, {"wide", 1024}, {"narrow", 96}, {"tiled", 128}};
+    amp_code_object *co = compile_or_skip(target, src);
+    size_t n = amp_code_object_kernel_count(co);
+    for (size_t w = 0; w < sizeof want / sizeof want[0]; ++w) {
+        bool found = false;
+        for (size_t i = 0; i < n; ++i) {
+            amp_kernel_resources r;
+            ASSERT_OK(amp_code_object_kernel_resources(co, i, &r));
+            if (strcmp(r.name, want[w].name) != 0) continue;
+            found = true;
+            cr_expect_eq(r.max_flat_workgroup_size, want[w].max, "%s %s: max workgroup size %u, want %u", target,
+                         r.name, r.max_flat_workgroup_size, want[w].max);
+        }
+        cr_expect(found, "%s: kernel %s missing from the metadata", target, want[w].name);
+    }
+    ASSERT_OK(amp_code_object_destroy(co));
+}
+
+Test(codeobject, max_block_gfx90a) { check_max_block("gfx90a"); }
+Test(codeobject, max_block_gfx1030) { check_max_block("gfx1030"); }

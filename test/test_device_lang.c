@@ -2085,6 +2085,7 @@ static const char names_prefix[] =
     "    bool ok = amp::atomic_compare_exchange(p, &e, val);\n"
     "    return ok ? T(1000 + e) : e;\n"
     "}\n"
+    "AMP_KERNEL_MAX_BLOCK(all_names_simple, 512)\n"
     "AMP_KERNEL(all_names_simple, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = i[0] + 1; }\n"
     "AMP_TILED_KERNEL(all_names, amp::tiled_index<1> t, amp::array_view<const float, 1> fin,\n"
     "                 amp::array_view<const double, 1> din, amp::array_view<const int, 1> iin,\n"

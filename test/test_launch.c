@@ -1,6 +1,8 @@
 /* test_launch.c — simple-model launches: ranks 1-4 on odd extents, in-kernel projection/section/operator(), scalar arguments, argument and extent checking, amp_array parameters. */
 #include "support.h"
 
+#include <hipamp_graph.h>
+
 #include <ctype.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -786,4 +788,308 @@ Test(launch, destroy_null_is_noop)
     ASSERT_OK(amp_program_destroy(NULL));
     ASSERT_OK(amp_accelerator_view_destroy(NULL));
     ASSERT_OK(amp_future_destroy(NULL));
+}
+
+/* ------------------------------------------- stated block sizes */
+
+/* The largest block a launch on acc may state for a kernel bounded to 1024:
+ * the accelerator's threads per block. */
+static int max_block_of(amp_accelerator *acc)
+{
+    amp_accelerator_info ai;
+    ASSERT_OK(amp_accelerator_get_info(acc, &ai));
+    return ai.max_tile_threads < 1024 ? ai.max_tile_threads : 1024;
+}
+
+/* Launch blk<rank> over e with block size bs (through the _with form, or
+ * the _async one, or recorded into a graph and replayed twice) and check
+ * that every index wrote its encoding and ran exactly once per run. */
+typedef enum { BLK_SYNC, BLK_ASYNC, BLK_GRAPH } blk_mode;
+static void run_blk(amp_accelerator *acc, amp_extent e, int bs, blk_mode mode)
+{
+    static const char *names[] = {NULL, "blk1", "blk2", "blk3"};
+    amp_program *p = test_build(acc, test_kernels_launch);
+    amp_kernel *k = test_kernel(p, names[e.rank]);
+    int64_t n = amp_extent_size(e);
+    uint32_t *out = test_xmalloc((size_t)n * 4), *cnt = test_xmalloc((size_t)n * 4), *want = test_xmalloc((size_t)n * 4);
+    for (int64_t i = 0; i < n; ++i) {
+        int idx[AMP_MAX_RANK];
+        unlinear(e, i, idx);
+        want[i] = enc_index(idx, e.rank);
+        out[i] = POISON_U32;
+        cnt[i] = 0;
+    }
+    amp_array_view *vo = test_view(out, 4, e, AMP_READ_WRITE);
+    amp_array_view *vc = test_view(cnt, 4, e, AMP_READ_WRITE);
+    amp_arg a[] = {amp_arg_view(vo), amp_arg_view(vc)};
+    amp_launch_options o = {.block_size = bs};
+    uint32_t runs = 1;
+    if (mode == BLK_SYNC) {
+        ASSERT_OK(amp_parallel_for_each_with(NULL, e, k, a, 2, &o));
+    } else if (mode == BLK_ASYNC) {
+        amp_future *f = NULL;
+        ASSERT_OK(amp_parallel_for_each_with_async(NULL, e, k, a, 2, &o, &f));
+        ASSERT_OK(amp_future_wait(f));
+        ASSERT_OK(amp_future_destroy(f));
+    } else {
+        amp_accelerator_view *q = NULL;
+        amp_graph *g = NULL;
+        ASSERT_OK(amp_accelerator_view_create(acc, &q));
+        ASSERT_OK(amp_graph_begin_recording(q));
+        ASSERT_OK(amp_parallel_for_each_with(q, e, k, a, 2, &o));
+        ASSERT_OK(amp_graph_end_recording(q, &g));
+        ASSERT_OK(amp_graph_launch(q, g));
+        ASSERT_OK(amp_graph_launch(q, g));
+        runs = 2;
+        ASSERT_OK(amp_accelerator_view_wait(q));
+        ASSERT_OK(amp_array_view_synchronize(vo));
+        ASSERT_OK(amp_array_view_synchronize(vc));
+        ASSERT_OK(amp_graph_destroy(g));
+        ASSERT_OK(amp_accelerator_view_destroy(q));
+    }
+    ASSERT_OK(amp_array_view_synchronize(vo));
+    ASSERT_OK(amp_array_view_synchronize(vc));
+    char what[96];
+    snprintf(what, sizeof what, "%s, block_size %d, extent size %lld", names[e.rank], bs, (long long)n);
+    check_u32(out, want, (size_t)n, what);
+    for (int64_t i = 0; i < n; ++i) want[i] = runs;
+    snprintf(what, sizeof what, "%s, block_size %d: runs of each index", names[e.rank], bs);
+    check_u32(cnt, want, (size_t)n, what);
+    ASSERT_OK(amp_array_view_destroy(vo));
+    ASSERT_OK(amp_array_view_destroy(vc));
+    ASSERT_OK(amp_program_destroy(p));
+    free(out);
+    free(cnt);
+    free(want);
+}
+
+ACCEL_TEST(launch, block_size_rank1_100003)
+{
+    const int sizes[] = {1, 32, 64, 96, 256, 1000, 1024, max_block_of(acc)};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; ++i)
+        if (sizes[i] <= max_block_of(acc)) run_blk(acc, amp_extent_1d(100003), sizes[i], BLK_SYNC);
+}
+
+ACCEL_TEST(launch, block_size_rank2_333x517)
+{
+    const int sizes[] = {32, 96, 1000, max_block_of(acc)};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; ++i)
+        if (sizes[i] <= max_block_of(acc)) run_blk(acc, amp_extent_2d(333, 517), sizes[i], BLK_SYNC);
+    /* Rows past the 65535 grid limit (the y loop) with a stated block. */
+    run_blk(acc, amp_extent_2d(70001, 3), 64, BLK_SYNC);
+}
+
+ACCEL_TEST(launch, block_size_rank3)
+{
+    run_blk(acc, amp_extent_3d(7, 45, 131), 96, BLK_SYNC);
+    run_blk(acc, amp_extent_3d(7, 45, 131), 1000, BLK_SYNC);
+    /* Outer dimensions past the 65535 grid limit (the z loop). */
+    run_blk(acc, amp_extent_3d(66001, 3, 5), 32, BLK_SYNC);
+}
+
+ACCEL_TEST(launch, block_size_async) { run_blk(acc, amp_extent_1d(100003), 96, BLK_ASYNC); }
+
+ACCEL_TEST(launch, block_size_graph_replay)
+{
+    run_blk(acc, amp_extent_1d(100003), 1000, BLK_GRAPH);
+    run_blk(acc, amp_extent_2d(333, 517), 96, BLK_GRAPH);
+}
+
+/* NULL options and a zero block size are the plain launch. */
+ACCEL_TEST(launch, block_size_default)
+{
+    run_blk(acc, amp_extent_2d(333, 517), 0, BLK_SYNC);
+    amp_program *p = test_build(acc, test_kernels_launch);
+    amp_kernel *k = test_kernel(p, "enc1");
+    enum { N = 100003 };
+    uint32_t *out = test_xmalloc(N * 4);
+    for (int i = 0; i < N; ++i) out[i] = POISON_U32;
+    amp_array_view *v = test_view(out, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    amp_arg a[] = {amp_arg_view(v)};
+    ASSERT_OK(amp_parallel_for_each_with(NULL, amp_extent_1d(N), k, a, 1, NULL));
+    ASSERT_OK(amp_array_view_synchronize(v));
+    for (int i = 0; i < N; ++i) {
+        int idx[1] = {i};
+        if (out[i] != enc_index(idx, 1)) cr_assert_fail("enc1[%d] = 0x%08x with NULL options", i, out[i]);
+        out[i] = POISON_U32;
+    }
+    amp_future *f = NULL;
+    ASSERT_OK(amp_parallel_for_each_with_async(NULL, amp_extent_1d(N), k, a, 1, NULL, &f));
+    ASSERT_OK(amp_future_wait(f));
+    ASSERT_OK(amp_future_destroy(f));
+    ASSERT_OK(amp_array_view_synchronize(v));
+    for (int i = 0; i < N; ++i) {
+        int idx[1] = {i};
+        if (out[i] != enc_index(idx, 1)) cr_assert_fail("enc1[%d] = 0x%08x with NULL options (async)", i, out[i]);
+    }
+    ASSERT_OK(amp_array_view_destroy(v));
+    ASSERT_OK(amp_program_destroy(p));
+    free(out);
+}
+
+/* call refused with AMP_ERROR_INVALID_ARGUMENT, and the message names the
+ * value, the public call and each of the extra strings. */
+#define ASSERT_BLOCK_REFUSED(call, value, name, ...)                                                   \
+    do {                                                                                            \
+        ASSERT_STATUS(call, AMP_ERROR_INVALID_ARGUMENT);                                            \
+        const char *m_ = amp_last_error();                                                          \
+        char v_[24];                                                                                \
+        snprintf(v_, sizeof v_, "block_size %d", (value));                                          \
+        cr_assert(strstr(m_, v_), "message does not name \"%s\": %s", v_, m_);                      \
+        cr_assert(strstr(m_, name), "message does not name %s: %s", name, m_);                      \
+        const char *extra_[] = {__VA_ARGS__};                                                       \
+        for (size_t x_ = 0; x_ < sizeof extra_ / sizeof extra_[0]; ++x_)                            \
+            if (extra_[x_]) cr_assert(strstr(m_, extra_[x_]), "no \"%s\" in: %s", extra_[x_], m_); \
+    } while (0)
+
+ACCEL_TEST(launch, block_size_refused)
+{
+    amp_accelerator_info ai;
+    ASSERT_OK(amp_accelerator_get_info(acc, &ai));
+    amp_program *p = test_build(acc, test_kernels_launch);
+    amp_kernel *k1024 = test_kernel(p, "blk1"), *kdef = test_kernel(p, "enc1"), *k96 = test_kernel(p, "blk1_96");
+    enum { N = 1000 };
+    uint32_t out[N], cnt[N];
+    for (int i = 0; i < N; ++i) out[i] = cnt[i] = POISON_U32;
+    amp_array_view *vo = test_view(out, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    amp_array_view *vc = test_view(cnt, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    amp_arg a[] = {amp_arg_view(vo), amp_arg_view(vc)};
+    amp_extent e = amp_extent_1d(N);
+    amp_future *f = (amp_future *)(uintptr_t)1;
+    char max[32];
+    snprintf(max, sizeof max, "%d", ai.max_tile_threads);
+
+    const int negative[] = {-1, -256, -2147483647 - 1};
+    for (size_t i = 0; i < sizeof negative / sizeof negative[0]; ++i) {
+        amp_launch_options o = {.block_size = negative[i]};
+        ASSERT_BLOCK_REFUSED(amp_parallel_for_each_with(NULL, e, k1024, a, 2, &o), negative[i],
+                             "amp_parallel_for_each_with", "negative");
+        ASSERT_BLOCK_REFUSED(amp_parallel_for_each_with_async(NULL, e, k1024, a, 2, &o, &f), negative[i],
+                             "amp_parallel_for_each_with_async", "negative");
+    }
+    /* Past the accelerator's threads per block (its number named). */
+    const int big[] = {ai.max_tile_threads + 1, 1025, 4096, 2147483647};
+    for (size_t i = 0; i < sizeof big / sizeof big[0]; ++i) {
+        if (big[i] <= ai.max_tile_threads) continue;
+        amp_launch_options o = {.block_size = big[i]};
+        ASSERT_BLOCK_REFUSED(amp_parallel_for_each_with(NULL, e, k1024, a, 2, &o), big[i],
+                             "amp_parallel_for_each_with", max, "max_tile_threads");
+        ASSERT_BLOCK_REFUSED(amp_parallel_for_each_with_async(NULL, e, k1024, a, 2, &o, &f), big[i],
+                             "amp_parallel_for_each_with_async", max);
+    }
+    /* Past the kernel's own bound: 256 by default, 96 where it says so. */
+    amp_launch_options o257 = {.block_size = 257}, o97 = {.block_size = 97};
+    amp_arg a1[] = {amp_arg_view(vo)};
+    ASSERT_BLOCK_REFUSED(amp_parallel_for_each_with(NULL, e, kdef, a1, 1, &o257), 257, "amp_parallel_for_each_with",
+                         "'enc1'", "256", "AMP_KERNEL_MAX_BLOCK");
+    ASSERT_BLOCK_REFUSED(amp_parallel_for_each_with(NULL, e, k96, a1, 1, &o97), 97, "amp_parallel_for_each_with",
+                         "'blk1_96'", "96");
+    /* Checked over an empty extent too, where nothing would run. */
+    ASSERT_BLOCK_REFUSED(amp_parallel_for_each_with(NULL, amp_extent_1d(0), kdef, a1, 1, &o257), 257,
+                         "amp_parallel_for_each_with", "'enc1'");
+    /* Nothing ran, and a refused async launch gives no future. */
+    cr_assert_null(f, "a refused amp_parallel_for_each_with_async left *out set");
+    ASSERT_OK(amp_array_view_synchronize(vo));
+    for (int i = 0; i < N; ++i) cr_assert_eq(out[i], POISON_U32, "out[%d] written by a refused launch", i);
+    /* The bounds themselves are taken. */
+    amp_launch_options o256 = {.block_size = 256}, o96 = {.block_size = 96};
+    ASSERT_OK(amp_parallel_for_each_with(NULL, e, kdef, a1, 1, &o256));
+    ASSERT_OK(amp_array_view_synchronize(vo));
+    for (int i = 0; i < N; ++i) {
+        int idx[1] = {i};
+        cr_assert_eq(out[i], enc_index(idx, 1), "enc1 with block_size 256: out[%d] = 0x%08x", i, out[i]);
+    }
+    ASSERT_OK(amp_parallel_for_each_with(NULL, e, k96, a1, 1, &o96));
+    ASSERT_OK(amp_array_view_synchronize(vo));
+    for (int i = 0; i < N; ++i) cr_assert_eq(out[i], (uint32_t)i * 3u, "blk1_96 with block_size 96: out[%d]", i);
+    ASSERT_OK(amp_array_view_destroy(vo));
+    ASSERT_OK(amp_array_view_destroy(vc));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+/* Tiled kernels have no _with form; a tiled kernel through it is refused
+ * as through amp_parallel_for_each. */
+ACCEL_TEST(launch, block_size_tiled_kernel_refused)
+{
+    static const char src[] =
+        "AMP_TILED_KERNEL(t64, amp::tiled_index<64> t, amp::array_view<int, 1> v) { v[t.global] = 1; }\n";
+    amp_program *p = test_build(acc, src);
+    amp_kernel *k = test_kernel(p, "t64");
+    int x[64] = {0};
+    amp_array_view *v = test_view(x, 4, amp_extent_1d(64), AMP_READ_WRITE);
+    amp_arg a[] = {amp_arg_view(v)};
+    amp_launch_options o = {.block_size = 64};
+    ASSERT_STATUS(amp_parallel_for_each_with(NULL, amp_extent_1d(64), k, a, 1, &o), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_last_error(), "is tiled"), "%s", amp_last_error());
+    ASSERT_OK(amp_array_view_destroy(v));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+/* AMP_KERNEL_MAX_BLOCK is refused at compile time on a tiled kernel and
+ * outside 1..1024, with a message naming it. */
+ACCEL_TEST(launch, block_size_max_block_macro_checked)
+{
+    static const char *bad[] = {
+        "AMP_KERNEL_MAX_BLOCK(t, 256)\n"
+        "AMP_TILED_KERNEL(t, amp::tiled_index<64> t_, amp::array_view<int, 1> v) { v[t_.global] = 1; }\n",
+        "AMP_KERNEL_MAX_BLOCK(s, 2048)\nAMP_KERNEL(s, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = 1; }\n",
+        "AMP_KERNEL_MAX_BLOCK(s, 0)\nAMP_KERNEL(s, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = 1; }\n",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+        amp_program *p = NULL;
+        ASSERT_STATUS(amp_program_build(acc, bad[i], NULL, &p), AMP_ERROR_COMPILE);
+        cr_assert(strstr(amp_last_error(), "AMP_KERNEL_MAX_BLOCK"), "source %zu: %s", i, amp_last_error());
+    }
+}
+
+/* GPU: the block the driver ran is the one stated, x by 1 by 1 at rank 2. */
+ACCEL_TEST(launch, block_size_reaches_driver)
+{
+    amp_accelerator_info ai;
+    ASSERT_OK(amp_accelerator_get_info(acc, &ai));
+    if (ai.is_emulated) cr_skip_test("the CPU accelerator runs no blocks");
+    amp_program *p = test_build(acc, test_kernels_launch);
+    amp_kernel *k = test_kernel(p, "blk_dim");
+    enum { R = 33, C = 517 };
+    uint32_t *out = test_xmalloc(R * C * 4);
+    amp_array_view *v = test_view(out, 4, amp_extent_2d(R, C), AMP_READ_WRITE);
+    amp_arg a[] = {amp_arg_view(v)};
+    const int sizes[] = {32, 96, 1000, max_block_of(acc)};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; ++s) {
+        for (int i = 0; i < R * C; ++i) out[i] = POISON_U32;
+        amp_launch_options o = {.block_size = sizes[s]};
+        ASSERT_OK(amp_parallel_for_each_with(NULL, amp_extent_2d(R, C), k, a, 1, &o));
+        ASSERT_OK(amp_array_view_synchronize(v));
+        uint32_t want = (uint32_t)sizes[s] * 65536u + 256u + 1u;
+        for (int i = 0; i < R * C; ++i)
+            if (out[i] != want)
+                cr_assert_fail("block_size %d: element %d saw blockDim %u x %u x %u", sizes[s], i, out[i] >> 16,
+                               (out[i] >> 8) & 255u, out[i] & 255u);
+    }
+    ASSERT_OK(amp_array_view_destroy(v));
+    ASSERT_OK(amp_program_destroy(p));
+    free(out);
+}
+
+/* GPU: over an extent of INT_MAX, a block of 1000 (which does not divide
+ * it) puts the last block's threads past INT_MAX; none of them may run
+ * with a wrapped, negative index, and the last index must run. The CPU
+ * accelerator has no blocks (and 2^31 work-items take it long). */
+ACCEL_TEST(launch, block_size_edge_past_int_max)
+{
+    amp_accelerator_info ai;
+    ASSERT_OK(amp_accelerator_get_info(acc, &ai));
+    if (ai.is_emulated) cr_skip_test("the CPU accelerator runs no blocks");
+    amp_program *p = test_build(acc, test_kernels_launch);
+    amp_kernel *k = test_kernel(p, "blk_edge");
+    int32_t flag[2] = {0, 0};
+    amp_array_view *v = test_view(flag, 4, amp_extent_1d(2), AMP_READ_WRITE);
+    amp_arg a[] = {amp_arg_view(v)};
+    amp_launch_options o = {.block_size = 1000};
+    ASSERT_OK(amp_parallel_for_each_with(NULL, amp_extent_1d(2147483647), k, a, 1, &o));
+    ASSERT_OK(amp_array_view_synchronize(v));
+    cr_assert_eq(flag[0], 0, "a work-item ran with a negative index (x wrapped past INT_MAX)");
+    cr_assert_eq(flag[1], 1, "the last index (INT_MAX - 1) did not run");
+    ASSERT_OK(amp_array_view_destroy(v));
+    ASSERT_OK(amp_program_destroy(p));
 }

@@ -1,6 +1,6 @@
 /* stream.c — BabelStream's memory-bandwidth benchmark written in hipamp: Copy, Mul, Add, Triad, Dot and Nstream (kernels in stream.hip) over three arrays, each kernel timed to completion on every iteration, the results checked against the values the iterations give when replayed on scalars, BabelStream's table printed (MBytes/sec from the fastest run; min, max and average seconds, the first iteration left out).
  *
- *   stream [--arraysize N] [--numtimes K] [--float] [--device PATH] [--dot tiled|alg] [--list]
+ *   stream [--arraysize N] [--numtimes K] [--float] [--device PATH] [--dot tiled|alg] [--block-size N] [--list]
  *
  * BabelStream's defaults: 2^25 elements, 100 iterations, doubles, a = 0.1,
  * b = 0.2, c = 0.0, scalar 0.4. Every iteration runs Copy, Mul, Add, Triad
@@ -19,6 +19,12 @@
  * float elements that is what keeps the sum within the check below; for
  * doubles it is the plain call). Either is timed with its result on the
  * host, as BabelStream's dot returns it.
+ *
+ * --block-size N states the threads per block of the simple kernels' launches
+ * (Init, Copy, Mul, Add, Triad, Nstream) through amp_parallel_for_each_with;
+ * without it the library chooses (blocks of 256). BabelStream's CUDA and
+ * HIP versions use TBSIZE = 1024. The tiled Dot keeps its 1024-thread
+ * tiles. On the CPU accelerator the size is checked and has no effect.
  *
  * Verification (BabelStream 5's rule): the iterations are replayed on
  * three scalars in the same precision, and for each array the average
@@ -89,16 +95,19 @@ typedef struct options {
     bool use_float;
     bool dot_alg;
     const char *device;
+    long long block_size; /* 0: the library's choice */
 } options;
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: stream [--arraysize N] [--numtimes K] [--float] [--device PATH] [--dot tiled|alg] [--list]\n"
+    fprintf(f, "usage: stream [--arraysize N] [--numtimes K] [--float] [--device PATH] [--dot tiled|alg] [--block-size N] [--list]\n"
                "  --arraysize N  elements per array, 1..%d (default 2^25 = 33554432); also -s\n"
                "  --numtimes K   iterations, 2 or more (default 100; the first is left out of the table); also -n\n"
                "  --float        float elements instead of double\n"
                "  --device PATH  a hipamp device path (cpu, cuda:0, hip:0; default: the default accelerator)\n"
                "  --dot tiled|alg  BabelStream's tiled grid-stride kernel (default) or amp_transform_reduce\n"
+               "  --block-size N threads per block of the simple kernels' launches, 1..1024 (default: the\n"
+               "                 library's choice, 256; BabelStream's CUDA version uses TBSIZE 1024)\n"
                "  --list         list the accelerators and exit\n",
             INT_MAX);
 }
@@ -121,12 +130,12 @@ static bool parse_count(const char *opt, const char *s, long long lo, long long 
 /* 0: go on; else the exit status. */
 static int parse(int argc, char **argv, options *o)
 {
-    *o = (options){1LL << 25, 100, false, false, NULL};
+    *o = (options){1LL << 25, 100, false, false, NULL, 0};
     for (int i = 1; i < argc; ++i) {
         const char *a = argv[i];
         bool has_value = i + 1 < argc;
         if (!strcmp(a, "--arraysize") || !strcmp(a, "-s") || !strcmp(a, "--numtimes") || !strcmp(a, "-n") ||
-            !strcmp(a, "--device") || !strcmp(a, "--dot")) {
+            !strcmp(a, "--device") || !strcmp(a, "--dot") || !strcmp(a, "--block-size")) {
             if (!has_value) {
                 fprintf(stderr, "stream: %s needs a value\n", a);
                 return EXIT_USAGE;
@@ -136,6 +145,8 @@ static int parse(int argc, char **argv, options *o)
                 if (!parse_count(a, v, 1, INT_MAX, &o->n)) return EXIT_USAGE;
             } else if (!strcmp(a, "--numtimes") || !strcmp(a, "-n")) {
                 if (!parse_count(a, v, 2, INT_MAX, &o->times)) return EXIT_USAGE;
+            } else if (!strcmp(a, "--block-size")) {
+                if (!parse_count(a, v, 1, 1024, &o->block_size)) return EXIT_USAGE;
             } else if (!strcmp(a, "--device")) {
                 o->device = v;
             } else if (!strcmp(v, "tiled") || !strcmp(v, "alg")) {
@@ -264,12 +275,13 @@ static int run_kernel(bench *s, int k, double *sum)
 {
     amp_arg a = amp_arg_view(s->v[0]), b = amp_arg_view(s->v[1]), c = amp_arg_view(s->v[2]);
     amp_extent e = amp_extent_1d((int)s->o.n);
+    const amp_launch_options lo = {(int)s->o.block_size};
     switch (k) {
-    case K_COPY: CHECK(amp_parallel_for_each(s->q, e, s->k[k], (amp_arg[]){a, c}, 2)); break;
-    case K_MUL: CHECK(amp_parallel_for_each(s->q, e, s->k[k], (amp_arg[]){b, c}, 2)); break;
+    case K_COPY: CHECK(amp_parallel_for_each_with(s->q, e, s->k[k], (amp_arg[]){a, c}, 2, &lo)); break;
+    case K_MUL: CHECK(amp_parallel_for_each_with(s->q, e, s->k[k], (amp_arg[]){b, c}, 2, &lo)); break;
     case K_ADD:
     case K_TRIAD:
-    case K_NSTREAM: CHECK(amp_parallel_for_each(s->q, e, s->k[k], (amp_arg[]){a, b, c}, 3)); break;
+    case K_NSTREAM: CHECK(amp_parallel_for_each_with(s->q, e, s->k[k], (amp_arg[]){a, b, c}, 3, &lo)); break;
     case K_DOT: return run_dot(s, sum);
     default: break;
     }
@@ -362,6 +374,10 @@ int main(int argc, char **argv)
     printf("Implementation: hipamp %s on %s (%s)\n", amp_version(), info.device_path, info.description);
     printf("Running kernels %lld times\n", o->times);
     printf("Precision: %s\n", o->use_float ? "float" : "double");
+    if (o->block_size)
+        printf("Block size: %lld threads (simple kernels)\n", o->block_size);
+    else
+        printf("Block size: the library's choice (simple kernels)\n");
     printf("Array size: %.1f MB (=%.1f GB)\n", array_bytes * 1e-6, array_bytes * 1e-9);
     printf("Total size: %.1f MB (=%.1f GB)\n", 3 * array_bytes * 1e-6, 3 * array_bytes * 1e-9);
     if ((rc = setup(&s, acc))) return rc;
@@ -380,7 +396,8 @@ int main(int argc, char **argv)
         init_args[3 + i] = o->use_float ? amp_arg_float32((float)x) : amp_arg_float64(x);
     }
     double t0 = now_s();
-    CHECK(amp_parallel_for_each(s.q, amp_extent_1d((int)o->n), s.init, init_args, 6));
+    const amp_launch_options init_lo = {(int)o->block_size};
+    CHECK(amp_parallel_for_each_with(s.q, amp_extent_1d((int)o->n), s.init, init_args, 6, &init_lo));
     CHECK(amp_accelerator_view_wait(s.q));
     double init_s = now_s() - t0;
 

@@ -15,6 +15,17 @@
 
 typedef STREAM_T stream_t;
 
+// The simple kernels may be launched with blocks of up to 1024 threads
+// (stream --block-size; BabelStream's CUDA version uses 1024), past the
+// default bound of 256. The bound costs these kernels nothing: they need a
+// handful of registers, far below what 1024-thread blocks leave a thread.
+AMP_KERNEL_MAX_BLOCK(stream_init, 1024)
+AMP_KERNEL_MAX_BLOCK(stream_copy, 1024)
+AMP_KERNEL_MAX_BLOCK(stream_mul, 1024)
+AMP_KERNEL_MAX_BLOCK(stream_add, 1024)
+AMP_KERNEL_MAX_BLOCK(stream_triad, 1024)
+AMP_KERNEL_MAX_BLOCK(stream_nstream, 1024)
+
 // a = x, b = y, c = z (BabelStream's init_arrays).
 AMP_KERNEL(stream_init, amp::index<1> i, amp::array_view<stream_t, 1> a, amp::array_view<stream_t, 1> b,
            amp::array_view<stream_t, 1> c, stream_t x, stream_t y, stream_t z)

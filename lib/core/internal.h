@@ -492,6 +492,7 @@ typedef struct amp__kernel {
     amp__signature sig;
     size_t tile_static_bytes;
     char execution[192];
+    int max_block;    /* amp__kernel_props.max_block, else AMP__SIMPLE_BLOCK_THREADS */
     amp_kernel *handle;
 } amp__kernel;
 

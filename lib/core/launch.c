@@ -207,6 +207,31 @@ static amp_status amp__check_domain(const amp__kernel *k, amp_extent e, const am
     return AMP_OK;
 }
 
+/* A simple launch's stated block size against every limit it must keep:
+ * what the accelerator runs per block and what the kernel was compiled
+ * for (its __launch_bounds__, and on a GPU its registers). call is the
+ * public entry point, for the message. */
+static amp_status amp__check_block(const amp__kernel *k, int block, const char *call)
+{
+    const amp_accelerator_info *ai = &k->acc->e.info;
+    if (block < 0)
+        return amp__fail(AMP_ERROR_INVALID_ARGUMENT,
+                         "%s: block_size %d is negative (0: the library's choice; else 1..%d threads)", call, block,
+                         ai->max_tile_threads < k->max_block ? ai->max_tile_threads : k->max_block);
+    if (ai->max_tile_threads > 0 && block > ai->max_tile_threads)
+        return amp__fail(AMP_ERROR_INVALID_ARGUMENT,
+                         "%s: block_size %d exceeds the %d threads per block %s runs "
+                         "(amp_accelerator_info.max_tile_threads)", call, block, ai->max_tile_threads,
+                         ai->device_path);
+    if (block > k->max_block)
+        return amp__fail(AMP_ERROR_INVALID_ARGUMENT,
+                         "%s: block_size %d exceeds the %d threads per block kernel '%s' runs on %s (simple kernels "
+                         "are compiled for blocks of up to %d threads; AMP_KERNEL_MAX_BLOCK(%s, n) before the kernel "
+                         "raises that to n)", call, block, k->max_block, k->name, ai->device_path,
+                         AMP__SIMPLE_BLOCK_THREADS, k->name);
+    return AMP_OK;
+}
+
 /* Sort a few storages by address and drop duplicates (lock order:
  * internal.h). Insertion sort: a launch has at most 32. */
 static size_t amp__sort_unique(amp__storage **v, size_t n)
@@ -225,7 +250,7 @@ static size_t amp__sort_unique(amp__storage **v, size_t n)
 
 /* What the backend gets: the kernel, the domain, the pack. */
 static void amp__launch_fill(amp__launch *l, const amp__kernel *k, amp_extent e, const amp_tiled_extent *t,
-                             const unsigned char *pack, bool async)
+                             const unsigned char *pack, bool async, int block)
 {
     l->kernel_name = k->name;
     l->sig = &k->sig;
@@ -239,6 +264,7 @@ static void amp__launch_fill(amp__launch *l, const amp__kernel *k, amp_extent e,
     l->pack_size = (size_t)k->sig.pack_size;
     l->async = async;
     l->in_graph = false;
+    l->block = t ? 0 : block;
 }
 
 /* A launch on a view that records a graph (lib/core/graph.c), its arguments
@@ -247,7 +273,7 @@ static void amp__launch_fill(amp__launch *l, const amp__kernel *k, amp_extent e,
  * pack. Nothing is copied, ordered or marked: nothing ran. */
 static amp_status amp__run_recorded(amp_accelerator_view *q, amp_extent e, const amp_tiled_extent *t,
                                     const amp__kernel *k, const amp_arg *args, amp__bound *bound, size_t nargs,
-                                    unsigned char *pack, bool async)
+                                    unsigned char *pack, bool async, int block)
 {
     amp_status st = amp__graph_check_thread(q, "a launch");
     amp_graph *g = atomic_load_explicit(&q->recorder, memory_order_acquire); /* this thread's, when st is AMP_OK */
@@ -264,15 +290,23 @@ static amp_status amp__run_recorded(amp_accelerator_view *q, amp_extent e, const
     }
     if (st != AMP_OK) return st;
     amp__launch l;
-    amp__launch_fill(&l, k, e, t, pack, async);
+    amp__launch_fill(&l, k, e, t, pack, async, block);
     l.in_graph = true;
     return amp__graph_record_launch(g, k, &l);
 }
 
+/* What a launch states beyond its domain and arguments: a simple launch's
+ * block size (0: the backend's choice) and the public call that stated it
+ * (for messages). */
+typedef struct amp__launch_opts {
+    int block;
+    const char *call;
+} amp__launch_opts;
+
 /* amp__run inside amp__launch_enter / leave (the kernel is used only here). */
 static inline __attribute__((always_inline)) amp_status amp__run_entered(amp_accelerator_view *q, amp_extent e, const amp_tiled_extent *t,
                                           amp_kernel *handle, const amp_arg *args, size_t nargs, bool async,
-                                          amp__point *done, void **timing)
+                                          const amp__launch_opts *o, amp__point *done, void **timing)
 {
     amp_status st = AMP_OK;
     amp__kernel *k = NULL;
@@ -293,6 +327,8 @@ static inline __attribute__((always_inline)) amp_status amp__run_entered(amp_acc
                          k->name, k->acc->e.info.device_path, q->acc->e.info.device_path);
     bool empty;
     if ((st = amp__check_domain(k, e, t, &empty)) != AMP_OK) return st;
+    int block = o ? o->block : 0;
+    if (block && (st = amp__check_block(k, block, o->call)) != AMP_OK) return st;
     if (nargs != (size_t)k->sig.nparams)
         return amp__fail(AMP_ERROR_ARGUMENT_MISMATCH, "kernel '%s' takes %d parameters; %zu arguments given", k->name,
                          k->sig.nparams, nargs);
@@ -322,7 +358,7 @@ static inline __attribute__((always_inline)) amp_status amp__run_entered(amp_acc
         /* Recorded, not run: the point after it is none. */
         if (done) *done = (amp__point){NULL, 0};
         if (timing) timing[0] = timing[1] = NULL;
-        return amp__run_recorded(q, e, t, k, args, bound, nargs, pack, async);
+        return amp__run_recorded(q, e, t, k, args, bound, nargs, pack, async, block);
     }
     nlocked = amp__sort_unique(locked, nlocked);
     for (size_t i = 0; i < nlocked; ++i) amp__lock_acquire(&locked[i]->lock);
@@ -341,7 +377,7 @@ static inline __attribute__((always_inline)) amp_status amp__run_entered(amp_acc
     }
 
     amp__launch l;
-    amp__launch_fill(&l, k, e, t, pack, async);
+    amp__launch_fill(&l, k, e, t, pack, async, block);
     amp__point after = {NULL, 0};
     st = timing ? amp__queue_launch_timed(q, k->fn, &l, &after, &timing[0], &timing[1])
                 : amp__queue_launch(q, k->fn, &l, &after);
@@ -366,11 +402,12 @@ out:
  * flight from before its kernel handle is resolved until it returns, so
  * that amp_program_destroy waits for it (lib/core/kernel.c). */
 static amp_status amp__run(amp_accelerator_view *q, amp_extent e, const amp_tiled_extent *t, amp_kernel *handle,
-                           const amp_arg *args, size_t nargs, bool async, amp__point *done, void **timing)
+                           const amp_arg *args, size_t nargs, bool async, const amp__launch_opts *o,
+                           amp__point *done, void **timing)
 {
     amp__launcher *me = amp__launch_enter();
     if (!me) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "parallel_for_each: no memory for this thread's launch record");
-    amp_status st = amp__run_entered(q, e, t, handle, args, nargs, async, done, timing);
+    amp_status st = amp__run_entered(q, e, t, handle, args, nargs, async, o, done, timing);
     amp__launch_leave(me);
     return st;
 }
@@ -378,19 +415,19 @@ static amp_status amp__run(amp_accelerator_view *q, amp_extent e, const amp_tile
 amp_status amp_parallel_for_each(amp_accelerator_view *q, amp_extent e, amp_kernel *k, const amp_arg *args,
                                  size_t nargs)
 {
-    return amp__run(q, e, NULL, k, args, nargs, false, NULL, NULL);
+    return amp__run(q, e, NULL, k, args, nargs, false, NULL, NULL, NULL);
 }
 
 amp_status amp_parallel_for_each_tiled(amp_accelerator_view *q, amp_tiled_extent t, amp_kernel *k,
                                        const amp_arg *args, size_t nargs)
 {
-    return amp__run(q, t.extent, &t, k, args, nargs, false, NULL, NULL);
+    return amp__run(q, t.extent, &t, k, args, nargs, false, NULL, NULL, NULL);
 }
 
 /* ------------------------------------------------------- async launches */
 
 static amp_status amp__run_async(amp_accelerator_view *q, amp_extent e, const amp_tiled_extent *t, amp_kernel *k,
-                                 const amp_arg *args, size_t nargs, amp_future **out)
+                                 const amp_arg *args, size_t nargs, const amp__launch_opts *o, amp_future **out)
 {
     AMP__NOT_NULL(out);
     *out = NULL;
@@ -399,7 +436,7 @@ static amp_status amp__run_async(amp_accelerator_view *q, amp_extent e, const am
     if (st != AMP_OK) return st;
     amp__point done = {NULL, 0};
     void *timing[2] = {NULL, NULL};
-    if ((st = amp__run(q, e, t, k, args, nargs, true, &done, timing)) != AMP_OK) {
+    if ((st = amp__run(q, e, t, k, args, nargs, true, o, &done, timing)) != AMP_OK) {
         amp_future_destroy(f);
         return st;
     }
@@ -411,17 +448,33 @@ static amp_status amp__run_async(amp_accelerator_view *q, amp_extent e, const am
 amp_status amp_parallel_for_each_async(amp_accelerator_view *q, amp_extent e, amp_kernel *k, const amp_arg *args,
                                        size_t nargs, amp_future **out)
 {
-    return amp__run_async(q, e, NULL, k, args, nargs, out);
+    return amp__run_async(q, e, NULL, k, args, nargs, NULL, out);
+}
+
+/* The _with forms: a NULL or zero block size is the plain call. */
+amp_status amp_parallel_for_each_with(amp_accelerator_view *q, amp_extent e, amp_kernel *k, const amp_arg *args,
+                                      size_t nargs, const amp_launch_options *o)
+{
+    amp__launch_opts lo = {o ? o->block_size : 0, "amp_parallel_for_each_with"};
+    return amp__run(q, e, NULL, k, args, nargs, false, &lo, NULL, NULL);
+}
+
+amp_status amp_parallel_for_each_with_async(amp_accelerator_view *q, amp_extent e, amp_kernel *k,
+                                            const amp_arg *args, size_t nargs, const amp_launch_options *o,
+                                            amp_future **out)
+{
+    amp__launch_opts lo = {o ? o->block_size : 0, "amp_parallel_for_each_with_async"};
+    return amp__run_async(q, e, NULL, k, args, nargs, &lo, out);
 }
 
 amp_status amp_parallel_for_each_tiled_async(amp_accelerator_view *q, amp_tiled_extent t, amp_kernel *k,
                                              const amp_arg *args, size_t nargs, amp_future **out)
 {
-    return amp__run_async(q, t.extent, &t, k, args, nargs, out);
+    return amp__run_async(q, t.extent, &t, k, args, nargs, NULL, out);
 }
 
 amp_status amp__launch_tiled(amp_accelerator_view *q, amp_tiled_extent t, amp_kernel *k, const amp_arg *args,
                              size_t nargs, bool async, amp__point *done)
 {
-    return amp__run(q, t.extent, &t, k, args, nargs, async, done, NULL);
+    return amp__run(q, t.extent, &t, k, args, nargs, async, NULL, done, NULL);
 }

@@ -524,6 +524,7 @@ amp_status amp_program_get_kernel(amp_program *p, const char *name, amp_kernel *
     k->fn = props.fn;
     k->sig = props.sig;
     k->tile_static_bytes = props.tile_static_bytes;
+    k->max_block = props.max_block > 0 ? props.max_block : AMP__SIMPLE_BLOCK_THREADS;
     snprintf(k->execution, sizeof k->execution, "%s", props.execution);
     /* A kernel's tile and memory never change, so the accelerator's limits
      * are checked once here rather than on every launch (backends rely on

@@ -262,6 +262,13 @@ static amp_status amp__cpu_kernel_get(void *dev, void *module, const char *name,
         return AMP_ERROR_OUT_OF_MEMORY;
     }
     if (!s->tiled) {
+        /* The block a launch may state: the kernel's own bound
+         * (AMP_KERNEL_MAX_BLOCK), as a GPU build of it would take, so a
+         * block size refused there is refused here too. */
+        char sym[512];
+        snprintf(sym, sizeof sym, "%s__amp_max_block", name);
+        const int *mb = dlsym(m->handle, sym);
+        out->max_block = mb && *mb > 0 ? *mb : AMP__SIMPLE_BLOCK_THREADS;
         snprintf(out->execution, sizeof out->execution, "cpu loops");
     } else {
         /* The loop version and its path note come from the module itself, so

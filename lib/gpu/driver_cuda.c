@@ -447,6 +447,15 @@ static amp_status cu_function_shared_bytes(void *fn, size_t *bytes)
     *bytes = v > 0 ? (size_t)v : 0;
     return e == CUDA_SUCCESS ? AMP_OK : cu_fail(e, "cuFuncGetAttribute(shared size)");
 }
+/* A driver that cannot say gives 0 (the core then assumes the prelude's
+ * default bound): no kernel becomes unusable over it. */
+static amp_status cu_function_max_threads(void *fn, int *threads)
+{
+    int v = 0;
+    CUresult e = D.cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn);
+    *threads = e == CUDA_SUCCESS && v > 0 ? v : 0;
+    return AMP_OK;
+}
 static amp_status cu_stream_check(void *stream, void *ctx)
 {
     CUcontext owner = NULL;
@@ -680,6 +689,7 @@ static const amp__gpu_driver cuda_table = {
     .peer_possible = cu_peer_possible,
     .peer_enable = cu_peer_enable,
     .function_shared_bytes = cu_function_shared_bytes,
+    .function_max_threads = cu_function_max_threads,
     .stream_check = cu_stream_check,
     .event_destroy = cu_event_destroy,
     .event_record = cu_event_record,

@@ -671,6 +671,15 @@ static amp_status hip_function_shared_bytes(void *fn, size_t *bytes)
     *bytes = v > 0 ? (size_t)v : 0;
     return e == HIP_SUCCESS ? AMP_OK : hip_fail(e, "hipFuncGetAttribute(shared size)");
 }
+/* A runtime that cannot say gives 0 (the core then assumes the prelude's
+ * default bound): no kernel becomes unusable over it. */
+static amp_status hip_function_max_threads(void *fn, int *threads)
+{
+    int v = 0;
+    hip_err e = hip_handled(H.hipFuncGetAttribute(&v, HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn));
+    *threads = e == HIP_SUCCESS && v > 0 ? v : 0;
+    return AMP_OK;
+}
 /* HIP 5.2 cannot say which device a stream belongs to (hipStreamGetDevice
  * came later): a stream of another device is accepted here and fails at its
  * first use, with HIP's own error. */
@@ -875,6 +884,7 @@ static const amp__gpu_driver hip_table = {
     .peer_possible = hip_peer_possible,
     .peer_enable = hip_peer_enable,
     .function_shared_bytes = hip_function_shared_bytes,
+    .function_max_threads = hip_function_max_threads,
     .stream_check = hip_stream_check,
     .event_destroy = hip_event_destroy,
     .event_record = hip_event_record,

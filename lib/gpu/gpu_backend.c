@@ -158,7 +158,8 @@ static amp_status kernel_lookup(gpu_dev *d, void *module, const char *name, amp_
         return amp__fail(AMP_ERROR_KERNEL_NOT_FOUND,
                          "'%s' is not an AMP_KERNEL of this library version (%s is %zu bytes, want %zu)", name,
                          signame, actual, sizeof out->sig);
-    return d->drv->function_shared_bytes(out->fn, &out->tile_static_bytes);
+    if ((st = d->drv->function_shared_bytes(out->fn, &out->tile_static_bytes)) != AMP_OK) return st;
+    return d->drv->function_max_threads(out->fn, &out->max_block);
 }
 
 static amp_status gpu_kernel_get(void *dev, void *module, const char *name, amp__kernel_props *out)
@@ -598,7 +599,14 @@ static amp_status gpu_launch(void *dev, void *queue, void *fn, const amp__launch
 {
     gpu_dev *d = GPU_DEV(dev);
     unsigned g[3], b[3];
-    amp__launch_geometry(l->extent.rank, l->extent.v, l->tiled, l->sig->tile, g, b);
+    amp__launch_geometry(l->extent.rank, l->extent.v, l->tiled, l->sig->tile, (unsigned)l->block, g, b);
+    /* The core checked a stated block against max_tile_threads and the
+     * kernel; x's own limit is the one left (equal to it on every device
+     * known). */
+    if (l->block && d->di.max_block[0] > 0 && b[0] > (unsigned)d->di.max_block[0])
+        return amp__fail(AMP_ERROR_INVALID_ARGUMENT,
+                         "launch of '%s': block_size %u exceeds the device's block x limit of %d", l->kernel_name,
+                         b[0], d->di.max_block[0]);
     if (l->tiled) {
         /* A tile the device cannot run would fail in the driver with a bare
          * "invalid configuration"; say which limit it passes instead (the

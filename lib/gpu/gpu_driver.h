@@ -117,6 +117,10 @@ typedef struct amp__gpu_driver {
     amp_status (*peer_enable)(void *peer_ctx, int peer);
     /* Static shared memory (tile_static) a kernel uses, in bytes. */
     amp_status (*function_shared_bytes)(void *fn, size_t *bytes);
+    /* The most threads a block of a launch of the kernel may have: its
+     * __launch_bounds__, lowered where its registers do not fit more; 0
+     * (and AMP_OK) when the driver cannot say. */
+    amp_status (*function_max_threads)(void *fn, int *threads);
     /* AMP_OK when stream belongs to the device of ctx (a user's stream that
      * a view is to wrap); AMP_ERROR_INVALID_ARGUMENT naming both otherwise. */
     amp_status (*stream_check)(void *stream, void *ctx);

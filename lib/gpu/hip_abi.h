@@ -63,6 +63,7 @@
  * results with 0 directly; the rows say so and are checked like the rest. */
 #define HIP_ABI_CONSTANTS(X)                                                            \
     X(HIP_SUCCESS, 0, hipSuccess)                                                       \
+    X(HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, 0, HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK) \
     X(HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, 1, HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)    \
     X(HIP_ERROR_INVALID_VALUE, 1, hipErrorInvalidValue)                                 \
     X(HIP_ERROR_OUT_OF_MEMORY, 2, hipErrorOutOfMemory)                                  \

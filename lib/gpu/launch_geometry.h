@@ -32,9 +32,14 @@ static inline unsigned amp__ceil_div_capped(uint64_t a, unsigned b, unsigned cap
  * Simple: blocks of at most AMP__SIMPLE_BLOCK_THREADS (the prelude declares
  * simple-model kernels with __launch_bounds__ of the same constant), x
  * covering the last dimension, y the one before, z the product of the rest;
- * y and z are capped and the prelude's entry loops over what is left. */
-static inline void amp__launch_geometry(int r, const int *e, bool tiled, const int32_t *tile, unsigned g[3],
-                                        unsigned b[3])
+ * y and z are capped and the prelude's entry loops over what is left.
+ * Simple with a stated block (amp_launch_options.block_size, block > 0,
+ * checked by the core): blocks of block x 1 x 1 at every rank, so a launch
+ * gets exactly the block it asked for; x covers the last dimension in
+ * ceil(extent / block) blocks (at most 2^31 - 1 + block threads, which the
+ * prelude compares unsigned), y and z one row each as above. */
+static inline void amp__launch_geometry(int r, const int *e, bool tiled, const int32_t *tile, unsigned block,
+                                        unsigned g[3], unsigned b[3])
 {
     g[0] = g[1] = g[2] = b[0] = b[1] = b[2] = 1;
     if (tiled) {
@@ -45,8 +50,19 @@ static inline void amp__launch_geometry(int r, const int *e, bool tiled, const i
         }
         return;
     }
-    const unsigned bt = AMP__SIMPLE_BLOCK_THREADS;
     uint64_t ex = (uint64_t)e[r - 1];
+    if (block) {
+        b[0] = block;
+        g[0] = (unsigned)((ex + block - 1) / block);
+        if (r >= 2) g[1] = amp__ceil_div_capped((uint64_t)e[r - 2], 1, AMP__GRID_YZ_MAX);
+        if (r >= 3) {
+            uint64_t ez = 1;
+            for (int k = 0; k < r - 2; ++k) ez *= (uint64_t)e[k];
+            g[2] = amp__ceil_div_capped(ez, 1, AMP__GRID_YZ_MAX);
+        }
+        return;
+    }
+    const unsigned bt = AMP__SIMPLE_BLOCK_THREADS;
     b[0] = amp__pow2ceil(ex, r == 1 ? bt : 32);
     g[0] = (unsigned)((ex + b[0] - 1) / b[0]);
     if (r >= 2) {

@@ -136,3 +136,59 @@ AMP_KERNEL(mark2, amp::index<2> ij, amp::array_view<int, 2> v, int base)
 {
     v[ij] = base + ij[0] * 100 + ij[1];
 }
+
+// Stated block sizes (amp_launch_options): each work-item writes its index's
+// encoding and counts itself, so an index run twice or never shows in cnt.
+// Bounded to 1024-thread blocks (the largest any accelerator runs).
+AMP_KERNEL_MAX_BLOCK(blk1, 1024)
+AMP_KERNEL(blk1, amp::index<1> i, amp::array_view<unsigned, 1> out, amp::array_view<unsigned, 1> cnt)
+{
+    ENC_INDEX(h, i, 1)
+    out[i] = h;
+    amp::atomic_fetch_inc(&cnt[i]);
+}
+
+AMP_KERNEL_MAX_BLOCK(blk2, 1024)
+AMP_KERNEL(blk2, amp::index<2> i, amp::array_view<unsigned, 2> out, amp::array_view<unsigned, 2> cnt)
+{
+    ENC_INDEX(h, i, 2)
+    out[i] = h;
+    amp::atomic_fetch_inc(&cnt[i]);
+}
+
+AMP_KERNEL_MAX_BLOCK(blk3, 1024)
+AMP_KERNEL(blk3, amp::index<3> i, amp::array_view<unsigned, 3> out, amp::array_view<unsigned, 3> cnt)
+{
+    ENC_INDEX(h, i, 3)
+    out[i] = h;
+    amp::atomic_fetch_inc(&cnt[i]);
+}
+
+// A bound below the default: blocks of up to 96 threads.
+AMP_KERNEL_MAX_BLOCK(blk1_96, 96)
+AMP_KERNEL(blk1_96, amp::index<1> i, amp::array_view<unsigned, 1> out)
+{
+    out[i] = (unsigned)i[0] * 3u;
+}
+
+// The block the driver ran (GPU only: the CPU accelerator has no blocks and
+// writes 0): blockDim x, y and z packed as x * 65536 + y * 256 + z.
+AMP_KERNEL_MAX_BLOCK(blk_dim, 1024)
+AMP_KERNEL(blk_dim, amp::index<2> i, amp::array_view<unsigned, 2> out)
+{
+#ifdef AMP_CPU
+    out[i] = 0u;
+#else
+    out[i] = (unsigned)blockDim.x * 65536u + (unsigned)blockDim.y * 256u + (unsigned)blockDim.z;
+#endif
+}
+
+// Over an extent of INT_MAX with a block that does not divide it, the last
+// block's threads past the edge pass INT_MAX: none may run (flag[0]), and
+// the last index must (flag[1]).
+AMP_KERNEL_MAX_BLOCK(blk_edge, 1024)
+AMP_KERNEL(blk_edge, amp::index<1> i, amp::array_view<int, 1> flag)
+{
+    if (i[0] < 0) flag[0] = 1;
+    if (i[0] == 2147483646) flag[1] = 1;
+}
