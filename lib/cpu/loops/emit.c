@@ -159,8 +159,6 @@ static void emit_wi_enter(amp__loops_ctx *k, int ui)
 
 static void emit_seq(amp__loops_ctx *k, int compound, bool top);
 
-/* One region (or an INIT/INC unit run per work-item): hoisted uniform
- * declarations, then the work-item loops around the text. */
 /* A region's uniform declarations, which go first, in the outer flow. */
 static void emit_uniform_decls(amp__loops_ctx *k, int ui)
 {
@@ -179,6 +177,8 @@ static void emit_uniform_decls(amp__loops_ctx *k, int ui)
     }
 }
 
+/* One region (or an INIT/INC unit run per work-item): hoisted uniform
+ * declarations, then the work-item loops around the text. */
 static void emit_region(amp__loops_ctx *k, int ui)
 {
     amp__loops_unit *u = &k->u[ui];

@@ -186,6 +186,7 @@ static bool check_frame(amp__loops_ctx *k)
             frame += v->size * k->threads + 64;
         }
     }
+    frame += (long long)k->nlockstep * (k->threads + 64); /* a lockstep loop's activity flags */
     if (frame > AMP__LOOPS_FRAME_MAX) {
         amp__loops_fallback(k, "it needs %lld bytes of tile_static and work-item context, more than the loop path's %d",
                             frame, AMP__LOOPS_FRAME_MAX);
