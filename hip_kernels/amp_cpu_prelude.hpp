@@ -415,6 +415,17 @@ template <class T, int N> struct ctx {
 // EPYC, 5.5 GB/s a thread with 1 step, 9.4 with 4, 6.7 with 8, 3.1 with 16;
 // 11.5 reading in order).
 constexpr int lockstep_steps = 4;
+// Those steps stay a loop: the sum a work-item carries from step to step is
+// then a loop's accumulator, as it was before the interchange, and the
+// compiler fuses (or not) its multiply and add as it did then (GCC on AMD
+// Zen keeps such a chain unfused).
+#if defined(__clang__)
+#define AMP__LOCKSTEP_LOOP _Pragma("clang loop unroll(disable)")
+#elif defined(__GNUC__)
+#define AMP__LOCKSTEP_LOOP _Pragma("GCC unroll 1")
+#else
+#define AMP__LOCKSTEP_LOOP
+#endif
 template <class D, class S> AMP_FI void save(D &dst, const S &src) {
     static_assert(sizeof(D) == sizeof(S), "hipamp loop version: slot and variable differ");
     __builtin_memcpy((void *)&dst, (const void *)&src, sizeof(D));

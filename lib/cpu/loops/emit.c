@@ -83,8 +83,11 @@ static void emit_wi_open(amp__loops_ctx *k)
     else amp__sb_puts(o, "AMP__WI_SET_LOCAL(amp__it, amp__wi);\n");
 }
 
-/* Variables unit ui reads, and the bindings that give them their values. */
-static void emit_bindings(amp__loops_ctx *k, int ui, unsigned b, unsigned e, bool *outer_refs_done)
+/* Variables unit ui reads, and the bindings that give them their values.
+ * copied (a lockstep loop's bindings): private variables are bound as
+ * copies of their slots, marked there, to be saved back (see
+ * emit_lockstep). */
+static void emit_bindings(amp__loops_ctx *k, int ui, unsigned b, unsigned e, bool *outer_refs_done, bool *copied)
 {
     amp__sb *o = &k->out;
     int nv = k->nv;
@@ -131,8 +134,10 @@ static void emit_bindings(amp__loops_ctx *k, int ui, unsigned b, unsigned e, boo
          * work-items see a const copy */
         if (v->cls == AMP__VAR_UNIFORM && !v->is_const)
             amp__sb_printf(o, "const auto %s = amp__u%d_%s;\n", v->name, vi, v->name);
-        else if (v->cls == AMP__VAR_PRIVATE && v->unit != ui)
-            amp__sb_printf(o, "auto &%s = amp__c%d_%s[amp__wi];\n", v->name, vi, v->name);
+        else if (v->cls == AMP__VAR_PRIVATE && v->unit != ui) {
+            amp__sb_printf(o, "auto %s%s = amp__c%d_%s[amp__wi];\n", copied ? "" : "&", v->name, vi, v->name);
+            if (copied) copied[vi] = true;
+        }
     }
     /* remat declarations in source order, each declaration once */
     for (int vi = 0; vi < nv; ++vi) {
@@ -152,9 +157,9 @@ static void emit_wi_enter(amp__loops_ctx *k, int ui)
 {
     const amp__loops_unit *u = &k->u[ui];
     bool inside_loops = true;
-    emit_bindings(k, ui, u->b, u->e, NULL);
+    emit_bindings(k, ui, u->b, u->e, NULL, NULL);
     emit_wi_open(k);
-    emit_bindings(k, ui, u->b, u->e, &inside_loops);
+    emit_bindings(k, ui, u->b, u->e, &inside_loops, NULL);
 }
 
 static void emit_seq(amp__loops_ctx *k, int compound, bool top);
@@ -303,14 +308,25 @@ static void emit_lockstep(amp__loops_ctx *k, int s)
     unsigned b = k->u[cu].b, e = k->n[s].e;
     int ui = bu >= 0 ? bu : cu;
     bool inside_loops = true;
+    /* Private variables are the work-item's copies for its steps, saved
+     * back after them: the steps then see its variables as the loop did
+     * before it was interchanged (in registers, a sum carried from step to
+     * step), which is also what the compiler's choice to fuse a multiply
+     * and an add depends on (same bits). */
+    bool *copied = calloc((size_t)k->nv + 1, sizeof *copied);
+    if (!copied) {
+        k->t->oom = true;
+        return;
+    }
     amp__sb_puts(o, "{\n");
-    emit_bindings(k, ui, b, e, NULL);
+    emit_bindings(k, ui, b, e, NULL, NULL);
     emit_wi_open(k);
-    emit_bindings(k, ui, b, e, &inside_loops);
+    emit_bindings(k, ui, b, e, &inside_loops, copied);
     amp__sb_printf(o, "if (!amp__a%d[amp__wi]) continue;\n", id);
     /* A few steps of each work-item at once (unroll and jam), when the
      * increment is its own: that many runs of memory stream in parallel. */
-    if (!inc_inline) amp__sb_puts(o, "for (int amp__j = 0; amp__j < ::amp::cpu::lockstep_steps; ++amp__j) {\n");
+    if (!inc_inline)
+        amp__sb_puts(o, "AMP__LOCKSTEP_LOOP for (int amp__j = 0; amp__j < ::amp::cpu::lockstep_steps; ++amp__j) {\n");
     amp__sb_puts(o, "if (!static_cast<bool>(");
     emit_src(k, k->u[cu].b, k->u[cu].e);
     amp__sb_printf(o, ")) {\namp__a%d[amp__wi] = 0;\n%s;\n}\n{\n", id, inc_inline ? "continue" : "break");
@@ -320,6 +336,9 @@ static void emit_lockstep(amp__loops_ctx *k, int s)
         emit_src(k, k->u[nu].b, k->u[nu].e);
         amp__sb_puts(o, ";\n}\n");
     }
+    for (int vi = 0; vi < k->nv; ++vi)
+        if (copied[vi]) amp__sb_printf(o, "::amp::cpu::save(amp__c%d_%s[amp__wi], %s);\n", vi, k->v[vi].name, k->v[vi].name);
+    free(copied);
     amp__sb_printf(o, "amp__any%d |= amp__a%d[amp__wi];\n}\n}\nif (!amp__any%d) break;\n}\n}\n", id, id, id);
 }
 

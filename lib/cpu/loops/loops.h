@@ -55,9 +55,17 @@
  *
  *       for work-items: init                      (per work-item, saved)
  *       for (;;) { any = false;
- *           for work-items: if (active && !(cond)) active = false;
- *                           if (active) { any = true; body; increment; }
+ *           for work-items: if (!active) continue;
+ *               copy its variables in from their slots
+ *               for up to lockstep_steps (4) steps:   (the prelude's)
+ *                   if (!(cond)) { active = false; break; }
+ *                   body; increment;
+ *               save them back; any |= active;
  *           if (!any) break; }
+ *
+ * (several steps of a work-item at once keep several runs of memory
+ * streaming; the steps stay a loop over copies so that a sum carried from
+ * step to step is compiled as it was before, fused multiply-adds included).
  *
  * Soundness: anything not understood keeps the kernel on fibers (a barrier
  * under a call the analysis cannot see through, under a macro that spans
