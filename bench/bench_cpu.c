@@ -1,9 +1,10 @@
-/* bench_cpu.c — the CPU accelerator side by side with PoCL (when installed, through the OpenCL ICD loader, dlopen'ed) and with plain serial C: five kernels (saxpy, simple and tiled matmul, tiled transpose, tree reduction), the same local sizes, kernel time after warm-up (median of 5), cold and cached build times, every result checked against a reference, then the algorithms (bench_cpu_algorithms.c; --algorithms-only runs that section alone) and BabelStream's kernels against C + OpenMP (bench_cpu_stream.c; --stream-only [--arraysize N] [--numtimes K] runs that section alone); writes a Markdown report with the ratios. */
+/* bench_cpu.c — the CPU accelerator side by side with PoCL (when installed, through the OpenCL ICD loader, dlopen'ed) and with plain serial C: five kernels (saxpy, simple and tiled matmul, tiled transpose, tree reduction), the same local sizes, kernel time after warm-up (median of 5), cold and cached build times, every result checked against a reference, then the algorithms (bench_cpu_algorithms.c; --algorithms-only runs that section alone) and BabelStream's kernels against C + OpenMP (bench_cpu_stream.c; --stream-only [--arraysize N] [--numtimes K] runs that section alone) and the tiled transposes against a blocked C + OpenMP loop (bench_cpu_transpose.c; --transpose-only); writes a Markdown report with the ratios. */
 #define _GNU_SOURCE
 #include <hipamp.h>
 
 #include "bench_cpu_algorithms.h"
 #include "bench_cpu_stream.h"
+#include "bench_cpu_transpose.h"
 #include "graph_work.h"
 #include "workloads.h"
 
@@ -899,7 +900,7 @@ static void graph_section(amp_accelerator *acc, bool quick, FILE *o)
 int main(int argc, char **argv)
 {
     const char *report = NULL;
-    bool quick = false, algorithms_only = false, stream_only = false;
+    bool quick = false, algorithms_only = false, stream_only = false, transpose_only = false;
     long long stream_n = 0;
     int stream_times = 0;
     for (int i = 1; i < argc; ++i) {
@@ -915,6 +916,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--quick")) quick = true;
         else if (!strcmp(argv[i], "--algorithms-only")) algorithms_only = true;
         else if (!strcmp(argv[i], "--stream-only")) stream_only = true;
+        else if (!strcmp(argv[i], "--transpose-only")) transpose_only = true;
         else if ((!strcmp(argv[i], "--arraysize") || !strcmp(argv[i], "--numtimes")) && i + 1 < argc) {
             char *end = NULL;
             long long v = strtoll(argv[i + 1], &end, 10);
@@ -929,7 +931,7 @@ int main(int argc, char **argv)
             ++i;
         } else {
             fprintf(stderr, "usage: bench_cpu [--quick] [--report FILE.md] [--algorithms-only] | --graph-only [--quick] |\n"
-                            "       --stream-only [--quick] [--arraysize N] [--numtimes K]\n");
+                            "       --stream-only [--quick] [--arraysize N] [--numtimes K] | --transpose-only [--quick]\n");
             return 2;
         }
     }
@@ -942,6 +944,15 @@ int main(int argc, char **argv)
         amp_accelerator *cpu_acc = NULL;
         CHECK(amp_accelerator_find("cpu", &cpu_acc));
         int bad = bench_cpu_stream(stdout, cpu_acc, stream_n, stream_times);
+        return bad == 0 ? 0 : 1;
+    }
+    /* The transpose section: 4096^2 floats (bench_cpu's transpose row's
+     * size), 11 runs a side; --quick 1024^2 and 5. */
+    const int transpose_n = quick ? 1024 : 4096, transpose_runs = quick ? 5 : 11;
+    if (transpose_only) {
+        amp_accelerator *cpu_acc = NULL;
+        CHECK(amp_accelerator_find("cpu", &cpu_acc));
+        int bad = bench_cpu_transpose(stdout, cpu_acc, transpose_n, transpose_runs);
         return bad == 0 ? 0 : 1;
     }
     if (algorithms_only) {
@@ -1081,6 +1092,9 @@ int main(int argc, char **argv)
     printf("stream...\n");
     int stream_bad = bench_cpu_stream(o, acc, stream_n, stream_times);
     if (stream_bad) failures += stream_bad < 0 ? 1 : stream_bad;
+    printf("transpose...\n");
+    int transpose_bad = bench_cpu_transpose(o, acc, transpose_n, transpose_runs);
+    if (transpose_bad) failures += transpose_bad < 0 ? 1 : transpose_bad;
     fclose(o);
     fputs(md, stdout);
     if (report) {

@@ -237,6 +237,111 @@ ACCEL_TILED_TEST(loops, shapes_left_on_fibers_still_compute)
     run_io(acc, "fibers_reference", amp_extent_1d(N), (const int[]){16}, in, want, NULL);
 }
 
+/* ---------------------------------------------------- grid-stride loops */
+
+/* Run a grid-stride kernel (in: n ints; out: extent eo, tiled by tile; the
+ * int p) and compare with want. */
+static void run_stride(amp_accelerator *acc, const char *kernel, const int32_t *in, int n, amp_extent eo,
+                       const int *tile, const int32_t *want, int p)
+{
+    size_t no = 1;
+    for (int d = 0; d < eo.rank; ++d) no *= (size_t)eo.v[d];
+    int32_t *out = test_xmalloc(no * sizeof *out);
+    poison(out, no);
+    amp_program *pr = test_build(acc, test_kernels_loops);
+    amp_kernel *k = test_kernel(pr, kernel);
+    amp_array_view *vi = test_view((void *)in, 4, amp_extent_1d(n), AMP_READ_ONLY);
+    amp_array_view *vo = test_view(out, 4, eo, AMP_READ_WRITE);
+    amp_arg a[] = {amp_arg_view(vi), amp_arg_view(vo), amp_arg_int32(p)};
+    amp_tiled_extent te;
+    ASSERT_OK(amp_extent_tile(eo, tile, &te));
+    ASSERT_OK(amp_parallel_for_each_tiled(NULL, te, k, a, 3));
+    ASSERT_OK(amp_array_view_synchronize(vo));
+    test_check_i32(out, want, no, kernel);
+    ASSERT_OK(amp_array_view_destroy(vi));
+    ASSERT_OK(amp_array_view_destroy(vo));
+    ASSERT_OK(amp_program_destroy(pr));
+    free(out);
+}
+
+/* stride_hash's answer: work-item g of G hashes in[g], in[g + G], ... in
+ * order; then each takes its own hash and its mirror's in the tile of 64. */
+static void stride_hash_want(const int32_t *in, int n, int G, unsigned p, int32_t *want)
+{
+    uint32_t *h = test_xmalloc((size_t)G * sizeof *h);
+    for (int g = 0; g < G; ++g) {
+        h[g] = 7u + p;
+        for (int i = g; i < n; i += G) h[g] = h[g] * 31u + (uint32_t)in[i];
+    }
+    for (int g = 0; g < G; ++g) want[g] = (int32_t)(h[g] ^ (h[g / 64 * 64 + 63 - g % 64] >> 3));
+    free(h);
+}
+
+ACCEL_TILED_TEST(loops, grid_stride_loop_keeps_each_work_items_order)
+{
+    /* 5 tiles of 64; 1000 elements: 3 or 4 steps a work-item, and n below
+     * the extent for a second case (some work-items take no step) */
+    enum { G = 320, N = 1000 };
+    static int32_t in[N], want[G];
+    fill_ints(in, N, 21);
+    const int ns[] = {N, 200, 1};
+    for (size_t c = 0; c < sizeof ns / sizeof ns[0]; ++c) {
+        stride_hash_want(in, ns[c], G, 5, want);
+        run_stride(acc, "stride_hash", in, ns[c], amp_extent_1d(G), (const int[]){64}, want, 5);
+    }
+}
+
+ACCEL_TILED_TEST(loops, grid_stride_loops_with_differing_trip_counts_and_a_busy_body)
+{
+    enum { R = 8, C = 32, G = R * C, N = 1500 };
+    static int32_t in[N], want[G];
+    fill_ints(in, N, 22);
+    for (int p = 0; p < 3; p += 2) {
+        uint32_t acc_[G];
+        int steps[G];
+        for (int g = 0; g < G; ++g) {
+            const int lim = N - (g % 7) * p * 100, third = G / 3;
+            uint32_t a = (uint32_t)g;
+            steps[g] = 0;
+            for (int i = g; i < lim; i += G) {
+                uint32_t x = (uint32_t)in[i] + 0u + 1u + 3u;
+                if (x % 2) a = a * 3u + x * x + (uint32_t)third;
+                else a = a * 5u - x + (uint32_t)(2 * g);
+                ++steps[g];
+            }
+            for (int i = N - 1 - g; i >= 0; i -= G) a = a * 7u + (uint32_t)in[i];
+            acc_[g] = a;
+        }
+        for (int r = 0; r < R; ++r)
+            for (int c = 0; c < C; ++c) {
+                int tr = r / 4 * 4, tc = c / 16 * 16, lr = r % 4, lc = c % 16;
+                int m = (tr + 3 - lr) * C + tc + 15 - lc;
+                want[r * C + c] = (int32_t)(acc_[m] + (uint32_t)steps[r * C + c]);
+            }
+        run_stride(acc, "stride_shapes", in, N, amp_extent_2d(R, C), (const int[]){4, 16}, want, p * 100);
+    }
+}
+
+ACCEL_TILED_TEST(loops, grid_stride_loops_left_as_they_were_still_compute)
+{
+    enum { G = 192, N = 777 };
+    static int32_t in[N], want[G];
+    fill_ints(in, N, 23);
+    stride_hash_want(in, N, G, 9, want);
+    static const char *const same[] = {"stride_break", "stride_helper", "stride_address", "stride_atomic"};
+    for (size_t i = 0; i < sizeof same / sizeof same[0]; ++i)
+        run_stride(acc, same[i], in, N, amp_extent_1d(G), (const int[]){64}, want, 9);
+    static int32_t in4[4 * G];
+    fill_ints(in4, 4 * G, 24);
+    uint32_t h[G];
+    for (int g = 0; g < G; ++g) {
+        h[g] = 7u + 9u;
+        for (int i = 4 * g; i < 4 * g + 4; ++i) h[g] = h[g] * 31u + (uint32_t)in4[i];
+    }
+    for (int g = 0; g < G; ++g) want[g] = (int32_t)(h[g] ^ (h[g / 64 * 64 + 63 - g % 64] >> 3));
+    run_stride(acc, "stride_unit", in4, 4 * G, amp_extent_1d(G), (const int[]){64}, want, 9);
+}
+
 /* --------------------------------------------------------------- paths */
 
 /* Without a usable libclang (a machine without libclang1-NN) every tiled
@@ -276,7 +381,8 @@ Test(loops, every_tiled_test_kernel_takes_the_expected_path)
     amp_program *p = test_build(acc, test_kernels_loops);
     static const char *const loops[] = {"shape_nested", "shape_if", "shape_while", "shape_kinds", "shape_3d",
                                         "shape_macro_lambda_return", "shape_reduce", "shape_names",
-                                        "shape_jumps"};
+                                        "shape_jumps", "stride_hash", "stride_shapes", "stride_break",
+                                        "stride_helper", "stride_address", "stride_atomic", "stride_unit"};
     for (size_t i = 0; i < sizeof loops / sizeof loops[0]; ++i) expect_path(p, loops[i], NULL);
     expect_path(p, "fibers_break", "break before a later barrier, under a condition that differs");
     expect_path(p, "fibers_helper_barrier", "barrier inside helper_sync()");
@@ -335,6 +441,41 @@ Test(loops, verbose_setting_names_each_kernels_path)
     ASSERT_OK(amp_program_destroy(p));
     fflush(stderr);
     cr_assert_stderr_eq_str("hipamp: CPU kernel 'shape_if' runs as loops; tile_static 256 bytes\n");
+}
+
+/* Which grid-stride loops run in lockstep: AMP_CPU_VERBOSE says it of each
+ * kernel; those the interchange must not touch run as loops as before. */
+Test(loops, grid_stride_loops_run_in_lockstep_where_sound)
+{
+    setenv("AMP_CPU_TILED", "loops", 1);
+    setenv("AMP_CPU_VERBOSE", "1", 1);
+    cr_redirect_stderr();
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    amp_program *p = test_build(acc, test_kernels_loops);
+    static const struct {
+        const char *kernel, *path;
+    } want[] = {
+        {"stride_hash", "runs as loops (1 grid-stride loop in lockstep); tile_static 256 bytes\n"},
+        {"stride_shapes", "runs as loops (2 grid-stride loops in lockstep); tile_static 256 bytes\n"},
+        {"stride_break", "runs as loops; tile_static 256 bytes\n"},
+        {"stride_helper", "runs as loops; tile_static 256 bytes\n"},
+        {"stride_address", "runs as loops; tile_static 256 bytes\n"},
+        {"stride_atomic", "runs as loops; tile_static 260 bytes\n"},
+        {"stride_unit", "runs as loops; tile_static 256 bytes\n"},
+    };
+    char expect[2048] = "";
+    size_t at = 0;
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; ++i) {
+        amp_kernel *k = NULL;
+        amp_status st = amp_program_get_kernel(p, want[i].kernel, &k);
+        if (st != AMP_OK) skip_without_libclang(amp_last_error());
+        ASSERT_OK(st);
+        at += (size_t)snprintf(expect + at, sizeof expect - at, "hipamp: CPU kernel '%s' %s", want[i].kernel,
+                               want[i].path);
+    }
+    ASSERT_OK(amp_program_destroy(p));
+    fflush(stderr);
+    cr_assert_stderr_eq_str(expect);
 }
 
 /* -------------------------------------------------------- safety net */

@@ -310,9 +310,19 @@ static amp_status amp__cpu_kernel_get(void *dev, void *module, const char *name,
     }
     char others[512];
     out->tile_static_bytes = amp__cpu_tile_static_bytes(&m->tls, name, own, others, sizeof others);
+    /* Loops of the loop version that run in lockstep across the tile's
+     * work-items (lib/cpu/loops/interchange.c). */
+    char lockstep[64] = "";
+    if (k->tiles) {
+        char sym[512];
+        snprintf(sym, sizeof sym, "%s__amp_lockstep", name);
+        const int *ls = dlsym(m->handle, sym);
+        if (ls && *ls > 0)
+            snprintf(lockstep, sizeof lockstep, " (%d grid-stride loop%s in lockstep)", *ls, *ls == 1 ? "" : "s");
+    }
     if (amp__env_flag("AMP_CPU_VERBOSE", false))
-        fprintf(stderr, "hipamp: CPU kernel '%s' runs as %s; tile_static %zu bytes%s%s%s\n", name, out->execution + 4,
-                out->tile_static_bytes, others[0] ? " (with thread_locals it may reach: " : "", others,
+        fprintf(stderr, "hipamp: CPU kernel '%s' runs as %s%s; tile_static %zu bytes%s%s%s\n", name, out->execution + 4,
+                lockstep, out->tile_static_bytes, others[0] ? " (with thread_locals it may reach: " : "", others,
                 others[0] ? ")" : "");
     pthread_mutex_lock(&m->lock);
     k->next = m->kernels;

@@ -21,7 +21,9 @@
  * `void NAME__amp_tiles(amp__cpu_item *)`, which runs every work-item of
  * the tiles with linear ids [begin, end) (it sets item.tile to the one
  * running), and `const char NAME__amp_cpu_path[]`, "loops" or
- * "fibers: <why>"; a module the transformation did not run on exports
+ * "fibers: <why>" (and, where some of its loops run in lockstep across
+ * the work-items, `const int NAME__amp_lockstep`, how many: AMP_CPU_VERBOSE
+ * says it); a module the transformation did not run on exports
  * `const char amp__cpu_loops_note[]` saying why. */
 #define AMP__CPU_ABI 3
 

@@ -198,6 +198,149 @@ AMP_TILED_KERNEL(shape_jumps, amp::tiled_index<32> t, amp::array_view<const int,
     out[t.global] = x;
 }
 
+// ---- grid-stride loops: run in lockstep across the tile's work-items
+// (lib/cpu/loops/interchange.c), or, where that is not sound, as before.
+// Each work-item hashes its grid-stride run of `in` (h * 31 + v: the order
+// of its steps shows in the result); the launch's extent is out's, so the
+// stride; in's extent is not a multiple of it, so trip counts differ.
+
+// BabelStream's dot shape: the loop, then the partial results exchanged
+// through tile_static memory after a barrier.
+AMP_TILED_KERNEL(stride_hash, amp::tiled_index<64> t, amp::array_view<const int, 1> in,
+                 amp::array_view<int, 1> out, int p)
+{
+    tile_static unsigned part[64];
+    const int n = in.extent[0];
+    const int stride = out.extent[0];
+    const int l = t.local[0];
+    unsigned h = 7u + (unsigned)p;
+    for (int i = t.global[0]; i < n; i += stride) h = h * 31u + (unsigned)in[i];
+    part[l] = h;
+    t.barrier.wait();
+    out[t.global] = (int)(part[l] ^ (part[63 - l] >> 3));
+}
+
+// Two grid-stride loops in one region (one upwards with a limit of its own
+// for each work-item, some taking no step; one downwards), a 2-D tile, and
+// in the body: a uniform and a recomputable declaration, a lambda, a nested
+// loop with a continue, a condition that differs between work-items, and a
+// counter read after the barrier.
+AMP_TILED_KERNEL(stride_shapes, amp::tiled_index<4, 16> t, amp::array_view<const int, 1> in,
+                 amp::array_view<int, 2> out, int p)
+{
+    tile_static unsigned part[4][16];
+    const int n = in.extent[0];
+    const int cols = out.extent[1];
+    const int stride = out.extent[0] * cols;
+    const int g = t.global[0] * cols + t.global[1];
+    const int lim = n - (g % 7) * p;
+    unsigned acc = (unsigned)g;
+    int steps = 0;
+    for (int i = g; i < lim; i += stride) {
+        const int third = stride / 3;
+        const int twice = 2 * g;
+        auto sq = [&](unsigned v) { return v * v + (unsigned)third; };
+        unsigned x = (unsigned)in[i];
+        for (int j = 0; j < 4; ++j) {
+            if (j == 2) continue;
+            x += (unsigned)j;
+        }
+        if (x % 2) acc = acc * 3u + sq(x);
+        else acc = acc * 5u - x + (unsigned)twice;
+        ++steps;
+    }
+    for (int i = n - 1 - g; i >= 0; i -= stride) acc = acc * 7u + (unsigned)in[i];
+    part[t.local[0]][t.local[1]] = acc;
+    t.barrier.wait();
+    out[t.global] = (int)(part[3 - t.local[0]][15 - t.local[1]] + (unsigned)steps);
+}
+
+// The same hash where the loop stays as it was (each kernel gives
+// stride_hash's answer): a break of the loop itself; a call of the user's
+// function (the analysis does not look into it); the address of a variable
+// that would live across the split (the plan refuses it, and the kernel is
+// redone without the interchange); an atomic (work-items could see each
+// other's order), in a region after a first barrier.
+AMP_TILED_KERNEL(stride_break, amp::tiled_index<64> t, amp::array_view<const int, 1> in,
+                 amp::array_view<int, 1> out, int p)
+{
+    tile_static unsigned part[64];
+    const int n = in.extent[0];
+    const int stride = out.extent[0];
+    const int l = t.local[0];
+    unsigned h = 7u + (unsigned)p;
+    for (int i = t.global[0]; i < n; i += stride) {
+        if (in[i] < 0) break;
+        h = h * 31u + (unsigned)in[i];
+    }
+    part[l] = h;
+    t.barrier.wait();
+    out[t.global] = (int)(part[l] ^ (part[63 - l] >> 3));
+}
+
+static __device__ unsigned stride_mix(unsigned h, int v) { return h * 31u + (unsigned)v; }
+AMP_TILED_KERNEL(stride_helper, amp::tiled_index<64> t, amp::array_view<const int, 1> in,
+                 amp::array_view<int, 1> out, int p)
+{
+    tile_static unsigned part[64];
+    const int n = in.extent[0];
+    const int stride = out.extent[0];
+    const int l = t.local[0];
+    unsigned h = 7u + (unsigned)p;
+    for (int i = t.global[0]; i < n; i += stride) h = stride_mix(h, in[i]);
+    part[l] = h;
+    t.barrier.wait();
+    out[t.global] = (int)(part[l] ^ (part[63 - l] >> 3));
+}
+
+AMP_TILED_KERNEL(stride_address, amp::tiled_index<64> t, amp::array_view<const int, 1> in,
+                 amp::array_view<int, 1> out, int p)
+{
+    tile_static unsigned part[64];
+    const int n = in.extent[0];
+    const int stride = out.extent[0];
+    const int l = t.local[0];
+    unsigned h = 7u + (unsigned)p;
+    unsigned *ph = &h;
+    for (int i = t.global[0]; i < n; i += stride) *ph = *ph * 31u + (unsigned)in[i];
+    part[l] = h;
+    t.barrier.wait();
+    out[t.global] = (int)(part[l] ^ (part[63 - l] >> 3));
+}
+
+AMP_TILED_KERNEL(stride_atomic, amp::tiled_index<64> t, amp::array_view<const int, 1> in,
+                 amp::array_view<int, 1> out, int p)
+{
+    tile_static unsigned part[64];
+    tile_static int zero[1];
+    const int n = in.extent[0];
+    const int stride = out.extent[0];
+    const int l = t.local[0];
+    if (l == 0) zero[0] = 0;
+    t.barrier.wait();
+    unsigned h = 7u + (unsigned)p;
+    for (int i = t.global[0]; i < n; i += stride)
+        h = h * 31u + (unsigned)(in[i] + amp::atomic_fetch_add(&zero[0], 0));
+    part[l] = h;
+    t.barrier.wait();
+    out[t.global] = (int)(part[l] ^ (part[63 - l] >> 3));
+}
+
+// A unit step: each work-item walks a run of its own, in memory order
+// already (not interchanged). Hashes in[4g .. 4g + 3].
+AMP_TILED_KERNEL(stride_unit, amp::tiled_index<64> t, amp::array_view<const int, 1> in,
+                 amp::array_view<int, 1> out, int p)
+{
+    tile_static unsigned part[64];
+    const int g = t.global[0];
+    const int l = t.local[0];
+    unsigned h = 7u + (unsigned)p;
+    for (int i = 4 * g; i < 4 * g + 4; ++i) h = h * 31u + (unsigned)in[i];
+    part[l] = h;
+    t.barrier.wait();
+    out[t.global] = (int)(part[l] ^ (part[63 - l] >> 3));
+}
+
 // ---- shapes that stay on fibers (test_loops.c checks the reason)
 
 // The barrier is under a condition that depends on the work-item, with a

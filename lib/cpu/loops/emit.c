@@ -83,8 +83,11 @@ static void emit_wi_open(amp__loops_ctx *k)
     else amp__sb_puts(o, "AMP__WI_SET_LOCAL(amp__it, amp__wi);\n");
 }
 
-/* Variables unit ui reads, and the bindings that give them their values. */
-static void emit_bindings(amp__loops_ctx *k, int ui, unsigned b, unsigned e, bool *outer_refs_done)
+/* Variables unit ui reads, and the bindings that give them their values.
+ * copied (a lockstep loop's bindings): private variables are bound as
+ * copies of their slots, marked there, to be saved back (see
+ * emit_lockstep). */
+static void emit_bindings(amp__loops_ctx *k, int ui, unsigned b, unsigned e, bool *outer_refs_done, bool *copied)
 {
     amp__sb *o = &k->out;
     int nv = k->nv;
@@ -131,8 +134,10 @@ static void emit_bindings(amp__loops_ctx *k, int ui, unsigned b, unsigned e, boo
          * work-items see a const copy */
         if (v->cls == AMP__VAR_UNIFORM && !v->is_const)
             amp__sb_printf(o, "const auto %s = amp__u%d_%s;\n", v->name, vi, v->name);
-        else if (v->cls == AMP__VAR_PRIVATE && v->unit != ui)
-            amp__sb_printf(o, "auto &%s = amp__c%d_%s[amp__wi];\n", v->name, vi, v->name);
+        else if (v->cls == AMP__VAR_PRIVATE && v->unit != ui) {
+            amp__sb_printf(o, "auto %s%s = amp__c%d_%s[amp__wi];\n", copied ? "" : "&", v->name, vi, v->name);
+            if (copied) copied[vi] = true;
+        }
     }
     /* remat declarations in source order, each declaration once */
     for (int vi = 0; vi < nv; ++vi) {
@@ -152,12 +157,30 @@ static void emit_wi_enter(amp__loops_ctx *k, int ui)
 {
     const amp__loops_unit *u = &k->u[ui];
     bool inside_loops = true;
-    emit_bindings(k, ui, u->b, u->e, NULL);
+    emit_bindings(k, ui, u->b, u->e, NULL, NULL);
     emit_wi_open(k);
-    emit_bindings(k, ui, u->b, u->e, &inside_loops);
+    emit_bindings(k, ui, u->b, u->e, &inside_loops, NULL);
 }
 
 static void emit_seq(amp__loops_ctx *k, int compound, bool top);
+
+/* A region's uniform declarations, which go first, in the outer flow. */
+static void emit_uniform_decls(amp__loops_ctx *k, int ui)
+{
+    amp__loops_unit *u = &k->u[ui];
+    if (u->kind != AMP__UNIT_REGION) return;
+    for (int s = u->first;; s = k->n[s].next) {
+        if (k->n[s].kind == AMP__CX_DeclStmt) {
+            int d = k->n[s].first;
+            while (d >= 0 && !(k->n[d].kind == AMP__CX_VarDecl && k->n[d].var >= 0)) d = k->n[d].next;
+            if (d >= 0 && k->v[k->n[d].var].cls == AMP__VAR_UNIFORM) {
+                emit_src(k, k->n[s].b, k->n[s].e);
+                amp__sb_puts(&k->out, "\n");
+            }
+        }
+        if (s == u->last) break;
+    }
+}
 
 /* One region (or an INIT/INC unit run per work-item): hoisted uniform
  * declarations, then the work-item loops around the text. */
@@ -165,20 +188,7 @@ static void emit_region(amp__loops_ctx *k, int ui)
 {
     amp__loops_unit *u = &k->u[ui];
     amp__sb *o = &k->out;
-    /* uniform declarations of this region go first, in the outer flow */
-    if (u->kind == AMP__UNIT_REGION) {
-        for (int s = u->first;; s = k->n[s].next) {
-            if (k->n[s].kind == AMP__CX_DeclStmt) {
-                int d = k->n[s].first;
-                while (d >= 0 && !(k->n[d].kind == AMP__CX_VarDecl && k->n[d].var >= 0)) d = k->n[d].next;
-                if (d >= 0 && k->v[k->n[d].var].cls == AMP__VAR_UNIFORM) {
-                    emit_src(k, k->n[s].b, k->n[s].e);
-                    amp__sb_puts(o, "\n");
-                }
-            }
-            if (s == u->last) break;
-        }
-    }
+    emit_uniform_decls(k, ui);
     /* Is anything left to run per work-item? */
     {
         amp__sb saved = k->out;
@@ -246,6 +256,92 @@ static void emit_branch(amp__loops_ctx *k, int s)
 
 static int next_unit(amp__loops_ctx *k) { return k->emit_unit++; }
 
+/* A loop interchange.c chose, run in lockstep across the work-items: each
+ * work-item's init (saved in its slots), then steps of every work-item
+ * still active: its condition (false: inactive from then on), its body and
+ * its increment, one work-item after the other; until a step finds none
+ * active. A work-item's own statements keep their order. */
+static void emit_lockstep(amp__loops_ctx *k, int s)
+{
+    amp__sb *o = &k->out;
+    int init, cnd, inc, body;
+    unsigned lp, rp, s1, s2;
+    if (!amp__loops_for_parts(k, s, &init, &cnd, &inc, &body, &lp, &rp, &s1, &s2) || cnd < 0) {
+        amp__loops_fallback(k, "a lockstep loop whose header cannot be read");
+        return;
+    }
+    int iu = init >= 0 ? next_unit(k) : -1;
+    int cu = next_unit(k);
+    int nu = inc >= 0 ? next_unit(k) : -1;
+    /* The body: one region (it holds no structure), or nothing. A promoted
+     * statement in it would run once a step, not once a work-item. */
+    int bu = -1;
+    if (k->emit_unit < k->nu && k->u[k->emit_unit].b >= k->n[body].b && k->u[k->emit_unit].b < k->n[s].e) {
+        bu = next_unit(k);
+        if (k->u[bu].kind != AMP__UNIT_REGION ||
+            (k->emit_unit < k->nu && k->u[k->emit_unit].b >= k->n[body].b && k->u[k->emit_unit].b < k->n[s].e)) {
+            amp__loops_fallback(k, "a lockstep loop whose body the plan split");
+            return;
+        }
+    }
+    for (int i = s + 1; i < k->nn && amp__loops_inside(k, i, s); ++i)
+        if (k->n[i].promoted) {
+            amp__loops_fallback(k, "a lockstep loop with a promoted statement");
+            return;
+        }
+    int id = ++k->label;
+    bool init_inline = iu < 0 || k->u[iu].uniform;
+    bool inc_inline = nu < 0 || k->u[nu].uniform;
+    amp__sb_puts(o, "{\n");
+    if (!init_inline) emit_region(k, iu);
+    amp__sb_printf(o, "::amp::cpu::ctx<unsigned char, amp__S::n> amp__a%d;\n"
+                      "__builtin_memset((void *)&amp__a%d, 1, sizeof amp__a%d);\n",
+                   id, id, id);
+    amp__sb_puts(o, "for (");
+    if (iu >= 0 && init_inline) emit_src(k, k->u[iu].b, k->u[iu].e);
+    if (!(iu >= 0 && init_inline && k->n[init].kind == AMP__CX_DeclStmt)) amp__sb_puts(o, ";");
+    amp__sb_puts(o, ";");
+    if (nu >= 0 && inc_inline) emit_src(k, k->u[nu].b, k->u[nu].e);
+    amp__sb_printf(o, ") {\nbool amp__any%d = false;\n", id);
+    if (bu >= 0) emit_uniform_decls(k, bu);
+    /* bindings for the condition, the increment and the body at once */
+    unsigned b = k->u[cu].b, e = k->n[s].e;
+    int ui = bu >= 0 ? bu : cu;
+    bool inside_loops = true;
+    /* Private variables are the work-item's copies for its steps, saved
+     * back after them: the steps then see its variables as the loop did
+     * before it was interchanged (in registers, a sum carried from step to
+     * step), which is also what the compiler's choice to fuse a multiply
+     * and an add depends on (same bits). */
+    bool *copied = calloc((size_t)k->nv + 1, sizeof *copied);
+    if (!copied) {
+        k->t->oom = true;
+        return;
+    }
+    amp__sb_puts(o, "{\n");
+    emit_bindings(k, ui, b, e, NULL, NULL);
+    emit_wi_open(k);
+    emit_bindings(k, ui, b, e, &inside_loops, copied);
+    amp__sb_printf(o, "if (!amp__a%d[amp__wi]) continue;\n", id);
+    /* A few steps of each work-item at once (unroll and jam), when the
+     * increment is its own: that many runs of memory stream in parallel. */
+    if (!inc_inline)
+        amp__sb_puts(o, "AMP__LOCKSTEP_LOOP for (int amp__j = 0; amp__j < ::amp::cpu::lockstep_steps; ++amp__j) {\n");
+    amp__sb_puts(o, "if (!static_cast<bool>(");
+    emit_src(k, k->u[cu].b, k->u[cu].e);
+    amp__sb_printf(o, ")) {\namp__a%d[amp__wi] = 0;\n%s;\n}\n{\n", id, inc_inline ? "continue" : "break");
+    if (bu >= 0) emit_edited(k, k->u[bu].b, k->u[bu].e);
+    amp__sb_puts(o, "\n}\n");
+    if (!inc_inline) {
+        emit_src(k, k->u[nu].b, k->u[nu].e);
+        amp__sb_puts(o, ";\n}\n");
+    }
+    for (int vi = 0; vi < k->nv; ++vi)
+        if (copied[vi]) amp__sb_printf(o, "::amp::cpu::save(amp__c%d_%s[amp__wi], %s);\n", vi, k->v[vi].name, k->v[vi].name);
+    free(copied);
+    amp__sb_printf(o, "amp__any%d |= amp__a%d[amp__wi];\n}\n}\nif (!amp__any%d) break;\n}\n}\n", id, id, id);
+}
+
 static void emit_structure(amp__loops_ctx *k, int s)
 {
     amp__sb *o = &k->out;
@@ -271,6 +367,10 @@ static void emit_structure(amp__loops_ctx *k, int s)
         return;
     }
     case AMP__CX_ForStmt: {
+        if (k->n[s].interchange) {
+            emit_lockstep(k, s);
+            return;
+        }
         int init, cnd, inc, body;
         unsigned lp, rp, s1, s2;
         amp__loops_for_parts(k, s, &init, &cnd, &inc, &body, &lp, &rp, &s1, &s2);
@@ -449,4 +549,8 @@ void amp__loops_emit(amp__loops_ctx *k)
     for (int i = 0; i < k->nv; ++i)
         if (k->v[i].cls == AMP__VAR_TILE_STATIC) amp__sb_printf(o, " + sizeof(::amp::cpu::ident<%s>)", k->v[i].type);
     amp__sb_puts(o, ";\n");
+    /* How many of its loops run in lockstep (AMP_CPU_VERBOSE says it). */
+    if (k->nlockstep > 0)
+        amp__sb_printf(o, "extern \"C\" __attribute__((visibility(\"default\"))) const int %s__amp_lockstep = %d;\n", nm,
+                       k->nlockstep);
 }

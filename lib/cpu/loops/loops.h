@@ -45,6 +45,28 @@
  * Returns after the last barrier end the work-item (a goto to the end of its
  * loop iteration).
  *
+ * A grid-stride loop inside a region (each work-item starting at its own
+ * index, stepping by a uniform stride: BabelStream's CUDA dot) is split out
+ * of its region like a loop holding a barrier, and run in lockstep across
+ * the tile's work-items (interchange.c says when that is sound): its
+ * variable and everything it carries get context slots, and each step runs
+ * every work-item whose condition still holds, so one step's accesses of
+ * consecutive work-items are neighbours in memory:
+ *
+ *       for work-items: init                      (per work-item, saved)
+ *       for (;;) { any = false;
+ *           for work-items: if (!active) continue;
+ *               copy its variables in from their slots
+ *               for up to lockstep_steps (4) steps:   (the prelude's)
+ *                   if (!(cond)) { active = false; break; }
+ *                   body; increment;
+ *               save them back; any |= active;
+ *           if (!any) break; }
+ *
+ * (several steps of a work-item at once keep several runs of memory
+ * streaming; the steps stay a loop over copies so that a sum carried from
+ * step to step is compiled as it was before, fused multiply-adds included).
+ *
  * Soundness: anything not understood keeps the kernel on fibers (a barrier
  * under a call the analysis cannot see through, under a macro that spans
  * several statements, in a switch, a jump crossing a barrier under a
@@ -64,6 +86,8 @@
  *   jumps.c     jumps that leave a region, and promotion to the outer flow
  *   purity.c    whether an expression is uniform or a pure function of the
  *               work-item's index
+ *   interchange.c  grid-stride loops to run in lockstep across work-items
+ *               (after a first classification; planned and classified again)
  *   classify.c  variables as uniform / remat / private, conditions as uniform
  *   emit.c      the loop version's text
  * Files here include only this header, ../cpu_internal.h, ../cpu_clang.h
@@ -147,6 +171,7 @@ typedef struct amp__loops_node {
     bool barrier;    /* subtree calls a barrier (lambda bodies excluded) */
     bool promoted;   /* a uniform jump or update moved to the outer flow */
     bool candidate;  /* a jump planning would have refused: promoted if uniform */
+    bool interchange; /* ForStmt: runs in lockstep across the work-items (interchange.c) */
 } amp__loops_node;
 
 /* Classes of variables (classify.c). */
@@ -244,6 +269,9 @@ typedef struct amp__loops_ctx {
     bool cont_ok[64]; /* emit pass: does `continue` in the innermost loop emitted so far do what it did */
     int ncont;
     int label;
+    bool no_interchange; /* transform.c's second try: no loop runs in lockstep */
+    int nmarked;         /* loops interchange.c marked */
+    int nlockstep;       /* of those, loops the plan split out (in lockstep) */
     amp__sb out;
 } amp__loops_ctx;
 
@@ -305,6 +333,10 @@ bool amp__loops_promote(amp__loops_ctx *k);
 /* purity.c */
 enum { AMP__PURE_NO = 0, AMP__PURE_REMAT = 1, AMP__PURE_UNIFORM = 2 };
 int amp__loops_purity(amp__loops_ctx *k, int n, int self);
+
+/* interchange.c: mark the loops to run in lockstep across the work-items
+ * (after a first classification: it reads variables' classes); how many. */
+int amp__loops_mark_interchange(amp__loops_ctx *k);
 
 /* classify.c */
 void amp__loops_classify(amp__loops_ctx *k);

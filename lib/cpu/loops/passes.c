@@ -24,6 +24,7 @@ static void reset_analysis(amp__loops_ctx *k)
     for (int i = 0; i < k->nn; ++i) k->n[i].candidate = false;
     k->nu = 0;
     k->nhoist = 0;
+    k->nlockstep = 0;
 }
 
 /* The tile shape from the spelling of tiled_index<D0, D1, D2>: libclang 14
@@ -108,6 +109,24 @@ static bool plan_kernel(amp__loops_ctx *k)
         amp__loops_classify(k);
         if (k->why[0]) return false;
     }
+    /* Grid-stride loops to run in lockstep (their choice reads the classes
+     * just found): split out of their regions, which plans and classifies
+     * again (and may promote again). A refusal from here on makes
+     * transform.c try the kernel again without them. */
+    if (!k->no_interchange && (k->nmarked = amp__loops_mark_interchange(k)) > 0) {
+        reset_analysis(k);
+        amp__loops_plan_seq(k, k->body, true);
+        if (k->why[0]) return false;
+        amp__loops_classify(k);
+        if (k->why[0]) return false;
+        if (amp__loops_promote(k)) {
+            reset_analysis(k);
+            amp__loops_plan_seq(k, k->body, true);
+            if (k->why[0]) return false;
+            amp__loops_classify(k);
+            if (k->why[0]) return false;
+        }
+    }
     for (int i = 0; i < k->nn; ++i)
         if (k->n[i].candidate && !k->n[i].promoted) {
             int c, t;
@@ -167,6 +186,7 @@ static bool check_frame(amp__loops_ctx *k)
             frame += v->size * k->threads + 64;
         }
     }
+    frame += (long long)k->nlockstep * (k->threads + 64); /* a lockstep loop's activity flags */
     if (frame > AMP__LOOPS_FRAME_MAX) {
         amp__loops_fallback(k, "it needs %lld bytes of tile_static and work-item context, more than the loop path's %d",
                             frame, AMP__LOOPS_FRAME_MAX);

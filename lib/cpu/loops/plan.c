@@ -32,7 +32,7 @@ static unsigned stmt_end(const amp__loops_ctx *k, int s, unsigned limit)
 }
 
 /* A structure-level statement that must be emitted in the outer flow. */
-bool amp__loops_is_structure(const amp__loops_ctx *k, int s) { return k->n[s].barrier; }
+bool amp__loops_is_structure(const amp__loops_ctx *k, int s) { return k->n[s].barrier || k->n[s].interchange; }
 
 /* For a ForStmt: its init/cond/inc children (or -1), body, and the header's
  * parenthesis offsets. False when the header cannot be read. */
@@ -139,6 +139,7 @@ static void plan_structure(amp__loops_ctx *k, int s)
         if (cond >= 0) unit_add(k, AMP__UNIT_COND, k->n[cond].b, k->n[cond].e, s);
         if (inc >= 0) unit_add(k, AMP__UNIT_INC, k->n[inc].b, k->n[inc].e, s);
         plan_branch(k, body);
+        if (x->interchange) k->nlockstep++;
         return;
     }
     case AMP__CX_WhileStmt: {

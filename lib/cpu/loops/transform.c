@@ -149,6 +149,18 @@ static void transform_kernel(amp__loops_tu *t, const found *f, amp__cpu_loops_ke
     snprintf(rk->name, sizeof rk->name, "%s", f->name);
     rk->at = f->end;
     amp__loops_kernel(&k);
+    if (k.why[0] && k.nmarked > 0 && !t->oom) {
+        /* Something the lockstep loops brought (interchange.c) was refused:
+         * the kernel as it would be without them. */
+        amp__loops_kernel_free(&k);
+        memset(&k, 0, sizeof k);
+        k.t = t;
+        k.cx = cx;
+        k.fn = f->fn;
+        k.no_interchange = true;
+        snprintf(k.name, sizeof k.name, "%s", f->name);
+        amp__loops_kernel(&k);
+    }
     if (k.out.oom) t->oom = true;
     if (!k.why[0] && k.out.p) {
         amp__sb code = {0};

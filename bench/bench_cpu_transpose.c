@@ -1,0 +1,135 @@
+/* bench_cpu_transpose.c — bench_cpu's transpose section (issue 41): the seed's tiled transpose (test/kernels/seeds.hip's transpose_tiled_even: a 16 x 16 tile through tile_static float[16][16]) and bench_cpu's padded one (float[16][17]) on the CPU accelerator, against the blocked loop a C + OpenMP programmer writes (transpose_omp.c) on as many threads; each timed to completion, the sides' runs interleaved, the median of each, the ratio hipamp / OpenMP beside the issue's goal, every result checked bit for bit against a serial transpose. */
+#define _GNU_SOURCE
+#include <hipamp.h>
+
+#include "bench_cpu_transpose.h"
+#include "transpose_omp.h"
+#include "workloads.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TC(call)                                                                                       \
+    do {                                                                                               \
+        amp_status s_ = (call);                                                                        \
+        if (s_ != AMP_OK) {                                                                            \
+            fprintf(stderr, "bench_cpu: %s: %s: %s\n", #call, amp_status_name(s_), amp_last_error());  \
+            goto fail;                                                                                 \
+        }                                                                                              \
+    } while (0)
+
+/* The seed's kernel as test/kernels/seeds.hip writes it, and bench_cpu's
+ * padded one (bench_cpu.c's transpose row). */
+static const char transpose_source[] =
+    "AMP_TILED_KERNEL(transpose_tiled_even, amp::tiled_index<16, 16> tidx,\n"
+    "                 amp::array_view<const float, 2> A, amp::array_view<float, 2> At)\n"
+    "{\n"
+    "    tile_static float t1[16][16];\n"
+    "    t1[tidx.local[1]][tidx.local[0]] = A[tidx.global];\n"
+    "    tidx.barrier.wait();\n"
+    "    amp::index<2> dst = amp::index<2>(tidx.tile_origin[1], tidx.tile_origin[0]) + tidx.local;\n"
+    "    At[dst] = t1[tidx.local[0]][tidx.local[1]];\n"
+    "}\n"
+    "AMP_TILED_KERNEL(transpose_tiled, amp::tiled_index<16, 16> t, amp::array_view<const float, 2> A,\n"
+    "                 amp::array_view<float, 2> At)\n"
+    "{\n"
+    "    tile_static float tile[16][17];\n"
+    "    tile[t.local[0]][t.local[1]] = A[t.global];\n"
+    "    t.barrier.wait();\n"
+    "    At(t.tile_origin[1] + t.local[0], t.tile_origin[0] + t.local[1]) = tile[t.local[1]][t.local[0]];\n"
+    "}\n";
+
+enum { ROWS = 2 };
+static const char *const kernel_names[ROWS] = {"transpose_tiled_even", "transpose_tiled"};
+static const char *const row_names[ROWS] = {"seed's tiled transpose (tile_static float[16][16])",
+                                            "bench_cpu's tiled transpose (tile_static float[16][17])"};
+
+int bench_cpu_transpose(FILE *o, amp_accelerator *acc, int n, int runs)
+{
+    int bad = -1;
+    size_t nn = (size_t)n * (size_t)n;
+    float *A = malloc(nn * sizeof *A), *ref = malloc(nn * sizeof *ref), *At = malloc(nn * sizeof *At),
+          *Ao = malloc(nn * sizeof *Ao);
+    double *ta = malloc((size_t)runs * sizeof *ta), *to = malloc((size_t)runs * sizeof *to);
+    amp_program *prog = NULL;
+    amp_array_view *va = NULL, *vt = NULL;
+    double amp_ms[ROWS], omp_ms[ROWS];
+    bool amp_ok[ROWS], omp_ok[ROWS];
+    if (!A || !ref || !At || !Ao || !ta || !to) {
+        fprintf(stderr, "bench_cpu: no memory for the transpose section\n");
+        goto fail;
+    }
+    uint32_t s = 12345u;
+    for (size_t i = 0; i < nn; ++i) {
+        s = s * 1664525u + 1013904223u;
+        A[i] = (float)(s >> 8) / 16777216.0f;
+    }
+    for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) ref[(size_t)j * n + i] = A[(size_t)i * n + j];
+    amp_accelerator_info info;
+    TC(amp_accelerator_get_info(acc, &info));
+    const int threads = info.compute_units > 0 ? info.compute_units : 1;
+    TC(amp_program_build(acc, transpose_source, NULL, &prog));
+    TC(amp_array_view_create(A, sizeof *A, amp_extent_2d(n, n), AMP_READ_ONLY, &va));
+    TC(amp_array_view_create(At, sizeof *At, amp_extent_2d(n, n), AMP_WRITE_ONLY, &vt));
+    amp_tiled_extent te;
+    TC(amp_extent_tile(amp_extent_2d(n, n), (const int[]){16, 16}, &te));
+    amp_arg args[2] = {amp_arg_view(va), amp_arg_view(vt)};
+    for (int r = 0; r < ROWS; ++r) {
+        amp_kernel *k = NULL;
+        TC(amp_program_get_kernel(prog, kernel_names[r], &k));
+        for (size_t i = 0; i < nn; ++i) At[i] = Ao[i] = -1.0f;
+        TC(amp_array_view_refresh(vt));
+        /* One untimed run each, then the two sides in turn (each first
+         * every other run). */
+        for (int it = -1; it < runs; ++it)
+            for (int side = 0; side < 2; ++side) {
+                bool hip = (side == 0) == (it % 2 == 0);
+                double t0 = wl_now();
+                if (hip) {
+                    TC(amp_parallel_for_each_tiled(NULL, te, k, args, 2));
+                    TC(amp_array_view_synchronize(vt));
+                } else {
+                    tomp_transpose(A, Ao, n, threads);
+                }
+                double t = wl_now() - t0;
+                if (it >= 0) (hip ? ta : to)[it] = t;
+            }
+        amp_ms[r] = wl_median(ta, runs) * 1e3;
+        omp_ms[r] = wl_median(to, runs) * 1e3;
+        amp_ok[r] = !memcmp(At, ref, nn * sizeof *At);
+        omp_ok[r] = !memcmp(Ao, ref, nn * sizeof *Ao);
+    }
+    fprintf(o, "\n## Tiled transpose against a blocked OpenMP loop\n\n");
+    fprintf(o, "A %d x %d float matrix transposed by tiled kernels (16 x 16 tiles through tile_static memory) on the "
+               "CPU accelerator (%d threads) and by a blocked loop in C + OpenMP (bench/transpose_omp.c: 16 x 16 "
+               "blocks written along At's rows, the rows of blocks shared out by one `omp parallel for`, static schedule, `num_threads(%d)`%s)"
+               "; each run timed to completion (hipamp: launch + amp_array_view_synchronize), the two sides' %d runs "
+               "interleaved after one untimed, medians. hipamp / OpenMP is the ratio of the speeds (OpenMP's time "
+               "over hipamp's), above 1 when hipamp is faster; both results checked bit for bit against a serial "
+               "transpose.\n\n",
+            n, n, threads, threads, tomp_available() ? "" : "; **no OpenMP here: one thread**", runs);
+    fprintf(o, "| kernel | hipamp ms | C + OpenMP ms | hipamp / OpenMP | goal | check |\n|---|---:|---:|---:|---|---|\n");
+    bad = 0;
+    for (int r = 0; r < ROWS; ++r) {
+        double ratio = omp_ms[r] / amp_ms[r];
+        bool ok = amp_ok[r] && omp_ok[r];
+        bad += !ok;
+        fprintf(o, "| %s | %.2f | %.2f | **%.2f** | >= 0.9: %s | %s |\n", row_names[r], amp_ms[r], omp_ms[r], ratio,
+                ratio >= 0.9 ? "met" : "**missed**",
+                ok ? "passed" : !amp_ok[r] ? "**hipamp's differs**" : "**OpenMP's differs**");
+    }
+fail:
+    if (va) amp_array_view_destroy(va);
+    if (vt) amp_array_view_destroy(vt);
+    if (prog) amp_program_destroy(prog);
+    free(A);
+    free(ref);
+    free(At);
+    free(Ao);
+    free(ta);
+    free(to);
+    return bad;
+}

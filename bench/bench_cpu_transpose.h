@@ -1,0 +1,17 @@
+/* bench_cpu_transpose.h — bench_cpu's transpose section (bench_cpu_transpose.c): the tiled transposes on the CPU accelerator against a blocked C + OpenMP loop. */
+#ifndef HIPAMP_BENCH_CPU_TRANSPOSE_H
+#define HIPAMP_BENCH_CPU_TRANSPOSE_H
+
+#include <hipamp.h>
+
+#include <stdio.h>
+
+/* Transpose an n x n float matrix (n a multiple of 16) with the seed's
+ * tiled kernel and bench_cpu's padded one on the CPU accelerator acc, and
+ * with the blocked C + OpenMP loop on as many threads, `runs` timed runs
+ * each (interleaved, after one untimed); write the section (Markdown) to o.
+ * Returns the number of results that differ from the serial transpose, -1
+ * when a hipamp call failed or host memory ran out (said on stderr). */
+int bench_cpu_transpose(FILE *o, amp_accelerator *acc, int n, int runs);
+
+#endif
