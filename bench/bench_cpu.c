@@ -27,7 +27,7 @@
 
 /* The same five kernels for hipamp (C++ AMP) and for OpenCL C, written the
  * same way: the tiled ones with the same local sizes and local memory. */
-static const char amp_source[] =
+const char bench_cpu_kernels_source[] =
     "AMP_KERNEL(saxpy, amp::index<1> i, float a, amp::array_view<const float, 1> x,\n"
     "           amp::array_view<float, 1> y)\n"
     "{ y[i] = a * x[i] + y[i]; }\n"
@@ -536,7 +536,7 @@ static void cl_args(cl_kernel k, int n, const size_t *sizes, const void *const *
 static void run_all(const data *d, amp_accelerator *acc, bool have_cl, bool tiled_only, result *ra, result *rc)
 {
     amp_program *prog = NULL;
-    CHECK(amp_program_build(acc, amp_source, NULL, &prog));
+    CHECK(amp_program_build(acc, bench_cpu_kernels_source, NULL, &prog));
     amp_kernel *ak[K_COUNT];
     for (int i = 0; i < K_COUNT; ++i) CHECK(amp_program_get_kernel(prog, knames[i], &ak[i]));
     cl_kernel ck[K_COUNT] = {0};
@@ -740,7 +740,7 @@ static int build_only(const char *what)
         result r;
         amp_program *p = NULL;
         double t0 = wl_now();
-        CHECK(amp_program_build(acc, amp_source, NULL, &p));
+        CHECK(amp_program_build(acc, bench_cpu_kernels_source, NULL, &p));
         amp_kernel *k;
         for (int i = 0; i < K_COUNT; ++i) CHECK(amp_program_get_kernel(p, knames[i], &k));
         ms = (wl_now() - t0) * 1e3;

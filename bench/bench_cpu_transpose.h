@@ -14,4 +14,8 @@
  * when a hipamp call failed or host memory ran out (said on stderr). */
 int bench_cpu_transpose(FILE *o, amp_accelerator *acc, int n, int runs);
 
+/* bench_cpu.c's kernels (saxpy, matmuls, the padded transpose_tiled, the
+ * reduction), which the transpose section builds for transpose_tiled. */
+extern const char bench_cpu_kernels_source[];
+
 #endif

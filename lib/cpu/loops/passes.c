@@ -27,6 +27,22 @@ static void reset_analysis(amp__loops_ctx *k)
     k->nlockstep = 0;
 }
 
+/* Plan and classify; then move uniform jumps and updates to the outer flow
+ * (which changes the regions) and do both again. False (k->why says why)
+ * when the kernel cannot be planned. */
+static bool plan_and_classify(amp__loops_ctx *k)
+{
+    for (int round = 0; round < 2; ++round) {
+        if (round) reset_analysis(k);
+        amp__loops_plan_seq(k, k->body, true);
+        if (k->why[0]) return false;
+        amp__loops_classify(k);
+        if (k->why[0]) return false;
+        if (round || !amp__loops_promote(k)) break;
+    }
+    return true;
+}
+
 /* The tile shape from the spelling of tiled_index<D0, D1, D2>: libclang 14
  * writes every argument, newer ones leave out those at their default (0). */
 static bool parse_dims(const char *type, int *dims)
@@ -96,36 +112,14 @@ static bool plan_kernel(amp__loops_ctx *k)
         amp__loops_fallback(k, "%s", maybe);
         return false;
     }
-    /* Plan and classify; then move uniform jumps and updates to the outer
-     * flow (which changes the regions) and do both again. */
-    amp__loops_plan_seq(k, k->body, true);
-    if (k->why[0]) return false;
-    amp__loops_classify(k);
-    if (k->why[0]) return false;
-    if (amp__loops_promote(k)) {
-        reset_analysis(k);
-        amp__loops_plan_seq(k, k->body, true);
-        if (k->why[0]) return false;
-        amp__loops_classify(k);
-        if (k->why[0]) return false;
-    }
+    if (!plan_and_classify(k)) return false;
     /* Grid-stride loops to run in lockstep (their choice reads the classes
      * just found): split out of their regions, which plans and classifies
      * again (and may promote again). A refusal from here on makes
      * transform.c try the kernel again without them. */
     if (!k->no_interchange && (k->nmarked = amp__loops_mark_interchange(k)) > 0) {
         reset_analysis(k);
-        amp__loops_plan_seq(k, k->body, true);
-        if (k->why[0]) return false;
-        amp__loops_classify(k);
-        if (k->why[0]) return false;
-        if (amp__loops_promote(k)) {
-            reset_analysis(k);
-            amp__loops_plan_seq(k, k->body, true);
-            if (k->why[0]) return false;
-            amp__loops_classify(k);
-            if (k->why[0]) return false;
-        }
+        if (!plan_and_classify(k)) return false;
     }
     for (int i = 0; i < k->nn; ++i)
         if (k->n[i].candidate && !k->n[i].promoted) {
