@@ -342,6 +342,42 @@ ACCEL_TILED_TEST(loops, grid_stride_loops_left_as_they_were_still_compute)
     run_stride(acc, "stride_unit", in4, 4 * G, amp_extent_1d(G), (const int[]){64}, want, 9);
 }
 
+/* The loops the lockstep emission leaves alone compute what the kernel
+ * says: a name declared again in the loop, a division a zero-trip loop
+ * guards (p = 0: no step, no division), a work-item's array used across
+ * the loop. */
+ACCEL_TILED_TEST(loops, grid_stride_loops_lockstep_refuses_compute)
+{
+    enum { G = 128, N = 1000 };
+    static int32_t in[N], want[G];
+    uint32_t h[G];
+    fill_ints(in, N, 31);
+    for (int g = 0; g < G; ++g) {
+        h[g] = 7u + 3u;
+        for (int i = g; i < N; i += G) h[g] = h[g] * 31u + (uint32_t)in[i] * 2u;
+    }
+    for (int g = 0; g < G; ++g) want[g] = (int32_t)(h[g] ^ (h[g / 64 * 64 + 63 - g % 64] >> 3));
+    run_stride(acc, "lockstep_shadow", in, N, amp_extent_1d(G), (const int[]){64}, want, 3);
+    for (int p = 0; p < 2; ++p) {
+        for (int g = 0; g < G; ++g) {
+            h[g] = 7u;
+            for (int i = g; i < N * p; i += G) h[g] = h[g] * 31u + (uint32_t)in[i] + (p ? 1000u / (unsigned)p : 0u);
+        }
+        for (int g = 0; g < G; ++g) want[g] = (int32_t)(h[g] ^ (h[g / 64 * 64 + 63 - g % 64] >> 3));
+        run_stride(acc, "lockstep_guarded_division", in, N, amp_extent_1d(G), (const int[]){64}, want, p);
+    }
+    for (int g = 0; g < G; ++g) {
+        int32_t hist[2] = {5, 0};
+        for (int i = g; i < N; i += G) hist[in[i] & 1] += in[i];
+        h[g] = (uint32_t)(hist[0] * 3 + hist[1]);
+    }
+    for (int g = 0; g < G; ++g) want[g] = (int32_t)(h[g] ^ (h[g / 64 * 64 + 63 - g % 64] >> 3));
+    run_stride(acc, "lockstep_private_array", in, N, amp_extent_1d(G), (const int[]){64}, want, 5);
+    /* x: 0 + 5 = 5, + (5 + 100) = 110, + 5 = 115, + (115 + 100) = 330. */
+    for (int g = 0; g < G; ++g) want[g] = 330;
+    run_stride(acc, "shadow_uniform_region", in, N, amp_extent_1d(G), (const int[]){64}, want, 0);
+}
+
 /* --------------------------------------------------------------- paths */
 
 /* Without a usable libclang (a machine without libclang1-NN) every tiled
@@ -385,6 +421,9 @@ Test(loops, every_tiled_test_kernel_takes_the_expected_path)
                                         "stride_helper", "stride_address", "stride_atomic", "stride_unit"};
     for (size_t i = 0; i < sizeof loops / sizeof loops[0]; ++i) expect_path(p, loops[i], NULL);
     expect_path(p, "fibers_break", "break before a later barrier, under a condition that differs");
+    /* The loop version moves uniform declarations out of their blocks,
+     * where one would meet the name it hides. */
+    expect_path(p, "shadow_uniform_region", "'n' is declared again inside the scope of another 'n'");
     expect_path(p, "fibers_helper_barrier", "barrier inside helper_sync()");
     expect_path(p, "fibers_reference", "reference mine lives across a barrier");
     expect_path(p, "fibers_divergent_return", "return before a later barrier, under a condition that differs");
@@ -456,12 +495,17 @@ Test(loops, grid_stride_loops_run_in_lockstep_where_sound)
         const char *kernel, *path;
     } want[] = {
         {"stride_hash", "runs as loops (1 grid-stride loop in lockstep); tile_static 256 bytes\n"},
-        {"stride_shapes", "runs as loops (2 grid-stride loops in lockstep); tile_static 256 bytes\n"},
+        {"stride_shapes", "runs as loops (1 grid-stride loop in lockstep); tile_static 256 bytes\n"},
         {"stride_break", "runs as loops; tile_static 256 bytes\n"},
         {"stride_helper", "runs as loops; tile_static 256 bytes\n"},
         {"stride_address", "runs as loops; tile_static 256 bytes\n"},
         {"stride_atomic", "runs as loops; tile_static 260 bytes\n"},
         {"stride_unit", "runs as loops; tile_static 256 bytes\n"},
+        {"lockstep_shadow", "runs as loops; tile_static 256 bytes\n"},
+        {"lockstep_guarded_division", "runs as loops; tile_static 256 bytes\n"},
+        {"lockstep_private_array", "runs as loops; tile_static 256 bytes\n"},
+        {"lockstep_atomic_builtin", "runs as loops; tile_static 260 bytes\n"},
+        {"lockstep_destructor", "runs as loops; tile_static 260 bytes\n"},
     };
     char expect[2048] = "";
     size_t at = 0;

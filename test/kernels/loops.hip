@@ -392,3 +392,110 @@ AMP_TILED_KERNEL(fibers_divergent_return, amp::tiled_index<16> t, amp::array_vie
     t.barrier.wait();
     out[t.global] = s[15 - t.local[0]];
 }
+
+// Grid-stride loops the lockstep emission must leave as they were (found by
+// a review against fibers): a name declared again in the loop (the whole
+// kernel stays on fibers), a declaration a zero-trip loop must not evaluate,
+// a work-item's array used across the loop, the compiler's atomic builtins,
+// a local whose destructor calls an atomic.
+AMP_TILED_KERNEL(lockstep_shadow, amp::tiled_index<64> t, amp::array_view<const int, 1> in,
+                 amp::array_view<int, 1> out, int p)
+{
+    tile_static unsigned part[64];
+    const int n = in.extent[0];
+    const int stride = out.extent[0];
+    const int l = t.local[0];
+    unsigned h = 7u + (unsigned)p;
+    for (int i = t.global[0]; i < n; i += stride) {
+        const int n = 2;
+        h = h * 31u + (unsigned)in[i] * (unsigned)n;
+    }
+    part[l] = h;
+    t.barrier.wait();
+    out[t.global] = (int)(part[l] ^ (part[63 - l] >> 3));
+}
+AMP_TILED_KERNEL(lockstep_guarded_division, amp::tiled_index<64> t, amp::array_view<const int, 1> in,
+                 amp::array_view<int, 1> out, int p)
+{
+    tile_static unsigned part[64];
+    const int n = in.extent[0];
+    const int stride = out.extent[0];
+    const int l = t.local[0];
+    unsigned h = 7u;
+    for (int i = t.global[0]; i < n * p; i += stride) {
+        const int q = 1000 / p;
+        h = h * 31u + (unsigned)in[i] + (unsigned)q;
+    }
+    part[l] = h;
+    t.barrier.wait();
+    out[t.global] = (int)(part[l] ^ (part[63 - l] >> 3));
+}
+AMP_TILED_KERNEL(lockstep_private_array, amp::tiled_index<64> t, amp::array_view<const int, 1> in,
+                 amp::array_view<int, 1> out, int p)
+{
+    tile_static unsigned part[64];
+    const int n = in.extent[0];
+    const int stride = out.extent[0];
+    const int l = t.local[0];
+    int hist[2] = {p, 0};
+    for (int i = t.global[0]; i < n; i += stride) hist[in[i] & 1] += in[i];
+    part[l] = (unsigned)(hist[0] * 3 + hist[1]);
+    t.barrier.wait();
+    out[t.global] = (int)(part[l] ^ (part[63 - l] >> 3));
+}
+AMP_TILED_KERNEL(lockstep_atomic_builtin, amp::tiled_index<64> t, amp::array_view<const int, 1> in,
+                 amp::array_view<int, 1> out, int p)
+{
+    tile_static unsigned cnt;
+    tile_static unsigned part[64];
+    const int n = in.extent[0];
+    const int stride = out.extent[0];
+    const int l = t.local[0];
+    if (l == 0) cnt = (unsigned)p;
+    t.barrier.wait();
+    unsigned h = 7u;
+    for (int i = t.global[0]; i < n; i += stride) h = h * 31u + __atomic_fetch_add(&cnt, 1u, __ATOMIC_RELAXED);
+    part[l] = h;
+    t.barrier.wait();
+    out[t.global] = (int)(part[l] ^ (part[63 - l] >> 3));
+}
+struct lockstep_ticket {
+    unsigned *c, *h;
+    __device__ ~lockstep_ticket() { *h = *h * 31u + atomicAdd(c, 1u); }
+};
+AMP_TILED_KERNEL(lockstep_destructor, amp::tiled_index<64> t, amp::array_view<const int, 1> in,
+                 amp::array_view<int, 1> out, int p)
+{
+    tile_static unsigned cnt;
+    tile_static unsigned part[64];
+    const int n = in.extent[0];
+    const int stride = out.extent[0];
+    const int l = t.local[0];
+    if (l == 0) cnt = (unsigned)p;
+    part[l] = 7u;
+    t.barrier.wait();
+    for (int i = t.global[0]; i < n; i += stride) {
+        lockstep_ticket g{&cnt, &part[l]};
+    }
+    t.barrier.wait();
+    out[t.global] = (int)(part[l] ^ (part[63 - l] >> 3));
+}
+// A uniform declaration hiding an outer name in a region (not a lockstep
+// loop): the loop version would hoist it next to the one it hides.
+AMP_TILED_KERNEL(shadow_uniform_region, amp::tiled_index<64> t, amp::array_view<const int, 1> in,
+                 amp::array_view<int, 1> out, int p)
+{
+    tile_static int part[64];
+    const int n = 5 + p;
+    const int l = t.local[0];
+    int x = in[0] * 0;
+    for (int r = 0; r < 2; ++r) {
+        x += n;
+        const int n = 100;
+        part[l] = x + n;
+        t.barrier.wait();
+        x += part[63 - l];
+        t.barrier.wait();
+    }
+    out[t.global] = x;
+}

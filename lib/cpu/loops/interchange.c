@@ -132,6 +132,58 @@ static bool contents_ok(amp__loops_ctx *k, int loop)
     return true;
 }
 
+/* What the lockstep emission cannot keep as the loop had it, seen before
+ * the split (found by a review against the fibers path): a local of a
+ * class type with a user destructor or constructor, whose hidden calls (an
+ * atomic, a print) would run in another order; the compiler's atomic
+ * builtins, which libclang does not show as calls. What depends on the
+ * classes after the split: amp__loops_interchange_sound. */
+static bool lockstep_keeps_meaning(amp__loops_ctx *k, int loop)
+{
+    const amp__loops_node *L = &k->n[loop];
+    for (int vi = 0; vi < k->nv; ++vi) {
+        const amp__loops_var *v = &k->v[vi];
+        if (v->node < 0 || v->is_ref || !amp__loops_inside(k, v->node, loop)) continue;
+        amp__cx_type t = k->cx->clang_getCanonicalType(k->cx->clang_getCursorType(k->n[v->node].c));
+        if (t.kind == AMP__CXT_Record && !k->cx->clang_isPODType(t)) return false;
+    }
+    static const char *const builtins[] = {"__atomic", "__c11_atomic", "__sync_", NULL};
+    for (size_t b = 0; builtins[b]; ++b) {
+        size_t n = strlen(builtins[b]);
+        for (unsigned at = L->b; at + n <= L->e; ++at)
+            if (!memcmp(k->t->src + at, builtins[b], n)) return false;
+    }
+    return true;
+}
+
+bool amp__loops_interchange_sound(amp__loops_ctx *k)
+{
+    for (int i = 0; i < k->nn; ++i) {
+        if (!k->n[i].interchange) continue;
+        for (int vi = 0; vi < k->nv; ++vi) {
+            const amp__loops_var *v = &k->v[vi];
+            if (v->node < 0) continue;
+            bool inside = amp__loops_inside(k, v->node, i);
+            /* Hoisted to the round, ahead of any work-item's condition: a
+             * loop that takes no step would still run it (a division the
+             * loop guards). */
+            if (inside && (v->cls == AMP__VAR_UNIFORM || v->cls == AMP__VAR_REMAT)) {
+                amp__loops_fallback(k, "a lockstep loop declares '%s', which would be evaluated ahead of its steps",
+                                    v->name);
+                return false;
+            }
+            /* The step's copy of a work-item's array would be a pointer. */
+            if (!inside && v->is_array && v->cls == AMP__VAR_PRIVATE)
+                for (int r = i + 1; r < k->nn && amp__loops_inside(k, r, i); ++r)
+                    if (k->n[r].kind == AMP__CX_DeclRefExpr && k->n[r].var == vi) {
+                        amp__loops_fallback(k, "a lockstep loop uses the work-item's array '%s'", v->name);
+                        return false;
+                    }
+        }
+    }
+    return true;
+}
+
 /* The loop's only variable (declared by its init), or -1. */
 static int loop_var(amp__loops_ctx *k, int init)
 {
@@ -181,7 +233,7 @@ int amp__loops_mark_interchange(amp__loops_ctx *k)
         if (vi < 0) continue;
         int iv = amp__loops_var_init(k, vi);
         if (iv < 0 || amp__loops_purity(k, iv, -1) == AMP__PURE_UNIFORM) continue;
-        if (!strided_inc(k, inc, vi) || !contents_ok(k, i)) continue;
+        if (!strided_inc(k, inc, vi) || !contents_ok(k, i) || !lockstep_keeps_meaning(k, i)) continue;
         x->interchange = true;
         marked++;
     }

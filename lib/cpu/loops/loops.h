@@ -337,6 +337,12 @@ int amp__loops_purity(amp__loops_ctx *k, int n, int self);
 /* interchange.c: mark the loops to run in lockstep across the work-items
  * (after a first classification: it reads variables' classes); how many. */
 int amp__loops_mark_interchange(amp__loops_ctx *k);
+/* After the marked loops were split out and the kernel planned and
+ * classified again: false (k->why says why) when a marked loop would not
+ * keep its meaning (a variable of it hoisted ahead of its steps, a
+ * work-item's array it uses); transform.c then redoes the kernel without
+ * lockstep loops. */
+bool amp__loops_interchange_sound(amp__loops_ctx *k);
 
 /* classify.c */
 void amp__loops_classify(amp__loops_ctx *k);

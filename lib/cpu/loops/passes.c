@@ -63,6 +63,40 @@ static bool parse_dims(const char *type, int *dims)
     return false;
 }
 
+/* Where a variable's name is visible: the statement list, loop or body
+ * its declaration sits in (a parameter: the whole kernel, -1). */
+static int scope_of(const amp__loops_ctx *k, const amp__loops_var *v)
+{
+    if (v->is_param) return -1;
+    int d = k->n[v->node].parent;
+    if (d >= 0 && k->n[d].kind == AMP__CX_DeclStmt) d = k->n[d].parent;
+    return d;
+}
+
+/* A uniform declaration that hides one of an enclosing scope (`const int
+ * n` in a loop over an outer n): the loop version moves it to the outer
+ * flow, where the two would meet, so such a kernel stays on fibers (read
+ * the classes: after amp__loops_classify). A work-item's own variable
+ * hiding another stays in its block and keeps C++'s scoping; names of
+ * sibling scopes (two loops' i) hide nothing. */
+static bool shadows_a_name(amp__loops_ctx *k)
+{
+    for (int a = 0; a < k->nv; ++a)
+        for (int b = 0; b < k->nv; ++b) {
+            const amp__loops_var *outer = &k->v[a], *inner = &k->v[b];
+            if (a == b || strcmp(outer->name, inner->name) || !outer->name[0]) continue;
+            if (inner->cls != AMP__VAR_UNIFORM && inner->cls != AMP__VAR_REMAT) continue;
+            int sc = scope_of(k, outer);
+            if (k->n[inner->node].b <= k->n[outer->node].b && !outer->is_param) continue;
+            if (sc < 0 || amp__loops_inside(k, inner->node, sc)) {
+                amp__loops_fallback(k, "'%s' is declared again inside the scope of another '%s'", inner->name,
+                                    outer->name);
+                return true;
+            }
+        }
+    return false;
+}
+
 /* The kernel's parameters (the first is its tiled_index), body, tile shape
  * and local variables. false when it stays on fibers or memory ran out. */
 static bool read_kernel(amp__loops_ctx *k)
@@ -112,14 +146,14 @@ static bool plan_kernel(amp__loops_ctx *k)
         amp__loops_fallback(k, "%s", maybe);
         return false;
     }
-    if (!plan_and_classify(k)) return false;
+    if (!plan_and_classify(k) || shadows_a_name(k)) return false;
     /* Grid-stride loops to run in lockstep (their choice reads the classes
      * just found): split out of their regions, which plans and classifies
      * again (and may promote again). A refusal from here on makes
      * transform.c try the kernel again without them. */
     if (!k->no_interchange && (k->nmarked = amp__loops_mark_interchange(k)) > 0) {
         reset_analysis(k);
-        if (!plan_and_classify(k)) return false;
+        if (!plan_and_classify(k) || shadows_a_name(k) || !amp__loops_interchange_sound(k)) return false;
     }
     for (int i = 0; i < k->nn; ++i)
         if (k->n[i].candidate && !k->n[i].promoted) {
