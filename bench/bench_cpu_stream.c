@@ -54,15 +54,8 @@ static int amp_setup(side *s, amp_accelerator *acc, const prec *p, long long n)
     amp_accelerator_info info;
     SC(amp_accelerator_get_info(acc, &info));
     SC(amp_accelerator_view_create(acc, &s->q));
-    const char *head = p->fl ? "#define STREAM_T float\n#line 1 \"stream.hip\"\n"
-                             : "#define STREAM_T double\n#line 1 \"stream.hip\"\n";
-    size_t len = strlen(head) + strlen(stream_kernels) + 1;
-    char *src = malloc(len);
-    if (!src) return -1;
-    snprintf(src, len, "%s%s", head, stream_kernels);
     amp_program *prog = NULL;
-    amp_status st = amp_program_build(acc, src, NULL, &prog);
-    free(src);
+    amp_status st = amp_program_build(acc, stream_kernels, p->fl ? "-DSTREAM_T=float" : "-DSTREAM_T=double", &prog);
     SC(st);
     static const char *const names[R_COUNT] = {"stream_copy", "stream_mul", "stream_add", "stream_triad",
                                                "stream_nstream", "stream_dot", "stream_dot"};

@@ -295,20 +295,10 @@ static int setup(bench *s, amp_accelerator *acc)
     amp_accelerator_info info;
     CHECK(amp_accelerator_get_info(acc, &info));
     CHECK(amp_accelerator_view_create(acc, &s->q));
-    /* One source for both precisions: the element type is defined ahead of
-     * the kernels' text. */
-    const char *head = o->use_float ? "#define STREAM_T float\n#line 1 \"stream.hip\"\n"
-                                    : "#define STREAM_T double\n#line 1 \"stream.hip\"\n";
-    size_t len = strlen(head) + strlen(stream_kernels) + 1;
-    char *src = malloc(len);
-    if (!src) {
-        fprintf(stderr, "stream: out of host memory\n");
-        return EXIT_HIPAMP;
-    }
-    snprintf(src, len, "%s%s", head, stream_kernels);
+    /* One source for both precisions: the element type is a compile
+     * option. */
     amp_program *prog = NULL;
-    amp_status st = amp_program_build(acc, src, NULL, &prog);
-    free(src);
+    amp_status st = amp_program_build(acc, stream_kernels, o->use_float ? "-DSTREAM_T=float" : "-DSTREAM_T=double", &prog);
     CHECK(st);
     static const char *const names[K_COUNT] = {"stream_copy", "stream_mul", "stream_add",
                                                "stream_triad", "stream_dot", "stream_nstream"};

@@ -1,7 +1,7 @@
 // stream.hip — BabelStream's kernels in hipamp (examples/stream/stream.c; bench_gpu's and bench_cpu's stream sections compile the same text): Copy, Mul, Add, Triad, Nstream, and Dot as BabelStream's CUDA version writes it (a tile of STREAM_TILE work-items, each summing a grid-stride run of products, then a tree in tile_static memory, one partial sum a tile).
 //
-// The element type is STREAM_T (double unless the program defines it before
-// this text, "#define STREAM_T float"), so that one source serves both
+// The element type is STREAM_T (double unless the program defines it:
+// -DSTREAM_T=float in the build options), so that one source serves both
 // precisions. The scalar is a constant of the kernels, as in BabelStream's
 // CUDA kernels (0.4, its startScalar), so a launch takes views only.
 
