@@ -1057,6 +1057,34 @@ AMP_API amp_status amp_cache_get_info(amp_cache_info *out);
  * built keep their code. */
 AMP_API amp_status amp_cache_clear_memory(void);
 
+/* The built-in algorithms' programs compiled when the library was built
+ * (packs of code objects, one per target, beside the library in
+ * <libdir>/hipamp/prebuilt-<version>/, or in AMP_PREBUILT_DIR; AMP_PREBUILT=0
+ * turns them off). A first call of an algorithm loads its program from the
+ * pack of the device's exact target where there is one; else it is
+ * compiled as any program (the disk cache, then the compiler). */
+typedef struct amp_prebuilt_info {
+    bool enabled;          /* packs are looked for */
+    char dir[1024];        /* where */
+    char reason[512];      /* why enabled is false; else the last pack or entry refused
+                              and why (owner, mode, version, target, corrupt); "" if none */
+    char available[512];   /* the targets of the packs in dir ("cpu-1f2e... sm_90 gfx90a") */
+    char used[512];        /* the packs opened so far: "sm_90 (151 programs)" */
+    uint64_t hits;         /* programs loaded from a pack */
+    uint64_t misses;       /* built-in programs compiled instead (no pack for the target,
+                              no entry for the program, or the entry refused) */
+    uint64_t rejected;     /* packs and entries refused */
+} amp_prebuilt_info;
+/* Where the prebuilt programs are looked for and what became of them;
+ * counters since the process started. Never blocks on a build.
+ * AMP_ERROR_INVALID_ARGUMENT: out is NULL. */
+AMP_API amp_status amp_prebuilt_get_info(amp_prebuilt_info *out);
+/* The target of a's pack ("sm_90", "gfx90a", "cpu-<hash>": static, valid
+ * while the library is loaded), or NULL in *out where a loads none (HIP on
+ * NVIDIA; CPATH set for the CPU accelerator; an accelerator that cannot
+ * build programs). AMP_ERROR_INVALID_ARGUMENT: a or out NULL. Never blocks. */
+AMP_API amp_status amp_accelerator_get_prebuilt_target(const amp_accelerator *a, const char **out);
+
 /* The AMP device prelude every GPU kernel is compiled with: the AMP
  * vocabulary and the device library (hip_kernels/), NUL-terminated, static.
  * A kernel source appended to it is the translation unit hipamp compiles

@@ -367,6 +367,19 @@ AMP_API amp_status amp_fill(amp_accelerator_view *q, amp_arg out, const void *va
  * rounded once per element. Returns once queued. */
 AMP_API amp_status amp_iota(amp_accelerator_view *q, amp_arg out, amp_type t, const void *start, const void *step);
 
+/* Get every built-in algorithm's program ready on acc (NULL: the default
+ * accelerator) now, so that no first call waits for one: each type,
+ * operator, map, sort value size and the common fill element sizes (1, 2,
+ * 3, 4, 6, 8, 12, 16, 24, 32, 48, 64 bytes). Each is loaded from the
+ * library's prebuilt pack for acc's target where there is one
+ * (amp_prebuilt_get_info), else from the disk cache, else compiled (and
+ * stored in the disk cache: the cache warmer `hipamp-compile --warm
+ * --algorithms` is this call). Programs of predicates and user reductions
+ * are not among them (their strings are not known ahead). Blocks until all
+ * are built. The first failure's status: AMP_ERROR_UNSUPPORTED (acc cannot
+ * build programs), AMP_ERROR_COMPILE, AMP_ERROR_OUT_OF_MEMORY. */
+AMP_API amp_status amp_algorithms_prepare(amp_accelerator *acc);
+
 #ifdef __cplusplus
 }
 #endif

@@ -168,6 +168,11 @@ typedef struct amp__backend {
      * its version, target arch with features, flags, the environment
      * variables the compiler reads. Part of every compile-cache key. */
     const char *(*cache_tag)(void *dev);
+    /* [none] The name of the pack (lib/core/prebuilt.c) whose code objects
+     * this device loads as its own compiler's ("sm_90", "gfx90a", the CPU
+     * accelerator's "cpu-" and a hash of everything its code depends on),
+     * or NULL: none would be (NULL function: the same). */
+    const char *(*prebuilt_target)(void *dev);
     /* [none] AMP_ERROR_COMPILE with the log in amp_last_error. */
     amp_status (*compile)(void *dev, const amp__compile_job *job, amp__compile_output *out);
     /* [none] Load a compiled binary. The binary may come from the disk cache:

@@ -901,7 +901,7 @@ ACCEL_TEST(trace, summary_table)
     cr_expect(strstr(s, line), "want '%s' in:\n%s", line, s);
     snprintf(line, sizeof line, "%-16s %16llu %8llu", "device->host", d2h, h.def.v[3] + h.second.v[3]);
     cr_expect(strstr(s, line), "want '%s' in:\n%s", line, s);
-    snprintf(line, sizeof line, "builds 3: %d compiled, 1 memory-cache hits, %d disk-cache hits, 0 failed", h.disk ? 1 : 2,
+    snprintf(line, sizeof line, "builds 3: %d compiled, 1 memory-cache hits, %d disk-cache hits, 0 prebuilt, 0 failed", h.disk ? 1 : 2,
              h.disk ? 1 : 0);
     cr_expect(strstr(s, line), "want '%s' in:\n%s", line, s);
     if (!h.unified) {

@@ -68,6 +68,11 @@ static int print_info(void)
         printf("compile cache: off (%s); every build compiles\n", ci.reason);
     else
         printf("compile cache: %s\n", amp_cache_dir());
+    amp_prebuilt_info pi;
+    if (amp_prebuilt_get_info(&pi) == AMP_OK && pi.enabled)
+        printf("prebuilt algorithms: %s: %s\n", pi.dir, pi.available[0] ? pi.available : "no packs");
+    else if (amp_prebuilt_get_info(&pi) == AMP_OK)
+        printf("prebuilt algorithms: off (%s); first calls compile\n", pi.reason);
     const char *env_default = getenv("AMP_DEFAULT_ACCELERATOR");
     if (env_default && *env_default) printf("AMP_DEFAULT_ACCELERATOR=%s\n", env_default);
 
@@ -132,6 +137,16 @@ static int print_info(void)
                    ? "in host memory once the kernel finished, before any synchronize; discard_data cannot "
                      "withdraw them"
                    : "in host memory after synchronize (or destroy, get, a copy); discard_data before it drops them");
+        const char *target = NULL;
+        if (amp_accelerator_get_prebuilt_target(list[i], &target) == AMP_OK) {
+            char pack[80];
+            snprintf(pack, sizeof pack, "%s", target ? target : "");
+            bool have = target && strstr(pi.available, pack);
+            printf("  %-26s %s%s\n", "prebuilt_target", target ? target : "none",
+                   !target ? " (its built-in algorithms compile on first use)"
+                   : have  ? " (pack present: built-in algorithms load without compiling)"
+                           : " (no pack: built-in algorithms compile on first use)");
+        }
         unsigned version = 0;
         bool is_debug = false;
         if (amp_accelerator_get_version(list[i], &version) == AMP_OK)

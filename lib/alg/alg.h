@@ -185,6 +185,16 @@ amp_status amp__alg_check_user(const char *fn, const amp__alg_user *u);
  * code around it is AMP_ERROR_INVALID_ARGUMENT naming it. */
 amp_status amp__alg_build_user(amp_accelerator *acc, const amp__alg_user *u, bool scan, amp__alg_prog *out);
 void amp__alg_prog_release(amp__alg_prog *p);
+/* Build (or load) every built-in program for acc, the i-th for i = first,
+ * first + stride, ... of the list (*count, may be NULL: how many there
+ * are), those whose name in messages holds one of the strings of only
+ * (NULL-terminated; NULL: all): amp_algorithms_prepare, and
+ * hipamp-prebuild's threads. */
+amp_status amp__alg_prepare(amp_accelerator *acc, size_t first, size_t stride, const char *const *only, size_t *count);
+/* The source of the i-th built-in program as a GPU of arch target would
+ * build it (malloc'ed; NULL past the last), its name in messages into
+ * name (may be NULL): hipamp-prebuild's packs for GPU targets. */
+char *amp__alg_builtin_source(const char *target, size_t i, char *name, size_t name_size);
 /* How many launch graphs launch a kernel of p (0: none, or p not built). */
 int amp__alg_prog_graphs(const amp__alg_prog *p);
 /* The C++ spelling of t ("float", "long long"...). */

@@ -623,7 +623,10 @@ static amp_status amp__alg_build(amp_accelerator *acc, const amp__alg_spec *sp, 
     g->split_out = typed && amp__alg_out_type(sp) != g->rtype;
     char *src = amp__alg_source(sp, g);
     if (!src) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "%s: no memory for the program's source", what);
-    amp_status st = amp_program_build(acc, src, NULL, &g->p);
+    /* The built-in families' programs may come from a pack; a predicate's
+     * or a user reduction's never does (their strings are the user's). */
+    bool builtin = !sp->predicate && !sp->user;
+    amp_status st = builtin ? amp__program_build_builtin(acc, src, &g->p) : amp_program_build(acc, src, NULL, &g->p);
     free(src);
     if (st != AMP_OK) {
         if (sp->predicate || sp->user) return amp__alg_explain(st, what);
@@ -735,25 +738,16 @@ static amp_status amp__alg_get(amp_accelerator *acc, const amp__alg_spec *sp, co
     return st;
 }
 
-amp_status amp__alg_basic(amp_accelerator *acc, amp_type t, amp_map map, const amp__alg_prog **out)
+/* The specs the getters below ask for: one place, so that the list of
+ * every built-in program (amp__alg_builtin_specs) is exactly what the
+ * algorithms ask for. emulated: the CPU accelerator. */
+static amp__alg_spec amp__alg_spec_basic(amp_type t, amp_map map, int op, amp_type r, amp_type o)
 {
-    amp__alg_spec sp = {.family = AMP__ALG_FAM_BASIC, .type = t, .map = map, .op = -1};
-    char what[96];
-    snprintf(what, sizeof what, "the %s algorithms", amp_type_name(t));
-    return amp__alg_get(acc, &sp, what, out);
+    if (r == t && o == t) return (amp__alg_spec){.family = AMP__ALG_FAM_BASIC, .type = t, .map = map, .op = -1};
+    return (amp__alg_spec){.family = AMP__ALG_FAM_BASIC, .type = t, .map = map, .op = op, .acc = r, .out = o};
 }
 
-amp_status amp__alg_basic_wide(amp_accelerator *acc, amp_type t, amp_map map, int op, amp_type r, amp_type o,
-                               const amp__alg_prog **out)
-{
-    if (r == t && o == t) return amp__alg_basic(acc, t, map, out);
-    amp__alg_spec sp = {.family = AMP__ALG_FAM_BASIC, .type = t, .map = map, .op = op, .acc = r, .out = o};
-    char what[128];
-    snprintf(what, sizeof what, "the %s reductions in %s", amp_type_name(t), amp_type_name(r));
-    return amp__alg_get(acc, &sp, what, out);
-}
-
-amp_status amp__alg_scanner(amp_accelerator *acc, amp_type t, amp_op op, const amp__alg_prog **out)
+static amp__alg_spec amp__alg_spec_scan(bool emulated, amp_type t, amp_op op, amp_type r, amp_type o)
 {
     /* A GPU scan program holds one operator: its helpers are unrolled over
      * a thread's 32 or 64 items once for each operator the program takes.
@@ -764,8 +758,35 @@ amp_status amp__alg_scanner(amp_accelerator *acc, amp_type t, amp_op op, const a
      * reduction's program. On the CPU accelerator a program's compile is
      * mostly fixed cost (its loops are not unrolled): 1.4 s for the int32
      * scan with one operator, 1.5 s with all seven (float32: 1.7 and 2.5 s
-     * with four), so there one program serves every operator. */
-    amp__alg_spec sp = {.family = AMP__ALG_FAM_SCAN, .type = t, .op = acc->e.info.is_emulated ? -1 : (int)op};
+     * with four), so there one program serves every operator, except where
+     * the output is narrower than the accumulator (a float32 product: only
+     * that operator needs it), as on a GPU. */
+    if (r == t && o == t) return (amp__alg_spec){.family = AMP__ALG_FAM_SCAN, .type = t, .op = emulated ? -1 : (int)op};
+    return (amp__alg_spec){.family = AMP__ALG_FAM_SCAN, .type = t, .op = emulated && o == r ? -1 : (int)op, .acc = r,
+                           .out = o};
+}
+
+amp_status amp__alg_basic(amp_accelerator *acc, amp_type t, amp_map map, const amp__alg_prog **out)
+{
+    amp__alg_spec sp = amp__alg_spec_basic(t, map, -1, t, t);
+    char what[96];
+    snprintf(what, sizeof what, "the %s algorithms", amp_type_name(t));
+    return amp__alg_get(acc, &sp, what, out);
+}
+
+amp_status amp__alg_basic_wide(amp_accelerator *acc, amp_type t, amp_map map, int op, amp_type r, amp_type o,
+                               const amp__alg_prog **out)
+{
+    if (r == t && o == t) return amp__alg_basic(acc, t, map, out);
+    amp__alg_spec sp = amp__alg_spec_basic(t, map, op, r, o);
+    char what[128];
+    snprintf(what, sizeof what, "the %s reductions in %s", amp_type_name(t), amp_type_name(r));
+    return amp__alg_get(acc, &sp, what, out);
+}
+
+amp_status amp__alg_scanner(amp_accelerator *acc, amp_type t, amp_op op, const amp__alg_prog **out)
+{
+    amp__alg_spec sp = amp__alg_spec_scan(acc->e.info.is_emulated, t, op, t, t);
     char what[96];
     snprintf(what, sizeof what, "the %s scan", amp_type_name(t));
     return amp__alg_get(acc, &sp, what, out);
@@ -775,10 +796,7 @@ amp_status amp__alg_scanner_wide(amp_accelerator *acc, amp_type t, amp_op op, am
                                  const amp__alg_prog **out)
 {
     if (r == t && o == t) return amp__alg_scanner(acc, t, op, out);
-    /* One operator where the output is narrower than the accumulator (a
-     * float32 product: only that operator needs it), as on a GPU. */
-    amp__alg_spec sp = {.family = AMP__ALG_FAM_SCAN, .type = t,
-                        .op = acc->e.info.is_emulated && o == r ? -1 : (int)op, .acc = r, .out = o};
+    amp__alg_spec sp = amp__alg_spec_scan(acc->e.info.is_emulated, t, op, r, o);
     char what[128];
     snprintf(what, sizeof what, "the %s scan in %s", amp_type_name(t), amp_type_name(r));
     return amp__alg_get(acc, &sp, what, out);
@@ -809,4 +827,137 @@ amp_status amp__alg_filler(amp_accelerator *acc, size_t elem, const amp__alg_pro
 {
     amp__alg_spec sp = {.family = AMP__ALG_FAM_FILL, .size = elem};
     return amp__alg_get(acc, &sp, "amp_fill", out);
+}
+
+/* ----------------------------------------- every built-in program (packs) */
+
+/* Value sizes amp_sort_by_key moves (lib/alg/sort.c) and element sizes
+ * whose fill programs are built ahead (others, up to 64 bytes, are built
+ * on first use): the scalar types, pairs and triples of them, short
+ * vectors. */
+static const size_t amp__alg_sort_values[] = {0, 1, 2, 4, 8, 16};
+static const size_t amp__alg_fill_sizes[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64};
+
+static bool amp__alg_same_spec(const amp__alg_spec *a, const amp__alg_spec *b)
+{
+    return a->family == b->family && a->type == b->type && a->map == b->map && a->op == b->op && a->size == b->size &&
+           a->acc == b->acc && a->out == b->out;
+}
+
+static void amp__alg_add(amp__alg_spec *list, size_t cap, size_t *n, amp__alg_spec sp)
+{
+    for (size_t i = 0; i < *n && i < cap; ++i)
+        if (amp__alg_same_spec(&list[i], &sp)) return;
+    if (*n < cap) list[*n] = sp;
+    ++*n;
+}
+
+/* Every built-in program the algorithms can ask for on a GPU or (emulated)
+ * the CPU accelerator, in a fixed order, into list[0..cap); returns how
+ * many there are. Predicates and user reductions are not among them. */
+static size_t amp__alg_builtin_specs(bool emulated, amp__alg_spec *list, size_t cap)
+{
+    static const amp_type types[] = {AMP_TYPE_INT32,   AMP_TYPE_UINT32,  AMP_TYPE_INT64,
+                                     AMP_TYPE_UINT64,  AMP_TYPE_FLOAT32, AMP_TYPE_FLOAT64};
+    static const struct { amp_type t, r; } wide[] = {
+        {AMP_TYPE_INT32, AMP_TYPE_INT64}, {AMP_TYPE_UINT32, AMP_TYPE_UINT64}, {AMP_TYPE_FLOAT32, AMP_TYPE_FLOAT64}};
+    static const amp_op ops[] = {AMP_OP_SUM, AMP_OP_PRODUCT, AMP_OP_MIN, AMP_OP_MAX, AMP_OP_AND, AMP_OP_OR, AMP_OP_XOR};
+    const int nt = (int)(sizeof types / sizeof types[0]), nw = (int)(sizeof wide / sizeof wide[0]);
+    size_t n = 0;
+    for (int i = 0; i < nt; ++i)
+        for (int m = AMP_MAP_IDENTITY; m <= AMP_MAP_SQUARED_DIFFERENCE; ++m)
+            amp__alg_add(list, cap, &n, amp__alg_spec_basic(types[i], (amp_map)m, -1, types[i], types[i]));
+    for (int i = 0; i < nw; ++i)
+        for (int m = AMP_MAP_IDENTITY; m <= AMP_MAP_SQUARED_DIFFERENCE; ++m)
+            amp__alg_add(list, cap, &n, amp__alg_spec_basic(wide[i].t, (amp_map)m, -1, wide[i].r, wide[i].r));
+    for (int m = AMP_MAP_IDENTITY; m <= AMP_MAP_SQUARED_DIFFERENCE; ++m)
+        amp__alg_add(list, cap, &n,
+                     amp__alg_spec_basic(AMP_TYPE_FLOAT32, (amp_map)m, AMP_OP_PRODUCT, AMP_TYPE_FLOAT64, AMP_TYPE_FLOAT32));
+    for (int i = 0; i < nt; ++i)
+        for (size_t k = 0; k < sizeof ops / sizeof ops[0]; ++k)
+            if (!amp__alg_is_float(types[i]) || ops[k] <= AMP_OP_MAX)
+                amp__alg_add(list, cap, &n, amp__alg_spec_scan(emulated, types[i], ops[k], types[i], types[i]));
+    for (int i = 0; i < nw; ++i)
+        for (size_t k = 0; k < sizeof ops / sizeof ops[0]; ++k)
+            if (!amp__alg_is_float(wide[i].t) || ops[k] <= AMP_OP_MAX)
+                amp__alg_add(list, cap, &n, amp__alg_spec_scan(emulated, wide[i].t, ops[k], wide[i].r, wide[i].r));
+    amp__alg_add(list, cap, &n,
+                 amp__alg_spec_scan(emulated, AMP_TYPE_FLOAT32, AMP_OP_PRODUCT, AMP_TYPE_FLOAT64, AMP_TYPE_FLOAT32));
+    for (int i = 0; i < nt; ++i)
+        for (size_t v = 0; v < sizeof amp__alg_sort_values / sizeof amp__alg_sort_values[0]; ++v)
+            amp__alg_add(list, cap, &n,
+                         (amp__alg_spec){.family = AMP__ALG_FAM_SORT, .type = types[i], .size = amp__alg_sort_values[v]});
+    for (size_t e = 0; e < sizeof amp__alg_fill_sizes / sizeof amp__alg_fill_sizes[0]; ++e)
+        amp__alg_add(list, cap, &n, (amp__alg_spec){.family = AMP__ALG_FAM_FILL, .size = amp__alg_fill_sizes[e]});
+    return n;
+}
+
+#define AMP__ALG_MAX_BUILTIN 256
+
+/* A name for a built-in program in messages ("the int32 scan (AMP_OP_MIN)"). */
+static void amp__alg_spec_name(const amp__alg_spec *sp, char *buf, size_t size)
+{
+    static const char *const fam[] = {"reductions", "predicate", "sort", "fill", "user reduction", "user scan", "scan"};
+    if (sp->family == AMP__ALG_FAM_FILL) {
+        snprintf(buf, size, "the fill of %zu-byte elements", sp->size);
+        return;
+    }
+    int k = snprintf(buf, size, "the %s %s", amp_type_name(sp->type), fam[sp->family]);
+    if (sp->family == AMP__ALG_FAM_BASIC && k > 0 && (size_t)k < size)
+        k += snprintf(buf + k, size - (size_t)k, " (map %d)", (int)sp->map);
+    if (sp->op >= 0 && sp->family != AMP__ALG_FAM_SORT && k > 0 && (size_t)k < size)
+        k += snprintf(buf + k, size - (size_t)k, " (%s)", amp_op_name((amp_op)sp->op));
+    if (sp->acc && k > 0 && (size_t)k < size) k += snprintf(buf + k, size - (size_t)k, " in %s", amp_type_name(sp->acc));
+    if (sp->family == AMP__ALG_FAM_SORT && sp->size && k > 0 && (size_t)k < size)
+        snprintf(buf + k, size - (size_t)k, " with %zu-byte values", sp->size);
+}
+
+/* Whether what holds one of only's strings (only NULL: everything). */
+static bool amp__alg_wanted(const char *what, const char *const *only)
+{
+    if (!only) return true;
+    for (; *only; ++only)
+        if (strstr(what, *only)) return true;
+    return false;
+}
+
+amp_status amp__alg_prepare(amp_accelerator *acc, size_t first, size_t stride, const char *const *only, size_t *count)
+{
+    amp__alg_spec list[AMP__ALG_MAX_BUILTIN];
+    size_t n = amp__alg_builtin_specs(acc->e.info.is_emulated, list, AMP__ALG_MAX_BUILTIN);
+    if (count) *count = n;
+    if (n > AMP__ALG_MAX_BUILTIN)
+        return amp__fail(AMP_ERROR_UNSUPPORTED, "%zu built-in programs, more than the %d listed", n, AMP__ALG_MAX_BUILTIN);
+    for (size_t i = first; i < n; i += stride ? stride : 1) {
+        char what[160];
+        amp__alg_spec_name(&list[i], what, sizeof what);
+        if (!amp__alg_wanted(what, only)) continue;
+        const amp__alg_prog *p;
+        amp_status st = amp__alg_get(acc, &list[i], what, &p);
+        if (st != AMP_OK) return st;
+    }
+    return AMP_OK;
+}
+
+AMP_API amp_status amp_algorithms_prepare(amp_accelerator *acc)
+{
+    amp_status st = AMP_OK;
+    if (!acc && (st = amp_accelerator_default(&acc)) != AMP_OK) return st;
+    return amp__alg_prepare(acc, 0, 1, NULL, NULL);
+}
+
+char *amp__alg_builtin_source(const char *target, size_t i, char *name, size_t name_size)
+{
+    amp__alg_spec list[AMP__ALG_MAX_BUILTIN];
+    size_t n = amp__alg_builtin_specs(false, list, AMP__ALG_MAX_BUILTIN);
+    if (i >= n || i >= AMP__ALG_MAX_BUILTIN) return NULL;
+    amp_accelerator fake;
+    memset(&fake, 0, sizeof fake);
+    fake.e.info.compute_units = 1;
+    snprintf(fake.e.info.arch, sizeof fake.e.info.arch, "%s", target);
+    amp__alg_prog g;
+    memset(&g, 0, sizeof g);
+    amp__alg_geometry(&fake, &list[i], &g);
+    if (name) amp__alg_spec_name(&list[i], name, name_size);
+    return amp__alg_source(&list[i], &g);
 }

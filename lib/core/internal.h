@@ -618,6 +618,39 @@ void amp__module_release(amp__module *m);
 /* The cache's counters (lib/core/compile_cache.c). */
 void amp__mcache_count(uint64_t *hits, uint64_t *misses);
 
+/* ---------------------------------------------------- lib/core/prebuilt.c */
+
+/* The key of a built-in program in a pack (every input its code depends
+ * on; options and prefix may be NULL). An all-zero key on no memory. */
+void amp__prebuilt_key(const char *backend, const char *target, const char *prefix, const char *source,
+                       size_t source_len, const char *options, uint8_t key[32]);
+/* Whether packs are looked for (AMP_PREBUILT, the directory's checks). */
+bool amp__prebuilt_enabled(void);
+/* The checked code object for key in target's pack, malloc'ed; NULL when
+ * there is none or it was refused (counted; amp_prebuilt_get_info says why). */
+void *amp__prebuilt_load(const char *target, const uint8_t key[32], size_t *size);
+/* A loaded entry that the back end would not load (why: its message). */
+void amp__prebuilt_refused(const char *target, const char *why);
+/* hipamp-prebuild's hook: every built-in program built while it is set
+ * (compiled, or from the disk cache or a pack) is handed to fn. */
+typedef void (*amp__prebuilt_capture_fn)(const char *target, const uint8_t key[32], const void *bin, size_t size);
+void amp__prebuilt_set_capture(amp__prebuilt_capture_fn fn);
+void amp__prebuilt_captured(const char *target, const uint8_t key[32], const void *bin, size_t size);
+/* A pack's entries, for writing and reading whole packs (hipamp-prebuild). */
+typedef struct amp__prebuilt_item {
+    uint8_t key[32];
+    void *data;
+    size_t size;
+} amp__prebuilt_item;
+/* Write target's pack of n items (sorted here) to path, atomically. */
+amp_status amp__prebuilt_write(const char *path, const char *target, amp__prebuilt_item *items, size_t n);
+/* Every entry of target's pack in dir, checked as a reader checks it
+ * (*n 0 and AMP_OK when there is none). */
+amp_status amp__prebuilt_read(const char *dir, const char *target, amp__prebuilt_item **items, size_t *n);
+/* amp_program_build of a built-in algorithm's program (lib/alg/programs.c):
+ * looked up in the pack of the accelerator's target first. */
+amp_status amp__program_build_builtin(amp_accelerator *acc, const char *source, amp_program **out);
+
 /* -------------------------------------------------- lib/core/disk_cache.c */
 
 /* Whether the disk cache is in use (amp_cache_get_info says why not). */

@@ -290,7 +290,9 @@ static amp_status amp__compile_checked(amp_accelerator *acc, const amp__compile_
     }
 }
 
-static amp_status amp__build(amp_accelerator *acc, const amp__build_input *in, amp_program **out)
+/* builtin: one of the built-in algorithms' programs, which a pack may hold
+ * (lib/core/prebuilt.c). */
+static amp_status amp__build(amp_accelerator *acc, const amp__build_input *in, bool builtin, amp_program **out)
 {
     amp_status st = AMP_OK;
     amp__module *m = NULL;
@@ -301,7 +303,8 @@ static amp_status amp__build(amp_accelerator *acc, const amp__build_input *in, a
     char *full = NULL, *source = NULL, *options = NULL;
     void *bin = NULL;
     size_t bin_size = 0, nextra = 0, nnamed = 0;
-    uint8_t key[32];
+    uint8_t key[32], pkey[32];
+    const char *ptarget = NULL;
     bool cacheable;
     memset(&scan, 0, sizeof scan);
     *out = NULL;
@@ -327,6 +330,18 @@ static amp_status amp__build(amp_accelerator *acc, const amp__build_input *in, a
     if (!(m = amp__module_new(acc, in))) {
         st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "program: out of host memory");
         goto fail;
+    }
+    if (builtin && be->prebuilt_target && (ptarget = be->prebuilt_target(acc->e.dev))) {
+        amp__prebuilt_key(be->name, ptarget, be->prelude_prefix, in->source, in->source_len, in->options, pkey);
+        if ((bin = amp__prebuilt_load(ptarget, pkey, &bin_size))) {
+            if (amp__module_from_binary(m, bin, bin_size) == AMP_OK) {
+                AMP__TRACE(cache = AMP__BUILD_PREBUILT);
+                goto loaded;
+            }
+            amp__prebuilt_refused(ptarget, amp_last_error());
+            free(bin);
+            bin = NULL;
+        }
     }
     /* The key is needed only for the disk cache, which is off (and says
      * why) where OpenSSL cannot compute its MACs. */
@@ -371,6 +386,7 @@ static amp_status amp__build(amp_accelerator *acc, const amp__build_input *in, a
     if ((st = amp__module_from_binary(m, bin, bin_size)) != AMP_OK) goto fail;
     if (cacheable) amp__dcache_store(key, bin, bin_size);
 loaded:
+    if (ptarget) amp__prebuilt_captured(ptarget, pkey, bin, bin_size);
     if ((st = amp__take_deps(m, &scan, &extra, &nextra)) != AMP_OK) goto fail;
     m = amp__mcache_insert(m);
 done:
@@ -405,7 +421,14 @@ amp_status amp_program_build(amp_accelerator *acc, const char *source, const cha
     *out = NULL;
     AMP__NOT_NULL(source);
     amp__build_input in = {source, strlen(source), options, NULL, NULL};
-    return amp__build(acc, &in, out);
+    return amp__build(acc, &in, false, out);
+}
+
+amp_status amp__program_build_builtin(amp_accelerator *acc, const char *source, amp_program **out)
+{
+    *out = NULL;
+    amp__build_input in = {source, strlen(source), NULL, NULL, NULL};
+    return amp__build(acc, &in, true, out);
 }
 
 amp_status amp_program_build_file(amp_accelerator *acc, const char *path, const char *options, amp_program **out)
@@ -454,7 +477,7 @@ amp_status amp_program_build_file(amp_accelerator *acc, const char *path, const 
         goto out;
     }
     amp__build_input in = {text, size, options, path, dir};
-    st = amp__build(acc, &in, out);
+    st = amp__build(acc, &in, false, out);
 out:
     close(fd);
     free(text);

@@ -85,6 +85,19 @@ static const char *amp__cpu_cache_tag(void *dev)
     return ((amp__cpu_device *)dev)->cache_tag;
 }
 
+/* g++ reads CPATH like -I and CPLUS_INCLUDE_PATH like -isystem. */
+static const char *const amp__cpu_include_env[] = {"CPATH", "CPLUS_INCLUDE_PATH", NULL};
+
+/* None where CPATH or CPLUS_INCLUDE_PATH could put other headers in front
+ * of the ones the prelude's code was compiled with. */
+static const char *amp__cpu_prebuilt_target(void *dev)
+{
+    amp__cpu_device *d = dev;
+    for (size_t i = 0; amp__cpu_include_env[i]; ++i)
+        if (amp__env(amp__cpu_include_env[i])) return NULL;
+    return d->prebuilt[0] ? d->prebuilt : NULL;
+}
+
 static amp_status amp__cpu_compile_op(void *dev, const amp__compile_job *job, amp__compile_output *out)
 {
     memset(out, 0, sizeof *out);
@@ -372,9 +385,6 @@ static amp_status amp__cpu_copy(void *dev, void *queue, const amp__copy *c)
 }
 
 
-/* g++ reads CPATH like -I and CPLUS_INCLUDE_PATH like -isystem. */
-static const char *const amp__cpu_include_env[] = {"CPATH", "CPLUS_INCLUDE_PATH", NULL};
-
 static const amp__sys_dir *amp__cpu_system_dirs_op(void *dev) { return amp__cpu_system_dirs(dev); }
 
 static const amp__backend amp__cpu_backend = {
@@ -384,6 +394,7 @@ static const amp__backend amp__cpu_backend = {
     .named_headers = false,
     .system_include_dirs = amp__cpu_system_dirs_op,
     .cache_tag = amp__cpu_cache_tag,
+    .prebuilt_target = amp__cpu_prebuilt_target,
     .compile = amp__cpu_compile_op,
     .module_load = amp__cpu_module_load,
     .module_unload = amp__cpu_module_unload,

@@ -92,6 +92,7 @@ typedef struct amp__cpu_device {
     int ncxx;
     char cxx_text[512];   /* the compiler command as the user gave it */
     char cache_tag[1536];
+    char prebuilt[40]; /* "cpu-" and a hash of cache_tag: its pack's name (lib/core/prebuilt.c) */
     char machine[64];
     /* AMP_CPU_TILED: how tiled kernels run. AUTO: the loop version where the
      * module has one, fibers elsewhere; FIBERS: always fibers; LOOPS: as

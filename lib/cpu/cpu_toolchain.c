@@ -182,6 +182,12 @@ void amp__cpu_find_compiler(amp__cpu_device *d)
                  (unsigned long long)vh, (unsigned long long)fh, d->debug ? 1 : 0, d->machine,
                  (unsigned long long)ident, (unsigned long long)ph, AMP__CPU_LOOPS_VERSION,
                  d->tiled == AMP__CPU_TILED_FIBERS ? "off" : "on", clang_tag);
+    /* Code compiled here loads wherever the tag is the same (the compiler,
+     * its flags, the processor -march=native resolves to, the C library,
+     * the loop transformation): the tag names the pack of built-in programs
+     * this accelerator can use as its own compiler's output. */
+    snprintf(d->prebuilt, sizeof d->prebuilt, "cpu-%016llx",
+             (unsigned long long)amp__fnv1a(AMP__FNV_SEED, d->cache_tag, strlen(d->cache_tag)));
     d->available = true;
 done:
     free(version);

@@ -42,6 +42,7 @@ typedef struct gpu_dev {
     int ordinal;
     amp__gpu_devinfo di;
     char cache_tag[512];
+    char prebuilt[64]; /* the pack its code objects come from ("sm_90", "gfx90a"); "" none */
     /* Idle events, all created on this device with timing disabled. Creating
      * events costs a driver call (and on HIP an allocation), so released
      * events are kept. pool_lock is a leaf lock: nothing else is taken while
@@ -102,6 +103,7 @@ static inline void *untag(void *ev) { return (void *)((uintptr_t)ev & ~TIMED_TAG
 /* ---------------------------------------------------------------- tags */
 
 static const char *gpu_cache_tag(void *dev) { return GPU_DEV(dev)->cache_tag; }
+static const char *gpu_prebuilt_target(void *dev);
 
 /* ------------------------------------------------------------ programs */
 
@@ -710,6 +712,7 @@ static const amp__backend gpu_backend = {
     .named_headers = true,
     .system_include_dirs = gpu_system_include_dirs,
     .cache_tag = gpu_cache_tag,
+    .prebuilt_target = gpu_prebuilt_target,
     .compile = gpu_compile,
     .module_load = gpu_module_load,
     .module_unload = gpu_module_unload,
@@ -788,6 +791,28 @@ static bool unified_memory(const amp__gpu_devinfo *di, char *why, size_t n)
 static const char *const hiprtc_env[] = {"HIPRTC_COMPILE_OPTIONS_APPEND", "HIPRTC_LINK_OPTIONS_APPEND", "HIP_PATH",
                                          "ROCM_PATH", "HIP_CLANG_PATH", NULL};
 
+/* The pack whose code objects this device loads as its own compiler's
+ * (lib/core/prebuilt.c): CUDA's CUBIN for its sm; an AMD code object for
+ * its processor built for any xnack/sramecc mode (what a pack holds).
+ * None on HIP's NVIDIA platform (hipRTC is NVRTC there, giving PTX of other
+ * options), nor where hipRTC's options are appended to from the
+ * environment (its output would not be what the user asked for). */
+static void compose_prebuilt(gpu_dev *d)
+{
+    d->prebuilt[0] = 0;
+    if (!strcmp(d->drv->platform, "cuda")) {
+        if (!strncmp(d->di.arch, "sm_", 3)) snprintf(d->prebuilt, sizeof d->prebuilt, "%.63s", d->di.arch);
+        return;
+    }
+    if (d->di.nvrtc_compiler || amp__env("HIPRTC_COMPILE_OPTIONS_APPEND") || amp__env("HIPRTC_LINK_OPTIONS_APPEND"))
+        return;
+    size_t n = strcspn(d->di.arch, ":");
+    if (n > 0 && n < sizeof d->prebuilt && !strncmp(d->di.arch, "gfx", 3))
+        snprintf(d->prebuilt, sizeof d->prebuilt, "%.*s", (int)n, d->di.arch);
+}
+
+static const char *gpu_prebuilt_target(void *dev) { return GPU_DEV(dev)->prebuilt[0] ? GPU_DEV(dev)->prebuilt : NULL; }
+
 static void compose_cache_tag(gpu_dev *d)
 {
     int n = snprintf(d->cache_tag, sizeof d->cache_tag, "%s %s %s", d->drv->platform, d->di.arch, d->drv->version_tag);
@@ -834,6 +859,7 @@ static size_t enumerate_driver(const amp__gpu_driver *drv, amp__device_entry *ou
          * the way to rule programmatic launches out when a graph misbehaves. */
         d->di.programmatic_launch = d->di.programmatic_launch && amp__env_flag("AMP_GRAPH_PROGRAMMATIC", true);
         compose_cache_tag(d);
+        compose_prebuilt(d);
 
         amp__device_entry *e = &out[n++];
         memset(e, 0, sizeof *e);

@@ -86,7 +86,7 @@ const char *amp__copy_why_name(int why);
 
 /* What a record describes; how a build was satisfied; what a queue is. */
 enum { AMP__REC_BUILD = 1, AMP__REC_COPY, AMP__REC_LAUNCH, AMP__REC_WAIT, AMP__REC_AVOIDED, AMP__REC_GRAPH };
-enum { AMP__BUILD_COMPILED = 0, AMP__BUILD_MEMORY = 1, AMP__BUILD_DISK = 2 };
+enum { AMP__BUILD_COMPILED = 0, AMP__BUILD_MEMORY = 1, AMP__BUILD_DISK = 2, AMP__BUILD_PREBUILT = 3 };
 enum { AMP__QUEUE_CREATED = 0, AMP__QUEUE_DEFAULT = 1, AMP__QUEUE_NATIVE = 2 };
 
 /* A device command's timed events (backend.h's event_record_timed) around

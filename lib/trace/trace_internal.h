@@ -118,7 +118,7 @@ void amp__summary_print(FILE *o, uint64_t dropped, uint64_t max_events, const ch
 
 const char *amp__dir_short(int dir);  /* "H2D", ... */
 const char *amp__dir_long(int dir);   /* "host->device", ... */
-const char *amp__cache_name(int c);   /* "miss", "memory", "disk" */
+const char *amp__cache_name(int c);   /* "miss", "memory", "disk", "prebuilt" */
 /* "999x666" of the first rank values. */
 void amp__dims(char *out, size_t n, const int32_t *v, int rank);
 /* "kernel.hip [transpose_simple +5]": the file name and the kernels the

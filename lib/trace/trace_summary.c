@@ -22,7 +22,7 @@ static struct {
     uint32_t nk;
     uint64_t bytes[5][AMP__WHY_COUNT], copies[5][AMP__WHY_COUNT];
     uint64_t avoided_bytes[5], avoided[5];
-    uint64_t builds[3], build_ns, build_failed;
+    uint64_t builds[4], build_ns, build_failed;
     uint64_t waits, wait_ns;
     uint64_t replays, replay_launches, replay_ns, replay_untimed;
 } U;
@@ -69,7 +69,7 @@ void amp__summary_add(const amp__tev *e, const amp__tbatch *bt, const amp__place
         }
         break;
     case AMP__REC_BUILD:
-        if (r->st == AMP_OK && r->sub < 3) U.builds[r->sub]++;
+        if (r->st == AMP_OK && r->sub < 4) U.builds[r->sub]++;
         else if (r->st != AMP_OK) U.build_failed++;
         U.build_ns += ns;
         break;
@@ -173,9 +173,10 @@ void amp__summary_print(FILE *o, uint64_t dropped, uint64_t max_events, const ch
     amp__print_kernels(o);
     amp__print_bytes(o);
     fprintf(o, "  builds %" PRIu64 ": %" PRIu64 " compiled, %" PRIu64 " memory-cache hits, %" PRIu64 " disk-cache hits, %" PRIu64
-               " failed; %.3f ms\n",
-            U.builds[0] + U.builds[1] + U.builds[2] + U.build_failed, U.builds[AMP__BUILD_COMPILED],
-            U.builds[AMP__BUILD_MEMORY], U.builds[AMP__BUILD_DISK], U.build_failed, (double)U.build_ns / 1e6);
+               " prebuilt, %" PRIu64 " failed; %.3f ms\n",
+            U.builds[0] + U.builds[1] + U.builds[2] + U.builds[3] + U.build_failed, U.builds[AMP__BUILD_COMPILED],
+            U.builds[AMP__BUILD_MEMORY], U.builds[AMP__BUILD_DISK], U.builds[AMP__BUILD_PREBUILT], U.build_failed,
+            (double)U.build_ns / 1e6);
     fprintf(o, "  waits %" PRIu64 ": %.3f ms blocked\n", U.waits, (double)U.wait_ns / 1e6);
     if (U.replays)
         fprintf(o, "  graph replays %" PRIu64 " (%" PRIu64 " launches in them): %.3f ms%s\n", U.replays,

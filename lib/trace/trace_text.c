@@ -27,7 +27,10 @@ const char *amp__dir_long(int dir)
                              : "?";
 }
 
-const char *amp__cache_name(int c) { return c == AMP__BUILD_MEMORY ? "memory" : c == AMP__BUILD_DISK ? "disk" : "miss"; }
+const char *amp__cache_name(int c)
+{
+    return c == AMP__BUILD_MEMORY ? "memory" : c == AMP__BUILD_DISK ? "disk" : c == AMP__BUILD_PREBUILT ? "prebuilt" : "miss";
+}
 
 void amp__dims(char *out, size_t n, const int32_t *v, int rank)
 {

@@ -1,0 +1,550 @@
+/* test_prebuilt.c — the built-in algorithms' prebuilt packs (lib/core/prebuilt.c, tools/hipamp_prebuild.c): a pack's program is loaded and not compiled; a target without a pack, a corrupt, foreign, mis-versioned, writable or linked pack falls back to compiling with the same results and says why; a read-only install works; AMP_PREBUILT=0; the build's own packs cover every call the algorithms make; the tool's errors. */
+#include "support.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "hipamp_version.h"
+
+extern char **environ;
+
+#define N_FILL 4099
+
+static const char *bin_dir(void)
+{
+    const char *d = getenv("HIPAMP_TEST_BIN_DIR");
+    cr_assert(d && *d, "HIPAMP_TEST_BIN_DIR is not set (ctest sets it)");
+    return d;
+}
+
+/* Run argv[0] with argv, its output into log (a file); the exit status,
+ * or -1 when it did not exit. */
+static int run_tool(char *const argv[], const char *log)
+{
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    pid_t pid;
+    int rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    cr_assert_eq(rc, 0, "cannot run %s: %s", argv[0], strerror(rc));
+    int ws = 0;
+    while (waitpid(pid, &ws, 0) < 0 && errno == EINTR) {}
+    return WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return strdup("");
+    static char buf[65536];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    return strdup(buf);
+}
+
+static void copy_file(const char *from, const char *to)
+{
+    FILE *a = fopen(from, "rb"), *b = fopen(to, "wb");
+    cr_assert(a && b, "copy %s -> %s: %s", from, to, strerror(errno));
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, a)) > 0) cr_assert_eq(fwrite(buf, 1, n, b), n);
+    fclose(a);
+    cr_assert_eq(fclose(b), 0);
+}
+
+/* The pack of acc's target holding the 4-byte fill and the int32
+ * reductions, made once by hipamp-prebuild (a fixture kept in the build's
+ * test directory); its path into path. */
+static const char *fixture_pack(amp_accelerator *acc, char *path, size_t size)
+{
+    const char *target = NULL;
+    ASSERT_OK(amp_accelerator_get_prebuilt_target(acc, &target));
+    if (!target) cr_skip_test("this accelerator loads no prebuilt programs");
+    char dir[1024], tool[1024], log[1100];
+    snprintf(dir, sizeof dir, "%s/test/prebuilt-fixture", bin_dir());
+    snprintf(path, size, "%s/%s.hpk", dir, target);
+    struct stat sb;
+    if (stat(path, &sb) == 0) return target;
+    snprintf(tool, sizeof tool, "%s/hipamp-prebuild", bin_dir());
+    snprintf(log, sizeof log, "%s.log", path);
+    mkdir(dir, 0755);
+    /* The tool names the CPU's pack itself ("cpu": this machine's). */
+    char *argv[] = {tool, "--dir", dir, "--jobs", "2", "--only", "fill of 4-byte", "--only",
+                    "the int32 reductions (map 1)", !strncmp(target, "cpu-", 4) ? "cpu" : (char *)target, NULL};
+    int rc = run_tool(argv, log);
+    cr_assert_eq(rc, 0, "hipamp-prebuild failed (%d):\n%s", rc, slurp(log));
+    cr_assert_eq(stat(path, &sb), 0, "hipamp-prebuild made no %s:\n%s", path, slurp(log));
+    return target;
+}
+
+/* A fresh directory under the build's test directory. */
+static void fresh_dir(char *dir, size_t size, const char *what)
+{
+    snprintf(dir, size, "%s/test/prebuilt-XXXXXX", bin_dir());
+    cr_assert(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
+    (void)what;
+}
+
+/* Point the library at an empty disk cache and at packs in dir (before its
+ * first build). */
+static void use_dirs(const char *pack_dir)
+{
+    char cache[1024];
+    fresh_dir(cache, sizeof cache, "cache");
+    setenv("AMP_CACHE_DIR", cache, 1);
+    setenv("AMP_PREBUILT_DIR", pack_dir, 1);
+}
+
+/* amp_fill of 4-byte elements on acc, checked. */
+static void fill_and_check(amp_accelerator *acc)
+{
+    static int32_t host[N_FILL];
+    for (int i = 0; i < N_FILL; ++i) host[i] = POISON_I32;
+    amp_array_view *v = test_view(host, sizeof host[0], amp_extent_1d(N_FILL), AMP_READ_WRITE);
+    amp_accelerator_view *q;
+    ASSERT_OK(amp_accelerator_default_view(acc, &q));
+    int32_t value = -123457;
+    ASSERT_OK(amp_fill(q, amp_arg_view(v), &value));
+    ASSERT_OK(amp_array_view_synchronize(v));
+    for (int i = 0; i < N_FILL; ++i) cr_assert_eq(host[i], value, "element %d: %d", i, host[i]);
+    amp_array_view_destroy(v);
+}
+
+/* The int32 sum and max of a known sequence on acc, checked. */
+static void reduce_and_check(amp_accelerator *acc)
+{
+    enum { N = 100003 };
+    static int32_t host[N];
+    int64_t want = 0;
+    int32_t want_max = INT32_MIN;
+    for (int i = 0; i < N; ++i) {
+        host[i] = (int32_t)((i * 7919) % 2001) - 1000;
+        want += host[i];
+        if (host[i] > want_max) want_max = host[i];
+    }
+    amp_array_view *v = test_view(host, sizeof host[0], amp_extent_1d(N), AMP_READ_ONLY);
+    amp_accelerator_view *q;
+    ASSERT_OK(amp_accelerator_default_view(acc, &q));
+    int32_t sum = 0, max = 0;
+    ASSERT_OK(amp_reduce(q, amp_arg_view(v), AMP_TYPE_INT32, AMP_OP_SUM, &sum));
+    ASSERT_OK(amp_reduce(q, amp_arg_view(v), AMP_TYPE_INT32, AMP_OP_MAX, &max));
+    cr_assert_eq(sum, (int32_t)want, "sum %d, want %lld", sum, (long long)want);
+    cr_assert_eq(max, want_max);
+    amp_array_view_destroy(v);
+}
+
+static amp_prebuilt_info info(void)
+{
+    amp_prebuilt_info pi;
+    ASSERT_OK(amp_prebuilt_get_info(&pi));
+    return pi;
+}
+
+/* A copy of the fixture pack in a fresh directory (its path in pack). */
+static void copy_fixture(amp_accelerator *acc, char *dir, size_t dsize, char *pack, size_t psize)
+{
+    char fixture[1200];
+    const char *target = fixture_pack(acc, fixture, sizeof fixture);
+    fresh_dir(dir, dsize, "packs");
+    snprintf(pack, psize, "%s/%s.hpk", dir, target);
+    copy_file(fixture, pack);
+}
+
+/* Overwrite len bytes at off (from the end when off < 0). */
+static void patch(const char *path, long off, const void *bytes, size_t len)
+{
+    FILE *f = fopen(path, "r+b");
+    cr_assert(f);
+    cr_assert_eq(fseek(f, off, off < 0 ? SEEK_END : SEEK_SET), 0);
+    cr_assert_eq(fwrite(bytes, 1, len, f), len);
+    cr_assert_eq(fclose(f), 0);
+}
+
+ACCEL_TEST(prebuilt, loaded_not_compiled)
+{
+    char dir[1024], pack[1200];
+    copy_fixture(acc, dir, sizeof dir, pack, sizeof pack);
+    use_dirs(dir);
+    fill_and_check(acc);
+    reduce_and_check(acc);
+    amp_prebuilt_info pi = info();
+    cr_assert(pi.enabled, "prebuilt off: %s", pi.reason);
+    cr_assert_eq(pi.hits, 2, "hits %llu misses %llu: %s", (unsigned long long)pi.hits, (unsigned long long)pi.misses,
+                 pi.reason);
+    cr_assert_eq(pi.misses, 0);
+    cr_assert_eq(pi.rejected, 0, "%s", pi.reason);
+    cr_assert(strstr(pi.used, "(3 programs)"), "used: %s", pi.used);
+    /* Nothing was compiled: a compile stores its code in the disk cache. */
+    amp_cache_info ci;
+    ASSERT_OK(amp_cache_get_info(&ci));
+    cr_assert_eq(ci.disk_stores, 0, "%llu disk stores: something compiled", (unsigned long long)ci.disk_stores);
+    cr_assert_eq(ci.disk_misses, 0);
+}
+
+ACCEL_TEST(prebuilt, target_without_pack_compiles_same_results)
+{
+    char dir[1024], pack[1200], other[1300];
+    copy_fixture(acc, dir, sizeof dir, pack, sizeof pack);
+    /* The pack under another target's name: this accelerator has none. */
+    snprintf(other, sizeof other, "%s/gfx1234.hpk", dir);
+    cr_assert_eq(rename(pack, other), 0);
+    use_dirs(dir);
+    fill_and_check(acc);
+    reduce_and_check(acc);
+    amp_prebuilt_info pi = info();
+    cr_assert(pi.enabled);
+    cr_assert_eq(pi.hits, 0);
+    cr_assert_eq(pi.misses, 2);
+    cr_assert_eq(pi.rejected, 0, "%s", pi.reason);
+    cr_assert(strstr(pi.available, "gfx1234"), "available: %s", pi.available);
+    amp_cache_info ci;
+    ASSERT_OK(amp_cache_get_info(&ci));
+    if (ci.disk_enabled) cr_assert_eq(ci.disk_stores, 2, "the two programs were compiled and stored");
+}
+
+/* A refused pack or entry: the calls succeed by compiling, and the reason
+ * names the file and what is wrong with it. */
+static void expect_refused(amp_accelerator *acc, const char *dir, const char *want)
+{
+    use_dirs(dir);
+    fill_and_check(acc);
+    amp_prebuilt_info pi = info();
+    cr_assert_eq(pi.hits, 0, "a refused pack was used");
+    cr_assert_eq(pi.misses, 1);
+    cr_assert_geq(pi.rejected, 1);
+    cr_assert(strstr(pi.reason, want), "reason '%s' lacks '%s'", pi.reason, want);
+    cr_assert(strstr(pi.reason, dir), "reason '%s' does not name %s", pi.reason, dir);
+}
+
+ACCEL_TEST(prebuilt, corrupt_entry_refused)
+{
+    char dir[1024], pack[1200];
+    copy_fixture(acc, dir, sizeof dir, pack, sizeof pack);
+    /* A byte in the middle of every entry's code. */
+    FILE *f = fopen(pack, "rb");
+    cr_assert(f);
+    unsigned char h[144];
+    cr_assert_eq(fread(h, 1, sizeof h, f), sizeof h);
+    uint32_t count;
+    memcpy(&count, h + 12, 4);
+    cr_assert_eq(count, 3);
+    uint64_t where[3];
+    for (uint32_t i = 0; i < count; ++i) {
+        unsigned char e[80];
+        cr_assert_eq(fread(e, 1, sizeof e, f), sizeof e);
+        uint64_t off, size;
+        memcpy(&off, e + 32, 8);
+        memcpy(&size, e + 40, 8);
+        where[i] = off + size / 2;
+    }
+    fclose(f);
+    for (uint32_t i = 0; i < count; ++i) {
+        unsigned char x = 0xa5;
+        patch(pack, (long)where[i], &x, 1);
+    }
+    use_dirs(dir);
+    fill_and_check(acc);
+    reduce_and_check(acc);
+    amp_prebuilt_info pi = info();
+    cr_assert_eq(pi.hits, 0);
+    cr_assert_eq(pi.misses, 2);
+    cr_assert_eq(pi.rejected, 2, "%s", pi.reason);
+    cr_assert(strstr(pi.reason, "corrupt (its bytes do not match their digest)"), "%s", pi.reason);
+    cr_assert(strstr(pi.reason, dir), "%s", pi.reason);
+}
+
+ACCEL_TEST(prebuilt, other_version_refused)
+{
+    char dir[1024], pack[1200];
+    copy_fixture(acc, dir, sizeof dir, pack, sizeof pack);
+    char version[32] = "99.0.7";
+    patch(pack, 16, version, sizeof version);
+    char want[128];
+    snprintf(want, sizeof want, "built for hipamp 99.0.7, this library is %s", HIPAMP_VERSION_STRING);
+    expect_refused(acc, dir, want);
+}
+
+ACCEL_TEST(prebuilt, other_target_refused)
+{
+    char dir[1024], pack[1200];
+    copy_fixture(acc, dir, sizeof dir, pack, sizeof pack);
+    char target[64] = "gfx1234";
+    patch(pack, 48, target, sizeof target);
+    expect_refused(acc, dir, "built for target gfx1234");
+}
+
+ACCEL_TEST(prebuilt, corrupt_index_refused)
+{
+    char dir[1024], pack[1200];
+    copy_fixture(acc, dir, sizeof dir, pack, sizeof pack);
+    uint8_t b = 0xff;
+    patch(pack, 144 + 40, &b, 1); /* the first entry's size */
+    expect_refused(acc, dir, "does not match its digest");
+}
+
+ACCEL_TEST(prebuilt, truncated_pack_refused)
+{
+    char dir[1024], pack[1200];
+    copy_fixture(acc, dir, sizeof dir, pack, sizeof pack);
+    cr_assert_eq(truncate(pack, 100), 0);
+    expect_refused(acc, dir, "shorter than a pack's header");
+}
+
+ACCEL_TEST(prebuilt, writable_by_others_refused)
+{
+    char dir[1024], pack[1200];
+    copy_fixture(acc, dir, sizeof dir, pack, sizeof pack);
+    cr_assert_eq(chmod(pack, 0646), 0);
+    expect_refused(acc, dir, "writable by others");
+}
+
+ACCEL_TEST(prebuilt, symbolic_link_refused)
+{
+    char dir[1024], pack[1200], real[1300];
+    copy_fixture(acc, dir, sizeof dir, pack, sizeof pack);
+    snprintf(real, sizeof real, "%s/real-pack", dir);
+    cr_assert_eq(rename(pack, real), 0);
+    cr_assert_eq(symlink(real, pack), 0);
+    expect_refused(acc, dir, "refused");
+}
+
+ACCEL_TEST(prebuilt, writable_directory_not_used)
+{
+    char dir[1024], pack[1200];
+    copy_fixture(acc, dir, sizeof dir, pack, sizeof pack);
+    cr_assert_eq(chmod(dir, 0777), 0);
+    use_dirs(dir);
+    fill_and_check(acc);
+    amp_prebuilt_info pi = info();
+    cr_assert(!pi.enabled);
+    cr_assert_eq(pi.hits, 0);
+    cr_assert(strstr(pi.reason, "writable by others") && strstr(pi.reason, dir), "%s", pi.reason);
+}
+
+ACCEL_TEST(prebuilt, read_only_install_directory)
+{
+    char dir[1024], pack[1200];
+    copy_fixture(acc, dir, sizeof dir, pack, sizeof pack);
+    cr_assert_eq(chmod(pack, 0444), 0);
+    cr_assert_eq(chmod(dir, 0555), 0);
+    use_dirs(dir);
+    fill_and_check(acc);
+    amp_prebuilt_info pi = info();
+    cr_assert_eq(pi.hits, 1, "%s", pi.reason);
+    cr_assert_eq(pi.rejected, 0, "%s", pi.reason);
+    chmod(dir, 0755);
+}
+
+ACCEL_TEST(prebuilt, switched_off)
+{
+    char dir[1024], pack[1200];
+    copy_fixture(acc, dir, sizeof dir, pack, sizeof pack);
+    use_dirs(dir);
+    setenv("AMP_PREBUILT", "0", 1);
+    fill_and_check(acc);
+    amp_prebuilt_info pi = info();
+    cr_assert(!pi.enabled);
+    cr_assert_eq(pi.hits, 0);
+    cr_assert(strstr(pi.reason, "AMP_PREBUILT=0"), "%s", pi.reason);
+}
+
+Test(prebuilt, bad_switch_value_named)
+{
+    setenv("AMP_PREBUILT", "sometimes", 1);
+    amp_prebuilt_info pi = info();
+    cr_assert(!pi.enabled);
+    cr_assert(strstr(pi.reason, "AMP_PREBUILT=sometimes is not understood"), "%s", pi.reason);
+    ASSERT_STATUS(amp_prebuilt_get_info(NULL), AMP_ERROR_INVALID_ARGUMENT);
+}
+
+Test(prebuilt, target_names)
+{
+    amp_accelerator *cpu = test_accel(TEST_ACCEL_CPU);
+    const char *t = NULL;
+    ASSERT_OK(amp_accelerator_get_prebuilt_target(cpu, &t));
+    cr_assert(t && !strncmp(t, "cpu-", 4) && strlen(t) == 20, "CPU target '%s'", t ? t : "(null)");
+    /* CPATH could put other headers in front of the prelude's: none. */
+    setenv("CPATH", "/nonexistent", 1);
+    ASSERT_OK(amp_accelerator_get_prebuilt_target(cpu, &t));
+    cr_assert_null(t);
+    unsetenv("CPATH");
+    ASSERT_STATUS(amp_accelerator_get_prebuilt_target(NULL, &t), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_last_error(), "amp_accelerator_get_prebuilt_target"), "%s", amp_last_error());
+    ASSERT_STATUS(amp_accelerator_get_prebuilt_target(cpu, NULL), AMP_ERROR_INVALID_ARGUMENT);
+}
+
+/* --------------------------------------- the build's own packs: coverage */
+
+/* Every call the algorithms make on acc with the build's pack in place
+ * loads its program: the list of programs the packs hold is what the
+ * algorithms ask for. */
+ACCEL_TEST(prebuilt, build_pack_covers_every_call, .timeout = 600)
+{
+    const char *target = NULL;
+    ASSERT_OK(amp_accelerator_get_prebuilt_target(acc, &target));
+    if (!target) cr_skip_test("this accelerator loads no prebuilt programs");
+    char dir[1024], pack[1200];
+    snprintf(dir, sizeof dir, "%s/hipamp/prebuilt-%s", bin_dir(), HIPAMP_VERSION_STRING);
+    snprintf(pack, sizeof pack, "%s/%s.hpk", dir, target);
+    struct stat sb;
+    if (stat(pack, &sb) != 0)
+        cr_skip_test("the build made no pack for %s (HIPAMP_PREBUILT_TARGETS)", target);
+    use_dirs(dir);
+    unsetenv("AMP_PREBUILT_DIR"); /* the library finds its own */
+    enum { N = 5000 };
+    static const amp_type types[] = {AMP_TYPE_INT32,   AMP_TYPE_UINT32,  AMP_TYPE_INT64,
+                                     AMP_TYPE_UINT64,  AMP_TYPE_FLOAT32, AMP_TYPE_FLOAT64};
+    static const amp_op ops[] = {AMP_OP_SUM, AMP_OP_PRODUCT, AMP_OP_MIN, AMP_OP_MAX, AMP_OP_AND, AMP_OP_OR, AMP_OP_XOR};
+    static uint64_t a[N], b[N], o[N], vals[2 * N];
+    amp_accelerator_view *q;
+    ASSERT_OK(amp_accelerator_default_view(acc, &q));
+    size_t calls = 0;
+    for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ++ti) {
+        amp_type t = types[ti];
+        size_t es = amp_type_size(t);
+        bool flt = t == AMP_TYPE_FLOAT32 || t == AMP_TYPE_FLOAT64;
+        memset(a, 0, sizeof a);
+        memset(b, 0, sizeof b);
+        amp_array_view *va = test_view(a, es, amp_extent_1d(N), AMP_READ_WRITE);
+        amp_array_view *vb = test_view(b, es, amp_extent_1d(N), AMP_READ_WRITE);
+        const uint64_t zero = 0; /* 0 in every type */
+        ASSERT_OK(amp_iota(q, amp_arg_view(va), t, &zero, NULL));
+        ASSERT_OK(amp_iota(q, amp_arg_view(vb), t, &zero, NULL));
+        uint64_t r[2];
+        for (size_t k = 0; k < sizeof ops / sizeof ops[0]; ++k) {
+            if (flt && ops[k] > AMP_OP_MAX) continue;
+            ASSERT_OK(amp_reduce(q, amp_arg_view(va), t, ops[k], r));
+            amp_alg_options wide = {.accumulate = t == AMP_TYPE_INT32    ? AMP_TYPE_INT64
+                                                  : t == AMP_TYPE_UINT32 ? AMP_TYPE_UINT64
+                                                  : t == AMP_TYPE_FLOAT32 ? AMP_TYPE_FLOAT64
+                                                                          : t};
+            ASSERT_OK(amp_reduce_with(q, amp_arg_view(va), t, ops[k], &wide, r));
+            amp_array_view *vo = test_view(o, amp_type_size(wide.accumulate), amp_extent_1d(N), AMP_READ_WRITE);
+            amp_array_view *vn = test_view(o, es, amp_extent_1d(N), AMP_READ_WRITE);
+            ASSERT_OK(amp_scan(q, amp_arg_view(va), amp_arg_view(vn), t, ops[k], AMP_SCAN_INCLUSIVE));
+            ASSERT_OK(amp_scan_with(q, amp_arg_view(va), amp_arg_view(vo), t, ops[k], AMP_SCAN_EXCLUSIVE, &wide));
+            amp_array_view_destroy(vo);
+            amp_array_view_destroy(vn);
+            for (int m = AMP_MAP_IDENTITY; m <= AMP_MAP_SQUARED_DIFFERENCE; ++m) {
+                ASSERT_OK(amp_transform_reduce(q, amp_arg_view(va), amp_arg_view(vb), t, (amp_map)m, ops[k], r));
+                ASSERT_OK(amp_transform_reduce_with(q, amp_arg_view(va), amp_arg_view(vb), t, (amp_map)m, ops[k], &wide, r));
+            }
+            calls += 4 + 10;
+        }
+        ASSERT_OK(amp_sort(q, amp_arg_view(va), t, AMP_DESCENDING));
+        static const size_t vsizes[] = {1, 2, 4, 8, 16};
+        for (size_t v = 0; v < sizeof vsizes / sizeof vsizes[0]; ++v) {
+            amp_array_view *vv = test_view(vals, vsizes[v], amp_extent_1d(N), AMP_READ_WRITE);
+            ASSERT_OK(amp_sort_by_key(q, amp_arg_view(va), amp_arg_view(vv), t, AMP_ASCENDING));
+            amp_array_view_destroy(vv);
+        }
+        calls += 6;
+        amp_array_view_destroy(va);
+        amp_array_view_destroy(vb);
+    }
+    static const size_t fills[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64};
+    for (size_t f = 0; f < sizeof fills / sizeof fills[0]; ++f) {
+        unsigned char value[64];
+        memset(value, (int)f + 1, sizeof value);
+        amp_array_view *vf = test_view(vals, fills[f], amp_extent_1d((int)(sizeof vals / fills[f])), AMP_WRITE_ONLY);
+        ASSERT_OK(amp_fill(q, amp_arg_view(vf), value));
+        ASSERT_OK(amp_array_view_synchronize(vf));
+        cr_assert_eq(((unsigned char *)vals)[fills[f] * 3 + 1], (unsigned char)(f + 1));
+        amp_array_view_destroy(vf);
+    }
+    amp_prebuilt_info pi = info();
+    cr_assert_eq(pi.misses, 0, "%llu built-in programs were compiled, not loaded (%s)", (unsigned long long)pi.misses,
+                 pi.reason);
+    cr_assert_gt(pi.hits, 50, "only %llu programs loaded over %zu calls", (unsigned long long)pi.hits, calls);
+    /* And amp_algorithms_prepare finds the rest there too. */
+    ASSERT_OK(amp_algorithms_prepare(acc));
+    pi = info();
+    cr_assert_eq(pi.misses, 0, "amp_algorithms_prepare compiled %llu", (unsigned long long)pi.misses);
+}
+
+/* ------------------------------------------------------------ the tool */
+
+static int prebuild(const char *log, char *const extra[])
+{
+    char tool[1024];
+    snprintf(tool, sizeof tool, "%s/hipamp-prebuild", bin_dir());
+    char *argv[16] = {tool};
+    int n = 1;
+    for (int i = 0; extra[i] && n < 15; ++i) argv[n++] = extra[i];
+    argv[n] = NULL;
+    return run_tool(argv, log);
+}
+
+Test(prebuilt, tool_usage_errors)
+{
+    char dir[1024], log[1100];
+    fresh_dir(dir, sizeof dir, "tool");
+    snprintf(log, sizeof log, "%s/log", dir);
+    cr_assert_eq(prebuild(log, (char *[]){"cpu", NULL}), 2);
+    cr_assert(strstr(slurp(log), "--dir is required"), "%s", slurp(log));
+    cr_assert_eq(prebuild(log, (char *[]){"--dir", dir, NULL}), 2);
+    cr_assert(strstr(slurp(log), "no target"), "%s", slurp(log));
+    cr_assert_eq(prebuild(log, (char *[]){"--dir", dir, "--jobs", "0", "cpu", NULL}), 2);
+    cr_assert(strstr(slurp(log), "--jobs '0'"), "%s", slurp(log));
+    cr_assert_eq(prebuild(log, (char *[]){"--dir", dir, "--frobnicate", "cpu", NULL}), 2);
+    cr_assert(strstr(slurp(log), "unknown option '--frobnicate'"), "%s", slurp(log));
+    /* A target no installed compiler knows: skipped, or an error with --strict. */
+    cr_assert_eq(prebuild(log, (char *[]){"--dir", dir, "gfx1234", NULL}), 0);
+    cr_assert(strstr(slurp(log), "skipping gfx1234"), "%s", slurp(log));
+    cr_assert_eq(prebuild(log, (char *[]){"--dir", dir, "--strict", "gfx1234", NULL}), 1);
+    cr_assert(strstr(slurp(log), "cannot build gfx1234"), "%s", slurp(log));
+    struct stat sb;
+    char pack[1200];
+    snprintf(pack, sizeof pack, "%s/gfx1234.hpk", dir);
+    cr_assert_neq(stat(pack, &sb), 0, "a pack was written for an unknown target");
+}
+
+/* The AMD side, which cannot run here: a pack for gfx90a is made with
+ * hipRTC and holds AMDGPU code objects. */
+Test(prebuilt, amd_pack_holds_code_objects, .timeout = 600)
+{
+    size_t n = 0;
+    ASSERT_OK(amp_compile_targets(NULL, 0, &n));
+    const char **list = calloc(n ? n : 1, sizeof *list);
+    ASSERT_OK(amp_compile_targets(list, n, &n));
+    bool have = false;
+    for (size_t i = 0; i < n; ++i) have = have || !strcmp(list[i], "gfx90a");
+    free(list);
+    if (!have) cr_skip_test("no installed hipRTC/comgr knows gfx90a");
+    char dir[1024], log[1100], pack[1200];
+    fresh_dir(dir, sizeof dir, "amd");
+    snprintf(log, sizeof log, "%s/log", dir);
+    snprintf(pack, sizeof pack, "%s/gfx90a.hpk", dir);
+    int rc = prebuild(log, (char *[]){"--dir", dir, "--only", "fill of 4-byte", "gfx90a", NULL});
+    cr_assert_eq(rc, 0, "%s", slurp(log));
+    FILE *f = fopen(pack, "rb");
+    cr_assert(f, "no %s: %s", pack, slurp(log));
+    unsigned char h[144 + 80];
+    cr_assert_eq(fread(h, 1, sizeof h, f), sizeof h);
+    cr_assert_eq(memcmp(h, "HIPAMPK1", 8), 0);
+    uint32_t count;
+    memcpy(&count, h + 12, 4);
+    cr_assert_eq(count, 1);
+    cr_assert_str_eq((char *)h + 48, "gfx90a");
+    uint64_t off;
+    memcpy(&off, h + 144 + 32, 8);
+    unsigned char elf[20];
+    cr_assert_eq(fseek(f, (long)off, SEEK_SET), 0);
+    cr_assert_eq(fread(elf, 1, sizeof elf, f), sizeof elf);
+    fclose(f);
+    cr_assert_eq(memcmp(elf, "\x7f" "ELF", 4), 0, "the entry is not an ELF");
+    cr_assert_eq(elf[18] | elf[19] << 8, 224, "e_machine %d is not EM_AMDGPU", elf[18] | elf[19] << 8);
+    /* A second run keeps the entry instead of compiling it again. */
+    rc = prebuild(log, (char *[]){"--dir", dir, "--only", "fill of 4-byte", "gfx90a", NULL});
+    cr_assert_eq(rc, 0, "%s", slurp(log));
+    cr_assert(strstr(slurp(log), "1 programs (0 compiled, 1 kept from the last pack)"), "%s", slurp(log));
+}

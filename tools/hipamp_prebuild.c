@@ -1,0 +1,363 @@
+/* hipamp_prebuild.c — hipamp-prebuild, the build's tool that compiles every built-in algorithm program for a list of targets into packs (lib/core/prebuilt.c): the CPU accelerator of this machine through its own build path, GPU targets with hipRTC or NVRTC and no GPU present. Not installed: the packs are. */
+#include "alg/alg.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: hipamp-prebuild --dir DIR [--jobs N] [--only TEXT] [--strict] TARGET...\n"
+            "\n"
+            "Compiles every built-in algorithm program (each type, operator, map, sort value size and\n"
+            "the common fill sizes) for each TARGET and writes DIR/<target>.hpk, the pack the library\n"
+            "loads them from at run time:\n"
+            "  cpu      this machine's CPU accelerator (the pack is named cpu-<hash of its compiler,\n"
+            "           flags and processor>: it serves machines where all of those are the same);\n"
+            "  sm_NN    an NVIDIA architecture (NVRTC, no GPU needed);\n"
+            "  gfxNNN   an AMD processor (hipRTC/comgr, no GPU needed), built for any xnack/sramecc mode.\n"
+            "A target whose compiler is not installed is skipped with a message (--strict: an error).\n"
+            "Entries of an existing pack whose keys still match are kept, not compiled again.\n"
+            "--only TEXT builds only the programs whose names hold TEXT (\"int32 reductions\"); repeatable.\n"
+            "Exit status: 0 written (or skipped), 1 a compile or write error, 2 a usage error.\n");
+}
+
+/* The entries of one pack being made. */
+typedef struct pack {
+    pthread_mutex_t lock;
+    amp__prebuilt_item *items;
+    size_t n, cap;
+    amp__prebuilt_item *old; /* the existing pack's entries, for reuse */
+    size_t nold;
+    size_t reused;
+} pack;
+
+static pack cur = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* Take a copy of (key, bin) unless the pack has it. */
+static void pack_add(const uint8_t key[32], const void *bin, size_t size)
+{
+    pthread_mutex_lock(&cur.lock);
+    for (size_t i = 0; i < cur.n; ++i)
+        if (!memcmp(cur.items[i].key, key, 32)) goto out;
+    if (cur.n == cur.cap) {
+        size_t cap = cur.cap ? 2 * cur.cap : 256;
+        amp__prebuilt_item *g = realloc(cur.items, cap * sizeof *g);
+        if (!g) goto out; /* the write then fails: the count is checked */
+        cur.items = g;
+        cur.cap = cap;
+    }
+    void *copy = malloc(size);
+    if (!copy) goto out;
+    memcpy(copy, bin, size);
+    memcpy(cur.items[cur.n].key, key, 32);
+    cur.items[cur.n].data = copy;
+    cur.items[cur.n].size = size;
+    cur.n++;
+out:
+    pthread_mutex_unlock(&cur.lock);
+}
+
+static void capture(const char *target, const uint8_t key[32], const void *bin, size_t size)
+{
+    (void)target;
+    pack_add(key, bin, size);
+}
+
+static void pack_reset(void)
+{
+    for (size_t i = 0; i < cur.n; ++i) free(cur.items[i].data);
+    for (size_t i = 0; i < cur.nold; ++i) free(cur.old[i].data);
+    free(cur.items);
+    free(cur.old);
+    cur.items = cur.old = NULL;
+    cur.n = cur.cap = cur.nold = cur.reused = 0;
+}
+
+/* ------------------------------------------------------------ GPU targets */
+
+typedef struct job {
+    const char *target;
+    const char *const *only;
+    size_t first, stride;
+    size_t built;
+    int failed;
+} job;
+
+static void *gpu_worker(void *arg)
+{
+    job *j = arg;
+    char name[160];
+    for (size_t i = j->first;; i += j->stride) {
+        char *src = amp__alg_builtin_source(j->target, i, name, sizeof name);
+        if (!src) break;
+        bool wanted = !j->only;
+        for (const char *const *o = j->only; o && *o && !wanted; ++o) wanted = strstr(name, *o) != NULL;
+        if (!wanted) {
+            free(src);
+            continue;
+        }
+        uint8_t key[32];
+        amp__prebuilt_key("gpu", j->target, NULL, src, strlen(src), NULL, key);
+        const amp__prebuilt_item *old = NULL;
+        for (size_t k = 0; k < cur.nold && !old; ++k)
+            if (!memcmp(cur.old[k].key, key, 32)) old = &cur.old[k];
+        if (old) {
+            pack_add(key, old->data, old->size);
+            pthread_mutex_lock(&cur.lock);
+            cur.reused++;
+            pthread_mutex_unlock(&cur.lock);
+            free(src);
+            continue;
+        }
+        amp_code_object *co = NULL;
+        const void *data = NULL;
+        size_t size = 0;
+        amp_status st = amp_compile_for_target(j->target, src, NULL, &co);
+        if (st == AMP_OK) st = amp_code_object_data(co, &data, &size);
+        if (st != AMP_OK) {
+            fprintf(stderr, "hipamp-prebuild: %s for %s: %s: %s\n", name, j->target, amp_status_name(st),
+                    amp_last_error());
+            j->failed = 1;
+        } else {
+            pack_add(key, data, size);
+            j->built++;
+        }
+        amp_code_object_destroy(co);
+        free(src);
+        if (j->failed) break;
+    }
+    return NULL;
+}
+
+/* Whether the installed compilers know target. */
+static bool target_known(const char *target)
+{
+    size_t n = 0;
+    if (amp_compile_targets(NULL, 0, &n) != AMP_OK || n == 0) return false;
+    const char **list = calloc(n, sizeof *list);
+    bool found = false;
+    if (list && amp_compile_targets(list, n, &n) == AMP_OK)
+        for (size_t i = 0; i < n && !found; ++i) found = !strcmp(list[i], target);
+    free(list);
+    return found;
+}
+
+/* ------------------------------------------------------------ the CPU */
+
+typedef struct cpu_job {
+    amp_accelerator *acc;
+    const char *const *only;
+    size_t first, stride;
+    amp_status st;
+    char err[1024];
+} cpu_job;
+
+static void *cpu_worker(void *arg)
+{
+    cpu_job *j = arg;
+    j->st = amp__alg_prepare(j->acc, j->first, j->stride, j->only, NULL);
+    if (j->st != AMP_OK) snprintf(j->err, sizeof j->err, "%s", amp_last_error());
+    return NULL;
+}
+
+/* ------------------------------------------------------------ main */
+
+static int write_pack(const char *dir, const char *target, size_t built)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s.hpk", dir, target);
+    if (amp__prebuilt_write(path, target, cur.items, cur.n) != AMP_OK) {
+        fprintf(stderr, "hipamp-prebuild: %s\n", amp_last_error());
+        return 1;
+    }
+    printf("hipamp-prebuild: %s: %zu programs (%zu compiled, %zu kept from the last pack)\n", path, cur.n, built,
+           cur.n - built);
+    return 0;
+}
+
+static int build_gpu(const char *dir, const char *target, int jobs, const char *const *only, bool strict)
+{
+    if (!target_known(target)) {
+        fprintf(strict ? stderr : stdout, "hipamp-prebuild: %s %s: no installed compiler knows it (hipamp-compile "
+                "--list-targets lists those that do)\n", strict ? "cannot build" : "skipping", target);
+        return strict ? 1 : 0;
+    }
+    if (amp__prebuilt_read(dir, target, &cur.old, &cur.nold) != AMP_OK)
+        printf("hipamp-prebuild: the last pack of %s is not reused: %s\n", target, amp_last_error());
+    job *js = calloc((size_t)jobs, sizeof *js);
+    pthread_t *th = calloc((size_t)jobs, sizeof *th);
+    int rc = 0;
+    if (!js || !th) {
+        fprintf(stderr, "hipamp-prebuild: out of memory\n");
+        rc = 1;
+        goto out;
+    }
+    int started = 0;
+    for (int i = 0; i < jobs; ++i) {
+        js[i] = (job){.target = target, .only = only, .first = (size_t)i, .stride = (size_t)jobs};
+        if (pthread_create(&th[i], NULL, gpu_worker, &js[i]) == 0) started++;
+        else gpu_worker(&js[i]);
+    }
+    size_t built = 0;
+    for (int i = 0; i < started; ++i) pthread_join(th[i], NULL);
+    for (int i = 0; i < jobs; ++i) {
+        built += js[i].built;
+        if (js[i].failed) rc = 1;
+    }
+    if (!rc) rc = write_pack(dir, target, built);
+out:
+    free(js);
+    free(th);
+    pack_reset();
+    return rc;
+}
+
+static int build_cpu(const char *dir, int jobs, const char *const *only)
+{
+    amp_accelerator *acc = NULL;
+    if (amp_accelerator_find("cpu", &acc) != AMP_OK || !acc->e.info.is_available) {
+        fprintf(stderr, "hipamp-prebuild: cannot build the CPU pack: %s\n",
+                acc ? acc->e.info.unavailable_reason : amp_last_error());
+        return 1;
+    }
+    const char *target = acc->e.be->prebuilt_target ? acc->e.be->prebuilt_target(acc->e.dev) : NULL;
+    if (!target) {
+        fprintf(stderr, "hipamp-prebuild: cannot build the CPU pack: the CPU accelerator loads none here "
+                        "(CPATH or CPLUS_INCLUDE_PATH is set)\n");
+        return 1;
+    }
+    amp__prebuilt_set_capture(capture);
+    cpu_job *js = calloc((size_t)jobs, sizeof *js);
+    pthread_t *th = calloc((size_t)jobs, sizeof *th);
+    int rc = 0;
+    if (!js || !th) {
+        fprintf(stderr, "hipamp-prebuild: out of memory\n");
+        rc = 1;
+        goto out;
+    }
+    int started = 0;
+    for (int i = 0; i < jobs; ++i) {
+        js[i] = (cpu_job){.acc = acc, .only = only, .first = (size_t)i, .stride = (size_t)jobs};
+        if (pthread_create(&th[i], NULL, cpu_worker, &js[i]) == 0) started++;
+        else cpu_worker(&js[i]);
+    }
+    for (int i = 0; i < started; ++i) pthread_join(th[i], NULL);
+    for (int i = 0; i < jobs; ++i)
+        if (js[i].st != AMP_OK) {
+            fprintf(stderr, "hipamp-prebuild: the CPU pack: %s: %s\n", amp_status_name(js[i].st), js[i].err);
+            rc = 1;
+        }
+    amp_prebuilt_info info;
+    amp_prebuilt_get_info(&info);
+    if (!rc) rc = write_pack(dir, target, cur.n - (size_t)info.hits);
+out:
+    amp__prebuilt_set_capture(NULL);
+    free(js);
+    free(th);
+    pack_reset();
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    const char *dir = NULL;
+    const char *only[17] = {NULL};
+    int nonly = 0;
+    int jobs = 0;
+    bool strict = false;
+    const char *targets[64];
+    int nt = 0;
+    for (int i = 1; i < argc; ++i) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            return 0;
+        }
+        if (!strcmp(a, "--strict")) strict = true;
+        else if (!strcmp(a, "--dir") || !strcmp(a, "--jobs") || !strcmp(a, "--only")) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "hipamp-prebuild: %s needs a value\n", a);
+                return 2;
+            }
+            const char *v = argv[++i];
+            if (!strcmp(a, "--dir")) dir = v;
+            else if (!strcmp(a, "--only")) {
+                if (nonly == 16) {
+                    fprintf(stderr, "hipamp-prebuild: more than 16 --only\n");
+                    return 2;
+                }
+                only[nonly++] = v;
+            }
+            else {
+                char *end;
+                long n = strtol(v, &end, 10);
+                if (*end || n < 1 || n > 256) {
+                    fprintf(stderr, "hipamp-prebuild: --jobs '%s' is not a number from 1 to 256\n", v);
+                    return 2;
+                }
+                jobs = (int)n;
+            }
+        } else if (a[0] == '-') {
+            fprintf(stderr, "hipamp-prebuild: unknown option '%s'\n", a);
+            usage(stderr);
+            return 2;
+        } else if (nt == (int)(sizeof targets / sizeof targets[0])) {
+            fprintf(stderr, "hipamp-prebuild: more than %d targets\n", nt);
+            return 2;
+        } else targets[nt++] = a;
+    }
+    if (!dir || nt == 0) {
+        fprintf(stderr, "hipamp-prebuild: %s\n", !dir ? "--dir is required" : "no target");
+        usage(stderr);
+        return 2;
+    }
+    if (jobs == 0) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        jobs = n > 0 && n < 64 ? (int)n : 4;
+    }
+    char made[4096];
+    snprintf(made, sizeof made, "%s", dir);
+    for (char *p = made + 1;; ++p) {
+        char c = *p;
+        if (c != '/' && c != 0) continue;
+        *p = 0;
+        if (mkdir(made, 0755) != 0 && errno != EEXIST) {
+            fprintf(stderr, "hipamp-prebuild: cannot make %s: %s\n", made, strerror(errno));
+            return 1;
+        }
+        *p = c;
+        if (!c) break;
+    }
+    /* The CPU pack's programs go through the library's own build path: the
+     * user's disk cache stays out of it, and the last pack in dir is where
+     * unchanged programs come from (their keys say they are unchanged). */
+    /* The tuning knobs change the programs' sources: the packs hold the
+     * defaults' (a user who sets a knob gets programs compiled for it). */
+    extern char **environ;
+    for (bool again = true; again;) {
+        again = false;
+        for (char **e = environ; *e; ++e)
+            if (!strncmp(*e, "AMP_ALG_", 8)) {
+                char name[256];
+                snprintf(name, sizeof name, "%.*s", (int)strcspn(*e, "="), *e);
+                unsetenv(name);
+                again = true;
+                break;
+            }
+    }
+    setenv("AMP_CACHE_DIR", "off", 1);
+    setenv("AMP_PREBUILT_DIR", dir, 1);
+    unsetenv("AMP_PREBUILT");
+    int rc = 0;
+    for (int i = 0; i < nt; ++i) {
+        int r = !strcmp(targets[i], "cpu") ? build_cpu(dir, jobs, nonly ? only : NULL) : build_gpu(dir, targets[i], jobs, nonly ? only : NULL, strict);
+        if (r) rc = r;
+    }
+    return rc;
+}
