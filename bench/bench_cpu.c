@@ -1,4 +1,4 @@
-/* bench_cpu.c — the CPU accelerator side by side with PoCL (when installed, through the OpenCL ICD loader, dlopen'ed) and with plain serial C: five kernels (saxpy, simple and tiled matmul, tiled transpose, tree reduction), the same local sizes, kernel time after warm-up (median of 5), cold and cached build times, every result checked against a reference, then the algorithms (bench_cpu_algorithms.c; --algorithms-only runs that section alone) and BabelStream's kernels against C + OpenMP (bench_cpu_stream.c; --stream-only [--arraysize N] [--numtimes K] runs that section alone) and the tiled transposes against a blocked C + OpenMP loop (bench_cpu_transpose.c; --transpose-only); writes a Markdown report with the ratios. */
+/* bench_cpu.c — the CPU accelerator side by side with PoCL (when installed, through the OpenCL ICD loader, dlopen'ed) and with plain serial C: five kernels (saxpy, simple and tiled matmul, tiled transpose, tree reduction), the same local sizes, kernel time after warm-up (median of 5), cold and cached build times, every result checked against a reference, then the algorithms (bench_cpu_algorithms.c; --algorithms-only runs that section alone) and BabelStream's kernels against C + OpenMP (bench_cpu_stream.c; --stream-only [--arraysize N] [--numtimes K] runs that section alone) and the tiled transposes against a blocked C + OpenMP loop (bench_cpu_transpose.c; --transpose-only); writes a Markdown report with the ratios. --first-call-only: the time-to-first-result table (first_call.c, shared with bench_gpu; not in the full run). */
 #define _GNU_SOURCE
 #include <hipamp.h>
 
@@ -827,13 +827,6 @@ static bool fibers_in_child(const char *self, bool quick, double *ms)
 
 /* --------------------------------------------------------------- report */
 
-static void fmt_ms(char *buf, size_t cap, double ms)
-{
-    if (ms < 0) snprintf(buf, cap, "—");
-    else if (ms < 10) snprintf(buf, cap, "%.2f ms", ms);
-    else snprintf(buf, cap, "%.1f ms", ms);
-}
-
 /* Launch overhead with the trace hooks in but off, built without them, and
  * with AMP_TRACE on: bench_trace (beside this program) loads the three
  * libraries side by side; its summary lines go into the report. */
@@ -973,14 +966,6 @@ int main(int argc, char **argv)
         return bad == 0 ? 0 : 1;
     }
     if (first_call_only) {
-        char self[4096];
-        ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
-        if (sl <= 0) {
-            fprintf(stderr, "bench_cpu: readlink /proc/self/exe: %s\n", strerror(errno));
-            return 1;
-        }
-        self[sl] = 0;
-        fcc.self = self;
         int bad = fc_report(stdout, &fcc, NULL);
         return bad == 0 ? 0 : 1;
     }
@@ -1090,10 +1075,10 @@ int main(int argc, char **argv)
                "|---|---:|---:|---:|---:|---:|---|\n");
     for (int k = 0; k < K_COUNT; ++k) {
         char s1[32], s2[32], s3[32], s4[32], ratio[32] = "—";
-        fmt_ms(s4, sizeof s4, fib_ok ? fib[k] : -1);
-        fmt_ms(s1, sizeof s1, rs.ms[k]);
-        fmt_ms(s2, sizeof s2, ra.ms[k]);
-        fmt_ms(s3, sizeof s3, rc.have ? rc.ms[k] : -1);
+        fc_fmt_ms(s4, sizeof s4, fib_ok ? fib[k] : -1);
+        fc_fmt_ms(s1, sizeof s1, rs.ms[k]);
+        fc_fmt_ms(s2, sizeof s2, ra.ms[k]);
+        fc_fmt_ms(s3, sizeof s3, rc.have ? rc.ms[k] : -1);
         if (rc.have && rc.ms[k] > 0) snprintf(ratio, sizeof ratio, "**%.2f**", ra.ms[k] / rc.ms[k]);
         bool ok = ra.ok[k] && (!rc.have || rc.ok[k]);
         if (!ra.ok[k]) failures++;
@@ -1103,10 +1088,10 @@ int main(int argc, char **argv)
                 ok ? "passed" : (!ra.ok[k] ? "hipamp WRONG" : "PoCL WRONG"));
     }
     char c1[32], c2[32], c3[32], c4[32];
-    fmt_ms(c1, sizeof c1, b_amp_cold);
-    fmt_ms(c2, sizeof c2, b_amp_warm);
-    fmt_ms(c3, sizeof c3, b_cl_cold);
-    fmt_ms(c4, sizeof c4, b_cl_warm);
+    fc_fmt_ms(c1, sizeof c1, b_amp_cold);
+    fc_fmt_ms(c2, sizeof c2, b_amp_warm);
+    fc_fmt_ms(c3, sizeof c3, b_cl_cold);
+    fc_fmt_ms(c4, sizeof c4, b_cl_warm);
     fprintf(o, "\nBuild of the five kernels in a fresh process (hipamp: amp_program_build + get_kernel; "
                "PoCL: clBuildProgram + clCreateKernel + one launch each, since PoCL compiles a kernel for its "
                "local size at the first launch):\n\n"

@@ -708,7 +708,7 @@ static void run_child(const fc_config *c, const fc_row *r, const char *cache, bo
     }
 }
 
-static void fmt_ms(char *buf, size_t cap, double ms)
+void fc_fmt_ms(char *buf, size_t cap, double ms)
 {
     if (ms < 0) snprintf(buf, cap, "—");
     else if (ms < 10) snprintf(buf, cap, "%.2f ms", ms);
@@ -728,6 +728,8 @@ int fc_report(FILE *o, const fc_config *c, fc_summary *s)
     const double timeout_s = c->timeout_s > 0 ? c->timeout_s : FC_DEFAULT_TIMEOUT_S;
     fc_config cc = *c;
     cc.timeout_s = timeout_s;
+    /* The exact file this process runs, even if a rebuild replaced it since. */
+    if (!cc.self) cc.self = "/proc/self/exe";
     int selected = 0;
     for (int i = 0; i < FC_NROWS; ++i) selected += row_selected(c->rows, fc_rows[i].name);
     if (!selected) {
@@ -802,10 +804,10 @@ int fc_report(FILE *o, const fc_config *c, fc_summary *s)
         if (!row_selected(c->rows, r->name)) continue;
         const fc_meas *p = &m[i][0], *q = &m[i][1];
         char st[32], f[32], jf[32], w[32], fw[32], jr[32], goal[96], check[448];
-        fmt_ms(st, sizeof st, p->ok ? p->start_ms : -1);
-        fmt_ms(f, sizeof f, p->ok ? p->first_ms : -1);
-        fmt_ms(jf, sizeof jf, q->ok ? q->first_ms : -1);
-        fmt_ms(w, sizeof w, p->ok ? p->warm_ms : -1);
+        fc_fmt_ms(st, sizeof st, p->ok ? p->start_ms : -1);
+        fc_fmt_ms(f, sizeof f, p->ok ? p->first_ms : -1);
+        fc_fmt_ms(jf, sizeof jf, q->ok ? q->first_ms : -1);
+        fc_fmt_ms(w, sizeof w, p->ok ? p->warm_ms : -1);
         fmt_ratio(fw, sizeof fw, p->ok ? p->first_ms : -1, p->ok ? p->warm_ms : -1);
         fmt_ratio(jr, sizeof jr, q->ok ? q->first_ms : -1, p->ok ? p->first_ms : -1);
         sum.rows++;
@@ -823,9 +825,10 @@ int fc_report(FILE *o, const fc_config *c, fc_summary *s)
             }
             snprintf(goal, sizeof goal, "<= %.0f ms: %s", c->alg_goal_ms, met ? "met" : "**missed**");
         } else if (r->kind == FC_TRANSPOSE) {
+            sum.build_row = true;
             sum.build_ms = p->ok ? p->build_ms : -1;
             char b[32];
-            fmt_ms(b, sizeof b, sum.build_ms);
+            fc_fmt_ms(b, sizeof b, sum.build_ms);
             snprintf(goal, sizeof goal, "build %s <= %.0f ms: %s", b, c->build_goal_ms,
                      p->ok && p->build_ms <= c->build_goal_ms ? "met" : "**missed**");
         } else {
@@ -835,7 +838,7 @@ int fc_report(FILE *o, const fc_config *c, fc_summary *s)
     }
     if (sum.alg_rows) {
         char worst[32];
-        fmt_ms(worst, sizeof worst, sum.worst_alg_ms);
+        fc_fmt_ms(worst, sizeof worst, sum.worst_alg_ms);
         fprintf(o, "\n%d of %d built-in algorithm rows met the first-call goal (<= %.0f ms); the slowest first call: "
                    "%s, %s.\n",
                 sum.alg_met, sum.alg_rows, c->alg_goal_ms, sum.worst_alg_ms >= 0 ? sum.worst_alg : "none", worst);

@@ -11,7 +11,7 @@
 #define FC_CHILD_OPTION "--first-call-child"
 
 typedef struct fc_config {
-    const char *self;        /* the program to re-execute (/proc/self/exe) */
+    const char *self;        /* the program to re-execute; NULL: this one (/proc/self/exe) */
     const char *accelerator; /* the device path the children open: "cpu", "cuda:0" */
     const char *rows;        /* comma-separated row names or families ("reduce", "sort/uint32"); NULL: all */
     double timeout_s;        /* each child's limit; 0: FC_DEFAULT_TIMEOUT_S */
@@ -29,13 +29,18 @@ typedef struct fc_summary {
     int alg_rows, alg_met;   /* built-in algorithm rows under the goal (copy_if is outside it) */
     double worst_alg_ms;     /* the slowest first call of those (prebuilt where shipped); -1: none */
     char worst_alg[48];
-    double build_ms;         /* transpose.hip's cold amp_program_build_file; -1: not measured */
+    bool build_row;          /* the transpose row was selected */
+    double build_ms;         /* transpose.hip's cold amp_program_build_file; -1: failed or not selected */
 } fc_summary;
 
 /* Parses one of the section's options (--first-call-rows=LIST,
  * --first-call-timeout=S) into c: 1 when arg was one, 0 when it is not the
  * section's, -1 when its value is bad (printed to stderr). */
 int fc_option(const char *arg, fc_config *c);
+
+/* ms as the benches' tables print it: "1.23 ms", "123.4 ms", "—" when
+ * negative (not measured). */
+void fc_fmt_ms(char *buf, size_t cap, double ms);
 
 /* The usage lines of the section's options (for a bench's --help). */
 extern const char fc_usage[];
