@@ -697,7 +697,8 @@ static void run_child(const fc_config *c, const fc_row *r, const char *cache, bo
         m->ok = true;
     } else if (line && (!strncmp(line, "fc\terror\t", 9) || !strncmp(line, "fc\tunavailable\t", 15))) {
         m->unavailable = line[3] == 'u';
-        last_line(strchr(line + 3, '\t') + 1, m->why, sizeof m->why);
+        const char *msg = strchr(line + 3, '\t') + 1;
+        snprintf(m->why, sizeof m->why, "%.*s", (int)strcspn(msg, "\n"), msg);
     } else {
         char last[256];
         last_line(text, last, sizeof last);
