@@ -1,10 +1,11 @@
-/* bench_cpu.c — the CPU accelerator side by side with PoCL (when installed, through the OpenCL ICD loader, dlopen'ed) and with plain serial C: five kernels (saxpy, simple and tiled matmul, tiled transpose, tree reduction), the same local sizes, kernel time after warm-up (median of 5), cold and cached build times, every result checked against a reference, then the algorithms (bench_cpu_algorithms.c; --algorithms-only runs that section alone) and BabelStream's kernels against C + OpenMP (bench_cpu_stream.c; --stream-only [--arraysize N] [--numtimes K] runs that section alone) and the tiled transposes against a blocked C + OpenMP loop (bench_cpu_transpose.c; --transpose-only); writes a Markdown report with the ratios. */
+/* bench_cpu.c — the CPU accelerator side by side with PoCL (when installed, through the OpenCL ICD loader, dlopen'ed) and with plain serial C: five kernels (saxpy, simple and tiled matmul, tiled transpose, tree reduction), the same local sizes, kernel time after warm-up (median of 5), cold and cached build times, every result checked against a reference, then the algorithms (bench_cpu_algorithms.c; --algorithms-only runs that section alone) and BabelStream's kernels against C + OpenMP (bench_cpu_stream.c; --stream-only [--arraysize N] [--numtimes K] runs that section alone) and the tiled transposes against a blocked C + OpenMP loop (bench_cpu_transpose.c; --transpose-only); writes a Markdown report with the ratios. --first-call-only: the time-to-first-result table (first_call.c, shared with bench_gpu; not in the full run). */
 #define _GNU_SOURCE
 #include <hipamp.h>
 
 #include "bench_cpu_algorithms.h"
 #include "bench_cpu_stream.h"
 #include "bench_cpu_transpose.h"
+#include "first_call.h"
 #include "graph_work.h"
 #include "workloads.h"
 
@@ -826,13 +827,6 @@ static bool fibers_in_child(const char *self, bool quick, double *ms)
 
 /* --------------------------------------------------------------- report */
 
-static void fmt_ms(char *buf, size_t cap, double ms)
-{
-    if (ms < 0) snprintf(buf, cap, "—");
-    else if (ms < 10) snprintf(buf, cap, "%.2f ms", ms);
-    else snprintf(buf, cap, "%.1f ms", ms);
-}
-
 /* Launch overhead with the trace hooks in but off, built without them, and
  * with AMP_TRACE on: bench_trace (beside this program) loads the three
  * libraries side by side; its summary lines go into the report. */
@@ -899,11 +893,18 @@ static void graph_section(amp_accelerator *acc, bool quick, FILE *o)
 
 int main(int argc, char **argv)
 {
+    /* Before anything touches the library: the child starts cold. */
+    if (argc >= 2 && !strcmp(argv[1], FC_CHILD_OPTION)) return fc_child_main(argc - 2, argv + 2);
     const char *report = NULL;
-    bool quick = false, algorithms_only = false, stream_only = false, transpose_only = false;
+    bool quick = false, algorithms_only = false, stream_only = false, transpose_only = false,
+         first_call_only = false;
     long long stream_n = 0;
     int stream_times = 0;
+    /* Issue 40's goals on the CPU accelerator. */
+    fc_config fcc = {.accelerator = "cpu", .alg_goal_ms = 50, .build_goal_ms = 300,
+                     .build_goal_where = "the CPU accelerator"};
     for (int i = 1; i < argc; ++i) {
+        int fo;
         if (!strcmp(argv[i], "--build-only") && i + 1 < argc) return build_only(argv[i + 1]);
         if (!strcmp(argv[i], "--fibers-only")) return fibers_only(i + 1 < argc && !strcmp(argv[i + 1], "--quick"));
         if (!strcmp(argv[i], "--graph-only")) {
@@ -917,7 +918,10 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--algorithms-only")) algorithms_only = true;
         else if (!strcmp(argv[i], "--stream-only")) stream_only = true;
         else if (!strcmp(argv[i], "--transpose-only")) transpose_only = true;
-        else if ((!strcmp(argv[i], "--arraysize") || !strcmp(argv[i], "--numtimes")) && i + 1 < argc) {
+        else if (!strcmp(argv[i], "--first-call-only")) first_call_only = true;
+        else if ((fo = fc_option(argv[i], &fcc)) != 0) {
+            if (fo < 0) return 2;
+        } else if ((!strcmp(argv[i], "--arraysize") || !strcmp(argv[i], "--numtimes")) && i + 1 < argc) {
             char *end = NULL;
             long long v = strtoll(argv[i + 1], &end, 10);
             bool size = !strcmp(argv[i], "--arraysize");
@@ -931,7 +935,13 @@ int main(int argc, char **argv)
             ++i;
         } else {
             fprintf(stderr, "usage: bench_cpu [--quick] [--report FILE.md] [--algorithms-only] | --graph-only [--quick] |\n"
-                            "       --stream-only [--quick] [--arraysize N] [--numtimes K] | --transpose-only [--quick]\n");
+                            "       --stream-only [--quick] [--arraysize N] [--numtimes K] | --transpose-only [--quick] |\n"
+                            "       --first-call-only [--first-call-rows=LIST] [--first-call-timeout=S]\n"
+                            "  --first-call-only: the time-to-first-result table (each built-in algorithm's first call\n"
+                            "  with empty caches, prebuilt and with AMP_PREBUILT=0, and a cold transpose.hip build,\n"
+                            "  against a warm call; one fresh process each). Not part of the full run: its JIT\n"
+                            "  column compiles every algorithm program (minutes).\n%s",
+                    fc_usage);
             return 2;
         }
     }
@@ -953,6 +963,10 @@ int main(int argc, char **argv)
         amp_accelerator *cpu_acc = NULL;
         CHECK(amp_accelerator_find("cpu", &cpu_acc));
         int bad = bench_cpu_transpose(stdout, cpu_acc, transpose_n, transpose_runs);
+        return bad == 0 ? 0 : 1;
+    }
+    if (first_call_only) {
+        int bad = fc_report(stdout, &fcc, NULL);
         return bad == 0 ? 0 : 1;
     }
     if (algorithms_only) {
@@ -1061,10 +1075,10 @@ int main(int argc, char **argv)
                "|---|---:|---:|---:|---:|---:|---|\n");
     for (int k = 0; k < K_COUNT; ++k) {
         char s1[32], s2[32], s3[32], s4[32], ratio[32] = "—";
-        fmt_ms(s4, sizeof s4, fib_ok ? fib[k] : -1);
-        fmt_ms(s1, sizeof s1, rs.ms[k]);
-        fmt_ms(s2, sizeof s2, ra.ms[k]);
-        fmt_ms(s3, sizeof s3, rc.have ? rc.ms[k] : -1);
+        fc_fmt_ms(s4, sizeof s4, fib_ok ? fib[k] : -1);
+        fc_fmt_ms(s1, sizeof s1, rs.ms[k]);
+        fc_fmt_ms(s2, sizeof s2, ra.ms[k]);
+        fc_fmt_ms(s3, sizeof s3, rc.have ? rc.ms[k] : -1);
         if (rc.have && rc.ms[k] > 0) snprintf(ratio, sizeof ratio, "**%.2f**", ra.ms[k] / rc.ms[k]);
         bool ok = ra.ok[k] && (!rc.have || rc.ok[k]);
         if (!ra.ok[k]) failures++;
@@ -1074,10 +1088,10 @@ int main(int argc, char **argv)
                 ok ? "passed" : (!ra.ok[k] ? "hipamp WRONG" : "PoCL WRONG"));
     }
     char c1[32], c2[32], c3[32], c4[32];
-    fmt_ms(c1, sizeof c1, b_amp_cold);
-    fmt_ms(c2, sizeof c2, b_amp_warm);
-    fmt_ms(c3, sizeof c3, b_cl_cold);
-    fmt_ms(c4, sizeof c4, b_cl_warm);
+    fc_fmt_ms(c1, sizeof c1, b_amp_cold);
+    fc_fmt_ms(c2, sizeof c2, b_amp_warm);
+    fc_fmt_ms(c3, sizeof c3, b_cl_cold);
+    fc_fmt_ms(c4, sizeof c4, b_cl_warm);
     fprintf(o, "\nBuild of the five kernels in a fresh process (hipamp: amp_program_build + get_kernel; "
                "PoCL: clBuildProgram + clCreateKernel + one launch each, since PoCL compiles a kernel for its "
                "local size at the first launch):\n\n"

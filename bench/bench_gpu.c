@@ -1,5 +1,6 @@
-/* bench_gpu.c — the GPU benchmark report (issue 5): its options, header, goals table and outputs (Markdown, CSV, PNG chart); the sections (gpu_sections.h) measure each kernel through hipamp against the identical kernel through the driver API (raw_gpu.h), launch overhead, build and cache times, two GPUs and BabelStream's kernels, over the shared harness (gpu_harness.h). */
+/* bench_gpu.c — the GPU benchmark report (issue 5): its options, header, goals table and outputs (Markdown, CSV, PNG chart); the sections (gpu_sections.h) measure each kernel through hipamp against the identical kernel through the driver API (raw_gpu.h), launch overhead, build and cache times, two GPUs and BabelStream's kernels, over the shared harness (gpu_harness.h); --first-call-only runs the time-to-first-result table (first_call.c, shared with bench_cpu) alone. */
 #define _GNU_SOURCE
+#include "first_call.h"
 #include "gpu_harness.h"
 #include "gpu_sections.h"
 
@@ -79,10 +80,14 @@ static bool algorithms_only;
 static bool two_gpus_only;
 static bool hip_vs_cuda_only;
 static bool stream_only;
+static bool first_call_only;
+/* Issue 40's goals for the GPU: the cold compile's on the H200's host. */
+static fc_config fcc = {.alg_goal_ms = 50, .build_goal_ms = 40, .build_goal_where = "the GPU's host (issue 40 sets it for the H200's)"};
 static int parse_args(int argc, char **argv)
 {
     outdir = getenv("OUT");
     for (int i = 1; i < argc; ++i) {
+        int fo;
         if (!strcmp(argv[i], "--out") && i + 1 < argc) outdir = argv[++i];
         else if (!strcmp(argv[i], "--quick")) quick = true;
         else if (!strcmp(argv[i], "--no-cpu")) with_cpu = false;
@@ -92,7 +97,10 @@ static int parse_args(int argc, char **argv)
         else if (!strcmp(argv[i], "--two-gpus-only")) two_gpus_only = true;
         else if (!strcmp(argv[i], "--hip-vs-cuda-only")) hip_vs_cuda_only = true;
         else if (!strcmp(argv[i], "--stream-only")) stream_only = true;
-        else if (!strcmp(argv[i], "--chart") && i + 2 < argc) {
+        else if (!strcmp(argv[i], "--first-call-only")) first_call_only = true;
+        else if ((fo = fc_option(argv[i], &fcc)) != 0) {
+            if (fo < 0) return 2;
+        } else if (!strcmp(argv[i], "--chart") && i + 2 < argc) {
             /* Redraw a chart from a results CSV with the built-in PNG writer. */
             FILE *f = fopen(argv[i + 1], "r");
             if (!f) die("cannot read %s", argv[i + 1]);
@@ -106,6 +114,7 @@ static int parse_args(int argc, char **argv)
             return png_chart(argv[i + 2], "hipamp chart") ? 0 : 1;
         } else {
             printf("usage: %s [--out DIR] [--quick] [--no-cpu] [--launch-only] [--graph-only] [--algorithms-only] [--two-gpus-only] [--stream-only] [--hip-vs-cuda-only] |\n"
+                   "       --first-call-only [--first-call-rows=LIST] [--first-call-timeout=S] |\n"
                    "       --chart RESULTS.csv OUT.png\n"
                    "  Benchmarks hipamp on %s against raw driver launches, device copy and\n"
                    "  %s; writes <date>-<gpu>.md/.csv/.png into DIR (default: $OUT, else\n"
@@ -118,8 +127,12 @@ static int parse_args(int argc, char **argv)
                    "  side by side, printed only (HIP_PLATFORM=nvidia, the test runtime on LD_LIBRARY_PATH).\n"
                    "  --stream-only: the BabelStream section (examples/stream's kernels) and its goal, printed only.\n"
                    "  --algorithms-only: the algorithms section and its goals, printed only (a\n"
-                   "  tuning sweep runs it once per setting of the AMP_ALG_* knobs: ci/gpu.sh figures).\n",
-                   rg.program, rg.accelerator, rg.blas, HIPAMP_BENCH_RESULTS);
+                   "  tuning sweep runs it once per setting of the AMP_ALG_* knobs: ci/gpu.sh figures).\n"
+                   "  --first-call-only: time to first result on %s (each built-in algorithm's first call with\n"
+                   "  empty caches, prebuilt and with AMP_PREBUILT=0, and a cold transpose.hip build, against a\n"
+                   "  warm call; one fresh process each), printed only; skipped with a message without a GPU.\n"
+                   "  Not part of the full run: its JIT column compiles every algorithm program (minutes).\n%s",
+                   rg.program, rg.accelerator, rg.blas, HIPAMP_BENCH_RESULTS, rg.accelerator, fc_usage);
             return strcmp(argv[i], "--help") ? 2 : 0;
         }
     }
@@ -217,10 +230,46 @@ static void run_cpu_bench_beside_self(void)
     if (self_dir(self, sizeof self)) run_cpu_bench(self);
 }
 
+/* --first-call-only: the section runs in children of this program, so this
+ * process opens neither the GPU nor the library's accelerators (without a
+ * GPU the first child says so and the section is skipped). */
+static int first_call_report(void)
+{
+    fcc.accelerator = rg.accelerator;
+    out("# hipamp GPU benchmark — time to first result, %s\n", rg.accelerator);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) die("open_memstream: %s", strerror(errno));
+    fc_summary s;
+    int bad = fc_report(f, &fcc, &s);
+    fclose(f);
+    /* out() takes a line at a time (its buffer is bounded). */
+    for (char *line = text, *end; line && *line; line = end ? end + 1 : NULL) {
+        end = strchr(line, '\n');
+        out("%.*s\n", end ? (int)(end - line) : (int)strlen(line), line);
+    }
+    free(text);
+    if (bad < 0) return 2;
+    if (s.skipped) return 0;
+    if (s.alg_rows)
+        add_goal(s.alg_met == s.alg_rows, "first call of every built-in algorithm, empty caches, 2^20 elements",
+                 "<= 50 ms", s.worst_alg_ms < 0 ? "no row measured" : s.worst_alg, "slowest %.1f ms", s.worst_alg_ms);
+    if (s.build_row)
+        add_goal(s.build_ms >= 0 && s.build_ms <= fcc.build_goal_ms, "cold compile of transpose.hip (first call)",
+                 "<= 40 ms", s.build_ms < 0 ? "failed" : NULL, "%.1f ms", s.build_ms);
+    failures += bad;
+    report_goals(false);
+    return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
+    /* Before anything touches the library or the GPU: the child starts cold. */
+    if (argc >= 2 && !strcmp(argv[1], FC_CHILD_OPTION)) return fc_child_main(argc - 2, argv + 2);
     int rc = parse_args(argc, argv);
     if (rc >= 0) return rc;
+    if (first_call_only) return first_call_report();
     double t_start = wl_now();
     rg_open(&D); /* the device first: without one there is nothing to clean up */
     /* A fresh compile cache, so that cold builds are cold. */

@@ -31,7 +31,7 @@ function(hipamp_bench_gpu target vendor_source)
   endforeach()
   add_executable(${target} ${_sources} ${CMAKE_CURRENT_LIST_DIR}/${vendor_source})
   # stream_kernels: examples/stream's kernels, the stream section's text.
-  target_link_libraries(${target} PRIVATE hipamp_workloads hipamp_graph_work stream_kernels ${CMAKE_DL_LIBS} m)
+  target_link_libraries(${target} PRIVATE hipamp_workloads hipamp_graph_work hipamp_first_call stream_kernels ${CMAKE_DL_LIBS} m)
   # lib/base/signature.h: the launch_info and argument-pack layout of the raw launches.
   target_include_directories(${target} PRIVATE ${CMAKE_CURRENT_LIST_DIR}/../lib ${CMAKE_CURRENT_LIST_DIR}/../lib/gpu)
   target_compile_options(${target} PRIVATE -Wall -Wextra)
