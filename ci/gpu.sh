@@ -115,10 +115,14 @@ unpack_debs() {
 # DEP_ARGS (cmake options: Criterion where its library is there; OpenSSL's
 # headers where the machine has none), HAVE_CRITERION (1 or 0), and
 # LD_LIBRARY_PATH (Criterion's own dependencies, libgit2, nanomsg, mbedtls,
-# ..., live there too) and CPATH exported.
+# ..., live there too) exported.
 use_deps() {
   local prefix=$1 lib=$1/usr/lib/x86_64-linux-gnu
   DEP_ARGS=()
+  # The built-in algorithms' packs for this machine's CPU and GPU (the
+  # default list would add other NVIDIA and AMD targets: minutes of NVRTC
+  # and hipRTC the measurements do not use). PREBUILT_TARGETS overrides.
+  DEP_ARGS+=("-DHIPAMP_PREBUILT_TARGETS=${PREBUILT_TARGETS:-cpu;sm_90}")
   HAVE_CRITERION=0
   if [ -e "$lib/libcriterion.so" ]; then
     HAVE_CRITERION=1
@@ -132,7 +136,11 @@ use_deps() {
   if [ ! -e /usr/include/openssl/evp.h ] && [ -e "$prefix/usr/include/openssl/evp.h" ]; then
     DEP_ARGS+=(-DOPENSSL_ROOT_DIR="$prefix/usr" -DOPENSSL_INCLUDE_DIR="$prefix/usr/include"
                -DOPENSSL_CRYPTO_LIBRARY="$lib/libcrypto.so")
-    export CPATH="$prefix/usr/include/x86_64-linux-gnu${CPATH:+:$CPATH}"
+    # Its multiarch configuration header: through the compilers' flags, not
+    # CPATH, which would also reach the CPU accelerator's g++ (and so keep
+    # it off its prebuilt pack, lib/cpu/cpu_backend.c).
+    DEP_ARGS+=("-DCMAKE_C_FLAGS=-isystem $prefix/usr/include/x86_64-linux-gnu"
+               "-DCMAKE_CXX_FLAGS=-isystem $prefix/usr/include/x86_64-linux-gnu")
   fi
   return 0
 }

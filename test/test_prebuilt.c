@@ -548,3 +548,78 @@ Test(prebuilt, amd_pack_holds_code_objects, .timeout = 600)
     cr_assert_eq(rc, 0, "%s", slurp(log));
     cr_assert(strstr(slurp(log), "1 programs (0 compiled, 1 kept from the last pack)"), "%s", slurp(log));
 }
+
+/* ------------------------------------------- the cache warmer (--warm) */
+
+static int compile_tool(const char *log, char *const extra[])
+{
+    char tool[1024];
+    snprintf(tool, sizeof tool, "%s/hipamp-compile", bin_dir());
+    char *argv[16] = {tool};
+    int n = 1;
+    for (int i = 0; extra[i] && n < 15; ++i) argv[n++] = extra[i];
+    argv[n] = NULL;
+    return run_tool(argv, log);
+}
+
+Test(prebuilt, warmer_fills_the_cache, .timeout = 600)
+{
+    char dir[1024], cache[1100], file[1100], log[1100];
+    fresh_dir(dir, sizeof dir, "warm");
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    snprintf(file, sizeof file, "%s/seeds.hip", dir);
+    snprintf(log, sizeof log, "%s/log", dir);
+    FILE *f = fopen(file, "w");
+    cr_assert(f);
+    fputs(test_kernels_seeds, f);
+    cr_assert_eq(fclose(f), 0);
+    setenv("AMP_CACHE_DIR", cache, 1);
+    int rc = compile_tool(log, (char *[]){"--warm", "--accelerator", "cpu", file, NULL});
+    cr_assert_eq(rc, 0, "%s", slurp(log));
+    char want[1300];
+    snprintf(want, sizeof want, "cpu: %s: compiled, stored in the cache", file);
+    cr_assert(strstr(slurp(log), want), "want '%s' in:\n%s", want, slurp(log));
+    rc = compile_tool(log, (char *[]){"--warm", "--accelerator", "cpu", file, NULL});
+    cr_assert_eq(rc, 0, "%s", slurp(log));
+    snprintf(want, sizeof want, "cpu: %s: already in the cache", file);
+    cr_assert(strstr(slurp(log), want), "want '%s' in:\n%s", want, slurp(log));
+    /* A job's build of the same file now loads it. */
+    amp_program *p = NULL;
+    ASSERT_OK(amp_program_build_file(test_accel(TEST_ACCEL_CPU), file, NULL, &p));
+    amp_cache_info ci;
+    ASSERT_OK(amp_cache_get_info(&ci));
+    cr_assert_eq(ci.disk_hits, 1);
+    cr_assert_eq(ci.disk_stores, 0);
+    amp_program_destroy(p);
+
+    /* Errors: nothing to warm, an unknown accelerator, the cache off. */
+    cr_assert_eq(compile_tool(log, (char *[]){"--warm", NULL}), 2);
+    cr_assert(strstr(slurp(log), "--warm needs a FILE.hip or --algorithms"), "%s", slurp(log));
+    cr_assert_eq(compile_tool(log, (char *[]){"--warm", "--accelerator", "tpu:7", file, NULL}), 1);
+    cr_assert(strstr(slurp(log), "--accelerator tpu:7"), "%s", slurp(log));
+    cr_assert_eq(compile_tool(log, (char *[]){"--warm", "--frob", file, NULL}), 2);
+    cr_assert(strstr(slurp(log), "unknown option '--frob' with --warm"), "%s", slurp(log));
+    setenv("AMP_CACHE_DIR", "off", 1);
+    cr_assert_eq(compile_tool(log, (char *[]){"--warm", file, NULL}), 1);
+    cr_assert(strstr(slurp(log), "the compile cache is off"), "%s", slurp(log));
+    setenv("AMP_CACHE_DIR", cache, 1);
+
+    /* The built-in algorithms: from the build's CPU pack where it made one. */
+    const char *target = NULL;
+    ASSERT_OK(amp_accelerator_get_prebuilt_target(test_accel(TEST_ACCEL_CPU), &target));
+    char pack[1200];
+    snprintf(pack, sizeof pack, "%s/hipamp/prebuilt-%s/%s.hpk", bin_dir(), HIPAMP_VERSION_STRING, target ? target : "");
+    struct stat sb;
+    if (!target || stat(pack, &sb) != 0) return; /* no pack: the algorithms would all compile (minutes) */
+    FILE *pf = fopen(pack, "rb");
+    unsigned char h[16];
+    cr_assert(pf && fread(h, 1, sizeof h, pf) == sizeof h);
+    fclose(pf);
+    uint32_t count;
+    memcpy(&count, h + 12, 4);
+    rc = compile_tool(log, (char *[]){"--warm", "--accelerator", "cpu", "--algorithms", NULL});
+    cr_assert_eq(rc, 0, "%s", slurp(log));
+    snprintf(want, sizeof want, "cpu: built-in algorithms: %u from the prebuilt pack, 0 already in the cache, 0 "
+             "compiled and stored", count);
+    cr_assert(strstr(slurp(log), want), "want '%s' in:\n%s", want, slurp(log));
+}

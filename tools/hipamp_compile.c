@@ -1,4 +1,4 @@
-/* hipamp_compile.c — the hipamp-compile tool: build a kernel file for a named AMD (hipRTC) or NVIDIA (NVRTC) target with no GPU present, write the code object and print each AMD kernel's resources. */
+/* hipamp_compile.c — the hipamp-compile tool: build a kernel file for a named AMD (hipRTC) or NVIDIA (NVRTC) target with no GPU present, write the code object and print each AMD kernel's resources; or (--warm) build kernel files and the built-in algorithms for this machine's accelerators into the compile cache ahead of a batch job. */
 #include "tool_output.h"
 
 #include <hipamp.h>
@@ -12,6 +12,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: hipamp-compile --target TARGET [-o OUT.co] [--options \"FLAGS\"] FILE.hip\n"
             "       hipamp-compile --list-targets\n"
+            "       hipamp-compile --warm [--accelerator PATH]... [--algorithms] [--options \"FLAGS\"] [FILE.hip]...\n"
             "\n"
             "Compiles FILE.hip (AMP_KERNEL / AMP_TILED_KERNEL source) with no GPU present: with\n"
             "hipRTC for an AMD target such as gfx90a, gfx1030 or gfx90a:xnack+ (then prints each\n"
@@ -23,6 +24,15 @@ static void usage(FILE *f)
             "a character device or a FIFO (/dev/stdout to a pipe) is written in place. Refused:\n"
             "a FILE.hip with a NUL byte, an OUT.co that is FILE.hip, a directory or a symbolic\n"
             "link of another user's.\n"
+            "\n"
+            "--warm builds each FILE.hip (as amp_program_build_file, with FLAGS) and, with\n"
+            "--algorithms, every built-in algorithm program (amp_algorithms_prepare) for each\n"
+            "accelerator of this machine (or each --accelerator PATH: cpu, cuda:0, hip:1, ...)\n"
+            "into the compile cache (AMP_CACHE_DIR; AMP_CACHE_SHARED=group for a project's\n"
+            "shared directory), so that a job's first launches load instead of compiling. Run it\n"
+            "on a node of the kind the job will use, with the job's environment: the cache is\n"
+            "keyed by the compiler, the device's architecture and the kernel's text. Built-in\n"
+            "programs the library's prebuilt pack holds are loaded from it, not cached again.\n"
             "Exit status: 0 written, 1 a compile, input or output error, 2 a usage error.\n");
 }
 
@@ -48,8 +58,126 @@ static int list_targets(void)
     return n ? 0 : 1;
 }
 
+/* --------------------------------------------------------------- --warm */
+
+/* Builds for one accelerator; 0 when all built. */
+static int warm_one(amp_accelerator *acc, const char *name, const char *const *files, int nfiles, const char *options,
+                    bool algorithms)
+{
+    int rc = 0;
+    for (int i = 0; i < nfiles; ++i) {
+        amp_cache_info before, after;
+        amp_cache_get_info(&before);
+        amp_program *p = NULL;
+        amp_status st = amp_program_build_file(acc, files[i], options, &p);
+        amp_cache_get_info(&after);
+        if (st != AMP_OK) {
+            fprintf(stderr, "hipamp-compile: %s on %s: %s: %s\n", files[i], name, amp_status_name(st), amp_last_error());
+            rc = 1;
+            continue;
+        }
+        printf("%s: %s: %s\n", name, files[i],
+               after.disk_stores > before.disk_stores ? "compiled, stored in the cache"
+               : after.disk_hits > before.disk_hits   ? "already in the cache"
+               : after.uncacheable_builds > before.uncacheable_builds
+                   ? "compiled, but not cacheable (amp_cache_get_info's last_uncacheable says why)"
+                   : "built");
+        amp_program_destroy(p);
+    }
+    if (algorithms) {
+        amp_cache_info before, after;
+        amp_prebuilt_info pb0, pb1;
+        amp_cache_get_info(&before);
+        amp_prebuilt_get_info(&pb0);
+        amp_status st = amp_algorithms_prepare(acc);
+        amp_cache_get_info(&after);
+        amp_prebuilt_get_info(&pb1);
+        if (st != AMP_OK) {
+            fprintf(stderr, "hipamp-compile: the built-in algorithms on %s: %s: %s\n", name, amp_status_name(st),
+                    amp_last_error());
+            return 1;
+        }
+        printf("%s: built-in algorithms: %llu from the prebuilt pack, %llu already in the cache, %llu compiled and "
+               "stored\n",
+               name, (unsigned long long)(pb1.hits - pb0.hits), (unsigned long long)(after.disk_hits - before.disk_hits),
+               (unsigned long long)(after.disk_stores - before.disk_stores));
+    }
+    return rc;
+}
+
+static int warm_main(int argc, char **argv)
+{
+    const char *accs[32], *files[256], *options = NULL;
+    int naccs = 0, nfiles = 0;
+    bool algorithms = false;
+    for (int i = 1; i < argc; ++i) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--warm")) continue;
+        if (!strcmp(a, "--algorithms")) algorithms = true;
+        else if (!strcmp(a, "--accelerator") || !strcmp(a, "--options")) {
+            if (i + 1 >= argc) { fprintf(stderr, "hipamp-compile: %s needs a value\n", a); return 2; }
+            if (!strcmp(a, "--options")) options = argv[++i];
+            else if (naccs == 32) { fprintf(stderr, "hipamp-compile: more than 32 --accelerator\n"); return 2; }
+            else accs[naccs++] = argv[++i];
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "hipamp-compile: unknown option '%s' with --warm\n", a);
+            usage(stderr);
+            return 2;
+        } else if (nfiles == 256) {
+            fprintf(stderr, "hipamp-compile: more than 256 files\n");
+            return 2;
+        } else files[nfiles++] = a;
+    }
+    if (!nfiles && !algorithms) {
+        fprintf(stderr, "hipamp-compile: --warm needs a FILE.hip or --algorithms\n");
+        return 2;
+    }
+    amp_cache_info ci;
+    if (amp_cache_get_info(&ci) != AMP_OK || !ci.disk_enabled) {
+        fprintf(stderr, "hipamp-compile: the compile cache is off (%s): there is nothing to warm\n", ci.reason);
+        return 1;
+    }
+    printf("compile cache: %s\n", ci.dir);
+    amp_accelerator *list[64];
+    size_t n = 0;
+    if (naccs) {
+        for (int i = 0; i < naccs; ++i)
+            if (amp_accelerator_find(accs[i], &list[n]) == AMP_OK) ++n;
+            else {
+                fprintf(stderr, "hipamp-compile: --accelerator %s: %s\n", accs[i], amp_last_error());
+                return 1;
+            }
+    } else if (amp_accelerator_list(list, 64, &n) != AMP_OK) {
+        fprintf(stderr, "hipamp-compile: %s\n", amp_last_error());
+        return 1;
+    }
+    int rc = 0, warmed = 0;
+    for (size_t i = 0; i < n && i < 64; ++i) {
+        amp_accelerator_info info;
+        if (amp_accelerator_get_info(list[i], &info) != AMP_OK) continue;
+        if (!info.is_available) {
+            if (naccs) {
+                fprintf(stderr, "hipamp-compile: %s cannot build programs: %s\n", info.device_path,
+                        info.unavailable_reason);
+                rc = 1;
+            } else printf("%s: skipped (%s)\n", info.device_path, info.unavailable_reason);
+            continue;
+        }
+        if (warm_one(list[i], info.device_path, files, nfiles, options, algorithms)) rc = 1;
+        warmed++;
+    }
+    if (!warmed && !rc) {
+        fprintf(stderr, "hipamp-compile: no accelerator here can build programs\n");
+        rc = 1;
+    }
+    if (!tool_stdout_close("hipamp-compile")) rc = 1;
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
+    for (int i = 1; i < argc; ++i)
+        if (!strcmp(argv[i], "--warm")) return warm_main(argc, argv);
     const char *target = NULL, *out = NULL, *options = NULL, *input = NULL;
     for (int i = 1; i < argc; ++i) {
         const char *a = argv[i];

@@ -218,7 +218,7 @@ out:
     return rc;
 }
 
-static int build_cpu(const char *dir, int jobs, const char *const *only)
+static int build_cpu(const char *dir, int jobs, const char *const *only, bool strict)
 {
     amp_accelerator *acc = NULL;
     if (amp_accelerator_find("cpu", &acc) != AMP_OK || !acc->e.info.is_available) {
@@ -228,9 +228,9 @@ static int build_cpu(const char *dir, int jobs, const char *const *only)
     }
     const char *target = acc->e.be->prebuilt_target ? acc->e.be->prebuilt_target(acc->e.dev) : NULL;
     if (!target) {
-        fprintf(stderr, "hipamp-prebuild: cannot build the CPU pack: the CPU accelerator loads none here "
-                        "(CPATH or CPLUS_INCLUDE_PATH is set)\n");
-        return 1;
+        fprintf(strict ? stderr : stdout, "hipamp-prebuild: %s the CPU pack: the CPU accelerator loads none here "
+                "(CPATH or CPLUS_INCLUDE_PATH is set)\n", strict ? "cannot build" : "skipping");
+        return strict ? 1 : 0;
     }
     amp__prebuilt_set_capture(capture);
     cpu_job *js = calloc((size_t)jobs, sizeof *js);
@@ -356,7 +356,7 @@ int main(int argc, char **argv)
     unsetenv("AMP_PREBUILT");
     int rc = 0;
     for (int i = 0; i < nt; ++i) {
-        int r = !strcmp(targets[i], "cpu") ? build_cpu(dir, jobs, nonly ? only : NULL) : build_gpu(dir, targets[i], jobs, nonly ? only : NULL, strict);
+        int r = !strcmp(targets[i], "cpu") ? build_cpu(dir, jobs, nonly ? only : NULL, strict) : build_gpu(dir, targets[i], jobs, nonly ? only : NULL, strict);
         if (r) rc = r;
     }
     return rc;
