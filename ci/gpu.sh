@@ -24,6 +24,9 @@
 #             machine's own where there is one.
 #   two-gpus  mpi (one rank per GPU), then from its build the two-GPU tests
 #             (test_peer, test_conformance) and bench_gpu --two-gpus-only.
+#   first-call  issue 40: a build with the prebuilt packs (their build time
+#             timed), hipamp-info, test_prebuilt, bench_gpu's and bench_cpu's
+#             time-to-first-result tables (--first-call-only).
 #   examples  the examples on hip:0 (HIP on NVIDIA) and on cuda:0, their
 #             results compared (hello, study, cg with and without --graph,
 #             stream, tealeaf on the decks carried in .decks/tealeaf), then
@@ -399,6 +402,57 @@ cmd_bench() {
   archive_logs "$LOGS" bench
   echo "ci/gpu.sh bench: study rc=$study_rc bench rc=$bench_rc" | tee -a "$OUT/summary.txt"
   [ "$study_rc" -eq 0 ] && [ "$bench_rc" -eq 0 ]
+}
+
+# first-call: issue 40's figures. One build with the packs (PREBUILT_TARGETS
+# [cpu;sm_90]), the packs made once more into a scratch directory and timed
+# (what they add to a build on this host), hipamp-info, test_prebuilt, then
+# bench_gpu's and bench_cpu's time-to-first-result tables
+# (FIRST_CALL_ARGS, e.g. --first-call-rows=reduce,transpose).
+cmd_first_call() {
+  local start rc=0 t0 t1
+  start=$(date +%s)
+  LOGS=$LOGS_DIR/first-call
+  rm -rf "$LOGS"
+  mkdir -p "$LOGS"
+  unpack_debs "$BUILD/criterion-root" > "$LOGS/unpack.log" 2>&1 ||
+    echo "ci/gpu.sh first-call: no Criterion from .debs: test_prebuilt is not built"
+  use_deps "$BUILD/criterion-root"
+  archive_every 60 "$LOGS" first-call
+  if ! configure_build hipamp-info hipamp-compile hipamp-prebuild hipamp_prebuilt bench_gpu bench_cpu \
+       $([ "$HAVE_CRITERION" = 1 ] && echo test_prebuilt); then
+    kill "$ARCHIVER" 2>/dev/null
+    archive_logs "$LOGS" first-call
+    echo "ci/gpu.sh first-call: FAILED (configure or build; first-call-logs.tar.gz)" | tee -a "$OUT/summary.txt"
+    return 1
+  fi
+  grep 'hipamp-prebuild:' "$LOGS/build.log" | tee "$OUT/first-call-packs.txt"
+  local t
+  IFS=';' read -r -a t <<< "${PREBUILT_TARGETS:-cpu;sm_90}"
+  for target in "${t[@]}"; do
+    t0=$(date +%s.%N)
+    "$BUILD/hipamp-prebuild" --dir "$LOGS/packs-timed" --jobs "$JOBS" "$target" >> "$LOGS/packs-timed.log" 2>&1 || rc=1
+    t1=$(date +%s.%N)
+    echo "pack $target from scratch with $JOBS jobs: $(awk "BEGIN { printf \"%.1f\", $t1 - $t0 }") s" | tee -a "$OUT/first-call-packs.txt"
+  done
+  ls -l "$LOGS/packs-timed" >> "$OUT/first-call-packs.txt" 2>&1
+  "$BUILD/hipamp-info" > "$OUT/first-call-hipamp-info.txt" 2>&1
+  grep -E 'prebuilt' "$OUT/first-call-hipamp-info.txt"
+  if [ -x "$BUILD/test/test_prebuilt" ]; then
+    (cd "$BUILD/test" && HIPAMP_TEST_BIN_DIR="$BUILD" AMP_CACHE_DIR="$LOGS/test-cache" CRITERION_VERBOSITY_LEVEL=1 \
+       timeout 300 ./test_prebuilt --jobs=1) > "$OUT/first-call-test_prebuilt.log" 2>&1 || rc=1
+    tail -n 3 "$OUT/first-call-test_prebuilt.log"
+  fi
+  # shellcheck disable=SC2086
+  timeout 420 "$BUILD/bench/bench_gpu" --first-call-only ${FIRST_CALL_ARGS:-} > "$OUT/first-call-gpu.md" 2>"$LOGS/bench_gpu.err" || rc=1
+  tail -n 45 "$OUT/first-call-gpu.md"
+  # shellcheck disable=SC2086
+  timeout 300 "$BUILD/bench/bench_cpu" --first-call-only ${FIRST_CALL_ARGS:-} > "$OUT/first-call-cpu.md" 2>"$LOGS/bench_cpu.err" || rc=1
+  tail -n 40 "$OUT/first-call-cpu.md"
+  kill "$ARCHIVER" 2>/dev/null
+  archive_logs "$LOGS" first-call
+  echo "ci/gpu.sh first-call: rc=$rc in $(mins "$start")" | tee -a "$OUT/summary.txt"
+  [ "$rc" -eq 0 ]
 }
 
 cmd_figures() {
@@ -940,7 +994,7 @@ for c in "$@"; do
   case $c in
     suite | bench | figures | mpi | two-gpus | examples) ;;
     -h | --help | help) usage; exit 0 ;;
-    *) echo "ci/gpu.sh: no subcommand '$c' (suite, bench, figures, mpi, two-gpus, examples; --help)" >&2; exit 2 ;;
+    *) echo "ci/gpu.sh: no subcommand '$c' (suite, bench, figures, mpi, two-gpus, examples, first-call; --help)" >&2; exit 2 ;;
   esac
 done
 if [ "$#" -gt 1 ]; then
@@ -958,4 +1012,5 @@ case $1 in
   mpi) cmd_mpi ;;
   two-gpus) cmd_two_gpus ;;
   examples) cmd_examples ;;
+  first-call) cmd_first_call ;;
 esac
