@@ -992,7 +992,7 @@ cmd_two_gpus() {
 [ "$#" -gt 0 ] || { usage >&2; exit 2; }
 for c in "$@"; do
   case $c in
-    suite | bench | figures | mpi | two-gpus | examples) ;;
+    suite | bench | figures | mpi | two-gpus | examples | first-call) ;;
     -h | --help | help) usage; exit 0 ;;
     *) echo "ci/gpu.sh: no subcommand '$c' (suite, bench, figures, mpi, two-gpus, examples, first-call; --help)" >&2; exit 2 ;;
   esac
