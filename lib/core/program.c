@@ -324,13 +324,14 @@ static amp_status amp__build(amp_accelerator *acc, const amp__build_input *in, b
     }
 
     const amp__backend *be = acc->e.be;
-    const amp__sys_dir *sys = be->system_include_dirs ? be->system_include_dirs(acc->e.dev) : NULL;
-    if ((st = amp__scan_includes(in, be->include_env, sys, &scan)) != AMP_OK) goto fail;
-    if (be->named_headers && (st = amp__named_check(&scan)) != AMP_OK) goto fail;
     if (!(m = amp__module_new(acc, in))) {
         st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "program: out of host memory");
         goto fail;
     }
+    /* A built-in program's source is the library's own, without #include
+     * lines: a pack's entry needs no scan (the CPU compiler's default
+     * directories, asked from the compiler on first use, would cost a
+     * compiler run). */
     if (builtin && be->prebuilt_target && (ptarget = be->prebuilt_target(acc->e.dev))) {
         amp__prebuilt_key(be->name, ptarget, be->prelude_prefix, in->source, in->source_len, in->options, pkey);
         if ((bin = amp__prebuilt_load(ptarget, pkey, &bin_size))) {
@@ -343,6 +344,9 @@ static amp_status amp__build(amp_accelerator *acc, const amp__build_input *in, b
             bin = NULL;
         }
     }
+    const amp__sys_dir *sys = be->system_include_dirs ? be->system_include_dirs(acc->e.dev) : NULL;
+    if ((st = amp__scan_includes(in, be->include_env, sys, &scan)) != AMP_OK) goto fail;
+    if (be->named_headers && (st = amp__named_check(&scan)) != AMP_OK) goto fail;
     /* The key is needed only for the disk cache, which is off (and says
      * why) where OpenSSL cannot compute its MACs. */
     cacheable = scan.complete;
