@@ -1,6 +1,6 @@
 /* stream.c — BabelStream's memory-bandwidth benchmark written in hipamp: Copy, Mul, Add, Triad, Dot and Nstream (kernels in stream.hip) over three arrays, each kernel timed to completion on every iteration, the results checked against the values the iterations give when replayed on scalars, BabelStream's table printed (MBytes/sec from the fastest run; min, max and average seconds, the first iteration left out).
  *
- *   stream [--arraysize N] [--numtimes K] [--float] [--device PATH] [--dot tiled|alg] [--block-size N] [--list]
+ *   stream [--arraysize N] [--numtimes K] [--float] [--device PATH] [--dot tiled|alg] [--block-size N] [--rank2] [--list]
  *
  * BabelStream's defaults: 2^25 elements, 100 iterations, doubles, a = 0.1,
  * b = 0.2, c = 0.0, scalar 0.4. Every iteration runs Copy, Mul, Add, Triad
@@ -25,6 +25,12 @@
  * without it the library chooses (blocks of 256). BabelStream's CUDA and
  * HIP versions use TBSIZE = 1024. The tiled Dot keeps its 1024-thread
  * tiles. On the CPU accelerator the size is checked and has no effect.
+ *
+ * Arrays of more than 2^31 - 1 elements (an extent's dimension is an int)
+ * are rank 2, rows of 2^20 elements (the size must then be a multiple of
+ * 2^20), run by stream.hip's _2d kernels; --rank2 runs that layout at any
+ * size that is a multiple of 1024 (rows of 2^20 where the size allows,
+ * else of 1024), to check it where the memory for 2^31 elements is not.
  *
  * Verification (BabelStream 5's rule): the iterations are replayed on
  * three scalars in the same precision, and for each array the average
@@ -96,20 +102,29 @@ typedef struct options {
     bool dot_alg;
     const char *device;
     long long block_size; /* 0: the library's choice */
+    bool rank2;           /* the rank-2 layout at any size */
 } options;
+
+/* The largest array size taken (3 arrays of 2^40 doubles are 26 TB: the
+ * allocation says whether they fit), and the row length of rank-2 arrays. */
+#define MAX_ARRAY_SIZE (1LL << 40)
+#define WIDE_COLS (1LL << 20)
+#define NARROW_COLS 1024LL
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: stream [--arraysize N] [--numtimes K] [--float] [--device PATH] [--dot tiled|alg] [--block-size N] [--list]\n"
-               "  --arraysize N  elements per array, 1..%d (default 2^25 = 33554432); also -s\n"
+    fprintf(f, "usage: stream [--arraysize N] [--numtimes K] [--float] [--device PATH] [--dot tiled|alg] [--block-size N] [--rank2] [--list]\n"
+               "  --arraysize N  elements per array, 1..%lld (default 2^25 = 33554432); past 2^31 - 1 a\n"
+               "                 multiple of 2^20 (the arrays are then rank 2, rows of 2^20); also -s\n"
                "  --numtimes K   iterations, 2 or more (default 100; the first is left out of the table); also -n\n"
                "  --float        float elements instead of double\n"
                "  --device PATH  a hipamp device path (cpu, cuda:0, hip:0; default: the default accelerator)\n"
                "  --dot tiled|alg  BabelStream's tiled grid-stride kernel (default) or amp_transform_reduce\n"
                "  --block-size N threads per block of the simple kernels' launches, 1..1024 (default: the\n"
                "                 library's choice, 256; BabelStream's CUDA version uses TBSIZE 1024)\n"
+               "  --rank2        rank-2 arrays (as past 2^31 - 1 elements) at a size that is a multiple of 1024\n"
                "  --list         list the accelerators and exit\n",
-            INT_MAX);
+            MAX_ARRAY_SIZE);
 }
 
 /* A whole decimal number in lo..hi, else a message naming the option and
@@ -130,7 +145,7 @@ static bool parse_count(const char *opt, const char *s, long long lo, long long 
 /* 0: go on; else the exit status. */
 static int parse(int argc, char **argv, options *o)
 {
-    *o = (options){1LL << 25, 100, false, false, NULL, 0};
+    *o = (options){1LL << 25, 100, false, false, NULL, 0, false};
     for (int i = 1; i < argc; ++i) {
         const char *a = argv[i];
         bool has_value = i + 1 < argc;
@@ -142,7 +157,7 @@ static int parse(int argc, char **argv, options *o)
             }
             const char *v = argv[++i];
             if (!strcmp(a, "--arraysize") || !strcmp(a, "-s")) {
-                if (!parse_count(a, v, 1, INT_MAX, &o->n)) return EXIT_USAGE;
+                if (!parse_count(a, v, 1, MAX_ARRAY_SIZE, &o->n)) return EXIT_USAGE;
             } else if (!strcmp(a, "--numtimes") || !strcmp(a, "-n")) {
                 if (!parse_count(a, v, 2, INT_MAX, &o->times)) return EXIT_USAGE;
             } else if (!strcmp(a, "--block-size")) {
@@ -157,6 +172,8 @@ static int parse(int argc, char **argv, options *o)
             }
         } else if (!strcmp(a, "--float")) {
             o->use_float = true;
+        } else if (!strcmp(a, "--rank2")) {
+            o->rank2 = true;
         } else if (!strcmp(a, "--list")) {
             amp_accelerator *list[16];
             size_t count = 0;
@@ -176,7 +193,26 @@ static int parse(int argc, char **argv, options *o)
             return EXIT_USAGE;
         }
     }
+    if (o->n > INT_MAX && o->n % WIDE_COLS) {
+        fprintf(stderr, "stream: --arraysize '%lld': past 2^31 - 1 elements the arrays are rank 2, rows of 2^20: "
+                        "need a multiple of %lld\n", o->n, WIDE_COLS);
+        return EXIT_USAGE;
+    }
+    if (o->rank2 && o->n % NARROW_COLS) {
+        fprintf(stderr, "stream: --rank2 with --arraysize '%lld': need a multiple of %lld\n", o->n, NARROW_COLS);
+        return EXIT_USAGE;
+    }
     return 0;
+}
+
+/* The arrays' extent: rank 1 up to 2^31 - 1 elements, else (or with
+ * --rank2) rows of 2^20 elements, or of 1024 where the size is not a
+ * multiple of 2^20 (parse checked that one of them divides it). */
+static amp_extent array_shape(const options *o)
+{
+    if (o->n <= INT_MAX && !o->rank2) return amp_extent_1d((int)o->n);
+    long long cols = o->n % WIDE_COLS == 0 ? WIDE_COLS : NARROW_COLS;
+    return amp_extent_2d((int)(o->n / cols), (int)cols);
 }
 
 /* ------------------------------------------------------------ checking */
@@ -237,6 +273,7 @@ typedef struct bench {
     int tiles;
     void *host_sums;
     amp_type type;
+    amp_extent shape; /* the arrays' (array_shape) */
 } bench;
 
 /* One Dot: the tiled kernel and the partial sums added on the host (in the
@@ -274,7 +311,7 @@ static int run_dot(bench *s, double *sum)
 static int run_kernel(bench *s, int k, double *sum)
 {
     amp_arg a = amp_arg_view(s->v[0]), b = amp_arg_view(s->v[1]), c = amp_arg_view(s->v[2]);
-    amp_extent e = amp_extent_1d((int)s->o.n);
+    amp_extent e = s->shape;
     const amp_launch_options lo = {(int)s->o.block_size};
     switch (k) {
     case K_COPY: CHECK(amp_parallel_for_each_with(s->q, e, s->k[k], (amp_arg[]){a, c}, 2, &lo)); break;
@@ -302,10 +339,17 @@ static int setup(bench *s, amp_accelerator *acc)
     CHECK(st);
     static const char *const names[K_COUNT] = {"stream_copy", "stream_mul", "stream_add",
                                                "stream_triad", "stream_dot", "stream_nstream"};
-    for (int k = 0; k < K_COUNT; ++k) CHECK(amp_program_get_kernel(prog, names[k], &s->k[k]));
-    CHECK(amp_program_get_kernel(prog, "stream_init", &s->init));
+    s->shape = array_shape(o);
+    const char *suffix = s->shape.rank == 2 ? "_2d" : "";
+    char name[64];
+    for (int k = 0; k < K_COUNT; ++k) {
+        snprintf(name, sizeof name, "%s%s", names[k], suffix);
+        CHECK(amp_program_get_kernel(prog, name, &s->k[k]));
+    }
+    snprintf(name, sizeof name, "stream_init%s", suffix);
+    CHECK(amp_program_get_kernel(prog, name, &s->init));
     /* The program lives until exit: its kernels are used to the end. */
-    amp_extent e = amp_extent_1d((int)o->n);
+    amp_extent e = s->shape;
     for (int v = 0; v < 3; ++v) {
         CHECK(amp_array_create(s->q, s->esize, e, NULL, &s->arr[v]));
         CHECK(amp_array_view_of_array(s->arr[v], &s->v[v]));
@@ -371,6 +415,9 @@ int main(int argc, char **argv)
     printf("Array size: %.1f MB (=%.1f GB)\n", array_bytes * 1e-6, array_bytes * 1e-9);
     printf("Total size: %.1f MB (=%.1f GB)\n", 3 * array_bytes * 1e-6, 3 * array_bytes * 1e-9);
     if ((rc = setup(&s, acc))) return rc;
+    if (s.shape.rank == 2)
+        printf("Array shape: %d x %d (rank 2: %s)\n", s.shape.v[0], s.shape.v[1],
+               o->n > INT_MAX ? "more than 2^31 - 1 elements" : "--rank2");
     if (o->dot_alg) {
         printf("Dot: amp_transform_reduce_with (AMP_MAP_PRODUCT, AMP_OP_SUM, accumulated in double)\n");
     } else {
@@ -387,7 +434,7 @@ int main(int argc, char **argv)
     }
     double t0 = now_s();
     const amp_launch_options init_lo = {(int)o->block_size};
-    CHECK(amp_parallel_for_each_with(s.q, amp_extent_1d((int)o->n), s.init, init_args, 6, &init_lo));
+    CHECK(amp_parallel_for_each_with(s.q, s.shape, s.init, init_args, 6, &init_lo));
     CHECK(amp_accelerator_view_wait(s.q));
     double init_s = now_s() - t0;
 
