@@ -133,6 +133,32 @@ const amp__sys_dir *amp__cpu_system_dirs(amp__cpu_device *d);
  * sticky). AMP_OK, else code with the directory at fault named. */
 amp_status amp__cpu_tmp_dir(amp_status code, char root[PATH_MAX]);
 
+/* Temporary directories: <TMPDIR>/hipamp-cpu-<pid>-XXXXXX, so that those of
+ * dead processes can be recognised and swept (cpu_compile.c). */
+#define AMP__CPU_TMP_PREFIX "hipamp-cpu-"
+
+/* The precompiled header (cpu_pch.c) of the library's part of a source
+ * (text, len bytes: the same in every build of a process), for a build
+ * whose compiler command starts with words (the compiler, its flags, up to
+ * the user's options) and whose job has no options and a disk cache: the
+ * path to hand the compiler as -include (the header's text, its compiled
+ * form beside it, in a private directory that lives as long as the
+ * process), or NULL (AMP_CPU_PCH=0, options given, no disk cache, another
+ * thread is making it, or it could not be made: the build compiles the
+ * whole text). Loads it from the disk cache, or makes it there with the
+ * compiler (blocks for that compile, within deadline) and stores it.
+ * Thread-safe. */
+const char *amp__cpu_pch_prepare(const amp__cpu_device *d, const amp__compile_job *job, const char *text,
+                                 size_t len, char *const *words, size_t nwords, char *const *envp, uint64_t deadline);
+/* The directory of the header amp__cpu_pch_prepare handed out (NULL: none
+ * yet): a build's dependency list leaves out what is in it. */
+const char *amp__cpu_pch_dir(void);
+/* Since the process started: headers made (compiled and stored), loaded
+ * from the disk cache, and builds that compiled with one. */
+typedef struct amp__cpu_pch_counts { unsigned long long made, loaded, used; } amp__cpu_pch_counts;
+void amp__cpu_pch_get_counts(amp__cpu_pch_counts *out);
+void amp__cpu_pch_count_use(void);
+
 /* A build (cpu_compile.c): the backend's compile operation (backend.h). */
 amp_status amp__cpu_compile(amp__cpu_device *d, const amp__compile_job *job, amp__compile_output *out);
 /* Child processes (cpu_spawn.c). Run argv[0] (a path, not searched for)
