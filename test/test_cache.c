@@ -1322,10 +1322,11 @@ static int header_compiles_logged(bool *last_used_it)
     return n;
 }
 
-/* The first cold build makes the header (one compile more) and stores it;
- * the next process, building another kernel, loads it from the disk cache
- * and compiles with it (no header compile), with the same results (the
- * helper checks every value). */
+/* The first cold build makes the header (one compile more, beside its
+ * own, which goes on without it) and stores it; the next process,
+ * building another kernel, loads it from the disk cache and compiles with
+ * it (no header compile), with the same results (the helper checks every
+ * value). */
 Test(cache, cpu_precompiled_header_made_once_then_loaded, .fini = cleanup)
 {
     setup_tree_cpu();
@@ -1336,7 +1337,7 @@ Test(cache, cpu_precompiled_header_made_once_then_loaded, .fini = cleanup)
     bool used = false;
     cr_assert_eq(compiles_logged(), 2);
     cr_assert_eq(header_compiles_logged(&used), 1);
-    cr_assert(used, "the first build compiled without the header it made");
+    cr_assert(!used, "the first build compiled with a header it was making");
     char path[PATH_MAX];
     off_t size = 0;
     largest_entry(path, &size);
@@ -1352,7 +1353,8 @@ Test(cache, cpu_precompiled_header_made_once_then_loaded, .fini = cleanup)
 }
 
 /* A header entry changed on disk fails its MAC: refused (removed), made
- * again, and the build succeeds with the right results. */
+ * again, and the build succeeds with the right results; the next process
+ * uses the one made again. */
 Test(cache, cpu_precompiled_header_tampered_is_refused, .fini = cleanup)
 {
     setup_tree_cpu();
@@ -1374,9 +1376,15 @@ Test(cache, cpu_precompiled_header_tampered_is_refused, .fini = cleanup)
     RUN_HELPER_OK("cpu");
     bool used = false;
     cr_assert_eq(header_compiles_logged(&used), 2, "the tampered header was not refused and made again");
-    cr_assert(used);
+    cr_assert(!used, "a build compiled with the tampered header");
     walk w = scan_cache();
     cr_assert_eq(w.entries, 3, "want two modules and the remade header, found%s", w.names);
+
+    /* The header made again serves the next process. */
+    write_probe_source("// a third kernel text\n");
+    RUN_HELPER_OK("cpu");
+    cr_assert_eq(header_compiles_logged(&used), 2);
+    cr_assert(used, "the third process compiled without the header made again");
 }
 
 /* AMP_CPU_PCH=0 (setup_tree's): no header made, stored or used. */

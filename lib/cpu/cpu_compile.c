@@ -621,10 +621,7 @@ static amp_status amp__cpu_build_try(amp__cpu_build *b)
             return amp__fail(AMP_ERROR_COMPILE, "compiling %s for the CPU accelerator timed out after %u seconds "
                                                 "(AMP_COMPILE_TIMEOUT); the compiler was stopped",
                              b->source_name, b->timeout);
-        if (WIFEXITED(ws) && WEXITSTATUS(ws) == 0) {
-            if (b->pch_used) amp__cpu_pch_count_use();
-            return AMP_OK;
-        }
+        if (WIFEXITED(ws) && WEXITSTATUS(ws) == 0) return AMP_OK;
         /* The same try again without the precompiled header: the error
          * reported is the one of the whole text. */
         if (b->pch_used) {
@@ -705,9 +702,12 @@ amp_status amp__cpu_compile(amp__cpu_device *d, const amp__compile_job *job, amp
     /* The compiler's words up to the user's options, less -iquote DIR
      * (the library's part includes only <...> headers). */
     b.lib_len = amp__cpu_library_end(b.source);
+    bool making = false;
     b.pch = amp__cpu_pch_prepare(d, job, b.source, b.lib_len, b.argv, b.user_from - (job->source_dir ? 2 : 0),
-                                 b.envp, b.deadline);
-    if ((st = amp__cpu_build_try(&b)) != AMP_OK) goto fail;
+                                 b.envp, b.deadline, &making);
+    st = amp__cpu_build_try(&b);
+    if (making) amp__cpu_pch_wait();
+    if (st != AMP_OK) goto fail;
     st = amp__cpu_build_outputs(&b);
 fail:
     amp__cpu_build_free(&b, st);

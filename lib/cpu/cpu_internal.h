@@ -143,21 +143,20 @@ amp_status amp__cpu_tmp_dir(amp_status code, char root[PATH_MAX]);
  * the user's options) and whose job has no options and a disk cache: the
  * path to hand the compiler as -include (the header's text, its compiled
  * form beside it, in a private directory that lives as long as the
- * process), or NULL (AMP_CPU_PCH=0, options given, no disk cache, another
- * thread is making it, or it could not be made: the build compiles the
- * whole text). Loads it from the disk cache, or makes it there with the
- * compiler (blocks for that compile, within deadline) and stores it.
+ * process), or NULL: AMP_CPU_PCH=0, options given, no disk cache, it is
+ * being made, or it could not be had; the build then compiles the whole
+ * text. Loads it from the disk cache (blocks for that); where it is not
+ * there, starts making it with the compiler on a thread of its own (it
+ * stores it in the disk cache) and says so in *making: the caller must
+ * then call amp__cpu_pch_wait before words, envp or job go away.
  * Thread-safe. */
 const char *amp__cpu_pch_prepare(const amp__cpu_device *d, const amp__compile_job *job, const char *text,
-                                 size_t len, char *const *words, size_t nwords, char *const *envp, uint64_t deadline);
+                                 size_t len, char *const *words, size_t nwords, char *const *envp, uint64_t deadline,
+                                 bool *making);
+void amp__cpu_pch_wait(void);
 /* The directory of the header amp__cpu_pch_prepare handed out (NULL: none
  * yet): a build's dependency list leaves out what is in it. */
 const char *amp__cpu_pch_dir(void);
-/* Since the process started: headers made (compiled and stored), loaded
- * from the disk cache, and builds that compiled with one. */
-typedef struct amp__cpu_pch_counts { unsigned long long made, loaded, used; } amp__cpu_pch_counts;
-void amp__cpu_pch_get_counts(amp__cpu_pch_counts *out);
-void amp__cpu_pch_count_use(void);
 
 /* A build (cpu_compile.c): the backend's compile operation (backend.h). */
 amp_status amp__cpu_compile(amp__cpu_device *d, const amp__compile_job *job, amp__compile_output *out);

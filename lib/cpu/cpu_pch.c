@@ -35,21 +35,6 @@ static enum { AMP__PCH_UNTRIED, AMP__PCH_BUSY, AMP__PCH_READY, AMP__PCH_FAILED }
 static char amp__pch_dir[PATH_MAX];
 static char amp__pch_header[PATH_MAX + 32];
 static uint8_t amp__pch_key[32];
-static amp__cpu_pch_counts amp__pch_counts;
-
-void amp__cpu_pch_get_counts(amp__cpu_pch_counts *out)
-{
-    pthread_mutex_lock(&amp__pch_lock);
-    *out = amp__pch_counts;
-    pthread_mutex_unlock(&amp__pch_lock);
-}
-
-void amp__cpu_pch_count_use(void)
-{
-    pthread_mutex_lock(&amp__pch_lock);
-    amp__pch_counts.used++;
-    pthread_mutex_unlock(&amp__pch_lock);
-}
 
 const char *amp__cpu_pch_dir(void)
 {
@@ -152,9 +137,50 @@ static bool amp__pch_compile(char *const *words, size_t nwords, char *const *env
     return st == AMP_OK && !late && WIFEXITED(ws) && WEXITSTATUS(ws) == 0;
 }
 
-const char *amp__cpu_pch_prepare(const amp__cpu_device *d, const amp__compile_job *job, const char *text,
-                                 size_t len, char *const *words, size_t nwords, char *const *envp, uint64_t deadline)
+/* The header's making, on a thread of its own (the build that found it
+ * missing compiles meanwhile without it, and waits for it before it
+ * returns: amp__cpu_pch_wait): what it needs lives as long as that build. */
+static struct {
+    pthread_t thread;
+    const amp__compile_job *job;
+    char *const *words, *const *envp;
+    size_t nwords;
+    uint64_t deadline;
+    int dirfd;
+    uint8_t key[32];
+} amp__pch_maker;
+
+/* Leaves the state READY, or FAILED, and the directory closed. */
+static void amp__pch_settle(bool ok, const uint8_t key[32], int dirfd)
 {
+    if (dirfd >= 0) close(dirfd);
+    pthread_mutex_lock(&amp__pch_lock);
+    amp__pch_state = ok ? AMP__PCH_READY : AMP__PCH_FAILED;
+    if (ok) memcpy(amp__pch_key, key, 32);
+    pthread_mutex_unlock(&amp__pch_lock);
+}
+
+static void *amp__pch_make(void *arg)
+{
+    (void)arg;
+    size_t size = 0;
+    void *gch = NULL;
+    bool ok = amp__pch_compile(amp__pch_maker.words, amp__pch_maker.nwords, amp__pch_maker.envp,
+                               amp__pch_maker.deadline) &&
+              (gch = amp__pch_read(amp__pch_maker.dirfd, AMP__PCH_FILE, &size));
+    if (ok) amp__pch_maker.job->cache_store(amp__pch_maker.key, gch, size);
+    free(gch);
+    amp__pch_settle(ok, amp__pch_maker.key, amp__pch_maker.dirfd);
+    return NULL;
+}
+
+void amp__cpu_pch_wait(void) { pthread_join(amp__pch_maker.thread, NULL); }
+
+const char *amp__cpu_pch_prepare(const amp__cpu_device *d, const amp__compile_job *job, const char *text,
+                                 size_t len, char *const *words, size_t nwords, char *const *envp, uint64_t deadline,
+                                 bool *making)
+{
+    *making = false;
     /* Off (README: AMP_CPU_PCH), or nothing to keep it in: made for one
      * process only, it would cost more than it saves. The user's options
      * (a -D, a -O0) may change what the header compiles to. */
@@ -184,27 +210,31 @@ const char *amp__cpu_pch_prepare(const amp__cpu_device *d, const amp__compile_jo
     amp__pch_state = AMP__PCH_BUSY;
     pthread_mutex_unlock(&amp__pch_lock);
 
-    bool ok = false, loaded = false, made = false;
     size_t size = 0;
     void *gch = NULL;
     int dirfd = amp__pch_make_dir(amp__pch_dir);
-    if (dirfd < 0) goto out;
     snprintf(amp__pch_header, sizeof amp__pch_header, "%s/" AMP__PCH_NAME, amp__pch_dir);
-    if (!amp__pch_write(dirfd, AMP__PCH_NAME, text, len)) goto out;
-    if ((gch = job->cache_load(key, &size))) {
-        loaded = ok = amp__pch_write(dirfd, AMP__PCH_FILE, gch, size);
-    } else if (amp__pch_compile(words, nwords, envp, deadline) && (gch = amp__pch_read(dirfd, AMP__PCH_FILE, &size))) {
-        job->cache_store(key, gch, size);
-        made = ok = true;
+    if (dirfd < 0 || !amp__pch_write(dirfd, AMP__PCH_NAME, text, len)) {
+        amp__pch_settle(false, key, dirfd);
+        return NULL;
     }
-out:
-    free(gch);
-    if (dirfd >= 0) close(dirfd);
-    pthread_mutex_lock(&amp__pch_lock);
-    amp__pch_state = ok ? AMP__PCH_READY : AMP__PCH_FAILED;
-    if (ok) memcpy(amp__pch_key, key, 32);
-    amp__pch_counts.loaded += loaded;
-    amp__pch_counts.made += made;
-    pthread_mutex_unlock(&amp__pch_lock);
-    return ok ? amp__pch_header : NULL;
+    if ((gch = job->cache_load(key, &size))) {
+        bool ok = amp__pch_write(dirfd, AMP__PCH_FILE, gch, size);
+        free(gch);
+        amp__pch_settle(ok, key, dirfd);
+        return ok ? amp__pch_header : NULL;
+    }
+    amp__pch_maker.job = job;
+    amp__pch_maker.words = words;
+    amp__pch_maker.nwords = nwords;
+    amp__pch_maker.envp = envp;
+    amp__pch_maker.deadline = deadline;
+    amp__pch_maker.dirfd = dirfd;
+    memcpy(amp__pch_maker.key, key, 32);
+    if (pthread_create(&amp__pch_maker.thread, NULL, amp__pch_make, NULL) != 0) {
+        amp__pch_settle(false, key, dirfd);
+        return NULL;
+    }
+    *making = true;
+    return NULL;
 }
