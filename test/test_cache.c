@@ -1400,3 +1400,23 @@ Test(cache, cpu_precompiled_header_off, .fini = cleanup)
     cr_assert_eq(header_compiles_logged(&used), 0);
     cr_assert(!used);
 }
+
+/* No header where what it would stand for is not named by its key: a
+ * build with options (a -D may change the header's meaning), or with
+ * CPATH set (directories searched before the default ones). */
+Test(cache, cpu_precompiled_header_not_with_options_or_cpath, .fini = cleanup)
+{
+    setup_tree_cpu();
+    cr_assert_eq(setenv("AMP_CPU_PCH", "1", 1), 0);
+    RUN_HELPER_OK("cpu", .options = "-DHIPAMP_TEST_UNUSED=1");
+    char cpath[PATH_MAX + 8];
+    snprintf(cpath, sizeof cpath, "CPATH=%s", g_root);
+    write_probe_source("// another kernel text, another module\n");
+    RUN_HELPER_OK("cpu", .extra_env = cpath);
+    walk w = scan_cache();
+    cr_assert_eq(w.entries, 2, "want two modules and no header, found%s", w.names);
+    bool used = true;
+    cr_assert_eq(compiles_logged(), 2);
+    cr_assert_eq(header_compiles_logged(&used), 0);
+    cr_assert(!used);
+}

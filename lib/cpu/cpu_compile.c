@@ -218,11 +218,7 @@ static pthread_once_t amp__cpu_sweep_once = PTHREAD_ONCE_INIT;
 
 /* ------------------------------------------------------- dependencies */
 
-/* The files a make-style dependency file lists after its target, as
- * absolute paths one a line (malloc'ed; "" when none), skipping skip and
- * what is in skip_dir (NULL: none; the precompiled header's directory,
- * which this process made). */
-static char *amp__cpu_deps(const char *text, const char *skip, const char *skip_dir)
+char *amp__cpu_deps(const char *text, const char *skip, const char *skip_dir)
 {
     size_t cap = 256, n = 0;
     char *out = malloc(cap);

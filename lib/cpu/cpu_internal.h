@@ -137,6 +137,11 @@ amp_status amp__cpu_tmp_dir(amp_status code, char root[PATH_MAX]);
  * dead processes can be recognised and swept (cpu_compile.c). */
 #define AMP__CPU_TMP_PREFIX "hipamp-cpu-"
 
+/* The files a make-style dependency file (text) lists after its target,
+ * as absolute paths (symbolic links resolved) one a line (malloc'ed; ""
+ * when none; NULL: no memory), skipping skip and what is in skip_dir
+ * (NULL: none) (cpu_compile.c). */
+char *amp__cpu_deps(const char *text, const char *skip, const char *skip_dir);
 /* The precompiled header (cpu_pch.c) of the library's part of a source
  * (text, len bytes: the same in every build of a process), for a build
  * whose compiler command starts with words (the compiler, its flags, up to
@@ -150,7 +155,7 @@ amp_status amp__cpu_tmp_dir(amp_status code, char root[PATH_MAX]);
  * stores it in the disk cache) and says so in *making: the caller must
  * then call amp__cpu_pch_wait before words, envp or job go away.
  * Thread-safe. */
-const char *amp__cpu_pch_prepare(const amp__cpu_device *d, const amp__compile_job *job, const char *text,
+const char *amp__cpu_pch_prepare(amp__cpu_device *d, const amp__compile_job *job, const char *text,
                                  size_t len, char *const *words, size_t nwords, char *const *envp, uint64_t deadline,
                                  bool *making);
 void amp__cpu_pch_wait(void);

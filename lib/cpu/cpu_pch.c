@@ -23,6 +23,65 @@
 
 #define AMP__PCH_NAME "amp_lib.hpp"
 #define AMP__PCH_FILE AMP__PCH_NAME ".gch"
+#define AMP__PCH_DEPS "amp_lib.d"
+
+/* The disk-cache entry: this header, the files the header read (one
+ * absolute path a line, deps_size bytes), then the compiled header. */
+typedef struct amp__pch_entry {
+    char magic[8];
+    uint64_t deps_size;
+} amp__pch_entry;
+#define AMP__PCH_MAGIC "AMPPCH1"
+
+/* The kind (AMP__DIR_*) of the most specific of the compiler's default
+ * directories that holds path, and path's name relative to it; 0 when
+ * none does. */
+static int amp__pch_dir_kind(const amp__sys_dir *dirs, const char *path, const char **rel)
+{
+    int kind = 0;
+    size_t best = 0;
+    for (const amp__sys_dir *s = dirs; s && s->path; ++s) {
+        size_t l = strlen(s->path);
+        if (l > best && !strncmp(path, s->path, l) && path[l] == '/') {
+            kind = s->kind;
+            best = l;
+            *rel = path + l + 1;
+        }
+    }
+    return kind;
+}
+
+/* Whether the header may stand for the text it was made from in this
+ * process's builds: every file it read (deps, one absolute path a line)
+ * is the compiler's or the C library's (the key names their versions,
+ * which stand for those files, as the modules' keys do), and none is
+ * shadowed by a file of the same name in a default directory of another
+ * kind (/usr/local/include), which the text compiled whole might read
+ * instead. Builds that pass -I, CPATH or CPLUS_INCLUDE_PATH use no header
+ * (amp__cpu_pch_prepare). */
+static bool amp__pch_deps_ok(const amp__sys_dir *dirs, const char *deps, size_t size)
+{
+    const char *p = deps, *end = deps + size;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t l = nl ? (size_t)(nl - p) : (size_t)(end - p);
+        char path[PATH_MAX];
+        if (l == 0 || l >= sizeof path) return false;
+        memcpy(path, p, l);
+        path[l] = 0;
+        p += l + 1;
+        const char *rel = NULL;
+        int kind = amp__pch_dir_kind(dirs, path, &rel);
+        if (kind != AMP__DIR_COMPILER && kind != AMP__DIR_LIBC) return false;
+        for (const amp__sys_dir *s = dirs; s && s->path; ++s) {
+            char other[2 * PATH_MAX + 2];
+            if (s->kind == AMP__DIR_COMPILER || s->kind == AMP__DIR_LIBC) continue;
+            snprintf(other, sizeof other, "%s/%s", s->path, rel);
+            if (access(other, F_OK) == 0) return false;
+        }
+    }
+    return true;
+}
 
 /* One CPU accelerator per process. Lock order: a leaf (held for no call
  * that takes another lock, and never while the compiler runs). */
@@ -112,16 +171,22 @@ static int amp__pch_make_dir(char dir[PATH_MAX])
 }
 
 /* Runs the compiler on the header: words (the build's own, up to the
- * user's options) then "-c -x c++-header HEADER -o HEADER.gch". */
+ * user's options) then "-c -MD -MF DEPS -x c++-header HEADER -o
+ * HEADER.gch". */
 static bool amp__pch_compile(char *const *words, size_t nwords, char *const *envp, uint64_t deadline)
 {
     char out[PATH_MAX + 40];
     snprintf(out, sizeof out, "%s.gch", amp__pch_header);
-    char **argv = calloc(nwords + 8, sizeof *argv);
+    char dep[PATH_MAX + 40];
+    snprintf(dep, sizeof dep, "%s/" AMP__PCH_DEPS, amp__pch_dir);
+    char **argv = calloc(nwords + 11, sizeof *argv);
     if (!argv) return false;
     memcpy(argv, words, nwords * sizeof *argv);
     size_t n = nwords;
     argv[n++] = "-c"; /* the words say -shared: the driver would link the header into a library */
+    argv[n++] = "-MD";
+    argv[n++] = "-MF";
+    argv[n++] = dep;
     argv[n++] = "-x";
     argv[n++] = "c++-header";
     argv[n++] = amp__pch_header;
@@ -147,6 +212,7 @@ static struct {
     size_t nwords;
     uint64_t deadline;
     int dirfd;
+    const amp__sys_dir *dirs;
     uint8_t key[32];
 } amp__pch_maker;
 
@@ -163,12 +229,34 @@ static void amp__pch_settle(bool ok, const uint8_t key[32], int dirfd)
 static void *amp__pch_make(void *arg)
 {
     (void)arg;
-    size_t size = 0;
-    void *gch = NULL;
+    size_t size = 0, dsize = 0;
+    void *gch = NULL, *dtext = NULL;
+    char *deps = NULL, *entry = NULL;
     bool ok = amp__pch_compile(amp__pch_maker.words, amp__pch_maker.nwords, amp__pch_maker.envp,
                                amp__pch_maker.deadline) &&
-              (gch = amp__pch_read(amp__pch_maker.dirfd, AMP__PCH_FILE, &size));
-    if (ok) amp__pch_maker.job->cache_store(amp__pch_maker.key, gch, size);
+              (gch = amp__pch_read(amp__pch_maker.dirfd, AMP__PCH_FILE, &size)) &&
+              (dtext = amp__pch_read(amp__pch_maker.dirfd, AMP__PCH_DEPS, &dsize));
+    if (ok) {
+        /* NUL-terminated for the parser (amp__pch_read leaves no room). */
+        char *t = realloc(dtext, dsize + 1);
+        ok = t != NULL;
+        if (ok) {
+            dtext = t;
+            t[dsize] = 0;
+            deps = amp__cpu_deps(t, amp__pch_header, amp__pch_dir);
+        }
+    }
+    ok = ok && deps && amp__pch_deps_ok(amp__pch_maker.dirs, deps, strlen(deps));
+    amp__pch_entry h = {AMP__PCH_MAGIC, ok ? strlen(deps) : 0};
+    if (ok && (entry = malloc(sizeof h + h.deps_size + size))) {
+        memcpy(entry, &h, sizeof h);
+        memcpy(entry + sizeof h, deps, h.deps_size);
+        memcpy(entry + sizeof h + h.deps_size, gch, size);
+        amp__pch_maker.job->cache_store(amp__pch_maker.key, entry, sizeof h + h.deps_size + size);
+    }
+    free(entry);
+    free(deps);
+    free(dtext);
     free(gch);
     amp__pch_settle(ok, amp__pch_maker.key, amp__pch_maker.dirfd);
     return NULL;
@@ -176,7 +264,7 @@ static void *amp__pch_make(void *arg)
 
 void amp__cpu_pch_wait(void) { pthread_join(amp__pch_maker.thread, NULL); }
 
-const char *amp__cpu_pch_prepare(const amp__cpu_device *d, const amp__compile_job *job, const char *text,
+const char *amp__cpu_pch_prepare(amp__cpu_device *d, const amp__compile_job *job, const char *text,
                                  size_t len, char *const *words, size_t nwords, char *const *envp, uint64_t deadline,
                                  bool *making)
 {
@@ -188,6 +276,11 @@ const char *amp__cpu_pch_prepare(const amp__cpu_device *d, const amp__compile_jo
     if (job->options)
         for (const char *p = job->options; *p; ++p)
             if (*p != ' ' && *p != '\t' && *p != '\n') return NULL;
+    /* Directories searched before the default ones, which the key does
+     * not name (backend.h: the CPU backend's include_env). */
+    const char *cpath = amp__env("CPATH"), *cplus = amp__env("CPLUS_INCLUDE_PATH");
+    if ((cpath && *cpath) || (cplus && *cplus)) return NULL;
+    const amp__sys_dir *dirs = amp__cpu_system_dirs(d);
 
     uint8_t key[32];
     amp__sha256 *h = amp__sha256_new();
@@ -219,7 +312,13 @@ const char *amp__cpu_pch_prepare(const amp__cpu_device *d, const amp__compile_jo
         return NULL;
     }
     if ((gch = job->cache_load(key, &size))) {
-        bool ok = amp__pch_write(dirfd, AMP__PCH_FILE, gch, size);
+        amp__pch_entry e;
+        bool ok = size >= sizeof e;
+        if (ok) memcpy(&e, gch, sizeof e);
+        ok = ok && !memcmp(e.magic, AMP__PCH_MAGIC, sizeof e.magic) && e.deps_size <= size - sizeof e &&
+             amp__pch_deps_ok(dirs, (char *)gch + sizeof e, (size_t)e.deps_size) &&
+             amp__pch_write(dirfd, AMP__PCH_FILE, (char *)gch + sizeof e + e.deps_size,
+                            size - sizeof e - (size_t)e.deps_size);
         free(gch);
         amp__pch_settle(ok, key, dirfd);
         return ok ? amp__pch_header : NULL;
@@ -230,6 +329,7 @@ const char *amp__cpu_pch_prepare(const amp__cpu_device *d, const amp__compile_jo
     amp__pch_maker.envp = envp;
     amp__pch_maker.deadline = deadline;
     amp__pch_maker.dirfd = dirfd;
+    amp__pch_maker.dirs = dirs;
     memcpy(amp__pch_maker.key, key, 32);
     if (pthread_create(&amp__pch_maker.thread, NULL, amp__pch_make, NULL) != 0) {
         amp__pch_settle(false, key, dirfd);
