@@ -1420,3 +1420,33 @@ Test(cache, cpu_precompiled_header_not_with_options_or_cpath, .fini = cleanup)
     cr_assert_eq(header_compiles_logged(&used), 0);
     cr_assert(!used);
 }
+
+/* A build that fails with the header is compiled once more without it:
+ * the error reported is the whole text's, at the user's line. */
+Test(cache, cpu_precompiled_header_failed_try_is_retried_whole, .fini = cleanup)
+{
+    amp_accelerator *acc = setup_tree_cpu();
+    cr_assert_eq(setenv("AMP_CPU_PCH", "1", 1), 0);
+    /* The first build makes the header (and waits for it). */
+    amp_program *p = test_build(acc, "AMP_KERNEL(pch_good, amp::index<1> i, amp::array_view<int, 1> a) { a[i] = 1; }\n");
+    amp_program_destroy(p);
+    int before = compiles_logged();
+    p = NULL;
+    ASSERT_STATUS(amp_program_build(acc, "\n\nAMP_KERNEL(pch_bad, amp::index<1> i, amp::array_view<int, 1> a)\n"
+                                         "{ a[i] = pch_undeclared_xyz; }\n", NULL, &p),
+                  AMP_ERROR_COMPILE);
+    cr_assert_null(p);
+    const char *log = amp_last_error();
+    cr_assert(strstr(log, "pch_undeclared_xyz") && strstr(log, "kernel.hip:4:"), "log: %s", log);
+    cr_assert_eq(compiles_logged(), before + 2, "want a try with the header, then one without");
+    FILE *f = fopen(g_cxx_log, "r");
+    cr_assert_not_null(f);
+    char line[8192], prev[8192] = "", last[8192] = "";
+    while (fgets(line, sizeof line, f)) {
+        snprintf(prev, sizeof prev, "%s", last);
+        snprintf(last, sizeof last, "%s", line);
+    }
+    fclose(f);
+    cr_assert(strstr(prev, "-include ") != NULL, "the first try did not use the header: %s", prev);
+    cr_assert(strstr(last, "-include ") == NULL, "the retry used the header: %s", last);
+}

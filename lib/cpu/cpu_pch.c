@@ -305,23 +305,19 @@ const char *amp__cpu_pch_prepare(amp__cpu_device *d, const amp__compile_job *job
 
     size_t size = 0;
     void *gch = NULL;
+    bool ok = false;
     int dirfd = amp__pch_make_dir(amp__pch_dir);
     snprintf(amp__pch_header, sizeof amp__pch_header, "%s/" AMP__PCH_NAME, amp__pch_dir);
-    if (dirfd < 0 || !amp__pch_write(dirfd, AMP__PCH_NAME, text, len)) {
-        amp__pch_settle(false, key, dirfd);
-        return NULL;
-    }
+    if (dirfd < 0 || !amp__pch_write(dirfd, AMP__PCH_NAME, text, len)) goto out;
     if ((gch = job->cache_load(key, &size))) {
         amp__pch_entry e;
-        bool ok = size >= sizeof e;
+        ok = size >= sizeof e;
         if (ok) memcpy(&e, gch, sizeof e);
         ok = ok && !memcmp(e.magic, AMP__PCH_MAGIC, sizeof e.magic) && e.deps_size <= size - sizeof e &&
              amp__pch_deps_ok(dirs, (char *)gch + sizeof e, (size_t)e.deps_size) &&
              amp__pch_write(dirfd, AMP__PCH_FILE, (char *)gch + sizeof e + e.deps_size,
                             size - sizeof e - (size_t)e.deps_size);
-        free(gch);
-        amp__pch_settle(ok, key, dirfd);
-        return ok ? amp__pch_header : NULL;
+        goto out;
     }
     amp__pch_maker.job = job;
     amp__pch_maker.words = words;
@@ -331,10 +327,10 @@ const char *amp__cpu_pch_prepare(amp__cpu_device *d, const amp__compile_job *job
     amp__pch_maker.dirfd = dirfd;
     amp__pch_maker.dirs = dirs;
     memcpy(amp__pch_maker.key, key, 32);
-    if (pthread_create(&amp__pch_maker.thread, NULL, amp__pch_make, NULL) != 0) {
-        amp__pch_settle(false, key, dirfd);
-        return NULL;
-    }
-    *making = true;
-    return NULL;
+    *making = pthread_create(&amp__pch_maker.thread, NULL, amp__pch_make, NULL) == 0;
+out:
+    free(gch);
+    if (*making) return NULL; /* the maker settles the state and closes dirfd */
+    amp__pch_settle(ok, key, dirfd);
+    return ok ? amp__pch_header : NULL;
 }
