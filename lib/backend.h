@@ -101,6 +101,14 @@ typedef struct amp__compile_job {
     const amp__header *headers;
     size_t nheaders;
     unsigned timeout_s;
+    /* The disk cache (lib/core/disk_cache.c), for what a backend keeps
+     * between processes besides modules (the CPU accelerator's precompiled
+     * header), under a key of its own (a SHA-256 over a domain name of its
+     * own and everything that shapes the data): cache_load returns a
+     * malloc'ed payload the cache authenticated (its MAC), or NULL;
+     * cache_store keeps one (at most 64 MiB). NULL: no disk cache in use. */
+    void *(*cache_load)(const uint8_t key[32], size_t *size);
+    void (*cache_store)(const uint8_t key[32], const void *data, size_t size);
 } amp__compile_job;
 
 /* What a compile returns. bin is malloc'ed and owned by the caller. deps,

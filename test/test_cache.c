@@ -1,6 +1,7 @@
 /* test_cache.c — the on-disk compile cache across processes (one entry per build, disk hits in a second process, truncated/corrupted entries rebuilt, eight concurrent processes) and as a security boundary (symlink swaps, foreign and forged entries, FIFOs, group-writable and world-writable directories, the /tmp fallback, oversized entries and directories at an entry's name), header tracking (system headers included; headers another user could plant beside a temporary file or in a shared directory), builds without OpenSSL's SHA-256, and amp_cache_get_info. */
 #include "support.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -76,6 +77,10 @@ static void setup_tree(amp_accelerator_info in)
     snprintf(g_src, sizeof g_src, "%s/src.hip", g_root);
     write_probe_source("");
     cr_assert_eq(setenv("AMP_CACHE_DIR", g_cache, 1), 0);
+    /* The CPU accelerator's precompiled header is an entry of its own and
+     * a compile of its own: the tests that count entries and compiles
+     * count modules; those below about the header turn it on. */
+    cr_assert_eq(setenv("AMP_CPU_PCH", "0", 1), 0);
 
     g_cxx[0] = '\0';
     if (in.is_emulated) {
@@ -845,6 +850,7 @@ Test(cache, computed_include_is_not_cached)
     snprintf(cache, sizeof cache, "%s/cache", dir);
     snprintf(hdr, sizeof hdr, "%s/computed.h", dir);
     cr_assert_eq(setenv("AMP_CACHE_DIR", cache, 1), 0);
+    cr_assert_eq(setenv("AMP_CPU_PCH", "0", 1), 0); /* disk_stores counts modules here */
     FILE *f = fopen(hdr, "w");
     cr_assert_not_null(f);
     fputs("#define COMPUTED_ADD 2\n", f);
@@ -1274,3 +1280,173 @@ Test(cache, directory_at_an_entry_name, .fini = cleanup)
               "last_uncacheable: %s", ci.last_uncacheable);
 }
 
+/* ------------------------------------- the CPU precompiled header */
+
+/* The largest entry: the precompiled header (megabytes; a module of the
+ * probe kernel is kilobytes). */
+static void largest_entry(char *path, off_t *size)
+{
+    DIR *d = opendir(g_cache);
+    cr_assert_not_null(d, "%s: %s", g_cache, strerror(errno));
+    struct dirent *e;
+    *size = 0;
+    path[0] = 0;
+    while ((e = readdir(d))) {
+        size_t n = strlen(e->d_name);
+        if (n <= 5 || strcmp(e->d_name + n - 5, ".ampc")) continue;
+        char p[PATH_MAX];
+        struct stat sb;
+        snprintf(p, sizeof p, "%s/%s", g_cache, e->d_name);
+        if (stat(p, &sb) == 0 && sb.st_size > *size) {
+            *size = sb.st_size;
+            snprintf(path, PATH_MAX, "%s", p);
+        }
+    }
+    closedir(d);
+}
+
+/* How many logged compiler runs made the header, and whether the last one
+ * compiled with it. */
+static int header_compiles_logged(bool *last_used_it)
+{
+    FILE *f = fopen(g_cxx_log, "r");
+    cr_assert_not_null(f, "%s: %s", g_cxx_log, strerror(errno));
+    int n = 0;
+    char line[8192];
+    *last_used_it = false;
+    while (fgets(line, sizeof line, f)) {
+        if (strstr(line, "-x c++-header")) n++;
+        else if (strstr(line, " -o ")) *last_used_it = strstr(line, "-include ") != NULL;
+    }
+    fclose(f);
+    return n;
+}
+
+/* The first cold build makes the header (one compile more, beside its
+ * own, which goes on without it) and stores it; the next process,
+ * building another kernel, loads it from the disk cache and compiles with
+ * it (no header compile), with the same results (the helper checks every
+ * value). */
+Test(cache, cpu_precompiled_header_made_once_then_loaded, .fini = cleanup)
+{
+    setup_tree_cpu();
+    cr_assert_eq(setenv("AMP_CPU_PCH", "1", 1), 0);
+    RUN_HELPER_OK("cpu");
+    walk w = scan_cache();
+    cr_assert_eq(w.entries, 2, "want the module and the header, found%s", w.names);
+    bool used = false;
+    cr_assert_eq(compiles_logged(), 2);
+    cr_assert_eq(header_compiles_logged(&used), 1);
+    cr_assert(!used, "the first build compiled with a header it was making");
+    char path[PATH_MAX];
+    off_t size = 0;
+    largest_entry(path, &size);
+    cr_assert_gt(size, 1 << 20, "the header entry is %lld bytes", (long long)size);
+
+    write_probe_source("// another kernel text, another module\n");
+    RUN_HELPER_OK("cpu");
+    w = scan_cache();
+    cr_assert_eq(w.entries, 3, "want two modules and the header, found%s", w.names);
+    cr_assert_eq(compiles_logged(), 3, "the second process compiled the header again");
+    cr_assert_eq(header_compiles_logged(&used), 1);
+    cr_assert(used, "the second process compiled without the header");
+}
+
+/* A header entry changed on disk fails its MAC: refused (removed), made
+ * again, and the build succeeds with the right results; the next process
+ * uses the one made again. */
+Test(cache, cpu_precompiled_header_tampered_is_refused, .fini = cleanup)
+{
+    setup_tree_cpu();
+    cr_assert_eq(setenv("AMP_CPU_PCH", "1", 1), 0);
+    RUN_HELPER_OK("cpu");
+    char path[PATH_MAX];
+    off_t size = 0;
+    largest_entry(path, &size);
+    cr_assert_gt(size, 1 << 20);
+    FILE *f = fopen(path, "r+b");
+    cr_assert_not_null(f);
+    cr_assert_eq(fseek(f, (long)(size / 2), SEEK_SET), 0);
+    int c = fgetc(f);
+    cr_assert_eq(fseek(f, (long)(size / 2), SEEK_SET), 0);
+    fputc(c ^ 0x5a, f);
+    cr_assert_eq(fclose(f), 0);
+
+    write_probe_source("// another kernel text, another module\n");
+    RUN_HELPER_OK("cpu");
+    bool used = false;
+    cr_assert_eq(header_compiles_logged(&used), 2, "the tampered header was not refused and made again");
+    cr_assert(!used, "a build compiled with the tampered header");
+    walk w = scan_cache();
+    cr_assert_eq(w.entries, 3, "want two modules and the remade header, found%s", w.names);
+
+    /* The header made again serves the next process. */
+    write_probe_source("// a third kernel text\n");
+    RUN_HELPER_OK("cpu");
+    cr_assert_eq(header_compiles_logged(&used), 2);
+    cr_assert(used, "the third process compiled without the header made again");
+}
+
+/* AMP_CPU_PCH=0 (setup_tree's): no header made, stored or used. */
+Test(cache, cpu_precompiled_header_off, .fini = cleanup)
+{
+    setup_tree_cpu();
+    /* setup_tree set AMP_CPU_PCH=0 */
+    RUN_HELPER_OK("cpu");
+    walk w = scan_cache();
+    cr_assert_eq(w.entries, 1, "want the module alone, found%s", w.names);
+    bool used = true;
+    cr_assert_eq(compiles_logged(), 1);
+    cr_assert_eq(header_compiles_logged(&used), 0);
+    cr_assert(!used);
+}
+
+/* No header where what it would stand for is not named by its key: a
+ * build with options (a -D may change the header's meaning), or with
+ * CPATH set (directories searched before the default ones). */
+Test(cache, cpu_precompiled_header_not_with_options_or_cpath, .fini = cleanup)
+{
+    setup_tree_cpu();
+    cr_assert_eq(setenv("AMP_CPU_PCH", "1", 1), 0);
+    RUN_HELPER_OK("cpu", .options = "-DHIPAMP_TEST_UNUSED=1");
+    char cpath[PATH_MAX + 8];
+    snprintf(cpath, sizeof cpath, "CPATH=%s", g_root);
+    write_probe_source("// another kernel text, another module\n");
+    RUN_HELPER_OK("cpu", .extra_env = cpath);
+    walk w = scan_cache();
+    cr_assert_eq(w.entries, 2, "want two modules and no header, found%s", w.names);
+    bool used = true;
+    cr_assert_eq(compiles_logged(), 2);
+    cr_assert_eq(header_compiles_logged(&used), 0);
+    cr_assert(!used);
+}
+
+/* A build that fails with the header is compiled once more without it:
+ * the error reported is the whole text's, at the user's line. */
+Test(cache, cpu_precompiled_header_failed_try_is_retried_whole, .fini = cleanup)
+{
+    amp_accelerator *acc = setup_tree_cpu();
+    cr_assert_eq(setenv("AMP_CPU_PCH", "1", 1), 0);
+    /* The first build makes the header (and waits for it). */
+    amp_program *p = test_build(acc, "AMP_KERNEL(pch_good, amp::index<1> i, amp::array_view<int, 1> a) { a[i] = 1; }\n");
+    amp_program_destroy(p);
+    int before = compiles_logged();
+    p = NULL;
+    ASSERT_STATUS(amp_program_build(acc, "\n\nAMP_KERNEL(pch_bad, amp::index<1> i, amp::array_view<int, 1> a)\n"
+                                         "{ a[i] = pch_undeclared_xyz; }\n", NULL, &p),
+                  AMP_ERROR_COMPILE);
+    cr_assert_null(p);
+    const char *log = amp_last_error();
+    cr_assert(strstr(log, "pch_undeclared_xyz") && strstr(log, "kernel.hip:4:"), "log: %s", log);
+    cr_assert_eq(compiles_logged(), before + 2, "want a try with the header, then one without");
+    FILE *f = fopen(g_cxx_log, "r");
+    cr_assert_not_null(f);
+    char line[8192], prev[8192] = "", last[8192] = "";
+    while (fgets(line, sizeof line, f)) {
+        snprintf(prev, sizeof prev, "%s", last);
+        snprintf(last, sizeof last, "%s", line);
+    }
+    fclose(f);
+    cr_assert(strstr(prev, "-include ") != NULL, "the first try did not use the header: %s", prev);
+    cr_assert(strstr(last, "-include ") == NULL, "the retry used the header: %s", last);
+}

@@ -20,9 +20,6 @@ extern char **environ;
 /* The deadline of a job that names none (the core always does: its
  * AMP_COMPILE_TIMEOUT default is the same 600 s). */
 #define AMP__CPU_TIMEOUT_DEFAULT 600
-/* Temporary directories: <TMPDIR>/hipamp-cpu-<pid>-XXXXXX, so that those of
- * dead processes can be recognised and swept. */
-#define AMP__CPU_TMP_PREFIX "hipamp-cpu-"
 
 /* ------------------------------------------------------------- files */
 
@@ -221,9 +218,7 @@ static pthread_once_t amp__cpu_sweep_once = PTHREAD_ONCE_INIT;
 
 /* ------------------------------------------------------- dependencies */
 
-/* The files a make-style dependency file lists after its target, as
- * absolute paths one a line (malloc'ed; "" when none), skipping skip. */
-static char *amp__cpu_deps(const char *text, const char *skip)
+char *amp__cpu_deps(const char *text, const char *skip, const char *skip_dir)
 {
     size_t cap = 256, n = 0;
     char *out = malloc(cap);
@@ -256,7 +251,8 @@ static char *amp__cpu_deps(const char *text, const char *skip)
                 snprintf(abs, sizeof abs, "%.2000s/%.2000s", cwd, word);
             }
         }
-        size_t l = strlen(abs);
+        size_t l = strlen(abs), sl = skip_dir ? strlen(skip_dir) : 0;
+        if (sl && !strncmp(abs, skip_dir, sl) && abs[sl] == '/') continue;
         if (n + l + 2 > cap) {
             while (n + l + 2 > cap) cap *= 2;
             char *q = realloc(out, cap);
@@ -381,6 +377,12 @@ typedef struct amp__cpu_build {
     char *loops, *note_src; /* the source as the last try wrote it */
     char *log;              /* the last try's output */
     char *dep_text;
+    /* The precompiled header of the library's part (its first lib_len
+     * bytes) to -include, or NULL; whether the last try used it; pch_off
+     * once a try with it failed (the next compiles without). */
+    const char *pch;
+    size_t lib_len;
+    bool pch_used, pch_off;
 } amp__cpu_build;
 
 /* The private build directory: made (mode 0700, named so that it can be
@@ -443,7 +445,7 @@ static amp_status amp__cpu_build_argv(amp__cpu_build *b)
 {
     const amp__cpu_device *d = b->d;
     size_t nfixed = (size_t)d->ncxx + amp__cpu_nflags + 5, nargv = 0;
-    amp_status st = amp__split_options(b->job->options, nfixed, 8, &b->argv, &nargv, &b->opts);
+    amp_status st = amp__split_options(b->job->options, nfixed, 10, &b->argv, &nargv, &b->opts);
     if (st != AMP_OK) return st;
     char **argv = b->argv;
     size_t n = 0;
@@ -519,7 +521,9 @@ static amp_status amp__cpu_build_loops(amp__cpu_build *b)
 }
 
 /* The source a try compiles, written to src: with the loop versions still
- * on, or as it is with the module note. */
+ * on, or as it is with the module note; without the library's part when
+ * the try uses the precompiled header (which holds that part: the text
+ * must begin with it byte for byte). */
 static amp_status amp__cpu_build_write_source(amp__cpu_build *b)
 {
     free(b->loops);
@@ -527,17 +531,32 @@ static amp_status amp__cpu_build_write_source(amp__cpu_build *b)
     if (!b->have_loops) {
         free(b->note_src);
         b->note_src = b->note[0] ? amp__cpu_note_source(b->note) : NULL;
-        const char *lp[3] = {b->source, "\n", b->note_src};
-        return amp__cpu_write_file(b->dirfd, "kernel.cpp", b->src, true, lp, 3);
-    }
-    if (!(b->loops = amp__cpu_loops_assemble(b->source, &b->lres)))
+    } else if (!(b->loops = amp__cpu_loops_assemble(b->source, &b->lres))) {
         return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for the loop versions");
-    const char *lp[2] = {b->loops, "\n"};
-    amp_status st = amp__cpu_write_file(b->dirfd, "kernel.cpp", b->src, true, lp, 2);
-    if (st != AMP_OK) return st;
+    }
+    const char *text = b->loops ? b->loops : b->source;
+    /* The loop versions' text starts with the list of kernels that have
+     * one, a #define the CPU prelude gives a default to (#ifndef): after
+     * the precompiled header it replaces that default (the entry points
+     * expand it in the user's part). */
+    size_t head = 0;
+    static const char list[] = "#define AMP__CPU_LOOPS_LIST ";
+    if (b->loops && !strncmp(text, list, sizeof list - 1)) head = (size_t)(strchrnul(text, '\n') - text) + 1;
+    b->pch_used = b->pch && !b->pch_off && b->lib_len && strlen(text) >= head + b->lib_len &&
+                  !strncmp(text + head, b->source, b->lib_len);
+    char *head_text = NULL;
+    if (b->pch_used && head && asprintf(&head_text, "#undef AMP__CPU_LOOPS_LIST\n%.*s", (int)head, text) < 0) {
+        head_text = NULL;
+        b->pch_used = false;
+    }
+    const char *lp[4] = {head_text, b->pch_used ? text + head + b->lib_len : text, "\n",
+                         b->loops ? NULL : b->note_src};
+    amp_status st = amp__cpu_write_file(b->dirfd, "kernel.cpp", b->src, true, lp, 4);
+    free(head_text);
+    if (st != AMP_OK || !b->loops) return st;
     /* A debugging aid (README): the source with its loop versions. */
     const char *dump = amp__env("AMP_CPU_DUMP_LOOPS");
-    if (dump) (void)amp__cpu_write_file(AT_FDCWD, dump, dump, false, lp, 1);
+    if (dump) (void)amp__cpu_write_file(AT_FDCWD, dump, dump, false, &text, 1);
     return AMP_OK;
 }
 
@@ -577,6 +596,10 @@ static amp_status amp__cpu_build_try(amp__cpu_build *b)
     for (int attempt = 0;; ++attempt) {
         if ((st = amp__cpu_build_write_source(b)) != AMP_OK) return st;
         size_t m = b->user_to;
+        if (b->pch_used) {
+            b->argv[m++] = "-include";
+            b->argv[m++] = (char *)b->pch;
+        }
         b->argv[m++] = "-MD"; /* every file it reads, system headers too (lib/core/program.c checks them) */
         b->argv[m++] = "-MF";
         b->argv[m++] = b->dep;
@@ -595,6 +618,13 @@ static amp_status amp__cpu_build_try(amp__cpu_build *b)
                                                 "(AMP_COMPILE_TIMEOUT); the compiler was stopped",
                              b->source_name, b->timeout);
         if (WIFEXITED(ws) && WEXITSTATUS(ws) == 0) return AMP_OK;
+        /* The same try again without the precompiled header: the error
+         * reported is the one of the whole text. */
+        if (b->pch_used) {
+            b->pch_off = true;
+            --attempt;
+            continue;
+        }
         if (b->have_loops) {
             amp__cpu_build_turn_off(b, attempt);
             continue;
@@ -616,7 +646,7 @@ static amp_status amp__cpu_build_outputs(amp__cpu_build *b)
     size_t tl = 0;
     if (amp__cpu_read_file(b->dirfd, "kernel.d", b->dep, &text, &tl) == AMP_OK) {
         b->dep_text = text;
-        b->out->deps = amp__cpu_deps(b->dep_text, b->src);
+        b->out->deps = amp__cpu_deps(b->dep_text, b->src, b->pch_used ? amp__cpu_pch_dir() : NULL);
     }
     return AMP_OK;
 }
@@ -665,7 +695,15 @@ amp_status amp__cpu_compile(amp__cpu_device *d, const amp__compile_job *job, amp
     if ((st = amp__cpu_build_env(&b)) != AMP_OK) goto fail;
     if ((st = amp__cpu_build_argv(&b)) != AMP_OK) goto fail;
     if ((st = amp__cpu_build_loops(&b)) != AMP_OK) goto fail;
-    if ((st = amp__cpu_build_try(&b)) != AMP_OK) goto fail;
+    /* The compiler's words up to the user's options, less -iquote DIR
+     * (the library's part includes only <...> headers). */
+    b.lib_len = amp__cpu_library_end(b.source);
+    bool making = false;
+    b.pch = amp__cpu_pch_prepare(d, job, b.source, b.lib_len, b.argv, b.user_from - (job->source_dir ? 2 : 0),
+                                 b.envp, b.deadline, &making);
+    st = amp__cpu_build_try(&b);
+    if (making) amp__cpu_pch_wait();
+    if (st != AMP_OK) goto fail;
     st = amp__cpu_build_outputs(&b);
 fail:
     amp__cpu_build_free(&b, st);

@@ -134,6 +134,36 @@ const amp__sys_dir *amp__cpu_system_dirs(amp__cpu_device *d);
  * sticky). AMP_OK, else code with the directory at fault named. */
 amp_status amp__cpu_tmp_dir(amp_status code, char root[PATH_MAX]);
 
+/* Temporary directories: <TMPDIR>/hipamp-cpu-<pid>-XXXXXX, so that those of
+ * dead processes can be recognised and swept (cpu_compile.c). */
+#define AMP__CPU_TMP_PREFIX "hipamp-cpu-"
+
+/* The files a make-style dependency file (text) lists after its target,
+ * as absolute paths (symbolic links resolved) one a line (malloc'ed; ""
+ * when none; NULL: no memory), skipping skip and what is in skip_dir
+ * (NULL: none) (cpu_compile.c). */
+char *amp__cpu_deps(const char *text, const char *skip, const char *skip_dir);
+/* The precompiled header (cpu_pch.c) of the library's part of a source
+ * (text, len bytes: the same in every build of a process), for a build
+ * whose compiler command starts with words (the compiler, its flags, up to
+ * the user's options) and whose job has no options and a disk cache: the
+ * path to hand the compiler as -include (the header's text, its compiled
+ * form beside it, in a private directory that lives as long as the
+ * process), or NULL: AMP_CPU_PCH=0, options given, no disk cache, it is
+ * being made, or it could not be had; the build then compiles the whole
+ * text. Loads it from the disk cache (blocks for that); where it is not
+ * there, starts making it with the compiler on a thread of its own (it
+ * stores it in the disk cache) and says so in *making: the caller must
+ * then call amp__cpu_pch_wait before words, envp or job go away.
+ * Thread-safe. */
+const char *amp__cpu_pch_prepare(amp__cpu_device *d, const amp__compile_job *job, const char *text,
+                                 size_t len, char *const *words, size_t nwords, char *const *envp, uint64_t deadline,
+                                 bool *making);
+void amp__cpu_pch_wait(void);
+/* The directory of the header amp__cpu_pch_prepare handed out (NULL: none
+ * yet): a build's dependency list leaves out what is in it. */
+const char *amp__cpu_pch_dir(void);
+
 /* A build (cpu_compile.c): the backend's compile operation (backend.h). */
 amp_status amp__cpu_compile(amp__cpu_device *d, const amp__compile_job *job, amp__compile_output *out);
 /* Child processes (cpu_spawn.c). Run argv[0] (a path, not searched for)

@@ -109,6 +109,27 @@ AMP_KERNEL(vec_all_types, amp::index<1> i, amp::array_view<double, 1> out)
     VEC_ALL_TYPES(VEC_PROBE)
 }
 
+// The layout of every vector, checked where the kernel compiles (the
+// device library leaves this to the tests: it costs each compile).
+template <class T> struct vec_layout_check {
+    static_assert(sizeof(amp::vec<T, 1>) == sizeof(T) && alignof(amp::vec<T, 1>) == sizeof(T), "vec<T,1> layout");
+    static_assert(sizeof(amp::vec<T, 2>) == 2 * sizeof(T) && alignof(amp::vec<T, 2>) == 2 * sizeof(T),
+                  "vec<T,2> layout");
+    static_assert(sizeof(amp::vec<T, 3>) == 3 * sizeof(T) && alignof(amp::vec<T, 3>) == alignof(T), "vec<T,3> layout");
+    static_assert(sizeof(amp::vec<T, 4>) == 4 * sizeof(T) && alignof(amp::vec<T, 4>) == 4 * sizeof(T),
+                  "vec<T,4> layout");
+    static_assert(__is_trivially_copyable(amp::vec<T, 4>) && __is_trivially_copyable(amp::vec<T, 3>),
+                  "vectors must be trivially copyable (kernel parameters, memcpy)");
+    static constexpr bool ok = true;
+};
+static_assert(vec_layout_check<signed char>::ok && vec_layout_check<unsigned char>::ok &&
+                  vec_layout_check<short>::ok && vec_layout_check<unsigned short>::ok &&
+                  vec_layout_check<int>::ok && vec_layout_check<unsigned>::ok && vec_layout_check<long>::ok &&
+                  vec_layout_check<unsigned long>::ok && vec_layout_check<long long>::ok &&
+                  vec_layout_check<unsigned long long>::ok && vec_layout_check<float>::ok &&
+                  vec_layout_check<double>::ok && vec_layout_check<amp::norm>::ok && vec_layout_check<amp::unorm>::ok,
+              "short vector layout");
+
 // C++ AMP's names are the vendor types; traits and conversions.
 static_assert(amp::detail::same<amp::float_4, float4>::value, "float_4 is float4");
 static_assert(amp::detail::same<amp::graphics::uint_3, uint3>::value, "uint_3 is uint3");

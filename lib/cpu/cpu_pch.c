@@ -1,0 +1,336 @@
+/* cpu_pch.c — the CPU accelerator's precompiled header: the library's part of every translation unit (CPU prelude with its standard headers, common prelude, device library) compiled once by the host compiler with the builds' own flags, so that a build parses only the user's part. Kept between processes in the disk cache, which authenticates it (its MAC), and written out to a private directory of this process before the compiler reads it. */
+#include "cpu_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* A precompiled header is code the compiler loads without checking it: it
+ * is only ever made by this library, in a directory this process made
+ * (mode 0700, checked through its descriptor), or taken from the disk
+ * cache, whose entries carry a MAC under a key only this user can read;
+ * it is never read from a path another user could write. The key names
+ * everything that shapes it: the compiler, its version, flags and target
+ * (the device's cache tag) and the text compiled. A compiler that finds
+ * the file unsuitable after all (it checks its own version and flags)
+ * reads the header's text beside it instead, and a build that fails with
+ * it is tried again without it (cpu_compile.c). */
+
+#define AMP__PCH_NAME "amp_lib.hpp"
+#define AMP__PCH_FILE AMP__PCH_NAME ".gch"
+#define AMP__PCH_DEPS "amp_lib.d"
+
+/* The disk-cache entry: this header, the files the header read (one
+ * absolute path a line, deps_size bytes), then the compiled header. */
+typedef struct amp__pch_entry {
+    char magic[8];
+    uint64_t deps_size;
+} amp__pch_entry;
+#define AMP__PCH_MAGIC "AMPPCH1"
+
+/* The kind (AMP__DIR_*) of the most specific of the compiler's default
+ * directories that holds path, and path's name relative to it; 0 when
+ * none does. */
+static int amp__pch_dir_kind(const amp__sys_dir *dirs, const char *path, const char **rel)
+{
+    int kind = 0;
+    size_t best = 0;
+    for (const amp__sys_dir *s = dirs; s && s->path; ++s) {
+        size_t l = strlen(s->path);
+        if (l > best && !strncmp(path, s->path, l) && path[l] == '/') {
+            kind = s->kind;
+            best = l;
+            *rel = path + l + 1;
+        }
+    }
+    return kind;
+}
+
+/* Whether the header may stand for the text it was made from in this
+ * process's builds: every file it read (deps, one absolute path a line)
+ * is the compiler's or the C library's (the key names their versions,
+ * which stand for those files, as the modules' keys do), and none is
+ * shadowed by a file of the same name in a default directory of another
+ * kind (/usr/local/include), which the text compiled whole might read
+ * instead. Builds that pass -I, CPATH or CPLUS_INCLUDE_PATH use no header
+ * (amp__cpu_pch_prepare). */
+static bool amp__pch_deps_ok(const amp__sys_dir *dirs, const char *deps, size_t size)
+{
+    const char *p = deps, *end = deps + size;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t l = nl ? (size_t)(nl - p) : (size_t)(end - p);
+        char path[PATH_MAX];
+        if (l == 0 || l >= sizeof path) return false;
+        memcpy(path, p, l);
+        path[l] = 0;
+        p += l + 1;
+        const char *rel = NULL;
+        int kind = amp__pch_dir_kind(dirs, path, &rel);
+        if (kind != AMP__DIR_COMPILER && kind != AMP__DIR_LIBC) return false;
+        for (const amp__sys_dir *s = dirs; s && s->path; ++s) {
+            char other[2 * PATH_MAX + 2];
+            if (s->kind == AMP__DIR_COMPILER || s->kind == AMP__DIR_LIBC) continue;
+            snprintf(other, sizeof other, "%s/%s", s->path, rel);
+            if (access(other, F_OK) == 0) return false;
+        }
+    }
+    return true;
+}
+
+/* One CPU accelerator per process. Lock order: a leaf (held for no call
+ * that takes another lock, and never while the compiler runs). */
+static pthread_mutex_t amp__pch_lock = PTHREAD_MUTEX_INITIALIZER;
+/* UNTRIED: not looked for. BUSY: one thread loads or makes it; builds
+ * meanwhile compile without it. READY: amp__pch_header names the text with
+ * the compiled header beside it, for builds whose key is amp__pch_key.
+ * FAILED: it could not be had; builds compile without it. */
+static enum { AMP__PCH_UNTRIED, AMP__PCH_BUSY, AMP__PCH_READY, AMP__PCH_FAILED } amp__pch_state;
+static char amp__pch_dir[PATH_MAX];
+static char amp__pch_header[PATH_MAX + 32];
+static uint8_t amp__pch_key[32];
+
+const char *amp__cpu_pch_dir(void)
+{
+    pthread_mutex_lock(&amp__pch_lock);
+    const char *dir = amp__pch_state == AMP__PCH_READY ? amp__pch_dir : NULL;
+    pthread_mutex_unlock(&amp__pch_lock);
+    return dir;
+}
+
+/* Writes size bytes to name in the directory dirfd, a new file (no link
+ * followed, none replaced). */
+static bool amp__pch_write(int dirfd, const char *name, const void *data, size_t size)
+{
+    int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) return false;
+    const char *p = data;
+    bool ok = true;
+    while (size && ok) {
+        ssize_t w = write(fd, p, size);
+        if (w < 0 && errno == EINTR) continue;
+        ok = w > 0;
+        if (ok) {
+            p += w;
+            size -= (size_t)w;
+        }
+    }
+    if (close(fd) != 0) ok = false;
+    return ok;
+}
+
+/* The compiled header as the compiler wrote it (malloc'ed), read through
+ * the directory this process holds: a regular file of this user's. */
+static void *amp__pch_read(int dirfd, const char *name, size_t *size)
+{
+    void *buf = NULL;
+    int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat sb;
+    if (fd < 0) return NULL;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_uid != geteuid() || sb.st_size <= 0 ||
+        !(buf = malloc((size_t)sb.st_size)))
+        goto fail;
+    size_t got = 0;
+    while (got < (size_t)sb.st_size) {
+        ssize_t r = read(fd, (char *)buf + got, (size_t)sb.st_size - got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) goto fail;
+        got += (size_t)r;
+    }
+    close(fd);
+    *size = got;
+    return buf;
+fail:
+    free(buf);
+    close(fd);
+    return NULL;
+}
+
+/* The private directory: <TMPDIR>/hipamp-cpu-<pid>-XXXXXX (swept by a
+ * later process once this one is gone, as the build directories are),
+ * made, opened and checked; its descriptor, or -1. */
+static int amp__pch_make_dir(char dir[PATH_MAX])
+{
+    char root[PATH_MAX];
+    if (amp__cpu_tmp_dir(AMP_ERROR_COMPILE, root) != AMP_OK) return -1;
+    if (snprintf(dir, PATH_MAX, "%s/" AMP__CPU_TMP_PREFIX "%ld-XXXXXX", root, (long)getpid()) >= PATH_MAX ||
+        !mkdtemp(dir))
+        return -1;
+    struct stat sb;
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 || fstat(fd, &sb) != 0 || sb.st_uid != geteuid() || (sb.st_mode & 077)) {
+        if (fd >= 0) close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Runs the compiler on the header: words (the build's own, up to the
+ * user's options) then "-c -MD -MF DEPS -x c++-header HEADER -o
+ * HEADER.gch". */
+static bool amp__pch_compile(char *const *words, size_t nwords, char *const *envp, uint64_t deadline)
+{
+    char out[PATH_MAX + 40];
+    snprintf(out, sizeof out, "%s.gch", amp__pch_header);
+    char dep[PATH_MAX + 40];
+    snprintf(dep, sizeof dep, "%s/" AMP__PCH_DEPS, amp__pch_dir);
+    char **argv = calloc(nwords + 11, sizeof *argv);
+    if (!argv) return false;
+    memcpy(argv, words, nwords * sizeof *argv);
+    size_t n = nwords;
+    argv[n++] = "-c"; /* the words say -shared: the driver would link the header into a library */
+    argv[n++] = "-MD";
+    argv[n++] = "-MF";
+    argv[n++] = dep;
+    argv[n++] = "-x";
+    argv[n++] = "c++-header";
+    argv[n++] = amp__pch_header;
+    argv[n++] = "-o";
+    argv[n++] = out;
+    argv[n] = NULL;
+    char *log = NULL;
+    int ws = 0;
+    bool late = false;
+    amp_status st = amp__cpu_run_capture(argv, envp, deadline, &log, &ws, &late);
+    free(log);
+    free(argv);
+    return st == AMP_OK && !late && WIFEXITED(ws) && WEXITSTATUS(ws) == 0;
+}
+
+/* The header's making, on a thread of its own (the build that found it
+ * missing compiles meanwhile without it, and waits for it before it
+ * returns: amp__cpu_pch_wait): what it needs lives as long as that build. */
+static struct {
+    pthread_t thread;
+    const amp__compile_job *job;
+    char *const *words, *const *envp;
+    size_t nwords;
+    uint64_t deadline;
+    int dirfd;
+    const amp__sys_dir *dirs;
+    uint8_t key[32];
+} amp__pch_maker;
+
+/* Leaves the state READY, or FAILED, and the directory closed. */
+static void amp__pch_settle(bool ok, const uint8_t key[32], int dirfd)
+{
+    if (dirfd >= 0) close(dirfd);
+    pthread_mutex_lock(&amp__pch_lock);
+    amp__pch_state = ok ? AMP__PCH_READY : AMP__PCH_FAILED;
+    if (ok) memcpy(amp__pch_key, key, 32);
+    pthread_mutex_unlock(&amp__pch_lock);
+}
+
+static void *amp__pch_make(void *arg)
+{
+    (void)arg;
+    size_t size = 0, dsize = 0;
+    void *gch = NULL, *dtext = NULL;
+    char *deps = NULL, *entry = NULL;
+    bool ok = amp__pch_compile(amp__pch_maker.words, amp__pch_maker.nwords, amp__pch_maker.envp,
+                               amp__pch_maker.deadline) &&
+              (gch = amp__pch_read(amp__pch_maker.dirfd, AMP__PCH_FILE, &size)) &&
+              (dtext = amp__pch_read(amp__pch_maker.dirfd, AMP__PCH_DEPS, &dsize));
+    if (ok) {
+        /* NUL-terminated for the parser (amp__pch_read leaves no room). */
+        char *t = realloc(dtext, dsize + 1);
+        ok = t != NULL;
+        if (ok) {
+            dtext = t;
+            t[dsize] = 0;
+            deps = amp__cpu_deps(t, amp__pch_header, amp__pch_dir);
+        }
+    }
+    ok = ok && deps && amp__pch_deps_ok(amp__pch_maker.dirs, deps, strlen(deps));
+    amp__pch_entry h = {AMP__PCH_MAGIC, ok ? strlen(deps) : 0};
+    if (ok && (entry = malloc(sizeof h + h.deps_size + size))) {
+        memcpy(entry, &h, sizeof h);
+        memcpy(entry + sizeof h, deps, h.deps_size);
+        memcpy(entry + sizeof h + h.deps_size, gch, size);
+        amp__pch_maker.job->cache_store(amp__pch_maker.key, entry, sizeof h + h.deps_size + size);
+    }
+    free(entry);
+    free(deps);
+    free(dtext);
+    free(gch);
+    amp__pch_settle(ok, amp__pch_maker.key, amp__pch_maker.dirfd);
+    return NULL;
+}
+
+void amp__cpu_pch_wait(void) { pthread_join(amp__pch_maker.thread, NULL); }
+
+const char *amp__cpu_pch_prepare(amp__cpu_device *d, const amp__compile_job *job, const char *text,
+                                 size_t len, char *const *words, size_t nwords, char *const *envp, uint64_t deadline,
+                                 bool *making)
+{
+    *making = false;
+    /* Off (README: AMP_CPU_PCH), or nothing to keep it in: made for one
+     * process only, it would cost more than it saves. The user's options
+     * (a -D, a -O0) may change what the header compiles to. */
+    if (!amp__env_flag("AMP_CPU_PCH", true) || !job->cache_load || !job->cache_store || len == 0) return NULL;
+    if (job->options)
+        for (const char *p = job->options; *p; ++p)
+            if (*p != ' ' && *p != '\t' && *p != '\n') return NULL;
+    /* Directories searched before the default ones, which the key does
+     * not name (backend.h: the CPU backend's include_env). */
+    const char *cpath = amp__env("CPATH"), *cplus = amp__env("CPLUS_INCLUDE_PATH");
+    if ((cpath && *cpath) || (cplus && *cplus)) return NULL;
+    const amp__sys_dir *dirs = amp__cpu_system_dirs(d);
+
+    uint8_t key[32];
+    amp__sha256 *h = amp__sha256_new();
+    if (!h) return NULL;
+    amp__sha256_str(h, "hipamp cpu precompiled header 1");
+    amp__sha256_str(h, d->cache_tag);
+    for (size_t i = 0; i < nwords; ++i) amp__sha256_str(h, words[i]);
+    amp__sha256_field(h, text, len);
+    amp__sha256_final(h, key);
+
+    pthread_mutex_lock(&amp__pch_lock);
+    if (amp__pch_state == AMP__PCH_READY && !memcmp(key, amp__pch_key, 32)) {
+        pthread_mutex_unlock(&amp__pch_lock);
+        return amp__pch_header;
+    }
+    if (amp__pch_state != AMP__PCH_UNTRIED) { /* busy elsewhere, failed, or another key */
+        pthread_mutex_unlock(&amp__pch_lock);
+        return NULL;
+    }
+    amp__pch_state = AMP__PCH_BUSY;
+    pthread_mutex_unlock(&amp__pch_lock);
+
+    size_t size = 0;
+    void *gch = NULL;
+    bool ok = false;
+    int dirfd = amp__pch_make_dir(amp__pch_dir);
+    snprintf(amp__pch_header, sizeof amp__pch_header, "%s/" AMP__PCH_NAME, amp__pch_dir);
+    if (dirfd < 0 || !amp__pch_write(dirfd, AMP__PCH_NAME, text, len)) goto out;
+    if ((gch = job->cache_load(key, &size))) {
+        amp__pch_entry e;
+        ok = size >= sizeof e;
+        if (ok) memcpy(&e, gch, sizeof e);
+        ok = ok && !memcmp(e.magic, AMP__PCH_MAGIC, sizeof e.magic) && e.deps_size <= size - sizeof e &&
+             amp__pch_deps_ok(dirs, (char *)gch + sizeof e, (size_t)e.deps_size) &&
+             amp__pch_write(dirfd, AMP__PCH_FILE, (char *)gch + sizeof e + e.deps_size,
+                            size - sizeof e - (size_t)e.deps_size);
+        goto out;
+    }
+    amp__pch_maker.job = job;
+    amp__pch_maker.words = words;
+    amp__pch_maker.nwords = nwords;
+    amp__pch_maker.envp = envp;
+    amp__pch_maker.deadline = deadline;
+    amp__pch_maker.dirfd = dirfd;
+    amp__pch_maker.dirs = dirs;
+    memcpy(amp__pch_maker.key, key, 32);
+    *making = pthread_create(&amp__pch_maker.thread, NULL, amp__pch_make, NULL) == 0;
+out:
+    free(gch);
+    if (*making) return NULL; /* the maker settles the state and closes dirfd */
+    amp__pch_settle(ok, key, dirfd);
+    return ok ? amp__pch_header : NULL;
+}
