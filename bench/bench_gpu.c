@@ -114,7 +114,7 @@ static int parse_args(int argc, char **argv)
             return png_chart(argv[i + 2], "hipamp chart") ? 0 : 1;
         } else {
             printf("usage: %s [--out DIR] [--quick] [--no-cpu] [--launch-only] [--graph-only] [--algorithms-only] [--two-gpus-only] [--stream-only] [--hip-vs-cuda-only] |\n"
-                   "       --first-call-only [--first-call-rows=LIST] [--first-call-timeout=S] |\n"
+                   "       --first-call-only [--first-call-rows=LIST] [--first-call-timeout=S] [--first-call-no-jit] |\n"
                    "       --chart RESULTS.csv OUT.png\n"
                    "  Benchmarks hipamp on %s against raw driver launches, device copy and\n"
                    "  %s; writes <date>-<gpu>.md/.csv/.png into DIR (default: $OUT, else\n"

@@ -18,6 +18,7 @@ typedef struct fc_config {
     double alg_goal_ms;      /* the first call's goal for the built-in algorithms */
     double build_goal_ms;    /* the cold compile's goal for transpose.hip */
     const char *build_goal_where; /* where that goal applies ("the H200 host"), for the table */
+    bool no_jit;             /* --first-call-no-jit: leave out the AMP_PREBUILT=0 column */
 } fc_config;
 
 #define FC_DEFAULT_TIMEOUT_S 300.0
