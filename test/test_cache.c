@@ -1327,11 +1327,29 @@ static int header_compiles_logged(bool *last_used_it)
  * building another kernel, loads it from the disk cache and compiles with
  * it (no header compile), with the same results (the helper checks every
  * value). */
+/* Entries of TMPDIR dir whose names start with prefix. */
+static int entries_named(const char *dir, const char *prefix)
+{
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d, "opendir %s: %s", dir, strerror(errno));
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));) n += !strncmp(e->d_name, prefix, strlen(prefix));
+    closedir(d);
+    return n;
+}
+
 Test(cache, cpu_precompiled_header_made_once_then_loaded, .fini = cleanup)
 {
     setup_tree_cpu();
     cr_assert_eq(setenv("AMP_CPU_PCH", "1", 1), 0);
+    /* The helpers' own TMPDIR: the header's directory goes when they exit. */
+    char tmp[PATH_MAX + 8];
+    snprintf(tmp, sizeof tmp, "%s/tmp", g_root);
+    cr_assert_eq(mkdir(tmp, 0700), 0);
+    cr_assert_eq(setenv("TMPDIR", tmp, 1), 0);
     RUN_HELPER_OK("cpu");
+    cr_assert_eq(entries_named(tmp, "hipamp-pch-"), 0, "the header's directory outlived its process");
+    cr_assert_eq(entries_named(tmp, "hipamp-cpu-"), 0, "a build directory outlived its process");
     walk w = scan_cache();
     cr_assert_eq(w.entries, 2, "want the module and the header, found%s", w.names);
     bool used = false;
@@ -1350,6 +1368,8 @@ Test(cache, cpu_precompiled_header_made_once_then_loaded, .fini = cleanup)
     cr_assert_eq(compiles_logged(), 3, "the second process compiled the header again");
     cr_assert_eq(header_compiles_logged(&used), 1);
     cr_assert(used, "the second process compiled without the header");
+    cr_assert_eq(entries_named(tmp, "hipamp-pch-"), 0, "the header's directory outlived its process");
+    unsetenv("TMPDIR");
 }
 
 /* A header entry changed on disk fails its MAC: refused (removed), made

@@ -185,18 +185,20 @@ amp_status amp__cpu_tmp_dir(amp_status code, char root[PATH_MAX])
                      root, dir, why, (unsigned)(sb.st_mode & 07777), risk);
 }
 
-/* Directories (and module files) of processes that died mid-compile: named
- * hipamp-cpu-<pid>-..., owned by this user, their pid gone. */
+/* Directories (and module files) of processes that died mid-compile, and
+ * their precompiled headers' directories: named hipamp-cpu-<pid>-... or
+ * hipamp-pch-<pid>-..., owned by this user, their pid gone. */
 static void amp__cpu_sweep(void)
 {
     const char *root = amp__cpu_tmp_root();
     DIR *d = opendir(root);
     if (!d) return;
     size_t pl = strlen(AMP__CPU_TMP_PREFIX);
+    _Static_assert(sizeof AMP__CPU_TMP_PREFIX == sizeof AMP__CPU_PCH_PREFIX, "the prefixes' lengths are one");
     pid_t self = getpid();
     struct dirent *e;
     while ((e = readdir(d))) {
-        if (strncmp(e->d_name, AMP__CPU_TMP_PREFIX, pl)) continue;
+        if (strncmp(e->d_name, AMP__CPU_TMP_PREFIX, pl) && strncmp(e->d_name, AMP__CPU_PCH_PREFIX, pl)) continue;
         char *end = NULL;
         long pid = strtol(e->d_name + pl, &end, 10);
         if (end == e->d_name + pl || *end != '-' || pid <= 0 || pid == self) continue;

@@ -137,6 +137,10 @@ amp_status amp__cpu_tmp_dir(amp_status code, char root[PATH_MAX]);
 /* Temporary directories: <TMPDIR>/hipamp-cpu-<pid>-XXXXXX, so that those of
  * dead processes can be recognised and swept (cpu_compile.c). */
 #define AMP__CPU_TMP_PREFIX "hipamp-cpu-"
+/* The precompiled header's directory (cpu_pch.c): one a process, removed
+ * when the library is unloaded or the process exits; swept as the build
+ * directories are when its process died. */
+#define AMP__CPU_PCH_PREFIX "hipamp-pch-"
 
 /* The files a make-style dependency file (text) lists after its target,
  * as absolute paths (symbolic links resolved) one a line (malloc'ed; ""

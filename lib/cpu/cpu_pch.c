@@ -151,22 +151,44 @@ fail:
     return NULL;
 }
 
-/* The private directory: <TMPDIR>/hipamp-cpu-<pid>-XXXXXX (swept by a
- * later process once this one is gone, as the build directories are),
- * made, opened and checked; its descriptor, or -1. */
+/* The directory made (amp__pch_dir) and its descriptor while it exists;
+ * -1: none. Set once, under amp__pch_lock. */
+static int amp__pch_dir_fd = -1;
+static pid_t amp__pch_dir_pid; /* the process that made it: a forked child leaves it alone */
+
+/* At exit, or when the library is unloaded: the directory and the three
+ * files it can hold go (a killed process's are swept by a later one). */
+__attribute__((destructor)) static void amp__pch_remove(void)
+{
+    if (amp__pch_dir_fd < 0 || getpid() != amp__pch_dir_pid) return;
+    static const char *const names[] = {AMP__PCH_NAME, AMP__PCH_FILE, AMP__PCH_DEPS};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i) unlinkat(amp__pch_dir_fd, names[i], 0);
+    close(amp__pch_dir_fd);
+    amp__pch_dir_fd = -1;
+    rmdir(amp__pch_dir);
+}
+
+/* The private directory: <TMPDIR>/hipamp-pch-<pid>-XXXXXX (removed at exit;
+ * swept by a later process once this one is gone, as the build
+ * directories are), made, opened and checked; its descriptor, or -1. */
 static int amp__pch_make_dir(char dir[PATH_MAX])
 {
     char root[PATH_MAX];
     if (amp__cpu_tmp_dir(AMP_ERROR_COMPILE, root) != AMP_OK) return -1;
-    if (snprintf(dir, PATH_MAX, "%s/" AMP__CPU_TMP_PREFIX "%ld-XXXXXX", root, (long)getpid()) >= PATH_MAX ||
+    if (snprintf(dir, PATH_MAX, "%s/" AMP__CPU_PCH_PREFIX "%ld-XXXXXX", root, (long)getpid()) >= PATH_MAX ||
         !mkdtemp(dir))
         return -1;
     struct stat sb;
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0 || fstat(fd, &sb) != 0 || sb.st_uid != geteuid() || (sb.st_mode & 077)) {
         if (fd >= 0) close(fd);
+        rmdir(dir);
         return -1;
     }
+    /* Its own descriptor for the removal: the caller's is closed when the
+     * header is settled. */
+    amp__pch_dir_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    amp__pch_dir_pid = getpid();
     return fd;
 }
 
