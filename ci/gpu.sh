@@ -408,7 +408,8 @@ cmd_bench() {
 # [cpu;sm_90]), the packs made once more into a scratch directory and timed
 # (what they add to a build on this host), hipamp-info, test_prebuilt, then
 # bench_gpu's and bench_cpu's time-to-first-result tables
-# (FIRST_CALL_ARGS, e.g. --first-call-rows=reduce,transpose).
+# (FIRST_CALL_ARGS, e.g. --first-call-rows=reduce,transpose or
+# --first-call-no-jit; TIME_PACKS=0 leaves out the packs' timing).
 cmd_first_call() {
   local start rc=0 t0 t1
   start=$(date +%s)
@@ -429,6 +430,7 @@ cmd_first_call() {
   grep 'hipamp-prebuild:' "$LOGS/build.log" | tee "$OUT/first-call-packs.txt"
   local t
   IFS=';' read -r -a t <<< "${PREBUILT_TARGETS:-cpu;sm_90}"
+  [ "${TIME_PACKS:-1}" = 0 ] && t=()
   for target in "${t[@]}"; do
     t0=$(date +%s.%N)
     "$BUILD/hipamp-prebuild" --dir "$LOGS/packs-timed" --jobs "$JOBS" "$target" >> "$LOGS/packs-timed.log" 2>&1 || rc=1
