@@ -3,14 +3,19 @@
 #define HIPAMP_MPI_EXCHANGE_STATE_H
 
 #include "mpi_private.h"
+#include "nccl.h"
 
-/* A host staging buffer of the STAGED path, viewed with the extent of the
- * section it mirrors. Reused while that extent stays the same. */
+/* A staging buffer, viewed with the extent of the section it mirrors and
+ * reused while that extent stays the same: on the STAGED path host memory
+ * (a pinned staging array of the exchanger's queue; malloc'ed and pageable
+ * with AMP_MPI_STAGED_PIPELINE=0), on the NCCL path a contiguous device
+ * array that packs a strided view. */
 typedef struct amp_mpi__stage {
-    void *host;
+    void *host;           /* what MPI reads or writes (NULL for a device pack) */
     size_t bytes;
     amp_extent ext;
-    amp_array_view *view;
+    amp_array *arr;       /* the staging or device array; NULL: host is malloc'ed */
+    amp_array_view *view; /* of arr, or of host */
     bool lent; /* an abandoned send may still read host: never freed */
 } amp_mpi__stage;
 
@@ -31,7 +36,8 @@ typedef struct amp_mpi__side {
     MPI_Datatype type; /* MPI_BYTE (count bytes) or a committed vector type (count 1) */
     int count;
     uint64_t bytes;
-    bool posted;       /* its MPI request was posted */
+    bool posted;       /* its MPI request was posted (NCCL: its operation queued) */
+    bool delivered;    /* a staged receive: its copy up was queued as soon as it arrived */
 } amp_mpi__side;
 
 /* One exchange, from its begin to its end, and afterwards the keeper of its
@@ -62,6 +68,11 @@ struct amp_mpi_exchange {
     bool host_memory; /* q's accelerator keeps arrays in host memory */
     size_t elem;
     amp_mpi_path_info path;
+    amp_mpi__nccl *nccl; /* the NCCL path's communicator; NULL on the others */
+    /* The staged path's pipeline (AMP_MPI_STAGED_PIPELINE, default on):
+     * pinned buffers, each send posted by begin as soon as its copy landed,
+     * each receive copied up as soon as it arrived. */
+    bool pipeline;
     amp_mpi__flight **flights; /* in flight or keeping buffers; stable addresses */
     size_t nflights;
     uint64_t next_id;   /* the id the next begin gives (from 1) */

@@ -194,9 +194,10 @@ Test(mpi, calls_before_init_fail_cleanly)
 
 Test(mpi, path_names_round_trip)
 {
-    const amp_mpi_path all[] = {AMP_MPI_PATH_AUTO, AMP_MPI_PATH_HOST, AMP_MPI_PATH_DEVICE, AMP_MPI_PATH_STAGED};
-    const char *names[] = {"auto", "host", "device", "staged"};
-    for (int i = 0; i < 4; ++i) {
+    const amp_mpi_path all[] = {AMP_MPI_PATH_AUTO, AMP_MPI_PATH_HOST, AMP_MPI_PATH_DEVICE, AMP_MPI_PATH_STAGED,
+                                AMP_MPI_PATH_NCCL};
+    const char *names[] = {"auto", "host", "device", "staged", "nccl"};
+    for (int i = 0; i < 5; ++i) {
         cr_assert_str_eq(amp_mpi_path_name(all[i]), names[i]);
         amp_mpi_path p = (amp_mpi_path)99;
         ASSERT_MPI_OK(amp_mpi_path_parse(names[i], &p));
@@ -331,6 +332,44 @@ Test(mpi, choose_path_on_the_cpu_accelerator, .init = mpi_up, .fini = mpi_down)
     ASSERT_MPI_STATUS(amp_mpi_choose_path(cpu, (amp_mpi_path)42, &p), AMP_ERROR_INVALID_ARGUMENT);
     cr_assert(strstr(amp_mpi_last_error(), "42"), "message: %s", amp_mpi_last_error());
     ASSERT_MPI_STATUS(amp_mpi_choose_path(cpu, AMP_MPI_PATH_AUTO, NULL), AMP_ERROR_INVALID_ARGUMENT);
+}
+
+/* The NCCL path is chosen only where a library loads: forced (argument or
+ * AMP_MPI_PATH) without one is AMP_ERROR_UNSUPPORTED naming the library
+ * and why; with the stand-in (AMP_MPI_NCCL_LIBRARY) the CPU accelerator
+ * may be forced onto it, but auto keeps it on the host path. */
+Test(mpi, nccl_path_needs_a_library, .init = mpi_up, .fini = mpi_down)
+{
+    unsetenv("AMP_MPI_PATH");
+    unsetenv("AMP_MPI_GPU_AWARE");
+    amp_accelerator *cpu = test_accel(TEST_ACCEL_CPU);
+    amp_mpi_path_info p;
+    setenv("AMP_MPI_NCCL_LIBRARY", "/nonexistent/libnccl-missing.so.2", 1);
+    memset(&p, 0x5a, sizeof p);
+    ASSERT_MPI_STATUS(amp_mpi_choose_path(cpu, AMP_MPI_PATH_NCCL, &p), AMP_ERROR_UNSUPPORTED);
+    cr_assert(strstr(amp_mpi_last_error(), "no NCCL/RCCL library loads"), "message: %s", amp_mpi_last_error());
+    cr_assert(strstr(amp_mpi_last_error(), "/nonexistent/libnccl-missing.so.2 does not load"), "message: %s",
+              amp_mpi_last_error());
+    cr_assert_eq(p.path, AMP_MPI_PATH_AUTO, "out not cleared on failure");
+    setenv("AMP_MPI_PATH", "nccl", 1);
+    ASSERT_MPI_STATUS(amp_mpi_choose_path(cpu, AMP_MPI_PATH_AUTO, &p), AMP_ERROR_UNSUPPORTED);
+    cr_assert(strstr(amp_mpi_last_error(), "AMP_MPI_PATH: nccl path"), "message: %s", amp_mpi_last_error());
+    amp_mpi_exchange *x = NULL;
+    ASSERT_MPI_STATUS(amp_mpi_exchange_create(MPI_COMM_SELF, NULL, 4, AMP_MPI_PATH_NCCL, &x), AMP_ERROR_UNSUPPORTED);
+    cr_assert_null(x);
+#ifdef HIPAMP_FAKE_NCCL
+    setenv("AMP_MPI_NCCL_LIBRARY", HIPAMP_FAKE_NCCL, 1);
+    ASSERT_MPI_OK(amp_mpi_choose_path(cpu, AMP_MPI_PATH_AUTO, &p));
+    cr_assert_eq(p.path, AMP_MPI_PATH_NCCL, "AMP_MPI_PATH=nccl: %s", amp_mpi_path_name(p.path));
+    cr_assert(strstr(p.nccl, "NCCL 2.28.3"), "nccl: %s", p.nccl);
+    cr_assert(strstr(p.reason, "AMP_MPI_PATH"), "reason: %s", p.reason);
+    unsetenv("AMP_MPI_PATH");
+    ASSERT_MPI_OK(amp_mpi_choose_path(cpu, AMP_MPI_PATH_AUTO, &p));
+    cr_assert_eq(p.path, AMP_MPI_PATH_HOST, "auto on the CPU accelerator with NCCL there: %s",
+                 amp_mpi_path_name(p.path));
+#endif
+    unsetenv("AMP_MPI_PATH");
+    unsetenv("AMP_MPI_NCCL_LIBRARY");
 }
 
 Test(mpi, choose_path_on_a_gpu, .init = mpi_up, .fini = mpi_down)
@@ -1319,6 +1358,148 @@ Test(mpi_ranks, a_peer_that_left_ends_the_exchange_without_a_timeout, .timeout =
 
 /* The example's kernel compiles for the GPU targets whose runtime compiler
  * is installed, so device code that only a GPU machine runs cannot rot. */
+/* ------------------------------------------------- the NCCL path (stand-in) */
+
+/* mpi_helper ARGS on np ranks with the stand-in NCCL library (the CPU
+ * accelerator: NCCL's calls over MPI), FAKE_NCCL_FAIL_RANK set to fail (-1:
+ * unset). */
+static void run_with_fake_nccl(int np, const char *args, int fail, heat_run *r)
+{
+#ifndef HIPAMP_FAKE_NCCL
+    (void)np;
+    (void)args;
+    (void)fail;
+    (void)r;
+    cr_skip_test("the stand-in NCCL library is not built");
+#else
+    setenv("AMP_MPI_NCCL_LIBRARY", HIPAMP_FAKE_NCCL, 1);
+    char f[16];
+    snprintf(f, sizeof f, "%d", fail);
+    if (fail >= 0) setenv("FAKE_NCCL_FAIL_RANK", f, 1);
+    else unsetenv("FAKE_NCCL_FAIL_RANK");
+    run_helper(np, args, r);
+    unsetenv("AMP_MPI_NCCL_LIBRARY");
+    unsetenv("FAKE_NCCL_FAIL_RANK");
+#endif
+}
+
+/* Every rank chose NCCL: the communicator is bootstrapped over MPI, the
+ * halos move in one NCCL group (the data arrives around the ring), and the
+ * all-reduces run through ncclAllReduce (counted on the device). The
+ * staged path reduces the same values through MPI_Allreduce. */
+Test(mpi_ranks, nccl_path_exchanges_and_reduces, .timeout = 300)
+{
+    static heat_run r;
+    for (int np = 2; np <= 3; ++np)
+        for (int nccl = 1; nccl >= 0; --nccl) {
+            char what[64];
+            snprintf(what, sizeof what, "%d ranks, %s path", np, nccl ? "nccl" : "staged");
+            run_with_fake_nccl(np, nccl ? "path nccl" : "path staged", -1, &r);
+            cr_assert_eq(r.status, 0, "%s: exit %d\n%s\nstderr:\n%s", what, r.status, r.out, r.err);
+            for (int k = 0; k < np; ++k) {
+                const char *path[] = {nccl ? "nccl fell_back 0" : "staged fell_back 0"};
+                line_says(rank_line(&r, k, "path"), path, 1, what);
+                const char *ok[] = {"ok"}, *fine[] = {"AMP_OK"};
+                line_says(rank_line(&r, k, "good"), fine, 1, what);
+                line_says(rank_line(&r, k, "data"), ok, 1, what);
+                line_says(rank_line(&r, k, "allreduce calls"), fine, 1, what);
+                line_says(rank_line(&r, k, "allreduce"), ok, 1, what);
+                const char *counts[] = {nccl ? "allreduces 3 on_device 3" : "allreduces 3 on_device 0"};
+                line_says(rank_line(&r, k, "reductions"), counts, 1, what);
+            }
+        }
+}
+
+/* Periodic rows on 2 ranks: both halos of a rank go to the same peer, with
+ * tags 0 and 1, and NCCL has no tags: ordered by tag on both sides, they
+ * meet (the grids are right), and the begun exchanges equal the blocking
+ * ones, with nothing staged. */
+Test(mpi_ranks, nccl_begun_exchanges_equal_blocking_ones, .timeout = 300)
+{
+    static heat_run r;
+    for (int np = 2; np <= 3; ++np) {
+        run_with_fake_nccl(np, "nonblocking nccl", -1, &r);
+        char what[64];
+        snprintf(what, sizeof what, "%d ranks, nccl path", np);
+        cr_assert_eq(r.status, 0, "%s: exit %d\n%s\nstderr:\n%s", what, r.status, r.out, r.err);
+        for (int k = 0; k < np; ++k) {
+            const char *ok[] = {"ok"}, *exact[] = {"exchanges 3 messages 12 bytes 3072 staged 0"};
+            line_says(rank_line(&r, k, "rounds"), ok, 1, what);
+            line_says(rank_line(&r, k, "stats blocking"), exact, 1, what);
+            line_says(rank_line(&r, k, "stats begun"), exact, 1, what);
+            line_says(rank_line(&r, k, "in flight"), ok, 1, what);
+        }
+    }
+}
+
+/* A rank whose NCCL communicator cannot be made (the stand-in fails rank
+ * 1's ncclCommInitRank): no rank hangs, every rank falls back to the
+ * staged path, says why (rank 1 its own reason, the others naming rank 1)
+ * with a warning on stderr, and its exchanges and all-reduces work. */
+Test(mpi_ranks, nccl_start_failure_falls_back_to_staged, .timeout = 300)
+{
+    static heat_run r;
+    for (int np = 2; np <= 3; ++np) {
+        run_with_fake_nccl(np, "path nccl", 1, &r);
+        char what[64];
+        snprintf(what, sizeof what, "%d ranks, rank 1's NCCL fails", np);
+        cr_assert_eq(r.status, 0, "%s: exit %d\n%s\nstderr:\n%s", what, r.status, r.out, r.err);
+        cr_assert(strstr(r.err, "hipamp::mpi: warning: rank 0:"), "%s: no warning on stderr:\n%s", what, r.err);
+        cr_assert(strstr(r.err, "hipamp::mpi: warning: rank 1:"), "%s: no warning on stderr:\n%s", what, r.err);
+        for (int k = 0; k < np; ++k) {
+            const char *own[] = {"staged fell_back 1", "could not be made on this rank (1)", "ncclCommInitRank failed",
+                                 "invalid usage", "every rank falls back to the staged path"};
+            const char *other[] = {"staged fell_back 1", "rank 1 could not make its communicator",
+                                   "every rank falls back to the staged path"};
+            line_says(rank_line(&r, k, "path"), k == 1 ? own : other, k == 1 ? 5 : 3, what);
+            const char *ok[] = {"ok"};
+            line_says(rank_line(&r, k, "data"), ok, 1, what);
+            line_says(rank_line(&r, k, "allreduce"), ok, 1, what);
+            const char *counts[] = {"allreduces 3 on_device 0"};
+            line_says(rank_line(&r, k, "reductions"), counts, 1, what);
+        }
+    }
+}
+
+/* Rank 0 asks for NCCL, the others for staged: their messages would never
+ * meet, so every rank's creation fails, naming both paths and a rank. */
+Test(mpi_ranks, paths_that_mix_nccl_are_refused, .timeout = 300)
+{
+    static heat_run r;
+    for (int np = 2; np <= 3; ++np) {
+        run_with_fake_nccl(np, "mismatch", -1, &r);
+        cr_assert_eq(r.status, 0, "%d ranks: exit %d\n%s\nstderr:\n%s", np, r.status, r.out, r.err);
+        for (int k = 0; k < np; ++k) {
+            char mine[64], other[48];
+            snprintf(mine, sizeof mine, "this rank (%d) chose the %s path", k, k == 0 ? "nccl" : "staged");
+            snprintf(other, sizeof other, "rank %d the %s path", k == 0 ? 1 : 0, k == 0 ? "staged" : "nccl");
+            const char *want[] = {"AMP_ERROR_INVALID_ARGUMENT", mine, other, "must choose nccl or"};
+            line_says(rank_line(&r, k, "create"), want, 4, "mixed paths");
+        }
+    }
+}
+
+/* The staged pipeline (pinned buffers, sends posted by begin, receives
+ * copied up as they arrive) and the way before it (AMP_MPI_STAGED_PIPELINE=0)
+ * give the same grids and the same statistics. */
+Test(mpi_ranks, staged_pipeline_on_and_off_agree, .timeout = 300)
+{
+    static heat_run r;
+    for (int pipeline = 1; pipeline >= 0; --pipeline) {
+        if (!pipeline) setenv("AMP_MPI_STAGED_PIPELINE", "0", 1);
+        char what[96];
+        run_scenario("nonblocking", 2, "staged", &r, what, sizeof what);
+        unsetenv("AMP_MPI_STAGED_PIPELINE");
+        for (int k = 0; k < 2; ++k) {
+            const char *ok[] = {"ok"}, *exact[] = {"exchanges 3 messages 12 bytes 3072 staged 3072"};
+            line_says(rank_line(&r, k, "rounds"), ok, 1, what);
+            line_says(rank_line(&r, k, "stats blocking"), exact, 1, what);
+            line_says(rank_line(&r, k, "stats begun"), exact, 1, what);
+            line_says(rank_line(&r, k, "in flight"), ok, 1, what);
+        }
+    }
+}
+
 Test(mpi_heat, kernel_compiles_for_gpu_targets)
 {
     FILE *f = fopen(HIPAMP_HEAT_HIP, "r");
