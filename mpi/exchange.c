@@ -79,6 +79,7 @@ static amp_status amp_mpi__nccl_start(amp_mpi_exchange *x, char vendor)
      * the collective calls in it match. */
     amp_status mine = amp_mpi__nccl_open(x->comm, vendor, stream, &x->nccl);
     if (st == AMP_OK) st = mine;
+    x->nccl_sync = stream == NULL;
     char why[AMP_MPI__ERR_SIZE];
     snprintf(why, sizeof why, "%s", st == AMP_OK ? "" : amp_mpi_last_error());
     struct {

@@ -69,6 +69,10 @@ struct amp_mpi_exchange {
     size_t elem;
     amp_mpi_path_info path;
     amp_mpi__nccl *nccl; /* the NCCL path's communicator; NULL on the others */
+    /* q has no native stream (the CPU accelerator, served only by a
+     * stand-in library that works on the calling thread): q is waited for
+     * before each NCCL call, which then completes before it returns. */
+    bool nccl_sync;
     /* The staged path's pipeline (AMP_MPI_STAGED_PIPELINE, default on):
      * pinned buffers, each send posted by begin as soon as its copy landed,
      * each receive copied up as soon as it arrived. */

@@ -748,7 +748,8 @@ static amp_status amp_mpi__nccl_post(amp_mpi_exchange *x, amp_mpi__flight *f, co
     }
     char what[160];
     snprintf(what, sizeof what, "%s: exchange #%llu", fn, (unsigned long long)f->id);
-    st = amp_mpi__nccl_group(x->nccl, ops, n, what);
+    if (x->nccl_sync && (st = amp_accelerator_view_wait(x->q)) != AMP_OK) amp_mpi__hipamp(st, what);
+    if (st == AMP_OK) st = amp_mpi__nccl_group(x->nccl, ops, n, what);
     free(keys);
     free(ops);
     if (st != AMP_OK) {
@@ -1080,6 +1081,7 @@ amp_status amp_mpi_exchange_allreduce(amp_mpi_exchange *x, amp_array_view *v, am
         void *addr = NULL;
         if ((st = amp_array_view_native_handle(v, x->q, AMP_READ_WRITE, &addr)) != AMP_OK)
             return amp_mpi__hipamp(st, fn);
+        if (x->nccl_sync && (st = amp_accelerator_view_wait(x->q)) != AMP_OK) return amp_mpi__hipamp(st, fn);
         if ((st = amp_mpi__nccl_allreduce(x->nccl, addr, (size_t)count, nccl_type[type], nccl_op[op], fn)) != AMP_OK)
             return st;
         x->stats.allreduces++;

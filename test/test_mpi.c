@@ -1588,6 +1588,34 @@ Test(mpi_cg, one_two_and_three_ranks_agree, .timeout = 600)
     }
 }
 
+/* The nccl path (the stand-in library on the CPU accelerator): the dot
+ * products' sums go through amp_mpi_exchange_allreduce, two an iteration,
+ * all of them counted on the device, and the runs agree with one rank, the
+ * reference and the MPI path's iterations and residual, bit for bit (1 and
+ * 3 ranks). */
+Test(mpi_cg, nccl_path_sums_on_the_device_and_agrees, .timeout = 600)
+{
+#ifndef HIPAMP_FAKE_NCCL
+    cr_skip_test("the stand-in NCCL library is not built");
+#else
+    static heat_run r;
+    for (int np = 1; np <= 3; np += 2) {
+        cg_checked(np, "--n 40 --check --path staged", &r);
+        double it_mpi = field(&r, "iterations"), res_mpi = field(&r, "relative_residual");
+        setenv("AMP_MPI_NCCL_LIBRARY", HIPAMP_FAKE_NCCL, 1);
+        cg_checked(np, "--n 40 --check --path nccl", &r);
+        unsetenv("AMP_MPI_NCCL_LIBRARY");
+        cr_assert(strstr(r.out, "\npath nccl:"), "%d rank(s) did not take the nccl path:\n%s", np, r.out);
+        cr_assert(strstr(r.out, "ncclAllReduce on the device"), "%d rank(s):\n%s", np, r.out);
+        double it = field(&r, "iterations");
+        /* Counted over the timed iterations: all but the one of warm-up. */
+        cr_assert_eq(field(&r, "allreduces_on_device"), 2 * (it - 1), "%d rank(s):\n%s", np, r.out);
+        cr_assert_eq(it, it_mpi, "%d rank(s): %g iterations on nccl, %g through MPI", np, it, it_mpi);
+        cr_assert_eq(field(&r, "relative_residual"), res_mpi, "%d rank(s): residuals differ:\n%s", np, r.out);
+    }
+#endif
+}
+
 /* Every path, overlapped and not, on 2 ranks (3 ranks: the middle one
  * exchanges both ways, the staged path overlapped); the staged path copies
  * exactly the halo through its buffers. Grids of 5 rows on 3 ranks (2, 2
