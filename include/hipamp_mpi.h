@@ -140,10 +140,12 @@ typedef struct amp_mpi_path_info {
  * AMP_MPI_NCCL_LIBRARY: a path or soname), else STAGED. A requested (or
  * AMP_MPI_PATH) DEVICE on a GPU whose vendor's pointers this MPI does not
  * take is AMP_ERROR_UNSUPPORTED: MPI would read device memory as host
- * memory; so is NCCL where no library loads (out->nccl says why). NCCL on
- * the CPU accelerator is allowed where a library loads (a stand-in over
- * MPI, for tests; a real NCCL then fails to make its communicator and the
- * exchanger falls back to STAGED). HOST on a discrete GPU is allowed
+ * memory; so is NCCL where no library loads (out->nccl says why), and
+ * NCCL on an accelerator that computes on host memory (the CPU
+ * accelerator) unless AMP_MPI_NCCL_LIBRARY names the library on purpose (a
+ * stand-in that takes host memory, as the tests' does; a real NCCL there
+ * fails to make its communicator where no GPU is usable, and the exchanger
+ * falls back to STAGED). HOST on a discrete GPU is allowed
  * (views of host memory then travel to the device by hipamp's own copies)
  * and says so in reason. Needs MPI initialised; does not communicate (it
  * may load the NCCL library). AMP_ERROR_INVALID_ARGUMENT: out NULL, bad

@@ -100,7 +100,7 @@ static amp_status amp_mpi__nccl_start(amp_mpi_exchange *x, char vendor)
     char reason[sizeof x->path.reason];
     if (st != AMP_OK)
         snprintf(reason, sizeof reason,
-                 "NCCL was chosen (%.80s), but its communicator could not be made on this rank (%d): %.250s; every rank "
+                 "NCCL was chosen (%.80s), but its communicator could not be made on this rank (%d): %.220s; every rank "
                  "falls back to the staged path",
                  x->path.nccl, x->rank, why);
     else

@@ -3,7 +3,7 @@
 #define HIPAMP_MPI_EXCHANGE_STATE_H
 
 #include "mpi_private.h"
-#include "nccl.h"
+#include "nccl_transport.h"
 
 /* A staging buffer, viewed with the extent of the section it mirrors and
  * reused while that extent stays the same: on the STAGED path host memory

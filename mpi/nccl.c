@@ -1,5 +1,5 @@
 /* nccl.c — hipamp::mpi's NCCL/RCCL transport: the library loaded with dlopen (no build-time dependency: nccl_abi.h declares what is used), a communicator bootstrapped over the exchanger's MPI communicator, grouped point-to-point operations and in-place all-reduces on a hipamp queue's native stream, with the stream's device current around each call. */
-#include "nccl.h"
+#include "nccl_transport.h"
 #include "nccl_abi.h"
 
 #include <dlfcn.h>

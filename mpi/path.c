@@ -1,6 +1,6 @@
 /* path.c — hipamp::mpi's choice of exchange path: what the MPI library says about GPU device buffers (or AMP_MPI_GPU_AWARE), the path names, and the path for an accelerator (host memory in place, device pointers, or host staging) with the reason in words. */
 #include "mpi_private.h"
-#include "nccl.h"
+#include "nccl_transport.h"
 
 #if defined(OPEN_MPI) && OPEN_MPI
 /* Open MPI's extensions: MPIX_Query_cuda_support (4.x, 5.x) and
@@ -245,6 +245,16 @@ amp_status amp_mpi_choose_path(amp_accelerator *a, amp_mpi_path requested, amp_m
         snprintf(why, n, "%s: the halo sections are copied to host buffers and back", from);
         break;
     case AMP_MPI_PATH_NCCL:
+        /* NCCL moves device memory: on an accelerator that computes on host
+         * memory only a library named on purpose (a stand-in) may take it;
+         * a real NCCL would be handed host addresses. */
+        if (!vendor && !amp_mpi__env("AMP_MPI_NCCL_LIBRARY")) {
+            st = amp_mpi__fail(AMP_ERROR_UNSUPPORTED,
+                               "%s: nccl path on %s, which computes on host memory: NCCL moves device memory "
+                               "(AMP_MPI_NCCL_LIBRARY may name a stand-in library that takes host memory)",
+                               from, info.device_path);
+            goto fail;
+        }
         if (!amp_mpi__nccl_available(vendor, out->nccl, sizeof out->nccl)) {
             st = amp_mpi__fail(AMP_ERROR_UNSUPPORTED,
                                "%s: nccl path on %s, but no NCCL/RCCL library loads: %s (AMP_MPI_NCCL_LIBRARY names "

@@ -19,6 +19,7 @@ Test(mpi, component_not_built)
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dlfcn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -344,6 +345,10 @@ Test(mpi, nccl_path_needs_a_library, .init = mpi_up, .fini = mpi_down)
     unsetenv("AMP_MPI_GPU_AWARE");
     amp_accelerator *cpu = test_accel(TEST_ACCEL_CPU);
     amp_mpi_path_info p;
+    unsetenv("AMP_MPI_NCCL_LIBRARY");
+    /* Host memory is not NCCL's, unless a library is named on purpose. */
+    ASSERT_MPI_STATUS(amp_mpi_choose_path(cpu, AMP_MPI_PATH_NCCL, &p), AMP_ERROR_UNSUPPORTED);
+    cr_assert(strstr(amp_mpi_last_error(), "NCCL moves device memory"), "message: %s", amp_mpi_last_error());
     setenv("AMP_MPI_NCCL_LIBRARY", "/nonexistent/libnccl-missing.so.2", 1);
     memset(&p, 0x5a, sizeof p);
     ASSERT_MPI_STATUS(amp_mpi_choose_path(cpu, AMP_MPI_PATH_NCCL, &p), AMP_ERROR_UNSUPPORTED);
@@ -1458,6 +1463,32 @@ Test(mpi_ranks, nccl_start_failure_falls_back_to_staged, .timeout = 300)
             const char *counts[] = {"allreduces 3 on_device 0"};
             line_says(rank_line(&r, k, "reductions"), counts, 1, what);
         }
+    }
+}
+
+/* The real libnccl.so.2 where it is installed but no GPU is (CI machines
+ * with a CUDA toolkit): named on purpose for the CPU accelerator, its
+ * ncclCommInitRank fails on every rank, and every rank falls back to the
+ * staged path with the warning instead of hanging, the data intact. */
+Test(mpi_ranks, real_nccl_without_a_gpu_falls_back, .timeout = 300)
+{
+    void *dl = dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
+    if (!dl) cr_skip_test("no libnccl.so.2 here (%s)", dlerror());
+    dlclose(dl);
+    amp_accelerator *gpu = NULL;
+    if (amp_accelerator_find("cuda:0", &gpu) == AMP_OK)
+        cr_skip_test("a CUDA GPU is here: NCCL would start (ci/gpu.sh nccl covers it)");
+    static heat_run r;
+    setenv("AMP_MPI_NCCL_LIBRARY", "libnccl.so.2", 1);
+    run_helper(2, "path nccl", &r);
+    unsetenv("AMP_MPI_NCCL_LIBRARY");
+    cr_assert_eq(r.status, 0, "exit %d\n%s\nstderr:\n%s", r.status, r.out, r.err);
+    cr_assert(strstr(r.err, "hipamp::mpi: warning: rank 1:"), "no warning on stderr:\n%s", r.err);
+    for (int k = 0; k < 2; ++k) {
+        const char *path[] = {"staged fell_back 1", "ncclCommInitRank failed"}, *ok[] = {"ok"};
+        line_says(rank_line(&r, k, "path"), path, 2, "real NCCL, no GPU");
+        line_says(rank_line(&r, k, "data"), ok, 1, "real NCCL, no GPU");
+        line_says(rank_line(&r, k, "allreduce"), ok, 1, "real NCCL, no GPU");
     }
 }
 

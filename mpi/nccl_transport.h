@@ -1,4 +1,4 @@
-/* nccl.h — hipamp::mpi's NCCL/RCCL transport (nccl.c): the library found and loaded at run time, a communicator bootstrapped over an MPI communicator, grouped sends and receives and in-place all-reduces queued on a hipamp queue's native stream. Never installed. */
+/* nccl_transport.h — hipamp::mpi's NCCL/RCCL transport (nccl.c): the library found and loaded at run time, a communicator bootstrapped over an MPI communicator, grouped sends and receives and in-place all-reduces queued on a hipamp queue's native stream. Never installed. */
 #ifndef HIPAMP_MPI_NCCL_H
 #define HIPAMP_MPI_NCCL_H
 
