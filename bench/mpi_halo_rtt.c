@@ -1,6 +1,6 @@
-/* mpi_halo_rtt.c — the halo face round trip of hipamp::mpi between two ranks: each rank sends a face of BYTES (default 256 KiB) from an array on its accelerator to the other and receives the other's into another array, the exchange ended and the queue drained (the received face is on the device); per round trip the median, minimum and 90th percentile over REPS rounds after a warm-up, on the path asked for (--path, or AMP_MPI_PATH; AMP_MPI_STAGED_PIPELINE=0 for the staged path as before its pipeline). Prints one line rank 0 writes for ci/gpu.sh:
+/* mpi_halo_rtt.c — the halo face round trip of hipamp::mpi between two ranks: each rank sends a face of BYTES (default 256 KiB) from an array on its accelerator to the other and receives the other's into another array, the exchange ended and the queue drained (the received face is on the device); per round trip the median, minimum and 90th percentile over REPS rounds after a warm-up, on the path asked for (--path, or AMP_MPI_PATH; AMP_MPI_STAGED_PIPELINE=0 for the staged path as before its pipeline, AMP_MPI_CHUNK_BYTES to send faces in chunks). Prints one line rank 0 writes for ci/gpu.sh:
  *
- *   halo_rtt path P pipeline 0|1 bytes B reps N median_us M min_us m p90_us p fell_back 0|1
+ *   halo_rtt path P pipeline 0|1 chunk C bytes B reps N median_us M min_us m p90_us p fell_back 0|1 ...
  *
  * and the path's reason. Data is checked once at the end (the last round's received face holds the peer's values).
  *
@@ -104,9 +104,11 @@ int main(int argc, char **argv)
         amp_mpi_exchange_stats xs;
         TRY_MPI(amp_mpi_exchange_get_stats(x, &xs));
         printf("path %s: %s\n", amp_mpi_path_name(info.path), info.reason);
-        printf("halo_rtt path %s pipeline %d bytes %ld reps %ld median_us %.1f min_us %.1f p90_us %.1f fell_back %d "
-               "staged_bytes %llu data %s\n",
-               amp_mpi_path_name(info.path), !(pl && !strcmp(pl, "0")), bytes, reps, 1e6 * other[reps / 2],
+        const char *ck = getenv("AMP_MPI_CHUNK_BYTES");
+        printf("halo_rtt path %s pipeline %d chunk %s bytes %ld reps %ld median_us %.1f min_us %.1f p90_us %.1f "
+               "fell_back %d staged_bytes %llu data %s\n",
+               amp_mpi_path_name(info.path), !(pl && !strcmp(pl, "0")), ck && *ck ? ck : "0", bytes, reps,
+               1e6 * other[reps / 2],
                1e6 * other[0], 1e6 * other[(reps * 9) / 10], info.fell_back ? 1 : 0,
                (unsigned long long)xs.bytes_staged, all_bad ? "WRONG" : "ok");
         fflush(stdout);

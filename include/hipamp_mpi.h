@@ -162,7 +162,14 @@ typedef struct amp_mpi_exchange amp_mpi_exchange;
  * duplicates comm, so its messages never match the caller's, and posts
  * there a receive of its peers' leaving notices (see amp_mpi_exchange_halos).
  * Its time-out (amp_mpi_exchange_set_timeout) starts as AMP_MPI_TIMEOUT
- * milliseconds where that is set, else 0. It owns the
+ * milliseconds where that is set, else 0. AMP_MPI_CHUNK_BYTES (0 or unset:
+ * none; 4096 to 1073741824) splits every face of more bytes into chunks of
+ * at most that many along its first dimension longer than 1, each its own
+ * staging copy and MPI message (not on the NCCL path), so that a large
+ * staged face's first chunks travel while the rest are still copied; it
+ * must be the same on every rank (refused, naming both values, otherwise),
+ * and a face and its peer's must then hold the same number of elements
+ * (as always; a difference is found per chunk). It owns the
  * host staging buffers of the STAGED path (grown on demand, reused).
  * Collective over comm (MPI_Comm_dup, then one MPI_Allreduce): every rank
  * must call it, each with the path it wants, and every rank gets the same
@@ -182,7 +189,7 @@ typedef struct amp_mpi_exchange amp_mpi_exchange;
  * AMP_ERROR_INVALID_ARGUMENT: out NULL, elem_size 0, MPI not initialised or
  * MPI_COMM_NULL, element sizes that differ between ranks, another rank's
  * failure, AMP_MPI_TIMEOUT not a number of milliseconds (0 to
- * 4294967295); as amp_mpi_choose_path; AMP_ERROR_OUT_OF_MEMORY;
+ * 4294967295), a bad or differing AMP_MPI_CHUNK_BYTES; as amp_mpi_choose_path; AMP_ERROR_OUT_OF_MEMORY;
  * AMP_ERROR_DEVICE: an MPI call failed. */
 AMP_MPI_API amp_status amp_mpi_exchange_create(MPI_Comm comm, amp_accelerator_view *q, size_t elem_size,
                                                amp_mpi_path path, amp_mpi_exchange **out);

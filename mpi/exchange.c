@@ -17,7 +17,7 @@ static amp_status amp_mpi__agree(amp_mpi_exchange *x, amp_status mine, amp_mpi_p
     struct {
         long value;
         int rank;
-    } in[6], least[6];
+    } in[8], least[8];
     int rc, me = 0;
     MPI_Comm_rank(x->comm, &me);
     /* MPI_MINLOC of the element size, of its negation (the largest), of
@@ -30,8 +30,10 @@ static amp_status amp_mpi__agree(amp_mpi_exchange *x, amp_status mine, amp_mpi_p
     in[3].value = nccl;
     in[4].value = -nccl;
     in[5].value = (long)path;
-    for (int i = 0; i < 6; ++i) in[i].rank = me;
-    if ((rc = MPI_Allreduce(in, least, 6, MPI_LONG_INT, MPI_MINLOC, x->comm)) != MPI_SUCCESS)
+    in[6].value = (long)x->chunk_bytes;
+    in[7].value = -(long)x->chunk_bytes;
+    for (int i = 0; i < 8; ++i) in[i].rank = me;
+    if ((rc = MPI_Allreduce(in, least, 8, MPI_LONG_INT, MPI_MINLOC, x->comm)) != MPI_SUCCESS)
         return amp_mpi__mpi(rc, "amp_mpi_exchange_create: MPI_Allreduce of the ranks' element sizes and paths");
     if (mine != AMP_OK) return mine;
     if (!least[2].value)
@@ -48,6 +50,14 @@ static amp_status amp_mpi__agree(amp_mpi_exchange *x, amp_status mine, amp_mpi_p
                              "amp_mpi_exchange_create: this rank (%d) exchanges %zu-byte elements, rank %d %ld-byte "
                              "elements: every rank of the communicator must use one element size",
                              me, x->elem, who, other);
+    }
+    if (least[6].value != -least[7].value) {
+        bool smallest = least[6].value == (long)x->chunk_bytes;
+        return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT,
+                             "amp_mpi_exchange_create: this rank (%d) has AMP_MPI_CHUNK_BYTES %llu, rank %d %ld: "
+                             "every rank must split faces alike",
+                             me, (unsigned long long)x->chunk_bytes, smallest ? least[7].rank : least[6].rank,
+                             smallest ? -least[7].value : least[6].value);
     }
     if (least[3].value != -least[4].value) {
         /* Some ranks chose NCCL, others not: their messages would never
@@ -124,6 +134,25 @@ static bool amp_mpi__pipeline_from_env(void)
 
 /* AMP_MPI_TIMEOUT: the time-out of new exchangers, in milliseconds (0 or
  * unset: none). */
+/* AMP_MPI_CHUNK_BYTES: the staged path's chunk size (0 or unset: none;
+ * at least 4096 otherwise). */
+static amp_status amp_mpi__chunk_from_env(uint64_t *bytes)
+{
+    const char *v = amp_mpi__env("AMP_MPI_CHUNK_BYTES");
+    *bytes = 0;
+    if (!v) return AMP_OK;
+    char *end = NULL;
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 10);
+    if (*v < '0' || *v > '9' || *end || errno || (n && n < 4096) || n > (1ull << 30))
+        return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT,
+                             "amp_mpi_exchange_create: AMP_MPI_CHUNK_BYTES is \"%s\": 0 (no chunks) or 4096 to "
+                             "1073741824 bytes",
+                             v);
+    *bytes = n;
+    return AMP_OK;
+}
+
 static amp_status amp_mpi__timeout_from_env(uint32_t *ms)
 {
     const char *v = amp_mpi__env("AMP_MPI_TIMEOUT");
@@ -165,7 +194,8 @@ amp_status amp_mpi_exchange_create(MPI_Comm comm, amp_accelerator_view *q, size_
     else if ((st = amp_accelerator_get_info(acc, &info)) != AMP_OK)
         mine = amp_mpi__hipamp(st, "amp_mpi_exchange_create: amp_accelerator_get_info");
     else if ((mine = amp_mpi_choose_path(acc, path, &x->path)) == AMP_OK &&
-             (mine = amp_mpi__timeout_from_env(&x->timeout_ms)) == AMP_OK)
+             (mine = amp_mpi__timeout_from_env(&x->timeout_ms)) == AMP_OK &&
+             (mine = amp_mpi__chunk_from_env(&x->chunk_bytes)) == AMP_OK)
         mine = amp_mpi__notices_hook();
     if (x) x->notice_req = MPI_REQUEST_NULL;
     char mine_msg[AMP_MPI__ERR_SIZE];
@@ -181,7 +211,7 @@ amp_status amp_mpi_exchange_create(MPI_Comm comm, amp_accelerator_view *q, size_
         st = amp_mpi__mpi(rc, "MPI_Comm_set_errhandler(MPI_ERRORS_RETURN)");
         goto fail;
     }
-    amp_mpi_exchange probe = {.comm = dup, .elem = elem_size};
+    amp_mpi_exchange probe = {.comm = dup, .elem = elem_size, .chunk_bytes = mine == AMP_OK ? x->chunk_bytes : 0};
     MPI_Comm_size(dup, &probe.size);
     amp_mpi_path chosen = mine == AMP_OK ? x->path.path : AMP_MPI_PATH_AUTO;
     if (mine == AMP_OK) {

@@ -56,6 +56,13 @@ typedef struct amp_mpi__flight {
                                    * receive's copy back after the end */
     MPI_Request *reqs;            /* MPI_REQUEST_NULL where nothing was posted */
     MPI_Status *statuses;         /* not MPI_STATUSES_IGNORE: GCC 12 misreads MPICH's value */
+    /* Chunked staged faces (AMP_MPI_CHUNK_BYTES): entry i is chunk part[i]
+     * of parts[i] of the caller's halo orig[i]; its views are sections the
+     * record owns (owned), destroyed once the record is taken again (their
+     * copies back have finished then: destroying a view waits for them). */
+    size_t *orig, *part, *parts;
+    amp_array_view **owned;
+    size_t nowned, owned_cap;
     bool complete;                /* every request finished (amp_mpi_exchange_test saw it) */
     int complete_rc;              /* what MPI_Testall returned then */
     double seconds;               /* wall time inside its calls so far */
@@ -77,6 +84,11 @@ struct amp_mpi_exchange {
      * pinned buffers, each send posted by begin as soon as its copy landed,
      * each receive copied up as soon as it arrived. */
     bool pipeline;
+    /* AMP_MPI_CHUNK_BYTES (0: none; the same on every rank): a staged face
+     * of more bytes moves as chunks of at most this many, each its own
+     * copy and message, so that the first chunks travel while the later
+     * ones are still copied. */
+    uint64_t chunk_bytes;
     amp_mpi__flight **flights; /* in flight or keeping buffers; stable addresses */
     size_t nflights;
     uint64_t next_id;   /* the id the next begin gives (from 1) */

@@ -211,8 +211,11 @@ static void amp_mpi__side_free(amp_mpi__side *s)
 static void amp_mpi__name(char *buf, size_t n, const char *fn, const amp_mpi__flight *f, size_t side)
 {
     const amp_mpi_halo *h = &f->halos[side / 2];
-    snprintf(buf, n, "%s: exchange #%llu, halo %zu %s rank %d (tag %d)", fn, (unsigned long long)f->id, side / 2,
-             side & 1 ? "receive from" : "send to", h->peer, side & 1 ? h->recv_tag : h->send_tag);
+    size_t i = side / 2;
+    char chunk[48] = "";
+    if (f->parts[i] > 1) snprintf(chunk, sizeof chunk, ", chunk %zu of %zu", f->part[i] + 1, f->parts[i]);
+    snprintf(buf, n, "%s: exchange #%llu, halo %zu %s rank %d (tag %d%s)", fn, (unsigned long long)f->id, f->orig[i],
+             side & 1 ? "receive from" : "send to", h->peer, side & 1 ? h->recv_tag : h->send_tag, chunk);
 }
 
 /* ------------------------------------------------------------- records */
@@ -242,8 +245,25 @@ static bool amp_mpi__copies_done(amp_mpi__flight *f)
     return true;
 }
 
+/* The chunk sections the record made for its last exchange, destroyed
+ * (their copies have finished: the record's copies were drained). */
+static amp_status amp_mpi__owned_free(amp_mpi__flight *f)
+{
+    amp_status st = AMP_OK;
+    for (size_t i = 0; i < f->nowned; ++i) {
+        amp_status d = amp_array_view_destroy(f->owned[i]);
+        if (st == AMP_OK && d != AMP_OK) st = amp_mpi__hipamp(d, "a chunk of a staged halo");
+    }
+    f->nowned = 0;
+    return st;
+}
+
 static void amp_mpi__flight_free(amp_mpi__flight *f)
 {
+    free(f->owned);
+    free(f->orig);
+    free(f->part);
+    free(f->parts);
     free(f->halos);
     free(f->sides);
     free(f->send_stage);
@@ -272,6 +292,9 @@ static amp_status amp_mpi__flight_grow(amp_mpi__flight *f, size_t n)
     AMP_MPI__GROW(copies, 2);
     AMP_MPI__GROW(reqs, 2);
     AMP_MPI__GROW(statuses, 2);
+    AMP_MPI__GROW(orig, 1);
+    AMP_MPI__GROW(part, 1);
+    AMP_MPI__GROW(parts, 1);
 #undef AMP_MPI__GROW
     f->cap = n;
     return AMP_OK;
@@ -301,6 +324,7 @@ static amp_status amp_mpi__flight_take(amp_mpi_exchange *x, size_t count, amp_mp
         x->flights[x->nflights++] = f;
     }
     if ((st = amp_mpi__copies_drain(f)) != AMP_OK) return st;
+    if ((st = amp_mpi__owned_free(f)) != AMP_OK) return st;
     if ((st = amp_mpi__flight_grow(f, count)) != AMP_OK) return st;
     f->count = count;
     f->complete = false;
@@ -327,6 +351,10 @@ amp_status amp_mpi__flights_free(amp_mpi_exchange *x)
     for (size_t k = 0; k < x->nflights; ++k) {
         amp_mpi__flight *f = x->flights[k];
         amp_status c = amp_mpi__copies_drain(f);
+        if (st == AMP_OK && c != AMP_OK) st = c;
+        /* An abandoned exchange's sends may still be read by MPI through
+         * its sections' staging buffers, which stay; the sections go. */
+        c = amp_mpi__owned_free(f);
         if (st == AMP_OK && c != AMP_OK) st = c;
         for (size_t i = 0; i < f->cap; ++i) {
             amp_status a = amp_mpi__stage_release(&f->send_stage[i]);
@@ -539,7 +567,7 @@ static void amp_mpi__pending(const amp_mpi_exchange *x, const amp_mpi__flight *f
         }
         if (nd < pending_size)
             nd += (size_t)snprintf(pending + nd, pending_size - nd, "%shalo %zu %s rank %d (tag %d)",
-                                   nd ? "; " : "", i / 2, i & 1 ? "receive from" : "send to", h->peer,
+                                   nd ? "; " : "", f->orig[i / 2], i & 1 ? "receive from" : "send to", h->peer,
                                    i & 1 ? h->recv_tag : h->send_tag);
     }
 }
@@ -804,6 +832,108 @@ static amp_status amp_mpi__nccl_finish(amp_mpi_exchange *x, amp_mpi__flight *f, 
     return amp_mpi__break(x, st, msg);
 }
 
+/* ------------------------------------------------------------ chunks */
+
+/* How a view splits into chunks of at most x->chunk_bytes: along its first
+ * dimension longer than 1 (the ones before it are 1, so each chunk is a
+ * box of whole rows of that dimension), *per indices a chunk. 1 when it
+ * stays whole. */
+static size_t amp_mpi__chunk_count(const amp_mpi_exchange *x, amp_array_view *v, amp_extent *ext, int *dim, int *per)
+{
+    *dim = -1;
+    *per = 0;
+    if (!v || amp_array_view_get_extent(v, ext) != AMP_OK) return 1;
+    uint64_t bytes = (uint64_t)amp_extent_size(*ext) * x->elem;
+    if (!x->chunk_bytes || bytes <= x->chunk_bytes) return 1;
+    for (int d = 0; d < ext->rank && *dim < 0; ++d)
+        if (ext->v[d] > 1) *dim = d;
+    if (*dim < 0) return 1;
+    uint64_t slab = bytes / (uint64_t)ext->v[*dim];
+    uint64_t n = x->chunk_bytes / slab;
+    *per = n ? (int)(n < (uint64_t)ext->v[*dim] ? n : (uint64_t)ext->v[*dim]) : 1;
+    return (size_t)((ext->v[*dim] + *per - 1) / *per);
+}
+
+/* Chunk k of v (see amp_mpi__chunk_count), owned by the record. */
+static amp_status amp_mpi__chunk_view(amp_mpi__flight *f, amp_array_view *v, amp_extent ext, int dim, int per, size_t k,
+                                      amp_array_view **out, const char *fn)
+{
+    amp_index origin = {ext.rank, {0}};
+    amp_extent e = ext;
+    origin.v[dim] = (int)k * per;
+    e.v[dim] = ext.v[dim] - origin.v[dim] < per ? ext.v[dim] - origin.v[dim] : per;
+    if (f->nowned == f->owned_cap) {
+        size_t cap = f->owned_cap ? 2 * f->owned_cap : 8;
+        amp_array_view **grown = realloc(f->owned, cap * sizeof *grown);
+        if (!grown) return amp_mpi__fail(AMP_ERROR_OUT_OF_MEMORY, "%s: no memory", fn);
+        f->owned = grown;
+        f->owned_cap = cap;
+    }
+    amp_status st = amp_array_view_section(v, origin, e, out);
+    if (st != AMP_OK) return amp_mpi__hipamp(st, fn);
+    f->owned[f->nowned++] = *out;
+    return AMP_OK;
+}
+
+/* The caller's halos as the record's entries: each halo whole, or (faces
+ * over AMP_MPI_CHUNK_BYTES, every path but NCCL) one entry per chunk, the
+ * send's and the receive's chunks side by side, in order: the chunks of one
+ * halo go to one peer with one tag, so MPI matches them in order. Sets
+ * f->count. */
+static amp_status amp_mpi__expand(amp_mpi_exchange *x, amp_mpi__flight *f, const amp_mpi_halo *halos, size_t count,
+                                  const char *fn)
+{
+    amp_status st;
+    size_t total = 0;
+    for (size_t i = 0; i < count; ++i) {
+        amp_extent e;
+        int d, p;
+        size_t ks = 1, kr = 1;
+        if (!x->nccl && halos[i].peer != MPI_PROC_NULL) {
+            ks = amp_mpi__chunk_count(x, halos[i].send, &e, &d, &p);
+            kr = amp_mpi__chunk_count(x, halos[i].recv, &e, &d, &p);
+        }
+        total += ks > kr ? ks : kr;
+    }
+    if ((st = amp_mpi__flight_grow(f, total)) != AMP_OK) return st;
+    for (size_t i = 0; i < 2 * total; ++i) {
+        f->sides[i] = (amp_mpi__side){.type = MPI_DATATYPE_NULL};
+        f->reqs[i] = MPI_REQUEST_NULL;
+    }
+    size_t at = 0;
+    for (size_t i = 0; i < count; ++i) {
+        const amp_mpi_halo *h = &halos[i];
+        amp_extent es, er;
+        int ds = -1, ps = 0, dr = -1, pr = 0;
+        size_t ks = 1, kr = 1;
+        if (!x->nccl && h->peer != MPI_PROC_NULL) {
+            ks = amp_mpi__chunk_count(x, h->send, &es, &ds, &ps);
+            kr = amp_mpi__chunk_count(x, h->recv, &er, &dr, &pr);
+        }
+        size_t k = ks > kr ? ks : kr;
+        for (size_t j = 0; j < k; ++j, ++at) {
+            f->halos[at] = *h;
+            f->orig[at] = i;
+            f->part[at] = j;
+            f->parts[at] = k;
+            if (k == 1) continue;
+            f->halos[at].send = f->halos[at].recv = NULL;
+            if (h->send && j < ks) {
+                if (ks == 1) f->halos[at].send = h->send;
+                else if ((st = amp_mpi__chunk_view(f, h->send, es, ds, ps, j, &f->halos[at].send, fn)) != AMP_OK)
+                    return st;
+            }
+            if (h->recv && j < kr) {
+                if (kr == 1) f->halos[at].recv = h->recv;
+                else if ((st = amp_mpi__chunk_view(f, h->recv, er, dr, pr, j, &f->halos[at].recv, fn)) != AMP_OK)
+                    return st;
+            }
+        }
+    }
+    f->count = total;
+    return AMP_OK;
+}
+
 /* amp_mpi_exchange_begin, its messages naming fn. */
 static amp_status amp_mpi__begin(amp_mpi_exchange *x, const amp_mpi_halo *halos, size_t count, amp_mpi_pending *out,
                                  const char *fn)
@@ -818,7 +948,12 @@ static amp_status amp_mpi__begin(amp_mpi_exchange *x, const amp_mpi_halo *halos,
     double t0 = amp_mpi__now();
     if ((st = amp_mpi__check_halos(x, halos, count, fn)) != AMP_OK) return st;
     if ((st = amp_mpi__flight_take(x, count, &f)) != AMP_OK) return st;
-    if (count) memcpy(f->halos, halos, count * sizeof *halos);
+    if ((st = amp_mpi__expand(x, f, halos, count, fn)) != AMP_OK) {
+        amp_mpi__flight_release(f);
+        return st;
+    }
+    halos = f->halos;
+    count = f->count;
     f->id = x->next_id; /* named in messages; in flight only once posted */
 
     /* 1. Every view made ready before anything is posted, so that a view

@@ -47,6 +47,11 @@
  *                exchange around the ring ("good", "data") and three
  *                all-reduces ("allreduce: ok", "rank R reductions:
  *                allreduces A on_device D").
+ *   chunks PATH  one exchange around the ring of two faces: 5000 floats
+ *                (1-D) and rows 1..3 of a 5 x 2000 grid (a section), each
+ *                rank's values its own; prints "data: ok" when both arrived
+ *                intact and "rank R messages: sent S received V bytes B"
+ *                (run with AMP_MPI_CHUNK_BYTES to split them).
  *   mismatch     rank 0 asks for the nccl path, the others for staged:
  *                every rank's "create" line says why it failed.
  * Each rank prints "rank R STEP: STATUS: MESSAGE" for every call it checks
@@ -330,6 +335,57 @@ static void allreduces(amp_mpi_exchange *x, amp_accelerator_view *q)
     MUST(amp_array_destroy(af));
 }
 
+/* See "chunks" above. */
+static void chunks(amp_accelerator_view *q, amp_mpi_path path)
+{
+    enum { N1 = 5000, GR2 = 5, GC2 = 2000 };
+    float *a = malloc(N1 * sizeof *a), *b = malloc(N1 * sizeof *b);
+    float *g = malloc(GR2 * GC2 * sizeof *g), *h = malloc(GR2 * GC2 * sizeof *h);
+    if (!a || !b || !g || !h) must(AMP_ERROR_OUT_OF_MEMORY, "malloc", "no memory");
+    for (int i = 0; i < N1; ++i) a[i] = (float)(rank_ * 100000 + i), b[i] = -1;
+    for (int i = 0; i < GR2 * GC2; ++i) g[i] = (float)(rank_ * 100000 + i), h[i] = -1;
+    amp_array *aa = NULL, *ab = NULL, *ag = NULL, *ah = NULL;
+    amp_array_view *va = NULL, *vb = NULL, *vg = NULL, *vh = NULL, *sg = NULL, *sh = NULL;
+    MUST(amp_array_create(q, sizeof(float), amp_extent_1d(N1), a, &aa));
+    MUST(amp_array_create(q, sizeof(float), amp_extent_1d(N1), b, &ab));
+    MUST(amp_array_create(q, sizeof(float), amp_extent_2d(GR2, GC2), g, &ag));
+    MUST(amp_array_create(q, sizeof(float), amp_extent_2d(GR2, GC2), h, &ah));
+    MUST(amp_array_view_of_array(aa, &va));
+    MUST(amp_array_view_of_array(ab, &vb));
+    MUST(amp_array_view_of_array(ag, &vg));
+    MUST(amp_array_view_of_array(ah, &vh));
+    MUST(amp_array_view_section(vg, amp_index_2d(1, 0), amp_extent_2d(3, GC2), &sg));
+    MUST(amp_array_view_section(vh, amp_index_2d(1, 0), amp_extent_2d(3, GC2), &sh));
+    amp_mpi_exchange *x = NULL;
+    MUST_MPI(amp_mpi_exchange_create(MPI_COMM_WORLD, q, sizeof(float), path, &x));
+    const int next = (rank_ + 1) % size_, prev = (rank_ + size_ - 1) % size_;
+    amp_mpi_halo hs[4] = {{va, NULL, next, 3, 3}, {NULL, vb, prev, 3, 3}, {sg, NULL, next, 4, 4},
+                          {NULL, sh, prev, 4, 4}};
+    say("exchange", amp_mpi_exchange_halos(x, hs, 4));
+    amp_mpi_exchange_stats xs;
+    MUST_MPI(amp_mpi_exchange_get_stats(x, &xs));
+    MUST_MPI(amp_mpi_exchange_destroy(x));
+    amp_array_view *views[] = {sg, sh, va, vb, vg, vh};
+    for (int i = 0; i < 6; ++i) MUST(amp_array_view_destroy(views[i]));
+    MUST(amp_array_copy_to_host(ab, b));
+    MUST(amp_array_copy_to_host(ah, h));
+    long bad = 0;
+    for (int i = 0; i < N1; ++i) bad += b[i] != (float)(prev * 100000 + i);
+    for (int i = 0; i < GR2 * GC2; ++i)
+        bad += h[i] != (i / GC2 >= 1 && i / GC2 <= 3 ? (float)(prev * 100000 + i) : -1.0f);
+    printf("rank %d data: %s\n", rank_, bad ? "WRONG" : "ok");
+    printf("rank %d messages: sent %llu received %llu bytes %llu\n", rank_, (unsigned long long)xs.messages_sent,
+           (unsigned long long)xs.messages_received, (unsigned long long)xs.bytes_sent);
+    MUST(amp_array_destroy(aa));
+    MUST(amp_array_destroy(ab));
+    MUST(amp_array_destroy(ag));
+    MUST(amp_array_destroy(ah));
+    free(a);
+    free(b);
+    free(g);
+    free(h);
+}
+
 int main(int argc, char **argv)
 {
     if (__lsan_disable) __lsan_disable();
@@ -340,7 +396,7 @@ int main(int argc, char **argv)
     if (argc < 2) {
         if (rank_ == 0)
             fprintf(stderr, "usage: mpi_helper sizes PATH | elements | nonblocking PATH | timeout PATH | leaving PATH "
-                            "finalize|destroy | path PATH | mismatch\n");
+                            "finalize|destroy | path PATH | mismatch | chunks PATH\n");
         finalize();
         return 2;
     }
@@ -434,6 +490,10 @@ int main(int argc, char **argv)
         }
         allreduces(x, q);
         MUST_MPI(amp_mpi_exchange_destroy(x));
+    } else if (!strcmp(scenario, "chunks") && argc >= 3) {
+        amp_mpi_path path;
+        MUST_MPI(amp_mpi_path_parse(argv[2], &path));
+        chunks(q, path);
     } else if (!strcmp(scenario, "mismatch")) {
         amp_mpi_exchange *x = NULL;
         amp_status st = amp_mpi_exchange_create(MPI_COMM_WORLD, q, sizeof(float),

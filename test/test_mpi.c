@@ -1492,6 +1492,36 @@ Test(mpi_ranks, real_nccl_without_a_gpu_falls_back, .timeout = 300)
     }
 }
 
+/* Faces over AMP_MPI_CHUNK_BYTES move as chunks, on every MPI path: a 1-D
+ * face of 20000 bytes in 4096-byte chunks (1024 floats: 5 messages), a
+ * section of 3 rows of 8000 bytes in chunks of one row (3 messages); the
+ * data arrives intact and the bytes are the faces'. Without the setting
+ * each face is one message. Ranks whose settings differ are refused. */
+Test(mpi_ranks, large_faces_move_in_chunks, .timeout = 300)
+{
+    static heat_run r;
+    const char *paths[] = {"staged", "host", "device"};
+    for (int p = 0; p < 3; ++p)
+        for (int chunked = 1; chunked >= 0; --chunked) {
+            char what[64];
+            if (chunked) setenv("AMP_MPI_CHUNK_BYTES", "4096", 1);
+            run_scenario("chunks", 2, paths[p], &r, what, sizeof what);
+            unsetenv("AMP_MPI_CHUNK_BYTES");
+            for (int k = 0; k < 2; ++k) {
+                const char *ok[] = {"ok"}, *fine[] = {"AMP_OK"};
+                const char *msgs[] = {chunked ? "sent 8 received 8 bytes 44000" : "sent 2 received 2 bytes 44000"};
+                line_says(rank_line(&r, k, "exchange"), fine, 1, what);
+                line_says(rank_line(&r, k, "data"), ok, 1, what);
+                line_says(rank_line(&r, k, "messages"), msgs, 1, what);
+            }
+        }
+    setenv("AMP_MPI_CHUNK_BYTES", "100", 1);
+    run_helper(1, "chunks staged", &r);
+    unsetenv("AMP_MPI_CHUNK_BYTES");
+    cr_assert_neq(r.status, 0, "AMP_MPI_CHUNK_BYTES=100 accepted:\n%s", r.out);
+    cr_assert(strstr(r.out, "AMP_MPI_CHUNK_BYTES is \"100\""), "%s\nstderr:\n%s", r.out, r.err);
+}
+
 /* Rank 0 asks for NCCL, the others for staged: their messages would never
  * meet, so every rank's creation fails, naming both paths and a rank. */
 Test(mpi_ranks, paths_that_mix_nccl_are_refused, .timeout = 300)
