@@ -982,7 +982,7 @@ cmd_nccl() {
   done_() { snap; say "ci/gpu.sh nccl: $([ "$status" -eq 0 ] && echo PASSED || echo FAILED) in $(mins "$start")"; exit "$status"; }
 
   command -v nvidia-smi >/dev/null 2>&1 && ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
-  say "machine: $(uname -n), $ngpu NVIDIA GPU(s); NCCL: $(ldconfig -p 2>/dev/null | grep -m1 -o "/.*libnccl.so.2$" || echo none), nccl.h: $(ls /usr/include/nccl.h /usr/local/cuda/include/nccl.h 2>/dev/null | head -n1 || echo none)"
+  say "machine: $(uname -n), $ngpu NVIDIA GPU(s); NCCL: $(ldconfig -p 2>/dev/null | grep -m1 -o "/.*libnccl.so.2$" || echo none), nccl.h: $(for h in /usr/include/nccl.h /usr/local/cuda/include/nccl.h none; do [ -e "$h" ] || [ "$h" = none ] && { echo "$h"; break; }; done)"
   # shellcheck source=ci/mpi-prefix.sh
   source "$ROOT/ci/mpi-prefix.sh"
   if command -v mpicc >/dev/null 2>&1 && command -v mpirun >/dev/null 2>&1; then
