@@ -942,7 +942,10 @@ cmd_two_gpus() {
 # heat_mpi, mpi_halo_rtt and test_abi_nccl (where nccl.h and Criterion are)
 # with the machine's own Open MPI (mpicc on PATH), else the carried one
 # (.debs/openmpi); then
-#   1. test_abi_nccl: mpi/nccl_abi.h against the installed nccl.h;
+#   1. test_abi_nccl: mpi/nccl_abi.h against the installed nccl.h, and
+#      test_mpi's GPU tests of the path choice and of the nccl path on one
+#      rank (NCCL's sends and receives to itself, a packed strided view,
+#      an all-reduce on the device);
 #   2. the staged 256 KiB face round trip, 2 ranks (on one GPU they share
 #      it), before the pipeline (AMP_MPI_STAGED_PIPELINE=0), after, and
 #      after in 64 KiB chunks (AMP_MPI_CHUNK_BYTES), alternating,
@@ -1014,6 +1017,7 @@ cmd_nccl() {
   fi
   B=$build/build
   grep -q 'ABI test test_abi_nccl:' "$L/configure.log" && targets+=(test_abi_nccl)
+  [ "$HAVE_CRITERION" = 1 ] && targets+=(test_mpi)
   [ "$dry" = 1 ] && targets+=(fake_nccl)
   if ! cmake --build "$B" -j"$JOBS" --target "${targets[@]}" > "$L/build.log" 2>&1; then
     grep -E 'error|Error' "$L/build.log" | head -n 30; fail "build of ${targets[*]}"; done_
@@ -1035,6 +1039,16 @@ cmd_nccl() {
     fi
   else
     say "test_abi_nccl: not built (no nccl.h or no Criterion; see configure.log)"
+  fi
+
+  # 1b. test_mpi's GPU tests of the choice and of the nccl path (one rank).
+  if [[ " ${targets[*]} " == *" test_mpi "* ]] && ! over "test_mpi's nccl tests" 60; then
+    local f
+    for f in 'mpi/choose_path_on_a_gpu' 'mpi/*nccl*'; do
+      (cd "$B" && timeout 120 ./test/test_mpi --filter "$f" -j1 --verbose) >> "$L/test_mpi.log" 2>&1 ||
+        fail "test_mpi --filter '$f' (test_mpi.log)"
+    done
+    say "test_mpi: $(grep -cE '^\[PASS\]' "$L/test_mpi.log") passed, $(grep -cE '^\[FAIL\]' "$L/test_mpi.log") failed: $(grep -E '^\[(PASS|FAIL|SKIP)\] mpi::(choose_path_on_a_gpu|nccl)' "$L/test_mpi.log" | grep -v 'Test is disabled' | cut -c1-120 | paste -sd';' -)"
   fi
 
   # 2. The staged round trip, before and after the pipeline, alternating.

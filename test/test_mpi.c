@@ -384,6 +384,8 @@ Test(mpi, choose_path_on_a_gpu, .init = mpi_up, .fini = mpi_down)
     amp_accelerator_info info = info_of(gpu);
     amp_mpi_path_info p;
     setenv("AMP_MPI_GPU_AWARE", "0", 1);
+    /* No NCCL/RCCL (a library that is not there): staged. */
+    setenv("AMP_MPI_NCCL_LIBRARY", "/nonexistent/libnccl-missing.so.2", 1);
     ASSERT_MPI_OK(amp_mpi_choose_path(gpu, AMP_MPI_PATH_AUTO, &p));
     cr_assert_eq(p.path, info.is_unified_memory ? AMP_MPI_PATH_HOST : AMP_MPI_PATH_STAGED, "%s: got %s (%s)",
                  info.device_path, amp_mpi_path_name(p.path), p.reason);
@@ -397,7 +399,90 @@ Test(mpi, choose_path_on_a_gpu, .init = mpi_up, .fini = mpi_down)
                  amp_mpi_path_name(p.path), p.reason);
     ASSERT_MPI_OK(amp_mpi_choose_path(gpu, AMP_MPI_PATH_DEVICE, &p));
     cr_assert_eq(p.path, AMP_MPI_PATH_DEVICE);
+    /* The vendor's NCCL/RCCL where it loads: auto takes it over staging (a
+     * GPU-aware MPI still comes first). */
+    unsetenv("AMP_MPI_NCCL_LIBRARY");
+    const char *lib = !strncmp(info.device_path, "hip:", 4) ? "librccl.so.1" : "libnccl.so.2";
+    void *dl = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+    if (dl && !info.is_unified_memory) {
+        dlclose(dl);
+        ASSERT_MPI_OK(amp_mpi_choose_path(gpu, AMP_MPI_PATH_AUTO, &p));
+        cr_assert_eq(p.path, AMP_MPI_PATH_DEVICE, "a GPU-aware MPI comes first: got %s", amp_mpi_path_name(p.path));
+        setenv("AMP_MPI_GPU_AWARE", "0", 1);
+        ASSERT_MPI_OK(amp_mpi_choose_path(gpu, AMP_MPI_PATH_AUTO, &p));
+        cr_assert_eq(p.path, AMP_MPI_PATH_NCCL, "%s with %s: got %s (%s)", info.device_path, lib,
+                     amp_mpi_path_name(p.path), p.reason);
+        cr_assert(strstr(p.nccl, lib), "nccl: %s", p.nccl);
+    } else if (dl) {
+        dlclose(dl);
+    }
     unsetenv("AMP_MPI_GPU_AWARE");
+}
+
+/* The nccl path on a GPU with the real library, one rank (MPI_COMM_SELF:
+ * NCCL's sends and receives to itself in one group): a contiguous row and
+ * a strided column (packed on the device) arrive, and an all-reduce of one
+ * rank leaves the values as they were, on the device. Two ranks need two
+ * GPUs (NCCL refuses two ranks of one GPU): ci/gpu.sh nccl runs them, and
+ * the fall-back on one GPU. */
+Test(mpi, nccl_path_on_a_gpu, .init = mpi_up, .fini = mpi_down)
+{
+    unsetenv("AMP_MPI_PATH");
+    unsetenv("AMP_MPI_NCCL_LIBRARY");
+    amp_accelerator *gpu = test_accel(TEST_ACCEL_GPU);
+    amp_accelerator_info info = info_of(gpu);
+    const char *lib = !strncmp(info.device_path, "hip:", 4) ? "librccl.so.1" : "libnccl.so.2";
+    void *dl = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+    if (!dl) cr_skip_test("%s does not load here: the nccl path needs it", lib);
+    dlclose(dl);
+    amp_accelerator_view *q = default_view(gpu);
+    float a[R * C], b[R * C];
+    for (int r = 0; r < R; ++r)
+        for (int c = 0; c < C; ++c) a[r * C + c] = cell(r, c, 0.5f), b[r * C + c] = -1;
+    amp_array *aa = NULL, *ab = NULL;
+    amp_array_view *va = NULL, *vb = NULL, *row_s = NULL, *row_r = NULL, *col_s = NULL, *col_r = NULL;
+    ASSERT_OK(amp_array_create(q, sizeof(float), amp_extent_2d(R, C), a, &aa));
+    ASSERT_OK(amp_array_create(q, sizeof(float), amp_extent_2d(R, C), b, &ab));
+    ASSERT_OK(amp_array_view_of_array(aa, &va));
+    ASSERT_OK(amp_array_view_of_array(ab, &vb));
+    ASSERT_OK(amp_array_view_section(va, amp_index_2d(1, 0), amp_extent_2d(1, C), &row_s));
+    ASSERT_OK(amp_array_view_section(vb, amp_index_2d(4, 0), amp_extent_2d(1, C), &row_r));
+    /* The column lands in b's column 5 above row 4, so that the two
+     * receives never share an element. */
+    ASSERT_OK(amp_array_view_section(va, amp_index_2d(0, 2), amp_extent_2d(R - 2, 1), &col_s));
+    ASSERT_OK(amp_array_view_section(vb, amp_index_2d(0, 5), amp_extent_2d(R - 2, 1), &col_r));
+    amp_mpi_exchange *x = self_exchange(q, sizeof(float), AMP_MPI_PATH_NCCL);
+    amp_mpi_halo h[2] = {{row_s, row_r, 0, 1, 1}, {col_s, col_r, 0, 2, 2}};
+    ASSERT_MPI_OK(amp_mpi_exchange_halos(x, h, 2));
+    amp_mpi_path_info p;
+    ASSERT_MPI_OK(amp_mpi_exchange_get_path(x, &p));
+    cr_assert_eq(p.path, AMP_MPI_PATH_NCCL, "fell back: %s", p.reason);
+    amp_array_view *views[] = {row_s, row_r, col_s, col_r, va, vb};
+    for (int i = 0; i < 6; ++i) ASSERT_OK(amp_array_view_destroy(views[i]));
+    ASSERT_OK(amp_array_copy_to_host(ab, b));
+    for (int r = 0; r < R; ++r)
+        for (int c = 0; c < C; ++c) {
+            float want = r == 4 ? cell(1, c, 0.5f) : c == 5 && r < R - 2 ? cell(r, 2, 0.5f) : -1.0f;
+            cr_assert_eq(b[r * C + c], want, "(%d, %d): %g, want %g", r, c, b[r * C + c], want);
+        }
+    double d[3] = {1.5, -2, 1e300};
+    amp_array *ad = NULL;
+    amp_array_view *vd = NULL;
+    ASSERT_OK(amp_array_create(q, sizeof(double), amp_extent_1d(3), d, &ad));
+    ASSERT_OK(amp_array_view_of_array(ad, &vd));
+    ASSERT_MPI_OK(amp_mpi_exchange_allreduce(x, vd, AMP_MPI_DOUBLE, AMP_MPI_SUM));
+    ASSERT_OK(amp_array_view_destroy(vd));
+    double got[3];
+    ASSERT_OK(amp_array_copy_to_host(ad, got));
+    for (int i = 0; i < 3; ++i) cr_assert_eq(got[i], d[i], "element %d: %g, want %g", i, got[i], d[i]);
+    amp_mpi_exchange_stats xs;
+    ASSERT_MPI_OK(amp_mpi_exchange_get_stats(x, &xs));
+    cr_assert_eq(xs.allreduces_on_device, 1);
+    cr_assert_eq(xs.bytes_staged, 0);
+    ASSERT_MPI_OK(amp_mpi_exchange_destroy(x));
+    ASSERT_OK(amp_array_destroy(ad));
+    ASSERT_OK(amp_array_destroy(aa));
+    ASSERT_OK(amp_array_destroy(ab));
 }
 
 /* ------------------------------------------------------------- exchanger */
