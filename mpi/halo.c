@@ -1,4 +1,4 @@
-/* halo.c — hipamp::mpi's halo exchanges of array_view sections: begin (checks every halo, makes the data ready, queues the staging copies and posts the receives), test and end (post each send once its data is ready, wait for the messages with the time-out, check their sizes, copy received data back), in the order the exchanges began; the blocking exchange is a begin and an end. */
+/* halo.c — hipamp::mpi's halo exchanges of array_view sections: begin (checks every halo, splits large faces into chunks, makes the data ready, queues the staging copies, posts the receives and, with the staged pipeline, each send as its copy lands), test and end (post each send once its data is ready, wait for the messages with the time-out, copy each staged receive up as it arrives, check their sizes, copy received data back), in the order the exchanges began; the NCCL path's exchanges as one NCCL group on the queue; the blocking exchange is a begin and an end; the all-reduce (NCCL on the device, else MPI through the host). */
 #include "exchange_state.h"
 #include "nccl_abi.h"
 
