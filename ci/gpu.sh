@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# gpu.sh — the one entry point on the NVIDIA GPU machine (Ubuntu 24.04, CUDA, cmake, gcc; no Criterion, no MPI, no package registry: Criterion, OpenSSL's and HIP's headers come from the .deb files carried in .debs/, Open MPI from .debs/openmpi): `ci/gpu.sh SUBCOMMAND...` runs suite, bench, figures, mpi, two-gpus or examples, several in turn; the files to keep go to $OUT.
+# gpu.sh — the one entry point on the NVIDIA GPU machine (Ubuntu 24.04, CUDA, cmake, gcc; no Criterion, no MPI, no package registry: Criterion, OpenSSL's and HIP's headers come from the .deb files carried in .debs/, Open MPI from .debs/openmpi): `ci/gpu.sh SUBCOMMAND...` runs suite, bench, figures, mpi, two-gpus, nccl or examples, several in turn; the files to keep go to $OUT.
 #
 # From the repository root, with .debs/ carried along (ci/fetch-debs.sh and
 # ci/fetch-mpi-debs.sh fill it on a Debian 12 machine):
@@ -27,6 +27,10 @@
 #   first-call  issue 40: a build with the prebuilt packs (their build time
 #             timed), hipamp-info, test_prebuilt, bench_gpu's and bench_cpu's
 #             time-to-first-result tables (--first-call-only).
+#   nccl      hipamp::mpi's transports (issue 42): test_abi_nccl, the staged
+#             face round trip before and after its pipeline, NCCL on one
+#             rank (cg_mpi's device sums), two ranks forced onto NCCL (one
+#             GPU: the fall-back to staged), an nsys summary; see cmd_nccl.
 #   examples  the examples on hip:0 (HIP on NVIDIA) and on cuda:0, their
 #             results compared (hello, study, cg with and without --graph,
 #             stream, tealeaf on the decks carried in .decks/tealeaf), then
@@ -989,14 +993,205 @@ cmd_two_gpus() {
   [ "$mpi_rc" -eq 0 ] && [ "$tests_rc" -eq 0 ] && [ "$bench_rc" -eq 0 ]
 }
 
+# nccl: hipamp::mpi's three transports on this machine, in one call of at
+# most NCCL_BUDGET seconds [480] (issue 42): builds the library, cg_mpi,
+# heat_mpi, mpi_halo_rtt and test_abi_nccl (where nccl.h and Criterion are)
+# with the machine's own Open MPI (mpicc on PATH), else the carried one
+# (.debs/openmpi); then
+#   1. test_abi_nccl: mpi/nccl_abi.h against the installed nccl.h, and
+#      test_mpi's GPU tests of the path choice and of the nccl path on one
+#      rank (NCCL's sends and receives to itself, a packed strided view,
+#      an all-reduce on the device);
+#   2. the staged 256 KiB face round trip, 2 ranks (on one GPU they share
+#      it), before the pipeline (AMP_MPI_STAGED_PIPELINE=0), after, and
+#      after in 64 KiB chunks (AMP_MPI_CHUNK_BYTES), alternating,
+#      NCCL_RTT_RUNS times [3] each; then once with Open MPI's CMA single
+#      copy between the ranks (where the container allows it);
+#   3. NCCL on 1 rank: cg_mpi --check on the nccl path (its dot products'
+#      sums by ncclAllReduce on the device) against the staged path:
+#      iterations and residual must be equal, allreduces_on_device > 0;
+#   4. 2 ranks with AMP_MPI_PATH=nccl: on one GPU NCCL refuses two ranks
+#      of one device, so every rank must fall back to staged with the
+#      warning, without hanging (a 120 s bound), and move the data right
+#      (mpi_halo_rtt and cg_mpi --check); on two GPUs it is the NCCL round
+#      trip itself;
+#   5. where nsys is installed (NSYS=0: not), the staged round trip before
+#      the pipeline under nsys (CUDA API, OS runtime and MPI), its summary
+#      in the logs: where the time of a staged round trip goes.
+# $OUT: gpu-nccl-summary.txt and gpu-nccl-logs.tar.gz. Knobs: NCCL_BUILD_DIR
+# [build-gpu-nccl], NCCL_BUDGET, NCCL_RTT_BYTES [262144], NCCL_RTT_REPS
+# [300], NCCL_RTT_RUNS, CG_CHECK_N [512], GPU_NCCL_DRY_RUN=1 (the CPU
+# accelerator and the stand-in libnccl of the tests: checks this script).
+cmd_nccl() {
+  local build=${NCCL_BUILD_DIR:-$ROOT/build-gpu-nccl} dry=${GPU_NCCL_DRY_RUN:-0}
+  local budget=${NCCL_BUDGET:-480} bytes=${NCCL_RTT_BYTES:-262144} reps=${NCCL_RTT_REPS:-300}
+  local runs=${NCCL_RTT_RUNS:-3} cgn=${CG_CHECK_N:-512} start status=0 B mpiexec mpicc ngpu=0
+  start=$(date +%s)
+  [ "$dry" = 1 ] && { cgn=${CG_CHECK_N:-64}; reps=${NCCL_RTT_REPS:-50}; }
+  rm -rf "$build"
+  mkdir -p "$build/logs" "$OUT"
+  local L=$build/logs S=$OUT/gpu-nccl-summary.txt
+  : > "$S"
+  say() { echo "$*" | tee -a "$S"; }
+  fail() { say "FAILED: $*"; status=1; }
+  snap() { tar -czf "$OUT/gpu-nccl-logs.tar.gz" -C "$build" logs 2>/dev/null; }
+  left() { echo $((budget - ($(date +%s) - start))); }
+  # over STEP SECONDS: true (saying so) when STEP would end past the budget.
+  over() { snap; [ "$(left)" -ge "$2" ] && return 1; fail "$1 skipped: $(left)s of the budget left, it needs about $2s"; return 0; }
+  done_() { snap; say "ci/gpu.sh nccl: $([ "$status" -eq 0 ] && echo PASSED || echo FAILED) in $(mins "$start")"; exit "$status"; }
+
+  command -v nvidia-smi >/dev/null 2>&1 && ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+  say "machine: $(uname -n), $ngpu NVIDIA GPU(s); NCCL: $(ldconfig -p 2>/dev/null | grep -m1 -o "/.*libnccl.so.2$" || echo none), nccl.h: $(for h in /usr/include/nccl.h /usr/local/cuda/include/nccl.h none; do [ -e "$h" ] || [ "$h" = none ] && { echo "$h"; break; }; done)"
+  # shellcheck source=ci/mpi-prefix.sh
+  source "$ROOT/ci/mpi-prefix.sh"
+  if command -v mpicc >/dev/null 2>&1 && command -v mpirun >/dev/null 2>&1; then
+    mpicc=$(command -v mpicc) mpiexec=$(command -v mpirun)
+  elif mpi_prefix_unpack "$ROOT/.debs/openmpi" "$build/openmpi-root" > "$L/mpi-unpack.log" 2>&1; then
+    mpi_prefix_env "$build/openmpi-root"
+    mpicc=$MPI_PREFIX_MPICC mpiexec=$MPI_PREFIX_MPIEXEC
+  else
+    fail "no MPI: no mpicc/mpirun on PATH and no .debs/openmpi"
+    done_
+  fi
+  mpi_single_node_env
+  say "MPI: $("$mpiexec" --version 2>&1 | head -n1) ($mpicc)"
+  local args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DHIPAMP_BUILD_BENCH=ON -DHIPAMP_PREBUILT_TARGETS=
+              -DMPI_C_COMPILER="$mpicc" -DMPIEXEC_EXECUTABLE="$mpiexec")
+  local targets=(hipamp-info heat_mpi cg_mpi mpi_halo_rtt)
+  HAVE_CRITERION=0
+  if unpack_debs "$build/criterion-root" > "$L/criterion-unpack.log" 2>&1; then use_deps "$build/criterion-root"; fi
+  if [ "$HAVE_CRITERION" = 1 ]; then
+    args+=("${DEP_ARGS[@]}" -DHIPAMP_PREBUILT_TARGETS=)
+  elif [ "$dry" = 1 ]; then
+    HAVE_CRITERION=1 # the machine's own Criterion (a dry run here)
+  else
+    args+=(-DHIPAMP_BUILD_TESTS=OFF)
+    say "no Criterion in .debs: test_abi_nccl is not built"
+  fi
+  if ! cmake -S "$ROOT" -B "$build/build" "${args[@]}" > "$L/configure.log" 2>&1; then
+    tail -n 30 "$L/configure.log"; fail "configure"; done_
+  fi
+  B=$build/build
+  grep -q 'ABI test test_abi_nccl:' "$L/configure.log" && targets+=(test_abi_nccl)
+  [ "$HAVE_CRITERION" = 1 ] && targets+=(test_mpi)
+  [ "$dry" = 1 ] && targets+=(fake_nccl)
+  if ! cmake --build "$B" -j"$JOBS" --target "${targets[@]}" > "$L/build.log" 2>&1; then
+    grep -E 'error|Error' "$L/build.log" | head -n 30; fail "build of ${targets[*]}"; done_
+  fi
+  "$B/hipamp-info" > "$L/hipamp-info.txt" 2>&1
+  export AMP_CACHE_DIR=$build/amp-cache
+  local RTT=$B/mpi/mpi_halo_rtt CG=$B/examples/cg_mpi/cg_mpi
+  if [ "$dry" = 1 ]; then
+    export AMP_DEFAULT_ACCELERATOR=cpu AMP_CPU_THREADS=1 AMP_MPI_NCCL_LIBRARY=$B/mpi/libfake_nccl.so
+  fi
+  say "built in $(mins "$start"); first device: $(grep -m1 -oE '(cuda|hip):[0-9]+|cpu' "$L/hipamp-info.txt")"
+
+  # 1. The ABI of the mirror.
+  if [[ " ${targets[*]} " == *" test_abi_nccl "* ]]; then
+    if timeout 60 "$B/test/abi/test_abi_nccl" --jobs=1 > "$L/test_abi_nccl.log" 2>&1; then
+      say "test_abi_nccl: $(grep -m1 Synthesis "$L/test_abi_nccl.log")"
+    else
+      tail -n 30 "$L/test_abi_nccl.log"; fail "test_abi_nccl: $(grep -m1 Synthesis "$L/test_abi_nccl.log")"
+    fi
+  else
+    say "test_abi_nccl: not built (no nccl.h or no Criterion; see configure.log)"
+  fi
+
+  # 1b. test_mpi's GPU tests of the choice and of the nccl path (one rank).
+  if [[ " ${targets[*]} " == *" test_mpi "* ]] && ! over "test_mpi's nccl tests" 60; then
+    local f
+    for f in 'mpi/choose_path_on_a_gpu' 'mpi/*nccl*'; do
+      (cd "$B" && timeout 120 ./test/test_mpi --filter "$f" -j1 --verbose) >> "$L/test_mpi.log" 2>&1 ||
+        fail "test_mpi --filter '$f' (test_mpi.log)"
+    done
+    say "test_mpi: $(grep -cE '^\[PASS\]' "$L/test_mpi.log") passed, $(grep -cE '^\[FAIL\]' "$L/test_mpi.log") failed: $(grep -E '^\[(PASS|FAIL|SKIP)\] mpi::(choose_path_on_a_gpu|nccl)' "$L/test_mpi.log" | grep -v 'Test is disabled' | cut -c1-120 | paste -sd';' -)"
+  fi
+
+  # 2. The staged round trip, before and after the pipeline, alternating.
+  rtt() { # NAME NP ARGS... (environment before): the halo_rtt line
+    local name=$1 np=$2; shift 2
+    timeout -k 5 120 "$mpiexec" -n "$np" --oversubscribe "$RTT" --bytes "$bytes" --reps "$reps" "$@" \
+      >> "$L/rtt-$name.txt" 2>> "$L/rtt-$name.err"
+    local rc=$?
+    [ "$rc" -eq 124 ] && echo "TIMED OUT (120 s)" >> "$L/rtt-$name.txt"
+    grep '^halo_rtt' "$L/rtt-$name.txt" | tail -n1
+    return "$rc"
+  }
+  local k
+  for k in $(seq 1 "$runs"); do
+    over "staged round trips, run $k" 50 && break
+    say "  before: $(AMP_MPI_STAGED_PIPELINE=0 rtt staged-before 2 --path staged || echo failed)"
+    say "  after:  $(AMP_MPI_STAGED_PIPELINE=1 rtt staged-after 2 --path staged || echo failed)"
+    say "  after, 64 KiB chunks: $(AMP_MPI_STAGED_PIPELINE=1 AMP_MPI_CHUNK_BYTES=65536 rtt staged-chunks 2 --path staged || echo failed)"
+  done
+  # Open MPI's shared memory moves a 256 KiB message in 32 KiB fragments
+  # through its FIFO unless a single-copy mechanism is allowed (the settings
+  # above turn it off for containers): the same round trip with CMA, for the
+  # record (a failure here only says CMA is not allowed).
+  if ! over "the staged round trip with CMA" 30; then
+    say "  after, CMA single copy: $(OMPI_MCA_btl_vader_single_copy_mechanism=cma rtt staged-cma 2 --path staged || echo 'failed (CMA not allowed here?)')"
+  fi
+  grep -q 'data ok' "$L/rtt-staged-after.txt" 2>/dev/null || fail "staged round trip (rtt-staged-after.txt/.err)"
+  local mb ma
+  mb=$(sed -n 's/.*median_us \([0-9.]*\).*/\1/p' "$L/rtt-staged-before.txt" 2>/dev/null | sort -n | head -n1)
+  ma=$(sed -n 's/.*median_us \([0-9.]*\).*/\1/p' "$L/rtt-staged-after.txt" 2>/dev/null | sort -n | head -n1)
+  mc=$(sed -n 's/.*median_us \([0-9.]*\).*/\1/p' "$L/rtt-staged-chunks.txt" 2>/dev/null | sort -n | head -n1)
+  say "staged $bytes-byte face round trip, 2 ranks ($([ "$ngpu" -ge 2 ] && echo 'one GPU each' || echo 'sharing one GPU')): best median before the pipeline ${mb:-?} us, after ${ma:-?} us, in 64 KiB chunks ${mc:-?} us (goal <= 40 us on two GPUs)"
+
+  # 3. NCCL on one rank: the CG's sums on the device against the staged path.
+  cgf() { sed -n "s/^$1 \([0-9.e+-]*\).*/\1/p" "$L/cg-$2.txt" | head -n1; }
+  cg() { # NAME NP ARGS...
+    local name=$1 np=$2; shift 2
+    timeout -k 5 150 "$mpiexec" -n "$np" --oversubscribe "$CG" --n "$cgn" --check "$@" > "$L/cg-$name.txt" 2> "$L/cg-$name.err"
+  }
+  if ! over "cg_mpi on 1 rank" 60; then
+    cg np1-staged 1 --path staged || fail "cg_mpi 1 rank staged (cg-np1-staged.txt/.err)"
+    cg np1-nccl 1 --path nccl || fail "cg_mpi 1 rank nccl (cg-np1-nccl.txt/.err)"
+    local is rs in rn dev
+    is=$(cgf iterations np1-staged) rs=$(cgf relative_residual np1-staged)
+    in=$(cgf iterations np1-nccl) rn=$(cgf relative_residual np1-nccl) dev=$(cgf allreduces_on_device np1-nccl)
+    say "cg ${cgn}x$cgn, 1 rank: staged ${is:-?} iterations, residual ${rs:-?}; nccl ${in:-?} iterations, residual ${rn:-?}, $(grep -m1 '^path' "$L/cg-np1-nccl.txt" | cut -c1-60)..., allreduces on the device ${dev:-?}"
+    { [ -n "$is" ] && [ "$is" = "$in" ] && [ "$rs" = "$rn" ] && [ "${dev:-0}" != 0 ]; } ||
+      fail "cg_mpi on the nccl path: iterations/residual not equal to the staged path's, or no all-reduce on the device"
+    grep -q '^path nccl' "$L/cg-np1-nccl.txt" || fail "cg_mpi 1 rank did not take the nccl path"
+  fi
+
+  # 4. Two ranks with AMP_MPI_PATH=nccl: one GPU -> fall-back, two -> NCCL.
+  if ! over "2 ranks on the nccl path" 90; then
+    local line
+    line=$(AMP_MPI_PATH=nccl rtt nccl-np2 2 || echo "failed or hung (exit $?)")
+    say "2 ranks, AMP_MPI_PATH=nccl: $line"
+    grep -m2 'hipamp::mpi: warning' "$L/rtt-nccl-np2.err" | cut -c1-300 | tee -a "$S"
+    if [ "$ngpu" -ge 2 ] && [ "$dry" != 1 ]; then
+      [[ "$line" == *"path nccl "*"fell_back 0"*"data ok"* ]] || fail "two GPUs: the nccl round trip (goal <= 15 us)"
+    elif [ "$dry" != 1 ]; then
+      [[ "$line" == *"path staged "*"fell_back 1"*"data ok"* ]] && grep -q 'hipamp::mpi: warning' "$L/rtt-nccl-np2.err" ||
+        fail "one GPU: 2 ranks on the nccl path did not fall back to staged with a warning"
+    fi
+    AMP_MPI_PATH=nccl cg np2-nccl 2 || fail "cg_mpi 2 ranks, AMP_MPI_PATH=nccl (cg-np2-nccl.txt/.err)"
+    say "cg 2 ranks, AMP_MPI_PATH=nccl: $(grep -m1 '^path' "$L/cg-np2-nccl.txt" | cut -c1-80)...; $(grep -h 'agrees\|DIFFERS' "$L/cg-np2-nccl.txt" | cut -c1-60 | paste -sd';' -)"
+  fi
+
+  # 5. Where a staged round trip's time goes (before the pipeline).
+  if [ "${NSYS:-1}" != 0 ] && command -v nsys >/dev/null 2>&1 && [ "$dry" != 1 ] && ! over "the nsys trace" 150; then
+    AMP_MPI_STAGED_PIPELINE=0 timeout -k 5 140 nsys profile -t cuda,osrt,mpi --mpi-impl=openmpi -o "$L/staged-before" \
+      --force-overwrite true "$mpiexec" -n 2 --oversubscribe "$RTT" --bytes "$bytes" --reps 50 --path staged \
+      > "$L/nsys.log" 2>&1 &&
+      timeout 60 nsys stats -r cuda_api_sum,osrt_sum,cuda_gpu_mem_time_sum "$L/staged-before.nsys-rep" > "$L/nsys-stats.txt" 2>&1
+    say "nsys: $(grep -cE '^ +[0-9]' "$L/nsys-stats.txt" 2>/dev/null || echo 0) summary rows in logs/nsys-stats.txt"
+    rm -f "$L"/*.nsys-rep "$L"/*.sqlite
+  fi
+  done_
+}
+
 # The subcommands, each checked before any runs; several run in turn, each in
 # a process of its own, and the call fails if one does.
 [ "$#" -gt 0 ] || { usage >&2; exit 2; }
 for c in "$@"; do
   case $c in
-    suite | bench | figures | mpi | two-gpus | examples | first-call) ;;
+    suite | bench | figures | mpi | two-gpus | examples | first-call | nccl) ;;
     -h | --help | help) usage; exit 0 ;;
-    *) echo "ci/gpu.sh: no subcommand '$c' (suite, bench, figures, mpi, two-gpus, examples, first-call; --help)" >&2; exit 2 ;;
+    *) echo "ci/gpu.sh: no subcommand '$c' (suite, bench, figures, mpi, two-gpus, examples, first-call, nccl; --help)" >&2; exit 2 ;;
   esac
 done
 if [ "$#" -gt 1 ]; then
@@ -1015,4 +1210,5 @@ case $1 in
   two-gpus) cmd_two_gpus ;;
   examples) cmd_examples ;;
   first-call) cmd_first_call ;;
+  nccl) cmd_nccl ;;
 esac

@@ -97,12 +97,22 @@ typedef enum amp_mpi_path {
     /* Device pointers are handed to a GPU-aware MPI library. */
     AMP_MPI_PATH_DEVICE = 2,
     /* Only the halo sections cross to host buffers (one section copy each
-     * way per halo); MPI works on the host buffers. */
-    AMP_MPI_PATH_STAGED = 3
+     * way per halo); MPI works on the host buffers. The buffers are pinned
+     * (staging arrays of the exchanger's queue, allocated once per halo
+     * slot and reused), each send is posted as soon as its copy landed and
+     * each receive is copied up as soon as it arrived (AMP_MPI_STAGED_PIPELINE=0:
+     * pageable buffers, sends posted when found ready, receives copied up
+     * once all arrived, as before, for measurements). */
+    AMP_MPI_PATH_STAGED = 3,
+    /* NCCL (CUDA) or RCCL (HIP), loaded at run time: the halo sections move
+     * device to device in one NCCL group per exchange, queued on the
+     * exchanger's queue (its native stream), with no host round trip; MPI
+     * only bootstraps the NCCL communicator. */
+    AMP_MPI_PATH_NCCL = 4
 } amp_mpi_path;
 
-/* "auto", "host", "device", "staged"; "unknown" for other values. Static,
- * never NULL. */
+/* "auto", "host", "device", "staged", "nccl"; "unknown" for other values.
+ * Static, never NULL. */
 AMP_MPI_API const char *amp_mpi_path_name(amp_mpi_path p);
 /* The inverse of amp_mpi_path_name (case-sensitive).
  * AMP_ERROR_INVALID_ARGUMENT naming the text when it is none of them. */
@@ -112,19 +122,34 @@ typedef struct amp_mpi_path_info {
     amp_mpi_path path;     /* never AMP_MPI_PATH_AUTO */
     amp_mpi_gpu_support gpu; /* what the MPI library said */
     char reason[512];      /* why this path, in words */
+    /* NCCL/RCCL: the library found ("libnccl.so.2 (NCCL 2.28.3)") or why
+     * none was ("" when not looked for: the host path). */
+    char nccl[256];
+    /* An exchanger's path only: NCCL was chosen, but its communicator could
+     * not be made on some rank, so every rank moves its halos staged
+     * (reason says which rank failed and why; a warning went to stderr). */
+    bool fell_back;
 } amp_mpi_path_info;
 
 /* The path for data on accelerator a (NULL: the default accelerator).
  * requested AUTO: the AMP_MPI_PATH environment variable (host, device,
- * staged) when set, else HOST where a computes on host memory (the CPU
- * accelerator, a GPU with unified memory), DEVICE where the MPI library
- * takes a's vendor's device pointers, else STAGED. A requested (or
+ * staged, nccl) when set, else HOST where a computes on host memory (the
+ * CPU accelerator, a GPU with unified memory), DEVICE where the MPI library
+ * takes a's vendor's device pointers, NCCL where a is a CUDA or HIP GPU and
+ * its vendor's library loads (libnccl.so.2, librccl.so.1, or
+ * AMP_MPI_NCCL_LIBRARY: a path or soname), else STAGED. A requested (or
  * AMP_MPI_PATH) DEVICE on a GPU whose vendor's pointers this MPI does not
  * take is AMP_ERROR_UNSUPPORTED: MPI would read device memory as host
- * memory. HOST on a discrete GPU is allowed (views of host memory then
- * travel to the device by hipamp's own copies) and says so in reason. Needs
- * MPI initialised; does not communicate. AMP_ERROR_INVALID_ARGUMENT: out
- * NULL, bad requested, or a bad AMP_MPI_PATH / AMP_MPI_GPU_AWARE value. */
+ * memory; so is NCCL where no library loads (out->nccl says why), and
+ * NCCL on an accelerator that computes on host memory (the CPU
+ * accelerator) unless AMP_MPI_NCCL_LIBRARY names the library on purpose (a
+ * stand-in that takes host memory, as the tests' does; a real NCCL there
+ * fails to make its communicator where no GPU is usable, and the exchanger
+ * falls back to STAGED). HOST on a discrete GPU is allowed
+ * (views of host memory then travel to the device by hipamp's own copies)
+ * and says so in reason. Needs MPI initialised; does not communicate (it
+ * may load the NCCL library). AMP_ERROR_INVALID_ARGUMENT: out NULL, bad
+ * requested, or a bad AMP_MPI_PATH / AMP_MPI_GPU_AWARE value. */
 AMP_MPI_API amp_status amp_mpi_choose_path(amp_accelerator *a, amp_mpi_path requested, amp_mpi_path_info *out);
 
 /* ------------------------------------------------- halo exchange */
@@ -137,7 +162,14 @@ typedef struct amp_mpi_exchange amp_mpi_exchange;
  * duplicates comm, so its messages never match the caller's, and posts
  * there a receive of its peers' leaving notices (see amp_mpi_exchange_halos).
  * Its time-out (amp_mpi_exchange_set_timeout) starts as AMP_MPI_TIMEOUT
- * milliseconds where that is set, else 0. It owns the
+ * milliseconds where that is set, else 0. AMP_MPI_CHUNK_BYTES (0 or unset:
+ * none; 4096 to 1073741824) splits every face of more bytes into chunks of
+ * at most that many along its first dimension longer than 1, each its own
+ * staging copy and MPI message (not on the NCCL path), so that a large
+ * staged face's first chunks travel while the rest are still copied; it
+ * must be the same on every rank (refused, naming both values, otherwise),
+ * and a face and its peer's must then hold the same number of elements
+ * (as always; a difference is found per chunk). It owns the
  * host staging buffers of the STAGED path (grown on demand, reused).
  * Collective over comm (MPI_Comm_dup, then one MPI_Allreduce): every rank
  * must call it, each with the path it wants, and every rank gets the same
@@ -145,11 +177,19 @@ typedef struct amp_mpi_exchange amp_mpi_exchange;
  * others fail too, naming it; when the ranks' element sizes differ, every
  * rank fails naming its own size, another rank's size and that rank (a
  * 4-byte and an 8-byte exchanger would move the same bytes and read them
- * as different types). Owned by the caller; one thread uses it at a time.
+ * as different types). The ranks' paths must agree on NCCL: when some
+ * ranks chose it and others did not (NCCL and MPI messages never meet),
+ * every rank fails naming its own path, another rank's and that rank.
+ * Where every rank chose NCCL, the NCCL communicator is made here (rank 0's
+ * ncclGetUniqueId, an MPI_Bcast, ncclCommInitRank on every rank with the
+ * queue's device current); when that fails on any rank, every rank frees
+ * what it made, falls back to STAGED and says so (a warning on stderr, and
+ * amp_mpi_exchange_get_path: fell_back, reason): never a hang on a rank that
+ * failed. Owned by the caller; one thread uses it at a time.
  * AMP_ERROR_INVALID_ARGUMENT: out NULL, elem_size 0, MPI not initialised or
  * MPI_COMM_NULL, element sizes that differ between ranks, another rank's
  * failure, AMP_MPI_TIMEOUT not a number of milliseconds (0 to
- * 4294967295); as amp_mpi_choose_path; AMP_ERROR_OUT_OF_MEMORY;
+ * 4294967295), a bad or differing AMP_MPI_CHUNK_BYTES; as amp_mpi_choose_path; AMP_ERROR_OUT_OF_MEMORY;
  * AMP_ERROR_DEVICE: an MPI call failed. */
 AMP_MPI_API amp_status amp_mpi_exchange_create(MPI_Comm comm, amp_accelerator_view *q, size_t elem_size,
                                                amp_mpi_path path, amp_mpi_exchange **out);
@@ -200,7 +240,19 @@ typedef struct amp_mpi_halo {
  *    (amp_array_view_native_handle on q); HOST does the same where the
  *    array's memory is host memory (the CPU accelerator) and is
  *    AMP_ERROR_UNSUPPORTED on a GPU; STAGED copies the section to a host
- *    buffer (amp_copy_view, counted in q's statistics) and back.
+ *    buffer (amp_copy_view, counted in q's statistics) and back;
+ *  - on the NCCL path every view (host views too) is handed to NCCL by
+ *    its device address on q; a strided one is packed to a contiguous
+ *    device buffer and unpacked on q. The sends and receives are one NCCL
+ *    group queued on q: begin returns once it is queued, and end does not
+ *    wait for the device (later work on q is ordered after it) unless a
+ *    time-out is set, when it waits for q up to the time-out. NCCL has no
+ *    tags: the sends to one peer go in the order of their tags, and the
+ *    receives from one peer are posted in the order of theirs, so that
+ *    matching entries meet (each tag used once per peer and direction in
+ *    one exchange). NCCL does not report a message's length: the receive
+ *    sizes are not checked on arrival on this path, and a peer that left
+ *    is found only by the time-out (the communicator is then aborted).
  * AMP_ERROR_INVALID_ARGUMENT: x NULL, halos NULL with count > 0, a peer
  * outside comm, a negative tag or MPI_TAG_UB, a view whose element size
  * is not the exchanger's, an AMP_READ_ONLY recv view handed over as a
@@ -255,8 +307,12 @@ typedef struct amp_mpi_pending {
  * and device pointers are ready when begin returns (begin waits for the
  * kernels still writing the sends or reading the receives: MPI touches that
  * memory outside hipamp's queues); a staged send's copy to its host buffer
- * is queued, and the send is posted by the first begin, test or end that
- * finds the copy finished. Until its end, the caller must not write a send
+ * is queued, and with the staged pipeline (the default) begin waits for
+ * each copy in turn and posts its send as soon as it landed (it waits for
+ * the kernels writing the sends, not for the rest of the queue); with
+ * AMP_MPI_STAGED_PIPELINE=0 the send is posted by the first begin, test or
+ * end that finds the copy finished. On the NCCL path begin queues the
+ * exchange on q and waits for nothing. Until its end, the caller must not write a send
  * view nor use a receive view (a staged send's data is already copied once
  * it is posted). Several exchanges may be in flight; they end in the order
  * they began. The halos array is copied; the views must live until the
@@ -315,10 +371,36 @@ typedef struct amp_mpi_exchange_stats {
     uint64_t bytes_sent, bytes_received;   /* payload handed to MPI */
     uint64_t bytes_staged;                 /* copied through host staging (both ways) */
     double seconds;                        /* wall time inside the exchange calls (begin, test, end) */
+    uint64_t allreduces;                   /* amp_mpi_exchange_allreduce calls that succeeded */
+    uint64_t allreduces_on_device;         /* of those, reduced by NCCL on the device */
 } amp_mpi_exchange_stats;
 /* Never blocks. AMP_ERROR_INVALID_ARGUMENT: a NULL argument. */
 AMP_MPI_API amp_status amp_mpi_exchange_get_stats(const amp_mpi_exchange *x, amp_mpi_exchange_stats *out);
 AMP_MPI_API amp_status amp_mpi_exchange_reset_stats(amp_mpi_exchange *x);
+
+/* ------------------------------------------------- collectives */
+
+/* Element types and operations of amp_mpi_exchange_allreduce. */
+typedef enum amp_mpi_type { AMP_MPI_DOUBLE = 0, AMP_MPI_FLOAT = 1, AMP_MPI_INT32 = 2, AMP_MPI_INT64 = 3 } amp_mpi_type;
+typedef enum amp_mpi_op { AMP_MPI_SUM = 0, AMP_MPI_MAX = 1, AMP_MPI_MIN = 2 } amp_mpi_op;
+
+/* Reduce the elements of v across the exchanger's ranks, in place: every
+ * rank's v holds, element by element, the op of all ranks' values. v is a
+ * contiguous view (whole, or a contiguous section) of elements of type's
+ * size (any exchanger element size). On the NCCL path it is one
+ * ncclAllReduce on the device, queued on the exchanger's queue (after the
+ * work that wrote v, before any later use): this call returns once it is
+ * queued and moves nothing through the host, so an iteration that keeps
+ * its scalars on the device needs no host round trip. On the other paths
+ * v's data is copied to the host, summed by MPI_Allreduce on the
+ * exchanger's communicator and copied back: blocks until done. Collective:
+ * every rank calls it in the same order with the same count, type and op.
+ * AMP_ERROR_INVALID_ARGUMENT: x or v NULL, a bad type or op, an element
+ * size other than type's, a strided view, the exchanger was abandoned;
+ * AMP_ERROR_OUT_OF_MEMORY; AMP_ERROR_DEVICE: an MPI or NCCL call failed;
+ * statuses of the hipamp calls made. */
+AMP_MPI_API amp_status amp_mpi_exchange_allreduce(amp_mpi_exchange *x, amp_array_view *v, amp_mpi_type type,
+                                                  amp_mpi_op op);
 
 #ifdef __cplusplus
 }

@@ -1,4 +1,4 @@
-/* exchange.c — hipamp::mpi's exchanger: its creation (a duplicated communicator that returns errors, ranks agreeing on the element size), path, statistics, time-out (AMP_MPI_TIMEOUT its default) and destroy; its exchanges are halo.c's, its leaving notices leave.c's. */
+/* exchange.c — hipamp::mpi's exchanger: its creation (a duplicated communicator that returns errors, ranks agreeing on the element size, the chunk size and whether they use NCCL; the NCCL communicator made, or every rank falling back to staged), path, statistics, time-out (AMP_MPI_TIMEOUT its default) and destroy; its exchanges are halo.c's, its leaving notices leave.c's, its NCCL calls nccl.c's. */
 #include "exchange_state.h"
 
 #include <errno.h>
@@ -12,22 +12,29 @@
  * every rank returns the same verdict. Element sizes must agree: a 4-byte
  * exchanger and an 8-byte one would move the same bytes and read them as
  * different types. */
-static amp_status amp_mpi__agree(amp_mpi_exchange *x, amp_status mine)
+static amp_status amp_mpi__agree(amp_mpi_exchange *x, amp_status mine, amp_mpi_path path)
 {
     struct {
         long value;
         int rank;
-    } in[3], least[3];
+    } in[8], least[8];
     int rc, me = 0;
     MPI_Comm_rank(x->comm, &me);
-    /* MPI_MINLOC of the element size, of its negation (the largest) and of
-     * "set up" (0 where a rank failed), each with the lowest rank holding it. */
+    /* MPI_MINLOC of the element size, of its negation (the largest), of
+     * "set up" (0 where a rank failed), of "chose NCCL" and its negation,
+     * and of the path itself, each with the lowest rank holding it. */
+    const long nccl = path == AMP_MPI_PATH_NCCL;
     in[0].value = (long)x->elem;
     in[1].value = -(long)x->elem;
     in[2].value = mine == AMP_OK;
-    for (int i = 0; i < 3; ++i) in[i].rank = me;
-    if ((rc = MPI_Allreduce(in, least, 3, MPI_LONG_INT, MPI_MINLOC, x->comm)) != MPI_SUCCESS)
-        return amp_mpi__mpi(rc, "amp_mpi_exchange_create: MPI_Allreduce of the ranks' element sizes");
+    in[3].value = nccl;
+    in[4].value = -nccl;
+    in[5].value = (long)path;
+    in[6].value = (long)x->chunk_bytes;
+    in[7].value = -(long)x->chunk_bytes;
+    for (int i = 0; i < 8; ++i) in[i].rank = me;
+    if ((rc = MPI_Allreduce(in, least, 8, MPI_LONG_INT, MPI_MINLOC, x->comm)) != MPI_SUCCESS)
+        return amp_mpi__mpi(rc, "amp_mpi_exchange_create: MPI_Allreduce of the ranks' element sizes and paths");
     if (mine != AMP_OK) return mine;
     if (!least[2].value)
         return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT,
@@ -44,11 +51,108 @@ static amp_status amp_mpi__agree(amp_mpi_exchange *x, amp_status mine)
                              "elements: every rank of the communicator must use one element size",
                              me, x->elem, who, other);
     }
+    if (least[6].value != -least[7].value) {
+        bool smallest = least[6].value == (long)x->chunk_bytes;
+        return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT,
+                             "amp_mpi_exchange_create: this rank (%d) has AMP_MPI_CHUNK_BYTES %llu, rank %d %ld: "
+                             "every rank must split faces alike",
+                             me, (unsigned long long)x->chunk_bytes, smallest ? least[7].rank : least[6].rank,
+                             smallest ? -least[7].value : least[6].value);
+    }
+    if (least[3].value != -least[4].value) {
+        /* Some ranks chose NCCL, others not: their messages would never
+         * meet. The other side: an NCCL rank for a rank without, else the
+         * rank with the smallest path (not NCCL). */
+        int who = nccl ? least[5].rank : least[4].rank;
+        amp_mpi_path other = nccl ? (amp_mpi_path)least[5].value : AMP_MPI_PATH_NCCL;
+        return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT,
+                             "amp_mpi_exchange_create: this rank (%d) chose the %s path, rank %d the %s path: NCCL "
+                             "and MPI messages never meet, so every rank of the communicator must choose nccl or "
+                             "every rank another path (AMP_MPI_PATH, or the path argument)",
+                             me, amp_mpi_path_name(path), who, amp_mpi_path_name(other));
+    }
     return AMP_OK;
+}
+
+/* Every rank chose NCCL: its communicator, made collectively. When any
+ * rank could not make its own (no GPU for it, two ranks on one GPU, a
+ * library that fails), every rank frees what it made and falls back to the
+ * staged path, with a warning on stderr and the reason in its path: the
+ * ranks agree (one MPI_Allreduce) before any of them uses NCCL, so none
+ * waits in an NCCL call for a rank that gave up. */
+static amp_status amp_mpi__nccl_start(amp_mpi_exchange *x, char vendor)
+{
+    void *stream = NULL;
+    amp_status st = amp_accelerator_view_native_queue(x->q, &stream);
+    if (st != AMP_OK) amp_mpi__hipamp(st, "amp_mpi_exchange_create: amp_accelerator_view_native_queue");
+    /* Every rank goes through the bootstrap whatever its own state, so that
+     * the collective calls in it match. */
+    amp_status mine = amp_mpi__nccl_open(x->comm, vendor, stream, &x->nccl);
+    if (st == AMP_OK) st = mine;
+    x->nccl_sync = stream == NULL;
+    char why[AMP_MPI__ERR_SIZE];
+    snprintf(why, sizeof why, "%s", st == AMP_OK ? "" : amp_mpi_last_error());
+    struct {
+        int value;
+        int rank;
+    } in = {st == AMP_OK, x->rank}, least;
+    int rc = MPI_Allreduce(&in, &least, 1, MPI_2INT, MPI_MINLOC, x->comm);
+    if (rc != MPI_SUCCESS) {
+        amp_mpi__nccl_close(x->nccl, true);
+        x->nccl = NULL;
+        return amp_mpi__mpi(rc, "amp_mpi_exchange_create: MPI_Allreduce of the NCCL start");
+    }
+    if (least.value) return AMP_OK;
+    /* Aborted, not destroyed: a destroy may wait for peers that never
+     * finished their own. */
+    amp_mpi__nccl_close(x->nccl, true);
+    x->nccl = NULL;
+    char reason[sizeof x->path.reason];
+    if (st != AMP_OK)
+        snprintf(reason, sizeof reason,
+                 "NCCL was chosen (%.80s), but its communicator could not be made on this rank (%d): %.220s; every rank "
+                 "falls back to the staged path",
+                 x->path.nccl, x->rank, why);
+    else
+        snprintf(reason, sizeof reason,
+                 "NCCL was chosen (%.100s), but rank %d could not make its communicator (its warning says why); every "
+                 "rank falls back to the staged path",
+                 x->path.nccl, least.rank);
+    fprintf(stderr, "hipamp::mpi: warning: rank %d: %s\n", x->rank, reason);
+    snprintf(x->path.reason, sizeof x->path.reason, "%s", reason);
+    x->path.path = AMP_MPI_PATH_STAGED;
+    x->path.fell_back = true;
+    return AMP_OK;
+}
+
+/* AMP_MPI_STAGED_PIPELINE: 0 turns the staged path's pipeline off. */
+static bool amp_mpi__pipeline_from_env(void)
+{
+    const char *v = amp_mpi__env("AMP_MPI_STAGED_PIPELINE");
+    return !v || strcmp(v, "0") != 0;
 }
 
 /* AMP_MPI_TIMEOUT: the time-out of new exchangers, in milliseconds (0 or
  * unset: none). */
+/* AMP_MPI_CHUNK_BYTES: the staged path's chunk size (0 or unset: none;
+ * at least 4096 otherwise). */
+static amp_status amp_mpi__chunk_from_env(uint64_t *bytes)
+{
+    const char *v = amp_mpi__env("AMP_MPI_CHUNK_BYTES");
+    *bytes = 0;
+    if (!v) return AMP_OK;
+    char *end = NULL;
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 10);
+    if (*v < '0' || *v > '9' || *end || errno || (n && n < 4096) || n > (1ull << 30))
+        return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT,
+                             "amp_mpi_exchange_create: AMP_MPI_CHUNK_BYTES is \"%s\": 0 (no chunks) or 4096 to "
+                             "1073741824 bytes",
+                             v);
+    *bytes = n;
+    return AMP_OK;
+}
+
 static amp_status amp_mpi__timeout_from_env(uint32_t *ms)
 {
     const char *v = amp_mpi__env("AMP_MPI_TIMEOUT");
@@ -90,7 +194,8 @@ amp_status amp_mpi_exchange_create(MPI_Comm comm, amp_accelerator_view *q, size_
     else if ((st = amp_accelerator_get_info(acc, &info)) != AMP_OK)
         mine = amp_mpi__hipamp(st, "amp_mpi_exchange_create: amp_accelerator_get_info");
     else if ((mine = amp_mpi_choose_path(acc, path, &x->path)) == AMP_OK &&
-             (mine = amp_mpi__timeout_from_env(&x->timeout_ms)) == AMP_OK)
+             (mine = amp_mpi__timeout_from_env(&x->timeout_ms)) == AMP_OK &&
+             (mine = amp_mpi__chunk_from_env(&x->chunk_bytes)) == AMP_OK)
         mine = amp_mpi__notices_hook();
     if (x) x->notice_req = MPI_REQUEST_NULL;
     char mine_msg[AMP_MPI__ERR_SIZE];
@@ -106,8 +211,9 @@ amp_status amp_mpi_exchange_create(MPI_Comm comm, amp_accelerator_view *q, size_
         st = amp_mpi__mpi(rc, "MPI_Comm_set_errhandler(MPI_ERRORS_RETURN)");
         goto fail;
     }
-    amp_mpi_exchange probe = {.comm = dup, .elem = elem_size};
+    amp_mpi_exchange probe = {.comm = dup, .elem = elem_size, .chunk_bytes = mine == AMP_OK ? x->chunk_bytes : 0};
     MPI_Comm_size(dup, &probe.size);
+    amp_mpi_path chosen = mine == AMP_OK ? x->path.path : AMP_MPI_PATH_AUTO;
     if (mine == AMP_OK) {
         /* Its receive of notices is posted before the ranks agree: once a
          * rank has its exchanger, every peer's notice has a receive. */
@@ -118,10 +224,14 @@ amp_status amp_mpi_exchange_create(MPI_Comm comm, amp_accelerator_view *q, size_
             snprintf(mine_msg, sizeof mine_msg, "%s", amp_mpi_last_error());
     }
     if (mine != AMP_OK) amp_mpi__fail(mine, "%s", mine_msg);
-    if ((st = amp_mpi__agree(&probe, mine)) != AMP_OK) goto fail;
+    if ((st = amp_mpi__agree(&probe, mine, chosen)) != AMP_OK) goto fail;
     x->elem = elem_size;
     x->q = q;
     x->host_memory = info.is_emulated;
+    x->pipeline = amp_mpi__pipeline_from_env();
+    /* Every rank chose NCCL (the agreement saw to that), or none did. */
+    if (x->path.path == AMP_MPI_PATH_NCCL && (st = amp_mpi__nccl_start(x, amp_mpi__vendor(&info))) != AMP_OK)
+        goto fail;
     x->next_id = x->oldest = 1;
     amp_mpi__notices_join(x);
     *out = x;
@@ -151,6 +261,9 @@ amp_status amp_mpi_exchange_destroy(amp_mpi_exchange *x)
         return amp_mpi__fail(AMP_ERROR_BUSY, "amp_mpi_exchange_destroy: exchange #%llu is still in flight: end it first",
                              (unsigned long long)x->oldest);
     amp_status st = amp_mpi__flights_free(x);
+    /* An abandoned exchange may have left NCCL work that never completes. */
+    amp_mpi__nccl_close(x->nccl, x->broken[0] != 0);
+    x->nccl = NULL;
     amp_mpi__notices_leave(x);
     return st;
 }

@@ -3,14 +3,19 @@
 #define HIPAMP_MPI_EXCHANGE_STATE_H
 
 #include "mpi_private.h"
+#include "nccl_transport.h"
 
-/* A host staging buffer of the STAGED path, viewed with the extent of the
- * section it mirrors. Reused while that extent stays the same. */
+/* A staging buffer, viewed with the extent of the section it mirrors and
+ * reused while that extent stays the same: on the STAGED path host memory
+ * (a pinned staging array of the exchanger's queue; malloc'ed and pageable
+ * with AMP_MPI_STAGED_PIPELINE=0), on the NCCL path a contiguous device
+ * array that packs a strided view. */
 typedef struct amp_mpi__stage {
-    void *host;
+    void *host;           /* what MPI reads or writes (NULL for a device pack) */
     size_t bytes;
     amp_extent ext;
-    amp_array_view *view;
+    amp_array *arr;       /* the staging or device array; NULL: host is malloc'ed */
+    amp_array_view *view; /* of arr, or of host */
     bool lent; /* an abandoned send may still read host: never freed */
 } amp_mpi__stage;
 
@@ -31,7 +36,8 @@ typedef struct amp_mpi__side {
     MPI_Datatype type; /* MPI_BYTE (count bytes) or a committed vector type (count 1) */
     int count;
     uint64_t bytes;
-    bool posted;       /* its MPI request was posted */
+    bool posted;       /* its MPI request was posted (NCCL: its operation queued) */
+    bool delivered;    /* a staged receive: its copy up was queued as soon as it arrived */
 } amp_mpi__side;
 
 /* One exchange, from its begin to its end, and afterwards the keeper of its
@@ -50,6 +56,13 @@ typedef struct amp_mpi__flight {
                                    * receive's copy back after the end */
     MPI_Request *reqs;            /* MPI_REQUEST_NULL where nothing was posted */
     MPI_Status *statuses;         /* not MPI_STATUSES_IGNORE: GCC 12 misreads MPICH's value */
+    /* Chunked staged faces (AMP_MPI_CHUNK_BYTES): entry i is chunk part[i]
+     * of parts[i] of the caller's halo orig[i]; its views are sections the
+     * record owns (owned), destroyed once the record is taken again (their
+     * copies back have finished then: destroying a view waits for them). */
+    size_t *orig, *part, *parts;
+    amp_array_view **owned;
+    size_t nowned, owned_cap;
     bool complete;                /* every request finished (amp_mpi_exchange_test saw it) */
     int complete_rc;              /* what MPI_Testall returned then */
     double seconds;               /* wall time inside its calls so far */
@@ -62,6 +75,20 @@ struct amp_mpi_exchange {
     bool host_memory; /* q's accelerator keeps arrays in host memory */
     size_t elem;
     amp_mpi_path_info path;
+    amp_mpi__nccl *nccl; /* the NCCL path's communicator; NULL on the others */
+    /* q has no native stream (the CPU accelerator, served only by a
+     * stand-in library that works on the calling thread): q is waited for
+     * before each NCCL call, which then completes before it returns. */
+    bool nccl_sync;
+    /* The staged path's pipeline (AMP_MPI_STAGED_PIPELINE, default on):
+     * pinned buffers, each send posted by begin as soon as its copy landed,
+     * each receive copied up as soon as it arrived. */
+    bool pipeline;
+    /* AMP_MPI_CHUNK_BYTES (0: none; the same on every rank): a staged face
+     * of more bytes moves as chunks of at most this many, each its own
+     * copy and message, so that the first chunks travel while the later
+     * ones are still copied. */
+    uint64_t chunk_bytes;
     amp_mpi__flight **flights; /* in flight or keeping buffers; stable addresses */
     size_t nflights;
     uint64_t next_id;   /* the id the next begin gives (from 1) */

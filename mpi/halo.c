@@ -1,10 +1,13 @@
-/* halo.c — hipamp::mpi's halo exchanges of array_view sections: begin (checks every halo, makes the data ready, queues the staging copies and posts the receives), test and end (post each send once its data is ready, wait for the messages with the time-out, check their sizes, copy received data back), in the order the exchanges began; the blocking exchange is a begin and an end. */
+/* halo.c — hipamp::mpi's halo exchanges of array_view sections: begin (checks every halo, splits large faces into chunks, makes the data ready, queues the staging copies, posts the receives and, with the staged pipeline, each send as its copy lands), test and end (post each send once its data is ready, wait for the messages with the time-out, copy each staged receive up as it arrives, check their sizes, copy received data back), in the order the exchanges began; the NCCL path's exchanges as one NCCL group on the queue; the blocking exchange is a begin and an end; the all-reduce (NCCL on the device, else MPI through the host). */
 #include "exchange_state.h"
+#include "nccl_abi.h"
 
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+static void amp_mpi__deliver_arrived(amp_mpi__flight *f, const char *fn);
 
 /* Records kept free beyond this many are waited for instead of added to. */
 #define AMP_MPI__SPARE_FLIGHTS 4
@@ -86,24 +89,47 @@ static amp_status amp_mpi__datatype(amp_mpi_exchange *x, amp_mpi__side *s, const
 static amp_status amp_mpi__stage_release(amp_mpi__stage *s)
 {
     amp_status st = amp_array_view_destroy(s->view);
-    if (!s->lent) free(s->host);
+    if (s->lent) {
+        /* MPI may still read it: neither the array nor the buffer is freed. */
+    } else if (s->arr) {
+        amp_status a = amp_array_destroy(s->arr);
+        if (st == AMP_OK) st = a;
+    } else {
+        free(s->host);
+    }
     memset(s, 0, sizeof *s);
     return st;
 }
 
-/* A staging slot with extent ext: a contiguous host buffer and a view of
- * it, made or remade when the extent changed. */
+/* A staging slot with extent ext, made or remade when the extent changed
+ * (so a plan's buffers are allocated once and reused): on the device
+ * (device: the NCCL path's pack of a strided view) a contiguous array of
+ * the exchanger's queue; else host memory MPI works on, a staging array
+ * pinned for the queue's GPU (the pipeline) or a malloc'ed buffer. */
 static amp_status amp_mpi__stage_get(amp_mpi_exchange *x, amp_mpi__stage *s, amp_extent ext, uint64_t bytes,
-                                     const char *what)
+                                     bool device, const char *what)
 {
-    if (s->view && amp_extent_equal(s->ext, ext)) return AMP_OK;
+    if (s->view && amp_extent_equal(s->ext, ext) && (s->host == NULL) == device) return AMP_OK;
     amp_status st = amp_mpi__stage_release(s);
     if (st != AMP_OK) return amp_mpi__hipamp(st, what);
+    s->bytes = bytes;
+    s->ext = ext;
+    if (device || x->pipeline) {
+        st = device ? amp_array_create(x->q, x->elem, ext, NULL, &s->arr)
+                    : amp_array_create_staging(x->q, x->elem, ext, NULL, &s->arr);
+        if (st == AMP_OK) st = amp_array_view_of_array(s->arr, &s->view);
+        if (st == AMP_OK && !device && !(s->host = amp_array_data(s->arr))) st = AMP_ERROR_DEVICE;
+        if (st != AMP_OK) {
+            amp_array_view_destroy(s->view);
+            amp_array_destroy(s->arr);
+            memset(s, 0, sizeof *s);
+            return amp_mpi__hipamp(st, what);
+        }
+        return AMP_OK;
+    }
     if (!(s->host = malloc(bytes ? bytes : 1)))
         return amp_mpi__fail(AMP_ERROR_OUT_OF_MEMORY, "%s: no memory for a %llu-byte staging buffer", what,
                              (unsigned long long)bytes);
-    s->bytes = bytes;
-    s->ext = ext;
     if ((st = amp_array_view_create(s->host, x->elem, ext, AMP_READ_WRITE, &s->view)) != AMP_OK) {
         free(s->host);
         memset(s, 0, sizeof *s);
@@ -125,6 +151,26 @@ static amp_status amp_mpi__prepare(amp_mpi_exchange *x, amp_mpi__side *s, bool i
     bool host_view = amp_array_view_data(s->v) != NULL;
     amp_mpi_path path = x->path.path;
     if ((st = amp_mpi__describe(x, s, what)) != AMP_OK) return st;
+    if (path == AMP_MPI_PATH_NCCL) {
+        /* Device addresses on q; a strided view through a contiguous device
+         * pack (copied in before the group, out after it, both on q). */
+        amp_access access = is_send ? AMP_READ_ONLY : AMP_WRITE_ONLY;
+        s->type = MPI_BYTE;
+        s->count = (int)s->bytes;
+        if (amp_mpi__contiguous(s)) {
+            s->how = AMP_MPI__POINTER;
+            if ((st = amp_array_view_native_handle(s->v, x->q, access, &s->addr)) != AMP_OK)
+                return amp_mpi__hipamp(st, what);
+            return AMP_OK;
+        }
+        s->how = AMP_MPI__STAGE;
+        if ((st = amp_mpi__stage_get(x, stage, s->ext, s->bytes, true, what)) != AMP_OK) return st;
+        if (is_send && (st = amp_copy_view_async(s->v, stage->view, copy)) != AMP_OK)
+            return amp_mpi__hipamp(st == AMP_ERROR_ARGUMENT_MISMATCH ? AMP_ERROR_INVALID_ARGUMENT : st, what);
+        if ((st = amp_array_view_native_handle(stage->view, x->q, access, &s->addr)) != AMP_OK)
+            return amp_mpi__hipamp(st, what);
+        return AMP_OK;
+    }
     if (host_view && path != AMP_MPI_PATH_DEVICE) {
         s->how = AMP_MPI__IN_PLACE;
         /* A receive overwrites the section: drop device-newer data of it
@@ -145,7 +191,7 @@ static amp_status amp_mpi__prepare(amp_mpi_exchange *x, amp_mpi__side *s, bool i
                              what);
     } else {
         s->how = AMP_MPI__STAGE;
-        if ((st = amp_mpi__stage_get(x, stage, s->ext, s->bytes, what)) != AMP_OK) return st;
+        if ((st = amp_mpi__stage_get(x, stage, s->ext, s->bytes, false, what)) != AMP_OK) return st;
         s->addr = stage->host;
         /* The staging view's element size is the exchanger's: the copy
          * itself refuses a view of another (AMP_ERROR_ARGUMENT_MISMATCH). */
@@ -165,8 +211,11 @@ static void amp_mpi__side_free(amp_mpi__side *s)
 static void amp_mpi__name(char *buf, size_t n, const char *fn, const amp_mpi__flight *f, size_t side)
 {
     const amp_mpi_halo *h = &f->halos[side / 2];
-    snprintf(buf, n, "%s: exchange #%llu, halo %zu %s rank %d (tag %d)", fn, (unsigned long long)f->id, side / 2,
-             side & 1 ? "receive from" : "send to", h->peer, side & 1 ? h->recv_tag : h->send_tag);
+    size_t i = side / 2;
+    char chunk[48] = "";
+    if (f->parts[i] > 1) snprintf(chunk, sizeof chunk, ", chunk %zu of %zu", f->part[i] + 1, f->parts[i]);
+    snprintf(buf, n, "%s: exchange #%llu, halo %zu %s rank %d (tag %d%s)", fn, (unsigned long long)f->id, f->orig[i],
+             side & 1 ? "receive from" : "send to", h->peer, side & 1 ? h->recv_tag : h->send_tag, chunk);
 }
 
 /* ------------------------------------------------------------- records */
@@ -196,8 +245,25 @@ static bool amp_mpi__copies_done(amp_mpi__flight *f)
     return true;
 }
 
+/* The chunk sections the record made for its last exchange, destroyed
+ * (their copies have finished: the record's copies were drained). */
+static amp_status amp_mpi__owned_free(amp_mpi__flight *f)
+{
+    amp_status st = AMP_OK;
+    for (size_t i = 0; i < f->nowned; ++i) {
+        amp_status d = amp_array_view_destroy(f->owned[i]);
+        if (st == AMP_OK && d != AMP_OK) st = amp_mpi__hipamp(d, "a chunk of a staged halo");
+    }
+    f->nowned = 0;
+    return st;
+}
+
 static void amp_mpi__flight_free(amp_mpi__flight *f)
 {
+    free(f->owned);
+    free(f->orig);
+    free(f->part);
+    free(f->parts);
     free(f->halos);
     free(f->sides);
     free(f->send_stage);
@@ -226,6 +292,9 @@ static amp_status amp_mpi__flight_grow(amp_mpi__flight *f, size_t n)
     AMP_MPI__GROW(copies, 2);
     AMP_MPI__GROW(reqs, 2);
     AMP_MPI__GROW(statuses, 2);
+    AMP_MPI__GROW(orig, 1);
+    AMP_MPI__GROW(part, 1);
+    AMP_MPI__GROW(parts, 1);
 #undef AMP_MPI__GROW
     f->cap = n;
     return AMP_OK;
@@ -255,6 +324,7 @@ static amp_status amp_mpi__flight_take(amp_mpi_exchange *x, size_t count, amp_mp
         x->flights[x->nflights++] = f;
     }
     if ((st = amp_mpi__copies_drain(f)) != AMP_OK) return st;
+    if ((st = amp_mpi__owned_free(f)) != AMP_OK) return st;
     if ((st = amp_mpi__flight_grow(f, count)) != AMP_OK) return st;
     f->count = count;
     f->complete = false;
@@ -281,6 +351,10 @@ amp_status amp_mpi__flights_free(amp_mpi_exchange *x)
     for (size_t k = 0; k < x->nflights; ++k) {
         amp_mpi__flight *f = x->flights[k];
         amp_status c = amp_mpi__copies_drain(f);
+        if (st == AMP_OK && c != AMP_OK) st = c;
+        /* An abandoned exchange's sends may still be read by MPI through
+         * its sections' staging buffers, which stay; the sections go. */
+        c = amp_mpi__owned_free(f);
         if (st == AMP_OK && c != AMP_OK) st = c;
         for (size_t i = 0; i < f->cap; ++i) {
             amp_status a = amp_mpi__stage_release(&f->send_stage[i]);
@@ -450,6 +524,7 @@ static int amp_mpi__wait(amp_mpi_exchange *x, amp_mpi__flight *f, amp_mpi__stop 
     for (unsigned polls = 0;; ++polls) {
         int all = 0, rc = MPI_Testall(n, f->reqs, &all, f->statuses);
         if (rc != MPI_SUCCESS || all) return rc;
+        if (x->pipeline) amp_mpi__deliver_arrived(f, "amp_mpi_exchange_end");
         amp_mpi__notices_poll(x);
         if (x->gone && amp_mpi__waits_for_the_gone(x, f)) {
             double now = amp_mpi__now();
@@ -492,7 +567,7 @@ static void amp_mpi__pending(const amp_mpi_exchange *x, const amp_mpi__flight *f
         }
         if (nd < pending_size)
             nd += (size_t)snprintf(pending + nd, pending_size - nd, "%shalo %zu %s rank %d (tag %d)",
-                                   nd ? "; " : "", i / 2, i & 1 ? "receive from" : "send to", h->peer,
+                                   nd ? "; " : "", f->orig[i / 2], i & 1 ? "receive from" : "send to", h->peer,
                                    i & 1 ? h->recv_tag : h->send_tag);
     }
 }
@@ -584,7 +659,7 @@ static amp_status amp_mpi__deliver(amp_mpi__flight *f, const char *fn)
         amp_mpi__name(what, sizeof what, fn, f, 2 * i + 1);
         if (r->how == AMP_MPI__IN_PLACE) {
             if ((st = amp_array_view_refresh(r->v)) != AMP_OK) return amp_mpi__hipamp(st, what);
-        } else if (r->how == AMP_MPI__STAGE) {
+        } else if (r->how == AMP_MPI__STAGE && !r->delivered) {
             amp_mpi__stage *sg = &f->recv_stage[i];
             if ((st = amp_array_view_refresh(sg->view)) != AMP_OK ||
                 (st = amp_copy_view_async(sg->view, r->v, &f->copies[2 * i + 1])) != AMP_OK)
@@ -592,6 +667,29 @@ static amp_status amp_mpi__deliver(amp_mpi__flight *f, const char *fn)
         }
     }
     return AMP_OK;
+}
+
+/* The pipeline: each staged receive that has arrived whole (its request
+ * done, no error, exactly its view's bytes) gets its copy up queued now,
+ * while the others are still on their way; amp_mpi__deliver does the rest
+ * (and the arrival checks judge the ones left). A failure here is left for
+ * the end to find: the receive is then delivered there. Never blocks. */
+static void amp_mpi__deliver_arrived(amp_mpi__flight *f, const char *fn)
+{
+    for (size_t i = 0; i < f->count; ++i) {
+        amp_mpi__side *r = &f->sides[2 * i + 1];
+        if (!r->posted || r->delivered || r->how != AMP_MPI__STAGE || f->reqs[2 * i + 1] == MPI_REQUEST_NULL) continue;
+        int done = 0, got = -1;
+        MPI_Status stt;
+        if (MPI_Request_get_status(f->reqs[2 * i + 1], &done, &stt) != MPI_SUCCESS || !done) continue;
+        if (MPI_Get_count(&stt, MPI_BYTE, &got) != MPI_SUCCESS || got < 0 || (uint64_t)got != r->bytes) continue;
+        amp_mpi__stage *sg = &f->recv_stage[i];
+        (void)fn;
+        if (amp_array_view_refresh(sg->view) != AMP_OK ||
+            amp_copy_view_async(sg->view, r->v, &f->copies[2 * i + 1]) != AMP_OK)
+            continue;
+        r->delivered = true;
+    }
 }
 
 /* ------------------------------------------------------------- the API */
@@ -622,6 +720,220 @@ static amp_status amp_mpi__check_halos(amp_mpi_exchange *x, const amp_mpi_halo *
     return AMP_OK;
 }
 
+/* ------------------------------------------------------------- NCCL */
+
+/* The order of a halo side's NCCL operation: by peer, then tag, then halo
+ * (NCCL matches a pair's operations in the order they were queued; tags
+ * equal on both sides then meet). */
+typedef struct amp_mpi__nccl_key {
+    int peer, tag;
+    size_t side;
+} amp_mpi__nccl_key;
+
+static int amp_mpi__nccl_key_cmp(const void *a, const void *b)
+{
+    const amp_mpi__nccl_key *p = a, *q = b;
+    if (p->peer != q->peer) return p->peer < q->peer ? -1 : 1;
+    if (p->tag != q->tag) return p->tag < q->tag ? -1 : 1;
+    return p->side < q->side ? -1 : p->side > q->side;
+}
+
+/* The NCCL path's begin after every side was prepared: the packs' copies
+ * in are queued already (their futures are not needed: everything runs on
+ * q in order), one group of sends and receives, then the unpacks of the
+ * strided receives, all on q. A failure after the group was queued breaks
+ * the exchanger (its operations may be half queued). */
+static amp_status amp_mpi__nccl_post(amp_mpi_exchange *x, amp_mpi__flight *f, const char *fn)
+{
+    amp_status st = AMP_OK;
+    size_t n = 0;
+    for (size_t i = 0; i < 2 * f->count; ++i) {
+        if (f->copies[i] && (i & 1) == 0) {
+            amp_future_destroy(f->copies[i]);
+            f->copies[i] = NULL;
+        }
+        if (f->sides[i].v) n++;
+    }
+    amp_mpi__nccl_key *keys = malloc((n ? n : 1) * sizeof *keys);
+    amp_mpi__nccl_op *ops = malloc((n ? n : 1) * sizeof *ops);
+    if (!keys || !ops) {
+        free(keys);
+        free(ops);
+        amp_mpi__flight_release(f);
+        x->oldest = x->next_id;
+        return amp_mpi__fail(AMP_ERROR_OUT_OF_MEMORY, "%s: no memory", fn);
+    }
+    n = 0;
+    for (size_t i = 0; i < 2 * f->count; ++i) {
+        if (!f->sides[i].v) continue;
+        const amp_mpi_halo *h = &f->halos[i / 2];
+        keys[n++] = (amp_mpi__nccl_key){h->peer, i & 1 ? h->recv_tag : h->send_tag, i};
+    }
+    qsort(keys, n, sizeof *keys, amp_mpi__nccl_key_cmp);
+    for (size_t k = 0; k < n; ++k) {
+        amp_mpi__side *sd = &f->sides[keys[k].side];
+        ops[k] = (amp_mpi__nccl_op){(keys[k].side & 1) == 0, sd->addr, (size_t)sd->bytes, keys[k].peer};
+    }
+    char what[160];
+    snprintf(what, sizeof what, "%s: exchange #%llu", fn, (unsigned long long)f->id);
+    if (x->nccl_sync && (st = amp_accelerator_view_wait(x->q)) != AMP_OK) amp_mpi__hipamp(st, what);
+    if (st == AMP_OK) st = amp_mpi__nccl_group(x->nccl, ops, n, what);
+    free(keys);
+    free(ops);
+    if (st != AMP_OK) {
+        char msg[AMP_MPI__ERR_SIZE];
+        snprintf(msg, sizeof msg, "%s", amp_mpi_last_error());
+        return amp_mpi__break(x, st, msg);
+    }
+    for (size_t i = 0; i < 2 * f->count; ++i) f->sides[i].posted = f->sides[i].v != NULL;
+    for (size_t i = 0; i < f->count; ++i) {
+        amp_mpi__side *r = &f->sides[2 * i + 1];
+        if (!r->v || r->how != AMP_MPI__STAGE) continue;
+        if ((st = amp_copy_view_async(f->recv_stage[i].view, r->v, &f->copies[2 * i + 1])) != AMP_OK) {
+            char name[192], msg[AMP_MPI__ERR_SIZE];
+            amp_mpi__name(name, sizeof name, fn, f, 2 * i + 1);
+            amp_mpi__hipamp(st, name);
+            snprintf(msg, sizeof msg, "%s", amp_mpi_last_error());
+            return amp_mpi__break(x, st, msg);
+        }
+    }
+    return AMP_OK;
+}
+
+/* The NCCL path's end (or test, when only_look): the group is on q. With a
+ * time-out, q is waited for up to it (AMP_ERROR_TIMEOUT then aborts the
+ * communicator and breaks the exchanger: the operations may never finish);
+ * without one nothing waits, since later work on q runs after the group.
+ * An asynchronous NCCL error fails the exchange. */
+static amp_status amp_mpi__nccl_finish(amp_mpi_exchange *x, amp_mpi__flight *f, bool only_look, bool *done,
+                                       const char *fn)
+{
+    char what[160], msg[AMP_MPI__ERR_SIZE];
+    snprintf(what, sizeof what, "%s: exchange #%llu", fn, (unsigned long long)f->id);
+    amp_status st = amp_mpi__nccl_check(x->nccl, what);
+    if (st == AMP_OK && (only_look || x->timeout_ms)) {
+        amp_status w = amp_accelerator_view_wait_for(x->q, only_look ? 0 : x->timeout_ms);
+        if (done) *done = w == AMP_OK;
+        if (w == AMP_ERROR_TIMEOUT && !only_look)
+            st = amp_mpi__fail(AMP_ERROR_TIMEOUT,
+                               "%s: its NCCL operations did not finish within %u ms (a peer that never took part, "
+                               "or left); the NCCL communicator was aborted and this exchanger refuses further "
+                               "exchanges: destroy it",
+                               what, (unsigned)x->timeout_ms);
+        else if (w != AMP_OK && w != AMP_ERROR_TIMEOUT)
+            st = amp_mpi__hipamp(w, what);
+    } else if (done) {
+        *done = st == AMP_OK;
+    }
+    if (st == AMP_OK) return AMP_OK;
+    snprintf(msg, sizeof msg, "%s", amp_mpi_last_error());
+    amp_mpi__nccl_close(x->nccl, true);
+    x->nccl = NULL;
+    return amp_mpi__break(x, st, msg);
+}
+
+/* ------------------------------------------------------------ chunks */
+
+/* How a view splits into chunks of at most x->chunk_bytes: along its first
+ * dimension longer than 1 (the ones before it are 1, so each chunk is a
+ * box of whole rows of that dimension), *per indices a chunk. 1 when it
+ * stays whole. */
+static size_t amp_mpi__chunk_count(const amp_mpi_exchange *x, amp_array_view *v, amp_extent *ext, int *dim, int *per)
+{
+    *dim = -1;
+    *per = 0;
+    if (!v || amp_array_view_get_extent(v, ext) != AMP_OK) return 1;
+    uint64_t bytes = (uint64_t)amp_extent_size(*ext) * x->elem;
+    if (!x->chunk_bytes || bytes <= x->chunk_bytes) return 1;
+    for (int d = 0; d < ext->rank && *dim < 0; ++d)
+        if (ext->v[d] > 1) *dim = d;
+    if (*dim < 0) return 1;
+    uint64_t slab = bytes / (uint64_t)ext->v[*dim];
+    uint64_t n = x->chunk_bytes / slab;
+    *per = n ? (int)(n < (uint64_t)ext->v[*dim] ? n : (uint64_t)ext->v[*dim]) : 1;
+    return (size_t)((ext->v[*dim] + *per - 1) / *per);
+}
+
+/* Chunk k of v (see amp_mpi__chunk_count), owned by the record. */
+static amp_status amp_mpi__chunk_view(amp_mpi__flight *f, amp_array_view *v, amp_extent ext, int dim, int per, size_t k,
+                                      amp_array_view **out, const char *fn)
+{
+    amp_index origin = {ext.rank, {0}};
+    amp_extent e = ext;
+    origin.v[dim] = (int)k * per;
+    e.v[dim] = ext.v[dim] - origin.v[dim] < per ? ext.v[dim] - origin.v[dim] : per;
+    if (f->nowned == f->owned_cap) {
+        size_t cap = f->owned_cap ? 2 * f->owned_cap : 8;
+        amp_array_view **grown = realloc(f->owned, cap * sizeof *grown);
+        if (!grown) return amp_mpi__fail(AMP_ERROR_OUT_OF_MEMORY, "%s: no memory", fn);
+        f->owned = grown;
+        f->owned_cap = cap;
+    }
+    amp_status st = amp_array_view_section(v, origin, e, out);
+    if (st != AMP_OK) return amp_mpi__hipamp(st, fn);
+    f->owned[f->nowned++] = *out;
+    return AMP_OK;
+}
+
+/* The caller's halos as the record's entries: each halo whole, or (faces
+ * over AMP_MPI_CHUNK_BYTES, every path but NCCL) one entry per chunk, the
+ * send's and the receive's chunks side by side, in order: the chunks of one
+ * halo go to one peer with one tag, so MPI matches them in order. Sets
+ * f->count. */
+static amp_status amp_mpi__expand(amp_mpi_exchange *x, amp_mpi__flight *f, const amp_mpi_halo *halos, size_t count,
+                                  const char *fn)
+{
+    amp_status st;
+    size_t total = 0;
+    for (size_t i = 0; i < count; ++i) {
+        amp_extent e;
+        int d, p;
+        size_t ks = 1, kr = 1;
+        if (!x->nccl && halos[i].peer != MPI_PROC_NULL) {
+            ks = amp_mpi__chunk_count(x, halos[i].send, &e, &d, &p);
+            kr = amp_mpi__chunk_count(x, halos[i].recv, &e, &d, &p);
+        }
+        total += ks > kr ? ks : kr;
+    }
+    if ((st = amp_mpi__flight_grow(f, total)) != AMP_OK) return st;
+    for (size_t i = 0; i < 2 * total; ++i) {
+        f->sides[i] = (amp_mpi__side){.type = MPI_DATATYPE_NULL};
+        f->reqs[i] = MPI_REQUEST_NULL;
+    }
+    size_t at = 0;
+    for (size_t i = 0; i < count; ++i) {
+        const amp_mpi_halo *h = &halos[i];
+        amp_extent es, er;
+        int ds = -1, ps = 0, dr = -1, pr = 0;
+        size_t ks = 1, kr = 1;
+        if (!x->nccl && h->peer != MPI_PROC_NULL) {
+            ks = amp_mpi__chunk_count(x, h->send, &es, &ds, &ps);
+            kr = amp_mpi__chunk_count(x, h->recv, &er, &dr, &pr);
+        }
+        size_t k = ks > kr ? ks : kr;
+        for (size_t j = 0; j < k; ++j, ++at) {
+            f->halos[at] = *h;
+            f->orig[at] = i;
+            f->part[at] = j;
+            f->parts[at] = k;
+            if (k == 1) continue;
+            f->halos[at].send = f->halos[at].recv = NULL;
+            if (h->send && j < ks) {
+                if (ks == 1) f->halos[at].send = h->send;
+                else if ((st = amp_mpi__chunk_view(f, h->send, es, ds, ps, j, &f->halos[at].send, fn)) != AMP_OK)
+                    return st;
+            }
+            if (h->recv && j < kr) {
+                if (kr == 1) f->halos[at].recv = h->recv;
+                else if ((st = amp_mpi__chunk_view(f, h->recv, er, dr, pr, j, &f->halos[at].recv, fn)) != AMP_OK)
+                    return st;
+            }
+        }
+    }
+    f->count = total;
+    return AMP_OK;
+}
+
 /* amp_mpi_exchange_begin, its messages naming fn. */
 static amp_status amp_mpi__begin(amp_mpi_exchange *x, const amp_mpi_halo *halos, size_t count, amp_mpi_pending *out,
                                  const char *fn)
@@ -636,7 +948,12 @@ static amp_status amp_mpi__begin(amp_mpi_exchange *x, const amp_mpi_halo *halos,
     double t0 = amp_mpi__now();
     if ((st = amp_mpi__check_halos(x, halos, count, fn)) != AMP_OK) return st;
     if ((st = amp_mpi__flight_take(x, count, &f)) != AMP_OK) return st;
-    if (count) memcpy(f->halos, halos, count * sizeof *halos);
+    if ((st = amp_mpi__expand(x, f, halos, count, fn)) != AMP_OK) {
+        amp_mpi__flight_release(f);
+        return st;
+    }
+    halos = f->halos;
+    count = f->count;
     f->id = x->next_id; /* named in messages; in flight only once posted */
 
     /* 1. Every view made ready before anything is posted, so that a view
@@ -660,6 +977,13 @@ static amp_status amp_mpi__begin(amp_mpi_exchange *x, const amp_mpi_halo *halos,
                                        &wait_q, what)) != AMP_OK)
                 goto fail;
         }
+    }
+    if (x->nccl) {
+        x->next_id++;
+        *out = (amp_mpi_pending){f->id};
+        st = amp_mpi__nccl_post(x, f, fn);
+        f->seconds += amp_mpi__now() - t0;
+        return st;
     }
     /* MPI reads and writes device memory outside hipamp's queues: the work
      * queued on q (the kernels that wrote the sends, or still read the
@@ -687,8 +1011,13 @@ static amp_status amp_mpi__begin(amp_mpi_exchange *x, const amp_mpi_halo *halos,
         r->posted = true;
     }
     *out = (amp_mpi_pending){f->id};
+    /* The pipeline posts this exchange's staged sends now, each as soon as
+     * its copy landed (the copies finish in order on q): the messages then
+     * travel while the caller's next kernels run, instead of from the first
+     * test or end that happens to find them ready. */
+    st = amp_mpi__progress(x, x->pipeline ? f->id : 0, fn);
     f->seconds += amp_mpi__now() - t0;
-    return amp_mpi__progress(x, 0, fn);
+    return st;
 fail:
     /* Nothing was posted: the staged copies queued so far finish and are
      * forgotten, and the record is free again. */
@@ -733,7 +1062,13 @@ amp_status amp_mpi_exchange_test(amp_mpi_exchange *x, amp_mpi_pending p, bool *d
     if ((st = amp_mpi__need_mpi(__func__)) != AMP_OK) return st;
     if ((st = amp_mpi__pending_of(x, p, &f, __func__)) != AMP_OK) return st;
     double t0 = amp_mpi__now();
+    if (x->nccl) {
+        if ((st = amp_mpi__nccl_finish(x, f, true, done, __func__)) != AMP_OK) return st;
+        f->seconds += amp_mpi__now() - t0;
+        return AMP_OK;
+    }
     if ((st = amp_mpi__progress(x, 0, __func__)) != AMP_OK) return st;
+    if (x->pipeline) amp_mpi__deliver_arrived(f, __func__);
     bool all_posted = true;
     for (size_t i = 0; i < 2 * f->count; i += 2) all_posted &= !f->sides[i].v || f->sides[i].posted;
     if (all_posted && !f->complete) {
@@ -763,32 +1098,37 @@ static amp_status amp_mpi__end(amp_mpi_exchange *x, amp_mpi_pending p, const cha
                              "the order they began",
                              fn, (unsigned long long)p.id, (unsigned long long)x->oldest);
     double t0 = amp_mpi__now();
-    /* Its sends, waiting for their staging copies if need be (the oldest
-     * exchange's sends come first in the order anyway). */
-    if ((st = amp_mpi__progress(x, p.id, fn)) != AMP_OK) return st;
-    amp_mpi__stop stop;
-    int rc = amp_mpi__wait(x, f, &stop);
-    if (stop != AMP_MPI__FINISHED) {
-        st = stop == AMP_MPI__LATE ? amp_mpi__late(x, f, fn) : amp_mpi__left(x, f, fn);
-        char msg[AMP_MPI__ERR_SIZE];
-        snprintf(msg, sizeof msg, "%s", amp_mpi_last_error());
-        return amp_mpi__break(x, st, msg);
+    int rc = MPI_SUCCESS;
+    if (x->nccl) {
+        if ((st = amp_mpi__nccl_finish(x, f, false, NULL, fn)) != AMP_OK) return st;
+    } else {
+        /* Its sends, waiting for their staging copies if need be (the oldest
+         * exchange's sends come first in the order anyway). */
+        if ((st = amp_mpi__progress(x, p.id, fn)) != AMP_OK) return st;
+        amp_mpi__stop stop;
+        rc = amp_mpi__wait(x, f, &stop);
+        if (stop != AMP_MPI__FINISHED) {
+            st = stop == AMP_MPI__LATE ? amp_mpi__late(x, f, fn) : amp_mpi__left(x, f, fn);
+            char msg[AMP_MPI__ERR_SIZE];
+            snprintf(msg, sizeof msg, "%s", amp_mpi_last_error());
+            return amp_mpi__break(x, st, msg);
+        }
     }
     /* Every request finished: the exchange is over whatever the checks say. */
     x->oldest++;
     while (x->oldest < x->next_id && !amp_mpi__flight_of(x, x->oldest)) x->oldest++;
-    if ((st = amp_mpi__arrivals(f, rc, fn)) == AMP_OK && (st = amp_mpi__deliver(f, fn)) == AMP_OK) {
+    if (x->nccl || ((st = amp_mpi__arrivals(f, rc, fn)) == AMP_OK && (st = amp_mpi__deliver(f, fn)) == AMP_OK)) {
         for (size_t i = 0; i < f->count; ++i) {
             const amp_mpi__side *s = &f->sides[2 * i], *r = &f->sides[2 * i + 1];
             if (s->posted) {
                 x->stats.messages_sent++;
                 x->stats.bytes_sent += s->bytes;
-                if (s->how == AMP_MPI__STAGE) x->stats.bytes_staged += s->bytes;
+                if (s->how == AMP_MPI__STAGE && !x->nccl) x->stats.bytes_staged += s->bytes;
             }
             if (r->posted) {
                 x->stats.messages_received++;
                 x->stats.bytes_received += r->bytes;
-                if (r->how == AMP_MPI__STAGE) x->stats.bytes_staged += r->bytes;
+                if (r->how == AMP_MPI__STAGE && !x->nccl) x->stats.bytes_staged += r->bytes;
             }
         }
         x->stats.exchanges++;
@@ -839,4 +1179,77 @@ amp_status amp_mpi_exchange_rows(amp_mpi_exchange *x, int lo, amp_array_view *se
     amp_mpi_halo h[2];
     amp_mpi__rows(h, lo, send_lo, recv_lo, hi, send_hi, recv_hi);
     return amp_mpi__exchange(x, h, 2, __func__);
+}
+
+/* ---------------------------------------------------------- all-reduce */
+
+amp_status amp_mpi_exchange_allreduce(amp_mpi_exchange *x, amp_array_view *v, amp_mpi_type type, amp_mpi_op op)
+{
+    static const char fn[] = "amp_mpi_exchange_allreduce";
+    static const size_t sizes[] = {8, 4, 4, 8};
+    amp_status st;
+    AMP_MPI__NOT_NULL(x);
+    AMP_MPI__NOT_NULL(v);
+    if ((st = amp_mpi__need_mpi(fn)) != AMP_OK) return st;
+    if ((st = amp_mpi__refuse_if_broken(x, fn)) != AMP_OK) return st;
+    if ((int)type < 0 || type > AMP_MPI_INT64)
+        return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: type %d is not an amp_mpi_type", fn, (int)type);
+    if ((int)op < 0 || op > AMP_MPI_MIN)
+        return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: op %d is not an amp_mpi_op", fn, (int)op);
+    amp_mpi__side sd = {.v = v};
+    size_t elem = 0;
+    if ((st = amp_array_view_get_element_size(v, &elem)) != AMP_OK) return amp_mpi__hipamp(st, fn);
+    if (elem != sizes[type])
+        return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: the view has %zu-byte elements, type %d has %zu", fn,
+                             elem, (int)type, sizes[type]);
+    if ((st = amp_array_view_get_extent(v, &sd.ext)) != AMP_OK ||
+        (st = amp_array_view_get_strides(v, sd.strides)) != AMP_OK)
+        return amp_mpi__hipamp(st, fn);
+    if (!amp_mpi__contiguous(&sd))
+        return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: the view is strided; reduce a contiguous view", fn);
+    int64_t count = amp_extent_size(sd.ext);
+    if (count <= 0 || count > INT32_MAX)
+        return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: %lld elements (1 to %d)", fn, (long long)count, INT32_MAX);
+    if (x->nccl) {
+        static const int nccl_type[] = {ncclFloat64, ncclFloat32, ncclInt32, ncclInt64};
+        static const int nccl_op[] = {ncclSum, ncclMax, ncclMin};
+        void *addr = NULL;
+        if ((st = amp_array_view_native_handle(v, x->q, AMP_READ_WRITE, &addr)) != AMP_OK)
+            return amp_mpi__hipamp(st, fn);
+        if (x->nccl_sync && (st = amp_accelerator_view_wait(x->q)) != AMP_OK) return amp_mpi__hipamp(st, fn);
+        if ((st = amp_mpi__nccl_allreduce(x->nccl, addr, (size_t)count, nccl_type[type], nccl_op[op], fn)) != AMP_OK)
+            return st;
+        x->stats.allreduces++;
+        x->stats.allreduces_on_device++;
+        return AMP_OK;
+    }
+    /* Through the host: a copy down, MPI_Allreduce in place, a copy up. */
+    static const MPI_Op mpi_op_of[] = {MPI_SUM, MPI_MAX, MPI_MIN};
+    MPI_Datatype mt = type == AMP_MPI_DOUBLE ? MPI_DOUBLE : type == AMP_MPI_FLOAT ? MPI_FLOAT
+                    : type == AMP_MPI_INT32  ? MPI_INT32_T : MPI_INT64_T;
+    void *host = malloc((size_t)count * elem);
+    amp_array_view *hv = NULL;
+    if (!host) return amp_mpi__fail(AMP_ERROR_OUT_OF_MEMORY, "%s: no memory for %lld elements", fn, (long long)count);
+    if ((st = amp_array_view_create(host, elem, sd.ext, AMP_READ_WRITE, &hv)) != AMP_OK ||
+        (st = amp_copy_view(v, hv)) != AMP_OK) {
+        amp_mpi__hipamp(st, fn);
+        goto done;
+    }
+    int rc = MPI_Allreduce(MPI_IN_PLACE, host, (int)count, mt, mpi_op_of[op], x->comm);
+    if (rc != MPI_SUCCESS) {
+        st = amp_mpi__mpi(rc, "amp_mpi_exchange_allreduce: MPI_Allreduce");
+        goto done;
+    }
+    if ((st = amp_array_view_refresh(hv)) != AMP_OK || (st = amp_copy_view(hv, v)) != AMP_OK) {
+        amp_mpi__hipamp(st, fn);
+        goto done;
+    }
+    x->stats.allreduces++;
+done:
+    if (hv) {
+        amp_status d = amp_array_view_destroy(hv);
+        if (st == AMP_OK && d != AMP_OK) st = amp_mpi__hipamp(d, fn);
+    }
+    free(host);
+    return st;
 }

@@ -17,6 +17,9 @@ amp_status amp_mpi__mpi(int rc, const char *what);
 /* AMP_ERROR_INVALID_ARGUMENT naming fn unless MPI is initialised and not
  * finalized. */
 amp_status amp_mpi__need_mpi(const char *fn);
+/* Which vendor's pointers a GPU's device path needs: 'c' CUDA, 'h' HIP,
+ * 0 none (the CPU accelerator, or a path hipamp does not know). */
+char amp_mpi__vendor(const amp_accelerator_info *info);
 /* getenv, with an empty value read as unset. */
 const char *amp_mpi__env(const char *name);
 

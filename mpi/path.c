@@ -1,5 +1,6 @@
 /* path.c — hipamp::mpi's choice of exchange path: what the MPI library says about GPU device buffers (or AMP_MPI_GPU_AWARE), the path names, and the path for an accelerator (host memory in place, device pointers, or host staging) with the reason in words. */
 #include "mpi_private.h"
+#include "nccl_transport.h"
 
 #if defined(OPEN_MPI) && OPEN_MPI
 /* Open MPI's extensions: MPIX_Query_cuda_support (4.x, 5.x) and
@@ -129,6 +130,7 @@ const char *amp_mpi_path_name(amp_mpi_path p)
     case AMP_MPI_PATH_HOST: return "host";
     case AMP_MPI_PATH_DEVICE: return "device";
     case AMP_MPI_PATH_STAGED: return "staged";
+    case AMP_MPI_PATH_NCCL: return "nccl";
     }
     return "unknown";
 }
@@ -138,18 +140,19 @@ amp_status amp_mpi_path_parse(const char *text, amp_mpi_path *out)
     if (out) *out = AMP_MPI_PATH_AUTO;
     AMP_MPI__NOT_NULL(out);
     AMP_MPI__NOT_NULL(text);
-    static const amp_mpi_path all[] = {AMP_MPI_PATH_AUTO, AMP_MPI_PATH_HOST, AMP_MPI_PATH_DEVICE, AMP_MPI_PATH_STAGED};
+    static const amp_mpi_path all[] = {AMP_MPI_PATH_AUTO, AMP_MPI_PATH_HOST, AMP_MPI_PATH_DEVICE, AMP_MPI_PATH_STAGED,
+                                       AMP_MPI_PATH_NCCL};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i)
         if (!strcmp(text, amp_mpi_path_name(all[i]))) {
             *out = all[i];
             return AMP_OK;
         }
-    return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT, "exchange path \"%s\": use auto, host, device or staged", text);
+    return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT, "exchange path \"%s\": use auto, host, device, staged or nccl", text);
 }
 
 /* Which vendor's pointers a GPU's device path needs: 'c' CUDA, 'h' HIP,
  * 0 none (the CPU accelerator, or a path hipamp does not know). */
-static char amp_mpi__vendor(const amp_accelerator_info *info)
+char amp_mpi__vendor(const amp_accelerator_info *info)
 {
     if (info->is_emulated) return 0;
     if (!strncmp(info->device_path, "cuda:", 5)) return 'c';
@@ -163,7 +166,7 @@ amp_status amp_mpi_choose_path(amp_accelerator *a, amp_mpi_path requested, amp_m
     amp_accelerator_info info;
     if (out) memset(out, 0, sizeof *out);
     AMP_MPI__NOT_NULL(out);
-    if (requested < AMP_MPI_PATH_AUTO || requested > AMP_MPI_PATH_STAGED)
+    if (requested < AMP_MPI_PATH_AUTO || requested > AMP_MPI_PATH_NCCL)
         return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: requested path %d is not an amp_mpi_path", __func__,
                              (int)requested);
     if (!a && (st = amp_accelerator_default(&a)) != AMP_OK)
@@ -177,7 +180,7 @@ amp_status amp_mpi_choose_path(amp_accelerator *a, amp_mpi_path requested, amp_m
         const char *env = amp_mpi__env("AMP_MPI_PATH");
         if (env) {
             if ((st = amp_mpi_path_parse(env, &requested)) != AMP_OK) {
-                amp_mpi__fail(st, "AMP_MPI_PATH=\"%s\": use auto, host, device or staged", env);
+                amp_mpi__fail(st, "AMP_MPI_PATH=\"%s\": use auto, host, device, staged or nccl", env);
                 goto fail;
             }
             from = "AMP_MPI_PATH";
@@ -198,12 +201,18 @@ amp_status amp_mpi_choose_path(amp_accelerator *a, amp_mpi_path requested, amp_m
             out->path = AMP_MPI_PATH_DEVICE;
             snprintf(why, n, "the MPI library takes %s device pointers (%s): they are handed to it directly", vname,
                      out->gpu.reason);
+        } else if (vendor && amp_mpi__nccl_available(vendor, out->nccl, sizeof out->nccl)) {
+            out->path = AMP_MPI_PATH_NCCL;
+            snprintf(why, n,
+                     "the MPI library does not take %s device pointers (%.200s), and %.120s is there: halos move "
+                     "device to device through it, MPI only bootstraps it",
+                     vname, out->gpu.reason, out->nccl);
         } else {
             out->path = AMP_MPI_PATH_STAGED;
             snprintf(why, n,
-                     "%s is a discrete GPU and the MPI library does not take %s device pointers (%s): only the halo "
-                     "sections cross to host memory",
-                     info.device_path, vname, out->gpu.reason);
+                     "%.40s is a discrete GPU, the MPI library does not take %s device pointers (%.160s) and no "
+                     "NCCL/RCCL (%.160s): only the halo sections cross to host memory, pinned and pipelined",
+                     info.device_path, vname, out->gpu.reason, out->nccl[0] ? out->nccl : "not looked for");
         }
         break;
     case AMP_MPI_PATH_HOST:
@@ -234,6 +243,33 @@ amp_status amp_mpi_choose_path(amp_accelerator *a, amp_mpi_path requested, amp_m
     case AMP_MPI_PATH_STAGED:
         out->path = AMP_MPI_PATH_STAGED;
         snprintf(why, n, "%s: the halo sections are copied to host buffers and back", from);
+        break;
+    case AMP_MPI_PATH_NCCL:
+        /* NCCL moves device memory: on an accelerator that computes on host
+         * memory only a library named on purpose (a stand-in) may take it;
+         * a real NCCL would be handed host addresses. */
+        if (!vendor && !amp_mpi__env("AMP_MPI_NCCL_LIBRARY")) {
+            st = amp_mpi__fail(AMP_ERROR_UNSUPPORTED,
+                               "%s: nccl path on %s, which computes on host memory: NCCL moves device memory "
+                               "(AMP_MPI_NCCL_LIBRARY may name a stand-in library that takes host memory)",
+                               from, info.device_path);
+            goto fail;
+        }
+        if (!amp_mpi__nccl_available(vendor, out->nccl, sizeof out->nccl)) {
+            st = amp_mpi__fail(AMP_ERROR_UNSUPPORTED,
+                               "%s: nccl path on %s, but no NCCL/RCCL library loads: %s (AMP_MPI_NCCL_LIBRARY names "
+                               "another)",
+                               from, info.device_path, out->nccl);
+            goto fail;
+        }
+        out->path = AMP_MPI_PATH_NCCL;
+        if (vendor)
+            snprintf(why, n, "%s: halos move device to device through %s", from, out->nccl);
+        else
+            snprintf(why, n,
+                     "%s: %s keeps arrays in host memory; %s gets their host addresses (only a stand-in library "
+                     "takes them: a real NCCL fails to start and the exchanger falls back to staged)",
+                     from, info.device_path, out->nccl);
         break;
     }
     return AMP_OK;

@@ -2,6 +2,7 @@
 #include <hipamp.h>
 #include <hipamp_mpi.h>
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,19 @@
  *                around the ring with no time-out set ("exchange", then
  *                "rank R waited: S s"), once more ("again") and destroys.
  *                A rank still waiting after 30 s ends the job (SIGALRM).
+ *   path PATH    creates an exchanger with PATH (nccl: with the stand-in
+ *                library test_mpi names in AMP_MPI_NCCL_LIBRARY), prints
+ *                "rank R path: NAME fell_back 0|1: REASON", then one good
+ *                exchange around the ring ("good", "data") and three
+ *                all-reduces ("allreduce: ok", "rank R reductions:
+ *                allreduces A on_device D").
+ *   chunks PATH  one exchange around the ring of two faces: 5000 floats
+ *                (1-D) and rows 1..3 of a 5 x 2000 grid (a section), each
+ *                rank's values its own; prints "data: ok" when both arrived
+ *                intact and "rank R messages: sent S received V bytes B"
+ *                (run with AMP_MPI_CHUNK_BYTES to split them).
+ *   mismatch     rank 0 asks for the nccl path, the others for staged:
+ *                every rank's "create" line says why it failed.
  * Each rank prints "rank R STEP: STATUS: MESSAGE" for every call it checks
  * ("rank R data: ok" once a good exchange's data was checked) and ends
  * with "rank R done". Exit status 0 unless a call that must succeed failed
@@ -283,6 +297,95 @@ static void nonblocking(amp_accelerator *acc, amp_accelerator_view *q, amp_mpi_p
     MUST(amp_program_destroy(p));
 }
 
+/* Three all-reduces on arrays of q: a sum of doubles, a max of int64s and
+ * a min of floats, each checked against what every rank's values give. */
+static void allreduces(amp_mpi_exchange *x, amp_accelerator_view *q)
+{
+    double d[3] = {rank_ + 1.0, 0.5 * rank_, -rank_ - 0.25};
+    int64_t l[2] = {rank_ * 3, -rank_};
+    float f[2] = {(float)rank_, 10.0f - (float)rank_};
+    amp_array *ad = NULL, *al = NULL, *af = NULL;
+    amp_array_view *vd = NULL, *vl = NULL, *vf = NULL;
+    MUST(amp_array_create(q, sizeof d[0], amp_extent_1d(3), d, &ad));
+    MUST(amp_array_create(q, sizeof l[0], amp_extent_1d(2), l, &al));
+    MUST(amp_array_create(q, sizeof f[0], amp_extent_1d(2), f, &af));
+    MUST(amp_array_view_of_array(ad, &vd));
+    MUST(amp_array_view_of_array(al, &vl));
+    MUST(amp_array_view_of_array(af, &vf));
+    amp_status st = amp_mpi_exchange_allreduce(x, vd, AMP_MPI_DOUBLE, AMP_MPI_SUM);
+    if (st == AMP_OK) st = amp_mpi_exchange_allreduce(x, vl, AMP_MPI_INT64, AMP_MPI_MAX);
+    if (st == AMP_OK) st = amp_mpi_exchange_allreduce(x, vf, AMP_MPI_FLOAT, AMP_MPI_MIN);
+    say("allreduce calls", st);
+    MUST(amp_array_view_destroy(vd));
+    MUST(amp_array_view_destroy(vl));
+    MUST(amp_array_view_destroy(vf));
+    MUST(amp_array_copy_to_host(ad, d));
+    MUST(amp_array_copy_to_host(al, l));
+    MUST(amp_array_copy_to_host(af, f));
+    double n = size_;
+    bool ok = d[0] == n * (n + 1) / 2 && d[1] == 0.5 * n * (n - 1) / 2 && d[2] == -n * (n - 1) / 2 - 0.25 * n &&
+              l[0] == 3 * (size_ - 1) && l[1] == 0 && f[0] == 0.0f && f[1] == 10.0f - (float)(size_ - 1);
+    printf("rank %d allreduce: %s\n", rank_, ok ? "ok" : "WRONG");
+    amp_mpi_exchange_stats xs;
+    MUST_MPI(amp_mpi_exchange_get_stats(x, &xs));
+    printf("rank %d reductions: allreduces %llu on_device %llu\n", rank_, (unsigned long long)xs.allreduces,
+           (unsigned long long)xs.allreduces_on_device);
+    MUST(amp_array_destroy(ad));
+    MUST(amp_array_destroy(al));
+    MUST(amp_array_destroy(af));
+}
+
+/* See "chunks" above. */
+static void chunks(amp_accelerator_view *q, amp_mpi_path path)
+{
+    enum { N1 = 5000, GR2 = 5, GC2 = 2000 };
+    float *a = malloc(N1 * sizeof *a), *b = malloc(N1 * sizeof *b);
+    float *g = malloc(GR2 * GC2 * sizeof *g), *h = malloc(GR2 * GC2 * sizeof *h);
+    if (!a || !b || !g || !h) must(AMP_ERROR_OUT_OF_MEMORY, "malloc", "no memory");
+    for (int i = 0; i < N1; ++i) a[i] = (float)(rank_ * 100000 + i), b[i] = -1;
+    for (int i = 0; i < GR2 * GC2; ++i) g[i] = (float)(rank_ * 100000 + i), h[i] = -1;
+    amp_array *aa = NULL, *ab = NULL, *ag = NULL, *ah = NULL;
+    amp_array_view *va = NULL, *vb = NULL, *vg = NULL, *vh = NULL, *sg = NULL, *sh = NULL;
+    MUST(amp_array_create(q, sizeof(float), amp_extent_1d(N1), a, &aa));
+    MUST(amp_array_create(q, sizeof(float), amp_extent_1d(N1), b, &ab));
+    MUST(amp_array_create(q, sizeof(float), amp_extent_2d(GR2, GC2), g, &ag));
+    MUST(amp_array_create(q, sizeof(float), amp_extent_2d(GR2, GC2), h, &ah));
+    MUST(amp_array_view_of_array(aa, &va));
+    MUST(amp_array_view_of_array(ab, &vb));
+    MUST(amp_array_view_of_array(ag, &vg));
+    MUST(amp_array_view_of_array(ah, &vh));
+    MUST(amp_array_view_section(vg, amp_index_2d(1, 0), amp_extent_2d(3, GC2), &sg));
+    MUST(amp_array_view_section(vh, amp_index_2d(1, 0), amp_extent_2d(3, GC2), &sh));
+    amp_mpi_exchange *x = NULL;
+    MUST_MPI(amp_mpi_exchange_create(MPI_COMM_WORLD, q, sizeof(float), path, &x));
+    const int next = (rank_ + 1) % size_, prev = (rank_ + size_ - 1) % size_;
+    amp_mpi_halo hs[4] = {{va, NULL, next, 3, 3}, {NULL, vb, prev, 3, 3}, {sg, NULL, next, 4, 4},
+                          {NULL, sh, prev, 4, 4}};
+    say("exchange", amp_mpi_exchange_halos(x, hs, 4));
+    amp_mpi_exchange_stats xs;
+    MUST_MPI(amp_mpi_exchange_get_stats(x, &xs));
+    MUST_MPI(amp_mpi_exchange_destroy(x));
+    amp_array_view *views[] = {sg, sh, va, vb, vg, vh};
+    for (int i = 0; i < 6; ++i) MUST(amp_array_view_destroy(views[i]));
+    MUST(amp_array_copy_to_host(ab, b));
+    MUST(amp_array_copy_to_host(ah, h));
+    long bad = 0;
+    for (int i = 0; i < N1; ++i) bad += b[i] != (float)(prev * 100000 + i);
+    for (int i = 0; i < GR2 * GC2; ++i)
+        bad += h[i] != (i / GC2 >= 1 && i / GC2 <= 3 ? (float)(prev * 100000 + i) : -1.0f);
+    printf("rank %d data: %s\n", rank_, bad ? "WRONG" : "ok");
+    printf("rank %d messages: sent %llu received %llu bytes %llu\n", rank_, (unsigned long long)xs.messages_sent,
+           (unsigned long long)xs.messages_received, (unsigned long long)xs.bytes_sent);
+    MUST(amp_array_destroy(aa));
+    MUST(amp_array_destroy(ab));
+    MUST(amp_array_destroy(ag));
+    MUST(amp_array_destroy(ah));
+    free(a);
+    free(b);
+    free(g);
+    free(h);
+}
+
 int main(int argc, char **argv)
 {
     if (__lsan_disable) __lsan_disable();
@@ -293,7 +396,7 @@ int main(int argc, char **argv)
     if (argc < 2) {
         if (rank_ == 0)
             fprintf(stderr, "usage: mpi_helper sizes PATH | elements | nonblocking PATH | timeout PATH | leaving PATH "
-                            "finalize|destroy\n");
+                            "finalize|destroy | path PATH | mismatch | chunks PATH\n");
         finalize();
         return 2;
     }
@@ -370,6 +473,33 @@ int main(int argc, char **argv)
         printf("rank %d waited: %.3f s\n", rank_, MPI_Wtime() - t0);
         ring("again", x, q, path, W, W, NULL);
         say("destroy", amp_mpi_exchange_destroy(x));
+    } else if (!strcmp(scenario, "path") && argc >= 3) {
+        amp_mpi_path path;
+        MUST_MPI(amp_mpi_path_parse(argv[2], &path));
+        amp_mpi_exchange *x = NULL;
+        MUST_MPI(amp_mpi_exchange_create(MPI_COMM_WORLD, q, sizeof(float), path, &x));
+        amp_mpi_path_info info;
+        MUST_MPI(amp_mpi_exchange_get_path(x, &info));
+        printf("rank %d path: %s fell_back %d: %s\n", rank_, amp_mpi_path_name(info.path), info.fell_back ? 1 : 0,
+               info.reason);
+        float got[2 * W];
+        if (ring("good", x, q, path, W, W, got) == AMP_OK) {
+            int from = (rank_ + size_ - 1) % size_, bad = 0;
+            for (int i = 0; i < W; ++i) bad += got[i] != (float)(1000 * from) + (float)i;
+            printf("rank %d data: %s\n", rank_, bad ? "WRONG" : "ok");
+        }
+        allreduces(x, q);
+        MUST_MPI(amp_mpi_exchange_destroy(x));
+    } else if (!strcmp(scenario, "chunks") && argc >= 3) {
+        amp_mpi_path path;
+        MUST_MPI(amp_mpi_path_parse(argv[2], &path));
+        chunks(q, path);
+    } else if (!strcmp(scenario, "mismatch")) {
+        amp_mpi_exchange *x = NULL;
+        amp_status st = amp_mpi_exchange_create(MPI_COMM_WORLD, q, sizeof(float),
+                                                rank_ == 0 ? AMP_MPI_PATH_NCCL : AMP_MPI_PATH_STAGED, &x);
+        say("create", st);
+        MUST_MPI(amp_mpi_exchange_destroy(x));
     } else {
         if (rank_ == 0) fprintf(stderr, "mpi_helper: unknown scenario %s\n", scenario);
         finalize();

@@ -1,4 +1,4 @@
-/* test_mpi.c — hipamp::mpi where MPI is found: path names and choice, GPU-aware detection and its override, node-local rank and accelerator selection, halo exchanges with this process as its own neighbour (MPI_COMM_SELF: host views in place, arrays staged or by pointer, strided sections, periodic rows, every error path), heat_mpi under mpiexec with 1, 2 and 3 ranks against a serial reference, and cg_mpi (the distributed CG) on 1, 2 and 3 ranks against one rank and its serial reference. Without MPI every test skips, saying why. */
+/* test_mpi.c — hipamp::mpi where MPI is found: path names and choice, GPU-aware detection and its override, node-local rank and accelerator selection, halo exchanges with this process as its own neighbour (MPI_COMM_SELF: host views in place, arrays staged or by pointer, strided sections, periodic rows, every error path), heat_mpi under mpiexec with 1, 2 and 3 ranks against a serial reference, and cg_mpi (the distributed CG) on 1, 2 and 3 ranks against one rank and its serial reference; the nccl path (a stand-in libnccl over MPI on the CPU accelerator: exchanges, all-reduces, the fall-back when a rank cannot start NCCL, ranks that mix paths; the real library on a GPU, one rank), the staged pipeline and chunked faces. Without MPI every test skips, saying why. */
 #include "support.h"
 
 #ifndef HIPAMP_HAVE_MPI
@@ -19,6 +19,7 @@ Test(mpi, component_not_built)
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dlfcn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -194,9 +195,10 @@ Test(mpi, calls_before_init_fail_cleanly)
 
 Test(mpi, path_names_round_trip)
 {
-    const amp_mpi_path all[] = {AMP_MPI_PATH_AUTO, AMP_MPI_PATH_HOST, AMP_MPI_PATH_DEVICE, AMP_MPI_PATH_STAGED};
-    const char *names[] = {"auto", "host", "device", "staged"};
-    for (int i = 0; i < 4; ++i) {
+    const amp_mpi_path all[] = {AMP_MPI_PATH_AUTO, AMP_MPI_PATH_HOST, AMP_MPI_PATH_DEVICE, AMP_MPI_PATH_STAGED,
+                                AMP_MPI_PATH_NCCL};
+    const char *names[] = {"auto", "host", "device", "staged", "nccl"};
+    for (int i = 0; i < 5; ++i) {
         cr_assert_str_eq(amp_mpi_path_name(all[i]), names[i]);
         amp_mpi_path p = (amp_mpi_path)99;
         ASSERT_MPI_OK(amp_mpi_path_parse(names[i], &p));
@@ -333,6 +335,48 @@ Test(mpi, choose_path_on_the_cpu_accelerator, .init = mpi_up, .fini = mpi_down)
     ASSERT_MPI_STATUS(amp_mpi_choose_path(cpu, AMP_MPI_PATH_AUTO, NULL), AMP_ERROR_INVALID_ARGUMENT);
 }
 
+/* The NCCL path is chosen only where a library loads: forced (argument or
+ * AMP_MPI_PATH) without one is AMP_ERROR_UNSUPPORTED naming the library
+ * and why; with the stand-in (AMP_MPI_NCCL_LIBRARY) the CPU accelerator
+ * may be forced onto it, but auto keeps it on the host path. */
+Test(mpi, nccl_path_needs_a_library, .init = mpi_up, .fini = mpi_down)
+{
+    unsetenv("AMP_MPI_PATH");
+    unsetenv("AMP_MPI_GPU_AWARE");
+    amp_accelerator *cpu = test_accel(TEST_ACCEL_CPU);
+    amp_mpi_path_info p;
+    unsetenv("AMP_MPI_NCCL_LIBRARY");
+    /* Host memory is not NCCL's, unless a library is named on purpose. */
+    ASSERT_MPI_STATUS(amp_mpi_choose_path(cpu, AMP_MPI_PATH_NCCL, &p), AMP_ERROR_UNSUPPORTED);
+    cr_assert(strstr(amp_mpi_last_error(), "NCCL moves device memory"), "message: %s", amp_mpi_last_error());
+    setenv("AMP_MPI_NCCL_LIBRARY", "/nonexistent/libnccl-missing.so.2", 1);
+    memset(&p, 0x5a, sizeof p);
+    ASSERT_MPI_STATUS(amp_mpi_choose_path(cpu, AMP_MPI_PATH_NCCL, &p), AMP_ERROR_UNSUPPORTED);
+    cr_assert(strstr(amp_mpi_last_error(), "no NCCL/RCCL library loads"), "message: %s", amp_mpi_last_error());
+    cr_assert(strstr(amp_mpi_last_error(), "/nonexistent/libnccl-missing.so.2 does not load"), "message: %s",
+              amp_mpi_last_error());
+    cr_assert_eq(p.path, AMP_MPI_PATH_AUTO, "out not cleared on failure");
+    setenv("AMP_MPI_PATH", "nccl", 1);
+    ASSERT_MPI_STATUS(amp_mpi_choose_path(cpu, AMP_MPI_PATH_AUTO, &p), AMP_ERROR_UNSUPPORTED);
+    cr_assert(strstr(amp_mpi_last_error(), "AMP_MPI_PATH: nccl path"), "message: %s", amp_mpi_last_error());
+    amp_mpi_exchange *x = NULL;
+    ASSERT_MPI_STATUS(amp_mpi_exchange_create(MPI_COMM_SELF, NULL, 4, AMP_MPI_PATH_NCCL, &x), AMP_ERROR_UNSUPPORTED);
+    cr_assert_null(x);
+#ifdef HIPAMP_FAKE_NCCL
+    setenv("AMP_MPI_NCCL_LIBRARY", HIPAMP_FAKE_NCCL, 1);
+    ASSERT_MPI_OK(amp_mpi_choose_path(cpu, AMP_MPI_PATH_AUTO, &p));
+    cr_assert_eq(p.path, AMP_MPI_PATH_NCCL, "AMP_MPI_PATH=nccl: %s", amp_mpi_path_name(p.path));
+    cr_assert(strstr(p.nccl, "NCCL 2.28.3"), "nccl: %s", p.nccl);
+    cr_assert(strstr(p.reason, "AMP_MPI_PATH"), "reason: %s", p.reason);
+    unsetenv("AMP_MPI_PATH");
+    ASSERT_MPI_OK(amp_mpi_choose_path(cpu, AMP_MPI_PATH_AUTO, &p));
+    cr_assert_eq(p.path, AMP_MPI_PATH_HOST, "auto on the CPU accelerator with NCCL there: %s",
+                 amp_mpi_path_name(p.path));
+#endif
+    unsetenv("AMP_MPI_PATH");
+    unsetenv("AMP_MPI_NCCL_LIBRARY");
+}
+
 Test(mpi, choose_path_on_a_gpu, .init = mpi_up, .fini = mpi_down)
 {
     unsetenv("AMP_MPI_PATH");
@@ -340,6 +384,8 @@ Test(mpi, choose_path_on_a_gpu, .init = mpi_up, .fini = mpi_down)
     amp_accelerator_info info = info_of(gpu);
     amp_mpi_path_info p;
     setenv("AMP_MPI_GPU_AWARE", "0", 1);
+    /* No NCCL/RCCL (a library that is not there): staged. */
+    setenv("AMP_MPI_NCCL_LIBRARY", "/nonexistent/libnccl-missing.so.2", 1);
     ASSERT_MPI_OK(amp_mpi_choose_path(gpu, AMP_MPI_PATH_AUTO, &p));
     cr_assert_eq(p.path, info.is_unified_memory ? AMP_MPI_PATH_HOST : AMP_MPI_PATH_STAGED, "%s: got %s (%s)",
                  info.device_path, amp_mpi_path_name(p.path), p.reason);
@@ -353,7 +399,90 @@ Test(mpi, choose_path_on_a_gpu, .init = mpi_up, .fini = mpi_down)
                  amp_mpi_path_name(p.path), p.reason);
     ASSERT_MPI_OK(amp_mpi_choose_path(gpu, AMP_MPI_PATH_DEVICE, &p));
     cr_assert_eq(p.path, AMP_MPI_PATH_DEVICE);
+    /* The vendor's NCCL/RCCL where it loads: auto takes it over staging (a
+     * GPU-aware MPI still comes first). */
+    unsetenv("AMP_MPI_NCCL_LIBRARY");
+    const char *lib = !strncmp(info.device_path, "hip:", 4) ? "librccl.so.1" : "libnccl.so.2";
+    void *dl = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+    if (dl && !info.is_unified_memory) {
+        dlclose(dl);
+        ASSERT_MPI_OK(amp_mpi_choose_path(gpu, AMP_MPI_PATH_AUTO, &p));
+        cr_assert_eq(p.path, AMP_MPI_PATH_DEVICE, "a GPU-aware MPI comes first: got %s", amp_mpi_path_name(p.path));
+        setenv("AMP_MPI_GPU_AWARE", "0", 1);
+        ASSERT_MPI_OK(amp_mpi_choose_path(gpu, AMP_MPI_PATH_AUTO, &p));
+        cr_assert_eq(p.path, AMP_MPI_PATH_NCCL, "%s with %s: got %s (%s)", info.device_path, lib,
+                     amp_mpi_path_name(p.path), p.reason);
+        cr_assert(strstr(p.nccl, lib), "nccl: %s", p.nccl);
+    } else if (dl) {
+        dlclose(dl);
+    }
     unsetenv("AMP_MPI_GPU_AWARE");
+}
+
+/* The nccl path on a GPU with the real library, one rank (MPI_COMM_SELF:
+ * NCCL's sends and receives to itself in one group): a contiguous row and
+ * a strided column (packed on the device) arrive, and an all-reduce of one
+ * rank leaves the values as they were, on the device. Two ranks need two
+ * GPUs (NCCL refuses two ranks of one GPU): ci/gpu.sh nccl runs them, and
+ * the fall-back on one GPU. */
+Test(mpi, nccl_path_on_a_gpu, .init = mpi_up, .fini = mpi_down)
+{
+    unsetenv("AMP_MPI_PATH");
+    unsetenv("AMP_MPI_NCCL_LIBRARY");
+    amp_accelerator *gpu = test_accel(TEST_ACCEL_GPU);
+    amp_accelerator_info info = info_of(gpu);
+    const char *lib = !strncmp(info.device_path, "hip:", 4) ? "librccl.so.1" : "libnccl.so.2";
+    void *dl = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+    if (!dl) cr_skip_test("%s does not load here: the nccl path needs it", lib);
+    dlclose(dl);
+    amp_accelerator_view *q = default_view(gpu);
+    float a[R * C], b[R * C];
+    for (int r = 0; r < R; ++r)
+        for (int c = 0; c < C; ++c) a[r * C + c] = cell(r, c, 0.5f), b[r * C + c] = -1;
+    amp_array *aa = NULL, *ab = NULL;
+    amp_array_view *va = NULL, *vb = NULL, *row_s = NULL, *row_r = NULL, *col_s = NULL, *col_r = NULL;
+    ASSERT_OK(amp_array_create(q, sizeof(float), amp_extent_2d(R, C), a, &aa));
+    ASSERT_OK(amp_array_create(q, sizeof(float), amp_extent_2d(R, C), b, &ab));
+    ASSERT_OK(amp_array_view_of_array(aa, &va));
+    ASSERT_OK(amp_array_view_of_array(ab, &vb));
+    ASSERT_OK(amp_array_view_section(va, amp_index_2d(1, 0), amp_extent_2d(1, C), &row_s));
+    ASSERT_OK(amp_array_view_section(vb, amp_index_2d(4, 0), amp_extent_2d(1, C), &row_r));
+    /* The column lands in b's column 5 above row 4, so that the two
+     * receives never share an element. */
+    ASSERT_OK(amp_array_view_section(va, amp_index_2d(0, 2), amp_extent_2d(R - 2, 1), &col_s));
+    ASSERT_OK(amp_array_view_section(vb, amp_index_2d(0, 5), amp_extent_2d(R - 2, 1), &col_r));
+    amp_mpi_exchange *x = self_exchange(q, sizeof(float), AMP_MPI_PATH_NCCL);
+    amp_mpi_halo h[2] = {{row_s, row_r, 0, 1, 1}, {col_s, col_r, 0, 2, 2}};
+    ASSERT_MPI_OK(amp_mpi_exchange_halos(x, h, 2));
+    amp_mpi_path_info p;
+    ASSERT_MPI_OK(amp_mpi_exchange_get_path(x, &p));
+    cr_assert_eq(p.path, AMP_MPI_PATH_NCCL, "fell back: %s", p.reason);
+    amp_array_view *views[] = {row_s, row_r, col_s, col_r, va, vb};
+    for (int i = 0; i < 6; ++i) ASSERT_OK(amp_array_view_destroy(views[i]));
+    ASSERT_OK(amp_array_copy_to_host(ab, b));
+    for (int r = 0; r < R; ++r)
+        for (int c = 0; c < C; ++c) {
+            float want = r == 4 ? cell(1, c, 0.5f) : c == 5 && r < R - 2 ? cell(r, 2, 0.5f) : -1.0f;
+            cr_assert_eq(b[r * C + c], want, "(%d, %d): %g, want %g", r, c, b[r * C + c], want);
+        }
+    double d[3] = {1.5, -2, 1e300};
+    amp_array *ad = NULL;
+    amp_array_view *vd = NULL;
+    ASSERT_OK(amp_array_create(q, sizeof(double), amp_extent_1d(3), d, &ad));
+    ASSERT_OK(amp_array_view_of_array(ad, &vd));
+    ASSERT_MPI_OK(amp_mpi_exchange_allreduce(x, vd, AMP_MPI_DOUBLE, AMP_MPI_SUM));
+    ASSERT_OK(amp_array_view_destroy(vd));
+    double got[3];
+    ASSERT_OK(amp_array_copy_to_host(ad, got));
+    for (int i = 0; i < 3; ++i) cr_assert_eq(got[i], d[i], "element %d: %g, want %g", i, got[i], d[i]);
+    amp_mpi_exchange_stats xs;
+    ASSERT_MPI_OK(amp_mpi_exchange_get_stats(x, &xs));
+    cr_assert_eq(xs.allreduces_on_device, 1);
+    cr_assert_eq(xs.bytes_staged, 0);
+    ASSERT_MPI_OK(amp_mpi_exchange_destroy(x));
+    ASSERT_OK(amp_array_destroy(ad));
+    ASSERT_OK(amp_array_destroy(aa));
+    ASSERT_OK(amp_array_destroy(ab));
 }
 
 /* ------------------------------------------------------------- exchanger */
@@ -1319,6 +1448,204 @@ Test(mpi_ranks, a_peer_that_left_ends_the_exchange_without_a_timeout, .timeout =
 
 /* The example's kernel compiles for the GPU targets whose runtime compiler
  * is installed, so device code that only a GPU machine runs cannot rot. */
+/* ------------------------------------------------- the NCCL path (stand-in) */
+
+/* mpi_helper ARGS on np ranks with the stand-in NCCL library (the CPU
+ * accelerator: NCCL's calls over MPI), FAKE_NCCL_FAIL_RANK set to fail (-1:
+ * unset). */
+static void run_with_fake_nccl(int np, const char *args, int fail, heat_run *r)
+{
+#ifndef HIPAMP_FAKE_NCCL
+    (void)np;
+    (void)args;
+    (void)fail;
+    (void)r;
+    cr_skip_test("the stand-in NCCL library is not built");
+#else
+    setenv("AMP_MPI_NCCL_LIBRARY", HIPAMP_FAKE_NCCL, 1);
+    char f[16];
+    snprintf(f, sizeof f, "%d", fail);
+    if (fail >= 0) setenv("FAKE_NCCL_FAIL_RANK", f, 1);
+    else unsetenv("FAKE_NCCL_FAIL_RANK");
+    run_helper(np, args, r);
+    unsetenv("AMP_MPI_NCCL_LIBRARY");
+    unsetenv("FAKE_NCCL_FAIL_RANK");
+#endif
+}
+
+/* Every rank chose NCCL: the communicator is bootstrapped over MPI, the
+ * halos move in one NCCL group (the data arrives around the ring), and the
+ * all-reduces run through ncclAllReduce (counted on the device). The
+ * staged path reduces the same values through MPI_Allreduce. */
+Test(mpi_ranks, nccl_path_exchanges_and_reduces, .timeout = 300)
+{
+    static heat_run r;
+    for (int np = 2; np <= 3; ++np)
+        for (int nccl = 1; nccl >= 0; --nccl) {
+            char what[64];
+            snprintf(what, sizeof what, "%d ranks, %s path", np, nccl ? "nccl" : "staged");
+            run_with_fake_nccl(np, nccl ? "path nccl" : "path staged", -1, &r);
+            cr_assert_eq(r.status, 0, "%s: exit %d\n%s\nstderr:\n%s", what, r.status, r.out, r.err);
+            for (int k = 0; k < np; ++k) {
+                const char *path[] = {nccl ? "nccl fell_back 0" : "staged fell_back 0"};
+                line_says(rank_line(&r, k, "path"), path, 1, what);
+                const char *ok[] = {"ok"}, *fine[] = {"AMP_OK"};
+                line_says(rank_line(&r, k, "good"), fine, 1, what);
+                line_says(rank_line(&r, k, "data"), ok, 1, what);
+                line_says(rank_line(&r, k, "allreduce calls"), fine, 1, what);
+                line_says(rank_line(&r, k, "allreduce"), ok, 1, what);
+                const char *counts[] = {nccl ? "allreduces 3 on_device 3" : "allreduces 3 on_device 0"};
+                line_says(rank_line(&r, k, "reductions"), counts, 1, what);
+            }
+        }
+}
+
+/* Periodic rows on 2 ranks: both halos of a rank go to the same peer, with
+ * tags 0 and 1, and NCCL has no tags: ordered by tag on both sides, they
+ * meet (the grids are right), and the begun exchanges equal the blocking
+ * ones, with nothing staged. */
+Test(mpi_ranks, nccl_begun_exchanges_equal_blocking_ones, .timeout = 300)
+{
+    static heat_run r;
+    for (int np = 2; np <= 3; ++np) {
+        run_with_fake_nccl(np, "nonblocking nccl", -1, &r);
+        char what[64];
+        snprintf(what, sizeof what, "%d ranks, nccl path", np);
+        cr_assert_eq(r.status, 0, "%s: exit %d\n%s\nstderr:\n%s", what, r.status, r.out, r.err);
+        for (int k = 0; k < np; ++k) {
+            const char *ok[] = {"ok"}, *exact[] = {"exchanges 3 messages 12 bytes 3072 staged 0"};
+            line_says(rank_line(&r, k, "rounds"), ok, 1, what);
+            line_says(rank_line(&r, k, "stats blocking"), exact, 1, what);
+            line_says(rank_line(&r, k, "stats begun"), exact, 1, what);
+            line_says(rank_line(&r, k, "in flight"), ok, 1, what);
+        }
+    }
+}
+
+/* A rank whose NCCL communicator cannot be made (the stand-in fails rank
+ * 1's ncclCommInitRank): no rank hangs, every rank falls back to the
+ * staged path, says why (rank 1 its own reason, the others naming rank 1)
+ * with a warning on stderr, and its exchanges and all-reduces work. */
+Test(mpi_ranks, nccl_start_failure_falls_back_to_staged, .timeout = 300)
+{
+    static heat_run r;
+    for (int np = 2; np <= 3; ++np) {
+        run_with_fake_nccl(np, "path nccl", 1, &r);
+        char what[64];
+        snprintf(what, sizeof what, "%d ranks, rank 1's NCCL fails", np);
+        cr_assert_eq(r.status, 0, "%s: exit %d\n%s\nstderr:\n%s", what, r.status, r.out, r.err);
+        cr_assert(strstr(r.err, "hipamp::mpi: warning: rank 0:"), "%s: no warning on stderr:\n%s", what, r.err);
+        cr_assert(strstr(r.err, "hipamp::mpi: warning: rank 1:"), "%s: no warning on stderr:\n%s", what, r.err);
+        for (int k = 0; k < np; ++k) {
+            const char *own[] = {"staged fell_back 1", "could not be made on this rank (1)", "ncclCommInitRank failed",
+                                 "invalid usage", "every rank falls back to the staged path"};
+            const char *other[] = {"staged fell_back 1", "rank 1 could not make its communicator",
+                                   "every rank falls back to the staged path"};
+            line_says(rank_line(&r, k, "path"), k == 1 ? own : other, k == 1 ? 5 : 3, what);
+            const char *ok[] = {"ok"};
+            line_says(rank_line(&r, k, "data"), ok, 1, what);
+            line_says(rank_line(&r, k, "allreduce"), ok, 1, what);
+            const char *counts[] = {"allreduces 3 on_device 0"};
+            line_says(rank_line(&r, k, "reductions"), counts, 1, what);
+        }
+    }
+}
+
+/* The real libnccl.so.2 where it is installed but no GPU is (CI machines
+ * with a CUDA toolkit): named on purpose for the CPU accelerator, its
+ * ncclCommInitRank fails on every rank, and every rank falls back to the
+ * staged path with the warning instead of hanging, the data intact. */
+Test(mpi_ranks, real_nccl_without_a_gpu_falls_back, .timeout = 300)
+{
+    void *dl = dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
+    if (!dl) cr_skip_test("no libnccl.so.2 here (%s)", dlerror());
+    dlclose(dl);
+    amp_accelerator *gpu = NULL;
+    if (amp_accelerator_find("cuda:0", &gpu) == AMP_OK)
+        cr_skip_test("a CUDA GPU is here: NCCL would start (ci/gpu.sh nccl covers it)");
+    static heat_run r;
+    setenv("AMP_MPI_NCCL_LIBRARY", "libnccl.so.2", 1);
+    run_helper(2, "path nccl", &r);
+    unsetenv("AMP_MPI_NCCL_LIBRARY");
+    cr_assert_eq(r.status, 0, "exit %d\n%s\nstderr:\n%s", r.status, r.out, r.err);
+    cr_assert(strstr(r.err, "hipamp::mpi: warning: rank 1:"), "no warning on stderr:\n%s", r.err);
+    for (int k = 0; k < 2; ++k) {
+        const char *path[] = {"staged fell_back 1", "ncclCommInitRank failed"}, *ok[] = {"ok"};
+        line_says(rank_line(&r, k, "path"), path, 2, "real NCCL, no GPU");
+        line_says(rank_line(&r, k, "data"), ok, 1, "real NCCL, no GPU");
+        line_says(rank_line(&r, k, "allreduce"), ok, 1, "real NCCL, no GPU");
+    }
+}
+
+/* Faces over AMP_MPI_CHUNK_BYTES move as chunks, on every MPI path: a 1-D
+ * face of 20000 bytes in 4096-byte chunks (1024 floats: 5 messages), a
+ * section of 3 rows of 8000 bytes in chunks of one row (3 messages); the
+ * data arrives intact and the bytes are the faces'. Without the setting
+ * each face is one message. Ranks whose settings differ are refused. */
+Test(mpi_ranks, large_faces_move_in_chunks, .timeout = 300)
+{
+    static heat_run r;
+    const char *paths[] = {"staged", "host", "device"};
+    for (int p = 0; p < 3; ++p)
+        for (int chunked = 1; chunked >= 0; --chunked) {
+            char what[64];
+            if (chunked) setenv("AMP_MPI_CHUNK_BYTES", "4096", 1);
+            run_scenario("chunks", 2, paths[p], &r, what, sizeof what);
+            unsetenv("AMP_MPI_CHUNK_BYTES");
+            for (int k = 0; k < 2; ++k) {
+                const char *ok[] = {"ok"}, *fine[] = {"AMP_OK"};
+                const char *msgs[] = {chunked ? "sent 8 received 8 bytes 44000" : "sent 2 received 2 bytes 44000"};
+                line_says(rank_line(&r, k, "exchange"), fine, 1, what);
+                line_says(rank_line(&r, k, "data"), ok, 1, what);
+                line_says(rank_line(&r, k, "messages"), msgs, 1, what);
+            }
+        }
+    setenv("AMP_MPI_CHUNK_BYTES", "100", 1);
+    run_helper(1, "chunks staged", &r);
+    unsetenv("AMP_MPI_CHUNK_BYTES");
+    cr_assert_neq(r.status, 0, "AMP_MPI_CHUNK_BYTES=100 accepted:\n%s", r.out);
+    cr_assert(strstr(r.out, "AMP_MPI_CHUNK_BYTES is \"100\""), "%s\nstderr:\n%s", r.out, r.err);
+}
+
+/* Rank 0 asks for NCCL, the others for staged: their messages would never
+ * meet, so every rank's creation fails, naming both paths and a rank. */
+Test(mpi_ranks, paths_that_mix_nccl_are_refused, .timeout = 300)
+{
+    static heat_run r;
+    for (int np = 2; np <= 3; ++np) {
+        run_with_fake_nccl(np, "mismatch", -1, &r);
+        cr_assert_eq(r.status, 0, "%d ranks: exit %d\n%s\nstderr:\n%s", np, r.status, r.out, r.err);
+        for (int k = 0; k < np; ++k) {
+            char mine[64], other[48];
+            snprintf(mine, sizeof mine, "this rank (%d) chose the %s path", k, k == 0 ? "nccl" : "staged");
+            snprintf(other, sizeof other, "rank %d the %s path", k == 0 ? 1 : 0, k == 0 ? "staged" : "nccl");
+            const char *want[] = {"AMP_ERROR_INVALID_ARGUMENT", mine, other, "must choose nccl or"};
+            line_says(rank_line(&r, k, "create"), want, 4, "mixed paths");
+        }
+    }
+}
+
+/* The staged pipeline (pinned buffers, sends posted by begin, receives
+ * copied up as they arrive) and the way before it (AMP_MPI_STAGED_PIPELINE=0)
+ * give the same grids and the same statistics. */
+Test(mpi_ranks, staged_pipeline_on_and_off_agree, .timeout = 300)
+{
+    static heat_run r;
+    for (int pipeline = 1; pipeline >= 0; --pipeline) {
+        if (!pipeline) setenv("AMP_MPI_STAGED_PIPELINE", "0", 1);
+        char what[96];
+        run_scenario("nonblocking", 2, "staged", &r, what, sizeof what);
+        unsetenv("AMP_MPI_STAGED_PIPELINE");
+        for (int k = 0; k < 2; ++k) {
+            const char *ok[] = {"ok"}, *exact[] = {"exchanges 3 messages 12 bytes 3072 staged 3072"};
+            line_says(rank_line(&r, k, "rounds"), ok, 1, what);
+            line_says(rank_line(&r, k, "stats blocking"), exact, 1, what);
+            line_says(rank_line(&r, k, "stats begun"), exact, 1, what);
+            line_says(rank_line(&r, k, "in flight"), ok, 1, what);
+        }
+    }
+}
+
 Test(mpi_heat, kernel_compiles_for_gpu_targets)
 {
     FILE *f = fopen(HIPAMP_HEAT_HIP, "r");
@@ -1405,6 +1732,34 @@ Test(mpi_cg, one_two_and_three_ranks_agree, .timeout = 600)
         if (it == it1)
             cr_assert_leq(fabs(res - res1), 1e-6 * res1, "%d ranks: residual %.9e, 1 rank: %.9e", np, res, res1);
     }
+}
+
+/* The nccl path (the stand-in library on the CPU accelerator): the dot
+ * products' sums go through amp_mpi_exchange_allreduce, two an iteration,
+ * all of them counted on the device, and the runs agree with one rank, the
+ * reference and the MPI path's iterations and residual, bit for bit (1 and
+ * 3 ranks). */
+Test(mpi_cg, nccl_path_sums_on_the_device_and_agrees, .timeout = 600)
+{
+#ifndef HIPAMP_FAKE_NCCL
+    cr_skip_test("the stand-in NCCL library is not built");
+#else
+    static heat_run r;
+    for (int np = 1; np <= 3; np += 2) {
+        cg_checked(np, "--n 40 --check --path staged", &r);
+        double it_mpi = field(&r, "iterations"), res_mpi = field(&r, "relative_residual");
+        setenv("AMP_MPI_NCCL_LIBRARY", HIPAMP_FAKE_NCCL, 1);
+        cg_checked(np, "--n 40 --check --path nccl", &r);
+        unsetenv("AMP_MPI_NCCL_LIBRARY");
+        cr_assert(strstr(r.out, "\npath nccl:"), "%d rank(s) did not take the nccl path:\n%s", np, r.out);
+        cr_assert(strstr(r.out, "ncclAllReduce on the device"), "%d rank(s):\n%s", np, r.out);
+        double it = field(&r, "iterations");
+        /* Counted over the timed iterations: all but the one of warm-up. */
+        cr_assert_eq(field(&r, "allreduces_on_device"), 2 * (it - 1), "%d rank(s):\n%s", np, r.out);
+        cr_assert_eq(it, it_mpi, "%d rank(s): %g iterations on nccl, %g through MPI", np, it, it_mpi);
+        cr_assert_eq(field(&r, "relative_residual"), res_mpi, "%d rank(s): residuals differ:\n%s", np, r.out);
+    }
+#endif
 }
 
 /* Every path, overlapped and not, on 2 ranks (3 ranks: the middle one

@@ -1,11 +1,14 @@
 /* cg_mpi.c — the conjugate-gradient example across MPI ranks: the n x ny grid's rows split across the ranks, one accelerator per rank (by node-local rank), the solver of cg_solver.c with p's halo rows exchanged by hipamp::mpi (begun before the interior rows' stencil, ended before the edge rows') and each dot product reduced on the rank by amp_transform_reduce, then summed by MPI_Allreduce; --check compares the result with the single-rank solver and the serial C reference on rank 0.
  *
- *   mpiexec -n P cg_mpi [--n N] [--ny NY] [--tol T] [--max-iters K] [--warmup K] [--path auto|host|device|staged]
- *                       [--accelerator PATH] [--no-overlap] [--check]
+ *   mpiexec -n P cg_mpi [--n N] [--ny NY] [--tol T] [--max-iters K] [--warmup K] [--check-every K]
+ *                       [--path auto|host|device|staged|nccl] [--accelerator PATH] [--no-overlap] [--check]
  *
  * An iteration's host round trips are the two sums (each a local dot
  * product's 8 bytes to the host, an MPI_Allreduce, 8 bytes back); the
- * convergence test reads the second sum, already on the host. Every rank
+ * convergence test reads the second sum, already on the host. On the nccl
+ * path the sums are ncclAllReduce on the device (amp_mpi_exchange_allreduce)
+ * and an iteration queues everything without waiting, but the convergence
+ * test reads r . r every --check-every iterations. Every rank
  * takes the same decisions from the same sums: MPI_Allreduce gives every
  * rank the same bits (Open MPI's and MPICH's algorithms for a commutative
  * built-in operation combine the same two operands on every rank, and the
@@ -31,13 +34,15 @@
 #include <string.h>
 
 static const char *const usage_text =
-    "usage: cg_mpi [--n N] [--ny NY] [--tol T] [--max-iters K] [--warmup K]\n"
-    "              [--path auto|host|device|staged] [--accelerator PATH] [--no-overlap] [--check]\n"
+    "usage: cg_mpi [--n N] [--ny NY] [--tol T] [--max-iters K] [--warmup K] [--check-every K]\n"
+    "              [--path auto|host|device|staged|nccl] [--accelerator PATH] [--no-overlap] [--check]\n"
     "  --n N          N x N interior grid (default 256), its rows split across the ranks\n"
     "  --ny NY        NY rows instead of N (an N x NY rectangle, the same spacing)\n"
     "  --tol T        stop when |r| / |b| <= T (default 1e-8)\n"
     "  --max-iters K  at most K iterations (default 10 N)\n"
     "  --warmup K     iterations left out of the time per iteration (default 1)\n"
+    "  --check-every K  the nccl path: read r . r for the convergence test every K iterations\n"
+    "                 (default 1: the same iterations as the other paths; the sums stay on the device)\n"
     "  --path         how halos cross between ranks (as heat_mpi; default auto)\n"
     "  --accelerator  device path for every rank (cpu, cuda:0, hip:1); default: by node-local rank\n"
     "  --no-overlap   exchange p's halos, then compute Ap on every row (default: the interior\n"
@@ -45,7 +50,7 @@ static const char *const usage_text =
     "  --check        compare with the single-rank solver and the serial C reference (rank 0)\n";
 
 typedef struct options {
-    long n, ny, max_iters, warmup;
+    long n, ny, max_iters, warmup, check_every;
     double tol;
     amp_mpi_path path;
     const char *accelerator;
@@ -73,6 +78,9 @@ typedef struct split_comm {
     double allreduce_seconds;
     amp_accelerator_view *q; /* the solver's queue, whose statistics are counted */
     bool counting;           /* the counters were reset when the timed iterations began */
+    amp_array *arrays[4];    /* sum_device: the scalars seen, and a view of each */
+    amp_array_view *views[4];
+    int nviews;
 } split_comm;
 
 /* My first own row goes to lo and fills lo's bottom halo; my last goes to
@@ -92,6 +100,29 @@ static amp_status halo_end(void *ctx, cg_solver *s)
     split_comm *c = ctx;
     amp_status st = amp_mpi_exchange_end(c->x, c->pending);
     if (st != AMP_OK) fprintf(stderr, "cg_mpi: rank %d: halo exchange: %s\n", world_rank, amp_mpi_last_error());
+    return st;
+}
+
+/* The NCCL path: the scalar summed across the ranks on the device, through
+ * a view of it kept for the run (destroying a view waits for the queue). */
+static amp_status sum_device(void *ctx, amp_array *value)
+{
+    split_comm *c = ctx;
+    amp_array_view *v = NULL;
+    for (int i = 0; i < c->nviews && !v; ++i)
+        if (c->arrays[i] == value) v = c->views[i];
+    if (!v) {
+        if (c->nviews == 4) return AMP_ERROR_INVALID_ARGUMENT;
+        amp_status st = amp_array_view_of_array(value, &v);
+        if (st != AMP_OK) return st;
+        c->arrays[c->nviews] = value;
+        c->views[c->nviews++] = v;
+    }
+    double t0 = MPI_Wtime();
+    amp_status st = amp_mpi_exchange_allreduce(c->x, v, AMP_MPI_DOUBLE, AMP_MPI_SUM);
+    c->allreduce_seconds += MPI_Wtime() - t0;
+    c->allreduces++;
+    if (st != AMP_OK) fprintf(stderr, "cg_mpi: rank %d: all-reduce: %s\n", world_rank, amp_mpi_last_error());
     return st;
 }
 
@@ -131,6 +162,7 @@ static int parse(int argc, char **argv, options *o, char *err, size_t n)
     o->n = 256;
     o->max_iters = -1;
     o->warmup = 1;
+    o->check_every = 1;
     o->tol = 1e-8;
     o->overlap = true;
     for (int i = 1; i < argc; ++i) {
@@ -150,6 +182,7 @@ static int parse(int argc, char **argv, options *o, char *err, size_t n)
         else if (!strcmp(a, "--ny")) ok = v && parse_long(v, 1, 1 << 20, &o->ny);
         else if (!strcmp(a, "--max-iters")) ok = v && parse_long(v, 0, INT_MAX, &o->max_iters);
         else if (!strcmp(a, "--warmup")) ok = v && parse_long(v, 0, INT_MAX, &o->warmup);
+        else if (!strcmp(a, "--check-every")) ok = v && parse_long(v, 1, INT_MAX, &o->check_every);
         else if (!strcmp(a, "--tol")) {
             char *end = NULL;
             o->tol = v ? strtod(v, &end) : 0;
@@ -173,6 +206,7 @@ static int parse(int argc, char **argv, options *o, char *err, size_t n)
                      : !strcmp(a, "--ny")        ? "a whole number from 1 to 1048576"
                      : !strcmp(a, "--tol")       ? "a number between 0 and 1"
                      : !strcmp(a, "--max-iters") || !strcmp(a, "--warmup") ? "a whole number >= 0"
+                     : !strcmp(a, "--check-every")                          ? "a whole number >= 1"
                                                                             : "needs a value");
             return 1;
         }
@@ -296,12 +330,20 @@ int main(int argc, char **argv)
     sc.q = s.q;
     amp_mpi_path_info path;
     TRY_MPI(amp_mpi_exchange_get_path(sc.x, &path));
+    /* The NCCL path: the dot products' sums on the device from here on
+     * (cg_init's first sum went through MPI, before the exchanger). */
+    const bool device_sums = path.path == AMP_MPI_PATH_NCCL;
+    if (device_sums) {
+        s.comm.sum = NULL;
+        s.comm.sum_device = sum_device;
+    }
 
     TRY(amp_accelerator_view_wait(s.q));
     timed(&sc); /* counted from here, or from the warm-up's end when there is one */
     sc.counting = false;
     cg_result res;
-    if (cg_solve(&s, o.tol, (int)o.max_iters, 1, (int)o.warmup, &res) != AMP_OK) die("cg_solve", "see above");
+    if (cg_solve(&s, o.tol, (int)o.max_iters, (int)o.check_every, (int)o.warmup, &res) != AMP_OK)
+        die("cg_solve", "see above");
 
     amp_stats qs;
     amp_mpi_exchange_stats xs;
@@ -367,7 +409,10 @@ int main(int argc, char **argv)
             printf("time_per_iteration_s n/a (no iteration after the %ld warm-up iterations)\n", o.warmup);
         char c[32], per_it[32];
         per_iteration(per_it, sizeof per_it, (double)ars, counted);
-        printf("allreduces_per_iteration %s (MPI_Allreduce of one double, each a dot product)\n", per_it);
+        printf("allreduces_per_iteration %s (%s of one double, each a dot product)\n", per_it,
+               device_sums ? "ncclAllReduce on the device" : "MPI_Allreduce");
+        printf("allreduces_on_device %llu (amp_mpi_exchange_allreduce through NCCL, rank 0)\n",
+               (unsigned long long)xs.allreduces_on_device);
         printf("halo_bytes_per_iteration %.0f (one row of %d doubles out and one in per neighbour, all ranks)\n",
                halo, n);
         per_iteration(c, sizeof c, mpi, counted);
@@ -397,6 +442,7 @@ int main(int argc, char **argv)
     free(x);
     MPI_Bcast(&verdict, 1, MPI_INT, 0, MPI_COMM_WORLD);
 
+    for (int i = 0; i < sc.nviews; ++i) TRY(amp_array_view_destroy(sc.views[i]));
     TRY_MPI(amp_mpi_exchange_destroy(sc.x));
     cg_free(&s);
     example_mpi_finalize();

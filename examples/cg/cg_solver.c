@@ -56,9 +56,11 @@ cg_grid cg_split(int n, int ny, int nranks, int rank)
  * the host, the sum across ranks, the result back to the device). */
 static amp_status cg_dot(cg_solver *s, amp_array_view *a, amp_array_view *b, amp_array *out)
 {
-    if (!s->comm.sum)
-        return amp_transform_reduce_async(s->q, amp_arg_view(a), amp_arg_view(b), AMP_TYPE_FLOAT64, AMP_MAP_PRODUCT,
-                                          AMP_OP_SUM, amp_arg_array(out), NULL);
+    if (!s->comm.sum) {
+        CHECK(amp_transform_reduce_async(s->q, amp_arg_view(a), amp_arg_view(b), AMP_TYPE_FLOAT64, AMP_MAP_PRODUCT,
+                                         AMP_OP_SUM, amp_arg_array(out), NULL));
+        return s->comm.sum_device ? s->comm.sum_device(s->comm.ctx, out) : AMP_OK;
+    }
     double v = 0;
     CHECK(amp_transform_reduce(s->q, amp_arg_view(a), amp_arg_view(b), AMP_TYPE_FLOAT64, AMP_MAP_PRODUCT, AMP_OP_SUM,
                                &v));
@@ -174,7 +176,7 @@ amp_status cg_iteration(cg_solver *s)
 
 amp_status cg_use_graphs(cg_solver *s)
 {
-    if (s->comm.sum || s->comm.halo_begin) {
+    if (s->comm.sum || s->comm.sum_device || s->comm.halo_begin) {
         fprintf(stderr, "cg: launch graphs need one rank (a row split's sums and halos go through the host)\n");
         return AMP_ERROR_UNSUPPORTED;
     }

@@ -38,6 +38,11 @@ typedef struct cg_comm {
     amp_status (*halo_begin)(void *ctx, cg_solver *s);
     amp_status (*halo_end)(void *ctx, cg_solver *s);
     amp_status (*sum)(void *ctx, double *value); /* in place, across the ranks */
+    /* Instead of sum: the one double of value summed across the ranks in
+     * place on the device, queued on the solver's queue (NCCL's all-reduce):
+     * the dot products then stay on the device as on one rank, and the
+     * convergence test reads r . r every check_every iterations. */
+    amp_status (*sum_device)(void *ctx, amp_array *value);
     void (*timed)(void *ctx); /* cg_solve's timed iterations begin (counters reset) */
     bool overlap;
 } cg_comm;

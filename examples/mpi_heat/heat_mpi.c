@@ -16,7 +16,7 @@ extern const char heat_kernels_source[];
 #define TILE_COLS 32
 
 static const char *const usage_text =
-    "usage: heat_mpi NX NY STEPS [--path auto|host|device|staged] [--warmup N]\n"
+    "usage: heat_mpi NX NY STEPS [--path auto|host|device|staged|nccl] [--warmup N]\n"
     "                [--accelerator PATH] [--no-overlap] [--graph] [--no-checksum]\n"
     "  NX x NY cells (NX columns, NY rows split across the ranks), STEPS Jacobi steps.\n"
     "  --path         how halos cross between ranks (default auto: host memory in place on the\n"

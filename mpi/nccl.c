@@ -1,0 +1,318 @@
+/* nccl.c — hipamp::mpi's NCCL/RCCL transport: the library loaded with dlopen (no build-time dependency: nccl_abi.h declares what is used), a communicator bootstrapped over the exchanger's MPI communicator, grouped point-to-point operations and in-place all-reduces on a hipamp queue's native stream, with the stream's device current around each call. */
+#include "nccl_transport.h"
+#include "nccl_abi.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------- loading */
+
+typedef struct amp_mpi__nccl_lib {
+    void *dl;
+    char name[256];
+    int version;
+#define AMP__NCCL_PTR(name, ret, args) ret(*name) args;
+    NCCL_FUNCS(AMP__NCCL_PTR)
+    NCCL_OPTIONAL(AMP__NCCL_PTR)
+#undef AMP__NCCL_PTR
+} amp_mpi__nccl_lib;
+
+/* Libraries tried, once each per process (a process of one vendor asks for
+ * one; AMP_MPI_NCCL_LIBRARY adds a third), never unloaded: a communicator
+ * may outlive any one exchanger. Guarded by amp__nccl_lock. */
+#define AMP__NCCL_LIBS 4
+static struct {
+    char name[256];
+    bool tried, ok;
+    char why[256];
+    amp_mpi__nccl_lib lib;
+} amp__nccl_libs[AMP__NCCL_LIBS];
+static pthread_mutex_t amp__nccl_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static const char *amp__nccl_soname(char vendor)
+{
+    const char *env = amp_mpi__env("AMP_MPI_NCCL_LIBRARY");
+    if (env) return env;
+    return vendor == 'h' ? "librccl.so.1" : "libnccl.so.2";
+}
+
+/* The loaded library of this vendor, or NULL with *why. Lock held. */
+static amp_mpi__nccl_lib *amp__nccl_load_locked(char vendor, const char **why)
+{
+    const char *name = amp__nccl_soname(vendor);
+    int slot = -1;
+    for (int i = 0; i < AMP__NCCL_LIBS; ++i)
+        if (amp__nccl_libs[i].tried && !strcmp(amp__nccl_libs[i].name, name)) {
+            slot = i;
+            break;
+        }
+    if (slot < 0) {
+        for (int i = 0; i < AMP__NCCL_LIBS && slot < 0; ++i)
+            if (!amp__nccl_libs[i].tried) slot = i;
+        if (slot < 0) {
+            *why = "too many NCCL library names tried in this process";
+            return NULL;
+        }
+        __typeof__(amp__nccl_libs[0]) *e = &amp__nccl_libs[slot];
+        e->tried = true;
+        snprintf(e->name, sizeof e->name, "%s", name);
+        snprintf(e->lib.name, sizeof e->lib.name, "%s", name);
+        void *dl = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+        if (!dl) {
+            const char *d = dlerror();
+            snprintf(e->why, sizeof e->why, "%s does not load (%s)", name, d ? d : "dlopen failed");
+        } else {
+            bool all = true;
+#define AMP__NCCL_SYM(sym, ret, args)                                                                  \
+    if (all && !(*(void **)&e->lib.sym = dlsym(dl, #sym))) {                                         \
+        snprintf(e->why, sizeof e->why, "%s has no %s: not an NCCL/RCCL library", name, #sym);      \
+        all = false;                                                                                 \
+    }
+            NCCL_FUNCS(AMP__NCCL_SYM)
+#undef AMP__NCCL_SYM
+#define AMP__NCCL_OPT(sym, ret, args) *(void **)&e->lib.sym = dlsym(dl, #sym);
+            NCCL_OPTIONAL(AMP__NCCL_OPT)
+#undef AMP__NCCL_OPT
+            int v = 0;
+            if (all && e->lib.ncclGetVersion(&v) != ncclSuccess) {
+                snprintf(e->why, sizeof e->why, "%s: ncclGetVersion failed", name);
+                all = false;
+            }
+            if (!all) {
+                dlclose(dl);
+            } else {
+                e->lib.dl = dl;
+                e->lib.version = v;
+                e->ok = true;
+                /* NCCL_VERSION: 2.8.x and earlier are X*1000+Y*100+Z,
+                 * later ones X*10000+Y*100+Z. */
+                int major = v >= 10000 ? v / 10000 : v / 1000, minor = v >= 10000 ? v / 100 % 100 : v / 100 % 10,
+                    patch = v % 100;
+                snprintf(e->why, sizeof e->why, "%s (%s %d.%d.%d)", name, vendor == 'h' ? "RCCL" : "NCCL", major,
+                         minor, patch);
+            }
+        }
+    }
+    *why = amp__nccl_libs[slot].why;
+    return amp__nccl_libs[slot].ok ? &amp__nccl_libs[slot].lib : NULL;
+}
+
+bool amp_mpi__nccl_available(char vendor, char *what, size_t n)
+{
+    const char *why = "";
+    pthread_mutex_lock(&amp__nccl_lock);
+    amp_mpi__nccl_lib *lib = amp__nccl_load_locked(vendor, &why);
+    if (what && n) snprintf(what, n, "%s", why);
+    pthread_mutex_unlock(&amp__nccl_lock);
+    return lib != NULL;
+}
+
+/* --------------------------------------------- the stream's device current
+ *
+ * NCCL uses the calling thread's current CUDA device (RCCL the current HIP
+ * device), hipamp's queues live in the device's primary context, which
+ * hipamp makes current only inside its own calls. So each NCCL call is
+ * bracketed: CUDA pushes the stream's context (cuStreamGetCtx) and pops it
+ * after; HIP sets the stream's device (hipStreamGetDevice) and restores the
+ * previous one. The driver libraries are the ones hipamp itself loaded
+ * (dlopen of an already loaded soname). */
+typedef struct amp__ctx_api {
+    int (*cuStreamGetCtx)(void *, void **);
+    int (*cuCtxPushCurrent)(void *);
+    int (*cuCtxPopCurrent)(void **);
+    int (*hipStreamGetDevice)(void *, int *);
+    int (*hipGetDevice)(int *);
+    int (*hipSetDevice)(int);
+} amp__ctx_api;
+static amp__ctx_api amp__ctx;
+static pthread_once_t amp__ctx_once = PTHREAD_ONCE_INIT;
+
+static void amp__ctx_load(void)
+{
+    void *cu = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    if (!cu) cu = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (cu) {
+        *(void **)&amp__ctx.cuStreamGetCtx = dlsym(cu, "cuStreamGetCtx");
+        *(void **)&amp__ctx.cuCtxPushCurrent = dlsym(cu, "cuCtxPushCurrent_v2");
+        *(void **)&amp__ctx.cuCtxPopCurrent = dlsym(cu, "cuCtxPopCurrent_v2");
+    }
+    void *hip = dlopen("libamdhip64.so", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    if (!hip) hip = dlopen("libamdhip64.so.6", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    if (!hip) hip = dlopen("libamdhip64.so.5", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    if (hip) {
+        *(void **)&amp__ctx.hipStreamGetDevice = dlsym(hip, "hipStreamGetDevice");
+        *(void **)&amp__ctx.hipGetDevice = dlsym(hip, "hipGetDevice");
+        *(void **)&amp__ctx.hipSetDevice = dlsym(hip, "hipSetDevice");
+    }
+}
+
+typedef struct amp__ctx_saved {
+    int kind; /* 0 nothing done, 1 a CUDA context pushed, 2 a HIP device set */
+    int hip_device;
+} amp__ctx_saved;
+
+static amp_status amp__ctx_enter(char vendor, void *stream, amp__ctx_saved *saved, const char *what)
+{
+    saved->kind = 0;
+    if (!stream) return AMP_OK;
+    pthread_once(&amp__ctx_once, amp__ctx_load);
+    if (vendor == 'c') {
+        void *ctx = NULL;
+        if (!amp__ctx.cuStreamGetCtx || !amp__ctx.cuCtxPushCurrent || !amp__ctx.cuCtxPopCurrent)
+            return amp_mpi__fail(AMP_ERROR_DEVICE, "%s: libcuda.so.1 has no cuStreamGetCtx/cuCtxPushCurrent", what);
+        int e = amp__ctx.cuStreamGetCtx(stream, &ctx);
+        if (e || (e = amp__ctx.cuCtxPushCurrent(ctx)))
+            return amp_mpi__fail(AMP_ERROR_DEVICE, "%s: making the queue's CUDA context current failed (CUresult %d)",
+                                 what, e);
+        saved->kind = 1;
+    } else if (vendor == 'h') {
+        int dev = 0;
+        if (!amp__ctx.hipStreamGetDevice || !amp__ctx.hipGetDevice || !amp__ctx.hipSetDevice)
+            return amp_mpi__fail(AMP_ERROR_DEVICE, "%s: the HIP runtime has no hipStreamGetDevice/hipSetDevice", what);
+        int e = amp__ctx.hipGetDevice(&saved->hip_device);
+        if (e || (e = amp__ctx.hipStreamGetDevice(stream, &dev)) || (e = amp__ctx.hipSetDevice(dev)))
+            return amp_mpi__fail(AMP_ERROR_DEVICE, "%s: making the queue's HIP device current failed (hipError_t %d)",
+                                 what, e);
+        saved->kind = 2;
+    }
+    return AMP_OK;
+}
+
+static void amp__ctx_leave(const amp__ctx_saved *saved)
+{
+    void *ignored = NULL;
+    if (saved->kind == 1) amp__ctx.cuCtxPopCurrent(&ignored);
+    else if (saved->kind == 2) amp__ctx.hipSetDevice(saved->hip_device);
+}
+
+/* ------------------------------------------------------- communicators */
+
+struct amp_mpi__nccl {
+    amp_mpi__nccl_lib *lib;
+    ncclComm_t comm;
+    void *stream;
+    char vendor;
+};
+
+/* NCCL's words for r (and its last error where it keeps one). */
+static amp_status amp__nccl_fail(const amp_mpi__nccl_lib *lib, ncclComm_t comm, ncclResult_t r, const char *what,
+                                 const char *call)
+{
+    const char *s = lib->ncclGetErrorString ? lib->ncclGetErrorString(r) : NULL;
+    const char *last = lib->ncclGetLastError ? lib->ncclGetLastError(comm) : NULL;
+    return amp_mpi__fail(AMP_ERROR_DEVICE, "%s: %s failed: %s (ncclResult_t %d)%s%s", what, call, s ? s : "?", (int)r,
+                         last && *last ? ": " : "", last && *last ? last : "");
+}
+
+amp_status amp_mpi__nccl_open(MPI_Comm comm, char vendor, void *stream, amp_mpi__nccl **out)
+{
+    static const char what[] = "amp_mpi_exchange_create: the NCCL communicator";
+    amp_status st = AMP_OK;
+    amp_mpi__nccl *c = NULL;
+    int rank = 0, size = 0, rc;
+    const char *why = "";
+    *out = NULL;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    pthread_mutex_lock(&amp__nccl_lock);
+    amp_mpi__nccl_lib *lib = amp__nccl_load_locked(vendor, &why);
+    pthread_mutex_unlock(&amp__nccl_lock);
+    /* Rank 0's id and whether it has one travel together, so that every
+     * rank leaves here the same way when rank 0 could not make one. */
+    struct {
+        ncclUniqueId id;
+        int ok;
+    } boot;
+    memset(&boot, 0, sizeof boot);
+    if (rank == 0 && lib) {
+        ncclResult_t r = lib->ncclGetUniqueId(&boot.id);
+        boot.ok = r == ncclSuccess;
+        if (!boot.ok) st = amp__nccl_fail(lib, NULL, r, what, "ncclGetUniqueId");
+    } else if (rank == 0) {
+        st = amp_mpi__fail(AMP_ERROR_UNSUPPORTED, "%s: %s", what, why);
+    }
+    if ((rc = MPI_Bcast(&boot, (int)sizeof boot, MPI_BYTE, 0, comm)) != MPI_SUCCESS)
+        return amp_mpi__mpi(rc, "amp_mpi_exchange_create: MPI_Bcast of the NCCL unique id");
+    if (st != AMP_OK) return st;
+    if (!boot.ok) return amp_mpi__fail(AMP_ERROR_DEVICE, "%s: rank 0 could not make an NCCL unique id", what);
+    if (!lib) return amp_mpi__fail(AMP_ERROR_UNSUPPORTED, "%s: %s", what, why);
+    if (!(c = calloc(1, sizeof *c))) return amp_mpi__fail(AMP_ERROR_OUT_OF_MEMORY, "%s: no memory", what);
+    c->lib = lib;
+    c->stream = stream;
+    c->vendor = vendor;
+    amp__ctx_saved saved;
+    if ((st = amp__ctx_enter(vendor, stream, &saved, what)) != AMP_OK) goto fail;
+    ncclResult_t r = lib->ncclCommInitRank(&c->comm, size, boot.id, rank);
+    amp__ctx_leave(&saved);
+    if (r != ncclSuccess) {
+        st = amp__nccl_fail(lib, NULL, r, what, "ncclCommInitRank");
+        c->comm = NULL;
+        goto fail;
+    }
+    *out = c;
+    return AMP_OK;
+fail:
+    free(c);
+    return st;
+}
+
+void amp_mpi__nccl_close(amp_mpi__nccl *c, bool abort)
+{
+    if (!c) return;
+    if (c->comm) {
+        amp__ctx_saved saved;
+        bool in = amp__ctx_enter(c->vendor, c->stream, &saved, "amp_mpi_exchange_destroy") == AMP_OK;
+        if (abort) c->lib->ncclCommAbort(c->comm);
+        else c->lib->ncclCommDestroy(c->comm);
+        if (in) amp__ctx_leave(&saved);
+    }
+    free(c);
+}
+
+amp_status amp_mpi__nccl_group(amp_mpi__nccl *c, const amp_mpi__nccl_op *ops, size_t n, const char *what)
+{
+    amp_status st = AMP_OK;
+    amp__ctx_saved saved;
+    if ((st = amp__ctx_enter(c->vendor, c->stream, &saved, what)) != AMP_OK) return st;
+    ncclResult_t r = c->lib->ncclGroupStart();
+    if (r != ncclSuccess) {
+        st = amp__nccl_fail(c->lib, c->comm, r, what, "ncclGroupStart");
+        goto done;
+    }
+    for (size_t i = 0; i < n && st == AMP_OK; ++i) {
+        /* Bytes (ncclUint8): the views' element types are the caller's. */
+        r = ops[i].send ? c->lib->ncclSend(ops[i].addr, ops[i].bytes, ncclUint8, ops[i].peer, c->comm, c->stream)
+                        : c->lib->ncclRecv(ops[i].addr, ops[i].bytes, ncclUint8, ops[i].peer, c->comm, c->stream);
+        if (r != ncclSuccess) st = amp__nccl_fail(c->lib, c->comm, r, what, ops[i].send ? "ncclSend" : "ncclRecv");
+    }
+    /* The group is ended even after a failed call, so that NCCL's group
+     * state is clean for the next one. */
+    r = c->lib->ncclGroupEnd();
+    if (st == AMP_OK && r != ncclSuccess) st = amp__nccl_fail(c->lib, c->comm, r, what, "ncclGroupEnd");
+done:
+    amp__ctx_leave(&saved);
+    return st;
+}
+
+amp_status amp_mpi__nccl_allreduce(amp_mpi__nccl *c, void *addr, size_t count, int dtype, int op, const char *what)
+{
+    amp__ctx_saved saved;
+    amp_status st = amp__ctx_enter(c->vendor, c->stream, &saved, what);
+    if (st != AMP_OK) return st;
+    ncclResult_t r = c->lib->ncclAllReduce(addr, addr, count, dtype, op, c->comm, c->stream);
+    amp__ctx_leave(&saved);
+    return r == ncclSuccess ? AMP_OK : amp__nccl_fail(c->lib, c->comm, r, what, "ncclAllReduce");
+}
+
+amp_status amp_mpi__nccl_check(amp_mpi__nccl *c, const char *what)
+{
+    ncclResult_t async = ncclSuccess;
+    ncclResult_t r = c->lib->ncclCommGetAsyncError(c->comm, &async);
+    if (r != ncclSuccess) return amp__nccl_fail(c->lib, c->comm, r, what, "ncclCommGetAsyncError");
+    if (async != ncclSuccess && async != ncclInProgress)
+        return amp__nccl_fail(c->lib, c->comm, async, what, "an NCCL operation");
+    return AMP_OK;
+}
