@@ -133,6 +133,16 @@ const amp__sys_dir *amp__cpu_system_dirs(amp__cpu_device *d);
  * (each owned by this user or root, and writable by nobody else unless
  * sticky). AMP_OK, else code with the directory at fault named. */
 amp_status amp__cpu_tmp_dir(amp_status code, char root[PATH_MAX]);
+/* (cpu_files.c) Writes the parts to name relative to dirfd (path: its name
+ * in messages), no link followed where nofollow; reads name back from the
+ * build directory dirfd (a regular file of this user's, malloc'ed,
+ * NUL-terminated); removes a build directory and what is in it; sweeps,
+ * once a process, the directories and files of processes that died. */
+amp_status amp__cpu_write_file(int dirfd, const char *name, const char *path, bool nofollow,
+                               const char *const *parts, size_t nparts);
+amp_status amp__cpu_read_file(int dirfd, const char *name, const char *path, void **data, size_t *size);
+void amp__cpu_remove_dir(const char *path);
+void amp__cpu_sweep_once(void);
 
 /* Temporary directories: <TMPDIR>/hipamp-cpu-<pid>-XXXXXX, so that those of
  * dead processes can be recognised and swept (cpu_compile.c). */

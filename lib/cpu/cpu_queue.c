@@ -136,7 +136,8 @@ static void amp__cpu_event_unref(amp__cpu_event *e)
 
 /* The queue passed these events: stamp them, with st (and msg) the state of
  * the queue's work up to here. */
-static void amp__cpu_events_complete(amp__cpu_event *e, amp_status st, const char *msg)
+/* The events e (a list) complete with st (msg: the failure's message). */
+static void amp__cpu_events_mark(amp__cpu_event *e, amp_status st, const char *msg)
 {
     uint64_t now = amp__now_ns();
     pthread_mutex_lock(&amp__cpu_event_mu);
@@ -148,11 +149,22 @@ static void amp__cpu_events_complete(amp__cpu_event *e, amp_status st, const cha
     }
     pthread_cond_broadcast(&amp__cpu_event_cv);
     pthread_mutex_unlock(&amp__cpu_event_mu);
+}
+
+/* The list's references (taken when each was attached) given back. */
+static void amp__cpu_events_release(amp__cpu_event *e)
+{
     while (e) {
         amp__cpu_event *n = e->next;
         amp__cpu_event_unref(e);
         e = n;
     }
+}
+
+static void amp__cpu_events_complete(amp__cpu_event *e, amp_status st, const char *msg)
+{
+    amp__cpu_events_mark(e, st, msg);
+    amp__cpu_events_release(e);
 }
 
 /* In a forked child the queue's thread and queued launches stayed in the
@@ -211,6 +223,11 @@ static void *amp__cpu_queue_main(void *arg)
         char msg[sizeof q->fault_msg + 64];
         snprintf(msg, sizeof msg, "%s%s", skip ? AMP__CPU_NOT_RUN : "", q->fault_msg);
         q->last_not_run = skip;
+        /* The item's events complete before it leaves the list: a drain
+         * that sees the list empty (amp_accelerator_view_wait) must find
+         * every future of what it waited for ready. (Lock order: q->mu,
+         * then amp__cpu_event_mu.) */
+        amp__cpu_events_mark(it->events, now_st, msg);
         q->head = it->next;
         q->n--;
         if (q->waiting) pthread_cond_signal(&q->room);
@@ -219,7 +236,7 @@ static void *amp__cpu_queue_main(void *arg)
             pthread_cond_broadcast(&q->idle);
         }
         pthread_mutex_unlock(&q->mu);
-        amp__cpu_events_complete(it->events, now_st, msg);
+        amp__cpu_events_release(it->events);
         amp__cpu_job_free(amp__cpu_qitem_job(it));
         free(it);
         pthread_mutex_lock(&q->mu);
