@@ -62,15 +62,21 @@ static void copy_file(const char *from, const char *to)
 }
 
 /* The pack of acc's target holding the 4-byte fill and the int32
- * reductions, made once by hipamp-prebuild (a fixture kept in the build's
- * test directory); its path into path. */
+ * reductions, made by hipamp-prebuild once for each build of the library
+ * (a fixture kept in the build's test directory, named after the library
+ * file's size and time: a rebuilt library changes the programs' keys); its
+ * path into path. */
 static const char *fixture_pack(amp_accelerator *acc, char *path, size_t size)
 {
     const char *target = NULL;
     ASSERT_OK(amp_accelerator_get_prebuilt_target(acc, &target));
     if (!target) cr_skip_test("this accelerator loads no prebuilt programs");
-    char dir[1024], tool[1024], log[1100];
-    snprintf(dir, sizeof dir, "%s/test/prebuilt-fixture", bin_dir());
+    char dir[1024], tool[1024], log[1100], lib[1024];
+    struct stat lb;
+    snprintf(lib, sizeof lib, "%s/libhipamp.so", bin_dir());
+    cr_assert_eq(stat(lib, &lb), 0, "%s: %s", lib, strerror(errno));
+    snprintf(dir, sizeof dir, "%s/test/prebuilt-fixture-%lld-%lld.%09ld", bin_dir(), (long long)lb.st_size,
+             (long long)lb.st_mtim.tv_sec, (long)lb.st_mtim.tv_nsec);
     snprintf(path, size, "%s/%s.hpk", dir, target);
     struct stat sb;
     if (stat(path, &sb) == 0) return target;

@@ -81,12 +81,16 @@ static void pack_reset(void)
 
 /* ------------------------------------------------------------ GPU targets */
 
+/* One thread's share: the programs first, first + stride, ... of the list,
+ * for a GPU target (acc NULL) or the CPU accelerator acc. */
 typedef struct job {
     const char *target;
+    amp_accelerator *acc;
     const char *const *only;
     size_t first, stride;
     size_t built;
     int failed;
+    char err[1024];
 } job;
 
 static void *gpu_worker(void *arg)
@@ -150,23 +154,56 @@ static bool target_known(const char *target)
 
 /* ------------------------------------------------------------ the CPU */
 
-typedef struct cpu_job {
-    amp_accelerator *acc;
-    const char *const *only;
-    size_t first, stride;
-    amp_status st;
-    char err[1024];
-} cpu_job;
-
 static void *cpu_worker(void *arg)
 {
-    cpu_job *j = arg;
-    j->st = amp__alg_prepare(j->acc, j->first, j->stride, j->only, NULL);
-    if (j->st != AMP_OK) snprintf(j->err, sizeof j->err, "%s", amp_last_error());
+    job *j = arg;
+    amp_status st = amp__alg_prepare(j->acc, j->first, j->stride, j->only, NULL);
+    if (st != AMP_OK) {
+        snprintf(j->err, sizeof j->err, "%s: %s", amp_status_name(st), amp_last_error());
+        j->failed = 1;
+    }
     return NULL;
 }
 
-/* ------------------------------------------------------------ main */
+/* Runs jobs threads of template t (first and stride set here), each job
+ * inline where no thread can be made; 0, or 1 when one failed (each said
+ * why) or there was no memory. built: the programs the GPU jobs compiled. */
+static int run_jobs(job t, int jobs, size_t *built)
+{
+    job *js = calloc((size_t)jobs, sizeof *js);
+    pthread_t *th = calloc((size_t)jobs, sizeof *th);
+    bool *started = calloc((size_t)jobs, sizeof *started);
+    int rc = 0;
+    *built = 0;
+    if (!js || !th || !started) {
+        fprintf(stderr, "hipamp-prebuild: out of memory\n");
+        rc = 1;
+        goto out;
+    }
+    void *(*worker)(void *) = t.acc ? cpu_worker : gpu_worker;
+    for (int i = 0; i < jobs; ++i) {
+        js[i] = t;
+        js[i].first = (size_t)i;
+        js[i].stride = (size_t)jobs;
+        started[i] = pthread_create(&th[i], NULL, worker, &js[i]) == 0;
+        if (!started[i]) worker(&js[i]);
+    }
+    for (int i = 0; i < jobs; ++i) {
+        if (started[i]) pthread_join(th[i], NULL);
+        *built += js[i].built;
+        if (js[i].failed) {
+            if (js[i].err[0]) fprintf(stderr, "hipamp-prebuild: the CPU pack: %s\n", js[i].err);
+            rc = 1;
+        }
+    }
+out:
+    free(js);
+    free(th);
+    free(started);
+    return rc;
+}
+
+/* ------------------------------------------------------------ packs */
 
 static int write_pack(const char *dir, const char *target, size_t built)
 {
@@ -190,30 +227,9 @@ static int build_gpu(const char *dir, const char *target, int jobs, const char *
     }
     if (amp__prebuilt_read(dir, target, &cur.old, &cur.nold) != AMP_OK)
         printf("hipamp-prebuild: the last pack of %s is not reused: %s\n", target, amp_last_error());
-    job *js = calloc((size_t)jobs, sizeof *js);
-    pthread_t *th = calloc((size_t)jobs, sizeof *th);
-    int rc = 0;
-    if (!js || !th) {
-        fprintf(stderr, "hipamp-prebuild: out of memory\n");
-        rc = 1;
-        goto out;
-    }
-    int started = 0;
-    for (int i = 0; i < jobs; ++i) {
-        js[i] = (job){.target = target, .only = only, .first = (size_t)i, .stride = (size_t)jobs};
-        if (pthread_create(&th[i], NULL, gpu_worker, &js[i]) == 0) started++;
-        else gpu_worker(&js[i]);
-    }
     size_t built = 0;
-    for (int i = 0; i < started; ++i) pthread_join(th[i], NULL);
-    for (int i = 0; i < jobs; ++i) {
-        built += js[i].built;
-        if (js[i].failed) rc = 1;
-    }
+    int rc = run_jobs((job){.target = target, .only = only}, jobs, &built);
     if (!rc) rc = write_pack(dir, target, built);
-out:
-    free(js);
-    free(th);
     pack_reset();
     return rc;
 }
@@ -233,33 +249,12 @@ static int build_cpu(const char *dir, int jobs, const char *const *only, bool st
         return strict ? 1 : 0;
     }
     amp__prebuilt_set_capture(capture);
-    cpu_job *js = calloc((size_t)jobs, sizeof *js);
-    pthread_t *th = calloc((size_t)jobs, sizeof *th);
-    int rc = 0;
-    if (!js || !th) {
-        fprintf(stderr, "hipamp-prebuild: out of memory\n");
-        rc = 1;
-        goto out;
-    }
-    int started = 0;
-    for (int i = 0; i < jobs; ++i) {
-        js[i] = (cpu_job){.acc = acc, .only = only, .first = (size_t)i, .stride = (size_t)jobs};
-        if (pthread_create(&th[i], NULL, cpu_worker, &js[i]) == 0) started++;
-        else cpu_worker(&js[i]);
-    }
-    for (int i = 0; i < started; ++i) pthread_join(th[i], NULL);
-    for (int i = 0; i < jobs; ++i)
-        if (js[i].st != AMP_OK) {
-            fprintf(stderr, "hipamp-prebuild: the CPU pack: %s: %s\n", amp_status_name(js[i].st), js[i].err);
-            rc = 1;
-        }
+    size_t built = 0;
+    int rc = run_jobs((job){.target = target, .acc = acc, .only = only}, jobs, &built);
     amp_prebuilt_info info;
     amp_prebuilt_get_info(&info);
     if (!rc) rc = write_pack(dir, target, cur.n - (size_t)info.hits);
-out:
     amp__prebuilt_set_capture(NULL);
-    free(js);
-    free(th);
     pack_reset();
     return rc;
 }

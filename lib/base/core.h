@@ -77,6 +77,14 @@ unsigned amp__env_count(const char *name, unsigned dflt, unsigned max);
 unsigned long long amp__env_size(const char *name, unsigned long long dflt, unsigned long long lo,
                                  unsigned long long hi);
 
+/* ------------------------------------------------------ whole reads and writes (lib/base/fdio.c) */
+
+/* n bytes read from (at off: pread) or written to fd, EINTR retried; false
+ * on an error or an early end of file. */
+bool amp__fd_read_all(int fd, void *buf, size_t n);
+bool amp__fd_pread_all(int fd, void *buf, size_t n, uint64_t off);
+bool amp__fd_write_all(int fd, const void *buf, size_t n);
+
 /* ------------------------------------------------------ hashing (lib/base/hash.c) */
 
 /* SHA-256 (OpenSSL's libcrypto) over a sequence of fields. Each field is

@@ -114,32 +114,6 @@ static const char *amp__file_problem(const struct stat *sb)
     return NULL;
 }
 
-static bool amp__read_all(int fd, void *buf, size_t n)
-{
-    char *p = buf;
-    while (n) {
-        ssize_t r = read(fd, p, n);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) return false;
-        p += r;
-        n -= (size_t)r;
-    }
-    return true;
-}
-
-static bool amp__write_all(int fd, const void *buf, size_t n)
-{
-    const char *p = buf;
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) return false;
-        p += w;
-        n -= (size_t)w;
-    }
-    return true;
-}
-
 /* A fresh temporary name in the directory. */
 static void amp__tmp_name(char *out, size_t n)
 {
@@ -165,7 +139,7 @@ static bool amp__load_key(void)
             if (!why && (sb.st_mode & (amp__dc_shared ? S_IRWXO : (S_IRWXG | S_IRWXO))))
                 why = amp__dc_shared ? "readable by users outside the group" : "readable by other users";
             if (!why && sb.st_size != 32) why = "not 32 bytes";
-            if (!why && !amp__read_all(fd, amp__dc_key, 32)) why = "cannot be read";
+            if (!why && !amp__fd_read_all(fd, amp__dc_key, 32)) why = "cannot be read";
             close(fd);
             if (why) {
                 amp__dc_off("the cache key %s/" AMP__KEY_FILE " is %s", amp__dc_path, why);
@@ -189,7 +163,7 @@ static bool amp__load_key(void)
             amp__dc_off("cannot create a cache key in %s: %s", amp__dc_path, strerror(errno));
             return false;
         }
-        bool ok = amp__write_all(w, key, sizeof key);
+        bool ok = amp__fd_write_all(w, key, sizeof key);
         if (close(w) != 0) ok = false;
         if (ok && linkat(amp__dc_fd, tmp, amp__dc_fd, AMP__KEY_FILE, 0) != 0 && errno != EEXIST) ok = false;
         (void)unlinkat(amp__dc_fd, tmp, 0);
@@ -386,7 +360,7 @@ void *amp__dcache_load(const uint8_t key[32], size_t *size)
         return NULL;
     }
     if (fstat(fd, &sb) != 0 || amp__file_problem(&sb) || sb.st_size < (off_t)sizeof h ||
-        (uint64_t)sb.st_size > sizeof h + (uint64_t)AMP__ENTRY_MAX || !amp__read_all(fd, &h, sizeof h) ||
+        (uint64_t)sb.st_size > sizeof h + (uint64_t)AMP__ENTRY_MAX || !amp__fd_read_all(fd, &h, sizeof h) ||
         memcmp(h.magic, AMP__ENTRY_MAGIC, 8) || h.format != AMP__ENTRY_FORMAT || memcmp(h.key, key, 32) ||
         h.payload_size != (uint64_t)sb.st_size - sizeof h) {
         bad = true;
@@ -394,7 +368,7 @@ void *amp__dcache_load(const uint8_t key[32], size_t *size)
     }
     if (!(data = malloc(h.payload_size ? h.payload_size : 1))) goto out;
     uint8_t mac[32];
-    if (!amp__read_all(fd, data, h.payload_size)) {
+    if (!amp__fd_read_all(fd, data, h.payload_size)) {
         bad = true;
         goto out;
     }
@@ -441,7 +415,7 @@ void amp__dcache_store(const uint8_t key[32], const void *data, size_t size)
     amp__entry_mac(&h, data, size, h.mac);
     int fd = openat(amp__dc_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, amp__dc_shared ? 0640 : 0600);
     if (fd < 0) return;
-    bool ok = amp__write_all(fd, &h, sizeof h) && amp__write_all(fd, data, size);
+    bool ok = amp__fd_write_all(fd, &h, sizeof h) && amp__fd_write_all(fd, data, size);
     if (close(fd) != 0) ok = false;
     if (ok && renameat(amp__dc_fd, tmp, amp__dc_fd, name) != 0) {
         /* A directory appeared at the name since the load looked. */

@@ -207,20 +207,6 @@ bool amp__prebuilt_enabled(void)
 
 /* ------------------------------------------------------------ reading */
 
-static bool amp__pread_all(int fd, void *buf, size_t n, uint64_t off)
-{
-    char *p = buf;
-    while (n) {
-        ssize_t r = pread(fd, p, n, (off_t)off);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) return false;
-        p += r;
-        n -= (size_t)r;
-        off += (uint64_t)r;
-    }
-    return true;
-}
-
 static int amp__entry_cmp(const void *a, const void *b) { return memcmp(a, b, 32); }
 
 /* Whether target is a name a pack may have (no path, no dot first). */
@@ -255,7 +241,7 @@ static void amp__pb_open(int dirfd, const char *dir, const char *target, amp__pa
     const char *why = fstat(fd, &sb) != 0 ? strerror(errno) : amp__pb_problem(&sb, false);
     char detail[200] = "";
     if (!why && (uint64_t)sb.st_size < sizeof h) why = "shorter than a pack's header";
-    if (!why && !amp__pread_all(fd, &h, sizeof h, 0)) why = "unreadable";
+    if (!why && !amp__fd_pread_all(fd, &h, sizeof h, 0)) why = "unreadable";
     if (!why && memcmp(h.magic, AMP__PACK_MAGIC, 8)) why = "not a hipamp prebuilt pack (bad magic)";
     if (!why && h.format != AMP__PACK_FORMAT) {
         snprintf(detail, sizeof detail, "pack format %u, this library reads %u", h.format, AMP__PACK_FORMAT);
@@ -276,7 +262,7 @@ static void amp__pb_open(int dirfd, const char *dir, const char *target, amp__pa
     size_t isize = why ? 0 : (size_t)h.count * sizeof *idx;
     if (!why && (uint64_t)sb.st_size < sizeof h + isize) why = "truncated (index)";
     if (!why && !(idx = malloc(isize ? isize : 1))) why = "no memory for its index";
-    if (!why && isize && !amp__pread_all(fd, idx, isize, sizeof h)) why = "unreadable (index)";
+    if (!why && isize && !amp__fd_pread_all(fd, idx, isize, sizeof h)) why = "unreadable (index)";
     if (!why) {
         uint8_t d[32];
         amp__sha256 *s = amp__sha256_new();
@@ -309,7 +295,7 @@ static void amp__pb_open(int dirfd, const char *dir, const char *target, amp__pa
 /* Whether e's bytes (read into bin) match their digest: NULL, or why not. */
 static const char *amp__pb_entry_check(const amp__pack *p, const amp__pack_entry *e, void *bin)
 {
-    if (!amp__pread_all(p->fd, bin, e->size, e->offset)) return "unreadable";
+    if (!amp__fd_pread_all(p->fd, bin, e->size, e->offset)) return "unreadable";
     uint8_t d[32];
     amp__sha256 *s = amp__sha256_new();
     if (!s) return "no memory to check it";
@@ -430,19 +416,6 @@ static int amp__pending_cmp(const void *a, const void *b)
     return memcmp(((const amp__prebuilt_item *)a)->key, ((const amp__prebuilt_item *)b)->key, 32);
 }
 
-static bool amp__write_all(int fd, const void *buf, size_t n)
-{
-    const char *p = buf;
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) return false;
-        p += w;
-        n -= (size_t)w;
-    }
-    return true;
-}
-
 amp_status amp__prebuilt_write(const char *path, const char *target, amp__prebuilt_item *items, size_t n)
 {
     amp_status st = AMP_OK;
@@ -490,8 +463,8 @@ amp_status amp__prebuilt_write(const char *path, const char *target, amp__prebui
         st = amp__fail(AMP_ERROR_UNSUPPORTED, "cannot create %s: %s", tmp, strerror(errno));
         goto fail;
     }
-    bool ok = amp__write_all(fd, &h, sizeof h) && amp__write_all(fd, idx, n * sizeof *idx);
-    for (size_t i = 0; ok && i < n; ++i) ok = amp__write_all(fd, items[i].data, items[i].size);
+    bool ok = amp__fd_write_all(fd, &h, sizeof h) && amp__fd_write_all(fd, idx, n * sizeof *idx);
+    for (size_t i = 0; ok && i < n; ++i) ok = amp__fd_write_all(fd, items[i].data, items[i].size);
     if (!ok || fsync(fd) != 0) {
         st = amp__fail(AMP_ERROR_UNSUPPORTED, "cannot write %s: %s", tmp, strerror(errno));
         goto fail;

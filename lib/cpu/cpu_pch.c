@@ -109,17 +109,7 @@ static bool amp__pch_write(int dirfd, const char *name, const void *data, size_t
 {
     int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0) return false;
-    const char *p = data;
-    bool ok = true;
-    while (size && ok) {
-        ssize_t w = write(fd, p, size);
-        if (w < 0 && errno == EINTR) continue;
-        ok = w > 0;
-        if (ok) {
-            p += w;
-            size -= (size_t)w;
-        }
-    }
+    bool ok = amp__fd_write_all(fd, data, size);
     if (close(fd) != 0) ok = false;
     return ok;
 }
@@ -135,15 +125,9 @@ static void *amp__pch_read(int dirfd, const char *name, size_t *size)
     if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_uid != geteuid() || sb.st_size <= 0 ||
         !(buf = malloc((size_t)sb.st_size)))
         goto fail;
-    size_t got = 0;
-    while (got < (size_t)sb.st_size) {
-        ssize_t r = read(fd, (char *)buf + got, (size_t)sb.st_size - got);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) goto fail;
-        got += (size_t)r;
-    }
+    if (!amp__fd_read_all(fd, buf, (size_t)sb.st_size)) goto fail;
     close(fd);
-    *size = got;
+    *size = (size_t)sb.st_size;
     return buf;
 fail:
     free(buf);
