@@ -109,7 +109,7 @@ static uid_t amp__pb_lib_owner = (uid_t)-1; /* the owner of the library file; -1
 
 static bool amp__pb_trusted_owner(uid_t u) { return u == 0 || u == geteuid() || u == amp__pb_lib_owner; }
 
-/* What is wrong with a directory or pack of these attributes ("" if nothing). */
+/* What is wrong with a directory or pack of these attributes (NULL: nothing). */
 static const char *amp__pb_problem(const struct stat *sb, bool dir)
 {
     if (dir ? !S_ISDIR(sb->st_mode) : !S_ISREG(sb->st_mode)) return dir ? "not a directory" : "not a regular file";
@@ -146,8 +146,9 @@ static bool amp__pb_check_dirs(const char *real)
         buf[i] = keep;
     }
     struct stat root;
-    if (stat("/", &root) != 0 || amp__pb_problem(&root, true)) {
-        amp__pb_set_reason("prebuilt directory %s not used: / is writable by others", real);
+    const char *why = stat("/", &root) != 0 ? strerror(errno) : amp__pb_problem(&root, true);
+    if (why) {
+        amp__pb_set_reason("prebuilt directory %s not used: / is %s", real, why);
         return false;
     }
     return true;
