@@ -632,3 +632,59 @@ Test(prebuilt, warmer_fills_the_cache, .timeout = 600)
              "compiled and stored", count);
     cr_assert(strstr(slurp(log), want), "want '%s' in:\n%s", want, slurp(log));
 }
+
+/* amp_prebuilt_get_info lists the packs every time it is asked (a shared
+ * directory position once left the second listing empty). */
+ACCEL_TEST(prebuilt, info_lists_the_packs_every_time)
+{
+    char dir[1024], pack[1200];
+    copy_fixture(acc, dir, sizeof dir, pack, sizeof pack);
+    use_dirs(dir);
+    const char *target = NULL;
+    ASSERT_OK(amp_accelerator_get_prebuilt_target(acc, &target));
+    for (int i = 0; i < 3; ++i) {
+        amp_prebuilt_info pi = info();
+        cr_assert(strstr(pi.available, target), "listing %d: available '%s' lacks %s", i, pi.available, target);
+    }
+}
+
+/* --reuse keeps another build's entries only from a directory held to the
+ * packs' rules; --dir must name something. */
+Test(prebuilt, tool_reuses_only_trusted_packs, .timeout = 600)
+{
+    amp_accelerator *cpu = test_accel(TEST_ACCEL_CPU);
+    char fixture[1200];
+    const char *target = fixture_pack(cpu, fixture, sizeof fixture);
+    char reuse[1024], out[1024], log[1100], copy[1300];
+    fresh_dir(reuse, sizeof reuse, "reuse");
+    snprintf(copy, sizeof copy, "%s/%s.hpk", reuse, target);
+    copy_file(fixture, copy);
+    snprintf(log, sizeof log, "%s/log", reuse);
+    fresh_dir(out, sizeof out, "out");
+    int rc = prebuild(log, (char *[]){"--dir", out, "--jobs", "1", "--reuse", reuse, "--only", "fill of 4-byte", "cpu",
+                                      NULL});
+    cr_assert_eq(rc, 0, "%s", slurp(log));
+    cr_assert(strstr(slurp(log), "1 programs (0 compiled, 1 kept from the last pack)"), "%s", slurp(log));
+    /* The same directory, writable by everyone: nothing is taken from it. */
+    cr_assert_eq(chmod(reuse, 0777), 0);
+    char out2[1024];
+    fresh_dir(out2, sizeof out2, "out2");
+    rc = prebuild(log, (char *[]){"--dir", out2, "--jobs", "1", "--reuse", reuse, "--only", "fill of 4-byte", "cpu",
+                                  NULL});
+    cr_assert_eq(rc, 0, "%s", slurp(log));
+    cr_assert(strstr(slurp(log), "1 programs (1 compiled, 0 kept from the last pack)"), "%s", slurp(log));
+    chmod(reuse, 0755);
+    cr_assert_eq(prebuild(log, (char *[]){"--dir", "", "cpu", NULL}), 2);
+    cr_assert(strstr(slurp(log), "--dir '': need a directory name"), "%s", slurp(log));
+}
+
+/* "--warm" as the value of an option is a value, not the warm mode. */
+Test(prebuilt, warm_only_as_an_option)
+{
+    char dir[1024], log[1100];
+    fresh_dir(dir, sizeof dir, "warmopt");
+    snprintf(log, sizeof log, "%s/log", dir);
+    int rc = compile_tool(log, (char *[]){"--target", "gfx90a", "-o", "--warm", NULL});
+    cr_assert_eq(rc, 2, "%s", slurp(log));
+    cr_assert(strstr(slurp(log), "no input file"), "%s", slurp(log));
+}

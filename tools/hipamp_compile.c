@@ -176,8 +176,14 @@ static int warm_main(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    for (int i = 1; i < argc; ++i)
-        if (!strcmp(argv[i], "--warm")) return warm_main(argc, argv);
+    /* --warm as an option, not as the value of one ("-o --warm"). */
+    for (int i = 1; i < argc; ++i) {
+        if (!strcmp(argv[i], "--target") || !strcmp(argv[i], "-o") || !strcmp(argv[i], "--options") ||
+            !strcmp(argv[i], "--accelerator"))
+            ++i;
+        else if (!strcmp(argv[i], "--warm"))
+            return warm_main(argc, argv);
+    }
     const char *target = NULL, *out = NULL, *options = NULL, *input = NULL;
     for (int i = 1; i < argc; ++i) {
         const char *a = argv[i];

@@ -1,6 +1,7 @@
 /* hipamp_prebuild.c — hipamp-prebuild, the build's tool that compiles every built-in algorithm program for a list of targets into packs (lib/core/prebuilt.c): the CPU accelerator of this machine through its own build path, GPU targets with hipRTC or NVRTC and no GPU present. Not installed: the packs are. */
 #include "alg/alg.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -12,7 +13,7 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: hipamp-prebuild --dir DIR [--jobs N] [--only TEXT] [--strict] TARGET...\n"
+            "usage: hipamp-prebuild --dir DIR [--jobs N] [--only TEXT] [--reuse DIR2] [--strict] TARGET...\n"
             "\n"
             "Compiles every built-in algorithm program (each type, operator, map, sort value size and\n"
             "the common fill sizes) for each TARGET and writes DIR/<target>.hpk, the pack the library\n"
@@ -22,7 +23,8 @@ static void usage(FILE *f)
             "  sm_NN    an NVIDIA architecture (NVRTC, no GPU needed);\n"
             "  gfxNNN   an AMD processor (hipRTC/comgr, no GPU needed), built for any xnack/sramecc mode.\n"
             "A target whose compiler is not installed is skipped with a message (--strict: an error).\n"
-            "Entries of an existing pack whose keys still match are kept, not compiled again.\n"
+            "Entries of an existing pack whose keys still match are kept, not compiled again: DIR's, else\n"
+            "DIR2's (another build's packs; held to the same owner and mode rules as packs a program loads).\n"
             "--only TEXT builds only the programs whose names hold TEXT (\"int32 reductions\"); repeatable.\n"
             "Exit status: 0 written (or skipped), 1 a compile or write error, 2 a usage error.\n");
 }
@@ -35,6 +37,7 @@ typedef struct pack {
     amp__prebuilt_item *old; /* the existing pack's entries, for reuse */
     size_t nold;
     size_t reused;
+    size_t dropped; /* entries lost for want of memory */
 } pack;
 
 static pack cur = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -48,12 +51,18 @@ static void pack_add(const uint8_t key[32], const void *bin, size_t size)
     if (cur.n == cur.cap) {
         size_t cap = cur.cap ? 2 * cur.cap : 256;
         amp__prebuilt_item *g = realloc(cur.items, cap * sizeof *g);
-        if (!g) goto out; /* the write then fails: the count is checked */
+        if (!g) {
+            cur.dropped++; /* write_pack refuses a pack with entries missing */
+            goto out;
+        }
         cur.items = g;
         cur.cap = cap;
     }
     void *copy = malloc(size);
-    if (!copy) goto out;
+    if (!copy) {
+        cur.dropped++;
+        goto out;
+    }
     memcpy(copy, bin, size);
     memcpy(cur.items[cur.n].key, key, 32);
     cur.items[cur.n].data = copy;
@@ -76,7 +85,7 @@ static void pack_reset(void)
     free(cur.items);
     free(cur.old);
     cur.items = cur.old = NULL;
-    cur.n = cur.cap = cur.nold = cur.reused = 0;
+    cur.n = cur.cap = cur.nold = cur.reused = cur.dropped = 0;
 }
 
 /* ------------------------------------------------------------ GPU targets */
@@ -211,6 +220,11 @@ static int write_pack(const char *dir, const char *target, size_t built)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s.hpk", dir, target);
+    if (cur.dropped) {
+        fprintf(stderr, "hipamp-prebuild: out of memory: %zu programs of %s not kept; no pack written\n", cur.dropped,
+                target);
+        return 1;
+    }
     if (amp__prebuilt_write(path, target, cur.items, cur.n) != AMP_OK) {
         fprintf(stderr, "hipamp-prebuild: %s\n", amp_last_error());
         return 1;
@@ -220,7 +234,8 @@ static int write_pack(const char *dir, const char *target, size_t built)
     return 0;
 }
 
-static int build_gpu(const char *dir, const char *target, int jobs, const char *const *only, bool strict)
+static int build_gpu(const char *dir, const char *reuse, const char *target, int jobs, const char *const *only,
+                     bool strict)
 {
     if (!target_known(target)) {
         fprintf(strict ? stderr : stdout, "hipamp-prebuild: %s %s: no installed compiler knows it (hipamp-compile "
@@ -229,6 +244,8 @@ static int build_gpu(const char *dir, const char *target, int jobs, const char *
     }
     if (amp__prebuilt_read(dir, target, &cur.old, &cur.nold) != AMP_OK)
         printf("hipamp-prebuild: the last pack of %s is not reused: %s\n", target, amp_last_error());
+    if (!cur.nold && reuse && amp__prebuilt_read(reuse, target, &cur.old, &cur.nold) != AMP_OK)
+        printf("hipamp-prebuild: %s's pack of %s is not reused: %s\n", reuse, target, amp_last_error());
     size_t built = 0;
     int rc = run_jobs((job){.target = target, .only = only}, jobs, &built);
     if (!rc) rc = write_pack(dir, target, built);
@@ -263,7 +280,7 @@ static int build_cpu(const char *dir, int jobs, const char *const *only, bool st
 
 int main(int argc, char **argv)
 {
-    const char *dir = NULL;
+    const char *dir = NULL, *reuse = NULL;
     const char *only[17] = {NULL};
     int nonly = 0;
     int jobs = 0;
@@ -277,13 +294,14 @@ int main(int argc, char **argv)
             return 0;
         }
         if (!strcmp(a, "--strict")) strict = true;
-        else if (!strcmp(a, "--dir") || !strcmp(a, "--jobs") || !strcmp(a, "--only")) {
+        else if (!strcmp(a, "--dir") || !strcmp(a, "--jobs") || !strcmp(a, "--only") || !strcmp(a, "--reuse")) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "hipamp-prebuild: %s needs a value\n", a);
                 return 2;
             }
             const char *v = argv[++i];
             if (!strcmp(a, "--dir")) dir = v;
+            else if (!strcmp(a, "--reuse")) reuse = v;
             else if (!strcmp(a, "--only")) {
                 if (nonly == 16) {
                     fprintf(stderr, "hipamp-prebuild: more than 16 --only\n");
@@ -308,6 +326,10 @@ int main(int argc, char **argv)
             fprintf(stderr, "hipamp-prebuild: more than %d targets\n", nt);
             return 2;
         } else targets[nt++] = a;
+    }
+    if (dir && (!dir[0] || strlen(dir) > 3000)) {
+        fprintf(stderr, "hipamp-prebuild: --dir '%s': need a directory name of 1 to 3000 characters\n", dir);
+        return 2;
     }
     if (!dir || nt == 0) {
         fprintf(stderr, "hipamp-prebuild: %s\n", !dir ? "--dir is required" : "no target");
@@ -349,11 +371,20 @@ int main(int argc, char **argv)
             }
     }
     setenv("AMP_CACHE_DIR", "off", 1);
-    setenv("AMP_PREBUILT_DIR", dir, 1);
+    /* The CPU pack's earlier entries come through the library's own
+     * lookup (its owner and mode rules): DIR's, else those of --reuse. */
+    char probe[4096];
+    bool have_cpu_pack = false;
+    DIR *dd = opendir(dir);
+    for (struct dirent *de; dd && (de = readdir(dd));)
+        have_cpu_pack = have_cpu_pack || (!strncmp(de->d_name, "cpu-", 4) && strstr(de->d_name, ".hpk"));
+    if (dd) closedir(dd);
+    snprintf(probe, sizeof probe, "%s", reuse && !have_cpu_pack ? reuse : dir);
+    setenv("AMP_PREBUILT_DIR", probe, 1);
     unsetenv("AMP_PREBUILT");
     int rc = 0;
     for (int i = 0; i < nt; ++i) {
-        int r = !strcmp(targets[i], "cpu") ? build_cpu(dir, jobs, nonly ? only : NULL, strict) : build_gpu(dir, targets[i], jobs, nonly ? only : NULL, strict);
+        int r = !strcmp(targets[i], "cpu") ? build_cpu(dir, jobs, nonly ? only : NULL, strict) : build_gpu(dir, reuse, targets[i], jobs, nonly ? only : NULL, strict);
         if (r) rc = r;
     }
     return rc;

@@ -165,24 +165,45 @@ static void amp__pb_init(void)
         amp__pb_set_reason("AMP_PREBUILT=%s is not understood (0 or 1): prebuilt programs not used", flag);
         return;
     }
+    /* The library's own file: dladdr's name when it is absolute. For a
+     * program linked with the static library the name is the program's as
+     * typed (argv[0], perhaps a bare name resolved nowhere but the current
+     * directory, which another user may own): the kernel's own link to the
+     * executable stands in for it. */
     Dl_info info;
     memset(&info, 0, sizeof info);
     char lib[PATH_MAX] = "";
-    if (dladdr((void *)amp__prebuilt_key, &info) && info.dli_fname && realpath(info.dli_fname, lib)) {
+    if (dladdr((void *)amp__prebuilt_key, &info) && info.dli_fname) {
+        if (info.dli_fname[0] == '/') {
+            if (!realpath(info.dli_fname, lib)) lib[0] = 0;
+        } else if (!realpath("/proc/self/exe", lib)) {
+            lib[0] = 0;
+        }
         struct stat sb;
-        if (stat(lib, &sb) == 0) amp__pb_lib_owner = sb.st_uid;
+        if (lib[0] && stat(lib, &sb) == 0) amp__pb_lib_owner = sb.st_uid;
     }
     const char *dir = amp__env("AMP_PREBUILT_DIR");
-    if (dir) snprintf(amp__pb_dir, sizeof amp__pb_dir, "%s", dir);
-    else if (lib[0]) {
-        char *slash = strrchr(lib, '/');
-        if (slash) *slash = 0;
-        snprintf(amp__pb_dir, sizeof amp__pb_dir, "%s/hipamp/prebuilt-%s", lib[0] ? lib : "/", HIPAMP_VERSION_STRING);
-    } else {
-        amp__pb_set_reason("the library's own file could not be found (dladdr), and AMP_PREBUILT_DIR is unset");
-        return;
-    }
     char real[PATH_MAX];
+    if (dir) {
+        snprintf(amp__pb_dir, sizeof amp__pb_dir, "%s", dir);
+    } else {
+        /* Beside the library, else where it was installed (a program
+         * linked with the static library runs from its own directory). */
+        if (lib[0]) {
+            char *slash = strrchr(lib, '/');
+            if (slash) *slash = 0;
+            snprintf(amp__pb_dir, sizeof amp__pb_dir, "%s/hipamp/prebuilt-%s", lib[0] ? lib : "", HIPAMP_VERSION_STRING);
+        }
+#ifdef HIPAMP_INSTALL_LIBDIR
+        if (!lib[0] || !realpath(amp__pb_dir, real))
+            snprintf(amp__pb_dir, sizeof amp__pb_dir, "%s/hipamp/prebuilt-%s", HIPAMP_INSTALL_LIBDIR,
+                     HIPAMP_VERSION_STRING);
+#endif
+        if (!amp__pb_dir[0]) {
+            amp__pb_set_reason("the library's own file could not be found (dladdr), and AMP_PREBUILT_DIR is unset");
+            return;
+        }
+    }
     if (!realpath(amp__pb_dir, real)) {
         amp__pb_set_reason("no prebuilt directory %s (%s)", amp__pb_dir, strerror(errno));
         return;
@@ -391,7 +412,9 @@ AMP_API amp_status amp_prebuilt_get_info(amp_prebuilt_info *out)
         if (amp__pb_packs[i].fd >= 0)
             n += (size_t)snprintf(out->used + n, sizeof out->used - n, "%s%s (%u programs)", n ? ", " : "",
                                   amp__pb_packs[i].target, amp__pb_packs[i].count);
-    int fd = on ? dup(amp__pb_dirfd) : -1;
+    /* A descriptor of its own (a dup would share the read position, and a
+     * second listing would find nothing). */
+    int fd = on ? openat(amp__pb_dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
     pthread_mutex_unlock(&amp__pb_lock);
     out->hits = amp__pb_hits;
     out->misses = amp__pb_misses;
@@ -459,8 +482,12 @@ amp_status amp__prebuilt_write(const char *path, const char *target, amp__prebui
     if (!s) { st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "no memory to hash a pack index"); goto fail; }
     amp__sha256_field(s, idx, n * sizeof *idx);
     amp__sha256_final(s, h.index_digest);
-    snprintf(tmp, sizeof tmp, "%s.tmp-%ld", path, (long)getpid());
-    if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644)) < 0) {
+    if (snprintf(tmp, sizeof tmp, "%s.tmp-%ld", path, (long)getpid()) >= (int)sizeof tmp) {
+        st = amp__fail(AMP_ERROR_INVALID_ARGUMENT, "the pack's path %s is too long", path);
+        goto fail;
+    }
+    unlink(tmp); /* a leftover of this pid's: never written into, never followed */
+    if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644)) < 0) {
         st = amp__fail(AMP_ERROR_UNSUPPORTED, "cannot create %s: %s", tmp, strerror(errno));
         goto fail;
     }
@@ -474,6 +501,7 @@ amp_status amp__prebuilt_write(const char *path, const char *target, amp__prebui
     fd = -1;
     if (rename(tmp, path) != 0) {
         st = amp__fail(AMP_ERROR_UNSUPPORTED, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
+        unlink(tmp);
         goto fail;
     }
     free(idx);
@@ -499,8 +527,19 @@ amp_status amp__prebuilt_read(const char *dir, const char *target, amp__prebuilt
     /* The writer's own earlier output, checked as a reader checks a pack
      * (the trust rules and every digest). */
     pthread_once(&amp__pb_once, amp__pb_init);
-    int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dirfd < 0) return AMP_OK; /* no directory yet: no pack */
+    char real[PATH_MAX];
+    if (!realpath(dir, real)) return AMP_OK; /* no directory yet: no pack */
+    char saved[sizeof amp__pb_reason];
+    pthread_mutex_lock(&amp__pb_lock);
+    snprintf(saved, sizeof saved, "%s", amp__pb_reason);
+    bool dirs_ok = amp__pb_check_dirs(real);
+    char why_dirs[sizeof amp__pb_reason];
+    snprintf(why_dirs, sizeof why_dirs, "%s", amp__pb_reason);
+    snprintf(amp__pb_reason, sizeof amp__pb_reason, "%s", saved);
+    pthread_mutex_unlock(&amp__pb_lock);
+    if (!dirs_ok) return amp__fail(AMP_ERROR_UNSUPPORTED, "%s", why_dirs);
+    int dirfd = open(real, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dirfd < 0) return AMP_OK;
     amp__pb_open(dirfd, dir, target, &p, why, sizeof why);
     close(dirfd);
     if (p.fd < 0) return why[0] ? amp__fail(AMP_ERROR_UNSUPPORTED, "%s", why) : AMP_OK;

@@ -95,9 +95,27 @@ static char amp__pch_dir[PATH_MAX];
 static char amp__pch_header[PATH_MAX + 32];
 static uint8_t amp__pch_key[32];
 
+static int amp__pch_dir_fd = -1;
+static pid_t amp__pch_dir_pid; /* the process that made it: a forked child leaves it alone */
+
+/* In a forked child (amp__pch_lock held): the parent's directory is not
+ * this process's. Its name is known in TMPDIR, and the parent's exit or a
+ * sweep removes it, after which anyone could make one of that name: the
+ * child forgets it and makes its own when it next needs one. */
+static void amp__pch_forget_parents(void)
+{
+    if (!amp__pch_dir_pid || amp__pch_dir_pid == getpid()) return;
+    if (amp__pch_dir_fd >= 0) close(amp__pch_dir_fd);
+    amp__pch_dir_fd = -1;
+    amp__pch_dir_pid = 0;
+    amp__pch_dir[0] = amp__pch_header[0] = 0;
+    amp__pch_state = AMP__PCH_UNTRIED;
+}
+
 const char *amp__cpu_pch_dir(void)
 {
     pthread_mutex_lock(&amp__pch_lock);
+    amp__pch_forget_parents();
     const char *dir = amp__pch_state == AMP__PCH_READY ? amp__pch_dir : NULL;
     pthread_mutex_unlock(&amp__pch_lock);
     return dir;
@@ -135,16 +153,20 @@ fail:
     return NULL;
 }
 
-/* The directory made (amp__pch_dir) and its descriptor while it exists;
- * -1: none. Set once, under amp__pch_lock. */
-static int amp__pch_dir_fd = -1;
-static pid_t amp__pch_dir_pid; /* the process that made it: a forked child leaves it alone */
+/* amp__pch_dir_fd (declared above): the directory made (amp__pch_dir) and
+ * its descriptor while it exists; -1: none. Set under amp__pch_lock. */
 
 /* At exit, or when the library is unloaded: the directory and the three
  * files it can hold go (a killed process's are swept by a later one). */
 __attribute__((destructor)) static void amp__pch_remove(void)
 {
-    if (amp__pch_dir_fd < 0 || getpid() != amp__pch_dir_pid) return;
+    /* Builds still running on other threads use the header no more: they
+     * compile without it (a try that fails with it is compiled whole). */
+    pthread_mutex_lock(&amp__pch_lock);
+    bool ours = amp__pch_dir_fd >= 0 && getpid() == amp__pch_dir_pid;
+    if (ours) amp__pch_state = AMP__PCH_FAILED;
+    pthread_mutex_unlock(&amp__pch_lock);
+    if (!ours) return;
     static const char *const names[] = {AMP__PCH_NAME, AMP__PCH_FILE, AMP__PCH_DEPS};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i) unlinkat(amp__pch_dir_fd, names[i], 0);
     close(amp__pch_dir_fd);
@@ -171,8 +193,10 @@ static int amp__pch_make_dir(char dir[PATH_MAX])
     }
     /* Its own descriptor for the removal: the caller's is closed when the
      * header is settled. */
+    pthread_mutex_lock(&amp__pch_lock);
     amp__pch_dir_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
     amp__pch_dir_pid = getpid();
+    pthread_mutex_unlock(&amp__pch_lock);
     return fd;
 }
 
@@ -298,6 +322,7 @@ const char *amp__cpu_pch_prepare(amp__cpu_device *d, const amp__compile_job *job
     amp__sha256_final(h, key);
 
     pthread_mutex_lock(&amp__pch_lock);
+    amp__pch_forget_parents();
     if (amp__pch_state == AMP__PCH_READY && !memcmp(key, amp__pch_key, 32)) {
         pthread_mutex_unlock(&amp__pch_lock);
         return amp__pch_header;
