@@ -688,3 +688,45 @@ Test(prebuilt, warm_only_as_an_option)
     cr_assert_eq(rc, 2, "%s", slurp(log));
     cr_assert(strstr(slurp(log), "no input file"), "%s", slurp(log));
 }
+
+/* A program linked with the static library, started by a bare name found
+ * on PATH from a directory another user could fill: it looks for packs
+ * beside its own file (or where the library was installed), never in the
+ * current directory, whose name its argv[0] would resolve to. */
+Test(prebuilt, static_program_started_by_a_bare_name_ignores_the_current_directory)
+{
+    char cwd[1024], planted[1300], log[1100];
+    fresh_dir(cwd, sizeof cwd, "cwd");
+    /* What an attacker would put there: a file of the program's name and a
+     * pack directory beside it. */
+    snprintf(planted, sizeof planted, "%s/prebuilt_static_probe", cwd);
+    FILE *f = fopen(planted, "w");
+    cr_assert(f);
+    fclose(f);
+    snprintf(planted, sizeof planted, "%s/hipamp", cwd);
+    cr_assert_eq(mkdir(planted, 0755), 0);
+    snprintf(planted, sizeof planted, "%s/hipamp/prebuilt-%s", cwd, HIPAMP_VERSION_STRING);
+    cr_assert_eq(mkdir(planted, 0755), 0);
+    snprintf(log, sizeof log, "%s/log", cwd);
+    char path[2048], old_cwd[1024];
+    snprintf(path, sizeof path, "PATH=%s/test", bin_dir());
+    cr_assert(getcwd(old_cwd, sizeof old_cwd));
+    cr_assert_eq(chdir(cwd), 0);
+    pid_t pid;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    char *argv[] = {"prebuilt_static_probe", NULL};
+    char *envp[] = {path, NULL};
+    setenv("PATH", path + 5, 1); /* posix_spawnp searches this process's PATH */
+    int rc = posix_spawnp(&pid, "prebuilt_static_probe", &fa, NULL, argv, envp);
+    posix_spawn_file_actions_destroy(&fa);
+    cr_assert_eq(chdir(old_cwd), 0);
+    cr_assert_eq(rc, 0, "posix_spawnp: %s", strerror(rc));
+    int ws = 0;
+    cr_assert_eq(waitpid(pid, &ws, 0), pid);
+    cr_assert(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "%s", slurp(log));
+    char *out = slurp(log);
+    cr_assert(strstr(out, "dir="), "%s", out);
+    cr_assert_null(strstr(out, cwd), "the static program looked for packs in the current directory:\n%s", out);
+}
