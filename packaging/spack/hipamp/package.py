@@ -39,6 +39,15 @@ class Hipamp(CMakePackage):
         default=False,
         description="Depend on MPI and check the installed MPI example (one rank per GPU)",
     )
+    variant(
+        "prebuilt_targets",
+        default="cpu,sm_80,sm_90,sm_100,gfx90a,gfx942,gfx1100",
+        values=("none", "cpu", "sm_70", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120", "gfx908",
+                "gfx90a", "gfx942", "gfx1030", "gfx1100"),
+        multi=True,
+        description="Targets the built-in algorithms are compiled for at build time (HIPAMP_PREBUILT_TARGETS; "
+        "a target whose compiler the build does not find is skipped; cpu: the build node's CPU)",
+    )
 
     depends_on("c", type="build")
     depends_on("cxx", type="build")
@@ -50,9 +59,11 @@ class Hipamp(CMakePackage):
     def cmake_args(self):
         # REQUIRED: with +tests a missing Criterion is an error, not a skip.
         tests = "REQUIRED" if self.spec.satisfies("+tests") else "OFF"
+        targets = [t for t in self.spec.variants["prebuilt_targets"].value if t != "none"]
         return [
             self.define("HIPAMP_BUILD_TESTS", tests),
             self.define("HIPAMP_BUILD_EXAMPLES", False),
+            self.define("HIPAMP_PREBUILT_TARGETS", ";".join(targets)),
         ]
 
     def setup_run_environment(self, env):
