@@ -2,6 +2,7 @@
 #include "support.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -113,7 +114,7 @@ static void use_dirs(const char *pack_dir)
 /* amp_fill of 4-byte elements on acc, checked. */
 static void fill_and_check(amp_accelerator *acc)
 {
-    static int32_t host[N_FILL];
+    int32_t *host = test_xmalloc(sizeof *host * N_FILL); /* each caller's own: threads_load_at_once */
     for (int i = 0; i < N_FILL; ++i) host[i] = POISON_I32;
     amp_array_view *v = test_view(host, sizeof host[0], amp_extent_1d(N_FILL), AMP_READ_WRITE);
     amp_accelerator_view *q;
@@ -123,13 +124,14 @@ static void fill_and_check(amp_accelerator *acc)
     ASSERT_OK(amp_array_view_synchronize(v));
     for (int i = 0; i < N_FILL; ++i) cr_assert_eq(host[i], value, "element %d: %d", i, host[i]);
     amp_array_view_destroy(v);
+    free(host);
 }
 
 /* The int32 sum and max of a known sequence on acc, checked. */
 static void reduce_and_check(amp_accelerator *acc)
 {
     enum { N = 100003 };
-    static int32_t host[N];
+    int32_t *host = test_xmalloc(sizeof *host * N);
     int64_t want = 0;
     int32_t want_max = INT32_MIN;
     for (int i = 0; i < N; ++i) {
@@ -146,6 +148,7 @@ static void reduce_and_check(amp_accelerator *acc)
     cr_assert_eq(sum, (int32_t)want, "sum %d, want %lld", sum, (long long)want);
     cr_assert_eq(max, want_max);
     amp_array_view_destroy(v);
+    free(host);
 }
 
 static amp_prebuilt_info info(void)
@@ -729,4 +732,32 @@ Test(prebuilt, static_program_started_by_a_bare_name_ignores_the_current_directo
     char *out = slurp(log);
     cr_assert(strstr(out, "dir="), "%s", out);
     cr_assert_null(strstr(out, cwd), "the static program looked for packs in the current directory:\n%s", out);
+}
+
+/* Threads whose first calls load programs at once (entries are read and
+ * checked outside the packs' lock): every result right, each program
+ * loaded once. */
+static amp_accelerator *g_threads_acc;
+static void *first_calls(void *arg)
+{
+    (void)arg;
+    reduce_and_check(g_threads_acc);
+    fill_and_check(g_threads_acc);
+    return NULL;
+}
+
+Test(prebuilt, threads_load_at_once)
+{
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    char dir[1024], pack[1200];
+    copy_fixture(acc, dir, sizeof dir, pack, sizeof pack);
+    use_dirs(dir);
+    g_threads_acc = acc;
+    pthread_t t[4];
+    for (int i = 0; i < 4; ++i) cr_assert_eq(pthread_create(&t[i], NULL, first_calls, NULL), 0);
+    for (int i = 0; i < 4; ++i) pthread_join(t[i], NULL);
+    amp_prebuilt_info pi = info();
+    cr_assert_eq(pi.hits, 2, "hits %llu (%s)", (unsigned long long)pi.hits, pi.reason);
+    cr_assert_eq(pi.misses, 0);
+    cr_assert_eq(pi.rejected, 0, "%s", pi.reason);
 }

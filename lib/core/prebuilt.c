@@ -23,7 +23,9 @@
  * knob set in the environment) finds no entry and is compiled.
  *
  * Lock order: amp__pb_lock is a leaf (nothing is called into under it but
- * reads of the pack file). */
+ * the opening of a pack: its header and index read and checked). An open
+ * pack (descriptor, index) is never changed or closed again, so entries
+ * are read and checked without the lock. */
 #include "internal.h"
 
 #include <dirent.h>
@@ -345,31 +347,33 @@ void *amp__prebuilt_load(const char *target, const uint8_t key[32], size_t *size
 {
     *size = 0;
     if (!target || !amp__prebuilt_enabled()) return NULL;
-    void *bin = NULL;
+    /* The entry is found under the lock and read and checked outside it
+     * (up to 64 MiB hashed): a pack, once open, keeps its descriptor and
+     * index for the process's life, so threads' first calls do not queue
+     * behind each other's reads. */
     pthread_mutex_lock(&amp__pb_lock);
     amp__pack *p = amp__pb_pack(target);
     const amp__pack_entry *e = p && p->fd >= 0 ? bsearch(key, p->index, p->count, sizeof *p->index, amp__entry_cmp) : NULL;
+    pthread_mutex_unlock(&amp__pb_lock);
     if (!e) {
         amp__pb_misses++;
-        goto out;
+        return NULL;
     }
-    const char *why = NULL;
-    if (!(bin = malloc(e->size))) why = "no memory";
-    else why = amp__pb_entry_check(p, e, bin);
+    void *bin = malloc(e->size);
+    const char *why = bin ? amp__pb_entry_check(p, e, bin) : "no memory";
     if (why) {
         char hex[65];
         amp__hex(key, 8, hex);
+        pthread_mutex_lock(&amp__pb_lock);
         amp__pb_set_reason("prebuilt entry %s of %s/%s.hpk refused: %s", hex, amp__pb_dir, target, why);
+        pthread_mutex_unlock(&amp__pb_lock);
         amp__pb_rejected++;
         amp__pb_misses++;
         free(bin);
-        bin = NULL;
-        goto out;
+        return NULL;
     }
     *size = e->size;
     amp__pb_hits++;
-out:
-    pthread_mutex_unlock(&amp__pb_lock);
     return bin;
 }
 
