@@ -132,42 +132,44 @@ static bool amp_mpi__pipeline_from_env(void)
     return !v || strcmp(v, "0") != 0;
 }
 
-/* AMP_MPI_TIMEOUT: the time-out of new exchangers, in milliseconds (0 or
- * unset: none). */
-/* AMP_MPI_CHUNK_BYTES: the staged path's chunk size (0 or unset: none;
- * at least 4096 otherwise). */
-static amp_status amp_mpi__chunk_from_env(uint64_t *bytes)
+/* The whole number in the environment variable name (0 when unset) into
+ * *out; a value that is not a number from lo to hi (0 always allowed) is
+ * AMP_ERROR_INVALID_ARGUMENT naming it and what it means (what). */
+static amp_status amp_mpi__count_from_env(const char *name, unsigned long long lo, unsigned long long hi,
+                                          const char *what, unsigned long long *out)
 {
-    const char *v = amp_mpi__env("AMP_MPI_CHUNK_BYTES");
-    *bytes = 0;
+    const char *v = amp_mpi__env(name);
+    *out = 0;
     if (!v) return AMP_OK;
     char *end = NULL;
     errno = 0;
     unsigned long long n = strtoull(v, &end, 10);
-    if (*v < '0' || *v > '9' || *end || errno || (n && n < 4096) || n > (1ull << 30))
-        return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT,
-                             "amp_mpi_exchange_create: AMP_MPI_CHUNK_BYTES is \"%s\": 0 (no chunks) or 4096 to "
-                             "1073741824 bytes",
-                             v);
-    *bytes = n;
+    if (*v < '0' || *v > '9' || *end || errno || (n && n < lo) || n > hi)
+        return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT, "amp_mpi_exchange_create: %s is \"%s\": %s", name, v, what);
+    *out = n;
     return AMP_OK;
 }
 
+/* AMP_MPI_CHUNK_BYTES: the chunk size of faces (0 or unset: none; at
+ * least 4096 otherwise). */
+static amp_status amp_mpi__chunk_from_env(uint64_t *bytes)
+{
+    unsigned long long n = 0;
+    amp_status st = amp_mpi__count_from_env("AMP_MPI_CHUNK_BYTES", 4096, 1ull << 30,
+                                            "0 (no chunks) or 4096 to 1073741824 bytes", &n);
+    *bytes = n;
+    return st;
+}
+
+/* AMP_MPI_TIMEOUT: the time-out of new exchangers, in milliseconds (0 or
+ * unset: none). */
 static amp_status amp_mpi__timeout_from_env(uint32_t *ms)
 {
-    const char *v = amp_mpi__env("AMP_MPI_TIMEOUT");
-    *ms = 0;
-    if (!v) return AMP_OK;
-    char *end = NULL;
-    errno = 0;
-    unsigned long long n = strtoull(v, &end, 10);
-    if (*v < '0' || *v > '9' || *end || errno || n > UINT32_MAX)
-        return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT,
-                             "amp_mpi_exchange_create: AMP_MPI_TIMEOUT is \"%s\", not a number of milliseconds "
-                             "(0 to 4294967295)",
-                             v);
+    unsigned long long n = 0;
+    amp_status st = amp_mpi__count_from_env("AMP_MPI_TIMEOUT", 0, UINT32_MAX,
+                                            "not a number of milliseconds (0 to 4294967295)", &n);
     *ms = (uint32_t)n;
-    return AMP_OK;
+    return st;
 }
 
 amp_status amp_mpi_exchange_create(MPI_Comm comm, amp_accelerator_view *q, size_t elem_size, amp_mpi_path path,

@@ -129,8 +129,9 @@ static void amp__pb_set_reason(const char *fmt, ...)
     va_end(ap);
 }
 
-/* Every directory from / down to path (resolved) must pass amp__pb_problem. */
-static bool amp__pb_check_dirs(const char *real)
+/* Every directory from / down to path (resolved) must pass amp__pb_problem;
+ * false with the reason in why (size bytes) otherwise. */
+static bool amp__pb_check_dirs(const char *real, char *why_out, size_t size)
 {
     char buf[PATH_MAX];
     snprintf(buf, sizeof buf, "%s", real);
@@ -142,7 +143,7 @@ static bool amp__pb_check_dirs(const char *real)
         struct stat sb;
         const char *why = stat(buf, &sb) != 0 ? strerror(errno) : amp__pb_problem(&sb, true);
         if (why) {
-            amp__pb_set_reason("prebuilt directory %s not used: %s is %s", real, buf, why);
+            snprintf(why_out, size, "prebuilt directory %s not used: %s is %s", real, buf, why);
             return false;
         }
         buf[i] = keep;
@@ -150,7 +151,7 @@ static bool amp__pb_check_dirs(const char *real)
     struct stat root;
     const char *why = stat("/", &root) != 0 ? strerror(errno) : amp__pb_problem(&root, true);
     if (why) {
-        amp__pb_set_reason("prebuilt directory %s not used: / is %s", real, why);
+        snprintf(why_out, size, "prebuilt directory %s not used: / is %s", real, why);
         return false;
     }
     return true;
@@ -210,7 +211,7 @@ static void amp__pb_init(void)
         amp__pb_set_reason("no prebuilt directory %s (%s)", amp__pb_dir, strerror(errno));
         return;
     }
-    if (!amp__pb_check_dirs(real)) return;
+    if (!amp__pb_check_dirs(real, amp__pb_reason, sizeof amp__pb_reason)) return;
     int fd = open(real, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     struct stat sb;
     const char *why = fd < 0 ? strerror(errno) : fstat(fd, &sb) != 0 ? strerror(errno) : amp__pb_problem(&sb, true);
@@ -533,15 +534,8 @@ amp_status amp__prebuilt_read(const char *dir, const char *target, amp__prebuilt
     pthread_once(&amp__pb_once, amp__pb_init);
     char real[PATH_MAX];
     if (!realpath(dir, real)) return AMP_OK; /* no directory yet: no pack */
-    char saved[sizeof amp__pb_reason];
-    pthread_mutex_lock(&amp__pb_lock);
-    snprintf(saved, sizeof saved, "%s", amp__pb_reason);
-    bool dirs_ok = amp__pb_check_dirs(real);
-    char why_dirs[sizeof amp__pb_reason];
-    snprintf(why_dirs, sizeof why_dirs, "%s", amp__pb_reason);
-    snprintf(amp__pb_reason, sizeof amp__pb_reason, "%s", saved);
-    pthread_mutex_unlock(&amp__pb_lock);
-    if (!dirs_ok) return amp__fail(AMP_ERROR_UNSUPPORTED, "%s", why_dirs);
+    char why_dirs[512];
+    if (!amp__pb_check_dirs(real, why_dirs, sizeof why_dirs)) return amp__fail(AMP_ERROR_UNSUPPORTED, "%s", why_dirs);
     int dirfd = open(real, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dirfd < 0) return AMP_OK;
     amp__pb_open(dirfd, dir, target, &p, why, sizeof why);
