@@ -184,8 +184,12 @@ static void amp__dest_place(const amp__side *dst, amp__place *at)
 
 /* Where src is read: its device copy when that holds the whole box and is
  * newer there or the destination is on the same accelerator, else its data
- * source once the device-newer parts of the box came back (exactly those
- * bytes). Storage lock held. */
+ * source once the device-newer parts of the box are on their way back
+ * (exactly those bytes, queued). Storage lock held. Never waits for the
+ * storage's last use: a copy queued on a device is ordered after it
+ * (amp__point_order), and one made on this thread waits for it first; so
+ * an asynchronous copy of a section of a device array that a queued kernel
+ * still writes returns at once instead of after the kernel. */
 static amp_status amp__source_place(amp__side *src, const amp__place *to, amp__place *at)
 {
     amp__storage *s = src->s;
@@ -199,7 +203,7 @@ static amp_status amp__source_place(amp__side *src, const amp__place *to, amp__p
         return AMP_OK;
     }
     *at = amp__home_place(s);
-    return amp__storage_sync(s, &src->box);
+    return amp__storage_sync_queue(s, &src->box);
 }
 
 /* Before a data source with a device copy is written: device-newer data in
