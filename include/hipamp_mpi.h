@@ -307,11 +307,10 @@ typedef struct amp_mpi_pending {
  * and device pointers are ready when begin returns (begin waits for the
  * kernels still writing the sends or reading the receives: MPI touches that
  * memory outside hipamp's queues); a staged send's copy to its host buffer
- * is queued, and with the staged pipeline (the default) begin waits for
- * each copy in turn and posts its send as soon as it landed (it waits for
- * the kernels writing the sends, not for the rest of the queue); with
- * AMP_MPI_STAGED_PIPELINE=0 the send is posted by the first begin, test or
- * end that finds the copy finished. On the NCCL path begin queues the
+ * is queued behind the kernels that write the send, and begin does not
+ * wait for it: the send is posted by the first begin, test or end that
+ * finds the copy landed (end waits for it), so the caller can queue its
+ * next kernel at once. On the NCCL path begin queues the
  * exchange on q and waits for nothing. Until its end, the caller must not write a send
  * view nor use a receive view (a staged send's data is already copied once
  * it is posted). Several exchanges may be in flight; they end in the order
