@@ -1,10 +1,14 @@
 /* support.c — implementation of the shared test helpers (support.h). */
+#define _XOPEN_SOURCE 700 /* nftw */
 #include "support.h"
 
+#include <ftw.h>
 #include <malloc.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 amp_accelerator *test_accel(test_accel_kind kind)
 {
@@ -91,4 +95,41 @@ void test_check_i32(const int32_t *got, const int32_t *want, size_t n, const cha
         if (got[i] != want[i] && bad++ == 0) first = i;
     cr_assert_eq(bad, 0, "%s: %zu of %zu elements wrong; first at %zu: got %d want %d", what, bad, n, first,
                  got[first], want[first]);
+}
+
+/* ---------------------------------------------- scratch directories */
+
+enum { TEST_REMOVE_MAX = 64 };
+static char *test_remove_dirs[TEST_REMOVE_MAX];
+static int test_remove_count;
+static pid_t test_remove_owner;
+
+static int test_remove_entry(const char *path, const struct stat *sb, int type, struct FTW *ftw)
+{
+    (void)sb;
+    (void)type;
+    (void)ftw;
+    remove(path);
+    return 0;
+}
+
+static void test_remove_all(void)
+{
+    if (getpid() != test_remove_owner) return;
+    for (int i = 0; i < test_remove_count; ++i) {
+        nftw(test_remove_dirs[i], test_remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+        free(test_remove_dirs[i]);
+    }
+    test_remove_count = 0;
+}
+
+void test_remove_at_exit(const char *dir)
+{
+    if (!test_remove_owner || test_remove_owner != getpid()) {
+        /* The first call in this process (a test's own, forked by Criterion). */
+        if (!test_remove_owner) atexit(test_remove_all);
+        test_remove_owner = getpid();
+        test_remove_count = 0;
+    }
+    if (test_remove_count < TEST_REMOVE_MAX) test_remove_dirs[test_remove_count++] = strdup(dir);
 }

@@ -665,6 +665,7 @@ static void private_tmpdir(char *dir, size_t cap)
     const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
     snprintf(dir, cap, "%s/hipamp-test-XXXXXX", base);
     cr_assert_not_null(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
+    test_remove_at_exit(dir);
     setenv("TMPDIR", dir, 1);
 }
 

@@ -98,6 +98,7 @@ static void fresh_dir(char *dir, size_t size, const char *what)
 {
     snprintf(dir, size, "%s/test/prebuilt-XXXXXX", bin_dir());
     cr_assert(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
+    test_remove_at_exit(dir);
     (void)what;
 }
 
