@@ -4,10 +4,15 @@
  *
  * and the path's reason. Data is checked once at the end (the last round's received face holds the peer's values).
  *
- *   mpiexec -n 2 mpi_halo_rtt [--bytes B] [--reps N] [--warmup N] [--path auto|host|device|staged|nccl] */
+ * --raw-nccl times the same round trip through NCCL called directly (libnccl.so.2 on the queue's own CUDA stream,
+ * one group of a send and a receive, then the same queue wait), hipamp::mpi left out: the line then starts
+ * `halo_rtt path raw-nccl`. What hipamp adds to NCCL is the difference between the two lines.
+ *
+ *   mpiexec -n 2 mpi_halo_rtt [--bytes B] [--reps N] [--warmup N] [--path auto|host|device|staged|nccl] [--raw-nccl] */
 #include <hipamp.h>
 #include <hipamp_mpi.h>
 
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +33,54 @@ static void die(const char *what, const char *msg)
         if ((call) != AMP_OK) die(#call, amp_mpi_last_error());                                  \
     } while (0)
 
+/* --raw-nccl: the few NCCL and CUDA driver calls it makes, loaded here (as
+ * hipamp::mpi does) so that the benchmark builds without nccl.h. */
+/* ncclUniqueId, passed by value to ncclCommInitRank. */
+typedef struct raw_nccl_id {
+    char bytes[128];
+} raw_nccl_id;
+
+typedef struct raw_nccl {
+    int (*get_unique_id)(raw_nccl_id *id);
+    int (*comm_init_rank)(void **comm, int n, raw_nccl_id id, int rank);
+    int (*comm_destroy)(void *comm);
+    int (*group_start)(void);
+    int (*group_end)(void);
+    int (*send)(const void *, size_t, int, int, void *, void *);
+    int (*recv)(void *, size_t, int, int, void *, void *);
+    void *comm, *stream;
+} raw_nccl;
+
+/* Loads NCCL, makes the stream's CUDA context current for this thread (for
+ * the whole run: hipamp restores what it changes) and the communicator of
+ * the two ranks. */
+static void raw_nccl_open(raw_nccl *r, amp_accelerator_view *q)
+{
+    void *nccl = dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL), *cu = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!nccl || !cu) die("--raw-nccl", "libnccl.so.2 or libcuda.so.1 does not load");
+    *(void **)&r->get_unique_id = dlsym(nccl, "ncclGetUniqueId");
+    *(void **)&r->comm_init_rank = dlsym(nccl, "ncclCommInitRank");
+    *(void **)&r->comm_destroy = dlsym(nccl, "ncclCommDestroy");
+    *(void **)&r->group_start = dlsym(nccl, "ncclGroupStart");
+    *(void **)&r->group_end = dlsym(nccl, "ncclGroupEnd");
+    *(void **)&r->send = dlsym(nccl, "ncclSend");
+    *(void **)&r->recv = dlsym(nccl, "ncclRecv");
+    int (*get_ctx)(void *, void **) = NULL, (*push)(void *) = NULL;
+    *(void **)&get_ctx = dlsym(cu, "cuStreamGetCtx");
+    *(void **)&push = dlsym(cu, "cuCtxPushCurrent_v2");
+    if (!r->get_unique_id || !r->comm_init_rank || !r->comm_destroy || !r->group_start || !r->group_end || !r->send ||
+        !r->recv || !get_ctx || !push)
+        die("--raw-nccl", "a symbol is missing from libnccl.so.2 or libcuda.so.1");
+    TRY(amp_accelerator_view_native_queue(q, &r->stream));
+    void *ctx = NULL;
+    if (!r->stream || get_ctx(r->stream, &ctx) || push(ctx)) die("--raw-nccl", "the queue has no CUDA stream");
+    raw_nccl_id id;
+    memset(&id, 0, sizeof id);
+    if (rank_ == 0 && r->get_unique_id(&id)) die("--raw-nccl", "ncclGetUniqueId failed");
+    MPI_Bcast(&id, (int)sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
+    if (r->comm_init_rank(&r->comm, 2, id, rank_)) die("--raw-nccl", "ncclCommInitRank failed");
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -42,8 +95,16 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     long bytes = 256 * 1024, reps = 200, warmup = 20;
     amp_mpi_path path = AMP_MPI_PATH_AUTO;
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (!strcmp(argv[i], "--bytes")) bytes = strtol(argv[i + 1], NULL, 10);
+    bool raw = false;
+    for (int i = 1; i < argc; i += 2) {
+        if (!strcmp(argv[i], "--raw-nccl")) {
+            raw = true;
+            i--;
+        } else if (i + 1 >= argc) {
+            if (rank_ == 0) fprintf(stderr, "mpi_halo_rtt: %s needs a value\n", argv[i]);
+            MPI_Finalize();
+            return 2;
+        } else if (!strcmp(argv[i], "--bytes")) bytes = strtol(argv[i + 1], NULL, 10);
         else if (!strcmp(argv[i], "--reps")) reps = strtol(argv[i + 1], NULL, 10);
         else if (!strcmp(argv[i], "--warmup")) warmup = strtol(argv[i + 1], NULL, 10);
         else if (!strcmp(argv[i], "--path")) {
@@ -79,12 +140,27 @@ int main(int argc, char **argv)
     TRY_MPI(amp_mpi_exchange_get_path(x, &info));
     const int peer = 1 - rank_;
     amp_mpi_halo h = {sv, rv, peer, 5, 5};
+    raw_nccl rn = {0};
+    void *sp = NULL, *rp = NULL;
+    if (raw) {
+        raw_nccl_open(&rn, q);
+        TRY(amp_array_view_native_handle(sv, q, AMP_READ_ONLY, &sp));
+        TRY(amp_array_view_native_handle(rv, q, AMP_WRITE_ONLY, &rp));
+        TRY(amp_accelerator_view_wait(q));
+    }
     double *t = malloc((size_t)reps * sizeof *t);
     if (!t) die("malloc", "no memory");
     MPI_Barrier(MPI_COMM_WORLD);
     for (long k = 0; k < warmup + reps; ++k) {
         double t0 = MPI_Wtime();
-        TRY_MPI(amp_mpi_exchange_halos(x, &h, 1));
+        if (raw) {
+            /* Bytes (ncclUint8 = 1), as hipamp::mpi sends them. */
+            if (rn.group_start() || rn.send(sp, (size_t)bytes, 1, peer, rn.comm, rn.stream) ||
+                rn.recv(rp, (size_t)bytes, 1, peer, rn.comm, rn.stream) || rn.group_end())
+                die("--raw-nccl", "an NCCL call failed");
+        } else {
+            TRY_MPI(amp_mpi_exchange_halos(x, &h, 1));
+        }
         TRY(amp_accelerator_view_wait(q));
         if (k >= warmup) t[k - warmup] = MPI_Wtime() - t0;
     }
@@ -107,12 +183,13 @@ int main(int argc, char **argv)
         const char *ck = getenv("AMP_MPI_CHUNK_BYTES");
         printf("halo_rtt path %s pipeline %d chunk %s bytes %ld reps %ld median_us %.1f min_us %.1f p90_us %.1f "
                "fell_back %d staged_bytes %llu data %s\n",
-               amp_mpi_path_name(info.path), !(pl && !strcmp(pl, "0")), ck && *ck ? ck : "0", bytes, reps,
+               raw ? "raw-nccl" : amp_mpi_path_name(info.path), !(pl && !strcmp(pl, "0")), ck && *ck ? ck : "0", bytes, reps,
                1e6 * other[reps / 2],
                1e6 * other[0], 1e6 * other[(reps * 9) / 10], info.fell_back ? 1 : 0,
                (unsigned long long)xs.bytes_staged, all_bad ? "WRONG" : "ok");
         fflush(stdout);
     }
+    if (raw) rn.comm_destroy(rn.comm);
     TRY_MPI(amp_mpi_exchange_destroy(x));
     TRY(amp_array_view_destroy(sv));
     TRY(amp_array_view_destroy(rv));
