@@ -1098,13 +1098,13 @@ cmd_nccl() {
   fi
 
   # 1b. test_mpi's GPU tests of the choice and of the nccl path (one rank).
-  if [[ " ${targets[*]} " == *" test_mpi "* ]] && ! over "test_mpi's nccl tests" 60; then
+  if [[ " ${targets[*]} " == *" test_mpi "* ]] && ! over "test_mpi's nccl tests" 90; then
     local f
-    for f in 'mpi/choose_path_on_a_gpu' 'mpi/*nccl*'; do
+    for f in 'mpi/choose_path_on_a_gpu' 'mpi/*nccl*' 'mpi_heat/every_path_on_two_gpus'; do
       (cd "$B" && timeout 120 ./test/test_mpi --filter "$f" -j1 --verbose) >> "$L/test_mpi.log" 2>&1 ||
         fail "test_mpi --filter '$f' (test_mpi.log)"
     done
-    say "test_mpi: $(grep -cE '^\[PASS\]' "$L/test_mpi.log") passed, $(grep -cE '^\[FAIL\]' "$L/test_mpi.log") failed: $(grep -E '^\[(PASS|FAIL|SKIP)\] mpi::(choose_path_on_a_gpu|nccl)' "$L/test_mpi.log" | grep -v 'Test is disabled' | cut -c1-120 | paste -sd';' -)"
+    say "test_mpi: $(grep -cE '^\[PASS\]' "$L/test_mpi.log") passed, $(grep -cE '^\[FAIL\]' "$L/test_mpi.log") failed: $(grep -E '^\[(PASS|FAIL|SKIP)\] mpi(_heat)?::(choose_path_on_a_gpu|nccl|every_path)' "$L/test_mpi.log" | grep -v 'Test is disabled' | cut -c1-160 | paste -sd';' -)"
   fi
 
   # 2. The staged round trip, before and after the pipeline, alternating.
