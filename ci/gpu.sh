@@ -1177,14 +1177,15 @@ cmd_nccl() {
   #     NCCL's own settings (NCCL_PROBE_VARIANTS); then hipamp traces
   #     (AMP_TRACE) of the staged round trip and of heat_mpi's overlapped
   #     step, staged and nccl, into the logs.
-  if [ "${NCCL_PROBE:-0}" = 1 ] && { [ "$ngpu" -ge 2 ] || [ "$dry" = 1 ]; } && ! over "the probes" 90; then
-    local v k2
-    for k2 in 1 2; do
+  if [ "${NCCL_PROBE:-0}" = 1 ] && ! over "the probes" 90; then
+    local v k2 tpaths="staged nccl"
+    [ "$ngpu" -ge 2 ] || [ "$dry" = 1 ] || tpaths=staged # (NCCL takes one rank a GPU)
+    for k2 in $([ "$ngpu" -ge 2 ] && echo 1 2); do
       say "  nccl via hipamp: $(AMP_MPI_PATH=nccl rtt probe-nccl 2 || echo failed)"
       say "  nccl direct:     $(rtt probe-raw 2 --path staged --raw-nccl || echo failed)"
     done
     while IFS= read -r v; do
-      [ -n "$v" ] || continue
+      [ -n "$v" ] && [ "$ngpu" -ge 2 ] || continue
       # shellcheck disable=SC2086 # NAME=VALUE, exported in the subshell only
       say "  nccl via hipamp, $v: $(export $v; AMP_MPI_PATH=nccl rtt "probe-$(echo "$v" | tr -c 'A-Za-z0-9\n' _)" 2 || echo failed)"
     done <<< "${NCCL_PROBE_VARIANTS:-NCCL_P2P_LL_THRESHOLD=1048576
@@ -1195,7 +1196,7 @@ NCCL_MIN_P2P_NCHANNELS=8
 NCCL_NTHREADS=512}"
     AMP_TRACE=$L/trace-rtt-staged-%p.json rtt trace-staged 2 --path staged --reps 40 --warmup 10 > /dev/null
     local HEATP=$B/examples/mpi_heat/heat_mpi
-    for p in staged nccl; do
+    for p in $tpaths; do
       AMP_TRACE=$L/trace-heat-$p-%p.json timeout -k 5 120 "$mpiexec" -n 2 --oversubscribe "$HEATP" 16384 8192 40 \
         --warmup 20 --path "$p" --no-checksum > "$L/trace-heat-$p.txt" 2>&1 || fail "traced heat_mpi, $p"
     done
