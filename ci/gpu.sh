@@ -1100,11 +1100,25 @@ cmd_nccl() {
   # 1b. test_mpi's GPU tests of the choice and of the nccl path (one rank).
   if [[ " ${targets[*]} " == *" test_mpi "* ]] && ! over "test_mpi's nccl tests" 90; then
     local f
-    for f in 'mpi/choose_path_on_a_gpu' 'mpi/*nccl*' 'mpi_heat/every_path_on_two_gpus'; do
+    for f in 'mpi/choose_path_on_a_gpu' 'mpi/*nccl*' 'mpi/*_gpu' 'mpi_heat/every_path_on_two_gpus'; do
       (cd "$B" && timeout 120 ./test/test_mpi --filter "$f" -j1 --verbose) >> "$L/test_mpi.log" 2>&1 ||
         fail "test_mpi --filter '$f' (test_mpi.log)"
     done
     say "test_mpi: $(grep -cE '^\[PASS\]' "$L/test_mpi.log") passed, $(grep -cE '^\[FAIL\]' "$L/test_mpi.log") failed: $(grep -E '^\[(PASS|FAIL|SKIP)\] mpi(_heat)?::(choose_path_on_a_gpu|nccl|every_path)' "$L/test_mpi.log" | grep -v 'Test is disabled' | cut -c1-160 | paste -sd';' -)"
+    grep -E '^\[FAIL\]' "$L/test_mpi.log" | head -n 5 | tee -a "$S"
+
+    # 1c. heat_mpi's staged path on the GPU, on the copy stream and off it
+    #     (AMP_MPI_COPY_STREAM=0), overlapped and not, 2 ranks (sharing a
+    #     GPU where there is one): the checksum of the CPU accelerator's run.
+    local HEATC=$B/examples/mpi_heat/heat_mpi ref c cs
+    ref=$(AMP_DEFAULT_ACCELERATOR=cpu timeout -k 5 120 "$mpiexec" -n 1 --oversubscribe "$HEATC" 1000 777 60 < /dev/null 2> "$L/heat-ref.err" | sed -n 's/^checksum //p')
+    for cs in 1 0; do
+      for ov in "" --no-overlap; do
+        c=$(AMP_MPI_COPY_STREAM=$cs timeout -k 5 120 "$mpiexec" -n 2 --oversubscribe "$HEATC" 1000 777 60 --path staged $ov < /dev/null 2>> "$L/heat-cs.err" | tee -a "$L/heat-cs.txt" | sed -n 's/^checksum //p')
+        [ -n "$ref" ] && [ "$c" = "$ref" ] || fail "heat_mpi staged, AMP_MPI_COPY_STREAM=$cs ${ov:-overlapped}: checksum ${c:-none}, the CPU's ${ref:-none}"
+      done
+    done
+    say "heat_mpi staged on the GPU, copy stream on and off, overlapped and not: $(grep -c '^checksum' "$L/heat-cs.txt") runs, CPU checksum ${ref:-none}; copied_bytes_per_step: $(grep -h '^copied_bytes_per_step' "$L/heat-cs.txt" | cut -d' ' -f2 | paste -sd, -)"
   fi
 
   # 2. The staged round trip, before and after the pipeline, alternating.

@@ -369,6 +369,8 @@ typedef struct amp_mpi_exchange_stats {
     uint64_t messages_sent, messages_received;
     uint64_t bytes_sent, bytes_received;   /* payload handed to MPI */
     uint64_t bytes_staged;                 /* copied through host staging (both ways) */
+    uint64_t bytes_copied_aside;           /* of those, copied on hipamp::mpi's own copy stream of a GPU (the
+                                            * staged pipeline's), beside the queue: not in its amp_stats */
     double seconds;                        /* wall time inside the exchange calls (begin, test, end) */
     uint64_t allreduces;                   /* amp_mpi_exchange_allreduce calls that succeeded */
     uint64_t allreduces_on_device;         /* of those, reduced by NCCL on the device */

@@ -234,6 +234,13 @@ amp_status amp_mpi_exchange_create(MPI_Comm comm, amp_accelerator_view *q, size_
     /* Every rank chose NCCL (the agreement saw to that), or none did. */
     if (x->path.path == AMP_MPI_PATH_NCCL && (st = amp_mpi__nccl_start(x, amp_mpi__vendor(&info))) != AMP_OK)
         goto fail;
+    /* The staged path's copy stream (also after a fall-back from NCCL).
+     * Only this rank's business: without one, the copies run on q. */
+    void *stream = NULL;
+    if (x->path.path == AMP_MPI_PATH_STAGED && x->pipeline && !x->host_memory &&
+        amp_accelerator_view_native_queue(q, &stream) == AMP_OK && stream &&
+        amp_mpi__aside_open(amp_mpi__vendor(&info), stream, &x->aside) != AMP_OK)
+        x->aside = NULL;
     x->next_id = x->oldest = 1;
     amp_mpi__notices_join(x);
     *out = x;
@@ -263,6 +270,8 @@ amp_status amp_mpi_exchange_destroy(amp_mpi_exchange *x)
         return amp_mpi__fail(AMP_ERROR_BUSY, "amp_mpi_exchange_destroy: exchange #%llu is still in flight: end it first",
                              (unsigned long long)x->oldest);
     amp_status st = amp_mpi__flights_free(x);
+    amp_mpi__aside_close(x->aside);
+    x->aside = NULL;
     /* An abandoned exchange may have left NCCL work that never completes. */
     amp_mpi__nccl_close(x->nccl, x->broken[0] != 0);
     x->nccl = NULL;

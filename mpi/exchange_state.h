@@ -3,6 +3,7 @@
 #define HIPAMP_MPI_EXCHANGE_STATE_H
 
 #include "mpi_private.h"
+#include "native.h"
 #include "nccl_transport.h"
 
 /* A staging buffer, viewed with the extent of the section it mirrors and
@@ -38,6 +39,10 @@ typedef struct amp_mpi__side {
     uint64_t bytes;
     bool posted;       /* its MPI request was posted (NCCL: its operation queued) */
     bool delivered;    /* a staged receive: its copy up was queued as soon as it arrived */
+    /* Staged through the exchanger's copy stream (x->aside): dev is the
+     * view's device address; its copies run beside the queue's kernels. */
+    bool aside;
+    void *dev;
 } amp_mpi__side;
 
 /* One exchange, from its begin to its end, and afterwards the keeper of its
@@ -63,6 +68,12 @@ typedef struct amp_mpi__flight {
     size_t *orig, *part, *parts;
     amp_array_view **owned;
     size_t nowned, owned_cap;
+    /* The copy stream's events (x->aside): per side, its copy's (a send's
+     * until it is posted, a receive's copy up until the record is taken
+     * again), and the mark of what the queue held when the exchange began,
+     * which every copy waits for (freed once the last copy is queued). */
+    void **aside_ev;
+    void *mark;
     bool complete;                /* every request finished (amp_mpi_exchange_test saw it) */
     int complete_rc;              /* what MPI_Testall returned then */
     double seconds;               /* wall time inside its calls so far */
@@ -89,6 +100,10 @@ struct amp_mpi_exchange {
      * copy and message, so that the first chunks travel while the later
      * ones are still copied. */
     uint64_t chunk_bytes;
+    /* The staged pipeline's copy stream on a GPU (native.c; NULL: the
+     * copies are hipamp's, on q): a face's copies then run while q's
+     * kernels do, instead of between them. AMP_MPI_COPY_STREAM=0: none. */
+    amp_mpi__aside *aside;
     amp_mpi__flight **flights; /* in flight or keeping buffers; stable addresses */
     size_t nflights;
     uint64_t next_id;   /* the id the next begin gives (from 1) */

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void amp_mpi__deliver_arrived(amp_mpi__flight *f, const char *fn);
+static void amp_mpi__deliver_arrived(amp_mpi_exchange *x, amp_mpi__flight *f, const char *fn);
 
 /* Records kept free beyond this many are waited for instead of added to. */
 #define AMP_MPI__SPARE_FLIGHTS 4
@@ -193,10 +193,20 @@ static amp_status amp_mpi__prepare(amp_mpi_exchange *x, amp_mpi__side *s, bool i
         s->how = AMP_MPI__STAGE;
         if ((st = amp_mpi__stage_get(x, stage, s->ext, s->bytes, false, what)) != AMP_OK) return st;
         s->addr = stage->host;
-        /* The staging view's element size is the exchanger's: the copy
-         * itself refuses a view of another (AMP_ERROR_ARGUMENT_MISMATCH). */
-        if (is_send && (st = amp_copy_view_async(s->v, stage->view, copy)) != AMP_OK)
+        if (x->aside && amp_mpi__contiguous(s)) {
+            /* On the copy stream: the view's device address now (a
+             * receive's box is left newer on the device, its later users
+             * on q wait for the copy up); begin queues the copies down
+             * once every side is prepared. */
+            s->aside = true;
+            if ((st = amp_array_view_native_handle(s->v, x->q, is_send ? AMP_READ_ONLY : AMP_WRITE_ONLY, &s->dev)) !=
+                AMP_OK)
+                return amp_mpi__hipamp(st, what);
+        } else if (is_send && (st = amp_copy_view_async(s->v, stage->view, copy)) != AMP_OK) {
+            /* The staging view's element size is the exchanger's: the copy
+             * itself refuses a view of another (AMP_ERROR_ARGUMENT_MISMATCH). */
             return amp_mpi__hipamp(st == AMP_ERROR_ARGUMENT_MISMATCH ? AMP_ERROR_INVALID_ARGUMENT : st, what);
+        }
     }
     return amp_mpi__datatype(x, s, what);
 }
@@ -220,27 +230,39 @@ static void amp_mpi__name(char *buf, size_t n, const char *fn, const amp_mpi__fl
 
 /* ------------------------------------------------------------- records */
 
-/* Waits for a record's copies and forgets them (the first failure is
- * returned, after all were waited for). */
-static amp_status amp_mpi__copies_drain(amp_mpi__flight *f)
+/* Waits for a record's copies (hipamp's and the copy stream's) and forgets
+ * them, and its mark (the first failure is returned, after all were waited
+ * for). */
+static amp_status amp_mpi__copies_drain(amp_mpi_exchange *x, amp_mpi__flight *f)
 {
     amp_status st = AMP_OK;
     for (size_t i = 0; i < 2 * f->cap; ++i) {
-        if (!f->copies[i]) continue;
-        amp_status c = amp_future_wait(f->copies[i]);
-        amp_future_destroy(f->copies[i]);
-        f->copies[i] = NULL;
-        if (st == AMP_OK && c != AMP_OK) st = amp_mpi__hipamp(c, "a copy of a staged halo");
+        if (f->copies[i]) {
+            amp_status c = amp_future_wait(f->copies[i]);
+            amp_future_destroy(f->copies[i]);
+            f->copies[i] = NULL;
+            if (st == AMP_OK && c != AMP_OK) st = amp_mpi__hipamp(c, "a copy of a staged halo");
+        }
+        if (f->aside_ev && f->aside_ev[i]) {
+            amp_status c = amp_mpi__aside_wait(x->aside, f->aside_ev[i]);
+            amp_mpi__aside_event_free(x->aside, f->aside_ev[i]);
+            f->aside_ev[i] = NULL;
+            if (st == AMP_OK) st = c;
+        }
     }
+    amp_mpi__aside_event_free(x->aside, f->mark);
+    f->mark = NULL;
     return st;
 }
 
 /* True when none of the record's copies is still running. */
-static bool amp_mpi__copies_done(amp_mpi__flight *f)
+static bool amp_mpi__copies_done(amp_mpi_exchange *x, amp_mpi__flight *f)
 {
     for (size_t i = 0; i < 2 * f->cap; ++i) {
         bool done = true;
         if (f->copies[i] && (amp_future_is_ready(f->copies[i], &done) != AMP_OK || !done)) return false;
+        if (f->aside_ev && f->aside_ev[i] && (amp_mpi__aside_query(x->aside, f->aside_ev[i], &done) != AMP_OK || !done))
+            return false;
     }
     return true;
 }
@@ -269,6 +291,7 @@ static void amp_mpi__flight_free(amp_mpi__flight *f)
     free(f->send_stage);
     free(f->recv_stage);
     free(f->copies);
+    free(f->aside_ev);
     free(f->reqs);
     free(f->statuses);
     free(f);
@@ -290,6 +313,7 @@ static amp_status amp_mpi__flight_grow(amp_mpi__flight *f, size_t n)
     AMP_MPI__GROW(send_stage, 1);
     AMP_MPI__GROW(recv_stage, 1);
     AMP_MPI__GROW(copies, 2);
+    AMP_MPI__GROW(aside_ev, 2);
     AMP_MPI__GROW(reqs, 2);
     AMP_MPI__GROW(statuses, 2);
     AMP_MPI__GROW(orig, 1);
@@ -311,7 +335,7 @@ static amp_status amp_mpi__flight_take(amp_mpi_exchange *x, size_t count, amp_mp
     for (size_t i = 0; i < x->nflights && !f; ++i) {
         if (x->flights[i]->id) continue;
         spare++;
-        if (amp_mpi__copies_done(x->flights[i])) f = x->flights[i];
+        if (amp_mpi__copies_done(x, x->flights[i])) f = x->flights[i];
     }
     if (!f && spare >= AMP_MPI__SPARE_FLIGHTS)
         for (size_t i = 0; i < x->nflights && !f; ++i)
@@ -323,7 +347,7 @@ static amp_status amp_mpi__flight_take(amp_mpi_exchange *x, size_t count, amp_mp
         if (!(f = calloc(1, sizeof *f))) return amp_mpi__fail(AMP_ERROR_OUT_OF_MEMORY, "amp_mpi_exchange_begin: no memory");
         x->flights[x->nflights++] = f;
     }
-    if ((st = amp_mpi__copies_drain(f)) != AMP_OK) return st;
+    if ((st = amp_mpi__copies_drain(x, f)) != AMP_OK) return st;
     if ((st = amp_mpi__owned_free(f)) != AMP_OK) return st;
     if ((st = amp_mpi__flight_grow(f, count)) != AMP_OK) return st;
     f->count = count;
@@ -350,7 +374,7 @@ amp_status amp_mpi__flights_free(amp_mpi_exchange *x)
     amp_status st = AMP_OK;
     for (size_t k = 0; k < x->nflights; ++k) {
         amp_mpi__flight *f = x->flights[k];
-        amp_status c = amp_mpi__copies_drain(f);
+        amp_status c = amp_mpi__copies_drain(x, f);
         if (st == AMP_OK && c != AMP_OK) st = c;
         /* An abandoned exchange's sends may still be read by MPI through
          * its sections' staging buffers, which stay; the sections go. */
@@ -465,6 +489,21 @@ static amp_status amp_mpi__progress(amp_mpi_exchange *x, uint64_t wait_for, cons
                     amp_mpi__fail(st, "%s", msg);
                     return amp_mpi__break(x, st, msg);
                 }
+            } else if (f->aside_ev[i]) {
+                bool done = false;
+                amp_status st = amp_mpi__aside_query(x->aside, f->aside_ev[i], &done);
+                if (st == AMP_OK && !done && id != wait_for) return AMP_OK;
+                if (st == AMP_OK && !done) st = amp_mpi__aside_wait(x->aside, f->aside_ev[i]);
+                amp_mpi__aside_event_free(x->aside, f->aside_ev[i]);
+                f->aside_ev[i] = NULL;
+                if (st != AMP_OK) {
+                    char what[192], msg[AMP_MPI__ERR_SIZE];
+                    amp_mpi__name(what, sizeof what, fn, f, i);
+                    snprintf(msg, sizeof msg, "%s: its copy to the staging buffer failed: %s", what,
+                             amp_mpi_last_error());
+                    amp_mpi__fail(st, "%s", msg);
+                    return amp_mpi__break(x, st, msg);
+                }
             }
             const amp_mpi_halo *h = &f->halos[i / 2];
             int rc = MPI_Isend(sd->addr, sd->count, sd->type, h->peer, h->send_tag, x->comm, &f->reqs[i]);
@@ -524,7 +563,7 @@ static int amp_mpi__wait(amp_mpi_exchange *x, amp_mpi__flight *f, amp_mpi__stop 
     for (unsigned polls = 0;; ++polls) {
         int all = 0, rc = MPI_Testall(n, f->reqs, &all, f->statuses);
         if (rc != MPI_SUCCESS || all) return rc;
-        if (x->pipeline) amp_mpi__deliver_arrived(f, "amp_mpi_exchange_end");
+        if (x->pipeline) amp_mpi__deliver_arrived(x, f, "amp_mpi_exchange_end");
         amp_mpi__notices_poll(x);
         if (x->gone && amp_mpi__waits_for_the_gone(x, f)) {
             double now = amp_mpi__now();
@@ -646,10 +685,22 @@ static amp_status amp_mpi__arrivals(amp_mpi__flight *f, int rc, const char *fn)
     return AMP_OK;
 }
 
+/* Halo i's received face up from its staging buffer on the copy stream,
+ * after what the queue held when the exchange began, and the queue's work
+ * from now on after it. */
+static amp_status amp_mpi__copy_up_aside(amp_mpi_exchange *x, amp_mpi__flight *f, size_t i)
+{
+    amp_mpi__side *r = &f->sides[2 * i + 1];
+    amp_status st = amp_mpi__aside_copy(x->aside, r->dev, f->recv_stage[i].host, (size_t)r->bytes, true, f->mark,
+                                        &f->aside_ev[2 * i + 1]);
+    if (st == AMP_OK) st = amp_mpi__aside_order(x->aside, f->aside_ev[2 * i + 1]);
+    return st;
+}
+
 /* Received data where the accelerator reads it next: a host view's device
  * copies are marked stale; a staging buffer is copied to its view, queued
  * (its future stays with the record until the record is taken again). */
-static amp_status amp_mpi__deliver(amp_mpi__flight *f, const char *fn)
+static amp_status amp_mpi__deliver(amp_mpi_exchange *x, amp_mpi__flight *f, const char *fn)
 {
     amp_status st;
     for (size_t i = 0; i < f->count; ++i) {
@@ -659,6 +710,12 @@ static amp_status amp_mpi__deliver(amp_mpi__flight *f, const char *fn)
         amp_mpi__name(what, sizeof what, fn, f, 2 * i + 1);
         if (r->how == AMP_MPI__IN_PLACE) {
             if ((st = amp_array_view_refresh(r->v)) != AMP_OK) return amp_mpi__hipamp(st, what);
+        } else if (r->how == AMP_MPI__STAGE && !r->delivered && r->aside) {
+            if ((st = amp_mpi__copy_up_aside(x, f, i)) != AMP_OK) {
+                char msg[AMP_MPI__ERR_SIZE];
+                snprintf(msg, sizeof msg, "%s", amp_mpi_last_error());
+                return amp_mpi__fail(st, "%s: %s", what, msg);
+            }
         } else if (r->how == AMP_MPI__STAGE && !r->delivered) {
             amp_mpi__stage *sg = &f->recv_stage[i];
             if ((st = amp_array_view_refresh(sg->view)) != AMP_OK ||
@@ -674,7 +731,7 @@ static amp_status amp_mpi__deliver(amp_mpi__flight *f, const char *fn)
  * while the others are still on their way; amp_mpi__deliver does the rest
  * (and the arrival checks judge the ones left). A failure here is left for
  * the end to find: the receive is then delivered there. Never blocks. */
-static void amp_mpi__deliver_arrived(amp_mpi__flight *f, const char *fn)
+static void amp_mpi__deliver_arrived(amp_mpi_exchange *x, amp_mpi__flight *f, const char *fn)
 {
     for (size_t i = 0; i < f->count; ++i) {
         amp_mpi__side *r = &f->sides[2 * i + 1];
@@ -685,6 +742,10 @@ static void amp_mpi__deliver_arrived(amp_mpi__flight *f, const char *fn)
         if (MPI_Get_count(&stt, MPI_BYTE, &got) != MPI_SUCCESS || got < 0 || (uint64_t)got != r->bytes) continue;
         amp_mpi__stage *sg = &f->recv_stage[i];
         (void)fn;
+        if (r->aside) {
+            if (amp_mpi__copy_up_aside(x, f, i) == AMP_OK) r->delivered = true;
+            continue;
+        }
         if (amp_array_view_refresh(sg->view) != AMP_OK ||
             amp_copy_view_async(sg->view, r->v, &f->copies[2 * i + 1]) != AMP_OK)
             continue;
@@ -978,6 +1039,19 @@ static amp_status amp_mpi__begin(amp_mpi_exchange *x, const amp_mpi_halo *halos,
                 goto fail;
         }
     }
+    /* The copy stream's copies down, after everything the queue held when
+     * the exchange began (the kernels that wrote the sends), not after the
+     * kernels the caller queues next. */
+    for (size_t i = 0; i < count; ++i) {
+        amp_mpi__side *sd = &f->sides[2 * i];
+        if (!sd->v || !sd->aside) continue;
+        if (!f->mark && (st = amp_mpi__aside_mark(x->aside, &f->mark)) != AMP_OK) goto fail;
+        if ((st = amp_mpi__aside_copy(x->aside, sd->addr, sd->dev, (size_t)sd->bytes, false, f->mark,
+                                      &f->aside_ev[2 * i])) != AMP_OK)
+            goto fail;
+    }
+    for (size_t i = 0; i < count && !f->mark; ++i)
+        if (f->sides[2 * i + 1].aside && (st = amp_mpi__aside_mark(x->aside, &f->mark)) != AMP_OK) goto fail;
     if (x->nccl) {
         x->next_id++;
         *out = (amp_mpi_pending){f->id};
@@ -1023,13 +1097,14 @@ static amp_status amp_mpi__begin(amp_mpi_exchange *x, const amp_mpi_halo *halos,
     return st;
 fail:
     /* Nothing was posted: the staged copies queued so far finish and are
-     * forgotten, and the record is free again. */
-    for (size_t i = 0; i < 2 * count; i += 2)
-        if (f->copies[i]) {
-            amp_future_wait(f->copies[i]);
-            amp_future_destroy(f->copies[i]);
-            f->copies[i] = NULL;
-        }
+     * forgotten, and the record is free again (the first failure is the
+     * one reported). */
+    {
+        char msg[AMP_MPI__ERR_SIZE];
+        snprintf(msg, sizeof msg, "%s", amp_mpi_last_error());
+        (void)amp_mpi__copies_drain(x, f);
+        amp_mpi__fail(st, "%s", msg);
+    }
     amp_mpi__flight_release(f);
     return st;
 }
@@ -1071,7 +1146,7 @@ amp_status amp_mpi_exchange_test(amp_mpi_exchange *x, amp_mpi_pending p, bool *d
         return AMP_OK;
     }
     if ((st = amp_mpi__progress(x, 0, __func__)) != AMP_OK) return st;
-    if (x->pipeline) amp_mpi__deliver_arrived(f, __func__);
+    if (x->pipeline) amp_mpi__deliver_arrived(x, f, __func__);
     bool all_posted = true;
     for (size_t i = 0; i < 2 * f->count; i += 2) all_posted &= !f->sides[i].v || f->sides[i].posted;
     if (all_posted && !f->complete) {
@@ -1120,22 +1195,29 @@ static amp_status amp_mpi__end(amp_mpi_exchange *x, amp_mpi_pending p, const cha
     /* Every request finished: the exchange is over whatever the checks say. */
     x->oldest++;
     while (x->oldest < x->next_id && !amp_mpi__flight_of(x, x->oldest)) x->oldest++;
-    if (x->nccl || ((st = amp_mpi__arrivals(f, rc, fn)) == AMP_OK && (st = amp_mpi__deliver(f, fn)) == AMP_OK)) {
+    if (x->nccl || ((st = amp_mpi__arrivals(f, rc, fn)) == AMP_OK && (st = amp_mpi__deliver(x, f, fn)) == AMP_OK)) {
         for (size_t i = 0; i < f->count; ++i) {
             const amp_mpi__side *s = &f->sides[2 * i], *r = &f->sides[2 * i + 1];
             if (s->posted) {
                 x->stats.messages_sent++;
                 x->stats.bytes_sent += s->bytes;
                 if (s->how == AMP_MPI__STAGE && !x->nccl) x->stats.bytes_staged += s->bytes;
+                if (s->aside) x->stats.bytes_copied_aside += s->bytes;
             }
             if (r->posted) {
                 x->stats.messages_received++;
                 x->stats.bytes_received += r->bytes;
                 if (r->how == AMP_MPI__STAGE && !x->nccl) x->stats.bytes_staged += r->bytes;
+                if (r->aside) x->stats.bytes_copied_aside += r->bytes;
             }
         }
         x->stats.exchanges++;
         x->stats.seconds += f->seconds + (amp_mpi__now() - t0);
+    }
+    if (st == AMP_OK && f->mark) {
+        /* Every copy up is queued: none waits for the mark any more. */
+        amp_mpi__aside_event_free(x->aside, f->mark);
+        f->mark = NULL;
     }
     amp_mpi__flight_release(f);
     return st;

@@ -1,5 +1,6 @@
-/* nccl.c — hipamp::mpi's NCCL/RCCL transport: the library loaded with dlopen (no build-time dependency: nccl_abi.h declares what is used), a communicator bootstrapped over the exchanger's MPI communicator, grouped point-to-point operations and in-place all-reduces on a hipamp queue's native stream, with the stream's device current around each call. */
+/* nccl.c — hipamp::mpi's NCCL/RCCL transport: the library loaded with dlopen (no build-time dependency: nccl_abi.h declares what is used), a communicator bootstrapped over the exchanger's MPI communicator, grouped point-to-point operations and in-place all-reduces on a hipamp queue's native stream, with the stream's device current around each call (native.c). */
 #include "nccl_transport.h"
+#include "native.h"
 #include "nccl_abi.h"
 
 #include <dlfcn.h>
@@ -110,84 +111,6 @@ bool amp_mpi__nccl_available(char vendor, char *what, size_t n)
     return lib != NULL;
 }
 
-/* --------------------------------------------- the stream's device current
- *
- * NCCL uses the calling thread's current CUDA device (RCCL the current HIP
- * device), hipamp's queues live in the device's primary context, which
- * hipamp makes current only inside its own calls. So each NCCL call is
- * bracketed: CUDA pushes the stream's context (cuStreamGetCtx) and pops it
- * after; HIP sets the stream's device (hipStreamGetDevice) and restores the
- * previous one. The driver libraries are the ones hipamp itself loaded
- * (dlopen of an already loaded soname). */
-typedef struct amp__ctx_api {
-    int (*cuStreamGetCtx)(void *, void **);
-    int (*cuCtxPushCurrent)(void *);
-    int (*cuCtxPopCurrent)(void **);
-    int (*hipStreamGetDevice)(void *, int *);
-    int (*hipGetDevice)(int *);
-    int (*hipSetDevice)(int);
-} amp__ctx_api;
-static amp__ctx_api amp__ctx;
-static pthread_once_t amp__ctx_once = PTHREAD_ONCE_INIT;
-
-static void amp__ctx_load(void)
-{
-    void *cu = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
-    if (!cu) cu = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (cu) {
-        *(void **)&amp__ctx.cuStreamGetCtx = dlsym(cu, "cuStreamGetCtx");
-        *(void **)&amp__ctx.cuCtxPushCurrent = dlsym(cu, "cuCtxPushCurrent_v2");
-        *(void **)&amp__ctx.cuCtxPopCurrent = dlsym(cu, "cuCtxPopCurrent_v2");
-    }
-    void *hip = dlopen("libamdhip64.so", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
-    if (!hip) hip = dlopen("libamdhip64.so.6", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
-    if (!hip) hip = dlopen("libamdhip64.so.5", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
-    if (hip) {
-        *(void **)&amp__ctx.hipStreamGetDevice = dlsym(hip, "hipStreamGetDevice");
-        *(void **)&amp__ctx.hipGetDevice = dlsym(hip, "hipGetDevice");
-        *(void **)&amp__ctx.hipSetDevice = dlsym(hip, "hipSetDevice");
-    }
-}
-
-typedef struct amp__ctx_saved {
-    int kind; /* 0 nothing done, 1 a CUDA context pushed, 2 a HIP device set */
-    int hip_device;
-} amp__ctx_saved;
-
-static amp_status amp__ctx_enter(char vendor, void *stream, amp__ctx_saved *saved, const char *what)
-{
-    saved->kind = 0;
-    if (!stream) return AMP_OK;
-    pthread_once(&amp__ctx_once, amp__ctx_load);
-    if (vendor == 'c') {
-        void *ctx = NULL;
-        if (!amp__ctx.cuStreamGetCtx || !amp__ctx.cuCtxPushCurrent || !amp__ctx.cuCtxPopCurrent)
-            return amp_mpi__fail(AMP_ERROR_DEVICE, "%s: libcuda.so.1 has no cuStreamGetCtx/cuCtxPushCurrent", what);
-        int e = amp__ctx.cuStreamGetCtx(stream, &ctx);
-        if (e || (e = amp__ctx.cuCtxPushCurrent(ctx)))
-            return amp_mpi__fail(AMP_ERROR_DEVICE, "%s: making the queue's CUDA context current failed (CUresult %d)",
-                                 what, e);
-        saved->kind = 1;
-    } else if (vendor == 'h') {
-        int dev = 0;
-        if (!amp__ctx.hipStreamGetDevice || !amp__ctx.hipGetDevice || !amp__ctx.hipSetDevice)
-            return amp_mpi__fail(AMP_ERROR_DEVICE, "%s: the HIP runtime has no hipStreamGetDevice/hipSetDevice", what);
-        int e = amp__ctx.hipGetDevice(&saved->hip_device);
-        if (e || (e = amp__ctx.hipStreamGetDevice(stream, &dev)) || (e = amp__ctx.hipSetDevice(dev)))
-            return amp_mpi__fail(AMP_ERROR_DEVICE, "%s: making the queue's HIP device current failed (hipError_t %d)",
-                                 what, e);
-        saved->kind = 2;
-    }
-    return AMP_OK;
-}
-
-static void amp__ctx_leave(const amp__ctx_saved *saved)
-{
-    void *ignored = NULL;
-    if (saved->kind == 1) amp__ctx.cuCtxPopCurrent(&ignored);
-    else if (saved->kind == 2) amp__ctx.hipSetDevice(saved->hip_device);
-}
-
 /* ------------------------------------------------------- communicators */
 
 struct amp_mpi__nccl {
@@ -243,10 +166,10 @@ amp_status amp_mpi__nccl_open(MPI_Comm comm, char vendor, void *stream, amp_mpi_
     c->lib = lib;
     c->stream = stream;
     c->vendor = vendor;
-    amp__ctx_saved saved;
-    if ((st = amp__ctx_enter(vendor, stream, &saved, what)) != AMP_OK) goto fail;
+    amp_mpi__ctx_saved saved;
+    if ((st = amp_mpi__ctx_enter(vendor, stream, &saved, what)) != AMP_OK) goto fail;
     ncclResult_t r = lib->ncclCommInitRank(&c->comm, size, boot.id, rank);
-    amp__ctx_leave(&saved);
+    amp_mpi__ctx_leave(&saved);
     if (r != ncclSuccess) {
         st = amp__nccl_fail(lib, NULL, r, what, "ncclCommInitRank");
         c->comm = NULL;
@@ -263,11 +186,11 @@ void amp_mpi__nccl_close(amp_mpi__nccl *c, bool abort)
 {
     if (!c) return;
     if (c->comm) {
-        amp__ctx_saved saved;
-        bool in = amp__ctx_enter(c->vendor, c->stream, &saved, "amp_mpi_exchange_destroy") == AMP_OK;
+        amp_mpi__ctx_saved saved;
+        bool in = amp_mpi__ctx_enter(c->vendor, c->stream, &saved, "amp_mpi_exchange_destroy") == AMP_OK;
         if (abort) c->lib->ncclCommAbort(c->comm);
         else c->lib->ncclCommDestroy(c->comm);
-        if (in) amp__ctx_leave(&saved);
+        if (in) amp_mpi__ctx_leave(&saved);
     }
     free(c);
 }
@@ -275,8 +198,8 @@ void amp_mpi__nccl_close(amp_mpi__nccl *c, bool abort)
 amp_status amp_mpi__nccl_group(amp_mpi__nccl *c, const amp_mpi__nccl_op *ops, size_t n, const char *what)
 {
     amp_status st = AMP_OK;
-    amp__ctx_saved saved;
-    if ((st = amp__ctx_enter(c->vendor, c->stream, &saved, what)) != AMP_OK) return st;
+    amp_mpi__ctx_saved saved;
+    if ((st = amp_mpi__ctx_enter(c->vendor, c->stream, &saved, what)) != AMP_OK) return st;
     ncclResult_t r = c->lib->ncclGroupStart();
     if (r != ncclSuccess) {
         st = amp__nccl_fail(c->lib, c->comm, r, what, "ncclGroupStart");
@@ -293,17 +216,17 @@ amp_status amp_mpi__nccl_group(amp_mpi__nccl *c, const amp_mpi__nccl_op *ops, si
     r = c->lib->ncclGroupEnd();
     if (st == AMP_OK && r != ncclSuccess) st = amp__nccl_fail(c->lib, c->comm, r, what, "ncclGroupEnd");
 done:
-    amp__ctx_leave(&saved);
+    amp_mpi__ctx_leave(&saved);
     return st;
 }
 
 amp_status amp_mpi__nccl_allreduce(amp_mpi__nccl *c, void *addr, size_t count, int dtype, int op, const char *what)
 {
-    amp__ctx_saved saved;
-    amp_status st = amp__ctx_enter(c->vendor, c->stream, &saved, what);
+    amp_mpi__ctx_saved saved;
+    amp_status st = amp_mpi__ctx_enter(c->vendor, c->stream, &saved, what);
     if (st != AMP_OK) return st;
     ncclResult_t r = c->lib->ncclAllReduce(addr, addr, count, dtype, op, c->comm, c->stream);
-    amp__ctx_leave(&saved);
+    amp_mpi__ctx_leave(&saved);
     return r == ncclSuccess ? AMP_OK : amp__nccl_fail(c->lib, c->comm, r, what, "ncclAllReduce");
 }
 
