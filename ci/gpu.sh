@@ -1225,10 +1225,19 @@ NCCL_NTHREADS=512}"
   #    0.98 and 0.90). Skipped on one GPU (its 2 ranks would share it).
   if [ "$ngpu" -ge 2 ] || [ "$dry" = 1 ]; then
     local p rows nx=${HEAT_NX:-16384} hrows=${HEAT_ROWS:-"4096 16384"} steps=${HEAT_STEPS:-200}
-    local cn=${CG_SCALE_N:-4096} cr=${CG_SCALE_ROWS:-4096} ci=${CG_SCALE_ITERS:-200} eff goal
+    local cn=${CG_SCALE_N:-4096} cr=${CG_SCALE_ROWS:-4096} ci=${CG_SCALE_ITERS:-200} goal
     [ "$dry" = 1 ] && { nx=${HEAT_NX:-512}; hrows=${HEAT_ROWS:-"64"}; steps=${HEAT_STEPS:-20}; cn=${CG_SCALE_N:-128}; cr=${CG_SCALE_ROWS:-64}; ci=${CG_SCALE_ITERS:-20}; }
     local HEAT=$B/examples/mpi_heat/heat_mpi
     : > "$OUT/weak-scaling-paths.md"
+    # ws_take: the last table into weak-scaling-paths.md; says the 2-rank
+    # row's efficiency and the path it took.
+    ws_take() {
+      [ -f "$build/ws.part" ] && { cat "$build/ws.part"; echo; } >> "$OUT/weak-scaling-paths.md"
+      local row
+      row=$(grep -h '^| 2 |' "$build/ws.part" 2>/dev/null | head -n1)
+      rm -f "$build/ws.part"
+      echo "efficiency $(echo "$row" | sed -n 's/.*\*\*\([0-9.]*\)\*\* |$/\1/p'), took $(echo "$row" | cut -d'|' -f4 | tr -d ' ')"
+    }
     for p in ${SCALE_PATHS-staged nccl}; do
       for rows in $hrows; do
         over "heat_mpi weak scaling, $p, $rows rows a rank" 60 && break 2
@@ -1237,11 +1246,8 @@ NCCL_NTHREADS=512}"
           --title "heat_mpi weak scaling, path $p, $nx x $rows cells a rank" --out "$build/ws.part" \
           --log "$L/heat-ws-$p-$rows.log" -- --oversubscribe > /dev/null 2>> "$L/ws.err" ||
           fail "heat_mpi weak scaling, path $p, $rows rows a rank (ws.err, heat-ws-$p-$rows.log)"
-        [ -f "$build/ws.part" ] && { cat "$build/ws.part"; echo; } >> "$OUT/weak-scaling-paths.md"
-        eff=$(grep -h '^| 2 |' "$build/ws.part" 2>/dev/null | sed -n 's/.*\*\*\([0-9.]*\)\*\* |$/\1/p' | head -n1)
         goal=""; [ "$rows" = 4096 ] && goal=0.95; [ "$rows" = 16384 ] && goal=0.98
-        say "heat_mpi weak scaling 1 -> 2 GPUs, path $p, $nx x $rows a rank: efficiency ${eff:-?}${goal:+ (goal >= $goal)}; took: $(grep -h '^| 2 |' "$build/ws.part" 2>/dev/null | cut -d'|' -f4 | tr -d ' ')"
-        rm -f "$build/ws.part"
+        say "heat_mpi weak scaling 1 -> 2 GPUs, path $p, $nx x $rows a rank: $(ws_take)${goal:+ (goal >= $goal)}"
       done
       over "cg_mpi weak scaling, $p" 45 && break
       timeout -k 10 200 "$ROOT/examples/cg/weak_scaling.sh" --cg "$CG" --mpiexec "$mpiexec" --ranks "1 2" \
@@ -1249,10 +1255,7 @@ NCCL_NTHREADS=512}"
         --title "cg_mpi weak scaling, path $p, $cn x $cr cells a rank" --out "$build/ws.part" \
         --log "$L/cg-ws-$p.log" -- --oversubscribe > /dev/null 2>> "$L/ws.err" ||
         fail "cg_mpi weak scaling, path $p (ws.err, cg-ws-$p.log)"
-      [ -f "$build/ws.part" ] && { cat "$build/ws.part"; echo; } >> "$OUT/weak-scaling-paths.md"
-      eff=$(grep -h '^| 2 |' "$build/ws.part" 2>/dev/null | sed -n 's/.*\*\*\([0-9.]*\)\*\* |$/\1/p' | head -n1)
-      say "cg_mpi weak scaling 1 -> 2 GPUs, path $p, $cn x $cr a rank: efficiency ${eff:-?} (goal >= 0.90)"
-      rm -f "$build/ws.part"
+      say "cg_mpi weak scaling 1 -> 2 GPUs, path $p, $cn x $cr a rank: $(ws_take) (goal >= 0.90)"
     done
   else
     say "weak scaling per path: skipped (one GPU: two ranks would share it)"
