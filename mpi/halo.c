@@ -411,7 +411,7 @@ static amp_mpi__flight *amp_mpi__flight_of(amp_mpi_exchange *x, uint64_t id)
  * it (MPI 4 deprecates cancelling sends; Open MPI ignores it): an unfinished
  * one's request is freed, and MPI may still read its buffer, so a staging
  * buffer under it is never freed. */
-static void amp_mpi__abandon_flight(amp_mpi__flight *f)
+static void amp_mpi__abandon_flight(amp_mpi_exchange *x, amp_mpi__flight *f)
 {
     for (size_t i = 0; i < 2 * f->count; ++i) {
         amp_mpi__side *sd = &f->sides[i];
@@ -426,13 +426,20 @@ static void amp_mpi__abandon_flight(amp_mpi__flight *f)
             if (sd->how == AMP_MPI__STAGE) f->send_stage[i / 2].lent = true;
         }
     }
-    /* Sends still waiting for their staging copy were never posted. */
-    for (size_t i = 0; i < 2 * f->count; i += 2)
+    /* Sends still waiting for their staging copy were never posted; the
+     * copy still reads the caller's view until it finished. */
+    for (size_t i = 0; i < 2 * f->count; i += 2) {
         if (f->copies[i]) {
             amp_future_wait(f->copies[i]);
             amp_future_destroy(f->copies[i]);
             f->copies[i] = NULL;
         }
+        if (f->aside_ev[i]) {
+            (void)amp_mpi__aside_wait(x->aside, f->aside_ev[i]);
+            amp_mpi__aside_event_free(x->aside, f->aside_ev[i]);
+            f->aside_ev[i] = NULL;
+        }
+    }
     amp_mpi__flight_release(f);
 }
 
@@ -442,7 +449,7 @@ static void amp_mpi__abandon_flight(amp_mpi__flight *f)
 static amp_status amp_mpi__break(amp_mpi_exchange *x, amp_status st, const char *why)
 {
     for (size_t i = 0; i < x->nflights; ++i)
-        if (x->flights[i]->id) amp_mpi__abandon_flight(x->flights[i]);
+        if (x->flights[i]->id) amp_mpi__abandon_flight(x, x->flights[i]);
     x->oldest = x->next_id;
     snprintf(x->broken, sizeof x->broken, "%s", why);
     return st;
@@ -691,9 +698,14 @@ static amp_status amp_mpi__arrivals(amp_mpi__flight *f, int rc, const char *fn)
 static amp_status amp_mpi__copy_up_aside(amp_mpi_exchange *x, amp_mpi__flight *f, size_t i)
 {
     amp_mpi__side *r = &f->sides[2 * i + 1];
-    amp_status st = amp_mpi__aside_copy(x->aside, r->dev, f->recv_stage[i].host, (size_t)r->bytes, true, f->mark,
-                                        &f->aside_ev[2 * i + 1]);
-    if (st == AMP_OK) st = amp_mpi__aside_order(x->aside, f->aside_ev[2 * i + 1]);
+    void **ev = &f->aside_ev[2 * i + 1];
+    amp_status st = amp_mpi__aside_copy(x->aside, r->dev, f->recv_stage[i].host, (size_t)r->bytes, true, f->mark, ev);
+    if (st == AMP_OK && amp_mpi__aside_order(x->aside, *ev) != AMP_OK) {
+        /* The queue cannot wait for the copy on the device: the host waits
+         * for it instead, so that nothing queued from now on runs before
+         * it (the work queued already does not read the receive view). */
+        st = amp_mpi__aside_wait(x->aside, *ev);
+    }
     return st;
 }
 
@@ -743,7 +755,10 @@ static void amp_mpi__deliver_arrived(amp_mpi_exchange *x, amp_mpi__flight *f, co
         amp_mpi__stage *sg = &f->recv_stage[i];
         (void)fn;
         if (r->aside) {
-            if (amp_mpi__copy_up_aside(x, f, i) == AMP_OK) r->delivered = true;
+            /* Once queued, a copy is never queued again (a failure to
+             * order it was waited out, or is the device's, which the
+             * queue's next wait reports). */
+            if (amp_mpi__copy_up_aside(x, f, i) == AMP_OK || f->aside_ev[2 * i + 1]) r->delivered = true;
             continue;
         }
         if (amp_array_view_refresh(sg->view) != AMP_OK ||

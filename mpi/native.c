@@ -71,6 +71,7 @@ static void amp__ctx_load(void)
         *(void **)&amp__ctx.cuMemcpyHtoDAsync = dlsym(cu, "cuMemcpyHtoDAsync_v2");
     }
     void *hip = dlopen("libamdhip64.so", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    if (!hip) hip = dlopen("libamdhip64.so.7", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
     if (!hip) hip = dlopen("libamdhip64.so.6", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
     if (!hip) hip = dlopen("libamdhip64.so.5", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
     if (hip) {
@@ -255,7 +256,12 @@ amp_status amp_mpi__aside_copy(amp_mpi__aside *a, void *dst, const void *src, si
         if (rc)
             st = amp__aside_fail(a, rc, cu ? (to_device ? "cuMemcpyHtoDAsync" : "cuMemcpyDtoHAsync") : "hipMemcpyAsync");
     }
-    if (st == AMP_OK) st = amp__aside_record(a, a->side, done);
+    if (st == AMP_OK && (st = amp__aside_record(a, a->side, done)) != AMP_OK) {
+        /* The copy is queued but nothing could track it: it finishes
+         * before this returns, so that no caller reuses its buffers early. */
+        if (a->vendor == 'c') amp__ctx.cuStreamSynchronize(a->side);
+        else amp__ctx.hipStreamSynchronize(a->side);
+    }
     amp_mpi__ctx_leave(&saved);
     return st;
 }

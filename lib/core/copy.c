@@ -184,9 +184,9 @@ static void amp__dest_place(const amp__side *dst, amp__place *at)
 
 /* Where src is read: its device copy when that holds the whole box and is
  * newer there or the destination is on the same accelerator, else its data
- * source once the device-newer parts of the box are on their way back
- * (exactly those bytes, queued). Storage lock held. Never waits for the
- * storage's last use: a copy queued on a device is ordered after it
+ * source once the device-newer parts of the box came back (exactly those
+ * bytes). Storage lock held. A data source on a device is not waited for:
+ * a copy queued on a device is ordered after its last use
  * (amp__point_order), and one made on this thread waits for it first; so
  * an asynchronous copy of a section of a device array that a queued kernel
  * still writes returns at once instead of after the kernel. */
@@ -203,6 +203,10 @@ static amp_status amp__source_place(amp__side *src, const amp__place *to, amp__p
         return AMP_OK;
     }
     *at = amp__home_place(s);
+    /* A home in host memory may be pageable, and a copy from pageable
+     * memory is staged by the driver at the call, outside stream order:
+     * the host waits for the copies back then. */
+    if (amp__host_addressable(s->home_acc)) return amp__storage_sync(s, &src->box);
     return amp__storage_sync_queue(s, &src->box);
 }
 
