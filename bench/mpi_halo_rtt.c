@@ -6,7 +6,9 @@
  *
  * --raw-nccl times the same round trip through NCCL called directly (libnccl.so.2 on the queue's own CUDA stream,
  * one group of a send and a receive, then the same queue wait), hipamp::mpi left out: the line then starts
- * `halo_rtt path raw-nccl`. What hipamp adds to NCCL is the difference between the two lines.
+ * `halo_rtt path raw-nccl`. What hipamp adds to NCCL is the difference between the two lines. --parts K (with
+ * --raw-nccl) splits the face into K sends and K receives of one group, to see whether NCCL spreads them over more
+ * channels.
  *
  *   mpiexec -n 2 mpi_halo_rtt [--bytes B] [--reps N] [--warmup N] [--path auto|host|device|staged|nccl] [--raw-nccl] */
 #include <hipamp.h>
@@ -96,6 +98,7 @@ int main(int argc, char **argv)
     long bytes = 256 * 1024, reps = 200, warmup = 20;
     amp_mpi_path path = AMP_MPI_PATH_AUTO;
     bool raw = false;
+    long parts = 1;
     for (int i = 1; i < argc; i += 2) {
         if (!strcmp(argv[i], "--raw-nccl")) {
             raw = true;
@@ -107,6 +110,7 @@ int main(int argc, char **argv)
         } else if (!strcmp(argv[i], "--bytes")) bytes = strtol(argv[i + 1], NULL, 10);
         else if (!strcmp(argv[i], "--reps")) reps = strtol(argv[i + 1], NULL, 10);
         else if (!strcmp(argv[i], "--warmup")) warmup = strtol(argv[i + 1], NULL, 10);
+        else if (!strcmp(argv[i], "--parts")) parts = strtol(argv[i + 1], NULL, 10);
         else if (!strcmp(argv[i], "--path")) {
             if (amp_mpi_path_parse(argv[i + 1], &path) != AMP_OK) die("--path", amp_mpi_last_error());
         } else {
@@ -115,8 +119,9 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (size != 2 || bytes < 4 || bytes % 4 || reps < 1 || warmup < 0) {
-        if (rank_ == 0) fprintf(stderr, "mpi_halo_rtt: 2 ranks, --bytes a multiple of 4, --reps >= 1\n");
+    if (size != 2 || bytes < 4 || bytes % 4 || reps < 1 || warmup < 0 || parts < 1 || bytes % (4 * parts)) {
+        if (rank_ == 0)
+            fprintf(stderr, "mpi_halo_rtt: 2 ranks, --bytes a multiple of 4, --reps >= 1, --parts dividing the floats\n");
         MPI_Finalize();
         return 2;
     }
@@ -155,9 +160,12 @@ int main(int argc, char **argv)
         double t0 = MPI_Wtime();
         if (raw) {
             /* Bytes (ncclUint8 = 1), as hipamp::mpi sends them. */
-            if (rn.group_start() || rn.send(sp, (size_t)bytes, 1, peer, rn.comm, rn.stream) ||
-                rn.recv(rp, (size_t)bytes, 1, peer, rn.comm, rn.stream) || rn.group_end())
-                die("--raw-nccl", "an NCCL call failed");
+            const size_t part = (size_t)(bytes / parts);
+            int bad = rn.group_start();
+            for (long k = 0; k < parts && !bad; ++k)
+                bad = rn.send((const char *)sp + k * part, part, 1, peer, rn.comm, rn.stream) ||
+                      rn.recv((char *)rp + k * part, part, 1, peer, rn.comm, rn.stream);
+            if (rn.group_end() || bad) die("--raw-nccl", "an NCCL call failed");
         } else {
             TRY_MPI(amp_mpi_exchange_halos(x, &h, 1));
         }
@@ -181,9 +189,9 @@ int main(int argc, char **argv)
         TRY_MPI(amp_mpi_exchange_get_stats(x, &xs));
         printf("path %s: %s\n", amp_mpi_path_name(info.path), info.reason);
         const char *ck = getenv("AMP_MPI_CHUNK_BYTES");
-        printf("halo_rtt path %s pipeline %d chunk %s bytes %ld reps %ld median_us %.1f min_us %.1f p90_us %.1f "
+        printf("halo_rtt path %s%s pipeline %d chunk %s bytes %ld reps %ld median_us %.1f min_us %.1f p90_us %.1f "
                "fell_back %d staged_bytes %llu data %s\n",
-               raw ? "raw-nccl" : amp_mpi_path_name(info.path), !(pl && !strcmp(pl, "0")), ck && *ck ? ck : "0", bytes, reps,
+               raw ? "raw-nccl" : amp_mpi_path_name(info.path), raw && parts > 1 ? " (in parts)" : "", !(pl && !strcmp(pl, "0")), ck && *ck ? ck : "0", bytes, reps,
                1e6 * other[reps / 2],
                1e6 * other[0], 1e6 * other[(reps * 9) / 10], info.fell_back ? 1 : 0,
                (unsigned long long)xs.bytes_staged, all_bad ? "WRONG" : "ok");

@@ -1198,6 +1198,9 @@ cmd_nccl() {
       say "  nccl via hipamp: $(AMP_MPI_PATH=nccl rtt probe-nccl 2 || echo failed)"
       say "  nccl direct:     $(rtt probe-raw 2 --path staged --raw-nccl || echo failed)"
     done
+    for k2 in $([ "$ngpu" -ge 2 ] && echo 4 16); do
+      say "  nccl direct, $k2 parts: $(rtt "probe-raw-$k2" 2 --path staged --raw-nccl --parts "$k2" || echo failed)"
+    done
     while IFS= read -r v; do
       [ -n "$v" ] && [ "$ngpu" -ge 2 ] || continue
       # shellcheck disable=SC2086 # NAME=VALUE, exported in the subshell only
