@@ -1,5 +1,6 @@
 /* native.c — hipamp::mpi's direct calls into the vendor runtime on a hipamp queue's native stream: the stream's device made current around NCCL's calls and its own, and the staged path's side stream (copies beside the queue's kernels, ordered to the queue by events). The runtimes are the ones hipamp loaded; nothing here is a build-time dependency. */
 #include "native.h"
+#include "native_abi.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -16,36 +17,13 @@
  * after; HIP sets the stream's device (hipStreamGetDevice) and restores the
  * previous one. The driver libraries are the ones hipamp itself loaded
  * (dlopen of an already loaded soname). */
+/* The calls, one pointer each, named as the symbols (native_abi.h). */
 typedef struct amp__ctx_api {
-    int (*cuStreamGetCtx)(void *, void **);
-    int (*cuCtxPushCurrent)(void *);
-    int (*cuCtxPopCurrent)(void **);
-    int (*hipStreamGetDevice)(void *, int *);
-    int (*hipGetDevice)(int *);
-    int (*hipSetDevice)(int);
-    /* The side stream's calls. CUDA: stream and event flags, CUdeviceptr
-     * as an unsigned 64-bit integer; HIP: hipMemcpyAsync with its kind. */
-    int (*cuStreamCreate)(void **, unsigned);
-    int (*cuStreamDestroy)(void *);
-    int (*cuStreamSynchronize)(void *);
-    int (*cuStreamWaitEvent)(void *, void *, unsigned);
-    int (*cuEventCreate)(void **, unsigned);
-    int (*cuEventRecord)(void *, void *);
-    int (*cuEventQuery)(void *);
-    int (*cuEventSynchronize)(void *);
-    int (*cuEventDestroy)(void *);
-    int (*cuMemcpyDtoHAsync)(void *, unsigned long long, size_t, void *);
-    int (*cuMemcpyHtoDAsync)(unsigned long long, const void *, size_t, void *);
-    int (*hipStreamCreateWithFlags)(void **, unsigned);
-    int (*hipStreamDestroy)(void *);
-    int (*hipStreamSynchronize)(void *);
-    int (*hipStreamWaitEvent)(void *, void *, unsigned);
-    int (*hipEventCreateWithFlags)(void **, unsigned);
-    int (*hipEventRecord)(void *, void *);
-    int (*hipEventQuery)(void *);
-    int (*hipEventSynchronize)(void *);
-    int (*hipEventDestroy)(void *);
-    int (*hipMemcpyAsync)(void *, const void *, size_t, int, void *);
+#define AMP__NATIVE_PTR(name, ret, args) ret(*name) args;
+    NATIVE_CUDA_FUNCS(AMP__NATIVE_PTR)
+    NATIVE_HIP_FUNCS(AMP__NATIVE_PTR)
+    NATIVE_HIP_OPTIONAL(AMP__NATIVE_PTR)
+#undef AMP__NATIVE_PTR
 } amp__ctx_api;
 static amp__ctx_api amp__ctx;
 static pthread_once_t amp__ctx_once = PTHREAD_ONCE_INIT;
@@ -54,41 +32,23 @@ static void amp__ctx_load(void)
 {
     void *cu = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
     if (!cu) cu = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+#define AMP__NATIVE_SYM(lib, name) *(void **)&amp__ctx.name = dlsym(lib, #name);
+#define AMP__NATIVE_CUDA(name, ret, args) AMP__NATIVE_SYM(cu, name)
+#define AMP__NATIVE_HIP(name, ret, args) AMP__NATIVE_SYM(hip, name)
     if (cu) {
-        *(void **)&amp__ctx.cuStreamGetCtx = dlsym(cu, "cuStreamGetCtx");
-        *(void **)&amp__ctx.cuCtxPushCurrent = dlsym(cu, "cuCtxPushCurrent_v2");
-        *(void **)&amp__ctx.cuCtxPopCurrent = dlsym(cu, "cuCtxPopCurrent_v2");
-        *(void **)&amp__ctx.cuStreamCreate = dlsym(cu, "cuStreamCreate");
-        *(void **)&amp__ctx.cuStreamDestroy = dlsym(cu, "cuStreamDestroy_v2");
-        *(void **)&amp__ctx.cuStreamSynchronize = dlsym(cu, "cuStreamSynchronize");
-        *(void **)&amp__ctx.cuStreamWaitEvent = dlsym(cu, "cuStreamWaitEvent");
-        *(void **)&amp__ctx.cuEventCreate = dlsym(cu, "cuEventCreate");
-        *(void **)&amp__ctx.cuEventRecord = dlsym(cu, "cuEventRecord");
-        *(void **)&amp__ctx.cuEventQuery = dlsym(cu, "cuEventQuery");
-        *(void **)&amp__ctx.cuEventSynchronize = dlsym(cu, "cuEventSynchronize");
-        *(void **)&amp__ctx.cuEventDestroy = dlsym(cu, "cuEventDestroy_v2");
-        *(void **)&amp__ctx.cuMemcpyDtoHAsync = dlsym(cu, "cuMemcpyDtoHAsync_v2");
-        *(void **)&amp__ctx.cuMemcpyHtoDAsync = dlsym(cu, "cuMemcpyHtoDAsync_v2");
+        NATIVE_CUDA_FUNCS(AMP__NATIVE_CUDA)
     }
     void *hip = dlopen("libamdhip64.so", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
     if (!hip) hip = dlopen("libamdhip64.so.7", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
     if (!hip) hip = dlopen("libamdhip64.so.6", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
     if (!hip) hip = dlopen("libamdhip64.so.5", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
     if (hip) {
-        *(void **)&amp__ctx.hipStreamGetDevice = dlsym(hip, "hipStreamGetDevice");
-        *(void **)&amp__ctx.hipGetDevice = dlsym(hip, "hipGetDevice");
-        *(void **)&amp__ctx.hipSetDevice = dlsym(hip, "hipSetDevice");
-        *(void **)&amp__ctx.hipStreamCreateWithFlags = dlsym(hip, "hipStreamCreateWithFlags");
-        *(void **)&amp__ctx.hipStreamDestroy = dlsym(hip, "hipStreamDestroy");
-        *(void **)&amp__ctx.hipStreamSynchronize = dlsym(hip, "hipStreamSynchronize");
-        *(void **)&amp__ctx.hipStreamWaitEvent = dlsym(hip, "hipStreamWaitEvent");
-        *(void **)&amp__ctx.hipEventCreateWithFlags = dlsym(hip, "hipEventCreateWithFlags");
-        *(void **)&amp__ctx.hipEventRecord = dlsym(hip, "hipEventRecord");
-        *(void **)&amp__ctx.hipEventQuery = dlsym(hip, "hipEventQuery");
-        *(void **)&amp__ctx.hipEventSynchronize = dlsym(hip, "hipEventSynchronize");
-        *(void **)&amp__ctx.hipEventDestroy = dlsym(hip, "hipEventDestroy");
-        *(void **)&amp__ctx.hipMemcpyAsync = dlsym(hip, "hipMemcpyAsync");
+        NATIVE_HIP_FUNCS(AMP__NATIVE_HIP)
+        NATIVE_HIP_OPTIONAL(AMP__NATIVE_HIP)
     }
+#undef AMP__NATIVE_HIP
+#undef AMP__NATIVE_CUDA
+#undef AMP__NATIVE_SYM
 }
 
 amp_status amp_mpi__ctx_enter(char vendor, void *stream, amp_mpi__ctx_saved *saved, const char *what)
@@ -98,10 +58,10 @@ amp_status amp_mpi__ctx_enter(char vendor, void *stream, amp_mpi__ctx_saved *sav
     pthread_once(&amp__ctx_once, amp__ctx_load);
     if (vendor == 'c') {
         void *ctx = NULL;
-        if (!amp__ctx.cuStreamGetCtx || !amp__ctx.cuCtxPushCurrent || !amp__ctx.cuCtxPopCurrent)
+        if (!amp__ctx.cuStreamGetCtx || !amp__ctx.cuCtxPushCurrent_v2 || !amp__ctx.cuCtxPopCurrent_v2)
             return amp_mpi__fail(AMP_ERROR_DEVICE, "%s: libcuda.so.1 has no cuStreamGetCtx/cuCtxPushCurrent", what);
         int e = amp__ctx.cuStreamGetCtx(stream, &ctx);
-        if (e || (e = amp__ctx.cuCtxPushCurrent(ctx)))
+        if (e || (e = amp__ctx.cuCtxPushCurrent_v2(ctx)))
             return amp_mpi__fail(AMP_ERROR_DEVICE, "%s: making the queue's CUDA context current failed (CUresult %d)",
                                  what, e);
         saved->kind = 1;
@@ -121,17 +81,23 @@ amp_status amp_mpi__ctx_enter(char vendor, void *stream, amp_mpi__ctx_saved *sav
 void amp_mpi__ctx_leave(const amp_mpi__ctx_saved *saved)
 {
     void *ignored = NULL;
-    if (saved->kind == 1) amp__ctx.cuCtxPopCurrent(&ignored);
+    if (saved->kind == 1) amp__ctx.cuCtxPopCurrent_v2(&ignored);
     else if (saved->kind == 2) amp__ctx.hipSetDevice(saved->hip_device);
 }
 
 /* ---------------------------------------------------------- side stream */
 
-/* The runtimes' "not ready" (CUDA_ERROR_NOT_READY, hipErrorNotReady) and
- * the flags used: a stream that does not wait for the legacy default
- * stream, events without timing. */
-enum { AMP__NOT_READY = 600, AMP__STREAM_NON_BLOCKING = 1, AMP__EVENT_DISABLE_TIMING = 2 };
-enum { AMP__HIP_H2D = 1, AMP__HIP_D2H = 2 };
+/* The flags used (native_abi.h): a stream that does not wait for the
+ * legacy default stream, events without timing; both runtimes give them
+ * and "not ready" the same values. */
+_Static_assert(AMP_MPI__CU_NOT_READY == AMP_MPI__HIP_NOT_READY, "not ready differs");
+_Static_assert(AMP_MPI__CU_STREAM_NON_BLOCKING == AMP_MPI__HIP_STREAM_NON_BLOCKING, "stream flags differ");
+_Static_assert(AMP_MPI__CU_EVENT_DISABLE_TIMING == AMP_MPI__HIP_EVENT_DISABLE_TIMING, "event flags differ");
+enum {
+    AMP__NOT_READY = AMP_MPI__CU_NOT_READY,
+    AMP__STREAM_NON_BLOCKING = AMP_MPI__CU_STREAM_NON_BLOCKING,
+    AMP__EVENT_DISABLE_TIMING = AMP_MPI__CU_EVENT_DISABLE_TIMING
+};
 
 struct amp_mpi__aside {
     char vendor;
@@ -143,16 +109,18 @@ struct amp_mpi__aside {
 static bool amp__aside_calls(char vendor)
 {
     const amp__ctx_api *c = &amp__ctx;
-    if (vendor == 'c')
-        return c->cuStreamGetCtx && c->cuCtxPushCurrent && c->cuCtxPopCurrent && c->cuStreamCreate &&
-               c->cuStreamDestroy && c->cuStreamSynchronize && c->cuStreamWaitEvent && c->cuEventCreate &&
-               c->cuEventRecord && c->cuEventQuery && c->cuEventSynchronize && c->cuEventDestroy &&
-               c->cuMemcpyDtoHAsync && c->cuMemcpyHtoDAsync;
-    if (vendor == 'h')
-        return c->hipStreamGetDevice && c->hipGetDevice && c->hipSetDevice && c->hipStreamCreateWithFlags &&
-               c->hipStreamDestroy && c->hipStreamSynchronize && c->hipStreamWaitEvent && c->hipEventCreateWithFlags &&
-               c->hipEventRecord && c->hipEventQuery && c->hipEventSynchronize && c->hipEventDestroy &&
-               c->hipMemcpyAsync;
+    bool all = true;
+#define AMP__NATIVE_HAS(name, ret, args) all = all && c->name;
+    if (vendor == 'c') {
+        NATIVE_CUDA_FUNCS(AMP__NATIVE_HAS)
+        return all;
+    }
+    if (vendor == 'h') {
+        NATIVE_HIP_FUNCS(AMP__NATIVE_HAS)
+        NATIVE_HIP_OPTIONAL(AMP__NATIVE_HAS)
+        return all;
+    }
+#undef AMP__NATIVE_HAS
     return false;
 }
 
@@ -198,7 +166,7 @@ void amp_mpi__aside_close(amp_mpi__aside *a)
     if (amp_mpi__ctx_enter(a->vendor, a->queue, &saved, "hipamp::mpi's copy stream") == AMP_OK) {
         if (a->vendor == 'c') {
             amp__ctx.cuStreamSynchronize(a->side);
-            amp__ctx.cuStreamDestroy(a->side);
+            amp__ctx.cuStreamDestroy_v2(a->side);
         } else {
             amp__ctx.hipStreamSynchronize(a->side);
             amp__ctx.hipStreamDestroy(a->side);
@@ -218,7 +186,7 @@ static amp_status amp__aside_record(amp_mpi__aside *a, void *stream, void **ev)
                 : amp__ctx.hipEventCreateWithFlags(&e, AMP__EVENT_DISABLE_TIMING);
     if (rc) return amp__aside_fail(a, rc, cu ? "cuEventCreate" : "hipEventCreateWithFlags");
     if ((rc = cu ? amp__ctx.cuEventRecord(e, stream) : amp__ctx.hipEventRecord(e, stream))) {
-        if (cu) amp__ctx.cuEventDestroy(e);
+        if (cu) amp__ctx.cuEventDestroy_v2(e);
         else amp__ctx.hipEventDestroy(e);
         return amp__aside_fail(a, rc, cu ? "cuEventRecord" : "hipEventRecord");
     }
@@ -249,10 +217,10 @@ amp_status amp_mpi__aside_copy(amp_mpi__aside *a, void *dst, const void *src, si
         st = amp__aside_fail(a, rc, cu ? "cuStreamWaitEvent" : "hipStreamWaitEvent");
     if (st == AMP_OK) {
         if (cu)
-            rc = to_device ? amp__ctx.cuMemcpyHtoDAsync((unsigned long long)(uintptr_t)dst, src, bytes, a->side)
-                           : amp__ctx.cuMemcpyDtoHAsync(dst, (unsigned long long)(uintptr_t)src, bytes, a->side);
+            rc = to_device ? amp__ctx.cuMemcpyHtoDAsync_v2((unsigned long long)(uintptr_t)dst, src, bytes, a->side)
+                           : amp__ctx.cuMemcpyDtoHAsync_v2(dst, (unsigned long long)(uintptr_t)src, bytes, a->side);
         else
-            rc = amp__ctx.hipMemcpyAsync(dst, src, bytes, to_device ? AMP__HIP_H2D : AMP__HIP_D2H, a->side);
+            rc = amp__ctx.hipMemcpyAsync(dst, src, bytes, to_device ? AMP_MPI__HIP_H2D : AMP_MPI__HIP_D2H, a->side);
         if (rc)
             st = amp__aside_fail(a, rc, cu ? (to_device ? "cuMemcpyHtoDAsync" : "cuMemcpyDtoHAsync") : "hipMemcpyAsync");
     }
@@ -305,7 +273,7 @@ void amp_mpi__aside_event_free(amp_mpi__aside *a, void *ev)
     if (!a || !ev) return;
     amp_mpi__ctx_saved saved;
     if (amp_mpi__ctx_enter(a->vendor, a->queue, &saved, "hipamp::mpi's copy stream") != AMP_OK) return;
-    if (a->vendor == 'c') amp__ctx.cuEventDestroy(ev);
+    if (a->vendor == 'c') amp__ctx.cuEventDestroy_v2(ev);
     else amp__ctx.hipEventDestroy(ev);
     amp_mpi__ctx_leave(&saved);
 }

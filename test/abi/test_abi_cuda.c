@@ -1,9 +1,10 @@
-/* test_abi_cuda.c — checks every row of lib/gpu/cuda_abi.h (the CUDA driver and NVRTC ABI the library declares by hand) against cuda.h and nvrtc.h; built only where a CUDA toolkit's headers are installed. */
+/* test_abi_cuda.c — checks every row of lib/gpu/cuda_abi.h (the CUDA driver and NVRTC ABI the library declares by hand) and of mpi/native_abi.h's CUDA rows (hipamp::mpi's copy stream) against cuda.h and nvrtc.h; built only where a CUDA toolkit's headers are installed. */
 #include <cuda.h>
 #include <nvrtc.h>
 
 #define AMP__ABI_CHECK 1
 #include "gpu/cuda_abi.h"
+#include "native_abi.h"
 
 #include "abi_check.h"
 
@@ -61,4 +62,13 @@ Test(abi_cuda, launch_config_layout)
     /* The one value the library sets sits at the union's start. */
     cr_expect_eq(offsetof(CUlaunchAttributeValue, programmaticStreamSerializationAllowed), 0);
     cr_expect_eq(sizeof(((CUlaunchAttributeValue *)0)->programmaticStreamSerializationAllowed), sizeof(int));
+}
+
+/* hipamp::mpi's own rows (mpi/native_abi.h: the context around NCCL's
+ * calls, the staged path's copy stream). */
+Test(abi_cuda, mpi_native)
+{
+    NATIVE_CUDA_TYPES(ABI_CHECK_TYPE)
+    NATIVE_CUDA_CONSTANTS(ABI_CHECK_CONSTANT)
+    NATIVE_CUDA_FUNCS(ABI_CHECK_FUNCTION)
 }

@@ -1,4 +1,4 @@
-/* test_abi_hip.c — checks every row of lib/gpu/hip_abi.h (the HIP runtime, hipRTC and comgr ABI the library declares by hand) against the real headers; built only where they are installed. */
+/* test_abi_hip.c — checks every row of lib/gpu/hip_abi.h (the HIP runtime, hipRTC and comgr ABI the library declares by hand) and of mpi/native_abi.h's HIP rows (hipamp::mpi's copy stream) against the real headers; built only where they are installed. */
 #include <amd_comgr.h>
 #include <hip/hip_runtime_api.h>
 #include <hip/hiprtc.h>
@@ -11,6 +11,7 @@
 
 #define AMP__ABI_CHECK 1
 #include "gpu/hip_abi.h"
+#include "native_abi.h"
 
 #include "abi_check.h"
 
@@ -109,5 +110,18 @@ Test(abi_hip, device_properties_r0000)
     cr_skip("HIP %d.%d headers declare no hipGetDevicePropertiesR0600/R0000 or their structs (ROCm 6+); "
             "R0000 was checked as hipDeviceProp_t, R0600 (%d bytes, gcnArchName at %d) is checked on a ROCm 6+ runner",
             HIP_VERSION_MAJOR, HIP_VERSION_MINOR, HIP_PROPS_R0600_SIZE, HIP_PROPS_R0600_GCN_ARCH_OFFSET);
+#endif
+}
+
+/* hipamp::mpi's own rows (mpi/native_abi.h: the device around RCCL's
+ * calls, the staged path's copy stream); hipStreamGetDevice where the
+ * headers have it (not HIP 5.2's). */
+Test(abi_hip, mpi_native)
+{
+    NATIVE_HIP_TYPES(ABI_CHECK_TYPE)
+    NATIVE_HIP_CONSTANTS(ABI_CHECK_CONSTANT)
+    NATIVE_HIP_FUNCS(ABI_CHECK_FUNCTION)
+#if HIP_VERSION_MAJOR >= 6
+    NATIVE_HIP_OPTIONAL(ABI_CHECK_FUNCTION)
 #endif
 }
