@@ -92,8 +92,8 @@ struct amp_mpi_exchange {
      * before each NCCL call, which then completes before it returns. */
     bool nccl_sync;
     /* The staged path's pipeline (AMP_MPI_STAGED_PIPELINE, default on):
-     * pinned buffers, each send posted by begin as soon as its copy landed,
-     * each receive copied up as soon as it arrived. */
+     * pinned buffers (and a copy stream, aside), each receive copied up as
+     * soon as it arrived. */
     bool pipeline;
     /* AMP_MPI_CHUNK_BYTES (0: none; the same on every rank): a staged face
      * of more bytes moves as chunks of at most this many, each its own
