@@ -313,7 +313,8 @@ typedef struct amp_mpi_pending {
  * next kernel at once. On the NCCL path begin queues the
  * exchange on q and waits for nothing. Until its end, the caller must not write a send
  * view nor use a receive view (a staged send's data is already copied once
- * it is posted). Several exchanges may be in flight; they end in the order
+ * it is posted), nor begin recording a launch graph on q (on a GPU the
+ * staged copies' ordering is queued on q's stream by test and end). Several exchanges may be in flight; they end in the order
  * they began. The halos array is copied; the views must live until the
  * end. *out gets the exchange (0 on failure). Statuses: as
  * amp_mpi_exchange_halos, except those of the arrival checks and the
