@@ -1221,7 +1221,7 @@ NCCL_NTHREADS=512}"
   fi
 
   # 6. Two GPUs: weak scaling 1 -> 2 ranks on each path of SCALE_PATHS
-  #    [staged nccl]: heat_mpi at HEAT_NX [16384] x each of HEAT_ROWS
+  #    [staged staged-queue nccl] (staged-queue: AMP_MPI_COPY_STREAM=0): heat_mpi at HEAT_NX [16384] x each of HEAT_ROWS
   #    ["4096 16384"] rows a rank, overlapped, HEAT_STEPS [200] steps; cg_mpi
   #    at CG_SCALE_N [4096] x CG_SCALE_ROWS [4096] a rank, CG_SCALE_ITERS
   #    [200] iterations; each the median of 3 runs (issue 42's goals: 0.95,
@@ -1241,11 +1241,15 @@ NCCL_NTHREADS=512}"
       rm -f "$build/ws.part"
       echo "efficiency $(echo "$row" | sed -n 's/.*\*\*\([0-9.]*\)\*\* |$/\1/p'), took $(echo "$row" | cut -d'|' -f4 | tr -d ' ')"
     }
-    for p in ${SCALE_PATHS-staged nccl}; do
+    # staged-queue: the staged path with its copies on the queue
+    # (AMP_MPI_COPY_STREAM=0), side by side with the copy stream.
+    for p in ${SCALE_PATHS-staged staged-queue nccl}; do
+      local cs=1 path=$p
+      [ "$p" = staged-queue ] && { cs=0; path=staged; }
       for rows in $hrows; do
         over "heat_mpi weak scaling, $p, $rows rows a rank" 60 && break 2
-        timeout -k 10 200 "$ROOT/examples/mpi_heat/weak_scaling.sh" --heat "$HEAT" --mpiexec "$mpiexec" --ranks "1 2" \
-          --nx "$nx" --rows "$rows" --steps "$steps" --warmup 20 --repeat 3 --timeout 60 --path "$p" \
+        AMP_MPI_COPY_STREAM=$cs timeout -k 10 200 "$ROOT/examples/mpi_heat/weak_scaling.sh" --heat "$HEAT" --mpiexec "$mpiexec" --ranks "1 2" \
+          --nx "$nx" --rows "$rows" --steps "$steps" --warmup 20 --repeat 3 --timeout 60 --path "$path" \
           --title "heat_mpi weak scaling, path $p, $nx x $rows cells a rank" --out "$build/ws.part" \
           --log "$L/heat-ws-$p-$rows.log" -- --oversubscribe > /dev/null 2>> "$L/ws.err" ||
           fail "heat_mpi weak scaling, path $p, $rows rows a rank (ws.err, heat-ws-$p-$rows.log)"
@@ -1253,8 +1257,8 @@ NCCL_NTHREADS=512}"
         say "heat_mpi weak scaling 1 -> 2 GPUs, path $p, $nx x $rows a rank: $(ws_take)${goal:+ (goal >= $goal)}"
       done
       over "cg_mpi weak scaling, $p" 45 && break
-      timeout -k 10 200 "$ROOT/examples/cg/weak_scaling.sh" --cg "$CG" --mpiexec "$mpiexec" --ranks "1 2" \
-        --n "$cn" --rows "$cr" --iters "$ci" --warmup 10 --repeat 3 --timeout 60 --path "$p" \
+      AMP_MPI_COPY_STREAM=$cs timeout -k 10 200 "$ROOT/examples/cg/weak_scaling.sh" --cg "$CG" --mpiexec "$mpiexec" --ranks "1 2" \
+        --n "$cn" --rows "$cr" --iters "$ci" --warmup 10 --repeat 3 --timeout 60 --path "$path" \
         --title "cg_mpi weak scaling, path $p, $cn x $cr cells a rank" --out "$build/ws.part" \
         --log "$L/cg-ws-$p.log" -- --oversubscribe > /dev/null 2>> "$L/ws.err" ||
         fail "cg_mpi weak scaling, path $p (ws.err, cg-ws-$p.log)"
