@@ -1203,8 +1203,8 @@ cmd_nccl() {
     done
     while IFS= read -r v; do
       [ -n "$v" ] && [ "$ngpu" -ge 2 ] || continue
-      # shellcheck disable=SC2086 # NAME=VALUE, exported in the subshell only
-      say "  nccl via hipamp, $v: $(export $v; AMP_MPI_PATH=nccl rtt "probe-$(echo "$v" | tr -c 'A-Za-z0-9\n' _)" 2 || echo failed)"
+      # (NAME=VALUE, exported in the subshell only)
+      say "  nccl via hipamp, $v: $(export "${v?}"; AMP_MPI_PATH=nccl rtt "probe-$(echo "$v" | tr -c 'A-Za-z0-9\n' _)" 2 || echo failed)"
     done <<< "${NCCL_PROBE_VARIANTS:-NCCL_P2P_LL_THRESHOLD=1048576
 NCCL_PROTO=LL128
 NCCL_PROTO=LL
