@@ -245,27 +245,34 @@ amp_status amp_mpi__aside_order(amp_mpi__aside *a, void *ev)
     return rc ? amp__aside_fail(a, rc, cu ? "cuStreamWaitEvent" : "hipStreamWaitEvent") : AMP_OK;
 }
 
-amp_status amp_mpi__aside_query(amp_mpi__aside *a, void *ev, bool *done)
+/* cu(ev) or hip(ev), as a's runtime is, with the stream's device current;
+ * *rc the runtime's answer. */
+static amp_status amp__aside_on_event(amp_mpi__aside *a, void *ev, CUresult (*cu)(CUevent), hipError_t (*hip)(hipEvent_t),
+                                      int *rc)
 {
-    bool cu = a->vendor == 'c';
     amp_mpi__ctx_saved saved;
     amp_status st = amp_mpi__ctx_enter(a->vendor, a->queue, &saved, "hipamp::mpi's copy stream");
     if (st != AMP_OK) return st;
-    int rc = cu ? amp__ctx.cuEventQuery(ev) : amp__ctx.hipEventQuery(ev);
+    *rc = a->vendor == 'c' ? cu(ev) : hip(ev);
     amp_mpi__ctx_leave(&saved);
-    *done = rc == 0;
-    return rc == 0 || rc == AMP__NOT_READY ? AMP_OK : amp__aside_fail(a, rc, cu ? "cuEventQuery" : "hipEventQuery");
+    return AMP_OK;
+}
+
+amp_status amp_mpi__aside_query(amp_mpi__aside *a, void *ev, bool *done)
+{
+    int rc = 0;
+    amp_status st = amp__aside_on_event(a, ev, amp__ctx.cuEventQuery, amp__ctx.hipEventQuery, &rc);
+    *done = st == AMP_OK && rc == 0;
+    if (st != AMP_OK || rc == 0 || rc == AMP__NOT_READY) return st;
+    return amp__aside_fail(a, rc, a->vendor == 'c' ? "cuEventQuery" : "hipEventQuery");
 }
 
 amp_status amp_mpi__aside_wait(amp_mpi__aside *a, void *ev)
 {
-    bool cu = a->vendor == 'c';
-    amp_mpi__ctx_saved saved;
-    amp_status st = amp_mpi__ctx_enter(a->vendor, a->queue, &saved, "hipamp::mpi's copy stream");
-    if (st != AMP_OK) return st;
-    int rc = cu ? amp__ctx.cuEventSynchronize(ev) : amp__ctx.hipEventSynchronize(ev);
-    amp_mpi__ctx_leave(&saved);
-    return rc ? amp__aside_fail(a, rc, cu ? "cuEventSynchronize" : "hipEventSynchronize") : AMP_OK;
+    int rc = 0;
+    amp_status st = amp__aside_on_event(a, ev, amp__ctx.cuEventSynchronize, amp__ctx.hipEventSynchronize, &rc);
+    if (st != AMP_OK || rc == 0) return st;
+    return amp__aside_fail(a, rc, a->vendor == 'c' ? "cuEventSynchronize" : "hipEventSynchronize");
 }
 
 void amp_mpi__aside_event_free(amp_mpi__aside *a, void *ev)
