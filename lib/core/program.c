@@ -452,18 +452,12 @@ amp_status amp_program_build_file(amp_accelerator *acc, const char *path, const 
                        AMP__SOURCE_FILE_MAX >> 20);
         goto out;
     }
-    size_t size = (size_t)sb.st_size, got = 0;
+    size_t size = (size_t)sb.st_size;
     if (!(text = malloc(size + 1))) {
         st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "no memory to read kernel file %s (%zu bytes)", path, size);
         goto out;
     }
-    while (got < size) {
-        ssize_t r = read(fd, text + got, size - got);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) break;
-        got += (size_t)r;
-    }
-    if (got != size) {
+    if (!amp__fd_read_all(fd, text, size)) {
         st = amp__fail(AMP_ERROR_INVALID_ARGUMENT, "cannot read kernel file %s", path);
         goto out;
     }

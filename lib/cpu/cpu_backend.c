@@ -104,19 +104,6 @@ static amp_status amp__cpu_compile_op(void *dev, const amp__compile_job *job, am
     return amp__cpu_compile(dev, job, out);
 }
 
-static bool amp__cpu_write_all(int fd, const void *data, size_t size)
-{
-    const char *p = data;
-    while (size) {
-        ssize_t n = write(fd, p, size);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return false;
-        p += n;
-        size -= (size_t)n;
-    }
-    return true;
-}
-
 /* dlopen the bytes through an anonymous memory file, else (no memfd, or a
  * policy against executing one) through a temporary file in the checked
  * TMPDIR (amp__cpu_tmp_dir), made there exclusively and loaded through its
@@ -143,7 +130,7 @@ static amp_status amp__cpu_module_load(void *dev, const void *bin, size_t bin_si
     m->fd = memfd_create("hipamp-cpu-module", MFD_CLOEXEC);
     if (m->fd >= 0) {
         snprintf(path, sizeof path, "/proc/self/fd/%d", m->fd);
-        if (amp__cpu_write_all(m->fd, bin, bin_size)) m->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        if (amp__fd_write_all(m->fd, bin, bin_size)) m->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
         if (!m->handle) {
             const char *e = dlerror();
             snprintf(err, sizeof err, "%s", e ? e : "cannot write the module");
@@ -168,7 +155,7 @@ static amp_status amp__cpu_module_load(void *dev, const void *bin, size_t bin_si
                            err[0] ? "; " : "", file, strerror(errno));
             goto fail;
         }
-        bool ok = amp__cpu_write_all(m->fd, bin, bin_size);
+        bool ok = amp__fd_write_all(m->fd, bin, bin_size);
         snprintf(path, sizeof path, "/proc/self/fd/%d", m->fd);
         bool proc = access(path, F_OK) == 0;
         if (ok && proc) m->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);

@@ -593,7 +593,7 @@ static int amp__add_header(amp__scanner *sc, const char *name, size_t name_len, 
         }
         sc->cap = cap;
     }
-    size_t size = (size_t)sb.st_size, got = 0;
+    size_t size = (size_t)sb.st_size;
     content = malloc(size + 1);
     pathcopy = amp__strdup(path);
     namecopy = amp__flat_name(s->n, path);
@@ -601,14 +601,9 @@ static int amp__add_header(amp__scanner *sc, const char *name, size_t name_len, 
         amp__fail(AMP_ERROR_OUT_OF_MEMORY, "no memory to read header %s", path);
         goto out;
     }
-    while (got < size) {
-        ssize_t r = read(fd, content + got, size - got);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) break;
-        got += (size_t)r;
-    }
-    if (got != size) {
-        amp__fail(AMP_ERROR_COMPILE, "cannot read header %s (%zu of %zu bytes)", path, got, size);
+    if (!amp__fd_read_all(fd, content, size)) {
+        amp__fail(AMP_ERROR_COMPILE, "cannot read header %s (its %zu bytes: an I/O error, or it shrank while read)",
+                  path, size);
         goto out;
     }
     content[size] = '\0';

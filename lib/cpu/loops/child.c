@@ -183,13 +183,7 @@ static bool run_once(const amp__cpu_loops_job *job, uint64_t deadline, amp__cpu_
         bool rok = amp__cpu_loops_transform(job, &r, n, sizeof n);
         size_t l = 0;
         char *out = encode(rok, &r, n, &l);
-        for (size_t off = 0; out && off < l;) {
-            ssize_t w = write(fds[1], out + off, l - off);
-            if (w < 0 && errno == EINTR) continue;
-            if (w <= 0) _exit(1);
-            off += (size_t)w;
-        }
-        _exit(out ? 0 : 1);
+        _exit(out && amp__fd_write_all(fds[1], out, l) ? 0 : 1);
     }
     close(fds[1]);
     fds[1] = -1;
