@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 amp_accelerator *test_accel(test_accel_kind kind)
@@ -109,15 +110,18 @@ static int test_remove_entry(const char *path, const struct stat *sb, int type, 
     (void)sb;
     (void)type;
     (void)ftw;
+    chmod(path, 0700);
     remove(path);
     return 0;
 }
+
+void test_remove_tree(const char *dir) { nftw(dir, test_remove_entry, 16, FTW_DEPTH | FTW_PHYS); }
 
 static void test_remove_all(void)
 {
     if (getpid() != test_remove_owner) return;
     for (int i = 0; i < test_remove_count; ++i) {
-        nftw(test_remove_dirs[i], test_remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+        test_remove_tree(test_remove_dirs[i]);
         free(test_remove_dirs[i]);
     }
     test_remove_count = 0;

@@ -83,6 +83,10 @@ size_t test_heap_in_use(void);
 void test_check_f32(const float *got, const float *want, size_t n, const char *what);
 void test_check_i32(const int32_t *got, const int32_t *want, size_t n, const char *what);
 
+/* Removes directory dir and everything in it now (read-only entries
+ * included: each is made writable first). */
+void test_remove_tree(const char *dir);
+
 /* Removes directory dir and everything in it when the calling test's
  * process exits (not in children it forks: they share the directory), so
  * that tests' scratch directories do not pile up in the build tree. */

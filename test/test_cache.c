@@ -35,17 +35,9 @@ static char g_src[PATH_MAX];
 static char g_cxx[PATH_MAX];
 static char g_cxx_log[PATH_MAX];
 
-static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb; (void)flag; (void)ftw;
-    chmod(path, 0700);
-    remove(path);
-    return 0;
-}
-
 static void cleanup(void)
 {
-    if (g_root[0]) nftw(g_root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    if (g_root[0]) test_remove_tree(g_root);
     g_root[0] = '\0';
 }
 

@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <math.h>
 #include <signal.h>
 #include <spawn.h>
@@ -410,14 +409,7 @@ static void tdir_make(tdir *d)
     cr_assert_not_null(mkdtemp(d->path), "mkdtemp: %s", strerror(errno));
 }
 
-static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb, (void)flag, (void)ftw;
-    remove(path);
-    return 0;
-}
-
-static void tdir_remove(tdir *d) { nftw(d->path, rm_entry, 16, FTW_DEPTH | FTW_PHYS); }
+static void tdir_remove(tdir *d) { test_remove_tree(d->path); }
 
 typedef struct run {
     int code;
