@@ -1057,16 +1057,15 @@ static amp_status amp_mpi__begin(amp_mpi_exchange *x, const amp_mpi_halo *halos,
     /* The copy stream's copies down, after everything the queue held when
      * the exchange began (the kernels that wrote the sends), not after the
      * kernels the caller queues next. */
+    bool aside = false;
+    for (size_t i = 0; i < 2 * count; ++i) aside |= f->sides[i].aside;
+    if (aside && (st = amp_mpi__aside_mark(x->aside, &f->mark)) != AMP_OK) goto fail;
     for (size_t i = 0; i < count; ++i) {
         amp_mpi__side *sd = &f->sides[2 * i];
-        if (!sd->v || !sd->aside) continue;
-        if (!f->mark && (st = amp_mpi__aside_mark(x->aside, &f->mark)) != AMP_OK) goto fail;
-        if ((st = amp_mpi__aside_copy(x->aside, sd->addr, sd->dev, (size_t)sd->bytes, false, f->mark,
-                                      &f->aside_ev[2 * i])) != AMP_OK)
+        if (sd->aside && (st = amp_mpi__aside_copy(x->aside, sd->addr, sd->dev, (size_t)sd->bytes, false, f->mark,
+                                                   &f->aside_ev[2 * i])) != AMP_OK)
             goto fail;
     }
-    for (size_t i = 0; i < count && !f->mark; ++i)
-        if (f->sides[2 * i + 1].aside && (st = amp_mpi__aside_mark(x->aside, &f->mark)) != AMP_OK) goto fail;
     if (x->nccl) {
         x->next_id++;
         *out = (amp_mpi_pending){f->id};
