@@ -95,6 +95,8 @@ static char amp__pch_dir[PATH_MAX];
 static char amp__pch_header[PATH_MAX + 32];
 static uint8_t amp__pch_key[32];
 
+/* The directory made (amp__pch_dir) and its descriptor while it exists;
+ * -1: none. Set under amp__pch_lock. */
 static int amp__pch_dir_fd = -1;
 static pid_t amp__pch_dir_pid; /* the process that made it: a forked child leaves it alone */
 
@@ -152,9 +154,6 @@ fail:
     close(fd);
     return NULL;
 }
-
-/* amp__pch_dir_fd (declared above): the directory made (amp__pch_dir) and
- * its descriptor while it exists; -1: none. Set under amp__pch_lock. */
 
 /* At exit, or when the library is unloaded: the directory and the three
  * files it can hold go (a killed process's are swept by a later one). */

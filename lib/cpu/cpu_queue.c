@@ -134,9 +134,8 @@ static void amp__cpu_event_unref(amp__cpu_event *e)
     }
 }
 
-/* The queue passed these events: stamp them, with st (and msg) the state of
- * the queue's work up to here. */
-/* The events e (a list) complete with st (msg: the failure's message). */
+/* The queue passed these events (a list): stamp them, with st (and msg)
+ * the state of the queue's work up to here. */
 static void amp__cpu_events_mark(amp__cpu_event *e, amp_status st, const char *msg)
 {
     uint64_t now = amp__now_ns();
