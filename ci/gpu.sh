@@ -31,6 +31,13 @@
 #             face round trip before and after its pipeline, NCCL on one
 #             rank (cg_mpi's device sums), two ranks forced onto NCCL (one
 #             GPU: the fall-back to staged), an nsys summary; see cmd_nccl.
+#   peers     issue 41: upstream TeaLeaf (UoB-HPC; its `git archive` carried
+#             in .peers/TeaLeaf, never in the project) built as its OpenMP
+#             and CUDA models, run side by side with hipamp's port on the
+#             decks of .decks/tealeaf (PEER_DECKS [tea_bm_4]); the CPU
+#             accelerator with its restrict path on and off
+#             (AMP_CPU_RESTRICT); then bench_cpu's BabelStream and transpose
+#             sections likewise (PEER_BENCH=0: not); see cmd_peers.
 #   examples  the examples on hip:0 (HIP on NVIDIA) and on cuda:0, their
 #             results compared (hello, study, cg with and without --graph,
 #             stream, tealeaf on the decks carried in .decks/tealeaf), then
@@ -458,6 +465,86 @@ cmd_first_call() {
   kill "$ARCHIVER" 2>/dev/null
   archive_logs "$LOGS" first-call
   echo "ci/gpu.sh first-call: rc=$rc in $(mins "$start")" | tee -a "$OUT/summary.txt"
+  [ "$rc" -eq 0 ]
+}
+
+# peers: hipamp's TeaLeaf against upstream TeaLeaf's OpenMP and CUDA builds
+# on the same machine in one run (the issue's figures were another run's).
+# Upstream reads tea.in and tea.problems from its working directory and
+# prints its wallclock; each run gets a directory of its own. Every run's
+# result is its own verification (upstream's "This run PASSED" against
+# tea.problems, hipamp's against the deck's expected value).
+cmd_peers() {
+  local start rc=0 d m peer=$ROOT/.peers/TeaLeaf decks=$ROOT/.decks/tealeaf
+  start=$(date +%s)
+  LOGS=$LOGS_DIR/peers
+  rm -rf "$LOGS"
+  mkdir -p "$LOGS"
+  local S=$OUT/peers-summary.txt
+  : > "$S"
+  say() { echo "$*" | tee -a "$S"; }
+  use_deps /nonexistent
+  archive_every 60 "$LOGS" peers
+  if ! configure_build tealeaf bench_cpu; then
+    say "ci/gpu.sh peers: FAILED (configure or build)"; kill "$ARCHIVER" 2>/dev/null; archive_logs "$LOGS" peers; return 1
+  fi
+  local threads
+  threads=$(nproc)
+  say "host: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-), $threads threads; $(lscpu 2>/dev/null | grep -E '^(L3|NUMA node\(s\))' | tr -s ' ' | paste -sd ';')"
+  local models=()
+  if [ -d "$peer" ]; then
+    for m in omp cuda; do
+      local extra=()
+      [ "$m" = cuda ] && extra=(-DCMAKE_CUDA_COMPILER="$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)" -DCUDA_ARCH=sm_90)
+      if cmake -S "$peer" -B "$LOGS/build-$m" -DMODEL=$m -DCMAKE_BUILD_TYPE=Release "${extra[@]}" > "$LOGS/peer-$m-configure.log" 2>&1 &&
+         cmake --build "$LOGS/build-$m" -j"$JOBS" > "$LOGS/peer-$m-build.log" 2>&1; then
+        models+=("$m")
+      else
+        say "upstream $m: did not build (peer-$m-*.log)"; rc=1
+      fi
+    done
+  else
+    say "no .peers/TeaLeaf: upstream TeaLeaf is not run"
+  fi
+  export AMP_CACHE_DIR=$BUILD/amp-cache
+  # upstream MODEL DECK: its wallclock and verdict on one line.
+  upstream() {
+    local m=$1 deck=$2 dir=$LOGS/run-$1-$2
+    mkdir -p "$dir"
+    cp "$decks/$deck.in" "$dir/tea.in"
+    cp "$decks/tea.problems" "$dir/tea.problems"
+    (cd "$dir" && OMP_NUM_THREADS=$threads OMP_PROC_BIND=spread OMP_PLACES=cores timeout -k 5 300 \
+       "$LOGS/build-$m/$m-tealeaf") > "$dir/out.txt" 2>&1
+    say "upstream $m $deck: last $(grep -E 'Wallclock' "$dir/out.txt" | tail -n 1 | tr -s ' \t' ' ');$(grep -E 'This run' "$dir/out.txt" | tr -s ' ')"
+  }
+  # ours ACC DECK [ENV...]: the solve time and verdict.
+  ours() {
+    local acc=$1 deck=$2
+    shift 2
+    env "$@" timeout -k 5 300 "$BUILD/examples/tealeaf/tealeaf" --device "$acc" --problems "$decks/tea.problems" \
+      "$decks/$deck.in" > "$LOGS/ours-$acc-$deck-$*.txt" 2>&1 || rc=1
+    say "hipamp $acc $deck $*: $(grep -E 'Setup|PASSED|FAILED' "$LOGS/ours-$acc-$deck-$*.txt" | tr -s ' ' | paste -sd ';')"
+  }
+  for d in ${PEER_DECKS:-tea_bm_4}; do
+    [ -e "$decks/$d.in" ] || { say "no deck $d in .decks/tealeaf"; rc=1; continue; }
+    for m in "${models[@]}"; do [ "$m" = omp ] && upstream omp "$d"; done
+    ours cpu "$d" AMP_CPU_RESTRICT=1
+    ours cpu "$d" AMP_CPU_RESTRICT=0
+    for m in "${models[@]}"; do [ "$m" = cuda ] && upstream cuda "$d"; done
+    ours cuda:0 "$d" AMP_CPU_RESTRICT=1
+  done
+  if [ "${PEER_BENCH:-1}" != 0 ]; then
+    for r in 1 0; do
+      for sec in --stream-only --transpose-only; do
+        AMP_CPU_RESTRICT=$r timeout -k 5 200 "$BUILD/bench/bench_cpu" "$sec" > "$LOGS/bench_cpu$sec-restrict$r.md" 2>&1 || rc=1
+        say "bench_cpu $sec AMP_CPU_RESTRICT=$r:"
+        grep -E '^\| ' "$LOGS/bench_cpu$sec-restrict$r.md" | tee -a "$S"
+      done
+    done
+  fi
+  kill "$ARCHIVER" 2>/dev/null
+  archive_logs "$LOGS" peers
+  say "ci/gpu.sh peers: $([ "$rc" -eq 0 ] && echo PASSED || echo FAILED) in $(mins "$start")"
   [ "$rc" -eq 0 ]
 }
 
@@ -1285,9 +1372,9 @@ NCCL_NTHREADS=512}"
 [ "$#" -gt 0 ] || { usage >&2; exit 2; }
 for c in "$@"; do
   case $c in
-    suite | bench | figures | mpi | two-gpus | examples | first-call | nccl) ;;
+    suite | bench | figures | mpi | two-gpus | examples | first-call | nccl | peers) ;;
     -h | --help | help) usage; exit 0 ;;
-    *) echo "ci/gpu.sh: no subcommand '$c' (suite, bench, figures, mpi, two-gpus, examples, first-call, nccl; --help)" >&2; exit 2 ;;
+    *) echo "ci/gpu.sh: no subcommand '$c' (suite, bench, figures, mpi, two-gpus, examples, first-call, nccl, peers; --help)" >&2; exit 2 ;;
   esac
 done
 if [ "$#" -gt 1 ]; then
@@ -1307,4 +1394,5 @@ case $1 in
   examples) cmd_examples ;;
   first-call) cmd_first_call ;;
   nccl) cmd_nccl ;;
+  peers) cmd_peers ;;
 esac

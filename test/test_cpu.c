@@ -1,4 +1,4 @@
-/* test_cpu.c — behaviours only the CPU accelerator has: debug-mode bounds checks and divergent-barrier reports on both tile paths (loop versions and fibers), a missing compiler, compile errors with user line numbers, compile time-outs that leave no process or file behind, a fiber build made after a stuck loop transformation kept out of the disk cache, temporary directories of dead processes swept, the tile_static and tile-size limits, thread-count independence, the pool's spin-then-sleep hand-offs under launches back to back and apart, direct launches on learned widths, and the HIP device vocabulary of its prelude. */
+/* test_cpu.c — behaviours only the CPU accelerator has: debug-mode bounds checks and divergent-barrier reports on both tile paths (loop versions and fibers), a missing compiler, compile errors with user line numbers, compile time-outs that leave no process or file behind, a fiber build made after a stuck loop transformation kept out of the disk cache, temporary directories of dead processes swept, the tile_static and tile-size limits, thread-count independence, the restrict path against the plain one, the pool's spin-then-sleep hand-offs under launches back to back and apart, direct launches on learned widths, and the HIP device vocabulary of its prelude. */
 #include "support.h"
 
 #include <dirent.h>
@@ -1198,6 +1198,102 @@ Test(cpu, simple_launches_visit_every_work_item_once)
     ASSERT_OK(amp_array_view_destroy(vw));
     free(count);
     free(where);
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+/* ------------------------------------------------ the restrict path */
+
+/* A launch whose written views overlap no other view runs its work-items
+ * with restrict pointers (amp__cpu_launch.noalias; the rule itself is
+ * test_internal's cpu_restrict tests). Both ways must compute the same: a
+ * TeaLeaf-like update that every work-item skips on a condition read from
+ * a one-element view (hoisted out of the loop on the restrict path), and a
+ * work-item writing an element and reading it back through a second,
+ * const view of the same memory (not restrict: the read must see the
+ * write). RESTRICT_ON_AND_OFF(name) defines cpu/name and cpu/name_unrestricted
+ * (AMP_CPU_RESTRICT=0), one body. */
+#define RESTRICT_ON_AND_OFF(name)                                                 \
+    static void name##_body(void);                                                \
+    Test(cpu, name) { name##_body(); }                                            \
+    Test(cpu, name##_unrestricted) {                                              \
+        setenv("AMP_CPU_RESTRICT", "0", 1);                                       \
+        name##_body();                                                            \
+    }                                                                             \
+    static void name##_body(void)
+
+static const char restrict_kernels[] =
+    "AMP_KERNEL(cg_update, amp::index<2> idx, amp::array_view<double, 2> u, amp::array_view<double, 2> r,\n"
+    "           amp::array_view<const double, 2> p, amp::array_view<const double, 2> w,\n"
+    "           amp::array_view<const double, 1> rro, amp::array_view<const double, 1> pw, double eps)\n"
+    "{\n"
+    "    if (sqrt(fabs(rro[0])) < eps) return;\n"
+    "    const double alpha = rro[0] / pw[0];\n"
+    "    u[idx] += alpha * p[idx];\n"
+    "    r[idx] -= alpha * w[idx];\n"
+    "}\n"
+    "AMP_KERNEL(write_then_read, amp::index<1> i, amp::array_view<int, 1> a, amp::array_view<const int, 1> a_ro,\n"
+    "           amp::array_view<int, 1> out)\n"
+    "{\n"
+    "    a[i] = 7 + i[0];\n"
+    "    out[i] = 2 * a_ro[i];\n"
+    "}\n";
+
+RESTRICT_ON_AND_OFF(restrict_path_computes_what_the_plain_path_does)
+{
+    setenv("AMP_CPU_THREADS", "2", 1);
+    amp_accelerator *acc = cpu_acc();
+    amp_program *p = test_build(acc, restrict_kernels);
+    enum { R = 37, C = 259, N = R * C };
+    double *u = test_xmalloc(N * sizeof *u), *r = test_xmalloc(N * sizeof *r);
+    double *pp = test_xmalloc(N * sizeof *pp), *w = test_xmalloc(N * sizeof *w);
+    /* Small integers and alpha = 0.5: every result is exact, fused or not. */
+    for (int step = 0; step < 2; ++step) {
+        double rro = step == 0 ? 3.0 : 0.0, pw = 6.0; /* the second step has converged: nothing changes */
+        for (int i = 0; i < N; ++i) {
+            u[i] = i % 97;
+            r[i] = -(i % 89);
+            pp[i] = 2 * (i % 13);
+            w[i] = 4 * (i % 7);
+        }
+        amp_array_view *vu = test_view(u, 8, amp_extent_2d(R, C), AMP_READ_WRITE);
+        amp_array_view *vr = test_view(r, 8, amp_extent_2d(R, C), AMP_READ_WRITE);
+        amp_array_view *vp = test_view(pp, 8, amp_extent_2d(R, C), AMP_READ_ONLY);
+        amp_array_view *vw = test_view(w, 8, amp_extent_2d(R, C), AMP_READ_ONLY);
+        amp_array_view *vrro = test_view(&rro, 8, amp_extent_1d(1), AMP_READ_ONLY);
+        amp_array_view *vpw = test_view(&pw, 8, amp_extent_1d(1), AMP_READ_ONLY);
+        amp_arg a[] = {amp_arg_view(vu),   amp_arg_view(vr),  amp_arg_view(vp),     amp_arg_view(vw),
+                       amp_arg_view(vrro), amp_arg_view(vpw), amp_arg_float64(1e-3)};
+        ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_2d(R, C), test_kernel(p, "cg_update"), a, 7));
+        ASSERT_OK(amp_array_view_synchronize(vu));
+        ASSERT_OK(amp_array_view_synchronize(vr));
+        for (int i = 0; i < N; ++i) {
+            double want_u = (i % 97) + (step == 0 ? 0.5 * 2 * (i % 13) : 0.0);
+            double want_r = -(i % 89) - (step == 0 ? 0.5 * 4 * (i % 7) : 0.0);
+            cr_assert(u[i] == want_u && r[i] == want_r, "step %d, element %d: u %g r %g, want %g and %g", step, i,
+                      u[i], r[i], want_u, want_r);
+        }
+        amp_array_view *vs[] = {vu, vr, vp, vw, vrro, vpw};
+        for (size_t k = 0; k < sizeof vs / sizeof vs[0]; ++k) ASSERT_OK(amp_array_view_destroy(vs[k]));
+    }
+    enum { M = 1000 };
+    int *x = calloc(M, sizeof *x), *out = test_xmalloc(M * sizeof *out);
+    for (int i = 0; i < M; ++i) out[i] = POISON_I32;
+    amp_array_view *vx = test_view(x, sizeof(int), amp_extent_1d(M), AMP_READ_WRITE);
+    amp_array_view *vx_ro = test_view(x, sizeof(int), amp_extent_1d(M), AMP_READ_ONLY);
+    amp_array_view *vo = test_view(out, sizeof(int), amp_extent_1d(M), AMP_WRITE_ONLY);
+    amp_arg b[] = {amp_arg_view(vx), amp_arg_view(vx_ro), amp_arg_view(vo)};
+    ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(M), test_kernel(p, "write_then_read"), b, 3));
+    ASSERT_OK(amp_array_view_synchronize(vo));
+    for (int i = 0; i < M; ++i) cr_assert_eq(out[i], 2 * (7 + i), "element %d read back %d, want %d", i, out[i], 2 * (7 + i));
+    ASSERT_OK(amp_array_view_destroy(vx));
+    ASSERT_OK(amp_array_view_destroy(vx_ro));
+    ASSERT_OK(amp_array_view_destroy(vo));
+    free(x);
+    free(out);
+    free(u);
+    free(r);
+    free(pp);
+    free(w);
     ASSERT_OK(amp_program_destroy(p));
 }
 

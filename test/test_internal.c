@@ -852,3 +852,81 @@ Test(cross, view_of_a_gpu_array_on_the_cpu_discrete_cpu)
     setenv("AMP_CPU_UNIFIED", "0", 1);
     cross_view_of_array(standin_gpu("standin:0"), cpu_accelerator());
 }
+
+/* ------------------------------------------- the CPU restrict path's rule */
+
+/* A pack of up to four rank-2 view descriptors of floats, each made from a
+ * base address, strides and extents as the core writes them. */
+typedef struct alias_pack {
+    amp__signature sig;
+    unsigned char pack[4 * AMP__DESC_SIZE(2) + 8];
+    amp__launch l;
+} alias_pack;
+
+static void alias_view(alias_pack *a, int kind, bool is_const, const float *base, int64_t s0, int e0, int e1)
+{
+    int i = a->sig.nparams++;
+    int off = i * AMP__DESC_SIZE(2);
+    a->sig.params[i] = (amp__sig_param){kind, 4, 2, is_const, off, AMP__DESC_SIZE(2), 8, 0};
+    int64_t strides[2] = {s0, 1};
+    int32_t ext[2] = {e0, e1};
+    memcpy(a->pack + off, &base, sizeof base);
+    memcpy(a->pack + off + AMP__DESC_STRIDE_OFFSET, strides, sizeof strides);
+    memcpy(a->pack + off + AMP__DESC_EXTENT_OFFSET(2), ext, sizeof ext);
+}
+
+static void alias_scalar(alias_pack *a, double v)
+{
+    int i = a->sig.nparams++;
+    int off = i * AMP__DESC_SIZE(2);
+    a->sig.params[i] = (amp__sig_param){AMP_ARG_FLOAT64, 8, 0, 0, off, 8, 8, 0};
+    memcpy(a->pack + off, &v, sizeof v);
+}
+
+static bool alias_disjoint(alias_pack *a)
+{
+    a->l.sig = &a->sig;
+    a->l.pack = a->pack;
+    return amp__cpu_views_disjoint(&a->l);
+}
+
+Test(cpu_restrict, distinct_arrays_and_shared_reads_are_disjoint)
+{
+    static float x[64 * 64], y[64 * 64], z[4];
+    alias_pack a = {0};
+    alias_view(&a, AMP_ARG_VIEW, false, x, 64, 64, 64);
+    alias_view(&a, AMP_ARG_VIEW, true, y, 64, 64, 64);
+    alias_view(&a, AMP_ARG_ARRAY, true, y, 64, 32, 64); /* a second reader of y */
+    alias_scalar(&a, 2.0);
+    cr_assert(alias_disjoint(&a), "a written array apart from two readers of another must take the restrict path");
+    alias_pack b = {0};
+    alias_view(&b, AMP_ARG_VIEW, false, x, 64, 32, 64);      /* rows 0..31 */
+    alias_view(&b, AMP_ARG_VIEW, false, x + 32 * 64, 64, 32, 64); /* rows 32..63: the next byte on */
+    alias_view(&b, AMP_ARG_VIEW, false, z, 1, 1, 4);
+    cr_assert(alias_disjoint(&b), "written sections that meet but do not overlap are disjoint");
+    alias_pack c = {0};
+    alias_view(&c, AMP_ARG_VIEW, false, x, 64, 0, 64); /* empty: reaches nothing */
+    alias_view(&c, AMP_ARG_VIEW, false, x, 64, 64, 64);
+    cr_assert(alias_disjoint(&c), "an empty view overlaps nothing");
+}
+
+Test(cpu_restrict, a_written_view_sharing_memory_is_not_disjoint)
+{
+    static float x[64 * 64];
+    alias_pack a = {0};
+    alias_view(&a, AMP_ARG_VIEW, false, x, 64, 64, 64);
+    alias_view(&a, AMP_ARG_VIEW, true, x, 64, 64, 64); /* a const view of the same array */
+    cr_assert(!alias_disjoint(&a), "a written array read through a const view of it must not be restrict");
+    alias_pack b = {0};
+    alias_view(&b, AMP_ARG_VIEW, true, x, 64, 64, 64);
+    alias_view(&b, AMP_ARG_VIEW, false, x + 63 * 64 + 63, 64, 1, 1); /* the last element alone */
+    cr_assert(!alias_disjoint(&b), "a written one-element section inside a read view overlaps it");
+    alias_pack c = {0};
+    alias_view(&c, AMP_ARG_VIEW, false, x, 64, 64, 8);     /* columns 0..7 of every row */
+    alias_view(&c, AMP_ARG_ARRAY, true, x + 8, 64, 64, 8); /* columns 8..15: interleaved with it */
+    cr_assert(!alias_disjoint(&c), "column blocks of one array interleave in memory: the span check takes them as overlapping");
+    alias_pack d = {0};
+    alias_view(&d, AMP_ARG_VIEW, false, x, 64, 2, 64);
+    alias_view(&d, AMP_ARG_VIEW, false, x + 64, 64, 2, 64); /* rows 1..2 against rows 0..1 */
+    cr_assert(!alias_disjoint(&d), "two written sections sharing a row overlap");
+}

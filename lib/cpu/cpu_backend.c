@@ -56,6 +56,7 @@ static void amp__cpu_init(void)
     d->spin_us = amp__env_uint("AMP_CPU_SPIN_US", spin, 0, AMP__CPU_SPIN_US_MAX);
     d->learn_widths = amp__env_flag("AMP_CPU_LEARN_WIDTHS", true);
     d->graph_team = amp__env_flag("AMP_CPU_GRAPH_TEAM", true);
+    d->restrict_views = amp__env_flag("AMP_CPU_RESTRICT", true);
 #ifdef HIPAMP_DEBUG_CHECKS_DEFAULT
     d->debug = true;
 #endif
@@ -257,6 +258,7 @@ static amp_status amp__cpu_kernel_get(void *dev, void *module, const char *name,
     strcpy(k->name, name);
     k->entry = (amp__cpu_entry_fn)f;
     k->inflight = &m->inflight;
+    k->restrict_views = d->restrict_views;
     if (!(k->widths = amp__cpu_widths_new())) {
         free(k);
         return AMP_ERROR_OUT_OF_MEMORY;

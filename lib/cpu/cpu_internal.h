@@ -25,7 +25,7 @@
  * the work-items, `const int NAME__amp_lockstep`, how many: AMP_CPU_VERBOSE
  * says it); a module the transformation did not run on exports
  * `const char amp__cpu_loops_note[]` saying why. */
-#define AMP__CPU_ABI 3
+#define AMP__CPU_ABI 4
 
 typedef struct amp__cpu_item amp__cpu_item;
 typedef struct amp__cpu_launch {
@@ -45,6 +45,11 @@ typedef struct amp__cpu_launch {
      * condition of control flow holding a barrier (`what`: "if", "for", ...)
      * differently from work-item 0. */
     void (*diverge)(amp__cpu_item *it, int32_t local, const char *what);
+    /* 1: no view or array the kernel may write overlaps another view or
+     * array of the launch (amp__cpu_views_disjoint), and the entry runs the
+     * work-items with every view's pointer restrict. */
+    int32_t noalias;
+    int32_t reserved;
 } amp__cpu_launch;
 
 /* One call of an entry: simple kernels run linear indices [begin, end) of the
@@ -60,7 +65,8 @@ struct amp__cpu_item {
 
 _Static_assert(sizeof(void *) == 8, "the CPU accelerator needs a 64-bit host");
 _Static_assert(offsetof(amp__cpu_launch, pack) == 72, "amp__cpu_launch layout");
-_Static_assert(sizeof(amp__cpu_launch) == 112, "amp__cpu_launch layout");
+_Static_assert(offsetof(amp__cpu_launch, noalias) == 112, "amp__cpu_launch layout");
+_Static_assert(sizeof(amp__cpu_launch) == 120, "amp__cpu_launch layout");
 _Static_assert(offsetof(amp__cpu_item, tile) == 24, "amp__cpu_item layout");
 _Static_assert(sizeof(amp__cpu_item) == 56, "amp__cpu_item layout");
 
@@ -114,6 +120,10 @@ typedef struct amp__cpu_device {
      * engaged for the whole replay (AMP_CPU_GRAPH_TEAM; cpu_team.c), else
      * publishes each to the pool as a direct launch does. */
     bool graph_team;
+    /* Launches whose writable views overlap no other view run on the
+     * entries' restrict path (amp__cpu_launch.noalias); AMP_CPU_RESTRICT=0:
+     * never. */
+    bool restrict_views;
 } amp__cpu_device;
 
 /* ------------------------------------------- the host C++ compiler
@@ -277,6 +287,7 @@ typedef struct amp__cpu_kernel {
     amp__cpu_entry_fn tiles; /* NULL: fibers */
     amp__cpu_inflight *inflight; /* its module's */
     amp__cpu_widths *widths;     /* its launches' widths, direct and replayed (owned) */
+    bool restrict_views;         /* its device's */
     struct amp__cpu_kernel *next;
     /* The record and name as kernel_get handed them to the core: queued
      * launches refer to these instead of copying them (the module outlives
@@ -652,6 +663,11 @@ struct amp__cpu_worker {
 /* A job and its chunks on one thread (cpu_run.c). */
 /* Fill j (zeroed) for launch l of kernel; j borrows l. */
 void amp__cpu_job_init(amp__cpu_job *j, const amp__cpu_kernel *kernel, const amp__launch *l);
+/* Whether every view or array of l's pack that the kernel may write reaches
+ * bytes no other view or array of the pack reaches (read-only ones may
+ * share): the condition for the entries' restrict path
+ * (amp__cpu_launch.noalias). Reads l->sig and l->pack only. */
+bool amp__cpu_views_disjoint(const amp__launch *l);
 /* What job_free and a job on the stack both let go of. */
 void amp__cpu_job_fini(amp__cpu_job *j);
 /* j made ready to run on nt threads (the launcher's included); its chunks. */

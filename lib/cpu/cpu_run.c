@@ -441,6 +441,48 @@ void amp__cpu_worker_free(void *p)
 
 /* ------------------------------------------------------------------ jobs */
 
+/* The bytes [lo, hi) a view or array descriptor of the pack can reach (lo
+ * == hi: none). Strides are C++ AMP's, never negative, but a descriptor is
+ * read as it is. */
+static void amp__cpu_view_span(const unsigned char *desc, const amp__sig_param *sp, uintptr_t *lo, uintptr_t *hi)
+{
+    uintptr_t base;
+    memcpy(&base, desc, sizeof base);
+    *lo = *hi = base;
+    int64_t first = 0, last = 0;
+    for (int d = 0; d < sp->rank; ++d) {
+        int64_t stride;
+        int32_t ext;
+        memcpy(&stride, desc + AMP__DESC_STRIDE_OFFSET + 8 * d, sizeof stride);
+        memcpy(&ext, desc + AMP__DESC_EXTENT_OFFSET(sp->rank) + 4 * d, sizeof ext);
+        if (ext <= 0) return;
+        int64_t reach = (int64_t)(ext - 1) * stride;
+        if (reach < 0) first += reach;
+        else last += reach;
+    }
+    *lo = base + (uintptr_t)(first * sp->elem_size);
+    *hi = base + (uintptr_t)((last + 1) * sp->elem_size);
+}
+
+bool amp__cpu_views_disjoint(const amp__launch *l)
+{
+    const amp__signature *sig = l->sig;
+    uintptr_t lo[AMP__SIG_MAX_PARAMS], hi[AMP__SIG_MAX_PARAMS];
+    bool ro[AMP__SIG_MAX_PARAMS];
+    int n = 0;
+    for (int i = 0; sig && i < sig->nparams; ++i) {
+        const amp__sig_param *sp = &sig->params[i];
+        if (sp->kind != AMP_ARG_VIEW && sp->kind != AMP_ARG_ARRAY) continue;
+        amp__cpu_view_span((const unsigned char *)l->pack + sp->offset, sp, &lo[n], &hi[n]);
+        ro[n] = sp->is_const != 0;
+        if (lo[n] < hi[n]) ++n;
+    }
+    for (int a = 0; a < n; ++a)
+        for (int b = a + 1; b < n; ++b)
+            if (!(ro[a] && ro[b]) && lo[a] < hi[b] && lo[b] < hi[a]) return false;
+    return true;
+}
+
 void amp__cpu_job_init(amp__cpu_job *j, const amp__cpu_kernel *kernel, const amp__launch *l)
 {
     j->l = l;
@@ -468,6 +510,8 @@ void amp__cpu_job_init(amp__cpu_job *j, const amp__cpu_kernel *kernel, const amp
     L->oob = amp__cpu_oob;
     L->fault = amp__cpu_fault;
     L->diverge = amp__cpu_diverge;
+    /* Read by simple kernels' entries and loop versions, never by fibers. */
+    L->noalias = kernel->restrict_views && amp__cpu_views_disjoint(l);
     j->entry = kernel->entry;
     j->tiles = l->tiled ? kernel->tiles : NULL;
     j->widths = kernel->widths;
