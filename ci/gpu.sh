@@ -34,10 +34,13 @@
 #   peers     issue 41: upstream TeaLeaf (UoB-HPC; its `git archive` carried
 #             in .peers/TeaLeaf, never in the project) built as its OpenMP
 #             and CUDA models, run side by side with hipamp's port on the
-#             decks of .decks/tealeaf (PEER_DECKS [tea_bm_4]); the CPU
-#             accelerator with its restrict path on and off
-#             (AMP_CPU_RESTRICT); then bench_cpu's BabelStream and transpose
-#             sections likewise (PEER_BENCH=0: not); see cmd_peers.
+#             decks of .decks/tealeaf: upstream OpenMP and hipamp's CPU
+#             accelerator on PEER_CPU_DECKS [tea_bm_4], alternating
+#             PEER_RUNS [3] times (PEER_UNRESTRICTED=1: hipamp with
+#             AMP_CPU_RESTRICT=0 too), upstream CUDA and cuda:0 on
+#             PEER_GPU_DECKS [tea_bm_4]; then bench_cpu's BabelStream and
+#             transpose sections with the restrict path on and off
+#             (PEER_BENCH=0: not); see cmd_peers.
 #   examples  the examples on hip:0 (HIP on NVIDIA) and on cuda:0, their
 #             results compared (hello, study, cg with and without --graph,
 #             stream, tealeaf on the decks carried in .decks/tealeaf), then
@@ -507,31 +510,40 @@ cmd_peers() {
     say "no .peers/TeaLeaf: upstream TeaLeaf is not run"
   fi
   export AMP_CACHE_DIR=$BUILD/amp-cache
-  # upstream MODEL DECK: its wallclock and verdict on one line.
+  # upstream MODEL DECK RUN: its wallclock and verdict on one line.
   upstream() {
-    local m=$1 deck=$2 dir=$LOGS/run-$1-$2
+    local m=$1 deck=$2 dir=$LOGS/run-$1-$2-$3
     mkdir -p "$dir"
     cp "$decks/$deck.in" "$dir/tea.in"
     cp "$decks/tea.problems" "$dir/tea.problems"
     (cd "$dir" && OMP_NUM_THREADS=$threads OMP_PROC_BIND=spread OMP_PLACES=cores timeout -k 5 300 \
        "$LOGS/build-$m/$m-tealeaf") > "$dir/out.txt" 2>&1
-    say "upstream $m $deck: last $(grep -E 'Wallclock' "$dir/out.txt" | tail -n 1 | tr -s ' \t' ' ');$(grep -E 'This run' "$dir/out.txt" | tr -s ' ')"
+    say "upstream $m $deck (run $3): last $(grep -E 'Wallclock' "$dir/out.txt" | tail -n 1 | tr -s ' \t' ' ');$(grep -E 'This run' "$dir/out.txt" | tr -s ' ')"
   }
-  # ours ACC DECK [ENV...]: the solve time and verdict.
+  # ours ACC DECK RUN [ENV...]: the solve time and verdict.
   ours() {
-    local acc=$1 deck=$2
-    shift 2
+    local acc=$1 deck=$2 run=$3 log
+    shift 3
+    log="$LOGS/ours-$acc-$deck-$run${*:+-$*}.txt"
     env "$@" timeout -k 5 300 "$BUILD/examples/tealeaf/tealeaf" --device "$acc" --problems "$decks/tea.problems" \
-      "$decks/$deck.in" > "$LOGS/ours-$acc-$deck-$*.txt" 2>&1 || rc=1
-    say "hipamp $acc $deck $*: $(grep -E 'Setup|PASSED|FAILED' "$LOGS/ours-$acc-$deck-$*.txt" | tr -s ' ' | paste -sd ';')"
+      "$decks/$deck.in" > "$log" 2>&1 || rc=1
+    say "hipamp $acc $deck (run $run) $*: $(grep -E 'Setup|PASSED|FAILED' "$log" | tr -s ' ' | paste -sd ';')"
   }
-  for d in ${PEER_DECKS:-tea_bm_4}; do
+  local run
+  # The two sides alternate, PEER_RUNS times: upstream OpenMP's time on
+  # this VM has varied by a third from one run to the next.
+  for d in ${PEER_CPU_DECKS-tea_bm_4}; do
     [ -e "$decks/$d.in" ] || { say "no deck $d in .decks/tealeaf"; rc=1; continue; }
-    for m in "${models[@]}"; do [ "$m" = omp ] && upstream omp "$d"; done
-    ours cpu "$d" AMP_CPU_RESTRICT=1
-    ours cpu "$d" AMP_CPU_RESTRICT=0
-    for m in "${models[@]}"; do [ "$m" = cuda ] && upstream cuda "$d"; done
-    ours cuda:0 "$d" AMP_CPU_RESTRICT=1
+    for run in $(seq "${PEER_RUNS:-3}"); do
+      for m in "${models[@]}"; do [ "$m" = omp ] && upstream omp "$d" "$run"; done
+      ours cpu "$d" "$run"
+      [ "${PEER_UNRESTRICTED:-0}" = 1 ] && ours cpu "$d" "$run" AMP_CPU_RESTRICT=0
+    done
+  done
+  for d in ${PEER_GPU_DECKS-tea_bm_4}; do
+    [ -e "$decks/$d.in" ] || { say "no deck $d in .decks/tealeaf"; rc=1; continue; }
+    for m in "${models[@]}"; do [ "$m" = cuda ] && upstream cuda "$d" 1; done
+    ours cuda:0 "$d" 1
   done
   if [ "${PEER_BENCH:-1}" != 0 ]; then
     for r in 1 0; do
