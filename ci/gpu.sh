@@ -516,9 +516,10 @@ cmd_peers() {
     mkdir -p "$dir"
     cp "$decks/$deck.in" "$dir/tea.in"
     cp "$decks/tea.problems" "$dir/tea.problems"
-    (cd "$dir" && OMP_NUM_THREADS=$threads OMP_PROC_BIND=spread OMP_PLACES=cores timeout -k 5 300 \
-       "$LOGS/build-$m/$m-tealeaf") > "$dir/out.txt" 2>&1
-    say "upstream $m $deck (run $3): last $(grep -E 'Wallclock' "$dir/out.txt" | tail -n 1 | tr -s ' \t' ' ');$(grep -E 'This run' "$dir/out.txt" | tr -s ' ')"
+    (cd "$dir" && OMP_NUM_THREADS=$threads OMP_PROC_BIND=spread OMP_PLACES=threads timeout -k 5 300 \
+       "$LOGS/build-$m/$m-tealeaf") > "$dir/out.txt" 2>&1 || rc=1
+    grep -q 'This run PASSED' "$dir/out.txt" || rc=1
+    say "upstream $m $deck (run $3): last $(grep -E 'Wallclock' "$dir/out.txt" | tail -n 1 | tr -s ' \t' ' ');$(grep -E 'This run' "$dir/out.txt" | tr -s ' ' || echo ' no verdict (out.txt)')"
   }
   # ours ACC DECK RUN [ENV...]: the solve time and verdict.
   ours() {

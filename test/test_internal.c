@@ -910,6 +910,68 @@ Test(cpu_restrict, distinct_arrays_and_shared_reads_are_disjoint)
     cr_assert(alias_disjoint(&c), "an empty view overlaps nothing");
 }
 
+Test(cpu_restrict, a_struct_parameter_or_a_capped_span_is_not_disjoint)
+{
+    static float x[64 * 64], y[64 * 64];
+    alias_pack a = {0};
+    alias_view(&a, AMP_ARG_VIEW, false, x, 64, 64, 64);
+    alias_view(&a, AMP_ARG_VIEW, true, y, 64, 64, 64);
+    a.sig.params[a.sig.nparams++] = (amp__sig_param){AMP_ARG_STRUCT, 16, 0, 0, 2 * AMP__DESC_SIZE(2), 16, 8, 0};
+    cr_assert(!alias_disjoint(&a), "a struct may carry an address: no restrict path");
+    /* An algorithm's span argument is capped at INT_MAX elements and the
+     * kernel reads past it: it reaches everything after its base. */
+    alias_pack b = {0};
+    int i = b.sig.nparams++;
+    b.sig.params[i] = (amp__sig_param){AMP_ARG_VIEW, 4, 1, 1, 0, AMP__DESC_SIZE(1), 8, 0};
+    const float *base = x;
+    int64_t one = 1;
+    int32_t capped = INT_MAX;
+    memcpy(b.pack, &base, sizeof base);
+    memcpy(b.pack + AMP__DESC_STRIDE_OFFSET, &one, sizeof one);
+    memcpy(b.pack + AMP__DESC_EXTENT_OFFSET(1), &capped, sizeof capped);
+    /* A written view far past the base, inside what the span may reach. */
+    i = b.sig.nparams++;
+    int off = AMP__DESC_SIZE(1);
+    b.sig.params[i] = (amp__sig_param){AMP_ARG_VIEW, 4, 1, 0, off, AMP__DESC_SIZE(1), 8, 0};
+    const float *far = (const float *)((uintptr_t)x + ((uintptr_t)1 << 40));
+    int32_t n = 16;
+    memcpy(b.pack + off, &far, sizeof far);
+    memcpy(b.pack + off + AMP__DESC_STRIDE_OFFSET, &one, sizeof one);
+    memcpy(b.pack + off + AMP__DESC_EXTENT_OFFSET(1), &n, sizeof n);
+    cr_assert(!alias_disjoint(&b), "a span capped at INT_MAX elements reaches every byte past its base");
+}
+
+/* The job's record takes the rule's answer, and AMP_CPU_RESTRICT=0 (the
+ * device's restrict_views, copied into each kernel) turns it off. */
+Test(cpu_restrict, the_job_takes_the_rule_and_the_setting)
+{
+    static float x[64 * 64], y[64 * 64];
+    alias_pack a = {0};
+    alias_view(&a, AMP_ARG_VIEW, false, x, 64, 64, 64);
+    alias_view(&a, AMP_ARG_VIEW, true, y, 64, 64, 64);
+    a.l.sig = &a.sig;
+    a.l.pack = a.pack;
+    a.l.extent = amp_extent_2d(64, 64);
+    amp__cpu_kernel *k = calloc(1, sizeof *k + 2);
+    cr_assert_not_null(k);
+    for (int on = 0; on < 2; ++on) {
+        k->restrict_views = on;
+        amp__cpu_job j;
+        memset(&j, 0, sizeof j);
+        amp__cpu_job_init(&j, k, &a.l);
+        cr_assert_eq(j.launch.noalias, on, "restrict_views %d: noalias %d", on, j.launch.noalias);
+        amp__cpu_job_fini(&j);
+    }
+    alias_view(&a, AMP_ARG_VIEW, true, x, 64, 64, 64); /* now x is read through a second view too */
+    k->restrict_views = true;
+    amp__cpu_job j;
+    memset(&j, 0, sizeof j);
+    amp__cpu_job_init(&j, k, &a.l);
+    cr_assert_eq(j.launch.noalias, 0, "a written view read through another: the plain path");
+    amp__cpu_job_fini(&j);
+    free(k);
+}
+
 Test(cpu_restrict, a_written_view_sharing_memory_is_not_disjoint)
 {
     static float x[64 * 64];

@@ -46,8 +46,10 @@ typedef struct amp__cpu_launch {
      * differently from work-item 0. */
     void (*diverge)(amp__cpu_item *it, int32_t local, const char *what);
     /* 1: no view or array the kernel may write overlaps another view or
-     * array of the launch (amp__cpu_views_disjoint), and the entry runs the
-     * work-items with every view's pointer restrict. */
+     * array of the launch, and it has no struct parameter
+     * (amp__cpu_views_disjoint): a simple kernel's entry then runs the
+     * work-items with every view's pointer restrict. Tiled kernels ignore
+     * it. */
     int32_t noalias;
     int32_t reserved;
 } amp__cpu_launch;
@@ -665,8 +667,9 @@ struct amp__cpu_worker {
 void amp__cpu_job_init(amp__cpu_job *j, const amp__cpu_kernel *kernel, const amp__launch *l);
 /* Whether every view or array of l's pack that the kernel may write reaches
  * bytes no other view or array of the pack reaches (read-only ones may
- * share): the condition for the entries' restrict path
- * (amp__cpu_launch.noalias). Reads l->sig and l->pack only. */
+ * share), and l has no struct parameter (which may carry an address): the
+ * condition for simple kernels' restrict path (amp__cpu_launch.noalias).
+ * Reads l->sig and l->pack only. */
 bool amp__cpu_views_disjoint(const amp__launch *l);
 /* What job_free and a job on the stack both let go of. */
 void amp__cpu_job_fini(amp__cpu_job *j);

@@ -2,6 +2,7 @@
 #include "cpu_internal.h"
 #include "base/signature.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -443,7 +444,9 @@ void amp__cpu_worker_free(void *p)
 
 /* The bytes [lo, hi) a view or array descriptor of the pack can reach (lo
  * == hi: none). Strides are C++ AMP's, never negative, but a descriptor is
- * read as it is. */
+ * read as it is. A rank-1 extent of INT_MAX may be an algorithm's span
+ * argument capped there (launch.c's amp__bind_as_span: the kernel bounds
+ * its accesses itself), so it is taken to reach every byte past its base. */
 static void amp__cpu_view_span(const unsigned char *desc, const amp__sig_param *sp, uintptr_t *lo, uintptr_t *hi)
 {
     uintptr_t base;
@@ -462,6 +465,9 @@ static void amp__cpu_view_span(const unsigned char *desc, const amp__sig_param *
     }
     *lo = base + (uintptr_t)(first * sp->elem_size);
     *hi = base + (uintptr_t)((last + 1) * sp->elem_size);
+    int32_t ext0;
+    memcpy(&ext0, desc + AMP__DESC_EXTENT_OFFSET(sp->rank), sizeof ext0);
+    if (sp->rank == 1 && ext0 == INT_MAX) *hi = UINTPTR_MAX;
 }
 
 bool amp__cpu_views_disjoint(const amp__launch *l)
@@ -472,6 +478,9 @@ bool amp__cpu_views_disjoint(const amp__launch *l)
     int n = 0;
     for (int i = 0; sig && i < sig->nparams; ++i) {
         const amp__sig_param *sp = &sig->params[i];
+        /* A struct may hold an address (of memory a view covers too) that the
+         * restrict pointers know nothing of. */
+        if (sp->kind == AMP_ARG_STRUCT) return false;
         if (sp->kind != AMP_ARG_VIEW && sp->kind != AMP_ARG_ARRAY) continue;
         amp__cpu_view_span((const unsigned char *)l->pack + sp->offset, sp, &lo[n], &hi[n]);
         ro[n] = sp->is_const != 0;
