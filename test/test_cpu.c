@@ -23,16 +23,19 @@
 
 /* Settings are read once per process, on the first hipamp call; Criterion
  * runs each test in its own process, so each test sets what it needs first.
- * BOTH_PATHS(name) defines cpu/name (tiled kernels on their loop versions)
- * and cpu/name_fibers (AMP_CPU_TILED=fibers), one body. */
-#define BOTH_PATHS(name, ...)                                                     \
+ * TEST_BOTH_WAYS(name, suffix, var, value) defines cpu/name and
+ * cpu/name<suffix> (with var=value), one body; BOTH_PATHS(name): cpu/name
+ * (tiled kernels on their loop versions) and cpu/name_fibers
+ * (AMP_CPU_TILED=fibers). */
+#define TEST_BOTH_WAYS(name, suffix, var, value, ...)                            \
     static void name##_body(void);                                                \
     Test(cpu, name, ##__VA_ARGS__) { name##_body(); }                             \
-    Test(cpu, name##_fibers, ##__VA_ARGS__) {                                     \
-        setenv("AMP_CPU_TILED", "fibers", 1);                                     \
+    Test(cpu, name##suffix, ##__VA_ARGS__) {                                      \
+        setenv(var, value, 1);                                                    \
         name##_body();                                                            \
     }                                                                             \
     static void name##_body(void)
+#define BOTH_PATHS(name, ...) TEST_BOTH_WAYS(name, _fibers, "AMP_CPU_TILED", "fibers", ##__VA_ARGS__)
 
 static const char cpu_kernels[] =
     "AMP_KERNEL(oob_write, amp::index<1> i, float scale, amp::array_view<float, 1> v)\n"
@@ -1212,14 +1215,7 @@ Test(cpu, simple_launches_visit_every_work_item_once)
  * second view of the same memory and reading it again (not restrict: the
  * second read must see the write). RESTRICT_ON_AND_OFF(name) defines cpu/name and cpu/name_unrestricted
  * (AMP_CPU_RESTRICT=0), one body. */
-#define RESTRICT_ON_AND_OFF(name)                                                 \
-    static void name##_body(void);                                                \
-    Test(cpu, name) { name##_body(); }                                            \
-    Test(cpu, name##_unrestricted) {                                              \
-        setenv("AMP_CPU_RESTRICT", "0", 1);                                       \
-        name##_body();                                                            \
-    }                                                                             \
-    static void name##_body(void)
+#define RESTRICT_ON_AND_OFF(name) TEST_BOTH_WAYS(name, _unrestricted, "AMP_CPU_RESTRICT", "0")
 
 static const char restrict_kernels[] =
     "AMP_KERNEL(cg_update, amp::index<2> idx, amp::array_view<double, 2> u, amp::array_view<double, 2> r,\n"
