@@ -72,7 +72,8 @@ struct amp__cpu_launch {
     // of control flow that holds a barrier (a divergent barrier).
     void (*diverge)(amp__cpu_item *it, int32_t local, const char *what);
     // 1: no view or array the kernel may write shares memory with another
-    // view or array of the launch, so their pointers may be restrict.
+    // view or array of the launch, and no parameter is a struct (which may
+    // hold an address), so a simple kernel's view pointers may be restrict.
     int32_t noalias;
     int32_t reserved;
 };
@@ -304,8 +305,9 @@ AMP_FI void run_tiled(void (*f)(tiled_index<D0, D1, D2>, A...), amp__cpu_item *i
     }
 }
 
-// A launch whose writable views share memory with no other view
-// (amp__cpu_launch.noalias) runs its work-items in a function that takes
+// A simple launch whose writable views share memory with no other view,
+// and which has no struct parameter (amp__cpu_launch.noalias; the library
+// decides, lib/cpu/cpu_run.c), runs its work-items in a function that takes
 // every view's pointer as a restrict parameter: the compiler may then keep
 // what a work-item reads through one view (a scalar in a one-element view,
 // the condition of an early return) across its stores through another,
