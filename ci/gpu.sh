@@ -478,7 +478,7 @@ cmd_first_call() {
 # result is its own verification (upstream's "This run PASSED" against
 # tea.problems, hipamp's against the deck's expected value).
 cmd_peers() {
-  local start rc=0 d m peer=$ROOT/.peers/TeaLeaf decks=$ROOT/.decks/tealeaf
+  local start rc=0 d m r sec peer=$ROOT/.peers/TeaLeaf decks=$ROOT/.decks/tealeaf
   start=$(date +%s)
   LOGS=$LOGS_DIR/peers
   rm -rf "$LOGS"
@@ -486,7 +486,7 @@ cmd_peers() {
   local S=$OUT/peers-summary.txt
   : > "$S"
   say() { echo "$*" | tee -a "$S"; }
-  use_deps /nonexistent
+  use_deps /nonexistent # no .debs: only the build's options (the packs' targets)
   archive_every 60 "$LOGS" peers
   if ! configure_build tealeaf bench_cpu; then
     say "ci/gpu.sh peers: FAILED (configure or build)"; kill "$ARCHIVER" 2>/dev/null; archive_logs "$LOGS" peers; return 1
@@ -510,6 +510,7 @@ cmd_peers() {
     say "no .peers/TeaLeaf: upstream TeaLeaf is not run"
   fi
   export AMP_CACHE_DIR=$BUILD/amp-cache
+  built() { [[ " ${models[*]} " == *" $1 "* ]]; }
   # upstream MODEL DECK RUN: its wallclock and verdict on one line.
   upstream() {
     local m=$1 deck=$2 dir=$LOGS/run-$1-$2-$3
@@ -536,14 +537,14 @@ cmd_peers() {
   for d in ${PEER_CPU_DECKS-tea_bm_4}; do
     [ -e "$decks/$d.in" ] || { say "no deck $d in .decks/tealeaf"; rc=1; continue; }
     for run in $(seq "${PEER_RUNS:-3}"); do
-      for m in "${models[@]}"; do [ "$m" = omp ] && upstream omp "$d" "$run"; done
+      built omp && upstream omp "$d" "$run"
       ours cpu "$d" "$run"
       [ "${PEER_UNRESTRICTED:-0}" = 1 ] && ours cpu "$d" "$run" AMP_CPU_RESTRICT=0
     done
   done
   for d in ${PEER_GPU_DECKS-tea_bm_4}; do
     [ -e "$decks/$d.in" ] || { say "no deck $d in .decks/tealeaf"; rc=1; continue; }
-    for m in "${models[@]}"; do [ "$m" = cuda ] && upstream cuda "$d" 1; done
+    built cuda && upstream cuda "$d" 1
     ours cuda:0 "$d" 1
   done
   if [ "${PEER_BENCH:-1}" != 0 ]; then

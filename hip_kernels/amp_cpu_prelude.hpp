@@ -324,11 +324,7 @@ template <class T, int N> struct view_data<array_view<T, N>> {
     static AMP_FI type get(const array_view<T, N> &v) { return v.data_; }
     static AMP_FI void set(array_view<T, N> &v, type d) { v.data_ = d; }
 };
-template <class T, int N> struct view_data<array<T, N>> {
-    typedef T *type;
-    static AMP_FI type get(const array<T, N> &v) { return v.data_; }
-    static AMP_FI void set(array<T, N> &v, type d) { v.data_ = d; }
-};
+template <class T, int N> struct view_data<array<T, N>> : view_data<array_view<T, N>> {};
 template <int I> struct pack_ref {
     template <class P> AMP_FI static auto &get(P &p) { return pack_ref<I - 1>::get(p.tail); }
 };

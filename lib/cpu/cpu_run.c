@@ -453,21 +453,20 @@ static void amp__cpu_view_span(const unsigned char *desc, const amp__sig_param *
     memcpy(&base, desc, sizeof base);
     *lo = *hi = base;
     int64_t first = 0, last = 0;
+    bool capped = false;
     for (int d = 0; d < sp->rank; ++d) {
         int64_t stride;
         int32_t ext;
         memcpy(&stride, desc + AMP__DESC_STRIDE_OFFSET + 8 * d, sizeof stride);
         memcpy(&ext, desc + AMP__DESC_EXTENT_OFFSET(sp->rank) + 4 * d, sizeof ext);
         if (ext <= 0) return;
+        capped = sp->rank == 1 && ext == INT_MAX;
         int64_t reach = (int64_t)(ext - 1) * stride;
         if (reach < 0) first += reach;
         else last += reach;
     }
     *lo = base + (uintptr_t)(first * sp->elem_size);
-    *hi = base + (uintptr_t)((last + 1) * sp->elem_size);
-    int32_t ext0;
-    memcpy(&ext0, desc + AMP__DESC_EXTENT_OFFSET(sp->rank), sizeof ext0);
-    if (sp->rank == 1 && ext0 == INT_MAX) *hi = UINTPTR_MAX;
+    *hi = capped ? UINTPTR_MAX : base + (uintptr_t)((last + 1) * sp->elem_size);
 }
 
 bool amp__cpu_views_disjoint(const amp__launch *l)
@@ -519,8 +518,9 @@ void amp__cpu_job_init(amp__cpu_job *j, const amp__cpu_kernel *kernel, const amp
     L->oob = amp__cpu_oob;
     L->fault = amp__cpu_fault;
     L->diverge = amp__cpu_diverge;
-    /* Read by simple kernels' entries only (amp_cpu_prelude.hpp's entry<>). */
-    L->noalias = kernel->restrict_views && amp__cpu_views_disjoint(l);
+    /* Read by simple kernels' entries only (amp_cpu_prelude.hpp's entry<>):
+     * a tiled launch is spared the check. */
+    L->noalias = !l->tiled && kernel->restrict_views && amp__cpu_views_disjoint(l);
     j->entry = kernel->entry;
     j->tiles = l->tiled ? kernel->tiles : NULL;
     j->widths = kernel->widths;
