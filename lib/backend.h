@@ -109,6 +109,15 @@ typedef struct amp__compile_job {
      * cache_store keeps one (at most 64 MiB). NULL: no disk cache in use. */
     void *(*cache_load)(const uint8_t key[32], size_t *size);
     void (*cache_store)(const uint8_t key[32], const void *data, size_t size);
+    /* The library's prebuilt pack of this accelerator's target pack_target
+     * (lib/core/prebuilt.c; NULL: it loads none), for the same kind of data
+     * made when the library was built: pack_load returns a malloc'ed entry
+     * whose digest the pack checked, or NULL; pack_capture, set only while
+     * hipamp-prebuild writes the packs, hands it an entry a backend made or
+     * loaded (NULL in any other program). */
+    const char *pack_target;
+    void *(*pack_load)(const char *target, const uint8_t key[32], size_t *size);
+    void (*pack_capture)(const char *target, const uint8_t key[32], const void *data, size_t size);
 } amp__compile_job;
 
 /* What a compile returns. bin is malloc'ed and owned by the caller. deps,

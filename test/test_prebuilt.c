@@ -236,28 +236,36 @@ static void expect_refused(amp_accelerator *acc, const char *dir, const char *wa
     cr_assert(strstr(pi.reason, dir), "reason '%s' does not name %s", pi.reason, dir);
 }
 
+/* A pack's index as the format lays it out (a 144-byte header holding the
+ * entry count at 12, then 80 bytes an entry: its offset at 32 and size at
+ * 40): up to cap entries' offsets and sizes; returns the count. */
+static uint32_t pack_index(const char *pack, uint64_t *off, uint64_t *size, uint32_t cap)
+{
+    FILE *f = fopen(pack, "rb");
+    cr_assert(f, "%s: %s", pack, strerror(errno));
+    unsigned char h[144];
+    cr_assert_eq(fread(h, 1, sizeof h, f), sizeof h);
+    uint32_t count;
+    memcpy(&count, h + 12, 4);
+    for (uint32_t i = 0; i < count && i < cap; ++i) {
+        unsigned char e[80];
+        cr_assert_eq(fread(e, 1, sizeof e, f), sizeof e);
+        memcpy(&off[i], e + 32, 8);
+        memcpy(&size[i], e + 40, 8);
+    }
+    fclose(f);
+    return count;
+}
+
 ACCEL_TEST(prebuilt, corrupt_entry_refused)
 {
     char dir[1024], pack[1200];
     copy_fixture(acc, dir, sizeof dir, pack, sizeof pack);
     /* A byte in the middle of every entry's code. */
-    FILE *f = fopen(pack, "rb");
-    cr_assert(f);
-    unsigned char h[144];
-    cr_assert_eq(fread(h, 1, sizeof h, f), sizeof h);
-    uint32_t count;
-    memcpy(&count, h + 12, 4);
+    uint64_t off[3], size[3], where[3];
+    uint32_t count = pack_index(pack, off, size, 3);
     cr_assert_eq(count, 3);
-    uint64_t where[3];
-    for (uint32_t i = 0; i < count; ++i) {
-        unsigned char e[80];
-        cr_assert_eq(fread(e, 1, sizeof e, f), sizeof e);
-        uint64_t off, size;
-        memcpy(&off, e + 32, 8);
-        memcpy(&size, e + 40, 8);
-        where[i] = off + size / 2;
-    }
-    fclose(f);
+    for (uint32_t i = 0; i < count; ++i) where[i] = off[i] + size[i] / 2;
     for (uint32_t i = 0; i < count; ++i) {
         unsigned char x = 0xa5;
         patch(pack, (long)where[i], &x, 1);
@@ -271,6 +279,109 @@ ACCEL_TEST(prebuilt, corrupt_entry_refused)
     cr_assert_eq(pi.rejected, 2, "%s", pi.reason);
     cr_assert(strstr(pi.reason, "corrupt (its bytes do not match their digest)"), "%s", pi.reason);
     cr_assert(strstr(pi.reason, dir), "%s", pi.reason);
+}
+
+/* The CPU accelerator's precompiled header in the build's whole pack
+ * (hipamp-prebuild puts it there; a pack made with --only, as the fixture,
+ * holds none). Each test below builds one user kernel, which no pack holds,
+ * on an empty disk cache and checks what it computes; the disk cache's
+ * stores tell whether the header was made (a second store) or loaded. */
+static void cpu_build_pack(amp_accelerator *acc, char *dir, size_t dsize, char *pack, size_t psize)
+{
+    const char *target = NULL;
+    ASSERT_OK(amp_accelerator_get_prebuilt_target(acc, &target));
+    if (!target) cr_skip_test("the CPU accelerator loads no prebuilt programs here");
+    snprintf(dir, dsize, "%s/hipamp/prebuilt-%s", bin_dir(), HIPAMP_VERSION_STRING);
+    snprintf(pack, psize, "%s/%s.hpk", dir, target);
+    struct stat sb;
+    if (stat(pack, &sb) != 0) cr_skip_test("the build made no pack for %s (HIPAMP_PREBUILT_TARGETS)", target);
+}
+
+static void user_kernel_and_check(amp_accelerator *acc)
+{
+    enum { N = 1000 };
+    int32_t host[N];
+    for (int i = 0; i < N; ++i) host[i] = POISON_I32;
+    amp_program *p = NULL;
+    amp_kernel *k = NULL;
+    ASSERT_OK(amp_program_build(acc, "AMP_KERNEL(k, amp::index<1> i, amp::array_view<int, 1> a) { a[i] = 3 * i[0] + 1; }",
+                                NULL, &p));
+    ASSERT_OK(amp_program_get_kernel(p, "k", &k));
+    amp_array_view *v = test_view(host, sizeof host[0], amp_extent_1d(N), AMP_WRITE_ONLY);
+    amp_accelerator_view *q;
+    ASSERT_OK(amp_accelerator_default_view(acc, &q));
+    amp_arg a = amp_arg_view(v);
+    ASSERT_OK(amp_parallel_for_each(q, amp_extent_1d(N), k, &a, 1));
+    ASSERT_OK(amp_array_view_synchronize(v));
+    for (int i = 0; i < N; ++i) cr_assert_eq(host[i], 3 * i + 1, "element %d: %d", i, host[i]);
+    amp_array_view_destroy(v);
+    amp_program_destroy(p);
+}
+
+static uint64_t disk_stores(void)
+{
+    amp_cache_info ci;
+    ASSERT_OK(amp_cache_get_info(&ci));
+    if (!ci.disk_enabled) cr_skip_test("no disk cache here: %s", ci.reason);
+    return ci.disk_stores;
+}
+
+Test(prebuilt, cpu_pack_holds_the_precompiled_header)
+{
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    char dir[1024], pack[1200];
+    cpu_build_pack(acc, dir, sizeof dir, pack, sizeof pack);
+    use_dirs(dir);
+    user_kernel_and_check(acc);
+    cr_assert_eq(disk_stores(), 1, "the header was made and stored beside the program, not loaded from %s", pack);
+    amp_prebuilt_info pi = info();
+    cr_assert_eq(pi.rejected, 0, "%s", pi.reason);
+    cr_assert_eq(pi.hits + pi.misses, 0, "a user program counted as a prebuilt lookup");
+}
+
+/* Without packs the first build makes the header and stores it. */
+Test(prebuilt, cpu_precompiled_header_made_without_packs)
+{
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    char dir[1024], pack[1200];
+    cpu_build_pack(acc, dir, sizeof dir, pack, sizeof pack);
+    use_dirs(dir);
+    setenv("AMP_PREBUILT", "0", 1);
+    user_kernel_and_check(acc);
+    cr_assert_eq(disk_stores(), 2, "the program and the header it made");
+}
+
+/* A corrupt header in a pack is refused (counted, its reason naming the
+ * pack); the build makes its own and computes the same. */
+Test(prebuilt, cpu_corrupt_precompiled_header_refused, .timeout = 120)
+{
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    char bdir[1024], bpack[1200], dir[1024], pack[1200];
+    cpu_build_pack(acc, bdir, sizeof bdir, bpack, sizeof bpack);
+    fresh_dir(dir, sizeof dir, "packs");
+    snprintf(pack, sizeof pack, "%s/%s", dir, strrchr(bpack, '/') + 1);
+    copy_file(bpack, pack);
+    /* The header is the pack's one large entry (programs are tens of KiB). */
+    static uint64_t off[1024], size[1024];
+    uint32_t count = pack_index(pack, off, size, 1024);
+    cr_assert_leq(count, 1024);
+    uint64_t where = 0, biggest = 0;
+    for (uint32_t i = 0; i < count; ++i)
+        if (size[i] > biggest) {
+            biggest = size[i];
+            where = off[i] + size[i] / 2;
+        }
+    cr_assert_gt(biggest, 1u << 20, "the build's pack %s holds no precompiled header (largest entry %llu bytes)", bpack,
+                 (unsigned long long)biggest);
+    unsigned char x = 0x5a;
+    patch(pack, (long)where, &x, 1);
+    use_dirs(dir);
+    user_kernel_and_check(acc);
+    amp_prebuilt_info pi = info();
+    cr_assert_eq(pi.rejected, 1, "%s", pi.reason);
+    cr_assert(strstr(pi.reason, "corrupt (its bytes do not match their digest)") && strstr(pi.reason, dir), "%s",
+              pi.reason);
+    cr_assert_eq(disk_stores(), 2, "the program and the header made in place of the refused one");
 }
 
 ACCEL_TEST(prebuilt, other_version_refused)
@@ -624,12 +735,11 @@ Test(prebuilt, warmer_fills_the_cache, .timeout = 600)
     snprintf(pack, sizeof pack, "%s/hipamp/prebuilt-%s/%s.hpk", bin_dir(), HIPAMP_VERSION_STRING, target ? target : "");
     struct stat sb;
     if (!target || stat(pack, &sb) != 0) return; /* no pack: the algorithms would all compile (minutes) */
-    FILE *pf = fopen(pack, "rb");
-    unsigned char h[16];
-    cr_assert(pf && fread(h, 1, sizeof h, pf) == sizeof h);
-    fclose(pf);
-    uint32_t count;
-    memcpy(&count, h + 12, 4);
+    /* Its programs: not the precompiled header, the one entry of MiBs. */
+    static uint64_t off[1024], size[1024];
+    uint32_t entries = pack_index(pack, off, size, 1024), count = entries;
+    cr_assert_leq(entries, 1024);
+    for (uint32_t i = 0; i < entries; ++i) count -= size[i] > (1u << 20);
     rc = compile_tool(log, (char *[]){"--warm", "--accelerator", "cpu", "--algorithms", NULL});
     cr_assert_eq(rc, 0, "%s", slurp(log));
     snprintf(want, sizeof want, "cpu: built-in algorithms: %u from the prebuilt pack, 0 already in the cache, 0 "

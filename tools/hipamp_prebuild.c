@@ -78,6 +78,16 @@ static void capture(const char *target, const uint8_t key[32], const void *bin, 
     pack_add(key, bin, size);
 }
 
+/* The CPU's precompiled header (one per pack: its key names the compiler,
+ * flags and prelude, which a pack shares). */
+static bool have_header;
+
+static void capture_header(const char *target, const uint8_t key[32], const void *data, size_t size)
+{
+    capture(target, key, data, size);
+    have_header = true;
+}
+
 static void pack_reset(void)
 {
     for (size_t i = 0; i < cur.n; ++i) free(cur.items[i].data);
@@ -216,7 +226,9 @@ out:
 
 /* ------------------------------------------------------------ packs */
 
-static int write_pack(const char *dir, const char *target, size_t built)
+/* built: the programs compiled (the others came from the last pack);
+ * extra: the entries that are no program (the CPU's precompiled header). */
+static int write_pack(const char *dir, const char *target, size_t built, size_t extra)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s.hpk", dir, target);
@@ -229,8 +241,8 @@ static int write_pack(const char *dir, const char *target, size_t built)
         fprintf(stderr, "hipamp-prebuild: %s\n", amp_last_error());
         return 1;
     }
-    printf("hipamp-prebuild: %s: %zu programs (%zu compiled, %zu kept from the last pack)\n", path, cur.n, built,
-           cur.n - built);
+    printf("hipamp-prebuild: %s: %zu programs (%zu compiled, %zu kept from the last pack)%s\n", path, cur.n - extra,
+           built, cur.n - extra - built, extra ? " and the precompiled header" : "");
     return 0;
 }
 
@@ -248,7 +260,7 @@ static int build_gpu(const char *dir, const char *reuse, const char *target, int
         printf("hipamp-prebuild: %s's pack of %s is not reused: %s\n", reuse, target, amp_last_error());
     size_t built = 0;
     int rc = run_jobs((job){.target = target, .only = only}, jobs, &built);
-    if (!rc) rc = write_pack(dir, target, built);
+    if (!rc) rc = write_pack(dir, target, built, 0);
     pack_reset();
     return rc;
 }
@@ -268,12 +280,36 @@ static int build_cpu(const char *dir, int jobs, const char *const *only, bool st
         return strict ? 1 : 0;
     }
     amp__prebuilt_set_capture(capture);
+    bool whole = !only || !only[0];
+    have_header = false;
+    if (whole) amp__prebuilt_set_data_capture(capture_header);
     size_t built = 0;
     int rc = run_jobs((job){.target = target, .acc = acc, .only = only}, jobs, &built);
+    /* A whole pack holds the CPU accelerator's precompiled header too (a
+     * first build on a fresh cache then need not make it). A compile of a
+     * built-in program above made or loaded it, else one user program's
+     * build hands it over, from the last pack or made (lib/cpu/cpu_pch.c).
+     * Not an error when it cannot: the pack then holds programs only, as
+     * one made with --only does. */
+    if (!rc && whole && !have_header) {
+        /* Compiled, not loaded: this tool keeps the disk cache off. */
+        amp_program *p = NULL;
+        amp_status st = amp_program_build(
+            acc, "AMP_KERNEL(amp__prebuild_header, amp::index<1> i, amp::array_view<int, 1> a) { a[i] = 0; }\n", NULL,
+            &p);
+        if (st == AMP_OK) amp_program_destroy(p);
+        if (st != AMP_OK)
+            printf("hipamp-prebuild: the CPU pack holds no precompiled header: %s\n", amp_last_error());
+        else if (!have_header)
+            printf("hipamp-prebuild: the CPU pack holds no precompiled header (AMP_CPU_PCH=0, or the compiler made "
+                   "none)\n");
+    }
+    size_t pch = have_header ? 1 : 0;
     amp_prebuilt_info info;
     amp_prebuilt_get_info(&info);
-    if (!rc) rc = write_pack(dir, target, cur.n - (size_t)info.hits);
+    if (!rc) rc = write_pack(dir, target, cur.n - pch - (size_t)info.hits, pch);
     amp__prebuilt_set_capture(NULL);
+    amp__prebuilt_set_data_capture(NULL);
     pack_reset();
     return rc;
 }

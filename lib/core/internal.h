@@ -629,12 +629,21 @@ bool amp__prebuilt_enabled(void);
 /* The checked code object for key in target's pack, malloc'ed; NULL when
  * there is none or it was refused (counted; amp_prebuilt_get_info says why). */
 void *amp__prebuilt_load(const char *target, const uint8_t key[32], size_t *size);
+/* The same for a backend's data under its own key (the CPU accelerator's
+ * precompiled header: amp__compile_job's pack_load); not counted as a
+ * program's hit or miss, a refusal is (rejected, with its reason). */
+void *amp__prebuilt_load_data(const char *target, const uint8_t key[32], size_t *size);
 /* A loaded entry that the back end would not load (why: its message). */
 void amp__prebuilt_refused(const char *target, const char *why);
 /* hipamp-prebuild's hook: every built-in program built while it is set
  * (compiled, or from the disk cache or a pack) is handed to fn. */
 typedef void (*amp__prebuilt_capture_fn)(const char *target, const uint8_t key[32], const void *bin, size_t size);
 void amp__prebuilt_set_capture(amp__prebuilt_capture_fn fn);
+/* The same for a backend's data handed to amp__compile_job's pack_capture
+ * (which is set only while this hook is). */
+void amp__prebuilt_set_data_capture(amp__prebuilt_capture_fn fn);
+bool amp__prebuilt_capturing_data(void);
+void amp__prebuilt_captured_data(const char *target, const uint8_t key[32], const void *data, size_t size);
 void amp__prebuilt_captured(const char *target, const uint8_t key[32], const void *bin, size_t size);
 /* A pack's entries, for writing and reading whole packs (hipamp-prebuild). */
 typedef struct amp__prebuilt_item {

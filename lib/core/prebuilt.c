@@ -344,7 +344,9 @@ static amp__pack *amp__pb_pack(const char *target)
     return p;
 }
 
-void *amp__prebuilt_load(const char *target, const uint8_t key[32], size_t *size)
+/* counted: a program's lookup (amp_prebuilt_get_info's hits and misses);
+ * a backend's data (amp__prebuilt_load_data) is not a program. */
+static void *amp__pb_load(const char *target, const uint8_t key[32], size_t *size, bool counted)
 {
     *size = 0;
     if (!target || !amp__prebuilt_enabled()) return NULL;
@@ -357,7 +359,7 @@ void *amp__prebuilt_load(const char *target, const uint8_t key[32], size_t *size
     const amp__pack_entry *e = p && p->fd >= 0 ? bsearch(key, p->index, p->count, sizeof *p->index, amp__entry_cmp) : NULL;
     pthread_mutex_unlock(&amp__pb_lock);
     if (!e) {
-        amp__pb_misses++;
+        if (counted) amp__pb_misses++;
         return NULL;
     }
     void *bin = malloc(e->size);
@@ -369,13 +371,23 @@ void *amp__prebuilt_load(const char *target, const uint8_t key[32], size_t *size
         amp__pb_set_reason("prebuilt entry %s of %s/%s.hpk refused: %s", hex, amp__pb_dir, target, why);
         pthread_mutex_unlock(&amp__pb_lock);
         amp__pb_rejected++;
-        amp__pb_misses++;
+        if (counted) amp__pb_misses++;
         free(bin);
         return NULL;
     }
     *size = e->size;
-    amp__pb_hits++;
+    if (counted) amp__pb_hits++;
     return bin;
+}
+
+void *amp__prebuilt_load(const char *target, const uint8_t key[32], size_t *size)
+{
+    return amp__pb_load(target, key, size, true);
+}
+
+void *amp__prebuilt_load_data(const char *target, const uint8_t key[32], size_t *size)
+{
+    return amp__pb_load(target, key, size, false);
 }
 
 void amp__prebuilt_refused(const char *target, const char *why)
@@ -389,6 +401,19 @@ void amp__prebuilt_refused(const char *target, const char *why)
 }
 
 void amp__prebuilt_set_capture(amp__prebuilt_capture_fn fn) { amp__pb_capture = fn; }
+
+/* A backend's data (the CPU's precompiled header) has a hook of its own:
+ * hipamp-prebuild keeps it in whole packs only, not in those of --only. */
+static amp__prebuilt_capture_fn amp__pb_capture_data;
+
+void amp__prebuilt_set_data_capture(amp__prebuilt_capture_fn fn) { amp__pb_capture_data = fn; }
+
+bool amp__prebuilt_capturing_data(void) { return amp__pb_capture_data != NULL; }
+
+void amp__prebuilt_captured_data(const char *target, const uint8_t key[32], const void *data, size_t size)
+{
+    if (amp__pb_capture_data) amp__pb_capture_data(target, key, data, size);
+}
 
 void amp__prebuilt_captured(const char *target, const uint8_t key[32], const void *bin, size_t size)
 {

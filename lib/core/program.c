@@ -386,6 +386,9 @@ static amp_status amp__build(amp_accelerator *acc, const amp__build_input *in, b
         .timeout_s = amp__env_count("AMP_COMPILE_TIMEOUT", AMP__COMPILE_TIMEOUT_DEFAULT, AMP__COMPILE_TIMEOUT_MAX),
         .cache_load = amp__dcache_usable() ? amp__dcache_load : NULL,
         .cache_store = amp__dcache_usable() ? amp__dcache_store : NULL,
+        .pack_target = be->prebuilt_target ? be->prebuilt_target(acc->e.dev) : NULL,
+        .pack_load = amp__prebuilt_load_data,
+        .pack_capture = amp__prebuilt_capturing_data() ? amp__prebuilt_captured_data : NULL,
     };
     if ((st = amp__compile_checked(acc, &job, &scan, sys, in, &bin, &bin_size, &extra, &nextra, &cacheable)) != AMP_OK)
         goto fail;

@@ -1,4 +1,4 @@
-/* cpu_pch.c — the CPU accelerator's precompiled header: the library's part of every translation unit (CPU prelude with its standard headers, common prelude, device library) compiled once by the host compiler with the builds' own flags, so that a build parses only the user's part. Kept between processes in the disk cache, which authenticates it (its MAC), and written out to a private directory of this process before the compiler reads it. */
+/* cpu_pch.c — the CPU accelerator's precompiled header: the library's part of every translation unit (CPU prelude with its standard headers, common prelude, device library) compiled once by the host compiler with the builds' own flags, so that a build parses only the user's part. Kept between processes in the disk cache, which authenticates it (its MAC), or made when the library was built and read from its prebuilt pack (whose digests check it), and written out to a private directory of this process before the compiler reads it. */
 #include "cpu_internal.h"
 
 #include <errno.h>
@@ -13,8 +13,10 @@
 /* A precompiled header is code the compiler loads without checking it: it
  * is only ever made by this library, in a directory this process made
  * (mode 0700, checked through its descriptor), or taken from the disk
- * cache, whose entries carry a MAC under a key only this user can read;
- * it is never read from a path another user could write. The key names
+ * cache, whose entries carry a MAC under a key only this user can read, or
+ * from the library's own pack, held to the pack's rules (lib/core/
+ * prebuilt.c: owners and modes checked, every entry's SHA-256); it is never
+ * read from a path another user could write. The key names
  * everything that shapes it: the compiler, its version, flags and target
  * (the device's cache tag) and the text compiled. A compiler that finds
  * the file unsuitable after all (it checks its own version and flags)
@@ -281,7 +283,10 @@ static void *amp__pch_make(void *arg)
         memcpy(entry, &h, sizeof h);
         memcpy(entry + sizeof h, deps, h.deps_size);
         memcpy(entry + sizeof h + h.deps_size, gch, size);
-        amp__pch_maker.job->cache_store(amp__pch_maker.key, entry, sizeof h + h.deps_size + size);
+        const amp__compile_job *job = amp__pch_maker.job;
+        if (job->cache_store) job->cache_store(amp__pch_maker.key, entry, sizeof h + h.deps_size + size);
+        if (job->pack_target && job->pack_capture)
+            job->pack_capture(job->pack_target, amp__pch_maker.key, entry, sizeof h + h.deps_size + size);
     }
     free(entry);
     free(deps);
@@ -298,10 +303,11 @@ const char *amp__cpu_pch_prepare(amp__cpu_device *d, const amp__compile_job *job
                                  bool *making)
 {
     *making = false;
-    /* Off (README: AMP_CPU_PCH), or nothing to keep it in: made for one
-     * process only, it would cost more than it saves. The user's options
-     * (a -D, a -O0) may change what the header compiles to. */
-    if (!amp__env_flag("AMP_CPU_PCH", true) || !job->cache_load || !job->cache_store || len == 0) return NULL;
+    /* Off (README: AMP_CPU_PCH), or neither a disk cache nor a pack to
+     * take it from. The user's options (a -D, a -O0) may change what the
+     * header compiles to. */
+    bool packed = job->pack_target && job->pack_load, keep = job->cache_store || job->pack_capture;
+    if (!amp__env_flag("AMP_CPU_PCH", true) || len == 0 || (!(job->cache_load && keep) && !packed)) return NULL;
     if (job->options)
         for (const char *p = job->options; *p; ++p)
             if (*p != ' ' && *p != '\t' && *p != '\n') return NULL;
@@ -339,7 +345,11 @@ const char *amp__cpu_pch_prepare(amp__cpu_device *d, const amp__compile_job *job
     int dirfd = amp__pch_make_dir(amp__pch_dir);
     snprintf(amp__pch_header, sizeof amp__pch_header, "%s/" AMP__PCH_NAME, amp__pch_dir);
     if (dirfd < 0 || !amp__pch_write(dirfd, AMP__PCH_NAME, text, len)) goto out;
-    if ((gch = job->cache_load(key, &size))) {
+    /* The disk cache's, else the one the library's pack holds (made when
+     * the library was built, on a machine of the same cache tag); either
+     * is handed on to hipamp-prebuild when it is the one running. */
+    if ((job->cache_load && (gch = job->cache_load(key, &size))) ||
+        (packed && (gch = job->pack_load(job->pack_target, key, &size)))) {
         amp__pch_entry e;
         ok = size >= sizeof e;
         if (ok) memcpy(&e, gch, sizeof e);
@@ -347,8 +357,10 @@ const char *amp__cpu_pch_prepare(amp__cpu_device *d, const amp__compile_job *job
              amp__pch_deps_ok(dirs, (char *)gch + sizeof e, (size_t)e.deps_size) &&
              amp__pch_write(dirfd, AMP__PCH_FILE, (char *)gch + sizeof e + e.deps_size,
                             size - sizeof e - (size_t)e.deps_size);
+        if (ok && job->pack_target && job->pack_capture) job->pack_capture(job->pack_target, key, gch, size);
         goto out;
     }
+    if (!keep) goto out; /* made for this process only, it would cost more than it saves */
     amp__pch_maker.job = job;
     amp__pch_maker.words = words;
     amp__pch_maker.nwords = nwords;
