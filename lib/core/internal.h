@@ -639,12 +639,12 @@ void amp__prebuilt_refused(const char *target, const char *why);
  * (compiled, or from the disk cache or a pack) is handed to fn. */
 typedef void (*amp__prebuilt_capture_fn)(const char *target, const uint8_t key[32], const void *bin, size_t size);
 void amp__prebuilt_set_capture(amp__prebuilt_capture_fn fn);
+void amp__prebuilt_captured(const char *target, const uint8_t key[32], const void *bin, size_t size);
 /* The same for a backend's data handed to amp__compile_job's pack_capture
  * (which is set only while this hook is). */
 void amp__prebuilt_set_data_capture(amp__prebuilt_capture_fn fn);
 bool amp__prebuilt_capturing_data(void);
 void amp__prebuilt_captured_data(const char *target, const uint8_t key[32], const void *data, size_t size);
-void amp__prebuilt_captured(const char *target, const uint8_t key[32], const void *bin, size_t size);
 /* A pack's entries, for writing and reading whole packs (hipamp-prebuild). */
 typedef struct amp__prebuilt_item {
     uint8_t key[32];
