@@ -1,6 +1,7 @@
 /* test_prebuilt.c — the built-in algorithms' prebuilt packs (lib/core/prebuilt.c, tools/hipamp_prebuild.c): a pack's program is loaded and not compiled; a target without a pack, a corrupt, foreign, mis-versioned, writable or linked pack falls back to compiling with the same results and says why; a read-only install works; AMP_PREBUILT=0; the build's own packs cover every call the algorithms make; the tool's errors. */
 #include "support.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <fcntl.h>
@@ -318,6 +319,59 @@ static void user_kernel_and_check(amp_accelerator *acc)
     amp_program_destroy(p);
 }
 
+/* The index of the pack's precompiled header (its entry begins with the
+ * header format's magic, "AMPPCH1"), or -1; *off, *size its place. */
+static long header_entry(const char *pack, uint64_t *off_out, uint64_t *size_out)
+{
+    static uint64_t off[1024], size[1024];
+    uint32_t count = pack_index(pack, off, size, 1024);
+    cr_assert_leq(count, 1024);
+    FILE *f = fopen(pack, "rb");
+    cr_assert(f);
+    long found = -1;
+    for (uint32_t i = 0; i < count && found < 0; ++i) {
+        char magic[8] = {0};
+        cr_assert_eq(fseek(f, (long)off[i], SEEK_SET), 0);
+        if (fread(magic, 1, sizeof magic, f) == sizeof magic && !memcmp(magic, "AMPPCH1", 8)) {
+            found = (long)i;
+            *off_out = off[i];
+            *size_out = size[i];
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+/* TMPDIR set to a fresh directory: where this process's header directory
+ * (hipamp-pch-<pid>-...) goes. */
+static void fresh_tmpdir(char *dir, size_t size)
+{
+    fresh_dir(dir, size, "tmp");
+    setenv("TMPDIR", dir, 1);
+}
+
+/* Whether this process has a header directory in tmp, and in it the
+ * compiled header the compiler is handed. */
+static bool header_dir_made(const char *tmp, bool *with_header)
+{
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "hipamp-pch-%ld-", (long)getpid());
+    DIR *d = opendir(tmp);
+    cr_assert(d, "%s: %s", tmp, strerror(errno));
+    bool made = false;
+    *with_header = false;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (strncmp(e->d_name, prefix, strlen(prefix))) continue;
+        made = true;
+        char gch[2048];
+        snprintf(gch, sizeof gch, "%s/%s/amp_lib.hpp.gch", tmp, e->d_name);
+        struct stat sb;
+        *with_header = *with_header || (stat(gch, &sb) == 0 && sb.st_size > (1 << 20));
+    }
+    closedir(d);
+    return made;
+}
+
 static uint64_t disk_stores(void)
 {
     amp_cache_info ci;
@@ -329,22 +383,58 @@ static uint64_t disk_stores(void)
 Test(prebuilt, cpu_pack_holds_the_precompiled_header)
 {
     amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
-    char dir[1024], pack[1200];
+    char dir[1024], pack[1200], tmp[1024];
     cpu_build_pack(acc, dir, sizeof dir, pack, sizeof pack);
+    uint64_t off, size;
+    cr_assert_geq(header_entry(pack, &off, &size), 0, "the build's pack %s holds no precompiled header", pack);
+    unsetenv("AMP_CPU_PCH");
     use_dirs(dir);
+    fresh_tmpdir(tmp, sizeof tmp);
     user_kernel_and_check(acc);
+    bool with_header = false;
+    cr_assert(header_dir_made(tmp, &with_header) && with_header, "the build had no header in %s", tmp);
     cr_assert_eq(disk_stores(), 1, "the header was made and stored beside the program, not loaded from %s", pack);
     amp_prebuilt_info pi = info();
     cr_assert_eq(pi.rejected, 0, "%s", pi.reason);
     cr_assert_eq(pi.hits + pi.misses, 0, "a user program counted as a prebuilt lookup");
 }
 
+/* Without a disk cache the pack's header is used all the same; without
+ * either, nothing is written (no header directory). */
+Test(prebuilt, cpu_pack_header_without_a_disk_cache)
+{
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    char dir[1024], pack[1200], tmp[1024];
+    cpu_build_pack(acc, dir, sizeof dir, pack, sizeof pack);
+    unsetenv("AMP_CPU_PCH");
+    setenv("AMP_CACHE_DIR", "off", 1);
+    setenv("AMP_PREBUILT_DIR", dir, 1);
+    fresh_tmpdir(tmp, sizeof tmp);
+    user_kernel_and_check(acc);
+    bool with_header = false;
+    cr_assert(header_dir_made(tmp, &with_header) && with_header, "the build had no header in %s", tmp);
+}
+
+Test(prebuilt, cpu_no_header_without_cache_or_pack)
+{
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    char tmp[1024];
+    unsetenv("AMP_CPU_PCH");
+    setenv("AMP_CACHE_DIR", "off", 1);
+    setenv("AMP_PREBUILT", "0", 1);
+    fresh_tmpdir(tmp, sizeof tmp);
+    user_kernel_and_check(acc);
+    bool with_header = false;
+    cr_assert_not(header_dir_made(tmp, &with_header), "a header directory was made with nothing to fill it from");
+}
+
 /* Without packs the first build makes the header and stores it. */
 Test(prebuilt, cpu_precompiled_header_made_without_packs)
 {
     amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
-    char dir[1024], pack[1200];
-    cpu_build_pack(acc, dir, sizeof dir, pack, sizeof pack);
+    char dir[1024];
+    fresh_dir(dir, sizeof dir, "packs");
+    unsetenv("AMP_CPU_PCH");
     use_dirs(dir);
     setenv("AMP_PREBUILT", "0", 1);
     user_kernel_and_check(acc);
@@ -361,20 +451,11 @@ Test(prebuilt, cpu_corrupt_precompiled_header_refused, .timeout = 120)
     fresh_dir(dir, sizeof dir, "packs");
     snprintf(pack, sizeof pack, "%s/%s", dir, strrchr(bpack, '/') + 1);
     copy_file(bpack, pack);
-    /* The header is the pack's one large entry (programs are tens of KiB). */
-    static uint64_t off[1024], size[1024];
-    uint32_t count = pack_index(pack, off, size, 1024);
-    cr_assert_leq(count, 1024);
-    uint64_t where = 0, biggest = 0;
-    for (uint32_t i = 0; i < count; ++i)
-        if (size[i] > biggest) {
-            biggest = size[i];
-            where = off[i] + size[i] / 2;
-        }
-    cr_assert_gt(biggest, 1u << 20, "the build's pack %s holds no precompiled header (largest entry %llu bytes)", bpack,
-                 (unsigned long long)biggest);
+    uint64_t off = 0, size = 0;
+    cr_assert_geq(header_entry(pack, &off, &size), 0, "the build's pack %s holds no precompiled header", bpack);
     unsigned char x = 0x5a;
-    patch(pack, (long)where, &x, 1);
+    patch(pack, (long)(off + size / 2), &x, 1);
+    unsetenv("AMP_CPU_PCH");
     use_dirs(dir);
     user_kernel_and_check(acc);
     amp_prebuilt_info pi = info();
@@ -735,11 +816,10 @@ Test(prebuilt, warmer_fills_the_cache, .timeout = 600)
     snprintf(pack, sizeof pack, "%s/hipamp/prebuilt-%s/%s.hpk", bin_dir(), HIPAMP_VERSION_STRING, target ? target : "");
     struct stat sb;
     if (!target || stat(pack, &sb) != 0) return; /* no pack: the algorithms would all compile (minutes) */
-    /* Its programs: not the precompiled header, the one entry of MiBs. */
+    /* Its programs: not the precompiled header. */
     static uint64_t off[1024], size[1024];
-    uint32_t entries = pack_index(pack, off, size, 1024), count = entries;
-    cr_assert_leq(entries, 1024);
-    for (uint32_t i = 0; i < entries; ++i) count -= size[i] > (1u << 20);
+    uint64_t hoff, hsize;
+    uint32_t count = pack_index(pack, off, size, 1024) - (header_entry(pack, &hoff, &hsize) >= 0);
     rc = compile_tool(log, (char *[]){"--warm", "--accelerator", "cpu", "--algorithms", NULL});
     cr_assert_eq(rc, 0, "%s", slurp(log));
     snprintf(want, sizeof want, "cpu: built-in algorithms: %u from the prebuilt pack, 0 already in the cache, 0 "

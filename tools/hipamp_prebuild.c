@@ -23,6 +23,7 @@ static void usage(FILE *f)
             "  sm_NN    an NVIDIA architecture (NVRTC, no GPU needed);\n"
             "  gfxNNN   an AMD processor (hipRTC/comgr, no GPU needed), built for any xnack/sramecc mode.\n"
             "A target whose compiler is not installed is skipped with a message (--strict: an error).\n"
+            "The CPU pack also holds the CPU accelerator's precompiled header (one made with --only does not).\n"
             "Entries of an existing pack whose keys still match are kept, not compiled again: DIR's, else\n"
             "DIR2's (another build's packs; held to the same owner and mode rules as packs a program loads).\n"
             "--only TEXT builds only the programs whose names hold TEXT (\"int32 reductions\"); repeatable.\n"
@@ -79,11 +80,19 @@ static void capture(const char *target, const uint8_t key[32], const void *bin, 
 }
 
 /* The CPU's precompiled header (one per pack: its key names the compiler,
- * flags and prelude, which a pack shares). */
+ * flags and prelude, which a pack shares). Set on the thread that made or
+ * loaded it, read by main after the build threads are joined (which
+ * orders the two). One larger than a pack's entries may be is left out:
+ * the pack is written without it rather than refused whole. */
 static bool have_header;
 
 static void capture_header(const char *target, const uint8_t key[32], const void *data, size_t size)
 {
+    if (size > AMP__PACK_ENTRY_MAX) {
+        printf("hipamp-prebuild: the precompiled header (%zu bytes) is larger than a pack's entries may be "
+               "(%u): the CPU pack holds none\n", size, AMP__PACK_ENTRY_MAX);
+        return;
+    }
     capture(target, key, data, size);
     have_header = true;
 }
@@ -301,8 +310,8 @@ static int build_cpu(const char *dir, int jobs, const char *const *only, bool st
         if (st != AMP_OK)
             printf("hipamp-prebuild: the CPU pack holds no precompiled header: %s\n", amp_last_error());
         else if (!have_header)
-            printf("hipamp-prebuild: the CPU pack holds no precompiled header (AMP_CPU_PCH=0, or the compiler made "
-                   "none)\n");
+            printf("hipamp-prebuild: the CPU pack holds no precompiled header (AMP_CPU_PCH in README says when there "
+                   "is none)\n");
     }
     size_t pch = have_header ? 1 : 0;
     amp_prebuilt_info info;

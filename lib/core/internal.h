@@ -645,6 +645,8 @@ void amp__prebuilt_captured(const char *target, const uint8_t key[32], const voi
 void amp__prebuilt_set_data_capture(amp__prebuilt_capture_fn fn);
 bool amp__prebuilt_capturing_data(void);
 void amp__prebuilt_captured_data(const char *target, const uint8_t key[32], const void *data, size_t size);
+/* The largest entry a pack holds (as the disk cache's entries). */
+#define AMP__PACK_ENTRY_MAX (64u << 20)
 /* A pack's entries, for writing and reading whole packs (hipamp-prebuild). */
 typedef struct amp__prebuilt_item {
     uint8_t key[32];

@@ -20,7 +20,10 @@
  * An entry's key is a SHA-256 over the library version, the back end, the
  * target, the prelude texts and the program's source and options
  * (amp__prebuilt_key): a program whose source differs in any way (a tuning
- * knob set in the environment) finds no entry and is compiled.
+ * knob set in the environment) finds no entry and is compiled. A CPU pack
+ * also holds one entry of a backend's own data, the CPU accelerator's
+ * precompiled header, under that backend's key (a hash over a domain name
+ * of its own: lib/cpu/cpu_pch.c), read with amp__prebuilt_load_data.
  *
  * Lock order: amp__pb_lock is a leaf (nothing is called into under it but
  * the opening of a pack: its header and index read and checked). An open
@@ -44,7 +47,6 @@
 #define AMP__PACK_MAGIC "HIPAMPK1"
 #define AMP__PACK_FORMAT 1u
 #define AMP__PACK_MAX_ENTRIES 65536u
-#define AMP__PACK_ENTRY_MAX (64u << 20) /* as the disk cache's entries */
 #define AMP__PACK_MAX_TARGETS 16
 
 typedef struct amp__pack_header {
@@ -403,7 +405,9 @@ void amp__prebuilt_refused(const char *target, const char *why)
 void amp__prebuilt_set_capture(amp__prebuilt_capture_fn fn) { amp__pb_capture = fn; }
 
 /* A backend's data (the CPU's precompiled header) has a hook of its own:
- * hipamp-prebuild keeps it in whole packs only, not in those of --only. */
+ * hipamp-prebuild keeps it in whole packs only, not in those of --only.
+ * Like amp__pb_capture, set before the tool starts build threads and
+ * cleared after they are joined. */
 static amp__prebuilt_capture_fn amp__pb_capture_data;
 
 void amp__prebuilt_set_data_capture(amp__prebuilt_capture_fn fn) { amp__pb_capture_data = fn; }

@@ -296,6 +296,18 @@ static void *amp__pch_make(void *arg)
     return NULL;
 }
 
+/* Whether a stored entry (the disk cache's or a pack's) is one this
+ * process may use: this format, its list of files inside it, and those
+ * files all the compiler's or the C library's (amp__pch_deps_ok). */
+static bool amp__pch_entry_ok(const amp__sys_dir *dirs, const void *data, size_t size)
+{
+    amp__pch_entry e;
+    if (size < sizeof e) return false;
+    memcpy(&e, data, sizeof e);
+    return !memcmp(e.magic, AMP__PCH_MAGIC, sizeof e.magic) && e.deps_size <= size - sizeof e &&
+           amp__pch_deps_ok(dirs, (const char *)data + sizeof e, (size_t)e.deps_size);
+}
+
 void amp__cpu_pch_wait(void) { pthread_join(amp__pch_maker.thread, NULL); }
 
 const char *amp__cpu_pch_prepare(amp__cpu_device *d, const amp__compile_job *job, const char *text,
@@ -339,28 +351,37 @@ const char *amp__cpu_pch_prepare(amp__cpu_device *d, const amp__compile_job *job
     amp__pch_state = AMP__PCH_BUSY;
     pthread_mutex_unlock(&amp__pch_lock);
 
+    /* The disk cache's, else the one the library's pack holds (made when
+     * the library was built, on a machine of the same cache tag); one
+     * that is not what it should be is passed over for the next. Looked
+     * for before anything is written: a process that finds none and keeps
+     * none makes no directory. */
     size_t size = 0;
     void *gch = NULL;
+    if (job->cache_load && (gch = job->cache_load(key, &size)) && !amp__pch_entry_ok(dirs, gch, size)) {
+        free(gch);
+        gch = NULL;
+    }
+    if (!gch && packed && (gch = job->pack_load(job->pack_target, key, &size)) &&
+        !amp__pch_entry_ok(dirs, gch, size)) {
+        free(gch);
+        gch = NULL;
+    }
     bool ok = false;
-    int dirfd = amp__pch_make_dir(amp__pch_dir);
+    int dirfd = -1;
+    if (!gch && !keep) goto out; /* made for this process only, it would cost more than it saves */
+    dirfd = amp__pch_make_dir(amp__pch_dir);
     snprintf(amp__pch_header, sizeof amp__pch_header, "%s/" AMP__PCH_NAME, amp__pch_dir);
     if (dirfd < 0 || !amp__pch_write(dirfd, AMP__PCH_NAME, text, len)) goto out;
-    /* The disk cache's, else the one the library's pack holds (made when
-     * the library was built, on a machine of the same cache tag); either
-     * is handed on to hipamp-prebuild when it is the one running. */
-    if ((job->cache_load && (gch = job->cache_load(key, &size))) ||
-        (packed && (gch = job->pack_load(job->pack_target, key, &size)))) {
+    if (gch) {
         amp__pch_entry e;
-        ok = size >= sizeof e;
-        if (ok) memcpy(&e, gch, sizeof e);
-        ok = ok && !memcmp(e.magic, AMP__PCH_MAGIC, sizeof e.magic) && e.deps_size <= size - sizeof e &&
-             amp__pch_deps_ok(dirs, (char *)gch + sizeof e, (size_t)e.deps_size) &&
-             amp__pch_write(dirfd, AMP__PCH_FILE, (char *)gch + sizeof e + e.deps_size,
+        memcpy(&e, gch, sizeof e);
+        ok = amp__pch_write(dirfd, AMP__PCH_FILE, (char *)gch + sizeof e + e.deps_size,
                             size - sizeof e - (size_t)e.deps_size);
+        /* hipamp-prebuild, when it is the one running, keeps it. */
         if (ok && job->pack_target && job->pack_capture) job->pack_capture(job->pack_target, key, gch, size);
         goto out;
     }
-    if (!keep) goto out; /* made for this process only, it would cost more than it saves */
     amp__pch_maker.job = job;
     amp__pch_maker.words = words;
     amp__pch_maker.nwords = nwords;
