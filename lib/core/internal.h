@@ -640,11 +640,10 @@ void amp__prebuilt_refused(const char *target, const char *why);
 typedef void (*amp__prebuilt_capture_fn)(const char *target, const uint8_t key[32], const void *bin, size_t size);
 void amp__prebuilt_set_capture(amp__prebuilt_capture_fn fn);
 void amp__prebuilt_captured(const char *target, const uint8_t key[32], const void *bin, size_t size);
-/* The same for a backend's data handed to amp__compile_job's pack_capture
- * (which is set only while this hook is). */
+/* The same for a backend's data: the hook set, or NULL, is what
+ * amp__compile_job's pack_capture is. */
 void amp__prebuilt_set_data_capture(amp__prebuilt_capture_fn fn);
-bool amp__prebuilt_capturing_data(void);
-void amp__prebuilt_captured_data(const char *target, const uint8_t key[32], const void *data, size_t size);
+amp__prebuilt_capture_fn amp__prebuilt_data_capture(void);
 /* The largest entry a pack holds (as the disk cache's entries). */
 #define AMP__PACK_ENTRY_MAX (64u << 20)
 /* A pack's entries, for writing and reading whole packs (hipamp-prebuild). */

@@ -412,12 +412,7 @@ static amp__prebuilt_capture_fn amp__pb_capture_data;
 
 void amp__prebuilt_set_data_capture(amp__prebuilt_capture_fn fn) { amp__pb_capture_data = fn; }
 
-bool amp__prebuilt_capturing_data(void) { return amp__pb_capture_data != NULL; }
-
-void amp__prebuilt_captured_data(const char *target, const uint8_t key[32], const void *data, size_t size)
-{
-    if (amp__pb_capture_data) amp__pb_capture_data(target, key, data, size);
-}
+amp__prebuilt_capture_fn amp__prebuilt_data_capture(void) { return amp__pb_capture_data; }
 
 void amp__prebuilt_captured(const char *target, const uint8_t key[32], const void *bin, size_t size)
 {

@@ -388,7 +388,7 @@ static amp_status amp__build(amp_accelerator *acc, const amp__build_input *in, b
         .cache_store = amp__dcache_usable() ? amp__dcache_store : NULL,
         .pack_target = be->prebuilt_target ? be->prebuilt_target(acc->e.dev) : NULL,
         .pack_load = amp__prebuilt_load_data,
-        .pack_capture = amp__prebuilt_capturing_data() ? amp__prebuilt_captured_data : NULL,
+        .pack_capture = amp__prebuilt_data_capture(),
     };
     if ((st = amp__compile_checked(acc, &job, &scan, sys, in, &bin, &bin_size, &extra, &nextra, &cacheable)) != AMP_OK)
         goto fail;

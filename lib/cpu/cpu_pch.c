@@ -233,6 +233,13 @@ static bool amp__pch_compile(char *const *words, size_t nwords, char *const *env
     return st == AMP_OK && !late && WIFEXITED(ws) && WEXITSTATUS(ws) == 0;
 }
 
+/* To hipamp-prebuild, when it is the one running (the job's pack_capture
+ * is set only then): an entry made or loaded, for the pack it writes. */
+static void amp__pch_hand_over(const amp__compile_job *job, const uint8_t key[32], const void *entry, size_t size)
+{
+    if (job->pack_target && job->pack_capture) job->pack_capture(job->pack_target, key, entry, size);
+}
+
 /* The header's making, on a thread of its own (the build that found it
  * missing compiles meanwhile without it, and waits for it before it
  * returns: amp__cpu_pch_wait): what it needs lives as long as that build. */
@@ -285,8 +292,7 @@ static void *amp__pch_make(void *arg)
         memcpy(entry + sizeof h + h.deps_size, gch, size);
         const amp__compile_job *job = amp__pch_maker.job;
         if (job->cache_store) job->cache_store(amp__pch_maker.key, entry, sizeof h + h.deps_size + size);
-        if (job->pack_target && job->pack_capture)
-            job->pack_capture(job->pack_target, amp__pch_maker.key, entry, sizeof h + h.deps_size + size);
+        amp__pch_hand_over(job, amp__pch_maker.key, entry, sizeof h + h.deps_size + size);
     }
     free(entry);
     free(deps);
@@ -306,6 +312,17 @@ static bool amp__pch_entry_ok(const amp__sys_dir *dirs, const void *data, size_t
     memcpy(&e, data, sizeof e);
     return !memcmp(e.magic, AMP__PCH_MAGIC, sizeof e.magic) && e.deps_size <= size - sizeof e &&
            amp__pch_deps_ok(dirs, (const char *)data + sizeof e, (size_t)e.deps_size);
+}
+
+/* data (a stored entry of *size bytes, or NULL) if this process may use
+ * it; else NULL, data freed. */
+static void *amp__pch_usable(const amp__sys_dir *dirs, void *data, const size_t *size)
+{
+    if (data && !amp__pch_entry_ok(dirs, data, *size)) {
+        free(data);
+        data = NULL;
+    }
+    return data;
 }
 
 void amp__cpu_pch_wait(void) { pthread_join(amp__pch_maker.thread, NULL); }
@@ -357,16 +374,8 @@ const char *amp__cpu_pch_prepare(amp__cpu_device *d, const amp__compile_job *job
      * for before anything is written: a process that finds none and keeps
      * none makes no directory. */
     size_t size = 0;
-    void *gch = NULL;
-    if (job->cache_load && (gch = job->cache_load(key, &size)) && !amp__pch_entry_ok(dirs, gch, size)) {
-        free(gch);
-        gch = NULL;
-    }
-    if (!gch && packed && (gch = job->pack_load(job->pack_target, key, &size)) &&
-        !amp__pch_entry_ok(dirs, gch, size)) {
-        free(gch);
-        gch = NULL;
-    }
+    void *gch = job->cache_load ? amp__pch_usable(dirs, job->cache_load(key, &size), &size) : NULL;
+    if (!gch && packed) gch = amp__pch_usable(dirs, job->pack_load(job->pack_target, key, &size), &size);
     bool ok = false;
     int dirfd = -1;
     if (!gch && !keep) goto out; /* made for this process only, it would cost more than it saves */
@@ -378,8 +387,7 @@ const char *amp__cpu_pch_prepare(amp__cpu_device *d, const amp__compile_job *job
         memcpy(&e, gch, sizeof e);
         ok = amp__pch_write(dirfd, AMP__PCH_FILE, (char *)gch + sizeof e + e.deps_size,
                             size - sizeof e - (size_t)e.deps_size);
-        /* hipamp-prebuild, when it is the one running, keeps it. */
-        if (ok && job->pack_target && job->pack_capture) job->pack_capture(job->pack_target, key, gch, size);
+        if (ok) amp__pch_hand_over(job, key, gch, size);
         goto out;
     }
     amp__pch_maker.job = job;
