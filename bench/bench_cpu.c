@@ -958,7 +958,7 @@ int main(int argc, char **argv)
     }
     /* The transpose section: 4096^2 floats (bench_cpu's transpose row's
      * size), 11 runs a side; --quick 1024^2 and 5. */
-    const int transpose_n = quick ? 1024 : 4096, transpose_runs = quick ? 5 : 11;
+    const int transpose_n = quick ? 1024 : 4096, transpose_runs = quick ? 8 : 12;
     if (transpose_only) {
         amp_accelerator *cpu_acc = NULL;
         CHECK(amp_accelerator_find("cpu", &cpu_acc));

@@ -1,4 +1,4 @@
-/* bench_cpu_stream.c — bench_cpu's stream section (issue 41): BabelStream's kernels (examples/stream/stream.hip: Copy, Mul, Add, Triad, Nstream, and Dot both as BabelStream's tiled grid-stride kernel and as amp_transform_reduce) on the CPU accelerator against the same kernels in C + OpenMP (stream_omp.c) on as many threads, in double and float, each kernel timed to completion on every iteration as BabelStream times it, the two sides' iterations interleaved; MB/s from each kernel's fastest run (BabelStream's figure), the ratio hipamp / OpenMP beside the issue's goal, and both sides' arrays and dot products checked against the iterations replayed on scalars (the rule of examples/stream/stream.c). */
+/* bench_cpu_stream.c — bench_cpu's stream section (issue 41): BabelStream's kernels (examples/stream/stream.hip: Copy, Mul, Add, Triad, Nstream, and Dot both as BabelStream's tiled grid-stride kernel and as amp_transform_reduce) on the CPU accelerator against the same kernels in C + OpenMP (stream_omp.c) on as many threads, in double and float, each kernel timed to completion on every iteration as BabelStream times it, the two sides' iterations interleaved, each after a pause; MB/s from each kernel's fastest run (BabelStream's figure), the ratio hipamp / OpenMP beside the issue's goal, and both sides' arrays and dot products checked against the iterations replayed on scalars (the rule of examples/stream/stream.c). */
 #define _GNU_SOURCE
 #include <hipamp.h>
 
@@ -227,13 +227,17 @@ static int one_precision(FILE *o, amp_accelerator *acc, const prec *p, long long
     if (p->fl) somp_init_f(m[0], m[1], m[2], 0.1f, 0.2f, 0.0f, (long)n, threads);
     else somp_init_d(m[0], m[1], m[2], 0.1, 0.2, 0.0, (long)n, threads);
     double sum_tiled = 0, sum_alg = 0, sum_omp = 0;
-    /* Which side goes first alternates by iteration, so that neither's
-     * Copy always follows the other's threads going idle. */
+    /* Which side goes first alternates by iteration, and each side's
+     * iteration starts after a pause (wl_settle): OpenMP's idle threads
+     * keep spinning for milliseconds after a region, and would otherwise
+     * share the cores with hipamp's next kernels (or hipamp's with
+     * OpenMP's, for AMP_CPU_SPIN_US). */
     /* The classic run (every row but Nstream, each iteration), then
      * Nstream's, as examples/stream runs them. */
     for (int it = 0; it < 2 * times; ++it)
         for (int half = 0; half < 2; ++half) {
             const bool ns = it >= times;
+            wl_settle();
             if ((half == 0) == (it % 2 == 0)) {
                 for (int j = 0; j < R_COUNT; ++j) {
                     int r = order[j];
@@ -304,7 +308,7 @@ int bench_cpu_stream(FILE *o, amp_accelerator *acc, long long n, int times)
     fprintf(o, "examples/stream's kernels (stream.hip) on the CPU accelerator (%d threads) against the same kernels "
                "in C + OpenMP (bench/stream_omp.c: one `omp parallel for` a kernel, static schedule, "
                "`num_threads(%d)`%s), %lld elements a array, %d iterations of BabelStream's classic run (Copy, Mul, "
-               "Add, Triad, Dot) and then as many of Nstream (as examples/stream runs them), the two sides' iterations interleaved (each side first every other iteration), each kernel timed to completion "
+               "Add, Triad, Dot) and then as many of Nstream (as examples/stream runs them), the two sides' iterations interleaved (each side first every other iteration, each after a %d ms pause: longer than idle OpenMP threads spin), each kernel timed to completion "
                "(hipamp: launch + amp_accelerator_view_wait; a dot with its result on the host). MB/s from each "
                "kernel's fastest run after the first iteration (BabelStream's figure); hipamp / OpenMP is the "
                "ratio of those, above 1 when hipamp is faster. The tiled dot is BabelStream's CUDA dot (%d "
@@ -312,7 +316,7 @@ int bench_cpu_stream(FILE *o, amp_accelerator *acc, long long n, int times)
                "amp_transform_reduce accumulates in double, as OpenMP's dot here does (both dot rows are set "
                "against the one OpenMP dot). Both sides' arrays and dot products are checked against the "
                "iterations replayed on scalars (examples/stream/stream.c's rule).\n\n",
-            threads, threads, somp_available() ? "" : "; **no OpenMP here: one thread**", n, times, 4 * threads,
+            threads, threads, somp_available() ? "" : "; **no OpenMP here: one thread**", n, times, (int)WL_SETTLE_MS, 4 * threads,
             DOT_TILE);
     fprintf(o, "| kernel | precision | hipamp MB/s | C + OpenMP MB/s | hipamp / OpenMP | goal | check |\n"
                "|---|---|---:|---:|---:|---|---|\n");

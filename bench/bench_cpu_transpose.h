@@ -9,7 +9,9 @@
 /* Transpose an n x n float matrix (n a multiple of 16) with the seed's
  * tiled kernel and bench_cpu's padded one on the CPU accelerator acc, and
  * with the blocked C + OpenMP loop on as many threads, `runs` timed runs
- * each (interleaved, after one untimed); write the section (Markdown) to o.
+ * each (rounded down to whole blocks of bench_cpu_transpose.c's BLOCK,
+ * at least one; the sides' blocks alternate, each after a pause and one
+ * untimed run); write the section (Markdown) to o.
  * Returns the number of results that differ from the serial transpose, -1
  * when a hipamp call failed or host memory ran out (said on stderr). */
 int bench_cpu_transpose(FILE *o, amp_accelerator *acc, int n, int runs);

@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "workloads.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +44,13 @@ double wl_now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void wl_settle(void)
+{
+    struct timespec ts = {WL_SETTLE_MS / 1000, (long)(WL_SETTLE_MS % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
 }
 
 amp_status wl_open(wl_ctx *c, amp_accelerator *acc)

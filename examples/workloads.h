@@ -111,6 +111,12 @@ size_t wl_check_matmul(const float *a, const float *b, const float *c, int M, in
 /* ----------------------------------------------------------------- timing */
 
 double wl_now(void); /* monotonic seconds */
+/* Sleeps WL_SETTLE_MS: longer than idle OpenMP threads keep spinning after
+ * a parallel region (libgomp's default, 300000 pauses) and hipamp's pool
+ * threads after a launch (AMP_CPU_SPIN_US), so that a side compared with
+ * another is timed on cores the other's idle threads have left. */
+enum { WL_SETTLE_MS = 100 };
+void wl_settle(void);
 typedef amp_status (*wl_run_fn)(void *job);
 /* One warm-up run, then batches of runs between waits on q, about budget_s
  * in all; returns the median seconds per run (<0 on failure, *st set).
