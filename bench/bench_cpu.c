@@ -946,8 +946,9 @@ int main(int argc, char **argv)
         }
     }
     /* The stream section's size: 2^25 elements (BabelStream's), 20
-     * iterations (BabelStream runs 100; 20 keeps the section under a
-     * minute on 2 cores); --quick 2^22 and 10. */
+     * iterations (BabelStream runs 100; 20 keeps the section near a minute
+     * on 2 cores, 16 s of it the pauses between the sides); --quick 2^22
+     * and 10. */
     if (stream_n <= 0) stream_n = quick ? 1LL << 22 : 1LL << 25;
     if (stream_times <= 0) stream_times = quick ? 10 : 20;
     if (stream_only) {
@@ -957,7 +958,7 @@ int main(int argc, char **argv)
         return bad == 0 ? 0 : 1;
     }
     /* The transpose section: 4096^2 floats (bench_cpu's transpose row's
-     * size), 11 runs a side; --quick 1024^2 and 5. */
+     * size), 12 runs a side (3 blocks of 4); --quick 1024^2 and 8. */
     const int transpose_n = quick ? 1024 : 4096, transpose_runs = quick ? 8 : 12;
     if (transpose_only) {
         amp_accelerator *cpu_acc = NULL;

@@ -228,17 +228,23 @@ static int one_precision(FILE *o, amp_accelerator *acc, const prec *p, long long
     else somp_init_d(m[0], m[1], m[2], 0.1, 0.2, 0.0, (long)n, threads);
     double sum_tiled = 0, sum_alg = 0, sum_omp = 0;
     /* Which side goes first alternates by iteration, and each side's
-     * iteration starts after a pause (wl_settle): OpenMP's idle threads
-     * keep spinning for milliseconds after a region, and would otherwise
-     * share the cores with hipamp's next kernels (or hipamp's with
-     * OpenMP's, for AMP_CPU_SPIN_US). */
+     * iteration starts after a pause (wl_settle) and one untimed dot (its
+     * sum dropped; it writes no array): OpenMP's idle threads keep
+     * spinning for milliseconds after a region, and would otherwise share
+     * the cores with hipamp's next kernels (or hipamp's with OpenMP's, for
+     * AMP_CPU_SPIN_US); the dot then wakes the side's own threads, as the
+     * iteration before does in BabelStream's back-to-back run, so that its
+     * Copy (or Nstream) is not timed waking them. */
     /* The classic run (every row but Nstream, each iteration), then
      * Nstream's, as examples/stream runs them. */
     for (int it = 0; it < 2 * times; ++it)
         for (int half = 0; half < 2; ++half) {
             const bool ns = it >= times;
+            const bool hip = (half == 0) == (it % 2 == 0);
+            double dropped = 0;
             wl_settle();
-            if ((half == 0) == (it % 2 == 0)) {
+            if (hip) {
+                if (amp_row(&s, p, R_DOT_TILED, n, &dropped)) return -1;
                 for (int j = 0; j < R_COUNT; ++j) {
                     int r = order[j];
                     if ((r == R_NSTREAM) != ns) continue;
@@ -249,6 +255,7 @@ static int one_precision(FILE *o, amp_accelerator *acc, const prec *p, long long
                     if (r == R_DOT_ALG) sum_alg = sum;
                 }
             } else {
+                omp_row(p, R_DOT_TILED, m[0], m[1], m[2], (long)n, threads, &dropped);
                 for (int j = 0; j < R_COUNT; ++j) {
                     int r = order[j];
                     if (r == R_DOT_ALG || (r == R_NSTREAM) != ns) continue;
@@ -308,7 +315,7 @@ int bench_cpu_stream(FILE *o, amp_accelerator *acc, long long n, int times)
     fprintf(o, "examples/stream's kernels (stream.hip) on the CPU accelerator (%d threads) against the same kernels "
                "in C + OpenMP (bench/stream_omp.c: one `omp parallel for` a kernel, static schedule, "
                "`num_threads(%d)`%s), %lld elements a array, %d iterations of BabelStream's classic run (Copy, Mul, "
-               "Add, Triad, Dot) and then as many of Nstream (as examples/stream runs them), the two sides' iterations interleaved (each side first every other iteration, each after a %d ms pause: longer than idle OpenMP threads spin), each kernel timed to completion "
+               "Add, Triad, Dot) and then as many of Nstream (as examples/stream runs them), the two sides' iterations interleaved (each side first every other iteration, each after a %d ms pause, longer than idle OpenMP threads spin, and one untimed dot), each kernel timed to completion "
                "(hipamp: launch + amp_accelerator_view_wait; a dot with its result on the host). MB/s from each "
                "kernel's fastest run after the first iteration (BabelStream's figure); hipamp / OpenMP is the "
                "ratio of those, above 1 when hipamp is faster. The tiled dot is BabelStream's CUDA dot (%d "

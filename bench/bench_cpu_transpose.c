@@ -84,8 +84,11 @@ int bench_cpu_transpose(FILE *o, amp_accelerator *acc, int n, int runs)
          * pause (wl_settle) and one untimed run: OpenMP's idle threads
          * keep spinning for milliseconds after a region, and a hipamp run
          * right after one of OpenMP's shared the cores with them (on the
-         * H200's host the seed's kernel took 6.4-7.6 ms so, 2.4-2.8 ms
-         * alone). Which side goes first alternates by block. */
+         * H200's host the seed's kernel took 6.4-7.6 ms so, about 2.8 ms
+         * alone; 4.3-4.7 ms interleaved with OpenMP's threads passive, so
+         * the spinning is part of it: back to back, each side also finds
+         * its own arrays in the caches, as a program transposing
+         * repeatedly does). Which side goes first alternates by block. */
         for (int b = 0; b < blocks; ++b)
             for (int side = 0; side < 2; ++side) {
                 bool hip = (side == 0) == (b % 2 == 0);
@@ -112,7 +115,7 @@ int bench_cpu_transpose(FILE *o, amp_accelerator *acc, int n, int runs)
                "CPU accelerator (%d threads) and by a blocked loop in C + OpenMP (bench/transpose_omp.c: 16 x 16 "
                "blocks written along At's rows, the rows of blocks shared out by one `omp parallel for`, static schedule, `num_threads(%d)`%s)"
                "; each run timed to completion (hipamp: launch + amp_array_view_synchronize), %d runs a side in "
-               "blocks of %d back to back, each block after a %d ms pause (longer than idle OpenMP threads spin) and one untimed run, the sides' blocks alternating, medians. hipamp / OpenMP is the ratio of the speeds (OpenMP's time "
+               "blocks of %d back to back, each block after a %d ms pause (longer than idle OpenMP threads spin) and one untimed run, which side goes first alternating by block, medians. hipamp / OpenMP is the ratio of the speeds (OpenMP's time "
                "over hipamp's), above 1 when hipamp is faster; both results checked bit for bit against a serial "
                "transpose.\n\n",
             n, n, threads, threads, tomp_available() ? "" : "; **no OpenMP here: one thread**", runs, BLOCK, (int)WL_SETTLE_MS);

@@ -1,4 +1,4 @@
-/* workloads.h — the study's transpose and matmul variants through hipamp (jobs that hold their views), their CPU references and checks, random data, poison, and timing; shared by examples/study.c and bench/bench_gpu.c (its harness and sections). */
+/* workloads.h — the study's transpose and matmul variants through hipamp (jobs that hold their views), their CPU references and checks, random data, poison, and timing; shared by examples/study.c, bench/bench_gpu.c (its harness and sections) and bench_cpu's sections (timing and the pause between compared sides). */
 #ifndef HIPAMP_WORKLOADS_H
 #define HIPAMP_WORKLOADS_H
 
@@ -113,7 +113,7 @@ size_t wl_check_matmul(const float *a, const float *b, const float *c, int M, in
 double wl_now(void); /* monotonic seconds */
 /* Sleeps WL_SETTLE_MS: longer than idle OpenMP threads keep spinning after
  * a parallel region (libgomp's default, 300000 pauses) and hipamp's pool
- * threads after a launch (AMP_CPU_SPIN_US), so that a side compared with
+ * threads after a launch (AMP_CPU_SPIN_US at its default), so that a side compared with
  * another is timed on cores the other's idle threads have left. */
 enum { WL_SETTLE_MS = 100 };
 void wl_settle(void);

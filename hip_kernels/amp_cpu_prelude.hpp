@@ -423,10 +423,11 @@ template <int D0, int D1, int D2> struct shape<tiled_index<D0, D1, D2>> {
 // The tile's coordinates, and the tiled_index of any of its work-items.
 // Every field is set with constant subscripts, never as a copy of t plus a
 // loop over d: GCC then keeps a work-item's tiled_index in registers. The
-// copy left it in memory, a 32-byte store read back 4 bytes at a time at
-// each work-item row (a store-to-load forwarding case Intel cores handle
-// badly): the seed's transpose took twice as long as the same two phases in
-// plain C on the H200's Sapphire Rapids host, 1.2x on a 2-core AMD EPYC.
+// copy left it in memory: at each work-item row a store of the whole index
+// (32 bytes at rank 2) and loads of 4 bytes back from it, a likely
+// store-forwarding stall. The seed's transpose took twice as long as the
+// same two phases in plain C on the H200's Xeon host, 1.2x on a 2-core AMD
+// EPYC (bench/results/2026-11-29-h200-host-cpu-stream-transpose.md).
 template <class TI> struct tile_base {
     TI t;
     AMP_FI explicit tile_base(const amp__cpu_item *it) {
