@@ -522,6 +522,65 @@ Test(loops, grid_stride_loops_run_in_lockstep_where_sound)
     cr_assert_stderr_eq_str(expect);
 }
 
+/* ------------------------------------------------- work-item order */
+
+/* Regions whose stores run along the tile's next dimension out run their
+ * work-item loops interchanged on the CPU (lib/cpu/loops/order.c); the
+ * results are the reference's on every accelerator. */
+ACCEL_TILED_TEST(loops, interchanged_work_item_loops_keep_the_results)
+{
+    enum { N = 48, D0 = 4, D1 = 16 };
+    static int32_t in[N * N], want[N * N];
+    fill_ints(in, N * N, 21);
+    for (int i = 0; i < N; ++i)
+        for (int j = 0; j < N; ++j) want[j * N + i] = in[i * N + j] + i % 16;
+    run_io(acc, "order_transpose", amp_extent_2d(N, N), (const int[]){16, 16}, in, want, NULL);
+    run_io(acc, "order_padded", amp_extent_2d(N, N), (const int[]){16, 16}, in, want, NULL);
+    for (int i = 0; i < N; ++i)
+        for (int j = 0; j < N; ++j) {
+            int ti = i / 16 * 16, tj = j / 16 * 16;
+            want[i * N + j] = in[(ti + j % 16) * N + tj + i % 16] * 2;
+        }
+    run_io(acc, "order_mixed", amp_extent_2d(N, N), (const int[]){16, 16}, in, want, NULL);
+    static int32_t in3[D0 * D1 * D1], want3[D0 * D1 * D1];
+    fill_ints(in3, D0 * D1 * D1, 22);
+    for (int a = 0; a < D0; ++a)
+        for (int b = 0; b < D1; ++b)
+            for (int c = 0; c < D1; ++c) want3[(a * D1 + c) * D1 + b] = in3[(a * D1 + b) * D1 + c] * 3 + a % 2;
+    run_io(acc, "order_rank3", amp_extent_3d(D0, D1, D1), (const int[]){2, 8, 8}, in3, want3, NULL);
+}
+
+/* Which regions run interchanged: AMP_CPU_VERBOSE says it of each kernel. */
+Test(loops, stores_along_the_next_dimension_interchange_the_work_item_loops)
+{
+    setenv("AMP_CPU_TILED", "loops", 1);
+    setenv("AMP_CPU_VERBOSE", "1", 1);
+    cr_redirect_stderr();
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    amp_program *p = test_build(acc, test_kernels_loops);
+    static const struct {
+        const char *kernel, *path;
+    } want[] = {
+        {"order_transpose", "runs as loops (work-item loops interchanged in 1 region); tile_static 1024 bytes\n"},
+        {"order_padded", "runs as loops; tile_static 1088 bytes\n"},
+        {"order_rank3", "runs as loops (work-item loops interchanged in 1 region); tile_static 0 bytes\n"},
+        {"order_mixed", "runs as loops; tile_static 1024 bytes\n"},
+    };
+    char expect[1024] = "";
+    size_t at = 0;
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; ++i) {
+        amp_kernel *k = NULL;
+        amp_status st = amp_program_get_kernel(p, want[i].kernel, &k);
+        if (st != AMP_OK) skip_without_libclang(amp_last_error());
+        ASSERT_OK(st);
+        at += (size_t)snprintf(expect + at, sizeof expect - at, "hipamp: CPU kernel '%s' %s", want[i].kernel,
+                               want[i].path);
+    }
+    ASSERT_OK(amp_program_destroy(p));
+    fflush(stderr);
+    cr_assert_stderr_eq_str(expect);
+}
+
 /* -------------------------------------------------------- safety net */
 
 /* A barrier reached through std::function: the analysis cannot see into

@@ -313,14 +313,23 @@ static amp_status amp__cpu_kernel_get(void *dev, void *module, const char *name,
     char others[512];
     out->tile_static_bytes = amp__cpu_tile_static_bytes(&m->tls, name, own, others, sizeof others);
     /* Loops of the loop version that run in lockstep across the tile's
-     * work-items (lib/cpu/loops/interchange.c). */
-    char lockstep[64] = "";
+     * work-items (lib/cpu/loops/interchange.c), and regions whose
+     * work-item loops run interchanged (lib/cpu/loops/order.c). */
+    char lockstep[128] = "";
     if (k->tiles) {
         char sym[512];
         snprintf(sym, sizeof sym, "%s__amp_lockstep", name);
         const int *ls = dlsym(m->handle, sym);
-        if (ls && *ls > 0)
-            snprintf(lockstep, sizeof lockstep, " (%d grid-stride loop%s in lockstep)", *ls, *ls == 1 ? "" : "s");
+        snprintf(sym, sizeof sym, "%s__amp_swapped", name);
+        const int *sw = dlsym(m->handle, sym);
+        int nl = ls && *ls > 0 ? *ls : 0, ns = sw && *sw > 0 ? *sw : 0;
+        if (nl && ns)
+            snprintf(lockstep, sizeof lockstep, " (%d grid-stride loop%s in lockstep; work-item loops interchanged in %d region%s)", nl,
+                     nl == 1 ? "" : "s", ns, ns == 1 ? "" : "s");
+        else if (nl)
+            snprintf(lockstep, sizeof lockstep, " (%d grid-stride loop%s in lockstep)", nl, nl == 1 ? "" : "s");
+        else if (ns)
+            snprintf(lockstep, sizeof lockstep, " (work-item loops interchanged in %d region%s)", ns, ns == 1 ? "" : "s");
     }
     if (amp__env_flag("AMP_CPU_VERBOSE", false))
         fprintf(stderr, "hipamp: CPU kernel '%s' runs as %s%s; tile_static %zu bytes%s%s%s\n", name, out->execution + 4,

@@ -503,3 +503,48 @@ AMP_TILED_KERNEL(shadow_uniform_region, amp::tiled_index<64> t, amp::array_view<
     }
     out[t.global] = x;
 }
+
+// The order of a region's work-item loops (lib/cpu/loops/order.c): a region
+// whose every placed store runs along the tile's next dimension out (a
+// transpose's first phase) runs that dimension innermost on the CPU. The
+// results must not change. order_transpose: out = in transposed tile by
+// tile, plus the source row within the tile (through a variable, r).
+AMP_TILED_KERNEL(order_transpose, amp::tiled_index<16, 16> t, amp::array_view<const int, 2> in,
+                 amp::array_view<int, 2> out)
+{
+    tile_static int s[16][16];
+    const int r = t.local[0];
+    s[t.local[1]][r] = in[t.global] + r;
+    t.barrier.wait();
+    out(t.tile_origin[1] + t.local[0], t.tile_origin[0] + t.local[1]) = s[t.local[0]][t.local[1]];
+}
+// The same through a buffer whose rows are padded to 17 ints (not whole
+// 64-byte lines): it keeps the usual order.
+AMP_TILED_KERNEL(order_padded, amp::tiled_index<16, 16> t, amp::array_view<const int, 2> in,
+                 amp::array_view<int, 2> out)
+{
+    tile_static int s[16][17];
+    const int r = t.local[0];
+    s[t.local[1]][r] = in[t.global] + r;
+    t.barrier.wait();
+    out(t.tile_origin[1] + t.local[0], t.tile_origin[0] + t.local[1]) = s[t.local[0]][t.local[1]];
+}
+// Rank 3 without tile_static: the store's last subscript is the tile's
+// middle dimension, which goes innermost. out(a, c, b) = 3 in(a, b, c) + the
+// work-item's first local coordinate.
+AMP_TILED_KERNEL(order_rank3, amp::tiled_index<2, 8, 8> t, amp::array_view<const int, 3> in,
+                 amp::array_view<int, 3> out)
+{
+    out(t.global[0], t.global[2], t.global[1]) = in[t.global] * 3 + t.local[0];
+}
+// Two stores in the first region, one along each dimension: the usual
+// order. out = in transposed within each tile, doubled.
+AMP_TILED_KERNEL(order_mixed, amp::tiled_index<16, 16> t, amp::array_view<const int, 2> in,
+                 amp::array_view<int, 2> out)
+{
+    tile_static int s[16][16];
+    s[t.local[1]][t.local[0]] = in[t.global];
+    out(t.global[0], t.global[1]) = 0;
+    t.barrier.wait();
+    out(t.global[0], t.global[1]) = s[t.local[0]][t.local[1]] * 2;
+}

@@ -68,14 +68,17 @@ void amp__loops_emit_remat_decl(amp__loops_ctx *k, int d, amp__sb *s, const bool
 }
 
 /* Open the loops over the tile's work-items (contiguous dimension
- * innermost), with the work-item's index bound. */
-static void emit_wi_open(amp__loops_ctx *k)
+ * innermost; with swap the next one out, order.c), with the work-item's
+ * index bound. */
+static void emit_wi_open(amp__loops_ctx *k, bool swap)
 {
     amp__sb *o = &k->out;
-    amp__sb_puts(o, "for (int amp__l0 = 0; amp__l0 < amp__S::e0; ++amp__l0)\n"
-               "for (int amp__l1 = 0; amp__l1 < amp__S::e1; ++amp__l1)\n"
-               "AMP__WI_IVDEP for (int amp__l2 = 0; amp__l2 < amp__S::e2; ++amp__l2) {\n"
-               "const int amp__wi = (amp__l0 * amp__S::e1 + amp__l1) * amp__S::e2 + amp__l2; (void)amp__wi;\n");
+    static const char *const l1 = "for (int amp__l1 = 0; amp__l1 < amp__S::e1; ++amp__l1)",
+                             *l2 = "for (int amp__l2 = 0; amp__l2 < amp__S::e2; ++amp__l2)";
+    amp__sb_printf(o,
+                   "for (int amp__l0 = 0; amp__l0 < amp__S::e0; ++amp__l0)\n%s\nAMP__WI_IVDEP %s {\n"
+                   "const int amp__wi = (amp__l0 * amp__S::e1 + amp__l1) * amp__S::e2 + amp__l2; (void)amp__wi;\n",
+                   swap ? l2 : l1, swap ? l1 : l2);
     if (k->tidx >= 0 && k->v[k->tidx].name[0])
         amp__sb_printf(o, "const amp__TI %s = amp__tb.at(amp__l0, amp__l1, amp__l2); (void)%s;\n", k->v[k->tidx].name,
                   k->v[k->tidx].name);
@@ -157,8 +160,10 @@ static void emit_wi_enter(amp__loops_ctx *k, int ui)
 {
     const amp__loops_unit *u = &k->u[ui];
     bool inside_loops = true;
+    const bool swap = u->kind == AMP__UNIT_REGION && amp__loops_region_order_swaps(k, ui);
+    k->nswapped += swap;
     emit_bindings(k, ui, u->b, u->e, NULL, NULL);
-    emit_wi_open(k);
+    emit_wi_open(k, swap);
     emit_bindings(k, ui, u->b, u->e, &inside_loops, NULL);
 }
 
@@ -320,7 +325,7 @@ static void emit_lockstep(amp__loops_ctx *k, int s)
     }
     amp__sb_puts(o, "{\n");
     emit_bindings(k, ui, b, e, NULL, NULL);
-    emit_wi_open(k);
+    emit_wi_open(k, false);
     emit_bindings(k, ui, b, e, &inside_loops, copied);
     amp__sb_printf(o, "if (!amp__a%d[amp__wi]) continue;\n", id);
     /* A few steps of each work-item at once (unroll and jam), when the
@@ -537,6 +542,7 @@ void amp__loops_emit(amp__loops_ctx *k)
             amp__sb_printf(o, "::amp::cpu::ctx<%s, amp__S::n> amp__c%d_%s;\n", v->type, i, v->name);
     }
     k->emit_unit = 0;
+    k->nswapped = 0;
     emit_seq(k, k->body, true);
     amp__sb_puts(o, "return true;\n}\n");
     amp__sb_printf(o, "extern \"C\" __attribute__((visibility(\"default\"))) void %s__amp_tiles(amp__cpu_item *amp__it)\n"
@@ -553,4 +559,8 @@ void amp__loops_emit(amp__loops_ctx *k)
     if (k->nlockstep > 0)
         amp__sb_printf(o, "extern \"C\" __attribute__((visibility(\"default\"))) const int %s__amp_lockstep = %d;\n", nm,
                        k->nlockstep);
+    /* How many regions run their work-item loops interchanged (order.c). */
+    if (k->nswapped > 0)
+        amp__sb_printf(o, "extern \"C\" __attribute__((visibility(\"default\"))) const int %s__amp_swapped = %d;\n", nm,
+                       k->nswapped);
 }

@@ -89,6 +89,7 @@
  *   interchange.c  grid-stride loops to run in lockstep across work-items
  *               (after a first classification; planned and classified again)
  *   classify.c  variables as uniform / remat / private, conditions as uniform
+ *   order.c     which work-item loop of a region runs innermost
  *   emit.c      the loop version's text
  * Files here include only this header, ../cpu_internal.h, ../cpu_clang.h
  * and core.h; they call nothing above them in the back end (cpu_compile.c
@@ -272,6 +273,7 @@ typedef struct amp__loops_ctx {
     bool no_interchange; /* transform.c's second try: no loop runs in lockstep */
     int nmarked;         /* loops interchange.c marked */
     int nlockstep;       /* of those, loops the plan split out (in lockstep) */
+    int nswapped;        /* emit pass: regions whose work-item loops run interchanged (order.c) */
     amp__sb out;
 } amp__loops_ctx;
 
@@ -343,6 +345,11 @@ int amp__loops_mark_interchange(amp__loops_ctx *k);
  * work-item's array it uses); transform.c then redoes the kernel without
  * lockstep loops. */
 bool amp__loops_interchange_sound(amp__loops_ctx *k);
+
+/* order.c: whether region unit ui runs its work-item loops interchanged
+ * (the next dimension out innermost): every store it can place runs along
+ * that dimension. Reads variables' classes (after classify.c). */
+bool amp__loops_region_order_swaps(amp__loops_ctx *k, int ui);
 
 /* classify.c */
 void amp__loops_classify(amp__loops_ctx *k);
