@@ -410,7 +410,8 @@ template <class F, int I> using param_t = typename loops::param<F, I>::type;
 template <class T> using ident = T;
 
 // A tile as E0 x E1 x E2 work-items, the index's contiguous (last) dimension
-// as E2, so the innermost work-item loop walks memory in order.
+// as E2, so the innermost work-item loop walks memory in order (a region
+// whose stores run along E1 has E1 innermost: lib/cpu/loops/order.c).
 template <class TI> struct shape;
 template <int D0, int D1, int D2> struct shape<tiled_index<D0, D1, D2>> {
     static constexpr int rank = D2 > 0 ? 3 : (D1 > 0 ? 2 : 1);

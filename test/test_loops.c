@@ -542,6 +542,16 @@ ACCEL_TILED_TEST(loops, interchanged_work_item_loops_keep_the_results)
             want[i * N + j] = in[(ti + j % 16) * N + tj + i % 16] * 2;
         }
     run_io(acc, "order_mixed", amp_extent_2d(N, N), (const int[]){16, 16}, in, want, NULL);
+    run_io(acc, "order_whole", amp_extent_2d(N, N), (const int[]){16, 16}, in, want, NULL);
+    /* order_private: out(o1 + l1, o0 + l0) = s[l0][l1] + mine, s[l1][l0] =
+     * mine - 1, mine = 5 in(o0 + l0, o1 + l1); nothing where l1 = 3. */
+    for (int r = 0; r < N; ++r)
+        for (int c = 0; c < N; ++c) {
+            int o1 = r / 16 * 16, l1 = r % 16, o0 = c / 16 * 16, l0 = c % 16;
+            want[r * N + c] = l1 == 3 ? POISON_I32
+                                      : 5 * in[(o0 + l1) * N + o1 + l0] - 1 + 5 * in[(o0 + l0) * N + o1 + l1];
+        }
+    run_io(acc, "order_private", amp_extent_2d(N, N), (const int[]){16, 16}, in, want, NULL);
     static int32_t in3[D0 * D1 * D1], want3[D0 * D1 * D1];
     fill_ints(in3, D0 * D1 * D1, 22);
     for (int a = 0; a < D0; ++a)
@@ -565,6 +575,9 @@ Test(loops, stores_along_the_next_dimension_interchange_the_work_item_loops)
         {"order_padded", "runs as loops; tile_static 1088 bytes\n"},
         {"order_rank3", "runs as loops (work-item loops interchanged in 1 region); tile_static 0 bytes\n"},
         {"order_mixed", "runs as loops; tile_static 1024 bytes\n"},
+        {"order_whole", "runs as loops; tile_static 1024 bytes\n"},
+        {"order_private", "runs as loops (work-item loops interchanged in 2 regions); tile_static 1024 bytes\n"},
+        {"order_short", "runs as loops; tile_static 0 bytes\n"},
     };
     char expect[1024] = "";
     size_t at = 0;

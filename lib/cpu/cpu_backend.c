@@ -315,7 +315,7 @@ static amp_status amp__cpu_kernel_get(void *dev, void *module, const char *name,
     /* Loops of the loop version that run in lockstep across the tile's
      * work-items (lib/cpu/loops/interchange.c), and regions whose
      * work-item loops run interchanged (lib/cpu/loops/order.c). */
-    char lockstep[128] = "";
+    char lockstep[160] = "";
     if (k->tiles) {
         char sym[512];
         snprintf(sym, sizeof sym, "%s__amp_lockstep", name);
@@ -323,13 +323,12 @@ static amp_status amp__cpu_kernel_get(void *dev, void *module, const char *name,
         snprintf(sym, sizeof sym, "%s__amp_swapped", name);
         const int *sw = dlsym(m->handle, sym);
         int nl = ls && *ls > 0 ? *ls : 0, ns = sw && *sw > 0 ? *sw : 0;
-        if (nl && ns)
-            snprintf(lockstep, sizeof lockstep, " (%d grid-stride loop%s in lockstep; work-item loops interchanged in %d region%s)", nl,
-                     nl == 1 ? "" : "s", ns, ns == 1 ? "" : "s");
-        else if (nl)
-            snprintf(lockstep, sizeof lockstep, " (%d grid-stride loop%s in lockstep)", nl, nl == 1 ? "" : "s");
-        else if (ns)
-            snprintf(lockstep, sizeof lockstep, " (work-item loops interchanged in %d region%s)", ns, ns == 1 ? "" : "s");
+        char parts[2][64];
+        snprintf(parts[0], sizeof parts[0], "%d grid-stride loop%s in lockstep", nl, nl == 1 ? "" : "s");
+        snprintf(parts[1], sizeof parts[1], "work-item loops interchanged in %d region%s", ns, ns == 1 ? "" : "s");
+        if (nl || ns)
+            snprintf(lockstep, sizeof lockstep, " (%s%s%s)", nl ? parts[0] : "", nl && ns ? "; " : "",
+                     ns ? parts[1] : "");
     }
     if (amp__env_flag("AMP_CPU_VERBOSE", false))
         fprintf(stderr, "hipamp: CPU kernel '%s' runs as %s%s; tile_static %zu bytes%s%s%s\n", name, out->execution + 4,

@@ -548,3 +548,34 @@ AMP_TILED_KERNEL(order_mixed, amp::tiled_index<16, 16> t, amp::array_view<const 
     t.barrier.wait();
     out(t.global[0], t.global[1]) = s[t.local[0]][t.local[1]] * 2;
 }
+// As order_mixed, with the contiguous store through the whole index
+// (out[t.global]): the usual order.
+AMP_TILED_KERNEL(order_whole, amp::tiled_index<16, 16> t, amp::array_view<const int, 2> in,
+                 amp::array_view<int, 2> out)
+{
+    tile_static int s[16][16];
+    s[t.local[1]][t.local[0]] = in[t.global];
+    out[t.global] = 0;
+    t.barrier.wait();
+    out(t.global[0], t.global[1]) = s[t.local[0]][t.local[1]] * 2;
+}
+// Both regions interchanged: a private variable saved in the first and
+// read in the second, and a return after the last barrier. Work-items
+// with local column 3 write nothing.
+AMP_TILED_KERNEL(order_private, amp::tiled_index<16, 16> t, amp::array_view<const int, 2> in,
+                 amp::array_view<int, 2> out)
+{
+    tile_static int s[16][16];
+    int mine = in[t.global] * 5;
+    s[t.local[1]][t.local[0]] = mine - 1;
+    t.barrier.wait();
+    if (t.local[1] == 3) return;
+    out(t.global[1], t.global[0]) = s[t.local[0]][t.local[1]] + mine;
+}
+// A next dimension too short to run innermost (4): the usual order.
+// (Never launched: it only has to compile.)
+AMP_TILED_KERNEL(order_short, amp::tiled_index<4, 64> t, amp::array_view<const int, 2> in,
+                 amp::array_view<int, 2> out)
+{
+    out(t.global[1], t.global[0]) = in[t.global];
+}

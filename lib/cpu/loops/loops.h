@@ -19,7 +19,8 @@
  *                                         variable a later region still reads
  *       uniform control flow of the body (loops and ifs holding barriers)
  *       around "regions": the code between two barriers, each wrapped in
- *       loops over the tile's work-items, contiguous dimension innermost.
+ *       loops over the tile's work-items, contiguous dimension innermost
+ *       (the next one out where the region's stores run along it: order.c).
  *   }
  *   extern "C" void NAME__amp_tiles(amp__cpu_item *);  runs tiles [begin, end)
  *   extern "C" const char NAME__amp_cpu_path[] = "loops" | "fibers: <why>";
@@ -89,7 +90,8 @@
  *   interchange.c  grid-stride loops to run in lockstep across work-items
  *               (after a first classification; planned and classified again)
  *   classify.c  variables as uniform / remat / private, conditions as uniform
- *   order.c     which work-item loop of a region runs innermost
+ *   order.c     which work-item loop of a region runs innermost (asked by
+ *               emit.c as it writes each region)
  *   emit.c      the loop version's text
  * Files here include only this header, ../cpu_internal.h, ../cpu_clang.h
  * and core.h; they call nothing above them in the back end (cpu_compile.c

@@ -2,7 +2,6 @@
 #include "loops.h"
 
 #include <ctype.h>
-#include <stdlib.h>
 #include <string.h>
 
 /* Why: the innermost work-item loop is what the compiler vectorises, and
@@ -14,20 +13,31 @@
  * stores ahead of it, the previous tile's misses included. With the loops
  * interchanged the stores are contiguous and A is read down the tile's
  * columns, as a blocked loop in C reads it; on the H200's Xeon host the
- * seed's transpose ran 1.4-1.7x faster so (bench/results, session 50).
+ * seed's transpose ran 1.36-1.43x faster so (bench_cpu, side by side;
+ * bench/results, session 50).
  *
  * Sound for any region: between two barriers the work-items of a tile are
- * unordered (a kernel whose result depends on their order has a race), and
+ * unordered (a result that depends on their order comes from a race, or
+ * from atomics, whose order between work-items is unspecified anyway), and
  * amp__wi, which indexes the context slots, is computed from the three
- * loop variables whatever their order. Only the order changes; a store the
- * analysis cannot place (a view indexed by an index object, a macro) does
- * not vote, and any store placed along the contiguous dimension keeps the
- * usual order. */
+ * loop variables whatever their order. Only the order changes. Which
+ * stores vote: a tile_static array's element (its rows must be whole
+ * lines to vote for the interchange), and a call's last argument (a view's
+ * At(i, j), out[t.global]) when it reads as one dimension of the
+ * work-item's index or the whole index; anything else (a pointer, an index
+ * variable, a macro) does not vote, and one store placed along the
+ * contiguous dimension keeps the usual order. */
+
+/* An index expression that is the work-item's whole index (T, T.global,
+ * T.local): its last component is the contiguous dimension. */
+enum { WHOLE_INDEX = 3 };
+/* Shortest next dimension worth running innermost. */
+enum { MIN_NEXT = 8 };
 
 /* The dimension of the tile an index expression follows: d when its text
  * (blanks dropped) is "T.local[d]" or "T.global[d]" for the kernel's
- * tiled_index T, or it names an unmodified variable initialised so; -1
- * otherwise. */
+ * tiled_index T, or it names an unmodified variable initialised so;
+ * WHOLE_INDEX for the whole index; -1 otherwise. */
 static int index_dim(amp__loops_ctx *k, int n, int depth)
 {
     n = amp__loops_strip(k, n);
@@ -49,7 +59,9 @@ static int index_dim(amp__loops_ctx *k, int n, int depth)
     text[m] = '\0';
     const char *name = k->v[k->tidx].name;
     size_t nl = strlen(name);
-    if (!nl || strncmp(text, name, nl) || text[nl] != '.') return -1;
+    if (!nl || strncmp(text, name, nl)) return -1;
+    if (!text[nl] || !strcmp(text + nl, ".global") || !strcmp(text + nl, ".local")) return WHOLE_INDEX;
+    if (text[nl] != '.') return -1;
     static const char *const fields[] = {"local[", "global["};
     for (size_t f = 0; f < sizeof fields / sizeof fields[0]; ++f) {
         size_t fl = strlen(fields[f]);
@@ -60,31 +72,34 @@ static int index_dim(amp__loops_ctx *k, int n, int depth)
     return -1;
 }
 
-/* Whether each row of tile_static array v (its last dimension) is a whole
- * number of 64-byte lines: interchanged, a row is then written with stores
- * as wide as the second phase's loads of it. A padded row (float[16][17],
- * the GPU idiom against bank conflicts) makes those stores straddle lines,
- * and the loads cannot be forwarded from them: on a 2-core EPYC the padded
- * transpose ran 1.35x slower interchanged, so it keeps the usual order. */
-static bool rows_aligned(const amp__loops_var *v)
+/* Whether each row of tile_static array vi (its last dimension) is a
+ * whole number of 64-byte lines: interchanged, a row is then written with
+ * stores as wide as the second phase's loads of it. A padded row
+ * (float[16][17], the GPU idiom against bank conflicts) makes those stores
+ * straddle lines, and the loads cannot be forwarded from them: on a 2-core
+ * EPYC the padded transpose ran 1.35x slower interchanged. */
+static bool rows_aligned(amp__loops_ctx *k, int vi)
 {
-    long long count = 1, last = 0;
-    for (const char *p = strchr(v->type, '['); p; p = strchr(p + 1, '[')) {
-        char *end = NULL;
-        last = strtoll(p + 1, &end, 10);
-        if (last <= 0 || !end || *end != ']') return false;
-        count *= last;
+    const amp__clang *cx = k->cx;
+    amp__cx_type t = cx->clang_getCanonicalType(cx->clang_getCursorType(k->n[k->v[vi].node].c)), row = t;
+    if (t.kind != AMP__CXT_ConstantArray) return false;
+    while (t.kind == AMP__CXT_ConstantArray) {
+        row = t;
+        t = cx->clang_getCanonicalType(cx->clang_getArrayElementType(t));
     }
-    if (!last || v->size <= 0 || v->size % count) return false;
-    return (v->size / count * last) % 64 == 0;
+    long long bytes = cx->clang_Type_getSizeOf(row);
+    return bytes > 0 && bytes % 64 == 0;
 }
 
 /* The last subscript of the store target at node lhs: the index of a
  * tile_static array's outermost [] (the one that varies fastest in
- * memory), or the last argument of a call such as a view's At(i, j); -1
- * when it is neither. */
-static int last_subscript(amp__loops_ctx *k, int lhs)
+ * memory; *padded when its rows are not whole lines), or the last argument
+ * of a call such as a view's At(i, j) or out[t.global] (libclang counts
+ * an overloaded operator's object among the arguments, so out[i] has two);
+ * -1 when it is neither. */
+static int last_subscript(amp__loops_ctx *k, int lhs, bool *padded)
 {
+    *padded = false;
     lhs = amp__loops_strip(k, lhs);
     if (lhs < 0) return -1;
     if (k->n[lhs].kind == AMP__CX_ArraySubscriptExpr) {
@@ -92,8 +107,9 @@ static int last_subscript(amp__loops_ctx *k, int lhs)
         while (base >= 0 && k->n[base].kind == AMP__CX_ArraySubscriptExpr)
             base = amp__loops_strip(k, k->n[base].first);
         if (base < 0 || k->n[base].kind != AMP__CX_DeclRefExpr || k->n[base].var < 0 ||
-            k->v[k->n[base].var].cls != AMP__VAR_TILE_STATIC || !rows_aligned(&k->v[k->n[base].var]))
+            k->v[k->n[base].var].cls != AMP__VAR_TILE_STATIC)
             return -1;
+        *padded = !rows_aligned(k, k->n[base].var);
         return amp__loops_nth_child(k, lhs, 1);
     }
     if (k->n[lhs].kind == AMP__CX_CallExpr) {
@@ -108,7 +124,9 @@ static int last_subscript(amp__loops_ctx *k, int lhs)
 bool amp__loops_region_order_swaps(amp__loops_ctx *k, int ui)
 {
     const int rank = k->dims[2] > 0 ? 3 : (k->dims[1] > 0 ? 2 : 1);
-    if (rank < 2) return false;
+    /* The dimension that would go innermost must be long enough to be
+     * worth it (a tile of 2 x 64 keeps its 64 innermost). */
+    if (rank < 2 || k->dims[rank - 2] < MIN_NEXT) return false;
     const amp__loops_unit *u = &k->u[ui];
     int along_inner = 0, along_next = 0;
     for (int i = 0; i < k->nn; ++i) {
@@ -117,10 +135,11 @@ bool amp__loops_region_order_swaps(amp__loops_ctx *k, int ui)
         if (x->kind != AMP__CX_BinaryOperator && x->kind != AMP__CX_CompoundAssignOperator) continue;
         unsigned op = amp__loops_binary_op(k, i);
         if (op == ~0u || !amp__loops_is_assign_op(k->t, op)) continue;
-        int sub = last_subscript(k, x->first);
+        bool padded = false;
+        int sub = last_subscript(k, x->first, &padded);
         int d = sub < 0 ? -1 : index_dim(k, sub, 0);
-        if (d == rank - 1) along_inner++;
-        else if (d == rank - 2) along_next++;
+        if (d == WHOLE_INDEX || d == rank - 1) along_inner++;
+        else if (d == rank - 2 && !padded) along_next++;
     }
     return along_next > 0 && along_inner == 0;
 }
