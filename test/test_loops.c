@@ -482,6 +482,32 @@ Test(loops, verbose_setting_names_each_kernels_path)
     cr_assert_stderr_eq_str("hipamp: CPU kernel 'shape_if' runs as loops; tile_static 256 bytes\n");
 }
 
+/* The path AMP_CPU_VERBOSE prints for each kernel of test_kernels_loops
+ * named in want (fetched in that order), exactly: stderr must already be
+ * redirected and AMP_CPU_VERBOSE set. */
+typedef struct verbose_path {
+    const char *kernel, *path;
+} verbose_path;
+static void expect_verbose_paths(const verbose_path *want, size_t n)
+{
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    amp_program *p = test_build(acc, test_kernels_loops);
+    char expect[2048] = "";
+    size_t at = 0;
+    for (size_t i = 0; i < n; ++i) {
+        amp_kernel *k = NULL;
+        amp_status st = amp_program_get_kernel(p, want[i].kernel, &k);
+        if (st != AMP_OK) skip_without_libclang(amp_last_error());
+        ASSERT_OK(st);
+        at += (size_t)snprintf(expect + at, sizeof expect - at, "hipamp: CPU kernel '%s' %s", want[i].kernel,
+                               want[i].path);
+        cr_assert_lt(at, sizeof expect, "the expected output outgrew its buffer");
+    }
+    ASSERT_OK(amp_program_destroy(p));
+    fflush(stderr);
+    cr_assert_stderr_eq_str(expect);
+}
+
 /* Which grid-stride loops run in lockstep: AMP_CPU_VERBOSE says it of each
  * kernel; those the interchange must not touch run as loops as before. */
 Test(loops, grid_stride_loops_run_in_lockstep_where_sound)
@@ -489,11 +515,7 @@ Test(loops, grid_stride_loops_run_in_lockstep_where_sound)
     setenv("AMP_CPU_TILED", "loops", 1);
     setenv("AMP_CPU_VERBOSE", "1", 1);
     cr_redirect_stderr();
-    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
-    amp_program *p = test_build(acc, test_kernels_loops);
-    static const struct {
-        const char *kernel, *path;
-    } want[] = {
+    static const verbose_path want[] = {
         {"stride_hash", "runs as loops (1 grid-stride loop in lockstep); tile_static 256 bytes\n"},
         {"stride_shapes", "runs as loops (1 grid-stride loop in lockstep); tile_static 256 bytes\n"},
         {"stride_break", "runs as loops; tile_static 256 bytes\n"},
@@ -507,19 +529,7 @@ Test(loops, grid_stride_loops_run_in_lockstep_where_sound)
         {"lockstep_atomic_builtin", "runs as loops; tile_static 260 bytes\n"},
         {"lockstep_destructor", "runs as loops; tile_static 260 bytes\n"},
     };
-    char expect[2048] = "";
-    size_t at = 0;
-    for (size_t i = 0; i < sizeof want / sizeof want[0]; ++i) {
-        amp_kernel *k = NULL;
-        amp_status st = amp_program_get_kernel(p, want[i].kernel, &k);
-        if (st != AMP_OK) skip_without_libclang(amp_last_error());
-        ASSERT_OK(st);
-        at += (size_t)snprintf(expect + at, sizeof expect - at, "hipamp: CPU kernel '%s' %s", want[i].kernel,
-                               want[i].path);
-    }
-    ASSERT_OK(amp_program_destroy(p));
-    fflush(stderr);
-    cr_assert_stderr_eq_str(expect);
+    expect_verbose_paths(want, sizeof want / sizeof want[0]);
 }
 
 /* ------------------------------------------------- work-item order */
@@ -566,11 +576,7 @@ Test(loops, stores_along_the_next_dimension_interchange_the_work_item_loops)
     setenv("AMP_CPU_TILED", "loops", 1);
     setenv("AMP_CPU_VERBOSE", "1", 1);
     cr_redirect_stderr();
-    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
-    amp_program *p = test_build(acc, test_kernels_loops);
-    static const struct {
-        const char *kernel, *path;
-    } want[] = {
+    static const verbose_path want[] = {
         {"order_transpose", "runs as loops (work-item loops interchanged in 1 region); tile_static 1024 bytes\n"},
         {"order_padded", "runs as loops; tile_static 1088 bytes\n"},
         {"order_rank3", "runs as loops (work-item loops interchanged in 1 region); tile_static 0 bytes\n"},
@@ -579,19 +585,7 @@ Test(loops, stores_along_the_next_dimension_interchange_the_work_item_loops)
         {"order_private", "runs as loops (work-item loops interchanged in 2 regions); tile_static 1024 bytes\n"},
         {"order_short", "runs as loops; tile_static 0 bytes\n"},
     };
-    char expect[1024] = "";
-    size_t at = 0;
-    for (size_t i = 0; i < sizeof want / sizeof want[0]; ++i) {
-        amp_kernel *k = NULL;
-        amp_status st = amp_program_get_kernel(p, want[i].kernel, &k);
-        if (st != AMP_OK) skip_without_libclang(amp_last_error());
-        ASSERT_OK(st);
-        at += (size_t)snprintf(expect + at, sizeof expect - at, "hipamp: CPU kernel '%s' %s", want[i].kernel,
-                               want[i].path);
-    }
-    ASSERT_OK(amp_program_destroy(p));
-    fflush(stderr);
-    cr_assert_stderr_eq_str(expect);
+    expect_verbose_paths(want, sizeof want / sizeof want[0]);
 }
 
 /* -------------------------------------------------------- safety net */
