@@ -483,13 +483,15 @@ Test(loops, verbose_setting_names_each_kernels_path)
 }
 
 /* The path AMP_CPU_VERBOSE prints for each kernel of test_kernels_loops
- * named in want (fetched in that order), exactly: stderr must already be
- * redirected and AMP_CPU_VERBOSE set. */
+ * named in want (fetched in that order, with AMP_CPU_TILED=loops), exactly. */
 typedef struct verbose_path {
     const char *kernel, *path;
 } verbose_path;
 static void expect_verbose_paths(const verbose_path *want, size_t n)
 {
+    setenv("AMP_CPU_TILED", "loops", 1);
+    setenv("AMP_CPU_VERBOSE", "1", 1);
+    cr_redirect_stderr();
     amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
     amp_program *p = test_build(acc, test_kernels_loops);
     char expect[2048] = "";
@@ -512,9 +514,6 @@ static void expect_verbose_paths(const verbose_path *want, size_t n)
  * kernel; those the interchange must not touch run as loops as before. */
 Test(loops, grid_stride_loops_run_in_lockstep_where_sound)
 {
-    setenv("AMP_CPU_TILED", "loops", 1);
-    setenv("AMP_CPU_VERBOSE", "1", 1);
-    cr_redirect_stderr();
     static const verbose_path want[] = {
         {"stride_hash", "runs as loops (1 grid-stride loop in lockstep); tile_static 256 bytes\n"},
         {"stride_shapes", "runs as loops (1 grid-stride loop in lockstep); tile_static 256 bytes\n"},
@@ -573,9 +572,6 @@ ACCEL_TILED_TEST(loops, interchanged_work_item_loops_keep_the_results)
 /* Which regions run interchanged: AMP_CPU_VERBOSE says it of each kernel. */
 Test(loops, stores_along_the_next_dimension_interchange_the_work_item_loops)
 {
-    setenv("AMP_CPU_TILED", "loops", 1);
-    setenv("AMP_CPU_VERBOSE", "1", 1);
-    cr_redirect_stderr();
     static const verbose_path want[] = {
         {"order_transpose", "runs as loops (work-item loops interchanged in 1 region); tile_static 1024 bytes\n"},
         {"order_padded", "runs as loops; tile_static 1088 bytes\n"},

@@ -225,6 +225,27 @@ static void amp__cpu_module_unload(void *dev, void *module)
     free(m);
 }
 
+/* What AMP_CPU_VERBOSE adds about a loop version in handle: its loops that
+ * run in lockstep across the tile's work-items (lib/cpu/loops/
+ * interchange.c) and its regions whose work-item loops run interchanged
+ * (lib/cpu/loops/order.c), as " (...; ...)", or "" when neither. */
+static void amp__cpu_verbose_loops(void *handle, const char *name, char *buf, size_t size)
+{
+    static const char *const suffix[2] = {"__amp_lockstep", "__amp_swapped"};
+    int n[2];
+    for (int i = 0; i < 2; ++i) {
+        char sym[512];
+        snprintf(sym, sizeof sym, "%s%s", name, suffix[i]);
+        const int *v = dlsym(handle, sym);
+        n[i] = v && *v > 0 ? *v : 0;
+    }
+    char lockstep[64] = "", swapped[64] = "";
+    if (n[0]) snprintf(lockstep, sizeof lockstep, "%d grid-stride loop%s in lockstep", n[0], n[0] == 1 ? "" : "s");
+    if (n[1]) snprintf(swapped, sizeof swapped, "work-item loops interchanged in %d region%s", n[1], n[1] == 1 ? "" : "s");
+    buf[0] = '\0';
+    if (n[0] || n[1]) snprintf(buf, size, " (%s%s%s)", lockstep, n[0] && n[1] ? "; " : "", swapped);
+}
+
 static amp_status amp__cpu_kernel_get(void *dev, void *module, const char *name, amp__kernel_props *out)
 {
     amp__cpu_module *m = module;
@@ -312,28 +333,13 @@ static amp_status amp__cpu_kernel_get(void *dev, void *module, const char *name,
     }
     char others[512];
     out->tile_static_bytes = amp__cpu_tile_static_bytes(&m->tls, name, own, others, sizeof others);
-    /* Loops of the loop version that run in lockstep across the tile's
-     * work-items (lib/cpu/loops/interchange.c), and regions whose
-     * work-item loops run interchanged (lib/cpu/loops/order.c). */
-    char lockstep[160] = "";
-    if (k->tiles) {
-        char sym[512];
-        snprintf(sym, sizeof sym, "%s__amp_lockstep", name);
-        const int *ls = dlsym(m->handle, sym);
-        snprintf(sym, sizeof sym, "%s__amp_swapped", name);
-        const int *sw = dlsym(m->handle, sym);
-        int nl = ls && *ls > 0 ? *ls : 0, ns = sw && *sw > 0 ? *sw : 0;
-        char parts[2][64];
-        snprintf(parts[0], sizeof parts[0], "%d grid-stride loop%s in lockstep", nl, nl == 1 ? "" : "s");
-        snprintf(parts[1], sizeof parts[1], "work-item loops interchanged in %d region%s", ns, ns == 1 ? "" : "s");
-        if (nl || ns)
-            snprintf(lockstep, sizeof lockstep, " (%s%s%s)", nl ? parts[0] : "", nl && ns ? "; " : "",
-                     ns ? parts[1] : "");
-    }
-    if (amp__env_flag("AMP_CPU_VERBOSE", false))
+    if (amp__env_flag("AMP_CPU_VERBOSE", false)) {
+        char loops[160] = "";
+        if (k->tiles) amp__cpu_verbose_loops(m->handle, name, loops, sizeof loops);
         fprintf(stderr, "hipamp: CPU kernel '%s' runs as %s%s; tile_static %zu bytes%s%s%s\n", name, out->execution + 4,
-                lockstep, out->tile_static_bytes, others[0] ? " (with thread_locals it may reach: " : "", others,
+                loops, out->tile_static_bytes, others[0] ? " (with thread_locals it may reach: " : "", others,
                 others[0] ? ")" : "");
+    }
     pthread_mutex_lock(&m->lock);
     k->next = m->kernels;
     m->kernels = k;
