@@ -332,7 +332,10 @@ template <> struct pack_ref<0> {
     template <class P> AMP_FI static auto &get(P &p) { return p.head; }
 };
 
-#if defined(__clang__) || !defined(__GNUC__)
+// (At the unit's own level where the user's options ask for less than O2:
+// GCC will not inline an always_inline body across the two levels; the
+// library defines AMP__CPU_PLAIN_AT_UNIT_LEVEL then, cpu_compile.c.)
+#if defined(__clang__) || !defined(__GNUC__) || defined(AMP__CPU_PLAIN_AT_UNIT_LEVEL)
 #define AMP__PLAIN_PATH __attribute__((noinline))
 #else
 #define AMP__PLAIN_PATH __attribute__((noinline, optimize("O2")))

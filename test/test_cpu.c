@@ -424,6 +424,59 @@ Test(cpu, user_options_reach_the_compiler)
     ASSERT_OK(amp_program_destroy(p));
 }
 
+/* A user's optimisation level below -O2 (debugging with -O0 -g): simple
+ * and tiled kernels build and give the same results. The simple kernel's
+ * plain path is a function of its own optimisation level under GCC, which
+ * once made every simple kernel fail to compile at -O0, -O1 and -Og. */
+Test(cpu, user_optimisation_levels_below_O2_build_and_run)
+{
+    amp_accelerator *acc = cpu_acc();
+    const char *src = "AMP_KERNEL(scale_add, amp::index<1> i, float s, amp::array_view<const float, 1> x,\n"
+                      "           amp::array_view<float, 1> y)\n"
+                      "{ y[i] += s * x[i]; }\n"
+                      "AMP_TILED_KERNEL(tile_reverse, amp::tiled_index<32> t, amp::array_view<const int, 1> in,\n"
+                      "                 amp::array_view<int, 1> out)\n"
+                      "{\n"
+                      "    tile_static int s[32];\n"
+                      "    s[t.local[0]] = in[t.global];\n"
+                      "    t.barrier.wait();\n"
+                      "    out[t.global] = s[31 - t.local[0]];\n"
+                      "}\n";
+    static const char *const levels[] = {"-O0 -g", "-O1", "-Og", "-O", "-O0 -O3", "-Os"};
+    enum { N = 96 };
+    for (size_t l = 0; l < sizeof levels / sizeof levels[0]; ++l) {
+        amp_program *p = NULL;
+        amp_status st = amp_program_build(acc, src, levels[l], &p);
+        cr_assert_eq(st, AMP_OK, "options \"%s\": %s", levels[l], amp_last_error());
+        float x[N], y[N];
+        int in[N], out[N];
+        for (int i = 0; i < N; ++i) {
+            x[i] = (float)i;
+            y[i] = 1.0f;
+            in[i] = 3 * i + 1;
+            out[i] = 0;
+        }
+        amp_array_view *vx = test_view(x, sizeof(float), amp_extent_1d(N), AMP_READ_ONLY);
+        amp_array_view *vy = test_view(y, sizeof(float), amp_extent_1d(N), AMP_READ_WRITE);
+        amp_arg a[] = {amp_arg_float32(0.5f), amp_arg_view(vx), amp_arg_view(vy)};
+        ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(N), test_kernel(p, "scale_add"), a, 3));
+        ASSERT_OK(amp_array_view_synchronize(vy));
+        for (int i = 0; i < N; ++i) cr_assert_eq(y[i], 1.0f + 0.5f * (float)i, "\"%s\": y[%d] = %g", levels[l], i, y[i]);
+        amp_array_view *vi = test_view(in, sizeof(int), amp_extent_1d(N), AMP_READ_ONLY);
+        amp_array_view *vo = test_view(out, sizeof(int), amp_extent_1d(N), AMP_WRITE_ONLY);
+        amp_arg b[] = {amp_arg_view(vi), amp_arg_view(vo)};
+        ASSERT_OK(amp_parallel_for_each_tiled(NULL, tile1(N, 32), test_kernel(p, "tile_reverse"), b, 2));
+        ASSERT_OK(amp_array_view_synchronize(vo));
+        for (int i = 0; i < N; ++i)
+            cr_assert_eq(out[i], in[i / 32 * 32 + 31 - i % 32], "\"%s\": out[%d] = %d", levels[l], i, out[i]);
+        ASSERT_OK(amp_array_view_destroy(vx));
+        ASSERT_OK(amp_array_view_destroy(vy));
+        ASSERT_OK(amp_array_view_destroy(vi));
+        ASSERT_OK(amp_array_view_destroy(vo));
+        ASSERT_OK(amp_program_destroy(p));
+    }
+}
+
 /* ------------------------------------------------- tiles, fibers, threads */
 
 #define RT_TILES 37

@@ -189,13 +189,29 @@ static amp_status amp__cpu_build_env(amp__cpu_build *b)
     return AMP_OK;
 }
 
-/* argv: compiler, our flags, [-march=native], [debug], [-iquote dir],
- * the user's options (they may override: -O0, -g), then 6 words for the
- * outputs and the input (amp__cpu_build_try). */
+/* Whether the user's words leave GCC below -O2 (-O0, -O1, -O, -Og; the
+ * last -O word counts, as for the compiler). The prelude's plain path of
+ * simple kernels is a function optimised at O2 of its own (AMP__PLAIN_PATH),
+ * and GCC refuses to inline the kernel's body (always_inline) into it from
+ * a unit compiled at a lower level ("optimization level attribute
+ * mismatch", "caller is not optimized"): every simple kernel would fail to
+ * compile under a user's -O0 -g. */
+static bool amp__cpu_user_below_o2(char *const *words, size_t n)
+{
+    const char *last = NULL;
+    for (size_t i = 0; i < n; ++i)
+        if (!strncmp(words[i], "-O", 2)) last = words[i] + 2;
+    return last && (!strcmp(last, "") || !strcmp(last, "0") || !strcmp(last, "1") || !strcmp(last, "g"));
+}
+
+/* argv: compiler, our flags, [-march=native], [debug], [plain path at the
+ * unit's level], [-iquote dir], the user's options (they may override:
+ * -O0, -g), then 6 words for the outputs and the input
+ * (amp__cpu_build_try). */
 static amp_status amp__cpu_build_argv(amp__cpu_build *b)
 {
     const amp__cpu_device *d = b->d;
-    size_t nfixed = (size_t)d->ncxx + amp__cpu_nflags + 5, nargv = 0;
+    size_t nfixed = (size_t)d->ncxx + amp__cpu_nflags + 6, nargv = 0;
     amp_status st = amp__split_options(b->job->options, nfixed, 10, &b->argv, &nargv, &b->opts);
     if (st != AMP_OK) return st;
     char **argv = b->argv;
@@ -211,6 +227,7 @@ static amp_status amp__cpu_build_argv(amp__cpu_build *b)
         if (!strcmp(d->machine, "x86_64")) argv[n++] = "-mprefer-vector-width=256";
     }
     if (d->debug) argv[n++] = "-DAMP_DEBUG_CHECKS";
+    if (amp__cpu_user_below_o2(argv + nfixed, nargv - nfixed)) argv[n++] = "-DAMP__CPU_PLAIN_AT_UNIT_LEVEL";
     if (b->job->source_dir) {
         argv[n++] = "-iquote";
         argv[n++] = (char *)b->job->source_dir;
