@@ -10,7 +10,10 @@ set(_cases
   "bad_geometry|state 2 density=1 energy=1 geometry=hexagon xmin=0 xmax=1 ymin=0 ymax=1|bad_bad_geometry.in:5: state 2: unknown geometry 'hexagon'"
   "bad_density|state 2 density=0 energy=1 geometry=rectangle xmin=0 xmax=1 ymin=0 ymax=1|bad_bad_density.in:5: state 2: density must be > 0"
   "state_twice|state 1 density=1 energy=1|bad_state_twice.in:5: state 1 defined twice"
-  "infinite_cells|xmin=-1e308 xmax=1e308|bad_infinite_cells.in: cells of inf x")
+  "infinite_cells|xmin=-1e308 xmax=1e308|bad_infinite_cells.in: cells of inf x"
+  "presteps|presteps 1|bad_presteps.in: presteps must be 2 to 1000 (got 1)"
+  "inner_steps|tl_ppcg_inner_steps 0|bad_inner_steps.in: ppcg_inner_steps must be 1 to 1000 (got 0)"
+  "epslim|epslim -1|bad_epslim.in: epslim must be > 0 (got -1)")
 foreach(_case ${_cases})
   string(REPLACE "|" ";" _f "${_case}")
   list(GET _f 0 _name)
@@ -34,4 +37,11 @@ execute_process(COMMAND ${TEALEAF} --device cpu good.in OUTPUT_VARIABLE _out ERR
 string(FIND "${_out}" " step:      1 " _at)
 if(_at EQUAL -1)
   message(FATAL_ERROR "the good deck printed no field summary (exit ${_rc}):\n${_out}${_err}")
+endif()
+# A solver the port does not have, named.
+execute_process(COMMAND ${TEALEAF} --device cpu --solver gmres good.in OUTPUT_VARIABLE _out ERROR_VARIABLE _err
+  RESULT_VARIABLE _rc)
+string(FIND "${_err}" "--solver 'gmres': not cg, chebyshev or ppcg" _at)
+if(NOT _rc EQUAL 2 OR _at EQUAL -1)
+  message(FATAL_ERROR "--solver gmres: exit ${_rc}, not 2 with the solver named:\n${_out}${_err}")
 endif()

@@ -92,11 +92,10 @@ static bool in(const char *w, const char *const *list)
 
 /* Keys taken and ignored: what they tune this port does not have. */
 static const char *const ignored_int_keys[] = {"halo_depth", "num_chunks_per_rank", "tiles_per_task", "sub_tiles_per_tile",
-                                               "tiles_per_problem", "visit_frequency", "presteps", "tl_ch_cg_presteps",
-                                               "ppcg_inner_steps", "tl_ppcg_inner_steps", NULL};
-static const char *const ignored_real_keys[] = {"epslim", "tl_ch_cg_epslim", "timestep_rise", "max_timestep", NULL};
+                                               "tiles_per_problem", "visit_frequency", NULL};
+static const char *const ignored_real_keys[] = {"timestep_rise", "max_timestep", NULL};
 static const char *const ignored_switches[] = {"use_c_kernels", "use_fortran_kernels", "profiler_on", "verbose_on",
-                                               "check_result", "tl_check_result", "errswitch", "reflective_boundary",
+                                               "check_result", "tl_check_result", "reflective_boundary",
                                                "preconditioner_on", NULL};
 
 static int read_state(parse *p, tea_deck *d, char **w, int n)
@@ -163,6 +162,9 @@ int tea_deck_read(const char *path, tea_deck *d, char *err, size_t errlen)
     d->eps = 1.0e-15;
     d->summary_frequency = 10;
     d->solver = TEA_SOLVER_CG;
+    d->presteps = 30;
+    d->ppcg_inner_steps = 10;
+    d->eps_lim = 1.0e-5;
     FILE *f = fopen(path, "r");
     if (!f) return fail(&p, "cannot open: %s", strerror(errno));
     char *line = NULL;
@@ -211,6 +213,12 @@ int tea_deck_read(const char *path, tea_deck *d, char *err, size_t errlen)
             else if (!strcmp(k, "use_chebyshev") || !strcmp(k, "tl_use_chebyshev")) d->solver = TEA_SOLVER_CHEBYSHEV;
             else if (!strcmp(k, "use_ppcg") || !strcmp(k, "tl_use_ppcg")) d->solver = TEA_SOLVER_PPCG;
             else if (!strcmp(k, "use_jacobi") || !strcmp(k, "tl_use_jacobi")) d->solver = TEA_SOLVER_JACOBI;
+            else if (!strcmp(k, "presteps") || !strcmp(k, "tl_ch_cg_presteps"))
+                rc = get_int(&p, k, v, &d->presteps), ++i;
+            else if (!strcmp(k, "ppcg_inner_steps") || !strcmp(k, "tl_ppcg_inner_steps"))
+                rc = get_int(&p, k, v, &d->ppcg_inner_steps), ++i;
+            else if (!strcmp(k, "epslim") || !strcmp(k, "tl_ch_cg_epslim")) rc = get_double(&p, k, v, &d->eps_lim), ++i;
+            else if (!strcmp(k, "errswitch") || !strcmp(k, "tl_ch_cg_errswitch")) d->error_switch = true;
             else if (!strcmp(k, "coefficient_density") || !strcmp(k, "tl_coefficient_density")) d->inverse_density = false;
             else if (!strcmp(k, "coefficient_inverse_density") || !strcmp(k, "tl_coefficient_inverse_density"))
                 d->inverse_density = true;
@@ -250,6 +258,13 @@ int tea_deck_read(const char *path, tea_deck *d, char *err, size_t errlen)
     if (d->end_step < 1) return fail(&p, "end_step must be >= 1 (got %d)", d->end_step);
     if (d->max_iters < 1) return fail(&p, "max_iters must be >= 1 (got %d)", d->max_iters);
     if (!(d->eps > 0)) return fail(&p, "eps must be > 0 (got %g)", d->eps);
+    /* The eigenvalue estimate needs a few CG iterations (TeaLeaf's switch
+     * comes after presteps + 1 of them). */
+    if (d->presteps < 2 || d->presteps > 1000)
+        return fail(&p, "presteps must be 2 to 1000 (got %d)", d->presteps);
+    if (d->ppcg_inner_steps < 1 || d->ppcg_inner_steps > 1000)
+        return fail(&p, "ppcg_inner_steps must be 1 to 1000 (got %d)", d->ppcg_inner_steps);
+    if (!(d->eps_lim > 0)) return fail(&p, "epslim must be > 0 (got %g)", d->eps_lim);
     if (d->summary_frequency < 0) return fail(&p, "summary_frequency must be >= 0 (got %d)", d->summary_frequency);
     if (d->nstates < 1 || !d->states[0].defined) return fail(&p, "no state 1 (the background)");
     for (int s = 0; s < d->nstates; ++s)

@@ -8,8 +8,8 @@
  * defines state N: density, energy and, for N > 1, geometry rectangle
  * (xmin xmax ymin ymax), circle / circular (xmin ymin: the centre, radius)
  * or point (xmin ymin). Defaults are UoB-HPC TeaLeaf's. Keys this port does
- * not act on (tiles, profiler, kernel language, Chebyshev and PPCG
- * parameters, ...) are accepted and ignored; an unknown key or a bad value
+ * not act on (tiles, profiler, kernel language, ...) are accepted and
+ * ignored; an unknown key or a bad value
  * is an error naming it and its line. */
 #ifndef TEA_DECK_H
 #define TEA_DECK_H
@@ -39,6 +39,12 @@ typedef struct tea_deck {
     int end_step, max_iters, summary_frequency, test_problem;
     double eps;
     tea_solver_kind solver;
+    /* Chebyshev and PPCG (UoB-HPC TeaLeaf's keys and defaults): CG
+     * iterations before the switch (presteps, 30), or with errswitch until
+     * r . r < epslim (1e-5) after at least 20; PPCG's inner steps (10). */
+    int presteps, ppcg_inner_steps;
+    double eps_lim;
+    bool error_switch;
     bool inverse_density; /* the coefficient: 1 / density instead of density */
     int nstates;
     tea_state states[TEA_MAX_STATES];

@@ -14,8 +14,10 @@ static int usage(const char *argv0, const char *why)
 {
     if (why) fprintf(stderr, "tealeaf: %s\n", why);
     fprintf(stderr,
-            "usage: %s [--device PATH] [--problems FILE] [--check-every K] [--no-graph] [--digest] [--skip-missing] DECK\n"
-            "  DECK: a TeaLeaf input deck (tea.in format), e.g. ../shared/tealeaf/tea_bm_1.in\n",
+            "usage: %s [--device PATH] [--problems FILE] [--solver cg|chebyshev|ppcg] [--check-every K] [--no-graph]\n"
+            "          [--digest] [--skip-missing] DECK\n"
+            "  DECK: a TeaLeaf input deck (tea.in format), e.g. ../shared/tealeaf/tea_bm_1.in\n"
+            "  --solver: instead of the deck's use_cg / use_chebyshev / use_ppcg\n",
             argv0);
     return 2;
 }
@@ -25,14 +27,24 @@ int tea_parse_args(int argc, char **argv, tea_options *o)
     memset(o, 0, sizeof *o);
     o->check_every = 16;
     o->graph = true;
+    o->solver = -1;
     for (int i = 1; i < argc; ++i) {
         const char *a = argv[i];
-        if (!strcmp(a, "--device") || !strcmp(a, "--problems") || !strcmp(a, "--check-every")) {
+        if (!strcmp(a, "--device") || !strcmp(a, "--problems") || !strcmp(a, "--check-every") ||
+            !strcmp(a, "--solver")) {
             if (i + 1 >= argc) return usage(argv[0], "an option needs a value");
             const char *v = argv[++i];
             if (!strcmp(a, "--device")) o->device = v;
             else if (!strcmp(a, "--problems")) o->problems = v;
-            else {
+            else if (!strcmp(a, "--solver")) {
+                if (!strcmp(v, "cg")) o->solver = TEA_SOLVER_CG;
+                else if (!strcmp(v, "chebyshev")) o->solver = TEA_SOLVER_CHEBYSHEV;
+                else if (!strcmp(v, "ppcg")) o->solver = TEA_SOLVER_PPCG;
+                else {
+                    fprintf(stderr, "tealeaf: --solver '%s': not cg, chebyshev or ppcg\n", v);
+                    return usage(argv[0], NULL);
+                }
+            } else {
                 char *end = NULL;
                 long k = strtol(v, &end, 10);
                 if (end == v || *end || k < 1 || k > 1000000) return usage(argv[0], "--check-every needs 1 to 1000000");
@@ -127,9 +139,17 @@ static int tea_error(const tea_comm *comm)
     return 1;
 }
 
-int tea_run(const tea_options *o, const tea_deck *d, amp_accelerator *acc, const tea_comm *comm, int nranks, int rank)
+int tea_run(const tea_options *o, const tea_deck *deck, amp_accelerator *acc, const tea_comm *comm, int nranks,
+            int rank)
 {
     const bool boss = rank == 0;
+    tea_deck solved = *deck; /* with --solver's choice */
+    if (o->solver >= 0) solved.solver = (tea_solver_kind)o->solver;
+    /* Jacobi (TeaLeaf's slowest: thousands of iterations more on the
+     * benchmark decks) is not in this port. */
+    const bool jacobi = solved.solver == TEA_SOLVER_JACOBI;
+    if (jacobi) solved.solver = TEA_SOLVER_CG;
+    const tea_deck *d = &solved;
     amp_accelerator_info info;
     if (amp_accelerator_get_info(acc, &info) != AMP_OK) {
         fprintf(stderr, "tealeaf: amp_accelerator_get_info failed: %s\n", amp_last_error());
@@ -140,11 +160,15 @@ int tea_run(const tea_options *o, const tea_deck *d, amp_accelerator *acc, const
     if (boss) {
         printf("TeaLeaf (hipamp port)\n - Deck:   %s\n - Mesh:   %d x %d cells, [%g, %g] x [%g, %g]\n", o->deck,
                d->x_cells, d->y_cells, d->xmin, d->xmax, d->ymin, d->ymax);
-        printf(" - Solver: CG, eps %g, max_iters %d, coefficient %s\n", d->eps, d->max_iters,
+        printf(" - Solver: %s, eps %g, max_iters %d, coefficient %s\n", solver_name(d->solver), d->eps, d->max_iters,
                d->inverse_density ? "1 / density" : "density");
-        if (d->solver != TEA_SOLVER_CG)
-            printf(" - Note:   the deck asks for %s, not in this port: solved with CG (the same converged answer)\n",
-                   solver_name(d->solver));
+        if (d->solver == TEA_SOLVER_CHEBYSHEV || d->solver == TEA_SOLVER_PPCG) {
+            if (d->error_switch) printf(" - Switch: from CG once r.r < epslim %g (after at least 21 CG iterations)\n", d->eps_lim);
+            else printf(" - Switch: from CG after presteps %d + 1 iterations (once r.r < 1)\n", d->presteps);
+        }
+        if (d->solver == TEA_SOLVER_PPCG) printf(" - Inner:  %d Chebyshev steps an iteration\n", d->ppcg_inner_steps);
+        if (jacobi)
+            printf(" - Note:   the deck asks for Jacobi, not in this port: solved with CG (the same converged answer)\n");
         if (d->ignored[0]) printf(" - Ignored (not used by this port): %s\n", d->ignored);
         printf(" - Device: %s (%s)%s\n", info.device_path, info.description,
                nranks > 1 ? ", rows split across MPI ranks" : "");
@@ -157,7 +181,7 @@ int tea_run(const tea_options *o, const tea_deck *d, amp_accelerator *acc, const
         tea_free(&s);
         return tea_error(comm);
     }
-    const bool graph = o->graph && !comm;
+    const bool graph = o->graph && !comm && d->solver == TEA_SOLVER_CG; /* the others' steps vary */
     if (graph && tea_use_graphs(&s) != AMP_OK) {
         tea_free(&s);
         return tea_error(comm);
@@ -175,9 +199,18 @@ int tea_run(const tea_options *o, const tea_deck *d, amp_accelerator *acc, const
         }
         total_iters += iters;
         time += dt;
-        if (boss)
+        if (boss && d->solver == TEA_SOLVER_CG)
             printf(" Step %6d time %11.7f timestep %9.2e  CG iterations %6d  error %.7e%s\n", step, time, dt, iters,
                    error, iters >= d->max_iters ? "  (max_iters: not converged)" : "");
+        else if (boss) {
+            char est[48] = "";
+            if (d->solver == TEA_SOLVER_CHEBYSHEV && s.poly_iters)
+                snprintf(est, sizeof est, " (%d estimated)", s.est_iters);
+            printf(" Step %6d time %11.7f timestep %9.2e  CG %4d + %s %6d iterations%s  eigenvalues [%.6e, %.6e]  "
+                   "error %.7e%s\n",
+                   step, time, dt, s.cg_iters, solver_name(d->solver), s.poly_iters, est, s.eigmin, s.eigmax, error,
+                   iters >= d->max_iters ? "  (max_iters: not converged)" : "");
+        }
         if (time + 1.0e-16 > d->end_time || step >= d->end_step) break; /* TeaLeaf's test (g_small) */
     }
     if (status) {
@@ -220,8 +253,8 @@ int tea_run(const tea_options *o, const tea_deck *d, amp_accelerator *acc, const
     printf("%41s%26s%26s%26s%26s\n", "Volume", "Mass", "Density", "Energy", "U");
     printf(" step: %6d %25.17E %25.17E %25.17E %25.17E %25.17E\n", step, sum[0], sum[1], sum[1] / sum[0], sum[2],
            sum[3]);
-    printf("\n Setup %.3f s, solve %.3f s (%ld CG iterations, %.1f us an iteration)%s\n", t_setup, t_solve,
-           total_iters, total_iters ? t_solve * 1e6 / (double)total_iters : 0.0,
+    printf("\n Setup %.3f s, solve %.3f s (%ld %s iterations, %.1f us an iteration)%s\n", t_setup, t_solve,
+           total_iters, d->solver == TEA_SOLVER_CG ? "CG" : "outer", total_iters ? t_solve * 1e6 / (double)total_iters : 0.0,
            graph ? ", iterations replayed from launch graphs" : "");
     double want = 0;
     char from[8400];

@@ -12,6 +12,7 @@ typedef struct tea_options {
     int check_every;
     bool graph, digest;
     bool skip_missing; /* --skip-missing: no deck file is exit 77 (ctest's skip) */
+    int solver;        /* --solver: a tea_solver_kind, or -1: the deck's */
 } tea_options;
 
 /* 0: parsed; 2: a usage error (said on stderr); -1: --help printed (exit 0). */

@@ -1,4 +1,4 @@
-/* tea_solver.c — TeaLeaf's CG step over a block of rows in hipamp (tea_solver.h): the kernels of tealeaf.hip, amp_transform_reduce_async for the dot products (results stay on the device), launch graphs for one rank's iteration, and a row split's halo exchange and sums plugged in through tea_comm. */
+/* tea_solver.c — TeaLeaf's step over a block of rows in hipamp (tea_solver.h): the set-up, the CG iterations (the kernels of tealeaf.hip, amp_transform_reduce_async for the dot products: results stay on the device; launch graphs for one rank's iteration), the fields, and a row split's halo exchange and sums plugged in through tea_comm. */
 #define _POSIX_C_SOURCE 200809L
 #include "tea_solver.h"
 
@@ -29,26 +29,57 @@ static double face(double r, double a, double b)
     return r * (a + b) / (2.0 * a * b);
 }
 
-/* out = a . b over every rank's rows, on the device; with comm.sum the
- * local dot comes to the host, is summed across the ranks and goes back. */
-static amp_status tea_dot(tea_solver *s, amp_array_view *a, amp_array_view *b, amp_map map, amp_array *out)
+amp_status tea_dot(tea_solver *s, amp_array_view *a, amp_array_view *b, amp_map map, amp_array *out)
 {
     if (!s->comm.sum)
         return amp_transform_reduce_async(s->q, amp_arg_view(a), amp_arg_view(b), AMP_TYPE_FLOAT64, map, AMP_OP_SUM,
                                           amp_arg_array(out), NULL);
     double v = 0;
-    CHECK(amp_transform_reduce(s->q, amp_arg_view(a), amp_arg_view(b), AMP_TYPE_FLOAT64, map, AMP_OP_SUM, &v));
-    CHECK(s->comm.sum(s->comm.ctx, &v));
+    CHECK(tea_dot_host(s, a, b, map, &v));
     CHECK(amp_array_copy_from_host(out, &v));
     return AMP_OK;
 }
 
-/* w = A p (p's halos first, in a row split). */
-static amp_status tea_apply(tea_solver *s)
+amp_status tea_dot_host(tea_solver *s, amp_array_view *a, amp_array_view *b, amp_map map, double *out)
 {
+    CHECK(amp_transform_reduce(s->q, amp_arg_view(a), amp_arg_view(b), AMP_TYPE_FLOAT64, map, AMP_OP_SUM, out));
+    if (s->comm.sum) CHECK(s->comm.sum(s->comm.ctx, out));
+    return AMP_OK;
+}
+
+amp_status tea_apply(tea_solver *s, const tea_field *x)
+{
+    s->halo = x;
     if (s->comm.halo) CHECK(s->comm.halo(s->comm.ctx, s));
-    amp_arg a[] = {amp_arg_view(s->vp), amp_arg_view(s->vw), amp_arg_view(s->vkx), amp_arg_view(s->vky)};
+    amp_arg a[] = {amp_arg_view(x->view), amp_arg_view(s->vw), amp_arg_view(s->vkx), amp_arg_view(s->vky)};
     return amp_parallel_for_each(s->q, amp_extent_2d(s->rows, s->nx), s->apply, a, 4);
+}
+
+/* A field of the block's rows and two halo rows, zeros throughout (the
+ * halos stay finite until a row split's exchange fills them: the edge's
+ * faces are 0). */
+static amp_status tea_field_create(tea_solver *s, tea_field *f)
+{
+    const int rows = s->rows, nx = s->nx;
+    amp_extent row = amp_extent_2d(1, nx);
+    double zero = 0.0;
+    CHECK(amp_array_create(s->q, 8, amp_extent_2d(rows + 2, nx), NULL, &f->array));
+    CHECK(amp_array_view_of_array(f->array, &f->view));
+    CHECK(amp_array_view_section(f->view, amp_index_2d(1, 0), amp_extent_2d(rows, nx), &f->inner));
+    CHECK(amp_array_view_section(f->view, amp_index_2d(1, 0), row, &f->first));
+    CHECK(amp_array_view_section(f->view, amp_index_2d(rows, 0), row, &f->last));
+    CHECK(amp_array_view_section(f->view, amp_index_2d(0, 0), row, &f->halo_top));
+    CHECK(amp_array_view_section(f->view, amp_index_2d(rows + 1, 0), row, &f->halo_bottom));
+    CHECK(amp_fill(s->q, amp_arg_array(f->array), &zero));
+    return AMP_OK;
+}
+
+static void tea_field_free(tea_field *f)
+{
+    amp_array_view *views[] = {f->halo_bottom, f->halo_top, f->last, f->first, f->inner, f->view};
+    for (size_t i = 0; i < sizeof views / sizeof views[0]; ++i) amp_array_view_destroy(views[i]);
+    amp_array_destroy(f->array);
+    memset(f, 0, sizeof *f);
 }
 
 amp_status tea_init(tea_solver *s, amp_accelerator *acc, const tea_deck *d, double dt, int rows, int first_row,
@@ -60,6 +91,11 @@ amp_status tea_init(tea_solver *s, amp_accelerator *acc, const tea_deck *d, doub
     s->rows = rows;
     s->first_row = first_row;
     s->eps = d->eps;
+    s->solver = d->solver;
+    s->presteps = d->presteps;
+    s->inner_steps = d->ppcg_inner_steps;
+    s->eps_lim = d->eps_lim;
+    s->error_switch = d->error_switch;
     if (comm) s->comm = *comm;
     const int nx = s->nx, ny = s->ny;
     const size_t own = (size_t)rows * nx;
@@ -97,7 +133,7 @@ amp_status tea_init(tea_solver *s, amp_accelerator *acc, const tea_deck *d, doub
         for (int j = 0; j < nx; ++j) k[j] = face(ry, coefficient(d, below[j]), coefficient(d, above[j]));
     }
 
-    amp_extent e = amp_extent_2d(rows, nx), row = amp_extent_2d(1, nx);
+    amp_extent e = amp_extent_2d(rows, nx);
 #define TRY(call)                                                                                                  \
     do {                                                                                                           \
         if ((st = (call)) != AMP_OK) {                                                                             \
@@ -113,13 +149,19 @@ amp_status tea_init(tea_solver *s, amp_accelerator *acc, const tea_deck *d, doub
     TRY(amp_program_get_kernel(s->prog, "tea_update_ur", &s->update_ur));
     TRY(amp_program_get_kernel(s->prog, "tea_update_p", &s->update_p));
     TRY(amp_program_get_kernel(s->prog, "tea_finalise", &s->finalise));
+    TRY(amp_program_get_kernel(s->prog, "tea_copy_into_field", &s->copy_into_field));
+    TRY(amp_program_get_kernel(s->prog, "tea_copy_from_field", &s->copy_from_field));
+    TRY(amp_program_get_kernel(s->prog, "tea_cheby_init", &s->cheby_init));
+    TRY(amp_program_get_kernel(s->prog, "tea_cheby_iterate", &s->cheby_iterate));
+    TRY(amp_program_get_kernel(s->prog, "tea_residual", &s->residual));
+    TRY(amp_program_get_kernel(s->prog, "tea_ppcg_init_sd", &s->ppcg_init_sd));
+    TRY(amp_program_get_kernel(s->prog, "tea_ppcg_inner", &s->ppcg_inner));
     TRY(amp_array_create(s->q, 8, e, NULL, &s->u));
     TRY(amp_array_create(s->q, 8, e, NULL, &s->u0));
     TRY(amp_array_create(s->q, 8, e, NULL, &s->r));
     TRY(amp_array_create(s->q, 8, e, NULL, &s->w));
     TRY(amp_array_create(s->q, 8, e, s->energy0_host, &s->energy)); /* TeaLeaf's store_energy */
     TRY(amp_array_create(s->q, 8, e, s->density_host, &s->density));
-    TRY(amp_array_create(s->q, 8, amp_extent_2d(rows + 2, nx), NULL, &s->p));
     TRY(amp_array_create(s->q, 8, amp_extent_2d(rows, nx + 1), kx, &s->kx));
     TRY(amp_array_create(s->q, 8, amp_extent_2d(rows + 1, nx), ky, &s->ky));
     for (int k = 0; k < 2; ++k) {
@@ -135,14 +177,8 @@ amp_status tea_init(tea_solver *s, amp_accelerator *acc, const tea_deck *d, doub
     TRY(amp_array_view_of_array(s->density, &s->vdensity));
     TRY(amp_array_view_of_array(s->kx, &s->vkx));
     TRY(amp_array_view_of_array(s->ky, &s->vky));
-    TRY(amp_array_view_of_array(s->p, &s->vp));
-    TRY(amp_array_view_section(s->vp, amp_index_2d(1, 0), e, &s->vp_in));
-    TRY(amp_array_view_section(s->vp, amp_index_2d(1, 0), row, &s->p_first));
-    TRY(amp_array_view_section(s->vp, amp_index_2d(rows, 0), row, &s->p_last));
-    TRY(amp_array_view_section(s->vp, amp_index_2d(0, 0), row, &s->p_halo_top));
-    TRY(amp_array_view_section(s->vp, amp_index_2d(rows + 1, 0), row, &s->p_halo_bottom));
-    double zero = 0.0; /* p's halos: finite (the edge's faces are 0) until a row split's exchange fills them */
-    TRY(amp_fill(s->q, amp_arg_array(s->p), &zero));
+    TRY(tea_field_create(s, &s->p));
+    if (s->solver == TEA_SOLVER_PPCG) TRY(tea_field_create(s, &s->sd));
 #undef TRY
 out:
     free(dens);
@@ -152,7 +188,29 @@ out:
     return st;
 }
 
-/* One CG iteration on rr[parity] (rro) and rr[parity ^ 1] (rrn). */
+amp_status tea_cg_wur(tea_solver *s)
+{
+    const int o = s->parity;
+    amp_arg ur[] = {amp_arg_view(s->vu),     amp_arg_view(s->vr), amp_arg_view(s->p.view), amp_arg_view(s->vw),
+                    amp_arg_array(s->rr[o]), amp_arg_array(s->pw), amp_arg_float64(s->eps)};
+    CHECK(tea_apply(s, &s->p));
+    CHECK(tea_dot(s, s->p.inner, s->vw, AMP_MAP_PRODUCT, s->pw));
+    return amp_parallel_for_each(s->q, amp_extent_2d(s->rows, s->nx), s->update_ur, ur, 7);
+}
+
+amp_status tea_cg_p(tea_solver *s)
+{
+    const int o = s->parity, n = o ^ 1;
+    amp_arg up[] = {amp_arg_view(s->p.view),   amp_arg_view(s->vr),     amp_arg_array(s->rr[n]),
+                    amp_arg_array(s->rr[o]),   amp_arg_float64(s->eps), amp_arg_array(s->iters[o]),
+                    amp_arg_array(s->iters[n])};
+    CHECK(tea_dot(s, s->vr, s->vr, AMP_MAP_SQUARE, s->rr[n]));
+    CHECK(amp_parallel_for_each(s->q, amp_extent_2d(s->rows, s->nx), s->update_p, up, 7));
+    s->parity = n;
+    return AMP_OK;
+}
+
+/* One CG iteration: replayed from its graph, or launched. */
 static amp_status tea_iteration(tea_solver *s)
 {
     if (s->graph[0]) {
@@ -160,20 +218,8 @@ static amp_status tea_iteration(tea_solver *s)
         s->parity ^= 1;
         return AMP_OK;
     }
-    const int o = s->parity, n = o ^ 1;
-    amp_extent e = amp_extent_2d(s->rows, s->nx);
-    amp_arg ur[] = {amp_arg_view(s->vu),       amp_arg_view(s->vr),     amp_arg_view(s->vp), amp_arg_view(s->vw),
-                    amp_arg_array(s->rr[o]), amp_arg_array(s->pw), amp_arg_float64(s->eps)};
-    amp_arg up[] = {amp_arg_view(s->vp),           amp_arg_view(s->vr),        amp_arg_array(s->rr[n]),
-                    amp_arg_array(s->rr[o]),       amp_arg_float64(s->eps), amp_arg_array(s->iters[o]),
-                    amp_arg_array(s->iters[n])};
-    CHECK(tea_apply(s));
-    CHECK(tea_dot(s, s->vp_in, s->vw, AMP_MAP_PRODUCT, s->pw));
-    CHECK(amp_parallel_for_each(s->q, e, s->update_ur, ur, 7));
-    CHECK(tea_dot(s, s->vr, s->vr, AMP_MAP_SQUARE, s->rr[n]));
-    CHECK(amp_parallel_for_each(s->q, e, s->update_p, up, 7));
-    s->parity = n;
-    return AMP_OK;
+    CHECK(tea_cg_wur(s));
+    return tea_cg_p(s);
 }
 
 amp_status tea_use_graphs(tea_solver *s)
@@ -218,15 +264,21 @@ amp_status tea_step(tea_solver *s, int max_iters, int check_every, int *iters, d
     amp_extent e = amp_extent_2d(s->rows, s->nx);
     if (s->comm.sum || check_every < 1) check_every = 1; /* a row split has rrn on the host each iteration */
     amp_arg iu[] = {amp_arg_view(s->venergy), amp_arg_view(s->vdensity), amp_arg_view(s->vu), amp_arg_view(s->vu0),
-                    amp_arg_view(s->vp)};
-    amp_arg ir[] = {amp_arg_view(s->vu0), amp_arg_view(s->vw), amp_arg_view(s->vr), amp_arg_view(s->vp)};
+                    amp_arg_view(s->p.view)};
+    amp_arg ir[] = {amp_arg_view(s->vu0), amp_arg_view(s->vw), amp_arg_view(s->vr), amp_arg_view(s->p.view)};
     amp_arg fin[] = {amp_arg_view(s->venergy), amp_arg_view(s->vu), amp_arg_view(s->vdensity)};
     const int zero = 0;
     CHECK(amp_parallel_for_each(s->q, e, s->init_u, iu, 5));
-    CHECK(tea_apply(s)); /* w = A u (p holds u) */
+    CHECK(tea_apply(s, &s->p)); /* w = A u (p holds u) */
     CHECK(amp_parallel_for_each(s->q, e, s->init_r, ir, 4));
     CHECK(tea_dot(s, s->vr, s->vr, AMP_MAP_SQUARE, s->rr[s->parity]));
     CHECK(amp_array_copy_from_host(s->iters[s->parity], &zero));
+    s->cg_iters = s->poly_iters = s->est_iters = 0;
+    if (s->solver == TEA_SOLVER_CHEBYSHEV || s->solver == TEA_SOLVER_PPCG) {
+        CHECK(tea_poly_solve(s, max_iters, iters, error));
+        CHECK(amp_parallel_for_each(s->q, e, s->finalise, fin, 3));
+        return AMP_OK;
+    }
     int launched = 0, count = 0;
     while (launched < max_iters) {
         const int n = check_every < max_iters - launched ? check_every : max_iters - launched;
@@ -237,7 +289,7 @@ amp_status tea_step(tea_solver *s, int max_iters, int check_every, int *iters, d
     }
     CHECK(amp_array_copy_to_host(s->rr[s->parity], error));
     CHECK(amp_parallel_for_each(s->q, e, s->finalise, fin, 3));
-    *iters = count;
+    *iters = s->cg_iters = count;
     return AMP_OK;
 }
 
@@ -277,12 +329,12 @@ void tea_free(tea_solver *s)
     if (s->comm.release) s->comm.release(s->comm.ctx, s);
     amp_graph_destroy(s->graph[0]); /* before what they use */
     amp_graph_destroy(s->graph[1]);
-    amp_array_view *views[] = {s->p_halo_bottom, s->p_halo_top, s->p_last, s->p_first, s->vp_in, s->vp,
-                               s->vky,           s->vkx,        s->vdensity, s->venergy, s->vw,    s->vr,
-                               s->vu0,           s->vu};
+    tea_field_free(&s->sd);
+    tea_field_free(&s->p);
+    amp_array_view *views[] = {s->vky, s->vkx, s->vdensity, s->venergy, s->vw, s->vr, s->vu0, s->vu};
     for (size_t i = 0; i < sizeof views / sizeof views[0]; ++i) amp_array_view_destroy(views[i]);
-    amp_array *arrays[] = {s->u,     s->u0,    s->r,        s->w,        s->p,  s->kx,       s->ky,
-                           s->energy, s->density, s->rr[0], s->rr[1], s->pw, s->iters[0], s->iters[1]};
+    amp_array *arrays[] = {s->u,       s->u0,    s->r,     s->w,  s->kx,       s->ky,      s->energy,
+                           s->density, s->rr[0], s->rr[1], s->pw, s->iters[0], s->iters[1]};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; ++i) amp_array_destroy(arrays[i]);
     amp_program_destroy(s->prog);
     amp_accelerator_view_destroy(s->q);

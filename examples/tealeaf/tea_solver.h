@@ -1,4 +1,4 @@
-/* tea_solver.h — TeaLeaf's conjugate-gradient heat-conduction step in hipamp kernels (tealeaf.hip), over a block of rows of the mesh: one rank holds all of them (tealeaf.c), a row split holds a block per MPI rank (tealeaf_mpi.c) and plugs in p's halo exchange and the sums across ranks (tea_comm).
+/* tea_solver.h — TeaLeaf's heat-conduction step in hipamp kernels (tealeaf.hip), over a block of rows of the mesh: one rank holds all of them (tealeaf.c), a row split holds a block per MPI rank (tealeaf_mpi.c) and plugs in the halo exchange and the sums across ranks (tea_comm). CG here; Chebyshev and PPCG in tea_poly.c.
  *
  * Each step (TeaLeaf's CG driver): u = energy * density, u0 = u;
  * r = u0 - A u, p = r, rro = r . r; then until sqrt(|rrn|) < eps or
@@ -7,7 +7,9 @@
  * energy = u / density. A = I + the diffusion operator with face
  * coefficients kx = rx (c_l + c) / (2 c_l c), ky likewise with ry, where
  * rx = dt / dx^2, ry = dt / dy^2 and c is the density (or its inverse,
- * coefficient_inverse_density); faces on the mesh's edge carry none. */
+ * coefficient_inverse_density); faces on the mesh's edge carry none.
+ * Chebyshev and PPCG decks begin each step with such CG iterations and
+ * go on as tea_poly.c says. */
 #ifndef TEA_SOLVER_H
 #define TEA_SOLVER_H
 
@@ -19,10 +21,19 @@
 
 typedef struct tea_solver tea_solver;
 
-/* What a row split adds (all NULL, or no tea_comm: one rank). halo: p's
- * first and last own rows to the neighbours' halo rows and theirs into
- * p's halos (p_first, p_last, p_halo_top, p_halo_bottom), before each
- * A p. sum: a value summed across the ranks, in place; with it every dot
+/* A field A is applied to: (rows + 2) x nx, its row i + 1 the block's row
+ * i, rows 0 and rows + 1 halos (a neighbour's rows in a row split; zeros
+ * at the mesh's edge). inner: its own rows; first, last: its first and
+ * last own rows; halo_top, halo_bottom: the halo rows (1 x nx each). */
+typedef struct tea_field {
+    amp_array *array;
+    amp_array_view *view, *inner, *first, *last, *halo_top, *halo_bottom;
+} tea_field;
+
+/* What a row split adds (all NULL, or no tea_comm: one rank). halo: the
+ * first and last own rows of s->halo (the field A is about to be applied
+ * to: p, or tea_poly.c's) to the neighbours' halo rows and theirs into its
+ * halos, before each A x. sum: a value summed across the ranks, in place; with it every dot
  * product comes to the host, is summed and goes back to the device. */
 typedef struct tea_comm {
     void *ctx;
@@ -41,16 +52,28 @@ struct tea_solver {
     double eps;
     tea_comm comm;
     amp_program *prog;
+    tea_solver_kind solver;
+    int presteps, inner_steps; /* Chebyshev and PPCG: the deck's (tea_poly.c) */
+    double eps_lim;
+    bool error_switch;
     amp_kernel *apply, *init_u, *init_r, *update_ur, *update_p, *finalise;
-    amp_array *u, *u0, *r, *w, *p, *kx, *ky, *energy, *density;
-    amp_array_view *vu, *vu0, *vr, *vw, *vp, *vp_in, *vkx, *vky, *venergy, *vdensity;
-    amp_array_view *p_first, *p_last, *p_halo_top, *p_halo_bottom; /* 1 x nx rows of p */
+    amp_kernel *copy_into_field, *copy_from_field, *cheby_init, *cheby_iterate, *residual, *ppcg_init_sd, *ppcg_inner;
+    amp_array *u, *u0, *r, *w, *kx, *ky, *energy, *density;
+    amp_array_view *vu, *vu0, *vr, *vw, *vkx, *vky, *venergy, *vdensity;
+    tea_field p;            /* CG's direction (and, in a Chebyshev phase, u: tea_poly.c) */
+    tea_field sd;           /* PPCG's inner direction (PPCG decks only) */
+    const tea_field *halo;  /* the field the next exchange fills (tea_apply) */
     /* rr[parity]: rro, the r . r an iteration starts from; rr[parity ^ 1]
      * gets its rrn. iters likewise: the step's iteration count. */
     amp_array *rr[2], *pw, *iters[2];
     int parity;
     amp_graph *graph[2]; /* tea_use_graphs: one iteration per parity */
     double *density_host, *energy0_host; /* this block's initial state (the field summary's) */
+    /* The last step's iterations by phase (tea_step's *iters is their sum):
+     * CG's, then Chebyshev's or PPCG's outer ones; est_iters: Chebyshev's
+     * estimate of its own count (it computes r . r only from there on). */
+    int cg_iters, poly_iters, est_iters;
+    double eigmin, eigmax; /* the last estimate (Chebyshev and PPCG) */
 };
 
 /* Builds the kernels on acc, allocates the block's fields on a queue of its
@@ -76,5 +99,22 @@ amp_status tea_step(tea_solver *s, int max_iters, int check_every, int *iters, d
  * (mass times u). Waits for the queue. */
 amp_status tea_summary(tea_solver *s, double dx, double dy, double out[4]);
 void tea_free(tea_solver *s);
+
+/* Shared by tea_solver.c and tea_poly.c. */
+/* w = A x (x's halos first, in a row split). */
+amp_status tea_apply(tea_solver *s, const tea_field *x);
+/* a . b over every rank's rows into the one-element device array out
+ * (through the host with comm.sum), or onto the host (tea_dot_host). */
+amp_status tea_dot(tea_solver *s, amp_array_view *a, amp_array_view *b, amp_map map, amp_array *out);
+amp_status tea_dot_host(tea_solver *s, amp_array_view *a, amp_array_view *b, amp_map map, double *out);
+/* One CG iteration on rr[parity] (rro) and rr[parity ^ 1] (rrn): its w,
+ * u and r updates (tea_cg_wur), then its rrn and p update, the parity
+ * flipped (tea_cg_p). */
+amp_status tea_cg_wur(tea_solver *s);
+amp_status tea_cg_p(tea_solver *s);
+/* The rest of a step after CG's set-up for Chebyshev and PPCG decks
+ * (tea_poly.c): iterations to convergence (r . r < eps, as TeaLeaf tests
+ * those solvers) or max_iters; u ends in s->u. */
+amp_status tea_poly_solve(tea_solver *s, int max_iters, int *iters, double *error);
 
 #endif

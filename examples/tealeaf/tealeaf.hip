@@ -1,4 +1,4 @@
-// tealeaf.hip — the kernels of the TeaLeaf port (examples/tealeaf/tea_solver.c): the 5-point diffusion operator, CG's updates and the per-step set-up and finalisation, reading CG's scalars from one-element device arrays written by amp_transform_reduce_async (one rank) or by the host's sum across ranks (a row split).
+// tealeaf.hip — the kernels of the TeaLeaf port (examples/tealeaf/tea_solver.c, tea_poly.c): the 5-point diffusion operator, CG's updates, the per-step set-up and finalisation, and the Chebyshev and PPCG steps; CG reads its scalars from one-element device arrays written by amp_transform_reduce_async (one rank) or by the host's sum across ranks (a row split).
 //
 // Layout: a rank's block of `rows` rows of the x_cells-wide mesh (one rank:
 // all of it). u, u0, r, w, energy, density: rows x nx. p: (rows + 2) x nx,
@@ -85,4 +85,73 @@ AMP_KERNEL(tea_finalise, amp::index<2> idx, amp::array_view<double, 2> energy, a
            amp::array_view<const double, 2> density)
 {
     energy[idx] = u[idx] / density[idx];
+}
+
+// ---- Chebyshev and PPCG (tea_poly.c). Their operator is applied to u
+// (Chebyshev, and PPCG's true residual at its start) and to PPCG's inner
+// direction sd: each then lives in a field with halo rows, as p does, for
+// tea_apply and a row split's exchange: `field` is (rows + 2) x nx, row
+// i + 1 its row i.
+
+// field's own rows = src.
+AMP_KERNEL(tea_copy_into_field, amp::index<2> idx, amp::array_view<const double, 2> src,
+           amp::array_view<double, 2> field)
+{
+    field(idx[0] + 1, idx[1]) = src[idx];
+}
+
+// dst = field's own rows.
+AMP_KERNEL(tea_copy_from_field, amp::index<2> idx, amp::array_view<const double, 2> field,
+           amp::array_view<double, 2> dst)
+{
+    dst[idx] = field(idx[0] + 1, idx[1]);
+}
+
+// Chebyshev's first step, u in the field: r = u0 - A u (w), d = r / theta,
+// u += d.
+AMP_KERNEL(tea_cheby_init, amp::index<2> idx, amp::array_view<const double, 2> u0, amp::array_view<const double, 2> w,
+           amp::array_view<double, 2> r, amp::array_view<double, 2> d, amp::array_view<double, 2> u_field, double theta)
+{
+    const double res = u0[idx] - w[idx];
+    const double step = res / theta;
+    r[idx] = res;
+    d[idx] = step;
+    u_field(idx[0] + 1, idx[1]) += step;
+}
+
+// Chebyshev's step k: r = u0 - A u (w), d = alpha_k d + beta_k r, u += d.
+AMP_KERNEL(tea_cheby_iterate, amp::index<2> idx, amp::array_view<const double, 2> u0,
+           amp::array_view<const double, 2> w, amp::array_view<double, 2> r, amp::array_view<double, 2> d,
+           amp::array_view<double, 2> u_field, double alpha, double beta)
+{
+    const double res = u0[idx] - w[idx];
+    const double step = alpha * d[idx] + beta * res;
+    r[idx] = res;
+    d[idx] = step;
+    u_field(idx[0] + 1, idx[1]) += step;
+}
+
+// r = u0 - A u (w): PPCG starts from the true residual.
+AMP_KERNEL(tea_residual, amp::index<2> idx, amp::array_view<const double, 2> u0, amp::array_view<const double, 2> w,
+           amp::array_view<double, 2> r)
+{
+    r[idx] = u0[idx] - w[idx];
+}
+
+// PPCG's inner steps start: sd = r / theta.
+AMP_KERNEL(tea_ppcg_init_sd, amp::index<2> idx, amp::array_view<const double, 2> r,
+           amp::array_view<double, 2> sd_field, double theta)
+{
+    sd_field(idx[0] + 1, idx[1]) = r[idx] / theta;
+}
+
+// PPCG's inner step k: r -= A sd (w), u += sd, sd = alpha_k sd + beta_k r.
+AMP_KERNEL(tea_ppcg_inner, amp::index<2> idx, amp::array_view<double, 2> r, amp::array_view<double, 2> u,
+           amp::array_view<double, 2> sd_field, amp::array_view<const double, 2> w, double alpha, double beta)
+{
+    const double res = r[idx] - w[idx];
+    const double sd = sd_field(idx[0] + 1, idx[1]);
+    r[idx] = res;
+    u[idx] += sd;
+    sd_field(idx[0] + 1, idx[1]) = alpha * sd + beta * res;
 }

@@ -1,4 +1,4 @@
-/* tealeaf_mpi.c — the TeaLeaf port (tealeaf.c) across MPI ranks: the mesh's rows split across the ranks, one accelerator per rank (by node-local rank, or --device for all), p's halo rows exchanged by hipamp::mpi before each A p, every dot product reduced on its rank by amp_transform_reduce and summed by MPI_Allreduce (every rank gets the same bits, so every rank takes the same convergence decision), the field summary summed likewise; rank 0 prints and verifies.
+/* tealeaf_mpi.c — the TeaLeaf port (tealeaf.c) across MPI ranks: the mesh's rows split across the ranks, one accelerator per rank (by node-local rank, or --device for all), the halo rows of the field A is applied to exchanged by hipamp::mpi before each A x, every dot product reduced on its rank by amp_transform_reduce and summed by MPI_Allreduce (every rank gets the same bits, so every rank takes the same convergence decision), the field summary summed likewise; rank 0 prints and verifies.
  *
  *   mpiexec -n P tealeaf_mpi [--device PATH] [--problems FILE] [--digest] [--skip-missing] DECK
  *
@@ -23,9 +23,10 @@ typedef struct split {
     int rank, lo, hi; /* neighbour ranks, MPI_PROC_NULL at the mesh's edges */
 } split;
 
-/* My first own row goes to lo (its bottom halo), my last to hi; theirs fill
- * my halos. The exchanger is made on the solver's queue at the first
- * exchange, which every rank reaches together. */
+/* My first own row of s->halo (the field A is about to be applied to) goes
+ * to lo (its bottom halo), my last to hi; theirs fill my halos. The
+ * exchanger is made on the solver's queue at the first exchange, which
+ * every rank reaches together. */
 static amp_status halo(void *ctx, tea_solver *s)
 {
     split *c = ctx;
@@ -34,7 +35,8 @@ static amp_status halo(void *ctx, tea_solver *s)
         fprintf(stderr, "tealeaf_mpi: rank %d: amp_mpi_exchange_create: %s\n", c->rank, amp_mpi_last_error());
         return st;
     }
-    st = amp_mpi_exchange_rows(c->x, c->lo, s->p_first, s->p_halo_top, c->hi, s->p_last, s->p_halo_bottom);
+    const tea_field *f = s->halo;
+    st = amp_mpi_exchange_rows(c->x, c->lo, f->first, f->halo_top, c->hi, f->last, f->halo_bottom);
     if (st != AMP_OK) fprintf(stderr, "tealeaf_mpi: rank %d: halo exchange: %s\n", c->rank, amp_mpi_last_error());
     return st;
 }

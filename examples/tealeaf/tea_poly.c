@@ -1,0 +1,291 @@
+/* tea_poly.c — TeaLeaf's Chebyshev and PPCG solvers over tea_solver's block (tea_solver.h): CG iterations first, whose coefficients give the operator's extreme eigenvalues, then Chebyshev's iteration on u, or CG whose residual each iteration is smoothed by a Chebyshev polynomial of PPCG's inner steps.
+ *
+ * The method (UoB-HPC TeaLeaf's, which this follows in its choices):
+ *
+ * - The switch from CG: after presteps + 1 CG iterations once r . r < 1,
+ *   or (errswitch) once r . r < epslim after at least 21.
+ * - The eigenvalues: CG's coefficients alpha_k = rro / pw and beta_k =
+ *   rrn / rro define Lanczos' symmetric tridiagonal matrix, diagonal
+ *   1 / alpha_k + beta_(k-1) / alpha_(k-1), off-diagonal sqrt(beta_k) /
+ *   alpha_k; its extreme eigenvalues (Sturm-sequence bisection here)
+ *   approach A's from inside, and are widened by 5% each way.
+ * - Chebyshev's recurrence on [eigmin, eigmax]: theta = (max + min) / 2,
+ *   delta = (max - min) / 2, sigma = theta / delta, rho_0 = 1 / sigma,
+ *   rho_(k+1) = 1 / (2 sigma - rho_k); step k's coefficients alpha_k =
+ *   rho_(k+1) rho_k and beta_k = 2 rho_(k+1) / delta.
+ * - Chebyshev: r = u0 - A u, d = r / theta, u += d; then each iteration
+ *   r = u0 - A u (the true residual), d = alpha_k d + beta_k r, u += d.
+ *   r . r is computed at the first iteration and, from TeaLeaf's estimate
+ *   of the count needed on, every tenth.
+ * - PPCG: r = u0 - A u once; then each iteration CG's w = A p, u and r
+ *   updates, the inner steps (sd = r / theta; inner_steps times:
+ *   r -= A sd, u += sd, sd = alpha_k sd + beta_k r), then rrn = r . r,
+ *   beta = rrn / rro, p = r + beta p.
+ * - Convergence: |r . r| < eps, as TeaLeaf tests these two solvers (CG's
+ *   own test is sqrt(|r . r|) < eps). Chebyshev's residual is computed
+ *   from u, and no longer falls once u is right to rounding.
+ *
+ * A is applied to u (Chebyshev's iterate, PPCG's first residual) and to
+ * sd, so they live in fields with halo rows as p does: u in p's field
+ * through a Chebyshev phase (p is not used there; the u array holds d),
+ * copied back at the end; PPCG's first u in sd's field. In a row split
+ * every rank computes the same coefficients: every sum is the same bits
+ * on every rank. */
+#define _POSIX_C_SOURCE 200809L
+#include "tea_solver.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define CHECK(call)                                                                                                \
+    do {                                                                                                           \
+        amp_status st_ = (call);                                                                                   \
+        if (st_ != AMP_OK) {                                                                                       \
+            fprintf(stderr, "tealeaf: %s failed: %s: %s\n", #call, amp_status_name(st_), amp_last_error());        \
+            return st_;                                                                                            \
+        }                                                                                                          \
+    } while (0)
+
+/* TeaLeaf's switch: r . r below this (without errswitch), and at least
+ * this many CG iterations before an errswitch switch. */
+#define SWITCH_ERROR_MAX 1.0
+#define SWITCH_MIN_CG 20
+/* Chebyshev's r . r: every this many iterations once past its estimate. */
+#define CHEBY_CHECK_EVERY 10
+
+/* How many eigenvalues of the symmetric tridiagonal matrix (diagonal a,
+ * squared off-diagonal b2, b2[i] coupling i - 1 and i) lie below x: the
+ * sign changes of its Sturm sequence (the pivots of T - x I). */
+static int eigenvalues_below(const double *a, const double *b2, int n, double x, double pivmin)
+{
+    int below = 0;
+    double q = 1.0;
+    for (int i = 0; i < n; ++i) {
+        q = a[i] - x - (i > 0 ? b2[i] / q : 0.0);
+        if (fabs(q) < pivmin) q = -pivmin;
+        if (q < 0) ++below;
+    }
+    return below;
+}
+
+/* The k-th smallest eigenvalue (k = 0 or n - 1 here) by bisection of the
+ * Gershgorin interval [lo, hi], to the last bits. */
+static double eigenvalue(const double *a, const double *b2, int n, int k, double lo, double hi, double pivmin)
+{
+    for (int it = 0; it < 200 && hi - lo > 4 * DBL_EPSILON * fmax(fabs(lo), fabs(hi)); ++it) {
+        const double mid = 0.5 * (lo + hi);
+        if (eigenvalues_below(a, b2, n, mid, pivmin) > k) hi = mid;
+        else lo = mid;
+    }
+    return 0.5 * (lo + hi);
+}
+
+/* eigmin and eigmax of Lanczos' matrix of n CG iterations' coefficients,
+ * widened by 5% each way. AMP_ERROR_INVALID_ARGUMENT (said on stderr)
+ * when they are not positive and finite: CG's coefficients were not those
+ * of a positive definite operator. */
+static amp_status estimate_eigenvalues(tea_solver *s, const double *alpha, const double *beta, int n)
+{
+    double *a = malloc((size_t)n * sizeof *a), *b2 = malloc((size_t)n * sizeof *b2);
+    if (!a || !b2) {
+        free(a);
+        free(b2);
+        fprintf(stderr, "tealeaf: no host memory for the eigenvalue estimate\n");
+        return AMP_ERROR_OUT_OF_MEMORY;
+    }
+    double lo = INFINITY, hi = -INFINITY, scale = 0;
+    for (int k = 0; k < n; ++k) {
+        a[k] = 1.0 / alpha[k] + (k > 0 ? beta[k - 1] / alpha[k - 1] : 0.0);
+        b2[k] = k > 0 ? beta[k - 1] / (alpha[k - 1] * alpha[k - 1]) : 0.0;
+    }
+    for (int k = 0; k < n; ++k) {
+        const double r = (k > 0 ? sqrt(b2[k]) : 0.0) + (k + 1 < n ? sqrt(b2[k + 1]) : 0.0);
+        lo = fmin(lo, a[k] - r);
+        hi = fmax(hi, a[k] + r);
+        scale = fmax(scale, fabs(a[k]) + r);
+    }
+    const double pivmin = DBL_MIN * fmax(1.0, scale * scale);
+    s->eigmin = 0.95 * eigenvalue(a, b2, n, 0, lo, hi, pivmin);
+    s->eigmax = 1.05 * eigenvalue(a, b2, n, n - 1, lo, hi, pivmin);
+    free(a);
+    free(b2);
+    if (!(s->eigmin > 0) || !(s->eigmax > s->eigmin) || !isfinite(s->eigmax)) {
+        fprintf(stderr,
+                "tealeaf: the eigenvalue estimate from %d CG iterations is [%g, %g]: not a positive definite "
+                "operator's\n",
+                n, s->eigmin, s->eigmax);
+        return AMP_ERROR_INVALID_ARGUMENT;
+    }
+    return AMP_OK;
+}
+
+/* Chebyshev's recurrence on [eigmin, eigmax]: theta, delta, sigma and
+ * rho_0; step() advances rho and gives the step's two coefficients. */
+typedef struct cheby {
+    double theta, delta, sigma, rho;
+} cheby;
+
+static cheby cheby_start(const tea_solver *s)
+{
+    cheby c;
+    c.theta = 0.5 * (s->eigmax + s->eigmin);
+    c.delta = 0.5 * (s->eigmax - s->eigmin);
+    c.sigma = c.theta / c.delta;
+    c.rho = 1.0 / c.sigma;
+    return c;
+}
+
+static void cheby_step(cheby *c, double *alpha, double *beta)
+{
+    const double next = 1.0 / (2.0 * c->sigma - c->rho);
+    *alpha = next * c->rho;
+    *beta = 2.0 * next / c->delta;
+    c->rho = next;
+}
+
+/* TeaLeaf's estimate of the Chebyshev iterations to convergence, from the
+ * condition number, u0 . u0 (bb) and the first iteration's r . r. */
+static int cheby_estimate(const tea_solver *s, double bb, double rr)
+{
+    const double kappa = s->eigmax / s->eigmin;
+    const double gamma = (sqrt(kappa) - 1.0) / (sqrt(kappa) + 1.0);
+    const double est = log(DBL_EPSILON * bb / (4.0 * rr)) / (2.0 * log(gamma));
+    return isfinite(est) && est > 0 && est < 1e9 ? (int)lround(est) : 0;
+}
+
+/* One CG iteration with its coefficients brought to the host (the same
+ * scalars its kernels used); err: its rrn. */
+static amp_status cg_step(tea_solver *s, double *alpha, double *beta, double *err)
+{
+    const int o = s->parity;
+    double pw = 0, rro = 0, rrn = 0;
+    CHECK(tea_cg_wur(s));
+    CHECK(tea_cg_p(s));
+    CHECK(amp_array_copy_to_host(s->pw, &pw));
+    CHECK(amp_array_copy_to_host(s->rr[o], &rro));
+    CHECK(amp_array_copy_to_host(s->rr[o ^ 1], &rrn));
+    *alpha = rro / pw;
+    *beta = rrn / rro;
+    *err = rrn;
+    return AMP_OK;
+}
+
+/* Chebyshev's iteration k (0: its set-up and first step), u in p's field.
+ * err is updated where r . r is computed. */
+static amp_status cheby_iteration(tea_solver *s, cheby *c, int k, int tt, double *err)
+{
+    const amp_extent e = amp_extent_2d(s->rows, s->nx);
+    double bb = 0;
+    if (k == 0) {
+        amp_arg cp[] = {amp_arg_view(s->vu), amp_arg_view(s->p.view)};
+        amp_arg in[] = {amp_arg_view(s->vu0), amp_arg_view(s->vw),     amp_arg_view(s->vr),
+                        amp_arg_view(s->vu),  amp_arg_view(s->p.view), amp_arg_float64(c->theta)};
+        CHECK(amp_parallel_for_each(s->q, e, s->copy_into_field, cp, 2));
+        CHECK(tea_apply(s, &s->p));
+        CHECK(amp_parallel_for_each(s->q, e, s->cheby_init, in, 6));
+        CHECK(tea_dot_host(s, s->vu0, s->vu0, AMP_MAP_SQUARE, &bb));
+    }
+    double alpha, beta;
+    cheby_step(c, &alpha, &beta);
+    amp_arg it[] = {amp_arg_view(s->vu0),    amp_arg_view(s->vw),     amp_arg_view(s->vr),  amp_arg_view(s->vu),
+                    amp_arg_view(s->p.view), amp_arg_float64(alpha), amp_arg_float64(beta)};
+    CHECK(tea_apply(s, &s->p));
+    CHECK(amp_parallel_for_each(s->q, e, s->cheby_iterate, it, 7));
+    if (k == 0) {
+        CHECK(tea_dot_host(s, s->vr, s->vr, AMP_MAP_SQUARE, err));
+        s->est_iters = cheby_estimate(s, bb, *err);
+    } else if (k >= s->est_iters && (tt + 1) % CHEBY_CHECK_EVERY == 0) {
+        CHECK(tea_dot_host(s, s->vr, s->vr, AMP_MAP_SQUARE, err));
+    }
+    return AMP_OK;
+}
+
+/* PPCG's iteration k (0: the true residual first); err: its rrn. */
+static amp_status ppcg_iteration(tea_solver *s, const double *alpha, const double *beta, double theta, int k,
+                                 double *err)
+{
+    const amp_extent e = amp_extent_2d(s->rows, s->nx);
+    if (k == 0) {
+        amp_arg cp[] = {amp_arg_view(s->vu), amp_arg_view(s->sd.view)};
+        amp_arg rs[] = {amp_arg_view(s->vu0), amp_arg_view(s->vw), amp_arg_view(s->vr)};
+        CHECK(amp_parallel_for_each(s->q, e, s->copy_into_field, cp, 2));
+        CHECK(tea_apply(s, &s->sd));
+        CHECK(amp_parallel_for_each(s->q, e, s->residual, rs, 3));
+    }
+    CHECK(tea_cg_wur(s));
+    amp_arg sd[] = {amp_arg_view(s->vr), amp_arg_view(s->sd.view), amp_arg_float64(theta)};
+    CHECK(amp_parallel_for_each(s->q, e, s->ppcg_init_sd, sd, 3));
+    for (int j = 0; j < s->inner_steps; ++j) {
+        CHECK(tea_apply(s, &s->sd));
+        amp_arg in[] = {amp_arg_view(s->vr), amp_arg_view(s->vu),      amp_arg_view(s->sd.view),
+                        amp_arg_view(s->vw), amp_arg_float64(alpha[j]), amp_arg_float64(beta[j])};
+        CHECK(amp_parallel_for_each(s->q, e, s->ppcg_inner, in, 6));
+    }
+    CHECK(tea_cg_p(s));
+    CHECK(amp_array_copy_to_host(s->rr[s->parity], err));
+    return AMP_OK;
+}
+
+amp_status tea_poly_solve(tea_solver *s, int max_iters, int *iters, double *error)
+{
+    const bool chebyshev = s->solver == TEA_SOLVER_CHEBYSHEV;
+    double *cg_alpha = malloc((size_t)max_iters * sizeof *cg_alpha);
+    double *cg_beta = malloc((size_t)max_iters * sizeof *cg_beta);
+    double *in_alpha = malloc((size_t)s->inner_steps * sizeof *in_alpha);
+    double *in_beta = malloc((size_t)s->inner_steps * sizeof *in_beta);
+    amp_status st = AMP_OK;
+    if (!cg_alpha || !cg_beta || !in_alpha || !in_beta) {
+        fprintf(stderr, "tealeaf: no host memory for %d iterations' coefficients\n", max_iters);
+        st = AMP_ERROR_OUT_OF_MEMORY;
+        goto out;
+    }
+    double err = 0;
+    if ((st = amp_array_copy_to_host(s->rr[s->parity], &err)) != AMP_OK) {
+        fprintf(stderr, "tealeaf: reading r . r failed: %s\n", amp_last_error());
+        goto out;
+    }
+    cheby c = {0};
+    int cg = 0, poly = 0, tt;
+    for (tt = 0; tt < max_iters; ++tt) {
+        const bool switched =
+            poly > 0 || (s->error_switch ? err < s->eps_lim && tt > SWITCH_MIN_CG : tt > s->presteps && err < SWITCH_ERROR_MAX);
+        if (!switched) {
+            st = cg_step(s, &cg_alpha[cg], &cg_beta[cg], &err);
+            ++cg;
+        } else {
+            if (poly == 0) {
+                if ((st = estimate_eigenvalues(s, cg_alpha, cg_beta, cg)) != AMP_OK) goto out;
+                c = cheby_start(s);
+                if (!chebyshev) {
+                    cheby inner = c;
+                    for (int j = 0; j < s->inner_steps; ++j) cheby_step(&inner, &in_alpha[j], &in_beta[j]);
+                }
+            }
+            st = chebyshev ? cheby_iteration(s, &c, poly, tt, &err)
+                           : ppcg_iteration(s, in_alpha, in_beta, c.theta, poly, &err);
+            ++poly;
+        }
+        if (st != AMP_OK) goto out;
+        if (fabs(err) < s->eps) break;
+    }
+    if (chebyshev && poly > 0) {
+        /* u back from p's field */
+        amp_arg cp[] = {amp_arg_view(s->p.view), amp_arg_view(s->vu)};
+        if ((st = amp_parallel_for_each(s->q, amp_extent_2d(s->rows, s->nx), s->copy_from_field, cp, 2)) != AMP_OK) {
+            fprintf(stderr, "tealeaf: copying u back failed: %s\n", amp_last_error());
+            goto out;
+        }
+    }
+    s->cg_iters = cg;
+    s->poly_iters = poly;
+    *iters = cg + poly;
+    *error = err;
+out:
+    free(cg_alpha);
+    free(cg_beta);
+    free(in_alpha);
+    free(in_beta);
+    return st;
+}
