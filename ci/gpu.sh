@@ -38,12 +38,17 @@
 #             accelerator on PEER_CPU_DECKS [tea_bm_4], alternating
 #             PEER_RUNS [3] times (PEER_UNRESTRICTED=1: hipamp with
 #             AMP_CPU_RESTRICT=0 too), upstream CUDA and cuda:0 on
-#             PEER_GPU_DECKS [tea_bm_4]; then bench_cpu's BabelStream and
+#             PEER_GPU_DECKS [tea_bm_4], each with every solver of
+#             PEER_SOLVERS [cg] (chebyshev, ppcg: upstream's deck says
+#             use_chebyshev / use_ppcg, hipamp's --solver;
+#             PEER_GPU_DECKS_<solver> replaces PEER_GPU_DECKS for one); then
+#             bench_cpu's BabelStream and
 #             transpose sections with the restrict path on and off
 #             (PEER_BENCH=0: not); see cmd_peers.
 #   examples  the examples on hip:0 (HIP on NVIDIA) and on cuda:0, their
 #             results compared (hello, study, cg with and without --graph,
-#             stream, tealeaf on the decks carried in .decks/tealeaf), then
+#             stream, tealeaf on the decks carried in .decks/tealeaf, with
+#             Chebyshev and PPCG on tea_bm_2), then
 #             bench_gpu --hip-vs-cuda-only and --stream-only; sets
 #             GPU_DRIVER=both itself.
 #
@@ -511,41 +516,46 @@ cmd_peers() {
   fi
   export AMP_CACHE_DIR=$BUILD/amp-cache
   built() { [[ " ${models[*]} " == *" $1 "* ]]; }
-  # upstream MODEL DECK RUN: its wallclock and verdict on one line.
+  # upstream MODEL DECK SOLVER RUN: its wallclock, iteration counts and
+  # verdict on one line.
   upstream() {
-    local m=$1 deck=$2 dir=$LOGS/run-$1-$2-$3
+    local m=$1 deck=$2 solver=$3 dir=$LOGS/run-$1-$2-$3-$4
     mkdir -p "$dir"
-    cp "$decks/$deck.in" "$dir/tea.in"
+    sed "s/^use_cg/use_$solver/" "$decks/$deck.in" > "$dir/tea.in"
     cp "$decks/tea.problems" "$dir/tea.problems"
     (cd "$dir" && OMP_NUM_THREADS=$threads OMP_PROC_BIND=spread OMP_PLACES=threads timeout -k 5 300 \
        "$LOGS/build-$m/$m-tealeaf") > "$dir/out.txt" 2>&1 || rc=1
     grep -q 'This run PASSED' "$dir/out.txt" || rc=1
-    say "upstream $m $deck (run $3): last $(grep -E 'Wallclock' "$dir/out.txt" | tail -n 1 | tr -s ' \t' ' ');$(grep -E 'This run' "$dir/out.txt" | tr -s ' ' || echo ' no verdict (out.txt)')"
+    say "upstream $m $deck $solver (run $4): last $(grep -E 'Wallclock' "$dir/out.txt" | tail -n 1 | tr -s ' \t' ' '); last step $(grep -E '^ *(CG|Cheby|PPCG):' "$dir/out.txt" | tail -n 2 | tr -s ' \t' ' ' | paste -sd ',');$(grep -E 'This run' "$dir/out.txt" | tr -s ' ' || echo ' no verdict (out.txt)')"
   }
-  # ours ACC DECK RUN [ENV...]: the solve time and verdict.
+  # ours ACC DECK SOLVER RUN [ENV...]: the solve time, the last step's
+  # iterations and the verdict.
   ours() {
-    local acc=$1 deck=$2 run=$3 log
-    shift 3
-    log="$LOGS/ours-$acc-$deck-$run${*:+-$*}.txt"
-    env "$@" timeout -k 5 300 "$BUILD/examples/tealeaf/tealeaf" --device "$acc" --problems "$decks/tea.problems" \
-      "$decks/$deck.in" > "$log" 2>&1 || rc=1
-    say "hipamp $acc $deck (run $run) $*: $(grep -E 'Setup|PASSED|FAILED' "$log" | tr -s ' ' | paste -sd ';')"
+    local acc=$1 deck=$2 solver=$3 run=$4 log
+    shift 4
+    log="$LOGS/ours-$acc-$deck-$solver-$run${*:+-$*}.txt"
+    env "$@" timeout -k 5 300 "$BUILD/examples/tealeaf/tealeaf" --device "$acc" --solver "$solver" \
+      --problems "$decks/tea.problems" "$decks/$deck.in" > "$log" 2>&1 || rc=1
+    say "hipamp $acc $deck $solver (run $run) $*: $(grep -E 'Setup|PASSED|FAILED' "$log" | tr -s ' ' | paste -sd ';'); last step: $(grep -E '^ Step' "$log" | tail -n 1 | sed -E 's/.*timestep [^ ]+ +//' | tr -s ' ')"
   }
-  local run
+  local run solver
   # The two sides alternate, PEER_RUNS times: upstream OpenMP's time on
   # this VM has varied by a third from one run to the next.
-  for d in ${PEER_CPU_DECKS-tea_bm_4}; do
-    [ -e "$decks/$d.in" ] || { say "no deck $d in .decks/tealeaf"; rc=1; continue; }
-    for run in $(seq "${PEER_RUNS:-3}"); do
-      built omp && upstream omp "$d" "$run"
-      ours cpu "$d" "$run"
-      [ "${PEER_UNRESTRICTED:-0}" = 1 ] && ours cpu "$d" "$run" AMP_CPU_RESTRICT=0
+  for solver in ${PEER_SOLVERS:-cg}; do
+    for d in ${PEER_CPU_DECKS-tea_bm_4}; do
+      [ -e "$decks/$d.in" ] || { say "no deck $d in .decks/tealeaf"; rc=1; continue; }
+      for run in $(seq "${PEER_RUNS:-3}"); do
+        built omp && upstream omp "$d" "$solver" "$run"
+        ours cpu "$d" "$solver" "$run"
+        [ "${PEER_UNRESTRICTED:-0}" = 1 ] && ours cpu "$d" "$solver" "$run" AMP_CPU_RESTRICT=0
+      done
     done
-  done
-  for d in ${PEER_GPU_DECKS-tea_bm_4}; do
-    [ -e "$decks/$d.in" ] || { say "no deck $d in .decks/tealeaf"; rc=1; continue; }
-    built cuda && upstream cuda "$d" 1
-    ours cuda:0 "$d" 1
+    local gpu_decks="PEER_GPU_DECKS_$solver" # a solver's own list, where set
+    for d in ${!gpu_decks-${PEER_GPU_DECKS-tea_bm_4}}; do
+      [ -e "$decks/$d.in" ] || { say "no deck $d in .decks/tealeaf"; rc=1; continue; }
+      built cuda && upstream cuda "$d" "$solver" 1
+      ours cuda:0 "$d" "$solver" 1
+    done
   done
   if [ "${PEER_BENCH:-1}" != 0 ]; then
     for r in 1 0; do
@@ -1040,6 +1050,10 @@ cmd_examples() {
     run stream-float "$acc" "$E/stream/stream" --numtimes 20 --float
     for d in tea_bm_1 tea_bm_2 tea_bm_4; do
       [ -e "$decks/$d.in" ] && run "tealeaf-$d" "$acc" "$E/tealeaf/tealeaf" --problems "$decks/tea.problems" "$decks/$d.in"
+    done
+    for d in chebyshev ppcg; do
+      [ -e "$decks/tea_bm_2.in" ] && run "tealeaf-$d-tea_bm_2" "$acc" "$E/tealeaf/tealeaf" --solver "$d" \
+        --problems "$decks/tea.problems" "$decks/tea_bm_2.in"
     done
   done
   for f in "$LOGS"/*-hip:0.res; do

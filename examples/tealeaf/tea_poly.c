@@ -26,11 +26,15 @@
  *   from u, and no longer falls once u is right to rounding.
  *
  * A is applied to u (Chebyshev's iterate, PPCG's first residual) and to
- * sd, so they live in fields with halo rows as p does: u in p's field
- * through a Chebyshev phase (p is not used there; the u array holds d),
- * copied back at the end; PPCG's first u in sd's field. In a row split
- * every rank computes the same coefficients: every sum is the same bits
- * on every rank. */
+ * sd, so they live in fields with halo rows as p does, two of each: a step
+ * reads one and writes the other, so that it is one kernel with A x
+ * computed where it is used, never stored (A reads the neighbours: an
+ * update in place would race). Through a Chebyshev phase u alternates
+ * between p's field and sd[0] (p is not used there; the u array holds d)
+ * and is copied back at the end; PPCG's sd alternates between sd[0] and
+ * sd[1], and its first u is copied into sd[0]. Chebyshev keeps its
+ * residual only where r . r follows. In a row split every rank computes
+ * the same coefficients: every sum is the same bits on every rank. */
 #define _POSIX_C_SOURCE 200809L
 #include "tea_solver.h"
 
@@ -172,32 +176,48 @@ static amp_status cg_step(tea_solver *s, double *alpha, double *beta, double *er
     return AMP_OK;
 }
 
-/* Chebyshev's iteration k (0: its set-up and first step), u in p's field.
- * err is updated where r . r is computed. */
-static amp_status cheby_iteration(tea_solver *s, cheby *c, int k, int tt, double *err)
+/* The pair of fields a Chebyshev phase keeps u in (p's and sd[0]), and
+ * PPCG's sd in (sd[0] and sd[1]); *cur says which holds the current one. */
+static tea_field *field_of(tea_solver *s, int which)
+{
+    const bool chebyshev = s->solver == TEA_SOLVER_CHEBYSHEV;
+    return which == 0 ? (chebyshev ? &s->p : &s->sd[0]) : (chebyshev ? &s->sd[0] : &s->sd[1]);
+}
+
+/* Chebyshev's iteration k (0: its first step, u copied into a field),
+ * from u in field *cur to the other. err is updated where r . r is
+ * computed: at the first iteration and every tenth past the estimate. */
+static amp_status cheby_iteration(tea_solver *s, cheby *c, int k, int tt, int *cur, double *err)
 {
     const amp_extent e = amp_extent_2d(s->rows, s->nx);
-    double bb = 0;
     if (k == 0) {
-        amp_arg cp[] = {amp_arg_view(s->vu), amp_arg_view(s->p.view)};
-        amp_arg in[] = {amp_arg_view(s->vu0), amp_arg_view(s->vw),     amp_arg_view(s->vr),
-                        amp_arg_view(s->vu),  amp_arg_view(s->p.view), amp_arg_float64(c->theta)};
+        *cur = 0;
+        amp_arg cp[] = {amp_arg_view(s->vu), amp_arg_view(field_of(s, 0)->view)};
         CHECK(amp_parallel_for_each(s->q, e, s->copy_into_field, cp, 2));
-        CHECK(tea_apply(s, &s->p));
-        CHECK(amp_parallel_for_each(s->q, e, s->cheby_init, in, 6));
-        CHECK(tea_dot_host(s, s->vu0, s->vu0, AMP_MAP_SQUARE, &bb));
+        tea_field *u = field_of(s, 0), *next = field_of(s, 1);
+        amp_arg first[] = {amp_arg_view(u->view), amp_arg_view(s->vkx),      amp_arg_view(s->vky),
+                           amp_arg_view(s->vu0),  amp_arg_view(s->vu),       amp_arg_view(next->view),
+                           amp_arg_float64(c->theta)};
+        CHECK(tea_exchange(s, u));
+        CHECK(amp_parallel_for_each(s->q, e, s->cheby_first, first, 7));
+        *cur = 1;
     }
+    const bool keep_r = k == 0 || (k >= s->est_iters && (tt + 1) % CHEBY_CHECK_EVERY == 0);
     double alpha, beta;
     cheby_step(c, &alpha, &beta);
-    amp_arg it[] = {amp_arg_view(s->vu0),    amp_arg_view(s->vw),     amp_arg_view(s->vr),  amp_arg_view(s->vu),
-                    amp_arg_view(s->p.view), amp_arg_float64(alpha), amp_arg_float64(beta)};
-    CHECK(tea_apply(s, &s->p));
-    CHECK(amp_parallel_for_each(s->q, e, s->cheby_iterate, it, 7));
+    tea_field *u = field_of(s, *cur), *next = field_of(s, *cur ^ 1);
+    amp_arg step[] = {amp_arg_view(u->view),  amp_arg_view(s->vkx),       amp_arg_view(s->vky),
+                      amp_arg_view(s->vu0),   amp_arg_view(s->vu),        amp_arg_view(s->vr),
+                      amp_arg_view(next->view), amp_arg_float64(alpha),   amp_arg_float64(beta),
+                      amp_arg_int32(keep_r)};
+    CHECK(tea_exchange(s, u));
+    CHECK(amp_parallel_for_each(s->q, e, s->cheby_step, step, 10));
+    *cur ^= 1;
+    if (keep_r) CHECK(tea_dot_host(s, s->vr, s->vr, AMP_MAP_SQUARE, err));
     if (k == 0) {
-        CHECK(tea_dot_host(s, s->vr, s->vr, AMP_MAP_SQUARE, err));
+        double bb = 0;
+        CHECK(tea_dot_host(s, s->vu0, s->vu0, AMP_MAP_SQUARE, &bb));
         s->est_iters = cheby_estimate(s, bb, *err);
-    } else if (k >= s->est_iters && (tt + 1) % CHEBY_CHECK_EVERY == 0) {
-        CHECK(tea_dot_host(s, s->vr, s->vr, AMP_MAP_SQUARE, err));
     }
     return AMP_OK;
 }
@@ -208,20 +228,24 @@ static amp_status ppcg_iteration(tea_solver *s, const double *alpha, const doubl
 {
     const amp_extent e = amp_extent_2d(s->rows, s->nx);
     if (k == 0) {
-        amp_arg cp[] = {amp_arg_view(s->vu), amp_arg_view(s->sd.view)};
-        amp_arg rs[] = {amp_arg_view(s->vu0), amp_arg_view(s->vw), amp_arg_view(s->vr)};
+        tea_field *u = &s->sd[0];
+        amp_arg cp[] = {amp_arg_view(s->vu), amp_arg_view(u->view)};
+        amp_arg rs[] = {amp_arg_view(u->view), amp_arg_view(s->vkx), amp_arg_view(s->vky), amp_arg_view(s->vu0),
+                        amp_arg_view(s->vr)};
         CHECK(amp_parallel_for_each(s->q, e, s->copy_into_field, cp, 2));
-        CHECK(tea_apply(s, &s->sd));
-        CHECK(amp_parallel_for_each(s->q, e, s->residual, rs, 3));
+        CHECK(tea_exchange(s, u));
+        CHECK(amp_parallel_for_each(s->q, e, s->residual, rs, 5));
     }
     CHECK(tea_cg_wur(s));
-    amp_arg sd[] = {amp_arg_view(s->vr), amp_arg_view(s->sd.view), amp_arg_float64(theta)};
+    amp_arg sd[] = {amp_arg_view(s->vr), amp_arg_view(s->sd[0].view), amp_arg_float64(theta)};
     CHECK(amp_parallel_for_each(s->q, e, s->ppcg_init_sd, sd, 3));
     for (int j = 0; j < s->inner_steps; ++j) {
-        CHECK(tea_apply(s, &s->sd));
-        amp_arg in[] = {amp_arg_view(s->vr), amp_arg_view(s->vu),      amp_arg_view(s->sd.view),
-                        amp_arg_view(s->vw), amp_arg_float64(alpha[j]), amp_arg_float64(beta[j])};
-        CHECK(amp_parallel_for_each(s->q, e, s->ppcg_inner, in, 6));
+        tea_field *cur = &s->sd[j & 1], *next = &s->sd[(j & 1) ^ 1];
+        amp_arg in[] = {amp_arg_view(cur->view), amp_arg_view(s->vkx), amp_arg_view(s->vky),
+                        amp_arg_view(s->vr),     amp_arg_view(s->vu),  amp_arg_view(next->view),
+                        amp_arg_float64(alpha[j]), amp_arg_float64(beta[j])};
+        CHECK(tea_exchange(s, cur));
+        CHECK(amp_parallel_for_each(s->q, e, s->ppcg_inner, in, 8));
     }
     CHECK(tea_cg_p(s));
     CHECK(amp_array_copy_to_host(s->rr[s->parity], err));
@@ -247,7 +271,7 @@ amp_status tea_poly_solve(tea_solver *s, int max_iters, int *iters, double *erro
         goto out;
     }
     cheby c = {0};
-    int cg = 0, poly = 0, tt;
+    int cg = 0, poly = 0, cur = 0, tt;
     for (tt = 0; tt < max_iters; ++tt) {
         const bool switched =
             poly > 0 || (s->error_switch ? err < s->eps_lim && tt > SWITCH_MIN_CG : tt > s->presteps && err < SWITCH_ERROR_MAX);
@@ -263,7 +287,7 @@ amp_status tea_poly_solve(tea_solver *s, int max_iters, int *iters, double *erro
                     for (int j = 0; j < s->inner_steps; ++j) cheby_step(&inner, &in_alpha[j], &in_beta[j]);
                 }
             }
-            st = chebyshev ? cheby_iteration(s, &c, poly, tt, &err)
+            st = chebyshev ? cheby_iteration(s, &c, poly, tt, &cur, &err)
                            : ppcg_iteration(s, in_alpha, in_beta, c.theta, poly, &err);
             ++poly;
         }
@@ -271,8 +295,8 @@ amp_status tea_poly_solve(tea_solver *s, int max_iters, int *iters, double *erro
         if (fabs(err) < s->eps) break;
     }
     if (chebyshev && poly > 0) {
-        /* u back from p's field */
-        amp_arg cp[] = {amp_arg_view(s->p.view), amp_arg_view(s->vu)};
+        /* u back from its field (the u array held d) */
+        amp_arg cp[] = {amp_arg_view(field_of(s, cur)->view), amp_arg_view(s->vu)};
         if ((st = amp_parallel_for_each(s->q, amp_extent_2d(s->rows, s->nx), s->copy_from_field, cp, 2)) != AMP_OK) {
             fprintf(stderr, "tealeaf: copying u back failed: %s\n", amp_last_error());
             goto out;

@@ -47,10 +47,15 @@ amp_status tea_dot_host(tea_solver *s, amp_array_view *a, amp_array_view *b, amp
     return AMP_OK;
 }
 
-amp_status tea_apply(tea_solver *s, const tea_field *x)
+amp_status tea_exchange(tea_solver *s, const tea_field *x)
 {
     s->halo = x;
-    if (s->comm.halo) CHECK(s->comm.halo(s->comm.ctx, s));
+    return s->comm.halo ? s->comm.halo(s->comm.ctx, s) : AMP_OK;
+}
+
+amp_status tea_apply(tea_solver *s, const tea_field *x)
+{
+    CHECK(tea_exchange(s, x));
     amp_arg a[] = {amp_arg_view(x->view), amp_arg_view(s->vw), amp_arg_view(s->vkx), amp_arg_view(s->vky)};
     return amp_parallel_for_each(s->q, amp_extent_2d(s->rows, s->nx), s->apply, a, 4);
 }
@@ -151,8 +156,8 @@ amp_status tea_init(tea_solver *s, amp_accelerator *acc, const tea_deck *d, doub
     TRY(amp_program_get_kernel(s->prog, "tea_finalise", &s->finalise));
     TRY(amp_program_get_kernel(s->prog, "tea_copy_into_field", &s->copy_into_field));
     TRY(amp_program_get_kernel(s->prog, "tea_copy_from_field", &s->copy_from_field));
-    TRY(amp_program_get_kernel(s->prog, "tea_cheby_init", &s->cheby_init));
-    TRY(amp_program_get_kernel(s->prog, "tea_cheby_iterate", &s->cheby_iterate));
+    TRY(amp_program_get_kernel(s->prog, "tea_cheby_first", &s->cheby_first));
+    TRY(amp_program_get_kernel(s->prog, "tea_cheby_step", &s->cheby_step));
     TRY(amp_program_get_kernel(s->prog, "tea_residual", &s->residual));
     TRY(amp_program_get_kernel(s->prog, "tea_ppcg_init_sd", &s->ppcg_init_sd));
     TRY(amp_program_get_kernel(s->prog, "tea_ppcg_inner", &s->ppcg_inner));
@@ -178,7 +183,8 @@ amp_status tea_init(tea_solver *s, amp_accelerator *acc, const tea_deck *d, doub
     TRY(amp_array_view_of_array(s->kx, &s->vkx));
     TRY(amp_array_view_of_array(s->ky, &s->vky));
     TRY(tea_field_create(s, &s->p));
-    if (s->solver == TEA_SOLVER_PPCG) TRY(tea_field_create(s, &s->sd));
+    if (s->solver == TEA_SOLVER_CHEBYSHEV || s->solver == TEA_SOLVER_PPCG) TRY(tea_field_create(s, &s->sd[0]));
+    if (s->solver == TEA_SOLVER_PPCG) TRY(tea_field_create(s, &s->sd[1]));
 #undef TRY
 out:
     free(dens);
@@ -329,7 +335,8 @@ void tea_free(tea_solver *s)
     if (s->comm.release) s->comm.release(s->comm.ctx, s);
     amp_graph_destroy(s->graph[0]); /* before what they use */
     amp_graph_destroy(s->graph[1]);
-    tea_field_free(&s->sd);
+    tea_field_free(&s->sd[1]);
+    tea_field_free(&s->sd[0]);
     tea_field_free(&s->p);
     amp_array_view *views[] = {s->vky, s->vkx, s->vdensity, s->venergy, s->vw, s->vr, s->vu0, s->vu};
     for (size_t i = 0; i < sizeof views / sizeof views[0]; ++i) amp_array_view_destroy(views[i]);

@@ -57,11 +57,11 @@ struct tea_solver {
     double eps_lim;
     bool error_switch;
     amp_kernel *apply, *init_u, *init_r, *update_ur, *update_p, *finalise;
-    amp_kernel *copy_into_field, *copy_from_field, *cheby_init, *cheby_iterate, *residual, *ppcg_init_sd, *ppcg_inner;
+    amp_kernel *copy_into_field, *copy_from_field, *cheby_first, *cheby_step, *residual, *ppcg_init_sd, *ppcg_inner;
     amp_array *u, *u0, *r, *w, *kx, *ky, *energy, *density;
     amp_array_view *vu, *vu0, *vr, *vw, *vkx, *vky, *venergy, *vdensity;
     tea_field p;            /* CG's direction (and, in a Chebyshev phase, u: tea_poly.c) */
-    tea_field sd;           /* PPCG's inner direction (PPCG decks only) */
+    tea_field sd[2];        /* Chebyshev: sd[0] (u, with p); PPCG: both (its inner direction) */
     const tea_field *halo;  /* the field the next exchange fills (tea_apply) */
     /* rr[parity]: rro, the r . r an iteration starts from; rr[parity ^ 1]
      * gets its rrn. iters likewise: the step's iteration count. */
@@ -101,7 +101,9 @@ amp_status tea_summary(tea_solver *s, double dx, double dy, double out[4]);
 void tea_free(tea_solver *s);
 
 /* Shared by tea_solver.c and tea_poly.c. */
-/* w = A x (x's halos first, in a row split). */
+/* x's halos from the neighbours, in a row split (nothing on one rank). */
+amp_status tea_exchange(tea_solver *s, const tea_field *x);
+/* w = A x (x's halos first). */
 amp_status tea_apply(tea_solver *s, const tea_field *x);
 /* a . b over every rank's rows into the one-element device array out
  * (through the host with comm.sum), or onto the host (tea_dot_host). */

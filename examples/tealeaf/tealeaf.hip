@@ -20,18 +20,24 @@ __device__ inline bool tea_converged(double rro, double eps)
     return sqrt(fabs(rro)) < eps;
 }
 
-// w = A p, A = I + the diffusion operator, in TeaLeaf's order of operations
-// (tealeaf_SMVP): the diagonal times p minus the x neighbours minus the y
-// neighbours.
+// (A x)(i, j) for a field x with halo rows (x(i + 1, j) is row i), A = I +
+// the diffusion operator, in TeaLeaf's order of operations (tealeaf_SMVP):
+// the diagonal times x minus the x neighbours minus the y neighbours.
+__device__ inline double tea_smvp(amp::array_view<const double, 2> x, amp::array_view<const double, 2> kx,
+                                  amp::array_view<const double, 2> ky, int i, int j, int nx)
+{
+    const double c = x(i + 1, j);
+    const double left = j > 0 ? x(i + 1, j - 1) : 0.0;
+    const double right = j < nx - 1 ? x(i + 1, j + 1) : 0.0;
+    const double kl = kx(i, j), kr = kx(i, j + 1), kb = ky(i, j), kt = ky(i + 1, j);
+    return (1.0 + (kr + kl) + (kt + kb)) * c - (kr * right + kl * left) - (kt * x(i + 2, j) + kb * x(i, j));
+}
+
+// w = A p.
 AMP_KERNEL(tea_apply, amp::index<2> idx, amp::array_view<const double, 2> p, amp::array_view<double, 2> w,
            amp::array_view<const double, 2> kx, amp::array_view<const double, 2> ky)
 {
-    const int i = idx[0], j = idx[1], nx = w.extent[1];
-    const double c = p(i + 1, j);
-    const double left = j > 0 ? p(i + 1, j - 1) : 0.0;
-    const double right = j < nx - 1 ? p(i + 1, j + 1) : 0.0;
-    const double kl = kx(i, j), kr = kx(i, j + 1), kb = ky(i, j), kt = ky(i + 1, j);
-    w(i, j) = (1.0 + (kr + kl) + (kt + kb)) * c - (kr * right + kl * left) - (kt * p(i + 2, j) + kb * p(i, j));
+    w[idx] = tea_smvp(p, kx, ky, idx[0], idx[1], w.extent[1]);
 }
 
 // A step's start: u = energy * density, u0 = u, and p's own rows = u (so
@@ -89,9 +95,11 @@ AMP_KERNEL(tea_finalise, amp::index<2> idx, amp::array_view<double, 2> energy, a
 
 // ---- Chebyshev and PPCG (tea_poly.c). Their operator is applied to u
 // (Chebyshev, and PPCG's true residual at its start) and to PPCG's inner
-// direction sd: each then lives in a field with halo rows, as p does, for
-// tea_apply and a row split's exchange: `field` is (rows + 2) x nx, row
-// i + 1 its row i.
+// direction sd: each then lives in fields with halo rows, as p does, for
+// the operator and a row split's exchange (`field`: (rows + 2) x nx, row
+// i + 1 its row i). Each step reads one field and writes the next into the
+// other of a pair (A reads neighbours: an update in place would race), so
+// that a step is one kernel, the operator's result never stored.
 
 // field's own rows = src.
 AMP_KERNEL(tea_copy_into_field, amp::index<2> idx, amp::array_view<const double, 2> src,
@@ -107,35 +115,39 @@ AMP_KERNEL(tea_copy_from_field, amp::index<2> idx, amp::array_view<const double,
     dst[idx] = field(idx[0] + 1, idx[1]);
 }
 
-// Chebyshev's first step, u in the field: r = u0 - A u (w), d = r / theta,
-// u += d.
-AMP_KERNEL(tea_cheby_init, amp::index<2> idx, amp::array_view<const double, 2> u0, amp::array_view<const double, 2> w,
-           amp::array_view<double, 2> r, amp::array_view<double, 2> d, amp::array_view<double, 2> u_field, double theta)
+// Chebyshev's first step: res = u0 - A u, d = res / theta, u' = u + d.
+AMP_KERNEL(tea_cheby_first, amp::index<2> idx, amp::array_view<const double, 2> u,
+           amp::array_view<const double, 2> kx, amp::array_view<const double, 2> ky,
+           amp::array_view<const double, 2> u0, amp::array_view<double, 2> d, amp::array_view<double, 2> u_next,
+           double theta)
 {
-    const double res = u0[idx] - w[idx];
-    const double step = res / theta;
-    r[idx] = res;
+    const int i = idx[0], j = idx[1];
+    const double step = (u0[idx] - tea_smvp(u, kx, ky, i, j, d.extent[1])) / theta;
     d[idx] = step;
-    u_field(idx[0] + 1, idx[1]) += step;
+    u_next(i + 1, j) = u(i + 1, j) + step;
 }
 
-// Chebyshev's step k: r = u0 - A u (w), d = alpha_k d + beta_k r, u += d.
-AMP_KERNEL(tea_cheby_iterate, amp::index<2> idx, amp::array_view<const double, 2> u0,
-           amp::array_view<const double, 2> w, amp::array_view<double, 2> r, amp::array_view<double, 2> d,
-           amp::array_view<double, 2> u_field, double alpha, double beta)
+// Chebyshev's step k: res = u0 - A u (kept in r where r . r follows), d =
+// alpha_k d + beta_k res, u' = u + d.
+AMP_KERNEL(tea_cheby_step, amp::index<2> idx, amp::array_view<const double, 2> u,
+           amp::array_view<const double, 2> kx, amp::array_view<const double, 2> ky,
+           amp::array_view<const double, 2> u0, amp::array_view<double, 2> d, amp::array_view<double, 2> r,
+           amp::array_view<double, 2> u_next, double alpha, double beta, int keep_r)
 {
-    const double res = u0[idx] - w[idx];
+    const int i = idx[0], j = idx[1];
+    const double res = u0[idx] - tea_smvp(u, kx, ky, i, j, d.extent[1]);
     const double step = alpha * d[idx] + beta * res;
-    r[idx] = res;
+    if (keep_r) r[idx] = res;
     d[idx] = step;
-    u_field(idx[0] + 1, idx[1]) += step;
+    u_next(i + 1, j) = u(i + 1, j) + step;
 }
 
-// r = u0 - A u (w): PPCG starts from the true residual.
-AMP_KERNEL(tea_residual, amp::index<2> idx, amp::array_view<const double, 2> u0, amp::array_view<const double, 2> w,
-           amp::array_view<double, 2> r)
+// r = u0 - A u: PPCG starts from the true residual.
+AMP_KERNEL(tea_residual, amp::index<2> idx, amp::array_view<const double, 2> u_field,
+           amp::array_view<const double, 2> kx, amp::array_view<const double, 2> ky,
+           amp::array_view<const double, 2> u0, amp::array_view<double, 2> r)
 {
-    r[idx] = u0[idx] - w[idx];
+    r[idx] = u0[idx] - tea_smvp(u_field, kx, ky, idx[0], idx[1], r.extent[1]);
 }
 
 // PPCG's inner steps start: sd = r / theta.
@@ -145,13 +157,15 @@ AMP_KERNEL(tea_ppcg_init_sd, amp::index<2> idx, amp::array_view<const double, 2>
     sd_field(idx[0] + 1, idx[1]) = r[idx] / theta;
 }
 
-// PPCG's inner step k: r -= A sd (w), u += sd, sd = alpha_k sd + beta_k r.
-AMP_KERNEL(tea_ppcg_inner, amp::index<2> idx, amp::array_view<double, 2> r, amp::array_view<double, 2> u,
-           amp::array_view<double, 2> sd_field, amp::array_view<const double, 2> w, double alpha, double beta)
+// PPCG's inner step k: r -= A sd, u += sd, sd' = alpha_k sd + beta_k r.
+AMP_KERNEL(tea_ppcg_inner, amp::index<2> idx, amp::array_view<const double, 2> sd,
+           amp::array_view<const double, 2> kx, amp::array_view<const double, 2> ky, amp::array_view<double, 2> r,
+           amp::array_view<double, 2> u, amp::array_view<double, 2> sd_next, double alpha, double beta)
 {
-    const double res = r[idx] - w[idx];
-    const double sd = sd_field(idx[0] + 1, idx[1]);
+    const int i = idx[0], j = idx[1];
+    const double s = sd(i + 1, j);
+    const double res = r[idx] - tea_smvp(sd, kx, ky, i, j, r.extent[1]);
     r[idx] = res;
-    u[idx] += sd;
-    sd_field(idx[0] + 1, idx[1]) = alpha * sd + beta * res;
+    u[idx] += s;
+    sd_next(i + 1, j) = alpha * s + beta * res;
 }
