@@ -48,7 +48,7 @@
 #   examples  the examples on hip:0 (HIP on NVIDIA) and on cuda:0, their
 #             results compared (hello, study, cg with and without --graph,
 #             stream, tealeaf on the decks carried in .decks/tealeaf, with
-#             Chebyshev and PPCG on tea_bm_2), then
+#             Chebyshev, PPCG and Jacobi on tea_bm_2), then
 #             bench_gpu --hip-vs-cuda-only and --stream-only; sets
 #             GPU_DRIVER=both itself.
 #
@@ -1051,7 +1051,7 @@ cmd_examples() {
     for d in tea_bm_1 tea_bm_2 tea_bm_4; do
       [ -e "$decks/$d.in" ] && run "tealeaf-$d" "$acc" "$E/tealeaf/tealeaf" --problems "$decks/tea.problems" "$decks/$d.in"
     done
-    for d in chebyshev ppcg; do
+    for d in chebyshev ppcg jacobi; do
       [ -e "$decks/tea_bm_2.in" ] && run "tealeaf-$d-tea_bm_2" "$acc" "$E/tealeaf/tealeaf" --solver "$d" \
         --problems "$decks/tea.problems" "$decks/tea_bm_2.in"
     done

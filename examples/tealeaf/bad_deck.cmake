@@ -41,7 +41,7 @@ endif()
 # A solver the port does not have, named.
 execute_process(COMMAND ${TEALEAF} --device cpu --solver gmres good.in OUTPUT_VARIABLE _out ERROR_VARIABLE _err
   RESULT_VARIABLE _rc)
-string(FIND "${_err}" "--solver 'gmres': not cg, chebyshev or ppcg" _at)
+string(FIND "${_err}" "--solver 'gmres': not cg, chebyshev, ppcg or jacobi" _at)
 if(NOT _rc EQUAL 2 OR _at EQUAL -1)
   message(FATAL_ERROR "--solver gmres: exit ${_rc}, not 2 with the solver named:\n${_out}${_err}")
 endif()

@@ -1,4 +1,4 @@
-# solver_deck.cmake — ctest's tealeaf_solver_decks: TeaLeaf's tea_bm_2 deck rewritten (in the test's directory, its reference output beside it) to ask for Chebyshev with TeaLeaf's error switch and for PPCG with 5 inner steps, in both projects' spellings of the keys; each must run that solver as asked and verify.
+# solver_deck.cmake — ctest's tealeaf_solver_decks: TeaLeaf's tea_bm_2 deck rewritten (in the test's directory, its reference output beside it) to ask for Chebyshev with TeaLeaf's error switch and for PPCG with 5 inner steps, in both projects' spellings of the keys, and for Jacobi; each must run that solver as asked and verify.
 #
 #   cmake -DTEALEAF=path/to/tealeaf -DDECKS=dir/with/tea_bm_2.in -P solver_deck.cmake
 if(NOT EXISTS "${DECKS}/tea_bm_2.in")
@@ -11,7 +11,8 @@ set(_cases
   "cheby_errswitch|use_chebyshev\nerrswitch\nepslim 1.0e-5|Switch: from CG once r.r < epslim 1e-05"
   "cheby_presteps|tl_use_chebyshev\ntl_ch_cg_presteps 40|Switch: from CG after presteps 40 + 1 iterations"
   "ppcg_inner|use_ppcg\nppcg_inner_steps 5|Inner:  5 Chebyshev steps an iteration"
-  "ppcg_tl|tl_use_ppcg\ntl_ppcg_inner_steps 12\ntl_ch_cg_errswitch\ntl_ch_cg_epslim 1e-4|Inner:  12 Chebyshev steps an iteration")
+  "ppcg_tl|tl_use_ppcg\ntl_ppcg_inner_steps 12\ntl_ch_cg_errswitch\ntl_ch_cg_epslim 1e-4|Inner:  12 Chebyshev steps an iteration"
+  "jacobi|use_jacobi|Solver: Jacobi")
 foreach(_case ${_cases})
   string(REPLACE "|" ";" _f "${_case}")
   list(GET _f 0 _name)
@@ -30,7 +31,7 @@ foreach(_case ${_cases})
     endif()
   endforeach()
   # the solver's own iterations ran (not CG to the end)
-  if(NOT _out MATCHES "\\+ (Chebyshev|PPCG) +[1-9]")
+  if(NOT _out MATCHES "(\\+ (Chebyshev|PPCG)|Jacobi iterations) +[1-9]")
     message(FATAL_ERROR "${_name}: no Chebyshev or PPCG iterations:\n${_out}")
   endif()
 endforeach()

@@ -1,4 +1,4 @@
-/* tea_poly.c — TeaLeaf's Chebyshev and PPCG solvers over tea_solver's block (tea_solver.h): CG iterations first, whose coefficients give the operator's extreme eigenvalues, then Chebyshev's iteration on u, or CG whose residual each iteration is smoothed by a Chebyshev polynomial of PPCG's inner steps.
+/* tea_poly.c — TeaLeaf's other solvers over tea_solver's block (tea_solver.h): Chebyshev and PPCG (CG iterations first, whose coefficients give the operator's extreme eigenvalues, then Chebyshev's iteration on u, or CG whose residual each iteration is smoothed by a Chebyshev polynomial of PPCG's inner steps), and Jacobi.
  *
  * The method (UoB-HPC TeaLeaf's, which this follows in its choices):
  *
@@ -24,6 +24,13 @@
  * - Convergence: |r . r| < eps, as TeaLeaf tests these two solvers (CG's
  *   own test is sqrt(|r . r|) < eps). Chebyshev's residual is computed
  *   from u, and no longer falls once u is right to rounding.
+ * - Jacobi: u' = (u0 + the faces times the neighbours of u) / (1 + the
+ *   faces), its error the sum of |u' - u| each iteration and, at every
+ *   50th from the first, r . r of u' instead. (TeaLeaf adds r . r to the
+ *   sum there, its norm routine accumulating into the error; the sum
+ *   alone stalls at rounding above eps on larger meshes, and upstream's
+ *   OpenMP build ran into max_iters on two of tea_bm_2's ten steps, where
+ *   this port converges at a residual check.)
  *
  * A is applied to u (Chebyshev's iterate, PPCG's first residual) and to
  * sd, so they live in fields with halo rows as p does, two of each: a step
@@ -180,8 +187,8 @@ static amp_status cg_step(tea_solver *s, double *alpha, double *beta, double *er
  * PPCG's sd in (sd[0] and sd[1]); *cur says which holds the current one. */
 static tea_field *field_of(tea_solver *s, int which)
 {
-    const bool chebyshev = s->solver == TEA_SOLVER_CHEBYSHEV;
-    return which == 0 ? (chebyshev ? &s->p : &s->sd[0]) : (chebyshev ? &s->sd[0] : &s->sd[1]);
+    const bool u_pair = s->solver != TEA_SOLVER_PPCG; /* Chebyshev's and Jacobi's u */
+    return which == 0 ? (u_pair ? &s->p : &s->sd[0]) : (u_pair ? &s->sd[0] : &s->sd[1]);
 }
 
 /* Chebyshev's iteration k (0: its first step, u copied into a field),
@@ -252,8 +259,44 @@ static amp_status ppcg_iteration(tea_solver *s, const double *alpha, const doubl
     return AMP_OK;
 }
 
+/* Jacobi from the step's set-up (u in p's field already: tea_step's
+ * init_u put it there), u alternating between p's field and sd[0]. The
+ * error: the sum of |u' - u| each iteration, and every 50th (from the
+ * first) r . r after it, as TeaLeaf's. */
+static amp_status jacobi_solve(tea_solver *s, int max_iters, int *iters, double *error)
+{
+    const amp_extent e = amp_extent_2d(s->rows, s->nx);
+    int cur = 0, tt;
+    double err = 0;
+    for (tt = 0; tt < max_iters; ++tt) {
+        tea_field *u = field_of(s, cur), *next = field_of(s, cur ^ 1);
+        amp_arg a[] = {amp_arg_view(u->view), amp_arg_view(s->vkx),     amp_arg_view(s->vky),
+                       amp_arg_view(s->vu0),  amp_arg_view(next->view), amp_arg_view(s->vw)};
+        CHECK(tea_exchange(s, u));
+        CHECK(amp_parallel_for_each(s->q, e, s->jacobi, a, 6));
+        cur ^= 1;
+        CHECK(tea_dot_host(s, s->vw, s->vw, AMP_MAP_ABS, &err));
+        if (tt % 50 == 0) {
+            tea_field *now = field_of(s, cur);
+            amp_arg rs[] = {amp_arg_view(now->view), amp_arg_view(s->vkx), amp_arg_view(s->vky),
+                            amp_arg_view(s->vu0),    amp_arg_view(s->vr)};
+            CHECK(tea_exchange(s, now));
+            CHECK(amp_parallel_for_each(s->q, e, s->residual, rs, 5));
+            CHECK(tea_dot_host(s, s->vr, s->vr, AMP_MAP_SQUARE, &err));
+        }
+        if (fabs(err) < s->eps) break;
+    }
+    amp_arg cp[] = {amp_arg_view(field_of(s, cur)->view), amp_arg_view(s->vu)};
+    CHECK(amp_parallel_for_each(s->q, e, s->copy_from_field, cp, 2));
+    s->poly_iters = tt < max_iters ? tt + 1 : max_iters;
+    *iters = s->poly_iters;
+    *error = err;
+    return AMP_OK;
+}
+
 amp_status tea_poly_solve(tea_solver *s, int max_iters, int *iters, double *error)
 {
+    if (s->solver == TEA_SOLVER_JACOBI) return jacobi_solve(s, max_iters, iters, error);
     const bool chebyshev = s->solver == TEA_SOLVER_CHEBYSHEV;
     double *cg_alpha = malloc((size_t)max_iters * sizeof *cg_alpha);
     double *cg_beta = malloc((size_t)max_iters * sizeof *cg_beta);

@@ -14,10 +14,10 @@ static int usage(const char *argv0, const char *why)
 {
     if (why) fprintf(stderr, "tealeaf: %s\n", why);
     fprintf(stderr,
-            "usage: %s [--device PATH] [--problems FILE] [--solver cg|chebyshev|ppcg] [--check-every K] [--no-graph]\n"
+            "usage: %s [--device PATH] [--problems FILE] [--solver cg|chebyshev|ppcg|jacobi] [--check-every K] [--no-graph]\n"
             "          [--digest] [--skip-missing] DECK\n"
             "  DECK: a TeaLeaf input deck (tea.in format), e.g. ../shared/tealeaf/tea_bm_1.in\n"
-            "  --solver: instead of the deck's use_cg / use_chebyshev / use_ppcg\n",
+            "  --solver: instead of the deck's use_cg / use_chebyshev / use_ppcg / use_jacobi\n",
             argv0);
     return 2;
 }
@@ -40,8 +40,9 @@ int tea_parse_args(int argc, char **argv, tea_options *o)
                 if (!strcmp(v, "cg")) o->solver = TEA_SOLVER_CG;
                 else if (!strcmp(v, "chebyshev")) o->solver = TEA_SOLVER_CHEBYSHEV;
                 else if (!strcmp(v, "ppcg")) o->solver = TEA_SOLVER_PPCG;
+                else if (!strcmp(v, "jacobi")) o->solver = TEA_SOLVER_JACOBI;
                 else {
-                    fprintf(stderr, "tealeaf: --solver '%s': not cg, chebyshev or ppcg\n", v);
+                    fprintf(stderr, "tealeaf: --solver '%s': not cg, chebyshev, ppcg or jacobi\n", v);
                     return usage(argv[0], NULL);
                 }
             } else {
@@ -145,10 +146,6 @@ int tea_run(const tea_options *o, const tea_deck *deck, amp_accelerator *acc, co
     const bool boss = rank == 0;
     tea_deck solved = *deck; /* with --solver's choice */
     if (o->solver >= 0) solved.solver = (tea_solver_kind)o->solver;
-    /* Jacobi (TeaLeaf's slowest: thousands of iterations more on the
-     * benchmark decks) is not in this port. */
-    const bool jacobi = solved.solver == TEA_SOLVER_JACOBI;
-    if (jacobi) solved.solver = TEA_SOLVER_CG;
     const tea_deck *d = &solved;
     amp_accelerator_info info;
     if (amp_accelerator_get_info(acc, &info) != AMP_OK) {
@@ -167,8 +164,7 @@ int tea_run(const tea_options *o, const tea_deck *deck, amp_accelerator *acc, co
             else printf(" - Switch: from CG after presteps %d + 1 iterations (once r.r < 1)\n", d->presteps);
         }
         if (d->solver == TEA_SOLVER_PPCG) printf(" - Inner:  %d Chebyshev steps an iteration\n", d->ppcg_inner_steps);
-        if (jacobi)
-            printf(" - Note:   the deck asks for Jacobi, not in this port: solved with CG (the same converged answer)\n");
+
         if (d->ignored[0]) printf(" - Ignored (not used by this port): %s\n", d->ignored);
         printf(" - Device: %s (%s)%s\n", info.device_path, info.description,
                nranks > 1 ? ", rows split across MPI ranks" : "");
@@ -202,6 +198,9 @@ int tea_run(const tea_options *o, const tea_deck *deck, amp_accelerator *acc, co
         if (boss && d->solver == TEA_SOLVER_CG)
             printf(" Step %6d time %11.7f timestep %9.2e  CG iterations %6d  error %.7e%s\n", step, time, dt, iters,
                    error, iters >= d->max_iters ? "  (max_iters: not converged)" : "");
+        else if (boss && d->solver == TEA_SOLVER_JACOBI)
+            printf(" Step %6d time %11.7f timestep %9.2e  Jacobi iterations %6d  error %.7e%s\n", step, time, dt,
+                   iters, error, iters >= d->max_iters ? "  (max_iters: not converged)" : "");
         else if (boss) {
             char est[48] = "";
             if (d->solver == TEA_SOLVER_CHEBYSHEV && s.poly_iters)
@@ -254,7 +253,7 @@ int tea_run(const tea_options *o, const tea_deck *deck, amp_accelerator *acc, co
     printf(" step: %6d %25.17E %25.17E %25.17E %25.17E %25.17E\n", step, sum[0], sum[1], sum[1] / sum[0], sum[2],
            sum[3]);
     printf("\n Setup %.3f s, solve %.3f s (%ld %s iterations, %.1f us an iteration)%s\n", t_setup, t_solve,
-           total_iters, d->solver == TEA_SOLVER_CG ? "CG" : "outer", total_iters ? t_solve * 1e6 / (double)total_iters : 0.0,
+           total_iters, d->solver == TEA_SOLVER_CG ? "CG" : d->solver == TEA_SOLVER_JACOBI ? "Jacobi" : "outer", total_iters ? t_solve * 1e6 / (double)total_iters : 0.0,
            graph ? ", iterations replayed from launch graphs" : "");
     double want = 0;
     char from[8400];

@@ -161,6 +161,7 @@ amp_status tea_init(tea_solver *s, amp_accelerator *acc, const tea_deck *d, doub
     TRY(amp_program_get_kernel(s->prog, "tea_residual", &s->residual));
     TRY(amp_program_get_kernel(s->prog, "tea_ppcg_init_sd", &s->ppcg_init_sd));
     TRY(amp_program_get_kernel(s->prog, "tea_ppcg_inner", &s->ppcg_inner));
+    TRY(amp_program_get_kernel(s->prog, "tea_jacobi", &s->jacobi));
     TRY(amp_array_create(s->q, 8, e, NULL, &s->u));
     TRY(amp_array_create(s->q, 8, e, NULL, &s->u0));
     TRY(amp_array_create(s->q, 8, e, NULL, &s->r));
@@ -183,7 +184,7 @@ amp_status tea_init(tea_solver *s, amp_accelerator *acc, const tea_deck *d, doub
     TRY(amp_array_view_of_array(s->kx, &s->vkx));
     TRY(amp_array_view_of_array(s->ky, &s->vky));
     TRY(tea_field_create(s, &s->p));
-    if (s->solver == TEA_SOLVER_CHEBYSHEV || s->solver == TEA_SOLVER_PPCG) TRY(tea_field_create(s, &s->sd[0]));
+    if (s->solver != TEA_SOLVER_CG) TRY(tea_field_create(s, &s->sd[0]));
     if (s->solver == TEA_SOLVER_PPCG) TRY(tea_field_create(s, &s->sd[1]));
 #undef TRY
 out:
@@ -280,7 +281,7 @@ amp_status tea_step(tea_solver *s, int max_iters, int check_every, int *iters, d
     CHECK(tea_dot(s, s->vr, s->vr, AMP_MAP_SQUARE, s->rr[s->parity]));
     CHECK(amp_array_copy_from_host(s->iters[s->parity], &zero));
     s->cg_iters = s->poly_iters = s->est_iters = 0;
-    if (s->solver == TEA_SOLVER_CHEBYSHEV || s->solver == TEA_SOLVER_PPCG) {
+    if (s->solver != TEA_SOLVER_CG) {
         CHECK(tea_poly_solve(s, max_iters, iters, error));
         CHECK(amp_parallel_for_each(s->q, e, s->finalise, fin, 3));
         return AMP_OK;

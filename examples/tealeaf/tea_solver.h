@@ -1,4 +1,4 @@
-/* tea_solver.h — TeaLeaf's heat-conduction step in hipamp kernels (tealeaf.hip), over a block of rows of the mesh: one rank holds all of them (tealeaf.c), a row split holds a block per MPI rank (tealeaf_mpi.c) and plugs in the halo exchange and the sums across ranks (tea_comm). CG here; Chebyshev and PPCG in tea_poly.c.
+/* tea_solver.h — TeaLeaf's heat-conduction step in hipamp kernels (tealeaf.hip), over a block of rows of the mesh: one rank holds all of them (tealeaf.c), a row split holds a block per MPI rank (tealeaf_mpi.c) and plugs in the halo exchange and the sums across ranks (tea_comm). CG here; Chebyshev, PPCG and Jacobi in tea_poly.c.
  *
  * Each step (TeaLeaf's CG driver): u = energy * density, u0 = u;
  * r = u0 - A u, p = r, rro = r . r; then until sqrt(|rrn|) < eps or
@@ -9,7 +9,7 @@
  * rx = dt / dx^2, ry = dt / dy^2 and c is the density (or its inverse,
  * coefficient_inverse_density); faces on the mesh's edge carry none.
  * Chebyshev and PPCG decks begin each step with such CG iterations and
- * go on as tea_poly.c says. */
+ * go on as tea_poly.c says; Jacobi decks run tea_poly.c's Jacobi. */
 #ifndef TEA_SOLVER_H
 #define TEA_SOLVER_H
 
@@ -57,11 +57,12 @@ struct tea_solver {
     double eps_lim;
     bool error_switch;
     amp_kernel *apply, *init_u, *init_r, *update_ur, *update_p, *finalise;
-    amp_kernel *copy_into_field, *copy_from_field, *cheby_first, *cheby_step, *residual, *ppcg_init_sd, *ppcg_inner;
+    amp_kernel *copy_into_field, *copy_from_field, *cheby_first, *cheby_step, *residual, *ppcg_init_sd, *ppcg_inner,
+        *jacobi;
     amp_array *u, *u0, *r, *w, *kx, *ky, *energy, *density;
     amp_array_view *vu, *vu0, *vr, *vw, *vkx, *vky, *venergy, *vdensity;
     tea_field p;            /* CG's direction (and, in a Chebyshev phase, u: tea_poly.c) */
-    tea_field sd[2];        /* Chebyshev: sd[0] (u, with p); PPCG: both (its inner direction) */
+    tea_field sd[2];        /* Chebyshev, Jacobi: sd[0] (u, with p); PPCG: both (its inner direction) */
     const tea_field *halo;  /* the field the next exchange fills (tea_apply) */
     /* rr[parity]: rro, the r . r an iteration starts from; rr[parity ^ 1]
      * gets its rrn. iters likewise: the step's iteration count. */
@@ -114,9 +115,10 @@ amp_status tea_dot_host(tea_solver *s, amp_array_view *a, amp_array_view *b, amp
  * flipped (tea_cg_p). */
 amp_status tea_cg_wur(tea_solver *s);
 amp_status tea_cg_p(tea_solver *s);
-/* The rest of a step after CG's set-up for Chebyshev and PPCG decks
- * (tea_poly.c): iterations to convergence (r . r < eps, as TeaLeaf tests
- * those solvers) or max_iters; u ends in s->u. */
+/* The rest of a step after CG's set-up for Chebyshev, PPCG and Jacobi
+ * decks (tea_poly.c): iterations to convergence (|error| < eps, TeaLeaf's
+ * test for those solvers: r . r, or Jacobi's sum of |u' - u|) or
+ * max_iters; u ends in s->u. */
 amp_status tea_poly_solve(tea_solver *s, int max_iters, int *iters, double *error);
 
 #endif

@@ -169,3 +169,21 @@ AMP_KERNEL(tea_ppcg_inner, amp::index<2> idx, amp::array_view<const double, 2> s
     u[idx] += s;
     sd_next(i + 1, j) = alpha * s + beta * res;
 }
+
+// Jacobi's step (TeaLeaf's order of operations): u' = (u0 + the neighbours
+// of u weighted by their faces) / (1 + the faces), w = u' - u (its sum of
+// magnitudes is TeaLeaf's error).
+AMP_KERNEL(tea_jacobi, amp::index<2> idx, amp::array_view<const double, 2> u, amp::array_view<const double, 2> kx,
+           amp::array_view<const double, 2> ky, amp::array_view<const double, 2> u0,
+           amp::array_view<double, 2> u_next, amp::array_view<double, 2> w)
+{
+    const int i = idx[0], j = idx[1], nx = w.extent[1];
+    const double c = u(i + 1, j);
+    const double left = j > 0 ? u(i + 1, j - 1) : 0.0;
+    const double right = j < nx - 1 ? u(i + 1, j + 1) : 0.0;
+    const double kl = kx(i, j), kr = kx(i, j + 1), kb = ky(i, j), kt = ky(i + 1, j);
+    const double next =
+        (u0[idx] + (kr * right + kl * left) + (kt * u(i + 2, j) + kb * u(i, j))) / (1.0 + (kl + kr) + (kb + kt));
+    u_next(i + 1, j) = next;
+    w[idx] = next - c;
+}
