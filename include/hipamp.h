@@ -659,7 +659,13 @@ typedef struct amp_program amp_program;
 typedef struct amp_kernel amp_kernel;
 
 /* Compile source (HIP C++ using the AMP prelude) for accelerator a (NULL:
- * default). options are extra compiler flags (may be NULL). Uses the
+ * default). options are extra compiler flags (may be NULL; any -O level,
+ * -g, -D, -f... of the accelerator's compiler). On the CPU accelerator
+ * options that choose the output's kind, name or language or write
+ * elsewhere (-E -S -c -o -x -M... -### --help -static -pie -save-temps),
+ * and -fsanitize=address / thread unless that sanitizer's runtime is in
+ * the process already, are AMP_ERROR_INVALID_ARGUMENT naming the option
+ * (nothing is compiled). Uses the
  * in-memory and on-disk caches (see amp_cache_get_info). Blocks while
  * compiling; a compiler that runs as a process (the CPU accelerator's) is
  * ended after AMP_COMPILE_TIMEOUT seconds, while hipRTC and NVRTC run

@@ -1,7 +1,8 @@
-/* test_cpu.c — behaviours only the CPU accelerator has: debug-mode bounds checks and divergent-barrier reports on both tile paths (loop versions and fibers), a missing compiler, compile errors with user line numbers, compile time-outs that leave no process or file behind, a fiber build made after a stuck loop transformation kept out of the disk cache, temporary directories of dead processes swept, the tile_static and tile-size limits, thread-count independence, the restrict path against the plain one, the pool's spin-then-sleep hand-offs under launches back to back and apart, direct launches on learned widths, and the HIP device vocabulary of its prelude. */
+/* test_cpu.c — behaviours only the CPU accelerator has: debug-mode bounds checks and divergent-barrier reports on both tile paths (loop versions and fibers), a missing compiler, compile errors with user line numbers, user options (optimisation levels below -O2; options it cannot honour refused), compile time-outs that leave no process or file behind, a fiber build made after a stuck loop transformation kept out of the disk cache, temporary directories of dead processes swept, the tile_static and tile-size limits, thread-count independence, the restrict path against the plain one, the pool's spin-then-sleep hand-offs under launches back to back and apart, direct launches on learned widths, and the HIP device vocabulary of its prelude. */
 #include "support.h"
 
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 #include <linux/filter.h>
@@ -475,6 +476,42 @@ Test(cpu, user_optimisation_levels_below_O2_build_and_run)
         ASSERT_OK(amp_array_view_destroy(vo));
         ASSERT_OK(amp_program_destroy(p));
     }
+}
+
+/* Options that would leave no module the library can load, write outside
+ * its build directory, or end the process at dlopen are refused before the
+ * compiler runs, naming the option; the program pointer stays NULL. */
+Test(cpu, options_the_accelerator_cannot_honour_are_refused)
+{
+    amp_accelerator *acc = cpu_acc();
+    const char *src = "AMP_KERNEL(k, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = 1; }\n";
+    static const char *const refused[][2] = {
+        {"-E", "'-E'"},       {"-c", "'-c'"},           {"-S", "'-S'"},         {"-o /tmp/elsewhere.so", "'-o'"},
+        {"-ofile", "'-ofile'"}, {"-x c", "'-x'"},        {"-MF deps.d", "'-MF'"}, {"-MMD", "'-MMD'"},
+        {"-###", "'-###'"},   {"-save-temps", "'-save-temps'"}, {"-DOK=1 -static", "'-static'"},
+        {"--help", "'--help'"}};
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; ++i) {
+        amp_program *p = (amp_program *)1;
+        amp_status st = amp_program_build(acc, src, refused[i][0], &p);
+        cr_assert_eq(st, AMP_ERROR_INVALID_ARGUMENT, "options \"%s\": %s (%s)", refused[i][0], amp_status_name(st),
+                     amp_last_error());
+        cr_assert_null(p, "options \"%s\": a program was returned", refused[i][0]);
+        assert_contains(amp_last_error(), refused[i][1]);
+    }
+    /* AddressSanitizer: only where its runtime is in the process already
+     * (an ASan build of the tests); else loading would end the process. */
+    amp_program *p = NULL;
+    amp_status st = amp_program_build(acc, src, "-fsanitize=address", &p);
+    if (dlsym(RTLD_DEFAULT, "__asan_init")) {
+        cr_assert_eq(st, AMP_OK, "-fsanitize=address with ASan loaded: %s", amp_last_error());
+        ASSERT_OK(amp_program_destroy(p));
+    } else {
+        cr_assert_eq(st, AMP_ERROR_INVALID_ARGUMENT, "-fsanitize=address without ASan: %s", amp_status_name(st));
+        assert_contains(amp_last_error(), "'-fsanitize=address' needs the sanitizer's runtime");
+    }
+    /* ordinary options still build */
+    ASSERT_OK(amp_program_build(acc, src, "-DX=1 -O2 -g -static-libstdc++", &p));
+    ASSERT_OK(amp_program_destroy(p));
 }
 
 /* ------------------------------------------------- tiles, fibers, threads */

@@ -4,6 +4,7 @@
 #include "loops/loops.h"
 
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -204,6 +205,42 @@ static bool amp__cpu_user_below_o2(char *const *words, size_t n)
     return last && (!strcmp(last, "") || !strcmp(last, "0") || !strcmp(last, "1") || !strcmp(last, "g"));
 }
 
+/* A user's option the CPU accelerator cannot honour, refused before the
+ * compiler runs (AMP_ERROR_INVALID_ARGUMENT naming it): the library sets the
+ * output's kind, name and language and writes its own dependency file
+ * (-E -S -c -o -x -M... -###, --help, -static, -pie would leave no module it
+ * can load, or write somewhere else); -save-temps writes into the caller's
+ * working directory; and a module built with -fsanitize=address (or
+ * thread) makes the sanitizer's runtime end the process at dlopen unless
+ * that runtime is loaded already (a program built with it). */
+static amp_status amp__cpu_check_user_options(char *const *words, size_t n)
+{
+    static const char *const exact[] = {"-E", "-S", "-c", "-###", "-static", "-static-pie", "-pie", "-save-temps"};
+    static const char *const prefix[] = {"-o", "-x", "-M", "--help", "-save-temps=", "--output"};
+    for (size_t i = 0; i < n; ++i) {
+        const char *w = words[i];
+        bool bad = false;
+        for (size_t k = 0; k < sizeof exact / sizeof exact[0] && !bad; ++k) bad = !strcmp(w, exact[k]);
+        for (size_t k = 0; k < sizeof prefix / sizeof prefix[0] && !bad; ++k)
+            bad = !strncmp(w, prefix[k], strlen(prefix[k]));
+        if (bad)
+            return amp__fail(AMP_ERROR_INVALID_ARGUMENT,
+                             "CPU accelerator: compiler option '%s' is not allowed: the library chooses what the "
+                             "compiler writes and where (a shared object it loads) and the language (C++17)",
+                             w);
+        if (!strncmp(w, "-fsanitize=", 11)) {
+            const char *runtime = strstr(w, "address") ? "__asan_init" : strstr(w, "thread") ? "__tsan_init" : NULL;
+            if (runtime && !dlsym(RTLD_DEFAULT, runtime))
+                return amp__fail(AMP_ERROR_INVALID_ARGUMENT,
+                                 "CPU accelerator: compiler option '%s' needs the sanitizer's runtime in the process "
+                                 "already (the program built with the same -fsanitize); loading the module would "
+                                 "end the process",
+                                 w);
+        }
+    }
+    return AMP_OK;
+}
+
 /* argv: compiler, our flags, [-march=native], [debug], [plain path at the
  * unit's level], [-iquote dir], the user's options (they may override:
  * -O0, -g), then 6 words for the outputs and the input
@@ -214,6 +251,7 @@ static amp_status amp__cpu_build_argv(amp__cpu_build *b)
     size_t nfixed = (size_t)d->ncxx + amp__cpu_nflags + 6, nargv = 0;
     amp_status st = amp__split_options(b->job->options, nfixed, 10, &b->argv, &nargv, &b->opts);
     if (st != AMP_OK) return st;
+    if ((st = amp__cpu_check_user_options(b->argv + nfixed, nargv - nfixed)) != AMP_OK) return st;
     char **argv = b->argv;
     size_t n = 0;
     for (int i = 0; i < d->ncxx; ++i) argv[n++] = d->cxx[i];
