@@ -661,11 +661,14 @@ typedef struct amp_kernel amp_kernel;
 /* Compile source (HIP C++ using the AMP prelude) for accelerator a (NULL:
  * default). options are extra compiler flags (may be NULL; any -O level,
  * -g, -D, -f... of the accelerator's compiler). On the CPU accelerator
- * options that choose the output's kind, name or language or write
- * elsewhere (-E -S -c -o -x -M... -### --help -static -pie -save-temps),
- * and -fsanitize=address / thread unless that sanitizer's runtime is in
- * the process already, are AMP_ERROR_INVALID_ARGUMENT naming the option
- * (nothing is compiled). Uses the
+ * options that choose the output's kind, name or language or may write
+ * elsewhere (-E -S -c -r -o -x -M... -### --help --version -dump...
+ * -print... -fsyntax-only -static -pie -save-temps -aux-info, their long
+ * spellings, a linker -o through -Wl, or -Xlinker), and -fsanitize=address,
+ * thread or hwaddress unless that sanitizer's runtime is in the process
+ * already, are AMP_ERROR_INVALID_ARGUMENT naming the option (nothing is
+ * compiled); a cached module that needs such a runtime is not loaded
+ * without it. Uses the
  * in-memory and on-disk caches (see amp_cache_get_info). Blocks while
  * compiling; a compiler that runs as a process (the CPU accelerator's) is
  * ended after AMP_COMPILE_TIMEOUT seconds, while hipRTC and NVRTC run

@@ -1,7 +1,8 @@
-/* test_cache.c — the on-disk compile cache across processes (one entry per build, disk hits in a second process, truncated/corrupted entries rebuilt, eight concurrent processes) and as a security boundary (symlink swaps, foreign and forged entries, FIFOs, group-writable and world-writable directories, the /tmp fallback, oversized entries and directories at an entry's name), header tracking (system headers included; headers another user could plant beside a temporary file or in a shared directory), builds without OpenSSL's SHA-256, and amp_cache_get_info. */
+/* test_cache.c — the on-disk compile cache across processes (one entry per build, disk hits in a second process, truncated/corrupted entries rebuilt, eight concurrent processes) and as a security boundary (symlink swaps, foreign and forged entries, FIFOs, group-writable and world-writable directories, the /tmp fallback, oversized entries and directories at an entry's name), header tracking (system headers included; headers another user could plant beside a temporary file or in a shared directory), builds without OpenSSL's SHA-256, a sanitizer-built module never loaded by a process without its runtime, and amp_cache_get_info. */
 #include "support.h"
 
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -637,6 +638,38 @@ Test(cache, foreign_symlink_is_refused, .fini = cleanup)
     cr_assert(!ci.disk_enabled, "a symlink owned by uid 65534 was accepted");
     cr_assert(strstr(ci.reason, "symbolic link") && strstr(ci.reason, "65534"), "reason: %s", ci.reason);
     cr_assert_eq(scan_dir(good).entries, 0, "an entry was stored through the foreign link");
+}
+
+/* A module built with -fsanitize=address by a process that had ASan's
+ * runtime (allowed there) is stored; a process without the runtime asking
+ * for the same build must not load it (ASan's runtime, loaded by dlopen
+ * late, ends the process) and gets the option refused instead. Where this
+ * test's own build has ASan (the sanitizer pass), every process has the
+ * runtime and the second build succeeds. */
+Test(cache, sanitizer_module_from_the_cache_never_ends_a_process_without_its_runtime, .fini = cleanup,
+     .timeout = 180)
+{
+    amp_accelerator *acc = setup_tree_cpu();
+    (void)acc;
+    char cmd[PATH_MAX + 64], lib[PATH_MAX] = "";
+    snprintf(cmd, sizeof cmd, "%s -print-file-name=libasan.so 2>/dev/null", g_cxx);
+    FILE *f = popen(cmd, "r");
+    if (f) {
+        if (!fgets(lib, sizeof lib, f)) lib[0] = '\0';
+        pclose(f);
+    }
+    lib[strcspn(lib, "\n")] = '\0';
+    if (lib[0] != '/' || access(lib, R_OK) != 0) cr_skip_test("the host compiler has no libasan.so (%s)", lib);
+    char preload[PATH_MAX + 16];
+    snprintf(preload, sizeof preload, "LD_PRELOAD=%s", lib);
+    /* with the runtime: built, stored and run */
+    RUN_HELPER_OK("cpu", .options = "-fsanitize=address", .extra_env = preload,
+                  .extra_env2 = "ASAN_OPTIONS=detect_leaks=0");
+    const bool asan_here = dlsym(RTLD_DEFAULT, "__asan_init") != NULL;
+    int rc = wait_helper(spawn_helper("cpu", (run_opts){.options = "-fsanitize=address",
+                                                        .extra_env = "ASAN_OPTIONS=detect_leaks=0"}));
+    if (asan_here) cr_assert_eq(rc, 0, "with ASan in every process: exit %d (%s)", rc, exit_meaning(rc));
+    else cr_assert_eq(rc, 3, "without ASan: exit %d (%s), not 3 (the build refused)", rc, exit_meaning(rc));
 }
 
 /* An entry written by anyone who cannot read the key (here: its MAC made

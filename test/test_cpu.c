@@ -443,7 +443,8 @@ Test(cpu, user_optimisation_levels_below_O2_build_and_run)
                       "    t.barrier.wait();\n"
                       "    out[t.global] = s[31 - t.local[0]];\n"
                       "}\n";
-    static const char *const levels[] = {"-O0 -g", "-O1", "-Og", "-O", "-O0 -O3", "-Os"};
+    static const char *const levels[] = {"-O0 -g", "-O1", "-Og", "-O", "-O0 -O3", "-Os", "-O00", "--optimize=0",
+                                         "--optimize", "-O3 -Xlinker -O1"};
     enum { N = 96 };
     for (size_t l = 0; l < sizeof levels / sizeof levels[0]; ++l) {
         amp_program *p = NULL;
@@ -489,7 +490,10 @@ Test(cpu, options_the_accelerator_cannot_honour_are_refused)
         {"-E", "'-E'"},       {"-c", "'-c'"},           {"-S", "'-S'"},         {"-o /tmp/elsewhere.so", "'-o'"},
         {"-ofile", "'-ofile'"}, {"-x c", "'-x'"},        {"-MF deps.d", "'-MF'"}, {"-MMD", "'-MMD'"},
         {"-###", "'-###'"},   {"-save-temps", "'-save-temps'"}, {"-DOK=1 -static", "'-static'"},
-        {"--help", "'--help'"}};
+        {"--help", "'--help'"}, {"--compile", "'--compile'"}, {"-r", "'-r'"}, {"--language=c", "'--language=c'"},
+        {"-fsyntax-only", "'-fsyntax-only'"}, {"-print-search-dirs", "'-print-search-dirs'"},
+        {"-dumpversion", "'-dumpversion'"}, {"-Wl,-O1,-o,out.so", "'-Wl,-O1,-o,out.so'"},
+        {"-Xlinker -o -Xlinker out.so", "'-Xlinker -o'"}, {"-aux-info protos.h", "'-aux-info'"}};
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; ++i) {
         amp_program *p = (amp_program *)1;
         amp_status st = amp_program_build(acc, src, refused[i][0], &p);
@@ -509,8 +513,10 @@ Test(cpu, options_the_accelerator_cannot_honour_are_refused)
         cr_assert_eq(st, AMP_ERROR_INVALID_ARGUMENT, "-fsanitize=address without ASan: %s", amp_status_name(st));
         assert_contains(amp_last_error(), "'-fsanitize=address' needs the sanitizer's runtime");
     }
-    /* ordinary options still build */
-    ASSERT_OK(amp_program_build(acc, src, "-DX=1 -O2 -g -static-libstdc++", &p));
+    /* ... and switched off again it builds; ordinary options build */
+    ASSERT_OK(amp_program_build(acc, src, "-fsanitize=address -fno-sanitize=all", &p));
+    ASSERT_OK(amp_program_destroy(p));
+    ASSERT_OK(amp_program_build(acc, src, "-DX=1 -O2 -g -static-libstdc++ -Wl,-O1", &p));
     ASSERT_OK(amp_program_destroy(p));
 }
 

@@ -128,6 +128,24 @@ static amp_status amp__cpu_module_load(void *dev, const void *bin, size_t bin_si
         st = amp__fail(AMP_ERROR_INVALID_ARGUMENT, "CPU accelerator: empty module binary");
         goto fail;
     }
+    /* A module built with -fsanitize=address or thread (a cache entry of a
+     * process that had the runtime: cpu_compile.c refuses the option
+     * otherwise): its runtime, loaded by dlopen after the program started,
+     * ends the process. */
+    static const struct {
+        const char *lib, *init, *option;
+    } sanitizers[] = {{"libasan", "__asan_init", "address"}, {"libtsan", "__tsan_init", "thread"},
+                      {"libhwasan", "__hwasan_init", "hwaddress"}};
+    for (size_t i = 0; i < sizeof sanitizers / sizeof sanitizers[0]; ++i) {
+        char lib[128];
+        if (amp__cpu_elf_needs(bin, bin_size, sanitizers[i].lib, lib, sizeof lib) &&
+            !dlsym(RTLD_DEFAULT, sanitizers[i].init)) {
+            st = amp__fail(AMP_ERROR_UNSUPPORTED, "CPU accelerator: the module needs %s (built with -fsanitize=%s), "
+                           "whose runtime is not in this process: loading it would end the process", lib,
+                           sanitizers[i].option);
+            goto fail;
+        }
+    }
     m->fd = memfd_create("hipamp-cpu-module", MFD_CLOEXEC);
     if (m->fd >= 0) {
         snprintf(path, sizeof path, "/proc/self/fd/%d", m->fd);

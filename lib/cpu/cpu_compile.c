@@ -190,54 +190,98 @@ static amp_status amp__cpu_build_env(amp__cpu_build *b)
     return AMP_OK;
 }
 
-/* Whether the user's words leave GCC below -O2 (-O0, -O1, -O, -Og; the
- * last -O word counts, as for the compiler). The prelude's plain path of
- * simple kernels is a function optimised at O2 of its own (AMP__PLAIN_PATH),
- * and GCC refuses to inline the kernel's body (always_inline) into it from
- * a unit compiled at a lower level ("optimization level attribute
- * mismatch", "caller is not optimized"): every simple kernel would fail to
- * compile under a user's -O0 -g. */
+/* Whether the user's words leave GCC below -O2: the last -O word (or
+ * --optimize[=N]) is -O, -O0, -O1 (-O00, -O01, ...) or -Og. A word after
+ * -Xlinker is the linker's. The prelude's plain path of simple kernels is a
+ * function optimised at O2 of its own (AMP__PLAIN_PATH), and GCC refuses to
+ * inline the kernel's body (always_inline) into it from a unit compiled at
+ * a lower level ("optimization level attribute mismatch", "caller is not
+ * optimized"): every simple kernel would fail to compile under a user's
+ * -O0 -g. */
 static bool amp__cpu_user_below_o2(char *const *words, size_t n)
 {
-    const char *last = NULL;
-    for (size_t i = 0; i < n; ++i)
-        if (!strncmp(words[i], "-O", 2)) last = words[i] + 2;
-    return last && (!strcmp(last, "") || !strcmp(last, "0") || !strcmp(last, "1") || !strcmp(last, "g"));
+    const char *level = NULL;
+    for (size_t i = 0; i < n; ++i) {
+        if (!strcmp(words[i], "-Xlinker")) {
+            ++i;
+            continue;
+        }
+        if (!strncmp(words[i], "-O", 2)) level = words[i] + 2;
+        else if (!strcmp(words[i], "--optimize")) level = "";
+        else if (!strncmp(words[i], "--optimize=", 11)) level = words[i] + 11;
+    }
+    if (!level) return false;
+    if (!strcmp(level, "") || !strcmp(level, "g")) return true;
+    if (!*level || strspn(level, "0123456789") != strlen(level)) return false; /* s, z, fast */
+    return strtol(level, NULL, 10) < 2;
 }
 
 /* A user's option the CPU accelerator cannot honour, refused before the
  * compiler runs (AMP_ERROR_INVALID_ARGUMENT naming it): the library sets the
  * output's kind, name and language and writes its own dependency file
- * (-E -S -c -o -x -M... -###, --help, -static, -pie would leave no module it
- * can load, or write somewhere else); -save-temps writes into the caller's
- * working directory; and a module built with -fsanitize=address (or
- * thread) makes the sanitizer's runtime end the process at dlopen unless
- * that runtime is loaded already (a program built with it). */
+ * (-E -S -c -r -o -x -M... -### --help --version -dump... -print...
+ * -fsyntax-only -static -pie, their long spellings, a linker -o through
+ * -Wl, or -Xlinker, would leave no module it can load, or write somewhere
+ * else); -save-temps and -aux-info may write into the caller's working
+ * directory; and a module built with -fsanitize=address, thread or
+ * hwaddress makes the sanitizer's runtime end the process at dlopen unless
+ * that runtime is loaded already (a program built with it; cpu_backend.c
+ * checks a module's needed libraries again before loading it). */
 static amp_status amp__cpu_check_user_options(char *const *words, size_t n)
 {
-    static const char *const exact[] = {"-E", "-S", "-c", "-###", "-static", "-static-pie", "-pie", "-save-temps"};
-    static const char *const prefix[] = {"-o", "-x", "-M", "--help", "-save-temps=", "--output"};
+    static const char *const exact[] = {"-E",      "-S",          "-c",         "-r",         "-###",
+                                        "-static", "-static-pie", "-pie",       "-aux-info",  "-fsyntax-only",
+                                        "--compile", "--preprocess", "--assemble", "--version"};
+    static const char *const prefix[] = {"-o",          "-x",     "-M",     "--help",   "-save-temps", "--save-temps",
+                                         "--output",    "--language", "-dump", "-print-", "--print-"};
+    static const struct {
+        const char *name, *init;
+    } runtimes[] = {{"address", "__asan_init"}, {"thread", "__tsan_init"}, {"hwaddress", "__hwasan_init"}};
+    bool sanitize[3] = {false, false, false};
+    const char *sanitize_word[3] = {NULL, NULL, NULL};
     for (size_t i = 0; i < n; ++i) {
         const char *w = words[i];
         bool bad = false;
         for (size_t k = 0; k < sizeof exact / sizeof exact[0] && !bad; ++k) bad = !strcmp(w, exact[k]);
         for (size_t k = 0; k < sizeof prefix / sizeof prefix[0] && !bad; ++k)
             bad = !strncmp(w, prefix[k], strlen(prefix[k]));
+        /* the linker's output: -Wl,-o,FILE / -Wl,--output=FILE / -Xlinker -o */
+        if (!bad && !strncmp(w, "-Wl,", 4)) {
+            for (const char *p = w + 3; p && !bad; p = strchr(p + 1, ','))
+                bad = !strncmp(p + 1, "-o", 2) || !strncmp(p + 1, "--output", 8);
+        }
+        const char *then = "";
+        if (!bad && !strcmp(w, "-Xlinker") && i + 1 < n &&
+            (!strncmp(words[i + 1], "-o", 2) || !strncmp(words[i + 1], "--output", 8))) {
+            bad = true;
+            then = words[i + 1];
+        }
         if (bad)
             return amp__fail(AMP_ERROR_INVALID_ARGUMENT,
-                             "CPU accelerator: compiler option '%s' is not allowed: the library chooses what the "
+                             "CPU accelerator: compiler option '%s%s%s' is not allowed: the library chooses what the "
                              "compiler writes and where (a shared object it loads) and the language (C++17)",
-                             w);
-        if (!strncmp(w, "-fsanitize=", 11)) {
-            const char *runtime = strstr(w, "address") ? "__asan_init" : strstr(w, "thread") ? "__tsan_init" : NULL;
-            if (runtime && !dlsym(RTLD_DEFAULT, runtime))
-                return amp__fail(AMP_ERROR_INVALID_ARGUMENT,
-                                 "CPU accelerator: compiler option '%s' needs the sanitizer's runtime in the process "
-                                 "already (the program built with the same -fsanitize); loading the module would "
-                                 "end the process",
-                                 w);
+                             w, then[0] ? " " : "", then);
+        /* the sanitizers left on at the end (-fno-sanitize= takes them off) */
+        bool on = !strncmp(w, "-fsanitize=", 11), off = !strncmp(w, "-fno-sanitize=", 14);
+        if (!on && !off) continue;
+        for (const char *p = strchr(w, '=') + 1; *p;) {
+            size_t len = strcspn(p, ",");
+            for (size_t k = 0; k < 3; ++k)
+                if ((len == strlen(runtimes[k].name) && !strncmp(p, runtimes[k].name, len)) ||
+                    (off && len == 3 && !strncmp(p, "all", 3))) {
+                    sanitize[k] = on;
+                    sanitize_word[k] = w;
+                }
+            p += len + (p[len] == ',');
         }
     }
+    for (size_t k = 0; k < 3; ++k)
+        if (sanitize[k] && !dlsym(RTLD_DEFAULT, runtimes[k].init))
+            return amp__fail(AMP_ERROR_INVALID_ARGUMENT,
+                             "CPU accelerator: compiler option '%s' needs the sanitizer's runtime in the process "
+                             "already (the program built with -fsanitize=%s); loading the module would end the "
+                             "process",
+                             sanitize_word[k], runtimes[k].name);
     return AMP_OK;
 }
 

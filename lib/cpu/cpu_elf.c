@@ -1,4 +1,4 @@
-/* cpu_elf.c — reads a CPU-accelerator module's thread-local symbols (tile_static memory is static thread_local there) from its ELF image, every offset and size bounds-checked since the image may come from a cache entry. */
+/* cpu_elf.c — reads a CPU-accelerator module's thread-local symbols (tile_static memory is static thread_local there) and the libraries it needs from its ELF image, every offset and size bounds-checked since the image may come from a cache entry. */
 #include "cpu_internal.h"
 
 #include <elf.h>
@@ -81,6 +81,39 @@ amp_status amp__cpu_elf_tls(const void *bin, size_t size, amp__cpu_tls *out)
         break;
     }
     return AMP_OK;
+}
+
+bool amp__cpu_elf_needs(const void *bin, size_t size, const char *prefix, char *name, size_t cap)
+{
+    const unsigned char *b = bin;
+    Elf64_Ehdr eh;
+    if (!bin || size < sizeof eh) return false;
+    memcpy(&eh, b, sizeof eh);
+    if (memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 || !eh.e_shnum ||
+        eh.e_shentsize != sizeof(Elf64_Shdr) || !amp__elf_in(size, eh.e_shoff, (uint64_t)eh.e_shnum * sizeof(Elf64_Shdr)))
+        return false;
+    for (unsigned i = 0; i < eh.e_shnum; ++i) {
+        Elf64_Shdr sh, st;
+        memcpy(&sh, b + eh.e_shoff + (uint64_t)i * sizeof sh, sizeof sh);
+        if (sh.sh_type != SHT_DYNAMIC || sh.sh_entsize != sizeof(Elf64_Dyn) || sh.sh_link >= eh.e_shnum ||
+            !amp__elf_in(size, sh.sh_offset, sh.sh_size))
+            continue;
+        memcpy(&st, b + eh.e_shoff + (uint64_t)sh.sh_link * sizeof st, sizeof st);
+        if (st.sh_type != SHT_STRTAB || !amp__elf_in(size, st.sh_offset, st.sh_size) || st.sh_size == 0) continue;
+        const char *strtab = (const char *)b + st.sh_offset;
+        for (uint64_t k = 0; k < sh.sh_size / sizeof(Elf64_Dyn); ++k) {
+            Elf64_Dyn d;
+            memcpy(&d, b + sh.sh_offset + k * sizeof d, sizeof d);
+            if (d.d_tag == DT_NULL) break;
+            if (d.d_tag != DT_NEEDED || d.d_un.d_val >= st.sh_size) continue;
+            const char *lib = strtab + d.d_un.d_val;
+            size_t len = strnlen(lib, st.sh_size - d.d_un.d_val);
+            if (len == st.sh_size - d.d_un.d_val || strncmp(lib, prefix, strlen(prefix))) continue;
+            snprintf(name, cap, "%.*s", (int)len, lib);
+            return true;
+        }
+    }
+    return false;
 }
 
 void amp__cpu_elf_tls_free(amp__cpu_tls *t)

@@ -438,6 +438,10 @@ typedef struct amp__cpu_tls {
  * file; AMP_ERROR_OUT_OF_MEMORY. */
 amp_status amp__cpu_elf_tls(const void *bin, size_t size, amp__cpu_tls *out);
 void amp__cpu_elf_tls_free(amp__cpu_tls *t);
+/* Whether the module's image names a needed library (DT_NEEDED) starting
+ * with prefix ("libasan"); its name into name[cap]. False where the image
+ * has no dynamic section it can read (every offset bounds-checked). */
+bool amp__cpu_elf_needs(const void *bin, size_t size, const char *prefix, char *name, size_t cap);
 /* tile_static bytes of kernel: own (what its loop version declares, 0 for a
  * fiber kernel) + the thread-locals of its body + every thread-local the
  * analysis cannot attribute to one kernel (a helper's tile_static, a
