@@ -148,7 +148,7 @@ static int read_state(parse *p, tea_deck *d, char **w, int n)
     return 0;
 }
 
-int tea_deck_read(const char *path, tea_deck *d, char *err, size_t errlen)
+int tea_deck_read(const char *path, int solver, tea_deck *d, char *err, size_t errlen)
 {
     parse p = {path, 0, err, errlen};
     memset(d, 0, sizeof *d);
@@ -258,13 +258,20 @@ int tea_deck_read(const char *path, tea_deck *d, char *err, size_t errlen)
     if (d->end_step < 1) return fail(&p, "end_step must be >= 1 (got %d)", d->end_step);
     if (d->max_iters < 1) return fail(&p, "max_iters must be >= 1 (got %d)", d->max_iters);
     if (!(d->eps > 0)) return fail(&p, "eps must be > 0 (got %g)", d->eps);
-    /* The eigenvalue estimate needs a few CG iterations (TeaLeaf's switch
-     * comes after presteps + 1 of them). */
-    if (d->presteps < 2 || d->presteps > 1000)
-        return fail(&p, "presteps must be 2 to 1000 (got %d)", d->presteps);
-    if (d->ppcg_inner_steps < 1 || d->ppcg_inner_steps > 1000)
-        return fail(&p, "ppcg_inner_steps must be 1 to 1000 (got %d)", d->ppcg_inner_steps);
+    if (d->presteps < 0 || d->presteps > 1000000)
+        return fail(&p, "presteps must be 0 to 1000000 (got %d)", d->presteps);
+    if (d->ppcg_inner_steps < 0 || d->ppcg_inner_steps > 1000000)
+        return fail(&p, "ppcg_inner_steps must be 0 to 1000000 (got %d)", d->ppcg_inner_steps);
     if (!(d->eps_lim > 0)) return fail(&p, "epslim must be > 0 (got %g)", d->eps_lim);
+    if (solver >= 0) d->solver = (tea_solver_kind)solver;
+    /* What the chosen solver needs (other solvers ignore these keys, as
+     * TeaLeaf does): the eigenvalue estimate a few CG iterations (the
+     * switch comes after presteps + 1 of them); eps below 1, as the
+     * switch from CG waits for r . r < 1. */
+    if ((d->solver == TEA_SOLVER_CHEBYSHEV || d->solver == TEA_SOLVER_PPCG) && !d->error_switch && d->presteps < 2)
+        return fail(&p, "presteps %d: Chebyshev and PPCG need at least 2 (their eigenvalue estimate)", d->presteps);
+    if ((d->solver == TEA_SOLVER_CHEBYSHEV || d->solver == TEA_SOLVER_PPCG) && !(d->eps < 1))
+        return fail(&p, "eps %g: Chebyshev and PPCG need eps < 1 (they leave CG once r.r < 1)", d->eps);
     if (d->summary_frequency < 0) return fail(&p, "summary_frequency must be >= 0 (got %d)", d->summary_frequency);
     if (d->nstates < 1 || !d->states[0].defined) return fail(&p, "no state 1 (the background)");
     for (int s = 0; s < d->nstates; ++s)

@@ -40,8 +40,9 @@ typedef struct tea_deck {
     double eps;
     tea_solver_kind solver;
     /* Chebyshev and PPCG (UoB-HPC TeaLeaf's keys and defaults): CG
-     * iterations before the switch (presteps, 30), or with errswitch until
-     * r . r < epslim (1e-5) after at least 20; PPCG's inner steps (10). */
+     * iterations before the switch (presteps + 1 of them, presteps 30), or
+     * with errswitch until r . r < epslim (1e-5) after more than 20; PPCG's
+     * inner steps (10). */
     int presteps, ppcg_inner_steps;
     double eps_lim;
     bool error_switch;
@@ -52,9 +53,11 @@ typedef struct tea_deck {
     char ignored[512];
 } tea_deck;
 
-/* Reads the deck at path. 0: done; -1: the file cannot be read, or a line
- * is wrong: err says which (path:line: what). */
-int tea_deck_read(const char *path, tea_deck *d, char *err, size_t errlen);
+/* Reads the deck at path, solved with solver (a tea_solver_kind; -1: the
+ * deck's own use_...). 0: done; -1: the file cannot be read, or a line is
+ * wrong, or a value the chosen solver needs is: err says which (path:line:
+ * what, or path: what). */
+int tea_deck_read(const char *path, int solver, tea_deck *d, char *err, size_t errlen);
 
 /* The mesh's initial state for global rows [row0, row1) (0 <= row0 <= row1
  * <= y_cells), every column: density and energy, row-major, x_cells a row.

@@ -59,7 +59,7 @@
         }                                                                                                          \
     } while (0)
 
-/* TeaLeaf's switch: r . r below this (without errswitch), and at least
+/* TeaLeaf's switch: r . r below this (without errswitch), and more than
  * this many CG iterations before an errswitch switch. */
 #define SWITCH_ERROR_MAX 1.0
 #define SWITCH_MIN_CG 20
@@ -209,7 +209,8 @@ static amp_status cheby_iteration(tea_solver *s, cheby *c, int k, int tt, int *c
         CHECK(amp_parallel_for_each(s->q, e, s->cheby_first, first, 7));
         *cur = 1;
     }
-    const bool keep_r = k == 0 || (k >= s->est_iters && (tt + 1) % CHEBY_CHECK_EVERY == 0);
+    /* (k + 1: TeaLeaf counts its Chebyshev iterations from 1) */
+    const bool keep_r = k == 0 || (k + 1 >= s->est_iters && (tt + 1) % CHEBY_CHECK_EVERY == 0);
     double alpha, beta;
     cheby_step(c, &alpha, &beta);
     tea_field *u = field_of(s, *cur), *next = field_of(s, *cur ^ 1);
@@ -259,15 +260,16 @@ static amp_status ppcg_iteration(tea_solver *s, const double *alpha, const doubl
     return AMP_OK;
 }
 
-/* Jacobi from the step's set-up (u in p's field already: tea_step's
- * init_u put it there), u alternating between p's field and sd[0]. The
- * error: the sum of |u' - u| each iteration, and every 50th (from the
- * first) r . r after it, as TeaLeaf's. */
+/* Jacobi from u (copied into p's field: CG's set-up left r there), u
+ * alternating between p's field and sd[0]. The error: the sum of |u' - u|
+ * each iteration, and every 50th (from the first) r . r after it. */
 static amp_status jacobi_solve(tea_solver *s, int max_iters, int *iters, double *error)
 {
     const amp_extent e = amp_extent_2d(s->rows, s->nx);
     int cur = 0, tt;
     double err = 0;
+    amp_arg start[] = {amp_arg_view(s->vu), amp_arg_view(field_of(s, 0)->view)};
+    CHECK(amp_parallel_for_each(s->q, e, s->copy_into_field, start, 2));
     for (tt = 0; tt < max_iters; ++tt) {
         tea_field *u = field_of(s, cur), *next = field_of(s, cur ^ 1);
         amp_arg a[] = {amp_arg_view(u->view), amp_arg_view(s->vkx),     amp_arg_view(s->vky),
@@ -300,8 +302,9 @@ amp_status tea_poly_solve(tea_solver *s, int max_iters, int *iters, double *erro
     const bool chebyshev = s->solver == TEA_SOLVER_CHEBYSHEV;
     double *cg_alpha = malloc((size_t)max_iters * sizeof *cg_alpha);
     double *cg_beta = malloc((size_t)max_iters * sizeof *cg_beta);
-    double *in_alpha = malloc((size_t)s->inner_steps * sizeof *in_alpha);
-    double *in_beta = malloc((size_t)s->inner_steps * sizeof *in_beta);
+    const size_t inner = s->inner_steps > 0 ? (size_t)s->inner_steps : 1; /* 0 inner steps: CG from the true residual */
+    double *in_alpha = malloc(inner * sizeof *in_alpha);
+    double *in_beta = malloc(inner * sizeof *in_beta);
     amp_status st = AMP_OK;
     if (!cg_alpha || !cg_beta || !in_alpha || !in_beta) {
         fprintf(stderr, "tealeaf: no host memory for %d iterations' coefficients\n", max_iters);
@@ -315,6 +318,7 @@ amp_status tea_poly_solve(tea_solver *s, int max_iters, int *iters, double *erro
     }
     cheby c = {0};
     int cg = 0, poly = 0, cur = 0, tt;
+    s->eigmin = s->eigmax = 0; /* this step's, once it switches */
     for (tt = 0; tt < max_iters; ++tt) {
         const bool switched =
             poly > 0 || (s->error_switch ? err < s->eps_lim && tt > SWITCH_MIN_CG : tt > s->presteps && err < SWITCH_ERROR_MAX);

@@ -140,13 +140,9 @@ static int tea_error(const tea_comm *comm)
     return 1;
 }
 
-int tea_run(const tea_options *o, const tea_deck *deck, amp_accelerator *acc, const tea_comm *comm, int nranks,
-            int rank)
+int tea_run(const tea_options *o, const tea_deck *d, amp_accelerator *acc, const tea_comm *comm, int nranks, int rank)
 {
     const bool boss = rank == 0;
-    tea_deck solved = *deck; /* with --solver's choice */
-    if (o->solver >= 0) solved.solver = (tea_solver_kind)o->solver;
-    const tea_deck *d = &solved;
     amp_accelerator_info info;
     if (amp_accelerator_get_info(acc, &info) != AMP_OK) {
         fprintf(stderr, "tealeaf: amp_accelerator_get_info failed: %s\n", amp_last_error());
@@ -194,21 +190,23 @@ int tea_run(const tea_options *o, const tea_deck *deck, amp_accelerator *acc, co
             break;
         }
         total_iters += iters;
+        /* TeaLeaf's tests: CG sqrt(|r.r|) < eps, the others |error| < eps */
+        const bool converged = d->solver == TEA_SOLVER_CG ? sqrt(fabs(error)) < d->eps : fabs(error) < d->eps;
+        const char *unconverged = converged ? "" : "  (max_iters: not converged)";
         time += dt;
         if (boss && d->solver == TEA_SOLVER_CG)
             printf(" Step %6d time %11.7f timestep %9.2e  CG iterations %6d  error %.7e%s\n", step, time, dt, iters,
-                   error, iters >= d->max_iters ? "  (max_iters: not converged)" : "");
+                   error, unconverged);
         else if (boss && d->solver == TEA_SOLVER_JACOBI)
             printf(" Step %6d time %11.7f timestep %9.2e  Jacobi iterations %6d  error %.7e%s\n", step, time, dt,
-                   iters, error, iters >= d->max_iters ? "  (max_iters: not converged)" : "");
+                   iters, error, unconverged);
         else if (boss) {
-            char est[48] = "";
+            char est[48] = "", eig[80] = "  (converged in CG)";
             if (d->solver == TEA_SOLVER_CHEBYSHEV && s.poly_iters)
                 snprintf(est, sizeof est, " (%d estimated)", s.est_iters);
-            printf(" Step %6d time %11.7f timestep %9.2e  CG %4d + %s %6d iterations%s  eigenvalues [%.6e, %.6e]  "
-                   "error %.7e%s\n",
-                   step, time, dt, s.cg_iters, solver_name(d->solver), s.poly_iters, est, s.eigmin, s.eigmax, error,
-                   iters >= d->max_iters ? "  (max_iters: not converged)" : "");
+            if (s.poly_iters) snprintf(eig, sizeof eig, "  eigenvalues [%.6e, %.6e]", s.eigmin, s.eigmax);
+            printf(" Step %6d time %11.7f timestep %9.2e  CG %4d + %s %6d iterations%s%s  error %.7e%s\n", step, time,
+                   dt, s.cg_iters, solver_name(d->solver), s.poly_iters, est, eig, error, unconverged);
         }
         if (time + 1.0e-16 > d->end_time || step >= d->end_step) break; /* TeaLeaf's test (g_small) */
     }

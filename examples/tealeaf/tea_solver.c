@@ -195,11 +195,19 @@ out:
     return st;
 }
 
+/* The eps CG's kernels test sqrt(|rro|) against, to stop updating once
+ * converged: the deck's for CG; 0 (never) under the other solvers, whose
+ * host tests |r . r| < eps itself and must see CG's iterations update. */
+static double tea_device_eps(const tea_solver *s)
+{
+    return s->solver == TEA_SOLVER_CG ? s->eps : 0.0;
+}
+
 amp_status tea_cg_wur(tea_solver *s)
 {
     const int o = s->parity;
     amp_arg ur[] = {amp_arg_view(s->vu),     amp_arg_view(s->vr), amp_arg_view(s->p.view), amp_arg_view(s->vw),
-                    amp_arg_array(s->rr[o]), amp_arg_array(s->pw), amp_arg_float64(s->eps)};
+                    amp_arg_array(s->rr[o]), amp_arg_array(s->pw), amp_arg_float64(tea_device_eps(s))};
     CHECK(tea_apply(s, &s->p));
     CHECK(tea_dot(s, s->p.inner, s->vw, AMP_MAP_PRODUCT, s->pw));
     return amp_parallel_for_each(s->q, amp_extent_2d(s->rows, s->nx), s->update_ur, ur, 7);
@@ -209,7 +217,7 @@ amp_status tea_cg_p(tea_solver *s)
 {
     const int o = s->parity, n = o ^ 1;
     amp_arg up[] = {amp_arg_view(s->p.view),   amp_arg_view(s->vr),     amp_arg_array(s->rr[n]),
-                    amp_arg_array(s->rr[o]),   amp_arg_float64(s->eps), amp_arg_array(s->iters[o]),
+                    amp_arg_array(s->rr[o]),   amp_arg_float64(tea_device_eps(s)), amp_arg_array(s->iters[o]),
                     amp_arg_array(s->iters[n])};
     CHECK(tea_dot(s, s->vr, s->vr, AMP_MAP_SQUARE, s->rr[n]));
     CHECK(amp_parallel_for_each(s->q, amp_extent_2d(s->rows, s->nx), s->update_p, up, 7));

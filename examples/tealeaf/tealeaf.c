@@ -1,6 +1,7 @@
-/* tealeaf.c — TeaLeaf (the UoB-HPC / UK-MAC 2-D heat-conduction mini-app) in hipamp, one rank: reads a TeaLeaf deck, runs its time steps with the CG solver of tea_solver.c on one accelerator, prints the field summary as TeaLeaf does and verifies the final temperature against the expected value.
+/* tealeaf.c — TeaLeaf (the UoB-HPC / UK-MAC 2-D heat-conduction mini-app) in hipamp, one rank: reads a TeaLeaf deck, runs its time steps with the deck's solver (tea_solver.c, tea_poly.c) on one accelerator, prints the field summary as TeaLeaf does and verifies the final temperature against the expected value.
  *
- *   tealeaf [--device PATH] [--problems FILE] [--check-every K] [--no-graph] [--digest] [--skip-missing] DECK
+ *   tealeaf [--device PATH] [--problems FILE] [--solver cg|chebyshev|ppcg|jacobi] [--check-every K] [--no-graph]
+ *           [--digest] [--skip-missing] DECK
  *
  * The expected value: the line "x_cells y_cells end_step value" of
  * tea.problems (beside the deck, or --problems), as UoB-HPC TeaLeaf; where
@@ -18,8 +19,8 @@
  * the same bits: --digest prints them). --no-graph: launch each iteration's
  * kernels instead of replaying a launch graph.
  *
- * Chebyshev, PPCG and Jacobi decks are solved with CG (they converge to
- * the same answer); a line says so. */
+ * --solver: instead of the deck's use_cg / use_chebyshev / use_ppcg /
+ * use_jacobi (tea_poly.c has the last three). */
 #define _POSIX_C_SOURCE 200809L
 #include "tea_run.h"
 
@@ -39,7 +40,7 @@ int main(int argc, char **argv)
         printf("tealeaf: SKIP: no deck at %s (TeaLeaf's decks live in ../shared/tealeaf beside the project)\n", o.deck);
         return 77;
     }
-    if (tea_deck_read(o.deck, &d, err, sizeof err)) {
+    if (tea_deck_read(o.deck, o.solver, &d, err, sizeof err)) {
         fprintf(stderr, "tealeaf: %s\n", err);
         return 2;
     }

@@ -1,6 +1,7 @@
 /* tealeaf_mpi.c — the TeaLeaf port (tealeaf.c) across MPI ranks: the mesh's rows split across the ranks, one accelerator per rank (by node-local rank, or --device for all), the halo rows of the field A is applied to exchanged by hipamp::mpi before each A x, every dot product reduced on its rank by amp_transform_reduce and summed by MPI_Allreduce (every rank gets the same bits, so every rank takes the same convergence decision), the field summary summed likewise; rank 0 prints and verifies.
  *
- *   mpiexec -n P tealeaf_mpi [--device PATH] [--problems FILE] [--digest] [--skip-missing] DECK
+ *   mpiexec -n P tealeaf_mpi [--device PATH] [--problems FILE] [--solver cg|chebyshev|ppcg|jacobi] [--digest]
+ *                            [--skip-missing] DECK
  *
  * Options and exit statuses as tealeaf's (a row split has its sums on the
  * host each iteration, so --check-every and launch graphs do not apply).
@@ -99,7 +100,7 @@ int main(int argc, char **argv)
         } else if (o.skip_missing && access(o.deck, F_OK) != 0) {
             printf("tealeaf_mpi: rank %d: SKIP: no deck at %s\n", rank, o.deck);
             ok_rc = 77;
-        } else if (tea_deck_read(o.deck, &d, err, sizeof err)) {
+        } else if (tea_deck_read(o.deck, o.solver, &d, err, sizeof err)) {
             fprintf(stderr, "tealeaf_mpi: rank %d: %s\n", rank, err);
             ok_rc = 2;
         } else if (size > d.y_cells) {
