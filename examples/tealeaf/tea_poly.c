@@ -50,15 +50,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define CHECK(call)                                                                                                \
-    do {                                                                                                           \
-        amp_status st_ = (call);                                                                                   \
-        if (st_ != AMP_OK) {                                                                                       \
-            fprintf(stderr, "tealeaf: %s failed: %s: %s\n", #call, amp_status_name(st_), amp_last_error());        \
-            return st_;                                                                                            \
-        }                                                                                                          \
-    } while (0)
-
 /* TeaLeaf's switch: r . r below this (without errswitch), and more than
  * this many CG iterations before an errswitch switch. */
 #define SWITCH_ERROR_MAX 1.0
@@ -172,11 +163,11 @@ static amp_status cg_step(tea_solver *s, double *alpha, double *beta, double *er
 {
     const int o = s->parity;
     double pw = 0, rro = 0, rrn = 0;
-    CHECK(tea_cg_wur(s));
-    CHECK(tea_cg_p(s));
-    CHECK(amp_array_copy_to_host(s->pw, &pw));
-    CHECK(amp_array_copy_to_host(s->rr[o], &rro));
-    CHECK(amp_array_copy_to_host(s->rr[o ^ 1], &rrn));
+    TEA_CHECK(tea_cg_wur(s));
+    TEA_CHECK(tea_cg_p(s));
+    TEA_CHECK(amp_array_copy_to_host(s->pw, &pw));
+    TEA_CHECK(amp_array_copy_to_host(s->rr[o], &rro));
+    TEA_CHECK(amp_array_copy_to_host(s->rr[o ^ 1], &rrn));
     *alpha = rro / pw;
     *beta = rrn / rro;
     *err = rrn;
@@ -200,13 +191,13 @@ static amp_status cheby_iteration(tea_solver *s, cheby *c, int k, int tt, int *c
     if (k == 0) {
         *cur = 0;
         amp_arg cp[] = {amp_arg_view(s->vu), amp_arg_view(field_of(s, 0)->view)};
-        CHECK(amp_parallel_for_each(s->q, e, s->copy_into_field, cp, 2));
+        TEA_CHECK(amp_parallel_for_each(s->q, e, s->copy_into_field, cp, 2));
         tea_field *u = field_of(s, 0), *next = field_of(s, 1);
         amp_arg first[] = {amp_arg_view(u->view), amp_arg_view(s->vkx),      amp_arg_view(s->vky),
                            amp_arg_view(s->vu0),  amp_arg_view(s->vu),       amp_arg_view(next->view),
                            amp_arg_float64(c->theta)};
-        CHECK(tea_exchange(s, u));
-        CHECK(amp_parallel_for_each(s->q, e, s->cheby_first, first, 7));
+        TEA_CHECK(tea_exchange(s, u));
+        TEA_CHECK(amp_parallel_for_each(s->q, e, s->cheby_first, first, 7));
         *cur = 1;
     }
     /* (k + 1: TeaLeaf counts its Chebyshev iterations from 1) */
@@ -218,13 +209,13 @@ static amp_status cheby_iteration(tea_solver *s, cheby *c, int k, int tt, int *c
                       amp_arg_view(s->vu0),   amp_arg_view(s->vu),        amp_arg_view(s->vr),
                       amp_arg_view(next->view), amp_arg_float64(alpha),   amp_arg_float64(beta),
                       amp_arg_int32(keep_r)};
-    CHECK(tea_exchange(s, u));
-    CHECK(amp_parallel_for_each(s->q, e, s->cheby_step, step, 10));
+    TEA_CHECK(tea_exchange(s, u));
+    TEA_CHECK(amp_parallel_for_each(s->q, e, s->cheby_step, step, 10));
     *cur ^= 1;
-    if (keep_r) CHECK(tea_dot_host(s, s->vr, s->vr, AMP_MAP_SQUARE, err));
+    if (keep_r) TEA_CHECK(tea_dot_host(s, s->vr, s->vr, AMP_MAP_SQUARE, err));
     if (k == 0) {
         double bb = 0;
-        CHECK(tea_dot_host(s, s->vu0, s->vu0, AMP_MAP_SQUARE, &bb));
+        TEA_CHECK(tea_dot_host(s, s->vu0, s->vu0, AMP_MAP_SQUARE, &bb));
         s->est_iters = cheby_estimate(s, bb, *err);
     }
     return AMP_OK;
@@ -240,23 +231,23 @@ static amp_status ppcg_iteration(tea_solver *s, const double *alpha, const doubl
         amp_arg cp[] = {amp_arg_view(s->vu), amp_arg_view(u->view)};
         amp_arg rs[] = {amp_arg_view(u->view), amp_arg_view(s->vkx), amp_arg_view(s->vky), amp_arg_view(s->vu0),
                         amp_arg_view(s->vr)};
-        CHECK(amp_parallel_for_each(s->q, e, s->copy_into_field, cp, 2));
-        CHECK(tea_exchange(s, u));
-        CHECK(amp_parallel_for_each(s->q, e, s->residual, rs, 5));
+        TEA_CHECK(amp_parallel_for_each(s->q, e, s->copy_into_field, cp, 2));
+        TEA_CHECK(tea_exchange(s, u));
+        TEA_CHECK(amp_parallel_for_each(s->q, e, s->residual, rs, 5));
     }
-    CHECK(tea_cg_wur(s));
+    TEA_CHECK(tea_cg_wur(s));
     amp_arg sd[] = {amp_arg_view(s->vr), amp_arg_view(s->sd[0].view), amp_arg_float64(theta)};
-    CHECK(amp_parallel_for_each(s->q, e, s->ppcg_init_sd, sd, 3));
+    TEA_CHECK(amp_parallel_for_each(s->q, e, s->ppcg_init_sd, sd, 3));
     for (int j = 0; j < s->inner_steps; ++j) {
         tea_field *cur = &s->sd[j & 1], *next = &s->sd[(j & 1) ^ 1];
         amp_arg in[] = {amp_arg_view(cur->view), amp_arg_view(s->vkx), amp_arg_view(s->vky),
                         amp_arg_view(s->vr),     amp_arg_view(s->vu),  amp_arg_view(next->view),
                         amp_arg_float64(alpha[j]), amp_arg_float64(beta[j])};
-        CHECK(tea_exchange(s, cur));
-        CHECK(amp_parallel_for_each(s->q, e, s->ppcg_inner, in, 8));
+        TEA_CHECK(tea_exchange(s, cur));
+        TEA_CHECK(amp_parallel_for_each(s->q, e, s->ppcg_inner, in, 8));
     }
-    CHECK(tea_cg_p(s));
-    CHECK(amp_array_copy_to_host(s->rr[s->parity], err));
+    TEA_CHECK(tea_cg_p(s));
+    TEA_CHECK(amp_array_copy_to_host(s->rr[s->parity], err));
     return AMP_OK;
 }
 
@@ -269,27 +260,27 @@ static amp_status jacobi_solve(tea_solver *s, int max_iters, int *iters, double 
     int cur = 0, tt;
     double err = 0;
     amp_arg start[] = {amp_arg_view(s->vu), amp_arg_view(field_of(s, 0)->view)};
-    CHECK(amp_parallel_for_each(s->q, e, s->copy_into_field, start, 2));
+    TEA_CHECK(amp_parallel_for_each(s->q, e, s->copy_into_field, start, 2));
     for (tt = 0; tt < max_iters; ++tt) {
         tea_field *u = field_of(s, cur), *next = field_of(s, cur ^ 1);
         amp_arg a[] = {amp_arg_view(u->view), amp_arg_view(s->vkx),     amp_arg_view(s->vky),
                        amp_arg_view(s->vu0),  amp_arg_view(next->view), amp_arg_view(s->vw)};
-        CHECK(tea_exchange(s, u));
-        CHECK(amp_parallel_for_each(s->q, e, s->jacobi, a, 6));
+        TEA_CHECK(tea_exchange(s, u));
+        TEA_CHECK(amp_parallel_for_each(s->q, e, s->jacobi, a, 6));
         cur ^= 1;
-        CHECK(tea_dot_host(s, s->vw, s->vw, AMP_MAP_ABS, &err));
+        TEA_CHECK(tea_dot_host(s, s->vw, s->vw, AMP_MAP_ABS, &err));
         if (tt % 50 == 0) {
             tea_field *now = field_of(s, cur);
             amp_arg rs[] = {amp_arg_view(now->view), amp_arg_view(s->vkx), amp_arg_view(s->vky),
                             amp_arg_view(s->vu0),    amp_arg_view(s->vr)};
-            CHECK(tea_exchange(s, now));
-            CHECK(amp_parallel_for_each(s->q, e, s->residual, rs, 5));
-            CHECK(tea_dot_host(s, s->vr, s->vr, AMP_MAP_SQUARE, &err));
+            TEA_CHECK(tea_exchange(s, now));
+            TEA_CHECK(amp_parallel_for_each(s->q, e, s->residual, rs, 5));
+            TEA_CHECK(tea_dot_host(s, s->vr, s->vr, AMP_MAP_SQUARE, &err));
         }
         if (fabs(err) < s->eps) break;
     }
     amp_arg cp[] = {amp_arg_view(field_of(s, cur)->view), amp_arg_view(s->vu)};
-    CHECK(amp_parallel_for_each(s->q, e, s->copy_from_field, cp, 2));
+    TEA_CHECK(amp_parallel_for_each(s->q, e, s->copy_from_field, cp, 2));
     s->poly_iters = tt < max_iters ? tt + 1 : max_iters;
     *iters = s->poly_iters;
     *error = err;

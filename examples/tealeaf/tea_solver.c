@@ -9,15 +9,6 @@
 
 extern const char tealeaf_kernels[];
 
-#define CHECK(call)                                                                                                \
-    do {                                                                                                           \
-        amp_status st_ = (call);                                                                                   \
-        if (st_ != AMP_OK) {                                                                                       \
-            fprintf(stderr, "tealeaf: %s failed: %s: %s\n", #call, amp_status_name(st_), amp_last_error());        \
-            return st_;                                                                                            \
-        }                                                                                                          \
-    } while (0)
-
 /* The conduction coefficient of a cell, and the coefficient of the face
  * between two cells of coefficients a and b (TeaLeaf's cg_init). */
 static double coefficient(const tea_deck *d, double density)
@@ -35,15 +26,15 @@ amp_status tea_dot(tea_solver *s, amp_array_view *a, amp_array_view *b, amp_map 
         return amp_transform_reduce_async(s->q, amp_arg_view(a), amp_arg_view(b), AMP_TYPE_FLOAT64, map, AMP_OP_SUM,
                                           amp_arg_array(out), NULL);
     double v = 0;
-    CHECK(tea_dot_host(s, a, b, map, &v));
-    CHECK(amp_array_copy_from_host(out, &v));
+    TEA_CHECK(tea_dot_host(s, a, b, map, &v));
+    TEA_CHECK(amp_array_copy_from_host(out, &v));
     return AMP_OK;
 }
 
 amp_status tea_dot_host(tea_solver *s, amp_array_view *a, amp_array_view *b, amp_map map, double *out)
 {
-    CHECK(amp_transform_reduce(s->q, amp_arg_view(a), amp_arg_view(b), AMP_TYPE_FLOAT64, map, AMP_OP_SUM, out));
-    if (s->comm.sum) CHECK(s->comm.sum(s->comm.ctx, out));
+    TEA_CHECK(amp_transform_reduce(s->q, amp_arg_view(a), amp_arg_view(b), AMP_TYPE_FLOAT64, map, AMP_OP_SUM, out));
+    if (s->comm.sum) TEA_CHECK(s->comm.sum(s->comm.ctx, out));
     return AMP_OK;
 }
 
@@ -55,7 +46,7 @@ amp_status tea_exchange(tea_solver *s, const tea_field *x)
 
 amp_status tea_apply(tea_solver *s, const tea_field *x)
 {
-    CHECK(tea_exchange(s, x));
+    TEA_CHECK(tea_exchange(s, x));
     amp_arg a[] = {amp_arg_view(x->view), amp_arg_view(s->vw), amp_arg_view(s->vkx), amp_arg_view(s->vky)};
     return amp_parallel_for_each(s->q, amp_extent_2d(s->rows, s->nx), s->apply, a, 4);
 }
@@ -68,14 +59,14 @@ static amp_status tea_field_create(tea_solver *s, tea_field *f)
     const int rows = s->rows, nx = s->nx;
     amp_extent row = amp_extent_2d(1, nx);
     double zero = 0.0;
-    CHECK(amp_array_create(s->q, 8, amp_extent_2d(rows + 2, nx), NULL, &f->array));
-    CHECK(amp_array_view_of_array(f->array, &f->view));
-    CHECK(amp_array_view_section(f->view, amp_index_2d(1, 0), amp_extent_2d(rows, nx), &f->inner));
-    CHECK(amp_array_view_section(f->view, amp_index_2d(1, 0), row, &f->first));
-    CHECK(amp_array_view_section(f->view, amp_index_2d(rows, 0), row, &f->last));
-    CHECK(amp_array_view_section(f->view, amp_index_2d(0, 0), row, &f->halo_top));
-    CHECK(amp_array_view_section(f->view, amp_index_2d(rows + 1, 0), row, &f->halo_bottom));
-    CHECK(amp_fill(s->q, amp_arg_array(f->array), &zero));
+    TEA_CHECK(amp_array_create(s->q, 8, amp_extent_2d(rows + 2, nx), NULL, &f->array));
+    TEA_CHECK(amp_array_view_of_array(f->array, &f->view));
+    TEA_CHECK(amp_array_view_section(f->view, amp_index_2d(1, 0), amp_extent_2d(rows, nx), &f->inner));
+    TEA_CHECK(amp_array_view_section(f->view, amp_index_2d(1, 0), row, &f->first));
+    TEA_CHECK(amp_array_view_section(f->view, amp_index_2d(rows, 0), row, &f->last));
+    TEA_CHECK(amp_array_view_section(f->view, amp_index_2d(0, 0), row, &f->halo_top));
+    TEA_CHECK(amp_array_view_section(f->view, amp_index_2d(rows + 1, 0), row, &f->halo_bottom));
+    TEA_CHECK(amp_fill(s->q, amp_arg_array(f->array), &zero));
     return AMP_OK;
 }
 
@@ -208,8 +199,8 @@ amp_status tea_cg_wur(tea_solver *s)
     const int o = s->parity;
     amp_arg ur[] = {amp_arg_view(s->vu),     amp_arg_view(s->vr), amp_arg_view(s->p.view), amp_arg_view(s->vw),
                     amp_arg_array(s->rr[o]), amp_arg_array(s->pw), amp_arg_float64(tea_device_eps(s))};
-    CHECK(tea_apply(s, &s->p));
-    CHECK(tea_dot(s, s->p.inner, s->vw, AMP_MAP_PRODUCT, s->pw));
+    TEA_CHECK(tea_apply(s, &s->p));
+    TEA_CHECK(tea_dot(s, s->p.inner, s->vw, AMP_MAP_PRODUCT, s->pw));
     return amp_parallel_for_each(s->q, amp_extent_2d(s->rows, s->nx), s->update_ur, ur, 7);
 }
 
@@ -219,8 +210,8 @@ amp_status tea_cg_p(tea_solver *s)
     amp_arg up[] = {amp_arg_view(s->p.view),   amp_arg_view(s->vr),     amp_arg_array(s->rr[n]),
                     amp_arg_array(s->rr[o]),   amp_arg_float64(tea_device_eps(s)), amp_arg_array(s->iters[o]),
                     amp_arg_array(s->iters[n])};
-    CHECK(tea_dot(s, s->vr, s->vr, AMP_MAP_SQUARE, s->rr[n]));
-    CHECK(amp_parallel_for_each(s->q, amp_extent_2d(s->rows, s->nx), s->update_p, up, 7));
+    TEA_CHECK(tea_dot(s, s->vr, s->vr, AMP_MAP_SQUARE, s->rr[n]));
+    TEA_CHECK(amp_parallel_for_each(s->q, amp_extent_2d(s->rows, s->nx), s->update_p, up, 7));
     s->parity = n;
     return AMP_OK;
 }
@@ -229,11 +220,11 @@ amp_status tea_cg_p(tea_solver *s)
 static amp_status tea_iteration(tea_solver *s)
 {
     if (s->graph[0]) {
-        CHECK(amp_graph_launch(s->q, s->graph[s->parity]));
+        TEA_CHECK(amp_graph_launch(s->q, s->graph[s->parity]));
         s->parity ^= 1;
         return AMP_OK;
     }
-    CHECK(tea_cg_wur(s));
+    TEA_CHECK(tea_cg_wur(s));
     return tea_cg_p(s);
 }
 
@@ -283,27 +274,27 @@ amp_status tea_step(tea_solver *s, int max_iters, int check_every, int *iters, d
     amp_arg ir[] = {amp_arg_view(s->vu0), amp_arg_view(s->vw), amp_arg_view(s->vr), amp_arg_view(s->p.view)};
     amp_arg fin[] = {amp_arg_view(s->venergy), amp_arg_view(s->vu), amp_arg_view(s->vdensity)};
     const int zero = 0;
-    CHECK(amp_parallel_for_each(s->q, e, s->init_u, iu, 5));
-    CHECK(tea_apply(s, &s->p)); /* w = A u (p holds u) */
-    CHECK(amp_parallel_for_each(s->q, e, s->init_r, ir, 4));
-    CHECK(tea_dot(s, s->vr, s->vr, AMP_MAP_SQUARE, s->rr[s->parity]));
-    CHECK(amp_array_copy_from_host(s->iters[s->parity], &zero));
+    TEA_CHECK(amp_parallel_for_each(s->q, e, s->init_u, iu, 5));
+    TEA_CHECK(tea_apply(s, &s->p)); /* w = A u (p holds u) */
+    TEA_CHECK(amp_parallel_for_each(s->q, e, s->init_r, ir, 4));
+    TEA_CHECK(tea_dot(s, s->vr, s->vr, AMP_MAP_SQUARE, s->rr[s->parity]));
+    TEA_CHECK(amp_array_copy_from_host(s->iters[s->parity], &zero));
     s->cg_iters = s->poly_iters = s->est_iters = 0;
     if (s->solver != TEA_SOLVER_CG) {
-        CHECK(tea_poly_solve(s, max_iters, iters, error));
-        CHECK(amp_parallel_for_each(s->q, e, s->finalise, fin, 3));
+        TEA_CHECK(tea_poly_solve(s, max_iters, iters, error));
+        TEA_CHECK(amp_parallel_for_each(s->q, e, s->finalise, fin, 3));
         return AMP_OK;
     }
     int launched = 0, count = 0;
     while (launched < max_iters) {
         const int n = check_every < max_iters - launched ? check_every : max_iters - launched;
-        for (int k = 0; k < n; ++k) CHECK(tea_iteration(s));
+        for (int k = 0; k < n; ++k) TEA_CHECK(tea_iteration(s));
         launched += n;
-        CHECK(amp_array_copy_to_host(s->iters[s->parity], &count));
+        TEA_CHECK(amp_array_copy_to_host(s->iters[s->parity], &count));
         if (count < launched) break; /* converged: the last iterations did nothing */
     }
-    CHECK(amp_array_copy_to_host(s->rr[s->parity], error));
-    CHECK(amp_parallel_for_each(s->q, e, s->finalise, fin, 3));
+    TEA_CHECK(amp_array_copy_to_host(s->rr[s->parity], error));
+    TEA_CHECK(amp_parallel_for_each(s->q, e, s->finalise, fin, 3));
     *iters = s->cg_iters = count;
     return AMP_OK;
 }

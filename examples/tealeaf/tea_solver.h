@@ -16,6 +16,7 @@
 #include <hipamp.h>
 
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "tea_deck.h"
 
@@ -102,6 +103,16 @@ amp_status tea_summary(tea_solver *s, double dx, double dy, double out[4]);
 void tea_free(tea_solver *s);
 
 /* Shared by tea_solver.c and tea_poly.c. */
+/* Returns a failed call's status from the function, said on stderr. */
+#define TEA_CHECK(call)                                                                                            \
+    do {                                                                                                           \
+        amp_status st_ = (call);                                                                                   \
+        if (st_ != AMP_OK) {                                                                                       \
+            fprintf(stderr, "tealeaf: %s failed: %s: %s\n", #call, amp_status_name(st_), amp_last_error());        \
+            return st_;                                                                                            \
+        }                                                                                                          \
+    } while (0)
+
 /* x's halos from the neighbours, in a row split (nothing on one rank). */
 amp_status tea_exchange(tea_solver *s, const tea_field *x);
 /* w = A x (x's halos first). */
