@@ -311,8 +311,8 @@ amp_status tea_poly_solve(tea_solver *s, int max_iters, int *iters, double *erro
     int cg = 0, poly = 0, cur = 0, tt;
     s->eigmin = s->eigmax = 0; /* this step's, once it switches */
     for (tt = 0; tt < max_iters; ++tt) {
-        const bool switched =
-            poly > 0 || (s->error_switch ? err < s->eps_lim && tt > SWITCH_MIN_CG : tt > s->presteps && err < SWITCH_ERROR_MAX);
+        const bool switched = poly > 0 || (s->error_switch ? err < s->eps_lim && tt > SWITCH_MIN_CG
+                                                           : tt > s->presteps && err < SWITCH_ERROR_MAX);
         if (!switched) {
             st = cg_step(s, &cg_alpha[cg], &cg_beta[cg], &err);
             ++cg;

@@ -14,8 +14,8 @@ static int usage(const char *argv0, const char *why)
 {
     if (why) fprintf(stderr, "tealeaf: %s\n", why);
     fprintf(stderr,
-            "usage: %s [--device PATH] [--problems FILE] [--solver cg|chebyshev|ppcg|jacobi] [--check-every K] [--no-graph]\n"
-            "          [--digest] [--skip-missing] DECK\n"
+            "usage: %s [--device PATH] [--problems FILE] [--solver cg|chebyshev|ppcg|jacobi] [--check-every K]\n"
+            "          [--no-graph] [--digest] [--skip-missing] DECK\n"
             "  DECK: a TeaLeaf input deck (tea.in format), e.g. ../shared/tealeaf/tea_bm_1.in\n"
             "  --solver: instead of the deck's use_cg / use_chebyshev / use_ppcg / use_jacobi\n",
             argv0);
