@@ -463,7 +463,8 @@ Test(cpu, user_optimisation_levels_below_O2_build_and_run)
         amp_arg a[] = {amp_arg_float32(0.5f), amp_arg_view(vx), amp_arg_view(vy)};
         ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(N), test_kernel(p, "scale_add"), a, 3));
         ASSERT_OK(amp_array_view_synchronize(vy));
-        for (int i = 0; i < N; ++i) cr_assert_eq(y[i], 1.0f + 0.5f * (float)i, "\"%s\": y[%d] = %g", levels[l], i, y[i]);
+        for (int i = 0; i < N; ++i)
+            cr_assert_eq(y[i], 1.0f + 0.5f * (float)i, "\"%s\": y[%d] = %g", levels[l], i, y[i]);
         amp_array_view *vi = test_view(in, sizeof(int), amp_extent_1d(N), AMP_READ_ONLY);
         amp_array_view *vo = test_view(out, sizeof(int), amp_extent_1d(N), AMP_WRITE_ONLY);
         amp_arg b[] = {amp_arg_view(vi), amp_arg_view(vo)};

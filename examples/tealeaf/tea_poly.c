@@ -174,8 +174,8 @@ static amp_status cg_step(tea_solver *s, double *alpha, double *beta, double *er
     return AMP_OK;
 }
 
-/* The pair of fields a Chebyshev phase keeps u in (p's and sd[0]), and
- * PPCG's sd in (sd[0] and sd[1]); *cur says which holds the current one. */
+/* Field `which` (0 or 1) of the pair Chebyshev and Jacobi keep u in (p's
+ * and sd[0]), or PPCG its sd (sd[0] and sd[1]). */
 static tea_field *field_of(tea_solver *s, int which)
 {
     const bool u_pair = s->solver != TEA_SOLVER_PPCG; /* Chebyshev's and Jacobi's u */
@@ -320,9 +320,9 @@ amp_status tea_poly_solve(tea_solver *s, int max_iters, int *iters, double *erro
             if (poly == 0) {
                 if ((st = estimate_eigenvalues(s, cg_alpha, cg_beta, cg)) != AMP_OK) goto out;
                 c = cheby_start(s);
-                if (!chebyshev) {
-                    cheby inner = c;
-                    for (int j = 0; j < s->inner_steps; ++j) cheby_step(&inner, &in_alpha[j], &in_beta[j]);
+                if (!chebyshev) { /* the inner steps' coefficients, the same every iteration */
+                    cheby steps = c;
+                    for (int j = 0; j < s->inner_steps; ++j) cheby_step(&steps, &in_alpha[j], &in_beta[j]);
                 }
             }
             st = chebyshev ? cheby_iteration(s, &c, poly, tt, &cur, &err)

@@ -90,7 +90,8 @@ bool amp__cpu_elf_needs(const void *bin, size_t size, const char *prefix, char *
     if (!bin || size < sizeof eh) return false;
     memcpy(&eh, b, sizeof eh);
     if (memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 || !eh.e_shnum ||
-        eh.e_shentsize != sizeof(Elf64_Shdr) || !amp__elf_in(size, eh.e_shoff, (uint64_t)eh.e_shnum * sizeof(Elf64_Shdr)))
+        eh.e_shentsize != sizeof(Elf64_Shdr) ||
+        !amp__elf_in(size, eh.e_shoff, (uint64_t)eh.e_shnum * sizeof(Elf64_Shdr)))
         return false;
     for (unsigned i = 0; i < eh.e_shnum; ++i) {
         Elf64_Shdr sh, st;
