@@ -156,11 +156,11 @@ int tea_run(const tea_options *o, const tea_deck *d, amp_accelerator *acc, const
         printf(" - Solver: %s, eps %g, max_iters %d, coefficient %s\n", solver_name(d->solver), d->eps, d->max_iters,
                d->inverse_density ? "1 / density" : "density");
         if (d->solver == TEA_SOLVER_CHEBYSHEV || d->solver == TEA_SOLVER_PPCG) {
-            if (d->error_switch) printf(" - Switch: from CG once r.r < epslim %g (after at least 21 CG iterations)\n", d->eps_lim);
+            if (d->error_switch)
+                printf(" - Switch: from CG once r.r < epslim %g (after at least 21 CG iterations)\n", d->eps_lim);
             else printf(" - Switch: from CG after presteps %d + 1 iterations (once r.r < 1)\n", d->presteps);
         }
         if (d->solver == TEA_SOLVER_PPCG) printf(" - Inner:  %d Chebyshev steps an iteration\n", d->ppcg_inner_steps);
-
         if (d->ignored[0]) printf(" - Ignored (not used by this port): %s\n", d->ignored);
         printf(" - Device: %s (%s)%s\n", info.device_path, info.description,
                nranks > 1 ? ", rows split across MPI ranks" : "");
@@ -250,8 +250,9 @@ int tea_run(const tea_options *o, const tea_deck *d, amp_accelerator *acc, const
     printf("%41s%26s%26s%26s%26s\n", "Volume", "Mass", "Density", "Energy", "U");
     printf(" step: %6d %25.17E %25.17E %25.17E %25.17E %25.17E\n", step, sum[0], sum[1], sum[1] / sum[0], sum[2],
            sum[3]);
+    const char *kind = d->solver == TEA_SOLVER_CG ? "CG" : d->solver == TEA_SOLVER_JACOBI ? "Jacobi" : "outer";
     printf("\n Setup %.3f s, solve %.3f s (%ld %s iterations, %.1f us an iteration)%s\n", t_setup, t_solve,
-           total_iters, d->solver == TEA_SOLVER_CG ? "CG" : d->solver == TEA_SOLVER_JACOBI ? "Jacobi" : "outer", total_iters ? t_solve * 1e6 / (double)total_iters : 0.0,
+           total_iters, kind, total_iters ? t_solve * 1e6 / (double)total_iters : 0.0,
            graph ? ", iterations replayed from launch graphs" : "");
     double want = 0;
     char from[8400];
