@@ -121,7 +121,10 @@ static int expected(const tea_options *o, const tea_deck *d, double *value, char
 
 static const char *solver_name(tea_solver_kind k)
 {
-    return k == TEA_SOLVER_CG ? "CG" : k == TEA_SOLVER_CHEBYSHEV ? "Chebyshev" : k == TEA_SOLVER_PPCG ? "PPCG" : "Jacobi";
+    return k == TEA_SOLVER_CG          ? "CG"
+           : k == TEA_SOLVER_CHEBYSHEV ? "Chebyshev"
+           : k == TEA_SOLVER_PPCG      ? "PPCG"
+                                       : "Jacobi";
 }
 
 /* FNV-1a, 64 bits. */
