@@ -85,7 +85,8 @@ struct amp__cpu_item {
     void *worker;      // library's
     void *fiber;       // library's
 };
-__attribute__((visibility("default"))) int amp__cpu_abi(void) { return 4; }
+// weak: every part of a split build defines it
+__attribute__((visibility("default"), weak)) int amp__cpu_abi(void) { return 4; }
 }
 static_assert(sizeof(void *) == 8, "the CPU accelerator needs a 64-bit host");
 static_assert(offsetof(amp__cpu_launch, pack) == 72, "amp__cpu_launch layout");
@@ -596,7 +597,19 @@ template <> struct fiber_entry<true> {
 } // namespace cpu
 } // namespace amp
 
-#define AMP__DEFINE_ENTRY(name)                                                                  \
+// A build split across compiler processes (cpu_compile.c) compiles the unit
+// once a part, each told the kernels other parts define
+// (-DAMP__CPU_SKIP_<name>=~,1): their entry points and records are left out
+// there (the body stays, unused, so nothing of it is generated). Tested by
+// expansion in the user's part, so that the precompiled library part does
+// not depend on the definitions.
+#define AMP__CPU_PROBE_SECOND(a, b, ...) b
+#define AMP__CPU_PROBE(...) AMP__CPU_PROBE_SECOND(__VA_ARGS__, 0, 0)
+#define AMP__CPU_CAT(a, b) AMP__CPU_CAT_(a, b)
+#define AMP__CPU_CAT_(a, b) a##b
+#define AMP__DEFINE_ENTRY(name) AMP__CPU_CAT(AMP__DEFINE_ENTRY_, AMP__CPU_PROBE(AMP__CPU_SKIP_##name))(name)
+#define AMP__DEFINE_ENTRY_1(name)
+#define AMP__DEFINE_ENTRY_0(name)                                                                \
     extern "C" __attribute__((visibility("default"))) void name(amp__cpu_item *amp__it) {       \
         ::amp::cpu::fiber_entry<::amp::cpu::listed(#name, AMP__CPU_LOOPS_LIST)>::template run<   \
             decltype(name##__amp_body), name##__amp_body>(amp__it);                              \

@@ -757,6 +757,194 @@ BOTH_PATHS(tile_static_and_tile_size_limits_are_the_gpus)
     ASSERT_OK(amp_program_destroy(p));
 }
 
+/* ------------------------------------------------- builds split in parts */
+
+/* A compiler that logs its command lines (one a line) into dir/cxx.log and
+ * runs the real one; AMP_CXX names it, the disk cache is dir/cache (empty),
+ * no precompiled header (its own compile would be logged too), and jobs
+ * compiler processes at most. Before the accelerator is first used. */
+static void logging_compiler(char *dir, size_t cap, const char *jobs)
+{
+    const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    snprintf(dir, cap, "%s/hipamp-split-XXXXXX", base);
+    cr_assert_not_null(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
+    test_remove_at_exit(dir);
+    const char *real = getenv("AMP_CXX") && *getenv("AMP_CXX") ? getenv("AMP_CXX") : "c++";
+    char path[PATH_MAX], script[3 * PATH_MAX], cache[PATH_MAX];
+    snprintf(path, sizeof path, "%s/cxx", dir);
+    snprintf(script, sizeof script, "#!/bin/sh\nprintf '%%s\\n' \"$*\" >> '%s/cxx.log'\nexec %s \"$@\"\n", dir, real);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    cr_assert_eq(fputs(script, f) >= 0, true);
+    cr_assert_eq(fclose(f), 0);
+    cr_assert_eq(chmod(path, 0755), 0);
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    setenv("AMP_CXX", path, 1);
+    setenv("AMP_CACHE_DIR", cache, 1);
+    setenv("AMP_CPU_PCH", "0", 1);
+    setenv("AMP_CPU_COMPILE_JOBS", jobs, 1);
+}
+
+/* Compiler runs in dir/cxx.log: compiles of a part (-c), links of parts
+ * (-x none) and whole compiles (to kernel.so, neither). */
+static void logged_runs(const char *dir, int *parts, int *links, int *wholes)
+{
+    char path[PATH_MAX], line[16384];
+    snprintf(path, sizeof path, "%s/cxx.log", dir);
+    *parts = *links = *wholes = 0;
+    FILE *f = fopen(path, "r");
+    if (!f) return;
+    while (fgets(line, sizeof line, f)) {
+        if (strstr(line, " -x none ")) ++*links;
+        else if (strstr(line, " -c ") && strstr(line, "/part")) ++*parts;
+        else if (strstr(line, "/kernel.so")) ++*wholes;
+    }
+    fclose(f);
+}
+
+static const char split_src[] =
+    "AMP_KERNEL(add_one, amp::index<1> i, amp::array_view<int, 1> v) { v[i] += 1; }\n"
+    "AMP_KERNEL(times_three, amp::index<1> i, amp::array_view<int, 1> v) { v[i] *= 3; }\n"
+    "AMP_TILED_KERNEL(reverse32, amp::tiled_index<32> t, amp::array_view<int, 1> v)\n"
+    "{\n"
+    "    tile_static int s[32];\n"
+    "    s[t.local[0]] = v[t.global];\n"
+    "    t.barrier.wait();\n"
+    "    v[t.global] = s[31 - t.local[0]];\n"
+    "}\n"
+    "AMP_KERNEL(square, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = v[i] * v[i]; }\n"
+    "AMP_TILED_KERNEL(minus_local, amp::tiled_index<32> t, amp::array_view<int, 1> v) { v[t.global] -= t.local[0]; }\n";
+
+/* Runs split_src's five kernels over 96 ints; every element checked. */
+static void run_split_kernels(amp_program *p)
+{
+    enum { N = 96 };
+    int v[N], want[N];
+    for (int i = 0; i < N; ++i) v[i] = want[i] = i - 40;
+    amp_array_view *vv = test_view(v, sizeof(int), amp_extent_1d(N), AMP_READ_WRITE);
+    amp_arg a[] = {amp_arg_view(vv)};
+    ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(N), test_kernel(p, "add_one"), a, 1));
+    ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(N), test_kernel(p, "times_three"), a, 1));
+    ASSERT_OK(amp_parallel_for_each_tiled(NULL, tile1(N, 32), test_kernel(p, "reverse32"), a, 1));
+    ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(N), test_kernel(p, "square"), a, 1));
+    ASSERT_OK(amp_parallel_for_each_tiled(NULL, tile1(N, 32), test_kernel(p, "minus_local"), a, 1));
+    ASSERT_OK(amp_array_view_synchronize(vv));
+    int r[N];
+    for (int i = 0; i < N; ++i) want[i] = (want[i] + 1) * 3;
+    for (int i = 0; i < N; ++i) r[i] = want[i / 32 * 32 + 31 - i % 32];
+    for (int i = 0; i < N; ++i) want[i] = r[i] * r[i] - i % 32;
+    for (int i = 0; i < N; ++i) cr_assert_eq(v[i], want[i], "element %d: %d, want %d", i, v[i], want[i]);
+    ASSERT_OK(amp_array_view_destroy(vv));
+}
+
+/* A unit of five kernels on three compiler processes: three parts, one
+ * link, no whole compile, and every kernel there and right; with one
+ * process, one whole compile. */
+Test(cpu, a_build_split_across_compilers_has_every_kernel_right)
+{
+    char dir[PATH_MAX];
+    logging_compiler(dir, sizeof dir, "3");
+    amp_accelerator *acc = cpu_acc();
+    amp_program *p = NULL;
+    ASSERT_OK(amp_program_build(acc, split_src, NULL, &p));
+    int parts, links, wholes;
+    logged_runs(dir, &parts, &links, &wholes);
+    cr_assert_eq(parts, 3, "%d parts compiled, want 3", parts);
+    cr_assert_eq(links, 1, "%d links, want 1", links);
+    cr_assert_eq(wholes, 0, "%d whole compiles, want 0", wholes);
+    run_split_kernels(p);
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+Test(cpu, one_compiler_process_compiles_the_unit_whole)
+{
+    char dir[PATH_MAX];
+    logging_compiler(dir, sizeof dir, "1");
+    amp_program *p = NULL;
+    ASSERT_OK(amp_program_build(cpu_acc(), split_src, NULL, &p));
+    int parts, links, wholes;
+    logged_runs(dir, &parts, &links, &wholes);
+    cr_assert(parts == 0 && links == 0 && wholes == 1, "parts %d, links %d, whole compiles %d", parts, links, wholes);
+    run_split_kernels(p);
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+/* What parts cannot share sends the unit to one whole compile: a static
+ * variable two kernels share (each part would have its own, and the
+ * compiler folds the reader's to 0, so no part's object shows it), one in
+ * an unnamed namespace, and a non-inline function of the user's (defined
+ * in every part: the link fails). A static function splits. Each case's
+ * results are checked. */
+Test(cpu, what_parts_cannot_share_sends_the_unit_to_one_compile)
+{
+    char dir[PATH_MAX];
+    logging_compiler(dir, sizeof dir, "2");
+    amp_accelerator *acc = cpu_acc();
+    static const struct {
+        const char *src;
+        int parts, wholes; /* compiles this case adds */
+        int add;           /* the result: 42, or 4 (i + 1) + add */
+    } cases[] = {
+        {"static int shared_value;\n"
+         "AMP_KERNEL(set_it, amp::index<1> i, amp::array_view<int, 1> v) { if (i[0] == 0) shared_value = 41; }\n"
+         "AMP_KERNEL(read_it, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = shared_value + 1; }\n",
+         0, 1, -1},
+        {"namespace { int shared_value; }\n"
+         "AMP_KERNEL(set_it, amp::index<1> i, amp::array_view<int, 1> v) { if (i[0] == 0) shared_value = 41; }\n"
+         "AMP_KERNEL(read_it, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = shared_value + 1; }\n",
+         0, 1, -1},
+        {"int twice(int x) { return 2 * x; }\n"
+         "AMP_KERNEL(set_it, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = twice(v[i]); }\n"
+         "AMP_KERNEL(read_it, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = twice(v[i]) + 2; }\n",
+         2, 1, 2},
+        {"static int twice(int x) { return 2 * x; } // static int not_a_variable;\n"
+         "AMP_KERNEL(set_it, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = twice(v[i]); }\n"
+         "AMP_KERNEL(read_it, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = twice(v[i]) + 3; }\n",
+         2, 0, 3}};
+    int parts_before = 0, wholes_before = 0;
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+        amp_program *p = NULL;
+        ASSERT_OK(amp_program_build(acc, cases[c].src, NULL, &p));
+        int parts, links, wholes;
+        logged_runs(dir, &parts, &links, &wholes);
+        cr_assert_eq(parts - parts_before, cases[c].parts, "case %zu: %d parts compiled", c, parts - parts_before);
+        cr_assert_eq(wholes - wholes_before, cases[c].wholes, "case %zu: %d whole compiles", c,
+                     wholes - wholes_before);
+        parts_before = parts;
+        wholes_before = wholes;
+        int v[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+        amp_array_view *vv = test_view(v, sizeof(int), amp_extent_1d(8), AMP_READ_WRITE);
+        amp_arg a[] = {amp_arg_view(vv)};
+        ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(8), test_kernel(p, "set_it"), a, 1));
+        ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(8), test_kernel(p, "read_it"), a, 1));
+        ASSERT_OK(amp_array_view_synchronize(vv));
+        for (int i = 0; i < 8; ++i) {
+            int want = cases[c].add < 0 ? 42 : 4 * (i + 1) + cases[c].add;
+            cr_assert_eq(v[i], want, "case %zu element %d: %d, want %d", c, i, v[i], want);
+        }
+        ASSERT_OK(amp_array_view_destroy(vv));
+        ASSERT_OK(amp_program_destroy(p));
+    }
+}
+
+/* A compile error in a split build is reported as a whole compile reports
+ * it: the status, the name and the user's line. */
+Test(cpu, a_compile_error_in_a_split_build_names_the_user_line)
+{
+    char dir[PATH_MAX];
+    logging_compiler(dir, sizeof dir, "2");
+    const char *src = "AMP_KERNEL(fine, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = 1; }\n"
+                      "AMP_KERNEL(broken, amp::index<1> i, amp::array_view<int, 1> v)\n"
+                      "{\n"
+                      "    v[i] = undeclared_in_part_two;\n"
+                      "}\n";
+    amp_program *p = (amp_program *)1;
+    ASSERT_STATUS(amp_program_build(cpu_acc(), src, NULL, &p), AMP_ERROR_COMPILE);
+    cr_assert_null(p);
+    assert_contains(amp_last_error(), "undeclared_in_part_two");
+    assert_contains(amp_last_error(), ":4:");
+}
+
 /* ------------------------------------------- compile time-out, temp files */
 
 /* A private TMPDIR for the test (the compiler's files and ours land there). */

@@ -87,7 +87,8 @@ static char *amp__cpu_note_source(const char *note)
     size_t n = strlen(note);
     char *s = malloc(n * 4 + 160);
     if (!s) return NULL;
-    size_t k = (size_t)sprintf(s, "\nextern \"C\" __attribute__((visibility(\"default\"))) const char "
+    /* weak: every part of a split build (cpu_split.c) defines it */
+    size_t k = (size_t)sprintf(s, "\nextern \"C\" __attribute__((visibility(\"default\"), weak)) const char "
                                   "amp__cpu_loops_note[] = \"");
     for (const char *p = note; *p; ++p) {
         if (*p == '"' || *p == '\\') s[k++] = '\\';
@@ -135,6 +136,8 @@ typedef struct amp__cpu_build {
     const char *pch;
     size_t lib_len;
     bool pch_used, pch_off;
+    bool split_tried; /* the first try went to cpu_split.c first */
+    char split_note[256];
 } amp__cpu_build;
 
 /* The private build directory: made (mode 0700, named so that it can be
@@ -445,6 +448,21 @@ static amp_status amp__cpu_build_try(amp__cpu_build *b)
     amp_status st;
     for (int attempt = 0;; ++attempt) {
         if ((st = amp__cpu_build_write_source(b)) != AMP_OK) return st;
+        /* First the unit in parts on several compilers at once; whatever
+         * that cannot do (an error included) the whole unit does below. */
+        if (!b->split_tried) {
+            b->split_tried = true;
+            amp__cpu_split_job sj = {b->argv,    b->user_to, b->envp,   b->dirfd,
+                                     b->dir,     b->src,     b->pch_used ? b->pch : NULL,
+                                     b->dep,     b->so,      amp__cpu_user_part(b->source),
+                                     b->deadline, amp__cpu_split_jobs()};
+            int split = amp__cpu_split_build(&sj, b->split_note, sizeof b->split_note);
+            if (split > 0) return AMP_OK;
+            if (split < 0)
+                return amp__fail(AMP_ERROR_COMPILE, "compiling %s for the CPU accelerator timed out after %u seconds "
+                                                    "(AMP_COMPILE_TIMEOUT); the compilers were stopped",
+                                 b->source_name, b->timeout);
+        }
         size_t m = b->user_to;
         if (b->pch_used) {
             b->argv[m++] = "-include";

@@ -117,6 +117,51 @@ bool amp__cpu_elf_needs(const void *bin, size_t size, const char *prefix, char *
     return false;
 }
 
+int amp__cpu_elf_local_data(const void *bin, size_t size, amp__cpu_name_fn fn, void *ctx)
+{
+    const unsigned char *b = bin;
+    Elf64_Ehdr eh;
+    if (!bin || size < sizeof eh) return -1;
+    memcpy(&eh, b, sizeof eh);
+    if (memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 || !eh.e_shnum ||
+        eh.e_shentsize != sizeof(Elf64_Shdr) ||
+        !amp__elf_in(size, eh.e_shoff, (uint64_t)eh.e_shnum * sizeof(Elf64_Shdr)) || eh.e_shstrndx >= eh.e_shnum)
+        return -1;
+    Elf64_Shdr names;
+    memcpy(&names, b + eh.e_shoff + (uint64_t)eh.e_shstrndx * sizeof names, sizeof names);
+    if (!amp__elf_in(size, names.sh_offset, names.sh_size)) return -1;
+    int found = 0;
+    for (unsigned i = 0; i < eh.e_shnum; ++i) {
+        Elf64_Shdr sh, st;
+        memcpy(&sh, b + eh.e_shoff + (uint64_t)i * sizeof sh, sizeof sh);
+        if (sh.sh_type != SHT_SYMTAB) continue;
+        if (sh.sh_entsize != sizeof(Elf64_Sym) || !amp__elf_in(size, sh.sh_offset, sh.sh_size) ||
+            sh.sh_link >= eh.e_shnum)
+            return -1;
+        memcpy(&st, b + eh.e_shoff + (uint64_t)sh.sh_link * sizeof st, sizeof st);
+        if (st.sh_type != SHT_STRTAB || !amp__elf_in(size, st.sh_offset, st.sh_size) || st.sh_size == 0) return -1;
+        for (uint64_t k = 0; k < sh.sh_size / sizeof(Elf64_Sym); ++k) {
+            Elf64_Sym sym;
+            memcpy(&sym, b + sh.sh_offset + k * sizeof sym, sizeof sym);
+            int type = ELF64_ST_TYPE(sym.st_info);
+            if (ELF64_ST_BIND(sym.st_info) != STB_LOCAL || (type != STT_OBJECT && type != STT_TLS) ||
+                sym.st_shndx == SHN_UNDEF || sym.st_shndx >= eh.e_shnum || sym.st_name >= st.sh_size)
+                continue;
+            Elf64_Shdr in;
+            memcpy(&in, b + eh.e_shoff + (uint64_t)sym.st_shndx * sizeof in, sizeof in);
+            if (!(in.sh_flags & SHF_WRITE)) continue;
+            /* constant data that needs relocations: written by the loader only */
+            size_t room = in.sh_name < names.sh_size ? names.sh_size - in.sh_name : 0;
+            if (room > 12 && !strncmp((const char *)b + names.sh_offset + in.sh_name, ".data.rel.ro", 12)) continue;
+            const char *name = (const char *)b + st.sh_offset + sym.st_name;
+            if (strnlen(name, st.sh_size - sym.st_name) == st.sh_size - sym.st_name) continue;
+            ++found;
+            if (fn && !fn(ctx, name)) return found;
+        }
+    }
+    return found;
+}
+
 void amp__cpu_elf_tls_free(amp__cpu_tls *t)
 {
     for (size_t i = 0; i < t->n; ++i) free(t->syms[i].name);

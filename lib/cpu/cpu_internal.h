@@ -442,6 +442,39 @@ void amp__cpu_elf_tls_free(amp__cpu_tls *t);
  * with prefix ("libasan"); its name into name[cap]. False where the image
  * has no dynamic section it can read (every offset bounds-checked). */
 bool amp__cpu_elf_needs(const void *bin, size_t size, const char *prefix, char *name, size_t cap);
+/* A build split across compiler processes (cpu_split.c). */
+typedef struct amp__cpu_split_job {
+    char *const *words;   /* the compiler and every option before the outputs: argv[0, nwords) */
+    size_t nwords;
+    char *const *envp;
+    int dirfd;            /* the private build directory, held open */
+    const char *dir;      /* and its path */
+    const char *src;      /* the unit, written there */
+    const char *pch;      /* -include this precompiled header (NULL: none) */
+    const char *dep;      /* the dependency file (part 0 writes it) */
+    const char *so;       /* the module to link */
+    const char *user;     /* the user's part of the unit: its kernels are looked for there */
+    uint64_t deadline;    /* monotonic ns */
+    int jobs;             /* compiler processes at most (amp__cpu_split_jobs) */
+} amp__cpu_split_job;
+/* AMP_CPU_COMPILE_JOBS, 1..8; by default the CPUs this process may run on,
+ * at most 8. */
+int amp__cpu_split_jobs(void);
+/* Compiles the unit in parts (at most job->jobs, no more than its
+ * kernels) at once and links them into job->so. 1: linked; note says in how
+ * many parts. 0: not split (fewer than two kernels or jobs), or a part did
+ * not compile, or two parts would each have a copy of one writable
+ * variable of internal linkage, or the link failed: note says which; the
+ * caller compiles the unit whole (which reports any error). -1: the
+ * deadline passed. Blocks; threads of its own wait for the compilers. */
+int amp__cpu_split_build(const amp__cpu_split_job *job, char *note, size_t cap);
+/* Calls fn(ctx, name) for each symbol of an object file (ET_REL) that is a
+ * local (internal linkage) variable in writable memory, thread-local ones
+ * included (not constant data relocated at load, .data.rel.ro); stops
+ * when fn returns false. The count seen, or -1: not an ELF file whose
+ * section and symbol tables it can read. */
+typedef bool (*amp__cpu_name_fn)(void *ctx, const char *name);
+int amp__cpu_elf_local_data(const void *bin, size_t size, amp__cpu_name_fn fn, void *ctx);
 /* tile_static bytes of kernel: own (what its loop version declares, 0 for a
  * fiber kernel) + the thread-locals of its body + every thread-local the
  * analysis cannot attribute to one kernel (a helper's tile_static, a

@@ -20,7 +20,7 @@ const char *const amp__cpu_flags[] = {"-std=c++17",      "-O3",   "-fPIC", "-sha
                                       "-fno-math-errno", "-fno-trapping-math", "-x", "c++"};
 const size_t amp__cpu_nflags = sizeof amp__cpu_flags / sizeof amp__cpu_flags[0];
 /* Bump when the loop transformation's output changes (cache tag). */
-#define AMP__CPU_LOOPS_VERSION 6
+#define AMP__CPU_LOOPS_VERSION 7
 
 /* ------------------------------------------------------ the compiler */
 

@@ -341,7 +341,9 @@ char *amp__cpu_loops_assemble(const char *source, const amp__cpu_loops_result *r
         if (rk->at > len || rk->at < at) continue;
         amp__sb_put(&out, source + at, rk->at - at);
         at = rk->at;
-        amp__sb_puts(&out, "\n");
+        /* a build split across compiler processes defines each kernel's
+         * records in one part only (the prelude's AMP__DEFINE_ENTRY) */
+        amp__sb_printf(&out, "\n#if !defined(AMP__CPU_SKIP_%s)\n", rk->name);
         if (rk->loops && !rk->off) {
             amp__sb_puts(&out, rk->loops);
             amp__sb_printf(&out, "extern \"C\" __attribute__((visibility(\"default\"))) const char %s__amp_cpu_path[] = "
@@ -352,6 +354,7 @@ char *amp__cpu_loops_assemble(const char *source, const amp__cpu_loops_result *r
             sb_cstring(&out, rk->off ? rk->off_why : rk->why);
             amp__sb_puts(&out, "\";\n");
         }
+        amp__sb_puts(&out, "#endif\n");
         if (rk->line) amp__sb_puts(&out, rk->line);
     }
     amp__sb_put(&out, source + at, len - at);

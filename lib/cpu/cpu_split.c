@@ -1,0 +1,421 @@
+/* cpu_split.c — compiles a unit's kernels on several compiler processes at once (each process the whole unit, generating code for its share of the kernels) and links the parts into the module; anything it cannot do so gives the unit back to cpu_compile.c's single compile. */
+#include "cpu_internal.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Why it is sound, and what is checked:
+ *
+ * Every part compiles the whole unit (same text, same options, the same
+ * precompiled header), told with -DAMP__CPU_SKIP_<name>=~,1 which kernels
+ * other parts define: the prelude's AMP__DEFINE_ENTRY and the loop
+ * versions' blocks (loops/transform.c) leave out those kernels' entry
+ * points and records, and their bodies, static and unused there, generate
+ * no code. What has external linkage is then defined once across the parts
+ * (the prelude's own records are weak or inline), or twice when a kernel
+ * escaped the scan or the user's source defines a non-inline function or
+ * variable: the link then fails on the duplicate and the unit is compiled
+ * whole. What has internal linkage is one copy a part: harmless for code
+ * and constants, not for a variable two parts' kernels share (a static
+ * counter one kernel writes and another reads). The compiler may remove
+ * such a variable from the part that only writes it and fold it to its
+ * initial value in the part that only reads it, so no object shows it: a
+ * source with a static variable, an unnamed namespace or a header of its
+ * own is compiled whole (amp__cpu_split_shares_state). The parts' objects
+ * are read before the link as well, and a writable variable of internal
+ * linkage found in two of them sends the unit to the single compile too. */
+
+/* The most parts: beyond this the parts' parsing (a few tens of ms each,
+ * with the precompiled header) outweighs the kernels' share. */
+#define AMP__CPU_SPLIT_MAX 8
+/* The most kernels looked for (a larger unit is compiled whole). */
+#define AMP__CPU_SPLIT_KERNELS 4096
+
+typedef struct amp__cpu_part {
+    char **argv;
+    char *log;
+    int ws;
+    bool late, started;
+    amp_status st;
+    pthread_t thread;
+    char obj[32];
+} amp__cpu_part;
+
+typedef struct amp__cpu_split {
+    const amp__cpu_split_job *job;
+    char **names;   /* the kernels found */
+    int *weight;    /* a tiled kernel's code weighs about twice a simple one's */
+    int *part_of;   /* the part each kernel's code is generated in */
+    char **defines; /* -DAMP__CPU_SKIP_<name>=~,1 per kernel */
+    int n, nparts;
+    amp__cpu_part parts[AMP__CPU_SPLIT_MAX];
+    char **link_argv;
+} amp__cpu_split;
+
+/* The CPUs this process may run on (its affinity), at least 1. */
+static int amp__cpu_usable_cpus(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+int amp__cpu_split_jobs(void)
+{
+    int cpus = amp__cpu_usable_cpus();
+    unsigned dflt = (unsigned)(cpus < AMP__CPU_SPLIT_MAX ? cpus : AMP__CPU_SPLIT_MAX);
+    return (int)amp__env_uint("AMP_CPU_COMPILE_JOBS", dflt, 1, AMP__CPU_SPLIT_MAX);
+}
+
+static bool amp__cpu_is_ident(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+/* The kernels of the user's part: AMP_KERNEL( name and AMP_TILED_KERNEL(
+ * name, as whole words (one in a comment or a string only adds a define
+ * nothing reads). false: no memory, or more than the most. */
+static bool amp__cpu_split_scan(amp__cpu_split *sp, const char *user)
+{
+    static const char *const macros[] = {"AMP_TILED_KERNEL", "AMP_KERNEL"};
+    for (const char *p = user; *p; ++p) {
+        if (p > user && amp__cpu_is_ident(p[-1])) continue;
+        int tiled = -1;
+        size_t len = 0;
+        for (int m = 0; m < 2 && tiled < 0; ++m) {
+            len = strlen(macros[m]);
+            if (!strncmp(p, macros[m], len) && !amp__cpu_is_ident(p[len])) tiled = m == 0;
+        }
+        if (tiled < 0) continue;
+        const char *q = p + len;
+        while (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r') ++q;
+        if (*q != '(') continue;
+        ++q;
+        while (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r') ++q;
+        const char *name = q;
+        while (amp__cpu_is_ident(*q)) ++q;
+        size_t nl = (size_t)(q - name);
+        if (nl == 0 || nl > 200 || (*name >= '0' && *name <= '9')) continue;
+        bool seen = false;
+        for (int i = 0; i < sp->n && !seen; ++i) seen = strlen(sp->names[i]) == nl && !strncmp(sp->names[i], name, nl);
+        if (seen) continue;
+        if (sp->n == AMP__CPU_SPLIT_KERNELS) return false;
+        if (!(sp->names[sp->n] = strndup(name, nl))) return false;
+        sp->weight[sp->n++] = tiled ? 2 : 1;
+        p = q - 1;
+    }
+    return true;
+}
+
+/* The user's part without its comments and literals (each replaced by a
+ * space): what the scan below reads. NULL: no memory. */
+static char *amp__cpu_split_code(const char *user)
+{
+    size_t n = strlen(user);
+    char *c = malloc(n + 1);
+    if (!c) return NULL;
+    size_t k = 0;
+    for (size_t i = 0; i < n;) {
+        if (user[i] == '/' && user[i + 1] == '/') {
+            while (i < n && user[i] != '\n') ++i;
+            c[k++] = ' ';
+        } else if (user[i] == '/' && user[i + 1] == '*') {
+            i += 2;
+            while (i < n && !(user[i] == '*' && user[i + 1] == '/')) ++i;
+            i = i < n ? i + 2 : n;
+            c[k++] = ' ';
+        } else if (user[i] == '"' || user[i] == '\'') {
+            char q = user[i++];
+            while (i < n && user[i] != q && user[i] != '\n') i += user[i] == '\\' && i + 1 < n ? 2 : 1;
+            i = i < n ? i + 1 : n;
+            c[k++] = q == '"' ? '"' : ' '; /* a string leaves its quote: #include "x" stays visible */
+        } else {
+            c[k++] = user[i++];
+        }
+    }
+    c[k] = 0;
+    return c;
+}
+
+/* Whether the user's text may give two parts each a copy of one variable
+ * (why into why): a static that is not const and not a function, an
+ * unnamed namespace, or a quoted #include (a header this scan does not
+ * read). The compiler removes a variable one part only writes and folds
+ * one another part only reads, so the parts' objects cannot show it: the
+ * text must. Conservative: a static variable used by one kernel only also
+ * sends the unit to the whole compile. */
+static bool amp__cpu_split_shares_state(const char *user, char *why, size_t cap)
+{
+    char *c = amp__cpu_split_code(user);
+    if (!c) {
+        snprintf(why, cap, "no memory to read the source");
+        return true;
+    }
+    bool shares = false;
+    for (const char *p = c; *p && !shares; ++p) {
+        if (p > c && amp__cpu_is_ident(p[-1])) continue;
+        if (!strncmp(p, "namespace", 9) && !amp__cpu_is_ident(p[9])) {
+            const char *q = p + 9;
+            while (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r') ++q;
+            if (*q == '{') {
+                snprintf(why, cap, "it has an unnamed namespace");
+                shares = true;
+            }
+        } else if (*p == '#') {
+            const char *q = p + 1;
+            while (*q == ' ' || *q == '\t') ++q;
+            if (!strncmp(q, "include", 7)) {
+                q += 7;
+                while (*q == ' ' || *q == '\t') ++q;
+                if (*q == '"') {
+                    snprintf(why, cap, "it includes a header of its own");
+                    shares = true;
+                }
+            }
+        } else if (!strncmp(p, "static", 6) && !amp__cpu_is_ident(p[6])) {
+            /* up to what ends the declarator's start: ( a function; ; = [ {
+             * a variable, constant if const or constexpr came first */
+            bool constant = false;
+            const char *q = p + 6;
+            for (; *q && !strchr("(;=[{,", *q); ++q)
+                if (!amp__cpu_is_ident(q[-1]) &&
+                    ((!strncmp(q, "const", 5) && !amp__cpu_is_ident(q[5])) ||
+                     (!strncmp(q, "constexpr", 9) && !amp__cpu_is_ident(q[9]))))
+                    constant = true;
+            if (*q && *q != '(' && !constant) {
+                snprintf(why, cap, "it has a static variable");
+                shares = true;
+            }
+        }
+    }
+    free(c);
+    return shares;
+}
+
+/* Each kernel to the part with the least weight so far, in order. */
+static void amp__cpu_split_assign(amp__cpu_split *sp)
+{
+    int load[AMP__CPU_SPLIT_MAX] = {0};
+    for (int i = 0; i < sp->n; ++i) {
+        int best = 0;
+        for (int k = 1; k < sp->nparts; ++k)
+            if (load[k] < load[best]) best = k;
+        sp->part_of[i] = best;
+        load[best] += sp->weight[i];
+    }
+}
+
+/* Part k's argv: the words, the other parts' kernels left out, -c, the
+ * precompiled header, part 0's dependency file, the object, the unit. */
+static bool amp__cpu_split_argv(amp__cpu_split *sp, int k)
+{
+    const amp__cpu_split_job *job = sp->job;
+    size_t cap = job->nwords + (size_t)sp->n + 12, m = 0;
+    char **argv = calloc(cap, sizeof *argv);
+    if (!argv) return false;
+    for (size_t i = 0; i < job->nwords; ++i) argv[m++] = job->words[i];
+    for (int i = 0; i < sp->n; ++i)
+        if (sp->part_of[i] != k) argv[m++] = sp->defines[i];
+    argv[m++] = "-c";
+    if (job->pch) {
+        argv[m++] = "-include";
+        argv[m++] = (char *)job->pch;
+    }
+    if (k == 0) {
+        argv[m++] = "-MD";
+        argv[m++] = "-MF";
+        argv[m++] = (char *)job->dep;
+    }
+    snprintf(sp->parts[k].obj, sizeof sp->parts[k].obj, "part%d.o", k);
+    char *path = NULL;
+    if (asprintf(&path, "%s/%s", job->dir, sp->parts[k].obj) < 0) {
+        free(argv);
+        return false;
+    }
+    argv[m++] = "-o";
+    argv[m++] = path; /* freed with the argv (amp__cpu_split_free) */
+    argv[m++] = (char *)job->src;
+    argv[m] = NULL;
+    sp->parts[k].argv = argv;
+    return true;
+}
+
+static void *amp__cpu_split_run(void *arg)
+{
+    amp__cpu_split *sp = ((void **)arg)[0];
+    amp__cpu_part *pt = ((void **)arg)[1];
+    pt->st = amp__cpu_run_capture(pt->argv, sp->job->envp, sp->job->deadline, &pt->log, &pt->ws, &pt->late);
+    return NULL;
+}
+
+typedef struct amp__cpu_seen {
+    char **names;
+    size_t n, cap;
+    const char *dup; /* a name found in two parts */
+    size_t from;     /* this part's names start here */
+} amp__cpu_seen;
+
+/* Collects a part's writable internal variables; finds one an earlier part
+ * has too. */
+static bool amp__cpu_split_note(void *ctx, const char *name)
+{
+    amp__cpu_seen *s = ctx;
+    for (size_t i = 0; i < s->from; ++i)
+        if (!strcmp(s->names[i], name)) {
+            s->dup = s->names[i];
+            return false;
+        }
+    if (s->n == s->cap) {
+        size_t nc = s->cap ? 2 * s->cap : 64;
+        char **q = realloc(s->names, nc * sizeof *q);
+        if (!q) return false;
+        s->names = q;
+        s->cap = nc;
+    }
+    if (!(s->names[s->n] = strdup(name))) return false;
+    s->n++;
+    return true;
+}
+
+/* Whether no writable variable of internal linkage is in two parts'
+ * objects (why not: into why). */
+static bool amp__cpu_split_state_ok(amp__cpu_split *sp, char *why, size_t cap)
+{
+    amp__cpu_seen seen = {0};
+    bool ok = true;
+    for (int k = 0; k < sp->nparts && ok; ++k) {
+        char path[PATH_MAX + 64];
+        snprintf(path, sizeof path, "%s/%s", sp->job->dir, sp->parts[k].obj);
+        void *bin = NULL;
+        size_t size = 0;
+        if (amp__cpu_read_file(sp->job->dirfd, sp->parts[k].obj, path, &bin, &size) != AMP_OK) {
+            snprintf(why, cap, "part %d's object cannot be read", k);
+            ok = false;
+            break;
+        }
+        seen.from = seen.n;
+        size_t before = seen.n;
+        int found = amp__cpu_elf_local_data(bin, size, amp__cpu_split_note, &seen);
+        free(bin);
+        if (found < 0) {
+            snprintf(why, cap, "part %d's object is not an ELF file it can read", k);
+            ok = false;
+        } else if (seen.dup) {
+            snprintf(why, cap, "the variable %.200s (internal linkage) would be one copy a part", seen.dup);
+            ok = false;
+        } else if ((size_t)found != seen.n - before) {
+            snprintf(why, cap, "no memory for the parts' variables");
+            ok = false;
+        }
+    }
+    for (size_t i = 0; i < seen.n; ++i) free(seen.names[i]);
+    free(seen.names);
+    return ok;
+}
+
+static void amp__cpu_split_free(amp__cpu_split *sp)
+{
+    for (int k = 0; k < AMP__CPU_SPLIT_MAX; ++k) {
+        amp__cpu_part *pt = &sp->parts[k];
+        if (pt->argv) {
+            /* the object's path is the one word this file allocated */
+            for (size_t i = 0; pt->argv[i]; ++i)
+                if (i > 0 && !strcmp(pt->argv[i - 1], "-o")) free(pt->argv[i]);
+            free(pt->argv);
+        }
+        free(pt->log);
+    }
+    free(sp->link_argv); /* its words are borrowed */
+    for (int i = 0; i < sp->n; ++i) {
+        free(sp->names[i]);
+        free(sp->defines[i]);
+    }
+    free(sp->names);
+    free(sp->weight);
+    free(sp->part_of);
+    free(sp->defines);
+}
+
+int amp__cpu_split_build(const amp__cpu_split_job *job, char *note, size_t cap)
+{
+    amp__cpu_split sp = {.job = job};
+    int rc = 0;
+    note[0] = 0;
+    if (job->jobs < 2) goto out;
+    sp.names = calloc(AMP__CPU_SPLIT_KERNELS, sizeof *sp.names);
+    sp.weight = calloc(AMP__CPU_SPLIT_KERNELS, sizeof *sp.weight);
+    sp.part_of = calloc(AMP__CPU_SPLIT_KERNELS, sizeof *sp.part_of);
+    sp.defines = calloc(AMP__CPU_SPLIT_KERNELS, sizeof *sp.defines);
+    if (!sp.names || !sp.weight || !sp.part_of || !sp.defines || !amp__cpu_split_scan(&sp, job->user)) goto out;
+    sp.nparts = sp.n < job->jobs ? sp.n : job->jobs;
+    if (sp.nparts < 2 || amp__cpu_split_shares_state(job->user, note, cap)) goto out;
+    for (int i = 0; i < sp.n; ++i)
+        if (asprintf(&sp.defines[i], "-DAMP__CPU_SKIP_%s=~,1", sp.names[i]) < 0) {
+            sp.defines[i] = NULL;
+            goto out;
+        }
+    amp__cpu_split_assign(&sp);
+    for (int k = 0; k < sp.nparts; ++k)
+        if (!amp__cpu_split_argv(&sp, k)) goto out;
+    /* the parts at once, each on a thread that waits for its compiler */
+    void *args[AMP__CPU_SPLIT_MAX][2];
+    for (int k = 0; k < sp.nparts; ++k) {
+        args[k][0] = &sp;
+        args[k][1] = &sp.parts[k];
+        sp.parts[k].started = pthread_create(&sp.parts[k].thread, NULL, amp__cpu_split_run, args[k]) == 0;
+        if (!sp.parts[k].started) amp__cpu_split_run(args[k]); /* no thread: here, in turn */
+    }
+    bool ok = true, late = false;
+    for (int k = 0; k < sp.nparts; ++k) {
+        amp__cpu_part *pt = &sp.parts[k];
+        if (pt->started) pthread_join(pt->thread, NULL);
+        late |= pt->late;
+        if (pt->st != AMP_OK || pt->late || !WIFEXITED(pt->ws) || WEXITSTATUS(pt->ws) != 0) ok = false;
+    }
+    if (late) {
+        rc = -1;
+        goto out;
+    }
+    if (!ok) {
+        snprintf(note, cap, "a part did not compile");
+        goto out;
+    }
+    if (!amp__cpu_split_state_ok(&sp, note, cap)) goto out;
+    /* the link: the same words (the user's link options among them), the
+     * objects as objects (-x none after the words' -x c++) */
+    size_t m = 0;
+    if (!(sp.link_argv = calloc(job->nwords + (size_t)sp.nparts + 8, sizeof *sp.link_argv))) goto out;
+    for (size_t i = 0; i < job->nwords; ++i) sp.link_argv[m++] = job->words[i];
+    sp.link_argv[m++] = "-o";
+    sp.link_argv[m++] = (char *)job->so;
+    sp.link_argv[m++] = "-x";
+    sp.link_argv[m++] = "none";
+    for (int k = 0; k < sp.nparts; ++k)
+        for (size_t i = 1; sp.parts[k].argv[i]; ++i)
+            if (!strcmp(sp.parts[k].argv[i - 1], "-o")) sp.link_argv[m++] = sp.parts[k].argv[i];
+    sp.link_argv[m] = NULL;
+    char *log = NULL;
+    int ws = 0;
+    bool link_late = false;
+    amp_status st = amp__cpu_run_capture(sp.link_argv, job->envp, job->deadline, &log, &ws, &link_late);
+    free(log);
+    if (link_late) {
+        rc = -1;
+        goto out;
+    }
+    if (st != AMP_OK || !WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
+        snprintf(note, cap, "the parts did not link (a symbol defined twice?)");
+        goto out;
+    }
+    snprintf(note, cap, "compiled in %d parts", sp.nparts);
+    rc = 1;
+out:
+    amp__cpu_split_free(&sp);
+    return rc;
+}
