@@ -597,7 +597,7 @@ template <> struct fiber_entry<true> {
 } // namespace cpu
 } // namespace amp
 
-// A build split across compiler processes (cpu_compile.c) compiles the unit
+// A build split across compiler processes (cpu_split.c) compiles the unit
 // once a part, each told the kernels other parts define
 // (-DAMP__CPU_SKIP_<name>=~,1): their entry points and records are left out
 // there (the body stays, unused, so nothing of it is generated). Tested by

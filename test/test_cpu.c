@@ -763,7 +763,7 @@ BOTH_PATHS(tile_static_and_tile_size_limits_are_the_gpus)
  * runs the real one; AMP_CXX names it, the disk cache is dir/cache (empty),
  * no precompiled header (its own compile would be logged too), and jobs
  * compiler processes at most. Before the accelerator is first used. */
-static void logging_compiler(char *dir, size_t cap, const char *jobs)
+static void logging_compiler_pch(char *dir, size_t cap, const char *jobs, bool pch)
 {
     const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
     snprintf(dir, cap, "%s/hipamp-split-XXXXXX", base);
@@ -781,8 +781,13 @@ static void logging_compiler(char *dir, size_t cap, const char *jobs)
     snprintf(cache, sizeof cache, "%s/cache", dir);
     setenv("AMP_CXX", path, 1);
     setenv("AMP_CACHE_DIR", cache, 1);
-    setenv("AMP_CPU_PCH", "0", 1);
+    if (!pch) setenv("AMP_CPU_PCH", "0", 1);
     setenv("AMP_CPU_COMPILE_JOBS", jobs, 1);
+}
+
+static void logging_compiler(char *dir, size_t cap, const char *jobs)
+{
+    logging_compiler_pch(dir, cap, jobs, false);
 }
 
 /* Compiler runs in dir/cxx.log: compiles of a part (-c), links of parts
@@ -838,12 +843,14 @@ static void run_split_kernels(amp_program *p)
 }
 
 /* A unit of five kernels on three compiler processes: three parts, one
- * link, no whole compile, and every kernel there and right; with one
- * process, one whole compile. */
+ * link, no whole compile, and every kernel there and right, the tiled ones
+ * on their loop versions (AMP_CPU_TILED=loops refuses a kernel without);
+ * with one process, one whole compile. */
 Test(cpu, a_build_split_across_compilers_has_every_kernel_right)
 {
     char dir[PATH_MAX];
     logging_compiler(dir, sizeof dir, "3");
+    setenv("AMP_CPU_TILED", "loops", 1);
     amp_accelerator *acc = cpu_acc();
     amp_program *p = NULL;
     ASSERT_OK(amp_program_build(acc, split_src, NULL, &p));
@@ -869,38 +876,58 @@ Test(cpu, one_compiler_process_compiles_the_unit_whole)
     ASSERT_OK(amp_program_destroy(p));
 }
 
-/* What parts cannot share sends the unit to one whole compile: a static
- * variable two kernels share (each part would have its own, and the
- * compiler folds the reader's to 0, so no part's object shows it), one in
- * an unnamed namespace, and a non-inline function of the user's (defined
- * in every part: the link fails). A static function splits. Each case's
- * results are checked. */
+/* What parts cannot share is compiled whole, and each case's results are
+ * those of one compile: a static variable two kernels share (each part
+ * would have its own, and the compiler folds the reader's to its initial
+ * value, so no part's object shows it), the same in an unnamed namespace,
+ * through a constructor, behind a pointer to const, made by a macro, or
+ * after a digit separator; a non-inline function (defined in every part).
+ * Those the scan reads as such never reach a compiler in parts. A static
+ * function splits. A static function's tile_static, called from kernels in
+ * two parts, would be one copy a part: the parts' objects show it, and the
+ * unit is compiled whole after its parts. */
 Test(cpu, what_parts_cannot_share_sends_the_unit_to_one_compile)
 {
     char dir[PATH_MAX];
     logging_compiler(dir, sizeof dir, "2");
     amp_accelerator *acc = cpu_acc();
+#define SHARED_KERNELS(set, read)                                                                                  \
+    "AMP_KERNEL(set_it, amp::index<1> i, amp::array_view<int, 1> v) { " set " }\n"                                  \
+    "AMP_KERNEL(read_it, amp::index<1> i, amp::array_view<int, 1> v) { " read " }\n"
     static const struct {
         const char *src;
         int parts, wholes; /* compiles this case adds */
-        int add;           /* the result: 42, or 4 (i + 1) + add */
+        int add;           /* the result: 42 (-1), i + 5 (-2: reversed twice, + 4), or 4 (i + 1) + add */
     } cases[] = {
-        {"static int shared_value;\n"
-         "AMP_KERNEL(set_it, amp::index<1> i, amp::array_view<int, 1> v) { if (i[0] == 0) shared_value = 41; }\n"
-         "AMP_KERNEL(read_it, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = shared_value + 1; }\n",
+        {"static int shared_value;\n" SHARED_KERNELS("if (i[0] == 0) shared_value = 41;", "v[i] = shared_value + 1;"),
          0, 1, -1},
         {"namespace { int shared_value; }\n"
-         "AMP_KERNEL(set_it, amp::index<1> i, amp::array_view<int, 1> v) { if (i[0] == 0) shared_value = 41; }\n"
-         "AMP_KERNEL(read_it, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = shared_value + 1; }\n",
+         SHARED_KERNELS("if (i[0] == 0) shared_value = 41;", "v[i] = shared_value + 1;"),
          0, 1, -1},
-        {"int twice(int x) { return 2 * x; }\n"
-         "AMP_KERNEL(set_it, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = twice(v[i]); }\n"
-         "AMP_KERNEL(read_it, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = twice(v[i]) + 2; }\n",
-         2, 1, 2},
+        {"struct Counter { int v; Counter(int x) : v(x) {} };\nstatic Counter shared_value(0);\n"
+         SHARED_KERNELS("if (i[0] == 0) shared_value.v = 41;", "v[i] = shared_value.v + 1;"),
+         0, 1, -1},
+        {"static const int *shared_ptr;\nconst int forty_one = 41;\n"
+         SHARED_KERNELS("if (i[0] == 0) shared_ptr = &forty_one;", "v[i] = (shared_ptr ? *shared_ptr : 0) + 1;"),
+         0, 1, -1},
+        {"#define DECLARE(T, n) static T n\nDECLARE(int, shared_value);\n"
+         SHARED_KERNELS("if (i[0] == 0) shared_value = 41;", "v[i] = shared_value + 1;"),
+         0, 1, -1},
+        {"const int big = 1'000; static int shared_value;\n"
+         SHARED_KERNELS("if (i[0] == 0) shared_value = 41 + big - 1000;", "v[i] = shared_value + 1;"),
+         0, 1, -1},
+        {"int twice(int x) { return 2 * x; }\n" SHARED_KERNELS("v[i] = twice(v[i]);", "v[i] = twice(v[i]) + 2;"), 0,
+         1, 2},
         {"static int twice(int x) { return 2 * x; } // static int not_a_variable;\n"
-         "AMP_KERNEL(set_it, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = twice(v[i]); }\n"
-         "AMP_KERNEL(read_it, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = twice(v[i]) + 3; }\n",
-         2, 0, 3}};
+         SHARED_KERNELS("v[i] = twice(v[i]);", "v[i] = twice(v[i]) + 3;"),
+         2, 0, 3},
+        {"static int reversed(int x, int l) { tile_static int s[8]; s[l] = x; __syncthreads(); return s[7 - l]; }\n"
+         "AMP_TILED_KERNEL(set_it, amp::tiled_index<8> t, amp::array_view<int, 1> v)\n"
+         "{ v[t.global] = reversed(v[t.global], t.local[0]); }\n"
+         "AMP_TILED_KERNEL(read_it, amp::tiled_index<8> t, amp::array_view<int, 1> v)\n"
+         "{ v[t.global] = reversed(v[t.global], t.local[0]) + 4; }\n",
+         2, 1, -2}};
+#undef SHARED_KERNELS
     int parts_before = 0, wholes_before = 0;
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
         amp_program *p = NULL;
@@ -915,16 +942,50 @@ Test(cpu, what_parts_cannot_share_sends_the_unit_to_one_compile)
         int v[8] = {1, 2, 3, 4, 5, 6, 7, 8};
         amp_array_view *vv = test_view(v, sizeof(int), amp_extent_1d(8), AMP_READ_WRITE);
         amp_arg a[] = {amp_arg_view(vv)};
-        ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(8), test_kernel(p, "set_it"), a, 1));
-        ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(8), test_kernel(p, "read_it"), a, 1));
+        bool tiled = c == sizeof cases / sizeof cases[0] - 1;
+        if (tiled) {
+            ASSERT_OK(amp_parallel_for_each_tiled(NULL, tile1(8, 8), test_kernel(p, "set_it"), a, 1));
+            ASSERT_OK(amp_parallel_for_each_tiled(NULL, tile1(8, 8), test_kernel(p, "read_it"), a, 1));
+        } else {
+            ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(8), test_kernel(p, "set_it"), a, 1));
+            ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(8), test_kernel(p, "read_it"), a, 1));
+        }
         ASSERT_OK(amp_array_view_synchronize(vv));
         for (int i = 0; i < 8; ++i) {
-            int want = cases[c].add < 0 ? 42 : 4 * (i + 1) + cases[c].add;
+            int want = cases[c].add == -1 ? 42 : cases[c].add == -2 ? i + 5 : 4 * (i + 1) + cases[c].add;
             cr_assert_eq(v[i], want, "case %zu element %d: %d, want %d", c, i, v[i], want);
         }
         ASSERT_OK(amp_array_view_destroy(vv));
         ASSERT_OK(amp_program_destroy(p));
     }
+}
+
+/* With the library part's precompiled header (made beside a first build on
+ * the disk cache), every part includes it and the results are right. */
+Test(cpu, split_parts_use_the_precompiled_header)
+{
+    char dir[PATH_MAX];
+    logging_compiler_pch(dir, sizeof dir, "2", true);
+    amp_accelerator *acc = cpu_acc();
+    amp_program *p = NULL;
+    ASSERT_OK(amp_program_build(acc, "AMP_KERNEL(one, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = 1; }\n",
+                                NULL, &p));
+    ASSERT_OK(amp_program_destroy(p));
+    ASSERT_OK(amp_program_build(acc, split_src, NULL, &p));
+    char path[PATH_MAX], line[16384];
+    snprintf(path, sizeof path, "%s/cxx.log", dir);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f);
+    int with_header = 0, parts = 0;
+    while (fgets(line, sizeof line, f))
+        if (strstr(line, " -c ") && strstr(line, "/part")) {
+            ++parts;
+            with_header += strstr(line, " -include ") != NULL;
+        }
+    fclose(f);
+    cr_assert(parts >= 2 && with_header == parts, "%d parts, %d with the precompiled header", parts, with_header);
+    run_split_kernels(p);
+    ASSERT_OK(amp_program_destroy(p));
 }
 
 /* A compile error in a split build is reported as a whole compile reports
@@ -943,6 +1004,9 @@ Test(cpu, a_compile_error_in_a_split_build_names_the_user_line)
     cr_assert_null(p);
     assert_contains(amp_last_error(), "undeclared_in_part_two");
     assert_contains(amp_last_error(), ":4:");
+    int parts, links, wholes;
+    logged_runs(dir, &parts, &links, &wholes);
+    cr_assert(parts == 2 && links == 0 && wholes >= 1, "parts %d, links %d, whole compiles %d", parts, links, wholes);
 }
 
 /* ------------------------------------------- compile time-out, temp files */

@@ -452,11 +452,23 @@ static amp_status amp__cpu_build_try(amp__cpu_build *b)
          * that cannot do (an error included) the whole unit does below. */
         if (!b->split_tried) {
             b->split_tried = true;
-            amp__cpu_split_job sj = {b->argv,    b->user_to, b->envp,   b->dirfd,
-                                     b->dir,     b->src,     b->pch_used ? b->pch : NULL,
-                                     b->dep,     b->so,      amp__cpu_user_part(b->source),
-                                     b->deadline, amp__cpu_split_jobs()};
+            amp__cpu_split_job sj = {.words = b->argv,
+                                     .nwords = b->user_to,
+                                     .user_from = b->user_from,
+                                     .envp = b->envp,
+                                     .dirfd = b->dirfd,
+                                     .dir = b->dir,
+                                     .src = b->src,
+                                     .pch = b->pch_used ? b->pch : NULL,
+                                     .dep = b->dep,
+                                     .so = b->so,
+                                     .user = amp__cpu_user_part(b->source),
+                                     .deadline = b->deadline,
+                                     .jobs = amp__cpu_split_jobs()};
             int split = amp__cpu_split_build(&sj, b->split_note, sizeof b->split_note);
+            if (b->split_note[0] && amp__env_flag("AMP_CPU_VERBOSE", false))
+                fprintf(stderr, "hipamp: CPU build of %s: %s%s\n", b->source_name,
+                        split > 0 ? "" : "compiled whole: ", b->split_note);
             if (split > 0) return AMP_OK;
             if (split < 0)
                 return amp__fail(AMP_ERROR_COMPILE, "compiling %s for the CPU accelerator timed out after %u seconds "

@@ -446,6 +446,7 @@ bool amp__cpu_elf_needs(const void *bin, size_t size, const char *prefix, char *
 typedef struct amp__cpu_split_job {
     char *const *words;   /* the compiler and every option before the outputs: argv[0, nwords) */
     size_t nwords;
+    size_t user_from;     /* the user's options: words[user_from, nwords) */
     char *const *envp;
     int dirfd;            /* the private build directory, held open */
     const char *dir;      /* and its path */
@@ -462,12 +463,22 @@ typedef struct amp__cpu_split_job {
 int amp__cpu_split_jobs(void);
 /* Compiles the unit in parts (at most job->jobs, no more than its
  * kernels) at once and links them into job->so. 1: linked; note says in how
- * many parts. 0: not split (fewer than two kernels or jobs), or a part did
- * not compile, or two parts would each have a copy of one writable
- * variable of internal linkage, or the link failed: note says which; the
- * caller compiles the unit whole (which reports any error). -1: the
- * deadline passed. Blocks; threads of its own wait for the compilers. */
+ * many parts. 0: not split (fewer than two kernels or jobs, or a source
+ * amp__cpu_split_allowed refuses), or a part did not compile, or two parts
+ * would each have a copy of one writable variable of internal linkage, or
+ * the link failed: note says which; the caller compiles the unit whole
+ * (which reports any error). -1: the deadline passed. Blocks; threads of
+ * its own wait for the compilers. */
 int amp__cpu_split_build(const amp__cpu_split_job *job, char *note, size_t cap);
+/* Whether a source may be compiled in parts (cpu_split_scan.c): every
+ * top-level declaration of the user's part one a part's copy of cannot
+ * change (kernels, templates, types, aliases, static assertions, constexpr,
+ * inline functions, static functions without local statics, const
+ * arithmetic constants), #includes of standard headers only, no #define
+ * that declares, no option or variable adding include paths. Returns the
+ * part's code (comments, literals and directives blanked; the caller frees
+ * it), or NULL with why set. */
+char *amp__cpu_split_allowed(const char *user, char *const *options, size_t noptions, char *why, size_t cap);
 /* Calls fn(ctx, name) for each symbol of an object file (ET_REL) that is a
  * local (internal linkage) variable in writable memory, thread-local ones
  * included (not constant data relocated at load, .data.rel.ro); stops

@@ -22,13 +22,15 @@
  * variable: the link then fails on the duplicate and the unit is compiled
  * whole. What has internal linkage is one copy a part: harmless for code
  * and constants, not for a variable two parts' kernels share (a static
- * counter one kernel writes and another reads). The compiler may remove
- * such a variable from the part that only writes it and fold it to its
- * initial value in the part that only reads it, so no object shows it: a
- * source with a static variable, an unnamed namespace or a header of its
- * own is compiled whole (amp__cpu_split_shares_state). The parts' objects
- * are read before the link as well, and a writable variable of internal
- * linkage found in two of them sends the unit to the single compile too. */
+ * counter one kernel writes and another reads), nor for an object whose
+ * constructor would run once a part. The compiler may remove such a
+ * variable from the part that only writes it and fold it to its initial
+ * value in the part that only reads it, so no object shows it: only a
+ * source whose every top-level declaration is of a kind known to be safe
+ * is split (cpu_split_scan.c). The parts' objects are read before the link
+ * as well, and a writable variable of internal linkage found in two of
+ * them (a static function's tile_static, which the scan allows) sends the
+ * unit to the single compile too. */
 
 /* The most parts: beyond this the parts' parsing (a few tens of ms each,
  * with the precompiled header) outweighs the kernels' share. */
@@ -78,9 +80,10 @@ static bool amp__cpu_is_ident(char c)
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
 }
 
-/* The kernels of the user's part: AMP_KERNEL( name and AMP_TILED_KERNEL(
- * name, as whole words (one in a comment or a string only adds a define
- * nothing reads). false: no memory, or more than the most. */
+/* The kernels of the user's part (its code: comments, literals and
+ * directives blanked by the scan): AMP_KERNEL( name and AMP_TILED_KERNEL(
+ * name, as whole words. One that a macro hides is defined in every part
+ * and fails the link. false: no memory, or more than the most. */
 static bool amp__cpu_split_scan(amp__cpu_split *sp, const char *user)
 {
     static const char *const macros[] = {"AMP_TILED_KERNEL", "AMP_KERNEL"};
@@ -111,91 +114,6 @@ static bool amp__cpu_split_scan(amp__cpu_split *sp, const char *user)
         p = q - 1;
     }
     return true;
-}
-
-/* The user's part without its comments and literals (each replaced by a
- * space): what the scan below reads. NULL: no memory. */
-static char *amp__cpu_split_code(const char *user)
-{
-    size_t n = strlen(user);
-    char *c = malloc(n + 1);
-    if (!c) return NULL;
-    size_t k = 0;
-    for (size_t i = 0; i < n;) {
-        if (user[i] == '/' && user[i + 1] == '/') {
-            while (i < n && user[i] != '\n') ++i;
-            c[k++] = ' ';
-        } else if (user[i] == '/' && user[i + 1] == '*') {
-            i += 2;
-            while (i < n && !(user[i] == '*' && user[i + 1] == '/')) ++i;
-            i = i < n ? i + 2 : n;
-            c[k++] = ' ';
-        } else if (user[i] == '"' || user[i] == '\'') {
-            char q = user[i++];
-            while (i < n && user[i] != q && user[i] != '\n') i += user[i] == '\\' && i + 1 < n ? 2 : 1;
-            i = i < n ? i + 1 : n;
-            c[k++] = q == '"' ? '"' : ' '; /* a string leaves its quote: #include "x" stays visible */
-        } else {
-            c[k++] = user[i++];
-        }
-    }
-    c[k] = 0;
-    return c;
-}
-
-/* Whether the user's text may give two parts each a copy of one variable
- * (why into why): a static that is not const and not a function, an
- * unnamed namespace, or a quoted #include (a header this scan does not
- * read). The compiler removes a variable one part only writes and folds
- * one another part only reads, so the parts' objects cannot show it: the
- * text must. Conservative: a static variable used by one kernel only also
- * sends the unit to the whole compile. */
-static bool amp__cpu_split_shares_state(const char *user, char *why, size_t cap)
-{
-    char *c = amp__cpu_split_code(user);
-    if (!c) {
-        snprintf(why, cap, "no memory to read the source");
-        return true;
-    }
-    bool shares = false;
-    for (const char *p = c; *p && !shares; ++p) {
-        if (p > c && amp__cpu_is_ident(p[-1])) continue;
-        if (!strncmp(p, "namespace", 9) && !amp__cpu_is_ident(p[9])) {
-            const char *q = p + 9;
-            while (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r') ++q;
-            if (*q == '{') {
-                snprintf(why, cap, "it has an unnamed namespace");
-                shares = true;
-            }
-        } else if (*p == '#') {
-            const char *q = p + 1;
-            while (*q == ' ' || *q == '\t') ++q;
-            if (!strncmp(q, "include", 7)) {
-                q += 7;
-                while (*q == ' ' || *q == '\t') ++q;
-                if (*q == '"') {
-                    snprintf(why, cap, "it includes a header of its own");
-                    shares = true;
-                }
-            }
-        } else if (!strncmp(p, "static", 6) && !amp__cpu_is_ident(p[6])) {
-            /* up to what ends the declarator's start: ( a function; ; = [ {
-             * a variable, constant if const or constexpr came first */
-            bool constant = false;
-            const char *q = p + 6;
-            for (; *q && !strchr("(;=[{,", *q); ++q)
-                if (!amp__cpu_is_ident(q[-1]) &&
-                    ((!strncmp(q, "const", 5) && !amp__cpu_is_ident(q[5])) ||
-                     (!strncmp(q, "constexpr", 9) && !amp__cpu_is_ident(q[9]))))
-                    constant = true;
-            if (*q && *q != '(' && !constant) {
-                snprintf(why, cap, "it has a static variable");
-                shares = true;
-            }
-        }
-    }
-    free(c);
-    return shares;
 }
 
 /* Each kernel to the part with the least weight so far, in order. */
@@ -345,6 +263,7 @@ static void amp__cpu_split_free(amp__cpu_split *sp)
 int amp__cpu_split_build(const amp__cpu_split_job *job, char *note, size_t cap)
 {
     amp__cpu_split sp = {.job = job};
+    char *code = NULL;
     int rc = 0;
     note[0] = 0;
     if (job->jobs < 2) goto out;
@@ -352,9 +271,13 @@ int amp__cpu_split_build(const amp__cpu_split_job *job, char *note, size_t cap)
     sp.weight = calloc(AMP__CPU_SPLIT_KERNELS, sizeof *sp.weight);
     sp.part_of = calloc(AMP__CPU_SPLIT_KERNELS, sizeof *sp.part_of);
     sp.defines = calloc(AMP__CPU_SPLIT_KERNELS, sizeof *sp.defines);
-    if (!sp.names || !sp.weight || !sp.part_of || !sp.defines || !amp__cpu_split_scan(&sp, job->user)) goto out;
+    if (!sp.names || !sp.weight || !sp.part_of || !sp.defines) goto out;
+    if (!(code = amp__cpu_split_allowed(job->user, job->words + job->user_from, job->nwords - job->user_from, note,
+                                        cap)))
+        goto out;
+    if (!amp__cpu_split_scan(&sp, code)) goto out;
     sp.nparts = sp.n < job->jobs ? sp.n : job->jobs;
-    if (sp.nparts < 2 || amp__cpu_split_shares_state(job->user, note, cap)) goto out;
+    if (sp.nparts < 2) goto out;
     for (int i = 0; i < sp.n; ++i)
         if (asprintf(&sp.defines[i], "-DAMP__CPU_SKIP_%s=~,1", sp.names[i]) < 0) {
             sp.defines[i] = NULL;
@@ -416,6 +339,7 @@ int amp__cpu_split_build(const amp__cpu_split_job *job, char *note, size_t cap)
     snprintf(note, cap, "compiled in %d parts", sp.nparts);
     rc = 1;
 out:
+    free(code);
     amp__cpu_split_free(&sp);
     return rc;
 }
