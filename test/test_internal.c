@@ -1,4 +1,4 @@
-/* test_internal.c — white-box tests of the core's pure parts, linked with the library's objects: the box algebra of coherence (subtract, add with merging, cover, overflow behaviour), the signature-record check (every field a prelude could not have produced), compile-log summaries, the #include rewrite for named-header compilers, the disk cache's size check, the CPU accelerator's launch-width search (on a made-up host's times), the storage lock under contention, the environment's whole-number rule, and the slab pools' giving memory back. */
+/* test_internal.c — white-box tests of the core's pure parts, linked with the library's objects: the box algebra of coherence (subtract, add with merging, cover, overflow behaviour), the signature-record check (every field a prelude could not have produced), compile-log summaries, the #include rewrite for named-header compilers, the disk cache's size check, the CPU accelerator's launch-width search (on a made-up host's times), the storage lock under contention, the environment's whole-number rule, the slab pools' giving memory back, and what the CPU accelerator's split build accepts to compile in parts. */
 #include "support.h"
 
 #include "core/internal.h"
@@ -991,4 +991,78 @@ Test(cpu_restrict, a_written_view_sharing_memory_is_not_disjoint)
     alias_view(&d, AMP_ARG_VIEW, false, x, 64, 2, 64);
     alias_view(&d, AMP_ARG_VIEW, false, x + 64, 64, 2, 64); /* rows 1..2 against rows 0..1 */
     cr_assert(!alias_disjoint(&d), "two written sections sharing a row overlap");
+}
+
+/* ------------------------------------------- the split build's source scan */
+
+/* What a CPU build may compile in parts (cpu_split_scan.c): each snippet
+ * accepted (1) or refused (0) as a part's copy of its declarations could or
+ * could not differ from a whole compile's. */
+Test(internal, split_scan_accepts_only_declarations_parts_cannot_change)
+{
+    static const struct {
+        const char *src;
+        int want;
+    } t[] = {
+        {"AMP_KERNEL(a, amp::index<1> i, amp::array_view<int,1> v) { static int x; v[i] = x; }\n"
+         "AMP_KERNEL(b, amp::index<1> i, amp::array_view<int,1> v) { v[i] = 1; }\n",
+         1},
+        {"template <class T> T sq(T x) { static int calls; return x * x; }\n", 1},
+        {"struct S { int a; float b; };\nstruct S2 { static int n; };\n", 1},
+        {"struct S { int a; } s;\n", 0},
+        {"typedef float real;\nusing namespace amp;\nusing I = int;\n", 1},
+        {"constexpr int N = 16;\nconst int M = 4;\nconst double w[3] = {1, 2, 3};\n", 1},
+        {"const float *p = 0;\n", 0},
+        {"const char name[] = \"x\";\n", 1},
+        {"const Hello h;\n", 0},
+        {"static float f(float x) { return x; }\n", 1},
+        {"static float f(float x) { static float c; return x + c; }\n", 0},
+        {"__device__ float f(float x) { return x; }\n", 0},
+        {"__device__ inline float f(float x) { return x; }\nAMP_FI float g(float x) { return x; }\n", 1},
+        {"float f(float x);\n", 0},
+        {"int x;\n", 0},
+        {"extern \"C\" { int y; }\n", 0},
+        {"namespace a { inline int f() { return 1; } }\n", 0},
+        {"#include <cmath>\n#include <cstdint>\n", 1},
+        {"#include <iostream>\n", 0},
+        {"#include \"mine.h\"\n", 0},
+        {"#define N 16\n#define SQ(x) ((x) * (x))\n", 1},
+        {"#define DECL static int x\n", 0},
+        {"auto f = [](int x) { return x; };\n", 0},
+        {"static int (*fp)(int);\n", 0},
+        {"static __attribute__((always_inline)) inline float f(float x) { return x; }\n", 1},
+        {"static __attribute__((aligned(16))) float buf[4];\n", 0},
+        {"const char *s = R\"(x)\"; \n", 0},
+        {"// static int commented;\n/* static int also; */ const int k = 1'000'000;\n", 1},
+        {"const int k = 1'000; static int hidden;\n", 0},
+        {"static_assert(sizeof(int) == 4, \"int\");\n", 1},
+        {"AMP_KERNEL_MAX_BLOCK(k, 256)\nAMP_KERNEL(k, amp::index<1> i, amp::array_view<int,1> v) { v[i] = 1; }\n",
+         1},
+        {"enum E { A, B };\nenum class F : int { X };\n", 1},
+        {"auto g(int x) -> int { return x; }\nint y;\n", 0},
+        {"STREAM_SIMPLE(copy, RW, a, c)\n", 0},
+        {"inline int counter = 0;\n", 0},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; ++i) {
+        char why[256] = "";
+        char *c = amp__cpu_split_allowed(t[i].src, NULL, 0, why, sizeof why);
+        cr_expect_eq(c != NULL, t[i].want == 1, "snippet %zu (%s): %s", i, why, t[i].src);
+        free(c);
+    }
+    /* options and variables that add include paths */
+    char *const opts[] = {"-O2", "-I/some/dir"};
+    char why[256] = "";
+    char *c = amp__cpu_split_allowed("const int n = 1;\n", opts, 2, why, sizeof why);
+    cr_expect_null(c);
+    cr_expect(strstr(why, "-I/some/dir") != NULL, "%s", why);
+    free(c);
+    setenv("CPLUS_INCLUDE_PATH", "/some/dir", 1);
+    c = amp__cpu_split_allowed("const int n = 1;\n", opts, 1, why, sizeof why);
+    cr_expect_null(c);
+    cr_expect(strstr(why, "CPLUS_INCLUDE_PATH") != NULL, "%s", why);
+    free(c);
+    unsetenv("CPLUS_INCLUDE_PATH");
+    c = amp__cpu_split_allowed("const int n = 1;\n", opts, 1, why, sizeof why);
+    cr_expect_not_null(c);
+    free(c);
 }
