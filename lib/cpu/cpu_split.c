@@ -45,7 +45,8 @@ typedef struct amp__cpu_part {
     bool late, started;
     amp_status st;
     pthread_t thread;
-    char obj[32];
+    char obj[32];  /* its object's name in the build directory */
+    char *path;    /* and path (in argv too) */
 } amp__cpu_part;
 
 typedef struct amp__cpu_split {
@@ -156,8 +157,9 @@ static bool amp__cpu_split_argv(amp__cpu_split *sp, int k)
         free(argv);
         return false;
     }
+    sp->parts[k].path = path;
     argv[m++] = "-o";
-    argv[m++] = path; /* freed with the argv (amp__cpu_split_free) */
+    argv[m++] = path;
     argv[m++] = (char *)job->src;
     argv[m] = NULL;
     sp->parts[k].argv = argv;
@@ -241,12 +243,8 @@ static void amp__cpu_split_free(amp__cpu_split *sp)
 {
     for (int k = 0; k < AMP__CPU_SPLIT_MAX; ++k) {
         amp__cpu_part *pt = &sp->parts[k];
-        if (pt->argv) {
-            /* the object's path is the one word this file allocated */
-            for (size_t i = 0; pt->argv[i]; ++i)
-                if (i > 0 && !strcmp(pt->argv[i - 1], "-o")) free(pt->argv[i]);
-            free(pt->argv);
-        }
+        free(pt->argv);
+        free(pt->path);
         free(pt->log);
     }
     free(sp->link_argv); /* its words are borrowed */
@@ -319,9 +317,7 @@ int amp__cpu_split_build(const amp__cpu_split_job *job, char *note, size_t cap)
     sp.link_argv[m++] = (char *)job->so;
     sp.link_argv[m++] = "-x";
     sp.link_argv[m++] = "none";
-    for (int k = 0; k < sp.nparts; ++k)
-        for (size_t i = 1; sp.parts[k].argv[i]; ++i)
-            if (!strcmp(sp.parts[k].argv[i - 1], "-o")) sp.link_argv[m++] = sp.parts[k].argv[i];
+    for (int k = 0; k < sp.nparts; ++k) sp.link_argv[m++] = sp.parts[k].path;
     sp.link_argv[m] = NULL;
     char *log = NULL;
     int ws = 0;
