@@ -12,52 +12,97 @@ static bool amp__elf_in(size_t size, uint64_t off, uint64_t n)
     return off <= size && n <= size - off;
 }
 
+/* An image read as a 64-bit ELF file. */
+typedef struct amp__elf {
+    const unsigned char *b;
+    size_t size;
+    Elf64_Ehdr eh;
+} amp__elf;
+
+/* Whether bin is a 64-bit ELF file (its header read into e). */
+static bool amp__elf_open(amp__elf *e, const void *bin, size_t size)
+{
+    e->b = bin;
+    e->size = size;
+    if (!bin || size < sizeof e->eh) return false;
+    memcpy(&e->eh, bin, sizeof e->eh);
+    return !memcmp(e->eh.e_ident, ELFMAG, SELFMAG) && e->eh.e_ident[EI_CLASS] == ELFCLASS64;
+}
+
+/* Whether its section table lies inside the image. */
+static bool amp__elf_has_sections(const amp__elf *e)
+{
+    return e->eh.e_shnum && e->eh.e_shentsize == sizeof(Elf64_Shdr) &&
+           amp__elf_in(e->size, e->eh.e_shoff, (uint64_t)e->eh.e_shnum * sizeof(Elf64_Shdr));
+}
+
+/* Section i (< e_shnum, of a table amp__elf_has_sections checked). */
+static Elf64_Shdr amp__elf_section(const amp__elf *e, unsigned i)
+{
+    Elf64_Shdr sh;
+    memcpy(&sh, e->b + e->eh.e_shoff + (uint64_t)i * sizeof sh, sizeof sh);
+    return sh;
+}
+
+/* Whether section sh holds entries of entsize bytes inside the image and
+ * links to a string table inside it too (its text and size into strings,
+ * nstrings). */
+static bool amp__elf_table(const amp__elf *e, const Elf64_Shdr *sh, size_t entsize, const char **strings,
+                           uint64_t *nstrings)
+{
+    if (sh->sh_entsize != entsize || !amp__elf_in(e->size, sh->sh_offset, sh->sh_size) ||
+        sh->sh_link >= e->eh.e_shnum)
+        return false;
+    Elf64_Shdr st = amp__elf_section(e, sh->sh_link);
+    if (st.sh_type != SHT_STRTAB || !amp__elf_in(e->size, st.sh_offset, st.sh_size) || st.sh_size == 0) return false;
+    *strings = (const char *)e->b + st.sh_offset;
+    *nstrings = st.sh_size;
+    return true;
+}
+
+/* The string at off of a string table of n bytes, when it ends inside it
+ * (its length into len); NULL otherwise. */
+static const char *amp__elf_string(const char *strings, uint64_t n, uint64_t off, size_t *len)
+{
+    if (off >= n) return NULL;
+    *len = strnlen(strings + off, n - off);
+    return *len == n - off ? NULL : strings + off;
+}
+
 amp_status amp__cpu_elf_tls(const void *bin, size_t size, amp__cpu_tls *out)
 {
-    const unsigned char *b = bin;
     memset(out, 0, sizeof *out);
-    Elf64_Ehdr eh;
-    if (!bin || size < sizeof eh) return amp__fail(AMP_ERROR_DEVICE, "CPU accelerator: module of %zu bytes is no ELF file", size);
-    memcpy(&eh, b, sizeof eh);
-    if (memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64)
+    amp__elf e;
+    if (!bin || size < sizeof e.eh)
+        return amp__fail(AMP_ERROR_DEVICE, "CPU accelerator: module of %zu bytes is no ELF file", size);
+    if (!amp__elf_open(&e, bin, size))
         return amp__fail(AMP_ERROR_DEVICE, "CPU accelerator: module is not a 64-bit ELF file");
 
     /* The thread-local segment: its size bounds what any kernel can use. */
-    if (eh.e_phnum && eh.e_phentsize == sizeof(Elf64_Phdr) &&
-        amp__elf_in(size, eh.e_phoff, (uint64_t)eh.e_phnum * sizeof(Elf64_Phdr))) {
-        for (unsigned i = 0; i < eh.e_phnum; ++i) {
+    if (e.eh.e_phnum && e.eh.e_phentsize == sizeof(Elf64_Phdr) &&
+        amp__elf_in(size, e.eh.e_phoff, (uint64_t)e.eh.e_phnum * sizeof(Elf64_Phdr))) {
+        for (unsigned i = 0; i < e.eh.e_phnum; ++i) {
             Elf64_Phdr ph;
-            memcpy(&ph, b + eh.e_phoff + (uint64_t)i * sizeof ph, sizeof ph);
+            memcpy(&ph, e.b + e.eh.e_phoff + (uint64_t)i * sizeof ph, sizeof ph);
             if (ph.p_type == PT_TLS) out->segment = ph.p_memsz;
         }
     }
 
-    if (!eh.e_shnum || eh.e_shentsize != sizeof(Elf64_Shdr) ||
-        !amp__elf_in(size, eh.e_shoff, (uint64_t)eh.e_shnum * sizeof(Elf64_Shdr)))
-        return AMP_OK; /* no section table: the segment size is all we know */
-    for (unsigned i = 0; i < eh.e_shnum; ++i) {
-        Elf64_Shdr sh;
-        memcpy(&sh, b + eh.e_shoff + (uint64_t)i * sizeof sh, sizeof sh);
+    if (!amp__elf_has_sections(&e)) return AMP_OK; /* no section table: the segment size is all we know */
+    for (unsigned i = 0; i < e.eh.e_shnum; ++i) {
+        Elf64_Shdr sh = amp__elf_section(&e, i);
         if (sh.sh_type != SHT_SYMTAB) continue;
-        if (sh.sh_entsize != sizeof(Elf64_Sym) || !amp__elf_in(size, sh.sh_offset, sh.sh_size) ||
-            sh.sh_link >= eh.e_shnum)
-            return AMP_OK;
-        Elf64_Shdr st;
-        memcpy(&st, b + eh.e_shoff + (uint64_t)sh.sh_link * sizeof st, sizeof st);
-        if (st.sh_type != SHT_STRTAB || !amp__elf_in(size, st.sh_offset, st.sh_size) || st.sh_size == 0)
-            return AMP_OK;
-        const char *strtab = (const char *)b + st.sh_offset;
-        uint64_t nsym = sh.sh_size / sizeof(Elf64_Sym);
+        const char *strtab;
+        uint64_t nstr;
+        if (!amp__elf_table(&e, &sh, sizeof(Elf64_Sym), &strtab, &nstr)) return AMP_OK;
         out->have_symbols = true;
-        for (uint64_t s = 0; s < nsym; ++s) {
+        for (uint64_t s = 0; s < sh.sh_size / sizeof(Elf64_Sym); ++s) {
             Elf64_Sym sym;
-            memcpy(&sym, b + sh.sh_offset + s * sizeof sym, sizeof sym);
+            memcpy(&sym, e.b + sh.sh_offset + s * sizeof sym, sizeof sym);
             if (ELF64_ST_TYPE(sym.st_info) != STT_TLS || sym.st_shndx == SHN_UNDEF) continue;
-            if (sym.st_name >= st.sh_size) continue;
-            const char *name = strtab + sym.st_name;
-            size_t maxlen = st.sh_size - sym.st_name;
-            size_t len = strnlen(name, maxlen);
-            if (len == maxlen) continue; /* not terminated inside the table */
+            size_t len;
+            const char *name = amp__elf_string(strtab, nstr, sym.st_name, &len);
+            if (!name) continue; /* not terminated inside the table */
             if (out->n == out->cap) {
                 size_t nc = out->cap ? out->cap * 2 : 16;
                 amp__cpu_tls_sym *q = realloc(out->syms, nc * sizeof *q);
@@ -85,31 +130,20 @@ amp_status amp__cpu_elf_tls(const void *bin, size_t size, amp__cpu_tls *out)
 
 bool amp__cpu_elf_needs(const void *bin, size_t size, const char *prefix, char *name, size_t cap)
 {
-    const unsigned char *b = bin;
-    Elf64_Ehdr eh;
-    if (!bin || size < sizeof eh) return false;
-    memcpy(&eh, b, sizeof eh);
-    if (memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 || !eh.e_shnum ||
-        eh.e_shentsize != sizeof(Elf64_Shdr) ||
-        !amp__elf_in(size, eh.e_shoff, (uint64_t)eh.e_shnum * sizeof(Elf64_Shdr)))
-        return false;
-    for (unsigned i = 0; i < eh.e_shnum; ++i) {
-        Elf64_Shdr sh, st;
-        memcpy(&sh, b + eh.e_shoff + (uint64_t)i * sizeof sh, sizeof sh);
-        if (sh.sh_type != SHT_DYNAMIC || sh.sh_entsize != sizeof(Elf64_Dyn) || sh.sh_link >= eh.e_shnum ||
-            !amp__elf_in(size, sh.sh_offset, sh.sh_size))
-            continue;
-        memcpy(&st, b + eh.e_shoff + (uint64_t)sh.sh_link * sizeof st, sizeof st);
-        if (st.sh_type != SHT_STRTAB || !amp__elf_in(size, st.sh_offset, st.sh_size) || st.sh_size == 0) continue;
-        const char *strtab = (const char *)b + st.sh_offset;
+    amp__elf e;
+    if (!amp__elf_open(&e, bin, size) || !amp__elf_has_sections(&e)) return false;
+    for (unsigned i = 0; i < e.eh.e_shnum; ++i) {
+        Elf64_Shdr sh = amp__elf_section(&e, i);
+        const char *strtab;
+        uint64_t nstr;
+        if (sh.sh_type != SHT_DYNAMIC || !amp__elf_table(&e, &sh, sizeof(Elf64_Dyn), &strtab, &nstr)) continue;
         for (uint64_t k = 0; k < sh.sh_size / sizeof(Elf64_Dyn); ++k) {
             Elf64_Dyn d;
-            memcpy(&d, b + sh.sh_offset + k * sizeof d, sizeof d);
+            memcpy(&d, e.b + sh.sh_offset + k * sizeof d, sizeof d);
             if (d.d_tag == DT_NULL) break;
-            if (d.d_tag != DT_NEEDED || d.d_un.d_val >= st.sh_size) continue;
-            const char *lib = strtab + d.d_un.d_val;
-            size_t len = strnlen(lib, st.sh_size - d.d_un.d_val);
-            if (len == st.sh_size - d.d_un.d_val || strncmp(lib, prefix, strlen(prefix))) continue;
+            size_t len;
+            const char *lib = d.d_tag == DT_NEEDED ? amp__elf_string(strtab, nstr, d.d_un.d_val, &len) : NULL;
+            if (!lib || strncmp(lib, prefix, strlen(prefix))) continue;
             snprintf(name, cap, "%.*s", (int)len, lib);
             return true;
         }
@@ -119,42 +153,32 @@ bool amp__cpu_elf_needs(const void *bin, size_t size, const char *prefix, char *
 
 int amp__cpu_elf_local_data(const void *bin, size_t size, amp__cpu_name_fn fn, void *ctx)
 {
-    const unsigned char *b = bin;
-    Elf64_Ehdr eh;
-    if (!bin || size < sizeof eh) return -1;
-    memcpy(&eh, b, sizeof eh);
-    if (memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 || !eh.e_shnum ||
-        eh.e_shentsize != sizeof(Elf64_Shdr) ||
-        !amp__elf_in(size, eh.e_shoff, (uint64_t)eh.e_shnum * sizeof(Elf64_Shdr)) || eh.e_shstrndx >= eh.e_shnum)
-        return -1;
-    Elf64_Shdr names;
-    memcpy(&names, b + eh.e_shoff + (uint64_t)eh.e_shstrndx * sizeof names, sizeof names);
+    amp__elf e;
+    if (!amp__elf_open(&e, bin, size) || !amp__elf_has_sections(&e) || e.eh.e_shstrndx >= e.eh.e_shnum) return -1;
+    Elf64_Shdr names = amp__elf_section(&e, e.eh.e_shstrndx);
     if (!amp__elf_in(size, names.sh_offset, names.sh_size)) return -1;
     int found = 0;
-    for (unsigned i = 0; i < eh.e_shnum; ++i) {
-        Elf64_Shdr sh, st;
-        memcpy(&sh, b + eh.e_shoff + (uint64_t)i * sizeof sh, sizeof sh);
+    for (unsigned i = 0; i < e.eh.e_shnum; ++i) {
+        Elf64_Shdr sh = amp__elf_section(&e, i);
         if (sh.sh_type != SHT_SYMTAB) continue;
-        if (sh.sh_entsize != sizeof(Elf64_Sym) || !amp__elf_in(size, sh.sh_offset, sh.sh_size) ||
-            sh.sh_link >= eh.e_shnum)
-            return -1;
-        memcpy(&st, b + eh.e_shoff + (uint64_t)sh.sh_link * sizeof st, sizeof st);
-        if (st.sh_type != SHT_STRTAB || !amp__elf_in(size, st.sh_offset, st.sh_size) || st.sh_size == 0) return -1;
+        const char *strtab;
+        uint64_t nstr;
+        if (!amp__elf_table(&e, &sh, sizeof(Elf64_Sym), &strtab, &nstr)) return -1;
         for (uint64_t k = 0; k < sh.sh_size / sizeof(Elf64_Sym); ++k) {
             Elf64_Sym sym;
-            memcpy(&sym, b + sh.sh_offset + k * sizeof sym, sizeof sym);
+            memcpy(&sym, e.b + sh.sh_offset + k * sizeof sym, sizeof sym);
             int type = ELF64_ST_TYPE(sym.st_info);
             if (ELF64_ST_BIND(sym.st_info) != STB_LOCAL || (type != STT_OBJECT && type != STT_TLS) ||
-                sym.st_shndx == SHN_UNDEF || sym.st_shndx >= eh.e_shnum || sym.st_name >= st.sh_size)
+                sym.st_shndx == SHN_UNDEF || sym.st_shndx >= e.eh.e_shnum)
                 continue;
-            Elf64_Shdr in;
-            memcpy(&in, b + eh.e_shoff + (uint64_t)sym.st_shndx * sizeof in, sizeof in);
+            Elf64_Shdr in = amp__elf_section(&e, sym.st_shndx);
             if (!(in.sh_flags & SHF_WRITE)) continue;
             /* constant data that needs relocations: written by the loader only */
             size_t room = in.sh_name < names.sh_size ? names.sh_size - in.sh_name : 0;
-            if (room > 12 && !strncmp((const char *)b + names.sh_offset + in.sh_name, ".data.rel.ro", 12)) continue;
-            const char *name = (const char *)b + st.sh_offset + sym.st_name;
-            if (strnlen(name, st.sh_size - sym.st_name) == st.sh_size - sym.st_name) continue;
+            if (room > 12 && !strncmp((const char *)e.b + names.sh_offset + in.sh_name, ".data.rel.ro", 12)) continue;
+            size_t len;
+            const char *name = amp__elf_string(strtab, nstr, sym.st_name, &len);
+            if (!name) continue;
             ++found;
             if (fn && !fn(ctx, name)) return found;
         }
