@@ -132,17 +132,13 @@ static amp_status amp__cpu_module_load(void *dev, const void *bin, size_t bin_si
      * process that had the runtime: cpu_compile.c refuses the option
      * otherwise): its runtime, loaded by dlopen after the program started,
      * ends the process. */
-    static const struct {
-        const char *lib, *init, *option;
-    } sanitizers[] = {{"libasan", "__asan_init", "address"}, {"libtsan", "__tsan_init", "thread"},
-                      {"libhwasan", "__hwasan_init", "hwaddress"}};
-    for (size_t i = 0; i < sizeof sanitizers / sizeof sanitizers[0]; ++i) {
+    for (int i = 0; i < AMP__CPU_NSANITIZERS; ++i) {
+        const amp__cpu_sanitizer *san = &amp__cpu_sanitizers[i];
         char lib[128];
-        if (amp__cpu_elf_needs(bin, bin_size, sanitizers[i].lib, lib, sizeof lib) &&
-            !dlsym(RTLD_DEFAULT, sanitizers[i].init)) {
+        if (amp__cpu_elf_needs(bin, bin_size, san->lib, lib, sizeof lib) && !dlsym(RTLD_DEFAULT, san->init)) {
             st = amp__fail(AMP_ERROR_UNSUPPORTED, "CPU accelerator: the module needs %s (built with -fsanitize=%s), "
                            "whose runtime is not in this process: loading it would end the process", lib,
-                           sanitizers[i].option);
+                           san->option);
             goto fail;
         }
     }
@@ -259,7 +255,8 @@ static void amp__cpu_verbose_loops(void *handle, const char *name, char *buf, si
     }
     char lockstep[64] = "", swapped[64] = "";
     if (n[0]) snprintf(lockstep, sizeof lockstep, "%d grid-stride loop%s in lockstep", n[0], n[0] == 1 ? "" : "s");
-    if (n[1]) snprintf(swapped, sizeof swapped, "work-item loops interchanged in %d region%s", n[1], n[1] == 1 ? "" : "s");
+    if (n[1])
+        snprintf(swapped, sizeof swapped, "work-item loops interchanged in %d region%s", n[1], n[1] == 1 ? "" : "s");
     buf[0] = '\0';
     if (n[0] || n[1]) snprintf(buf, size, " (%s%s%s)", lockstep, n[0] && n[1] ? "; " : "", swapped);
 }

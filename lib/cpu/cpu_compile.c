@@ -137,7 +137,6 @@ typedef struct amp__cpu_build {
     size_t lib_len;
     bool pch_used, pch_off;
     bool split_tried; /* the first try went to cpu_split.c first */
-    char split_note[256];
 } amp__cpu_build;
 
 /* The private build directory: made (mode 0700, named so that it can be
@@ -237,11 +236,8 @@ static amp_status amp__cpu_check_user_options(char *const *words, size_t n)
                                         "--compile", "--preprocess", "--assemble", "--version"};
     static const char *const prefix[] = {"-o",          "-x",     "-M",     "--help",   "-save-temps", "--save-temps",
                                          "--output",    "--language", "-dump", "-print-", "--print-"};
-    static const struct {
-        const char *name, *init;
-    } runtimes[] = {{"address", "__asan_init"}, {"thread", "__tsan_init"}, {"hwaddress", "__hwasan_init"}};
-    bool sanitize[3] = {false, false, false};
-    const char *sanitize_word[3] = {NULL, NULL, NULL};
+    bool sanitize[AMP__CPU_NSANITIZERS] = {false};
+    const char *sanitize_word[AMP__CPU_NSANITIZERS] = {NULL};
     for (size_t i = 0; i < n; ++i) {
         const char *w = words[i];
         bool bad = false;
@@ -269,8 +265,8 @@ static amp_status amp__cpu_check_user_options(char *const *words, size_t n)
         if (!on && !off) continue;
         for (const char *p = strchr(w, '=') + 1; *p;) {
             size_t len = strcspn(p, ",");
-            for (size_t k = 0; k < 3; ++k)
-                if ((len == strlen(runtimes[k].name) && !strncmp(p, runtimes[k].name, len)) ||
+            for (int k = 0; k < AMP__CPU_NSANITIZERS; ++k)
+                if ((len == strlen(amp__cpu_sanitizers[k].option) && !strncmp(p, amp__cpu_sanitizers[k].option, len)) ||
                     (off && len == 3 && !strncmp(p, "all", 3))) {
                     sanitize[k] = on;
                     sanitize_word[k] = w;
@@ -278,13 +274,13 @@ static amp_status amp__cpu_check_user_options(char *const *words, size_t n)
             p += len + (p[len] == ',');
         }
     }
-    for (size_t k = 0; k < 3; ++k)
-        if (sanitize[k] && !dlsym(RTLD_DEFAULT, runtimes[k].init))
+    for (int k = 0; k < AMP__CPU_NSANITIZERS; ++k)
+        if (sanitize[k] && !dlsym(RTLD_DEFAULT, amp__cpu_sanitizers[k].init))
             return amp__fail(AMP_ERROR_INVALID_ARGUMENT,
                              "CPU accelerator: compiler option '%s' needs the sanitizer's runtime in the process "
                              "already (the program built with -fsanitize=%s); loading the module would end the "
                              "process",
-                             sanitize_word[k], runtimes[k].name);
+                             sanitize_word[k], amp__cpu_sanitizers[k].option);
     return AMP_OK;
 }
 
@@ -440,6 +436,15 @@ static void amp__cpu_build_turn_off(amp__cpu_build *b, int attempt)
     if (!b->note[0]) snprintf(b->note, sizeof b->note, "fibers: the source did not compile");
 }
 
+/* The deadline passed while a compiler ran (it was stopped). */
+static amp_status amp__cpu_build_late(const amp__cpu_build *b)
+{
+    return amp__fail(AMP_ERROR_COMPILE,
+                     "compiling %s for the CPU accelerator timed out after %u seconds (AMP_COMPILE_TIMEOUT); the "
+                     "compiler was stopped",
+                     b->source_name, b->timeout);
+}
+
 /* Up to three tries: every loop version; without those the compiler
  * rejected; without any. A build the fiber path can do never fails
  * because of a loop version. */
@@ -465,15 +470,13 @@ static amp_status amp__cpu_build_try(amp__cpu_build *b)
                                      .user = amp__cpu_user_part(b->source),
                                      .deadline = b->deadline,
                                      .jobs = amp__cpu_split_jobs()};
-            int split = amp__cpu_split_build(&sj, b->split_note, sizeof b->split_note);
-            if (b->split_note[0] && amp__env_flag("AMP_CPU_VERBOSE", false))
-                fprintf(stderr, "hipamp: CPU build of %s: %s%s\n", b->source_name,
-                        split > 0 ? "" : "compiled whole: ", b->split_note);
+            char note[256];
+            int split = amp__cpu_split_build(&sj, note, sizeof note);
+            if (note[0] && amp__env_flag("AMP_CPU_VERBOSE", false))
+                fprintf(stderr, "hipamp: CPU build of %s: %s%s\n", b->source_name, split > 0 ? "" : "compiled whole: ",
+                        note);
             if (split > 0) return AMP_OK;
-            if (split < 0)
-                return amp__fail(AMP_ERROR_COMPILE, "compiling %s for the CPU accelerator timed out after %u seconds "
-                                                    "(AMP_COMPILE_TIMEOUT); the compilers were stopped",
-                                 b->source_name, b->timeout);
+            if (split < 0) return amp__cpu_build_late(b);
         }
         size_t m = b->user_to;
         if (b->pch_used) {
@@ -493,10 +496,7 @@ static amp_status amp__cpu_build_try(amp__cpu_build *b)
         b->log = NULL;
         if ((st = amp__cpu_run_capture(b->argv, b->envp, b->deadline, &b->log, &ws, &late)) != AMP_OK)
             return amp__fail(AMP_ERROR_UNSUPPORTED, "CPU accelerator: %s", amp_last_error());
-        if (late)
-            return amp__fail(AMP_ERROR_COMPILE, "compiling %s for the CPU accelerator timed out after %u seconds "
-                                                "(AMP_COMPILE_TIMEOUT); the compiler was stopped",
-                             b->source_name, b->timeout);
+        if (late) return amp__cpu_build_late(b);
         if (WIFEXITED(ws) && WEXITSTATUS(ws) == 0) return AMP_OK;
         /* The same try again without the precompiled header: the error
          * reported is the one of the whole text. */

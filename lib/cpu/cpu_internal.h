@@ -136,6 +136,15 @@ void amp__cpu_find_compiler(amp__cpu_device *d);
  * (cpu_toolchain.c: part of the cache tag). */
 extern const char *const amp__cpu_flags[];
 extern const size_t amp__cpu_nflags;
+/* The sanitizers whose runtime must be in the process before a module
+ * built with them is loaded (loaded later by dlopen, it ends the process):
+ * the -fsanitize= value, the library such a module needs (its DT_NEEDED
+ * prefix), and a symbol of the runtime (cpu_toolchain.c). */
+typedef struct amp__cpu_sanitizer {
+    const char *option, *lib, *init;
+} amp__cpu_sanitizer;
+#define AMP__CPU_NSANITIZERS 3
+extern const amp__cpu_sanitizer amp__cpu_sanitizers[AMP__CPU_NSANITIZERS];
 /* The compiler's default include directories (backend.h), asked of it on
  * first use; never NULL (cpu_toolchain.c). */
 const amp__sys_dir *amp__cpu_system_dirs(amp__cpu_device *d);
@@ -479,6 +488,18 @@ int amp__cpu_split_build(const amp__cpu_split_job *job, char *note, size_t cap);
  * part's code (comments, literals and directives blanked; the caller frees
  * it), or NULL with why set. */
 char *amp__cpu_split_allowed(const char *user, char *const *options, size_t noptions, char *why, size_t cap);
+/* A kernel of a split build: its name (malloc'ed), the define that leaves
+ * it out of other parts (cpu_split.c), its weight (a tiled kernel's code
+ * about twice a simple one's) and its part. */
+typedef struct amp__cpu_split_kernel {
+    char *name, *define;
+    int weight, part;
+} amp__cpu_split_kernel;
+/* The kernels of that code: AMP_KERNEL( name and AMP_TILED_KERNEL( name,
+ * as whole words, each once, into k (names and weights). One that a macro
+ * hides is defined in every part and fails the link. The count, or -1:
+ * more than max, or no memory (the names made so far are the caller's). */
+int amp__cpu_split_kernels(const char *code, amp__cpu_split_kernel *k, int max);
 /* Calls fn(ctx, name) for each symbol of an object file (ET_REL) that is a
  * local (internal linkage) variable in writable memory, thread-local ones
  * included (not constant data relocated at load, .data.rel.ro); stops

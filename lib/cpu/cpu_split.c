@@ -39,6 +39,7 @@
 #define AMP__CPU_SPLIT_KERNELS 4096
 
 typedef struct amp__cpu_part {
+    const amp__cpu_split_job *job;
     char **argv;
     char *log;
     int ws;
@@ -51,10 +52,7 @@ typedef struct amp__cpu_part {
 
 typedef struct amp__cpu_split {
     const amp__cpu_split_job *job;
-    char **names;   /* the kernels found */
-    int *weight;    /* a tiled kernel's code weighs about twice a simple one's */
-    int *part_of;   /* the part each kernel's code is generated in */
-    char **defines; /* -DAMP__CPU_SKIP_<name>=~,1 per kernel */
+    amp__cpu_split_kernel *k; /* the kernels found */
     int n, nparts;
     amp__cpu_part parts[AMP__CPU_SPLIT_MAX];
     char **link_argv;
@@ -76,47 +74,6 @@ int amp__cpu_split_jobs(void)
     return (int)amp__env_uint("AMP_CPU_COMPILE_JOBS", dflt, 1, AMP__CPU_SPLIT_MAX);
 }
 
-static bool amp__cpu_is_ident(char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-}
-
-/* The kernels of the user's part (its code: comments, literals and
- * directives blanked by the scan): AMP_KERNEL( name and AMP_TILED_KERNEL(
- * name, as whole words. One that a macro hides is defined in every part
- * and fails the link. false: no memory, or more than the most. */
-static bool amp__cpu_split_scan(amp__cpu_split *sp, const char *user)
-{
-    static const char *const macros[] = {"AMP_TILED_KERNEL", "AMP_KERNEL"};
-    for (const char *p = user; *p; ++p) {
-        if (p > user && amp__cpu_is_ident(p[-1])) continue;
-        int tiled = -1;
-        size_t len = 0;
-        for (int m = 0; m < 2 && tiled < 0; ++m) {
-            len = strlen(macros[m]);
-            if (!strncmp(p, macros[m], len) && !amp__cpu_is_ident(p[len])) tiled = m == 0;
-        }
-        if (tiled < 0) continue;
-        const char *q = p + len;
-        while (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r') ++q;
-        if (*q != '(') continue;
-        ++q;
-        while (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r') ++q;
-        const char *name = q;
-        while (amp__cpu_is_ident(*q)) ++q;
-        size_t nl = (size_t)(q - name);
-        if (nl == 0 || nl > 200 || (*name >= '0' && *name <= '9')) continue;
-        bool seen = false;
-        for (int i = 0; i < sp->n && !seen; ++i) seen = strlen(sp->names[i]) == nl && !strncmp(sp->names[i], name, nl);
-        if (seen) continue;
-        if (sp->n == AMP__CPU_SPLIT_KERNELS) return false;
-        if (!(sp->names[sp->n] = strndup(name, nl))) return false;
-        sp->weight[sp->n++] = tiled ? 2 : 1;
-        p = q - 1;
-    }
-    return true;
-}
-
 /* Each kernel to the part with the least weight so far, in order. */
 static void amp__cpu_split_assign(amp__cpu_split *sp)
 {
@@ -125,8 +82,8 @@ static void amp__cpu_split_assign(amp__cpu_split *sp)
         int best = 0;
         for (int k = 1; k < sp->nparts; ++k)
             if (load[k] < load[best]) best = k;
-        sp->part_of[i] = best;
-        load[best] += sp->weight[i];
+        sp->k[i].part = best;
+        load[best] += sp->k[i].weight;
     }
 }
 
@@ -140,7 +97,7 @@ static bool amp__cpu_split_argv(amp__cpu_split *sp, int k)
     if (!argv) return false;
     for (size_t i = 0; i < job->nwords; ++i) argv[m++] = job->words[i];
     for (int i = 0; i < sp->n; ++i)
-        if (sp->part_of[i] != k) argv[m++] = sp->defines[i];
+        if (sp->k[i].part != k) argv[m++] = sp->k[i].define;
     argv[m++] = "-c";
     if (job->pch) {
         argv[m++] = "-include";
@@ -151,6 +108,7 @@ static bool amp__cpu_split_argv(amp__cpu_split *sp, int k)
         argv[m++] = "-MF";
         argv[m++] = (char *)job->dep;
     }
+    sp->parts[k].job = job;
     snprintf(sp->parts[k].obj, sizeof sp->parts[k].obj, "part%d.o", k);
     char *path = NULL;
     if (asprintf(&path, "%s/%s", job->dir, sp->parts[k].obj) < 0) {
@@ -168,9 +126,8 @@ static bool amp__cpu_split_argv(amp__cpu_split *sp, int k)
 
 static void *amp__cpu_split_run(void *arg)
 {
-    amp__cpu_split *sp = ((void **)arg)[0];
-    amp__cpu_part *pt = ((void **)arg)[1];
-    pt->st = amp__cpu_run_capture(pt->argv, sp->job->envp, sp->job->deadline, &pt->log, &pt->ws, &pt->late);
+    amp__cpu_part *pt = arg;
+    pt->st = amp__cpu_run_capture(pt->argv, pt->job->envp, pt->job->deadline, &pt->log, &pt->ws, &pt->late);
     return NULL;
 }
 
@@ -248,14 +205,11 @@ static void amp__cpu_split_free(amp__cpu_split *sp)
         free(pt->log);
     }
     free(sp->link_argv); /* its words are borrowed */
-    for (int i = 0; i < sp->n; ++i) {
-        free(sp->names[i]);
-        free(sp->defines[i]);
+    for (int i = 0; sp->k && i < AMP__CPU_SPLIT_KERNELS; ++i) {
+        free(sp->k[i].name);
+        free(sp->k[i].define);
     }
-    free(sp->names);
-    free(sp->weight);
-    free(sp->part_of);
-    free(sp->defines);
+    free(sp->k);
 }
 
 int amp__cpu_split_build(const amp__cpu_split_job *job, char *note, size_t cap)
@@ -265,32 +219,26 @@ int amp__cpu_split_build(const amp__cpu_split_job *job, char *note, size_t cap)
     int rc = 0;
     note[0] = 0;
     if (job->jobs < 2) goto out;
-    sp.names = calloc(AMP__CPU_SPLIT_KERNELS, sizeof *sp.names);
-    sp.weight = calloc(AMP__CPU_SPLIT_KERNELS, sizeof *sp.weight);
-    sp.part_of = calloc(AMP__CPU_SPLIT_KERNELS, sizeof *sp.part_of);
-    sp.defines = calloc(AMP__CPU_SPLIT_KERNELS, sizeof *sp.defines);
-    if (!sp.names || !sp.weight || !sp.part_of || !sp.defines) goto out;
+    if (!(sp.k = calloc(AMP__CPU_SPLIT_KERNELS, sizeof *sp.k))) goto out;
     if (!(code = amp__cpu_split_allowed(job->user, job->words + job->user_from, job->nwords - job->user_from, note,
                                         cap)))
         goto out;
-    if (!amp__cpu_split_scan(&sp, code)) goto out;
+    if ((sp.n = amp__cpu_split_kernels(code, sp.k, AMP__CPU_SPLIT_KERNELS)) < 0) goto out;
     sp.nparts = sp.n < job->jobs ? sp.n : job->jobs;
     if (sp.nparts < 2) goto out;
     for (int i = 0; i < sp.n; ++i)
-        if (asprintf(&sp.defines[i], "-DAMP__CPU_SKIP_%s=~,1", sp.names[i]) < 0) {
-            sp.defines[i] = NULL;
+        if (asprintf(&sp.k[i].define, "-DAMP__CPU_SKIP_%s=~,1", sp.k[i].name) < 0) {
+            sp.k[i].define = NULL;
             goto out;
         }
     amp__cpu_split_assign(&sp);
     for (int k = 0; k < sp.nparts; ++k)
         if (!amp__cpu_split_argv(&sp, k)) goto out;
     /* the parts at once, each on a thread that waits for its compiler */
-    void *args[AMP__CPU_SPLIT_MAX][2];
     for (int k = 0; k < sp.nparts; ++k) {
-        args[k][0] = &sp;
-        args[k][1] = &sp.parts[k];
-        sp.parts[k].started = pthread_create(&sp.parts[k].thread, NULL, amp__cpu_split_run, args[k]) == 0;
-        if (!sp.parts[k].started) amp__cpu_split_run(args[k]); /* no thread: here, in turn */
+        amp__cpu_part *pt = &sp.parts[k];
+        pt->started = pthread_create(&pt->thread, NULL, amp__cpu_split_run, pt) == 0;
+        if (!pt->started) amp__cpu_split_run(pt); /* no thread: here, in turn */
     }
     bool ok = true, late = false;
     for (int k = 0; k < sp.nparts; ++k) {

@@ -275,3 +275,28 @@ char *amp__cpu_split_allowed(const char *user, char *const *options, size_t nopt
     }
     return c;
 }
+
+int amp__cpu_split_kernels(const char *code, amp__cpu_split_kernel *k, int max)
+{
+    static const char *const macros[] = {"AMP_TILED_KERNEL", "AMP_KERNEL"};
+    int n = 0;
+    for (const char *p = code; *p; ++p) {
+        if (p > code && amp__scan_ident(p[-1])) continue;
+        int m = 0;
+        while (m < 2 && !amp__scan_word(p, macros[m])) ++m;
+        if (m == 2) continue;
+        const char *q = amp__scan_skip(p + strlen(macros[m]), p + strlen(p));
+        if (*q != '(') continue;
+        const char *name = amp__scan_skip(q + 1, q + strlen(q));
+        for (q = name; amp__scan_ident(*q); ++q) {}
+        size_t len = (size_t)(q - name);
+        if (len == 0 || len > 200 || (*name >= '0' && *name <= '9')) continue;
+        bool seen = false;
+        for (int i = 0; i < n && !seen; ++i) seen = strlen(k[i].name) == len && !strncmp(k[i].name, name, len);
+        if (seen) continue;
+        if (n == max || !(k[n].name = strndup(name, len))) return -1;
+        k[n++].weight = m == 0 ? 2 : 1;
+        p = q - 1;
+    }
+    return n;
+}

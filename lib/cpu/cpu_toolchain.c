@@ -19,6 +19,9 @@ extern char **environ;
 const char *const amp__cpu_flags[] = {"-std=c++17",      "-O3",   "-fPIC", "-shared", "-fvisibility=hidden",
                                       "-fno-math-errno", "-fno-trapping-math", "-x", "c++"};
 const size_t amp__cpu_nflags = sizeof amp__cpu_flags / sizeof amp__cpu_flags[0];
+const amp__cpu_sanitizer amp__cpu_sanitizers[AMP__CPU_NSANITIZERS] = {{"address", "libasan", "__asan_init"},
+                                                                       {"thread", "libtsan", "__tsan_init"},
+                                                                       {"hwaddress", "libhwasan", "__hwasan_init"}};
 /* Bump when the loop transformation's output changes (cache tag). */
 #define AMP__CPU_LOOPS_VERSION 7
 
