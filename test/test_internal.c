@@ -1042,6 +1042,7 @@ Test(internal, split_scan_accepts_only_declarations_parts_cannot_change)
         {"auto g(int x) -> int { return x; }\nint y;\n", 0},
         {"STREAM_SIMPLE(copy, RW, a, c)\n", 0},
         {"inline int counter = 0;\n", 0},
+        {"const int n = 1; \"", 0},
     };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; ++i) {
         char why[256] = "";

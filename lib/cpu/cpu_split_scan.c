@@ -32,7 +32,7 @@ static bool amp__scan_space(char c)
 static char *amp__scan_strip(const char *user, char *why, size_t cap)
 {
     size_t n = strlen(user);
-    char *c = malloc(n + 1);
+    char *c = malloc(n + 2); /* an unterminated " at the very end leaves two */
     if (!c) {
         snprintf(why, cap, "no memory to read the source");
         return NULL;
