@@ -1043,6 +1043,8 @@ Test(internal, split_scan_accepts_only_declarations_parts_cannot_change)
         {"STREAM_SIMPLE(copy, RW, a, c)\n", 0},
         {"inline int counter = 0;\n", 0},
         {"const int n = 1; \"", 0},
+        {"static inline int next() { static int n; return n++; }\n", 0},
+        {"inline int next() { static int n; return n++; }\n", 1},
     };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; ++i) {
         char why[256] = "";

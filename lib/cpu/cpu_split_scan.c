@@ -140,12 +140,13 @@ static bool amp__scan_directives(char *c, char *why, size_t cap)
             } else if (amp__scan_word(q, "define")) {
                 static const char *const words[] = {"static", "mutable", "thread_local", "namespace", "extern",
                                                     "inline", "const",   "constexpr",    "struct",    "class"};
-                for (size_t i = 0; i < sizeof words / sizeof words[0]; ++i)
-                    if (amp__scan_has(q, end, words[i]) || memchr(q, '{', (size_t)(end - q)) ||
-                        memchr(q, ';', (size_t)(end - q))) {
-                        snprintf(why, cap, "a #define's body declares something");
-                        return false;
-                    }
+                bool declares = memchr(q, '{', (size_t)(end - q)) || memchr(q, ';', (size_t)(end - q));
+                for (size_t i = 0; i < sizeof words / sizeof words[0] && !declares; ++i)
+                    declares = amp__scan_has(q, end, words[i]);
+                if (declares) {
+                    snprintf(why, cap, "a #define's body declares something");
+                    return false;
+                }
             }
             for (char *b = line; b < end; ++b)
                 if (*b != '\n') *b = ' ';
@@ -181,16 +182,14 @@ static bool amp__scan_declaration_ok(const char *b, const char *e)
         while (close > b && *close != '}') --close;
         return amp__scan_skip(close + 1, e) == last && *last == ';';
     }
-    /* a function definition: a body after the parameters, inline or
-     * static; a static one without local statics */
+    /* a function definition: a body after the parameters; static (each
+     * part its own copy: no local statics) or inline with external
+     * linkage (merged at the link, its local statics with it) */
     if (brace && paren && paren < brace && *last == '}') {
-        const char *pre = paren;
-        bool is_inline = amp__scan_has(b, pre, "inline") || amp__scan_has(b, pre, "AMP_FI") ||
-                         amp__scan_has(b, pre, "__forceinline__");
-        bool is_static = amp__scan_has(b, pre, "static");
         if (memchr(b, '=', (size_t)(brace - b))) return false; /* an initialiser, not a function */
-        if (is_inline) return true; /* merged at the link, local statics with it */
-        return is_static && !amp__scan_has(brace, e, "static");
+        if (amp__scan_has(b, paren, "static")) return !amp__scan_has(brace, e, "static");
+        return amp__scan_has(b, paren, "inline") || amp__scan_has(b, paren, "AMP_FI") ||
+               amp__scan_has(b, paren, "__forceinline__");
     }
     /* a constant of arithmetic type: const T name = value; or name[] */
     if (amp__scan_word(b, "const") && *last == ';' && !memchr(b, '*', (size_t)(e - b)) &&
