@@ -1,8 +1,9 @@
-/* test_internal.c — white-box tests of the core's pure parts, linked with the library's objects: the box algebra of coherence (subtract, add with merging, cover, overflow behaviour), the signature-record check (every field a prelude could not have produced), compile-log summaries, the #include rewrite for named-header compilers, the disk cache's size check, the CPU accelerator's launch-width search (on a made-up host's times), the storage lock under contention, the environment's whole-number rule, the slab pools' giving memory back, and what the CPU accelerator's split build accepts to compile in parts. */
+/* test_internal.c — white-box tests of the core's pure parts, linked with the library's objects: the box algebra of coherence (subtract, add with merging, cover, overflow behaviour), the signature-record check (every field a prelude could not have produced), compile-log summaries, the #include rewrite for named-header compilers, the disk cache's size check, the CPU accelerator's launch-width search (on a made-up host's times), the storage lock under contention, the environment's whole-number rule, the slab pools' giving memory back, and what the CPU accelerator's split build accepts to compile in parts, and its loop transformation's parse with the library's part precompiled. */
 #include "support.h"
 
 #include "core/internal.h"
 #include "cpu/cpu_internal.h"
+#include "cpu/loops/loops.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -1068,4 +1069,113 @@ Test(internal, split_scan_accepts_only_declarations_parts_cannot_change)
     c = amp__cpu_split_allowed("const int n = 1;\n", opts, 1, why, sizeof why);
     cr_expect_not_null(c);
     free(c);
+}
+
+/* ------------------------------------ the loop transformation's parse */
+
+/* The assembled unit of a user's text (as lib/core/program.c assembles it
+ * for the CPU accelerator) and where the library's part ends in it. */
+static char *cpu_unit(const char *user, size_t *len, size_t *user_start)
+{
+    char *src = amp__prelude_assemble(amp__embedded_cpu_prelude, user, "lpch.hip", len);
+    cr_assert_not_null(src);
+    const char *lib = strstr(src, amp__embedded_device_lib);
+    cr_assert_not_null(lib);
+    *user_start = (size_t)(lib - src) + strlen(amp__embedded_device_lib);
+    return src;
+}
+
+/* Two results of the transformation are the same loop versions. */
+static void same_result(const amp__cpu_loops_result *a, const amp__cpu_loops_result *b, const char *what)
+{
+    cr_assert_eq(a->n, b->n, "%s: %d kernels against %d", what, b->n, a->n);
+    for (int i = 0; i < a->n; ++i) {
+        cr_assert_str_eq(a->k[i].name, b->k[i].name, "%s", what);
+        cr_assert_eq(a->k[i].at, b->k[i].at, "%s: %s", what, a->k[i].name);
+        cr_assert_str_eq(a->k[i].why, b->k[i].why, "%s: %s", what, a->k[i].name);
+        cr_assert_eq(!a->k[i].loops, !b->k[i].loops, "%s: %s", what, a->k[i].name);
+        if (a->k[i].loops) cr_assert_str_eq(a->k[i].loops, b->k[i].loops, "%s: %s", what, a->k[i].name);
+    }
+}
+
+/* The library's part precompiled (in a child process, as a first build
+ * does) is read by the parse, which then writes the very loop versions of
+ * the whole text's parse; a file that is no precompiled part, and any
+ * without the main file on the disk, are refused and the text parsed
+ * whole, with the same result. (Which part a build reads, made from which
+ * text with which flags, its key says: cpu_pch.c; libclang does not
+ * compare the part's text it is handed with the one precompiled.) */
+Test(internal, loop_transformation_reads_the_precompiled_library_part, .timeout = 120)
+{
+    static const char user[] =
+        "#define LPCH_TILE 64\n"
+        "AMP_TILED_KERNEL(lpch_reverse, amp::tiled_index<LPCH_TILE> t, amp::array_view<int, 1> a)\n"
+        "{\n    tile_static int s[LPCH_TILE];\n    s[t.local[0]] = a[t.global];\n    t.barrier.wait();\n"
+        "    a[t.global] = s[LPCH_TILE - 1 - t.local[0]] + (int)sqrtf(4.0f);\n}\n"
+        "AMP_TILED_KERNEL(lpch_stride, amp::tiled_index<32> t, amp::array_view<const int, 1> in, "
+        "amp::array_view<int, 1> out)\n"
+        "{\n    int s = 0;\n    for (int i = t.global[0]; i < in.extent[0]; i += out.extent[0]) s += in[i];\n"
+        "    tile_static int p[32];\n    p[t.local[0]] = s;\n    t.barrier.wait();\n"
+        "    out[t.global] = p[31 - t.local[0]];\n}\n";
+    size_t len = 0, user_start = 0;
+    char *src = cpu_unit(user, &len, &user_start);
+    char dir[] = "/tmp/hipamp-lpch-test-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char path[sizeof dir + 32], junk[sizeof dir + 32], main_path[sizeof dir + 32];
+    snprintf(path, sizeof path, "%s/lib.pch", dir);
+    snprintf(junk, sizeof junk, "%s/junk.pch", dir);
+    snprintf(main_path, sizeof main_path, "%s/lpch.cpp", dir);
+    /* The text on the disk too, as a build writes it before the parse:
+     * libclang tells the precompiled part's positions from the main file's
+     * by the file (without it, the parse is made whole: last below). */
+    FILE *f = fopen(main_path, "wb");
+    cr_assert_not_null(f);
+    cr_assert_eq(fwrite(src, 1, len, f), len);
+    cr_assert_eq(fclose(f), 0);
+    const char *args[] = {"-x", "c++", "-std=c++17", "-w"};
+    amp__cpu_loops_job job = {src, len, user_start, main_path, args, 4, NULL};
+    amp__cpu_loops_result whole, with, bad;
+    char note[512];
+    if (!amp__cpu_loops_transform(&job, &whole, note, sizeof note))
+        cr_skip_test("no loop transformation here: %s", note);
+    cr_assert_not(whole.pch_used);
+    cr_assert_eq(whole.n, 2);
+    cr_assert(whole.k[0].loops && whole.k[1].loops, "%s / %s", whole.k[0].why, whole.k[1].why);
+
+    uint64_t deadline = amp__now_ns() + 60000000000ull;
+    cr_assert(amp__cpu_loops_make_pch(&job, path, deadline, note, sizeof note), "%s", note);
+    job.pch = path;
+    /* Through the child process a build runs it in, then in this one. */
+    amp__cpu_loops_outcome how = {0};
+    cr_assert(amp__cpu_loops_run(&job, deadline, &with, note, sizeof note, &how), "%s", note);
+    cr_assert(with.pch_used);
+    same_result(&whole, &with, "with the precompiled part, in a child");
+    amp__cpu_loops_free(&with);
+    cr_assert(amp__cpu_loops_transform(&job, &with, note, sizeof note), "%s", note);
+    cr_assert(with.pch_used, "the parse did not read %s", path);
+    same_result(&whole, &with, "with the precompiled part");
+    amp__cpu_loops_free(&with);
+
+    f = fopen(junk, "wb");
+    cr_assert_not_null(f);
+    for (int i = 0; i < 4096; ++i) fputc("CPCH"[i % 4] ^ (i & 0x7f), f);
+    cr_assert_eq(fclose(f), 0);
+    job.pch = junk;
+    cr_assert(amp__cpu_loops_transform(&job, &bad, note, sizeof note), "%s", note);
+    cr_assert_not(bad.pch_used, "a file of junk was taken for the precompiled part");
+    same_result(&whole, &bad, "after junk");
+    amp__cpu_loops_free(&bad);
+
+    job.pch = path;
+    cr_assert_eq(unlink(main_path), 0);
+    cr_assert(amp__cpu_loops_transform(&job, &bad, note, sizeof note), "%s", note);
+    cr_assert_not(bad.pch_used, "the part was used with a main file libclang cannot tell from it");
+    same_result(&whole, &bad, "without the main file on the disk");
+    amp__cpu_loops_free(&bad);
+
+    amp__cpu_loops_free(&whole);
+    unlink(path);
+    unlink(junk);
+    cr_assert_eq(rmdir(dir), 0, "%s: %s", dir, strerror(errno));
+    free(src);
 }

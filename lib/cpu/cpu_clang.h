@@ -63,7 +63,7 @@ enum { AMP__CXTOK_Punctuation = 0, AMP__CXTOK_Keyword = 1, AMP__CXTOK_Identifier
 enum { AMP__CXD_Error = 3, AMP__CXD_Fatal = 4 };
 enum { AMP__CXSC_Static = 3 };
 enum { AMP__CXTLS_None = 0 };
-enum { AMP__CXTU_DetailedPreprocessingRecord = 0x01, AMP__CXTU_KeepGoing = 0x200 };
+enum { AMP__CXTU_DetailedPreprocessingRecord = 0x01, AMP__CXTU_ForSerialization = 0x10, AMP__CXTU_KeepGoing = 0x200 };
 enum { AMP__CXV_Break = 0, AMP__CXV_Continue = 1, AMP__CXV_Recurse = 2 };
 
 /* X(return type, name, parameter list): every function the library calls. */
@@ -128,7 +128,8 @@ enum { AMP__CXV_Break = 0, AMP__CXV_Continue = 1, AMP__CXV_Recurse = 2 };
     X(void, clang_tokenize, (amp__cx_tu, amp__cx_range, amp__cx_token **, unsigned *))                \
     X(void, clang_disposeTokens, (amp__cx_tu, amp__cx_token *, unsigned))                             \
     X(int, clang_getTokenKind, (amp__cx_token))                                                       \
-    X(amp__cx_range, clang_getTokenExtent, (amp__cx_tu, amp__cx_token))
+    X(amp__cx_range, clang_getTokenExtent, (amp__cx_tu, amp__cx_token))                               \
+    X(int, clang_saveTranslationUnit, (amp__cx_tu, const char *, unsigned))
 
 typedef struct amp__clang {
 #define AMP__CLANG_PTR(ret, name, args) ret(*name) args;

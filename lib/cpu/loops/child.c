@@ -8,15 +8,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #ifdef __linux__
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #endif
 
 /* ------------------------------------------------------------ transport
  * The transformation runs in a child process (below); its result crosses a
- * pipe as: "AMPL1\n", note\0, kernel count\n, then per kernel
+ * pipe as: "AMPL2\n", note\0, kernel count\n, whether the parse used the
+ * precompiled library part (0 or 1)\n, then per kernel
  * name\0 at\n why\0 line\0 loops-length\n loops. */
 
 /* The transformation's outcome as bytes (malloc'ed, NULL when out of
@@ -24,9 +27,9 @@
 static char *encode(bool ok, const amp__cpu_loops_result *res, const char *note, size_t *len)
 {
     amp__sb b = {0};
-    amp__sb_puts(&b, "AMPL1\n");
+    amp__sb_puts(&b, "AMPL2\n");
     amp__sb_put(&b, note, strlen(note) + 1);
-    amp__sb_printf(&b, "%d\n", ok ? res->n : -1);
+    amp__sb_printf(&b, "%d\n%d\n", ok ? res->n : -1, ok && res->pch_used);
     for (int i = 0; ok && i < res->n; ++i) {
         const amp__cpu_loops_kernel *k = &res->k[i];
         amp__sb_put(&b, k->name, strlen(k->name) + 1);
@@ -60,19 +63,22 @@ static bool decode(const char *buf, size_t len, amp__cpu_loops_result *res, char
     const char *p = buf, *end = buf + len;
     memset(res, 0, sizeof *res);
     note[0] = 0;
-    if (len < 6 || memcmp(buf, "AMPL1\n", 6)) return false;
+    if (len < 6 || memcmp(buf, "AMPL2\n", 6)) return false;
     p += 6;
     const char *f = take(&p, end, 0);
     if (!f) return false;
     snprintf(note, cap, "%s", f);
     const char *nl = take(&p, end, '\n');
-    if (!nl) return false;
+    const char *pl = nl ? take(&p, end, '\n') : NULL;
+    if (!pl) return false;
     int n = atoi(nl);
     if (n < 0) return false;
+    bool pch_used = pl[0] == '1';
     if (n > 100000) goto bad;
     res->k = calloc((size_t)n + 1, sizeof *res->k);
     if (!res->k) goto bad;
     res->n = n;
+    res->pch_used = pch_used;
     for (int i = 0; i < n; ++i) {
         amp__cpu_loops_kernel *k = &res->k[i];
         const char *name = take(&p, end, 0), *at = name ? take(&p, end, '\n') : NULL;
@@ -127,17 +133,42 @@ static bool child_ticks(pid_t pid, unsigned long long *ticks)
     return true;
 }
 
-/* Run the loop transformation in a child process: libclang reads every
+/* In a child: every descriptor above standard error but keep goes. A
+ * thread of the parent that forked at the same time as this child's
+ * (another build's transformation, the precompiled part's making) has its
+ * pipe's write end open here too, and its reader would wait for this
+ * child's end to see its own. */
+static void close_others(int keep)
+{
+#if defined(__linux__) && defined(SYS_close_range)
+    if ((keep <= 3 || syscall(SYS_close_range, 3u, (unsigned)keep - 1, 0u) == 0) &&
+        syscall(SYS_close_range, (unsigned)keep + 1, ~0u, 0u) == 0)
+        return;
+#endif
+    struct rlimit rl;
+    int top = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < 65536
+                  ? (int)rl.rlim_cur
+                  : 65536;
+    for (int fd = 3; fd < top; ++fd)
+        if (fd != keep) close(fd);
+}
+
+/* What a child process does: its answer (malloc'ed bytes, *len of them),
+ * or NULL. */
+typedef char *(*child_work)(const void *arg, size_t *len);
+
+/* Run work in a child process and collect its answer: libclang reads every
  * file the source includes (a FIFO would block it forever), may crash on
  * input it does not expect, and cannot be interrupted; a child is bounded by
  * the deadline, dies with this process (PR_SET_PDEATHSIG), and takes
  * libclang's memory and threads with it. The library is loaded here first,
- * once, so children only call into it. false (note says why) when the
- * transformation did not run or did not finish; *late when it was stopped
- * at the deadline (or taken for *stuck); *transient when that, or when no
- * pipe or process could be made for it. */
-static bool run_once(const amp__cpu_loops_job *job, uint64_t deadline, amp__cpu_loops_result *res, char *note,
-                     size_t cap, bool *late, bool *stuck, bool *transient)
+ * once, so children only call into it. what names the work in notes
+ * (prefix first). false (note says why) when it did not run or did not
+ * finish; *late when it was stopped at the deadline (or taken for
+ * *stuck); *transient when that, or when no pipe or process could be made
+ * for it. */
+static bool run_child(child_work work, const void *arg, const char *what, const char *prefix, uint64_t deadline,
+                      char **out, size_t *outlen, char *note, size_t cap, bool *late, bool *stuck, bool *transient)
 {
     const char *why = NULL;
     int fds[2] = {-1, -1};
@@ -145,20 +176,21 @@ static bool run_once(const amp__cpu_loops_job *job, uint64_t deadline, amp__cpu_
     size_t len = 0, bcap = 0;
     bool ok = false;
     *late = *stuck = false;
-    memset(res, 0, sizeof *res);
+    *out = NULL;
+    *outlen = 0;
     if (!amp__clang_get(&why)) {
-        snprintf(note, cap, "fibers: %s", why);
+        snprintf(note, cap, "%s%s", prefix, why);
         return false;
     }
     if (pipe2(fds, O_CLOEXEC) != 0) {
-        snprintf(note, cap, "fibers: no pipe for the loop transformation: %s", strerror(errno));
+        snprintf(note, cap, "%sno pipe for %s: %s", prefix, what, strerror(errno));
         *transient = true;
         return false;
     }
     pid_t host = getpid();
     pid_t c = fork();
     if (c < 0) {
-        snprintf(note, cap, "fibers: cannot fork for the loop transformation: %s", strerror(errno));
+        snprintf(note, cap, "%scannot fork for %s: %s", prefix, what, strerror(errno));
         *transient = true;
         close(fds[0]);
         close(fds[1]);
@@ -178,12 +210,10 @@ static bool run_once(const amp__cpu_loops_job *job, uint64_t deadline, amp__cpu_
         dfl.sa_handler = SIG_DFL;
         static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGPIPE, SIGALRM, SIGCHLD};
         for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; ++i) sigaction(sigs[i], &dfl, NULL);
-        amp__cpu_loops_result r;
-        char n[512];
-        bool rok = amp__cpu_loops_transform(job, &r, n, sizeof n);
+        close_others(fds[1]);
         size_t l = 0;
-        char *out = encode(rok, &r, n, &l);
-        _exit(out && amp__fd_write_all(fds[1], out, l) ? 0 : 1);
+        char *answer = work(arg, &l);
+        _exit(answer && amp__fd_write_all(fds[1], answer, l) ? 0 : 1);
     }
     close(fds[1]);
     fds[1] = -1;
@@ -234,14 +264,39 @@ static bool run_once(const amp__cpu_loops_job *job, uint64_t deadline, amp__cpu_
     int ws = 0;
     while (waitpid(c, &ws, 0) < 0 && errno == EINTR) {}
     close(fds[0]);
-    if (*stuck)
-        snprintf(note, cap, "fibers: the loop transformation made no progress for %d s", AMP__CPU_LOOPS_STUCK_S);
-    else if (*late) snprintf(note, cap, "fibers: the loop transformation did not finish in time");
+    if (*stuck) snprintf(note, cap, "%s%s made no progress for %d s", prefix, what, AMP__CPU_LOOPS_STUCK_S);
+    else if (*late) snprintf(note, cap, "%s%s did not finish in time", prefix, what);
     else if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0 || !buf)
-        snprintf(note, cap, "fibers: the loop transformation failed (%s %d)",
-                 WIFSIGNALED(ws) ? "signal" : "exit status", WIFSIGNALED(ws) ? WTERMSIG(ws) : WEXITSTATUS(ws));
-    else
-        ok = decode(buf, len, res, note, cap);
+        snprintf(note, cap, "%s%s failed (%s %d)", prefix, what, WIFSIGNALED(ws) ? "signal" : "exit status",
+                 WIFSIGNALED(ws) ? WTERMSIG(ws) : WEXITSTATUS(ws));
+    else {
+        ok = true;
+        *out = buf;
+        *outlen = len;
+        buf = NULL;
+    }
+    free(buf);
+    return ok;
+}
+
+/* The transformation's child: its result, encoded. */
+static char *transform_work(const void *arg, size_t *len)
+{
+    amp__cpu_loops_result r;
+    char n[512];
+    bool rok = amp__cpu_loops_transform(arg, &r, n, sizeof n);
+    return encode(rok, &r, n, len);
+}
+
+static bool run_once(const amp__cpu_loops_job *job, uint64_t deadline, amp__cpu_loops_result *res, char *note,
+                     size_t cap, bool *late, bool *stuck, bool *transient)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    memset(res, 0, sizeof *res);
+    bool ok = run_child(transform_work, job, "the loop transformation", "fibers: ", deadline, &buf, &len, note, cap,
+                        late, stuck, transient) &&
+              decode(buf, len, res, note, cap);
     free(buf);
     return ok;
 }
@@ -263,5 +318,39 @@ bool amp__cpu_loops_run(const amp__cpu_loops_job *job, uint64_t deadline, amp__c
         how->transient = false; /* the second run decides */
         ok = run_once(job, deadline, res, note, cap, &how->late, &stuck, &how->transient);
     }
+    return ok;
+}
+
+/* The precompiling child: "ok" once the file is written, else the note. */
+typedef struct pch_arg {
+    const amp__cpu_loops_job *job;
+    const char *path;
+} pch_arg;
+
+static char *pch_work(const void *arg, size_t *len)
+{
+    const pch_arg *a = arg;
+    char note[300];
+    char *answer = NULL;
+    if (amp__cpu_loops_save_pch(a->job, a->path, note, sizeof note)) answer = amp__strdup("ok");
+    else answer = amp__strdup(note[0] ? note : "libclang could not precompile the library's part");
+    if (answer) *len = strlen(answer);
+    return answer;
+}
+
+bool amp__cpu_loops_make_pch(const amp__cpu_loops_job *job, const char *path, uint64_t deadline, char *note,
+                             size_t cap)
+{
+    pch_arg a = {job, path};
+    char *buf = NULL;
+    size_t len = 0;
+    bool late = false, stuck = false, transient = false;
+    bool ok = run_child(pch_work, &a, "precompiling the library's part", "", deadline, &buf, &len, note, cap, &late,
+                        &stuck, &transient);
+    if (ok && !(len == 2 && !memcmp(buf, "ok", 2))) {
+        snprintf(note, cap, "%.*s", (int)(len > 200 ? 200 : len), buf);
+        ok = false;
+    }
+    free(buf);
     return ok;
 }

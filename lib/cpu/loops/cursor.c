@@ -32,13 +32,19 @@ void amp__loops_fallback(amp__loops_ctx *k, const char *fmt, ...)
 
 /* -------------------------------------------------- positions, tokens */
 
+/* A position in the precompiled library part (a parse with job->pch)
+ * reads as offset 0 of the main file, where the library's text is when
+ * the whole is parsed: the passes then treat it as they treat that text
+ * (everything below user_start is the library's, and its text is never
+ * read, only its declarations). */
 void amp__loops_loc_offset(const amp__loops_tu *t, amp__cx_loc l, unsigned *off, bool *in_main)
 {
     amp__cx_file f = NULL;
     unsigned o = 0;
     t->cx->clang_getFileLocation(l, &f, NULL, NULL, &o);
-    *off = o;
-    if (in_main) *in_main = f && t->cx->clang_File_isEqual(f, t->file);
+    bool lib = f && t->lib_file && t->cx->clang_File_isEqual(f, t->lib_file);
+    *off = lib ? 0 : o;
+    if (in_main) *in_main = f && (lib || t->cx->clang_File_isEqual(f, t->file));
 }
 
 void amp__loops_cursor_span(const amp__loops_tu *t, amp__cx_cursor c, unsigned *b, unsigned *e, bool *in_main)

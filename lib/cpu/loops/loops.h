@@ -111,10 +111,19 @@ typedef struct amp__cpu_loops_job {
     size_t len;
     size_t user_start;  /* where the library's own text ends in it: what comes
                          * before is trusted, what follows is analysed */
-    const char *path;   /* the file it is parsed as (its directory matters for includes) */
+    const char *path;   /* the file it is parsed as (its directory matters for includes; a parse with
+                         * pch needs it on the disk, as a build writes it: transform.c) */
     const char *const *args; /* compiler arguments for libclang (language, -D, -I, ...) */
     int nargs;
+    const char *pch;  /* the library's part as libclang precompiled it (amp__cpu_loops_make_pch), a file
+                       * of this process's private directory; NULL: none, the whole text is parsed */
 } amp__cpu_loops_job;
+
+/* The name the library's part has for libclang when it is precompiled, and
+ * when a parse uses that: a file libclang is handed (never read from the
+ * disk), so that the precompiled form does not depend on where it was
+ * made. */
+#define AMP__LOOPS_LIBRARY_PART "/hipamp/library-part.hpp"
 
 /* What the transformation made of each tiled kernel, in source order. */
 typedef struct amp__cpu_loops_kernel {
@@ -129,6 +138,7 @@ typedef struct amp__cpu_loops_kernel {
 typedef struct amp__cpu_loops_result {
     amp__cpu_loops_kernel *k;
     int n;
+    bool pch_used; /* the parse read the library's part from job->pch */
 } amp__cpu_loops_result;
 
 /* How a run in a child process ended, besides its result. */
@@ -153,6 +163,15 @@ bool amp__cpu_loops_run(const amp__cpu_loops_job *job, uint64_t deadline, amp__c
  * (note: "fibers: <why>", res empty) when the transformation could not run
  * at all. Blocks while libclang parses (a few hundred ms). */
 bool amp__cpu_loops_transform(const amp__cpu_loops_job *job, amp__cpu_loops_result *res, char *note, size_t cap);
+/* Precompile the library's part (job->source up to job->user_start, with
+ * job->args) for libclang into the file path (a new file of a private
+ * directory), in a child process as amp__cpu_loops_run runs the
+ * transformation, bounded by deadline. false (note says why) when it was
+ * not made. Blocks until the child ends (about as long as a parse). */
+bool amp__cpu_loops_make_pch(const amp__cpu_loops_job *job, const char *path, uint64_t deadline, char *note,
+                             size_t cap);
+/* The same in this process (transform.c). */
+bool amp__cpu_loops_save_pch(const amp__cpu_loops_job *job, const char *path, char *note, size_t cap);
 /* The source with each kernel's loop version (or its fiber note) after it,
  * and the list of kernels whose fiber version is left out. malloc'ed; NULL
  * when out of memory. */
@@ -229,6 +248,8 @@ typedef struct amp__loops_tu {
     const amp__clang *cx;
     amp__cx_tu tu;
     amp__cx_file file;
+    amp__cx_file lib_file; /* the precompiled library part's (AMP__LOOPS_LIBRARY_PART), or NULL: its
+                            * positions count as the main file's library text (amp__loops_loc_offset) */
     const char *src;
     size_t len;
     unsigned user_start;

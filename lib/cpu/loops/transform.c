@@ -199,6 +199,103 @@ static void transform_kernel(amp__loops_tu *t, const found *f, amp__cpu_loops_ke
     amp__loops_kernel_free(&k);
 }
 
+/* libclang's arguments for the job: its own, then the built-in headers'
+ * directory and what reads the precompiled library part (pch_path). */
+static int parse_args(const amp__clang *cx, const amp__cpu_loops_job *job, const char *pch_path, const char **args)
+{
+    int na = 0;
+    for (int i = 0; i < job->nargs && na < 74; ++i) args[na++] = job->args[i];
+    if (cx->resource_dir[0]) {
+        args[na++] = "-resource-dir";
+        args[na++] = cx->resource_dir;
+    }
+    if (pch_path) {
+        args[na++] = "-include-pch";
+        args[na++] = pch_path;
+    }
+    return na;
+}
+
+/* Parses the unit: the whole text, or (pch) the text with the library's
+ * part blanked out (spaces, its line breaks kept: every offset and line
+ * of the user's part is the same) after the precompiled part, which
+ * libclang checks against the text it is handed under its name. */
+static int parse_unit(const amp__clang *cx, amp__cx_index idx, const amp__cpu_loops_job *job, bool pch,
+                      amp__cx_tu *tu)
+{
+    const char *args[80];
+    int na = parse_args(cx, job, pch ? job->pch : NULL, args);
+    char *blank = NULL;
+    if (pch) {
+        if (!(blank = malloc(job->len + 1))) return -1;
+        memcpy(blank, job->source, job->len + 1);
+        for (size_t i = 0; i < job->user_start && i < job->len; ++i)
+            if (blank[i] != '\n') blank[i] = ' ';
+    }
+    amp__cx_unsaved uf[2] = {{job->path, pch ? blank : job->source, (unsigned long)job->len},
+                             {AMP__LOOPS_LIBRARY_PART, job->source, (unsigned long)job->user_start}};
+    int rc = cx->clang_parseTranslationUnit2(idx, job->path, args, na, uf, pch ? 2 : 1,
+                                             AMP__CXTU_DetailedPreprocessingRecord, tu);
+    free(blank);
+    return rc;
+}
+
+/* Whether a parse reported an error (a precompiled part libclang refused:
+ * made by another version, or for other flags, says so this way). */
+static bool has_errors(const amp__clang *cx, amp__cx_tu tu)
+{
+    bool bad = false;
+    unsigned nd = cx->clang_getNumDiagnostics(tu);
+    for (unsigned i = 0; i < nd && !bad; ++i) {
+        amp__cx_diag d = cx->clang_getDiagnostic(tu, i);
+        bad = cx->clang_getDiagnosticSeverity(d) >= AMP__CXD_Error;
+        cx->clang_disposeDiagnostic(d);
+    }
+    return bad;
+}
+
+bool amp__cpu_loops_save_pch(const amp__cpu_loops_job *job, const char *path, char *note, size_t cap)
+{
+    const char *why = NULL;
+    const amp__clang *cx = amp__clang_get(&why);
+    amp__cx_index idx = NULL;
+    amp__cx_tu tu = NULL;
+    bool ok = false;
+    note[0] = 0;
+    if (!cx) {
+        snprintf(note, cap, "%s", why);
+        return false;
+    }
+    if (!(idx = cx->clang_createIndex(0, 0))) {
+        snprintf(note, cap, "libclang could not create an index");
+        goto done;
+    }
+    cx->clang_toggleCrashRecovery(0);
+    /* The job's arguments, the language a header's (they begin "-x c++"). */
+    const char *args[80];
+    int na = parse_args(cx, job, NULL, args);
+    for (int i = 0; i + 1 < na; ++i)
+        if (!strcmp(args[i], "-x")) args[++i] = "c++-header";
+    amp__cx_unsaved uf = {AMP__LOOPS_LIBRARY_PART, job->source, (unsigned long)job->user_start};
+    int rc = cx->clang_parseTranslationUnit2(idx, AMP__LOOPS_LIBRARY_PART, args, na, &uf, 1,
+                                             AMP__CXTU_DetailedPreprocessingRecord | AMP__CXTU_ForSerialization,
+                                             &tu);
+    if (rc != 0 || !tu || has_errors(cx, tu)) {
+        snprintf(note, cap, "libclang could not parse the library's part (error %d)", rc);
+        goto done;
+    }
+    rc = cx->clang_saveTranslationUnit(tu, path, 0);
+    if (rc != 0) {
+        snprintf(note, cap, "libclang could not save the library's part (error %d)", rc);
+        goto done;
+    }
+    ok = true;
+done:
+    if (tu) cx->clang_disposeTranslationUnit(tu);
+    if (idx) cx->clang_disposeIndex(idx);
+    return ok;
+}
+
 bool amp__cpu_loops_transform(const amp__cpu_loops_job *job, amp__cpu_loops_result *res, char *note, size_t cap)
 {
     const char *why = NULL;
@@ -228,16 +325,22 @@ bool amp__cpu_loops_transform(const amp__cpu_loops_job *job, amp__cpu_loops_resu
     /* libclang turns on LLVM's crash recovery (signal handlers) when an
      * index is created; the host application owns its signals. */
     cx->clang_toggleCrashRecovery(0);
-    const char *args[80];
-    int na = 0;
-    for (int i = 0; i < job->nargs && na < 76; ++i) args[na++] = job->args[i];
-    if (cx->resource_dir[0]) {
-        args[na++] = "-resource-dir";
-        args[na++] = cx->resource_dir;
+    int rc = -1;
+    if (job->pch) {
+        /* Refused by libclang (errors), or a part whose positions cannot
+         * be told from the main file's (libclang takes two files that are
+         * not on the disk for one): the text is parsed whole. */
+        rc = parse_unit(cx, idx, job, true, &t.tu);
+        amp__cx_file mf = rc == 0 ? cx->clang_getFile(t.tu, job->path) : NULL;
+        amp__cx_file lf = rc == 0 ? cx->clang_getFile(t.tu, AMP__LOOPS_LIBRARY_PART) : NULL;
+        if (rc == 0 && (has_errors(cx, t.tu) || !mf || !lf || cx->clang_File_isEqual(mf, lf))) {
+            cx->clang_disposeTranslationUnit(t.tu);
+            t.tu = NULL;
+            rc = -1;
+        }
+        res->pch_used = rc == 0;
     }
-    amp__cx_unsaved uf = {job->path, job->source, (unsigned long)job->len};
-    int rc = cx->clang_parseTranslationUnit2(idx, job->path, args, na, &uf, 1,
-                                             AMP__CXTU_DetailedPreprocessingRecord, &t.tu);
+    if (rc != 0) rc = parse_unit(cx, idx, job, false, &t.tu);
     if (rc != 0 || !t.tu) {
         snprintf(note, cap, "fibers: libclang could not parse the source (error %d)", rc);
         goto done;
@@ -256,7 +359,8 @@ bool amp__cpu_loops_transform(const amp__cpu_loops_job *job, amp__cpu_loops_resu
         cx->clang_disposeDiagnostic(d);
     }
     t.file = cx->clang_getFile(t.tu, job->path);
-    if (!t.file) {
+    if (res->pch_used) t.lib_file = cx->clang_getFile(t.tu, AMP__LOOPS_LIBRARY_PART);
+    if (!t.file || (res->pch_used && !t.lib_file)) {
         snprintf(note, cap, "fibers: libclang lost the source file");
         goto done;
     }
