@@ -1,6 +1,8 @@
 /* test_cache.c — the on-disk compile cache across processes (one entry per build, disk hits in a second process, truncated/corrupted entries rebuilt, eight concurrent processes) and as a security boundary (symlink swaps, foreign and forged entries, FIFOs, group-writable and world-writable directories, the /tmp fallback, oversized entries and directories at an entry's name), header tracking (system headers included; headers another user could plant beside a temporary file or in a shared directory), builds without OpenSSL's SHA-256, a sanitizer-built module never loaded by a process without its runtime, and amp_cache_get_info. */
 #include "support.h"
 
+#include <criterion/redirect.h>
+
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
@@ -1464,6 +1466,144 @@ Test(cache, cpu_precompiled_header_not_with_options_or_cpath, .fini = cleanup)
     cr_assert_eq(compiles_logged(), 2);
     cr_assert_eq(header_compiles_logged(&used), 0);
     cr_assert(!used);
+}
+
+/* ------------------- the loop transformation's precompiled library part */
+
+/* A tiled kernel beside the probe: its build runs the loop transformation. */
+static const char g_tiled_probe[] =
+    "AMP_TILED_KERNEL(cache_probe_tiled, amp::tiled_index<64> t, amp::array_view<int, 1> a)\n"
+    "{\n    tile_static int s[64];\n    s[t.local[0]] = a[t.global];\n    t.barrier.wait();\n"
+    "    a[t.global] = s[63 - t.local[0]];\n}\n";
+
+/* The cache entry holding the precompiled part (its bytes begin with the
+ * format's magic, "AMPLPCH"): its path, or "" when none. */
+static void clang_part_entry(char *path)
+{
+    DIR *d = opendir(g_cache);
+    cr_assert_not_null(d, "%s: %s", g_cache, strerror(errno));
+    path[0] = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t n = strlen(e->d_name);
+        if (n <= 5 || strcmp(e->d_name + n - 5, ".ampc")) continue;
+        char p[PATH_MAX];
+        snprintf(p, sizeof p, "%s/%s", g_cache, e->d_name);
+        size_t size = 0;
+        char *data = read_all(p, &size);
+        if (data && memmem(data, size, "AMPLPCH", 8)) snprintf(path, PATH_MAX, "%s", p);
+        free(data);
+    }
+    closedir(d);
+}
+
+/* How many of the helpers' AMP_CPU_VERBOSE lines (captured) say their loop
+ * transformation read the precompiled part. */
+static int clang_part_reads(void)
+{
+    fclose(stderr); /* the pipe's write end: its reader then sees the end */
+    FILE *f = cr_get_redirected_stderr();
+    cr_assert_not_null(f);
+    char line[1024];
+    int n = 0;
+    while (fgets(line, sizeof line, f)) n += strstr(line, "the loop transformation read the library's part") != NULL;
+    return n;
+}
+
+/* Skips the test where this machine has no loop transformation (no
+ * libclang): a tiled kernel's loop version is then refused. Builds with no
+ * disk cache and the compiler's header off, before the tree is set up. */
+static void skip_without_loop_transformation(void)
+{
+    setenv("AMP_CACHE_DIR", "off", 1);
+    setenv("AMP_CPU_PCH", "0", 1);
+    setenv("AMP_CPU_TILED", "loops", 1);
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    amp_program *p = test_build(acc, g_tiled_probe);
+    amp_kernel *k = NULL;
+    amp_status st = amp_program_get_kernel(p, "cache_probe_tiled", &k);
+    const char *msg = st == AMP_OK ? "" : amp_last_error();
+    bool none = strstr(msg, "no libclang found") || strstr(msg, "AMP_LIBCLANG") || strstr(msg, "could not be loaded") ||
+                strstr(msg, "libclang lacks");
+    char why[512];
+    snprintf(why, sizeof why, "%s", msg);
+    amp_program_destroy(p);
+    unsetenv("AMP_CPU_TILED");
+    if (none) cr_skip_test("the loop transformation cannot run here: %s", why);
+    ASSERT_OK(st);
+}
+
+/* The first cold build of a unit with a tiled kernel makes the part
+ * (beside its own parse of the whole text) and stores it; the next
+ * process, building another text, loads it and its parse reads it (no
+ * part made again: the entry is the same file), with the results the
+ * helper checks. */
+Test(cache, cpu_loop_transformation_part_made_once_then_loaded, .fini = cleanup)
+{
+    skip_without_loop_transformation();
+    setup_tree_cpu();
+    cr_assert_eq(setenv("AMP_CPU_PCH", "1", 1), 0);
+    write_probe_source(g_tiled_probe);
+    cr_redirect_stderr();
+    RUN_HELPER_OK("cpu", .extra_env = "AMP_CPU_VERBOSE=1");
+    walk w = scan_cache();
+    cr_assert_eq(w.entries, 3, "want the module, the header and the part, found%s", w.names);
+    char part[PATH_MAX];
+    clang_part_entry(part);
+    cr_assert(part[0], "no entry holds the precompiled part:%s", w.names);
+    struct stat first;
+    cr_assert_eq(stat(part, &first), 0);
+
+    write_probe_source("// another kernel text, another module\n"
+                       "AMP_TILED_KERNEL(cache_probe_tiled, amp::tiled_index<64> t, amp::array_view<int, 1> a)\n"
+                       "{\n    tile_static int s[64];\n    s[63 - t.local[0]] = a[t.global];\n    t.barrier.wait();\n"
+                       "    a[t.global] = s[t.local[0]];\n}\n");
+    RUN_HELPER_OK("cpu", .extra_env = "AMP_CPU_VERBOSE=1");
+    w = scan_cache();
+    cr_assert_eq(w.entries, 4, "want two modules, the header and the part, found%s", w.names);
+    struct stat again;
+    cr_assert_eq(stat(part, &again), 0, "the part's entry went: %s", strerror(errno));
+    cr_assert(same_file_unchanged(&first, &again), "the second process made and stored the part again");
+    cr_assert_eq(clang_part_reads(), 1, "want the second process's parse, and it alone, to read the part");
+}
+
+/* A part's entry changed on disk fails its MAC: refused (removed), made
+ * again beside a whole parse, and the build succeeds with the right
+ * results; the next process reads the one made again. */
+Test(cache, cpu_loop_transformation_part_tampered_is_refused, .fini = cleanup)
+{
+    skip_without_loop_transformation();
+    setup_tree_cpu();
+    cr_assert_eq(setenv("AMP_CPU_PCH", "1", 1), 0);
+    write_probe_source(g_tiled_probe);
+    cr_redirect_stderr();
+    RUN_HELPER_OK("cpu", .extra_env = "AMP_CPU_VERBOSE=1");
+    char part[PATH_MAX];
+    clang_part_entry(part);
+    cr_assert(part[0], "no entry holds the precompiled part");
+    struct stat sb;
+    cr_assert_eq(stat(part, &sb), 0);
+    FILE *f = fopen(part, "r+b");
+    cr_assert_not_null(f);
+    cr_assert_eq(fseek(f, (long)(sb.st_size / 2), SEEK_SET), 0);
+    int c = fgetc(f);
+    cr_assert_eq(fseek(f, (long)(sb.st_size / 2), SEEK_SET), 0);
+    fputc(c ^ 0x5a, f);
+    cr_assert_eq(fclose(f), 0);
+
+    write_probe_source("// another kernel text\n" "AMP_TILED_KERNEL(cache_probe_tiled, amp::tiled_index<64> t, "
+                       "amp::array_view<int, 1> a) { a[t.global] = 5; }\n");
+    RUN_HELPER_OK("cpu", .extra_env = "AMP_CPU_VERBOSE=1");
+    walk w = scan_cache();
+    cr_assert_eq(w.entries, 4, "want two modules, the header and the part made again, found%s", w.names);
+    char again[PATH_MAX];
+    clang_part_entry(again);
+    cr_assert_str_eq(again, part, "the part made again is not under its key");
+
+    write_probe_source("// a third kernel text\n" "AMP_TILED_KERNEL(cache_probe_tiled, amp::tiled_index<64> t, "
+                       "amp::array_view<int, 1> a) { a[t.global] = 6; }\n");
+    RUN_HELPER_OK("cpu", .extra_env = "AMP_CPU_VERBOSE=1");
+    cr_assert_eq(clang_part_reads(), 1, "want the third process's parse alone to read the part (the tampered one "
+                                        "refused, the one made again read)");
 }
 
 /* A build that fails with the header is compiled once more without it:

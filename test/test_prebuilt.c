@@ -1,6 +1,8 @@
 /* test_prebuilt.c — the built-in algorithms' prebuilt packs (lib/core/prebuilt.c, tools/hipamp_prebuild.c): a pack's program is loaded and not compiled; a target without a pack, a corrupt, foreign, mis-versioned, writable or linked pack falls back to compiling with the same results and says why; a read-only install works; AMP_PREBUILT=0; the build's own packs cover every call the algorithms make; the tool's errors. */
 #include "support.h"
 
+#include <criterion/redirect.h>
+
 #include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
@@ -319,9 +321,11 @@ static void user_kernel_and_check(amp_accelerator *acc)
     amp_program_destroy(p);
 }
 
-/* The index of the pack's precompiled header (its entry begins with the
- * header format's magic, "AMPPCH1"), or -1; *off, *size its place. */
-static long header_entry(const char *pack, uint64_t *off_out, uint64_t *size_out)
+/* The index of the pack's entry whose bytes begin with magic (8 bytes:
+ * "AMPPCH1" the compiler's precompiled header, "AMPLPCH" the library's
+ * part as the loop transformation's libclang precompiles it), or -1;
+ * *off, *size its place. */
+static long magic_entry(const char *pack, const char *magic, uint64_t *off_out, uint64_t *size_out)
 {
     static uint64_t off[1024], size[1024];
     uint32_t count = pack_index(pack, off, size, 1024);
@@ -330,9 +334,9 @@ static long header_entry(const char *pack, uint64_t *off_out, uint64_t *size_out
     cr_assert(f);
     long found = -1;
     for (uint32_t i = 0; i < count && found < 0; ++i) {
-        char magic[8] = {0};
+        char m[8] = {0};
         cr_assert_eq(fseek(f, (long)off[i], SEEK_SET), 0);
-        if (fread(magic, 1, sizeof magic, f) == sizeof magic && !memcmp(magic, "AMPPCH1", 8)) {
+        if (fread(m, 1, sizeof m, f) == sizeof m && !memcmp(m, magic, 8)) {
             found = (long)i;
             *off_out = off[i];
             *size_out = size[i];
@@ -340,6 +344,11 @@ static long header_entry(const char *pack, uint64_t *off_out, uint64_t *size_out
     }
     fclose(f);
     return found;
+}
+
+static long header_entry(const char *pack, uint64_t *off_out, uint64_t *size_out)
+{
+    return magic_entry(pack, "AMPPCH1", off_out, size_out);
 }
 
 /* TMPDIR set to a fresh directory: where this process's header directory
@@ -397,6 +406,62 @@ Test(prebuilt, cpu_pack_holds_the_precompiled_header)
     amp_prebuilt_info pi = info();
     cr_assert_eq(pi.rejected, 0, "%s", pi.reason);
     cr_assert_eq(pi.hits + pi.misses, 0, "a user program counted as a prebuilt lookup");
+}
+
+/* The library's part as the loop transformation's libclang precompiles
+ * it, in the build's whole pack too: a tiled kernel's first build on an
+ * empty disk cache reads it (AMP_CPU_VERBOSE says so) and stores its module
+ * alone. Skipped where there is no loop transformation (no libclang). */
+Test(prebuilt, cpu_pack_holds_the_loop_transformations_part)
+{
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    char dir[1024], pack[1200], tmp[1024];
+    cpu_build_pack(acc, dir, sizeof dir, pack, sizeof pack);
+    unsetenv("AMP_CPU_PCH");
+    use_dirs(dir);
+    fresh_tmpdir(tmp, sizeof tmp);
+    setenv("AMP_CPU_VERBOSE", "1", 1);
+    setenv("AMP_CPU_TILED", "loops", 1);
+    cr_redirect_stderr();
+    amp_program *p = NULL;
+    amp_kernel *k = NULL;
+    ASSERT_OK(amp_program_build(acc,
+                                "AMP_TILED_KERNEL(lpch_pack, amp::tiled_index<64> t, amp::array_view<int, 1> a)\n"
+                                "{\n    tile_static int s[64];\n    s[t.local[0]] = a[t.global];\n"
+                                "    t.barrier.wait();\n    a[t.global] = 2 * s[63 - t.local[0]];\n}\n",
+                                NULL, &p));
+    amp_status st = amp_program_get_kernel(p, "lpch_pack", &k);
+    char why[512];
+    snprintf(why, sizeof why, "%s", st == AMP_OK ? "" : amp_last_error());
+    if (st != AMP_OK && (strstr(why, "no libclang found") || strstr(why, "AMP_LIBCLANG") ||
+                         strstr(why, "could not be loaded") || strstr(why, "libclang lacks")))
+        cr_skip_test("the loop transformation cannot run here: %s", why);
+    ASSERT_OK(st);
+    enum { N = 256 };
+    int32_t host[N];
+    for (int i = 0; i < N; ++i) host[i] = i;
+    amp_array_view *v = test_view(host, sizeof host[0], amp_extent_1d(N), AMP_READ_WRITE);
+    amp_arg a = amp_arg_view(v);
+    amp_tiled_extent te;
+    ASSERT_OK(amp_extent_tile(amp_extent_1d(N), (const int[]){64}, &te));
+    ASSERT_OK(amp_parallel_for_each_tiled(NULL, te, k, &a, 1));
+    ASSERT_OK(amp_array_view_synchronize(v));
+    for (int i = 0; i < N; ++i) cr_assert_eq(host[i], 2 * (i / 64 * 64 + 63 - i % 64), "element %d: %d", i, host[i]);
+    amp_array_view_destroy(v);
+    amp_program_destroy(p);
+    uint64_t off, size;
+    cr_assert_geq(magic_entry(pack, "AMPLPCH", &off, &size), 0, "the build's pack %s holds no precompiled part", pack);
+    fclose(stderr);
+    FILE *f = cr_get_redirected_stderr();
+    cr_assert_not_null(f);
+    char line[1024];
+    int reads = 0;
+    while (fgets(line, sizeof line, f)) reads += strstr(line, "the loop transformation read the library's part") != NULL;
+    cr_assert_eq(reads, 1, "the build's parse did not read the pack's part");
+    cr_assert_eq(disk_stores(), 1, "a precompiled part was made and stored beside the program, not loaded from %s",
+                 pack);
+    unsetenv("AMP_CPU_VERBOSE");
+    unsetenv("AMP_CPU_TILED");
 }
 
 /* Without a disk cache the pack's header is used all the same; without
@@ -816,10 +881,11 @@ Test(prebuilt, warmer_fills_the_cache, .timeout = 600)
     snprintf(pack, sizeof pack, "%s/hipamp/prebuilt-%s/%s.hpk", bin_dir(), HIPAMP_VERSION_STRING, target ? target : "");
     struct stat sb;
     if (!target || stat(pack, &sb) != 0) return; /* no pack: the algorithms would all compile (minutes) */
-    /* Its programs: not the precompiled header. */
+    /* Its programs: not the precompiled headers. */
     static uint64_t off[1024], size[1024];
     uint64_t hoff, hsize;
-    uint32_t count = pack_index(pack, off, size, 1024) - (header_entry(pack, &hoff, &hsize) >= 0);
+    uint32_t count = pack_index(pack, off, size, 1024) - (header_entry(pack, &hoff, &hsize) >= 0) -
+                     (magic_entry(pack, "AMPLPCH", &hoff, &hsize) >= 0);
     rc = compile_tool(log, (char *[]){"--warm", "--accelerator", "cpu", "--algorithms", NULL});
     cr_assert_eq(rc, 0, "%s", slurp(log));
     snprintf(want, sizeof want, "cpu: built-in algorithms: %u from the prebuilt pack, 0 already in the cache, 0 "

@@ -79,22 +79,28 @@ static void capture(const char *target, const uint8_t key[32], const void *bin, 
     pack_add(key, bin, size);
 }
 
-/* The CPU's precompiled header (one per pack: its key names the compiler,
- * flags and prelude, which a pack shares). Set on the thread that made or
- * loaded it, read by main after the build threads are joined (which
- * orders the two). One larger than a pack's entries may be is left out:
- * the pack is written without it rather than refused whole. */
-static bool have_header;
+/* The CPU's precompiled headers (one of each per pack: their keys name
+ * the compiler or libclang, flags and prelude, which a pack shares): the
+ * compiler's, and the library's part as the loop transformation's libclang
+ * precompiles it (its entry begins "AMPLPCH": lib/cpu/cpu_pch.c). Set on
+ * the thread that made or loaded one, read by main after the build
+ * threads are joined (which orders the two). One larger than a pack's
+ * entries may be is left out: the pack is written without it rather than
+ * refused whole. */
+static bool have_header, have_clang_part;
 
 static void capture_header(const char *target, const uint8_t key[32], const void *data, size_t size)
 {
+    bool clang_part = size >= 8 && !memcmp(data, "AMPLPCH", 8);
     if (size > AMP__PACK_ENTRY_MAX) {
-        printf("hipamp-prebuild: the precompiled header (%zu bytes) is larger than a pack's entries may be "
-               "(%u): the CPU pack holds none\n", size, AMP__PACK_ENTRY_MAX);
+        printf("hipamp-prebuild: the precompiled %s (%zu bytes) is larger than a pack's entries may be "
+               "(%u): the CPU pack holds none\n", clang_part ? "library part" : "header", size, AMP__PACK_ENTRY_MAX);
         return;
     }
+    if (clang_part ? have_clang_part : have_header) return; /* one of each */
     capture(target, key, data, size);
-    have_header = true;
+    if (clang_part) have_clang_part = true;
+    else have_header = true;
 }
 
 static void pack_reset(void)
@@ -251,7 +257,8 @@ static int write_pack(const char *dir, const char *target, size_t built, size_t 
         return 1;
     }
     printf("hipamp-prebuild: %s: %zu programs (%zu compiled, %zu kept from the last pack)%s\n", path, cur.n - extra,
-           built, cur.n - extra - built, extra ? " and the precompiled header" : "");
+           built, cur.n - extra - built,
+           extra > 1 ? " and the precompiled headers" : extra ? " and the precompiled header" : "");
     return 0;
 }
 
@@ -290,30 +297,38 @@ static int build_cpu(const char *dir, int jobs, const char *const *only, bool st
     }
     amp__prebuilt_set_capture(capture);
     bool whole = !only || !only[0];
-    have_header = false;
+    have_header = have_clang_part = false;
     if (whole) amp__prebuilt_set_data_capture(capture_header);
     size_t built = 0;
     int rc = run_jobs((job){.target = target, .acc = acc, .only = only}, jobs, &built);
-    /* A whole pack holds the CPU accelerator's precompiled header too (a
-     * first build on a fresh cache then need not make it). A compile of a
-     * built-in program above made or loaded it, else one user program's
-     * build hands it over, from the last pack or made (lib/cpu/cpu_pch.c).
-     * Not an error when it cannot: the pack then holds programs only, as
-     * one made with --only does. */
-    if (!rc && whole && !have_header) {
+    /* A whole pack holds the CPU accelerator's precompiled headers too (a
+     * first build on a fresh cache then need not make them). A compile of a
+     * built-in program above made or loaded them, else one user program's
+     * build (with a tiled kernel: the loop transformation's part is made
+     * for those) hands them over, from the last pack or made
+     * (lib/cpu/cpu_pch.c). Not an error when it cannot: the pack then holds
+     * programs only, as one made with --only does. */
+    if (!rc && whole && (!have_header || !have_clang_part)) {
         /* Compiled, not loaded: this tool keeps the disk cache off. */
         amp_program *p = NULL;
         amp_status st = amp_program_build(
-            acc, "AMP_KERNEL(amp__prebuild_header, amp::index<1> i, amp::array_view<int, 1> a) { a[i] = 0; }\n", NULL,
-            &p);
+            acc,
+            "AMP_KERNEL(amp__prebuild_header, amp::index<1> i, amp::array_view<int, 1> a) { a[i] = 0; }\n"
+            "AMP_TILED_KERNEL(amp__prebuild_header_tiled, amp::tiled_index<64> t, amp::array_view<int, 1> a)\n"
+            "{\n    tile_static int s[64];\n    s[t.local[0]] = a[t.global];\n    t.barrier.wait();\n"
+            "    a[t.global] = s[63 - t.local[0]];\n}\n",
+            NULL, &p);
         if (st == AMP_OK) amp_program_destroy(p);
         if (st != AMP_OK)
             printf("hipamp-prebuild: the CPU pack holds no precompiled header: %s\n", amp_last_error());
-        else if (!have_header)
+        if (st == AMP_OK && !have_header)
             printf("hipamp-prebuild: the CPU pack holds no precompiled header (AMP_CPU_PCH in README says when there "
                    "is none)\n");
+        if (st == AMP_OK && !have_clang_part)
+            printf("hipamp-prebuild: the CPU pack holds no precompiled library part for the loop transformation (it "
+                   "needs libclang: AMP_LIBCLANG in README)\n");
     }
-    size_t pch = have_header ? 1 : 0;
+    size_t pch = (have_header ? 1 : 0) + (have_clang_part ? 1 : 0);
     amp_prebuilt_info info;
     amp_prebuilt_get_info(&info);
     if (!rc) rc = write_pack(dir, target, cur.n - pch - (size_t)info.hits, pch);

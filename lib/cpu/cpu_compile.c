@@ -126,6 +126,7 @@ typedef struct amp__cpu_build {
      * versions in; the module note saying why its kernels run as fibers. */
     amp__cpu_loops_result lres;
     bool have_loops;
+    bool lpch_making; /* libclang's precompiled library part is being made (cpu_pch.c) */
     char note[512];
     char *loops, *note_src; /* the source as the last try wrote it */
     char *log;              /* the last try's output */
@@ -352,9 +353,13 @@ static amp_status amp__cpu_build_loops(amp__cpu_build *b)
         cargs[nc++] = b->job->source_dir;
     }
     nc += amp__cpu_clang_args(b->argv, b->user_from, b->user_to, cargs + nc, 96 - nc);
-    amp__cpu_loops_job lj = {b->source, strlen(b->source), amp__cpu_library_end(b->source), b->src, cargs, nc};
+    amp__cpu_loops_job lj = {b->source, strlen(b->source), amp__cpu_library_end(b->source), b->src, cargs, nc, NULL};
+    lj.pch = amp__cpu_loops_pch_prepare(d, b->job, &lj, b->deadline, &b->lpch_making);
     amp__cpu_loops_outcome how = {0};
     b->have_loops = amp__cpu_loops_run(&lj, b->deadline, &b->lres, b->note, sizeof b->note, &how);
+    if (lj.pch && amp__env_flag("AMP_CPU_VERBOSE", false))
+        fprintf(stderr, "hipamp: CPU build of %s: the loop transformation %s the library's part precompiled\n",
+                b->source_name, b->lres.pch_used ? "read" : "could not use");
     if (how.late && amp__now_ns() >= b->deadline)
         return amp__fail(AMP_ERROR_COMPILE,
                          "compiling %s for the CPU accelerator timed out after %u seconds "
@@ -586,6 +591,7 @@ amp_status amp__cpu_compile(amp__cpu_device *d, const amp__compile_job *job, amp
     if (st != AMP_OK) goto fail;
     st = amp__cpu_build_outputs(&b);
 fail:
+    if (b.lpch_making) amp__cpu_loops_pch_wait();
     amp__cpu_build_free(&b, st);
     return st;
 }

@@ -198,6 +198,18 @@ void amp__cpu_pch_wait(void);
 /* The directory of the header amp__cpu_pch_prepare handed out (NULL: none
  * yet): a build's dependency list leaves out what is in it. */
 const char *amp__cpu_pch_dir(void);
+/* The library's part precompiled by libclang for the loop transformation
+ * of lj (cpu_pch.c), under the same conditions as amp__cpu_pch_prepare's
+ * header: the path to hand the transformation (lj->pch), or NULL (it is
+ * then parsed whole). Loads it from the disk cache or the pack (blocks for
+ * that); where it is not there and can be kept, starts making it in a
+ * child process on a thread of its own, which stores it, and says so in
+ * *making: the caller must then call amp__cpu_loops_pch_wait before job
+ * goes away (lj is copied). Thread-safe. */
+struct amp__cpu_loops_job;
+const char *amp__cpu_loops_pch_prepare(const amp__cpu_device *d, const amp__compile_job *job,
+                                       const struct amp__cpu_loops_job *lj, uint64_t deadline, bool *making);
+void amp__cpu_loops_pch_wait(void);
 
 /* A build (cpu_compile.c): the backend's compile operation (backend.h). */
 amp_status amp__cpu_compile(amp__cpu_device *d, const amp__compile_job *job, amp__compile_output *out);

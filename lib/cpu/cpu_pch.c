@@ -1,5 +1,6 @@
-/* cpu_pch.c — the CPU accelerator's precompiled header: the library's part of every translation unit (CPU prelude with its standard headers, common prelude, device library) compiled once by the host compiler with the builds' own flags, so that a build parses only the user's part. Kept between processes in the disk cache, which authenticates it (its MAC), or made when the library was built and read from its prebuilt pack (whose digests check it), and written out to a private directory of this process before the compiler reads it. */
+/* cpu_pch.c — the CPU accelerator's precompiled headers: the library's part of every translation unit (CPU prelude with its standard headers, common prelude, device library) compiled once by the host compiler with the builds' own flags, so that a build parses only the user's part, and the same part precompiled by libclang for the loop transformation's parse. Kept between processes in the disk cache, which authenticates them (their MAC), or made when the library was built and read from its prebuilt pack (whose digests check them), and written out to a private directory of this process before the compiler or libclang reads them. */
 #include "cpu_internal.h"
+#include "loops/loops.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +27,8 @@
 #define AMP__PCH_NAME "amp_lib.hpp"
 #define AMP__PCH_FILE AMP__PCH_NAME ".gch"
 #define AMP__PCH_DEPS "amp_lib.d"
+/* libclang's (AMP__LPCH_*, below), beside them in the same directory. */
+#define AMP__LPCH_FILE "amp_lib.clang.pch"
 
 /* The disk-cache entry: this header, the files the header read (one
  * absolute path a line, deps_size bytes), then the compiled header. */
@@ -92,7 +95,13 @@ static pthread_mutex_t amp__pch_lock = PTHREAD_MUTEX_INITIALIZER;
  * meanwhile compile without it. READY: amp__pch_header names the text with
  * the compiled header beside it, for builds whose key is amp__pch_key.
  * FAILED: it could not be had; builds compile without it. */
-static enum { AMP__PCH_UNTRIED, AMP__PCH_BUSY, AMP__PCH_READY, AMP__PCH_FAILED } amp__pch_state;
+typedef enum { AMP__PCH_UNTRIED, AMP__PCH_BUSY, AMP__PCH_READY, AMP__PCH_FAILED } amp__pch_status;
+static amp__pch_status amp__pch_state;
+/* libclang's, the same way: READY when amp__lpch_path holds it for the
+ * loop transformations whose key is amp__lpch_key. */
+static amp__pch_status amp__lpch_state;
+static char amp__lpch_path[PATH_MAX + 32];
+static uint8_t amp__lpch_key[32];
 static char amp__pch_dir[PATH_MAX];
 static char amp__pch_header[PATH_MAX + 32];
 static uint8_t amp__pch_key[32];
@@ -112,8 +121,8 @@ static void amp__pch_forget_parents(void)
     if (amp__pch_dir_fd >= 0) close(amp__pch_dir_fd);
     amp__pch_dir_fd = -1;
     amp__pch_dir_pid = 0;
-    amp__pch_dir[0] = amp__pch_header[0] = 0;
-    amp__pch_state = AMP__PCH_UNTRIED;
+    amp__pch_dir[0] = amp__pch_header[0] = amp__lpch_path[0] = 0;
+    amp__pch_state = amp__lpch_state = AMP__PCH_UNTRIED;
 }
 
 const char *amp__cpu_pch_dir(void)
@@ -165,10 +174,10 @@ __attribute__((destructor)) static void amp__pch_remove(void)
      * compile without it (a try that fails with it is compiled whole). */
     pthread_mutex_lock(&amp__pch_lock);
     bool ours = amp__pch_dir_fd >= 0 && getpid() == amp__pch_dir_pid;
-    if (ours) amp__pch_state = AMP__PCH_FAILED;
+    if (ours) amp__pch_state = amp__lpch_state = AMP__PCH_FAILED;
     pthread_mutex_unlock(&amp__pch_lock);
     if (!ours) return;
-    static const char *const names[] = {AMP__PCH_NAME, AMP__PCH_FILE, AMP__PCH_DEPS};
+    static const char *const names[] = {AMP__PCH_NAME, AMP__PCH_FILE, AMP__PCH_DEPS, AMP__LPCH_FILE};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i) unlinkat(amp__pch_dir_fd, names[i], 0);
     close(amp__pch_dir_fd);
     amp__pch_dir_fd = -1;
@@ -177,10 +186,18 @@ __attribute__((destructor)) static void amp__pch_remove(void)
 
 /* The private directory: <TMPDIR>/hipamp-pch-<pid>-XXXXXX (removed at exit;
  * swept by a later process once this one is gone, as the build
- * directories are), made, opened and checked; its descriptor, or -1. */
-static int amp__pch_make_dir(char dir[PATH_MAX])
+ * directories are), made, opened and checked, once a process for both
+ * headers; its path in amp__pch_dir and a descriptor of it of the
+ * caller's own, or -1. */
+static int amp__pch_private_dir(void)
 {
-    char root[PATH_MAX];
+    pthread_mutex_lock(&amp__pch_lock);
+    amp__pch_forget_parents();
+    int have = amp__pch_dir_fd >= 0 ? fcntl(amp__pch_dir_fd, F_DUPFD_CLOEXEC, 0) : -1;
+    bool made = amp__pch_dir_fd >= 0;
+    pthread_mutex_unlock(&amp__pch_lock);
+    if (made) return have;
+    char dir[PATH_MAX], root[PATH_MAX];
     if (amp__cpu_tmp_dir(AMP_ERROR_COMPILE, root) != AMP_OK) return -1;
     if (snprintf(dir, PATH_MAX, "%s/" AMP__CPU_PCH_PREFIX "%ld-XXXXXX", root, (long)getpid()) >= PATH_MAX ||
         !mkdtemp(dir))
@@ -192,12 +209,24 @@ static int amp__pch_make_dir(char dir[PATH_MAX])
         rmdir(dir);
         return -1;
     }
-    /* Its own descriptor for the removal: the caller's is closed when the
-     * header is settled. */
+    /* Its own descriptor for the removal; another thread's directory made
+     * meanwhile is the one kept. */
     pthread_mutex_lock(&amp__pch_lock);
-    amp__pch_dir_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-    amp__pch_dir_pid = getpid();
+    if (amp__pch_dir_fd < 0) {
+        amp__pch_dir_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+        amp__pch_dir_pid = getpid();
+        snprintf(amp__pch_dir, sizeof amp__pch_dir, "%s", dir);
+        made = amp__pch_dir_fd >= 0;
+        if (!made) {
+            close(fd);
+            fd = -1;
+        }
+    } else {
+        close(fd);
+        fd = fcntl(amp__pch_dir_fd, F_DUPFD_CLOEXEC, 0);
+    }
     pthread_mutex_unlock(&amp__pch_lock);
+    if (!made) rmdir(dir);
     return fd;
 }
 
@@ -327,23 +356,31 @@ static void *amp__pch_usable(const amp__sys_dir *dirs, void *data, const size_t 
 
 void amp__cpu_pch_wait(void) { pthread_join(amp__pch_maker.thread, NULL); }
 
+/* Whether a build may use a precompiled library part of len bytes: on
+ * (README: AMP_CPU_PCH), with a disk cache to keep it in or a pack to take
+ * it from (*packed: a pack; *keep: somewhere to keep one made), no user
+ * options (a -D, a -O0 may change what the part compiles to) and no
+ * directories searched before the default ones, which no key names
+ * (backend.h: the CPU backend's include_env). */
+static bool amp__pch_wanted(const amp__compile_job *job, size_t len, bool *packed, bool *keep)
+{
+    *packed = job->pack_target && job->pack_load;
+    *keep = job->cache_store || job->pack_capture;
+    if (!amp__env_flag("AMP_CPU_PCH", true) || len == 0 || (!(job->cache_load && *keep) && !*packed)) return false;
+    if (job->options)
+        for (const char *p = job->options; *p; ++p)
+            if (*p != ' ' && *p != '\t' && *p != '\n') return false;
+    const char *cpath = amp__env("CPATH"), *cplus = amp__env("CPLUS_INCLUDE_PATH");
+    return !((cpath && *cpath) || (cplus && *cplus));
+}
+
 const char *amp__cpu_pch_prepare(amp__cpu_device *d, const amp__compile_job *job, const char *text,
                                  size_t len, char *const *words, size_t nwords, char *const *envp, uint64_t deadline,
                                  bool *making)
 {
     *making = false;
-    /* Off (README: AMP_CPU_PCH), or neither a disk cache nor a pack to
-     * take it from. The user's options (a -D, a -O0) may change what the
-     * header compiles to. */
-    bool packed = job->pack_target && job->pack_load, keep = job->cache_store || job->pack_capture;
-    if (!amp__env_flag("AMP_CPU_PCH", true) || len == 0 || (!(job->cache_load && keep) && !packed)) return NULL;
-    if (job->options)
-        for (const char *p = job->options; *p; ++p)
-            if (*p != ' ' && *p != '\t' && *p != '\n') return NULL;
-    /* Directories searched before the default ones, which the key does
-     * not name (backend.h: the CPU backend's include_env). */
-    const char *cpath = amp__env("CPATH"), *cplus = amp__env("CPLUS_INCLUDE_PATH");
-    if ((cpath && *cpath) || (cplus && *cplus)) return NULL;
+    bool packed, keep;
+    if (!amp__pch_wanted(job, len, &packed, &keep)) return NULL;
     const amp__sys_dir *dirs = amp__cpu_system_dirs(d);
 
     uint8_t key[32];
@@ -379,7 +416,7 @@ const char *amp__cpu_pch_prepare(amp__cpu_device *d, const amp__compile_job *job
     bool ok = false;
     int dirfd = -1;
     if (!gch && !keep) goto out; /* made for this process only, it would cost more than it saves */
-    dirfd = amp__pch_make_dir(amp__pch_dir);
+    dirfd = amp__pch_private_dir();
     snprintf(amp__pch_header, sizeof amp__pch_header, "%s/" AMP__PCH_NAME, amp__pch_dir);
     if (dirfd < 0 || !amp__pch_write(dirfd, AMP__PCH_NAME, text, len)) goto out;
     if (gch) {
@@ -404,4 +441,194 @@ out:
     if (*making) return NULL; /* the maker settles the state and closes dirfd */
     amp__pch_settle(ok, key, dirfd);
     return ok ? amp__pch_header : NULL;
+}
+
+/* ------------------------------------ libclang's precompiled library part
+ *
+ * The loop transformation parses the library's part of every unit before
+ * the user's (a few hundred milliseconds of a cold build); precompiled, the
+ * parse reads it back in a tenth of that (loops/transform.c). It is made by
+ * libclang in a child process (loops/child.c), under a key naming the
+ * device's cache tag (the host compiler's version, whose C++ library's
+ * headers libclang reads too), that libclang (its file, version and
+ * built-in headers), the transformation's arguments but the source
+ * directory, and the part's text; and kept, loaded and written out as the
+ * compiler's header is, by the same rules: only ever one this library
+ * made, authenticated by the disk cache's MAC or the pack's digests, read
+ * from this process's private directory. The key is what decides which
+ * part a parse reads: libclang does not compare the part's text with the
+ * one precompiled (test_internal shows it); it refuses a file that is no
+ * precompiled part of its own version, and the parse is then made whole. */
+
+#define AMP__LPCH_MAGIC "AMPLPCH"
+typedef struct amp__lpch_entry {
+    char magic[8];
+} amp__lpch_entry;
+
+/* The making, on a thread of its own while the build goes on without it
+ * (its loop transformation parses the whole text); the build waits for it
+ * before it returns (amp__cpu_loops_pch_wait). Its copy of the job's text
+ * and arguments is its own. */
+static struct {
+    pthread_t thread;
+    const amp__compile_job *job;
+    amp__cpu_loops_job lj;
+    char *text;
+    char **args;
+    uint64_t deadline;
+    int dirfd;
+    uint8_t key[32];
+} amp__lpch_maker;
+
+static void amp__lpch_settle(bool ok, const uint8_t key[32], int dirfd)
+{
+    if (dirfd >= 0) close(dirfd);
+    pthread_mutex_lock(&amp__pch_lock);
+    amp__lpch_state = ok ? AMP__PCH_READY : AMP__PCH_FAILED;
+    if (ok) memcpy(amp__lpch_key, key, 32);
+    pthread_mutex_unlock(&amp__pch_lock);
+}
+
+static void *amp__lpch_make(void *arg)
+{
+    (void)arg;
+    char note[300];
+    size_t size = 0;
+    void *pch = NULL;
+    char *entry = NULL;
+    bool ok = amp__cpu_loops_make_pch(&amp__lpch_maker.lj, amp__lpch_path, amp__lpch_maker.deadline, note,
+                                      sizeof note) &&
+              (pch = amp__pch_read(amp__lpch_maker.dirfd, AMP__LPCH_FILE, &size));
+    amp__lpch_entry h = {AMP__LPCH_MAGIC};
+    if (ok && (entry = malloc(sizeof h + size))) {
+        memcpy(entry, &h, sizeof h);
+        memcpy(entry + sizeof h, pch, size);
+        const amp__compile_job *job = amp__lpch_maker.job;
+        if (job->cache_store) job->cache_store(amp__lpch_maker.key, entry, sizeof h + size);
+        amp__pch_hand_over(job, amp__lpch_maker.key, entry, sizeof h + size);
+    }
+    free(entry);
+    free(pch);
+    for (int i = 0; i < amp__lpch_maker.lj.nargs; ++i) free(amp__lpch_maker.args[i]);
+    free(amp__lpch_maker.args);
+    free(amp__lpch_maker.text);
+    amp__lpch_settle(ok, amp__lpch_maker.key, amp__lpch_maker.dirfd);
+    return NULL;
+}
+
+void amp__cpu_loops_pch_wait(void) { pthread_join(amp__lpch_maker.thread, NULL); }
+
+/* Whether lj's argument *i is the user's source directory (-iquote DIR,
+ * then *i moves past DIR): the library's part includes only <...>
+ * headers, so one precompiled part serves every directory. */
+static bool amp__lpch_arg_skipped(const amp__cpu_loops_job *lj, int *i)
+{
+    if (strcmp(lj->args[*i], "-iquote") || *i + 1 >= lj->nargs) return false;
+    ++*i;
+    return true;
+}
+
+/* The maker's own copy of lj (the library's part of its text, its
+ * arguments but the source directory); false when out of memory. */
+static bool amp__lpch_copy_job(const amp__cpu_loops_job *lj)
+{
+    amp__cpu_loops_job *c = &amp__lpch_maker.lj;
+    *c = (amp__cpu_loops_job){.len = lj->user_start, .user_start = lj->user_start, .path = AMP__LOOPS_LIBRARY_PART};
+    amp__lpch_maker.text = malloc(lj->user_start + 1);
+    amp__lpch_maker.args = calloc((size_t)lj->nargs + 1, sizeof *amp__lpch_maker.args);
+    bool ok = amp__lpch_maker.text && amp__lpch_maker.args;
+    int n = 0;
+    for (int i = 0; ok && i < lj->nargs; ++i)
+        if (!amp__lpch_arg_skipped(lj, &i)) ok = (amp__lpch_maker.args[n++] = amp__strdup(lj->args[i])) != NULL;
+    if (ok) {
+        memcpy(amp__lpch_maker.text, lj->source, lj->user_start);
+        amp__lpch_maker.text[lj->user_start] = 0;
+        c->source = amp__lpch_maker.text;
+        c->args = (const char *const *)amp__lpch_maker.args;
+        c->nargs = n;
+        return true;
+    }
+    for (int i = 0; amp__lpch_maker.args && i < n; ++i) free(amp__lpch_maker.args[i]);
+    free(amp__lpch_maker.args);
+    free(amp__lpch_maker.text);
+    return false;
+}
+
+const char *amp__cpu_loops_pch_prepare(const amp__cpu_device *d, const amp__compile_job *job,
+                                       const amp__cpu_loops_job *lj, uint64_t deadline, bool *making)
+{
+    *making = false;
+    bool packed, keep;
+    const char *why = NULL;
+    const amp__clang *cx = amp__clang_get(&why);
+    if (!cx || !amp__pch_wanted(job, lj->user_start, &packed, &keep)) return NULL;
+
+    uint8_t key[32];
+    amp__sha256 *h = amp__sha256_new();
+    if (!h) return NULL;
+    amp__sha256_str(h, "hipamp libclang precompiled library part 1");
+    amp__sha256_str(h, d->cache_tag); /* the host compiler's version: its C++ library's headers are libclang's */
+    amp__sha256_str(h, cx->path);
+    amp__sha256_str(h, cx->version);
+    amp__sha256_str(h, cx->resource_dir);
+    for (int i = 0; i < lj->nargs; ++i) {
+        if (amp__lpch_arg_skipped(lj, &i)) continue;
+        amp__sha256_str(h, lj->args[i]);
+    }
+    amp__sha256_field(h, lj->source, lj->user_start);
+    amp__sha256_final(h, key);
+
+    pthread_mutex_lock(&amp__pch_lock);
+    amp__pch_forget_parents();
+    if (amp__lpch_state == AMP__PCH_READY && !memcmp(key, amp__lpch_key, 32)) {
+        pthread_mutex_unlock(&amp__pch_lock);
+        return amp__lpch_path;
+    }
+    if (amp__lpch_state != AMP__PCH_UNTRIED) {
+        pthread_mutex_unlock(&amp__pch_lock);
+        return NULL;
+    }
+    amp__lpch_state = AMP__PCH_BUSY;
+    pthread_mutex_unlock(&amp__pch_lock);
+
+    /* The disk cache's, else the pack's; one not of this format is passed
+     * over (libclang checks the rest when it reads it). */
+    size_t size = 0;
+    void *data = job->cache_load ? job->cache_load(key, &size) : NULL;
+    amp__lpch_entry e;
+    if (data && (size <= sizeof e || memcmp(data, AMP__LPCH_MAGIC, sizeof e.magic))) {
+        free(data);
+        data = NULL;
+    }
+    if (!data && packed) data = job->pack_load(job->pack_target, key, &size);
+    if (data && (size <= sizeof e || memcmp(data, AMP__LPCH_MAGIC, sizeof e.magic))) {
+        free(data);
+        data = NULL;
+    }
+    bool ok = false;
+    int dirfd = -1;
+    if (!data && !keep) goto out;
+    if ((dirfd = amp__pch_private_dir()) < 0) goto out;
+    snprintf(amp__lpch_path, sizeof amp__lpch_path, "%s/" AMP__LPCH_FILE, amp__pch_dir);
+    if (data) {
+        ok = amp__pch_write(dirfd, AMP__LPCH_FILE, (char *)data + sizeof e, size - sizeof e);
+        if (ok) amp__pch_hand_over(job, key, data, size);
+        goto out;
+    }
+    if (!amp__lpch_copy_job(lj)) goto out;
+    amp__lpch_maker.job = job;
+    amp__lpch_maker.deadline = deadline;
+    amp__lpch_maker.dirfd = dirfd;
+    memcpy(amp__lpch_maker.key, key, 32);
+    *making = pthread_create(&amp__lpch_maker.thread, NULL, amp__lpch_make, NULL) == 0;
+    if (!*making) {
+        for (int i = 0; i < amp__lpch_maker.lj.nargs; ++i) free(amp__lpch_maker.args[i]);
+        free(amp__lpch_maker.args);
+        free(amp__lpch_maker.text);
+    }
+out:
+    free(data);
+    if (*making) return NULL; /* the maker settles the state and closes dirfd */
+    amp__lpch_settle(ok, key, dirfd);
+    return ok ? amp__lpch_path : NULL;
 }
