@@ -27,6 +27,14 @@
 #   first-call  issue 40: a build with the prebuilt packs (their build time
 #             timed), hipamp-info, test_prebuilt, bench_gpu's and bench_cpu's
 #             time-to-first-result tables (--first-call-only).
+#   cold-cpu  issue 40: the CPU accelerator's cold builds on this machine's
+#             host: `hipamp-compile --warm --accelerator cpu` of each of
+#             COLD_FILES [examples/kernels/transpose.hip
+#             examples/tealeaf/tealeaf.hip], a fresh process and an empty
+#             disk cache each time, with the build's CPU pack (no GPU pack
+#             is built), this tree and BASE's (another tree's sources) in
+#             turn, COLD_RUNS [5] rounds; wall and CPU seconds of each, the
+#             medians, cold-cpu.md.
 #   nccl      hipamp::mpi's transports (issue 42): test_abi_nccl, the staged
 #             face round trip before and after its pipeline, NCCL on one
 #             rank (cg_mpi's device sums), two ranks forced onto NCCL (one
@@ -473,6 +481,67 @@ cmd_first_call() {
   kill "$ARCHIVER" 2>/dev/null
   archive_logs "$LOGS" first-call
   echo "ci/gpu.sh first-call: rc=$rc in $(mins "$start")" | tee -a "$OUT/summary.txt"
+  [ "$rc" -eq 0 ]
+}
+
+# cold-cpu: see the usage. Each tree is a lean build (the library, its
+# tools and the CPU pack); a build that fails leaves its tree out.
+cmd_cold_cpu() {
+  local start rc=0 trees=() dirs=() files r tree i f t0 t1 out
+  start=$(date +%s)
+  LOGS=$LOGS_DIR/cold-cpu
+  rm -rf "$LOGS"
+  mkdir -p "$LOGS"
+  unpack_debs "$BUILD/criterion-root" > "$LOGS/unpack.log" 2>&1 # OpenSSL's headers
+  use_deps "$BUILD/criterion-root"
+  local lean=("${DEP_ARGS[@]}" -DCMAKE_BUILD_TYPE=Release -DHIPAMP_BUILD_TESTS=OFF -DHIPAMP_PREBUILT_TARGETS=cpu)
+  for tree in this base; do
+    local src=$ROOT bdir=$BUILD-cold
+    if [ "$tree" = base ]; then
+      [ -n "${BASE:-}" ] || continue
+      src=$BASE
+      bdir=$BUILD-cold-base
+    fi
+    if cmake -S "$src" -B "$bdir" "${lean[@]}" > "$LOGS/$tree-configure.log" 2>&1 &&
+       cmake --build "$bdir" -j"$JOBS" > "$LOGS/$tree-build.log" 2>&1; then
+      trees+=("$tree")
+      dirs+=("$bdir")
+      grep 'hipamp-prebuild:' "$LOGS/$tree-build.log" | tee -a "$OUT/cold-cpu.md"
+    else
+      echo "ci/gpu.sh cold-cpu: the $tree tree did not build ($tree-build.log)" | tee -a "$OUT/cold-cpu.md"
+      rc=1
+    fi
+  done
+  read -r -a files <<< "${COLD_FILES:-examples/kernels/transpose.hip examples/tealeaf/tealeaf.hip}"
+  out=$LOGS/times.txt
+  : > "$out"
+  for r in $(seq 1 "${COLD_RUNS:-5}"); do
+    for f in "${files[@]}"; do
+      for i in "${!trees[@]}"; do
+        rm -rf "$LOGS/cache"
+        t0=$(date +%s.%N)
+        /usr/bin/time -f '%U %S' -o "$LOGS/cpu.txt" env AMP_CACHE_DIR="$LOGS/cache" \
+          "${dirs[$i]}/hipamp-compile" --warm --accelerator cpu "$ROOT/$f" > "$LOGS/run.log" 2>&1 || rc=1
+        t1=$(date +%s.%N)
+        echo "${trees[$i]} $f $r $(awk "BEGIN { printf \"%.3f\", $t1 - $t0 }") $(awk '{ printf "%.3f", $1 + $2 }' "$LOGS/cpu.txt")" >> "$out"
+      done
+    done
+  done
+  {
+    echo
+    echo "| tree | file | wall s (each round) | wall median | CPU s median |"
+    echo "|---|---|---|---:|---:|"
+    for tree in "${trees[@]}"; do
+      for f in "${files[@]}"; do
+        awk -v t="$tree" -v f="$f" '$1 == t && $2 == f { w[n] = $4; c[n] = $5; all = all (n ? ", " : "") $4; n++ }
+          function med(a, n,  i, j, x) { for (i = 0; i < n; i++) for (j = i + 1; j < n; j++) if (a[j] < a[i]) { x = a[i]; a[i] = a[j]; a[j] = x }
+            return n % 2 ? a[int(n / 2)] : (a[n / 2 - 1] + a[n / 2]) / 2 }
+          END { if (n) printf "| %s | %s | %s | %.3f | %.3f |\n", t, f, all, med(w, n), med(c, n) }' "$out"
+      done
+    done
+  } | tee -a "$OUT/cold-cpu.md"
+  archive_logs "$LOGS" cold-cpu
+  echo "ci/gpu.sh cold-cpu: rc=$rc in $(mins "$start")" | tee -a "$OUT/summary.txt"
   [ "$rc" -eq 0 ]
 }
 
@@ -1400,9 +1469,9 @@ NCCL_NTHREADS=512}"
 [ "$#" -gt 0 ] || { usage >&2; exit 2; }
 for c in "$@"; do
   case $c in
-    suite | bench | figures | mpi | two-gpus | examples | first-call | nccl | peers) ;;
+    suite | bench | figures | mpi | two-gpus | examples | first-call | cold-cpu | nccl | peers) ;;
     -h | --help | help) usage; exit 0 ;;
-    *) echo "ci/gpu.sh: no subcommand '$c' (suite, bench, figures, mpi, two-gpus, examples, first-call, nccl, peers; --help)" >&2; exit 2 ;;
+    *) echo "ci/gpu.sh: no subcommand '$c' (suite, bench, figures, mpi, two-gpus, examples, first-call, cold-cpu, nccl, peers; --help)" >&2; exit 2 ;;
   esac
 done
 if [ "$#" -gt 1 ]; then
@@ -1421,6 +1490,7 @@ case $1 in
   two-gpus) cmd_two_gpus ;;
   examples) cmd_examples ;;
   first-call) cmd_first_call ;;
+  cold-cpu) cmd_cold_cpu ;;
   nccl) cmd_nccl ;;
   peers) cmd_peers ;;
 esac
