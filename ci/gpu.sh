@@ -533,7 +533,7 @@ cmd_cold_cpu() {
     echo "|---|---|---|---:|---:|"
     for tree in "${trees[@]}"; do
       for f in "${files[@]}"; do
-        awk -v t="$tree" -v f="$f" '$1 == t && $2 == f { w[n] = $4; c[n] = $5; all = all (n ? ", " : "") $4; n++ }
+        awk -v t="$tree" -v f="$f" 'BEGIN { n = 0 } $1 == t && $2 == f { w[n] = $4; c[n] = $5; all = all (n ? ", " : "") $4; n++ }
           function med(a, n,  i, j, x) { for (i = 0; i < n; i++) for (j = i + 1; j < n; j++) if (a[j] < a[i]) { x = a[i]; a[i] = a[j]; a[j] = x }
             return n % 2 ? a[int(n / 2)] : (a[n / 2 - 1] + a[n / 2]) / 2 }
           END { if (n) printf "| %s | %s | %s | %.3f | %.3f |\n", t, f, all, med(w, n), med(c, n) }' "$out"
