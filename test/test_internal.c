@@ -1094,6 +1094,8 @@ static void same_result(const amp__cpu_loops_result *a, const amp__cpu_loops_res
         cr_assert_eq(a->k[i].at, b->k[i].at, "%s: %s", what, a->k[i].name);
         cr_assert_str_eq(a->k[i].why, b->k[i].why, "%s: %s", what, a->k[i].name);
         cr_assert_eq(!a->k[i].loops, !b->k[i].loops, "%s: %s", what, a->k[i].name);
+        cr_assert_str_eq(a->k[i].line ? a->k[i].line : "", b->k[i].line ? b->k[i].line : "", "%s: %s", what,
+                         a->k[i].name);
         if (a->k[i].loops) cr_assert_str_eq(a->k[i].loops, b->k[i].loops, "%s: %s", what, a->k[i].name);
     }
 }
@@ -1143,7 +1145,12 @@ Test(internal, loop_transformation_reads_the_precompiled_library_part, .timeout 
     cr_assert(whole.k[0].loops && whole.k[1].loops, "%s / %s", whole.k[0].why, whole.k[1].why);
 
     uint64_t deadline = amp__now_ns() + 60000000000ull;
-    cr_assert(amp__cpu_loops_make_pch(&job, path, deadline, note, sizeof note), "%s", note);
+    char *inputs = NULL;
+    cr_assert(amp__cpu_loops_make_pch(&job, path, deadline, &inputs, note, sizeof note), "%s", note);
+    /* The files it read: the C++ library's among them, each as it is now. */
+    cr_assert(inputs && strstr(inputs, "/cmath\t"), "the part's list names no <cmath>: %s", inputs ? inputs : "");
+    cr_assert(amp__cpu_loops_pch_inputs_ok(inputs, strlen(inputs)), "%s", inputs);
+    free(inputs);
     job.pch = path;
     /* Through the child process a build runs it in, then in this one. */
     amp__cpu_loops_outcome how = {0};
@@ -1178,4 +1185,45 @@ Test(internal, loop_transformation_reads_the_precompiled_library_part, .timeout 
     unlink(junk);
     cr_assert_eq(rmdir(dir), 0, "%s: %s", dir, strerror(errno));
     free(src);
+}
+
+/* A precompiled part is used only while every file it read is as listed:
+ * the same regular file, size and modification time; a list that is empty,
+ * malformed or names a file gone, grown or touched is not. */
+Test(internal, precompiled_part_inputs_are_checked_against_the_disk)
+{
+    char dir[] = "/tmp/hipamp-lpch-inputs-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char file[sizeof dir + 16], list[2 * sizeof dir + 160];
+    snprintf(file, sizeof file, "%s/h.hpp", dir);
+    FILE *f = fopen(file, "wb");
+    cr_assert_not_null(f);
+    fputs("int h;\n", f);
+    cr_assert_eq(fclose(f), 0);
+    struct stat sb;
+    cr_assert_eq(stat(file, &sb), 0);
+#define LIST(...) (snprintf(list, sizeof list, __VA_ARGS__), amp__cpu_loops_pch_inputs_ok(list, strlen(list)))
+    cr_assert(LIST("%s\t%lld\t%lld\t%ld\n", file, (long long)sb.st_size, (long long)sb.st_mtim.tv_sec,
+                   (long)sb.st_mtim.tv_nsec));
+    cr_assert_not(LIST("%s\t%lld\t%lld\t%ld\n", file, (long long)sb.st_size + 1, (long long)sb.st_mtim.tv_sec,
+                       (long)sb.st_mtim.tv_nsec), "another size passed");
+    cr_assert_not(LIST("%s\t%lld\t%lld\t%ld\n", file, (long long)sb.st_size, (long long)sb.st_mtim.tv_sec - 1,
+                       (long)sb.st_mtim.tv_nsec), "another time passed");
+    cr_assert_not(LIST("%s\t%lld\t%lld\t%ld", file, (long long)sb.st_size, (long long)sb.st_mtim.tv_sec,
+                       (long)sb.st_mtim.tv_nsec), "a line without its end passed");
+    cr_assert_not(LIST("%s\t%lld\t%lld\t%ldx\n", file, (long long)sb.st_size, (long long)sb.st_mtim.tv_sec,
+                       (long)sb.st_mtim.tv_nsec), "a line with more after its fields passed");
+    cr_assert_not(LIST("%s\t%lld\n", file, (long long)sb.st_size), "a line short of fields passed");
+    cr_assert_not(LIST("%s\t0\t0\t0\n", dir), "a directory passed");
+    cr_assert_not(LIST("%s", ""), "an empty list passed");
+    /* touched: the same size, another time */
+    struct timespec ts[2] = {{0, UTIME_OMIT}, {sb.st_mtim.tv_sec + 7, sb.st_mtim.tv_nsec}};
+    cr_assert_eq(utimensat(AT_FDCWD, file, ts, 0), 0);
+    cr_assert_not(LIST("%s\t%lld\t%lld\t%ld\n", file, (long long)sb.st_size, (long long)sb.st_mtim.tv_sec,
+                       (long)sb.st_mtim.tv_nsec), "a touched file passed");
+    cr_assert_eq(unlink(file), 0);
+    cr_assert_not(LIST("%s\t%lld\t%lld\t%ld\n", file, (long long)sb.st_size, (long long)sb.st_mtim.tv_sec + 7,
+                       (long)sb.st_mtim.tv_nsec), "a file gone passed");
+#undef LIST
+    cr_assert_eq(rmdir(dir), 0);
 }

@@ -22,6 +22,7 @@ typedef void *amp__cx_tu;
 typedef void *amp__cx_file;
 typedef void *amp__cx_diag;
 typedef int (*amp__cx_visitor)(amp__cx_cursor c, amp__cx_cursor parent, void *data);
+typedef void (*amp__cx_inclusion_visitor)(amp__cx_file included, amp__cx_loc *stack, unsigned depth, void *data);
 
 /* Cursor kinds (enum CXCursorKind). */
 enum {
@@ -129,7 +130,9 @@ enum { AMP__CXV_Break = 0, AMP__CXV_Continue = 1, AMP__CXV_Recurse = 2 };
     X(void, clang_disposeTokens, (amp__cx_tu, amp__cx_token *, unsigned))                             \
     X(int, clang_getTokenKind, (amp__cx_token))                                                       \
     X(amp__cx_range, clang_getTokenExtent, (amp__cx_tu, amp__cx_token))                               \
-    X(int, clang_saveTranslationUnit, (amp__cx_tu, const char *, unsigned))
+    X(int, clang_saveTranslationUnit, (amp__cx_tu, const char *, unsigned))                          \
+    X(void, clang_getInclusions, (amp__cx_tu, amp__cx_inclusion_visitor, void *))                    \
+    X(amp__cx_string, clang_getFileName, (amp__cx_file))
 
 typedef struct amp__clang {
 #define AMP__CLANG_PTR(ret, name, args) ret(*name) args;

@@ -210,6 +210,13 @@ struct amp__cpu_loops_job;
 const char *amp__cpu_loops_pch_prepare(const amp__cpu_device *d, const amp__compile_job *job,
                                        const struct amp__cpu_loops_job *lj, uint64_t deadline, bool *making);
 void amp__cpu_loops_pch_wait(void);
+/* The part handed out was not read (libclang refused it, or the parse with
+ * it failed): it is not handed out again in this process. */
+void amp__cpu_loops_pch_refused(void);
+/* Whether every file of a part's list (text, size bytes: lines
+ * "path\tsize\tseconds\tnanoseconds") is a regular file of that size and
+ * modification time now (an empty or malformed list is not). */
+bool amp__cpu_loops_pch_inputs_ok(const char *text, size_t size);
 
 /* A build (cpu_compile.c): the backend's compile operation (backend.h). */
 amp_status amp__cpu_compile(amp__cpu_device *d, const amp__compile_job *job, amp__compile_output *out);

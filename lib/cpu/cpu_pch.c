@@ -100,6 +100,9 @@ static amp__pch_status amp__pch_state;
 /* libclang's, the same way: READY when amp__lpch_path holds it for the
  * loop transformations whose key is amp__lpch_key. */
 static amp__pch_status amp__lpch_state;
+/* Set when the directory is removed at exit (amp__pch_remove): no header
+ * is ready, and no directory made, after it. */
+static bool amp__pch_gone;
 static char amp__lpch_path[PATH_MAX + 32];
 static uint8_t amp__lpch_key[32];
 static char amp__pch_dir[PATH_MAX];
@@ -175,6 +178,7 @@ __attribute__((destructor)) static void amp__pch_remove(void)
     pthread_mutex_lock(&amp__pch_lock);
     bool ours = amp__pch_dir_fd >= 0 && getpid() == amp__pch_dir_pid;
     if (ours) amp__pch_state = amp__lpch_state = AMP__PCH_FAILED;
+    amp__pch_gone = true;
     pthread_mutex_unlock(&amp__pch_lock);
     if (!ours) return;
     static const char *const names[] = {AMP__PCH_NAME, AMP__PCH_FILE, AMP__PCH_DEPS, AMP__LPCH_FILE};
@@ -194,9 +198,9 @@ static int amp__pch_private_dir(void)
     pthread_mutex_lock(&amp__pch_lock);
     amp__pch_forget_parents();
     int have = amp__pch_dir_fd >= 0 ? fcntl(amp__pch_dir_fd, F_DUPFD_CLOEXEC, 0) : -1;
-    bool made = amp__pch_dir_fd >= 0;
+    bool made = amp__pch_dir_fd >= 0, gone = amp__pch_gone;
     pthread_mutex_unlock(&amp__pch_lock);
-    if (made) return have;
+    if (made || gone) return have;
     char dir[PATH_MAX], root[PATH_MAX];
     if (amp__cpu_tmp_dir(AMP_ERROR_COMPILE, root) != AMP_OK) return -1;
     if (snprintf(dir, PATH_MAX, "%s/" AMP__CPU_PCH_PREFIX "%ld-XXXXXX", root, (long)getpid()) >= PATH_MAX ||
@@ -212,7 +216,10 @@ static int amp__pch_private_dir(void)
     /* Its own descriptor for the removal; another thread's directory made
      * meanwhile is the one kept. */
     pthread_mutex_lock(&amp__pch_lock);
-    if (amp__pch_dir_fd < 0) {
+    if (amp__pch_gone) {
+        close(fd);
+        fd = -1;
+    } else if (amp__pch_dir_fd < 0) {
         amp__pch_dir_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
         amp__pch_dir_pid = getpid();
         snprintf(amp__pch_dir, sizeof amp__pch_dir, "%s", dir);
@@ -288,7 +295,7 @@ static void amp__pch_settle(bool ok, const uint8_t key[32], int dirfd)
 {
     if (dirfd >= 0) close(dirfd);
     pthread_mutex_lock(&amp__pch_lock);
-    amp__pch_state = ok ? AMP__PCH_READY : AMP__PCH_FAILED;
+    amp__pch_state = ok && !amp__pch_gone ? AMP__PCH_READY : AMP__PCH_FAILED;
     if (ok) memcpy(amp__pch_key, key, 32);
     pthread_mutex_unlock(&amp__pch_lock);
 }
@@ -449,21 +456,82 @@ out:
  * the user's (a few hundred milliseconds of a cold build); precompiled, the
  * parse reads it back in a tenth of that (loops/transform.c). It is made by
  * libclang in a child process (loops/child.c), under a key naming the
- * device's cache tag (the host compiler's version, whose C++ library's
- * headers libclang reads too), that libclang (its file, version and
- * built-in headers), the transformation's arguments but the source
- * directory, and the part's text; and kept, loaded and written out as the
- * compiler's header is, by the same rules: only ever one this library
- * made, authenticated by the disk cache's MAC or the pack's digests, read
- * from this process's private directory. The key is what decides which
- * part a parse reads: libclang does not compare the part's text with the
- * one precompiled (test_internal shows it); it refuses a file that is no
- * precompiled part of its own version, and the parse is then made whole. */
+ * device's cache tag (the host compiler's version), that libclang (its
+ * file, version and built-in headers), the transformation's arguments but
+ * the source directory, and the part's text; and kept, loaded and written
+ * out as the compiler's header is, by the same rules: only ever one this
+ * library made, authenticated by the disk cache's MAC or the pack's
+ * digests, read from this process's private directory.
+ *
+ * libclang checks little when it reads a part back: not the part's text
+ * against the one precompiled (the key decides which part a parse reads:
+ * test_internal shows it), and not the system headers it read (which C++
+ * library a libclang finds is its own choice, not the host compiler's). So
+ * the entry holds the list of the files the part read, each with its size
+ * and modification time, and a part whose files are not all as listed is
+ * not used (made again where it can be kept). A header that would now be
+ * found first in an earlier directory of the search (a new one in
+ * /usr/local/include) is not seen; it changes the analysis of a system
+ * function's calls at most, never the code compiled (the compiler reads the
+ * headers themselves). A part libclang refuses, or whose parse fails, is
+ * not offered again in this process (amp__cpu_loops_pch_refused). */
 
 #define AMP__LPCH_MAGIC "AMPLPCH"
+/* The entry: this header, the list of the files the part read (inputs_size
+ * bytes), then the part. */
 typedef struct amp__lpch_entry {
     char magic[8];
+    uint64_t inputs_size;
 } amp__lpch_entry;
+
+/* Whether every file of the list (text, size bytes: lines "path\tsize\t
+ * seconds\tnanoseconds") is a regular file of that size and modification
+ * time now. */
+bool amp__cpu_loops_pch_inputs_ok(const char *text, size_t size)
+{
+    const char *p = text, *end = text + size;
+    if (size == 0) return false;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        if (!nl) return false;
+        char line[PATH_MAX + 96], path[PATH_MAX];
+        size_t l = (size_t)(nl - p);
+        if (l >= sizeof line) return false;
+        memcpy(line, p, l);
+        line[l] = 0;
+        p = nl + 1;
+        const char *tab = strchr(line, '\t');
+        long long fsize, sec;
+        long nsec;
+        int used = 0;
+        if (!tab || (size_t)(tab - line) >= sizeof path || tab == line) return false;
+        memcpy(path, line, (size_t)(tab - line));
+        path[tab - line] = 0;
+        if (sscanf(tab + 1, "%lld\t%lld\t%ld%n", &fsize, &sec, &nsec, &used) != 3 || tab[1 + used] != 0) return false;
+        struct stat sb;
+        if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode) || (long long)sb.st_size != fsize ||
+            (long long)sb.st_mtim.tv_sec != sec || (long)sb.st_mtim.tv_nsec != nsec)
+            return false;
+    }
+    return true;
+}
+
+/* data (a stored entry of *size bytes, or NULL) if it is a part of this
+ * format whose files are all as listed; else NULL, data freed. */
+static void *amp__lpch_usable(void *data, size_t size)
+{
+    amp__lpch_entry e;
+    if (!data) return NULL;
+    if (size < sizeof e) goto bad;
+    memcpy(&e, data, sizeof e);
+    if (memcmp(e.magic, AMP__LPCH_MAGIC, sizeof e.magic) || e.inputs_size >= size - sizeof e ||
+        !amp__cpu_loops_pch_inputs_ok((const char *)data + sizeof e, (size_t)e.inputs_size))
+        goto bad;
+    return data;
+bad:
+    free(data);
+    return NULL;
+}
 
 /* The making, on a thread of its own while the build goes on without it
  * (its loop transformation parses the whole text); the build waits for it
@@ -484,9 +552,19 @@ static void amp__lpch_settle(bool ok, const uint8_t key[32], int dirfd)
 {
     if (dirfd >= 0) close(dirfd);
     pthread_mutex_lock(&amp__pch_lock);
-    amp__lpch_state = ok ? AMP__PCH_READY : AMP__PCH_FAILED;
+    /* After the removal at exit the directory is gone: never ready again. */
+    amp__lpch_state = ok && !amp__pch_gone ? AMP__PCH_READY : AMP__PCH_FAILED;
     if (ok) memcpy(amp__lpch_key, key, 32);
     pthread_mutex_unlock(&amp__pch_lock);
+}
+
+static void amp__lpch_free_copy(void)
+{
+    for (int i = 0; amp__lpch_maker.args && i < amp__lpch_maker.lj.nargs; ++i) free(amp__lpch_maker.args[i]);
+    free(amp__lpch_maker.args);
+    free(amp__lpch_maker.text);
+    amp__lpch_maker.args = NULL;
+    amp__lpch_maker.text = NULL;
 }
 
 static void *amp__lpch_make(void *arg)
@@ -495,28 +573,40 @@ static void *amp__lpch_make(void *arg)
     char note[300];
     size_t size = 0;
     void *pch = NULL;
-    char *entry = NULL;
-    bool ok = amp__cpu_loops_make_pch(&amp__lpch_maker.lj, amp__lpch_path, amp__lpch_maker.deadline, note,
-                                      sizeof note) &&
-              (pch = amp__pch_read(amp__lpch_maker.dirfd, AMP__LPCH_FILE, &size));
-    amp__lpch_entry h = {AMP__LPCH_MAGIC};
-    if (ok && (entry = malloc(sizeof h + size))) {
-        memcpy(entry, &h, sizeof h);
-        memcpy(entry + sizeof h, pch, size);
-        const amp__compile_job *job = amp__lpch_maker.job;
-        if (job->cache_store) job->cache_store(amp__lpch_maker.key, entry, sizeof h + size);
-        amp__pch_hand_over(job, amp__lpch_maker.key, entry, sizeof h + size);
+    char *inputs = NULL, *entry = NULL;
+    bool ok = amp__cpu_loops_make_pch(&amp__lpch_maker.lj, amp__lpch_path, amp__lpch_maker.deadline, &inputs, note,
+                                      sizeof note);
+    if (ok && !(pch = amp__pch_read(amp__lpch_maker.dirfd, AMP__LPCH_FILE, &size))) {
+        snprintf(note, sizeof note, "the part libclang wrote could not be read back");
+        ok = false;
     }
+    amp__lpch_entry h = {AMP__LPCH_MAGIC, ok ? strlen(inputs) : 0};
+    if (ok && (entry = malloc(sizeof h + h.inputs_size + size))) {
+        memcpy(entry, &h, sizeof h);
+        memcpy(entry + sizeof h, inputs, h.inputs_size);
+        memcpy(entry + sizeof h + h.inputs_size, pch, size);
+        const amp__compile_job *job = amp__lpch_maker.job;
+        if (job->cache_store) job->cache_store(amp__lpch_maker.key, entry, sizeof h + h.inputs_size + size);
+        amp__pch_hand_over(job, amp__lpch_maker.key, entry, sizeof h + h.inputs_size + size);
+    }
+    if (!ok && amp__env_flag("AMP_CPU_VERBOSE", false))
+        fprintf(stderr, "hipamp: the loop transformation's precompiled library part was not made: %s\n", note);
     free(entry);
     free(pch);
-    for (int i = 0; i < amp__lpch_maker.lj.nargs; ++i) free(amp__lpch_maker.args[i]);
-    free(amp__lpch_maker.args);
-    free(amp__lpch_maker.text);
+    free(inputs);
+    amp__lpch_free_copy();
     amp__lpch_settle(ok, amp__lpch_maker.key, amp__lpch_maker.dirfd);
     return NULL;
 }
 
 void amp__cpu_loops_pch_wait(void) { pthread_join(amp__lpch_maker.thread, NULL); }
+
+void amp__cpu_loops_pch_refused(void)
+{
+    pthread_mutex_lock(&amp__pch_lock);
+    if (amp__lpch_state == AMP__PCH_READY) amp__lpch_state = AMP__PCH_FAILED;
+    pthread_mutex_unlock(&amp__pch_lock);
+}
 
 /* Whether lj's argument *i is the user's source directory (-iquote DIR,
  * then *i moves past DIR): the library's part includes only <...>
@@ -540,18 +630,16 @@ static bool amp__lpch_copy_job(const amp__cpu_loops_job *lj)
     int n = 0;
     for (int i = 0; ok && i < lj->nargs; ++i)
         if (!amp__lpch_arg_skipped(lj, &i)) ok = (amp__lpch_maker.args[n++] = amp__strdup(lj->args[i])) != NULL;
-    if (ok) {
-        memcpy(amp__lpch_maker.text, lj->source, lj->user_start);
-        amp__lpch_maker.text[lj->user_start] = 0;
-        c->source = amp__lpch_maker.text;
-        c->args = (const char *const *)amp__lpch_maker.args;
-        c->nargs = n;
-        return true;
+    c->nargs = n;
+    if (!ok) {
+        amp__lpch_free_copy();
+        return false;
     }
-    for (int i = 0; amp__lpch_maker.args && i < n; ++i) free(amp__lpch_maker.args[i]);
-    free(amp__lpch_maker.args);
-    free(amp__lpch_maker.text);
-    return false;
+    memcpy(amp__lpch_maker.text, lj->source, lj->user_start);
+    amp__lpch_maker.text[lj->user_start] = 0;
+    c->source = amp__lpch_maker.text;
+    c->args = (const char *const *)amp__lpch_maker.args;
+    return true;
 }
 
 const char *amp__cpu_loops_pch_prepare(const amp__cpu_device *d, const amp__compile_job *job,
@@ -566,8 +654,8 @@ const char *amp__cpu_loops_pch_prepare(const amp__cpu_device *d, const amp__comp
     uint8_t key[32];
     amp__sha256 *h = amp__sha256_new();
     if (!h) return NULL;
-    amp__sha256_str(h, "hipamp libclang precompiled library part 1");
-    amp__sha256_str(h, d->cache_tag); /* the host compiler's version: its C++ library's headers are libclang's */
+    amp__sha256_str(h, "hipamp libclang precompiled library part 2");
+    amp__sha256_str(h, d->cache_tag);
     amp__sha256_str(h, cx->path);
     amp__sha256_str(h, cx->version);
     amp__sha256_str(h, cx->resource_dir);
@@ -584,26 +672,21 @@ const char *amp__cpu_loops_pch_prepare(const amp__cpu_device *d, const amp__comp
         pthread_mutex_unlock(&amp__pch_lock);
         return amp__lpch_path;
     }
-    if (amp__lpch_state != AMP__PCH_UNTRIED) {
+    if (amp__lpch_state != AMP__PCH_UNTRIED || amp__pch_gone) {
         pthread_mutex_unlock(&amp__pch_lock);
         return NULL;
     }
     amp__lpch_state = AMP__PCH_BUSY;
     pthread_mutex_unlock(&amp__pch_lock);
 
-    /* The disk cache's, else the pack's; one not of this format is passed
-     * over (libclang checks the rest when it reads it). */
+    /* The disk cache's, else the pack's; one not of this format, or whose
+     * files changed since, is passed over (and made again below). */
     size_t size = 0;
     void *data = job->cache_load ? job->cache_load(key, &size) : NULL;
-    amp__lpch_entry e;
-    if (data && (size <= sizeof e || memcmp(data, AMP__LPCH_MAGIC, sizeof e.magic))) {
-        free(data);
-        data = NULL;
-    }
-    if (!data && packed) data = job->pack_load(job->pack_target, key, &size);
-    if (data && (size <= sizeof e || memcmp(data, AMP__LPCH_MAGIC, sizeof e.magic))) {
-        free(data);
-        data = NULL;
+    data = amp__lpch_usable(data, size); /* (size is set by the load: a statement of its own) */
+    if (!data && packed) {
+        data = job->pack_load(job->pack_target, key, &size);
+        data = amp__lpch_usable(data, size);
     }
     bool ok = false;
     int dirfd = -1;
@@ -611,7 +694,10 @@ const char *amp__cpu_loops_pch_prepare(const amp__cpu_device *d, const amp__comp
     if ((dirfd = amp__pch_private_dir()) < 0) goto out;
     snprintf(amp__lpch_path, sizeof amp__lpch_path, "%s/" AMP__LPCH_FILE, amp__pch_dir);
     if (data) {
-        ok = amp__pch_write(dirfd, AMP__LPCH_FILE, (char *)data + sizeof e, size - sizeof e);
+        amp__lpch_entry e;
+        memcpy(&e, data, sizeof e);
+        ok = amp__pch_write(dirfd, AMP__LPCH_FILE, (char *)data + sizeof e + e.inputs_size,
+                            size - sizeof e - (size_t)e.inputs_size);
         if (ok) amp__pch_hand_over(job, key, data, size);
         goto out;
     }
@@ -621,11 +707,7 @@ const char *amp__cpu_loops_pch_prepare(const amp__cpu_device *d, const amp__comp
     amp__lpch_maker.dirfd = dirfd;
     memcpy(amp__lpch_maker.key, key, 32);
     *making = pthread_create(&amp__lpch_maker.thread, NULL, amp__lpch_make, NULL) == 0;
-    if (!*making) {
-        for (int i = 0; i < amp__lpch_maker.lj.nargs; ++i) free(amp__lpch_maker.args[i]);
-        free(amp__lpch_maker.args);
-        free(amp__lpch_maker.text);
-    }
+    if (!*making) amp__lpch_free_copy();
 out:
     free(data);
     if (*making) return NULL; /* the maker settles the state and closes dirfd */

@@ -288,15 +288,17 @@ static char *transform_work(const void *arg, size_t *len)
     return encode(rok, &r, n, len);
 }
 
+/* *failed: the child did not answer (it died, or could not run). */
 static bool run_once(const amp__cpu_loops_job *job, uint64_t deadline, amp__cpu_loops_result *res, char *note,
-                     size_t cap, bool *late, bool *stuck, bool *transient)
+                     size_t cap, bool *late, bool *stuck, bool *transient, bool *failed)
 {
     char *buf = NULL;
     size_t len = 0;
     memset(res, 0, sizeof *res);
-    bool ok = run_child(transform_work, job, "the loop transformation", "fibers: ", deadline, &buf, &len, note, cap,
-                        late, stuck, transient) &&
-              decode(buf, len, res, note, cap);
+    bool ran = run_child(transform_work, job, "the loop transformation", "fibers: ", deadline, &buf, &len, note, cap,
+                         late, stuck, transient);
+    *failed = !ran;
+    bool ok = ran && decode(buf, len, res, note, cap);
     free(buf);
     return ok;
 }
@@ -311,17 +313,27 @@ static bool run_once(const amp__cpu_loops_job *job, uint64_t deadline, amp__cpu_
 bool amp__cpu_loops_run(const amp__cpu_loops_job *job, uint64_t deadline, amp__cpu_loops_result *res, char *note,
                         size_t cap, amp__cpu_loops_outcome *how)
 {
-    bool stuck = false;
+    bool stuck = false, failed = false;
     how->transient = false;
-    bool ok = run_once(job, deadline, res, note, cap, &how->late, &stuck, &how->transient);
+    bool ok = run_once(job, deadline, res, note, cap, &how->late, &stuck, &how->transient, &failed);
     if (stuck && amp__now_ns() < deadline) {
         how->transient = false; /* the second run decides */
-        ok = run_once(job, deadline, res, note, cap, &how->late, &stuck, &how->transient);
+        ok = run_once(job, deadline, res, note, cap, &how->late, &stuck, &how->transient, &failed);
+    }
+    /* A child that died reading the precompiled library part (libclang
+     * crashes on input it does not expect) leaves the parse of the whole
+     * text to one more child. */
+    if (failed && !how->late && job->pch && amp__now_ns() < deadline) {
+        amp__cpu_loops_job whole = *job;
+        whole.pch = NULL;
+        how->transient = false;
+        ok = run_once(&whole, deadline, res, note, cap, &how->late, &stuck, &how->transient, &failed);
     }
     return ok;
 }
 
-/* The precompiling child: "ok" once the file is written, else the note. */
+/* The precompiling child: "ok\n" and the list of the files it read once
+ * the file is written, else the note. */
 typedef struct pch_arg {
     const amp__cpu_loops_job *job;
     const char *path;
@@ -331,25 +343,38 @@ static char *pch_work(const void *arg, size_t *len)
 {
     const pch_arg *a = arg;
     char note[300];
-    char *answer = NULL;
-    if (amp__cpu_loops_save_pch(a->job, a->path, note, sizeof note)) answer = amp__strdup("ok");
-    else answer = amp__strdup(note[0] ? note : "libclang could not precompile the library's part");
+    char *inputs = NULL, *answer = NULL;
+    if (amp__cpu_loops_save_pch(a->job, a->path, &inputs, note, sizeof note)) {
+        if (asprintf(&answer, "ok\n%s", inputs) < 0) answer = NULL;
+        free(inputs);
+    } else {
+        answer = amp__strdup(note[0] ? note : "libclang could not precompile the library's part");
+    }
     if (answer) *len = strlen(answer);
     return answer;
 }
 
-bool amp__cpu_loops_make_pch(const amp__cpu_loops_job *job, const char *path, uint64_t deadline, char *note,
-                             size_t cap)
+bool amp__cpu_loops_make_pch(const amp__cpu_loops_job *job, const char *path, uint64_t deadline, char **inputs,
+                             char *note, size_t cap)
 {
     pch_arg a = {job, path};
     char *buf = NULL;
     size_t len = 0;
     bool late = false, stuck = false, transient = false;
+    *inputs = NULL;
     bool ok = run_child(pch_work, &a, "precompiling the library's part", "", deadline, &buf, &len, note, cap, &late,
                         &stuck, &transient);
-    if (ok && !(len == 2 && !memcmp(buf, "ok", 2))) {
+    if (ok && (len < 3 || memcmp(buf, "ok\n", 3) || memchr(buf, 0, len))) {
         snprintf(note, cap, "%.*s", (int)(len > 200 ? 200 : len), buf);
         ok = false;
+    }
+    if (ok && !(*inputs = malloc(len - 2))) {
+        snprintf(note, cap, "no memory for the list of the part's files");
+        ok = false;
+    }
+    if (ok) {
+        memcpy(*inputs, buf + 3, len - 3);
+        (*inputs)[len - 3] = 0;
     }
     free(buf);
     return ok;

@@ -166,12 +166,14 @@ bool amp__cpu_loops_transform(const amp__cpu_loops_job *job, amp__cpu_loops_resu
 /* Precompile the library's part (job->source up to job->user_start, with
  * job->args) for libclang into the file path (a new file of a private
  * directory), in a child process as amp__cpu_loops_run runs the
- * transformation, bounded by deadline. false (note says why) when it was
- * not made. Blocks until the child ends (about as long as a parse). */
-bool amp__cpu_loops_make_pch(const amp__cpu_loops_job *job, const char *path, uint64_t deadline, char *note,
-                             size_t cap);
+ * transformation, bounded by deadline; *inputs (malloc'ed): the files it
+ * read, a line each, "path\tsize\tseconds\tnanoseconds" of their
+ * modification time. false (note says why) when it was not made. Blocks
+ * until the child ends (about as long as a parse). */
+bool amp__cpu_loops_make_pch(const amp__cpu_loops_job *job, const char *path, uint64_t deadline, char **inputs,
+                             char *note, size_t cap);
 /* The same in this process (transform.c). */
-bool amp__cpu_loops_save_pch(const amp__cpu_loops_job *job, const char *path, char *note, size_t cap);
+bool amp__cpu_loops_save_pch(const amp__cpu_loops_job *job, const char *path, char **inputs, char *note, size_t cap);
 /* The source with each kernel's loop version (or its fiber note) after it,
  * and the list of kernels whose fiber version is left out. malloc'ed; NULL
  * when out of memory. */

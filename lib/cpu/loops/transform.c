@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* A C string literal's contents. */
 static void sb_cstring(amp__sb *s, const char *t)
@@ -254,7 +255,33 @@ static bool has_errors(const amp__clang *cx, amp__cx_tu tu)
     return bad;
 }
 
-bool amp__cpu_loops_save_pch(const amp__cpu_loops_job *job, const char *path, char *note, size_t cap)
+/* The files a parse read, one a line: path, size, modification time
+ * (seconds, nanoseconds), tab-separated; bad when one cannot be listed so. */
+typedef struct inputs_arg {
+    const amp__clang *cx;
+    amp__sb out;
+    bool bad;
+} inputs_arg;
+
+static void list_input(amp__cx_file f, amp__cx_loc *stack, unsigned depth, void *data)
+{
+    (void)stack;
+    (void)depth;
+    inputs_arg *a = data;
+    char name[4096];
+    struct stat sb;
+    amp__clang_text(a->cx, a->cx->clang_getFileName(f), name, sizeof name);
+    if (!strcmp(name, AMP__LOOPS_LIBRARY_PART)) return; /* handed over, never read from the disk */
+    if (!name[0] || strlen(name) >= sizeof name - 1 || strpbrk(name, "\t\n") || stat(name, &sb) != 0 ||
+        !S_ISREG(sb.st_mode)) {
+        a->bad = true;
+        return;
+    }
+    amp__sb_printf(&a->out, "%s\t%lld\t%lld\t%ld\n", name, (long long)sb.st_size, (long long)sb.st_mtim.tv_sec,
+                   (long)sb.st_mtim.tv_nsec);
+}
+
+bool amp__cpu_loops_save_pch(const amp__cpu_loops_job *job, const char *path, char **inputs, char *note, size_t cap)
 {
     const char *why = NULL;
     const amp__clang *cx = amp__clang_get(&why);
@@ -284,11 +311,23 @@ bool amp__cpu_loops_save_pch(const amp__cpu_loops_job *job, const char *path, ch
         snprintf(note, cap, "libclang could not parse the library's part (error %d)", rc);
         goto done;
     }
+    /* What it read: libclang checks none of the system headers when it
+     * reads the part back, so the part is kept with their list (cpu_pch.c
+     * compares it with the disk before use). */
+    inputs_arg in = {cx, {0}, false};
+    cx->clang_getInclusions(tu, list_input, &in);
+    if (in.bad || in.out.oom || !in.out.p) {
+        snprintf(note, cap, "libclang's part read a file that cannot be listed");
+        free(in.out.p);
+        goto done;
+    }
     rc = cx->clang_saveTranslationUnit(tu, path, 0);
     if (rc != 0) {
         snprintf(note, cap, "libclang could not save the library's part (error %d)", rc);
+        free(in.out.p);
         goto done;
     }
+    *inputs = in.out.p;
     ok = true;
 done:
     if (tu) cx->clang_disposeTranslationUnit(tu);
