@@ -1537,7 +1537,10 @@ static void skip_without_loop_transformation(void)
  * process, building another text, loads it and its parse reads it (no
  * part made again: the entry is the same file), with the results the
  * helper checks. */
-Test(cache, cpu_loop_transformation_part_made_once_then_loaded, .fini = cleanup)
+/* A fresh tree, both headers on, stderr captured, and a first process's
+ * build of the probe with the tiled kernel: the module, the header and the
+ * part it made are the cache's entries; part: the part's entry. */
+static void first_tiled_build(char *part)
 {
     skip_without_loop_transformation();
     setup_tree_cpu();
@@ -1547,9 +1550,14 @@ Test(cache, cpu_loop_transformation_part_made_once_then_loaded, .fini = cleanup)
     RUN_HELPER_OK("cpu", .extra_env = "AMP_CPU_VERBOSE=1");
     walk w = scan_cache();
     cr_assert_eq(w.entries, 3, "want the module, the header and the part, found%s", w.names);
-    char part[PATH_MAX];
     clang_part_entry(part);
     cr_assert(part[0], "no entry holds the precompiled part:%s", w.names);
+}
+
+Test(cache, cpu_loop_transformation_part_made_once_then_loaded, .fini = cleanup)
+{
+    char part[PATH_MAX];
+    first_tiled_build(part);
     struct stat first;
     cr_assert_eq(stat(part, &first), 0);
 
@@ -1558,7 +1566,7 @@ Test(cache, cpu_loop_transformation_part_made_once_then_loaded, .fini = cleanup)
                        "{\n    tile_static int s[64];\n    s[63 - t.local[0]] = a[t.global];\n    t.barrier.wait();\n"
                        "    a[t.global] = s[t.local[0]];\n}\n");
     RUN_HELPER_OK("cpu", .extra_env = "AMP_CPU_VERBOSE=1");
-    w = scan_cache();
+    walk w = scan_cache();
     cr_assert_eq(w.entries, 4, "want two modules, the header and the part, found%s", w.names);
     struct stat again;
     cr_assert_eq(stat(part, &again), 0, "the part's entry went: %s", strerror(errno));
@@ -1571,15 +1579,8 @@ Test(cache, cpu_loop_transformation_part_made_once_then_loaded, .fini = cleanup)
  * results; the next process reads the one made again. */
 Test(cache, cpu_loop_transformation_part_tampered_is_refused, .fini = cleanup)
 {
-    skip_without_loop_transformation();
-    setup_tree_cpu();
-    cr_assert_eq(setenv("AMP_CPU_PCH", "1", 1), 0);
-    write_probe_source(g_tiled_probe);
-    cr_redirect_stderr();
-    RUN_HELPER_OK("cpu", .extra_env = "AMP_CPU_VERBOSE=1");
     char part[PATH_MAX];
-    clang_part_entry(part);
-    cr_assert(part[0], "no entry holds the precompiled part");
+    first_tiled_build(part);
     struct stat sb;
     cr_assert_eq(stat(part, &sb), 0);
     FILE *f = fopen(part, "r+b");

@@ -290,14 +290,22 @@ static struct {
     uint8_t key[32];
 } amp__pch_maker;
 
-/* Leaves the state READY, or FAILED, and the directory closed. */
-static void amp__pch_settle(bool ok, const uint8_t key[32], int dirfd)
+/* Leaves a header's state READY (its key that of key), or FAILED, and the
+ * directory closed; after the removal at exit the directory is gone, so
+ * never READY again. Both headers' (the libclang part's below). */
+static void amp__pch_settle_state(amp__pch_status *state, uint8_t state_key[32], bool ok, const uint8_t key[32],
+                                  int dirfd)
 {
     if (dirfd >= 0) close(dirfd);
     pthread_mutex_lock(&amp__pch_lock);
-    amp__pch_state = ok && !amp__pch_gone ? AMP__PCH_READY : AMP__PCH_FAILED;
-    if (ok) memcpy(amp__pch_key, key, 32);
+    *state = ok && !amp__pch_gone ? AMP__PCH_READY : AMP__PCH_FAILED;
+    if (ok) memcpy(state_key, key, 32);
     pthread_mutex_unlock(&amp__pch_lock);
+}
+
+static void amp__pch_settle(bool ok, const uint8_t key[32], int dirfd)
+{
+    amp__pch_settle_state(&amp__pch_state, amp__pch_key, ok, key, dirfd);
 }
 
 static void *amp__pch_make(void *arg)
@@ -550,12 +558,7 @@ static struct {
 
 static void amp__lpch_settle(bool ok, const uint8_t key[32], int dirfd)
 {
-    if (dirfd >= 0) close(dirfd);
-    pthread_mutex_lock(&amp__pch_lock);
-    /* After the removal at exit the directory is gone: never ready again. */
-    amp__lpch_state = ok && !amp__pch_gone ? AMP__PCH_READY : AMP__PCH_FAILED;
-    if (ok) memcpy(amp__lpch_key, key, 32);
-    pthread_mutex_unlock(&amp__pch_lock);
+    amp__pch_settle_state(&amp__lpch_state, amp__lpch_key, ok, key, dirfd);
 }
 
 static void amp__lpch_free_copy(void)
