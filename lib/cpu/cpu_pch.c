@@ -303,9 +303,59 @@ static void amp__pch_settle_state(amp__pch_status *state, uint8_t state_key[32],
     pthread_mutex_unlock(&amp__pch_lock);
 }
 
+/* A build's turn at a header whose key is key: 1 when it is ready (the
+ * caller hands it out), 0 when this build is to load or make it (the state
+ * is then BUSY until it settles), -1 when there is none for it (busy
+ * elsewhere, failed, another key, or the directory removed at exit). */
+static int amp__pch_claim(amp__pch_status *state, const uint8_t state_key[32], const uint8_t key[32])
+{
+    int claim = -1;
+    pthread_mutex_lock(&amp__pch_lock);
+    amp__pch_forget_parents();
+    if (*state == AMP__PCH_READY && !memcmp(key, state_key, 32)) {
+        claim = 1;
+    } else if (*state == AMP__PCH_UNTRIED && !amp__pch_gone) {
+        *state = AMP__PCH_BUSY;
+        claim = 0;
+    }
+    pthread_mutex_unlock(&amp__pch_lock);
+    return claim;
+}
+
 static void amp__pch_settle(bool ok, const uint8_t key[32], int dirfd)
 {
     amp__pch_settle_state(&amp__pch_state, amp__pch_key, ok, key, dirfd);
+}
+
+/* A stored entry's header (checked: its list fits in it) written to name
+ * in the directory dirfd, and handed to hipamp-prebuild. Both headers'. */
+static bool amp__pch_write_entry(const amp__compile_job *job, const uint8_t key[32], int dirfd, const char *name,
+                                 const void *data, size_t size)
+{
+    amp__pch_entry e;
+    memcpy(&e, data, sizeof e);
+    bool ok = amp__pch_write(dirfd, name, (const char *)data + sizeof e + e.deps_size,
+                             size - sizeof e - (size_t)e.deps_size);
+    if (ok) amp__pch_hand_over(job, key, data, size);
+    return ok;
+}
+
+/* A made header kept: its entry (magic, the list of the files it read,
+ * then its bytes) stored in the disk cache and handed to hipamp-prebuild.
+ * Both headers' (the libclang part's below). */
+static void amp__pch_keep(const amp__compile_job *job, const uint8_t key[32], const char *magic, const char *list,
+                          const void *body, size_t size)
+{
+    amp__pch_entry h = {{0}, strlen(list)};
+    memcpy(h.magic, magic, sizeof h.magic);
+    char *entry = malloc(sizeof h + h.deps_size + size);
+    if (!entry) return;
+    memcpy(entry, &h, sizeof h);
+    memcpy(entry + sizeof h, list, h.deps_size);
+    memcpy(entry + sizeof h + h.deps_size, body, size);
+    if (job->cache_store) job->cache_store(key, entry, sizeof h + h.deps_size + size);
+    amp__pch_hand_over(job, key, entry, sizeof h + h.deps_size + size);
+    free(entry);
 }
 
 static void *amp__pch_make(void *arg)
@@ -313,7 +363,7 @@ static void *amp__pch_make(void *arg)
     (void)arg;
     size_t size = 0, dsize = 0;
     void *gch = NULL, *dtext = NULL;
-    char *deps = NULL, *entry = NULL;
+    char *deps = NULL;
     bool ok = amp__pch_compile(amp__pch_maker.words, amp__pch_maker.nwords, amp__pch_maker.envp,
                                amp__pch_maker.deadline) &&
               (gch = amp__pch_read(amp__pch_maker.dirfd, AMP__PCH_FILE, &size)) &&
@@ -329,16 +379,7 @@ static void *amp__pch_make(void *arg)
         }
     }
     ok = ok && deps && amp__pch_deps_ok(amp__pch_maker.dirs, deps, strlen(deps));
-    amp__pch_entry h = {AMP__PCH_MAGIC, ok ? strlen(deps) : 0};
-    if (ok && (entry = malloc(sizeof h + h.deps_size + size))) {
-        memcpy(entry, &h, sizeof h);
-        memcpy(entry + sizeof h, deps, h.deps_size);
-        memcpy(entry + sizeof h + h.deps_size, gch, size);
-        const amp__compile_job *job = amp__pch_maker.job;
-        if (job->cache_store) job->cache_store(amp__pch_maker.key, entry, sizeof h + h.deps_size + size);
-        amp__pch_hand_over(job, amp__pch_maker.key, entry, sizeof h + h.deps_size + size);
-    }
-    free(entry);
+    if (ok) amp__pch_keep(amp__pch_maker.job, amp__pch_maker.key, AMP__PCH_MAGIC, deps, gch, size);
     free(deps);
     free(dtext);
     free(gch);
@@ -407,18 +448,8 @@ const char *amp__cpu_pch_prepare(amp__cpu_device *d, const amp__compile_job *job
     amp__sha256_field(h, text, len);
     amp__sha256_final(h, key);
 
-    pthread_mutex_lock(&amp__pch_lock);
-    amp__pch_forget_parents();
-    if (amp__pch_state == AMP__PCH_READY && !memcmp(key, amp__pch_key, 32)) {
-        pthread_mutex_unlock(&amp__pch_lock);
-        return amp__pch_header;
-    }
-    if (amp__pch_state != AMP__PCH_UNTRIED) { /* busy elsewhere, failed, or another key */
-        pthread_mutex_unlock(&amp__pch_lock);
-        return NULL;
-    }
-    amp__pch_state = AMP__PCH_BUSY;
-    pthread_mutex_unlock(&amp__pch_lock);
+    int claim = amp__pch_claim(&amp__pch_state, amp__pch_key, key);
+    if (claim) return claim > 0 ? amp__pch_header : NULL;
 
     /* The disk cache's, else the one the library's pack holds (made when
      * the library was built, on a machine of the same cache tag); one
@@ -435,11 +466,7 @@ const char *amp__cpu_pch_prepare(amp__cpu_device *d, const amp__compile_job *job
     snprintf(amp__pch_header, sizeof amp__pch_header, "%s/" AMP__PCH_NAME, amp__pch_dir);
     if (dirfd < 0 || !amp__pch_write(dirfd, AMP__PCH_NAME, text, len)) goto out;
     if (gch) {
-        amp__pch_entry e;
-        memcpy(&e, gch, sizeof e);
-        ok = amp__pch_write(dirfd, AMP__PCH_FILE, (char *)gch + sizeof e + e.deps_size,
-                            size - sizeof e - (size_t)e.deps_size);
-        if (ok) amp__pch_hand_over(job, key, gch, size);
+        ok = amp__pch_write_entry(job, key, dirfd, AMP__PCH_FILE, gch, size);
         goto out;
     }
     amp__pch_maker.job = job;
@@ -484,13 +511,11 @@ out:
  * headers themselves). A part libclang refuses, or whose parse fails, is
  * not offered again in this process (amp__cpu_loops_pch_refused). */
 
+/* Its entry is laid out as the compiler's header's (amp__pch_entry: the
+ * list, deps_size bytes, is of the files the part read, each with its size
+ * and time), under a magic of its own. */
 #define AMP__LPCH_MAGIC "AMPLPCH"
-/* The entry: this header, the list of the files the part read (inputs_size
- * bytes), then the part. */
-typedef struct amp__lpch_entry {
-    char magic[8];
-    uint64_t inputs_size;
-} amp__lpch_entry;
+
 
 /* Whether every file of the list (text, size bytes: lines "path\tsize\t
  * seconds\tnanoseconds") is a regular file of that size and modification
@@ -528,12 +553,12 @@ bool amp__cpu_loops_pch_inputs_ok(const char *text, size_t size)
  * format whose files are all as listed; else NULL, data freed. */
 static void *amp__lpch_usable(void *data, size_t size)
 {
-    amp__lpch_entry e;
+    amp__pch_entry e;
     if (!data) return NULL;
     if (size < sizeof e) goto bad;
     memcpy(&e, data, sizeof e);
-    if (memcmp(e.magic, AMP__LPCH_MAGIC, sizeof e.magic) || e.inputs_size >= size - sizeof e ||
-        !amp__cpu_loops_pch_inputs_ok((const char *)data + sizeof e, (size_t)e.inputs_size))
+    if (memcmp(e.magic, AMP__LPCH_MAGIC, sizeof e.magic) || e.deps_size >= size - sizeof e ||
+        !amp__cpu_loops_pch_inputs_ok((const char *)data + sizeof e, (size_t)e.deps_size))
         goto bad;
     return data;
 bad:
@@ -576,25 +601,16 @@ static void *amp__lpch_make(void *arg)
     char note[300];
     size_t size = 0;
     void *pch = NULL;
-    char *inputs = NULL, *entry = NULL;
+    char *inputs = NULL;
     bool ok = amp__cpu_loops_make_pch(&amp__lpch_maker.lj, amp__lpch_path, amp__lpch_maker.deadline, &inputs, note,
                                       sizeof note);
     if (ok && !(pch = amp__pch_read(amp__lpch_maker.dirfd, AMP__LPCH_FILE, &size))) {
         snprintf(note, sizeof note, "the part libclang wrote could not be read back");
         ok = false;
     }
-    amp__lpch_entry h = {AMP__LPCH_MAGIC, ok ? strlen(inputs) : 0};
-    if (ok && (entry = malloc(sizeof h + h.inputs_size + size))) {
-        memcpy(entry, &h, sizeof h);
-        memcpy(entry + sizeof h, inputs, h.inputs_size);
-        memcpy(entry + sizeof h + h.inputs_size, pch, size);
-        const amp__compile_job *job = amp__lpch_maker.job;
-        if (job->cache_store) job->cache_store(amp__lpch_maker.key, entry, sizeof h + h.inputs_size + size);
-        amp__pch_hand_over(job, amp__lpch_maker.key, entry, sizeof h + h.inputs_size + size);
-    }
+    if (ok) amp__pch_keep(amp__lpch_maker.job, amp__lpch_maker.key, AMP__LPCH_MAGIC, inputs, pch, size);
     if (!ok && amp__env_flag("AMP_CPU_VERBOSE", false))
         fprintf(stderr, "hipamp: the loop transformation's precompiled library part was not made: %s\n", note);
-    free(entry);
     free(pch);
     free(inputs);
     amp__lpch_free_copy();
@@ -669,18 +685,8 @@ const char *amp__cpu_loops_pch_prepare(const amp__cpu_device *d, const amp__comp
     amp__sha256_field(h, lj->source, lj->user_start);
     amp__sha256_final(h, key);
 
-    pthread_mutex_lock(&amp__pch_lock);
-    amp__pch_forget_parents();
-    if (amp__lpch_state == AMP__PCH_READY && !memcmp(key, amp__lpch_key, 32)) {
-        pthread_mutex_unlock(&amp__pch_lock);
-        return amp__lpch_path;
-    }
-    if (amp__lpch_state != AMP__PCH_UNTRIED || amp__pch_gone) {
-        pthread_mutex_unlock(&amp__pch_lock);
-        return NULL;
-    }
-    amp__lpch_state = AMP__PCH_BUSY;
-    pthread_mutex_unlock(&amp__pch_lock);
+    int claim = amp__pch_claim(&amp__lpch_state, amp__lpch_key, key);
+    if (claim) return claim > 0 ? amp__lpch_path : NULL;
 
     /* The disk cache's, else the pack's; one not of this format, or whose
      * files changed since, is passed over (and made again below). */
@@ -697,11 +703,7 @@ const char *amp__cpu_loops_pch_prepare(const amp__cpu_device *d, const amp__comp
     if ((dirfd = amp__pch_private_dir()) < 0) goto out;
     snprintf(amp__lpch_path, sizeof amp__lpch_path, "%s/" AMP__LPCH_FILE, amp__pch_dir);
     if (data) {
-        amp__lpch_entry e;
-        memcpy(&e, data, sizeof e);
-        ok = amp__pch_write(dirfd, AMP__LPCH_FILE, (char *)data + sizeof e + e.inputs_size,
-                            size - sizeof e - (size_t)e.inputs_size);
-        if (ok) amp__pch_hand_over(job, key, data, size);
+        ok = amp__pch_write_entry(job, key, dirfd, AMP__LPCH_FILE, data, size);
         goto out;
     }
     if (!amp__lpch_copy_job(lj)) goto out;
