@@ -499,8 +499,8 @@ out:
  * digests, read from this process's private directory.
  *
  * libclang checks little when it reads a part back: not the part's text
- * against the one precompiled (the key decides which part a parse reads:
- * test_internal shows it), and not the system headers it read (which C++
+ * against the one precompiled (the key decides which part a parse reads),
+ * and not the system headers it read (which C++
  * library a libclang finds is its own choice, not the host compiler's). So
  * the entry holds the list of the files the part read, each with its size
  * and modification time, and a part whose files are not all as listed is
@@ -515,7 +515,6 @@ out:
  * list, deps_size bytes, is of the files the part read, each with its size
  * and time), under a magic of its own. */
 #define AMP__LPCH_MAGIC "AMPLPCH"
-
 
 /* Whether every file of the list (text, size bytes: lines "path\tsize\t
  * seconds\tnanoseconds") is a regular file of that size and modification

@@ -219,8 +219,9 @@ static int parse_args(const amp__clang *cx, const amp__cpu_loops_job *job, const
 
 /* Parses the unit: the whole text, or (pch) the text with the library's
  * part blanked out (spaces, its line breaks kept: every offset and line
- * of the user's part is the same) after the precompiled part, which
- * libclang checks against the text it is handed under its name. */
+ * of the user's part is the same) after the precompiled part, whose text
+ * libclang is handed under its name (it would otherwise look for the file;
+ * it does not compare the two: the part's key does, cpu_pch.c). */
 static int parse_unit(const amp__clang *cx, amp__cx_index idx, const amp__cpu_loops_job *job, bool pch,
                       amp__cx_tu *tu)
 {
