@@ -1156,6 +1156,7 @@ Test(internal, loop_transformation_reads_the_precompiled_library_part, .timeout 
     amp__cpu_loops_outcome how = {0};
     cr_assert(amp__cpu_loops_run(&job, deadline, &with, note, sizeof note, &how), "%s", note);
     cr_assert(with.pch_used);
+    cr_assert_not(with.pch_refused);
     same_result(&whole, &with, "with the precompiled part, in a child");
     amp__cpu_loops_free(&with);
     cr_assert(amp__cpu_loops_transform(&job, &with, note, sizeof note), "%s", note);
@@ -1170,8 +1171,29 @@ Test(internal, loop_transformation_reads_the_precompiled_library_part, .timeout 
     job.pch = junk;
     cr_assert(amp__cpu_loops_transform(&job, &bad, note, sizeof note), "%s", note);
     cr_assert_not(bad.pch_used, "a file of junk was taken for the precompiled part");
+    cr_assert(bad.pch_refused, "a file of junk was not counted against the part");
     same_result(&whole, &bad, "after junk");
     amp__cpu_loops_free(&bad);
+
+    /* An error in the user's text is not the part's: not refused. */
+    static const char wrong[] = "AMP_TILED_KERNEL(lpch_wrong, amp::tiled_index<64> t, amp::array_view<int, 1> a)\n"
+                                "{ a[t.global] = lpch_undeclared_name; }\n";
+    size_t wlen = 0, wstart = 0;
+    char *wsrc = cpu_unit(wrong, &wlen, &wstart);
+    f = fopen(main_path, "wb");
+    cr_assert_not_null(f);
+    cr_assert_eq(fwrite(wsrc, 1, wlen, f), wlen);
+    cr_assert_eq(fclose(f), 0);
+    amp__cpu_loops_job wjob = {wsrc, wlen, wstart, main_path, args, 4, path};
+    amp__cpu_loops_outcome wh = {0};
+    cr_assert_not(amp__cpu_loops_run(&wjob, deadline, &bad, note, sizeof note, &wh), "a text with an error parsed");
+    cr_assert_not(bad.pch_refused, "an error in the user's text was counted against the part: %s", note);
+    amp__cpu_loops_free(&bad);
+    free(wsrc);
+    f = fopen(main_path, "wb");
+    cr_assert_not_null(f);
+    cr_assert_eq(fwrite(src, 1, len, f), len);
+    cr_assert_eq(fclose(f), 0);
 
     job.pch = path;
     cr_assert_eq(unlink(main_path), 0);
@@ -1214,7 +1236,26 @@ Test(internal, precompiled_part_inputs_are_checked_against_the_disk)
     cr_assert_not(LIST("%s\t%lld\t%lld\t%ldx\n", file, (long long)sb.st_size, (long long)sb.st_mtim.tv_sec,
                        (long)sb.st_mtim.tv_nsec), "a line with more after its fields passed");
     cr_assert_not(LIST("%s\t%lld\n", file, (long long)sb.st_size), "a line short of fields passed");
-    cr_assert_not(LIST("%s\t0\t0\t0\n", dir), "a directory passed");
+    struct stat db;
+    cr_assert_eq(stat(dir, &db), 0);
+    cr_assert_not(LIST("%s\t%lld\t%lld\t%ld\n", dir, (long long)db.st_size, (long long)db.st_mtim.tv_sec,
+                       (long)db.st_mtim.tv_nsec), "a directory passed");
+    cr_assert_not(LIST("%s\t+%lld\t%lld\t%ld\n", file, (long long)sb.st_size, (long long)sb.st_mtim.tv_sec,
+                       (long)sb.st_mtim.tv_nsec), "a signed number passed");
+    cr_assert_not(LIST("%s\t %lld\t%lld\t%ld\n", file, (long long)sb.st_size, (long long)sb.st_mtim.tv_sec,
+                       (long)sb.st_mtim.tv_nsec), "a blank before a number passed");
+    cr_assert_not(LIST("%s\t%lld\t%lld\t%ld\t\n", file, (long long)sb.st_size, (long long)sb.st_mtim.tv_sec,
+                       (long)sb.st_mtim.tv_nsec), "a tab after the last number passed");
+    cr_assert_not(LIST("%s\t99999999999999999999\t%lld\t%ld\n", file, (long long)sb.st_mtim.tv_sec,
+                       (long)sb.st_mtim.tv_nsec), "a number past 64 bits passed");
+    cr_assert_not(LIST("h.hpp\t%lld\t%lld\t%ld\n", (long long)sb.st_size, (long long)sb.st_mtim.tv_sec,
+                       (long)sb.st_mtim.tv_nsec), "a relative path passed");
+    {
+        int n = snprintf(list, sizeof list, "%s\t%lld\t%lld\t%ld\n", file, (long long)sb.st_size,
+                         (long long)sb.st_mtim.tv_sec, (long)sb.st_mtim.tv_nsec);
+        list[n - 2] = 0; /* a NUL inside the line's last number */
+        cr_assert_not(amp__cpu_loops_pch_inputs_ok(list, (size_t)n), "a line with a NUL in it passed");
+    }
     cr_assert_not(LIST("%s", ""), "an empty list passed");
     /* touched: the same size, another time */
     struct timespec ts[2] = {{0, UTIME_OMIT}, {sb.st_mtim.tv_sec + 7, sb.st_mtim.tv_nsec}};

@@ -357,7 +357,7 @@ static amp_status amp__cpu_build_loops(amp__cpu_build *b)
     lj.pch = amp__cpu_loops_pch_prepare(d, b->job, &lj, b->deadline, &b->lpch_making);
     amp__cpu_loops_outcome how = {0};
     b->have_loops = amp__cpu_loops_run(&lj, b->deadline, &b->lres, b->note, sizeof b->note, &how);
-    if (lj.pch && !b->lres.pch_used) amp__cpu_loops_pch_refused();
+    if (lj.pch && b->lres.pch_refused) amp__cpu_loops_pch_refused();
     if (lj.pch && amp__env_flag("AMP_CPU_VERBOSE", false))
         fprintf(stderr, "hipamp: CPU build of %s: the loop transformation %s the library's part precompiled\n",
                 b->source_name, b->lres.pch_used ? "read" : "could not use");

@@ -210,8 +210,9 @@ struct amp__cpu_loops_job;
 const char *amp__cpu_loops_pch_prepare(const amp__cpu_device *d, const amp__compile_job *job,
                                        const struct amp__cpu_loops_job *lj, uint64_t deadline, bool *making);
 void amp__cpu_loops_pch_wait(void);
-/* The part handed out was not read (libclang refused it, or the parse with
- * it failed): it is not handed out again in this process. */
+/* The part handed out was refused (libclang would not read it, or a child
+ * died reading it, while the text parsed whole): it is not handed out
+ * again in this process. A failure of the user's text does not count. */
 void amp__cpu_loops_pch_refused(void);
 /* Whether every file of a part's list (text, size bytes: lines
  * "path\tsize\tseconds\tnanoseconds") is a regular file of that size and

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,22 +170,26 @@ fail:
     return NULL;
 }
 
-/* At exit, or when the library is unloaded: the directory and the three
+/* At exit, or when the library is unloaded: the directory and the four
  * files it can hold go (a killed process's are swept by a later one). */
 __attribute__((destructor)) static void amp__pch_remove(void)
 {
-    /* Builds still running on other threads use the header no more: they
-     * compile without it (a try that fails with it is compiled whole). */
+    /* Builds still running on other threads use the headers no more: they
+     * compile and parse without them (a try that fails with one is made
+     * whole), and none is made or written after this. */
     pthread_mutex_lock(&amp__pch_lock);
     bool ours = amp__pch_dir_fd >= 0 && getpid() == amp__pch_dir_pid;
-    if (ours) amp__pch_state = amp__lpch_state = AMP__PCH_FAILED;
+    int fd = ours ? amp__pch_dir_fd : -1;
+    if (ours) {
+        amp__pch_state = amp__lpch_state = AMP__PCH_FAILED;
+        amp__pch_dir_fd = -1;
+    }
     amp__pch_gone = true;
     pthread_mutex_unlock(&amp__pch_lock);
     if (!ours) return;
     static const char *const names[] = {AMP__PCH_NAME, AMP__PCH_FILE, AMP__PCH_DEPS, AMP__LPCH_FILE};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i) unlinkat(amp__pch_dir_fd, names[i], 0);
-    close(amp__pch_dir_fd);
-    amp__pch_dir_fd = -1;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i) unlinkat(fd, names[i], 0);
+    close(fd);
     rmdir(amp__pch_dir);
 }
 
@@ -197,8 +202,8 @@ static int amp__pch_private_dir(void)
 {
     pthread_mutex_lock(&amp__pch_lock);
     amp__pch_forget_parents();
-    int have = amp__pch_dir_fd >= 0 ? fcntl(amp__pch_dir_fd, F_DUPFD_CLOEXEC, 0) : -1;
     bool made = amp__pch_dir_fd >= 0, gone = amp__pch_gone;
+    int have = made && !gone ? fcntl(amp__pch_dir_fd, F_DUPFD_CLOEXEC, 0) : -1;
     pthread_mutex_unlock(&amp__pch_lock);
     if (made || gone) return have;
     char dir[PATH_MAX], root[PATH_MAX];
@@ -519,30 +524,45 @@ out:
 /* Whether every file of the list (text, size bytes: lines "path\tsize\t
  * seconds\tnanoseconds") is a regular file of that size and modification
  * time now. */
+/* A whole decimal number of text [*p, end) up to the next tab or the end,
+ * no sign, no blank; *p moves past the tab. false when there is none or it
+ * does not fit. */
+static bool amp__lpch_number(const char **p, const char *end, long long *out)
+{
+    const char *q = *p;
+    long long v = 0;
+    if (q == end || *q < '0' || *q > '9') return false;
+    for (; q < end && *q != '\t'; ++q) {
+        if (*q < '0' || *q > '9' || v > (LLONG_MAX - (*q - '0')) / 10) return false;
+        v = v * 10 + (*q - '0');
+    }
+    *p = q < end ? q + 1 : q;
+    *out = v;
+    return true;
+}
+
 bool amp__cpu_loops_pch_inputs_ok(const char *text, size_t size)
 {
     const char *p = text, *end = text + size;
     if (size == 0) return false;
     while (p < end) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
-        if (!nl) return false;
-        char line[PATH_MAX + 96], path[PATH_MAX];
-        size_t l = (size_t)(nl - p);
-        if (l >= sizeof line) return false;
-        memcpy(line, p, l);
-        line[l] = 0;
+        if (!nl || memchr(p, 0, (size_t)(nl - p))) return false;
+        const char *tab = memchr(p, '\t', (size_t)(nl - p));
+        char path[PATH_MAX];
+        if (!tab || p[0] != '/' || (size_t)(tab - p) >= sizeof path) return false;
+        memcpy(path, p, (size_t)(tab - p));
+        path[tab - p] = 0;
+        const char *q = tab + 1;
+        long long fsize, sec, nsec;
+        /* three numbers, the last one ending the line */
+        if (!amp__lpch_number(&q, nl, &fsize) || q >= nl || !amp__lpch_number(&q, nl, &sec) || q >= nl ||
+            !amp__lpch_number(&q, nl, &nsec) || q != nl || q[-1] == '\t')
+            return false;
         p = nl + 1;
-        const char *tab = strchr(line, '\t');
-        long long fsize, sec;
-        long nsec;
-        int used = 0;
-        if (!tab || (size_t)(tab - line) >= sizeof path || tab == line) return false;
-        memcpy(path, line, (size_t)(tab - line));
-        path[tab - line] = 0;
-        if (sscanf(tab + 1, "%lld\t%lld\t%ld%n", &fsize, &sec, &nsec, &used) != 3 || tab[1 + used] != 0) return false;
         struct stat sb;
         if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode) || (long long)sb.st_size != fsize ||
-            (long long)sb.st_mtim.tv_sec != sec || (long)sb.st_mtim.tv_nsec != nsec)
+            (long long)sb.st_mtim.tv_sec != sec || (long long)sb.st_mtim.tv_nsec != nsec)
             return false;
     }
     return true;

@@ -18,8 +18,8 @@
 
 /* ------------------------------------------------------------ transport
  * The transformation runs in a child process (below); its result crosses a
- * pipe as: "AMPL2\n", note\0, kernel count\n, whether the parse used the
- * precompiled library part (0 or 1)\n, then per kernel
+ * pipe as: "AMPL2\n", note\0, kernel count\n, what became of the
+ * precompiled library part (1: read, 2: refused, 0: neither)\n, then per kernel
  * name\0 at\n why\0 line\0 loops-length\n loops. */
 
 /* The transformation's outcome as bytes (malloc'ed, NULL when out of
@@ -29,7 +29,7 @@ static char *encode(bool ok, const amp__cpu_loops_result *res, const char *note,
     amp__sb b = {0};
     amp__sb_puts(&b, "AMPL2\n");
     amp__sb_put(&b, note, strlen(note) + 1);
-    amp__sb_printf(&b, "%d\n%d\n", ok ? res->n : -1, ok && res->pch_used);
+    amp__sb_printf(&b, "%d\n%d\n", ok ? res->n : -1, !ok ? 0 : res->pch_used ? 1 : res->pch_refused ? 2 : 0);
     for (int i = 0; ok && i < res->n; ++i) {
         const amp__cpu_loops_kernel *k = &res->k[i];
         amp__sb_put(&b, k->name, strlen(k->name) + 1);
@@ -73,12 +73,13 @@ static bool decode(const char *buf, size_t len, amp__cpu_loops_result *res, char
     if (!pl) return false;
     int n = atoi(nl);
     if (n < 0) return false;
-    bool pch_used = pl[0] == '1';
+    bool pch_used = pl[0] == '1', pch_refused = pl[0] == '2';
     if (n > 100000) goto bad;
     res->k = calloc((size_t)n + 1, sizeof *res->k);
     if (!res->k) goto bad;
     res->n = n;
     res->pch_used = pch_used;
+    res->pch_refused = pch_refused;
     for (int i = 0; i < n; ++i) {
         amp__cpu_loops_kernel *k = &res->k[i];
         const char *name = take(&p, end, 0), *at = name ? take(&p, end, '\n') : NULL;
@@ -111,6 +112,9 @@ bad:
 #define AMP__CPU_LOOPS_LIMIT_S 60
 /* A child that used no CPU time for this long is stuck, not slow. */
 #define AMP__CPU_LOOPS_STUCK_S 5
+/* A whole parse after a child died with the precompiled part is tried
+ * only with this much left before the deadline. */
+#define AMP__CPU_LOOPS_RETRY_NS 5000000000ull
 
 /* *ticks = CPU time (clock ticks, user + system) child pid has used so
  * far; false when /proc cannot say (then the child is never taken for
@@ -166,16 +170,18 @@ typedef char *(*child_work)(const void *arg, size_t *len);
  * (prefix first). false (note says why) when it did not run or did not
  * finish; *late when it was stopped at the deadline (or taken for
  * *stuck); *transient when that, or when no pipe or process could be made
- * for it. */
+ * for it; *died when it ran and ended without its answer (a signal, an
+ * exit status). */
 static bool run_child(child_work work, const void *arg, const char *what, const char *prefix, uint64_t deadline,
-                      char **out, size_t *outlen, char *note, size_t cap, bool *late, bool *stuck, bool *transient)
+                      char **out, size_t *outlen, char *note, size_t cap, bool *late, bool *stuck, bool *transient,
+                      bool *died)
 {
     const char *why = NULL;
     int fds[2] = {-1, -1};
     char *buf = NULL;
     size_t len = 0, bcap = 0;
     bool ok = false;
-    *late = *stuck = false;
+    *late = *stuck = *died = false;
     *out = NULL;
     *outlen = 0;
     if (!amp__clang_get(&why)) {
@@ -266,10 +272,11 @@ static bool run_child(child_work work, const void *arg, const char *what, const 
     close(fds[0]);
     if (*stuck) snprintf(note, cap, "%s%s made no progress for %d s", prefix, what, AMP__CPU_LOOPS_STUCK_S);
     else if (*late) snprintf(note, cap, "%s%s did not finish in time", prefix, what);
-    else if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0 || !buf)
+    else if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0 || !buf) {
         snprintf(note, cap, "%s%s failed (%s %d)", prefix, what, WIFSIGNALED(ws) ? "signal" : "exit status",
                  WIFSIGNALED(ws) ? WTERMSIG(ws) : WEXITSTATUS(ws));
-    else {
+        *died = true;
+    } else {
         ok = true;
         *out = buf;
         *outlen = len;
@@ -288,16 +295,15 @@ static char *transform_work(const void *arg, size_t *len)
     return encode(rok, &r, n, len);
 }
 
-/* *failed: the child did not answer (it died, or could not run). */
+/* *died: the child ran and ended without its answer. */
 static bool run_once(const amp__cpu_loops_job *job, uint64_t deadline, amp__cpu_loops_result *res, char *note,
-                     size_t cap, bool *late, bool *stuck, bool *transient, bool *failed)
+                     size_t cap, bool *late, bool *stuck, bool *transient, bool *died)
 {
     char *buf = NULL;
     size_t len = 0;
     memset(res, 0, sizeof *res);
     bool ran = run_child(transform_work, job, "the loop transformation", "fibers: ", deadline, &buf, &len, note, cap,
-                         late, stuck, transient);
-    *failed = !ran;
+                         late, stuck, transient, died);
     bool ok = ran && decode(buf, len, res, note, cap);
     free(buf);
     return ok;
@@ -313,21 +319,23 @@ static bool run_once(const amp__cpu_loops_job *job, uint64_t deadline, amp__cpu_
 bool amp__cpu_loops_run(const amp__cpu_loops_job *job, uint64_t deadline, amp__cpu_loops_result *res, char *note,
                         size_t cap, amp__cpu_loops_outcome *how)
 {
-    bool stuck = false, failed = false;
+    bool stuck = false, died = false;
     how->transient = false;
-    bool ok = run_once(job, deadline, res, note, cap, &how->late, &stuck, &how->transient, &failed);
+    bool ok = run_once(job, deadline, res, note, cap, &how->late, &stuck, &how->transient, &died);
     if (stuck && amp__now_ns() < deadline) {
         how->transient = false; /* the second run decides */
-        ok = run_once(job, deadline, res, note, cap, &how->late, &stuck, &how->transient, &failed);
+        ok = run_once(job, deadline, res, note, cap, &how->late, &stuck, &how->transient, &died);
     }
     /* A child that died reading the precompiled library part (libclang
      * crashes on input it does not expect) leaves the parse of the whole
-     * text to one more child. */
-    if (failed && !how->late && job->pch && amp__now_ns() < deadline) {
+     * text to one more child, where the deadline leaves it time (a parse
+     * takes well under a second): the part is then the one refused. */
+    if (died && job->pch && amp__now_ns() + AMP__CPU_LOOPS_RETRY_NS < deadline) {
         amp__cpu_loops_job whole = *job;
         whole.pch = NULL;
         how->transient = false;
-        ok = run_once(&whole, deadline, res, note, cap, &how->late, &stuck, &how->transient, &failed);
+        ok = run_once(&whole, deadline, res, note, cap, &how->late, &stuck, &how->transient, &died);
+        res->pch_refused = ok;
     }
     return ok;
 }
@@ -360,11 +368,11 @@ bool amp__cpu_loops_make_pch(const amp__cpu_loops_job *job, const char *path, ui
     pch_arg a = {job, path};
     char *buf = NULL;
     size_t len = 0;
-    bool late = false, stuck = false, transient = false;
+    bool late = false, stuck = false, transient = false, died = false;
     *inputs = NULL;
     bool ok = run_child(pch_work, &a, "precompiling the library's part", "", deadline, &buf, &len, note, cap, &late,
-                        &stuck, &transient);
-    if (ok && (len < 3 || memcmp(buf, "ok\n", 3) || memchr(buf, 0, len))) {
+                        &stuck, &transient, &died);
+    if (ok && (len <= 3 || memcmp(buf, "ok\n", 3) || memchr(buf, 0, len))) {
         snprintf(note, cap, "%.*s", (int)(len > 200 ? 200 : len), buf);
         ok = false;
     }

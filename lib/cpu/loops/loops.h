@@ -138,7 +138,9 @@ typedef struct amp__cpu_loops_kernel {
 typedef struct amp__cpu_loops_result {
     amp__cpu_loops_kernel *k;
     int n;
-    bool pch_used; /* the parse read the library's part from job->pch */
+    bool pch_used;    /* the parse read the library's part from job->pch */
+    bool pch_refused; /* job->pch was not read, and the text parsed whole without an error: the part, not
+                       * the user's text, was what failed (a child that died reading it included) */
 } amp__cpu_loops_result;
 
 /* How a run in a child process ended, besides its result. */

@@ -256,8 +256,9 @@ static bool has_errors(const amp__clang *cx, amp__cx_tu tu)
     return bad;
 }
 
-/* The files a parse read, one a line: path, size, modification time
- * (seconds, nanoseconds), tab-separated; bad when one cannot be listed so. */
+/* The files a parse read, one a line: absolute path, size, modification
+ * time (seconds, nanoseconds), tab-separated; bad when one cannot be
+ * listed so. */
 typedef struct inputs_arg {
     const amp__clang *cx;
     amp__sb out;
@@ -273,7 +274,7 @@ static void list_input(amp__cx_file f, amp__cx_loc *stack, unsigned depth, void 
     struct stat sb;
     amp__clang_text(a->cx, a->cx->clang_getFileName(f), name, sizeof name);
     if (!strcmp(name, AMP__LOOPS_LIBRARY_PART)) return; /* handed over, never read from the disk */
-    if (!name[0] || strlen(name) >= sizeof name - 1 || strpbrk(name, "\t\n") || stat(name, &sb) != 0 ||
+    if (name[0] != '/' || strlen(name) >= sizeof name - 1 || strpbrk(name, "\t\n") || stat(name, &sb) != 0 ||
         !S_ISREG(sb.st_mode)) {
         a->bad = true;
         return;
@@ -398,6 +399,7 @@ bool amp__cpu_loops_transform(const amp__cpu_loops_job *job, amp__cpu_loops_resu
         }
         cx->clang_disposeDiagnostic(d);
     }
+    res->pch_refused = job->pch && !res->pch_used;
     t.file = cx->clang_getFile(t.tu, job->path);
     if (res->pch_used) t.lib_file = cx->clang_getFile(t.tu, AMP__LOOPS_LIBRARY_PART);
     if (!t.file || (res->pch_used && !t.lib_file)) {
