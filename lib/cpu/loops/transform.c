@@ -242,15 +242,16 @@ static int parse_unit(const amp__clang *cx, amp__cx_index idx, const amp__cpu_lo
     return rc;
 }
 
-/* Whether a parse reported an error (a precompiled part libclang refused:
- * made by another version, or for other flags, says so this way). */
-static bool has_errors(const amp__clang *cx, amp__cx_tu tu)
+/* Whether a parse reported an error (a precompiled part libclang refused
+ * says so this way too); its text in msg (cap bytes; none when 0). */
+static bool first_error(const amp__clang *cx, amp__cx_tu tu, char *msg, size_t cap)
 {
     bool bad = false;
     unsigned nd = cx->clang_getNumDiagnostics(tu);
     for (unsigned i = 0; i < nd && !bad; ++i) {
         amp__cx_diag d = cx->clang_getDiagnostic(tu, i);
         bad = cx->clang_getDiagnosticSeverity(d) >= AMP__CXD_Error;
+        if (bad && cap) amp__clang_text(cx, cx->clang_formatDiagnostic(d, 0x1 | 0x2), msg, cap);
         cx->clang_disposeDiagnostic(d);
     }
     return bad;
@@ -309,7 +310,7 @@ bool amp__cpu_loops_save_pch(const amp__cpu_loops_job *job, const char *path, ch
     int rc = cx->clang_parseTranslationUnit2(idx, AMP__LOOPS_LIBRARY_PART, args, na, &uf, 1,
                                              AMP__CXTU_DetailedPreprocessingRecord | AMP__CXTU_ForSerialization,
                                              &tu);
-    if (rc != 0 || !tu || has_errors(cx, tu)) {
+    if (rc != 0 || !tu || first_error(cx, tu, NULL, 0)) {
         snprintf(note, cap, "libclang could not parse the library's part (error %d)", rc);
         goto done;
     }
@@ -372,37 +373,34 @@ bool amp__cpu_loops_transform(const amp__cpu_loops_job *job, amp__cpu_loops_resu
          * be told from the main file's (libclang takes two files that are
          * not on the disk for one): the text is parsed whole. */
         rc = parse_unit(cx, idx, job, true, &t.tu);
-        amp__cx_file mf = rc == 0 ? cx->clang_getFile(t.tu, job->path) : NULL;
-        amp__cx_file lf = rc == 0 ? cx->clang_getFile(t.tu, AMP__LOOPS_LIBRARY_PART) : NULL;
-        if (rc == 0 && (has_errors(cx, t.tu) || !mf || !lf || cx->clang_File_isEqual(mf, lf))) {
+        if (rc == 0) {
+            t.file = cx->clang_getFile(t.tu, job->path);
+            t.lib_file = cx->clang_getFile(t.tu, AMP__LOOPS_LIBRARY_PART);
+        }
+        if (rc == 0 && (first_error(cx, t.tu, NULL, 0) || !t.file || !t.lib_file ||
+                        cx->clang_File_isEqual(t.file, t.lib_file))) {
             cx->clang_disposeTranslationUnit(t.tu);
             t.tu = NULL;
+            t.file = t.lib_file = NULL;
             rc = -1;
         }
         res->pch_used = rc == 0;
     }
-    if (rc != 0) rc = parse_unit(cx, idx, job, false, &t.tu);
-    if (rc != 0 || !t.tu) {
-        snprintf(note, cap, "fibers: libclang could not parse the source (error %d)", rc);
-        goto done;
-    }
-    unsigned nd = cx->clang_getNumDiagnostics(t.tu);
-    for (unsigned i = 0; i < nd; ++i) {
-        amp__cx_diag d = cx->clang_getDiagnostic(t.tu, i);
-        int sev = cx->clang_getDiagnosticSeverity(d);
-        if (sev >= AMP__CXD_Error) {
-            char msg[300];
-            amp__clang_text(cx, cx->clang_formatDiagnostic(d, 0x1 | 0x2), msg, sizeof msg);
-            cx->clang_disposeDiagnostic(d);
+    if (rc != 0) {
+        rc = parse_unit(cx, idx, job, false, &t.tu);
+        if (rc != 0 || !t.tu) {
+            snprintf(note, cap, "fibers: libclang could not parse the source (error %d)", rc);
+            goto done;
+        }
+        char msg[300];
+        if (first_error(cx, t.tu, msg, sizeof msg)) {
             snprintf(note, cap, "fibers: libclang %.60s could not parse the source: %.300s", cx->version, msg);
             goto done;
         }
-        cx->clang_disposeDiagnostic(d);
+        t.file = cx->clang_getFile(t.tu, job->path);
     }
     res->pch_refused = job->pch && !res->pch_used;
-    t.file = cx->clang_getFile(t.tu, job->path);
-    if (res->pch_used) t.lib_file = cx->clang_getFile(t.tu, AMP__LOOPS_LIBRARY_PART);
-    if (!t.file || (res->pch_used && !t.lib_file)) {
+    if (!t.file) {
         snprintf(note, cap, "fibers: libclang lost the source file");
         goto done;
     }
