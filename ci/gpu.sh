@@ -34,7 +34,10 @@
 #             disk cache each time, with the build's CPU pack (no GPU pack
 #             is built), this tree and BASE's (another tree's sources) in
 #             turn, COLD_RUNS [5] rounds; wall and CPU seconds of each, the
-#             medians, cold-cpu.md.
+#             medians, cold-cpu.md; each round also bench_cpu's build of
+#             transpose.hip alone (the goal's figure, --first-call-only), and
+#             at the end each file's build once more with AMP_CPU_VERBOSE=1
+#             (where its time went) and, where strace is installed, traced.
 #   nccl      hipamp::mpi's transports (issue 42): test_abi_nccl, the staged
 #             face round trip before and after its pipeline, NCCL on one
 #             rank (cg_mpi's device sums), two ranks forced onto NCCL (one
@@ -494,7 +497,8 @@ cmd_cold_cpu() {
   mkdir -p "$LOGS"
   unpack_debs "$BUILD/criterion-root" > "$LOGS/unpack.log" 2>&1 # OpenSSL's headers
   use_deps "$BUILD/criterion-root"
-  local lean=("${DEP_ARGS[@]}" -DCMAKE_BUILD_TYPE=Release -DHIPAMP_BUILD_TESTS=OFF -DHIPAMP_PREBUILT_TARGETS=cpu)
+  local lean=("${DEP_ARGS[@]}" -DCMAKE_BUILD_TYPE=Release -DHIPAMP_BUILD_TESTS=OFF -DHIPAMP_PREBUILT_TARGETS=cpu
+               -DHIPAMP_BUILD_BENCH=ON)
   for tree in this base; do
     local src=$ROOT bdir=$BUILD-cold
     if [ "$tree" = base ]; then
@@ -503,7 +507,7 @@ cmd_cold_cpu() {
       bdir=$BUILD-cold-base
     fi
     if cmake -S "$src" -B "$bdir" "${lean[@]}" > "$LOGS/$tree-configure.log" 2>&1 &&
-       cmake --build "$bdir" -j"$JOBS" > "$LOGS/$tree-build.log" 2>&1; then
+       cmake --build "$bdir" -j"$JOBS" --target hipamp-compile bench_cpu hipamp_prebuilt > "$LOGS/$tree-build.log" 2>&1; then
       trees+=("$tree")
       dirs+=("$bdir")
       grep 'hipamp-prebuild:' "$LOGS/$tree-build.log" | tee -a "$OUT/cold-cpu.md"
@@ -526,7 +530,41 @@ cmd_cold_cpu() {
         echo "${trees[$i]} $f $r $(awk "BEGIN { printf \"%.3f\", $t1 - $t0 }") $(awk '{ printf "%.3f", $1 + $2 }' "$LOGS/cpu.txt")" >> "$out"
       done
     done
+    # The goal's figure: amp_program_build_file of transpose.hip alone,
+    # in a process whose accelerator is already started.
+    for i in "${!trees[@]}"; do
+      echo "${trees[$i]} $(timeout 120 "${dirs[$i]}/bench/bench_cpu" --first-call-only --first-call-rows=transpose \
+        --first-call-no-jit 2>/dev/null | awk -F'\t' '$1 == "first_call" { print $9 }')" >> "$LOGS/first-call.txt"
+    done
   done
+  # Where a cold build's time goes: the library's own account, and one
+  # traced build a tree (processes started and ended, files opened), where
+  # strace is installed.
+  for i in "${!trees[@]}"; do
+    for f in "${files[@]}"; do
+      rm -rf "$LOGS/cache"
+      AMP_CPU_VERBOSE=1 AMP_CACHE_DIR="$LOGS/cache" "${dirs[$i]}/hipamp-compile" --warm --accelerator cpu "$ROOT/$f" 2>&1 |
+        grep 'CPU build of' | sed "s|^|${trees[$i]}: |" >> "$LOGS/verbose.txt"
+    done
+  done
+  if command -v strace > /dev/null; then
+    for i in "${!trees[@]}"; do
+      rm -rf "$LOGS/cache"
+      AMP_CACHE_DIR="$LOGS/cache" strace -f --seccomp-bpf -tt -s 200 \
+        -e trace=execve,exit_group,clone,clone3,wait4,openat,write -o "$LOGS/${trees[$i]}-strace.txt" \
+        "${dirs[$i]}/bench/bench_cpu" --first-call-only --first-call-rows=transpose --first-call-no-jit \
+        > "$LOGS/${trees[$i]}-strace-run.txt" 2>&1 || true
+    done
+  fi
+  {
+    echo
+    echo "bench_cpu --first-call-only --first-call-rows=transpose --first-call-no-jit, build ms (each round):"
+    for tree in "${trees[@]}"; do
+      echo "- $tree: $(awk -v t="$tree" '$1 == t { printf "%s%s", (n++ ? ", " : ""), $2 }' "$LOGS/first-call.txt")"
+    done
+    echo
+    sed 's|^|    |' "$LOGS/verbose.txt" 2>/dev/null
+  } | tee -a "$OUT/cold-cpu.md"
   {
     echo
     echo "| tree | file | wall s (each round) | wall median | CPU s median |"

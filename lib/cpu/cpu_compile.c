@@ -137,6 +137,7 @@ typedef struct amp__cpu_build {
     const char *pch;
     size_t lib_len;
     bool pch_used, pch_off;
+    bool pch_making; /* the compiler's header is being made (cpu_pch.c) */
     bool split_tried; /* the first try went to cpu_split.c first */
 } amp__cpu_build;
 
@@ -321,6 +322,16 @@ static amp_status amp__cpu_build_argv(amp__cpu_build *b)
     return AMP_OK;
 }
 
+/* Why a build's tiled kernels run as fibers without a loop transformation
+ * (NULL: the transformation runs). */
+static const char *amp__cpu_no_loops(const amp__cpu_build *b)
+{
+    const char *user = amp__cpu_user_part(b->source);
+    if (b->d->tiled == AMP__CPU_TILED_FIBERS) return "fibers: AMP_CPU_TILED=fibers";
+    if (!strstr(user, "AMP_TILED_KERNEL") && !strstr(user, "tiled_index")) return "fibers: no tiled kernel";
+    return NULL;
+}
+
 /* The source written to src, then the loop transformation, for sources
  * with tiled kernels (else the note says why they run as fibers). Fails
  * only when the source cannot be written or the deadline passed in the
@@ -328,16 +339,12 @@ static amp_status amp__cpu_build_argv(amp__cpu_build *b)
 static amp_status amp__cpu_build_loops(amp__cpu_build *b)
 {
     const amp__cpu_device *d = b->d;
-    const char *user = amp__cpu_user_part(b->source);
     const char *parts[2] = {b->source, "\n"};
     amp_status st = amp__cpu_write_file(b->dirfd, "kernel.cpp", b->src, true, parts, 2);
     if (st != AMP_OK) return st;
-    if (d->tiled == AMP__CPU_TILED_FIBERS) {
-        snprintf(b->note, sizeof b->note, "fibers: AMP_CPU_TILED=fibers");
-        return AMP_OK;
-    }
-    if (!strstr(user, "AMP_TILED_KERNEL") && !strstr(user, "tiled_index")) {
-        snprintf(b->note, sizeof b->note, "fibers: no tiled kernel");
+    const char *why = amp__cpu_no_loops(b);
+    if (why) {
+        snprintf(b->note, sizeof b->note, "%s", why);
         return AMP_OK;
     }
     const char *cargs[96];
@@ -537,6 +544,19 @@ static amp_status amp__cpu_build_outputs(amp__cpu_build *b)
     return AMP_OK;
 }
 
+/* The compiler's precompiled header of the library's part, prepared
+ * (b->pch, or NULL; b->pch_making while it is made beside the build): the
+ * compiler's words up to the user's options, less -iquote DIR (the
+ * library's part includes only <...> headers). Touches only those two of
+ * b, which the caller reads after it returns. */
+static void *amp__cpu_build_pch(void *arg)
+{
+    amp__cpu_build *b = arg;
+    b->pch = amp__cpu_pch_prepare(b->d, b->job, b->source, b->lib_len, b->argv,
+                                  b->user_from - (b->job->source_dir ? 2 : 0), b->envp, b->deadline, &b->pch_making);
+    return NULL;
+}
+
 /* Everything a build made, the directory included; the module too when
  * the build failed (st). */
 static void amp__cpu_build_free(amp__cpu_build *b, amp_status st)
@@ -580,18 +600,34 @@ amp_status amp__cpu_compile(amp__cpu_device *d, const amp__compile_job *job, amp
     if ((st = amp__cpu_build_dir(&b)) != AMP_OK) goto fail;
     if ((st = amp__cpu_build_env(&b)) != AMP_OK) goto fail;
     if ((st = amp__cpu_build_argv(&b)) != AMP_OK) goto fail;
-    if ((st = amp__cpu_build_loops(&b)) != AMP_OK) goto fail;
-    /* The compiler's words up to the user's options, less -iquote DIR
-     * (the library's part includes only <...> headers). */
     b.lib_len = amp__cpu_library_end(b.source);
-    bool making = false;
-    b.pch = amp__cpu_pch_prepare(d, job, b.source, b.lib_len, b.argv, b.user_from - (job->source_dir ? 2 : 0),
-                                 b.envp, b.deadline, &making);
+    /* The compiler's header is read (tens of MiB, from the disk cache or
+     * the pack, checked and written out) while the loop transformation
+     * runs in its child: a thread of its own then, joined before the first
+     * try. */
+    uint64_t t_start = amp__now_ns();
+    pthread_t pch_thread;
+    bool pch_threaded = !amp__cpu_no_loops(&b) && pthread_create(&pch_thread, NULL, amp__cpu_build_pch, &b) == 0;
+    if (!pch_threaded) amp__cpu_build_pch(&b);
+    st = amp__cpu_build_loops(&b);
+    uint64_t t_loops = amp__now_ns();
+    if (pch_threaded) pthread_join(pch_thread, NULL);
+    uint64_t t_pch = amp__now_ns();
+    if (st != AMP_OK) goto fail;
     st = amp__cpu_build_try(&b);
-    if (making) amp__cpu_pch_wait();
+    uint64_t t_try = amp__now_ns();
     if (st != AMP_OK) goto fail;
     st = amp__cpu_build_outputs(&b);
+    if (st == AMP_OK && amp__env_flag("AMP_CPU_VERBOSE", false))
+        fprintf(stderr,
+                "hipamp: CPU build of %s: %.0f ms (%s %.0f ms, the precompiled header's wait %.0f ms, the compiler "
+                "%.0f ms, the rest %.0f ms)\n",
+                b.source_name, (amp__now_ns() - t_start) / 1e6,
+                pch_threaded ? "the loop transformation" : "the precompiled header and the source written",
+                (t_loops - t_start) / 1e6, (t_pch - t_loops) / 1e6, (t_try - t_pch) / 1e6,
+                (amp__now_ns() - t_try) / 1e6);
 fail:
+    if (b.pch_making) amp__cpu_pch_wait();
     if (b.lpch_making) amp__cpu_loops_pch_wait();
     amp__cpu_build_free(&b, st);
     return st;

@@ -45,6 +45,7 @@ typedef struct amp__cpu_part {
     int ws;
     bool late, started;
     amp_status st;
+    uint64_t ns; /* how long its compiler ran, for AMP_CPU_VERBOSE */
     pthread_t thread;
     char obj[32];  /* its object's name in the build directory */
     char *path;    /* and path (in argv too) */
@@ -127,7 +128,9 @@ static bool amp__cpu_split_argv(amp__cpu_split *sp, int k)
 static void *amp__cpu_split_run(void *arg)
 {
     amp__cpu_part *pt = arg;
+    uint64_t t0 = amp__now_ns();
     pt->st = amp__cpu_run_capture(pt->argv, pt->job->envp, pt->job->deadline, &pt->log, &pt->ws, &pt->late);
+    pt->ns = amp__now_ns() - t0;
     return NULL;
 }
 
@@ -270,7 +273,9 @@ int amp__cpu_split_build(const amp__cpu_split_job *job, char *note, size_t cap)
     char *log = NULL;
     int ws = 0;
     bool link_late = false;
+    uint64_t link_t0 = amp__now_ns();
     amp_status st = amp__cpu_run_capture(sp.link_argv, job->envp, job->deadline, &log, &ws, &link_late);
+    uint64_t link_ns = amp__now_ns() - link_t0;
     free(log);
     if (link_late) {
         rc = -1;
@@ -280,7 +285,13 @@ int amp__cpu_split_build(const amp__cpu_split_job *job, char *note, size_t cap)
         snprintf(note, cap, "the parts did not link (a symbol defined twice?)");
         goto out;
     }
-    snprintf(note, cap, "compiled in %d parts", sp.nparts);
+    uint64_t fastest = UINT64_MAX, slowest = 0;
+    for (int k = 0; k < sp.nparts; ++k) {
+        if (sp.parts[k].ns < fastest) fastest = sp.parts[k].ns;
+        if (sp.parts[k].ns > slowest) slowest = sp.parts[k].ns;
+    }
+    snprintf(note, cap, "compiled in %d parts (%.0f to %.0f ms each), linked in %.0f ms", sp.nparts, fastest / 1e6,
+             slowest / 1e6, link_ns / 1e6);
     rc = 1;
 out:
     free(code);
