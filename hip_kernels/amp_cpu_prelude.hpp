@@ -493,7 +493,8 @@ constexpr int lockstep_steps = 4;
 // Those steps stay a loop: the sum a work-item carries from step to step is
 // then a loop's accumulator, as it was before the interchange, and the
 // compiler fuses (or not) its multiply and add as it did then (GCC on AMD
-// Zen keeps such a chain unfused).
+// Zen keeps such a chain unfused). The vector fast path below may fuse them
+// where this path does not.
 #if defined(__clang__)
 #define AMP__LOCKSTEP_LOOP _Pragma("clang loop unroll(disable)")
 #elif defined(__GNUC__)
@@ -501,6 +502,33 @@ constexpr int lockstep_steps = 4;
 #else
 #define AMP__LOCKSTEP_LOOP
 #endif
+// A lockstep loop's fast path (lib/cpu/loops/emit.c): whether the loop
+// variable of work-item w is the first one's plus w in every slot.
+template <class T, int N> AMP_FI bool lockstep_consecutive(ctx<T, N> &c) {
+    typedef typename ctx<T, N>::U U;
+    bool ok = true;
+    for (int w = 1; w < N; ++w) ok &= c[w] == static_cast<U>(static_cast<unsigned long long>(c[0]) + w);
+    return ok;
+}
+// Whether b + w, for every work-item w < n, is a non-negative value of an
+// int (of a long long for 64-bit types): the range in which the variable of
+// each work-item is b + w without wrapping, and stays so through a
+// conversion to int (a[(int)i]).
+template <class U> AMP_FI bool lockstep_in_range(U b, int n) {
+    const long long top = sizeof(U) <= 4 ? 0x7fffffffLL : 0x7fffffffffffffffLL;
+    const long long x = static_cast<long long>(b);
+    return x >= 0 && x <= top - (n - 1);
+}
+// The same, told to the compiler where it was checked: it then sees
+// accesses through b + w as consecutive (no gathers).
+template <class U> AMP_FI void lockstep_assume(U b, int n) {
+    if (!lockstep_in_range(b, n)) __builtin_unreachable();
+}
+// Leaving the fast path: every work-item's slot from the first one's.
+template <class T, int N> AMP_FI void lockstep_spread(ctx<T, N> &c) {
+    typedef typename ctx<T, N>::U U;
+    for (int w = 1; w < N; ++w) c[w] = static_cast<U>(static_cast<unsigned long long>(c[0]) + w);
+}
 template <class D, class S> AMP_FI void save(D &dst, const S &src) {
     static_assert(sizeof(D) == sizeof(S), "hipamp loop version: slot and variable differ");
     __builtin_memcpy((void *)&dst, (const void *)&src, sizeof(D));

@@ -1,6 +1,8 @@
 /* test_loops.c — the CPU accelerator's loop transformation: each kernel shape it handles gives the reference's answer on its loop version, on fibers and on the GPU; shapes it cannot handle stay on fibers with the reason; every tiled test kernel takes the path expected; the safety net stops a barrier the analysis missed; compile errors keep the user's line numbers after a transformed kernel. */
 #include "support.h"
 
+#include <math.h>
+
 #include <criterion/redirect.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -342,6 +344,60 @@ ACCEL_TILED_TEST(loops, grid_stride_loops_left_as_they_were_still_compute)
     run_stride(acc, "stride_unit", in4, 4 * G, amp_extent_1d(G), (const int[]){64}, want, 9);
 }
 
+/* The lockstep loop's vector fast path (lib/cpu/loops/emit.c): BabelStream's
+ * float dot, each work-item's sum in its own order (to a float's rounding:
+ * the fast path may fuse the multiply-add where the usual path does not);
+ * a run leaving the range stated to the compiler after its first step, and
+ * a condition with an effect, which must be evaluated once a step (both
+ * exact). 5 tiles, trip counts differing between work-items. */
+ACCEL_TILED_TEST(loops, grid_stride_loops_on_the_vector_fast_path)
+{
+    enum { G = 320, N = 1000 };
+    static float a[N], b[N], got[G], want[G];
+    test_fill_random(a, N, 31);
+    test_fill_random(b, N, 32);
+    for (int i = 0; i < N; ++i) {
+        a[i] += 1.5f; /* positive: no cancellation in the sums */
+        b[i] += 1.5f;
+    }
+    double sum[G];
+    for (int g = 0; g < G; ++g) {
+        sum[g] = 0;
+        for (int i = g; i < N; i += G) sum[g] += (double)a[i] * (double)b[i];
+    }
+    for (int g = 0; g < G; ++g) want[g] = (float)sum[g / 64 * 64 + 63 - g % 64];
+    for (int g = 0; g < G; ++g) got[g] = -1.0f;
+    amp_program *pr = test_build(acc, test_kernels_loops);
+    amp_kernel *k = test_kernel(pr, "stride_dot");
+    amp_array_view *va = test_view(a, 4, amp_extent_1d(N), AMP_READ_ONLY);
+    amp_array_view *vb = test_view(b, 4, amp_extent_1d(N), AMP_READ_ONLY);
+    amp_array_view *vo = test_view(got, 4, amp_extent_1d(G), AMP_READ_WRITE);
+    amp_arg args[] = {amp_arg_view(va), amp_arg_view(vb), amp_arg_view(vo)};
+    amp_tiled_extent te;
+    ASSERT_OK(amp_extent_tile(amp_extent_1d(G), (const int[]){64}, &te));
+    ASSERT_OK(amp_parallel_for_each_tiled(NULL, te, k, args, 3));
+    ASSERT_OK(amp_array_view_synchronize(vo));
+    for (int g = 0; g < G; ++g)
+        cr_assert(fabsf(got[g] - want[g]) <= 1e-5f * want[g], "stride_dot: work-item %d got %.9g want %.9g", g,
+                  (double)got[g], (double)want[g]);
+    ASSERT_OK(amp_array_view_destroy(va));
+    ASSERT_OK(amp_array_view_destroy(vb));
+    ASSERT_OK(amp_array_view_destroy(vo));
+    ASSERT_OK(amp_program_destroy(pr));
+
+    static int32_t in[N], want_i[G];
+    fill_ints(in, N, 33);
+    const int ns[] = {N, 200};
+    for (size_t c = 0; c < sizeof ns / sizeof ns[0]; ++c) {
+        stride_hash_want(in, ns[c], G, 4, want_i);
+        run_stride(acc, "stride_far", in, ns[c], amp_extent_1d(G), (const int[]){64}, want_i, 4);
+        /* the condition ran once a step and once more at the end */
+        for (int g = 0; g < G; ++g)
+            want_i[g] = (int32_t)((uint32_t)want_i[g] + (uint32_t)(g < ns[c] ? (ns[c] - g + G - 1) / G : 0) + 1u);
+        run_stride(acc, "stride_counted", in, ns[c], amp_extent_1d(G), (const int[]){64}, want_i, 4);
+    }
+}
+
 /* The loops the lockstep emission leaves alone compute what the kernel
  * says: a name declared again in the loop, a division a zero-trip loop
  * guards (p = 0: no step, no division), a work-item's array used across
@@ -530,8 +586,15 @@ static void expect_verbose_paths(const verbose_path *want, size_t n)
 Test(loops, grid_stride_loops_run_in_lockstep_where_sound)
 {
     static const verbose_path want[] = {
-        {"stride_hash", "runs as loops (1 grid-stride loop in lockstep); tile_static 256 bytes\n"},
-        {"stride_shapes", "runs as loops (1 grid-stride loop in lockstep); tile_static 256 bytes\n"},
+        {"stride_hash", "runs as loops (1 grid-stride loop in lockstep, 1 with a vector fast path); tile_static "
+                        "256 bytes\n"},
+        {"stride_shapes", "runs as loops (1 grid-stride loop in lockstep, 1 with a vector fast path); tile_static "
+                          "256 bytes\n"},
+        {"stride_dot", "runs as loops (1 grid-stride loop in lockstep, 1 with a vector fast path); tile_static "
+                       "256 bytes\n"},
+        {"stride_far", "runs as loops (1 grid-stride loop in lockstep, 1 with a vector fast path); tile_static "
+                       "256 bytes\n"},
+        {"stride_counted", "runs as loops (1 grid-stride loop in lockstep); tile_static 256 bytes\n"},
         {"stride_break", "runs as loops; tile_static 256 bytes\n"},
         {"stride_helper", "runs as loops; tile_static 256 bytes\n"},
         {"stride_address", "runs as loops; tile_static 256 bytes\n"},

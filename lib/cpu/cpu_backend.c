@@ -241,20 +241,22 @@ static void amp__cpu_module_unload(void *dev, void *module)
 
 /* What AMP_CPU_VERBOSE adds about a loop version in handle: its loops that
  * run in lockstep across the tile's work-items (lib/cpu/loops/
- * interchange.c) and its regions whose work-item loops run interchanged
+ * interchange.c; those with emit.c's vector fast path) and its regions whose work-item loops run interchanged
  * (lib/cpu/loops/order.c), as " (...; ...)", or "" when neither. */
 static void amp__cpu_verbose_loops(void *handle, const char *name, char *buf, size_t size)
 {
-    static const char *const suffix[2] = {"__amp_lockstep", "__amp_swapped"};
-    int n[2];
-    for (int i = 0; i < 2; ++i) {
+    static const char *const suffix[3] = {"__amp_lockstep", "__amp_swapped", "__amp_lockstep_fast"};
+    int n[3];
+    for (int i = 0; i < 3; ++i) {
         char sym[512];
         snprintf(sym, sizeof sym, "%s%s", name, suffix[i]);
         const int *v = dlsym(handle, sym);
         n[i] = v && *v > 0 ? *v : 0;
     }
-    char lockstep[64] = "", swapped[64] = "";
-    if (n[0]) snprintf(lockstep, sizeof lockstep, "%d grid-stride loop%s in lockstep", n[0], n[0] == 1 ? "" : "s");
+    char lockstep[96] = "", fast[48] = "", swapped[64] = "";
+    if (n[2]) snprintf(fast, sizeof fast, ", %d with a vector fast path", n[2]);
+    if (n[0])
+        snprintf(lockstep, sizeof lockstep, "%d grid-stride loop%s in lockstep%s", n[0], n[0] == 1 ? "" : "s", fast);
     if (n[1])
         snprintf(swapped, sizeof swapped, "work-item loops interchanged in %d region%s", n[1], n[1] == 1 ? "" : "s");
     buf[0] = '\0';

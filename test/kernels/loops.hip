@@ -341,6 +341,57 @@ AMP_TILED_KERNEL(stride_unit, amp::tiled_index<64> t, amp::array_view<const int,
     out[t.global] = (int)(part[l] ^ (part[63 - l] >> 3));
 }
 
+// Grid-stride loops whose work-items' indices are consecutive take the
+// lockstep loop's vector fast path on the CPU (lib/cpu/loops/emit.c) while
+// every work-item takes the step and the index stays in the range stated to
+// the compiler: BabelStream's float dot (an unsigned index converted to
+// int); a run that starts at the top of that range and leaves it after a
+// step (the usual path goes on); a condition with an effect (no fast path:
+// it would be evaluated twice where a work-item's fails).
+AMP_TILED_KERNEL(stride_dot, amp::tiled_index<64> t, amp::array_view<const float, 1> a,
+                 amp::array_view<const float, 1> b, amp::array_view<float, 1> out)
+{
+    tile_static float part[64];
+    const unsigned n = (unsigned)a.extent[0];
+    const unsigned stride = (unsigned)out.extent[0];
+    const int l = t.local[0];
+    float s = 0;
+    for (unsigned i = (unsigned)t.global[0]; i < n; i += stride) s += a[(int)i] * b[(int)i];
+    part[l] = s;
+    t.barrier.wait();
+    out[t.global] = part[63 - l];
+}
+
+AMP_TILED_KERNEL(stride_far, amp::tiled_index<64> t, amp::array_view<const int, 1> in,
+                 amp::array_view<int, 1> out, int p)
+{
+    tile_static unsigned part[64];
+    const unsigned far = 0x7fffffc0u; // + 63: INT_MAX
+    const unsigned n = (unsigned)in.extent[0];
+    const unsigned stride = (unsigned)out.extent[0];
+    const int l = t.local[0];
+    unsigned h = 7u + (unsigned)p;
+    for (unsigned i = far + (unsigned)t.global[0]; i < far + n; i += stride) h = h * 31u + (unsigned)in[(int)(i - far)];
+    part[l] = h;
+    t.barrier.wait();
+    out[t.global] = (int)(part[l] ^ (part[63 - l] >> 3));
+}
+
+AMP_TILED_KERNEL(stride_counted, amp::tiled_index<64> t, amp::array_view<const int, 1> in,
+                 amp::array_view<int, 1> out, int p)
+{
+    tile_static unsigned part[64];
+    const int n = in.extent[0];
+    const int stride = out.extent[0];
+    const int l = t.local[0];
+    unsigned h = 7u + (unsigned)p;
+    int tests = 0;
+    for (int i = t.global[0]; ++tests, i < n; i += stride) h = h * 31u + (unsigned)in[i];
+    part[l] = h;
+    t.barrier.wait();
+    out[t.global] = (int)((part[l] ^ (part[63 - l] >> 3)) + (unsigned)tests);
+}
+
 // ---- shapes that stay on fibers (test_loops.c checks the reason)
 
 // The barrier is under a condition that depends on the work-item, with a

@@ -90,7 +90,8 @@ static void emit_wi_open(amp__loops_ctx *k, bool swap)
  * copied (a lockstep loop's bindings): private variables are bound as
  * copies of their slots, marked there, to be saved back (see
  * emit_lockstep). */
-static void emit_bindings(amp__loops_ctx *k, int ui, unsigned b, unsigned e, bool *outer_refs_done, bool *copied)
+static void emit_bindings(amp__loops_ctx *k, int ui, unsigned b, unsigned e, bool *outer_refs_done, bool *copied,
+                          int except)
 {
     amp__sb *o = &k->out;
     int nv = k->nv;
@@ -132,7 +133,7 @@ static void emit_bindings(amp__loops_ctx *k, int ui, unsigned b, unsigned e, boo
     }
     for (int vi = 0; vi < nv; ++vi) {
         amp__loops_var *v = &k->v[vi];
-        if (!used[vi]) continue;
+        if (!used[vi] || vi == except) continue;
         /* uniform ones hoisted out of this very region are bound too: the
          * work-items see a const copy */
         if (v->cls == AMP__VAR_UNIFORM && !v->is_const)
@@ -162,9 +163,9 @@ static void emit_wi_enter(amp__loops_ctx *k, int ui)
     bool inside_loops = true;
     const bool swap = u->kind == AMP__UNIT_REGION && amp__loops_region_order_swaps(k, ui);
     k->nswapped += swap;
-    emit_bindings(k, ui, u->b, u->e, NULL, NULL);
+    emit_bindings(k, ui, u->b, u->e, NULL, NULL, -1);
     emit_wi_open(k, swap);
-    emit_bindings(k, ui, u->b, u->e, &inside_loops, NULL);
+    emit_bindings(k, ui, u->b, u->e, &inside_loops, NULL, -1);
 }
 
 static void emit_seq(amp__loops_ctx *k, int compound, bool top);
@@ -261,6 +262,120 @@ static void emit_branch(amp__loops_ctx *k, int s)
 
 static int next_unit(amp__loops_ctx *k) { return k->emit_unit++; }
 
+/* The lockstep loop's variable where its steps can also run as the vector
+ * fast path below, else -1: the loop's own private integer variable,
+ * changed only by its increment, and a condition without effects (the fast
+ * path evaluates it for every work-item before any body, and the usual
+ * path evaluates it again when one fails). */
+static int fast_path_var(amp__loops_ctx *k, int s, int cnd)
+{
+    int vi = -1;
+    for (int i = 0; i < k->nv && vi < 0; ++i)
+        if (k->v[i].loop == s) vi = i;
+    if (vi < 0) return -1;
+    const amp__loops_var *v = &k->v[vi];
+    static const char *const ints[] = {"int", "unsigned int", "long", "unsigned long", "long long",
+                                       "unsigned long long"};
+    bool integral = false;
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; ++i) integral |= !strcmp(v->type, ints[i]);
+    if (!integral || v->cls != AMP__VAR_PRIVATE || v->mod_outside_inc || v->is_ref || v->addr_taken) return -1;
+    for (int i = cnd; i < k->nn && (i == cnd || amp__loops_inside(k, i, cnd)); ++i) {
+        const amp__loops_node *x = &k->n[i];
+        if (x->macro) return -1;
+        switch (x->kind) {
+        case AMP__CX_DeclRefExpr: case AMP__CX_IntegerLiteral: case AMP__CX_ParenExpr: case AMP__CX_UnexposedExpr:
+        case AMP__CX_CStyleCastExpr: case AMP__CX_CXXStaticCastExpr: case AMP__CX_CXXFunctionalCastExpr:
+            break;
+        case AMP__CX_BinaryOperator: {
+            unsigned op = amp__loops_binary_op(k, i);
+            if (op == ~0u || amp__loops_is_assign_op(k->t, op)) return -1;
+            break;
+        }
+        case AMP__CX_UnaryOperator: {
+            const char *op = amp__loops_unary_op(k, i);
+            if (!op || !strcmp(op, "++") || !strcmp(op, "--")) return -1;
+            break;
+        }
+        default:
+            return -1;
+        }
+    }
+    return vi;
+}
+
+/* The fast path of lockstep loop id (loops.h), vi its variable, cu its
+ * condition's unit, bu its body's (or -1), nu its increment's: while the
+ * variable of work-item w is the first one's plus w (checked once after
+ * the init: amp__f<id>) and every work-item's condition holds, a step runs
+ * the body for every work-item with the variable computed from the first
+ * one's, so the compiler sees its accesses as consecutive and vectorises
+ * them without gathers; its range is stated to the compiler
+ * (lockstep_assume) after a check that it holds (lockstep_in_range), so
+ * that `a[(int)i]` of an unsigned i is an affine access to it. A step
+ * whose condition fails for some work-item, or whose variable leaves that
+ * range, leaves the fast path for good: the slots are filled in and the
+ * usual path goes on from the same step. Each work-item's own statements
+ * keep their order (condition, body, increment); only the interleaving of
+ * work-items changes, which is theirs to choose between barriers. */
+static void emit_lockstep_fast(amp__loops_ctx *k, int id, int vi, int cu, int bu, int nu)
+{
+    amp__sb *o = &k->out;
+    const char *name = k->v[vi].name;
+    bool inside = true;
+    amp__sb_printf(o, "if (amp__f%d) {\n"
+                      "for (int amp__j = 0; amp__j < ::amp::cpu::lockstep_steps; ++amp__j) {\n"
+                      "const auto amp__b%d = amp__c%d_%s[0];\n"
+                      "if (!::amp::cpu::lockstep_in_range(amp__b%d, amp__S::n)) { amp__f%d = false; break; }\n"
+                      "int amp__bad%d = 0;\n{\n",
+                   id, id, vi, name, id, id, id);
+    /* every work-item's condition */
+    unsigned cb = k->u[cu].b, ce = k->u[cu].e;
+    emit_bindings(k, cu, cb, ce, NULL, NULL, -1);
+    emit_wi_open(k, false);
+    amp__sb_printf(o, "const auto %s = static_cast<decltype(amp__c%d_%s)::U>(amp__b%d + amp__wi);\n", name, vi, name,
+                   id);
+    emit_bindings(k, cu, cb, ce, &inside, NULL, vi);
+    /* an int's or, which the compiler vectorises (a bool's and it did not) */
+    amp__sb_printf(o, "amp__bad%d |= !static_cast<bool>(", id);
+    emit_src(k, cb, ce);
+    amp__sb_printf(o, ");\n}\n}\nif (amp__bad%d) { amp__f%d = false; break; }\n", id, id);
+    /* every work-item's body */
+    if (bu >= 0) {
+        bool *copied = calloc((size_t)k->nv + 1, sizeof *copied);
+        if (!copied) {
+            k->t->oom = true;
+            return;
+        }
+        unsigned bb = k->u[bu].b, be = k->u[bu].e;
+        amp__sb_puts(o, "{\n");
+        emit_bindings(k, bu, bb, be, NULL, NULL, -1);
+        emit_wi_open(k, false);
+        amp__sb_printf(o, "::amp::cpu::lockstep_assume(amp__b%d, amp__S::n);\n"
+                          "const auto %s = static_cast<decltype(amp__c%d_%s)::U>(amp__b%d + amp__wi);\n",
+                       id, name, vi, name, id);
+        emit_bindings(k, bu, bb, be, &inside, copied, vi);
+        amp__sb_puts(o, "{\n");
+        emit_edited(k, bb, be);
+        amp__sb_puts(o, "\n}\n");
+        for (int wi = 0; wi < k->nv; ++wi)
+            if (copied[wi])
+                amp__sb_printf(o, "::amp::cpu::save(amp__c%d_%s[amp__wi], %s);\n", wi, k->v[wi].name, k->v[wi].name);
+        free(copied);
+        amp__sb_puts(o, "}\n}\n");
+    }
+    /* the first work-item's variable stepped by the increment, as written */
+    unsigned nb = k->u[nu].b, ne = k->u[nu].e;
+    amp__sb_puts(o, "{\n");
+    emit_bindings(k, nu, nb, ne, NULL, NULL, -1);
+    emit_bindings(k, nu, nb, ne, &inside, NULL, vi);
+    amp__sb_printf(o, "auto %s = amp__b%d;\n", name, id);
+    emit_src(k, nb, ne);
+    amp__sb_printf(o, ";\namp__c%d_%s[0] = %s;\n}\n}\n"
+                      "if (amp__f%d) continue;\n"
+                      "::amp::cpu::lockstep_spread(amp__c%d_%s);\n}\n",
+                   vi, name, name, id, vi, name);
+}
+
 /* A loop interchange.c chose, run in lockstep across the work-items: each
  * work-item's init (saved in its slots), then steps of every work-item
  * still active: its condition (false: inactive from then on), its body and
@@ -302,6 +417,12 @@ static void emit_lockstep(amp__loops_ctx *k, int s)
     amp__sb_printf(o, "::amp::cpu::ctx<unsigned char, amp__S::n> amp__a%d;\n"
                       "__builtin_memset((void *)&amp__a%d, 1, sizeof amp__a%d);\n",
                    id, id, id);
+    int fv = !init_inline && !inc_inline && bu >= 0
+                 ? fast_path_var(k, s, cnd)
+                 : -1;
+    k->nfast += fv >= 0;
+    if (fv >= 0)
+        amp__sb_printf(o, "bool amp__f%d = ::amp::cpu::lockstep_consecutive(amp__c%d_%s);\n", id, fv, k->v[fv].name);
     amp__sb_puts(o, "for (");
     if (iu >= 0 && init_inline) emit_src(k, k->u[iu].b, k->u[iu].e);
     if (!(iu >= 0 && init_inline && k->n[init].kind == AMP__CX_DeclStmt)) amp__sb_puts(o, ";");
@@ -309,6 +430,7 @@ static void emit_lockstep(amp__loops_ctx *k, int s)
     if (nu >= 0 && inc_inline) emit_src(k, k->u[nu].b, k->u[nu].e);
     amp__sb_printf(o, ") {\nbool amp__any%d = false;\n", id);
     if (bu >= 0) emit_uniform_decls(k, bu);
+    if (fv >= 0) emit_lockstep_fast(k, id, fv, cu, bu, nu);
     /* bindings for the condition, the increment and the body at once */
     unsigned b = k->u[cu].b, e = k->n[s].e;
     int ui = bu >= 0 ? bu : cu;
@@ -324,9 +446,9 @@ static void emit_lockstep(amp__loops_ctx *k, int s)
         return;
     }
     amp__sb_puts(o, "{\n");
-    emit_bindings(k, ui, b, e, NULL, NULL);
+    emit_bindings(k, ui, b, e, NULL, NULL, -1);
     emit_wi_open(k, false);
-    emit_bindings(k, ui, b, e, &inside_loops, copied);
+    emit_bindings(k, ui, b, e, &inside_loops, copied, -1);
     amp__sb_printf(o, "if (!amp__a%d[amp__wi]) continue;\n", id);
     /* A few steps of each work-item at once (unroll and jam), when the
      * increment is its own: that many runs of memory stream in parallel. */
@@ -559,6 +681,10 @@ void amp__loops_emit(amp__loops_ctx *k)
     if (k->nlockstep > 0)
         amp__sb_printf(o, "extern \"C\" __attribute__((visibility(\"default\"))) const int %s__amp_lockstep = %d;\n", nm,
                        k->nlockstep);
+    /* How many of those have the vector fast path. */
+    if (k->nfast > 0)
+        amp__sb_printf(o, "extern \"C\" __attribute__((visibility(\"default\"))) const int %s__amp_lockstep_fast = %d;\n",
+                       nm, k->nfast);
     /* How many regions run their work-item loops interchanged (order.c). */
     if (k->nswapped > 0)
         amp__sb_printf(o, "extern \"C\" __attribute__((visibility(\"default\"))) const int %s__amp_swapped = %d;\n", nm,

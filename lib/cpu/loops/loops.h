@@ -67,6 +67,11 @@
  * (several steps of a work-item at once keep several runs of memory
  * streaming; the steps stay a loop over copies so that a sum carried from
  * step to step is compiled as it was before, fused multiply-adds included).
+ * Where the loop's variable is a private integer changed only by its
+ * increment and the condition has no effect, a vector fast path comes first
+ * (emit.c, emit_lockstep_fast): while the work-items' variables are
+ * consecutive and in range and all take the step, each step is one
+ * vectorised pass over the work-items' bodies.
  *
  * Soundness: anything not understood keeps the kernel on fibers (a barrier
  * under a call the analysis cannot see through, under a macro that spans
@@ -300,6 +305,7 @@ typedef struct amp__loops_ctx {
     bool no_interchange; /* transform.c's second try: no loop runs in lockstep */
     int nmarked;         /* loops interchange.c marked */
     int nlockstep;       /* of those, loops the plan split out (in lockstep) */
+    int nfast;           /* emit pass: of those, loops with the vector fast path (emit.c) */
     int nswapped;        /* emit pass: regions whose work-item loops run interchanged (order.c) */
     amp__sb out;
 } amp__loops_ctx;

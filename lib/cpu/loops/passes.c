@@ -25,6 +25,7 @@ static void reset_analysis(amp__loops_ctx *k)
     k->nu = 0;
     k->nhoist = 0;
     k->nlockstep = 0;
+    k->nfast = 0;
 }
 
 /* Plan and classify; then move uniform jumps and updates to the outer flow
