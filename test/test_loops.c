@@ -350,17 +350,20 @@ ACCEL_TILED_TEST(loops, grid_stride_loops_left_as_they_were_still_compute)
  * a run leaving the range stated to the compiler after its first step, and
  * a condition with an effect, which must be evaluated once a step (both
  * exact). 5 tiles, trip counts differing between work-items. */
-ACCEL_TILED_TEST(loops, grid_stride_loops_on_the_vector_fast_path)
+/* stride_dot over G work-items (tiles of 64) and N floats against each
+ * work-item's sum in double, to a float's rounding (the fast path may fuse
+ * the multiply-add where the usual path does not). */
+static void run_stride_dot(amp_accelerator *acc, int G, int N)
 {
-    enum { G = 320, N = 1000 };
-    static float a[N], b[N], got[G], want[G];
-    test_fill_random(a, N, 31);
-    test_fill_random(b, N, 32);
+    float *a = test_xmalloc((size_t)N * sizeof *a), *b = test_xmalloc((size_t)N * sizeof *b);
+    float *got = test_xmalloc((size_t)G * sizeof *got), *want = test_xmalloc((size_t)G * sizeof *want);
+    double *sum = test_xmalloc((size_t)G * sizeof *sum);
+    test_fill_random(a, (size_t)N, 31);
+    test_fill_random(b, (size_t)N, 32);
     for (int i = 0; i < N; ++i) {
         a[i] += 1.5f; /* positive: no cancellation in the sums */
         b[i] += 1.5f;
     }
-    double sum[G];
     for (int g = 0; g < G; ++g) {
         sum[g] = 0;
         for (int i = g; i < N; i += G) sum[g] += (double)a[i] * (double)b[i];
@@ -378,24 +381,67 @@ ACCEL_TILED_TEST(loops, grid_stride_loops_on_the_vector_fast_path)
     ASSERT_OK(amp_parallel_for_each_tiled(NULL, te, k, args, 3));
     ASSERT_OK(amp_array_view_synchronize(vo));
     for (int g = 0; g < G; ++g)
-        cr_assert(fabsf(got[g] - want[g]) <= 1e-5f * want[g], "stride_dot: work-item %d got %.9g want %.9g", g,
-                  (double)got[g], (double)want[g]);
+        cr_assert(fabsf(got[g] - want[g]) <= 1e-5f * want[g], "stride_dot, %d work-items: work-item %d got %.9g want %.9g",
+                  G, g, (double)got[g], (double)want[g]);
     ASSERT_OK(amp_array_view_destroy(va));
     ASSERT_OK(amp_array_view_destroy(vb));
     ASSERT_OK(amp_array_view_destroy(vo));
     ASSERT_OK(amp_program_destroy(pr));
+    free(a);
+    free(b);
+    free(got);
+    free(want);
+    free(sum);
+}
 
-    static int32_t in[N], want_i[G];
+/* The lockstep loop's vector fast path (lib/cpu/loops/emit.c) and its
+ * exits: BabelStream's float dot on 5 tiles (4 steps at most, trip counts
+ * differing: the fast path left within its first round) and on one tile
+ * (16 steps: rounds of it, then left); a run leaving the range stated to
+ * the compiler after its first step; downwards with a 64-bit index on a
+ * 2-D tile; a floating-point step and a condition with an effect (no fast
+ * path: the results must still be right, the condition evaluated once a
+ * step). */
+ACCEL_TILED_TEST(loops, grid_stride_loops_on_the_vector_fast_path)
+{
+    run_stride_dot(acc, 320, 1000);
+    run_stride_dot(acc, 64, 1000);
+
+    enum { G = 320, N = 1000 };
+    static int32_t in[N], want[G];
     fill_ints(in, N, 33);
     const int ns[] = {N, 200};
     for (size_t c = 0; c < sizeof ns / sizeof ns[0]; ++c) {
-        stride_hash_want(in, ns[c], G, 4, want_i);
-        run_stride(acc, "stride_far", in, ns[c], amp_extent_1d(G), (const int[]){64}, want_i, 4);
+        stride_hash_want(in, ns[c], G, 4, want);
+        run_stride(acc, "stride_far", in, ns[c], amp_extent_1d(G), (const int[]){64}, want, 4);
         /* the condition ran once a step and once more at the end */
         for (int g = 0; g < G; ++g)
-            want_i[g] = (int32_t)((uint32_t)want_i[g] + (uint32_t)(g < ns[c] ? (ns[c] - g + G - 1) / G : 0) + 1u);
-        run_stride(acc, "stride_counted", in, ns[c], amp_extent_1d(G), (const int[]){64}, want_i, 4);
+            want[g] = (int32_t)((uint32_t)want[g] + (uint32_t)(g < ns[c] ? (ns[c] - g + G - 1) / G : 0) + 1u);
+        run_stride(acc, "stride_counted", in, ns[c], amp_extent_1d(G), (const int[]){64}, want, 4);
     }
+
+    /* 4 rows of 32 (2 x 32 tiles), in of 20 rows' worth and 5 more */
+    enum { R = 4, C = 32, GD = R * C, ND = 20 * GD + 5 };
+    static int32_t ind[ND], wantd[GD];
+    uint32_t h[GD];
+    fill_ints(ind, ND, 34);
+    const int p = 3;
+    for (long long g = 0; g < GD; ++g) {
+        h[g] = 7u + (uint32_t)p;
+        for (long long i = ND - 1 - (GD - 1) + g; i >= g + p; i -= GD) h[g] = h[g] * 31u + (uint32_t)ind[i];
+    }
+    for (int r = 0; r < R; ++r)
+        for (int c = 0; c < C; ++c) wantd[r * C + c] = (int32_t)h[(r / 2 * 2 + 1 - r % 2) * C + 31 - c];
+    run_stride(acc, "stride_down_2d", ind, ND, amp_extent_2d(R, C), (const int[]){2, 32}, wantd, p);
+
+    /* i -= 2.5, truncated to the int: 7 + 5 hashed, as C does it */
+    uint32_t hf[G];
+    for (int g = 0; g < G; ++g) {
+        hf[g] = 7u + 5u;
+        for (int i = g; i >= 0; i -= 2.5) hf[g] = hf[g] * 31u + (uint32_t)in[i];
+    }
+    for (int g = 0; g < G; ++g) want[g] = (int32_t)(hf[g] ^ (hf[g / 64 * 64 + 63 - g % 64] >> 3));
+    run_stride(acc, "stride_float_step", in, N, amp_extent_1d(G), (const int[]){64}, want, 5);
 }
 
 /* The loops the lockstep emission leaves alone compute what the kernel
@@ -594,6 +640,9 @@ Test(loops, grid_stride_loops_run_in_lockstep_where_sound)
                        "256 bytes\n"},
         {"stride_far", "runs as loops (1 grid-stride loop in lockstep, 1 with a vector fast path); tile_static "
                        "256 bytes\n"},
+        {"stride_down_2d", "runs as loops (1 grid-stride loop in lockstep, 1 with a vector fast path); "
+                           "tile_static 256 bytes\n"},
+        {"stride_float_step", "runs as loops (1 grid-stride loop in lockstep); tile_static 256 bytes\n"},
         {"stride_counted", "runs as loops (1 grid-stride loop in lockstep); tile_static 256 bytes\n"},
         {"stride_break", "runs as loops; tile_static 256 bytes\n"},
         {"stride_helper", "runs as loops; tile_static 256 bytes\n"},

@@ -377,6 +377,38 @@ AMP_TILED_KERNEL(stride_far, amp::tiled_index<64> t, amp::array_view<const int, 
     out[t.global] = (int)(part[l] ^ (part[63 - l] >> 3));
 }
 
+// Downwards, a 64-bit index, a 2-D tile whose work-items' indices are
+// consecutive (rows of 32), a condition reading a recomputed variable.
+AMP_TILED_KERNEL(stride_down_2d, amp::tiled_index<2, 32> t, amp::array_view<const int, 1> in,
+                 amp::array_view<int, 2> out, int p)
+{
+    tile_static unsigned part[2][32];
+    const long long cols = out.extent[1];
+    const long long stride = out.extent[0] * cols;
+    const long long g = t.global[0] * cols + t.global[1];
+    const long long top = in.extent[0] - 1;
+    unsigned h = 7u + (unsigned)p;
+    for (long long i = top - (stride - 1) + g; i >= g + p; i -= stride) h = h * 31u + (unsigned)in[(int)i];
+    part[t.local[0]][t.local[1]] = h;
+    t.barrier.wait();
+    out[t.global] = (int)part[1 - t.local[0]][31 - t.local[1]];
+}
+
+// A step of a floating-point type, truncated to the int at every step: the
+// work-items' indices do not stay a base plus their numbers (no fast path).
+AMP_TILED_KERNEL(stride_float_step, amp::tiled_index<64> t, amp::array_view<const int, 1> in,
+                 amp::array_view<int, 1> out, int p)
+{
+    tile_static unsigned part[64];
+    const double step = p * 0.5;
+    const int l = t.local[0];
+    unsigned h = 7u + (unsigned)p;
+    for (int i = t.global[0]; i >= 0; i -= step) h = h * 31u + (unsigned)in[i];
+    part[l] = h;
+    t.barrier.wait();
+    out[t.global] = (int)(part[l] ^ (part[63 - l] >> 3));
+}
+
 AMP_TILED_KERNEL(stride_counted, amp::tiled_index<64> t, amp::array_view<const int, 1> in,
                  amp::array_view<int, 1> out, int p)
 {

@@ -262,11 +262,20 @@ static void emit_branch(amp__loops_ctx *k, int s)
 
 static int next_unit(amp__loops_ctx *k) { return k->emit_unit++; }
 
+/* Whether expression node x has an integer or enumeration type. */
+static bool integer_typed(amp__loops_ctx *k, int x)
+{
+    amp__cx_type t = k->cx->clang_getCanonicalType(k->cx->clang_getCursorType(k->n[x].c));
+    return (t.kind >= AMP__CXT_Bool && t.kind <= AMP__CXT_Int128) || t.kind == AMP__CXT_Enum;
+}
+
 /* The lockstep loop's variable where its steps can also run as the vector
  * fast path below, else -1: the loop's own private integer variable,
- * changed only by its increment, and a condition without effects (the fast
- * path evaluates it for every work-item before any body, and the usual
- * path evaluates it again when one fails). */
+ * changed only by its increment, which adds or subtracts an integer (a
+ * floating-point step, truncated, would not keep the work-items' variables
+ * a base plus their numbers), and a condition without effects, volatile
+ * reads included (the fast path evaluates it for every work-item before
+ * any body, and the usual path evaluates it again when one fails). */
 static int fast_path_var(amp__loops_ctx *k, int s, int cnd)
 {
     int vi = -1;
@@ -279,11 +288,23 @@ static int fast_path_var(amp__loops_ctx *k, int s, int cnd)
     bool integral = false;
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; ++i) integral |= !strcmp(v->type, ints[i]);
     if (!integral || v->cls != AMP__VAR_PRIVATE || v->mod_outside_inc || v->is_ref || v->addr_taken) return -1;
+    /* interchange.c's strided_inc: `v += e` or `v -= e`; e's type */
+    int o = v->inc >= 0 ? amp__loops_strip(k, v->inc) : -1;
+    int rhs = o >= 0 && k->n[o].kind == AMP__CX_CompoundAssignOperator && k->n[o].first >= 0
+                  ? k->n[k->n[o].first].next
+                  : -1;
+    if (rhs < 0 || !integer_typed(k, rhs)) return -1;
     for (int i = cnd; i < k->nn && (i == cnd || amp__loops_inside(k, i, cnd)); ++i) {
         const amp__loops_node *x = &k->n[i];
         if (x->macro) return -1;
         switch (x->kind) {
-        case AMP__CX_DeclRefExpr: case AMP__CX_IntegerLiteral: case AMP__CX_ParenExpr: case AMP__CX_UnexposedExpr:
+        case AMP__CX_DeclRefExpr:
+            /* a variable of the kernel's, not volatile; anything else a constant */
+            if (x->var >= 0 ? strstr(k->v[x->var].type, "volatile") != NULL
+                            : !k->cx->clang_isConstQualifiedType(k->cx->clang_getCursorType(x->c)))
+                return -1;
+            break;
+        case AMP__CX_IntegerLiteral: case AMP__CX_ParenExpr: case AMP__CX_UnexposedExpr:
         case AMP__CX_CStyleCastExpr: case AMP__CX_CXXStaticCastExpr: case AMP__CX_CXXFunctionalCastExpr:
             break;
         case AMP__CX_BinaryOperator: {
@@ -292,8 +313,9 @@ static int fast_path_var(amp__loops_ctx *k, int s, int cnd)
             break;
         }
         case AMP__CX_UnaryOperator: {
+            /* no increment, and no read through a pointer (it may be volatile) */
             const char *op = amp__loops_unary_op(k, i);
-            if (!op || !strcmp(op, "++") || !strcmp(op, "--")) return -1;
+            if (!op || !strcmp(op, "++") || !strcmp(op, "--") || !strcmp(op, "*")) return -1;
             break;
         }
         default:
@@ -304,7 +326,7 @@ static int fast_path_var(amp__loops_ctx *k, int s, int cnd)
 }
 
 /* The fast path of lockstep loop id (loops.h), vi its variable, cu its
- * condition's unit, bu its body's (or -1), nu its increment's: while the
+ * condition's unit, bu its body's, nu its increment's: while the
  * variable of work-item w is the first one's plus w (checked once after
  * the init: amp__f<id>) and every work-item's condition holds, a step runs
  * the body for every work-item with the variable computed from the first
@@ -320,7 +342,7 @@ static int fast_path_var(amp__loops_ctx *k, int s, int cnd)
 static void emit_lockstep_fast(amp__loops_ctx *k, int id, int vi, int cu, int bu, int nu)
 {
     amp__sb *o = &k->out;
-    const char *name = k->v[vi].name;
+    const char *name = k->v[vi].name, *type = k->v[vi].type; /* canonical: no user macro in it */
     bool inside = true;
     amp__sb_printf(o, "if (amp__f%d) {\n"
                       "for (int amp__j = 0; amp__j < ::amp::cpu::lockstep_steps; ++amp__j) {\n"
@@ -332,37 +354,34 @@ static void emit_lockstep_fast(amp__loops_ctx *k, int id, int vi, int cu, int bu
     unsigned cb = k->u[cu].b, ce = k->u[cu].e;
     emit_bindings(k, cu, cb, ce, NULL, NULL, -1);
     emit_wi_open(k, false);
-    amp__sb_printf(o, "const auto %s = static_cast<decltype(amp__c%d_%s)::U>(amp__b%d + amp__wi);\n", name, vi, name,
-                   id);
+    amp__sb_printf(o, "const %s %s = static_cast<%s>(amp__b%d + amp__wi); (void)%s;\n", type, name, type, id, name);
     emit_bindings(k, cu, cb, ce, &inside, NULL, vi);
     /* an int's or, which the compiler vectorises (a bool's and it did not) */
     amp__sb_printf(o, "amp__bad%d |= !static_cast<bool>(", id);
     emit_src(k, cb, ce);
     amp__sb_printf(o, ");\n}\n}\nif (amp__bad%d) { amp__f%d = false; break; }\n", id, id);
     /* every work-item's body */
-    if (bu >= 0) {
-        bool *copied = calloc((size_t)k->nv + 1, sizeof *copied);
-        if (!copied) {
-            k->t->oom = true;
-            return;
-        }
-        unsigned bb = k->u[bu].b, be = k->u[bu].e;
-        amp__sb_puts(o, "{\n");
-        emit_bindings(k, bu, bb, be, NULL, NULL, -1);
-        emit_wi_open(k, false);
-        amp__sb_printf(o, "::amp::cpu::lockstep_assume(amp__b%d, amp__S::n);\n"
-                          "const auto %s = static_cast<decltype(amp__c%d_%s)::U>(amp__b%d + amp__wi);\n",
-                       id, name, vi, name, id);
-        emit_bindings(k, bu, bb, be, &inside, copied, vi);
-        amp__sb_puts(o, "{\n");
-        emit_edited(k, bb, be);
-        amp__sb_puts(o, "\n}\n");
-        for (int wi = 0; wi < k->nv; ++wi)
-            if (copied[wi])
-                amp__sb_printf(o, "::amp::cpu::save(amp__c%d_%s[amp__wi], %s);\n", wi, k->v[wi].name, k->v[wi].name);
-        free(copied);
-        amp__sb_puts(o, "}\n}\n");
+    bool *copied = calloc((size_t)k->nv + 1, sizeof *copied);
+    if (!copied) {
+        k->t->oom = true;
+        return;
     }
+    unsigned bb = k->u[bu].b, be = k->u[bu].e;
+    amp__sb_puts(o, "{\n");
+    emit_bindings(k, bu, bb, be, NULL, NULL, -1);
+    emit_wi_open(k, false);
+    amp__sb_printf(o, "::amp::cpu::lockstep_assume(amp__b%d, amp__S::n);\n"
+                      "const %s %s = static_cast<%s>(amp__b%d + amp__wi); (void)%s;\n",
+                   id, type, name, type, id, name);
+    emit_bindings(k, bu, bb, be, &inside, copied, vi);
+    amp__sb_puts(o, "{\n");
+    emit_edited(k, bb, be);
+    amp__sb_puts(o, "\n}\n");
+    for (int wi = 0; wi < k->nv; ++wi)
+        if (copied[wi])
+            amp__sb_printf(o, "::amp::cpu::save(amp__c%d_%s[amp__wi], %s);\n", wi, k->v[wi].name, k->v[wi].name);
+    free(copied);
+    amp__sb_puts(o, "}\n}\n");
     /* the first work-item's variable stepped by the increment, as written */
     unsigned nb = k->u[nu].b, ne = k->u[nu].e;
     amp__sb_puts(o, "{\n");

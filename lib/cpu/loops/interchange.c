@@ -12,8 +12,10 @@
  * loop as "step 0 of every work-item, then step 1 of every work-item, ..."
  * is one such interleaving. Each work-item still runs its own init,
  * conditions, bodies and increments in its own order (the same summation
- * order, hence the same bits), and one whose condition failed takes no
- * further step (trip counts may differ between work-items).
+ * order, hence the same bits, but where emit.c's vector fast path lets the
+ * compiler fuse a multiply and an add the usual path keeps apart), and one
+ * whose condition failed takes no further step (trip counts may differ
+ * between work-items).
  *
  * The checks: no barrier (it is inside a region), no atomic, fence, wait or
  * call the analysis cannot see into (a function of the user, a library

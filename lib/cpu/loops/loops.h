@@ -71,7 +71,9 @@
  * increment and the condition has no effect, a vector fast path comes first
  * (emit.c, emit_lockstep_fast): while the work-items' variables are
  * consecutive and in range and all take the step, each step is one
- * vectorised pass over the work-items' bodies.
+ * vectorised pass over the work-items' bodies (where the compiler may fuse
+ * a multiply and an add that the usual path keeps apart: a float sum's
+ * last bit may then differ from the fiber path's).
  *
  * Soundness: anything not understood keeps the kernel on fibers (a barrier
  * under a call the analysis cannot see through, under a macro that spans
