@@ -502,12 +502,15 @@ constexpr int lockstep_steps = 4;
 #else
 #define AMP__LOCKSTEP_LOOP
 #endif
-// A lockstep loop's fast path (lib/cpu/loops/emit.c): whether the loop
-// variable of work-item w is the first one's plus w in every slot.
+// A lockstep loop's fast path (lib/cpu/loops/emit.c): the loop variable of
+// work-item w when it is the first one's, b, plus w (in unsigned arithmetic:
+// no overflow, whatever b), and whether every slot holds that.
+template <class U> AMP_FI U lockstep_nth(U b, int w) {
+    return static_cast<U>(static_cast<unsigned long long>(b) + static_cast<unsigned long long>(w));
+}
 template <class T, int N> AMP_FI bool lockstep_consecutive(ctx<T, N> &c) {
-    typedef typename ctx<T, N>::U U;
     bool ok = true;
-    for (int w = 1; w < N; ++w) ok &= c[w] == static_cast<U>(static_cast<unsigned long long>(c[0]) + w);
+    for (int w = 1; w < N; ++w) ok &= c[w] == lockstep_nth(c[0], w);
     return ok;
 }
 // Whether b + w, for every work-item w < n, is a non-negative value of an
@@ -526,8 +529,7 @@ template <class U> AMP_FI void lockstep_assume(U b, int n) {
 }
 // Leaving the fast path: every work-item's slot from the first one's.
 template <class T, int N> AMP_FI void lockstep_spread(ctx<T, N> &c) {
-    typedef typename ctx<T, N>::U U;
-    for (int w = 1; w < N; ++w) c[w] = static_cast<U>(static_cast<unsigned long long>(c[0]) + w);
+    for (int w = 1; w < N; ++w) c[w] = lockstep_nth(c[0], w);
 }
 template <class D, class S> AMP_FI void save(D &dst, const S &src) {
     static_assert(sizeof(D) == sizeof(S), "hipamp loop version: slot and variable differ");

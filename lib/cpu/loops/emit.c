@@ -339,10 +339,37 @@ static int fast_path_var(amp__loops_ctx *k, int s, int cnd)
  * usual path goes on from the same step. Each work-item's own statements
  * keep their order (condition, body, increment); only the interleaving of
  * work-items changes, which is theirs to choose between barriers. */
-static void emit_lockstep_fast(amp__loops_ctx *k, int id, int vi, int cu, int bu, int nu)
+/* A lockstep step's copies (copied, emit_bindings) saved back to the
+ * work-item's slots. */
+static void emit_saves(amp__loops_ctx *k, const bool *copied)
+{
+    for (int vi = 0; vi < k->nv; ++vi)
+        if (copied[vi])
+            amp__sb_printf(&k->out, "::amp::cpu::save(amp__c%d_%s[amp__wi], %s);\n", vi, k->v[vi].name,
+                           k->v[vi].name);
+}
+
+/* Opens the fast path's loop over the work-items for unit ui's text
+ * [b, e): its bindings, with lockstep loop id's variable vi computed as the
+ * base plus the work-item (told its range first where assume), the others
+ * as emit_bindings gives them (copied: see there). */
+static void emit_fast_wi_open(amp__loops_ctx *k, int id, int vi, int ui, unsigned b, unsigned e, bool assume,
+                              bool *copied)
 {
     amp__sb *o = &k->out;
     const char *name = k->v[vi].name, *type = k->v[vi].type; /* canonical: no user macro in it */
+    bool inside = true;
+    emit_bindings(k, ui, b, e, NULL, NULL, -1);
+    emit_wi_open(k, false);
+    if (assume) amp__sb_printf(o, "::amp::cpu::lockstep_assume(amp__b%d, amp__S::n);\n", id);
+    amp__sb_printf(o, "const %s %s = static_cast<%s>(amp__b%d + amp__wi); (void)%s;\n", type, name, type, id, name);
+    emit_bindings(k, ui, b, e, &inside, copied, vi);
+}
+
+static void emit_lockstep_fast(amp__loops_ctx *k, int id, int vi, int cu, int bu, int nu)
+{
+    amp__sb *o = &k->out;
+    const char *name = k->v[vi].name;
     bool inside = true;
     amp__sb_printf(o, "if (amp__f%d) {\n"
                       "for (int amp__j = 0; amp__j < ::amp::cpu::lockstep_steps; ++amp__j) {\n"
@@ -352,10 +379,7 @@ static void emit_lockstep_fast(amp__loops_ctx *k, int id, int vi, int cu, int bu
                    id, id, vi, name, id, id, id);
     /* every work-item's condition */
     unsigned cb = k->u[cu].b, ce = k->u[cu].e;
-    emit_bindings(k, cu, cb, ce, NULL, NULL, -1);
-    emit_wi_open(k, false);
-    amp__sb_printf(o, "const %s %s = static_cast<%s>(amp__b%d + amp__wi); (void)%s;\n", type, name, type, id, name);
-    emit_bindings(k, cu, cb, ce, &inside, NULL, vi);
+    emit_fast_wi_open(k, id, vi, cu, cb, ce, false, NULL);
     /* an int's or, which the compiler vectorises (a bool's and it did not) */
     amp__sb_printf(o, "amp__bad%d |= !static_cast<bool>(", id);
     emit_src(k, cb, ce);
@@ -368,18 +392,11 @@ static void emit_lockstep_fast(amp__loops_ctx *k, int id, int vi, int cu, int bu
     }
     unsigned bb = k->u[bu].b, be = k->u[bu].e;
     amp__sb_puts(o, "{\n");
-    emit_bindings(k, bu, bb, be, NULL, NULL, -1);
-    emit_wi_open(k, false);
-    amp__sb_printf(o, "::amp::cpu::lockstep_assume(amp__b%d, amp__S::n);\n"
-                      "const %s %s = static_cast<%s>(amp__b%d + amp__wi); (void)%s;\n",
-                   id, type, name, type, id, name);
-    emit_bindings(k, bu, bb, be, &inside, copied, vi);
+    emit_fast_wi_open(k, id, vi, bu, bb, be, true, copied);
     amp__sb_puts(o, "{\n");
     emit_edited(k, bb, be);
     amp__sb_puts(o, "\n}\n");
-    for (int wi = 0; wi < k->nv; ++wi)
-        if (copied[wi])
-            amp__sb_printf(o, "::amp::cpu::save(amp__c%d_%s[amp__wi], %s);\n", wi, k->v[wi].name, k->v[wi].name);
+    emit_saves(k, copied);
     free(copied);
     amp__sb_puts(o, "}\n}\n");
     /* the first work-item's variable stepped by the increment, as written */
@@ -482,8 +499,7 @@ static void emit_lockstep(amp__loops_ctx *k, int s)
         emit_src(k, k->u[nu].b, k->u[nu].e);
         amp__sb_puts(o, ";\n}\n");
     }
-    for (int vi = 0; vi < k->nv; ++vi)
-        if (copied[vi]) amp__sb_printf(o, "::amp::cpu::save(amp__c%d_%s[amp__wi], %s);\n", vi, k->v[vi].name, k->v[vi].name);
+    emit_saves(k, copied);
     free(copied);
     amp__sb_printf(o, "amp__any%d |= amp__a%d[amp__wi];\n}\n}\nif (!amp__any%d) break;\n}\n}\n", id, id, id);
 }
