@@ -172,9 +172,9 @@ typedef char *(*child_work)(const void *arg, size_t *len);
  * *stuck); *transient when that, or when no pipe or process could be made
  * for it; *died when it ran and ended without its answer (a signal, an
  * exit status). */
-static bool run_child(child_work work, const void *arg, const char *what, const char *prefix, uint64_t deadline,
-                      char **out, size_t *outlen, char *note, size_t cap, bool *late, bool *stuck, bool *transient,
-                      bool *died)
+static bool run_child_once(child_work work, const void *arg, const char *what, const char *prefix, uint64_t deadline,
+                           char **out, size_t *outlen, char *note, size_t cap, bool *late, bool *stuck,
+                           bool *transient, bool *died)
 {
     const char *why = NULL;
     int fds[2] = {-1, -1};
@@ -286,6 +286,24 @@ static bool run_child(child_work work, const void *arg, const char *what, const 
     return ok;
 }
 
+/* The child is a fork of a process that may have other threads: a lock one
+ * of them held at the fork (an allocator's, seen under older
+ * AddressSanitizer runtimes) stays locked in the child forever. A child that
+ * used no CPU for AMP__CPU_LOOPS_STUCK_S is taken for that and started once
+ * more; a real time-out is not repeated. The outcome is the last run's. */
+static bool run_child(child_work work, const void *arg, const char *what, const char *prefix, uint64_t deadline,
+                      char **out, size_t *outlen, char *note, size_t cap, bool *late, bool *stuck, bool *transient,
+                      bool *died)
+{
+    *transient = false;
+    bool ok = run_child_once(work, arg, what, prefix, deadline, out, outlen, note, cap, late, stuck, transient, died);
+    if (*stuck && amp__now_ns() < deadline) {
+        *transient = false; /* the second run decides */
+        ok = run_child_once(work, arg, what, prefix, deadline, out, outlen, note, cap, late, stuck, transient, died);
+    }
+    return ok;
+}
+
 /* The transformation's child: its result, encoded. */
 static char *transform_work(const void *arg, size_t *len)
 {
@@ -309,23 +327,14 @@ static bool run_once(const amp__cpu_loops_job *job, uint64_t deadline, amp__cpu_
     return ok;
 }
 
-/* The child is a fork of a process that may have other threads: a lock one
- * of them held at the fork (an allocator's, seen under older
- * AddressSanitizer runtimes) stays locked in the child forever. A child that
- * used no CPU for AMP__CPU_LOOPS_STUCK_S is taken for that and started once
- * more; a real time-out is not repeated. Either way a build made without the
- * loop versions is not to be stored (how->transient): the next process
- * tries again. */
+/* A child taken for stuck is started once more (run_child). Either way a
+ * build made without the loop versions is not to be stored
+ * (how->transient): the next process tries again. */
 bool amp__cpu_loops_run(const amp__cpu_loops_job *job, uint64_t deadline, amp__cpu_loops_result *res, char *note,
                         size_t cap, amp__cpu_loops_outcome *how)
 {
     bool stuck = false, died = false;
-    how->transient = false;
     bool ok = run_once(job, deadline, res, note, cap, &how->late, &stuck, &how->transient, &died);
-    if (stuck && amp__now_ns() < deadline) {
-        how->transient = false; /* the second run decides */
-        ok = run_once(job, deadline, res, note, cap, &how->late, &stuck, &how->transient, &died);
-    }
     /* A child that died reading the precompiled library part (libclang
      * crashes on input it does not expect) leaves the parse of the whole
      * text to one more child, where the deadline leaves it time (a parse
