@@ -558,13 +558,22 @@ template <int D0, int D1, int D2, class... A> struct tiles<void(tiled_index<D0, 
     template <auto Fn, int... I>
     AMP_FI static void run(amp__cpu_item *it, const detail::pack<A...> &p, detail::int_seq<I...>) {
         const amp__cpu_launch *L = it->launch;
-        for (long long t = it->begin; t < it->end; ++t) {
-            long long r = t;
-            for (int d = L->rank - 1; d >= 0; --d) {
-                it->tile[d] = (int32_t)(r % L->tiles[d]);
-                r /= L->tiles[d];
-            }
+        if (it->begin >= it->end) return;
+        // The chunk's first tile by division, the next ones by a step with
+        // carry (the last dimension fastest): a 64-bit division a
+        // dimension per tile cost some 5-10 % of a 16 x 16 transpose.
+        long long r = it->begin;
+        for (int d = L->rank - 1; d >= 0; --d) {
+            it->tile[d] = (int32_t)(r % L->tiles[d]);
+            r /= L->tiles[d];
+        }
+        for (long long t = it->begin;;) {
             if (!Fn(it, detail::pack_get<I>::get(p)...)) return;
+            if (++t >= it->end) return;
+            for (int d = L->rank - 1; d >= 0; --d) {
+                if (++it->tile[d] < L->tiles[d]) break;
+                it->tile[d] = 0;
+            }
         }
     }
     template <auto Fn> AMP_FI static void entry(amp__cpu_item *it) {
