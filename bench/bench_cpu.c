@@ -958,12 +958,15 @@ int main(int argc, char **argv)
         return bad == 0 ? 0 : 1;
     }
     /* The transpose section: 4096^2 floats (bench_cpu's transpose row's
-     * size), 12 runs a side (3 blocks of 4); --quick 1024^2 and 8. */
-    const int transpose_n = quick ? 1024 : 4096, transpose_runs = quick ? 8 : 12;
+     * size) and 8192^2 (arrays beyond a large last-level cache), 12 runs
+     * a side (3 blocks of 4); --quick 1024^2 and 8. */
+    const int transpose_sizes[] = {4096, 8192}, quick_transpose_sizes[] = {1024};
+    const int *transpose_sizes_used = quick ? quick_transpose_sizes : transpose_sizes;
+    const int transpose_nsizes = quick ? 1 : 2, transpose_runs = quick ? 8 : 12;
     if (transpose_only) {
         amp_accelerator *cpu_acc = NULL;
         CHECK(amp_accelerator_find("cpu", &cpu_acc));
-        int bad = bench_cpu_transpose(stdout, cpu_acc, transpose_n, transpose_runs);
+        int bad = bench_cpu_transpose(stdout, cpu_acc, transpose_sizes_used, transpose_nsizes, transpose_runs);
         return bad == 0 ? 0 : 1;
     }
     if (first_call_only) {
@@ -1108,7 +1111,7 @@ int main(int argc, char **argv)
     int stream_bad = bench_cpu_stream(o, acc, stream_n, stream_times);
     if (stream_bad) failures += stream_bad < 0 ? 1 : stream_bad;
     printf("transpose...\n");
-    int transpose_bad = bench_cpu_transpose(o, acc, transpose_n, transpose_runs);
+    int transpose_bad = bench_cpu_transpose(o, acc, transpose_sizes_used, transpose_nsizes, transpose_runs);
     if (transpose_bad) failures += transpose_bad < 0 ? 1 : transpose_bad;
     fclose(o);
     fputs(md, stdout);

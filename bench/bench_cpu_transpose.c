@@ -41,21 +41,20 @@ static const char *const kernel_names[ROWS] = {"transpose_tiled_even", "transpos
 static const char *const row_names[ROWS] = {"seed's tiled transpose (tile_static float[16][16])",
                                             "bench_cpu's tiled transpose (tile_static float[16][17])"};
 
-int bench_cpu_transpose(FILE *o, amp_accelerator *acc, int n, int runs)
+/* One size's measurements of both rows (amp_ms, omp_ms, the checks);
+ * false when a hipamp call failed or host memory ran out (said on stderr). */
+static bool transpose_at(amp_program *const prog[ROWS], int n, int runs, int threads, double amp_ms[ROWS],
+                         double omp_ms[ROWS], bool amp_ok[ROWS], bool omp_ok[ROWS])
 {
-    int bad = -1;
-    const int blocks = runs / BLOCK > 0 ? runs / BLOCK : 1;
-    runs = blocks * BLOCK;
+    bool done = false;
+    const int blocks = runs / BLOCK;
     size_t nn = (size_t)n * (size_t)n;
     float *A = malloc(nn * sizeof *A), *ref = malloc(nn * sizeof *ref), *At = malloc(nn * sizeof *At),
           *Ao = malloc(nn * sizeof *Ao);
     double *ta = malloc((size_t)runs * sizeof *ta), *to = malloc((size_t)runs * sizeof *to);
-    amp_program *prog[ROWS] = {NULL, NULL};
     amp_array_view *va = NULL, *vt = NULL;
-    double amp_ms[ROWS], omp_ms[ROWS];
-    bool amp_ok[ROWS], omp_ok[ROWS];
     if (!A || !ref || !At || !Ao || !ta || !to) {
-        fprintf(stderr, "bench_cpu: no memory for the transpose section\n");
+        fprintf(stderr, "bench_cpu: no memory for the transpose section at %d x %d\n", n, n);
         goto fail;
     }
     uint32_t s = 12345u;
@@ -65,11 +64,6 @@ int bench_cpu_transpose(FILE *o, amp_accelerator *acc, int n, int runs)
     }
     for (int i = 0; i < n; ++i)
         for (int j = 0; j < n; ++j) ref[(size_t)j * n + i] = A[(size_t)i * n + j];
-    amp_accelerator_info info;
-    TC(amp_accelerator_get_info(acc, &info));
-    const int threads = info.compute_units > 0 ? info.compute_units : 1;
-    TC(amp_program_build(acc, seed_source, NULL, &prog[0]));
-    TC(amp_program_build(acc, bench_cpu_kernels_source, NULL, &prog[1]));
     TC(amp_array_view_create(A, sizeof *A, amp_extent_2d(n, n), AMP_READ_ONLY, &va));
     TC(amp_array_view_create(At, sizeof *At, amp_extent_2d(n, n), AMP_WRITE_ONLY, &vt));
     amp_tiled_extent te;
@@ -110,34 +104,63 @@ int bench_cpu_transpose(FILE *o, amp_accelerator *acc, int n, int runs)
         amp_ok[r] = !memcmp(At, ref, nn * sizeof *At);
         omp_ok[r] = !memcmp(Ao, ref, nn * sizeof *Ao);
     }
-    fprintf(o, "\n## Tiled transpose against a blocked OpenMP loop\n\n");
-    fprintf(o, "A %d x %d float matrix transposed by tiled kernels (16 x 16 tiles through tile_static memory) on the "
-               "CPU accelerator (%d threads) and by a blocked loop in C + OpenMP (bench/transpose_omp.c: 16 x 16 "
-               "blocks written along At's rows, the rows of blocks shared out by one `omp parallel for`, static schedule, `num_threads(%d)`%s)"
-               "; each run timed to completion (hipamp: launch + amp_array_view_synchronize), %d runs a side in "
-               "blocks of %d back to back, each block after a %d ms pause (longer than idle OpenMP threads spin) and one untimed run, which side goes first alternating by block, medians. hipamp / OpenMP is the ratio of the speeds (OpenMP's time "
-               "over hipamp's), above 1 when hipamp is faster; both results checked bit for bit against a serial "
-               "transpose.\n\n",
-            n, n, threads, threads, tomp_available() ? "" : "; **no OpenMP here: one thread**", runs, BLOCK, (int)WL_SETTLE_MS);
-    fprintf(o, "| kernel | hipamp ms | C + OpenMP ms | hipamp / OpenMP | goal | check |\n|---|---:|---:|---:|---|---|\n");
-    bad = 0;
-    for (int r = 0; r < ROWS; ++r) {
-        double ratio = omp_ms[r] / amp_ms[r];
-        bool ok = amp_ok[r] && omp_ok[r];
-        bad += !ok;
-        fprintf(o, "| %s | %.2f | %.2f | **%.2f** | >= 0.9: %s | %s |\n", row_names[r], amp_ms[r], omp_ms[r], ratio,
-                ratio >= 0.9 ? "met" : "**missed**",
-                ok ? "passed" : !amp_ok[r] ? "**hipamp's differs**" : "**OpenMP's differs**");
-    }
+    done = true;
 fail:
     if (va) amp_array_view_destroy(va);
     if (vt) amp_array_view_destroy(vt);
-    for (int r = 0; r < ROWS; ++r) amp_program_destroy(prog[r]);
     free(A);
     free(ref);
     free(At);
     free(Ao);
     free(ta);
     free(to);
+    return done;
+}
+
+int bench_cpu_transpose(FILE *o, amp_accelerator *acc, const int *sizes, int nsizes, int runs)
+{
+    int bad = -1;
+    const int blocks = runs / BLOCK > 0 ? runs / BLOCK : 1;
+    runs = blocks * BLOCK;
+    amp_program *prog[ROWS] = {NULL, NULL};
+    enum { MAX_SIZES = 4 };
+    double amp_ms[MAX_SIZES][ROWS], omp_ms[MAX_SIZES][ROWS];
+    bool amp_ok[MAX_SIZES][ROWS], omp_ok[MAX_SIZES][ROWS];
+    if (nsizes < 1 || nsizes > MAX_SIZES) {
+        fprintf(stderr, "bench_cpu: %d transpose sizes (1 to %d)\n", nsizes, MAX_SIZES);
+        return -1;
+    }
+    amp_accelerator_info info;
+    TC(amp_accelerator_get_info(acc, &info));
+    const int threads = info.compute_units > 0 ? info.compute_units : 1;
+    TC(amp_program_build(acc, seed_source, NULL, &prog[0]));
+    TC(amp_program_build(acc, bench_cpu_kernels_source, NULL, &prog[1]));
+    for (int z = 0; z < nsizes; ++z)
+        if (!transpose_at(prog, sizes[z], runs, threads, amp_ms[z], omp_ms[z], amp_ok[z], omp_ok[z])) goto fail;
+    fprintf(o, "\n## Tiled transpose against a blocked OpenMP loop\n\n");
+    fprintf(o, "An n x n float matrix transposed by tiled kernels (16 x 16 tiles through tile_static memory) on the "
+               "CPU accelerator (%d threads) and by a blocked loop in C + OpenMP (bench/transpose_omp.c: 16 x 16 "
+               "blocks written along At's rows, the rows of blocks shared out by one `omp parallel for`, static schedule, `num_threads(%d)`%s)"
+               "; each run timed to completion (hipamp: launch + amp_array_view_synchronize), %d runs a side in "
+               "blocks of %d back to back, each block after a %d ms pause (longer than idle OpenMP threads spin) and one untimed run, which side goes first alternating by block, medians. hipamp / OpenMP is the ratio of the speeds (OpenMP's time "
+               "over hipamp's), above 1 when hipamp is faster; both results checked bit for bit against a serial "
+               "transpose. Each size has arrays of its own (the input, hipamp's and OpenMP's outputs, the reference: "
+               "4 n^2 floats). At 4096^2 they take 256 MiB, which a large last-level cache (300 MiB on the H200's "
+               "host, shared with the machine's other tenants) holds in part, so there the times depend on what "
+               "the other side and other programs left in it; at 8192^2 (1 GiB) both sides stream from memory.\n\n",
+            threads, threads, tomp_available() ? "" : "; **no OpenMP here: one thread**", runs, BLOCK, (int)WL_SETTLE_MS);
+    fprintf(o, "| kernel | n | hipamp ms | C + OpenMP ms | hipamp / OpenMP | goal | check |\n|---|---:|---:|---:|---:|---|---|\n");
+    bad = 0;
+    for (int z = 0; z < nsizes; ++z)
+        for (int r = 0; r < ROWS; ++r) {
+            double ratio = omp_ms[z][r] / amp_ms[z][r];
+            bool ok = amp_ok[z][r] && omp_ok[z][r];
+            bad += !ok;
+            fprintf(o, "| %s | %d | %.2f | %.2f | **%.2f** | >= 0.9: %s | %s |\n", row_names[r], sizes[z], amp_ms[z][r],
+                    omp_ms[z][r], ratio, ratio >= 0.9 ? "met" : "**missed**",
+                    ok ? "passed" : !amp_ok[z][r] ? "**hipamp's differs**" : "**OpenMP's differs**");
+        }
+fail:
+    for (int r = 0; r < ROWS; ++r) amp_program_destroy(prog[r]);
     return bad;
 }

@@ -6,7 +6,8 @@
 
 #include <stdio.h>
 
-/* Transpose an n x n float matrix (n a multiple of 16) with the seed's
+/* Transpose n x n float matrices, n each of the nsizes (1 to 4) sizes[]
+ * (multiples of 16), with the seed's
  * tiled kernel and bench_cpu's padded one on the CPU accelerator acc, and
  * with the blocked C + OpenMP loop on as many threads, `runs` timed runs
  * each (rounded down to whole blocks of bench_cpu_transpose.c's BLOCK,
@@ -14,7 +15,7 @@
  * untimed run); write the section (Markdown) to o.
  * Returns the number of results that differ from the serial transpose, -1
  * when a hipamp call failed or host memory ran out (said on stderr). */
-int bench_cpu_transpose(FILE *o, amp_accelerator *acc, int n, int runs);
+int bench_cpu_transpose(FILE *o, amp_accelerator *acc, const int *sizes, int nsizes, int runs);
 
 /* bench_cpu.c's kernels (saxpy, matmuls, the padded transpose_tiled, the
  * reduction), which the transpose section builds for transpose_tiled. */

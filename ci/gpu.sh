@@ -82,7 +82,8 @@
 #   bench      STUDY=0 (no study), BENCH=0 (no bench_gpu), BENCH_ARGS (e.g.
 #              --launch-only, --graph-only, --quick), BENCH_TIMEOUT (seconds)
 #              [3000], TARGETS (what to build) [all]
-#   figures    SECTIONS [graph algorithms], PROGRAMS [bench_gpu bench_cpu],
+#   figures    SECTIONS [graph algorithms] (a section's own arguments after
+#              colons: stream:--arraysize:268435456), PROGRAMS [bench_gpu bench_cpu],
 #              GPU_SETTINGS, CPU_SETTINGS (';'-separated, each VAR=value
 #              words, e.g. "AMP_GRAPH_PROGRAMMATIC=0;AMP_ALG_SORT_ITEMS=12"),
 #              BASE (another tree's sources, e.g. `git archive` of an earlier
@@ -741,11 +742,14 @@ cmd_figures() {
             if [ "$p" = bench_gpu ] && { [ "$s" != default ] || [ "$t" = base ]; }; then
               envs+=(HIPAMP_BENCH_NO_CUB=1)
             fi
-            label=$p-$section-$t-$(echo "$s" | tr ' =,' '_-_')-$r
+            # A section may carry arguments after colons
+            # (stream:--arraysize:268435456).
+            IFS=':' read -r -a sargs <<< "$section"
+            label=$p-$(echo "$section" | tr ':=,' '_-_')-$t-$(echo "$s" | tr ' =,' '_-_')-$r
             log=$LOGS/$label.txt
-            timeout -k 10 "${STEP_TIMEOUT:-240}" env "${envs[@]}" "$exe" "--$section-only" > "$log" 2>&1
+            timeout -k 10 "${STEP_TIMEOUT:-240}" env "${envs[@]}" "$exe" "--${sargs[0]}-only" "${sargs[@]:1}" > "$log" 2>&1
             code=$?
-            note "=== $p --$section-only, $t tree, $s, run $r: exit $code"
+            note "=== $p --${sargs[0]}-only ${sargs[*]:1}, $t tree, $s, run $r: exit $code"
             [ "$code" -eq 0 ] || rc=1
             # The table rows without their headers, and the CUB and check lines.
             grep -E '^\| |^CUB|^Checks' "$log" | grep -vE '^\|[-:| ]*$|^\| (figure|algorithm|kernel|build) \|' |
