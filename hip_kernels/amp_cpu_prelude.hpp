@@ -413,6 +413,26 @@ template <class F, int I> using param_t = typename loops::param<F, I>::type;
 // Names a type written as a type-id ("float[16][17]") in a declaration.
 template <class T> using ident = T;
 
+// A rank-2 tile_static array T[R][C] stored transposed in a loop version
+// (lib/cpu/loops/layout.c): a[i][j] lives at m[j][i], so the stored rows
+// are the array's columns (R elements, no padding). The transformation
+// checked that only elements are used, a[i][j] with both subscripts, i
+// below R and j below C, and nothing takes an element's address.
+template <class T, int R, int C> struct transposed {
+    alignas(64) T m[C][R];
+    template <class E> struct column {
+        E (*m)[R];
+        long long i;
+        template <class J> AMP_FI E &operator[](J j) const { return m[j][i]; }
+    };
+    template <class I> AMP_FI column<T> operator[](I i) { return column<T>{m, static_cast<long long>(i)}; }
+    template <class I> AMP_FI column<const T> operator[](I i) const {
+        return column<const T>{m, static_cast<long long>(i)};
+    }
+};
+template <class A> struct transposed_of;
+template <class T, int R, int C> struct transposed_of<T[R][C]> { typedef transposed<T, R, C> type; };
+
 // A tile as E0 x E1 x E2 work-items, the index's contiguous (last) dimension
 // as E2, so the innermost work-item loop walks memory in order (a region
 // whose stores run along E1 has E1 innermost: lib/cpu/loops/order.c).

@@ -711,6 +711,59 @@ Test(loops, stores_along_the_next_dimension_interchange_the_work_item_loops)
     expect_verbose_paths(want, sizeof want / sizeof want[0]);
 }
 
+/* ---------------------------------------------- tile_static layout */
+
+/* A transpose through a tile_static array written along the tile's rows
+ * and read down its columns has the array stored transposed on the CPU
+ * (lib/cpu/loops/layout.c); kernels whose uses it must not move keep the
+ * declared layout. The results are the reference's on every accelerator. */
+ACCEL_TILED_TEST(loops, tile_static_layout_keeps_the_results)
+{
+    enum { N = 48, D0 = 4, D1 = 32 };
+    static int32_t in[N * N], want[N * N];
+    fill_ints(in, N * N, 23);
+    /* out(r, c) = in(c, r) + r % 16 */
+    for (int r = 0; r < N; ++r)
+        for (int c = 0; c < N; ++c) want[r * N + c] = in[c * N + r] + r % 16;
+    static const char *const same[] = {"layout_padded", "layout_inplace", "layout_reference", "layout_global",
+                                       "layout_mixed"};
+    for (size_t i = 0; i < sizeof same / sizeof same[0]; ++i)
+        run_io(acc, same[i], amp_extent_2d(N, N), (const int[]){16, 16}, in, want, NULL);
+    /* layout_address: out(r, c) = in(c, r) + r % 16, plus in(c, r + 1) +
+     * r % 16 + 1 where r % 16 < 15 */
+    for (int r = 0; r < N; ++r)
+        for (int c = 0; c < N; ++c)
+            want[r * N + c] = in[c * N + r] + r % 16 + (r % 16 < 15 ? in[c * N + r + 1] + r % 16 + 1 : 0);
+    run_io(acc, "layout_address", amp_extent_2d(N, N), (const int[]){16, 16}, in, want, NULL);
+    /* layout_rank3: out(a, b, c) = in(a - a % 2, c, b) + 1 */
+    static int32_t in3[D0 * D1 * D1], want3[D0 * D1 * D1];
+    fill_ints(in3, D0 * D1 * D1, 24);
+    for (int a = 0; a < D0; ++a)
+        for (int b = 0; b < D1; ++b)
+            for (int c = 0; c < D1; ++c) want3[(a * D1 + b) * D1 + c] = in3[((a - a % 2) * D1 + c) * D1 + b] + 1;
+    run_io(acc, "layout_rank3", amp_extent_3d(D0, D1, D1), (const int[]){2, 16, 16}, in3, want3, NULL);
+}
+
+/* Which arrays are stored transposed: AMP_CPU_VERBOSE says it of each
+ * kernel. */
+Test(loops, a_transpose_written_along_rows_stores_its_buffer_transposed)
+{
+    static const verbose_path want[] = {
+        {"layout_padded", "runs as loops (work-item loops interchanged in 1 region; 1 tile_static array stored "
+                          "transposed); tile_static 1088 bytes\n"},
+        {"layout_inplace", "runs as loops (work-item loops interchanged in 1 region; 1 tile_static array stored "
+                           "transposed); tile_static 1024 bytes\n"},
+        {"layout_rank3", "runs as loops (work-item loops interchanged in 1 region; 1 tile_static array stored "
+                         "transposed); tile_static 1096 bytes\n"},
+        {"layout_address", "runs as loops; tile_static 1088 bytes\n"},
+        {"layout_reference", "runs as loops; tile_static 1088 bytes\n"},
+        {"layout_global", "runs as loops; tile_static 1088 bytes\n"},
+        {"layout_mixed", "runs as loops; tile_static 2112 bytes\n"},
+        {"order_padded", "runs as loops; tile_static 1088 bytes\n"},
+    };
+    expect_verbose_paths(want, sizeof want / sizeof want[0]);
+}
+
 /* -------------------------------------------------------- safety net */
 
 /* A barrier reached through std::function: the analysis cannot see into

@@ -241,26 +241,34 @@ static void amp__cpu_module_unload(void *dev, void *module)
 
 /* What AMP_CPU_VERBOSE adds about a loop version in handle: its loops that
  * run in lockstep across the tile's work-items (lib/cpu/loops/
- * interchange.c; those with emit.c's vector fast path) and its regions whose work-item loops run interchanged
- * (lib/cpu/loops/order.c), as " (...; ...)", or "" when neither. */
+ * interchange.c; those with emit.c's vector fast path), its regions whose
+ * work-item loops run interchanged (lib/cpu/loops/order.c) and its
+ * tile_static arrays stored transposed (layout.c), as " (...; ...)", or ""
+ * when none. */
 static void amp__cpu_verbose_loops(void *handle, const char *name, char *buf, size_t size)
 {
-    static const char *const suffix[3] = {"__amp_lockstep", "__amp_swapped", "__amp_lockstep_fast"};
-    int n[3];
-    for (int i = 0; i < 3; ++i) {
+    static const char *const suffix[4] = {"__amp_lockstep", "__amp_swapped", "__amp_lockstep_fast",
+                                          "__amp_transposed"};
+    int n[4];
+    for (int i = 0; i < 4; ++i) {
         char sym[512];
         snprintf(sym, sizeof sym, "%s%s", name, suffix[i]);
         const int *v = dlsym(handle, sym);
         n[i] = v && *v > 0 ? *v : 0;
     }
-    char lockstep[96] = "", fast[48] = "", swapped[64] = "";
+    char part[3][96], fast[48] = "";
+    int np = 0;
     if (n[2]) snprintf(fast, sizeof fast, ", %d with a vector fast path", n[2]);
     if (n[0])
-        snprintf(lockstep, sizeof lockstep, "%d grid-stride loop%s in lockstep%s", n[0], n[0] == 1 ? "" : "s", fast);
+        snprintf(part[np++], sizeof part[0], "%d grid-stride loop%s in lockstep%s", n[0], n[0] == 1 ? "" : "s", fast);
     if (n[1])
-        snprintf(swapped, sizeof swapped, "work-item loops interchanged in %d region%s", n[1], n[1] == 1 ? "" : "s");
+        snprintf(part[np++], sizeof part[0], "work-item loops interchanged in %d region%s", n[1], n[1] == 1 ? "" : "s");
+    if (n[3])
+        snprintf(part[np++], sizeof part[0], "%d tile_static array%s stored transposed", n[3], n[3] == 1 ? "" : "s");
     buf[0] = '\0';
-    if (n[0] || n[1]) snprintf(buf, size, " (%s%s%s)", lockstep, n[0] && n[1] ? "; " : "", swapped);
+    if (np == 1) snprintf(buf, size, " (%s)", part[0]);
+    else if (np == 2) snprintf(buf, size, " (%s; %s)", part[0], part[1]);
+    else if (np == 3) snprintf(buf, size, " (%s; %s; %s)", part[0], part[1], part[2]);
 }
 
 static amp_status amp__cpu_kernel_get(void *dev, void *module, const char *name, amp__kernel_props *out)
@@ -351,7 +359,7 @@ static amp_status amp__cpu_kernel_get(void *dev, void *module, const char *name,
     char others[512];
     out->tile_static_bytes = amp__cpu_tile_static_bytes(&m->tls, name, own, others, sizeof others);
     if (amp__env_flag("AMP_CPU_VERBOSE", false)) {
-        char loops[160] = "";
+        char loops[320] = "";
         if (k->tiles) amp__cpu_verbose_loops(m->handle, name, loops, sizeof loops);
         fprintf(stderr, "hipamp: CPU kernel '%s' runs as %s%s; tile_static %zu bytes%s%s%s\n", name, out->execution + 4,
                 loops, out->tile_static_bytes, others[0] ? " (with thread_locals it may reach: " : "", others,

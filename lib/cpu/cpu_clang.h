@@ -53,6 +53,7 @@ enum {
 /* Type kinds (enum CXTypeKind) used. */
 enum {
     AMP__CXT_Invalid = 0, AMP__CXT_Bool = 3, AMP__CXT_Int128 = 20, /* the integer kinds: Bool to Int128 */
+    AMP__CXT_LongDouble = 23, /* the floating kinds: Int128 + 1 (float) to LongDouble */
     AMP__CXT_Pointer = 101, AMP__CXT_LValueReference = 103,
     AMP__CXT_RValueReference = 104, AMP__CXT_Record = 105, AMP__CXT_Enum = 106,
     AMP__CXT_ConstantArray = 112, AMP__CXT_IncompleteArray = 114, AMP__CXT_VariableArray = 115,

@@ -23,7 +23,7 @@ const amp__cpu_sanitizer amp__cpu_sanitizers[AMP__CPU_NSANITIZERS] = {{"address"
                                                                        {"thread", "libtsan", "__tsan_init"},
                                                                        {"hwaddress", "libhwasan", "__hwasan_init"}};
 /* Bump when the loop transformation's output changes (cache tag). */
-#define AMP__CPU_LOOPS_VERSION 7
+#define AMP__CPU_LOOPS_VERSION 8
 
 /* ------------------------------------------------------ the compiler */
 

@@ -655,6 +655,88 @@ AMP_TILED_KERNEL(order_private, amp::tiled_index<16, 16> t, amp::array_view<cons
     if (t.local[1] == 3) return;
     out(t.global[1], t.global[0]) = s[t.local[0]][t.local[1]] + mine;
 }
+// The layout of tile_static arrays (lib/cpu/loops/layout.c): a transpose
+// that writes its buffer along the tile's rows and reads it down the
+// columns (the GPU's padded transpose) has the buffer stored transposed on
+// the CPU. The results must not change. layout_padded: out = in transposed
+// tile by tile, plus the work-item's local column.
+AMP_TILED_KERNEL(layout_padded, amp::tiled_index<16, 16> t, amp::array_view<const int, 2> in,
+                 amp::array_view<int, 2> out)
+{
+    tile_static int s[16][17];
+    const int ly = t.local[0], lx = t.local[1];
+    s[ly][lx] = in[t.global] + lx;
+    t.barrier.wait();
+    out(t.tile_origin[1] + ly, t.tile_origin[0] + lx) = s[lx][ly];
+}
+// The same without padding, the element changed in place too (+=, ++).
+AMP_TILED_KERNEL(layout_inplace, amp::tiled_index<16, 16> t, amp::array_view<const int, 2> in,
+                 amp::array_view<int, 2> out)
+{
+    tile_static int s[16][16];
+    s[t.local[0]][t.local[1]] = in[t.global];
+    s[t.local[0]][t.local[1]] += t.local[1] - 1;
+    s[t.local[0]][t.local[1]]++;
+    t.barrier.wait();
+    out(t.tile_origin[1] + t.local[0], t.tile_origin[0] + t.local[1]) = s[t.local[1]][t.local[0]];
+}
+// Rank 3: the tile's last two dimensions.
+AMP_TILED_KERNEL(layout_rank3, amp::tiled_index<2, 16, 16> t, amp::array_view<const int, 3> in,
+                 amp::array_view<int, 3> out)
+{
+    tile_static int s[16][17];
+    tile_static int row0[2];
+    if (t.local[1] == 0 && t.local[2] == 0) row0[t.local[0]] = t.local[0];
+    t.barrier.wait();
+    if (t.local[0] == 0) s[t.local[1]][t.local[2]] = in[t.global] + row0[1];
+    t.barrier.wait();
+    out(t.global[0], t.tile_origin[2] + t.local[1], t.tile_origin[1] + t.local[2]) = s[t.local[2]][t.local[1]];
+}
+// Kept as declared: an element's address taken and moved along its row
+// (the transposed layout would move what it reaches): out gets s[lx][ly]
+// plus, but in the last column, the element after it in its row.
+AMP_TILED_KERNEL(layout_address, amp::tiled_index<16, 16> t, amp::array_view<const int, 2> in,
+                 amp::array_view<int, 2> out)
+{
+    tile_static int s[16][17];
+    s[t.local[0]][t.local[1]] = in[t.global] + t.local[1];
+    t.barrier.wait();
+    const int *p = &s[t.local[1]][t.local[0]];
+    out(t.tile_origin[1] + t.local[0], t.tile_origin[0] + t.local[1]) = p[0] + (t.local[0] < 15 ? p[1] : 0);
+}
+// ... a reference bound to an element, ...
+AMP_TILED_KERNEL(layout_reference, amp::tiled_index<16, 16> t, amp::array_view<const int, 2> in,
+                 amp::array_view<int, 2> out)
+{
+    tile_static int s[16][17];
+    s[t.local[0]][t.local[1]] = in[t.global] + t.local[1];
+    t.barrier.wait();
+    const int &r = s[t.local[1]][t.local[0]];
+    out(t.tile_origin[1] + t.local[0], t.tile_origin[0] + t.local[1]) = r;
+}
+// ... a subscript the analysis cannot place (t.global[1] % 16: the local
+// column), ...
+AMP_TILED_KERNEL(layout_global, amp::tiled_index<16, 16> t, amp::array_view<const int, 2> in,
+                 amp::array_view<int, 2> out)
+{
+    tile_static int s[16][17];
+    s[t.local[0]][t.global[1] % 16] = in[t.global] + t.local[1];
+    t.barrier.wait();
+    out(t.tile_origin[1] + t.local[0], t.tile_origin[0] + t.local[1]) = s[t.local[1]][t.local[0]];
+}
+// ... and a writing region that keeps its order (a store along the
+// contiguous dimension beside the buffer's: order.c).
+AMP_TILED_KERNEL(layout_mixed, amp::tiled_index<16, 16> t, amp::array_view<const int, 2> in,
+                 amp::array_view<int, 2> out)
+{
+    tile_static int s[16][17];
+    tile_static int one[16][16];
+    s[t.local[0]][t.local[1]] = in[t.global] + t.local[1];
+    one[t.local[0]][t.local[1]] = 1;
+    t.barrier.wait();
+    out(t.tile_origin[1] + t.local[0], t.tile_origin[0] + t.local[1]) =
+        s[t.local[1]][t.local[0]] * one[t.local[0]][t.local[1]];
+}
 // A next dimension too short to run innermost (4): the usual order.
 // (Never launched: it only has to compile.)
 AMP_TILED_KERNEL(order_short, amp::tiled_index<4, 64> t, amp::array_view<const int, 2> in,

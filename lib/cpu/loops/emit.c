@@ -693,7 +693,9 @@ void amp__loops_emit(amp__loops_ctx *k)
     }
     for (int i = 0; i < k->nv; ++i) {
         amp__loops_var *v = &k->v[i];
-        if (v->cls == AMP__VAR_TILE_STATIC)
+        if (v->cls == AMP__VAR_TILE_STATIC && v->transposed)
+            amp__sb_printf(o, "::amp::cpu::transposed_of<%s>::type %s;\n", v->type, v->name);
+        else if (v->cls == AMP__VAR_TILE_STATIC)
             amp__sb_printf(o, "alignas(64) ::amp::cpu::ident<%s> %s;\n", v->type, v->name);
         else if (v->cls == AMP__VAR_PRIVATE)
             amp__sb_printf(o, "::amp::cpu::ctx<%s, amp__S::n> amp__c%d_%s;\n", v->type, i, v->name);
@@ -724,4 +726,8 @@ void amp__loops_emit(amp__loops_ctx *k)
     if (k->nswapped > 0)
         amp__sb_printf(o, "extern \"C\" __attribute__((visibility(\"default\"))) const int %s__amp_swapped = %d;\n", nm,
                        k->nswapped);
+    /* How many tile_static arrays it stores transposed (layout.c). */
+    if (k->ntransposed > 0)
+        amp__sb_printf(o, "extern \"C\" __attribute__((visibility(\"default\"))) const int %s__amp_transposed = %d;\n",
+                       nm, k->ntransposed);
 }

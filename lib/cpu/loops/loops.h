@@ -20,7 +20,10 @@
  *       uniform control flow of the body (loops and ifs holding barriers)
  *       around "regions": the code between two barriers, each wrapped in
  *       loops over the tile's work-items, contiguous dimension innermost
- *       (the next one out where the region's stores run along it: order.c).
+ *       (the next one out where the region's stores run along it: order.c;
+ *       a tile_static array written along the tile's rows and read down its
+ *       columns, as the GPU's padded transpose does, stored transposed so
+ *       that both phases run along memory: layout.c).
  *   }
  *   extern "C" void NAME__amp_tiles(amp__cpu_item *);  runs tiles [begin, end)
  *   extern "C" const char NAME__amp_cpu_path[] = "loops" | "fibers: <why>";
@@ -97,6 +100,7 @@
  *   interchange.c  grid-stride loops to run in lockstep across work-items
  *               (after a first classification; planned and classified again)
  *   classify.c  variables as uniform / remat / private, conditions as uniform
+ *   layout.c    which rank-2 tile_static arrays are stored transposed
  *   order.c     which work-item loop of a region runs innermost (asked by
  *               emit.c as it writes each region)
  *   emit.c      the loop version's text
@@ -221,6 +225,7 @@ typedef struct amp__loops_var {
     bool is_const, is_ref, is_array, is_param, is_tidx, structure, has_init;
     bool modified, addr_taken, mod_outside_inc;
     bool cross;      /* referenced outside its declaring unit */
+    bool transposed; /* a rank-2 tile_static array the loop version stores transposed (layout.c) */
     int mods[16];    /* the operators that modify it (nmods > 16: too many to promote) */
     int nmods;
     int cls;
@@ -309,6 +314,7 @@ typedef struct amp__loops_ctx {
     int nlockstep;       /* of those, loops the plan split out (in lockstep) */
     int nfast;           /* emit pass: of those, loops with the vector fast path (emit.c) */
     int nswapped;        /* emit pass: regions whose work-item loops run interchanged (order.c) */
+    int ntransposed;     /* tile_static arrays stored transposed (layout.c) */
     amp__sb out;
 } amp__loops_ctx;
 
@@ -383,8 +389,19 @@ bool amp__loops_interchange_sound(amp__loops_ctx *k);
 
 /* order.c: whether region unit ui runs its work-item loops interchanged
  * (the next dimension out innermost): every store it can place runs along
- * that dimension. Reads variables' classes (after classify.c). */
+ * that dimension. Reads variables' classes (after classify.c) and their
+ * layouts (after layout.c). */
 bool amp__loops_region_order_swaps(amp__loops_ctx *k, int ui);
+/* The dimension d of the tile that the index expression at node n is
+ * T.local[d] of (directly or through an unmodified variable initialised
+ * so), -1 when it is not one. */
+int amp__loops_local_dim(amp__loops_ctx *k, int n);
+
+/* layout.c: choose which rank-2 tile_static arrays the loop version stores
+ * transposed (v->transposed, k->ntransposed): those a transpose writes
+ * along the tile's rows and reads down its columns, where the region
+ * writing them then runs interchanged. After classify.c, before emit.c. */
+void amp__loops_choose_layouts(amp__loops_ctx *k);
 
 /* classify.c */
 void amp__loops_classify(amp__loops_ctx *k);

@@ -1,4 +1,4 @@
-/* order.c — the order of a region's work-item loops: the tile's contiguous dimension innermost, unless every store of the region that the analysis can place runs along the next dimension out (phase 1 of a tiled transpose, tile[local[1]][local[0]] = A[global]), which then goes innermost. */
+/* order.c — the order of a region's work-item loops: the tile's contiguous dimension innermost, unless every store of the region that the analysis can place runs along the next dimension out (phase 1 of a tiled transpose, tile[local[1]][local[0]] = A[global]), which then goes innermost; and which dimension of the tile an index expression follows (layout.c asks too). */
 #include "loops.h"
 
 #include <ctype.h>
@@ -37,9 +37,11 @@ enum { MIN_NEXT = 8 };
 /* The dimension of the tile an index expression follows: d when its text
  * (blanks dropped) is "T.local[d]" or "T.global[d]" for the kernel's
  * tiled_index T, or it names an unmodified variable initialised so;
- * WHOLE_INDEX for the whole index; -1 otherwise. */
-static int index_dim(amp__loops_ctx *k, int n, int depth)
+ * WHOLE_INDEX for the whole index; -1 otherwise. *local: it is T.local[d]
+ * (a value from 0 to the tile's extent in d, less one). */
+static int index_dim(amp__loops_ctx *k, int n, int depth, bool *local)
 {
+    *local = false;
     n = amp__loops_strip(k, n);
     if (n < 0 || k->n[n].macro || depth > 4 || k->tidx < 0) return -1;
     const amp__loops_node *x = &k->n[n];
@@ -47,7 +49,7 @@ static int index_dim(amp__loops_ctx *k, int n, int depth)
         const amp__loops_var *v = &k->v[x->var];
         if (v->modified || v->addr_taken || v->is_param) return -1;
         int init = amp__loops_var_init(k, x->var);
-        return init < 0 ? -1 : index_dim(k, init, depth + 1);
+        return init < 0 ? -1 : index_dim(k, init, depth + 1, local);
     }
     char text[160];
     size_t m = 0;
@@ -66,10 +68,19 @@ static int index_dim(amp__loops_ctx *k, int n, int depth)
     for (size_t f = 0; f < sizeof fields / sizeof fields[0]; ++f) {
         size_t fl = strlen(fields[f]);
         const char *r = text + nl + 1;
-        if (!strncmp(r, fields[f], fl) && r[fl] >= '0' && r[fl] <= '2' && r[fl + 1] == ']' && !r[fl + 2])
+        if (!strncmp(r, fields[f], fl) && r[fl] >= '0' && r[fl] <= '2' && r[fl + 1] == ']' && !r[fl + 2]) {
+            *local = f == 0;
             return r[fl] - '0';
+        }
     }
     return -1;
+}
+
+int amp__loops_local_dim(amp__loops_ctx *k, int n)
+{
+    bool local = false;
+    int d = index_dim(k, n, 0, &local);
+    return local ? d : -1;
 }
 
 /* Whether each row of tile_static array vi (its last dimension) is a
@@ -83,17 +94,25 @@ static bool rows_aligned(amp__loops_ctx *k, int vi)
     const amp__clang *cx = k->cx;
     amp__cx_type t = cx->clang_getCanonicalType(cx->clang_getCursorType(k->n[k->v[vi].node].c)), row = t;
     if (t.kind != AMP__CXT_ConstantArray) return false;
+    long long whole = cx->clang_Type_getSizeOf(t);
     while (t.kind == AMP__CXT_ConstantArray) {
         row = t;
         t = cx->clang_getCanonicalType(cx->clang_getArrayElementType(t));
     }
     long long bytes = cx->clang_Type_getSizeOf(row);
+    /* Stored transposed (layout.c: rank 2), a stored row is a column:
+     * as many elements as the array has rows. */
+    if (k->v[vi].transposed) {
+        long long elem = cx->clang_Type_getSizeOf(t);
+        bytes = bytes > 0 && elem > 0 ? whole / (bytes / elem) : 0;
+    }
     return bytes > 0 && bytes % 64 == 0;
 }
 
 /* The last subscript of the store target at node lhs: the index of a
  * tile_static array's outermost [] (the one that varies fastest in
- * memory; *padded when its rows are not whole lines), or the last argument
+ * memory; the first [] of an array stored transposed; *padded when its
+ * stored rows are not whole lines), or the last argument
  * of a call such as a view's At(i, j) or out[t.global] (libclang counts
  * an overloaded operator's object among the arguments, so out[i] has two);
  * -1 when it is neither. */
@@ -110,6 +129,10 @@ static int last_subscript(amp__loops_ctx *k, int lhs, bool *padded)
             k->v[k->n[base].var].cls != AMP__VAR_TILE_STATIC)
             return -1;
         *padded = !rows_aligned(k, k->n[base].var);
+        if (k->v[k->n[base].var].transposed) {
+            int inner = amp__loops_strip(k, k->n[lhs].first);
+            return inner >= 0 && k->n[inner].kind == AMP__CX_ArraySubscriptExpr ? amp__loops_nth_child(k, inner, 1) : -1;
+        }
         return amp__loops_nth_child(k, lhs, 1);
     }
     if (k->n[lhs].kind == AMP__CX_CallExpr) {
@@ -137,7 +160,8 @@ bool amp__loops_region_order_swaps(amp__loops_ctx *k, int ui)
         if (op == ~0u || !amp__loops_is_assign_op(k->t, op)) continue;
         bool padded = false;
         int sub = last_subscript(k, x->first, &padded);
-        int d = sub < 0 ? -1 : index_dim(k, sub, 0);
+        bool local;
+        int d = sub < 0 ? -1 : index_dim(k, sub, 0, &local);
         if (d == WHOLE_INDEX || d == rank - 1) along_inner++;
         else if (d == rank - 2 && !padded) along_next++;
     }
