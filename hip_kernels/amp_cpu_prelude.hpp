@@ -417,7 +417,8 @@ template <class T> using ident = T;
 // (lib/cpu/loops/layout.c): a[i][j] lives at m[j][i], so the stored rows
 // are the array's columns (R elements, no padding). The transformation
 // checked that only elements are used, a[i][j] with both subscripts, i
-// below R and j below C, and nothing takes an element's address.
+// below R and j below C, read as values or assigned with the result used
+// as a value: nothing takes an element's address or binds a reference.
 template <class T, int R, int C> struct transposed {
     alignas(64) T m[C][R];
     template <class E> struct column {
@@ -432,6 +433,9 @@ template <class T, int R, int C> struct transposed {
 };
 template <class A> struct transposed_of;
 template <class T, int R, int C> struct transposed_of<T[R][C]> { typedef transposed<T, R, C> type; };
+// Named by the array's type-id as written ("float[16][17]"): no member
+// name in the loop version's text, which a user's macro could rename.
+template <class A> using transposed_t = typename transposed_of<A>::type;
 
 // A tile as E0 x E1 x E2 work-items, the index's contiguous (last) dimension
 // as E2, so the innermost work-item loop walks memory in order (a region

@@ -735,6 +735,16 @@ ACCEL_TILED_TEST(loops, tile_static_layout_keeps_the_results)
         for (int c = 0; c < N; ++c)
             want[r * N + c] = in[c * N + r] + r % 16 + (r % 16 < 15 ? in[c * N + r + 1] + r % 16 + 1 : 0);
     run_io(acc, "layout_address", amp_extent_2d(N, N), (const int[]){16, 16}, in, want, NULL);
+    run_io(acc, "layout_volatile", amp_extent_2d(N, N), (const int[]){16, 16}, in, want, NULL);
+    /* layout_assigned: out(r, c) = in(c, r) + r % 16, plus, where c % 16 <
+     * 15, s[r % 16][c % 16 + 1] of the tile (c - c % 16, r - r % 16):
+     * in(c - c % 16 + r % 16, r - r % 16 + c % 16 + 1) + c % 16 + 1 */
+    for (int r = 0; r < N; ++r)
+        for (int c = 0; c < N; ++c) {
+            int ly = r % 16, lx = c % 16, o0 = c - lx, o1 = r - ly;
+            want[r * N + c] = in[c * N + r] + ly + (lx < 15 ? in[(o0 + ly) * N + o1 + lx + 1] + lx + 1 : 0);
+        }
+    run_io(acc, "layout_assigned", amp_extent_2d(N, N), (const int[]){16, 16}, in, want, NULL);
     /* layout_rank3: out(a, b, c) = in(a - a % 2, c, b) + 1 */
     static int32_t in3[D0 * D1 * D1], want3[D0 * D1 * D1];
     fill_ints(in3, D0 * D1 * D1, 24);
@@ -759,7 +769,8 @@ Test(loops, a_transpose_written_along_rows_stores_its_buffer_transposed)
         {"layout_reference", "runs as loops; tile_static 1088 bytes\n"},
         {"layout_global", "runs as loops; tile_static 1088 bytes\n"},
         {"layout_mixed", "runs as loops; tile_static 2112 bytes\n"},
-        {"order_padded", "runs as loops; tile_static 1088 bytes\n"},
+        {"layout_assigned", "runs as loops; tile_static 1088 bytes\n"},
+        {"layout_volatile", "runs as loops; tile_static 1088 bytes\n"},
     };
     expect_verbose_paths(want, sizeof want / sizeof want[0]);
 }

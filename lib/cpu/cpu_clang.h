@@ -114,6 +114,7 @@ enum { AMP__CXV_Break = 0, AMP__CXV_Continue = 1, AMP__CXV_Recurse = 2 };
     X(amp__cx_type, clang_getCanonicalType, (amp__cx_type))                                           \
     X(amp__cx_string, clang_getTypeSpelling, (amp__cx_type))                                          \
     X(unsigned, clang_isConstQualifiedType, (amp__cx_type))                                           \
+    X(unsigned, clang_isVolatileQualifiedType, (amp__cx_type))                                        \
     X(unsigned, clang_isPODType, (amp__cx_type))                                                      \
     X(amp__cx_type, clang_getPointeeType, (amp__cx_type))                                             \
     X(amp__cx_type, clang_getArrayElementType, (amp__cx_type))                                        \

@@ -704,6 +704,28 @@ AMP_TILED_KERNEL(layout_address, amp::tiled_index<16, 16> t, amp::array_view<con
     const int *p = &s[t.local[1]][t.local[0]];
     out(t.tile_origin[1] + t.local[0], t.tile_origin[0] + t.local[1]) = p[0] + (t.local[0] < 15 ? p[1] : 0);
 }
+// ... the element an assignment returns, its address taken (p[1] is the
+// next element of its row, written by the neighbouring work-item), ...
+AMP_TILED_KERNEL(layout_assigned, amp::tiled_index<16, 16> t, amp::array_view<const int, 2> in,
+                 amp::array_view<int, 2> out)
+{
+    tile_static int s[16][17];
+    int *p = &(s[t.local[0]][t.local[1]] = in[t.global] + t.local[1]);
+    t.barrier.wait();
+    out(t.tile_origin[1] + t.local[0], t.tile_origin[0] + t.local[1]) =
+        s[t.local[1]][t.local[0]] + (t.local[1] < 15 ? p[1] : 0);
+}
+// ... a volatile reference bound to an element, and moved along its row,
+// ...
+AMP_TILED_KERNEL(layout_volatile, amp::tiled_index<16, 16> t, amp::array_view<const int, 2> in,
+                 amp::array_view<int, 2> out)
+{
+    tile_static int s[16][17];
+    s[t.local[0]][t.local[1]] = in[t.global] + t.local[1];
+    t.barrier.wait();
+    volatile int &r = s[t.local[1]][t.local[0]];
+    out(t.tile_origin[1] + t.local[0], t.tile_origin[0] + t.local[1]) = r + (t.local[0] < 15 ? (&r)[1] : 0);
+}
 // ... a reference bound to an element, ...
 AMP_TILED_KERNEL(layout_reference, amp::tiled_index<16, 16> t, amp::array_view<const int, 2> in,
                  amp::array_view<int, 2> out)

@@ -694,7 +694,7 @@ void amp__loops_emit(amp__loops_ctx *k)
     for (int i = 0; i < k->nv; ++i) {
         amp__loops_var *v = &k->v[i];
         if (v->cls == AMP__VAR_TILE_STATIC && v->transposed)
-            amp__sb_printf(o, "::amp::cpu::transposed_of<%s>::type %s;\n", v->type, v->name);
+            amp__sb_printf(o, "::amp::cpu::transposed_t<%s> %s;\n", v->type, v->name);
         else if (v->cls == AMP__VAR_TILE_STATIC)
             amp__sb_printf(o, "alignas(64) ::amp::cpu::ident<%s> %s;\n", v->type, v->name);
         else if (v->cls == AMP__VAR_PRIVATE)

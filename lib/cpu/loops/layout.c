@@ -8,9 +8,9 @@
  * array along its rows (a copy of A's rows) and the second reads it down
  * its columns into the output's rows: one element at a time, 16 loads and
  * inserts a vector (GCC 12 and 13; bench_cpu's padded kernel ran at
- * 0.56-0.91 of a blocked OpenMP loop on the H200's host, where the seed's
+ * 0.60-0.91 of a blocked OpenMP loop on the H200's host, where the seed's
  * kernel, which writes its buffer down the columns and reads its rows, ran
- * at 1.05-1.14). Stored transposed, the array is the seed's buffer: the
+ * at 1.05-1.14; stored transposed, 0.98-1.21). Stored transposed, the array is the seed's buffer: the
  * first phase writes down its stored columns, which order.c then runs
  * interchanged (the next dimension out innermost, A read down the tile's
  * columns, which the compiler turns into row loads and a transpose in
@@ -19,14 +19,15 @@
  *
  * Sound where every use of the array is an element, a[i][j], reached with
  * both subscripts, i a local index component that is below the array's
- * rows and j one below its columns, and the element is assigned, changed
- * in place (op=, ++, --) or read as a value: nothing takes its address or
- * binds a reference to it, so no pointer arithmetic or aggregate use can
- * see where an element lives. The prelude's transposed<T, R, C> keeps
- * a[i][j] at m[j][i]; everything else about the kernel is unchanged. */
+ * rows and j one below its columns, and the element is read as a value,
+ * or assigned or changed in place (op=, ++, --) with the result used as a
+ * value only: nothing takes an element's address or binds a reference to
+ * it, so no pointer arithmetic or aggregate use can see where an element
+ * lives. The prelude's transposed<T, R, C> keeps a[i][j] at m[j][i];
+ * everything else about the kernel is unchanged. */
 
 /* The node above n, skipping parentheses (and implicit casts too when
- * casts is set): libclang shows an implicit cast as an UnexposedExpr. */
+ * casts is set: libclang shows an implicit cast as an UnexposedExpr). */
 static int up(const amp__loops_ctx *k, int n, bool casts)
 {
     int p = k->n[n].parent;
@@ -54,10 +55,41 @@ static bool rank2_arithmetic(amp__loops_ctx *k, int vi, long long *rows, long lo
     return true;
 }
 
-/* One use of the array: the reference at node ref. Its element node
- * (a[i][j]) and subscripts in *el, *i, *j; *store: assigned or changed in
- * place. false when it is anything but an element used as above. */
-static bool element_use(amp__loops_ctx *k, int ref, int *el, int *i, int *j, bool *store)
+/* Whether the expression at node n is used as a value only: an implicit
+ * conversion with one operand and an unqualified type (libclang shows an
+ * implicit cast as an UnexposedExpr; lvalue-to-rvalue drops the
+ * qualifiers, while a cast that adds const or volatile binds a reference,
+ * and other UnexposedExprs, such as GNU's a ?: b, have more operands), or
+ * a statement's whole expression, whose value is dropped or tested. */
+static bool used_as_value(amp__loops_ctx *k, int n)
+{
+    int q = up(k, n, false);
+    if (q < 0) return false;
+    const amp__loops_node *x = &k->n[q];
+    switch (x->kind) {
+    case AMP__CX_UnexposedExpr: {
+        if (x->first < 0 || k->n[x->first].next >= 0) return false;
+        amp__cx_type t = k->cx->clang_getCursorType(x->c);
+        return !k->cx->clang_isConstQualifiedType(t) && !k->cx->clang_isVolatileQualifiedType(t);
+    }
+    case AMP__CX_CompoundStmt:
+    case AMP__CX_IfStmt:
+    case AMP__CX_ForStmt:
+    case AMP__CX_WhileStmt:
+    case AMP__CX_DoStmt:
+    case AMP__CX_SwitchStmt:
+    case AMP__CX_CaseStmt:
+    case AMP__CX_DefaultStmt:
+    case AMP__CX_LabelStmt: return true;
+    default: return false;
+    }
+}
+
+/* One use of the array: the reference at node ref. Its subscripts in *i,
+ * *j; *store: assigned or changed in place. false when it is anything but
+ * an element (a[i][j]) read as a value, or assigned or changed in place
+ * with the result, an lvalue of the element in C++, used as a value only. */
+static bool element_use(amp__loops_ctx *k, int ref, int *i, int *j, bool *store)
 {
     int a1 = up(k, ref, true);
     if (a1 < 0 || k->n[a1].kind != AMP__CX_ArraySubscriptExpr || amp__loops_strip(k, k->n[a1].first) != ref)
@@ -66,33 +98,39 @@ static bool element_use(amp__loops_ctx *k, int ref, int *el, int *i, int *j, boo
     if (a2 < 0 || k->n[a2].kind != AMP__CX_ArraySubscriptExpr || amp__loops_strip(k, k->n[a2].first) != a1)
         return false;
     if (k->n[a1].macro || k->n[a2].macro) return false;
-    *el = a2;
     *i = amp__loops_nth_child(k, a1, 1);
     *j = amp__loops_nth_child(k, a2, 1);
+    *store = false;
     int q = up(k, a2, false);
     if (q < 0) return false;
     const amp__loops_node *x = &k->n[q];
-    if (x->kind == AMP__CX_UnexposedExpr) {
-        /* An implicit conversion: read as a value (lvalue to rvalue, then
-         * converted), unless it only adds const, which binds a reference. */
-        *store = false;
-        return !k->cx->clang_isConstQualifiedType(k->cx->clang_getCursorType(x->c));
-    }
+    if (x->kind == AMP__CX_UnexposedExpr) return used_as_value(k, a2);
     if (x->kind == AMP__CX_BinaryOperator || x->kind == AMP__CX_CompoundAssignOperator) {
         unsigned op = amp__loops_binary_op(k, q);
         *store = true;
-        return op != ~0u && amp__loops_is_assign_op(k->t, op) && amp__loops_strip(k, x->first) == a2;
+        return op != ~0u && amp__loops_is_assign_op(k->t, op) && amp__loops_strip(k, x->first) == a2 &&
+               used_as_value(k, q);
     }
     if (x->kind == AMP__CX_UnaryOperator) {
         const char *op = amp__loops_unary_op(k, q);
         *store = true;
-        return op && (!strcmp(op, "++") || !strcmp(op, "--"));
+        return op && (!strcmp(op, "++") || !strcmp(op, "--")) && used_as_value(k, q);
     }
     return false;
 }
 
-/* Whether every region unit holding one of the array's stores (want set)
- * or loads (want clear) runs interchanged (or, for loads, not). */
+/* Whether node n runs inside a loop that runs in lockstep across the
+ * work-items (interchange.c): emit.c writes those with the usual order. */
+static bool in_lockstep(const amp__loops_ctx *k, int n)
+{
+    for (int p = k->n[n].parent; p >= 0; p = k->n[p].parent)
+        if (k->n[p].kind == AMP__CX_ForStmt && k->n[p].interchange) return true;
+    return false;
+}
+
+/* Whether every region unit holding one of the array's stores (stores
+ * set) runs interchanged, and every one holding one of its loads (stores
+ * clear) keeps the usual order, by the layouts chosen so far. */
 static bool regions_agree(amp__loops_ctx *k, int vi, bool stores)
 {
     for (int ui = 0; ui < k->nu; ++ui) {
@@ -100,11 +138,11 @@ static bool regions_agree(amp__loops_ctx *k, int vi, bool stores)
         if (u->kind != AMP__UNIT_REGION) continue;
         bool holds = false;
         for (int n = 0; n < k->nn && !holds; ++n) {
-            int el, i, j;
+            int i, j;
             bool store;
             if (k->n[n].kind != AMP__CX_DeclRefExpr || k->n[n].var != vi || k->n[n].b < u->b || k->n[n].e > u->e)
                 continue;
-            holds = element_use(k, n, &el, &i, &j, &store) && store == stores;
+            holds = element_use(k, n, &i, &j, &store) && store == stores;
         }
         if (holds && amp__loops_region_order_swaps(k, ui) != stores) return false;
     }
@@ -129,9 +167,9 @@ void amp__loops_choose_layouts(amp__loops_ctx *k)
         bool ok = true;
         for (int n = 0; n < k->nn && ok; ++n) {
             if (k->n[n].kind != AMP__CX_DeclRefExpr || k->n[n].var != vi) continue;
-            int el, i, j;
+            int i, j;
             bool store;
-            if (!element_use(k, n, &el, &i, &j, &store)) {
+            if (!element_use(k, n, &i, &j, &store) || in_lockstep(k, n)) {
                 ok = false;
                 break;
             }
@@ -144,14 +182,19 @@ void amp__loops_choose_layouts(amp__loops_ctx *k)
             stores += store;
             loads += !store;
         }
-        if (!ok || stores == 0 || loads == 0) continue;
-        v->transposed = true;
-        /* Worth it only where the writing region then runs interchanged
-         * and the reading one keeps its order. */
-        if (!regions_agree(k, vi, true) || !regions_agree(k, vi, false)) {
-            v->transposed = false;
-            continue;
-        }
-        k->ntransposed++;
+        if (ok && stores > 0 && loads > 0) v->transposed = true;
     }
+    /* Worth it only where each writing region then runs interchanged and
+     * each reading one keeps its order, by the final layouts (an array
+     * stored transposed adds votes to the regions that write it): arrays
+     * that fail are taken back until all the rest agree. */
+    for (bool again = true; again;) {
+        again = false;
+        for (int vi = 0; vi < k->nv; ++vi)
+            if (k->v[vi].transposed && (!regions_agree(k, vi, true) || !regions_agree(k, vi, false))) {
+                k->v[vi].transposed = false;
+                again = true;
+            }
+    }
+    for (int vi = 0; vi < k->nv; ++vi) k->ntransposed += k->v[vi].transposed;
 }

@@ -14,7 +14,8 @@
  *
  *   static AMP_FI bool NAME__amp_loops(amp__cpu_item *amp__it, const P1 a, ...)
  *   {
- *       tile_static arrays, hoisted to plain locals (the function runs one tile)
+ *       tile_static arrays, hoisted to plain locals (the function runs one tile;
+ *                                         a rank-2 one stored transposed: layout.c)
  *       ctx<T, tile threads> amp__c_x;   one slot per work-item for each
  *                                         variable a later region still reads
  *       uniform control flow of the body (loops and ifs holding barriers)

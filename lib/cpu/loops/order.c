@@ -21,8 +21,9 @@
  * from atomics, whose order between work-items is unspecified anyway), and
  * amp__wi, which indexes the context slots, is computed from the three
  * loop variables whatever their order. Only the order changes. Which
- * stores vote: a tile_static array's element (its rows must be whole
- * lines to vote for the interchange), and a call's last argument (a view's
+ * stores vote: a tile_static array's element (its stored rows must be
+ * whole lines to vote for the interchange: the array's columns where
+ * layout.c stores it transposed), and a call's last argument (a view's
  * At(i, j), out[t.global]) when it reads as one dimension of the
  * work-item's index or the whole index; anything else (a pointer, an index
  * variable, a macro) does not vote, and one store placed along the
@@ -41,7 +42,7 @@ enum { MIN_NEXT = 8 };
  * (a value from 0 to the tile's extent in d, less one). */
 static int index_dim(amp__loops_ctx *k, int n, int depth, bool *local)
 {
-    *local = false;
+    if (local) *local = false;
     n = amp__loops_strip(k, n);
     if (n < 0 || k->n[n].macro || depth > 4 || k->tidx < 0) return -1;
     const amp__loops_node *x = &k->n[n];
@@ -69,7 +70,7 @@ static int index_dim(amp__loops_ctx *k, int n, int depth, bool *local)
         size_t fl = strlen(fields[f]);
         const char *r = text + nl + 1;
         if (!strncmp(r, fields[f], fl) && r[fl] >= '0' && r[fl] <= '2' && r[fl + 1] == ']' && !r[fl + 2]) {
-            *local = f == 0;
+            if (local) *local = f == 0;
             return r[fl] - '0';
         }
     }
@@ -160,8 +161,7 @@ bool amp__loops_region_order_swaps(amp__loops_ctx *k, int ui)
         if (op == ~0u || !amp__loops_is_assign_op(k->t, op)) continue;
         bool padded = false;
         int sub = last_subscript(k, x->first, &padded);
-        bool local;
-        int d = sub < 0 ? -1 : index_dim(k, sub, 0, &local);
+        int d = sub < 0 ? -1 : index_dim(k, sub, 0, NULL);
         if (d == WHOLE_INDEX || d == rank - 1) along_inner++;
         else if (d == rank - 2 && !padded) along_next++;
     }
