@@ -584,8 +584,9 @@ template <int D0, int D1, int D2, class... A> struct tiles<void(tiled_index<D0, 
         const amp__cpu_launch *L = it->launch;
         if (it->begin >= it->end) return;
         // The chunk's first tile by division, the next ones by a step with
-        // carry (the last dimension fastest): a 64-bit division a
-        // dimension per tile cost some 5-10 % of a 16 x 16 transpose.
+        // carry (the last dimension fastest): a 64-bit division and
+        // remainder a dimension cost some 4.6 ns a tile (an empty kernel
+        // over 65536 tiles, one thread of a 2-core EPYC: 0.44 -> 0.14 ms).
         long long r = it->begin;
         for (int d = L->rank - 1; d >= 0; --d) {
             it->tile[d] = (int32_t)(r % L->tiles[d]);

@@ -10,8 +10,9 @@
  * inserts a vector (GCC 12 and 13; bench_cpu's padded kernel ran at
  * 0.60-0.91 of a blocked OpenMP loop on the H200's host, where the seed's
  * kernel, which writes its buffer down the columns and reads its rows, ran
- * at 1.05-1.14; stored transposed, 0.98-1.21). Stored transposed, the array is the seed's buffer: the
- * first phase writes down its stored columns, which order.c then runs
+ * at 1.05-1.14; stored transposed, 0.98-1.21). Stored transposed, the
+ * array is the seed's buffer: the first phase writes down its stored
+ * columns, which order.c then runs
  * interchanged (the next dimension out innermost, A read down the tile's
  * columns, which the compiler turns into row loads and a transpose in
  * registers), and the second phase reads its stored rows. The padding goes

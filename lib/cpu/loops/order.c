@@ -132,7 +132,8 @@ static int last_subscript(amp__loops_ctx *k, int lhs, bool *padded)
         *padded = !rows_aligned(k, k->n[base].var);
         if (k->v[k->n[base].var].transposed) {
             int inner = amp__loops_strip(k, k->n[lhs].first);
-            return inner >= 0 && k->n[inner].kind == AMP__CX_ArraySubscriptExpr ? amp__loops_nth_child(k, inner, 1) : -1;
+            if (inner < 0 || k->n[inner].kind != AMP__CX_ArraySubscriptExpr) return -1;
+            return amp__loops_nth_child(k, inner, 1);
         }
         return amp__loops_nth_child(k, lhs, 1);
     }
