@@ -14,7 +14,8 @@
  * at least one; the sides' blocks alternate, each after a pause and one
  * untimed run); write the section (Markdown) to o.
  * Returns the number of results that differ from the serial transpose, -1
- * when a hipamp call failed or host memory ran out (said on stderr). */
+ * when a hipamp call failed or host memory ran out (said on stderr; the
+ * sizes measured are still reported). */
 int bench_cpu_transpose(FILE *o, amp_accelerator *acc, const int *sizes, int nsizes, int runs);
 
 /* bench_cpu.c's kernels (saxpy, matmuls, the padded transpose_tiled, the

@@ -703,7 +703,7 @@ cmd_figures() {
   done
   note "host: $(nproc) CPUs,$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2); GPU: $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1)"
   # bench_gpu's algorithms section runs the CUB reference (nvcc) beside itself.
-  if [[ " ${programs[*]} " == *" bench_gpu "* ]] && [[ " ${sections[*]} " == *" algorithms "* ]] && [ "${CUB:-1}" != 0 ]; then
+  if [[ " ${programs[*]} " == *" bench_gpu "* ]] && [[ " ${sections[*]} " =~ \ algorithms[:\ ] ]] && [ "${CUB:-1}" != 0 ]; then
     if cmake --build "$BUILD" --target cub_ref > "$LOGS/cub-build.log" 2>&1; then
       note "cub_ref built"
     else
@@ -749,7 +749,7 @@ cmd_figures() {
             log=$LOGS/$label.txt
             timeout -k 10 "${STEP_TIMEOUT:-240}" env "${envs[@]}" "$exe" "--${sargs[0]}-only" "${sargs[@]:1}" > "$log" 2>&1
             code=$?
-            note "=== $p --${sargs[0]}-only ${sargs[*]:1}, $t tree, $s, run $r: exit $code"
+            note "=== $p --${sargs[0]}-only${sargs[1]:+ ${sargs[*]:1}}, $t tree, $s, run $r: exit $code"
             [ "$code" -eq 0 ] || rc=1
             # The table rows without their headers, and the CUB and check lines.
             grep -E '^\| |^CUB|^Checks' "$log" | grep -vE '^\|[-:| ]*$|^\| (figure|algorithm|kernel|build) \|' |

@@ -415,7 +415,8 @@ template <class T> using ident = T;
 
 // A rank-2 tile_static array T[R][C] stored transposed in a loop version
 // (lib/cpu/loops/layout.c): a[i][j] lives at m[j][i], so the stored rows
-// are the array's columns (R elements, no padding). The transformation
+// are the array's columns (R elements; a pad column is one more stored
+// row). The transformation
 // checked that only elements are used, a[i][j] with both subscripts, i
 // below R and j below C, read as values or assigned with the result used
 // as a value: nothing takes an element's address or binds a reference.

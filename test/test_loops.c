@@ -726,7 +726,7 @@ ACCEL_TILED_TEST(loops, tile_static_layout_keeps_the_results)
     for (int r = 0; r < N; ++r)
         for (int c = 0; c < N; ++c) want[r * N + c] = in[c * N + r] + r % 16;
     static const char *const same[] = {"layout_padded", "layout_inplace", "layout_reference", "layout_global",
-                                       "layout_mixed"};
+                                       "layout_mixed",  "layout_cleanup"};
     for (size_t i = 0; i < sizeof same / sizeof same[0]; ++i)
         run_io(acc, same[i], amp_extent_2d(N, N), (const int[]){16, 16}, in, want, NULL);
     /* layout_address: out(r, c) = in(c, r) + r % 16, plus in(c, r + 1) +
@@ -771,6 +771,7 @@ Test(loops, a_transpose_written_along_rows_stores_its_buffer_transposed)
         {"layout_mixed", "runs as loops; tile_static 2112 bytes\n"},
         {"layout_assigned", "runs as loops; tile_static 1088 bytes\n"},
         {"layout_volatile", "runs as loops; tile_static 1088 bytes\n"},
+        {"layout_cleanup", "runs as loops; tile_static 1088 bytes\n"},
     };
     expect_verbose_paths(want, sizeof want / sizeof want[0]);
 }

@@ -726,6 +726,21 @@ AMP_TILED_KERNEL(layout_volatile, amp::tiled_index<16, 16> t, amp::array_view<co
     volatile int &r = s[t.local[1]][t.local[0]];
     out(t.tile_origin[1] + t.local[0], t.tile_origin[0] + t.local[1]) = r + (t.local[0] < 15 ? (&r)[1] : 0);
 }
+// ... a reference bound to what an assignment returns through the full
+// expression's cleanups (a temporary with a destructor), ...
+struct layout_temp {
+    int v;
+    __device__ ~layout_temp() {}
+};
+AMP_TILED_KERNEL(layout_cleanup, amp::tiled_index<16, 16> t, amp::array_view<const int, 2> in,
+                 amp::array_view<int, 2> out)
+{
+    tile_static int s[16][17];
+    int &r = (s[t.local[0]][t.local[1]] = layout_temp{in[t.global] + t.local[1]}.v);
+    r += 0;
+    t.barrier.wait();
+    out(t.tile_origin[1] + t.local[0], t.tile_origin[0] + t.local[1]) = s[t.local[1]][t.local[0]];
+}
 // ... a reference bound to an element, ...
 AMP_TILED_KERNEL(layout_reference, amp::tiled_index<16, 16> t, amp::array_view<const int, 2> in,
                  amp::array_view<int, 2> out)

@@ -7,16 +7,18 @@
  * vectorises. In the GPU's padded transpose the first phase writes the
  * array along its rows (a copy of A's rows) and the second reads it down
  * its columns into the output's rows: one element at a time, 16 loads and
- * inserts a vector (GCC 12 and 13; bench_cpu's padded kernel ran at
- * 0.60-0.91 of a blocked OpenMP loop on the H200's host, where the seed's
- * kernel, which writes its buffer down the columns and reads its rows, ran
- * at 1.05-1.14; stored transposed, 0.98-1.21). Stored transposed, the
+ * inserts a vector (GCC 12 and 13), where the seed's kernel, which writes
+ * its buffer down the columns and reads its rows, becomes row loads and a
+ * transpose in registers: bench_cpu's padded kernel ran at 0.60-0.74 of a
+ * blocked OpenMP loop on the H200's host, and at 0.98-1.21 stored
+ * transposed, in one call. Stored transposed, the
  * array is the seed's buffer: the first phase writes down its stored
  * columns, which order.c then runs
  * interchanged (the next dimension out innermost, A read down the tile's
  * columns, which the compiler turns into row loads and a transpose in
- * registers), and the second phase reads its stored rows. The padding goes
- * too: the stored rows are the array's columns (16 floats: whole lines).
+ * registers), and the second phase reads its stored rows. The padding
+ * leaves the rows: the stored rows are the array's columns (16 floats:
+ * whole lines), and a pad column becomes one more stored row.
  *
  * Sound where every use of the array is an element, a[i][j], reached with
  * both subscripts, i a local index component that is below the array's
@@ -60,8 +62,10 @@ static bool rank2_arithmetic(amp__loops_ctx *k, int vi, long long *rows, long lo
  * conversion with one operand and an unqualified type (libclang shows an
  * implicit cast as an UnexposedExpr; lvalue-to-rvalue drops the
  * qualifiers, while a cast that adds const or volatile binds a reference,
- * and other UnexposedExprs, such as GNU's a ?: b, have more operands), or
- * a statement's whole expression, whose value is dropped or tested. */
+ * and other UnexposedExprs, such as GNU's a ?: b, have more operands) that
+ * does not initialise a reference (a full expression's cleanups, also an
+ * UnexposedExpr, keep an assignment's lvalue: int &r = (a[i][j] = T().v)),
+ * or a statement's whole expression, whose value is dropped or tested. */
 static bool used_as_value(amp__loops_ctx *k, int n)
 {
     int q = up(k, n, false);
@@ -71,7 +75,13 @@ static bool used_as_value(amp__loops_ctx *k, int n)
     case AMP__CX_UnexposedExpr: {
         if (x->first < 0 || k->n[x->first].next >= 0) return false;
         amp__cx_type t = k->cx->clang_getCursorType(x->c);
-        return !k->cx->clang_isConstQualifiedType(t) && !k->cx->clang_isVolatileQualifiedType(t);
+        if (k->cx->clang_isConstQualifiedType(t) || k->cx->clang_isVolatileQualifiedType(t)) return false;
+        int top = up(k, q, true);
+        if (top >= 0 && k->n[top].kind == AMP__CX_VarDecl) {
+            amp__cx_type vt = k->cx->clang_getCanonicalType(k->cx->clang_getCursorType(k->n[top].c));
+            return vt.kind != AMP__CXT_LValueReference && vt.kind != AMP__CXT_RValueReference;
+        }
+        return true;
     }
     case AMP__CX_CompoundStmt:
     case AMP__CX_IfStmt:
