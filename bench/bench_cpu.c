@@ -937,6 +937,8 @@ int main(int argc, char **argv)
             fprintf(stderr, "usage: bench_cpu [--quick] [--report FILE.md] [--algorithms-only] | --graph-only [--quick] |\n"
                             "       --stream-only [--quick] [--arraysize N] [--numtimes K] | --transpose-only [--quick] |\n"
                             "       --first-call-only [--first-call-rows=LIST] [--first-call-timeout=S] [--first-call-no-jit]\n"
+                            "  --transpose-only: the tiled transposes against a blocked OpenMP loop at 4096^2 and\n"
+                            "  8192^2 (1 GiB of arrays, beyond a large last-level cache); --quick 1024^2.\n"
                             "  --first-call-only: the time-to-first-result table (each built-in algorithm's first call\n"
                             "  with empty caches, prebuilt and with AMP_PREBUILT=0, and a cold transpose.hip build,\n"
                             "  against a warm call; one fresh process each). Not part of the full run: its JIT\n"
