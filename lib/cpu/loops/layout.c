@@ -39,9 +39,9 @@ static int up(const amp__loops_ctx *k, int n, bool casts)
     return p;
 }
 
-/* The rank-2 array of an arithmetic type that variable vi is: *rows, *cols
- * and the element's bytes; false for anything else. */
-static bool rank2_arithmetic(amp__loops_ctx *k, int vi, long long *rows, long long *cols, long long *elem)
+/* The rank-2 array of an arithmetic type that variable vi is: its *rows
+ * and *cols; false for anything else. */
+static bool rank2_arithmetic(amp__loops_ctx *k, int vi, long long *rows, long long *cols)
 {
     const amp__clang *cx = k->cx;
     amp__cx_type t = cx->clang_getCanonicalType(cx->clang_getCursorType(k->n[k->v[vi].node].c));
@@ -51,10 +51,10 @@ static bool rank2_arithmetic(amp__loops_ctx *k, int vi, long long *rows, long lo
     amp__cx_type e = cx->clang_getCanonicalType(cx->clang_getArrayElementType(row));
     if (e.kind < AMP__CXT_Bool || e.kind > AMP__CXT_LongDouble || cx->clang_isConstQualifiedType(e)) return false;
     long long whole = cx->clang_Type_getSizeOf(t), rb = cx->clang_Type_getSizeOf(row);
-    *elem = cx->clang_Type_getSizeOf(e);
-    if (whole <= 0 || rb <= 0 || *elem <= 0) return false;
+    long long elem = cx->clang_Type_getSizeOf(e);
+    if (whole <= 0 || rb <= 0 || elem <= 0) return false;
     *rows = whole / rb;
-    *cols = rb / *elem;
+    *cols = rb / elem;
     return true;
 }
 
@@ -139,23 +139,26 @@ static bool in_lockstep(const amp__loops_ctx *k, int n)
     return false;
 }
 
-/* Whether every region unit holding one of the array's stores (stores
- * set) runs interchanged, and every one holding one of its loads (stores
- * clear) keeps the usual order, by the layouts chosen so far. */
-static bool regions_agree(amp__loops_ctx *k, int vi, bool stores)
+/* Whether every region unit holding one of the array's stores runs
+ * interchanged and every one holding only loads of it keeps the usual
+ * order, by the layouts chosen so far (a region with both fails). */
+static bool regions_agree(amp__loops_ctx *k, int vi)
 {
     for (int ui = 0; ui < k->nu; ++ui) {
         const amp__loops_unit *u = &k->u[ui];
         if (u->kind != AMP__UNIT_REGION) continue;
-        bool holds = false;
-        for (int n = 0; n < k->nn && !holds; ++n) {
+        bool stores = false, loads = false;
+        for (int n = 0; n < k->nn; ++n) {
             int i, j;
             bool store;
-            if (k->n[n].kind != AMP__CX_DeclRefExpr || k->n[n].var != vi || k->n[n].b < u->b || k->n[n].e > u->e)
+            if (k->n[n].kind != AMP__CX_DeclRefExpr || k->n[n].var != vi || k->n[n].b < u->b || k->n[n].e > u->e ||
+                !element_use(k, n, &i, &j, &store))
                 continue;
-            holds = element_use(k, n, &i, &j, &store) && store == stores;
+            stores |= store;
+            loads |= !store;
         }
-        if (holds && amp__loops_region_order_swaps(k, ui) != stores) return false;
+        if (stores && loads) return false;
+        if ((stores || loads) && amp__loops_region_order_swaps(k, ui) != stores) return false;
     }
     return true;
 }
@@ -164,16 +167,13 @@ void amp__loops_choose_layouts(amp__loops_ctx *k)
 {
     k->ntransposed = 0;
     for (int vi = 0; vi < k->nv; ++vi) k->v[vi].transposed = false;
-    const int rank = k->dims[2] > 0 ? 3 : (k->dims[1] > 0 ? 2 : 1);
+    const int rank = amp__loops_tile_rank(k);
     if (rank < 2) return;
     const int x = rank - 1, y = rank - 2; /* the contiguous dimension and the next one out */
     for (int vi = 0; vi < k->nv; ++vi) {
         amp__loops_var *v = &k->v[vi];
-        long long rows, cols, elem;
-        if (v->cls != AMP__VAR_TILE_STATIC || !rank2_arithmetic(k, vi, &rows, &cols, &elem)) continue;
-        /* The stored rows (the array's columns) must be whole lines, or
-         * order.c would not run the writing region interchanged. */
-        if (rows * elem % 64 != 0) continue;
+        long long rows, cols;
+        if (v->cls != AMP__VAR_TILE_STATIC || !rank2_arithmetic(k, vi, &rows, &cols)) continue;
         int stores = 0, loads = 0;
         bool ok = true;
         for (int n = 0; n < k->nn && ok; ++n) {
@@ -197,12 +197,13 @@ void amp__loops_choose_layouts(amp__loops_ctx *k)
     }
     /* Worth it only where each writing region then runs interchanged and
      * each reading one keeps its order, by the final layouts (an array
-     * stored transposed adds votes to the regions that write it): arrays
-     * that fail are taken back until all the rest agree. */
+     * stored transposed adds votes to the regions that write it; its
+     * stored rows, the array's columns, must be whole lines to vote: order.c):
+     * arrays that fail are taken back until all the rest agree. */
     for (bool again = true; again;) {
         again = false;
         for (int vi = 0; vi < k->nv; ++vi)
-            if (k->v[vi].transposed && (!regions_agree(k, vi, true) || !regions_agree(k, vi, false))) {
+            if (k->v[vi].transposed && !regions_agree(k, vi)) {
                 k->v[vi].transposed = false;
                 again = true;
             }

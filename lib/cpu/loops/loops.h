@@ -397,6 +397,8 @@ bool amp__loops_region_order_swaps(amp__loops_ctx *k, int ui);
  * T.local[d] of (directly or through an unmodified variable initialised
  * so), -1 when it is not one. */
 int amp__loops_local_dim(amp__loops_ctx *k, int n);
+/* The rank of the kernel's tile (its tiled_index's extents given). */
+int amp__loops_tile_rank(const amp__loops_ctx *k);
 
 /* layout.c: choose which rank-2 tile_static arrays the loop version stores
  * transposed (v->transposed, k->ntransposed): those a transpose writes

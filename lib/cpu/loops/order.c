@@ -77,6 +77,11 @@ static int index_dim(amp__loops_ctx *k, int n, int depth, bool *local)
     return -1;
 }
 
+int amp__loops_tile_rank(const amp__loops_ctx *k)
+{
+    return k->dims[2] > 0 ? 3 : (k->dims[1] > 0 ? 2 : 1);
+}
+
 int amp__loops_local_dim(amp__loops_ctx *k, int n)
 {
     bool local = false;
@@ -148,7 +153,7 @@ static int last_subscript(amp__loops_ctx *k, int lhs, bool *padded)
 
 bool amp__loops_region_order_swaps(amp__loops_ctx *k, int ui)
 {
-    const int rank = k->dims[2] > 0 ? 3 : (k->dims[1] > 0 ? 2 : 1);
+    const int rank = amp__loops_tile_rank(k);
     /* The dimension that would go innermost must be long enough to be
      * worth it (a tile of 2 x 64 keeps its 64 innermost). */
     if (rank < 2 || k->dims[rank - 2] < MIN_NEXT) return false;
