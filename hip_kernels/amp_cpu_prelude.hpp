@@ -24,6 +24,19 @@
 
 // Standard headers first: the macros below (__device__, __shared__, ...)
 // must not leak into library headers.
+//
+// libstdc++ declares C++17's mathematical special functions
+// (std::cyl_bessel_j, std::riemann_zeta, ...) in <cmath> through inline
+// float and double wrappers, so every unit that includes <cmath> instantiates
+// some 110 function templates at its end, precompiled header or not: 20-30 ms
+// of every CPU compile and a third of the header's size (issue 40). No GPU
+// compiler offers them, so a kernel cannot use them portably; they are left
+// out here. <cstddef> brings libstdc++'s configuration, where the switch is
+// set, before <cmath> reads it; with another library this is a no-op.
+#include <cstddef>
+#if defined(__GLIBCXX__) && defined(_GLIBCXX_USE_STD_SPEC_FUNCS)
+#undef _GLIBCXX_USE_STD_SPEC_FUNCS
+#endif
 #include <cassert>
 #include <cfloat>
 #include <climits>
