@@ -325,7 +325,7 @@ Test(include_scan, rewrite_for_named_headers_and_for_the_cpu)
     static const char src[] = "#include \"sub/a.h\"\n#include \"../../x.h\"\n#include \"missing.h\"\n#include <also_missing.h>\n";
     amp__build_input in = {src, strlen(src), opts, NULL, NULL};
     amp__scan scan;
-    ASSERT_OK(amp__scan_includes(&in, NULL, NULL, &scan));
+    ASSERT_OK(amp__scan_includes(&in, NULL, (amp__sys_dirs_query){0}, &scan));
     cr_assert_eq(scan.n, 2, "%zu headers", scan.n);
     for (size_t i = 0; i < scan.n; ++i)
         cr_expect(!strchr(scan.headers[i].name, '/') && !strstr(scan.headers[i].name, ".."), "header name '%s'",
@@ -345,6 +345,84 @@ Test(include_scan, rewrite_for_named_headers_and_for_the_cpu)
     snprintf(want, sizeof want, "#include \"%s/sub/a.h\"\n#include <../../x.h>\n#include <missing.h>\n", dir);
     cr_expect(!strncmp(out, want, strlen(want)), "CPU rewrite: %s", out);
     free(out);
+    amp__scan_free(&scan);
+    snprintf(path, sizeof path, "rm -rf '%s'", dir);
+    cr_expect_eq(system(path), 0);
+}
+
+/* The compiler's own directories are asked for only when a lookup reaches
+ * the search path (finding them runs the CPU compiler, `-E -v`): not for a
+ * source that includes nothing or only a header beside it; once for one
+ * that includes a header from them, which is then found there, after the
+ * -I directories and as the kind the list says. */
+static int sys_asked;
+static char sys_dir_path[PATH_MAX];
+static const amp__sys_dir *sys_dirs_counted(void *ctx)
+{
+    static amp__sys_dir list[2];
+    ++sys_asked;
+    list[0] = (amp__sys_dir){sys_dir_path, AMP__DIR_COMPILER};
+    list[1] = (amp__sys_dir){NULL, 0};
+    return ctx ? list : NULL;
+}
+
+Test(include_scan, asks_for_the_compilers_directories_only_when_a_lookup_reaches_them)
+{
+    char dir[] = "/tmp/hipamp-scan-XXXXXX", path[PATH_MAX], opts[PATH_MAX + 8];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(sys_dir_path, sizeof sys_dir_path, "%s/sys", dir);
+    cr_assert_eq(mkdir(sys_dir_path, 0700), 0);
+    snprintf(path, sizeof path, "%s/inc", dir);
+    cr_assert_eq(mkdir(path, 0700), 0);
+    snprintf(path, sizeof path, "%s/sys/only_sys.h", dir);
+    put(path, "#define S 1\n");
+    snprintf(path, sizeof path, "%s/inc/mine.h", dir);
+    put(path, "#define M 1\n");
+    snprintf(path, sizeof path, "%s/k.hip", dir);
+    put(path, "\n");
+    snprintf(opts, sizeof opts, "-I%s/inc", dir);
+    amp__sys_dirs_query q = {sys_dirs_counted, (void *)1};
+    amp__scan scan;
+
+    static const char none[] = "AMP_KERNEL(k, amp::index<1> i) {}\n";
+    amp__build_input in = {none, strlen(none), opts, NULL, NULL};
+    sys_asked = 0;
+    ASSERT_OK(amp__scan_includes(&in, NULL, q, &scan));
+    cr_expect_eq(sys_asked, 0, "a source that includes nothing asked %d times", sys_asked);
+    amp__scan_free(&scan);
+
+    /* Beside the kernel file: found before the search path. */
+    static const char beside[] = "#include \"mine_beside.h\"\n";
+    snprintf(path, sizeof path, "%s/mine_beside.h", dir);
+    put(path, "#define B 1\n");
+    char kpath[PATH_MAX + 8];
+    snprintf(kpath, sizeof kpath, "%s/k.hip", dir);
+    amp__build_input in2 = {beside, strlen(beside), opts, kpath, dir};
+    sys_asked = 0;
+    ASSERT_OK(amp__scan_includes(&in2, NULL, q, &scan));
+    cr_expect_eq(scan.n, 1, "%zu headers", scan.n);
+    cr_expect_eq(sys_asked, 0, "a header beside the kernel file asked %d times", sys_asked);
+    amp__scan_free(&scan);
+
+    /* One in -I, one in the compiler's own: asked once, both found. */
+    static const char both[] = "#include <mine.h>\n#include <only_sys.h>\n#include <neither.h>\n";
+    amp__build_input in3 = {both, strlen(both), opts, NULL, NULL};
+    sys_asked = 0;
+    ASSERT_OK(amp__scan_includes(&in3, NULL, q, &scan));
+    cr_expect_eq(sys_asked, 1, "asked %d times", sys_asked);
+    cr_assert_eq(scan.nsites, 3, "%zu sites", scan.nsites);
+    cr_expect_geq(scan.sites[0].header, 0, "mine.h: site %ld", scan.sites[0].header);
+    cr_expect_eq(scan.sites[1].header, AMP__SITE_COMPILER, "only_sys.h: site %ld", scan.sites[1].header);
+    cr_expect_eq(scan.sites[2].header, AMP__SITE_MISSING, "neither.h: site %ld", scan.sites[2].header);
+    amp__scan_free(&scan);
+
+    /* A query that finds no list: the compiler's header is not found. */
+    amp__sys_dirs_query empty = {sys_dirs_counted, NULL};
+    sys_asked = 0;
+    ASSERT_OK(amp__scan_includes(&in3, NULL, empty, &scan));
+    cr_expect_eq(sys_asked, 1, "asked %d times", sys_asked);
+    cr_expect_eq(scan.sites[1].header, AMP__SITE_MISSING, "only_sys.h without the list: site %ld",
+                 scan.sites[1].header);
     amp__scan_free(&scan);
     snprintf(path, sizeof path, "rm -rf '%s'", dir);
     cr_expect_eq(system(path), 0);

@@ -256,7 +256,7 @@ static void amp__deps_free(amp__dep *d, size_t n)
  * (safe ones: others fail the build), stamp them and compile once more, so
  * that what is loaded was built from files as they were stamped. */
 static amp_status amp__compile_checked(amp_accelerator *acc, const amp__compile_job *job, const amp__scan *scan,
-                                       const amp__sys_dir *sys, const amp__build_input *in, void **bin,
+                                       amp__sys_dirs_query sys, const amp__build_input *in, void **bin,
                                        size_t *bin_size, amp__dep **extra, size_t *nextra, bool *cacheable)
 {
     for (int round = 0;; ++round) {
@@ -276,8 +276,8 @@ static amp_status amp__compile_checked(amp_accelerator *acc, const amp__compile_
         size_t nmore = 0;
         bool uncacheable = false;
         char why[320] = "";
-        st = amp__deps_check(res.deps, scan, *extra, *nextra, sys, in, round ? NULL : &more, &nmore, &uncacheable,
-                             why, sizeof why);
+        st = amp__deps_check(res.deps, scan, *extra, *nextra, sys.get ? sys.get(sys.ctx) : NULL, in,
+                             round ? NULL : &more, &nmore, &uncacheable, why, sizeof why);
         free(res.deps);
         if (st != AMP_OK) return st;
         if (uncacheable && *cacheable) amp__dcache_note_uncacheable(why);
@@ -344,7 +344,7 @@ static amp_status amp__build(amp_accelerator *acc, const amp__build_input *in, b
             bin = NULL;
         }
     }
-    const amp__sys_dir *sys = be->system_include_dirs ? be->system_include_dirs(acc->e.dev) : NULL;
+    amp__sys_dirs_query sys = {be->system_include_dirs, acc->e.dev};
     if ((st = amp__scan_includes(in, be->include_env, sys, &scan)) != AMP_OK) goto fail;
     if (be->named_headers && (st = amp__named_check(&scan)) != AMP_OK) goto fail;
     /* The key is needed only for the disk cache, which is off (and says

@@ -482,7 +482,11 @@ typedef struct amp__scanner {
     amp__scan *out;
     size_t cap, sites_cap, absent_cap;
     size_t total_bytes;
-    amp__dirs dirs;
+    amp__dirs dirs;         /* without the compiler's own until sys_added */
+    const char *options;    /* the build's, and the backend's variables: what dirs is made from */
+    const char *const *env_vars;
+    amp__sys_dirs_query sys;
+    bool sys_added;         /* sys asked for (dirs remade with its list) */
     const char *source_dir; /* the kernel file's real directory, or NULL */
     amp__trust main_trust;  /* for lookups from source_dir and absolute names in the source */
 } amp__scanner;
@@ -646,6 +650,25 @@ static int amp__resolve_from(amp__scanner *sc, const amp__directive *d, const ch
     return amp__add_header(sc, d->name, d->len, path, index);
 }
 
+/* The search path with the compiler's own directories in their place, made
+ * when a lookup first reaches the search path (amp__sys_dirs_query). */
+static amp_status amp__add_system_dirs(amp__scanner *sc)
+{
+    sc->sys_added = true;
+    const amp__sys_dir *sys = sc->sys.get ? sc->sys.get(sc->sys.ctx) : NULL;
+    if (!sys || !sys->path) return AMP_OK;
+    amp__dirs dirs = {0}, forced = {0};
+    amp_status st = amp__collect_dirs(sc->options, sc->env_vars, sys, &dirs, &forced);
+    amp__dirs_free(&forced);
+    if (st != AMP_OK) {
+        amp__dirs_free(&dirs);
+        return st;
+    }
+    amp__dirs_free(&sc->dirs);
+    sc->dirs = dirs;
+    return AMP_OK;
+}
+
 /* Resolve one directive of file (its directory from: as the compiler names
  * it, and from_real with links resolved; NULL: none) as the compiler
  * would: an absolute name as it is; a quoted one beside its includer, then
@@ -673,6 +696,7 @@ static long amp__resolve(amp__scanner *sc, const amp__directive *d, const char *
         rc = amp__resolve_from(sc, d, file, sc->source_dir, sc->source_dir, &sc->main_trust, &idx);
         if (rc) return rc < 0 ? AMP__RESOLVE_FAILED : (long)idx;
     }
+    if (!sc->sys_added && amp__add_system_dirs(sc) != AMP_OK) return AMP__RESOLVE_FAILED;
     for (size_t i = d->angled ? sc->dirs.quote_end : 0; i < sc->dirs.n; ++i) {
         snprintf(path, sizeof path, "%s/%.*s", sc->dirs.v[i].path, (int)d->len, d->name);
         if (sc->dirs.v[i].kind == AMP__DIR_COMPILER) {
@@ -734,7 +758,7 @@ static amp_status amp__scan_text(amp__scanner *sc, size_t text, const char *t, s
     return AMP_OK;
 }
 
-amp_status amp__scan_includes(const amp__build_input *in, const char *const *env_vars, const amp__sys_dir *sys,
+amp_status amp__scan_includes(const amp__build_input *in, const char *const *env_vars, amp__sys_dirs_query sys,
                               amp__scan *out)
 {
     amp_status st = AMP_OK;
@@ -745,11 +769,14 @@ amp_status amp__scan_includes(const amp__build_input *in, const char *const *env
     memset(&sc, 0, sizeof sc);
     out->complete = true;
     sc.out = out;
+    sc.options = in->options;
+    sc.env_vars = env_vars;
+    sc.sys = sys;
     sc.source_dir = in->source_dir;
     struct stat kernel_file;
     bool have_file = in->source_name && in->source_dir && stat(in->source_name, &kernel_file) == 0;
     amp__trust_init(&sc.main_trust, in->source_dir, have_file ? &kernel_file : NULL);
-    if ((st = amp__collect_dirs(in->options, env_vars, sys, &sc.dirs, &forced)) != AMP_OK) goto fail;
+    if ((st = amp__collect_dirs(in->options, env_vars, NULL, &sc.dirs, &forced)) != AMP_OK) goto fail;
     /* Forced includes come first, as if named on the source's first line,
      * looked up from the working directory first (as the compiler does). */
     out->forced = forced.n;
@@ -924,13 +951,16 @@ void amp__scan_rewrite_free(amp__header *headers, size_t n)
 
 /* ---------------------------------------------- named-header compilers */
 
+static const amp__sys_dir *amp__sys_dirs_given(void *ctx) { return ctx; }
+
 amp_status amp__named_unit_make(const char *source, const char *options, const amp__sys_dir *sys,
                                 amp__named_unit *out)
 {
     amp__scan scan;
     memset(out, 0, sizeof *out);
     amp__build_input in = {source, strlen(source), options, NULL, NULL};
-    amp_status st = amp__scan_includes(&in, NULL, sys, &scan);
+    amp__sys_dirs_query q = {amp__sys_dirs_given, (void *)sys};
+    amp_status st = amp__scan_includes(&in, NULL, q, &scan);
     if (st != AMP_OK) return st;
     if ((st = amp__named_check(&scan)) == AMP_OK && (st = amp__named_options(options, &out->options)) == AMP_OK &&
         (st = amp__scan_rewrite(&scan, source, in.source_len, true, &out->source, &out->headers)) == AMP_OK) {

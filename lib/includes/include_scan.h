@@ -65,7 +65,15 @@ typedef struct amp__scan {
     bool complete;
     char why[256];
 } amp__scan;
-amp_status amp__scan_includes(const amp__build_input *in, const char *const *env_vars, const amp__sys_dir *sys,
+/* The compiler's default include directories, asked for (get(ctx)) only
+ * when a lookup reaches them: finding them may run the compiler (the CPU
+ * backend's `-E -v`), which a source that includes nothing, or only files
+ * beside it, should not wait for. get NULL, or a NULL or empty list: none. */
+typedef struct amp__sys_dirs_query {
+    const amp__sys_dir *(*get)(void *ctx);
+    void *ctx;
+} amp__sys_dirs_query;
+amp_status amp__scan_includes(const amp__build_input *in, const char *const *env_vars, amp__sys_dirs_query sys,
                               amp__scan *out);
 void amp__scan_free(amp__scan *s);
 /* The source with its #include lines rewritten (*out, malloc'ed) so that
