@@ -940,8 +940,9 @@ int main(int argc, char **argv)
                             "  --transpose-only: the tiled transposes against a blocked OpenMP loop at 4096^2 and\n"
                             "  8192^2 (1 GiB of arrays, beyond a large last-level cache); --quick 1024^2.\n"
                             "  --first-call-only: the time-to-first-result table (each built-in algorithm's first call\n"
-                            "  with empty caches, prebuilt and with AMP_PREBUILT=0, and a cold transpose.hip build,\n"
-                            "  against a warm call; one fresh process each). Not part of the full run: its JIT\n"
+                            "  with empty caches, prebuilt and with AMP_PREBUILT=0, and cold builds of the seed's\n"
+                            "  transpose kernel and of transpose.hip, against a warm call; one fresh process each).\n"
+                            "  Not part of the full run: its JIT\n"
                             "  column compiles every algorithm program (minutes).\n%s",
                     fc_usage);
             return 2;

@@ -20,18 +20,8 @@
         }                                                                                              \
     } while (0)
 
-/* The seed's kernel as test/kernels/seeds.hip writes it; bench_cpu's
+/* The seed's kernel is workloads.c's wl_seed_transpose_source; bench_cpu's
  * padded one comes with bench_cpu.c's kernels (bench_cpu_kernels_source). */
-static const char seed_source[] =
-    "AMP_TILED_KERNEL(transpose_tiled_even, amp::tiled_index<16, 16> tidx,\n"
-    "                 amp::array_view<const float, 2> A, amp::array_view<float, 2> At)\n"
-    "{\n"
-    "    tile_static float t1[16][16];\n"
-    "    t1[tidx.local[1]][tidx.local[0]] = A[tidx.global];\n"
-    "    tidx.barrier.wait();\n"
-    "    amp::index<2> dst = amp::index<2>(tidx.tile_origin[1], tidx.tile_origin[0]) + tidx.local;\n"
-    "    At[dst] = t1[tidx.local[0]][tidx.local[1]];\n"
-    "}\n";
 
 enum { ROWS = 2 };
 /* Timed runs a side makes back to back (bench_cpu_transpose's runs is
@@ -133,7 +123,7 @@ int bench_cpu_transpose(FILE *o, amp_accelerator *acc, const int *sizes, int nsi
     amp_accelerator_info info;
     TC(amp_accelerator_get_info(acc, &info));
     const int threads = info.compute_units > 0 ? info.compute_units : 1;
-    TC(amp_program_build(acc, seed_source, NULL, &prog[0]));
+    TC(amp_program_build(acc, wl_seed_transpose_source, NULL, &prog[0]));
     TC(amp_program_build(acc, bench_cpu_kernels_source, NULL, &prog[1]));
     /* A size that could not be measured (no memory for its arrays, a
      * failed call: said on stderr) leaves the others' rows. */

@@ -129,8 +129,8 @@ static int parse_args(int argc, char **argv)
                    "  --algorithms-only: the algorithms section and its goals, printed only (a\n"
                    "  tuning sweep runs it once per setting of the AMP_ALG_* knobs: ci/gpu.sh figures).\n"
                    "  --first-call-only: time to first result on %s (each built-in algorithm's first call with\n"
-                   "  empty caches, prebuilt and with AMP_PREBUILT=0, and a cold transpose.hip build, against a\n"
-                   "  warm call; one fresh process each), printed only; skipped with a message without a GPU.\n"
+                   "  empty caches, prebuilt and with AMP_PREBUILT=0, and cold builds of the seed's transpose\n"
+                   "  kernel and of transpose.hip, against a warm call; one fresh process each), printed only; skipped with a message without a GPU.\n"
                    "  Not part of the full run: its JIT column compiles every algorithm program (minutes).\n%s",
                    rg.program, rg.accelerator, rg.blas, HIPAMP_BENCH_RESULTS, rg.accelerator, fc_usage);
             return strcmp(argv[i], "--help") ? 2 : 0;
@@ -256,8 +256,13 @@ static int first_call_report(void)
         add_goal(s.alg_met == s.alg_rows, "first call of every built-in algorithm, empty caches, 2^20 elements",
                  "<= 50 ms", s.worst_alg_ms < 0 ? "no row measured" : s.worst_alg, "slowest %.1f ms", s.worst_alg_ms);
     if (s.build_row)
-        add_goal(s.build_ms >= 0 && s.build_ms <= fcc.build_goal_ms, "cold compile of transpose.hip (first call)",
-                 "<= 40 ms", s.build_ms < 0 ? "failed" : NULL, "%.1f ms", s.build_ms);
+        add_goal(s.build_ms >= 0 && s.build_ms <= fcc.build_goal_ms,
+                 "cold compile of the seed's transpose kernel (first call)", "<= 40 ms",
+                 s.build_ms < 0 ? "failed" : NULL, "%.1f ms", s.build_ms);
+    if (s.file_row)
+        add_goal(s.file_build_ms >= 0 && s.file_build_ms <= fcc.build_goal_ms,
+                 "cold compile of transpose.hip, six kernels (first call)", "<= 40 ms",
+                 s.file_build_ms < 0 ? "failed" : NULL, "%.1f ms", s.file_build_ms);
     failures += bad;
     report_goals(false);
     return failures ? 1 : 0;

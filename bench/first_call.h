@@ -1,4 +1,4 @@
-/* first_call.h — the "time to first result" section (issue 40), shared by bench_cpu and bench_gpu: each built-in algorithm's first call with empty caches (prebuilt programs where shipped, and with AMP_PREBUILT=0), a cold build + launch of examples/kernels/transpose.hip, each against a warm call, every measurement in a fresh child process. */
+/* first_call.h — the "time to first result" section (issue 40), shared by bench_cpu and bench_gpu: each built-in algorithm's first call with empty caches (prebuilt programs where shipped, and with AMP_PREBUILT=0), a cold build + launch of the seed's transpose kernel and of examples/kernels/transpose.hip, each against a warm call, every measurement in a fresh child process. */
 #ifndef HIPAMP_BENCH_FIRST_CALL_H
 #define HIPAMP_BENCH_FIRST_CALL_H
 
@@ -16,7 +16,7 @@ typedef struct fc_config {
     const char *rows;        /* comma-separated row names or families ("reduce", "sort/uint32"); NULL: all */
     double timeout_s;        /* each child's limit; 0: FC_DEFAULT_TIMEOUT_S */
     double alg_goal_ms;      /* the first call's goal for the built-in algorithms */
-    double build_goal_ms;    /* the cold compile's goal for transpose.hip */
+    double build_goal_ms;    /* the cold compile's goal for the seed transpose (transpose.hip set against it) */
     const char *build_goal_where; /* where that goal applies ("the H200 host"), for the table */
     bool no_jit;             /* --first-call-no-jit: leave out the AMP_PREBUILT=0 column */
 } fc_config;
@@ -30,8 +30,10 @@ typedef struct fc_summary {
     int alg_rows, alg_met;   /* built-in algorithm rows under the goal (copy_if is outside it) */
     double worst_alg_ms;     /* the slowest first call of those (prebuilt where shipped); -1: none */
     char worst_alg[48];
-    bool build_row;          /* the transpose row was selected */
-    double build_ms;         /* transpose.hip's cold amp_program_build_file; -1: failed or not selected */
+    bool build_row;          /* the seed transpose's row was selected */
+    double build_ms;         /* the seed transpose's cold amp_program_build; -1: failed or not selected */
+    bool file_row;           /* transpose.hip's row was selected */
+    double file_build_ms;    /* transpose.hip's cold amp_program_build_file; -1: failed or not selected */
 } fc_summary;
 
 /* Parses one of the section's options (--first-call-rows=LIST,

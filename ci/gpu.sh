@@ -34,8 +34,9 @@
 #             disk cache each time, with the build's CPU pack (no GPU pack
 #             is built), this tree and BASE's (another tree's sources) in
 #             turn, COLD_RUNS [5] rounds; wall and CPU seconds of each, the
-#             medians, cold-cpu.md; each round also bench_cpu's build of
-#             transpose.hip alone (the goal's figure, --first-call-only), and
+#             medians, cold-cpu.md; each round also bench_cpu's builds of
+#             the seed's transpose kernel (the goal's figure) and of
+#             transpose.hip alone (--first-call-only --first-call-rows=transpose), and
 #             at the end each file's build once more with AMP_CPU_VERBOSE=1
 #             (where its time went) and, where strace is installed, traced.
 #   nccl      hipamp::mpi's transports (issue 42): test_abi_nccl, the staged
@@ -531,11 +532,12 @@ cmd_cold_cpu() {
         echo "${trees[$i]} $f $r $(awk "BEGIN { printf \"%.3f\", $t1 - $t0 }") $(awk '{ printf "%.3f", $1 + $2 }' "$LOGS/cpu.txt")" >> "$out"
       done
     done
-    # The goal's figure: amp_program_build_file of transpose.hip alone,
-    # in a process whose accelerator is already started.
+    # The goal's figure: amp_program_build of the seed's transpose kernel
+    # (and transpose.hip's amp_program_build_file beside it) alone, in a
+    # process whose accelerator is already started.
     for i in "${!trees[@]}"; do
       echo "${trees[$i]} $(timeout 120 "${dirs[$i]}/bench/bench_cpu" --first-call-only --first-call-rows=transpose \
-        --first-call-no-jit 2>/dev/null | awk -F'\t' '$1 == "first_call" { print $9 }')" >> "$LOGS/first-call.txt"
+        --first-call-no-jit 2>/dev/null | awk -F'\t' '$1 == "first_call" { printf "%s%s=%s", (n++ ? " " : ""), $3, $9 }')" >> "$LOGS/first-call.txt"
     done
   done
   # Where a cold build's time goes: the library's own account, and one
@@ -559,9 +561,9 @@ cmd_cold_cpu() {
   fi
   {
     echo
-    echo "bench_cpu --first-call-only --first-call-rows=transpose --first-call-no-jit, build ms (each round):"
+    echo "bench_cpu --first-call-only --first-call-rows=transpose --first-call-no-jit, build ms (row=ms, each round):"
     for tree in "${trees[@]}"; do
-      echo "- $tree: $(awk -v t="$tree" '$1 == t { printf "%s%s", (n++ ? ", " : ""), $2 }' "$LOGS/first-call.txt")"
+      echo "- $tree: $(awk -v t="$tree" '$1 == t { $1 = ""; printf "%s%s", (n++ ? ";" : ""), $0 }' "$LOGS/first-call.txt")"
     done
     echo
     sed 's|^|    |' "$LOGS/verbose.txt" 2>/dev/null

@@ -25,6 +25,17 @@ const char *wl_tvariant_kernel(wl_tvariant v) { return v < WL_T_COUNT ? tkernels
 const char *wl_mvariant_name(wl_mvariant v) { return v < WL_M_COUNT ? mnames[v] : "?"; }
 const char *wl_mvariant_kernel(wl_mvariant v) { return v < WL_M_COUNT ? mkernels[v] : NULL; }
 
+const char wl_seed_transpose_source[] =
+    "AMP_TILED_KERNEL(transpose_tiled_even, amp::tiled_index<16, 16> tidx,\n"
+    "                 amp::array_view<const float, 2> A, amp::array_view<float, 2> At)\n"
+    "{\n"
+    "    tile_static float t1[16][16];\n"
+    "    t1[tidx.local[1]][tidx.local[0]] = A[tidx.global];\n"
+    "    tidx.barrier.wait();\n"
+    "    amp::index<2> dst = amp::index<2>(tidx.tile_origin[1], tidx.tile_origin[0]) + tidx.local;\n"
+    "    At[dst] = t1[tidx.local[0]][tidx.local[1]];\n"
+    "}\n";
+
 /* Index of each kernel in wl_ctx.tk / .mk. */
 enum { TK_SIMPLE, TK_PAD, TK_EVEN, TK_TRUNCATE, TK_TUNED };
 enum { MK_SIMPLE, MK_TILED, MK_TUNED };

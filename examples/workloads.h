@@ -11,6 +11,11 @@
 /* Kernel sources, embedded by hipamp_embed() from examples/kernels/. */
 extern const char wl_transpose_source[];
 extern const char wl_matmul_source[];
+/* The seed's tiled transpose as test/kernels/seeds.hip writes it
+ * (transpose_tiled_even: a 16 x 16 tile through tile_static float[16][16];
+ * an even extent, no guard): the "typical user kernel" of issue 40's
+ * cold-compile goal and the seed row of bench_cpu's transpose section. */
+extern const char wl_seed_transpose_source[];
 
 /* ------------------------------------------------------------- variants */
 
