@@ -92,8 +92,8 @@ static bool row_selected(const char *list, const char *name)
 
 const char fc_usage[] =
     "  --first-call-rows=LIST: only these rows of --first-call-only, comma-separated row names\n"
-    "  (reduce/int32, dot/float64, sort_by_key/uint32, transpose/seed, transpose/build+launch) or families (reduce,\n"
-    "  dot, scan, sort, sort_by_key, copy_if, fill, transpose).\n"
+    "  (reduce/int32, dot/float64, sort_by_key/uint32, transpose/seed, transpose/build+launch)\n"
+    "  or families (reduce, dot, scan, sort, sort_by_key, copy_if, fill, transpose).\n"
     "  --first-call-timeout=S: each child's limit in seconds (default 300).\n"
     "  --first-call-no-jit: leave out the AMP_PREBUILT=0 column (its children compile: most of the time).\n";
 

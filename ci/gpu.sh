@@ -563,7 +563,7 @@ cmd_cold_cpu() {
     echo
     echo "bench_cpu --first-call-only --first-call-rows=transpose --first-call-no-jit, build ms (row=ms, each round):"
     for tree in "${trees[@]}"; do
-      echo "- $tree: $(awk -v t="$tree" '$1 == t { $1 = ""; printf "%s%s", (n++ ? ";" : ""), $0 }' "$LOGS/first-call.txt")"
+      echo "- $tree: $(awk -v t="$tree" '$1 == t { $1 = ""; sub(/^ +/, ""); printf "%s%s", (n++ ? "; " : ""), ($0 == "" ? "(failed)" : $0) }' "$LOGS/first-call.txt")"
     done
     echo
     sed 's|^|    |' "$LOGS/verbose.txt" 2>/dev/null

@@ -31,10 +31,14 @@
 // some 110 function templates at its end, precompiled header or not: 20-30 ms
 // of every CPU compile and a third of the header's size (issue 40). No GPU
 // compiler offers them, so a kernel cannot use them portably; they are left
-// out here. <cstddef> brings libstdc++'s configuration, where the switch is
-// set, before <cmath> reads it; with another library this is a no-op.
+// out here unless the build asks for them with the standard's own switch,
+// -D__STDCPP_WANT_MATH_SPEC_FUNCS__=1 (which libstdc++'s <math.h> reads too;
+// <experimental/simd> needs it). <cstddef> brings
+// libstdc++'s configuration, where the switch is set, before <cmath> reads it;
+// with another library this is a no-op.
 #include <cstddef>
-#if defined(__GLIBCXX__) && defined(_GLIBCXX_USE_STD_SPEC_FUNCS)
+#if defined(__GLIBCXX__) && defined(_GLIBCXX_USE_STD_SPEC_FUNCS) && \
+    !(defined(__STDCPP_WANT_MATH_SPEC_FUNCS__) && __STDCPP_WANT_MATH_SPEC_FUNCS__)
 #undef _GLIBCXX_USE_STD_SPEC_FUNCS
 #endif
 #include <cassert>

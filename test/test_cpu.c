@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <stddef.h>
@@ -421,6 +422,33 @@ Test(cpu, user_options_reach_the_compiler)
     ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(10), k, a, 1));
     ASSERT_OK(amp_array_view_synchronize(vv));
     for (int i = 0; i < 10; ++i) cr_assert_eq(v[i], 42);
+    ASSERT_OK(amp_array_view_destroy(vv));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+/* C++17's mathematical special functions are left out of CPU kernels (no
+ * GPU compiler has them; libstdc++ instantiated them in every compile):
+ * a kernel that calls one fails to compile naming it, unless its build asks
+ * for them with the standard's switch, which also brings back what
+ * libstdc++'s <math.h> declares from them. */
+Test(cpu, special_math_functions_only_when_the_build_asks_for_them)
+{
+    amp_accelerator *acc = cpu_acc();
+    const char *src = "AMP_KERNEL(zeta2, amp::index<1> i, amp::array_view<double, 1> v)\n"
+                      "{ v[i] = std::riemann_zeta(2.0) + i[0]; }\n";
+    amp_program *p = (amp_program *)1;
+    ASSERT_STATUS(amp_program_build(acc, src, NULL, &p), AMP_ERROR_COMPILE);
+    cr_assert_null(p);
+    assert_contains(amp_last_error(), "riemann_zeta");
+    p = NULL;
+    ASSERT_OK(amp_program_build(acc, src, "-D__STDCPP_WANT_MATH_SPEC_FUNCS__=1", &p));
+    double v[4] = {0, 0, 0, 0};
+    amp_array_view *vv = test_view(v, sizeof(double), amp_extent_1d(4), AMP_WRITE_ONLY);
+    amp_arg a[] = {amp_arg_view(vv)};
+    ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(4), test_kernel(p, "zeta2"), a, 1));
+    ASSERT_OK(amp_array_view_synchronize(vv));
+    for (int i = 0; i < 4; ++i)
+        cr_assert(fabs(v[i] - (1.6449340668482264 + i)) < 1e-12, "item %d: zeta(2) + %d = %.17g", i, i, v[i]);
     ASSERT_OK(amp_array_view_destroy(vv));
     ASSERT_OK(amp_program_destroy(p));
 }

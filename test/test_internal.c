@@ -353,8 +353,9 @@ Test(include_scan, rewrite_for_named_headers_and_for_the_cpu)
 /* The compiler's own directories are asked for only when a lookup reaches
  * the search path (finding them runs the CPU compiler, `-E -v`): not for a
  * source that includes nothing or only a header beside it; once for one
- * that includes a header from them, which is then found there, after the
- * -I directories and as the kind the list says. */
+ * that includes a header from them, which is then found there as the kind
+ * the list says, in the compiler's order: after the -I directories, before
+ * the -idirafter ones. */
 static int sys_asked;
 static char sys_dir_path[PATH_MAX];
 static const amp__sys_dir *sys_dirs_counted(void *ctx)
@@ -372,15 +373,19 @@ Test(include_scan, asks_for_the_compilers_directories_only_when_a_lookup_reaches
     cr_assert_not_null(mkdtemp(dir));
     snprintf(sys_dir_path, sizeof sys_dir_path, "%s/sys", dir);
     cr_assert_eq(mkdir(sys_dir_path, 0700), 0);
-    snprintf(path, sizeof path, "%s/inc", dir);
-    cr_assert_eq(mkdir(path, 0700), 0);
-    snprintf(path, sizeof path, "%s/sys/only_sys.h", dir);
-    put(path, "#define S 1\n");
-    snprintf(path, sizeof path, "%s/inc/mine.h", dir);
-    put(path, "#define M 1\n");
-    snprintf(path, sizeof path, "%s/k.hip", dir);
-    put(path, "\n");
-    snprintf(opts, sizeof opts, "-I%s/inc", dir);
+    const char *const subdirs[] = {"inc", "late"};
+    for (int i = 0; i < 2; ++i) {
+        snprintf(path, sizeof path, "%s/%s", dir, subdirs[i]);
+        cr_assert_eq(mkdir(path, 0700), 0);
+    }
+    const char *const files[] = {"sys/only_sys.h", "inc/mine.h", "k.hip",     "inc/in_i_and_sys.h",
+                                 "sys/in_i_and_sys.h", "sys/in_sys_and_late.h", "late/in_sys_and_late.h",
+                                 "late/only_late.h"};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; ++i) {
+        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+        put(path, "\n");
+    }
+    snprintf(opts, sizeof opts, "-I%s/inc -idirafter %s/late", dir, dir);
     amp__sys_dirs_query q = {sys_dirs_counted, (void *)1};
     amp__scan scan;
 
@@ -404,16 +409,29 @@ Test(include_scan, asks_for_the_compilers_directories_only_when_a_lookup_reaches
     cr_expect_eq(sys_asked, 0, "a header beside the kernel file asked %d times", sys_asked);
     amp__scan_free(&scan);
 
-    /* One in -I, one in the compiler's own: asked once, both found. */
-    static const char both[] = "#include <mine.h>\n#include <only_sys.h>\n#include <neither.h>\n";
+    /* In -I, in the compiler's own, in both, in the compiler's own and
+     * -idirafter, in -idirafter alone, nowhere: asked once, each found
+     * where the compiler would find it. */
+    static const char both[] = "#include <mine.h>\n#include <only_sys.h>\n#include <in_i_and_sys.h>\n"
+                               "#include <in_sys_and_late.h>\n#include <only_late.h>\n#include <neither.h>\n";
     amp__build_input in3 = {both, strlen(both), opts, NULL, NULL};
     sys_asked = 0;
     ASSERT_OK(amp__scan_includes(&in3, NULL, q, &scan));
     cr_expect_eq(sys_asked, 1, "asked %d times", sys_asked);
-    cr_assert_eq(scan.nsites, 3, "%zu sites", scan.nsites);
-    cr_expect_geq(scan.sites[0].header, 0, "mine.h: site %ld", scan.sites[0].header);
-    cr_expect_eq(scan.sites[1].header, AMP__SITE_COMPILER, "only_sys.h: site %ld", scan.sites[1].header);
-    cr_expect_eq(scan.sites[2].header, AMP__SITE_MISSING, "neither.h: site %ld", scan.sites[2].header);
+    cr_assert_eq(scan.nsites, 6, "%zu sites", scan.nsites);
+    const char *const want_in[] = {"/inc/mine.h", NULL, "/inc/in_i_and_sys.h", NULL, "/late/only_late.h", NULL};
+    const long want_site[] = {0, AMP__SITE_COMPILER, 0, AMP__SITE_COMPILER, 0, AMP__SITE_MISSING};
+    for (size_t i = 0; i < 6; ++i) {
+        long h = scan.sites[i].header;
+        if (want_in[i]) {
+            cr_assert_geq(h, 0, "site %zu: %ld, want a header in %s", i, h, want_in[i]);
+            const char *got = scan.headers[h].path;
+            cr_expect(strlen(got) >= strlen(want_in[i]) && !strcmp(got + strlen(got) - strlen(want_in[i]), want_in[i]),
+                      "site %zu: found %s, want ...%s", i, got, want_in[i]);
+        } else {
+            cr_expect_eq(h, want_site[i], "site %zu: %ld, want %ld", i, h, want_site[i]);
+        }
+    }
     amp__scan_free(&scan);
 
     /* A query that finds no list: the compiler's header is not found. */
@@ -423,6 +441,8 @@ Test(include_scan, asks_for_the_compilers_directories_only_when_a_lookup_reaches
     cr_expect_eq(sys_asked, 1, "asked %d times", sys_asked);
     cr_expect_eq(scan.sites[1].header, AMP__SITE_MISSING, "only_sys.h without the list: site %ld",
                  scan.sites[1].header);
+    cr_expect_geq(scan.sites[3].header, 0, "in_sys_and_late.h without the list: site %ld, want -idirafter's",
+                  scan.sites[3].header);
     amp__scan_free(&scan);
     snprintf(path, sizeof path, "rm -rf '%s'", dir);
     cr_expect_eq(system(path), 0);

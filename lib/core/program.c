@@ -329,9 +329,8 @@ static amp_status amp__build(amp_accelerator *acc, const amp__build_input *in, b
         goto fail;
     }
     /* A built-in program's source is the library's own, without #include
-     * lines: a pack's entry needs no scan (the CPU compiler's default
-     * directories, asked from the compiler on first use, would cost a
-     * compiler run). */
+     * lines: a pack's entry needs no scan (nor its key, nor the disk
+     * cache's lookup). */
     if (builtin && be->prebuilt_target && (ptarget = be->prebuilt_target(acc->e.dev))) {
         amp__prebuilt_key(be->name, ptarget, be->prelude_prefix, in->source, in->source_len, in->options, pkey);
         if ((bin = amp__prebuilt_load(ptarget, pkey, &bin_size))) {

@@ -219,6 +219,7 @@ typedef struct amp__dirs {
     amp__dir *v;
     size_t n, cap;
     size_t quote_end; /* [0, quote_end): -iquote, searched for "x" only */
+    size_t sys_at;    /* where the compiler's own go: after -isystem, before -idirafter */
 } amp__dirs;
 
 /* A relative directory is taken from the working directory, as the compiler
@@ -265,10 +266,11 @@ static bool amp__dirs_append(amp__dirs *to, const amp__dirs *from)
 
 /* Directories and forced includes from the options, in the compiler's
  * order: -iquote first (quoted only), then -I / --include-path, the
- * backend's environment variables, -isystem, the compiler's own
- * directories, then -idirafter. */
-static amp_status amp__collect_dirs(const char *options, const char *const *env_vars, const amp__sys_dir *sys,
-                                    amp__dirs *dirs, amp__dirs *forced)
+ * backend's environment variables, -isystem, (the compiler's own
+ * directories, added at sys_at when a lookup first reaches them:
+ * amp__add_system_dirs), then -idirafter. */
+static amp_status amp__collect_dirs(const char *options, const char *const *env_vars, amp__dirs *dirs,
+                                    amp__dirs *forced)
 {
     amp_status st = AMP_OK;
     char **argv = NULL, *words = NULL;
@@ -311,7 +313,7 @@ static amp_status amp__collect_dirs(const char *options, const char *const *env_
         }
     }
     ok = ok && amp__dirs_append(dirs, &system);
-    for (size_t i = 0; ok && sys && sys[i].path; ++i) ok = amp__dirs_add(dirs, sys[i].path, strlen(sys[i].path), sys[i].kind, true);
+    dirs->sys_at = dirs->n;
     ok = ok && amp__dirs_append(dirs, &late);
     if (!ok) st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "no memory for the include search path");
     amp__dirs_free(&quote);
@@ -483,8 +485,6 @@ typedef struct amp__scanner {
     size_t cap, sites_cap, absent_cap;
     size_t total_bytes;
     amp__dirs dirs;         /* without the compiler's own until sys_added */
-    const char *options;    /* the build's, and the backend's variables: what dirs is made from */
-    const char *const *env_vars;
     amp__sys_dirs_query sys;
     bool sys_added;         /* sys asked for (dirs remade with its list) */
     const char *source_dir; /* the kernel file's real directory, or NULL */
@@ -650,22 +650,27 @@ static int amp__resolve_from(amp__scanner *sc, const amp__directive *d, const ch
     return amp__add_header(sc, d->name, d->len, path, index);
 }
 
-/* The search path with the compiler's own directories in their place, made
- * when a lookup first reaches the search path (amp__sys_dirs_query). */
+/* The compiler's own directories put in their place in the search path
+ * (sys_at), asked for when a lookup first reaches the search path
+ * (amp__sys_dirs_query); the rest of the path stays as the scan made it. */
 static amp_status amp__add_system_dirs(amp__scanner *sc)
 {
     sc->sys_added = true;
     const amp__sys_dir *sys = sc->sys.get ? sc->sys.get(sc->sys.ctx) : NULL;
-    if (!sys || !sys->path) return AMP_OK;
-    amp__dirs dirs = {0}, forced = {0};
-    amp_status st = amp__collect_dirs(sc->options, sc->env_vars, sys, &dirs, &forced);
-    amp__dirs_free(&forced);
-    if (st != AMP_OK) {
-        amp__dirs_free(&dirs);
-        return st;
-    }
-    amp__dirs_free(&sc->dirs);
-    sc->dirs = dirs;
+    amp__dirs *d = &sc->dirs;
+    size_t before = d->n, at = d->sys_at;
+    for (size_t i = 0; sys && sys[i].path; ++i)
+        if (!amp__dirs_add(d, sys[i].path, strlen(sys[i].path), sys[i].kind, true))
+            return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "no memory for the include search path");
+    size_t added = d->n - before;
+    if (!added || before == at) return AMP_OK;
+    /* Appended after the -idirafter ones: rotate them to sys_at. */
+    amp__dir *moved = malloc(added * sizeof *moved);
+    if (!moved) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "no memory for the include search path");
+    memcpy(moved, d->v + before, added * sizeof *moved);
+    memmove(d->v + at + added, d->v + at, (before - at) * sizeof *moved);
+    memcpy(d->v + at, moved, added * sizeof *moved);
+    free(moved);
     return AMP_OK;
 }
 
@@ -769,14 +774,12 @@ amp_status amp__scan_includes(const amp__build_input *in, const char *const *env
     memset(&sc, 0, sizeof sc);
     out->complete = true;
     sc.out = out;
-    sc.options = in->options;
-    sc.env_vars = env_vars;
     sc.sys = sys;
     sc.source_dir = in->source_dir;
     struct stat kernel_file;
     bool have_file = in->source_name && in->source_dir && stat(in->source_name, &kernel_file) == 0;
     amp__trust_init(&sc.main_trust, in->source_dir, have_file ? &kernel_file : NULL);
-    if ((st = amp__collect_dirs(in->options, env_vars, NULL, &sc.dirs, &forced)) != AMP_OK) goto fail;
+    if ((st = amp__collect_dirs(in->options, env_vars, &sc.dirs, &forced)) != AMP_OK) goto fail;
     /* Forced includes come first, as if named on the source's first line,
      * looked up from the working directory first (as the compiler does). */
     out->forced = forced.n;
