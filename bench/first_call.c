@@ -361,35 +361,28 @@ static bool job_call(fc_job *j)
         break;
     }
     case FC_SEED:
+    case FC_TRANSPOSE: {
+        /* The seed's one kernel from its text, or transpose.hip's six from
+         * the file; the launch over 1024 x 1024 either way. */
+        const bool seed = r->kind == FC_SEED;
         if (!j->prog) {
             double t0 = wl_now();
-            FC_TRY(amp_program_build(j->acc, wl_seed_transpose_source, NULL, &j->prog));
+            FC_TRY(seed ? amp_program_build(j->acc, wl_seed_transpose_source, NULL, &j->prog)
+                        : amp_program_build_file(j->acc, HIPAMP_TRANSPOSE_HIP, NULL, &j->prog));
             j->build_ms = (wl_now() - t0) * 1e3;
-            FC_TRY(amp_program_get_kernel(j->prog, "transpose_tiled_even", &j->k));
+            FC_TRY(amp_program_get_kernel(j->prog, seed ? "transpose_tiled_even" : "transpose_tuned", &j->k));
         }
-        {
-            amp_arg args[2] = {amp_arg_view(j->vin), amp_arg_view(j->vout)};
-            amp_tiled_extent d;
+        amp_tiled_extent d = wl_tuned_transpose_domain(1024, 1024);
+        if (seed) {
             memset(&d, 0, sizeof d);
             d.extent = amp_extent_2d(1024, 1024);
             d.tile[0] = d.tile[1] = 16;
-            FC_TRY(amp_parallel_for_each_tiled(j->q, d, j->k, args, 2));
-            FC_TRY(amp_array_view_synchronize(j->vout));
         }
+        amp_arg args[2] = {amp_arg_view(j->vin), amp_arg_view(j->vout)};
+        FC_TRY(amp_parallel_for_each_tiled(j->q, d, j->k, args, 2));
+        FC_TRY(amp_array_view_synchronize(j->vout));
         break;
-    case FC_TRANSPOSE:
-        if (!j->prog) {
-            double t0 = wl_now();
-            FC_TRY(amp_program_build_file(j->acc, HIPAMP_TRANSPOSE_HIP, NULL, &j->prog));
-            j->build_ms = (wl_now() - t0) * 1e3;
-            FC_TRY(amp_program_get_kernel(j->prog, "transpose_tuned", &j->k));
-        }
-        {
-            amp_arg args[2] = {amp_arg_view(j->vin), amp_arg_view(j->vout)};
-            FC_TRY(amp_parallel_for_each_tiled(j->q, wl_tuned_transpose_domain(1024, 1024), j->k, args, 2));
-            FC_TRY(amp_array_view_synchronize(j->vout));
-        }
-        break;
+    }
     }
     return true;
 }
