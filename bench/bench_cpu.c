@@ -942,8 +942,7 @@ int main(int argc, char **argv)
                             "  --first-call-only: the time-to-first-result table (each built-in algorithm's first call\n"
                             "  with empty caches, prebuilt and with AMP_PREBUILT=0, and cold builds of the seed's\n"
                             "  transpose kernel and of transpose.hip, against a warm call; one fresh process each).\n"
-                            "  Not part of the full run: its JIT\n"
-                            "  column compiles every algorithm program (minutes).\n%s",
+                            "  Not part of the full run: its JIT column compiles every algorithm program (minutes).\n%s",
                     fc_usage);
             return 2;
         }

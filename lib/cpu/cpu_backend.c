@@ -266,9 +266,11 @@ static void amp__cpu_verbose_loops(void *handle, const char *name, char *buf, si
     if (n[3])
         snprintf(part[np++], sizeof part[0], "%d tile_static array%s stored transposed", n[3], n[3] == 1 ? "" : "s");
     buf[0] = '\0';
-    if (np == 1) snprintf(buf, size, " (%s)", part[0]);
-    else if (np == 2) snprintf(buf, size, " (%s; %s)", part[0], part[1]);
-    else if (np == 3) snprintf(buf, size, " (%s; %s; %s)", part[0], part[1], part[2]);
+    size_t at = 0;
+    for (int i = 0; i < np && at < size; ++i) {
+        int w = snprintf(buf + at, size - at, "%s%s%s", i ? "; " : " (", part[i], i == np - 1 ? ")" : "");
+        at = w < 0 ? size : at + (size_t)w;
+    }
 }
 
 static amp_status amp__cpu_kernel_get(void *dev, void *module, const char *name, amp__kernel_props *out)
