@@ -18,6 +18,8 @@
 extern const char stream_kernels[];
 
 #define SC(call) BENCH_CPU_CHECK(call)
+/* BabelStream's OpenMP arrays start on 2 MiB (its ALIGNMENT). */
+#define STREAM_OMP_ALIGN ((size_t)2 << 20)
 
 /* Rows of the table: the five streaming kernels, then the two dots. The
  * hipamp side runs every row; OpenMP has one dot (its row DOT_TILED's
@@ -218,7 +220,11 @@ static int one_precision(FILE *o, amp_accelerator *acc, const prec *p, long long
     double *ta = calloc((size_t)R_COUNT * times, sizeof(double)), *to = calloc((size_t)R_COUNT * times, sizeof(double));
     for (int v = 0; v < 3; ++v) {
         h[v] = malloc((size_t)n * p->es);
-        m[v] = malloc((size_t)n * p->es);
+        /* As BabelStream's OpenMP version allocates: on a 2 MiB boundary,
+         * so that a host whose transparent huge pages are "always" gives
+         * them to this side as to hipamp's. */
+        m[v] = aligned_alloc(STREAM_OMP_ALIGN, ((size_t)n * p->es + STREAM_OMP_ALIGN - 1) / STREAM_OMP_ALIGN *
+                                                   STREAM_OMP_ALIGN);
     }
     if (!ta || !to || !h[0] || !h[1] || !h[2] || !m[0] || !m[1] || !m[2]) {
         fprintf(stderr, "bench_cpu: out of host memory for the stream section\n");
@@ -306,8 +312,24 @@ static int one_precision(FILE *o, amp_accelerator *acc, const prec *p, long long
     return bad;
 }
 
+/* The host's transparent huge pages setting, the bracketed word of
+ * /sys/kernel/mm/transparent_hugepage/enabled ("madvise", "always",
+ * "never"), or "unknown". */
+static const char *thp_mode(char *buf, size_t cap)
+{
+    char line[128] = "";
+    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+    bool read = f && fgets(line, sizeof line, f);
+    if (f) fclose(f);
+    const char *b = read ? strchr(line, '[') : NULL, *e = b ? strchr(b, ']') : NULL;
+    if (!e) return "unknown";
+    snprintf(buf, cap, "%.*s", (int)(e - b - 1), b + 1);
+    return buf;
+}
+
 int bench_cpu_stream(FILE *o, amp_accelerator *acc, long long n, int times)
 {
+    char thp[64];
     amp_accelerator_info info;
     SC(amp_accelerator_get_info(acc, &info));
     const int threads = info.compute_units > 0 ? info.compute_units : 1;
@@ -322,9 +344,11 @@ int bench_cpu_stream(FILE *o, amp_accelerator *acc, long long n, int times)
                "tiles of %d work-items, a grid-stride loop, the partial sums added on the host); "
                "amp_transform_reduce accumulates in double, as OpenMP's dot here does (both dot rows are set "
                "against the one OpenMP dot). Both sides' arrays and dot products are checked against the "
-               "iterations replayed on scalars (examples/stream/stream.c's rule).\n\n",
+               "iterations replayed on scalars (examples/stream/stream.c's rule). Memory: the host's transparent "
+               "huge pages are `%s`; the OpenMP side's arrays are 2 MiB-aligned, as BabelStream's OpenMP version "
+               "allocates them.\n\n",
             threads, threads, somp_available() ? "" : "; **no OpenMP here: one thread**", n, times, (int)WL_SETTLE_MS, 4 * threads,
-            DOT_TILE);
+            DOT_TILE, thp_mode(thp, sizeof thp));
     fprintf(o, "| kernel | precision | hipamp MB/s | C + OpenMP MB/s | hipamp / OpenMP | goal | check |\n"
                "|---|---|---:|---:|---:|---|---|\n");
     int bad = 0;

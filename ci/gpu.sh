@@ -49,7 +49,9 @@
 #             decks of .decks/tealeaf: upstream OpenMP and hipamp's CPU
 #             accelerator on PEER_CPU_DECKS [tea_bm_4], alternating
 #             PEER_RUNS [3] times (PEER_UNRESTRICTED=1: hipamp with
-#             AMP_CPU_RESTRICT=0 too), upstream CUDA and cuda:0 on
+#             AMP_CPU_RESTRICT=0 too; PEER_CPU_SETTINGS, ';'-separated
+#             VAR=value words: hipamp once more under each, e.g.
+#             "AMP_CPU_GRAPH_TEAM=0"), upstream CUDA and cuda:0 on
 #             PEER_GPU_DECKS [tea_bm_4], each with every solver of
 #             PEER_SOLVERS [cg] (chebyshev, ppcg: upstream's deck says
 #             use_chebyshev / use_ppcg, hipamp's --solver;
@@ -658,6 +660,12 @@ cmd_peers() {
         built omp && upstream omp "$d" "$solver" "$run"
         ours cpu "$d" "$solver" "$run"
         [ "${PEER_UNRESTRICTED:-0}" = 1 ] && ours cpu "$d" "$solver" "$run" AMP_CPU_RESTRICT=0
+        local setting words settings=()
+        IFS=';' read -r -a settings <<< "${PEER_CPU_SETTINGS:-}"
+        for setting in "${settings[@]}"; do
+          read -r -a words <<< "$setting"
+          [ "${#words[@]}" -gt 0 ] && ours cpu "$d" "$solver" "$run" "${words[@]}"
+        done
       done
     done
     local gpu_decks="PEER_GPU_DECKS_$solver" # a solver's own list, where set
