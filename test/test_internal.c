@@ -1,4 +1,4 @@
-/* test_internal.c — white-box tests of the core's pure parts, linked with the library's objects: the box algebra of coherence (subtract, add with merging, cover, overflow behaviour), the signature-record check (every field a prelude could not have produced), compile-log summaries, the #include rewrite for named-header compilers, the disk cache's size check, the CPU accelerator's launch-width search (on a made-up host's times), the storage lock under contention, the environment's whole-number rule, the slab pools' giving memory back, and what the CPU accelerator's split build accepts to compile in parts, and its loop transformation's parse with the library's part precompiled. */
+/* test_internal.c — white-box tests of the core's pure parts, linked with the library's objects: the box algebra of coherence (subtract, add with merging, cover, overflow behaviour), the signature-record check (every field a prelude could not have produced), compile-log summaries, the #include rewrite for named-header compilers, the disk cache's size check, the CPU accelerator's launch-width search (on a made-up host's times), the storage lock under contention, the environment's whole-number rule, the slab pools' giving memory back, the CPU pool's blocks (each thread's own first, every index once), and what the CPU accelerator's split build accepts to compile in parts, and its loop transformation's parse with the library's part precompiled. */
 #include "support.h"
 
 #include "core/internal.h"
@@ -1365,4 +1365,90 @@ Test(internal, precompiled_part_inputs_are_checked_against_the_disk)
                        (long)sb.st_mtim.tv_nsec), "a file gone passed");
 #undef LIST
     cr_assert_eq(rmdir(dir), 0);
+}
+
+/* ------------------------------------------ the CPU pool's launch blocks */
+
+/* A direct launch's work is cut into one block a thread and each thread
+ * takes from its own block first (cpu_pool.c, amp__cpu_take_home): no
+ * chunk crosses a block's edge, and every index is taken once. */
+Test(cpu_blocks, a_thread_takes_from_its_own_block_first_and_every_index_once)
+{
+    enum { TOTAL = 10000, NT = 4 };
+    amp__cpu_job j;
+    memset(&j, 0, sizeof j);
+    j.total = TOTAL;
+    j.min_chunk = 256;
+    amp__cpu_block *parts = amp__cpu_blocks_alloc(NT);
+    cr_assert(parts != NULL);
+    amp__cpu_blocks_arm(&j, parts, NT);
+    cr_assert_eq(j.nparts, NT);
+    /* 2500 a block, rounded up to whole cache lines of floats: 2560. */
+    int64_t b, e;
+    cr_assert(amp__cpu_take_blocks(&j, 2, &b, &e));
+    cr_assert(b == 5120 && e == 5120 + 1280, "home 2's first chunk is [%lld, %lld), not [5120, 6400)", (long long)b,
+              (long long)e);
+    static unsigned char seen[TOTAL];
+    memset(seen, 0, sizeof seen);
+    for (int64_t i = b; i < e; ++i) seen[i]++;
+    int home = 0;
+    while (amp__cpu_take_blocks(&j, home, &b, &e)) {
+        cr_assert(b < e && e <= TOTAL, "chunk [%lld, %lld)", (long long)b, (long long)e);
+        cr_assert_eq(b / 2560, (e - 1) / 2560, "chunk [%lld, %lld) crosses a block's edge", (long long)b,
+                     (long long)e);
+        for (int64_t i = b; i < e; ++i) seen[i]++;
+        home = (home + 1) % NT;
+    }
+    for (int i = 0; i < TOTAL; ++i) cr_assert_eq(seen[i], 1, "index %d taken %d times", i, seen[i]);
+    free(parts);
+}
+
+/* Every chunk a direct launch on the pool ran, recorded by a made-up
+ * entry (one launch at a time: the test's). */
+enum { BLOCK_TOTAL = 16484, BLOCK_MAX_CHUNKS = 4096 };
+static _Atomic int block_nchunks;
+static int64_t block_chunk[BLOCK_MAX_CHUNKS][2];
+
+static void block_record(amp__cpu_item *it)
+{
+    int k = atomic_fetch_add(&block_nchunks, 1);
+    if (k < BLOCK_MAX_CHUNKS) {
+        block_chunk[k][0] = it->begin;
+        block_chunk[k][1] = it->end;
+    }
+}
+
+Test(cpu_blocks, a_direct_launch_runs_in_blocks_on_the_pool)
+{
+    amp__cpu_device d;
+    memset(&d, 0, sizeof d);
+    d.nthreads = 4;
+    d.spin_us = 1000;
+    d.stack_size = 64 * 1024;
+    for (int round = 0; round < 3; ++round) {
+        amp__cpu_job j;
+        memset(&j, 0, sizeof j);
+        pthread_mutex_init(&j.err_lock, NULL);
+        j.entry = block_record;
+        j.total = BLOCK_TOTAL;
+        atomic_store(&block_nchunks, 0);
+        ASSERT_OK(amp__cpu_job_run_on(&d, &j, 0));
+        cr_assert(j.take == NULL && j.parts == NULL, "the job still points at the launcher's blocks");
+        int n = atomic_load(&block_nchunks);
+        cr_assert(n > 0 && n <= BLOCK_MAX_CHUNKS, "%d chunks", n);
+        /* The pool's threads and the launcher: 4, each a block of
+         * ceil(16484 / 4) = 4121 rounded up to 4160. */
+        cr_assert_eq(amp__cpu_pool_threads(), 4);
+        static unsigned char seen[BLOCK_TOTAL];
+        memset(seen, 0, sizeof seen);
+        for (int k = 0; k < n; ++k) {
+            int64_t b = block_chunk[k][0], e = block_chunk[k][1];
+            cr_assert(b < e && e <= BLOCK_TOTAL, "chunk [%lld, %lld)", (long long)b, (long long)e);
+            cr_assert_eq(b / 4160, (e - 1) / 4160, "round %d: chunk [%lld, %lld) crosses a block's edge", round,
+                         (long long)b, (long long)e);
+            for (int64_t i = b; i < e; ++i) seen[i]++;
+        }
+        for (int i = 0; i < BLOCK_TOTAL; ++i) cr_assert_eq(seen[i], 1, "index %d run %d times", i, seen[i]);
+        pthread_mutex_destroy(&j.err_lock);
+    }
 }

@@ -380,6 +380,13 @@ int amp__cpu_team_end(amp__cpu_team *t);
  * on in t, its size at most; amp__cpu_team_run runs j on that many. */
 int amp__cpu_team_width(amp__cpu_team *t, int width);
 amp_status amp__cpu_team_run(amp__cpu_device *d, amp__cpu_team *t, amp__cpu_job *j, int width);
+/* A launch's work in one block a thread (cpu_run.c): blocks_alloc makes
+ * room for n blocks (NULL: no memory); blocks_arm cuts j's work into nt
+ * blocks in parts and points j at them; take_blocks hands out the next
+ * chunk to a thread whose own block is home, its own block's first. */
+struct amp__cpu_block *amp__cpu_blocks_alloc(int n);
+void amp__cpu_blocks_arm(amp__cpu_job *j, struct amp__cpu_block *parts, int nt);
+bool amp__cpu_take_blocks(amp__cpu_job *j, int home, int64_t *b, int64_t *e);
 /* The index points j runs (work-items: tiles times a tile's threads). */
 int64_t amp__cpu_job_points(const amp__cpu_job *j);
 void amp__cpu_job_free(amp__cpu_job *j);
@@ -686,6 +693,15 @@ void amp__cpu_ctx_make(amp__cpu_ctx *ctx, const amp__cpu_stack *s, void (*fn)(vo
  * Shared by cpu_run.c, cpu_pool.c, cpu_team.c and cpu_launch.c (the
  * launches section says which calls which); nothing else uses them. */
 
+/* A block of a launch's work: [next, end), taken from the front, and (a
+ * team's) whether a member holds the rank it belongs to. Each on a line
+ * of its own. */
+typedef struct amp__cpu_block {
+    _Alignas(64) _Atomic int64_t next;
+    int64_t end;
+    atomic_bool taken;
+} amp__cpu_block;
+
 struct amp__cpu_job {
     amp__cpu_launch launch; /* what the kernel reads */
     amp__cpu_entry_fn entry;
@@ -704,7 +720,7 @@ struct amp__cpu_job {
      * rank's own first (cpu_team.c); NULL: one counter, next. Set and
      * cleared by the team's leader while no member is inside the launch. */
     bool (*take)(amp__cpu_job *j, const amp__cpu_worker *w, int64_t *b, int64_t *e);
-    struct amp__cpu_part *parts;
+    amp__cpu_block *parts;
     int nparts;
     int64_t total; /* simple: work-items; tiled: tiles */
     int64_t min_chunk;
@@ -728,6 +744,13 @@ struct amp__cpu_job {
 struct amp__cpu_worker {
     amp__cpu_job *job;
     int rank; /* in the replay team it is in (0: its leader) */
+    /* Its block of a direct launch (cpu_pool.c's amp__cpu_take_home): a
+     * pool thread's slot, 0 for a launching thread. */
+    int home;
+    /* A launching thread's blocks for its direct launches (room for
+     * home_cap), made at its first launch on more than one thread. */
+    amp__cpu_block *home_parts;
+    int home_cap;
     struct amp__cpu_fiber **fibers; /* cpu_run.c's, each allocated alone: a parked
                                        context's address stays */
     int nfibers; /* fibers with a stack */

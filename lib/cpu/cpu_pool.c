@@ -274,6 +274,7 @@ static amp_status amp__cpu_pool_start(amp__cpu_device *d)
         pthread_t t;
         amp__cpu_worker *w = &amp__cpu_pool.workers[started + 1];
         w->job = NULL;
+        w->home = started + 1;
         if (pthread_create(&t, NULL, amp__cpu_thread_main, w) != 0) break;
         pthread_detach(t);
         started++;
@@ -356,6 +357,39 @@ void amp__cpu_job_close(amp__cpu_job *j)
     pthread_mutex_unlock(&amp__cpu_pool.mu);
 }
 
+/* A direct launch's take: the thread's own block first (its home: the
+ * launching thread's is 0, pool thread s's is s, as its rank in a replay
+ * team), then the others'. So the same thread takes the same index range
+ * at every launch of a size, as OpenMP's static schedule gives it, and
+ * finds the data of that range in its own core's cache where the launch
+ * before left it; one shared counter handed every thread other data at
+ * every launch (a Triad over three arrays of 2^20 floats, in the caches of
+ * a 16-core host: 70 us against OpenMP's 20). Taking from the others'
+ * blocks keeps the balance a counter gave. */
+static bool amp__cpu_take_home(amp__cpu_job *j, const amp__cpu_worker *w, int64_t *b, int64_t *e)
+{
+    return amp__cpu_take_blocks(j, w->home % j->nparts, b, e);
+}
+
+/* Cuts j into blocks for nt threads in me's home_parts (made or grown
+ * here); false where there is no memory for them: then j runs on the
+ * shared counter, which is slower on cached data, never wrong. No block
+ * smaller than a chunk: at most nchunks of them. */
+static bool amp__cpu_home_blocks(amp__cpu_worker *me, amp__cpu_job *j, int nt, int64_t nchunks)
+{
+    int n = nchunks < nt ? (int)nchunks : nt;
+    if (n > me->home_cap) {
+        amp__cpu_block *p = amp__cpu_blocks_alloc(amp__cpu_pool.nthreads);
+        if (!p) return false;
+        free(me->home_parts);
+        me->home_parts = p;
+        me->home_cap = amp__cpu_pool.nthreads;
+    }
+    amp__cpu_blocks_arm(j, me->home_parts, n);
+    j->take = amp__cpu_take_home;
+    return true;
+}
+
 amp_status amp__cpu_job_run_on(amp__cpu_device *d, amp__cpu_job *j, int width)
 {
     amp__cpu_worker *me;
@@ -367,9 +401,17 @@ amp_status amp__cpu_job_run_on(amp__cpu_device *d, amp__cpu_job *j, int width)
     bool published = false;
     /* Wake only as many threads as there are chunks beyond the caller's
      * first: small launches do not stampede every thread onto mu. */
-    if (nt > 1 && nchunks > 1) published = amp__cpu_job_publish(j, nchunks - 1 < nt - 1 ? nchunks - 1 : nt - 1);
+    if (nt > 1 && nchunks > 1) {
+        amp__cpu_home_blocks(me, j, nt, nchunks);
+        published = amp__cpu_job_publish(j, nchunks - 1 < nt - 1 ? nchunks - 1 : nt - 1);
+    }
     amp__cpu_run_chunks(j, me, d->stack_size);
     me->job = NULL;
     if (published) amp__cpu_job_close(j);
+    /* No thread is inside j now (close waited for them): its blocks may go
+     * to the next launch. */
+    j->take = NULL;
+    j->parts = NULL;
+    j->nparts = 0;
     return amp__cpu_job_status(j);
 }

@@ -348,8 +348,57 @@ static bool amp__cpu_take(amp__cpu_job *j, int64_t *b, int64_t *e)
     }
 }
 
-/* The next chunk for w: from the team's blocks on a team launch
- * (cpu_team.c), else from the counter. */
+/* ---------------------------------------------------------- blocks */
+
+/* The next chunk of j for a thread whose own block is home: from that
+ * block first, half of what is left of it at a time (never below
+ * min_chunk), then from the others' in turn. Block b is the same index
+ * range at every launch of a width, and a program's launches mostly run
+ * over the same arrays by the same index, so a thread finds its block's
+ * data in its own core's cache, where one shared counter hands each
+ * thread other data at every launch (a direct launch's blocks:
+ * cpu_pool.c's amp__cpu_take_home; a replay team's: cpu_team.c). */
+bool amp__cpu_take_blocks(amp__cpu_job *j, int home, int64_t *b, int64_t *e)
+{
+    for (int k = 0; k < j->nparts; ++k) {
+        amp__cpu_block *p = &j->parts[(home + k) % j->nparts];
+        int64_t c = atomic_load_explicit(&p->next, memory_order_relaxed);
+        while (c < p->end) {
+            int64_t rem = p->end - c, sz = rem / 2 > j->min_chunk ? rem / 2 : j->min_chunk;
+            if (sz > rem) sz = rem;
+            if (atomic_compare_exchange_weak_explicit(&p->next, &c, c + sz, memory_order_relaxed,
+                                                      memory_order_relaxed)) {
+                *b = c;
+                *e = c + sz;
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+amp__cpu_block *amp__cpu_blocks_alloc(int n)
+{
+    return aligned_alloc(_Alignof(amp__cpu_block), (size_t)n * sizeof(amp__cpu_block));
+}
+
+/* One block of j's work for each of nt threads, into parts (room for nt):
+ * whole cache lines of floats where the work-items are index points. */
+void amp__cpu_blocks_arm(amp__cpu_job *j, amp__cpu_block *parts, int nt)
+{
+    int64_t per = (j->total + nt - 1) / nt;
+    if (!j->launch.tiled) per = (per + 63) / 64 * 64;
+    for (int b = 0; b < nt; ++b) {
+        int64_t from = b * per < j->total ? b * per : j->total;
+        atomic_init(&parts[b].next, from);
+        parts[b].end = from + per < j->total ? from + per : j->total;
+    }
+    j->parts = parts;
+    j->nparts = nt;
+}
+
+/* The next chunk for w: from the launch's blocks where it has them (a
+ * team's or the pool's take), else from the counter. */
 static bool amp__cpu_next_chunk(amp__cpu_job *j, amp__cpu_worker *w, int64_t *b, int64_t *e)
 {
     return j->take ? j->take(j, w, b, e) : amp__cpu_take(j, b, e);
@@ -437,6 +486,7 @@ void amp__cpu_worker_free(void *p)
     }
     free(w->fibers);
     amp__cpu_stack_free(&w->tiles_stack);
+    free(w->home_parts);
     free(w);
 }
 

@@ -44,15 +44,6 @@
  *   again, so a member inside reads a job that does not change.
  * - The job and its width are read by a member only once inside. */
 
-/* A team launch's block of work: [next, end), taken from the front, and
- * whether a member holds the rank it belongs to (amp__cpu_team_claim).
- * Each on a line of its own. */
-typedef struct amp__cpu_part {
-    _Alignas(64) _Atomic int64_t next;
-    int64_t end;
-    atomic_bool taken;
-} amp__cpu_part;
-
 struct amp__cpu_team {
     amp__cpu_job recruit; /* published while the team is engaged (amp__cpu_team_begin..end) */
     size_t stack_size;
@@ -60,7 +51,7 @@ struct amp__cpu_team {
     int size;               /* threads the team may have, the leader included */
     int wanted;             /* the widest launch asked for since begin */
     amp__cpu_job *job;      /* the open launch: changed only while no member is inside it */
-    amp__cpu_part *parts;   /* its blocks (amp__cpu_take_part) and the ranks, room for size */
+    amp__cpu_block *parts;   /* its blocks (amp__cpu_take_part) and the ranks, room for size */
     int nparts_cap;
     /* Each on a line of its own: members poll gen and end, and the entries
      * and exits of a launch's members would take them from them. */
@@ -82,31 +73,10 @@ static int amp__cpu_team_claim(amp__cpu_team *t, const amp__cpu_worker *w)
     return 0;
 }
 
-/* A team launch's take: the next chunk for the member of w's rank, from
- * its own block first, half of what is left of it at a time (never below
- * min_chunk), then from the others' in turn. Block b is the same index
- * range at every launch of a width, and a replay's launches mostly run
- * over the same arrays by the same index, so a member finds its block's
- * data in its own core's cache, where one shared counter hands each
- * thread other data at every launch (the file's comment). */
+/* A team launch's take: the member's rank is its block. */
 static bool amp__cpu_take_part(amp__cpu_job *j, const amp__cpu_worker *w, int64_t *b, int64_t *e)
 {
-    int rank = w->rank;
-    for (int k = 0; k < j->nparts; ++k) {
-        amp__cpu_part *p = &j->parts[(rank + k) % j->nparts];
-        int64_t c = atomic_load_explicit(&p->next, memory_order_relaxed);
-        while (c < p->end) {
-            int64_t rem = p->end - c, sz = rem / 2 > j->min_chunk ? rem / 2 : j->min_chunk;
-            if (sz > rem) sz = rem;
-            if (atomic_compare_exchange_weak_explicit(&p->next, &c, c + sz, memory_order_relaxed,
-                                                      memory_order_relaxed)) {
-                *b = c;
-                *e = c + sz;
-                return true;
-            }
-        }
-    }
-    return false;
+    return amp__cpu_take_blocks(j, w->rank, b, e);
 }
 
 /* The recruiting job's join, run by the pool thread that picked it: a
@@ -168,7 +138,7 @@ amp_status amp__cpu_team_begin(amp__cpu_device *d, amp__cpu_team *t, int size)
     if (size > t->nparts_cap) {
         /* Without memory for its blocks the replay runs without members:
          * a team is worth no failure. */
-        amp__cpu_part *p = aligned_alloc(_Alignof(amp__cpu_part), (size_t)size * sizeof *p);
+        amp__cpu_block *p = amp__cpu_blocks_alloc(size);
         if (p) {
             free(t->parts);
             t->parts = p;
@@ -221,18 +191,8 @@ amp_status amp__cpu_team_run(amp__cpu_device *d, amp__cpu_team *t, amp__cpu_job 
         me->job = NULL;
         return amp__cpu_job_status(j);
     }
-    /* Blocks of whole cache lines of floats where the work-items are
-     * index points. */
-    int64_t per = (j->total + nt - 1) / nt;
-    if (!j->launch.tiled) per = (per + 63) / 64 * 64;
-    for (int b = 0; b < nt; ++b) {
-        int64_t from = b * per < j->total ? b * per : j->total;
-        atomic_init(&t->parts[b].next, from);
-        t->parts[b].end = from + per < j->total ? from + per : j->total;
-    }
+    amp__cpu_blocks_arm(j, t->parts, nt);
     j->take = amp__cpu_take_part;
-    j->parts = t->parts;
-    j->nparts = nt;
     t->job = j;
     unsigned g = atomic_load_explicit(&t->gen, memory_order_relaxed);
     /* Release: a member that sees the launch open sees j armed. */
