@@ -357,15 +357,19 @@ void amp__cpu_job_close(amp__cpu_job *j)
     pthread_mutex_unlock(&amp__cpu_pool.mu);
 }
 
-/* A direct launch's take: the thread's own block first (its home: the
- * launching thread's is 0, pool thread s's is s, as its rank in a replay
- * team), then the others'. So the same thread takes the same index range
- * at every launch of a size, as OpenMP's static schedule gives it, and
- * finds the data of that range in its own core's cache where the launch
- * before left it; one shared counter handed every thread other data at
- * every launch (a Triad over three arrays of 2^20 floats, in the caches of
- * a 16-core host: 70 us against OpenMP's 20). Taking from the others'
- * blocks keeps the balance a counter gave. */
+/* A direct launch's take where the pool's threads spin between launches:
+ * the thread's own block first (its home: the launching thread's is 0,
+ * pool thread s's is s, as its rank in a replay team), then the others'.
+ * So the same thread takes the same index range at every launch of a
+ * size, as OpenMP's static schedule gives it, and finds the data of that
+ * range in its own core's cache where the launch before left it; one
+ * shared counter handed every thread other data at every launch (a Triad
+ * over three arrays of 2^20 floats, in the caches of a 16-core host: 74-76
+ * us, 37-42 with blocks). Taking from the others' blocks keeps the balance
+ * a counter gave. Where the pool's threads sleep between launches (fewer
+ * than AMP__CPU_SPIN_MIN_THREADS, or AMP_CPU_SPIN_US=0) a woken thread
+ * joins tens of microseconds late, and launches keep the counter: with
+ * blocks TeaLeaf's Jacobi on 2 threads took 5% longer. */
 static bool amp__cpu_take_home(amp__cpu_job *j, const amp__cpu_worker *w, int64_t *b, int64_t *e)
 {
     return amp__cpu_take_blocks(j, w->home % j->nparts, b, e);
@@ -402,7 +406,7 @@ amp_status amp__cpu_job_run_on(amp__cpu_device *d, amp__cpu_job *j, int width)
     /* Wake only as many threads as there are chunks beyond the caller's
      * first: small launches do not stampede every thread onto mu. */
     if (nt > 1 && nchunks > 1) {
-        amp__cpu_home_blocks(me, j, nt, nchunks);
+        if (amp__cpu_pool.spin_ns) amp__cpu_home_blocks(me, j, nt, nchunks);
         published = amp__cpu_job_publish(j, nchunks - 1 < nt - 1 ? nchunks - 1 : nt - 1);
     }
     amp__cpu_run_chunks(j, me, d->stack_size);

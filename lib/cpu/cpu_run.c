@@ -357,7 +357,10 @@ static bool amp__cpu_take(amp__cpu_job *j, int64_t *b, int64_t *e)
  * over the same arrays by the same index, so a thread finds its block's
  * data in its own core's cache, where one shared counter hands each
  * thread other data at every launch (a direct launch's blocks:
- * cpu_pool.c's amp__cpu_take_home; a replay team's: cpu_team.c). */
+ * cpu_pool.c's amp__cpu_take_home; a replay team's: cpu_team.c). Halves
+ * of another's block suit threads that spin between launches, as a
+ * team's members and a spinning pool's threads do: a block's owner is
+ * then at work on it from the launch's start. */
 bool amp__cpu_take_blocks(amp__cpu_job *j, int home, int64_t *b, int64_t *e)
 {
     for (int k = 0; k < j->nparts; ++k) {
