@@ -51,7 +51,7 @@ struct amp__cpu_team {
     int size;               /* threads the team may have, the leader included */
     int wanted;             /* the widest launch asked for since begin */
     amp__cpu_job *job;      /* the open launch: changed only while no member is inside it */
-    amp__cpu_block *parts;   /* its blocks (amp__cpu_take_part) and the ranks, room for size */
+    amp__cpu_block *parts;  /* its blocks (amp__cpu_take_part) and the ranks, room for size */
     int nparts_cap;
     /* Each on a line of its own: members poll gen and end, and the entries
      * and exits of a launch's members would take them from them. */
