@@ -220,9 +220,9 @@ static int one_precision(FILE *o, amp_accelerator *acc, const prec *p, long long
     double *ta = calloc((size_t)R_COUNT * times, sizeof(double)), *to = calloc((size_t)R_COUNT * times, sizeof(double));
     for (int v = 0; v < 3; ++v) {
         h[v] = malloc((size_t)n * p->es);
-        /* As BabelStream's OpenMP version allocates: on a 2 MiB boundary,
-         * so that a host whose transparent huge pages are "always" gives
-         * them to this side as to hipamp's. */
+        /* As BabelStream's OpenMP version allocates (its ALIGNMENT): on
+         * a 2 MiB boundary, where a host whose transparent huge pages are
+         * "always" backs every whole 2 MiB of the array with one. */
         m[v] = aligned_alloc(STREAM_OMP_ALIGN, ((size_t)n * p->es + STREAM_OMP_ALIGN - 1) / STREAM_OMP_ALIGN *
                                                    STREAM_OMP_ALIGN);
     }
