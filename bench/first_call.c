@@ -372,11 +372,13 @@ static bool job_call(fc_job *j)
             j->build_ms = (wl_now() - t0) * 1e3;
             FC_TRY(amp_program_get_kernel(j->prog, seed ? "transpose_tiled_even" : "transpose_tuned", &j->k));
         }
-        amp_tiled_extent d = wl_tuned_transpose_domain(1024, 1024);
+        amp_tiled_extent d;
         if (seed) {
             memset(&d, 0, sizeof d);
             d.extent = amp_extent_2d(1024, 1024);
             d.tile[0] = d.tile[1] = 16;
+        } else {
+            d = wl_tuned_transpose_domain(1024, 1024);
         }
         amp_arg args[2] = {amp_arg_view(j->vin), amp_arg_view(j->vout)};
         FC_TRY(amp_parallel_for_each_tiled(j->q, d, j->k, args, 2));

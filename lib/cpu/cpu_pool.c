@@ -376,22 +376,21 @@ static bool amp__cpu_take_home(amp__cpu_job *j, const amp__cpu_worker *w, int64_
 }
 
 /* Cuts j into blocks for nt threads in me's home_parts (made or grown
- * here); false where there is no memory for them: then j runs on the
- * shared counter, which is slower on cached data, never wrong. No block
- * smaller than a chunk: at most nchunks of them. */
-static bool amp__cpu_home_blocks(amp__cpu_worker *me, amp__cpu_job *j, int nt, int64_t nchunks)
+ * here). Without memory for them j runs on the shared counter, which is
+ * slower on cached data, never wrong. No block smaller than a chunk: at
+ * most nchunks of them. */
+static void amp__cpu_home_blocks(amp__cpu_worker *me, amp__cpu_job *j, int nt, int64_t nchunks)
 {
     int n = nchunks < nt ? (int)nchunks : nt;
     if (n > me->home_cap) {
         amp__cpu_block *p = amp__cpu_blocks_alloc(amp__cpu_pool.nthreads);
-        if (!p) return false;
+        if (!p) return;
         free(me->home_parts);
         me->home_parts = p;
         me->home_cap = amp__cpu_pool.nthreads;
     }
     amp__cpu_blocks_arm(j, me->home_parts, n);
     j->take = amp__cpu_take_home;
-    return true;
 }
 
 amp_status amp__cpu_job_run_on(amp__cpu_device *d, amp__cpu_job *j, int width)
