@@ -90,7 +90,8 @@ struct amp__cpu_launch {
     void (*diverge)(amp__cpu_item *it, int32_t local, const char *what);
     // 1: no view or array the kernel may write shares memory with another
     // view or array of the launch, and no parameter is a struct (which may
-    // hold an address), so a simple kernel's view pointers may be restrict.
+    // hold an address), so the view pointers of a simple kernel or of a
+    // tiled kernel's loop version may be restrict.
     int32_t noalias;
     int32_t reserved;
 };
@@ -619,9 +620,32 @@ template <int D0, int D1, int D2, class... A> struct tiles<void(tiled_index<D0, 
             }
         }
     }
+    // The restrict path and the plain one, as a simple kernel's entry<>
+    // has them (amp__cpu_launch.noalias): the loop version is inlined into
+    // each, and restrict lets the compiler keep what its work-items read
+    // through one view across their stores through another (TeaLeaf's
+    // fused CG update: the convergence test and alpha hoisted out of the
+    // work-item loop, which then vectorises).
+    template <auto Fn, int... I>
+    __attribute__((noinline)) static void run_noalias(amp__cpu_item *it, const detail::pack<A...> &p,
+                                                      detail::int_seq<I...> s,
+                                                      typename view_data<A>::type __restrict__... d) {
+        detail::pack<A...> q = p;
+        (view_data<A>::set(pack_ref<I>::get(q), d), ...);
+        run<Fn>(it, q, s);
+    }
+    template <auto Fn, int... I>
+    AMP__PLAIN_PATH static void run_aliased(amp__cpu_item *it, const detail::pack<A...> &p, detail::int_seq<I...> s) {
+        run<Fn>(it, p, s);
+    }
+    template <auto Fn, int... I>
+    AMP_FI static void run_pack(amp__cpu_item *it, const detail::pack<A...> &p, detail::int_seq<I...> s) {
+        if (it->launch->noalias) run_noalias<Fn>(it, p, s, view_data<A>::get(detail::pack_get<I>::get(p))...);
+        else run_aliased<Fn>(it, p, s);
+    }
     template <auto Fn> AMP_FI static void entry(amp__cpu_item *it) {
         const detail::pack<A...> p = *(const detail::pack<A...> *)it->launch->pack;
-        run<Fn>(it, p, typename detail::make_int_seq<sizeof...(A)>::type());
+        run_pack<Fn>(it, p, typename detail::make_int_seq<sizeof...(A)>::type());
     }
 };
 

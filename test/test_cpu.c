@@ -1585,13 +1585,15 @@ Test(cpu, simple_launches_visit_every_work_item_once)
 
 /* A launch whose written views overlap no other view runs its work-items
  * with restrict pointers (amp__cpu_launch.noalias; the rule itself is
- * test_internal's cpu_restrict tests). Both ways must compute the same: a
+ * test_internal's cpu_restrict tests), a simple kernel's and a tiled
+ * kernel's loop version alike. Both ways must compute the same: a
  * TeaLeaf-like update that every work-item skips on a condition read from
  * a one-element view (hoisted out of the loop on the restrict path), and a
  * work-item reading an element through a const view, writing it through a
  * second view of the same memory and reading it again (not restrict: the
- * second read must see the write). RESTRICT_ON_AND_OFF(name) defines cpu/name and cpu/name_unrestricted
- * (AMP_CPU_RESTRICT=0), one body. */
+ * second read must see the write); each as a simple kernel and as a tiled
+ * one with a barrier. RESTRICT_ON_AND_OFF(name) defines cpu/name and
+ * cpu/name_unrestricted (AMP_CPU_RESTRICT=0), one body. */
 #define RESTRICT_ON_AND_OFF(name) TEST_BOTH_WAYS(name, _unrestricted, "AMP_CPU_RESTRICT", "0")
 
 static const char restrict_kernels[] =
@@ -1612,7 +1614,53 @@ static const char restrict_kernels[] =
     "    const int x = a_ro[i];\n"
     "    a[i] = x + 1;\n"
     "    a[i] += a_ro[i];\n"
+    "}\n"
+    /* The same as tiled kernels, each with a phase after a barrier: their
+     * loop versions. cg_update_tiled's tile_static sum is r's change,
+     * written to dr[tile] (checked too). read_write_read_tiled ends at
+     * x + 2 (x + 1 where the second read missed the write). */
+    "AMP_TILED_KERNEL(cg_update_tiled, amp::tiled_index<1, 37> t, amp::array_view<double, 2> u,\n"
+    "                 amp::array_view<double, 2> r, amp::array_view<const double, 2> p,\n"
+    "                 amp::array_view<const double, 2> w, amp::array_view<const double, 1> rro,\n"
+    "                 amp::array_view<const double, 1> pw, double eps, amp::array_view<double, 2> dr)\n"
+    "{\n"
+    "    tile_static double moved[37];\n"
+    "    double d = 0.0;\n"
+    "    if (!(sqrt(fabs(rro[0])) < eps)) {\n"
+    "        const double alpha = rro[0] / pw[0];\n"
+    "        u[t.global] += alpha * p[t.global];\n"
+    "        d = alpha * w[t.global];\n"
+    "        r[t.global] -= d;\n"
+    "    }\n"
+    "    moved[t.local[1]] = d;\n"
+    "    t.barrier.wait();\n"
+    "    if (t.local[1] == 0) {\n"
+    "        double sum = 0.0;\n"
+    "        for (int k = 0; k < 37; ++k) sum += moved[k];\n"
+    "        dr(t.tile[0], t.tile[1]) = sum;\n"
+    "    }\n"
+    "}\n"
+    "AMP_TILED_KERNEL(read_write_read_tiled, amp::tiled_index<8> t, amp::array_view<int, 1> a,\n"
+    "                 amp::array_view<const int, 1> a_ro)\n"
+    "{\n"
+    "    tile_static int first[8];\n"
+    "    const int x = a_ro[t.global];\n"
+    "    a[t.global] = x + 1;\n"
+    "    a[t.global] += a_ro[t.global];\n"
+    "    first[t.local[0]] = x;\n"
+    "    t.barrier.wait();\n"
+    "    a[t.global] -= first[t.local[0]];\n"
     "}\n";
+
+/* A tiled kernel of p, which must run as loops here. */
+static amp_kernel *loop_kernel(amp_program *p, const char *name)
+{
+    amp_kernel *k = test_kernel(p, name);
+    amp_kernel_info info;
+    ASSERT_OK(amp_kernel_get_info(k, &info));
+    cr_assert(!strncmp(info.execution, "cpu loops", 9), "%s runs as \"%s\", not as loops", name, info.execution);
+    return k;
+}
 
 RESTRICT_ON_AND_OFF(restrict_path_computes_what_the_plain_path_does)
 {
@@ -1623,33 +1671,50 @@ RESTRICT_ON_AND_OFF(restrict_path_computes_what_the_plain_path_does)
     double *u = test_xmalloc(N * sizeof *u), *r = test_xmalloc(N * sizeof *r);
     double *pp = test_xmalloc(N * sizeof *pp), *w = test_xmalloc(N * sizeof *w);
     /* Small integers and alpha = 0.5: every result is exact, fused or not. */
-    for (int step = 0; step < 2; ++step) {
-        double rro = step == 0 ? 3.0 : 0.0, pw = 6.0; /* the second step has converged: nothing changes */
-        for (int i = 0; i < N; ++i) {
-            u[i] = i % 97;
-            r[i] = -(i % 89);
-            pp[i] = 2 * (i % 13);
-            w[i] = 4 * (i % 7);
+    double *dr = test_xmalloc(R * (C / 37) * sizeof *dr); /* cg_update_tiled: r's change a tile */
+    for (int tiled = 0; tiled < 2; ++tiled) {
+        for (int step = 0; step < 2; ++step) {
+            double rro = step == 0 ? 3.0 : 0.0, pw = 6.0; /* the second step has converged: nothing changes */
+            for (int i = 0; i < N; ++i) {
+                u[i] = i % 97;
+                r[i] = -(i % 89);
+                pp[i] = 2 * (i % 13);
+                w[i] = 4 * (i % 7);
+            }
+            amp_array_view *vu = test_view(u, 8, amp_extent_2d(R, C), AMP_READ_WRITE);
+            amp_array_view *vr = test_view(r, 8, amp_extent_2d(R, C), AMP_READ_WRITE);
+            amp_array_view *vp = test_view(pp, 8, amp_extent_2d(R, C), AMP_READ_ONLY);
+            amp_array_view *vw = test_view(w, 8, amp_extent_2d(R, C), AMP_READ_ONLY);
+            amp_array_view *vrro = test_view(&rro, 8, amp_extent_1d(1), AMP_READ_ONLY);
+            amp_array_view *vpw = test_view(&pw, 8, amp_extent_1d(1), AMP_READ_ONLY);
+            for (int t = 0; t < R * (C / 37); ++t) dr[t] = -1.0;
+            amp_array_view *vdr = test_view(dr, 8, amp_extent_2d(R, C / 37), AMP_READ_WRITE);
+            amp_arg a[] = {amp_arg_view(vu),   amp_arg_view(vr),  amp_arg_view(vp),     amp_arg_view(vw),
+                           amp_arg_view(vrro), amp_arg_view(vpw), amp_arg_float64(1e-3), amp_arg_view(vdr)};
+            if (tiled) {
+                amp_tiled_extent te;
+                ASSERT_OK(amp_extent_tile_2d(amp_extent_2d(R, C), 1, 37, &te));
+                ASSERT_OK(amp_parallel_for_each_tiled(NULL, te, loop_kernel(p, "cg_update_tiled"), a, 8));
+            } else {
+                ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_2d(R, C), test_kernel(p, "cg_update"), a, 7));
+            }
+            ASSERT_OK(amp_array_view_synchronize(vu));
+            ASSERT_OK(amp_array_view_synchronize(vr));
+            ASSERT_OK(amp_array_view_synchronize(vdr));
+            for (int i = 0; i < N; ++i) {
+                double want_u = (i % 97) + (step == 0 ? 0.5 * 2 * (i % 13) : 0.0);
+                double want_r = -(i % 89) - (step == 0 ? 0.5 * 4 * (i % 7) : 0.0);
+                cr_assert(u[i] == want_u && r[i] == want_r, "%s, step %d, element %d: u %g r %g, want %g and %g",
+                          tiled ? "tiled" : "simple", step, i, u[i], r[i], want_u, want_r);
+            }
+            for (int t = 0; tiled && t < R * (C / 37); ++t) {
+                double want = 0.0;
+                for (int k = 0; step == 0 && k < 37; ++k) want += 0.5 * 4 * ((t * 37 + k) % 7);
+                cr_assert(dr[t] == want, "step %d, tile %d: r moved by %g, want %g", step, t, dr[t], want);
+            }
+            amp_array_view *vs[] = {vu, vr, vp, vw, vrro, vpw, vdr};
+            for (size_t k = 0; k < sizeof vs / sizeof vs[0]; ++k) ASSERT_OK(amp_array_view_destroy(vs[k]));
         }
-        amp_array_view *vu = test_view(u, 8, amp_extent_2d(R, C), AMP_READ_WRITE);
-        amp_array_view *vr = test_view(r, 8, amp_extent_2d(R, C), AMP_READ_WRITE);
-        amp_array_view *vp = test_view(pp, 8, amp_extent_2d(R, C), AMP_READ_ONLY);
-        amp_array_view *vw = test_view(w, 8, amp_extent_2d(R, C), AMP_READ_ONLY);
-        amp_array_view *vrro = test_view(&rro, 8, amp_extent_1d(1), AMP_READ_ONLY);
-        amp_array_view *vpw = test_view(&pw, 8, amp_extent_1d(1), AMP_READ_ONLY);
-        amp_arg a[] = {amp_arg_view(vu),   amp_arg_view(vr),  amp_arg_view(vp),     amp_arg_view(vw),
-                       amp_arg_view(vrro), amp_arg_view(vpw), amp_arg_float64(1e-3)};
-        ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_2d(R, C), test_kernel(p, "cg_update"), a, 7));
-        ASSERT_OK(amp_array_view_synchronize(vu));
-        ASSERT_OK(amp_array_view_synchronize(vr));
-        for (int i = 0; i < N; ++i) {
-            double want_u = (i % 97) + (step == 0 ? 0.5 * 2 * (i % 13) : 0.0);
-            double want_r = -(i % 89) - (step == 0 ? 0.5 * 4 * (i % 7) : 0.0);
-            cr_assert(u[i] == want_u && r[i] == want_r, "step %d, element %d: u %g r %g, want %g and %g", step, i,
-                      u[i], r[i], want_u, want_r);
-        }
-        amp_array_view *vs[] = {vu, vr, vp, vw, vrro, vpw};
-        for (size_t k = 0; k < sizeof vs / sizeof vs[0]; ++k) ASSERT_OK(amp_array_view_destroy(vs[k]));
     }
     enum { M = 1000 };
     int *x = test_xmalloc(M * sizeof *x);
@@ -1660,9 +1725,20 @@ RESTRICT_ON_AND_OFF(restrict_path_computes_what_the_plain_path_does)
     ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(M), test_kernel(p, "read_write_read"), b, 2));
     ASSERT_OK(amp_array_view_synchronize(vx));
     for (int i = 0; i < M; ++i) cr_assert_eq(x[i], 2 * i + 2, "element %d is %d, want %d", i, x[i], 2 * i + 2);
+    for (int i = 0; i < M; ++i) x[i] = i;
+    ASSERT_OK(amp_array_view_refresh(vx));
+    ASSERT_OK(amp_array_view_refresh(vx_ro));
+    amp_tiled_extent te;
+    ASSERT_OK(amp_extent_tile_1d(amp_extent_1d(M), 8, &te));
+    ASSERT_OK(amp_parallel_for_each_tiled(NULL, te, loop_kernel(p, "read_write_read_tiled"), b, 2));
+    ASSERT_OK(amp_array_view_synchronize(vx));
+    for (int i = 0; i < M; ++i)
+        cr_assert_eq(x[i], i + 2, "tiled: element %d is %d, want %d (%d: the second read missed the write)", i, x[i],
+                     i + 2, i + 1);
     ASSERT_OK(amp_array_view_destroy(vx));
     ASSERT_OK(amp_array_view_destroy(vx_ro));
     free(x);
+    free(dr);
     free(u);
     free(r);
     free(pp);

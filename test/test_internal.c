@@ -1040,8 +1040,10 @@ Test(cpu_restrict, a_struct_parameter_or_a_capped_span_is_not_disjoint)
     cr_assert(!alias_disjoint(&b), "a span capped at INT_MAX elements reaches every byte past its base");
 }
 
-/* The job's record takes the rule's answer, and AMP_CPU_RESTRICT=0 (the
- * device's restrict_views, copied into each kernel) turns it off. */
+/* The job's record takes the rule's answer, simple launch or tiled (a
+ * tiled kernel's loop version has the restrict path too), and
+ * AMP_CPU_RESTRICT=0 (the device's restrict_views, copied into each
+ * kernel) turns it off. */
 Test(cpu_restrict, the_job_takes_the_rule_and_the_setting)
 {
     static float x[64 * 64], y[64 * 64];
@@ -1051,16 +1053,23 @@ Test(cpu_restrict, the_job_takes_the_rule_and_the_setting)
     a.l.sig = &a.sig;
     a.l.pack = a.pack;
     a.l.extent = amp_extent_2d(64, 64);
+    a.sig.tile[0] = 8;
+    a.sig.tile[1] = 16;
     amp__cpu_kernel *k = calloc(1, sizeof *k + 2);
     cr_assert_not_null(k);
-    for (int on = 0; on < 2; ++on) {
-        k->restrict_views = on;
-        amp__cpu_job j;
-        memset(&j, 0, sizeof j);
-        amp__cpu_job_init(&j, k, &a.l);
-        cr_assert_eq(j.launch.noalias, on, "restrict_views %d: noalias %d", on, j.launch.noalias);
-        amp__cpu_job_fini(&j);
+    for (int tiled = 0; tiled < 2; ++tiled) {
+        a.l.tiled = tiled;
+        for (int on = 0; on < 2; ++on) {
+            k->restrict_views = on;
+            amp__cpu_job j;
+            memset(&j, 0, sizeof j);
+            amp__cpu_job_init(&j, k, &a.l);
+            cr_assert_eq(j.launch.noalias, on, "tiled %d, restrict_views %d: noalias %d", tiled, on,
+                         j.launch.noalias);
+            amp__cpu_job_fini(&j);
+        }
     }
+    a.l.tiled = false;
     alias_view(&a, AMP_ARG_VIEW, true, x, 64, 64, 64); /* now x is read through a second view too */
     k->restrict_views = true;
     amp__cpu_job j;

@@ -47,9 +47,9 @@ typedef struct amp__cpu_launch {
     void (*diverge)(amp__cpu_item *it, int32_t local, const char *what);
     /* 1: no view or array the kernel may write overlaps another view or
      * array of the launch, and it has no struct parameter
-     * (amp__cpu_views_disjoint): a simple kernel's entry then runs the
-     * work-items with every view's pointer restrict. Tiled kernels ignore
-     * it. */
+     * (amp__cpu_views_disjoint): a simple kernel's entry and a tiled
+     * kernel's loop version then run the work-items with every view's
+     * pointer restrict. Fibers ignore it. */
     int32_t noalias;
     int32_t reserved;
 } amp__cpu_launch;
@@ -780,7 +780,7 @@ void amp__cpu_job_init(amp__cpu_job *j, const amp__cpu_kernel *kernel, const amp
 /* Whether every view or array of l's pack that the kernel may write reaches
  * bytes no other view or array of the pack reaches (read-only ones may
  * share), and l has no struct parameter (which may carry an address): the
- * condition for simple kernels' restrict path (amp__cpu_launch.noalias).
+ * condition for the restrict path (amp__cpu_launch.noalias).
  * Reads l->sig and l->pack only. */
 bool amp__cpu_views_disjoint(const amp__launch *l);
 /* What job_free and a job on the stack both let go of. */

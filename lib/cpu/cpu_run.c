@@ -571,9 +571,9 @@ void amp__cpu_job_init(amp__cpu_job *j, const amp__cpu_kernel *kernel, const amp
     L->oob = amp__cpu_oob;
     L->fault = amp__cpu_fault;
     L->diverge = amp__cpu_diverge;
-    /* Read by simple kernels' entries only (amp_cpu_prelude.hpp's entry<>):
-     * a tiled launch is spared the check. */
-    L->noalias = !l->tiled && kernel->restrict_views && amp__cpu_views_disjoint(l);
+    /* Read by simple kernels' entries and tiled kernels' loop versions
+     * (amp_cpu_prelude.hpp's entry<> and tiles<>); fibers ignore it. */
+    L->noalias = kernel->restrict_views && amp__cpu_views_disjoint(l);
     j->entry = kernel->entry;
     j->tiles = l->tiled ? kernel->tiles : NULL;
     j->widths = kernel->widths;
