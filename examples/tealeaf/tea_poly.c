@@ -164,7 +164,7 @@ static amp_status cg_step(tea_solver *s, double *alpha, double *beta, double *er
     const int o = s->parity;
     double pw = 0, rro = 0, rrn = 0;
     TEA_CHECK(tea_cg_wur(s));
-    TEA_CHECK(tea_cg_p(s));
+    TEA_CHECK(tea_cg_p(s, false));
     TEA_CHECK(amp_array_copy_to_host(s->pw, &pw));
     TEA_CHECK(amp_array_copy_to_host(s->rr[o], &rro));
     TEA_CHECK(amp_array_copy_to_host(s->rr[o ^ 1], &rrn));
@@ -246,7 +246,7 @@ static amp_status ppcg_iteration(tea_solver *s, const double *alpha, const doubl
         TEA_CHECK(tea_exchange(s, cur));
         TEA_CHECK(amp_parallel_for_each(s->q, e, s->ppcg_inner, in, 8));
     }
-    TEA_CHECK(tea_cg_p(s));
+    TEA_CHECK(tea_cg_p(s, true));
     TEA_CHECK(amp_array_copy_to_host(s->rr[s->parity], err));
     return AMP_OK;
 }

@@ -1,4 +1,4 @@
-/* tea_solver.c — TeaLeaf's step over a block of rows in hipamp (tea_solver.h): the set-up, the CG iterations (the kernels of tealeaf.hip, amp_transform_reduce_async for the dot products: results stay on the device; launch graphs for one rank's iteration), the fields, and a row split's halo exchange and sums plugged in through tea_comm. */
+/* tea_solver.c — TeaLeaf's step over a block of rows in hipamp (tea_solver.h): the set-up, the CG iterations (the kernels of tealeaf.hip, two of them fused with the dot products, whose per-tile sums amp_reduce_async adds up: results stay on the device; launch graphs for one rank's iteration), the fields, and a row split's halo exchange and sums plugged in through tea_comm. */
 #define _POSIX_C_SOURCE 200809L
 #include "tea_solver.h"
 
@@ -27,6 +27,18 @@ amp_status tea_dot(tea_solver *s, amp_array_view *a, amp_array_view *b, amp_map 
                                           amp_arg_array(out), NULL);
     double v = 0;
     TEA_CHECK(tea_dot_host(s, a, b, map, &v));
+    TEA_CHECK(amp_array_copy_from_host(out, &v));
+    return AMP_OK;
+}
+
+/* The sum of a fused kernel's per-tile sums (parts) into the one-element
+ * device array out, across ranks as tea_dot. */
+static amp_status tea_sum_parts(tea_solver *s, amp_array *parts, amp_array *out)
+{
+    if (!s->comm.sum) return amp_reduce_async(s->q, amp_arg_array(parts), AMP_TYPE_FLOAT64, AMP_OP_SUM, amp_arg_array(out), NULL);
+    double v = 0;
+    TEA_CHECK(amp_reduce(s->q, amp_arg_array(parts), AMP_TYPE_FLOAT64, AMP_OP_SUM, &v));
+    TEA_CHECK(s->comm.sum(s->comm.ctx, &v));
     TEA_CHECK(amp_array_copy_from_host(out, &v));
     return AMP_OK;
 }
@@ -142,7 +154,8 @@ amp_status tea_init(tea_solver *s, amp_accelerator *acc, const tea_deck *d, doub
     TRY(amp_program_get_kernel(s->prog, "tea_apply", &s->apply));
     TRY(amp_program_get_kernel(s->prog, "tea_init_u", &s->init_u));
     TRY(amp_program_get_kernel(s->prog, "tea_init_r", &s->init_r));
-    TRY(amp_program_get_kernel(s->prog, "tea_update_ur", &s->update_ur));
+    TRY(amp_program_get_kernel(s->prog, "tea_apply_pw", &s->apply_pw));
+    TRY(amp_program_get_kernel(s->prog, "tea_update_ur_rr", &s->update_ur_rr));
     TRY(amp_program_get_kernel(s->prog, "tea_update_p", &s->update_p));
     TRY(amp_program_get_kernel(s->prog, "tea_finalise", &s->finalise));
     TRY(amp_program_get_kernel(s->prog, "tea_copy_into_field", &s->copy_into_field));
@@ -166,6 +179,19 @@ amp_status tea_init(tea_solver *s, amp_accelerator *acc, const tea_deck *d, doub
         TRY(amp_array_create(s->q, 4, amp_extent_1d(1), NULL, &s->iters[k]));
     }
     TRY(amp_array_create(s->q, 8, amp_extent_1d(1), NULL, &s->pw));
+    {
+        /* The fused kernels' domain: the block padded to whole tiles (the
+         * tile is the kernels', read from them), one sum a tile. */
+        amp_kernel_info info;
+        amp_tiled_extent tiled;
+        TRY(amp_kernel_get_info(s->apply_pw, &info));
+        TRY(amp_extent_tile_2d(e, info.tile[0], info.tile[1], &tiled));
+        TRY(amp_tiled_extent_pad(tiled, &s->cg_domain));
+        const amp_extent tiles = amp_extent_1d((s->cg_domain.extent.v[0] / info.tile[0]) *
+                                               (s->cg_domain.extent.v[1] / info.tile[1]));
+        TRY(amp_array_create(s->q, 8, tiles, NULL, &s->pw_parts));
+        TRY(amp_array_create(s->q, 8, tiles, NULL, &s->rr_parts));
+    }
     TRY(amp_array_view_of_array(s->u, &s->vu));
     TRY(amp_array_view_of_array(s->u0, &s->vu0));
     TRY(amp_array_view_of_array(s->r, &s->vr));
@@ -197,20 +223,27 @@ static double tea_device_eps(const tea_solver *s)
 amp_status tea_cg_wur(tea_solver *s)
 {
     const int o = s->parity;
-    amp_arg ur[] = {amp_arg_view(s->vu),     amp_arg_view(s->vr), amp_arg_view(s->p.view), amp_arg_view(s->vw),
-                    amp_arg_array(s->rr[o]), amp_arg_array(s->pw), amp_arg_float64(tea_device_eps(s))};
-    TEA_CHECK(tea_apply(s, &s->p));
-    TEA_CHECK(tea_dot(s, s->p.inner, s->vw, AMP_MAP_PRODUCT, s->pw));
-    return amp_parallel_for_each(s->q, amp_extent_2d(s->rows, s->nx), s->update_ur, ur, 7);
+    amp_arg wp[] = {amp_arg_view(s->p.view), amp_arg_view(s->vw), amp_arg_view(s->vkx), amp_arg_view(s->vky),
+                    amp_arg_array(s->pw_parts)};
+    amp_arg ur[] = {amp_arg_view(s->vu),     amp_arg_view(s->vr),  amp_arg_view(s->p.view),
+                    amp_arg_view(s->vw),     amp_arg_array(s->rr[o]), amp_arg_array(s->pw),
+                    amp_arg_float64(tea_device_eps(s)), amp_arg_array(s->rr_parts)};
+    TEA_CHECK(tea_exchange(s, &s->p));
+    TEA_CHECK(amp_parallel_for_each_tiled(s->q, s->cg_domain, s->apply_pw, wp, 5));
+    TEA_CHECK(tea_sum_parts(s, s->pw_parts, s->pw));
+    return amp_parallel_for_each_tiled(s->q, s->cg_domain, s->update_ur_rr, ur, 8);
 }
 
-amp_status tea_cg_p(tea_solver *s)
+amp_status tea_cg_p(tea_solver *s, bool r_changed)
 {
     const int o = s->parity, n = o ^ 1;
     amp_arg up[] = {amp_arg_view(s->p.view),   amp_arg_view(s->vr),     amp_arg_array(s->rr[n]),
                     amp_arg_array(s->rr[o]),   amp_arg_float64(tea_device_eps(s)), amp_arg_array(s->iters[o]),
                     amp_arg_array(s->iters[n])};
-    TEA_CHECK(tea_dot(s, s->vr, s->vr, AMP_MAP_SQUARE, s->rr[n]));
+    if (r_changed)
+        TEA_CHECK(tea_dot(s, s->vr, s->vr, AMP_MAP_SQUARE, s->rr[n]));
+    else
+        TEA_CHECK(tea_sum_parts(s, s->rr_parts, s->rr[n]));
     TEA_CHECK(amp_parallel_for_each(s->q, amp_extent_2d(s->rows, s->nx), s->update_p, up, 7));
     s->parity = n;
     return AMP_OK;
@@ -225,7 +258,7 @@ static amp_status tea_iteration(tea_solver *s)
         return AMP_OK;
     }
     TEA_CHECK(tea_cg_wur(s));
-    return tea_cg_p(s);
+    return tea_cg_p(s, false);
 }
 
 amp_status tea_use_graphs(tea_solver *s)
@@ -341,7 +374,8 @@ void tea_free(tea_solver *s)
     amp_array_view *views[] = {s->vky, s->vkx, s->vdensity, s->venergy, s->vw, s->vr, s->vu0, s->vu};
     for (size_t i = 0; i < sizeof views / sizeof views[0]; ++i) amp_array_view_destroy(views[i]);
     amp_array *arrays[] = {s->u,       s->u0,    s->r,     s->w,  s->kx,       s->ky,      s->energy,
-                           s->density, s->rr[0], s->rr[1], s->pw, s->iters[0], s->iters[1]};
+                           s->density, s->rr[0], s->rr[1], s->pw, s->iters[0], s->iters[1],
+                           s->pw_parts, s->rr_parts};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; ++i) amp_array_destroy(arrays[i]);
     amp_program_destroy(s->prog);
     amp_accelerator_view_destroy(s->q);

@@ -57,7 +57,8 @@ struct tea_solver {
     int presteps, inner_steps; /* Chebyshev and PPCG: the deck's (tea_poly.c) */
     double eps_lim;
     bool error_switch;
-    amp_kernel *apply, *init_u, *init_r, *update_ur, *update_p, *finalise;
+    amp_kernel *apply, *init_u, *init_r, *update_p, *finalise;
+    amp_kernel *apply_pw, *update_ur_rr; /* tiled: each sums a product a tile into pw_parts / rr_parts */
     amp_kernel *copy_into_field, *copy_from_field, *cheby_first, *cheby_step, *residual, *ppcg_init_sd, *ppcg_inner,
         *jacobi;
     amp_array *u, *u0, *r, *w, *kx, *ky, *energy, *density;
@@ -68,6 +69,10 @@ struct tea_solver {
     /* rr[parity]: rro, the r . r an iteration starts from; rr[parity ^ 1]
      * gets its rrn. iters likewise: the step's iteration count. */
     amp_array *rr[2], *pw, *iters[2];
+    /* The fused kernels' sums, one a tile (tiles of them), over the block's
+     * rows x nx padded to whole tiles (cg_domain). */
+    amp_array *pw_parts, *rr_parts;
+    amp_tiled_extent cg_domain;
     int parity;
     amp_graph *graph[2]; /* tea_use_graphs: one iteration per parity */
     double *density_host, *energy0_host; /* this block's initial state (the field summary's) */
@@ -122,10 +127,11 @@ amp_status tea_apply(tea_solver *s, const tea_field *x);
 amp_status tea_dot(tea_solver *s, amp_array_view *a, amp_array_view *b, amp_map map, amp_array *out);
 amp_status tea_dot_host(tea_solver *s, amp_array_view *a, amp_array_view *b, amp_map map, double *out);
 /* One CG iteration on rr[parity] (rro) and rr[parity ^ 1] (rrn): its w,
- * u and r updates (tea_cg_wur), then its rrn and p update, the parity
- * flipped (tea_cg_p). */
+ * u and r updates, which also sum r . r a tile (tea_cg_wur), then its rrn
+ * and p update, the parity flipped (tea_cg_p): rrn from those sums, or,
+ * where r changed in between (r_changed: PPCG's inner steps), from r. */
 amp_status tea_cg_wur(tea_solver *s);
-amp_status tea_cg_p(tea_solver *s);
+amp_status tea_cg_p(tea_solver *s, bool r_changed);
 /* The rest of a step after CG's set-up for Chebyshev, PPCG and Jacobi
  * decks (tea_poly.c): iterations to convergence (|error| < eps, TeaLeaf's
  * test for those solvers: r . r, or Jacobi's sum of |u' - u|) or
