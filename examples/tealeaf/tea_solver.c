@@ -191,6 +191,13 @@ amp_status tea_init(tea_solver *s, amp_accelerator *acc, const tea_deck *d, doub
                                                (s->cg_domain.extent.v[1] / info.tile[1]));
         TRY(amp_array_create(s->q, 8, tiles, NULL, &s->pw_parts));
         TRY(amp_array_create(s->q, 8, tiles, NULL, &s->rr_parts));
+        /* The sums' reduction once, on zeros, so that its first use (and
+         * a build without the accelerator's algorithm pack: its compile)
+         * is set-up's, not the first step's. */
+        const double zero = 0.0;
+        TRY(amp_fill(s->q, amp_arg_array(s->pw_parts), &zero));
+        TRY(amp_reduce_async(s->q, amp_arg_array(s->pw_parts), AMP_TYPE_FLOAT64, AMP_OP_SUM, amp_arg_array(s->pw),
+                             NULL));
     }
     TRY(amp_array_view_of_array(s->u, &s->vu));
     TRY(amp_array_view_of_array(s->u0, &s->vu0));
