@@ -1652,14 +1652,21 @@ static const char restrict_kernels[] =
     "    a[t.global] -= first[t.local[0]];\n"
     "}\n";
 
-/* A tiled kernel of p, which must run as loops here. */
-static amp_kernel *loop_kernel(amp_program *p, const char *name)
+/* Whether p's tiled kernel `name` runs as loops, which it must where the
+ * loop transformation can run (false where it cannot: no libclang, or
+ * AMP_LIBCLANG=none; the tiled half of the test is then left out). */
+static bool runs_as_loops(amp_program *p, const char *name)
 {
-    amp_kernel *k = test_kernel(p, name);
     amp_kernel_info info;
-    ASSERT_OK(amp_kernel_get_info(k, &info));
+    ASSERT_OK(amp_kernel_get_info(test_kernel(p, name), &info));
+    if (strncmp(info.execution, "cpu loops", 9) &&
+        (strstr(info.execution, "libclang") || strstr(info.execution, "LIBCLANG"))) {
+        cr_log_warn("%s: the loop transformation cannot run here (%s): its tiled half is left out", name,
+                    info.execution);
+        return false;
+    }
     cr_assert(!strncmp(info.execution, "cpu loops", 9), "%s runs as \"%s\", not as loops", name, info.execution);
-    return k;
+    return true;
 }
 
 RESTRICT_ON_AND_OFF(restrict_path_computes_what_the_plain_path_does)
@@ -1672,7 +1679,7 @@ RESTRICT_ON_AND_OFF(restrict_path_computes_what_the_plain_path_does)
     double *pp = test_xmalloc(N * sizeof *pp), *w = test_xmalloc(N * sizeof *w);
     /* Small integers and alpha = 0.5: every result is exact, fused or not. */
     double *dr = test_xmalloc(R * (C / 37) * sizeof *dr); /* cg_update_tiled: r's change a tile */
-    for (int tiled = 0; tiled < 2; ++tiled) {
+    for (int tiled = 0; tiled < 2 && (!tiled || runs_as_loops(p, "cg_update_tiled")); ++tiled) {
         for (int step = 0; step < 2; ++step) {
             double rro = step == 0 ? 3.0 : 0.0, pw = 6.0; /* the second step has converged: nothing changes */
             for (int i = 0; i < N; ++i) {
@@ -1694,7 +1701,7 @@ RESTRICT_ON_AND_OFF(restrict_path_computes_what_the_plain_path_does)
             if (tiled) {
                 amp_tiled_extent te;
                 ASSERT_OK(amp_extent_tile_2d(amp_extent_2d(R, C), 1, 37, &te));
-                ASSERT_OK(amp_parallel_for_each_tiled(NULL, te, loop_kernel(p, "cg_update_tiled"), a, 8));
+                ASSERT_OK(amp_parallel_for_each_tiled(NULL, te, test_kernel(p, "cg_update_tiled"), a, 8));
             } else {
                 ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_2d(R, C), test_kernel(p, "cg_update"), a, 7));
             }
@@ -1725,16 +1732,18 @@ RESTRICT_ON_AND_OFF(restrict_path_computes_what_the_plain_path_does)
     ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(M), test_kernel(p, "read_write_read"), b, 2));
     ASSERT_OK(amp_array_view_synchronize(vx));
     for (int i = 0; i < M; ++i) cr_assert_eq(x[i], 2 * i + 2, "element %d is %d, want %d", i, x[i], 2 * i + 2);
-    for (int i = 0; i < M; ++i) x[i] = i;
-    ASSERT_OK(amp_array_view_refresh(vx));
-    ASSERT_OK(amp_array_view_refresh(vx_ro));
-    amp_tiled_extent te;
-    ASSERT_OK(amp_extent_tile_1d(amp_extent_1d(M), 8, &te));
-    ASSERT_OK(amp_parallel_for_each_tiled(NULL, te, loop_kernel(p, "read_write_read_tiled"), b, 2));
-    ASSERT_OK(amp_array_view_synchronize(vx));
-    for (int i = 0; i < M; ++i)
-        cr_assert_eq(x[i], i + 2, "tiled: element %d is %d, want %d (%d: the second read missed the write)", i, x[i],
-                     i + 2, i + 1);
+    if (runs_as_loops(p, "read_write_read_tiled")) {
+        for (int i = 0; i < M; ++i) x[i] = i;
+        ASSERT_OK(amp_array_view_refresh(vx));
+        ASSERT_OK(amp_array_view_refresh(vx_ro));
+        amp_tiled_extent te;
+        ASSERT_OK(amp_extent_tile_1d(amp_extent_1d(M), 8, &te));
+        ASSERT_OK(amp_parallel_for_each_tiled(NULL, te, test_kernel(p, "read_write_read_tiled"), b, 2));
+        ASSERT_OK(amp_array_view_synchronize(vx));
+        for (int i = 0; i < M; ++i)
+            cr_assert_eq(x[i], i + 2, "tiled: element %d is %d, want %d (%d: the second read missed the write)", i,
+                         x[i], i + 2, i + 1);
+    }
     ASSERT_OK(amp_array_view_destroy(vx));
     ASSERT_OK(amp_array_view_destroy(vx_ro));
     free(x);
