@@ -35,7 +35,8 @@ amp_status tea_dot(tea_solver *s, amp_array_view *a, amp_array_view *b, amp_map 
  * device array out, across ranks as tea_dot. */
 static amp_status tea_sum_parts(tea_solver *s, amp_array *parts, amp_array *out)
 {
-    if (!s->comm.sum) return amp_reduce_async(s->q, amp_arg_array(parts), AMP_TYPE_FLOAT64, AMP_OP_SUM, amp_arg_array(out), NULL);
+    if (!s->comm.sum)
+        return amp_reduce_async(s->q, amp_arg_array(parts), AMP_TYPE_FLOAT64, AMP_OP_SUM, amp_arg_array(out), NULL);
     double v = 0;
     TEA_CHECK(amp_reduce(s->q, amp_arg_array(parts), AMP_TYPE_FLOAT64, AMP_OP_SUM, &v));
     TEA_CHECK(s->comm.sum(s->comm.ctx, &v));
