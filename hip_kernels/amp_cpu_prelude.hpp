@@ -360,35 +360,47 @@ template <> struct pack_ref<0> {
 #define AMP__PLAIN_PATH __attribute__((noinline, optimize("O2")))
 #endif
 
-template <class F> struct entry;
-template <int N, class... A> struct entry<void(index<N>, A...)> {
+// The restrict path and the plain one around Body::go(it, pack, seq), a
+// simple kernel's work-items (entry<>) or a tiled kernel's loop version
+// (tiles<>), chosen by amp__cpu_launch.noalias.
+template <class Body, class... A> struct two_paths {
     // Not inlined: restrict holds for a function's parameters.
-    template <auto Fn, int... I>
-    __attribute__((noinline)) static void run_noalias(const amp__cpu_item *it, const detail::pack<A...> &p,
-                                                      detail::int_seq<I...> s,
-                                                      typename view_data<A>::type __restrict__... d) {
+    template <int... I>
+    __attribute__((noinline)) static void noalias(amp__cpu_item *it, const detail::pack<A...> &p,
+                                                  detail::int_seq<I...> s,
+                                                  typename view_data<A>::type __restrict__... d) {
         detail::pack<A...> q = p;
         (view_data<A>::set(pack_ref<I>::get(q), d), ...);
-        run_simple(Fn, it, q, s);
+        Body::go(it, q, s);
     }
     // The plain path, for launches whose views overlap (rare): optimised
-    // less, so that compiling every simple kernel twice costs a quarter more
-    // build time instead of three fifths (TeaLeaf's six kernels, gcc 12).
-    template <auto Fn, int... I>
-    AMP__PLAIN_PATH static void run_aliased(const amp__cpu_item *it, const detail::pack<A...> &p,
-                                            detail::int_seq<I...> s) {
-        run_simple(Fn, it, p, s);
+    // less, so that compiling every kernel twice costs a quarter more build
+    // time instead of three fifths (TeaLeaf's six kernels, gcc 12; the
+    // seed's tiled transpose: 35 ms more instead of 77).
+    template <int... I>
+    AMP__PLAIN_PATH static void aliased(amp__cpu_item *it, const detail::pack<A...> &p, detail::int_seq<I...> s) {
+        Body::go(it, p, s);
     }
-    template <auto Fn, int... I>
-    AMP_FI static void run_pack(const amp__cpu_item *it, const detail::pack<A...> &p, detail::int_seq<I...> s) {
-        if (it->launch->noalias) run_noalias<Fn>(it, p, s, view_data<A>::get(detail::pack_get<I>::get(p))...);
-        else run_aliased<Fn>(it, p, s);
+    template <int... I>
+    AMP_FI static void run(amp__cpu_item *it, const detail::pack<A...> &p, detail::int_seq<I...> s) {
+        if (it->launch->noalias) noalias(it, p, s, view_data<A>::get(detail::pack_get<I>::get(p))...);
+        else aliased(it, p, s);
     }
+};
+
+template <class F> struct entry;
+template <int N, class... A> struct entry<void(index<N>, A...)> {
+    template <auto Fn> struct body {
+        template <int... I>
+        AMP_FI static void go(amp__cpu_item *it, const detail::pack<A...> &p, detail::int_seq<I...> s) {
+            run_simple(Fn, it, p, s);
+        }
+    };
     template <auto Fn> AMP_FI static void run(amp__cpu_item *it) {
         // A private copy: the compiler then knows no kernel store changes the
         // view descriptors, and keeps them in registers.
         const detail::pack<A...> p = *(const detail::pack<A...> *)it->launch->pack;
-        run_pack<Fn>(it, p, typename detail::make_int_seq<sizeof...(A)>::type());
+        two_paths<body<Fn>, A...>::run(it, p, typename detail::make_int_seq<sizeof...(A)>::type());
     }
 };
 template <int D0, int D1, int D2, class... A> struct entry<void(tiled_index<D0, D1, D2>, A...)> {
@@ -620,32 +632,20 @@ template <int D0, int D1, int D2, class... A> struct tiles<void(tiled_index<D0, 
             }
         }
     }
-    // The restrict path and the plain one, as a simple kernel's entry<>
-    // has them (amp__cpu_launch.noalias): the loop version is inlined into
-    // each, and restrict lets the compiler keep what its work-items read
-    // through one view across their stores through another (TeaLeaf's
-    // fused CG update: the convergence test and alpha hoisted out of the
-    // work-item loop, which then vectorises).
-    template <auto Fn, int... I>
-    __attribute__((noinline)) static void run_noalias(amp__cpu_item *it, const detail::pack<A...> &p,
-                                                      detail::int_seq<I...> s,
-                                                      typename view_data<A>::type __restrict__... d) {
-        detail::pack<A...> q = p;
-        (view_data<A>::set(pack_ref<I>::get(q), d), ...);
-        run<Fn>(it, q, s);
-    }
-    template <auto Fn, int... I>
-    AMP__PLAIN_PATH static void run_aliased(amp__cpu_item *it, const detail::pack<A...> &p, detail::int_seq<I...> s) {
-        run<Fn>(it, p, s);
-    }
-    template <auto Fn, int... I>
-    AMP_FI static void run_pack(amp__cpu_item *it, const detail::pack<A...> &p, detail::int_seq<I...> s) {
-        if (it->launch->noalias) run_noalias<Fn>(it, p, s, view_data<A>::get(detail::pack_get<I>::get(p))...);
-        else run_aliased<Fn>(it, p, s);
-    }
+    // The loop version on the restrict path or the plain one (two_paths):
+    // restrict lets the compiler keep what its work-items read through one
+    // view across their stores through another (TeaLeaf's fused CG update:
+    // the convergence test and alpha hoisted out of the work-item loop,
+    // which then vectorises).
+    template <auto Fn> struct body {
+        template <int... I>
+        AMP_FI static void go(amp__cpu_item *it, const detail::pack<A...> &p, detail::int_seq<I...> s) {
+            run<Fn>(it, p, s);
+        }
+    };
     template <auto Fn> AMP_FI static void entry(amp__cpu_item *it) {
         const detail::pack<A...> p = *(const detail::pack<A...> *)it->launch->pack;
-        run_pack<Fn>(it, p, typename detail::make_int_seq<sizeof...(A)>::type());
+        two_paths<body<Fn>, A...>::run(it, p, typename detail::make_int_seq<sizeof...(A)>::type());
     }
 };
 
