@@ -20,17 +20,25 @@ __device__ inline bool tea_converged(double rro, double eps)
     return sqrt(fabs(rro)) < eps;
 }
 
-// (A x)(i, j) for a field x with halo rows (x(i + 1, j) is row i), A = I +
-// the diffusion operator, in TeaLeaf's order of operations (tealeaf_SMVP):
-// the diagonal times x minus the x neighbours minus the y neighbours.
+// (A x) at a cell of value c from its neighbours (left, right in its row;
+// prev, next: the rows before and after) and the faces between them (kl,
+// kr, kb: the face to the row before, kt), A = I + the diffusion operator,
+// in TeaLeaf's order of operations (tealeaf_SMVP): the diagonal times c
+// minus the x neighbours minus the y neighbours.
+__device__ inline double tea_smvp_cell(double c, double left, double right, double prev, double next, double kl,
+                                       double kr, double kb, double kt)
+{
+    return (1.0 + (kr + kl) + (kt + kb)) * c - (kr * right + kl * left) - (kt * next + kb * prev);
+}
+
+// (A x)(i, j) for a field x with halo rows (x(i + 1, j) is row i).
 __device__ inline double tea_smvp(amp::array_view<const double, 2> x, amp::array_view<const double, 2> kx,
                                   amp::array_view<const double, 2> ky, int i, int j, int nx)
 {
-    const double c = x(i + 1, j);
     const double left = j > 0 ? x(i + 1, j - 1) : 0.0;
     const double right = j < nx - 1 ? x(i + 1, j + 1) : 0.0;
-    const double kl = kx(i, j), kr = kx(i, j + 1), kb = ky(i, j), kt = ky(i + 1, j);
-    return (1.0 + (kr + kl) + (kt + kb)) * c - (kr * right + kl * left) - (kt * x(i + 2, j) + kb * x(i, j));
+    return tea_smvp_cell(x(i + 1, j), left, right, x(i, j), x(i + 2, j), kx(i, j), kx(i, j + 1), ky(i, j),
+                         ky(i + 1, j));
 }
 
 // w = A p.
@@ -85,8 +93,7 @@ AMP_KERNEL(tea_init_r, amp::index<2> idx, amp::array_view<const double, 2> u0, a
 __device__ inline double tea_smvp_at(const double *x, amp::array_view<const double, 2> kx,
                                      amp::array_view<const double, 2> ky, int i, int j, int nx)
 {
-    const double kl = kx(i, j), kr = kx(i, j + 1), kb = ky(i, j), kt = ky(i + 1, j);
-    return (1.0 + (kr + kl) + (kt + kb)) * x[0] - (kr * x[1] + kl * x[-1]) - (kt * x[nx] + kb * x[-nx]);
+    return tea_smvp_cell(x[0], x[-1], x[1], x[-nx], x[nx], kx(i, j), kx(i, j + 1), ky(i, j), ky(i + 1, j));
 }
 
 // The tile's sum of part[] into partials[tile] (work-item 0; after a barrier).
@@ -130,7 +137,8 @@ AMP_TILED_KERNEL(tea_apply_pw, amp::tiled_index<TEA_TILE_ROWS, TEA_TILE_COLS> t,
 // converged); partials: r . r, of r as it is after. Each branch reads the
 // scalars first: read under the test of the mesh's edge, or before the
 // branch (then kept per work-item across it), they could not be taken out
-// of the CPU's loop over the work-items.
+// of the CPU's loop over the work-items. The update is written out in each
+// branch: as a helper function GCC left the CPU's loop scalar.
 AMP_TILED_KERNEL(tea_update_ur_rr, amp::tiled_index<TEA_TILE_ROWS, TEA_TILE_COLS> t, amp::array_view<double, 2> u,
                  amp::array_view<double, 2> r, amp::array_view<const double, 2> p,
                  amp::array_view<const double, 2> w, amp::array_view<const double, 1> rro,
