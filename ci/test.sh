@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test.sh — the full test run on a fresh Debian 12 machine: install dependencies, build and run the Criterion suite, check the installed library and tools, configure without Criterion, lint the workflow files, check the Spack recipe and the library's layers, run the fuzzers and the fiber tools (memcheck, TSan) for a bounded time, then the suite again under ASan+UBSan; exits non-zero on any failure. With --quick: the build and the tests labelled quick only (a few minutes).
+# test.sh — the full test run on a fresh Debian 12 machine: install dependencies, build and run the Criterion suite, check the installed library and tools, configure without Criterion, lint the workflow files, check the Spack recipe and the library's layers, run the fuzzers and the fiber tools (memcheck, TSan) for a bounded time, then the suite again under ASan+UBSan; exits non-zero on any failure. With --quick: the build and the tests labelled quick only (5 minutes; about 3 when rerun with the library unchanged: its CPU algorithm pack is reused).
 # Usage: ci/test.sh [--quick]
 # Knobs (the GPU runner workflows set them): HIPAMP_EXPECT_GPU=hip|cuda fails the
 # run unless that GPU is found and its tests ran; HIPAMP_ABI_REQUIRED (default
@@ -198,13 +198,40 @@ configure_without_criterion() {
 export HIPAMP_PREBUILT_TARGETS=""
 PREBUILT_ARGS=(-DHIPAMP_PREBUILT_TARGETS=cpu)
 
+# quick_pack_stamp: a hash of what the CPU algorithm pack is made from: the
+# library's and tools' sources, the kernel texts and preludes, the build's
+# CMake files and the C++ compiler (the pack's own keys do not name the
+# library's C sources, such as the loop transformation's: a change there
+# must not be hidden by an old pack). Empty where it cannot be computed.
+quick_pack_stamp() {
+  { (cd "$ROOT" && find lib hip_kernels tools include cmake CMakeLists.txt -type f -print0 | sort -z |
+       xargs -0 sha256sum) && ${AMP_CXX:-${CXX:-c++}} --version; } 2>/dev/null | sha256sum | cut -d' ' -f1
+}
+
 # HIPAMP_ABI_REQUIRED (default hip): the ABI test of lib/gpu/hip_abi.h against
 # Debian's HIP headers must be built (a missing header fails the configure).
 if [ "$QUICK" = 1 ]; then
   # The quick test: one build, the tests labelled quick (test/CMakeLists.txt
-  # says which and why), nothing else.
+  # says which and why), nothing else. The CPU accelerator's algorithm pack
+  # is most of a cold build on 2 cores (95 s of its 165): a rerun reuses the
+  # last quick build's pack (hipamp-prebuild --reuse: its entries come
+  # through the library's own checks) where nothing the pack is made from
+  # changed since (quick_pack_stamp); otherwise, and on a fresh checkout, it
+  # is compiled, as the full run always compiles it.
   CTEST_ARGS=(-L quick)
-  run_suite quick "$ROOT/build-quick" -DHIPAMP_BUILD_BENCH=OFF "${PREBUILT_ARGS[@]}"
+  reuse_args=()
+  kept="$ROOT/build-quick-pack"
+  stamp=$(quick_pack_stamp)
+  last=$(ls -d "$ROOT"/build-quick/hipamp/prebuilt-* 2>/dev/null | head -n1)
+  rm -rf "$kept"
+  if [ -n "$stamp" ] && [ -n "$last" ] && [ "$(cat "$ROOT/build-quick/pack-stamp" 2>/dev/null)" = "$stamp" ] &&
+     mv "$last" "$kept"; then
+    echo "=== quick: the last quick build's algorithm pack is reused (its sources and compiler are unchanged)"
+    reuse_args=("-DHIPAMP_PREBUILT_REUSE=$kept")
+  fi
+  run_suite quick "$ROOT/build-quick" -DHIPAMP_BUILD_BENCH=OFF "${PREBUILT_ARGS[@]}" "${reuse_args[@]}"
+  [ -n "$stamp" ] && [ -d "$ROOT/build-quick" ] && echo "$stamp" > "$ROOT/build-quick/pack-stamp"
+  rm -rf "$kept"
 else
 run_suite release "$ROOT/build-ci" "-DHIPAMP_BUILD_BENCH=$([ "${HIPAMP_CI_BENCH:-0}" = 1 ] && echo ON || echo OFF)" \
   "${PREBUILT_ARGS[@]}"
