@@ -1043,7 +1043,10 @@ Test(cpu_restrict, a_struct_parameter_or_a_capped_span_is_not_disjoint)
 /* The job's record takes the rule's answer, simple launch or tiled (a
  * tiled kernel's loop version has the restrict path too), and
  * AMP_CPU_RESTRICT=0 (the device's restrict_views, copied into each
- * kernel) turns it off. */
+ * kernel) turns it off. A tiled kernel on fibers (no loop version) has no
+ * restrict path: its record says 0 without the check. */
+static void restrict_test_loop_version(amp__cpu_item *it) { (void)it; }
+
 Test(cpu_restrict, the_job_takes_the_rule_and_the_setting)
 {
     static float x[64 * 64], y[64 * 64];
@@ -1057,6 +1060,7 @@ Test(cpu_restrict, the_job_takes_the_rule_and_the_setting)
     a.sig.tile[1] = 16;
     amp__cpu_kernel *k = calloc(1, sizeof *k + 2);
     cr_assert_not_null(k);
+    k->tiles = restrict_test_loop_version;
     for (int tiled = 0; tiled < 2; ++tiled) {
         a.l.tiled = tiled;
         for (int on = 0; on < 2; ++on) {
@@ -1068,6 +1072,16 @@ Test(cpu_restrict, the_job_takes_the_rule_and_the_setting)
                          j.launch.noalias);
             amp__cpu_job_fini(&j);
         }
+    }
+    {
+        k->tiles = NULL; /* fibers */
+        k->restrict_views = true;
+        a.l.tiled = true;
+        amp__cpu_job j;
+        memset(&j, 0, sizeof j);
+        amp__cpu_job_init(&j, k, &a.l);
+        cr_assert_eq(j.launch.noalias, 0, "a tiled kernel on fibers: noalias %d", j.launch.noalias);
+        amp__cpu_job_fini(&j);
     }
     a.l.tiled = false;
     alias_view(&a, AMP_ARG_VIEW, true, x, 64, 64, 64); /* now x is read through a second view too */

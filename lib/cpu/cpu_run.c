@@ -572,8 +572,9 @@ void amp__cpu_job_init(amp__cpu_job *j, const amp__cpu_kernel *kernel, const amp
     L->fault = amp__cpu_fault;
     L->diverge = amp__cpu_diverge;
     /* Read by simple kernels' entries and tiled kernels' loop versions
-     * (amp_cpu_prelude.hpp's entry<> and tiles<>); fibers ignore it. */
-    L->noalias = kernel->restrict_views && amp__cpu_views_disjoint(l);
+     * (amp_cpu_prelude.hpp's entry<> and tiles<>); a tiled kernel on
+     * fibers (no loop version) ignores it and is spared the check. */
+    L->noalias = kernel->restrict_views && (!l->tiled || kernel->tiles) && amp__cpu_views_disjoint(l);
     j->entry = kernel->entry;
     j->tiles = l->tiled ? kernel->tiles : NULL;
     j->widths = kernel->widths;
