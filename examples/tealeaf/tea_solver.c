@@ -207,11 +207,10 @@ amp_status tea_init(tea_solver *s, amp_accelerator *acc, const tea_deck *d, doub
         TRY(amp_fill(s->q, amp_arg_array(s->r), &zero));
         TRY(amp_reduce_async(s->q, amp_arg_array(s->pw_parts), AMP_TYPE_FLOAT64, AMP_OP_SUM, amp_arg_array(s->pw),
                              NULL));
-        TRY(amp_transform_reduce_async(s->q, amp_arg_view(s->vr), amp_arg_view(s->vr), AMP_TYPE_FLOAT64,
-                                       AMP_MAP_SQUARE, AMP_OP_SUM, amp_arg_array(s->pw), NULL));
-        if (s->solver == TEA_SOLVER_JACOBI)
-            TRY(amp_transform_reduce_async(s->q, amp_arg_view(s->vr), amp_arg_view(s->vr), AMP_TYPE_FLOAT64,
-                                           AMP_MAP_ABS, AMP_OP_SUM, amp_arg_array(s->pw), NULL));
+        const amp_map maps[] = {AMP_MAP_SQUARE, AMP_MAP_ABS};
+        for (int k = 0; k < (s->solver == TEA_SOLVER_JACOBI ? 2 : 1); ++k)
+            TRY(amp_transform_reduce_async(s->q, amp_arg_view(s->vr), amp_arg_view(s->vr), AMP_TYPE_FLOAT64, maps[k],
+                                           AMP_OP_SUM, amp_arg_array(s->pw), NULL));
     }
     TRY(amp_array_view_of_array(s->w, &s->vw));
     TRY(amp_array_view_of_array(s->energy, &s->venergy));
