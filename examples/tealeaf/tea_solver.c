@@ -239,29 +239,29 @@ static double tea_device_eps(const tea_solver *s)
 
 amp_status tea_cg_wur(tea_solver *s)
 {
-    const int o = s->parity;
+    const int o = s->parity, n = o ^ 1;
     amp_arg wp[] = {amp_arg_view(s->p.view), amp_arg_view(s->vw), amp_arg_view(s->vkx), amp_arg_view(s->vky),
                     amp_arg_array(s->pw_parts)};
     amp_arg ur[] = {amp_arg_view(s->vu),     amp_arg_view(s->vr),  amp_arg_view(s->p.view),
                     amp_arg_view(s->vw),     amp_arg_array(s->rr[o]), amp_arg_array(s->pw),
-                    amp_arg_float64(tea_device_eps(s)), amp_arg_array(s->rr_parts)};
+                    amp_arg_float64(tea_device_eps(s)), amp_arg_array(s->rr_parts), amp_arg_array(s->iters[o]),
+                    amp_arg_array(s->iters[n])};
     TEA_CHECK(tea_exchange(s, &s->p));
     TEA_CHECK(amp_parallel_for_each_tiled(s->q, s->cg_domain, s->apply_pw, wp, 5));
     TEA_CHECK(tea_sum_parts(s, s->pw_parts, s->pw));
-    return amp_parallel_for_each_tiled(s->q, s->cg_domain, s->update_ur_rr, ur, 8);
+    return amp_parallel_for_each_tiled(s->q, s->cg_domain, s->update_ur_rr, ur, 10);
 }
 
 amp_status tea_cg_p(tea_solver *s, bool r_changed)
 {
     const int o = s->parity, n = o ^ 1;
     amp_arg up[] = {amp_arg_view(s->p.view),   amp_arg_view(s->vr),     amp_arg_array(s->rr[n]),
-                    amp_arg_array(s->rr[o]),   amp_arg_float64(tea_device_eps(s)), amp_arg_array(s->iters[o]),
-                    amp_arg_array(s->iters[n])};
+                    amp_arg_array(s->rr[o]),   amp_arg_float64(tea_device_eps(s))};
     if (r_changed)
         TEA_CHECK(tea_dot(s, s->vr, s->vr, AMP_MAP_SQUARE, s->rr[n]));
     else
         TEA_CHECK(tea_sum_parts(s, s->rr_parts, s->rr[n]));
-    TEA_CHECK(amp_parallel_for_each(s->q, amp_extent_2d(s->rows, s->nx), s->update_p, up, 7));
+    TEA_CHECK(amp_parallel_for_each(s->q, amp_extent_2d(s->rows, s->nx), s->update_p, up, 5));
     s->parity = n;
     return AMP_OK;
 }
