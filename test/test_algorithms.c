@@ -2056,6 +2056,39 @@ Test(algorithms, cpu_kernels_run_as_loops)
     }
 }
 
+/* A reduction on the CPU accelerator gives no tile fewer than
+ * AMP_ALG_REDUCE_GRAIN (4096) elements: under 2 x 4096 it is one tile,
+ * one launch, which the launching thread runs alone; from 8192 two or
+ * more tiles and a second launch that folds their results. Each sum is
+ * checked, so the launches counted are those of a right answer. */
+Test(algorithms, cpu_small_reduction_is_one_launch)
+{
+    if (getenv("AMP_ALG_REDUCE_GRAIN")) cr_skip_test("AMP_ALG_REDUCE_GRAIN is set: this test checks the default");
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    amp_accelerator_view *q = NULL;
+    ASSERT_OK(amp_accelerator_view_create(acc, &q));
+    static int32_t x[1 << 20];
+    for (int i = 0; i < (1 << 20); ++i) x[i] = (i % 1000) - 300;
+    static const int sizes[] = {1, 4095, 8191, 8192, 1 << 20};
+    static const unsigned long long want[] = {1, 1, 1, 2, 2};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; ++k) {
+        const int n = sizes[k];
+        int64_t ref = 0;
+        for (int i = 0; i < n; ++i) ref += x[i];
+        amp_array_view *v = test_view(x, 4, amp_extent_1d(n), AMP_READ_ONLY);
+        ASSERT_OK(amp_accelerator_view_reset_stats(q));
+        int32_t sum = 0;
+        ASSERT_OK(amp_reduce(q, amp_arg_view(v), AMP_TYPE_INT32, AMP_OP_SUM, &sum));
+        amp_stats s;
+        ASSERT_OK(amp_accelerator_view_get_stats(q, &s));
+        amp_array_view_destroy(v);
+        cr_assert_eq(sum, (int32_t)ref, "n = %d: sum %d, want %lld", n, sum, (long long)ref);
+        cr_assert_eq(s.launches, want[k], "n = %d: %llu launches, want %llu", n, (unsigned long long)s.launches,
+                     want[k]);
+    }
+    amp_accelerator_view_destroy(q);
+}
+
 /* The same algorithms give the same results on fibers (AMP_CPU_TILED=fibers). */
 Test(algorithms, on_fibers_cpu)
 {

@@ -106,6 +106,7 @@ typedef struct amp__alg_prog {
     int radix_bits, passes;
     int sort_min_tiles;               /* a sort pass's tiles a compute unit (CUDA); 1: the compiler's choice */
     int64_t reduce_tiles;             /* tiles a reduction spreads over */
+    int64_t reduce_grain;             /* elements a reduction's tile has at least (1: no floor) */
     int reduce_vector;                /* a reduction's contiguous inputs read by 16-byte loads (GPU) */
     int scan_guess;                   /* a scan tile reads its index's chunk while it takes its own (GPU) */
     int64_t count_tiles;              /* tiles the sort's count spreads over: 8 a compute unit or CPU thread
@@ -215,7 +216,7 @@ typedef struct amp__alg_run {
 /* Start a run (async with want_future: record the first timed event). */
 /* Tiles for n elements of a reduction or an element-wise kernel (fill,
  * iota) over p's reduce geometry, at most p->reduce_tiles and at least 1,
- * and in *per the elements each takes: whole chunks of tile x
+ * none with fewer than p->reduce_grain elements unless there is one, and in *per the elements each takes: whole chunks of tile x
  * reduce_items, so that every tile but the last runs unguarded. */
 int64_t amp__alg_spread(const amp__alg_prog *p, int64_t n, int64_t *per);
 amp_status amp__alg_run_begin(amp__alg_run *r, amp_accelerator_view *q, bool async, bool want_future);

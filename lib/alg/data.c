@@ -356,6 +356,7 @@ int64_t amp__alg_spread(const amp__alg_prog *p, int64_t n, int64_t *per)
     int64_t chunk = (int64_t)p->tile * p->reduce_items;
     int64_t ntiles = (n + chunk - 1) / chunk;
     if (ntiles > p->reduce_tiles) ntiles = p->reduce_tiles;
+    if (p->reduce_grain > 1 && ntiles > n / p->reduce_grain) ntiles = n / p->reduce_grain;
     if (ntiles < 1) ntiles = 1;
     /* Whole chunks per tile, so that every tile but the last runs its
      * unguarded loop. */

@@ -51,6 +51,7 @@ typedef struct amp__alg_tuning {
     int radix_bits;    /* AMP_ALG_RADIX_BITS: 4..8 */
     int sort_min_tiles; /* AMP_ALG_SORT_MIN_TILES: tiles a compute unit a sort pass is compiled for; 0: the rule */
     int reduce_tiles;  /* AMP_ALG_REDUCE_TILES: tiles per compute unit (GPU) or per thread (CPU) */
+    int reduce_grain;  /* AMP_ALG_REDUCE_GRAIN: elements a tile of a reduction has at least; 1: no floor */
     bool reduce_vector; /* AMP_ALG_REDUCE_VECTOR: 16-byte loads of a reduction's contiguous inputs (GPU) */
     bool scan_guess;    /* AMP_ALG_SCAN_GUESS: a scan tile reads its index's chunk before it knows its own (GPU) */
 } amp__alg_tuning;
@@ -98,6 +99,15 @@ static void amp__alg_tune_init(void)
     c->sort_items = amp__alg_knob("AMP_ALG_SORT_ITEMS", 4096, 1, 16384, 1, false);
     c->radix_bits = amp__alg_knob("AMP_ALG_RADIX_BITS", 8, 4, 8, 1, false);
     c->reduce_tiles = amp__alg_knob("AMP_ALG_REDUCE_TILES", 8, 1, 64, 1, false);
+    /* CPU: a reduction of a few thousand elements is a few microseconds'
+     * work for one thread, less than waking the pool and a second launch
+     * to fold the tiles' results cost; under 2 x this many elements it is
+     * one tile, which the launching thread runs alone (TeaLeaf's CG sums
+     * 8,000 tiles' partial results twice an iteration: docs/algorithms.md,
+     * "Why the defaults"). The GPU has no floor: a launch there does not
+     * wake threads. */
+    g->reduce_grain = amp__alg_knob("AMP_ALG_REDUCE_GRAIN", 1, 1, 1 << 30, 1, false);
+    c->reduce_grain = amp__alg_knob("AMP_ALG_REDUCE_GRAIN", 4096, 1, 1 << 30, 1, false);
 }
 
 static const amp__alg_tuning *amp__alg_tuning_of(const amp_accelerator *acc)
@@ -377,6 +387,7 @@ static void amp__alg_geometry(const amp_accelerator *acc, const amp__alg_spec *s
     }
     int units = acc->e.info.compute_units > 0 ? acc->e.info.compute_units : 1;
     g->reduce_tiles = (int64_t)units * tn->reduce_tiles;
+    g->reduce_grain = tn->reduce_grain;
     g->count_tiles = (int64_t)units * 8;
     g->reduce_vector = !acc->e.info.is_emulated && tn->reduce_vector;
     g->scan_guess = !acc->e.info.is_emulated && tn->scan_guess;
