@@ -216,8 +216,9 @@ typedef struct amp__alg_run {
 /* Start a run (async with want_future: record the first timed event). */
 /* Tiles for n elements of a reduction or an element-wise kernel (fill,
  * iota) over p's reduce geometry, at most p->reduce_tiles and at least 1,
- * none with fewer than p->reduce_grain elements unless there is one, and in *per the elements each takes: whole chunks of tile x
- * reduce_items, so that every tile but the last runs unguarded. */
+ * none with fewer than p->reduce_grain elements unless there is one, and
+ * in *per the elements each takes: whole chunks of tile x reduce_items, so
+ * that every tile but the last runs unguarded. */
 int64_t amp__alg_spread(const amp__alg_prog *p, int64_t n, int64_t *per);
 amp_status amp__alg_run_begin(amp__alg_run *r, amp_accelerator_view *q, bool async, bool want_future);
 /* Launch kernel k of p over ntiles tiles. */
