@@ -124,6 +124,46 @@ ACCEL_TEST(launch, rank3_66001x3x5) { run_enc(acc, amp_extent_3d(66001, 3, 5), "
 ACCEL_TEST(launch, rank4_3x5x7x11) { run_enc(acc, amp_extent_4d(3, 5, 7, 11), "enc4", AMP_READ_WRITE); }
 ACCEL_TEST(launch, rank4_13x1x29x37) { run_enc(acc, amp_extent_4d(13, 1, 29, 37), "enc4", AMP_WRITE_ONLY); }
 
+/* enc_first<N> over e, twice: every element encoded, and the count written
+ * by the work-item of index 0 alone, once a launch (5, then 12). */
+static void run_enc_first(amp_accelerator *acc, amp_extent e)
+{
+    amp_program *p = test_build(acc, test_kernels_launch);
+    char kname[32];
+    snprintf(kname, sizeof kname, "enc_first%d", e.rank);
+    amp_kernel *k = test_kernel(p, kname);
+    int64_t n = amp_extent_size(e);
+    uint32_t *out = test_xmalloc((size_t)n * 4), *want = test_xmalloc((size_t)n * 4);
+    for (int64_t i = 0; i < n; ++i) {
+        int idx[AMP_MAX_RANK];
+        unlinear(e, i, idx);
+        want[i] = enc_index(idx, e.rank);
+        out[i] = POISON_U32;
+    }
+    int count = 5;
+    amp_array_view *v = test_view(out, 4, e, AMP_READ_WRITE);
+    amp_array_view *c = test_view(&count, 4, amp_extent_1d(1), AMP_READ_WRITE);
+    for (int add = 7; add <= 8; ++add) {
+        amp_arg a[] = {amp_arg_view(v), amp_arg_view(c), amp_arg_int32(add)};
+        ASSERT_OK(amp_parallel_for_each(NULL, e, k, a, 3));
+    }
+    ASSERT_OK(amp_array_view_synchronize(v));
+    ASSERT_OK(amp_array_view_synchronize(c));
+    check_u32(out, want, (size_t)n, kname);
+    cr_assert_eq(count, 5 + 7 + 8, "%s: count %d, want %d (work-item 0 wrote it once a launch)", kname, count, 20);
+    ASSERT_OK(amp_array_view_destroy(c));
+    ASSERT_OK(amp_array_view_destroy(v));
+    ASSERT_OK(amp_program_destroy(p));
+    free(out);
+    free(want);
+}
+
+ACCEL_TEST(launch, first_item_writes_a_scalar_rank1) { run_enc_first(acc, amp_extent_1d(1000003)); }
+ACCEL_TEST(launch, first_item_writes_a_scalar_rank1_one_element) { run_enc_first(acc, amp_extent_1d(1)); }
+ACCEL_TEST(launch, first_item_writes_a_scalar_rank2) { run_enc_first(acc, amp_extent_2d(333, 517)); }
+ACCEL_TEST(launch, first_item_writes_a_scalar_rank2_one_column) { run_enc_first(acc, amp_extent_2d(70001, 1)); }
+ACCEL_TEST(launch, first_item_writes_a_scalar_rank3) { run_enc_first(acc, amp_extent_3d(7, 45, 131)); }
+
 /* ---------------------------------------- in-kernel view vocabulary */
 
 ACCEL_TEST(launch, operator_paren_rank2)

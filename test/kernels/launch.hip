@@ -30,6 +30,31 @@ AMP_KERNEL(enc4, amp::index<4> i, amp::array_view<unsigned, 4> out)
     out[i] = h;
 }
 
+// As enc1..enc3, and the work-item whose indices are all 0 also writes a
+// scalar (a count): the pattern of a kernel that keeps a counter beside
+// its field (the CPU accelerator runs that work-item of each row apart
+// from the others, so that the test leaves their loop).
+AMP_KERNEL(enc_first1, amp::index<1> i, amp::array_view<unsigned, 1> out, amp::array_view<int, 1> count, int add)
+{
+    if (i[0] == 0) count[0] += add;
+    ENC_INDEX(h, i, 1)
+    out[i] = h;
+}
+
+AMP_KERNEL(enc_first2, amp::index<2> i, amp::array_view<unsigned, 2> out, amp::array_view<int, 1> count, int add)
+{
+    if (i[0] == 0 && i[1] == 0) count[0] += add;
+    ENC_INDEX(h, i, 2)
+    out[i] = h;
+}
+
+AMP_KERNEL(enc_first3, amp::index<3> i, amp::array_view<unsigned, 3> out, amp::array_view<int, 1> count, int add)
+{
+    if (i[0] == 0 && i[1] == 0 && i[2] == 0) count[0] += add;
+    ENC_INDEX(h, i, 3)
+    out[i] = h;
+}
+
 // operator()(i, j[, k]) on read and write, mixed with operator[](index).
 AMP_KERNEL(paren2, amp::index<2> ij, amp::array_view<const float, 2> A,
            amp::array_view<float, 2> B)
