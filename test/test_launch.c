@@ -86,20 +86,30 @@ static bool names_param(const char *msg, int pos)
                   "message does not name parameter %d (0-based in args[]): \"%s\"", (pos), m_); \
     } while (0)
 
+/* e's elements: *out poisoned, *want each one's enc_index (the caller
+ * frees both). */
+static int64_t enc_buffers(amp_extent e, uint32_t **out, uint32_t **want)
+{
+    int64_t n = amp_extent_size(e);
+    cr_assert_gt(n, 0);
+    *out = test_xmalloc((size_t)n * 4);
+    *want = test_xmalloc((size_t)n * 4);
+    for (int64_t i = 0; i < n; ++i) {
+        int idx[AMP_MAX_RANK];
+        unlinear(e, i, idx);
+        (*want)[i] = enc_index(idx, e.rank);
+        (*out)[i] = POISON_U32;
+    }
+    return n;
+}
+
 /* Launch enc<N> over e and check every element against enc_index. */
 static void run_enc(amp_accelerator *acc, amp_extent e, const char *kname, amp_access access)
 {
     amp_program *p = test_build(acc, test_kernels_launch);
     amp_kernel *k = test_kernel(p, kname);
-    int64_t n = amp_extent_size(e);
-    cr_assert_gt(n, 0);
-    uint32_t *out = test_xmalloc((size_t)n * 4), *want = test_xmalloc((size_t)n * 4);
-    for (int64_t i = 0; i < n; ++i) {
-        int idx[AMP_MAX_RANK];
-        unlinear(e, i, idx);
-        want[i] = enc_index(idx, e.rank);
-        out[i] = POISON_U32;
-    }
+    uint32_t *out = NULL, *want = NULL;
+    const int64_t n = enc_buffers(e, &out, &want);
     amp_array_view *v = test_view(out, 4, e, access);
     amp_arg a[] = {amp_arg_view(v)};
     ASSERT_OK(amp_parallel_for_each(NULL, e, k, a, 1));
@@ -125,21 +135,15 @@ ACCEL_TEST(launch, rank4_3x5x7x11) { run_enc(acc, amp_extent_4d(3, 5, 7, 11), "e
 ACCEL_TEST(launch, rank4_13x1x29x37) { run_enc(acc, amp_extent_4d(13, 1, 29, 37), "enc4", AMP_WRITE_ONLY); }
 
 /* enc_first<N> over e, twice: every element encoded, and the count written
- * by the work-item of index 0 alone, once a launch (5, then 12). */
+ * by the work-item of index 0 alone, once a launch (5 + 7 + 8). */
 static void run_enc_first(amp_accelerator *acc, amp_extent e)
 {
     amp_program *p = test_build(acc, test_kernels_launch);
     char kname[32];
     snprintf(kname, sizeof kname, "enc_first%d", e.rank);
     amp_kernel *k = test_kernel(p, kname);
-    int64_t n = amp_extent_size(e);
-    uint32_t *out = test_xmalloc((size_t)n * 4), *want = test_xmalloc((size_t)n * 4);
-    for (int64_t i = 0; i < n; ++i) {
-        int idx[AMP_MAX_RANK];
-        unlinear(e, i, idx);
-        want[i] = enc_index(idx, e.rank);
-        out[i] = POISON_U32;
-    }
+    uint32_t *out = NULL, *want = NULL;
+    const int64_t n = enc_buffers(e, &out, &want);
     int count = 5;
     amp_array_view *v = test_view(out, 4, e, AMP_READ_WRITE);
     amp_array_view *c = test_view(&count, 4, amp_extent_1d(1), AMP_READ_WRITE);
