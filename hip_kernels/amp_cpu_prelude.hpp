@@ -260,9 +260,11 @@ AMP_FI void run_simple(void (*f)(index<N>, A...), const amp__cpu_item *it,
     // (`if (idx[0] == 0 && idx[1] == 0) count[0] = ...`) then has that test
     // and store folded out of the loop, since there the last index is at
     // least 1, and the loop vectorises; left in, they kept it scalar
-    // (TeaLeaf's p update, 1.6x the time). The fold needs the compiler to
-    // know that a chunk's indices are not negative, as the launch makes
-    // them (a rank-1 extent fits in int).
+    // (TeaLeaf's p update with its iteration count, 1.6x the time). The
+    // fold needs the compiler to know that a chunk's indices are not
+    // negative and a row is not empty, as the launch makes them (a rank-1
+    // extent fits in int): without `W > 0` the loop over whole rows starts
+    // at 0 or 1, and GCC left that one scalar.
     if (n < 0 || e < n || (N == 1 && e > 2147483647LL)) __builtin_unreachable();
     if constexpr (N == 1) {
         // int induction: the address is then affine in x and the loop
@@ -277,6 +279,7 @@ AMP_FI void run_simple(void (*f)(index<N>, A...), const amp__cpu_item *it,
         int ext[N];
         for (int d = 0; d < N; ++d) ext[d] = it->launch->ext[d];
         const int W = ext[N - 1];
+        if (W <= 0) __builtin_unreachable();
         // Row `row` of the extent seen as rows of its last dimension: the
         // work-items (outer(row), x0 .. x1-1), a contiguous loop the compiler
         // can vectorise.

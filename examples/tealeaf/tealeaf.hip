@@ -141,7 +141,9 @@ AMP_TILED_KERNEL(tea_apply_pw, amp::tiled_index<TEA_TILE_ROWS, TEA_TILE_COLS> t,
 // tile. (In tea_update_p, a simple kernel, that work-item's test and store
 // kept the CPU's loop over the work-items scalar, which GCC does not
 // vectorise with a store to one address under a condition: the kernel
-// took 1.6x the time, the CG iteration on a 16-core host 6-15% more.)
+// took 1.6x the time, the CG iteration on a 16-core host 6-15% more. The
+// CPU accelerator now runs a row's work-item 0 apart from the others, and
+// the count there would cost nothing either; it stays here.)
 // Each branch reads the scalars first: read under the test of the mesh's
 // edge, or before the branch (then kept per work-item across it), they
 // could not be taken out of the CPU's loop over the work-items. The update
