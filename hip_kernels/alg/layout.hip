@@ -19,7 +19,7 @@
 // and what lib/alg/programs.c generates: struct amp__alg_in (the inputs and
 // scalars), AMP_ALG_IN_PARAMS (them as kernel parameters), AMP_ALG_IN_MAKE,
 // AMP_ALG_IN_CONTIG(in), amp__alg_map<C>(in, i) (the mapped i-th element),
-// amp__alg_post(r); for compaction amp__alg_elem<C>(in, i) and
+// amp__alg_post(r); for compaction amp__alg_elem<C, Call>(in, i) (Call as get's) and
 // amp__alg_pred(x, i, in); for sorting AMP_ALG_K (key type), AMP_ALG_KU
 // (its bits), AMP_ALG_V (value word, when sorting pairs), AMP_ALG_RADIX_BITS
 // and AMP_ALG_PASSES; for fill AMP_ALG_E.

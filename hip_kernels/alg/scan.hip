@@ -259,7 +259,7 @@ AMP_FI void scan_store(AMP_ALG_O *y, const shape &ys, const AMP_ALG_R *s, long l
     } else {
         AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SCAN_ITEMS; ++k) {
             const int j = k * AMP_ALG_TILE + l;
-            if (base + j < n) put(y, ys, base + j, (AMP_ALG_O)s[AMP_ALG_PAD(j)]);
+            if (base + j < n) put_unrolled(y, ys, base + j, (AMP_ALG_O)s[AMP_ALG_PAD(j)]);
         }
     }
 }
@@ -324,7 +324,7 @@ AMP_FI void scan_store_after_f(AMP_ALG_O *y, const shape &ys, const AMP_ALG_R *s
     } else {
         AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SCAN_ITEMS; ++k) {
             const int j = k * AMP_ALG_TILE + l;
-            if (base + j < n) put(y, ys, base + j, (AMP_ALG_O)F::f(pre, s[AMP_ALG_PAD(j)]));
+            if (base + j < n) put_unrolled(y, ys, base + j, (AMP_ALG_O)F::f(pre, s[AMP_ALG_PAD(j)]));
         }
     }
 }

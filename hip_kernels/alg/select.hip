@@ -8,7 +8,20 @@ namespace alg {
 template <bool C>
 AMP_FI void select_load_c(const amp__alg_in &in, AMP_ALG_T *s, long long base, long long n, int l)
 {
-    if constexpr (AMP_ALG_TILE > 1) { // registers first, as scan_load_c
+    if constexpr (AMP_ALG_TILE > 1 && !C) { // strided: a few items at a time, their offsets inline
+        enum { G = 4 };
+        AMP_ALG_ROLLED for (int g = 0; g < AMP_ALG_SCAN_ITEMS; g += G) {
+            AMP_ALG_T v[G];
+            AMP_ALG_UNROLL for (int k = 0; k < G; ++k) {
+                const long long i = base + (g + k) * AMP_ALG_TILE + l;
+                if (i < n) v[k] = amp__alg_elem<false, false>(in, i);
+            }
+            AMP_ALG_UNROLL for (int k = 0; k < G; ++k) {
+                const int j = (g + k) * AMP_ALG_TILE + l;
+                if (base + j < n) s[AMP_ALG_PAD(j)] = v[k];
+            }
+        }
+    } else if constexpr (AMP_ALG_TILE > 1) { // registers first, as scan_load_c
         AMP_ALG_T v[AMP_ALG_SCAN_ITEMS];
         AMP_ALG_UNROLL for (int k = 0; k < AMP_ALG_SCAN_ITEMS; ++k) {
             const long long i = base + k * AMP_ALG_TILE + l;

@@ -494,8 +494,8 @@ static char *amp__alg_source(const amp__alg_spec *sp, const amp__alg_prog *g)
                            "    const %s arg = amp__in.c0; (void)arg; (void)x; (void)i;\n    return (bool)(",
                        amp__alg_ctype(sp->type), amp__alg_ctype(sp->type));
         amp__alg_expr(&b, "predicate", "predicate", sp->predicate);
-        amp__sb_printf(&b, ");\n}\ntemplate <bool C> AMP_FI %s amp__alg_elem(const amp__alg_in &amp__in, long long i) "
-                           "{ return amp::alg::get<C>(amp__in.x0, amp__in.s0, i); }\n"
+        amp__sb_printf(&b, ");\n}\ntemplate <bool C, bool Call = !C> AMP_FI %s amp__alg_elem(const amp__alg_in &amp__in, "
+                           "long long i) { return amp::alg::get<C, Call>(amp__in.x0, amp__in.s0, i); }\n"
                            "template <bool C> AMP_FI AMP_ALG_R amp__alg_map(const amp__alg_in &amp__in, long long i) "
                            "{ return amp__alg_pred(amp__alg_elem<C>(amp__in, i), i, amp__in) ? 1ull : 0ull; }\n"
                            "AMP_FI AMP_ALG_R amp__alg_post(AMP_ALG_R a) { return a; }\n",
