@@ -336,7 +336,8 @@ AMP_API amp_status amp_sort_by_key(amp_accelerator_view *q, amp_arg keys, amp_ar
 /* Predicates are C++ expressions of x (the element, of type t), i (its
  * index, int64) and arg (a value of type t the caller passes: *arg, or 0
  * when arg is NULL), e.g. "x > arg && (i & 1) == 0". Each distinct
- * predicate string is compiled once per (accelerator, type) and kept. A
+ * predicate string is compiled once per (accelerator, type) for
+ * amp_count_if and once for amp_copy_if, on first use, and kept. A
  * predicate NULL, empty or breaking the rule of amp_reduction_desc's
  * strings (no directive, line splice, _Pragma or amp__ name; what it opens
  * it closes) is AMP_ERROR_INVALID_ARGUMENT naming the call and the

@@ -63,7 +63,7 @@ typedef struct family_case {
     int family;
     amp_type t;
     amp_map map;
-    int op; /* scan: the operator (the other families: -1, every one) */
+    int op; /* scan: the operator (-1: every one); predicate: AMP__ALG_PRED_COUNT or _SELECT */
     size_t size;
     const char *predicate;
     int targets;
@@ -143,8 +143,13 @@ Test(alg_device, transform_maps)
 
 Test(alg_device, predicate)
 {
-    family_case c = {"predicate", AMP__ALG_FAM_PREDICATE, AMP_TYPE_FLOAT64, 0, -1, 0, "x > arg && (i & 1) == 0", SM90 | GFX1030};
+    /* Its two programs: the count's and the compaction's. */
+    family_case c = {"predicate count", AMP__ALG_FAM_PREDICATE, AMP_TYPE_FLOAT64, 0, AMP__ALG_PRED_COUNT, 0,
+                     "x > arg && (i & 1) == 0", SM90 | GFX1030};
     compile_case(&c, NULL);
+    family_case c2 = {"predicate compaction", AMP__ALG_FAM_PREDICATE, AMP_TYPE_FLOAT64, 0, AMP__ALG_PRED_SELECT, 0,
+                      "x > arg && (i & 1) == 0", SM90 | GFX1030};
+    compile_case(&c2, NULL);
 }
 
 Test(alg_device, sort)

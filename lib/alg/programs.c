@@ -130,7 +130,8 @@ typedef struct amp__alg_spec {
     int family;
     amp_type type;           /* element (basic, predicate), key (sort) */
     amp_map map;             /* basic */
-    int op;                  /* scan: the one operator it holds; -1: every operator of the type */
+    int op;                  /* scan: the one operator it holds; -1: every operator of the type;
+                                predicate: AMP__ALG_PRED_COUNT or _SELECT */
     size_t size;             /* sort: value bytes (0: keys only); fill: element bytes */
     const char *predicate;   /* predicate */
     const amp__alg_user *user;
@@ -407,7 +408,8 @@ static unsigned amp__alg_kernels(const amp__alg_spec *sp)
                (sp->map == AMP_MAP_IDENTITY && amp__alg_acc_type(sp) == sp->type ? AMP__K(IOTA) : 0u);
     case AMP__ALG_FAM_SCAN:
     case AMP__ALG_FAM_USER_SCAN: return AMP__K(SCAN) | AMP__K(CLEAR);
-    case AMP__ALG_FAM_PREDICATE: return AMP__K(REDUCE) | AMP__K(REDUCE_FINAL) | AMP__K(SELECT) | AMP__K(CLEAR);
+    case AMP__ALG_FAM_PREDICATE:
+        return sp->op == AMP__ALG_PRED_SELECT ? AMP__K(SELECT) | AMP__K(CLEAR) : AMP__K(REDUCE) | AMP__K(REDUCE_FINAL);
     case AMP__ALG_FAM_SORT: return AMP__K(SORT_HIST) | AMP__K(SORT_OFFSETS) | AMP__K(SORT_PASS) | AMP__K(CLEAR);
     case AMP__ALG_FAM_FILL: return AMP__K(FILL);
     case AMP__ALG_FAM_USER_REDUCE: return AMP__K(REDUCE) | AMP__K(REDUCE_FINAL);
@@ -813,10 +815,10 @@ amp_status amp__alg_scanner_wide(amp_accelerator *acc, amp_type t, amp_op op, am
     return amp__alg_get(acc, &sp, what, out);
 }
 
-amp_status amp__alg_predicate(const char *fn, amp_accelerator *acc, amp_type t, const char *predicate,
+amp_status amp__alg_predicate(const char *fn, amp_accelerator *acc, amp_type t, const char *predicate, int part,
                               const amp__alg_prog **out)
 {
-    amp__alg_spec sp = {.family = AMP__ALG_FAM_PREDICATE, .type = t, .predicate = predicate};
+    amp__alg_spec sp = {.family = AMP__ALG_FAM_PREDICATE, .type = t, .op = part, .predicate = predicate};
     *out = NULL;
     amp_status st = amp__alg_check_text(fn, "predicate", predicate, true);
     if (st != AMP_OK) return st;

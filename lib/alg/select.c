@@ -5,7 +5,7 @@
 #include "alg.h"
 
 static amp_status amp__alg_pred_setup(const char *fn, amp_accelerator_view **q, amp_arg in, amp_type t,
-                                      const char *predicate, amp__alg_data *d, const amp__alg_prog **p)
+                                      const char *predicate, int part, amp__alg_data *d, const amp__alg_prog **p)
 {
     amp_status st;
     if (!predicate) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: predicate is NULL", fn);
@@ -15,7 +15,7 @@ static amp_status amp__alg_pred_setup(const char *fn, amp_accelerator_view **q, 
     if ((st = amp__alg_resolve(fn, "in", in, amp_type_size(t), amp_type_name(t), d)) != AMP_OK) return st;
     if ((st = amp__alg_queue(*q, d, 1, NULL, q)) != AMP_OK || (st = amp__alg_not_recording(fn, *q, false)) != AMP_OK)
         return st;
-    return amp__alg_predicate(fn, (*q)->acc, t, predicate, p);
+    return amp__alg_predicate(fn, (*q)->acc, t, predicate, part, p);
 }
 
 amp_status amp_count_if(amp_accelerator_view *q, amp_arg in, amp_type t, const char *predicate, const void *arg,
@@ -25,7 +25,7 @@ amp_status amp_count_if(amp_accelerator_view *q, amp_arg in, amp_type t, const c
     const amp__alg_prog *p = NULL;
     AMP__CLEAR_OUT(count);
     AMP__NOT_NULL(count);
-    amp_status st = amp__alg_pred_setup(__func__, &q, in, t, predicate, &d, &p);
+    amp_status st = amp__alg_pred_setup(__func__, &q, in, t, predicate, AMP__ALG_PRED_COUNT, &d, &p);
     if (st != AMP_OK) return st;
     amp_arg ia[] = {amp__alg_span(&d, false), amp__alg_shape_arg(&d), amp__alg_value_arg(t, arg)};
     uint64_t c = 0;
@@ -50,7 +50,7 @@ amp_status amp_copy_if(amp_accelerator_view *q, amp_arg in, amp_arg out, amp_typ
         (st = amp__alg_resolve(fn, "out", out, amp_type_size(t), amp_type_name(t), &d[1])) != AMP_OK ||
         (st = amp__alg_writable(fn, "out", &d[1])) != AMP_OK)
         return st;
-    if ((st = amp__alg_pred_setup(fn, &q, in, t, predicate, &d[0], &p)) != AMP_OK) return st;
+    if ((st = amp__alg_pred_setup(fn, &q, in, t, predicate, AMP__ALG_PRED_SELECT, &d[0], &p)) != AMP_OK) return st;
     if ((st = amp__alg_apart(fn, "in", &d[0], "out", &d[1])) != AMP_OK) return st;
     int64_t n = d[0].shape.n;
     if (n == 0) return AMP_OK;
