@@ -1205,6 +1205,44 @@ ACCEL_TEST(algorithms, user_expressions_that_do_not_compile)
 
 /* ----------------------------------------------------------- compaction */
 
+/* A predicate's count and its compaction are two programs, each built on
+ * its own call's first use, so that a call compiles only its kernels: one
+ * build (a miss of the in-memory program cache) for each call's first use
+ * of a string, none for later calls. Another string first, so that what
+ * both calls use besides (scratch, their launches) is there already. */
+ACCEL_TEST(algorithms, predicate_builds_only_its_calls_program)
+{
+    amp_accelerator_view *q = default_view(acc);
+    enum { N = 1000 };
+    static int32_t x[N], out[N];
+    for (int i = 0; i < N; ++i) x[i] = i;
+    amp_array_view *vx = test_view(x, 4, amp_extent_1d(N), AMP_READ_ONLY);
+    amp_array_view *vo = test_view(out, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    uint64_t c = 0;
+    ASSERT_OK(amp_count_if(q, amp_arg_view(vx), AMP_TYPE_INT32, "x < 0", NULL, &c));
+    ASSERT_OK(amp_copy_if(q, amp_arg_view(vx), amp_arg_view(vo), AMP_TYPE_INT32, "x < 0", NULL, &c));
+    /* x % 7 == 3: 3, 10, ..., 997. */
+    static const char pred[] = "x % 7 == 3";
+    static const char *const calls[] = {"copy_if", "count_if", "copy_if again", "count_if again"};
+    static const uint64_t builds[] = {1, 1, 0, 0};
+    for (int k = 0; k < 4; ++k) {
+        amp_cache_info before, after;
+        ASSERT_OK(amp_cache_get_info(&before));
+        c = 0;
+        if (k % 2 == 0) ASSERT_OK(amp_copy_if(q, amp_arg_view(vx), amp_arg_view(vo), AMP_TYPE_INT32, pred, NULL, &c));
+        else ASSERT_OK(amp_count_if(q, amp_arg_view(vx), AMP_TYPE_INT32, pred, NULL, &c));
+        ASSERT_OK(amp_cache_get_info(&after));
+        cr_assert_eq(c, 143, "%s: %llu elements pass, want 143", calls[k], (unsigned long long)c);
+        cr_assert_eq(after.memory_misses - before.memory_misses, builds[k], "%s: %llu programs built, want %llu",
+                     calls[k], (unsigned long long)(after.memory_misses - before.memory_misses),
+                     (unsigned long long)builds[k]);
+    }
+    ASSERT_OK(amp_array_view_synchronize(vo));
+    for (int k = 0; k < 143; ++k) cr_assert_eq(out[k], 3 + 7 * k, "copy_if: out[%d] = %d", k, out[k]);
+    ASSERT_OK(amp_array_view_destroy(vx));
+    ASSERT_OK(amp_array_view_destroy(vo));
+}
+
 ACCEL_TEST(algorithms, count_and_copy_if)
 {
     amp_accelerator_view *q = default_view(acc);
