@@ -176,6 +176,13 @@ typedef struct amp__backend {
      * rewrite (a computed #include, -include options). false: the compiler
      * reads headers itself and reports them (compile output deps). */
     bool named_headers;
+    /* true: a program whose text (source, headers, options) names nothing
+     * of the device library (amp__device_lib_wanted) is compiled without
+     * it, and again with it when that compile fails (a name the check does
+     * not know): amp__compile_on_demand. Parsing the library is a sixth
+     * of a small kernel's compile through NVRTC; the CPU accelerator's
+     * precompiled prelude holds it at no cost. */
+    bool device_lib_on_demand;
     /* [none] The directories the compiler searches by default, in its
      * order, ending with a NULL path; NULL (or a NULL function) for none.
      * The array lives as long as the device. */

@@ -1,4 +1,4 @@
-/* test_internal.c — white-box tests of the core's pure parts, linked with the library's objects: the box algebra of coherence (subtract, add with merging, cover, overflow behaviour), the signature-record check (every field a prelude could not have produced), compile-log summaries, the #include rewrite for named-header compilers, the disk cache's size check, the CPU accelerator's launch-width search (on a made-up host's times), the storage lock under contention, the environment's whole-number rule, the slab pools' giving memory back, the CPU pool's blocks (each thread's own first, every index once), and what the CPU accelerator's split build accepts to compile in parts, and its loop transformation's parse with the library's part precompiled. */
+/* test_internal.c — white-box tests of the core's pure parts, linked with the library's objects: the box algebra of coherence (subtract, add with merging, cover, overflow behaviour), the signature-record check (every field a prelude could not have produced), compile-log summaries, the #include rewrite for named-header compilers, the disk cache's size check, the CPU accelerator's launch-width search (on a made-up host's times), the storage lock under contention, the environment's whole-number rule, the slab pools' giving memory back, the CPU pool's blocks (each thread's own first, every index once), and what the CPU accelerator's split build accepts to compile in parts, and its loop transformation's parse with the library's part precompiled; which names bring the device library into a GPU build. */
 #include "support.h"
 
 #include "core/internal.h"
@@ -1488,3 +1488,47 @@ Test(cpu_blocks, a_direct_launch_runs_in_blocks_on_a_spinning_pool) { pool_block
 /* A pool whose threads sleep keeps the shared counter (cpu_pool.c says
  * why): its chunks are not cut at the blocks' edges. */
 Test(cpu_blocks, a_direct_launch_on_a_sleeping_pool_takes_from_one_counter) { pool_blocks_case(0, false); }
+
+/* ------------------------------------------ the device library's names */
+
+static bool wants(const char *text) { return amp__device_lib_wanted(text, strlen(text)); }
+
+/* What brings the device library into a GPU build (lib/base/prelude.c):
+ * its names as whole identifier tokens, never part of a longer one; a
+ * source with none compiles without it. */
+Test(internal, device_lib_wanted_by_names)
+{
+    static const char *const yes[] = {
+        "float4 v;", "x = make_int2(1, 2);", "amp::float_4 v;", "double3 d;", "ulonglong4 u;", "half2 h;",
+        "amp::atomic_fetch_add(p, 1);", "using namespace amp::precise_math;", "fast_math::sqrt(x)",
+        "amp::direct3d::clamp(x, 0, 1)", "amp::norm n;", "unorm_2 u;", "graphics::float_2 g;",
+        "r == FP_NAN", "uint k = 3;", "short_vector<float, 2>::type t;", "amp::vec<float, 3> v;",
+        "a + float4(1)", "/* float4 in a comment */", "#define V int_3\n",
+    };
+    for (size_t i = 0; i < sizeof yes / sizeof yes[0]; ++i) cr_assert(wants(yes[i]), "not seen: \"%s\"", yes[i]);
+    static const char *const no[] = {
+        "", "AMP_TILED_KERNEL(t, amp::tiled_index<16, 16> tidx, amp::array_view<const float, 2> A) {}",
+        "float f; int4x; myfloat4 a; float5 b; float0 c; make_float5(); int_ x; atomicAdd(p, 1);",
+        "vector v; normal n; uint32_t u; unsigned k; vec3 q; atom(); ic_fetch_add; PASTE(atom, ic_fetch_add)",
+        "amp::index<2> i; tile_static float t[16][16]; tidx.barrier.wait();", "make_ x; _float4 y; float44 z;",
+    };
+    for (size_t i = 0; i < sizeof no / sizeof no[0]; ++i) cr_assert(!wants(no[i]), "seen in: \"%s\"", no[i]);
+    cr_assert(!amp__device_lib_wanted(NULL, 0));
+    /* Only the given length is read. */
+    cr_assert(!amp__device_lib_wanted("int k; float4 v;", 6));
+    cr_assert(amp__device_lib_wanted("int k; float4 v;", 13));
+
+    /* The lean unit lacks the library the full one has; both end with the
+     * source under its own name. */
+    size_t lean_len = 0, full_len = 0;
+    char *lean = amp__prelude_assemble_lean("int user_text;", "k.hip", &lean_len);
+    char *full = amp__prelude_assemble(NULL, "int user_text;", "k.hip", &full_len);
+    cr_assert(lean && full);
+    cr_assert_eq(lean_len, strlen(lean));
+    cr_assert_null(strstr(lean, "AMP_DEVICE_LIB_INCLUDED"));
+    cr_assert_not_null(strstr(full, "AMP_DEVICE_LIB_INCLUDED"));
+    cr_assert_not_null(strstr(lean, "#line 1 \"k.hip\"\nint user_text;"));
+    cr_assert_lt(lean_len, full_len);
+    free(lean);
+    free(full);
+}

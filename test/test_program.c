@@ -1,4 +1,4 @@
-/* test_program.c — program build and kernel lookup on each accelerator: seed kernels, unknown kernels, compile errors with the user's line numbers, options, NULL arguments, the in-memory cache. */
+/* test_program.c — program build and kernel lookup on each accelerator: seed kernels, unknown kernels, compile errors with the user's line numbers, options, the device library left out of a GPU build and the retries with it, NULL arguments, the in-memory cache. */
 #include "support.h"
 
 #include <pthread.h>
@@ -183,6 +183,64 @@ ACCEL_TEST(program, options_reach_the_compiler_and_the_cache_key)
     /* And no options fails again: the flagged builds were not reused. */
     ASSERT_STATUS(amp_program_build(acc, needs_flag_src, NULL, &p), AMP_ERROR_COMPILE);
     ASSERT_STATUS(amp_program_build(acc, needs_flag_src, "", &p), AMP_ERROR_COMPILE);
+}
+
+/* ------------------------------------------ the device library on demand */
+
+/* A GPU program whose text names nothing of the device library compiles
+ * without it (lib/core/program.c). This kernel reaches amp::atomic_fetch_add
+ * only through token pasting, so the check does not see the name
+ * (test_internal's device_lib_wanted_by_names checks that it is not seen):
+ * on a GPU the lean compile fails and the retry with the library must give
+ * the same program as on the CPU accelerator, which always has it. */
+static const char pasted_atomic_src[] =
+    "#define PASTE_(a, b) a##b\n"
+    "#define PASTE(a, b) PASTE_(a, b)\n"
+    "AMP_KERNEL(count_odd, amp::index<1> i, amp::array_view<const int, 1> in, amp::array_view<int, 1> n) {\n"
+    "    if (in[i] & 1) amp::PASTE(atom, ic_fetch_add)(&n[0], 1);\n"
+    "}\n";
+
+ACCEL_TEST(program, device_library_name_the_check_misses_still_builds)
+{
+    enum { N = 1000 };
+    int in[N], count = 0;
+    for (int i = 0; i < N; ++i) in[i] = i * 7 + 3; /* odd when i is even: 500 */
+    char *src = unique_source(pasted_atomic_src);
+    amp_program *p = NULL;
+    ASSERT_OK(amp_program_build(acc, src, NULL, &p));
+    free(src);
+    amp_kernel *k = test_kernel(p, "count_odd");
+    amp_array_view *vi = NULL, *vn = NULL;
+    ASSERT_OK(amp_array_view_create(in, sizeof(int), amp_extent_1d(N), AMP_READ_ONLY, &vi));
+    ASSERT_OK(amp_array_view_create(&count, sizeof(int), amp_extent_1d(1), AMP_READ_WRITE, &vn));
+    amp_accelerator_view *q = NULL;
+    ASSERT_OK(amp_accelerator_default_view(acc, &q));
+    amp_arg args[] = {amp_arg_view(vi), amp_arg_view(vn)};
+    ASSERT_OK(amp_parallel_for_each(q, amp_extent_1d(N), k, args, 2));
+    ASSERT_OK(amp_array_view_synchronize(vn));
+    cr_assert_eq(count, N / 2, "count = %d, want %d", count, N / 2);
+    ASSERT_OK(amp_array_view_destroy(vi));
+    ASSERT_OK(amp_array_view_destroy(vn));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+/* A kernel with a real error and no device-library name: on a GPU both the
+ * lean compile and the retry fail, and the message is the retry's (the
+ * user's line, no trace of the first attempt). */
+ACCEL_TEST(program, device_library_retry_reports_the_users_error)
+{
+    char *src = unique_source("AMP_KERNEL(broken, amp::index<1> i, amp::array_view<int, 1> a) {\n"
+                              "    a[i] = not_declared_anywhere_77;\n"
+                              "}\n");
+    amp_program *p = NULL;
+    ASSERT_STATUS(amp_program_build(acc, src, NULL, &p), AMP_ERROR_COMPILE);
+    free(src);
+    cr_assert_null(p);
+    const char *log = amp_last_error();
+    cr_assert(strstr(log, "not_declared_anywhere_77") != NULL, "log: %s", log);
+    /* unique_source's comment is line 1: the error is on line 3. */
+    cr_assert(strstr(log, KERNEL_FILE_NAME ":3:") != NULL || strstr(log, KERNEL_FILE_NAME "(3)") != NULL,
+              "log should point at " KERNEL_FILE_NAME " line 3: %s", log);
 }
 
 /* -------------------------------------------------------- bad arguments */

@@ -180,6 +180,27 @@ extern const char amp__embedded_cpu_device[]; /* hip_kernels/amp_cpu_device.hpp 
  * naming it (source_name NULL: AMP__SOURCE_NAME). malloc'ed; NULL on no
  * memory. *len (may be NULL) gets the length. */
 char *amp__prelude_assemble(const char *prefix, const char *source, const char *source_name, size_t *len);
+/* The same without the device library (hip_kernels/amp_device_lib.hip) and
+ * with no prefix: what a GPU build whose text names nothing of it
+ * (amp__device_lib_wanted) compiles (amp__compile_on_demand). */
+char *amp__prelude_assemble_lean(const char *source, const char *source_name, size_t *len);
+/* Whether text[0, len) names something only the device library declares
+ * (an identifier token, comments and strings included: a false yes costs
+ * nothing but the parse): its vector types (amp::float_4, float4,
+ * make_int2, norm), atomics, math namespaces, classification macros. */
+bool amp__device_lib_wanted(const char *text, size_t len);
+struct amp__header;
+/* One compile of an assembled unit, for amp__compile_on_demand. */
+typedef amp_status (*amp__unit_compile_fn)(void *ctx, const char *unit, size_t len);
+/* Assembles source (after prefix and the prelude) and compiles it with fn:
+ * when on_demand and nothing in source, its nheaders headers or options
+ * names the device library, without the library first (no prefix), then,
+ * should that fail with AMP_ERROR_COMPILE, with it; the last compile's
+ * status and message are the call's. Blocks for the compiles; returns fn's
+ * status or AMP_ERROR_OUT_OF_MEMORY. */
+amp_status amp__compile_on_demand(bool on_demand, const char *prefix, const char *source, const char *source_name,
+                                  const struct amp__header *headers, size_t nheaders, const char *options,
+                                  amp__unit_compile_fn fn, void *ctx);
 /* "\n#line 1 \"name\"\n" with '"' and '\\' in name escaped, written to out
  * (NULL: only counted); returns its length. */
 size_t amp__line_marker(char *out, const char *name);

@@ -1,8 +1,10 @@
 /* prelude.c — assembles the one translation unit every compiler sees: the
  * backend's prefix (the CPU accelerator's host shims), the common AMP
  * prelude, the device library, then the user's source under a #line that
- * gives it its own name and line numbers. */
+ * gives it its own name and line numbers; and says whether a GPU build's
+ * source names anything of the device library (else it is left out). */
 #include "core.h"
+#include "backend.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,11 +44,12 @@ size_t amp__line_marker(char *out, const char *name)
     return n;
 }
 
-char *amp__prelude_assemble(const char *prefix, const char *source, const char *source_name, size_t *len)
+static char *assemble(const char *prefix, bool device_lib, const char *source, const char *source_name, size_t *len)
 {
     /* The device library follows the common prelude on every accelerator;
      * amp_cpu_device.hpp is empty outside the CPU accelerator (#ifdef AMP_CPU). */
-    const char *parts[5] = {prefix, amp__embedded_prelude, amp__embedded_cpu_device, amp__embedded_device_lib, source};
+    const char *parts[5] = {prefix, amp__embedded_prelude, device_lib ? amp__embedded_cpu_device : NULL,
+                            device_lib ? amp__embedded_device_lib : NULL, source};
     const char *names[5] = {"amp_cpu_prelude.hpp", "amp_prelude.hip", "amp_cpu_device.hpp", "amp_device_lib.hip",
                             source_name ? source_name : AMP__SOURCE_NAME};
     const int nparts = (int)(sizeof parts / sizeof parts[0]);
@@ -67,4 +70,100 @@ char *amp__prelude_assemble(const char *prefix, const char *source, const char *
     s[n] = '\0';
     if (len) *len = n;
     return s;
+}
+
+char *amp__prelude_assemble(const char *prefix, const char *source, const char *source_name, size_t *len)
+{
+    return assemble(prefix, true, source, source_name, len);
+}
+
+char *amp__prelude_assemble_lean(const char *source, const char *source_name, size_t *len)
+{
+    return assemble(NULL, false, source, source_name, len);
+}
+
+/* ------------------------------------------------- the device library's names */
+
+static bool ident_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+static bool ident_char(char c) { return ident_start(c) || (c >= '0' && c <= '9'); }
+
+/* A vendor vector name: [make_](u)char|short|int|long|longlong, float,
+ * double, half, with 1-4 after it (float4, make_uint2, ulonglong3). The
+ * device library makes them macros for amp::vec; without it NVRTC's and
+ * hipRTC's own types of those names would compile with another layout, so
+ * these must bring it in, never be left to the retry. */
+static bool vendor_vector_name(const char *p, size_t n)
+{
+    static const char *const bases[] = {"char", "uchar", "short", "ushort", "int", "uint", "long", "ulong",
+                                        "longlong", "ulonglong", "float", "double", "half", NULL};
+    if (n > 5 && !strncmp(p, "make_", 5)) {
+        p += 5;
+        n -= 5;
+    }
+    if (n < 2 || p[n - 1] < '1' || p[n - 1] > '4') return false;
+    for (size_t i = 0; bases[i]; ++i)
+        if (strlen(bases[i]) == n - 1 && !strncmp(p, bases[i], n - 1)) return true;
+    return false;
+}
+
+/* Names that only the device library declares (docs/device-language.md
+ * lists them): C++ AMP's short vectors and their namespaces, its atomics,
+ * math namespaces and classification macros. A name missing here costs a
+ * failed compile and a retry with the library, not a wrong program. */
+static bool device_lib_name(const char *p, size_t n)
+{
+    static const char *const names[] = {
+        "vec", "norm", "unorm", "short_vector", "short_vector_traits", "graphics", "vendor", "uint",
+        "precise_math", "fast_math", "direct3d", "FP_NAN", "FP_INFINITE", "FP_ZERO", "FP_SUBNORMAL", "FP_NORMAL",
+        "AMP_DEVICE_LIB_INCLUDED", NULL};
+    static const char *const prefixes[] = {"atomic_", "int_", "uint_", "float_", "double_", "norm_", "unorm_", NULL};
+    for (size_t i = 0; names[i]; ++i)
+        if (strlen(names[i]) == n && !strncmp(p, names[i], n)) return true;
+    for (size_t i = 0; prefixes[i]; ++i) {
+        size_t k = strlen(prefixes[i]);
+        if (n > k && !strncmp(p, prefixes[i], k)) return true;
+    }
+    return vendor_vector_name(p, n);
+}
+
+bool amp__device_lib_wanted(const char *text, size_t len)
+{
+    if (!text) return false;
+    for (size_t i = 0; i < len;) {
+        if (!ident_start(text[i]) || (i > 0 && ident_char(text[i - 1]))) {
+            ++i;
+            continue;
+        }
+        size_t j = i;
+        while (j < len && ident_char(text[j])) ++j;
+        if (device_lib_name(text + i, j - i)) return true;
+        i = j;
+    }
+    return false;
+}
+
+static bool text_wants_device_lib(const char *source, const amp__header *headers, size_t nheaders,
+                                  const char *options)
+{
+    if (amp__device_lib_wanted(source, strlen(source))) return true;
+    for (size_t i = 0; i < nheaders; ++i)
+        if (amp__device_lib_wanted(headers[i].content, headers[i].size)) return true;
+    return options && amp__device_lib_wanted(options, strlen(options));
+}
+
+amp_status amp__compile_on_demand(bool on_demand, const char *prefix, const char *source, const char *source_name,
+                                  const amp__header *headers, size_t nheaders, const char *options,
+                                  amp__unit_compile_fn fn, void *ctx)
+{
+    bool lean = on_demand && !text_wants_device_lib(source, headers, nheaders, options);
+    for (;; lean = false) {
+        size_t len = 0;
+        char *unit = lean ? amp__prelude_assemble_lean(source, source_name, &len)
+                          : amp__prelude_assemble(prefix, source, source_name, &len);
+        if (!unit) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "cannot allocate the translation unit of %s",
+                                    source_name ? source_name : AMP__SOURCE_NAME);
+        amp_status st = fn(ctx, unit, len);
+        free(unit);
+        if (!(lean && st == AMP_ERROR_COMPILE)) return st;
+    }
 }

@@ -38,7 +38,9 @@ static amp_status amp__key_base(amp_accelerator *acc, uint8_t out[32])
             st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "no memory to hash a build key");
             goto out;
         }
-        amp__sha256_str(h, "hipamp build key v3");
+        /* v4: a GPU program compiles without the device library when its
+         * text names nothing of it (the same source, a smaller unit). */
+        amp__sha256_str(h, "hipamp build key v4");
         amp__sha256_str(h, acc->e.be->prelude_prefix);
         amp__sha256_str(h, amp__embedded_prelude);
         amp__sha256_str(h, amp__embedded_cpu_device);
@@ -290,6 +292,37 @@ static amp_status amp__compile_checked(amp_accelerator *acc, const amp__compile_
     }
 }
 
+/* One compile of amp__build's unit (amp__compile_on_demand's fn): what a
+ * failed first attempt left is dropped before the next. */
+typedef struct amp__build_compile {
+    amp_accelerator *acc;
+    amp__compile_job *job;
+    const amp__scan *scan;
+    amp__sys_dirs_query sys;
+    const amp__build_input *in;
+    void **bin;
+    size_t *bin_size;
+    amp__dep **extra;
+    size_t *nextra;
+    bool *cacheable;
+} amp__build_compile;
+
+static amp_status amp__build_compile_unit(void *ctx, const char *unit, size_t len)
+{
+    amp__build_compile *c = ctx;
+    (void)len;
+    free(*c->bin);
+    *c->bin = NULL;
+    amp__deps_free(*c->extra, *c->nextra);
+    *c->extra = NULL;
+    *c->nextra = 0;
+    c->job->source = unit;
+    amp_status st = amp__compile_checked(c->acc, c->job, c->scan, c->sys, c->in, c->bin, c->bin_size, c->extra,
+                                         c->nextra, c->cacheable);
+    c->job->source = NULL; /* unit is freed by the caller */
+    return st;
+}
+
 /* builtin: one of the built-in algorithms' programs, which a pack may hold
  * (lib/core/prebuilt.c). */
 static amp_status amp__build(amp_accelerator *acc, const amp__build_input *in, bool builtin, amp_program **out)
@@ -300,7 +333,7 @@ static amp_status amp__build(amp_accelerator *acc, const amp__build_input *in, b
     amp__scan scan;
     amp__dep *extra = NULL;
     amp__header *named = NULL;
-    char *full = NULL, *source = NULL, *options = NULL;
+    char *source = NULL, *options = NULL;
     void *bin = NULL;
     size_t bin_size = 0, nextra = 0, nnamed = 0;
     uint8_t key[32], pkey[32];
@@ -370,13 +403,8 @@ static amp_status amp__build(amp_accelerator *acc, const amp__build_input *in, b
         goto fail;
     nnamed = named ? scan.n : 0;
     if (be->named_headers && (st = amp__named_options(in->options, &options)) != AMP_OK) goto fail;
-    size_t full_len = 0;
-    if (!(full = amp__prelude_assemble(be->prelude_prefix, source, in->source_name, &full_len))) {
-        st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "program: out of host memory");
-        goto fail;
-    }
     amp__compile_job job = {
-        .source = full,
+        .source = NULL,
         .source_name = in->source_name ? in->source_name : AMP__SOURCE_NAME,
         .source_dir = in->source_dir,
         .options = be->named_headers ? options : in->options,
@@ -389,8 +417,13 @@ static amp_status amp__build(amp_accelerator *acc, const amp__build_input *in, b
         .pack_load = amp__prebuilt_load_data,
         .pack_capture = amp__prebuilt_data_capture(),
     };
-    if ((st = amp__compile_checked(acc, &job, &scan, sys, in, &bin, &bin_size, &extra, &nextra, &cacheable)) != AMP_OK)
-        goto fail;
+    /* On a GPU a program compiles without the device library where its
+     * text names nothing of it (a sixth less to compile for a small
+     * kernel), as amp_compile_for_target and so the packs compile it. */
+    amp__build_compile bc = {acc, &job, &scan, sys, in, &bin, &bin_size, &extra, &nextra, &cacheable};
+    st = amp__compile_on_demand(be->device_lib_on_demand, be->prelude_prefix, source, in->source_name,
+                                named, nnamed, job.options, amp__build_compile_unit, &bc);
+    if (st != AMP_OK) goto fail;
     if ((st = amp__module_from_binary(m, bin, bin_size)) != AMP_OK) goto fail;
     if (cacheable) amp__dcache_store(key, bin, bin_size);
 loaded:
@@ -405,7 +438,6 @@ done:
     amp__scan_free(&scan);
     free(source);
     free(options);
-    free(full);
     free(bin);
     return AMP_OK;
 fail:
@@ -418,7 +450,6 @@ fail:
     amp__handle_free(p, AMP__HANDLE_PROGRAM);
     free(source);
     free(options);
-    free(full);
     free(bin);
     return st;
 }

@@ -321,34 +321,59 @@ amp_status amp__code_object_parse(const void *bin, size_t size, amp_kernel_resou
     return parse_elf(elf, elf_size, ks, nk);
 }
 
+/* One compile of a named unit for a target (amp__compile_on_demand's fn),
+ * with hipRTC or NVRTC: bin gets the output of the one that worked. */
+typedef struct target_compile {
+    const char *target;
+    const amp__named_unit *unit;
+    amp_status (*compile)(const char *target, const amp__compile_job *job, void **bin, size_t *bin_size);
+    void *bin;
+    size_t size;
+} target_compile;
+
+static amp_status target_compile_unit(void *ctx, const char *source, size_t len)
+{
+    target_compile *c = ctx;
+    (void)len;
+    amp__compile_job job = {.source = source, .source_name = AMP__SOURCE_NAME, .options = c->unit->options,
+                            .headers = c->unit->headers, .nheaders = c->unit->nheaders};
+    free(c->bin);
+    c->bin = NULL;
+    c->size = 0;
+    amp_status st = c->compile(c->target, &job, &c->bin, &c->size);
+    amp__compile_log_summarize(st);
+    return st;
+}
+
+/* The named unit of source, compiled as a GPU build compiles it: without
+ * the device library where nothing in it names the library. */
+static amp_status target_compile_source(target_compile *c, const char *source)
+{
+    return amp__compile_on_demand(true, NULL, source, NULL, c->unit->headers, c->unit->nheaders, c->unit->options,
+                                  target_compile_unit, c);
+}
+
 /* An NVIDIA target: NVRTC's CUBIN (or PTX) as the code object; resources
  * are not read from it (kernel count 0). */
 static amp_status amp__compile_nvidia(const char *target, const char *source, const char *options, amp_code_object **out)
 {
     amp_status st;
-    void *bin = NULL;
-    size_t size = 0;
     amp__named_unit unit;
     if ((st = amp__named_unit_make(source, options, amp__gpu_system_dirs("cuda"), &unit)) != AMP_OK) return st;
-    char *full = amp__prelude_assemble(NULL, unit.source, NULL, NULL);
-    if (!full) {
-        amp__named_unit_free(&unit);
-        return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "cannot allocate the translation unit for %s", target);
-    }
-    amp__compile_job job = {.source = full, .source_name = AMP__SOURCE_NAME, .options = unit.options,
-                            .headers = unit.headers, .nheaders = unit.nheaders};
-    st = amp__nvrtc_compile(target, &job, &bin, &size);
-    amp__compile_log_summarize(st);
-    free(full);
+    target_compile c = {target, &unit, amp__nvrtc_compile, NULL, 0};
+    st = target_compile_source(&c, unit.source);
     amp__named_unit_free(&unit);
-    if (st != AMP_OK) return st;
+    if (st != AMP_OK) {
+        free(c.bin);
+        return st;
+    }
     amp_code_object *co = calloc(1, sizeof *co);
     if (!co) {
-        free(bin);
+        free(c.bin);
         return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "cannot allocate %zu bytes", sizeof *co);
     }
-    co->data = bin;
-    co->size = size;
+    co->data = c.bin;
+    co->size = c.size;
     *out = co;
     return AMP_OK;
 }
@@ -379,7 +404,6 @@ AMP_API amp_status amp_compile_for_target(const char *target, const char *source
                                           amp_code_object **out)
 {
     amp_status st = AMP_OK;
-    char *full = NULL;
     void *bin = NULL;
     size_t bin_size = 0;
     amp_code_object *co = NULL;
@@ -398,16 +422,11 @@ AMP_API amp_status amp_compile_for_target(const char *target, const char *source
         goto fail;
     }
     if ((st = amp__named_unit_make(source, options, amp__gpu_system_dirs("hip"), &unit)) != AMP_OK) goto fail;
-    if (!(full = amp__prelude_assemble(NULL, unit.source, NULL, NULL))) {
-        st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "cannot allocate the translation unit for %s", target);
-        goto fail;
-    }
-    amp__compile_job job = {.source = full, .source_name = "kernel.hip", .options = unit.options,
-                            .headers = unit.headers, .nheaders = unit.nheaders};
-    if ((st = amp__hiprtc_compile(target, &job, &bin, &bin_size)) != AMP_OK) {
-        amp__compile_log_summarize(st);
-        goto fail;
-    }
+    target_compile c = {target, &unit, amp__hiprtc_compile, NULL, 0};
+    st = target_compile_source(&c, unit.source);
+    bin = c.bin;
+    bin_size = c.size;
+    if (st != AMP_OK) goto fail;
     co = calloc(1, sizeof *co);
     if (!co) { st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "cannot allocate %zu bytes", sizeof *co); goto fail; }
     if ((st = extract_elf(bin, bin_size, &elf, &elf_size)) != AMP_OK) goto fail;
@@ -417,7 +436,6 @@ AMP_API amp_status amp_compile_for_target(const char *target, const char *source
     co->size = elf_size;
     if ((st = parse_elf(co->data, co->size, &co->kernels, &co->nkernels)) != AMP_OK) goto fail;
     free(bin);
-    free(full);
     amp__named_unit_free(&unit);
     *out = co;
     return AMP_OK;
@@ -428,7 +446,6 @@ fail:
         free(co);
     }
     free(bin);
-    free(full);
     amp__named_unit_free(&unit);
     return st;
 }

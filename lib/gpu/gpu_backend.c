@@ -710,6 +710,7 @@ static const amp__backend gpu_backend = {
     .prelude_prefix = NULL,
     .include_env = NULL,
     .named_headers = true,
+    .device_lib_on_demand = true,
     .system_include_dirs = gpu_system_include_dirs,
     .cache_tag = gpu_cache_tag,
     .prebuilt_target = gpu_prebuilt_target,
