@@ -1,4 +1,4 @@
-/* test_program.c — program build and kernel lookup on each accelerator: seed kernels, unknown kernels, compile errors with the user's line numbers, options, the device library left out of a GPU build and the retries with it, NULL arguments, the in-memory cache. */
+/* test_program.c — program build and kernel lookup on each accelerator: seed kernels, unknown kernels, compile errors with the user's line numbers, options, the device library left out of a GPU build and the retries with it (and without NVRTC's --minimal), NULL arguments, the in-memory cache. */
 #include "support.h"
 
 #include <pthread.h>
@@ -241,6 +241,36 @@ ACCEL_TEST(program, device_library_retry_reports_the_users_error)
     /* unique_source's comment is line 1: the error is on line 3. */
     cr_assert(strstr(log, KERNEL_FILE_NAME ":3:") != NULL || strstr(log, KERNEL_FILE_NAME "(3)") != NULL,
               "log should point at " KERNEL_FILE_NAME " line 3: %s", log);
+}
+
+/* NVRTC 12.4 and later compile with --minimal, whose builtin header lacks
+ * the CUDA runtime's types; a kernel naming one (CUDA-only code) fails that
+ * compile and must build through the retry without it. */
+Test(program, cuda_runtime_name_builds_through_the_retry_without_minimal)
+{
+    amp_accelerator *acc = test_accel(TEST_ACCEL_GPU);
+    amp_accelerator_info info;
+    ASSERT_OK(amp_accelerator_get_info(acc, &info));
+    if (strncmp(info.device_path, "cuda:", 5))
+        cr_skip_test("%s is not a CUDA device (NVRTC's --minimal is CUDA's)", info.device_path);
+    char *src = unique_source("AMP_KERNEL(rt, amp::index<1> i, amp::array_view<int, 1> a) {\n"
+                              "    cudaError_t e = cudaSuccess;\n"
+                              "    a[i] = (int)e + 7;\n"
+                              "}\n");
+    amp_program *p = NULL;
+    ASSERT_OK(amp_program_build(acc, src, NULL, &p));
+    free(src);
+    amp_kernel *k = test_kernel(p, "rt");
+    int data[256];
+    memset(data, 0, sizeof data);
+    amp_array_view *v = NULL;
+    ASSERT_OK(amp_array_view_create(data, sizeof(int), amp_extent_1d(256), AMP_READ_WRITE, &v));
+    amp_arg args[] = {amp_arg_view(v)};
+    ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(256), k, args, 1));
+    ASSERT_OK(amp_array_view_synchronize(v));
+    for (int i = 0; i < 256; ++i) cr_assert_eq(data[i], 7, "data[%d] = %d", i, data[i]);
+    ASSERT_OK(amp_array_view_destroy(v));
+    ASSERT_OK(amp_program_destroy(p));
 }
 
 /* -------------------------------------------------------- bad arguments */

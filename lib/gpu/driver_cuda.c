@@ -22,6 +22,11 @@ static char cuda_library[768]; /* the file loaded, or why none was */
 static const char *nvrtc_why = "NVRTC not probed";
 static bool nvrtc_ok;
 static char nvrtc_version[32];
+/* NVRTC 12.4 and later take --minimal: its builtin header without texture,
+ * surface and device-runtime declarations, which a kernel rarely uses and
+ * every compile parsed. A compile that fails with it for want of those is
+ * retried without (minimal_may_explain). */
+static bool nvrtc_minimal;
 static pthread_once_t cuda_once = PTHREAD_ONCE_INIT;
 static pthread_once_t nvrtc_once = PTHREAD_ONCE_INIT; /* NVRTC loads without libcuda: it needs no GPU */
 
@@ -58,6 +63,7 @@ static void load_nvrtc(void)
     int major = 0, minor = 0;
     N.nvrtcVersion(&major, &minor);
     snprintf(nvrtc_version, sizeof nvrtc_version, "nvrtc %d.%d", major, minor);
+    nvrtc_minimal = major > 12 || (major == 12 && minor >= 4);
     nvrtc_ok = true;
     nvrtc_why = NULL;
 }
@@ -235,6 +241,17 @@ void amp__nvrtc_normalize_log(char *log, const char *name)
     *w = '\0';
 }
 
+/* Whether a failed compile with --minimal may compile without it: an
+ * option this NVRTC refuses, or a log naming what --minimal leaves out
+ * (cuda* runtime types and functions, texture and surface functions).
+ * Other errors are the kernel's own: no second compile. */
+static bool minimal_may_explain(int crc, const char *log)
+{
+    enum { NVRTC_ERROR_INVALID_OPTION = 5 };
+    if (crc == NVRTC_ERROR_INVALID_OPTION) return true;
+    return log && (strstr(log, "cuda") || strstr(log, "tex") || strstr(log, "surf"));
+}
+
 static amp_status cu_compile(const char *arch, const amp__compile_job *job, void **bin, size_t *bin_size)
 {
     amp_status st = AMP_OK;
@@ -267,26 +284,36 @@ static amp_status cu_compile(const char *arch, const amp__compile_job *job, void
     /* No --device-as-default-execution-space: hipRTC requires __device__ on
      * helper functions, so NVRTC must too, or a kernel that builds on NVIDIA
      * would fail on AMD. NVRTC has no -O3 (it always optimizes). */
-    if ((st = amp__split_options(job->options, 2, 0, &argv, &argc, &storage)) != AMP_OK) goto fail;
-    argv[0] = arch_opt;
-    argv[1] = (char *)"-std=c++17";
+    /* argv[0] is --minimal, the compile without it starts at argv[1]. */
+    if ((st = amp__split_options(job->options, 3, 0, &argv, &argc, &storage)) != AMP_OK) goto fail;
+    argv[0] = (char *)"--minimal";
+    argv[1] = arch_opt;
+    argv[2] = (char *)"-std=c++17";
     if (job->nheaders && !(hdr = amp__gpu_header_arrays(job, &hdr_names))) {
         st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "cannot allocate the list of %zu headers", job->nheaders);
         goto fail;
     }
 
-    int rc = N.nvrtcCreateProgram(&prog, job->source, name, (int)job->nheaders, hdr, hdr_names);
-    if (rc != 0) {
-        st = amp__fail(AMP_ERROR_COMPILE, "nvrtcCreateProgram(%s): %s", name, N.nvrtcGetErrorString(rc));
+    int crc = 0;
+    for (int skip = nvrtc_minimal ? 0 : 1; skip < 2; ++skip) {
+        if (prog) N.nvrtcDestroyProgram(&prog);
         prog = NULL;
-        goto fail;
-    }
-    int crc = N.nvrtcCompileProgram(prog, (int)argc, (const char *const *)argv);
-    size_t log_size = 0;
-    if (N.nvrtcGetProgramLogSize(prog, &log_size) == 0 && log_size > 1) {
-        log = malloc(log_size + 1);
-        if (log && N.nvrtcGetProgramLog(prog, log) == 0) log[log_size] = '\0';
-        else { free(log); log = NULL; }
+        free(log);
+        log = NULL;
+        int rc = N.nvrtcCreateProgram(&prog, job->source, name, (int)job->nheaders, hdr, hdr_names);
+        if (rc != 0) {
+            st = amp__fail(AMP_ERROR_COMPILE, "nvrtcCreateProgram(%s): %s", name, N.nvrtcGetErrorString(rc));
+            prog = NULL;
+            goto fail;
+        }
+        crc = N.nvrtcCompileProgram(prog, (int)argc - skip, (const char *const *)argv + skip);
+        size_t log_size = 0;
+        if (N.nvrtcGetProgramLogSize(prog, &log_size) == 0 && log_size > 1) {
+            log = malloc(log_size + 1);
+            if (log && N.nvrtcGetProgramLog(prog, log) == 0) log[log_size] = '\0';
+            else { free(log); log = NULL; }
+        }
+        if (crc == 0 || skip == 1 || !minimal_may_explain(crc, log)) break;
     }
     if (log) amp__nvrtc_normalize_log(log, name);
     if (crc != 0) {
@@ -294,6 +321,7 @@ static amp_status cu_compile(const char *arch, const amp__compile_job *job, void
                        N.nvrtcGetErrorString(crc), log ? log : "(no log)");
         goto fail;
     }
+    int rc;
     rc = cubin ? N.nvrtcGetCUBINSize(prog, &size) : N.nvrtcGetPTXSize(prog, &size);
     if (rc != 0 || size == 0) {
         st = amp__fail(AMP_ERROR_COMPILE, "NVRTC produced no %s for %s", cubin ? "CUBIN" : "PTX", arch);
