@@ -1,4 +1,4 @@
-/* test_internal.c — white-box tests of the core's pure parts, linked with the library's objects: the box algebra of coherence (subtract, add with merging, cover, overflow behaviour), the signature-record check (every field a prelude could not have produced), compile-log summaries, the #include rewrite for named-header compilers, the disk cache's size check, the CPU accelerator's launch-width search (on a made-up host's times), the storage lock under contention, the environment's whole-number rule, the slab pools' giving memory back, the CPU pool's blocks (each thread's own first, every index once), and what the CPU accelerator's split build accepts to compile in parts, and its loop transformation's parse with the library's part precompiled; which names bring the device library into a GPU build. */
+/* test_internal.c — white-box tests of the core's pure parts, linked with the library's objects: the box algebra of coherence (subtract, add with merging, cover, overflow behaviour), the signature-record check (every field a prelude could not have produced), compile-log summaries, the #include rewrite for named-header compilers, the disk cache's size check, the CPU accelerator's launch-width search (on a made-up host's times), the storage lock under contention, the environment's whole-number rule, the slab pools' giving memory back, the CPU pool's blocks (each thread's own first, every index once), and what the CPU accelerator's split build accepts to compile in parts, and its loop transformation's parse with the library's part precompiled; which names bring the device library into a GPU build, and that leaving it out changes no machine code. */
 #include "support.h"
 
 #include "core/internal.h"
@@ -1531,4 +1531,44 @@ Test(internal, device_lib_wanted_by_names)
     cr_assert_lt(lean_len, full_len);
     free(lean);
     free(full);
+}
+
+/* Leaving the device library out changes no machine code: hipRTC's code
+ * objects of a source compiled without it (nothing names it) and with it
+ * (a comment naming float4 brings it in) are the same bytes. On NVIDIA the
+ * CUBINs differ only in three unused one-byte globals of NVRTC's atomic
+ * helpers (measured: bench/results/2026-12-01-h200-cold-compile-lean-prelude.md). */
+Test(internal, device_library_left_out_changes_no_machine_code, .timeout = 120)
+{
+    static const char lean[] =
+        "AMP_TILED_KERNEL(transpose16, amp::tiled_index<16, 16> tidx,\n"
+        "                 amp::array_view<const float, 2> A, amp::array_view<float, 2> At)\n"
+        "{\n"
+        "    tile_static float t[16][17];\n"
+        "    t[tidx.local[1]][tidx.local[0]] = A[tidx.global];\n"
+        "    tidx.barrier.wait();\n"
+        "    amp::index<2> dst = amp::index<2>(tidx.tile_origin[1], tidx.tile_origin[0]) + tidx.local;\n"
+        "    At[dst] = t[tidx.local[0]][tidx.local[1]];\n"
+        "}\n"
+        "AMP_KERNEL(saxpy, amp::index<1> i, float a, amp::array_view<const float, 1> x,\n"
+        "           amp::array_view<float, 1> y) { y[i] += a * x[i]; }\n";
+    static const char whole[] = "// float4\n";
+    char both[sizeof lean + sizeof whole];
+    snprintf(both, sizeof both, "%s%s", lean, whole);
+    cr_assert(!amp__device_lib_wanted(lean, strlen(lean)));
+    cr_assert(amp__device_lib_wanted(both, strlen(both)));
+    amp_code_object *a = NULL, *b = NULL;
+    amp_status st = amp_compile_for_target("gfx90a", lean, NULL, &a);
+    if (st == AMP_ERROR_UNSUPPORTED) cr_skip_test("no hipRTC for gfx90a here: %s", amp_last_error());
+    cr_assert_eq(st, AMP_OK, "%s", amp_last_error());
+    cr_assert_eq(amp_compile_for_target("gfx90a", both, NULL, &b), AMP_OK, "%s", amp_last_error());
+    const void *da, *db;
+    size_t na, nb;
+    cr_assert_eq(amp_code_object_data(a, &da, &na), AMP_OK);
+    cr_assert_eq(amp_code_object_data(b, &db, &nb), AMP_OK);
+    cr_assert_eq(na, nb, "code objects of %zu and %zu bytes", na, nb);
+    cr_assert(!memcmp(da, db, na), "the code objects differ");
+    cr_assert_eq(amp_code_object_kernel_count(a), 2);
+    amp_code_object_destroy(a);
+    amp_code_object_destroy(b);
 }
