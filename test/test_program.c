@@ -1,6 +1,7 @@
-/* test_program.c — program build and kernel lookup on each accelerator: seed kernels, unknown kernels, compile errors with the user's line numbers, options, the device library left out of a GPU build and the retries with it (and without NVRTC's --minimal), NULL arguments, the in-memory cache. */
+/* test_program.c — program build and kernel lookup on each accelerator: seed kernels, unknown kernels, compile errors with the user's line numbers, options, the device library left out of a GPU build and the retries with it (and without NVRTC's --minimal), NVRTC kept out of the driver's compute cache, NULL arguments, the in-memory cache. */
 #include "support.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -271,6 +272,51 @@ Test(program, cuda_runtime_name_builds_through_the_retry_without_minimal)
     for (int i = 0; i < 256; ++i) cr_assert_eq(data[i], 7, "data[%d] = %d", i, data[i]);
     ASSERT_OK(amp_array_view_destroy(v));
     ASSERT_OK(amp_program_destroy(p));
+}
+
+/* Files under dir (recursively): what a cache directory holds. */
+static int count_files(const char *dir)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "find '%s' -type f | wc -l", dir);
+    FILE *f = popen(cmd, "r");
+    cr_assert_not_null(f);
+    int n = -1;
+    cr_assert_eq(fscanf(f, "%d", &n), 1);
+    pclose(f);
+    return n;
+}
+
+/* NVRTC 12.9 and later keep what they compile in the CUDA driver's compute
+ * cache (CUDA_CACHE_PATH, a directory the user may share with others) and
+ * hand it back to a later compile; hipamp passes --no-cache, so a build
+ * neither writes there nor could read what another user left. The
+ * directory is set before this process first touches the driver. */
+Test(program, nvrtc_leaves_the_drivers_compute_cache_alone)
+{
+    /* Inside the test's own cache directory where it has one (removed
+     * with it), so that a skip leaves nothing behind. */
+    const char *base = getenv("AMP_CACHE_DIR");
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/cuda-cache-XXXXXX", base && base[0] ? base : "/tmp");
+    cr_assert_not_null(mkdtemp(dir), "mkdtemp(%s): %s", dir, strerror(errno));
+    cr_assert_eq(setenv("CUDA_CACHE_PATH", dir, 1), 0);
+    amp_accelerator *acc = test_accel(TEST_ACCEL_GPU);
+    amp_accelerator_info info;
+    ASSERT_OK(amp_accelerator_get_info(acc, &info));
+    if (strncmp(info.device_path, "cuda:", 5))
+        cr_skip_test("%s is not a CUDA device (NVRTC compiles only for those)", info.device_path);
+    int before = count_files(dir);
+    char *src = unique_source("AMP_KERNEL(nc, amp::index<1> i, amp::array_view<int, 1> a) { a[i] = 11; }\n");
+    amp_program *p = NULL;
+    ASSERT_OK(amp_program_build(acc, src, NULL, &p));
+    free(src);
+    cr_assert_eq(count_files(dir), before, "NVRTC wrote %d files into CUDA_CACHE_PATH=%s", count_files(dir) - before,
+                 dir);
+    ASSERT_OK(amp_program_destroy(p));
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
 }
 
 /* -------------------------------------------------------- bad arguments */

@@ -27,6 +27,12 @@ static char nvrtc_version[32];
  * every compile parsed. A compile that fails with it for want of those is
  * retried without (minimal_may_explain). */
 static bool nvrtc_minimal;
+/* NVRTC 12.9 and later keep what they compile in the CUDA driver's compute
+ * cache (CUDA_CACHE_PATH) and hand it back to a later compile of the same
+ * input. That directory is the user's choice and may be shared; what hipamp
+ * runs must come from the compiler or from its own authenticated cache
+ * (lib/core/compile_cache.c), so hipamp passes --no-cache. */
+static bool nvrtc_no_cache;
 static pthread_once_t cuda_once = PTHREAD_ONCE_INIT;
 static pthread_once_t nvrtc_once = PTHREAD_ONCE_INIT; /* NVRTC loads without libcuda: it needs no GPU */
 
@@ -64,6 +70,7 @@ static void load_nvrtc(void)
     N.nvrtcVersion(&major, &minor);
     snprintf(nvrtc_version, sizeof nvrtc_version, "nvrtc %d.%d", major, minor);
     nvrtc_minimal = major > 12 || (major == 12 && minor >= 4);
+    nvrtc_no_cache = major > 12 || (major == 12 && minor >= 9);
     nvrtc_ok = true;
     nvrtc_why = NULL;
 }
@@ -285,10 +292,12 @@ static amp_status cu_compile(const char *arch, const amp__compile_job *job, void
      * helper functions, so NVRTC must too, or a kernel that builds on NVIDIA
      * would fail on AMD. NVRTC has no -O3 (it always optimizes). */
     /* argv[0] is --minimal, the compile without it starts at argv[1]. */
-    if ((st = amp__split_options(job->options, 3, 0, &argv, &argc, &storage)) != AMP_OK) goto fail;
+    size_t lead = nvrtc_no_cache ? 4 : 3;
+    if ((st = amp__split_options(job->options, lead, 0, &argv, &argc, &storage)) != AMP_OK) goto fail;
     argv[0] = (char *)"--minimal";
     argv[1] = arch_opt;
     argv[2] = (char *)"-std=c++17";
+    if (nvrtc_no_cache) argv[3] = (char *)"--no-cache";
     if (job->nheaders && !(hdr = amp__gpu_header_arrays(job, &hdr_names))) {
         st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "cannot allocate the list of %zu headers", job->nheaders);
         goto fail;
