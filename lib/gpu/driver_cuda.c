@@ -249,14 +249,14 @@ void amp__nvrtc_normalize_log(char *log, const char *name)
 }
 
 /* Whether a failed compile with --minimal may compile without it: an
- * option this NVRTC refuses, or a log naming what --minimal leaves out
- * (cuda* runtime types and functions, texture and surface functions).
- * Other errors are the kernel's own: no second compile. */
+ * option this NVRTC refuses, or a log quoting a name of what --minimal
+ * leaves out (NVRTC quotes identifiers: "cudaError_t", "tex2D",
+ * "surf2Dwrite"). Other errors are the kernel's own: no second compile. */
 static bool minimal_may_explain(int crc, const char *log)
 {
     enum { NVRTC_ERROR_INVALID_OPTION = 5 };
     if (crc == NVRTC_ERROR_INVALID_OPTION) return true;
-    return log && (strstr(log, "cuda") || strstr(log, "tex") || strstr(log, "surf"));
+    return log && (strstr(log, "\"cuda") || strstr(log, "\"tex") || strstr(log, "\"surf"));
 }
 
 static amp_status cu_compile(const char *arch, const amp__compile_job *job, void **bin, size_t *bin_size)
