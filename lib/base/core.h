@@ -189,17 +189,15 @@ char *amp__prelude_assemble_lean(const char *source, const char *source_name, si
  * nothing but the parse): its vector types (amp::float_4, float4,
  * make_int2, norm), atomics, math namespaces, classification macros. */
 bool amp__device_lib_wanted(const char *text, size_t len);
-struct amp__header;
 /* One compile of an assembled unit, for amp__compile_on_demand. */
 typedef amp_status (*amp__unit_compile_fn)(void *ctx, const char *unit, size_t len);
 /* Assembles source (after prefix and the prelude) and compiles it with fn:
- * when on_demand and nothing in source, its nheaders headers or options
- * names the device library, without the library first (no prefix), then,
- * should that fail with AMP_ERROR_COMPILE, with it; the last compile's
- * status and message are the call's. Blocks for the compiles; returns fn's
- * status or AMP_ERROR_OUT_OF_MEMORY. */
-amp_status amp__compile_on_demand(bool on_demand, const char *prefix, const char *source, const char *source_name,
-                                  const struct amp__header *headers, size_t nheaders, const char *options,
+ * when lean (a GPU build whose text names nothing of the device library:
+ * amp__unit_wants_device_lib), without the library and the prefix first,
+ * then, should that fail with AMP_ERROR_COMPILE, with them; the last
+ * compile's status and message are the call's. Blocks for the compiles;
+ * returns fn's status or AMP_ERROR_OUT_OF_MEMORY. */
+amp_status amp__compile_on_demand(bool lean, const char *prefix, const char *source, const char *source_name,
                                   amp__unit_compile_fn fn, void *ctx);
 /* "\n#line 1 \"name\"\n" with '"' and '\\' in name escaped, written to out
  * (NULL: only counted); returns its length. */

@@ -4,7 +4,6 @@
  * gives it its own name and line numbers; and says whether a GPU build's
  * source names anything of the device library (else it is left out). */
 #include "core.h"
-#include "backend.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -142,20 +141,9 @@ bool amp__device_lib_wanted(const char *text, size_t len)
     return false;
 }
 
-static bool text_wants_device_lib(const char *source, const amp__header *headers, size_t nheaders,
-                                  const char *options)
-{
-    if (amp__device_lib_wanted(source, strlen(source))) return true;
-    for (size_t i = 0; i < nheaders; ++i)
-        if (amp__device_lib_wanted(headers[i].content, headers[i].size)) return true;
-    return options && amp__device_lib_wanted(options, strlen(options));
-}
-
-amp_status amp__compile_on_demand(bool on_demand, const char *prefix, const char *source, const char *source_name,
-                                  const amp__header *headers, size_t nheaders, const char *options,
+amp_status amp__compile_on_demand(bool lean, const char *prefix, const char *source, const char *source_name,
                                   amp__unit_compile_fn fn, void *ctx)
 {
-    bool lean = on_demand && !text_wants_device_lib(source, headers, nheaders, options);
     for (;; lean = false) {
         size_t len = 0;
         char *unit = lean ? amp__prelude_assemble_lean(source, source_name, &len)

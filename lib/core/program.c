@@ -421,8 +421,8 @@ static amp_status amp__build(amp_accelerator *acc, const amp__build_input *in, b
      * text names nothing of it (a sixth less to compile for a small
      * kernel), as amp_compile_for_target and so the packs compile it. */
     amp__build_compile bc = {acc, &job, &scan, sys, in, &bin, &bin_size, &extra, &nextra, &cacheable};
-    st = amp__compile_on_demand(be->device_lib_on_demand, be->prelude_prefix, source, in->source_name,
-                                named, nnamed, job.options, amp__build_compile_unit, &bc);
+    bool lean = be->device_lib_on_demand && !amp__unit_wants_device_lib(source, named, nnamed, job.options);
+    st = amp__compile_on_demand(lean, be->prelude_prefix, source, in->source_name, amp__build_compile_unit, &bc);
     if (st != AMP_OK) goto fail;
     if ((st = amp__module_from_binary(m, bin, bin_size)) != AMP_OK) goto fail;
     if (cacheable) amp__dcache_store(key, bin, bin_size);

@@ -349,8 +349,8 @@ static amp_status target_compile_unit(void *ctx, const char *source, size_t len)
  * the device library where nothing in it names the library. */
 static amp_status target_compile_source(target_compile *c, const char *source)
 {
-    return amp__compile_on_demand(true, NULL, source, NULL, c->unit->headers, c->unit->nheaders, c->unit->options,
-                                  target_compile_unit, c);
+    bool lean = !amp__unit_wants_device_lib(source, c->unit->headers, c->unit->nheaders, c->unit->options);
+    return amp__compile_on_demand(lean, NULL, source, NULL, target_compile_unit, c);
 }
 
 /* An NVIDIA target: NVRTC's CUBIN (or PTX) as the code object; resources

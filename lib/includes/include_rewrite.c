@@ -1,4 +1,4 @@
-/* include_rewrite.c — rewrites the #include lines of a scanned source (include_scan.c) so that no compiler looks for a header anywhere the scan did not, and makes the unit a named-header compiler (NVRTC, hipRTC) is handed: every header under a flat name, the options it may take. */
+/* include_rewrite.c — rewrites the #include lines of a scanned source (include_scan.c) so that no compiler looks for a header anywhere the scan did not, and makes the unit a named-header compiler (NVRTC, hipRTC) is handed: every header under a flat name, the options it may take; and says whether the unit names anything of the device library. */
 #include "include_scan.h"
 
 #include <stdio.h>
@@ -189,4 +189,13 @@ amp_status amp__named_check(const amp__scan *s)
         return amp__fail(AMP_ERROR_COMPILE, "-include (--pre-include) is not supported by this accelerator's "
                          "compiler, which takes headers only by name: #include the header in the source");
     return AMP_OK;
+}
+
+bool amp__unit_wants_device_lib(const char *source, const amp__header *headers, size_t nheaders,
+                                const char *options)
+{
+    if (amp__device_lib_wanted(source, strlen(source))) return true;
+    for (size_t i = 0; i < nheaders; ++i)
+        if (amp__device_lib_wanted(headers[i].content, headers[i].size)) return true;
+    return options && amp__device_lib_wanted(options, strlen(options));
 }

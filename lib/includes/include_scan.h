@@ -123,5 +123,11 @@ void amp__named_unit_free(amp__named_unit *u);
  * named-header compiler needs none (every quoted #include is rewritten) and
  * NVRTC refuses them, but the scan honours them on every accelerator. */
 amp_status amp__named_options(const char *options, char **out);
+/* Whether a unit's text names anything of the device library
+ * (amp__device_lib_wanted): its source, each of its nheaders headers, its
+ * options (a -D may name one). A GPU build compiles a unit that names
+ * nothing of it without it (amp__compile_on_demand). */
+bool amp__unit_wants_device_lib(const char *source, const amp__header *headers, size_t nheaders,
+                                const char *options);
 
 #endif /* AMP_INCLUDE_SCAN_H */
