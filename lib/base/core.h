@@ -189,6 +189,13 @@ char *amp__prelude_assemble_lean(const char *source, const char *source_name, si
  * nothing but the parse): its vector types (amp::float_4, float4,
  * make_int2, norm), atomics, math namespaces, classification macros. */
 bool amp__device_lib_wanted(const char *text, size_t len);
+/* A character of a C/C++ identifier (ASCII letters, digits, '_'), for the
+ * scanners of kernel text (include scan, trace labels, the device library's
+ * names). */
+static inline bool amp__ident_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
 /* One compile of an assembled unit, for amp__compile_on_demand. */
 typedef amp_status (*amp__unit_compile_fn)(void *ctx, const char *unit, size_t len);
 /* Assembles source (after prefix and the prelude) and compiles it with fn:

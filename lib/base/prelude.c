@@ -83,8 +83,6 @@ char *amp__prelude_assemble_lean(const char *source, const char *source_name, si
 
 /* ------------------------------------------------- the device library's names */
 
-static bool ident_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
-static bool ident_char(char c) { return ident_start(c) || (c >= '0' && c <= '9'); }
 
 /* A vendor vector name: [make_](u)char|short|int|long|longlong, float,
  * double, half, with 1-4 after it (float4, make_uint2, ulonglong3). The
@@ -129,12 +127,15 @@ bool amp__device_lib_wanted(const char *text, size_t len)
 {
     if (!text) return false;
     for (size_t i = 0; i < len;) {
-        if (!ident_start(text[i]) || (i > 0 && ident_char(text[i - 1]))) {
+        /* a token starts at an identifier character after none (digits
+         * start a number, whose letters are not a name) */
+        if (!amp__ident_char(text[i]) || (text[i] >= '0' && text[i] <= '9') ||
+            (i > 0 && amp__ident_char(text[i - 1]))) {
             ++i;
             continue;
         }
         size_t j = i;
-        while (j < len && ident_char(text[j])) ++j;
+        while (j < len && amp__ident_char(text[j])) ++j;
         if (device_lib_name(text + i, j - i)) return true;
         i = j;
     }

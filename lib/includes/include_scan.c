@@ -361,10 +361,6 @@ typedef struct amp__directive {
     int line;
 } amp__directive;
 
-static bool amp__ident_char(char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-}
 
 /* Next #include directive (or __has_include probe) at or after *pos; false
  * at the end. Skips comments; a directive is '#' first on a line (after

@@ -43,10 +43,6 @@ void amp__dims(char *out, size_t n, const int32_t *v, int rank)
     }
 }
 
-static bool amp__ident_char(char c)
-{
-    return c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-}
 
 void amp__build_label(const char *source_name, const char *source, size_t len, char *out, size_t n)
 {
