@@ -1,7 +1,10 @@
-/* test_codeobject.c — AMD code objects built with no GPU: per-kernel LDS from the metadata note, s_barrier placement in the disassembly, the refusals (unknown target, bad arguments, compile errors, kernel parameters over 4096 bytes), and where hipRTC and NVRTC look for a quoted #include (never in hipRTC's temporary directory's parent or NVRTC's working directory). */
+/* test_codeobject.c — AMD code objects built with no GPU: per-kernel LDS from the metadata note, s_barrier placement in the disassembly, the refusals (unknown target, bad arguments, compile errors, kernel parameters over 4096 bytes), where hipRTC and NVRTC look for a quoted #include (never in hipRTC's temporary directory's parent or NVRTC's working directory), and NVRTC's threads (AMP_GPU_COMPILE_JOBS: --split-compile, the same machine code). */
 #include "support.h"
 
+#include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
+#include <sched.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -401,3 +404,133 @@ static void check_max_block(const char *target)
 
 Test(codeobject, max_block_gfx90a) { check_max_block("gfx90a"); }
 Test(codeobject, max_block_gfx1030) { check_max_block("gfx1030"); }
+
+/* ---------------------------------------- NVRTC's threads (AMP_GPU_COMPILE_JOBS) */
+
+/* Section i of an ELF64 image: its name and bytes; false past the last or
+ * for an image that is not one. */
+static bool elf_section(const void *image, size_t size, unsigned i, const char **name, const void **bytes,
+                        size_t *len)
+{
+    const Elf64_Ehdr *eh = image;
+    if (size < sizeof *eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64) return false;
+    if (i >= eh->e_shnum || eh->e_shstrndx >= eh->e_shnum || eh->e_shoff > size ||
+        (size - eh->e_shoff) / sizeof(Elf64_Shdr) < eh->e_shnum)
+        return false;
+    const Elf64_Shdr *sh = (const Elf64_Shdr *)((const char *)image + eh->e_shoff);
+    const Elf64_Shdr *names = &sh[eh->e_shstrndx];
+    if (names->sh_offset > size || sh[i].sh_name >= names->sh_size || names->sh_size > size - names->sh_offset)
+        return false;
+    *name = (const char *)image + names->sh_offset + sh[i].sh_name;
+    bool nobits = sh[i].sh_type == SHT_NOBITS;
+    if (!nobits && (sh[i].sh_offset > size || sh[i].sh_size > size - sh[i].sh_offset)) return false;
+    *bytes = nobits ? NULL : (const char *)image + sh[i].sh_offset;
+    *len = nobits ? 0 : sh[i].sh_size;
+    return true;
+}
+
+/* How many .text sections (the kernels' machine code) a has, each found in
+ * b under its name with the same bytes; -1 at the first that is not. */
+static int same_text_sections(const void *a, size_t na, const void *b, size_t nb)
+{
+    int count = 0;
+    const char *name, *name_b;
+    const void *bytes, *bytes_b;
+    size_t len, len_b;
+    for (unsigned i = 0; elf_section(a, na, i, &name, &bytes, &len); ++i) {
+        if (strncmp(name, ".text", 5)) continue;
+        bool found = false;
+        for (unsigned j = 0; !found && elf_section(b, nb, j, &name_b, &bytes_b, &len_b); ++j)
+            found = !strcmp(name, name_b) && len == len_b && (!len || !memcmp(bytes, bytes_b, len));
+        if (!found) return -1;
+        ++count;
+    }
+    return count;
+}
+
+/* NVRTC's version as the library finds it (the same names, in the same
+ * order), 0 where none loads. */
+static int nvrtc_version_here(void)
+{
+    static const char *const names[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2", "libnvrtc.so", NULL};
+    for (int i = 0; names[i]; ++i) {
+        void *lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+        if (!lib) continue;
+        int (*version)(int *, int *) = (int (*)(int *, int *))dlsym(lib, "nvrtcVersion");
+        int major = 0, minor = 0;
+        if (version) version(&major, &minor);
+        dlclose(lib);
+        return major * 100 + minor;
+    }
+    return 0;
+}
+
+static amp_code_object *sm90_with_jobs(const char *src, const char *jobs)
+{
+    cr_assert_eq(setenv("AMP_GPU_COMPILE_JOBS", jobs, 1), 0);
+    amp_code_object *co = NULL;
+    amp_status st = amp_compile_for_target("sm_90", src, NULL, &co);
+    unsetenv("AMP_GPU_COMPILE_JOBS");
+    cr_assert_eq(st, AMP_OK, "AMP_GPU_COMPILE_JOBS=%s: %s: %s", jobs, amp_status_name(st), amp_last_error());
+    return co;
+}
+
+/* Whether ptxas ran with -split-compile N: it writes the options it ran
+ * with into the CUBIN (.note.nv.tkinfo), "-arch sm_90 -split-compile 4 ". */
+static bool split_with(const amp_code_object *co, int n)
+{
+    const void *d;
+    size_t len;
+    cr_assert_eq(amp_code_object_data(co, &d, &len), AMP_OK);
+    char want[40];
+    if (n > 1) snprintf(want, sizeof want, "-split-compile %d ", n);
+    else snprintf(want, sizeof want, "-split-compile");
+    bool has = memmem(d, len, want, strlen(want)) != NULL;
+    return n > 1 ? has : !has;
+}
+
+/* AMP_GPU_COMPILE_JOBS sets NVRTC's --split-compile (one worker: none; any
+ * value not in 1..8: the CPUs this process may use, at most 8) for a source
+ * of two kernels or more (a source of one gets none), and the kernels'
+ * machine code is the same either way. */
+Test(codeobject, nvrtc_split_compile_changes_no_machine_code, .timeout = 120)
+{
+    amp_code_object *probe = NULL;
+    if (amp_compile_for_target("sm_90", "", NULL, &probe) == AMP_ERROR_UNSUPPORTED)
+        cr_skip_test("NVRTC unavailable: %s", amp_last_error());
+    amp_code_object_destroy(probe);
+    int version = nvrtc_version_here();
+    if (version < 1204)
+        cr_skip_test("NVRTC %d.%d takes no --split-compile (12.4 and later do)", version / 100, version % 100);
+    amp_code_object *one = sm90_with_jobs(test_kernels_seeds, "1"), *four = sm90_with_jobs(test_kernels_seeds, "4");
+    cr_assert(split_with(one, 1), "AMP_GPU_COMPILE_JOBS=1 compiled with -split-compile");
+    cr_assert(split_with(four, 4), "AMP_GPU_COMPILE_JOBS=4 did not compile with -split-compile 4");
+    const void *a, *b;
+    size_t na, nb;
+    cr_assert_eq(amp_code_object_data(one, &a, &na), AMP_OK);
+    cr_assert_eq(amp_code_object_data(four, &b, &nb), AMP_OK);
+    int texts = same_text_sections(a, na, b, nb);
+    cr_assert_geq(texts, (int)NSEEDS, "the split compile's machine code differs (%d .text sections the same)", texts);
+    amp_code_object_destroy(one);
+    amp_code_object_destroy(four);
+
+    amp_code_object *single =
+        sm90_with_jobs("AMP_KERNEL(k, amp::index<1> i, amp::array_view<int, 1> a) { a[i] = 3; }\n", "4");
+    cr_expect(split_with(single, 1), "a source of one kernel compiled with -split-compile");
+    amp_code_object_destroy(single);
+    amp_code_object *two = sm90_with_jobs("AMP_KERNEL(k, amp::index<1> i, amp::array_view<int, 1> a) { a[i] = 3; }\n"
+                                          "AMP_KERNEL(j, amp::index<1> i, amp::array_view<int, 1> a) { a[i] = 4; }\n",
+                                          "8");
+    cr_expect(split_with(two, 8), "AMP_GPU_COMPILE_JOBS=8 on two kernels: not -split-compile 8");
+    amp_code_object_destroy(two);
+
+    cpu_set_t set;
+    cr_assert_eq(sched_getaffinity(0, sizeof set, &set), 0);
+    int dflt = CPU_COUNT(&set) < 8 ? CPU_COUNT(&set) : 8;
+    static const char *const refused[] = {"0", "9", "-4", "four", "4x"};
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; ++i) {
+        amp_code_object *co = sm90_with_jobs(test_kernels_seeds, refused[i]);
+        cr_expect(split_with(co, dflt), "AMP_GPU_COMPILE_JOBS=%s: not the default of %d workers", refused[i], dflt);
+        amp_code_object_destroy(co);
+    }
+}

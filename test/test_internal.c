@@ -1572,3 +1572,34 @@ Test(internal, device_library_left_out_changes_no_machine_code, .timeout = 120)
     amp_code_object_destroy(a);
     amp_code_object_destroy(b);
 }
+
+/* Whether a unit has kernels for NVRTC's --split-compile to spread over:
+ * whole AMP_KERNEL and AMP_TILED_KERNEL tokens of the user's text only, up
+ * to the cap and the length given. */
+Test(internal, kernel_macro_count_counts_whole_tokens)
+{
+    static const char text[] = "AMP_KERNEL(a, ...) AMP_TILED_KERNEL(b, ...)\n"
+                               "AMP_KERNEL_MAX_BLOCK(a, 512) MY_AMP_KERNEL(c) AMP_KERNELS x_AMP_TILED_KERNEL\n"
+                               "/* AMP_KERNEL */ AMP_TILED_KERNEL";
+    cr_assert_eq(amp__kernel_macro_count(text, strlen(text), 100), 4);
+    cr_assert_eq(amp__kernel_macro_count(text, strlen(text), 3), 3);
+    cr_assert_eq(amp__kernel_macro_count(text, 10, 100), 1);
+    cr_assert_eq(amp__kernel_macro_count(text, 9, 100), 0, "a token cut by the length is not the name");
+    cr_assert_eq(amp__kernel_macro_count(text + 1, 9, 100), 0, "nor is its tail");
+    cr_assert_eq(amp__kernel_macro_count("", 0, 100), 0);
+
+    size_t len = 0;
+    char *unit = amp__prelude_assemble_lean("AMP_KERNEL(k, amp::index<1> i, amp::array_view<int, 1> a) { a[i] = 1; }",
+                                            "k.hip", &len);
+    cr_assert_not_null(unit);
+    size_t end = amp__unit_library_end(unit);
+    cr_assert_gt(end, strlen(amp__embedded_prelude) - 1);
+    cr_assert_eq(amp__kernel_macro_count(unit + end, len - end, 100), 1, "the prelude's own macros were counted");
+    free(unit);
+    unit = amp__prelude_assemble(NULL, "int x;", "k.hip", &len);
+    cr_assert_not_null(unit);
+    end = amp__unit_library_end(unit);
+    cr_assert(strstr(unit + end, "int x;") && !strstr(unit + end, "amp__"), "the device library is not before the user's text");
+    free(unit);
+    cr_assert_eq(amp__unit_library_end("AMP_KERNEL(k)"), 0, "a text without the prelude starts at 0");
+}

@@ -400,6 +400,10 @@ int main(int argc, char **argv)
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         jobs = n > 0 && n < 64 ? (int)n : 4;
     }
+    /* The jobs already keep the CPUs busy, one program each: NVRTC's own
+     * threads (--split-compile) would only crowd them (unless the caller
+     * asked for them). */
+    if (jobs > 1) setenv("AMP_GPU_COMPILE_JOBS", "1", 0);
     char made[4096];
     snprintf(made, sizeof made, "%s", dir);
     for (char *p = made + 1;; ++p) {

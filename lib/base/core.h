@@ -77,6 +77,15 @@ unsigned amp__env_count(const char *name, unsigned dflt, unsigned max);
 unsigned long long amp__env_size(const char *name, unsigned long long dflt, unsigned long long lo,
                                  unsigned long long hi);
 
+/* ------------------------------------------------------ the process's CPUs (lib/base/cpus.c) */
+
+/* The CPUs this process may run on (its affinity mask), at least 1. */
+int amp__usable_cpus(void);
+/* The compiler workers one build may use: env_name's value where it is a
+ * whole number in 1..max; else (unset, malformed, out of range) the usable
+ * CPUs, at most max. */
+int amp__compile_jobs(const char *env_name, int max);
+
 /* ------------------------------------------------------ whole reads and writes (lib/base/fdio.c) */
 
 /* n bytes read from (at off: pread) or written to fd, EINTR retried; false
@@ -206,6 +215,14 @@ typedef amp_status (*amp__unit_compile_fn)(void *ctx, const char *unit, size_t l
  * returns fn's status or AMP_ERROR_OUT_OF_MEMORY. */
 amp_status amp__compile_on_demand(bool lean, const char *prefix, const char *source, const char *source_name,
                                   amp__unit_compile_fn fn, void *ctx);
+/* Where the user's own text starts in an assembled unit: after the common
+ * prelude and, where the unit holds it, the device library; 0 when the
+ * prelude is not found. */
+size_t amp__unit_library_end(const char *unit);
+/* How many AMP_KERNEL and AMP_TILED_KERNEL identifier tokens text[0, len)
+ * holds, at most cap: the kernels it defines, counting a macro that defines
+ * several (or a comment naming one) as one. */
+int amp__kernel_macro_count(const char *text, size_t len, int cap);
 /* "\n#line 1 \"name\"\n" with '"' and '\\' in name escaped, written to out
  * (NULL: only counted); returns its length. */
 size_t amp__line_marker(char *out, const char *name);

@@ -1,8 +1,9 @@
 /* prelude.c — assembles the one translation unit every compiler sees: the
  * backend's prefix (the CPU accelerator's host shims), the common AMP
  * prelude, the device library, then the user's source under a #line that
- * gives it its own name and line numbers; and says whether a GPU build's
- * source names anything of the device library (else it is left out). */
+ * gives it its own name and line numbers; says whether a GPU build's
+ * source names anything of the device library (else it is left out), where
+ * in a unit the user's text starts and how many kernels it names. */
 #include "core.h"
 
 #include <stdio.h>
@@ -155,4 +156,28 @@ amp_status amp__compile_on_demand(bool lean, const char *prefix, const char *sou
         free(unit);
         if (!(lean && st == AMP_ERROR_COMPILE)) return st;
     }
+}
+
+size_t amp__unit_library_end(const char *unit)
+{
+    const char *pre = strstr(unit, amp__embedded_prelude);
+    if (!pre) return 0;
+    const char *end = pre + strlen(amp__embedded_prelude);
+    const char *lib = amp__embedded_device_lib[0] ? strstr(end, amp__embedded_device_lib) : NULL;
+    if (lib) end = lib + strlen(amp__embedded_device_lib);
+    return (size_t)(end - unit);
+}
+
+int amp__kernel_macro_count(const char *text, size_t len, int cap)
+{
+    int n = 0;
+    for (size_t i = 0; i < len && n < cap; ++i) {
+        if (!amp__ident_char(text[i]) || (i > 0 && amp__ident_char(text[i - 1]))) continue;
+        size_t k = 1;
+        while (i + k < len && amp__ident_char(text[i + k])) ++k;
+        if ((k == 10 && !memcmp(text + i, "AMP_KERNEL", 10)) || (k == 16 && !memcmp(text + i, "AMP_TILED_KERNEL", 16)))
+            ++n;
+        i += k - 1;
+    }
+    return n;
 }

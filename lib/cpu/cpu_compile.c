@@ -50,20 +50,9 @@ static int amp__cpu_clang_args(char **opts, size_t from, size_t to, const char *
     return n;
 }
 
-/* Where the user's own text starts in the assembled unit (after the common
- * prelude and the device library; 0 when the prelude is not found): the
- * loop transformation trusts what comes before and analyses what follows. */
-static size_t amp__cpu_library_end(const char *source)
-{
-    const char *pre = strstr(source, amp__embedded_prelude);
-    if (!pre) return 0;
-    const char *end = pre + strlen(amp__embedded_prelude);
-    const char *lib = amp__embedded_device_lib[0] ? strstr(end, amp__embedded_device_lib) : NULL;
-    if (lib) end = lib + strlen(amp__embedded_device_lib);
-    return (size_t)(end - source);
-}
-
-static const char *amp__cpu_user_part(const char *source) { return source + amp__cpu_library_end(source); }
+/* The loop transformation trusts what comes before the user's text and
+ * analyses what follows. */
+static const char *amp__cpu_user_part(const char *source) { return source + amp__unit_library_end(source); }
 
 /* The first line of a compiler log that says "error". */
 static void amp__cpu_first_error(const char *log, char *out, size_t cap)
@@ -360,7 +349,7 @@ static amp_status amp__cpu_build_loops(amp__cpu_build *b)
         cargs[nc++] = b->job->source_dir;
     }
     nc += amp__cpu_clang_args(b->argv, b->user_from, b->user_to, cargs + nc, 96 - nc);
-    amp__cpu_loops_job lj = {b->source, strlen(b->source), amp__cpu_library_end(b->source), b->src, cargs, nc, NULL};
+    amp__cpu_loops_job lj = {b->source, strlen(b->source), amp__unit_library_end(b->source), b->src, cargs, nc, NULL};
     lj.pch = amp__cpu_loops_pch_prepare(d, b->job, &lj, b->deadline, &b->lpch_making);
     amp__cpu_loops_outcome how = {0};
     b->have_loops = amp__cpu_loops_run(&lj, b->deadline, &b->lres, b->note, sizeof b->note, &how);
@@ -600,7 +589,7 @@ amp_status amp__cpu_compile(amp__cpu_device *d, const amp__compile_job *job, amp
     if ((st = amp__cpu_build_dir(&b)) != AMP_OK) goto fail;
     if ((st = amp__cpu_build_env(&b)) != AMP_OK) goto fail;
     if ((st = amp__cpu_build_argv(&b)) != AMP_OK) goto fail;
-    b.lib_len = amp__cpu_library_end(b.source);
+    b.lib_len = amp__unit_library_end(b.source);
     /* The compiler's header is read (tens of MiB, from the disk cache or
      * the pack, checked and written out) while the loop transformation
      * runs in its child: a thread of its own then, joined before the first

@@ -2,12 +2,10 @@
 #include "cpu_internal.h"
 
 #include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 /* Why it is sound, and what is checked:
  *
@@ -59,21 +57,7 @@ typedef struct amp__cpu_split {
     char **link_argv;
 } amp__cpu_split;
 
-/* The CPUs this process may run on (its affinity), at least 1. */
-static int amp__cpu_usable_cpus(void)
-{
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (int)n : 1;
-}
-
-int amp__cpu_split_jobs(void)
-{
-    int cpus = amp__cpu_usable_cpus();
-    unsigned dflt = (unsigned)(cpus < AMP__CPU_SPLIT_MAX ? cpus : AMP__CPU_SPLIT_MAX);
-    return (int)amp__env_uint("AMP_CPU_COMPILE_JOBS", dflt, 1, AMP__CPU_SPLIT_MAX);
-}
+int amp__cpu_split_jobs(void) { return amp__compile_jobs("AMP_CPU_COMPILE_JOBS", AMP__CPU_SPLIT_MAX); }
 
 /* Each kernel to the part with the least weight so far, in order. */
 static void amp__cpu_split_assign(amp__cpu_split *sp)

@@ -27,6 +27,15 @@ static char nvrtc_version[32];
  * every compile parsed. A compile that fails with it for want of those is
  * retried without (minimal_may_explain). */
 static bool nvrtc_minimal;
+/* NVRTC 12.4 and later also take --split-compile=N: its optimizer and ptxas
+ * work on a source's kernels in up to N threads. The machine code is the
+ * same (every .text section of TeaLeaf's 14 kernels and of the examples'
+ * transposes, compared); TeaLeaf's source builds in half the time on a
+ * 16-core host; a source of one kernel gains nothing and may pay a few ms
+ * for the threads, so it gets none (amp__kernel_macro_count). N is
+ * AMP_GPU_COMPILE_JOBS, else the CPUs this process may use, at most
+ * NVRTC_SPLIT_MAX; 1 passes nothing. */
+#define NVRTC_SPLIT_MAX 8
 /* NVRTC 12.9 and later keep what they compile in the CUDA driver's compute
  * cache (CUDA_CACHE_PATH) and hand it back to a later compile of the same
  * input. That directory is the user's choice and may be shared; what hipamp
@@ -248,8 +257,8 @@ void amp__nvrtc_normalize_log(char *log, const char *name)
     *w = '\0';
 }
 
-/* Whether a failed compile with --minimal may compile without it: an
- * option this NVRTC refuses, or a log quoting a name of what --minimal
+/* Whether a failed compile with --minimal (and --split-compile) may
+ * compile without them: an option this NVRTC refuses, or a log quoting a name of what --minimal
  * leaves out (NVRTC quotes identifiers: "cudaError_t", "tex2D",
  * "surf2Dwrite"). Other errors are the kernel's own: no second compile. */
 static bool minimal_may_explain(int crc, const char *log)
@@ -257,6 +266,19 @@ static bool minimal_may_explain(int crc, const char *log)
     enum { NVRTC_ERROR_INVALID_OPTION = 5 };
     if (crc == NVRTC_ERROR_INVALID_OPTION) return true;
     return log && (strstr(log, "\"cuda") || strstr(log, "\"tex") || strstr(log, "\"surf"));
+}
+
+/* NVRTC's threads for job: the workers this process may use where the
+ * user's text and its headers name two kernels or more, else 1. Not at most
+ * the kernels named: a macro may define several (stream.hip's four names
+ * make 14 kernels). */
+static int nvrtc_split_jobs(const amp__compile_job *job)
+{
+    const char *user = job->source + amp__unit_library_end(job->source);
+    int kernels = amp__kernel_macro_count(user, strlen(user), 2);
+    for (size_t i = 0; i < job->nheaders && kernels < 2; ++i)
+        kernels += amp__kernel_macro_count(job->headers[i].content, job->headers[i].size, 2 - kernels);
+    return kernels >= 2 ? amp__compile_jobs("AMP_GPU_COMPILE_JOBS", NVRTC_SPLIT_MAX) : 1;
 }
 
 static amp_status cu_compile(const char *arch, const amp__compile_job *job, void **bin, size_t *bin_size)
@@ -291,20 +313,27 @@ static amp_status cu_compile(const char *arch, const amp__compile_job *job, void
     /* No --device-as-default-execution-space: hipRTC requires __device__ on
      * helper functions, so NVRTC must too, or a kernel that builds on NVIDIA
      * would fail on AMD. NVRTC has no -O3 (it always optimizes). */
-    /* argv[0] is --minimal, the compile without it starts at argv[1]. */
-    size_t lead = nvrtc_no_cache ? 4 : 3;
+    /* argv[0..1] are the options that only make the compile faster
+     * (--split-compile where there is more than one worker, --minimal): the
+     * compile starts at argv[0] or argv[1], and again without them at
+     * argv[2] where minimal_may_explain its failure. */
+    char split_opt[32];
+    int split = nvrtc_minimal ? nvrtc_split_jobs(job) : 1;
+    snprintf(split_opt, sizeof split_opt, "--split-compile=%d", split);
+    size_t lead = nvrtc_no_cache ? 5 : 4;
     if ((st = amp__split_options(job->options, lead, 0, &argv, &argc, &storage)) != AMP_OK) goto fail;
-    argv[0] = (char *)"--minimal";
-    argv[1] = arch_opt;
-    argv[2] = (char *)"-std=c++17";
-    if (nvrtc_no_cache) argv[3] = (char *)"--no-cache";
+    argv[0] = split_opt;
+    argv[1] = (char *)"--minimal";
+    argv[2] = arch_opt;
+    argv[3] = (char *)"-std=c++17";
+    if (nvrtc_no_cache) argv[4] = (char *)"--no-cache";
     if (job->nheaders && !(hdr = amp__gpu_header_arrays(job, &hdr_names))) {
         st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "cannot allocate the list of %zu headers", job->nheaders);
         goto fail;
     }
 
     int crc = 0;
-    for (int skip = nvrtc_minimal ? 0 : 1; skip < 2; ++skip) {
+    for (int skip = !nvrtc_minimal ? 2 : split > 1 ? 0 : 1;; skip = 2) {
         if (prog) N.nvrtcDestroyProgram(&prog);
         prog = NULL;
         free(log);
@@ -322,7 +351,7 @@ static amp_status cu_compile(const char *arch, const amp__compile_job *job, void
             if (log && N.nvrtcGetProgramLog(prog, log) == 0) log[log_size] = '\0';
             else { free(log); log = NULL; }
         }
-        if (crc == 0 || skip == 1 || !minimal_may_explain(crc, log)) break;
+        if (crc == 0 || skip == 2 || !minimal_may_explain(crc, log)) break;
     }
     if (log) amp__nvrtc_normalize_log(log, name);
     if (crc != 0) {
