@@ -1599,7 +1599,8 @@ Test(internal, kernel_macro_count_counts_whole_tokens)
     unit = amp__prelude_assemble(NULL, "int x;", "k.hip", &len);
     cr_assert_not_null(unit);
     end = amp__unit_library_end(unit);
-    cr_assert(strstr(unit + end, "int x;") && !strstr(unit + end, "amp__"), "the device library is not before the user's text");
+    cr_assert(strstr(unit + end, "int x;") && !strstr(unit + end, "amp__"),
+              "the device library is not before the user's text");
     free(unit);
     cr_assert_eq(amp__unit_library_end("AMP_KERNEL(k)"), 0, "a text without the prelude starts at 0");
 }

@@ -258,9 +258,10 @@ void amp__nvrtc_normalize_log(char *log, const char *name)
 }
 
 /* Whether a failed compile with --minimal (and --split-compile) may
- * compile without them: an option this NVRTC refuses, or a log quoting a name of what --minimal
- * leaves out (NVRTC quotes identifiers: "cudaError_t", "tex2D",
- * "surf2Dwrite"). Other errors are the kernel's own: no second compile. */
+ * compile without them: an option this NVRTC refuses, or a log quoting a
+ * name of what --minimal leaves out (NVRTC quotes identifiers:
+ * "cudaError_t", "tex2D", "surf2Dwrite"). Other errors are the kernel's
+ * own: no second compile. */
 static bool minimal_may_explain(int crc, const char *log)
 {
     enum { NVRTC_ERROR_INVALID_OPTION = 5 };
