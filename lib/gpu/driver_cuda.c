@@ -269,11 +269,9 @@ static bool minimal_may_explain(int crc, const char *log)
     return log && (strstr(log, "\"cuda") || strstr(log, "\"tex") || strstr(log, "\"surf"));
 }
 
-/* NVRTC's threads for job: the workers this process may use where the
- * user's text and its headers name two kernels or more, else 1. Not at most
- * the kernels named: a macro may define several (stream.hip's four names
- * make 14 kernels). */
-static int nvrtc_split_jobs(const amp__compile_job *job)
+/* Not at most the kernels named: a macro may define several (stream.hip's
+ * four names make 14 kernels). */
+int amp__nvrtc_split_jobs(const amp__compile_job *job)
 {
     const char *user = job->source + amp__unit_library_end(job->source);
     int kernels = amp__kernel_macro_count(user, strlen(user), 2);
@@ -319,7 +317,7 @@ static amp_status cu_compile(const char *arch, const amp__compile_job *job, void
      * compile starts at argv[0] or argv[1], and again without them at
      * argv[2] where minimal_may_explain its failure. */
     char split_opt[32];
-    int split = nvrtc_minimal ? nvrtc_split_jobs(job) : 1;
+    int split = nvrtc_minimal ? amp__nvrtc_split_jobs(job) : 1;
     snprintf(split_opt, sizeof split_opt, "--split-compile=%d", split);
     size_t lead = nvrtc_no_cache ? 5 : 4;
     if ((st = amp__split_options(job->options, lead, 0, &argv, &argc, &storage)) != AMP_OK) goto fail;

@@ -45,6 +45,7 @@ static const char *rtc_why = "hipRTC not probed";
 static const char *comgr_why = "comgr not probed";
 static bool hip_ok, rtc_ok, comgr_ok;
 static char rtc_version[32];
+static int rtc_release; /* hiprtcVersion as major * 100 + minor (NVRTC's on HIP's NVIDIA platform) */
 static pthread_once_t hip_once = PTHREAD_ONCE_INIT;
 static pthread_once_t rtc_once = PTHREAD_ONCE_INIT;
 static pthread_once_t comgr_once = PTHREAD_ONCE_INIT;
@@ -131,6 +132,7 @@ static void load_rtc(void)
     }
     int major = 0, minor = 0;
     R.hiprtcVersion(&major, &minor);
+    rtc_release = major * 100 + minor;
     snprintf(rtc_version, sizeof rtc_version, "hiprtc %d.%d%s", major, minor, on_nvidia ? " (nvrtc)" : "");
     rtc_ok = true;
     rtc_why = NULL;
@@ -369,6 +371,11 @@ amp_status amp__hiprtc_compile(const char *target, const amp__compile_job *job, 
  * optimizes). */
 static amp_status hiprtc_compile_nvidia(const char *arch, const amp__compile_job *job, void **bin, size_t *bin_size)
 {
+    /* There hipRTC's version is NVRTC's: 12.9 and later get --no-cache (their
+     * compute cache is not hipamp's to trust: driver_cuda.c), 12.4 and later
+     * --split-compile as on the CUDA driver. The driver still JIT-compiles
+     * the PTX hipRTC gives (hiprtcGetCode is nvrtcGetPTX) through the same
+     * compute cache: only CUDA_CACHE_DISABLE=1 keeps it out. */
     static const char *const target_words[] = {"-arch", "--gpu-architecture", "offload-arch", NULL};
     amp_status st;
     char arch_opt[64];
@@ -381,8 +388,14 @@ static amp_status hiprtc_compile_nvidia(const char *arch, const amp__compile_job
     if (!rtc_ok) return amp__fail(AMP_ERROR_UNSUPPORTED, "cannot compile for %s: %s", arch, rtc_why);
     if ((st = refuse_target_options(job->options, target_words)) != AMP_OK) return st;
     snprintf(arch_opt, sizeof arch_opt, "--gpu-architecture=compute_%d", sm);
-    const char *fixed[] = {arch_opt, "-std=c++17"};
-    return hiprtc_build(arch, fixed, 2, job, bin, bin_size);
+    const char *fixed[4] = {arch_opt, "-std=c++17"};
+    size_t nfixed = 2;
+    char split_opt[32];
+    int split = rtc_release >= 1204 ? amp__nvrtc_split_jobs(job) : 1;
+    snprintf(split_opt, sizeof split_opt, "--split-compile=%d", split);
+    if (rtc_release >= 1209) fixed[nfixed++] = "--no-cache";
+    if (split > 1) fixed[nfixed++] = split_opt;
+    return hiprtc_build(arch, fixed, nfixed, job, bin, bin_size);
 }
 
 /* ------------------------------------------------------ runtime table */
