@@ -82,8 +82,24 @@ char *amp__prelude_assemble_lean(const char *source, const char *source_name, si
     return assemble(NULL, false, source, source_name, len);
 }
 
-/* ------------------------------------------------- the device library's names */
+/* ------------------------------------------------- names in a kernel's text */
 
+/* The next identifier token of text[*at, len): a run of identifier
+ * characters after none, not starting with a digit (a number's letters are
+ * not a name). Its start in *at, its length in *n; false at the end. */
+static bool next_ident(const char *text, size_t len, size_t *at, size_t *n)
+{
+    for (size_t i = *at; i < len; ++i) {
+        if (!amp__ident_char(text[i]) || (text[i] >= '0' && text[i] <= '9') || (i > 0 && amp__ident_char(text[i - 1])))
+            continue;
+        size_t k = 1;
+        while (i + k < len && amp__ident_char(text[i + k])) ++k;
+        *at = i;
+        *n = k;
+        return true;
+    }
+    return false;
+}
 
 /* A vendor vector name: [make_](u)char|short|int|long|longlong, float,
  * double, half, with 1-4 after it (float4, make_uint2, ulonglong3). The
@@ -126,20 +142,9 @@ static bool device_lib_name(const char *p, size_t n)
 
 bool amp__device_lib_wanted(const char *text, size_t len)
 {
-    if (!text) return false;
-    for (size_t i = 0; i < len;) {
-        /* a token starts at an identifier character after none (digits
-         * start a number, whose letters are not a name) */
-        if (!amp__ident_char(text[i]) || (text[i] >= '0' && text[i] <= '9') ||
-            (i > 0 && amp__ident_char(text[i - 1]))) {
-            ++i;
-            continue;
-        }
-        size_t j = i;
-        while (j < len && amp__ident_char(text[j])) ++j;
-        if (device_lib_name(text + i, j - i)) return true;
-        i = j;
-    }
+    size_t n = 0;
+    for (size_t i = 0; text && next_ident(text, len, &i, &n); i += n)
+        if (device_lib_name(text + i, n)) return true;
     return false;
 }
 
@@ -170,14 +175,10 @@ size_t amp__unit_library_end(const char *unit)
 
 int amp__kernel_macro_count(const char *text, size_t len, int cap)
 {
-    int n = 0;
-    for (size_t i = 0; i < len && n < cap; ++i) {
-        if (!amp__ident_char(text[i]) || (i > 0 && amp__ident_char(text[i - 1]))) continue;
-        size_t k = 1;
-        while (i + k < len && amp__ident_char(text[i + k])) ++k;
-        if ((k == 10 && !memcmp(text + i, "AMP_KERNEL", 10)) || (k == 16 && !memcmp(text + i, "AMP_TILED_KERNEL", 16)))
-            ++n;
-        i += k - 1;
-    }
-    return n;
+    int count = 0;
+    size_t n = 0;
+    for (size_t i = 0; count < cap && next_ident(text, len, &i, &n); i += n)
+        if ((n == 10 && !memcmp(text + i, "AMP_KERNEL", 10)) || (n == 16 && !memcmp(text + i, "AMP_TILED_KERNEL", 16)))
+            ++count;
+    return count;
 }

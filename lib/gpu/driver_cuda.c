@@ -36,12 +36,7 @@ static bool nvrtc_minimal;
  * AMP_GPU_COMPILE_JOBS, else the CPUs this process may use, at most
  * NVRTC_SPLIT_MAX; 1 passes nothing. */
 #define NVRTC_SPLIT_MAX 8
-/* NVRTC 12.9 and later keep what they compile in the CUDA driver's compute
- * cache (CUDA_CACHE_PATH) and hand it back to a later compile of the same
- * input. That directory is the user's choice and may be shared; what hipamp
- * runs must come from the compiler or from its own authenticated cache
- * (lib/core/compile_cache.c), so hipamp passes --no-cache. */
-static bool nvrtc_no_cache;
+static int nvrtc_release; /* nvrtcVersion as major * 100 + minor */
 static pthread_once_t cuda_once = PTHREAD_ONCE_INIT;
 static pthread_once_t nvrtc_once = PTHREAD_ONCE_INIT; /* NVRTC loads without libcuda: it needs no GPU */
 
@@ -78,8 +73,8 @@ static void load_nvrtc(void)
     int major = 0, minor = 0;
     N.nvrtcVersion(&major, &minor);
     snprintf(nvrtc_version, sizeof nvrtc_version, "nvrtc %d.%d", major, minor);
-    nvrtc_minimal = major > 12 || (major == 12 && minor >= 4);
-    nvrtc_no_cache = major > 12 || (major == 12 && minor >= 9);
+    nvrtc_release = major * 100 + minor;
+    nvrtc_minimal = nvrtc_release >= 1204;
     nvrtc_ok = true;
     nvrtc_why = NULL;
 }
@@ -269,10 +264,18 @@ static bool minimal_may_explain(int crc, const char *log)
     return log && (strstr(log, "\"cuda") || strstr(log, "\"tex") || strstr(log, "\"surf"));
 }
 
+/* NVRTC 12.9 and later keep what they compile in the CUDA driver's compute
+ * cache (CUDA_CACHE_PATH) and hand it back to a later compile of the same
+ * input. That directory is the user's choice and may be shared; what hipamp
+ * runs must come from the compiler or from its own authenticated cache
+ * (lib/core/compile_cache.c), so hipamp passes --no-cache. */
+bool amp__nvrtc_takes_no_cache(int release) { return release >= 1209; }
+
 /* Not at most the kernels named: a macro may define several (stream.hip's
  * four names make 14 kernels). */
-int amp__nvrtc_split_jobs(const amp__compile_job *job)
+int amp__nvrtc_split_jobs(int release, const amp__compile_job *job)
 {
+    if (release < 1204) return 1;
     const char *user = job->source + amp__unit_library_end(job->source);
     int kernels = amp__kernel_macro_count(user, strlen(user), 2);
     for (size_t i = 0; i < job->nheaders && kernels < 2; ++i)
@@ -317,15 +320,16 @@ static amp_status cu_compile(const char *arch, const amp__compile_job *job, void
      * compile starts at argv[0] or argv[1], and again without them at
      * argv[2] where minimal_may_explain its failure. */
     char split_opt[32];
-    int split = nvrtc_minimal ? amp__nvrtc_split_jobs(job) : 1;
+    int split = amp__nvrtc_split_jobs(nvrtc_release, job); /* > 1 only where --minimal is taken too */
     snprintf(split_opt, sizeof split_opt, "--split-compile=%d", split);
-    size_t lead = nvrtc_no_cache ? 5 : 4;
+    bool no_cache = amp__nvrtc_takes_no_cache(nvrtc_release);
+    size_t lead = no_cache ? 5 : 4;
     if ((st = amp__split_options(job->options, lead, 0, &argv, &argc, &storage)) != AMP_OK) goto fail;
     argv[0] = split_opt;
     argv[1] = (char *)"--minimal";
     argv[2] = arch_opt;
     argv[3] = (char *)"-std=c++17";
-    if (nvrtc_no_cache) argv[4] = (char *)"--no-cache";
+    if (no_cache) argv[4] = (char *)"--no-cache";
     if (job->nheaders && !(hdr = amp__gpu_header_arrays(job, &hdr_names))) {
         st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "cannot allocate the list of %zu headers", job->nheaders);
         goto fail;

@@ -391,9 +391,9 @@ static amp_status hiprtc_compile_nvidia(const char *arch, const amp__compile_job
     const char *fixed[4] = {arch_opt, "-std=c++17"};
     size_t nfixed = 2;
     char split_opt[32];
-    int split = rtc_release >= 1204 ? amp__nvrtc_split_jobs(job) : 1;
+    int split = amp__nvrtc_split_jobs(rtc_release, job);
     snprintf(split_opt, sizeof split_opt, "--split-compile=%d", split);
-    if (rtc_release >= 1209) fixed[nfixed++] = "--no-cache";
+    if (amp__nvrtc_takes_no_cache(rtc_release)) fixed[nfixed++] = "--no-cache";
     if (split > 1) fixed[nfixed++] = split_opt;
     return hiprtc_build(arch, fixed, nfixed, job, bin, bin_size);
 }

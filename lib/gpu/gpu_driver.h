@@ -166,11 +166,15 @@ void *amp__gpu_dlopen_first(const char *const *names, char *why, size_t why_size
 /* Rewrite NVRTC's "name(12): error" locations as "name:12: error", the
  * form hipRTC and g++ use, in place (driver_cuda.c). */
 void amp__nvrtc_normalize_log(char *log, const char *name);
-/* The threads NVRTC 12.4+ may compile job in (--split-compile=N; 1: pass
- * nothing): AMP_GPU_COMPILE_JOBS or the CPUs this process may use, at most
- * 8, where the user's text and its headers name two kernels or more; else
- * 1. The machine code is the same either way. */
-int amp__nvrtc_split_jobs(const amp__compile_job *job);
+/* The threads NVRTC of release (major * 100 + minor) may compile job in
+ * (--split-compile=N; 1: pass nothing): from 12.4, AMP_GPU_COMPILE_JOBS or
+ * the CPUs this process may use, at most 8, where the user's text and its
+ * headers name two kernels or more; else 1. The machine code is the same
+ * either way (driver_cuda.c). */
+int amp__nvrtc_split_jobs(int release, const amp__compile_job *job);
+/* Whether NVRTC of release takes --no-cache (12.9 on), which keeps it out of
+ * the CUDA driver's compute cache. */
+bool amp__nvrtc_takes_no_cache(int release);
 
 /* hipRTC + comgr, usable with no GPU (driver_hip.c). */
 /* AMP_OK when comgr knows target (features included, e.g.

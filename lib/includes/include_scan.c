@@ -361,7 +361,6 @@ typedef struct amp__directive {
     int line;
 } amp__directive;
 
-
 /* Next #include directive (or __has_include probe) at or after *pos; false
  * at the end. Skips comments; a directive is '#' first on a line (after
  * blanks). */

@@ -43,7 +43,6 @@ void amp__dims(char *out, size_t n, const int32_t *v, int rank)
     }
 }
 
-
 void amp__build_label(const char *source_name, const char *source, size_t len, char *out, size_t n)
 {
     const char *name = source_name ? source_name : AMP__SOURCE_NAME;
