@@ -1,4 +1,4 @@
-/* test_internal.c — white-box tests of the core's pure parts, linked with the library's objects: the box algebra of coherence (subtract, add with merging, cover, overflow behaviour), the signature-record check (every field a prelude could not have produced), compile-log summaries, the #include rewrite for named-header compilers, the disk cache's size check, the CPU accelerator's launch-width search (on a made-up host's times), the storage lock under contention, the environment's whole-number rule, the slab pools' giving memory back, the CPU pool's blocks (each thread's own first, every index once), and what the CPU accelerator's split build accepts to compile in parts, and its loop transformation's parse with the library's part precompiled; which names bring the device library into a GPU build, and that leaving it out changes no machine code. */
+/* test_internal.c — white-box tests of the core's pure parts, linked with the library's objects: the box algebra of coherence (subtract, add with merging, cover, overflow behaviour), the signature-record check (every field a prelude could not have produced), compile-log summaries, the #include rewrite for named-header compilers, the disk cache's size check, the CPU accelerator's launch-width search (on a made-up host's times), the storage lock under contention, the environment's whole-number rule, the slab pools' giving memory back, the CPU pool's blocks (each thread's own first, every index once) and its deschedule check (a descheduled spinner stops its own thread's spinning, not the others'), and what the CPU accelerator's split build accepts to compile in parts, and its loop transformation's parse with the library's part precompiled; which names bring the device library into a GPU build, and that leaving it out changes no machine code. */
 #include "support.h"
 
 #include "core/internal.h"
@@ -1488,6 +1488,78 @@ Test(cpu_blocks, a_direct_launch_runs_in_blocks_on_a_spinning_pool) { pool_block
 /* A pool whose threads sleep keeps the shared counter (cpu_pool.c says
  * why): its chunks are not cut at the blocks' edges. */
 Test(cpu_blocks, a_direct_launch_on_a_sleeping_pool_takes_from_one_counter) { pool_blocks_case(0, false); }
+
+/* ------------------------------------- the CPU pool's deschedule check */
+
+/* The polls a spin of 1 ms took on this thread (own: a replay team
+ * member's) before it stopped. The clock is read every 64 polls, first at
+ * the 64th, where the spin's deadline is set: a spin stops there only if
+ * its thread's spinning is off; one that runs stops later, at its deadline
+ * or at a read that finds it was descheduled. */
+static unsigned spin_polls(bool own)
+{
+    amp__cpu_spin s = {.ns = 1000000, .own = own};
+    while (amp__cpu_spin_more(&s))
+        ;
+    return s.polls;
+}
+
+/* A spin of 1 s, asleep for 2 ms between two clock reads (descheduled, as
+ * the spin sees it): it stops at the read after the sleep. */
+static void descheduled_spin(bool own)
+{
+    amp__cpu_spin s = {.ns = 1000000000, .own = own};
+    for (int i = 0; i < 64; ++i) cr_assert(amp__cpu_spin_more(&s), "a spin of 1 s stopped at poll %d", i + 1);
+    usleep(2000);
+    int more = 0;
+    while (more < 64 && amp__cpu_spin_more(&s)) ++more;
+    cr_assert_eq(more, 63, "a spin asleep for 2 ms between two reads went %d polls on", more);
+}
+
+static void *fresh_thread_polls(void *polls)
+{
+    *(unsigned *)polls = spin_polls(false);
+    return NULL;
+}
+
+/* A member descheduled leaves its thread's spinning on. */
+static void *member_descheduled(void *polls)
+{
+    descheduled_spin(true);
+    *(unsigned *)polls = spin_polls(false);
+    return NULL;
+}
+
+static unsigned on_a_new_thread(void *(*fn)(void *))
+{
+    unsigned polls = 0;
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, fn, &polls), 0);
+    pthread_join(th, NULL);
+    return polls;
+}
+
+/* A spinner descheduled stops, and its thread spins no more for 50 ms,
+ * while the other threads spin on (cpu_pool.c's amp__cpu_spin_more: one
+ * thread's being descheduled now and then must not make every launch wake
+ * the whole pool through the kernel). A team member's spin (own) ends
+ * alike but leaves its thread's spinning on, and runs where its thread's
+ * is off. */
+Test(cpu_pool, a_descheduled_spinner_stops_its_own_thread_only, .timeout = 60)
+{
+    descheduled_spin(false);
+    unsigned p = spin_polls(false);
+    cr_assert_eq(p, 64, "the descheduled thread spun on (%u polls)", p);
+    p = on_a_new_thread(fresh_thread_polls);
+    cr_assert_gt(p, 64, "another thread's spin stopped at its first read: one thread stopped every thread's spinning");
+    p = spin_polls(true);
+    cr_assert_gt(p, 64, "a member's spin stopped at its first read where its thread's spinning is off");
+    usleep(60000);
+    p = spin_polls(false);
+    cr_assert_gt(p, 64, "the thread's spinning stayed off past 50 ms");
+    p = on_a_new_thread(member_descheduled);
+    cr_assert_gt(p, 64, "a member's being descheduled stopped its thread's spinning");
+}
 
 /* ------------------------------------------ the device library's names */
 

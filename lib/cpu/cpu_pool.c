@@ -54,7 +54,6 @@ static struct {
     int sleepers; /* pool threads waiting on `work` */
     int spinners; /* pool threads polling `published` */
     uint64_t spin_ns; /* how long they poll (AMP_CPU_SPIN_US), 0: never; set before the threads start */
-    _Atomic uint64_t spin_off_until; /* amp__now_ns() before which nobody spins (amp__cpu_spin_more) */
     int nthreads;  /* threads a job may use: the pool's and the launching one */
     int started;   /* pool threads running */
     /* amp__cpu_fork_generation + 1 once started in this process (threads
@@ -73,19 +72,30 @@ static struct {
  * machines), and first then: a wait that ends within them reads no clock
  * at all.
  * A spinner that finds more than AMP__CPU_SPIN_PREEMPTED_NS between two
- * reads was descheduled: the cores are wanted by other threads (other
- * processes, or more threads than cores), and a spinner delays them, the
- * threads of its own launch included. Then no thread of the pool spins for
- * AMP__CPU_SPIN_OFF_NS (pool.spin_off_until): they sleep at once, as with
- * AMP_CPU_SPIN_US=0.
+ * reads was descheduled: its core is wanted by another thread (another
+ * process's, or one of more threads than cores), and a spinner delays it,
+ * a thread of its own launch perhaps. Then that thread does not spin for
+ * AMP__CPU_SPIN_OFF_NS (amp__cpu_spin_off_until, its own): it sleeps at
+ * once, as with AMP_CPU_SPIN_US=0, and a launch wakes it through the
+ * kernel. The others spin on. Where the cores are oversubscribed every
+ * spinner is descheduled soon and all of them stop; where one is now and
+ * then (a daemon, the hypervisor: on the 16-core host of the H200 machine
+ * 6 to 9 times in a 40 s BabelStream run), one thread pays a wake-up for
+ * 50 ms, where stopping the whole pool made every launch of those 50 ms
+ * wake the pool's threads through the kernel (TeaLeaf's CG on 1000^2 cells
+ * through direct launches 7% faster, four runs each way:
+ * bench/results/2026-12-01-h200-host-cpu-spin-off-per-thread.md).
  * A replay team's member (own) is a spinner apart: descheduled, it leaves
- * the team, and only it; and the pool's spinning being off does not end
- * its wait. On a host shared with other work a spinner is descheduled
- * often, and a member's being so must not turn spinning off for the
- * whole pool, which would empty its team for most of a replay. */
+ * the team, and only it, and its thread's spinning stays on; a thread's
+ * spinning being off does not end its wait as a member either. On a host
+ * shared with other work a spinner is descheduled often, and teams left
+ * empty for most of a replay when a member's being so stopped spinning. */
 enum { AMP__CPU_SPIN_POLLS = 64 };
 #define AMP__CPU_SPIN_PREEMPTED_NS 50000u
 #define AMP__CPU_SPIN_OFF_NS 50000000u
+
+/* amp__now_ns() before which the calling thread does not spin. */
+static _Thread_local uint64_t amp__cpu_spin_off_until;
 
 bool amp__cpu_spin_more(amp__cpu_spin *s)
 {
@@ -95,13 +105,11 @@ bool amp__cpu_spin_more(amp__cpu_spin *s)
     if (!s->deadline) {
         s->deadline = now + s->ns;
     } else if (now - s->last > AMP__CPU_SPIN_PREEMPTED_NS) {
-        if (!s->own)
-            atomic_store_explicit(&amp__cpu_pool.spin_off_until, now + AMP__CPU_SPIN_OFF_NS, memory_order_relaxed);
+        if (!s->own) amp__cpu_spin_off_until = now + AMP__CPU_SPIN_OFF_NS;
         return false;
     }
     s->last = now;
-    return now < s->deadline &&
-           (s->own || now >= atomic_load_explicit(&amp__cpu_pool.spin_off_until, memory_order_relaxed));
+    return now < s->deadline && (s->own || now >= amp__cpu_spin_off_until);
 }
 
 /* mu for a pool thread that spun: the spinners that saw a publish all want
