@@ -83,7 +83,7 @@ static struct {
  * 6 to 9 times in a 40 s BabelStream run), one thread pays a wake-up for
  * 50 ms, where stopping the whole pool made every launch of those 50 ms
  * wake the pool's threads through the kernel (TeaLeaf's CG on 1000^2 cells
- * through direct launches in 0.93 of the time, four runs each way:
+ * through direct launches in 0.94 of the time, seven pairs of runs:
  * bench/results/2026-12-01-h200-host-cpu-spin-off-per-thread.md).
  * A replay team's member (own) is a spinner apart: descheduled, it leaves
  * the team, and only it, and its thread's spinning stays on; a thread's
