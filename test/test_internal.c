@@ -1505,38 +1505,47 @@ static unsigned spin_polls(bool own)
 }
 
 /* A spin of 1 s, asleep for 2 ms between two clock reads (descheduled, as
- * the spin sees it): it stops at the read after the sleep. */
-static void descheduled_spin(bool own)
+ * the spin sees it): how many polls it went on after the sleep (63: it
+ * stopped at the next read), or -1 if it stopped before the sleep. No
+ * assertion here: it also runs on a thread of its own. */
+static int descheduled_spin(bool own)
 {
     amp__cpu_spin s = {.ns = 1000000000, .own = own};
-    for (int i = 0; i < 64; ++i) cr_assert(amp__cpu_spin_more(&s), "a spin of 1 s stopped at poll %d", i + 1);
+    for (int i = 0; i < 64; ++i)
+        if (!amp__cpu_spin_more(&s)) return -1;
     usleep(2000);
     int more = 0;
     while (more < 64 && amp__cpu_spin_more(&s)) ++more;
-    cr_assert_eq(more, 63, "a spin asleep for 2 ms between two reads went %d polls on", more);
+    return more;
 }
 
-static void *fresh_thread_polls(void *polls)
+typedef struct spin_report {
+    int more;       /* descheduled_spin's answer */
+    unsigned polls; /* spin_polls' */
+} spin_report;
+
+static void *fresh_thread_polls(void *out)
 {
-    *(unsigned *)polls = spin_polls(false);
+    ((spin_report *)out)->polls = spin_polls(false);
     return NULL;
 }
 
 /* A member descheduled leaves its thread's spinning on. */
-static void *member_descheduled(void *polls)
+static void *member_descheduled(void *out)
 {
-    descheduled_spin(true);
-    *(unsigned *)polls = spin_polls(false);
+    spin_report *r = out;
+    r->more = descheduled_spin(true);
+    r->polls = spin_polls(false);
     return NULL;
 }
 
-static unsigned on_a_new_thread(void *(*fn)(void *))
+static spin_report on_a_new_thread(void *(*fn)(void *))
 {
-    unsigned polls = 0;
+    spin_report r = {-2, 0};
     pthread_t th;
-    cr_assert_eq(pthread_create(&th, NULL, fn, &polls), 0);
+    cr_assert_eq(pthread_create(&th, NULL, fn, &r), 0);
     pthread_join(th, NULL);
-    return polls;
+    return r;
 }
 
 /* A spinner descheduled stops, and its thread spins no more for 50 ms,
@@ -1547,18 +1556,20 @@ static unsigned on_a_new_thread(void *(*fn)(void *))
  * is off. */
 Test(cpu_pool, a_descheduled_spinner_stops_its_own_thread_only, .timeout = 60)
 {
-    descheduled_spin(false);
+    int more = descheduled_spin(false);
+    cr_assert_eq(more, 63, "a spin of 1 s asleep for 2 ms between two reads went %d polls on (-1: ended before)", more);
     unsigned p = spin_polls(false);
     cr_assert_eq(p, 64, "the descheduled thread spun on (%u polls)", p);
-    p = on_a_new_thread(fresh_thread_polls);
-    cr_assert_gt(p, 64, "another thread's spin stopped at its first read: one thread stopped every thread's spinning");
+    spin_report r = on_a_new_thread(fresh_thread_polls);
+    cr_assert_gt(r.polls, 64, "another thread's spin stopped at its first read: one thread stopped every thread's spinning");
     p = spin_polls(true);
     cr_assert_gt(p, 64, "a member's spin stopped at its first read where its thread's spinning is off");
     usleep(60000);
     p = spin_polls(false);
     cr_assert_gt(p, 64, "the thread's spinning stayed off past 50 ms");
-    p = on_a_new_thread(member_descheduled);
-    cr_assert_gt(p, 64, "a member's being descheduled stopped its thread's spinning");
+    r = on_a_new_thread(member_descheduled);
+    cr_assert_eq(r.more, 63, "a member's spin asleep for 2 ms went %d polls on (-1: ended before)", r.more);
+    cr_assert_gt(r.polls, 64, "a member's being descheduled stopped its thread's spinning");
 }
 
 /* ------------------------------------------ the device library's names */
