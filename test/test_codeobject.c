@@ -452,7 +452,14 @@ static int same_text_sections(const void *a, size_t na, const void *b, size_t nb
  * order), 0 where none loads. */
 static int nvrtc_version_here(void)
 {
-    static const char *const names[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2", "libnvrtc.so", NULL};
+    static const char *const names[] = {"libnvrtc.so.13",
+                                        "libnvrtc.so.12",
+                                        "libnvrtc.so.11.2",
+                                        "libnvrtc.so",
+                                        "/usr/local/cuda/lib64/libnvrtc.so",
+                                        "/usr/local/cuda/targets/x86_64-linux/lib/libnvrtc.so",
+                                        "/usr/local/cuda/targets/sbsa-linux/lib/libnvrtc.so",
+                                        NULL};
     for (int i = 0; names[i]; ++i) {
         void *lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
         if (!lib) continue;

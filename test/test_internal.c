@@ -1556,9 +1556,20 @@ static spin_report on_a_new_thread(void *(*fn)(void *))
  * is off. */
 Test(cpu_pool, a_descheduled_spinner_stops_its_own_thread_only, .timeout = 60)
 {
-    int more = descheduled_spin(false);
-    cr_assert_eq(more, 63, "a spin of 1 s asleep for 2 ms between two reads went %d polls on (-1: ended before)", more);
-    unsigned p = spin_polls(false);
+    /* The next spin's first read must come within the 50 ms: where the
+     * machine held this thread off for 40 ms between the two, again. */
+    unsigned p = 0;
+    uint64_t took = UINT64_MAX;
+    for (int tries = 0; tries < 5 && took >= 40000000u; ++tries) {
+        if (tries) usleep(60000); /* out of any window the slow try's spin left */
+        uint64_t t0 = amp__now_ns();
+        int more = descheduled_spin(false);
+        p = spin_polls(false);
+        took = amp__now_ns() - t0;
+        cr_assert_eq(more, 63, "a spin of 1 s asleep for 2 ms between two reads went %d polls on (-1: ended before)",
+                     more);
+    }
+    if (took >= 40000000u) cr_skip_test("this thread was held off for 40 ms or more in each of five tries");
     cr_assert_eq(p, 64, "the descheduled thread spun on (%u polls)", p);
     spin_report r = on_a_new_thread(fresh_thread_polls);
     cr_assert_gt(r.polls, 64, "another thread's spin stopped at its first read: one thread stopped every thread's spinning");
@@ -1668,7 +1679,7 @@ Test(internal, kernel_macro_count_counts_whole_tokens)
     cr_assert_eq(amp__kernel_macro_count(text, strlen(text), 3), 3);
     cr_assert_eq(amp__kernel_macro_count(text, 10, 100), 1);
     cr_assert_eq(amp__kernel_macro_count(text, 9, 100), 0, "a token cut by the length is not the name");
-    cr_assert_eq(amp__kernel_macro_count(text + 1, 9, 100), 0, "nor is its tail");
+    cr_assert_eq(amp__kernel_macro_count(text + 1, 9, 100), 0, "a shorter run of the name's letters is not the name");
     cr_assert_eq(amp__kernel_macro_count("", 0, 100), 0);
 
     size_t len = 0;

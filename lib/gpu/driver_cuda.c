@@ -275,7 +275,7 @@ bool amp__nvrtc_takes_no_cache(int release) { return release >= 1209; }
  * four names make 14 kernels). */
 int amp__nvrtc_split_jobs(int release, const amp__compile_job *job)
 {
-    if (release < 1204) return 1;
+    if (release < 1204 || !job->source) return 1; /* no source: the compile's own check reports it */
     const char *user = job->source + amp__unit_library_end(job->source);
     int kernels = amp__kernel_macro_count(user, strlen(user), 2);
     for (size_t i = 0; i < job->nheaders && kernels < 2; ++i)

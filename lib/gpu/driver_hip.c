@@ -257,8 +257,10 @@ const char *amp__hiprtc_version(const char **why)
  * NVIDIA platform the log is NVRTC's, its locations rewritten to hipRTC's
  * form. Caller has checked that rtc_ok and that the options name no
  * target. */
+/* option_refused (may be NULL): set where hipRTC refused an option
+ * (HIPRTC_ERROR_INVALID_OPTION). */
 static amp_status hiprtc_build(const char *target, const char *const *fixed, size_t nfixed,
-                               const amp__compile_job *job, void **bin, size_t *bin_size)
+                               const amp__compile_job *job, void **bin, size_t *bin_size, bool *option_refused)
 {
     amp_status st = AMP_OK;
     const char *source_name = job->source_name ? job->source_name : "kernel.hip";
@@ -295,6 +297,8 @@ static amp_status hiprtc_build(const char *target, const char *const *fixed, siz
     }
     if (log && on_nvidia) amp__nvrtc_normalize_log(log, source_name);
     if (crc != 0) {
+        enum { HIPRTC_INVALID_OPTION = 5 };
+        if (option_refused) *option_refused = crc == HIPRTC_INVALID_OPTION;
         st = amp__fail(AMP_ERROR_COMPILE, "hipRTC failed to compile %s for %s (%s):\n%s", source_name, target,
                        R.hiprtcGetErrorString(crc), log ? log : "(no log)");
         goto fail;
@@ -363,7 +367,7 @@ amp_status amp__hiprtc_compile(const char *target, const amp__compile_job *job, 
     if ((st = refuse_target_options(job->options, target_words)) != AMP_OK) return st;
     snprintf(arch_opt, sizeof arch_opt, "--offload-arch=%s", target);
     const char *fixed[] = {arch_opt, "-std=c++17", "-O3"};
-    return hiprtc_build(target, fixed, 3, job, bin, bin_size);
+    return hiprtc_build(target, fixed, 3, job, bin, bin_size, NULL);
 }
 
 /* HIP on NVIDIA: hipRTC is NVRTC, which takes a virtual architecture
@@ -395,7 +399,13 @@ static amp_status hiprtc_compile_nvidia(const char *arch, const amp__compile_job
     snprintf(split_opt, sizeof split_opt, "--split-compile=%d", split);
     if (amp__nvrtc_takes_no_cache(rtc_release)) fixed[nfixed++] = "--no-cache";
     if (split > 1) fixed[nfixed++] = split_opt;
-    return hiprtc_build(arch, fixed, nfixed, job, bin, bin_size);
+    bool refused = false;
+    st = hiprtc_build(arch, fixed, nfixed, job, bin, bin_size, split > 1 ? &refused : NULL);
+    /* An option refused: perhaps --split-compile (an NVRTC that lacks it, or
+     * the user's own options clashing with it), so once more without it, as
+     * the CUDA driver retries (driver_cuda.c, minimal_may_explain). */
+    if (st != AMP_OK && refused) st = hiprtc_build(arch, fixed, nfixed - 1, job, bin, bin_size, NULL);
+    return st;
 }
 
 /* ------------------------------------------------------ runtime table */
