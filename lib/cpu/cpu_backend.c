@@ -5,7 +5,6 @@
 #include <link.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,23 +24,12 @@ static pthread_once_t amp__cpu_once = PTHREAD_ONCE_INIT;
 
 /* ------------------------------------------------------------- settings */
 
-static int amp__cpu_default_threads(void)
-{
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0) {
-        int n = CPU_COUNT(&set);
-        if (n > 0) return n;
-    }
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (int)n : 1;
-}
-
 static void amp__cpu_init(void)
 {
     amp__cpu_device *d = &amp__cpu_dev;
     /* Invalid settings fall back to the defaults rather than failing:
      * enumeration cannot fail. */
-    unsigned online = (unsigned)amp__cpu_default_threads();
+    unsigned online = (unsigned)amp__usable_cpus();
     if (online > AMP__CPU_MAX_THREADS) online = AMP__CPU_MAX_THREADS;
     d->nthreads = (int)amp__env_count("AMP_CPU_THREADS", online, AMP__CPU_MAX_THREADS);
     d->stack_size = (size_t)amp__env_size("AMP_CPU_STACK_SIZE", AMP__CPU_DEFAULT_STACK, 16 * 1024, 1ULL << 30);

@@ -97,7 +97,8 @@
     X(HIP_HOST_REGISTER_PORTABLE, 0x1, hipHostRegisterPortable)                         \
     X(HIP_HOST_REGISTER_MAPPED, 0x2, hipHostRegisterMapped)                             \
     X(HIP_POINTER_ATTRIBUTE_IS_MANAGED, 8, HIP_POINTER_ATTRIBUTE_IS_MANAGED)            \
-    X(HIPRTC_SUCCESS, 0, HIPRTC_SUCCESS)
+    X(HIPRTC_SUCCESS, 0, HIPRTC_SUCCESS)                                                \
+    X(HIPRTC_ERROR_INVALID_OPTION, 5, HIPRTC_ERROR_INVALID_OPTION)
 /* Handle values the headers define as pointer casts (no constant
  * expression: compared at run time). */
 #define HIP_ABI_HANDLE_CONSTANTS(X) X(HIP_STREAM_PER_THREAD, 2, hipStreamPerThread)
