@@ -1924,3 +1924,135 @@ static void width_case(const char *learn)
 
 Test(cpu, direct_launches_on_learned_widths_give_the_same_bits, .timeout = 120) { width_case("1"); }
 Test(cpu, direct_launches_on_every_thread_give_the_same_bits, .timeout = 120) { width_case("0"); }
+
+/* ------------------------------------------------ streaming stores */
+
+/* Which launches stream a kernel's declared views (amp__cpu_launch.stream,
+ * decided in cpu_run.c), told apart by a kernel that breaks its promise on
+ * purpose: it reads its streamed element before writing it. Its plain
+ * stores read the memory's value (-7 everywhere); streamed, the read sees
+ * the thread's buffer instead, which never holds -7 (it starts zeroed and
+ * holds only values streamed kernels wrote). The written elements are
+ * right either way. test_launch's streaming tests check the results. */
+static const char stream_probe_kernels[] =
+    "AMP_KERNEL_STREAMING_STORES(st_probe, 0)\n"
+    "AMP_KERNEL(st_probe, amp::index<1> i, amp::array_view<int, 1> out, amp::array_view<int, 1> echo,\n"
+    "           amp::array_view<const int, 1> other)\n"
+    "{ echo[i] = out[i]; out[i] = i[0] + 1000 + other[0] * 0; }\n";
+
+/* Launches st_probe over the first n elements of out and echo (the same
+ * two arrays every time: the memory the launches cover is theirs; other
+ * is a one-element array, or out's first element) and returns how many
+ * work-items saw -7. */
+enum { PROBE_MAX = 100000 };
+static int probe_out[PROBE_MAX], probe_echo[PROBE_MAX], probe_other[1];
+static int stream_probe(amp_program *p, int n, bool other_is_out)
+{
+    int *out = probe_out, *echo = probe_echo;
+    for (int i = 0; i < n; ++i) out[i] = echo[i] = -7;
+    amp_array_view *vo = test_view(out, sizeof *out, amp_extent_1d(n), AMP_READ_WRITE);
+    amp_array_view *ve = test_view(echo, sizeof *echo, amp_extent_1d(n), AMP_WRITE_ONLY);
+    amp_array_view *vx = other_is_out ? NULL : test_view(probe_other, sizeof(int), amp_extent_1d(1), AMP_READ_ONLY);
+    if (other_is_out) ASSERT_OK(amp_array_view_section(vo, amp_index_1d(0), amp_extent_1d(1), &vx));
+    amp_arg a[] = {amp_arg_view(vo), amp_arg_view(ve), amp_arg_view(vx)};
+    ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(n), test_kernel(p, "st_probe"), a, 3));
+    ASSERT_OK(amp_array_view_synchronize(vo));
+    ASSERT_OK(amp_array_view_synchronize(ve));
+    int plain = 0;
+    for (int i = 0; i < n; ++i) {
+        cr_assert_eq(out[i], i + 1000, "out[%d] is %d, want %d", i, out[i], i + 1000);
+        plain += echo[i] == -7;
+    }
+    ASSERT_OK(amp_array_view_destroy(vx));
+    ASSERT_OK(amp_array_view_destroy(vo));
+    ASSERT_OK(amp_array_view_destroy(ve));
+    return plain;
+}
+
+static amp_program *stream_probe_build(void)
+{
+    setenv("AMP_CPU_THREADS", "2", 1);
+    return test_build(cpu_acc(), stream_probe_kernels);
+}
+
+#if defined(__x86_64__)
+/* Over the threshold (0 here), the declared view is streamed: no
+ * work-item's read reached memory; the kernel's info names the parameter. */
+Test(cpu, streaming_stores_run_over_the_threshold)
+{
+    setenv("AMP_CPU_STREAM_MIN", "0", 1);
+    amp_program *p = stream_probe_build();
+    amp_kernel_info ki;
+    ASSERT_OK(amp_kernel_get_info(test_kernel(p, "st_probe"), &ki));
+    cr_assert(strstr(ki.execution, "streaming stores to parameter 0"), "%s", ki.execution);
+    cr_assert_eq(stream_probe(p, 100000, false), 0, "a launch over the threshold was not streamed");
+    cr_assert_eq(stream_probe(p, 77, false), 0, "a small launch over a threshold of 0 was not streamed");
+    /* A view of the launch sharing out's memory: no restrict path, no streaming. */
+    cr_assert_eq(stream_probe(p, 5000, true), 5000, "a launch whose views overlap was streamed");
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+/* The threshold: launches stream once the memory that this thread's last
+ * 8 launches of streamed kernels covered, their own included, reaches
+ * AMP_CPU_STREAM_MIN bytes: st_probe's views over n elements cover 8n + 4
+ * bytes (out, echo, the one-element other), so 9999 elements stay under
+ * 80000 and 10000 reach it; a small launch right after that still streams
+ * (the launches' set is what does not fit), until 8 launches over other
+ * memory have aged the large spans out. */
+Test(cpu, streaming_stores_follow_the_threshold)
+{
+    setenv("AMP_CPU_STREAM_MIN", "80000", 1);
+    amp_program *p = stream_probe_build();
+    amp_kernel_info ki;
+    ASSERT_OK(amp_kernel_get_info(test_kernel(p, "st_probe"), &ki));
+    cr_assert(strstr(ki.execution, "streaming stores to parameter 0 where recent launches' views cover 80000 bytes or more"),
+              "%s", ki.execution);
+    cr_assert_eq(stream_probe(p, 9999, false), 9999, "launches over 79996 bytes were streamed");
+    cr_assert_eq(stream_probe(p, 10000, false), 0, "launches over 80004 bytes were not streamed");
+    cr_assert_eq(stream_probe(p, 100, false), 0, "a small launch after large ones was not streamed");
+    static int small[8][2][8];
+    for (int r = 0; r < 8; ++r) {
+        amp_array_view *vo = test_view(small[r][0], sizeof(int), amp_extent_1d(8), AMP_READ_WRITE);
+        amp_array_view *ve = test_view(small[r][1], sizeof(int), amp_extent_1d(8), AMP_WRITE_ONLY);
+        amp_array_view *vx = test_view(probe_other, sizeof(int), amp_extent_1d(1), AMP_READ_ONLY);
+        amp_arg a[] = {amp_arg_view(vo), amp_arg_view(ve), amp_arg_view(vx)};
+        ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(8), test_kernel(p, "st_probe"), a, 3));
+        ASSERT_OK(amp_array_view_destroy(vo));
+        ASSERT_OK(amp_array_view_destroy(ve));
+        ASSERT_OK(amp_array_view_destroy(vx));
+    }
+    cr_assert_eq(stream_probe(p, 100, false), 100, "a small launch after the large ones aged out was streamed");
+    ASSERT_OK(amp_program_destroy(p));
+}
+#endif
+
+/* Off: AMP_CPU_STREAM_STORES=0, or the restrict path off (AMP_CPU_RESTRICT=0),
+ * or a launch under the default threshold (the last-level cache). */
+Test(cpu, streaming_stores_off_by_setting)
+{
+    setenv("AMP_CPU_STREAM_MIN", "0", 1);
+    setenv("AMP_CPU_STREAM_STORES", "0", 1);
+    amp_program *p = stream_probe_build();
+    amp_kernel_info ki;
+    ASSERT_OK(amp_kernel_get_info(test_kernel(p, "st_probe"), &ki));
+    cr_assert(strstr(ki.execution, "streaming stores off (AMP_CPU_STREAM_STORES) for parameter 0"), "%s",
+              ki.execution);
+    cr_assert_eq(stream_probe(p, 100000, false), 100000, "streamed with AMP_CPU_STREAM_STORES=0");
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+Test(cpu, streaming_stores_need_the_restrict_path)
+{
+    setenv("AMP_CPU_STREAM_MIN", "0", 1);
+    setenv("AMP_CPU_RESTRICT", "0", 1);
+    amp_program *p = stream_probe_build();
+    cr_assert_eq(stream_probe(p, 100000, false), 100000, "streamed with AMP_CPU_RESTRICT=0");
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+Test(cpu, streaming_stores_not_under_the_cache_size)
+{
+    amp_program *p = stream_probe_build();
+    cr_assert_eq(stream_probe(p, 1000, false), 1000, "a 12 KB launch was streamed under the default threshold");
+    ASSERT_OK(amp_program_destroy(p));
+}

@@ -1698,3 +1698,62 @@ Test(internal, kernel_macro_count_counts_whole_tokens)
     free(unit);
     cr_assert_eq(amp__unit_library_end("AMP_KERNEL(k)"), 0, "a text without the prelude starts at 0");
 }
+
+/* The last-level cache the CPU accelerator's streaming-store threshold
+ * defaults to (lib/base/cpus.c), read from a made-up sysfs tree: each CPU's
+ * highest-level data or unified cache (instruction caches and lower levels
+ * ignored), one cache counted once however many CPUs share it, caches of
+ * other CPU sets each counted; a CPU without cache files adds nothing. */
+static void fake_cache(const char *root, int cpu, int index, const char *type, int level, const char *size,
+                       const char *shared)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/cpu%d", root, cpu);
+    mkdir(path, 0700);
+    snprintf(path, sizeof path, "%s/cpu%d/cache", root, cpu);
+    mkdir(path, 0700);
+    snprintf(path, sizeof path, "%s/cpu%d/cache/index%d", root, cpu, index);
+    cr_assert(mkdir(path, 0700) == 0 || errno == EEXIST);
+    const char *names[] = {"type", "level", "size", "shared_cpu_list"};
+    char lvl[16];
+    snprintf(lvl, sizeof lvl, "%d", level);
+    const char *values[] = {type, lvl, size, shared};
+    for (int k = 0; k < 4; ++k) {
+        char file[PATH_MAX + 32];
+        snprintf(file, sizeof file, "%s/%s", path, names[k]);
+        FILE *f = fopen(file, "w");
+        cr_assert_not_null(f, "%s", file);
+        fprintf(f, "%s\n", values[k]);
+        fclose(f);
+    }
+}
+
+Test(cpu_blocks, last_level_cache_counts_each_cache_once)
+{
+    char root[] = "/tmp/hipamp-llc-XXXXXX";
+    cr_assert_not_null(mkdtemp(root));
+    /* CPUs 0 and 1 share a 32 MiB L3; CPU 2 has a 16 MiB one of its own
+     * (and a larger L2, which a higher level beats); CPU 3 has L1 and L2
+     * only; CPU 4 nothing. */
+    for (int cpu = 0; cpu < 4; ++cpu) {
+        fake_cache(root, cpu, 0, "Data", 1, "48K", "x");
+        fake_cache(root, cpu, 1, "Instruction", 1, "32K", "x");
+        fake_cache(root, cpu, 2, "Unified", 2, cpu == 2 ? "65536K" : "1024K", "y");
+    }
+    fake_cache(root, 0, 3, "Unified", 3, "32768K", "0-1");
+    fake_cache(root, 1, 3, "Unified", 3, "32768K", "0-1");
+    fake_cache(root, 2, 3, "Unified", 3, "16M", "2");
+    const int all[] = {0, 1, 2, 3, 4}, pair[] = {0, 1}, one[] = {1}, l2only[] = {3}, none[] = {4};
+    /* CPU 3's L2 ("y", 1 MiB) is the only cache named "y" at its level. */
+    cr_assert_eq(amp__llc_bytes_in(root, all, 5), (48ull << 20) + (1ull << 20));
+    cr_assert_eq(amp__llc_bytes_in(root, pair, 2), 32ull << 20);
+    cr_assert_eq(amp__llc_bytes_in(root, one, 1), 32ull << 20);
+    cr_assert_eq(amp__llc_bytes_in(root, l2only, 1), 1ull << 20);
+    cr_assert_eq(amp__llc_bytes_in(root, none, 1), 0);
+    char missing[PATH_MAX];
+    snprintf(missing, sizeof missing, "%s/none", root);
+    cr_assert_eq(amp__llc_bytes_in(missing, all, 5), 0);
+    char cmd[PATH_MAX + 16];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    cr_assert_eq(system(cmd), 0);
+}

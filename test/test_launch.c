@@ -1137,3 +1137,116 @@ ACCEL_TEST(launch, block_size_edge_past_int_max)
     ASSERT_OK(amp_array_view_destroy(v));
     ASSERT_OK(amp_program_destroy(p));
 }
+
+/* ------------------------------------------------ streaming stores */
+
+/* AMP_KERNEL_STREAMING_STORES: kernels that promise to write their own
+ * element of some views and read none of them give the same results as
+ * without the promise, on every accelerator; on the CPU accelerator
+ * (AMP_CPU_STREAM_MIN=0 here: every launch streams) through its buffer
+ * and streaming stores, which must write exactly the views' elements:
+ * destinations at every alignment, extents that end mid-line and mid-block,
+ * and a section of a wider rank-2 array, whose other elements stay as they
+ * were. (test_cpu's streaming tests check that the streamed path ran.) */
+static const char stream_kernels[] =
+    "AMP_KERNEL_STREAMING_STORES(st_two, 0, 2)\n"
+    "AMP_KERNEL(st_two, amp::index<1> i, amp::array_view<float, 1> a, amp::array_view<const float, 1> b,\n"
+    "           amp::array_view<double, 1> c, int k)\n"
+    "{ a[i] = 2.0f * b[i] + (float)k; c[i] = 3.0 * (double)b[i] + (double)i[0]; }\n"
+    "AMP_KERNEL_STREAMING_STORES(st_rows, 1)\n"
+    "AMP_KERNEL(st_rows, amp::index<2> i, amp::array_view<const int, 2> in, amp::array_view<int, 2> out)\n"
+    "{ out[i] = in[i] * 3 + i[1]; }\n";
+
+static void stream_everything(void)
+{
+    setenv("AMP_CPU_STREAM_MIN", "0", 1);
+    setenv("AMP_CPU_THREADS", "3", 1);
+}
+
+ACCEL_TEST(launch, streaming_stores_write_exactly_the_views, .init = stream_everything)
+{
+    amp_program *p = test_build(acc, stream_kernels);
+    static const int sizes[] = {1, 5, 15, 16, 17, 63, 64, 65, 1000, 4099, 70001};
+    enum { GUARD = 9 };
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; ++s) {
+        for (int off = 0; off < 4; ++off) {
+            const int n = sizes[s], k = 5 + off;
+            float *a = test_xmalloc((size_t)(n + GUARD) * sizeof *a), *b = test_xmalloc((size_t)n * sizeof *b);
+            double *c = test_xmalloc((size_t)(n + GUARD) * sizeof *c);
+            for (int i = 0; i < n + GUARD; ++i) {
+                a[i] = -1.0f;
+                c[i] = -2.0;
+            }
+            for (int i = 0; i < n; ++i) b[i] = (float)(i % 1000);
+            amp_array_view *va = test_view(a + off, sizeof *a, amp_extent_1d(n), AMP_WRITE_ONLY);
+            amp_array_view *vb = test_view(b, sizeof *b, amp_extent_1d(n), AMP_READ_ONLY);
+            amp_array_view *vc = test_view(c + off, sizeof *c, amp_extent_1d(n), AMP_WRITE_ONLY);
+            amp_arg args[] = {amp_arg_view(va), amp_arg_view(vb), amp_arg_view(vc), amp_arg_int32(k)};
+            ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(n), test_kernel(p, "st_two"), args, 4));
+            ASSERT_OK(amp_array_view_synchronize(va));
+            ASSERT_OK(amp_array_view_synchronize(vc));
+            for (int i = 0; i < n + GUARD; ++i) {
+                const bool in = i >= off && i < off + n;
+                const float wa = in ? 2.0f * b[i - off] + (float)k : -1.0f;
+                const double wc = in ? 3.0 * (double)b[i - off] + (double)(i - off) : -2.0;
+                cr_assert_eq(a[i], wa, "n %d, offset %d: a[%d] is %g, want %g", n, off, i, a[i], wa);
+                cr_assert_eq(c[i], wc, "n %d, offset %d: c[%d] is %g, want %g", n, off, i, c[i], wc);
+            }
+            ASSERT_OK(amp_array_view_destroy(va));
+            ASSERT_OK(amp_array_view_destroy(vb));
+            ASSERT_OK(amp_array_view_destroy(vc));
+            free(a);
+            free(b);
+            free(c);
+        }
+    }
+    /* out: rows 1..R-2, columns 3..3+C-1 of an R x (C + 7) array. */
+    enum { R = 41, C = 1031, W = C + 7 };
+    int *in = test_xmalloc((size_t)(R - 2) * C * sizeof *in), *out = test_xmalloc((size_t)R * W * sizeof *out);
+    for (int i = 0; i < (R - 2) * C; ++i) in[i] = i % 777;
+    for (int i = 0; i < R * W; ++i) out[i] = POISON_I32;
+    amp_array_view *vin = test_view(in, sizeof *in, amp_extent_2d(R - 2, C), AMP_READ_ONLY);
+    amp_array_view *vall = test_view(out, sizeof *out, amp_extent_2d(R, W), AMP_READ_WRITE);
+    amp_array_view *vout = NULL;
+    ASSERT_OK(amp_array_view_section(vall, amp_index_2d(1, 3), amp_extent_2d(R - 2, C), &vout));
+    amp_arg args[] = {amp_arg_view(vin), amp_arg_view(vout)};
+    ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_2d(R - 2, C), test_kernel(p, "st_rows"), args, 2));
+    ASSERT_OK(amp_array_view_synchronize(vall));
+    for (int r = 0; r < R; ++r)
+        for (int x = 0; x < W; ++x) {
+            const bool inside = r >= 1 && r < R - 1 && x >= 3 && x < 3 + C;
+            const int want = inside ? in[(r - 1) * C + (x - 3)] * 3 + (x - 3) : POISON_I32;
+            cr_assert_eq(out[r * W + x], want, "out(%d, %d) is %d, want %d", r, x, out[r * W + x], want);
+        }
+    ASSERT_OK(amp_array_view_destroy(vout));
+    ASSERT_OK(amp_array_view_destroy(vall));
+    ASSERT_OK(amp_array_view_destroy(vin));
+    free(in);
+    free(out);
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+/* AMP_KERNEL_STREAMING_STORES is refused at compile time, with a message
+ * naming it, on a tiled kernel, past the kernel's parameters, outside
+ * 0..31, and on a parameter that is not a writable view or array of the
+ * kernel's rank. */
+ACCEL_TEST(launch, streaming_stores_macro_checked)
+{
+    static const char *bad[] = {
+        "AMP_KERNEL_STREAMING_STORES(t, 0)\n"
+        "AMP_TILED_KERNEL(t, amp::tiled_index<64> t_, amp::array_view<int, 1> v) { v[t_.global] = 1; }\n",
+        "AMP_KERNEL_STREAMING_STORES(s, 1)\nAMP_KERNEL(s, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = 1; }\n",
+        "AMP_KERNEL_STREAMING_STORES(s, 40)\nAMP_KERNEL(s, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = 1; }\n",
+        "AMP_KERNEL_STREAMING_STORES(s, -1)\nAMP_KERNEL(s, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = 1; }\n",
+        "AMP_KERNEL_STREAMING_STORES(s, 1)\n"
+        "AMP_KERNEL(s, amp::index<1> i, amp::array_view<int, 1> v, amp::array_view<const int, 1> w) { v[i] = w[i]; }\n",
+        "AMP_KERNEL_STREAMING_STORES(s, 1)\nAMP_KERNEL(s, amp::index<1> i, amp::array_view<int, 1> v, int x) { v[i] = x; }\n",
+        "AMP_KERNEL_STREAMING_STORES(s, 0)\n"
+        "AMP_KERNEL(s, amp::index<2> i, amp::array_view<int, 1> v) { v[i[1]] = 1; }\n",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+        amp_program *p = NULL;
+        ASSERT_STATUS(amp_program_build(acc, bad[i], NULL, &p), AMP_ERROR_COMPILE);
+        cr_assert(strstr(amp_last_error(), "AMP_KERNEL_STREAMING_STORES"), "source %zu: %s", i, amp_last_error());
+    }
+}

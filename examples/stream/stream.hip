@@ -30,6 +30,14 @@ typedef STREAM_T stream_t;
     AMP_KERNEL(name, amp::index<1> i, STREAM_PARAMS_##params(1)) { name##_body(i, __VA_ARGS__); } \
     AMP_KERNEL(name##_2d, amp::index<2> i, STREAM_PARAMS_##params(2)) { name##_body(i, __VA_ARGS__); }
 
+// The kernels that write an array without reading it promise so
+// (AMP_KERNEL_STREAMING_STORES: every work-item writes its own element and
+// none reads it): on the CPU accelerator, launches over arrays larger than
+// the last-level cache then write them with streaming stores.
+#define STREAM_STREAMS(name, ...)                                                                 \
+    AMP_KERNEL_STREAMING_STORES(name, __VA_ARGS__)                                               \
+    AMP_KERNEL_STREAMING_STORES(name##_2d, __VA_ARGS__)
+
 #define STREAM_PARAMS_RW(N) amp::array_view<const stream_t, N> a, amp::array_view<stream_t, N> c
 #define STREAM_PARAMS_WR(N) amp::array_view<stream_t, N> b, amp::array_view<const stream_t, N> c
 #define STREAM_PARAMS_RRW(N)                                                                 \
@@ -47,18 +55,22 @@ template <class I, class V> AMP_FI void stream_init_body(I i, V a, V b, V c, str
     b[i] = y;
     c[i] = z;
 }
+STREAM_STREAMS(stream_init, 0, 1, 2)
 STREAM_SIMPLE(stream_init, INIT, a, b, c, x, y, z)
 
 // c = a
 template <class I, class R, class W> AMP_FI void stream_copy_body(I i, R a, W c) { c[i] = a[i]; }
+STREAM_STREAMS(stream_copy, 1)
 STREAM_SIMPLE(stream_copy, RW, a, c)
 
 // b = scalar * c
 template <class I, class W, class R> AMP_FI void stream_mul_body(I i, W b, R c) { b[i] = STREAM_SCALAR * c[i]; }
+STREAM_STREAMS(stream_mul, 0)
 STREAM_SIMPLE(stream_mul, WR, b, c)
 
 // c = a + b
 template <class I, class R, class W> AMP_FI void stream_add_body(I i, R a, R b, W c) { c[i] = a[i] + b[i]; }
+STREAM_STREAMS(stream_add, 2)
 STREAM_SIMPLE(stream_add, RRW, a, b, c)
 
 // a = b + scalar * c
@@ -66,6 +78,7 @@ template <class I, class W, class R> AMP_FI void stream_triad_body(I i, W a, R b
 {
     a[i] = b[i] + STREAM_SCALAR * c[i];
 }
+STREAM_STREAMS(stream_triad, 0)
 STREAM_SIMPLE(stream_triad, WRR, a, b, c)
 
 // a += b + scalar * c

@@ -85,6 +85,13 @@ int amp__usable_cpus(void);
  * whole number in 1..max; else (unset, malformed, out of range) the usable
  * CPUs, at most max. */
 int amp__compile_jobs(const char *env_name, int max);
+/* Bytes of last-level cache the usable CPUs have: each distinct cache
+ * counted once (sysfs; sysconf's L3 else), 0 where the system does not
+ * say. Reads sysfs on the first call only. Thread-safe. */
+uint64_t amp__llc_bytes(void);
+/* The same read from cpu_dir (a tree laid out as /sys/devices/system/cpu)
+ * for the n CPUs numbered in cpus[], without sysconf's fallback: for tests. */
+uint64_t amp__llc_bytes_in(const char *cpu_dir, const int *cpus, int n);
 
 /* ------------------------------------------------------ whole reads and writes (lib/base/fdio.c) */
 

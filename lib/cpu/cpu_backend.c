@@ -45,6 +45,8 @@ static void amp__cpu_init(void)
     d->learn_widths = amp__env_flag("AMP_CPU_LEARN_WIDTHS", true);
     d->graph_team = amp__env_flag("AMP_CPU_GRAPH_TEAM", true);
     d->restrict_views = amp__env_flag("AMP_CPU_RESTRICT", true);
+    d->stream_stores = amp__env_flag("AMP_CPU_STREAM_STORES", true);
+    d->stream_min = amp__env_size("AMP_CPU_STREAM_MIN", UINT64_MAX, 0, UINT64_MAX - 1);
 #ifdef HIPAMP_DEBUG_CHECKS_DEFAULT
     d->debug = true;
 #endif
@@ -307,7 +309,49 @@ static amp_status amp__cpu_kernel_get(void *dev, void *module, const char *name,
         snprintf(sym, sizeof sym, "%s__amp_max_block", name);
         const int *mb = dlsym(m->handle, sym);
         out->max_block = mb && *mb > 0 ? *mb : AMP__SIMPLE_BLOCK_THREADS;
-        snprintf(out->execution, sizeof out->execution, "cpu loops");
+        snprintf(sym, sizeof sym, "%s__amp_streams", name);
+        const unsigned *streams = dlsym(m->handle, sym);
+        /* Only the bits of parameters that are writable views or arrays
+         * (the prelude checked as much when it compiled the kernel). */
+        unsigned mask = streams ? *streams : 0;
+        for (int i = 0; i < 32; ++i) {
+            if (!(mask >> i & 1u)) continue;
+            const amp__sig_param *sp = i < s->nparams ? &s->params[i] : NULL;
+            if (!sp || (sp->kind != AMP_ARG_VIEW && sp->kind != AMP_ARG_ARRAY) || sp->is_const ||
+                sp->rank != s->rank)
+                mask &= ~(1u << i);
+        }
+        k->streams = d->stream_stores ? mask : 0;
+        /* By default the last-level cache the system reports, but at least
+         * AMP__CPU_STREAM_MIN_FLOOR: a virtual machine may report far less
+         * than its cores have (wrongly judged, a launch streams data that
+         * could have stayed in the caches, at half the speed or less;
+         * rightly, it gains a quarter). */
+        if (d->stream_min == UINT64_MAX) {
+            uint64_t llc = amp__llc_bytes();
+            k->stream_min = llc > AMP__CPU_STREAM_MIN_FLOOR ? llc : AMP__CPU_STREAM_MIN_FLOOR;
+        } else {
+            k->stream_min = d->stream_min;
+        }
+        /* "cpu loops, streaming stores to parameter 0, 2 where recent launches' views cover 256 MiB or more" */
+        size_t cap = sizeof out->execution, at = (size_t)snprintf(out->execution, cap, "cpu loops");
+        for (int i = 0, first = 1; i < 32 && mask && at < cap; ++i) {
+            if (!(mask >> i & 1u)) continue;
+            at += (size_t)snprintf(out->execution + at, cap - at, "%s%d",
+                                   !first                 ? ", "
+                                   : d->stream_stores     ? ", streaming stores to parameter "
+                                                          : ", streaming stores off (AMP_CPU_STREAM_STORES) for parameter ",
+                                   i);
+            first = 0;
+        }
+        if (k->streams && at < cap) {
+            if (k->stream_min >= (1ull << 20))
+                snprintf(out->execution + at, cap - at, " where recent launches' views cover %.0f MiB or more",
+                         (double)k->stream_min / (1 << 20));
+            else
+                snprintf(out->execution + at, cap - at, " where recent launches' views cover %llu bytes or more",
+                         (unsigned long long)k->stream_min);
+        }
     } else {
         /* The loop version and its path note come from the module itself, so
          * a module loaded from the disk cache reports what it was built

@@ -25,7 +25,7 @@
  * the work-items, `const int NAME__amp_lockstep`, how many: AMP_CPU_VERBOSE
  * says it); a module the transformation did not run on exports
  * `const char amp__cpu_loops_note[]` saying why. */
-#define AMP__CPU_ABI 4
+#define AMP__CPU_ABI 5
 
 typedef struct amp__cpu_item amp__cpu_item;
 typedef struct amp__cpu_launch {
@@ -51,7 +51,12 @@ typedef struct amp__cpu_launch {
      * kernel's loop version then run the work-items with every view's
      * pointer restrict. Fibers ignore it. */
     int32_t noalias;
-    int32_t reserved;
+    /* 1: a simple kernel's entry writes the views it declares streamed
+     * (NAME__amp_streams, AMP_KERNEL_STREAMING_STORES) through a buffer and
+     * streaming stores. Set only with noalias, when every streamed view
+     * covers the launch's extent and the recent streamed launches' memory
+     * reaches AMP_CPU_STREAM_MIN (amp__cpu_stream_launch, cpu_run.c). */
+    int32_t stream;
 } amp__cpu_launch;
 
 /* One call of an entry: simple kernels run linear indices [begin, end) of the
@@ -126,7 +131,18 @@ typedef struct amp__cpu_device {
      * entries' restrict path (amp__cpu_launch.noalias); AMP_CPU_RESTRICT=0:
      * never. */
     bool restrict_views;
+    /* Simple kernels that declare streamed views stream them in launches
+     * where the memory the thread's recent streamed launches covered
+     * reaches stream_min bytes (AMP_CPU_STREAM_MIN; UINT64_MAX: the default,
+     * from the last-level cache, read when a kernel first needs it;
+     * cpu_run.c), unless AMP_CPU_STREAM_STORES=0. */
+    bool stream_stores;
+    uint64_t stream_min;
 } amp__cpu_device;
+/* The default streaming threshold is the last-level cache the system
+ * reports, but not below this: the H200 machine's 16-vCPU guest reports
+ * far less than the cache that holds BabelStream's 2^23-float arrays. */
+#define AMP__CPU_STREAM_MIN_FLOOR (256ull << 20)
 
 /* ------------------------------------------- the host C++ compiler
  * Discovery (cpu_toolchain.c): fills cxx, available, reason and the cache
@@ -319,6 +335,8 @@ typedef struct amp__cpu_kernel {
     amp__cpu_inflight *inflight; /* its module's */
     amp__cpu_widths *widths;     /* its launches' widths, direct and replayed (owned) */
     bool restrict_views;         /* its device's */
+    unsigned streams;            /* parameters it may stream (NAME__amp_streams), 0 when streaming is off */
+    uint64_t stream_min;         /* its device's threshold, resolved */
     struct amp__cpu_kernel *next;
     /* The record and name as kernel_get handed them to the core: queued
      * launches refer to these instead of copying them (the module outlives

@@ -544,6 +544,83 @@ bool amp__cpu_views_disjoint(const amp__launch *l)
     return true;
 }
 
+/* Whether a launch of a kernel that declares streamed views streams them:
+ * each covers the launch's extent (its elements at the work-items' own
+ * indices are its own: the buffer's contents are written only there), and
+ * the memory that this thread's last AMP__CPU_RECENT_LAUNCHES launches of
+ * such kernels covered (the union of their views' spans, this launch's
+ * included) reaches the threshold (AMP_CPU_STREAM_MIN; cpu_backend.c):
+ * data that does not fit in the caches together is not in them when the
+ * next launch reads it, and storing it through them only costs a read of
+ * each line first. Below, the views may stay in the caches from launch to
+ * launch, which streaming stores would defeat (BabelStream at 2^21
+ * elements on the H200's host, streamed: 0.45-0.9 of OpenMP's bandwidth).
+ * A launch's own views alone can fall short where the set does not:
+ * BabelStream's Mul touches two of its three arrays. */
+enum { AMP__CPU_RECENT_LAUNCHES = 8, AMP__CPU_RECENT_SPANS = 32 };
+typedef struct amp__cpu_span {
+    uintptr_t lo, hi;
+    uint64_t seen; /* the thread's streamed launch that last covered it */
+} amp__cpu_span;
+static _Thread_local amp__cpu_span amp__cpu_recent[AMP__CPU_RECENT_SPANS];
+static _Thread_local uint64_t amp__cpu_recent_launches;
+
+static int amp__cpu_span_order(const void *a, const void *b)
+{
+    const amp__cpu_span *x = a, *y = b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static bool amp__cpu_stream_launch(const amp__cpu_kernel *kernel, const amp__launch *l)
+{
+    const amp__signature *sig = l->sig;
+    amp__cpu_span mine[AMP__SIG_MAX_PARAMS];
+    int n = 0;
+    for (int i = 0; sig && i < sig->nparams; ++i) {
+        const amp__sig_param *sp = &sig->params[i];
+        if (sp->kind != AMP_ARG_VIEW && sp->kind != AMP_ARG_ARRAY) continue;
+        const unsigned char *desc = (const unsigned char *)l->pack + sp->offset;
+        if (kernel->streams >> i & 1u) {
+            if (sp->rank != l->extent.rank) return false;
+            for (int d = 0; d < sp->rank; ++d) {
+                int32_t ext;
+                memcpy(&ext, desc + AMP__DESC_EXTENT_OFFSET(sp->rank) + 4 * d, sizeof ext);
+                if (ext < l->extent.v[d]) return false;
+            }
+        }
+        amp__cpu_view_span(desc, sp, &mine[n].lo, &mine[n].hi);
+        if (mine[n].lo < mine[n].hi) ++n;
+    }
+    /* Record this launch's spans: a span seen before is marked seen now; a
+     * new one takes the slot seen longest ago. Numbered from 1: a slot
+     * never used (seen 0) is the oldest. */
+    const uint64_t now = ++amp__cpu_recent_launches;
+    for (int k = 0; k < n; ++k) {
+        int slot = -1, oldest = 0;
+        for (int r = 0; r < AMP__CPU_RECENT_SPANS && slot < 0; ++r) {
+            if (amp__cpu_recent[r].lo == mine[k].lo && amp__cpu_recent[r].hi == mine[k].hi) slot = r;
+            else if (amp__cpu_recent[r].seen < amp__cpu_recent[oldest].seen) oldest = r;
+        }
+        if (slot < 0) slot = oldest;
+        amp__cpu_recent[slot] = mine[k];
+        amp__cpu_recent[slot].seen = now;
+    }
+    amp__cpu_span all[AMP__CPU_RECENT_SPANS];
+    int m = 0;
+    for (int r = 0; r < AMP__CPU_RECENT_SPANS; ++r)
+        if (amp__cpu_recent[r].seen && now - amp__cpu_recent[r].seen < AMP__CPU_RECENT_LAUNCHES)
+            all[m++] = amp__cpu_recent[r];
+    qsort(all, (size_t)m, sizeof all[0], amp__cpu_span_order);
+    uint64_t bytes = 0;
+    uintptr_t end = 0;
+    for (int k = 0; k < m; ++k) {
+        uintptr_t lo = all[k].lo > end ? all[k].lo : end;
+        if (all[k].hi > lo) bytes += (uint64_t)(all[k].hi - lo);
+        if (all[k].hi > end) end = all[k].hi;
+    }
+    return bytes >= kernel->stream_min;
+}
+
 void amp__cpu_job_init(amp__cpu_job *j, const amp__cpu_kernel *kernel, const amp__launch *l)
 {
     j->l = l;
@@ -575,6 +652,7 @@ void amp__cpu_job_init(amp__cpu_job *j, const amp__cpu_kernel *kernel, const amp
      * (amp_cpu_prelude.hpp's entry<> and tiles<>); a tiled kernel on
      * fibers (no loop version) ignores it and is spared the check. */
     L->noalias = kernel->restrict_views && (!l->tiled || kernel->tiles) && amp__cpu_views_disjoint(l);
+    L->stream = !l->tiled && L->noalias && kernel->streams && amp__cpu_stream_launch(kernel, l);
     j->entry = kernel->entry;
     j->tiles = l->tiled ? kernel->tiles : NULL;
     j->widths = kernel->widths;

@@ -166,8 +166,9 @@ static bool amp__scan_declaration_ok(const char *b, const char *e)
     /* kernels (their bodies live in one part: local statics are fine),
      * templates (their instances are merged at the link), types, aliases,
      * static assertions, constexpr (constants; functions inline) */
-    static const char *const allowed[] = {"AMP_KERNEL", "AMP_TILED_KERNEL", "AMP_KERNEL_MAX_BLOCK", "template",
-                                          "typedef",    "using",            "static_assert",        "constexpr"};
+    static const char *const allowed[] = {"AMP_KERNEL",    "AMP_TILED_KERNEL", "AMP_KERNEL_MAX_BLOCK",
+                                          "AMP_KERNEL_STREAMING_STORES",      "template",
+                                          "typedef",       "using",            "static_assert",        "constexpr"};
     for (size_t i = 0; i < sizeof allowed / sizeof allowed[0]; ++i)
         if (amp__scan_word(b, allowed[i])) return true;
     const char *brace = memchr(b, '{', (size_t)(e - b));
