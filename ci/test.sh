@@ -269,8 +269,10 @@ step "fiber tools: memcheck and ThreadSanitizer clean" "$LOGS/fiber-tools.log" c
 if [ "${HIPAMP_CI_SANITIZE:-1}" != 0 ]; then
   # The sanitizer pass shares the release pass's kernel cache (the kernels
   # g++ builds are the same bits in both: they are not instrumented), and
-  # leaves out the tests labelled no-asan: compiles for GPU targets, whose
-  # time is spent inside NVRTC and hipRTC, where ASan sees nothing.
+  # leaves out the tests labelled no-asan (test/CMakeLists.txt says which
+  # and why: compiles for GPU targets, whose time is spent inside NVRTC and
+  # hipRTC, where ASan sees nothing, and three second passes that run
+  # kernels again).
   CTEST_ARGS=(-LE no-asan)
   run_suite sanitize "$ROOT/build-ci-asan" -DHIPAMP_SANITIZE=ON -DHIPAMP_BUILD_EXAMPLES=ON \
     "-DHIPAMP_TEST_CACHE_DIR=$ROOT/build-ci/test/amp-cache" "${PREBUILT_ARGS[@]}" \

@@ -746,7 +746,9 @@ typedef struct amp_kernel_info {
     size_t tile_static_bytes;  /* tile_static memory a tile uses (measured from the code) */
     char execution[192];       /* "gpu"; on the CPU accelerator "cpu loops" (tiles run as loops
                                   over work-items) or "cpu fibers: <why the loops could not be
-                                  used>" */
+                                  used>"; a simple kernel declaring streamed views adds which
+                                  and when ("cpu loops, streaming stores to parameter 0 where
+                                  recent launches' views cover 300 MiB or more") */
 } amp_kernel_info;
 /* AMP_ERROR_INVALID_ARGUMENT for a NULL, foreign or stale handle. Never blocks. */
 AMP_API amp_status amp_kernel_get_info(amp_kernel *k, amp_kernel_info *out);
