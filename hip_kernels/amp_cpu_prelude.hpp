@@ -351,17 +351,37 @@ template <> struct pack_ref<0> {
 // stores, which do not read the destination's cache lines first (a plain
 // store does: a third more memory traffic for Mul, a quarter for Triad).
 // The compilers do not emit streaming stores for a loop (GCC ignores
-// OpenMP's nontemporal), hence the buffer. Blocks are aligned to the first
-// streamed view's cache lines, so that only a chunk's first and last lines
-// are written partly, with plain stores.
+// OpenMP's nontemporal), hence the buffer. A block is a multiple of 64
+// work-items, so that each view's part of the buffer starts on a line; a
+// row's first block ends where the first streamed view's next line starts
+// (where its element size divides 64), so that its lines are written
+// partly only at a row's or chunk's ends, with plain stores. Kernels whose
+// streamed elements take more than 256 bytes a work-item, or are aligned
+// to more than 64, are not streamed (NAME__amp_streams 0).
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define AMP__CPU_CAN_STREAM 1
 #else
 #define AMP__CPU_CAN_STREAM 0
 #endif
-template <class T> struct stream_elem { enum { bytes = 0 }; };
-template <class T, int N> struct stream_elem<array_view<T, N>> { enum { bytes = (int)sizeof(T) }; };
-template <class T, int N> struct stream_elem<array<T, N>> { enum { bytes = (int)sizeof(T) }; };
+#ifdef AMP_DEBUG_CHECKS
+#define AMP__CPU_DEBUG_BUILD 1
+#else
+#define AMP__CPU_DEBUG_BUILD 0
+#endif
+template <class T> struct stream_elem { enum { bytes = 0, align = 1 }; };
+template <class T, int N> struct stream_elem<array_view<T, N>> { enum { bytes = (int)sizeof(T), align = (int)alignof(T) }; };
+template <class T, int N> struct stream_elem<array<T, N>> { enum { bytes = (int)sizeof(T), align = (int)alignof(T) }; };
+// The bytes and the largest alignment of the elements of the parameters in
+// Mask (from position K on).
+template <unsigned Mask, int K, class... A> struct stream_fit { enum { bytes = 0, align = 1 }; };
+template <unsigned Mask, int K, class P, class... A> struct stream_fit<Mask, K, P, A...> {
+    typedef stream_fit<Mask, K + 1, A...> rest;
+    enum {
+        on = (int)((Mask >> K) & 1u),
+        bytes = (on ? (int)stream_elem<P>::bytes : 0) + (int)rest::bytes,
+        align = on && (int)stream_elem<P>::align > (int)rest::align ? (int)stream_elem<P>::align : (int)rest::align
+    };
+};
 // The buffers of one thread's blocks: 16 KiB, a third to a half of an L1.
 enum { stream_buffer_bytes = 16384 };
 alignas(64) inline thread_local unsigned char stream_buffer[stream_buffer_bytes];
@@ -398,13 +418,13 @@ template <int K> struct stream_pos { static constexpr int value = K; };
 template <unsigned Mask, int N, class... A, int... I>
 AMP_FI void run_streamed(void (*f)(index<N>, A...), const amp__cpu_item *it, const detail::pack<A...> &p,
                          detail::int_seq<I...> s) {
-    // Bytes a work-item's streamed elements take; the block a multiple of
-    // 64 work-items that fits the buffer.
-    constexpr int per = (0 + ... + (((Mask >> I) & 1u) ? (int)stream_elem<A>::bytes : 0));
-    static_assert(per > 0, "run_streamed: no streamed view");
-    constexpr long long B0 = stream_buffer_bytes / per / 64 * 64;
-    constexpr long long B = B0 >= 64 ? B0 : stream_buffer_bytes / per;
-    static_assert(B >= 1, "run_streamed: a streamed element larger than the buffer");
+    // Bytes a work-item's streamed elements take (at most 256: streams<>);
+    // the block a multiple of 64 work-items that fits the buffer, so every
+    // view's part of it starts on a 64-byte line.
+    constexpr int per = stream_fit<Mask, 0, A...>::bytes;
+    static_assert(per > 0 && per <= 256, "run_streamed: streamed elements of 1 to 256 bytes a work-item");
+    constexpr long long B = stream_buffer_bytes / per / 64 * 64;
+    static_assert(B >= 64, "run_streamed: a block of at least 64 work-items");
     int ext[N];
     for (int d = 0; d < N; ++d) ext[d] = it->launch->ext[d];
     const int W = ext[N - 1];
@@ -439,7 +459,8 @@ AMP_FI void run_streamed(void (*f)(index<N>, A...), const amp__cpu_item *it, con
                     if (first) {
                         first = false;
                         const size_t mis = (size_t)((uintptr_t)real & 63);
-                        if (mis && mis % size == 0 && done == 0) {
+                        // (to_line >= 1: 64 - mis is a multiple of size)
+                        if (mis && 64 % size == 0 && mis % size == 0 && done == 0) {
                             const long long to_line = (long long)((64 - mis) / size);
                             if (to_line < len) len = to_line;
                         }
@@ -559,9 +580,20 @@ template <class Body, class... A> struct two_paths {
     }
 };
 
-// The parameters a kernel's launches stream on this host (NAME__amp_streams).
-template <class F, class Kernel> struct streams {
-    enum : unsigned { mask = AMP__CPU_CAN_STREAM ? (unsigned)detail::stream_check<F, Kernel>::mask : 0u };
+// The parameters a kernel's launches stream on this host (NAME__amp_streams):
+// x86-64 only, and only elements of at most 256 bytes a work-item together
+// and alignments up to a line's (the buffer's parts start on lines); none
+// with debug checks (AMP_DEBUG), which would not see a broken promise's
+// stores land outside the views.
+template <class F, class Kernel> struct streams;
+template <class I, class... A, class Kernel> struct streams<void(I, A...), Kernel> {
+    enum : unsigned { declared = (unsigned)detail::stream_check<void(I, A...), Kernel>::mask };
+    typedef stream_fit<declared, 0, A...> fit;
+    enum : unsigned {
+        mask = AMP__CPU_CAN_STREAM && !AMP__CPU_DEBUG_BUILD && (int)fit::bytes <= 256 && (int)fit::align <= 64
+                   ? declared
+                   : 0u
+    };
 };
 
 template <class F> struct entry;

@@ -671,6 +671,8 @@ template <class Kernel> struct kernel_min_tiles { enum { value = 0 }; };
 // launches may write with streaming stores (AMP_KERNEL_STREAMING_STORES);
 // bit k for position k, 0: none. Only the CPU accelerator acts on it.
 template <class Kernel> struct kernel_streams { enum : unsigned { mask = 0u, declared = 0 }; };
+AMP__HD constexpr int stream_positions() { return 0; }
+template <class... P> AMP__HD constexpr int stream_positions(int, P... rest) { return 1 + stream_positions(rest...); }
 AMP__HD constexpr bool stream_positions_ok() { return true; }
 template <class... P> AMP__HD constexpr bool stream_positions_ok(int k, P... rest) {
     return k >= 0 && k < 32 && stream_positions_ok(rest...);
@@ -734,22 +736,24 @@ template <class F, class Kernel> struct entry_threads {
 // AMP_KERNEL(name, ...): a promise about the simple kernel name's
 // parameters at positions k... (counted after the index from 0; each a
 // writable array_view or array of the kernel's rank): in every launch,
-// every work-item writes the element at its own index of each, and no
-// work-item reads them or writes them elsewhere. The CPU accelerator may
+// every work-item writes the whole element at its own index of each, and
+// no work-item reads them or writes them elsewhere. The CPU accelerator may
 // then gather a block of work-items' results in a buffer of its cache and
 // write it to memory with streaming (non-temporal) stores, which skip
 // reading the destination's lines first: about a quarter more bandwidth for
 // BabelStream's Mul and Triad when the arrays are larger than the
-// last-level cache (AMP_CPU_STREAM_STORES, AMP_CPU_STREAM_MIN). Where the
-// promise does not hold, the named views' contents after the launch are
-// unspecified. GPUs ignore it.
+// last-level cache (AMP_CPU_STREAM_STORES, AMP_CPU_STREAM_MIN). A kernel
+// that breaks the promise has undefined behaviour, as a restrict pointer
+// that aliases: its stores may land outside the views (AMP_DEBUG=1 builds
+// do not stream). GPUs ignore it.
 #define AMP_KERNEL_STREAMING_STORES(name, ...)                                                   \
     struct name##__amp_kernel;                                                                   \
     namespace amp { namespace detail {                                                           \
     template <> struct kernel_streams<::name##__amp_kernel> {                                    \
-        static_assert(amp::detail::stream_positions_ok(__VA_ARGS__),                             \
+        static_assert(amp::detail::stream_positions(__VA_ARGS__) > 0 &&                          \
+                          amp::detail::stream_positions_ok(__VA_ARGS__),                         \
                       "hipamp: AMP_KERNEL_STREAMING_STORES(" #name ", ...) takes parameter "     \
-                      "positions from 0 to 31");                                                 \
+                      "positions from 0 to 31, at least one");                                   \
         enum : unsigned { mask = amp::detail::stream_mask(__VA_ARGS__), declared = 1 };          \
     };                                                                                           \
     } }

@@ -2050,6 +2050,50 @@ Test(cpu, streaming_stores_need_the_restrict_path)
     ASSERT_OK(amp_program_destroy(p));
 }
 
+/* Kernels whose streamed elements take more than 256 bytes a work-item,
+ * or are aligned to more than a line, and every kernel built with debug
+ * checks (AMP_DEBUG=1), are not streamed: their info says nothing of it,
+ * and a launch over the threshold reads memory. */
+Test(cpu, streaming_stores_not_for_large_elements_or_debug_builds)
+{
+    setenv("AMP_CPU_STREAM_MIN", "0", 1);
+    setenv("AMP_CPU_THREADS", "2", 1);
+    static const char src[] =
+        "struct big { double v[40]; };\n"
+        "struct alignas(128) wide { double v[16]; };\n"
+        "AMP_KERNEL_STREAMING_STORES(k_big, 0)\n"
+        "AMP_KERNEL(k_big, amp::index<1> i, amp::array_view<big, 1> out) { big b = {}; b.v[0] = i[0]; out[i] = b; }\n"
+        "AMP_KERNEL_STREAMING_STORES(k_wide, 0)\n"
+        "AMP_KERNEL(k_wide, amp::index<1> i, amp::array_view<wide, 1> out) { wide w = {}; out[i] = w; }\n"
+        "AMP_KERNEL_STREAMING_STORES(k_small, 0)\n"
+        "AMP_KERNEL(k_small, amp::index<1> i, amp::array_view<double, 1> out) { out[i] = i[0]; }\n";
+    amp_program *p = test_build(cpu_acc(), src);
+    const char *names[] = {"k_big", "k_wide", "k_small"};
+    for (int i = 0; i < 3; ++i) {
+        amp_kernel_info ki;
+        ASSERT_OK(amp_kernel_get_info(test_kernel(p, names[i]), &ki));
+        const bool streams = strstr(ki.execution, "streaming stores") != NULL;
+#if defined(__x86_64__)
+        cr_assert_eq(streams, i == 2, "%s: %s", names[i], ki.execution);
+#else
+        cr_assert(!streams, "%s: %s", names[i], ki.execution);
+#endif
+    }
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+Test(cpu, streaming_stores_not_in_debug_mode)
+{
+    setenv("AMP_CPU_STREAM_MIN", "0", 1);
+    setenv("AMP_DEBUG", "1", 1);
+    amp_program *p = stream_probe_build();
+    amp_kernel_info ki;
+    ASSERT_OK(amp_kernel_get_info(test_kernel(p, "st_probe"), &ki));
+    cr_assert(!strstr(ki.execution, "streaming stores"), "debug build: %s", ki.execution);
+    cr_assert_eq(stream_probe(p, 100000, false), 100000, "a debug build's launch was streamed");
+    ASSERT_OK(amp_program_destroy(p));
+}
+
 Test(cpu, streaming_stores_not_under_the_cache_size)
 {
     amp_program *p = stream_probe_build();

@@ -1160,6 +1160,8 @@ Test(internal, split_scan_accepts_only_declarations_parts_cannot_change)
         {"static_assert(sizeof(int) == 4, \"int\");\n", 1},
         {"AMP_KERNEL_MAX_BLOCK(k, 256)\nAMP_KERNEL(k, amp::index<1> i, amp::array_view<int,1> v) { v[i] = 1; }\n",
          1},
+        {"AMP_KERNEL_STREAMING_STORES(k, 0)\nAMP_KERNEL(k, amp::index<1> i, amp::array_view<int,1> v) { v[i] = 1; }\n",
+         1},
         {"enum E { A, B };\nenum class F : int { X };\n", 1},
         {"auto g(int x) -> int { return x; }\nint y;\n", 0},
         {"STREAM_SIMPLE(copy, RW, a, c)\n", 0},

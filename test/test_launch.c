@@ -1155,7 +1155,23 @@ static const char stream_kernels[] =
     "{ a[i] = 2.0f * b[i] + (float)k; c[i] = 3.0 * (double)b[i] + (double)i[0]; }\n"
     "AMP_KERNEL_STREAMING_STORES(st_rows, 1)\n"
     "AMP_KERNEL(st_rows, amp::index<2> i, amp::array_view<const int, 2> in, amp::array_view<int, 2> out)\n"
-    "{ out[i] = in[i] * 3 + i[1]; }\n";
+    "{ out[i] = in[i] * 3 + i[1]; }\n"
+    /* 12 bytes: no block can start on a line of it; 320 bytes: more than
+     * the CPU accelerator streams (it stores them plainly). */
+    "struct st_rgb { float r, g, b; };\n"
+    "AMP_KERNEL_STREAMING_STORES(st_rgb_k, 0)\n"
+    "AMP_KERNEL(st_rgb_k, amp::index<1> i, amp::array_view<st_rgb, 1> out, amp::array_view<const float, 1> in)\n"
+    "{ st_rgb c; c.r = in[i]; c.g = 2.0f * in[i]; c.b = (float)i[0]; out[i] = c; }\n"
+    "struct st_big { double v[40]; };\n"
+    "AMP_KERNEL_STREAMING_STORES(st_big_k, 0)\n"
+    "AMP_KERNEL(st_big_k, amp::index<1> i, amp::array_view<st_big, 1> out)\n"
+    "{ st_big b; for (int k = 0; k < 40; ++k) b.v[k] = i[0] * 40.0 + k; out[i] = b; }\n";
+typedef struct st_rgb {
+    float r, g, b;
+} st_rgb;
+typedef struct st_big {
+    double v[40];
+} st_big;
 
 static void stream_everything(void)
 {
@@ -1163,7 +1179,7 @@ static void stream_everything(void)
     setenv("AMP_CPU_THREADS", "3", 1);
 }
 
-ACCEL_TEST(launch, streaming_stores_write_exactly_the_views, .init = stream_everything)
+ACCEL_TEST(launch, streaming_stores_write_exactly_the_views, .init = stream_everything, .timeout = 120)
 {
     amp_program *p = test_build(acc, stream_kernels);
     static const int sizes[] = {1, 5, 15, 16, 17, 63, 64, 65, 1000, 4099, 70001};
@@ -1223,6 +1239,46 @@ ACCEL_TEST(launch, streaming_stores_write_exactly_the_views, .init = stream_ever
     ASSERT_OK(amp_array_view_destroy(vin));
     free(in);
     free(out);
+    /* 12-byte elements starting at each of 16 offsets from a line (the
+     * launch's chunks then start at every alignment). */
+    enum { NR = 70001 };
+    st_rgb *rgb = aligned_alloc(64, (NR + 32) * sizeof *rgb + 64 - (NR + 32) * sizeof *rgb % 64);
+    float *src = test_xmalloc(NR * sizeof *src);
+    cr_assert_not_null(rgb);
+    for (int i = 0; i < NR; ++i) src[i] = (float)(i % 4093);
+    for (int off = 0; off < 16; ++off) {
+        const int n = off % 2 ? NR : 1000 + off;
+        for (int i = 0; i < NR + 32; ++i) rgb[i] = (st_rgb){-1.0f, -1.0f, -1.0f};
+        amp_array_view *vr = test_view(rgb + off, sizeof *rgb, amp_extent_1d(n), AMP_WRITE_ONLY);
+        amp_array_view *vs = test_view(src, sizeof *src, amp_extent_1d(n), AMP_READ_ONLY);
+        amp_arg ra[] = {amp_arg_view(vr), amp_arg_view(vs)};
+        ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(n), test_kernel(p, "st_rgb_k"), ra, 2));
+        ASSERT_OK(amp_array_view_synchronize(vr));
+        for (int i = 0; i < NR + 32; ++i) {
+            const bool in = i >= off && i < off + n;
+            const st_rgb want = in ? (st_rgb){src[i - off], 2.0f * src[i - off], (float)(i - off)}
+                                   : (st_rgb){-1.0f, -1.0f, -1.0f};
+            cr_assert(rgb[i].r == want.r && rgb[i].g == want.g && rgb[i].b == want.b,
+                      "n %d, offset %d: element %d is (%g, %g, %g), want (%g, %g, %g)", n, off, i, rgb[i].r, rgb[i].g,
+                      rgb[i].b, want.r, want.g, want.b);
+        }
+        ASSERT_OK(amp_array_view_destroy(vr));
+        ASSERT_OK(amp_array_view_destroy(vs));
+    }
+    free(rgb);
+    free(src);
+    enum { NB = 3001 };
+    st_big *big = test_xmalloc(NB * sizeof *big);
+    memset(big, 0, NB * sizeof *big);
+    amp_array_view *vb = test_view(big, sizeof *big, amp_extent_1d(NB), AMP_WRITE_ONLY);
+    amp_arg ba[] = {amp_arg_view(vb)};
+    ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(NB), test_kernel(p, "st_big_k"), ba, 1));
+    ASSERT_OK(amp_array_view_synchronize(vb));
+    for (int i = 0; i < NB; ++i)
+        for (int k = 0; k < 40; ++k)
+            cr_assert_eq(big[i].v[k], i * 40.0 + k, "big[%d].v[%d] is %g", i, k, big[i].v[k]);
+    ASSERT_OK(amp_array_view_destroy(vb));
+    free(big);
     ASSERT_OK(amp_program_destroy(p));
 }
 
@@ -1232,21 +1288,36 @@ ACCEL_TEST(launch, streaming_stores_write_exactly_the_views, .init = stream_ever
  * kernel's rank. */
 ACCEL_TEST(launch, streaming_stores_macro_checked)
 {
-    static const char *bad[] = {
-        "AMP_KERNEL_STREAMING_STORES(t, 0)\n"
-        "AMP_TILED_KERNEL(t, amp::tiled_index<64> t_, amp::array_view<int, 1> v) { v[t_.global] = 1; }\n",
-        "AMP_KERNEL_STREAMING_STORES(s, 1)\nAMP_KERNEL(s, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = 1; }\n",
-        "AMP_KERNEL_STREAMING_STORES(s, 40)\nAMP_KERNEL(s, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = 1; }\n",
-        "AMP_KERNEL_STREAMING_STORES(s, -1)\nAMP_KERNEL(s, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = 1; }\n",
-        "AMP_KERNEL_STREAMING_STORES(s, 1)\n"
-        "AMP_KERNEL(s, amp::index<1> i, amp::array_view<int, 1> v, amp::array_view<const int, 1> w) { v[i] = w[i]; }\n",
-        "AMP_KERNEL_STREAMING_STORES(s, 1)\nAMP_KERNEL(s, amp::index<1> i, amp::array_view<int, 1> v, int x) { v[i] = x; }\n",
-        "AMP_KERNEL_STREAMING_STORES(s, 0)\n"
-        "AMP_KERNEL(s, amp::index<2> i, amp::array_view<int, 1> v) { v[i[1]] = 1; }\n",
+    static const struct {
+        const char *source, *message;
+    } bad[] = {
+        {"AMP_KERNEL_STREAMING_STORES(t, 0)\n"
+         "AMP_TILED_KERNEL(t, amp::tiled_index<64> t_, amp::array_view<int, 1> v) { v[t_.global] = 1; }\n",
+         "AMP_KERNEL_STREAMING_STORES applies to AMP_KERNEL (simple) kernels"},
+        {"AMP_KERNEL_STREAMING_STORES(s, 1)\nAMP_KERNEL(s, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = 1; }\n",
+         "AMP_KERNEL_STREAMING_STORES names a position past the kernel's parameters"},
+        {"AMP_KERNEL_STREAMING_STORES(s, 40)\nAMP_KERNEL(s, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = 1; }\n",
+         "AMP_KERNEL_STREAMING_STORES(s, ...) takes parameter positions from 0 to 31"},
+        {"AMP_KERNEL_STREAMING_STORES(s, -1)\nAMP_KERNEL(s, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = 1; }\n",
+         "AMP_KERNEL_STREAMING_STORES(s, ...) takes parameter positions from 0 to 31"},
+        {"AMP_KERNEL_STREAMING_STORES(s, 1)\n"
+         "AMP_KERNEL(s, amp::index<1> i, amp::array_view<int, 1> v, amp::array_view<const int, 1> w) { v[i] = w[i]; }\n",
+         "names a parameter that is not a writable amp::array_view or amp::array of the kernel's rank"},
+        {"AMP_KERNEL_STREAMING_STORES(s, 1)\nAMP_KERNEL(s, amp::index<1> i, amp::array_view<int, 1> v, int x) { v[i] = x; }\n",
+         "names a parameter that is not a writable amp::array_view or amp::array of the kernel's rank"},
+        {"AMP_KERNEL_STREAMING_STORES(s, 0)\n"
+         "AMP_KERNEL(s, amp::index<2> i, amp::array_view<int, 1> v) { v[i[1]] = 1; }\n",
+         "names a parameter that is not a writable amp::array_view or amp::array of the kernel's rank"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
         amp_program *p = NULL;
-        ASSERT_STATUS(amp_program_build(acc, bad[i], NULL, &p), AMP_ERROR_COMPILE);
-        cr_assert(strstr(amp_last_error(), "AMP_KERNEL_STREAMING_STORES"), "source %zu: %s", i, amp_last_error());
+        ASSERT_STATUS(amp_program_build(acc, bad[i].source, NULL, &p), AMP_ERROR_COMPILE);
+        cr_assert(strstr(amp_last_error(), bad[i].message), "source %zu: no \"%s\" in: %s", i, bad[i].message,
+                  amp_last_error());
     }
+    /* Accepted: an amp::array, rank 3, two positions. */
+    amp_program *p = test_build(acc, "AMP_KERNEL_STREAMING_STORES(s, 0, 2)\n"
+                                     "AMP_KERNEL(s, amp::index<3> i, amp::array<int, 3> a, amp::array_view<const int, 3> b,\n"
+                                     "           amp::array_view<int, 3> c) { a[i] = b[i]; c[i] = 2 * b[i]; }\n");
+    ASSERT_OK(amp_program_destroy(p));
 }

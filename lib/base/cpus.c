@@ -43,8 +43,8 @@ static bool amp__read_line(const char *path, char *buf, size_t cap)
  * work spread over its threads does. 0 where nothing there says. */
 uint64_t amp__llc_bytes_in(const char *cpu_dir, const int *cpus, int n)
 {
-    enum { MAX_SEEN = 256 };
-    char (*seen)[64] = malloc(MAX_SEEN * sizeof *seen); /* shared_cpu_list of the caches counted */
+    enum { MAX_SEEN = 256, KEY = 512 };
+    char (*seen)[KEY] = malloc(MAX_SEEN * sizeof *seen); /* level and shared_cpu_list of each cache counted */
     int nseen = 0;
     uint64_t total = 0;
     if (!seen) return 0;
@@ -52,9 +52,9 @@ uint64_t amp__llc_bytes_in(const char *cpu_dir, const int *cpus, int n)
         const int cpu = cpus[c];
         int best_level = 0;
         uint64_t best_size = 0;
-        char best_shared[64] = "";
+        char best_shared[KEY] = "";
         for (int i = 0; i < 16; ++i) {
-            char path[512], line[64], shared[64];
+            char path[512], line[64], shared[KEY - 16];
             snprintf(path, sizeof path, "%s/cpu%d/cache/index%d/type", cpu_dir, cpu, i);
             if (!amp__read_line(path, line, sizeof line)) break;
             if (strcmp(line, "Data") && strcmp(line, "Unified")) continue;
@@ -69,17 +69,19 @@ uint64_t amp__llc_bytes_in(const char *cpu_dir, const int *cpus, int n)
             if (*end == 'K') size <<= 10;
             else if (*end == 'M') size <<= 20;
             else if (*end == 'G') size <<= 30;
+            if (!size || end == line) continue; /* malformed: a lower level may still say */
             snprintf(path, sizeof path, "%s/cpu%d/cache/index%d/shared_cpu_list", cpu_dir, cpu, i);
             if (!amp__read_line(path, shared, sizeof shared)) snprintf(shared, sizeof shared, "cpu %d", cpu);
             best_level = level;
             best_size = size;
-            memcpy(best_shared, shared, sizeof best_shared);
+            snprintf(best_shared, sizeof best_shared, "L%d %s", level, shared);
         }
         if (!best_size) continue;
         bool counted = false;
         for (int k = 0; k < nseen && !counted; ++k) counted = !strcmp(seen[k], best_shared);
         if (counted) continue;
-        if (nseen < MAX_SEEN) memcpy(seen[nseen++], best_shared, sizeof seen[0]);
+        if (nseen == MAX_SEEN) break; /* more caches than can be told apart: count what was seen */
+        memcpy(seen[nseen++], best_shared, sizeof seen[0]);
         total += best_size;
     }
     free(seen);
