@@ -18,8 +18,9 @@
 //     every work-item of the tiles with linear ids [it->begin, it->end).
 //   extern "C" const char NAME__amp_cpu_path[];   "loops" or "fibers: <why>".
 //   extern "C" unsigned NAME__amp_streams;   the parameters a simple kernel's
-//     launches may stream (AMP_KERNEL_STREAMING_STORES; 0 where this host
-//     cannot: streaming stores are written for x86-64 only).
+//     launches may stream (AMP_KERNEL_STREAMING_STORES; 0 where they may
+//     not: a host other than x86-64, a debug build, elements of more than
+//     256 bytes a work-item or aligned past 64; streams<> below).
 // __syncthreads() calls it->launch->barrier(it), which may switch to another
 // fiber of the same tile on the same OS thread and return later.
 #ifndef AMP_CPU_PRELUDE_INCLUDED
