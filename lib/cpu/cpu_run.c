@@ -522,47 +522,63 @@ static void amp__cpu_view_span(const unsigned char *desc, const amp__sig_param *
     *hi = capped ? UINTPTR_MAX : base + (uintptr_t)((last + 1) * sp->elem_size);
 }
 
-bool amp__cpu_views_disjoint(const amp__launch *l)
+typedef struct amp__cpu_span {
+    uintptr_t lo, hi;
+    uint64_t seen; /* streaming's record: the thread's streamed launch that last covered it */
+} amp__cpu_span;
+
+/* The memory of each view and array of the launch (empty ones left out)
+ * into span[], whether the kernel only reads it into ro[]; the count, or
+ * -1 where a parameter is a struct (which may hold an address of memory a
+ * view covers too, that the restrict pointers know nothing of). */
+static int amp__cpu_launch_spans(const amp__launch *l, amp__cpu_span *span, bool *ro)
 {
     const amp__signature *sig = l->sig;
-    uintptr_t lo[AMP__SIG_MAX_PARAMS], hi[AMP__SIG_MAX_PARAMS];
-    bool ro[AMP__SIG_MAX_PARAMS];
     int n = 0;
     for (int i = 0; sig && i < sig->nparams; ++i) {
         const amp__sig_param *sp = &sig->params[i];
-        /* A struct may hold an address (of memory a view covers too) that the
-         * restrict pointers know nothing of. */
-        if (sp->kind == AMP_ARG_STRUCT) return false;
+        if (sp->kind == AMP_ARG_STRUCT) return -1;
         if (sp->kind != AMP_ARG_VIEW && sp->kind != AMP_ARG_ARRAY) continue;
-        amp__cpu_view_span((const unsigned char *)l->pack + sp->offset, sp, &lo[n], &hi[n]);
+        amp__cpu_view_span((const unsigned char *)l->pack + sp->offset, sp, &span[n].lo, &span[n].hi);
+        span[n].seen = 0;
         ro[n] = sp->is_const != 0;
-        if (lo[n] < hi[n]) ++n;
+        if (span[n].lo < span[n].hi) ++n;
     }
+    return n;
+}
+
+static bool amp__cpu_spans_disjoint(const amp__cpu_span *span, const bool *ro, int n)
+{
+    if (n < 0) return false;
     for (int a = 0; a < n; ++a)
         for (int b = a + 1; b < n; ++b)
-            if (!(ro[a] && ro[b]) && lo[a] < hi[b] && lo[b] < hi[a]) return false;
+            if (!(ro[a] && ro[b]) && span[a].lo < span[b].hi && span[b].lo < span[a].hi) return false;
     return true;
+}
+
+bool amp__cpu_views_disjoint(const amp__launch *l)
+{
+    amp__cpu_span span[AMP__SIG_MAX_PARAMS];
+    bool ro[AMP__SIG_MAX_PARAMS];
+    return amp__cpu_spans_disjoint(span, ro, amp__cpu_launch_spans(l, span, ro));
 }
 
 /* Whether a launch of a kernel that declares streamed views streams them:
  * each covers the launch's extent (its elements at the work-items' own
- * indices are its own: the buffer's contents are written only there), and
- * the memory that this thread's last AMP__CPU_RECENT_LAUNCHES launches of
- * such kernels covered (the union of their views' spans, this launch's
- * included) reaches the threshold (AMP_CPU_STREAM_MIN; cpu_backend.c):
- * data that does not fit in the caches together is not in them when the
- * next launch reads it, and storing it through them only costs a read of
- * each line first. Below, the views may stay in the caches from launch to
- * launch, which streaming stores would defeat (BabelStream's Mul, Add and
- * Triad at 2^21 elements on the H200's host, streamed: 0.29-0.54 of
- * OpenMP's bandwidth, against 0.63-0.89 with plain stores).
- * A launch's own views alone can fall short where the set does not:
- * BabelStream's Mul touches two of its three arrays. */
+ * indices are its own: the buffer's contents are written only there; the
+ * kernel's rank is theirs, cpu_backend.c), and the memory that this
+ * thread's last AMP__CPU_RECENT_LAUNCHES launches of such kernels covered
+ * (the union of their views' spans, this launch's `mine` included) reaches
+ * the threshold (AMP_CPU_STREAM_MIN; cpu_backend.c): data that does not fit
+ * in the caches together is not in them when the next launch reads it, and
+ * storing it through them only costs a read of each line first. Below, the
+ * views may stay in the caches from launch to launch, which streaming
+ * stores would defeat (BabelStream's Mul, Add and Triad at 2^21 elements
+ * on the H200's host, streamed: 0.29-0.54 of OpenMP's bandwidth, against
+ * 0.63-0.89 with plain stores). A launch's own views alone can fall short
+ * where the set does not: BabelStream's Mul touches two of its three
+ * arrays. */
 enum { AMP__CPU_RECENT_LAUNCHES = 8, AMP__CPU_RECENT_SPANS = 32 };
-typedef struct amp__cpu_span {
-    uintptr_t lo, hi;
-    uint64_t seen; /* the thread's streamed launch that last covered it */
-} amp__cpu_span;
 static _Thread_local amp__cpu_span amp__cpu_recent[AMP__CPU_RECENT_SPANS];
 static _Thread_local uint64_t amp__cpu_recent_launches;
 
@@ -572,25 +588,19 @@ static int amp__cpu_span_order(const void *a, const void *b)
     return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
-static bool amp__cpu_stream_launch(const amp__cpu_kernel *kernel, const amp__launch *l)
+static bool amp__cpu_stream_launch(const amp__cpu_kernel *kernel, const amp__launch *l, const amp__cpu_span *mine,
+                                   int n)
 {
     const amp__signature *sig = l->sig;
-    amp__cpu_span mine[AMP__SIG_MAX_PARAMS];
-    int n = 0;
-    for (int i = 0; sig && i < sig->nparams; ++i) {
+    for (int i = 0; i < sig->nparams; ++i) {
+        if (!(kernel->streams >> i & 1u)) continue;
         const amp__sig_param *sp = &sig->params[i];
-        if (sp->kind != AMP_ARG_VIEW && sp->kind != AMP_ARG_ARRAY) continue;
         const unsigned char *desc = (const unsigned char *)l->pack + sp->offset;
-        if (kernel->streams >> i & 1u) {
-            if (sp->rank != l->extent.rank) return false;
-            for (int d = 0; d < sp->rank; ++d) {
-                int32_t ext;
-                memcpy(&ext, desc + AMP__DESC_EXTENT_OFFSET(sp->rank) + 4 * d, sizeof ext);
-                if (ext < l->extent.v[d]) return false;
-            }
+        for (int d = 0; d < sp->rank; ++d) {
+            int32_t ext;
+            memcpy(&ext, desc + AMP__DESC_EXTENT_OFFSET(sp->rank) + 4 * d, sizeof ext);
+            if (ext < l->extent.v[d]) return false;
         }
-        amp__cpu_view_span(desc, sp, &mine[n].lo, &mine[n].hi);
-        if (mine[n].lo < mine[n].hi) ++n;
     }
     /* Record this launch's spans: a span seen before is marked seen now; a
      * new one takes the slot seen longest ago. Numbered from 1: a slot
@@ -652,8 +662,12 @@ void amp__cpu_job_init(amp__cpu_job *j, const amp__cpu_kernel *kernel, const amp
     /* Read by simple kernels' entries and tiled kernels' loop versions
      * (amp_cpu_prelude.hpp's entry<> and tiles<>); a tiled kernel on
      * fibers (no loop version) ignores it and is spared the check. */
-    L->noalias = kernel->restrict_views && (!l->tiled || kernel->tiles) && amp__cpu_views_disjoint(l);
-    L->stream = !l->tiled && L->noalias && kernel->streams && amp__cpu_stream_launch(kernel, l);
+    amp__cpu_span span[AMP__SIG_MAX_PARAMS];
+    bool ro[AMP__SIG_MAX_PARAMS];
+    const int nspans =
+        kernel->restrict_views && (!l->tiled || kernel->tiles) ? amp__cpu_launch_spans(l, span, ro) : -1;
+    L->noalias = amp__cpu_spans_disjoint(span, ro, nspans);
+    L->stream = !l->tiled && L->noalias && kernel->streams && amp__cpu_stream_launch(kernel, l, span, nspans);
     j->entry = kernel->entry;
     j->tiles = l->tiled ? kernel->tiles : NULL;
     j->widths = kernel->widths;
