@@ -1162,6 +1162,17 @@ Test(internal, split_scan_accepts_only_declarations_parts_cannot_change)
          1},
         {"AMP_KERNEL_STREAMING_STORES(k, 0)\nAMP_KERNEL(k, amp::index<1> i, amp::array_view<int,1> v) { v[i] = 1; }\n",
          1},
+        {"AMP_KERNEL_MAX_BLOCK(k, 64) AMP_KERNEL_STREAMING_STORES(k, 0) AMP_KERNEL_STREAMING_STORES ( k , (1) )\n"
+         "AMP_KERNEL(k, amp::index<1> i, amp::array_view<int,1> v, amp::array_view<int,1> w) { v[i] = 1; w[i] = 2; }\n",
+         1},
+        /* a variable behind a kernel's attribute: each part would hold its own */
+        {"AMP_KERNEL_STREAMING_STORES(k, 0) static int n;\n", 0},
+        {"AMP_KERNEL_MAX_BLOCK(k, 256) int counter;\n", 0},
+        {"AMP_KERNEL_MAX_BLOCK(k, 256) AMP_KERNEL_STREAMING_STORES(k, 0) static int n;\n", 0},
+        {"AMP_KERNEL_MAX_BLOCK(k, 256)\nconst int block = 256;\n", 1},
+        {"AMP_KERNEL_MAX_BLOCK(k, 256)\nstruct S { int a; };\n", 1},
+        {"AMP_KERNEL_MAX_BLOCK k;\n", 0},
+        {"AMP_KERNEL_MAX_BLOCK(k, (256);\n", 0},
         {"enum E { A, B };\nenum class F : int { X };\n", 1},
         {"auto g(int x) -> int { return x; }\nint y;\n", 0},
         {"STREAM_SIMPLE(copy, RW, a, c)\n", 0},

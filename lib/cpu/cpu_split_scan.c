@@ -162,13 +162,35 @@ static bool amp__scan_directives(char *c, char *why, size_t cap)
 static bool amp__scan_declaration_ok(const char *b, const char *e)
 {
     b = amp__scan_skip(b, e);
+    /* A kernel's attributes (AMP_KERNEL_MAX_BLOCK(...), AMP_KERNEL_STREAMING_STORES(...))
+     * end in no ';' of their own, so the scan's declaration runs on to the
+     * next one's end: the attribute is skipped, and what follows it is
+     * judged as a declaration of its own (a kernel, or a variable that
+     * would otherwise hide behind the attribute's name). */
+    static const char *const attributes[] = {"AMP_KERNEL_MAX_BLOCK", "AMP_KERNEL_STREAMING_STORES"};
+    for (size_t i = 0; i < sizeof attributes / sizeof attributes[0] && b < e;) {
+        if (!amp__scan_word(b, attributes[i])) {
+            ++i;
+            continue;
+        }
+        const char *p = amp__scan_skip(b + strlen(attributes[i]), e);
+        if (p >= e || *p != '(') return false;
+        int depth = 0;
+        for (; p < e; ++p) {
+            depth += *p == '(';
+            depth -= *p == ')';
+            if (depth == 0) break;
+        }
+        if (p >= e) return false;
+        b = amp__scan_skip(p + 1, e);
+        i = 0;
+    }
     if (b >= e) return true;
     /* kernels (their bodies live in one part: local statics are fine),
      * templates (their instances are merged at the link), types, aliases,
      * static assertions, constexpr (constants; functions inline) */
-    static const char *const allowed[] = {"AMP_KERNEL",    "AMP_TILED_KERNEL", "AMP_KERNEL_MAX_BLOCK",
-                                          "AMP_KERNEL_STREAMING_STORES",      "template",
-                                          "typedef",       "using",            "static_assert",        "constexpr"};
+    static const char *const allowed[] = {"AMP_KERNEL", "AMP_TILED_KERNEL", "template",  "typedef",
+                                          "using",      "static_assert",    "constexpr"};
     for (size_t i = 0; i < sizeof allowed / sizeof allowed[0]; ++i)
         if (amp__scan_word(b, allowed[i])) return true;
     const char *brace = memchr(b, '{', (size_t)(e - b));
