@@ -20,6 +20,7 @@ case "${1:-}" in
 esac
 
 ci/install-deps.sh || { echo "ci/test.sh: FAILED (could not install dependencies)"; exit 1; }
+echo "=== dependencies installed in $(($(date +%s) - START)) s"
 
 # Criterion prints a [PASS]/[FAIL]/[SKIP] line per test: ci/summarize.sh counts them.
 export CRITERION_VERBOSITY_LEVEL=1
@@ -46,7 +47,7 @@ total_pass=0; total_fail=0; total_skip=0
 # share is safe for concurrent processes (disk_cache.c).
 CTEST_ARGS=()
 run_suite() {
-  local name=$1 dir=$2
+  local name=$1 dir=$2 t0=$SECONDS t1
   shift 2
   echo "=== $name: configure + build in $dir"
   rm -rf "$dir"
@@ -68,8 +69,10 @@ run_suite() {
   fi
   echo "=== $name: ctest"
   local rc=0
+  t1=$SECONDS
   (cd "$dir" && ctest --output-on-failure -j"$JOBS" "${CTEST_ARGS[@]}") || rc=$?
-  local counts
+  local counts took
+  took="build $((t1 - t0)) s, tests $((SECONDS - t1)) s"
   counts=$(ci/summarize.sh "$dir" "$name")
   echo "$counts"
   [ -n "$REPORT_DIR" ] && cp "$dir/Testing/Temporary/LastTest.log" "$REPORT_DIR/LastTest-$name.log" 2>/dev/null
@@ -84,9 +87,9 @@ run_suite() {
   total_pass=$((total_pass + ${p:-0})); total_fail=$((total_fail + ${f:-0})); total_skip=$((total_skip + ${k:-0}))
   if [ "$rc" -ne 0 ]; then
     status=1
-    results+=("$(echo "$counts" | head -n1) (ctest FAILED)")
+    results+=("$(echo "$counts" | head -n1) (ctest FAILED; $took)")
   else
-    results+=("$(echo "$counts" | head -n1)")
+    results+=("$(echo "$counts" | head -n1) ($took)")
   fi
 }
 
@@ -101,14 +104,14 @@ gpu_listed() {
 # step NAME LOG CMD...: run one check with its output in LOG; on failure
 # show the log's tail and count a failure under NAME.
 step() {
-  local name=$1 log=$2
+  local name=$1 log=$2 t0=$SECONDS
   shift 2
   if "$@" >"$log" 2>&1; then
-    results+=("$name: passed")
+    results+=("$name: passed ($((SECONDS - t0)) s)")
   else
     echo "--- $name FAILED; last lines of $log:"
     tail -n 30 "$log"
-    results+=("$name: FAILED (see $log)"); status=1; total_fail=$((total_fail + 1))
+    results+=("$name: FAILED (see $log; $((SECONDS - t0)) s)"); status=1; total_fail=$((total_fail + 1))
   fi
 }
 
