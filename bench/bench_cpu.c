@@ -1,4 +1,4 @@
-/* bench_cpu.c — the CPU accelerator side by side with PoCL (when installed, through the OpenCL ICD loader, dlopen'ed) and with plain serial C: five kernels (saxpy, simple and tiled matmul, tiled transpose, tree reduction), the same local sizes, kernel time after warm-up (median of 5), cold and cached build times, every result checked against a reference, then the algorithms (bench_cpu_algorithms.c; --algorithms-only runs that section alone) and BabelStream's kernels against C + OpenMP (bench_cpu_stream.c; --stream-only [--arraysize N] [--numtimes K] runs that section alone) and the tiled transposes against a blocked C + OpenMP loop (bench_cpu_transpose.c; --transpose-only); writes a Markdown report with the ratios. --first-call-only: the time-to-first-result table (first_call.c, shared with bench_gpu; not in the full run). */
+/* bench_cpu.c — the CPU accelerator side by side with PoCL (when installed, through the OpenCL ICD loader, dlopen'ed) and with plain serial C: five kernels (saxpy, simple and tiled matmul, tiled transpose, tree reduction), the same local sizes, kernel time after warm-up (median of 5), cold and cached build times, every result checked against a reference, then the algorithms (bench_cpu_algorithms.c; --algorithms-only runs that section alone) and BabelStream's kernels against C + OpenMP (bench_cpu_stream.c; --stream-only [--arraysize N] [--numtimes K] [--precision double|float|both] runs that section alone, BabelStream running one precision a process as its --float does) and the tiled transposes against a blocked C + OpenMP loop (bench_cpu_transpose.c; --transpose-only); writes a Markdown report with the ratios. --first-call-only: the time-to-first-result table (first_call.c, shared with bench_gpu; not in the full run). */
 #define _GNU_SOURCE
 #include <hipamp.h>
 
@@ -900,6 +900,7 @@ int main(int argc, char **argv)
          first_call_only = false;
     long long stream_n = 0;
     int stream_times = 0;
+    int stream_precisions = BENCH_STREAM_DOUBLE | BENCH_STREAM_FLOAT;
     /* Issue 40's goals on the CPU accelerator. */
     fc_config fcc = {.accelerator = "cpu", .alg_goal_ms = 50, .build_goal_ms = 300,
                      .build_goal_where = "the CPU accelerator"};
@@ -917,6 +918,17 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--quick")) quick = true;
         else if (!strcmp(argv[i], "--algorithms-only")) algorithms_only = true;
         else if (!strcmp(argv[i], "--stream-only")) stream_only = true;
+        else if (!strcmp(argv[i], "--precision") && i + 1 < argc) {
+            /* BabelStream runs one precision a process (its --float) */
+            ++i;
+            if (!strcmp(argv[i], "double")) stream_precisions = BENCH_STREAM_DOUBLE;
+            else if (!strcmp(argv[i], "float")) stream_precisions = BENCH_STREAM_FLOAT;
+            else if (!strcmp(argv[i], "both")) stream_precisions = BENCH_STREAM_DOUBLE | BENCH_STREAM_FLOAT;
+            else {
+                fprintf(stderr, "bench_cpu: --precision '%s': need double, float or both\n", argv[i]);
+                return 2;
+            }
+        }
         else if (!strcmp(argv[i], "--transpose-only")) transpose_only = true;
         else if (!strcmp(argv[i], "--first-call-only")) first_call_only = true;
         else if ((fo = fc_option(argv[i], &fcc)) != 0) {
@@ -935,7 +947,8 @@ int main(int argc, char **argv)
             ++i;
         } else {
             fprintf(stderr, "usage: bench_cpu [--quick] [--report FILE.md] [--algorithms-only] | --graph-only [--quick] |\n"
-                            "       --stream-only [--quick] [--arraysize N] [--numtimes K] | --transpose-only [--quick] |\n"
+                            "       --stream-only [--quick] [--arraysize N] [--numtimes K] [--precision double|float|both] |\n"
+                            "       --transpose-only [--quick] |\n"
                             "       --first-call-only [--first-call-rows=LIST] [--first-call-timeout=S] [--first-call-no-jit]\n"
                             "  --transpose-only: the tiled transposes against a blocked OpenMP loop at 4096^2 and\n"
                             "  8192^2 (1 GiB of arrays, beyond a large last-level cache); --quick 1024^2.\n"
@@ -956,7 +969,7 @@ int main(int argc, char **argv)
     if (stream_only) {
         amp_accelerator *cpu_acc = NULL;
         CHECK(amp_accelerator_find("cpu", &cpu_acc));
-        int bad = bench_cpu_stream(stdout, cpu_acc, stream_n, stream_times);
+        int bad = bench_cpu_stream(stdout, cpu_acc, stream_n, stream_times, stream_precisions);
         return bad == 0 ? 0 : 1;
     }
     /* The transpose section: 4096^2 floats (bench_cpu's transpose row's
@@ -1110,7 +1123,7 @@ int main(int argc, char **argv)
     int alg_bad = bench_cpu_algorithms(o, acc, quick);
     if (alg_bad) failures += alg_bad < 0 ? 1 : alg_bad;
     printf("stream...\n");
-    int stream_bad = bench_cpu_stream(o, acc, stream_n, stream_times);
+    int stream_bad = bench_cpu_stream(o, acc, stream_n, stream_times, stream_precisions);
     if (stream_bad) failures += stream_bad < 0 ? 1 : stream_bad;
     printf("transpose...\n");
     int transpose_bad = bench_cpu_transpose(o, acc, transpose_sizes_used, transpose_nsizes, transpose_runs);

@@ -327,7 +327,7 @@ static const char *thp_mode(char *buf, size_t cap)
     return buf;
 }
 
-int bench_cpu_stream(FILE *o, amp_accelerator *acc, long long n, int times)
+int bench_cpu_stream(FILE *o, amp_accelerator *acc, long long n, int times, int precisions)
 {
     char thp[64];
     amp_accelerator_info info;
@@ -354,6 +354,7 @@ int bench_cpu_stream(FILE *o, amp_accelerator *acc, long long n, int times)
     int bad = 0;
     double worst = 1e9, dot_tiled = 1e9;
     for (int fl = 0; fl < 2; ++fl) {
+        if (!(precisions & (fl ? BENCH_STREAM_FLOAT : BENCH_STREAM_DOUBLE))) continue;
         prec p = {fl != 0, fl ? sizeof(float) : sizeof(double), fl ? AMP_TYPE_FLOAT32 : AMP_TYPE_FLOAT64,
                   fl ? FLT_EPSILON : DBL_EPSILON};
         int b = one_precision(o, acc, &p, n, times, threads, &worst, &dot_tiled);
