@@ -206,12 +206,21 @@ PREBUILT_ARGS=(-DHIPAMP_PREBUILT_TARGETS=cpu)
 # CMake files and the C++ compiler (the pack's own keys do not name the
 # library's C sources, such as the loop transformation's: a change there
 # must not be hidden by an old pack). Empty where it cannot be computed.
-# lib/gpu/ is left out: the quick build's pack is the CPU accelerator's
-# (PREBUILT_ARGS), which no GPU driver's code compiles (lib/cpu, lib/core,
-# lib/alg and lib/base include nothing of lib/gpu; ci/check-layers.py), so a
-# change to a GPU driver alone reuses it.
+# Left out: what cannot change a pack entry's bits, only run them: lib/gpu/
+# (the quick build's pack is the CPU accelerator's, PREBUILT_ARGS, which no
+# GPU driver's code compiles: lib/cpu, lib/core, lib/alg and lib/base
+# include nothing of lib/gpu; ci/check-layers.py), lib/trace/, and the
+# files of lib/core and lib/cpu that hold data, queues and launches
+# (QUICK_RUN_ONLY below), so that a change to those alone reuses it. Every
+# other file, and any new one, is in the stamp.
+QUICK_RUN_ONLY=(lib/core/array.c lib/core/array_view.c lib/core/box.c lib/core/copy.c lib/core/describe.c
+  lib/core/extent.c lib/core/future.c lib/core/graph.c lib/core/queue.c lib/core/storage.c lib/core/view.c
+  lib/cpu/cpu_run.c lib/cpu/cpu_pool.c lib/cpu/cpu_queue.c lib/cpu/cpu_team.c lib/cpu/cpu_fiber.c
+  lib/cpu/cpu_switch.S lib/cpu/cpu_graph.c lib/cpu/cpu_launch.c lib/cpu/cpu_width.c)
 quick_pack_stamp() {
-  { (cd "$ROOT" && find lib hip_kernels tools include cmake CMakeLists.txt -type f -not -path 'lib/gpu/*' -print0 |
+  local skip=(-not -path 'lib/gpu/*' -not -path 'lib/trace/*') f
+  for f in "${QUICK_RUN_ONLY[@]}"; do skip+=(-not -path "$f"); done
+  { (cd "$ROOT" && find lib hip_kernels tools include cmake CMakeLists.txt -type f "${skip[@]}" -print0 |
        sort -z | xargs -0 sha256sum) && ${AMP_CXX:-${CXX:-c++}} --version; } 2>/dev/null | sha256sum | cut -d' ' -f1
 }
 
