@@ -53,10 +53,10 @@ run_suite() {
   rm -rf "$dir"
   if ! cmake -S "$ROOT" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHIPAMP_BUILD_TESTS=REQUIRED \
        "-DHIPAMP_ABI_REQUIRED=$ABI_REQUIRED" "$@"; then
-    results+=("$name: configure FAILED"); status=1; total_fail=$((total_fail + 1)); return
+    results+=("$name: configure FAILED ($((SECONDS - t0)) s)"); status=1; total_fail=$((total_fail + 1)); return
   fi
   if ! cmake --build "$dir" -j"$JOBS"; then
-    results+=("$name: build FAILED"); status=1; total_fail=$((total_fail + 1)); return
+    results+=("$name: build FAILED ($((SECONDS - t0)) s)"); status=1; total_fail=$((total_fail + 1)); return
   fi
   if [ -x "$dir/hipamp-info" ]; then
     echo "=== $name: hipamp-info"
