@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# fuzz.sh — builds the libFuzzer harnesses (fuzz/) with clang and runs each for a bounded time: the signature-record check and the AMD code-object readers. Seeds: real code objects compiled here with hipRTC (gfx90a, gfx1030) when hipamp-compile can, and the harness's own near-valid records. Prints executions and findings per harness; exits non-zero on a finding (its reproducer is kept under the build dir).
+# fuzz.sh — builds the libFuzzer harnesses (fuzz/) with clang and runs them at once for a bounded time: the signature-record check, the AMD code-object readers and the CPU split compile's source scan. Seeds: real code objects compiled here with hipRTC (gfx90a, gfx1030) when hipamp-compile can, the harness's own near-valid records, and the project's kernel sources. Prints executions and findings per harness; exits non-zero on a finding (its reproducer is kept under the build dir).
 # Usage: ci/fuzz.sh [SECONDS_PER_HARNESS]   (default 60; FUZZ_BUILD overrides the build dir)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -19,7 +19,7 @@ CXX_FUZZ=${CC_FUZZ/clang/clang++}
 echo "=== fuzz: building with $CC_FUZZ in $BUILD"
 if ! CC=$CC_FUZZ CXX=$CXX_FUZZ cmake -S "$ROOT" -B "$BUILD" -DHIPAMP_FUZZ=ON -DHIPAMP_BUILD_TESTS=OFF \
        -DHIPAMP_BUILD_EXAMPLES=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo > "$BUILD.configure.log" 2>&1 ||
-   ! cmake --build "$BUILD" -j"$(nproc)" --target fuzz_signature fuzz_codeobject > "$BUILD.build.log" 2>&1; then
+   ! cmake --build "$BUILD" -j"$(nproc)" --target fuzz_signature fuzz_codeobject fuzz_split_scan > "$BUILD.build.log" 2>&1; then
   tail -n 30 "$BUILD.configure.log" "$BUILD.build.log" 2>/dev/null
   echo "fuzz.sh: FAILED to build the harnesses"; exit 1
 fi
@@ -27,7 +27,10 @@ fi
 # Seeds for the code-object reader: what hipRTC really produces.
 corpus_co="$BUILD/corpus-codeobject"
 corpus_sig="$BUILD/corpus-signature"
-mkdir -p "$corpus_co" "$corpus_sig"
+corpus_scan="$BUILD/corpus-split-scan"
+mkdir -p "$corpus_co" "$corpus_sig" "$corpus_scan"
+# Seeds for the split scan: the project's own kernel sources.
+cp "$ROOT"/examples/*/*.hip "$ROOT"/test/kernels/*.hip "$ROOT"/hip_kernels/alg/*.hip "$corpus_scan/" 2>/dev/null
 if cmake --build "$BUILD" --target hipamp-compile > /dev/null 2>&1 || true; then :; fi
 NORMAL_BUILD=${NORMAL_BUILD:-}
 compile_tool=""
@@ -45,12 +48,21 @@ echo "fuzz: $(ls "$corpus_co" | wc -l) code-object seeds"
 printf '\000' > "$corpus_sig/shape0"; printf '\001' > "$corpus_sig/shape1"; printf '\002' > "$corpus_sig/shape2"
 
 status=0
-for h in fuzz_signature fuzz_codeobject; do
-  corpus=$corpus_sig; [ "$h" = fuzz_codeobject ] && corpus=$corpus_co
-  art="$BUILD/findings-$h"; mkdir -p "$art"
-  log="$BUILD/$h.log"
+harnesses=(fuzz_signature fuzz_codeobject fuzz_split_scan)
+# All at once: each runs SECS of wall time, so the step takes SECS however
+# many there are (on 2 cores three share them).
+declare -A pids
+for h in "${harnesses[@]}"; do
+  corpus=$corpus_sig; [ "$h" = fuzz_codeobject ] && corpus=$corpus_co; [ "$h" = fuzz_split_scan ] && corpus=$corpus_scan
+  art="$BUILD/findings-$h"; rm -rf "$art"; mkdir -p "$art"
   "$BUILD/fuzz/$h" -max_total_time="$SECS" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-    -artifact_prefix="$art/" "$corpus" > "$log" 2>&1
+    -artifact_prefix="$art/" "$corpus" > "$BUILD/$h.log" 2>&1 &
+  pids[$h]=$!
+done
+for h in "${harnesses[@]}"; do
+  art="$BUILD/findings-$h"
+  log="$BUILD/$h.log"
+  wait "${pids[$h]}"
   rc=$?
   execs=$(grep -E '^stat::number_of_executed_units' "$log" | awk '{print $2}')
   cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -n1)

@@ -530,8 +530,9 @@ int amp__cpu_split_build(const amp__cpu_split_job *job, char *note, size_t cap);
  * inline functions, static functions without local statics, const
  * arithmetic constants), #includes of standard headers only, no #define
  * that declares, no option or variable adding include paths. Returns the
- * part's code (comments, literals and directives blanked; the caller frees
- * it), or NULL with why set. */
+ * part's code (lines spliced; comments, literals and directives blanked;
+ * the caller frees it), or NULL with why set. Any text is input:
+ * fuzz/fuzz_split_scan.c. */
 char *amp__cpu_split_allowed(const char *user, char *const *options, size_t noptions, char *why, size_t cap);
 /* A kernel of a split build: its name (malloc'ed), the define that leaves
  * it out of other parts (cpu_split.c), its weight (a tiled kernel's code

@@ -37,7 +37,7 @@ static bool amp__scan_space(char c)
 static char *amp__scan_strip(const char *source, char *why, size_t cap)
 {
     size_t n = 0, len = strlen(source);
-    char *user = malloc(len + 1), *c = malloc(len + 2); /* an unterminated " at the very end leaves two */
+    char *user = malloc(len + 1), *c = malloc(len + 1); /* no longer than the text: see each case */
     if (!user || !c) {
         free(user);
         free(c);
@@ -77,9 +77,11 @@ static char *amp__scan_strip(const char *source, char *why, size_t cap)
             }
             ++i;
             while (i < n && user[i] != '"' && user[i] != '\n') i += user[i] == '\\' && i + 1 < n ? 2 : 1;
-            i = i < n && user[i] == '"' ? i + 1 : i;
             c[k++] = '"';
-            c[k++] = '"';
+            if (i < n && user[i] == '"') { /* its closing quote; an unterminated one leaves one quote */
+                c[k++] = '"';
+                ++i;
+            }
         } else if (ch == '\'') {
             /* a digit separator (1'000, 0x1'f) between two digits or
              * letters of a number (a token that starts with a digit);
