@@ -579,8 +579,20 @@ bool amp__cpu_views_disjoint(const amp__launch *l)
  * where the set does not: BabelStream's Mul touches two of its three
  * arrays. */
 enum { AMP__CPU_RECENT_LAUNCHES = 8, AMP__CPU_RECENT_SPANS = 32 };
-static _Thread_local amp__cpu_span amp__cpu_recent[AMP__CPU_RECENT_SPANS];
-static _Thread_local uint64_t amp__cpu_recent_launches;
+/* A thread's record, on the heap the first time the thread streams (freed
+ * when it exits): as thread-local arrays its 776 bytes tripled the
+ * library's static TLS block (it has some: amp__me is initial-exec), and
+ * a dlopen of three builds of the library at once (bench_trace) no longer
+ * found room for them. */
+typedef struct amp__cpu_recent_set {
+    amp__cpu_span span[AMP__CPU_RECENT_SPANS];
+    uint64_t launches;
+} amp__cpu_recent_set;
+static _Thread_local amp__cpu_recent_set *amp__cpu_recent;
+static pthread_key_t amp__cpu_recent_key;
+static bool amp__cpu_recent_key_ok;
+static pthread_once_t amp__cpu_recent_once = PTHREAD_ONCE_INIT;
+static void amp__cpu_recent_key_init(void) { amp__cpu_recent_key_ok = !pthread_key_create(&amp__cpu_recent_key, free); }
 
 static int amp__cpu_span_order(const void *a, const void *b)
 {
@@ -605,22 +617,35 @@ static bool amp__cpu_stream_launch(const amp__cpu_kernel *kernel, const amp__lau
     /* Record this launch's spans: a span seen before is marked seen now; a
      * new one takes the slot seen longest ago. Numbered from 1: a slot
      * never used (seen 0) is the oldest. */
-    const uint64_t now = ++amp__cpu_recent_launches;
+    /* No record (no memory, or no key to free it at the thread's exit):
+     * not streamed, the plain path being right for any launch. */
+    if (!amp__cpu_recent) {
+        pthread_once(&amp__cpu_recent_once, amp__cpu_recent_key_init);
+        amp__cpu_recent_set *r = amp__cpu_recent_key_ok ? calloc(1, sizeof *r) : NULL;
+        if (!r) return false;
+        if (pthread_setspecific(amp__cpu_recent_key, r)) {
+            free(r);
+            return false;
+        }
+        amp__cpu_recent = r;
+    }
+    amp__cpu_span *const recent = amp__cpu_recent->span;
+    const uint64_t now = ++amp__cpu_recent->launches;
     for (int k = 0; k < n; ++k) {
         int slot = -1, oldest = 0;
         for (int r = 0; r < AMP__CPU_RECENT_SPANS && slot < 0; ++r) {
-            if (amp__cpu_recent[r].lo == mine[k].lo && amp__cpu_recent[r].hi == mine[k].hi) slot = r;
-            else if (amp__cpu_recent[r].seen < amp__cpu_recent[oldest].seen) oldest = r;
+            if (recent[r].lo == mine[k].lo && recent[r].hi == mine[k].hi) slot = r;
+            else if (recent[r].seen < recent[oldest].seen) oldest = r;
         }
         if (slot < 0) slot = oldest;
-        amp__cpu_recent[slot] = mine[k];
-        amp__cpu_recent[slot].seen = now;
+        recent[slot] = mine[k];
+        recent[slot].seen = now;
     }
     amp__cpu_span all[AMP__CPU_RECENT_SPANS];
     int m = 0;
     for (int r = 0; r < AMP__CPU_RECENT_SPANS; ++r)
-        if (amp__cpu_recent[r].seen && now - amp__cpu_recent[r].seen < AMP__CPU_RECENT_LAUNCHES)
-            all[m++] = amp__cpu_recent[r];
+        if (recent[r].seen && now - recent[r].seen < AMP__CPU_RECENT_LAUNCHES)
+            all[m++] = recent[r];
     qsort(all, (size_t)m, sizeof all[0], amp__cpu_span_order);
     uint64_t bytes = 0;
     uintptr_t end = 0;
