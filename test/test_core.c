@@ -1,7 +1,8 @@
-/* test_core.c — host-only core API: status names, thread-local errors, extents and indices, tiled extents (pad/truncate), kernel argument constructors. */
+/* test_core.c — host-only core API: status names, thread-local errors (and the library's thread-local storage small enough to dlopen it late), extents and indices, tiled extents (pad/truncate), kernel argument constructors. */
 #include "support.h"
 
 #include <limits.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -97,6 +98,44 @@ Test(status, version_matches_header)
              HIPAMP_VERSION_PATCH);
     cr_assert_not_null(amp_version());
     cr_assert_str_eq(amp_version(), want);
+}
+
+/* The library's thread-local storage comes out of glibc's static TLS
+ * block whenever any of it is initial-exec (amp__me is), and a process has
+ * room for about 1.6 KiB of that beyond what it started with: a program
+ * that dlopens hipamp late, beside other such libraries (bench_trace opens
+ * three builds of it at once), fails to load it once the block is full.
+ * 512 bytes a library leaves room for three; session 64's 776 bytes of
+ * thread-local arrays took it to 1080 and broke bench_trace. */
+typedef struct tls_probe {
+    size_t bytes;
+    int found;
+} tls_probe;
+
+static int tls_probe_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    tls_probe *p = arg;
+    const char *slash = strrchr(info->dlpi_name, '/');
+    const char *base = slash ? slash + 1 : info->dlpi_name;
+    if (strncmp(base, "libhipamp.so", 12) != 0) return 0;
+    p->found = 1;
+    for (int i = 0; i < info->dlpi_phnum; ++i)
+        if (info->dlpi_phdr[i].p_type == PT_TLS) p->bytes += info->dlpi_phdr[i].p_memsz;
+    return 1;
+}
+
+Test(status, library_thread_local_storage_leaves_room_to_dlopen_it)
+{
+    tls_probe p = {0, 0};
+    dl_iterate_phdr(tls_probe_object, &p);
+    cr_assert(p.found, "libhipamp.so is not among this test's loaded objects (the tests link it shared)");
+    cr_assert_leq(p.bytes, 512,
+                  "libhipamp.so's thread-local storage is %zu bytes: part of it is initial-exec, so it all "
+                  "comes out of the static TLS block, and a program that dlopens the library beside others "
+                  "would find no room (move large per-thread state to the heap, as cpu_run.c's record of "
+                  "recent launches)",
+                  p.bytes);
 }
 
 Test(status, last_error_empty_at_start)
