@@ -901,6 +901,10 @@ int main(int argc, char **argv)
     long long stream_n = 0;
     int stream_times = 0;
     int stream_precisions = BENCH_STREAM_DOUBLE | BENCH_STREAM_FLOAT;
+    /* The last of --arraysize, --numtimes and --precision given: they set
+     * the stream section alone, so a mode without it refuses them rather
+     * than run as if they had not been given. */
+    const char *stream_option = NULL;
     /* Issue 40's goals on the CPU accelerator. */
     fc_config fcc = {.accelerator = "cpu", .alg_goal_ms = 50, .build_goal_ms = 300,
                      .build_goal_where = "the CPU accelerator"};
@@ -920,6 +924,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--stream-only")) stream_only = true;
         else if (!strcmp(argv[i], "--precision") && i + 1 < argc) {
             /* BabelStream runs one precision a process (its --float) */
+            stream_option = argv[i];
             ++i;
             if (!strcmp(argv[i], "double")) stream_precisions = BENCH_STREAM_DOUBLE;
             else if (!strcmp(argv[i], "float")) stream_precisions = BENCH_STREAM_FLOAT;
@@ -944,6 +949,7 @@ int main(int argc, char **argv)
             }
             if (size) stream_n = v;
             else stream_times = (int)v;
+            stream_option = argv[i];
             ++i;
         } else {
             fprintf(stderr, "usage: bench_cpu [--quick] [--report FILE.md] [--algorithms-only] | --graph-only [--quick] |\n"
@@ -959,6 +965,13 @@ int main(int argc, char **argv)
                     fc_usage);
             return 2;
         }
+    }
+    if (stream_option && (algorithms_only || transpose_only || first_call_only)) {
+        fprintf(stderr, "bench_cpu: %s sets the stream section, which %s does not run\n", stream_option,
+                algorithms_only  ? "--algorithms-only"
+                : transpose_only ? "--transpose-only"
+                                 : "--first-call-only");
+        return 2;
     }
     /* The stream section's size: 2^25 elements (BabelStream's), 20
      * iterations (BabelStream runs 100; 20 keeps the section near a minute

@@ -361,8 +361,11 @@ int bench_cpu_stream(FILE *o, amp_accelerator *acc, long long n, int times, int 
         if (b < 0) return -1;
         bad += b;
     }
-    fprintf(o, "\nLowest hipamp / OpenMP of the streaming kernels: %.2f (goal >= 1.0); the tiled dot: %.2f (goal "
-               ">= 0.9).\n",
-            worst, dot_tiled);
+    const char *which = precisions == (BENCH_STREAM_DOUBLE | BENCH_STREAM_FLOAT) ? "double and float"
+                        : precisions & BENCH_STREAM_FLOAT                          ? "float"
+                                                                                   : "double";
+    fprintf(o, "\nLowest hipamp / OpenMP of the streaming kernels (%s): %.2f (goal >= 1.0); the tiled dot: %.2f "
+               "(goal >= 0.9).\n",
+            which, worst, dot_tiled);
     return bad;
 }
