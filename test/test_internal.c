@@ -1207,6 +1207,13 @@ Test(internal, split_scan_accepts_only_declarations_parts_cannot_change)
         {"struct S final : amp::index<1> { int a; };\n", 1},
         {"template <class T, int N = (2 > 1)> T twice(T x) { static int calls; return x + x; }\n", 1},
         {"template <class T> template <class U> struct Outer<T>::Inner { U u; };\n", 1},
+        /* explicit specialisations: judged as the plain declarations they are */
+        {"template <class T> T f(T x) { return x; }\ntemplate <> int f<int>(int x) { return x + 1; }\n", 0},
+        {"template <class T> T f(T x) { return x; }\ntemplate <> inline int f<int>(int x) { return x + 1; }\n", 1},
+        {"template <class T> struct S { static int n; };\ntemplate < > int S<int>::n = 3;\n", 0},
+        {"template <class T> struct S { };\ntemplate <> struct S<int> { int a; };\n", 1},
+        {"template <class T> struct S { };\ntemplate <> struct S<int> { } s;\n", 0},
+        {"template <class T> constexpr T zero = T();\ntemplate <> constexpr int zero<int> = 0;\n", 1},
         {"#define N 16\n#define SQ(x) \\\n  ((x) * (x))\n", 1},
         {"auto g(int x) -> int { return x; }\nint y;\n", 0},
         {"STREAM_SIMPLE(copy, RW, a, c)\n", 0},

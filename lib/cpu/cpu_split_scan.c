@@ -326,6 +326,8 @@ static bool amp__scan_has_storage_outside(const char *b, const char *e)
  * compile. */
 static bool amp__scan_declaration_ok(const char *b, const char *e)
 {
+judge: /* again, for what follows an explicit specialisation's heads (a
+        * loop, not a call: heads and attributes may alternate many times) */
     b = amp__scan_skip(b, e);
     /* A kernel's attributes (AMP_KERNEL_MAX_BLOCK(...), AMP_KERNEL_STREAMING_STORES(...))
      * end in no ';' of their own, so the scan's declaration runs on to the
@@ -350,15 +352,26 @@ static bool amp__scan_declaration_ok(const char *b, const char *e)
         return amp__scan_type_ok(b, e, last);
     /* templates: their instances are merged at the link (local statics
      * with them) unless the template is static; a class template is a
-     * type */
+     * type. An explicit specialisation (a head of template <>) is no
+     * template: its function or variable is defined once per part, as a
+     * plain one is, so it is judged as one (a part each would define it,
+     * and the link fail only after every part had compiled). */
     if (amp__scan_word(b, "template")) {
         const char *p = b;
+        bool specialisation = false;
         while (amp__scan_word(p, "template")) {
             p = amp__scan_past_word(p, e);
-            if (p >= e || *p != '<' || !(p = amp__scan_past_angles(p, e))) return false;
+            if (p >= e || *p != '<') return false;
+            const char *inside = amp__scan_skip(p + 1, e);
+            specialisation |= inside < e && *inside == '>';
+            if (!(p = amp__scan_past_angles(p, e))) return false;
         }
         if (amp__scan_word(p, "struct") || amp__scan_word(p, "class") || amp__scan_word(p, "union"))
             return amp__scan_type_ok(p, e, last);
+        if (specialisation) {
+            b = p;
+            goto judge;
+        }
         return !amp__scan_has_storage_outside(p, e);
     }
     /* kernels (their bodies live in one part: local statics are fine),
