@@ -1,4 +1,4 @@
-/* test_graph.c — launch graphs (issue 24): record/replay gives what direct execution gives (views, arrays, a tiled kernel, recorded copies, a scalar kept in an array, a long chain whose every launch reads what other tiles of the one before wrote), coherence at each replay (host changes refreshed are copied in, a later synchronize copies back the last replay's results, nothing moves once the data lives on the device), every refusal with its status (nesting, two threads, another view, host results and waits while recording, destroying what a graph uses), destroy order, 10,000 replays without growing memory (also with AMP_DEBUG=1), two threads replaying two graphs on two queues, four threads replaying one graph whose kernels write through raw addresses (replays take turns), a recording whose thread exited (ended by another thread, or discarded with its view; threads racing to end it, or to end it and destroy its view, 200 rounds each), ending a recording without out (it stops), a replay's failure on the CPU accelerator, and the CUDA/HIP graph behind a GPU's (checked where there is one). */
+/* test_graph.c — launch graphs (issue 24): record/replay gives what direct execution gives (views, arrays, a tiled kernel, recorded copies, a scalar kept in an array, a long chain whose every launch reads what other tiles of the one before wrote), coherence at each replay (host changes refreshed are copied in, a later synchronize copies back the last replay's results, nothing moves once the data lives on the device), every refusal with its status (nesting, two threads, another view, host results and waits while recording, destroying what a graph uses), destroy order, 10,000 replays without growing memory (also with AMP_DEBUG=1), two threads replaying two graphs on two queues, four threads replaying one graph whose kernels write through raw addresses (replays take turns), a recording whose thread exited (ended by another thread, or discarded with its view; a launch from a key destructor after the thread's exit not recorded; threads racing to end it, or to end it and destroy its view, 200 rounds each), ending a recording without out (it stops), a replay's failure on the CPU accelerator, and the CUDA/HIP graph behind a GPU's (checked where there is one). */
 #include "support.h"
 
 #include <pthread.h>
@@ -648,6 +648,8 @@ typedef struct quitter {
     amp_kernel *axpy;
     amp_arg *args;
     amp_status begin, launch;
+    amp_status late;    /* a launch from a key destructor after the library's */
+    char late_msg[512]; /* its message */
 } quitter;
 
 /* Begins recording on q, records one launch, and exits without ending. */
@@ -709,6 +711,65 @@ ACCEL_TEST(graph, a_recording_whose_thread_exited_can_be_ended_or_discarded)
     ASSERT_OK(amp_accelerator_view_destroy(q2));
     ASSERT_OK(amp_array_view_synchronize(vy));
     for (int i = 0; i < N; ++i) cr_assert_eq(y[i], (float)i + 6.0f, "the discarded launch ran: y[%d] = %g", i, y[i]);
+    ASSERT_OK(amp_array_view_destroy(vy));
+    ASSERT_OK(amp_array_view_destroy(vx));
+    teardown(&f);
+}
+
+/* A key destructor of the program's runs at the recording thread's exit
+ * after the library's (its key made later) and launches on the view: the
+ * thread records no more, so the launch is refused as another thread's
+ * would be, and the graph holds what the thread recorded while it ran. */
+static pthread_key_t late_graph_key;
+
+static void late_graph_launch(void *arg)
+{
+    quitter *t = arg;
+    t->late = amp_parallel_for_each(t->q, amp_extent_1d(N), t->axpy, t->args, 3);
+    snprintf(t->late_msg, sizeof t->late_msg, "%s", amp_last_error());
+}
+
+static void *late_quitter_main(void *arg)
+{
+    quitter_main(arg);
+    (void)pthread_setspecific(late_graph_key, arg);
+    return NULL;
+}
+
+ACCEL_TEST(graph, a_launch_from_a_key_destructor_after_the_recording_thread_exited_is_not_recorded)
+{
+    fixture f;
+    setup(&f, acc);
+    static float y[N], x[N];
+    for (int i = 0; i < N; ++i) y[i] = (float)i, x[i] = 1.0f;
+    amp_array_view *vy = test_view(y, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    amp_array_view *vx = test_view(x, 4, amp_extent_1d(N), AMP_READ_ONLY);
+    amp_arg s[] = {amp_arg_view(vy), amp_arg_view(vx), amp_arg_float32(3.0f)};
+    /* The library's key for recordings first (a recording of nothing
+     * here), so that this test's key comes after it. */
+    amp_graph *g = NULL;
+    ASSERT_OK(amp_graph_begin_recording(f.q));
+    ASSERT_OK(amp_graph_end_recording(f.q, &g));
+    ASSERT_OK(amp_graph_destroy(g));
+    cr_assert_eq(pthread_key_create(&late_graph_key, late_graph_launch), 0);
+    quitter t = {.q = f.q, .axpy = f.axpy, .args = s, .late = AMP_OK};
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, late_quitter_main, &t), 0);
+    pthread_join(th, NULL);
+    cr_assert_eq(t.begin, AMP_OK, "begin: %s", amp_status_name(t.begin));
+    cr_assert_eq(t.launch, AMP_OK, "launch: %s", amp_status_name(t.launch));
+    cr_assert_eq(t.late, AMP_ERROR_BUSY, "the launch from the later key destructor: %s (%s), want AMP_ERROR_BUSY",
+                 amp_status_name(t.late), t.late_msg);
+    cr_assert(strstr(t.late_msg, "exited"), "%s", t.late_msg);
+    ASSERT_OK(amp_graph_end_recording(f.q, &g));
+    amp_graph_info info;
+    ASSERT_OK(amp_graph_get_info(g, &info));
+    cr_assert_eq(info.launches, 1, "launches recorded: %llu", (unsigned long long)info.launches);
+    ASSERT_OK(amp_graph_launch(f.q, g));
+    ASSERT_OK(amp_array_view_synchronize(vy));
+    for (int i = 0; i < N; ++i) cr_assert_eq(y[i], (float)i + 3.0f, "y[%d] = %g", i, y[i]);
+    ASSERT_OK(amp_graph_destroy(g));
+    pthread_key_delete(late_graph_key);
     ASSERT_OK(amp_array_view_destroy(vy));
     ASSERT_OK(amp_array_view_destroy(vx));
     teardown(&f);

@@ -1,4 +1,4 @@
-/* test_threads.c — host concurrency: 8 threads x 200 checked launches on their own views and queues, threads sharing the default queue and one kernel, two queues running at once, concurrent program builds. */
+/* test_threads.c — host concurrency: 8 threads x 200 checked launches on their own views and queues, threads sharing the default queue and one kernel, two queues running at once, concurrent program builds; calls into the library from a key destructor that runs after the library's own at a thread's exit. */
 #include "support.h"
 
 #include <pthread.h>
@@ -241,4 +241,105 @@ Test(threads, lcg_reference_self_check)
     uint32_t y = 777u;
     for (int i = 0; i < 12345; ++i) y = y * 1664525u + 1013904223u;
     cr_assert_eq(lcg_n(777u, 12345), y);
+}
+
+/* A thread's state in the library (the text of its last error, its launch
+ * record, the CPU accelerator's record of its recent streamed launches)
+ * goes through key destructors when the thread exits. A destructor of the
+ * program's that runs after those (its key made after the library's) may
+ * still call the library, and must find that state gone rather than freed
+ * and still in use (a heap-use-after-free under ASan). */
+typedef struct late_call {
+    amp_kernel *k;
+    int n;
+    uint32_t *data;
+    int step;      /* the thread's steps done: 1 launched, 2 failed, 3 late launch, 4 late failure */
+    char err[512]; /* the first thing that went wrong */
+} late_call;
+
+static pthread_key_t late_key;
+
+static const char late_source[] =
+    "AMP_KERNEL_STREAMING_STORES(late_fill, 0)\n"
+    "AMP_KERNEL(late_fill, amp::index<1> i, amp::array_view<unsigned, 1> out, unsigned k)\n"
+    "{\n    out[i] = k * 7u + (unsigned)i[0];\n}\n";
+
+/* Launches late_fill with k and checks every element. */
+static bool late_launch(late_call *c, uint32_t k, const char *when)
+{
+    amp_array_view *v = NULL;
+    amp_status st = amp_array_view_create(c->data, 4, amp_extent_1d(c->n), AMP_READ_WRITE, &v);
+    amp_arg a[] = {amp_arg_view(v), amp_arg_uint32(k)};
+    if (st == AMP_OK) st = amp_parallel_for_each(NULL, amp_extent_1d(c->n), c->k, a, 2);
+    if (st == AMP_OK) st = amp_array_view_synchronize(v);
+    if (st != AMP_OK) {
+        snprintf(c->err, sizeof c->err, "%s: %s: %s", when, amp_status_name(st), amp_last_error());
+        if (v) amp_array_view_destroy(v);
+        return false;
+    }
+    amp_array_view_destroy(v);
+    for (int i = 0; i < c->n; ++i)
+        if (c->data[i] != k * 7u + (uint32_t)i) {
+            snprintf(c->err, sizeof c->err, "%s: element %d = %u, want %u", when, i, c->data[i], k * 7u + (uint32_t)i);
+            return false;
+        }
+    return true;
+}
+
+/* A failing call whose message names access: the message must then be
+ * its own. */
+static bool late_failure(late_call *c, int access, const char *when)
+{
+    amp_array_view *v = NULL;
+    char want[64];
+    snprintf(want, sizeof want, "access %d is not an amp_access", access);
+    amp_status st = amp_array_view_create(c->data, 4, amp_extent_1d(c->n), (amp_access)access, &v);
+    if (st != AMP_ERROR_INVALID_ARGUMENT || !strstr(amp_last_error(), want)) {
+        snprintf(c->err, sizeof c->err, "%s: %s, message \"%s\", want one holding \"%s\"", when, amp_status_name(st),
+                 amp_last_error(), want);
+        return false;
+    }
+    return true;
+}
+
+static void late_destructor(void *arg)
+{
+    late_call *c = arg;
+    if (c->step != 2) return;
+    if (!late_launch(c, 31, "a launch in a key destructor after the library's")) return;
+    c->step = 3;
+    if (!late_failure(c, 78, "a failure in a key destructor after the library's")) return;
+    c->step = 4;
+}
+
+static void *late_thread(void *arg)
+{
+    late_call *c = arg;
+    if (!late_launch(c, 11, "the thread's launch")) return NULL;
+    c->step = 1;
+    if (!late_failure(c, 77, "the thread's failure")) return NULL;
+    c->step = 2;
+    (void)pthread_setspecific(late_key, c);
+    return NULL;
+}
+
+ACCEL_TEST(threads, library_calls_in_a_later_key_destructor_at_thread_exit)
+{
+    amp_program *p = test_build(acc, late_source);
+    late_call c = {.k = test_kernel(p, "late_fill"), .n = 1000};
+    c.data = calloc((size_t)c.n, sizeof *c.data);
+    cr_assert_not_null(c.data);
+    /* The library's keys first (an error, a launch, a streamed one), so
+     * that this test's key comes after them and its destructor runs
+     * after theirs. */
+    cr_assert(late_launch(&c, 5, "the main thread's launch"), "%s", c.err);
+    cr_assert(late_failure(&c, 76, "the main thread's failure"), "%s", c.err);
+    cr_assert_eq(pthread_key_create(&late_key, late_destructor), 0);
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, late_thread, &c), 0);
+    cr_assert_eq(pthread_join(th, NULL), 0);
+    cr_assert_eq(c.step, 4, "stopped after step %d: %s", c.step, c.err);
+    pthread_key_delete(late_key);
+    free(c.data);
+    ASSERT_OK(amp_program_destroy(p));
 }

@@ -50,7 +50,14 @@ static _Thread_local bool amp__err_in_fallback;
 static pthread_key_t amp__err_key;
 static pthread_once_t amp__err_once = PTHREAD_ONCE_INIT;
 
-static void amp__err_free(void *p) { free(p); }
+/* At the thread's exit. The pointer goes too: a key destructor of the
+ * program's that runs after this one may still fail a call, which must
+ * then start a new buffer, not write into this freed one. */
+static void amp__err_free(void *p)
+{
+    if (amp__err == p) amp__err = NULL;
+    free(p);
+}
 static void amp__err_init(void) { (void)pthread_key_create(&amp__err_key, amp__err_free); }
 
 const char *amp_last_error(void)

@@ -115,6 +115,10 @@ static bool amp__graph_key_ok;
 static void amp__graph_thread_exit(void *arg)
 {
     amp_graph *g = arg;
+    /* This thread records no more: a launch from a key destructor of the
+     * program's that runs after this one runs as any unrecorded launch,
+     * never into a graph another thread may have claimed and freed. */
+    if (amp__tls_graph == g) amp__tls_graph = NULL;
     int owned = AMP__REC_OWNED;
     atomic_compare_exchange_strong_explicit(&g->owner, &owned, AMP__REC_ORPHANED, memory_order_acq_rel,
                                             memory_order_relaxed);

@@ -182,10 +182,14 @@ static bool amp__membarrier_register(void)
            amp__membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0;
 }
 
-/* A thread that exits gives its record to the next thread that launches. */
+/* A thread that exits gives its record to the next thread that launches,
+ * and lets go of it: a launch from a key destructor of the
+ * program's that runs after this one registers again rather than share
+ * the record with the thread that took it. */
 static void amp__launcher_exit(void *p)
 {
     amp__launcher *r = p;
+    if (amp__me == r) amp__me = NULL;
     atomic_store_explicit(&r->used, false, memory_order_release);
 }
 

@@ -592,7 +592,18 @@ static _Thread_local amp__cpu_recent_set *amp__cpu_recent;
 static pthread_key_t amp__cpu_recent_key;
 static bool amp__cpu_recent_key_ok;
 static pthread_once_t amp__cpu_recent_once = PTHREAD_ONCE_INIT;
-static void amp__cpu_recent_key_init(void) { amp__cpu_recent_key_ok = !pthread_key_create(&amp__cpu_recent_key, free); }
+/* At the thread's exit; the pointer goes too, so that a launch from a key
+ * destructor of the program's that runs after this one makes a new record
+ * rather than write into this freed one. */
+static void amp__cpu_recent_free(void *p)
+{
+    if (amp__cpu_recent == p) amp__cpu_recent = NULL;
+    free(p);
+}
+static void amp__cpu_recent_key_init(void)
+{
+    amp__cpu_recent_key_ok = !pthread_key_create(&amp__cpu_recent_key, amp__cpu_recent_free);
+}
 
 static int amp__cpu_span_order(const void *a, const void *b)
 {
