@@ -2380,6 +2380,14 @@ ACCEL_TEST(algorithms, user_strings_cannot_rewrite_generated_code)
         "x > 0 \\\n",
         "x > 0 \\  \n&& true",
         "x > 0 \\",
+        /* a digit separator before a non-ASCII byte or '$' is none: the
+         * compiler reads a character literal there (the directive below
+         * would be compiled, hidden in what a number-first reading takes
+         * for a comment) */
+        "x > 1'\xc3\xa9 /* ' > 0\n#error directive\n// */ 0",
+        "x > 1'$ /* ' > 0\n#error directive\n// */ 0",
+        "x > 1$ && x > 0",
+        "x > 2\xc3\xa9 && x > 0",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
         uint64_t c = 7;
@@ -2392,7 +2400,7 @@ ACCEL_TEST(algorithms, user_strings_cannot_rewrite_generated_code)
     static const char *const good[] = {
         "x > 0 && '#' == 35",
         "x > 0 && sizeof(\"#amp__\\\"\") == 8",
-        "x > 0 && 1'000 == 1000 && 0x1p+1 == 2.0",
+        "x > 0 && 1'000 == 1000 && 0x1p+1 == 2.0 && 0x1'f == 31 && 1'0.5 == 10.5",
         "x > 0 && R\"d(#)\" )d\"[0] == '#'",
         "x > 0 // # define, amp__ (",
         "x > 0 /* ) #include */",
@@ -2426,6 +2434,11 @@ ACCEL_TEST(algorithms, user_strings_cannot_rewrite_generated_code)
     d.preamble = "_Pragma(\"pack(1)\")";
     ASSERT_STATUS(amp_reduction_create(acc, &d, &(amp_reduction *){NULL}), AMP_ERROR_INVALID_ARGUMENT);
     cr_assert(strstr(amp_last_error(), "_Pragma"), "%s", amp_last_error());
+    /* The preamble too: a directive behind a digit separator that is none. */
+    d.preamble = "[[gnu::amp_x(1'\xc3\xa9 /* ')]];\n#define float double\n// */)]];";
+    ASSERT_STATUS(amp_reduction_create(acc, &d, &(amp_reduction *){NULL}), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(!strncmp(amp_last_error(), "amp_reduction_create: ", 22) && strstr(amp_last_error(), "preamble"), "%s",
+              amp_last_error());
     ASSERT_OK(amp_array_view_destroy(v));
 }
 
@@ -2475,6 +2488,19 @@ ACCEL_TEST(algorithms, messages_name_the_user_text_and_the_call)
         cr_assert(!strncmp(e, "amp_reduction_create: inputs", 28) && strstr(e, named[i]) && !strstr(e, "generated"),
                   "%s", e);
     }
+    /* A long entry (eight words of 63 characters: more than any type's
+     * name) is refused naming its type. */
+    char longest[8 * 64 + 8] = "";
+    for (int w = 0; w < 8; ++w) {
+        char word[64];
+        memset(word, w == 7 ? 'x' : 'a', 63);
+        word[63] = '\0';
+        snprintf(longest + strlen(longest), sizeof longest - strlen(longest), "%s%s", w ? " " : "", word);
+    }
+    d.inputs = longest;
+    ASSERT_STATUS(amp_reduction_create(acc, &d, &r), AMP_ERROR_INVALID_ARGUMENT);
+    e = amp_last_error();
+    cr_assert(!strncmp(e, "amp_reduction_create: inputs", 28) && strstr(e, "is not one of"), "%s", e);
     d.inputs = "float x";
     d.scalars = "int float";
     ASSERT_STATUS(amp_reduction_create(acc, &d, &r), AMP_ERROR_INVALID_ARGUMENT);

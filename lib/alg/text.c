@@ -29,6 +29,13 @@ void amp__alg_quote(char *dst, size_t size, const char *text, size_t max)
     dst[n < size ? n : size - 1] = '\0';
 }
 
+/* The characters compilers continue a number with, and the only ones a
+ * digit separator ' may precede (else it opens a character literal). */
+static bool amp__alg_number_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
 static bool amp__alg_ident_char(char c)
 {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '$' ||
@@ -98,12 +105,20 @@ static const char *amp__alg_flaw(const char *text, bool expression, const char *
             continue;
         }
         if ((c >= '0' && c <= '9') || (c == '.' && p[1] >= '0' && p[1] <= '9')) {
-            /* A pp-number: its ' are digit separators, e+ p- its exponents. */
+            /* A pp-number: its ' are digit separators where an ASCII
+             * letter, digit or _ follows (g++, clang and NVRTC read
+             * 1'\xc3\xa9 as 1 and a character literal: read as one number,
+             * that literal could hide a directive from this check), e+ p-
+             * its exponents. A '$' or a non-ASCII byte running on from a
+             * number is refused: compilers disagree on whether the number
+             * goes on. */
             ++p;
             for (;;) {
                 if ((*p == 'e' || *p == 'E' || *p == 'p' || *p == 'P') && (p[1] == '+' || p[1] == '-')) p += 2;
-                else if (*p == '\'' && amp__alg_ident_char(p[1])) p += 2;
-                else if (amp__alg_ident_char(*p) || *p == '.') ++p;
+                else if (*p == '\'' && amp__alg_number_char(p[1])) p += 2;
+                else if (amp__alg_number_char(*p) || *p == '.') ++p;
+                else if (*p == '$' || (unsigned char)*p >= 0x80)
+                    return "a number followed by '$' or a non-ASCII character";
                 else break;
             }
             continue;

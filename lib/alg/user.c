@@ -88,11 +88,10 @@ static amp_status amp__alg_params(const char *what, const char *list, int max, a
         if (nw < 2)
             return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "amp_reduction_create: %s: \"%.*s\" is not \"type name\"",
                              what, (int)len, p);
-        char type[192] = "";
-        for (int w = 0; w < nw - 1; ++w) {
-            if (w) strcat(type, " ");
-            strcat(type, words[w]);
-        }
+        /* At most 7 words of 63 characters and their spaces: it fits. */
+        char type[sizeof words] = "";
+        for (int w = 0, at = 0; w < nw - 1; ++w)
+            at += snprintf(type + at, sizeof type - (size_t)at, "%s%s", w ? " " : "", words[w]);
         const char *name = words[nw - 1];
         amp_type t = amp__alg_type_named(type);
         if (!t)
