@@ -1,13 +1,16 @@
-/* test_async.c — amp_parallel_for_each_async and futures: wait/is_ready/destroy, results after wait, two queues, host access waiting without an explicit wait, amp_accelerator_view_wait, cross-queue ordering; the CPU accelerator running launches of two queues (and two threads) at the same time, reporting an asynchronous launch's failure, holding at most AMP_QUEUE_DEPTH launches in a queue, and giving a burst's memory back; waits with a time-out. */
+/* test_async.c — amp_parallel_for_each_async and futures: wait/is_ready/destroy, results after wait, two queues, host access waiting without an explicit wait, amp_accelerator_view_wait, cross-queue ordering; the CPU accelerator running launches of two queues (and two threads) at the same time, reporting an asynchronous launch's failure, holding at most AMP_QUEUE_DEPTH launches in a queue, and giving a burst's memory back; waits with a time-out; a continuation that ends the process. */
 #include "support.h"
 
 #include <pthread.h>
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 extern const char test_kernels_async[];
 extern const char test_kernels_handles[];
@@ -914,4 +917,38 @@ Test(async, gpu_wait_for_times_out_on_a_long_kernel, .timeout = 300)
     ASSERT_OK(amp_array_view_destroy(v));
     ASSERT_OK(amp_accelerator_view_destroy(q));
     ASSERT_OK(amp_program_destroy(p));
+}
+
+/* A continuation that ends the process: exit runs the library's exit
+ * handler on the continuation thread itself, which must not wait for that
+ * thread's round to finish (it would wait for ever). The child process
+ * exits with the callback's status; killed by its alarm, it hung. */
+static void then_exit(amp_status st, void *user)
+{
+    (void)user;
+    exit(st == AMP_OK ? 42 : 43);
+}
+
+Test(async, a_continuation_may_exit_the_process, .timeout = 120)
+{
+    /* The library is first touched in the child (the exit handler is the
+     * same whatever the accelerator; a GPU driver would not survive the
+     * fork). */
+    pid_t pid = fork();
+    cr_assert_neq(pid, -1, "fork: %s", strerror(errno));
+    if (pid == 0) {
+        alarm(20);
+        amp_accelerator *acc = NULL;
+        amp_accelerator_view *q = NULL;
+        amp_future *f = NULL;
+        if (amp_accelerator_find("cpu", &acc) != AMP_OK || amp_accelerator_default_view(acc, &q) != AMP_OK || amp_accelerator_view_create_marker(q, &f) != AMP_OK ||
+            amp_future_then(f, then_exit, NULL) != AMP_OK)
+            _exit(44);
+        for (;;) pause();
+    }
+    int status = 0;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    cr_assert(!WIFSIGNALED(status), "the process hung in exit (killed by signal %d)", WTERMSIG(status));
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 42, "exit status %d (43: the marker failed; 44: a call failed)",
+              WEXITSTATUS(status));
 }

@@ -151,8 +151,8 @@ static struct {
     pthread_cond_t idle;      /* the thread left its round (for the exit handler) */
     amp__then *head, **tail;  /* in the order registered */
     bool started, stop, busy;
-} amp__then_q = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, NULL,
-                 false, false, false};
+    pthread_t thread;         /* the continuation thread, once started */
+} amp__then_q = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER, .idle = PTHREAD_COND_INITIALIZER};
 
 static void amp__then_free(amp__then *t)
 {
@@ -247,13 +247,16 @@ static void *amp__then_main(void *arg)
 
 /* At exit: let the thread finish the round it is in (a callback may be
  * running), then stop it, so that it never polls a driver being torn down.
- * Continuations still pending are not run. */
+ * Continuations still pending are not run. A callback that calls exit runs
+ * this on the continuation thread itself, whose round cannot finish until
+ * exit returns (it does not): it only stops the thread. */
 static void amp__then_exit(void)
 {
     pthread_mutex_lock(&amp__then_q.lock);
     amp__then_q.stop = true;
     pthread_cond_broadcast(&amp__then_q.wake);
-    while (amp__then_q.busy) pthread_cond_wait(&amp__then_q.idle, &amp__then_q.lock);
+    bool on_it = amp__then_q.started && pthread_equal(pthread_self(), amp__then_q.thread);
+    while (amp__then_q.busy && !on_it) pthread_cond_wait(&amp__then_q.idle, &amp__then_q.lock);
     pthread_mutex_unlock(&amp__then_q.lock);
 }
 
@@ -319,10 +322,12 @@ amp_status amp_future_then(amp_future *f, amp_future_callback fn, void *user)
         pthread_attr_t at;
         pthread_attr_init(&at);
         pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-        if (pthread_create(&th, &at, amp__then_main, NULL) != 0)
+        if (pthread_create(&th, &at, amp__then_main, NULL) != 0) {
             st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "amp_future_then: cannot start the continuation thread");
-        else
+        } else {
+            amp__then_q.thread = th;
             amp__then_q.started = true;
+        }
         pthread_attr_destroy(&at);
     }
     if (st == AMP_OK) {
