@@ -1,6 +1,7 @@
-/* test_memory.c — array_view coherence: exact bytes/copies/launches from amp_accelerator_view_get_stats for each scenario on discrete GPUs, 0 bytes on unified accelerators (the CPU, or AMP_UNIFIED_MEMORY=on), results checked every time. */
+/* test_memory.c — array_view coherence: exact bytes/copies/launches from amp_accelerator_view_get_stats for each scenario on discrete GPUs, 0 bytes on unified accelerators (the CPU, or AMP_UNIFIED_MEMORY=on), results checked every time; device-newer data kept through a refresh that overflows the region lists; data whose strides would overflow refused. */
 #include "support.h"
 
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -508,4 +509,76 @@ ACCEL_TEST(memory, forced_unified_copies_nothing, .init = force_unified)
               (unsigned long long)s.bytes_to_host, (unsigned long long)s.copies_to_host);
     cr_assert_eq(s.launches, 4, "launches %llu, want 4", (unsigned long long)s.launches);
     mem_close(&c);
+}
+
+/* The device copy's list of valid regions has room for 64 boxes; a
+ * refresh that would split it past that keeps the regions the device has
+ * newer data for (dirty), never forgets them: here 40 column boxes are
+ * valid, a kernel writes column 0 on the device, and the host's refresh of
+ * row 1 would cut all 40 in two. Column 0 must come back with the kernel's
+ * values but row 1's (the host's, refreshed). */
+ACCEL_TEST(memory, refresh_past_the_box_list_keeps_device_newer_data)
+{
+    enum { R = 4, C = 80 };
+    static unsigned host[R][C];
+    amp_accelerator_view *q = NULL;
+    ASSERT_OK(amp_accelerator_default_view(acc, &q));
+    amp_program *p = test_build(acc, "AMP_KERNEL(mark_rows, amp::index<2> i, amp::array_view<unsigned, 2> v)\n"
+                                     "{\n    v[i] = 1000u + (unsigned)i[0];\n}\n");
+    amp_array_view *v = test_view(host, 4, amp_extent_2d(R, C), AMP_READ_WRITE), *col[C / 2], *row1 = NULL;
+    void *dev = NULL;
+    for (int i = 0; i < C / 2; ++i) {
+        ASSERT_OK(amp_array_view_section(v, amp_index_2d(0, 2 * i), amp_extent_2d(R, 1), &col[i]));
+        ASSERT_OK(amp_array_view_native_handle(col[i], q, AMP_READ_ONLY, &dev));
+    }
+    amp_arg a[] = {amp_arg_view(col[0])};
+    ASSERT_OK(amp_parallel_for_each(q, amp_extent_2d(R, 1), test_kernel(p, "mark_rows"), a, 1));
+    ASSERT_OK(amp_array_view_section(v, amp_index_2d(1, 0), amp_extent_2d(1, C), &row1));
+    for (int c = 0; c < C; ++c) host[1][c] = 7;
+    ASSERT_OK(amp_array_view_refresh(row1));
+    /* Column 0 used on the device again, then brought home. */
+    ASSERT_OK(amp_array_view_native_handle(col[0], q, AMP_READ_ONLY, &dev));
+    ASSERT_OK(amp_array_view_synchronize(v));
+    for (int r = 0; r < R; ++r)
+        cr_assert_eq(host[r][0], r == 1 ? 7u : 1000u + (unsigned)r, "row %d of column 0: %u", r, host[r][0]);
+    for (int i = 0; i < C / 2; ++i) ASSERT_OK(amp_array_view_destroy(col[i]));
+    ASSERT_OK(amp_array_view_destroy(row1));
+    ASSERT_OK(amp_array_view_destroy(v));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+/* Data whose strides in bytes would not fit a ptrdiff_t is refused naming
+ * its extent: an element size near SIZE_MAX (a staging array once wrapped
+ * its size to 0 rounding it up to a line, then copied into it), and an
+ * empty extent whose other dimensions multiply past int64 (its strides
+ * overflowed). An empty extent of sensible size stays fine. */
+ACCEL_TEST(memory, data_whose_strides_overflow_is_refused)
+{
+    amp_accelerator_view *q = NULL;
+    ASSERT_OK(amp_accelerator_default_view(acc, &q));
+    amp_array *a = NULL;
+    ASSERT_STATUS(amp_array_create_staging(q, SIZE_MAX - 10, amp_extent_1d(1), NULL, &a), AMP_ERROR_INVALID_EXTENT);
+    cr_assert_null(a);
+    cr_assert(strstr(amp_last_error(), "extent {1}") && strstr(amp_last_error(), "18446744073709551605-byte"), "%s",
+              amp_last_error());
+    ASSERT_STATUS(amp_array_create(q, SIZE_MAX / 2, amp_extent_1d(2), NULL, &a), AMP_ERROR_INVALID_EXTENT);
+    int dims[8] = {0, INT_MAX, INT_MAX, INT_MAX, INT_MAX, INT_MAX, INT_MAX, INT_MAX};
+    amp_extent huge_empty = amp_extent_make(8, dims);
+    static int host[4];
+    amp_array_view *v = NULL;
+    ASSERT_STATUS(amp_array_view_create(host, 4, huge_empty, AMP_READ_WRITE, &v), AMP_ERROR_INVALID_EXTENT);
+    cr_assert_null(v);
+    cr_assert(strstr(amp_last_error(), "{0,2147483647,") && strstr(amp_last_error(), "strides"), "%s",
+              amp_last_error());
+    amp_array_view *whole = test_view(host, 4, amp_extent_1d(4), AMP_READ_WRITE);
+    ASSERT_STATUS(amp_array_view_view_as(whole, huge_empty, &v), AMP_ERROR_INVALID_EXTENT);
+    cr_assert_null(v);
+    cr_assert(strstr(amp_last_error(), "amp_array_view_view_as"), "%s", amp_last_error());
+    ASSERT_OK(amp_array_view_view_as(whole, amp_extent_2d(0, 5), &v));
+    int64_t strides[2] = {0, 0};
+    ASSERT_OK(amp_array_view_get_strides(v, strides));
+    cr_assert(strides[0] == 5 && strides[1] == 1, "strides of {0,5}: %lld,%lld", (long long)strides[0],
+              (long long)strides[1]);
+    ASSERT_OK(amp_array_view_destroy(v));
+    ASSERT_OK(amp_array_view_destroy(whole));
 }

@@ -167,6 +167,7 @@ amp_status amp_array_view_view_as(amp_array_view *v, amp_extent e, amp_array_vie
         return amp__fail(AMP_ERROR_INVALID_EXTENT,
                          "amp_array_view_view_as: the extent has %lld elements; the view has %lld",
                          (long long)amp_extent_size(e), (long long)amp_extent_size(v->ext));
+    if ((st = amp__extent_span_check(e, v->elem, "amp_array_view_view_as: a view")) != AMP_OK) return st;
     int64_t stride[AMP_MAX_RANK], n = 1;
     for (int d = e.rank - 1; d >= 0; --d) {
         stride[d] = n;

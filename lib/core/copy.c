@@ -331,7 +331,7 @@ fail:
     /* Whatever reached a device copy may be partial: the box is neither
      * current there nor at home. */
     if (to.device_copy && !amp__boxes_subtract(dst->s->valid, &dst->s->nvalid, &dst->box, dst->s->ext.rank))
-        dst->s->nvalid = 0;
+        amp__storage_valid_only_dirty(dst->s);
     AMP__TRACE(amp__queue_span_end(&span, NULL, NULL, NULL, st); amp__queue_span_end(&span2, NULL, NULL, NULL, st));
     if (timing && timing[0]) {
         amp__queue_event_release(q, timing[0]);

@@ -338,6 +338,17 @@ amp_status amp__storage_release(amp__storage *s);
 size_t amp__storage_bytes(const amp__storage *s);
 /* Element offset of origin (storage coordinates) from the storage's start. */
 int64_t amp__storage_offset(const amp__storage *s, const int *origin);
+/* AMP_OK when e's row-major strides in bytes (dimensions of 0 counted as
+ * 1, so an empty extent's too) fit a ptrdiff_t with room to round up to a
+ * 64-byte line: strides, offsets and sizes are then computed without
+ * overflow. Else AMP_ERROR_INVALID_EXTENT naming what and e. */
+amp_status amp__extent_span_check(amp_extent e, size_t elem, const char *what);
+/* [storage lock] The valid list cannot take a change (it would overflow):
+ * only the dirty boxes stay valid. Invariant: every dirty box lies inside
+ * the valid ones, since its current data is only on the device copy; a
+ * dirty box outside them would be overwritten from the stale data source
+ * by the next copy-in, and copied back over the results later. */
+void amp__storage_valid_only_dirty(amp__storage *s);
 /* [storage lock] Nothing to prepare for a launch on q that uses b: the
  * data is on q's accelerator, was last used on q (or never), and b is
  * current there with room left for the launch's boxes. What

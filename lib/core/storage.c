@@ -5,6 +5,7 @@
 #include "internal.h"
 
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 int64_t amp__storage_offset(const amp__storage *s, const int *origin)
@@ -291,16 +292,35 @@ static amp_status amp__storage_flush_outside(amp__storage *s, const amp__box *b)
 
 /* ---------------------------------------------------------------- storage */
 
+amp_status amp__extent_span_check(amp_extent e, size_t elem, const char *what)
+{
+    /* (PTRDIFF_MAX - 63): a size rounded up to whole 64-byte lines still
+     * fits. */
+    const uint64_t limit = ((uint64_t)PTRDIFF_MAX - 63) / elem;
+    uint64_t span = 1;
+    for (int d = 0; d < e.rank; ++d) {
+        uint64_t x = e.v[d] > 0 ? (uint64_t)e.v[d] : 1;
+        if (x > limit / span) {
+            char dims[160] = "";
+            for (int k = 0, n = 0; k < e.rank && n < (int)sizeof dims; ++k)
+                n += snprintf(dims + n, sizeof dims - (size_t)n, k ? ",%d" : "%d", e.v[k]);
+            return amp__fail(AMP_ERROR_INVALID_EXTENT,
+                             "%s of extent {%s} and %zu-byte elements: its %s span more bytes than an address "
+                             "space holds",
+                             what, dims, elem, amp_extent_size(e) ? "elements" : "strides (dimensions of 0 counted as 1)");
+        }
+        span *= x;
+    }
+    return AMP_OK;
+}
+
 amp_status amp__storage_new(size_t elem, amp_extent e, void *host, bool is_array, amp__storage **out)
 {
     amp_status st = amp_extent_validate(e);
     *out = NULL;
     if (st != AMP_OK) return st;
     if (elem == 0) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "element size is 0");
-    int64_t n = amp_extent_size(e);
-    if ((uint64_t)n > SIZE_MAX / elem)
-        return amp__fail(AMP_ERROR_INVALID_EXTENT, "extent of %lld elements of %zu bytes overflows size_t",
-                         (long long)n, elem);
+    if ((st = amp__extent_span_check(e, elem, "data")) != AMP_OK) return st;
     amp__storage *s = amp__calloc_lines(sizeof *s);
     if (!s) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "view: out of host memory");
     amp__lock_init(&s->lock);
@@ -430,21 +450,43 @@ amp_status amp__storage_place(amp__storage *s, amp_accelerator_view *q)
         if ((st = amp__storage_sync(s, &s->whole)) != AMP_OK) return st;
         amp__storage_drop_device(s);
     }
+    /* Into a local first: an array still at home keeps its own address in
+     * s->dptr until the new memory exists (a backend clears its out-value
+     * when it fails). */
     size_t bytes = amp__storage_bytes(s);
+    void *dptr = NULL;
     if (s->acc == acc) {
         /* Back at an array's home. */
+        return AMP_OK;
     } else if (s->home_acc) {
         /* An array used on another accelerator: a device copy here. */
-        if ((st = be->mem_alloc(q->dev, bytes, &s->dptr)) != AMP_OK) return st;
+        if ((st = be->mem_alloc(q->dev, bytes, &dptr)) != AMP_OK) return st;
         s->direct = false;
     } else if (acc->e.info.is_unified_memory && be->host_register) {
-        if ((st = be->host_register(q->dev, s->host, bytes, &s->dptr)) != AMP_OK) return st;
+        if ((st = be->host_register(q->dev, s->host, bytes, &dptr)) != AMP_OK) return st;
         s->unified = s->registered = s->direct = true;
-    } else if ((st = be->mem_alloc(q->dev, bytes, &s->dptr)) != AMP_OK) {
+    } else if ((st = be->mem_alloc(q->dev, bytes, &dptr)) != AMP_OK) {
         return st;
     }
+    s->dptr = dptr;
     s->acc = acc;
     return AMP_OK;
+}
+
+void amp__storage_valid_only_dirty(amp__storage *s)
+{
+    memcpy(s->valid, s->dirty, sizeof(amp__box) * (size_t)s->ndirty);
+    s->nvalid = s->ndirty;
+}
+
+/* b is current on the device copy now: into the valid list, or where that
+ * is full, the dirty boxes and b (prepare keeps the dirty list short enough
+ * for b to fit then). */
+static void amp__storage_add_valid(amp__storage *s, const amp__box *b)
+{
+    if (amp__boxes_add(s->valid, &s->nvalid, b, s->ext.rank)) return;
+    amp__storage_valid_only_dirty(s);
+    (void)amp__boxes_add(s->valid, &s->nvalid, b, s->ext.rank);
 }
 
 amp_status amp__storage_prepare(amp__storage *s, amp_accelerator_view *q, const amp__box *b, bool discard,
@@ -471,7 +513,7 @@ amp_status amp__storage_prepare(amp__storage *s, amp_accelerator_view *q, const 
             if (!discard && (st = amp__copy_in_missing(s, q, b)) != AMP_OK) return st;
             if (discard)
                 AMP__TRACE(amp__note_avoided(s, q, b, AMP__H2D, (uint64_t)amp__box_volume(b, R) * s->elem));
-            if (!amp__boxes_add(s->valid, &s->nvalid, b, R)) s->nvalid = 0;
+            amp__storage_add_valid(s, b);
         }
     }
     *dptr = s->dptr;
@@ -482,20 +524,23 @@ void amp__storage_after_replay(amp__storage *s, amp__point done, const amp__box 
 {
     /* Room: lib/core/graph.c uses at most 16 boxes of a storage, and prepare
      * left room for 32 each time. */
-    if (!s->direct && !amp__boxes_cover(s->valid, s->nvalid, b, s->ext.rank) &&
-        !amp__boxes_add(s->valid, &s->nvalid, b, s->ext.rank))
-        s->nvalid = 0;
+    if (!s->direct && !amp__boxes_cover(s->valid, s->nvalid, b, s->ext.rank)) amp__storage_add_valid(s, b);
     amp__storage_after_launch(s, done, b, writes);
 }
+
 
 amp_status amp__storage_refresh(amp__storage *s, const amp__box *b)
 {
     if (s->direct && s->home_acc) return AMP_OK; /* an array at home: nothing else holds it */
     AMP__TRACE(amp__note_refresh(s, b));
-    /* Host wins: device copies of b are stale, and nothing there is newer. */
-    if (!amp__boxes_subtract(s->valid, &s->nvalid, b, s->ext.rank)) s->nvalid = 0;
-    if (!amp__boxes_subtract(s->dirty, &s->ndirty, b, s->ext.rank)) return amp__storage_flush_outside(s, b);
-    return AMP_OK;
+    /* Host wins: device copies of b are stale, and nothing there is newer.
+     * Dirty first: where the valid list cannot be cut, what stays valid is
+     * what is still dirty outside b. */
+    amp_status st = AMP_OK;
+    bool valid_cut = amp__boxes_subtract(s->valid, &s->nvalid, b, s->ext.rank);
+    if (!amp__boxes_subtract(s->dirty, &s->ndirty, b, s->ext.rank)) st = amp__storage_flush_outside(s, b);
+    if (!valid_cut) amp__storage_valid_only_dirty(s);
+    return st;
 }
 
 amp_status amp__storage_discard(amp__storage *s, const amp__box *b)
