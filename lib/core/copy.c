@@ -228,6 +228,9 @@ static amp_status amp__copy_locked(amp__side *src, amp__side *dst, amp__point *d
     amp__plan plan;
     uint64_t bytes = amp__side_bytes(src);
     amp_accelerator_view *q = NULL;
+    /* The queue the timed events are of: both of one queue, which the
+     * future releases them through (the staged path moves them to q2). */
+    amp_accelerator_view *timed_on = NULL;
     void *staging = NULL;
     AMP__TRACE_SPAN(span);
     AMP__TRACE_SPAN(span2);
@@ -270,6 +273,7 @@ static amp_status amp__copy_locked(amp__side *src, amp__side *dst, amp__point *d
     if ((st = amp__point_order(q, src->s->last)) != AMP_OK || (st = amp__point_order(q, dst->s->last)) != AMP_OK)
         return st;
     if (timing && (st = amp__queue_timed_event(q, &timing[0])) != AMP_OK) return st;
+    timed_on = q;
     /* One span for whichever path runs on q (a failed peer attempt queues
      * nothing, so it also times the staged path's first half). */
     AMP__TRACE(amp__queue_span_begin(&span, q, dir, bytes, AMP__WHY_COPY));
@@ -309,6 +313,14 @@ static amp_status amp__copy_locked(amp__side *src, amp__side *dst, amp__point *d
         AMP__TRACE(amp__queue_span_end(&span, q, src->s, &src->box, AMP_OK));
         amp__plan_make(&stage, dst, staging, to.base, AMP__H2D, &plan);
         if ((st = amp__point_order(q2, dst->s->last)) != AMP_OK) goto fail;
+        /* Two devices' events cannot time one span: the future times the
+         * upload (the download was waited for above). */
+        if (timing && timing[0]) {
+            amp__queue_event_release(timed_on, timing[0]);
+            timing[0] = NULL;
+            timed_on = q2;
+            if ((st = amp__queue_timed_event(q2, &timing[0])) != AMP_OK) goto fail;
+        }
         AMP__TRACE(amp__queue_span_begin(&span2, q2, AMP__H2D, bytes, AMP__WHY_COPY_STAGED));
         if ((st = amp__queue_plan(q2, &plan, done)) != AMP_OK || (st = amp__point_wait(*done)) != AMP_OK) goto fail;
         amp__queue_count_copy(q2, AMP__H2D, bytes);
@@ -325,6 +337,13 @@ marks:
      * has its device copies of the box stale. */
     if (to.device_copy) (void)amp__boxes_add(dst->s->dirty, &dst->s->ndirty, &dst->box, dst->s->ext.rank);
     else if (amp__has_device_copy(dst->s)) st = amp__storage_refresh(dst->s, &dst->box);
+    if (st != AMP_OK && timing) {
+        /* The caller makes no future of a failed copy: its events go here. */
+        for (int k = 0; k < 2; ++k) {
+            amp__queue_event_release(timed_on, timing[k]);
+            timing[k] = NULL;
+        }
+    }
     free(staging);
     return st;
 fail:
@@ -333,9 +352,11 @@ fail:
     if (to.device_copy && !amp__boxes_subtract(dst->s->valid, &dst->s->nvalid, &dst->box, dst->s->ext.rank))
         amp__storage_valid_only_dirty(dst->s);
     AMP__TRACE(amp__queue_span_end(&span, NULL, NULL, NULL, st); amp__queue_span_end(&span2, NULL, NULL, NULL, st));
-    if (timing && timing[0]) {
-        amp__queue_event_release(q, timing[0]);
-        timing[0] = NULL;
+    if (timing) {
+        for (int k = 0; k < 2; ++k) {
+            amp__queue_event_release(timed_on, timing[k]);
+            timing[k] = NULL;
+        }
     }
     if (done->q) {
         amp__point_set(&src->s->last, *done);
@@ -421,17 +442,22 @@ static amp_status amp__copy_sides(amp__side *src, amp__side *dst, amp_future **o
      * (above): anything else would read or write it before the graph ran. */
     st = amp__storage_refuse_host(src->s->recordings ? src->s : dst->s, fn);
     if (st == AMP_OK) st = amp__copy_locked(src, dst, &done, out ? timing : NULL);
+    /* done's queue may be one only the storages hold (a view's last queue,
+     * destroyed by its user): once the locks go, another thread's launch
+     * can let go of it, so the wait and the future take a reference. */
+    amp__queue_retain(done.q);
     if (second != first) amp__lock_release(&second->lock);
     amp__lock_release(&first->lock);
     if (st == AMP_OK && !out) st = amp__point_wait(done);
     if (out) {
         if (st != AMP_OK) {
             amp_future_destroy(f);
-            return st;
+        } else {
+            amp__future_complete_at(f, done, timing[0], timing[1]);
+            *out = f;
         }
-        amp__future_complete_at(f, done, timing[0], timing[1]);
-        *out = f;
     }
+    amp__queue_release(done.q);
     return st;
 }
 
