@@ -978,8 +978,10 @@ AMP_API amp_status amp_future_is_ready(amp_future *f, bool *done);
  * it should not block for long, and never on something that only another
  * continuation would do. Continuations still pending when the process
  * exits are not run (the exit waits for one that is running), nor are a
- * parent's in a forked child. AMP_ERROR_INVALID_ARGUMENT: f or fn NULL;
- * AMP_ERROR_OUT_OF_MEMORY. Never blocks. */
+ * parent's in a forked child. A continuation may call exit (the exit then
+ * runs no other). AMP_ERROR_INVALID_ARGUMENT: f or fn NULL;
+ * AMP_ERROR_OUT_OF_MEMORY; AMP_ERROR_UNSUPPORTED: the process is exiting.
+ * Never blocks. */
 typedef void (*amp_future_callback)(amp_status status, void *user);
 AMP_API amp_status amp_future_then(amp_future *f, amp_future_callback fn, void *user);
 /* Device time of the launch or copy the future follows, in milliseconds,

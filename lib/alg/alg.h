@@ -25,8 +25,10 @@
 /* amp::alg::shape (hip_kernels/amp_algorithms_lib.hip): a view as a
  * sequence of n elements in row-major order; dimensions contiguous with the
  * next are merged, so a whole view (or rows of full width) is rank 1 and
- * contiguous. At most 4 dimensions after merging (every view today; a
- * GPU keeps shapes in scalar registers, which 8 dimensions overflowed). */
+ * contiguous. At most 4 dimensions after merging (every view of rank up
+ * to 4; of ranks 5 to 8 those strided in at most 4, the others refused as
+ * AMP_ERROR_UNSUPPORTED: a GPU keeps shapes in scalar registers, which 8
+ * dimensions overflowed). */
 #define AMP__ALG_SHAPE_RANK 4
 typedef struct amp__alg_shape {
     int64_t n;
