@@ -664,7 +664,10 @@ typedef struct amp_kernel amp_kernel;
  * options that choose the output's kind, name or language or may write
  * elsewhere (-E -S -c -r -o -x -M... -### --help --version -dump...
  * -print... -fsyntax-only -static -pie -save-temps -aux-info, their long
- * spellings, a linker -o through -Wl, or -Xlinker), and -fsanitize=address,
+ * spellings, a linker -o or -Map and a preprocessor -M... through -Wl,
+ * -Wp, -Xlinker or -Xpreprocessor, -fdump-..., -fopt-info...=FILE,
+ * profiling output, -wrapper, -B..., -specs, @FILE, and an option left
+ * without the value it takes), and -fsanitize=address,
  * thread or hwaddress unless that sanitizer's runtime is in the process
  * already, are AMP_ERROR_INVALID_ARGUMENT naming the option (nothing is
  * compiled); a cached module that needs such a runtime is not loaded

@@ -522,7 +522,16 @@ Test(cpu, options_the_accelerator_cannot_honour_are_refused)
         {"--help", "'--help'"}, {"--compile", "'--compile'"}, {"-r", "'-r'"}, {"--language=c", "'--language=c'"},
         {"-fsyntax-only", "'-fsyntax-only'"}, {"-print-search-dirs", "'-print-search-dirs'"},
         {"-dumpversion", "'-dumpversion'"}, {"-Wl,-O1,-o,out.so", "'-Wl,-O1,-o,out.so'"},
-        {"-Xlinker -o -Xlinker out.so", "'-Xlinker -o'"}, {"-aux-info protos.h", "'-aux-info'"}};
+        {"-Xlinker -o -Xlinker out.so", "'-Xlinker -o'"}, {"-aux-info protos.h", "'-aux-info'"},
+        /* files of their own, other programs, options the check cannot see */
+        {"-Wp,-MD,/tmp/deps.d", "'-Wp,-MD,/tmp/deps.d'"}, {"-Wl,-Map=/tmp/out.map", "'-Wl,-Map=/tmp/out.map'"},
+        {"-Xlinker -Map=/tmp/out.map", "'-Xlinker -Map=/tmp/out.map'"},
+        {"-Xpreprocessor -MD", "'-Xpreprocessor -MD'"}, {"-fopt-info-all=/tmp/report", "'-fopt-info-all=/tmp/report'"},
+        {"-fdump-tree-all", "'-fdump-tree-all'"}, {"-fprofile-generate", "'-fprofile-generate'"},
+        {"--coverage", "'--coverage'"}, {"@/tmp/more-options", "'@/tmp/more-options'"},
+        {"-wrapper gdb,--args", "'-wrapper'"}, {"-B/tmp/tools", "'-B/tmp/tools'"}, {"-specs=my.specs", "'-specs=my.specs'"},
+        /* a value missing at the end would take the library's next word */
+        {"-DOK=1 -include", "'-include' needs a value"}, {"-Xlinker", "'-Xlinker' needs a value"}};
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; ++i) {
         amp_program *p = (amp_program *)1;
         amp_status st = amp_program_build(acc, src, refused[i][0], &p);
@@ -545,7 +554,7 @@ Test(cpu, options_the_accelerator_cannot_honour_are_refused)
     /* ... and switched off again it builds; ordinary options build */
     ASSERT_OK(amp_program_build(acc, src, "-fsanitize=address -fno-sanitize=all", &p));
     ASSERT_OK(amp_program_destroy(p));
-    ASSERT_OK(amp_program_build(acc, src, "-DX=1 -O2 -g -static-libstdc++ -Wl,-O1", &p));
+    ASSERT_OK(amp_program_build(acc, src, "-DX=1 -O2 -g -static-libstdc++ -Wl,-O1 -fopt-info-vec -Wp,-DY=2", &p));
     ASSERT_OK(amp_program_destroy(p));
 }
 

@@ -219,14 +219,33 @@ static bool amp__cpu_user_below_o2(char *const *words, size_t n)
  * directory; and a module built with -fsanitize=address, thread or
  * hwaddress makes the sanitizer's runtime end the process at dlopen unless
  * that runtime is loaded already (a program built with it; cpu_backend.c
- * checks a module's needed libraries again before loading it). */
+ * checks a module's needed libraries again before loading it). Also what
+ * writes files of its own (dumps, optimisation reports and a linker map to
+ * a path, profiling data at the program's exit), runs other programs or
+ * another toolchain (-wrapper, -B, -specs), reads options the check cannot
+ * see (@file), or hands the preprocessor or linker an output (-Wp, and
+ * -Wl, pieces, -Xpreprocessor and -Xlinker words); and an option that
+ * takes the next word as its value left without one (it would take the
+ * library's own next word). */
 static amp_status amp__cpu_check_user_options(char *const *words, size_t n)
 {
     static const char *const exact[] = {"-E",      "-S",          "-c",         "-r",         "-###",
                                         "-static", "-static-pie", "-pie",       "-aux-info",  "-fsyntax-only",
-                                        "--compile", "--preprocess", "--assemble", "--version"};
-    static const char *const prefix[] = {"-o",          "-x",     "-M",     "--help",   "-save-temps", "--save-temps",
-                                         "--output",    "--language", "-dump", "-print-", "--print-"};
+                                        "--compile", "--preprocess", "--assemble", "--version", "-wrapper",
+                                        "-fprofile-arcs", "-ftest-coverage", "--coverage"};
+    static const char *const prefix[] = {"-o",          "-x",         "-M",     "--help",   "-save-temps",
+                                         "--save-temps", "--output",  "--language", "-dump", "-print-",
+                                         "--print-",    "@",          "-B",     "-specs",   "--specs",
+                                         "-fdump-",     "-fprofile-generate", "-fprofile-dir", "-fprofile-note"};
+    /* Pieces of -Wp, / -Wl, (or the word after -Xpreprocessor / -Xlinker)
+     * that name an output file. */
+    static const char *const tool_output[] = {"-o", "--output", "-M", "-Map", "--Map", "--dependency-file"};
+    /* Options whose value is the next word. */
+    static const char *const takes_next[] = {"-include", "-imacros",  "-isystem", "-idirafter", "-iquote",
+                                             "-iprefix", "-iwithprefix", "-iwithprefixbefore", "-isysroot",
+                                             "-I",       "-D",        "-U",       "-L",         "-l",
+                                             "-u",       "-T",        "-z",       "--param",    "-Xlinker",
+                                             "-Xpreprocessor", "-Xassembler", "--include", "--sysroot"};
     bool sanitize[AMP__CPU_NSANITIZERS] = {false};
     const char *sanitize_word[AMP__CPU_NSANITIZERS] = {NULL};
     for (size_t i = 0; i < n; ++i) {
@@ -235,17 +254,28 @@ static amp_status amp__cpu_check_user_options(char *const *words, size_t n)
         for (size_t k = 0; k < sizeof exact / sizeof exact[0] && !bad; ++k) bad = !strcmp(w, exact[k]);
         for (size_t k = 0; k < sizeof prefix / sizeof prefix[0] && !bad; ++k)
             bad = !strncmp(w, prefix[k], strlen(prefix[k]));
-        /* the linker's output: -Wl,-o,FILE / -Wl,--output=FILE / -Xlinker -o */
-        if (!bad && !strncmp(w, "-Wl,", 4)) {
+        /* -fopt-info's report to a file of the caller's naming */
+        if (!bad && !strncmp(w, "-fopt-info", 10)) bad = strchr(w, '=') != NULL;
+        /* an output through the preprocessor or the linker: -Wl,-o,FILE,
+         * -Wl,-Map=FILE, -Wp,-MD,FILE, -Xlinker -o */
+        if (!bad && (!strncmp(w, "-Wl,", 4) || !strncmp(w, "-Wp,", 4))) {
             for (const char *p = w + 3; p && !bad; p = strchr(p + 1, ','))
-                bad = !strncmp(p + 1, "-o", 2) || !strncmp(p + 1, "--output", 8);
+                for (size_t k = 0; k < sizeof tool_output / sizeof tool_output[0] && !bad; ++k)
+                    bad = !strncmp(p + 1, tool_output[k], strlen(tool_output[k]));
         }
         const char *then = "";
-        if (!bad && !strcmp(w, "-Xlinker") && i + 1 < n &&
-            (!strncmp(words[i + 1], "-o", 2) || !strncmp(words[i + 1], "--output", 8))) {
-            bad = true;
-            then = words[i + 1];
+        if (!bad && (!strcmp(w, "-Xlinker") || !strcmp(w, "-Xpreprocessor")) && i + 1 < n) {
+            for (size_t k = 0; k < sizeof tool_output / sizeof tool_output[0] && !bad; ++k)
+                bad = !strncmp(words[i + 1], tool_output[k], strlen(tool_output[k]));
+            if (bad) then = words[i + 1];
         }
+        if (!bad && i + 1 == n)
+            for (size_t k = 0; k < sizeof takes_next / sizeof takes_next[0]; ++k)
+                if (!strcmp(w, takes_next[k]))
+                    return amp__fail(AMP_ERROR_INVALID_ARGUMENT,
+                                     "CPU accelerator: compiler option '%s' needs a value after it, and it is the "
+                                     "last of the options",
+                                     w);
         if (bad)
             return amp__fail(AMP_ERROR_INVALID_ARGUMENT,
                              "CPU accelerator: compiler option '%s%s%s' is not allowed: the library chooses what the "
