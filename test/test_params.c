@@ -1,4 +1,4 @@
-/* test_params.c — kernel parameters as real codes use them: every C scalar kind bit for bit (values that need all 64 unsigned bits, negative 8-bit values, bool), structs by value with mixed members and padding, an over-aligned struct, and the mismatch messages (position, the kernel's type, the argument's kind, both sizes). */
+/* test_params.c — kernel parameters as real codes use them: every C scalar kind bit for bit (values that need all 64 unsigned bits, negative 8-bit values, bool), structs by value with mixed members and padding, an over-aligned struct, and the mismatch messages (position, the kernel's type, the argument's kind, both sizes); kinds outside amp_arg_kind refused. */
 #include "support.h"
 
 #include <stdint.h>
@@ -188,6 +188,39 @@ ACCEL_TEST(params, scalar_mismatch_names_position_type_and_kind)
     const char *n3[] = {"parameter 11", "bool", "uint8", NULL};
     expect_mismatch(acc, "every_scalar", a, 12, n3);
     ASSERT_OK(amp_array_view_destroy(v));
+}
+
+/* A kind outside amp_arg_kind is refused naming the argument and the
+ * value, the library's own internal kinds included (they bind a view of
+ * any rank to a rank-1 parameter over its whole span and skip its
+ * copy-in: a 2x2 section bound that way let a kernel write the elements
+ * between its rows). Nothing runs: the data is unchanged. */
+ACCEL_TEST(params, kinds_outside_amp_arg_kind_are_refused)
+{
+    uint64_t out[4] = {11, 12, 13, 14};
+    amp_array_view *v = test_view(out, sizeof *out, amp_extent_2d(2, 2), AMP_READ_WRITE), *row = NULL;
+    ASSERT_OK(amp_array_view_section(v, amp_index_2d(0, 0), amp_extent_2d(1, 2), &row));
+    amp_program *p = test_build(acc, test_kernels_params);
+    amp_kernel *k = test_kernel(p, "every_scalar");
+    amp_arg a[12] = {amp_arg_view(row),   amp_arg_int8(1),     amp_arg_uint8(1),      amp_arg_int16(1),
+                     amp_arg_uint16(1),   amp_arg_int32(1),    amp_arg_uint32(1),     amp_arg_int64(1),
+                     amp_arg_uint64(1),   amp_arg_float32(1),  amp_arg_float64(1),    amp_arg_bool(1)};
+    static const int kinds[] = {AMP_ARG_VIEW | 0x100 | 0x400, AMP_ARG_VIEW | 0x100, 0x200 | AMP_ARG_ARRAY, 0x10000};
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; ++i) {
+        a[0].kind = (amp_arg_kind)kinds[i];
+        ASSERT_STATUS(amp_parallel_for_each(NULL, amp_extent_1d(2), k, a, 12), AMP_ERROR_INVALID_ARGUMENT);
+        char want[64];
+        snprintf(want, sizeof want, "argument 0: kind %d is not an amp_arg_kind", kinds[i]);
+        cr_assert(strstr(amp_last_error(), want), "kind %d: %s", kinds[i], amp_last_error());
+        amp_future *f = NULL;
+        ASSERT_STATUS(amp_parallel_for_each_async(NULL, amp_extent_1d(2), k, a, 12, &f), AMP_ERROR_INVALID_ARGUMENT);
+        cr_assert_null(f);
+    }
+    ASSERT_OK(amp_array_view_synchronize(v));
+    for (int i = 0; i < 4; ++i) cr_assert_eq(out[i], (uint64_t)(11 + i), "out[%d] = %llu", i, (unsigned long long)out[i]);
+    ASSERT_OK(amp_array_view_destroy(row));
+    ASSERT_OK(amp_array_view_destroy(v));
+    ASSERT_OK(amp_program_destroy(p));
 }
 
 ACCEL_TEST(params, struct_mismatch_names_both_sizes)

@@ -401,15 +401,30 @@ out:
  * events, returned there (the caller owns them). It counts as a launch in
  * flight from before its kernel handle is resolved until it returns, so
  * that amp_program_destroy waits for it (lib/core/kernel.c). */
-static amp_status amp__run(amp_accelerator_view *q, amp_extent e, const amp_tiled_extent *t, amp_kernel *handle,
-                           const amp_arg *args, size_t nargs, bool async, const amp__launch_opts *o,
-                           amp__point *done, void **timing)
+static amp_status amp__run_any(amp_accelerator_view *q, amp_extent e, const amp_tiled_extent *t, amp_kernel *handle,
+                               const amp_arg *args, size_t nargs, bool async, const amp__launch_opts *o,
+                               amp__point *done, void **timing)
 {
     amp__launcher *me = amp__launch_enter();
     if (!me) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "parallel_for_each: no memory for this thread's launch record");
     amp_status st = amp__run_entered(q, e, t, handle, args, nargs, async, o, done, timing);
     amp__launch_leave(me);
     return st;
+}
+
+/* A caller's launch: its arguments are of the public kinds only (the
+ * internal ones, internal.h's AMP__ARG_SPAN..., bind a view of any rank to
+ * a rank-1 parameter and skip its copy-in: the algorithms' own). */
+static amp_status amp__run(amp_accelerator_view *q, amp_extent e, const amp_tiled_extent *t, amp_kernel *handle,
+                           const amp_arg *args, size_t nargs, bool async, const amp__launch_opts *o,
+                           amp__point *done, void **timing)
+{
+    for (size_t i = 0; args && i < nargs; ++i)
+        if ((unsigned)args[i].kind & ~0xffu)
+            return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: argument %zu: kind %d is not an amp_arg_kind",
+                             o && o->call ? o->call : t ? "amp_parallel_for_each_tiled" : "amp_parallel_for_each", i,
+                             (int)args[i].kind);
+    return amp__run_any(q, e, t, handle, args, nargs, async, o, done, timing);
 }
 
 amp_status amp_parallel_for_each(amp_accelerator_view *q, amp_extent e, amp_kernel *k, const amp_arg *args,
@@ -476,5 +491,5 @@ amp_status amp_parallel_for_each_tiled_async(amp_accelerator_view *q, amp_tiled_
 amp_status amp__launch_tiled(amp_accelerator_view *q, amp_tiled_extent t, amp_kernel *k, const amp_arg *args,
                              size_t nargs, bool async, amp__point *done)
 {
-    return amp__run(q, t.extent, &t, k, args, nargs, async, NULL, done, NULL);
+    return amp__run_any(q, t.extent, &t, k, args, nargs, async, NULL, done, NULL);
 }
