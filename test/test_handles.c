@@ -1,4 +1,4 @@
-/* test_handles.c — handle lifetimes: a view, array, queue (accelerator view), future or program used after its destroy, or destroyed twice, is AMP_ERROR_INVALID_ARGUMENT saying "destroyed" (also as a launch argument), with the tag check and with AMP_DEBUG=1's registry (which also catches a reused shell and a pointer that never was a handle; its quarantine reports a stale pointer until 4096 more of its kind were destroyed and keeps memory bounded); issue 21's calls (view shapes, element access, staging arrays, markers, flush, queuing modes) follow the same rules, and a continuation outlives its future's reused shell; launches from several threads racing amp_program_destroy run or say "stale", never touch freed memory. */
+/* test_handles.c — handle lifetimes: a view, array, queue (accelerator view), future or program used after its destroy, or destroyed twice, is AMP_ERROR_INVALID_ARGUMENT saying "destroyed" (also as a launch argument), with the tag check and with AMP_DEBUG=1's registry (which also catches a reused shell and a pointer that never was a handle; its quarantine reports a stale pointer until 4096 more of its kind were destroyed and keeps memory bounded); issue 21's calls (view shapes, element access, staging arrays, markers, flush, queuing modes) follow the same rules, and a continuation outlives its future's reused shell; launches from several threads racing amp_program_destroy run or say "stale", never touch freed memory. ; amp_program_get_kernel and graph recordings racing amp_program_destroy. */
 #include "support.h"
 
 #include <pthread.h>
@@ -593,4 +593,95 @@ ACCEL_TEST(handles, launches_racing_program_destroy, .timeout = 300)
             cr_assert_eq(r[i].err[0], 0, "round %d thread %d: %s", round, i, r[i].err);
         }
     }
+}
+
+/* amp_program_get_kernel and graph recordings racing amp_program_destroy
+ * (the destroy is allowed to race launches of its kernels): a get_kernel
+ * either returns a kernel of the live program or fails (stale, or "being
+ * destroyed"), never adds to a freed list (a heap-use-after-free under
+ * ASan before); a recording either pinned the kernel first, and the
+ * destroy says AMP_ERROR_BUSY until its graph is gone, or fails, never
+ * keeps a kernel the destroy then freed (a replay of such a graph read
+ * freed memory). */
+typedef struct pin_racer {
+    amp_accelerator *acc;
+    amp_accelerator_view *q;
+    amp_array_view *v;
+    _Atomic(amp_kernel *) k;
+    _Atomic(amp_program *) p;
+    atomic_int stop;
+    long recorded, stale_graphs, got;
+    char err[512];
+} pin_racer;
+
+static void *race_get_kernel(void *arg)
+{
+    pin_racer *r = arg;
+    while (!atomic_load(&r->stop)) {
+        amp_program *p = atomic_load(&r->p);
+        amp_kernel *k = NULL;
+        if (p && amp_program_get_kernel(p, "h_arr_step", &k) == AMP_OK) ++r->got;
+    }
+    return NULL;
+}
+
+static void *race_record(void *arg)
+{
+    pin_racer *r = arg;
+    while (!atomic_load(&r->stop) && !r->err[0]) {
+        amp_kernel *k = atomic_load(&r->k);
+        if (!k) continue;
+        if (amp_graph_begin_recording(r->q) != AMP_OK) {
+            snprintf(r->err, sizeof r->err, "begin: %s", amp_last_error());
+            break;
+        }
+        amp_arg a[] = {amp_arg_view(r->v), amp_arg_int32(1)};
+        amp_status st = amp_parallel_for_each(r->q, amp_extent_1d(64), k, a, 2);
+        amp_graph *g = NULL;
+        if (amp_graph_end_recording(r->q, &g) != AMP_OK) {
+            snprintf(r->err, sizeof r->err, "end: %s", amp_last_error());
+            break;
+        }
+        amp_kernel_info info;
+        if (st == AMP_OK) {
+            ++r->recorded;
+            /* The graph pins the kernel: its program cannot be gone. */
+            if (amp_kernel_get_info(k, &info) != AMP_OK) ++r->stale_graphs;
+        }
+        amp_graph_destroy(g);
+    }
+    return NULL;
+}
+
+ACCEL_TEST(handles, get_kernel_and_recordings_racing_program_destroy, .timeout = 300)
+{
+    enum { ROUNDS = 150 };
+    static int data[64];
+    static pin_racer r;
+    memset(&r, 0, sizeof r);
+    r.acc = acc;
+    ASSERT_OK(amp_accelerator_view_create(acc, &r.q));
+    r.v = test_view(data, 4, amp_extent_1d(64), AMP_READ_WRITE);
+    pthread_t getter, recorder;
+    cr_assert_eq(pthread_create(&getter, NULL, race_get_kernel, &r), 0);
+    cr_assert_eq(pthread_create(&recorder, NULL, race_record, &r), 0);
+    long busy = 0;
+    for (int round = 0; round < ROUNDS && !r.err[0]; ++round) {
+        amp_program *p = test_build(acc, test_kernels_handles);
+        atomic_store(&r.k, test_kernel(p, "h_step"));
+        atomic_store(&r.p, p);
+        nanosleep(&(struct timespec){0, 20000 + 1000 * (round % 50)}, NULL);
+        amp_status st;
+        while ((st = amp_program_destroy(p)) == AMP_ERROR_BUSY) ++busy;
+        cr_assert_eq(st, AMP_OK, "round %d: %s", round, amp_last_error());
+    }
+    atomic_store(&r.stop, 1);
+    pthread_join(getter, NULL);
+    pthread_join(recorder, NULL);
+    cr_assert_eq(r.err[0], 0, "%s", r.err);
+    cr_assert_eq(r.stale_graphs, 0, "%ld of %ld graphs held a kernel whose program was destroyed", r.stale_graphs,
+                 r.recorded);
+    cr_log_info("%ld recordings, %ld kernels got, destroy busy %ld times", r.recorded, r.got, busy);
+    ASSERT_OK(amp_array_view_destroy(r.v));
+    ASSERT_OK(amp_accelerator_view_destroy(r.q));
 }

@@ -140,7 +140,7 @@ static void amp__graph_set_here(amp_graph *g)
 
 typedef struct amp__pin {
     const void *h;
-    int n;
+    int n; /* graphs that pin h; -1: closed (amp__graph_pins_close): no graph may */
 } amp__pin;
 
 static pthread_mutex_t amp__pin_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -184,6 +184,11 @@ static amp_status amp__pin_add(const void *h)
     }
     size_t k = amp__pin_slot(h, amp__pin_cap);
     while (amp__pins[k].h && amp__pins[k].h != h) k = (k + 1) & (amp__pin_cap - 1);
+    if (amp__pins[k].h && amp__pins[k].n < 0) {
+        st = amp__fail(AMP_ERROR_INVALID_ARGUMENT,
+                       "graph: the kernel's program is being destroyed (amp_program_destroy on another thread)");
+        goto out;
+    }
     if (!amp__pins[k].h) {
         amp__pins[k].h = h;
         amp__pin_count++;
@@ -194,25 +199,74 @@ out:
     return st;
 }
 
+/* [pin lock] The slot of h, or amp__pin_cap when it has none. */
+static size_t amp__pin_find(const void *h)
+{
+    if (!amp__pin_cap) return 0;
+    size_t mask = amp__pin_cap - 1, k = amp__pin_slot(h, amp__pin_cap);
+    while (amp__pins[k].h && amp__pins[k].h != h) k = (k + 1) & mask;
+    return amp__pins[k].h == h ? k : amp__pin_cap;
+}
+
+/* [pin lock] Empty slot k. Backward shift: later entries of the run move
+ * into the hole when their home slot does not lie after it. */
+static void amp__pin_remove(size_t k)
+{
+    size_t mask = amp__pin_cap - 1, hole = k;
+    amp__pins[hole] = (amp__pin){NULL, 0};
+    amp__pin_count--;
+    for (size_t j = (hole + 1) & mask; amp__pins[j].h; j = (j + 1) & mask) {
+        size_t home = amp__pin_slot(amp__pins[j].h, amp__pin_cap);
+        if (((j - home) & mask) >= ((j - hole) & mask)) {
+            amp__pins[hole] = amp__pins[j];
+            amp__pins[j] = (amp__pin){NULL, 0};
+            hole = j;
+        }
+    }
+}
+
 static void amp__pin_drop(const void *h)
 {
     pthread_mutex_lock(&amp__pin_lock);
-    size_t mask = amp__pin_cap - 1, k = amp__pin_cap ? amp__pin_slot(h, amp__pin_cap) : 0;
-    while (amp__pin_cap && amp__pins[k].h && amp__pins[k].h != h) k = (k + 1) & mask;
-    if (amp__pin_cap && amp__pins[k].h == h && --amp__pins[k].n == 0) {
-        /* Backward shift: move later entries of the run into the hole
-         * when their home slot does not lie after it. */
-        size_t hole = k;
-        amp__pins[hole] = (amp__pin){NULL, 0};
-        amp__pin_count--;
-        for (size_t j = (hole + 1) & mask; amp__pins[j].h; j = (j + 1) & mask) {
-            size_t home = amp__pin_slot(amp__pins[j].h, amp__pin_cap);
-            if (((j - home) & mask) >= ((j - hole) & mask)) {
-                amp__pins[hole] = amp__pins[j];
-                amp__pins[j] = (amp__pin){NULL, 0};
-                hole = j;
-            }
+    size_t k = amp__pin_find(h);
+    if (k < amp__pin_cap && amp__pins[k].n > 0 && --amp__pins[k].n == 0) amp__pin_remove(k);
+    pthread_mutex_unlock(&amp__pin_lock);
+}
+
+int amp__graph_pins_close(const void *const *handles, size_t n, size_t *busy)
+{
+    int graphs = 0;
+    pthread_mutex_lock(&amp__pin_lock);
+    for (size_t i = 0; i < n && !graphs; ++i) {
+        size_t k = amp__pin_find(handles[i]);
+        if (k < amp__pin_cap && amp__pins[k].n > 0) {
+            graphs = amp__pins[k].n;
+            *busy = i;
         }
+    }
+    size_t closed = 0;
+    for (; !graphs && closed < n; ++closed) {
+        if (2 * (amp__pin_count + 1) > amp__pin_cap && !amp__pin_grow()) break;
+        size_t k = amp__pin_slot(handles[closed], amp__pin_cap);
+        while (amp__pins[k].h) k = (k + 1) & (amp__pin_cap - 1);
+        amp__pins[k] = (amp__pin){handles[closed], -1};
+        amp__pin_count++;
+    }
+    if (!graphs && closed < n) {
+        /* No memory to close them all: none closed. */
+        while (closed > 0) amp__pin_remove(amp__pin_find(handles[--closed]));
+        graphs = -1;
+    }
+    pthread_mutex_unlock(&amp__pin_lock);
+    return graphs;
+}
+
+void amp__graph_pins_reopen(const void *const *handles, size_t n)
+{
+    pthread_mutex_lock(&amp__pin_lock);
+    for (size_t i = 0; i < n; ++i) {
+        size_t k = amp__pin_find(handles[i]);
+        if (k < amp__pin_cap && amp__pins[k].n < 0) amp__pin_remove(k);
     }
     pthread_mutex_unlock(&amp__pin_lock);
 }
@@ -222,11 +276,8 @@ int amp__graph_uses(const void *handle)
     int n = 0;
     if (!handle) return 0;
     pthread_mutex_lock(&amp__pin_lock);
-    if (amp__pin_cap) {
-        size_t k = amp__pin_slot(handle, amp__pin_cap);
-        while (amp__pins[k].h && amp__pins[k].h != handle) k = (k + 1) & (amp__pin_cap - 1);
-        if (amp__pins[k].h) n = amp__pins[k].n;
-    }
+    size_t k = amp__pin_find(handle);
+    if (k < amp__pin_cap && amp__pins[k].n > 0) n = amp__pins[k].n;
     pthread_mutex_unlock(&amp__pin_lock);
     return n;
 }

@@ -148,7 +148,20 @@ static void amp__handles_init(void)
     atomic_store(&amp__handles_exact, amp__env_flag("AMP_DEBUG", exact));
 }
 
-void *amp__handle_new(amp__handle_kind kind, size_t size)
+static void *amp__handle_make(amp__handle_kind kind, size_t size, bool publish);
+
+void *amp__handle_new(amp__handle_kind kind, size_t size) { return amp__handle_make(kind, size, true); }
+
+void *amp__handle_new_unpublished(amp__handle_kind kind, size_t size) { return amp__handle_make(kind, size, false); }
+
+void amp__handle_publish(void *shell, amp__handle_kind kind)
+{
+    bool exact = atomic_load_explicit(&amp__handles_exact, memory_order_relaxed);
+    atomic_store_explicit(&((amp__handle *)shell)->tag, exact ? AMP__HANDLE_LIVE_EXACT(kind) : AMP__HANDLE_LIVE(kind),
+                          memory_order_release);
+}
+
+static void *amp__handle_make(amp__handle_kind kind, size_t size, bool publish)
 {
     pthread_once(&amp__handles_once, amp__handles_init);
     amp__slab_pool *p = &amp__pools[kind];
@@ -164,10 +177,11 @@ void *amp__handle_new(amp__handle_kind kind, size_t size)
         amp__slab_retire(p, shell);
         return NULL;
     }
-    memset(shell, 0, size);
-    bool exact = atomic_load_explicit(&amp__handles_exact, memory_order_relaxed);
-    atomic_store_explicit(&((amp__handle *)shell)->tag, exact ? AMP__HANDLE_LIVE_EXACT(kind) : AMP__HANDLE_LIVE(kind),
-                          memory_order_release);
+    /* The tag stays dead while the shell is cleared (a stale reader may be
+     * looking at it). */
+    atomic_store_explicit(&((amp__handle *)shell)->tag, AMP__HANDLE_DEAD(kind), memory_order_release);
+    memset((char *)shell + sizeof(amp__handle), 0, size - sizeof(amp__handle));
+    if (publish) amp__handle_publish(shell, kind);
     return shell;
 }
 

@@ -65,6 +65,11 @@ extern atomic_bool amp__handles_exact;
 /* A zeroed shell of size bytes for a handle of kind, tagged live; NULL
  * without memory (no message). Starts on a cache line. */
 void *amp__handle_new(amp__handle_kind kind, size_t size);
+/* The same, tagged live only by amp__handle_publish once its fields are
+ * set: a stale pointer that reaches the reused shell meanwhile is told
+ * "destroyed" instead of finding a handle half made. */
+void *amp__handle_new_unpublished(amp__handle_kind kind, size_t size);
+void amp__handle_publish(void *shell, amp__handle_kind kind);
 /* End the handle's life (its destroy): AMP_ERROR_INVALID_ARGUMENT, with the
  * message, when h is NULL, not a live handle of kind, or another destroy
  * ended it first. fn and what name the call and the parameter. */
@@ -601,6 +606,13 @@ amp_status amp__graph_break(amp_graph *g, amp_status st);
 /* Graphs that pin handle (a view, an array, an amp__kernel), for the
  * destroy calls that must then say AMP_ERROR_BUSY. */
 int amp__graph_uses(const void *handle);
+/* For amp_program_destroy: when no graph pins any of handles[0..n), close
+ * them all at once, so that no graph can pin one until
+ * amp__graph_pins_reopen (a recording that tries fails, saying the
+ * program is being destroyed); returns 0. Else the graphs pinning
+ * handles[*busy] (nothing closed), or -1 without memory to close them. */
+int amp__graph_pins_close(const void *const *handles, size_t n, size_t *busy);
+void amp__graph_pins_reopen(const void *const *handles, size_t n);
 
 /* ----------------------------------------------- lib/core/compile_cache.c */
 

@@ -19,9 +19,10 @@
 struct amp_program {
     amp__handle h;
     amp__module *m;         /* one reference */
-    pthread_mutex_t lock;   /* guards kernels */
+    pthread_mutex_t lock;   /* guards kernels and ending */
     amp__kernel **kernels;
     size_t nkernels, cap;
+    bool ending;            /* amp_program_destroy has begun: no kernel is added */
 };
 
 /* ------------------------------------------------------------ build keys */
@@ -345,7 +346,10 @@ static amp_status amp__build(amp_accelerator *acc, const amp__build_input *in, b
     if (!acc->e.info.is_available)
         return amp__fail(AMP_ERROR_UNSUPPORTED, "accelerator %s cannot build programs: %s", acc->e.info.device_path,
                          acc->e.info.unavailable_reason);
-    if (!(p = amp__handle_new(AMP__HANDLE_PROGRAM, sizeof *p)))
+    /* Published when whole (done: below): the compile may take seconds,
+     * and a stale pointer reaching the reused shell must not find a
+     * program without its module. */
+    if (!(p = amp__handle_new_unpublished(AMP__HANDLE_PROGRAM, sizeof *p)))
         return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "program: out of host memory");
     pthread_mutex_init(&p->lock, NULL);
     AMP__TRACE_CLOCK(t_build, amp__build_trace_begin(acc, in));
@@ -433,6 +437,7 @@ loaded:
 done:
     AMP__TRACE(amp__build_trace_end(t_build, acc, in, cache, AMP_OK));
     p->m = m;
+    amp__handle_publish(p, AMP__HANDLE_PROGRAM);
     *out = p;
     amp__scan_rewrite_free(named, nnamed);
     amp__scan_free(&scan);
@@ -528,17 +533,24 @@ static void amp__kernel_free(amp__kernel *k)
     free(k);
 }
 
-amp_status amp_program_get_kernel(amp_program *p, const char *name, amp_kernel **out)
+/* Counted as a launch in flight (amp__launch_enter), so that an
+ * amp_program_destroy that began after its handle check waits for it (p
+ * stays alive meanwhile); a kernel is added only before that destroy
+ * closes the list (ending, under p->lock). */
+static amp_status amp__program_get_kernel(amp_program *p, const char *name, amp_kernel **out)
 {
     amp_status st = AMP_OK;
     amp__kernel *k = NULL;
-    AMP__NOT_NULL(out);
-    *out = NULL;
     AMP__HANDLE_OK(p, AMP__HANDLE_PROGRAM);
     AMP__NOT_NULL(name);
     amp__module *m = p->m;
     amp_accelerator *acc = m->acc;
     pthread_mutex_lock(&p->lock);
+    if (p->ending) {
+        st = amp__fail(AMP_ERROR_INVALID_ARGUMENT, "amp_program_get_kernel: the program is being destroyed "
+                       "(amp_program_destroy on another thread)");
+        goto fail;
+    }
     for (size_t i = 0; i < p->nkernels; ++i)
         if (!strcmp(p->kernels[i]->name, name)) {
             *out = p->kernels[i]->handle;
@@ -611,23 +623,52 @@ fail:
     return st;
 }
 
+amp_status amp_program_get_kernel(amp_program *p, const char *name, amp_kernel **out)
+{
+    AMP__NOT_NULL(out);
+    *out = NULL;
+    amp__launcher *me = amp__launch_enter();
+    if (!me) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "amp_program_get_kernel: no memory for this thread's record");
+    amp_status st = amp__program_get_kernel(p, name, out);
+    amp__launch_leave(me);
+    return st;
+}
+
 amp_status amp_program_destroy(amp_program *p)
 {
     if (!p) return AMP_OK;
     AMP__HANDLE_OK(p, AMP__HANDLE_PROGRAM);
-    for (size_t i = 0; i < p->nkernels; ++i) {
-        int graphs = amp__graph_uses(p->kernels[i]);
-        if (graphs)
-            return amp__fail(AMP_ERROR_BUSY, "amp_program_destroy: %d graph(s) launch its kernel '%s' (destroy them first)",
-                             graphs, p->kernels[i]->name);
+    /* Close the kernel list (no amp_program_get_kernel adds one now) and
+     * the kernels' pins at once, under the list's lock: a graph recording a
+     * launch of one of them from here on fails, where one that pinned it
+     * first makes this call AMP_ERROR_BUSY. Ordering: p->lock, then the
+     * pin table's lock. */
+    pthread_mutex_lock(&p->lock);
+    size_t busy = 0;
+    int graphs = amp__graph_pins_close((const void *const *)p->kernels, p->nkernels, &busy);
+    if (graphs > 0) {
+        amp_status st = amp__fail(AMP_ERROR_BUSY,
+                                  "amp_program_destroy: %d graph(s) launch its kernel '%s' (destroy them first)",
+                                  graphs, p->kernels[busy]->name);
+        pthread_mutex_unlock(&p->lock);
+        return st;
     }
+    if (graphs < 0) {
+        pthread_mutex_unlock(&p->lock);
+        return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "amp_program_destroy: out of host memory");
+    }
+    p->ending = true;
+    pthread_mutex_unlock(&p->lock);
     amp_status st = amp__handle_end(p, AMP__HANDLE_PROGRAM, __func__, "p");
-    if (st != AMP_OK) return st;
-    /* End the kernels' handles, then let launches that resolved one before
-     * return (another thread may be inside one): only then is nothing of
-     * the kernels or the module in use. */
+    if (st != AMP_OK) return st; /* destroyed by another thread meanwhile: the caller's race */
+    /* End the kernels' handles, then let launches (and get_kernel calls)
+     * that resolved a handle before return (another thread may be inside
+     * one): only then is nothing of the program, its kernels or the module
+     * in use, and no graph can hold a kernel (its recording ran inside such
+     * a launch, and found the pin closed or was counted above). */
     for (size_t i = 0; i < p->nkernels; ++i) amp__kernel_handle_free(p->kernels[i]);
-    if (p->nkernels) amp__launches_quiesce();
+    amp__launches_quiesce();
+    amp__graph_pins_reopen((const void *const *)p->kernels, p->nkernels);
     for (size_t i = 0; i < p->nkernels; ++i) amp__kernel_free(p->kernels[i]);
     free(p->kernels);
     amp__module_release(p->m);
