@@ -444,7 +444,9 @@ amp_status amp_parallel_for_each_tiled(amp_accelerator_view *q, amp_tiled_extent
 static amp_status amp__run_async(amp_accelerator_view *q, amp_extent e, const amp_tiled_extent *t, amp_kernel *k,
                                  const amp_arg *args, size_t nargs, const amp__launch_opts *o, amp_future **out)
 {
-    AMP__NOT_NULL(out);
+    if (!out)
+        return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: out is NULL",
+                         o && o->call ? o->call : t ? "amp_parallel_for_each_tiled_async" : "amp_parallel_for_each_async");
     *out = NULL;
     amp_future *f = NULL;
     amp_status st = amp__future_new(&f);

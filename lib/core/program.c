@@ -539,10 +539,10 @@ static void amp__kernel_free(amp__kernel *k)
  * closes the list (ending, under p->lock). */
 static amp_status amp__program_get_kernel(amp_program *p, const char *name, amp_kernel **out)
 {
-    amp_status st = AMP_OK;
     amp__kernel *k = NULL;
-    AMP__HANDLE_OK(p, AMP__HANDLE_PROGRAM);
-    AMP__NOT_NULL(name);
+    amp_status st = amp__handle_check(p, AMP__HANDLE_PROGRAM, "amp_program_get_kernel", "p");
+    if (st != AMP_OK) return st;
+    if (!name) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "amp_program_get_kernel: name is NULL");
     amp__module *m = p->m;
     amp_accelerator *acc = m->acc;
     pthread_mutex_lock(&p->lock);
