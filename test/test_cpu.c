@@ -1,4 +1,4 @@
-/* test_cpu.c — behaviours only the CPU accelerator has: debug-mode bounds checks and divergent-barrier reports on both tile paths (loop versions and fibers), a missing compiler, compile errors with user line numbers, user options (optimisation levels below -O2; options it cannot honour refused), compile time-outs that leave no process or file behind, a fiber build made after a stuck loop transformation kept out of the disk cache, temporary directories of dead processes swept, the tile_static and tile-size limits, thread-count independence, the restrict path against the plain one, the pool's spin-then-sleep hand-offs under launches back to back and apart, direct launches on learned widths, and the HIP device vocabulary of its prelude. */
+/* test_cpu.c — behaviours only the CPU accelerator has: debug-mode bounds checks and divergent-barrier reports on both tile paths (loop versions and fibers), a missing compiler, compile errors with user line numbers, user options (optimisation levels below -O2; options it cannot honour refused), compile time-outs that leave no process or file behind, a fiber build made after a stuck loop transformation kept out of the disk cache, temporary directories of dead processes swept, the tile_static and tile-size limits, thread-count independence, the restrict path against the plain one, the pool's spin-then-sleep hand-offs under launches back to back and apart, direct launches on learned widths, and the HIP device vocabulary of its prelude. ; a forked child launching after an idle pool, after a fork in the middle of a tiled launch on fibers, and waiting for a queue forked before the pool first ran. */
 #include "support.h"
 
 #include <dirent.h>
@@ -2107,5 +2107,175 @@ Test(cpu, streaming_stores_not_under_the_cache_size)
 {
     amp_program *p = stream_probe_build();
     cr_assert_eq(stream_probe(p, 1000, false), 1000, "a 12 KB launch was streamed under the default threshold");
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+/* ------------------------------------------------------------- fork */
+
+/* A forked child has none of the pool's threads and uses the CPU
+ * accelerator afresh: its launches run (the pool's condition variables,
+ * inherited still counting the parent's sleeping threads, made the
+ * child's third launch wait for ever), a tiled launch on fibers runs after
+ * a fork in the middle of one (the slots' parked fibers belonged to the
+ * parent's threads: the child resumed them and crashed), and a child
+ * forked before the pool's first launch can wait for its queue (it waited
+ * for the parent's queue thread for ever). Each child reports through its
+ * exit status; an alarm ends a hung one. */
+static const char fork_source[] =
+    "AMP_KERNEL(fork_fill, amp::index<1> i, amp::array_view<int, 1> out, int k)\n"
+    "{\n    out[i] = k + i[0];\n}\n"
+    "AMP_TILED_KERNEL(fork_reverse, amp::tiled_index<64> t, amp::array_view<int, 1> out)\n"
+    "{\n    tile_static int s[64];\n    s[t.local[0]] = t.global[0];\n    t.barrier.wait();\n"
+    "    out[t.global] = s[63 - t.local[0]];\n}\n"
+    "AMP_TILED_KERNEL(fork_hold, amp::tiled_index<64> t, amp::array_view<int, 1> out, unsigned long long addr)\n"
+    "{\n    tile_static int s[64];\n    s[t.local[0]] = t.global[0];\n    t.barrier.wait();\n"
+    "    if (t.local[0] == 0)\n        while (!*reinterpret_cast<volatile int *>(addr)) {\n        }\n"
+    "    t.barrier.wait();\n    out[t.global] = s[63 - t.local[0]];\n}\n";
+
+enum { FORK_N = 64 * 64 };
+
+/* 0 when every element of out is what the kernel wrote. */
+static int fork_fill_and_check(amp_kernel *k, int *out, int key)
+{
+    amp_array_view *v = NULL;
+    if (amp_array_view_create(out, sizeof *out, amp_extent_1d(FORK_N), AMP_READ_WRITE, &v) != AMP_OK) return 10;
+    amp_arg a[] = {amp_arg_view(v), amp_arg_int32(key)};
+    int bad = amp_parallel_for_each(NULL, amp_extent_1d(FORK_N), k, a, 2) != AMP_OK ? 11 : 0;
+    if (!bad && amp_array_view_synchronize(v) != AMP_OK) bad = 12;
+    for (int i = 0; !bad && i < FORK_N; ++i)
+        if (out[i] != key + i) bad = 13;
+    amp_array_view_destroy(v);
+    return bad;
+}
+
+static int fork_reverse_and_check(amp_accelerator_view *q, amp_kernel *k, int *out)
+{
+    amp_array_view *v = NULL;
+    if (amp_array_view_create(out, sizeof *out, amp_extent_1d(FORK_N), AMP_READ_WRITE, &v) != AMP_OK) return 20;
+    amp_arg a[] = {amp_arg_view(v)};
+    amp_tiled_extent t;
+    int tile = 64;
+    int bad = amp_extent_tile(amp_extent_1d(FORK_N), &tile, &t) != AMP_OK ? 21 : 0;
+    if (!bad && amp_parallel_for_each_tiled(q, t, k, a, 1) != AMP_OK) {
+        fprintf(stderr, "child: the tiled launch: %s\n", amp_last_error());
+        bad = 22;
+    }
+    if (!bad && amp_array_view_synchronize(v) != AMP_OK) bad = 23;
+    for (int i = 0; !bad && i < FORK_N; ++i)
+        if (out[i] != i / 64 * 64 + 63 - i % 64) bad = 24;
+    amp_array_view_destroy(v);
+    return bad;
+}
+
+/* The child's exit status, asserted 0; a signal (the alarm: it hung) or
+ * another status fails, with what status means. */
+static void fork_wait_child(pid_t pid, const char *what)
+{
+    int status = 0;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    cr_assert(!WIFSIGNALED(status), "%s: the child was killed by signal %d (14: it hung)", what, WTERMSIG(status));
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s: the child's check %d failed", what,
+              WEXITSTATUS(status));
+}
+
+Test(cpu, a_forked_child_launches_after_an_idle_pool, .timeout = 120)
+{
+    setenv("AMP_CPU_THREADS", "3", 1);
+    amp_accelerator *acc = cpu_acc();
+    amp_program *p = test_build(acc, fork_source);
+    amp_kernel *k = test_kernel(p, "fork_fill");
+    static int out[FORK_N];
+    cr_assert_eq(fork_fill_and_check(k, out, 1), 0);
+    nanosleep(&(struct timespec){0, 200000000}, NULL); /* the pool's threads asleep */
+    pid_t pid = fork();
+    cr_assert_neq(pid, -1, "fork: %s", strerror(errno));
+    if (pid == 0) {
+        alarm(30);
+        for (int r = 0; r < 10; ++r) {
+            int bad = fork_fill_and_check(k, out, 100 + r);
+            if (bad) _exit(bad);
+        }
+        _exit(0);
+    }
+    fork_wait_child(pid, "ten launches in the child");
+    cr_assert_eq(fork_fill_and_check(k, out, 2), 0);
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+Test(cpu, a_forked_child_runs_fibers_after_a_fork_in_the_middle_of_a_tiled_launch, .timeout = 120)
+{
+    setenv("AMP_CPU_THREADS", "3", 1);
+    setenv("AMP_CPU_TILED", "fibers", 1);
+    amp_accelerator *acc = cpu_acc();
+    amp_program *p = test_build(acc, fork_source);
+    amp_kernel *hold = test_kernel(p, "fork_hold"), *rev = test_kernel(p, "fork_reverse");
+    static int held[FORK_N], out[FORK_N];
+    static volatile int flag;
+    amp_array_view *v = test_view(held, sizeof *held, amp_extent_1d(FORK_N), AMP_READ_WRITE);
+    amp_arg a[] = {amp_arg_view(v), amp_arg_uint64((uint64_t)(uintptr_t)&flag)};
+    amp_tiled_extent t;
+    int tile = 64;
+    ASSERT_OK(amp_extent_tile(amp_extent_1d(FORK_N), &tile, &t));
+    amp_future *f = NULL;
+    ASSERT_OK(amp_parallel_for_each_tiled_async(NULL, t, hold, a, 2, &f));
+    nanosleep(&(struct timespec){0, 300000000}, NULL); /* every thread's tile parked at its barrier */
+    pid_t pid = fork();
+    cr_assert_neq(pid, -1, "fork: %s", strerror(errno));
+    if (pid == 0) {
+        /* A queue of its own: the default one lost the parent's launch in
+         * the fork, which its launches report. */
+        alarm(30);
+        amp_accelerator_view *q = NULL;
+        if (amp_accelerator_view_create(acc, &q) != AMP_OK) _exit(25);
+        for (int r = 0; r < 3; ++r) {
+            int bad = fork_reverse_and_check(q, rev, out);
+            if (bad) _exit(bad);
+        }
+        _exit(0);
+    }
+    flag = 1;
+    ASSERT_OK(amp_future_wait(f));
+    ASSERT_OK(amp_future_destroy(f));
+    ASSERT_OK(amp_array_view_synchronize(v));
+    for (int i = 0; i < FORK_N; ++i) cr_assert_eq(held[i], i / 64 * 64 + 63 - i % 64, "held[%d] = %d", i, held[i]);
+    fork_wait_child(pid, "tiled launches on fibers in the child");
+    ASSERT_OK(amp_array_view_destroy(v));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+Test(cpu, a_child_forked_before_the_pools_first_launch_can_wait_for_its_queue, .timeout = 120)
+{
+    setenv("AMP_CPU_THREADS", "1", 1);
+    amp_accelerator *acc = cpu_acc();
+    amp_program *p = test_build(acc, fork_source);
+    amp_kernel *k = test_kernel(p, "fork_fill");
+    static int out[4][FORK_N];
+    amp_accelerator_view *q = NULL;
+    ASSERT_OK(amp_accelerator_view_create(acc, &q));
+    amp_array_view *v[4];
+    amp_future *f[4];
+    for (int i = 0; i < 4; ++i) {
+        v[i] = test_view(out[i], sizeof out[i][0], amp_extent_1d(FORK_N), AMP_READ_WRITE);
+        amp_arg a[] = {amp_arg_view(v[i]), amp_arg_int32(i)};
+        ASSERT_OK(amp_parallel_for_each_async(q, amp_extent_1d(FORK_N), k, a, 2, &f[i]));
+    }
+    pid_t pid = fork();
+    cr_assert_neq(pid, -1, "fork: %s", strerror(errno));
+    if (pid == 0) {
+        alarm(20);
+        /* The parent's queued launches do not run here: the wait says so
+         * or finds nothing left; either way it returns. */
+        (void)amp_accelerator_view_wait(q);
+        _exit(amp_accelerator_view_destroy(q) == AMP_OK ? 0 : 30);
+    }
+    for (int i = 0; i < 4; ++i) {
+        ASSERT_OK(amp_future_wait(f[i]));
+        ASSERT_OK(amp_future_destroy(f[i]));
+        ASSERT_OK(amp_array_view_synchronize(v[i]));
+        for (int j = 0; j < FORK_N; ++j) cr_assert_eq(out[i][j], i + j);
+        ASSERT_OK(amp_array_view_destroy(v[i]));
+    }
+    fork_wait_child(pid, "a queue's wait in the child");
+    ASSERT_OK(amp_accelerator_view_destroy(q));
     ASSERT_OK(amp_program_destroy(p));
 }

@@ -828,6 +828,13 @@ bool amp__cpu_spin_more(amp__cpu_spin *s);
 /* The calling thread's slot, the pool started (on first use, and again in
  * a forked child). */
 amp_status amp__cpu_launcher(amp__cpu_device *d, amp__cpu_worker **me);
+/* The pool's one-time set-up: its locks, its thread key and the fork
+ * handlers that bump amp__cpu_fork_generation (before any queue exists). */
+void amp__cpu_pool_init(void);
+/* A pool slot whose thread did not survive a fork: its fibers' and loop
+ * stack's parked contexts are dropped (made again at their next use; the
+ * stacks are kept). */
+void amp__cpu_worker_abandon_contexts(amp__cpu_worker *w);
 /* The calling thread's own slot (its fibers and stacks persist across its
  * launches), or NULL without memory. */
 amp__cpu_worker *amp__cpu_my_worker(void);

@@ -214,8 +214,13 @@ static void amp__cpu_atfork_parent(void)
     pthread_mutex_unlock(&amp__cpu_pool.mu);
     pthread_mutex_unlock(&amp__cpu_pool.start_mu);
 }
+/* The child has none of the parent's pool threads, but its condition
+ * variables still count those that slept on them: a signal would wait for
+ * them for ever (glibc), holding mu. They start afresh, before mu goes. */
 static void amp__cpu_atfork_child(void)
 {
+    pthread_cond_init(&amp__cpu_pool.work, NULL);
+    pthread_cond_init(&amp__cpu_pool.idle, NULL);
     amp__cpu_atfork_parent();
     amp__cpu_fork_generation++;
 }
@@ -281,6 +286,9 @@ static amp_status amp__cpu_pool_start(amp__cpu_device *d)
     for (int i = 1; i < amp__cpu_pool.nthreads; ++i) {
         pthread_t t;
         amp__cpu_worker *w = &amp__cpu_pool.workers[started + 1];
+        /* In a forked child the slot's parked contexts belonged to a
+         * thread that is gone: made again at their next use. */
+        amp__cpu_worker_abandon_contexts(w);
         w->job = NULL;
         w->home = started + 1;
         if (pthread_create(&t, NULL, amp__cpu_thread_main, w) != 0) break;
@@ -295,10 +303,12 @@ static amp_status amp__cpu_pool_start(amp__cpu_device *d)
     return AMP_OK;
 }
 
+void amp__cpu_pool_init(void) { pthread_once(&amp__cpu_pool.once, amp__cpu_pool_once); }
+
 /* The calling thread's slot, the pool started. */
 amp_status amp__cpu_launcher(amp__cpu_device *d, amp__cpu_worker **me)
 {
-    pthread_once(&amp__cpu_pool.once, amp__cpu_pool_once);
+    amp__cpu_pool_init();
     amp_status st = amp__cpu_pool_start(d);
     if (st != AMP_OK) return st;
     if (!(*me = amp__cpu_my_worker()))

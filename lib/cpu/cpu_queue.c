@@ -247,6 +247,10 @@ static void *amp__cpu_queue_main(void *arg)
 amp_status amp__cpu_queue_create(void *dev, void **queue)
 {
     *queue = NULL;
+    /* The fork handlers first: a child forked before the pool's first
+     * launch must still be told (amp__cpu_queue_after_fork reads the
+     * generation they bump), or it waits for the parent's queue thread. */
+    amp__cpu_pool_init();
     amp__cpu_queue *q = calloc(1, sizeof *q);
     if (!q) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for a queue");
     q->d = dev;

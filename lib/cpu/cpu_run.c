@@ -479,6 +479,16 @@ void amp__cpu_run_chunks(amp__cpu_job *j, amp__cpu_worker *w, size_t stack_size)
     }
 }
 
+void amp__cpu_worker_abandon_contexts(amp__cpu_worker *w)
+{
+    for (int i = 0; i < w->nfibers; ++i) {
+        w->fibers[i]->started = false;
+        w->fibers[i]->state = FIBER_IDLE;
+    }
+    w->tiles_started = w->in_tiles = w->loop_mode = w->broken = w->saw_barrier = false;
+    w->n = w->arrived = w->done = 0;
+}
+
 void amp__cpu_worker_free(void *p)
 {
     amp__cpu_worker *w = p;
