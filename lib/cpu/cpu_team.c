@@ -156,7 +156,9 @@ amp_status amp__cpu_team_begin(amp__cpu_device *d, amp__cpu_team *t, int size)
     atomic_init(&t->gen, 0);
     atomic_init(&t->inside, 0);
     atomic_init(&t->end, false);
-    for (int r = 0; r < size; ++r) atomic_init(&t->parts[r].taken, false);
+    /* (No blocks at all when the first allocation failed: size is 1, and
+     * only members, ranks from 1, take one.) */
+    for (int r = 0; r < size && t->parts; ++r) atomic_init(&t->parts[r].taken, false);
     /* Always chunks left (next stays 0): amp__cpu_pick lets in size - 1
      * threads at a time, as many as there are ranks. */
     t->recruit.total = 1;
