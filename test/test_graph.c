@@ -602,18 +602,37 @@ ACCEL_TEST(graph, another_thread_is_refused_while_a_view_records)
     teardown(&f);
 }
 
+/* The axpy tests' data: y[i] = i read-write, x[i] = 1 read-only, as views
+ * of static arrays (y stays readable after the views go). */
+static float axpy_y[N], axpy_x[N];
+static void axpy_views(amp_array_view **vy, amp_array_view **vx)
+{
+    for (int i = 0; i < N; ++i) axpy_y[i] = (float)i, axpy_x[i] = 1.0f;
+    *vy = test_view(axpy_y, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    *vx = test_view(axpy_x, 4, amp_extent_1d(N), AMP_READ_ONLY);
+}
+
+/* The fixture, those views and axpy's arguments (y += a * x); returns y. */
+static float *axpy_setup(fixture *f, amp_accelerator *acc, float a, amp_array_view **vy, amp_array_view **vx,
+                         amp_arg s[3])
+{
+    setup(f, acc);
+    axpy_views(vy, vx);
+    s[0] = amp_arg_view(*vy);
+    s[1] = amp_arg_view(*vx);
+    s[2] = amp_arg_float32(a);
+    return axpy_y;
+}
+
 /* Ending without somewhere to put the graph is refused, and the recording
  * stops all the same (discarded): the view runs and waits again, its data
  * is the host's again, and a new recording may begin. */
 ACCEL_TEST(graph, end_recording_without_out_stops_the_recording)
 {
     fixture f;
-    setup(&f, acc);
-    static float y[N], x[N];
-    for (int i = 0; i < N; ++i) y[i] = (float)i, x[i] = 1.0f;
-    amp_array_view *vy = test_view(y, 4, amp_extent_1d(N), AMP_READ_WRITE);
-    amp_array_view *vx = test_view(x, 4, amp_extent_1d(N), AMP_READ_ONLY);
-    amp_arg s[] = {amp_arg_view(vy), amp_arg_view(vx), amp_arg_float32(2.0f)};
+    amp_array_view *vy, *vx;
+    amp_arg s[3];
+    float *y = axpy_setup(&f, acc, 2.0f, &vy, &vx, s);
     ASSERT_OK(amp_graph_begin_recording(f.q));
     ASSERT_OK(amp_parallel_for_each(f.q, amp_extent_1d(N), f.axpy, s, 3));
     ASSERT_STATUS(amp_graph_end_recording(f.q, NULL), AMP_ERROR_INVALID_ARGUMENT);
@@ -676,12 +695,9 @@ static void quit_while_recording(quitter *t)
 ACCEL_TEST(graph, a_recording_whose_thread_exited_can_be_ended_or_discarded)
 {
     fixture f;
-    setup(&f, acc);
-    static float y[N], x[N];
-    for (int i = 0; i < N; ++i) y[i] = (float)i, x[i] = 1.0f;
-    amp_array_view *vy = test_view(y, 4, amp_extent_1d(N), AMP_READ_WRITE);
-    amp_array_view *vx = test_view(x, 4, amp_extent_1d(N), AMP_READ_ONLY);
-    amp_arg s[] = {amp_arg_view(vy), amp_arg_view(vx), amp_arg_float32(3.0f)};
+    amp_array_view *vy, *vx;
+    amp_arg s[3];
+    float *y = axpy_setup(&f, acc, 3.0f, &vy, &vx, s);
 
     quitter t = {.q = f.q, .axpy = f.axpy, .args = s};
     quit_while_recording(&t);
@@ -739,12 +755,9 @@ static void *late_quitter_main(void *arg)
 ACCEL_TEST(graph, a_launch_from_a_key_destructor_after_the_recording_thread_exited_is_not_recorded)
 {
     fixture f;
-    setup(&f, acc);
-    static float y[N], x[N];
-    for (int i = 0; i < N; ++i) y[i] = (float)i, x[i] = 1.0f;
-    amp_array_view *vy = test_view(y, 4, amp_extent_1d(N), AMP_READ_WRITE);
-    amp_array_view *vx = test_view(x, 4, amp_extent_1d(N), AMP_READ_ONLY);
-    amp_arg s[] = {amp_arg_view(vy), amp_arg_view(vx), amp_arg_float32(3.0f)};
+    amp_array_view *vy, *vx;
+    amp_arg s[3];
+    float *y = axpy_setup(&f, acc, 3.0f, &vy, &vx, s);
     /* The library's key for recordings first (a recording of nothing
      * here), so that this test's key comes after it. */
     amp_graph *g = NULL;
@@ -824,12 +837,9 @@ static void *racer_main(void *arg)
 ACCEL_TEST(graph, threads_racing_to_end_an_orphaned_recording_get_one_graph, .timeout = 240)
 {
     fixture f;
-    setup(&f, acc);
-    static float y[N], x[N];
-    for (int i = 0; i < N; ++i) y[i] = (float)i, x[i] = 1.0f;
-    amp_array_view *vy = test_view(y, 4, amp_extent_1d(N), AMP_READ_WRITE);
-    amp_array_view *vx = test_view(x, 4, amp_extent_1d(N), AMP_READ_ONLY);
-    amp_arg s[] = {amp_arg_view(vy), amp_arg_view(vx), amp_arg_float32(3.0f)};
+    amp_array_view *vy, *vx;
+    amp_arg s[3];
+    float *y = axpy_setup(&f, acc, 3.0f, &vy, &vx, s);
     enum { RACERS = 4, ROUNDS = 200 };
     pthread_barrier_t go;
     cr_assert_eq(pthread_barrier_init(&go, NULL, RACERS), 0);
@@ -916,12 +926,9 @@ static void *view_racer_main(void *arg)
 ACCEL_TEST(graph, destroying_a_view_while_another_thread_ends_its_orphaned_recording, .timeout = 240)
 {
     fixture f;
-    setup(&f, acc);
-    static float y[N], x[N];
-    for (int i = 0; i < N; ++i) y[i] = (float)i, x[i] = 1.0f;
-    amp_array_view *vy = test_view(y, 4, amp_extent_1d(N), AMP_READ_WRITE);
-    amp_array_view *vx = test_view(x, 4, amp_extent_1d(N), AMP_READ_ONLY);
-    amp_arg s[] = {amp_arg_view(vy), amp_arg_view(vx), amp_arg_float32(3.0f)};
+    amp_array_view *vy, *vx;
+    amp_arg s[3];
+    float *y = axpy_setup(&f, acc, 3.0f, &vy, &vx, s);
     enum { ROUNDS = 200 };
     pthread_barrier_t go;
     cr_assert_eq(pthread_barrier_init(&go, NULL, 2), 0);
