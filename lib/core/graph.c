@@ -244,18 +244,19 @@ int amp__graph_pins_close(const void *const *handles, size_t n, size_t *busy)
             *busy = i;
         }
     }
-    size_t closed = 0;
-    for (; !graphs && closed < n; ++closed) {
-        if (2 * (amp__pin_count + 1) > amp__pin_cap && !amp__pin_grow()) break;
-        size_t k = amp__pin_slot(handles[closed], amp__pin_cap);
+    /* Room for all first (no memory: none closed). A handle closed
+     * already (a second destroy racing the first, which the handle's end
+     * then refuses) is left as it is: one entry each. */
+    size_t need = 0;
+    for (size_t i = 0; !graphs && i < n; ++i) need += amp__pin_find(handles[i]) >= amp__pin_cap;
+    while (!graphs && need && 2 * (amp__pin_count + need) > amp__pin_cap)
+        if (!amp__pin_grow()) graphs = -1;
+    for (size_t i = 0; !graphs && need && i < n; ++i) {
+        if (amp__pin_find(handles[i]) < amp__pin_cap) continue;
+        size_t k = amp__pin_slot(handles[i], amp__pin_cap);
         while (amp__pins[k].h) k = (k + 1) & (amp__pin_cap - 1);
-        amp__pins[k] = (amp__pin){handles[closed], -1};
+        amp__pins[k] = (amp__pin){handles[i], -1};
         amp__pin_count++;
-    }
-    if (!graphs && closed < n) {
-        /* No memory to close them all: none closed. */
-        while (closed > 0) amp__pin_remove(amp__pin_find(handles[--closed]));
-        graphs = -1;
     }
     pthread_mutex_unlock(&amp__pin_lock);
     return graphs;

@@ -4,8 +4,8 @@
  * a kernel or the host needs ever move. */
 #include "internal.h"
 
-#include <stdlib.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int64_t amp__storage_offset(const amp__storage *s, const int *origin)
@@ -527,7 +527,6 @@ void amp__storage_after_replay(amp__storage *s, amp__point done, const amp__box 
     if (!s->direct && !amp__boxes_cover(s->valid, s->nvalid, b, s->ext.rank)) amp__storage_add_valid(s, b);
     amp__storage_after_launch(s, done, b, writes);
 }
-
 
 amp_status amp__storage_refresh(amp__storage *s, const amp__box *b)
 {
