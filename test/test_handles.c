@@ -1,7 +1,8 @@
-/* test_handles.c — handle lifetimes: a view, array, queue (accelerator view), future or program used after its destroy, or destroyed twice, is AMP_ERROR_INVALID_ARGUMENT saying "destroyed" (also as a launch argument), with the tag check and with AMP_DEBUG=1's registry (which also catches a reused shell and a pointer that never was a handle; its quarantine reports a stale pointer until 4096 more of its kind were destroyed and keeps memory bounded); issue 21's calls (view shapes, element access, staging arrays, markers, flush, queuing modes) follow the same rules, and a continuation outlives its future's reused shell; launches from several threads racing amp_program_destroy run or say "stale", never touch freed memory; amp_program_get_kernel and graph recordings racing amp_program_destroy. */
+/* test_handles.c — handle lifetimes: a view, array, queue (accelerator view), future or program used after its destroy, or destroyed twice, is AMP_ERROR_INVALID_ARGUMENT saying "destroyed" (also as a launch argument), with the tag check and with AMP_DEBUG=1's registry (which also catches a reused shell and a pointer that never was a handle; its quarantine reports a stale pointer until 4096 more of its kind were destroyed and keeps memory bounded); issue 21's calls (view shapes, element access, staging arrays, markers, flush, queuing modes) follow the same rules, and a continuation outlives its future's reused shell; launches from several threads racing amp_program_destroy run or say "stale", never touch freed memory; amp_program_get_kernel and graph recordings racing amp_program_destroy; a stale pointer racing the creation of the view reusing its shell never finds it half made; amp_array_destroy racing amp_array_view_of_array keeps its BUSY promise. */
 #include "support.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -496,6 +497,114 @@ Test(handles, shells_are_reused_and_clean)
         ASSERT_OK(amp_array_view_destroy(v));
     }
     cr_assert_gt(reused, 1000, "destroyed views' shells were reused %d times in 2000", reused);
+}
+
+/* A stale pointer racing the creation of the view that reuses its shell
+ * finds a whole view or a destroyed one, never a view half made (before
+ * the tag went live first and the fields after: a reader could see a live
+ * view of rank 0). Every view made here is 1-D of N. */
+typedef struct stale_reader {
+    amp_array_view *stale;
+    atomic_int stop;
+    long whole, half;
+    int rank;
+} stale_reader;
+
+static void *read_stale_view(void *arg)
+{
+    stale_reader *r = arg;
+    while (!atomic_load_explicit(&r->stop, memory_order_relaxed)) {
+        amp_extent e;
+        if (amp_array_view_get_extent(r->stale, &e) != AMP_OK) continue;
+        if (amp_extent_equal(e, amp_extent_1d(N))) ++r->whole;
+        else {
+            ++r->half;
+            r->rank = e.rank;
+        }
+    }
+    return NULL;
+}
+
+Test(handles, a_stale_pointer_never_finds_a_view_half_made, .timeout = 120)
+{
+    int x[N] = {0};
+    static stale_reader r;
+    memset(&r, 0, sizeof r);
+    r.stale = test_view(x, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    ASSERT_OK(amp_array_view_destroy(r.stale));
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, read_stale_view, &r), 0);
+    for (int i = 0; i < 2000000 && !r.half; ++i) {
+        amp_array_view *v = test_view(x, 4, amp_extent_1d(N), AMP_READ_WRITE);
+        ASSERT_OK(amp_array_view_destroy(v));
+    }
+    atomic_store(&r.stop, 1);
+    pthread_join(th, NULL);
+    cr_assert_eq(r.half, 0, "a stale pointer found a live view of rank %d (half made) %ld times", r.rank, r.half);
+    cr_log_info("the stale pointer found the reused view whole %ld times", r.whole);
+}
+
+/* amp_array_view_of_array racing amp_array_destroy: a view made before
+ * the destroy counts makes it BUSY, one asked for after is refused as of
+ * a destroyed array; the destroy never succeeds while a view of the array
+ * exists (before, a view could slip in between the count and the end). */
+typedef struct array_racer {
+    _Atomic(amp_array *) a;
+    atomic_int stop, holding;
+    atomic_long tries;
+    long views;
+} array_racer;
+
+static void *race_views_of_array(void *arg)
+{
+    array_racer *r = arg;
+    while (!atomic_load(&r->stop)) {
+        amp_array *a = atomic_load(&r->a);
+        amp_array_view *v = NULL;
+        amp_status st = a ? amp_array_view_of_array(a, &v) : AMP_ERROR_INVALID_ARGUMENT;
+        atomic_fetch_add(&r->tries, 1);
+        if (st != AMP_OK) continue;
+        atomic_fetch_add(&r->holding, 1);
+        ++r->views;
+        atomic_fetch_sub(&r->holding, 1);
+        amp_array_view_destroy(v);
+    }
+    return NULL;
+}
+
+ACCEL_TEST(handles, array_destroy_racing_views_of_it, .timeout = 120)
+{
+    static array_racer r;
+    memset(&r, 0, sizeof r);
+    amp_accelerator_view *q = NULL;
+    ASSERT_OK(amp_accelerator_default_view(acc, &q));
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, race_views_of_array, &r), 0);
+    long busy = 0, escaped = 0;
+    struct timespec t0, now;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    /* 20000 rounds or 2 s, whichever ends first (a loaded machine). */
+    for (int round = 0; round < 20000; ++round) {
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec - t0.tv_sec + 1e-9 * (now.tv_nsec - t0.tv_nsec) > 2.0) break;
+        amp_array *a = NULL;
+        ASSERT_OK(amp_array_create(q, 4, amp_extent_1d(N), NULL, &a));
+        long tries = atomic_load(&r.tries);
+        atomic_store(&r.a, a);
+        /* The racer is at work on this array when the destroy begins. */
+        while (atomic_load(&r.tries) < tries + 2) sched_yield();
+        amp_status st;
+        while ((st = amp_array_destroy(a)) == AMP_ERROR_BUSY) ++busy;
+        cr_assert_eq(st, AMP_OK, "round %d: %s", round, amp_last_error());
+        /* holding counts views made and not yet destroyed: one here was
+         * made before the destroy ended the array. */
+        escaped += atomic_load(&r.holding) > 0;
+        atomic_store(&r.a, NULL);
+    }
+    atomic_store(&r.stop, 1);
+    pthread_join(th, NULL);
+    cr_assert_eq(escaped, 0, "amp_array_destroy succeeded %ld times while a view of its array existed", escaped);
+    cr_log_info("%ld views made, destroy busy %ld times", r.views, busy);
 }
 
 /* --------------------------------------------- launches racing a destroy */

@@ -147,7 +147,7 @@ amp_status amp_reduction_create(amp_accelerator *a, const amp_reduction_desc *d,
         return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "amp_reduction_create: name \"%.80s\" is not letters, digits and "
                          "'_' (at most 63)", name);
     if (!a && (st = amp_accelerator_default(&a)) != AMP_OK) return st;
-    if (!(r = amp__handle_new(AMP__HANDLE_REDUCTION, sizeof *r)))
+    if (!(r = amp__handle_new_unpublished(AMP__HANDLE_REDUCTION, sizeof *r)))
         return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "amp_reduction_create: out of host memory");
     pthread_mutex_init(&r->lock, NULL);
     r->acc = a;
@@ -190,6 +190,7 @@ amp_status amp_reduction_create(amp_accelerator *a, const amp_reduction_desc *d,
     u->post = r->post;
     u->preamble = r->preamble;
     if ((st = amp__alg_build_user(a, u, false, &r->prog)) != AMP_OK) goto fail;
+    amp__handle_publish(r, AMP__HANDLE_REDUCTION); /* whole only now: the build took seconds */
     *out = r;
     return AMP_OK;
 fail:

@@ -54,13 +54,14 @@ out:
 /* An array of s on q (q retained twice: the array's and the storage's). */
 static amp_status amp__array_new(amp_accelerator_view *q, amp__storage *s, amp_array **out)
 {
-    amp_array *a = amp__handle_new(AMP__HANDLE_ARRAY, sizeof *a);
+    amp_array *a = amp__handle_new_unpublished(AMP__HANDLE_ARRAY, sizeof *a);
     if (!a) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "array: out of host memory");
     a->s = s;
     a->q = q;
     amp__queue_retain(q); /* the array's copies run on q */
     s->home_q = q;
     amp__queue_retain(q);
+    amp__handle_publish(a, AMP__HANDLE_ARRAY);
     *out = a;
     return AMP_OK;
 }
@@ -220,6 +221,23 @@ amp_status amp_array_get_extent(const amp_array *a, amp_extent *out)
     return AMP_OK;
 }
 
+/* Arrays end (amp_array_destroy counts the views of its storage and ends
+ * the handle) under this lock, and views of an array are counted under it
+ * with the array checked live: a view asked for while the array is
+ * destroyed either makes the destroy BUSY or is refused as of a destroyed
+ * array, and never reaches the storage the destroy then frees. Lock
+ * order: this, then a storage's lock. */
+static pthread_mutex_t amp__arrays_ending = PTHREAD_MUTEX_INITIALIZER;
+
+amp_status amp__array_hold_storage(amp_array *a, amp__storage **s)
+{
+    pthread_mutex_lock(&amp__arrays_ending);
+    amp_status st = amp__handle_check(a, AMP__HANDLE_ARRAY, "amp_array_view_of_array", "a");
+    if (st == AMP_OK) amp__storage_retain(*s = a->s);
+    pthread_mutex_unlock(&amp__arrays_ending);
+    return st;
+}
+
 amp_status amp_array_destroy(amp_array *a)
 {
     if (!a) return AMP_OK;
@@ -227,13 +245,15 @@ amp_status amp_array_destroy(amp_array *a)
     int graphs = amp__graph_uses(a);
     if (graphs)
         return amp__fail(AMP_ERROR_BUSY, "amp_array_destroy: %d graph(s) use this array (destroy them first)", graphs);
+    pthread_mutex_lock(&amp__arrays_ending);
     amp__lock_acquire(&a->s->lock);
     int refs = a->s->refs;
     amp__lock_release(&a->s->lock);
-    if (refs > 1)
+    amp_status st = refs > 1 ? AMP_ERROR_BUSY : amp__handle_end(a, AMP__HANDLE_ARRAY, __func__, "a");
+    pthread_mutex_unlock(&amp__arrays_ending);
+    if (st == AMP_ERROR_BUSY)
         return amp__fail(AMP_ERROR_BUSY, "amp_array_destroy: %d array_view(s) of this array still exist",
                          refs - 1);
-    amp_status st = amp__handle_end(a, AMP__HANDLE_ARRAY, __func__, "a");
     if (st != AMP_OK) return st;
     st = amp__storage_release(a->s);
     amp__queue_release(a->q);

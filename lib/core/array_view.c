@@ -14,7 +14,7 @@
 static amp_status amp__view_new(amp__storage *s, int64_t offset, size_t elem, amp_extent ext, const int64_t *stride,
                                 amp_access access, amp_array_view **out)
 {
-    amp_array_view *v = amp__handle_new(AMP__HANDLE_VIEW, sizeof *v);
+    amp_array_view *v = amp__handle_new_unpublished(AMP__HANDLE_VIEW, sizeof *v);
     if (!v) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "view: out of host memory");
     v->s = s;
     v->offset = offset;
@@ -27,6 +27,7 @@ static amp_status amp__view_new(amp__storage *s, int64_t offset, size_t elem, am
     /* A view whose box holds more than its elements must have the rest
      * copied in: it never skips the copy-in. */
     v->discard = access == AMP_WRITE_ONLY && v->exact;
+    amp__handle_publish(v, AMP__HANDLE_VIEW);
     *out = v;
     return AMP_OK;
 }
@@ -62,9 +63,10 @@ amp_status amp_array_view_of_array(amp_array *a, amp_array_view **out)
 {
     AMP__NOT_NULL(out);
     *out = NULL;
-    AMP__HANDLE_OK(a, AMP__HANDLE_ARRAY);
-    amp_status st = amp__view_whole(a->s, AMP_READ_WRITE, out);
-    if (st == AMP_OK) amp__storage_retain(a->s);
+    amp__storage *s = NULL;
+    amp_status st = amp__array_hold_storage(a, &s);
+    if (st != AMP_OK) return st;
+    if ((st = amp__view_whole(s, AMP_READ_WRITE, out)) != AMP_OK) amp__storage_release(s);
     return st;
 }
 

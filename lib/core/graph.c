@@ -518,13 +518,14 @@ amp_status amp_graph_begin_recording(amp_accelerator_view *q)
                          "do not nest");
     /* Before q records (the wait point it makes is an event on q). */
     if ((st = amp__queue_record_cover(q)) != AMP_OK) return st;
-    amp_graph *g = amp__handle_new(AMP__HANDLE_GRAPH, sizeof *g);
+    amp_graph *g = amp__handle_new_unpublished(AMP__HANDLE_GRAPH, sizeof *g);
     if (!g) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "graph: out of host memory");
     g->q = q;
     atomic_init(&g->owner, AMP__REC_OWNED);
     g->recording = true;
     amp__lock_init(&g->replay);
     pthread_once(&amp__graph_key_once, amp__graph_key_init);
+    amp__handle_publish(g, AMP__HANDLE_GRAPH); /* whole: others may reach it through q->recorder from here */
     amp_graph *none = NULL;
     if (!atomic_compare_exchange_strong(&q->recorder, &none, g)) {
         amp__handle_free(g, AMP__HANDLE_GRAPH);

@@ -63,11 +63,12 @@ typedef struct amp__handle {
 extern atomic_bool amp__handles_exact;
 
 /* A zeroed shell of size bytes for a handle of kind, tagged live; NULL
- * without memory (no message). Starts on a cache line. */
+ * without memory (no message). Starts on a cache line. Futures only: a
+ * zeroed future is a whole one (nothing to wait for). */
 void *amp__handle_new(amp__handle_kind kind, size_t size);
 /* The same, tagged live only by amp__handle_publish once its fields are
- * set: a stale pointer that reaches the reused shell meanwhile is told
- * "destroyed" instead of finding a handle half made. */
+ * set (every other kind): a stale pointer that reaches the reused shell
+ * meanwhile is told "destroyed" instead of finding a handle half made. */
 void *amp__handle_new_unpublished(amp__handle_kind kind, size_t size);
 void amp__handle_publish(void *shell, amp__handle_kind kind);
 /* End the handle's life (its destroy): AMP_ERROR_INVALID_ARGUMENT, with the
@@ -414,6 +415,11 @@ struct amp_array {
     amp__storage *s;
     amp_accelerator_view *q; /* the array's own copies run here (retained) */
 };
+
+/* One more reference on a's storage, in *s, with a checked live where
+ * amp_array_destroy cannot end it meanwhile (its message names
+ * amp_array_view_of_array). */
+amp_status amp__array_hold_storage(amp_array *a, amp__storage **s);
 
 /* A view: its own layout over the storage's bytes (element size, extent,
  * strides, first element), and the box of storage elements it may touch,

@@ -42,7 +42,7 @@ static amp_status amp__queue_make(amp_accelerator *a, bool is_default, bool wrap
     if (!a->e.info.is_available)
         return amp__fail(AMP_ERROR_NO_ACCELERATOR, "accelerator %s is unavailable: %s", a->e.info.device_path,
                          a->e.info.unavailable_reason);
-    if (!(q = amp__handle_new(AMP__HANDLE_QUEUE, sizeof *q)))
+    if (!(q = amp__handle_new_unpublished(AMP__HANDLE_QUEUE, sizeof *q)))
         return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "accelerator view: out of host memory");
     q->acc = a;
     q->be = a->e.be;
@@ -54,6 +54,7 @@ static amp_status amp__queue_make(amp_accelerator *a, bool is_default, bool wrap
     pthread_mutex_init(&q->mark_lock, NULL);
     st = wrap ? q->be->queue_wrap(q->dev, native, &q->queue) : q->be->queue_create(q->dev, &q->queue);
     if (st != AMP_OK) goto fail;
+    amp__handle_publish(q, AMP__HANDLE_QUEUE);
     *out = q;
     return AMP_OK;
 fail:
