@@ -1,4 +1,4 @@
-/* test_async.c — amp_parallel_for_each_async and futures: wait/is_ready/destroy, results after wait, two queues, host access waiting without an explicit wait, amp_accelerator_view_wait, cross-queue ordering; the CPU accelerator running launches of two queues (and two threads) at the same time, reporting an asynchronous launch's failure, holding at most AMP_QUEUE_DEPTH launches in a queue, and giving a burst's memory back; waits with a time-out; a continuation that ends the process. */
+/* test_async.c — amp_parallel_for_each_async and futures: wait/is_ready/destroy, results after wait, two queues, host access waiting without an explicit wait, amp_accelerator_view_wait, cross-queue ordering; the CPU accelerator running launches of two queues (and two threads) at the same time, reporting an asynchronous launch's failure, holding at most AMP_QUEUE_DEPTH launches in a queue, and giving a burst's memory back; waits with a time-out; a continuation that ends the process; a later launch naming an earlier failure whole. */
 #include "support.h"
 
 #include <pthread.h>
@@ -628,6 +628,37 @@ Test(async, cpu_async_failure_each_future_says_its_own, .timeout = 120)
     /* None of the later launches ran. */
     ASSERT_OK(amp_array_view_synchronize(w));
     for (int i = 0; i < 8; ++i) cr_assert_eq(other[i], 0, "element %d: %d", i, other[i]);
+    ASSERT_OK(amp_array_view_destroy(w));
+    ASSERT_OK(amp_array_view_destroy(v));
+    ASSERT_OK(amp_accelerator_view_destroy(q));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+/* A blocking launch after an asynchronous one that failed, its future
+ * never asked: the message wraps the failed launch's own, which it names
+ * whole (before it was formatted over itself: the prefix twice and the
+ * cause cut, or freed memory read where the new message was longer). */
+Test(async, a_later_launch_reports_the_earlier_failure_whole, .timeout = 120)
+{
+    setenv("AMP_DEBUG", "1", 1);
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    amp_program *p = test_build(acc, cpu_handshake_src);
+    amp_accelerator_view *q = mkqueue(acc);
+    int data[8] = {0}, other[8] = {0};
+    amp_array_view *v = test_view(data, sizeof(int), amp_extent_1d(8), AMP_READ_WRITE);
+    amp_array_view *w = test_view(other, sizeof(int), amp_extent_1d(8), AMP_READ_WRITE);
+    amp_arg bad[] = {amp_arg_view(v), amp_arg_int32(8)};
+    amp_arg good[] = {amp_arg_view(w)};
+    amp_future *f = NULL;
+    ASSERT_OK(amp_parallel_for_each_async(q, amp_extent_1d(1), test_kernel(p, "poke"), bad, 2, &f));
+    amp_future_destroy(f);
+    ASSERT_STATUS(amp_parallel_for_each(q, amp_extent_1d(8), test_kernel(p, "fill7"), good, 1),
+                  AMP_ERROR_OUT_OF_BOUNDS);
+    const char *msg = amp_last_error();
+    const char *prefix = "an earlier asynchronous launch on this queue failed, so 'fill7' did not run: ";
+    cr_assert(strncmp(msg, prefix, strlen(prefix)) == 0, "%s", msg);
+    cr_assert(!strstr(msg + 1, "an earlier asynchronous launch"), "the prefix twice: %s", msg);
+    cr_assert(strstr(msg + strlen(prefix), "out-of-bounds access in kernel 'poke'"), "the cause lost: %s", msg);
     ASSERT_OK(amp_array_view_destroy(w));
     ASSERT_OK(amp_array_view_destroy(v));
     ASSERT_OK(amp_accelerator_view_destroy(q));

@@ -66,25 +66,20 @@ const char *amp_last_error(void)
     return amp__err ? amp__err->text : "";
 }
 
-/* A buffer of at least need bytes, or NULL. */
-static amp__errbuf *amp__err_reserve(size_t need)
+/* Make b the thread's message, freeing the one before. */
+static void amp__err_install(amp__errbuf *b)
 {
-    if (amp__err && amp__err->cap >= need) return amp__err;
-    size_t cap = amp__err ? amp__err->cap : 512;
-    while (cap < need) cap *= 2;
-    amp__errbuf *b = realloc(amp__err, sizeof *b + cap);
-    if (!b) return NULL;
-    if (!amp__err) {
-        pthread_once(&amp__err_once, amp__err_init);
-        (void)pthread_setspecific(amp__err_key, b);
-    } else if (b != amp__err) {
-        (void)pthread_setspecific(amp__err_key, b);
-    }
-    b->cap = cap;
+    pthread_once(&amp__err_once, amp__err_init);
+    (void)pthread_setspecific(amp__err_key, b);
+    free(amp__err);
     amp__err = b;
-    return b;
+    amp__err_in_fallback = false;
 }
 
+/* The new message is always formatted into a new buffer, and the old one
+ * freed after: an argument may be amp_last_error() itself (a message
+ * that wraps the one before), which growing the buffer in place freed
+ * and writing over it garbled. */
 amp_status amp__failv(amp_status s, const char *fmt, va_list ap)
 {
     static const char note[] = "\n[message truncated]";
@@ -94,14 +89,19 @@ amp_status amp__failv(amp_status s, const char *fmt, va_list ap)
     int n = vsnprintf(probe, sizeof probe, fmt, ap);
     size_t need = n < 0 ? 1 : (size_t)n + 1;
     if (need > AMP__ERROR_MAX) need = AMP__ERROR_MAX;
-    amp__errbuf *b = amp__err_reserve(need);
+    size_t cap = 512;
+    while (cap < need) cap *= 2;
+    amp__errbuf *b = malloc(sizeof *b + cap);
     if (b) {
-        amp__err_in_fallback = false;
+        b->cap = cap;
         vsnprintf(b->text, need, fmt, again);
         if (n >= 0 && (size_t)n + 1 > need) memcpy(b->text + need - sizeof note, note, sizeof note);
+        amp__err_install(b);
     } else {
+        char text[AMP__ERROR_FALLBACK]; /* the fallback may be an argument too */
+        vsnprintf(text, sizeof text, fmt, again);
+        memcpy(amp__err_fallback, text, sizeof text);
         amp__err_in_fallback = true;
-        vsnprintf(amp__err_fallback, sizeof amp__err_fallback, fmt, again);
     }
     va_end(again);
     return s;
