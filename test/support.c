@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -65,6 +66,13 @@ amp_array_view *test_view(void *host, size_t elem_size, amp_extent e, amp_access
     ASSERT_OK(amp_array_view_create(host, elem_size, e, a, &v));
     cr_assert_not_null(v);
     return v;
+}
+
+double test_now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
 void *test_xmalloc(size_t n)

@@ -73,6 +73,8 @@ void test_fill_random(float *x, size_t n, unsigned seed);
 
 /* A view of host memory (asserting success). */
 amp_array_view *test_view(void *host, size_t elem_size, amp_extent e, amp_access a);
+/* Seconds on the monotonic clock. */
+double test_now_s(void);
 /* malloc that fails the test instead of returning NULL. */
 void *test_xmalloc(size_t n);
 /* Bytes of heap in use (mallinfo2: the main arena's and malloc's mapped

@@ -1115,12 +1115,7 @@ static int count_processes_of(const char *needle, bool children)
 
 static int count_processes(const char *needle) { return count_processes_of(needle, true); }
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
+#define now_s test_now_s
 
 /* A private TMPDIR (tmp) with a FIFO nobody writes in it (fifo, named
  * name): whatever opens it for reading blocks. */

@@ -1,6 +1,7 @@
-/* test_handles.c — handle lifetimes: a view, array, queue (accelerator view), future or program used after its destroy, or destroyed twice, is AMP_ERROR_INVALID_ARGUMENT saying "destroyed" (also as a launch argument), with the tag check and with AMP_DEBUG=1's registry (which also catches a reused shell and a pointer that never was a handle; its quarantine reports a stale pointer until 4096 more of its kind were destroyed and keeps memory bounded); issue 21's calls (view shapes, element access, staging arrays, markers, flush, queuing modes) follow the same rules, and a continuation outlives its future's reused shell; launches from several threads racing amp_program_destroy run or say "stale", never touch freed memory; amp_program_get_kernel and graph recordings racing amp_program_destroy; a stale pointer racing the creation of the view reusing its shell never finds it half made; amp_array_destroy racing amp_array_view_of_array keeps its BUSY promise. */
+/* test_handles.c — handle lifetimes: a view, array, queue (accelerator view), future or program used after its destroy, or destroyed twice, is AMP_ERROR_INVALID_ARGUMENT saying "destroyed" (also as a launch argument), with the tag check and with AMP_DEBUG=1's registry (which also catches a reused shell and a pointer that never was a handle; its quarantine reports a stale pointer until 4096 more of its kind were destroyed and keeps memory bounded); issue 21's calls (view shapes, element access, staging arrays, markers, flush, queuing modes) follow the same rules, and a continuation outlives its future's reused shell; launches from several threads racing amp_program_destroy run or say "stale", never touch freed memory; amp_program_get_kernel and graph recordings racing amp_program_destroy; a stale pointer racing the creation of the view reusing its shell never finds it half made; amp_array_destroy racing amp_array_view_of_array keeps its BUSY promise; two destroys of one program racing. */
 #include "support.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -581,12 +582,9 @@ ACCEL_TEST(handles, array_destroy_racing_views_of_it, .timeout = 120)
     pthread_t th;
     cr_assert_eq(pthread_create(&th, NULL, race_views_of_array, &r), 0);
     long busy = 0, escaped = 0;
-    struct timespec t0, now;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
     /* 20000 rounds or 2 s, whichever ends first (a loaded machine). */
-    for (int round = 0; round < 20000; ++round) {
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        if (now.tv_sec - t0.tv_sec + 1e-9 * (now.tv_nsec - t0.tv_nsec) > 2.0) break;
+    double t0 = test_now_s();
+    for (int round = 0; round < 20000 && test_now_s() - t0 < 2.0; ++round) {
         amp_array *a = NULL;
         ASSERT_OK(amp_array_create(q, 4, amp_extent_1d(N), NULL, &a));
         long tries = atomic_load(&r.tries);
@@ -702,6 +700,91 @@ ACCEL_TEST(handles, launches_racing_program_destroy, .timeout = 300)
             cr_assert_eq(r[i].err[0], 0, "round %d thread %d: %s", round, i, r[i].err);
         }
     }
+}
+
+/* Two threads destroying one program at once: one succeeds, the other is
+ * told the program is destroyed (or being destroyed), and neither reads
+ * what the other freed. The second is held between its handle check and
+ * the program's lock (this file's pthread_mutex_lock sleeps once in a
+ * thread that asks it to: a preemption there on a loaded machine). Before,
+ * it then read the first's freed kernel list (a heap-use-after-free under
+ * ASan) and closed the freed kernels' graph pins for good, so that a later
+ * program's kernel at the same address could not be recorded. */
+static _Thread_local int lock_delay_us;
+
+int pthread_mutex_lock(pthread_mutex_t *m)
+{
+    static int (*real)(pthread_mutex_t *);
+    if (!real) real = (int (*)(pthread_mutex_t *))dlsym(RTLD_NEXT, "pthread_mutex_lock");
+    if (lock_delay_us) {
+        int us = lock_delay_us;
+        lock_delay_us = 0;
+        nanosleep(&(struct timespec){0, 1000L * us}, NULL);
+    }
+    return real(m);
+}
+
+typedef struct destroy_racer {
+    amp_program *p;
+    pthread_barrier_t start;
+    amp_status st;
+    char err[256];
+} destroy_racer;
+
+static void *destroy_late(void *arg)
+{
+    destroy_racer *r = arg;
+    pthread_barrier_wait(&r->start);
+    lock_delay_us = 50000;
+    r->st = amp_program_destroy(r->p);
+    lock_delay_us = 0;
+    snprintf(r->err, sizeof r->err, "%s", r->st == AMP_OK ? "" : amp_last_error());
+    return NULL;
+}
+
+ACCEL_TEST(handles, two_destroys_of_one_program, .timeout = 120)
+{
+    static int data[64];
+    amp_accelerator_view *q = NULL;
+    ASSERT_OK(amp_accelerator_view_create(acc, &q));
+    amp_array_view *v = test_view(data, 4, amp_extent_1d(64), AMP_READ_WRITE);
+    for (int round = 0; round < 4; ++round) {
+        static destroy_racer r;
+        memset(&r, 0, sizeof r);
+        r.p = test_build(acc, test_kernels_handles);
+        (void)test_kernel(r.p, "h_step");
+        (void)test_kernel(r.p, "h_arr_step");
+        pthread_barrier_init(&r.start, NULL, 2);
+        pthread_t th;
+        cr_assert_eq(pthread_create(&th, NULL, destroy_late, &r), 0);
+        pthread_barrier_wait(&r.start);
+        nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL); /* the other is in its sleep */
+        amp_status st = amp_program_destroy(r.p);
+        char err[256];
+        snprintf(err, sizeof err, "%s", st == AMP_OK ? "" : amp_last_error());
+        pthread_join(th, NULL);
+        pthread_barrier_destroy(&r.start);
+        cr_assert((st == AMP_OK) != (r.st == AMP_OK), "round %d: both %s (%s / %s)", round,
+                  st == AMP_OK ? "succeeded" : "failed", err, r.err);
+        const char *lost = st == AMP_OK ? r.err : err;
+        cr_assert(strstr(lost, "destroyed"), "round %d: the losing destroy said: %s", round, lost);
+        /* A new program's kernels (at the freed ones' addresses, likely)
+         * record as any. */
+        amp_program *p = test_build(acc, test_kernels_handles);
+        amp_kernel *k = test_kernel(p, "h_step");
+        (void)test_kernel(p, "h_arr_step");
+        amp_arg a[] = {amp_arg_view(v), amp_arg_int32(1)};
+        ASSERT_OK(amp_graph_begin_recording(q));
+        st = amp_parallel_for_each(q, amp_extent_1d(64), k, a, 2);
+        snprintf(err, sizeof err, "%s", st == AMP_OK ? "" : amp_last_error());
+        amp_graph *g = NULL;
+        ASSERT_OK(amp_graph_end_recording(q, &g));
+        cr_assert_eq(st, AMP_OK, "round %d: recording a live program's kernel: %s", round, err);
+        ASSERT_OK(amp_graph_destroy(g));
+        ASSERT_OK(amp_program_destroy(p));
+    }
+    ASSERT_OK(amp_array_view_destroy(v));
+    ASSERT_OK(amp_accelerator_view_destroy(q));
 }
 
 /* amp_program_get_kernel and graph recordings racing amp_program_destroy

@@ -23,6 +23,7 @@ struct amp_program {
     amp__kernel **kernels;
     size_t nkernels, cap;
     bool ending;            /* amp_program_destroy has begun: no kernel is added */
+    atomic_bool destroying; /* one amp_program_destroy is at work (the shell outlives p: read before the lock) */
 };
 
 /* ------------------------------------------------------------ build keys */
@@ -638,6 +639,15 @@ amp_status amp_program_destroy(amp_program *p)
 {
     if (!p) return AMP_OK;
     AMP__HANDLE_OK(p, AMP__HANDLE_PROGRAM);
+    /* One destroy at a time: a second that passed the check above would
+     * otherwise read the kernel list and lock that the first frees, and
+     * close pins the first had reopened already. Given back where this
+     * call fails (BUSY, no memory). */
+    bool none = false;
+    if (!atomic_compare_exchange_strong(&p->destroying, &none, true))
+        return amp__fail(AMP_ERROR_INVALID_ARGUMENT,
+                         "amp_program_destroy: p (%p) is being destroyed by another thread (a stale handle)",
+                         (void *)p);
     /* Close the kernel list (no amp_program_get_kernel adds one now) and
      * the kernels' pins at once, under the list's lock: a graph recording a
      * launch of one of them from here on fails, where one that pinned it
@@ -651,16 +661,18 @@ amp_status amp_program_destroy(amp_program *p)
                                   "amp_program_destroy: %d graph(s) launch its kernel '%s' (destroy them first)",
                                   graphs, p->kernels[busy]->name);
         pthread_mutex_unlock(&p->lock);
+        atomic_store(&p->destroying, false);
         return st;
     }
     if (graphs < 0) {
         pthread_mutex_unlock(&p->lock);
+        atomic_store(&p->destroying, false);
         return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "amp_program_destroy: out of host memory");
     }
     p->ending = true;
     pthread_mutex_unlock(&p->lock);
     amp_status st = amp__handle_end(p, AMP__HANDLE_PROGRAM, __func__, "p");
-    if (st != AMP_OK) return st; /* destroyed by another thread meanwhile: the caller's race */
+    if (st != AMP_OK) return st; /* not ours now: a stale pointer reached a new program's shell */
     /* End the kernels' handles, then let launches (and get_kernel calls)
      * that resolved a handle before return (another thread may be inside
      * one): only then is nothing of the program, its kernels or the module
