@@ -144,7 +144,7 @@ void raw_launch(const rawk *k, amp_extent e, const rview *v, int nv)
     li.rank = e.rank;
     for (int d = 0; d < e.rank; ++d) li.ext[d] = e.v[d];
     unsigned g[3], b[3];
-    amp__launch_geometry(e.rank, e.v, s->tiled != 0, s->tile, 0, g, b); /* the library's own mapping */
+    amp__launch_geometry(e.rank, e.v, s->tiled != 0, s->tile, 0, 0, g, b); /* the library's own mapping */
     void *params[2] = {&li, pack};
     rg_launch(k->f, g, b, params);
 }

@@ -55,6 +55,10 @@ typedef struct amp__launch {
      * checked by the core against the accelerator's and the kernel's
      * limits; 0: the backend's choice. Always 0 for a tiled launch. */
     int block;
+    /* The most threads a block of this kernel may have (its
+     * AMP_KERNEL_MAX_BLOCK bound, or what its registers allow): the
+     * backend's own choice (block 0) stays within it. */
+    int max_block;
 } amp__launch;
 
 /* A header the core found for a source (lib/includes/include_scan.c) and keyed the

@@ -1046,6 +1046,14 @@ ACCEL_TEST(launch, block_size_refused)
     ASSERT_OK(amp_parallel_for_each_with(NULL, e, k96, a1, 1, &o96));
     ASSERT_OK(amp_array_view_synchronize(vo));
     for (int i = 0; i < N; ++i) cr_assert_eq(out[i], (uint32_t)i * 3u, "blk1_96 with block_size 96: out[%d]", i);
+    /* With no block stated the library's own block stays within the
+     * kernel's bound (it was 256 threads: the GPU driver refused the
+     * launch of a kernel bounded to 96). */
+    for (int i = 0; i < N; ++i) out[i] = POISON_U32;
+    ASSERT_OK(amp_array_view_refresh(vo));
+    ASSERT_OK(amp_parallel_for_each(NULL, e, k96, a1, 1));
+    ASSERT_OK(amp_array_view_synchronize(vo));
+    for (int i = 0; i < N; ++i) cr_assert_eq(out[i], (uint32_t)i * 3u, "blk1_96 with no block stated: out[%d]", i);
     ASSERT_OK(amp_array_view_destroy(vo));
     ASSERT_OK(amp_array_view_destroy(vc));
     ASSERT_OK(amp_program_destroy(p));

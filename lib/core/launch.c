@@ -265,6 +265,7 @@ static void amp__launch_fill(amp__launch *l, const amp__kernel *k, amp_extent e,
     l->async = async;
     l->in_graph = false;
     l->block = t ? 0 : block;
+    l->max_block = k->max_block;
 }
 
 /* A launch on a view that records a graph (lib/core/graph.c), its arguments

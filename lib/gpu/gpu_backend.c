@@ -601,7 +601,8 @@ static amp_status gpu_launch(void *dev, void *queue, void *fn, const amp__launch
 {
     gpu_dev *d = GPU_DEV(dev);
     unsigned g[3], b[3];
-    amp__launch_geometry(l->extent.rank, l->extent.v, l->tiled, l->sig->tile, (unsigned)l->block, g, b);
+    amp__launch_geometry(l->extent.rank, l->extent.v, l->tiled, l->sig->tile, (unsigned)l->block,
+                         l->max_block > 0 ? (unsigned)l->max_block : 0, g, b);
     /* The core checked a stated block against max_tile_threads and the
      * kernel; x's own limit is the one left (equal to it on every device
      * known). */

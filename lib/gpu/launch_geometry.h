@@ -20,6 +20,14 @@ static inline unsigned amp__pow2ceil(uint64_t x, unsigned cap)
     return p;
 }
 
+/* The largest power of two <= x (x >= 1). */
+static inline unsigned amp__pow2floor(unsigned x)
+{
+    unsigned p = 1;
+    while (p <= x / 2) p <<= 1;
+    return p;
+}
+
 static inline unsigned amp__ceil_div_capped(uint64_t a, unsigned b, unsigned cap)
 {
     uint64_t q = (a + b - 1) / b;
@@ -30,7 +38,10 @@ static inline unsigned amp__ceil_div_capped(uint64_t a, unsigned b, unsigned cap
  * contiguous last dimension is x (coalesced); the prelude undoes this.
  * Tiled: one block per tile (the extent is divisible: the core checked).
  * Simple: blocks of at most AMP__SIMPLE_BLOCK_THREADS (the prelude declares
- * simple-model kernels with __launch_bounds__ of the same constant), x
+ * simple-model kernels with __launch_bounds__ of the same constant), or
+ * of the largest power of two within the kernel's own limit (limit > 0:
+ * an AMP_KERNEL_MAX_BLOCK below the default, or registers; a block over it
+ * fails in the driver), x
  * covering the last dimension, y the one before, z the product of the rest;
  * y and z are capped and the prelude's entry loops over what is left.
  * Simple with a stated block (amp_launch_options.block_size, block > 0,
@@ -39,7 +50,7 @@ static inline unsigned amp__ceil_div_capped(uint64_t a, unsigned b, unsigned cap
  * ceil(extent / block) blocks (at most 2^31 - 1 + block threads, which the
  * prelude compares unsigned), y and z one row each as above. */
 static inline void amp__launch_geometry(int r, const int *e, bool tiled, const int32_t *tile, unsigned block,
-                                        unsigned g[3], unsigned b[3])
+                                        unsigned limit, unsigned g[3], unsigned b[3])
 {
     g[0] = g[1] = g[2] = b[0] = b[1] = b[2] = 1;
     if (tiled) {
@@ -62,8 +73,8 @@ static inline void amp__launch_geometry(int r, const int *e, bool tiled, const i
         }
         return;
     }
-    const unsigned bt = AMP__SIMPLE_BLOCK_THREADS;
-    b[0] = amp__pow2ceil(ex, r == 1 ? bt : 32);
+    const unsigned bt = amp__pow2floor(limit && limit < AMP__SIMPLE_BLOCK_THREADS ? limit : AMP__SIMPLE_BLOCK_THREADS);
+    b[0] = amp__pow2ceil(ex, r == 1 || bt < 32 ? bt : 32);
     g[0] = (unsigned)((ex + b[0] - 1) / b[0]);
     if (r >= 2) {
         uint64_t ey = (uint64_t)e[r - 2];
