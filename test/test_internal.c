@@ -1,4 +1,4 @@
-/* test_internal.c — white-box tests of the core's pure parts, linked with the library's objects: the box algebra of coherence (subtract, add with merging, cover, overflow behaviour), the signature-record check (every field a prelude could not have produced), compile-log summaries, the #include rewrite for named-header compilers, the disk cache's size check, the CPU accelerator's launch-width search (on a made-up host's times), the storage lock under contention, the environment's whole-number rule, the slab pools' giving memory back, the CPU pool's blocks (each thread's own first, every index once) and its deschedule check (a descheduled spinner stops its own thread's spinning, not the others'), and what the CPU accelerator's split build accepts to compile in parts, and its loop transformation's parse with the library's part precompiled; which names bring the device library into a GPU build, and that leaving it out changes no machine code. */
+/* test_internal.c — white-box tests of the core's pure parts, linked with the library's objects: the box algebra of coherence (subtract, add with merging, cover, overflow behaviour), the signature-record check (every field a prelude could not have produced), compile-log summaries, the #include rewrite for named-header compilers, the disk cache's size check, the CPU accelerator's launch-width search (on a made-up host's times), the storage lock under contention, the environment's whole-number rule, the slab pools' giving memory back, the CPU pool's blocks (each thread's own first, every index once) and its deschedule check (a descheduled spinner stops its own thread's spinning, not the others'), and what the CPU accelerator's split build accepts to compile in parts, and its loop transformation's parse with the library's part precompiled; which names bring the device library into a GPU build, and that leaving it out changes no machine code; the AMD metadata reader refusing a note whose key is no string. */
 #include "support.h"
 
 #include "core/internal.h"
@@ -1810,4 +1810,71 @@ Test(cpu_blocks, last_level_cache_counts_each_cache_once)
     char cmd[PATH_MAX + 16];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
     cr_assert_eq(system(cmd), 0);
+}
+
+/* ------------------------------------------------ AMD metadata note reader */
+
+amp_status amp__code_object_parse(const void *bin, size_t size, amp_kernel_resources **ks, size_t *nk);
+
+static void le_put(unsigned char *p, uint64_t v, int bytes)
+{
+    for (int i = 0; i < bytes; ++i) p[i] = (unsigned char)(v >> (8 * i));
+}
+
+/* An ELF64 of one PT_NOTE holding an NT_AMDGPU_METADATA note of md. */
+static size_t elf_with_metadata(unsigned char *out, size_t cap, const unsigned char *md, size_t mdlen)
+{
+    size_t noff = 120, nlen = 20 + (mdlen + 3) / 4 * 4;
+    cr_assert_leq(noff + nlen, cap);
+    memset(out, 0, cap);
+    memcpy(out, "\x7f" "ELF", 4);
+    out[4] = 2; /* 64-bit */
+    out[5] = 1; /* little-endian */
+    le_put(out + 32, 64, 8); /* e_phoff */
+    le_put(out + 54, 56, 2); /* e_phentsize */
+    le_put(out + 56, 1, 2);  /* e_phnum */
+    unsigned char *ph = out + 64;
+    le_put(ph, 4, 4); /* PT_NOTE */
+    le_put(ph + 8, noff, 8);
+    le_put(ph + 32, nlen, 8);
+    le_put(ph + 48, 4, 8);
+    unsigned char *n = out + noff;
+    le_put(n, 7, 4);
+    le_put(n + 4, mdlen, 4);
+    le_put(n + 8, 32, 4); /* NT_AMDGPU_METADATA */
+    memcpy(n + 12, "AMDGPU", 7);
+    memcpy(n + 20, md, mdlen);
+    return noff + nlen;
+}
+
+/* A top-level key that is no string (an array holding the real key) is
+ * malformed: before, only its header was read and the skip of "its value"
+ * took the array's element instead, losing the place in the note and
+ * answering AMP_OK with no kernels. The same note with a string key is
+ * read. */
+Test(internal, amd_metadata_with_a_container_key_is_refused)
+{
+    static const unsigned char kernels[] = {
+        0xae, 'a', 'm', 'd', 'h', 's', 'a', '.', 'k', 'e', 'r', 'n', 'e', 'l', 's', 0x91, 0x82, 0xa5, '.', 'n', 'a',
+        'm', 'e', 0xa1, 'k', 0xb9, '.', 'g', 'r', 'o', 'u', 'p', '_', 's', 'e', 'g', 'm', 'e', 'n', 't', '_', 'f',
+        'i', 'x', 'e', 'd', '_', 's', 'i', 'z', 'e', 0x40};
+    unsigned char md[128], elf[512];
+    amp_kernel_resources *ks = NULL;
+    size_t nk = 0;
+    md[0] = 0x81; /* a map of one: "amdhsa.kernels": [...] */
+    memcpy(md + 1, kernels, sizeof kernels);
+    size_t n = elf_with_metadata(elf, sizeof elf, md, 1 + sizeof kernels);
+    ASSERT_OK(amp__code_object_parse(elf, n, &ks, &nk));
+    cr_assert_eq(nk, 1);
+    cr_assert_str_eq(ks[0].name, "k");
+    cr_assert_eq(ks[0].lds_bytes, 64);
+    free(ks);
+    ks = NULL;
+    md[0] = 0x82; /* a map of two whose first key is an array */
+    md[1] = 0x91;
+    memcpy(md + 2, kernels, sizeof kernels);
+    n = elf_with_metadata(elf, sizeof elf, md, 2 + sizeof kernels);
+    ASSERT_STATUS(amp__code_object_parse(elf, n, &ks, &nk), AMP_ERROR_COMPILE);
+    cr_assert(strstr(amp_last_error(), "malformed"), "%s", amp_last_error());
+    cr_assert_null(ks);
 }

@@ -224,6 +224,7 @@ static amp_status parse_metadata(const unsigned char *p, size_t n, amp_kernel_re
     if (top.type != MP_MAP) goto bad;
     for (uint64_t i = 0; i < top.u && !m.bad; ++i) {
         mp_item k = mp_read(&m);
+        if (k.type != MP_STR) goto bad; /* a container's body would be taken for the value */
         if (!mp_key_is(&k, "amdhsa.kernels")) { mp_skip(&m, 1); continue; }
         mp_item arr = mp_read(&m);
         if (arr.type != MP_ARRAY || arr.u > (uint64_t)(m.end - m.p)) goto bad;
