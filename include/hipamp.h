@@ -671,7 +671,10 @@ typedef struct amp_kernel amp_kernel;
  * thread or hwaddress unless that sanitizer's runtime is in the process
  * already, are AMP_ERROR_INVALID_ARGUMENT naming the option (nothing is
  * compiled); a cached module that needs such a runtime is not loaded
- * without it. Uses the
+ * without it. On a GPU (and in amp_compile_for_target) an option naming a
+ * target (-arch..., --gpu-architecture, --offload-arch, --cuda-gpu-arch,
+ * -mcpu, --amdgpu-target) is AMP_ERROR_INVALID_ARGUMENT: the accelerator
+ * chooses the target. Uses the
  * in-memory and on-disk caches (see amp_cache_get_info). Blocks while
  * compiling; a compiler that runs as a process (the CPU accelerator's) is
  * ended after AMP_COMPILE_TIMEOUT seconds, while hipRTC and NVRTC run

@@ -1,4 +1,4 @@
-/* test_codeobject.c — AMD code objects built with no GPU: per-kernel LDS from the metadata note, s_barrier placement in the disassembly, the refusals (unknown target, bad arguments, compile errors, kernel parameters over 4096 bytes), where hipRTC and NVRTC look for a quoted #include (never in hipRTC's temporary directory's parent or NVRTC's working directory), and NVRTC's threads (AMP_GPU_COMPILE_JOBS: --split-compile, the same machine code). */
+/* test_codeobject.c — AMD code objects built with no GPU: per-kernel LDS from the metadata note, s_barrier placement in the disassembly, the refusals (unknown target, bad arguments, options naming a target for hipRTC or NVRTC, compile errors, kernel parameters over 4096 bytes), where hipRTC and NVRTC look for a quoted #include (never in hipRTC's temporary directory's parent or NVRTC's working directory), and NVRTC's threads (AMP_GPU_COMPILE_JOBS: --split-compile, the same machine code). */
 #include "support.h"
 
 #include <dlfcn.h>
@@ -214,10 +214,37 @@ Test(codeobject, user_options_cannot_change_target)
 {
     require_hiprtc();
     amp_code_object *co = NULL;
-    ASSERT_STATUS(amp_compile_for_target("gfx90a", "", "--offload-arch=gfx1100", &co), AMP_ERROR_INVALID_ARGUMENT);
+    /* Every spelling clang takes as a target: hipRTC 5.2 aborts the process
+     * on a target it does not know. */
+    const char *const amd[] = {"--offload-arch=gfx1100", "-mcpu=gfx1100", "--gpu-architecture=gfx1100",
+                               "--cuda-gpu-arch=gfx1100", "--amdgpu-target=gfx1100"};
+    for (size_t i = 0; i < sizeof amd / sizeof amd[0]; ++i) {
+        ASSERT_STATUS(amp_compile_for_target("gfx90a", "", amd[i], &co), AMP_ERROR_INVALID_ARGUMENT);
+        cr_assert(strstr(amp_last_error(), "name a target") && strstr(amp_last_error(), amd[i]), "%s: %s", amd[i],
+                  amp_last_error());
+    }
     ASSERT_OK(amp_compile_for_target("gfx90a", "AMP_KERNEL(k, amp::index<1> i, amp::array_view<int, 1> a) { a[i] = FOO; }",
                                      "  -DFOO=7\t-Wall ", &co));
     amp_code_object_destroy(co);
+}
+
+/* NVRTC takes a second architecture over ours: the kernels would be built
+ * for another GPU than the launch expects (on the PTX path, without the
+ * wait the launch's programmatic overlap relies on). */
+Test(codeobject, user_options_cannot_change_nvidia_target)
+{
+    amp_code_object *co = NULL;
+    if (amp_compile_for_target("sm_90", "", NULL, &co) == AMP_ERROR_UNSUPPORTED)
+        cr_skip_test("cannot build for sm_90 here: %s", amp_last_error());
+    amp_code_object_destroy(co);
+    const char *const nv[] = {"-arch=compute_80", "--gpu-architecture=sm_80", "-arch sm_80"};
+    for (size_t i = 0; i < sizeof nv / sizeof nv[0]; ++i) {
+        co = NULL;
+        ASSERT_STATUS(amp_compile_for_target("sm_90", "", nv[i], &co), AMP_ERROR_INVALID_ARGUMENT);
+        cr_assert(strstr(amp_last_error(), "name a target") && strstr(amp_last_error(), nv[i]), "%s: %s", nv[i],
+                  amp_last_error());
+        cr_assert_null(co);
+    }
 }
 
 /* The prelude's refusal of a parameter type is summarized on the first line

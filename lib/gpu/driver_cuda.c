@@ -271,6 +271,16 @@ static bool minimal_may_explain(int crc, const char *log)
  * (lib/core/compile_cache.c), so hipamp passes --no-cache. */
 bool amp__nvrtc_takes_no_cache(int release) { return release >= 1209; }
 
+amp_status amp__gpu_refuse_target_options(const char *options, const char *const *words)
+{
+    for (size_t i = 0; options && words[i]; ++i)
+        if (strstr(options, words[i]))
+            return amp__fail(AMP_ERROR_INVALID_ARGUMENT,
+                             "options '%s' name a target (%s); the target is chosen by the accelerator", options,
+                             words[i]);
+    return AMP_OK;
+}
+
 /* Not at most the kernels named: a macro may define several (stream.hip's
  * four names make 14 kernels). */
 int amp__nvrtc_split_jobs(int release, const amp__compile_job *job)
@@ -295,7 +305,10 @@ static amp_status cu_compile(const char *arch, const amp__compile_job *job, void
     *bin = NULL;
     *bin_size = 0;
 
+    /* "-arch" covers --gpu-architecture too. */
+    static const char *const target_words[] = {"-arch", "offload-arch", NULL};
     if (!nvrtc_ok) { st = amp__fail(AMP_ERROR_UNSUPPORTED, "cannot compile for %s: %s", arch, nvrtc_why); goto fail; }
+    if ((st = amp__gpu_refuse_target_options(job->options, target_words)) != AMP_OK) goto fail;
     int sm = 0;
     if (sscanf(arch, "sm_%d", &sm) != 1 || sm <= 0) {
         st = amp__fail(AMP_ERROR_UNSUPPORTED, "NVIDIA arch '%s' is not of the form sm_XY", arch);

@@ -337,21 +337,11 @@ fail:
     return st;
 }
 
-/* A second target option in the user's options would reach the compiler
- * unvalidated (hipRTC may abort the process on one): refused. */
-static amp_status refuse_target_options(const char *options, const char *const *words)
-{
-    for (size_t i = 0; options && words[i]; ++i)
-        if (strstr(options, words[i]))
-            return amp__fail(AMP_ERROR_INVALID_ARGUMENT,
-                             "options '%s' name a target (%s); the target is chosen by the accelerator", options,
-                             words[i]);
-    return AMP_OK;
-}
-
 amp_status amp__hiprtc_compile(const char *target, const amp__compile_job *job, void **bin, size_t *bin_size)
 {
-    static const char *const target_words[] = {"offload-arch", "-mcpu", NULL};
+    /* "-arch" covers -arch, --gpu-architecture and --cuda-gpu-arch, which
+     * clang takes as --offload-arch. */
+    static const char *const target_words[] = {"offload-arch", "-mcpu", "-arch", "amdgpu-target", NULL};
     amp_status st;
     char arch_opt[128];
     *bin = NULL;
@@ -363,7 +353,7 @@ amp_status amp__hiprtc_compile(const char *target, const amp__compile_job *job, 
         return amp__fail(AMP_ERROR_UNSUPPORTED,
                          "cannot compile for AMD target %s: the hipRTC loaded is HIP's NVIDIA platform "
                          "(HIP_PLATFORM=nvidia), which compiles for NVIDIA GPUs only", target);
-    if ((st = refuse_target_options(job->options, target_words)) != AMP_OK) return st;
+    if ((st = amp__gpu_refuse_target_options(job->options, target_words)) != AMP_OK) return st;
     snprintf(arch_opt, sizeof arch_opt, "--offload-arch=%s", target);
     const char *fixed[] = {arch_opt, "-std=c++17", "-O3"};
     return hiprtc_build(target, fixed, 3, job, bin, bin_size, NULL);
@@ -389,7 +379,7 @@ static amp_status hiprtc_compile_nvidia(const char *arch, const amp__compile_job
         return amp__fail(AMP_ERROR_UNSUPPORTED, "NVIDIA arch '%s' is not of the form sm_XY", arch);
     pthread_once(&rtc_once, load_rtc);
     if (!rtc_ok) return amp__fail(AMP_ERROR_UNSUPPORTED, "cannot compile for %s: %s", arch, rtc_why);
-    if ((st = refuse_target_options(job->options, target_words)) != AMP_OK) return st;
+    if ((st = amp__gpu_refuse_target_options(job->options, target_words)) != AMP_OK) return st;
     snprintf(arch_opt, sizeof arch_opt, "--gpu-architecture=compute_%d", sm);
     const char *fixed[4] = {arch_opt, "-std=c++17"};
     size_t nfixed = 2;
