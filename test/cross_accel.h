@@ -129,4 +129,63 @@ static void cross_view_of_array(amp_accelerator *home, amp_accelerator *other)
     CROSS_ASSERT_OK(amp_accelerator_view_destroy(qo));
 }
 
+/* A graph recorded on `other` launching a view of an array of `home`, then
+ * the array's own host copy and native handle (which bring its data home):
+ * the graph replays after each with the array's new data (before, the
+ * device memory the graph's commands name was freed, and every replay was
+ * then BUSY for good). */
+static void cross_graph_of_a_view_after_its_array_went_home(amp_accelerator *home, amp_accelerator *other)
+{
+    amp_accelerator_info hi, oi;
+    CROSS_ASSERT_OK(amp_accelerator_get_info(home, &hi));
+    CROSS_ASSERT_OK(amp_accelerator_get_info(other, &oi));
+    const char *hn = hi.device_path, *on = oi.device_path;
+    amp_accelerator_view *qh = NULL, *qo = NULL;
+    amp_program *po = NULL;
+    amp_kernel *add_o = NULL;
+    CROSS_ASSERT_OK(amp_accelerator_view_create(home, &qh));
+    CROSS_ASSERT_OK(amp_accelerator_view_create(other, &qo));
+    CROSS_ASSERT_OK(amp_program_build(other, cross_source, NULL, &po));
+    CROSS_ASSERT_OK(amp_program_get_kernel(po, "cross_add2", &add_o));
+    enum { N = CROSS_ROWS * CROSS_COLS };
+    int32_t want[N];
+    for (int k = 0; k < N; ++k) want[k] = k;
+    amp_extent e = amp_extent_2d(CROSS_ROWS, CROSS_COLS);
+    amp_array *a = NULL;
+    amp_array_view *v = NULL;
+    amp_graph *g = NULL;
+    CROSS_ASSERT_OK(amp_array_create(qh, 4, e, want, &a));
+    CROSS_ASSERT_OK(amp_array_view_of_array(a, &v));
+    amp_arg args[] = {amp_arg_view(v), amp_arg_int32(1)};
+    CROSS_ASSERT_OK(amp_graph_begin_recording(qo));
+    CROSS_ASSERT_OK(amp_parallel_for_each(qo, e, add_o, args, 2));
+    CROSS_ASSERT_OK(amp_graph_end_recording(qo, &g));
+    CROSS_ASSERT_OK(amp_graph_launch(qo, g));
+    CROSS_ASSERT_OK(amp_array_view_synchronize(v));
+    for (int k = 0; k < N; ++k) want[k] += 1;
+    cross_expect(a, want, "after a replay there", hn, on);
+    for (int k = 0; k < N; ++k) want[k] = 100 * k;
+    CROSS_ASSERT_OK(amp_array_copy_from_host(a, want));
+    amp_status st = amp_graph_launch(qo, g);
+    cr_assert_eq(st, AMP_OK, "a replay on %s after the %s array's copy from the host: %s", on, hn,
+                 st == AMP_OK ? "" : amp_last_error());
+    CROSS_ASSERT_OK(amp_array_view_synchronize(v));
+    for (int k = 0; k < N; ++k) want[k] += 1;
+    cross_expect(a, want, "a replay after the array's copy from the host", hn, on);
+    void *native = NULL;
+    CROSS_ASSERT_OK(amp_array_native_handle(a, &native));
+    st = amp_graph_launch(qo, g);
+    cr_assert_eq(st, AMP_OK, "a replay on %s after the %s array's native handle: %s", on, hn,
+                 st == AMP_OK ? "" : amp_last_error());
+    CROSS_ASSERT_OK(amp_array_view_synchronize(v));
+    for (int k = 0; k < N; ++k) want[k] += 1;
+    cross_expect(a, want, "a replay after the array's native handle", hn, on);
+    CROSS_ASSERT_OK(amp_graph_destroy(g));
+    CROSS_ASSERT_OK(amp_array_view_destroy(v));
+    CROSS_ASSERT_OK(amp_array_destroy(a));
+    CROSS_ASSERT_OK(amp_program_destroy(po));
+    CROSS_ASSERT_OK(amp_accelerator_view_destroy(qo));
+    CROSS_ASSERT_OK(amp_accelerator_view_destroy(qh));
+}
+
 #endif

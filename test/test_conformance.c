@@ -477,6 +477,8 @@ Test(cross, view_of_an_array_between_the_cpu_and_a_gpu)
     amp_accelerator *cpu = test_accel(TEST_ACCEL_CPU), *gpu = test_accel(TEST_ACCEL_GPU);
     cross_view_of_array(cpu, gpu);
     cross_view_of_array(gpu, cpu);
+    cross_graph_of_a_view_after_its_array_went_home(cpu, gpu);
+    cross_graph_of_a_view_after_its_array_went_home(gpu, cpu);
 }
 
 Test(cross, view_of_an_array_between_two_gpus)

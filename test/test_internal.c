@@ -935,6 +935,14 @@ static amp_accelerator *cpu_accelerator(void)
 
 Test(cross, view_of_a_cpu_array_on_a_gpu) { cross_view_of_array(cpu_accelerator(), standin_gpu("standin:0")); }
 Test(cross, view_of_a_gpu_array_on_the_cpu) { cross_view_of_array(standin_gpu("standin:0"), cpu_accelerator()); }
+Test(cross, graph_on_a_gpu_after_its_cpu_array_went_home)
+{
+    cross_graph_of_a_view_after_its_array_went_home(cpu_accelerator(), standin_gpu("standin:0"));
+}
+Test(cross, graph_on_the_cpu_after_its_gpu_array_went_home)
+{
+    cross_graph_of_a_view_after_its_array_went_home(standin_gpu("standin:0"), cpu_accelerator());
+}
 Test(cross, view_of_an_array_on_another_gpu)
 {
     cpu_accelerator();

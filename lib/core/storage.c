@@ -365,12 +365,21 @@ static void amp__storage_drop_device(amp__storage *s)
     s->nvalid = s->ndirty = 0;
 }
 
+/* With graphs that use the device copy, its memory stays (their commands
+ * hold its address; freeing it made every later replay BUSY for good):
+ * only its contents stop counting, so the next launch or replay there
+ * copies home's in again. */
 amp_status amp__storage_go_home(amp__storage *s)
 {
     amp_status st = AMP_OK;
     if (s->acc && !s->direct) {
         if ((st = amp__storage_sync(s, &s->whole)) != AMP_OK) return st;
-        amp__storage_drop_device(s);
+        if (s->graphs) {
+            if ((st = amp__point_wait(s->last)) != AMP_OK) return st;
+            s->nvalid = s->ndirty = 0;
+        } else {
+            amp__storage_drop_device(s);
+        }
     }
     return amp__point_wait(s->last);
 }
