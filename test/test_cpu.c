@@ -794,6 +794,62 @@ BOTH_PATHS(tile_static_and_tile_size_limits_are_the_gpus)
     ASSERT_OK(amp_program_destroy(p));
 }
 
+/* ------------------------------------------------------ the cache's tag */
+
+/* In a child: with AMP_CXX the real compiler plus a long -D of padding and
+ * -DTAG_V=v, what a kernel returning TAG_V gives (its exit status; 100 +
+ * something: a failure). */
+static int value_with_long_cxx(const char *cache, int v)
+{
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        static char cxx[4096];
+        char pad[1601];
+        memset(pad, 'x', sizeof pad - 1);
+        pad[sizeof pad - 1] = 0;
+        const char *real = getenv("AMP_CXX") && *getenv("AMP_CXX") ? getenv("AMP_CXX") : "c++";
+        snprintf(cxx, sizeof cxx, "%s -DPAD_%s -DTAG_V=%d", real, pad, v);
+        setenv("AMP_CXX", cxx, 1);
+        setenv("AMP_CACHE_DIR", cache, 1);
+        amp_accelerator *acc = NULL;
+        amp_program *p = NULL;
+        amp_kernel *k = NULL;
+        int out[4] = {0};
+        amp_array_view *o = NULL;
+        if (amp_accelerator_find("cpu", &acc) != AMP_OK) _exit(101);
+        if (amp_program_build(acc, "AMP_KERNEL(tag_v, amp::index<1> i, amp::array_view<int, 1> o) { o[i] = TAG_V; }",
+                              NULL, &p) != AMP_OK) {
+            fprintf(stderr, "build: %s\n", amp_last_error());
+            _exit(102);
+        }
+        if (amp_program_get_kernel(p, "tag_v", &k) != AMP_OK) _exit(103);
+        if (amp_array_view_create(out, 4, amp_extent_1d(4), AMP_WRITE_ONLY, &o) != AMP_OK) _exit(104);
+        amp_arg a[] = {amp_arg_view(o)};
+        if (amp_parallel_for_each(NULL, amp_extent_1d(4), k, a, 1) != AMP_OK) _exit(105);
+        if (amp_array_view_synchronize(o) != AMP_OK) _exit(106);
+        _exit(out[3]);
+    }
+    int ws = 0;
+    cr_assert_eq(waitpid(pid, &ws, 0), pid);
+    cr_assert(WIFEXITED(ws), "the child ended by signal %d", WIFSIGNALED(ws) ? WTERMSIG(ws) : 0);
+    return WEXITSTATUS(ws);
+}
+
+/* Two compilers whose words differ only past 1500 characters key the
+ * cache apart (the tag was cut at its buffer's end, so the second process
+ * loaded the first one's module: 1, not 2). */
+Test(cpu, a_long_compiler_command_keys_the_cache_whole, .timeout = 120)
+{
+    const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/hipamp-tag-XXXXXX", base);
+    cr_assert_not_null(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
+    test_remove_at_exit(dir);
+    cr_assert_eq(value_with_long_cxx(dir, 1), 1);
+    cr_assert_eq(value_with_long_cxx(dir, 2), 2, "a compiler differing past the tag's end loaded another's module");
+}
+
 /* ------------------------------------------------- builds split in parts */
 
 /* A compiler that logs its command lines (one a line) into dir/cxx.log and

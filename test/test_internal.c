@@ -1886,3 +1886,27 @@ Test(internal, amd_metadata_with_a_container_key_is_refused)
     cr_assert(strstr(amp_last_error(), "malformed"), "%s", amp_last_error());
     cr_assert_null(ks);
 }
+
+/* ------------------------------------------------------------ cache tags */
+
+/* A backend's cache tag fits its buffer whole, or keeps its start and a
+ * digest of the whole: tags that differ only past the cut (a long
+ * HIPRTC_COMPILE_OPTIONS_APPEND, a long AMP_CPU_CXX) stay different, where
+ * the cut made them one and shared cache entries between settings. */
+Test(internal, cache_tags_that_differ_past_the_cut_stay_different)
+{
+    char a[600], b[600], out_a[128], out_b[128];
+    memset(a, 'x', sizeof a - 1);
+    a[sizeof a - 1] = 0;
+    memcpy(b, a, sizeof a);
+    b[sizeof b - 2] = 'y'; /* the last character only */
+    amp__fit_tag(out_a, sizeof out_a, a);
+    amp__fit_tag(out_b, sizeof out_b, b);
+    cr_assert_eq(strlen(out_a), sizeof out_a - 1);
+    cr_assert(strstr(out_a, ";sha256="), "%s", out_a);
+    cr_assert_str_neq(out_a, out_b, "two tags that differ past the cut fit as one: %s", out_a);
+    cr_assert_eq(strncmp(out_a, a, 40), 0, "the start kept");
+    /* One that fits is kept as it is. */
+    amp__fit_tag(out_a, sizeof out_a, "hip gfx90a hiprtc 6.2;HIP_PATH=9:/opt/rocm");
+    cr_assert_str_eq(out_a, "hip gfx90a hiprtc 6.2;HIP_PATH=9:/opt/rocm");
+}

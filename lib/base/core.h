@@ -181,6 +181,10 @@ typedef struct amp__sb {
 void amp__sb_put(amp__sb *b, const char *s, size_t n);
 void amp__sb_puts(amp__sb *b, const char *s);
 void amp__sb_printf(amp__sb *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* full into dst (cap > 80 bytes): whole where it fits; else its first
+ * part and ";sha256=" with the digest of the whole, so that tags that
+ * differ only past the cut (a long environment value) still differ. */
+void amp__fit_tag(char *dst, size_t cap, const char *full);
 
 /* -------------------------------------------------- sources (lib/base/prelude.c) */
 

@@ -1,4 +1,4 @@
-/* strbuf.c — a growable, always NUL-terminated string (amp__sb): the trace's JSON writer and the CPU loop transformation build their text with it. */
+/* strbuf.c — a growable, always NUL-terminated string (amp__sb): the trace's JSON writer, the CPU loop transformation and the backends' cache tags build their text with it; amp__fit_tag puts a tag into a fixed buffer without losing what tells it apart. */
 #include "core.h"
 
 #include <stdio.h>
@@ -47,4 +47,25 @@ void amp__sb_printf(amp__sb *b, const char *fmt, ...)
     va_end(ap);
     amp__sb_put(b, big, (size_t)n);
     free(big);
+}
+
+void amp__fit_tag(char *dst, size_t cap, const char *full)
+{
+    static const char mark[] = ";sha256=";
+    size_t n = strlen(full), keep = cap - 1 - (sizeof mark - 1) - 64;
+    if (n < cap) {
+        memcpy(dst, full, n + 1);
+        return;
+    }
+    uint8_t digest[32] = {0};
+    char hex[65];
+    amp__sha256 *h = amp__sha256_new();
+    if (h) {
+        amp__sha256_str(h, full);
+        amp__sha256_final(h, digest);
+    }
+    amp__hex(digest, sizeof digest, hex);
+    memcpy(dst, full, keep);
+    memcpy(dst + keep, mark, sizeof mark - 1);
+    memcpy(dst + keep + sizeof mark - 1, hex, sizeof hex);
 }

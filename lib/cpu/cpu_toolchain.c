@@ -177,16 +177,25 @@ void amp__cpu_find_compiler(amp__cpu_device *d)
 #ifdef _CS_GNU_LIBC_VERSION
     if (confstr(_CS_GNU_LIBC_VERSION, libc, sizeof libc) == 0) snprintf(libc, sizeof libc, "unknown");
 #endif
-    int k = snprintf(d->cache_tag, sizeof d->cache_tag, "cpu;abi=%d;libc=%s;cxx=", AMP__CPU_ABI, libc);
-    for (int i = 0; i < n && k < (int)sizeof d->cache_tag; ++i)
-        k += snprintf(d->cache_tag + k, sizeof d->cache_tag - (size_t)k, "%s%s", i ? " " : "", d->cxx[i]);
-    if (k < (int)sizeof d->cache_tag)
-        snprintf(d->cache_tag + k, sizeof d->cache_tag - (size_t)k,
-                 ";version=%016llx;flags=%016llx;debug=%d;arch=%s;native=%016llx;prelude=%016llx;"
-                 "loops=%d:%s:%.600s",
-                 (unsigned long long)vh, (unsigned long long)fh, d->debug ? 1 : 0, d->machine,
-                 (unsigned long long)ident, (unsigned long long)ph, AMP__CPU_LOOPS_VERSION,
-                 d->tiled == AMP__CPU_TILED_FIBERS ? "off" : "on", clang_tag);
+    /* The compiler's words framed by their lengths, the whole fitted by
+     * digest: a long AMP_CXX cut the rest of the tag off before (the
+     * compiler's version, the flags, the processor). */
+    amp__sb tag = {0};
+    amp__sb_printf(&tag, "cpu;abi=%d;libc=%s;cxx=", AMP__CPU_ABI, libc);
+    for (int i = 0; i < n; ++i) amp__sb_printf(&tag, "%s%zu:%s", i ? " " : "", strlen(d->cxx[i]), d->cxx[i]);
+    amp__sb_printf(&tag,
+                   ";version=%016llx;flags=%016llx;debug=%d;arch=%s;native=%016llx;prelude=%016llx;"
+                   "loops=%d:%s:%s",
+                   (unsigned long long)vh, (unsigned long long)fh, d->debug ? 1 : 0, d->machine,
+                   (unsigned long long)ident, (unsigned long long)ph, AMP__CPU_LOOPS_VERSION,
+                   d->tiled == AMP__CPU_TILED_FIBERS ? "off" : "on", clang_tag);
+    if (tag.oom) {
+        free(tag.p);
+        snprintf(d->reason, sizeof d->reason, "no memory for the compiler's cache tag");
+        goto done;
+    }
+    amp__fit_tag(d->cache_tag, sizeof d->cache_tag, tag.p);
+    free(tag.p);
     /* Code compiled here loads wherever the tag is the same (the compiler,
      * its flags, the processor -march=native resolves to, the C library,
      * the loop transformation): the tag names the pack of built-in programs

@@ -815,14 +815,21 @@ static void compose_prebuilt(gpu_dev *d)
 
 static const char *gpu_prebuilt_target(void *dev) { return GPU_DEV(dev)->prebuilt[0] ? GPU_DEV(dev)->prebuilt : NULL; }
 
+/* Each environment value framed by its length (a value could otherwise
+ * spell another variable's entry), the whole fitted by digest (a long
+ * value was cut, so that two that differed past the cut shared entries). */
 static void compose_cache_tag(gpu_dev *d)
 {
-    int n = snprintf(d->cache_tag, sizeof d->cache_tag, "%s %s %s", d->drv->platform, d->di.arch, d->drv->version_tag);
-    if (strcmp(d->drv->platform, "hip")) return;
-    for (size_t i = 0; hiprtc_env[i] && n > 0 && (size_t)n < sizeof d->cache_tag; ++i) {
+    amp__sb b = {0};
+    amp__sb_printf(&b, "%s %s %s", d->drv->platform, d->di.arch, d->drv->version_tag);
+    for (size_t i = 0; !strcmp(d->drv->platform, "hip") && hiprtc_env[i]; ++i) {
         const char *v = amp__env(hiprtc_env[i]);
-        if (v) n += snprintf(d->cache_tag + n, sizeof d->cache_tag - (size_t)n, ";%s=%s", hiprtc_env[i], v);
+        if (v) amp__sb_printf(&b, ";%s=%zu:%s", hiprtc_env[i], strlen(v), v);
     }
+    /* Without memory for the text, a tag no other setting gives: nothing
+     * cached under it is found again. */
+    amp__fit_tag(d->cache_tag, sizeof d->cache_tag, b.oom ? "hip: no memory for the tag" : b.p);
+    free(b.p);
 }
 
 /* C++ AMP's accelerator version, major << 16 | minor, from the arch name:
