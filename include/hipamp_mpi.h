@@ -163,13 +163,20 @@ typedef struct amp_mpi_exchange amp_mpi_exchange;
  * there a receive of its peers' leaving notices (see amp_mpi_exchange_halos).
  * Its time-out (amp_mpi_exchange_set_timeout) starts as AMP_MPI_TIMEOUT
  * milliseconds where that is set, else 0. AMP_MPI_CHUNK_BYTES (0 or unset:
- * none; 4096 to 1073741824) splits every face of more bytes into chunks of
- * at most that many along its first dimension longer than 1, each its own
- * staging copy and MPI message (not on the NCCL path), so that a large
- * staged face's first chunks travel while the rest are still copied; it
- * must be the same on every rank (refused, naming both values, otherwise),
- * and a face and its peer's must then hold the same number of elements
- * (as always; a difference is found per chunk). It owns the
+ * none; 4096 to 1073741824) sends every face of more bytes as several MPI
+ * messages (not on the NCCL path), cut by element count alone: with
+ * c = AMP_MPI_CHUNK_BYTES / elem_size (at least 1), chunk j holds elements
+ * j*c to j*c+c-1 of the view in row-major order (the last one fewer),
+ * whatever the view's shape, so a face and its peer's match whenever they
+ * hold the same number of elements (a 2 x 3000 section and a 1-D view of
+ * 6000 alike; a difference in counts is found per chunk, as always). On
+ * the staged path a contiguous face on a GPU with a copy stream copies
+ * each chunk on its own, so that its first chunks travel while the rest
+ * are still copied; other faces are copied to or from their staging
+ * buffer whole, their chunks sent from or received into it. A chunk is
+ * never a view of its own: nothing of the caller's views is kept once the
+ * exchange ended. AMP_MPI_CHUNK_BYTES must be the same on every rank
+ * (refused, naming both values, otherwise). The exchanger owns the
  * host staging buffers of the STAGED path (grown on demand, reused).
  * Collective over comm (MPI_Comm_dup, then one MPI_Allreduce): every rank
  * must call it, each with the path it wants, and every rank gets the same
@@ -213,11 +220,13 @@ AMP_MPI_API amp_status amp_mpi_exchange_destroy(amp_mpi_exchange *x);
  * recv is filled from peer's message with recv_tag. send and recv are views
  * (whole views, sections, projections; strided ones are sent with an MPI
  * vector datatype, or packed by the staging copy) of elem_size-byte
- * elements; either may be NULL (nothing that way). peer MPI_PROC_NULL
- * skips the entry, as MPI does. Tags are 0 to MPI_TAG_UB - 1: MPI_TAG_UB
- * carries the exchanger's leaving notices. The peer's matching entry must
- * move the same number of elements: each receive is checked when it
- * arrives. */
+ * elements; either may be NULL (nothing that way), but neither may be
+ * empty (0 elements: refused, naming the halo; give NULL instead, on both
+ * sides of the message). peer MPI_PROC_NULL skips the entry, as MPI does.
+ * Tags are 0 to MPI_TAG_UB - 1: MPI_TAG_UB carries the exchanger's leaving
+ * notices. The peer's matching entry must move the same number of elements
+ * (its shape may differ: elements go in row-major order): each receive is
+ * checked when it arrives. */
 typedef struct amp_mpi_halo {
     amp_array_view *send;
     amp_array_view *recv;
@@ -255,7 +264,8 @@ typedef struct amp_mpi_halo {
  *    is found only by the time-out (the communicator is then aborted).
  * AMP_ERROR_INVALID_ARGUMENT: x NULL, halos NULL with count > 0, a peer
  * outside comm, a negative tag or MPI_TAG_UB, a view whose element size
- * is not the exchanger's, an AMP_READ_ONLY recv view handed over as a
+ * is not the exchanger's, an empty view, a message (a face, or a chunk of
+ * one) of 2 GiB or more, an AMP_READ_ONLY recv view handed over as a
  * device pointer, or a message whose size is not its receive view's
  * (shorter, or longer: MPI_ERR_TRUNCATE), naming the halo, the peer rank
  * and both sizes (the receive views' contents are then undefined; the
@@ -269,7 +279,11 @@ typedef struct amp_mpi_halo {
  * exchange waits for left: its exchanger was destroyed, or it called
  * MPI_Finalize, without taking part in the exchange (the message names
  * each such rank and how it left; the exchange is abandoned as on a
- * time-out). Nothing is sent when a view fails its checks.
+ * time-out). Nothing is sent, and no view is changed, when a view fails
+ * its checks: every halo is checked before any view is made ready, and
+ * making a view ready loses none of its data (a receive view handed over
+ * by device address is handed over for reading and writing; a receive in
+ * place drops its device-newer data only once every view is ready).
  * Leaving notices: when an exchanger is destroyed, or its process calls
  * MPI_Finalize while it lives, it sends one small message to its peers;
  * an exchange still waiting for such a peer 0.1 s after its notice arrived
@@ -316,7 +330,8 @@ typedef struct amp_mpi_pending {
  * it is posted), nor begin recording a launch graph on q (on a GPU the
  * staged copies' ordering is queued on q's stream by test and end). Several exchanges may be in flight; they end in the order
  * they began. The halos array is copied; the views must live until the
- * end. *out gets the exchange (0 on failure). Statuses: as
+ * end (the exchanger keeps nothing of them afterwards: their arrays may
+ * then be destroyed). *out gets the exchange (0 on failure). Statuses: as
  * amp_mpi_exchange_halos, except those of the arrival checks and the
  * time-out, which end reports. */
 AMP_MPI_API amp_status amp_mpi_exchange_begin(amp_mpi_exchange *x, const amp_mpi_halo *halos, size_t count,
@@ -352,7 +367,8 @@ AMP_MPI_API amp_status amp_mpi_exchange_end(amp_mpi_exchange *x, amp_mpi_pending
  * its exchanger or finalized is found without a time-out where its leaving
  * notice reaches this rank, see amp_mpi_exchange_halos) then makes the
  * exchange return AMP_ERROR_TIMEOUT, naming every peer rank that did not
- * answer and the halos still pending, instead of blocking for ever. What a
+ * answer and the halos still pending (with the chunk, for a face sent in
+ * chunks: "chunk 2 of 6"), instead of blocking for ever. What a
  * time-out, or a peer that left, cannot undo: a send MPI already took
  * cannot be withdrawn (MPI may still read its data, so the send views, or
  * the staging buffers under them, must stay untouched; the staging buffers

@@ -40,9 +40,20 @@ typedef struct amp_mpi__side {
     bool posted;       /* its MPI request was posted (NCCL: its operation queued) */
     bool delivered;    /* a staged receive: its copy up was queued as soon as it arrived */
     /* Staged through the exchanger's copy stream (x->aside): dev is the
-     * view's device address; its copies run beside the queue's kernels. */
+     * device address of the elements it moves; its copies run beside the
+     * queue's kernels. */
     bool aside;
     void *dev;
+    /* What of v it moves: elements lo..hi-1 of its n, in row-major order.
+     * All of them (chunks 0), or chunk `chunk` (from 0) of the `chunks` a
+     * face over AMP_MPI_CHUNK_BYTES is cut into by element count alone, so
+     * that the peer's face of the same count, whatever its shape, is cut
+     * into the same messages. A chunked side keeps no view of its own: its
+     * data is v's (at its own address, through a datatype of just those
+     * elements), or a range of its face's staging buffer, which the entry
+     * of its chunk 0 holds. */
+    int64_t lo, hi, n;
+    uint32_t chunk, chunks;
 } amp_mpi__side;
 
 /* One exchange, from its begin to its end, and afterwards the keeper of its
@@ -61,13 +72,11 @@ typedef struct amp_mpi__flight {
                                    * receive's copy back after the end */
     MPI_Request *reqs;            /* MPI_REQUEST_NULL where nothing was posted */
     MPI_Status *statuses;         /* not MPI_STATUSES_IGNORE: GCC 12 misreads MPICH's value */
-    /* Chunked staged faces (AMP_MPI_CHUNK_BYTES): entry i is chunk part[i]
-     * of parts[i] of the caller's halo orig[i]; its views are sections the
-     * record owns (owned), destroyed once the record is taken again (their
-     * copies back have finished then: destroying a view waits for them). */
-    size_t *orig, *part, *parts;
-    amp_array_view **owned;
-    size_t nowned, owned_cap;
+    /* Entry i carries the caller's halo orig[i]: the whole halo, or chunk
+     * j of each of its faces cut into chunks (AMP_MPI_CHUNK_BYTES), a
+     * halo's entries one after the other (its sides say which elements
+     * they move). */
+    size_t *orig;
     /* The copy stream's events (x->aside): per side, its copy's (a send's
      * until it is posted, a receive's copy up until the record is taken
      * again), and the mark of what the queue held when the exchange began,
@@ -95,10 +104,12 @@ struct amp_mpi_exchange {
      * pinned buffers (and a copy stream, aside), each receive copied up as
      * soon as it arrived. */
     bool pipeline;
-    /* AMP_MPI_CHUNK_BYTES (0: none; the same on every rank): a staged face
-     * of more bytes moves as chunks of at most this many, each its own
-     * copy and message, so that the first chunks travel while the later
-     * ones are still copied. */
+    /* AMP_MPI_CHUNK_BYTES (0: none; the same on every rank): a face of
+     * more bytes moves as messages of at most this many (cut by element
+     * count, never by shape); a staged contiguous face's chunks are each
+     * their own copy on the copy stream, so that the first chunks travel
+     * while the later ones are still copied (other faces are copied
+     * whole). */
     uint64_t chunk_bytes;
     /* The staged pipeline's copy stream on a GPU (native.c; NULL: the
      * copies are hipamp's, on q): a face's copies then run while q's

@@ -1,4 +1,4 @@
-/* halo.c — hipamp::mpi's halo exchanges of array_view sections: begin (checks every halo, splits large faces into chunks, makes the data ready, queues the staging copies, posts the receives and each send whose staging copy already landed), test and end (post each send once its data is ready, wait for the messages with the time-out, copy each staged receive up as it arrives, check their sizes, copy received data back), in the order the exchanges began; the NCCL path's exchanges as one NCCL group on the queue; the blocking exchange is a begin and an end; the all-reduce (NCCL on the device, else MPI through the host). */
+/* halo.c — hipamp::mpi's halo exchanges of array_view sections: begin (checks every halo and every view before it touches any, cuts large faces into chunks by element count, makes the data ready, queues the staging copies, posts the receives and each send whose staging copy already landed), test and end (post each send once its data is ready, wait for the messages with the time-out, copy each staged receive up as it arrives, check their sizes, copy received data back), in the order the exchanges began; the NCCL path's exchanges as one NCCL group on the queue; the blocking exchange is a begin and an end; the all-reduce (NCCL on the device, else MPI through the host). */
 #include "exchange_state.h"
 #include "nccl_abi.h"
 
@@ -15,22 +15,6 @@ static void amp_mpi__deliver_arrived(amp_mpi_exchange *x, amp_mpi__flight *f, co
 static double amp_mpi__now(void) { return MPI_Wtime(); }
 
 /* --------------------------------------------------------------- sides */
-
-/* The view's extent and strides, and its byte count for the exchanger's
- * element size. */
-static amp_status amp_mpi__describe(amp_mpi_exchange *x, amp_mpi__side *s, const char *what)
-{
-    amp_status st;
-    if ((st = amp_array_view_get_extent(s->v, &s->ext)) != AMP_OK ||
-        (st = amp_array_view_get_strides(s->v, s->strides)) != AMP_OK)
-        return amp_mpi__hipamp(st, what);
-    int64_t n = amp_extent_size(s->ext);
-    if (n <= 0 || (uint64_t)n > (uint64_t)INT32_MAX / x->elem)
-        return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: %lld elements of %zu bytes do not fit one MPI message",
-                             what, (long long)n, x->elem);
-    s->bytes = (uint64_t)n * x->elem;
-    return AMP_OK;
-}
 
 /* True when the view's elements are one contiguous run. */
 static bool amp_mpi__contiguous(const amp_mpi__side *s)
@@ -56,31 +40,99 @@ static amp_status amp_mpi__check_elem(amp_mpi_exchange *x, amp_array_view *v, co
     return AMP_OK;
 }
 
-/* An MPI datatype for a strided view at its own address: nested byte
- * vectors, the last dimension contiguous. */
+/* A box of a view: origin and extent per dimension. */
+typedef struct amp_mpi__box {
+    int64_t origin[AMP_MAX_RANK];
+    int ext[AMP_MAX_RANK];
+} amp_mpi__box;
+
+/* Elements lo..hi-1 (row-major) of a view of extent e as boxes of it, in
+ * order: at most 2 * rank - 1 (whole blocks of ever larger, then ever
+ * smaller dimensions). Returns how many. */
+static int amp_mpi__boxes(const amp_extent *e, int64_t lo, int64_t hi, amp_mpi__box *out)
+{
+    const int r = e->rank;
+    int64_t block[AMP_MAX_RANK + 1]; /* block[d]: the elements of one index of dimension d - 1 */
+    int nb = 0;
+    block[r] = 1;
+    for (int d = r - 1; d >= 0; --d) block[d] = block[d + 1] * e->v[d];
+    for (int64_t a = lo; a < hi;) {
+        /* The largest block that starts at a and ends by hi (one element
+         * always does), and as many of them as fit in the block around. */
+        int L = 0;
+        while (a % block[L] || a + block[L] > hi) ++L;
+        int64_t count = 1;
+        amp_mpi__box *b = &out[nb++];
+        for (int d = 0; d < r; ++d) {
+            b->origin[d] = d < L ? (a / block[d + 1]) % e->v[d] : 0;
+            b->ext[d] = d < L ? 1 : e->v[d];
+        }
+        if (L > 0) {
+            int64_t room = (block[L - 1] - a % block[L - 1]) / block[L];
+            count = (hi - a) / block[L];
+            if (count > room) count = room;
+            b->ext[L - 1] = (int)count;
+        }
+        a += count * block[L];
+    }
+    return nb;
+}
+
+/* An MPI datatype for one box of a strided view, at the box's first
+ * element: nested byte vectors, the last dimension contiguous. */
+static int amp_mpi__box_type(const amp_mpi__box *b, int r, const int64_t *strides, size_t elem, MPI_Datatype *out)
+{
+    MPI_Datatype t = MPI_DATATYPE_NULL;
+    int rc = MPI_Type_contiguous((int)((size_t)b->ext[r - 1] * elem), MPI_BYTE, &t);
+    if (rc != MPI_SUCCESS) return rc;
+    for (int d = r - 2; d >= 0; --d) {
+        MPI_Datatype outer = MPI_DATATYPE_NULL;
+        rc = MPI_Type_create_hvector(b->ext[d], 1, (MPI_Aint)(strides[d] * (int64_t)elem), t, &outer);
+        MPI_Type_free(&t);
+        if (rc != MPI_SUCCESS) return rc;
+        t = outer;
+    }
+    *out = t;
+    return MPI_SUCCESS;
+}
+
+/* What MPI reads or writes for the side, s->addr the address of v's first
+ * element (of its face's staging buffer's, staged) on entry: bytes from
+ * its first element moved (staged, or a contiguous view), or a committed
+ * datatype of its elements lo..hi-1 of a strided view at v's own address
+ * (one box: nested vectors; a chunk that is several: a struct of them). */
 static amp_status amp_mpi__datatype(amp_mpi_exchange *x, amp_mpi__side *s, const char *what)
 {
-    int rc;
+    int rc = MPI_SUCCESS;
     if (s->how == AMP_MPI__STAGE || amp_mpi__contiguous(s)) {
+        s->addr = (char *)s->addr + (size_t)s->lo * x->elem;
         s->type = MPI_BYTE;
         s->count = (int)s->bytes;
         return AMP_OK;
     }
-    int r = s->ext.rank;
+    const int r = s->ext.rank;
+    amp_mpi__box boxes[2 * AMP_MAX_RANK];
+    MPI_Datatype types[2 * AMP_MAX_RANK];
+    MPI_Aint disp[2 * AMP_MAX_RANK];
+    int lens[2 * AMP_MAX_RANK], nb = amp_mpi__boxes(&s->ext, s->lo, s->hi, boxes), made = 0;
+    for (; made < nb && rc == MPI_SUCCESS; ++made) {
+        int64_t first = 0;
+        for (int d = 0; d < r; ++d) first += boxes[made].origin[d] * s->strides[d];
+        disp[made] = (MPI_Aint)(first * (int64_t)x->elem);
+        lens[made] = 1;
+        if ((rc = amp_mpi__box_type(&boxes[made], r, s->strides, x->elem, &types[made])) != MPI_SUCCESS) break;
+    }
     MPI_Datatype t = MPI_DATATYPE_NULL;
-    if ((rc = MPI_Type_contiguous((int)((size_t)s->ext.v[r - 1] * x->elem), MPI_BYTE, &t)) != MPI_SUCCESS)
-        return amp_mpi__mpi(rc, what);
-    for (int d = r - 2; d >= 0; --d) {
-        MPI_Datatype outer = MPI_DATATYPE_NULL;
-        rc = MPI_Type_create_hvector(s->ext.v[d], 1, (MPI_Aint)(s->strides[d] * (int64_t)x->elem), t, &outer);
-        MPI_Type_free(&t);
-        if (rc != MPI_SUCCESS) return amp_mpi__mpi(rc, what);
-        t = outer;
+    if (rc == MPI_SUCCESS && nb == 1) {
+        s->addr = (char *)s->addr + disp[0];
+        t = types[0];
+        made = 0; /* kept, not freed below */
+    } else if (rc == MPI_SUCCESS) {
+        rc = MPI_Type_create_struct(nb, lens, disp, types, &t);
     }
-    if ((rc = MPI_Type_commit(&t)) != MPI_SUCCESS) {
-        MPI_Type_free(&t);
-        return amp_mpi__mpi(rc, what);
-    }
+    for (int k = 0; k < made; ++k) MPI_Type_free(&types[k]);
+    if (rc == MPI_SUCCESS && (rc = MPI_Type_commit(&t)) != MPI_SUCCESS) MPI_Type_free(&t);
+    if (rc != MPI_SUCCESS) return amp_mpi__mpi(rc, what);
     s->type = t;
     s->count = 1;
     return AMP_OK;
@@ -138,52 +190,55 @@ static amp_status amp_mpi__stage_get(amp_mpi_exchange *x, amp_mpi__stage *s, amp
     return AMP_OK;
 }
 
-/* Decide how a side moves and make its data ready for MPI: a send current
- * where MPI reads it, a receive with nothing in flight on it. Host views
- * (synchronize) and device pointers (*wait_q: the queue is waited for
- * before anything is posted) are ready when this returns; a staged send
- * queues its copy to the staging buffer and leaves the copy's future in
- * *copy: the send is posted once it finished. */
-static amp_status amp_mpi__prepare(amp_mpi_exchange *x, amp_mpi__side *s, bool is_send, amp_mpi__stage *stage,
-                                   amp_future **copy, bool *wait_q, const char *what)
+/* "{2, 0, 5}" */
+static void amp_mpi__extent_text(char *buf, size_t n, amp_extent e)
 {
-    amp_status st = AMP_OK;
-    bool host_view = amp_array_view_data(s->v) != NULL;
-    amp_mpi_path path = x->path.path;
-    if ((st = amp_mpi__describe(x, s, what)) != AMP_OK) return st;
+    size_t at = (size_t)snprintf(buf, n, "{");
+    for (int d = 0; d < e.rank && at < n; ++d) at += (size_t)snprintf(buf + at, n - at, "%s%d", d ? ", " : "", e.v[d]);
+    if (at < n) snprintf(buf + at, n - at, "}");
+}
+
+/* Begin's first step for one side, which touches nothing: what it moves
+ * (its extent, strides and byte count; the elements of its chunk, or all
+ * of them) and how (the path's rule for its kind of view). Every side
+ * passes this before any view is touched, so a refused exchange leaves
+ * every view as it was. */
+static amp_status amp_mpi__plan(amp_mpi_exchange *x, amp_mpi__side *s, const char *what)
+{
+    amp_status st;
+    if ((st = amp_array_view_get_extent(s->v, &s->ext)) != AMP_OK ||
+        (st = amp_array_view_get_strides(s->v, s->strides)) != AMP_OK)
+        return amp_mpi__hipamp(st, what);
+    int64_t n = amp_extent_size(s->ext);
+    if (n <= 0) {
+        char ext[128];
+        amp_mpi__extent_text(ext, sizeof ext, s->ext);
+        return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT,
+                             "%s: the view is empty (extent %s, no elements); a halo's view moves at least one "
+                             "element: give NULL for a side that moves nothing (its peer's matching side too), or "
+                             "MPI_PROC_NULL as the peer",
+                             what, ext);
+    }
+    s->n = n;
+    if (!s->chunks) s->lo = 0, s->hi = n;
+    int64_t count = s->hi - s->lo;
+    if ((uint64_t)count > (uint64_t)INT32_MAX / x->elem)
+        return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT,
+                             "%s: %lld elements of %zu bytes do not fit one MPI message (at most %d bytes; "
+                             "AMP_MPI_CHUNK_BYTES sends a face as messages of at most that many)",
+                             what, (long long)count, x->elem, INT32_MAX);
+    s->bytes = (uint64_t)count * x->elem;
+    const amp_mpi_path path = x->path.path;
     if (path == AMP_MPI_PATH_NCCL) {
         /* Device addresses on q; a strided view through a contiguous device
          * pack (copied in before the group, out after it, both on q). */
-        amp_access access = is_send ? AMP_READ_ONLY : AMP_WRITE_ONLY;
-        s->type = MPI_BYTE;
-        s->count = (int)s->bytes;
-        if (amp_mpi__contiguous(s)) {
-            s->how = AMP_MPI__POINTER;
-            if ((st = amp_array_view_native_handle(s->v, x->q, access, &s->addr)) != AMP_OK)
-                return amp_mpi__hipamp(st, what);
-            return AMP_OK;
-        }
-        s->how = AMP_MPI__STAGE;
-        if ((st = amp_mpi__stage_get(x, stage, s->ext, s->bytes, true, what)) != AMP_OK) return st;
-        if (is_send && (st = amp_copy_view_async(s->v, stage->view, copy)) != AMP_OK)
-            return amp_mpi__hipamp(st == AMP_ERROR_ARGUMENT_MISMATCH ? AMP_ERROR_INVALID_ARGUMENT : st, what);
-        if ((st = amp_array_view_native_handle(stage->view, x->q, access, &s->addr)) != AMP_OK)
-            return amp_mpi__hipamp(st, what);
+        s->how = amp_mpi__contiguous(s) ? AMP_MPI__POINTER : AMP_MPI__STAGE;
         return AMP_OK;
     }
-    if (host_view && path != AMP_MPI_PATH_DEVICE) {
+    if (amp_array_view_data(s->v) && path != AMP_MPI_PATH_DEVICE) {
         s->how = AMP_MPI__IN_PLACE;
-        /* A receive overwrites the section: drop device-newer data of it
-         * rather than copy it back; then wait for whatever still uses it. */
-        if (!is_send && (st = amp_array_view_discard_data(s->v)) != AMP_OK) return amp_mpi__hipamp(st, what);
-        if ((st = amp_array_view_synchronize(s->v)) != AMP_OK) return amp_mpi__hipamp(st, what);
-        s->addr = amp_array_view_data(s->v);
     } else if (path == AMP_MPI_PATH_DEVICE || (path == AMP_MPI_PATH_HOST && x->host_memory)) {
         s->how = AMP_MPI__POINTER;
-        if ((st = amp_array_view_native_handle(s->v, x->q, is_send ? AMP_READ_ONLY : AMP_WRITE_ONLY, &s->addr)) !=
-            AMP_OK)
-            return amp_mpi__hipamp(st, what);
-        *wait_q = true;
     } else if (path == AMP_MPI_PATH_HOST) {
         return amp_mpi__fail(AMP_ERROR_UNSUPPORTED,
                              "%s: a view of an array in GPU memory cannot be exchanged in place (host path); use the "
@@ -191,18 +246,76 @@ static amp_status amp_mpi__prepare(amp_mpi_exchange *x, amp_mpi__side *s, bool i
                              what);
     } else {
         s->how = AMP_MPI__STAGE;
-        if ((st = amp_mpi__stage_get(x, stage, s->ext, s->bytes, false, what)) != AMP_OK) return st;
+        /* A contiguous view's copies run on the copy stream, each chunk's
+         * its own. */
+        s->aside = x->aside && amp_mpi__contiguous(s);
+    }
+    return AMP_OK;
+}
+
+/* Begin's second step for side k (0 send, 1 receive) of entry i, once every
+ * side passed amp_mpi__plan: its data made ready where MPI reads or writes
+ * it, its staging buffer and datatype made. Nothing here loses a view's
+ * data should a later side fail: a send is only read (synchronized, handed
+ * over for reading, copied to its staging buffer: the copy's future is
+ * left in copies[2i]: the send is posted once it finished), and a receive
+ * handed over by device address is handed over for reading and writing,
+ * which keeps its contents (a receive in place drops its stale device data
+ * in the third step). Device addresses set *wait_q: the queue is waited
+ * for before anything is posted. A chunk of a face (amp_mpi__expand) moves
+ * its range of the view: at the view's own address, or in its face's
+ * staging buffer, which its chunk 0 holds (made first: entries are made
+ * ready in order) and copies whole, unless the copies are the copy
+ * stream's, one per chunk. */
+static amp_status amp_mpi__ready(amp_mpi_exchange *x, amp_mpi__flight *f, size_t i, int k, bool *wait_q,
+                                 const char *what)
+{
+    amp_status st = AMP_OK;
+    amp_mpi__side *s = &f->sides[2 * i + (size_t)k];
+    const bool is_send = k == 0, lead = s->chunk == 0;
+    amp_mpi__stage *stage = is_send ? &f->send_stage[i - s->chunk] : &f->recv_stage[i - s->chunk];
+    amp_future **copy = &f->copies[2 * i + (size_t)k];
+    const amp_access access = is_send ? AMP_READ_ONLY : AMP_READ_WRITE;
+    if (x->path.path == AMP_MPI_PATH_NCCL) {
+        s->type = MPI_BYTE;
+        s->count = (int)s->bytes;
+        if (s->how == AMP_MPI__POINTER) {
+            if ((st = amp_array_view_native_handle(s->v, x->q, access, &s->addr)) != AMP_OK)
+                return amp_mpi__hipamp(st, what);
+            return AMP_OK;
+        }
+        if ((st = amp_mpi__stage_get(x, stage, s->ext, s->bytes, true, what)) != AMP_OK) return st;
+        if (is_send && (st = amp_copy_view_async(s->v, stage->view, copy)) != AMP_OK)
+            return amp_mpi__hipamp(st == AMP_ERROR_ARGUMENT_MISMATCH ? AMP_ERROR_INVALID_ARGUMENT : st, what);
+        if ((st = amp_array_view_native_handle(stage->view, x->q, is_send ? AMP_READ_ONLY : AMP_WRITE_ONLY,
+                                               &s->addr)) != AMP_OK)
+            return amp_mpi__hipamp(st, what);
+        return AMP_OK;
+    }
+    switch (s->how) {
+    case AMP_MPI__IN_PLACE:
+        if (is_send && lead && (st = amp_array_view_synchronize(s->v)) != AMP_OK) return amp_mpi__hipamp(st, what);
+        s->addr = amp_array_view_data(s->v);
+        break;
+    case AMP_MPI__POINTER:
+        if ((st = amp_array_view_native_handle(s->v, x->q, access, &s->addr)) != AMP_OK)
+            return amp_mpi__hipamp(st, what);
+        *wait_q = true;
+        break;
+    default:
+        if (lead && (st = amp_mpi__stage_get(x, stage, s->ext, (uint64_t)s->n * x->elem, false, what)) != AMP_OK)
+            return st;
         s->addr = stage->host;
-        if (x->aside && amp_mpi__contiguous(s)) {
-            /* On the copy stream: the view's device address now (a
+        if (s->aside) {
+            /* On the copy stream: the device address of its elements now (a
              * receive's box is left newer on the device, its later users
              * on q wait for the copy up); begin queues the copies down
-             * once every side is prepared. */
-            s->aside = true;
-            if ((st = amp_array_view_native_handle(s->v, x->q, is_send ? AMP_READ_ONLY : AMP_WRITE_ONLY, &s->dev)) !=
-                AMP_OK)
+             * once every side is ready. */
+            void *dev = NULL;
+            if ((st = amp_array_view_native_handle(s->v, x->q, access, &dev)) != AMP_OK)
                 return amp_mpi__hipamp(st, what);
-        } else if (is_send && (st = amp_copy_view_async(s->v, stage->view, copy)) != AMP_OK) {
+            s->dev = (char *)dev + (size_t)s->lo * x->elem;
+        } else if (is_send && lead && (st = amp_copy_view_async(s->v, stage->view, copy)) != AMP_OK) {
             /* The staging view's element size is the exchanger's: the copy
              * itself refuses a view of another (AMP_ERROR_ARGUMENT_MISMATCH). */
             return amp_mpi__hipamp(st == AMP_ERROR_ARGUMENT_MISMATCH ? AMP_ERROR_INVALID_ARGUMENT : st, what);
@@ -211,19 +324,37 @@ static amp_status amp_mpi__prepare(amp_mpi_exchange *x, amp_mpi__side *s, bool i
     return amp_mpi__datatype(x, s, what);
 }
 
+/* Begin's third step, for a receive in place, after every side is ready:
+ * it overwrites the view's elements, so their device-newer data is dropped
+ * rather than copied back; then whatever still uses them is waited for. */
+static amp_status amp_mpi__settle(amp_mpi__side *r, const char *what)
+{
+    amp_status st;
+    if ((st = amp_array_view_discard_data(r->v)) != AMP_OK || (st = amp_array_view_synchronize(r->v)) != AMP_OK)
+        return amp_mpi__hipamp(st, what);
+    return AMP_OK;
+}
+
 static void amp_mpi__side_free(amp_mpi__side *s)
 {
     if (s->type != MPI_BYTE && s->type != MPI_DATATYPE_NULL) MPI_Type_free(&s->type);
     s->type = MPI_DATATYPE_NULL;
 }
 
-/* What "halo i send to rank p (tag t)" reads in messages. */
+/* ", chunk j of k" for a chunk of a face, else "". */
+static void amp_mpi__chunk_text(char *buf, size_t n, const amp_mpi__side *s)
+{
+    buf[0] = '\0';
+    if (s->chunks > 1) snprintf(buf, n, ", chunk %u of %u", (unsigned)s->chunk + 1, (unsigned)s->chunks);
+}
+
+/* What "halo i send to rank p (tag t, chunk j of k)" reads in messages. */
 static void amp_mpi__name(char *buf, size_t n, const char *fn, const amp_mpi__flight *f, size_t side)
 {
     const amp_mpi_halo *h = &f->halos[side / 2];
     size_t i = side / 2;
-    char chunk[48] = "";
-    if (f->parts[i] > 1) snprintf(chunk, sizeof chunk, ", chunk %zu of %zu", f->part[i] + 1, f->parts[i]);
+    char chunk[48];
+    amp_mpi__chunk_text(chunk, sizeof chunk, &f->sides[side]);
     snprintf(buf, n, "%s: exchange #%llu, halo %zu %s rank %d (tag %d%s)", fn, (unsigned long long)f->id, f->orig[i],
              side & 1 ? "receive from" : "send to", h->peer, side & 1 ? h->recv_tag : h->send_tag, chunk);
 }
@@ -267,25 +398,9 @@ static bool amp_mpi__copies_done(amp_mpi_exchange *x, amp_mpi__flight *f)
     return true;
 }
 
-/* The chunk sections the record made for its last exchange, destroyed
- * (their copies have finished: the record's copies were drained). */
-static amp_status amp_mpi__owned_free(amp_mpi__flight *f)
-{
-    amp_status st = AMP_OK;
-    for (size_t i = 0; i < f->nowned; ++i) {
-        amp_status d = amp_array_view_destroy(f->owned[i]);
-        if (st == AMP_OK && d != AMP_OK) st = amp_mpi__hipamp(d, "a chunk of a staged halo");
-    }
-    f->nowned = 0;
-    return st;
-}
-
 static void amp_mpi__flight_free(amp_mpi__flight *f)
 {
-    free(f->owned);
     free(f->orig);
-    free(f->part);
-    free(f->parts);
     free(f->halos);
     free(f->sides);
     free(f->send_stage);
@@ -317,8 +432,6 @@ static amp_status amp_mpi__flight_grow(amp_mpi__flight *f, size_t n)
     AMP_MPI__GROW(reqs, 2);
     AMP_MPI__GROW(statuses, 2);
     AMP_MPI__GROW(orig, 1);
-    AMP_MPI__GROW(part, 1);
-    AMP_MPI__GROW(parts, 1);
 #undef AMP_MPI__GROW
     f->cap = n;
     return AMP_OK;
@@ -348,7 +461,6 @@ static amp_status amp_mpi__flight_take(amp_mpi_exchange *x, size_t count, amp_mp
         x->flights[x->nflights++] = f;
     }
     if ((st = amp_mpi__copies_drain(x, f)) != AMP_OK) return st;
-    if ((st = amp_mpi__owned_free(f)) != AMP_OK) return st;
     if ((st = amp_mpi__flight_grow(f, count)) != AMP_OK) return st;
     f->count = count;
     f->complete = false;
@@ -375,10 +487,6 @@ amp_status amp_mpi__flights_free(amp_mpi_exchange *x)
     for (size_t k = 0; k < x->nflights; ++k) {
         amp_mpi__flight *f = x->flights[k];
         amp_status c = amp_mpi__copies_drain(x, f);
-        if (st == AMP_OK && c != AMP_OK) st = c;
-        /* An abandoned exchange's sends may still be read by MPI through
-         * its sections' staging buffers, which stay; the sections go. */
-        c = amp_mpi__owned_free(f);
         if (st == AMP_OK && c != AMP_OK) st = c;
         for (size_t i = 0; i < f->cap; ++i) {
             amp_status a = amp_mpi__stage_release(&f->send_stage[i]);
@@ -423,7 +531,7 @@ static void amp_mpi__abandon_flight(amp_mpi_exchange *x, amp_mpi__flight *f)
             MPI_Wait(&f->reqs[i], &ignored);
         } else if (MPI_Test(&f->reqs[i], &done, &ignored) != MPI_SUCCESS || !done) {
             MPI_Request_free(&f->reqs[i]);
-            if (sd->how == AMP_MPI__STAGE) f->send_stage[i / 2].lent = true;
+            if (sd->how == AMP_MPI__STAGE) f->send_stage[i / 2 - sd->chunk].lent = true; /* its face's */
         }
     }
     /* Sends still waiting for their staging copy were never posted; the
@@ -611,10 +719,12 @@ static void amp_mpi__pending(const amp_mpi_exchange *x, const amp_mpi__flight *f
                                        ? " (it called MPI_Finalize)"
                                        : " (it destroyed its exchanger)");
         }
+        char chunk[48];
+        amp_mpi__chunk_text(chunk, sizeof chunk, &f->sides[i]);
         if (nd < pending_size)
-            nd += (size_t)snprintf(pending + nd, pending_size - nd, "%shalo %zu %s rank %d (tag %d)",
+            nd += (size_t)snprintf(pending + nd, pending_size - nd, "%shalo %zu %s rank %d (tag %d%s)",
                                    nd ? "; " : "", f->orig[i / 2], i & 1 ? "receive from" : "send to", h->peer,
-                                   i & 1 ? h->recv_tag : h->send_tag);
+                                   i & 1 ? h->recv_tag : h->send_tag, chunk);
     }
 }
 
@@ -670,7 +780,7 @@ static amp_status amp_mpi__arrivals(amp_mpi__flight *f, int rc, const char *fn)
              * MPICH report the message's own length). */
             int got = -1;
             if (MPI_Get_count(stt, MPI_BYTE, &got) != MPI_SUCCESS || got == MPI_UNDEFINED) got = -1;
-            uint64_t elem = sd->bytes / (uint64_t)amp_extent_size(sd->ext);
+            uint64_t elem = sd->bytes / (uint64_t)(sd->hi - sd->lo);
             if (cls == MPI_ERR_TRUNCATE && (got < 0 || (uint64_t)got <= sd->bytes))
                 return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT,
                                      "%s: rank %d sent more than the %llu bytes (%llu elements of %llu bytes) this "
@@ -699,7 +809,7 @@ static amp_status amp_mpi__copy_up_aside(amp_mpi_exchange *x, amp_mpi__flight *f
 {
     amp_mpi__side *r = &f->sides[2 * i + 1];
     void **ev = &f->aside_ev[2 * i + 1];
-    amp_status st = amp_mpi__aside_copy(x->aside, r->dev, f->recv_stage[i].host, (size_t)r->bytes, true, f->mark, ev);
+    amp_status st = amp_mpi__aside_copy(x->aside, r->dev, r->addr, (size_t)r->bytes, true, f->mark, ev);
     if (st == AMP_OK && amp_mpi__aside_order(x->aside, *ev) != AMP_OK) {
         /* The queue cannot wait for the copy on the device: the host waits
          * for it instead, so that nothing queued from now on runs before
@@ -711,25 +821,29 @@ static amp_status amp_mpi__copy_up_aside(amp_mpi_exchange *x, amp_mpi__flight *f
 
 /* Received data where the accelerator reads it next: a host view's device
  * copies are marked stale; a staging buffer is copied to its view, queued
- * (its future stays with the record until the record is taken again). */
+ * (its future stays with the record until the record is taken again). A
+ * face received in chunks is refreshed, or copied up from its staging
+ * buffer, once, by its last chunk (all of them arrived by now), unless
+ * its chunks are copied up one by one on the copy stream. */
 static amp_status amp_mpi__deliver(amp_mpi_exchange *x, amp_mpi__flight *f, const char *fn)
 {
     amp_status st;
     for (size_t i = 0; i < f->count; ++i) {
         amp_mpi__side *r = &f->sides[2 * i + 1];
         if (!r->posted) continue;
+        const bool face_done = r->hi == r->n;
         char what[192];
         amp_mpi__name(what, sizeof what, fn, f, 2 * i + 1);
         if (r->how == AMP_MPI__IN_PLACE) {
-            if ((st = amp_array_view_refresh(r->v)) != AMP_OK) return amp_mpi__hipamp(st, what);
+            if (face_done && (st = amp_array_view_refresh(r->v)) != AMP_OK) return amp_mpi__hipamp(st, what);
         } else if (r->how == AMP_MPI__STAGE && !r->delivered && r->aside) {
             if ((st = amp_mpi__copy_up_aside(x, f, i)) != AMP_OK) {
                 char msg[AMP_MPI__ERR_SIZE];
                 snprintf(msg, sizeof msg, "%s", amp_mpi_last_error());
                 return amp_mpi__fail(st, "%s: %s", what, msg);
             }
-        } else if (r->how == AMP_MPI__STAGE && !r->delivered) {
-            amp_mpi__stage *sg = &f->recv_stage[i];
+        } else if (r->how == AMP_MPI__STAGE && !r->delivered && face_done) {
+            amp_mpi__stage *sg = &f->recv_stage[i - r->chunk];
             if ((st = amp_array_view_refresh(sg->view)) != AMP_OK ||
                 (st = amp_copy_view_async(sg->view, r->v, &f->copies[2 * i + 1])) != AMP_OK)
                 return amp_mpi__hipamp(st == AMP_ERROR_ARGUMENT_MISMATCH ? AMP_ERROR_INVALID_ARGUMENT : st, what);
@@ -738,22 +852,28 @@ static amp_status amp_mpi__deliver(amp_mpi_exchange *x, amp_mpi__flight *f, cons
     return AMP_OK;
 }
 
-/* The pipeline: each staged receive that has arrived whole (its request
- * done, no error, exactly its view's bytes) gets its copy up queued now,
- * while the others are still on their way; amp_mpi__deliver does the rest
+/* Receive side k of the record has arrived whole: its request done, no
+ * error, exactly its bytes. Never blocks. */
+static bool amp_mpi__arrived(const amp_mpi__flight *f, size_t k)
+{
+    int done = 0, got = -1;
+    MPI_Status stt;
+    if (!f->sides[k].posted || f->reqs[k] == MPI_REQUEST_NULL) return false;
+    if (MPI_Request_get_status(f->reqs[k], &done, &stt) != MPI_SUCCESS || !done) return false;
+    return MPI_Get_count(&stt, MPI_BYTE, &got) == MPI_SUCCESS && got >= 0 && (uint64_t)got == f->sides[k].bytes;
+}
+
+/* The pipeline: each staged receive that has arrived whole gets its copy
+ * up queued now, while the others are still on their way (a face copied
+ * up whole: once all its chunks arrived); amp_mpi__deliver does the rest
  * (and the arrival checks judge the ones left). A failure here is left for
  * the end to find: the receive is then delivered there. Never blocks. */
 static void amp_mpi__deliver_arrived(amp_mpi_exchange *x, amp_mpi__flight *f, const char *fn)
 {
+    (void)fn;
     for (size_t i = 0; i < f->count; ++i) {
         amp_mpi__side *r = &f->sides[2 * i + 1];
-        if (!r->posted || r->delivered || r->how != AMP_MPI__STAGE || f->reqs[2 * i + 1] == MPI_REQUEST_NULL) continue;
-        int done = 0, got = -1;
-        MPI_Status stt;
-        if (MPI_Request_get_status(f->reqs[2 * i + 1], &done, &stt) != MPI_SUCCESS || !done) continue;
-        if (MPI_Get_count(&stt, MPI_BYTE, &got) != MPI_SUCCESS || got < 0 || (uint64_t)got != r->bytes) continue;
-        amp_mpi__stage *sg = &f->recv_stage[i];
-        (void)fn;
+        if (r->delivered || r->how != AMP_MPI__STAGE || !amp_mpi__arrived(f, 2 * i + 1)) continue;
         if (r->aside) {
             /* Once queued, a copy is never queued again (a failure to
              * order it was waited out, or is the device's, which the
@@ -761,7 +881,11 @@ static void amp_mpi__deliver_arrived(amp_mpi_exchange *x, amp_mpi__flight *f, co
             if (amp_mpi__copy_up_aside(x, f, i) == AMP_OK || f->aside_ev[2 * i + 1]) r->delivered = true;
             continue;
         }
-        if (amp_array_view_refresh(sg->view) != AMP_OK ||
+        if (r->hi != r->n) continue; /* its face's last chunk copies it up */
+        bool all = true;
+        for (size_t j = i - r->chunk; j < i && all; ++j) all = amp_mpi__arrived(f, 2 * j + 1);
+        amp_mpi__stage *sg = &f->recv_stage[i - r->chunk];
+        if (!all || amp_array_view_refresh(sg->view) != AMP_OK ||
             amp_copy_view_async(sg->view, r->v, &f->copies[2 * i + 1]) != AMP_OK)
             continue;
         r->delivered = true;
@@ -910,65 +1034,45 @@ static amp_status amp_mpi__nccl_finish(amp_mpi_exchange *x, amp_mpi__flight *f, 
 
 /* ------------------------------------------------------------ chunks */
 
-/* How a view splits into chunks of at most x->chunk_bytes: along its first
- * dimension longer than 1 (the ones before it are 1, so each chunk is a
- * box of whole rows of that dimension), *per indices a chunk. 1 when it
- * stays whole. */
-static size_t amp_mpi__chunk_count(const amp_mpi_exchange *x, amp_array_view *v, amp_extent *ext, int *dim, int *per)
+/* How a view of a halo is cut into chunks (AMP_MPI_CHUNK_BYTES, every path
+ * but NCCL): 0 when it moves whole (no chunk size, no view or no elements,
+ * not more bytes than a chunk), else the elements of a chunk. Chunk j is
+ * then elements j * per .. j * per + per - 1 of the view in row-major
+ * order (the last one shorter): a function of the element count alone
+ * (the element and chunk sizes are the same on every rank), never of the
+ * view's shape, so a face and its peer's, of the same count, are cut into
+ * the same messages whatever their shapes. *n gets the element count. */
+static int64_t amp_mpi__chunk_elems(const amp_mpi_exchange *x, const amp_mpi_halo *h, amp_array_view *v, int64_t *n)
 {
-    *dim = -1;
-    *per = 0;
-    if (!v || amp_array_view_get_extent(v, ext) != AMP_OK) return 1;
-    uint64_t bytes = (uint64_t)amp_extent_size(*ext) * x->elem;
-    if (!x->chunk_bytes || bytes <= x->chunk_bytes) return 1;
-    for (int d = 0; d < ext->rank && *dim < 0; ++d)
-        if (ext->v[d] > 1) *dim = d;
-    if (*dim < 0) return 1;
-    uint64_t slab = bytes / (uint64_t)ext->v[*dim];
-    uint64_t n = x->chunk_bytes / slab;
-    *per = n ? (int)(n < (uint64_t)ext->v[*dim] ? n : (uint64_t)ext->v[*dim]) : 1;
-    return (size_t)((ext->v[*dim] + *per - 1) / *per);
+    amp_extent e;
+    *n = 0;
+    if (!x->chunk_bytes || x->path.path == AMP_MPI_PATH_NCCL || h->peer == MPI_PROC_NULL || !v ||
+        amp_array_view_get_extent(v, &e) != AMP_OK)
+        return 0;
+    *n = amp_extent_size(e);
+    if (*n <= 0 || (uint64_t)*n * x->elem <= x->chunk_bytes) return 0;
+    uint64_t per = x->chunk_bytes / x->elem;
+    return per ? (int64_t)per : 1;
 }
 
-/* Chunk k of v (see amp_mpi__chunk_count), owned by the record. */
-static amp_status amp_mpi__chunk_view(amp_mpi__flight *f, amp_array_view *v, amp_extent ext, int dim, int per, size_t k,
-                                      amp_array_view **out, const char *fn)
-{
-    amp_index origin = {ext.rank, {0}};
-    amp_extent e = ext;
-    origin.v[dim] = (int)k * per;
-    e.v[dim] = ext.v[dim] - origin.v[dim] < per ? ext.v[dim] - origin.v[dim] : per;
-    if (f->nowned == f->owned_cap) {
-        size_t cap = f->owned_cap ? 2 * f->owned_cap : 8;
-        amp_array_view **grown = realloc(f->owned, cap * sizeof *grown);
-        if (!grown) return amp_mpi__fail(AMP_ERROR_OUT_OF_MEMORY, "%s: no memory", fn);
-        f->owned = grown;
-        f->owned_cap = cap;
-    }
-    amp_status st = amp_array_view_section(v, origin, e, out);
-    if (st != AMP_OK) return amp_mpi__hipamp(st, fn);
-    f->owned[f->nowned++] = *out;
-    return AMP_OK;
-}
+/* A side's chunks: 1 when it moves whole. */
+static size_t amp_mpi__chunks_of(int64_t per, int64_t n) { return per ? (size_t)((n + per - 1) / per) : 1; }
 
-/* The caller's halos as the record's entries: each halo whole, or (faces
- * over AMP_MPI_CHUNK_BYTES, every path but NCCL) one entry per chunk, the
- * send's and the receive's chunks side by side, in order: the chunks of one
- * halo go to one peer with one tag, so MPI matches them in order. Sets
- * f->count. */
-static amp_status amp_mpi__expand(amp_mpi_exchange *x, amp_mpi__flight *f, const amp_mpi_halo *halos, size_t count,
-                                  const char *fn)
+/* The caller's halos as the record's entries: each halo whole, or one
+ * entry per chunk of its larger face, the send's and the receive's chunks
+ * side by side, in order (chunk j of each in entry j of the halo; a face
+ * moved whole, or with fewer chunks, only in the first entries): the
+ * chunks of one face go to one peer with one tag, so MPI matches them in
+ * order. Each chunked side gets its elements; the views are the caller's
+ * (no section is made). Sets f->count. */
+static amp_status amp_mpi__expand(amp_mpi_exchange *x, amp_mpi__flight *f, const amp_mpi_halo *halos, size_t count)
 {
     amp_status st;
     size_t total = 0;
     for (size_t i = 0; i < count; ++i) {
-        amp_extent e;
-        int d, p;
-        size_t ks = 1, kr = 1;
-        if (!x->nccl && halos[i].peer != MPI_PROC_NULL) {
-            ks = amp_mpi__chunk_count(x, halos[i].send, &e, &d, &p);
-            kr = amp_mpi__chunk_count(x, halos[i].recv, &e, &d, &p);
-        }
+        int64_t ns, nr, ps = amp_mpi__chunk_elems(x, &halos[i], halos[i].send, &ns),
+                        pr = amp_mpi__chunk_elems(x, &halos[i], halos[i].recv, &nr);
+        size_t ks = amp_mpi__chunks_of(ps, ns), kr = amp_mpi__chunks_of(pr, nr);
         total += ks > kr ? ks : kr;
     }
     if ((st = amp_mpi__flight_grow(f, total)) != AMP_OK) return st;
@@ -979,30 +1083,21 @@ static amp_status amp_mpi__expand(amp_mpi_exchange *x, amp_mpi__flight *f, const
     size_t at = 0;
     for (size_t i = 0; i < count; ++i) {
         const amp_mpi_halo *h = &halos[i];
-        amp_extent es, er;
-        int ds = -1, ps = 0, dr = -1, pr = 0;
-        size_t ks = 1, kr = 1;
-        if (!x->nccl && h->peer != MPI_PROC_NULL) {
-            ks = amp_mpi__chunk_count(x, h->send, &es, &ds, &ps);
-            kr = amp_mpi__chunk_count(x, h->recv, &er, &dr, &pr);
-        }
-        size_t k = ks > kr ? ks : kr;
+        int64_t n[2], per[2] = {amp_mpi__chunk_elems(x, h, h->send, &n[0]), amp_mpi__chunk_elems(x, h, h->recv, &n[1])};
+        size_t ks[2] = {amp_mpi__chunks_of(per[0], n[0]), amp_mpi__chunks_of(per[1], n[1])};
+        size_t k = ks[0] > ks[1] ? ks[0] : ks[1];
         for (size_t j = 0; j < k; ++j, ++at) {
             f->halos[at] = *h;
             f->orig[at] = i;
-            f->part[at] = j;
-            f->parts[at] = k;
-            if (k == 1) continue;
-            f->halos[at].send = f->halos[at].recv = NULL;
-            if (h->send && j < ks) {
-                if (ks == 1) f->halos[at].send = h->send;
-                else if ((st = amp_mpi__chunk_view(f, h->send, es, ds, ps, j, &f->halos[at].send, fn)) != AMP_OK)
-                    return st;
-            }
-            if (h->recv && j < kr) {
-                if (kr == 1) f->halos[at].recv = h->recv;
-                else if ((st = amp_mpi__chunk_view(f, h->recv, er, dr, pr, j, &f->halos[at].recv, fn)) != AMP_OK)
-                    return st;
+            if (j >= ks[0]) f->halos[at].send = NULL;
+            if (j >= ks[1]) f->halos[at].recv = NULL;
+            for (int d = 0; d < 2; ++d) {
+                if (!per[d] || j >= ks[d]) continue;
+                amp_mpi__side *sd = &f->sides[2 * at + (size_t)d];
+                sd->chunk = (uint32_t)j;
+                sd->chunks = (uint32_t)ks[d];
+                sd->lo = (int64_t)j * per[d];
+                sd->hi = sd->lo + per[d] < n[d] ? sd->lo + per[d] : n[d];
             }
         }
     }
@@ -1024,7 +1119,7 @@ static amp_status amp_mpi__begin(amp_mpi_exchange *x, const amp_mpi_halo *halos,
     double t0 = amp_mpi__now();
     if ((st = amp_mpi__check_halos(x, halos, count, fn)) != AMP_OK) return st;
     if ((st = amp_mpi__flight_take(x, count, &f)) != AMP_OK) return st;
-    if ((st = amp_mpi__expand(x, f, halos, count, fn)) != AMP_OK) {
+    if ((st = amp_mpi__expand(x, f, halos, count)) != AMP_OK) {
         amp_mpi__flight_release(f);
         return st;
     }
@@ -1032,27 +1127,38 @@ static amp_status amp_mpi__begin(amp_mpi_exchange *x, const amp_mpi_halo *halos,
     count = f->count;
     f->id = x->next_id; /* named in messages; in flight only once posted */
 
-    /* 1. Every view made ready before anything is posted, so that a view
-     *    failing its checks leaves no message half sent. */
-    bool wait_q = false;
+    /* 1. Every side checked (what it moves, and how) before any view is
+     *    touched: a refused exchange leaves the views as they were. */
     for (size_t i = 0; i < count; ++i) {
         const amp_mpi_halo *h = &halos[i];
         if (h->peer == MPI_PROC_NULL) continue;
+        f->sides[2 * i].v = h->send;
+        f->sides[2 * i + 1].v = h->recv;
+        for (int k = 0; k < 2; ++k) {
+            char what[192];
+            if (!f->sides[2 * i + (size_t)k].v) continue;
+            amp_mpi__name(what, sizeof what, fn, f, 2 * i + (size_t)k);
+            if ((st = amp_mpi__plan(x, &f->sides[2 * i + (size_t)k], what)) != AMP_OK) goto fail;
+        }
+    }
+    /* 2. Every view made ready before anything is posted, so that a view
+     *    failing here leaves no message half sent (and no view's data
+     *    lost: see amp_mpi__ready). */
+    bool wait_q = false;
+    for (size_t i = 0; i < count; ++i)
+        for (int k = 0; k < 2; ++k) {
+            char what[192];
+            if (!f->sides[2 * i + (size_t)k].v) continue;
+            amp_mpi__name(what, sizeof what, fn, f, 2 * i + (size_t)k);
+            if ((st = amp_mpi__ready(x, f, i, k, &wait_q, what)) != AMP_OK) goto fail;
+        }
+    /* 3. The receives in place, last: their stale device data dropped. */
+    for (size_t i = 0; i < count; ++i) {
+        amp_mpi__side *r = &f->sides[2 * i + 1];
         char what[192];
-        if (h->send) {
-            f->sides[2 * i].v = h->send;
-            amp_mpi__name(what, sizeof what, fn, f, 2 * i);
-            if ((st = amp_mpi__prepare(x, &f->sides[2 * i], true, &f->send_stage[i], &f->copies[2 * i], &wait_q,
-                                       what)) != AMP_OK)
-                goto fail;
-        }
-        if (h->recv) {
-            f->sides[2 * i + 1].v = h->recv;
-            amp_mpi__name(what, sizeof what, fn, f, 2 * i + 1);
-            if ((st = amp_mpi__prepare(x, &f->sides[2 * i + 1], false, &f->recv_stage[i], &f->copies[2 * i + 1],
-                                       &wait_q, what)) != AMP_OK)
-                goto fail;
-        }
+        if (!r->v || r->how != AMP_MPI__IN_PLACE || r->chunk) continue;
+        amp_mpi__name(what, sizeof what, fn, f, 2 * i + 1);
+        if ((st = amp_mpi__settle(r, what)) != AMP_OK) goto fail;
     }
     /* The copy stream's copies down, after everything the queue held when
      * the exchange began (the kernels that wrote the sends), not after the

@@ -47,11 +47,18 @@
  *                exchange around the ring ("good", "data") and three
  *                all-reduces ("allreduce: ok", "rank R reductions:
  *                allreduces A on_device D").
- *   chunks PATH  one exchange around the ring of two faces: 5000 floats
- *                (1-D) and rows 1..3 of a 5 x 2000 grid (a section), each
- *                rank's values its own; prints "data: ok" when both arrived
- *                intact and "rank R messages: sent S received V bytes B"
- *                (run with AMP_MPI_CHUNK_BYTES to split them).
+ *   chunks PATH  one exchange around the ring of three faces: 5000 floats
+ *                (1-D), rows 1..3 of a 5 x 2000 grid (a section), and 6000
+ *                floats of a shape each rank has its own: on even ranks
+ *                columns 1..3 of a 2000 x 5 grid of host memory (a strided
+ *                host view), on odd ones a 3 x 40 x 50 box of a 4 x 40 x 60
+ *                array (strided in two dimensions), each rank's values its
+ *                own; prints "data: ok" when all three arrived intact (in
+ *                row-major order, nothing around them changed), "rank R
+ *                messages: sent S received V bytes B", and "rank R destroy
+ *                arrays: STATUS" for its arrays destroyed (their views
+ *                first) while the exchanger still lives (run with
+ *                AMP_MPI_CHUNK_BYTES to split the faces).
  *   mismatch     rank 0 asks for the nccl path, the others for staged:
  *                every rank's "create" line says why it failed.
  * Each rank prints "rank R STEP: STATUS: MESSAGE" for every call it checks
@@ -338,14 +345,27 @@ static void allreduces(amp_mpi_exchange *x, amp_accelerator_view *q)
 /* See "chunks" above. */
 static void chunks(amp_accelerator_view *q, amp_mpi_path path)
 {
-    enum { N1 = 5000, GR2 = 5, GC2 = 2000 };
+    enum { N1 = 5000, GR2 = 5, GC2 = 2000, N3 = 6000, HR3 = 2000, HC3 = 5, P0 = 4, P1 = 40, P2 = 60 };
+    const bool even = rank_ % 2 == 0;
+    const int next = (rank_ + 1) % size_, prev = (rank_ + size_ - 1) % size_;
     float *a = malloc(N1 * sizeof *a), *b = malloc(N1 * sizeof *b);
     float *g = malloc(GR2 * GC2 * sizeof *g), *h = malloc(GR2 * GC2 * sizeof *h);
-    if (!a || !b || !g || !h) must(AMP_ERROR_OUT_OF_MEMORY, "malloc", "no memory");
+    /* Face 3: host memory of HR3 x HC3 on even ranks, of P0 x P1 x P2 (an
+     * array's) on odd ones. */
+    const int n3 = even ? HR3 * HC3 : P0 * P1 * P2;
+    float *s3 = malloc((size_t)n3 * sizeof *s3), *r3 = malloc((size_t)n3 * sizeof *r3);
+    if (!a || !b || !g || !h || !s3 || !r3) must(AMP_ERROR_OUT_OF_MEMORY, "malloc", "no memory");
     for (int i = 0; i < N1; ++i) a[i] = (float)(rank_ * 100000 + i), b[i] = -1;
     for (int i = 0; i < GR2 * GC2; ++i) g[i] = (float)(rank_ * 100000 + i), h[i] = -1;
-    amp_array *aa = NULL, *ab = NULL, *ag = NULL, *ah = NULL;
+    for (int i = 0; i < n3; ++i) s3[i] = -2, r3[i] = -1;
+    /* Element k of face 3 (row-major) at its offset in s3 or r3. */
+#define FACE3_AT(k, ev)                                                                                     \
+    ((ev) ? ((k) / 3) * HC3 + 1 + (k) % 3                                                                   \
+          : (1 + (k) / (P1 * 50)) * P1 * P2 + ((k) / 50 % P1) * P2 + 5 + (k) % 50)
+    for (int k = 0; k < N3; ++k) s3[FACE3_AT(k, even)] = (float)(rank_ * 100000 + k);
+    amp_array *aa = NULL, *ab = NULL, *ag = NULL, *ah = NULL, *as3 = NULL, *ar3 = NULL;
     amp_array_view *va = NULL, *vb = NULL, *vg = NULL, *vh = NULL, *sg = NULL, *sh = NULL;
+    amp_array_view *vs3 = NULL, *vr3 = NULL, *ss3 = NULL, *sr3 = NULL;
     MUST(amp_array_create(q, sizeof(float), amp_extent_1d(N1), a, &aa));
     MUST(amp_array_create(q, sizeof(float), amp_extent_1d(N1), b, &ab));
     MUST(amp_array_create(q, sizeof(float), amp_extent_2d(GR2, GC2), g, &ag));
@@ -356,34 +376,68 @@ static void chunks(amp_accelerator_view *q, amp_mpi_path path)
     MUST(amp_array_view_of_array(ah, &vh));
     MUST(amp_array_view_section(vg, amp_index_2d(1, 0), amp_extent_2d(3, GC2), &sg));
     MUST(amp_array_view_section(vh, amp_index_2d(1, 0), amp_extent_2d(3, GC2), &sh));
+    if (even) {
+        MUST(amp_array_view_create(s3, sizeof(float), amp_extent_2d(HR3, HC3), AMP_READ_WRITE, &vs3));
+        MUST(amp_array_view_create(r3, sizeof(float), amp_extent_2d(HR3, HC3), AMP_READ_WRITE, &vr3));
+        MUST(amp_array_view_section(vs3, amp_index_2d(0, 1), amp_extent_2d(HR3, 3), &ss3));
+        MUST(amp_array_view_section(vr3, amp_index_2d(0, 1), amp_extent_2d(HR3, 3), &sr3));
+    } else {
+        const int box[3] = {3, P1, 50}, at[3] = {1, 0, 5};
+        MUST(amp_array_create(q, sizeof(float), amp_extent_3d(P0, P1, P2), s3, &as3));
+        MUST(amp_array_create(q, sizeof(float), amp_extent_3d(P0, P1, P2), r3, &ar3));
+        MUST(amp_array_view_of_array(as3, &vs3));
+        MUST(amp_array_view_of_array(ar3, &vr3));
+        MUST(amp_array_view_section(vs3, amp_index_3d(at[0], at[1], at[2]), amp_extent_3d(box[0], box[1], box[2]),
+                                    &ss3));
+        MUST(amp_array_view_section(vr3, amp_index_3d(at[0], at[1], at[2]), amp_extent_3d(box[0], box[1], box[2]),
+                                    &sr3));
+    }
     amp_mpi_exchange *x = NULL;
     MUST_MPI(amp_mpi_exchange_create(MPI_COMM_WORLD, q, sizeof(float), path, &x));
-    const int next = (rank_ + 1) % size_, prev = (rank_ + size_ - 1) % size_;
-    amp_mpi_halo hs[4] = {{va, NULL, next, 3, 3}, {NULL, vb, prev, 3, 3}, {sg, NULL, next, 4, 4},
-                          {NULL, sh, prev, 4, 4}};
-    say("exchange", amp_mpi_exchange_halos(x, hs, 4));
+    /* Faces cut differently on the two sides would fail, or wait for ever. */
+    MUST_MPI(amp_mpi_exchange_set_timeout(x, 20000));
+    amp_mpi_halo hs[6] = {{va, NULL, next, 3, 3},  {NULL, vb, prev, 3, 3},  {sg, NULL, next, 4, 4},
+                          {NULL, sh, prev, 4, 4},  {ss3, NULL, next, 5, 5}, {NULL, sr3, prev, 5, 5}};
+    say("exchange", amp_mpi_exchange_halos(x, hs, 6));
     amp_mpi_exchange_stats xs;
     MUST_MPI(amp_mpi_exchange_get_stats(x, &xs));
-    MUST_MPI(amp_mpi_exchange_destroy(x));
-    amp_array_view *views[] = {sg, sh, va, vb, vg, vh};
-    for (int i = 0; i < 6; ++i) MUST(amp_array_view_destroy(views[i]));
+    amp_array_view *views[] = {sg, sh, va, vb, vg, vh, ss3, sr3, vs3, vr3};
+    for (int i = 0; i < 10; ++i) MUST(amp_array_view_destroy(views[i]));
     MUST(amp_array_copy_to_host(ab, b));
     MUST(amp_array_copy_to_host(ah, h));
+    if (ar3) MUST(amp_array_copy_to_host(ar3, r3));
+    /* The exchange ended and every view is gone: nothing of the exchanger's
+     * keeps the arrays. */
+    amp_status st = AMP_OK;
+    amp_array *arrays[] = {aa, ab, ag, ah, as3, ar3};
+    for (int i = 0; i < 6; ++i) {
+        amp_status d = arrays[i] ? amp_array_destroy(arrays[i]) : AMP_OK;
+        if (d != AMP_OK && st == AMP_OK) {
+            st = d;
+            printf("rank %d destroy arrays: %s: %s\n", rank_, amp_status_name(d), amp_last_error());
+        }
+    }
+    if (st == AMP_OK) say("destroy arrays", st);
+    MUST_MPI(amp_mpi_exchange_destroy(x));
     long bad = 0;
     for (int i = 0; i < N1; ++i) bad += b[i] != (float)(prev * 100000 + i);
     for (int i = 0; i < GR2 * GC2; ++i)
         bad += h[i] != (i / GC2 >= 1 && i / GC2 <= 3 ? (float)(prev * 100000 + i) : -1.0f);
+    for (int k = 0; k < N3; ++k) {
+        bad += r3[FACE3_AT(k, even)] != (float)(prev * 100000 + k);
+        r3[FACE3_AT(k, even)] = -1;
+    }
+    for (int i = 0; i < n3; ++i) bad += r3[i] != -1.0f;
+#undef FACE3_AT
     printf("rank %d data: %s\n", rank_, bad ? "WRONG" : "ok");
     printf("rank %d messages: sent %llu received %llu bytes %llu\n", rank_, (unsigned long long)xs.messages_sent,
            (unsigned long long)xs.messages_received, (unsigned long long)xs.bytes_sent);
-    MUST(amp_array_destroy(aa));
-    MUST(amp_array_destroy(ab));
-    MUST(amp_array_destroy(ag));
-    MUST(amp_array_destroy(ah));
     free(a);
     free(b);
     free(g);
     free(h);
+    free(s3);
+    free(r3);
 }
 
 int main(int argc, char **argv)
