@@ -93,6 +93,23 @@ static const char cpu_kernels[] =
     "    if (t.local[0] != 0) t.barrier.wait();\n"
     "    v[t.global] = 1;\n"
     "}\n"
+    /* Work-item 5 leaves before a barrier the others reach (divergent);
+     * each other one then loops until it and the next one (5 excepted)
+     * counted to 3: it waits on another's progress. */
+    "AMP_TILED_KERNEL(diverge_loop_exit, amp::tiled_index<32> t, amp::array_view<int, 1> v)\n"
+    "{\n"
+    "    tile_static int c[32];\n"
+    "    int me = t.local[0], next = (me + 1) & 31, i = 0;\n"
+    "    c[me] = 0;\n"
+    "    t.barrier.wait();\n"
+    "    if (me == 5) return;\n"
+    "    for (;;) {\n"
+    "        c[me] = ++i;\n"
+    "        t.barrier.wait();\n"
+    "        if (i >= 3 && (next == 5 || c[next] >= 3)) break;\n"
+    "    }\n"
+    "    v[t.global] = i;\n"
+    "}\n"
     "AMP_TILED_KERNEL(diverge_extra_round, amp::tiled_index<32> t, amp::array_view<int, 1> v)\n"
     "{\n"
     "    for (int r = 0; r < (t.local[0] == 5 ? 3 : 2); ++r) t.barrier.wait();\n"
@@ -363,6 +380,13 @@ static void divergent_case(const char *kernel)
 BOTH_PATHS(divergent_barrier_some_return_is_reported, .timeout = 60) { divergent_case("diverge_return"); }
 BOTH_PATHS(divergent_barrier_first_item_skips_is_reported, .timeout = 60) { divergent_case("diverge_first_skips"); }
 BOTH_PATHS(divergent_barrier_extra_round_is_reported, .timeout = 60) { divergent_case("diverge_extra_round"); }
+/* Once a tile is divergent, a work-item waiting on another's progress
+ * still gets it (the launch hung: the barriers no longer handed the
+ * thread on). */
+BOTH_PATHS(divergent_barrier_in_a_loop_others_wait_on_is_reported, .timeout = 30)
+{
+    divergent_case("diverge_loop_exit");
+}
 /* The same, compiled with the debug checks. */
 BOTH_PATHS(divergent_barrier_in_debug_mode_is_reported, .timeout = 60)
 {

@@ -68,8 +68,11 @@ static void amp__cpu_local_of(const amp__cpu_launch *L, int id, int32_t *out)
     }
 }
 
-/* Divergence ends the tile's barriers: they become no-ops so every fiber runs
- * to its end and the tile finishes (wrong results, reported; never a hang). */
+/* Divergence ends the tile's barriers: they count nothing, so every fiber
+ * runs to its end and the tile finishes (wrong results, reported; never a
+ * hang). A fiber still hands the thread on at each one: a work-item that
+ * waits for another's progress (a loop on a tile_static value) would
+ * otherwise spin for ever. */
 static void amp__cpu_divergent(amp__cpu_worker *w, int id, const char *fmt, int count)
 {
     const amp__cpu_launch *L = &w->job->launch;
@@ -136,7 +139,10 @@ static void amp__cpu_barrier(amp__cpu_item *it)
         }
         return;
     }
-    if (w->broken) return;
+    if (w->broken) {
+        if (!w->loop_mode && it->fiber && w->done < w->n - 1) amp__cpu_switch_to_next(w, it->fiber);
+        return;
+    }
     w->saw_barrier = true;
     if (w->loop_mode) {
         amp__cpu_divergent(w, it->cur_local,
