@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -816,6 +817,77 @@ BOTH_PATHS(tile_static_and_tile_size_limits_are_the_gpus)
     for (int i = 0; i < 64 * 4; ++i) cr_assert_eq(v[i], (i / 64 * 64 + 63 - i % 64) * 3 + 1, "element %d", i);
     ASSERT_OK(amp_array_view_destroy(vv));
     ASSERT_OK(amp_program_destroy(p));
+}
+
+/* ------------------------------------------------- a fiber's stack overflow */
+
+/* Work-item 0 calls a helper whose frame (300 KB) is larger than a fiber's
+ * stack (256 KiB) and writes only its lowest 32 KB; work-item 1 keeps
+ * 100 KB of values on its own stack across the barrier and counts those
+ * that changed. */
+static const char overflow_src[] =
+    "__device__ __attribute__((noinline)) int big_scratch(int n)\n"
+    "{\n"
+    "    volatile int a[75000];\n"
+    "    for (int i = 0; i < n; ++i) a[i] = 0x5a5a5a5a;\n"
+    "    return a[0];\n"
+    "}\n"
+    "__device__ __attribute__((noinline)) int keep(amp::tile_barrier const &b)\n"
+    "{\n"
+    "    volatile int v[25000];\n"
+    "    for (int i = 0; i < 25000; ++i) v[i] = 7;\n"
+    "    b.wait();\n"
+    "    int bad = 0;\n"
+    "    for (int i = 0; i < 25000; ++i) bad += v[i] != 7;\n"
+    "    return bad;\n"
+    "}\n"
+    "AMP_TILED_KERNEL(overflow, amp::tiled_index<2> t, amp::array_view<int, 1> out)\n"
+    "{\n"
+    "    int r = 0;\n"
+    "    if (t.local[0] == 1) r = keep(t.barrier);\n"
+    "    else { t.barrier.wait(); big_scratch(8000); }\n"
+    "    out[t.global] = r;\n"
+    "}\n";
+
+/* hipamp.h: a stack overflow in a kernel ends the process. On fibers a
+ * frame larger than the stack stepped over the one guard page into the
+ * next fiber's stack: the launch succeeded with work-item 1's values
+ * overwritten (the child's exit status 3). Now each page of the frame is
+ * touched in turn (-fstack-clash-protection) and the guard ends the child
+ * (a signal; under ASan its report and exit status 1). */
+Test(cpu, a_fiber_stack_overflow_ends_the_process, .timeout = 120)
+{
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        setrlimit(RLIMIT_CORE, &(struct rlimit){0, 0});
+        amp_accelerator *acc = NULL;
+        amp_program *p = NULL;
+        amp_kernel *k = NULL;
+        int out[8] = {0};
+        amp_array_view *o = NULL;
+        amp_tiled_extent te;
+        if (amp_accelerator_find("cpu", &acc) != AMP_OK || amp_program_build(acc, overflow_src, NULL, &p) != AMP_OK ||
+            amp_program_get_kernel(p, "overflow", &k) != AMP_OK ||
+            amp_array_view_create(out, 4, amp_extent_1d(8), AMP_READ_WRITE, &o) != AMP_OK ||
+            amp_extent_tile(amp_extent_1d(8), (int[]){2}, &te) != AMP_OK) {
+            fprintf(stderr, "set-up: %s\n", amp_last_error());
+            _exit(2);
+        }
+        amp_arg a[] = {amp_arg_view(o)};
+        if (amp_parallel_for_each_tiled(NULL, te, k, a, 1) != AMP_OK || amp_array_view_synchronize(o) != AMP_OK) {
+            fprintf(stderr, "launch: %s\n", amp_last_error());
+            _exit(4);
+        }
+        for (int i = 0; i < 8; ++i)
+            if (out[i]) _exit(3);
+        _exit(0);
+    }
+    int ws = 0;
+    cr_assert_eq(waitpid(pid, &ws, 0), pid);
+    cr_assert(!WIFEXITED(ws) || WEXITSTATUS(ws) == 1,
+              "the overflow did not end the process: exit status %d (3: another work-item's stack overwritten)",
+              WEXITSTATUS(ws));
 }
 
 /* ------------------------------------------------------ the cache's tag */

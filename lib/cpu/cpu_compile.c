@@ -320,6 +320,7 @@ static amp_status amp__cpu_build_argv(amp__cpu_build *b)
     size_t n = 0;
     for (int i = 0; i < d->ncxx; ++i) argv[n++] = d->cxx[i];
     for (size_t i = 0; i < amp__cpu_nflags; ++i) argv[n++] = (char *)amp__cpu_flags[i];
+    if (d->stack_clash) argv[n++] = "-fstack-clash-protection";
     if (d->native) {
         argv[n++] = "-march=native";
         /* x86: 256-bit vectors even where 512-bit ones exist (as LLVM does

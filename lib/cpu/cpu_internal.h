@@ -99,6 +99,9 @@ typedef struct amp__cpu_device {
     size_t stack_size;    /* bytes per fiber stack, guard page excluded */
     bool debug;           /* compile kernels with AMP_DEBUG_CHECKS */
     bool native;          /* compile with -march=native (the cache tag names the processor) */
+    bool stack_clash;     /* compile with -fstack-clash-protection (GCC 8, clang 11 on): every page of a
+                           * large frame is touched in turn, so a fiber's overflow meets its guard page
+                           * (ends the process) instead of writing into the next fiber's stack */
     bool available;
     char reason[256];     /* why not available */
     char **cxx;           /* compiler argv prefix (resolved program + extra words) */

@@ -29,6 +29,22 @@ const amp__cpu_sanitizer amp__cpu_sanitizers[AMP__CPU_NSANITIZERS] = {{"address"
 
 /* ------------------------------------------------------ the compiler */
 
+/* Whether the compiler whose --version printed text takes
+ * -fstack-clash-protection: clang from 11 ("clang version 15.0.6"), GCC
+ * from 8 (its first line ends with the version, "g++ (Debian 12.2.0-14)
+ * 12.2.0"). Anything else is not trusted with it. */
+static bool amp__cpu_has_stack_clash(const char *text)
+{
+    size_t line = strcspn(text, "\n");
+    const char *clang = strstr(text, "clang version ");
+    if (clang && (size_t)(clang - text) < line) return atoi(clang + strlen("clang version ")) >= 11;
+    const char *last = NULL;
+    for (size_t i = 0; i < line; ++i)
+        if ((i == 0 || text[i - 1] == ' ') && text[i] >= '0' && text[i] <= '9') last = text + i;
+    bool gcc = strstr(text, "Free Software Foundation") != NULL;
+    return gcc && last && atoi(last) >= 8;
+}
+
 static bool amp__cpu_is_exec(const char *path)
 {
     struct stat sb;
@@ -153,6 +169,8 @@ void amp__cpu_find_compiler(amp__cpu_device *d)
         goto done;
     }
 
+    d->stack_clash = amp__cpu_has_stack_clash(version);
+
     /* -march=native where the compilers understand it and the processor
      * can be identified; AMP_CPU_NATIVE=0 turns it off. */
     uint64_t ident = 0;
@@ -184,9 +202,9 @@ void amp__cpu_find_compiler(amp__cpu_device *d)
     amp__sb_printf(&tag, "cpu;abi=%d;libc=%s;cxx=", AMP__CPU_ABI, libc);
     for (int i = 0; i < n; ++i) amp__sb_printf(&tag, "%s%zu:%s", i ? " " : "", strlen(d->cxx[i]), d->cxx[i]);
     amp__sb_printf(&tag,
-                   ";version=%016llx;flags=%016llx;debug=%d;arch=%s;native=%016llx;prelude=%016llx;"
+                   ";version=%016llx;flags=%016llx;clash=%d;debug=%d;arch=%s;native=%016llx;prelude=%016llx;"
                    "loops=%d:%s:%s",
-                   (unsigned long long)vh, (unsigned long long)fh, d->debug ? 1 : 0, d->machine,
+                   (unsigned long long)vh, (unsigned long long)fh, d->stack_clash ? 1 : 0, d->debug ? 1 : 0, d->machine,
                    (unsigned long long)ident, (unsigned long long)ph, AMP__CPU_LOOPS_VERSION,
                    d->tiled == AMP__CPU_TILED_FIBERS ? "off" : "on", clang_tag);
     if (tag.oom) {
