@@ -11,7 +11,26 @@
  * cache_probe_scale over 1000 ints and checks them (each gets
  * HIPAMP_HELPER_EXPECT_ADD more when the kernel adds a header's constant).
  * Exit: 0 ok, 1 usage, 2 no accelerator, 3 build failed, 4 kernel missing,
- * 5 launch failed, 6 wrong result. */
+ * 5 launch failed, 6 wrong result. With HIPAMP_HELPER_INFO=PATH it writes
+ * amp_cache_get_info's fields there, one "name value" a line, once the
+ * build is done (whether it worked or not). */
+static void dump_info(void)
+{
+    const char *path = getenv("HIPAMP_HELPER_INFO");
+    amp_cache_info ci;
+    if (!path || !*path || amp_cache_get_info(&ci) != AMP_OK) return;
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        perror(path);
+        return;
+    }
+    fprintf(f, "enabled %d\nhits %llu\nmisses %llu\nstores %llu\nrejected %llu\nuncacheable %llu\nreason %s\nlast %s\n",
+            (int)ci.disk_enabled, (unsigned long long)ci.disk_hits, (unsigned long long)ci.disk_misses,
+            (unsigned long long)ci.disk_stores, (unsigned long long)ci.disk_rejected,
+            (unsigned long long)ci.uncacheable_builds, ci.reason, ci.last_uncacheable);
+    fclose(f);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -39,6 +58,7 @@ int main(int argc, char **argv)
     const char *opts = argc > 3 && argv[3][0] ? argv[3] : NULL;
     if (by_file && !strcmp(by_file, "1")) st = amp_program_build_file(acc, argv[2], opts, &p);
     else st = amp_program_build(acc, src, opts, &p);
+    dump_info();
     if (st != AMP_OK) {
         fprintf(stderr, "cache_helper: build: %s: %s\n", amp_status_name(st), amp_last_error());
         return 3;

@@ -1,4 +1,4 @@
-/* test_cache.c — the on-disk compile cache across processes (one entry per build, disk hits in a second process, truncated/corrupted entries rebuilt, eight concurrent processes) and as a security boundary (symlink swaps, foreign and forged entries, FIFOs, group-writable and world-writable directories, the /tmp fallback, oversized entries and directories at an entry's name), header tracking (system headers included; headers another user could plant beside a temporary file or in a shared directory), builds without OpenSSL's SHA-256, a sanitizer-built module never loaded by a process without its runtime, and amp_cache_get_info. */
+/* test_cache.c — the on-disk compile cache across processes (one entry per build, disk hits in a second process, truncated/corrupted entries rebuilt, eight concurrent processes) and as a security boundary (symlink swaps, foreign and forged entries, FIFOs, group-writable and world-writable directories, the /tmp fallback, oversized entries and directories at an entry's name, entries the back end refuses), the shared group cache among other users (fork and setuid: a directory, key or entry owned outside the group refused; a directory one member makes usable by all; unreadable entries and failed stores named), header tracking (system headers included; headers another user could plant beside a temporary file or in a shared directory), builds without OpenSSL's SHA-256 and with its last step failing (an LD_PRELOAD shim), a sanitizer-built module never loaded by a process without its runtime, and amp_cache_get_info. */
 #include "support.h"
 
 #include <criterion/redirect.h>
@@ -8,9 +8,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <grp.h>
 #include <limits.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
+#include <openssl/rand.h>
+#include <pwd.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,9 +130,17 @@ typedef struct run_opts {
     const char *source;      /* NULL: g_src */
     const char *options;     /* compiler options (NULL: none) */
     const char *cache_dir;   /* NULL: g_cache */
-    const char *extra_env;   /* one more NAME=value (may be NULL) */
+    const char *extra_env;   /* one more NAME=value (may be NULL): it replaces NAME's value */
     const char *extra_env2;
 } run_opts;
+
+/* Whether the NAME=value entry var sets the same NAME as extra. */
+static bool same_name(const char *var, const char *extra)
+{
+    if (!extra) return false;
+    size_t n = strcspn(extra, "=");
+    return !strncmp(var, extra, n) && var[n] == '=';
+}
 
 static pid_t spawn_helper(const char *device, run_opts o)
 {
@@ -142,6 +153,7 @@ static pid_t spawn_helper(const char *device, run_opts o)
     for (size_t i = 0; i < n; ++i) {
         if (!strncmp(environ[i], "AMP_CACHE_DIR=", 14)) continue;
         if (g_cxx[0] && (!strncmp(environ[i], "AMP_CXX=", 8) || !strncmp(environ[i], "CXX=", 4))) continue;
+        if (same_name(environ[i], o.extra_env) || same_name(environ[i], o.extra_env2)) continue;
         env[m++] = environ[i];
     }
     char cache_var[PATH_MAX + 32];
@@ -1656,4 +1668,624 @@ Test(cache, cpu_precompiled_header_failed_try_is_retried_whole, .fini = cleanup)
     fclose(f);
     cr_assert(strstr(prev, "-include ") != NULL, "the first try did not use the header: %s", prev);
     cr_assert(strstr(last, "-include ") == NULL, "the retry used the header: %s", last);
+}
+
+/* ------------------------- a shared cache and its group (other users) */
+
+/* What a build in a child process saw, the child made another user by fork
+ * and setuid (before the library is used in this process, so that each
+ * child starts it afresh). */
+typedef struct child_run {
+    int stage; /* 0 built and ran; 1 credentials; 2 no accelerator; 3 build; 4 kernel; 5 launch */
+    int add;   /* the probe's CACHE_PROBE_ADD, as it ran */
+    amp_cache_info ci;
+    char err[512];
+} child_run;
+
+typedef struct as_user {
+    uid_t uid;
+    gid_t gid;   /* real and effective group */
+    gid_t group; /* the one supplementary group */
+    mode_t umask;
+} as_user;
+
+static void child_build(const char *src, child_run *r)
+{
+    amp_accelerator *acc = NULL;
+    amp_program *p = NULL;
+    amp_kernel *k = NULL;
+    amp_array_view *v = NULL;
+    int data[4] = {0, 0, 0, 0};
+    if (amp_accelerator_find("cpu", &acc) != AMP_OK) r->stage = 2;
+    else if (amp_program_build(acc, src, NULL, &p) != AMP_OK) r->stage = 3;
+    else if (amp_program_get_kernel(p, "cache_probe_scale", &k) != AMP_OK) r->stage = 4;
+    else if (amp_array_view_create(data, sizeof(int), amp_extent_1d(4), AMP_READ_WRITE, &v) != AMP_OK) r->stage = 5;
+    else {
+        amp_arg a[] = {amp_arg_view(v), amp_arg_int32(1)};
+        if (amp_parallel_for_each(NULL, amp_extent_1d(4), k, a, 2) != AMP_OK || amp_array_view_destroy(v) != AMP_OK)
+            r->stage = 5;
+        r->add = data[0];
+    }
+    if (r->stage) snprintf(r->err, sizeof r->err, "%s", amp_last_error());
+    (void)amp_cache_get_info(&r->ci);
+}
+
+/* Build src (the probe kernel) as u in a child, with this process's
+ * environment (AMP_CACHE_DIR, AMP_CACHE_SHARED, ...). */
+static child_run run_as(as_user u, const char *src)
+{
+    int fds[2];
+    cr_assert_eq(pipe(fds), 0);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0, "fork: %s", strerror(errno));
+    if (pid == 0) {
+        child_run r;
+        memset(&r, 0, sizeof r);
+        close(fds[0]);
+        if (setgroups(1, &u.group) != 0 || setgid(u.gid) != 0 || setuid(u.uid) != 0) {
+            r.stage = 1;
+            snprintf(r.err, sizeof r.err, "cannot become uid %d: %s", (int)u.uid, strerror(errno));
+        } else {
+            umask(u.umask);
+            child_build(src, &r);
+        }
+        ssize_t w = write(fds[1], &r, sizeof r);
+        _exit(w == (ssize_t)sizeof r ? 0 : 1);
+    }
+    close(fds[1]);
+    child_run r;
+    memset(&r, 0, sizeof r);
+    size_t got = 0;
+    while (got < sizeof r) {
+        ssize_t n = read(fds[0], (char *)&r + got, sizeof r - got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        got += (size_t)n;
+    }
+    close(fds[0]);
+    int ws;
+    cr_assert_eq(waitpid(pid, &ws, 0), pid);
+    cr_assert(WIFEXITED(ws) && WEXITSTATUS(ws) == 0 && got == sizeof r,
+              "the child as uid %d died (status %#x) or wrote no result", (int)u.uid, ws);
+    cr_assert_neq(r.stage, 1, "%s", r.err);
+    return r;
+}
+
+/* The probe with its own key (tag) and CACHE_PROBE_ADD. */
+static char *probe_text(const char *tag, int add)
+{
+    size_t n = strlen(test_kernels_cache_probe) + PATH_MAX + 128;
+    char *src = malloc(n);
+    cr_assert_not_null(src);
+    snprintf(src, n, "// %s %s\n#define CACHE_PROBE_ADD %d\n%s", g_root, tag, add, test_kernels_cache_probe);
+    return src;
+}
+
+/* A child's build worked and ran the probe of add. */
+#define ASSERT_RAN(r, want, who)                                                                                   \
+    cr_assert((r).stage == 0 && (r).add == (want), "%s: stage %d, probe gave %d (want %d): %s", (who), (r).stage, \
+              (r).add, (want), (r).err)
+
+/* The users these tests act as: root in the parent; "nobody" (uid 65534),
+ * a member of its primary group by the user database; a group of which
+ * the database knows nothing (so nobody is no member of it). */
+typedef struct users {
+    uid_t other;      /* nobody */
+    gid_t member_gid; /* nobody's primary group */
+    gid_t outside;    /* a group without nobody */
+} users;
+
+static users need_users(void)
+{
+    if (geteuid() != 0)
+        cr_skip_test("needs root: the other users of a shared cache are made by fork and setuid (uid 65534)");
+    struct passwd *pw = getpwuid(65534);
+    if (!pw) cr_skip_test("uid 65534 (nobody) is not in the user database: the group rules need a known user");
+    users u = {65534, pw->pw_gid, 0};
+    for (gid_t g = 54321; g < 54421 && !u.outside; ++g)
+        if (g != u.member_gid && !getgrgid(g)) u.outside = g;
+    if (!u.outside) cr_skip_test("found no unused group id in 54321..54420");
+    return u;
+}
+
+/* A tree every user can reach (under /tmp, whatever TMPDIR is) and the
+ * children's environment: no wrapper (the other user compiles with the
+ * default compiler), TMPDIR=/tmp. */
+static void setup_shared_tree(void)
+{
+    snprintf(g_root, sizeof g_root, "/tmp/hipamp-cache-test-XXXXXX");
+    cr_assert_not_null(mkdtemp(g_root), "mkdtemp: %s", strerror(errno));
+    cr_assert_eq(chmod(g_root, 0755), 0);
+    g_cxx[0] = '\0';
+    cr_assert_eq(setenv("TMPDIR", "/tmp", 1), 0);
+    cr_assert_eq(setenv("AMP_CPU_PCH", "0", 1), 0);
+    cr_assert_eq(setenv("AMP_PREBUILT", "0", 1), 0);
+    unsetenv("AMP_CXX");
+}
+
+static void make_dir_as(const char *path, uid_t uid, gid_t gid, mode_t mode)
+{
+    cr_assert_eq(mkdir(path, 0700), 0, "mkdir %s: %s", path, strerror(errno));
+    cr_assert_eq(chown(path, uid, gid), 0, "chown %s: %s", path, strerror(errno));
+    cr_assert_eq(chmod(path, mode), 0);
+}
+
+static void give(const char *path, uid_t uid, gid_t gid, mode_t mode)
+{
+    cr_assert_eq(chown(path, uid, gid), 0, "chown %s: %s", path, strerror(errno));
+    cr_assert_eq(chmod(path, mode), 0);
+}
+
+static void copy_file(const char *from, const char *to)
+{
+    size_t n = 0;
+    void *b = read_all(from, &n);
+    write_file(to, b, n);
+    free(b);
+}
+
+/* The name (hex key .ampc) the probe src gets: built by root in a private
+ * cache of its own. */
+static void entry_name_of(const char *src, char *name, size_t n)
+{
+    char priv[PATH_MAX];
+    snprintf(priv, sizeof priv, "%s/private", g_root);
+    cr_assert_eq(mkdir(priv, 0700), 0);
+    cr_assert_eq(setenv("AMP_CACHE_DIR", priv, 1), 0);
+    unsetenv("AMP_CACHE_SHARED");
+    child_run r = run_as((as_user){0, 0, 0, 022}, src);
+    ASSERT_RAN(r, 7, "root in a private cache");
+    walk w = scan_dir(priv);
+    cr_assert_eq(w.entries, 1, "%s", w.names);
+    snprintf(name, n, "%s", strrchr(w.path, '/') + 1);
+}
+
+/* The attack of the review (F1): a shared cache directory whose owner is
+ * not in its group. The group's members write it, but its owner (uid
+ * 65534 here, outside the group) can replace the key and every entry: a
+ * member's process loaded and ran the owner's code (the marker object's
+ * constructor creates a file). Such a directory is refused, and so are a
+ * key and an entry owned by someone outside the group; a directory owned
+ * by a member (by the user database) is used. */
+Test(cache, shared_cache_trusts_no_owner_outside_its_group, .fini = cleanup, .timeout = 300)
+{
+    users us = need_users();
+    setup_shared_tree();
+    char *src = probe_text("owner", 7);
+    char name[128], marker[PATH_MAX], evil[PATH_MAX], path[2 * PATH_MAX], key_path[2 * PATH_MAX];
+    entry_name_of(src, name, sizeof name);
+    snprintf(marker, sizeof marker, "%s/MARKER", g_root);
+    cr_assert_eq(setenv("HIPAMP_TEST_MARKER", marker, 1), 0);
+    size_t mn = 0;
+    void *planted = marker_object(&mn);
+    const as_user victim = {0, 0, us.outside, 022}; /* a member of the group "outside" */
+
+    /* 1. The directory is the outsider's: their key, their entry. */
+    snprintf(evil, sizeof evil, "%s/evil", g_root);
+    make_dir_as(evil, us.other, us.outside, 02770);
+    unsigned char key[32];
+    cr_assert_eq(RAND_bytes(key, 32), 1);
+    snprintf(key_path, sizeof key_path, "%s/.key", evil);
+    write_file(key_path, key, 32);
+    give(key_path, us.other, us.outside, 0640);
+    snprintf(path, sizeof path, "%s/private/%s", g_root, name);
+    char evil_entry[2 * PATH_MAX];
+    snprintf(evil_entry, sizeof evil_entry, "%s/%s", evil, name);
+    copy_file(path, evil_entry);
+    forge_entry(evil_entry, key, planted, mn);
+    give(evil_entry, us.other, us.outside, 0640);
+    cr_assert_eq(setenv("AMP_CACHE_DIR", evil, 1), 0);
+    cr_assert_eq(setenv("AMP_CACHE_SHARED", "group", 1), 0);
+    child_run r = run_as(victim, src);
+    cr_assert(!exists(marker), "code planted by uid 65534, the owner of a shared cache directory outside its group, "
+                               "was loaded");
+    ASSERT_RAN(r, 7, "the member");
+    cr_assert(!r.ci.disk_enabled, "a shared cache directory owned by a user outside its group was used");
+    cr_assert(strstr(r.ci.reason, evil) && strstr(r.ci.reason, "uid 65534") && strstr(r.ci.reason, "not a member"),
+              "reason: %s", r.ci.reason);
+
+    /* 2. A good directory (root's), the key the outsider's. */
+    unlink(marker);
+    char good[PATH_MAX];
+    snprintf(good, sizeof good, "%s/good", g_root);
+    make_dir_as(good, 0, us.outside, 02770);
+    snprintf(path, sizeof path, "%s/.key", good);
+    copy_file(key_path, path);
+    give(path, us.other, us.outside, 0640);
+    snprintf(path, sizeof path, "%s/%s", good, name);
+    copy_file(evil_entry, path);
+    give(path, us.other, us.outside, 0640);
+    cr_assert_eq(setenv("AMP_CACHE_DIR", good, 1), 0);
+    r = run_as(victim, src);
+    cr_assert(!exists(marker), "code under a key owned by uid 65534, outside the group, was loaded");
+    ASSERT_RAN(r, 7, "the member");
+    cr_assert(!r.ci.disk_enabled, "a key owned by a user outside the group was used");
+    cr_assert(strstr(r.ci.reason, ".key") && strstr(r.ci.reason, "uid 65534"), "reason: %s", r.ci.reason);
+
+    /* 3. A good directory and key (made by the member), one entry the
+     * outsider's: refused by name, removed and rebuilt. */
+    unlink(marker);
+    char good2[PATH_MAX];
+    snprintf(good2, sizeof good2, "%s/good2", g_root);
+    make_dir_as(good2, 0, us.outside, 02770);
+    cr_assert_eq(setenv("AMP_CACHE_DIR", good2, 1), 0);
+    r = run_as(victim, src);
+    ASSERT_RAN(r, 7, "the member, storing");
+    cr_assert_eq(r.ci.disk_stores, 1, "not stored: %s %s", r.ci.reason, r.ci.last_uncacheable);
+    snprintf(key_path, sizeof key_path, "%s/.key", good2);
+    size_t kn = 0;
+    unsigned char *good_key = read_all(key_path, &kn);
+    cr_assert_eq(kn, 32);
+    snprintf(path, sizeof path, "%s/%s", good2, name);
+    forge_entry(path, good_key, planted, mn);
+    give(path, us.other, us.outside, 0640);
+    r = run_as(victim, src);
+    cr_assert(!exists(marker), "an entry owned by uid 65534, outside the group, was loaded");
+    ASSERT_RAN(r, 7, "the member");
+    cr_assert(r.ci.disk_enabled, "%s", r.ci.reason);
+    cr_assert_eq(r.ci.disk_hits, 0);
+    cr_assert_eq(r.ci.disk_rejected, 1);
+    cr_assert(strstr(r.ci.last_uncacheable, name) && strstr(r.ci.last_uncacheable, "uid 65534"),
+              "last_uncacheable: %s", r.ci.last_uncacheable);
+    cr_assert_eq(r.ci.disk_stores, 1, "the refused entry was not rebuilt");
+
+    /* 4. A directory owned by a member (nobody, of its primary group): used. */
+    char member[PATH_MAX];
+    snprintf(member, sizeof member, "%s/member", g_root);
+    make_dir_as(member, us.other, us.member_gid, 02770);
+    cr_assert_eq(setenv("AMP_CACHE_DIR", member, 1), 0);
+    r = run_as((as_user){0, 0, us.member_gid, 022}, src);
+    ASSERT_RAN(r, 7, "a member in a member's directory");
+    cr_assert(r.ci.disk_enabled, "a shared directory owned by a member was refused: %s", r.ci.reason);
+    cr_assert_eq(r.ci.disk_stores, 1, "%s", r.ci.last_uncacheable);
+    free(good_key);
+    free(planted);
+    free(src);
+}
+
+/* Every file of a shared cache is of its group, mode 0640. */
+static void assert_shared_files(const char *dir, gid_t gid)
+{
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d);
+    struct dirent *e;
+    int n = 0;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.' && (!e->d_name[1] || !strcmp(e->d_name, ".."))) continue;
+        char p[2 * PATH_MAX];
+        struct stat sb;
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        cr_assert_eq(lstat(p, &sb), 0);
+        cr_assert(sb.st_gid == gid && (sb.st_mode & 07777) == 0640, "%s: group %d (want %d), mode %04o (want 0640)",
+                  e->d_name, (int)sb.st_gid, (int)gid, (unsigned)(sb.st_mode & 07777));
+        ++n;
+    }
+    closedir(d);
+    cr_assert_geq(n, 2, "want the key and an entry in %s", dir);
+}
+
+/* The review's F2: a shared cache directory that hipamp creates for one
+ * member is usable by the others, whatever the creator's umask and egid
+ * and whether the parent is set-gid (mkdir ignored the set-gid bit and
+ * applied the umask: the other members could not store, or their entries,
+ * of their own egid, were refused). What cannot be stored or read says
+ * why. */
+Test(cache, shared_cache_made_by_one_member_is_the_groups, .fini = cleanup, .timeout = 300)
+{
+    users us = need_users();
+    setup_shared_tree();
+    const gid_t g = us.member_gid; /* nobody belongs to it; root joins it */
+    char *src1 = probe_text("one", 1), *src2 = probe_text("two", 2);
+    cr_assert_eq(setenv("AMP_CACHE_SHARED", "group", 1), 0);
+
+    /* a. Made inside a set-gid project directory, under umask 022. */
+    char proj[PATH_MAX], cache[2 * PATH_MAX];
+    snprintf(proj, sizeof proj, "%s/proj", g_root);
+    make_dir_as(proj, 0, g, 02775);
+    snprintf(cache, sizeof cache, "%s/cache", proj);
+    cr_assert_eq(setenv("AMP_CACHE_DIR", cache, 1), 0);
+    const as_user a = {0, 0, g, 022}, b = {us.other, us.outside, g, 022};
+    child_run r = run_as(a, src1);
+    ASSERT_RAN(r, 1, "the creator");
+    cr_assert(r.ci.disk_enabled && r.ci.disk_stores == 1, "%s %s", r.ci.reason, r.ci.last_uncacheable);
+    struct stat sb;
+    cr_assert_eq(stat(cache, &sb), 0);
+    cr_assert(sb.st_gid == g && (sb.st_mode & 07777) == 02770, "the shared cache directory was made group %d mode %04o",
+              (int)sb.st_gid, (unsigned)(sb.st_mode & 07777));
+    r = run_as(b, src2);
+    ASSERT_RAN(r, 2, "another member");
+    cr_assert(r.ci.disk_enabled, "%s", r.ci.reason);
+    cr_assert_eq(r.ci.disk_stores, 1, "another member could not store (%s)", r.ci.last_uncacheable);
+    r = run_as(b, src1);
+    ASSERT_RAN(r, 1, "another member");
+    cr_assert_eq(r.ci.disk_hits, 1, "the creator's entry was not loaded by another member");
+    r = run_as(a, src2);
+    ASSERT_RAN(r, 2, "the creator");
+    cr_assert_eq(r.ci.disk_hits, 1, "the other member's entry was not loaded (rejected %llu: %s)",
+                 (unsigned long long)r.ci.disk_rejected, r.ci.last_uncacheable);
+    assert_shared_files(cache, g);
+
+    /* b. Made in a plain directory (not set-gid) by a member whose egid is
+     * the group; the other's egid is not, and its umask 077. */
+    char proj2[PATH_MAX], cache2[2 * PATH_MAX];
+    snprintf(proj2, sizeof proj2, "%s/proj2", g_root);
+    make_dir_as(proj2, 0, 0, 01777);
+    snprintf(cache2, sizeof cache2, "%s/cache", proj2);
+    cr_assert_eq(setenv("AMP_CACHE_DIR", cache2, 1), 0);
+    const as_user a2 = {0, g, g, 002}, b2 = {us.other, us.outside, g, 077};
+    r = run_as(a2, src1);
+    ASSERT_RAN(r, 1, "the creator");
+    cr_assert_eq(r.ci.disk_stores, 1, "%s %s", r.ci.reason, r.ci.last_uncacheable);
+    r = run_as(b2, src2);
+    ASSERT_RAN(r, 2, "another member");
+    cr_assert_eq(r.ci.disk_stores, 1, "another member could not store (%s)", r.ci.last_uncacheable);
+    for (int i = 0; i < 2; ++i) {
+        r = run_as(a2, src2);
+        ASSERT_RAN(r, 2, "the creator");
+        cr_assert(r.ci.disk_hits == 1 && r.ci.disk_rejected == 0,
+                  "run %d: the other member's entry was refused (hits %llu, rejected %llu: %s)", i,
+                  (unsigned long long)r.ci.disk_hits, (unsigned long long)r.ci.disk_rejected, r.ci.last_uncacheable);
+    }
+    assert_shared_files(cache2, g);
+
+    /* An entry another member cannot read (made so by hand, or by an older
+     * hipamp under umask 077) is a miss that says why, and is replaced. */
+    int made = 0;
+    DIR *d = opendir(cache2);
+    cr_assert_not_null(d);
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (strstr(e->d_name, ".ampc")) {
+            char p[3 * PATH_MAX];
+            snprintf(p, sizeof p, "%s/%s", cache2, e->d_name);
+            give(p, 0, g, 0600);
+            ++made;
+        }
+    closedir(d);
+    cr_assert_eq(made, 2);
+    r = run_as(b2, src1);
+    ASSERT_RAN(r, 1, "another member");
+    cr_assert(strstr(r.ci.last_uncacheable, "cannot be read") && strstr(r.ci.last_uncacheable, "ampc"),
+              "an entry this member cannot read was a silent miss (last_uncacheable: %s)", r.ci.last_uncacheable);
+    cr_assert_eq(r.ci.disk_stores, 1, "the unreadable entry was not replaced: %s", r.ci.last_uncacheable);
+
+    /* c. A directory the group may only read (the owner warms it): a
+     * member's store fails, and says why. */
+    char ro[PATH_MAX];
+    snprintf(ro, sizeof ro, "%s/readonly", g_root);
+    make_dir_as(ro, 0, g, 02750);
+    cr_assert_eq(setenv("AMP_CACHE_DIR", ro, 1), 0);
+    r = run_as(a, src1);
+    cr_assert_eq(r.ci.disk_stores, 1, "%s %s", r.ci.reason, r.ci.last_uncacheable);
+    r = run_as(b, src1);
+    ASSERT_RAN(r, 1, "a member reading");
+    cr_assert_eq(r.ci.disk_hits, 1, "%s", r.ci.last_uncacheable);
+    r = run_as(b, src2);
+    ASSERT_RAN(r, 2, "a member storing");
+    cr_assert_eq(r.ci.disk_stores, 0);
+    cr_assert_eq(r.ci.uncacheable_builds, 1, "a store that failed was not counted");
+    cr_assert(strstr(r.ci.last_uncacheable, ro) && strstr(r.ci.last_uncacheable, strerror(EACCES)),
+              "a store that failed gave no reason: \"%s\"", r.ci.last_uncacheable);
+    free(src1);
+    free(src2);
+}
+
+/* ------------------------------------- OpenSSL failing (a fault shim) */
+
+/* A shared object for LD_PRELOAD that makes OpenSSL's last step fail for
+ * libhipamp's calls only (HIPAMP_TEST_FAIL=digest:N: EVP_DigestFinal_ex;
+ * mac:N: EVP_MAC_final; from the Nth such call on). preload: the
+ * LD_PRELOAD=... entry. Where this test has ASan, the helper has it too
+ * and would refuse to start with another library ahead of its runtime:
+ * ASAN_OPTIONS says to allow it (the shim intercepts nothing of ASan's). */
+static void fault_shim(char *preload, size_t n)
+{
+    char src[PATH_MAX], so[PATH_MAX], cmd[3 * PATH_MAX];
+    snprintf(src, sizeof src, "%s/shim.cpp", g_root);
+    snprintf(so, sizeof so, "%s/shim.so", g_root);
+    const char *text =
+        "#include <dlfcn.h>\n#include <stddef.h>\n#include <stdlib.h>\n#include <string.h>\n#include <atomic>\n"
+        "static std::atomic<int> digest_calls, mac_calls;\n"
+        "static bool fail_now(const char *what, std::atomic<int> &calls, void *caller) {\n"
+        "  const char *f = getenv(\"HIPAMP_TEST_FAIL\"); size_t n = strlen(what);\n"
+        "  if (!f || strncmp(f, what, n) || f[n] != ':') return false;\n"
+        "  Dl_info i;\n"
+        "  if (!dladdr(caller, &i) || !i.dli_fname || !strstr(i.dli_fname, \"libhipamp\")) return false;\n"
+        "  return ++calls >= atoi(f + n + 1); }\n"
+        "extern \"C\" int EVP_DigestFinal_ex(void *c, unsigned char *md, unsigned *s) {\n"
+        "  static int (*real)(void *, unsigned char *, unsigned *);\n"
+        "  if (!real) real = (int (*)(void *, unsigned char *, unsigned *))dlsym(RTLD_NEXT, \"EVP_DigestFinal_ex\");\n"
+        "  int r = real(c, md, s);\n"
+        "  return fail_now(\"digest\", digest_calls, __builtin_return_address(0)) ? 0 : r; }\n"
+        "extern \"C\" int EVP_MAC_final(void *c, unsigned char *out, size_t *outl, size_t size) {\n"
+        "  static int (*real)(void *, unsigned char *, size_t *, size_t);\n"
+        "  if (!real) real = (int (*)(void *, unsigned char *, size_t *, size_t))dlsym(RTLD_NEXT, \"EVP_MAC_final\");\n"
+        "  int r = real(c, out, outl, size);\n"
+        "  return fail_now(\"mac\", mac_calls, __builtin_return_address(0)) ? 0 : r; }\n";
+    write_file(src, text, strlen(text));
+    const char *cxx = getenv("CXX") && *getenv("CXX") ? getenv("CXX") : "c++";
+    snprintf(cmd, sizeof cmd, "%s -shared -fPIC -o '%s' '%s' -ldl", cxx, so, src);
+    cr_assert_eq(system(cmd), 0, "could not build the fault shim: %s", cmd);
+    snprintf(preload, n, "LD_PRELOAD=%s", so);
+    if (dlsym(RTLD_DEFAULT, "__asan_init")) {
+        const char *old = getenv("ASAN_OPTIONS");
+        char opts[1024];
+        snprintf(opts, sizeof opts, "%s%sverify_asan_link_order=0", old ? old : "", old && *old ? ":" : "");
+        cr_assert_eq(setenv("ASAN_OPTIONS", opts, 1), 0);
+    }
+}
+
+/* What cache_helper wrote to HIPAMP_HELPER_INFO. */
+typedef struct helper_info {
+    int enabled;
+    unsigned long long hits, stores, rejected, uncacheable;
+    char reason[600], last[300];
+} helper_info;
+
+static helper_info read_helper_info(const char *path)
+{
+    helper_info hi;
+    memset(&hi, 0, sizeof hi);
+    hi.enabled = -1;
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "the helper wrote no %s: %s", path, strerror(errno));
+    char line[1024];
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = 0;
+        if (sscanf(line, "enabled %d", &hi.enabled) == 1 || sscanf(line, "hits %llu", &hi.hits) == 1 ||
+            sscanf(line, "stores %llu", &hi.stores) == 1 || sscanf(line, "rejected %llu", &hi.rejected) == 1 ||
+            sscanf(line, "uncacheable %llu", &hi.uncacheable) == 1)
+            continue;
+        if (!strncmp(line, "reason ", 7)) snprintf(hi.reason, sizeof hi.reason, "%s", line + 7);
+        if (!strncmp(line, "last ", 5)) snprintf(hi.last, sizeof hi.last, "%s", line + 5);
+    }
+    fclose(f);
+    unlink(path);
+    return hi;
+}
+
+/* The review's F3: a SHA-256 that fails to finish gave every build the
+ * key of zeros, and a second source loaded the first one's module. Where
+ * the check when the cache opens fails, the disk cache is off (and says
+ * why); where a build key fails later, that build is not cached. Each
+ * source computes its own result. */
+Test(cache, sha256_that_fails_gives_no_build_key, .fini = cleanup, .timeout = 240)
+{
+    amp_accelerator_info in;
+    memset(&in, 0, sizeof in);
+    in.is_emulated = true;
+    setup_tree(in);
+    char preload[3 * PATH_MAX], info[PATH_MAX + 16], src2[PATH_MAX + 16];
+    fault_shim(preload, sizeof preload);
+    snprintf(info, sizeof info, "%s/info", g_root);
+    cr_assert_eq(setenv("HIPAMP_HELPER_INFO", info, 1), 0);
+    cr_assert_eq(setenv("AMP_PREBUILT", "0", 1), 0);
+    snprintf(src2, sizeof src2, "%s/src2.hip", g_root);
+    write_probe_file(src2, "#define CACHE_PROBE_ADD 5\n");
+    for (int from = 1; from <= 2; ++from) {
+        char fail[64], dir[PATH_MAX + 16];
+        snprintf(fail, sizeof fail, "digest:%d", from);
+        cr_assert_eq(setenv("HIPAMP_TEST_FAIL", fail, 1), 0);
+        snprintf(dir, sizeof dir, "%s/cache-%d", g_root, from);
+        int rc = wait_helper(spawn_helper("cpu", (run_opts){.cache_dir = dir, .extra_env = preload}));
+        cr_assert_eq(rc, 0, "%s: exit %d (%s)", fail, rc, exit_meaning(rc));
+        helper_info hi = read_helper_info(info);
+        rc = wait_helper(spawn_helper(
+            "cpu", (run_opts){.source = src2, .cache_dir = dir, .extra_env = preload,
+                              .extra_env2 = "HIPAMP_HELPER_EXPECT_ADD=5"}));
+        cr_assert_eq(rc, 0, "%s: the second source gave exit %d (%s): the first one's module, under the key of zeros?",
+                     fail, rc, exit_meaning(rc));
+        hi = read_helper_info(info);
+        walk w = scan_dir(dir);
+        cr_assert_eq(w.entries, 0, "%s: stored without a build key:%s", fail, w.names);
+        if (hi.enabled) {
+            cr_assert_eq(hi.stores, 0);
+            cr_assert(hi.uncacheable >= 1 && strstr(hi.last, "SHA-256"), "%s: why not cached: %s", fail, hi.last);
+        } else {
+            cr_assert(strstr(hi.reason, "SHA-256"), "%s: reason: %s", fail, hi.reason);
+        }
+        if (from == 1) cr_assert(!hi.enabled, "the check when the cache opens did not see SHA-256 fail");
+    }
+}
+
+/* An HMAC that fails gave the MAC of zeros: stored so, and an entry whose
+ * MAC is zeros matched on load (anyone who may write an entry could have
+ * planted one). Nothing is stored or loaded by a MAC that failed. */
+Test(cache, hmac_that_fails_neither_stores_nor_loads, .fini = cleanup, .timeout = 240)
+{
+    amp_accelerator_info in;
+    memset(&in, 0, sizeof in);
+    in.is_emulated = true;
+    setup_tree(in);
+    char preload[3 * PATH_MAX], info[PATH_MAX + 16], marker[PATH_MAX + 16], marker_env[PATH_MAX + 32];
+    fault_shim(preload, sizeof preload);
+    snprintf(info, sizeof info, "%s/info", g_root);
+    snprintf(marker, sizeof marker, "%s/MARKER", g_root);
+    snprintf(marker_env, sizeof marker_env, "HIPAMP_TEST_MARKER=%s", marker);
+    cr_assert_eq(setenv("HIPAMP_HELPER_INFO", info, 1), 0);
+    cr_assert_eq(setenv("AMP_PREBUILT", "0", 1), 0);
+    /* The first HMAC (the check when the cache opens) works, the rest fail. */
+    cr_assert_eq(setenv("HIPAMP_TEST_FAIL", "mac:2", 1), 0);
+    RUN_HELPER_OK("cpu", .extra_env = preload);
+    helper_info hi = read_helper_info(info);
+    cr_assert(hi.enabled, "%s", hi.reason);
+    cr_assert_eq(scan_cache().entries, 0, "an entry was stored with the MAC of a failed HMAC");
+    cr_assert(hi.stores == 0 && strstr(hi.last, "MAC"), "stores %llu, why: %s", hi.stores, hi.last);
+
+    /* A valid entry, then one in its place whose MAC is zeros. */
+    unsetenv("HIPAMP_TEST_FAIL");
+    RUN_HELPER_OK("cpu");
+    char path[PATH_MAX];
+    struct stat st;
+    one_entry(path, &st);
+    size_t mn = 0, en = 0;
+    void *planted = marker_object(&mn);
+    unsigned char any[32] = {1};
+    forge_entry(path, any, planted, mn);
+    unsigned char *e = read_all(path, &en);
+    memset(e + ENTRY_MAC_AT, 0, 32);
+    write_file(path, e, en);
+    cr_assert_eq(chmod(path, 0600), 0);
+    cr_assert_eq(setenv("HIPAMP_TEST_FAIL", "mac:2", 1), 0);
+    RUN_HELPER_OK("cpu", .extra_env = preload, .extra_env2 = marker_env);
+    cr_assert(!exists(marker), "an entry whose MAC is zeros was loaded while the HMAC failed");
+    hi = read_helper_info(info);
+    cr_assert_eq(hi.hits, 0);
+    cr_assert_geq(hi.rejected, 1);
+    free(e);
+    free(planted);
+}
+
+/* The review's F4: an authenticated entry that the back end then refuses
+ * (here: not a module at all) was counted as a disk hit. It is rejected,
+ * named, and rebuilt. */
+Test(cache, entry_the_back_end_refuses_is_no_hit, .fini = cleanup)
+{
+    amp_accelerator *acc = setup_tree_cpu();
+    build_probe_here(acc);
+    char path[PATH_MAX], key_path[PATH_MAX + 16];
+    struct stat st;
+    one_entry(path, &st);
+    snprintf(key_path, sizeof key_path, "%s/.key", g_cache);
+    size_t kn = 0;
+    unsigned char *key = read_all(key_path, &kn);
+    cr_assert_eq(kn, 32);
+    forge_entry(path, key, "not a module", 12);
+    amp_cache_info before = cache_info();
+    int compiles = compiles_logged();
+    ASSERT_OK(amp_cache_clear_memory());
+    build_probe_here(acc);
+    amp_cache_info ci = cache_info();
+    cr_assert_eq(compiles_logged(), compiles + 1, "the refused entry should have been rebuilt");
+    cr_assert_eq(ci.disk_hits, before.disk_hits, "an entry the back end refused was counted as a disk hit");
+    cr_assert_eq(ci.disk_rejected, before.disk_rejected + 1);
+    cr_assert(strstr(ci.last_uncacheable, strrchr(path, '/') + 1) && strstr(ci.last_uncacheable, "refused"),
+              "last_uncacheable: %s", ci.last_uncacheable);
+    assert_entry_valid("cpu", path);
+    free(key);
+}
+
+/* The review's F5: a world-writable directory of someone else's (/tmp for
+ * a user other than root) was refused for its owner, with advice to set
+ * AMP_CACHE_SHARED=group, which then refused it as world-writable. */
+Test(cache, info_reports_a_world_writable_cache_of_another_user)
+{
+    char dir[] = "/tmp/hipamp-cache-ww-XXXXXX";
+    const char *use = dir;
+    if (geteuid() == 0) {
+        cr_assert_not_null(mkdtemp(dir));
+        cr_assert_eq(chmod(dir, 01777), 0);
+        cr_assert_eq(chown(dir, 65534, 65534), 0, "chown: %s", strerror(errno));
+    } else {
+        struct stat sb;
+        if (stat("/tmp", &sb) != 0 || sb.st_uid == geteuid() || !(sb.st_mode & S_IWOTH))
+            cr_skip_test("needs root, or a world-writable /tmp of another user's");
+        use = "/tmp";
+    }
+    cr_assert_eq(setenv("AMP_CACHE_DIR", use, 1), 0);
+    amp_cache_info ci = cache_info();
+    if (use == dir) rmdir(dir);
+    cr_assert(!ci.disk_enabled);
+    cr_assert(strstr(ci.reason, "writable by every user") && strstr(ci.reason, use), "reason: %s", ci.reason);
+    cr_assert(!strstr(ci.reason, "AMP_CACHE_SHARED"), "sharing with a group cannot make this safe: %s", ci.reason);
 }

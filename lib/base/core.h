@@ -109,8 +109,10 @@ typedef struct amp__sha256 amp__sha256;
 amp__sha256 *amp__sha256_new(void);
 void amp__sha256_field(amp__sha256 *h, const void *data, size_t n);
 void amp__sha256_str(amp__sha256 *h, const char *s); /* NULL hashes as a distinct empty field */
-/* Writes 32 bytes and frees h. */
-void amp__sha256_final(amp__sha256 *h, uint8_t out[32]);
+/* Writes 32 bytes and frees h. false: libcrypto failed (a field's update
+ * or the final step); out is then zeros, which is no digest: the caller
+ * must not use it as a key (a build is then uncacheable). */
+bool amp__sha256_final(amp__sha256 *h, uint8_t out[32]);
 /* HMAC-SHA256 of the concatenation of two buffers under key (32 bytes). */
 bool amp__hmac_sha256(const uint8_t key[32], const void *a, size_t na, const void *b, size_t nb, uint8_t out[32]);
 /* Whether libcrypto computes SHA-256 and HMAC-SHA256 here (a configuration

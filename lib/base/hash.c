@@ -50,17 +50,17 @@ void amp__sha256_str(amp__sha256 *h, const char *s)
     amp__sha256_field(h, s, strlen(s));
 }
 
-void amp__sha256_final(amp__sha256 *h, uint8_t out[32])
+bool amp__sha256_final(amp__sha256 *h, uint8_t out[32])
 {
     unsigned n = 0;
-    if (!h->ok || EVP_DigestFinal_ex(h->ctx, out, &n) != 1 || n != 32) {
-        /* Never reached with a working libcrypto. A key of zeros plus the
-         * random MAC key still keeps foreign entries out; a collision only
-         * costs a rebuild. */
-        memset(out, 0, 32);
-    }
+    bool ok = h->ok && EVP_DigestFinal_ex(h->ctx, out, &n) == 1 && n == 32;
+    /* Zeros where it failed: defined bytes, but no caller may use them as
+     * a digest (every build would get the one key, and load another
+     * source's module). */
+    if (!ok) memset(out, 0, 32);
     EVP_MD_CTX_free(h->ctx);
     free(h);
+    return ok;
 }
 
 bool amp__hmac_sha256(const uint8_t key[32], const void *a, size_t na, const void *b, size_t nb, uint8_t out[32])
@@ -91,7 +91,13 @@ bool amp__crypto_usable(char *why, size_t n)
         ERR_clear_error();
         return false;
     }
-    amp__sha256_final(h, out);
+    if (!amp__sha256_final(h, out)) {
+        unsigned long e = ERR_peek_last_error();
+        snprintf(why, n, "OpenSSL's libcrypto cannot finish a SHA-256 digest (%s; is its default provider loaded? see "
+                 "OPENSSL_CONF, OPENSSL_MODULES)", e ? ERR_reason_error_string(e) : "no reason given");
+        ERR_clear_error();
+        return false;
+    }
     if (!amp__hmac_sha256(key, "", 0, "", 0, out)) {
         unsigned long e = ERR_peek_last_error();
         snprintf(why, n, "OpenSSL's libcrypto cannot compute HMAC-SHA256 (%s; is its default provider loaded? see "

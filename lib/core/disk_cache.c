@@ -2,14 +2,21 @@
  * process loads and runs, so it is a security boundary:
  *  - the directory is resolved and opened once; its descriptor is checked
  *    (fstat: a directory, ours, writable by nobody else — or, in the shared
- *    group mode the user asks for, by the group only) and every entry is
- *    reached relative to it (openat, O_NOFOLLOW | O_NONBLOCK), so swapping a
- *    path component later changes nothing;
+ *    group mode the user asks for, by the group only, and owned by us, root
+ *    or a member of the group: its owner could replace the key) and every
+ *    entry is reached relative to it (openat, O_NOFOLLOW | O_NONBLOCK), so
+ *    swapping a path component later changes nothing;
  *  - an entry must be a regular file with one link, owned by us (shared:
- *    by the directory's group), not writable by others, of sane size;
+ *    of the directory's group and owned by us, root or a member of it), not
+ *    writable by others, of sane size;
  *  - every entry carries an HMAC-SHA256 under a random key kept in the
  *    directory (readable only by us; shared: by the group): an entry
- *    written by anyone who cannot read the key fails verification;
+ *    written by anyone who cannot read the key fails verification (and one
+ *    whose MAC cannot be computed is neither stored nor loaded);
+ *  - shared: a directory we create is made 02770 (mkdir honours neither the
+ *    set-gid bit nor, against the umask, the group's write), and every file
+ *    we write is given the directory's group and mode 0640, whatever our
+ *    egid and umask, so that the other members can use it;
  *  - writes go to a temporary name and are renamed, so concurrent processes
  *    (MPI ranks) never read a torn entry; a bad entry is deleted and rebuilt
  *    (an empty directory at an entry's name too; a directory with something
@@ -23,8 +30,10 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <limits.h>
 #include <openssl/crypto.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +69,7 @@ static char amp__dc_reason[512];
 static uint8_t amp__dc_key[32];
 
 static pthread_mutex_t amp__dc_note_lock = PTHREAD_MUTEX_INITIALIZER; /* leaf: guards the last note */
+static pthread_mutex_t amp__dc_member_lock = PTHREAD_MUTEX_INITIALIZER; /* leaf: guards the members seen */
 static char amp__dc_last_uncacheable[256];
 static _Atomic uint64_t amp__dc_hits, amp__dc_misses, amp__dc_stores, amp__dc_rejected, amp__dc_uncacheable;
 
@@ -72,6 +82,20 @@ static void amp__dc_off(const char *fmt, ...)
     va_end(ap);
     if (amp__dc_fd >= 0) close(amp__dc_fd);
     amp__dc_fd = -1;
+}
+
+/* What the last build that could not use the disk cache met (a refused
+ * entry, a store that failed), shown as amp_cache_get_info's
+ * last_uncacheable; amp__dcache_note_uncacheable also counts the build. */
+static void amp__dc_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void amp__dc_note(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    pthread_mutex_lock(&amp__dc_note_lock);
+    vsnprintf(amp__dc_last_uncacheable, sizeof amp__dc_last_uncacheable, fmt, ap);
+    pthread_mutex_unlock(&amp__dc_note_lock);
+    va_end(ap);
 }
 
 /* mkdir -p of path's parents (0700 for the ones we make); the last
@@ -99,19 +123,119 @@ static bool amp__in_group(gid_t g)
     return false;
 }
 
-/* The rules an entry or the key file must meet in this directory. */
-static const char *amp__file_problem(const struct stat *sb)
+/* Whether user uid belongs to group g by the user and group databases:
+ * g is its primary group (getpwuid_r), lists it among its members
+ * (getgrgid_r's gr_mem), or is among the groups it gets when it logs in
+ * (getgrouplist: where a directory service leaves gr_mem empty, as sssd's
+ * ignore_group_members does). A uid the databases do not know, or a lookup
+ * that fails, is no member. */
+static bool amp__uid_in_group_db(uid_t uid, gid_t g)
+{
+    bool in = false;
+    size_t cap = 4096;
+    char *buf = NULL, name[256];
+    struct passwd pw, *pwp = NULL;
+    struct group gr, *grp = NULL;
+    int e;
+    do {
+        char *nb = realloc(buf, cap *= 2);
+        if (!nb) goto out;
+        buf = nb;
+    } while ((e = getpwuid_r(uid, &pw, buf, cap, &pwp)) == ERANGE && cap < (16u << 20));
+    if (e != 0 || !pwp) goto out;
+    if (pw.pw_gid == g) {
+        in = true;
+        goto out;
+    }
+    if (!pw.pw_name || strlen(pw.pw_name) >= sizeof name) goto out;
+    snprintf(name, sizeof name, "%s", pw.pw_name);
+    const gid_t primary = pw.pw_gid;
+    while ((e = getgrgid_r(g, &gr, buf, cap, &grp)) == ERANGE && cap < (16u << 20)) {
+        char *nb = realloc(buf, cap *= 2);
+        if (!nb) goto out;
+        buf = nb;
+    }
+    for (char **m = e == 0 && grp ? gr.gr_mem : NULL; m && *m; ++m)
+        if (!strcmp(*m, name)) {
+            in = true;
+            goto out;
+        }
+    gid_t *groups = NULL;
+    int ngroups = 64;
+    for (int attempt = 0; attempt < 4; ++attempt) {
+        gid_t *ng = realloc(groups, (size_t)ngroups * sizeof *groups);
+        if (!ng) break;
+        groups = ng;
+        int n = ngroups;
+        if (getgrouplist(name, primary, groups, &n) >= 0) {
+            for (int i = 0; i < n; ++i)
+                if (groups[i] == g) in = true;
+            break;
+        }
+        if (n <= ngroups) break;
+        ngroups = n;
+    }
+    free(groups);
+out:
+    free(buf);
+    return in;
+}
+
+/* Whether a file or the directory owned by uid may be trusted in shared
+ * mode: ours, root's, or a member's of the directory's group (anyone else
+ * who owns one could replace the key, or an entry, with their code). The
+ * databases are asked once per uid. */
+static bool amp__owner_trusted(uid_t uid)
+{
+    static struct { uid_t uid; bool in; } seen[16];
+    static unsigned nseen;
+    if (uid == geteuid() || uid == 0) return true;
+    pthread_mutex_lock(&amp__dc_member_lock);
+    for (unsigned i = 0; i < nseen && i < 16; ++i)
+        if (seen[i].uid == uid) {
+            bool in = seen[i].in;
+            pthread_mutex_unlock(&amp__dc_member_lock);
+            return in;
+        }
+    pthread_mutex_unlock(&amp__dc_member_lock);
+    bool in = amp__uid_in_group_db(uid, amp__dc_gid);
+    pthread_mutex_lock(&amp__dc_member_lock);
+    seen[nseen % 16].uid = uid;
+    seen[nseen % 16].in = in;
+    ++nseen;
+    pthread_mutex_unlock(&amp__dc_member_lock);
+    return in;
+}
+
+/* The rules an entry or the key file must meet in this directory: NULL,
+ * else what is wrong (in buf, n bytes, where it names the owner). */
+static const char *amp__file_problem(const struct stat *sb, char *buf, size_t n)
 {
     if (!S_ISREG(sb->st_mode)) return "not a regular file";
     if (sb->st_nlink != 1) return "more than one link";
     if (amp__dc_shared) {
         if (sb->st_gid != amp__dc_gid) return "not of the cache directory's group";
         if (sb->st_mode & (S_IWGRP | S_IWOTH)) return "writable by others";
+        if (!amp__owner_trusted(sb->st_uid)) {
+            snprintf(buf, n, "owned by uid %d, who is not a member of the cache directory's group %d", (int)sb->st_uid,
+                     (int)amp__dc_gid);
+            return buf;
+        }
     } else {
         if (sb->st_uid != geteuid()) return "owned by another user";
         if (sb->st_mode & (S_IWGRP | S_IWOTH)) return "writable by others";
     }
     return NULL;
+}
+
+/* Shared mode: a file we just created gets the directory's group (our egid
+ * may be another, and the directory need not be set-gid) and mode 0640
+ * (the umask may have taken the group's read), so that every member can
+ * read it and none can change it. */
+static bool amp__share_file(int fd)
+{
+    if (!amp__dc_shared) return true;
+    return fchown(fd, (uid_t)-1, amp__dc_gid) == 0 && fchmod(fd, 0640) == 0;
 }
 
 /* A fresh temporary name in the directory. */
@@ -135,7 +259,8 @@ static bool amp__load_key(void)
         int fd = openat(amp__dc_fd, AMP__KEY_FILE, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
         if (fd >= 0) {
             struct stat sb;
-            const char *why = fstat(fd, &sb) != 0 ? "cannot be read" : amp__file_problem(&sb);
+            char buf[160];
+            const char *why = fstat(fd, &sb) != 0 ? "cannot be read" : amp__file_problem(&sb, buf, sizeof buf);
             if (!why && (sb.st_mode & (amp__dc_shared ? S_IRWXO : (S_IRWXG | S_IRWXO))))
                 why = amp__dc_shared ? "readable by users outside the group" : "readable by other users";
             if (!why && sb.st_size != 32) why = "not 32 bytes";
@@ -163,7 +288,7 @@ static bool amp__load_key(void)
             amp__dc_off("cannot create a cache key in %s: %s", amp__dc_path, strerror(errno));
             return false;
         }
-        bool ok = amp__fd_write_all(w, key, sizeof key);
+        bool ok = amp__share_file(w) && amp__fd_write_all(w, key, sizeof key);
         if (close(w) != 0) ok = false;
         if (ok && linkat(amp__dc_fd, tmp, amp__dc_fd, AMP__KEY_FILE, 0) != 0 && errno != EEXIST) ok = false;
         (void)unlinkat(amp__dc_fd, tmp, 0);
@@ -239,7 +364,9 @@ static void amp__dc_init(void)
         return;
     }
     if (!tmp_fallback) amp__mkdir_parents(amp__dc_path);
-    (void)mkdir(amp__dc_path, amp__dc_shared ? 02770 : 0700);
+    /* Shared: the mode is set on the descriptor below (mkdir leaves out
+     * the set-gid bit and applies the umask). */
+    bool made = mkdir(amp__dc_path, amp__dc_shared ? 02770 : 0700) == 0;
 
     /* The last component may be a symlink only if it is ours (or root's);
      * in the /tmp fallback not at all. What we then hold is checked on the
@@ -263,27 +390,39 @@ static void amp__dc_init(void)
         amp__dc_off("cache directory %s is not a directory", amp__dc_path);
         return;
     }
+    /* Writable by every user: no owner and no group can make that safe
+     * (checked first, so that the reason does not point at sharing). */
+    if (sb.st_mode & S_IWOTH) {
+        amp__dc_off("%scache directory %s is writable by every user (mode %04o)", amp__dc_shared ? "shared " : "",
+                    amp__dc_path, (unsigned)(sb.st_mode & 07777));
+        return;
+    }
     if (amp__dc_shared) {
         amp__dc_gid = sb.st_gid;
-        if (sb.st_mode & S_IWOTH) {
-            amp__dc_off("shared cache directory %s is writable by every user (mode %04o)", amp__dc_path,
-                        (unsigned)(sb.st_mode & 07777));
-            return;
-        }
         if (!amp__in_group(sb.st_gid)) {
             amp__dc_off("shared cache directory %s belongs to group %d, which this process is not in", amp__dc_path,
                         (int)sb.st_gid);
             return;
         }
+        /* Its owner can replace the key and every entry whatever the mode
+         * says: one outside the group is not someone the user trusted. */
+        if (!amp__owner_trusted(sb.st_uid)) {
+            amp__dc_off("shared cache directory %s is owned by uid %d, who is not a member of its group %d (only this "
+                        "user, root or a member may own it)", amp__dc_path, (int)sb.st_uid, (int)sb.st_gid);
+            return;
+        }
+        /* One we just made: usable by the group, and set-gid so that what
+         * the members create is of its group. */
+        if (made && sb.st_uid == geteuid() && (sb.st_mode & 07777) != 02770) {
+            if (fchmod(amp__dc_fd, 02770) != 0 || fstat(amp__dc_fd, &sb) != 0) {
+                amp__dc_off("cannot make the shared cache directory %s mode 2770: %s", amp__dc_path, strerror(errno));
+                return;
+            }
+        }
     } else {
         if (sb.st_uid != geteuid()) {
             amp__dc_off("cache directory %s is owned by uid %d, not by this user (uid %d); set AMP_CACHE_SHARED=group "
                         "to share a cache with a group", amp__dc_path, (int)sb.st_uid, (int)geteuid());
-            return;
-        }
-        if (sb.st_mode & S_IWOTH) {
-            amp__dc_off("cache directory %s is writable by every user (mode %04o)", amp__dc_path,
-                        (unsigned)(sb.st_mode & 07777));
             return;
         }
         if (sb.st_mode & S_IWGRP) {
@@ -328,16 +467,19 @@ static void amp__entry_name(const uint8_t key[32], char out[80])
     snprintf(out, 80, "%s.ampc", hex);
 }
 
-static void amp__entry_mac(const amp__entry_header *h, const void *payload, size_t size, uint8_t mac[32])
+/* false: libcrypto failed, and mac (zeros) is no MAC: nothing is stored
+ * with it, and no entry is loaded by comparing with it. */
+static bool amp__entry_mac(const amp__entry_header *h, const void *payload, size_t size, uint8_t mac[32])
 {
-    (void)amp__hmac_sha256(amp__dc_key, h, offsetof(amp__entry_header, mac), payload, size, mac);
+    return amp__hmac_sha256(amp__dc_key, h, offsetof(amp__entry_header, mac), payload, size, mac);
 }
 
 void *amp__dcache_load(const uint8_t key[32], size_t *size)
 {
-    char name[80];
+    char name[80], buf[160];
     void *data = NULL;
     bool bad = false;
+    const char *why = NULL; /* a refusal the last note names */
     amp__entry_header h;
     struct stat sb;
     *size = 0;
@@ -345,9 +487,20 @@ void *amp__dcache_load(const uint8_t key[32], size_t *size)
     amp__entry_name(key, name);
     int fd = openat(amp__dc_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
     if (fd < 0) {
-        if (errno == ELOOP || errno == ENXIO) { /* a symlink or a socket: planted */
+        int e = errno;
+        if (e == ELOOP || e == ENXIO) { /* a symlink or a socket: planted */
             atomic_fetch_add(&amp__dc_rejected, 1);
             (void)unlinkat(amp__dc_fd, name, 0);
+        } else if (e == EACCES || e == EPERM) {
+            /* There but not readable by us (shared: another member's, made
+             * before entries were given to the group): a miss, rebuilt and
+             * replaced, but not a silent one. */
+            atomic_fetch_add(&amp__dc_misses, 1);
+            if (fstatat(amp__dc_fd, name, &sb, AT_SYMLINK_NOFOLLOW) == 0)
+                amp__dc_note("disk cache entry %.80s (uid %d, group %d, mode %04o) cannot be read: %s; rebuilt", name,
+                             (int)sb.st_uid, (int)sb.st_gid, (unsigned)(sb.st_mode & 07777), strerror(e));
+            else
+                amp__dc_note("disk cache entry %.80s cannot be read: %s; rebuilt", name, strerror(e));
         } else {
             atomic_fetch_add(&amp__dc_misses, 1);
         }
@@ -359,7 +512,7 @@ void *amp__dcache_load(const uint8_t key[32], size_t *size)
         (void)amp__dc_clear_dir(name);
         return NULL;
     }
-    if (fstat(fd, &sb) != 0 || amp__file_problem(&sb) || sb.st_size < (off_t)sizeof h ||
+    if (fstat(fd, &sb) != 0 || (why = amp__file_problem(&sb, buf, sizeof buf)) || sb.st_size < (off_t)sizeof h ||
         (uint64_t)sb.st_size > sizeof h + (uint64_t)AMP__ENTRY_MAX || !amp__fd_read_all(fd, &h, sizeof h) ||
         memcmp(h.magic, AMP__ENTRY_MAGIC, 8) || h.format != AMP__ENTRY_FORMAT || memcmp(h.key, key, 32) ||
         h.payload_size != (uint64_t)sb.st_size - sizeof h) {
@@ -372,7 +525,15 @@ void *amp__dcache_load(const uint8_t key[32], size_t *size)
         bad = true;
         goto out;
     }
-    amp__entry_mac(&h, data, h.payload_size, mac);
+    if (!amp__entry_mac(&h, data, h.payload_size, mac)) {
+        /* Not the entry's fault: left in place, and not loaded. */
+        free(data);
+        data = NULL;
+        atomic_fetch_add(&amp__dc_rejected, 1);
+        amp__dc_note("the MAC of disk cache entry %.80s could not be computed (OpenSSL's libcrypto failed): not loaded",
+                     name);
+        goto out;
+    }
     if (CRYPTO_memcmp(mac, h.mac, 32) != 0) {
         bad = true;
         goto out;
@@ -384,6 +545,7 @@ out:
         free(data);
         data = NULL;
         atomic_fetch_add(&amp__dc_rejected, 1);
+        if (why) amp__dc_note("disk cache entry %.80s is %s: refused and removed", name, why);
         /* Renames are atomic, so a bad entry is bad for everyone: remove it
          * and let the caller rebuild (the rebuilt entry replaces it). */
         (void)unlinkat(amp__dc_fd, name, 0);
@@ -391,6 +553,27 @@ out:
         atomic_fetch_add(&amp__dc_hits, 1);
     }
     return data;
+}
+
+void amp__dcache_refused(const uint8_t key[32], const char *why)
+{
+    char name[80];
+    amp__entry_name(key, name);
+    atomic_fetch_sub(&amp__dc_hits, 1);
+    atomic_fetch_add(&amp__dc_rejected, 1);
+    amp__dc_note("disk cache entry %.80s was refused by the back end (rebuilt): %.150s", name, why ? why : "");
+}
+
+/* A store that failed at step (errno e): counted as a build that could not
+ * use the disk cache, and said why. */
+static void amp__dc_store_failed(const char *step, int e)
+{
+    char why[256];
+    snprintf(why, sizeof why, "storing a disk cache entry in %.100s failed (%s: %s)%s", amp__dc_path, step, strerror(e),
+             amp__dc_shared && (e == EACCES || e == EPERM)
+                 ? "; a shared cache directory must be writable by its group (mode 2770)"
+                 : "");
+    amp__dcache_note_uncacheable(why);
 }
 
 void amp__dcache_store(const uint8_t key[32], const void *data, size_t size)
@@ -412,18 +595,38 @@ void amp__dcache_store(const uint8_t key[32], const void *data, size_t size)
     h.format = AMP__ENTRY_FORMAT;
     memcpy(h.key, key, 32);
     h.payload_size = size;
-    amp__entry_mac(&h, data, size, h.mac);
-    int fd = openat(amp__dc_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, amp__dc_shared ? 0640 : 0600);
-    if (fd < 0) return;
-    bool ok = amp__fd_write_all(fd, &h, sizeof h) && amp__fd_write_all(fd, data, size);
-    if (close(fd) != 0) ok = false;
-    if (ok && renameat(amp__dc_fd, tmp, amp__dc_fd, name) != 0) {
-        /* A directory appeared at the name since the load looked. */
-        ok = (errno == EISDIR || errno == ENOTEMPTY || errno == EEXIST) && amp__dc_clear_dir(name) &&
-             renameat(amp__dc_fd, tmp, amp__dc_fd, name) == 0;
+    if (!amp__entry_mac(&h, data, size, h.mac)) {
+        amp__dcache_note_uncacheable("the MAC of a disk cache entry could not be computed (OpenSSL's libcrypto "
+                                     "failed): not stored");
+        return;
     }
-    if (!ok) {
+    int fd = openat(amp__dc_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, amp__dc_shared ? 0640 : 0600);
+    if (fd < 0) {
+        amp__dc_store_failed("creating a file", errno);
+        return;
+    }
+    const char *step = NULL; /* what failed; "" when it is named already */
+    int err = 0;
+    if (!amp__share_file(fd)) step = "giving it to the directory's group";
+    else if (!amp__fd_write_all(fd, &h, sizeof h) || !amp__fd_write_all(fd, data, size)) step = "writing it";
+    if (step) err = errno;
+    if (close(fd) != 0 && !step) {
+        step = "writing it";
+        err = errno;
+    }
+    if (!step && renameat(amp__dc_fd, tmp, amp__dc_fd, name) != 0) {
+        err = errno;
+        /* A directory appeared at the name since the load looked. */
+        if (err != EISDIR && err != ENOTEMPTY && err != EEXIST) step = "renaming it";
+        else if (!amp__dc_clear_dir(name)) step = "";
+        else if (renameat(amp__dc_fd, tmp, amp__dc_fd, name) != 0) {
+            step = "renaming it";
+            err = errno;
+        }
+    }
+    if (step) {
         (void)unlinkat(amp__dc_fd, tmp, 0);
+        if (*step) amp__dc_store_failed(step, err);
         return;
     }
     atomic_fetch_add(&amp__dc_stores, 1);

@@ -696,8 +696,13 @@ amp_status amp__program_build_builtin(amp_accelerator *acc, const char *source, 
 bool amp__dcache_usable(void);
 /* Entry for key (32 bytes), authenticated; malloc'ed payload or NULL. */
 void *amp__dcache_load(const uint8_t key[32], size_t *size);
-/* Store (atomically; failures are counted, never reported: the cache is an
- * optimisation). */
+/* The entry for key, loaded (counted as a hit), that the back end would not
+ * load (why: its message): counted as rejected instead, and named in
+ * amp_cache_get_info's last_uncacheable. */
+void amp__dcache_refused(const uint8_t key[32], const char *why);
+/* Store (atomically; failures are counted as uncacheable builds and named
+ * in amp_cache_get_info's last_uncacheable, never reported as errors: the
+ * cache is an optimisation). */
 void amp__dcache_store(const uint8_t key[32], const void *data, size_t size);
 /* A build that could not use the disk cache and why (counted, shown by
  * amp_cache_get_info). */

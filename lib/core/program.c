@@ -49,7 +49,11 @@ static amp_status amp__key_base(amp_accelerator *acc, uint8_t out[32])
         amp__sha256_str(h, amp__embedded_device_lib);
         amp__sha256_str(h, acc->e.be->name);
         amp__sha256_str(h, acc->e.be->cache_tag(acc->e.dev));
-        amp__sha256_final(h, acc->key_base);
+        if (!amp__sha256_final(h, acc->key_base)) {
+            /* Tried again by the next build: nothing is kept. */
+            st = amp__fail(AMP_ERROR_UNSUPPORTED, "OpenSSL's libcrypto could not finish the SHA-256 of a build key");
+            goto out;
+        }
         acc->key_ready = true;
     }
     memcpy(out, acc->key_base, 32);
@@ -77,7 +81,8 @@ static amp_status amp__build_key(amp_accelerator *acc, const amp__build_input *i
         amp__sha256_str(h, scan->headers[i].path);
         amp__sha256_field(h, scan->headers[i].content, scan->headers[i].size);
     }
-    amp__sha256_final(h, key);
+    if (!amp__sha256_final(h, key))
+        return amp__fail(AMP_ERROR_UNSUPPORTED, "OpenSSL's libcrypto could not finish the SHA-256 of a build key");
     return AMP_OK;
 }
 
@@ -400,6 +405,7 @@ static amp_status amp__build(amp_accelerator *acc, const amp__build_input *in, b
             AMP__TRACE(cache = AMP__BUILD_DISK);
             goto loaded;
         }
+        amp__dcache_refused(key, amp_last_error());
         free(bin);
         bin = NULL;
     }

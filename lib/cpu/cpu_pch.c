@@ -451,7 +451,7 @@ const char *amp__cpu_pch_prepare(amp__cpu_device *d, const amp__compile_job *job
     amp__sha256_str(h, d->cache_tag);
     for (size_t i = 0; i < nwords; ++i) amp__sha256_str(h, words[i]);
     amp__sha256_field(h, text, len);
-    amp__sha256_final(h, key);
+    if (!amp__sha256_final(h, key)) return NULL; /* no key: compiled without the header, nothing kept */
 
     int claim = amp__pch_claim(&amp__pch_state, amp__pch_key, key);
     if (claim) return claim > 0 ? amp__pch_header : NULL;
@@ -702,7 +702,7 @@ const char *amp__cpu_loops_pch_prepare(const amp__cpu_device *d, const amp__comp
         amp__sha256_str(h, lj->args[i]);
     }
     amp__sha256_field(h, lj->source, lj->user_start);
-    amp__sha256_final(h, key);
+    if (!amp__sha256_final(h, key)) return NULL; /* no key: compiled without the part, nothing kept */
 
     int claim = amp__pch_claim(&amp__lpch_state, amp__lpch_key, key);
     if (claim) return claim > 0 ? amp__lpch_path : NULL;
