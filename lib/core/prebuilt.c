@@ -104,7 +104,7 @@ void amp__prebuilt_key(const char *backend, const char *target, const char *pref
     amp__sha256_str(h, amp__embedded_device_lib);
     amp__sha256_field(h, source, source_len);
     amp__sha256_str(h, options);
-    amp__sha256_final(h, key);
+    (void)amp__sha256_final(h, key); /* zeros where it failed: as above */
 }
 
 /* ------------------------------------------------------------ trust */
@@ -296,8 +296,8 @@ static void amp__pb_open(int dirfd, const char *dir, const char *target, amp__pa
         if (!s) why = "no memory to check its index";
         else {
             amp__sha256_field(s, idx, isize);
-            amp__sha256_final(s, d);
-            if (memcmp(d, h.index_digest, 32)) why = "corrupt (the index does not match its digest)";
+            if (!amp__sha256_final(s, d)) why = "not checkable (libcrypto could not finish a SHA-256)";
+            else if (memcmp(d, h.index_digest, 32)) why = "corrupt (the index does not match its digest)";
         }
     }
     for (uint32_t i = 0; !why && i < h.count; ++i) {
@@ -327,7 +327,7 @@ static const char *amp__pb_entry_check(const amp__pack *p, const amp__pack_entry
     amp__sha256 *s = amp__sha256_new();
     if (!s) return "no memory to check it";
     amp__sha256_field(s, bin, e->size);
-    amp__sha256_final(s, d);
+    if (!amp__sha256_final(s, d)) return "not checkable (libcrypto could not finish a SHA-256)";
     return memcmp(d, e->digest, 32) ? "corrupt (its bytes do not match their digest)" : NULL;
 }
 
@@ -497,7 +497,10 @@ amp_status amp__prebuilt_write(const char *path, const char *target, amp__prebui
         amp__sha256 *s = amp__sha256_new();
         if (!s) { st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "no memory to hash a prebuilt program"); goto fail; }
         amp__sha256_field(s, items[i].data, items[i].size);
-        amp__sha256_final(s, idx[i].digest);
+        if (!amp__sha256_final(s, idx[i].digest)) {
+            st = amp__fail(AMP_ERROR_UNSUPPORTED, "libcrypto could not finish the SHA-256 of a prebuilt program");
+            goto fail;
+        }
         off += items[i].size;
     }
     amp__pack_header h;
@@ -510,7 +513,10 @@ amp_status amp__prebuilt_write(const char *path, const char *target, amp__prebui
     amp__sha256 *s = amp__sha256_new();
     if (!s) { st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "no memory to hash a pack index"); goto fail; }
     amp__sha256_field(s, idx, n * sizeof *idx);
-    amp__sha256_final(s, h.index_digest);
+    if (!amp__sha256_final(s, h.index_digest)) {
+        st = amp__fail(AMP_ERROR_UNSUPPORTED, "libcrypto could not finish the SHA-256 of a pack index");
+        goto fail;
+    }
     if (snprintf(tmp, sizeof tmp, "%s.tmp-%ld", path, (long)getpid()) >= (int)sizeof tmp) {
         st = amp__fail(AMP_ERROR_INVALID_ARGUMENT, "the pack's path %s is too long", path);
         goto fail;
