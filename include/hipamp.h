@@ -1060,11 +1060,14 @@ typedef struct amp_cache_info {
                                      (a computed #include, a header that changed while it
                                      was compiled, a directory with files in it at the
                                      entry's name, a module over 64 MiB, a CPU loop
-                                     transformation that did not finish, ...); "" if none */
+                                     transformation that did not finish, an entry refused
+                                     (its owner, the backend) or unreadable, a store that
+                                     failed and why, ...); "" if none */
     uint64_t memory_hits, memory_misses;
     uint64_t disk_hits, disk_misses, disk_stores;
     uint64_t disk_rejected;       /* entries refused (bad owner, mode, MAC, size over 64 MiB
-                                     (told from the file's size, before reading it), type) */
+                                     (told from the file's size, before reading it), type,
+                                     or authenticated but refused by the backend) */
     uint64_t uncacheable_builds;  /* builds that could not use the disk cache */
 } amp_cache_info;
 /* Whether the disk cache is in use and, if not, why; counters since the
