@@ -68,7 +68,11 @@ extern atomic_bool amp__handles_exact;
 void *amp__handle_new(amp__handle_kind kind, size_t size);
 /* The same, tagged live only by amp__handle_publish once its fields are
  * set (every other kind): a stale pointer that reaches the reused shell
- * meanwhile is told "destroyed" instead of finding a handle half made. */
+ * meanwhile is told "destroyed" instead of finding a handle half made.
+ * This narrows, and cannot close, what a stale pointer may see: one whose
+ * check passed before its handle's destroy can still read the fields of
+ * the handle that reuses the shell (the caller's error; AMP_DEBUG=1's
+ * quarantine keeps shells from reuse for a while). */
 void *amp__handle_new_unpublished(amp__handle_kind kind, size_t size);
 void amp__handle_publish(void *shell, amp__handle_kind kind);
 /* End the handle's life (its destroy): AMP_ERROR_INVALID_ARGUMENT, with the
