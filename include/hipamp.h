@@ -1008,15 +1008,24 @@ AMP_API amp_status amp_future_destroy(amp_future *f);
  * written at exit and by amp_trace_flush. README, "Tracing", has the
  * details; a library built with -DHIPAMP_TRACE=OFF traces nothing.
  *
+ * A relative path is taken from the directory the program started in (it
+ * is made absolute when the library is loaded).
+ *
  * The trace file's rules (so that nothing another local user plants at the
  * name is written through): the file is created new, never through a
- * symbolic link; an existing name is used only when it is a regular file
- * of the process's user with one link (then it is truncated), and a FIFO,
- * device, directory or link is refused without being opened (a FIFO never
- * blocks the program). A new file gets mode 0666 less the umask. The
- * descriptor is close-on-exec (compilers the library runs do not inherit
- * it). A path of 4096 characters or more, as given or with %p replaced, is
- * refused. A refusal is said on stderr (at load for a path too long, at exit
+ * symbolic link at its name; a symbolic link among the directories on the
+ * way is followed only where no other user could have put it (in a
+ * directory of the process's user or root that no group or other may
+ * write, or, in a sticky one they may, a link of that user or of the
+ * directory's owner), and refused otherwise; an existing name is used only
+ * when it is a regular file of the process's user with one link (then it
+ * is truncated), and a FIFO, device, directory or link is refused without
+ * being opened (a FIFO never blocks the program). A new file gets mode 0666
+ * less the umask. The descriptor is close-on-exec (compilers the library
+ * runs do not inherit it). A path of 4096 characters or more, as given,
+ * made absolute or with %p replaced, is refused. A refusal names the file
+ * and why: it is said on stderr (at load for a path too long, or for a
+ * relative one where the current directory has no name; at exit
  * otherwise) and returned by amp_trace_flush; the program runs on. */
 
 /* Write what was traced since the last flush: the file stays a complete
@@ -1027,7 +1036,9 @@ AMP_API amp_status amp_future_destroy(amp_future *f);
  * tracing is off. AMP_ERROR_INVALID_ARGUMENT: the AMP_TRACE file cannot be
  * written or was refused by the rules above, or AMP_TRACE is 4096
  * characters or longer (the message names the file and why; the events
- * are dropped, and every later flush says the same).
+ * are dropped, and every later flush says the same). A flush whose write
+ * fails leaves the file as the previous flush left it, a complete
+ * document.
  * AMP_ERROR_OUT_OF_MEMORY: no memory to format them (dropped).
  * AMP_ERROR_UNSUPPORTED: AMP_TRACE or AMP_TRACE_SUMMARY is set but the
  * library was built with -DHIPAMP_TRACE=OFF. */

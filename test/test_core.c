@@ -1,11 +1,13 @@
-/* test_core.c — host-only core API: status names, thread-local errors (and the library's thread-local storage small enough to dlopen it late), extents and indices, tiled extents (pad/truncate), kernel argument constructors. */
+/* test_core.c — host-only core API: status names, thread-local errors (and the library's thread-local storage small enough to dlopen it late), extents and indices, tiled extents (pad/truncate), kernel argument constructors; AMP_* settings with bad values said on stderr (read by the CPU accelerator). */
 #include "support.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ------------------------------------------------------------ helpers */
 
@@ -644,4 +646,129 @@ Test(args, constructors)
     x = amp_arg_view(NULL);
     cr_assert_eq(x.kind, AMP_ARG_VIEW);
     cr_assert_null(x.u.view);
+}
+
+/* ------------------------------------------------------------ environment
+ * AMP_* settings (lib/base/env.c): a malformed or out-of-range value falls
+ * back to the default, and stderr says so once for each variable, naming
+ * the variable, its value, what is accepted and the default. The CPU
+ * accelerator reads its settings when first found (in this test's process:
+ * Criterion forks one per test, before any accelerator is touched), and
+ * AMP_CPU_UNIFIED at every amp_accelerator_get_info. */
+
+/* What stderr received while the CPU accelerator was found and its info
+ * read twice; *info the second. */
+static char *stderr_of_cpu_setup(amp_accelerator_info *info)
+{
+    char path[] = "/tmp/hipamp-core-stderr-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0, "mkstemp: %s", strerror(errno));
+    unlink(path);
+    fflush(stderr);
+    int saved = dup(2);
+    cr_assert_geq(saved, 0);
+    cr_assert_eq(dup2(fd, 2), 2);
+    amp_accelerator *acc = NULL;
+    amp_status st = amp_accelerator_find("cpu", &acc);
+    amp_status st1 = st ? st : amp_accelerator_get_info(acc, info);
+    amp_status st2 = st1 ? st1 : amp_accelerator_get_info(acc, info);
+    fflush(stderr);
+    cr_assert_eq(dup2(saved, 2), 2);
+    close(saved);
+    ASSERT_OK(st2);
+    off_t n = lseek(fd, 0, SEEK_END);
+    cr_assert_geq(n, 0);
+    char *text = test_xmalloc((size_t)n + 1);
+    cr_assert_eq(pread(fd, text, (size_t)n, 0), n);
+    text[n] = '\0';
+    close(fd);
+    return text;
+}
+
+static int count_of(const char *text, const char *what)
+{
+    int n = 0;
+    for (const char *p = text; (p = strstr(p, what)); p += strlen(what)) n++;
+    return n;
+}
+
+/* The line that names name=value (quoted), once, holding every one of
+ * the NULL-terminated parts. */
+static void expect_said_once(const char *err, const char *name, const char *value, const char *const *parts)
+{
+    char head[160];
+    snprintf(head, sizeof head, "hipamp: %s=\"%s\" is not ", name, value);
+    cr_expect_eq(count_of(err, head), 1, "\"%s\" said %d times, want once:\n%s", head, count_of(err, head), err);
+    const char *line = strstr(err, head);
+    if (!line) return;
+    size_t len = strcspn(line, "\n");
+    for (size_t i = 0; parts[i]; ++i) {
+        const char *at = strstr(line, parts[i]);
+        cr_expect(at && at < line + len, "the line for %s must say \"%s\":\n%.*s", name, parts[i], (int)len, line);
+    }
+}
+
+Test(env, malformed_values_are_said_once_with_the_default)
+{
+    setenv("AMP_CPU_THREADS", "0", 1);
+    setenv("AMP_QUEUE_DEPTH", "100x", 1);
+    setenv("AMP_CPU_STACK_SIZE", "1T", 1);
+    setenv("AMP_CPU_GRAPH_ALONE", "99999999999999999999999", 1);
+    setenv("AMP_CPU_SPIN_US", "100 ", 1);
+    setenv("AMP_CPU_STREAM_MIN", "-5", 1);
+    setenv("AMP_CPU_LEARN_WIDTHS", "2", 1);
+    setenv("AMP_CPU_UNIFIED", "maybe", 1); /* read at each get_info: still said once */
+    amp_accelerator_info info;
+    char *err = stderr_of_cpu_setup(&info);
+    char threads[32];
+    snprintf(threads, sizeof threads, "using the default, %d", info.compute_units);
+    expect_said_once(err, "AMP_CPU_THREADS", "0", (const char *const[]){"a whole number in 1..", threads, NULL});
+    expect_said_once(err, "AMP_QUEUE_DEPTH", "100x", (const char *const[]){"a whole number in 1..", "using the default, ", NULL});
+    expect_said_once(err, "AMP_CPU_STACK_SIZE", "1T",
+                     (const char *const[]){"a whole number in 16K..1G", "K, M or G suffix", "using the default, ", NULL});
+    expect_said_once(err, "AMP_CPU_GRAPH_ALONE", "99999999999999999999999",
+                     (const char *const[]){"a whole number in 1..", "using the default, ", NULL});
+    expect_said_once(err, "AMP_CPU_SPIN_US", "100 ", (const char *const[]){"a whole number in 0..", "using the default, ", NULL});
+    /* Its default (off) lies outside the range: no number to name. */
+    expect_said_once(err, "AMP_CPU_STREAM_MIN", "-5", (const char *const[]){"a whole number in 0..", "it is ignored", NULL});
+    expect_said_once(err, "AMP_CPU_LEARN_WIDTHS", "2",
+                     (const char *const[]){"a flag (1, on, yes, true; 0, off, no, false)", "using the default, on", NULL});
+    expect_said_once(err, "AMP_CPU_UNIFIED", "maybe", (const char *const[]){"a flag", "using the default, on", NULL});
+    cr_expect(info.is_unified_memory, "AMP_CPU_UNIFIED=maybe must fall back to on");
+    cr_expect_gt(info.compute_units, 0);
+    free(err);
+}
+
+/* strtoul and strtoull skip leading blanks and then take a '-': " -2" must
+ * not pass for 2^64 - 2, nor " -0" for 0. */
+Test(env, a_negative_value_after_blanks_is_refused)
+{
+    setenv("AMP_CPU_STREAM_MIN", " -2", 1);
+    setenv("AMP_CPU_SPIN_US", " -0", 1);
+    setenv("AMP_CPU_STACK_SIZE", "\t-64K", 1);
+    amp_accelerator_info info;
+    char *err = stderr_of_cpu_setup(&info);
+    expect_said_once(err, "AMP_CPU_STREAM_MIN", " -2", (const char *const[]){"a whole number in 0..", NULL});
+    expect_said_once(err, "AMP_CPU_SPIN_US", " -0", (const char *const[]){"a whole number in 0..", NULL});
+    expect_said_once(err, "AMP_CPU_STACK_SIZE", "\\x09-64K", (const char *const[]){"a whole number in 16K..1G", NULL});
+    free(err);
+}
+
+/* Good values, blanks and '+' before a number included (accepted as
+ * before), say nothing. */
+Test(env, good_values_say_nothing)
+{
+    setenv("AMP_CPU_THREADS", "3", 1);
+    setenv("AMP_QUEUE_DEPTH", " +16", 1);
+    setenv("AMP_CPU_STACK_SIZE", "64KiB", 1);
+    setenv("AMP_CPU_STREAM_MIN", "1M", 1);
+    setenv("AMP_CPU_SPIN_US", "0", 1);
+    setenv("AMP_CPU_LEARN_WIDTHS", "Yes", 1);
+    setenv("AMP_CPU_UNIFIED", "off", 1);
+    amp_accelerator_info info;
+    char *err = stderr_of_cpu_setup(&info);
+    cr_expect_null(strstr(err, "hipamp: AMP_"), "good values were said to be bad:\n%s", err);
+    cr_expect_eq(info.compute_units, 3);
+    cr_expect(!info.is_unified_memory);
+    free(err);
 }

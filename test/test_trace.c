@@ -1186,6 +1186,233 @@ Test(trace, fifo_at_the_name_does_not_block)
     attack('p', "trace.json", "a FIFO");
 }
 
+/* Links on the way to the file: a symbolic link among AMP_TRACE's
+ * directories is followed only where no other user could have put it, in
+ * a directory of ours or root's that no group or other may write, or, in a
+ * sticky one they may, a link of ours or of the directory's owner (the
+ * kernel's protected_symlinks rule, which guards only sticky directories
+ * and may be off). Each test leads the links to d/victim. */
+
+static void make_dir(const tdir *d, const char *name, mode_t mode, char *out, size_t n)
+{
+    snprintf(out, n, "%s/%s", d->path, name);
+    cr_assert_eq(mkdir(out, 0700), 0, "mkdir %s: %s", out, strerror(errno));
+    cr_assert_eq(chmod(out, mode), 0, "chmod %s: %s", out, strerror(errno));
+}
+
+static void make_link(const char *target, const char *path)
+{
+    cr_assert_eq(symlink(target, path), 0, "symlink %s: %s", path, strerror(errno));
+}
+
+/* AMP_TRACE=name: refused, stderr and the flush naming the link and why,
+ * and nothing written in d/victim. */
+static void expect_dir_link_refused(const tdir *d, const char *name, const char *link, const char *why)
+{
+    char var[256], said[256], victim[160];
+    snprintf(var, sizeof var, "AMP_TRACE=%s", name);
+    snprintf(said, sizeof said, "%s is a symbolic link", link);
+    const char *env[] = {var, NULL};
+    run r = run_helper_args(d, test_accel(TEST_ACCEL_CPU), env, flush_only, 120);
+    cr_assert_eq(r.code, 0, "tracing must not break the program (exit %d):\n%s", r.code, r.err);
+    hout h = parse_helper(&r);
+    cr_expect(h.ok, "the helper did not finish:\n%s", r.out);
+    cr_expect_str_eq(h.flush, "AMP_ERROR_INVALID_ARGUMENT", "AMP_TRACE=%s was not refused:\n%s", name, r.err);
+    cr_expect(strstr(r.err, "cannot write the trace") && strstr(r.err, said) && strstr(r.err, why),
+              "stderr must name the link and why (\"%s\", \"%s\"):\n%s", said, why, r.err);
+    snprintf(victim, sizeof victim, "%s/victim/trace.json", d->path);
+    cr_expect_neq(access(victim, F_OK), 0, "the trace was written through %s", link);
+    unlink(victim);
+    run_free(&r);
+}
+
+/* AMP_TRACE=name: written, as d/victim/trace.json (then removed). */
+static void expect_dir_link_followed(const tdir *d, const char *name)
+{
+    char var[256], victim[160];
+    snprintf(var, sizeof var, "AMP_TRACE=%s", name);
+    const char *env[] = {var, NULL};
+    run r = run_helper_args(d, test_accel(TEST_ACCEL_CPU), env, flush_only, 120);
+    cr_assert_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+    cr_expect_str_eq(parse_helper(&r).flush, "AMP_OK", "AMP_TRACE=%s: %s", name, r.err);
+    snprintf(victim, sizeof victim, "%s/victim/trace.json", d->path);
+    trace t = load_trace(victim);
+    trace_free(&t);
+    cr_assert_eq(unlink(victim), 0);
+    run_free(&r);
+}
+
+/* The directory holding the link may be written by a group or by others
+ * (and is not sticky): someone else could have put the link there. The
+ * same link is followed once the directory is ours alone. */
+Test(trace, dir_link_where_others_may_write_is_not_followed)
+{
+    NEEDS_HOOKS();
+    tdir d;
+    tdir_make(&d);
+    char victim[128], open[128], link[160], name[192], target[160];
+    make_dir(&d, "victim", 0755, victim, sizeof victim);
+    make_dir(&d, "open", 0777, open, sizeof open);
+    snprintf(link, sizeof link, "%s/link", open);
+    snprintf(name, sizeof name, "%s/trace.json", link);
+    snprintf(target, sizeof target, "%s", victim);
+    make_link(target, link);
+    expect_dir_link_refused(&d, name, link, "a group or others may write (mode 0777)");
+    cr_assert_eq(chmod(open, 0770), 0);
+    expect_dir_link_refused(&d, name, link, "a group or others may write (mode 0770)");
+    cr_assert_eq(chmod(open, 0755), 0);
+    expect_dir_link_followed(&d, name);
+    tdir_remove(&d);
+}
+
+/* The reviewer's case: a directory of another user (mode 0755, only it may
+ * write there) holding its link to a directory of ours. */
+Test(trace, dir_link_in_another_users_directory_is_not_followed)
+{
+    NEEDS_HOOKS();
+    if (geteuid() != 0) cr_skip_test("needs root to play a second local user (uid 65534)");
+    tdir d;
+    tdir_make(&d);
+    cr_assert_eq(chmod(d.path, 0755), 0);
+    char victim[128], att[128], link[160], name[192];
+    make_dir(&d, "victim", 0755, victim, sizeof victim);
+    make_dir(&d, "att", 0755, att, sizeof att);
+    cr_assert_eq(chown(att, 65534, 65534), 0, "chown: %s", strerror(errno));
+    snprintf(link, sizeof link, "%s/link", att);
+    snprintf(name, sizeof name, "%s/trace.json", link);
+    as_nobody('s', link, victim);
+    expect_dir_link_refused(&d, name, link, "a directory of uid 65534");
+    /* Further on, after a link of ours that leads there. */
+    char mine[160], name2[224];
+    snprintf(mine, sizeof mine, "%s/to-att", d.path);
+    make_link("att", mine);
+    snprintf(name2, sizeof name2, "%s/link/trace.json", mine);
+    expect_dir_link_refused(&d, name2, link, "a directory of uid 65534");
+    tdir_remove(&d);
+}
+
+/* In a sticky directory others may write (/tmp's mode), a link of ours is
+ * followed. */
+Test(trace, dir_link_of_ours_in_a_sticky_directory_is_followed)
+{
+    NEEDS_HOOKS();
+    tdir d;
+    tdir_make(&d);
+    char victim[128], sticky[128], link[160], name[192];
+    make_dir(&d, "victim", 0755, victim, sizeof victim);
+    make_dir(&d, "sticky", 01777, sticky, sizeof sticky);
+    snprintf(link, sizeof link, "%s/mine", sticky);
+    snprintf(name, sizeof name, "%s/trace.json", link);
+    make_link(victim, link);
+    expect_dir_link_followed(&d, name);
+    tdir_remove(&d);
+}
+
+/* There, a link of another user (neither ours nor the directory's owner's)
+ * is not. */
+Test(trace, dir_link_of_another_user_in_a_sticky_directory_is_not_followed)
+{
+    NEEDS_HOOKS();
+    if (geteuid() != 0) cr_skip_test("needs root to play a second local user (uid 65534)");
+    tdir d;
+    tdir_make(&d);
+    cr_assert_eq(chmod(d.path, 0755), 0);
+    char victim[128], sticky[128], link[160], name[192];
+    make_dir(&d, "victim", 0755, victim, sizeof victim);
+    make_dir(&d, "sticky", 01777, sticky, sizeof sticky);
+    snprintf(link, sizeof link, "%s/theirs", sticky);
+    snprintf(name, sizeof name, "%s/trace.json", link);
+    as_nobody('s', link, victim);
+    expect_dir_link_refused(&d, name, link, "the link is not this user's (uid 0)");
+    tdir_remove(&d);
+}
+
+/* Links where only we may write are followed as the kernel follows them:
+ * relative ones from where they are, with "..", ".", "//" on the way, one
+ * leading to another (the /home -> /data/home of a real machine). */
+Test(trace, dir_links_only_we_may_write_are_followed)
+{
+    NEEDS_HOOKS();
+    tdir d;
+    tdir_make(&d);
+    char victim[128], b[128], a[128], c[160], name[256];
+    make_dir(&d, "victim", 0755, victim, sizeof victim);
+    make_dir(&d, "b", 0755, b, sizeof b);
+    snprintf(a, sizeof a, "%s/a", d.path);
+    make_link("b", a);
+    snprintf(c, sizeof c, "%s/c", b);
+    make_link("../victim/", c);
+    snprintf(name, sizeof name, "%s//a/./c/trace.json", d.path);
+    expect_dir_link_followed(&d, name);
+    snprintf(name, sizeof name, "%s/a/c/../b/../victim/trace.json", d.path);
+    expect_dir_link_followed(&d, name);
+    char abs[160];
+    snprintf(abs, sizeof abs, "%s/abs", d.path);
+    make_link(a, abs); /* absolute, to a link */
+    snprintf(name, sizeof name, "%s/abs/c/trace.json", d.path);
+    expect_dir_link_followed(&d, name);
+    tdir_remove(&d);
+}
+
+/* A relative AMP_TRACE names a file in the directory the program started
+ * in, though it has gone elsewhere by the first flush. */
+Test(trace, relative_path_is_where_the_program_started)
+{
+    NEEDS_HOOKS();
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    amp_accelerator_info info;
+    ASSERT_OK(amp_accelerator_get_info(acc, &info));
+    tdir d;
+    tdir_make(&d);
+    char start[128], other[128], cache[160], there[160], not_there[160];
+    make_dir(&d, "start", 0755, start, sizeof start);
+    make_dir(&d, "other", 0755, other, sizeof other);
+    snprintf(cache, sizeof cache, "AMP_CACHE_DIR=%s/cache", d.path);
+    const char *env[] = {"AMP_TRACE=rel.json", cache, NULL};
+    char *argv[] = {"/bin/sh", "-c", "cd \"$0\" && exec \"$@\"", start, HIPAMP_TRACE_HELPER, info.device_path,
+                    "--chdir", other, "--flush-only", NULL};
+    run r = run_child(&d, argv, env);
+    cr_assert_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+    cr_expect_str_eq(parse_helper(&r).flush, "AMP_OK", "%s", r.err);
+    snprintf(there, sizeof there, "%s/rel.json", start);
+    snprintf(not_there, sizeof not_there, "%s/rel.json", other);
+    cr_expect_neq(access(not_there, F_OK), 0, "the trace went to the directory of the first flush");
+    trace t = load_trace(there);
+    trace_free(&t);
+    run_free(&r);
+    tdir_remove(&d);
+}
+
+/* A flush that cannot write its events (here: the file may not grow past
+ * its size after the first flush plus 64 bytes) fails, and the file is
+ * still the complete trace the first flush left, not a document cut off
+ * where the write stopped. */
+Test(trace, failed_flush_keeps_the_last_complete_trace)
+{
+    NEEDS_HOOKS();
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    tdir d;
+    tdir_make(&d);
+    char path[128], var[160];
+    snprintf(path, sizeof path, "%s/trace.json", d.path);
+    snprintf(var, sizeof var, "AMP_TRACE=%s", path);
+    const char *env[] = {var, NULL};
+    const char *args[] = {"--limited-second-flush", NULL};
+    run r = run_helper_args(&d, acc, env, args, 0);
+    cr_assert_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+    hout h = parse_helper(&r);
+    cr_expect(h.ok, "the helper did not finish:\n%s", r.out);
+    cr_expect_str_eq(h.flush, "AMP_ERROR_INVALID_ARGUMENT", "the second flush must fail:\n%s", r.err);
+    cr_expect(strstr(r.err, "File too large"), "stderr must say why:\n%s", r.err);
+    trace t = load_trace(path);
+    /* The first flush's two launches, none of the twenty after it. */
+    cr_expect_eq(count_cat(&t, "launch", "trace_scale"), 2, "%d launches in the file",
+                 count_cat(&t, "launch", "trace_scale"));
+    trace_free(&t);
+    run_free(&r);
+    tdir_remove(&d);
+}
+
 /* Our own file from an earlier run is rewritten whole; one with a second
  * link (someone linked it elsewhere) is left alone. */
 Test(trace, file_of_our_own_is_reused_unless_linked)

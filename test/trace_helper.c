@@ -2,9 +2,12 @@
 #define _POSIX_C_SOURCE 200809L
 #include <hipamp.h>
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,6 +24,11 @@
  * pid, which the test cannot know); --flush-only flushes once (opening the
  * trace file), builds PATH after it with --then-build (a compiler that runs
  * then must not inherit the file), prints "ok" and exits normally.
+ * --chdir DIR: goes to DIR first (after the library read AMP_TRACE at
+ * load). --limited-second-flush: after the flush midway, limits the size a
+ * file may grow to (RLIMIT_FSIZE, SIGXFSZ ignored) to the trace file's
+ * (AMP_TRACE, no %p) plus 64 bytes, launches 20 more times, flushes again
+ * (it fails: "File too large"), prints "ok" and exits normally.
  * Exit: 0 ok, 1 usage, 2 no accelerator, 3 build failed, 4 planting failed,
  * 5 a call failed, 6 wrong result. */
 
@@ -106,8 +114,8 @@ static void flush(void)
 
 int main(int argc, char **argv)
 {
-    const char *extra = NULL, *plant = NULL, *then_build = NULL;
-    bool flush_exit = false, flush_only = false, graph = false;
+    const char *extra = NULL, *plant = NULL, *then_build = NULL, *go_to = NULL;
+    bool flush_exit = false, flush_only = false, graph = false, limited = false;
     if (argc < 2) {
         fprintf(stderr, "usage: %s DEVICE_PATH [--flush-exit] [--graph] [--build-file PATH]\n", argv[0]);
         return 1;
@@ -119,7 +127,13 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--flush-only")) flush_only = true;
         else if (!strcmp(argv[i], "--graph")) graph = true;
         else if (!strcmp(argv[i], "--then-build") && i + 1 < argc) then_build = argv[++i];
+        else if (!strcmp(argv[i], "--chdir") && i + 1 < argc) go_to = argv[++i];
+        else if (!strcmp(argv[i], "--limited-second-flush")) limited = true;
         else return 1;
+    }
+    if (go_to && chdir(go_to) != 0) {
+        perror(go_to);
+        return 1;
     }
     if (plant) {
         int rc = plant_as_nobody(plant);
@@ -227,6 +241,24 @@ int main(int argc, char **argv)
         _exit(bad ? 6 : 0);
     }
     flush();
+    if (limited) {
+        struct stat st;
+        const char *t = getenv("AMP_TRACE");
+        if (!t || stat(t, &st) != 0) {
+            fprintf(stderr, "trace_helper: no trace file %s after the first flush\n", t ? t : "(AMP_TRACE unset)");
+            return 5;
+        }
+        struct rlimit r = {(rlim_t)st.st_size + 64, (rlim_t)st.st_size + 64};
+        signal(SIGXFSZ, SIG_IGN);
+        if (setrlimit(RLIMIT_FSIZE, &r) != 0) {
+            perror("setrlimit");
+            return 5;
+        }
+        for (int i = 0; i < 20; ++i) TRY(amp_parallel_for_each(q, amp_extent_1d(N), k_scale, a2, 3));
+        flush();
+        printf("ok\n");
+        return bad ? 6 : 0;
+    }
 
     /* A tiled launch on the second queue: z copied in and, at destroy,
      * back (counted on the queue that last used it). */

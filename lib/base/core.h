@@ -64,16 +64,21 @@ void *amp__calloc_lines(size_t size);
 
 /* getenv that treats "" as unset. */
 const char *amp__env(const char *name);
+/* The readers below fall back to dflt on a malformed or out-of-range value
+ * and say so on stderr, once for each variable and value: its name, the
+ * value, what is accepted and the default used (or that it is ignored,
+ * where dflt is outside the accepted range: the caller's own default). */
 /* "1", "on", "yes", "true" -> true; "0", "off", "no", "false" -> false; unset
- * or anything else -> dflt. */
+ * -> dflt; anything else -> dflt, said. */
 bool amp__env_flag(const char *name, bool dflt);
-/* A whole number in lo..hi (decimal digits only); unset, malformed or out
- * of range -> dflt. */
+/* A whole number in lo..hi (decimal digits after optional blanks and '+'; a
+ * '-' never); unset -> dflt; malformed or out of range -> dflt, said. */
 unsigned amp__env_uint(const char *name, unsigned dflt, unsigned lo, unsigned hi);
-/* A whole number in 1..max (seconds, threads); unset or malformed -> dflt. */
+/* A whole number in 1..max (seconds, threads); unset -> dflt; malformed ->
+ * dflt, said. */
 unsigned amp__env_count(const char *name, unsigned dflt, unsigned max);
-/* A size with an optional K/M/G (KiB, MiB...) suffix in [lo, hi]; unset or
- * malformed -> dflt. */
+/* A size with an optional K/M/G (KiB, MiB...) suffix in [lo, hi]; unset ->
+ * dflt; malformed -> dflt, said. */
 unsigned long long amp__env_size(const char *name, unsigned long long dflt, unsigned long long lo,
                                  unsigned long long hi);
 

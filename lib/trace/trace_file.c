@@ -1,18 +1,30 @@
-/* trace_file.c — the AMP_TRACE file: its name (%p: the process id), opened
- * so that nothing another local user planted is written through, and
- * rewritten at its end by each flush so that it is a complete JSON document
- * after every one.
+/* trace_file.c — the AMP_TRACE file: its name (%p: the process id; a
+ * relative name is made absolute at load, against the directory the program
+ * started in), opened so that nothing another local user planted is written
+ * through, and rewritten at its end by each flush so that it is a complete
+ * JSON document after every one.
  *
- * The rules (README, "Tracing"; include/hipamp.h): the file is created new
- * (O_CREAT | O_EXCL | O_NOFOLLOW: never through a symbolic link), or, when
- * the name exists, used only if it is a regular file of this process's
- * user with one link, checked before it is opened and again on the open
- * descriptor; a FIFO, device, directory or link is refused without being
- * opened, and the open never blocks (O_NONBLOCK). The descriptor is
- * close-on-exec, so compilers the library runs do not inherit it. A name of
- * PATH_MAX (4096) characters or more, before or after %p, is refused and
- * said. A refusal is AMP_ERROR_INVALID_ARGUMENT from amp_trace_flush (and
- * on stderr at exit) naming the file and why; nothing is written.
+ * The rules (README, "Tracing"; include/hipamp.h): the directories on the
+ * way to the file are walked one name at a time (O_PATH | O_NOFOLLOW), and
+ * a symbolic link among them is followed only where no other user could
+ * have put it there: in a directory of this process's user or root that
+ * no group or other may write, or, in a sticky one they may, a link of
+ * this user or of the directory's owner (the kernel's protected_symlinks
+ * rule, applied here to every directory because a host may have it off).
+ * The file itself is created new in the directory reached (O_CREAT |
+ * O_EXCL | O_NOFOLLOW: never through a symbolic link), or, when the name
+ * exists, used only if it is a regular file of this process's user with
+ * one link, checked before it is opened and again on the open descriptor;
+ * a FIFO, device, directory or link is refused without being opened, and
+ * the open never blocks (O_NONBLOCK). The descriptor is close-on-exec, so
+ * compilers the library runs do not inherit it. A name of PATH_MAX (4096)
+ * characters or more, before or after %p (or made absolute), is refused
+ * and said. A refusal is AMP_ERROR_INVALID_ARGUMENT from amp_trace_flush
+ * (and on stderr at exit) naming the file and why; nothing is written.
+ *
+ * A flush that cannot write its events (a full disk, RLIMIT_FSIZE) puts
+ * back the closing text the previous flush wrote, where it was, so the file
+ * stays the last complete trace; the flush fails as a refusal does.
  *
  * Called under the trace's flush lock (and by the constructor, before any
  * thread can call in), which guards all of it. */
@@ -26,13 +38,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* Links followed on the way to the file at most (the kernel's limit). */
+#define AMP__TFILE_MAX_LINKS 40
+
 static struct {
-    char value[PATH_MAX]; /* AMP_TRACE as given */
+    char value[PATH_MAX]; /* AMP_TRACE as given, made absolute at load */
     char path[PATH_MAX];  /* with %p replaced, once opened */
     int fd;               /* -1: not open */
     off_t tail;           /* where the closing text starts: the next events go there */
+    char closing[2048];   /* the closing text the last flush wrote at tail */
+    size_t closing_n;     /* its length; 0: none written, or too long to keep */
     bool failed;
-    char error[1024];
+    char error[1152];
     uint64_t written;
 } W = {.fd = -1};
 
@@ -46,7 +63,32 @@ bool amp__tfile_configure(const char *value, char *why, size_t n)
                  len, PATH_MAX);
         return false;
     }
-    memcpy(W.value, value, len + 1);
+    if (value[0] == '/') {
+        memcpy(W.value, value, len + 1);
+        return true;
+    }
+    /* Relative: to where the program started, not to wherever it has gone
+     * by the first flush. */
+    char cwd[PATH_MAX];
+    if (!getcwd(cwd, sizeof cwd)) {
+        snprintf(why, n,
+                 "AMP_TRACE=%.200s is a relative path, and the current directory cannot be named (getcwd: %s): no trace "
+                 "file is written",
+                 value, strerror(errno));
+        return false;
+    }
+    size_t cl = strlen(cwd);
+    bool slash = cl > 0 && cwd[cl - 1] == '/';
+    if (cl + !slash + len >= sizeof W.value) {
+        snprintf(why, n,
+                 "AMP_TRACE=%.200s in the current directory is %zu characters long; a trace path must be shorter than %d "
+                 "characters: no trace file is written",
+                 value, cl + !slash + len, PATH_MAX);
+        return false;
+    }
+    memcpy(W.value, cwd, cl);
+    if (!slash) W.value[cl++] = '/';
+    memcpy(W.value + cl, value, len + 1);
     return true;
 }
 
@@ -56,7 +98,7 @@ uint64_t amp__tfile_written(void) { return W.written; }
 static amp_status amp__tfile_refuse(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static amp_status amp__tfile_refuse(const char *fmt, ...)
 {
-    char why[400];
+    char why[600];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(why, sizeof why, fmt, ap);
@@ -116,21 +158,159 @@ static const char *amp__not_ours(const struct stat *st, char *why, size_t n)
     return why;
 }
 
+/* ------------------------------------------------- the way to the file */
+
+/* Why another user could have put a link (owned by link_uid) in directory
+ * dir, or NULL: dir is neither this user's nor root's, or a group or
+ * others may write it and it is not sticky, or it is sticky and the link is
+ * neither this user's nor dir's owner's. */
+static const char *amp__link_planted(const struct stat *dir, uid_t link_uid, char *why, size_t n)
+{
+    uid_t me = geteuid();
+    bool shared = dir->st_mode & (S_IWGRP | S_IWOTH);
+    if (dir->st_uid != me && dir->st_uid != 0)
+        snprintf(why, n, "a directory of uid %u", (unsigned)dir->st_uid);
+    else if (shared && !(dir->st_mode & S_ISVTX))
+        snprintf(why, n, "a directory a group or others may write (mode %04o)", (unsigned)(dir->st_mode & 07777));
+    else if (shared && link_uid != me && link_uid != dir->st_uid)
+        snprintf(why, n, "a sticky directory others may write (mode %04o), and the link is not this user's (uid %u) or the "
+                 "directory's owner's (uid %u)", (unsigned)(dir->st_mode & 07777), (unsigned)me,
+                 (unsigned)dir->st_uid);
+    else
+        return NULL;
+    return why;
+}
+
+/* The walk to the file's directory: where it is (an O_PATH descriptor),
+ * the names still to go (a link's target goes in front of them), and the
+ * path walked so far, as written, for messages. */
+typedef struct amp__walk {
+    int dir;
+    char rest[2 * PATH_MAX];
+    char shown[PATH_MAX];
+    unsigned links;
+} amp__walk;
+
+static void amp__walk_shown_add(amp__walk *w, const char *name)
+{
+    size_t at = strlen(w->shown);
+    snprintf(w->shown + at, sizeof w->shown - at, "%s%s", at && w->shown[at - 1] == '/' ? "" : "/", name);
+}
+
+/* Follow the link fd (named name in w->dir, of owner uid) when no other
+ * user could have planted it: its target goes in front of w->rest. false
+ * after amp__tfile_refuse. */
+static bool amp__walk_link(amp__walk *w, int fd, const char *name, uid_t uid)
+{
+    struct stat ds;
+    char why[300], to[PATH_MAX], at[PATH_MAX + 256];
+    snprintf(at, sizeof at, "%s", w->shown);
+    amp__walk_shown_add(w, name);
+    if (fstat(w->dir, &ds) != 0) return amp__tfile_refuse("%.200s: %s", at, strerror(errno)), false;
+    ssize_t tl = readlinkat(fd, "", to, sizeof to - 1);
+    if (tl < 0) return amp__tfile_refuse("%.200s: readlink: %s", w->shown, strerror(errno)), false;
+    to[tl] = '\0';
+    if (amp__link_planted(&ds, uid, why, sizeof why))
+        return amp__tfile_refuse("%.200s is a symbolic link (owned by uid %u, to %.200s) in %s; hipamp does not follow a "
+                                 "link another user could have put there", w->shown, (unsigned)uid, to, why),
+               false;
+    if (++w->links > AMP__TFILE_MAX_LINKS || tl == 0)
+        return amp__tfile_refuse("%.200s: %s", w->shown, strerror(tl ? ELOOP : ENOENT)), false;
+    size_t rl = strlen(w->rest);
+    if ((size_t)tl + 1 + rl >= sizeof w->rest) return amp__tfile_refuse("%s", strerror(ENAMETOOLONG)), false;
+    memmove(w->rest + tl + 1, w->rest, rl + 1);
+    memcpy(w->rest, to, (size_t)tl);
+    w->rest[tl] = '/';
+    if (to[0] == '/') {
+        int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (root < 0) return amp__tfile_refuse("/: %s", strerror(errno)), false;
+        close(w->dir);
+        w->dir = root;
+        w->shown[0] = '\0';
+    } else {
+        w->shown[strlen(at)] = '\0'; /* a relative target starts where the link is */
+    }
+    return true;
+}
+
+/* Walk from / to the directory of absolute path's last name, one name at a
+ * time, following only links no other user could have planted. Its
+ * descriptor (O_PATH), the last name in *leaf; -1 after amp__tfile_refuse. */
+static int amp__walk_to_dir(const char *path, const char **leaf)
+{
+    static amp__walk w; /* large; under the flush lock */
+    const char *slash = strrchr(path, '/');
+    if (path[0] != '/' || !slash) return amp__tfile_refuse("it is not an absolute path"), -1;
+    *leaf = slash + 1;
+    size_t pl = (size_t)(slash - path);
+    memcpy(w.rest, path, pl);
+    w.rest[pl] = '\0';
+    w.shown[0] = '\0';
+    w.links = 0;
+    if ((w.dir = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0) return amp__tfile_refuse("/: %s", strerror(errno)), -1;
+    while (w.rest[0]) {
+        size_t len = strcspn(w.rest, "/");
+        char name[NAME_MAX + 1];
+        if (len > NAME_MAX) {
+            close(w.dir);
+            return amp__tfile_refuse("%s", strerror(ENAMETOOLONG)), -1;
+        }
+        memcpy(name, w.rest, len);
+        name[len] = '\0';
+        memmove(w.rest, w.rest + len + (w.rest[len] == '/'), strlen(w.rest + len + (w.rest[len] == '/')) + 1);
+        if (!len || !strcmp(name, ".")) continue;
+        int fd = openat(w.dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) != 0) {
+            int e = errno;
+            if (fd >= 0) close(fd);
+            close(w.dir);
+            return amp__tfile_refuse("%s", strerror(e)), -1;
+        }
+        if (S_ISDIR(st.st_mode)) {
+            close(w.dir);
+            w.dir = fd;
+            amp__walk_shown_add(&w, name);
+            continue;
+        }
+        bool ok = S_ISLNK(st.st_mode) && amp__walk_link(&w, fd, name, st.st_uid);
+        if (!S_ISLNK(st.st_mode)) amp__tfile_refuse("%s", strerror(ENOTDIR));
+        close(fd);
+        if (!ok) {
+            close(w.dir);
+            return -1;
+        }
+    }
+    return w.dir;
+}
+
 /* Open W.path by the rules above; -1 after amp__tfile_refuse. */
 static int amp__tfile_open(void)
 {
     const int flags = O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY;
     char why[300];
-    int fd = open(W.path, flags | O_CREAT | O_EXCL, 0666);
-    if (fd >= 0) return fd;
-    if (errno != EEXIST) return amp__tfile_refuse("%s", strerror(errno)), -1;
+    const char *leaf = NULL;
+    int dir = amp__walk_to_dir(W.path, &leaf);
+    if (dir < 0) return -1;
+    if (!*leaf) {
+        close(dir);
+        return amp__tfile_refuse("%s", strerror(EISDIR)), -1;
+    }
+    int fd = openat(dir, leaf, flags | O_CREAT | O_EXCL, 0666);
+    if (fd >= 0 || errno != EEXIST) {
+        int e = errno;
+        close(dir);
+        return fd >= 0 ? fd : (amp__tfile_refuse("%s", strerror(e)), -1);
+    }
     /* It exists: look before opening (a FIFO or device is never opened). */
     struct stat before, st;
-    if (lstat(W.path, &before) != 0) return amp__tfile_refuse("%s", strerror(errno)), -1;
-    if (amp__not_ours(&before, why, sizeof why)) return amp__tfile_refuse("%s", why), -1;
-    if ((fd = open(W.path, flags | O_NONBLOCK)) < 0) return amp__tfile_refuse("%s", strerror(errno)), -1;
-    /* What was opened is what was looked at (not swapped since). */
     const char *bad = NULL;
+    if (fstatat(dir, leaf, &before, AT_SYMLINK_NOFOLLOW) != 0) bad = strerror(errno);
+    else if (!(bad = amp__not_ours(&before, why, sizeof why)) && (fd = openat(dir, leaf, flags | O_NONBLOCK)) < 0)
+        bad = strerror(errno);
+    close(dir);
+    if (bad) return amp__tfile_refuse("%s", bad), -1;
+    /* What was opened is what was looked at (not swapped since). */
     if (fstat(fd, &st) != 0) bad = strerror(errno);
     else if (st.st_dev != before.st_dev || st.st_ino != before.st_ino) bad = "it was replaced while being opened";
     else bad = amp__not_ours(&st, why, sizeof why);
@@ -146,17 +326,32 @@ static int amp__tfile_open(void)
     return fd;
 }
 
-/* All of b at off. */
-static bool amp__pwrite_all(const amp__sb *b, off_t off)
+/* ------------------------------------------------------------- writing */
+
+/* All of n bytes of p at off. */
+static bool amp__pwrite_all(const char *p, size_t n, off_t off)
 {
-    for (size_t done = 0; done < b->n;) {
-        ssize_t w = pwrite(W.fd, b->p + done, b->n - done, off + (off_t)done);
+    for (size_t done = 0; done < n;) {
+        ssize_t w = pwrite(W.fd, p + done, n - done, off + (off_t)done);
         if (w < 0 && errno == EINTR) continue;
         if (w == 0) errno = EIO;
         if (w <= 0) return false;
         done += (size_t)w;
     }
     return true;
+}
+
+/* A write at W.tail failed (errno): cut off what it wrote and put back the
+ * previous flush's closing text, so the file is the last complete trace
+ * again; the flush fails, and says whether the trace was put back. */
+static amp_status amp__tfile_restore(void)
+{
+    int e = errno;
+    if (!W.closing_n) return amp__tfile_refuse("%s", strerror(e));
+    bool back = ftruncate(W.fd, W.tail) == 0 && amp__pwrite_all(W.closing, W.closing_n, W.tail);
+    if (back) return amp__tfile_refuse("%s (the file holds the trace as the previous flush left it)", strerror(e));
+    return amp__tfile_refuse("%s; the previous flush's trace could not be put back either (%s): the file is not a "
+                             "complete document", strerror(e), strerror(errno));
 }
 
 amp_status amp__tfile_write(const amp__sb *head, const amp__sb *events, uint64_t nevents, const amp__sb *tail)
@@ -166,14 +361,17 @@ amp_status amp__tfile_write(const amp__sb *head, const amp__sb *events, uint64_t
         if (!amp__tfile_expand())
             return amp__tfile_refuse("with %%p replaced by the process id the path is %d characters or longer", PATH_MAX);
         if ((W.fd = amp__tfile_open()) < 0) return AMP_ERROR_INVALID_ARGUMENT;
-        if (!amp__pwrite_all(head, 0)) return amp__tfile_refuse("%s", strerror(errno));
+        if (!amp__pwrite_all(head->p, head->n, 0)) return amp__tfile_refuse("%s", strerror(errno));
         W.tail = (off_t)head->n;
     }
-    if (!amp__pwrite_all(events, W.tail)) return amp__tfile_refuse("%s", strerror(errno));
-    W.tail += (off_t)events->n;
+    off_t end = W.tail + (off_t)events->n;
+    if (!amp__pwrite_all(events->p, events->n, W.tail) || !amp__pwrite_all(tail->p, tail->n, end) ||
+        ftruncate(W.fd, end + (off_t)tail->n) != 0)
+        return amp__tfile_restore();
+    W.tail = end;
     W.written += nevents;
-    if (!amp__pwrite_all(tail, W.tail) || ftruncate(W.fd, W.tail + (off_t)tail->n) != 0)
-        return amp__tfile_refuse("%s", strerror(errno));
+    W.closing_n = tail->n <= sizeof W.closing ? tail->n : 0;
+    if (W.closing_n) memcpy(W.closing, tail->p, tail->n);
     return AMP_OK;
 }
 

@@ -90,14 +90,18 @@ void amp__json_tail(amp__sb *b, uint64_t written, uint64_t dropped);
 
 /* -------------------------------------------------- lib/trace/trace_file.c */
 
-/* AMP_TRACE's value, read by the constructor. false: it cannot name a
- * file (too long), why says so and nothing is written. */
+/* AMP_TRACE's value, read by the constructor; a relative one is made
+ * absolute here, against the current directory (where the program
+ * started, whatever directory it is in at the first flush). false: it
+ * cannot name a file (too long, or relative and the current directory has
+ * no name), why says so and nothing is written. */
 bool amp__tfile_configure(const char *value, char *why, size_t n);
 /* Put the events of one flush into the file (opened safely on first use
  * with head written first), then tail, so that the file is a complete
  * document after every flush. AMP_ERROR_INVALID_ARGUMENT with the path and
  * why when it cannot be opened or written (remembered: later flushes say
- * the same). nevents counts into what the file holds. */
+ * the same); a failed write leaves the file as the previous flush did.
+ * nevents counts into what the file holds. */
 amp_status amp__tfile_write(const amp__sb *head, const amp__sb *events, uint64_t nevents, const amp__sb *tail);
 /* Events the file holds. */
 uint64_t amp__tfile_written(void);
