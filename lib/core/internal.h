@@ -4,7 +4,9 @@
  * Lock order (outermost first; never take an earlier one while holding a
  * later one):
  *   0. a graph's replay lock (lib/core/graph.c: held for one whole replay of
- *      the graph, its storage locks inside; one at a time)
+ *      the graph, its storage locks inside; one at a time); the arrays'
+ *      ending lock (lib/core/array.c: one storage lock inside; never with
+ *      a replay lock)
  *   1. storage locks (several at once only inside a launch or a replay, in
  *      address order)
  *   2. a program's lock (its kernel list)
@@ -15,7 +17,8 @@
  *      buffer lock, a slab pool's lock (lib/base/slab.c), the AMP_DEBUG handle
  *      registry's lock, the default accelerator's lock (lib/core/accelerator.c),
  *      the continuation list's lock (lib/core/future.c), the graph pin table's
- *      lock and a view's recording lock, q->rec_lock (lib/core/graph.c)
+ *      lock and a view's recording lock, q->rec_lock (lib/core/graph.c), the
+ *      disk cache's note and member locks
  *      (leaves; slab.c's list of pools is taken
  *      before a pool's, at a pool's first use and around fork)
  * The trace's flush lock (lib/trace/trace.c) is taken only with none of these
