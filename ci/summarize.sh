@@ -18,5 +18,9 @@ if [ "$failed" -gt 0 ]; then
 fi
 if [ "$skipped" -gt 0 ]; then
   # Skip reasons, once each, with how many tests gave it.
-  grep '^\[SKIP\] ' "$log" | sed 's/^\[SKIP\] [^ ]*: //' | sort | uniq -c | sed 's/^ */  skipped /'
+  # "Test is disabled": where no GPU is listed, test/support.c disables the
+  # tests' GPU variants before the run ("[----] support: no GPU present").
+  grep '^\[SKIP\] ' "$log" | sed 's/^\[SKIP\] [^ ]*: //' |
+    sed 's/^Test is disabled$/disabled before the run: no GPU present (the GPU variants; test\/support.c)/' |
+    sort | uniq -c | sed 's/^ */  skipped /'
 fi

@@ -2,6 +2,8 @@
 #define _XOPEN_SOURCE 700 /* nftw */
 #include "support.h"
 
+#include <criterion/hooks.h>
+#include <errno.h>
 #include <ftw.h>
 #include <malloc.h>
 #include <stdint.h>
@@ -10,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 amp_accelerator *test_accel(test_accel_kind kind)
@@ -31,6 +34,56 @@ amp_accelerator *test_accel(test_accel_kind kind)
     cr_skip_test("%s", kind == TEST_ACCEL_GPU ? "no GPU present (no HIP or CUDA device found)"
                                               : "no CPU accelerator");
     return NULL;
+}
+
+/* Whether this process's environment lists a GPU: 1 yes, 0 no, -1 not
+ * known. Asked in a child, so that the runner (which forks the tests)
+ * never loads a GPU runtime; the child leaves with _exit (no leak check of
+ * what the vendor runtimes keep). */
+static int gpu_listed_in_a_child(void)
+{
+    pid_t pid = fork();
+    if (pid < 0) return -1;
+    if (pid == 0) {
+        amp_accelerator *list[16];
+        size_t n = 0;
+        if (amp_accelerator_list(list, 16, &n) != AMP_OK) _exit(3);
+        for (size_t i = 0; i < n && i < 16; ++i) {
+            amp_accelerator_info info;
+            if (amp_accelerator_get_info(list[i], &info) != AMP_OK) _exit(3);
+            if (!info.is_emulated) _exit(1);
+        }
+        _exit(0);
+    }
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR) return -1;
+    if (!WIFEXITED(st) || WEXITSTATUS(st) > 1) return -1;
+    return WEXITSTATUS(st);
+}
+
+/* Before the run: where no GPU is listed, the GPU variants of ACCEL_TEST
+ * (TEST_GPU_VARIANT, support.h) are disabled instead of each starting a
+ * process to skip. Where a GPU is listed, or the probe fails, they run
+ * (and skip themselves with their reason where theirs is unavailable). */
+ReportHook(PRE_ALL)(struct criterion_test_set *set)
+{
+    size_t variants = 0;
+    FOREACH_SET(struct criterion_suite_set *suite, set->suites) {
+        FOREACH_SET(struct criterion_test *t, suite->tests) {
+            const char *d = t->data->description;
+            if (d && !strcmp(d, TEST_GPU_VARIANT) && !t->data->disabled) variants++;
+        }
+    }
+    if (!variants || gpu_listed_in_a_child() != 0) return;
+    FOREACH_SET(struct criterion_suite_set *suite, set->suites) {
+        FOREACH_SET(struct criterion_test *t, suite->tests) {
+            const char *d = t->data->description;
+            if (d && !strcmp(d, TEST_GPU_VARIANT)) t->data->disabled = true;
+        }
+    }
+    fprintf(stderr, "[----] support: no GPU present (no HIP or CUDA device listed): the %zu tests of a GPU (name_gpu) "
+            "are disabled\n", variants);
 }
 
 amp_program *test_build(amp_accelerator *acc, const char *source)
