@@ -274,12 +274,14 @@ ACCEL_TEST(prebuilt, corrupt_entry_refused)
         patch(pack, (long)where[i], &x, 1);
     }
     use_dirs(dir);
+    /* One program is enough to see the refusal (the reduction's compile
+     * would cost 15 s of CI's 2 cores in each pass; target_without_pack
+     * compiles it). */
     fill_and_check(acc);
-    reduce_and_check(acc);
     amp_prebuilt_info pi = info();
     cr_assert_eq(pi.hits, 0);
-    cr_assert_eq(pi.misses, 2);
-    cr_assert_eq(pi.rejected, 2, "%s", pi.reason);
+    cr_assert_eq(pi.misses, 1);
+    cr_assert_eq(pi.rejected, 1, "%s", pi.reason);
     cr_assert(strstr(pi.reason, "corrupt (its bytes do not match their digest)"), "%s", pi.reason);
     cr_assert(strstr(pi.reason, dir), "%s", pi.reason);
 }
