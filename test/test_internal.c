@@ -960,6 +960,113 @@ Test(cross, view_of_a_gpu_array_on_the_cpu_discrete_cpu)
     cross_view_of_array(standin_gpu("standin:0"), cpu_accelerator());
 }
 
+/* ------------------------------- a closing timed event that cannot be made */
+
+/* The stand-in GPU's backend: the CPU backend's, but its timed events fail
+ * once g_timed_ok more have been made (never while g_timed_ok < 0). */
+static amp__backend g_timing_be;
+static int g_timed_ok = -1;
+static amp_status (*g_cpu_timed)(void *, void *, void **);
+
+static amp_status timed_event_that_may_fail(void *dev, void *queue, void **event)
+{
+    if (g_timed_ok == 0) {
+        *event = NULL;
+        g_timed_ok = -1;
+        return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "the stand-in made no timed event");
+    }
+    if (g_timed_ok > 0) g_timed_ok--;
+    return g_cpu_timed(dev, queue, event);
+}
+
+static amp_accelerator *standin_with_failing_timing(void)
+{
+    amp_accelerator *f = standin_gpu("standin:timing");
+    g_timing_be = *f->e.be;
+    g_cpu_timed = g_timing_be.event_record_timed;
+    g_timing_be.event_record_timed = timed_event_that_may_fail;
+    f->e.be = &g_timing_be;
+    return f;
+}
+
+/* An asynchronous launch, and a graph's asynchronous replay, queued whose
+ * closing timed event then fails: the call fails saying the work runs, and
+ * what the work wrote is not lost (the view's device copy is newer, so a
+ * synchronize brings it home, and the next launch reads it), nor read again
+ * as current by a retry; the graph waits for that replay when destroyed.
+ * Before, the writes were left unrecorded: the host kept the old values and
+ * a retry added to the changed copy. */
+Test(timing, a_closing_event_that_fails_loses_no_write)
+{
+    cpu_accelerator();
+    amp_accelerator *acc = standin_with_failing_timing();
+    amp_accelerator_view *q = NULL;
+    ASSERT_OK(amp_accelerator_view_create(acc, &q));
+    amp_program *p = NULL;
+    ASSERT_OK(amp_program_build(acc, "AMP_KERNEL(add1, amp::index<1> i, amp::array_view<int, 1> a) { a[i] += 1; }",
+                                NULL, &p));
+    amp_kernel *k = NULL;
+    ASSERT_OK(amp_program_get_kernel(p, "add1", &k));
+    enum { N = 1000 };
+    static int32_t host[N];
+    for (int i = 0; i < N; ++i) host[i] = 7 * i;
+    amp_array_view *v = NULL;
+    ASSERT_OK(amp_array_view_create(host, sizeof host[0], amp_extent_1d(N), AMP_READ_WRITE, &v));
+    amp_arg a = amp_arg_view(v);
+
+    g_timed_ok = 1; /* the opening event is made, the closing one is not */
+    amp_future *f = NULL;
+    ASSERT_STATUS(amp_parallel_for_each_async(q, amp_extent_1d(N), k, &a, 1, &f), AMP_ERROR_OUT_OF_MEMORY);
+    cr_assert_null(f);
+    cr_assert(strstr(amp_last_error(), "'add1' was queued and runs") &&
+                  strstr(amp_last_error(), "the stand-in made no timed event"),
+              "%s", amp_last_error());
+    ASSERT_OK(amp_array_view_synchronize(v));
+    for (int i = 0; i < N; ++i) cr_assert_eq(host[i], 7 * i + 1, "element %d after the launch: %d", i, host[i]);
+    ASSERT_OK(amp_parallel_for_each(q, amp_extent_1d(N), k, &a, 1));
+    ASSERT_OK(amp_array_view_synchronize(v));
+    for (int i = 0; i < N; ++i) cr_assert_eq(host[i], 7 * i + 2, "element %d after a second launch: %d", i, host[i]);
+
+    amp_graph *g = NULL;
+    ASSERT_OK(amp_graph_begin_recording(q));
+    ASSERT_OK(amp_parallel_for_each(q, amp_extent_1d(N), k, &a, 1));
+    ASSERT_OK(amp_graph_end_recording(q, &g));
+    g_timed_ok = 1;
+    ASSERT_STATUS(amp_graph_launch_async(q, g, &f), AMP_ERROR_OUT_OF_MEMORY);
+    cr_assert_null(f);
+    cr_assert(strstr(amp_last_error(), "the replay was queued and runs"), "%s", amp_last_error());
+    ASSERT_OK(amp_graph_destroy(g));
+    ASSERT_OK(amp_array_view_synchronize(v));
+    for (int i = 0; i < N; ++i) cr_assert_eq(host[i], 7 * i + 3, "element %d after the replay: %d", i, host[i]);
+    /* A copy into the view (its newer copy is on the stand-in, so the copy
+     * goes there): the same. */
+    static int32_t from[N];
+    for (int i = 0; i < N; ++i) from[i] = 100 + 3 * i;
+    amp_array_view *src = NULL;
+    ASSERT_OK(amp_array_view_create(from, sizeof from[0], amp_extent_1d(N), AMP_READ_ONLY, &src));
+    ASSERT_OK(amp_parallel_for_each(q, amp_extent_1d(N), k, &a, 1));
+    g_timed_ok = 1;
+    ASSERT_STATUS(amp_copy_view_async(src, v, &f), AMP_ERROR_OUT_OF_MEMORY);
+    cr_assert_null(f);
+    cr_assert(strstr(amp_last_error(), "the copy was queued and runs"), "%s", amp_last_error());
+    ASSERT_OK(amp_array_view_synchronize(v));
+    for (int i = 0; i < N; ++i) cr_assert_eq(host[i], 100 + 3 * i, "element %d after the copy: %d", i, host[i]);
+    ASSERT_OK(amp_parallel_for_each(q, amp_extent_1d(N), k, &a, 1));
+    ASSERT_OK(amp_array_view_synchronize(v));
+    for (int i = 0; i < N; ++i) cr_assert_eq(host[i], 101 + 3 * i, "element %d after the copy and a launch: %d", i, host[i]);
+    amp_array_view_destroy(src);
+    for (int i = 0; i < N; ++i) host[i] = 7 * i + 3;
+    ASSERT_OK(amp_array_view_refresh(v));
+    /* The opening event failing: nothing queued, nothing changed. */
+    g_timed_ok = 0;
+    ASSERT_STATUS(amp_parallel_for_each_async(q, amp_extent_1d(N), k, &a, 1, &f), AMP_ERROR_OUT_OF_MEMORY);
+    ASSERT_OK(amp_array_view_synchronize(v));
+    for (int i = 0; i < N; ++i) cr_assert_eq(host[i], 7 * i + 3, "element %d after a refused launch: %d", i, host[i]);
+    amp_array_view_destroy(v);
+    amp_program_destroy(p);
+    amp_accelerator_view_destroy(q);
+}
+
 /* ------------------------------------------- the CPU restrict path's rule */
 
 /* A pack of up to four rank-2 view descriptors of floats, each made from a

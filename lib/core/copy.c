@@ -327,7 +327,6 @@ static amp_status amp__copy_locked(amp__side *src, amp__side *dst, amp__point *d
         AMP__TRACE(amp__queue_span_end(&span2, q2, dst->s, &dst->box, AMP_OK));
         q = q2;
     }
-    if (timing && (st = amp__queue_timed_event(q, &timing[1])) != AMP_OK) goto fail;
     if (done->q) {
         amp__point_set(&src->s->last, *done);
         amp__point_set(&dst->s->last, *done);
@@ -337,6 +336,11 @@ marks:
      * has its device copies of the box stale. */
     if (to.device_copy) (void)amp__boxes_add(dst->s->dirty, &dst->s->ndirty, &dst->box, dst->s->ext.rank);
     else if (amp__has_device_copy(dst->s)) st = amp__storage_refresh(dst->s, &dst->box);
+    /* The copy is queued and recorded above: a closing event that cannot
+     * be made fails the call, never what the copy wrote. */
+    if (st == AMP_OK && timing && timed_on && (st = amp__queue_timed_event(timed_on, &timing[1])) != AMP_OK)
+        st = amp__fail(st, "copy: the copy was queued and runs (its destination sees what it writes), but its closing "
+                           "timed event could not be made: %s", amp_last_error());
     if (st != AMP_OK && timing) {
         /* The caller makes no future of a failed copy: its events go here. */
         for (int k = 0; k < 2; ++k) {

@@ -183,13 +183,12 @@ amp_status amp__queue_wrap(amp_accelerator *a, void *native, amp_accelerator_vie
 uint64_t amp__queue_launches(amp_accelerator_view *q);
 void amp__queue_retain(amp_accelerator_view *q);
 void amp__queue_release(amp_accelerator_view *q);
-/* Queue a launch / a copy; *done is the point right after it. A timed launch
- * also records timed events around it (*t0, *t1: release with
- * amp__queue_event_release). While tracing, the launch is bracketed by
- * timed events of its own, handed to the trace (see the tracing section). */
+/* Queue a launch / a copy; *done is the point right after it. A timed
+ * launch is bracketed by amp__queue_timed_event before and after (launch.c:
+ * the events released with amp__queue_event_release). While tracing, the
+ * launch is bracketed by timed events of its own, handed to the trace (see
+ * the tracing section). */
 amp_status amp__queue_launch(amp_accelerator_view *q, void *fn, const amp__launch *l, amp__point *done);
-amp_status amp__queue_launch_timed(amp_accelerator_view *q, void *fn, const amp__launch *l, amp__point *done,
-                                   void **t0, void **t1);
 amp_status amp__queue_timed_event(amp_accelerator_view *q, void **ev);
 void amp__queue_event_release(amp_accelerator_view *q, void *ev);
 /* A copy between two devices of q's backend, queued on q. */

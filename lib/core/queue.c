@@ -378,20 +378,6 @@ void amp__queue_graph_free(amp_accelerator_view *q, void *exec)
     if (exec) q->be->graph_destroy(q->dev, exec);
 }
 
-amp_status amp__queue_launch_timed(amp_accelerator_view *q, void *fn, const amp__launch *l, amp__point *done,
-                                   void **t0, void **t1)
-{
-    amp_status st;
-    *t0 = *t1 = NULL;
-    if ((st = amp__queue_timed_event(q, t0)) != AMP_OK) return st;
-    if ((st = amp__queue_launch(q, fn, l, done)) != AMP_OK || (st = amp__queue_timed_event(q, t1)) != AMP_OK) {
-        amp__queue_event_release(q, *t0);
-        *t0 = NULL;
-        return st;
-    }
-    return AMP_OK;
-}
-
 amp_status amp__queue_copy_peer(amp_accelerator_view *q, amp_accelerator *dst_acc, void *dst, const void *src,
                                 size_t bytes, amp__point *done)
 {
