@@ -692,13 +692,21 @@ static amp_status hip_function_max_threads(void *fn, int *threads)
     *threads = e == HIP_SUCCESS && v > 0 ? v : 0;
     return AMP_OK;
 }
-/* HIP 5.2 cannot say which device a stream belongs to (hipStreamGetDevice
- * came later): a stream of another device is accepted here and fails at its
- * first use, with HIP's own error. */
+/* A stream of another device would run this device's kernels there, on
+ * memory of this one: refused where the runtime can say whose a stream is
+ * (hipStreamGetDevice, HIP 6+). HIP 5.2 cannot: there a stream of another
+ * device is accepted and fails at its first use, with HIP's own error.
+ * NULL is the null stream (the current device's), always this device's
+ * here: the check runs with this device current (gpu_queue_wrap). */
 static amp_status hip_stream_check(void *stream, void *ctx)
 {
-    (void)ctx;
-    (void)stream; /* NULL is the null stream, valid too */
+    int want = (int)(intptr_t)ctx, dev = -1;
+    if (!stream || !H.hipStreamGetDevice) return AMP_OK;
+    hip_err e = H.hipStreamGetDevice(stream, &dev);
+    if (e != HIP_SUCCESS) return hip_fail(e, "hipStreamGetDevice(%p): not a HIP stream of this process", stream);
+    if (dev != want)
+        return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "HIP stream %p belongs to device %d, not to this device (%d)",
+                         stream, dev, want);
     return AMP_OK;
 }
 static amp_status hip_event_create(void **ev)

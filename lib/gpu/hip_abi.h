@@ -189,7 +189,12 @@
     X(hipGraphLaunch, hipError_t, (hipGraphExec_t, hipStream_t))                        \
     X(hipGraphExecDestroy, hipError_t, (hipGraphExec_t))                                \
     X(hipGraphDestroy, hipError_t, (hipGraph_t))
-#define HIP_OPTIONAL(X) HIP_OPTIONAL_R0600(X) HIP_OPTIONAL_R0000(X) HIP_OPTIONAL_PLAIN(X) HIP_OPTIONAL_GRAPH(X)
+/* Later than HIP 5.2 (Debian's headers, which the ABI test reads, lack it;
+ * test_abi_hip checks it against HIP 6+ headers): the device a stream is
+ * of, for a wrapped stream's check (driver_hip.c). */
+#define HIP_OPTIONAL_LATER(X) X(hipStreamGetDevice, hipError_t, (hipStream_t, int *))
+#define HIP_OPTIONAL(X)                                                                 \
+    HIP_OPTIONAL_R0600(X) HIP_OPTIONAL_R0000(X) HIP_OPTIONAL_PLAIN(X) HIP_OPTIONAL_GRAPH(X) HIP_OPTIONAL_LATER(X)
 
 #define HIPRTC_FUNCS(X)                                                                 \
     X(hiprtcVersion, hiprtcResult, (int *, int *))                                      \

@@ -45,6 +45,16 @@ Test(abi_hip, constants)
 Test(abi_hip, runtime_functions) { HIP_FUNCS(ABI_CHECK_FUNCTION) HIP_OPTIONAL_PLAIN(ABI_CHECK_FUNCTION) }
 
 Test(abi_hip, graph_functions) { HIP_OPTIONAL_GRAPH(ABI_CHECK_FUNCTION) }
+/* Functions of HIP 6+ (not in HIP 5.2's headers). */
+Test(abi_hip, later_functions)
+{
+#if HIP_VERSION_MAJOR >= 6
+    HIP_OPTIONAL_LATER(ABI_CHECK_FUNCTION)
+#else
+    cr_skip("HIP %d.%d headers declare no hipStreamGetDevice (HIP 6+): checked on a ROCm 6+ runner", HIP_VERSION_MAJOR,
+            HIP_VERSION_MINOR);
+#endif
+}
 
 Test(abi_hip, hiprtc_functions) { HIPRTC_FUNCS(ABI_CHECK_FUNCTION) }
 

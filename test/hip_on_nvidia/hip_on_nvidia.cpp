@@ -73,6 +73,21 @@ FORWARD(hipPointerGetAttribute, hipError_t, (void *v, hipPointer_attribute a, hi
 FORWARD(hipDeviceCanAccessPeer, hipError_t, (int *can, int d, int peer), (can, d, peer))
 FORWARD(hipDeviceEnablePeerAccess, hipError_t, (int peer, unsigned flags), (peer, flags))
 
+/* HIP_OPTIONAL_LATER: HIP 5.2's NVIDIA-platform headers have no
+ * hipStreamGetDevice; CUDA's runtime answers it from 12.8 (before, the
+ * export is left out, as HIP 5.2 leaves it out, and the library skips the
+ * check). */
+#if CUDART_VERSION >= 12080
+extern "C" __attribute__((visibility("default"))) hipError_t amp_export_hipStreamGetDevice(hipStream_t s, int *d)
+    __asm__("hipStreamGetDevice");
+extern "C" hipError_t amp_export_hipStreamGetDevice(hipStream_t s, int *d)
+{
+    return hipCUDAErrorTohipError(cudaStreamGetDevice(s, d));
+}
+static_assert(std::is_same<decltype(&amp_export_hipStreamGetDevice), hipError_t (*)(hipStream_t, int *)>::value,
+              "hipStreamGetDevice: the export's type is not lib/gpu/hip_abi.h's row");
+#endif
+
 /* Graphs (HIP_OPTIONAL_GRAPH). */
 FORWARD(hipStreamBeginCapture, hipError_t, (hipStream_t s, hipStreamCaptureMode m), (s, m))
 FORWARD(hipStreamEndCapture, hipError_t, (hipStream_t s, hipGraph_t *g), (s, g))
