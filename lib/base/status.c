@@ -32,9 +32,12 @@ const char *amp_version(void) { return HIPAMP_VERSION_STRING; }
 
 /* ------------------------------------------------------------ messages
  * A thread's message lives in a heap buffer made on its first failure, so a
- * thread that never fails costs one pointer of TLS. The buffer is freed when
- * the thread exits (a key destructor). When it cannot be allocated or grown,
- * the message goes to a small static-size fallback, truncated. */
+ * thread that never fails costs two pointers of TLS. A new message is
+ * written into the thread's other buffer (the spare, grown when too small),
+ * never over the current one, which an argument may point into; the two
+ * then swap, so a thread failing in a loop allocates nothing. Both are
+ * freed when the thread exits (a key destructor). When a buffer cannot be
+ * allocated, the message goes to a small static-size fallback, truncated. */
 
 #define AMP__ERROR_MAX (1u << 20)
 #define AMP__ERROR_FALLBACK 256
@@ -45,6 +48,7 @@ typedef struct amp__errbuf {
 } amp__errbuf;
 
 static _Thread_local amp__errbuf *amp__err;
+static _Thread_local amp__errbuf *amp__err_spare;
 static _Thread_local char amp__err_fallback[AMP__ERROR_FALLBACK];
 static _Thread_local bool amp__err_in_fallback;
 static pthread_key_t amp__err_key;
@@ -57,6 +61,8 @@ static void amp__err_free(void *p)
 {
     if (amp__err == p) amp__err = NULL;
     free(p);
+    free(amp__err_spare);
+    amp__err_spare = NULL;
 }
 static void amp__err_init(void) { (void)pthread_key_create(&amp__err_key, amp__err_free); }
 
@@ -66,20 +72,21 @@ const char *amp_last_error(void)
     return amp__err ? amp__err->text : "";
 }
 
-/* Make b the thread's message, freeing the one before. */
+/* Make b (the spare, written) the thread's message; the one before
+ * becomes the spare. */
 static void amp__err_install(amp__errbuf *b)
 {
     pthread_once(&amp__err_once, amp__err_init);
     (void)pthread_setspecific(amp__err_key, b);
-    free(amp__err);
+    amp__err_spare = amp__err;
     amp__err = b;
     amp__err_in_fallback = false;
 }
 
-/* The new message is always formatted into a new buffer, and the old one
- * freed after: an argument may be amp_last_error() itself (a message
- * that wraps the one before), which growing the buffer in place freed
- * and writing over it garbled. */
+/* The new message is always formatted into the other buffer, never the
+ * current one: an argument may be amp_last_error() itself (a message that
+ * wraps the one before), which growing the buffer in place freed and
+ * writing over it garbled. */
 amp_status amp__failv(amp_status s, const char *fmt, va_list ap)
 {
     static const char note[] = "\n[message truncated]";
@@ -91,9 +98,13 @@ amp_status amp__failv(amp_status s, const char *fmt, va_list ap)
     if (need > AMP__ERROR_MAX) need = AMP__ERROR_MAX;
     size_t cap = 512;
     while (cap < need) cap *= 2;
-    amp__errbuf *b = malloc(sizeof *b + cap);
+    amp__errbuf *b = amp__err_spare;
+    if (!b || b->cap < cap) {
+        amp__err_spare = NULL;
+        free(b);
+        if ((b = malloc(sizeof *b + cap))) b->cap = cap;
+    }
     if (b) {
-        b->cap = cap;
         vsnprintf(b->text, need, fmt, again);
         if (n >= 0 && (size_t)n + 1 > need) memcpy(b->text + need - sizeof note, note, sizeof note);
         amp__err_install(b);
