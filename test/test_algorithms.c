@@ -2588,3 +2588,61 @@ ACCEL_TEST(algorithms, success_leaves_the_last_error_alone)
     ASSERT_OK(amp_array_view_destroy(vx));
     ASSERT_OK(amp_array_view_destroy(vy));
 }
+
+/* The tuning knobs (AMP_ALG_*, docs/algorithms.md) have a range per kind of
+ * accelerator: a value one kind cannot take is said on stderr for that kind
+ * (once), with the rule and the default used there; a value the other kind
+ * takes is not said for it. Before, a value below the range, or not the
+ * multiple or power of two a knob needs, fell back to the default in
+ * silence. */
+Test(algorithms, tuning_values_an_accelerator_cannot_take_are_said)
+{
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    setenv("AMP_ALG_TILE", "2000", 1);        /* above both kinds' ranges */
+    setenv("AMP_ALG_REDUCE_ITEMS", "3", 1);   /* a power of two on both */
+    setenv("AMP_ALG_SORT_TILE", "96", 1);     /* a GPU's must be a multiple of 64; the CPU takes it */
+    char path[] = "/tmp/hipamp-alg-stderr-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    unlink(path);
+    fflush(stderr);
+    int saved = dup(2);
+    cr_assert_eq(dup2(fd, 2), 2);
+    amp_accelerator_view *q = NULL;
+    amp_status st = amp_accelerator_default_view(acc, &q);
+    int32_t host[300];
+    amp_array_view *v = NULL;
+    if (st == AMP_OK) st = amp_array_view_create(host, sizeof host[0], amp_extent_1d(300), AMP_WRITE_ONLY, &v);
+    int32_t seven = 7;
+    if (st == AMP_OK) st = amp_fill(q, amp_arg_view(v), &seven);
+    if (st == AMP_OK) st = amp_fill(q, amp_arg_view(v), &seven);
+    if (st == AMP_OK) st = amp_array_view_synchronize(v);
+    fflush(stderr);
+    cr_assert_eq(dup2(saved, 2), 2);
+    close(saved);
+    ASSERT_OK(st);
+    for (int i = 0; i < 300; ++i) cr_assert_eq(host[i], 7, "element %d: %d", i, host[i]);
+    amp_array_view_destroy(v);
+    static char err[8192];
+    ssize_t n = pread(fd, err, sizeof err - 1, 0);
+    close(fd);
+    cr_assert_geq(n, 0);
+    err[n] = '\0';
+    const char *want[] = {
+        "hipamp: AMP_ALG_TILE=\"2000\" is not a whole number in 64..1024 and a multiple of 64 on a GPU; using the "
+        "default there, 128\n",
+        "hipamp: AMP_ALG_TILE=\"2000\" is not a whole number in 1..1024 on the CPU accelerator; using the default "
+        "there, 1\n",
+        "hipamp: AMP_ALG_REDUCE_ITEMS=\"3\" is not a whole number in 1..64 and a power of two on a GPU; using the "
+        "default there, 8\n",
+        "hipamp: AMP_ALG_REDUCE_ITEMS=\"3\" is not a whole number in 1..256 and a power of two on the CPU "
+        "accelerator; using the default there, 16\n",
+        "hipamp: AMP_ALG_SORT_TILE=\"96\" is not a whole number in 64..1024 and a multiple of 64 on a GPU; using the "
+        "default there, 256\n"};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; ++i) {
+        const char *at = strstr(err, want[i]);
+        cr_assert(at, "stderr lacks\n%s---- it has:\n%s", want[i], err);
+        cr_assert_null(strstr(at + 1, want[i]), "said twice: %s", want[i]);
+    }
+    cr_assert_null(strstr(err, "AMP_ALG_SORT_TILE=\"96\" is not a whole number in 1..1024"), "%s", err);
+}

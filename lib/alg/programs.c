@@ -61,10 +61,23 @@ static pthread_once_t amp__alg_tune_once = PTHREAD_ONCE_INIT;
 
 static bool amp__pow2(int x) { return x > 0 && (x & (x - 1)) == 0; }
 
-static int amp__alg_knob(const char *name, int dflt, int lo, int hi, int multiple, bool pow2)
+/* The variable read once as any whole number (malformed: said by env.c),
+ * then held to this kind of accelerator's rule: a value it cannot take is
+ * said naming the kind (the same variable may suit the other). */
+static int amp__alg_knob(const char *name, int dflt, int lo, int hi, int multiple, bool pow2, const char *where)
 {
-    unsigned v = amp__env_count(name, 0, (unsigned)hi);
-    if (v == 0 || (int)v < lo || (multiple > 1 && (int)v % multiple) || (pow2 && !amp__pow2((int)v))) return dflt;
+    unsigned v = amp__env_count(name, 0, 1u << 30);
+    if (v == 0) return dflt;
+    if ((int)v < lo || (int)v > hi || (multiple > 1 && (int)v % multiple) || (pow2 && !amp__pow2((int)v))) {
+        char accepted[96], d[16];
+        snprintf(accepted, sizeof accepted, "a whole number in %d..%d%s%s", lo, hi, pow2 ? " and a power of two" : "",
+                 multiple > 1 ? " and a multiple of " : "");
+        if (multiple > 1) snprintf(accepted + strlen(accepted), sizeof accepted - strlen(accepted), "%d", multiple);
+        if (dflt) snprintf(d, sizeof d, "%d", dflt);
+        else snprintf(d, sizeof d, "its rule");
+        amp__env_refused(name, where, accepted, d);
+        return dflt;
+    }
     return (int)v;
 }
 
@@ -73,32 +86,32 @@ static void amp__alg_tune_init(void)
     /* GPU: tiles a multiple of 64 so that 32- and 64-wide waves both divide
      * them. CPU: one work-item a tile, looping over long runs. */
     amp__alg_tuning *g = &amp__alg_tune[0], *c = &amp__alg_tune[1];
-    g->tile = amp__alg_knob("AMP_ALG_TILE", 128, 64, 1024, 64, false);
-    g->reduce_items = amp__alg_knob("AMP_ALG_REDUCE_ITEMS", 8, 1, 64, 1, true);
+    g->tile = amp__alg_knob("AMP_ALG_TILE", 128, 64, 1024, 64, false, "on a GPU");
+    g->reduce_items = amp__alg_knob("AMP_ALG_REDUCE_ITEMS", 8, 1, 64, 1, true, "on a GPU");
     /* 0: by the GPU (amp__alg_items), for the scan and compaction alike:
      * compaction gains from long runs as the scan does (the figures:
      * docs/algorithms.md, "Why the defaults"). */
-    g->scan_items = amp__alg_knob("AMP_ALG_SCAN_ITEMS", 0, 1, 64, 1, false);
-    g->select_items = amp__alg_knob("AMP_ALG_SELECT_ITEMS", 0, 1, 64, 1, false);
-    g->sort_tile = amp__alg_knob("AMP_ALG_SORT_TILE", 256, 64, 1024, 64, false);
-    g->sort_items = amp__alg_knob("AMP_ALG_SORT_ITEMS", 16, 1, 64, 1, false);
-    g->radix_bits = amp__alg_knob("AMP_ALG_RADIX_BITS", 8, 4, 8, 1, false);
-    g->sort_min_tiles = amp__alg_knob("AMP_ALG_SORT_MIN_TILES", 0, 1, 16, 1, false);
+    g->scan_items = amp__alg_knob("AMP_ALG_SCAN_ITEMS", 0, 1, 64, 1, false, "on a GPU");
+    g->select_items = amp__alg_knob("AMP_ALG_SELECT_ITEMS", 0, 1, 64, 1, false, "on a GPU");
+    g->sort_tile = amp__alg_knob("AMP_ALG_SORT_TILE", 256, 64, 1024, 64, false, "on a GPU");
+    g->sort_items = amp__alg_knob("AMP_ALG_SORT_ITEMS", 16, 1, 64, 1, false, "on a GPU");
+    g->radix_bits = amp__alg_knob("AMP_ALG_RADIX_BITS", 8, 4, 8, 1, false, "on a GPU");
+    g->sort_min_tiles = amp__alg_knob("AMP_ALG_SORT_MIN_TILES", 0, 1, 16, 1, false, "on a GPU");
     /* Far more tiles than a compute unit holds at once: the rest wait in
      * the hardware's queue and go to the compute units that finish first,
      * so that those that read memory more slowly do not leave the others
      * idle at the end (docs/algorithms.md, "Why the defaults"). */
-    g->reduce_tiles = amp__alg_knob("AMP_ALG_REDUCE_TILES", 64, 1, 256, 1, false);
+    g->reduce_tiles = amp__alg_knob("AMP_ALG_REDUCE_TILES", 64, 1, 256, 1, false, "on a GPU");
     g->reduce_vector = amp__env_flag("AMP_ALG_REDUCE_VECTOR", true);
     g->scan_guess = amp__env_flag("AMP_ALG_SCAN_GUESS", true);
-    c->tile = amp__alg_knob("AMP_ALG_TILE", 1, 1, 1024, 1, false);
-    c->reduce_items = amp__alg_knob("AMP_ALG_REDUCE_ITEMS", 16, 1, 256, 1, true);
-    c->scan_items = amp__alg_knob("AMP_ALG_SCAN_ITEMS", 16384, 1, 16384, 1, false);
-    c->select_items = amp__alg_knob("AMP_ALG_SELECT_ITEMS", 16384, 1, 16384, 1, false);
-    c->sort_tile = amp__alg_knob("AMP_ALG_SORT_TILE", 1, 1, 1024, 1, false);
-    c->sort_items = amp__alg_knob("AMP_ALG_SORT_ITEMS", 4096, 1, 16384, 1, false);
-    c->radix_bits = amp__alg_knob("AMP_ALG_RADIX_BITS", 8, 4, 8, 1, false);
-    c->reduce_tiles = amp__alg_knob("AMP_ALG_REDUCE_TILES", 8, 1, 64, 1, false);
+    c->tile = amp__alg_knob("AMP_ALG_TILE", 1, 1, 1024, 1, false, "on the CPU accelerator");
+    c->reduce_items = amp__alg_knob("AMP_ALG_REDUCE_ITEMS", 16, 1, 256, 1, true, "on the CPU accelerator");
+    c->scan_items = amp__alg_knob("AMP_ALG_SCAN_ITEMS", 16384, 1, 16384, 1, false, "on the CPU accelerator");
+    c->select_items = amp__alg_knob("AMP_ALG_SELECT_ITEMS", 16384, 1, 16384, 1, false, "on the CPU accelerator");
+    c->sort_tile = amp__alg_knob("AMP_ALG_SORT_TILE", 1, 1, 1024, 1, false, "on the CPU accelerator");
+    c->sort_items = amp__alg_knob("AMP_ALG_SORT_ITEMS", 4096, 1, 16384, 1, false, "on the CPU accelerator");
+    c->radix_bits = amp__alg_knob("AMP_ALG_RADIX_BITS", 8, 4, 8, 1, false, "on the CPU accelerator");
+    c->reduce_tiles = amp__alg_knob("AMP_ALG_REDUCE_TILES", 8, 1, 64, 1, false, "on the CPU accelerator");
     /* CPU: a reduction of a few thousand elements is a few microseconds'
      * work for one thread, less than waking the pool and a second launch
      * to fold the tiles' results cost; under 2 x this many elements it is
@@ -106,8 +119,8 @@ static void amp__alg_tune_init(void)
      * 8,000 tiles' partial results twice an iteration: docs/algorithms.md,
      * "Why the defaults"). The GPU has no floor: a launch there does not
      * wake threads. */
-    g->reduce_grain = amp__alg_knob("AMP_ALG_REDUCE_GRAIN", 1, 1, 1 << 30, 1, false);
-    c->reduce_grain = amp__alg_knob("AMP_ALG_REDUCE_GRAIN", 4096, 1, 1 << 30, 1, false);
+    g->reduce_grain = amp__alg_knob("AMP_ALG_REDUCE_GRAIN", 1, 1, 1 << 30, 1, false, "on a GPU");
+    c->reduce_grain = amp__alg_knob("AMP_ALG_REDUCE_GRAIN", 4096, 1, 1 << 30, 1, false, "on the CPU accelerator");
 }
 
 static const amp__alg_tuning *amp__alg_tuning_of(const amp_accelerator *acc)

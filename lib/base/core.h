@@ -81,6 +81,12 @@ unsigned amp__env_count(const char *name, unsigned dflt, unsigned max);
  * dflt; malformed -> dflt, said. */
 unsigned long long amp__env_size(const char *name, unsigned long long dflt, unsigned long long lo,
                                  unsigned long long hi);
+/* A value the caller read but cannot use where it is (a rule of its own, a
+ * range per kind of accelerator): "hipamp: NAME="VALUE" is not ACCEPTED
+ * WHERE; using the default there, DFLT", once for each variable, value and
+ * where (a value one accelerator takes and another refuses is said for the
+ * one only). */
+void amp__env_refused(const char *name, const char *where, const char *accepted, const char *dflt);
 
 /* ------------------------------------------------------ the process's CPUs (lib/base/cpus.c) */
 

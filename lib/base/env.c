@@ -77,6 +77,17 @@ static void amp__env_bad(const char *name, const char *value, const char *accept
         fprintf(stderr, "hipamp: %s=\"%s\" is not %s; it is ignored, as if %s were unset\n", name, shown, accepted, name);
 }
 
+void amp__env_refused(const char *name, const char *where, const char *accepted, const char *dflt)
+{
+    const char *v = amp__env(name);
+    char key[160];
+    if (!v) return;
+    snprintf(key, sizeof key, "%s %s", name, where);
+    if (!amp__env_first_time(key, v)) return;
+    fprintf(stderr, "hipamp: %s=\"%.64s%s\" is not %s %s; using the default there, %s\n", name, v,
+            strlen(v) > 64 ? "..." : "", accepted, where, dflt);
+}
+
 /* A number as the sizes are written: 16K, 64M, 1G where it is a whole
  * number of those, else its digits. */
 static const char *amp__env_size_text(char *out, size_t n, unsigned long long v)
