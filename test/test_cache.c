@@ -654,6 +654,63 @@ Test(cache, foreign_symlink_is_refused, .fini = cleanup)
     cr_assert_eq(scan_dir(good).entries, 0, "an entry was stored through the foreign link");
 }
 
+/* The attacker who wins the race on the cache directory's last component:
+ * this lstat (the test's own, which the library's calls reach first) swaps
+ * the directory at g_swap_at for a symbolic link to g_swap_to right after
+ * the real lstat of that path, once. As root the link is uid 65534's: one
+ * the library refuses had it been there when it looked. */
+static char g_swap_at[PATH_MAX], g_swap_to[PATH_MAX];
+static bool g_swapped;
+
+static void swap_now(const char *path)
+{
+    if (!g_swap_at[0] || strcmp(path, g_swap_at)) return;
+    char aside[PATH_MAX + 8];
+    snprintf(aside, sizeof aside, "%s.aside", g_swap_at);
+    g_swap_at[0] = '\0';
+    g_swapped = rename(path, aside) == 0 && symlink(g_swap_to, path) == 0 &&
+                (geteuid() != 0 || lchown(path, 65534, 65534) == 0);
+}
+
+int lstat(const char *restrict path, struct stat *restrict st)
+{
+    static int (*real)(const char *restrict, struct stat *restrict);
+    if (!real) real = (int (*)(const char *restrict, struct stat *restrict))dlsym(RTLD_NEXT, "lstat");
+    int r = real(path, st);
+    swap_now(path);
+    return r;
+}
+
+/* The window between looking at the cache directory's last component and
+ * opening it: a link put there meanwhile (by whoever may write the parent)
+ * led the process into any directory of its user's that passes the
+ * descriptor's checks, here a private one standing for ~/.ssh, where it
+ * made its key and swept the user's old ".tmp-" file. The name is looked
+ * up once now, so nothing done to it after leads elsewhere. */
+Test(cache, dir_swapped_after_its_check_is_not_followed, .fini = cleanup)
+{
+    amp_accelerator_info none;
+    memset(&none, 0, sizeof none);
+    setup_tree(none);
+    char priv[PATH_MAX + 8], precious[PATH_MAX + 32], key[PATH_MAX + 16];
+    snprintf(priv, sizeof priv, "%s/private", g_root);
+    snprintf(precious, sizeof precious, "%s/.tmp-precious", priv);
+    snprintf(key, sizeof key, "%s/.key", priv);
+    cr_assert_eq(mkdir(priv, 0700), 0);
+    write_file(precious, "mine\n", 5);
+    struct timespec old[2] = {{time(NULL) - 7200, 0}, {time(NULL) - 7200, 0}};
+    cr_assert_eq(utimensat(AT_FDCWD, precious, old, 0), 0);
+    cr_assert_eq(mkdir(g_cache, 0700), 0);
+    snprintf(g_swap_at, sizeof g_swap_at, "%s", g_cache);
+    snprintf(g_swap_to, sizeof g_swap_to, "%s", priv);
+    amp_cache_info ci = cache_info();
+    g_swap_at[0] = '\0';
+    cr_assert(!exists(key), "the cache followed a link put at %s after it was looked at (swapped: %d; %s)", g_cache,
+              g_swapped, ci.dir);
+    cr_assert(exists(precious), "a file of the user's in the directory the link led to was swept");
+    cr_assert(ci.disk_enabled || g_swapped, "the untouched cache directory was refused: %s", ci.reason);
+}
+
 /* A module built with -fsanitize=address by a process that had ASan's
  * runtime (allowed there) is stored; a process without the runtime asking
  * for the same build must not load it (ASan's runtime, loaded by dlopen

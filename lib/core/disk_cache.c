@@ -339,6 +339,56 @@ static void amp__dc_path_init(void)
     }
 }
 
+/* The cache directory's descriptor, or -1 after amp__dc_off. Its last
+ * component may be a symbolic link only if the link is ours (or root's),
+ * and in the /tmp fallback not at all. Invariant: the name is looked up
+ * once (O_PATH | O_NOFOLLOW) and the link followed is the inode then held
+ * (a link's text cannot change), so whoever may write the parent cannot
+ * swap a link of theirs in after the owner was checked (with lstat then
+ * open, one could: to any directory of ours that passes the descriptor's
+ * checks, such as ~/.ssh, where the key would be made and our old ".tmp-"
+ * files swept). What the link leads to is checked on the descriptor by
+ * the caller, whatever the path says later. */
+static int amp__dc_open_dir(bool tmp_fallback)
+{
+    char parent[PATH_MAX], target[PATH_MAX];
+    int pfd = -1, lfd = -1, fd = -1;
+    struct stat ls;
+    snprintf(parent, sizeof parent, "%s", amp__dc_path);
+    size_t len = strlen(parent);
+    while (len > 1 && parent[len - 1] == '/') parent[--len] = '\0';
+    char *slash = strrchr(parent, '/'); /* the path is absolute */
+    const char *leaf = slash[1] ? slash + 1 : ".";
+    if (slash == parent) pfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    else {
+        *slash = '\0';
+        pfd = open(parent, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    }
+    if (pfd < 0 || (lfd = openat(pfd, leaf, O_PATH | O_NOFOLLOW | O_CLOEXEC)) < 0 || fstat(lfd, &ls) != 0) {
+        amp__dc_off("cannot create cache directory %s: %s", amp__dc_path, strerror(errno));
+        goto out;
+    }
+    if (!S_ISLNK(ls.st_mode)) {
+        fd = openat(lfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    } else if (tmp_fallback || (ls.st_uid != geteuid() && ls.st_uid != 0)) {
+        amp__dc_off("cache directory %s is a symbolic link owned by uid %d", amp__dc_path, (int)ls.st_uid);
+        goto out;
+    } else {
+        ssize_t tl = readlinkat(lfd, "", target, sizeof target - 1);
+        if (tl <= 0) {
+            amp__dc_off("cannot read the symbolic link %s: %s", amp__dc_path, tl < 0 ? strerror(errno) : "empty");
+            goto out;
+        }
+        target[tl] = '\0';
+        fd = openat(pfd, target, O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* relative: from the link's directory */
+    }
+    if (fd < 0) amp__dc_off("cannot open cache directory %s: %s", amp__dc_path, strerror(errno));
+out:
+    if (lfd >= 0) close(lfd);
+    if (pfd >= 0) close(pfd);
+    return fd;
+}
+
 static void amp__dc_init(void)
 {
     char why[384];
@@ -368,23 +418,8 @@ static void amp__dc_init(void)
      * the set-gid bit and applies the umask). */
     bool made = mkdir(amp__dc_path, amp__dc_shared ? 02770 : 0700) == 0;
 
-    /* The last component may be a symlink only if it is ours (or root's);
-     * in the /tmp fallback not at all. What we then hold is checked on the
-     * descriptor, whatever the path says later. */
-    struct stat ls;
-    if (lstat(amp__dc_path, &ls) != 0) {
-        amp__dc_off("cannot create cache directory %s: %s", amp__dc_path, strerror(errno));
-        return;
-    }
-    if (S_ISLNK(ls.st_mode) && (tmp_fallback || (ls.st_uid != geteuid() && ls.st_uid != 0))) {
-        amp__dc_off("cache directory %s is a symbolic link owned by uid %d", amp__dc_path, (int)ls.st_uid);
-        return;
-    }
-    amp__dc_fd = open(amp__dc_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | (tmp_fallback ? O_NOFOLLOW : 0));
-    if (amp__dc_fd < 0) {
-        amp__dc_off("cannot open cache directory %s: %s", amp__dc_path, strerror(errno));
-        return;
-    }
+    amp__dc_fd = amp__dc_open_dir(tmp_fallback);
+    if (amp__dc_fd < 0) return;
     struct stat sb;
     if (fstat(amp__dc_fd, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
         amp__dc_off("cache directory %s is not a directory", amp__dc_path);
