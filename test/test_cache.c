@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -709,6 +710,42 @@ Test(cache, dir_swapped_after_its_check_is_not_followed, .fini = cleanup)
               g_swapped, ci.dir);
     cr_assert(exists(precious), "a file of the user's in the directory the link led to was swept");
     cr_assert(ci.disk_enabled || g_swapped, "the untouched cache directory was refused: %s", ci.reason);
+}
+
+/* Build directories are swept when their pid is gone, but a pid gone here
+ * may be alive in another PID namespace sharing TMPDIR (a container): a
+ * directory whose maker holds its lock (as every live process's are held)
+ * stays, and one nobody holds goes. The sweep runs in the helper's first
+ * compile. */
+Test(cache, sweep_leaves_a_directory_its_maker_holds, .fini = cleanup, .timeout = 120)
+{
+    amp_accelerator *acc = setup_tree_cpu();
+    amp_accelerator_info in = info_of(acc);
+    char tmp[PATH_MAX + 8], held[PATH_MAX + 64], left[PATH_MAX + 64], file[PATH_MAX + 96], tmpenv[PATH_MAX + 16];
+    snprintf(tmp, sizeof tmp, "%s/tmp", g_root);
+    cr_assert_eq(mkdir(tmp, 0700), 0);
+    pid_t gone = 0;
+    for (pid_t p = 4000000; p > 300000 && !gone; --p)
+        if (kill(p, 0) != 0 && errno == ESRCH) gone = p;
+    cr_assert_gt(gone, 0, "found no unused pid");
+    snprintf(held, sizeof held, "%s/hipamp-cpu-%ld-held00", tmp, (long)gone);
+    snprintf(left, sizeof left, "%s/hipamp-pch-%ld-left00", tmp, (long)gone);
+    cr_assert_eq(mkdir(held, 0700), 0);
+    cr_assert_eq(mkdir(left, 0700), 0);
+    snprintf(file, sizeof file, "%s/kernel.cpp", held);
+    write_file(file, "// being compiled\n", 18);
+    snprintf(file, sizeof file, "%s/amp_lib.hpp", left);
+    write_file(file, "// left by a dead process\n", 26);
+    int fd = open(held, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(flock(fd, LOCK_EX | LOCK_NB), 0, "flock: %s", strerror(errno));
+    snprintf(tmpenv, sizeof tmpenv, "TMPDIR=%s", tmp);
+    RUN_HELPER_OK(in.device_path, .extra_env = tmpenv);
+    close(fd);
+    cr_assert(!exists(left), "the sweep did not run (a dead process's directory is still there)");
+    snprintf(file, sizeof file, "%s/kernel.cpp", held);
+    cr_assert(exists(file), "the sweep removed a directory its (live) maker holds, as a build of another PID "
+              "namespace's process would see");
 }
 
 /* A module built with -fsanitize=address by a process that had ASan's

@@ -151,12 +151,13 @@ static amp_status amp__cpu_build_dir(amp__cpu_build *b)
         b->dir[0] = 0;
         return st;
     }
-    /* Held from here: the outputs are read through it (amp__cpu_read_file). */
+    /* Held from here: the outputs are read through it (amp__cpu_read_file),
+     * and its flock tells other processes' sweeps that it is in use. */
     struct stat dsb;
     if ((b->dirfd = open(b->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
-        fstat(b->dirfd, &dsb) != 0 || dsb.st_uid != geteuid() || (dsb.st_mode & 077)) {
-        st = amp__fail(AMP_ERROR_COMPILE, "CPU accelerator: the temporary directory %s was replaced before it could "
-                       "be opened", b->dir);
+        fstat(b->dirfd, &dsb) != 0 || dsb.st_uid != geteuid() || (dsb.st_mode & 077) || !amp__cpu_dir_claim(b->dirfd)) {
+        st = amp__fail(AMP_ERROR_COMPILE, "CPU accelerator: the temporary directory %s was replaced or removed "
+                       "before it could be opened and locked", b->dir);
         b->dir[0] = 0; /* not ours to remove */
         return st;
     }

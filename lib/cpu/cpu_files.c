@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -176,9 +177,28 @@ amp_status amp__cpu_tmp_dir(amp_status code, char root[PATH_MAX])
                      root, dir, why, (unsigned)(sb.st_mode & 07777), risk);
 }
 
+bool amp__cpu_dir_claim(int fd)
+{
+    struct stat sb;
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) return false;
+    /* A sweep that locked it between mkdtemp and the flock removed it. */
+    if (fstat(fd, &sb) != 0) return false;
+    if (sb.st_nlink == 0) {
+        errno = ENOENT;
+        return false;
+    }
+    return true;
+}
+
 /* Directories (and module files) of processes that died mid-compile, and
  * their precompiled headers' directories: named hipamp-cpu-<pid>-... or
- * hipamp-pch-<pid>-..., owned by this user, their pid gone. */
+ * hipamp-pch-<pid>-..., owned by this user, their pid gone. The pid alone
+ * does not say so: a process of another PID namespace sharing TMPDIR (a
+ * container) may have that pid there and be alive, and removing its
+ * directories under it fails its builds (its compiler is handed paths in
+ * them). So a directory is removed only while this process holds its
+ * flock, which its maker holds for as long as it uses it
+ * (amp__cpu_dir_claim). */
 static void amp__cpu_sweep(void)
 {
     const char *root = amp__cpu_tmp_root();
@@ -198,9 +218,20 @@ static void amp__cpu_sweep(void)
         if (fstatat(dirfd(d), e->d_name, &sb, AT_SYMLINK_NOFOLLOW) != 0 || sb.st_uid != geteuid()) continue;
         if (S_ISDIR(sb.st_mode)) {
             int fd = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-            if (fd >= 0) amp__cpu_empty_dir(fd, 4);
+            if (fd < 0) continue;
+            /* Held until the directory is gone: its maker is alive where
+             * it cannot be locked. */
+            if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+                close(fd);
+                continue;
+            }
+            int keep = dup(fd); /* amp__cpu_empty_dir closes fd */
+            amp__cpu_empty_dir(fd, 4);
             unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
+            if (keep >= 0) close(keep);
         } else if (S_ISREG(sb.st_mode)) {
+            /* A module file: loaded through its descriptor, never by this
+             * name, so unlinking a live one takes nothing from its loader. */
             unlinkat(dirfd(d), e->d_name, 0);
         }
     }

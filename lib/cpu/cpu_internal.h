@@ -183,6 +183,12 @@ amp_status amp__cpu_write_file(int dirfd, const char *name, const char *path, bo
 amp_status amp__cpu_read_file(int dirfd, const char *name, const char *path, void **data, size_t *size);
 void amp__cpu_remove_dir(const char *path);
 void amp__cpu_sweep_once(void);
+/* (cpu_files.c) Marks the directory fd (just made by mkdtemp and opened)
+ * as this process's while fd, or a duplicate of it, stays open: an
+ * exclusive flock, which the sweep of another process tries first. false,
+ * errno set, when another process holds it (sweeping it) or it was removed
+ * before the lock was taken: the directory is not to be used. */
+bool amp__cpu_dir_claim(int fd);
 
 /* Temporary directories: <TMPDIR>/hipamp-cpu-<pid>-XXXXXX, so that those of
  * dead processes can be recognised and swept (cpu_compile.c). */

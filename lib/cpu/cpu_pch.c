@@ -213,7 +213,7 @@ static int amp__pch_private_dir(void)
         return -1;
     struct stat sb;
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0 || fstat(fd, &sb) != 0 || sb.st_uid != geteuid() || (sb.st_mode & 077)) {
+    if (fd < 0 || fstat(fd, &sb) != 0 || sb.st_uid != geteuid() || (sb.st_mode & 077) || !amp__cpu_dir_claim(fd)) {
         if (fd >= 0) close(fd);
         rmdir(dir);
         return -1;
