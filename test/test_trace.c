@@ -1448,6 +1448,174 @@ Test(trace, file_of_our_own_is_reused_unless_linked)
     tdir_remove(&d);
 }
 
+/* ------------------------------- two processes given one AMP_TRACE
+ * MPI ranks, or two runs at once, given one AMP_TRACE without %p: a
+ * process never cuts another's trace, whether that one is writing it still
+ * (it holds it locked) or wrote it after this one started (it finished
+ * first); it writes NAME.<pid>.json instead and says so, naming both. One
+ * helper is held in a build (AMP_CXX: a script that waits for d/release,
+ * then fails the compile) while the other runs. */
+
+/* The script, AMP_CXX for the held helper: d/in-build once it is held. */
+static void held_compiler(const tdir *d, char *cxx, size_t n)
+{
+    char wrapper[128], script[1024];
+    const char *real = getenv("AMP_CXX") && *getenv("AMP_CXX") ? getenv("AMP_CXX")
+                       : getenv("CXX") && *getenv("CXX")       ? getenv("CXX")
+                                                               : "c++";
+    snprintf(wrapper, sizeof wrapper, "%s/held.sh", d->path);
+    snprintf(script, sizeof script,
+             "#!/bin/sh\ncase \" $* \" in *\" -shared \"*) touch '%s/in-build'; i=0; while [ ! -e '%s/release' ] && "
+             "[ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done; exit 1 ;; esac\nexec %s \"$@\"\n",
+             d->path, d->path, real);
+    write_text(wrapper, script);
+    cr_assert_eq(chmod(wrapper, 0755), 0);
+    snprintf(cxx, n, "AMP_CXX=%s", wrapper);
+}
+
+/* trace_helper started (not waited for) with add[] and args, its stdout
+ * and stderr in d/<tag>.out and .err, its cache d/cache-<tag>; returns
+ * once the held compiler runs in it. */
+static pid_t start_held_helper(const tdir *d, const char *tag, const char *const *add, const char *const *args)
+{
+    size_t n = 0, m = 0;
+    while (environ[n]) ++n;
+    char **env = calloc(n + 16, sizeof *env);
+    cr_assert_not_null(env);
+    char cache[128], out[128], err[128], held[128];
+    snprintf(cache, sizeof cache, "AMP_CACHE_DIR=%s/cache-%s", d->path, tag);
+    for (size_t i = 0; i < n; ++i)
+        if (!env_dropped(environ[i]) && !env_overridden(environ[i], add)) env[m++] = environ[i];
+    for (size_t i = 0; add && add[i] && m < n + 12; ++i) env[m++] = (char *)add[i];
+    env[m++] = cache;
+    env[m++] = "AMP_CPU_THREADS=1";
+    env[m++] = "AMP_CPU_PCH=0";
+    env[m] = NULL;
+    char *argv[8] = {HIPAMP_TRACE_HELPER, "cpu"};
+    for (size_t i = 0; args && args[i] && i < 5; ++i) argv[2 + i] = (char *)args[i];
+    snprintf(out, sizeof out, "%s/%s.out", d->path, tag);
+    snprintf(err, sizeof err, "%s/%s.err", d->path, tag);
+    snprintf(held, sizeof held, "%s/in-build", d->path);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_addopen(&fa, 2, err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    pid_t pid;
+    int e = posix_spawn(&pid, argv[0], &fa, NULL, argv, env);
+    posix_spawn_file_actions_destroy(&fa);
+    free(env);
+    cr_assert_eq(e, 0, "posix_spawn(%s): %s", argv[0], strerror(e));
+    for (int i = 0; access(held, F_OK) != 0; ++i) {
+        int ws;
+        if (i > 2400 || waitpid(pid, &ws, WNOHANG) == pid) {
+            char *t = read_file(err);
+            if (i > 2400) kill(pid, SIGKILL);
+            cr_assert_fail("the %s helper never reached its build:\n%s", tag, t ? t : "");
+        }
+        usleep(50000);
+    }
+    return pid;
+}
+
+/* Lets the held helper go and waits for it (its build fails: exit 3). */
+static void release_held_helper(const tdir *d, pid_t pid)
+{
+    char release[128];
+    snprintf(release, sizeof release, "%s/release", d->path);
+    write_text(release, "");
+    int ws = 0;
+    cr_assert_eq(waitpid(pid, &ws, 0), pid);
+    cr_assert(WIFEXITED(ws), "the held helper died (status %#x)", ws);
+}
+
+/* The file whose trace is the helper of pid's: "hipamp host (pid N)". */
+static bool trace_of(const char *path, long pid)
+{
+    char want[64];
+    snprintf(want, sizeof want, "\"hipamp host (pid %ld)\"", pid);
+    trace t = load_trace(path); /* a complete document */
+    bool is = strstr(t.text, want) != NULL;
+    trace_free(&t);
+    return is;
+}
+
+/* What the second process said: the file it wrote instead (in out), named
+ * after the asked-for one. */
+static void said_instead(const char *err, const char *asked, char *out, size_t n)
+{
+    char prefix[200];
+    snprintf(prefix, sizeof prefix, "hipamp: AMP_TRACE=%s is another process's trace", asked);
+    const char *at = strstr(err, prefix), *to = at ? strstr(at, "writes its trace to ") : NULL;
+    cr_assert(at && to, "the second process did not say where its trace went instead of %s:\n%s", asked, err);
+    to += strlen("writes its trace to ");
+    size_t len = strcspn(to, " \n");
+    cr_assert_lt(len, n);
+    memcpy(out, to, len);
+    out[len] = '\0';
+}
+
+/* The first is still writing (held in a build after its first flush). */
+Test(trace, file_another_process_is_writing_is_not_cut, .timeout = 180)
+{
+    NEEDS_HOOKS();
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    tdir d;
+    tdir_make(&d);
+    char name[128], var[160], cxx[200], kernel[128], other[256];
+    snprintf(name, sizeof name, "%s/t.json", d.path);
+    snprintf(var, sizeof var, "AMP_TRACE=%s", name);
+    snprintf(kernel, sizeof kernel, "%s/late.hip", d.path);
+    write_text(kernel, "AMP_KERNEL(trace_late, amp::index<1> i, amp::array_view<float, 1> v) { v[i] = 1.0f; }\n");
+    held_compiler(&d, cxx, sizeof cxx);
+    const char *held_env[] = {var, cxx, NULL};
+    const char *held_args[] = {"--flush-only", "--then-build", kernel, NULL};
+    pid_t first = start_held_helper(&d, "first", held_env, held_args);
+    const char *env[] = {var, NULL};
+    run r = run_helper_args(&d, acc, env, flush_only, 120);
+    cr_assert_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+    cr_expect_str_eq(parse_helper(&r).flush, "AMP_OK", "%s", r.err);
+    release_held_helper(&d, first);
+    cr_assert(trace_of(name, first), "%s is not the first process's complete trace", name);
+    said_instead(r.err, name, other, sizeof other);
+    cr_assert(strncmp(other, d.path, strlen(d.path)) == 0 && strstr(other, "/t.") && strstr(other, ".json"),
+              "the second process's own name %s is not t.<pid>.json beside %s", other, name);
+    trace t = load_trace(other);
+    trace_free(&t);
+    cr_expect(!trace_of(other, first), "%s holds the first process's trace", other);
+    run_free(&r);
+    tdir_remove(&d);
+}
+
+/* The first finished, and wrote the file, while the second ran (held in a
+ * build): the second, flushing at exit, leaves it alone. */
+Test(trace, file_written_while_this_process_ran_is_not_cut, .timeout = 180)
+{
+    NEEDS_HOOKS();
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    tdir d;
+    tdir_make(&d);
+    char name[128], var[160], cxx[200], other[256], err[128];
+    snprintf(name, sizeof name, "%s/t.json", d.path);
+    snprintf(var, sizeof var, "AMP_TRACE=%s", name);
+    held_compiler(&d, cxx, sizeof cxx);
+    const char *held_env[] = {var, cxx, NULL};
+    pid_t second = start_held_helper(&d, "second", held_env, NULL);
+    const char *env[] = {var, NULL};
+    run r = run_helper_args(&d, acc, env, flush_only, 120);
+    cr_assert_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+    cr_expect_str_eq(parse_helper(&r).flush, "AMP_OK", "%s", r.err);
+    run_free(&r);
+    release_held_helper(&d, second);
+    cr_assert(!trace_of(name, second), "the second process cut the trace the first wrote while it ran");
+    snprintf(err, sizeof err, "%s/second.err", d.path);
+    char *said = read_file(err);
+    cr_assert_not_null(said);
+    said_instead(said, name, other, sizeof other);
+    cr_assert(trace_of(other, second), "%s is not the second process's trace", other);
+    free(said);
+    tdir_remove(&d);
+}
+
 /* A compiler the library runs after the trace file was opened does not
  * inherit its descriptor: AMP_CXX is a script that lists its open files when
  * asked to compile, then runs the real compiler. */

@@ -234,7 +234,11 @@ static void amp__trace_at_exit(void)
 
 /* A forked child traces nothing: its parent's buffer and file are not its
  * own (and a lock may have been held at the fork). */
-static void amp__trace_child(void) { atomic_store(&amp__trace_flags, 0); }
+static void amp__trace_child(void)
+{
+    atomic_store(&amp__trace_flags, 0);
+    amp__tfile_child();
+}
 
 __attribute__((constructor)) static void amp__trace_init(void)
 {

@@ -22,6 +22,18 @@
  * and said. A refusal is AMP_ERROR_INVALID_ARGUMENT from amp_trace_flush
  * (and on stderr at exit) naming the file and why; nothing is written.
  *
+ * Another process's trace is never cut: the file is held with an exclusive
+ * flock from its open to the exit, and an existing one is truncated only
+ * once this process holds that lock and it was last written no later
+ * than this process started (so by an earlier run, not by a process
+ * running alongside: MPI ranks given one AMP_TRACE finish at different
+ * moments, and each flushes only at its exit).
+ * Otherwise, or where the file system has no flock, this process writes
+ * to the name with ".<pid>" before the last extension (trace.json:
+ * trace.<pid>.json) in the same directory, by the same rules, and says so
+ * on stderr naming both; when that one is another process's too, it is a
+ * refusal.
+ *
  * A flush that cannot write its events (a full disk, RLIMIT_FSIZE) puts
  * back the closing text the previous flush wrote, where it was, so the file
  * stays the last complete trace; the flush fails as a refusal does.
@@ -35,7 +47,9 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Links followed on the way to the file at most (the kernel's limit). */
@@ -49,13 +63,17 @@ static struct {
     char closing[2048];   /* the closing text the last flush wrote at tail */
     size_t closing_n;     /* its length; 0: none written, or too long to keep */
     bool failed;
-    char error[1152];
+    char error[1600];
     uint64_t written;
+    struct timespec start; /* when the library was loaded (the file system's coarse clock) */
 } W = {.fd = -1};
 
 bool amp__tfile_configure(const char *value, char *why, size_t n)
 {
     size_t len = strlen(value);
+    /* The clock the kernel stamps files with: a file written after this
+     * has an mtime at or after it (on NFS, the server's clock). */
+    if (clock_gettime(CLOCK_REALTIME_COARSE, &W.start) != 0) (void)clock_gettime(CLOCK_REALTIME, &W.start);
     if (len >= sizeof W.value) {
         snprintf(why, n,
                  "AMP_TRACE is %zu characters long; a trace path must be shorter than %d characters: no trace file is "
@@ -98,13 +116,13 @@ uint64_t amp__tfile_written(void) { return W.written; }
 static amp_status amp__tfile_refuse(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static amp_status amp__tfile_refuse(const char *fmt, ...)
 {
-    char why[600];
+    char why[1200];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(why, sizeof why, fmt, ap);
     va_end(ap);
     const char *name = W.path[0] ? W.path : W.value;
-    snprintf(W.error, sizeof W.error, "AMP_TRACE=%.400s%s: cannot write the trace: %s", name,
+    snprintf(W.error, sizeof W.error, "AMP_TRACE=%.400s%s: cannot write the trace: %.1150s", name,
              strlen(name) > 400 ? "..." : "", why);
     W.failed = true;
     return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s", W.error);
@@ -284,31 +302,38 @@ static int amp__walk_to_dir(const char *path, const char **leaf)
     return w.dir;
 }
 
-/* Open W.path by the rules above; -1 after amp__tfile_refuse. */
-static int amp__tfile_open(void)
+/* Whether a is after b. Strictly: a run started in the tick (the coarse
+ * clock's, a few ms) in which the previous one wrote its trace still
+ * reuses it; a process running alongside that wrote in that very tick is
+ * the one case taken for an earlier run. */
+static bool amp__ts_after(const struct timespec *a, const struct timespec *b)
+{
+    return a->tv_sec != b->tv_sec ? a->tv_sec > b->tv_sec : a->tv_nsec > b->tv_nsec;
+}
+
+/* leaf in dir by the rules above, locked (flock, exclusive) and emptied:
+ * its descriptor; -1 after amp__tfile_refuse; -2 when it is, or may be,
+ * another process's trace (busy says why) and was left as it was. */
+static int amp__tfile_open_leaf(int dir, const char *leaf, char *busy, size_t bn)
 {
     const int flags = O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY;
     char why[300];
-    const char *leaf = NULL;
-    int dir = amp__walk_to_dir(W.path, &leaf);
-    if (dir < 0) return -1;
-    if (!*leaf) {
-        close(dir);
-        return amp__tfile_refuse("%s", strerror(EISDIR)), -1;
-    }
     int fd = openat(dir, leaf, flags | O_CREAT | O_EXCL, 0666);
-    if (fd >= 0 || errno != EEXIST) {
-        int e = errno;
-        close(dir);
-        return fd >= 0 ? fd : (amp__tfile_refuse("%s", strerror(e)), -1);
+    if (fd >= 0) {
+        /* Made by us, so empty; one that opened it meanwhile and locked it
+         * first writes it (a file system without flock: nobody locks). */
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0 || errno != EWOULDBLOCK) return fd;
+        close(fd);
+        snprintf(busy, bn, "another process took it as it was made");
+        return -2;
     }
+    if (errno != EEXIST) return amp__tfile_refuse("%s", strerror(errno)), -1;
     /* It exists: look before opening (a FIFO or device is never opened). */
     struct stat before, st;
     const char *bad = NULL;
     if (fstatat(dir, leaf, &before, AT_SYMLINK_NOFOLLOW) != 0) bad = strerror(errno);
     else if (!(bad = amp__not_ours(&before, why, sizeof why)) && (fd = openat(dir, leaf, flags | O_NONBLOCK)) < 0)
         bad = strerror(errno);
-    close(dir);
     if (bad) return amp__tfile_refuse("%s", bad), -1;
     /* What was opened is what was looked at (not swapped since). */
     if (fstat(fd, &st) != 0) bad = strerror(errno);
@@ -318,12 +343,88 @@ static int amp__tfile_open(void)
         close(fd);
         return amp__tfile_refuse("%s", bad), -1;
     }
+    /* Ours to cut only while we hold it and it is an earlier run's. */
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        int e = errno;
+        close(fd);
+        if (e == EWOULDBLOCK) snprintf(busy, bn, "another process is writing it");
+        else snprintf(busy, bn, "it cannot be locked (flock: %s), so whether another process is writing it cannot be "
+                      "told", strerror(e));
+        return -2;
+    }
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        close(fd);
+        return amp__tfile_refuse("%s", strerror(e)), -1;
+    }
+    if (amp__ts_after(&st.st_mtim, &W.start)) {
+        close(fd);
+        snprintf(busy, bn, "it was written since this process started, by another process running alongside it");
+        return -2;
+    }
     if (ftruncate(fd, 0) != 0) {
         int e = errno;
         close(fd);
         return amp__tfile_refuse("%s", strerror(e)), -1;
     }
     return fd;
+}
+
+/* The name this process writes instead of leaf (another process's): leaf
+ * with ".<pid>" before its last extension, into out (NAME_MAX + 1 bytes).
+ * false: too long. */
+static bool amp__tfile_own_name(const char *leaf, char *out, size_t n)
+{
+    const char *dot = strrchr(leaf, '.');
+    if (!dot || dot == leaf) dot = leaf + strlen(leaf);
+    int w = snprintf(out, n, "%.*s.%ld%s", (int)(dot - leaf), leaf, (long)getpid(), dot);
+    return w > 0 && (size_t)w < n && (size_t)w <= NAME_MAX;
+}
+
+/* Open W.path by the rules above, or this process's own name beside it
+ * (W.path then names that one); -1 after amp__tfile_refuse. */
+static int amp__tfile_open(void)
+{
+    char busy[300], busy2[300], asked[PATH_MAX], own[NAME_MAX + 2];
+    const char *leaf = NULL;
+    int fd = -1, dir = amp__walk_to_dir(W.path, &leaf);
+    if (dir < 0) return -1;
+    if (!*leaf) {
+        close(dir);
+        return amp__tfile_refuse("%s", strerror(EISDIR)), -1;
+    }
+    if ((fd = amp__tfile_open_leaf(dir, leaf, busy, sizeof busy)) != -2) goto out;
+    snprintf(asked, sizeof asked, "%s", W.path);
+    size_t at = (size_t)(leaf - W.path);
+    if (!amp__tfile_own_name(leaf, own, sizeof own) || at + strlen(own) >= sizeof W.path) {
+        amp__tfile_refuse("%s, and with this process's id added the name is too long: nothing of the other "
+                          "process's is touched", busy);
+        fd = -1;
+        goto out;
+    }
+    memcpy(W.path + at, own, strlen(own) + 1);
+    fd = amp__tfile_open_leaf(dir, own, busy2, sizeof busy2);
+    if (fd >= 0) {
+        fprintf(stderr, "hipamp: AMP_TRACE=%s is another process's trace (%s): this process (pid %ld) writes its trace "
+                "to %s instead\n", asked, busy, (long)getpid(), W.path);
+    } else if (fd == -2) {
+        snprintf(W.path, sizeof W.path, "%s", asked);
+        amp__tfile_refuse("%s, and so is %s, this process's name for it (%s): nothing of theirs is touched", busy, own,
+                          busy2);
+        fd = -1;
+    }
+out:
+    close(dir);
+    return fd < 0 ? -1 : fd;
+}
+
+void amp__tfile_child(void)
+{
+    /* The parent's descriptor, and with it the lock, stays the parent's:
+     * a child that lives on (it traces nothing) does not make the file
+     * look in use after the parent is gone. */
+    if (W.fd >= 0) close(W.fd);
+    W.fd = -1;
 }
 
 /* ------------------------------------------------------------- writing */

@@ -97,8 +97,9 @@ void amp__json_tail(amp__sb *b, uint64_t written, uint64_t dropped);
  * no name), why says so and nothing is written. */
 bool amp__tfile_configure(const char *value, char *why, size_t n);
 /* Put the events of one flush into the file (opened safely on first use
- * with head written first), then tail, so that the file is a complete
- * document after every flush. AMP_ERROR_INVALID_ARGUMENT with the path and
+ * with head written first; another process's trace is never cut: this
+ * process then writes NAME.<pid>.EXT beside it and says so on stderr),
+ * then tail, so that the file is a complete document after every flush. AMP_ERROR_INVALID_ARGUMENT with the path and
  * why when it cannot be opened or written (remembered: later flushes say
  * the same); a failed write leaves the file as the previous flush did.
  * nevents counts into what the file holds. */
@@ -109,6 +110,9 @@ uint64_t amp__tfile_written(void);
 void amp__tfile_note(char *out, size_t n);
 /* At exit: close; nothing is written after. */
 void amp__tfile_close(void);
+/* In a forked child: its copy of the parent's descriptor is closed (the
+ * lock stays the parent's). */
+void amp__tfile_child(void);
 
 /* ----------------------------------------------- lib/trace/trace_summary.c */
 
