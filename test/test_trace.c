@@ -1291,6 +1291,26 @@ Test(trace, dir_link_in_another_users_directory_is_not_followed)
     tdir_remove(&d);
 }
 
+/* A directory of ours its group may write (umask 002 with a group per
+ * user): the link is refused (no one can tell that the group has no other
+ * member), and the message says so and how to trace there. */
+Test(trace, dir_link_in_our_group_writable_directory_says_why_and_how)
+{
+    NEEDS_HOOKS();
+    tdir d;
+    tdir_make(&d);
+    char victim[128], grp[128], link[160], name[192], how[320];
+    make_dir(&d, "victim", 0755, victim, sizeof victim);
+    make_dir(&d, "grp", 02775, grp, sizeof grp);
+    snprintf(link, sizeof link, "%s/link", grp);
+    snprintf(name, sizeof name, "%s/trace.json", link);
+    make_link(victim, link);
+    snprintf(how, sizeof how, "hipamp cannot tell that no other user is in that group. To trace there, make %s "
+             "writable by you alone (chmod g-w), or give AMP_TRACE the path the link leads to", grp);
+    expect_dir_link_refused(&d, name, link, how);
+    tdir_remove(&d);
+}
+
 /* In a sticky directory others may write (/tmp's mode), a link of ours is
  * followed. */
 Test(trace, dir_link_of_ours_in_a_sticky_directory_is_followed)

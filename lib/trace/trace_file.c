@@ -228,10 +228,27 @@ static bool amp__walk_link(amp__walk *w, int fd, const char *name, uid_t uid)
     ssize_t tl = readlinkat(fd, "", to, sizeof to - 1);
     if (tl < 0) return amp__tfile_refuse("%.200s: readlink: %s", w->shown, strerror(errno)), false;
     to[tl] = '\0';
-    if (amp__link_planted(&ds, uid, why, sizeof why))
+    if (amp__link_planted(&ds, uid, why, sizeof why)) {
+        /* A directory of ours only its group may write besides us (umask
+         * 002 with a group per user): following a link of ours there would
+         * be safe only if no one else is in that group, which cannot be
+         * told: the group database need not list every member (a user's
+         * primary group is in the passwd entry; directory services may
+         * not enumerate), and a member can rename or (protected_hardlinks
+         * off) hard-link a link of ours into place, so the link's owner
+         * does not say who put it there. */
+        bool own_group = ds.st_uid == geteuid() && (ds.st_mode & S_IWGRP) && !(ds.st_mode & (S_IWOTH | S_ISVTX));
+        char how[400];
+        if (own_group)
+            snprintf(how, sizeof how, ": its group (gid %u) may write it, and hipamp cannot tell that no other user is "
+                     "in that group. To trace there, make %.200s writable by you alone (chmod g-w), or give AMP_TRACE "
+                     "the path the link leads to", (unsigned)ds.st_gid, at[0] ? at : "/");
+        else
+            snprintf(how, sizeof how, "; give AMP_TRACE the path the link leads to instead");
         return amp__tfile_refuse("%.200s is a symbolic link (owned by uid %u, to %.200s) in %s; hipamp does not follow a "
-                                 "link another user could have put there", w->shown, (unsigned)uid, to, why),
+                                 "link another user could have put there%s", w->shown, (unsigned)uid, to, why, how),
                false;
+    }
     if (++w->links > AMP__TFILE_MAX_LINKS || tl == 0)
         return amp__tfile_refuse("%.200s: %s", w->shown, strerror(tl ? ELOOP : ENOENT)), false;
     size_t rl = strlen(w->rest);
