@@ -569,6 +569,11 @@ AMP_API amp_status amp_array_view_get_extent(const amp_array_view *v, amp_extent
 /* The view's element size in bytes (its array's or its host memory's).
  * AMP_ERROR_INVALID_ARGUMENT: v or out NULL. */
 AMP_API amp_status amp_array_view_get_element_size(const amp_array_view *v, size_t *out);
+/* The access the view was made with (amp_array_view_create's, or
+ * AMP_READ_ONLY for amp_array_view_read_only's; a section or reshape keeps
+ * its view's). Non-blocking. AMP_ERROR_INVALID_ARGUMENT: v or out NULL, or
+ * v destroyed (*out is then AMP_READ_WRITE). */
+AMP_API amp_status amp_array_view_get_access(const amp_array_view *v, amp_access *out);
 /* Element strides of the view's dimensions (strides[0..rank-1]; the last is
  * 1): element i is at first + sum(i[d] * strides[d]). */
 AMP_API amp_status amp_array_view_get_strides(const amp_array_view *v, int64_t *strides);

@@ -236,6 +236,15 @@ amp_status amp_array_view_get_element_size(const amp_array_view *v, size_t *out)
     return AMP_OK;
 }
 
+amp_status amp_array_view_get_access(const amp_array_view *v, amp_access *out)
+{
+    if (out) *out = AMP_READ_WRITE;
+    AMP__NOT_NULL(out);
+    AMP__HANDLE_OK(v, AMP__HANDLE_VIEW);
+    *out = v->access;
+    return AMP_OK;
+}
+
 amp_status amp_array_view_get_extent(const amp_array_view *v, amp_extent *out)
 {
     AMP__CLEAR_OUT(out);
