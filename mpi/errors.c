@@ -47,3 +47,9 @@ const char *amp_mpi__env(const char *name)
     const char *v = getenv(name);
     return v && *v ? v : NULL;
 }
+
+/* Resolved only where the program defines it (default visibility, so that
+ * the executable's definition binds to this library's reference). */
+extern int amp_mpi_test_fault(const char *where) __attribute__((weak, visibility("default")));
+
+bool amp_mpi__fault(const char *where) { return amp_mpi_test_fault && amp_mpi_test_fault(where); }

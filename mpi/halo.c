@@ -938,32 +938,24 @@ static int amp_mpi__nccl_key_cmp(const void *a, const void *b)
     return p->side < q->side ? -1 : p->side > q->side;
 }
 
-/* The NCCL path's begin after every side was prepared: the packs' copies
- * in are queued already (their futures are not needed: everything runs on
- * q in order), one group of sends and receives, then the unpacks of the
- * strided receives, all on q. A failure after the group was queued breaks
- * the exchanger (its operations may be half queued). */
-static amp_status amp_mpi__nccl_post(amp_mpi_exchange *x, amp_mpi__flight *f, const char *fn)
+/* The NCCL path's begin after every side was prepared, with room for the
+ * record's operations (keys and ops: 2 * f->count each, made by the caller
+ * before the exchange was counted in flight, so that running out of memory
+ * there withdraws only this exchange, never the ones begun before it): the
+ * packs' copies in are queued already (their futures are not needed:
+ * everything runs on q in order), one group of sends and receives, then the
+ * unpacks of the strided receives, all on q. A failure after the group was
+ * queued breaks the exchanger (its operations may be half queued). */
+static amp_status amp_mpi__nccl_post(amp_mpi_exchange *x, amp_mpi__flight *f, amp_mpi__nccl_key *keys,
+                                     amp_mpi__nccl_op *ops, const char *fn)
 {
     amp_status st = AMP_OK;
     size_t n = 0;
-    for (size_t i = 0; i < 2 * f->count; ++i) {
-        if (f->copies[i] && (i & 1) == 0) {
+    for (size_t i = 0; i < 2 * f->count; i += 2)
+        if (f->copies[i]) {
             amp_future_destroy(f->copies[i]);
             f->copies[i] = NULL;
         }
-        if (f->sides[i].v) n++;
-    }
-    amp_mpi__nccl_key *keys = malloc((n ? n : 1) * sizeof *keys);
-    amp_mpi__nccl_op *ops = malloc((n ? n : 1) * sizeof *ops);
-    if (!keys || !ops) {
-        free(keys);
-        free(ops);
-        amp_mpi__flight_release(f);
-        x->oldest = x->next_id;
-        return amp_mpi__fail(AMP_ERROR_OUT_OF_MEMORY, "%s: no memory", fn);
-    }
-    n = 0;
     for (size_t i = 0; i < 2 * f->count; ++i) {
         if (!f->sides[i].v) continue;
         const amp_mpi_halo *h = &f->halos[i / 2];
@@ -978,8 +970,6 @@ static amp_status amp_mpi__nccl_post(amp_mpi_exchange *x, amp_mpi__flight *f, co
     snprintf(what, sizeof what, "%s: exchange #%llu", fn, (unsigned long long)f->id);
     if (x->nccl_sync && (st = amp_accelerator_view_wait(x->q)) != AMP_OK) amp_mpi__hipamp(st, what);
     if (st == AMP_OK) st = amp_mpi__nccl_group(x->nccl, ops, n, what);
-    free(keys);
-    free(ops);
     if (st != AMP_OK) {
         char msg[AMP_MPI__ERR_SIZE];
         snprintf(msg, sizeof msg, "%s", amp_mpi_last_error());
@@ -1173,9 +1163,20 @@ static amp_status amp_mpi__begin(amp_mpi_exchange *x, const amp_mpi_halo *halos,
             goto fail;
     }
     if (x->nccl) {
+        const size_t room = count ? 2 * count : 1;
+        amp_mpi__nccl_key *keys = amp_mpi__fault("nccl_post") ? NULL : malloc(room * sizeof *keys);
+        amp_mpi__nccl_op *ops = keys ? malloc(room * sizeof *ops) : NULL;
+        if (!ops) {
+            free(keys);
+            st = amp_mpi__fail(AMP_ERROR_OUT_OF_MEMORY, "%s: no memory for the NCCL operations of %zu halos", fn,
+                               count);
+            goto fail;
+        }
         x->next_id++;
         *out = (amp_mpi_pending){f->id};
-        st = amp_mpi__nccl_post(x, f, fn);
+        st = amp_mpi__nccl_post(x, f, keys, ops, fn);
+        free(keys);
+        free(ops);
         f->seconds += amp_mpi__now() - t0;
         return st;
     }

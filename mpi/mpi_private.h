@@ -20,6 +20,11 @@ amp_status amp_mpi__need_mpi(const char *fn);
 /* Which vendor's pointers a GPU's device path needs: 'c' CUDA, 'h' HIP,
  * 0 none (the CPU accelerator, or a path hipamp does not know). */
 char amp_mpi__vendor(const amp_accelerator_info *info);
+/* The test seam: true when the program asks the library's step `where`
+ * ("nccl_open", "nccl_post") to fail as it would for want of memory. A
+ * program that defines amp_mpi_test_fault (test/mpi_helper.c) decides;
+ * in every other one the weak reference is NULL and nothing fails. */
+bool amp_mpi__fault(const char *where);
 /* getenv, with an empty value read as unset. */
 const char *amp_mpi__env(const char *name);
 

@@ -159,25 +159,47 @@ amp_status amp_mpi__nccl_open(MPI_Comm comm, char vendor, void *stream, amp_mpi_
     }
     if ((rc = MPI_Bcast(&boot, (int)sizeof boot, MPI_BYTE, 0, comm)) != MPI_SUCCESS)
         return amp_mpi__mpi(rc, "amp_mpi_exchange_create: MPI_Bcast of the NCCL unique id");
-    if (st != AMP_OK) return st;
-    if (!boot.ok) return amp_mpi__fail(AMP_ERROR_DEVICE, "%s: rank 0 could not make an NCCL unique id", what);
-    if (!lib) return amp_mpi__fail(AMP_ERROR_UNSUPPORTED, "%s: %s", what, why);
-    if (!(c = calloc(1, sizeof *c))) return amp_mpi__fail(AMP_ERROR_OUT_OF_MEMORY, "%s: no memory", what);
+    /* This rank's own preparation for ncclCommInitRank, which waits for
+     * every rank of the communicator: a rank that gives up before it (no
+     * id from rank 0, no library, no memory, its device not made current)
+     * would leave the others in it for ever, so the ranks agree first (one
+     * MPI_Allreduce of "ready" with the lowest rank that is not). */
+    amp_mpi__ctx_saved saved = {0};
+    bool entered = false;
+    if (st == AMP_OK && !boot.ok)
+        st = amp_mpi__fail(AMP_ERROR_DEVICE, "%s: rank 0 could not make an NCCL unique id", what);
+    else if (st == AMP_OK && !lib)
+        st = amp_mpi__fail(AMP_ERROR_UNSUPPORTED, "%s: %s", what, why);
+    else if (st == AMP_OK && (amp_mpi__fault("nccl_open") || !(c = calloc(1, sizeof *c))))
+        st = amp_mpi__fail(AMP_ERROR_OUT_OF_MEMORY, "%s: no memory", what);
+    else if (st == AMP_OK)
+        entered = (st = amp_mpi__ctx_enter(vendor, stream, &saved, what)) == AMP_OK;
+    struct {
+        int value;
+        int rank;
+    } ready = {st == AMP_OK, rank}, least;
+    if ((rc = MPI_Allreduce(&ready, &least, 1, MPI_2INT, MPI_MINLOC, comm)) != MPI_SUCCESS) {
+        if (st == AMP_OK) st = amp_mpi__mpi(rc, "amp_mpi_exchange_create: MPI_Allreduce before ncclCommInitRank");
+        goto fail;
+    }
+    /* Another rank gave up: none calls ncclCommInitRank, and this one has
+     * no communicator and no failure of its own (the caller's agreement
+     * names that rank). */
+    if (st != AMP_OK || !least.value) goto fail;
     c->lib = lib;
     c->stream = stream;
     c->vendor = vendor;
-    amp_mpi__ctx_saved saved;
-    if ((st = amp_mpi__ctx_enter(vendor, stream, &saved, what)) != AMP_OK) goto fail;
     ncclResult_t r = lib->ncclCommInitRank(&c->comm, size, boot.id, rank);
-    amp_mpi__ctx_leave(&saved);
     if (r != ncclSuccess) {
         st = amp__nccl_fail(lib, NULL, r, what, "ncclCommInitRank");
         c->comm = NULL;
         goto fail;
     }
+    amp_mpi__ctx_leave(&saved);
     *out = c;
     return AMP_OK;
 fail:
+    if (entered) amp_mpi__ctx_leave(&saved);
     free(c);
     return st;
 }

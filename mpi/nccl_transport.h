@@ -17,10 +17,14 @@ bool amp_mpi__nccl_available(char vendor, char *what, size_t n);
 /* A communicator over comm's ranks, its work queued on stream (q's native
  * queue; NULL: the CPU accelerator, which only a stand-in library serves).
  * Collective over comm: rank 0 makes the unique id (ncclGetUniqueId), one
- * MPI_Bcast carries it and whether that worked, every rank then calls
- * ncclCommInitRank with the stream's device current. A failure is this
- * rank's status with the reason in amp_mpi_last_error(); the caller agrees
- * with the other ranks before using *out. */
+ * MPI_Bcast carries it and whether that worked, the ranks agree (one
+ * MPI_Allreduce) that each is ready (the library, memory, the stream's
+ * device current), and only then, when all are, every rank calls
+ * ncclCommInitRank, which waits for all of them: a rank that gave up
+ * before it never leaves the others waiting there. A failure is this
+ * rank's status with the reason in amp_mpi_last_error(); AMP_OK with *out
+ * NULL: another rank was not ready, and none called ncclCommInitRank. The
+ * caller agrees with the other ranks before using *out. */
 amp_status amp_mpi__nccl_open(MPI_Comm comm, char vendor, void *stream, amp_mpi__nccl **out);
 /* Frees the communicator: ncclCommDestroy, or ncclCommAbort when abort (an
  * operation may never complete: a peer that left, a time-out). NULL is a

@@ -61,6 +61,17 @@
  *                AMP_MPI_CHUNK_BYTES to split the faces).
  *   mismatch     rank 0 asks for the nccl path, the others for staged:
  *                every rank's "create" line says why it failed.
+ *   faults       (the nccl path, with the stand-in library) steps of the
+ *                library made to fail through its test seam
+ *                (amp_mpi_test_fault below): rank 1 runs out of memory
+ *                before ncclCommInitRank ("rank R open fault: PATH
+ *                fell_back F: REASON", then a good exchange: "open fault
+ *                data: ok"); then, on a working exchanger, an exchange is
+ *                begun, a second begin runs out of memory on every rank
+ *                ("begin out of memory"), and the first ends ("end
+ *                first", "first data: ok"), another exchange works
+ *                ("after"), and the exchanger is destroyed ("destroy").
+ *                A rank still running after 20 s ends the job (SIGALRM).
  * Each rank prints "rank R STEP: STATUS: MESSAGE" for every call it checks
  * ("rank R data: ok" once a good exchange's data was checked) and ends
  * with "rank R done". Exit status 0 unless a call that must succeed failed
@@ -89,6 +100,16 @@ static void say(const char *step, amp_status st)
 {
     printf("rank %d %s: %s: %s\n", rank_, step, amp_status_name(st), st == AMP_OK ? "" : amp_mpi_last_error());
     fflush(stdout);
+}
+
+/* The library's test seam (mpi/errors.c): the step fault_step fails on
+ * rank fault_rank (-1: every rank); "" fails nothing. */
+static const char *fault_step = "";
+static int fault_rank = -1;
+int amp_mpi_test_fault(const char *where);
+int amp_mpi_test_fault(const char *where)
+{
+    return !strcmp(where, fault_step) && (fault_rank < 0 || fault_rank == rank_);
 }
 
 /* A call that must succeed; ends the job when it does not. */
@@ -342,6 +363,67 @@ static void allreduces(amp_mpi_exchange *x, amp_accelerator_view *q)
     MUST(amp_array_destroy(af));
 }
 
+/* One ring exchange of W floats begun on x (the views made here, freed by
+ * ring_end, which checks the data: "STEP data: ok"). */
+typedef struct ring_state {
+    buffer s, r;
+    amp_mpi_pending p;
+} ring_state;
+
+static amp_status ring_begin(ring_state *g, amp_mpi_exchange *x, amp_accelerator_view *q, float base)
+{
+    buffer_make(&g->s, q, AMP_MPI_PATH_STAGED, W, base + (float)(1000 * rank_));
+    buffer_make(&g->r, q, AMP_MPI_PATH_STAGED, W, -1.0f);
+    amp_mpi_halo two[2] = {{g->s.v, NULL, (rank_ + 1) % size_, 7, 7}, {NULL, g->r.v, (rank_ + size_ - 1) % size_, 7, 7}};
+    return amp_mpi_exchange_begin(x, two, 2, &g->p);
+}
+
+static void ring_end(ring_state *g, amp_status ended, float base, const char *step)
+{
+    buffer_free(&g->s);
+    buffer_free(&g->r);
+    if (ended != AMP_OK) return;
+    int from = (rank_ + size_ - 1) % size_, bad = 0;
+    for (int i = 0; i < W; ++i) bad += g->r.host[i] != base + (float)(1000 * from) + (float)i;
+    printf("rank %d %s data: %s\n", rank_, step, bad ? "WRONG" : "ok");
+}
+
+/* See "faults" above. */
+static void faults(amp_accelerator_view *q)
+{
+    alarm(20);
+    amp_mpi_exchange *x = NULL;
+    amp_mpi_path_info info;
+    fault_step = "nccl_open";
+    fault_rank = 1;
+    MUST_MPI(amp_mpi_exchange_create(MPI_COMM_WORLD, q, sizeof(float), AMP_MPI_PATH_NCCL, &x));
+    fault_step = "";
+    MUST_MPI(amp_mpi_exchange_get_path(x, &info));
+    printf("rank %d open fault: %s fell_back %d: %s\n", rank_, amp_mpi_path_name(info.path), info.fell_back ? 1 : 0,
+           info.reason);
+    ring_state g;
+    ring_end(&g, ring_begin(&g, x, q, 0) == AMP_OK ? amp_mpi_exchange_end(x, g.p) : AMP_ERROR_DEVICE, 0, "open fault");
+    MUST_MPI(amp_mpi_exchange_destroy(x));
+
+    MUST_MPI(amp_mpi_exchange_create(MPI_COMM_WORLD, q, sizeof(float), AMP_MPI_PATH_NCCL, &x));
+    ring_state first, second, after;
+    MUST_MPI(ring_begin(&first, x, q, 100));
+    fault_step = "nccl_post";
+    fault_rank = -1;
+    amp_status st = ring_begin(&second, x, q, 200);
+    fault_step = "";
+    say("begin out of memory", st);
+    ring_end(&second, AMP_ERROR_DEVICE, 200, "second");
+    st = amp_mpi_exchange_end(x, first.p);
+    say("end first", st);
+    ring_end(&first, st, 100, "first");
+    st = ring_begin(&after, x, q, 300);
+    if (st == AMP_OK) st = amp_mpi_exchange_end(x, after.p);
+    say("after", st);
+    ring_end(&after, st, 300, "after");
+    say("destroy", amp_mpi_exchange_destroy(x));
+}
+
 /* See "chunks" above. */
 static void chunks(amp_accelerator_view *q, amp_mpi_path path)
 {
@@ -450,7 +532,7 @@ int main(int argc, char **argv)
     if (argc < 2) {
         if (rank_ == 0)
             fprintf(stderr, "usage: mpi_helper sizes PATH | elements | nonblocking PATH | timeout PATH | leaving PATH "
-                            "finalize|destroy | path PATH | mismatch | chunks PATH\n");
+                            "finalize|destroy | path PATH | mismatch | chunks PATH | faults\n");
         finalize();
         return 2;
     }
@@ -548,6 +630,8 @@ int main(int argc, char **argv)
         amp_mpi_path path;
         MUST_MPI(amp_mpi_path_parse(argv[2], &path));
         chunks(q, path);
+    } else if (!strcmp(scenario, "faults")) {
+        faults(q);
     } else if (!strcmp(scenario, "mismatch")) {
         amp_mpi_exchange *x = NULL;
         amp_status st = amp_mpi_exchange_create(MPI_COMM_WORLD, q, sizeof(float),

@@ -1818,6 +1818,38 @@ Test(mpi_ranks, nccl_start_failure_falls_back_to_staged, .timeout = 300)
     }
 }
 
+/* Local failures on the NCCL path, made through the library's test seam
+ * (mpi_helper's amp_mpi_test_fault), on 3 ranks. Rank 1 runs out of
+ * memory before ncclCommInitRank: the ranks agree before any calls it, so
+ * none waits there for rank 1 (they did, for ever: the helper's 20 s alarm
+ * ended the job), and every rank falls back to the staged path, naming
+ * rank 1, and exchanges. Then a begin that runs out of memory with an
+ * exchange already in flight fails alone: the earlier exchange still ends
+ * (it was forgotten: "already ended"), with its data, and the exchanger
+ * works on and is destroyed (it was "still in flight" for ever). */
+Test(mpi_ranks, nccl_local_failures_never_hang, .timeout = 300)
+{
+    static heat_run r;
+    run_with_fake_nccl(3, "faults", -1, &r);
+    const char *what = "3 ranks, faults on the nccl path";
+    cr_assert_eq(r.status, 0, "%s: exit %d\n%s\nstderr:\n%s", what, r.status, r.out, r.err);
+    for (int k = 0; k < 3; ++k) {
+        const char *own[] = {"staged fell_back 1", "could not be made on this rank (1)", "no memory",
+                             "every rank falls back to the staged path"};
+        const char *other[] = {"staged fell_back 1", "rank 1 could not make its communicator",
+                               "every rank falls back to the staged path"};
+        line_says(rank_line(&r, k, "open fault"), k == 1 ? own : other, k == 1 ? 4 : 3, what);
+        const char *ok[] = {"ok"}, *fine[] = {"AMP_OK"}, *oom[] = {"AMP_ERROR_OUT_OF_MEMORY", "no memory"};
+        line_says(rank_line(&r, k, "open fault data"), ok, 1, what);
+        line_says(rank_line(&r, k, "begin out of memory"), oom, 2, what);
+        line_says(rank_line(&r, k, "end first"), fine, 1, what);
+        line_says(rank_line(&r, k, "first data"), ok, 1, what);
+        line_says(rank_line(&r, k, "after"), fine, 1, what);
+        line_says(rank_line(&r, k, "after data"), ok, 1, what);
+        line_says(rank_line(&r, k, "destroy"), fine, 1, what);
+    }
+}
+
 /* The real libnccl.so.2 where it is installed but no GPU is (CI machines
  * with a CUDA toolkit): named on purpose for the CPU accelerator, its
  * ncclCommInitRank fails on every rank, and every rank falls back to the
