@@ -265,8 +265,8 @@ typedef struct amp_mpi_halo {
  * AMP_ERROR_INVALID_ARGUMENT: x NULL, halos NULL with count > 0, a peer
  * outside comm, a negative tag or MPI_TAG_UB, a view whose element size
  * is not the exchanger's, an empty view, a message (a face, or a chunk of
- * one) of 2 GiB or more, an AMP_READ_ONLY recv view handed over as a
- * device pointer, or a message whose size is not its receive view's
+ * one) of 2 GiB or more, an AMP_READ_ONLY recv view (on every path,
+ * before any view is touched, naming the halo), or a message whose size is not its receive view's
  * (shorter, or longer: MPI_ERR_TRUNCATE), naming the halo, the peer rank
  * and both sizes (the receive views' contents are then undefined; the
  * peer's exchange may have succeeded, and the exchanger stays usable);

@@ -40,6 +40,22 @@ static amp_status amp_mpi__check_elem(amp_mpi_exchange *x, amp_array_view *v, co
     return AMP_OK;
 }
 
+/* Whether v is AMP_READ_ONLY. hipamp has no getter for a view's access:
+ * amp_array_view_set refuses a read-only view (AMP_ERROR_INVALID_ARGUMENT)
+ * before it looks at the index, and any other view's index outside it
+ * (AMP_ERROR_OUT_OF_BOUNDS), so an index outside every view tells the two
+ * apart and writes nothing (hipamp's amp_last_error() then holds that
+ * refusal; this component's own message is amp_mpi_last_error()). */
+static bool amp_mpi__read_only(amp_array_view *v)
+{
+    amp_extent e;
+    unsigned char unused[1] = {0};
+    if (amp_array_view_get_extent(v, &e) != AMP_OK) return false;
+    amp_index i = {.rank = e.rank};
+    i.v[0] = -1;
+    return amp_array_view_set(v, i, unused) == AMP_ERROR_INVALID_ARGUMENT;
+}
+
 /* A box of a view: origin and extent per dimension. */
 typedef struct amp_mpi__box {
     int64_t origin[AMP_MAX_RANK];
@@ -916,6 +932,14 @@ static amp_status amp_mpi__check_halos(amp_mpi_exchange *x, const amp_mpi_halo *
         if (h->send && (st = amp_mpi__check_elem(x, h->send, what)) != AMP_OK) return st;
         snprintf(what, sizeof what, "%s: halo %zu receive from rank %d", fn, i, h->peer);
         if (h->recv && (st = amp_mpi__check_elem(x, h->recv, what)) != AMP_OK) return st;
+        /* Every path writes a receive view (in place, by its device
+         * address, or by a copy from a staging buffer): a read-only one is
+         * refused here, alike on all of them, before any view is touched. */
+        if (h->recv && amp_mpi__read_only(h->recv))
+            return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT,
+                                 "%s (tag %d): the receive view is AMP_READ_ONLY, and the exchange would write "
+                                 "into it; give a view that may be written (not one from amp_array_view_read_only)",
+                                 what, h->recv_tag);
     }
     return AMP_OK;
 }

@@ -1224,6 +1224,89 @@ Test(mpi, refused_exchanges_leave_the_views_alone, .init = mpi_up, .fini = mpi_d
     ASSERT_OK(amp_array_destroy(a));
 }
 
+/* An AMP_READ_ONLY view given as a halo to receive into is refused in
+ * begin on every path available here (host, staged, device; nccl with the
+ * stand-in library), whatever the view (of host memory, of an array, a
+ * strided section that the staged and NCCL paths pack), naming the halo
+ * and saying why, and nothing is written into it. Before, the host path
+ * wrote a read-only host view in place and the staged path copied into a
+ * read-only view, while the device and NCCL paths refused one handed over
+ * by pointer (after the earlier halos were made ready). */
+Test(mpi, read_only_receive_views_are_refused_on_every_path, .init = mpi_up, .fini = mpi_down)
+{
+    amp_accelerator *cpu = test_accel(TEST_ACCEL_CPU);
+    amp_accelerator_view *q = default_view(cpu);
+    float s[16], h[16], init[16];
+    for (int i = 0; i < 16; ++i) s[i] = 500.0f + (float)i, h[i] = init[i] = -1.0f - (float)i;
+    amp_array *a = NULL;
+    ASSERT_OK(amp_array_create(q, sizeof(float), amp_extent_2d(2, 8), init, &a));
+    amp_array_view *sv = test_view(s, sizeof(float), amp_extent_2d(2, 8), AMP_READ_WRITE);
+    amp_array_view *hv = test_view(h, sizeof(float), amp_extent_2d(2, 8), AMP_READ_ONLY);
+    amp_array_view *av = NULL, *aro = NULL, *acol = NULL, *scol = NULL, *hcol = NULL;
+    ASSERT_OK(amp_array_view_of_array(a, &av));
+    ASSERT_OK(amp_array_view_read_only(av, &aro));
+    ASSERT_OK(amp_array_view_section(aro, amp_index_2d(0, 2), amp_extent_2d(2, 3), &acol));
+    ASSERT_OK(amp_array_view_section(sv, amp_index_2d(0, 2), amp_extent_2d(2, 3), &scol));
+    ASSERT_OK(amp_array_view_section(hv, amp_index_2d(0, 2), amp_extent_2d(2, 3), &hcol));
+    struct {
+        amp_array_view *send, *recv;
+        const char *what;
+    } kinds[] = {{sv, hv, "a read-only host view"}, {sv, aro, "a read-only view of an array"},
+                 {scol, acol, "a read-only strided section of an array"}, {scol, hcol, "a read-only strided host view"}};
+    amp_mpi_path paths[] = {AMP_MPI_PATH_HOST, AMP_MPI_PATH_STAGED, AMP_MPI_PATH_DEVICE, AMP_MPI_PATH_NCCL};
+    for (int p = 0; p < 4; ++p) {
+        amp_mpi_exchange *x = NULL;
+        if (paths[p] == AMP_MPI_PATH_NCCL) {
+#ifndef HIPAMP_FAKE_NCCL
+            continue;
+#else
+            setenv("AMP_MPI_NCCL_LIBRARY", HIPAMP_FAKE_NCCL, 1);
+            /* The stand-in's communicator is MPI_COMM_WORLD's: this singleton. */
+            ASSERT_MPI_OK(amp_mpi_exchange_create(MPI_COMM_WORLD, q, sizeof(float), AMP_MPI_PATH_NCCL, &x));
+            unsetenv("AMP_MPI_NCCL_LIBRARY");
+            amp_mpi_path_info pi;
+            ASSERT_MPI_OK(amp_mpi_exchange_get_path(x, &pi));
+            cr_assert_eq(pi.path, AMP_MPI_PATH_NCCL, "nccl: got %s: %s", amp_mpi_path_name(pi.path), pi.reason);
+#endif
+        } else {
+            x = self_exchange(q, sizeof(float), paths[p]);
+        }
+        for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; ++k) {
+            /* Halo 0 is good; halo 1 receives into the read-only view. */
+            float s0[4] = {1, 2, 3, 4}, r0[4] = {0};
+            amp_array_view *s0v = test_view(s0, sizeof(float), amp_extent_1d(4), AMP_READ_WRITE);
+            amp_array_view *r0v = test_view(r0, sizeof(float), amp_extent_1d(4), AMP_READ_WRITE);
+            amp_mpi_halo hs[2] = {{s0v, r0v, 0, 1, 1}, {kinds[k].send, kinds[k].recv, 0, 2, 2}};
+            amp_status st = amp_mpi_exchange_halos(x, hs, 2);
+            cr_assert_eq(st, AMP_ERROR_INVALID_ARGUMENT, "%s path, %s: %s (%s)", amp_mpi_path_name(paths[p]),
+                         kinds[k].what, amp_status_name(st), amp_mpi_last_error());
+            const char *says[] = {"halo 1 receive from rank 0", "AMP_READ_ONLY"};
+            for (int i = 0; i < 2; ++i)
+                cr_assert(strstr(amp_mpi_last_error(), says[i]), "%s path, %s: no \"%s\" in: %s",
+                          amp_mpi_path_name(paths[p]), kinds[k].what, says[i], amp_mpi_last_error());
+            ASSERT_OK(amp_array_view_destroy(s0v));
+            ASSERT_OK(amp_array_view_destroy(r0v));
+            for (int i = 0; i < 4; ++i)
+                cr_assert(r0[i] == 0.0f, "%s path, %s: halo 0 was received", amp_mpi_path_name(paths[p]),
+                          kinds[k].what);
+        }
+        ASSERT_MPI_OK(amp_mpi_exchange_destroy(x));
+        /* Nothing was written into the read-only views. */
+        float got[16];
+        ASSERT_OK(amp_array_view_synchronize(av));
+        ASSERT_OK(amp_array_copy_to_host(a, got));
+        for (int i = 0; i < 16; ++i) {
+            cr_assert(h[i] == init[i], "%s path: element %d of the read-only host view is %.9g, want %.9g",
+                      amp_mpi_path_name(paths[p]), i, (double)h[i], (double)init[i]);
+            cr_assert(got[i] == init[i], "%s path: element %d of the read-only array view is %.9g, want %.9g",
+                      amp_mpi_path_name(paths[p]), i, (double)got[i], (double)init[i]);
+        }
+    }
+    amp_array_view *views[] = {scol, hcol, acol, aro, av, hv, sv};
+    for (int i = 0; i < 7; ++i) ASSERT_OK(amp_array_view_destroy(views[i]));
+    ASSERT_OK(amp_array_destroy(a));
+}
+
 /* ------------------------------------------------- heat_mpi under mpiexec */
 
 typedef struct heat_run {
