@@ -410,13 +410,27 @@ typedef enum amp_mpi_op { AMP_MPI_SUM = 0, AMP_MPI_MAX = 1, AMP_MPI_MIN = 2 } am
  * work that wrote v, before any later use): this call returns once it is
  * queued and moves nothing through the host, so an iteration that keeps
  * its scalars on the device needs no host round trip. On the other paths
- * v's data is copied to the host, summed by MPI_Allreduce on the
- * exchanger's communicator and copied back: blocks until done. Collective:
- * every rank calls it in the same order with the same count, type and op.
+ * v's data is copied to the host, summed by MPI_Iallreduce on the
+ * exchanger's communicator (polled as an exchange's messages are) and
+ * copied back: blocks until done. Collective: every rank calls it in the
+ * same order with the same count, type and op. A rank that refuses its own
+ * call (its checks below are its own: they may fail on one rank only)
+ * never joins the reduction, and the ranks do not agree first (that would
+ * cost a second collective per call): on the other paths the others' calls
+ * end as an exchange's wait does, with AMP_ERROR_TIMEOUT once the
+ * exchanger's time-out passed (amp_mpi_exchange_set_timeout,
+ * AMP_MPI_TIMEOUT), or, with or without one, once the refusing rank
+ * destroyed its exchanger or called MPI_Finalize (its leaving notice); the
+ * reduction is then abandoned (v keeps its values; MPI keeps the request
+ * and the host buffer it may still write) and the exchanger refuses
+ * further exchanges and all-reduces. A rank that refused should treat its
+ * exchanger the same way: destroy it. On the NCCL path the reduction is on
+ * the device, and only a later wait on the queue with a time-out (an
+ * exchange's end) finds a rank that never joined.
  * AMP_ERROR_INVALID_ARGUMENT: x or v NULL, a bad type or op, an element
  * size other than type's, a strided view, the exchanger was abandoned;
  * AMP_ERROR_OUT_OF_MEMORY; AMP_ERROR_DEVICE: an MPI or NCCL call failed;
- * statuses of the hipamp calls made. */
+ * AMP_ERROR_TIMEOUT: as above; statuses of the hipamp calls made. */
 AMP_MPI_API amp_status amp_mpi_exchange_allreduce(amp_mpi_exchange *x, amp_array_view *v, amp_mpi_type type,
                                                   amp_mpi_op op);
 

@@ -1413,6 +1413,36 @@ amp_status amp_mpi_exchange_rows(amp_mpi_exchange *x, int lo, amp_array_view *se
 
 /* ---------------------------------------------------------- all-reduce */
 
+/* The all-reduce's request finished: MPI_Test until it did, the time-out
+ * passed (AMP_MPI__LATE) or a rank left (its notice arrived:
+ * AMP_MPI__LEFT_PEER, *who that rank), as amp_mpi__wait does for an
+ * exchange. A rank that refused its own call (a bad argument of its own,
+ * no memory) never joins: without this the others waited for it in
+ * MPI_Allreduce for ever. */
+static int amp_mpi__wait_reduce(amp_mpi_exchange *x, MPI_Request *req, amp_mpi__stop *stop, int *who)
+{
+    *stop = AMP_MPI__FINISHED;
+    *who = -1;
+    const double deadline = x->timeout_ms ? amp_mpi__now() + x->timeout_ms * 1e-3 : 0;
+    double left_at = 0;
+    for (unsigned polls = 0;; ++polls) {
+        int done = 0, rc = MPI_Test(req, &done, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS || done) return rc;
+        amp_mpi__notices_poll(x);
+        for (int r = 0; x->gone && *who < 0 && r < x->size; ++r)
+            if (r != x->rank && (x->peer[r] & AMP_MPI__LEFT)) *who = r, left_at = amp_mpi__now();
+        if (*who >= 0 && amp_mpi__now() - left_at >= AMP_MPI__LEFT_GRACE) {
+            *stop = AMP_MPI__LEFT_PEER;
+            return MPI_SUCCESS;
+        }
+        if (deadline && amp_mpi__now() >= deadline) {
+            *stop = AMP_MPI__LATE;
+            return MPI_SUCCESS;
+        }
+        if (polls >= 64) sched_yield();
+    }
+}
+
 amp_status amp_mpi_exchange_allreduce(amp_mpi_exchange *x, amp_array_view *v, amp_mpi_type type, amp_mpi_op op)
 {
     static const char fn[] = "amp_mpi_exchange_allreduce";
@@ -1465,9 +1495,35 @@ amp_status amp_mpi_exchange_allreduce(amp_mpi_exchange *x, amp_array_view *v, am
         amp_mpi__hipamp(st, fn);
         goto done;
     }
-    int rc = MPI_Allreduce(MPI_IN_PLACE, host, (int)count, mt, mpi_op_of[op], x->comm);
+    MPI_Request req = MPI_REQUEST_NULL;
+    amp_mpi__stop stop = AMP_MPI__FINISHED;
+    int who = -1, rc = MPI_Iallreduce(MPI_IN_PLACE, host, (int)count, mt, mpi_op_of[op], x->comm, &req);
+    if (rc == MPI_SUCCESS) rc = amp_mpi__wait_reduce(x, &req, &stop, &who);
     if (rc != MPI_SUCCESS) {
-        st = amp_mpi__mpi(rc, "amp_mpi_exchange_allreduce: MPI_Allreduce");
+        st = amp_mpi__mpi(rc, "amp_mpi_exchange_allreduce: MPI_Iallreduce");
+        goto done;
+    }
+    if (stop != AMP_MPI__FINISHED) {
+        /* A collective's request can be neither cancelled nor freed: MPI
+         * keeps it, and may still write host, which is never freed. */
+        char msg[AMP_MPI__ERR_SIZE];
+        if (stop == AMP_MPI__LATE)
+            snprintf(msg, sizeof msg,
+                     "%s: not every rank took part within %u ms (a rank that refused its own call, or never made "
+                     "it); the all-reduce was abandoned (MPI may still write its buffer; the view keeps its "
+                     "values), and this exchanger refuses further exchanges and all-reduces: destroy it",
+                     fn, (unsigned)x->timeout_ms);
+        else
+            snprintf(msg, sizeof msg,
+                     "%s: rank %d left without taking part (%s), so no answer will come; the all-reduce was "
+                     "abandoned (MPI may still write its buffer; the view keeps its values), and this exchanger "
+                     "refuses further exchanges and all-reduces: destroy it",
+                     fn, who,
+                     x->peer[who] & AMP_MPI__LEFT_FINALIZED ? "it called MPI_Finalize"
+                                                            : "it destroyed its exchanger");
+        st = amp_mpi__fail(AMP_ERROR_TIMEOUT, "%s", msg);
+        amp_mpi__break(x, st, msg);
+        host = NULL;
         goto done;
     }
     if ((st = amp_array_view_refresh(hv)) != AMP_OK || (st = amp_copy_view(hv, v)) != AMP_OK) {

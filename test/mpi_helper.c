@@ -72,6 +72,14 @@
  *                first", "first data: ok"), another exchange works
  *                ("after"), and the exchanger is destroyed ("destroy").
  *                A rank still running after 20 s ends the job (SIGALRM).
+ *   refused PATH rank 1 refuses its own all-reduce (a float view given as
+ *                AMP_MPI_DOUBLE) on an exchanger with a time-out of 500 ms
+ *                ("refused with a time-out"; the others' call, then their
+ *                "again"), then on one with none ("refused"), which it
+ *                destroys ("destroy"): the others' call ends as it left
+ *                ("peer left", "rank R waited: S s"); rank 1 keeps the first
+ *                until the others are done (MPI_Barrier). A rank still running
+ *                after 20 s ends the job (SIGALRM).
  * Each rank prints "rank R STEP: STATUS: MESSAGE" for every call it checks
  * ("rank R data: ok" once a good exchange's data was checked) and ends
  * with "rank R done". Exit status 0 unless a call that must succeed failed
@@ -424,6 +432,39 @@ static void faults(amp_accelerator_view *q)
     say("destroy", amp_mpi_exchange_destroy(x));
 }
 
+/* See "refused" above. */
+static void refused(amp_accelerator_view *q, amp_mpi_path path)
+{
+    alarm(20);
+    amp_mpi_exchange *timed = NULL, *untimed = NULL;
+    MUST_MPI(amp_mpi_exchange_create(MPI_COMM_WORLD, q, sizeof(float), path, &timed));
+    MUST_MPI(amp_mpi_exchange_create(MPI_COMM_WORLD, q, sizeof(float), path, &untimed));
+    MUST_MPI(amp_mpi_exchange_set_timeout(timed, 500));
+    double d = rank_ + 1.0;
+    float f = 1.0f;
+    amp_array_view *dv = NULL, *fv = NULL;
+    MUST(amp_array_view_create(&d, sizeof d, amp_extent_1d(1), AMP_READ_WRITE, &dv));
+    MUST(amp_array_view_create(&f, sizeof f, amp_extent_1d(1), AMP_READ_WRITE, &fv));
+    amp_array_view *mine = rank_ == 1 ? fv : dv;
+    say("refused with a time-out", amp_mpi_exchange_allreduce(timed, mine, AMP_MPI_DOUBLE, AMP_MPI_SUM));
+    if (rank_ != 1) say("again", amp_mpi_exchange_allreduce(timed, dv, AMP_MPI_DOUBLE, AMP_MPI_SUM));
+    if (rank_ == 1) {
+        say("refused", amp_mpi_exchange_allreduce(untimed, mine, AMP_MPI_DOUBLE, AMP_MPI_SUM));
+        say("destroy", amp_mpi_exchange_destroy(untimed));
+    } else {
+        double t0 = MPI_Wtime();
+        say("peer left", amp_mpi_exchange_allreduce(untimed, dv, AMP_MPI_DOUBLE, AMP_MPI_SUM));
+        printf("rank %d waited: %.3f s\n", rank_, MPI_Wtime() - t0);
+        say("destroy", amp_mpi_exchange_destroy(untimed));
+    }
+    /* Rank 1 keeps its timed exchanger until the others are done: only
+     * their time-out ends their first call. */
+    MPI_Barrier(MPI_COMM_WORLD);
+    MUST(amp_array_view_destroy(dv));
+    MUST(amp_array_view_destroy(fv));
+    MUST_MPI(amp_mpi_exchange_destroy(timed));
+}
+
 /* See "chunks" above. */
 static void chunks(amp_accelerator_view *q, amp_mpi_path path)
 {
@@ -532,7 +573,7 @@ int main(int argc, char **argv)
     if (argc < 2) {
         if (rank_ == 0)
             fprintf(stderr, "usage: mpi_helper sizes PATH | elements | nonblocking PATH | timeout PATH | leaving PATH "
-                            "finalize|destroy | path PATH | mismatch | chunks PATH | faults\n");
+                            "finalize|destroy | path PATH | mismatch | chunks PATH | faults | refused PATH\n");
         finalize();
         return 2;
     }
@@ -630,6 +671,10 @@ int main(int argc, char **argv)
         amp_mpi_path path;
         MUST_MPI(amp_mpi_path_parse(argv[2], &path));
         chunks(q, path);
+    } else if (!strcmp(scenario, "refused") && argc >= 3) {
+        amp_mpi_path path;
+        MUST_MPI(amp_mpi_path_parse(argv[2], &path));
+        refused(q, path);
     } else if (!strcmp(scenario, "faults")) {
         faults(q);
     } else if (!strcmp(scenario, "mismatch")) {

@@ -1996,6 +1996,39 @@ Test(mpi_ranks, large_faces_move_in_chunks, .timeout = 300)
     cr_assert(strstr(r.out, "AMP_MPI_CHUNK_BYTES is \"100\""), "%s\nstderr:\n%s", r.out, r.err);
 }
 
+/* A rank that refuses its own all-reduce (a bad argument of its own: a
+ * float view as AMP_MPI_DOUBLE) never joins the collective; the others'
+ * calls end instead of waiting for it in MPI_Allreduce for ever (the
+ * helper's 20 s alarm ended the job): with a time-out set, by the time-out
+ * (AMP_ERROR_TIMEOUT, after which the exchanger refuses, as after an
+ * exchange's time-out), and without one as soon as the refusing rank
+ * destroyed its exchanger (its leaving notice, as for exchanges). 3 ranks,
+ * the staged path (the host and device paths reduce the same way). */
+Test(mpi_ranks, a_refused_allreduce_ends_the_others_calls, .timeout = 300)
+{
+    static heat_run r;
+    char what[96];
+    run_scenario("refused", 3, "staged", &r, what, sizeof what);
+    for (int k = 0; k < 3; ++k) {
+        const char *own[] = {"AMP_ERROR_INVALID_ARGUMENT", "the view has 4-byte elements, type 0 has 8"};
+        if (k == 1) {
+            line_says(rank_line(&r, k, "refused with a time-out"), own, 2, what);
+            line_says(rank_line(&r, k, "refused"), own, 2, what);
+            continue;
+        }
+        const char *late[] = {"AMP_ERROR_TIMEOUT", "not every rank took part within 500 ms", "destroy it"};
+        const char *again[] = {"AMP_ERROR_INVALID_ARGUMENT", "was abandoned"};
+        const char *left[] = {"AMP_ERROR_TIMEOUT", "rank 1 left without taking part (it destroyed its exchanger)"};
+        const char *fine[] = {"AMP_OK"};
+        line_says(rank_line(&r, k, "refused with a time-out"), late, 3, what);
+        line_says(rank_line(&r, k, "again"), again, 2, what);
+        line_says(rank_line(&r, k, "peer left"), left, 2, what);
+        line_says(rank_line(&r, k, "destroy"), fine, 1, what);
+        double waited = atof(rank_line(&r, k, "waited"));
+        cr_assert(waited < 5.0, "%s: rank %d waited %.3f s for a rank that had left", what, k, waited);
+    }
+}
+
 /* Rank 0 asks for NCCL, the others for staged: their messages would never
  * meet, so every rank's creation fails, naming both paths and a rank. */
 Test(mpi_ranks, paths_that_mix_nccl_are_refused, .timeout = 300)
