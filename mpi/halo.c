@@ -40,20 +40,12 @@ static amp_status amp_mpi__check_elem(amp_mpi_exchange *x, amp_array_view *v, co
     return AMP_OK;
 }
 
-/* Whether v is AMP_READ_ONLY. hipamp has no getter for a view's access:
- * amp_array_view_set refuses a read-only view (AMP_ERROR_INVALID_ARGUMENT)
- * before it looks at the index, and any other view's index outside it
- * (AMP_ERROR_OUT_OF_BOUNDS), so an index outside every view tells the two
- * apart and writes nothing (hipamp's amp_last_error() then holds that
- * refusal; this component's own message is amp_mpi_last_error()). */
+/* Whether v is AMP_READ_ONLY (a destroyed view is caught by the checks
+ * before). */
 static bool amp_mpi__read_only(amp_array_view *v)
 {
-    amp_extent e;
-    unsigned char unused[1] = {0};
-    if (amp_array_view_get_extent(v, &e) != AMP_OK) return false;
-    amp_index i = {.rank = e.rank};
-    i.v[0] = -1;
-    return amp_array_view_set(v, i, unused) == AMP_ERROR_INVALID_ARGUMENT;
+    amp_access a = AMP_READ_WRITE;
+    return amp_array_view_get_access(v, &a) == AMP_OK && a == AMP_READ_ONLY;
 }
 
 /* A box of a view: origin and extent per dimension. */

@@ -365,7 +365,24 @@ ACCEL_TEST(shape, read_only_view_of_a_view)
     ASSERT_STATUS(amp_array_view_native_handle(ro, c.q, AMP_READ_WRITE, &dp), AMP_ERROR_INVALID_ARGUMENT);
     int32_t one = 1;
     ASSERT_STATUS(amp_array_view_set(ro, amp_index_1d(0), &one), AMP_ERROR_INVALID_ARGUMENT);
+    /* Each view says its access; a section keeps its view's. */
+    amp_access acc_of = AMP_WRITE_ONLY;
+    ASSERT_OK(amp_array_view_get_access(ro, &acc_of));
+    cr_assert_eq(acc_of, AMP_READ_ONLY);
+    amp_array_view *sec = NULL;
+    ASSERT_OK(amp_array_view_section(ro, amp_index_1d(5), amp_extent_1d(10), &sec));
+    ASSERT_OK(amp_array_view_get_access(sec, &acc_of));
+    cr_assert_eq(acc_of, AMP_READ_ONLY);
+    ASSERT_OK(amp_array_view_destroy(sec));
+    ASSERT_OK(amp_array_view_get_access(v, &acc_of));
+    cr_assert_eq(acc_of, AMP_READ_WRITE);
+    ASSERT_OK(amp_array_view_get_access(out, &acc_of));
+    cr_assert_eq(acc_of, AMP_WRITE_ONLY);
+    ASSERT_STATUS(amp_array_view_get_access(v, NULL), AMP_ERROR_INVALID_ARGUMENT);
     ASSERT_OK(amp_array_view_destroy(ro));
+    acc_of = AMP_WRITE_ONLY;
+    ASSERT_STATUS(amp_array_view_get_access(ro, &acc_of), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert_eq(acc_of, AMP_READ_WRITE, "a failed call leaves AMP_READ_WRITE");
     ASSERT_STATUS(amp_array_view_read_only(NULL, &ro), AMP_ERROR_INVALID_ARGUMENT);
     cr_assert_null(ro);
     ASSERT_OK(amp_array_view_destroy(out));
