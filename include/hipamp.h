@@ -1024,7 +1024,11 @@ AMP_API amp_status amp_future_destroy(amp_future *f);
  * write, or, in a sticky one they may, a link of that user or of the
  * directory's owner), and refused otherwise; an existing name is used only
  * when it is a regular file of the process's user with one link (then it
- * is truncated), and a FIFO, device, directory or link is refused without
+ * is truncated, unless another process holds it or wrote it after this
+ * process started: this process then writes NAME.<pid>.EXT beside it and
+ * says so on stderr; a link of the user's in a directory of theirs its
+ * group may write is refused too: no one can tell the group has no other
+ * member), and a FIFO, device, directory or link is refused without
  * being opened (a FIFO never blocks the program). A new file gets mode 0666
  * less the umask. The descriptor is close-on-exec (compilers the library
  * runs do not inherit it). A path of 4096 characters or more, as given,
