@@ -65,15 +65,20 @@ static struct {
     bool failed;
     char error[1600];
     uint64_t written;
-    struct timespec start; /* when the library was loaded (the file system's coarse clock) */
+    struct timespec start; /* when the library was loaded (CLOCK_REALTIME) */
 } W = {.fd = -1};
 
 bool amp__tfile_configure(const char *value, char *why, size_t n)
 {
     size_t len = strlen(value);
-    /* The clock the kernel stamps files with: a file written after this
-     * has an mtime at or after it (on NFS, the server's clock). */
-    if (clock_gettime(CLOCK_REALTIME_COARSE, &W.start) != 0) (void)clock_gettime(CLOCK_REALTIME, &W.start);
+    /* The fine clock, not the coarse one files were once stamped with:
+     * kernels with multigrain timestamps (6.13+, and the H200 host's) stamp
+     * a file with the fine time, which may be after a coarse reading taken
+     * later (a file written just before this process started then looked
+     * written since: test_trace's file_of_our_own_is_reused_unless_linked
+     * failed there). A file written before this has an mtime at or before
+     * it either way (on NFS, the server's clock). */
+    (void)clock_gettime(CLOCK_REALTIME, &W.start);
     if (len >= sizeof W.value) {
         snprintf(why, n,
                  "AMP_TRACE is %zu characters long; a trace path must be shorter than %d characters: no trace file is "
@@ -319,10 +324,10 @@ static int amp__walk_to_dir(const char *path, const char **leaf)
     return w.dir;
 }
 
-/* Whether a is after b. Strictly: a run started in the tick (the coarse
- * clock's, a few ms) in which the previous one wrote its trace still
- * reuses it; a process running alongside that wrote in that very tick is
- * the one case taken for an earlier run. */
+/* Whether a is after b. A file a process running alongside wrote within
+ * a coarse tick (a few ms) after this one started may carry a coarse
+ * stamp before it, and is the one case taken for an earlier run's (ranks
+ * write their traces at exit, long after). */
 static bool amp__ts_after(const struct timespec *a, const struct timespec *b)
 {
     return a->tv_sec != b->tv_sec ? a->tv_sec > b->tv_sec : a->tv_nsec > b->tv_nsec;
