@@ -336,11 +336,8 @@ marks:
      * has its device copies of the box stale. */
     if (to.device_copy) (void)amp__boxes_add(dst->s->dirty, &dst->s->ndirty, &dst->box, dst->s->ext.rank);
     else if (amp__has_device_copy(dst->s)) st = amp__storage_refresh(dst->s, &dst->box);
-    /* The copy is queued and recorded above: a closing event that cannot
-     * be made fails the call, never what the copy wrote. */
-    if (st == AMP_OK && timing && timed_on && (st = amp__queue_timed_event(timed_on, &timing[1])) != AMP_OK)
-        st = amp__fail(st, "copy: the copy was queued and runs (its destination sees what it writes), but its closing "
-                           "timed event could not be made: %s", amp_last_error());
+    /* Recorded above before the closing event. */
+    if (st == AMP_OK && timing && timed_on) st = amp__queue_close_timing(timed_on, timing, "copy", "copy", NULL);
     if (st != AMP_OK && timing) {
         /* The caller makes no future of a failed copy: its events go here. */
         for (int k = 0; k < 2; ++k) {

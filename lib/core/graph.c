@@ -676,7 +676,13 @@ static amp_status amp__graph_replay(amp_accelerator_view *q, amp_graph *g, bool 
                       g->driver_copies, g->copies,
                       g->copy_bytes};
     if (timing && g->exec && (st = amp__queue_timed_event(q, &timing[0])) != AMP_OK) goto out;
-    if ((st = amp__queue_replay(q, &rp, async, done)) != AMP_OK) goto untimed;
+    if ((st = amp__queue_replay(q, &rp, async, done)) != AMP_OK) {
+        if (timing) {
+            amp__queue_event_release(q, timing[0]);
+            timing[0] = NULL;
+        }
+        goto out;
+    }
     for (size_t i = 0; i < g->nuses; ++i) {
         amp__graph_use *u = &g->uses[i];
         amp__storage_after_replay(u->s, *done, &u->box, u->writes);
@@ -684,21 +690,9 @@ static amp_status amp__graph_replay(amp_accelerator_view *q, amp_graph *g, bool 
     }
     atomic_fetch_add_explicit(&g->replays, 1, memory_order_relaxed);
     if (done->q) amp__point_set(&g->last, *done);
-    /* The replay is queued and what it writes is recorded above, and the
-     * graph's last point is after it (amp_graph_destroy waits for that):
-     * a closing event that cannot be made fails the call, never the data
-     * or the graph's lifetime. */
-    if (timing && g->exec && (st = amp__queue_timed_event(q, &timing[1])) != AMP_OK) {
-        st = amp__fail(st, "%s: the replay was queued and runs (its views see what it writes), but its closing timed "
-                           "event could not be made: %s", fn, amp_last_error());
-        goto untimed;
-    }
-    goto out;
-untimed:
-    if (timing) {
-        amp__queue_event_release(q, timing[0]);
-        timing[0] = NULL;
-    }
+    /* Recorded above, and the graph's last point after the replay
+     * (amp_graph_destroy waits for it), before the closing event. */
+    if (timing && g->exec) st = amp__queue_close_timing(q, timing, fn, "replay", NULL);
 out:
     while (nlocked-- > 0) amp__lock_release(&g->storages[nlocked]->lock);
     amp__lock_release(&g->replay);

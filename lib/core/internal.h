@@ -191,6 +191,13 @@ void amp__queue_release(amp_accelerator_view *q);
 amp_status amp__queue_launch(amp_accelerator_view *q, void *fn, const amp__launch *l, amp__point *done);
 amp_status amp__queue_timed_event(amp_accelerator_view *q, void **ev);
 void amp__queue_event_release(amp_accelerator_view *q, void *ev);
+/* After work is queued on q and what it writes is recorded (the storages'
+ * marks, last points): its closing timed event, timing[1]. When that cannot
+ * be made, timing[0] is released too and the call fails saying the work
+ * (work, and name where not NULL: "the launch of 'k'") was queued and runs:
+ * a failure there never takes back what the work wrote. */
+amp_status amp__queue_close_timing(amp_accelerator_view *q, void **timing, const char *call, const char *work,
+                                   const char *name);
 /* A copy between two devices of q's backend, queued on q. */
 amp_status amp__queue_copy_peer(amp_accelerator_view *q, amp_accelerator *dst_acc, void *dst, const void *src,
                                 size_t bytes, amp__point *done);

@@ -381,7 +381,13 @@ static inline __attribute__((always_inline)) amp_status amp__run_entered(amp_acc
     amp__launch_fill(&l, k, e, t, pack, async, block);
     amp__point after = {NULL, 0};
     if (timing && (st = amp__queue_timed_event(q, &timing[0])) != AMP_OK) goto out;
-    if ((st = amp__queue_launch(q, k->fn, &l, &after)) != AMP_OK) goto untimed;
+    if ((st = amp__queue_launch(q, k->fn, &l, &after)) != AMP_OK) {
+        if (timing) {
+            amp__queue_event_release(q, timing[0]);
+            timing[0] = NULL;
+        }
+        goto out;
+    }
     for (size_t i = 0; i < nargs; ++i) {
         amp__bound *b = &bound[i];
         if (!b->s) continue;
@@ -389,23 +395,15 @@ static inline __attribute__((always_inline)) amp_status amp__run_entered(amp_acc
         if (b->view) b->view->discard = false;
     }
     if (done) *done = after;
-    /* The launch is queued and what it writes is recorded above: a closing
-     * event that cannot be made fails the call, never the data (a retry
-     * would otherwise read a device copy the launch changed as current, and
-     * a synchronize miss what it wrote). */
-    if (timing && (st = amp__queue_timed_event(q, &timing[1])) != AMP_OK) {
-        st = amp__fail(st, "%s: the launch of '%s' was queued and runs (its views see what it writes), but its "
-                           "closing timed event could not be made: %s",
-                       o && o->call ? o->call : t ? "amp_parallel_for_each_tiled_async" : "amp_parallel_for_each_async",
-                       k->name, amp_last_error());
-        goto untimed;
-    }
-    goto out;
-untimed:
-    if (timing) {
-        amp__queue_event_release(q, timing[0]);
-        timing[0] = NULL;
-    }
+    /* Recorded above before the closing event: a retry would otherwise read
+     * a device copy the launch changed as current, and a synchronize miss
+     * what it wrote. */
+    if (timing)
+        st = amp__queue_close_timing(q, timing,
+                                     o && o->call ? o->call
+                                     : t          ? "amp_parallel_for_each_tiled_async"
+                                                  : "amp_parallel_for_each_async",
+                                     "launch", k->name);
 out:
     /* Copies a failed launch queued are still covered: prepare moved each
      * storage's last point past every copy it queued. */

@@ -147,6 +147,19 @@ void amp__queue_event_release(amp_accelerator_view *q, void *ev)
     if (ev) q->be->event_release(q->dev, ev);
 }
 
+amp_status amp__queue_close_timing(amp_accelerator_view *q, void **timing, const char *call, const char *work,
+                                   const char *name)
+{
+    amp_status st = amp__queue_timed_event(q, &timing[1]);
+    if (st == AMP_OK) return AMP_OK;
+    st = amp__fail(st, "%s: the %s%s%s%s was queued and runs (what it writes is kept), but its closing timed event "
+                       "could not be made: %s", call, work, name ? " of '" : "", name ? name : "", name ? "'" : "",
+                   amp_last_error());
+    amp__queue_event_release(q, timing[0]);
+    timing[0] = NULL;
+    return st;
+}
+
 /* ---------------------------------------------------------------- tracing
  * The queue owns the timing of what it runs: a traced launch or copy is
  * bracketed here by timed events of its own queue, which go to the trace
