@@ -1474,20 +1474,23 @@ Test(mpi_heat, staged_path_copies_exactly_the_halo, .timeout = 600)
     cr_assert_eq(field(&r, "copied_bytes_per_step"), 0, "%s", r.out);
 }
 
-/* Under AddressSanitizer (ci/test.sh's sanitizer pass) the examples' path
- * matrices start at 3 ranks: every path and mode still runs instrumented,
- * with a rank that exchanges both ways, in under half the time; the
- * release pass runs them from 1 rank. */
+/* Under AddressSanitizer (ci/test.sh's sanitizer pass) a run under
+ * mpiexec costs about twice as long on CI's 2 cores, so the examples' path
+ * matrices start at 3 ranks (every path and mode still runs instrumented,
+ * with a rank that exchanges both ways, in under half the time) and the
+ * argument checks run fewer of the bad arguments the parsers refuse alike;
+ * the release pass runs them all, from 1 rank. */
 #if defined(__SANITIZE_ADDRESS__)
-#define MATRIX_FIRST_RANKS 3
+#define UNDER_ASAN 1
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
-#define MATRIX_FIRST_RANKS 3
+#define UNDER_ASAN 1
 #endif
 #endif
-#ifndef MATRIX_FIRST_RANKS
-#define MATRIX_FIRST_RANKS 1
+#ifndef UNDER_ASAN
+#define UNDER_ASAN 0
 #endif
+#define MATRIX_FIRST_RANKS (UNDER_ASAN ? 3 : 1)
 
 /* The overlapped step (exchange begun, interior rows, exchange ended, edge
  * rows: the default) and the old one (--no-overlap) give the serial
@@ -1564,6 +1567,7 @@ Test(mpi_heat, bad_arguments_stop_every_rank, .timeout = 300)
     const char *bad[] = {"96 1 5", "96 70", "0 70 5 --warmup 1", "96 70 5 --path sideways", "96 70 5 --frobnicate"};
     const char *says[] = {"at least one row", "required", "NX \"0\"", "\"sideways\"", "unknown option"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+        if (UNDER_ASAN && i > 1 && i + 1 < sizeof bad / sizeof bad[0]) continue; /* see UNDER_ASAN */
         run_heat(np[i], bad[i], &r);
         cr_assert_eq(r.status, 2, "\"%s\" exit status %d:\n%s", bad[i], r.status, r.out);
         cr_assert(strstr(r.err, says[i]), "\"%s\": stderr does not say \"%s\":\n%s", bad[i], says[i], r.err);
@@ -2196,6 +2200,8 @@ Test(mpi_cg, every_path_overlapped_and_not, .timeout = 900)
     for (int np = 2; np <= 3; ++np)
         for (int p = np == 3 ? 1 : 0; p < (np == 3 ? 2 : 3); ++p)
             for (int overlap = np == 3 ? 1 : 0; overlap < 2; ++overlap) {
+                /* Under ASan the step not overlapped on the staged path only. */
+                if (UNDER_ASAN && !overlap && p != 1) continue;
                 char args[128];
                 snprintf(args, sizeof args, "--n 40 --check --path %s%s", paths[p], overlap ? "" : " --no-overlap");
                 cg_checked(np, args, &r);
@@ -2335,6 +2341,7 @@ Test(mpi_cg, too_small_a_grid_and_bad_arguments_are_refused, .timeout = 300)
      * the others, which every rank parses alike (a launch of two ranks
      * costs seconds of CI's 2 cores under ASan). */
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+        if (UNDER_ASAN && i > 1 && i + 1 < sizeof bad / sizeof bad[0]) continue; /* see UNDER_ASAN */
         run_cg(i == 0 ? 2 : 0, bad[i], &r);
         cr_assert_eq(r.status, 2, "\"%s\": exit %d:\n%s", bad[i], r.status, r.err);
         cr_assert(strstr(r.err, says[i]), "\"%s\" does not say %s:\n%s", bad[i], says[i], r.err);
