@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -615,6 +616,30 @@ ACCEL_TEST(prebuilt, read_only_install_directory)
     cr_assert_eq(pi.hits, 1, "%s", pi.reason);
     cr_assert_eq(pi.rejected, 0, "%s", pi.reason);
     chmod(dir, 0755);
+}
+
+/* An AMP_PREBUILT_DIR longer than a path can be is refused, naming its
+ * length: cut short it named the packs' directory here ("DIR/./././...")
+ * and they were used. */
+ACCEL_TEST(prebuilt, too_long_a_directory_refused)
+{
+    char dir[1024], pack[1200];
+    copy_fixture(acc, dir, sizeof dir, pack, sizeof pack);
+    use_dirs(dir);
+    size_t len = strlen(dir), n = PATH_MAX + 64;
+    char *longer = test_xmalloc(n + 1);
+    memcpy(longer, dir, len);
+    for (size_t i = len; i < n; i += 2) memcpy(longer + i, "/.", 2);
+    longer[n] = 0;
+    setenv("AMP_PREBUILT_DIR", longer, 1);
+    free(longer);
+    fill_and_check(acc);
+    amp_prebuilt_info pi = info();
+    cr_assert(!pi.enabled, "%s", pi.reason);
+    cr_assert_eq(pi.hits, 0);
+    char says[96];
+    snprintf(says, sizeof says, "AMP_PREBUILT_DIR is %zu bytes long", n);
+    cr_assert(strstr(pi.reason, says), "%s", pi.reason);
 }
 
 ACCEL_TEST(prebuilt, switched_off)

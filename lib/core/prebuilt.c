@@ -190,14 +190,22 @@ static void amp__pb_init(void)
     const char *dir = amp__env("AMP_PREBUILT_DIR");
     char real[PATH_MAX];
     if (dir) {
-        snprintf(amp__pb_dir, sizeof amp__pb_dir, "%s", dir);
+        /* A path cut short would name another directory. */
+        if ((size_t)snprintf(amp__pb_dir, sizeof amp__pb_dir, "%s", dir) >= sizeof amp__pb_dir) {
+            amp__pb_set_reason("AMP_PREBUILT_DIR is %zu bytes long, longer than a path can be (%zu)", strlen(dir),
+                               sizeof amp__pb_dir - 1);
+            amp__pb_dir[0] = 0;
+            return;
+        }
     } else {
         /* Beside the library, else where it was installed (a program
          * linked with the static library runs from its own directory). */
         if (lib[0]) {
             char *slash = strrchr(lib, '/');
             if (slash) *slash = 0;
-            snprintf(amp__pb_dir, sizeof amp__pb_dir, "%s/hipamp/prebuilt-%s", lib[0] ? lib : "", HIPAMP_VERSION_STRING);
+            if ((size_t)snprintf(amp__pb_dir, sizeof amp__pb_dir, "%s/hipamp/prebuilt-%s", lib,
+                                 HIPAMP_VERSION_STRING) >= sizeof amp__pb_dir)
+                lib[0] = amp__pb_dir[0] = 0; /* too long a path: not beside the library */
         }
 #ifdef HIPAMP_INSTALL_LIBDIR
         if (!lib[0] || !realpath(amp__pb_dir, real))
