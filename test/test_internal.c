@@ -1658,6 +1658,52 @@ Test(cpu_blocks, a_direct_launch_runs_in_blocks_on_a_spinning_pool) { pool_block
  * why): its chunks are not cut at the blocks' edges. */
 Test(cpu_blocks, a_direct_launch_on_a_sleeping_pool_takes_from_one_counter) { pool_blocks_case(0, false); }
 
+/* The most work-items a launch may have: a rank-8 extent whose element
+ * count is INT64_MAX exactly (7 * 7 * 73 * 127 * 337 * 92737 * 649657 * 1),
+ * which amp_extent_validate accepts. Its chunk count and its blocks are
+ * counted without passing INT64_MAX (ceil(total / chunk) as
+ * total + chunk - 1 wrapped negative, and the last block's end as
+ * from + per: that block was empty and its work-items never ran). */
+Test(cpu_blocks, the_largest_launch_is_counted_and_cut_without_overflow)
+{
+    int v[8] = {7, 7, 73, 127, 337, 92737, 649657, 1};
+    amp_extent e = amp_extent_make(8, v);
+    ASSERT_OK(amp_extent_validate(e));
+    int64_t count = 1;
+    for (int d = 0; d < 8; ++d) count *= v[d];
+    cr_assert_eq(count, INT64_MAX);
+    amp__cpu_job j;
+    memset(&j, 0, sizeof j);
+    j.total = INT64_MAX;
+    int64_t n = amp__cpu_job_arm(&j, 4);
+    cr_assert_eq(n, (int64_t)1 << 55, "INT64_MAX work-items in chunks of 256: %lld chunks, not 2^55", (long long)n);
+    n = amp__cpu_job_arm(&j, 1);
+    cr_assert_eq(n, 1, "INT64_MAX work-items on one thread: %lld chunks, not 1", (long long)n);
+    j.launch.tiled = true;
+    n = amp__cpu_job_arm(&j, 4);
+    cr_assert_eq(n, INT64_MAX, "INT64_MAX tiles one at a time: %lld chunks", (long long)n);
+    for (int tiled = 0; tiled < 2; ++tiled)
+        for (int nt = 2; nt <= 64; ++nt) {
+            j.launch.tiled = tiled;
+            (void)amp__cpu_job_arm(&j, nt);
+            amp__cpu_block *parts = amp__cpu_blocks_alloc(nt);
+            cr_assert(parts != NULL);
+            amp__cpu_blocks_arm(&j, parts, nt);
+            /* The blocks tile [0, INT64_MAX) in order: none empty but at
+             * the end, none past it. */
+            int64_t at = 0;
+            for (int b = 0; b < nt; ++b) {
+                int64_t from = atomic_load(&parts[b].next);
+                cr_assert(from == at && parts[b].end >= from && parts[b].end <= INT64_MAX,
+                          "%s, %d blocks: block %d is [%lld, %lld) after %lld", tiled ? "tiled" : "simple", nt, b,
+                          (long long)from, (long long)parts[b].end, (long long)at);
+                at = parts[b].end;
+            }
+            cr_assert_eq(at, INT64_MAX, "%s, %d blocks end at %lld", tiled ? "tiled" : "simple", nt, (long long)at);
+            free(parts);
+        }
+}
+
 /* ------------------------------------- the CPU pool's deschedule check */
 
 /* The polls a spin of 1 ms took on this thread (own: a replay team

@@ -395,12 +395,15 @@ amp__cpu_block *amp__cpu_blocks_alloc(int n)
  * whole cache lines of floats where the work-items are index points. */
 void amp__cpu_blocks_arm(amp__cpu_job *j, amp__cpu_block *parts, int nt)
 {
-    int64_t per = (j->total + nt - 1) / nt;
-    if (!j->launch.tiled) per = (per + 63) / 64 * 64;
+    /* total may be INT64_MAX (a rank-8 extent of that many elements is
+     * valid): no sum or product here passes it, or the last block's end
+     * wrapped negative and its work-items never ran. */
+    int64_t per = j->total / nt + (j->total % nt != 0);
+    if (!j->launch.tiled && per <= INT64_MAX - 63) per = (per + 63) / 64 * 64;
     for (int b = 0; b < nt; ++b) {
-        int64_t from = b * per < j->total ? b * per : j->total;
+        int64_t from = b == 0 ? 0 : per <= j->total / b ? b * per : j->total;
         atomic_init(&parts[b].next, from);
-        parts[b].end = from + per < j->total ? from + per : j->total;
+        parts[b].end = per < j->total - from ? from + per : j->total;
     }
     j->parts = parts;
     j->nparts = nt;
@@ -790,7 +793,8 @@ int64_t amp__cpu_job_arm(amp__cpu_job *j, int nt)
     j->nthreads = nt;
     atomic_init(&j->next, 0);
     atomic_init(&j->stop, 0);
-    return (j->total + chunk - 1) / chunk;
+    /* Not (total + chunk - 1) / chunk: total may be INT64_MAX. */
+    return j->total / chunk + (j->total % chunk != 0);
 }
 
 amp_status amp__cpu_job_status(amp__cpu_job *j)
