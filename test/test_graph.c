@@ -267,6 +267,52 @@ ACCEL_TEST(graph, recording_after_unwaited_launches)
     teardown(&f);
 }
 
+/* Code unloaded while a view of the same accelerator records (a program of
+ * its own, destroyed and dropped from the in-memory cache, its launches
+ * still queued on another view): the recording ends whole and replays as
+ * recorded, and the other view's launches all ran. The GPU backend used to
+ * synchronize the whole device before unloading code, which CUDA and HIP
+ * refuse while any stream captures, and which broke the recording
+ * (amp_graph_end_recording failed: capture invalidated). */
+ACCEL_TEST(graph, code_unloaded_while_another_view_records)
+{
+    fixture f;
+    setup(&f, acc);
+    static counted c;
+    counted_open(&f, &c);
+    amp_accelerator_view *q2 = NULL;
+    ASSERT_OK(amp_accelerator_view_create(acc, &q2));
+    amp_program *p2 = test_build(acc, "AMP_KERNEL(unload_probe_add, amp::index<1> i, amp::array<int, 1> a)"
+                                      " { a[i] += 3; }");
+    amp_kernel *add = test_kernel(p2, "unload_probe_add");
+    static int32_t y[N];
+    memset(y, 0, sizeof y);
+    amp_array *arr = NULL;
+    ASSERT_OK(amp_array_create(q2, 4, amp_extent_1d(N), y, &arr));
+    amp_arg a2[] = {amp_arg_array(arr)};
+    for (int i = 0; i < 20; ++i) ASSERT_OK(amp_parallel_for_each(q2, amp_extent_1d(N), add, a2, 1));
+    amp_graph *g = NULL;
+    ASSERT_OK(amp_graph_begin_recording(f.q));
+    ASSERT_OK(amp_parallel_for_each(f.q, amp_extent_1d(N), f.inc, c.args, 2));
+    ASSERT_OK(amp_program_destroy(p2));
+    ASSERT_OK(amp_cache_clear_memory()); /* the last reference: the code is unloaded now */
+    ASSERT_OK(amp_parallel_for_each(f.q, amp_extent_1d(N), f.inc, c.args, 2));
+    ASSERT_OK(amp_graph_end_recording(f.q, &g));
+    for (int i = 0; i < 3; ++i) ASSERT_OK(amp_graph_launch(f.q, g));
+    int32_t n = -1;
+    ASSERT_OK(amp_array_copy_to_host(c.cnt, &n));
+    cr_assert_eq(n, 6, "counter %d, want 6", n);
+    ASSERT_OK(amp_array_view_synchronize(c.v));
+    for (int i = 0; i < N; ++i) cr_assert_eq(c.x[i], 6, "x[%d] = %d", i, c.x[i]);
+    ASSERT_OK(amp_array_copy_to_host(arr, y));
+    for (int i = 0; i < N; ++i) cr_assert_eq(y[i], 60, "y[%d] = %d after 20 launches of 3", i, y[i]);
+    ASSERT_OK(amp_graph_destroy(g));
+    ASSERT_OK(amp_array_destroy(arr));
+    ASSERT_OK(amp_accelerator_view_destroy(q2));
+    counted_close(&c);
+    teardown(&f);
+}
+
 /* Every replay runs every launch: a counter in an array and a view both
  * count them; the view's statistics count the graph's launches. */
 ACCEL_TEST(graph, every_replay_runs_every_launch)

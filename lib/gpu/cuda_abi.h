@@ -142,7 +142,6 @@ typedef union cu_launch_attribute_value {
     X(cuDevicePrimaryCtxRetain, CUresult, (CUcontext *, CUdevice))                       \
     X(cuCtxGetCurrent, CUresult, (CUcontext *))                                          \
     X(cuCtxSetCurrent, CUresult, (CUcontext))                                            \
-    X(cuCtxSynchronize, CUresult, (void))                                                \
     X(cuGetErrorString, CUresult, (CUresult, const char **))                             \
     X(cuGetErrorName, CUresult, (CUresult, const char **))                               \
     X(cuModuleLoadData, CUresult, (CUmodule *, const void *))                            \

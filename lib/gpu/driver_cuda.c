@@ -620,7 +620,6 @@ static amp_status cu_host_register(void *host, size_t bytes, void **dptr, bool *
     return AMP_OK;
 }
 static void cu_host_unregister(void *host) { (void)D.cuMemHostUnregister(host); }
-static void cu_device_sync(void) { (void)D.cuCtxSynchronize(); }
 
 /* Pageable host memory is allowed in every copy: the driver stages it (an H2D
  * copy returns once the source was consumed, a D2H once it completed), so the
@@ -781,7 +780,6 @@ static const amp__gpu_driver cuda_table = {
     .mem_free = cu_mem_free,
     .host_register = cu_host_register,
     .host_unregister = cu_host_unregister,
-    .device_sync = cu_device_sync,
     .memcpy_1d = cu_memcpy_1d,
     .memcpy_2d = cu_memcpy_2d,
     .launch = cu_launch,

@@ -779,7 +779,6 @@ static amp_status hip_host_register(void *host, size_t bytes, void **dptr, bool 
     return AMP_OK;
 }
 static void hip_host_unregister(void *host) { (void)H.hipHostUnregister(host); }
-static void hip_device_sync(void) { (void)H.hipDeviceSynchronize(); }
 
 static int hip_kind(amp__copy_dir d)
 {
@@ -914,7 +913,6 @@ static const amp__gpu_driver hip_table = {
     .mem_free = hip_mem_free,
     .host_register = hip_host_register,
     .host_unregister = hip_host_unregister,
-    .device_sync = hip_device_sync,
     .memcpy_1d = hip_memcpy_1d,
     .memcpy_2d = hip_memcpy_2d,
     .launch = hip_launch,

@@ -67,6 +67,24 @@ typedef struct gpu_dev {
     pthread_mutex_t peer_lock;
     gpu_peer peers[GPU_MAX_PEERS];
     size_t npeers;
+    /* The queues of this device (created or wrapped), how many of them
+     * record a graph (stream capture, graph_begin to graph_end), and the
+     * modules whose unload waits for the last recording to end. Unloading
+     * drains these queues one at a time, never the whole device: CUDA and
+     * HIP refuse a device-wide synchronize while any stream of the device
+     * captures, and that call broke the capture (another view's recording,
+     * or the user's own on a stream of theirs: "capture invalidated" at its
+     * end). A capturing queue cannot be synchronized either, so while one of
+     * ours records, unloads wait in deferred. Queues destroyed are drained
+     * by the core first (amp_accelerator_view_destroy). queue_lock is taken
+     * after entering the device and held across those syncs and unloads
+     * (program destruction is rare); nothing else is taken under it. */
+    pthread_mutex_t queue_lock;
+    void **queues;
+    size_t nqueues, queues_cap;
+    int recording;
+    void **deferred;
+    size_t ndeferred, deferred_cap;
 } gpu_dev;
 
 #define GPU_DEV(p) ((gpu_dev *)(p))
@@ -78,7 +96,7 @@ typedef struct gpu_dev {
  * (the common case) entering costs one cheap get and leaving nothing.
  * ON_DEVICE runs body only when entering worked (st then holds what body
  * set, else enter's failure); ON_DEVICE_VOID runs body either way (releases
- * must happen even after a device fault). */
+ * must happen even after a device fault; enter's status is in enter_st_). */
 #define ON_DEVICE(d, st, body)                                            \
     do {                                                                  \
         void *prev_;                                                      \
@@ -90,7 +108,8 @@ typedef struct gpu_dev {
 #define ON_DEVICE_VOID(d, body)                                           \
     do {                                                                  \
         void *prev_ = NULL;                                               \
-        (void)(d)->drv->enter((d)->ctx, &prev_);                          \
+        amp_status enter_st_ = (d)->drv->enter((d)->ctx, &prev_);         \
+        (void)enter_st_;                                                  \
         body;                                                             \
         if (prev_) (d)->drv->leave(prev_);                                \
     } while (0)
@@ -127,16 +146,51 @@ static amp_status gpu_module_load(void *dev, const void *bin, size_t bin_size, v
     return st;
 }
 
+/* Appends p to *list (grown as needed); false when it could not grow. */
+static bool ptr_push(void ***list, size_t *n, size_t *cap, void *p)
+{
+    if (*n == *cap) {
+        size_t ncap = *cap ? 2 * *cap : 8;
+        void **grown = realloc(*list, ncap * sizeof *grown);
+        if (!grown) return false;
+        *list = grown;
+        *cap = ncap;
+    }
+    (*list)[(*n)++] = p;
+    return true;
+}
+
+/* Unloading code a queued kernel still runs would fault it: every queue of
+ * the device is drained first (errors ignored: after a sticky fault a sync
+ * reports one, and the unload must still happen). Device entered,
+ * queue_lock held, no queue recording. */
+static void unload_now_locked(gpu_dev *d, void *module)
+{
+    for (size_t i = 0; i < d->nqueues; ++i) (void)d->drv->stream_sync(d->queues[i]);
+    d->drv->module_unload(module);
+}
+
+/* The unloads that waited for the recordings to end, once none records.
+ * Device entered, queue_lock held. */
+static void unload_deferred_locked(gpu_dev *d)
+{
+    if (d->recording > 0 || d->ndeferred == 0) return;
+    for (size_t i = 0; i < d->nqueues; ++i) (void)d->drv->stream_sync(d->queues[i]);
+    for (size_t i = 0; i < d->ndeferred; ++i) d->drv->module_unload(d->deferred[i]);
+    d->ndeferred = 0;
+}
+
 static void gpu_module_unload(void *dev, void *module)
 {
     gpu_dev *d = GPU_DEV(dev);
     if (!module) return;
-    /* Unloading code a queued kernel still runs would fault it; the device is
-     * drained first (errors ignored: after a sticky fault it reports one,
-     * and the unload must still happen). Program destruction is rare. */
     ON_DEVICE_VOID(d, {
-        d->drv->device_sync();
-        d->drv->module_unload(module);
+        pthread_mutex_lock(&d->queue_lock);
+        /* No room to wait in: the code stays loaded (memory lost, no
+         * recording broken, no kernel faulted). */
+        if (d->recording == 0) unload_now_locked(d, module);
+        else (void)ptr_push(&d->deferred, &d->ndeferred, &d->deferred_cap, module);
+        pthread_mutex_unlock(&d->queue_lock);
     });
 }
 
@@ -182,12 +236,29 @@ static amp_status gpu_kernel_get(void *dev, void *module, const char *name, amp_
 
 /* -------------------------------------------------------------- queues */
 
+/* Lists queue among the device's queues (gpu_dev.queues). */
+static amp_status queue_listed(gpu_dev *d, void *queue)
+{
+    pthread_mutex_lock(&d->queue_lock);
+    bool ok = ptr_push(&d->queues, &d->nqueues, &d->queues_cap, queue);
+    pthread_mutex_unlock(&d->queue_lock);
+    return ok ? AMP_OK
+              : amp__fail(AMP_ERROR_OUT_OF_MEMORY, "cannot list a new queue of %s:%d (%zu listed)", d->drv->platform,
+                          d->ordinal, d->nqueues);
+}
+
 static amp_status gpu_queue_create(void *dev, void **queue)
 {
     gpu_dev *d = GPU_DEV(dev);
     amp_status st;
     *queue = NULL;
-    ON_DEVICE(d, st, st = d->drv->stream_create(queue));
+    ON_DEVICE(d, st, {
+        st = d->drv->stream_create(queue);
+        if (st == AMP_OK && (st = queue_listed(d, *queue)) != AMP_OK) {
+            d->drv->stream_destroy(*queue);
+            *queue = NULL;
+        }
+    });
     return st;
 }
 
@@ -198,16 +269,30 @@ static amp_status gpu_queue_wrap(void *dev, void *native, void **queue)
     amp_status st;
     *queue = NULL;
     ON_DEVICE(d, st, st = d->drv->stream_check(native, d->ctx));
-    if (st == AMP_OK) *queue = native;
+    if (st == AMP_OK && (st = queue_listed(d, native)) == AMP_OK) *queue = native;
     return st;
 }
 
 static void *gpu_queue_native(void *dev, void *queue) { return queue; }
 
+/* Drops queue from the device's list (a wrapped stream is the user's: the
+ * core never destroys it, but it leaves the list all the same). */
+static void queue_unlisted(gpu_dev *d, void *queue)
+{
+    pthread_mutex_lock(&d->queue_lock);
+    for (size_t i = 0; i < d->nqueues; ++i)
+        if (d->queues[i] == queue) {
+            d->queues[i] = d->queues[--d->nqueues];
+            break;
+        }
+    pthread_mutex_unlock(&d->queue_lock);
+}
+
 static void gpu_queue_destroy(void *dev, void *queue)
 {
     gpu_dev *d = GPU_DEV(dev);
     if (!queue) return;
+    queue_unlisted(d, queue);
     ON_DEVICE_VOID(d, d->drv->stream_destroy(queue));
 }
 
@@ -667,11 +752,26 @@ static const amp__sys_dir *gpu_system_include_dirs(void *dev)
  * lock, lib/core/graph.c), always on the stream it was recorded on, so each
  * replay is queued after the one before on one stream and runs after it. */
 
+/* A recording is counted before its capture begins and until it has
+ * ended (gpu_dev.recording): an unload meanwhile waits for it. */
+static void recording_ended(gpu_dev *d)
+{
+    pthread_mutex_lock(&d->queue_lock);
+    d->recording--;
+    unload_deferred_locked(d);
+    pthread_mutex_unlock(&d->queue_lock);
+}
+
 static amp_status gpu_graph_begin(void *dev, void *queue)
 {
     gpu_dev *d = GPU_DEV(dev);
     amp_status st;
-    ON_DEVICE(d, st, st = d->drv->capture_begin(queue));
+    ON_DEVICE(d, st, {
+        pthread_mutex_lock(&d->queue_lock);
+        d->recording++;
+        pthread_mutex_unlock(&d->queue_lock);
+        if ((st = d->drv->capture_begin(queue)) != AMP_OK) recording_ended(d);
+    });
     return st;
 }
 
@@ -680,7 +780,13 @@ static amp_status gpu_graph_end(void *dev, void *queue, bool keep, void **graph)
     gpu_dev *d = GPU_DEV(dev);
     amp_status st;
     *graph = NULL;
-    ON_DEVICE(d, st, st = d->drv->capture_end(queue, keep, graph));
+    /* The capture has ended however capture_end returns (gpu_driver.h),
+     * and the recording is over even where the device could not be
+     * entered: the unloads waiting for it must not wait for ever. */
+    ON_DEVICE_VOID(d, {
+        st = enter_st_ == AMP_OK ? d->drv->capture_end(queue, keep, graph) : enter_st_;
+        recording_ended(d);
+    });
     return st;
 }
 
@@ -863,6 +969,7 @@ static size_t enumerate_driver(const amp__gpu_driver *drv, amp__device_entry *ou
         pthread_mutex_init(&d->pool_lock, NULL);
         pthread_mutex_init(&d->reg_lock, NULL);
         pthread_mutex_init(&d->peer_lock, NULL);
+        pthread_mutex_init(&d->queue_lock, NULL);
         drv->device_open(i, &d->ctx, &d->di);
         /* AMP_GRAPH_PROGRAMMATIC=0 records every launch as a plain one:
          * the way to rule programmatic launches out when a graph misbehaves. */

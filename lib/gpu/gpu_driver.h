@@ -100,8 +100,6 @@ typedef struct amp__gpu_driver {
      * it must not be unregistered by us. */
     amp_status (*host_register)(void *host, size_t bytes, void **dptr, bool *owned);
     void (*host_unregister)(void *host);
-    /* Waits for all work of the current device; errors ignored. */
-    void (*device_sync)(void);
 
     amp_status (*memcpy_1d)(amp__copy_dir dir, void *dst, const void *src, size_t bytes,
                             void *stream);

@@ -155,7 +155,6 @@
     X(hipHostRegister, hipError_t, (void *, size_t, unsigned))                          \
     X(hipHostUnregister, hipError_t, (void *))                                          \
     X(hipHostGetDevicePointer, hipError_t, (void **, void *, unsigned))                 \
-    X(hipDeviceSynchronize, hipError_t, (void))                                         \
     X(hipMemcpyAsync, hipError_t, (void *, const void *, size_t, hipMemcpyKind, hipStream_t)) \
     X(hipMemcpy2DAsync, hipError_t,                                                     \
       (void *, size_t, const void *, size_t, size_t, size_t, hipMemcpyKind, hipStream_t)) \
