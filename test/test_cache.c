@@ -712,6 +712,63 @@ Test(cache, dir_swapped_after_its_check_is_not_followed, .fini = cleanup)
     cr_assert(ci.disk_enabled || g_swapped, "the untouched cache directory was refused: %s", ci.reason);
 }
 
+/* A link of ours (or root's) at the cache directory's name, in a
+ * directory others may write: its owner does not say who put it there,
+ * since whoever may write the directory can rename a link of ours into it
+ * (or hard-link one, protected_hardlinks off). Followed, it led the cache
+ * into a private directory of the user's, standing for ~/.ssh, where the
+ * key was made and the user's old ".tmp-" file swept. */
+Test(cache, our_link_in_a_directory_others_may_write_is_not_followed, .fini = cleanup)
+{
+    amp_accelerator_info none;
+    memset(&none, 0, sizeof none);
+    setup_tree(none);
+    char shared[PATH_MAX + 8], link_path[PATH_MAX + 16], priv[PATH_MAX + 8], precious[PATH_MAX + 32],
+        key[PATH_MAX + 16];
+    snprintf(shared, sizeof shared, "%s/shared", g_root);
+    snprintf(link_path, sizeof link_path, "%s/cache", shared);
+    snprintf(priv, sizeof priv, "%s/private", g_root);
+    snprintf(precious, sizeof precious, "%s/.tmp-precious", priv);
+    snprintf(key, sizeof key, "%s/.key", priv);
+    cr_assert_eq(mkdir(shared, 0700), 0);
+    cr_assert_eq(chmod(shared, 0777), 0); /* not sticky: anyone may rename in it */
+    cr_assert_eq(mkdir(priv, 0700), 0);
+    write_file(precious, "mine\n", 5);
+    struct timespec old[2] = {{time(NULL) - 7200, 0}, {time(NULL) - 7200, 0}};
+    cr_assert_eq(utimensat(AT_FDCWD, precious, old, 0), 0);
+    cr_assert_eq(symlink(priv, link_path), 0, "symlink: %s", strerror(errno));
+    cr_assert_eq(setenv("AMP_CACHE_DIR", link_path, 1), 0);
+    amp_cache_info ci = cache_info();
+    cr_assert(!exists(key), "the cache followed a link in a directory anyone may write into %s", priv);
+    cr_assert(exists(precious), "a file of the user's in the directory the link led to was swept");
+    cr_assert(!ci.disk_enabled, "the link was accepted");
+    cr_assert(strstr(ci.reason, "symbolic link") && strstr(ci.reason, "mode 0777") &&
+                  strstr(ci.reason, "the path it leads to"),
+              "the reason must name the directory's mode and the way out: %s", ci.reason);
+}
+
+/* ...and followed where only we may write the directory it is in (a new
+ * process: the cache directory is decided once). */
+Test(cache, our_link_in_a_directory_only_we_may_write_is_followed, .fini = cleanup)
+{
+    amp_accelerator_info none;
+    memset(&none, 0, sizeof none);
+    setup_tree(none);
+    char mine[PATH_MAX + 8], link_path[PATH_MAX + 16], priv[PATH_MAX + 8], key[PATH_MAX + 16];
+    snprintf(mine, sizeof mine, "%s/mine", g_root);
+    snprintf(link_path, sizeof link_path, "%s/cache", mine);
+    snprintf(priv, sizeof priv, "%s/private", g_root);
+    snprintf(key, sizeof key, "%s/.key", priv);
+    cr_assert_eq(mkdir(mine, 0755), 0);
+    cr_assert_eq(chmod(mine, 0755), 0);
+    cr_assert_eq(mkdir(priv, 0700), 0);
+    cr_assert_eq(symlink(priv, link_path), 0, "symlink: %s", strerror(errno));
+    cr_assert_eq(setenv("AMP_CACHE_DIR", link_path, 1), 0);
+    amp_cache_info ci = cache_info();
+    cr_assert(ci.disk_enabled, "a link of ours in a directory only we may write was refused: %s", ci.reason);
+    cr_assert(exists(key), "the cache did not go where the link leads");
+}
+
 /* Build directories are swept when their pid is gone, but a pid gone here
  * may be alive in another PID namespace sharing TMPDIR (a container): a
  * directory whose maker holds its lock (as every live process's are held)

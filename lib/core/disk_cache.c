@@ -339,9 +339,34 @@ static void amp__dc_path_init(void)
     }
 }
 
+/* Why another user could have put a link owned by link_uid in the
+ * directory pfd (the trace file's rule, trace_file.c, and the kernel's
+ * protected_symlinks one): the link's owner alone does not say who put it
+ * there, since whoever may write the directory can rename a link of ours
+ * into it from another they may write, or hard-link one (protected_hardlinks
+ * off). So the directory must be ours or root's and no one else's to write,
+ * or sticky with the link ours or the directory owner's. NULL when no one
+ * else could have; else what the directory is, in why. */
+static const char *amp__dc_link_planted(int pfd, uid_t link_uid, char *why, size_t n)
+{
+    struct stat ds;
+    uid_t me = geteuid();
+    if (fstat(pfd, &ds) != 0) snprintf(why, n, "a directory that cannot be examined (%s)", strerror(errno));
+    else if (ds.st_uid != me && ds.st_uid != 0) snprintf(why, n, "a directory of uid %d", (int)ds.st_uid);
+    else if ((ds.st_mode & (S_IWGRP | S_IWOTH)) && !(ds.st_mode & S_ISVTX))
+        snprintf(why, n, "a directory a group or others may write (mode %04o)", (unsigned)(ds.st_mode & 07777));
+    else if ((ds.st_mode & (S_IWGRP | S_IWOTH)) && link_uid != me && link_uid != ds.st_uid)
+        snprintf(why, n, "a sticky directory others may write (mode %04o), and the link is not this user's or the "
+                 "directory owner's", (unsigned)(ds.st_mode & 07777));
+    else
+        return NULL;
+    return why;
+}
+
 /* The cache directory's descriptor, or -1 after amp__dc_off. Its last
- * component may be a symbolic link only if the link is ours (or root's),
- * and in the /tmp fallback not at all. Invariant: the name is looked up
+ * component may be a symbolic link only if the link is ours (or root's)
+ * in a directory where no other user could have put it
+ * (amp__dc_link_planted), and in the /tmp fallback not at all. Invariant: the name is looked up
  * once (O_PATH | O_NOFOLLOW) and the link followed is the inode then held
  * (a link's text cannot change), so whoever may write the parent cannot
  * swap a link of theirs in after the owner was checked (with lstat then
@@ -351,7 +376,7 @@ static void amp__dc_path_init(void)
  * the caller, whatever the path says later. */
 static int amp__dc_open_dir(bool tmp_fallback)
 {
-    char parent[PATH_MAX], target[PATH_MAX];
+    char parent[PATH_MAX], target[PATH_MAX], why[160];
     int pfd = -1, lfd = -1, fd = -1;
     struct stat ls;
     snprintf(parent, sizeof parent, "%s", amp__dc_path);
@@ -372,6 +397,11 @@ static int amp__dc_open_dir(bool tmp_fallback)
         fd = openat(lfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     } else if (tmp_fallback || (ls.st_uid != geteuid() && ls.st_uid != 0)) {
         amp__dc_off("cache directory %s is a symbolic link owned by uid %d", amp__dc_path, (int)ls.st_uid);
+        goto out;
+    } else if (amp__dc_link_planted(pfd, ls.st_uid, why, sizeof why)) {
+        amp__dc_off("cache directory %s is a symbolic link in %s; hipamp does not follow a link another user could "
+                    "have put there (a link of yours renamed, or hard-linked, into place): set AMP_CACHE_DIR to the "
+                    "path it leads to", amp__dc_path, why);
         goto out;
     } else {
         ssize_t tl = readlinkat(lfd, "", target, sizeof target - 1);
