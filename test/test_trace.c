@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -1184,6 +1185,57 @@ Test(trace, fifo_at_the_name_does_not_block)
 {
     NEEDS_HOOKS();
     attack('p', "trace.json", "a FIFO");
+}
+
+/* The name a process writes instead of another process's trace,
+ * NAME.<pid>.EXT beside it: pids are easy to guess, so uid 65534 may have
+ * put a link or a FIFO there first. Here AMP_TRACE=shared/t.json is a file
+ * of ours written "after" the helper started (its mtime an hour ahead), so
+ * the helper goes to its own name, where it finds what the attacker
+ * planted for its pid (the helper plants it, as uid 65534, for its own
+ * pid). Refused without writing through it or blocking, the message
+ * names the file asked for and why the other name was tried; t.json and
+ * our precious file keep their text. */
+static void attack_own_name(const char *const *plant, const char *why)
+{
+    arena a;
+    arena_make(&a);
+    char name[160];
+    snprintf(name, sizeof name, "%s/t.json", a.shared);
+    write_text(name, "ours, written since\n");
+    struct timespec later[2] = {{time(NULL) + 3600, 0}, {time(NULL) + 3600, 0}};
+    cr_assert_eq(utimensat(AT_FDCWD, name, later, 0), 0, "utimensat: %s", strerror(errno));
+    char var[256], asked[256];
+    snprintf(var, sizeof var, "AMP_TRACE=%s", name);
+    snprintf(asked, sizeof asked, "AMP_TRACE=%s: cannot write the trace: it was written since this process started",
+             name);
+    const char *env[] = {var, NULL};
+    run r = run_helper_args(&a.d, test_accel(TEST_ACCEL_CPU), env, plant, 120);
+    cr_assert_neq(r.code, -1, "the victim still hung after 120 s");
+    cr_assert_eq(r.code, 0, "tracing must not break the program (exit %d):\n%s", r.code, r.err);
+    cr_expect_str_eq(parse_helper(&r).flush, "AMP_ERROR_INVALID_ARGUMENT");
+    cr_expect(strstr(r.err, why), "stderr must say why (\"%s\"):\n%s", why, r.err);
+    cr_expect(strstr(r.err, asked) && strstr(r.err, "this process's name for it"),
+              "the refusal must name the file asked for and why another name was tried:\n%s", r.err);
+    run_free(&r);
+    expect_text(a.precious, "precious\n", "the trace was written through another user's link");
+    expect_text(name, "ours, written since\n", "the other process's trace was cut");
+    tdir_remove(&a.d);
+}
+
+Test(trace, link_at_this_process_own_name_is_not_followed)
+{
+    NEEDS_HOOKS();
+    /* Relative to the link's directory (shared/): the arena's precious file. */
+    const char *plant[] = {"--plant-own-as-nobody", "../precious", "--flush-only", NULL};
+    attack_own_name(plant, "a symbolic link (owned by uid 65534)");
+}
+
+Test(trace, fifo_at_this_process_own_name_does_not_block)
+{
+    NEEDS_HOOKS();
+    const char *plant[] = {"--plant-own-fifo-as-nobody", "--flush-only", NULL};
+    attack_own_name(plant, "a FIFO");
 }
 
 /* Links on the way to the file: a symbolic link among AMP_TRACE's

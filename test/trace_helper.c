@@ -21,7 +21,9 @@
  * print the stats and leave with _exit (no exit-time flush).
  * The trace file's rules: --plant-as-nobody first plants, as uid 65534, a
  * symbolic link to TARGET at this process's AMP_TRACE name (%p: its own
- * pid, which the test cannot know); --flush-only flushes once (opening the
+ * pid, which the test cannot know); --plant-own-as-nobody TARGET at the
+ * name the library writes instead when AMP_TRACE is another process's
+ * (NAME.<pid>.EXT), --plant-own-fifo-as-nobody a FIFO there; --flush-only flushes once (opening the
  * trace file), builds PATH after it with --then-build (a compiler that runs
  * then must not inherit the file), prints "ok" and exits normally.
  * --chdir DIR: goes to DIR first (after the library read AMP_TRACE at
@@ -79,9 +81,11 @@ static void print_stats(const char *name, amp_accelerator_view *q)
            (unsigned long long)s.copies_host_to_host, (unsigned long long)s.launches);
 }
 
-/* The attacker's link for this pid: AMP_TRACE with %p replaced, made by a
- * child that became uid 65534 (root only). */
-static int plant_as_nobody(const char *target)
+/* The attacker's link for this pid: AMP_TRACE with %p replaced (own: the
+ * name the library writes instead when AMP_TRACE is another process's,
+ * NAME.<pid>.EXT beside it), made by a child that became uid 65534 (root
+ * only); a FIFO there instead when target is NULL. */
+static int plant_as_nobody(const char *target, bool own)
 {
     const char *t = getenv("AMP_TRACE");
     char path[4096];
@@ -95,11 +99,20 @@ static int plant_as_nobody(const char *target)
         }
     }
     path[at] = '\0';
+    if (own) {
+        char *slash = strrchr(path, '/'), *dot = strrchr(path, '.'), ext[256];
+        if (!dot || !slash || dot <= slash + 1) dot = path + at;
+        snprintf(ext, sizeof ext, "%s", dot);
+        snprintf(dot, sizeof path - (size_t)(dot - path), ".%ld%s", (long)getpid(), ext);
+    }
     pid_t c = fork();
-    if (c == 0) _exit(setgid(65534) == 0 && setuid(65534) == 0 && symlink(target, path) == 0 ? 0 : 1);
+    if (c == 0)
+        _exit(setgid(65534) == 0 && setuid(65534) == 0 && (target ? symlink(target, path) : mkfifo(path, 0666)) == 0
+                  ? 0
+                  : 1);
     int ws = 0;
     if (c < 0 || waitpid(c, &ws, 0) != c || !WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
-        fprintf(stderr, "trace_helper: could not plant %s -> %s as uid 65534\n", path, target);
+        fprintf(stderr, "trace_helper: could not plant %s -> %s as uid 65534\n", path, target ? target : "(a FIFO)");
         return 4;
     }
     return 0;
@@ -115,7 +128,7 @@ static void flush(void)
 int main(int argc, char **argv)
 {
     const char *extra = NULL, *plant = NULL, *then_build = NULL, *go_to = NULL;
-    bool flush_exit = false, flush_only = false, graph = false, limited = false;
+    bool flush_exit = false, flush_only = false, graph = false, limited = false, own = false, plant_fifo = false;
     if (argc < 2) {
         fprintf(stderr, "usage: %s DEVICE_PATH [--flush-exit] [--graph] [--build-file PATH]\n", argv[0]);
         return 1;
@@ -124,6 +137,8 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--flush-exit")) flush_exit = true;
         else if (!strcmp(argv[i], "--build-file") && i + 1 < argc) extra = argv[++i];
         else if (!strcmp(argv[i], "--plant-as-nobody") && i + 1 < argc) plant = argv[++i];
+        else if (!strcmp(argv[i], "--plant-own-as-nobody") && i + 1 < argc) plant = argv[++i], own = true;
+        else if (!strcmp(argv[i], "--plant-own-fifo-as-nobody")) plant_fifo = own = true;
         else if (!strcmp(argv[i], "--flush-only")) flush_only = true;
         else if (!strcmp(argv[i], "--graph")) graph = true;
         else if (!strcmp(argv[i], "--then-build") && i + 1 < argc) then_build = argv[++i];
@@ -135,8 +150,8 @@ int main(int argc, char **argv)
         perror(go_to);
         return 1;
     }
-    if (plant) {
-        int rc = plant_as_nobody(plant);
+    if (plant || plant_fifo) {
+        int rc = plant_as_nobody(plant_fifo ? NULL : plant, own);
         if (rc) return rc;
     }
     amp_accelerator *acc = NULL;

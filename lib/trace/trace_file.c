@@ -334,9 +334,10 @@ static bool amp__ts_after(const struct timespec *a, const struct timespec *b)
 }
 
 /* leaf in dir by the rules above, locked (flock, exclusive) and emptied:
- * its descriptor; -1 after amp__tfile_refuse; -2 when it is, or may be,
+ * its descriptor; -1 when it is refused (fail says why; the caller
+ * refuses, naming the file it was asked for); -2 when it is, or may be,
  * another process's trace (busy says why) and was left as it was. */
-static int amp__tfile_open_leaf(int dir, const char *leaf, char *busy, size_t bn)
+static int amp__tfile_open_leaf(int dir, const char *leaf, char *busy, size_t bn, char *fail, size_t fn)
 {
     const int flags = O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY;
     char why[300];
@@ -349,21 +350,21 @@ static int amp__tfile_open_leaf(int dir, const char *leaf, char *busy, size_t bn
         snprintf(busy, bn, "another process took it as it was made");
         return -2;
     }
-    if (errno != EEXIST) return amp__tfile_refuse("%s", strerror(errno)), -1;
+    if (errno != EEXIST) return snprintf(fail, fn, "%s", strerror(errno)), -1;
     /* It exists: look before opening (a FIFO or device is never opened). */
     struct stat before, st;
     const char *bad = NULL;
     if (fstatat(dir, leaf, &before, AT_SYMLINK_NOFOLLOW) != 0) bad = strerror(errno);
     else if (!(bad = amp__not_ours(&before, why, sizeof why)) && (fd = openat(dir, leaf, flags | O_NONBLOCK)) < 0)
         bad = strerror(errno);
-    if (bad) return amp__tfile_refuse("%s", bad), -1;
+    if (bad) return snprintf(fail, fn, "%s", bad), -1;
     /* What was opened is what was looked at (not swapped since). */
     if (fstat(fd, &st) != 0) bad = strerror(errno);
     else if (st.st_dev != before.st_dev || st.st_ino != before.st_ino) bad = "it was replaced while being opened";
     else bad = amp__not_ours(&st, why, sizeof why);
     if (bad) {
         close(fd);
-        return amp__tfile_refuse("%s", bad), -1;
+        return snprintf(fail, fn, "%s", bad), -1;
     }
     /* Ours to cut only while we hold it and it is an earlier run's. */
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
@@ -377,7 +378,7 @@ static int amp__tfile_open_leaf(int dir, const char *leaf, char *busy, size_t bn
     if (fstat(fd, &st) != 0) {
         int e = errno;
         close(fd);
-        return amp__tfile_refuse("%s", strerror(e)), -1;
+        return snprintf(fail, fn, "%s", strerror(e)), -1;
     }
     if (amp__ts_after(&st.st_mtim, &W.start)) {
         close(fd);
@@ -387,7 +388,7 @@ static int amp__tfile_open_leaf(int dir, const char *leaf, char *busy, size_t bn
     if (ftruncate(fd, 0) != 0) {
         int e = errno;
         close(fd);
-        return amp__tfile_refuse("%s", strerror(e)), -1;
+        return snprintf(fail, fn, "%s", strerror(e)), -1;
     }
     return fd;
 }
@@ -407,7 +408,7 @@ static bool amp__tfile_own_name(const char *leaf, char *out, size_t n)
  * (W.path then names that one); -1 after amp__tfile_refuse. */
 static int amp__tfile_open(void)
 {
-    char busy[300], busy2[300], asked[PATH_MAX], own[NAME_MAX + 2];
+    char busy[300], busy2[300], fail[400], asked[PATH_MAX], own[NAME_MAX + 2];
     const char *leaf = NULL;
     int fd = -1, dir = amp__walk_to_dir(W.path, &leaf);
     if (dir < 0) return -1;
@@ -415,7 +416,10 @@ static int amp__tfile_open(void)
         close(dir);
         return amp__tfile_refuse("%s", strerror(EISDIR)), -1;
     }
-    if ((fd = amp__tfile_open_leaf(dir, leaf, busy, sizeof busy)) != -2) goto out;
+    if ((fd = amp__tfile_open_leaf(dir, leaf, busy, sizeof busy, fail, sizeof fail)) != -2) {
+        if (fd == -1) amp__tfile_refuse("%s", fail);
+        goto out;
+    }
     snprintf(asked, sizeof asked, "%s", W.path);
     size_t at = (size_t)(leaf - W.path);
     if (!amp__tfile_own_name(leaf, own, sizeof own) || at + strlen(own) >= sizeof W.path) {
@@ -425,14 +429,22 @@ static int amp__tfile_open(void)
         goto out;
     }
     memcpy(W.path + at, own, strlen(own) + 1);
-    fd = amp__tfile_open_leaf(dir, own, busy2, sizeof busy2);
+    fd = amp__tfile_open_leaf(dir, own, busy2, sizeof busy2, fail, sizeof fail);
     if (fd >= 0) {
         fprintf(stderr, "hipamp: AMP_TRACE=%s is another process's trace (%s): this process (pid %ld) writes its trace "
                 "to %s instead\n", asked, busy, (long)getpid(), W.path);
-    } else if (fd == -2) {
+    } else {
+        /* Named after the file the user asked for: the name with the pid
+         * alone says neither where it came from nor why it was tried
+         * (another user may have put something there, pids being easy to
+         * guess). */
         snprintf(W.path, sizeof W.path, "%s", asked);
-        amp__tfile_refuse("%s, and so is %s, this process's name for it (%s): nothing of theirs is touched", busy, own,
-                          busy2);
+        if (fd == -2)
+            amp__tfile_refuse("%s, and so is %s, this process's name for it (%s): nothing of theirs is touched", busy,
+                              own, busy2);
+        else
+            amp__tfile_refuse("%s, and %s, this process's name for it beside it, cannot be used either: %s", busy, own,
+                              fail);
         fd = -1;
     }
 out:
