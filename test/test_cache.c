@@ -805,6 +805,51 @@ Test(cache, sweep_leaves_a_directory_its_maker_holds, .fini = cleanup, .timeout 
               "namespace's process would see");
 }
 
+/* What the sweep removes: only directories of this user (one of uid 65534
+ * named like a dead process's build directory stays), and never through a
+ * link: the links in a dead process's directory go, what they lead to
+ * stays. */
+Test(cache, sweep_follows_no_link_and_takes_no_other_users_directory, .fini = cleanup, .timeout = 120)
+{
+    if (geteuid() != 0) cr_skip_test("needs root to make a directory owned by another user (uid 65534)");
+    amp_accelerator *acc = setup_tree_cpu();
+    amp_accelerator_info in = info_of(acc);
+    char tmp[PATH_MAX + 8], dead[PATH_MAX + 64], theirs[PATH_MAX + 64], file[PATH_MAX + 96], keep[PATH_MAX + 16],
+        keep_dir[PATH_MAX + 16], tmpenv[PATH_MAX + 16];
+    snprintf(tmp, sizeof tmp, "%s/tmp", g_root);
+    cr_assert_eq(mkdir(tmp, 0700), 0);
+    pid_t gone = 0;
+    for (pid_t p = 4000000; p > 300000 && !gone; --p)
+        if (kill(p, 0) != 0 && errno == ESRCH) gone = p;
+    cr_assert_gt(gone, 0, "found no unused pid");
+    snprintf(keep, sizeof keep, "%s/precious", g_root);
+    write_file(keep, "mine\n", 5);
+    snprintf(keep_dir, sizeof keep_dir, "%s/keepdir", g_root);
+    cr_assert_eq(mkdir(keep_dir, 0700), 0);
+    snprintf(file, sizeof file, "%s/inside", keep_dir);
+    write_file(file, "mine\n", 5);
+    snprintf(dead, sizeof dead, "%s/hipamp-cpu-%ld-dead00", tmp, (long)gone);
+    cr_assert_eq(mkdir(dead, 0700), 0);
+    snprintf(file, sizeof file, "%s/kernel.so", dead);
+    cr_assert_eq(symlink(keep, file), 0);
+    snprintf(file, sizeof file, "%s/sub", dead);
+    cr_assert_eq(symlink(keep_dir, file), 0);
+    snprintf(theirs, sizeof theirs, "%s/hipamp-pch-%ld-their0", tmp, (long)gone);
+    cr_assert_eq(mkdir(theirs, 0700), 0);
+    snprintf(file, sizeof file, "%s/amp_lib.hpp", theirs);
+    write_file(file, "theirs\n", 7);
+    cr_assert_eq(chown(file, 65534, 65534), 0);
+    cr_assert_eq(chown(theirs, 65534, 65534), 0);
+    snprintf(tmpenv, sizeof tmpenv, "TMPDIR=%s", tmp);
+    RUN_HELPER_OK(in.device_path, .extra_env = tmpenv);
+    cr_assert(!exists(dead), "the sweep did not run (a dead process's directory is still there)");
+    cr_assert(exists(keep), "the sweep removed a file through a link in a dead process's directory");
+    snprintf(file, sizeof file, "%s/inside", keep_dir);
+    cr_assert(exists(file), "the sweep emptied a directory through a link in a dead process's directory");
+    snprintf(file, sizeof file, "%s/amp_lib.hpp", theirs);
+    cr_assert(exists(file), "the sweep removed another user's directory named like a dead process's");
+}
+
 /* A module built with -fsanitize=address by a process that had ASan's
  * runtime (allowed there) is stored; a process without the runtime asking
  * for the same build must not load it (ASan's runtime, loaded by dlopen
