@@ -219,8 +219,10 @@ typedef struct amp__backend {
     amp_status (*queue_create)(void *dev, void **queue);
     /* [none] Use a queue the caller made with the vendor runtime (hipStream_t,
      * CUstream) as this backend's queue; queue_destroy is then never called
-     * on it. NULL function: the backend has no native queues. */
+     * on it, queue_unwrap is when the core lets it go (the vendor's handle
+     * stays the caller's). NULL function: the backend has no native queues. */
     amp_status (*queue_wrap)(void *dev, void *native, void **queue);
+    void (*queue_unwrap)(void *dev, void *queue);
     /* [none] The vendor's handle of a queue (what queue_wrap takes), or
      * NULL when there is none (the CPU accelerator). */
     void *(*queue_native)(void *dev, void *queue);

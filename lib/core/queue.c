@@ -83,6 +83,7 @@ void amp__queue_release(amp_accelerator_view *q)
     if (!q || atomic_fetch_sub(&q->refs, 1) != 1) return;
     amp__mark_release(q, q->mark);
     if (!q->borrowed) q->be->queue_destroy(q->dev, q->queue);
+    else if (q->be->queue_unwrap) q->be->queue_unwrap(q->dev, q->queue);
     pthread_mutex_destroy(&q->mark_lock);
     amp__handle_free(q, AMP__HANDLE_QUEUE);
 }

@@ -275,8 +275,9 @@ static amp_status gpu_queue_wrap(void *dev, void *native, void **queue)
 
 static void *gpu_queue_native(void *dev, void *queue) { return queue; }
 
-/* Drops queue from the device's list (a wrapped stream is the user's: the
- * core never destroys it, but it leaves the list all the same). */
+/* Drops queue from the device's list: a queue destroyed, or a wrapped
+ * stream let go (the user's to destroy: it must not be synchronized
+ * afterwards). */
 static void queue_unlisted(gpu_dev *d, void *queue)
 {
     pthread_mutex_lock(&d->queue_lock);
@@ -287,6 +288,8 @@ static void queue_unlisted(gpu_dev *d, void *queue)
         }
     pthread_mutex_unlock(&d->queue_lock);
 }
+
+static void gpu_queue_unwrap(void *dev, void *queue) { queue_unlisted(GPU_DEV(dev), queue); }
 
 static void gpu_queue_destroy(void *dev, void *queue)
 {
@@ -827,6 +830,7 @@ static const amp__backend gpu_backend = {
     .kernel_get = gpu_kernel_get,
     .queue_create = gpu_queue_create,
     .queue_wrap = gpu_queue_wrap,
+    .queue_unwrap = gpu_queue_unwrap,
     .queue_native = gpu_queue_native,
     .queue_destroy = gpu_queue_destroy,
     .queue_wait = gpu_queue_wait,
