@@ -582,3 +582,46 @@ ACCEL_TEST(memory, data_whose_strides_overflow_is_refused)
     ASSERT_OK(amp_array_view_destroy(v));
     ASSERT_OK(amp_array_view_destroy(whole));
 }
+
+/* A launch prepares its views one after the other: when the second one's
+ * finds the valid list full and resets it, the first one's box must still
+ * be listed valid, else what the launch writes there is device-newer
+ * data outside every valid box, and the next copy-in of a view around it
+ * overwrites it with the host's stale values. Here 63 column boxes are
+ * valid, the launch writes column 130 (its box is the 64th) and reads
+ * column 135 (the list is full: reset), then the whole matrix is used on
+ * the device and brought home. */
+ACCEL_TEST(memory, launch_whose_second_view_resets_the_box_list_keeps_the_first)
+{
+    enum { R = 4, C = 140, OUT = 130, IN = 135 };
+    static unsigned host[R][C];
+    for (int r = 0; r < R; ++r)
+        for (int c = 0; c < C; ++c) host[r][c] = (unsigned)(r * C + c);
+    amp_accelerator_view *q = NULL;
+    ASSERT_OK(amp_accelerator_default_view(acc, &q));
+    amp_program *p = test_build(acc, "AMP_KERNEL(col_from, amp::index<2> i, amp::array_view<unsigned, 2> out,\n"
+                                     "           amp::array_view<const unsigned, 2> in)\n"
+                                     "{\n    out[i] = in[i] + 500000u;\n}\n");
+    amp_array_view *v = test_view(host, 4, amp_extent_2d(R, C), AMP_READ_WRITE), *col[63], *out = NULL, *in = NULL;
+    void *dev = NULL;
+    for (int i = 0; i < 63; ++i) {
+        ASSERT_OK(amp_array_view_section(v, amp_index_2d(0, 2 * i), amp_extent_2d(R, 1), &col[i]));
+        ASSERT_OK(amp_array_view_native_handle(col[i], q, AMP_READ_ONLY, &dev));
+    }
+    ASSERT_OK(amp_array_view_section(v, amp_index_2d(0, OUT), amp_extent_2d(R, 1), &out));
+    ASSERT_OK(amp_array_view_section(v, amp_index_2d(0, IN), amp_extent_2d(R, 1), &in));
+    amp_arg a[] = {amp_arg_view(out), amp_arg_view(in)};
+    ASSERT_OK(amp_parallel_for_each(q, amp_extent_2d(R, 1), test_kernel(p, "col_from"), a, 2));
+    ASSERT_OK(amp_array_view_native_handle(v, q, AMP_READ_ONLY, &dev));
+    ASSERT_OK(amp_array_view_synchronize(v));
+    for (int r = 0; r < R; ++r)
+        for (int c = 0; c < C; ++c) {
+            unsigned want = c == OUT ? (unsigned)(r * C + IN) + 500000u : (unsigned)(r * C + c);
+            cr_assert_eq(host[r][c], want, "host[%d][%d] = %u, want %u", r, c, host[r][c], want);
+        }
+    for (int i = 0; i < 63; ++i) ASSERT_OK(amp_array_view_destroy(col[i]));
+    ASSERT_OK(amp_array_view_destroy(out));
+    ASSERT_OK(amp_array_view_destroy(in));
+    ASSERT_OK(amp_array_view_destroy(v));
+    ASSERT_OK(amp_program_destroy(p));
+}

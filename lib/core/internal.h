@@ -368,6 +368,9 @@ amp_status amp__extent_span_check(amp_extent e, size_t elem, const char *what);
  * dirty box outside them would be overwritten from the stale data source
  * by the next copy-in, and copied back over the results later. */
 void amp__storage_valid_only_dirty(amp__storage *s);
+/* [storage lock] b is current on the device copy now: listed valid (where
+ * the list is full, only the dirty boxes and b stay valid). */
+void amp__storage_add_valid(amp__storage *s, const amp__box *b);
 /* [storage lock] Nothing to prepare for a launch on q that uses b: the
  * data is on q's accelerator, was last used on q (or never), and b is
  * current there with room left for the launch's boxes. What
@@ -402,6 +405,11 @@ static inline void amp__storage_after_launch(amp__storage *s, amp__point done, c
     amp__point_set(&s->last, done);
     if (!writes || s->direct) return;
     if (s->ndirty > 0 && amp__box_contains(&s->dirty[0], b, s->ext.rank)) return;
+    /* A later view of the same launch may have found the valid list full
+     * and reset it (prepare), dropping b: b is still current on the device
+     * (the reset only copied back), and a dirty box outside the valid ones
+     * would be overwritten by the next copy-in. */
+    if (!amp__boxes_cover(s->valid, s->nvalid, b, s->ext.rank)) amp__storage_add_valid(s, b);
     (void)amp__boxes_add(s->dirty, &s->ndirty, b, s->ext.rank);
 }
 /* The memory of acc (NULL: plain host memory) is host memory, which the

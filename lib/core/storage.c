@@ -488,10 +488,9 @@ void amp__storage_valid_only_dirty(amp__storage *s)
     s->nvalid = s->ndirty;
 }
 
-/* b is current on the device copy now: into the valid list, or where that
- * is full, the dirty boxes and b (prepare keeps the dirty list short enough
- * for b to fit then). */
-static void amp__storage_add_valid(amp__storage *s, const amp__box *b)
+/* Where the valid list is full, the dirty boxes and b: prepare keeps the
+ * dirty list short enough for b to fit then. */
+void amp__storage_add_valid(amp__storage *s, const amp__box *b)
 {
     if (amp__boxes_add(s->valid, &s->nvalid, b, s->ext.rank)) return;
     amp__storage_valid_only_dirty(s);
