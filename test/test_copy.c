@@ -332,3 +332,47 @@ ACCEL_TEST(copy, refusals_name_the_problem)
     amp_array_view_destroy(v24);
     amp_array_view_destroy(w46);
 }
+
+/* discard_data says the view's contents are not needed until written
+ * again. A copy into a section of it, a set of one element and a host
+ * write to another section (refreshed) write parts of them again: the next
+ * kernel on the whole view must see those parts, not skip its copy-in (the
+ * rest is undefined and not checked). */
+ACCEL_TEST(copy, writes_after_discard_data_reach_the_next_kernel)
+{
+    enum { N = 64 };
+    amp_accelerator_view *q = NULL;
+    ASSERT_OK(amp_accelerator_default_view(acc, &q));
+    amp_program *p = test_build(acc, test_kernels_memory);
+    static float src[N], dst[N];
+    fill_pattern(src, N, 3.0f);
+    for (int i = 0; i < N; ++i) dst[i] = POISON_F32;
+    amp_array_view *vs = test_view(src, 4, amp_extent_1d(N), AMP_READ_ONLY);
+    amp_array_view *vd = test_view(dst, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    amp_array_view *from = NULL, *into = NULL, *host_part = NULL;
+    ASSERT_OK(amp_array_view_section(vs, amp_index_1d(10), amp_extent_1d(20), &from));
+    ASSERT_OK(amp_array_view_section(vd, amp_index_1d(10), amp_extent_1d(20), &into));
+    ASSERT_OK(amp_array_view_section(vd, amp_index_1d(40), amp_extent_1d(10), &host_part));
+    ASSERT_OK(amp_array_view_discard_data(vd));
+    ASSERT_OK(amp_copy_view(from, into));
+    const float nine = 9.0f;
+    ASSERT_OK(amp_array_view_set(vd, amp_index_1d(5), &nine));
+    for (int i = 40; i < 50; ++i) dst[i] = (float)i;
+    ASSERT_OK(amp_array_view_refresh(host_part));
+    amp_arg a[] = {amp_arg_view(vd)};
+    ASSERT_OK(amp_parallel_for_each(q, amp_extent_1d(N), test_kernel(p, "mem_scale1"), a, 1));
+    ASSERT_OK(amp_array_view_synchronize(vd));
+    cr_assert_eq(dst[5], 19.0f, "dst[5] = %g after a set, want 19", (double)dst[5]);
+    for (int i = 10; i < 30; ++i)
+        cr_assert_eq(dst[i], src[i] * 2.0f + 1.0f, "dst[%d] = %g after a copy, want %g", i, (double)dst[i],
+                     (double)(src[i] * 2.0f + 1.0f));
+    for (int i = 40; i < 50; ++i)
+        cr_assert_eq(dst[i], (float)(2 * i + 1), "dst[%d] = %g after a host write, want %d", i, (double)dst[i],
+                     2 * i + 1);
+    ASSERT_OK(amp_array_view_destroy(from));
+    ASSERT_OK(amp_array_view_destroy(into));
+    ASSERT_OK(amp_array_view_destroy(host_part));
+    ASSERT_OK(amp_array_view_destroy(vs));
+    ASSERT_OK(amp_array_view_destroy(vd));
+    ASSERT_OK(amp_program_destroy(p));
+}

@@ -27,6 +27,7 @@ static amp_status amp__view_new(amp__storage *s, int64_t offset, size_t elem, am
     /* A view whose box holds more than its elements must have the rest
      * copied in: it never skips the copy-in. */
     v->discard = access == AMP_WRITE_ONLY && v->exact;
+    v->discard_at = 0; /* unused while discard is false, and for AMP_WRITE_ONLY */
     amp__handle_publish(v, AMP__HANDLE_VIEW);
     *out = v;
     return AMP_OK;
@@ -79,6 +80,7 @@ static amp_status amp__view_derive(amp_array_view *v, int64_t offset, size_t ele
     if (st != AMP_OK) return st;
     amp__lock_acquire(&v->s->lock);
     (*out)->discard = v->discard && (*out)->exact;
+    (*out)->discard_at = v->discard_at;
     v->s->refs++;
     amp__lock_release(&v->s->lock);
     return AMP_OK;
@@ -296,7 +298,7 @@ amp_status amp_array_view_native_handle(amp_array_view *v, amp_accelerator_view 
     if ((st = amp__queue_refuse_recording(q, "amp_array_view_native_handle")) != AMP_OK) return st;
     void *dptr = NULL;
     amp__lock_acquire(&s->lock);
-    bool discard = (access == AMP_WRITE_ONLY && v->exact) || v->discard;
+    bool discard = (access == AMP_WRITE_ONLY && v->exact) || amp__view_discards(v);
     if ((st = amp__storage_prepare(s, q, &v->box, discard, &dptr)) == AMP_OK) {
         /* What the caller queues on q from now on uses the data: a host
          * access waits for q as it is then (a tail point), and a writer
@@ -368,6 +370,7 @@ amp_status amp_array_view_discard_data(amp_array_view *v)
      * a wider box holds elements another view may still need. */
     if (v->exact) {
         v->discard = true;
+        v->discard_at = s->home_writes;
         st = amp__storage_discard(s, &v->box);
     }
     amp__lock_release(&s->lock);

@@ -336,6 +336,7 @@ marks:
      * has its device copies of the box stale. */
     if (to.device_copy) (void)amp__boxes_add(dst->s->dirty, &dst->s->ndirty, &dst->box, dst->s->ext.rank);
     else if (amp__has_device_copy(dst->s)) st = amp__storage_refresh(dst->s, &dst->box);
+    else dst->s->home_writes++; /* (amp__storage_refresh counts it above) */
     /* Recorded above before the closing event. */
     if (st == AMP_OK && timing && timed_on) st = amp__queue_close_timing(timed_on, timing, "copy", "copy", NULL);
     if (st != AMP_OK && timing) {

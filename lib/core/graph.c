@@ -666,7 +666,7 @@ static amp_status amp__graph_replay(amp_accelerator_view *q, amp_graph *g, bool 
     for (size_t i = 0; i < g->nuses; ++i) {
         amp__graph_use *u = &g->uses[i];
         void *dptr = u->s->dptr;
-        bool discard = u->overwrite || (u->view && u->view->discard);
+        bool discard = u->overwrite || (u->view && amp__view_discards(u->view));
         if (!amp__storage_ready(u->s, q, &u->box) &&
             (st = amp__storage_prepare(u->s, q, &u->box, discard, &dptr)) != AMP_OK)
             goto out;

@@ -341,6 +341,10 @@ typedef struct amp__storage {
     amp__box dirty[AMP__MAX_BOXES]; /* device-copy regions newer than home */
     amp__box whole;             /* the whole extent as a box */
     char *host;                 /* host memory behind views (home when home_acc is NULL); NULL for device arrays */
+    /* Writes to the data source other than through the device copy (a copy
+     * or a set into it, a refresh): a view's discard_data hint holds only
+     * while this is what it was then (amp__view_discards). */
+    uint64_t home_writes;
     /* Graphs (lib/core/graph.c): graphs that refer to its device memory (which
      * then stays where it is), and recordings in progress that use it
      * (host access to it is refused meanwhile). */
@@ -458,12 +462,22 @@ struct amp_array_view {
     size_t elem;       /* element bytes */
     amp_access access;
     bool discard;      /* next launch needs no copy-in (guarded by s->lock); only set when exact */
+    uint64_t discard_at; /* s->home_writes when discard was set (guarded by s->lock) */
     bool exact;        /* box holds the view's elements and nothing else */
     bool empty;        /* no elements (a dimension is 0) */
     amp_extent ext;    /* view extent */
     int64_t stride[AMP_MAX_RANK]; /* in elements, [0..ext.rank-1]; the last is 1 */
     amp__box box;      /* in storage coordinates */
 };
+
+/* [storage lock] The next use of v on a device may skip copying its
+ * elements in: an AMP_WRITE_ONLY view, or discard_data with nothing written
+ * to the data source since (a copy or a set into any view of it, a
+ * refresh): what was written there is needed again. */
+static inline bool amp__view_discards(const amp_array_view *v)
+{
+    return v->discard && (v->access == AMP_WRITE_ONLY || v->discard_at == v->s->home_writes);
+}
 
 /* The box a layout (offset bytes, elem, ext, stride) covers in s, and
  * whether it covers exactly that (lib/core/array_view.c). */

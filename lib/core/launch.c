@@ -372,7 +372,7 @@ static inline __attribute__((always_inline)) amp_status amp__run_entered(amp_acc
         }
         void *dptr = b->s->dptr;
         if (!amp__storage_ready(b->s, q, b->box) &&
-            (st = amp__storage_prepare(b->s, q, b->box, b->overwrite || (b->view && b->view->discard), &dptr)) != AMP_OK)
+            (st = amp__storage_prepare(b->s, q, b->box, b->overwrite || (b->view && amp__view_discards(b->view)), &dptr)) != AMP_OK)
             goto out;
         amp__put_view(pack, &k->sig.params[i], b, dptr);
     }

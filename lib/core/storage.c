@@ -538,6 +538,7 @@ void amp__storage_after_replay(amp__storage *s, amp__point done, const amp__box 
 
 amp_status amp__storage_refresh(amp__storage *s, const amp__box *b)
 {
+    s->home_writes++;
     if (s->direct && s->home_acc) return AMP_OK; /* an array at home: nothing else holds it */
     AMP__TRACE(amp__note_refresh(s, b));
     /* Host wins: device copies of b are stale, and nothing there is newer.
