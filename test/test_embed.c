@@ -659,6 +659,61 @@ Test(embed, every_link_of_a_chain_is_checked, .timeout = 60)
     assert_file_is(path_in_dir("victim"), "precious");
 }
 
+/* A link is followed only where no other user could have put it there:
+ * its owner does not say who did, since whoever may write its directory
+ * can rename a link of ours into it. One of one's own in a directory
+ * others may write (0777), at the output's name or on the way to it, is
+ * refused and what it leads to left alone (it was followed, and the file
+ * replaced); a link of another user on the way (a directory's name) is
+ * refused (it was followed unchecked); one's own in a sticky directory is
+ * still followed. */
+Test(embed, links_another_user_could_have_planted_are_refused)
+{
+    write_file(path_in_dir("k.hip"), "xyz", 3);
+    write_file(path_in_dir("victim"), "precious", 8);
+    cr_assert_eq(mkdir(path_in_dir("shared"), 0700), 0);
+    cr_assert_eq(chmod(path_in_dir("shared"), 0777), 0);
+    cr_assert_eq(mkdir(path_in_dir("real"), 0700), 0);
+    cr_assert_eq(symlink(path_in_dir("victim"), path_in_dir("shared/out.c")), 0);
+    cr_assert_eq(run("'%s' -o '%s' '%s' abc", HIPAMP_EMBED_TOOL, path_in_dir("shared/out.c"), path_in_dir("k.hip")), 2);
+    assert_stderr_has("another user could have put it there");
+    assert_stderr_has("mode 0777");
+    assert_file_is(path_in_dir("victim"), "precious");
+    struct stat st;
+    cr_assert(lstat(path_in_dir("shared/out.c"), &st) == 0 && S_ISLNK(st.st_mode), "the link was replaced");
+    /* On the way: shared/sub -> real. */
+    cr_assert_eq(symlink(path_in_dir("real"), path_in_dir("shared/sub")), 0);
+    cr_assert_eq(run("'%s' -o '%s' '%s' abc", HIPAMP_EMBED_TOOL, path_in_dir("shared/sub/out.c"), path_in_dir("k.hip")), 2);
+    assert_stderr_has("another user could have put it there");
+    cr_assert_neq(access(path_in_dir("real/out.c"), F_OK), 0, "written through a link on the way");
+    /* A sticky directory: one's own link there is followed. */
+    cr_assert_eq(mkdir(path_in_dir("sticky"), 0700), 0);
+    cr_assert_eq(chmod(path_in_dir("sticky"), 01777), 0);
+    write_file(path_in_dir("mine.c"), "old", 3);
+    cr_assert_eq(symlink(path_in_dir("mine.c"), path_in_dir("sticky/out.c")), 0);
+    cr_assert_eq(run("'%s' -o '%s' '%s' abc", HIPAMP_EMBED_TOOL, path_in_dir("sticky/out.c"), path_in_dir("k.hip")), 0,
+                 "%s", stderr_text());
+    size_t n = 0;
+    char *c = read_file(path_in_dir("mine.c"), &n);
+    assert_is_xyz_array(c, n, "the file behind one's own link in a sticky directory");
+    free(c);
+    if (geteuid() == 0) {
+        /* Another user's link as a directory on the way: evil -> real. */
+        cr_assert_eq(symlink(path_in_dir("real"), path_in_dir("evil")), 0);
+        cr_assert_eq(lchown(path_in_dir("evil"), 65534, 65534), 0);
+        cr_assert_eq(run("'%s' -o '%s' '%s' abc", HIPAMP_EMBED_TOOL, path_in_dir("evil/out.c"), path_in_dir("k.hip")), 2);
+        assert_stderr_has("a symbolic link of another user (uid 65534)");
+        cr_assert_neq(access(path_in_dir("real/out.c"), F_OK), 0, "written through another user's link on the way");
+    }
+    unlink(path_in_dir("real/out.c"));
+    unlink(path_in_dir("shared/out.c"));
+    unlink(path_in_dir("shared/sub"));
+    unlink(path_in_dir("sticky/out.c"));
+    rmdir(path_in_dir("shared"));
+    rmdir(path_in_dir("sticky"));
+    rmdir(path_in_dir("real"));
+}
+
 /* ------------------------------------- write errors and usage (issue 38) */
 
 static bool have_dev_full(void) { return access("/dev/full", W_OK) == 0; }

@@ -2,11 +2,12 @@
  * source read whole and refused with NUL bytes; a file output written to a
  * temporary file beside it and renamed into place, keeping the old file's
  * mode; a device or FIFO output written in place; one of the process's
- * descriptors written through it; symbolic links followed hop by hop, each
- * checked, never replaced; the checks
+ * descriptors written through it; the way to an output walked one name at
+ * a time, every symbolic link on it checked, never replaced, and the file
+ * made and renamed in the directory descriptor the walk ends in; the checks
  * that keep a run from writing over its input or twice to one place; and
  * standard output's write errors. */
-#define _XOPEN_SOURCE 700 /* mkstemp, fdopen, fchmod, fchown, readlink, O_NOFOLLOW, F_DUPFD_CLOEXEC */
+#define _GNU_SOURCE /* O_PATH, readlinkat of an O_PATH link (""), getrandom, fchown, F_DUPFD_CLOEXEC */
 #include "tool_output.h"
 
 #include <errno.h>
@@ -14,7 +15,9 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static bool is_stdout(const char *dest) { return !dest || !strcmp(dest, "-"); }
@@ -55,17 +58,20 @@ static bool same_place(const char *a, const char *b)
     return pa.dev == pb.dev && pa.ino == pb.ino && pa.base_len == pb.base_len && !memcmp(pa.base, pb.base, pa.base_len);
 }
 
-/* Links followed at an output's name before it is refused as a loop (the
- * kernel's own limit). */
+/* Links followed on the way to an output before it is refused as a loop
+ * (the kernel's own limit). */
 enum { HOP_MAX = 40 };
 
-/* What an output name leads to, its links followed one hop at a time. */
+/* What an output name leads to, walked one name at a time. */
 typedef struct out_file {
     bool exists;         /* false: nothing at the name yet (a new file) */
     bool via_link;       /* at least one link was followed */
     int fd;              /* >= 0: written through this process's descriptor fd */
+    int dir;             /* >= 0: O_PATH descriptor of the directory holding leaf (the caller closes it) */
+    int err;             /* a directory on the way could not be walked (errno): the open reports it */
     struct stat st;      /* the file at the end (fd: fstat of fd) */
-    char path[PATH_MAX]; /* the name of that file, no link at its last component */
+    char leaf[NAME_MAX + 1]; /* its name in dir, never a link */
+    char path[PATH_MAX]; /* its name as walked, for messages */
 } out_file;
 
 /* The descriptor a name stands for by its text (/dev/fd/N, /proc/self/fd/N,
@@ -101,71 +107,234 @@ static bool fd_writable(int fd)
     return fl >= 0 && (fl & O_ACCMODE) != O_RDONLY;
 }
 
-/* What an output name leads to: its links followed hop by hop (readlink),
- * each of them this user's or root's, since another user's link, at the
- * name or further along, may have been planted to make the tool write
- * somewhere else. false after a message when the run may not write it.
- * A name of one of this process's descriptors, or a file that a standard
- * descriptor open for writing already writes (the same device and inode),
- * is written through that descriptor (of->fd). */
+/* Why another user could have put a link (or FIFO) owned by uid in the
+ * directory ds, or NULL. The rule of the library's trace file and disk
+ * cache (lib/trace/trace_file.c amp__link_planted, lib/core/disk_cache.c
+ * amp__dc_link_planted), which the tools cannot call: a link's owner does
+ * not say who put it there, since whoever may write the directory can
+ * rename one of ours into it from another directory they may write (or,
+ * protected_hardlinks off, hard-link it). So it is followed only in a
+ * directory of this user or root that no group or other may write, or, in
+ * a sticky one they may, when it is this user's or the directory owner's
+ * (the kernel's protected_symlinks rule, which a host may have off). */
+static const char *link_planted(const struct stat *ds, uid_t uid, char *why, size_t n)
+{
+    uid_t me = geteuid();
+    bool shared = ds->st_mode & (S_IWGRP | S_IWOTH);
+    if (ds->st_uid != me && ds->st_uid != 0)
+        snprintf(why, n, "a directory of uid %lu", (unsigned long)ds->st_uid);
+    else if (shared && !(ds->st_mode & S_ISVTX))
+        snprintf(why, n, "a directory a group or others may write (mode %04o)", (unsigned)(ds->st_mode & 07777));
+    else if (shared && uid != me && uid != ds->st_uid)
+        snprintf(why, n, "a sticky directory others may write (mode %04o), and it is not this user's (uid %lu) or the "
+                 "directory owner's (uid %lu)", (unsigned)(ds->st_mode & 07777), (unsigned long)me,
+                 (unsigned long)ds->st_uid);
+    else
+        return NULL;
+    return why;
+}
+
+/* The walk: dir (O_PATH), the names still to go in rest (a link's target
+ * goes in front of them), and the directory walked so far as text in shown
+ * ("" for the working directory), for messages and descriptor names. */
+typedef struct walk {
+    int dir;
+    char rest[2 * PATH_MAX];
+    char shown[PATH_MAX];
+} walk;
+
+/* shown joined with name into out. */
+static void walk_join(const walk *w, const char *name, size_t len, char *out, size_t n)
+{
+    size_t sl = strlen(w->shown);
+    while (sl && w->shown[sl - 1] == '/' && len && *name == '/') ++name, --len;
+    snprintf(out, n, "%s%s%.*s", w->shown, sl && w->shown[sl - 1] != '/' ? "/" : "", (int)len, name);
+}
+
+/* Follow the link lfd (named name in w->dir, owned by ls's owner): refused
+ * when another user owns it or could have put it there; else its target
+ * goes in front of w->rest. false after a message. */
+static bool walk_link(const char *prog, const char *dest, walk *w, int lfd, const char *name, const struct stat *ls)
+{
+    char at[PATH_MAX], to[PATH_MAX], why[300];
+    walk_join(w, name, strlen(name), at, sizeof at);
+    if (ls->st_uid != geteuid() && ls->st_uid != 0) {
+        if (!strcmp(at, dest))
+            fprintf(stderr, "%s: '%s' is a symbolic link of another user (uid %lu): refusing to write through "
+                            "it or to replace it\n", prog, dest, (unsigned long)ls->st_uid);
+        else
+            fprintf(stderr, "%s: '%s' leads through '%s', a symbolic link of another user (uid %lu): refusing "
+                            "to write through it\n", prog, dest, at, (unsigned long)ls->st_uid);
+        return false;
+    }
+    ssize_t len = readlinkat(lfd, "", to, sizeof to);
+    if (len <= 0 || (size_t)len >= sizeof to) {
+        fprintf(stderr, "%s: cannot follow the symbolic link '%s' (from '%s'): %s\n", prog, at, dest,
+                strerror(len < 0 ? errno : len ? ENAMETOOLONG : ENOENT));
+        return false;
+    }
+    to[len] = '\0';
+    struct stat ds;
+    const char *planted = fstat(w->dir, &ds) != 0 ? strerror(errno) : link_planted(&ds, ls->st_uid, why, sizeof why);
+    if (planted) {
+        fprintf(stderr, "%s: '%s' leads through the symbolic link '%s' (to '%s') in %s: another user could have put "
+                        "it there (a link of yours renamed or hard-linked into place), so it is not followed; give "
+                        "the path it leads to instead\n", prog, dest, at, to, planted);
+        return false;
+    }
+    size_t rl = strlen(w->rest);
+    if ((size_t)len + 1 + rl >= sizeof w->rest) {
+        fprintf(stderr, "%s: '%s': %s\n", prog, dest, strerror(ENAMETOOLONG));
+        return false;
+    }
+    memmove(w->rest + len + (rl ? 1 : 0), w->rest, rl + 1);
+    memcpy(w->rest, to, (size_t)len);
+    if (rl) w->rest[len] = '/';
+    if (to[0] == '/') {
+        /* An absolute target starts again at the root; a relative one where
+         * the link is. */
+        int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (root < 0) {
+            fprintf(stderr, "%s: cannot open '/': %s\n", prog, strerror(errno));
+            return false;
+        }
+        close(w->dir);
+        w->dir = root;
+        snprintf(w->shown, sizeof w->shown, "/");
+    }
+    return true;
+}
+
+/* What an output name leads to, walked one name at a time from the root or
+ * the working directory (O_PATH | O_NOFOLLOW), every symbolic link on the
+ * way, in the directories and at the end, this user's or root's and in a
+ * place no other user could have put it (link_planted): another user's
+ * link, or one they could have planted, may be there to make the tool write
+ * somewhere else. The file is then created, opened and renamed in the
+ * directory descriptor the walk ends in (of->dir), so a name on the way
+ * swapped for a link after it was checked changes nothing. false after a
+ * message when the run may not write it. A name of one of this process's
+ * descriptors, or a file that a standard descriptor open for writing
+ * already writes (the same device and inode), is written through that
+ * descriptor (of->fd). */
 static bool out_lookup(const char *prog, const char *dest, out_file *of)
 {
-    struct stat ls;
+    static walk w; /* large; the tools are single-threaded */
     of->exists = of->via_link = false;
-    of->fd = -1;
+    of->fd = of->dir = -1;
+    of->err = 0;
+    of->leaf[0] = '\0';
     if (strlen(dest) >= sizeof of->path) {
         fprintf(stderr, "%s: '%s': %s\n", prog, dest, strerror(ENAMETOOLONG));
         return false;
     }
-    strcpy(of->path, dest);
-    for (int hop = 0;; ++hop) {
-        int fd = fd_name(of->path);
-        if (fd >= 0) {
-            if (!fd_writable(fd) || fstat(fd, &of->st) != 0) {
-                fprintf(stderr, "%s: '%s' is descriptor %d, which is not open for writing\n", prog, dest, fd);
-                return false;
+    snprintf(of->path, sizeof of->path, "%s", dest);
+    snprintf(w.rest, sizeof w.rest, "%s", dest);
+    snprintf(w.shown, sizeof w.shown, "%s", dest[0] == '/' ? "/" : "");
+    if ((w.dir = open(dest[0] == '/' ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0) {
+        of->err = errno;
+        return true;
+    }
+    int hops = 0;
+    bool check_fd_name = true;
+    for (;;) {
+        if (check_fd_name) {
+            /* The name as it reads now (after a link, its target's). */
+            char now[PATH_MAX];
+            walk_join(&w, w.rest, strlen(w.rest), now, sizeof now);
+            int fd = fd_name(now);
+            if (fd >= 0) {
+                if (!fd_writable(fd) || fstat(fd, &of->st) != 0) {
+                    fprintf(stderr, "%s: '%s' is descriptor %d, which is not open for writing\n", prog, dest, fd);
+                    goto refuse;
+                }
+                of->exists = true;
+                of->fd = fd;
+                close(w.dir);
+                w.dir = -1;
+                return true; /* written through fd as it was opened: nothing else to check */
             }
-            of->exists = true;
-            of->fd = fd;
-            break;
+            check_fd_name = false;
         }
-        if (lstat(of->path, &ls) != 0) {
-            if (!of->via_link) return true; /* nothing there, or not reachable: the open will say */
-            fprintf(stderr, "%s: '%s' is a symbolic link that leads nowhere ('%s': %s): refusing to replace it\n",
-                    prog, dest, of->path, strerror(errno));
-            return false;
-        }
-        if (!S_ISLNK(ls.st_mode)) {
-            of->exists = true;
-            of->st = ls;
-            break;
-        }
-        if (ls.st_uid != geteuid() && ls.st_uid != 0) {
-            if (!of->via_link)
-                fprintf(stderr, "%s: '%s' is a symbolic link of another user (uid %lu): refusing to write through "
-                                "it or to replace it\n", prog, dest, (unsigned long)ls.st_uid);
-            else
-                fprintf(stderr, "%s: '%s' leads through '%s', a symbolic link of another user (uid %lu): refusing "
-                                "to write through it\n", prog, dest, of->path, (unsigned long)ls.st_uid);
-            return false;
-        }
-        char to[PATH_MAX];
-        ssize_t len = hop < HOP_MAX ? readlink(of->path, to, sizeof to) : -1;
-        if (len < 0 || (size_t)len >= sizeof to) {
-            fprintf(stderr, "%s: cannot follow the symbolic link '%s' (from '%s'): %s\n", prog, of->path, dest,
-                    strerror(hop >= HOP_MAX ? ELOOP : len < 0 ? errno : ENAMETOOLONG));
-            return false;
-        }
-        to[len] = '\0';
-        of->via_link = true;
-        /* A relative link is read from the directory that holds it. */
-        const char *slash = strrchr(of->path, '/');
-        size_t keep = to[0] == '/' || !slash ? 0 : (size_t)(slash - of->path) + 1;
-        if (keep + (size_t)len >= sizeof of->path) {
+        char *r = w.rest;
+        while (*r == '/') ++r;
+        size_t len = strcspn(r, "/");
+        bool last = !r[len];
+        char name[NAME_MAX + 1];
+        if (len > NAME_MAX) {
             fprintf(stderr, "%s: '%s': %s\n", prog, dest, strerror(ENAMETOOLONG));
-            return false;
+            goto refuse;
         }
-        memcpy(of->path + keep, to, (size_t)len + 1);
+        /* Nothing after the last slash: the name is the directory reached. */
+        snprintf(name, sizeof name, "%.*s", len ? (int)len : 1, len ? r : ".");
+        memmove(w.rest, r + len, strlen(r + len) + 1);
+        struct stat ls;
+        if (!last) {
+            if (!strcmp(name, ".")) continue;
+            int fd = openat(w.dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+            if (fd < 0 || fstat(fd, &ls) != 0) {
+                of->err = errno;
+                if (fd >= 0) close(fd);
+                break; /* the open says why (a directory missing, not searchable) */
+            }
+            if (S_ISDIR(ls.st_mode)) {
+                char shown[PATH_MAX];
+                walk_join(&w, name, len, shown, sizeof shown);
+                snprintf(w.shown, sizeof w.shown, "%s", shown);
+                close(w.dir);
+                w.dir = fd;
+                continue;
+            }
+            if (!S_ISLNK(ls.st_mode)) {
+                close(fd);
+                of->err = ENOTDIR;
+                break;
+            }
+            bool ok = ++hops <= HOP_MAX && walk_link(prog, dest, &w, fd, name, &ls);
+            if (hops > HOP_MAX)
+                fprintf(stderr, "%s: cannot follow the symbolic link '%s' (from '%s'): %s\n", prog, name, dest,
+                        strerror(ELOOP));
+            close(fd);
+            if (!ok) goto refuse;
+            of->via_link = check_fd_name = true;
+            continue;
+        }
+        walk_join(&w, name, len, of->path, sizeof of->path);
+        snprintf(of->leaf, sizeof of->leaf, "%s", name);
+        if (fstatat(w.dir, name, &ls, AT_SYMLINK_NOFOLLOW) != 0) {
+            if (of->via_link) {
+                fprintf(stderr, "%s: '%s' is a symbolic link that leads nowhere ('%s': %s): refusing to replace it\n",
+                        prog, dest, of->path, strerror(errno));
+                goto refuse;
+            }
+            if (errno != ENOENT) of->err = errno;
+            break; /* nothing there: a new file */
+        }
+        if (S_ISLNK(ls.st_mode)) {
+            int fd = openat(w.dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+            struct stat held;
+            /* The link followed is the one held (a link's text cannot change). */
+            bool ok = fd >= 0 && fstat(fd, &held) == 0 && S_ISLNK(held.st_mode) && ++hops <= HOP_MAX &&
+                      walk_link(prog, dest, &w, fd, name, &held);
+            if (!ok && (fd < 0 || hops > HOP_MAX || !S_ISLNK(held.st_mode)))
+                fprintf(stderr, "%s: cannot follow the symbolic link '%s' (from '%s'): %s\n", prog, of->path, dest,
+                        strerror(hops > HOP_MAX ? ELOOP : fd < 0 ? errno : EAGAIN));
+            if (fd >= 0) close(fd);
+            if (!ok) goto refuse;
+            of->via_link = check_fd_name = true;
+            continue;
+        }
+        of->exists = true;
+        of->st = ls;
+        break;
+    }
+    if (of->err) {
+        close(w.dir);
+        return true;
+    }
+    of->dir = w.dir;
+    if (!of->exists) {
+        return true;
     }
     /* A file a standard descriptor writes: "-o build.log >> build.log"
      * appends, as the shell asked, rather than replacing the file under
@@ -177,13 +346,22 @@ static bool out_lookup(const char *prog, const char *dest, out_file *of)
             fs.st_ino == of->st.st_ino && fs.st_rdev == of->st.st_rdev)
             of->fd = std_fds[i];
     }
-    if (S_ISREG(of->st.st_mode) || S_ISCHR(of->st.st_mode) || S_ISFIFO(of->st.st_mode) ||
-        (of->fd >= 0 && S_ISSOCK(of->st.st_mode)))
+    if (of->fd >= 0) {
+        close(of->dir);
+        of->dir = -1;
         return true;
+    }
+    if (S_ISREG(of->st.st_mode) || S_ISCHR(of->st.st_mode) || S_ISFIFO(of->st.st_mode)) return true;
     fprintf(stderr, "%s: '%s' is %s%s: refusing to write it (use -o - for standard output)\n", prog, dest,
             of->via_link ? "a symbolic link to " : "",
             S_ISDIR(of->st.st_mode) ? "a directory" : S_ISBLK(of->st.st_mode) ? "a block device"
                                                                                  : "a socket or special file");
+    close(of->dir);
+    of->dir = -1;
+    return false;
+refuse:
+    close(w.dir);
+    w.dir = -1;
     return false;
 }
 
@@ -288,6 +466,37 @@ static bool open_in_place(tool_out *o, const out_file *of)
     return true;
 }
 
+/* A temporary file beside leaf in dir, made new (O_CREAT | O_EXCL |
+ * O_NOFOLLOW: never a file or link put there before) under a random name,
+ * which is written into o->tmp_leaf; its descriptor, or -1 with errno. */
+static int create_tmp(int dir, const char *leaf, char *name, size_t n)
+{
+    static const char digits[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    for (int attempt = 0; attempt < 100; ++attempt) {
+        unsigned char r[8];
+        if (getrandom(r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r) {
+            /* Only a guess another user could make: O_EXCL still keeps
+             * their file from being used, at worst the run fails. */
+            struct timespec ts;
+            clock_gettime(CLOCK_MONOTONIC, &ts);
+            unsigned long long v = (unsigned long long)ts.tv_nsec * 2654435761u ^ (unsigned long long)getpid() << 20 ^
+                                   (unsigned long long)attempt;
+            memcpy(r, &v, sizeof r);
+        }
+        char suffix[sizeof r + 1];
+        for (size_t i = 0; i < sizeof r; ++i) suffix[i] = digits[r[i] % (sizeof digits - 1)];
+        suffix[sizeof r] = '\0';
+        int w = snprintf(name, n, "%s.tmp.%s", leaf, suffix);
+        if (w < 0 || (size_t)w >= n || w > NAME_MAX) {
+            errno = ENAMETOOLONG;
+            return -1;
+        }
+        int fd = openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
+        if (fd >= 0 || errno != EEXIST) return fd;
+    }
+    return -1;
+}
+
 bool tool_out_open(tool_out *o, const char *prog, const char *dest)
 {
     o->prog = prog;
@@ -295,6 +504,8 @@ bool tool_out_open(tool_out *o, const char *prog, const char *dest)
     o->dest = is_stdout(dest) ? NULL : dest;
     o->target = NULL;
     o->tmp = NULL;
+    o->dir = -1;
+    o->leaf[0] = o->tmp_leaf[0] = '\0';
     o->to_stdout = !o->dest;
     if (!o->dest) {
         o->f = stdout;
@@ -304,27 +515,42 @@ bool tool_out_open(tool_out *o, const char *prog, const char *dest)
     int fd = -1;
     if (!out_lookup(prog, dest, &of)) return false;
     if (of.fd >= 0) return open_descriptor(o, &of);
-    if (of.exists && !S_ISREG(of.st.st_mode)) return open_in_place(o, &of);
+    if (of.err) {
+        fprintf(stderr, "%s: cannot create '%s': %s\n", prog, dest, strerror(of.err));
+        return false;
+    }
+    if (of.exists && !S_ISREG(of.st.st_mode)) {
+        bool ok = open_in_place(o, &of);
+        close(of.dir);
+        return ok;
+    }
     /* A regular file is replaced whole; through links, the file they lead
-     * to is, and the links stay. */
-    if (!(o->target = strdup(of.exists ? of.path : dest))) {
+     * to is, and the links stay. The temporary file is made and renamed in
+     * the directory the walk ended in (o->dir), not by path. In a directory
+     * another user may write, they could swap the temporary file before the
+     * rename; they could as well replace the output itself there, so that
+     * gives them nothing more. */
+    o->dir = of.dir;
+    snprintf(o->leaf, sizeof o->leaf, "%s", of.leaf);
+    if (!(o->target = strdup(of.path))) {
         fprintf(stderr, "%s: out of memory\n", prog);
         goto fail;
     }
-    size_t n = strlen(o->target) + sizeof ".tmp.XXXXXX";
+    if ((fd = create_tmp(o->dir, o->leaf, o->tmp_leaf, sizeof o->tmp_leaf)) < 0) {
+        fprintf(stderr, "%s: cannot create a temporary file beside '%s': %s\n", prog, o->target, strerror(errno));
+        goto fail;
+    }
+    size_t n = strlen(o->target) + strlen(o->tmp_leaf) + 2;
     if (!(o->tmp = malloc(n))) {
         fprintf(stderr, "%s: out of memory\n", prog);
         goto fail;
     }
-    snprintf(o->tmp, n, "%s.tmp.XXXXXX", o->target);
-    if ((fd = mkstemp(o->tmp)) < 0) {
-        fprintf(stderr, "%s: cannot create '%s': %s\n", prog, o->tmp, strerror(errno));
-        goto fail;
-    }
-    /* mkstemp makes the file private (0600). A file replaced keeps its
-     * permission bits (a private one stays private) and, as root, its
-     * owner and group; set-id bits only where the owner is kept. A new
-     * file gets the mode any new file of this user would have. */
+    const char *slash = strrchr(o->target, '/');
+    snprintf(o->tmp, n, "%.*s%s", slash ? (int)(slash - o->target + 1) : 0, o->target, o->tmp_leaf);
+    /* Private (0600) until here. A file replaced keeps its permission bits
+     * (a private one stays private) and, as root, its owner and group;
+     * set-id bits only where the owner is kept. A new file gets the mode
+     * any new file of this user would have. */
     if (of.exists) {
         bool owner_kept = of.st.st_uid == geteuid() && of.st.st_gid == getegid();
         if (!owner_kept && geteuid() == 0) owner_kept = fchown(fd, of.st.st_uid, of.st.st_gid) == 0;
@@ -336,12 +562,16 @@ bool tool_out_open(tool_out *o, const char *prog, const char *dest)
     }
     if (!(o->f = fdopen(fd, "wb"))) {
         fprintf(stderr, "%s: cannot write '%s': %s\n", prog, o->tmp, strerror(errno));
-        close(fd);
-        unlink(o->tmp);
         goto fail;
     }
     return true;
 fail:
+    if (fd >= 0) {
+        close(fd);
+        unlinkat(o->dir, o->tmp_leaf, 0);
+    }
+    if (o->dir >= 0) close(o->dir);
+    o->dir = -1;
     free(o->tmp);
     free(o->target);
     o->tmp = o->target = NULL;
@@ -370,12 +600,14 @@ bool tool_out_close(tool_out *o, bool ok)
         o->f = NULL;
     }
     if (o->tmp) {
-        if (ok && rename(o->tmp, o->target) != 0) {
+        if (ok && renameat(o->dir, o->tmp_leaf, o->dir, o->leaf) != 0) {
             fprintf(stderr, "%s: cannot rename '%s' to '%s': %s\n", o->prog, o->tmp, o->target, strerror(errno));
             ok = false;
         }
-        if (!ok) unlink(o->tmp);
+        if (!ok) unlinkat(o->dir, o->tmp_leaf, 0);
     }
+    if (o->dir >= 0) close(o->dir);
+    o->dir = -1;
     free(o->tmp);
     free(o->target);
     o->tmp = o->target = NULL;

@@ -7,8 +7,9 @@
  * the process's descriptors (/dev/stdout, /dev/fd/N, /proc/self/fd/N, or the
  * file a standard descriptor writes) written through that descriptor as it
  * was opened (">>" appends); symbolic links followed, never replaced, every
- * one on the way this user's or root's (another user's is refused: a link
- * planted to make the tool write elsewhere); never over an input or another
+ * one on the way (at the name or a directory's) this user's or root's and
+ * in a directory where no other user could have put it (otherwise refused:
+ * a link planted to make the tool write elsewhere); never over an input or another
  * output of the same run; and standard output checked for write errors. */
 #ifndef HIPAMP_TOOL_OUTPUT_H
 #define HIPAMP_TOOL_OUTPUT_H
@@ -24,7 +25,10 @@ typedef struct tool_out {
     const char *prog;  /* for messages */
     const char *dest;  /* NULL: standard output */
     char *target;      /* malloc'ed: the regular file replaced; NULL when written in place */
-    char *tmp;         /* malloc'ed temporary path, or NULL */
+    char *tmp;         /* malloc'ed temporary path (for messages), or NULL */
+    int dir;           /* the directory target is replaced in (O_PATH), or -1 */
+    char leaf[256];    /* target's name in dir */
+    char tmp_leaf[256]; /* the temporary file's name in dir */
     FILE *f;
     bool to_stdout;    /* the output is this process's standard output ("-", /dev/stdout, its file's name) */
 } tool_out;
@@ -32,8 +36,12 @@ typedef struct tool_out {
 /* Whether dest ("-": standard output, always fine) may be written by this
  * run: false, with a message on stderr, when it is (or a link at it leads
  * to) a directory, a block device, a socket or nothing (a dangling link);
- * when a symbolic link at it, or any further along its chain of links, is
- * owned by a user other than this one and root, or the chain is a loop;
+ * when a symbolic link on the way to it (at its name, a directory's, or
+ * further along a chain of links) is owned by a user other than this one
+ * and root, or sits in a directory another user could have put it in (one
+ * not this user's or root's, or that a group or others may write, unless
+ * sticky with the link this user's or the directory owner's), or the
+ * chain is a loop;
  * when it names a descriptor not open for writing;
  * when it is one of the inputs (same device and inode, whatever the names);
  * or when it is the same file or place as one of the other outputs. */
