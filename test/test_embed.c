@@ -714,6 +714,26 @@ Test(embed, links_another_user_could_have_planted_are_refused)
     rmdir(path_in_dir("real"));
 }
 
+/* A FIFO at the output's name in a directory others may write may be
+ * another user's, reading the output or stalling the run: refused (it was
+ * written to whoever read it). */
+Test(embed, fifo_another_user_could_have_made_is_refused, .timeout = 30)
+{
+    write_file(path_in_dir("k.hip"), "xyz", 3);
+    cr_assert_eq(mkdir(path_in_dir("shared"), 0700), 0);
+    cr_assert_eq(chmod(path_in_dir("shared"), 0777), 0);
+    cr_assert_eq(mkfifo(path_in_dir("shared/f.c"), 0666), 0);
+    if (geteuid() == 0) cr_assert_eq(chown(path_in_dir("shared/f.c"), 65534, 65534), 0);
+    int rc = 0;
+    char *got = embed_into_fifo(path_in_dir("shared/f.c"), &rc, path_in_dir("shared/f.c"), path_in_dir("k.hip"));
+    cr_expect_eq(rc, 2, "a FIFO in a 0777 directory was written: '%s'", got);
+    cr_expect_str_eq(got, "", "the FIFO's reader got the output");
+    assert_stderr_has("another user could have put it there");
+    free(got);
+    unlink(path_in_dir("shared/f.c"));
+    rmdir(path_in_dir("shared"));
+}
+
 /* ------------------------------------- write errors and usage (issue 38) */
 
 static bool have_dev_full(void) { return access("/dev/full", W_OK) == 0; }

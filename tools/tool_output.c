@@ -351,6 +351,21 @@ static bool out_lookup(const char *prog, const char *dest, out_file *of)
         of->dir = -1;
         return true;
     }
+    /* A FIFO is written in place, to whoever reads it: one another user
+     * could have made there (the link rule, with the FIFO's owner) may be
+     * theirs, to read the output or to stall the run by never reading. */
+    char why[300];
+    struct stat ds;
+    const char *planted = !S_ISFIFO(of->st.st_mode)     ? NULL
+                          : fstat(of->dir, &ds) != 0 ? strerror(errno)
+                                                      : link_planted(&ds, of->st.st_uid, why, sizeof why);
+    if (planted) {
+        fprintf(stderr, "%s: '%s' is a FIFO (owned by uid %lu) in %s: another user could have put it there, so it "
+                        "is not written\n", prog, dest, (unsigned long)of->st.st_uid, planted);
+        close(of->dir);
+        of->dir = -1;
+        return false;
+    }
     if (S_ISREG(of->st.st_mode) || S_ISCHR(of->st.st_mode) || S_ISFIFO(of->st.st_mode)) return true;
     fprintf(stderr, "%s: '%s' is %s%s: refusing to write it (use -o - for standard output)\n", prog, dest,
             of->via_link ? "a symbolic link to " : "",
