@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/types.h>
 
 /* ------------------------------------------------ errors (lib/base/status.c) */
 
@@ -103,6 +104,16 @@ uint64_t amp__llc_bytes(void);
 /* The same read from cpu_dir (a tree laid out as /sys/devices/system/cpu)
  * for the n CPUs numbered in cpus[], without sysconf's fallback: for tests. */
 uint64_t amp__llc_bytes_in(const char *cpu_dir, const int *cpus, int n);
+
+/* ------------------------------------------------------ planted links (lib/base/planted.c) */
+
+struct stat;
+/* Why another user could have put a symbolic link owned by link_uid in the
+ * directory dir (its fstat), in why (n bytes), which is returned; NULL when
+ * no one else could have: dir is this user's or root's and no group or
+ * other may write it, or it is sticky and the link is this user's or dir's
+ * owner's. */
+const char *amp__link_planted(const struct stat *dir, uid_t link_uid, char *why, size_t n);
 
 /* ------------------------------------------------------ whole reads and writes (lib/base/fdio.c) */
 

@@ -340,27 +340,15 @@ static void amp__dc_path_init(void)
 }
 
 /* Why another user could have put a link owned by link_uid in the
- * directory pfd (the trace file's rule, trace_file.c, and the kernel's
- * protected_symlinks one): the link's owner alone does not say who put it
- * there, since whoever may write the directory can rename a link of ours
- * into it from another they may write, or hard-link one (protected_hardlinks
- * off). So the directory must be ours or root's and no one else's to write,
- * or sticky with the link ours or the directory owner's. NULL when no one
- * else could have; else what the directory is, in why. */
+ * directory pfd (amp__link_planted, the trace file's rule too), or NULL. */
 static const char *amp__dc_link_planted(int pfd, uid_t link_uid, char *why, size_t n)
 {
     struct stat ds;
-    uid_t me = geteuid();
-    if (fstat(pfd, &ds) != 0) snprintf(why, n, "a directory that cannot be examined (%s)", strerror(errno));
-    else if (ds.st_uid != me && ds.st_uid != 0) snprintf(why, n, "a directory of uid %d", (int)ds.st_uid);
-    else if ((ds.st_mode & (S_IWGRP | S_IWOTH)) && !(ds.st_mode & S_ISVTX))
-        snprintf(why, n, "a directory a group or others may write (mode %04o)", (unsigned)(ds.st_mode & 07777));
-    else if ((ds.st_mode & (S_IWGRP | S_IWOTH)) && link_uid != me && link_uid != ds.st_uid)
-        snprintf(why, n, "a sticky directory others may write (mode %04o), and the link is not this user's or the "
-                 "directory owner's", (unsigned)(ds.st_mode & 07777));
-    else
-        return NULL;
-    return why;
+    if (fstat(pfd, &ds) != 0) {
+        snprintf(why, n, "a directory that cannot be examined (%s)", strerror(errno));
+        return why;
+    }
+    return amp__link_planted(&ds, link_uid, why, n);
 }
 
 /* The cache directory's descriptor, or -1 after amp__dc_off. Its last

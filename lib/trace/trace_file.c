@@ -183,27 +183,6 @@ static const char *amp__not_ours(const struct stat *st, char *why, size_t n)
 
 /* ------------------------------------------------- the way to the file */
 
-/* Why another user could have put a link (owned by link_uid) in directory
- * dir, or NULL: dir is neither this user's nor root's, or a group or
- * others may write it and it is not sticky, or it is sticky and the link is
- * neither this user's nor dir's owner's. */
-static const char *amp__link_planted(const struct stat *dir, uid_t link_uid, char *why, size_t n)
-{
-    uid_t me = geteuid();
-    bool shared = dir->st_mode & (S_IWGRP | S_IWOTH);
-    if (dir->st_uid != me && dir->st_uid != 0)
-        snprintf(why, n, "a directory of uid %u", (unsigned)dir->st_uid);
-    else if (shared && !(dir->st_mode & S_ISVTX))
-        snprintf(why, n, "a directory a group or others may write (mode %04o)", (unsigned)(dir->st_mode & 07777));
-    else if (shared && link_uid != me && link_uid != dir->st_uid)
-        snprintf(why, n, "a sticky directory others may write (mode %04o), and the link is not this user's (uid %u) or the "
-                 "directory's owner's (uid %u)", (unsigned)(dir->st_mode & 07777), (unsigned)me,
-                 (unsigned)dir->st_uid);
-    else
-        return NULL;
-    return why;
-}
-
 /* The walk to the file's directory: where it is (an O_PATH descriptor),
  * the names still to go (a link's target goes in front of them), and the
  * path walked so far, as written, for messages. */

@@ -1,0 +1,245 @@
+/* gpu_memory.c — the GPU backend's memory (lib/backend.h's mem_*, host_register, copy, copy_peer, peer_info): device buffers, host ranges registered for zero-copy views and shared between storages, copies with their size checks, and peer access between two GPUs of one driver, looked up once and turned on both ways before the first copy that crosses the pair. */
+#include "gpu_dev.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+amp_status amp__gpu_mem_alloc(void *dev, size_t bytes, void **dptr)
+{
+    gpu_dev *d = GPU_DEV(dev);
+    amp_status st;
+    *dptr = NULL;
+    /* Both drivers refuse a 0-byte allocation; an empty buffer still needs a
+     * distinct, freeable address. */
+    ON_DEVICE(d, st, st = d->drv->mem_alloc(bytes ? bytes : 1, dptr));
+    return st;
+}
+
+void amp__gpu_mem_free(void *dev, void *dptr)
+{
+    gpu_dev *d = GPU_DEV(dev);
+    if (!dptr) return;
+    ON_DEVICE_VOID(d, d->drv->mem_free(dptr));
+}
+
+/* The unified path maps each storage's host memory (lib/core/storage.c). Views may
+ * share host memory (two views of one C array, a view of a part of another's
+ * range), and the user may have pinned or registered it already, so: a range
+ * inside one we registered shares that registration (counted); memory the
+ * driver reports as already registered or managed is used through its own
+ * mapping and never unregistered by us; only ranges we registered are
+ * unregistered, when their last user goes. */
+amp_status amp__gpu_host_register(void *dev, void *host, size_t bytes, void **dptr)
+{
+    gpu_dev *d = GPU_DEV(dev);
+    amp_status st = AMP_OK;
+    *dptr = NULL;
+    if (!host || bytes == 0 || bytes > UINTPTR_MAX - (uintptr_t)host)
+        return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "cannot register host memory %p of %zu bytes", host, bytes);
+    /* The device reads pageable memory at its own address (an APU such as
+     * MI300A, or HMM): registering would only pin pages. Nothing is recorded,
+     * so host_unregister leaves it alone. */
+    if (d->di.pageable_access) {
+        *dptr = host;
+        return AMP_OK;
+    }
+    char *lo = host, *hi = lo + bytes;
+    pthread_mutex_lock(&d->reg_lock);
+    for (size_t i = 0; i < d->nregions; ++i) {
+        host_region *r = &d->regions[i];
+        if (lo >= r->host && hi <= r->host + r->bytes) {
+            ++r->refs;
+            *dptr = r->dptr + (lo - r->host);
+            pthread_mutex_unlock(&d->reg_lock);
+            return AMP_OK;
+        }
+        if (lo < r->host + r->bytes && hi > r->host) {
+            /* The driver cannot extend a registration, and the part outside
+             * r would have no mapping. */
+            pthread_mutex_unlock(&d->reg_lock);
+            return amp__fail(AMP_ERROR_UNSUPPORTED,
+                             "host memory %p (%zu bytes) partly overlaps host memory %p (%zu bytes) already mapped "
+                             "for another view on %s:%d; on the mapped-memory path, views that share host memory "
+                             "must lie inside the first one mapped",
+                             host, bytes, (void *)r->host, r->bytes, d->drv->platform, d->ordinal);
+        }
+    }
+    /* Room first, so that a registration we made is always recorded. */
+    if (d->nregions == d->regions_cap) {
+        size_t cap = d->regions_cap ? d->regions_cap * 2 : 16;
+        host_region *p = realloc(d->regions, cap * sizeof *p);
+        if (!p) {
+            pthread_mutex_unlock(&d->reg_lock);
+            return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "cannot grow the host registration table to %zu entries", cap);
+        }
+        d->regions = p;
+        d->regions_cap = cap;
+    }
+    void *p = NULL;
+    bool owned = false;
+    ON_DEVICE(d, st, st = d->drv->host_register(host, bytes, &p, &owned));
+    if (st == AMP_OK && owned) d->regions[d->nregions++] = (host_region){lo, bytes, p, 1};
+    pthread_mutex_unlock(&d->reg_lock);
+    if (st == AMP_OK) *dptr = p;
+    return st;
+}
+
+void amp__gpu_host_unregister(void *dev, void *host)
+{
+    gpu_dev *d = GPU_DEV(dev);
+    char *h = host;
+    if (!host) return;
+    pthread_mutex_lock(&d->reg_lock);
+    for (size_t i = 0; i < d->nregions; ++i) {
+        host_region *r = &d->regions[i];
+        if (h < r->host || h >= r->host + r->bytes) continue;
+        if (--r->refs == 0) {
+            ON_DEVICE_VOID(d, d->drv->host_unregister(r->host));
+            d->regions[i] = d->regions[--d->nregions];
+        }
+        break;
+    }
+    pthread_mutex_unlock(&d->reg_lock);
+}
+
+static bool mul_overflows(size_t a, size_t b, size_t *out)
+{
+    if (a && b > SIZE_MAX / a) return true;
+    *out = a * b;
+    return false;
+}
+
+/* A box copy becomes the fewest driver copies that describe it: one linear
+ * copy when both sides are dense, one 2D copy when only rows are padded but
+ * slices follow each other (slice pitch == row pitch * height), else one 2D
+ * copy per slice. 2D copies take pageable host memory on both drivers, unlike
+ * 3D ones on HIP 5.2 (whose HIP_MEMCPY3D has 32-bit fields and an enum that
+ * ROCm 6 renumbered). */
+amp_status amp__gpu_copy(void *dev, void *queue, const amp__copy *c)
+{
+    gpu_dev *d = GPU_DEV(dev);
+    amp_status st;
+    if (!c || !c->dst || !c->src)
+        return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "copy with NULL %s", !c ? "descriptor" : !c->dst ? "dst" : "src");
+    if (c->dir != AMP__H2D && c->dir != AMP__D2H && c->dir != AMP__D2D)
+        return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "copy direction %d is not H2D/D2H/D2D on a GPU", (int)c->dir);
+    size_t w = c->width_bytes, h = c->height, z = c->depth;
+    if (w == 0 || h == 0 || z == 0) return AMP_OK;
+    /* A single row needs no pitch; a single slice needs no slice pitch. */
+    size_t sp = h > 1 ? c->src_pitch : w, dp = h > 1 ? c->dst_pitch : w;
+    if (sp < w || dp < w)
+        return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "copy row of %zu bytes exceeds its pitch (src %zu, dst %zu)", w,
+                         c->src_pitch, c->dst_pitch);
+    size_t sslab = 0, dslab = 0, total = 0, rows = 0;
+    if (mul_overflows(sp, h, &sslab) || mul_overflows(dp, h, &dslab) || mul_overflows(h, z, &rows) ||
+        mul_overflows(w, rows, &total))
+        return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "copy box %zu x %zu x %zu bytes overflows", z, h, w);
+    size_t ss = z > 1 ? c->src_slice_pitch : sslab, ds = z > 1 ? c->dst_slice_pitch : dslab;
+    if (ss < sslab || ds < dslab)
+        return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "copy slice of %zu rows exceeds its slice pitch (src %zu, dst %zu)",
+                         h, c->src_slice_pitch, c->dst_slice_pitch);
+    bool slices_follow = ss == sslab && ds == dslab;
+    ON_DEVICE(d, st, {
+        if (slices_follow && sp == w && dp == w) {
+            st = d->drv->memcpy_1d(c->dir, c->dst, c->src, total, queue);
+        } else if (slices_follow) {
+            st = d->drv->memcpy_2d(c->dir, c->dst, dp, c->src, sp, w, rows, queue);
+        } else {
+            for (size_t k = 0; k < z && st == AMP_OK; ++k)
+                st = d->drv->memcpy_2d(c->dir, (char *)c->dst + k * ds, dp, (const char *)c->src + k * ss, sp, w, h,
+                                       queue);
+        }
+    });
+    return st;
+}
+
+
+/* d's entry for peer t, looked up (the driver asked both ways) on first
+ * use. peer_lock held. NULL when the table is full. */
+static gpu_peer *peer_entry(gpu_dev *d, gpu_dev *t)
+{
+    for (size_t i = 0; i < d->npeers; ++i)
+        if (d->peers[i].dev == t) return &d->peers[i];
+    if (d->npeers == GPU_MAX_PEERS) return NULL;
+    gpu_peer *p = &d->peers[d->npeers++];
+    memset(p, 0, sizeof *p);
+    p->dev = t;
+    char there[128] = "", back[128] = "";
+    bool to = false, from = false;
+    amp_status st = d->drv->peer_possible(d->ordinal, t->ordinal, &to, there, sizeof there);
+    if (st == AMP_OK) st = d->drv->peer_possible(t->ordinal, d->ordinal, &from, back, sizeof back);
+    p->possible = st == AMP_OK && to && from;
+    if (st != AMP_OK)
+        snprintf(p->why, sizeof p->why, "through host memory: asking the driver failed: %s", amp_last_error());
+    else if (p->possible)
+        snprintf(p->why, sizeof p->why, "peer access possible both ways (%s; %s)", there, back);
+    else
+        snprintf(p->why, sizeof p->why, "through host memory: no peer access both ways (%s; %s)", there, back);
+    return p;
+}
+
+/* Peer access between d and t, turned on both ways once, before the first
+ * copy between them. A failure is kept (why) and the copies go on through
+ * the driver's staged path, as without peer access. */
+static void peer_prepare(gpu_dev *d, gpu_dev *t)
+{
+    pthread_mutex_lock(&d->peer_lock);
+    gpu_peer *p = peer_entry(d, t);
+    if (p && p->possible && !p->tried) {
+        amp_status st, st2 = AMP_OK;
+        ON_DEVICE(d, st, st = d->drv->peer_enable(t->ctx, t->ordinal));
+        if (st == AMP_OK) ON_DEVICE(t, st2, st2 = t->drv->peer_enable(d->ctx, d->ordinal));
+        p->tried = true;
+        p->enabled = st == AMP_OK && st2 == AMP_OK;
+        char was[sizeof p->why];
+        snprintf(was, sizeof was, "%s", p->why);
+        if (p->enabled)
+            snprintf(p->why, sizeof p->why, "peer access on both ways (%.200s)", was);
+        else
+            snprintf(p->why, sizeof p->why, "through host memory: turning peer access on failed: %s", amp_last_error());
+    }
+    pthread_mutex_unlock(&d->peer_lock);
+}
+
+/* A copy to another device of the same driver: over the peer link once
+ * peer access is on (the first copy between the two turns it on where the
+ * driver allows), through host memory by the driver otherwise. */
+amp_status amp__gpu_copy_peer(void *dev, void *queue, void *dst_dev, void *dst, const void *src, size_t bytes)
+{
+    gpu_dev *d = GPU_DEV(dev), *t = GPU_DEV(dst_dev);
+    amp_status st;
+    if (t->drv != d->drv)
+        return amp__fail(AMP_ERROR_UNSUPPORTED, "no peer copy between %s:%d and %s:%d", d->drv->platform, d->ordinal,
+                         t->drv->platform, t->ordinal);
+    if (!bytes) return AMP_OK;
+    if (t != d) peer_prepare(d, t);
+    ON_DEVICE(d, st, st = d->drv->memcpy_peer(dst, t->ctx, src, d->ctx, bytes, queue));
+    return st;
+}
+
+amp_status amp__gpu_peer_info(void *dev, void *dst_dev, bool *direct, bool *enabled, char *why, size_t n)
+{
+    gpu_dev *d = GPU_DEV(dev), *t = GPU_DEV(dst_dev);
+    *direct = *enabled = false;
+    if (t->drv != d->drv) {
+        snprintf(why, n, "through host memory: %s:%d and %s:%d are GPUs of two drivers", d->drv->platform,
+                 d->ordinal, t->drv->platform, t->ordinal);
+        return AMP_OK;
+    }
+    if (t == d) {
+        snprintf(why, n, "one device: copies stay in its memory");
+        return AMP_OK;
+    }
+    pthread_mutex_lock(&d->peer_lock);
+    gpu_peer *p = peer_entry(d, t);
+    if (p) {
+        *direct = p->possible && (!p->tried || p->enabled);
+        *enabled = p->enabled;
+        snprintf(why, n, "%s%s", p->why, p->possible && !p->tried ? "; turned on before the first copy" : "");
+    } else {
+        snprintf(why, n, "through host memory: more than %d peers", GPU_MAX_PEERS);
+    }
+    pthread_mutex_unlock(&d->peer_lock);
+    return AMP_OK;
+}
