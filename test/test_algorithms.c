@@ -2589,6 +2589,57 @@ ACCEL_TEST(algorithms, success_leaves_the_last_error_alone)
     ASSERT_OK(amp_array_view_destroy(vy));
 }
 
+/* A parameter list that ends in a comma ("int v,") names an entry that is
+ * not there: refused as "int v, " and ",int v" were, before anything is
+ * compiled. Before, the trailing comma alone was taken in silence. */
+ACCEL_TEST(algorithms, parameter_list_ending_in_a_comma_is_refused)
+{
+    amp_reduction_desc d = {.name = "tc", .inputs = "int v,", .type = AMP_TYPE_INT32, .map = "v",
+                            .reduce = "a + b", .identity = "0"};
+    amp_reduction *r = NULL;
+    ASSERT_STATUS(amp_reduction_create(acc, &d, &r), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert_null(r);
+    const char *e = amp_last_error();
+    cr_assert(strstr(e, "amp_reduction_create") && strstr(e, "inputs") && strstr(e, "int v,") && strstr(e, "comma"),
+              "%s", e);
+    d.inputs = "int v";
+    d.scalars = "int k, int m,";
+    ASSERT_STATUS(amp_reduction_create(acc, &d, &r), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert_null(r);
+    e = amp_last_error();
+    cr_assert(strstr(e, "scalars") && strstr(e, "int k, int m,") && strstr(e, "comma"), "%s", e);
+}
+
+/* amp_reduction_scan in place (out = the input view) needs the input's type
+ * to be the reduction's: an int32 input scanned into float32 results in
+ * place would leave float bits where the caller has int32 elements. The
+ * check compared element sizes, so int32 -> float32 (both 4 bytes) was
+ * taken (and the scan program compiled first: now nothing is). */
+ACCEL_TEST(algorithms, user_scan_in_place_needs_one_type)
+{
+    amp_accelerator_view *q = default_view(acc);
+    enum { N = 100 };
+    int32_t x[N], before[N];
+    float y[N];
+    for (int i = 0; i < N; ++i) x[i] = before[i] = (i * 37) % 11 - 5;
+    amp_array_view *vx = test_view(x, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    amp_array_view *vy = test_view(y, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    amp_reduction_desc d = {.name = "half", .inputs = "int v", .type = AMP_TYPE_FLOAT32, .map = "v * 0.5f",
+                            .reduce = "a + b", .identity = "0"};
+    amp_reduction *r = NULL;
+    ASSERT_OK(amp_reduction_create(acc, &d, &r));
+    amp_arg in[] = {amp_arg_view(vx)};
+    ASSERT_STATUS(amp_reduction_scan(q, r, in, 1, amp_arg_view(vx), AMP_SCAN_INCLUSIVE), AMP_ERROR_INVALID_ARGUMENT);
+    const char *e = amp_last_error();
+    cr_assert(strstr(e, "amp_reduction_scan") && strstr(e, "in place") && strstr(e, "int32") && strstr(e, "float32"),
+              "%s", e);
+    ASSERT_OK(amp_array_view_synchronize(vx));
+    cr_assert(!memcmp(x, before, sizeof x), "a refused scan changed its input");
+    ASSERT_OK(amp_reduction_destroy(r));
+    ASSERT_OK(amp_array_view_destroy(vx));
+    ASSERT_OK(amp_array_view_destroy(vy));
+}
+
 /* The tuning knobs (AMP_ALG_*, docs/algorithms.md) have a range per kind of
  * accelerator: a value one kind cannot take is said on stderr for that kind
  * (once), with the rule and the default used there; a value the other kind

@@ -268,13 +268,14 @@ amp_status amp__alg_accumulate(const char *fn, amp_type t, const amp_alg_options
 const void *amp__alg_init_for(const amp__alg_prog *p, amp_type r, const void *init, double *widened);
 /* The operator number of a user reduction's reduce expression (amp::alg::OP_USER). */
 #define AMP__ALG_OP_USER 100
-/* amp_reduction_scan's checks and program (lib/alg/reduce.c): args against
- * r's parameters (its one input resolved into d[0], which the shape
- * argument in in[] points into: d must outlive the launches), *q resolved,
- * r's scan program built on first use, r's type. */
+/* amp_reduction_scan's checks (lib/alg/user.c): args against r's
+ * parameters (its one input resolved into d[0], which the shape argument
+ * in in[] points into: d must outlive the launches), *q resolved, r's type
+ * and its input's type. Then its scan program, built on first use. */
 amp_status amp__alg_user_scan_prepare(amp_accelerator_view **q, amp_reduction *r, const amp_arg *args, size_t nargs,
-                                      amp__alg_data *d, amp_arg *in, size_t *nin, const amp__alg_prog **p,
-                                      amp_type *type);
+                                      amp__alg_data *d, amp_arg *in, size_t *nin, amp_type *type,
+                                      amp_type *in_type);
+amp_status amp__alg_user_scan_program(amp_reduction *r, const amp__alg_prog **p);
 
 /* --------------------------------------------- scratch (lib/alg/scratch.c) */
 

@@ -126,16 +126,22 @@ amp_status amp_reduction_scan(amp_accelerator_view *q, amp_reduction *r, const a
     amp_arg in[2 + AMP__ALG_MAX_PARAMS];
     size_t nin = 0;
     const amp__alg_prog *p = NULL;
-    amp_type t;
+    amp_type t, tin;
     bool same = false;
     amp_status st;
     if ((st = amp__alg_scan_kind_ok(fn, kind)) != AMP_OK) return st;
-    if ((st = amp__alg_user_scan_prepare(&q, r, args, nargs, d, in, &nin, &p, &t)) != AMP_OK) return st;
+    if ((st = amp__alg_user_scan_prepare(&q, r, args, nargs, d, in, &nin, &t, &tin)) != AMP_OK) return st;
     if ((st = amp__alg_resolve(fn, "out", out, amp_type_size(t), amp_type_name(t), &o)) != AMP_OK ||
         (st = amp__alg_scan_out(fn, &d[0], &o, &same)) != AMP_OK)
         return st;
-    if (same && d[0].elem != o.elem)
-        return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: in place needs in and out of one type", fn);
+    /* By type, not size: an int32 input scanned in place into float32
+     * results would leave float bits in memory the caller reads as int32
+     * (amp_scan_with refuses a wider out in place alike). */
+    if (same && tin != t)
+        return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: in place needs in and out of one type; the "
+                         "reduction's input is %s and its results %s (scan into another view or array)", fn,
+                         amp_type_name(tin), amp_type_name(t));
+    if ((st = amp__alg_user_scan_program(r, &p)) != AMP_OK) return st;
     return amp__alg_scan_run(q, p, in, nin, &o, !same, d[0].shape.n, AMP__ALG_OP_USER, kind == AMP_SCAN_EXCLUSIVE,
                              NULL);
 }

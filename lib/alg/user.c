@@ -108,6 +108,11 @@ static amp_status amp__alg_params(const char *what, const char *list, int max, a
         snprintf(names[*count], 64, "%.63s", name);
         ++*count;
         p = end ? end + 1 : NULL;
+        /* A comma that ends the list stands before an entry that is not
+         * there: refused as an empty entry elsewhere in the list is. */
+        if (p && !*p)
+            return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "amp_reduction_create: %s: \"%s\" ends in a comma (an "
+                             "entry \"type name\" missing after it)", what, list);
     }
     return AMP_OK;
 }
@@ -301,11 +306,12 @@ amp_status amp_reduction_apply_async(amp_accelerator_view *q, amp_reduction *r, 
     return amp__alg_user_apply(__func__, q, r, args, nargs, NULL, &result, out);
 }
 
-/* Used by lib/alg/scan.c: r's scan program (built at the first call) and
- * its checked arguments. */
+/* Used by lib/alg/scan.c: r's checked arguments, then (once out is
+ * checked too, so that a refused call compiles nothing) its scan program,
+ * built at the first call. */
 amp_status amp__alg_user_scan_prepare(amp_accelerator_view **q, amp_reduction *r, const amp_arg *args, size_t nargs,
-                                      amp__alg_data *d, amp_arg *in, size_t *nin, const amp__alg_prog **p,
-                                      amp_type *type)
+                                      amp__alg_data *d, amp_arg *in, size_t *nin, amp_type *type,
+                                      amp_type *in_type)
 {
     const char *fn = "amp_reduction_scan";
     amp_status st;
@@ -319,11 +325,18 @@ amp_status amp__alg_user_scan_prepare(amp_accelerator_view **q, amp_reduction *r
     if ((*q)->acc != r->acc)
         return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: reduction '%s' was built for %s; the accelerator view is on "
                          "%s", fn, r->label, r->acc->e.info.device_path, (*q)->acc->e.info.device_path);
+    *type = r->u.type;
+    *in_type = r->u.in_type[0];
+    return AMP_OK;
+}
+
+amp_status amp__alg_user_scan_program(amp_reduction *r, const amp__alg_prog **p)
+{
+    amp_status st = AMP_OK;
     pthread_mutex_lock(&r->lock);
     if (!r->scan.p) st = amp__alg_build_user(r->acc, &r->u, true, &r->scan);
     pthread_mutex_unlock(&r->lock);
     if (st != AMP_OK) return st;
     *p = &r->scan;
-    *type = r->u.type;
     return AMP_OK;
 }
