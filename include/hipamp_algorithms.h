@@ -310,7 +310,9 @@ AMP_API amp_status amp_scan_with(amp_accelerator_view *q, amp_arg in, amp_arg ou
  * r's reduce expression (associativity is enough here), exclusive scans
  * starting from its identity; its post expression is not used. r must have
  * exactly one input; args are that input then r's scalars; out holds
- * elements of r's type (in place or apart from the input, as amp_scan).
+ * elements of r's type (in place only where r's input has r's type, else
+ * AMP_ERROR_INVALID_ARGUMENT naming both; or apart from the input, as
+ * amp_scan).
  * The scan kernels are compiled at the first call. */
 AMP_API amp_status amp_reduction_scan(amp_accelerator_view *q, amp_reduction *r, const amp_arg *args, size_t nargs,
                                       amp_arg out, amp_scan_kind kind);
