@@ -109,8 +109,8 @@ static bool fd_writable(int fd)
 
 /* Why another user could have put a link (or FIFO) owned by uid in the
  * directory ds, or NULL. The rule of the library's trace file and disk
- * cache (lib/trace/trace_file.c amp__link_planted, lib/core/disk_cache.c
- * amp__dc_link_planted), which the tools cannot call: a link's owner does
+ * cache (lib/base/planted.c amp__link_planted), which the tools cannot
+ * call (they link the public library only): a link's owner does
  * not say who put it there, since whoever may write the directory can
  * rename one of ours into it from another directory they may write (or,
  * protected_hardlinks off, hard-link it). So it is followed only in a
