@@ -138,10 +138,11 @@ static amp_status queue_listed(gpu_dev *d, void *queue)
 {
     pthread_mutex_lock(&d->queue_lock);
     bool ok = ptr_push(&d->queues, &d->nqueues, &d->queues_cap, queue);
+    size_t listed = d->nqueues;
     pthread_mutex_unlock(&d->queue_lock);
     return ok ? AMP_OK
               : amp__fail(AMP_ERROR_OUT_OF_MEMORY, "cannot list a new queue of %s:%d (%zu listed)", d->drv->platform,
-                          d->ordinal, d->nqueues);
+                          d->ordinal, listed);
 }
 
 static amp_status gpu_queue_create(void *dev, void **queue)
