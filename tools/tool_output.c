@@ -392,6 +392,7 @@ bool tool_out_allowed(const char *prog, const char *dest, const char *const *inp
     if (!is_stdout(dest)) {
         out_file of;
         if (!out_lookup(prog, dest, &of)) return false;
+        if (of.dir >= 0) close(of.dir); /* tool_out_open walks again */
         /* The rename replaces the file: an input reached through it (the
          * same inode, or a link to it elsewhere) would be lost. */
         for (size_t i = 0; of.exists && S_ISREG(of.st.st_mode) && i < ninputs; ++i) {
