@@ -58,13 +58,12 @@ static bool ptr_push(void ***list, size_t *n, size_t *cap, void *p)
 }
 
 /* Unloading code a queued kernel still runs would fault it: every queue of
- * the device is drained first (errors ignored: after a sticky fault a sync
- * reports one, and the unload must still happen). Device entered,
- * queue_lock held, no queue recording. */
-static void unload_now_locked(gpu_dev *d, void *module)
+ * the device is drained before any unload (errors ignored: after a sticky
+ * fault a sync reports one, and the unload must still happen). Device
+ * entered, queue_lock held, no queue recording. */
+static void drain_queues_locked(gpu_dev *d)
 {
     for (size_t i = 0; i < d->nqueues; ++i) (void)d->drv->stream_sync(d->queues[i]);
-    d->drv->module_unload(module);
 }
 
 /* The unloads that waited for the recordings to end, once none records.
@@ -72,7 +71,7 @@ static void unload_now_locked(gpu_dev *d, void *module)
 static void unload_deferred_locked(gpu_dev *d)
 {
     if (d->recording > 0 || d->ndeferred == 0) return;
-    for (size_t i = 0; i < d->nqueues; ++i) (void)d->drv->stream_sync(d->queues[i]);
+    drain_queues_locked(d);
     for (size_t i = 0; i < d->ndeferred; ++i) d->drv->module_unload(d->deferred[i]);
     d->ndeferred = 0;
 }
@@ -85,8 +84,10 @@ static void gpu_module_unload(void *dev, void *module)
         pthread_mutex_lock(&d->queue_lock);
         /* No room to wait in: the code stays loaded (memory lost, no
          * recording broken, no kernel faulted). */
-        if (d->recording == 0) unload_now_locked(d, module);
-        else (void)ptr_push(&d->deferred, &d->ndeferred, &d->deferred_cap, module);
+        if (d->recording == 0) {
+            drain_queues_locked(d);
+            d->drv->module_unload(module);
+        } else (void)ptr_push(&d->deferred, &d->ndeferred, &d->deferred_cap, module);
         pthread_mutex_unlock(&d->queue_lock);
     });
 }
