@@ -78,7 +78,9 @@
 extern "C" {
 #endif
 
-/* The largest element count an algorithm takes (2^40). */
+/* The largest element count an algorithm takes (2^40). On a GPU a launch is
+ * also limited to 2^31-1 threads of a few elements each (a sort: about 2^35
+ * elements; docs/algorithms.md, "Limits"): AMP_ERROR_UNSUPPORTED past it. */
 #define AMP_ALG_MAX_ELEMENTS (1LL << 40)
 
 /* Element types. */
