@@ -163,13 +163,21 @@ typedef struct amp_mpi_exchange amp_mpi_exchange;
  * there a receive of its peers' leaving notices (see amp_mpi_exchange_halos).
  * Its time-out (amp_mpi_exchange_set_timeout) starts as AMP_MPI_TIMEOUT
  * milliseconds where that is set, else 0. AMP_MPI_CHUNK_BYTES (0 or unset:
- * none; 4096 to 1073741824) sends every face of more bytes as several MPI
- * messages (not on the NCCL path), cut by element count alone: with
- * c = AMP_MPI_CHUNK_BYTES / elem_size (at least 1), chunk j holds elements
- * j*c to j*c+c-1 of the view in row-major order (the last one fewer),
- * whatever the view's shape, so a face and its peer's match whenever they
- * hold the same number of elements (a 2 x 3000 section and a 1-D view of
- * 6000 alike; a difference in counts is found per chunk, as always). On
+ * none; 4096 to 1073741824) sends every face of at least
+ * c = AMP_MPI_CHUNK_BYTES / elem_size elements (at least 1) as several MPI
+ * messages (not on the NCCL path), cut by element count alone: chunk j
+ * holds elements j*c to j*c+c-1 of the view in row-major order, and the
+ * last one the count % c left (none where c divides the count: an empty
+ * message, so that the last message of a face is always shorter than a
+ * chunk and a receiver knows where its peer's face ended), whatever the
+ * view's shape, so a face and its peer's match whenever they hold the same
+ * number of elements (a 2 x 3000 section and a 1-D view of 6000 alike). A
+ * difference in counts is found as for a face sent whole, whichever side
+ * has more chunks: the receive's chunks that no message will fill are
+ * withdrawn, and the peer's chunks it has no room for are taken and
+ * dropped, so none is left to meet a later exchange (where that cannot be
+ * done, with a later exchange of the same peer and tag begun, the
+ * exchanger refuses further exchanges, as after a time-out). On
  * the staged path a contiguous face on a GPU with a copy stream copies
  * each chunk on its own, so that its first chunks travel while the rest
  * are still copied; other faces are copied to or from their staging
@@ -268,8 +276,10 @@ typedef struct amp_mpi_halo {
  * one) of 2 GiB or more, an AMP_READ_ONLY recv view (on every path,
  * before any view is touched, naming the halo), or a message whose size is not its receive view's
  * (shorter, or longer: MPI_ERR_TRUNCATE), naming the halo, the peer rank
- * and both sizes (the receive views' contents are then undefined; the
- * peer's exchange may have succeeded, and the exchanger stays usable);
+ * and both sizes, of the whole face for one sent in chunks (the receive
+ * views' contents are then undefined; the peer's exchange may have
+ * succeeded, and the exchanger stays usable but where a face in chunks
+ * left messages over, see amp_mpi_exchange_create);
  * AMP_ERROR_UNSUPPORTED: as above; statuses of the hipamp calls made;
  * AMP_ERROR_DEVICE: an MPI call
  * failed (the exchange's messages are then in an undefined state, as MPI

@@ -46,14 +46,24 @@ typedef struct amp_mpi__side {
     void *dev;
     /* What of v it moves: elements lo..hi-1 of its n, in row-major order.
      * All of them (chunks 0), or chunk `chunk` (from 0) of the `chunks` a
-     * face over AMP_MPI_CHUNK_BYTES is cut into by element count alone, so
-     * that the peer's face of the same count, whatever its shape, is cut
-     * into the same messages. A chunked side keeps no view of its own: its
+     * face of AMP_MPI_CHUNK_BYTES or more is cut into by element count
+     * alone, so that the peer's face of the same count, whatever its shape,
+     * is cut into the same messages (the last one always shorter than a
+     * chunk, empty where need be: where the peer's face ends). A chunked side keeps no view of its own: its
      * data is v's (at its own address, through a datatype of just those
      * elements), or a range of its face's staging buffer, which the entry
      * of its chunk 0 holds. */
     int64_t lo, hi, n;
     uint32_t chunk, chunks;
+    /* Where chunks are on (AMP_MPI_CHUNK_BYTES), a receive that ends a
+     * face whose peer's face may differ: cut, its request cancelled since
+     * an earlier chunk got the peer's last message (amp_mpi__cut_short);
+     * for the last (or only) receive of a face, settled once the end of the
+     * peer's face is known, draining while the peer's further chunks are
+     * taken (its message was a full chunk's, and more than it holds), and
+     * drained, their bytes (amp_mpi__drains). */
+    bool cut, settled, draining;
+    uint64_t drained;
 } amp_mpi__side;
 
 /* One exchange, from its begin to its end, and afterwards the keeper of its
@@ -84,6 +94,11 @@ typedef struct amp_mpi__flight {
     void **aside_ev;
     void *mark;
     bool complete;                /* every request finished (amp_mpi_exchange_test saw it) */
+    /* Messages of a face sent in chunks may be left over (a count that
+     * differs between the two sides, and a receive that took a later
+     * exchange's message or a drain that could not finish): its end
+     * breaks the exchanger. */
+    bool strays;
     int complete_rc;              /* what MPI_Testall returned then */
     double seconds;               /* wall time inside its calls so far */
 } amp_mpi__flight;

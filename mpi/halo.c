@@ -14,6 +14,14 @@ static void amp_mpi__deliver_arrived(amp_mpi_exchange *x, amp_mpi__flight *f, co
 
 static double amp_mpi__now(void) { return MPI_Wtime(); }
 
+/* The elements of a full chunk of a face (AMP_MPI_CHUNK_BYTES set): at
+ * least one. */
+static int64_t amp_mpi__chunk_per(const amp_mpi_exchange *x)
+{
+    uint64_t per = x->chunk_bytes / x->elem;
+    return per ? (int64_t)per : 1;
+}
+
 /* --------------------------------------------------------------- sides */
 
 /* True when the view's elements are one contiguous run. */
@@ -112,7 +120,9 @@ static int amp_mpi__box_type(const amp_mpi__box *b, int r, const int64_t *stride
 static amp_status amp_mpi__datatype(amp_mpi_exchange *x, amp_mpi__side *s, const char *what)
 {
     int rc = MPI_SUCCESS;
-    if (s->how == AMP_MPI__STAGE || amp_mpi__contiguous(s)) {
+    /* (The empty last chunk of a face whose count is a multiple of the
+     * chunk's is an empty message.) */
+    if (s->how == AMP_MPI__STAGE || s->hi == s->lo || amp_mpi__contiguous(s)) {
         s->addr = (char *)s->addr + (size_t)s->lo * x->elem;
         s->type = MPI_BYTE;
         s->count = (int)s->bytes;
@@ -472,6 +482,7 @@ static amp_status amp_mpi__flight_take(amp_mpi_exchange *x, size_t count, amp_mp
     if ((st = amp_mpi__flight_grow(f, count)) != AMP_OK) return st;
     f->count = count;
     f->complete = false;
+    f->strays = false;
     f->seconds = 0;
     for (size_t i = 0; i < 2 * count; ++i) {
         f->sides[i] = (amp_mpi__side){.type = MPI_DATATYPE_NULL};
@@ -670,6 +681,137 @@ static bool amp_mpi__waits_for_the_gone(const amp_mpi_exchange *x, const amp_mpi
     return false;
 }
 
+/* A face received in chunks whose chunk before the last got fewer bytes
+ * than it holds got the peer's last message of the face (the only one of
+ * fewer than a chunk's elements): its later chunks' receives would meet no
+ * message of this exchange, only the peer's next one, so they are
+ * cancelled now, and their wait ends (amp_mpi__arrivals reports the face).
+ * Never blocks. */
+static void amp_mpi__cut_short(const amp_mpi_exchange *x, amp_mpi__flight *f)
+{
+    if (!x->chunk_bytes) return;
+    for (size_t i = 0; i < f->count; ++i) {
+        const amp_mpi__side *r = &f->sides[2 * i + 1];
+        int done = 0, got = -1;
+        MPI_Status stt;
+        if (!r->posted || r->cut || r->chunk + 1 >= r->chunks || f->reqs[2 * i + 1] == MPI_REQUEST_NULL ||
+            MPI_Request_get_status(f->reqs[2 * i + 1], &done, &stt) != MPI_SUCCESS || !done ||
+            MPI_Get_count(&stt, MPI_BYTE, &got) != MPI_SUCCESS || got < 0 || (uint64_t)got >= r->bytes)
+            continue;
+        for (size_t j = i + 1; j < i + (r->chunks - r->chunk); ++j) {
+            amp_mpi__side *later = &f->sides[2 * j + 1];
+            if (!later->posted || later->cut || f->reqs[2 * j + 1] == MPI_REQUEST_NULL) continue;
+            MPI_Cancel(&f->reqs[2 * j + 1]);
+            later->cut = true;
+        }
+    }
+}
+
+/* A receive that ends a face (its last chunk, or the whole face) and got a
+ * full chunk's message, more than it holds: the peer's face has more
+ * chunks, which no receive of this exchange matches. They are taken as they
+ * come (matched probes, each received whole and dropped), up to the peer's
+ * last message of the face, the one of fewer bytes than a chunk, and their
+ * bytes counted in drained, so that none is left to meet a later receive;
+ * done while the exchange waits, since the peer's exchange may wait for
+ * them before its own drain takes this rank's. When that cannot be done
+ * (the length of the message is not known, another receive posted for the
+ * same peer and tag would take them) f->strays is set. all: every request
+ * finished (rc what MPI_Testall returned, the statuses filled). Never
+ * blocks; returns whether a face is still being drained. */
+static bool amp_mpi__drains(amp_mpi_exchange *x, amp_mpi__flight *f, bool all, int rc)
+{
+    if (!x->chunk_bytes) return false;
+    const uint64_t full = (uint64_t)amp_mpi__chunk_per(x) * x->elem;
+    bool more = false;
+    for (size_t i = 0; i < f->count; ++i) {
+        amp_mpi__side *r = &f->sides[2 * i + 1];
+        const amp_mpi_halo *h = &f->halos[i];
+        if (!r->posted || r->cut || r->hi != r->n || r->settled) continue;
+        if (!r->draining) {
+            MPI_Status own;
+            const MPI_Status *stt = &f->statuses[2 * i + 1];
+            int done = 1, got = -1, cls = MPI_SUCCESS;
+            if (!all) {
+                stt = &own;
+                if (f->reqs[2 * i + 1] == MPI_REQUEST_NULL ||
+                    MPI_Request_get_status(f->reqs[2 * i + 1], &done, &own) != MPI_SUCCESS || !done)
+                    continue;
+            } else if (rc == MPI_ERR_IN_STATUS && stt->MPI_ERROR != MPI_SUCCESS) {
+                MPI_Error_class(stt->MPI_ERROR, &cls);
+            }
+            if (MPI_Get_count(stt, MPI_BYTE, &got) != MPI_SUCCESS || got == MPI_UNDEFINED) got = -1;
+            r->settled = true;
+            if (got >= 0 && (uint64_t)got <= r->bytes) {
+                /* Not truncated; truncated to a length MPI does not tell:
+                 * the end of the peer's face is not known. */
+                if (cls == MPI_ERR_TRUNCATE) f->strays = true;
+                continue;
+            }
+            if (got < 0) {
+                f->strays = true;
+                continue;
+            }
+            if ((uint64_t)got < full) continue; /* the peer's last message of the face */
+            bool shared = f->id + 1 < x->next_id; /* a later exchange's receives are posted */
+            for (size_t j = i + 1; j < f->count && !shared; ++j)
+                shared = f->sides[2 * j + 1].posted && f->sides[2 * j + 1].chunk == 0 &&
+                         f->halos[j].peer == h->peer && f->halos[j].recv_tag == h->recv_tag;
+            if (shared) {
+                f->strays = true;
+                continue;
+            }
+            r->settled = false;
+            r->draining = true;
+        }
+        while (r->draining) {
+            int found = 0, len = -1;
+            MPI_Message msg = MPI_MESSAGE_NULL;
+            MPI_Status pst;
+            if (MPI_Improbe(h->peer, h->recv_tag, x->comm, &found, &msg, &pst) != MPI_SUCCESS) {
+                f->strays = true;
+                r->draining = false;
+                break;
+            }
+            if (!found) break;
+            /* Received whole, into a buffer of its length: Open MPI's
+             * MPI_Mrecv writes a message past a shorter buffer. */
+            void *sink = NULL;
+            if (MPI_Get_count(&pst, MPI_BYTE, &len) != MPI_SUCCESS || len == MPI_UNDEFINED ||
+                !(sink = malloc(len > 0 ? (size_t)len : 1)) ||
+                MPI_Mrecv(sink, len, MPI_BYTE, &msg, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+                len = -1;
+            free(sink);
+            if (len < 0) f->strays = true;
+            else r->drained += (uint64_t)len;
+            if (len < 0 || (uint64_t)len < full) r->draining = false;
+        }
+        r->settled = !r->draining;
+        more |= r->draining;
+    }
+    return more;
+}
+
+/* A face being drained waits for a peer that left. */
+static bool amp_mpi__drains_the_gone(const amp_mpi_exchange *x, const amp_mpi__flight *f)
+{
+    for (size_t i = 0; i < f->count; ++i)
+        if (f->sides[2 * i + 1].draining && (x->peer[f->halos[i].peer] & AMP_MPI__LEFT)) return true;
+    return false;
+}
+
+/* The drains given up (a peer that left, the time-out): what they did not
+ * take is left over. */
+static void amp_mpi__drains_stop(amp_mpi__flight *f)
+{
+    for (size_t i = 0; i < f->count; ++i)
+        if (f->sides[2 * i + 1].draining) {
+            f->sides[2 * i + 1].draining = false;
+            f->sides[2 * i + 1].settled = true;
+            f->strays = true;
+        }
+}
+
 /* The exchange's requests, all of them finished: MPI_Testall until they
  * finished, the time-out passed (AMP_MPI__LATE) or a peer they wait for
  * left (its notice arrived, AMP_MPI__LEFT_PEER). Polls as MPI_Waitall
@@ -677,26 +819,36 @@ static bool amp_mpi__waits_for_the_gone(const amp_mpi_exchange *x, const amp_mpi
  * nothing, for ranks that share one. */
 static int amp_mpi__wait(amp_mpi_exchange *x, amp_mpi__flight *f, amp_mpi__stop *stop)
 {
-    int n = (int)(2 * f->count);
+    int n = (int)(2 * f->count), all = f->complete, rc = f->complete ? f->complete_rc : MPI_SUCCESS;
     *stop = AMP_MPI__FINISHED;
-    if (f->complete) return f->complete_rc;
     const double deadline = x->timeout_ms ? amp_mpi__now() + x->timeout_ms * 1e-3 : 0;
     double left_at = 0;
     bool left = false;
     for (unsigned polls = 0;; ++polls) {
-        int all = 0, rc = MPI_Testall(n, f->reqs, &all, f->statuses);
-        if (rc != MPI_SUCCESS || all) return rc;
-        if (x->pipeline) amp_mpi__deliver_arrived(x, f, "amp_mpi_exchange_end");
+        if (!all && (rc = MPI_Testall(n, f->reqs, &all, f->statuses)) != MPI_SUCCESS && !all) return rc;
+        /* (Every request finished, but a face may still be drained.) */
+        const bool draining = amp_mpi__drains(x, f, all, rc);
+        if (all && !draining) return rc;
+        if (!all) amp_mpi__cut_short(x, f);
+        if (!all && x->pipeline) amp_mpi__deliver_arrived(x, f, "amp_mpi_exchange_end");
         amp_mpi__notices_poll(x);
-        if (x->gone && amp_mpi__waits_for_the_gone(x, f)) {
+        if (x->gone && ((!all && amp_mpi__waits_for_the_gone(x, f)) || amp_mpi__drains_the_gone(x, f))) {
             double now = amp_mpi__now();
             if (!left) left_at = now, left = true;
             if (now - left_at >= AMP_MPI__LEFT_GRACE) {
+                if (all) {
+                    amp_mpi__drains_stop(f);
+                    return rc;
+                }
                 *stop = AMP_MPI__LEFT_PEER;
                 return MPI_SUCCESS;
             }
         }
         if (deadline && amp_mpi__now() >= deadline) {
+            if (all) {
+                amp_mpi__drains_stop(f);
+                return rc;
+            }
             *stop = AMP_MPI__LATE;
             return MPI_SUCCESS;
         }
@@ -766,45 +918,79 @@ static amp_status amp_mpi__left(const amp_mpi_exchange *x, amp_mpi__flight *f, c
 /* After the wait returned rc: every receive got exactly the bytes its view
  * holds, and no request failed. The exchanger's communicator returns
  * errors, so a message longer than its receive view is MPI_ERR_TRUNCATE in
- * that request's status instead of the end of the job. */
-static amp_status amp_mpi__arrivals(amp_mpi__flight *f, int rc, const char *fn)
+ * that request's status instead of the end of the job. A face received in
+ * chunks is judged whole, by the bytes of all the messages of the peer's
+ * face it got (with those amp_mpi__drains took); f->strays is set where a
+ * receive cut short (amp_mpi__cut_short) took a message after all, one of
+ * a later exchange. */
+static amp_status amp_mpi__arrivals(const amp_mpi_exchange *x, amp_mpi__flight *f, int rc, const char *fn)
 {
     if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) return amp_mpi__mpi(rc, "MPI_Testall of the exchange's messages");
+    const uint64_t elem = x->elem;
     for (size_t i = 0; i < f->count; ++i) {
         const amp_mpi_halo *h = &f->halos[i];
         for (int k = 1; k >= 0; --k) {
             const amp_mpi__side *sd = &f->sides[2 * i + (size_t)k];
-            if (!sd->posted) continue;
-            MPI_Status *stt = &f->statuses[2 * i + (size_t)k];
-            int err = rc == MPI_ERR_IN_STATUS ? stt->MPI_ERROR : MPI_SUCCESS, cls = MPI_SUCCESS;
-            if (err != MPI_SUCCESS) MPI_Error_class(err, &cls);
+            if (!sd->posted || (k == 1 && sd->chunk > 0)) continue; /* a face's chunks: with its first */
+            const uint32_t parts = k == 1 && sd->chunks ? sd->chunks : 1;
+            uint64_t sent = 0, holds = k == 1 && sd->chunks ? (uint64_t)sd->n * elem : sd->bytes;
+            bool bad = false, unknown = false, truncated = false;
             char what[192];
             amp_mpi__name(what, sizeof what, fn, f, 2 * i + (size_t)k);
-            if (k == 0 || (cls != MPI_SUCCESS && cls != MPI_ERR_TRUNCATE)) {
-                if (err != MPI_SUCCESS) return amp_mpi__mpi(err, what);
-                continue;
+            if (parts > 1)
+                snprintf(what, sizeof what, "%s: exchange #%llu, halo %zu receive from rank %d (tag %d, a face in %u "
+                         "chunks)", fn, (unsigned long long)f->id, f->orig[i], h->peer, h->recv_tag, (unsigned)parts);
+            for (uint32_t j = 0; j < parts; ++j) {
+                const size_t side = 2 * (i + j) + (size_t)k;
+                const amp_mpi__side *c = &f->sides[side];
+                MPI_Status *stt = &f->statuses[side];
+                int err = rc == MPI_ERR_IN_STATUS ? stt->MPI_ERROR : MPI_SUCCESS, cls = MPI_SUCCESS;
+                if (err != MPI_SUCCESS) MPI_Error_class(err, &cls);
+                if (k == 0 || (cls != MPI_SUCCESS && cls != MPI_ERR_TRUNCATE)) {
+                    if (err != MPI_SUCCESS) return amp_mpi__mpi(err, what);
+                    continue;
+                }
+                if (c->cut) {
+                    /* Cancelled; one that was not took a later exchange's message. */
+                    int cancelled = 0;
+                    if (MPI_Test_cancelled(stt, &cancelled) != MPI_SUCCESS || !cancelled) f->strays = true;
+                    bad = true;
+                    continue;
+                }
+                /* The byte count MPI saw arrive (on truncation Open MPI and
+                 * MPICH report the message's own length). */
+                int got = -1;
+                if (MPI_Get_count(stt, MPI_BYTE, &got) != MPI_SUCCESS || got == MPI_UNDEFINED || got < 0 ||
+                    (cls == MPI_ERR_TRUNCATE && (uint64_t)got <= c->bytes)) {
+                    /* (Truncated to the view's bytes: the length sent is not
+                     * known, nor, for chunks, where the peer's face ended.) */
+                    unknown = true;
+                    if (x->chunk_bytes && cls == MPI_ERR_TRUNCATE) f->strays = true;
+                } else {
+                    sent += (uint64_t)got;
+                }
+                truncated |= cls == MPI_ERR_TRUNCATE;
+                bad |= cls == MPI_ERR_TRUNCATE || (uint64_t)got != c->bytes;
+                if (j + 1 == parts) sent += c->drained;
             }
-            /* The byte count MPI saw arrive (on truncation Open MPI and
-             * MPICH report the message's own length). */
-            int got = -1;
-            if (MPI_Get_count(stt, MPI_BYTE, &got) != MPI_SUCCESS || got == MPI_UNDEFINED) got = -1;
-            uint64_t elem = sd->bytes / (uint64_t)(sd->hi - sd->lo);
-            if (cls == MPI_ERR_TRUNCATE && (got < 0 || (uint64_t)got <= sd->bytes))
+            if (k == 0 || !bad) continue;
+            if (unknown)
                 return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT,
-                                     "%s: rank %d sent more than the %llu bytes (%llu elements of %llu bytes) this "
-                                     "receive view holds (MPI_ERR_TRUNCATE); the peer's send view and this receive "
-                                     "view must hold the same number of elements",
-                                     what, h->peer, (unsigned long long)sd->bytes,
-                                     (unsigned long long)(sd->bytes / elem), (unsigned long long)elem);
-            if (cls == MPI_ERR_TRUNCATE || (uint64_t)got != sd->bytes)
-                return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT,
-                                     "%s: rank %d sent %d bytes (%llu elements of %llu bytes), this receive view holds "
-                                     "%llu bytes (%llu elements)%s; the peer's send view and this receive view must "
-                                     "hold the same number of elements",
-                                     what, h->peer, got, (unsigned long long)((uint64_t)got / elem),
-                                     (unsigned long long)elem, (unsigned long long)sd->bytes,
-                                     (unsigned long long)(sd->bytes / elem),
-                                     cls == MPI_ERR_TRUNCATE ? " (MPI_ERR_TRUNCATE)" : "");
+                                     "%s: rank %d sent %s than the %llu bytes (%llu elements of %llu bytes) this "
+                                     "receive view holds%s; the peer's send view and this receive view must hold the "
+                                     "same number of elements",
+                                     what, h->peer, truncated ? "more" : "another number of bytes",
+                                     (unsigned long long)holds, (unsigned long long)(holds / elem),
+                                     (unsigned long long)elem, truncated ? " (MPI_ERR_TRUNCATE)" : "");
+            /* (A drain that could not finish took only some of the peer's face.) */
+            return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT,
+                                 "%s: rank %d sent %s%llu bytes (%llu elements of %llu bytes), this receive view holds "
+                                 "%llu bytes (%llu elements)%s; the peer's send view and this receive view must "
+                                 "hold the same number of elements",
+                                 what, h->peer, truncated && f->strays ? "at least " : "", (unsigned long long)sent,
+                                 (unsigned long long)(sent / elem),
+                                 (unsigned long long)elem, (unsigned long long)holds,
+                                 (unsigned long long)(holds / elem), truncated ? " (MPI_ERR_TRUNCATE)" : "");
         }
     }
     return AMP_OK;
@@ -1042,12 +1228,17 @@ static amp_status amp_mpi__nccl_finish(amp_mpi_exchange *x, amp_mpi__flight *f, 
 
 /* How a view of a halo is cut into chunks (AMP_MPI_CHUNK_BYTES, every path
  * but NCCL): 0 when it moves whole (no chunk size, no view or no elements,
- * not more bytes than a chunk), else the elements of a chunk. Chunk j is
- * then elements j * per .. j * per + per - 1 of the view in row-major
- * order (the last one shorter): a function of the element count alone
- * (the element and chunk sizes are the same on every rank), never of the
- * view's shape, so a face and its peer's, of the same count, are cut into
- * the same messages whatever their shapes. *n gets the element count. */
+ * fewer elements than a chunk holds), else the elements of a chunk, per.
+ * Chunk j is then elements j * per .. j * per + per - 1 of the view in
+ * row-major order, and the last one holds the n % per left (none: an empty
+ * message): a function of the element count alone (the element and chunk
+ * sizes are the same on every rank), never of the view's shape, so a face
+ * and its peer's, of the same count, are cut into the same messages
+ * whatever their shapes. A face's last message is its only one of fewer
+ * than per elements, so a receiver whose count differs knows where the
+ * peer's face ended (amp_mpi__cut_short, amp_mpi__drains): no message of it
+ * is left to meet a later receive, and no receive waits for a chunk that
+ * never comes. *n gets the element count. */
 static int64_t amp_mpi__chunk_elems(const amp_mpi_exchange *x, const amp_mpi_halo *h, amp_array_view *v, int64_t *n)
 {
     amp_extent e;
@@ -1056,13 +1247,12 @@ static int64_t amp_mpi__chunk_elems(const amp_mpi_exchange *x, const amp_mpi_hal
         amp_array_view_get_extent(v, &e) != AMP_OK)
         return 0;
     *n = amp_extent_size(e);
-    if (*n <= 0 || (uint64_t)*n * x->elem <= x->chunk_bytes) return 0;
-    uint64_t per = x->chunk_bytes / x->elem;
-    return per ? (int64_t)per : 1;
+    int64_t per = amp_mpi__chunk_per(x);
+    return *n <= 0 || *n < per ? 0 : per;
 }
 
 /* A side's chunks: 1 when it moves whole. */
-static size_t amp_mpi__chunks_of(int64_t per, int64_t n) { return per ? (size_t)((n + per - 1) / per) : 1; }
+static size_t amp_mpi__chunks_of(int64_t per, int64_t n) { return per ? (size_t)(n / per + 1) : 1; }
 
 /* The caller's halos as the record's entries: each halo whole, or one
  * entry per chunk of its larger face, the send's and the receive's chunks
@@ -1286,6 +1476,7 @@ amp_status amp_mpi_exchange_test(amp_mpi_exchange *x, amp_mpi_pending p, bool *d
     if (x->pipeline) amp_mpi__deliver_arrived(x, f, __func__);
     bool all_posted = true;
     for (size_t i = 0; i < 2 * f->count; i += 2) all_posted &= !f->sides[i].v || f->sides[i].posted;
+    amp_mpi__cut_short(x, f);
     if (all_posted && !f->complete) {
         int all = 0;
         int rc = MPI_Testall((int)(2 * f->count), f->reqs, &all, f->statuses);
@@ -1294,7 +1485,8 @@ amp_status amp_mpi_exchange_test(amp_mpi_exchange *x, amp_mpi_pending p, bool *d
             f->complete_rc = rc;
         }
     }
-    *done = f->complete;
+    const bool draining = amp_mpi__drains(x, f, f->complete, f->complete_rc);
+    *done = f->complete && !draining;
     f->seconds += amp_mpi__now() - t0;
     return AMP_OK;
 }
@@ -1332,7 +1524,7 @@ static amp_status amp_mpi__end(amp_mpi_exchange *x, amp_mpi_pending p, const cha
     /* Every request finished: the exchange is over whatever the checks say. */
     x->oldest++;
     while (x->oldest < x->next_id && !amp_mpi__flight_of(x, x->oldest)) x->oldest++;
-    if (x->nccl || ((st = amp_mpi__arrivals(f, rc, fn)) == AMP_OK && (st = amp_mpi__deliver(x, f, fn)) == AMP_OK)) {
+    if (x->nccl || ((st = amp_mpi__arrivals(x, f, rc, fn)) == AMP_OK && (st = amp_mpi__deliver(x, f, fn)) == AMP_OK)) {
         for (size_t i = 0; i < f->count; ++i) {
             const amp_mpi__side *s = &f->sides[2 * i], *r = &f->sides[2 * i + 1];
             if (s->posted) {
@@ -1355,6 +1547,17 @@ static amp_status amp_mpi__end(amp_mpi_exchange *x, amp_mpi_pending p, const cha
         /* Every copy up is queued: none waits for the mark any more. */
         amp_mpi__aside_event_free(x->aside, f->mark);
         f->mark = NULL;
+    }
+    if (st != AMP_OK && f->strays) {
+        /* A face sent in chunks may have left messages that would meet a
+         * later exchange's receives. */
+        char msg[AMP_MPI__ERR_SIZE];
+        snprintf(msg, sizeof msg,
+                 "%.800s; messages of a face sent in chunks may be left over, so this exchanger refuses further "
+                 "exchanges: destroy it",
+                 amp_mpi_last_error());
+        amp_mpi__fail(st, "%s", msg);
+        amp_mpi__break(x, st, msg);
     }
     amp_mpi__flight_release(f);
     return st;

@@ -47,7 +47,8 @@
  *                exchange around the ring ("good", "data") and three
  *                all-reduces ("allreduce: ok", "rank R reductions:
  *                allreduces A on_device D").
- *   chunks PATH  one exchange around the ring of three faces: 5000 floats
+ *   chunks PATH  first an exchange around the ring of 3572 floats into views
+ *                of 2048 ("mismatch"), then one of three faces: 5000 floats
  *                (1-D), rows 1..3 of a 5 x 2000 grid (a section), and 6000
  *                floats of a shape each rank has its own: on even ranks
  *                columns 1..3 of a 2000 x 5 grid of host memory (a strided
@@ -519,6 +520,16 @@ static void chunks(amp_accelerator_view *q, amp_mpi_path path)
     MUST_MPI(amp_mpi_exchange_create(MPI_COMM_WORLD, q, sizeof(float), path, &x));
     /* Faces cut differently on the two sides would fail, or wait for ever. */
     MUST_MPI(amp_mpi_exchange_set_timeout(x, 20000));
+    /* Every rank sends more than its receiver's view holds, more chunks
+     * too: each must say so, and take the chunks its view has no room for,
+     * so that none meets the next exchange's receives of the same tag. */
+    amp_array_view *more = NULL, *fewer = NULL;
+    MUST(amp_array_view_section(va, amp_index_1d(0), amp_extent_1d(3 * 1024 + 500), &more));
+    MUST(amp_array_view_section(vb, amp_index_1d(0), amp_extent_1d(2 * 1024), &fewer));
+    amp_mpi_halo odd[2] = {{more, NULL, next, 3, 3}, {NULL, fewer, prev, 3, 3}};
+    say("mismatch", amp_mpi_exchange_halos(x, odd, 2));
+    MUST(amp_array_view_destroy(more));
+    MUST(amp_array_view_destroy(fewer));
     amp_mpi_halo hs[6] = {{va, NULL, next, 3, 3},  {NULL, vb, prev, 3, 3},  {sg, NULL, next, 4, 4},
                           {NULL, sh, prev, 4, 4},  {ss3, NULL, next, 5, 5}, {NULL, sr3, prev, 5, 5}};
     say("exchange", amp_mpi_exchange_halos(x, hs, 6));

@@ -1111,7 +1111,8 @@ Test(mpi, chunked_faces_keep_no_view_after_the_exchange, .init = mpi_up, .fini =
         ASSERT_MPI_OK(amp_mpi_exchange_end(x, pend));
         amp_mpi_exchange_stats s;
         ASSERT_MPI_OK(amp_mpi_exchange_get_stats(x, &s));
-        cr_assert_eq(s.messages_sent, 4, "%s path: %llu messages", name, (unsigned long long)s.messages_sent);
+        /* Two full chunks and the empty last one, twice. */
+        cr_assert_eq(s.messages_sent, 6, "%s path: %llu messages", name, (unsigned long long)s.messages_sent);
         ASSERT_OK(amp_array_view_destroy(send));
         ASSERT_OK(amp_array_view_destroy(recv));
         ASSERT_OK(amp_array_view_destroy(v));
@@ -1124,7 +1125,8 @@ Test(mpi, chunked_faces_keep_no_view_after_the_exchange, .init = mpi_up, .fini =
     }
 }
 
-/* A time-out names the chunk of each face still pending. */
+/* A time-out names the chunk of each face still pending (2048 floats: two
+ * full chunks and the empty last one, which says where the face ends). */
 Test(mpi, chunked_timeout_names_the_chunks, .init = mpi_up, .fini = mpi_down, .timeout = 30)
 {
     amp_accelerator_view *q = default_view(test_accel(TEST_ACCEL_CPU));
@@ -1135,13 +1137,110 @@ Test(mpi, chunked_timeout_names_the_chunks, .init = mpi_up, .fini = mpi_down, .t
     ASSERT_MPI_OK(amp_mpi_exchange_set_timeout(x, 100));
     amp_mpi_halo h = {NULL, recv, 0, 3, 4}; /* nothing is sent with tag 4 */
     ASSERT_MPI_STATUS(amp_mpi_exchange_halos(x, &h, 1), AMP_ERROR_TIMEOUT);
-    const char *says[] = {"halo 0 receive from rank 0 (tag 4, chunk 1 of 2)",
-                          "halo 0 receive from rank 0 (tag 4, chunk 2 of 2)"};
-    for (int i = 0; i < 2; ++i)
+    const char *says[] = {"halo 0 receive from rank 0 (tag 4, chunk 1 of 3)",
+                          "halo 0 receive from rank 0 (tag 4, chunk 2 of 3)",
+                          "halo 0 receive from rank 0 (tag 4, chunk 3 of 3)"};
+    for (int i = 0; i < 3; ++i)
         cr_assert(strstr(amp_mpi_last_error(), says[i]), "no \"%s\" in: %s", says[i], amp_mpi_last_error());
     ASSERT_MPI_OK(amp_mpi_exchange_destroy(x));
     ASSERT_OK(amp_array_view_destroy(recv));
     ASSERT_OK(amp_array_view_destroy(v));
+}
+
+/* A 1-D face of n floats, values base + i: a view of host memory (in
+ * place) on the host path, a view of an array on q (staged) otherwise. */
+typedef struct chunk_face {
+    float host[4 * 1024 + 16];
+    amp_array *a;
+    amp_array_view *v;
+    int n;
+} chunk_face;
+
+static void chunk_face_make(chunk_face *f, amp_accelerator_view *q, amp_mpi_path path, int n, float base)
+{
+    f->n = n;
+    for (int i = 0; i < n; ++i) f->host[i] = base + (float)i;
+    f->a = NULL;
+    if (path == AMP_MPI_PATH_HOST) {
+        f->v = test_view(f->host, sizeof(float), amp_extent_1d(n), AMP_READ_WRITE);
+        return;
+    }
+    ASSERT_OK(amp_array_create(q, sizeof(float), amp_extent_1d(n), f->host, &f->a));
+    ASSERT_OK(amp_array_view_of_array(f->a, &f->v));
+}
+
+/* Back in f->host, then gone. */
+static void chunk_face_free(chunk_face *f)
+{
+    ASSERT_OK(amp_array_view_destroy(f->v));
+    if (f->a) {
+        ASSERT_OK(amp_array_copy_to_host(f->a, f->host));
+        ASSERT_OK(amp_array_destroy(f->a));
+    }
+}
+
+/* Faces sent in chunks whose element counts differ between the two sides
+ * (1024 floats a chunk), where the receiving side has more chunks, or as
+ * many with more in the last: the receive returns AMP_ERROR_INVALID_ARGUMENT
+ * naming the bytes the peer's face holds and the bytes the receive view
+ * holds, its receives of chunks that will not come are withdrawn, and the
+ * next exchange with the same tag gets its own data. Before, it waited for
+ * those chunks for ever (here: until its 10 s time-out). The sending side
+ * having more chunks is mpi_ranks/large_faces_move_in_chunks's (Open MPI's
+ * transport to the process itself writes a message longer than its
+ * receive past the receive buffer). */
+Test(mpi, chunked_faces_of_different_counts_are_refused, .init = mpi_up, .fini = mpi_down, .timeout = 120)
+{
+    enum { PER = 1024 };
+    amp_accelerator_view *q = default_view(test_accel(TEST_ACCEL_CPU));
+    static const struct {
+        int ns, nr;
+    } cases[] = {
+        {2 * PER, 3 * PER},             /* a full chunk fewer sent */
+        {2 * PER + 500, 3 * PER + 500}, /* fewer chunks, the last ones alike */
+        {2 * PER + 500, 3 * PER},
+        {1000, 3 * PER},                /* a face sent whole into chunks */
+        {1000, PER},
+        {2 * PER + 300, 2 * PER + 500}, /* as many chunks, the last one shorter */
+    };
+    const amp_mpi_path paths[] = {AMP_MPI_PATH_HOST, AMP_MPI_PATH_STAGED};
+    static chunk_face s, r, gs, gr;
+    for (int p = 0; p < 2; ++p) {
+        const char *name = amp_mpi_path_name(paths[p]);
+        amp_mpi_exchange *x = chunked_self_exchange(q, paths[p]);
+        ASSERT_MPI_OK(amp_mpi_exchange_set_timeout(x, 10000));
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+            chunk_face_make(&s, q, paths[p], cases[c].ns, 1.0f);
+            chunk_face_make(&r, q, paths[p], cases[c].nr, POISON_F32);
+            amp_mpi_halo h = {s.v, r.v, 0, 5, 5};
+            amp_status st = amp_mpi_exchange_halos(x, &h, 1);
+            cr_assert_eq(st, AMP_ERROR_INVALID_ARGUMENT, "%s path, %d floats sent, %d received: %s: %s", name,
+                         cases[c].ns, cases[c].nr, amp_status_name(st), amp_mpi_last_error());
+            char sent[48], holds[48];
+            snprintf(sent, sizeof sent, "sent %d bytes", cases[c].ns * 4);
+            snprintf(holds, sizeof holds, "holds %d bytes", cases[c].nr * 4);
+            const char *says[] = {"halo 0 receive from rank 0 (tag 5", sent, holds};
+            for (int k = 0; k < 3; ++k)
+                cr_assert(strstr(amp_mpi_last_error(), says[k]),
+                          "%s path, %d floats sent, %d received: no \"%s\" in: %s", name, cases[c].ns, cases[c].nr,
+                          says[k], amp_mpi_last_error());
+            chunk_face_free(&s);
+            chunk_face_free(&r);
+            /* Nothing of the face is left to meet the next exchange. */
+            chunk_face_make(&gs, q, paths[p], 2 * PER + 7, 50000.0f);
+            chunk_face_make(&gr, q, paths[p], 2 * PER + 7, POISON_F32);
+            h = (amp_mpi_halo){gs.v, gr.v, 0, 5, 5};
+            st = amp_mpi_exchange_halos(x, &h, 1);
+            cr_assert_eq(st, AMP_OK, "%s path, after %d floats sent, %d received: %s: %s", name, cases[c].ns,
+                         cases[c].nr, amp_status_name(st), amp_mpi_last_error());
+            chunk_face_free(&gs);
+            chunk_face_free(&gr);
+            for (int i = 0; i < 2 * PER + 7; ++i)
+                cr_assert(gr.host[i] == 50000.0f + (float)i, "%s path, after %d floats sent, %d received: element %d "
+                          "of the next exchange is %.9g", name, cases[c].ns, cases[c].nr, i, (double)gr.host[i]);
+        }
+        ASSERT_MPI_OK(amp_mpi_exchange_destroy(x));
+    }
 }
 
 /* ------------------------------------------------- refusals, copying CPU */
@@ -1973,7 +2072,9 @@ Test(mpi_ranks, real_nccl_without_a_gpu_falls_back, .timeout = 300)
  * and the bytes are the faces'. Once the exchange ended and the views are
  * destroyed, the arrays are destroyed while the exchanger lives (it kept
  * sections of them before). Without the setting each face is one message.
- * Ranks whose settings differ are refused. */
+ * Before that, every rank sends 3572 floats into its receiver's view of
+ * 2048: each receive says so, naming both sizes, and nothing of the face is
+ * left for the exchange after it. Ranks whose settings differ are refused. */
 Test(mpi_ranks, large_faces_move_in_chunks, .timeout = 300)
 {
     static heat_run r;
@@ -1987,6 +2088,10 @@ Test(mpi_ranks, large_faces_move_in_chunks, .timeout = 300)
             for (int k = 0; k < 2; ++k) {
                 const char *ok[] = {"ok"}, *fine[] = {"AMP_OK"};
                 const char *msgs[] = {chunked ? "sent 17 received 17 bytes 68000" : "sent 3 received 3 bytes 68000"};
+                /* Before, a receiver of fewer chunks than its peer sent
+                 * said AMP_OK, and the chunks left met the next exchange. */
+                const char *mismatch[] = {"AMP_ERROR_INVALID_ARGUMENT", "sent 14288 bytes", "holds 8192 bytes"};
+                line_says(rank_line(&r, k, "mismatch"), mismatch, 3, what);
                 line_says(rank_line(&r, k, "exchange"), fine, 1, what);
                 line_says(rank_line(&r, k, "data"), ok, 1, what);
                 line_says(rank_line(&r, k, "messages"), msgs, 1, what);
