@@ -215,7 +215,9 @@ amp_status amp_mpi__aside_copy(amp_mpi__aside *a, void *dst, const void *src, si
     int rc = 0;
     if (after && (rc = cu ? amp__ctx.cuStreamWaitEvent(a->side, after, 0) : amp__ctx.hipStreamWaitEvent(a->side, after, 0)))
         st = amp__aside_fail(a, rc, cu ? "cuStreamWaitEvent" : "hipStreamWaitEvent");
-    if (st == AMP_OK) {
+    /* (A face's empty last chunk, halo.c: no copy, its event still marks
+     * the order.) */
+    if (st == AMP_OK && bytes > 0) {
         if (cu)
             rc = to_device ? amp__ctx.cuMemcpyHtoDAsync_v2((unsigned long long)(uintptr_t)dst, src, bytes, a->side)
                            : amp__ctx.cuMemcpyDtoHAsync_v2(dst, (unsigned long long)(uintptr_t)src, bytes, a->side);
