@@ -882,6 +882,41 @@ Test(cache, sanitizer_module_from_the_cache_never_ends_a_process_without_its_run
     else cr_assert_eq(rc, 3, "without ASan: exit %d (%s), not 3 (the build refused)", rc, exit_meaning(rc));
 }
 
+/* A corrupt entry (a byte of its code changed, its MAC no longer
+ * matching; or cut short) is refused, removed and rebuilt, and
+ * amp_cache_get_info names it and says what is wrong: it was refused
+ * silently, only counted. */
+Test(cache, corrupt_entry_is_named, .fini = cleanup)
+{
+    amp_accelerator *acc = setup_tree_cpu();
+    build_probe_here(acc);
+    char path[PATH_MAX];
+    struct stat st;
+    one_entry(path, &st);
+    size_t n = 0;
+    unsigned char *e = read_all(path, &n);
+    e[n / 2] ^= 0x5a;
+    unlink(path);
+    write_file(path, e, n);
+    chmod(path, 0600);
+    ASSERT_OK(amp_cache_clear_memory());
+    build_probe_here(acc);
+    amp_cache_info ci = cache_info();
+    cr_assert_eq(ci.disk_rejected, 1);
+    cr_assert(strstr(ci.last_uncacheable, strrchr(path, '/') + 1) && strstr(ci.last_uncacheable, "MAC"),
+              "a corrupt entry was refused without a word (last_uncacheable: \"%s\")", ci.last_uncacheable);
+    /* Cut short: its size disagrees with its header. */
+    one_entry(path, &st);
+    cr_assert_eq(truncate(path, st.st_size - 7), 0);
+    ASSERT_OK(amp_cache_clear_memory());
+    build_probe_here(acc);
+    ci = cache_info();
+    cr_assert_eq(ci.disk_rejected, 2);
+    cr_assert(strstr(ci.last_uncacheable, strrchr(path, '/') + 1) && strstr(ci.last_uncacheable, "bytes"),
+              "a truncated entry was refused without a word (last_uncacheable: \"%s\")", ci.last_uncacheable);
+    free(e);
+}
+
 /* An entry written by anyone who cannot read the key (here: its MAC made
  * under another key) fails verification: counted, deleted, never loaded,
  * rebuilt. */

@@ -565,16 +565,31 @@ void *amp__dcache_load(const uint8_t key[32], size_t *size)
         (void)amp__dc_clear_dir(name);
         return NULL;
     }
-    if (fstat(fd, &sb) != 0 || (why = amp__file_problem(&sb, buf, sizeof buf)) || sb.st_size < (off_t)sizeof h ||
-        (uint64_t)sb.st_size > sizeof h + (uint64_t)AMP__ENTRY_MAX || !amp__fd_read_all(fd, &h, sizeof h) ||
-        memcmp(h.magic, AMP__ENTRY_MAGIC, 8) || h.format != AMP__ENTRY_FORMAT || memcmp(h.key, key, 32) ||
-        h.payload_size != (uint64_t)sb.st_size - sizeof h) {
+    /* Every refusal says why (amp_cache_get_info): a corrupt entry is
+     * otherwise only counted, and the user cannot tell which file it was. */
+    if (fstat(fd, &sb) != 0) why = "not examinable";
+    else if ((why = amp__file_problem(&sb, buf, sizeof buf))) {
+    } else if (sb.st_size < (off_t)sizeof h || (uint64_t)sb.st_size > sizeof h + (uint64_t)AMP__ENTRY_MAX) {
+        snprintf(buf, sizeof buf, "%lld bytes (an entry has %zu to %llu)", (long long)sb.st_size, sizeof h,
+                 (unsigned long long)sizeof h + AMP__ENTRY_MAX);
+        why = buf;
+    } else if (!amp__fd_read_all(fd, &h, sizeof h)) why = "unreadable";
+    else if (memcmp(h.magic, AMP__ENTRY_MAGIC, 8) || h.format != AMP__ENTRY_FORMAT)
+        why = "not an entry of this library's format";
+    else if (memcmp(h.key, key, 32)) why = "the entry of another key";
+    else if (h.payload_size != (uint64_t)sb.st_size - sizeof h) {
+        snprintf(buf, sizeof buf, "%lld bytes, not the %llu its header says", (long long)sb.st_size,
+                 (unsigned long long)h.payload_size + sizeof h);
+        why = buf;
+    }
+    if (why) {
         bad = true;
         goto out;
     }
     if (!(data = malloc(h.payload_size ? h.payload_size : 1))) goto out;
     uint8_t mac[32];
     if (!amp__fd_read_all(fd, data, h.payload_size)) {
+        why = "unreadable";
         bad = true;
         goto out;
     }
@@ -588,6 +603,7 @@ void *amp__dcache_load(const uint8_t key[32], size_t *size)
         goto out;
     }
     if (CRYPTO_memcmp(mac, h.mac, 32) != 0) {
+        why = "corrupt or forged (its MAC does not match)";
         bad = true;
         goto out;
     }
