@@ -16,6 +16,8 @@
 
 #include "hipamp_version.h"
 
+#include <openssl/evp.h>
+
 extern char **environ;
 
 #define N_FILL 4099
@@ -571,6 +573,101 @@ ACCEL_TEST(prebuilt, truncated_pack_refused)
     copy_fixture(acc, dir, sizeof dir, pack, sizeof pack);
     cr_assert_eq(truncate(pack, 100), 0);
     expect_refused(acc, dir, "shorter than a pack's header");
+}
+
+/* A refused pack or entry names the value that is wrong, not only the
+ * file: "too many entries", "an entry lies outside the file" and "refused
+ * by the driver" said neither how many, nor which, nor where. */
+ACCEL_TEST(prebuilt, too_many_entries_named)
+{
+    char dir[1024], pack[1200];
+    copy_fixture(acc, dir, sizeof dir, pack, sizeof pack);
+    uint32_t count = 0xffffffffu;
+    patch(pack, 12, &count, sizeof count);
+    expect_refused(acc, dir, "4294967295 entries");
+}
+
+/* The pack at path rewritten by edit (its bytes, its index: a 144-byte
+ * header, then 80 bytes an entry: key, offset at 32, size at 40, SHA-256
+ * of the bytes at 48), the index's digest (header offset 112: SHA-256 of
+ * the index's length, 8 bytes, then the index) made to match: a pack
+ * whose index checks out, as a writer with a fault would make it. */
+static void rewrite_pack(const char *path, void (*edit)(unsigned char **bytes, size_t *n))
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert(f, "%s: %s", path, strerror(errno));
+    cr_assert_eq(fseek(f, 0, SEEK_END), 0);
+    size_t n = (size_t)ftell(f);
+    rewind(f);
+    unsigned char *b = test_xmalloc(n);
+    cr_assert_eq(fread(b, 1, n, f), n);
+    fclose(f);
+    edit(&b, &n);
+    uint32_t count;
+    memcpy(&count, b + 12, 4);
+    uint64_t isize = (uint64_t)count * 80;
+    unsigned char *framed = test_xmalloc(8 + isize);
+    memcpy(framed, &isize, 8);
+    memcpy(framed + 8, b + 144, isize);
+    unsigned int dn = 0;
+    cr_assert(EVP_Digest(framed, 8 + isize, b + 112, &dn, EVP_sha256(), NULL) && dn == 32);
+    free(framed);
+    f = fopen(path, "wb");
+    cr_assert(f);
+    cr_assert_eq(fwrite(b, 1, n, f), n);
+    cr_assert_eq(fclose(f), 0);
+    free(b);
+}
+
+static void entry_past_the_end(unsigned char **b, size_t *n)
+{
+    uint64_t off = (uint64_t)*n + 100;
+    memcpy(*b + 144 + 32, &off, 8);
+}
+
+ACCEL_TEST(prebuilt, entry_outside_the_file_named)
+{
+    char dir[1024], pack[1200];
+    copy_fixture(acc, dir, sizeof dir, pack, sizeof pack);
+    struct stat sb;
+    cr_assert_eq(stat(pack, &sb), 0);
+    rewrite_pack(pack, entry_past_the_end);
+    char want[128];
+    snprintf(want, sizeof want, "entry 0 (offset %lld", (long long)sb.st_size + 100);
+    expect_refused(acc, dir, want);
+}
+
+/* Every entry's bytes made "not a module", with their digests: each
+ * checks out, and the back end refuses it. */
+static void entries_not_modules(unsigned char **b, size_t *n)
+{
+    static const char junk[] = "not a module";
+    uint32_t count;
+    memcpy(&count, *b + 12, 4);
+    *b = realloc(*b, *n + sizeof junk);
+    cr_assert_not_null(*b);
+    memcpy(*b + *n, junk, sizeof junk);
+    unsigned char framed[8 + sizeof junk], digest[32];
+    uint64_t len = sizeof junk, off = *n;
+    memcpy(framed, &len, 8);
+    memcpy(framed + 8, junk, sizeof junk);
+    unsigned int dn = 0;
+    cr_assert(EVP_Digest(framed, sizeof framed, digest, &dn, EVP_sha256(), NULL) && dn == 32);
+    for (uint32_t i = 0; i < count; ++i) {
+        unsigned char *e = *b + 144 + 80 * (size_t)i;
+        memcpy(e + 32, &off, 8);
+        memcpy(e + 40, &len, 8);
+        memcpy(e + 48, digest, 32);
+    }
+    *n += sizeof junk;
+}
+
+ACCEL_TEST(prebuilt, entry_the_back_end_refuses_named)
+{
+    char dir[1024], pack[1200];
+    copy_fixture(acc, dir, sizeof dir, pack, sizeof pack);
+    rewrite_pack(pack, entries_not_modules);
+    expect_refused(acc, dir, "refused by the back end");
 }
 
 ACCEL_TEST(prebuilt, writable_by_others_refused)

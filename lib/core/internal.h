@@ -697,8 +697,8 @@ void *amp__prebuilt_load(const char *target, const uint8_t key[32], size_t *size
  * precompiled header: amp__compile_job's pack_load); not counted as a
  * program's hit or miss, a refusal is (rejected, with its reason). */
 void *amp__prebuilt_load_data(const char *target, const uint8_t key[32], size_t *size);
-/* A loaded entry that the back end would not load (why: its message). */
-void amp__prebuilt_refused(const char *target, const char *why);
+/* A loaded entry (key's) that the back end would not load (why: its message). */
+void amp__prebuilt_refused(const char *target, const uint8_t key[32], const char *why);
 /* hipamp-prebuild's hook: every built-in program built while it is set
  * (compiled, or from the disk cache or a pack) is handed to fn. */
 typedef void (*amp__prebuilt_capture_fn)(const char *target, const uint8_t key[32], const void *bin, size_t size);

@@ -274,8 +274,12 @@ static void amp__pb_open(int dirfd, const char *dir, const char *target, amp__pa
     amp__pack_header h;
     struct stat sb;
     const char *why = fstat(fd, &sb) != 0 ? strerror(errno) : amp__pb_problem(&sb, false);
-    char detail[200] = "";
-    if (!why && (uint64_t)sb.st_size < sizeof h) why = "shorter than a pack's header";
+    char detail[256] = "";
+    if (!why && (uint64_t)sb.st_size < sizeof h) {
+        snprintf(detail, sizeof detail, "shorter than a pack's header (%lld bytes, not %zu)", (long long)sb.st_size,
+                 sizeof h);
+        why = detail;
+    }
     if (!why && !amp__fd_pread_all(fd, &h, sizeof h, 0)) why = "unreadable";
     if (!why && memcmp(h.magic, AMP__PACK_MAGIC, 8)) why = "not a hipamp prebuilt pack (bad magic)";
     if (!why && h.format != AMP__PACK_FORMAT) {
@@ -292,10 +296,17 @@ static void amp__pb_open(int dirfd, const char *dir, const char *target, amp__pa
                  memchr(h.target, 0, sizeof h.target) ? h.target : "(unterminated)", target);
         why = detail;
     }
-    if (!why && h.count > AMP__PACK_MAX_ENTRIES) why = "too many entries";
+    if (!why && h.count > AMP__PACK_MAX_ENTRIES) {
+        snprintf(detail, sizeof detail, "%u entries, more than a pack holds (%u)", h.count, AMP__PACK_MAX_ENTRIES);
+        why = detail;
+    }
     amp__pack_entry *idx = NULL;
     size_t isize = why ? 0 : (size_t)h.count * sizeof *idx;
-    if (!why && (uint64_t)sb.st_size < sizeof h + isize) why = "truncated (index)";
+    if (!why && (uint64_t)sb.st_size < sizeof h + isize) {
+        snprintf(detail, sizeof detail, "truncated (%lld bytes; the index of %u entries ends at %zu)",
+                 (long long)sb.st_size, h.count, sizeof h + isize);
+        why = detail;
+    }
     if (!why && !(idx = malloc(isize ? isize : 1))) why = "no memory for its index";
     if (!why && isize && !amp__fd_pread_all(fd, idx, isize, sizeof h)) why = "unreadable (index)";
     if (!why) {
@@ -310,11 +321,18 @@ static void amp__pb_open(int dirfd, const char *dir, const char *target, amp__pa
     }
     for (uint32_t i = 0; !why && i < h.count; ++i) {
         const amp__pack_entry *e = &idx[i];
-        if (e->size == 0 || e->size > AMP__PACK_ENTRY_MAX || e->offset > (uint64_t)sb.st_size ||
-            e->size > (uint64_t)sb.st_size - e->offset)
-            why = "corrupt (an entry lies outside the file)";
-        else if (i && memcmp(idx[i - 1].key, e->key, 32) >= 0)
-            why = "corrupt (the index is not sorted)";
+        if (e->size == 0 || e->size > AMP__PACK_ENTRY_MAX) {
+            snprintf(detail, sizeof detail, "corrupt (entry %u has %llu bytes; an entry has 1 to %u)", i,
+                     (unsigned long long)e->size, AMP__PACK_ENTRY_MAX);
+            why = detail;
+        } else if (e->offset > (uint64_t)sb.st_size || e->size > (uint64_t)sb.st_size - e->offset) {
+            snprintf(detail, sizeof detail, "corrupt (entry %u (offset %llu, %llu bytes) lies outside the file of %lld "
+                     "bytes)", i, (unsigned long long)e->offset, (unsigned long long)e->size, (long long)sb.st_size);
+            why = detail;
+        } else if (i && memcmp(idx[i - 1].key, e->key, 32) >= 0) {
+            snprintf(detail, sizeof detail, "corrupt (the index is not sorted at entry %u)", i);
+            why = detail;
+        }
     }
     if (why) {
         snprintf(why_out, wsize, "prebuilt pack %s/%s refused: %s", dir, name, why);
@@ -400,10 +418,13 @@ void *amp__prebuilt_load_data(const char *target, const uint8_t key[32], size_t 
     return amp__pb_load(target, key, size, false);
 }
 
-void amp__prebuilt_refused(const char *target, const char *why)
+void amp__prebuilt_refused(const char *target, const uint8_t key[32], const char *why)
 {
+    char hex[65];
+    amp__hex(key, 8, hex);
     pthread_mutex_lock(&amp__pb_lock);
-    amp__pb_set_reason("a prebuilt program for %s was refused by the driver: %.400s", target, why);
+    amp__pb_set_reason("prebuilt entry %s of %s/%s.hpk refused by the back end: %.300s", hex, amp__pb_dir, target,
+                       why);
     pthread_mutex_unlock(&amp__pb_lock);
     amp__pb_hits--;
     amp__pb_misses++;

@@ -381,7 +381,7 @@ static amp_status amp__build(amp_accelerator *acc, const amp__build_input *in, b
                 AMP__TRACE(cache = AMP__BUILD_PREBUILT);
                 goto loaded;
             }
-            amp__prebuilt_refused(ptarget, amp_last_error());
+            amp__prebuilt_refused(ptarget, pkey, amp_last_error());
             free(bin);
             bin = NULL;
         }
