@@ -480,6 +480,21 @@ ACCEL_TILED_TEST(loops, grid_stride_loops_lockstep_refuses_compute)
     run_stride(acc, "shadow_uniform_region", in, N, amp_extent_1d(G), (const int[]){64}, want, 0);
 }
 
+/* A recomputed variable whose initialiser reads a uniform one that the
+ * outer flow changes while it lives keeps its declaration's value. */
+ACCEL_TILED_TEST(loops, recomputed_variables_keep_their_declarations_value)
+{
+    enum { T = 4, N = 16 * T };
+    static int32_t in[N], want[N];
+    fill_ints(in, N, 31);
+    for (int g = 0; g < N; ++g) {
+        int tile = g / 16 * 16, l = g % 16;
+        want[g] = 0;
+        for (int st = 1; st < 8; st *= 2) want[g] += in[tile + (l + st) % 16] + st + l;
+    }
+    run_io(acc, "remat_stale", amp_extent_1d(N), (const int[]){16}, in, want, NULL);
+}
+
 /* --------------------------------------------------------------- paths */
 
 /* Without a usable libclang (a machine without libclang1-NN) every tiled
@@ -520,7 +535,8 @@ Test(loops, every_tiled_test_kernel_takes_the_expected_path)
     static const char *const loops[] = {"shape_nested", "shape_if", "shape_while", "shape_kinds", "shape_3d",
                                         "shape_macro_lambda_return", "shape_reduce", "shape_names",
                                         "shape_jumps", "stride_hash", "stride_shapes", "stride_break",
-                                        "stride_helper", "stride_address", "stride_atomic", "stride_unit"};
+                                        "stride_helper", "stride_address", "stride_atomic", "stride_unit",
+                                        "remat_stale"};
     for (size_t i = 0; i < sizeof loops / sizeof loops[0]; ++i) expect_path(p, loops[i], NULL);
     expect_path(p, "fibers_break", "break before a later barrier, under a condition that differs");
     /* The loop version moves uniform declarations out of their blocks,

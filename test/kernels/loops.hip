@@ -781,3 +781,27 @@ AMP_TILED_KERNEL(order_short, amp::tiled_index<4, 64> t, amp::array_view<const i
 {
     out(t.global[1], t.global[0]) = in[t.global];
 }
+
+// ---- recomputed (remat) variables keep the value of their declaration
+// (found by a differential review against fibers). remat_stale: r and q
+// read stride, which the outer flow doubles while they live: a region
+// recomputing them must not see the new stride. out = sum over st in
+// {1, 2, 4} of in(tile + (l + st) % 16) + st + l.
+AMP_TILED_KERNEL(remat_stale, amp::tiled_index<16> t, amp::array_view<const int, 1> in,
+                 amp::array_view<int, 1> out)
+{
+    tile_static int s[16];
+    int stride = 1;
+    const int r = t.local[0] * stride;
+    int acc = 0;
+    while (stride < 8) {
+        s[t.local[0]] = in[t.global] + stride;
+        t.barrier.wait();
+        const int q = t.local[0] + stride;
+        stride *= 2;
+        t.barrier.wait();
+        acc += s[q % 16] + r;
+        t.barrier.wait();
+    }
+    out[t.global] = acc;
+}

@@ -89,6 +89,28 @@ static void classify_params(amp__loops_ctx *k)
     }
 }
 
+/* Whether recomputing variable wi's initialiser (node init) in a later
+ * region gives the value it was declared with: no variable it reads may
+ * change between its declaration and the end of its scope (a uniform
+ * stride the outer flow doubles, a while loop's promoted counter; a for
+ * loop's increment is outside a body's scope). */
+static bool remat_keeps_value(amp__loops_ctx *k, int wi, int init)
+{
+    int sc = k->n[k->v[wi].node].parent;
+    if (sc >= 0 && k->n[sc].kind == AMP__CX_DeclStmt) sc = k->n[sc].parent;
+    if (sc < 0) return false;
+    unsigned from = k->n[k->v[wi].node].e, to = k->n[sc].e;
+    for (int i = init; i < k->nn && amp__loops_inside(k, i, init); ++i) {
+        const amp__loops_node *x = &k->n[i];
+        if (x->kind != AMP__CX_DeclRefExpr || x->var < 0 || !k->v[x->var].modified) continue;
+        const amp__loops_var *u = &k->v[x->var];
+        if (u->nmods > 16) return false;
+        for (int q = 0; q < u->nmods; ++q)
+            if (k->n[u->mods[q]].b >= from && k->n[u->mods[q]].b < to) return false;
+    }
+    return true;
+}
+
 /* Structure variables in declaration order: each sees the classes of
  * those before it. All variables of one declaration share a class. */
 static void classify_vars(amp__loops_ctx *k)
@@ -136,7 +158,7 @@ static void classify_vars(amp__loops_ctx *k)
                 }
             }
             if (p < AMP__PURE_UNIFORM) uni = false;
-            if (p < AMP__PURE_REMAT) remat = false;
+            if (p < AMP__PURE_REMAT || (remat && !remat_keeps_value(k, members[m], init))) remat = false;
         }
         int cls = uni ? AMP__VAR_UNIFORM : remat ? AMP__VAR_REMAT : AMP__VAR_PRIVATE;
         for (int m = 0; m < nm; ++m) {
