@@ -495,6 +495,21 @@ ACCEL_TILED_TEST(loops, recomputed_variables_keep_their_declarations_value)
     run_io(acc, "remat_stale", amp_extent_1d(N), (const int[]){16}, in, want, NULL);
 }
 
+/* A recomputed variable whose initialiser reads names that a later
+ * region's scope gives to other variables reads the ones it was declared
+ * with. */
+ACCEL_TILED_TEST(loops, recomputed_variables_keep_their_names_meaning)
+{
+    enum { T = 4, N = 16 * T };
+    static int32_t in[N], want[N];
+    fill_ints(in, N, 32);
+    for (int g = 0; g < N; ++g) {
+        int tile = g / 16, l = g % 16;
+        want[g] = l * (tile + 3) + 7 + in[tile * 16 + 15 - l] + 100 * tile;
+    }
+    run_io(acc, "remat_names", amp_extent_1d(N), (const int[]){16}, in, want, NULL);
+}
+
 /* --------------------------------------------------------------- paths */
 
 /* Without a usable libclang (a machine without libclang1-NN) every tiled
@@ -536,7 +551,7 @@ Test(loops, every_tiled_test_kernel_takes_the_expected_path)
                                         "shape_macro_lambda_return", "shape_reduce", "shape_names",
                                         "shape_jumps", "stride_hash", "stride_shapes", "stride_break",
                                         "stride_helper", "stride_address", "stride_atomic", "stride_unit",
-                                        "remat_stale"};
+                                        "remat_stale", "remat_names"};
     for (size_t i = 0; i < sizeof loops / sizeof loops[0]; ++i) expect_path(p, loops[i], NULL);
     expect_path(p, "fibers_break", "break before a later barrier, under a condition that differs");
     /* The loop version moves uniform declarations out of their blocks,

@@ -805,3 +805,23 @@ AMP_TILED_KERNEL(remat_stale, amp::tiled_index<16> t, amp::array_view<const int,
     }
     out[t.global] = acc;
 }
+// remat_names: r is recomputed in a block where an n of the work-item's
+// and a uniform remat_scale hide the names its initialiser reads. out =
+// l * (tile + 3) + 7 + in(tile * 16 + 15 - l) + 100 * tile.
+__device__ const int remat_scale = 7;
+AMP_TILED_KERNEL(remat_names, amp::tiled_index<16> t, amp::array_view<const int, 1> in,
+                 amp::array_view<int, 1> out)
+{
+    tile_static int s[16];
+    const int n = t.tile[0] + 3;
+    const int r = t.local[0] * n + remat_scale;
+    s[t.local[0]] = in[t.global];
+    t.barrier.wait();
+    {
+        const int remat_scale = t.tile[0] * 100;
+        int n = s[15 - t.local[0]];
+        t.barrier.wait();
+        out[t.global] = r + n + remat_scale;
+    }
+}
+

@@ -93,7 +93,9 @@ static void classify_params(amp__loops_ctx *k)
  * region gives the value it was declared with: no variable it reads may
  * change between its declaration and the end of its scope (a uniform
  * stride the outer flow doubles, a while loop's promoted counter; a for
- * loop's increment is outside a body's scope). */
+ * loop's increment is outside a body's scope), and no variable of the
+ * kernel declared there may have the name of something it reads (the
+ * text, copied into a region in that variable's scope, would read it). */
 static bool remat_keeps_value(amp__loops_ctx *k, int wi, int init)
 {
     int sc = k->n[k->v[wi].node].parent;
@@ -102,7 +104,14 @@ static bool remat_keeps_value(amp__loops_ctx *k, int wi, int init)
     unsigned from = k->n[k->v[wi].node].e, to = k->n[sc].e;
     for (int i = init; i < k->nn && amp__loops_inside(k, i, init); ++i) {
         const amp__loops_node *x = &k->n[i];
-        if (x->kind != AMP__CX_DeclRefExpr || x->var < 0 || !k->v[x->var].modified) continue;
+        if (x->kind != AMP__CX_DeclRefExpr) continue;
+        char name[128];
+        amp__loops_cursor_name(k->cx, k->cx->clang_getCursorReferenced(x->c), name, sizeof name);
+        for (int j = 0; j < k->nv; ++j)
+            if (j != x->var && !strcmp(k->v[j].name, name) && k->n[k->v[j].node].b >= from &&
+                k->n[k->v[j].node].b < to)
+                return false;
+        if (x->var < 0 || !k->v[x->var].modified) continue;
         const amp__loops_var *u = &k->v[x->var];
         if (u->nmods > 16) return false;
         for (int q = 0; q < u->nmods; ++q)
