@@ -510,6 +510,19 @@ ACCEL_TILED_TEST(loops, recomputed_variables_keep_their_names_meaning)
     run_io(acc, "remat_names", amp_extent_1d(N), (const int[]){16}, in, want, NULL);
 }
 
+/* Declarations the loop version would move ahead of code reading a name
+ * they hide (the kernels stay on fibers) give the reference's results. */
+ACCEL_TILED_TEST(loops, moved_declarations_do_not_hide_names)
+{
+    enum { T = 4, N = 16 * T };
+    static int32_t in[N], want[N];
+    fill_ints(in, N, 33);
+    for (int g = 0; g < N; ++g) want[g] = in[g / 16 * 16 + 15 - g % 16] * 3 + in[g] * 10 + 1;
+    run_io(acc, "hoist_uniform", amp_extent_1d(N), (const int[]){16}, in, want, NULL);
+    run_io(acc, "hoist_enum", amp_extent_1d(N), (const int[]){16}, in, want, NULL);
+    run_io(acc, "hoist_tile_static", amp_extent_1d(N), (const int[]){16}, in, want, NULL);
+}
+
 /* --------------------------------------------------------------- paths */
 
 /* Without a usable libclang (a machine without libclang1-NN) every tiled
@@ -560,6 +573,11 @@ Test(loops, every_tiled_test_kernel_takes_the_expected_path)
     expect_path(p, "fibers_helper_barrier", "barrier inside helper_sync()");
     expect_path(p, "fibers_reference", "reference mine lives across a barrier");
     expect_path(p, "fibers_divergent_return", "return before a later barrier, under a condition that differs");
+    /* Moved ahead, these declarations would hide the globals read before
+     * them. */
+    expect_path(p, "hoist_uniform", "hoist_k, moved to the start of its region, would hide another 'hoist_k'");
+    expect_path(p, "hoist_enum", "hoist_k, declared in the kernel and moved to its top, would hide another");
+    expect_path(p, "hoist_tile_static", "tile_static hoist_tab, moved to the top of the kernel, would hide");
     ASSERT_OK(amp_program_destroy(p));
 
     p = test_build(acc, test_kernels_tiled);

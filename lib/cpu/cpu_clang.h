@@ -31,7 +31,7 @@ enum {
     AMP__CX_ParmDecl = 10, AMP__CX_TypedefDecl = 20, AMP__CX_CXXMethod = 21, AMP__CX_Namespace = 22,
     AMP__CX_LinkageSpec = 23, AMP__CX_Constructor = 24, AMP__CX_Destructor = 25,
     AMP__CX_ConversionFunction = 26, AMP__CX_FunctionTemplate = 30, AMP__CX_ClassTemplate = 31,
-    AMP__CX_TypeAliasDecl = 36,
+    AMP__CX_TypeAliasDecl = 36, AMP__CX_TypeRef = 43, AMP__CX_TemplateRef = 45,
     AMP__CX_UnexposedExpr = 100, AMP__CX_DeclRefExpr = 101, AMP__CX_MemberRefExpr = 102,
     AMP__CX_CallExpr = 103, AMP__CX_IntegerLiteral = 106, AMP__CX_FloatingLiteral = 107,
     AMP__CX_StringLiteral = 109, AMP__CX_CharacterLiteral = 110, AMP__CX_ParenExpr = 111,

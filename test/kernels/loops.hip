@@ -825,3 +825,47 @@ AMP_TILED_KERNEL(remat_names, amp::tiled_index<16> t, amp::array_view<const int,
     }
 }
 
+// ---- declarations the loop version moves ahead must not hide a name the
+// code they move past reads (each kernel stays on fibers): out = in(tile
+// + 15 - l) * 3 + 10 * in(g) + the global's value. A uniform declaration
+// goes to the start of its region, ...
+__device__ const int hoist_k = 10;
+AMP_TILED_KERNEL(hoist_uniform, amp::tiled_index<16> t, amp::array_view<const int, 1> in,
+                 amp::array_view<int, 1> out)
+{
+    tile_static int s[16];
+    s[t.local[0]] = in[t.global];
+    t.barrier.wait();
+    int a = s[15 - t.local[0]] * 3 + in[t.global] * hoist_k;
+    const int hoist_k = 1;
+    out[t.global] = a + hoist_k;
+}
+// ... a type declaration (an enumerator here) and a tile_static array to
+// the top of the kernel.
+AMP_TILED_KERNEL(hoist_enum, amp::tiled_index<16> t, amp::array_view<const int, 1> in,
+                 amp::array_view<int, 1> out)
+{
+    tile_static int s[16];
+    int v = in[t.global] * hoist_k;
+    s[t.local[0]] = in[t.global];
+    t.barrier.wait();
+    {
+        enum { hoist_k = 3 };
+        v += s[15 - t.local[0]] * hoist_k;
+        t.barrier.wait();
+    }
+    out[t.global] = v + 1;
+}
+__device__ const int hoist_tab[4] = {1, 1, 1, 1};
+AMP_TILED_KERNEL(hoist_tile_static, amp::tiled_index<16> t, amp::array_view<const int, 1> in,
+                 amp::array_view<int, 1> out)
+{
+    int v = in[t.global] * hoist_k + hoist_tab[t.local[0] % 4];
+    {
+        tile_static int hoist_tab[16];
+        hoist_tab[t.local[0]] = in[t.global];
+        t.barrier.wait();
+        v += hoist_tab[15 - t.local[0]] * 3;
+    }
+    out[t.global] = v;
+}

@@ -98,6 +98,73 @@ static bool shadows_a_name(amp__loops_ctx *k)
     return false;
 }
 
+/* Whether a reference in [b, e) of the kernel names `name` and means
+ * something other than what and the kernel's own variables (those the loop
+ * version declares after what, or next to it: a compile error): a
+ * declaration moved ahead of that reference would hide what it reads. */
+static bool name_read_otherwise(amp__loops_ctx *k, const char *name, amp__cx_cursor what, unsigned b, unsigned e)
+{
+    const amp__clang *cx = k->cx;
+    if (!name[0]) return false;
+    for (int i = 0; i < k->nn; ++i) {
+        const amp__loops_node *x = &k->n[i];
+        if (x->b < b || x->b >= e ||
+            (x->kind != AMP__CX_DeclRefExpr && x->kind != AMP__CX_TypeRef && x->kind != AMP__CX_TemplateRef))
+            continue;
+        amp__cx_cursor r = cx->clang_getCursorReferenced(x->c);
+        if (amp__loops_cursor_null(cx, r) || cx->clang_equalCursors(r, what) || amp__loops_var_of_cursor(k, r) >= 0)
+            continue;
+        char nm[128];
+        amp__loops_cursor_name(cx, r, nm, sizeof nm);
+        if (!strcmp(nm, name)) return true;
+    }
+    return false;
+}
+
+/* A name a type declaration moved to the kernel's top brings (node n)
+ * hides another that [b, e) reads: the kernel stays on fibers. */
+static bool type_name_hides(amp__loops_ctx *k, int n, unsigned b, unsigned e)
+{
+    char nm[128];
+    amp__loops_cursor_name(k->cx, k->n[n].c, nm, sizeof nm);
+    if (!name_read_otherwise(k, nm, k->n[n].c, b, e)) return false;
+    amp__loops_fallback(k, "%s, declared in the kernel and moved to its top, would hide another '%s'", nm, nm);
+    return true;
+}
+
+/* The loop version moves tile_static arrays and type declarations to its
+ * top, and a region's uniform declarations to the region's start: one that
+ * would then hide a name (a global, an enumerator, a type) that code it
+ * moves past reads keeps the kernel on fibers (read the classes and the
+ * plan: after plan_kernel). */
+static bool moves_hide_a_name(amp__loops_ctx *k)
+{
+    unsigned bb = k->n[k->body].b, be = k->n[k->body].e;
+    for (int i = 0; i < k->nv; ++i) {
+        const amp__loops_var *v = &k->v[i];
+        amp__cx_cursor c = k->n[v->node].c;
+        if (v->cls == AMP__VAR_TILE_STATIC && name_read_otherwise(k, v->name, c, bb, be)) {
+            amp__loops_fallback(k, "tile_static %s, moved to the top of the kernel, would hide another '%s'", v->name,
+                                v->name);
+            return true;
+        }
+        if (v->cls == AMP__VAR_UNIFORM && v->loop < 0 && v->unit >= 0 && v->decl >= 0 &&
+            name_read_otherwise(k, v->name, c, k->u[v->unit].b, k->n[v->decl].b)) {
+            amp__loops_fallback(k, "%s, moved to the start of its region, would hide another '%s'", v->name, v->name);
+            return true;
+        }
+    }
+    /* a type declaration: its name, and an enumeration's constants */
+    for (int h = 0; h < k->nhoist; ++h)
+        for (int d = k->n[k->hoist[h]].first; d >= 0; d = k->n[d].next) {
+            if (type_name_hides(k, d, bb, be)) return true;
+            if (k->n[d].kind == AMP__CX_EnumDecl)
+                for (int c = k->n[d].first; c >= 0; c = k->n[c].next)
+                    if (k->n[c].kind == AMP__CX_EnumConstantDecl && type_name_hides(k, c, bb, be)) return true;
+        }
+    return false;
+}
+
 /* The kernel's parameters (the first is its tiled_index), body, tile shape
  * and local variables. false when it stays on fibers or memory ran out. */
 static bool read_kernel(amp__loops_ctx *k)
@@ -308,7 +375,7 @@ void amp__loops_kernel(amp__loops_ctx *k)
 {
     amp__loops_build_tree(k);
     if (k->t->oom) return;
-    if (!read_kernel(k) || !plan_kernel(k)) return;
+    if (!read_kernel(k) || !plan_kernel(k) || moves_hide_a_name(k)) return;
     find_needs_local(k);
     if (!check_frame(k)) return;
     edit_regions(k);
