@@ -523,6 +523,16 @@ ACCEL_TILED_TEST(loops, moved_declarations_do_not_hide_names)
     run_io(acc, "hoist_tile_static", amp_extent_1d(N), (const int[]){16}, in, want, NULL);
 }
 
+/* A macro redefined inside a kernel's body expands as the body has it. */
+ACCEL_TILED_TEST(loops, a_macro_redefined_in_the_body_keeps_each_definition)
+{
+    enum { T = 4, N = 16 * T };
+    static int32_t in[N], want[N];
+    fill_ints(in, N, 34);
+    for (int g = 0; g < N; ++g) want[g] = in[g] + 5 + 7 * in[g / 16 * 16 + 15 - g % 16];
+    run_io(acc, "macro_redefined", amp_extent_1d(N), (const int[]){16}, in, want, NULL);
+}
+
 /* --------------------------------------------------------------- paths */
 
 /* Without a usable libclang (a machine without libclang1-NN) every tiled
@@ -578,6 +588,7 @@ Test(loops, every_tiled_test_kernel_takes_the_expected_path)
     expect_path(p, "hoist_uniform", "hoist_k, moved to the start of its region, would hide another 'hoist_k'");
     expect_path(p, "hoist_enum", "hoist_k, declared in the kernel and moved to its top, would hide another");
     expect_path(p, "hoist_tile_static", "tile_static hoist_tab, moved to the top of the kernel, would hide");
+    expect_path(p, "macro_redefined", "macro LOOPS_STEP is defined again for the kernel's code");
     ASSERT_OK(amp_program_destroy(p));
 
     p = test_build(acc, test_kernels_tiled);

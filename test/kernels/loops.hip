@@ -869,3 +869,20 @@ AMP_TILED_KERNEL(hoist_tile_static, amp::tiled_index<16> t, amp::array_view<cons
     }
     out[t.global] = v;
 }
+
+// A macro redefined inside the body: each use expands the definition in
+// force there (one definition cannot hold around a whole loop version: it
+// stays on fibers). out = in(g) + 5 + 7 * in(tile + 15 - l).
+#define LOOPS_STEP 5
+AMP_TILED_KERNEL(macro_redefined, amp::tiled_index<16> t, amp::array_view<const int, 1> in,
+                 amp::array_view<int, 1> out)
+{
+    tile_static int s[16];
+    int x = in[t.global] + LOOPS_STEP;
+#undef LOOPS_STEP
+#define LOOPS_STEP 7
+    s[t.local[0]] = in[t.global];
+    t.barrier.wait();
+    out[t.global] = x + s[15 - t.local[0]] * LOOPS_STEP;
+}
+#undef LOOPS_STEP

@@ -163,11 +163,21 @@ static void transform_kernel(amp__loops_tu *t, const found *f, amp__cpu_loops_ke
         amp__loops_kernel(&k);
     }
     if (k.out.oom) t->oom = true;
+    bool *want = NULL;
+    if (!k.why[0] && k.out.p && t->nmdefs > 0) {
+        if (!(want = calloc((size_t)t->nmdefs, sizeof *want))) t->oom = true;
+        else collect_macros(&k, k.n[k.body].b, k.n[k.body].e, want);
+        /* A macro redefined in the body: one definition holds around the
+         * whole loop version, where the body's code expands both. */
+        for (int m = 0; want && m < t->nmdefs && !k.why[0]; ++m)
+            for (int m2 = m + 1; want[m] && m2 < t->nmdefs; ++m2)
+                if (want[m2] && !strcmp(t->mdefs[m].name, t->mdefs[m2].name)) {
+                    amp__loops_fallback(&k, "macro %s is defined again for the kernel's code", t->mdefs[m].name);
+                    break;
+                }
+    }
     if (!k.why[0] && k.out.p) {
         amp__sb code = {0};
-        bool *want = t->nmdefs > 0 ? calloc((size_t)t->nmdefs, sizeof *want) : NULL;
-        if (t->nmdefs > 0 && !want) t->oom = true;
-        if (want) collect_macros(&k, k.n[k.body].b, k.n[k.body].e, want);
         for (int m = 0; want && m < t->nmdefs; ++m)
             if (want[m]) {
                 amp__sb_printf(&code, "#pragma push_macro(\"%s\")\n#undef %s\n#define ", t->mdefs[m].name, t->mdefs[m].name);
@@ -178,12 +188,12 @@ static void transform_kernel(amp__loops_tu *t, const found *f, amp__cpu_loops_ke
         amp__sb_put(&code, k.out.p, k.out.n);
         for (int m = t->nmdefs - 1; want && m >= 0; --m)
             if (want[m]) amp__sb_printf(&code, "#pragma pop_macro(\"%s\")\n", t->mdefs[m].name);
-        free(want);
         if (code.oom) t->oom = true;
         rk->loops = code.p;
     } else {
         snprintf(rk->why, sizeof rk->why, "%s", k.why[0] ? k.why : "no loop version");
     }
+    free(want);
     /* back to the user's numbering for the rest of the line */
     amp__cx_loc el = cx->clang_getLocationForOffset(t->tu, t->file, f->end > 0 ? f->end - 1 : 0);
     amp__cx_string pf;
