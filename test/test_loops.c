@@ -533,6 +533,16 @@ ACCEL_TILED_TEST(loops, a_macro_redefined_in_the_body_keeps_each_definition)
     run_io(acc, "macro_redefined", amp_extent_1d(N), (const int[]){16}, in, want, NULL);
 }
 
+/* A destructor of the user's that reads threadIdx sees its own work-item. */
+ACCEL_TILED_TEST(loops, a_destructor_reading_threadIdx_sees_its_work_item)
+{
+    enum { T = 4, N = 16 * T };
+    static int32_t in[N], want[N];
+    fill_ints(in, N, 35);
+    for (int g = 0; g < N; ++g) want[g] = in[g / 16 * 16 + 15 - g % 16] + 1000 * (g % 16);
+    run_io(acc, "destructor_thread", amp_extent_1d(N), (const int[]){16}, in, want, NULL);
+}
+
 /* --------------------------------------------------------------- paths */
 
 /* Without a usable libclang (a machine without libclang1-NN) every tiled
@@ -574,7 +584,7 @@ Test(loops, every_tiled_test_kernel_takes_the_expected_path)
                                         "shape_macro_lambda_return", "shape_reduce", "shape_names",
                                         "shape_jumps", "stride_hash", "stride_shapes", "stride_break",
                                         "stride_helper", "stride_address", "stride_atomic", "stride_unit",
-                                        "remat_stale", "remat_names"};
+                                        "remat_stale", "remat_names", "destructor_thread"};
     for (size_t i = 0; i < sizeof loops / sizeof loops[0]; ++i) expect_path(p, loops[i], NULL);
     expect_path(p, "fibers_break", "break before a later barrier, under a condition that differs");
     /* The loop version moves uniform declarations out of their blocks,

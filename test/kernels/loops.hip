@@ -886,3 +886,22 @@ AMP_TILED_KERNEL(macro_redefined, amp::tiled_index<16> t, amp::array_view<const 
     out[t.global] = x + s[15 - t.local[0]] * LOOPS_STEP;
 }
 #undef LOOPS_STEP
+
+// A destructor of the user's reading threadIdx (no call in the kernel's
+// tree): it must see its own work-item. out = in(tile + 15 - l) + 1000 l.
+struct loops_tracker {
+    int *dst;
+    __device__ ~loops_tracker() { *dst += (int)threadIdx.x * 1000; }
+};
+AMP_TILED_KERNEL(destructor_thread, amp::tiled_index<16> t, amp::array_view<const int, 1> in,
+                 amp::array_view<int, 1> out)
+{
+    tile_static int s[16];
+    s[t.local[0]] = in[t.global];
+    t.barrier.wait();
+    int x = s[15 - t.local[0]];
+    {
+        loops_tracker tr{&x};
+    }
+    out[t.global] = x;
+}

@@ -234,12 +234,36 @@ static bool plan_kernel(amp__loops_ctx *k)
     return true;
 }
 
-/* Work-items that call functions of the user (which may read threadIdx)
- * need the current work-item recorded. */
+/* Whether a value of type ty may run the user's code when it dies: a
+ * class of the user's (not the preludes', not a system header's) that is
+ * not POD (its destructor, or a base's or member's, may be the user's).
+ * The tree has no call for a destructor. */
+static bool user_destructor(amp__loops_ctx *k, amp__cx_type ty)
+{
+    const amp__clang *cx = k->cx;
+    amp__cx_type el = cx->clang_getCanonicalType(ty);
+    while (el.kind == AMP__CXT_ConstantArray) el = cx->clang_getCanonicalType(cx->clang_getArrayElementType(el));
+    if (el.kind != AMP__CXT_Record || cx->clang_isPODType(el)) return false;
+    amp__cx_cursor d = cx->clang_getTypeDeclaration(el);
+    if (amp__loops_cursor_null(cx, d)) return true;
+    unsigned off;
+    bool in_main;
+    amp__cx_loc l = cx->clang_getCursorLocation(d);
+    amp__loops_loc_offset(k->t, l, &off, &in_main);
+    return in_main ? off >= k->t->user_start : !cx->clang_Location_isInSystemHeader(l);
+}
+
+/* Work-items that call functions of the user (which may read threadIdx),
+ * explicitly or through a destructor, need the current work-item
+ * recorded. */
 static void find_needs_local(amp__loops_ctx *k)
 {
     const amp__clang *cx = k->cx;
     for (int i = 0; i < k->nn && !k->needs_local; ++i) {
+        if (user_destructor(k, cx->clang_getCursorType(k->n[i].c))) {
+            k->needs_local = true;
+            break;
+        }
         if (k->n[i].kind != AMP__CX_CallExpr) continue;
         amp__cx_cursor f = cx->clang_getCursorReferenced(k->n[i].c);
         if (amp__loops_cursor_null(cx, f)) continue;
