@@ -1461,6 +1461,28 @@ Test(cache, header_appearing_on_the_search_path_rebuilds, .fini = cleanup)
     cr_assert_eq(got, 8, "opt.h beside the kernel comes first; the build used the -I one (got %d)", got);
 }
 
+/* A source whose text leaves a quote open on a line (a C++14 digit
+ * separator) before an #include: the scan finds the header, so the build
+ * compiles once and is stored on disk. The scan missed it: the compiler
+ * read a header the scan had not keyed, every build compiled twice and was
+ * never cached. */
+Test(cache, include_after_a_digit_separator_is_keyed, .fini = cleanup)
+{
+    amp_accelerator *acc = setup_tree_cpu();
+    char path[PATH_MAX + 32], hdr[PATH_MAX + 32];
+    snprintf(hdr, sizeof hdr, "%s/add.h", g_root);
+    write_file(hdr, "#define CACHE_PROBE_ADD 5\n", strlen("#define CACHE_PROBE_ADD 5\n"));
+    snprintf(path, sizeof path, "%s/k.hip", g_root);
+    write_probe_file(path, "static constexpr int thousand = 1'000;\n#include \"add.h\"\n");
+    amp_status st;
+    int got = probe_file_result(acc, path, NULL, &st);
+    cr_assert_eq(got, 5, "%d (%s: %s)", got, amp_status_name(st), amp_last_error());
+    amp_cache_info ci = cache_info();
+    cr_assert_eq(ci.uncacheable_builds, 0, "the build was not cacheable");
+    cr_assert_eq(ci.disk_stores, 1, "%llu stores", (unsigned long long)ci.disk_stores);
+    cr_assert_eq(compiles_logged(), 1, "compiled %d times", compiles_logged());
+}
+
 /* A header found in a directory the compiler searches by default but that
  * is not its own (/usr/local/include) is keyed: changed, it rebuilds in the
  * next process instead of giving old code from the disk cache. */

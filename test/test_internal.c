@@ -448,6 +448,76 @@ Test(include_scan, asks_for_the_compilers_directories_only_when_a_lookup_reaches
     cr_expect_eq(system(path), 0);
 }
 
+/* Every spelling of an #include the compiler reads is found, keyed and
+ * rewritten (g++ reads each of these; a named-header compiler given one
+ * unrewritten looks for the header itself, in its working directory, and
+ * the cache keys nothing of it): a text that leaves a quote open on a line
+ * (a digit separator, an apostrophe in #error) before it, the digraph %:,
+ * a comment or a line splice inside the directive, a UTF-8 byte-order mark,
+ * a raw string or a comment that a splice ends hiding a comment start. The
+ * scan missed them. */
+Test(include_scan, finds_every_spelling_of_an_include)
+{
+    char dir[] = "/tmp/hipamp-scan-XXXXXX", path[PATH_MAX], opts[PATH_MAX + 8];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/v.h", dir);
+    put(path, "#define V 5\n");
+    snprintf(opts, sizeof opts, "-I%s", dir);
+    static const char *const srcs[] = {
+        "constexpr int n = 1'000;\n#include \"v.h\"\n",
+        "#error don't\n#include \"v.h\"\n",
+        "%:include \"v.h\"\n",
+        "  %: include <v.h>\n",
+        "#/**/include \"v.h\"\n",
+        "# /* a\n b */ include <v.h>\n",
+        "#\\\ninclude \"v.h\"\n",
+        "#inc\\\r\nlude \"v.h\"\n",
+        "#include \\\n\"v.h\"\n",
+        "#include /* c */ \"v.h\"\n",
+        "# \f include \"v.h\"\n",
+        "\xEF\xBB\xBF#include \"v.h\"\n",
+        "const char *s = R\"( \" /* )\";\n#include \"v.h\"\n// */\n",
+        "const char *s = u8R\"x( \" /* )\" )x\";\n#include \"v.h\"\n// */\n",
+        "int n = 1'000; const char *s = \"it's /*\";\n#include \"v.h\"\n// */\n",
+        "/* a comment *\\\n/\n#include \"v.h\"\n// */\n",
+        "#if __has_include /* c */ (\"v.h\")\n#endif\n",
+    };
+    for (size_t i = 0; i < sizeof srcs / sizeof srcs[0]; ++i) {
+        amp__build_input in = {srcs[i], strlen(srcs[i]), opts, NULL, NULL};
+        amp__scan scan;
+        ASSERT_OK(amp__scan_includes(&in, NULL, (amp__sys_dirs_query){0}, &scan));
+        cr_expect(scan.complete, "source %zu: incomplete (%s)", i, scan.why);
+        cr_expect_eq(scan.n, 1, "source %zu: %zu headers in\n%s", i, scan.n, srcs[i]);
+        if (scan.n == 1) {
+            char *out = NULL;
+            amp__header *h = NULL;
+            ASSERT_OK(amp__scan_rewrite(&scan, srcs[i], strlen(srcs[i]), true, &out, &h));
+            cr_expect(strstr(out, scan.headers[0].name), "source %zu rewritten: %s", i, out);
+            amp__scan_rewrite_free(h, scan.n);
+            free(out);
+        }
+        amp__scan_free(&scan);
+    }
+    /* Not includes: a // comment a splice continues; #if 0 text is still
+     * read (over-approximating is harmless), but not the directive a
+     * comment that begins mid-line hides. */
+    static const char *const none[] = {
+        "// a comment \\\n#include \"v.h\"\n",
+        "int q; /* a\n b */ #include \"v.h\"\n",
+        "const char *s = \"#include \\\"v.h\\\"\";\n",
+        "const char *s = R\"(\n#include \"v.h\"\n)\";\n",
+    };
+    for (size_t i = 0; i < sizeof none / sizeof none[0]; ++i) {
+        amp__build_input in = {none[i], strlen(none[i]), opts, NULL, NULL};
+        amp__scan scan;
+        ASSERT_OK(amp__scan_includes(&in, NULL, (amp__sys_dirs_query){0}, &scan));
+        cr_expect_eq(scan.n, 0, "not an include %zu: %zu headers in\n%s", i, scan.n, none[i]);
+        amp__scan_free(&scan);
+    }
+    snprintf(path, sizeof path, "rm -rf '%s'", dir);
+    cr_expect_eq(system(path), 0);
+}
+
 /* ------------------------------------------------------ disk cache entries */
 
 /* An entry whose header claims a payload past the largest entry is refused

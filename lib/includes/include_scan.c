@@ -7,12 +7,13 @@
  * the #include lines so that no compiler looks for a header anywhere the
  * scan did not (include_rewrite.c): not beside a temporary file (the CPU
  * compiler's unit, hipRTC's), not in the process's working directory
- * (NVRTC's). A header
- * that is not a regular file (a FIFO, a device) is refused before anything
- * could block on it. Over-approximating is harmless (a header that a false
+ * (NVRTC's). The directives are found as the preprocessor reads them
+ * (include_lex.c). A header that is not a regular file (a FIFO, a device)
+ * is refused before anything could block on it. Over-approximating is harmless (a header that a false
  * #if skips is still keyed); what cannot be tracked (a computed #include)
  * marks the scan incomplete. */
 #include "include_scan.h"
+#include "include_lex.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -350,123 +351,6 @@ bool amp__dep_stamp(amp__dep *d, const char *path)
     if (stat(path, &sb) != 0 || !(d->path = amp__strdup(path))) return false;
     amp__stamp(d, &sb);
     return true;
-}
-
-/* One include directive found in a text. */
-typedef struct amp__directive {
-    const char *name; /* inside the text (not NUL-terminated) */
-    size_t len;
-    bool angled;
-    bool computed;
-    int line;
-} amp__directive;
-
-/* Next #include directive (or __has_include probe) at or after *pos; false
- * at the end. Skips comments; a directive is '#' first on a line (after
- * blanks). */
-static bool amp__next_include(const char *t, size_t n, size_t *pos, int *line, amp__directive *out)
-{
-    size_t i = *pos;
-    bool line_start = i == 0 || t[i - 1] == '\n';
-    while (i < n) {
-        char c = t[i];
-        if (c == '\n') {
-            ++*line;
-            line_start = true;
-            ++i;
-            continue;
-        }
-        if (c == '/' && i + 1 < n && t[i + 1] == '*') {
-            i += 2;
-            while (i + 1 < n && !(t[i] == '*' && t[i + 1] == '/')) {
-                if (t[i] == '\n') ++*line;
-                ++i;
-            }
-            i += 2;
-            continue;
-        }
-        if (c == '/' && i + 1 < n && t[i + 1] == '/') {
-            while (i < n && t[i] != '\n') ++i;
-            continue;
-        }
-        if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v') {
-            ++i;
-            continue;
-        }
-        if (c == '#' && line_start) {
-            size_t j = i + 1;
-            while (j < n && (t[j] == ' ' || t[j] == '\t')) ++j;
-            size_t k = j;
-            while (k < n && ((t[k] >= 'a' && t[k] <= 'z') || t[k] == '_')) ++k;
-            bool inc = (k - j == 7 && !memcmp(t + j, "include", 7)) || (k - j == 12 && !memcmp(t + j, "include_next", 12)) ||
-                       (k - j == 6 && !memcmp(t + j, "import", 6));
-            if (inc) {
-                while (k < n && (t[k] == ' ' || t[k] == '\t')) ++k;
-                memset(out, 0, sizeof *out);
-                out->line = *line;
-                char open = k < n ? t[k] : 0, close = open == '<' ? '>' : '"';
-                size_t e = k + 1;
-                while (e < n && t[e] != close && t[e] != '\n') ++e;
-                if ((open == '<' || open == '"') && e < n && t[e] == close) {
-                    out->name = t + k + 1;
-                    out->len = e - k - 1;
-                    out->angled = open == '<';
-                } else {
-                    out->computed = true;
-                }
-                while (e < n && t[e] != '\n') ++e;
-                *pos = e;
-                return true;
-            }
-        }
-        /* __has_include("x.h") / __has_include_next(<x.h>), in any #if or
-         * #define: the header's presence changes the code without an
-         * #include, so the name is looked up (and keyed) like one. Without
-         * '(' it is `defined(__has_include)`; a macro inside is computed. */
-        if (c == '_' && n - i >= 13 && !memcmp(t + i, "__has_include", 13) && (i == 0 || !amp__ident_char(t[i - 1]))) {
-            size_t k = i + 13;
-            if (n - k >= 5 && !memcmp(t + k, "_next", 5)) k += 5;
-            if (k < n && amp__ident_char(t[k])) {
-                i = k;
-                line_start = false;
-                continue;
-            }
-            size_t open_at = k;
-            while (open_at < n && (t[open_at] == ' ' || t[open_at] == '\t')) ++open_at;
-            if (open_at < n && t[open_at] == '(') {
-                size_t q = open_at + 1;
-                while (q < n && (t[q] == ' ' || t[q] == '\t')) ++q;
-                memset(out, 0, sizeof *out);
-                out->line = *line;
-                char open = q < n ? t[q] : 0, close = open == '<' ? '>' : '"';
-                size_t e = q + 1;
-                while (e < n && t[e] != close && t[e] != '\n') ++e;
-                if ((open == '<' || open == '"') && e < n && t[e] == close) {
-                    out->name = t + q + 1;
-                    out->len = e - q - 1;
-                    out->angled = open == '<';
-                    *pos = e + 1;
-                } else {
-                    out->computed = true;
-                    *pos = q;
-                }
-                return true;
-            }
-            i = k;
-            line_start = false;
-            continue;
-        }
-        line_start = false;
-        /* Skip string and character literals so a quote cannot hide a
-         * comment start. */
-        if (c == '"' || c == '\'') {
-            ++i;
-            while (i < n && t[i] != c && t[i] != '\n') i += t[i] == '\\' ? 2 : 1;
-        }
-        ++i;
-    }
-    *pos = n;
-    return false;
 }
 
 /* --------------------------------------------------------- the scan */
