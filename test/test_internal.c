@@ -518,6 +518,27 @@ Test(include_scan, finds_every_spelling_of_an_include)
     cr_expect_eq(system(path), 0);
 }
 
+/* A header the scan refuses (here a FIFO on the search path) is named with
+ * the file and line of its #include, counted past a line splice, a raw
+ * string and a block comment. The message named the header alone. */
+Test(include_scan, refused_header_names_the_includes_file_and_line)
+{
+    char dir[] = "/tmp/hipamp-scan-XXXXXX", path[PATH_MAX], opts[PATH_MAX + 8];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/pipe.h", dir);
+    cr_assert_eq(mkfifo(path, 0600), 0, "mkfifo: %s", strerror(errno));
+    snprintf(opts, sizeof opts, "-I%s", dir);
+    static const char src[] = "#define A \\\n  1\nconst char *s = R\"(\n\n)\";\n/*\n*/\n#include <pipe.h>\n";
+    amp__build_input in = {src, strlen(src), opts, "k.hip", NULL};
+    amp__scan scan;
+    cr_expect_eq(amp__scan_includes(&in, NULL, (amp__sys_dirs_query){0}, &scan), AMP_ERROR_COMPILE);
+    cr_expect(strstr(amp_last_error(), "k.hip:8") && strstr(amp_last_error(), "pipe.h") &&
+                  strstr(amp_last_error(), "not a regular file"),
+              "message: %s", amp_last_error());
+    snprintf(path, sizeof path, "rm -rf '%s'", dir);
+    cr_expect_eq(system(path), 0);
+}
+
 /* ------------------------------------------------------ disk cache entries */
 
 /* An entry whose header claims a payload past the largest entry is refused

@@ -423,25 +423,41 @@ static int amp__note_absent(amp__scanner *sc, const char *path)
     return 0;
 }
 
-/* Open path as a header: a regular file, read whole. 1 = found and added
- * (or already there), 0 = absent, <0 = failure (status set). */
-static int amp__add_header(amp__scanner *sc, const char *name, size_t name_len, const char *path, size_t *index)
+/* Where directive d of file is, for a message: "file:line" ("file" for a
+ * forced include, which has no line). */
+static const char *amp__where(char *buf, size_t n, const char *file, const amp__directive *d)
+{
+    if (d->line > 0) snprintf(buf, n, "%s:%d", file, d->line);
+    else snprintf(buf, n, "%s", file);
+    return buf;
+}
+
+/* Open path as the header directive d of file names: a regular file, read
+ * whole. 1 = found and added (or already there), 0 = absent, <0 = failure
+ * (status set, naming d's file and line). */
+static int amp__add_header(amp__scanner *sc, const char *file, const amp__directive *d, const char *path,
+                           size_t *index)
 {
     amp__scan *s = sc->out;
+    char at[PATH_MAX + 32];
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (fd < 0)
-        return errno == ENOENT || errno == ENOTDIR ? amp__note_absent(sc, path)
-                                                   : (amp__fail(AMP_ERROR_COMPILE, "cannot open header %s: %s", path, strerror(errno)), -1);
+        return errno == ENOENT || errno == ENOTDIR
+                   ? amp__note_absent(sc, path)
+                   : (amp__fail(AMP_ERROR_COMPILE, "%s: cannot open header %s: %s", amp__where(at, sizeof at, file, d),
+                                path, strerror(errno)),
+                      -1);
     struct stat sb;
     char *content = NULL, *pathcopy = NULL, *namecopy = NULL;
     int rc = -1;
     if (fstat(fd, &sb) != 0) {
-        amp__fail(AMP_ERROR_COMPILE, "cannot stat header %s: %s", path, strerror(errno));
+        amp__fail(AMP_ERROR_COMPILE, "%s: cannot stat header %s: %s", amp__where(at, sizeof at, file, d), path,
+                  strerror(errno));
         goto out;
     }
     if (!S_ISREG(sb.st_mode)) {
-        amp__fail(AMP_ERROR_COMPILE, "header '%.*s' resolves to %s, which is not a regular file (a FIFO, device or "
-                  "directory cannot be a header)", (int)name_len, name, path);
+        amp__fail(AMP_ERROR_COMPILE, "%s: header '%.*s' resolves to %s, which is not a regular file (a FIFO, device "
+                  "or directory cannot be a header)", amp__where(at, sizeof at, file, d), (int)d->len, d->name, path);
         goto out;
     }
     /* The same file under another name or path: one header. */
@@ -452,12 +468,13 @@ static int amp__add_header(amp__scanner *sc, const char *name, size_t name_len, 
             goto out;
         }
     if ((uint64_t)sb.st_size > AMP__SCAN_MAX_BYTES || sc->total_bytes + (size_t)sb.st_size > AMP__SCAN_MAX_BYTES) {
-        amp__fail(AMP_ERROR_COMPILE, "header %s is too large (%lld bytes; headers may total %u MiB)", path,
-                  (long long)sb.st_size, AMP__SCAN_MAX_BYTES >> 20);
+        amp__fail(AMP_ERROR_COMPILE, "%s: header %s is too large (%lld bytes; headers may total %u MiB)",
+                  amp__where(at, sizeof at, file, d), path, (long long)sb.st_size, AMP__SCAN_MAX_BYTES >> 20);
         goto out;
     }
     if (s->n == AMP__SCAN_MAX_HEADERS) {
-        amp__fail(AMP_ERROR_COMPILE, "more than %d headers included", AMP__SCAN_MAX_HEADERS);
+        amp__fail(AMP_ERROR_COMPILE, "%s: more than %d headers included (%s the one past them)",
+                  amp__where(at, sizeof at, file, d), AMP__SCAN_MAX_HEADERS, path);
         goto out;
     }
     if (s->n == sc->cap) {
@@ -481,8 +498,8 @@ static int amp__add_header(amp__scanner *sc, const char *name, size_t name_len, 
         goto out;
     }
     if (!amp__fd_read_all(fd, content, size)) {
-        amp__fail(AMP_ERROR_COMPILE, "cannot read header %s (its %zu bytes: an I/O error, or it shrank while read)",
-                  path, size);
+        amp__fail(AMP_ERROR_COMPILE, "%s: cannot read header %s (its %zu bytes: an I/O error, or it shrank while "
+                  "read)", amp__where(at, sizeof at, file, d), path, size);
         goto out;
     }
     content[size] = '\0';
@@ -518,11 +535,12 @@ static int amp__resolve_from(amp__scanner *sc, const amp__directive *d, const ch
     int w = amp__walk(t, base_real, d->name, d->len, why, sizeof why);
     if (w == 0) return amp__note_absent(sc, path);
     if (w < 0) {
-        amp__fail(AMP_ERROR_COMPILE, "%s:%d: #include \"%.*s\" is refused: another user could have put it there (%s)",
-                  file, d->line, (int)d->len, d->name, why);
+        char at[PATH_MAX + 32];
+        amp__fail(AMP_ERROR_COMPILE, "%s: #include \"%.*s\" is refused: another user could have put it there (%s)",
+                  amp__where(at, sizeof at, file, d), (int)d->len, d->name, why);
         return -1;
     }
-    return amp__add_header(sc, d->name, d->len, path, index);
+    return amp__add_header(sc, file, d, path, index);
 }
 
 /* The compiler's own directories put in their place in the search path
@@ -584,7 +602,7 @@ static long amp__resolve(amp__scanner *sc, const amp__directive *d, const char *
             if (stat(path, &sb) == 0 && !S_ISDIR(sb.st_mode)) return AMP__SITE_COMPILER;
             continue;
         }
-        if ((rc = amp__add_header(sc, d->name, d->len, path, &idx)) != 0) return rc < 0 ? AMP__RESOLVE_FAILED : (long)idx;
+        if ((rc = amp__add_header(sc, file, d, path, &idx)) != 0) return rc < 0 ? AMP__RESOLVE_FAILED : (long)idx;
     }
     return AMP__SITE_MISSING;
 }
