@@ -539,6 +539,37 @@ Test(include_scan, refused_header_names_the_includes_file_and_line)
     cr_expect_eq(system(path), 0);
 }
 
+/* A directory where a header is looked for is passed over, as the compiler
+ * passes over it: an -I directory holding a directory named like the
+ * header, and one beside the includer. The scan failed the build ("not a
+ * regular file") that the compiler would have made. */
+Test(include_scan, directory_named_like_a_header_is_passed_over)
+{
+    char dir[] = "/tmp/hipamp-scan-XXXXXX", path[PATH_MAX], opts[2 * PATH_MAX + 16];
+    cr_assert_not_null(mkdtemp(dir));
+    const char *const dirs[] = {"a", "a/vec", "a/sub", "b", "b/sub", "b/sub/x.h"};
+    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; ++i) {
+        snprintf(path, sizeof path, "%s/%s", dir, dirs[i]);
+        cr_assert_eq(mkdir(path, 0700), 0, "mkdir %s: %s", path, strerror(errno));
+    }
+    snprintf(path, sizeof path, "%s/b/vec", dir);
+    put(path, "#include \"sub/x.h\"\n");
+    snprintf(path, sizeof path, "%s/a/sub/x.h", dir);
+    put(path, "#define X 1\n");
+    snprintf(opts, sizeof opts, "-I%s/a -I%s/b", dir, dir);
+    static const char src[] = "#include <vec>\n";
+    amp__build_input in = {src, strlen(src), opts, NULL, NULL};
+    amp__scan scan;
+    amp_status st = amp__scan_includes(&in, NULL, (amp__sys_dirs_query){0}, &scan);
+    cr_assert_eq(st, AMP_OK, "%s: %s", amp_status_name(st), amp_last_error());
+    cr_assert_eq(scan.n, 2, "%zu headers", scan.n);
+    cr_expect(strstr(scan.headers[0].path, "/b/vec"), "header 0: %s", scan.headers[0].path);
+    cr_expect(strstr(scan.headers[1].path, "/a/sub/x.h"), "header 1: %s", scan.headers[1].path);
+    amp__scan_free(&scan);
+    snprintf(path, sizeof path, "rm -rf '%s'", dir);
+    cr_expect_eq(system(path), 0);
+}
+
 /* ------------------------------------------------------ disk cache entries */
 
 /* An entry whose header claims a payload past the largest entry is refused

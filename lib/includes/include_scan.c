@@ -136,8 +136,9 @@ static const char *amp__entry_problem(const amp__trust *t, const char *path, con
  * symbolic links included, checking each directory it looks in and what it
  * finds against t. 1: something is there and no one outside t could have
  * put it there; 0: nothing is there (or a link loop, a non-directory on the
- * way: the compiler finds nothing either); -1: someone outside t could have
- * (why says who). */
+ * way: the compiler finds nothing either); 2: a directory is there (the
+ * compiler passes over it); -1: someone outside t could have (why says
+ * who). */
 static int amp__walk(const amp__trust *t, const char *base, const char *name, size_t len, char *why, size_t n)
 {
     char cur[PATH_MAX], rest[PATH_MAX], next[PATH_MAX], link[PATH_MAX];
@@ -187,6 +188,8 @@ static int amp__walk(const amp__trust *t, const char *base, const char *name, si
             if (rest[0] == '/') snprintf(cur, sizeof cur, "/");
             continue;
         }
+        /* A directory is no header: the compiler looks on. */
+        if (last && S_ISDIR(es.st_mode)) return 2;
         if (last) return amp__entry_problem(t, next, &es, why, n) ? -1 : 1;
         if (!S_ISDIR(es.st_mode)) return 0;
         memcpy(cur, next, (size_t)k + 1);
@@ -455,9 +458,14 @@ static int amp__add_header(amp__scanner *sc, const char *file, const amp__direct
                   strerror(errno));
         goto out;
     }
+    /* The compiler passes over a directory and looks on. */
+    if (S_ISDIR(sb.st_mode)) {
+        rc = 0;
+        goto out;
+    }
     if (!S_ISREG(sb.st_mode)) {
-        amp__fail(AMP_ERROR_COMPILE, "%s: header '%.*s' resolves to %s, which is not a regular file (a FIFO, device "
-                  "or directory cannot be a header)", amp__where(at, sizeof at, file, d), (int)d->len, d->name, path);
+        amp__fail(AMP_ERROR_COMPILE, "%s: header '%.*s' resolves to %s, which is not a regular file (a FIFO or a "
+                  "device cannot be a header)", amp__where(at, sizeof at, file, d), (int)d->len, d->name, path);
         goto out;
     }
     /* The same file under another name or path: one header. */
@@ -533,6 +541,7 @@ static int amp__resolve_from(amp__scanner *sc, const amp__directive *d, const ch
     if (d->name[0] == '/') snprintf(path, sizeof path, "%.*s", (int)d->len, d->name);
     else snprintf(path, sizeof path, "%s%s%.*s", base_path, strcmp(base_path, "/") ? "/" : "", (int)d->len, d->name);
     int w = amp__walk(t, base_real, d->name, d->len, why, sizeof why);
+    if (w == 2) return 0;
     if (w == 0) return amp__note_absent(sc, path);
     if (w < 0) {
         char at[PATH_MAX + 32];
