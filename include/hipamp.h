@@ -690,10 +690,10 @@ typedef struct amp_kernel amp_kernel;
  * Includes: hipamp finds every #include itself and hands the compiler
  * exactly what it found. A quoted name resolves beside the file that
  * includes it (a source given as a string has no directory: its own quoted
- * names go through -iquote and -I only), then in -iquote, -I, the
- * compiler's include-path variables (CPU: CPATH, CPLUS_INCLUDE_PATH),
- * -isystem, the compiler's default directories and -idirafter; an angled
- * name from -I on. Never beside a temporary copy of the source, never in
+ * names go through -iquote and -I only), then in -iquote, -I, (CPU)
+ * CPATH, -isystem, (CPU) CPLUS_INCLUDE_PATH (an empty element of either:
+ * the working directory), the compiler's default directories and
+ * -idirafter; an angled name from -I on. Never beside a temporary copy of the source, never in
  * the working directory. Every header found is keyed by content (an edited
  * header rebuilds), except those of the compiler's own tree (libstdc++, its
  * builtin headers) and those the C library's headers include (/usr/include;

@@ -91,6 +91,15 @@ typedef struct amp__sys_dir {
     int kind;         /* AMP__DIR_* */
 } amp__sys_dir;
 
+/* An environment variable of header directories: searched as -I
+ * directories after the -I options (CPATH), or (system) as -isystem ones
+ * after the -isystem options (CPLUS_INCLUDE_PATH); an empty element is the
+ * working directory. */
+typedef struct amp__include_env {
+    const char *name;
+    bool system;
+} amp__include_env;
+
 /* One compile. source is the complete translation unit (the backend's
  * prelude prefix, the common prelude, then a #line so the user's lines keep
  * their numbers: lib/base/prelude.c). source_name names the user's file in
@@ -168,11 +177,11 @@ typedef struct amp__backend {
     /* Text the core puts before the common prelude for this backend (the CPU
      * accelerator's host shims), or NULL. */
     const char *prelude_prefix;
-    /* Environment variables (NULL-terminated list, or NULL) holding
-     * ':'-separated directories the compiler searches for headers after the
-     * -I options (the CPU compiler's CPATH, CPLUS_INCLUDE_PATH): the core
-     * scans them too, to key builds on those headers. */
-    const char *const *include_env;
+    /* Environment variables (a list ending in a NULL name, or NULL)
+     * holding ':'-separated directories the compiler searches for headers
+     * (the CPU compiler's CPATH, CPLUS_INCLUDE_PATH): the core scans them
+     * too, where the compiler does, to key builds on those headers. */
+    const amp__include_env *include_env;
     /* true: the compiler takes every header by name (job->headers) and
      * cannot say what else it read (hipRTC, NVRTC). The core then hands it
      * each header the scan found under a flat name of the core's choosing,

@@ -1461,6 +1461,65 @@ Test(cache, header_appearing_on_the_search_path_rebuilds, .fini = cleanup)
     cr_assert_eq(got, 8, "opt.h beside the kernel comes first; the build used the -I one (got %d)", got);
 }
 
+/* The probe's source as a string, head first (malloc'ed). */
+static char *probe_with(const char *head)
+{
+    size_t n = strlen(head) + strlen(test_kernels_cache_probe) + PATH_MAX + 16;
+    char *src = malloc(n);
+    cr_assert_not_null(src);
+    snprintf(src, n, "// %s\n%s%s", g_root, head, test_kernels_cache_probe);
+    return src;
+}
+
+/* g++ searches CPLUS_INCLUDE_PATH after the -isystem directories (as if
+ * each were named by a last -isystem), and an empty element of CPATH or
+ * CPLUS_INCLUDE_PATH as the working directory: a header that appears in
+ * the -isystem directory, or in the working directory, is what the next
+ * build reads, in this process and through the disk cache. The scan
+ * searched CPLUS_INCLUDE_PATH first and skipped empty elements: the module
+ * and the disk entry made from the old header were used. */
+Test(cache, include_path_variables_are_searched_where_the_compiler_searches_them, .fini = cleanup)
+{
+    amp_accelerator *acc = setup_tree_cpu();
+    char path[PATH_MAX + 32], env_dir[PATH_MAX + 32], sys_dir[PATH_MAX + 32], here[PATH_MAX + 32],
+        hdr[PATH_MAX + 64], opts[PATH_MAX + 48];
+    snprintf(env_dir, sizeof env_dir, "%s/env", g_root);
+    snprintf(sys_dir, sizeof sys_dir, "%s/sys", g_root);
+    snprintf(here, sizeof here, "%s/here", g_root);
+    cr_assert_eq(mkdir(env_dir, 0700), 0);
+    cr_assert_eq(mkdir(sys_dir, 0700), 0);
+    cr_assert_eq(mkdir(here, 0700), 0);
+    snprintf(hdr, sizeof hdr, "%s/probe_add.h", env_dir);
+    write_file(hdr, "#define CACHE_PROBE_ADD 1\n", strlen("#define CACHE_PROBE_ADD 1\n"));
+    cr_assert_eq(setenv("CPLUS_INCLUDE_PATH", env_dir, 1), 0);
+    snprintf(opts, sizeof opts, "-isystem %s", sys_dir);
+    snprintf(path, sizeof path, "%s/k.hip", g_root);
+    write_probe_file(path, "#include <probe_add.h>\n");
+    amp_status st;
+    int got = probe_file_result(acc, path, opts, &st);
+    cr_assert_eq(got, 1, "from CPLUS_INCLUDE_PATH: %d (%s: %s)", got, amp_status_name(st), amp_last_error());
+
+    snprintf(hdr, sizeof hdr, "%s/probe_add.h", sys_dir);
+    write_file(hdr, "#define CACHE_PROBE_ADD 2\n", strlen("#define CACHE_PROBE_ADD 2\n"));
+    got = probe_file_result(acc, path, opts, &st);
+    cr_assert_eq(got, 2, "the -isystem directory comes before CPLUS_INCLUDE_PATH; the module made from the "
+                 "CPLUS_INCLUDE_PATH header was used (got %d)", got);
+    ASSERT_OK(amp_cache_clear_memory());
+    got = probe_file_result(acc, path, opts, &st);
+    cr_assert_eq(got, 2, "through the disk cache: got %d", got);
+
+    /* An empty element: the working directory, searched there. */
+    cr_assert_eq(chdir(here), 0);
+    cr_assert_eq(setenv("CPLUS_INCLUDE_PATH", "", 1), 0);
+    cr_assert_eq(setenv("CPATH", ":", 1), 0);
+    snprintf(hdr, sizeof hdr, "%s/probe_add.h", here);
+    write_file(hdr, "#define CACHE_PROBE_ADD 3\n", strlen("#define CACHE_PROBE_ADD 3\n"));
+    ASSERT_OK(amp_cache_clear_memory());
+    got = probe_file_result(acc, path, opts, &st);
+    cr_assert_eq(got, 3, "CPATH's empty element is the working directory, before -isystem (got %d: %s)", got,
+                 st == AMP_OK ? "" : amp_last_error());
+}
+
 /* A source whose text leaves a quote open on a line (a C++14 digit
  * separator) before an #include: the scan finds the header, so the build
  * compiles once and is stored on disk. The scan missed it: the compiler

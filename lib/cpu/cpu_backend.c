@@ -77,15 +77,15 @@ static const char *amp__cpu_cache_tag(void *dev)
 }
 
 /* g++ reads CPATH like -I and CPLUS_INCLUDE_PATH like -isystem. */
-static const char *const amp__cpu_include_env[] = {"CPATH", "CPLUS_INCLUDE_PATH", NULL};
+static const amp__include_env amp__cpu_include_env[] = {{"CPATH", false}, {"CPLUS_INCLUDE_PATH", true}, {NULL, false}};
 
 /* None where CPATH or CPLUS_INCLUDE_PATH could put other headers in front
  * of the ones the prelude's code was compiled with. */
 static const char *amp__cpu_prebuilt_target(void *dev)
 {
     amp__cpu_device *d = dev;
-    for (size_t i = 0; amp__cpu_include_env[i]; ++i)
-        if (amp__env(amp__cpu_include_env[i])) return NULL;
+    for (size_t i = 0; amp__cpu_include_env[i].name; ++i)
+        if (amp__env(amp__cpu_include_env[i].name)) return NULL;
     return d->prebuilt[0] ? d->prebuilt : NULL;
 }
 

@@ -264,12 +264,30 @@ static bool amp__dirs_append(amp__dirs *to, const amp__dirs *from)
     return ok;
 }
 
+/* The directories of the environment variables of env that are (system)
+ * -isystem-like or not, in order; an empty element is the working
+ * directory, as the compiler takes it. */
+static bool amp__env_dirs(amp__dirs *dirs, const amp__include_env *env, bool system)
+{
+    bool ok = true;
+    for (size_t e = 0; ok && env && env[e].name; ++e) {
+        const char *v = env[e].system == system ? amp__env(env[e].name) : NULL;
+        while (ok && v) {
+            const char *colon = strchr(v, ':');
+            size_t n = colon ? (size_t)(colon - v) : strlen(v);
+            ok = n ? amp__dirs_add(dirs, v, n, 0, false) : amp__dirs_add(dirs, ".", 1, 0, false);
+            v = colon ? colon + 1 : NULL;
+        }
+    }
+    return ok;
+}
+
 /* Directories and forced includes from the options, in the compiler's
  * order: -iquote first (quoted only), then -I / --include-path, the
- * backend's environment variables, -isystem, (the compiler's own
- * directories, added at sys_at when a lookup first reaches them:
- * amp__add_system_dirs), then -idirafter. */
-static amp_status amp__collect_dirs(const char *options, const char *const *env_vars, amp__dirs *dirs,
+ * backend's -I-like environment variables, -isystem, its -isystem-like
+ * ones, (the compiler's own directories, added at sys_at when a lookup
+ * first reaches them: amp__add_system_dirs), then -idirafter. */
+static amp_status amp__collect_dirs(const char *options, const amp__include_env *env_vars, amp__dirs *dirs,
                                     amp__dirs *forced)
 {
     amp_status st = AMP_OK;
@@ -303,16 +321,9 @@ static amp_status amp__collect_dirs(const char *options, const char *const *env_
     ok = ok && amp__dirs_append(dirs, &quote);
     dirs->quote_end = dirs->n;
     ok = ok && amp__dirs_append(dirs, &plain);
-    for (size_t e = 0; ok && env_vars && env_vars[e]; ++e) {
-        const char *v = amp__env(env_vars[e]);
-        while (ok && v && *v) {
-            const char *colon = strchr(v, ':');
-            size_t n = colon ? (size_t)(colon - v) : strlen(v);
-            ok = amp__dirs_add(dirs, v, n, 0, false);
-            v = colon ? colon + 1 : NULL;
-        }
-    }
+    ok = ok && amp__env_dirs(dirs, env_vars, false);
     ok = ok && amp__dirs_append(dirs, &system);
+    ok = ok && amp__env_dirs(dirs, env_vars, true);
     dirs->sys_at = dirs->n;
     ok = ok && amp__dirs_append(dirs, &late);
     if (!ok) st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "no memory for the include search path");
@@ -665,7 +676,7 @@ static amp_status amp__scan_text(amp__scanner *sc, size_t text, const char *t, s
     return AMP_OK;
 }
 
-amp_status amp__scan_includes(const amp__build_input *in, const char *const *env_vars, amp__sys_dirs_query sys,
+amp_status amp__scan_includes(const amp__build_input *in, const amp__include_env *env_vars, amp__sys_dirs_query sys,
                               amp__scan *out)
 {
     amp_status st = AMP_OK;

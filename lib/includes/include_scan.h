@@ -45,8 +45,8 @@ typedef struct amp__include_site {
 /* The headers a source includes, found the way the compiler would look for
  * them (an absolute name as it is; a quoted one beside the file that
  * includes it, then beside the kernel file, then in -iquote directories;
- * then -I / --include-path, the backend's include-path variables, -isystem,
- * the compiler's own directories (sys; those of kind COMPILER end the
+ * then -I / --include-path, the backend's -I-like include-path variables,
+ * -isystem, its -isystem-like ones, the compiler's own directories (sys; those of kind COMPILER end the
  * search unkeyed) and -idirafter), read whole. A name found beside its
  * includer (or absolute) where someone who could not have changed the
  * includer could have put it fails the scan with AMP_ERROR_COMPILE saying
@@ -73,7 +73,7 @@ typedef struct amp__sys_dirs_query {
     const amp__sys_dir *(*get)(void *ctx);
     void *ctx;
 } amp__sys_dirs_query;
-amp_status amp__scan_includes(const amp__build_input *in, const char *const *env_vars, amp__sys_dirs_query sys,
+amp_status amp__scan_includes(const amp__build_input *in, const amp__include_env *env_vars, amp__sys_dirs_query sys,
                               amp__scan *out);
 void amp__scan_free(amp__scan *s);
 /* The source with its #include lines rewritten (*out, malloc'ed) so that
