@@ -1520,6 +1520,62 @@ Test(cache, include_path_variables_are_searched_where_the_compiler_searches_them
                  st == AMP_OK ? "" : amp_last_error());
 }
 
+/* The in-memory cache hands out a module only for the search path it was
+ * built with: a relative -I directory is the working directory's, and the
+ * include-path variables are read at each build, so after a chdir or a new
+ * CPATH the build reads what the compiler now would. It handed out the
+ * module built from the first headers (their stamps unchanged). */
+Test(cache, memory_cache_follows_the_working_directory_and_include_variables, .fini = cleanup)
+{
+    amp_accelerator *acc = setup_tree_cpu();
+    char path[PATH_MAX + 64];
+    const char *const dirs[] = {"one", "one/inc", "two", "two/inc", "sys", "cpath"};
+    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; ++i) {
+        snprintf(path, sizeof path, "%s/%s", g_root, dirs[i]);
+        cr_assert_eq(mkdir(path, 0700), 0);
+    }
+    const char *const files[][2] = {{"one/inc/add.h", "#define CACHE_PROBE_ADD 1\n"},
+                                    {"two/inc/add.h", "#define CACHE_PROBE_ADD 2\n"},
+                                    {"sys/add2.h", "#define CACHE_PROBE_ADD 3\n"},
+                                    {"cpath/add2.h", "#define CACHE_PROBE_ADD 4\n"}};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; ++i) {
+        snprintf(path, sizeof path, "%s/%s", g_root, files[i][0]);
+        write_file(path, files[i][1], strlen(files[i][1]));
+    }
+    char *src = probe_with("#include <add.h>\n");
+    int got[2];
+    for (int i = 0; i < 2; ++i) {
+        snprintf(path, sizeof path, "%s/%s", g_root, i ? "two" : "one");
+        cr_assert_eq(chdir(path), 0);
+        amp_program *p = NULL;
+        amp_status st = amp_program_build(acc, src, "-Iinc", &p);
+        cr_assert_eq(st, AMP_OK, "%s: %s", amp_status_name(st), amp_last_error());
+        got[i] = probe_add(p);
+        amp_program_destroy(p);
+    }
+    free(src);
+    cr_assert_eq(got[0], 1);
+    cr_assert_eq(got[1], 2, "-Iinc from another working directory: the module built from the first was used");
+
+    char opts[PATH_MAX + 32];
+    snprintf(opts, sizeof opts, "-isystem %s/sys", g_root);
+    src = probe_with("#include <add2.h>\n");
+    for (int i = 0; i < 2; ++i) {
+        if (i) {
+            snprintf(path, sizeof path, "%s/cpath", g_root);
+            cr_assert_eq(setenv("CPATH", path, 1), 0);
+        }
+        amp_program *p = NULL;
+        amp_status st = amp_program_build(acc, src, opts, &p);
+        cr_assert_eq(st, AMP_OK, "%s: %s", amp_status_name(st), amp_last_error());
+        got[i] = probe_add(p);
+        amp_program_destroy(p);
+    }
+    free(src);
+    cr_assert_eq(got[0], 3);
+    cr_assert_eq(got[1], 4, "CPATH named a directory before -isystem: the module built without it was used");
+}
+
 /* A source whose text leaves a quote open on a line (a C++14 digit
  * separator) before an #include: the scan finds the header, so the build
  * compiles once and is stored on disk. The scan missed it: the compiler

@@ -323,7 +323,7 @@ Test(include_scan, rewrite_for_named_headers_and_for_the_cpu)
     put(path, "#define B 1\n");
     snprintf(opts, sizeof opts, "-I%s", dir);
     static const char src[] = "#include \"sub/a.h\"\n#include \"../../x.h\"\n#include \"missing.h\"\n#include <also_missing.h>\n";
-    amp__build_input in = {src, strlen(src), opts, NULL, NULL};
+    amp__build_input in = {src, strlen(src), opts, NULL, NULL, NULL};
     amp__scan scan;
     ASSERT_OK(amp__scan_includes(&in, NULL, (amp__sys_dirs_query){0}, &scan));
     cr_assert_eq(scan.n, 2, "%zu headers", scan.n);
@@ -390,7 +390,7 @@ Test(include_scan, asks_for_the_compilers_directories_only_when_a_lookup_reaches
     amp__scan scan;
 
     static const char none[] = "AMP_KERNEL(k, amp::index<1> i) {}\n";
-    amp__build_input in = {none, strlen(none), opts, NULL, NULL};
+    amp__build_input in = {none, strlen(none), opts, NULL, NULL, NULL};
     sys_asked = 0;
     ASSERT_OK(amp__scan_includes(&in, NULL, q, &scan));
     cr_expect_eq(sys_asked, 0, "a source that includes nothing asked %d times", sys_asked);
@@ -402,7 +402,7 @@ Test(include_scan, asks_for_the_compilers_directories_only_when_a_lookup_reaches
     put(path, "#define B 1\n");
     char kpath[PATH_MAX + 8];
     snprintf(kpath, sizeof kpath, "%s/k.hip", dir);
-    amp__build_input in2 = {beside, strlen(beside), opts, kpath, dir};
+    amp__build_input in2 = {beside, strlen(beside), opts, kpath, dir, NULL};
     sys_asked = 0;
     ASSERT_OK(amp__scan_includes(&in2, NULL, q, &scan));
     cr_expect_eq(scan.n, 1, "%zu headers", scan.n);
@@ -414,7 +414,7 @@ Test(include_scan, asks_for_the_compilers_directories_only_when_a_lookup_reaches
      * where the compiler would find it. */
     static const char both[] = "#include <mine.h>\n#include <only_sys.h>\n#include <in_i_and_sys.h>\n"
                                "#include <in_sys_and_late.h>\n#include <only_late.h>\n#include <neither.h>\n";
-    amp__build_input in3 = {both, strlen(both), opts, NULL, NULL};
+    amp__build_input in3 = {both, strlen(both), opts, NULL, NULL, NULL};
     sys_asked = 0;
     ASSERT_OK(amp__scan_includes(&in3, NULL, q, &scan));
     cr_expect_eq(sys_asked, 1, "asked %d times", sys_asked);
@@ -483,7 +483,7 @@ Test(include_scan, finds_every_spelling_of_an_include)
         "#if __has_include /* c */ (\"v.h\")\n#endif\n",
     };
     for (size_t i = 0; i < sizeof srcs / sizeof srcs[0]; ++i) {
-        amp__build_input in = {srcs[i], strlen(srcs[i]), opts, NULL, NULL};
+        amp__build_input in = {srcs[i], strlen(srcs[i]), opts, NULL, NULL, NULL};
         amp__scan scan;
         ASSERT_OK(amp__scan_includes(&in, NULL, (amp__sys_dirs_query){0}, &scan));
         cr_expect(scan.complete, "source %zu: incomplete (%s)", i, scan.why);
@@ -508,7 +508,7 @@ Test(include_scan, finds_every_spelling_of_an_include)
         "const char *s = R\"(\n#include \"v.h\"\n)\";\n",
     };
     for (size_t i = 0; i < sizeof none / sizeof none[0]; ++i) {
-        amp__build_input in = {none[i], strlen(none[i]), opts, NULL, NULL};
+        amp__build_input in = {none[i], strlen(none[i]), opts, NULL, NULL, NULL};
         amp__scan scan;
         ASSERT_OK(amp__scan_includes(&in, NULL, (amp__sys_dirs_query){0}, &scan));
         cr_expect_eq(scan.n, 0, "not an include %zu: %zu headers in\n%s", i, scan.n, none[i]);
@@ -529,7 +529,7 @@ Test(include_scan, refused_header_names_the_includes_file_and_line)
     cr_assert_eq(mkfifo(path, 0600), 0, "mkfifo: %s", strerror(errno));
     snprintf(opts, sizeof opts, "-I%s", dir);
     static const char src[] = "#define A \\\n  1\nconst char *s = R\"(\n\n)\";\n/*\n*/\n#include <pipe.h>\n";
-    amp__build_input in = {src, strlen(src), opts, "k.hip", NULL};
+    amp__build_input in = {src, strlen(src), opts, "k.hip", NULL, NULL};
     amp__scan scan;
     cr_expect_eq(amp__scan_includes(&in, NULL, (amp__sys_dirs_query){0}, &scan), AMP_ERROR_COMPILE);
     cr_expect(strstr(amp_last_error(), "k.hip:8") && strstr(amp_last_error(), "pipe.h") &&
@@ -558,7 +558,7 @@ Test(include_scan, directory_named_like_a_header_is_passed_over)
     put(path, "#define X 1\n");
     snprintf(opts, sizeof opts, "-I%s/a -I%s/b", dir, dir);
     static const char src[] = "#include <vec>\n";
-    amp__build_input in = {src, strlen(src), opts, NULL, NULL};
+    amp__build_input in = {src, strlen(src), opts, NULL, NULL, NULL};
     amp__scan scan;
     amp_status st = amp__scan_includes(&in, NULL, (amp__sys_dirs_query){0}, &scan);
     cr_assert_eq(st, AMP_OK, "%s: %s", amp_status_name(st), amp_last_error());

@@ -1,5 +1,6 @@
 /* compile_cache.c — the in-memory compile cache: loaded modules by exact
- * build inputs (accelerator, source, options, file name, directory), so that
+ * build inputs (accelerator, source, options, file name, directory, and
+ * what else decides where its headers are found: amp__scan_context), so that
  * building the same source again costs a lookup. A hit compares the inputs
  * byte for byte (the bucket hash only picks where to look) and re-checks
  * the stamps of the headers the module was keyed on, so an edited header is
@@ -28,6 +29,7 @@ static uint64_t amp__input_hash(const amp_accelerator *acc, const amp__build_inp
     if (in->options) h = amp__fast_hash(h, in->options, strlen(in->options));
     if (in->source_name) h = amp__fast_hash(h, in->source_name, strlen(in->source_name));
     if (in->source_dir) h = amp__fast_hash(h, in->source_dir, strlen(in->source_dir));
+    if (in->search) h = amp__fast_hash(h, in->search, strlen(in->search));
     return h;
 }
 
@@ -36,7 +38,7 @@ static bool amp__input_equal(const amp__module *m, const amp_accelerator *acc, c
 {
     return m->hash == h && m->acc == acc && m->in.source_len == in->source_len && amp__str_eq(m->in.options, in->options) &&
            amp__str_eq(m->in.source_name, in->source_name) && amp__str_eq(m->in.source_dir, in->source_dir) &&
-           !memcmp(m->in.source, in->source, in->source_len);
+           amp__str_eq(m->in.search, in->search) && !memcmp(m->in.source, in->source, in->source_len);
 }
 
 static bool amp__deps_fresh(const amp__module *m)
@@ -72,6 +74,7 @@ amp__module *amp__module_new(amp_accelerator *acc, const amp__build_input *in)
     m->in.options = amp__dup_or_null(in->options, &ok);
     m->in.source_name = amp__dup_or_null(in->source_name, &ok);
     m->in.source_dir = amp__dup_or_null(in->source_dir, &ok);
+    m->in.search = amp__dup_or_null(in->search, &ok);
     m->hash = amp__input_hash(acc, in);
     if (!ok) {
         amp__module_release(m);
@@ -88,6 +91,7 @@ static void amp__module_free(amp__module *m)
     free((char *)m->in.options);
     free((char *)m->in.source_name);
     free((char *)m->in.source_dir);
+    free((char *)m->in.search);
     for (size_t i = 0; i < m->ndeps; ++i) free(m->deps[i].path);
     free(m->deps);
     free(m);

@@ -340,7 +340,7 @@ static amp_status amp__build(amp_accelerator *acc, const amp__build_input *in, b
     amp__scan scan;
     amp__dep *extra = NULL;
     amp__header *named = NULL;
-    char *source = NULL, *options = NULL;
+    char *source = NULL, *options = NULL, *search = NULL;
     void *bin = NULL;
     size_t bin_size = 0, nextra = 0, nnamed = 0;
     uint8_t key[32], pkey[32];
@@ -352,11 +352,19 @@ static amp_status amp__build(amp_accelerator *acc, const amp__build_input *in, b
     if (!acc->e.info.is_available)
         return amp__fail(AMP_ERROR_UNSUPPORTED, "accelerator %s cannot build programs: %s", acc->e.info.device_path,
                          acc->e.info.unavailable_reason);
+    /* The in-memory cache's key: a chdir or a new CPATH can change which
+     * headers the same inputs name. */
+    if ((st = amp__scan_context(in->options, acc->e.be->include_env, &search)) != AMP_OK) return st;
+    amp__build_input keyed = *in;
+    keyed.search = search;
+    in = &keyed;
     /* Published when whole (done: below): the compile may take seconds,
      * and a stale pointer reaching the reused shell must not find a
      * program without its module. */
-    if (!(p = amp__handle_new_unpublished(AMP__HANDLE_PROGRAM, sizeof *p)))
+    if (!(p = amp__handle_new_unpublished(AMP__HANDLE_PROGRAM, sizeof *p))) {
+        free(search);
         return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "program: out of host memory");
+    }
     pthread_mutex_init(&p->lock, NULL);
     AMP__TRACE_CLOCK(t_build, amp__build_trace_begin(acc, in));
     AMP__TRACE_VAR(int cache = AMP__BUILD_COMPILED);
@@ -450,6 +458,7 @@ done:
     amp__scan_free(&scan);
     free(source);
     free(options);
+    free(search);
     free(bin);
     return AMP_OK;
 fail:
@@ -462,6 +471,7 @@ fail:
     amp__handle_free(p, AMP__HANDLE_PROGRAM);
     free(source);
     free(options);
+    free(search);
     free(bin);
     return st;
 }
@@ -471,14 +481,14 @@ amp_status amp_program_build(amp_accelerator *acc, const char *source, const cha
     AMP__NOT_NULL(out);
     *out = NULL;
     AMP__NOT_NULL(source);
-    amp__build_input in = {source, strlen(source), options, NULL, NULL};
+    amp__build_input in = {source, strlen(source), options, NULL, NULL, NULL};
     return amp__build(acc, &in, false, out);
 }
 
 amp_status amp__program_build_builtin(amp_accelerator *acc, const char *source, amp_program **out)
 {
     *out = NULL;
-    amp__build_input in = {source, strlen(source), NULL, NULL, NULL};
+    amp__build_input in = {source, strlen(source), NULL, NULL, NULL, NULL};
     return amp__build(acc, &in, true, out);
 }
 
@@ -521,7 +531,7 @@ amp_status amp_program_build_file(amp_accelerator *acc, const char *path, const 
                        strerror(errno));
         goto out;
     }
-    amp__build_input in = {text, size, options, path, dir};
+    amp__build_input in = {text, size, options, path, dir, NULL};
     st = amp__build(acc, &in, false, out);
 out:
     close(fd);

@@ -126,7 +126,7 @@ amp_status amp__named_unit_make(const char *source, const char *options, const a
 {
     amp__scan scan;
     memset(out, 0, sizeof *out);
-    amp__build_input in = {source, strlen(source), options, NULL, NULL};
+    amp__build_input in = {source, strlen(source), options, NULL, NULL, NULL};
     amp__sys_dirs_query q = {amp__sys_dirs_given, (void *)sys};
     amp_status st = amp__scan_includes(&in, NULL, q, &scan);
     if (st != AMP_OK) return st;

@@ -282,6 +282,30 @@ static bool amp__env_dirs(amp__dirs *dirs, const amp__include_env *env, bool sys
     return ok;
 }
 
+/* The argument of the include option at argv[*i] (*i moved past a separate
+ * argument) and, in *where, its kind (0 -iquote, 1 -I, 2 -isystem, 3
+ * -idirafter, 4 -include); NULL when argv[*i] is none. */
+static const char *amp__include_option(char **argv, size_t argc, size_t *i, int *where)
+{
+    static const struct {
+        const char *flag;
+        int where;
+    } flags[] = {
+        {"-iquote", 0},    {"-I", 1},       {"--include-path=", 1}, {"--include-path", 1}, {"-isystem", 2},
+        {"-idirafter", 3}, {"-include", 4}, {"--pre-include=", 4},  {"--pre-include", 4},
+    };
+    const char *w = argv[*i];
+    for (size_t f = 0; f < sizeof flags / sizeof flags[0]; ++f) {
+        size_t n = strlen(flags[f].flag);
+        if (strncmp(w, flags[f].flag, n)) continue;
+        *where = flags[f].where;
+        if (w[n]) return w + n;
+        if (flags[f].flag[n - 1] == '=' || *i + 1 >= argc) return NULL;
+        return argv[++*i];
+    }
+    return NULL;
+}
+
 /* Directories and forced includes from the options, in the compiler's
  * order: -iquote first (quoted only), then -I / --include-path, the
  * backend's -I-like environment variables, -isystem, its -isystem-like
@@ -297,26 +321,12 @@ static amp_status amp__collect_dirs(const char *options, const amp__include_env 
     if ((st = amp__split_options(options, 0, 0, &argv, &argc, &words)) != AMP_OK) return st;
     bool ok = true;
     for (size_t i = 0; i < argc && ok; ++i) {
-        const char *w = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
-        static const struct { const char *flag; int where; } flags[] = {
-            {"-iquote", 0}, {"-I", 1}, {"--include-path=", 1}, {"--include-path", 1}, {"-isystem", 2},
-            {"-idirafter", 3}, {"-include", 4}, {"--pre-include=", 4}, {"--pre-include", 4},
-        };
-        for (size_t f = 0; f < sizeof flags / sizeof flags[0]; ++f) {
-            size_t n = strlen(flags[f].flag);
-            if (strncmp(w, flags[f].flag, n)) continue;
-            const char *arg = w[n] ? w + n : NULL;
-            if (!arg && flags[f].flag[n - 1] != '=') {
-                if (!next) break;
-                arg = next;
-                ++i;
-            }
-            if (!arg) break;
-            amp__dirs *to = (amp__dirs *[]){&quote, &plain, &system, &late, forced}[flags[f].where];
-            /* A forced include's name is kept as written (looked up below). */
-            ok = amp__dirs_add(to, arg, strlen(arg), 0, to == forced);
-            break;
-        }
+        int where = 0;
+        const char *arg = amp__include_option(argv, argc, &i, &where);
+        if (!arg) continue;
+        amp__dirs *to = (amp__dirs *[]){&quote, &plain, &system, &late, forced}[where];
+        /* A forced include's name is kept as written (looked up below). */
+        ok = amp__dirs_add(to, arg, strlen(arg), 0, to == forced);
     }
     ok = ok && amp__dirs_append(dirs, &quote);
     dirs->quote_end = dirs->n;
@@ -334,6 +344,38 @@ static amp_status amp__collect_dirs(const char *options, const amp__include_env 
     free(argv);
     free(words);
     return st;
+}
+
+amp_status amp__scan_context(const char *options, const amp__include_env *env, char **out)
+{
+    char **argv = NULL, *words = NULL;
+    size_t argc = 0;
+    bool relative = false;
+    *out = NULL;
+    amp_status st = amp__split_options(options, 0, 0, &argv, &argc, &words);
+    if (st != AMP_OK) return st;
+    for (size_t i = 0; i < argc && !relative; ++i) {
+        int where;
+        const char *arg = amp__include_option(argv, argc, &i, &where);
+        relative = arg && arg[0] != '/';
+    }
+    free(argv);
+    free(words);
+    amp__sb b = {0};
+    for (size_t e = 0; env && env[e].name; ++e) {
+        const char *v = amp__env(env[e].name);
+        if (!v) continue;
+        amp__sb_printf(&b, "%s=%s\n", env[e].name, v);
+        for (const char *p = v; p; p = strchr(p, ':') ? strchr(p, ':') + 1 : NULL) relative |= p[0] != '/';
+    }
+    char cwd[PATH_MAX];
+    if (relative && getcwd(cwd, sizeof cwd)) amp__sb_printf(&b, "cwd=%s\n", cwd);
+    if (b.oom) {
+        free(b.p);
+        return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "no memory for a build's include search path");
+    }
+    *out = b.p;
+    return AMP_OK;
 }
 
 /* ------------------------------------------------------- directives */

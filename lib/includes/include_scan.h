@@ -18,6 +18,7 @@ typedef struct amp__build_input {
     const char *options;     /* NULL: none */
     const char *source_name; /* for diagnostics and __FILE__ */
     const char *source_dir;  /* where quoted includes resolve (NULL: none) */
+    const char *search;      /* what else decides where headers are found (amp__scan_context; NULL: nothing) */
 } amp__build_input;
 
 /* A header a build depended on, as it was when keyed; or (absent) a place
@@ -76,6 +77,12 @@ typedef struct amp__sys_dirs_query {
 amp_status amp__scan_includes(const amp__build_input *in, const amp__include_env *env_vars, amp__sys_dirs_query sys,
                               amp__scan *out);
 void amp__scan_free(amp__scan *s);
+/* What besides a build's inputs decides where its headers are found, for
+ * the in-memory cache's key (*out malloc'ed, NULL when nothing): the
+ * values of the include-path variables env names, and the working
+ * directory where the options or those values name a directory or a
+ * forced include relatively (the compiler takes it from there). */
+amp_status amp__scan_context(const char *options, const amp__include_env *env, char **out);
 /* The source with its #include lines rewritten (*out, malloc'ed) so that
  * the compiler looks for no header where the scan did not: for a
  * named-header compiler (named) every header by its flat name, and, in
