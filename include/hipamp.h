@@ -693,8 +693,9 @@ typedef struct amp_kernel amp_kernel;
  * names go through -iquote and -I only), then in -iquote, -I, (CPU)
  * CPATH, -isystem, (CPU) CPLUS_INCLUDE_PATH (an empty element of either:
  * the working directory), the compiler's default directories and
- * -idirafter; an angled name from -I on. Never beside a temporary copy of the source, never in
- * the working directory. Every header found is keyed by content (an edited
+ * -idirafter; an angled name from -I on; #include_next in a header on
+ * from after the directory where that header was found. Never beside a
+ * temporary copy of the source, never in the working directory. Every header found is keyed by content (an edited
  * header rebuilds), except those of the compiler's own tree (libstdc++, its
  * builtin headers) and those the C library's headers include (/usr/include;
  * the compiler's and the C library's versions are keyed instead); headers

@@ -1598,6 +1598,37 @@ Test(cache, include_after_a_digit_separator_is_keyed, .fini = cleanup)
     cr_assert_eq(compiles_logged(), 1, "compiled %d times", compiles_logged());
 }
 
+/* A header that wraps another of its name (#include_next, as a wrapper of a
+ * system header does): the scan finds the next one, so the build compiles
+ * once and is stored, and an edit of the wrapped header is seen by the next
+ * process. The scan found the wrapper itself: the compiler read a header
+ * the scan had not keyed, so every build compiled twice and none was
+ * cached. */
+Test(cache, include_next_header_is_keyed, .fini = cleanup)
+{
+    amp_accelerator *acc = setup_tree_cpu();
+    char path[PATH_MAX + 32], opts[2 * PATH_MAX + 64];
+    const char *const dirs[] = {"wrap", "real"};
+    for (size_t i = 0; i < 2; ++i) {
+        snprintf(path, sizeof path, "%s/%s", g_root, dirs[i]);
+        cr_assert_eq(mkdir(path, 0700), 0);
+    }
+    snprintf(path, sizeof path, "%s/wrap/add.h", g_root);
+    write_file(path, "#include_next <add.h>\n", strlen("#include_next <add.h>\n"));
+    snprintf(path, sizeof path, "%s/real/add.h", g_root);
+    write_file(path, "#define CACHE_PROBE_ADD 6\n", strlen("#define CACHE_PROBE_ADD 6\n"));
+    snprintf(opts, sizeof opts, "-I%s/wrap -I%s/real", g_root, g_root);
+    snprintf(path, sizeof path, "%s/k.hip", g_root);
+    write_probe_file(path, "#include <add.h>\n");
+    amp_status st;
+    int got = probe_file_result(acc, path, opts, &st);
+    cr_assert_eq(got, 6, "%d (%s: %s)", got, amp_status_name(st), amp_last_error());
+    amp_cache_info ci = cache_info();
+    cr_assert_eq(ci.uncacheable_builds, 0, "the build was not cacheable");
+    cr_assert_eq(ci.disk_stores, 1, "%llu stores", (unsigned long long)ci.disk_stores);
+    cr_assert_eq(compiles_logged(), 1, "compiled %d times", compiles_logged());
+}
+
 /* A header found in a directory the compiler searches by default but that
  * is not its own (/usr/local/include) is keyed: changed, it rebuilds in the
  * next process instead of giving old code from the disk cache. */

@@ -570,6 +570,52 @@ Test(include_scan, directory_named_like_a_header_is_passed_over)
     cr_expect_eq(system(path), 0);
 }
 
+/* #include_next (and __has_include_next) looks on from the directory after
+ * the one where the including header was found, as the compiler does: the
+ * header it names there is keyed, and a named-header compiler is handed it.
+ * The scan looked it up as an #include, found the includer itself, and the
+ * next header was neither keyed nor handed over. */
+Test(include_scan, include_next_finds_the_next_header)
+{
+    char dir[] = "/tmp/hipamp-scan-XXXXXX", path[PATH_MAX], opts[2 * PATH_MAX + 16];
+    cr_assert_not_null(mkdtemp(dir));
+    const char *const dirs[] = {"d1", "d2"};
+    for (size_t i = 0; i < 2; ++i) {
+        snprintf(path, sizeof path, "%s/%s", dir, dirs[i]);
+        cr_assert_eq(mkdir(path, 0700), 0);
+    }
+    snprintf(path, sizeof path, "%s/d1/a.h", dir);
+    put(path, "#if __has_include_next(<b.h>)\n#endif\n#include_next <a.h>\n");
+    snprintf(path, sizeof path, "%s/d2/a.h", dir);
+    put(path, "#define A2 1\n");
+    snprintf(path, sizeof path, "%s/d2/b.h", dir);
+    put(path, "#define B2 1\n");
+    snprintf(path, sizeof path, "%s/d1/b.h", dir);
+    put(path, "#define B1 1\n");
+    snprintf(opts, sizeof opts, "-I%s/d1 -I%s/d2", dir, dir);
+    static const char src[] = "#include <a.h>\n";
+    amp__build_input in = {src, strlen(src), opts, NULL, NULL, NULL};
+    amp__scan scan;
+    ASSERT_OK(amp__scan_includes(&in, NULL, (amp__sys_dirs_query){0}, &scan));
+    cr_assert_eq(scan.n, 3, "%zu headers", scan.n);
+    const char *const want[] = {"/d1/a.h", "/d2/b.h", "/d2/a.h"};
+    for (size_t i = 0; i < 3; ++i) {
+        const char *got = scan.headers[i].path;
+        cr_expect(strlen(got) > strlen(want[i]) && !strcmp(got + strlen(got) - strlen(want[i]), want[i]),
+                  "header %zu: %s, want ...%s", i, got, want[i]);
+    }
+    amp__header *h = NULL;
+    char *out = NULL;
+    ASSERT_OK(amp__scan_rewrite(&scan, src, strlen(src), true, &out, &h));
+    cr_expect(strstr(h[0].content, scan.headers[2].name) && strstr(h[0].content, scan.headers[1].name),
+              "header 0 as handed over: %s", h[0].content);
+    amp__scan_rewrite_free(h, scan.n);
+    free(out);
+    amp__scan_free(&scan);
+    snprintf(path, sizeof path, "rm -rf '%s'", dir);
+    cr_expect_eq(system(path), 0);
+}
+
 /* ------------------------------------------------------ disk cache entries */
 
 /* An entry whose header claims a payload past the largest entry is refused

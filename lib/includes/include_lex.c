@@ -167,6 +167,7 @@ bool amp__next_include(const char *t, size_t n, size_t *pos, int *line, amp__dir
             if (wl < sizeof w && (!strcmp(w, "include") || !strcmp(w, "include_next") || !strcmp(w, "import"))) {
                 memset(out, 0, sizeof *out);
                 out->line = at;
+                out->next = !strcmp(w, "include_next");
                 *pos = amp__header_name(t, n, amp__directive_blank(t, n, k, line), out);
                 return true;
             }
@@ -180,7 +181,8 @@ bool amp__next_include(const char *t, size_t n, size_t *pos, int *line, amp__dir
          * '(' it is `defined(__has_include)`; a macro inside is computed. */
         if (c == '_' && n - i >= 13 && !memcmp(t + i, "__has_include", 13) && (i == 0 || !amp__ident_char(t[i - 1]))) {
             size_t k = i + 13;
-            if (n - k >= 5 && !memcmp(t + k, "_next", 5)) k += 5;
+            bool next = n - k >= 5 && !memcmp(t + k, "_next", 5);
+            if (next) k += 5;
             line_start = num = false;
             if (k < n && amp__ident_char(t[k])) {
                 i = k;
@@ -191,6 +193,7 @@ bool amp__next_include(const char *t, size_t n, size_t *pos, int *line, amp__dir
             if (open_at < n && t[open_at] == '(') {
                 memset(out, 0, sizeof *out);
                 out->line = at;
+                out->next = next;
                 *pos = amp__header_name(t, n, amp__directive_blank(t, n, open_at + 1, line), out);
                 return true;
             }

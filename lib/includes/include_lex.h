@@ -13,6 +13,7 @@ typedef struct amp__directive {
     size_t len;
     bool angled;
     bool computed;
+    bool next; /* #include_next, __has_include_next */
     int line;
 } amp__directive;
 

@@ -419,6 +419,8 @@ typedef struct amp__scanner {
     amp__sys_dirs_query sys;
     bool sys_added;         /* sys asked for (dirs remade with its list) */
     const char *source_dir; /* the kernel file's real directory, or NULL */
+    size_t *found_in;       /* header i was found in dirs.v[found_in[i] - 1]; 0: not on the search path */
+    size_t found_cap;
     amp__trust main_trust;  /* for lookups from source_dir and absolute names in the source */
 } amp__scanner;
 
@@ -629,44 +631,76 @@ static amp_status amp__add_system_dirs(amp__scanner *sc)
     return AMP_OK;
 }
 
-/* Resolve one directive of file (its directory from: as the compiler names
- * it, and from_real with links resolved; NULL: none) as the compiler
- * would: an absolute name as it is; a quoted one beside its includer, then
- * beside the kernel file, then in the -iquote directories; then the -I,
+/* Record where the headers added since the scan had `before` were found
+ * (amp__scanner.found_in); false when no memory. */
+static bool amp__note_found(amp__scanner *sc, size_t before, size_t where)
+{
+    size_t n = sc->out->n;
+    if (n > sc->found_cap) {
+        size_t cap = sc->out->n < 16 ? 16 : 2 * n;
+        size_t *f = realloc(sc->found_in, cap * sizeof *f);
+        if (!f) return false;
+        sc->found_in = f;
+        sc->found_cap = cap;
+    }
+    for (size_t i = before; i < n; ++i) sc->found_in[i] = where;
+    return true;
+}
+
+/* Resolve one directive of file (header number self, -1 for the source or
+ * a forced include; its directory from: as the compiler names it, and
+ * from_real with links resolved; NULL: none) as the compiler would: an
+ * absolute name as it is; a quoted one beside its includer, then beside
+ * the kernel file, then in the -iquote directories; then the -I,
  * environment, -isystem, the compiler's own and -idirafter directories.
- * Returns AMP__SITE_* or the header's index (>= 0); AMP__RESOLVE_FAILED on
- * failure. */
-static long amp__resolve(amp__scanner *sc, const amp__directive *d, const char *file, const char *from,
+ * An #include_next in a header looks on after the directory where that
+ * header was found (from the kernel file's when it was found beside its
+ * includer: that is the first of the compiler's quote directories), quoted
+ * or angled; elsewhere it is an #include. Returns AMP__SITE_* or the
+ * header's index (>= 0); AMP__RESOLVE_FAILED on failure. */
+static long amp__resolve(amp__scanner *sc, const amp__directive *d, long self, const char *file, const char *from,
                          const char *from_real, const amp__trust *from_trust)
 {
     char path[2 * PATH_MAX];
-    size_t idx = 0;
+    size_t idx = 0, before = sc->out->n;
     int rc = 0;
     if (d->len == 0 || d->len >= PATH_MAX) return AMP__SITE_MISSING;
     if (memchr(d->name, '\0', d->len)) return AMP__SITE_MISSING;
     if (d->name[0] == '/') {
         rc = amp__resolve_from(sc, d, file, "/", "/", from_trust ? from_trust : &sc->main_trust, &idx);
-        return rc < 0 ? AMP__RESOLVE_FAILED : rc ? (long)idx : AMP__SITE_MISSING;
+        goto beside;
     }
-    if (!d->angled && from && from_real) {
+    bool next = d->next && self >= 0;
+    size_t found = next ? sc->found_in[self] : 0;
+    if (!next && !d->angled && from && from_real) {
         rc = amp__resolve_from(sc, d, file, from, from_real, from_trust, &idx);
-        if (rc) return rc < 0 ? AMP__RESOLVE_FAILED : (long)idx;
+        if (rc) goto beside;
     }
-    if (!d->angled && sc->source_dir && (!from_real || strcmp(from_real, sc->source_dir))) {
+    if (next ? !found && sc->source_dir
+             : !d->angled && sc->source_dir && (!from_real || strcmp(from_real, sc->source_dir))) {
         rc = amp__resolve_from(sc, d, file, sc->source_dir, sc->source_dir, &sc->main_trust, &idx);
-        if (rc) return rc < 0 ? AMP__RESOLVE_FAILED : (long)idx;
+        if (rc) goto beside;
     }
     if (!sc->sys_added && amp__add_system_dirs(sc) != AMP_OK) return AMP__RESOLVE_FAILED;
-    for (size_t i = d->angled ? sc->dirs.quote_end : 0; i < sc->dirs.n; ++i) {
+    for (size_t i = next ? found : d->angled ? sc->dirs.quote_end : 0; i < sc->dirs.n; ++i) {
         snprintf(path, sizeof path, "%s/%.*s", sc->dirs.v[i].path, (int)d->len, d->name);
         if (sc->dirs.v[i].kind == AMP__DIR_COMPILER) {
             struct stat sb;
             if (stat(path, &sb) == 0 && !S_ISDIR(sb.st_mode)) return AMP__SITE_COMPILER;
             continue;
         }
-        if ((rc = amp__add_header(sc, file, d, path, &idx)) != 0) return rc < 0 ? AMP__RESOLVE_FAILED : (long)idx;
+        if ((rc = amp__add_header(sc, file, d, path, &idx)) < 0) return AMP__RESOLVE_FAILED;
+        if (!rc) continue;
+        if (!amp__note_found(sc, before, i + 1))
+            return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "no memory for the include scan"), AMP__RESOLVE_FAILED;
+        return (long)idx;
     }
     return AMP__SITE_MISSING;
+beside:
+    if (rc < 0) return AMP__RESOLVE_FAILED;
+    if (!amp__note_found(sc, before, 0))
+        return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "no memory for the include scan"), AMP__RESOLVE_FAILED;
+    return rc ? (long)idx : AMP__SITE_MISSING;
 }
 
 /* The directory part of path (malloc'ed), "." for a bare name. */
@@ -710,7 +744,7 @@ static amp_status amp__scan_text(amp__scanner *sc, size_t text, const char *t, s
             amp__incomplete(sc->out, "%s:%d has a computed #include the cache cannot track", file, d.line);
             continue;
         }
-        long r = amp__resolve(sc, &d, file, from, from_real, trust);
+        long r = amp__resolve(sc, &d, (long)text - 1, file, from, from_real, trust);
         if (r == AMP__RESOLVE_FAILED) return AMP_ERROR_COMPILE;
         amp__include_site site = {text, (size_t)(d.name - t) - 1, (size_t)(d.name - t) + d.len, r, d.angled};
         if (!amp__add_site(sc, site)) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "no memory for the include scan");
@@ -743,8 +777,8 @@ amp_status amp__scan_includes(const amp__build_input *in, const amp__include_env
     amp__trust cwd_trust;
     amp__trust_init(&cwd_trust, have_cwd ? cwd_real : NULL, NULL);
     for (size_t i = 0; i < forced.n; ++i) {
-        amp__directive d = {forced.v[i].path, strlen(forced.v[i].path), false, false, 0};
-        if (amp__resolve(&sc, &d, "-include", have_cwd ? cwd : NULL, have_cwd ? cwd_real : NULL, &cwd_trust) ==
+        amp__directive d = {.name = forced.v[i].path, .len = strlen(forced.v[i].path)};
+        if (amp__resolve(&sc, &d, -1, "-include", have_cwd ? cwd : NULL, have_cwd ? cwd_real : NULL, &cwd_trust) ==
             AMP__RESOLVE_FAILED) {
             st = AMP_ERROR_COMPILE;
             goto fail;
@@ -773,12 +807,14 @@ amp_status amp__scan_includes(const amp__build_input *in, const amp__include_env
         if (st != AMP_OK) goto fail;
     }
     amp__dirs_free(&sc.dirs);
+    free(sc.found_in);
     amp__dirs_free(&forced);
     return AMP_OK;
 fail:
     free(dir);
     free(real);
     amp__dirs_free(&sc.dirs);
+    free(sc.found_in);
     amp__dirs_free(&forced);
     amp__scan_free(out);
     return st;
