@@ -616,6 +616,63 @@ Test(include_scan, include_next_finds_the_next_header)
     cr_expect_eq(system(path), 0);
 }
 
+/* Every option that names a header or a header directory is honoured or
+ * said to be beyond the scan: the long spellings g++ and clang accept
+ * (--include-directory[=], --include-directory-after=, --include[=],
+ * --imacros=) and -imacros are read as -I, -idirafter and -include are
+ * (keyed; a named-header compiler refuses a forced header); options that
+ * move the compiler's own directories or add ones the scan does not model
+ * (-iprefix with -iwithprefixbefore, --sysroot, -nostdinc, -include-pch)
+ * make the scan incomplete (no disk cache; a named-header compiler
+ * refuses). The scan passed over them all: the compiler read headers no key
+ * held. */
+Test(include_scan, every_option_naming_headers_is_followed_or_said_unfollowed)
+{
+    char dir[] = "/tmp/hipamp-scan-XXXXXX", path[PATH_MAX], opts[2 * PATH_MAX + 64];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/v.h", dir);
+    put(path, "#define V 5\n");
+    snprintf(path, sizeof path, "%s/m.h", dir);
+    put(path, "#define M 5\n");
+    static const struct {
+        const char *opts, *src;
+        size_t forced;
+    } keyed[] = {
+        {"--include-directory=%s", "#include <v.h>\n", 0}, {"--include-directory %s", "#include <v.h>\n", 0},
+        {"--include-directory-after=%s", "#include <v.h>\n", 0}, {"-imacros %s/m.h", "\n", 1},
+        {"-imacros%s/m.h", "\n", 1}, {"--imacros=%s/m.h", "\n", 1}, {"--include=%s/m.h", "\n", 1},
+        {"--include %s/m.h", "\n", 1},
+    };
+    for (size_t i = 0; i < sizeof keyed / sizeof keyed[0]; ++i) {
+        snprintf(opts, sizeof opts, keyed[i].opts, dir);
+        amp__build_input in = {keyed[i].src, strlen(keyed[i].src), opts, NULL, NULL, NULL};
+        amp__scan scan;
+        ASSERT_OK(amp__scan_includes(&in, NULL, (amp__sys_dirs_query){0}, &scan));
+        cr_expect(scan.complete, "%s: incomplete (%s)", opts, scan.why);
+        cr_expect_eq(scan.n, 1, "%s: %zu headers", opts, scan.n);
+        cr_expect_eq(scan.forced, keyed[i].forced, "%s: %zu forced", opts, scan.forced);
+        if (keyed[i].forced) cr_expect_eq(amp__named_check(&scan), AMP_ERROR_COMPILE, "%s: not refused", opts);
+        amp__scan_free(&scan);
+    }
+    static const char *const unfollowed[] = {"-iprefix %s/ -iwithprefixbefore .", "--sysroot=%s", "-nostdinc",
+                                             "-include-pch %s/m.h", "-isysroot %s"};
+    for (size_t i = 0; i < sizeof unfollowed / sizeof unfollowed[0]; ++i) {
+        snprintf(opts, sizeof opts, unfollowed[i], dir);
+        static const char src[] = "#include <v.h>\n";
+        amp__build_input in = {src, strlen(src), opts, NULL, NULL, NULL};
+        amp__scan scan;
+        ASSERT_OK(amp__scan_includes(&in, NULL, (amp__sys_dirs_query){0}, &scan));
+        cr_expect(!scan.complete, "%s: complete", opts);
+        char word[32];
+        cr_assert_eq(sscanf(unfollowed[i], "%31[^ =]", word), 1);
+        cr_expect(strstr(scan.why, word), "%s: why: %s", opts, scan.why);
+        cr_expect_eq(amp__named_check(&scan), AMP_ERROR_COMPILE, "%s: not refused", opts);
+        amp__scan_free(&scan);
+    }
+    snprintf(path, sizeof path, "rm -rf '%s'", dir);
+    cr_expect_eq(system(path), 0);
+}
+
 /* ------------------------------------------------------ disk cache entries */
 
 /* An entry whose header claims a payload past the largest entry is refused

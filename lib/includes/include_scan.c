@@ -282,25 +282,46 @@ static bool amp__env_dirs(amp__dirs *dirs, const amp__include_env *env, bool sys
     return ok;
 }
 
+/* Options that move the compiler's own directories or add ones the scan
+ * does not model (matched as prefixes, before the options below): with
+ * one, the scan cannot say where the compiler looks. */
+static const char *const amp__unfollowed_options[] = {
+    "-iprefix",     "-iwithprefix", "-isysroot",     "--sysroot", "-nostdinc", "-nostdlibinc",  "-nobuiltininc",
+    "-cxx-isystem", "-isystem-after", "-iwithsysroot", "-iframework", "-include-pch", "--system-header-prefix", "-F",
+};
+
+static bool amp__unfollowed_option(const char *w)
+{
+    if (!strcmp(w, "-I-")) return true;
+    for (size_t f = 0; f < sizeof amp__unfollowed_options / sizeof amp__unfollowed_options[0]; ++f)
+        if (!strncmp(w, amp__unfollowed_options[f], strlen(amp__unfollowed_options[f]))) return true;
+    return false;
+}
+
 /* The argument of the include option at argv[*i] (*i moved past a separate
  * argument) and, in *where, its kind (0 -iquote, 1 -I, 2 -isystem, 3
- * -idirafter, 4 -include); NULL when argv[*i] is none. */
+ * -idirafter, 4 -include or -imacros: a header read first); NULL when
+ * argv[*i] is none. A short option takes its argument joined or as the
+ * next word, a long one (--) after '=' or as the next word. */
 static const char *amp__include_option(char **argv, size_t argc, size_t *i, int *where)
 {
     static const struct {
         const char *flag;
         int where;
     } flags[] = {
-        {"-iquote", 0},    {"-I", 1},       {"--include-path=", 1}, {"--include-path", 1}, {"-isystem", 2},
-        {"-idirafter", 3}, {"-include", 4}, {"--pre-include=", 4},  {"--pre-include", 4},
+        {"-iquote", 0},           {"-I", 1},           {"--include-path", 1},  {"--include-directory", 1},
+        {"-isystem", 2},          {"-idirafter", 3},   {"--include-directory-after", 3}, {"-include", 4},
+        {"--pre-include", 4},     {"--include", 4},    {"-imacros", 4},        {"--imacros", 4},
     };
     const char *w = argv[*i];
+    if (amp__unfollowed_option(w)) return NULL;
     for (size_t f = 0; f < sizeof flags / sizeof flags[0]; ++f) {
         size_t n = strlen(flags[f].flag);
-        if (strncmp(w, flags[f].flag, n)) continue;
+        bool dashes = flags[f].flag[1] == '-';
+        if (strncmp(w, flags[f].flag, n) || (dashes && w[n] && w[n] != '=')) continue;
         *where = flags[f].where;
-        if (w[n]) return w + n;
-        if (flags[f].flag[n - 1] == '=' || *i + 1 >= argc) return NULL;
+        if (w[n]) return dashes ? (w[n + 1] ? w + n + 1 : NULL) : w + n;
+        if (*i + 1 >= argc) return NULL;
         return argv[++*i];
     }
     return NULL;
@@ -312,7 +333,7 @@ static const char *amp__include_option(char **argv, size_t argc, size_t *i, int 
  * ones, (the compiler's own directories, added at sys_at when a lookup
  * first reaches them: amp__add_system_dirs), then -idirafter. */
 static amp_status amp__collect_dirs(const char *options, const amp__include_env *env_vars, amp__dirs *dirs,
-                                    amp__dirs *forced)
+                                    amp__dirs *forced, amp__scan *out)
 {
     amp_status st = AMP_OK;
     char **argv = NULL, *words = NULL;
@@ -322,6 +343,11 @@ static amp_status amp__collect_dirs(const char *options, const amp__include_env 
     bool ok = true;
     for (size_t i = 0; i < argc && ok; ++i) {
         int where = 0;
+        if (amp__unfollowed_option(argv[i]) && out->complete) {
+            out->complete = false;
+            snprintf(out->why, sizeof out->why, "compiler option '%.64s' changes where the compiler looks for "
+                     "headers in a way the include scan does not follow", argv[i]);
+        }
         const char *arg = amp__include_option(argv, argc, &i, &where);
         if (!arg) continue;
         amp__dirs *to = (amp__dirs *[]){&quote, &plain, &system, &late, forced}[where];
@@ -768,7 +794,7 @@ amp_status amp__scan_includes(const amp__build_input *in, const amp__include_env
     struct stat kernel_file;
     bool have_file = in->source_name && in->source_dir && stat(in->source_name, &kernel_file) == 0;
     amp__trust_init(&sc.main_trust, in->source_dir, have_file ? &kernel_file : NULL);
-    if ((st = amp__collect_dirs(in->options, env_vars, &sc.dirs, &forced)) != AMP_OK) goto fail;
+    if ((st = amp__collect_dirs(in->options, env_vars, &sc.dirs, &forced, out)) != AMP_OK) goto fail;
     /* Forced includes come first, as if named on the source's first line,
      * looked up from the working directory first (as the compiler does). */
     out->forced = forced.n;
