@@ -1629,6 +1629,30 @@ Test(cache, include_next_header_is_keyed, .fini = cleanup)
     cr_assert_eq(compiles_logged(), 1, "compiled %d times", compiles_logged());
 }
 
+/* One header reached by two names (b.h a link to a.h): when b.h becomes a
+ * header of its own, the next build in the same process reads it. The
+ * memory cache watched only the first name it was read by, unchanged, and
+ * handed out the module built when both were one file. */
+Test(cache, header_reached_by_two_names_is_watched_by_both, .fini = cleanup)
+{
+    amp_accelerator *acc = setup_tree_cpu();
+    char path[PATH_MAX + 32], a[PATH_MAX + 32], b[PATH_MAX + 32];
+    snprintf(a, sizeof a, "%s/a.h", g_root);
+    snprintf(b, sizeof b, "%s/b.h", g_root);
+    static const char a_text[] = "#ifndef A\n#define A 1\n#endif\n#ifndef B\n#define B 0\n#endif\n";
+    write_file(a, a_text, strlen(a_text));
+    cr_assert_eq(symlink("a.h", b), 0, "symlink: %s", strerror(errno));
+    snprintf(path, sizeof path, "%s/k.hip", g_root);
+    write_probe_file(path, "#include \"a.h\"\n#include \"b.h\"\n#define CACHE_PROBE_ADD (A + B)\n");
+    amp_status st;
+    int got = probe_file_result(acc, path, NULL, &st);
+    cr_assert_eq(got, 1, "%d (%s: %s)", got, amp_status_name(st), amp_last_error());
+    cr_assert_eq(unlink(b), 0);
+    write_file(b, "#define B 5\n", strlen("#define B 5\n"));
+    got = probe_file_result(acc, path, NULL, &st);
+    cr_assert_eq(got, 6, "b.h became a header of its own; the module built when it was a.h was used (got %d)", got);
+}
+
 /* A header found in a directory the compiler searches by default but that
  * is not its own (/usr/local/include) is keyed: changed, it rebuilds in the
  * next process instead of giving old code from the disk cache. */

@@ -478,11 +478,13 @@ static char *amp__flat_name(size_t i, const char *path)
     return s;
 }
 
-/* Remember that path held no header: the memory cache re-checks it, since a
- * header put there later would be read instead (the disk key changes by
- * itself: the next scan finds the header). 0, or <0 (status set). Past
- * AMP__SCAN_MAX_ABSENT places the scan is marked incomplete instead. */
-static int amp__note_absent(amp__scanner *sc, const char *path)
+/* Remember that path held no header (sb NULL), or held one read under
+ * another path (sb its stamp): the memory cache re-checks it, since a
+ * header put there later, or the name made a header of its own, would be
+ * read instead (the disk key changes by itself: the next scan finds the
+ * header). 0, or <0 (status set). Past AMP__SCAN_MAX_ABSENT places the
+ * scan is marked incomplete instead. */
+static int amp__note_place(amp__scanner *sc, const char *path, const struct stat *sb)
 {
     amp__scan *s = sc->out;
     for (size_t i = 0; i < s->nabsent; ++i)
@@ -501,7 +503,8 @@ static int amp__note_absent(amp__scanner *sc, const char *path)
     }
     amp__dep *d = &s->absent[s->nabsent];
     memset(d, 0, sizeof *d);
-    d->absent = true;
+    d->absent = !sb;
+    if (sb) amp__stamp(d, sb);
     if (!(d->path = amp__strdup(path))) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "no memory for the include scan"), -1;
     ++s->nabsent;
     return 0;
@@ -527,7 +530,7 @@ static int amp__add_header(amp__scanner *sc, const char *file, const amp__direct
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (fd < 0)
         return errno == ENOENT || errno == ENOTDIR
-                   ? amp__note_absent(sc, path)
+                   ? amp__note_place(sc, path, NULL)
                    : (amp__fail(AMP_ERROR_COMPILE, "%s: cannot open header %s: %s", amp__where(at, sizeof at, file, d),
                                 path, strerror(errno)),
                       -1);
@@ -549,11 +552,12 @@ static int amp__add_header(amp__scanner *sc, const char *file, const amp__direct
                   "device cannot be a header)", amp__where(at, sizeof at, file, d), (int)d->len, d->name, path);
         goto out;
     }
-    /* The same file under another name or path: one header. */
+    /* The same file under another name or path: one header, watched
+     * under both (either name may become a file of its own). */
     for (size_t i = 0; i < s->n; ++i)
         if (s->deps[i].dev == (uint64_t)sb.st_dev && s->deps[i].ino == (uint64_t)sb.st_ino) {
             *index = i;
-            rc = 1;
+            rc = strcmp(s->deps[i].path, path) && amp__note_place(sc, path, &sb) < 0 ? -1 : 1;
             goto out;
         }
     if ((uint64_t)sb.st_size > AMP__SCAN_MAX_BYTES || sc->total_bytes + (size_t)sb.st_size > AMP__SCAN_MAX_BYTES) {
@@ -623,7 +627,7 @@ static int amp__resolve_from(amp__scanner *sc, const amp__directive *d, const ch
     else snprintf(path, sizeof path, "%s%s%.*s", base_path, strcmp(base_path, "/") ? "/" : "", (int)d->len, d->name);
     int w = amp__walk(t, base_real, d->name, d->len, why, sizeof why);
     if (w == 2) return 0;
-    if (w == 0) return amp__note_absent(sc, path);
+    if (w == 0) return amp__note_place(sc, path, NULL);
     if (w < 0) {
         char at[PATH_MAX + 32];
         amp__fail(AMP_ERROR_COMPILE, "%s: #include \"%.*s\" is refused: another user could have put it there (%s)",

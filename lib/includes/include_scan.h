@@ -61,7 +61,7 @@ typedef struct amp__scan {
     amp__include_site *sites; /* every #include of every text, in order */
     size_t nsites;
     size_t forced;
-    amp__dep *absent; /* where a lookup found nothing (before a find, or none) */
+    amp__dep *absent; /* where a lookup found nothing (before a find, or none), and other paths of a header */
     size_t nabsent;
     bool complete;
     char why[256];
