@@ -705,11 +705,12 @@ typedef struct amp_kernel amp_kernel;
  * directory of theirs, one they may write, another user's file in a sticky
  * directory such as /tmp) is refused. __has_include probes are keyed as
  * #includes, and a header appearing where a lookup found none rebuilds.
- * A computed #include (#include MACRO)
+ * A computed #include (#include MACRO), or an option that moves the
+ * compiler's own directories (-nostdinc, --sysroot, -iprefix, ...),
  * cannot be keyed: the build skips the disk cache; on the CPU accelerator
  * what the compiler then read is stamped and the build repeated once
- * against it; hipRTC and NVRTC cannot say what they read, so there it and
- * -include are refused. A kernel's parameters (after the index) may take
+ * against it; hipRTC and NVRTC cannot say what they read, so there they
+ * and -include (-imacros) are refused. A kernel's parameters (after the index) may take
  * at most 4096 bytes.
  * AMP_ERROR_COMPILE: amp_last_error() holds the compiler log, with line
  * numbers of source as given (a refused kernel parameter type is named with
