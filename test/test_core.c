@@ -306,6 +306,23 @@ Test(extent, validate_size_overflow)
     ASSERT_OK(amp_extent_validate(amp_extent_3d(1 << 21, 1 << 21, (1 << 21) - 1)));
 }
 
+/* A dimension of 0 makes the element count 0 wherever it stands: the
+ * dimensions before it must not be refused as an overflow. */
+Test(extent, zero_dimension_after_large_ones_is_empty)
+{
+    const int late[8] = {INT_MAX, INT_MAX, INT_MAX, 0, INT_MAX, INT_MAX, INT_MAX, INT_MAX};
+    const int early[8] = {0, INT_MAX, INT_MAX, INT_MAX, INT_MAX, INT_MAX, INT_MAX, INT_MAX};
+    ASSERT_OK(amp_extent_validate(amp_extent_make(8, early)));
+    ASSERT_OK(amp_extent_validate(amp_extent_make(8, late)));
+    ASSERT_OK(amp_extent_validate(amp_extent_4d(INT_MAX, INT_MAX, INT_MAX, 0)));
+    cr_assert_eq(amp_extent_size(amp_extent_make(8, late)), 0);
+    cr_assert_eq(amp_extent_size(amp_extent_4d(INT_MAX, INT_MAX, INT_MAX, 0)), 0);
+    /* A negative dimension stays invalid, after an overflow too. */
+    ASSERT_STATUS(amp_extent_validate(amp_extent_4d(INT_MAX, INT_MAX, INT_MAX, -1)), AMP_ERROR_INVALID_EXTENT);
+    cr_assert_eq(amp_extent_size(amp_extent_4d(INT_MAX, INT_MAX, INT_MAX, -1)), -1);
+    cr_assert_eq(amp_extent_size(amp_extent_4d(INT_MAX, INT_MAX, INT_MAX, INT_MAX)), -1);
+}
+
 Test(extent, contains)
 {
     amp_extent e = amp_extent_2d(3, 4);

@@ -38,15 +38,17 @@ amp_status amp_extent_validate(amp_extent e)
     if (e.rank < 1 || e.rank > AMP_MAX_RANK)
         return amp__fail(AMP_ERROR_INVALID_EXTENT, "extent rank %d is outside 1..%d", e.rank,
                          AMP_MAX_RANK);
-    int64_t size = 1;
-    for (int d = 0; d < e.rank; ++d) {
+    for (int d = 0; d < e.rank; ++d)
         if (e.v[d] < 0)
             return amp__fail(AMP_ERROR_INVALID_EXTENT,
                              "extent dimension %d is %d; dimensions must be 0 or more", d, e.v[d]);
-        if (e.v[d] > 0 && size > INT64_MAX / e.v[d])
-            return amp__fail(AMP_ERROR_INVALID_EXTENT,
-                             "extent element count overflows int64 at dimension %d (%d)", d,
-                             e.v[d]);
+    if (amp_extent_size(e) >= 0) return AMP_OK;
+    /* No dimension is 0 (the count would be): find where it overflows. */
+    int64_t size = 1;
+    for (int d = 0; d < e.rank; ++d) {
+        if (size > INT64_MAX / e.v[d])
+            return amp__fail(AMP_ERROR_INVALID_EXTENT, "extent element count overflows int64 at dimension %d (%d)",
+                             d, e.v[d]);
         size *= e.v[d];
     }
     return AMP_OK;
@@ -54,11 +56,18 @@ amp_status amp_extent_validate(amp_extent e)
 
 int64_t amp_extent_size(amp_extent e)
 {
-    /* Validation without touching the caller's error message. */
+    /* Validation without touching the caller's error message. A dimension
+     * of 0 anywhere makes the count 0, however large the ones before it. */
     if (e.rank < 1 || e.rank > AMP_MAX_RANK) return -1;
+    bool empty = false;
+    for (int d = 0; d < e.rank; ++d) {
+        if (e.v[d] < 0) return -1;
+        empty |= e.v[d] == 0;
+    }
+    if (empty) return 0;
     int64_t size = 1;
     for (int d = 0; d < e.rank; ++d) {
-        if (e.v[d] < 0 || (e.v[d] > 0 && size > INT64_MAX / e.v[d])) return -1;
+        if (size > INT64_MAX / e.v[d]) return -1;
         size *= e.v[d];
     }
     return size;
