@@ -643,11 +643,12 @@ AMP_API amp_status amp_array_view_destroy(amp_array_view *v);
  * C++ AMP's copy: the source's current data (wherever it is: host, device)
  * into the destination, exactly the bytes of the two views. Extents must be
  * equal (AMP_ERROR_INVALID_EXTENT, naming both) and element sizes too
- * (AMP_ERROR_ARGUMENT_MISMATCH); two overlapping parts of one storage are
- * AMP_ERROR_INVALID_ARGUMENT. Between arrays on one accelerator the copy
- * stays on the device; between two GPUs of one vendor it goes peer to peer
- * where the driver allows, else through host memory; between a GPU and the
- * CPU accelerator it is one host<->device copy. A host view that is written
+ * (AMP_ERROR_ARGUMENT_MISMATCH); two overlapping parts of one storage, and
+ * an AMP_READ_ONLY destination view, are AMP_ERROR_INVALID_ARGUMENT.
+ * Between arrays on one accelerator the copy stays on the device; between
+ * two GPUs of one vendor it goes peer to peer where the driver allows, else
+ * through host memory; between a GPU and the CPU accelerator it is one
+ * host<->device copy. A host view that is written
  * has its device copies of that part marked stale. Each copy is counted in
  * the statistics of the view that runs it: the destination array's, for a
  * view the queue that last used its data (else its accelerator's default

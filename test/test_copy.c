@@ -333,6 +333,49 @@ ACCEL_TEST(copy, refusals_name_the_problem)
     amp_array_view_destroy(w46);
 }
 
+/* An AMP_READ_ONLY view (C++ AMP's array_view<const T>) is never a copy's
+ * destination, as it is never set's: its memory may be read-only (a const
+ * table), which a copy into it would fault on. */
+ACCEL_TEST(copy, into_a_read_only_view_is_refused)
+{
+    (void)acc;
+    static const float table[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    float src[8], ro_mem[8];
+    for (int i = 0; i < 8; ++i) {
+        src[i] = -1.0f;
+        ro_mem[i] = (float)i;
+    }
+    amp_array_view *vs = test_view(src, 4, amp_extent_1d(8), AMP_READ_WRITE);
+    amp_array_view *vro = test_view(ro_mem, 4, amp_extent_1d(8), AMP_READ_ONLY);
+    amp_array_view *vrw = test_view(ro_mem, 4, amp_extent_1d(8), AMP_READ_WRITE), *ro_of_rw = NULL, *part = NULL;
+    ASSERT_OK(amp_array_view_read_only(vrw, &ro_of_rw));
+    ASSERT_OK(amp_array_view_section(ro_of_rw, amp_index_1d(2), amp_extent_1d(4), &part));
+    ASSERT_STATUS(amp_copy_view(vs, vro), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_last_error(), "AMP_READ_ONLY"), "%s", amp_last_error());
+    amp_future *f = (amp_future *)&f;
+    ASSERT_STATUS(amp_copy_view_async(vs, ro_of_rw, &f), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert_null(f, "future not NULL after a refused copy");
+    amp_array_view *src4 = NULL;
+    ASSERT_OK(amp_array_view_section(vs, amp_index_1d(0), amp_extent_1d(4), &src4));
+    ASSERT_STATUS(amp_copy_view(src4, part), AMP_ERROR_INVALID_ARGUMENT);
+    for (int i = 0; i < 8; ++i)
+        cr_assert_eq(ro_mem[i], (float)i, "ro_mem[%d] = %g, written through a read-only view", i, (double)ro_mem[i]);
+    /* A view of a const table: the copy would have faulted. */
+    amp_array_view *vt = test_view((void *)table, 4, amp_extent_1d(8), AMP_READ_ONLY);
+    ASSERT_STATUS(amp_copy_view(vs, vt), AMP_ERROR_INVALID_ARGUMENT);
+    /* A read-only view stays a source. */
+    ASSERT_OK(amp_copy_view(vt, vs));
+    ASSERT_OK(amp_array_view_synchronize(vs));
+    cr_assert_eq(src[7], 8.0f);
+    amp_array_view_destroy(src4);
+    amp_array_view_destroy(part);
+    amp_array_view_destroy(ro_of_rw);
+    amp_array_view_destroy(vt);
+    amp_array_view_destroy(vrw);
+    amp_array_view_destroy(vro);
+    amp_array_view_destroy(vs);
+}
+
 /* discard_data says the view's contents are not needed until written
  * again. A copy into a section of it, a set of one element and a host
  * write to another section (refreshed) write parts of them again: the next

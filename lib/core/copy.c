@@ -420,6 +420,9 @@ static amp_status amp__copy_sides(amp__side *src, amp__side *dst, amp_future **o
     if (src->elem != dst->elem)
         return amp__fail(AMP_ERROR_ARGUMENT_MISMATCH, "%s: the source has %zu-byte elements, the destination %zu", fn,
                          src->elem, dst->elem);
+    /* As amp_array_view_set: the memory behind such a view may be const. */
+    if (dst->view && dst->view->access == AMP_READ_ONLY)
+        return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: the destination view is AMP_READ_ONLY", fn);
     if (amp__sides_overlap(src, dst))
         return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: source and destination overlap in the same storage", fn);
     amp_graph *g = amp__graph_here();
