@@ -530,8 +530,8 @@ AMP_API amp_status amp_array_view_project(amp_array_view *v, int i, amp_array_vi
  * amp_array_view_of_array first). Each new view is the caller's, shares v's
  * storage (the same data source: whatever one writes the other sees, with
  * the usual coherence) and keeps v's access. v's elements must be one
- * contiguous run of memory — a whole view, a rank-1 view, whole rows —
- * else AMP_ERROR_INVALID_ARGUMENT naming the strides.
+ * contiguous run of memory — a whole view, a rank-1 view, whole rows, an
+ * empty view — else AMP_ERROR_INVALID_ARGUMENT naming the strides.
  * reinterpret_as: the same bytes as a rank-1 view of elem_size-byte
  * elements; AMP_ERROR_INVALID_ARGUMENT when elem_size is 0 or does not
  * divide the view's bytes. view_as: the first amp_extent_size(e) elements

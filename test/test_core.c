@@ -631,6 +631,33 @@ Test(tiled, hand_made_tiled_extents_are_checked)
     cr_assert_not(amp_tiled_extent_is_divisible(r4));
 }
 
+/* ------------------------------------------------------- view shapes */
+
+/* An empty section has no elements, so none that fail to be one run: it
+ * reshapes (to an empty view) whatever strides it inherited. */
+Test(shape, an_empty_section_reshapes)
+{
+    static int x[16];
+    amp_array_view *v = NULL, *col = NULL, *w = NULL;
+    ASSERT_OK(amp_array_view_create(x, sizeof(int), amp_extent_2d(4, 4), AMP_READ_WRITE, &v));
+    ASSERT_OK(amp_array_view_section(v, amp_index_2d(0, 1), amp_extent_2d(4, 0), &col));
+    ASSERT_OK(amp_array_view_view_as(col, amp_extent_2d(0, 3), &w));
+    amp_extent e;
+    ASSERT_OK(amp_array_view_get_extent(w, &e));
+    cr_assert(e.rank == 2 && e.v[0] == 0 && e.v[1] == 3, "extent %d: %d x %d", e.rank, e.v[0], e.v[1]);
+    ASSERT_OK(amp_array_view_destroy(w));
+    w = NULL;
+    ASSERT_OK(amp_array_view_reinterpret_as(col, 2, &w));
+    ASSERT_OK(amp_array_view_get_extent(w, &e));
+    cr_assert(e.rank == 1 && e.v[0] == 0, "extent %d: %d", e.rank, e.v[0]);
+    ASSERT_OK(amp_array_view_destroy(w));
+    /* More elements than none: refused as any view_as past the view. */
+    ASSERT_STATUS(amp_array_view_view_as(col, amp_extent_1d(1), &w), AMP_ERROR_INVALID_EXTENT);
+    cr_assert_null(w);
+    ASSERT_OK(amp_array_view_destroy(col));
+    ASSERT_OK(amp_array_view_destroy(v));
+}
+
 /* ------------------------------------------------------- kernel args */
 
 Test(args, constructors)

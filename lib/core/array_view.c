@@ -128,7 +128,8 @@ amp_status amp_array_view_project(amp_array_view *v, int i, amp_array_view **out
 /* reinterpret_as and view_as need the view's elements to be one run. */
 static amp_status amp__view_check_contiguous(const amp_array_view *v, const char *fn)
 {
-    if (amp__layout_contiguous(v->ext.rank, v->ext.v, v->stride)) return AMP_OK;
+    /* An empty view (a section with a 0 anywhere) has no elements apart. */
+    if (v->empty || amp__layout_contiguous(v->ext.rank, v->ext.v, v->stride)) return AMP_OK;
     char strides[160] = "";
     for (int d = 0, n = 0; d < v->ext.rank && n < (int)sizeof strides; ++d)
         n += snprintf(strides + n, sizeof strides - (size_t)n, d ? ",%lld" : "%lld", (long long)v->stride[d]);
