@@ -658,6 +658,22 @@ Test(shape, an_empty_section_reshapes)
     ASSERT_OK(amp_array_view_destroy(v));
 }
 
+/* A NULL pointer is allowed for an empty extent only; with an invalid
+ * extent, the extent is what is wrong (named), not the pointer. */
+Test(shape, an_invalid_extent_is_named_before_a_null_pointer)
+{
+    amp_array_view *v = NULL;
+    ASSERT_STATUS(amp_array_view_create(NULL, 4, amp_extent_2d(3, -5), AMP_READ_WRITE, &v), AMP_ERROR_INVALID_EXTENT);
+    ASSERT_MSG_HAS("-5");
+    cr_assert_null(v);
+    ASSERT_STATUS(amp_array_view_create(NULL, 4, amp_extent_2d(3, 5), AMP_READ_WRITE, &v), AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_MSG_HAS("host");
+    amp_array *a = NULL;
+    ASSERT_STATUS(amp_array_create_from_native(NULL, NULL, 4, amp_extent_1d(-7), &a), AMP_ERROR_INVALID_EXTENT);
+    ASSERT_MSG_HAS("-7");
+    cr_assert_null(a);
+}
+
 /* ------------------------------------------------------- kernel args */
 
 Test(args, constructors)

@@ -74,10 +74,11 @@ static void amp__array_free(amp_array *a)
     amp__handle_free(a, AMP__HANDLE_ARRAY);
 }
 
-/* A NULL pointer stands for no data only when there is none. */
+/* A NULL pointer stands for no data only when there is none (a bad
+ * extent, size -1, is named by amp__storage_new instead). */
 #define AMP__NOT_NULL_UNLESS_EMPTY(p, e)                 \
     do {                                                 \
-        if (amp_extent_size(e) != 0) AMP__NOT_NULL(p);   \
+        if (amp_extent_size(e) > 0) AMP__NOT_NULL(p);    \
     } while (0)
 
 amp_status amp_array_create(amp_accelerator_view *q, size_t elem_size, amp_extent e, const void *init,

@@ -51,7 +51,8 @@ amp_status amp_array_view_create(void *host, size_t elem_size, amp_extent e, amp
     amp__storage *s = NULL;
     AMP__NOT_NULL(out);
     *out = NULL;
-    if (!host && amp_extent_size(e) != 0) AMP__NOT_NULL(host);
+    /* A bad extent (size -1) is named by amp__storage_new below. */
+    if (!host && amp_extent_size(e) > 0) AMP__NOT_NULL(host);
     if (!amp__access_valid(access))
         return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "amp_array_view_create: access %d is not an amp_access",
                          (int)access);
