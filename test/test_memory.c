@@ -625,3 +625,41 @@ ACCEL_TEST(memory, launch_whose_second_view_resets_the_box_list_keeps_the_first)
     ASSERT_OK(amp_array_view_destroy(v));
     ASSERT_OK(amp_program_destroy(p));
 }
+
+/* amp_array_copy_from_host writes the array's data again, as a copy into a
+ * view of it does: a view's discard_data hint ends there, and the next
+ * kernel on the view gets what was written. A staging array's view keeps a
+ * device copy (on the CPU accelerator with AMP_CPU_UNIFIED=0, set here, as
+ * on a GPU); the kernel read stale or unset device memory instead. */
+static void cpu_copying(void) { setenv("AMP_CPU_UNIFIED", "0", 1); }
+
+ACCEL_TEST(memory, array_copy_from_host_ends_a_views_discard_data, .init = cpu_copying)
+{
+    enum { N = 64 };
+    amp_accelerator_view *q = NULL;
+    ASSERT_OK(amp_accelerator_default_view(acc, &q));
+    amp_program *p = test_build(acc, test_kernels_memory);
+    float init[N], data[N], got[N];
+    for (int i = 0; i < N; ++i) {
+        init[i] = 1000.0f + (float)i;
+        data[i] = (float)i;
+    }
+    amp_array *a = NULL;
+    amp_array_view *v = NULL;
+    ASSERT_OK(amp_array_create_staging(q, sizeof(float), amp_extent_1d(N), init, &a));
+    ASSERT_OK(amp_array_view_of_array(a, &v));
+    amp_arg args[] = {amp_arg_view(v)};
+    amp_kernel *k = test_kernel(p, "mem_scale1");
+    ASSERT_OK(amp_parallel_for_each(q, amp_extent_1d(N), k, args, 1));
+    ASSERT_OK(amp_array_view_discard_data(v));
+    ASSERT_OK(amp_array_copy_from_host(a, data));
+    ASSERT_OK(amp_parallel_for_each(q, amp_extent_1d(N), k, args, 1));
+    ASSERT_OK(amp_array_view_synchronize(v));
+    ASSERT_OK(amp_array_copy_to_host(a, got));
+    for (int i = 0; i < N; ++i)
+        cr_assert_eq(got[i], 2.0f * (float)i + 1.0f, "got[%d] = %g after copy_from_host, want %g", i, (double)got[i],
+                     2.0 * i + 1.0);
+    ASSERT_OK(amp_array_view_destroy(v));
+    ASSERT_OK(amp_array_destroy(a));
+    ASSERT_OK(amp_program_destroy(p));
+}
