@@ -632,8 +632,10 @@ AMP_API amp_status amp_array_view_refresh(amp_array_view *v);
  * what it held. Either way, C++ AMP's meaning holds: the contents are
  * undefined after it until written again. Writing the data again from the
  * host (amp_copy_view or amp_array_view_set into any view of it,
- * amp_array_copy_from_host into its array, or a refresh) ends the hint:
- * the next kernel copies in what was written. A view whose elements do not
+ * amp_array_copy_from_host into its array, or a refresh), or by a kernel
+ * where the data lives (its array, at home, or another view of it on a
+ * zero-copy accelerator) ends the hint: the next kernel copies in what was
+ * written. A view whose elements do not
  * fill a box of its data source (see amp_array_view_view_as) drops
  * nothing. */
 AMP_API amp_status amp_array_view_discard_data(amp_array_view *v);

@@ -13,6 +13,7 @@
 static const char cross_source[] =
     "AMP_KERNEL(cross_add2, amp::index<2> i, amp::array_view<int, 2> v, int x) { v[i] += x; }\n"
     "AMP_KERNEL(cross_array_add2, amp::index<2> i, amp::array<int, 2> a, int x) { a[i] += x; }\n"
+    "AMP_KERNEL(cross_array_set2, amp::index<2> i, amp::array<int, 2> a, int x) { a[i] = x + i[0] * 1000 + i[1]; }\n"
     "AMP_KERNEL(cross_copy2, amp::index<2> i, amp::array_view<const int, 2> in, amp::array_view<int, 2> out)\n"
     "{ out[i] = in[i]; }\n";
 
@@ -121,6 +122,50 @@ static void cross_view_of_array(amp_accelerator *home, amp_accelerator *other)
     CROSS_ASSERT_OK(amp_array_view_synchronize(v));
     cross_expect(a, want, "after synchronize", hn, on);
     CROSS_ASSERT_OK(amp_array_view_destroy(sec));
+    CROSS_ASSERT_OK(amp_array_view_destroy(v));
+    CROSS_ASSERT_OK(amp_array_destroy(a));
+    CROSS_ASSERT_OK(amp_program_destroy(ph));
+    CROSS_ASSERT_OK(amp_program_destroy(po));
+    CROSS_ASSERT_OK(amp_accelerator_view_destroy(qh));
+    CROSS_ASSERT_OK(amp_accelerator_view_destroy(qo));
+}
+
+/* A view of an array of `home` given discard_data, then a kernel at home
+ * setting the array itself, then the view's launch on `other`: what the
+ * kernel wrote must reach it (the hint held, and the launch read the
+ * other's fresh memory instead). */
+static void cross_discard_ends_after_a_write_at_home(amp_accelerator *home, amp_accelerator *other)
+{
+    amp_accelerator_info hi, oi;
+    CROSS_ASSERT_OK(amp_accelerator_get_info(home, &hi));
+    CROSS_ASSERT_OK(amp_accelerator_get_info(other, &oi));
+    const char *hn = hi.device_path, *on = oi.device_path;
+    amp_accelerator_view *qh = NULL, *qo = NULL;
+    amp_program *ph = NULL, *po = NULL;
+    amp_kernel *add_o = NULL, *arr_h = NULL;
+    CROSS_ASSERT_OK(amp_accelerator_view_create(home, &qh));
+    CROSS_ASSERT_OK(amp_accelerator_view_create(other, &qo));
+    CROSS_ASSERT_OK(amp_program_build(home, cross_source, NULL, &ph));
+    CROSS_ASSERT_OK(amp_program_build(other, cross_source, NULL, &po));
+    CROSS_ASSERT_OK(amp_program_get_kernel(po, "cross_add2", &add_o));
+    CROSS_ASSERT_OK(amp_program_get_kernel(ph, "cross_array_set2", &arr_h));
+    enum { N = CROSS_ROWS * CROSS_COLS };
+    int32_t want[N];
+    for (int k = 0; k < N; ++k) want[k] = k;
+    amp_extent e = amp_extent_2d(CROSS_ROWS, CROSS_COLS);
+    amp_array *a = NULL;
+    amp_array_view *v = NULL;
+    CROSS_ASSERT_OK(amp_array_create(qh, 4, e, want, &a));
+    CROSS_ASSERT_OK(amp_array_view_of_array(a, &v));
+    amp_arg args[] = {amp_arg_view(v), amp_arg_int32(100)};
+    CROSS_ASSERT_OK(amp_parallel_for_each(qo, e, add_o, args, 2));
+    CROSS_ASSERT_OK(amp_array_view_discard_data(v));
+    amp_arg aargs[] = {amp_arg_array(a), amp_arg_int32(7)};
+    CROSS_ASSERT_OK(amp_parallel_for_each(qh, e, arr_h, aargs, 2));
+    CROSS_ASSERT_OK(amp_parallel_for_each(qo, e, add_o, args, 2));
+    CROSS_ASSERT_OK(amp_array_view_synchronize(v));
+    for (int k = 0; k < N; ++k) want[k] = 7 + (k / CROSS_COLS) * 1000 + k % CROSS_COLS + 100;
+    cross_expect(a, want, "discard_data, the array written at home, then the view there", hn, on);
     CROSS_ASSERT_OK(amp_array_view_destroy(v));
     CROSS_ASSERT_OK(amp_array_destroy(a));
     CROSS_ASSERT_OK(amp_program_destroy(ph));

@@ -496,6 +496,8 @@ Test(cross, view_of_an_array_between_the_cpu_and_a_gpu)
     cross_view_of_array(gpu, cpu);
     cross_graph_of_a_view_after_its_array_went_home(cpu, gpu);
     cross_graph_of_a_view_after_its_array_went_home(gpu, cpu);
+    cross_discard_ends_after_a_write_at_home(cpu, gpu);
+    cross_discard_ends_after_a_write_at_home(gpu, cpu);
 }
 
 Test(cross, view_of_an_array_between_two_gpus)

@@ -1168,6 +1168,14 @@ Test(cross, graph_on_the_cpu_after_its_gpu_array_went_home)
 {
     cross_graph_of_a_view_after_its_array_went_home(standin_gpu("standin:0"), cpu_accelerator());
 }
+Test(cross, discard_data_ends_after_a_cpu_kernel_writes_the_array)
+{
+    cross_discard_ends_after_a_write_at_home(cpu_accelerator(), standin_gpu("standin:0"));
+}
+Test(cross, discard_data_ends_after_a_gpu_kernel_writes_the_array)
+{
+    cross_discard_ends_after_a_write_at_home(standin_gpu("standin:0"), cpu_accelerator());
+}
 Test(cross, view_of_an_array_on_another_gpu)
 {
     cpu_accelerator();

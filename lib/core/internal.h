@@ -407,7 +407,14 @@ void amp__storage_after_replay(amp__storage *s, amp__point done, const amp__box 
 static inline void amp__storage_after_launch(amp__storage *s, amp__point done, const amp__box *b, bool writes)
 {
     amp__point_set(&s->last, done);
-    if (!writes || s->direct) return;
+    if (!writes) return;
+    /* Written where the data source is (an array at home, host memory in
+     * place): a view's discard_data hint ends, as after a host write (the
+     * view's next launch elsewhere must copy in what was written here). */
+    if (s->direct) {
+        s->home_writes++;
+        return;
+    }
     if (s->ndirty > 0 && amp__box_contains(&s->dirty[0], b, s->ext.rank)) return;
     /* A later view of the same launch may have found the valid list full
      * and reset it (prepare), dropping b: b is still current on the device
