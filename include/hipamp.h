@@ -635,9 +635,8 @@ AMP_API amp_status amp_array_view_refresh(amp_array_view *v);
  * amp_array_copy_from_host into its array, or a refresh), or by a kernel
  * where the data lives (its array, at home, or another view of it on a
  * zero-copy accelerator) ends the hint: the next kernel copies in what was
- * written. A view whose elements do not
- * fill a box of its data source (see amp_array_view_view_as) drops
- * nothing. */
+ * written. A view whose elements do not fill a box of its data source
+ * (see amp_array_view_view_as) drops nothing. */
 AMP_API amp_status amp_array_view_discard_data(amp_array_view *v);
 /* Synchronizes first (blocks; its status is returned), then frees the view. */
 AMP_API amp_status amp_array_view_destroy(amp_array_view *v);
@@ -648,14 +647,14 @@ AMP_API amp_status amp_array_view_destroy(amp_array_view *v);
  * equal (AMP_ERROR_INVALID_EXTENT, naming both) and element sizes too
  * (AMP_ERROR_ARGUMENT_MISMATCH); two overlapping parts of one storage, and
  * an AMP_READ_ONLY destination view, are AMP_ERROR_INVALID_ARGUMENT.
- * Between arrays on one accelerator the copy stays on the device; between
- * two GPUs of one vendor it goes peer to peer where the driver allows, else
+ * Between arrays on one accelerator the copy stays on the device; between two
+ * GPUs of one vendor it goes peer to peer where the driver allows, else
  * through host memory; between a GPU and the CPU accelerator it is one
- * host<->device copy. A host view that is written
- * has its device copies of that part marked stale. Each copy is counted in
- * the statistics of the view that runs it: the destination array's, for a
- * view the queue that last used its data (else its accelerator's default
- * view), and a copy between two host memories on the default view.
+ * host<->device copy. A host view that is written has its device copies of
+ * that part marked stale. Each copy is counted in the statistics of the view
+ * that runs it: the destination array's, for a view the queue that last used
+ * its data (else its accelerator's default view), and a copy between two host
+ * memories on the default view.
  * The synchronous forms block until the data has arrived; the _async forms
  * return once it is queued, with a future the caller owns (the parts that
  * move between host memories are done before they return). */
@@ -696,26 +695,26 @@ typedef struct amp_kernel amp_kernel;
  * includes it (a source given as a string has no directory: its own quoted
  * names go through -iquote and -I only), then in -iquote, -I, (CPU)
  * CPATH, -isystem, (CPU) CPLUS_INCLUDE_PATH (an empty element of either:
- * the working directory), the compiler's default directories and
- * -idirafter; an angled name from -I on; #include_next in a header on
- * from after the directory where that header was found. Never beside a
- * temporary copy of the source, never in the working directory. Every header found is keyed by content (an edited
- * header rebuilds), except those of the compiler's own tree (libstdc++, its
- * builtin headers) and those the C library's headers include (/usr/include;
- * the compiler's and the C library's versions are keyed instead); headers
- * in /usr/local/include are keyed. A header found beside its includer (or
- * by an absolute name) that someone other than root, you and whoever can
- * change the includer or a directory above it could have put there (a
- * directory of theirs, one they may write, another user's file in a sticky
- * directory such as /tmp) is refused. __has_include probes are keyed as
- * #includes, and a header appearing where a lookup found none rebuilds.
- * A computed #include (#include MACRO), or an option that moves the
- * compiler's own directories (-nostdinc, --sysroot, -iprefix, ...),
- * cannot be keyed: the build skips the disk cache; on the CPU accelerator
- * what the compiler then read is stamped and the build repeated once
- * against it; hipRTC and NVRTC cannot say what they read, so there they
- * and -include (-imacros) are refused. A kernel's parameters (after the index) may take
- * at most 4096 bytes.
+ * the working directory), the compiler's default directories and -idirafter;
+ * an angled name from -I on; #include_next in a header on from after the
+ * directory where that header was found. Never beside a temporary copy of the
+ * source, never in the working directory. Every header found is keyed by
+ * content (an edited header rebuilds), except those of the compiler's own
+ * tree (libstdc++, its builtin headers) and those the C library's headers
+ * include (/usr/include; the compiler's and the C library's versions are
+ * keyed instead); headers in /usr/local/include are keyed. A header found
+ * beside its includer (or by an absolute name) that someone other than root,
+ * you and whoever can change the includer or a directory above it could have
+ * put there (a directory of theirs, one they may write, another user's file
+ * in a sticky directory such as /tmp) is refused. __has_include probes are
+ * keyed as #includes, and a header appearing where a lookup found none
+ * rebuilds. A computed #include (#include MACRO), or an option that moves the
+ * compiler's own directories (-nostdinc, --sysroot, -iprefix, ...), cannot be
+ * keyed: the build skips the disk cache; on the CPU accelerator what the
+ * compiler then read is stamped and the build repeated once against it;
+ * hipRTC and NVRTC cannot say what they read, so there they and -include
+ * (-imacros) are refused. A kernel's parameters (after the index) may take at
+ * most 4096 bytes.
  * AMP_ERROR_COMPILE: amp_last_error() holds the compiler log, with line
  * numbers of source as given (a refused kernel parameter type is named with
  * its position, a kernel whose parameters take more than 4096 bytes with
