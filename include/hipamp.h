@@ -574,8 +574,11 @@ AMP_API amp_status amp_array_view_get_element_size(const amp_array_view *v, size
  * its view's). Non-blocking. AMP_ERROR_INVALID_ARGUMENT: v or out NULL, or
  * v destroyed (*out is then AMP_READ_WRITE). */
 AMP_API amp_status amp_array_view_get_access(const amp_array_view *v, amp_access *out);
-/* Element strides of the view's dimensions (strides[0..rank-1]; the last is
- * 1): element i is at first + sum(i[d] * strides[d]). */
+/* Element strides of the view's dimensions into strides[0..rank-1] (the
+ * caller's array of at least the view's rank; the last is 1): element i is
+ * at first + sum(i[d] * strides[d]). Non-blocking. AMP_ERROR_INVALID_ARGUMENT:
+ * v or strides NULL, or v destroyed (strides is then left untouched: its
+ * length is the rank of a view that is not there). */
 AMP_API amp_status amp_array_view_get_strides(const amp_array_view *v, int64_t *strides);
 /* Hand the view's data to a vendor library on q's accelerator (q NULL: the
  * view's accelerator if its data lives on one, else the default

@@ -29,23 +29,47 @@ static void cross_expect(amp_array *a, const int32_t *want, const char *what, co
                      what, k / CROSS_COLS, k % CROSS_COLS, got[k], want[k]);
 }
 
+/* The two accelerators of a test, a queue and the program on each, and
+ * their names for messages. */
+typedef struct {
+    amp_accelerator_info hi, oi;
+    const char *hn, *on;
+    amp_accelerator_view *qh, *qo;
+    amp_program *ph, *po;
+} cross_pair;
+
+static void cross_open(amp_accelerator *home, amp_accelerator *other, cross_pair *p)
+{
+    CROSS_ASSERT_OK(amp_accelerator_get_info(home, &p->hi));
+    CROSS_ASSERT_OK(amp_accelerator_get_info(other, &p->oi));
+    p->hn = p->hi.device_path;
+    p->on = p->oi.device_path;
+    CROSS_ASSERT_OK(amp_accelerator_view_create(home, &p->qh));
+    CROSS_ASSERT_OK(amp_accelerator_view_create(other, &p->qo));
+    CROSS_ASSERT_OK(amp_program_build(home, cross_source, NULL, &p->ph));
+    CROSS_ASSERT_OK(amp_program_build(other, cross_source, NULL, &p->po));
+}
+
+static void cross_close(cross_pair *p)
+{
+    CROSS_ASSERT_OK(amp_program_destroy(p->ph));
+    CROSS_ASSERT_OK(amp_program_destroy(p->po));
+    CROSS_ASSERT_OK(amp_accelerator_view_destroy(p->qh));
+    CROSS_ASSERT_OK(amp_accelerator_view_destroy(p->qo));
+}
+
 /* A view of an array of `home` used in launches on `other`: the data moves
  * there and back as for a view of host memory (C++ AMP: array_views are
  * location-transparent); only the array itself must be used on its own
  * accelerator. */
 static void cross_view_of_array(amp_accelerator *home, amp_accelerator *other)
 {
-    amp_accelerator_info hi, oi;
-    CROSS_ASSERT_OK(amp_accelerator_get_info(home, &hi));
-    CROSS_ASSERT_OK(amp_accelerator_get_info(other, &oi));
-    const char *hn = hi.device_path, *on = oi.device_path;
-    amp_accelerator_view *qh = NULL, *qo = NULL;
-    amp_program *ph = NULL, *po = NULL;
+    cross_pair p;
+    cross_open(home, other, &p);
+    const char *hn = p.hn, *on = p.on;
+    amp_accelerator_view *qh = p.qh, *qo = p.qo;
+    amp_program *ph = p.ph, *po = p.po;
     amp_kernel *add_h = NULL, *add_o = NULL, *arr_h = NULL, *arr_o = NULL, *copy_o = NULL;
-    CROSS_ASSERT_OK(amp_accelerator_view_create(home, &qh));
-    CROSS_ASSERT_OK(amp_accelerator_view_create(other, &qo));
-    CROSS_ASSERT_OK(amp_program_build(home, cross_source, NULL, &ph));
-    CROSS_ASSERT_OK(amp_program_build(other, cross_source, NULL, &po));
     CROSS_ASSERT_OK(amp_program_get_kernel(ph, "cross_add2", &add_h));
     CROSS_ASSERT_OK(amp_program_get_kernel(po, "cross_add2", &add_o));
     CROSS_ASSERT_OK(amp_program_get_kernel(ph, "cross_array_add2", &arr_h));
@@ -124,10 +148,7 @@ static void cross_view_of_array(amp_accelerator *home, amp_accelerator *other)
     CROSS_ASSERT_OK(amp_array_view_destroy(sec));
     CROSS_ASSERT_OK(amp_array_view_destroy(v));
     CROSS_ASSERT_OK(amp_array_destroy(a));
-    CROSS_ASSERT_OK(amp_program_destroy(ph));
-    CROSS_ASSERT_OK(amp_program_destroy(po));
-    CROSS_ASSERT_OK(amp_accelerator_view_destroy(qh));
-    CROSS_ASSERT_OK(amp_accelerator_view_destroy(qo));
+    cross_close(&p);
 }
 
 /* A view of an array of `home` given discard_data, then a kernel at home
@@ -136,17 +157,12 @@ static void cross_view_of_array(amp_accelerator *home, amp_accelerator *other)
  * other's fresh memory instead). */
 static void cross_discard_ends_after_a_write_at_home(amp_accelerator *home, amp_accelerator *other)
 {
-    amp_accelerator_info hi, oi;
-    CROSS_ASSERT_OK(amp_accelerator_get_info(home, &hi));
-    CROSS_ASSERT_OK(amp_accelerator_get_info(other, &oi));
-    const char *hn = hi.device_path, *on = oi.device_path;
-    amp_accelerator_view *qh = NULL, *qo = NULL;
-    amp_program *ph = NULL, *po = NULL;
+    cross_pair p;
+    cross_open(home, other, &p);
+    const char *hn = p.hn, *on = p.on;
+    amp_accelerator_view *qh = p.qh, *qo = p.qo;
+    amp_program *ph = p.ph, *po = p.po;
     amp_kernel *add_o = NULL, *arr_h = NULL;
-    CROSS_ASSERT_OK(amp_accelerator_view_create(home, &qh));
-    CROSS_ASSERT_OK(amp_accelerator_view_create(other, &qo));
-    CROSS_ASSERT_OK(amp_program_build(home, cross_source, NULL, &ph));
-    CROSS_ASSERT_OK(amp_program_build(other, cross_source, NULL, &po));
     CROSS_ASSERT_OK(amp_program_get_kernel(po, "cross_add2", &add_o));
     CROSS_ASSERT_OK(amp_program_get_kernel(ph, "cross_array_set2", &arr_h));
     enum { N = CROSS_ROWS * CROSS_COLS };
@@ -168,10 +184,7 @@ static void cross_discard_ends_after_a_write_at_home(amp_accelerator *home, amp_
     cross_expect(a, want, "discard_data, the array written at home, then the view there", hn, on);
     CROSS_ASSERT_OK(amp_array_view_destroy(v));
     CROSS_ASSERT_OK(amp_array_destroy(a));
-    CROSS_ASSERT_OK(amp_program_destroy(ph));
-    CROSS_ASSERT_OK(amp_program_destroy(po));
-    CROSS_ASSERT_OK(amp_accelerator_view_destroy(qh));
-    CROSS_ASSERT_OK(amp_accelerator_view_destroy(qo));
+    cross_close(&p);
 }
 
 /* A graph recorded on `other` launching a view of an array of `home`, then
@@ -181,16 +194,12 @@ static void cross_discard_ends_after_a_write_at_home(amp_accelerator *home, amp_
  * then BUSY for good). */
 static void cross_graph_of_a_view_after_its_array_went_home(amp_accelerator *home, amp_accelerator *other)
 {
-    amp_accelerator_info hi, oi;
-    CROSS_ASSERT_OK(amp_accelerator_get_info(home, &hi));
-    CROSS_ASSERT_OK(amp_accelerator_get_info(other, &oi));
-    const char *hn = hi.device_path, *on = oi.device_path;
-    amp_accelerator_view *qh = NULL, *qo = NULL;
-    amp_program *po = NULL;
+    cross_pair p;
+    cross_open(home, other, &p);
+    const char *hn = p.hn, *on = p.on;
+    amp_accelerator_view *qh = p.qh, *qo = p.qo;
+    amp_program *po = p.po;
     amp_kernel *add_o = NULL;
-    CROSS_ASSERT_OK(amp_accelerator_view_create(home, &qh));
-    CROSS_ASSERT_OK(amp_accelerator_view_create(other, &qo));
-    CROSS_ASSERT_OK(amp_program_build(other, cross_source, NULL, &po));
     CROSS_ASSERT_OK(amp_program_get_kernel(po, "cross_add2", &add_o));
     enum { N = CROSS_ROWS * CROSS_COLS };
     int32_t want[N];
@@ -228,9 +237,7 @@ static void cross_graph_of_a_view_after_its_array_went_home(amp_accelerator *hom
     CROSS_ASSERT_OK(amp_graph_destroy(g));
     CROSS_ASSERT_OK(amp_array_view_destroy(v));
     CROSS_ASSERT_OK(amp_array_destroy(a));
-    CROSS_ASSERT_OK(amp_program_destroy(po));
-    CROSS_ASSERT_OK(amp_accelerator_view_destroy(qo));
-    CROSS_ASSERT_OK(amp_accelerator_view_destroy(qh));
+    cross_close(&p);
 }
 
 #endif
