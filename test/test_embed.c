@@ -883,4 +883,32 @@ Test(embed, hipamp_compile_output_refusals, .timeout = 300)
     const char *only[] = {"x.co", "n.hip", "k.hip", "victim", "out.co"};
     assert_dir_holds_only(only, 5);
 }
+
+/* A kernel file whose name holds a '"' or a backslash compiles, and its
+ * diagnostics name it: the tool's #line marker escapes them (unescaped, the
+ * name ended the string literal or was a bad escape, and every such file
+ * failed to compile). */
+Test(embed, hipamp_compile_file_names_with_quotes_and_backslashes, .timeout = 300)
+{
+    const char *good = "AMP_KERNEL(k, amp::index<1> i, amp::array_view<int, 1> a) { a[i] = 1; }\n";
+    const char *bad = "AMP_KERNEL(k, amp::index<1> i, amp::array_view<int, 1> a) { a[i] = 1 }\n";
+    write_file(path_in_dir("q\"k\\x.hip"), good, strlen(good));
+    int rc = run("'%s' --target sm_90 -o '%s' '%s' > /dev/null", HIPAMP_COMPILE_TOOL, path_in_dir("q.co"),
+                 path_in_dir("q\"k\\x.hip"));
+    char *err = stderr_text();
+    if (rc == 1 && strstr(err, "AMP_ERROR_UNSUPPORTED")) {
+        free(err);
+        cr_skip_test("no NVRTC here");
+    }
+    cr_assert_eq(rc, 0, "a name with a quote and a backslash did not compile: %s", err);
+    free(err);
+    write_file(path_in_dir("b\"a\\d.hip"), bad, strlen(bad));
+    cr_assert_eq(run("'%s' --target sm_90 -o '%s' '%s' > /dev/null", HIPAMP_COMPILE_TOOL, path_in_dir("b.co"),
+                     path_in_dir("b\"a\\d.hip")),
+                 1);
+    assert_stderr_has("b\"a\\d.hip(1): error");
+    unlink(path_in_dir("q.co"));
+    unlink(path_in_dir("q\"k\\x.hip"));
+    unlink(path_in_dir("b\"a\\d.hip"));
+}
 #endif
