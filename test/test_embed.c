@@ -294,6 +294,34 @@ Test(embed, unwritable_output_fails)
                  1);
 }
 
+/* An output whose name is near NAME_MAX (255 bytes) is written, new or
+ * replaced: the temporary file beside it gets a name that fits (it was the
+ * output's name plus ".tmp.XXXXXXXX", too long, and the run failed). */
+Test(embed, output_names_near_name_max_are_written)
+{
+    write_file(path_in_dir("k.hip"), "xyz", 3);
+    for (size_t len = 243; len <= 255; len += 6) {
+        char leaf[256];
+        memset(leaf, 'a', len);
+        leaf[len] = '\0';
+        memcpy(leaf + len - 2, ".c", 2);
+        for (int pass = 0; pass < 2; ++pass) { /* new, then replaced */
+            cr_assert_eq(run("'%s' -o '%s' '%s' sym", HIPAMP_EMBED_TOOL, path_in_dir(leaf), path_in_dir("k.hip")), 0,
+                         "a %zu-byte output name: %s", len, stderr_text());
+            size_t n = 0;
+            char *src = read_file(path_in_dir(leaf), NULL);
+            cr_assert_not_null(src, "no %zu-byte output", len);
+            unsigned char *bytes = parse_array(src, "sym", &n);
+            cr_assert(n == 4 && !memcmp(bytes, "xyz", 4), "the array does not hold the input");
+            free(bytes);
+            free(src);
+        }
+        unlink(path_in_dir(leaf));
+    }
+    const char *only[] = {"k.hip"};
+    assert_dir_holds_only(only, 1);
+}
+
 Test(embed, usage_errors)
 {
     write_file(path_in_dir("k.hip"), "k", 1);

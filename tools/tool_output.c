@@ -502,7 +502,11 @@ static int create_tmp(int dir, const char *leaf, char *name, size_t n)
         char suffix[sizeof r + 1];
         for (size_t i = 0; i < sizeof r; ++i) suffix[i] = digits[r[i] % (sizeof digits - 1)];
         suffix[sizeof r] = '\0';
-        int w = snprintf(name, n, "%s.tmp.%s", leaf, suffix);
+        /* The leaf cut short where the whole would pass NAME_MAX: an
+         * output name of 243 to 255 bytes is still written (its temporary
+         * name was too long, and the run failed). */
+        size_t keep = strlen(leaf), room = NAME_MAX - (sizeof ".tmp." - 1) - sizeof r;
+        int w = snprintf(name, n, "%.*s.tmp.%s", (int)(keep < room ? keep : room), leaf, suffix);
         if (w < 0 || (size_t)w >= n || w > NAME_MAX) {
             errno = ENAMETOOLONG;
             return -1;
