@@ -784,6 +784,42 @@ Test(embed, hipamp_info_write_errors_and_usage, .timeout = 120)
     assert_stderr_has("hipamp-info: write error: No space left on device");
 }
 
+/* hipamp-info says an accelerator's pack is present only when a pack of
+ * its exact target is: a pack whose name merely starts with it (sm_90a
+ * beside a device's sm_90; here "<the CPU's target>-old") is not it. */
+Test(embed, hipamp_info_pack_present_means_the_exact_target, .timeout = 120)
+{
+    cr_assert_eq(run("'%s' > '%s'", HIPAMP_INFO_TOOL, path_in_dir("info.txt")), 0, "%s", stderr_text());
+    char *info = read_file(path_in_dir("info.txt"), NULL);
+    cr_assert_not_null(info);
+    char target[128] = "";
+    const char *at = strstr(info, "prebuilt_target");
+    if (at) sscanf(at, "prebuilt_target %127s", target);
+    free(info);
+    if (strncmp(target, "cpu-", 4)) cr_skip_test("the CPU accelerator loads no pack here ('%s')", target);
+    char pack[512];
+    snprintf(pack, sizeof pack, "%s-old.hpk", target);
+    write_file(path_in_dir(pack), "x", 1);
+    cr_assert_eq(run("AMP_PREBUILT_DIR='%s' '%s' > '%s'", dir, HIPAMP_INFO_TOOL, path_in_dir("info.txt")), 0, "%s",
+                 stderr_text());
+    info = read_file(path_in_dir("info.txt"), NULL);
+    cr_assert(info && strstr(info, "-old"), "the pack is not listed: %s", info);
+    char line[512] = "";
+    at = strstr(info, "prebuilt_target");
+    if (at) sscanf(at, "%511[^\n]", line);
+    cr_assert(strstr(line, "(no pack:"), "a pack of another name taken for %s's: %s", target, line);
+    free(info);
+    snprintf(pack, sizeof pack, "%s.hpk", target);
+    write_file(path_in_dir(pack), "x", 1);
+    cr_assert_eq(run("AMP_PREBUILT_DIR='%s' '%s' > '%s'", dir, HIPAMP_INFO_TOOL, path_in_dir("info.txt")), 0, "%s",
+                 stderr_text());
+    info = read_file(path_in_dir("info.txt"), NULL);
+    at = info ? strstr(info, "prebuilt_target") : NULL;
+    if (at) sscanf(at, "%511[^\n]", line);
+    cr_assert(at && strstr(line, "(pack present:"), "%s's own pack not seen: %s", target, line);
+    free(info);
+}
+
 Test(embed, hipamp_embed_and_compile_write_errors, .timeout = 120)
 {
     if (!have_dev_full()) cr_skip_test("no /dev/full here");

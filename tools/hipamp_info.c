@@ -20,6 +20,21 @@ static void print_bytes(const char *label, uint64_t b)
 
 static const char *yes_no(bool b) { return b ? "yes" : "no"; }
 
+/* Whether the space-separated list names target whole: a substring match
+ * took "sm_90" for present beside a pack "sm_90a" only, or a CPU target
+ * beside "cpu-<its hash>-old". */
+static bool list_has(const char *list, const char *target)
+{
+    size_t n = strlen(target);
+    for (const char *p = list; n && *p;) {
+        size_t len = strcspn(p, " ");
+        if (len == n && !memcmp(p, target, n)) return true;
+        p += len;
+        p += strspn(p, " ");
+    }
+    return false;
+}
+
 static void usage(FILE *to, const char *prog)
 {
     fprintf(to,
@@ -139,9 +154,7 @@ static int print_info(void)
                    : "in host memory after synchronize (or destroy, get, a copy); discard_data before it drops them");
         const char *target = NULL;
         if (amp_accelerator_get_prebuilt_target(list[i], &target) == AMP_OK) {
-            char pack[80];
-            snprintf(pack, sizeof pack, "%s", target ? target : "");
-            bool have = target && strstr(pi.available, pack);
+            bool have = target && list_has(pi.available, target);
             printf("  %-26s %s%s\n", "prebuilt_target", target ? target : "none",
                    !target ? " (its built-in algorithms compile on first use)"
                    : have  ? " (pack present: built-in algorithms load without compiling)"
