@@ -646,6 +646,36 @@ Test(embed, replaced_file_keeps_its_mode_and_owner)
     cr_assert_eq(st.st_mode & 07777, 0640, "a new output is %04o", (unsigned)(st.st_mode & 07777));
 }
 
+/* A file another user may have put in a sticky directory others may write
+ * (/tmp) is replaced as a new file: as root, its owner is not kept (it
+ * would own root's output, which the sticky bit otherwise keeps it from
+ * touching), nor its mode bits (0666: anyone could change the output). */
+Test(embed, file_planted_in_a_sticky_directory_is_replaced_as_new)
+{
+    if (geteuid() != 0) cr_skip_test("needs root: only root replaces another user's file in a sticky directory");
+    write_file(path_in_dir("k.hip"), "xyz", 3);
+    char sticky[512];
+    snprintf(sticky, sizeof sticky, "%s/sticky", dir);
+    cr_assert_eq(mkdir(sticky, 0700), 0);
+    cr_assert_eq(chmod(sticky, 01777), 0);
+    char planted[600];
+    snprintf(planted, sizeof planted, "%s/out.c", sticky);
+    write_file(planted, "planted", 7);
+    cr_assert_eq(chown(planted, 65534, 65534), 0);
+    cr_assert_eq(chmod(planted, 0666), 0);
+    mode_t old_mask = umask(022);
+    int rc = run("'%s' -o '%s' '%s' abc", HIPAMP_EMBED_TOOL, planted, path_in_dir("k.hip"));
+    umask(old_mask);
+    cr_assert_eq(rc, 0, "%s", stderr_text());
+    struct stat st;
+    cr_assert_eq(stat(planted, &st), 0);
+    bool ok = st.st_uid == 0 && st.st_gid == 0 && (st.st_mode & 07777) == 0644;
+    unlink(planted);
+    rmdir(sticky);
+    cr_assert(ok, "root's output in a sticky directory is %lu:%lu, mode %04o (the planted file's owner and mode kept)",
+              (unsigned long)st.st_uid, (unsigned long)st.st_gid, (unsigned)(st.st_mode & 07777));
+}
+
 /* Every link on the way to an output is checked, not the first alone: one's
  * own link to another user's link (root's, as a link's owner, is trusted)
  * is refused, and what it leads to is left alone; a loop of links is

@@ -570,8 +570,18 @@ bool tool_out_open(tool_out *o, const char *prog, const char *dest)
     /* Private (0600) until here. A file replaced keeps its permission bits
      * (a private one stays private) and, as root, its owner and group;
      * set-id bits only where the owner is kept. A new file gets the mode
-     * any new file of this user would have. */
-    if (of.exists) {
+     * any new file of this user would have; so does one that another user
+     * may have put in a sticky directory others may write (/tmp), unless
+     * they own the directory: kept, their owner (as root) or their mode
+     * bits (0666) would let them change the output after the rename, which
+     * the sticky bit keeps them from doing to a file of ours. */
+    bool planted = false;
+    if (of.exists && of.st.st_uid != geteuid()) {
+        struct stat ds;
+        planted = fstat(o->dir, &ds) != 0 || ((ds.st_mode & S_ISVTX) && (ds.st_mode & (S_IWGRP | S_IWOTH)) &&
+                                              of.st.st_uid != ds.st_uid);
+    }
+    if (of.exists && !planted) {
         bool owner_kept = of.st.st_uid == geteuid() && of.st.st_gid == getegid();
         if (!owner_kept && geteuid() == 0) owner_kept = fchown(fd, of.st.st_uid, of.st.st_gid) == 0;
         (void)fchmod(fd, of.st.st_mode & (owner_kept ? 07777 : 01777));

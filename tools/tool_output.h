@@ -2,8 +2,10 @@
  * about their files: an input read whole (a regular file without NUL bytes);
  * an output that is a regular file (or none yet) written whole or not at
  * all, to a temporary file renamed over it, the file's permission bits (as
- * root, its owner too) kept; an output that is a character device or a FIFO
- * (/dev/null, a terminal, a pipe) written in place, never replaced; one of
+ * root, its owner too) kept, except for another user's file in a sticky
+ * directory others may write (replaced as a new file); an output that is a
+ * character device or a FIFO (/dev/null, a terminal, a pipe) written in
+ * place, never replaced; one of
  * the process's descriptors (/dev/stdout, /dev/fd/N, /proc/self/fd/N, or the
  * file a standard descriptor writes) written through that descriptor as it
  * was opened (">>" appends); symbolic links followed, never replaced, every
