@@ -1455,6 +1455,33 @@ Test(trace, relative_path_is_where_the_program_started)
     tdir_remove(&d);
 }
 
+/* A relative AMP_TRACE's "%p" is its own: one in the name of the directory
+ * the program started in is that directory's (it was replaced by the pid,
+ * and the trace refused: "No such file or directory"). */
+Test(trace, percent_p_in_the_current_directory_is_kept)
+{
+    NEEDS_HOOKS();
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    amp_accelerator_info info;
+    ASSERT_OK(amp_accelerator_get_info(acc, &info));
+    tdir d;
+    tdir_make(&d);
+    char start[128], cache[160], there[200];
+    make_dir(&d, "100%pure", 0755, start, sizeof start);
+    snprintf(cache, sizeof cache, "AMP_CACHE_DIR=%s/cache", d.path);
+    const char *env[] = {"AMP_TRACE=rel.json", cache, NULL};
+    char *argv[] = {"/bin/sh", "-c", "cd \"$0\" && exec \"$@\"", start, HIPAMP_TRACE_HELPER, info.device_path,
+                    "--flush-only", NULL};
+    run r = run_child(&d, argv, env);
+    cr_assert_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+    cr_expect_str_eq(parse_helper(&r).flush, "AMP_OK", "%s", r.err);
+    snprintf(there, sizeof there, "%s/rel.json", start);
+    trace t = load_trace(there);
+    trace_free(&t);
+    run_free(&r);
+    tdir_remove(&d);
+}
+
 /* A flush that cannot write its events (here: the file may not grow past
  * its size after the first flush plus 64 bytes) fails, and the file is
  * still the complete trace the first flush left, not a document cut off

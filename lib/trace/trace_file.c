@@ -57,6 +57,7 @@
 
 static struct {
     char value[PATH_MAX]; /* AMP_TRACE as given, made absolute at load */
+    size_t verbatim;      /* value's first bytes that are the current directory's name: no %p there */
     char path[PATH_MAX];  /* with %p replaced, once opened */
     int fd;               /* -1: not open */
     off_t tail;           /* where the closing text starts: the next events go there */
@@ -112,6 +113,10 @@ bool amp__tfile_configure(const char *value, char *why, size_t n)
     memcpy(W.value, cwd, cl);
     if (!slash) W.value[cl++] = '/';
     memcpy(W.value + cl, value, len + 1);
+    /* A "%p" in the directory's name is not AMP_TRACE's to replace
+     * (/tmp/100%pure became /tmp/100<pid>ure, a directory that is not
+     * there). */
+    W.verbatim = cl;
     return true;
 }
 
@@ -133,14 +138,16 @@ static amp_status amp__tfile_refuse(const char *fmt, ...)
     return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s", W.error);
 }
 
-/* W.value with each %p replaced by the process id, into W.path. */
+/* W.value with each %p of AMP_TRACE's own text (not of the current
+ * directory's name put before a relative one) replaced by the process id,
+ * into W.path. */
 static bool amp__tfile_expand(void)
 {
     char pid[24];
     int pl = snprintf(pid, sizeof pid, "%ld", (long)getpid());
     size_t at = 0;
     for (const char *p = W.value; *p; ++p) {
-        bool is_pid = p[0] == '%' && p[1] == 'p';
+        bool is_pid = p >= W.value + W.verbatim && p[0] == '%' && p[1] == 'p';
         size_t add = is_pid ? (size_t)pl : 1;
         if (at + add >= sizeof W.path) {
             W.path[0] = '\0';
