@@ -901,6 +901,24 @@ Test(prebuilt, tool_usage_errors)
     char pack[1200];
     snprintf(pack, sizeof pack, "%s/gfx1234.hpk", dir);
     cr_assert_neq(stat(pack, &sb), 0, "a pack was written for an unknown target");
+    /* --reuse longer than a path may be, or empty: refused, not cut short. */
+    char *long_reuse = malloc(3100);
+    memset(long_reuse, 'r', 3099);
+    long_reuse[3099] = '\0';
+    cr_assert_eq(prebuild(log, (char *[]){"--dir", dir, "--reuse", long_reuse, "cpu", NULL}), 2);
+    free(long_reuse);
+    cr_assert(strstr(slurp(log), "(3099 characters): need a directory name of 1 to 3000"), "%s", slurp(log));
+    cr_assert_eq(prebuild(log, (char *[]){"--dir", dir, "--reuse", "", "cpu", NULL}), 2);
+    cr_assert(strstr(slurp(log), "--reuse '' (0 characters)"), "%s", slurp(log));
+    /* An --only that matches no program writes no (empty) pack over the last
+     * one, and says so. */
+    cr_assert_eq(prebuild(log, (char *[]){"--dir", dir, "--only", "no such program", "cpu", NULL}), 1);
+    cr_assert(strstr(slurp(log), "--only 'no such program' matches no built-in program of cpu-"), "%s", slurp(log));
+    DIR *d = opendir(dir);
+    cr_assert(d);
+    for (struct dirent *de; (de = readdir(d));)
+        cr_assert(!strstr(de->d_name, ".hpk"), "%s was written for an --only that matches nothing", de->d_name);
+    closedir(d);
 }
 
 /* The AMD side, which cannot run here: a pack for gfx90a is made with

@@ -133,8 +133,12 @@ static int warm_main(int argc, char **argv)
         fprintf(stderr, "hipamp-compile: --warm needs a FILE.hip or --algorithms\n");
         return 2;
     }
-    amp_cache_info ci;
-    if (amp_cache_get_info(&ci) != AMP_OK || !ci.disk_enabled) {
+    amp_cache_info ci = {0};
+    if (amp_cache_get_info(&ci) != AMP_OK) {
+        fprintf(stderr, "hipamp-compile: cannot read the compile cache's state: %s\n", amp_last_error());
+        return 1;
+    }
+    if (!ci.disk_enabled) {
         fprintf(stderr, "hipamp-compile: the compile cache is off (%s): there is nothing to warm\n", ci.reason);
         return 1;
     }

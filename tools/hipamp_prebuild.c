@@ -242,11 +242,18 @@ out:
 /* ------------------------------------------------------------ packs */
 
 /* built: the programs compiled (the others came from the last pack);
- * extra: the entries that are no program (the CPU's precompiled header). */
-static int write_pack(const char *dir, const char *target, size_t built, size_t extra)
+ * extra: the entries that are no program (the CPU's precompiled header);
+ * only: the --only texts, NULL for a whole pack. */
+static int write_pack(const char *dir, const char *target, size_t built, size_t extra, const char *const *only)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s.hpk", dir, target);
+    if (only && cur.n == extra) {
+        /* A mistyped --only must not replace the last pack with an empty one. */
+        fprintf(stderr, "hipamp-prebuild: --only '%s'%s matches no built-in program of %s; no pack written\n",
+                only[0], only[1] ? " (and the others)" : "", target);
+        return 1;
+    }
     if (cur.dropped) {
         fprintf(stderr, "hipamp-prebuild: out of memory: %zu programs of %s not kept; no pack written\n", cur.dropped,
                 target);
@@ -276,7 +283,7 @@ static int build_gpu(const char *dir, const char *reuse, const char *target, int
         printf("hipamp-prebuild: %s's pack of %s is not reused: %s\n", reuse, target, amp_last_error());
     size_t built = 0;
     int rc = run_jobs((job){.target = target, .only = only}, jobs, &built);
-    if (!rc) rc = write_pack(dir, target, built, 0);
+    if (!rc) rc = write_pack(dir, target, built, 0, only);
     pack_reset();
     return rc;
 }
@@ -331,7 +338,7 @@ static int build_cpu(const char *dir, int jobs, const char *const *only, bool st
     size_t pch = (have_header ? 1 : 0) + (have_clang_part ? 1 : 0);
     amp_prebuilt_info info;
     amp_prebuilt_get_info(&info);
-    if (!rc) rc = write_pack(dir, target, cur.n - pch - (size_t)info.hits, pch);
+    if (!rc) rc = write_pack(dir, target, cur.n - pch - (size_t)info.hits, pch, whole ? NULL : only);
     amp__prebuilt_set_capture(NULL);
     amp__prebuilt_set_data_capture(NULL);
     pack_reset();
@@ -389,6 +396,13 @@ int main(int argc, char **argv)
     }
     if (dir && (!dir[0] || strlen(dir) > 3000)) {
         fprintf(stderr, "hipamp-prebuild: --dir '%s': need a directory name of 1 to 3000 characters\n", dir);
+        return 2;
+    }
+    /* --reuse goes whole into AMP_PREBUILT_DIR and pack paths (4096 bytes):
+     * a longer one would have named another directory. */
+    if (reuse && (!reuse[0] || strlen(reuse) > 3000)) {
+        fprintf(stderr, "hipamp-prebuild: --reuse '%.64s%s' (%zu characters): need a directory name of 1 to 3000 "
+                "characters\n", reuse, strlen(reuse) > 64 ? "..." : "", strlen(reuse));
         return 2;
     }
     if (!dir || nt == 0) {
