@@ -231,10 +231,11 @@ AMP_MPI_API amp_status amp_mpi_exchange_destroy(amp_mpi_exchange *x);
  * elements; either may be NULL (nothing that way), but neither may be
  * empty (0 elements: refused, naming the halo; give NULL instead, on both
  * sides of the message). peer MPI_PROC_NULL skips the entry, as MPI does.
- * Tags are 0 to MPI_TAG_UB - 1: MPI_TAG_UB carries the exchanger's leaving
- * notices. The peer's matching entry must move the same number of elements
- * (its shape may differ: elements go in row-major order): each receive is
- * checked when it arrives. */
+ * Tags are 0 to MPI_TAG_UB - 1 (the exchanger's communicator's MPI_TAG_UB,
+ * which may be as small as 32767): MPI_TAG_UB carries the exchanger's
+ * leaving notices. The peer's matching entry must move the same number of
+ * elements (its shape may differ: elements go in row-major order): each
+ * receive is checked when it arrives. */
 typedef struct amp_mpi_halo {
     amp_array_view *send;
     amp_array_view *recv;
@@ -271,7 +272,8 @@ typedef struct amp_mpi_halo {
  *    sizes are not checked on arrival on this path, and a peer that left
  *    is found only by the time-out (the communicator is then aborted).
  * AMP_ERROR_INVALID_ARGUMENT: x NULL, halos NULL with count > 0, a peer
- * outside comm, a negative tag or MPI_TAG_UB, a view whose element size
+ * outside comm, a negative tag, MPI_TAG_UB or a larger one (naming the tag
+ * and the limit), a view whose element size
  * is not the exchanger's, an empty view, a message (a face, or a chunk of
  * one) of 2 GiB or more, an AMP_READ_ONLY recv view (on every path,
  * before any view is touched, naming the halo), or a message whose size is not its receive view's

@@ -1100,6 +1100,15 @@ static amp_status amp_mpi__check_halos(amp_mpi_exchange *x, const amp_mpi_halo *
         if ((h->send && h->send_tag < 0) || (h->recv && h->recv_tag < 0))
             return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: halo %zu: tag %d is negative", fn, i,
                                  h->send && h->send_tag < 0 ? h->send_tag : h->recv_tag);
+        /* A tag past MPI_TAG_UB fails MPI_Isend or MPI_Irecv, which would
+         * break the exchanger with half of the exchange posted: refused
+         * here, before anything is. */
+        if ((h->send && h->send_tag > x->notice_tag) || (h->recv && h->recv_tag > x->notice_tag))
+            return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT,
+                                 "%s: halo %zu: tag %d is above this MPI's MPI_TAG_UB (%d): a halo's tags are 0 to "
+                                 "%d",
+                                 fn, i, h->send && h->send_tag > x->notice_tag ? h->send_tag : h->recv_tag,
+                                 x->notice_tag, x->notice_tag - 1);
         if ((h->send && h->send_tag == x->notice_tag) || (h->recv && h->recv_tag == x->notice_tag))
             return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT,
                                  "%s: halo %zu: tag %d is MPI_TAG_UB, which the exchanger keeps for its peers' "

@@ -172,11 +172,14 @@ amp_status amp_mpi__notices_open(amp_mpi_exchange *x)
     x->notice_req = MPI_REQUEST_NULL;
     if (!(x->peer = calloc((size_t)x->size, 1)))
         return amp_mpi__fail(AMP_ERROR_OUT_OF_MEMORY, "amp_mpi_exchange_create: no memory for %d ranks", x->size);
-    /* The largest tag: one a halo may not use (amp_mpi__check_halos), so a
-     * notice never matches the caller's messages. MPI defines MPI_TAG_UB on
-     * MPI_COMM_WORLD. */
-    int rc = MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
-    x->notice_tag = rc == MPI_SUCCESS && flag ? *(int *)ub : 32767;
+    /* The largest tag this communicator takes: one a halo may not use
+     * (amp_mpi__check_halos refuses it and every larger one before
+     * anything is posted), so a notice never matches the caller's messages.
+     * MPI defines MPI_TAG_UB on MPI_COMM_WORLD, and the libraries give it on
+     * every communicator; 32767 is the least MPI allows. */
+    int rc = MPI_Comm_get_attr(x->comm, MPI_TAG_UB, &ub, &flag);
+    if (rc != MPI_SUCCESS || !flag || !ub) rc = MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
+    x->notice_tag = rc == MPI_SUCCESS && flag && ub && *(int *)ub > 0 ? *(int *)ub : 32767;
     amp_mpi__post(x);
     if (x->notice_req == MPI_REQUEST_NULL)
         return amp_mpi__fail(AMP_ERROR_DEVICE,

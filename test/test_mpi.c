@@ -79,6 +79,20 @@ static void mpi_down(void)
     }
 }
 
+/* MPI_TAG_UB as an MPI with a small limit gives it (0: the library's own),
+ * through MPI's profiling interface: the test program's MPI_Comm_get_attr
+ * is the one libhipamp_mpi calls. */
+static int fake_tag_ub;
+int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void *value, int *flag)
+{
+    static int small;
+    if (keyval != MPI_TAG_UB || !fake_tag_ub) return PMPI_Comm_get_attr(comm, keyval, value, flag);
+    small = fake_tag_ub;
+    *(int **)value = &small;
+    *flag = 1;
+    return MPI_SUCCESS;
+}
+
 #define ASSERT_MPI_STATUS(call, want)                                                          \
     do {                                                                                       \
         amp_status st_ = (call);                                                               \
@@ -988,6 +1002,27 @@ Test(mpi, refused_halos_send_nothing, .init = mpi_up, .fini = mpi_down)
     x = self_exchange(q, sizeof(float), AMP_MPI_PATH_HOST);
     exchange_fresh(x, send, recv, grid, 6);
     ASSERT_MPI_OK(amp_mpi_exchange_destroy(x));
+
+    /* An MPI whose MPI_TAG_UB is the least the standard allows: a tag past
+     * it is refused before anything is posted, naming the tag and the
+     * limit, and the exchanger works on. Before, only MPI_TAG_UB itself was
+     * refused, and a larger tag failed in MPI_Isend or MPI_Irecv, which
+     * broke the exchanger (AMP_ERROR_DEVICE). */
+    fake_tag_ub = 32767;
+    x = self_exchange(q, sizeof(float), AMP_MPI_PATH_HOST);
+    ASSERT_MPI_OK(amp_mpi_exchange_set_timeout(x, 3000)); /* a receive nothing matches must not hang */
+    amp_mpi_halo past[] = {{send, recv, 0, 32768, 32768}, {send, recv, 0, 2147483647, 2147483647},
+                           {NULL, recv, 0, 0, 40000}, {send, recv, 0, 32767, 32767}};
+    const char *past_says[] = {"halo 0: tag 32768 is above this MPI's MPI_TAG_UB (32767): a halo's tags are 0 to 32766",
+                               "halo 0: tag 2147483647 is above this MPI's MPI_TAG_UB (32767)",
+                               "halo 0: tag 40000 is above", "tag 32767 is MPI_TAG_UB"};
+    for (size_t i = 0; i < sizeof past / sizeof past[0]; ++i) {
+        ASSERT_MPI_STATUS(amp_mpi_exchange_halos(x, &past[i], 1), AMP_ERROR_INVALID_ARGUMENT);
+        cr_assert(strstr(amp_mpi_last_error(), past_says[i]), "case %zu: %s", i, amp_mpi_last_error());
+        exchange_fresh(x, send, recv, grid, 32766);
+    }
+    ASSERT_MPI_OK(amp_mpi_exchange_destroy(x));
+    fake_tag_ub = 0;
     ASSERT_OK(amp_array_view_destroy(send));
     ASSERT_OK(amp_array_view_destroy(recv));
     ASSERT_OK(amp_array_view_destroy(wrecv));
