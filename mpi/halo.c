@@ -240,6 +240,14 @@ static amp_status amp_mpi__plan(amp_mpi_exchange *x, amp_mpi__side *s, const cha
     s->n = n;
     if (!s->chunks) s->lo = 0, s->hi = n;
     int64_t count = s->hi - s->lo;
+    /* The NCCL path moves every face whole (AMP_MPI_CHUNK_BYTES does not
+     * cut faces there): its hint must not send the caller to chunks. */
+    if ((uint64_t)count > (uint64_t)INT32_MAX / x->elem && x->path.path == AMP_MPI_PATH_NCCL)
+        return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT,
+                             "%s: %lld elements of %zu bytes do not fit one message of the NCCL path (at most %d "
+                             "bytes; AMP_MPI_CHUNK_BYTES does not cut faces on this path: split the face into "
+                             "several halos of their own tags)",
+                             what, (long long)count, x->elem, INT32_MAX);
     if ((uint64_t)count > (uint64_t)INT32_MAX / x->elem)
         return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT,
                              "%s: %lld elements of %zu bytes do not fit one MPI message (at most %d bytes; "

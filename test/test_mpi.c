@@ -20,6 +20,7 @@ Test(mpi, component_not_built)
 #include <stdlib.h>
 #include <string.h>
 #include <dlfcn.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -1427,6 +1428,24 @@ Test(mpi, read_only_receive_views_are_refused_on_every_path, .init = mpi_up, .fi
                 cr_assert(r0[i] == 0.0f, "%s path, %s: halo 0 was received", amp_mpi_path_name(paths[p]),
                           kinds[k].what);
         }
+        /* A face of 2 GiB or more (a view of memory that is never touched:
+         * the size is refused first) is refused with its path's hint: the
+         * NCCL path moves faces whole, so AMP_MPI_CHUNK_BYTES is no remedy
+         * there. Before, its message offered chunks on every path. */
+        const size_t huge_bytes = (size_t)1 << 31;
+        void *huge = mmap(NULL, huge_bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        cr_assert(huge != MAP_FAILED, "mmap of 2 GiB of address space");
+        amp_array_view *hv2 = test_view(huge, sizeof(float), amp_extent_2d(1 << 15, 1 << 14), AMP_READ_WRITE);
+        amp_mpi_halo too_big = {hv2, NULL, 0, 1, 1};
+        ASSERT_MPI_STATUS(amp_mpi_exchange_halos(x, &too_big, 1), AMP_ERROR_INVALID_ARGUMENT);
+        const bool nccl = paths[p] == AMP_MPI_PATH_NCCL;
+        const char *hint = nccl ? "AMP_MPI_CHUNK_BYTES does not cut faces on this path"
+                                : "AMP_MPI_CHUNK_BYTES sends a face as messages of at most that many";
+        cr_assert(strstr(amp_mpi_last_error(), "halo 0 send to rank 0") &&
+                      strstr(amp_mpi_last_error(), "536870912 elements of 4 bytes") && strstr(amp_mpi_last_error(), hint),
+                  "%s path: no \"%s\" in: %s", amp_mpi_path_name(paths[p]), hint, amp_mpi_last_error());
+        ASSERT_OK(amp_array_view_destroy(hv2));
+        cr_assert_eq(munmap(huge, huge_bytes), 0);
         ASSERT_MPI_OK(amp_mpi_exchange_destroy(x));
         /* Nothing was written into the read-only views. */
         float got[16];
