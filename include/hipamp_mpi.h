@@ -235,7 +235,10 @@ AMP_MPI_API amp_status amp_mpi_exchange_destroy(amp_mpi_exchange *x);
  * which may be as small as 32767): MPI_TAG_UB carries the exchanger's
  * leaving notices. The peer's matching entry must move the same number of
  * elements (its shape may differ: elements go in row-major order): each
- * receive is checked when it arrives. */
+ * receive is checked when it arrives. A receive view may share no element
+ * with another view of its exchange (a send, whose data it would
+ * overwrite, or another receive): what it held afterwards would depend on
+ * the order in which messages land. Two sends may read the same elements. */
 typedef struct amp_mpi_halo {
     amp_array_view *send;
     amp_array_view *recv;
@@ -273,7 +276,14 @@ typedef struct amp_mpi_halo {
  *    is found only by the time-out (the communicator is then aborted).
  * AMP_ERROR_INVALID_ARGUMENT: x NULL, halos NULL with count > 0, a peer
  * outside comm, a negative tag, MPI_TAG_UB or a larger one (naming the tag
- * and the limit), a view whose element size
+ * and the limit), a receive view that shares elements with another view of
+ * the exchange (naming both halos; compared where hipamp::mpi sees the
+ * views' memory: views of host memory always, before any view is touched;
+ * views of arrays once handed over by device address, which loses none of
+ * their data: the device and NCCL paths, the host path on the CPU
+ * accelerator, contiguous faces staged on a GPU's copy stream; a view of
+ * an array copied to or from a staging buffer by hipamp is not compared),
+ * a view whose element size
  * is not the exchanger's, an empty view, a message (a face, or a chunk of
  * one) of 2 GiB or more, an AMP_READ_ONLY recv view (on every path,
  * before any view is touched, naming the halo), or a message whose size is not its receive view's

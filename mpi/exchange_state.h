@@ -34,6 +34,12 @@ typedef struct amp_mpi__side {
     amp_extent ext;
     int64_t strides[AMP_MAX_RANK];
     void *addr;        /* what MPI reads or writes */
+    /* The address of v's first element where two views of one exchange
+     * are compared (amp_mpi__overlaps): host memory's for a view of host
+     * memory, else the device address it was handed over by; NULL where
+     * neither is known (a view of an array moved through a staging
+     * buffer). */
+    const void *base;
     MPI_Datatype type; /* MPI_BYTE (count bytes) or a committed vector type (count 1) */
     int count;
     uint64_t bytes;

@@ -1031,6 +1031,108 @@ Test(mpi, refused_halos_send_nothing, .init = mpi_up, .fini = mpi_down)
     ASSERT_OK(amp_array_view_destroy(v));
 }
 
+/* A receive view that shares elements with another view of its exchange
+ * (the send it would overwrite, or another receive) is refused before
+ * anything is sent, naming both faces, and the exchanger works on; views
+ * that only interleave (neighbouring columns or boxes of one grid), and two
+ * sends of the same cells, are exchanged. Host views are compared by their
+ * host memory (sections of one view, and views made apart over the same
+ * memory), views of arrays by the device address they are handed over by
+ * (the device path). Before, such an exchange ran, and what the receive
+ * held depended on the order in which the messages landed. */
+static void grid_reset(float *grid, amp_array_view *v)
+{
+    for (int r = 0; r < R; ++r)
+        for (int c = 0; c < C; ++c) grid[r * C + c] = cell(r, c, 0.0f);
+    ASSERT_OK(amp_array_view_refresh(v));
+}
+
+Test(mpi, overlapping_receives_are_refused, .init = mpi_up, .fini = mpi_down)
+{
+    amp_accelerator_view *q = default_view(test_accel(TEST_ACCEL_CPU));
+    float grid[R * C];
+    amp_array_view *v = test_view(grid, sizeof(float), amp_extent_2d(R, C), AMP_READ_WRITE);
+    grid_reset(grid, v);
+    /* Row 3 as a 1-D view of its own, over the same memory. */
+    amp_array_view *row3 = test_view(grid + 3 * C, sizeof(float), amp_extent_1d(C), AMP_READ_WRITE);
+    amp_array_view *row3_head = NULL;
+    ASSERT_OK(amp_array_view_section(row3, amp_index_1d(0), amp_extent_1d(5), &row3_head));
+    amp_array_view *r1 = section(v, 1, 0, 1, C), *r3 = section(v, 3, 0, 1, C);
+    amp_array_view *r1_left = section(v, 1, 0, 1, C / 2), *r1_mid = section(v, 1, C / 4, 1, C / 2);
+    amp_array_view *r4 = section(v, 4, 0, 1, C), *r34 = section(v, 3, 0, 2, C);
+    amp_array_view *col0 = section(v, 0, 0, R, 1), *col1 = section(v, 0, 1, R, 1), *col5 = section(v, 0, 5, R, 1);
+    amp_array_view *col5_top = section(v, 0, 5, 5, 1), *box = section(v, 2, 2, 3, 3);
+    amp_array_view *corner = section(v, 4, 4, 2, 2), *beside = section(v, 2, 5, 3, 3);
+    amp_mpi_exchange *x = self_exchange(q, sizeof(float), AMP_MPI_PATH_HOST);
+    struct {
+        amp_mpi_halo h[2];
+        size_t n;
+        const char *says;
+    } refused[] = {
+        {{{r1_left, r1_mid, 0, 1, 1}}, 1,
+         "halo 0 send to rank 0 (tag 1) and halo 0 receive from rank 0 (tag 1) share elements"},
+        {{{NULL, r3, 0, 1, 1}, {r1, r34, 0, 2, 2}}, 2,
+         "halo 0 receive from rank 0 (tag 1) and halo 1 receive from rank 0 (tag 2) share elements"},
+        {{{box, NULL, 0, 1, 1}, {NULL, corner, 0, 2, 2}}, 2,
+         "halo 0 send to rank 0 (tag 1) and halo 1 receive from rank 0 (tag 2) share elements"},
+        {{{col5, NULL, 0, 1, 1}, {NULL, row3, 0, 2, 2}}, 2,
+         "halo 0 send to rank 0 (tag 1) and halo 1 receive from rank 0 (tag 2) share elements"},
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; ++i) {
+        ASSERT_MPI_STATUS(amp_mpi_exchange_halos(x, refused[i].h, refused[i].n), AMP_ERROR_INVALID_ARGUMENT);
+        cr_assert(strstr(amp_mpi_last_error(), refused[i].says), "case %zu: %s", i, amp_mpi_last_error());
+        ASSERT_OK(amp_array_view_synchronize(v));
+        check_moved(grid, 0.0f, 0, 0, 0, 0, 0, 0, "a refused exchange");
+    }
+
+    /* Interleaved, not shared: the box and the box beside it, neighbouring
+     * columns, a column and a row of its own view that stops short of it;
+     * two sends of one row. */
+    amp_mpi_halo both[2] = {{box, beside, 0, 1, 1}};
+    ASSERT_MPI_OK(amp_mpi_exchange_halos(x, both, 1));
+    ASSERT_OK(amp_array_view_synchronize(v));
+    check_moved(grid, 0.0f, 2, 5, 2, 2, 3, 3, "box beside box");
+    grid_reset(grid, v);
+    amp_mpi_halo cols = {col1, col0, 0, 1, 1};
+    ASSERT_MPI_OK(amp_mpi_exchange_halos(x, &cols, 1));
+    ASSERT_OK(amp_array_view_synchronize(v));
+    check_moved(grid, 0.0f, 0, 0, 0, 1, R, 1, "neighbouring columns");
+    grid_reset(grid, v);
+    amp_mpi_halo apart[2] = {{col5_top, NULL, 0, 1, 1}, {NULL, row3_head, 0, 1, 1}};
+    ASSERT_MPI_OK(amp_mpi_exchange_halos(x, apart, 2));
+    ASSERT_OK(amp_array_view_synchronize(row3));
+    for (int c = 0; c < C; ++c)
+        cr_assert(grid[3 * C + c] == (c < 5 ? cell(c, 5, 0.0f) : cell(3, c, 0.0f)), "row 3, column %d: %.9g", c,
+                  (double)grid[3 * C + c]);
+    grid_reset(grid, v);
+    amp_mpi_halo twice[2] = {{r1, r3, 0, 1, 1}, {r1, r4, 0, 2, 2}};
+    ASSERT_MPI_OK(amp_mpi_exchange_halos(x, twice, 2));
+    ASSERT_OK(amp_array_view_synchronize(v));
+    for (int c = 0; c < C; ++c)
+        cr_assert(grid[3 * C + c] == cell(1, c, 0.0f) && grid[4 * C + c] == cell(1, c, 0.0f),
+                  "rows 3 and 4, column %d: %.9g, %.9g", c, (double)grid[3 * C + c], (double)grid[4 * C + c]);
+    ASSERT_MPI_OK(amp_mpi_exchange_destroy(x));
+
+    /* Views of an array, by device address. */
+    amp_array_view *av = NULL;
+    amp_array *a = poisoned_array(q, &av);
+    amp_array_view *a1 = section(av, 1, 0, 1, C), *a3 = section(av, 3, 0, 1, C), *a34 = section(av, 3, 0, 2, C);
+    x = self_exchange(q, sizeof(float), AMP_MPI_PATH_DEVICE);
+    amp_mpi_halo dev[2] = {{NULL, a3, 0, 1, 1}, {a1, a34, 0, 2, 2}};
+    ASSERT_MPI_STATUS(amp_mpi_exchange_halos(x, dev, 2), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_mpi_last_error(),
+                     "halo 0 receive from rank 0 (tag 1) and halo 1 receive from rank 0 (tag 2) share elements"),
+              "device path: %s", amp_mpi_last_error());
+    amp_mpi_halo fine = {a1, a3, 0, 1, 1};
+    ASSERT_MPI_OK(amp_mpi_exchange_halos(x, &fine, 1));
+    ASSERT_MPI_OK(amp_mpi_exchange_destroy(x));
+
+    amp_array_view *all[] = {a1, a3, a34, av, row3_head, row3, r1, r1_left, r1_mid, r3, r4, r34, col0, col1, col5, col5_top,
+                             box, corner, beside, v};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) ASSERT_OK(amp_array_view_destroy(all[i]));
+    ASSERT_OK(amp_array_destroy(a));
+}
+
 /* ------------------------------------------------- chunked faces, one rank */
 
 /* An exchanger of floats on MPI_COMM_SELF that cuts faces into 4096-byte
