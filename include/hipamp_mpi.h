@@ -283,7 +283,8 @@ typedef struct amp_mpi_halo {
  * their data: the device and NCCL paths, the host path on the CPU
  * accelerator, contiguous faces staged on a GPU's copy stream; a view of
  * an array copied to or from a staging buffer by hipamp is not compared),
- * a view whose element size
+ * an exchange begun on x still in flight (the blocking calls: their end
+ * would have to come first; end it), a view whose element size
  * is not the exchanger's, an empty view, a message (a face, or a chunk of
  * one) of 2 GiB or more, an AMP_READ_ONLY recv view (on every path,
  * before any view is touched, naming the halo), or a message whose size is not its receive view's

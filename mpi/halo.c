@@ -1737,6 +1737,13 @@ amp_status amp_mpi_exchange_end(amp_mpi_exchange *x, amp_mpi_pending p) { return
 static amp_status amp_mpi__exchange(amp_mpi_exchange *x, const amp_mpi_halo *halos, size_t count, const char *fn)
 {
     amp_mpi_pending p;
+    /* Its end would not be the oldest's, and be refused: the exchange would
+     * stay in flight on the caller's views with no handle to end it by. */
+    if (x && x->oldest != x->next_id && !x->broken[0])
+        return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT,
+                             "%s: exchange #%llu, begun on this exchanger, is still in flight, and exchanges end in "
+                             "the order they began: end it (amp_mpi_exchange_end) before a blocking exchange",
+                             fn, (unsigned long long)x->oldest);
     amp_status st = amp_mpi__begin(x, halos, count, &p, fn);
     if (st != AMP_OK) return st;
     return amp_mpi__end(x, p, fn);

@@ -896,6 +896,15 @@ ACCEL_TEST(mpi, begun_exchanges_end_in_order, .init = mpi_up, .fini = mpi_down)
         ASSERT_MPI_STATUS(amp_mpi_exchange_test(x, a, NULL), AMP_ERROR_INVALID_ARGUMENT);
         ASSERT_MPI_STATUS(amp_mpi_exchange_destroy(x), AMP_ERROR_BUSY);
         cr_assert(strstr(amp_mpi_last_error(), "still in flight"), "message: %s", amp_mpi_last_error());
+        /* A blocking exchange cannot end before them: refused, and nothing
+         * begun. Before, it began, its end was refused, and it stayed in
+         * flight with no handle to end it by (destroy then said busy). */
+        amp_mpi_halo h3 = {s1, r1, 0, 3, 3};
+        ASSERT_MPI_STATUS(amp_mpi_exchange_halos(x, &h3, 1), AMP_ERROR_INVALID_ARGUMENT);
+        cr_assert(strstr(amp_mpi_last_error(), "amp_mpi_exchange_halos: exchange #1, begun on this exchanger, is still "
+                                               "in flight"),
+                  "message: %s", amp_mpi_last_error());
+        ASSERT_MPI_STATUS(amp_mpi_exchange_rows(x, 0, s1, r1, 0, s2, r2), AMP_ERROR_INVALID_ARGUMENT);
         for (int spin = 0; spin < 1000000 && !done; ++spin) ASSERT_MPI_OK(amp_mpi_exchange_test(x, b, &done));
         cr_assert(done, "exchange b never finished its messages");
         ASSERT_MPI_OK(amp_mpi_exchange_end(x, a));
