@@ -936,9 +936,15 @@ static amp_status amp_mpi__left(const amp_mpi_exchange *x, amp_mpi__flight *f, c
  * face it got (with those amp_mpi__drains took); f->strays is set where a
  * receive cut short (amp_mpi__cut_short) took a message after all, one of
  * a later exchange. */
-static amp_status amp_mpi__arrivals(const amp_mpi_exchange *x, amp_mpi__flight *f, int rc, const char *fn)
+static amp_status amp_mpi__arrivals(const amp_mpi_exchange *x, amp_mpi__flight *f, int rc, const char *fn,
+                                    bool *mpi_failed)
 {
-    if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) return amp_mpi__mpi(rc, "MPI_Testall of the exchange's messages");
+    if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) {
+        char what[192];
+        snprintf(what, sizeof what, "%s: exchange #%llu: MPI_Testall of its messages", fn, (unsigned long long)f->id);
+        *mpi_failed = true;
+        return amp_mpi__mpi(rc, what);
+    }
     const uint64_t elem = x->elem;
     for (size_t i = 0; i < f->count; ++i) {
         const amp_mpi_halo *h = &f->halos[i];
@@ -960,7 +966,10 @@ static amp_status amp_mpi__arrivals(const amp_mpi_exchange *x, amp_mpi__flight *
                 int err = rc == MPI_ERR_IN_STATUS ? stt->MPI_ERROR : MPI_SUCCESS, cls = MPI_SUCCESS;
                 if (err != MPI_SUCCESS) MPI_Error_class(err, &cls);
                 if (k == 0 || (cls != MPI_SUCCESS && cls != MPI_ERR_TRUNCATE)) {
-                    if (err != MPI_SUCCESS) return amp_mpi__mpi(err, what);
+                    if (err != MPI_SUCCESS) {
+                        *mpi_failed = true;
+                        return amp_mpi__mpi(err, what);
+                    }
                     continue;
                 }
                 if (c->cut) {
@@ -1692,7 +1701,9 @@ static amp_status amp_mpi__end(amp_mpi_exchange *x, amp_mpi_pending p, const cha
     /* Every request finished: the exchange is over whatever the checks say. */
     x->oldest++;
     while (x->oldest < x->next_id && !amp_mpi__flight_of(x, x->oldest)) x->oldest++;
-    if (x->nccl || ((st = amp_mpi__arrivals(x, f, rc, fn)) == AMP_OK && (st = amp_mpi__deliver(x, f, fn)) == AMP_OK)) {
+    bool mpi_failed = false;
+    if (x->nccl ||
+        ((st = amp_mpi__arrivals(x, f, rc, fn, &mpi_failed)) == AMP_OK && (st = amp_mpi__deliver(x, f, fn)) == AMP_OK)) {
         for (size_t i = 0; i < f->count; ++i) {
             const amp_mpi__side *s = &f->sides[2 * i], *r = &f->sides[2 * i + 1];
             if (s->posted) {
@@ -1716,14 +1727,17 @@ static amp_status amp_mpi__end(amp_mpi_exchange *x, amp_mpi_pending p, const cha
         amp_mpi__aside_event_free(x->aside, f->mark);
         f->mark = NULL;
     }
-    if (st != AMP_OK && f->strays) {
+    if (st != AMP_OK && (f->strays || mpi_failed)) {
         /* A face sent in chunks may have left messages that would meet a
-         * later exchange's receives. */
+         * later exchange's receives; after a failed MPI call the requests
+         * may still be pending (MPI_Testall failed before all finished),
+         * writing the receive views and reading the staging buffers that a
+         * later exchange would reuse. */
         char msg[AMP_MPI__ERR_SIZE];
-        snprintf(msg, sizeof msg,
-                 "%.800s; messages of a face sent in chunks may be left over, so this exchanger refuses further "
-                 "exchanges: destroy it",
-                 amp_mpi_last_error());
+        snprintf(msg, sizeof msg, "%.800s; %s, so this exchanger refuses further exchanges: destroy it",
+                 amp_mpi_last_error(),
+                 mpi_failed ? "the exchange's messages are in an undefined state"
+                            : "messages of a face sent in chunks may be left over");
         amp_mpi__fail(st, "%s", msg);
         amp_mpi__break(x, st, msg);
     }

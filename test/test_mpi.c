@@ -94,6 +94,18 @@ int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void *value, int *flag)
     return MPI_SUCCESS;
 }
 
+/* MPI_Testall fails once with this error class (0: never), as an MPI whose
+ * request failed does. */
+static int fake_testall_error;
+int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[])
+{
+    int e = fake_testall_error;
+    if (!e) return PMPI_Testall(count, requests, flag, statuses);
+    fake_testall_error = 0;
+    *flag = 0;
+    return e;
+}
+
 #define ASSERT_MPI_STATUS(call, want)                                                          \
     do {                                                                                       \
         amp_status st_ = (call);                                                               \
@@ -810,6 +822,27 @@ Test(mpi, timeout_on_a_receive_nothing_matches, .init = mpi_up, .fini = mpi_down
     amp_mpi_exchange_stats s;
     ASSERT_MPI_OK(amp_mpi_exchange_get_stats(x, &s));
     cr_assert_eq(s.exchanges, 1, "only the answered exchange counts");
+    ASSERT_MPI_OK(amp_mpi_exchange_destroy(x));
+
+    /* An MPI call that fails while the exchange waits (MPI_Testall, before
+     * every request finished) leaves its requests in an undefined state:
+     * AMP_ERROR_DEVICE with MPI's words, and the exchanger refuses from
+     * then on. Before, the record was reused by the next exchange while
+     * MPI might still hold its requests. */
+    x = self_exchange(q, sizeof(float), AMP_MPI_PATH_HOST);
+    ASSERT_MPI_OK(amp_mpi_exchange_halos(x, &good, 1));
+    fake_testall_error = MPI_ERR_OTHER;
+    ASSERT_MPI_STATUS(amp_mpi_exchange_halos(x, &good, 1), AMP_ERROR_DEVICE);
+    char said[1024];
+    snprintf(said, sizeof said, "%s", amp_mpi_last_error());
+    ASSERT_MPI_STATUS(amp_mpi_exchange_halos(x, &good, 1), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_mpi_last_error(), "abandoned"), "message: %s", amp_mpi_last_error());
+    char mpi_words[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(MPI_ERR_OTHER, mpi_words, &len);
+    const char *failed[] = {"amp_mpi_exchange_halos: exchange #2: MPI_Testall of its messages failed: ", mpi_words,
+                            "undefined state", "destroy it"};
+    for (int i = 0; i < 4; ++i) cr_assert(strstr(said, failed[i]), "no \"%s\" in: %s", failed[i], said);
     ASSERT_MPI_OK(amp_mpi_exchange_destroy(x));
     ASSERT_OK(amp_array_view_destroy(send));
     ASSERT_OK(amp_array_view_destroy(recv));
