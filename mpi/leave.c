@@ -40,11 +40,12 @@ static void amp_mpi__record(amp_mpi_exchange *x, const MPI_Status *stt)
     if (x->retired && x->awaited && amp_mpi__notifies(x, r)) x->awaited--;
 }
 
-static void amp_mpi__post(amp_mpi_exchange *x)
+/* MPI's return code (notice_req MPI_REQUEST_NULL after a failure). */
+static int amp_mpi__post(amp_mpi_exchange *x)
 {
-    if (MPI_Irecv(&x->notice_in, 1, MPI_INT, MPI_ANY_SOURCE, x->notice_tag, x->comm, &x->notice_req) !=
-        MPI_SUCCESS)
-        x->notice_req = MPI_REQUEST_NULL;
+    int rc = MPI_Irecv(&x->notice_in, 1, MPI_INT, MPI_ANY_SOURCE, x->notice_tag, x->comm, &x->notice_req);
+    if (rc != MPI_SUCCESS) x->notice_req = MPI_REQUEST_NULL;
+    return rc;
 }
 
 void amp_mpi__notices_poll(amp_mpi_exchange *x)
@@ -58,7 +59,7 @@ void amp_mpi__notices_poll(amp_mpi_exchange *x)
         }
         if (!got) return;
         amp_mpi__record(x, &stt);
-        if (!x->retired || x->awaited) amp_mpi__post(x);
+        if (!x->retired || x->awaited) (void)amp_mpi__post(x);
     }
 }
 
@@ -180,10 +181,8 @@ amp_status amp_mpi__notices_open(amp_mpi_exchange *x)
     int rc = MPI_Comm_get_attr(x->comm, MPI_TAG_UB, &ub, &flag);
     if (rc != MPI_SUCCESS || !flag || !ub) rc = MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
     x->notice_tag = rc == MPI_SUCCESS && flag && ub && *(int *)ub > 0 ? *(int *)ub : 32767;
-    amp_mpi__post(x);
-    if (x->notice_req == MPI_REQUEST_NULL)
-        return amp_mpi__fail(AMP_ERROR_DEVICE,
-                             "amp_mpi_exchange_create: MPI_Irecv of the peers' leaving notices failed");
+    if ((rc = amp_mpi__post(x)) != MPI_SUCCESS)
+        return amp_mpi__mpi(rc, "amp_mpi_exchange_create: MPI_Irecv of the peers' leaving notices");
     return AMP_OK;
 }
 

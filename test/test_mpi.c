@@ -106,6 +106,16 @@ int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuse
     return e;
 }
 
+/* MPI_Irecv fails once with this error class (0: never). */
+static int fake_irecv_error;
+int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request *request)
+{
+    int e = fake_irecv_error;
+    if (!e) return PMPI_Irecv(buf, count, type, source, tag, comm, request);
+    fake_irecv_error = 0;
+    return e;
+}
+
 #define ASSERT_MPI_STATUS(call, want)                                                          \
     do {                                                                                       \
         amp_status st_ = (call);                                                               \
@@ -529,6 +539,17 @@ Test(mpi, exchange_create_and_destroy_errors, .init = mpi_up, .fini = mpi_down)
     cr_assert_null(x);
     ASSERT_MPI_STATUS(amp_mpi_exchange_create(MPI_COMM_SELF, q, 4, AMP_MPI_PATH_AUTO, NULL), AMP_ERROR_INVALID_ARGUMENT);
     ASSERT_MPI_OK(amp_mpi_exchange_destroy(NULL));
+    /* A failed MPI call says what MPI said. Before, the receive of the
+     * leaving notices failed with no word from MPI. */
+    fake_irecv_error = MPI_ERR_OTHER;
+    ASSERT_MPI_STATUS(amp_mpi_exchange_create(MPI_COMM_SELF, q, 4, AMP_MPI_PATH_AUTO, &x), AMP_ERROR_DEVICE);
+    cr_assert_null(x);
+    char words[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(MPI_ERR_OTHER, words, &len);
+    cr_assert(strstr(amp_mpi_last_error(), "MPI_Irecv of the peers' leaving notices failed: ") &&
+                  strstr(amp_mpi_last_error(), words),
+              "no \"%s\" in: %s", words, amp_mpi_last_error());
 
     /* q NULL: the default accelerator's default view. */
     ASSERT_MPI_OK(amp_mpi_exchange_create(MPI_COMM_SELF, NULL, 4, AMP_MPI_PATH_STAGED, &x));
