@@ -463,6 +463,38 @@ ACCEL_TEST(graph, copies_between_arrays_are_recorded)
     teardown(&f);
 }
 
+/* A recorded copy of no elements (sections of 0 rows of 5) moves nothing
+ * at its replays, as it moves nothing when made directly: the CPU
+ * accelerator once copied a 0-row box as one row. */
+ACCEL_TEST(graph, a_recorded_copy_of_no_rows_moves_nothing)
+{
+    fixture f;
+    setup(&f, acc);
+    float a[20], b[20], got[20];
+    for (int i = 0; i < 20; ++i) a[i] = (float)i, b[i] = -1.0f;
+    amp_array *A = NULL, *B = NULL;
+    ASSERT_OK(amp_array_create(f.q, 4, amp_extent_2d(4, 5), a, &A));
+    ASSERT_OK(amp_array_create(f.q, 4, amp_extent_2d(4, 5), b, &B));
+    amp_array_view *va = NULL, *vb = NULL, *sa = NULL, *sb = NULL;
+    ASSERT_OK(amp_array_view_of_array(A, &va));
+    ASSERT_OK(amp_array_view_of_array(B, &vb));
+    ASSERT_OK(amp_array_view_section(va, amp_index_2d(0, 0), amp_extent_2d(0, 5), &sa));
+    ASSERT_OK(amp_array_view_section(vb, amp_index_2d(0, 0), amp_extent_2d(0, 5), &sb));
+    amp_graph *g = NULL;
+    ASSERT_OK(amp_graph_begin_recording(f.q));
+    ASSERT_OK(amp_copy_view(sa, sb));
+    ASSERT_OK(amp_graph_end_recording(f.q, &g));
+    ASSERT_OK(amp_graph_launch(f.q, g));
+    ASSERT_OK(amp_array_copy_to_host(B, got));
+    for (int i = 0; i < 20; ++i) cr_assert_eq(got[i], -1.0f, "b[%d] = %g after the replay", i, got[i]);
+    ASSERT_OK(amp_graph_destroy(g));
+    amp_array_view *views[] = {sa, sb, va, vb};
+    for (int i = 0; i < 4; ++i) ASSERT_OK(amp_array_view_destroy(views[i]));
+    ASSERT_OK(amp_array_destroy(A));
+    ASSERT_OK(amp_array_destroy(B));
+    teardown(&f);
+}
+
 /* ----------------------------------------------------------- coherence */
 
 /* Coherence at each replay: the host's refreshed change of an input is

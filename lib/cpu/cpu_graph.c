@@ -78,7 +78,10 @@ void amp__cpu_copy_bytes(const amp__copy *c)
 {
     char *dst = c->dst;
     const char *src = c->src;
-    size_t h = c->height ? c->height : 1, dd = c->depth ? c->depth : 1;
+    /* 0 rows or slices are no bytes (lib/backend.h), as on a GPU: a graph
+     * records a copy of a 0-row section as it is given. */
+    size_t h = c->height, dd = c->depth;
+    if (!c->width_bytes || !h || !dd) return;
     if (h * dd == 1 || (c->width_bytes == c->dst_pitch && c->width_bytes == c->src_pitch &&
                         (dd == 1 || (c->dst_slice_pitch == h * c->dst_pitch &&
                                      c->src_slice_pitch == h * c->src_pitch)))) {
