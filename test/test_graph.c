@@ -1,4 +1,4 @@
-/* test_graph.c — launch graphs (issue 24): record/replay gives what direct execution gives (views, arrays, a tiled kernel, recorded copies, a scalar kept in an array, a long chain whose every launch reads what other tiles of the one before wrote), coherence at each replay (host changes refreshed are copied in, a later synchronize copies back the last replay's results, nothing moves once the data lives on the device), every refusal with its status (nesting, two threads, another view, host results and waits while recording, destroying what a graph uses), destroy order, 10,000 replays without growing memory (also with AMP_DEBUG=1), two threads replaying two graphs on two queues, four threads replaying one graph whose kernels write through raw addresses (replays take turns), a recording whose thread exited (ended by another thread, or discarded with its view; a launch from a key destructor after the thread's exit not recorded; threads racing to end it, or to end it and destroy its view, 200 rounds each), ending a recording without out (it stops), a replay's failure on the CPU accelerator, and the CUDA/HIP graph behind a GPU's (checked where there is one). */
+/* test_graph.c — launch graphs (issue 24): record/replay gives what direct execution gives (views, arrays, a tiled kernel, recorded copies, a scalar kept in an array, a long chain whose every launch reads what other tiles of the one before wrote), coherence at each replay (host changes refreshed are copied in, a later synchronize copies back the last replay's results, nothing moves once the data lives on the device), every refusal with its status (nesting, two threads, another view, host results and waits while recording, destroying what a graph uses), destroy order, 10,000 replays without growing memory (also with AMP_DEBUG=1), two threads replaying two graphs on two queues, four threads replaying one graph whose kernels write through raw addresses (replays take turns), a recording whose thread exited (ended by another thread, or discarded with its view; a launch from a key destructor after the thread's exit not recorded; threads racing to end it, or to end it and destroy its view, 200 rounds each), ending a recording without out (it stops), a recorded copy of no elements (moves nothing; a replay of nothing keeps its data's last launch), a replay's failure on the CPU accelerator, and the CUDA/HIP graph behind a GPU's (checked where there is one). */
 #include "support.h"
 
 #include <pthread.h>
@@ -492,6 +492,62 @@ ACCEL_TEST(graph, a_recorded_copy_of_no_rows_moves_nothing)
     for (int i = 0; i < 4; ++i) ASSERT_OK(amp_array_view_destroy(views[i]));
     ASSERT_OK(amp_array_destroy(A));
     ASSERT_OK(amp_array_destroy(B));
+    teardown(&f);
+}
+
+static void *open_gate_later(void *arg)
+{
+    usleep(300 * 1000);
+    __atomic_store_n((int *)arg, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+/* A graph that recorded no command (here a copy of no elements of rank 4,
+ * which queues none) replays as nothing: the data it names keep their last
+ * use, so the host still waits for a launch queued before it that writes
+ * them (the replay once left them with none, and the host read A while
+ * the gated launch that writes it still waited). */
+Test(graph, a_replay_of_nothing_keeps_the_datas_last_launch)
+{
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    fixture f;
+    setup(&f, acc);
+    amp_kernel *gated = test_kernel(f.p, "graph_gated_set");
+    amp_accelerator_view *q2 = NULL;
+    ASSERT_OK(amp_accelerator_view_create(acc, &q2));
+    int32_t zero[2] = {0, 0}, got[2] = {0, 0};
+    amp_array *A = NULL, *B = NULL;
+    ASSERT_OK(amp_array_create(f.q, 4, amp_extent_4d(2, 1, 1, 1), zero, &A));
+    ASSERT_OK(amp_array_create(f.q, 4, amp_extent_4d(2, 1, 1, 1), zero, &B));
+    amp_array_view *va = NULL, *vb = NULL, *sa = NULL, *sb = NULL;
+    ASSERT_OK(amp_array_view_of_array(A, &va));
+    ASSERT_OK(amp_array_view_of_array(B, &vb));
+    ASSERT_OK(amp_array_view_section(va, amp_index_4d(0, 0, 0, 0), amp_extent_4d(0, 1, 1, 1), &sa));
+    ASSERT_OK(amp_array_view_section(vb, amp_index_4d(0, 0, 0, 0), amp_extent_4d(0, 1, 1, 1), &sb));
+    amp_graph *g = NULL;
+    ASSERT_OK(amp_graph_begin_recording(q2));
+    ASSERT_OK(amp_copy_view(sa, sb));
+    ASSERT_OK(amp_graph_end_recording(q2, &g));
+    static int gate;
+    gate = 0;
+    amp_arg args[] = {amp_arg_view(va), amp_arg_uint64((uint64_t)(uintptr_t)&gate), amp_arg_int32(7)};
+    amp_future *fut = NULL;
+    ASSERT_OK(amp_parallel_for_each_async(q2, amp_extent_4d(2, 1, 1, 1), gated, args, 3, &fut));
+    pthread_t opener;
+    cr_assert_eq(pthread_create(&opener, NULL, open_gate_later, &gate), 0);
+    ASSERT_OK(amp_graph_launch(q2, g));
+    ASSERT_OK(amp_array_copy_to_host(A, got));
+    pthread_join(opener, NULL);
+    ASSERT_OK(amp_future_wait(fut));
+    cr_assert(got[0] == 7 && got[1] == 7, "A read as %d %d: the host did not wait for the launch that writes it",
+              got[0], got[1]);
+    ASSERT_OK(amp_future_destroy(fut));
+    ASSERT_OK(amp_graph_destroy(g));
+    amp_array_view *views[] = {sa, sb, va, vb};
+    for (int i = 0; i < 4; ++i) ASSERT_OK(amp_array_view_destroy(views[i]));
+    ASSERT_OK(amp_array_destroy(A));
+    ASSERT_OK(amp_array_destroy(B));
+    ASSERT_OK(amp_accelerator_view_destroy(q2));
     teardown(&f);
 }
 

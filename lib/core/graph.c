@@ -662,8 +662,10 @@ static amp_status amp__graph_replay(amp_accelerator_view *q, amp_graph *g, bool 
     if ((st = amp__queue_refuse_recording(q, fn)) != AMP_OK) return st;
     amp__lock_acquire(&g->replay);
     for (; nlocked < g->nstorages; ++nlocked) amp__lock_acquire(&g->storages[nlocked]->lock);
-    /* What one launch of the whole would do (the file's comment). */
-    for (size_t i = 0; i < g->nuses; ++i) {
+    /* A graph that recorded no command (each failed, or queued none: a
+     * copy of no elements) runs nothing: its data are neither prepared
+     * nor marked, which with no point after it would drop their last use. */
+    for (size_t i = 0; g->exec && i < g->nuses; ++i) {
         amp__graph_use *u = &g->uses[i];
         void *dptr = u->s->dptr;
         bool discard = u->overwrite || (u->view && amp__view_discards(u->view));
@@ -683,7 +685,7 @@ static amp_status amp__graph_replay(amp_accelerator_view *q, amp_graph *g, bool 
         }
         goto out;
     }
-    for (size_t i = 0; i < g->nuses; ++i) {
+    for (size_t i = 0; g->exec && i < g->nuses; ++i) {
         amp__graph_use *u = &g->uses[i];
         amp__storage_after_replay(u->s, *done, &u->box, u->writes);
         if (u->view) u->view->discard = false;

@@ -1,4 +1,4 @@
-// graph.hip — kernels of test_graph.c: exact float and integer updates whose results after n replays are known, a scalar read from a 1-element array, a tiled kernel with tile_static, a rotation whose every element is written by another tile of the launch before, a kernel that reads out of bounds when asked (checked with AMP_DEBUG=1 on the CPU accelerator), and one that writes through a raw address (a graph that uses no view).
+// graph.hip — kernels of test_graph.c: exact float and integer updates whose results after n replays are known, a scalar read from a 1-element array, a tiled kernel with tile_static, a rotation whose every element is written by another tile of the launch before, a kernel that reads out of bounds when asked (checked with AMP_DEBUG=1 on the CPU accelerator), one that writes through a raw address (a graph that uses no view), and one that ends when the host lets it (a flag in host memory).
 
 // c = a * 0.5 + b (exact in float for the values the tests use: halving and
 // adding small dyadic numbers).
@@ -70,4 +70,14 @@ AMP_KERNEL(graph_raw_inc, amp::index<1> i, unsigned long long addr)
 {
     int *p = reinterpret_cast<int *>(addr);
     p[i[0]] += 1;
+}
+
+// v[i] = value once *gate (a host int's address) is not 0: a launch that
+// ends when the host lets it (the CPU accelerator's only).
+AMP_KERNEL(graph_gated_set, amp::index<4> i, amp::array_view<int, 4> v, unsigned long long gate, int value)
+{
+    volatile int *g = reinterpret_cast<volatile int *>(gate);
+    while (!*g) {
+    }
+    v[i] = value;
 }
