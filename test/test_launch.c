@@ -517,6 +517,23 @@ ACCEL_TEST(launch, mismatch_int_for_float)
     axpy_teardown(&f);
 }
 
+/* An argument of no amp_arg_kind (a zeroed amp_arg, a stray number) is
+ * named by its number, for a value and for a view parameter alike. */
+ACCEL_TEST(launch, mismatch_unknown_kind_names_it)
+{
+    axpy_fixture f;
+    axpy_setup(acc, &f);
+    amp_arg a[] = {amp_arg_float32(2.0f), amp_arg_view(f.vx), amp_arg_view(f.vy)};
+    a[0].kind = (amp_arg_kind)99;
+    ASSERT_MISMATCH_NAMES(amp_parallel_for_each(NULL, amp_extent_1d(64), f.k, a, 3), 0);
+    cr_assert(strstr(amp_last_error(), "kind 99"), "the kind is not named: %s", amp_last_error());
+    a[0] = amp_arg_float32(2.0f);
+    memset(&a[1], 0, sizeof a[1]);
+    ASSERT_MISMATCH_NAMES(amp_parallel_for_each(NULL, amp_extent_1d(64), f.k, a, 3), 1);
+    cr_assert(strstr(amp_last_error(), "kind 0"), "the kind is not named: %s", amp_last_error());
+    axpy_teardown(&f);
+}
+
 ACCEL_TEST(launch, mismatch_view_rank)
 {
     axpy_fixture f;

@@ -58,7 +58,11 @@ const char *amp__kind_name(int kind)
     case AMP_ARG_BOOL: return "bool";
     case AMP_ARG_STRUCT: return "struct";
     }
-    return "an unknown kind";
+    /* Named, for the message that quotes it (a zeroed amp_arg is kind 0):
+     * this thread's until its next call. */
+    static _Thread_local char unknown[48];
+    snprintf(unknown, sizeof unknown, "kind %d (not an amp_arg_kind)", kind);
+    return unknown;
 }
 
 amp_status amp__arg_check_value(const char *kernel, int i, const amp__sig_param *p, const amp_arg *a)
