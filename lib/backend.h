@@ -14,8 +14,10 @@
 /* One strided box copy of up to 3 dimensions (the core splits higher ranks).
  * Sizes and pitches in bytes: rows of width_bytes, height rows per slice,
  * depth slices. Pitches describe the enclosing allocations: row pitch and
- * slice pitch (slice pitch is always a multiple of row pitch). H2H copies
- * host memory to host memory (the CPU accelerator's arrays, staging). */
+ * slice pitch (slice pitch is always a multiple of row pitch). A width,
+ * height or depth of 0 is no bytes (a graph records an empty section's copy
+ * as given). H2H copies host memory to host memory (the CPU accelerator's
+ * arrays, staging). */
 typedef enum amp__copy_dir { AMP__H2D = 1, AMP__D2H = 2, AMP__D2D = 3, AMP__H2H = 4 } amp__copy_dir;
 typedef struct amp__copy {
     amp__copy_dir dir;
