@@ -216,7 +216,9 @@ AMP_API amp_status amp_transform_reduce_with_async(amp_accelerator_view *q, amp_
  *  - _Pragma, or a name beginning with amp__ (the library's);
  *  - a bracket ((), [], {} or a digraph of one), comment, string or
  *    character literal that it opens and does not close, or a bracket that
- *    closes one it did not open; an expression must also hold a token.
+ *    closes one it did not open; an expression must also hold a token;
+ *  - a raw string right after another literal ("a"R"(...)": g++ reads R
+ *    as the first literal's suffix, clang a raw string).
  * Within those rules an expression stays one expression and the preamble
  * ends at file scope. The check is lexical: what only looks like the above
  * ("'#'", a '#' in a comment, 1'000) is taken. */

@@ -2697,3 +2697,45 @@ Test(algorithms, tuning_values_an_accelerator_cannot_take_are_said)
     }
     cr_assert_null(strstr(err, "AMP_ALG_SORT_TILE=\"96\" is not a whole number in 1..1024"), "%s", err);
 }
+
+/* A raw string's prefix right after a literal ("a"R"(...)") is no raw
+ * string to g++: R is the first literal's suffix and "(" a plain string,
+ * while clang reads a raw string there. The check read a raw string, so a
+ * directive "inside" it was compiled by g++: here one that makes a float32
+ * reduction write a double, 8 bytes, into its 4-byte result (the sum of
+ * 100 ones came back 0). Such strings are refused now, naming the call. */
+ACCEL_TEST(algorithms, raw_string_right_after_a_literal_is_refused)
+{
+    amp_accelerator_view *q = default_view(acc);
+    amp_array_view *v = test_view((void *)pred_x, 4, amp_extent_1d(100), AMP_READ_ONLY);
+    static const char *const bad[] = {
+        "x > 0 && sizeof(\"a\"R\"(\")\n#error hidden directive\n)\") > 0",
+        "x > 0 && sizeof('a'R\"(\")\n#error hidden directive\n)\") > 0",
+        "x > 0 && sizeof(R\"(a)\"u8R\"(\")\n#error hidden directive\n)\") > 0",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+        uint64_t c = 7;
+        ASSERT_STATUS(amp_count_if(q, amp_arg_view(v), AMP_TYPE_FLOAT32, bad[i], NULL, &c),
+                      AMP_ERROR_INVALID_ARGUMENT);
+        const char *e = amp_last_error();
+        cr_assert(!strncmp(e, "amp_count_if: predicate", 23) && strstr(e, "raw string"), "predicate %zu: %s", i, e);
+    }
+    amp_reduction_desc d = {.name = "r", .inputs = "float x", .type = AMP_TYPE_FLOAT32, .map = "1", .reduce = "a + b",
+                            .identity = "0",
+                            .preamble = "[[gnu::amp_x(\"a\"R\"(\", (\n#undef AMP_ALG_O\n#define AMP_ALG_O double\n"
+                                        ")\" //\"\n)]];"};
+    amp_reduction *r = NULL;
+    amp_status st = amp_reduction_create(acc, &d, &r);
+    if (st == AMP_OK) {
+        float sum[2] = {-1, -1};
+        amp_arg args[] = {amp_arg_view(v)};
+        ASSERT_OK(amp_reduction_apply(q, r, args, 1, sum));
+        ASSERT_OK(amp_reduction_destroy(r));
+        cr_assert_fail("the preamble was taken; the sum of 100 ones is %g, the float after it %g", (double)sum[0],
+                       (double)sum[1]);
+    }
+    cr_assert_eq(st, AMP_ERROR_INVALID_ARGUMENT, "%s: %s", amp_status_name(st), amp_last_error());
+    cr_assert(!strncmp(amp_last_error(), "amp_reduction_create: ", 22) && strstr(amp_last_error(), "preamble"), "%s",
+              amp_last_error());
+    ASSERT_OK(amp_array_view_destroy(v));
+}

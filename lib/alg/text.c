@@ -58,7 +58,8 @@ static const char *amp__alg_literal_end(const char *p)
  * outside string and character literals and comments, so no directive and no stringizing; no _Pragma; no
  * identifier beginning with amp__ (the generated code's names); every
  * comment, literal and bracket ((), [], {} and the digraphs <: :> <% %>)
- * closed within text, so that an expression stays the one expression
+ * closed within text, no raw string right after a literal (read apart by
+ * the compilers), so that an expression stays the one expression
  * between the generated parentheses and a preamble ends at file scope;
  * an expression holds a token. */
 static const char *amp__alg_flaw(const char *text, bool expression, const char **at)
@@ -68,6 +69,7 @@ static const char *amp__alg_flaw(const char *text, bool expression, const char *
     const char *opened[DEPTH];
     int depth = 0;
     bool token = false;
+    const char *literal_end = NULL; /* just past the last string or character literal */
     for (const char *p = text; *p; ++p)
         if (*p == '\\') {
             const char *q = p + 1;
@@ -102,6 +104,7 @@ static const char *amp__alg_flaw(const char *text, bool expression, const char *
             if (!(p = amp__alg_literal_end(p)))
                 return c == '"' ? "a string literal that is not closed on its line"
                                 : "a character literal that is not closed on its line";
+            literal_end = p;
             continue;
         }
         if ((c >= '0' && c <= '9') || (c == '.' && p[1] >= '0' && p[1] <= '9')) {
@@ -131,6 +134,13 @@ static const char *amp__alg_flaw(const char *text, bool expression, const char *
                 return "a _Pragma (a pragma would change the code after it)";
             bool raw = *p == '"' && ((n == 1 && s[0] == 'R') || (n == 2 && s[1] == 'R' && strchr("LuU", s[0])) ||
                                      (n == 3 && !strncmp(s, "u8R", 3)));
+            /* Right after a literal, the compilers part: g++ reads "a"R as
+             * the literal with the suffix R, then "(" as a plain string;
+             * clang as "a" then a raw string. Read as a raw string here, a
+             * directive in it was compiled by g++. */
+            if (raw && s == literal_end)
+                return "a raw string literal's prefix right after a literal (which g++ reads as that literal's "
+                       "suffix, and what follows as a plain string)";
             if (raw) {
                 /* R"delim( ... )delim": the body may hold anything. */
                 char close[20] = ")";
@@ -141,6 +151,7 @@ static const char *amp__alg_flaw(const char *text, bool expression, const char *
                 const char *e = strstr(d + dn + 1, close);
                 if (!e) return "a raw string literal that is not closed";
                 p = e + strlen(close);
+                literal_end = p;
             }
             continue;
         }
