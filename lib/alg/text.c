@@ -42,6 +42,20 @@ static bool amp__alg_ident_char(char c)
            (unsigned char)c >= 0x80;
 }
 
+/* The bytes of the UTF-8 character at p when clang reads it as white
+ * space (its Unicode white space: U+0085, U+00A0, U+1680, U+180E, U+2000
+ * to U+200A, U+2028, U+2029, U+202F, U+205F, U+3000), else 0. */
+static int amp__alg_unicode_space(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    if (p[0] == 0xc2) return p[1] == 0x85 || p[1] == 0xa0 ? 2 : 0;
+    if (p[0] == 0xe1) return (p[1] == 0x9a && p[2] == 0x80) || (p[1] == 0xa0 && p[2] == 0x8e) ? 3 : 0;
+    if (p[0] == 0xe2 && p[1] == 0x80)
+        return p[2] >= 0x80 && (p[2] <= 0x8a || p[2] == 0xa8 || p[2] == 0xa9 || p[2] == 0xaf) ? 3 : 0;
+    if (p[0] == 0xe2) return p[1] == 0x81 && p[2] == 0x9f ? 3 : 0;
+    return p[0] == 0xe3 && p[1] == 0x80 && p[2] == 0x80 ? 3 : 0;
+}
+
 /* The end of the literal opened by the quote at p ('"' or '\''), past its
  * closing quote; NULL: it does not close on its line. */
 static const char *amp__alg_literal_end(const char *p)
@@ -58,10 +72,11 @@ static const char *amp__alg_literal_end(const char *p)
  * outside string and character literals and comments, so no directive and no stringizing; no _Pragma; no
  * identifier beginning with amp__ (the generated code's names); every
  * comment, literal and bracket ((), [], {} and the digraphs <: :> <% %>)
- * closed within text, no raw string right after a literal (read apart by
- * the compilers), so that an expression stays the one expression
- * between the generated parentheses and a preamble ends at file scope;
- * an expression holds a token. */
+ * closed within text, no raw string right after a literal and no Unicode
+ * space outside literals and comments (both read apart by the compilers),
+ * so that an expression stays the one expression between the generated
+ * parentheses and a preamble ends at file scope; an expression holds a
+ * token. */
 static const char *amp__alg_flaw(const char *text, bool expression, const char **at)
 {
     enum { DEPTH = 256 };
@@ -127,7 +142,16 @@ static const char *amp__alg_flaw(const char *text, bool expression, const char *
             continue;
         }
         if (amp__alg_ident_char(c) && !(c >= '0' && c <= '9')) {
-            while (amp__alg_ident_char(*p)) ++p;
+            /* Read here as a name's, a Unicode space is white space to
+             * clang, which then read what follows as a token of its own:
+             * an amp__ name, a _Pragma, or a raw string hiding a directive
+             * from this check. */
+            for (; amp__alg_ident_char(*p); ++p)
+                if (amp__alg_unicode_space(p)) {
+                    *at = p;
+                    return "a Unicode space outside a literal or comment (white space to clang, part of a name to "
+                           "g++)";
+                }
             size_t n = (size_t)(p - s);
             if (n >= 5 && !strncmp(s, "amp__", 5)) return "a name beginning with amp__ (reserved for the library)";
             if ((n == 7 && !strncmp(s, "_Pragma", 7)) || (n == 8 && !strncmp(s, "__pragma", 8)))
