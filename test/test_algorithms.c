@@ -2769,3 +2769,22 @@ ACCEL_TEST(algorithms, unicode_space_outside_literals_is_refused)
     cr_assert_eq(c, 49);
     ASSERT_OK(amp_array_view_destroy(v));
 }
+
+/* The line that leads a compile failure's message names the string the
+ * first error is in. It took the first line of the log holding the word
+ * "error": for a reduction named error_sum, every line about its strings
+ * (the marker's file name is "<error_sum: ...>"), so a warning about its
+ * preamble was blamed for an error in its reduce expression. */
+ACCEL_TEST(algorithms, compile_failure_names_the_string_at_fault_whatever_the_name)
+{
+    amp_reduction_desc d = {.name = "error_sum", .inputs = "float x", .type = AMP_TYPE_FLOAT32, .map = "x",
+                            .reduce = "a + zz", .identity = "0",
+                            .preamble = "[[gnu::amp_unknown]] __device__ int amp_f(); __device__ int amp_g(int p) "
+                                        "{ int unused; return p; }"};
+    amp_reduction *r = NULL;
+    ASSERT_STATUS(amp_reduction_create(acc, &d, &r), AMP_ERROR_COMPILE);
+    const char *e = amp_last_error();
+    const char *nl = strchr(e, '\n');
+    const char *at = strstr(e, "<error_sum: reduce expression>");
+    cr_assert(nl && at && at < nl, "the message's first line does not name the reduce expression:\n%.1500s", e);
+}

@@ -137,7 +137,6 @@ static int amp__alg_waves(const amp_accelerator *acc, int tile) { return acc->e.
 
 /* ---------------------------------------------------------- the table */
 
-
 /* What one program is built for. */
 typedef struct amp__alg_spec {
     int family;
@@ -584,6 +583,19 @@ char *amp__alg_source_for(bool gpu, int family, amp_type t, amp_map map, int op,
 
 /* --------------------------------------------------------------- building */
 
+/* Whether a log line of len bytes reports an error: "error" at its start
+ * or after ": " (g++'s "f:1:2: error:", NVRTC's "f(1): error:", "fatal
+ * error:"), not any line with the word: a reduction error_sum names every
+ * line about its strings, warnings too. */
+static bool amp__alg_error_line(const char *line, size_t len)
+{
+    for (size_t i = 0; i + 5 <= len; ++i)
+        if ((i == 0 || (i >= 2 && line[i - 2] == ':' && line[i - 1] == ' ')) &&
+            (!strncmp(line + i, "error", 5) || (i + 11 <= len && !strncmp(line + i, "fatal error", 11))))
+            return true;
+    return false;
+}
+
 /* After a failed build whose source holds user strings: put a line first
  * that says which string the first error is in (its marker's name), or
  * that it is in the code around them. */
@@ -596,8 +608,7 @@ static amp_status amp__alg_explain(amp_status st, const char *what)
     while (line && *line) {
         const char *nl = strchr(line, '\n');
         size_t len = nl ? (size_t)(nl - line) : strlen(line);
-        const char *e = strstr(line, "error");
-        if (e && (size_t)(e - line) < len) {
+        if (amp__alg_error_line(line, len)) {
             err = line;
             break;
         }
