@@ -218,7 +218,8 @@ AMP_API amp_status amp_transform_reduce_with_async(amp_accelerator_view *q, amp_
  *    character literal that it opens and does not close, or a bracket that
  *    closes one it did not open; an expression must also hold a token;
  *  - a raw string right after another literal ("a"R"(...)": g++ reads R
- *    as the first literal's suffix, clang a raw string);
+ *    as the first literal's suffix, clang a raw string), or after a
+ *    non-ASCII character or '$' (where clang may end a name);
  *  - a Unicode space (U+00A0, U+3000, ...) outside literals and comments
  *    (white space to clang, part of a name to g++).
  * Within those rules an expression stays one expression and the preamble

@@ -2712,6 +2712,9 @@ ACCEL_TEST(algorithms, raw_string_right_after_a_literal_is_refused)
         "x > 0 && sizeof(\"a\"R\"(\")\n#error hidden directive\n)\") > 0",
         "x > 0 && sizeof('a'R\"(\")\n#error hidden directive\n)\") > 0",
         "x > 0 && sizeof(R\"(a)\"u8R\"(\")\n#error hidden directive\n)\") > 0",
+        /* clang ends the name at U+00D7 (an error, but the directive ran) */
+        "x > 0 && \xc3\x97R\"(\" /* )\" != 0\n#error hidden directive\n*/",
+        "x > 0 && y$u8R\"(\" /* )\" != 0\n#error hidden directive\n*/",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
         uint64_t c = 7;

@@ -165,6 +165,18 @@ static const char *amp__alg_flaw(const char *text, bool expression, const char *
             if (raw && s == literal_end)
                 return "a raw string literal's prefix right after a literal (which g++ reads as that literal's "
                        "suffix, and what follows as a plain string)";
+            /* clang ends a name at a character that cannot be in one
+             * (U+00D7): a raw string to clang, the end of a name here,
+             * could hide a directive (its #include runs though the build
+             * fails). */
+            for (size_t k = 1; *p == '"' && k <= 3 && k < n; ++k) {
+                const char *w = p - k;
+                bool prefix =
+                    k == 1 ? *w == 'R' : k == 2 ? w[1] == 'R' && strchr("LuU", w[0]) : !strncmp(w, "u8R", 3);
+                if (prefix && ((unsigned char)w[-1] >= 0x80 || w[-1] == '$'))
+                    return "a raw string literal's prefix right after a non-ASCII character or '$' (where compilers "
+                           "may end the name before it)";
+            }
             if (raw) {
                 /* R"delim( ... )delim": the body may hold anything. */
                 char close[20] = ")";
