@@ -2758,6 +2758,9 @@ ACCEL_TEST(algorithms, unicode_space_outside_literals_is_refused)
         "x > 0 && \xc2\xa0R\"(\" /* )\" != 0\n#define amp__alg_pred(x, i, in) true /*\n*/",
         "x > 0 && \xe3\x80\x80" "amp__in.c0 == 0",
         "x > 0 && x\xe2\x80\xa8_Pragma(\"GCC diagnostic ignored \\\"-Wall\\\"\") > 0",
+        /* the same spaces as universal character names */
+        "x > 0 && \\u00a0R\"(\" /* )\" != 0\n#define amp__alg_pred(x, i, in) true /*\n*/",
+        "x > 0 && 1\\U00003000R\"(\" /* )\" != 0\n#define amp__alg_pred(x, i, in) true /*\n*/",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
         uint64_t c = 7;

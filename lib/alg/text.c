@@ -42,18 +42,32 @@ static bool amp__alg_ident_char(char c)
            (unsigned char)c >= 0x80;
 }
 
-/* The bytes of the UTF-8 character at p when clang reads it as white
- * space (its Unicode white space: U+0085, U+00A0, U+1680, U+180E, U+2000
- * to U+200A, U+2028, U+2029, U+202F, U+205F, U+3000), else 0. */
+/* The bytes of the character at s, in UTF-8 or as a universal character
+ * name (\u00a0, \U000000A0), when clang reads it as white space (its
+ * Unicode white space: U+0085, U+00A0, U+1680, U+180E, U+2000 to U+200A,
+ * U+2028, U+2029, U+202F, U+205F, U+3000), else 0. */
 static int amp__alg_unicode_space(const char *s)
 {
     const unsigned char *p = (const unsigned char *)s;
-    if (p[0] == 0xc2) return p[1] == 0x85 || p[1] == 0xa0 ? 2 : 0;
-    if (p[0] == 0xe1) return (p[1] == 0x9a && p[2] == 0x80) || (p[1] == 0xa0 && p[2] == 0x8e) ? 3 : 0;
-    if (p[0] == 0xe2 && p[1] == 0x80)
-        return p[2] >= 0x80 && (p[2] <= 0x8a || p[2] == 0xa8 || p[2] == 0xa9 || p[2] == 0xaf) ? 3 : 0;
-    if (p[0] == 0xe2) return p[1] == 0x81 && p[2] == 0x9f ? 3 : 0;
-    return p[0] == 0xe3 && p[1] == 0x80 && p[2] == 0x80 ? 3 : 0;
+    unsigned long c = 0;
+    int n;
+    if (p[0] == '\\' && (p[1] == 'u' || p[1] == 'U')) {
+        int end = p[1] == 'u' ? 6 : 10;
+        for (n = 2; n < end && isxdigit(p[n]); ++n)
+            c = c * 16 + (unsigned long)(isdigit(p[n]) ? p[n] - '0' : (p[n] | 0x20) - 'a' + 10);
+        if (n < end) return 0;
+    } else if ((p[0] & 0xe0) == 0xc0 && (p[1] & 0xc0) == 0x80) {
+        c = (p[0] & 0x1fu) << 6 | (p[1] & 0x3fu);
+        n = 2;
+    } else if ((p[0] & 0xf0) == 0xe0 && (p[1] & 0xc0) == 0x80 && (p[2] & 0xc0) == 0x80) {
+        c = (p[0] & 0x0fu) << 12 | (p[1] & 0x3fu) << 6 | (p[2] & 0x3fu);
+        n = 3;
+    } else {
+        return 0;
+    }
+    bool space = c == 0x85 || c == 0xa0 || c == 0x1680 || c == 0x180e || (c >= 0x2000 && c <= 0x200a) ||
+                 c == 0x2028 || c == 0x2029 || c == 0x202f || c == 0x205f || c == 0x3000;
+    return space ? n : 0;
 }
 
 /* The end of the literal opened by the quote at p ('"' or '\''), past its
@@ -191,6 +205,8 @@ static const char *amp__alg_flaw(const char *text, bool expression, const char *
             }
             continue;
         }
+        if (c == '\\' && amp__alg_unicode_space(p))
+            return "a Unicode space outside a literal or comment (white space to clang, part of a name to g++)";
         if (c == '#') return "a '#' (a preprocessor directive or operator)";
         if (c == '%' && p[1] == ':') return "a '%:' (the digraph of '#': a preprocessor directive or operator)";
         /* Brackets, as the tokenizer sees them (the longest token first:
