@@ -2427,3 +2427,43 @@ Test(cpu, a_child_forked_before_the_pools_first_launch_can_wait_for_its_queue, .
     ASSERT_OK(amp_accelerator_view_destroy(q));
     ASSERT_OK(amp_program_destroy(p));
 }
+
+/* ------------------------------------------- the compiler's process, env */
+
+/* A program that ignores SIGCHLD (so its children are reaped for it, a
+ * daemon's habit) still builds: the compiler's exit status is not lost. */
+Test(cpu, a_program_ignoring_sigchld_still_compiles, .timeout = 120)
+{
+    char src[512];
+    setenv("AMP_CACHE_DIR", "off", 1);
+    amp_accelerator *acc = cpu_acc();
+    cr_assert_neq(signal(SIGCHLD, SIG_IGN), SIG_ERR);
+    build_and_run_unique(acc, unique_source(src, sizeof src, ""));
+}
+
+/* A SIGCHLD handler that reaps every child it is told of (the usual
+ * "while (waitpid(-1, ...) > 0)") does not fail the build: neither where it
+ * runs in the program nor in a process of the library's (where it would
+ * take the compiler's status). */
+static void reap_all(int sig)
+{
+    (void)sig;
+    int e = errno;
+    while (waitpid(-1, NULL, WNOHANG) > 0) {
+    }
+    errno = e;
+}
+
+Test(cpu, a_sigchld_handler_reaping_every_child_does_not_fail_the_build, .timeout = 120)
+{
+    char src[512];
+    setenv("AMP_CACHE_DIR", "off", 1);
+    amp_accelerator *acc = cpu_acc();
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = reap_all;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    cr_assert_eq(sigaction(SIGCHLD, &sa, NULL), 0);
+    build_and_run_unique(acc, unique_source(src, sizeof src, ""));
+}

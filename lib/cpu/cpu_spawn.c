@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,17 @@
 
 /* Output kept from a child (the head; the rest is drained and dropped). */
 #define AMP__CPU_LOG_MAX (48 * 1024)
+
+/* The guardian's end: its status (the program's exit status, or 128 + the
+ * signal that killed it) written to the status pipe sfd, then its exit with
+ * it. The caller reads it there when the guardian is not its to reap. */
+static void amp__cpu_guardian_exit(int sfd, int code)
+{
+    unsigned char c = (unsigned char)code;
+    ssize_t w = write(sfd, &c, 1);
+    (void)w;
+    _exit(code);
+}
 
 #ifdef __linux__
 /* The guardian's SIGTERM (its parent died: PR_SET_PDEATHSIG): end the whole
@@ -47,7 +59,7 @@ amp_status amp__cpu_run_capture(char *const argv[], char *const envp[], uint64_t
                                 int *wstatus, bool *timed_out)
 {
     amp_status st = AMP_OK;
-    int fds[2] = {-1, -1};
+    int fds[2] = {-1, -1}, sfds[2] = {-1, -1};
     char *buf = NULL;
     size_t len = 0;
     pid_t g = -1;
@@ -60,21 +72,40 @@ amp_status amp__cpu_run_capture(char *const argv[], char *const envp[], uint64_t
     }
     /* CLOEXEC so concurrent spawns from other threads do not inherit the
      * write end (the child's own copy comes from dup2, which clears it). */
-    if (pipe2(fds, O_CLOEXEC) != 0) {
+    if (pipe2(fds, O_CLOEXEC) != 0 || pipe2(sfds, O_CLOEXEC) != 0) {
         st = amp__fail(AMP_ERROR_DEVICE, "CPU accelerator: pipe: %s", strerror(errno));
         goto fail;
     }
     pid_t host = getpid();
+    /* No signal reaches the guardian before it has put the program's
+     * handlers aside. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
     g = fork();
+    if (g != 0) pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (g < 0) {
         st = amp__fail(AMP_ERROR_UNSUPPORTED, "cannot run %s: fork: %s", argv[0], strerror(errno));
         goto fail;
     }
     if (g == 0) {
-        /* Guardian. */
+        /* Guardian. The program's signal handlers are for its own process
+         * and run in no process of ours: a SIGCHLD handler that reaps
+         * every child would take the compiler's status from the waitpid
+         * below. SIGCHLD goes back to its default even where the program
+         * ignores it, which would have the compiler reaped unseen (and
+         * the compiler inherit that). */
         setpgid(0, 0);
         sigset_t none;
         sigemptyset(&none);
+        struct sigaction dfl0;
+        memset(&dfl0, 0, sizeof dfl0);
+        dfl0.sa_handler = SIG_DFL;
+        for (int s = 1; s < NSIG; ++s) {
+            struct sigaction cur;
+            if (sigaction(s, NULL, &cur) == 0 && (s == SIGCHLD || cur.sa_handler != SIG_IGN))
+                sigaction(s, &dfl0, NULL);
+        }
 #ifdef __linux__
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);
@@ -84,9 +115,10 @@ amp_status amp__cpu_run_capture(char *const argv[], char *const envp[], uint64_t
         prctl(PR_SET_PDEATHSIG, SIGTERM);
 #endif
         sigprocmask(SIG_SETMASK, &none, NULL);
-        if (getppid() != host) _exit(127); /* the host died before prctl */
+        if (getppid() != host) amp__cpu_guardian_exit(sfds[1], 127); /* the host died before prctl */
         int nul = open("/dev/null", O_RDONLY);
-        if (nul < 0 || dup2(nul, 0) < 0 || dup2(fds[1], 1) < 0 || dup2(fds[1], 2) < 0) _exit(127);
+        if (nul < 0 || dup2(nul, 0) < 0 || dup2(fds[1], 1) < 0 || dup2(fds[1], 2) < 0)
+            amp__cpu_guardian_exit(sfds[1], 127);
         pid_t c = fork();
         if (c == 0) {
             struct sigaction dfl;
@@ -96,16 +128,18 @@ amp_status amp__cpu_run_capture(char *const argv[], char *const envp[], uint64_t
             execve(argv[0], argv, envp);
             _exit(127);
         }
-        if (c < 0) _exit(127);
+        if (c < 0) amp__cpu_guardian_exit(sfds[1], 127);
         int ws = 0;
         while (waitpid(c, &ws, 0) < 0)
-            if (errno != EINTR) _exit(127);
-        _exit(WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + (WIFSIGNALED(ws) ? WTERMSIG(ws) : 0));
+            if (errno != EINTR) amp__cpu_guardian_exit(sfds[1], 127);
+        amp__cpu_guardian_exit(sfds[1], WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + (WIFSIGNALED(ws) ? WTERMSIG(ws) : 0));
     }
     /* Both sides set the group, so a kill below always finds it. */
     setpgid(g, g);
     close(fds[1]);
     fds[1] = -1;
+    close(sfds[1]);
+    sfds[1] = -1;
     for (;;) {
         int wait_ms = -1;
         if (deadline) {
@@ -136,11 +170,30 @@ amp_status amp__cpu_run_capture(char *const argv[], char *const envp[], uint64_t
         kill(g, SIGKILL);
     }
     buf[len] = 0;
-    while (waitpid(g, wstatus, 0) < 0) {
-        if (errno != EINTR) {
-            st = amp__fail(AMP_ERROR_DEVICE, "CPU accelerator: waitpid(%s): %s", argv[0], strerror(errno));
-            goto fail;
+    pid_t r;
+    while ((r = waitpid(g, wstatus, 0)) < 0 && errno == EINTR) {
+    }
+    if (r < 0 && errno == ECHILD) {
+        /* The program reaped the guardian itself (it ignores SIGCHLD, or a
+         * handler of its waits for every child): the guardian's status is
+         * in the status pipe, or there is none because it was killed. */
+        unsigned char code;
+        ssize_t k;
+        while ((k = read(sfds[0], &code, 1)) < 0 && errno == EINTR) {
         }
+        if (k == 1) {
+            *wstatus = W_EXITCODE(code, 0);
+            r = g;
+        } else if (*timed_out) {
+            *wstatus = W_EXITCODE(0, SIGKILL);
+            r = g;
+        } else {
+            errno = ECHILD;
+        }
+    }
+    if (r < 0) {
+        st = amp__fail(AMP_ERROR_DEVICE, "CPU accelerator: waitpid(%s): %s", argv[0], strerror(errno));
+        goto fail;
     }
     /* A program that left children behind (a daemonised helper) goes too,
      * and is gone before this returns: a killed process takes a moment to
@@ -156,6 +209,8 @@ amp_status amp__cpu_run_capture(char *const argv[], char *const envp[], uint64_t
 fail:
     if (fds[0] >= 0) close(fds[0]);
     if (fds[1] >= 0) close(fds[1]);
+    if (sfds[0] >= 0) close(sfds[0]);
+    if (sfds[1] >= 0) close(sfds[1]);
     free(buf);
     return st;
 }
