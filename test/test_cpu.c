@@ -2467,3 +2467,32 @@ Test(cpu, a_sigchld_handler_reaping_every_child_does_not_fail_the_build, .timeou
     cr_assert_eq(sigaction(SIGCHLD, &sa, NULL), 0);
     build_and_run_unique(acc, unique_source(src, sizeof src, ""));
 }
+
+/* A compiler named by a relative path (AMP_CXX=bin/cxx) is the one found
+ * when the accelerator was set up, wherever the program's working
+ * directory is when it builds. */
+Test(cpu, a_relative_compiler_path_is_the_one_found_at_set_up, .timeout = 120)
+{
+    char tmp[1024], bin[1100], link[1200], src[512], real[PATH_MAX];
+    private_tmpdir(tmp, sizeof tmp);
+    setenv("AMP_CACHE_DIR", "off", 1);
+    const char *cxx = getenv("AMP_CXX") && *getenv("AMP_CXX") ? getenv("AMP_CXX") : "c++";
+    FILE *w = popen("command -v ${AMP_CXX:-c++}", "r");
+    cr_assert_not_null(w);
+    cr_assert_not_null(fgets(real, sizeof real, w), "no %s on PATH", cxx);
+    pclose(w);
+    real[strcspn(real, "\n")] = 0;
+    snprintf(bin, sizeof bin, "%s/bin", tmp);
+    cr_assert_eq(mkdir(bin, 0700), 0);
+    snprintf(link, sizeof link, "%s/cxx", bin);
+    cr_assert_eq(symlink(real, link), 0, "symlink: %s", strerror(errno));
+    char cwd[PATH_MAX];
+    cr_assert_not_null(getcwd(cwd, sizeof cwd));
+    cr_assert_eq(chdir(tmp), 0);
+    setenv("AMP_CXX", "bin/cxx", 1);
+    amp_accelerator *acc = cpu_acc();
+    cr_assert_eq(chdir(cwd), 0);
+    build_and_run_unique(acc, unique_source(src, sizeof src, ""));
+    unlink(link);
+    rmdir(bin);
+}

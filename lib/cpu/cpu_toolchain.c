@@ -51,10 +51,23 @@ static bool amp__cpu_is_exec(const char *path)
     return stat(path, &sb) == 0 && S_ISREG(sb.st_mode) && access(path, X_OK) == 0;
 }
 
-/* Resolve a program name through PATH; malloc'ed path or NULL. */
+/* path made absolute against the working directory (malloc'ed, or NULL):
+ * the compiler found now is the one run later, whatever directory the
+ * program is in by then (a relative name would then be looked for there,
+ * perhaps in a directory another user can write). Not resolved through
+ * links: ccache finds the compiler by the name it was called by. */
+static char *amp__cpu_absolute(const char *path)
+{
+    if (path[0] == '/') return amp__strdup(path);
+    char cwd[PATH_MAX], *abs = NULL;
+    if (!getcwd(cwd, sizeof cwd) || asprintf(&abs, "%s/%s", cwd, path) < 0) return NULL;
+    return abs;
+}
+
+/* Resolve a program name through PATH; malloc'ed absolute path or NULL. */
 static char *amp__cpu_which(const char *name)
 {
-    if (strchr(name, '/')) return amp__cpu_is_exec(name) ? amp__strdup(name) : NULL;
+    if (strchr(name, '/')) return amp__cpu_is_exec(name) ? amp__cpu_absolute(name) : NULL;
     const char *path = amp__env("PATH");
     if (!path) path = "/usr/local/bin:/usr/bin:/bin";
     while (*path) {
@@ -64,7 +77,11 @@ static char *amp__cpu_which(const char *name)
         if (!cand) return NULL;
         if (n == 0) sprintf(cand, "./%s", name);
         else sprintf(cand, "%.*s/%s", (int)n, path, name);
-        if (amp__cpu_is_exec(cand)) return cand;
+        if (amp__cpu_is_exec(cand)) {
+            char *abs = amp__cpu_absolute(cand);
+            free(cand);
+            return abs;
+        }
         free(cand);
         path += n + (colon ? 1 : 0);
     }
