@@ -2496,3 +2496,28 @@ Test(cpu, a_relative_compiler_path_is_the_one_found_at_set_up, .timeout = 120)
     unlink(link);
     rmdir(bin);
 }
+
+/* DEPENDENCIES_OUTPUT (and SUNPRO_DEPENDENCIES) make GCC write a
+ * dependency list wherever they say, for a compile without -MD: a
+ * program run from a make that exports it must not have the library's
+ * compiles (a split build's parts) written into the user's file. */
+Test(cpu, dependency_variables_of_the_environment_write_nothing, .timeout = 120)
+{
+    static const char *const vars[] = {"DEPENDENCIES_OUTPUT", "SUNPRO_DEPENDENCIES"};
+    char dir[PATH_MAX];
+    logging_compiler(dir, sizeof dir, "3");
+    amp_accelerator *acc = cpu_acc();
+    for (int v = 0; v < 2; ++v) {
+        char deps[PATH_MAX + 64], src[sizeof split_src + 64];
+        snprintf(deps, sizeof deps, "%s/user-%s.d", dir, vars[v]);
+        snprintf(src, sizeof src, "%s// %s\n", split_src, vars[v]);
+        setenv(vars[v], deps, 1);
+        amp_program *p = NULL;
+        ASSERT_OK(amp_program_build(acc, src, NULL, &p));
+        run_split_kernels(p);
+        ASSERT_OK(amp_program_destroy(p));
+        unsetenv(vars[v]);
+        struct stat sb;
+        cr_assert_neq(stat(deps, &sb), 0, "the compiler wrote %s (%s)", deps, vars[v]);
+    }
+}

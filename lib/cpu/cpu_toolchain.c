@@ -267,7 +267,8 @@ static int amp__cpu_dir_kind(const char *real)
  * lists them itself (-E -v, between "search starts here" and "End of search
  * list"), run without the include-path variables the scan reads itself
  * (they would be listed as the compiler's own; so would directories named
- * in AMP_CXX, which are taken as LOCAL). Made on first use and kept;
+ * in AMP_CXX, which are taken as LOCAL), nor those that would have it
+ * write a dependency list into the user's file. Made on first use and kept;
  * an empty list when the compiler cannot say (then every system header it
  * reads is checked as the user's are). */
 const amp__sys_dir *amp__cpu_system_dirs(amp__cpu_device *d)
@@ -277,7 +278,7 @@ const amp__sys_dir *amp__cpu_system_dirs(amp__cpu_device *d)
     if (amp__cpu_sys_done || !d->available) goto out;
     amp__cpu_sys_done = true;
     static const char *const drop[] = {"CPATH=", "C_INCLUDE_PATH=", "CPLUS_INCLUDE_PATH=", "OBJC_INCLUDE_PATH=",
-                                       "OBJCPLUS_INCLUDE_PATH="};
+                                       "OBJCPLUS_INCLUDE_PATH=", "DEPENDENCIES_OUTPUT=", "SUNPRO_DEPENDENCIES="};
     size_t nenv = 0, ne = 0;
     while (environ[nenv]) nenv++;
     char **envp = calloc(nenv + 1, sizeof *envp), **argv = calloc((size_t)d->ncxx + 6, sizeof *argv);
