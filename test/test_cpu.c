@@ -2521,3 +2521,43 @@ Test(cpu, dependency_variables_of_the_environment_write_nothing, .timeout = 120)
         cr_assert_neq(stat(deps, &sb), 0, "the compiler wrote %s (%s)", deps, vars[v]);
     }
 }
+
+/* The compiler and what it starts hold no descriptor of the program's (one
+ * it did not mark close-on-exec: the write end of a pipe whose reader
+ * waits for its end, a locked file): it would keep them for as long as it
+ * runs. */
+Test(cpu, the_compiler_inherits_no_descriptor_of_the_program, .timeout = 120)
+{
+    char dir[PATH_MAX], path[PATH_MAX + 16], script[3 * PATH_MAX], log[PATH_MAX + 16], src[512];
+    const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    snprintf(dir, sizeof dir, "%s/hipamp-fds-XXXXXX", base);
+    cr_assert_not_null(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
+    test_remove_at_exit(dir);
+    const char *real = getenv("AMP_CXX") && *getenv("AMP_CXX") ? getenv("AMP_CXX") : "c++";
+    snprintf(path, sizeof path, "%s/cxx", dir);
+    snprintf(log, sizeof log, "%s/fds.log", dir);
+    snprintf(script, sizeof script, "#!/bin/sh\nls /proc/$$/fd >> '%s'\nexec %s \"$@\"\n", log, real);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    cr_assert_eq(fputs(script, f) >= 0, true);
+    cr_assert_eq(fclose(f), 0);
+    cr_assert_eq(chmod(path, 0755), 0);
+    setenv("AMP_CXX", path, 1);
+    setenv("AMP_CACHE_DIR", "off", 1);
+    int p[2];
+    cr_assert_eq(pipe(p), 0);
+    cr_assert_eq(dup2(p[0], 100), 100);
+    cr_assert_eq(dup2(p[1], 101), 101);
+    build_and_run_unique(cpu_acc(), unique_source(src, sizeof src, ""));
+    f = fopen(log, "r");
+    cr_assert_not_null(f, "the compiler wrapper left no %s", log);
+    char line[64];
+    int runs = 0;
+    while (fgets(line, sizeof line, f)) {
+        int fd = atoi(line);
+        runs += fd == 0;
+        cr_assert(fd != 100 && fd != 101, "the compiler holds the program's descriptor %d", fd);
+    }
+    fclose(f);
+    cr_assert_gt(runs, 0, "%s lists no descriptor", log);
+}

@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -28,6 +30,27 @@ static void amp__cpu_guardian_exit(int sfd, int code)
     ssize_t w = write(sfd, &c, 1);
     (void)w;
     _exit(code);
+}
+
+/* In the guardian: every descriptor from 3 up closed but keep (its status
+ * pipe). The program's own (those not close-on-exec: a pipe's write end
+ * whose reader waits for its end, a locked file) would stay open in the
+ * compiler for as long as it runs; so would the pipe ends of another
+ * thread's spawn forked at the same time (close-on-exec, but a guardian
+ * execs nothing), whose output would not end before this one. */
+static void amp__cpu_close_others(int keep)
+{
+#if defined(__linux__) && defined(SYS_close_range)
+    if ((keep <= 3 || syscall(SYS_close_range, 3u, (unsigned)keep - 1, 0u) == 0) &&
+        syscall(SYS_close_range, (unsigned)keep + 1, ~0u, 0u) == 0)
+        return;
+#endif
+    struct rlimit rl;
+    int top = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < 65536
+                  ? (int)rl.rlim_cur
+                  : 65536;
+    for (int fd = 3; fd < top; ++fd)
+        if (fd != keep) close(fd);
 }
 
 #ifdef __linux__
@@ -119,6 +142,7 @@ amp_status amp__cpu_run_capture(char *const argv[], char *const envp[], uint64_t
         int nul = open("/dev/null", O_RDONLY);
         if (nul < 0 || dup2(nul, 0) < 0 || dup2(fds[1], 1) < 0 || dup2(fds[1], 2) < 0)
             amp__cpu_guardian_exit(sfds[1], 127);
+        amp__cpu_close_others(sfds[1]);
         pid_t c = fork();
         if (c == 0) {
             struct sigaction dfl;
