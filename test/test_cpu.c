@@ -2561,3 +2561,44 @@ Test(cpu, the_compiler_inherits_no_descriptor_of_the_program, .timeout = 120)
     fclose(f);
     cr_assert_gt(runs, 0, "%s lists no descriptor", log);
 }
+
+/* A program that forks while a build runs (another thread's fork() lands
+ * between the compiler's pipe being made and our copy of its write end
+ * being closed) does not hold the build up for as long as its child
+ * lives: the build ends when the compiler does. */
+static volatile int g_forking;
+static void *fork_often(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 400 && g_forking; ++i) {
+        pid_t c = fork();
+        if (c == 0) {
+            sleep(20);
+            _exit(0);
+        }
+        struct timespec ms = {0, 2000000};
+        nanosleep(&ms, NULL);
+    }
+    return NULL;
+}
+
+Test(cpu, a_fork_in_another_thread_does_not_hold_the_build_up, .timeout = 120)
+{
+    char src[512];
+    setenv("AMP_CACHE_DIR", "off", 1);
+    setenv("AMP_CPU_COMPILE_JOBS", "1", 1);
+    amp_accelerator *acc = cpu_acc();
+    g_forking = 1;
+    pthread_t t;
+    cr_assert_eq(pthread_create(&t, NULL, fork_often, NULL), 0);
+    double t0 = now_s();
+    for (int i = 0; i < 3; ++i) {
+        char extra[64];
+        snprintf(extra, sizeof extra, "// %d\n", i);
+        build_and_run_unique(acc, unique_source(src, sizeof src, extra));
+    }
+    double took = now_s() - t0;
+    g_forking = 0;
+    pthread_join(t, NULL);
+    cr_assert_lt(took, 15.0, "three builds took %.1f s while another thread forked children that live 20 s", took);
+}

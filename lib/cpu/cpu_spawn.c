@@ -82,7 +82,7 @@ amp_status amp__cpu_run_capture(char *const argv[], char *const envp[], uint64_t
                                 int *wstatus, bool *timed_out)
 {
     amp_status st = AMP_OK;
-    int fds[2] = {-1, -1}, sfds[2] = {-1, -1};
+    int fds[2] = {-1, -1}, sfds[2] = {-1, -1}, pidfd = -1;
     char *buf = NULL;
     size_t len = 0;
     pid_t g = -1;
@@ -164,6 +164,15 @@ amp_status amp__cpu_run_capture(char *const argv[], char *const envp[], uint64_t
     fds[1] = -1;
     close(sfds[1]);
     sfds[1] = -1;
+    /* The output ends when every copy of the pipe's write end is closed:
+     * a fork of the program's (another thread's, between pipe2 and the
+     * close above) holds one for as long as that child lives. So the
+     * guardian's exit ends it too (its descriptor, where there are
+     * pidfds): what the compiler wrote is in the pipe by then. */
+#ifdef SYS_pidfd_open
+    pidfd = (int)syscall(SYS_pidfd_open, g, 0);
+#endif
+    bool gone = false;
     for (;;) {
         int wait_ms = -1;
         if (deadline) {
@@ -175,14 +184,20 @@ amp_status amp__cpu_run_capture(char *const argv[], char *const envp[], uint64_t
             uint64_t left = (deadline - now + 999999) / 1000000;
             wait_ms = left > 60000 ? 60000 : (int)left;
         }
-        struct pollfd pfd = {fds[0], POLLIN, 0};
-        int pr = poll(&pfd, 1, wait_ms);
+        struct pollfd pfd[2] = {{fds[0], POLLIN, 0}, {pidfd, POLLIN, 0}};
+        int pr = gone ? 1 : poll(pfd, pidfd >= 0 ? 2 : 1, wait_ms);
         if (pr < 0 && errno == EINTR) continue;
         if (pr < 0) break;
         if (pr == 0) continue; /* re-check the deadline */
+        if (!gone && !pfd[0].revents) {
+            /* The guardian exited: what is left in the pipe, then the end. */
+            gone = true;
+            if (fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK) != 0) break;
+        }
         char chunk[4096];
         ssize_t n = read(fds[0], chunk, sizeof chunk);
-        if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && errno == EAGAIN && !gone) continue;
         if (n <= 0) break;
         size_t take = (size_t)n;
         if (take > AMP__CPU_LOG_MAX - len) take = AMP__CPU_LOG_MAX - len;
@@ -233,6 +248,7 @@ amp_status amp__cpu_run_capture(char *const argv[], char *const envp[], uint64_t
 fail:
     if (fds[0] >= 0) close(fds[0]);
     if (fds[1] >= 0) close(fds[1]);
+    if (pidfd >= 0) close(pidfd);
     if (sfds[0] >= 0) close(sfds[0]);
     if (sfds[1] >= 0) close(sfds[1]);
     free(buf);
