@@ -678,7 +678,9 @@ typedef struct amp_kernel amp_kernel;
  * elsewhere (-E -S -c -r -o -x -M... -### --help --version -dump...
  * -print... -fsyntax-only -static -pie -save-temps -aux-info, their long
  * spellings, a linker -o or -Map and a preprocessor -M... through -Wl,
- * -Wp, -Xlinker or -Xpreprocessor, -fdump-..., -fopt-info...=FILE,
+ * -Wp, -Xlinker or -Xpreprocessor, an assembler -o, --MD or listing
+ * -a...=FILE through -Wa, or -Xassembler, a tool's @FILE, -fdump-...,
+ * -fopt-info...=FILE,
  * profiling output, -wrapper, -B..., -specs, @FILE, and an option left
  * without the value it takes), and -fsanitize=address,
  * thread or hwaddress unless that sanitizer's runtime is in the process

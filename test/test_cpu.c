@@ -556,6 +556,9 @@ Test(cpu, options_the_accelerator_cannot_honour_are_refused)
         {"-fdump-tree-all", "'-fdump-tree-all'"}, {"-fprofile-generate", "'-fprofile-generate'"},
         {"--coverage", "'--coverage'"}, {"@/tmp/more-options", "'@/tmp/more-options'"},
         {"-wrapper gdb,--args", "'-wrapper'"}, {"-B/tmp/tools", "'-B/tmp/tools'"}, {"-specs=my.specs", "'-specs=my.specs'"},
+        /* the assembler's files: a listing, a dependency list; files of options for the tools */
+        {"-Wa,-adhln=/tmp/k.lst", "'-Wa,-adhln=/tmp/k.lst'"}, {"-Wa,--MD,/tmp/as.d", "'-Wa,--MD,/tmp/as.d'"},
+        {"-Xassembler -al=/tmp/k.lst", "'-Xassembler -al=/tmp/k.lst'"}, {"-Wl,@/tmp/opts", "'-Wl,@/tmp/opts'"},
         /* a value missing at the end would take the library's next word */
         {"-DOK=1 -include", "'-include' needs a value"}, {"-Xlinker", "'-Xlinker' needs a value"}};
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; ++i) {
@@ -580,7 +583,8 @@ Test(cpu, options_the_accelerator_cannot_honour_are_refused)
     /* ... and switched off again it builds; ordinary options build */
     ASSERT_OK(amp_program_build(acc, src, "-fsanitize=address -fno-sanitize=all", &p));
     ASSERT_OK(amp_program_destroy(p));
-    ASSERT_OK(amp_program_build(acc, src, "-DX=1 -O2 -g -static-libstdc++ -Wl,-O1 -fopt-info-vec -Wp,-DY=2", &p));
+    ASSERT_OK(amp_program_build(acc, src, "-DX=1 -O2 -g -static-libstdc++ -Wl,-O1 -fopt-info-vec -Wp,-DY=2 -Wa,--noexecstack,-alm",
+                                 &p));
     ASSERT_OK(amp_program_destroy(p));
 }
 

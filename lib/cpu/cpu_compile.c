@@ -232,10 +232,27 @@ static bool amp__cpu_user_below_o2(char *const *words, size_t n)
  * writes files of its own (dumps, optimisation reports and a linker map to
  * a path, profiling data at the program's exit), runs other programs or
  * another toolchain (-wrapper, -B, -specs), reads options the check cannot
- * see (@file), or hands the preprocessor or linker an output (-Wp, and
- * -Wl, pieces, -Xpreprocessor and -Xlinker words); and an option that
+ * see (@file), or hands the preprocessor, assembler or linker an output or
+ * a file of options (-Wp, -Wa, and -Wl, pieces, -Xpreprocessor,
+ * -Xassembler and -Xlinker words: an assembler listing -a...=FILE, its
+ * --MD FILE); and an option that
  * takes the next word as its value left without one (it would take the
  * library's own next word). */
+/* Whether the piece (len bytes) of a -Wp, / -Wl, word (or the word after
+ * -Xpreprocessor / -Xlinker) names a file the tool writes or reads options
+ * from; as: of a -Wa, word or after -Xassembler, where the listing
+ * options -a[cdghlmns]=FILE write one too. */
+static bool amp__cpu_tool_output(const char *piece, size_t len, bool as)
+{
+    static const char *const tool[] = {"-o", "--output", "-M", "-Map", "--Map", "--dependency-file", "@"};
+    static const char *const assembler[] = {"-o", "--MD", "@"};
+    const char *const *list = as ? assembler : tool;
+    size_t nlist = as ? sizeof assembler / sizeof assembler[0] : sizeof tool / sizeof tool[0];
+    for (size_t k = 0; k < nlist; ++k)
+        if (!strncmp(piece, list[k], strlen(list[k]))) return true;
+    return as && len > 2 && piece[0] == '-' && piece[1] == 'a' && memchr(piece, '=', len);
+}
+
 static amp_status amp__cpu_check_user_options(char *const *words, size_t n)
 {
     static const char *const exact[] = {"-E",      "-S",          "-c",         "-r",         "-###",
@@ -246,9 +263,6 @@ static amp_status amp__cpu_check_user_options(char *const *words, size_t n)
                                          "--save-temps", "--output",  "--language", "-dump", "-print-",
                                          "--print-",    "@",          "-B",     "-specs",   "--specs",
                                          "-fdump-",     "-fprofile-generate", "-fprofile-dir", "-fprofile-note"};
-    /* Pieces of -Wp, / -Wl, (or the word after -Xpreprocessor / -Xlinker)
-     * that name an output file. */
-    static const char *const tool_output[] = {"-o", "--output", "-M", "-Map", "--Map", "--dependency-file"};
     /* Options whose value is the next word. */
     static const char *const takes_next[] = {"-include", "-imacros",  "-isystem", "-idirafter", "-iquote",
                                              "-iprefix", "-iwithprefix", "-iwithprefixbefore", "-isysroot",
@@ -265,17 +279,18 @@ static amp_status amp__cpu_check_user_options(char *const *words, size_t n)
             bad = !strncmp(w, prefix[k], strlen(prefix[k]));
         /* -fopt-info's report to a file of the caller's naming */
         if (!bad && !strncmp(w, "-fopt-info", 10)) bad = strchr(w, '=') != NULL;
-        /* an output through the preprocessor or the linker: -Wl,-o,FILE,
-         * -Wl,-Map=FILE, -Wp,-MD,FILE, -Xlinker -o */
-        if (!bad && (!strncmp(w, "-Wl,", 4) || !strncmp(w, "-Wp,", 4))) {
+        /* an output through the preprocessor, the assembler or the linker:
+         * -Wl,-o,FILE, -Wl,-Map=FILE, -Wp,-MD,FILE, -Wa,-adhln=FILE,
+         * -Xlinker -o */
+        if (!bad && (!strncmp(w, "-Wl,", 4) || !strncmp(w, "-Wp,", 4) || !strncmp(w, "-Wa,", 4))) {
+            bool as = w[2] == 'a';
             for (const char *p = w + 3; p && !bad; p = strchr(p + 1, ','))
-                for (size_t k = 0; k < sizeof tool_output / sizeof tool_output[0] && !bad; ++k)
-                    bad = !strncmp(p + 1, tool_output[k], strlen(tool_output[k]));
+                bad = amp__cpu_tool_output(p + 1, strcspn(p + 1, ","), as);
         }
         const char *then = "";
-        if (!bad && (!strcmp(w, "-Xlinker") || !strcmp(w, "-Xpreprocessor")) && i + 1 < n) {
-            for (size_t k = 0; k < sizeof tool_output / sizeof tool_output[0] && !bad; ++k)
-                bad = !strncmp(words[i + 1], tool_output[k], strlen(tool_output[k]));
+        if (!bad && (!strcmp(w, "-Xlinker") || !strcmp(w, "-Xpreprocessor") || !strcmp(w, "-Xassembler")) &&
+            i + 1 < n) {
+            bad = amp__cpu_tool_output(words[i + 1], strlen(words[i + 1]), w[2] == 'a');
             if (bad) then = words[i + 1];
         }
         if (!bad && i + 1 == n)
