@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# fuzz.sh — builds the libFuzzer harnesses (fuzz/) with clang and runs them at once for a bounded time: the signature-record check, the AMD code-object readers and the CPU split compile's source scan. Seeds: real code objects compiled here with hipRTC (gfx90a, gfx1030) when hipamp-compile can, the harness's own near-valid records, and the project's kernel sources. Prints executions and findings per harness; exits non-zero on a finding (its reproducer is kept under the build dir).
+# fuzz.sh — builds the libFuzzer harnesses (fuzz/) with clang and runs them at once for a bounded time: the signature-record check, the AMD code-object readers, the CPU split compile's source scan and the CPU accelerator's ELF reader. Seeds: real code objects compiled here with hipRTC (gfx90a, gfx1030) when hipamp-compile can, the harness's own near-valid records, the project's kernel sources, and a shared object and an object file the C++ compiler makes here (thread-locals, a kernel body's local static, a needed library). Prints executions and findings per harness; exits non-zero on a finding (its reproducer is kept under the build dir).
 # Usage: ci/fuzz.sh [SECONDS_PER_HARNESS]   (default 60; FUZZ_BUILD overrides the build dir)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -19,7 +19,7 @@ CXX_FUZZ=${CC_FUZZ/clang/clang++}
 echo "=== fuzz: building with $CC_FUZZ in $BUILD"
 if ! CC=$CC_FUZZ CXX=$CXX_FUZZ cmake -S "$ROOT" -B "$BUILD" -DHIPAMP_FUZZ=ON -DHIPAMP_BUILD_TESTS=OFF \
        -DHIPAMP_BUILD_EXAMPLES=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo > "$BUILD.configure.log" 2>&1 ||
-   ! cmake --build "$BUILD" -j"$(nproc)" --target fuzz_signature fuzz_codeobject fuzz_split_scan > "$BUILD.build.log" 2>&1; then
+   ! cmake --build "$BUILD" -j"$(nproc)" --target fuzz_signature fuzz_codeobject fuzz_split_scan fuzz_cpu_elf > "$BUILD.build.log" 2>&1; then
   tail -n 30 "$BUILD.configure.log" "$BUILD.build.log" 2>/dev/null
   echo "fuzz.sh: FAILED to build the harnesses"; exit 1
 fi
@@ -28,7 +28,8 @@ fi
 corpus_co="$BUILD/corpus-codeobject"
 corpus_sig="$BUILD/corpus-signature"
 corpus_scan="$BUILD/corpus-split-scan"
-mkdir -p "$corpus_co" "$corpus_sig" "$corpus_scan"
+corpus_elf="$BUILD/corpus-cpu-elf"
+mkdir -p "$corpus_co" "$corpus_sig" "$corpus_scan" "$corpus_elf"
 # Seeds for the split scan: the project's own kernel sources.
 cp "$ROOT"/examples/*/*.hip "$ROOT"/test/kernels/*.hip "$ROOT"/hip_kernels/alg/*.hip "$corpus_scan/" 2>/dev/null
 if cmake --build "$BUILD" --target hipamp-compile > /dev/null 2>&1 || true; then :; fi
@@ -45,15 +46,24 @@ if [ -n "$compile_tool" ]; then
   done
 fi
 echo "fuzz: $(ls "$corpus_co" | wc -l) code-object seeds"
+# Seeds for the CPU ELF reader: what a module and a split build's part look
+# like (thread-locals, a kernel body's local static, writable locals).
+elf_seed="$BUILD/cpu-elf-seed.cpp"
+printf '%s\n' 'static thread_local int helper_ts[64];' 'static int counter;' \
+  'static int k__amp_body(int i) { static thread_local int s[16]; s[i & 15] = i; return s[0] + helper_ts[i & 63]; }' \
+  'extern "C" int entry(int i) { return k__amp_body(i) + ++counter; }' > "$elf_seed"
+${CXX_SEED:-c++} -shared -fPIC -O1 -o "$corpus_elf/module.so" "$elf_seed" > /dev/null 2>&1 || true
+${CXX_SEED:-c++} -c -fPIC -O1 -o "$corpus_elf/part.o" "$elf_seed" > /dev/null 2>&1 || true
+echo "fuzz: $(ls "$corpus_elf" | wc -l) CPU ELF seeds"
 printf '\000' > "$corpus_sig/shape0"; printf '\001' > "$corpus_sig/shape1"; printf '\002' > "$corpus_sig/shape2"
 
 status=0
-harnesses=(fuzz_signature fuzz_codeobject fuzz_split_scan)
+harnesses=(fuzz_signature fuzz_codeobject fuzz_split_scan fuzz_cpu_elf)
 # All at once: each runs SECS of wall time, so the step takes SECS however
-# many there are (on 2 cores three share them).
+# many there are (on 2 cores four share them).
 declare -A pids
 for h in "${harnesses[@]}"; do
-  corpus=$corpus_sig; [ "$h" = fuzz_codeobject ] && corpus=$corpus_co; [ "$h" = fuzz_split_scan ] && corpus=$corpus_scan
+  corpus=$corpus_sig; [ "$h" = fuzz_codeobject ] && corpus=$corpus_co; [ "$h" = fuzz_split_scan ] && corpus=$corpus_scan; [ "$h" = fuzz_cpu_elf ] && corpus=$corpus_elf
   art="$BUILD/findings-$h"; rm -rf "$art"; mkdir -p "$art"
   "$BUILD/fuzz/$h" -max_total_time="$SECS" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
     -artifact_prefix="$art/" "$corpus" > "$BUILD/$h.log" 2>&1 &

@@ -273,9 +273,10 @@ step "workflow lint (actionlint)" "$LOGS/lint.log" ci/lint-workflows.sh "$ROOT/b
 # Spack cannot be installed here (no registry but npm): the recipe is parsed
 # and checked with Python instead.
 step "Spack recipe (Python syntax and structure)" "$LOGS/spack.log" python3 ci/check-spack-recipe.py
-# libFuzzer on the signature check and the code-object readers, bounded
+# libFuzzer on the signature check, the code-object readers, the split
+# compile's source scan and the CPU ELF reader, bounded
 # (HIPAMP_FUZZ_SECONDS per harness); executions and findings are in the log.
-step "fuzzers (${HIPAMP_FUZZ_SECONDS:-20} s, three at once, no findings)" "$LOGS/fuzz.log" \
+step "fuzzers (${HIPAMP_FUZZ_SECONDS:-20} s, four at once, no findings)" "$LOGS/fuzz.log" \
   env FUZZ_BUILD="$ROOT/build-ci-fuzz" NORMAL_BUILD="$ROOT/build-ci" ci/fuzz.sh "${HIPAMP_FUZZ_SECONDS:-20}"
 grep '^fuzz:' "$LOGS/fuzz.log" 2>/dev/null
 # valgrind memcheck and ThreadSanitizer over tiled kernels (loops and fibers).
