@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <ftw.h>
 #include <malloc.h>
+#include <spawn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,25 +37,55 @@ amp_accelerator *test_accel(test_accel_kind kind)
     return NULL;
 }
 
+/* The probe's answer, in a process of its own: 1 a GPU is listed, 0 none,
+ * 3 the list failed. */
+static int gpu_probe_answer(void)
+{
+    amp_accelerator *list[16];
+    size_t n = 0;
+    if (amp_accelerator_list(list, 16, &n) != AMP_OK) return 3;
+    for (size_t i = 0; i < n && i < 16; ++i) {
+        amp_accelerator_info info;
+        if (amp_accelerator_get_info(list[i], &info) != AMP_OK) return 3;
+        if (!info.is_emulated) return 1;
+    }
+    return 0;
+}
+
+#define GPU_PROBE_ENV "HIPAMP_TEST_SUPPORT_GPU_PROBE"
+
+/* The test program started again as the probe (gpu_listed_in_a_child):
+ * it answers before Criterion's main and leaves with _exit (no leak check
+ * of what the vendor runtimes keep). */
+__attribute__((constructor)) static void gpu_probe_mode(void)
+{
+    const char *v = getenv(GPU_PROBE_ENV);
+    if (v && !strcmp(v, "1")) _exit(gpu_probe_answer());
+}
+
 /* Whether this process's environment lists a GPU: 1 yes, 0 no, -1 not
  * known. Asked in a child, so that the runner (which forks the tests)
- * never loads a GPU runtime; the child leaves with _exit (no leak check of
- * what the vendor runtimes keep). */
+ * never loads a GPU runtime: the test program itself, started again by
+ * posix_spawn. (A fork without exec could deadlock: the runner has a
+ * thread of Criterion's, and under AddressSanitizer a fork taken while it
+ * held the allocator's lock left the child waiting on it for ever.) */
 static int gpu_listed_in_a_child(void)
 {
-    pid_t pid = fork();
-    if (pid < 0) return -1;
-    if (pid == 0) {
-        amp_accelerator *list[16];
-        size_t n = 0;
-        if (amp_accelerator_list(list, 16, &n) != AMP_OK) _exit(3);
-        for (size_t i = 0; i < n && i < 16; ++i) {
-            amp_accelerator_info info;
-            if (amp_accelerator_get_info(list[i], &info) != AMP_OK) _exit(3);
-            if (!info.is_emulated) _exit(1);
-        }
-        _exit(0);
-    }
+    extern char **environ;
+    size_t n = 0;
+    while (environ[n]) n++;
+    char **envp = calloc(n + 2, sizeof *envp);
+    if (!envp) return -1;
+    size_t k = 0;
+    for (size_t i = 0; i < n; ++i)
+        if (strncmp(environ[i], GPU_PROBE_ENV "=", sizeof GPU_PROBE_ENV)) envp[k++] = environ[i];
+    envp[k++] = GPU_PROBE_ENV "=1";
+    envp[k] = NULL;
+    char *argv[] = {"hipamp-test-gpu-probe", NULL};
+    pid_t pid;
+    int rc = posix_spawn(&pid, "/proc/self/exe", NULL, NULL, argv, envp);
+    free(envp);
+    if (rc != 0) return -1;
     int st = 0;
     while (waitpid(pid, &st, 0) < 0)
         if (errno != EINTR) return -1;
