@@ -32,13 +32,7 @@ static void amp__cpu_guardian_exit(int sfd, int code)
     _exit(code);
 }
 
-/* In the guardian: every descriptor from 3 up closed but keep (its status
- * pipe). The program's own (those not close-on-exec: a pipe's write end
- * whose reader waits for its end, a locked file) would stay open in the
- * compiler for as long as it runs; so would the pipe ends of another
- * thread's spawn forked at the same time (close-on-exec, but a guardian
- * execs nothing), whose output would not end before this one. */
-static void amp__cpu_close_others(int keep)
+void amp__cpu_close_fds_except(int keep)
 {
 #if defined(__linux__) && defined(SYS_close_range)
     if ((keep <= 3 || syscall(SYS_close_range, 3u, (unsigned)keep - 1, 0u) == 0) &&
@@ -142,7 +136,13 @@ amp_status amp__cpu_run_capture(char *const argv[], char *const envp[], uint64_t
         int nul = open("/dev/null", O_RDONLY);
         if (nul < 0 || dup2(nul, 0) < 0 || dup2(fds[1], 1) < 0 || dup2(fds[1], 2) < 0)
             amp__cpu_guardian_exit(sfds[1], 127);
-        amp__cpu_close_others(sfds[1]);
+        /* The program's descriptors that are not close-on-exec (a pipe's
+         * write end whose reader waits for its end, a locked file) would
+         * stay open in the compiler for as long as it runs; so would the
+         * pipe ends of another thread's spawn forked at the same time
+         * (close-on-exec, but a guardian execs nothing), whose output would
+         * not end before this one. */
+        amp__cpu_close_fds_except(sfds[1]);
         pid_t c = fork();
         if (c == 0) {
             struct sigaction dfl;

@@ -1,5 +1,6 @@
 /* child.c — runs the loop transformation in a forked child process, bounded by the compile deadline and its own limit (a child that uses no CPU is stuck and gets one more try), and carries its result back through a pipe. */
 #include "loops.h"
+#include "../cpu_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -8,12 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #ifdef __linux__
 #include <sys/prctl.h>
-#include <sys/syscall.h>
 #endif
 
 /* ------------------------------------------------------------ transport
@@ -137,26 +136,6 @@ static bool child_ticks(pid_t pid, unsigned long long *ticks)
     return true;
 }
 
-/* In a child: every descriptor above standard error but keep goes. A
- * thread of the parent that forked at the same time as this child's
- * (another build's transformation, the precompiled part's making) has its
- * pipe's write end open here too, and its reader would wait for this
- * child's end to see its own. */
-static void close_others(int keep)
-{
-#if defined(__linux__) && defined(SYS_close_range)
-    if ((keep <= 3 || syscall(SYS_close_range, 3u, (unsigned)keep - 1, 0u) == 0) &&
-        syscall(SYS_close_range, (unsigned)keep + 1, ~0u, 0u) == 0)
-        return;
-#endif
-    struct rlimit rl;
-    int top = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < 65536
-                  ? (int)rl.rlim_cur
-                  : 65536;
-    for (int fd = 3; fd < top; ++fd)
-        if (fd != keep) close(fd);
-}
-
 /* What a child process does: its answer (malloc'ed bytes, *len of them),
  * or NULL. */
 typedef char *(*child_work)(const void *arg, size_t *len);
@@ -216,7 +195,11 @@ static bool run_child_once(child_work work, const void *arg, const char *what, c
         dfl.sa_handler = SIG_DFL;
         static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGPIPE, SIGALRM, SIGCHLD};
         for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; ++i) sigaction(sigs[i], &dfl, NULL);
-        close_others(fds[1]);
+        /* A thread of the parent that forked at the same time as this
+         * child (another build's transformation, the precompiled part's
+         * making) has its pipe's write end open here too, and its reader
+         * would wait for this child's end to see its own. */
+        amp__cpu_close_fds_except(fds[1]);
         size_t l = 0;
         char *answer = work(arg, &l);
         _exit(answer && amp__fd_write_all(fds[1], answer, l) ? 0 : 1);
