@@ -24,7 +24,7 @@
 /* The guardian's end: its status (the program's exit status, or 128 + the
  * signal that killed it) written to the status pipe sfd, then its exit with
  * it. The caller reads it there when the guardian is not its to reap. */
-static void amp__cpu_guardian_exit(int sfd, int code)
+static _Noreturn void amp__cpu_guardian_exit(int sfd, int code)
 {
     unsigned char c = (unsigned char)code;
     ssize_t w = write(sfd, &c, 1);
@@ -72,13 +72,137 @@ void amp__cpu_describe_exit(int ws, char *buf, size_t cap)
  * guardian takes the group down when this process dies
  * (PR_SET_PDEATHSIG). Only async-signal-safe calls run between fork and
  * exec. */
+/* The guardian (the forked child): the program's handlers put aside, its
+ * output to out_fd, no descriptor of the program's kept; the program run
+ * as a child of its own and waited for; its status to status_fd and as the
+ * guardian's exit status. Never returns. */
+static _Noreturn void amp__cpu_guardian(char *const argv[], char *const envp[], int out_fd, int status_fd,
+                                        pid_t host)
+{
+    /* The program's signal handlers are for its own process and run in no
+     * process of ours: a SIGCHLD handler that reaps every child would take
+     * the compiler's status from the waitpid below. SIGCHLD goes back to
+     * its default even where the program ignores it, which would have the
+     * compiler reaped unseen (and the compiler inherit that). */
+    setpgid(0, 0);
+    sigset_t none;
+    sigemptyset(&none);
+    struct sigaction dfl0;
+    memset(&dfl0, 0, sizeof dfl0);
+    dfl0.sa_handler = SIG_DFL;
+    for (int s = 1; s < NSIG; ++s) {
+        struct sigaction cur;
+        if (sigaction(s, NULL, &cur) == 0 && (s == SIGCHLD || cur.sa_handler != SIG_IGN)) sigaction(s, &dfl0, NULL);
+    }
+#ifdef __linux__
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = amp__cpu_guardian_die;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+#endif
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    if (getppid() != host) amp__cpu_guardian_exit(status_fd, 127); /* the host died before prctl */
+    int nul = open("/dev/null", O_RDONLY);
+    if (nul < 0 || dup2(nul, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(out_fd, 2) < 0)
+        amp__cpu_guardian_exit(status_fd, 127);
+    /* The program's descriptors that are not close-on-exec (a pipe's write
+     * end whose reader waits for its end, a locked file) would stay open in
+     * the compiler for as long as it runs; so would the pipe ends of
+     * another thread's spawn forked at the same time (close-on-exec, but a
+     * guardian execs nothing), whose output would not end before this one. */
+    amp__cpu_close_fds_except(status_fd);
+    pid_t c = fork();
+    if (c == 0) {
+        sigaction(SIGTERM, &dfl0, NULL);
+        execve(argv[0], argv, envp);
+        _exit(127);
+    }
+    if (c < 0) amp__cpu_guardian_exit(status_fd, 127);
+    int ws = 0;
+    while (waitpid(c, &ws, 0) < 0)
+        if (errno != EINTR) amp__cpu_guardian_exit(status_fd, 127);
+    amp__cpu_guardian_exit(status_fd, WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + (WIFSIGNALED(ws) ? WTERMSIG(ws) : 0));
+}
+
+/* The guardian's output from fd into buf (the first AMP__CPU_LOG_MAX bytes
+ * kept, the rest drained), until its end, the guardian's exit (pidfd, -1
+ * where there is none) or the deadline (*timed_out set); its length.
+ * The output ends when every copy of the pipe's write end is closed: a fork
+ * of the program's (another thread's, between pipe2 and our close) holds
+ * one for as long as that child lives. So the guardian's exit ends it too:
+ * what the compiler wrote is in the pipe by then. */
+static size_t amp__cpu_read_output(int fd, int pidfd, uint64_t deadline, char *buf, bool *timed_out)
+{
+    size_t len = 0;
+    bool gone = false;
+    for (;;) {
+        int wait_ms = -1;
+        if (deadline) {
+            uint64_t now = amp__now_ns();
+            if (now >= deadline) {
+                *timed_out = true;
+                break;
+            }
+            uint64_t left = (deadline - now + 999999) / 1000000;
+            wait_ms = left > 60000 ? 60000 : (int)left;
+        }
+        struct pollfd pfd[2] = {{fd, POLLIN, 0}, {pidfd, POLLIN, 0}};
+        int pr = gone ? 1 : poll(pfd, pidfd >= 0 ? 2 : 1, wait_ms);
+        if (pr < 0 && errno == EINTR) continue;
+        if (pr < 0) break;
+        if (pr == 0) continue; /* re-check the deadline */
+        if (!gone && !pfd[0].revents) {
+            /* The guardian exited: what is left in the pipe, then the end. */
+            gone = true;
+            if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) != 0) break;
+        }
+        char chunk[4096];
+        ssize_t n = read(fd, chunk, sizeof chunk);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && errno == EAGAIN && !gone) continue;
+        if (n <= 0) break;
+        size_t take = (size_t)n;
+        if (take > AMP__CPU_LOG_MAX - len) take = AMP__CPU_LOG_MAX - len;
+        memcpy(buf + len, chunk, take);
+        len += take;
+    }
+    return len;
+}
+
+/* The guardian g reaped into *wstatus: g, or -1 with errno. Where the
+ * program reaped it itself (it ignores SIGCHLD, or a handler of its waits
+ * for every child), its status is read from status_fd, or there is none
+ * because it was killed (timed_out). */
+static pid_t amp__cpu_reap_guardian(pid_t g, int status_fd, bool timed_out, int *wstatus)
+{
+    pid_t r;
+    while ((r = waitpid(g, wstatus, 0)) < 0 && errno == EINTR) {
+    }
+    if (r >= 0 || errno != ECHILD) return r;
+    unsigned char code;
+    ssize_t k;
+    while ((k = read(status_fd, &code, 1)) < 0 && errno == EINTR) {
+    }
+    if (k == 1) {
+        *wstatus = W_EXITCODE(code, 0);
+        return g;
+    }
+    if (timed_out) {
+        *wstatus = W_EXITCODE(0, SIGKILL);
+        return g;
+    }
+    errno = ECHILD;
+    return -1;
+}
+
 amp_status amp__cpu_run_capture(char *const argv[], char *const envp[], uint64_t deadline, char **out,
                                 int *wstatus, bool *timed_out)
 {
     amp_status st = AMP_OK;
     int fds[2] = {-1, -1}, sfds[2] = {-1, -1}, pidfd = -1;
     char *buf = NULL;
-    size_t len = 0;
     pid_t g = -1;
     *out = NULL;
     *wstatus = 0;
@@ -100,63 +224,11 @@ amp_status amp__cpu_run_capture(char *const argv[], char *const envp[], uint64_t
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     g = fork();
-    if (g != 0) pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (g == 0) amp__cpu_guardian(argv, envp, fds[1], sfds[1], host);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (g < 0) {
         st = amp__fail(AMP_ERROR_UNSUPPORTED, "cannot run %s: fork: %s", argv[0], strerror(errno));
         goto fail;
-    }
-    if (g == 0) {
-        /* Guardian. The program's signal handlers are for its own process
-         * and run in no process of ours: a SIGCHLD handler that reaps
-         * every child would take the compiler's status from the waitpid
-         * below. SIGCHLD goes back to its default even where the program
-         * ignores it, which would have the compiler reaped unseen (and
-         * the compiler inherit that). */
-        setpgid(0, 0);
-        sigset_t none;
-        sigemptyset(&none);
-        struct sigaction dfl0;
-        memset(&dfl0, 0, sizeof dfl0);
-        dfl0.sa_handler = SIG_DFL;
-        for (int s = 1; s < NSIG; ++s) {
-            struct sigaction cur;
-            if (sigaction(s, NULL, &cur) == 0 && (s == SIGCHLD || cur.sa_handler != SIG_IGN))
-                sigaction(s, &dfl0, NULL);
-        }
-#ifdef __linux__
-        struct sigaction sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = amp__cpu_guardian_die;
-        sigemptyset(&sa.sa_mask);
-        sigaction(SIGTERM, &sa, NULL);
-        prctl(PR_SET_PDEATHSIG, SIGTERM);
-#endif
-        sigprocmask(SIG_SETMASK, &none, NULL);
-        if (getppid() != host) amp__cpu_guardian_exit(sfds[1], 127); /* the host died before prctl */
-        int nul = open("/dev/null", O_RDONLY);
-        if (nul < 0 || dup2(nul, 0) < 0 || dup2(fds[1], 1) < 0 || dup2(fds[1], 2) < 0)
-            amp__cpu_guardian_exit(sfds[1], 127);
-        /* The program's descriptors that are not close-on-exec (a pipe's
-         * write end whose reader waits for its end, a locked file) would
-         * stay open in the compiler for as long as it runs; so would the
-         * pipe ends of another thread's spawn forked at the same time
-         * (close-on-exec, but a guardian execs nothing), whose output would
-         * not end before this one. */
-        amp__cpu_close_fds_except(sfds[1]);
-        pid_t c = fork();
-        if (c == 0) {
-            struct sigaction dfl;
-            memset(&dfl, 0, sizeof dfl);
-            dfl.sa_handler = SIG_DFL;
-            sigaction(SIGTERM, &dfl, NULL);
-            execve(argv[0], argv, envp);
-            _exit(127);
-        }
-        if (c < 0) amp__cpu_guardian_exit(sfds[1], 127);
-        int ws = 0;
-        while (waitpid(c, &ws, 0) < 0)
-            if (errno != EINTR) amp__cpu_guardian_exit(sfds[1], 127);
-        amp__cpu_guardian_exit(sfds[1], WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + (WIFSIGNALED(ws) ? WTERMSIG(ws) : 0));
     }
     /* Both sides set the group, so a kill below always finds it. */
     setpgid(g, g);
@@ -164,73 +236,16 @@ amp_status amp__cpu_run_capture(char *const argv[], char *const envp[], uint64_t
     fds[1] = -1;
     close(sfds[1]);
     sfds[1] = -1;
-    /* The output ends when every copy of the pipe's write end is closed:
-     * a fork of the program's (another thread's, between pipe2 and the
-     * close above) holds one for as long as that child lives. So the
-     * guardian's exit ends it too (its descriptor, where there are
-     * pidfds): what the compiler wrote is in the pipe by then. */
 #ifdef SYS_pidfd_open
     pidfd = (int)syscall(SYS_pidfd_open, g, 0);
 #endif
-    bool gone = false;
-    for (;;) {
-        int wait_ms = -1;
-        if (deadline) {
-            uint64_t now = amp__now_ns();
-            if (now >= deadline) {
-                *timed_out = true;
-                break;
-            }
-            uint64_t left = (deadline - now + 999999) / 1000000;
-            wait_ms = left > 60000 ? 60000 : (int)left;
-        }
-        struct pollfd pfd[2] = {{fds[0], POLLIN, 0}, {pidfd, POLLIN, 0}};
-        int pr = gone ? 1 : poll(pfd, pidfd >= 0 ? 2 : 1, wait_ms);
-        if (pr < 0 && errno == EINTR) continue;
-        if (pr < 0) break;
-        if (pr == 0) continue; /* re-check the deadline */
-        if (!gone && !pfd[0].revents) {
-            /* The guardian exited: what is left in the pipe, then the end. */
-            gone = true;
-            if (fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK) != 0) break;
-        }
-        char chunk[4096];
-        ssize_t n = read(fds[0], chunk, sizeof chunk);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0 && errno == EAGAIN && !gone) continue;
-        if (n <= 0) break;
-        size_t take = (size_t)n;
-        if (take > AMP__CPU_LOG_MAX - len) take = AMP__CPU_LOG_MAX - len;
-        memcpy(buf + len, chunk, take);
-        len += take;
-    }
+    size_t len = amp__cpu_read_output(fds[0], pidfd, deadline, buf, timed_out);
     if (*timed_out) {
         kill(-g, SIGKILL);
         kill(g, SIGKILL);
     }
     buf[len] = 0;
-    pid_t r;
-    while ((r = waitpid(g, wstatus, 0)) < 0 && errno == EINTR) {
-    }
-    if (r < 0 && errno == ECHILD) {
-        /* The program reaped the guardian itself (it ignores SIGCHLD, or a
-         * handler of its waits for every child): the guardian's status is
-         * in the status pipe, or there is none because it was killed. */
-        unsigned char code;
-        ssize_t k;
-        while ((k = read(sfds[0], &code, 1)) < 0 && errno == EINTR) {
-        }
-        if (k == 1) {
-            *wstatus = W_EXITCODE(code, 0);
-            r = g;
-        } else if (*timed_out) {
-            *wstatus = W_EXITCODE(0, SIGKILL);
-            r = g;
-        } else {
-            errno = ECHILD;
-        }
-    }
-    if (r < 0) {
+    if (amp__cpu_reap_guardian(g, sfds[0], *timed_out, wstatus) < 0) {
         st = amp__fail(AMP_ERROR_DEVICE, "CPU accelerator: waitpid(%s): %s", argv[0], strerror(errno));
         goto fail;
     }
