@@ -246,10 +246,10 @@ bool amp__cpu_loops_pch_inputs_ok(const char *text, size_t size);
 
 /* A build (cpu_compile.c): the backend's compile operation (backend.h). */
 amp_status amp__cpu_compile(amp__cpu_device *d, const amp__compile_job *job, amp__compile_output *out);
-/* In a child process after fork: every descriptor from 3 up closed but
- * keep (a thread of the parent that forked at the same time left its pipe
- * ends here, and a program's descriptors that are not close-on-exec would
- * reach what the child runs). Async-signal-safe. */
+/* In a child process after fork (cpu_spawn.c): every descriptor from 3 up
+ * closed but keep (a thread of the parent that forked at the same time
+ * left its pipe ends here, and a program's descriptors that are not
+ * close-on-exec would reach what the child runs). Async-signal-safe. */
 void amp__cpu_close_fds_except(int keep);
 
 /* Child processes (cpu_spawn.c). Run argv[0] (a path, not searched for)

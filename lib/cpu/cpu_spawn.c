@@ -67,15 +67,11 @@ void amp__cpu_describe_exit(int ws, char *buf, size_t cap)
     else snprintf(buf, cap, "wait status %#x", ws);
 }
 
-/* A guardian child leads a new process group holding the program, so that
- * a kill at the deadline reaches everything the program started, and the
- * guardian takes the group down when this process dies
- * (PR_SET_PDEATHSIG). Only async-signal-safe calls run between fork and
- * exec. */
 /* The guardian (the forked child): the program's handlers put aside, its
  * output to out_fd, no descriptor of the program's kept; the program run
  * as a child of its own and waited for; its status to status_fd and as the
- * guardian's exit status. Never returns. */
+ * guardian's exit status. Never returns. Only async-signal-safe calls run
+ * here (the host may have threads). */
 static _Noreturn void amp__cpu_guardian(char *const argv[], char *const envp[], int out_fd, int status_fd,
                                         pid_t host)
 {
@@ -197,6 +193,10 @@ static pid_t amp__cpu_reap_guardian(pid_t g, int status_fd, bool timed_out, int 
     return -1;
 }
 
+/* A guardian child leads a new process group holding the program, so that
+ * a kill at the deadline reaches everything the program started, and the
+ * guardian takes the group down when this process dies
+ * (PR_SET_PDEATHSIG). */
 amp_status amp__cpu_run_capture(char *const argv[], char *const envp[], uint64_t deadline, char **out,
                                 int *wstatus, bool *timed_out)
 {
