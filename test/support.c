@@ -1,8 +1,9 @@
 /* support.c — implementation of the shared test helpers (support.h). */
-#define _XOPEN_SOURCE 700 /* nftw */
+#define _GNU_SOURCE /* nftw, RTLD_NEXT */
 #include "support.h"
 
 #include <criterion/hooks.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <ftw.h>
 #include <malloc.h>
@@ -123,6 +124,56 @@ ReportHook(PRE_ALL)(struct criterion_test_set *set)
     }
     fprintf(stderr, "[----] support: no GPU present (no HIP or CUDA device listed): the %zu tests of a GPU (name_gpu) "
             "are disabled\n", variants);
+}
+
+/* LeakSanitizer builds: a leak in a test body fails that test. Criterion
+ * takes a test's result from its process before the process exits, and
+ * LeakSanitizer's own check runs at the exit, so a leak was printed and
+ * the test still passed. The Test macro's trampoline (in this program)
+ * calls criterion_internal_test_main, which this program defines before
+ * libcriterion: the body runs, then a leak check whose finding fails the
+ * test, LeakSanitizer's report printed above the failure. Memory a test
+ * keeps reachable (a global, a fixture, the library's caches) is no leak.
+ * Outside sanitizer builds the entry is Criterion's, unchanged. */
+extern int __lsan_do_recoverable_leak_check(void) __attribute__((weak));
+
+extern void __lsan_do_leak_check(void) __attribute__((weak));
+
+static void (*test_body_to_check)(void);
+static bool test_leaks_checked;
+
+void test_leak_check_final(void)
+{
+    if (!__lsan_do_recoverable_leak_check) return;
+    test_leaks_checked = true;
+    if (__lsan_do_recoverable_leak_check())
+        cr_assert_fail("LeakSanitizer: the test left memory unreachable (the report is above)");
+    __lsan_do_leak_check(); /* finds nothing now; turns the exit check off */
+}
+
+/* Criterion calls a parameterized test's body with its parameter through
+ * the same pointer type (void (*)(void)): the parameter is passed on, as
+ * Criterion itself does; a plain body ignores it. */
+static void test_body_then_leak_check(void *param)
+{
+    ((void (*)(void *))test_body_to_check)(param);
+    if (!test_leaks_checked && __lsan_do_recoverable_leak_check())
+        cr_assert_fail("LeakSanitizer: the test body left memory unreachable (the report is above)");
+}
+
+void criterion_internal_test_main(void (*fn)(void))
+{
+    void (*criterion_main)(void (*)(void));
+    *(void **)&criterion_main = dlsym(RTLD_NEXT, "criterion_internal_test_main");
+    if (!criterion_main) {
+        fprintf(stderr, "support: Criterion's criterion_internal_test_main not found: %s\n", dlerror());
+        abort(); /* a test program, not the library: no test can run without it */
+    }
+    if (__lsan_do_recoverable_leak_check) {
+        test_body_to_check = fn;
+        fn = (void (*)(void))test_body_then_leak_check;
+    }
+    criterion_main(fn);
 }
 
 amp_program *test_build(amp_accelerator *acc, const char *source)

@@ -53,6 +53,13 @@ amp_accelerator *test_accel(test_accel_kind kind);
     static void suite##_##name##_body(amp_accelerator *acc)
 
 /* Assert a call returned want; the failure message carries amp_last_error. */
+/* LeakSanitizer builds: checks for leaks now, failing the test on one;
+ * then no check runs again in the test's process (after the body or at
+ * exit). For a test that then hands over to a library whose teardown
+ * leaves its own memory unreachable (MPI_Finalize). Other builds: nothing.
+ * Every test body is otherwise checked when it returns (support.c). */
+void test_leak_check_final(void);
+
 #define ASSERT_STATUS(call, want)                                                   \
     do {                                                                           \
         amp_status st_ = (call);                                                   \

@@ -50,14 +50,13 @@ static void mpi_env(void)
  * runs before MPI_Finalize, while the library's own allocations are still
  * reachable. (MPI libraries free little at finalize and unload their
  * plugins, so what they keep would be reported at exit with no library to
- * suppress it by; after this check the exit check does not run.) No-ops in
- * other builds. */
-extern void __lsan_do_leak_check(void) __attribute__((weak));
+ * suppress it by; after this check no other runs: test_leak_check_final.)
+ * No-ops in other builds. */
 extern void __lsan_disable(void) __attribute__((weak));
 extern void __lsan_enable(void) __attribute__((weak));
 static void leak_check_before_finalize(void)
 {
-    if (__lsan_do_leak_check) __lsan_do_leak_check();
+    test_leak_check_final();
 }
 
 static void mpi_up(void)
