@@ -978,6 +978,26 @@ Test(embed, hipamp_compile_output_refusals, .timeout = 300)
     assert_dir_holds_only(only, 5);
 }
 
+/* An empty output name is refused by name, before anything is compiled or
+ * written: it was walked as the working directory, and hipamp-compile said
+ * "is a directory" (naming neither the empty value nor the mistake). */
+Test(embed, empty_output_names_are_refused)
+{
+    const char *text = "AMP_KERNEL(k, amp::index<1> i, amp::array_view<int, 1> a) { a[i] = 1; }\n";
+    write_file(path_in_dir("k.hip"), text, strlen(text));
+    cr_assert_eq(run("'%s' --target sm_90 -o '' '%s'", HIPAMP_COMPILE_TOOL, path_in_dir("k.hip")), 2);
+    char *err = stderr_text();
+    cr_expect_not_null(strstr(err, "'' is an empty output name"), "message: '%s'", err);
+    cr_expect_null(strstr(err, "directory"), "message: '%s'", err);
+    free(err);
+    cr_assert_eq(run("'%s' -o '' '%s' sym", HIPAMP_EMBED_TOOL, path_in_dir("k.hip")), 2);
+    assert_stderr_has("-o '' is an empty file name");
+    cr_assert_eq(run("'%s' -o - -H '' '%s' sym > /dev/null", HIPAMP_EMBED_TOOL, path_in_dir("k.hip")), 2);
+    assert_stderr_has("-H '' is an empty file name");
+    const char *only[] = {"k.hip"};
+    assert_dir_holds_only(only, 1);
+}
+
 /* A kernel file whose name holds a '"' or a backslash compiles, and its
  * diagnostics name it: the tool's #line marker escapes them (unescaped, the
  * name ended the string literal or was a bad escape, and every such file

@@ -112,8 +112,12 @@ int main(int argc, char **argv)
             usage(stdout);
             return tool_stdout_close(PROG) ? 0 : 1;
         } else if (!options_done && (!strcmp(a, "-o") || !strcmp(a, "-H"))) {
-            if (i + 1 >= argc || !*argv[i + 1]) {
+            if (i + 1 >= argc) {
                 fprintf(stderr, PROG ": %s needs a file name\n", a);
+                return 2;
+            }
+            if (!*argv[i + 1]) {
+                fprintf(stderr, PROG ": %s '' is an empty file name (give a file name, or - for standard output)\n", a);
                 return 2;
             }
             *(a[1] == 'o' ? &out_c : &out_h) = argv[++i];

@@ -224,6 +224,12 @@ static bool out_lookup(const char *prog, const char *dest, out_file *of)
     of->fd = of->dir = -1;
     of->err = 0;
     of->leaf[0] = '\0';
+    /* An empty name walked as the rest would stop at the working directory
+     * ("is a directory"), which names neither the value nor the mistake. */
+    if (!*dest) {
+        fprintf(stderr, "%s: '' is an empty output name (give a file name, or - for standard output)\n", prog);
+        return false;
+    }
     if (strlen(dest) >= sizeof of->path) {
         fprintf(stderr, "%s: '%s': %s\n", prog, dest, strerror(ENAMETOOLONG));
         return false;
