@@ -868,6 +868,91 @@ Test(embed, hipamp_embed_and_compile_write_errors, .timeout = 120)
     assert_stderr_has("unknown option '--bogus'");
 }
 
+/* An LD_PRELOAD shim, built into so: it logs each fsync (of a file or a
+ * directory) and rename to $SHIM_LOG, and fails fsync with EIO for the kind
+ * $SHIM_FAIL_FSYNC names ("file" or "dir"). */
+static void fsync_shim(char *so, size_t n)
+{
+    const char *text =
+        "#define _GNU_SOURCE\n#include <dlfcn.h>\n#include <errno.h>\n#include <fcntl.h>\n#include <stdlib.h>\n"
+        "#include <string.h>\n#include <sys/stat.h>\n#include <unistd.h>\n"
+        "static void note(const char *w) { const char *l = getenv(\"SHIM_LOG\"); if (!l) return;\n"
+        "  int fd = open(l, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);\n"
+        "  if (fd >= 0) { (void)!write(fd, w, strlen(w)); close(fd); } }\n"
+        "int fsync(int fd) { static int (*real)(int); if (!real) real = (int (*)(int))dlsym(RTLD_NEXT, \"fsync\");\n"
+        "  struct stat st; const char *k = fstat(fd, &st) == 0 && S_ISDIR(st.st_mode) ? \"dir\" : \"file\";\n"
+        "  note(k[0] == 'd' ? \"fsync-dir\\n\" : \"fsync-file\\n\");\n"
+        "  const char *f = getenv(\"SHIM_FAIL_FSYNC\"); if (f && !strcmp(f, k)) { errno = EIO; return -1; }\n"
+        "  return real(fd); }\n"
+        "int renameat(int a, const char *b, int c, const char *d) { static int (*real)(int, const char *, int, const "
+        "char *);\n  if (!real) real = (int (*)(int, const char *, int, const char *))dlsym(RTLD_NEXT, \"renameat\");\n"
+        "  note(\"rename\\n\"); return real(a, b, c, d); }\n"
+        "int rename(const char *a, const char *b) { static int (*real)(const char *, const char *);\n"
+        "  if (!real) real = (int (*)(const char *, const char *))dlsym(RTLD_NEXT, \"rename\");\n"
+        "  note(\"rename\\n\"); return real(a, b); }\n";
+    char src[512], cmd[2048];
+    snprintf(src, sizeof src, "%s/shim.c", dir);
+    snprintf(so, n, "%s/shim.so", dir);
+    write_file(src, text, strlen(text));
+    const char *cc = getenv("CC") && *getenv("CC") ? getenv("CC") : "cc";
+    snprintf(cmd, sizeof cmd, "%s -shared -fPIC -o '%s' '%s' -ldl", cc, so, src);
+    cr_assert_eq(system(cmd), 0, "could not build the fsync shim: %s", cmd);
+    unlink(src);
+}
+
+/* A file output reaches the disk before it is renamed over the old one,
+ * and the rename after it (its directory synced): a crash could otherwise
+ * leave an empty or partial file under the output's name. An fsync that
+ * fails is reported naming the output, the old file kept. (ASan's runtime
+ * would refuse another library ahead of it: the shim intercepts nothing of
+ * its own, so the order is not checked.) */
+Test(embed, file_outputs_are_synced_before_and_after_the_rename)
+{
+    char so[512], env[1200];
+    fsync_shim(so, sizeof so);
+    snprintf(env, sizeof env, "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 LD_PRELOAD='%s' "
+             "SHIM_LOG='%s'", so, path_in_dir("log"));
+    write_file(path_in_dir("k.hip"), "xyz", 3);
+    cr_assert_eq(run("%s '%s' -o '%s' '%s' sym", env, HIPAMP_EMBED_TOOL, path_in_dir("k.c"), path_in_dir("k.hip")), 0,
+                 "%s", stderr_text());
+    char *log = read_file(path_in_dir("log"), NULL);
+    cr_assert_str_eq(log ? log : "(none)", "fsync-file\nrename\nfsync-dir\n", "the output was not synced around "
+                     "its rename");
+    free(log);
+    unlink(path_in_dir("log"));
+    char *good = read_file(path_in_dir("k.c"), NULL);
+    cr_assert_not_null(good);
+
+    write_file(path_in_dir("k.hip"), "abc", 3);
+    cr_assert_eq(run("SHIM_FAIL_FSYNC=file %s '%s' -o '%s' '%s' sym", env, HIPAMP_EMBED_TOOL, path_in_dir("k.c"),
+                     path_in_dir("k.hip")),
+                 1);
+    char want[600];
+    snprintf(want, sizeof want, "cannot write '%s' to disk (fsync of '%s/k.c.tmp.", path_in_dir("k.c"), dir);
+    assert_stderr_has(want);
+    assert_stderr_has("Input/output error");
+    assert_file_is(path_in_dir("k.c"), good); /* the old file, and no temporary left */
+    free(good);
+    unlink(path_in_dir("log"));
+
+    cr_assert_eq(run("SHIM_FAIL_FSYNC=dir %s '%s' -o '%s' '%s' sym", env, HIPAMP_EMBED_TOOL, path_in_dir("k.c"),
+                     path_in_dir("k.hip")),
+                 1);
+    snprintf(want, sizeof want, "'%s' was written, but its directory could not be written to disk (fsync): "
+             "Input/output error", path_in_dir("k.c"));
+    assert_stderr_has(want);
+    char *now = read_file(path_in_dir("k.c"), NULL);
+    size_t n = 0;
+    unsigned char *bytes = parse_array(now, "sym", &n);
+    cr_assert(n == 4 && !memcmp(bytes, "abc", 4), "the new output is not in place");
+    free(bytes);
+    free(now);
+    unlink(path_in_dir("log"));
+    unlink(so);
+    const char *only[] = {"k.hip", "k.c"};
+    assert_dir_holds_only(only, 2);
+}
+
 /* A NUL byte in the input is refused, by the tool and by CMake's
  * hipamp_embed() alike (amp_program_build_file refuses it too): the array
  * is a C string that would end there. */

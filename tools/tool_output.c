@@ -614,6 +614,22 @@ fail:
     return false;
 }
 
+/* The rename made durable: the directory it changed synced. Where that
+ * cannot be done (a directory this user may search but not read, a file
+ * system without fsync of directories: EINVAL) nothing more is asked;
+ * an I/O error is reported (the file is in place, but may not stay there). */
+static bool sync_dir(const tool_out *o)
+{
+    int fd = openat(o->dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return true;
+    bool ok = fsync(fd) == 0 || errno == EINVAL || errno == EROFS;
+    if (!ok)
+        fprintf(stderr, "%s: '%s' was written, but its directory could not be written to disk (fsync): %s\n", o->prog,
+                o->target, strerror(errno));
+    close(fd);
+    return ok;
+}
+
 bool tool_out_close(tool_out *o, bool ok)
 {
     if (!o->dest) {
@@ -628,9 +644,22 @@ bool tool_out_close(tool_out *o, bool ok)
     const char *name = o->tmp ? o->tmp : o->dest;
     if (o->f) {
         bool err = ferror(o->f) != 0;
+        int e = 0;
+        /* On disk before the rename: else a crash after it could leave the
+         * output's name holding an empty or partial file (the rename may
+         * reach the disk before the data). */
+        if (ok && !err && o->tmp) {
+            if (fflush(o->f) != 0) e = errno ? errno : EIO;
+            else if (fsync(fileno(o->f)) != 0) {
+                fprintf(stderr, "%s: cannot write '%s' to disk (fsync of '%s'): %s\n", o->prog, o->target, o->tmp,
+                        strerror(errno));
+                ok = false;
+            }
+        }
         errno = 0;
-        if (fclose(o->f) != 0 || err) {
-            if (ok) fprintf(stderr, "%s: cannot write '%s': %s\n", o->prog, name, strerror(errno ? errno : EIO));
+        if (fclose(o->f) != 0 || err || e) {
+            if (ok)
+                fprintf(stderr, "%s: cannot write '%s': %s\n", o->prog, name, strerror(e ? e : errno ? errno : EIO));
             ok = false;
         }
         o->f = NULL;
@@ -641,6 +670,7 @@ bool tool_out_close(tool_out *o, bool ok)
             ok = false;
         }
         if (!ok) unlinkat(o->dir, o->tmp_leaf, 0);
+        else if (!sync_dir(o)) ok = false;
     }
     if (o->dir >= 0) close(o->dir);
     o->dir = -1;

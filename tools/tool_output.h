@@ -52,8 +52,9 @@ bool tool_out_allowed(const char *prog, const char *dest, const char *const *inp
 /* Open an output (dest NULL or "-": standard output). false after a message
  * (a FIFO that no process reads is one: opening it would block forever). */
 bool tool_out_open(tool_out *o, const char *prog, const char *dest);
-/* ok: everything was written; flush and close (a file: rename it into
- * place); failures are reported. Not ok: a temporary file is removed.
+/* ok: everything was written; flush and close (a file: fsync it, rename
+ * it into place and fsync its directory, so that a crash leaves the old
+ * file or the whole new one); failures are reported, naming the file. Not ok: a temporary file is removed.
  * Returns whether the output is now complete. */
 bool tool_out_close(tool_out *o, bool ok);
 
