@@ -570,6 +570,45 @@ Test(include_scan, directory_named_like_a_header_is_passed_over)
     cr_expect_eq(system(path), 0);
 }
 
+/* Finding a header already read (by its file) or a place already noted as
+ * holding none (by its path) compares O(1) entries, however many there are,
+ * and past the 4096 places watched too: both tables were scanned whole on
+ * every lookup (some 4096 string compares for each new miss once the table
+ * of places was full), so a source with many includes took quadratic time.
+ * Counted, not timed (amp__scan.probes). */
+Test(include_scan, lookups_stay_constant_time_past_thousands_of_headers_and_misses, .timeout = 120)
+{
+    enum { HEADERS = 3000, MISSES = 6000 };
+    char dir[] = "/tmp/hipamp-scan-XXXXXX", path[PATH_MAX], opts[PATH_MAX + 8];
+    cr_assert_not_null(mkdtemp(dir));
+    for (int i = 0; i < HEADERS; ++i) {
+        snprintf(path, sizeof path, "%s/h%d.h", dir, i);
+        put(path, "");
+    }
+    snprintf(opts, sizeof opts, "-I%s", dir);
+    size_t cap = 2 * (HEADERS + MISSES) * 24 + 1, len = 0;
+    char *src = malloc(cap);
+    cr_assert_not_null(src);
+    for (int pass = 0; pass < 2; ++pass) { /* the second: every lookup a repeat */
+        for (int i = 0; i < HEADERS; ++i) len += (size_t)snprintf(src + len, cap - len, "#include <h%d.h>\n", i);
+        for (int i = 0; i < MISSES; ++i) len += (size_t)snprintf(src + len, cap - len, "#include <m%d.h>\n", i);
+    }
+    amp__build_input in = {src, len, opts, NULL, NULL, NULL};
+    amp__scan scan;
+    amp_status st = amp__scan_includes(&in, NULL, (amp__sys_dirs_query){0}, &scan);
+    cr_assert_eq(st, AMP_OK, "%s: %s", amp_status_name(st), amp_last_error());
+    cr_expect_eq(scan.n, HEADERS, "%zu headers", scan.n);
+    cr_expect_eq(scan.nabsent, 4096, "%zu places watched", scan.nabsent);
+    cr_expect(!scan.complete && strstr(scan.why, "cannot all be watched"), "why: %s", scan.why);
+    size_t lookups = 2 * (HEADERS + MISSES);
+    cr_expect(scan.probes <= 4 * lookups, "%zu entries compared for %zu lookups (want at most %zu)", scan.probes,
+              lookups, 4 * lookups);
+    amp__scan_free(&scan);
+    free(src);
+    snprintf(path, sizeof path, "rm -rf '%s'", dir);
+    cr_expect_eq(system(path), 0);
+}
+
 /* #include_next (and __has_include_next) looks on from the directory after
  * the one where the including header was found, as the compiler does: the
  * header it names there is keyed, and a named-header compiler is handed it.

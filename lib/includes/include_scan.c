@@ -437,6 +437,66 @@ bool amp__dep_stamp(amp__dep *d, const char *path)
 
 /* --------------------------------------------------------- the scan */
 
+/* An index of a table's entries by a hash of their key: open addressing,
+ * kept at most half full, so that a lookup compares a few entries where a
+ * scan of the table compared them all (with thousands of headers or
+ * misses, every #include paid for all of them). Its size follows the
+ * table's, itself bounded (AMP__SCAN_MAX_HEADERS, AMP__SCAN_MAX_ABSENT). */
+typedef struct amp__slot {
+    uint64_t hash;
+    size_t entry; /* the table's index + 1; 0: empty */
+} amp__slot;
+typedef struct amp__index {
+    amp__slot *v;
+    size_t cap, n; /* cap a power of two */
+} amp__index;
+
+static uint64_t amp__hash(const void *p, size_t n, uint64_t h)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211u; /* FNV-1a */
+    return h;
+}
+
+/* The first slot to look at for hash h, then the next ones (amp__index_next)
+ * until an empty one. */
+static size_t amp__index_first(const amp__index *x, uint64_t h)
+{
+    return x->cap ? (size_t)(h ^ h >> 32) & (x->cap - 1) : 0;
+}
+static size_t amp__index_next(const amp__index *x, size_t j) { return (j + 1) & (x->cap - 1); }
+
+/* Record entry (hash h), growing the index first if need be; false when no
+ * memory. */
+static bool amp__index_add(amp__index *x, uint64_t h, size_t entry)
+{
+    if (2 * (x->n + 1) > x->cap) {
+        size_t cap = x->cap ? 2 * x->cap : 64;
+        amp__slot *v = calloc(cap, sizeof *v);
+        if (!v) return false;
+        amp__index bigger = {v, cap, x->n};
+        for (size_t i = 0; i < x->cap; ++i) {
+            if (!x->v[i].entry) continue;
+            size_t j = amp__index_first(&bigger, x->v[i].hash);
+            while (v[j].entry) j = amp__index_next(&bigger, j);
+            v[j] = x->v[i];
+        }
+        free(x->v);
+        *x = bigger;
+    }
+    size_t j = amp__index_first(x, h);
+    while (x->v[j].entry) j = amp__index_next(x, j);
+    x->v[j] = (amp__slot){h, entry + 1};
+    x->n++;
+    return true;
+}
+
+static uint64_t amp__file_hash(uint64_t dev, uint64_t ino)
+{
+    uint64_t k[2] = {dev, ino};
+    return amp__hash(k, sizeof k, 14695981039346656037u);
+}
+
 typedef struct amp__scanner {
     amp__scan *out;
     size_t cap, sites_cap, absent_cap;
@@ -447,6 +507,8 @@ typedef struct amp__scanner {
     const char *source_dir; /* the kernel file's real directory, or NULL */
     size_t *found_in;       /* header i was found in dirs.v[found_in[i] - 1]; 0: not on the search path */
     size_t found_cap;
+    amp__index by_file;     /* out->deps by device and inode */
+    amp__index by_place;    /* out->absent by path */
     amp__trust main_trust;  /* for lookups from source_dir and absolute names in the source */
 } amp__scanner;
 
@@ -487,8 +549,10 @@ static char *amp__flat_name(size_t i, const char *path)
 static int amp__note_place(amp__scanner *sc, const char *path, const struct stat *sb)
 {
     amp__scan *s = sc->out;
-    for (size_t i = 0; i < s->nabsent; ++i)
-        if (!strcmp(s->absent[i].path, path)) return 0;
+    uint64_t h = amp__hash(path, strlen(path), 14695981039346656037u);
+    amp__index *x = &sc->by_place;
+    for (size_t j = amp__index_first(x, h); x->cap && x->v[j].entry; j = amp__index_next(x, j))
+        if (++s->probes, x->v[j].hash == h && !strcmp(s->absent[x->v[j].entry - 1].path, path)) return 0;
     if (s->nabsent == AMP__SCAN_MAX_ABSENT) {
         amp__incomplete(s, "%s (and %d other places a header was looked for and not found) cannot all be watched",
                         path, AMP__SCAN_MAX_ABSENT);
@@ -505,7 +569,10 @@ static int amp__note_place(amp__scanner *sc, const char *path, const struct stat
     memset(d, 0, sizeof *d);
     d->absent = !sb;
     if (sb) amp__stamp(d, sb);
-    if (!(d->path = amp__strdup(path))) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "no memory for the include scan"), -1;
+    if (!(d->path = amp__strdup(path)) || !amp__index_add(x, h, s->nabsent)) {
+        free(d->path);
+        return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "no memory for the include scan"), -1;
+    }
     ++s->nabsent;
     return 0;
 }
@@ -554,12 +621,16 @@ static int amp__add_header(amp__scanner *sc, const char *file, const amp__direct
     }
     /* The same file under another name or path: one header, watched
      * under both (either name may become a file of its own). */
-    for (size_t i = 0; i < s->n; ++i)
-        if (s->deps[i].dev == (uint64_t)sb.st_dev && s->deps[i].ino == (uint64_t)sb.st_ino) {
+    uint64_t fh = amp__file_hash((uint64_t)sb.st_dev, (uint64_t)sb.st_ino);
+    amp__index *x = &sc->by_file;
+    for (size_t j = amp__index_first(x, fh); x->cap && x->v[j].entry; j = amp__index_next(x, j)) {
+        size_t i = x->v[j].entry - 1;
+        if (++s->probes, s->deps[i].dev == (uint64_t)sb.st_dev && s->deps[i].ino == (uint64_t)sb.st_ino) {
             *index = i;
             rc = strcmp(s->deps[i].path, path) && amp__note_place(sc, path, &sb) < 0 ? -1 : 1;
             goto out;
         }
+    }
     if ((uint64_t)sb.st_size > AMP__SCAN_MAX_BYTES || sc->total_bytes + (size_t)sb.st_size > AMP__SCAN_MAX_BYTES) {
         amp__fail(AMP_ERROR_COMPILE, "%s: header %s is too large (%lld bytes; headers may total %u MiB)",
                   amp__where(at, sizeof at, file, d), path, (long long)sb.st_size, AMP__SCAN_MAX_BYTES >> 20);
@@ -600,7 +671,8 @@ static int amp__add_header(amp__scanner *sc, const char *file, const amp__direct
     memset(&s->deps[s->n], 0, sizeof s->deps[s->n]);
     amp__stamp(&s->deps[s->n], &sb);
     s->deps[s->n].path = amp__strdup(path);
-    if (!s->deps[s->n].path) {
+    if (!s->deps[s->n].path || !amp__index_add(x, fh, s->n)) {
+        free(s->deps[s->n].path);
         amp__fail(AMP_ERROR_OUT_OF_MEMORY, "no memory to read header %s", path);
         goto out;
     }
@@ -838,6 +910,8 @@ amp_status amp__scan_includes(const amp__build_input *in, const amp__include_env
     }
     amp__dirs_free(&sc.dirs);
     free(sc.found_in);
+    free(sc.by_file.v);
+    free(sc.by_place.v);
     amp__dirs_free(&forced);
     return AMP_OK;
 fail:
@@ -845,6 +919,8 @@ fail:
     free(real);
     amp__dirs_free(&sc.dirs);
     free(sc.found_in);
+    free(sc.by_file.v);
+    free(sc.by_place.v);
     amp__dirs_free(&forced);
     amp__scan_free(out);
     return st;

@@ -65,6 +65,7 @@ typedef struct amp__scan {
     size_t nabsent;
     bool complete;
     char why[256];
+    size_t probes; /* entries compared to find a header or a place already noted (each lookup O(1): tests) */
 } amp__scan;
 /* The compiler's default include directories, asked for (get(ctx)) only
  * when a lookup reaches them: finding them may run the compiler (the CPU
