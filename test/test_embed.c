@@ -953,6 +953,29 @@ Test(embed, file_outputs_are_synced_before_and_after_the_rename)
     assert_dir_holds_only(only, 2);
 }
 
+/* With no standard output open (">&-"), a run whose outputs are all files
+ * succeeds: it failed with "write error: Bad file descriptor" from closing
+ * the descriptor that was never open, both files written. What was meant
+ * for standard output is still a write error. */
+Test(embed, closed_standard_output_fails_only_a_run_that_writes_to_it)
+{
+    write_file(path_in_dir("k.hip"), "xyz", 3);
+    cr_assert_eq(run("'%s' -o '%s' -H '%s' '%s' sym >&-", HIPAMP_EMBED_TOOL, path_in_dir("k.c"), path_in_dir("k.h"),
+                     path_in_dir("k.hip")),
+                 0, "%s", stderr_text());
+    char *src = read_file(path_in_dir("k.c"), NULL), *hdr = read_file(path_in_dir("k.h"), NULL);
+    cr_assert(src && strstr(src, "const char sym[]") && hdr && strstr(hdr, "extern const char sym[];"),
+              "the outputs were not written");
+    free(src);
+    free(hdr);
+    cr_assert_eq(run("'%s' -o - '%s' sym >&-", HIPAMP_EMBED_TOOL, path_in_dir("k.hip")), 1);
+    assert_stderr_has("hipamp-embed: write error: Bad file descriptor");
+    cr_assert_eq(run("'%s' --help >&-", HIPAMP_EMBED_TOOL), 1);
+    assert_stderr_has("hipamp-embed: write error: Bad file descriptor");
+    unlink(path_in_dir("k.c"));
+    unlink(path_in_dir("k.h"));
+}
+
 /* A NUL byte in the input is refused, by the tool and by CMake's
  * hipamp_embed() alike (amp_program_build_file refuses it too): the array
  * is a C string that would end there. */

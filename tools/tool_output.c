@@ -690,7 +690,9 @@ bool tool_stdout_close(const char *prog)
         return false;
     }
     errno = 0;
-    if (fclose(stdout) != 0) {
+    /* EBADF after a flush that lost nothing: no standard output was open
+     * (">&-"), and the tool wrote nothing to it (its outputs were files). */
+    if (fclose(stdout) != 0 && errno != EBADF) {
         fprintf(stderr, "%s: write error: %s\n", prog, strerror(errno ? errno : EIO));
         return false;
     }

@@ -60,7 +60,8 @@ bool tool_out_close(tool_out *o, bool ok);
 
 /* Standard output flushed and closed, the last thing a tool does: false
  * after "PROG: write error: REASON" on stderr when anything written to it
- * was lost (a full disk, /dev/full, a closed pipe). */
+ * was lost (a full disk, /dev/full, a closed pipe, a closed descriptor);
+ * true when nothing was written to it, even where none was open (">&-"). */
 bool tool_stdout_close(const char *prog);
 
 /* The whole of the regular file at path, NUL-terminated (*size bytes before
