@@ -262,6 +262,17 @@ Test(embed, bad_symbols_are_refused)
         cr_expect_not_null(strstr(err, "is not a C identifier"), "symbol '%s': message '%s'", bad[i], err);
         free(err);
     }
+    /* Named like a keyword of C++ (or C23), whose files include the header
+     * too (extern "C"): accepted, and the header broke them. */
+    const char *cxx[] = {"class", "new", "this", "template", "bool", "nullptr", "typeof"};
+    for (size_t i = 0; i < sizeof cxx / sizeof cxx[0]; ++i) {
+        cr_expect_eq(run("'%s' -o '%s' -H '%s' '%s' '%s'", HIPAMP_EMBED_TOOL, path_in_dir("out.c"),
+                         path_in_dir("out.h"), path_in_dir("k.hip"), cxx[i]),
+                     2, "symbol '%s' was accepted", cxx[i]);
+        char *err = stderr_text();
+        cr_expect_not_null(strstr(err, "is a keyword of C++ or C23"), "symbol '%s': message '%s'", cxx[i], err);
+        free(err);
+    }
     const char *only[] = {"k.hip"};
     assert_dir_holds_only(only, 1);
 }

@@ -41,6 +41,24 @@ static bool is_keyword(const char *s)
     return false;
 }
 
+/* The header declares SYMBOL for C++ too (extern "C"), and C23 made some
+ * of these keywords of C: a symbol named like one of them compiles in C11
+ * but breaks every C++ (or C23) file that includes the header. */
+static bool is_cxx_keyword(const char *s)
+{
+    static const char *const kw[] = {
+        "alignas", "alignof", "and", "and_eq", "asm", "bitand", "bitor", "bool", "catch", "char8_t", "char16_t",
+        "char32_t", "class", "compl", "concept", "consteval", "constexpr", "constinit", "const_cast", "co_await",
+        "co_return", "co_yield", "decltype", "delete", "dynamic_cast", "explicit", "export", "false", "friend",
+        "mutable", "namespace", "new", "noexcept", "not", "not_eq", "nullptr", "operator", "or", "or_eq", "private",
+        "protected", "public", "reinterpret_cast", "requires", "static_assert", "static_cast", "template", "this",
+        "thread_local", "throw", "true", "try", "typeid", "typename", "typeof", "typeof_unqual", "using", "virtual",
+        "wchar_t", "xor", "xor_eq", "_BitInt", "_Decimal32", "_Decimal64", "_Decimal128"};
+    for (size_t i = 0; i < sizeof kw / sizeof kw[0]; ++i)
+        if (strcmp(s, kw[i]) == 0) return true;
+    return false;
+}
+
 /* A C identifier: [A-Za-z_][A-Za-z0-9_]*, not a keyword. ASCII tests only,
  * whatever the locale. */
 static bool is_identifier(const char *s)
@@ -141,6 +159,11 @@ int main(int argc, char **argv)
     if (!is_identifier(symbol)) {
         fprintf(stderr, PROG ": '%s' is not a C identifier (letters, digits and _, not starting with a digit, "
                         "not a keyword)\n", symbol);
+        return 2;
+    }
+    if (is_cxx_keyword(symbol)) {
+        fprintf(stderr, PROG ": '%s' is a keyword of C++ or C23: the header's declaration would not compile there\n",
+                symbol);
         return 2;
     }
 
