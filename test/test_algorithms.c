@@ -2794,3 +2794,20 @@ ACCEL_TEST(algorithms, compile_failure_names_the_string_at_fault_whatever_the_na
     const char *at = strstr(e, "<error_sum: reduce expression>");
     cr_assert(nl && at && at < nl, "the message's first line does not name the reduce expression:\n%.1500s", e);
 }
+
+/* Nor a warning whose text says "error" after ": " (a deprecation's
+ * message in the preamble): the first location of a line decides what the
+ * line is. */
+ACCEL_TEST(algorithms, compile_failure_is_not_blamed_on_a_warning_that_says_error)
+{
+    amp_reduction_desc d = {.name = "warned_sum", .inputs = "float x", .type = AMP_TYPE_FLOAT32, .map = "x",
+                            .reduce = "a + zz", .identity = "0",
+                            .preamble = "[[deprecated(\"see: error codes\")]] __device__ int amp_old(); "
+                                        "__device__ int amp_use() { return amp_old(); }"};
+    amp_reduction *r = NULL;
+    ASSERT_STATUS(amp_reduction_create(acc, &d, &r), AMP_ERROR_COMPILE);
+    const char *e = amp_last_error();
+    const char *nl = strchr(e, '\n');
+    const char *at = strstr(e, "<warned_sum: reduce expression>");
+    cr_assert(nl && at && at < nl, "the message's first line does not name the reduce expression:\n%.1500s", e);
+}

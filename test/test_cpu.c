@@ -2606,3 +2606,47 @@ Test(cpu, a_fork_in_another_thread_does_not_hold_the_build_up, .timeout = 120)
     pthread_join(t, NULL);
     cr_assert_lt(took, 15.0, "three builds took %.1f s while another thread forked children that live 20 s", took);
 }
+
+/* ------------------------------------------------ the compiler's log */
+
+/* A compiler (a script in dir, made executable) that runs c++ but, for a
+ * source holding a loop version, prints GCC's diagnostics for one that
+ * does not compile and fails: a kernel named error_tile has its name in
+ * the context line before the error. */
+static void failing_loops_compiler(const char *dir, char *script, size_t cap)
+{
+    snprintf(script, cap, "%s/loops-fail-c++", dir);
+    FILE *f = fopen(script, "w");
+    cr_assert_not_null(f, "%s: %s", script, strerror(errno));
+    fprintf(f, "#!/bin/sh\n"
+               "for a in \"$@\"; do last=$a; done\n"
+               "if [ -f \"$last\" ] && grep -q '^#line 1 \"hipamp loop version of' \"$last\"; then\n"
+               "  echo \"hipamp loop version of error_tile: In function 'void error_tile__amp_loops()':\" >&2\n"
+               "  echo \"hipamp loop version of error_tile:4:5: error: 'oops' was not declared in this scope\" >&2\n"
+               "  exit 1\n"
+               "fi\n"
+               "exec c++ \"$@\"\n");
+    fclose(f);
+    cr_assert_eq(chmod(script, 0700), 0);
+}
+
+/* The loop version turned off names the compiler's error, not the first
+ * line holding the word (the kernel's name holds it). */
+Test(cpu, a_loop_version_that_does_not_compile_is_named_by_its_error_line, .timeout = 120)
+{
+    char tmp[1024], script[1200];
+    private_tmpdir(tmp, sizeof tmp);
+    setenv("AMP_CACHE_DIR", "off", 1);
+    failing_loops_compiler(tmp, script, sizeof script);
+    setenv("AMP_CXX", script, 1);
+    amp_accelerator *acc = cpu_acc();
+    amp_program *p = test_build(acc, "AMP_TILED_KERNEL(error_tile, amp::tiled_index<4> t, amp::array_view<int, 1> v)\n"
+                                     "{ tile_static int s[4]; s[t.local[0]] = t.local[0]; t.barrier.wait();\n"
+                                     "  v[t.global] = s[3 - t.local[0]]; }\n");
+    amp_kernel_info ki;
+    ASSERT_OK(amp_kernel_get_info(test_kernel(p, "error_tile"), &ki));
+    if (!strstr(ki.execution, "did not compile") && strstr(ki.execution, "libclang"))
+        cr_skip_test("the loop transformation cannot run here: %s", ki.execution);
+    assert_contains(ki.execution, "the loop version did not compile: hipamp loop version of error_tile:4:5: error: "
+                                  "'oops'");
+}

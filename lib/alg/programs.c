@@ -6,6 +6,7 @@
  * per accelerator and kept in a table; compile logs of user expressions
  * led by a line naming the expression at fault. */
 #include "alg.h"
+#include "base/diag.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -583,19 +584,6 @@ char *amp__alg_source_for(bool gpu, int family, amp_type t, amp_map map, int op,
 
 /* --------------------------------------------------------------- building */
 
-/* Whether a log line of len bytes reports an error: "error" at its start
- * or after ": " (g++'s "f:1:2: error:", NVRTC's "f(1): error:", "fatal
- * error:"), not any line with the word: a reduction error_sum names every
- * line about its strings, warnings too. */
-static bool amp__alg_error_line(const char *line, size_t len)
-{
-    for (size_t i = 0; i + 5 <= len; ++i)
-        if ((i == 0 || (i >= 2 && line[i - 2] == ':' && line[i - 1] == ' ')) &&
-            (!strncmp(line + i, "error", 5) || (i + 11 <= len && !strncmp(line + i, "fatal error", 11))))
-            return true;
-    return false;
-}
-
 /* After a failed build whose source holds user strings: put a line first
  * that says which string the first error is in (its marker's name), or
  * that it is in the code around them. */
@@ -603,17 +591,8 @@ static amp_status amp__alg_explain(amp_status st, const char *what)
 {
     if (st != AMP_ERROR_COMPILE) return st;
     const char *log = amp_last_error();
-    const char *line = log;
-    const char *err = NULL;
-    while (line && *line) {
-        const char *nl = strchr(line, '\n');
-        size_t len = nl ? (size_t)(nl - line) : strlen(line);
-        if (amp__alg_error_line(line, len)) {
-            err = line;
-            break;
-        }
-        line = nl ? nl + 1 : NULL;
-    }
+    size_t elen;
+    const char *err = amp__diag_first_error(log, &elen);
     char *copy = amp__strdup(log);
     if (!copy) return st;
     /* The message is written over the log: quote the copy. */
@@ -623,7 +602,6 @@ static amp_status amp__alg_explain(amp_status st, const char *what)
         const char *end = strchr(err, '>');
         if (end && end - err < (long)sizeof where) snprintf(where, sizeof where, "%.*s", (int)(end - err + 1), err);
     }
-    size_t elen = err ? strcspn(err, "\n") : 0;
     size_t wlen = strlen(where);
     bool params = (wlen > 9 && !strcmp(where + wlen - 9, ": inputs>")) ||
                   (wlen > 10 && !strcmp(where + wlen - 10, ": scalars>"));

@@ -2,6 +2,7 @@
 #include "cpu_clang.h"
 #include "cpu_internal.h"
 #include "loops/loops.h"
+#include "base/diag.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -54,20 +55,13 @@ static int amp__cpu_clang_args(char **opts, size_t from, size_t to, const char *
  * analyses what follows. */
 static const char *amp__cpu_user_part(const char *source) { return source + amp__unit_library_end(source); }
 
-/* The first line of a compiler log that says "error". */
+/* The first error line of a compiler log (base/diag.h: not any line that
+ * says "error", which a kernel or file name may hold). */
 static void amp__cpu_first_error(const char *log, char *out, size_t cap)
 {
-    const char *p = log;
-    out[0] = 0;
-    while (p && *p) {
-        const char *nl = strchr(p, '\n');
-        size_t l = nl ? (size_t)(nl - p) : strlen(p);
-        if (memmem(p, l, "error", 5)) {
-            snprintf(out, cap, "%.*s", (int)(l > 300 ? 300 : l), p);
-            return;
-        }
-        p = nl ? nl + 1 : NULL;
-    }
+    size_t l = 0;
+    const char *line = amp__diag_first_error(log, &l);
+    snprintf(out, cap, "%.*s", (int)(l > 300 ? 300 : l), line ? line : "");
 }
 
 /* A module note: why no kernel of it has a loop version. */
