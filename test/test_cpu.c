@@ -2650,3 +2650,39 @@ Test(cpu, a_loop_version_that_does_not_compile_is_named_by_its_error_line, .time
     assert_contains(ki.execution, "the loop version did not compile: hipamp loop version of error_tile:4:5: error: "
                                   "'oops'");
 }
+
+/* pipe2 fails with EMFILE in this (test) process from here on. */
+static void block_pipe2(void)
+{
+    struct sock_filter f[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_pipe2, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EMFILE),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog prog = {(unsigned short)(sizeof f / sizeof f[0]), f};
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+        cr_skip_test("cannot set no_new_privs to block pipe2: %s", strerror(errno));
+    if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0)
+        cr_skip_test("cannot install a seccomp filter to block pipe2: %s", strerror(errno));
+}
+
+/* A compiler that cannot be started for want of a resource fails the build
+ * with that failure's status and message (once prefixed), not as
+ * AMP_ERROR_UNSUPPORTED: the accelerator can compile, this process could
+ * not at that moment. */
+Test(cpu, a_compiler_that_cannot_be_spawned_keeps_the_failures_status, .timeout = 120)
+{
+    char src[512];
+    setenv("AMP_CACHE_DIR", "off", 1);
+    setenv("AMP_CPU_PCH", "0", 1);
+    amp_accelerator *acc = cpu_acc();
+    block_pipe2();
+    amp_program *p = (amp_program *)1;
+    ASSERT_STATUS(amp_program_build(acc, unique_source(src, sizeof src, ""), NULL, &p), AMP_ERROR_DEVICE);
+    cr_assert_null(p);
+    const char *msg = amp_last_error();
+    assert_contains(msg, "pipe: Too many open files");
+    const char *first = strstr(msg, "CPU accelerator:");
+    cr_assert(first && !strstr(first + 1, "CPU accelerator:"), "the prefix is not there once: %s", msg);
+}

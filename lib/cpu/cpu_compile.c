@@ -545,8 +545,8 @@ static amp_status amp__cpu_build_try(amp__cpu_build *b)
         bool late = false;
         free(b->log);
         b->log = NULL;
-        if ((st = amp__cpu_run_capture(b->argv, b->envp, b->deadline, &b->log, &ws, &late)) != AMP_OK)
-            return amp__fail(AMP_ERROR_UNSUPPORTED, "CPU accelerator: %s", amp_last_error());
+        /* Its status and message as they are: no memory stays no memory. */
+        if ((st = amp__cpu_run_capture(b->argv, b->envp, b->deadline, &b->log, &ws, &late)) != AMP_OK) return st;
         if (late) return amp__cpu_build_late(b);
         if (WIFEXITED(ws) && WEXITSTATUS(ws) == 0) return AMP_OK;
         /* The same try again without the precompiled header: the error

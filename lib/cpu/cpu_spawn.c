@@ -227,7 +227,9 @@ amp_status amp__cpu_run_capture(char *const argv[], char *const envp[], uint64_t
     if (g == 0) amp__cpu_guardian(argv, envp, fds[1], sfds[1], host);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (g < 0) {
-        st = amp__fail(AMP_ERROR_UNSUPPORTED, "cannot run %s: fork: %s", argv[0], strerror(errno));
+        int e = errno;
+        st = amp__fail(e == ENOMEM ? AMP_ERROR_OUT_OF_MEMORY : AMP_ERROR_DEVICE, "CPU accelerator: cannot run %s: fork: %s",
+                       argv[0], strerror(e));
         goto fail;
     }
     /* Both sides set the group, so a kill below always finds it. */
