@@ -681,7 +681,11 @@ typedef struct amp_kernel amp_kernel;
  * -Wp, -Xlinker or -Xpreprocessor, an assembler -o, --MD or listing
  * -a...=FILE through -Wa, or -Xassembler, a tool's @FILE, -fdump-...,
  * -fopt-info...=FILE,
- * profiling output, -wrapper, -B..., -specs, @FILE, and an option left
+ * profiling output, -wrapper, -B..., -specs, @FILE, clang's options that
+ * write files, load plugins, pass options unseen or pick another toolchain
+ * or linker (-ftime-trace, -fprofile-instr-generate, optimisation records,
+ * module caches, -Xclang, -mllvm ...FILE, --gcc-toolchain, -fuse-ld=PATH,
+ * -fplugin ...), and an option left
  * without the value it takes), and -fsanitize=address,
  * thread or hwaddress unless that sanitizer's runtime is in the process
  * already, are AMP_ERROR_INVALID_ARGUMENT naming the option (nothing is

@@ -559,6 +559,25 @@ Test(cpu, options_the_accelerator_cannot_honour_are_refused)
         /* the assembler's files: a listing, a dependency list; files of options for the tools */
         {"-Wa,-adhln=/tmp/k.lst", "'-Wa,-adhln=/tmp/k.lst'"}, {"-Wa,--MD,/tmp/as.d", "'-Wa,--MD,/tmp/as.d'"},
         {"-Xassembler -al=/tmp/k.lst", "'-Xassembler -al=/tmp/k.lst'"}, {"-Wl,@/tmp/opts", "'-Wl,@/tmp/opts'"},
+        /* clang's files of its own (AMP_CXX=clang++), other toolchains, linkers and plugins */
+        {"-ftime-trace", "'-ftime-trace'"}, {"-ftime-trace=/tmp/t.json", "'-ftime-trace=/tmp/t.json'"},
+        {"-fprofile-instr-generate", "'-fprofile-instr-generate'"},
+        {"-fprofile-instr-generate=/tmp/p.profraw", "'-fprofile-instr-generate=/tmp/p.profraw'"},
+        {"-fprofile-generate=/tmp/p", "'-fprofile-generate=/tmp/p'"}, {"-fcs-profile-generate", "'-fcs-profile-generate'"},
+        {"-fsave-optimization-record", "'-fsave-optimization-record'"},
+        {"-fsave-optimization-record=yaml", "'-fsave-optimization-record=yaml'"},
+        {"-foptimization-record-file=/tmp/r.yaml", "'-foptimization-record-file=/tmp/r.yaml'"},
+        {"-MJ /tmp/cdb.json", "'-MJ'"}, {"-fmodules-cache-path=/tmp/mc", "'-fmodules-cache-path=/tmp/mc'"},
+        {"-fmodules", "'-fmodules'"}, {"-fcrash-diagnostics-dir=/tmp/crash", "'-fcrash-diagnostics-dir=/tmp/crash'"},
+        {"--save-temps", "'--save-temps'"}, {"-save-temps=obj", "'-save-temps=obj'"},
+        {"-fproc-stat-report=/tmp/s.csv", "'-fproc-stat-report=/tmp/s.csv'"},
+        {"--serialize-diagnostics /tmp/d.dia", "'--serialize-diagnostics'"},
+        {"-gen-cdb-fragment-path /tmp/cdb", "'-gen-cdb-fragment-path'"}, {"-Xclang -ast-dump", "'-Xclang'"},
+        {"-mllvm -info-output-file=/tmp/i.txt", "'-mllvm -info-output-file=/tmp/i.txt'"},
+        {"--gcc-toolchain=/tmp/gcc", "'--gcc-toolchain=/tmp/gcc'"}, {"-fuse-ld=/tmp/ld", "'-fuse-ld=/tmp/ld'"},
+        {"--ld-path=/tmp/ld", "'--ld-path=/tmp/ld'"}, {"-fplugin=/tmp/p.so", "'-fplugin=/tmp/p.so'"},
+        {"-fpass-plugin=/tmp/p.so", "'-fpass-plugin=/tmp/p.so'"}, {"-ccc-install-dir /tmp", "'-ccc-install-dir'"},
+        {"-fmodule-mapper=|/tmp/m", "'-fmodule-mapper=|/tmp/m'"},
         /* a value missing at the end would take the library's next word */
         {"-DOK=1 -include", "'-include' needs a value"}, {"-Xlinker", "'-Xlinker' needs a value"}};
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; ++i) {
@@ -583,7 +602,7 @@ Test(cpu, options_the_accelerator_cannot_honour_are_refused)
     /* ... and switched off again it builds; ordinary options build */
     ASSERT_OK(amp_program_build(acc, src, "-fsanitize=address -fno-sanitize=all", &p));
     ASSERT_OK(amp_program_destroy(p));
-    ASSERT_OK(amp_program_build(acc, src, "-DX=1 -O2 -g -static-libstdc++ -Wl,-O1 -fopt-info-vec -Wp,-DY=2 -Wa,--noexecstack,-alm",
+    ASSERT_OK(amp_program_build(acc, src, "-DX=1 -O2 -g -static-libstdc++ -Wl,-O1 -fopt-info-vec -Wp,-DY=2 -Wa,--noexecstack,-alm -fuse-ld=bfd",
                                  &p));
     ASSERT_OK(amp_program_destroy(p));
 }

@@ -229,7 +229,11 @@ static bool amp__cpu_user_below_o2(char *const *words, size_t n)
  * see (@file), or hands the preprocessor, assembler or linker an output or
  * a file of options (-Wp, -Wa, and -Wl, pieces, -Xpreprocessor,
  * -Xassembler and -Xlinker words: an assembler listing -a...=FILE, its
- * --MD FILE); and an option that
+ * --MD FILE); clang's own such options when AMP_CXX is clang++ (a time
+ * trace, profiles and optimisation records, a module cache, crash
+ * reproducers' directory, serialised diagnostics, -Xclang words, LLVM
+ * options naming files after -mllvm, another GCC installation or linker
+ * program, plugins); and an option that
  * takes the next word as its value left without one (it would take the
  * library's own next word). */
 /* Whether the piece (len bytes) of a -Wp, / -Wl, word (or the word after
@@ -252,17 +256,30 @@ static amp_status amp__cpu_check_user_options(char *const *words, size_t n)
     static const char *const exact[] = {"-E",      "-S",          "-c",         "-r",         "-###",
                                         "-static", "-static-pie", "-pie",       "-aux-info",  "-fsyntax-only",
                                         "--compile", "--preprocess", "--assemble", "--version", "-wrapper",
-                                        "-fprofile-arcs", "-ftest-coverage", "--coverage"};
+                                        "-fprofile-arcs", "-ftest-coverage", "--coverage",
+                                        /* clang's: a time trace, profiles written at exit, LLVM's optimisation
+                                         * record, a module cache in the user's home */
+                                        "-ftime-trace", "-fmodules", "-fcxx-modules"};
     static const char *const prefix[] = {"-o",          "-x",         "-M",     "--help",   "-save-temps",
                                          "--save-temps", "--output",  "--language", "-dump", "-print-",
                                          "--print-",    "@",          "-B",     "-specs",   "--specs",
-                                         "-fdump-",     "-fprofile-generate", "-fprofile-dir", "-fprofile-note"};
+                                         "-fdump-",     "-fprofile-generate", "-fprofile-dir", "-fprofile-note",
+                                         /* clang's files of its own (-MJ is a -M), another toolchain or linker,
+                                          * code loaded into the compiler, options passed to its front end
+                                          * unseen; GCC's module mapper (which may run a program) */
+                                         "-ftime-trace=", "-fprofile-instr-generate", "-fcs-profile-generate",
+                                         "-fsave-optimization-record", "-foptimization-record-file",
+                                         "-fmodules-cache-path", "-fcrash-diagnostics-dir", "-fproc-stat-report",
+                                         "-fmemory-profile", "--serialize-diagnostics", "-serialize-diagnostics",
+                                         "-gen-cdb-fragment-path", "-fmodule-output", "-ccc-", "--gcc-toolchain",
+                                         "-gcc-toolchain", "--gcc-install-dir", "--ld-path", "-fplugin",
+                                         "-fpass-plugin", "-Xclang", "-fmodule-mapper"};
     /* Options whose value is the next word. */
     static const char *const takes_next[] = {"-include", "-imacros",  "-isystem", "-idirafter", "-iquote",
                                              "-iprefix", "-iwithprefix", "-iwithprefixbefore", "-isysroot",
                                              "-I",       "-D",        "-U",       "-L",         "-l",
                                              "-u",       "-T",        "-z",       "--param",    "-Xlinker",
-                                             "-Xpreprocessor", "-Xassembler", "--include", "--sysroot"};
+                                             "-Xpreprocessor", "-Xassembler", "--include", "--sysroot", "-mllvm"};
     bool sanitize[AMP__CPU_NSANITIZERS] = {false};
     const char *sanitize_word[AMP__CPU_NSANITIZERS] = {NULL};
     for (size_t i = 0; i < n; ++i) {
@@ -273,6 +290,9 @@ static amp_status amp__cpu_check_user_options(char *const *words, size_t n)
             bad = !strncmp(w, prefix[k], strlen(prefix[k]));
         /* -fopt-info's report to a file of the caller's naming */
         if (!bad && !strncmp(w, "-fopt-info", 10)) bad = strchr(w, '=') != NULL;
+        /* a linker that is a program of the caller's naming, not GCC's or
+         * clang's choice among bfd, gold, lld, mold */
+        if (!bad && !strncmp(w, "-fuse-ld=", 9)) bad = strchr(w, '/') != NULL;
         /* an output through the preprocessor, the assembler or the linker:
          * -Wl,-o,FILE, -Wl,-Map=FILE, -Wp,-MD,FILE, -Wa,-adhln=FILE,
          * -Xlinker -o */
@@ -286,6 +306,13 @@ static amp_status amp__cpu_check_user_options(char *const *words, size_t n)
             i + 1 < n) {
             bad = amp__cpu_tool_output(words[i + 1], strlen(words[i + 1]), w[2] == 'a');
             if (bad) then = words[i + 1];
+        }
+        /* LLVM's options that write files: -info-output-file=, the CFG
+         * dumps (-dot-cfg...), optimisation remarks to a file */
+        if (!bad && !strcmp(w, "-mllvm") && i + 1 < n) {
+            const char *o = words[i + 1];
+            bad = strstr(o, "file") || strstr(o, "output") || !strncmp(o, "-dot-", 5) || !strncmp(o, "-view-", 6);
+            if (bad) then = o;
         }
         if (!bad && i + 1 == n)
             for (size_t k = 0; k < sizeof takes_next / sizeof takes_next[0]; ++k)
