@@ -2705,3 +2705,67 @@ Test(cpu, a_compiler_that_cannot_be_spawned_keeps_the_failures_status, .timeout 
     const char *first = strstr(msg, "CPU accelerator:");
     cr_assert(first && !strstr(first + 1, "CPU accelerator:"), "the prefix is not there once: %s", msg);
 }
+
+/* ------------------------------------------ the compiler's environment */
+
+/* A program whose environment names other tools for the compiler
+ * (COMPILER_PATH: here an assembler that leaves a mark) has its builds
+ * made without them: they are in no cache tag, so a module built with
+ * them would be reused without them, and the other way round. */
+Test(cpu, the_compilers_tool_paths_are_kept_from_it, .timeout = 120)
+{
+    char tmp[1024], tools[1100], as[1200], mark[1200], src[512];
+    private_tmpdir(tmp, sizeof tmp);
+    setenv("AMP_CACHE_DIR", "off", 1);
+    snprintf(tools, sizeof tools, "%s/tools", tmp);
+    snprintf(as, sizeof as, "%s/as", tools);
+    snprintf(mark, sizeof mark, "%s/assembled", tmp);
+    cr_assert_eq(mkdir(tools, 0700), 0);
+    FILE *f = fopen(as, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "#!/bin/sh\ntouch '%s'\nexec as \"$@\"\n", mark);
+    fclose(f);
+    cr_assert_eq(chmod(as, 0700), 0);
+    setenv("COMPILER_PATH", tools, 1);
+    amp_accelerator *acc = cpu_acc();
+    build_and_run_unique(acc, unique_source(src, sizeof src, ""));
+    cr_assert_eq(access(mark, F_OK), -1, "the build ran the assembler in COMPILER_PATH=%s", tools);
+}
+
+/* A header found through CPATH in one build and gone from it in the next
+ * (CPATH unset): the second build does not reuse the first's module from
+ * either cache. */
+Test(cpu, a_module_built_with_cpath_is_not_reused_without_it, .timeout = 120)
+{
+    char tmp[1024], inc[1100], hdr[1200], cache[1100];
+    private_tmpdir(tmp, sizeof tmp);
+    snprintf(cache, sizeof cache, "%s/cache", tmp);
+    setenv("AMP_CACHE_DIR", cache, 1);
+    snprintf(inc, sizeof inc, "%s/inc", tmp);
+    snprintf(hdr, sizeof hdr, "%s/hipamp_cpath_probe.h", inc);
+    cr_assert_eq(mkdir(inc, 0700), 0);
+    FILE *f = fopen(hdr, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "#define PROBE_VALUE 7\n");
+    fclose(f);
+    char src[512];
+    snprintf(src, sizeof src,
+             "#if __has_include(<hipamp_cpath_probe.h>)\n#include <hipamp_cpath_probe.h>\n#else\n"
+             "#define PROBE_VALUE 1\n#endif\n"
+             "AMP_KERNEL(k, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = PROBE_VALUE + %d; }\n",
+             (int)getpid());
+    amp_accelerator *acc = cpu_acc();
+    for (int with = 1; with >= 0; --with) {
+        if (with) setenv("CPATH", inc, 1);
+        else unsetenv("CPATH");
+        amp_program *p = test_build(acc, src);
+        int v[4] = {0};
+        amp_array_view *vv = test_view(v, sizeof(int), amp_extent_1d(4), AMP_READ_WRITE);
+        amp_arg a[] = {amp_arg_view(vv)};
+        ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(4), test_kernel(p, "k"), a, 1));
+        ASSERT_OK(amp_array_view_synchronize(vv));
+        cr_assert_eq(v[0], (with ? 7 : 1) + (int)getpid(), "CPATH %s: %d", with ? "set" : "unset", v[0]);
+        ASSERT_OK(amp_array_view_destroy(vv));
+        ASSERT_OK(amp_program_destroy(p));
+    }
+}

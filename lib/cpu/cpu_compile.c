@@ -163,12 +163,12 @@ static amp_status amp__cpu_build_dir(amp__cpu_build *b)
 
 /* The compiler's environment: its own temporary files go into our
  * directory, which is removed whatever happens. Without the variables that
- * have GCC write a dependency list where they say for a compile without
- * -MD (a split build's parts): a program run from a make that exports
- * them would have our builds' lists written into the user's file. */
+ * change what it does but are in no cache tag (amp__cpu_env_dropped): a
+ * module built under one would be reused under another, and a program run
+ * from a make that exports DEPENDENCIES_OUTPUT would have our builds'
+ * lists written into the user's file. */
 static amp_status amp__cpu_build_env(amp__cpu_build *b)
 {
-    static const char *const drop[] = {"TMPDIR=", "DEPENDENCIES_OUTPUT=", "SUNPRO_DEPENDENCIES="};
     size_t nenv = 0;
     while (environ[nenv]) nenv++;
     if (!(b->envp = calloc(nenv + 2, sizeof *b->envp)))
@@ -176,12 +176,8 @@ static amp_status amp__cpu_build_env(amp__cpu_build *b)
     snprintf(b->tmpenv, sizeof b->tmpenv, "TMPDIR=%s", b->dir);
     size_t ne = 0;
     b->envp[ne++] = b->tmpenv;
-    for (size_t i = 0; i < nenv; ++i) {
-        bool keep = true;
-        for (size_t j = 0; j < sizeof drop / sizeof drop[0] && keep; ++j)
-            keep = strncmp(environ[i], drop[j], strlen(drop[j])) != 0;
-        if (keep) b->envp[ne++] = environ[i];
-    }
+    for (size_t i = 0; i < nenv; ++i)
+        if (strncmp(environ[i], "TMPDIR=", 7) && !amp__cpu_env_dropped(environ[i])) b->envp[ne++] = environ[i];
     b->envp[ne] = NULL;
     return AMP_OK;
 }

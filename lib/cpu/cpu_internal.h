@@ -164,6 +164,12 @@ typedef struct amp__cpu_sanitizer {
 } amp__cpu_sanitizer;
 #define AMP__CPU_NSANITIZERS 3
 extern const amp__cpu_sanitizer amp__cpu_sanitizers[AMP__CPU_NSANITIZERS];
+/* Whether an environment entry ("NAME=value") is kept from the compiler:
+ * one that changes what it does yet is in no cache tag (where it finds its
+ * programs and libraries, C's include path, an edit of its command line, a
+ * file it writes on the side); CPATH and CPLUS_INCLUDE_PATH stay, their
+ * headers are tracked (backend.h). cpu_toolchain.c. */
+bool amp__cpu_env_dropped(const char *entry);
 /* The compiler's default include directories (backend.h), asked of it on
  * first use; never NULL (cpu_toolchain.c). */
 const amp__sys_dir *amp__cpu_system_dirs(amp__cpu_device *d);

@@ -244,6 +244,29 @@ done:
     free(argv);
 }
 
+/* ------------------------------------------------ its environment */
+
+bool amp__cpu_env_dropped(const char *entry)
+{
+    /* GCC's and clang's: another place for the compiler's own programs
+     * (cc1plus, as, ld: GCC_EXEC_PREFIX, COMPILER_PATH) and the linker's
+     * libraries (LIBRARY_PATH) or the module's run path (LD_RUN_PATH); the
+     * include paths of other languages (C, Objective-C: none is tracked);
+     * a dependency list written into the user's file; clang's
+     * edit of its command line (CCC_OVERRIDE_OPTIONS) and its logs to
+     * files (CC_PRINT_..._FILE, CC_LOG_DIAGNOSTICS_FILE); GCC's second
+     * compile to compare (GCC_COMPARE_DEBUG); __DATE__ and __TIME__ fixed
+     * (SOURCE_DATE_EPOCH). */
+    static const char *const drop[] = {"GCC_EXEC_PREFIX=", "COMPILER_PATH=",       "LIBRARY_PATH=",
+                                       "LD_RUN_PATH=",     "C_INCLUDE_PATH=",      "OBJC_INCLUDE_PATH=",
+                                       "OBJCPLUS_INCLUDE_PATH=", "DEPENDENCIES_OUTPUT=", "SUNPRO_DEPENDENCIES=",
+                                       "CCC_OVERRIDE_OPTIONS=", "CC_PRINT_",      "CC_LOG_DIAGNOSTICS",
+                                       "GCC_COMPARE_DEBUG=", "SOURCE_DATE_EPOCH="};
+    for (size_t j = 0; j < sizeof drop / sizeof drop[0]; ++j)
+        if (!strncmp(entry, drop[j], strlen(drop[j]))) return true;
+    return false;
+}
+
 /* ------------------------------------------ default include directories */
 
 static pthread_mutex_t amp__cpu_sys_lock = PTHREAD_MUTEX_INITIALIZER; /* leaf: guards the list's making */
@@ -267,8 +290,8 @@ static int amp__cpu_dir_kind(const char *real)
  * lists them itself (-E -v, between "search starts here" and "End of search
  * list"), run without the include-path variables the scan reads itself
  * (they would be listed as the compiler's own; so would directories named
- * in AMP_CXX, which are taken as LOCAL), nor those that would have it
- * write a dependency list into the user's file. Made on first use and kept;
+ * in AMP_CXX, which are taken as LOCAL), nor those a build runs it
+ * without (amp__cpu_env_dropped). Made on first use and kept;
  * an empty list when the compiler cannot say (then every system header it
  * reads is checked as the user's are). */
 const amp__sys_dir *amp__cpu_system_dirs(amp__cpu_device *d)
@@ -277,8 +300,7 @@ const amp__sys_dir *amp__cpu_system_dirs(amp__cpu_device *d)
     pthread_mutex_lock(&amp__cpu_sys_lock);
     if (amp__cpu_sys_done || !d->available) goto out;
     amp__cpu_sys_done = true;
-    static const char *const drop[] = {"CPATH=", "C_INCLUDE_PATH=", "CPLUS_INCLUDE_PATH=", "OBJC_INCLUDE_PATH=",
-                                       "OBJCPLUS_INCLUDE_PATH=", "DEPENDENCIES_OUTPUT=", "SUNPRO_DEPENDENCIES="};
+    static const char *const drop[] = {"CPATH=", "CPLUS_INCLUDE_PATH="};
     size_t nenv = 0, ne = 0;
     while (environ[nenv]) nenv++;
     char **envp = calloc(nenv + 1, sizeof *envp), **argv = calloc((size_t)d->ncxx + 6, sizeof *argv);
@@ -286,7 +308,7 @@ const amp__sys_dir *amp__cpu_system_dirs(amp__cpu_device *d)
     amp__sys_dir *list = NULL;
     if (!envp || !argv) goto done;
     for (size_t i = 0; i < nenv; ++i) {
-        bool keep = true;
+        bool keep = !amp__cpu_env_dropped(environ[i]);
         for (size_t j = 0; j < sizeof drop / sizeof drop[0]; ++j)
             if (!strncmp(environ[i], drop[j], strlen(drop[j]))) keep = false;
         if (keep) envp[ne++] = environ[i];
