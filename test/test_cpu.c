@@ -2769,3 +2769,57 @@ Test(cpu, a_module_built_with_cpath_is_not_reused_without_it, .timeout = 120)
         ASSERT_OK(amp_program_destroy(p));
     }
 }
+
+/* The same for the loop transformation's child, made certain: every fork
+ * of the build (pthread_atfork's parent side, right after fork returns and
+ * before the library closes its copy of the pipe's write end) starts a
+ * process that lives 30 s holding that copy, as another thread's fork in
+ * that window would. The transformation's answer ends with its child (it
+ * was taken for stuck after 5 s before, and the kernel ran as fibers). */
+static volatile int g_hold_forks;
+static pid_t g_holders[16];
+static int g_nholders;
+static void hold_fork_parent(void)
+{
+    if (!g_hold_forks || g_nholders >= 16) return;
+    /* clone, not fork: no fork handlers (this one) inside a fork's */
+    pid_t c = (pid_t)syscall(SYS_clone, SIGCHLD, NULL, NULL, NULL, NULL);
+    if (c == 0) {
+        struct timespec t = {30, 0};
+        syscall(SYS_nanosleep, &t, NULL);
+        syscall(SYS_exit_group, 0);
+    }
+    if (c > 0) g_holders[g_nholders++] = c;
+}
+
+Test(cpu, a_fork_in_another_thread_does_not_hold_the_loop_transformation_up, .timeout = 120)
+{
+    setenv("AMP_CACHE_DIR", "off", 1);
+    setenv("AMP_CPU_COMPILE_JOBS", "1", 1);
+    setenv("AMP_CPU_PCH", "0", 1);
+    amp_accelerator *acc = cpu_acc();
+    cr_assert_eq(pthread_atfork(NULL, hold_fork_parent, NULL), 0);
+    char src[512];
+    snprintf(src, sizeof src,
+             "AMP_TILED_KERNEL(k, amp::tiled_index<4> t, amp::array_view<int, 1> v)\n"
+             "{ tile_static int s[4]; s[t.local[0]] = t.local[0] + %d; t.barrier.wait();\n"
+             "  v[t.global] = s[3 - t.local[0]]; }\n",
+             (int)getpid());
+    g_hold_forks = 1;
+    double t0 = now_s();
+    amp_program *p = test_build(acc, src);
+    double took = now_s() - t0;
+    g_hold_forks = 0;
+    int held = g_nholders;
+    for (int i = 0; i < g_nholders; ++i) {
+        kill(g_holders[i], SIGKILL);
+        waitpid(g_holders[i], NULL, 0);
+    }
+    amp_kernel_info ki;
+    ASSERT_OK(amp_kernel_get_info(test_kernel(p, "k"), &ki));
+    if (strcmp(ki.execution, "cpu loops") && strstr(ki.execution, "libclang"))
+        cr_skip_test("the loop transformation cannot run here: %s", ki.execution);
+    cr_assert_gt(held, 0, "no fork was held");
+    cr_assert_str_eq(ki.execution, "cpu loops", "%d forks held for 30 s", held);
+    cr_assert_lt(took, 25.0, "the build took %.1f s while %d forks were held for 30 s", took, held);
+}

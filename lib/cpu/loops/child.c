@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #ifdef __linux__
@@ -206,6 +207,16 @@ static bool run_child_once(child_work work, const void *arg, const char *what, c
     }
     close(fds[1]);
     fds[1] = -1;
+    /* The answer ends when every copy of the pipe's write end is closed: a
+     * fork on another thread between pipe2 and the close above holds one
+     * for as long as its child lives. So the child's exit ends it too (as
+     * for the compiler's guardian, cpu_spawn.c): all it wrote is in the
+     * pipe by then. */
+    int pidfd = -1;
+#ifdef SYS_pidfd_open
+    pidfd = (int)syscall(SYS_pidfd_open, c, 0);
+#endif
+    bool gone = false;
     uint64_t limit = amp__now_ns() + (uint64_t)AMP__CPU_LOOPS_LIMIT_S * 1000000000ull;
     if (limit > deadline) limit = deadline;
     unsigned long long cpu = 0;
@@ -218,8 +229,8 @@ static bool run_child_once(child_work work, const void *arg, const char *what, c
             break;
         }
         uint64_t left = (limit - now + 999999) / 1000000;
-        struct pollfd pfd = {fds[0], POLLIN, 0};
-        int pr = poll(&pfd, 1, left > 1000 ? 1000 : (int)left);
+        struct pollfd pfd[2] = {{fds[0], POLLIN, 0}, {pidfd, POLLIN, 0}};
+        int pr = gone ? 1 : poll(pfd, pidfd >= 0 ? 2 : 1, left > 1000 ? 1000 : (int)left);
         if (pr < 0 && errno == EINTR) continue;
         if (pr < 0) break;
         if (pr == 0) {
@@ -234,6 +245,11 @@ static bool run_child_once(child_work work, const void *arg, const char *what, c
             continue;
         }
         progress = amp__now_ns();
+        if (!gone && !pfd[0].revents) {
+            /* The child exited: what is left in the pipe, then the end. */
+            gone = true;
+            if (fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK) != 0) break;
+        }
         if (len + 65536 + 1 > bcap) {
             size_t nc = bcap ? bcap * 2 : 262144;
             char *q = realloc(buf, nc);
@@ -243,7 +259,7 @@ static bool run_child_once(child_work work, const void *arg, const char *what, c
         }
         ssize_t n = read(fds[0], buf + len, 65536);
         if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
+        if (n <= 0) break; /* the end, or (gone) nothing left */
         len += (size_t)n;
     }
     if (*late) {
@@ -253,6 +269,7 @@ static bool run_child_once(child_work work, const void *arg, const char *what, c
     int ws = 0;
     while (waitpid(c, &ws, 0) < 0 && errno == EINTR) {}
     close(fds[0]);
+    if (pidfd >= 0) close(pidfd);
     if (*stuck) snprintf(note, cap, "%s%s made no progress for %d s", prefix, what, AMP__CPU_LOOPS_STUCK_S);
     else if (*late) snprintf(note, cap, "%s%s did not finish in time", prefix, what);
     else if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0 || !buf) {
