@@ -2823,3 +2823,106 @@ Test(cpu, a_fork_in_another_thread_does_not_hold_the_loop_transformation_up, .ti
     cr_assert_str_eq(ki.execution, "cpu loops", "%d forks held for 30 s", held);
     cr_assert_lt(took, 25.0, "the build took %.1f s while %d forks were held for 30 s", took, held);
 }
+
+/* ------------------------------------------ where the compiler is */
+
+/* The CPU accelerator's info after AMP_CXX (or, NULL, PATH's c++) was
+ * looked for. */
+static void cpu_info_with(const char *cxx, amp_accelerator_info *info)
+{
+    if (cxx) setenv("AMP_CXX", cxx, 1);
+    amp_accelerator *acc = NULL;
+    ASSERT_OK(amp_accelerator_find("cpu", &acc));
+    ASSERT_OK(amp_accelerator_get_info(acc, info));
+}
+
+/* A compiler in a directory another local user may write (here a copy of
+ * ours, a link to it, or one found on PATH) is not run: they could put
+ * their program in its place. The reason names the directory. */
+static void unsafe_compiler_dir(char *open_dir, size_t cap)
+{
+    char tmp[1024];
+    private_tmpdir(tmp, sizeof tmp);
+    snprintf(open_dir, cap, "%s/open", tmp);
+    cr_assert_eq(mkdir(open_dir, 0755), 0);
+    cr_assert_eq(chmod(open_dir, 0777), 0); /* ours, in our private directory */
+}
+
+static void write_cxx_script(const char *path)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f, "%s: %s", path, strerror(errno));
+    /* c++ on the PATH of before (a test may put this script's directory
+     * first on it) */
+    fprintf(f, "#!/bin/sh\nPATH='%s' exec c++ \"$@\"\n", getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+    fclose(f);
+    cr_assert_eq(chmod(path, 0755), 0);
+}
+
+Test(cpu, a_compiler_in_a_directory_others_may_write_is_not_run)
+{
+    char open_dir[1100], script[1200];
+    unsafe_compiler_dir(open_dir, sizeof open_dir);
+    snprintf(script, sizeof script, "%s/c++", open_dir);
+    write_cxx_script(script);
+    amp_accelerator_info info;
+    cpu_info_with(script, &info);
+    cr_assert(!info.is_available, "a compiler in a directory of mode 0777 was taken: %s", script);
+    assert_contains(info.unavailable_reason, open_dir);
+    assert_contains(info.unavailable_reason, "may write");
+}
+
+Test(cpu, a_link_to_the_compiler_in_a_directory_others_may_write_is_not_followed)
+{
+    char open_dir[1100], link[1200];
+    unsafe_compiler_dir(open_dir, sizeof open_dir);
+    snprintf(link, sizeof link, "%s/c++", open_dir);
+    cr_assert_eq(symlink("/usr/bin/c++", link), 0);
+    amp_accelerator_info info;
+    cpu_info_with(link, &info);
+    cr_assert(!info.is_available, "a link in a directory of mode 0777 was followed: %s", link);
+    assert_contains(info.unavailable_reason, open_dir);
+}
+
+Test(cpu, a_compiler_found_on_path_in_a_directory_others_may_write_is_not_run)
+{
+    char open_dir[1100], script[1200], path[4096];
+    unsafe_compiler_dir(open_dir, sizeof open_dir);
+    snprintf(script, sizeof script, "%s/c++", open_dir);
+    write_cxx_script(script);
+    unsetenv("AMP_CXX");
+    unsetenv("CXX");
+    snprintf(path, sizeof path, "%s:%s", open_dir, getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+    setenv("PATH", path, 1);
+    amp_accelerator_info info;
+    cpu_info_with(NULL, &info);
+    cr_assert(!info.is_available, "c++ on PATH in a directory of mode 0777 was taken");
+    assert_contains(info.unavailable_reason, open_dir);
+}
+
+/* The same script in a directory of our own, and a file of ours that only
+ * we may write, is run. */
+Test(cpu, a_compiler_of_ours_in_a_directory_of_ours_is_run)
+{
+    char tmp[1024], script[1200];
+    private_tmpdir(tmp, sizeof tmp);
+    snprintf(script, sizeof script, "%s/c++", tmp);
+    write_cxx_script(script);
+    amp_accelerator_info info;
+    cpu_info_with(script, &info);
+    cr_assert(info.is_available, "%s", info.unavailable_reason);
+}
+
+Test(cpu, a_compiler_file_its_group_may_write_is_not_run)
+{
+    char tmp[1024], script[1200];
+    private_tmpdir(tmp, sizeof tmp);
+    snprintf(script, sizeof script, "%s/c++", tmp);
+    write_cxx_script(script);
+    cr_assert_eq(chmod(script, 0775), 0);
+    amp_accelerator_info info;
+    cpu_info_with(script, &info);
+    cr_assert(!info.is_available, "a compiler of mode 0775 was taken: %s", script);
+    assert_contains(info.unavailable_reason, script);
+    assert_contains(info.unavailable_reason, "0775");
+}
