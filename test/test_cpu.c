@@ -578,6 +578,10 @@ Test(cpu, options_the_accelerator_cannot_honour_are_refused)
         {"--ld-path=/tmp/ld", "'--ld-path=/tmp/ld'"}, {"-fplugin=/tmp/p.so", "'-fplugin=/tmp/p.so'"},
         {"-fpass-plugin=/tmp/p.so", "'-fpass-plugin=/tmp/p.so'"}, {"-ccc-install-dir /tmp", "'-ccc-install-dir'"},
         {"-fmodule-mapper=|/tmp/m", "'-fmodule-mapper=|/tmp/m'"},
+        /* the linker's: a plugin, lld's reproducer archive and reports, LTO's files */
+        {"-Wl,-plugin,/tmp/p.so", "'-Wl,-plugin,/tmp/p.so'"}, {"-Wl,--reproduce=/tmp/r.tar", "'-Wl,--reproduce=/tmp/r.tar'"},
+        {"-Xlinker --why-extract=/tmp/w.txt", "'-Xlinker --why-extract=/tmp/w.txt'"},
+        {"-Wl,--thinlto-cache-dir=/tmp/c", "'-Wl,--thinlto-cache-dir=/tmp/c'"}, {"-Wl,-save-temps", "'-Wl,-save-temps'"},
         /* a value missing at the end would take the library's next word */
         {"-DOK=1 -include", "'-include' needs a value"}, {"-Xlinker", "'-Xlinker' needs a value"}};
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; ++i) {

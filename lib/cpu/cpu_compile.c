@@ -234,11 +234,16 @@ static bool amp__cpu_user_below_o2(char *const *words, size_t n)
  * library's own next word). */
 /* Whether the piece (len bytes) of a -Wp, / -Wl, word (or the word after
  * -Xpreprocessor / -Xlinker) names a file the tool writes or reads options
- * from; as: of a -Wa, word or after -Xassembler, where the listing
- * options -a[cdghlmns]=FILE write one too. */
+ * from, or code it loads (a linker plugin; lld's and gold's reproducer
+ * archive, extraction report, LTO objects and cache, temporaries); as: of
+ * a -Wa, word or after -Xassembler, where the listing options
+ * -a[cdghlmns]=FILE write one too. */
 static bool amp__cpu_tool_output(const char *piece, size_t len, bool as)
 {
-    static const char *const tool[] = {"-o", "--output", "-M", "-Map", "--Map", "--dependency-file", "@"};
+    static const char *const tool[] = {"-o",           "--output",      "-M",           "-Map",
+                                       "--Map",        "--dependency-file", "@",        "-plugin",
+                                       "--plugin",     "--reproduce",   "--why-extract", "--lto-obj-path",
+                                       "--thinlto-cache-dir", "--save-temps", "-save-temps", "--print-archive-stats"};
     static const char *const assembler[] = {"-o", "--MD", "@"};
     const char *const *list = as ? assembler : tool;
     size_t nlist = as ? sizeof assembler / sizeof assembler[0] : sizeof tool / sizeof tool[0];
