@@ -1,4 +1,4 @@
-/* exchange.c — hipamp::mpi's exchanger: its creation (a duplicated communicator that returns errors, ranks agreeing on the element size, the chunk size and whether they use NCCL; the NCCL communicator made, or every rank falling back to staged), path, statistics, time-out (AMP_MPI_TIMEOUT its default) and destroy; its exchanges are halo.c's, its leaving notices leave.c's, its NCCL calls nccl.c's. */
+/* exchange.c — hipamp::mpi's exchanger: its creation (a duplicated communicator that returns errors, ranks agreeing on the element size, the chunk size and whether they use NCCL; the NCCL communicator made, or every rank falling back to staged), path, statistics, time-out (AMP_MPI_TIMEOUT its default) and destroy; its exchanges are halo.c's (and its neighbours', halo_private.h), its all-reduces allreduce.c's, its leaving notices leave.c's, its NCCL calls nccl.c's. */
 #include "exchange_state.h"
 
 #include <errno.h>

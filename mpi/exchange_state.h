@@ -1,4 +1,4 @@
-/* exchange_state.h — the exchanger's state, shared by exchange.c (its life: creation, destroy, path, statistics, time-out), halo.c (its exchanges: begin, test, end) and leave.c (the notices of peers that left): the in-flight exchanges and the staging buffers they keep. Never installed. */
+/* exchange_state.h — the exchanger's state, shared by exchange.c (its life: creation, destroy, path, statistics, time-out), halo.c and the files beside it (its exchanges: begin, test, end; halo_private.h) and leave.c (the notices of peers that left): the in-flight exchanges and the staging buffers they keep. Never installed. */
 #ifndef HIPAMP_MPI_EXCHANGE_STATE_H
 #define HIPAMP_MPI_EXCHANGE_STATE_H
 
@@ -170,7 +170,7 @@ struct amp_mpi_exchange {
 #define AMP_MPI__LEFT_FINALIZED 4u
 #define AMP_MPI__LEFT (AMP_MPI__LEFT_DESTROYED | AMP_MPI__LEFT_FINALIZED)
 
-/* halo.c: every record's buffers back (waits for their copies; staging
+/* halo_flight.c: every record's buffers back (waits for their copies; staging
  * buffers lent to MPI stay allocated). The first failure is returned. */
 amp_status amp_mpi__flights_free(amp_mpi_exchange *x);
 

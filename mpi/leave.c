@@ -1,4 +1,4 @@
-/* leave.c — hipamp::mpi's leaving notices: an exchanger that leaves (its destroy, or MPI_Finalize while it lives) tells its peers, so that a peer waiting for it in an exchange ends with an error naming it instead of waiting for ever (halo.c); the process's list of exchangers that the MPI_Finalize hook walks, and the communicators of destroyed exchangers, kept until every notice they await arrived. */
+/* leave.c — hipamp::mpi's leaving notices: an exchanger that leaves (its destroy, or MPI_Finalize while it lives) tells its peers, so that a peer waiting for it in an exchange ends with an error naming it instead of waiting for ever (halo_wait.c, allreduce.c); the process's list of exchangers that the MPI_Finalize hook walks, and the communicators of destroyed exchangers, kept until every notice they await arrived. */
 #include "exchange_state.h"
 
 #include <pthread.h>
