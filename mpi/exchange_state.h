@@ -40,6 +40,10 @@ typedef struct amp_mpi__side {
      * neither is known (a view of an array moved through a staging
      * buffer). */
     const void *base;
+    /* base was not known at the plan (it is a device address, known once
+     * handed over): the overlap check after the sides are ready compares
+     * only pairs with such a side, the one before compared the others. */
+    bool base_late;
     MPI_Datatype type; /* MPI_BYTE (count bytes) or a committed vector type (count 1) */
     int count;
     uint64_t bytes;

@@ -41,7 +41,7 @@ static amp_status amp_mpi__begin(amp_mpi_exchange *x, const amp_mpi_halo *halos,
             if ((st = amp_mpi__plan(x, &f->sides[2 * i + (size_t)k], what)) != AMP_OK) goto fail;
         }
     }
-    if ((st = amp_mpi__overlaps(x, f, fn)) != AMP_OK) goto fail;
+    if ((st = amp_mpi__overlaps(x, f, false, fn)) != AMP_OK) goto fail;
     /* 2. Every view made ready before anything is posted, so that a view
      *    failing here leaves no message half sent (and no view's data
      *    lost: see amp_mpi__ready). */
@@ -55,7 +55,7 @@ static amp_status amp_mpi__begin(amp_mpi_exchange *x, const amp_mpi_halo *halos,
         }
     /* Now with the views known by their device addresses, before a receive
      * in place drops its data. */
-    if ((st = amp_mpi__overlaps(x, f, fn)) != AMP_OK) goto fail;
+    if ((st = amp_mpi__overlaps(x, f, true, fn)) != AMP_OK) goto fail;
     /* 3. The receives in place, last: their stale device data dropped. */
     for (size_t i = 0; i < count; ++i) {
         amp_mpi__side *r = &f->sides[2 * i + 1];

@@ -121,8 +121,11 @@ static bool amp_mpi__sides_meet(const amp_mpi__side *a, const amp_mpi__side *b, 
  * Two sends may read the same elements. Compared where both addresses are
  * known (see amp_mpi__side's base): views of host memory from the plan on,
  * views handed over by device address once they were (which loses none of
- * their data). Whole faces: a face's chunks are its first entry's view. */
-amp_status amp_mpi__overlaps(const amp_mpi_exchange *x, const amp_mpi__flight *f, const char *fn)
+ * their data). Whole faces: a face's chunks are its first entry's view.
+ * late_only (the check once the sides are ready): only pairs with a side
+ * whose address became known since the plan; the plan's check found every
+ * other pair apart, and their addresses have not changed. */
+amp_status amp_mpi__overlaps(const amp_mpi_exchange *x, const amp_mpi__flight *f, bool late_only, const char *fn)
 {
     for (size_t i = 0; i < 2 * f->count; ++i) {
         const amp_mpi__side *a = &f->sides[i];
@@ -130,6 +133,7 @@ amp_status amp_mpi__overlaps(const amp_mpi_exchange *x, const amp_mpi__flight *f
         for (size_t j = i + 1; j < 2 * f->count; ++j) {
             const amp_mpi__side *b = &f->sides[j];
             if (!b->v || !b->base || b->chunk || ((i & 1) == 0 && (j & 1) == 0)) continue;
+            if (late_only && !a->base_late && !b->base_late) continue;
             if (!amp_mpi__sides_meet(a, b, x->elem)) continue;
             const amp_mpi_halo *ha = &f->halos[i / 2], *hb = &f->halos[j / 2];
             return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT,

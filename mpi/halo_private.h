@@ -69,7 +69,7 @@ amp_status amp_mpi__deliver(amp_mpi_exchange *x, amp_mpi__flight *f, const char 
 void amp_mpi__deliver_arrived(amp_mpi_exchange *x, amp_mpi__flight *f, const char *fn);
 
 /* halo_overlap.c */
-amp_status amp_mpi__overlaps(const amp_mpi_exchange *x, const amp_mpi__flight *f, const char *fn);
+amp_status amp_mpi__overlaps(const amp_mpi_exchange *x, const amp_mpi__flight *f, bool late_only, const char *fn);
 
 /* halo_nccl.c */
 amp_status amp_mpi__nccl_post(amp_mpi_exchange *x, amp_mpi__flight *f, amp_mpi__nccl_key *keys,

@@ -224,6 +224,7 @@ amp_status amp_mpi__plan(amp_mpi_exchange *x, amp_mpi__side *s, const char *what
     }
     s->n = n;
     s->base = amp_array_view_data(s->v);
+    s->base_late = !s->base;
     if (!s->chunks) s->lo = 0, s->hi = n;
     int64_t count = s->hi - s->lo;
     /* The NCCL path moves every face whole (AMP_MPI_CHUNK_BYTES does not

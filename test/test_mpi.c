@@ -1185,6 +1185,20 @@ Test(mpi, overlapping_receives_are_refused, .init = mpi_up, .fini = mpi_down)
     cr_assert(strstr(amp_mpi_last_error(),
                      "halo 0 receive from rank 0 (tag 1) and halo 1 receive from rank 0 (tag 2) share elements"),
               "device path: %s", amp_mpi_last_error());
+    /* A host view over the array's memory (known from the plan on) and a
+     * view of the array (known once handed over): the check after the
+     * sides are ready compares this pair too (it compares only the pairs
+     * with a side whose address came late; the plan's check the others). */
+    float *mem = amp_array_data(a);
+    cr_assert_not_null(mem, "the CPU accelerator's array has no host pointer");
+    amp_array_view *over3 = test_view(mem + 3 * C, sizeof(float), amp_extent_1d(C), AMP_READ_WRITE);
+    amp_mpi_halo mixed[2] = {{NULL, over3, 0, 1, 1}, {a1, a34, 0, 2, 2}};
+    ASSERT_MPI_OK(amp_mpi_exchange_set_timeout(x, 3000)); /* nothing sends tag 1: no hang if it ran */
+    ASSERT_MPI_STATUS(amp_mpi_exchange_halos(x, mixed, 2), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_mpi_last_error(),
+                     "halo 0 receive from rank 0 (tag 1) and halo 1 receive from rank 0 (tag 2) share elements"),
+              "host view and array view: %s", amp_mpi_last_error());
+    ASSERT_OK(amp_array_view_destroy(over3));
     amp_mpi_halo fine = {a1, a3, 0, 1, 1};
     ASSERT_MPI_OK(amp_mpi_exchange_halos(x, &fine, 1));
     ASSERT_MPI_OK(amp_mpi_exchange_destroy(x));
