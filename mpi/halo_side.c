@@ -227,19 +227,19 @@ amp_status amp_mpi__plan(amp_mpi_exchange *x, amp_mpi__side *s, const char *what
     s->base_late = !s->base;
     if (!s->chunks) s->lo = 0, s->hi = n;
     int64_t count = s->hi - s->lo;
-    /* The NCCL path moves every face whole (AMP_MPI_CHUNK_BYTES does not
-     * cut faces there): its hint must not send the caller to chunks. */
-    if ((uint64_t)count > (uint64_t)INT32_MAX / x->elem && x->path.path == AMP_MPI_PATH_NCCL)
-        return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT,
-                             "%s: %lld elements of %zu bytes do not fit one message of the NCCL path (at most %d "
-                             "bytes; AMP_MPI_CHUNK_BYTES does not cut faces on this path: split the face into "
-                             "several halos of their own tags)",
-                             what, (long long)count, x->elem, INT32_MAX);
+    /* MPI counts and hipamp::mpi's message sizes are ints. A face cut
+     * into chunks (every path but NCCL, AMP_MPI_CHUNK_BYTES set) never gets
+     * here: its chunks are at most 1 GiB. The hint is the path's: the NCCL
+     * path moves every face whole. */
     if ((uint64_t)count > (uint64_t)INT32_MAX / x->elem)
         return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT,
-                             "%s: %lld elements of %zu bytes do not fit one MPI message (at most %d bytes; "
-                             "AMP_MPI_CHUNK_BYTES sends a face as messages of at most that many)",
-                             what, (long long)count, x->elem, INT32_MAX);
+                             "%s: the face is %llu bytes (%lld elements of %zu bytes), more than one message moves "
+                             "(at most %d bytes); %s",
+                             what, (unsigned long long)count * x->elem, (long long)count, x->elem, INT32_MAX,
+                             x->path.path == AMP_MPI_PATH_NCCL
+                                 ? "AMP_MPI_CHUNK_BYTES does not cut faces on the NCCL path: split the face into "
+                                   "several halos of their own tags"
+                                 : "AMP_MPI_CHUNK_BYTES sends a face as messages of at most that many bytes");
     s->bytes = (uint64_t)count * x->elem;
     const amp_mpi_path path = x->path.path;
     if (path == AMP_MPI_PATH_NCCL) {
