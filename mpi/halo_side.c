@@ -387,20 +387,17 @@ amp_status amp_mpi__check_halos(amp_mpi_exchange *x, const amp_mpi_halo *halos, 
         if ((h->send && h->send_tag < 0) || (h->recv && h->recv_tag < 0))
             return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: halo %zu: tag %d is negative", fn, i,
                                  h->send && h->send_tag < 0 ? h->send_tag : h->recv_tag);
-        /* A tag past MPI_TAG_UB fails MPI_Isend or MPI_Irecv, which would
-         * break the exchanger with half of the exchange posted: refused
-         * here, before anything is. */
-        if ((h->send && h->send_tag > x->notice_tag) || (h->recv && h->recv_tag > x->notice_tag))
+        /* One bound, the communicator's MPI_TAG_UB (x->notice_tag): a tag
+         * past it fails MPI_Isend or MPI_Irecv, which would break the
+         * exchanger with half of the exchange posted, and the bound itself
+         * carries the exchanger's leaving notices; refused here, before
+         * anything is posted. */
+        const int top = h->send && h->send_tag >= x->notice_tag ? h->send_tag : h->recv_tag;
+        if ((h->send && h->send_tag >= x->notice_tag) || (h->recv && h->recv_tag >= x->notice_tag))
             return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT,
-                                 "%s: halo %zu: tag %d is above this MPI's MPI_TAG_UB (%d): a halo's tags are 0 to "
-                                 "%d",
-                                 fn, i, h->send && h->send_tag > x->notice_tag ? h->send_tag : h->recv_tag,
-                                 x->notice_tag, x->notice_tag - 1);
-        if ((h->send && h->send_tag == x->notice_tag) || (h->recv && h->recv_tag == x->notice_tag))
-            return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT,
-                                 "%s: halo %zu: tag %d is MPI_TAG_UB, which the exchanger keeps for its peers' "
-                                 "leaving notices",
-                                 fn, i, x->notice_tag);
+                                 "%s: halo %zu: tag %d is not below this MPI's MPI_TAG_UB (%d), which the exchanger "
+                                 "keeps for its peers' leaving notices: a halo's tags are 0 to %d",
+                                 fn, i, top, x->notice_tag, x->notice_tag - 1);
         char what[96];
         snprintf(what, sizeof what, "%s: halo %zu send to rank %d", fn, i, h->peer);
         if (h->send && (st = amp_mpi__check_elem(x, h->send, what)) != AMP_OK) return st;
