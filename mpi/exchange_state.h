@@ -109,6 +109,10 @@ typedef struct amp_mpi__flight {
      * exchange's message or a drain that could not finish): its end
      * breaks the exchanger. */
     bool strays;
+    /* A drain's MPI call that failed (drain_rc MPI_SUCCESS: none), for the
+     * end's message. */
+    int drain_rc;
+    const char *drain_call;
     int complete_rc;              /* what MPI_Testall returned then */
     double seconds;               /* wall time inside its calls so far */
 } amp_mpi__flight;

@@ -264,11 +264,19 @@ static amp_status amp_mpi__end(amp_mpi_exchange *x, amp_mpi_pending p, const cha
          * may still be pending (MPI_Testall failed before all finished),
          * writing the receive views and reading the staging buffers that a
          * later exchange would reuse. */
-        char msg[AMP_MPI__ERR_SIZE];
-        snprintf(msg, sizeof msg, "%.800s; %s, so this exchanger refuses further exchanges: destroy it",
+        char msg[AMP_MPI__ERR_SIZE], why[MPI_MAX_ERROR_STRING + 64] = "";
+        if (!mpi_failed && f->drain_rc != MPI_SUCCESS) {
+            /* A drain whose MPI call failed says how, as every MPI failure does. */
+            char mpi_says[MPI_MAX_ERROR_STRING] = "";
+            int len = 0;
+            if (MPI_Error_string(f->drain_rc, mpi_says, &len) != MPI_SUCCESS)
+                snprintf(mpi_says, sizeof mpi_says, "MPI error %d", f->drain_rc);
+            snprintf(why, sizeof why, " (taking them, %s failed: %s)", f->drain_call, mpi_says);
+        }
+        snprintf(msg, sizeof msg, "%.600s; %s%s, so this exchanger refuses further exchanges: destroy it",
                  amp_mpi_last_error(),
                  mpi_failed ? "the exchange's messages are in an undefined state"
-                            : "messages of a face sent in chunks may be left over");
+                            : "messages of a face sent in chunks may be left over", why);
         amp_mpi__fail(st, "%s", msg);
         amp_mpi__break(x, st, msg);
     }

@@ -113,6 +113,7 @@ amp_status amp_mpi__flight_take(amp_mpi_exchange *x, size_t count, amp_mpi__flig
     f->count = count;
     f->complete = false;
     f->strays = false;
+    f->drain_rc = MPI_SUCCESS;
     f->seconds = 0;
     for (size_t i = 0; i < 2 * count; ++i) {
         f->sides[i] = (amp_mpi__side){.type = MPI_DATATYPE_NULL};

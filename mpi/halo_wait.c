@@ -115,6 +115,14 @@ void amp_mpi__cut_short(const amp_mpi_exchange *x, amp_mpi__flight *f)
     }
 }
 
+/* The first MPI call of a drain that failed, for the end's message. */
+static void amp_mpi__drain_failed(amp_mpi__flight *f, int rc, const char *call)
+{
+    if (f->drain_rc != MPI_SUCCESS) return;
+    f->drain_rc = rc;
+    f->drain_call = call;
+}
+
 /* A receive that ends a face (its last chunk, or the whole face) and got a
  * full chunk's message, more than it holds: the peer's face has more
  * chunks, which no receive of this exchange matches. They are taken as they
@@ -176,7 +184,9 @@ bool amp_mpi__drains(amp_mpi_exchange *x, amp_mpi__flight *f, bool all, int rc)
             int found = 0, len = -1;
             MPI_Message msg = MPI_MESSAGE_NULL;
             MPI_Status pst;
-            if (MPI_Improbe(h->peer, h->recv_tag, x->comm, &found, &msg, &pst) != MPI_SUCCESS) {
+            int rc = MPI_Improbe(h->peer, h->recv_tag, x->comm, &found, &msg, &pst);
+            if (rc != MPI_SUCCESS) {
+                amp_mpi__drain_failed(f, rc, "MPI_Improbe");
                 f->strays = true;
                 r->draining = false;
                 break;
@@ -186,9 +196,10 @@ bool amp_mpi__drains(amp_mpi_exchange *x, amp_mpi__flight *f, bool all, int rc)
              * MPI_Mrecv writes a message past a shorter buffer. */
             void *sink = NULL;
             if (MPI_Get_count(&pst, MPI_BYTE, &len) != MPI_SUCCESS || len == MPI_UNDEFINED ||
-                !(sink = malloc(len > 0 ? (size_t)len : 1)) ||
-                MPI_Mrecv(sink, len, MPI_BYTE, &msg, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+                !(sink = malloc(len > 0 ? (size_t)len : 1)))
                 len = -1;
+            else if ((rc = MPI_Mrecv(sink, len, MPI_BYTE, &msg, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+                amp_mpi__drain_failed(f, rc, "MPI_Mrecv"), len = -1;
             free(sink);
             if (len < 0) f->strays = true;
             else r->drained += (uint64_t)len;
