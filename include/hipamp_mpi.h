@@ -220,8 +220,12 @@ AMP_MPI_API amp_status amp_mpi_exchange_get_path(const amp_mpi_exchange *x, amp_
  * never reach a freed communicator: a later one may be given the same
  * context). After MPI_Finalize, or after an exchange was abandoned, only
  * the memory is freed (the communicator and staging buffers MPI may still
- * read are left to it). NULL is a no-op. AMP_ERROR_BUSY, nothing freed: an
- * exchange is in flight (end it first). */
+ * read are left to it). An exchange still in flight when MPI_Finalize is
+ * called can never end: MPI_Finalize abandons it (as a time-out does: its
+ * receive views' contents are undefined, the data it was to bring is
+ * lost), and this call afterwards frees the memory and returns AMP_OK.
+ * NULL is a no-op. AMP_ERROR_BUSY, nothing freed: an exchange is in flight
+ * and MPI is not finalized (end it first). */
 AMP_MPI_API amp_status amp_mpi_exchange_destroy(amp_mpi_exchange *x);
 
 /* One neighbour of an exchange: send is sent to peer with send_tag, and

@@ -181,6 +181,10 @@ struct amp_mpi_exchange {
 /* halo_flight.c: every record's buffers back (waits for their copies; staging
  * buffers lent to MPI stay allocated). The first failure is returned. */
 amp_status amp_mpi__flights_free(amp_mpi_exchange *x);
+/* halo_flight.c: every exchange in flight abandoned (its receives
+ * cancelled, its unfinished sends' requests freed), the exchanger broken
+ * (refusing from then on, why saying why). Returns st. */
+amp_status amp_mpi__break(amp_mpi_exchange *x, amp_status st, const char *why);
 
 /* leave.c. Once per process, the MPI_Finalize hook (an attribute of
  * MPI_COMM_SELF whose deletion MPI_Finalize runs first, MPI still usable). */

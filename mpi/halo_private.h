@@ -53,7 +53,6 @@ amp_status amp_mpi__flight_grow(amp_mpi__flight *f, size_t n);
 amp_status amp_mpi__flight_take(amp_mpi_exchange *x, size_t count, amp_mpi__flight **out);
 void amp_mpi__flight_release(amp_mpi__flight *f);
 amp_mpi__flight *amp_mpi__flight_of(amp_mpi_exchange *x, uint64_t id);
-amp_status amp_mpi__break(amp_mpi_exchange *x, amp_status st, const char *why);
 amp_status amp_mpi__refuse_if_broken(const amp_mpi_exchange *x, const char *fn);
 
 /* halo_wait.c: progress, the wait, the arrivals and their delivery. */

@@ -2,6 +2,7 @@
 #include "exchange_state.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 /* Who is told, and whose notices are awaited before a communicator is
@@ -121,10 +122,13 @@ static void amp_mpi__reap(void)
 }
 
 /* MPI_Finalize deletes MPI_COMM_SELF's attributes first, with MPI still
- * usable: every live exchanger tells its peers it is leaving, every
- * receive of notices is withdrawn (none may be pending at MPI_Finalize),
- * and the retired exchangers' communicators are freed (no communicator is
- * made after this, so no later one can meet a notice still on its way). */
+ * usable: every live exchanger's exchanges still in flight are abandoned
+ * (nothing can end them once MPI is finalized: without this their
+ * exchanger's destroy refused for ever, AMP_ERROR_BUSY, and kept its
+ * memory), it tells its peers it is leaving, every receive of notices is
+ * withdrawn (none may be pending at MPI_Finalize), and the retired
+ * exchangers' communicators are freed (no communicator is made after this,
+ * so no later one can meet a notice still on its way). */
 static int amp_mpi__at_finalize(MPI_Comm comm, int key, void *value, void *extra)
 {
     (void)comm;
@@ -134,6 +138,14 @@ static int amp_mpi__at_finalize(MPI_Comm comm, int key, void *value, void *extra
     pthread_mutex_lock(&registry_lock);
     for (amp_mpi_exchange *x = registry, *next; x; x = next) {
         next = x->next;
+        if (!x->retired && x->oldest != x->next_id && !x->broken[0]) {
+            char why[AMP_MPI__ERR_SIZE];
+            snprintf(why, sizeof why,
+                     "MPI_Finalize was called while exchange #%llu was in flight: it was abandoned there (its "
+                     "receive views' contents are undefined)",
+                     (unsigned long long)x->oldest);
+            amp_mpi__break(x, AMP_ERROR_INVALID_ARGUMENT, why);
+        }
         if (!x->retired) amp_mpi__announce(x, &finalized_notice);
         amp_mpi__unpost(x);
         if (x->retired) {

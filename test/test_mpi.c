@@ -564,13 +564,33 @@ Test(mpi, exchange_create_and_destroy_errors, .init = mpi_up, .fini = mpi_down)
     ASSERT_MPI_OK(amp_mpi_exchange_destroy(x));
 }
 
+/* An exchanger destroyed after MPI_Finalize frees its memory only; one
+ * whose exchange was still in flight then too: MPI_Finalize abandoned the
+ * exchange (nothing could end it any more). Before, that destroy said
+ * AMP_ERROR_BUSY for ever and the exchanger, its staging buffers and
+ * records were never freed. */
 Test(mpi, destroy_after_finalize_frees_only_memory, .init = mpi_up, .fini = mpi_down)
 {
-    amp_mpi_exchange *x = self_exchange(default_view(test_accel(TEST_ACCEL_CPU)), 4, AMP_MPI_PATH_STAGED);
-    leak_check_before_finalize(); /* x is still reachable here */
+    amp_accelerator_view *q = default_view(test_accel(TEST_ACCEL_CPU));
+    amp_mpi_exchange *x = self_exchange(q, 4, AMP_MPI_PATH_STAGED);
+    amp_mpi_exchange *busy = self_exchange(q, sizeof(float), AMP_MPI_PATH_STAGED);
+    amp_array_view *v = NULL;
+    amp_array *a = poisoned_array(q, &v);
+    amp_array_view *recv = section(v, 3, 0, 1, C);
+    amp_mpi_halo h = {NULL, recv, 0, 0, 7}; /* a staged receive nothing sends to */
+    amp_mpi_pending p;
+    ASSERT_MPI_OK(amp_mpi_exchange_begin(busy, &h, 1, &p));
+    ASSERT_MPI_STATUS(amp_mpi_exchange_destroy(busy), AMP_ERROR_BUSY);
+    leak_check_before_finalize(); /* x and busy are still reachable here */
     cr_assert_eq(MPI_Finalize(), MPI_SUCCESS);
     ASSERT_MPI_OK(amp_mpi_exchange_destroy(x));
+    ASSERT_MPI_STATUS(amp_mpi_exchange_end(busy, p), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_mpi_last_error(), "MPI is finalized"), "%s", amp_mpi_last_error());
+    ASSERT_MPI_OK(amp_mpi_exchange_destroy(busy));
     ASSERT_MPI_STATUS(amp_mpi_exchange_halos(NULL, NULL, 0), AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_OK(amp_array_view_destroy(recv));
+    ASSERT_OK(amp_array_view_destroy(v));
+    ASSERT_OK(amp_array_destroy(a));
 }
 
 /* A host grid the device wrote: the send row is synchronized (on a discrete
