@@ -13,7 +13,6 @@
 
 typedef struct amp_mpi__nccl_lib {
     void *dl;
-    char name[256];
     int version;
 #define AMP__NCCL_PTR(name, ret, args) ret(*name) args;
     NCCL_FUNCS(AMP__NCCL_PTR)
@@ -25,8 +24,11 @@ typedef struct amp_mpi__nccl_lib {
  * one; AMP_MPI_NCCL_LIBRARY adds a third), never unloaded: a communicator
  * may outlive any one exchanger. Guarded by amp__nccl_lock. */
 #define AMP__NCCL_LIBS 4
+/* A name is kept whole (a path as long as Linux allows), so that the next
+ * call finds its slot again. */
+#define AMP__NCCL_NAME_MAX 4096
 static struct {
-    char name[256];
+    char name[AMP__NCCL_NAME_MAX];
     bool tried, ok;
     char why[256];
     amp_mpi__nccl_lib lib;
@@ -45,6 +47,14 @@ static amp_mpi__nccl_lib *amp__nccl_load_locked(char vendor, const char **why)
 {
     const char *name = amp__nccl_soname(vendor);
     int slot = -1;
+    if (strlen(name) >= AMP__NCCL_NAME_MAX) {
+        static _Thread_local char too_long[160];
+        snprintf(too_long, sizeof too_long,
+                 "AMP_MPI_NCCL_LIBRARY is %zu characters long, more than the %d a library's name may have",
+                 strlen(name), AMP__NCCL_NAME_MAX - 1);
+        *why = too_long;
+        return NULL;
+    }
     for (int i = 0; i < AMP__NCCL_LIBS; ++i)
         if (amp__nccl_libs[i].tried && !strcmp(amp__nccl_libs[i].name, name)) {
             slot = i;
@@ -60,7 +70,6 @@ static amp_mpi__nccl_lib *amp__nccl_load_locked(char vendor, const char **why)
         __typeof__(amp__nccl_libs[0]) *e = &amp__nccl_libs[slot];
         e->tried = true;
         snprintf(e->name, sizeof e->name, "%s", name);
-        snprintf(e->lib.name, sizeof e->lib.name, "%s", name);
         void *dl = dlopen(name, RTLD_NOW | RTLD_LOCAL);
         if (!dl) {
             const char *d = dlerror();

@@ -20,7 +20,9 @@ Test(mpi, component_not_built)
 #include <stdlib.h>
 #include <string.h>
 #include <dlfcn.h>
+#include <errno.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -411,6 +413,40 @@ Test(mpi, nccl_path_needs_a_library, .init = mpi_up, .fini = mpi_down)
     ASSERT_MPI_OK(amp_mpi_choose_path(cpu, AMP_MPI_PATH_AUTO, &p));
     cr_assert_eq(p.path, AMP_MPI_PATH_HOST, "auto on the CPU accelerator with NCCL there: %s",
                  amp_mpi_path_name(p.path));
+    /* A library named by a path of more than 255 characters (a link to the
+     * stand-in in a deep directory of this test's own) is found again by
+     * every later call. Before, its name was kept cut short, so each call
+     * loaded it once more into a slot of its own, and once the process's
+     * four slots were used the NCCL path was refused ("too many NCCL library
+     * names tried in this process"). */
+    char deep[512], link[600];
+    snprintf(deep, sizeof deep, "/tmp/hipamp-nccl-XXXXXX");
+    cr_assert_not_null(mkdtemp(deep), "mkdtemp");
+    const size_t top = strlen(deep);
+    for (int i = 0; i < 5; ++i) {
+        strcat(deep, "/a-directory-name-of-fifty-characters-more-or-less");
+        cr_assert(mkdir(deep, 0700) == 0 || errno == EEXIST, "mkdir %s", deep);
+    }
+    snprintf(link, sizeof link, "%s/libnccl-stand-in.so", deep);
+    cr_assert_eq(symlink(HIPAMP_FAKE_NCCL, link), 0, "symlink %s", link);
+    cr_assert_gt(strlen(link), 255);
+    setenv("AMP_MPI_NCCL_LIBRARY", link, 1);
+    amp_status st = AMP_OK;
+    int call = 0;
+    while (st == AMP_OK && call < 6) {
+        ++call;
+        st = amp_mpi_choose_path(cpu, AMP_MPI_PATH_NCCL, &p);
+    }
+    const size_t link_len = strlen(link);
+    unlink(link);
+    for (int i = 0; i < 5; ++i) {
+        rmdir(deep);
+        deep[strlen(deep) - strlen("/a-directory-name-of-fifty-characters-more-or-less")] = '\0';
+    }
+    cr_assert_eq(strlen(deep), top);
+    rmdir(deep);
+    cr_assert_eq(st, AMP_OK, "call %d with a %zu-character library path: %s: %s", call, link_len, amp_status_name(st),
+                 amp_mpi_last_error());
 #endif
     unsetenv("AMP_MPI_PATH");
     unsetenv("AMP_MPI_NCCL_LIBRARY");
