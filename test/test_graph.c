@@ -689,8 +689,8 @@ ACCEL_TEST(graph, recordings_do_not_nest)
 typedef struct other_thread {
     fixture *f;
     amp_array_view *v;
-    amp_status begin, launch, end, wait;
-    char msg[512];
+    amp_status begin, launch, empty, end, wait;
+    char msg[512], empty_msg[512];
 } other_thread;
 
 static void *other_thread_main(void *arg)
@@ -701,13 +701,17 @@ static void *other_thread_main(void *arg)
     amp_arg s[] = {amp_arg_view(o->v), amp_arg_view(o->v), amp_arg_float32(1.0f)};
     o->launch = amp_parallel_for_each(o->f->q, amp_extent_1d(N), o->f->axpy, s, 3);
     snprintf(o->msg, sizeof o->msg, "%s", amp_last_error());
+    o->empty = amp_parallel_for_each(o->f->q, amp_extent_1d(0), o->f->axpy, s, 3);
+    snprintf(o->empty_msg, sizeof o->empty_msg, "%s", amp_last_error());
     o->end = amp_graph_end_recording(o->f->q, &g);
     o->wait = amp_accelerator_view_wait(o->f->q);
     return NULL;
 }
 
 /* A recording belongs to its thread: another thread can neither begin nor
- * end one on the view, launch on it, nor wait for it meanwhile. */
+ * end one on the view, launch on it (not even over an empty domain, which
+ * runs nothing but is still a command on the view), nor wait for it
+ * meanwhile. */
 ACCEL_TEST(graph, another_thread_is_refused_while_a_view_records)
 {
     fixture f;
@@ -724,6 +728,8 @@ ACCEL_TEST(graph, another_thread_is_refused_while_a_view_records)
     cr_assert_eq(o.begin, AMP_ERROR_BUSY, "begin from another thread: %s", amp_status_name(o.begin));
     cr_assert_eq(o.launch, AMP_ERROR_BUSY, "launch from another thread: %s", amp_status_name(o.launch));
     cr_assert(strstr(o.msg, "another thread"), "%s", o.msg);
+    cr_assert_eq(o.empty, AMP_ERROR_BUSY, "empty-domain launch from another thread: %s", amp_status_name(o.empty));
+    cr_assert(strstr(o.empty_msg, "another thread"), "%s", o.empty_msg);
     cr_assert_eq(o.end, AMP_ERROR_BUSY, "end from another thread: %s", amp_status_name(o.end));
     cr_assert_eq(o.wait, AMP_ERROR_BUSY, "wait from another thread: %s", amp_status_name(o.wait));
     amp_graph *g = NULL;

@@ -350,7 +350,13 @@ static inline __attribute__((always_inline)) amp_status amp__run_entered(amp_acc
         }
     }
     /* An empty domain runs no work-item: C++ AMP's parallel_for_each over
-     * it does nothing (the arguments were still checked). */
+     * it does nothing (the arguments were still checked). Still a command
+     * on q: another thread's is refused while q records (hipamp_graph.h),
+     * whatever its domain, or a race with the recording would pass unseen
+     * whenever the extent happens to be empty. */
+    if (empty && atomic_load_explicit(&q->recorder, memory_order_relaxed) &&
+        (st = amp__graph_check_thread(q, "a launch")) != AMP_OK)
+        return st;
     if (empty) {
         if (done) *done = (amp__point){NULL, 0};
         return AMP_OK;
