@@ -71,9 +71,10 @@
  *  - amp_accelerator_view_flush(q): AMP_OK, handing over what was queued
  *    on q before the recording;
  *  - amp_accelerator_view_create_marker(q): AMP_OK; its future covers the
- *    work queued on q before the recording, and may be waited for while q
- *    records (a replay's future, amp_graph_launch_async, covers the
- *    recorded commands);
+ *    work queued on q before the recording (on a view of a native queue,
+ *    the caller's own included), and may be waited for while q records
+ *    (a replay's future, amp_graph_launch_async, covers the recorded
+ *    commands);
  *  - amp_future_then: a continuation of a recorded command's future (complete
  *    at once) runs at once; one that queues work on q while q records is
  *    another thread's command: AMP_ERROR_BUSY.

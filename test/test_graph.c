@@ -1,5 +1,6 @@
 /* test_graph.c — launch graphs (issue 24): record/replay gives what direct execution gives (views, arrays, a tiled kernel, recorded copies, a scalar kept in an array, a long chain whose every launch reads what other tiles of the one before wrote), coherence at each replay (host changes refreshed are copied in, a later synchronize copies back the last replay's results, nothing moves once the data lives on the device), every refusal with its status (nesting, two threads, another view, host results and waits while recording, destroying what a graph uses), destroy order, 10,000 replays without growing memory (also with AMP_DEBUG=1), two threads replaying two graphs on two queues, four threads replaying one graph whose kernels write through raw addresses (replays take turns), a recording whose thread exited (ended by another thread, or discarded with its view; a launch from a key destructor after the thread's exit not recorded; threads racing to end it, or to end it and destroy its view, 200 rounds each), ending a recording without out (it stops), a recorded copy of no elements (moves nothing; a replay of nothing keeps its data's last launch), a replay's failure on the CPU accelerator, and the CUDA/HIP graph behind a GPU's (checked where there is one). */
 #include "support.h"
+#include "vendor.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -1274,6 +1275,76 @@ ACCEL_TEST(graph, host_features_while_recording)
         counted_close(&before);
         teardown(&f);
     }
+}
+
+/* Data handed out for reading on the view before it records
+ * (amp_array_view_native_handle: host access waits for the view's work as
+ * queued then, the caller's included): while the view records, what runs
+ * on it is what was queued before the recording, so a host write to those
+ * data, which the recording does not use, waits for that and is not
+ * refused (the wait behind a marker of a view of a native queue). */
+ACCEL_TEST(graph, data_handed_out_before_a_recording_can_be_written_by_the_host_while_it_records)
+{
+    fixture f;
+    setup(&f, acc);
+    static counted c;
+    counted_open(&f, &c);
+    void *dptr = NULL;
+    ASSERT_OK(amp_array_view_native_handle(c.v, f.q, AMP_READ_ONLY, &dptr));
+    ASSERT_OK(amp_graph_begin_recording(f.q));
+    int32_t seven = 7;
+    ASSERT_OK(amp_array_view_set(c.v, amp_index_1d(3), &seven));
+    int32_t got = 0;
+    ASSERT_OK(amp_array_view_get(c.v, amp_index_1d(3), &got));
+    cr_assert_eq(got, 7, "x[3] = %d", got);
+    amp_graph *g = NULL;
+    ASSERT_OK(amp_graph_end_recording(f.q, &g));
+    ASSERT_OK(amp_graph_destroy(g));
+    counted_close(&c);
+    teardown(&f);
+}
+
+/* A marker of a view of the caller's own stream covers the stream's work
+ * as queued when someone waits; while the view records, that is the work
+ * queued before the recording (what is recorded runs at replays only),
+ * the caller's own included, and it may be waited for (hipamp_graph.h). */
+ACCEL_TEST(graph, a_marker_of_a_native_streams_view_can_be_waited_for_while_it_records)
+{
+    enum { M = 1 << 24 }; /* 64 MiB: the fill is still running when the marker is made */
+    amp_accelerator_info ai;
+    ASSERT_OK(amp_accelerator_get_info(acc, &ai));
+    if (ai.is_emulated)
+        cr_skip_test("the CPU accelerator has no native queues (amp_accelerator_view_create_from_native refuses it): "
+                     "a view of one, and its marker, are a GPU's");
+    char why[512] = "";
+    cr_assert(vendor_open(ai.device_path, why, sizeof why), "%s", why);
+    void *stream = vendor_stream_create();
+    cr_assert_not_null(stream, "cannot create a vendor stream");
+    uint32_t *mem = vendor_malloc((size_t)M * 4);
+    cr_assert_not_null(mem);
+    amp_accelerator_view *q = NULL;
+    ASSERT_OK(amp_accelerator_view_create_from_native(acc, stream, &q));
+    cr_assert(vendor_fill32_async(mem, 0x5a5a5a5au, (size_t)M, stream), "vendor fill failed");
+    amp_future *before = NULL, *during = NULL;
+    ASSERT_OK(amp_accelerator_view_create_marker(q, &before));
+    ASSERT_OK(amp_graph_begin_recording(q));
+    ASSERT_OK(amp_accelerator_view_create_marker(q, &during));
+    ASSERT_OK(amp_future_wait(during));
+    ASSERT_OK(amp_future_wait(before));
+    bool done = false;
+    ASSERT_OK(amp_future_is_ready(during, &done));
+    cr_assert(done, "a waited marker is ready");
+    amp_graph *g = NULL;
+    ASSERT_OK(amp_graph_end_recording(q, &g));
+    uint32_t last = 0;
+    cr_assert(vendor_dtoh(&last, mem + M - 1, 4), "vendor copy back failed");
+    cr_assert_eq(last, 0x5a5a5a5au, "the caller's fill queued before the recording: last word %#x", last);
+    ASSERT_OK(amp_future_destroy(during));
+    ASSERT_OK(amp_future_destroy(before));
+    ASSERT_OK(amp_graph_destroy(g));
+    ASSERT_OK(amp_accelerator_view_destroy(q));
+    vendor_free(mem);
+    vendor_stream_destroy(stream);
 }
 
 /* A graph replays on the view it was recorded on only. */

@@ -276,14 +276,16 @@ void amp__queue_span_end(amp__copy_span *sp, amp_accelerator_view *counted, cons
 
 amp_status amp__queue_record_cover(amp_accelerator_view *q)
 {
-    /* Every point given out so far is covered by a wait point recorded
-     * now, before q records: a waiter on one of them never records an
-     * event on q while it records (there is no point after them until it
-     * ends). */
-    uint64_t seq = atomic_load_explicit(&q->submitted, memory_order_acquire);
-    if (!seq) return AMP_OK;
+    /* A wait point recorded now, before q records, follows every point
+     * given out so far and whatever else q's queue holds (on a view of a
+     * native queue, the caller's own work; behind a native handle, a
+     * vendor library's): nothing queued after it runs until the recording
+     * ends, so it answers every wait on q meanwhile (amp__mark_get), and
+     * no waiter records an event on q while it records. Recorded even
+     * when hipamp queued nothing on q: a wait for "whatever is queued"
+     * needs it too. */
     amp__mark *m = NULL;
-    amp_status st = amp__mark_get(q, seq, &m);
+    amp_status st = amp__mark_get(q, AMP__SEQ_TAIL, &m);
     if (st == AMP_OK) amp__mark_release(q, m);
     return st;
 }
@@ -496,13 +498,18 @@ static amp_status amp__mark_get(amp_accelerator_view *q, uint64_t seq, amp__mark
     amp__mark *m = NULL;
     *out = NULL;
     pthread_mutex_lock(&q->mark_lock);
-    if (q->mark && q->mark->seq >= seq) {
+    /* While q records, its mark is the one amp__queue_record_cover made
+     * before the recording began, after all that runs on q until it ends:
+     * it answers a wait for any point, "whatever is queued" (AMP__SEQ_TAIL:
+     * a marker of a view of a native queue, data handed out with a native
+     * handle) included. */
+    if (q->mark && (q->mark->seq >= seq || atomic_load_explicit(&q->recorder, memory_order_acquire))) {
         m = q->mark;
         atomic_fetch_add(&m->refs, 1);
         goto done;
     }
-    /* A recording queue takes no event (amp__queue_record_begin covered
-     * every numbered point): only "whatever is queued" gets here. */
+    /* A recording queue takes no event (a capturing stream would record
+     * it into the graph): were there no mark, refused. */
     if ((st = amp__queue_refuse_recording(q, "waiting for work handed to a vendor library")) != AMP_OK) goto done;
     if (!(m = calloc(1, sizeof *m))) {
         st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "accelerator view: out of host memory for a wait point");
