@@ -159,7 +159,11 @@ AMP_API amp_status amp_graph_get_info(amp_graph *g, amp_graph_info *out);
 /* Wait for g's replays queued so far (a replay's failure is not reported
  * here: it was its launch's or its future's), then free it, unbinding what
  * it used. Blocks for those replays. NULL: AMP_OK. Not while another
- * thread launches g. AMP_ERROR_INVALID_ARGUMENT: g destroyed already. */
+ * thread launches g. AMP_ERROR_INVALID_ARGUMENT: g destroyed already.
+ * Where the wait cannot be made (AMP_ERROR_OUT_OF_MEMORY for its wait
+ * point, AMP_ERROR_DEVICE from the driver), that status, and g is not
+ * destroyed (its last replay may still run; the backend's graph must not
+ * be freed under it): g stays valid and may be destroyed again. */
 AMP_API amp_status amp_graph_destroy(amp_graph *g);
 
 #ifdef __cplusplus

@@ -749,17 +749,24 @@ amp_status amp_graph_destroy(amp_graph *g)
     if (g->recording)
         return amp__fail(AMP_ERROR_INVALID_ARGUMENT,
                          "amp_graph_destroy: the graph is still being recorded (amp_graph_end_recording first)");
-    amp_status st = amp__handle_end(g, AMP__HANDLE_GRAPH, __func__, "g");
-    if (st != AMP_OK) return st;
+    /* Its replays must be done before the backend frees what they run
+     * (on the CPU accelerator, q's thread runs its replay list): waited for
+     * while the handle is still the caller's, so that a wait that cannot
+     * be made leaves g as it was, to be destroyed again. A replay that
+     * failed reported it already (its launch's or its future's status,
+     * and the view's next wait): what matters here is that nothing of it
+     * still runs. */
     amp__lock_acquire(&g->replay);
     amp__point last = g->last;
     amp__queue_retain(last.q);
     amp__lock_release(&g->replay);
-    /* Its replays must be done before the backend frees what they run. A
-     * replay that failed reported it already; what matters here is that
-     * nothing of it is still queued. */
-    (void)amp__point_wait(last);
+    bool over = true;
+    amp_status st = amp__point_wait_over(last, &over);
     amp__queue_release(last.q);
+    if (!over)
+        return amp__fail(st, "amp_graph_destroy: could not wait for the graph's last replay, which may still run, "
+                         "so the graph was kept (destroy it again): %s", amp_last_error());
+    if ((st = amp__handle_end(g, AMP__HANDLE_GRAPH, __func__, "g")) != AMP_OK) return st;
     amp__queue_graph_free(g->q, g->exec);
     atomic_fetch_sub(&g->q->graphs, 1);
     amp__graph_release(g, false);

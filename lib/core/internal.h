@@ -222,6 +222,12 @@ static inline void amp__point_set(amp__point *slot, amp__point p)
  * most *ms milliseconds, then AMP_ERROR_TIMEOUT (the work goes on). */
 amp_status amp__point_wait(amp__point p);
 amp_status amp__point_wait_for(amp__point p, const uint32_t *ms);
+/* As amp__point_wait, and *over says whether the work up to p is over
+ * however it returned: false only when no wait could be made (no memory
+ * for its wait point, or the driver refused to record one), so that the
+ * work may still run; a failure of the wait itself is that of the work
+ * (or of work queued with it: a CPU queue's fault, a GPU's sticky one). */
+amp_status amp__point_wait_over(amp__point p, bool *over);
 /* Make queue `on` wait (on the device when it can) until p passed. */
 amp_status amp__point_order(amp_accelerator_view *on, amp__point p);
 amp_status amp__point_query(amp__point p, bool *done);

@@ -536,21 +536,32 @@ static bool amp__point_passed(amp__point p)
     return !p.q || p.seq == 0 || atomic_load_explicit(&p.q->completed, memory_order_acquire) >= p.seq;
 }
 
-amp_status amp__point_wait_for(amp__point p, const uint32_t *ms)
+static amp_status amp__point_wait_in(amp__point p, const uint32_t *ms, bool *over)
 {
+    *over = true;
     if (amp__point_passed(p)) return AMP_OK;
     amp__mark *m;
     amp_status st = amp__mark_get(p.q, p.seq, &m);
+    *over = st == AMP_OK;
     if (st != AMP_OK) return st;
     AMP__TRACE_CLOCK(t_wait, amp__wait_begin(p.q));
     st = ms ? p.q->be->event_wait_for(p.q->dev, m->event, *ms) : p.q->be->event_wait(p.q->dev, m->event);
     if (st == AMP_OK) amp__note_completed(p.q, m->seq);
+    else if (st == AMP_ERROR_TIMEOUT) *over = false;
     AMP__TRACE(amp__wait_end(t_wait, p.q, p.seq, st));
     amp__mark_release(p.q, m);
     return st;
 }
 
+amp_status amp__point_wait_for(amp__point p, const uint32_t *ms)
+{
+    bool over;
+    return amp__point_wait_in(p, ms, &over);
+}
+
 amp_status amp__point_wait(amp__point p) { return amp__point_wait_for(p, NULL); }
+
+amp_status amp__point_wait_over(amp__point p, bool *over) { return amp__point_wait_in(p, NULL, over); }
 
 /* Through ev, not a mark: a mark may also cover commands queued after p,
  * and its state is theirs too (on the CPU accelerator, the "not run" of a
