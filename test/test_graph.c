@@ -1465,6 +1465,64 @@ Test(graph, data_of_a_graph_stays_on_its_accelerator)
     teardown(&f);
 }
 
+/* Records 16 launches of graph_axpy, each over its own 8-element part of
+ * whole (parts[0..15]), then one over other and a 17th part (parts[16]),
+ * which is refused: AMP_ERROR_UNSUPPORTED, its message in msg. */
+static amp_graph *record_a_17th_part(fixture *f, amp_array_view *whole, amp_array_view *other,
+                                     amp_array_view *parts[17], char msg[512])
+{
+    for (int i = 0; i < 17; ++i)
+        ASSERT_OK(amp_array_view_section(whole, amp_index_1d(8 * i), amp_extent_1d(8), &parts[i]));
+    ASSERT_OK(amp_graph_begin_recording(f->q));
+    for (int i = 0; i < 16; ++i) {
+        amp_arg s[] = {amp_arg_view(parts[i]), amp_arg_view(parts[i]), amp_arg_float32(1.0f)};
+        ASSERT_OK(amp_parallel_for_each(f->q, amp_extent_1d(8), f->axpy, s, 3));
+    }
+    amp_arg s[] = {amp_arg_view(other), amp_arg_view(parts[16]), amp_arg_float32(1.0f)};
+    ASSERT_STATUS(amp_parallel_for_each(f->q, amp_extent_1d(8), f->axpy, s, 3), AMP_ERROR_UNSUPPORTED);
+    snprintf(msg, 512, "%s", amp_last_error());
+    amp_graph *g = NULL;
+    ASSERT_OK(amp_graph_end_recording(f->q, &g));
+    return g;
+}
+
+static void close_parts(amp_graph *g, amp_array_view *whole, amp_array_view *parts[17])
+{
+    ASSERT_OK(amp_graph_destroy(g));
+    for (int i = 0; i < 17; ++i) ASSERT_OK(amp_array_view_destroy(parts[i]));
+    ASSERT_OK(amp_array_view_destroy(whole));
+}
+
+/* A launch refused while recording is not recorded, and neither are the
+ * uses of its arguments bound before the refusal (other, its parameter
+ * 0): the graph holds only the data its recorded launches use, so other
+ * may be destroyed while the graph exists, and a replay leaves it alone. */
+ACCEL_TEST(graph, a_refused_launch_leaves_none_of_its_data_bound)
+{
+    fixture f;
+    setup(&f, acc);
+    static float y[N], z[8];
+    for (int i = 0; i < N; ++i) y[i] = 1.0f;
+    for (int i = 0; i < 8; ++i) z[i] = 5.0f;
+    amp_array_view *whole = test_view(y, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    amp_array_view *other = test_view(z, 4, amp_extent_1d(8), AMP_READ_WRITE);
+    amp_array_view *parts[17];
+    char msg[512];
+    amp_graph *g = record_a_17th_part(&f, whole, other, parts, msg);
+    amp_graph_info info;
+    ASSERT_OK(amp_graph_get_info(g, &info));
+    cr_assert_eq(info.launches, 16, "launches recorded: %llu", (unsigned long long)info.launches);
+    cr_assert_eq(info.data, 1, "data the graph uses: %llu (only whole's; the refused launch's other is not)",
+                 (unsigned long long)info.data);
+    ASSERT_OK(amp_array_view_destroy(other)); /* not the graph's */
+    ASSERT_OK(amp_graph_launch(f.q, g));
+    ASSERT_OK(amp_array_view_synchronize(whole));
+    for (int i = 0; i < N; ++i) cr_assert_eq(y[i], i < 128 ? 2.0f : 1.0f, "y[%d] = %g", i, (double)y[i]);
+    for (int i = 0; i < 8; ++i) cr_assert_eq(z[i], 5.0f, "z[%d] = %g", i, (double)z[i]);
+    close_parts(g, whole, parts);
+    teardown(&f);
+}
+
 /* ------------------------------------------------------------- failure */
 
 /* A CPU replay's failing kernel is the launch's status (or its

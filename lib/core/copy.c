@@ -395,17 +395,27 @@ static amp_status amp__copy_recorded(amp_graph *g, amp__side *src, amp__side *ds
 {
     void *from = NULL, *to = NULL;
     amp__plan plan;
-    amp_status st = amp__graph_bind(g, src->s, &src->box, src->handle, src->view, false, false, &from);
-    if (st == AMP_OK) st = amp__graph_bind(g, dst->s, &dst->box, dst->handle, dst->view, true, dst->exact, &to);
+    /* Its future names nothing that runs now: complete at once. Made
+     * first: a copy recorded is never undone, so nothing may fail after. */
+    amp_future *f = NULL;
+    amp_status st = out ? amp__future_new(&f) : AMP_OK;
     if (st != AMP_OK) return st;
-    amp__plan_make(src, dst, from, to, AMP__D2D, &plan);
-    for (int64_t o = 0; o < plan.count && st == AMP_OK; ++o) {
+    /* A copy that fails is not recorded: neither are its data's uses. */
+    amp__graph_mark m = amp__graph_command(g);
+    if ((st = amp__graph_bind(g, src->s, &src->box, src->handle, src->view, false, false, &from)) == AMP_OK)
+        st = amp__graph_bind(g, dst->s, &dst->box, dst->handle, dst->view, true, dst->exact, &to);
+    if (st == AMP_OK) amp__plan_make(src, dst, from, to, AMP__D2D, &plan);
+    for (int64_t o = 0; st == AMP_OK && o < plan.count; ++o) {
         amp__copy c = amp__plan_at(&plan, o);
         st = amp__graph_record_copy(g, &c, o == 0 ? amp__side_bytes(src) : 0);
     }
-    /* Its future names nothing that runs now: complete at once. */
-    if (st == AMP_OK && out) st = amp__future_new(out);
-    return st;
+    if (st != AMP_OK) {
+        amp__graph_undo(g, &m);
+        amp_future_destroy(f);
+        return st;
+    }
+    if (out) *out = f;
+    return AMP_OK;
 }
 
 static amp_status amp__copy_sides(amp__side *src, amp__side *dst, amp_future **out, const char *fn)

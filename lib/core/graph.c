@@ -88,6 +88,10 @@ struct amp_graph {
     size_t nholds, cap_holds;
     amp__replay_node *nodes; /* its commands, for traces */
     size_t nnodes, cap_nodes;
+    /* The uses the command being recorded changed, as they were before
+     * (amp__graph_undo restores them when it fails): one per bind at most. */
+    struct { size_t i; amp_array_view *view; bool writes; } undo[AMP__SIG_MAX_PARAMS];
+    size_t nundo;
     uint64_t launches, copies, copy_bytes; /* copies: logical (a box), as statistics count them */
     uint64_t driver_copies;                 /* copies: the driver's, as queues number them */
     char label[192];         /* traces: the kernels it launches */
@@ -399,12 +403,42 @@ amp_status amp__graph_bind(amp_graph *g, amp__storage *s, const amp__box *b, con
     if (st != AMP_OK) return st;
     if (new_storage) g->storages[g->nstorages++] = s;
     if (u) {
+        if (((writes && !u->writes) || (view && !u->view)) && g->nundo < AMP__SIG_MAX_PARAMS) {
+            g->undo[g->nundo].i = (size_t)(u - g->uses);
+            g->undo[g->nundo].view = u->view;
+            g->undo[g->nundo++].writes = u->writes;
+        }
         u->writes = u->writes || writes;
         if (view && !u->view) u->view = view;
     } else {
         g->uses[g->nuses++] = (amp__graph_use){s, *b, view, writes, overwrite};
     }
     return AMP_OK;
+}
+
+amp__graph_mark amp__graph_command(amp_graph *g)
+{
+    g->nundo = 0;
+    return (amp__graph_mark){g->nuses, g->nstorages, g->npins};
+}
+
+void amp__graph_undo(amp_graph *g, const amp__graph_mark *m)
+{
+    while (g->nundo > 0) {
+        --g->nundo;
+        amp__graph_use *u = &g->uses[g->undo[g->nundo].i];
+        u->view = g->undo[g->nundo].view;
+        u->writes = g->undo[g->nundo].writes;
+    }
+    g->nuses = m->nuses;
+    while (g->nstorages > m->nstorages) {
+        amp__storage *s = g->storages[--g->nstorages];
+        amp__lock_acquire(&s->lock);
+        s->graphs--;
+        s->recordings--;
+        amp__lock_release(&s->lock);
+    }
+    while (g->npins > m->npins) amp__pin_drop(g->pins[--g->npins]);
 }
 
 amp_status amp__graph_hold(amp_graph *g, void (*release)(void *arg), void *arg)

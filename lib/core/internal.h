@@ -643,6 +643,14 @@ amp_accelerator_view *amp__graph_queue(const amp_graph *g);
  * and releases s's lock. */
 amp_status amp__graph_bind(amp_graph *g, amp__storage *s, const amp__box *b, const void *handle, amp_array_view *view,
                            bool writes, bool overwrite, void **dptr);
+/* Where a command's bindings begin in g (amp__graph_command, before its
+ * first amp__graph_bind): when the command then fails, amp__graph_undo
+ * lets go of what it bound (its uses, storages and pins, and what it
+ * changed in uses bound before), so that the graph holds only what its
+ * recorded commands use. Recording thread only. */
+typedef struct amp__graph_mark { size_t nuses, nstorages, npins; } amp__graph_mark;
+amp__graph_mark amp__graph_command(amp_graph *g);
+void amp__graph_undo(amp_graph *g, const amp__graph_mark *m);
 /* Record a launch (its pack holds the device pointers bind gave) of k, a
  * driver copy (device to device on the graph's accelerator; bytes > 0 on
  * the first of a logical copy's, which counts it). A failure leaves the

@@ -277,7 +277,10 @@ static amp_status amp__run_recorded(amp_accelerator_view *q, amp_extent e, const
                                     unsigned char *pack, bool async, int block)
 {
     amp_status st = amp__graph_check_thread(q, "a launch");
-    amp_graph *g = atomic_load_explicit(&q->recorder, memory_order_acquire); /* this thread's, when st is AMP_OK */
+    if (st != AMP_OK) return st;
+    amp_graph *g = atomic_load_explicit(&q->recorder, memory_order_acquire); /* this thread's */
+    /* A launch that fails is not recorded: neither are its data's uses. */
+    amp__graph_mark m = amp__graph_command(g);
     for (size_t i = 0; i < nargs && st == AMP_OK; ++i) {
         amp__bound *b = &bound[i];
         if (!b->s) {
@@ -289,11 +292,14 @@ static amp_status amp__run_recorded(amp_accelerator_view *q, amp_extent e, const
         if ((st = amp__graph_bind(g, b->s, b->box, handle, b->view, b->writes, false, &dptr)) == AMP_OK)
             amp__put_view(pack, &k->sig.params[i], b, dptr);
     }
-    if (st != AMP_OK) return st;
-    amp__launch l;
-    amp__launch_fill(&l, k, e, t, pack, async, block);
-    l.in_graph = true;
-    return amp__graph_record_launch(g, k, &l);
+    if (st == AMP_OK) {
+        amp__launch l;
+        amp__launch_fill(&l, k, e, t, pack, async, block);
+        l.in_graph = true;
+        st = amp__graph_record_launch(g, k, &l);
+    }
+    if (st != AMP_OK) amp__graph_undo(g, &m);
+    return st;
 }
 
 /* What a launch states beyond its domain and arguments: a simple launch's
