@@ -1493,6 +1493,25 @@ static void close_parts(amp_graph *g, amp_array_view *whole, amp_array_view *par
     ASSERT_OK(amp_array_view_destroy(whole));
 }
 
+/* A graph uses at most 16 distinct parts of one view's data: the 17th is
+ * refused naming the kernel, the parameter and the part. */
+ACCEL_TEST(graph, a_17th_part_of_one_views_data_is_refused_naming_the_kernel_and_parameter)
+{
+    fixture f;
+    setup(&f, acc);
+    static float y[N], z[8];
+    amp_array_view *whole = test_view(y, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    amp_array_view *other = test_view(z, 4, amp_extent_1d(8), AMP_READ_WRITE);
+    amp_array_view *parts[17];
+    char msg[512];
+    amp_graph *g = record_a_17th_part(&f, whole, other, parts, msg);
+    cr_assert(strstr(msg, "graph_axpy") && strstr(msg, "parameter 1") && strstr(msg, "[128, 136)"),
+              "the message names the kernel, the parameter and the part: %s", msg);
+    close_parts(g, whole, parts);
+    ASSERT_OK(amp_array_view_destroy(other));
+    teardown(&f);
+}
+
 /* A launch refused while recording is not recorded, and neither are the
  * uses of its arguments bound before the refusal (other, its parameter
  * 0): the graph holds only the data its recorded launches use, so other

@@ -391,7 +391,7 @@ static bool amp__copy_recordable(const amp_graph *g, const amp__side *src, const
     return src->s->is_array && dst->s->is_array && src->s->home_acc == acc && dst->s->home_acc == acc;
 }
 
-static amp_status amp__copy_recorded(amp_graph *g, amp__side *src, amp__side *dst, amp_future **out)
+static amp_status amp__copy_recorded(amp_graph *g, amp__side *src, amp__side *dst, amp_future **out, const char *fn)
 {
     void *from = NULL, *to = NULL;
     amp__plan plan;
@@ -402,8 +402,10 @@ static amp_status amp__copy_recorded(amp_graph *g, amp__side *src, amp__side *ds
     if (st != AMP_OK) return st;
     /* A copy that fails is not recorded: neither are its data's uses. */
     amp__graph_mark m = amp__graph_command(g);
-    if ((st = amp__graph_bind(g, src->s, &src->box, src->handle, src->view, false, false, &from)) == AMP_OK)
-        st = amp__graph_bind(g, dst->s, &dst->box, dst->handle, dst->view, true, dst->exact, &to);
+    if ((st = amp__graph_bind(g, src->s, &src->box, src->handle, src->view, false, false, &from)) != AMP_OK)
+        st = amp__fail(st, "%s: recording the copy: its source: %s", fn, amp_last_error());
+    else if ((st = amp__graph_bind(g, dst->s, &dst->box, dst->handle, dst->view, true, dst->exact, &to)) != AMP_OK)
+        st = amp__fail(st, "%s: recording the copy: its destination: %s", fn, amp_last_error());
     if (st == AMP_OK) amp__plan_make(src, dst, from, to, AMP__D2D, &plan);
     for (int64_t o = 0; st == AMP_OK && o < plan.count; ++o) {
         amp__copy c = amp__plan_at(&plan, o);
@@ -436,7 +438,7 @@ static amp_status amp__copy_sides(amp__side *src, amp__side *dst, amp_future **o
     if (amp__sides_overlap(src, dst))
         return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: source and destination overlap in the same storage", fn);
     amp_graph *g = amp__graph_here();
-    if (g && amp__copy_recordable(g, src, dst)) return amp__copy_recorded(g, src, dst, out);
+    if (g && amp__copy_recordable(g, src, dst)) return amp__copy_recorded(g, src, dst, out, fn);
     amp_future *f = NULL;
     void *timing[2] = {NULL, NULL};
     if (out && (st = amp__future_new(&f)) != AMP_OK) return st;

@@ -364,6 +364,18 @@ static bool amp__graph_grow(void **v, size_t *cap, size_t n, size_t elem)
     return true;
 }
 
+/* b as the messages write a part of a storage: [lo, hi) per dimension. */
+static void amp__graph_box_text(const amp__box *b, int rank, char *out, size_t n)
+{
+    size_t at = 0;
+    out[0] = 0;
+    for (int d = 0; d < rank && at < n; ++d) {
+        int w = snprintf(out + at, n - at, "%s[%d, %d)", d ? " x " : "", b->lo[d], b->hi[d]);
+        if (w < 0) break;
+        at += (size_t)w;
+    }
+}
+
 amp_status amp__graph_bind(amp_graph *g, amp__storage *s, const amp__box *b, const void *handle, amp_array_view *view,
                            bool writes, bool overwrite, void **dptr)
 {
@@ -378,9 +390,16 @@ amp_status amp__graph_bind(amp_graph *g, amp__storage *s, const amp__box *b, con
         for (int d = 0; d < R; ++d) same = same && x->box.lo[d] == b->lo[d] && x->box.hi[d] == b->hi[d];
         if (same) u = x;
     }
-    if (!u && boxes >= AMP__GRAPH_MAX_BOXES)
-        return amp__fail(AMP_ERROR_UNSUPPORTED, "a graph may use at most %d distinct parts of one view's data",
-                         AMP__GRAPH_MAX_BOXES);
+    if (!u && boxes >= AMP__GRAPH_MAX_BOXES) {
+        char part[16 * AMP_MAX_RANK + 8];
+        amp__graph_box_text(b, R, part, sizeof part);
+        return amp__fail(AMP_ERROR_UNSUPPORTED,
+                         "the graph uses %d distinct parts of this %s's data already (through it or other views of "
+                         "the same data), the most one graph may use; this part, %s, would be one more: make "
+                         "fewer distinct sections of those data in one graph (a section covering several is one "
+                         "part)",
+                         AMP__GRAPH_MAX_BOXES, view ? "view" : "array", part);
+    }
     bool new_storage = true;
     for (size_t i = 0; i < g->nstorages && new_storage; ++i) new_storage = g->storages[i] != s;
     if ((!u && !amp__graph_grow((void **)&g->uses, &g->cap_uses, g->nuses, sizeof *g->uses)) ||

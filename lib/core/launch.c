@@ -291,6 +291,9 @@ static amp_status amp__run_recorded(amp_accelerator_view *q, amp_extent e, const
         const void *handle = b->view ? (const void *)b->view : (const void *)args[i].u.array;
         if ((st = amp__graph_bind(g, b->s, b->box, handle, b->view, b->writes, false, &dptr)) == AMP_OK)
             amp__put_view(pack, &k->sig.params[i], b, dptr);
+        else
+            st = amp__fail(st, "recording kernel '%s': parameter %zu (%s): %s", k->name, i,
+                           b->view ? "a view" : "an array", amp_last_error());
     }
     if (st == AMP_OK) {
         amp__launch l;
