@@ -1527,22 +1527,26 @@ Test(cpu, tmpdir_in_an_unsafe_directory_is_refused_by_name)
     cr_assert_eq(system(cmd), 0);
 }
 
-/* memfd_create fails with ENOSYS in this (test) process from here on. */
-static void block_memfd(void)
+/* System call nr fails with error err in this (test) process from here
+ * on (a seccomp filter); the test is skipped where none can be installed
+ * (a kernel or container without seccomp filters). */
+static void block_syscall(unsigned nr, unsigned err, const char *name)
 {
     struct sock_filter f[] = {
         BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_memfd_create, 0, 1),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, nr, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | err),
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
     };
     struct sock_fprog prog = {(unsigned short)(sizeof f / sizeof f[0]), f};
-    /* A kernel or container without seccomp filters cannot take memfd away. */
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
-        cr_skip_test("cannot set no_new_privs to block memfd_create: %s", strerror(errno));
+        cr_skip_test("cannot set no_new_privs to block %s: %s", name, strerror(errno));
     if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0)
-        cr_skip_test("cannot install a seccomp filter to block memfd_create: %s", strerror(errno));
+        cr_skip_test("cannot install a seccomp filter to block %s: %s", name, strerror(errno));
 }
+
+/* memfd_create fails with ENOSYS in this (test) process from here on. */
+static void block_memfd(void) { block_syscall(__NR_memfd_create, ENOSYS, "memfd_create"); }
 
 /* Without memfd a module is loaded from a temporary file in TMPDIR: it
  * loads and runs, and leaves nothing behind; when TMPDIR has become one
@@ -2675,20 +2679,7 @@ Test(cpu, a_loop_version_that_does_not_compile_is_named_by_its_error_line, .time
 }
 
 /* pipe2 fails with EMFILE in this (test) process from here on. */
-static void block_pipe2(void)
-{
-    struct sock_filter f[] = {
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_pipe2, 0, 1),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EMFILE),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-    };
-    struct sock_fprog prog = {(unsigned short)(sizeof f / sizeof f[0]), f};
-    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
-        cr_skip_test("cannot set no_new_privs to block pipe2: %s", strerror(errno));
-    if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0)
-        cr_skip_test("cannot install a seccomp filter to block pipe2: %s", strerror(errno));
-}
+static void block_pipe2(void) { block_syscall(__NR_pipe2, EMFILE, "pipe2"); }
 
 /* A compiler that cannot be started for want of a resource fails the build
  * with that failure's status and message (once prefixed), not as
