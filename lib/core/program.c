@@ -2,6 +2,7 @@
  * in-memory cache, the disk cache and the backend's compiler, and handing
  * out its kernels after their signature records pass the one check. */
 #include "internal.h"
+#include "base/trusted_path.h"
 
 #include <errno.h>
 #include <fcntl.h>

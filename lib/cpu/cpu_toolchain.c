@@ -1,6 +1,7 @@
 /* cpu_toolchain.c — finds the host C++ compiler for the CPU accelerator, its identity for the cache tag (the compiler's version, the fixed flags, the processor -march=native resolves to, the libclang of the loop transformation) and its default include directories. */
 #include "cpu_clang.h"
 #include "cpu_internal.h"
+#include "base/trusted_path.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -90,71 +91,19 @@ static char *amp__cpu_which(const char *name)
 
 /* Why the program at path (absolute) could be another local user's to
  * change (why, naming the path), or NULL: "nothing another local user can
- * write is ever executed". Every directory it is looked up through, every
- * symbolic link followed on the way and the file itself, by the rule the
- * disk cache follows a link by (amp__link_planted: in a directory of this
- * user's or root's that no one else may write, or, sticky, this user's or
- * the directory owner's); the file this user's or root's, written by no
- * group or others. */
+ * write is ever executed". The lookup is walked as the kernel walks it
+ * (amp__trusted_walk): every directory it goes through, every symbolic link
+ * followed on the way and the file itself must be root's or this user's
+ * and writable by no one else (a sticky directory's other entries
+ * excepted). No wider trust, unlike a header's: nothing names who else
+ * may have put a compiler there. */
 static const char *amp__cpu_unsafe_program(const char *path, char *why, size_t n)
 {
-    char cur[PATH_MAX] = "", todo[2 * PATH_MAX + 2], next[PATH_MAX], target[PATH_MAX], how[200];
-    struct stat ds, sb;
-    int links = 0;
-    if (snprintf(todo, sizeof todo, "%s", path) >= (int)sizeof todo || stat("/", &ds) != 0) {
-        snprintf(why, n, "%.400s cannot be examined", path);
-        return why;
-    }
-    const char *p = todo;
-    for (;;) {
-        p += strspn(p, "/");
-        size_t l = strcspn(p, "/");
-        if (!l || l > NAME_MAX) break; /* a path ending in '/': no program */
-        char comp[NAME_MAX + 1];
-        snprintf(comp, sizeof comp, "%.*s", (int)l, p);
-        p += l;
-        if (!strcmp(comp, ".")) continue;
-        if (!strcmp(comp, "..")) {
-            char *up = strrchr(cur, '/');
-            if (up) *up = '\0';
-            if (stat(cur[0] ? cur : "/", &ds) != 0) break;
-            continue;
-        }
-        if (snprintf(next, sizeof next, "%s/%s", cur, comp) >= (int)sizeof next || lstat(next, &sb) != 0) break;
-        if (amp__link_planted(&ds, sb.st_uid, how, sizeof how)) {
-            snprintf(why, n, "%.150s is in %.150s, %.190s", next, cur[0] ? cur : "/", how);
-            return why;
-        }
-        if (S_ISLNK(sb.st_mode)) {
-            ssize_t k = ++links > 40 ? -1 : readlink(next, target, sizeof target - 1);
-            if (k <= 0) break;
-            target[k] = '\0';
-            /* the link's text, then what was left of the path */
-            char rest[2 * PATH_MAX + 2];
-            if (snprintf(rest, sizeof rest, "%s/%s", target, p) >= (int)sizeof rest) break;
-            memcpy(todo, rest, strlen(rest) + 1);
-            p = todo;
-            if (target[0] == '/') {
-                cur[0] = '\0';
-                if (stat("/", &ds) != 0) break;
-            }
-            continue;
-        }
-        snprintf(cur, sizeof cur, "%s", next);
-        if (S_ISDIR(sb.st_mode)) {
-            ds = sb;
-            continue;
-        }
-        if (p[strspn(p, "/")]) break; /* a file inside a path */
-        if (sb.st_uid != geteuid() && sb.st_uid != 0)
-            snprintf(why, n, "%.400s belongs to uid %u", next, (unsigned)sb.st_uid);
-        else if (sb.st_mode & (S_IWGRP | S_IWOTH))
-            snprintf(why, n, "%.400s may be written by a group or others (mode %04o)", next,
-                     (unsigned)(sb.st_mode & 07777));
-        else
-            return NULL;
-        return why;
-    }
+    amp__trust me_and_root;
+    amp__trust_init(&me_and_root, NULL, NULL);
+    int found = amp__trusted_walk(&me_and_root, "/", path, strlen(path), why, n);
+    if (found == AMP__WALK_UNTRUSTED) return why;
+    if (found == AMP__WALK_FILE) return NULL;
     snprintf(why, n, "%.400s cannot be examined", path);
     return why;
 }

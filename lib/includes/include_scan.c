@@ -14,6 +14,7 @@
  * marks the scan incomplete. */
 #include "include_scan.h"
 #include "include_lex.h"
+#include "base/trusted_path.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -27,185 +28,7 @@
 #define AMP__SCAN_MAX_HEADERS 4096
 #define AMP__SCAN_MAX_ABSENT 4096
 #define AMP__SCAN_MAX_BYTES (64u << 20) /* one header; and all of them together */
-#define AMP__SCAN_MAX_LINKS 40          /* symbolic links on one lookup, as the kernel allows */
 #define AMP__RESOLVE_FAILED (-3)        /* amp__resolve: the status is set (AMP__SITE_* are -1, -2) */
-
-/* ------------------------------------------------------------ trust */
-
-/* Who may have written what a lookup finds: root, this user, and whoever
- * could have changed the file that includes it or a directory on the way
- * to that file (they could have changed the #include line itself). */
-#define AMP__TRUST_MAX 32
-typedef struct amp__trust {
-    uid_t uid[AMP__TRUST_MAX];
-    gid_t gid[AMP__TRUST_MAX];
-    int nuid, ngid;
-    bool everyone;
-} amp__trust;
-
-static bool amp__trusts_uid(const amp__trust *t, uid_t u)
-{
-    for (int i = 0; i < t->nuid; ++i)
-        if (t->uid[i] == u) return true;
-    return t->everyone;
-}
-
-static bool amp__trusts_gid(const amp__trust *t, gid_t g)
-{
-    for (int i = 0; i < t->ngid; ++i)
-        if (t->gid[i] == g) return true;
-    return t->everyone;
-}
-
-/* Past AMP__TRUST_MAX writers the rest are not trusted: more refusals, never
- * fewer. */
-static void amp__trust_add(amp__trust *t, uid_t u, const gid_t *g)
-{
-    if (!amp__trusts_uid(t, u) && t->nuid < AMP__TRUST_MAX) t->uid[t->nuid++] = u;
-    if (g && !amp__trusts_gid(t, *g) && t->ngid < AMP__TRUST_MAX) t->gid[t->ngid++] = *g;
-}
-
-/* The writers of what st describes. Others may only add names to a sticky
- * directory (/tmp), not change what is there: its owner alone counts. */
-static void amp__trust_writers(amp__trust *t, const struct stat *st)
-{
-    amp__trust_add(t, st->st_uid, NULL);
-    if (S_ISDIR(st->st_mode) && (st->st_mode & S_ISVTX)) return;
-    if (st->st_mode & S_IWGRP) amp__trust_add(t, st->st_uid, &st->st_gid);
-    if (st->st_mode & S_IWOTH) t->everyone = true;
-}
-
-/* Root, this user, the writers of file (may be NULL) and of every directory
- * from / down to dir (absolute and real; NULL: none). */
-static void amp__trust_init(amp__trust *t, const char *dir, const struct stat *file)
-{
-    memset(t, 0, sizeof *t);
-    gid_t root_group = 0;
-    amp__trust_add(t, 0, &root_group);
-    amp__trust_add(t, geteuid(), NULL);
-    if (file) amp__trust_writers(t, file);
-    if (!dir || dir[0] != '/') return;
-    char prefix[PATH_MAX];
-    size_t n = strlen(dir);
-    struct stat st;
-    if (n >= sizeof prefix) return;
-    if (stat("/", &st) == 0) amp__trust_writers(t, &st);
-    for (size_t i = 1; i <= n; ++i) {
-        if ((i < n && dir[i] != '/') || dir[i - 1] == '/') continue;
-        memcpy(prefix, dir, i);
-        prefix[i] = '\0';
-        if (stat(prefix, &st) == 0) amp__trust_writers(t, &st);
-    }
-}
-
-/* Why someone outside t could have changed entry (NULL: absent) of
- * directory dir, named dir_path; NULL when no one could. */
-static const char *amp__dir_problem(const amp__trust *t, const char *dir_path, const struct stat *dir,
-                                    const char *entry_path, const struct stat *entry, char *buf, size_t n)
-{
-    if (!amp__trusts_uid(t, dir->st_uid)) {
-        snprintf(buf, n, "%s belongs to uid %d", dir_path, (int)dir->st_uid);
-        return buf;
-    }
-    bool other = (dir->st_mode & S_IWOTH) && !t->everyone;
-    bool group = (dir->st_mode & S_IWGRP) && !amp__trusts_gid(t, dir->st_gid);
-    if (!other && !group) return NULL;
-    if ((dir->st_mode & S_ISVTX) && entry) {
-        if (amp__trusts_uid(t, entry->st_uid)) return NULL;
-        snprintf(buf, n, "%s belongs to uid %d, in %s, which %s can write", entry_path, (int)entry->st_uid, dir_path,
-                 other ? "every user" : "its group");
-        return buf;
-    }
-    if (other) snprintf(buf, n, "%s is writable by every user", dir_path);
-    else snprintf(buf, n, "%s is writable by group %d", dir_path, (int)dir->st_gid);
-    return buf;
-}
-
-static const char *amp__entry_problem(const amp__trust *t, const char *path, const struct stat *st, char *buf,
-                                      size_t n)
-{
-    if (!amp__trusts_uid(t, st->st_uid)) snprintf(buf, n, "%s belongs to uid %d", path, (int)st->st_uid);
-    else if ((st->st_mode & S_IWOTH) && !t->everyone) snprintf(buf, n, "%s is writable by every user", path);
-    else if ((st->st_mode & S_IWGRP) && !amp__trusts_gid(t, st->st_gid))
-        snprintf(buf, n, "%s is writable by group %d", path, (int)st->st_gid);
-    else return NULL;
-    return buf;
-}
-
-/* Look name (len bytes) up from the real directory base as the kernel does,
- * symbolic links included, checking each directory it looks in and what it
- * finds against t. 1: something is there and no one outside t could have
- * put it there; 0: nothing is there (or a link loop, a non-directory on the
- * way: the compiler finds nothing either); 2: a directory is there (the
- * compiler passes over it); -1: someone outside t could have (why says
- * who). */
-static int amp__walk(const amp__trust *t, const char *base, const char *name, size_t len, char *why, size_t n)
-{
-    char cur[PATH_MAX], rest[PATH_MAX], next[PATH_MAX], link[PATH_MAX];
-    int links = 0;
-    if (len >= sizeof rest || strlen(base) >= sizeof cur) return 0;
-    memcpy(rest, name, len);
-    rest[len] = '\0';
-    snprintf(cur, sizeof cur, "%s", rest[0] == '/' ? "/" : base);
-    const char *p = rest;
-    for (;;) {
-        while (*p == '/') ++p;
-        if (!*p) return 0; /* ends in '/': a directory is no header */
-        const char *end = strchr(p, '/');
-        size_t cl = end ? (size_t)(end - p) : strlen(p);
-        const char *after = p + cl;
-        while (*after == '/') ++after;
-        bool last = !*after;
-        if (cl == 1 && p[0] == '.') {
-            if (last) return 0;
-            p = after;
-            continue;
-        }
-        if (cl == 2 && p[0] == '.' && p[1] == '.') {
-            char *slash = strrchr(cur, '/');
-            if (slash == cur) cur[1] = '\0';
-            else if (slash) *slash = '\0';
-            if (last) return 0;
-            p = after;
-            continue;
-        }
-        int k = snprintf(next, sizeof next, "%s%s%.*s", cur, strcmp(cur, "/") ? "/" : "", (int)cl, p);
-        if (k < 0 || (size_t)k >= sizeof next) return 0;
-        struct stat ds, es;
-        if (stat(cur, &ds) != 0 || lstat(next, &es) != 0) return 0;
-        const char *problem = amp__dir_problem(t, cur, &ds, next, &es, why, n);
-        if (problem) return -1;
-        if (S_ISLNK(es.st_mode)) {
-            ssize_t ll = readlink(next, link, sizeof link - 1);
-            if (ll <= 0 || ++links > AMP__SCAN_MAX_LINKS) return 0;
-            link[ll] = '\0';
-            /* The link's target, then what followed it. */
-            char joined[PATH_MAX];
-            k = snprintf(joined, sizeof joined, "%s%s%s", link, last ? "" : "/", after);
-            if (k < 0 || (size_t)k >= sizeof joined) return 0;
-            memcpy(rest, joined, (size_t)k + 1);
-            p = rest;
-            if (rest[0] == '/') snprintf(cur, sizeof cur, "/");
-            continue;
-        }
-        /* A directory is no header: the compiler looks on. */
-        if (last && S_ISDIR(es.st_mode)) return 2;
-        if (last) return amp__entry_problem(t, next, &es, why, n) ? -1 : 1;
-        if (!S_ISDIR(es.st_mode)) return 0;
-        memcpy(cur, next, (size_t)k + 1);
-        /* The rest of the name is in rest, after p: keep it where it is. */
-        p = after;
-    }
-}
-
-amp_status amp__path_check(const char *path, const char *trusted_dir, char *why, size_t n)
-{
-    amp__trust t;
-    amp__trust_init(&t, trusted_dir, NULL);
-    int w = amp__walk(&t, "/", path, strlen(path), why, n);
-    if (w >= 0 && why && n) why[0] = '\0';
-    return w < 0 ? AMP_ERROR_COMPILE : AMP_OK;
-}
 
 /* ------------------------------------------------- search directories */
 
@@ -697,10 +520,10 @@ static int amp__resolve_from(amp__scanner *sc, const amp__directive *d, const ch
     char why[PATH_MAX + 128], path[2 * PATH_MAX];
     if (d->name[0] == '/') snprintf(path, sizeof path, "%.*s", (int)d->len, d->name);
     else snprintf(path, sizeof path, "%s%s%.*s", base_path, strcmp(base_path, "/") ? "/" : "", (int)d->len, d->name);
-    int w = amp__walk(t, base_real, d->name, d->len, why, sizeof why);
-    if (w == 2) return 0;
-    if (w == 0) return amp__note_place(sc, path, NULL);
-    if (w < 0) {
+    int w = amp__trusted_walk(t, base_real, d->name, d->len, why, sizeof why);
+    if (w == AMP__WALK_DIR) return 0; /* a directory is no header: the compiler looks on */
+    if (w == AMP__WALK_NOTHING) return amp__note_place(sc, path, NULL);
+    if (w == AMP__WALK_UNTRUSTED) {
         char at[PATH_MAX + 32];
         amp__fail(AMP_ERROR_COMPILE, "%s: #include \"%.*s\" is refused: another user could have put it there (%s)",
                   amp__where(at, sizeof at, file, d), (int)d->len, d->name, why);

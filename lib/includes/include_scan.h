@@ -103,12 +103,7 @@ bool amp__dep_fresh(const amp__dep *d);
 /* Stamp the file at path now (d->path a malloc'ed copy); false when it
  * cannot be stat'ed or no memory. */
 bool amp__dep_stamp(amp__dep *d, const char *path);
-/* AMP_OK when no user but root, this one and those who can change
- * trusted_dir (or a directory above it; NULL: none) could have put what is
- * at the absolute path there, or a directory (or link) on its way;
- * AMP_ERROR_COMPILE (not set as the thread's error) with why (n bytes)
- * saying who could. */
-amp_status amp__path_check(const char *path, const char *trusted_dir, char *why, size_t n);
+/* amp__path_check: base/trusted_path.h */
 
 
 /* A source ready for a compiler that takes headers by name (hipRTC, NVRTC)

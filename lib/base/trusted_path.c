@@ -1,0 +1,167 @@
+/* trusted_path.c — who could have put what a path leads to where it is (trusted_path.h): the lookup walked component by component as the kernel walks it, symbolic links followed, each directory looked in and what is found held against the writers a caller trusts. */
+#include "trusted_path.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define AMP__WALK_MAX_LINKS 40 /* symbolic links on one lookup, as the kernel allows */
+
+static bool amp__trusts_uid(const amp__trust *t, uid_t u)
+{
+    for (int i = 0; i < t->nuid; ++i)
+        if (t->uid[i] == u) return true;
+    return t->everyone;
+}
+
+static bool amp__trusts_gid(const amp__trust *t, gid_t g)
+{
+    for (int i = 0; i < t->ngid; ++i)
+        if (t->gid[i] == g) return true;
+    return t->everyone;
+}
+
+static void amp__trust_add(amp__trust *t, uid_t u, const gid_t *g)
+{
+    if (!amp__trusts_uid(t, u) && t->nuid < AMP__TRUST_MAX) t->uid[t->nuid++] = u;
+    if (g && !amp__trusts_gid(t, *g) && t->ngid < AMP__TRUST_MAX) t->gid[t->ngid++] = *g;
+}
+
+/* The writers of what st describes. Others may only add names to a sticky
+ * directory (/tmp), not change what is there: its owner alone counts. */
+static void amp__trust_writers(amp__trust *t, const struct stat *st)
+{
+    amp__trust_add(t, st->st_uid, NULL);
+    if (S_ISDIR(st->st_mode) && (st->st_mode & S_ISVTX)) return;
+    if (st->st_mode & S_IWGRP) amp__trust_add(t, st->st_uid, &st->st_gid);
+    if (st->st_mode & S_IWOTH) t->everyone = true;
+}
+
+void amp__trust_init(amp__trust *t, const char *dir, const struct stat *file)
+{
+    memset(t, 0, sizeof *t);
+    gid_t root_group = 0;
+    amp__trust_add(t, 0, &root_group);
+    amp__trust_add(t, geteuid(), NULL);
+    if (file) amp__trust_writers(t, file);
+    if (!dir || dir[0] != '/') return;
+    char prefix[PATH_MAX];
+    size_t n = strlen(dir);
+    struct stat st;
+    if (n >= sizeof prefix) return;
+    if (stat("/", &st) == 0) amp__trust_writers(t, &st);
+    for (size_t i = 1; i <= n; ++i) {
+        if ((i < n && dir[i] != '/') || dir[i - 1] == '/') continue;
+        memcpy(prefix, dir, i);
+        prefix[i] = '\0';
+        if (stat(prefix, &st) == 0) amp__trust_writers(t, &st);
+    }
+}
+
+/* Why someone outside t could have changed entry (NULL: absent) of
+ * directory dir, named dir_path; NULL when no one could. */
+static const char *amp__dir_problem(const amp__trust *t, const char *dir_path, const struct stat *dir,
+                                    const char *entry_path, const struct stat *entry, char *buf, size_t n)
+{
+    if (!amp__trusts_uid(t, dir->st_uid)) {
+        snprintf(buf, n, "%s belongs to uid %d", dir_path, (int)dir->st_uid);
+        return buf;
+    }
+    bool other = (dir->st_mode & S_IWOTH) && !t->everyone;
+    bool group = (dir->st_mode & S_IWGRP) && !amp__trusts_gid(t, dir->st_gid);
+    if (!other && !group) return NULL;
+    if ((dir->st_mode & S_ISVTX) && entry) {
+        if (amp__trusts_uid(t, entry->st_uid)) return NULL;
+        snprintf(buf, n, "%s belongs to uid %d, in %s, which %s can write", entry_path, (int)entry->st_uid, dir_path,
+                 other ? "every user" : "its group");
+        return buf;
+    }
+    if (other) snprintf(buf, n, "%s is writable by every user (mode %04o)", dir_path, (unsigned)(dir->st_mode & 07777));
+    else
+        snprintf(buf, n, "%s is writable by group %d (mode %04o)", dir_path, (int)dir->st_gid,
+                 (unsigned)(dir->st_mode & 07777));
+    return buf;
+}
+
+static const char *amp__entry_problem(const amp__trust *t, const char *path, const struct stat *st, char *buf,
+                                      size_t n)
+{
+    if (!amp__trusts_uid(t, st->st_uid)) snprintf(buf, n, "%s belongs to uid %d", path, (int)st->st_uid);
+    else if ((st->st_mode & S_IWOTH) && !t->everyone)
+        snprintf(buf, n, "%s is writable by every user (mode %04o)", path, (unsigned)(st->st_mode & 07777));
+    else if ((st->st_mode & S_IWGRP) && !amp__trusts_gid(t, st->st_gid))
+        snprintf(buf, n, "%s is writable by group %d (mode %04o)", path, (int)st->st_gid,
+                 (unsigned)(st->st_mode & 07777));
+    else return NULL;
+    return buf;
+}
+
+int amp__trusted_walk(const amp__trust *t, const char *base, const char *name, size_t len, char *why, size_t n)
+{
+    char cur[PATH_MAX], rest[PATH_MAX], next[PATH_MAX], link[PATH_MAX];
+    int links = 0;
+    if (len >= sizeof rest || strlen(base) >= sizeof cur) return AMP__WALK_NOTHING;
+    memcpy(rest, name, len);
+    rest[len] = '\0';
+    snprintf(cur, sizeof cur, "%s", rest[0] == '/' ? "/" : base);
+    const char *p = rest;
+    for (;;) {
+        while (*p == '/') ++p;
+        if (!*p) return AMP__WALK_NOTHING; /* ends in '/': names no file */
+        const char *end = strchr(p, '/');
+        size_t cl = end ? (size_t)(end - p) : strlen(p);
+        const char *after = p + cl;
+        while (*after == '/') ++after;
+        bool last = !*after;
+        if (cl == 1 && p[0] == '.') {
+            if (last) return AMP__WALK_NOTHING;
+            p = after;
+            continue;
+        }
+        if (cl == 2 && p[0] == '.' && p[1] == '.') {
+            char *slash = strrchr(cur, '/');
+            if (slash == cur) cur[1] = '\0';
+            else if (slash) *slash = '\0';
+            if (last) return AMP__WALK_NOTHING;
+            p = after;
+            continue;
+        }
+        int k = snprintf(next, sizeof next, "%s%s%.*s", cur, strcmp(cur, "/") ? "/" : "", (int)cl, p);
+        if (k < 0 || (size_t)k >= sizeof next) return AMP__WALK_NOTHING;
+        struct stat ds, es;
+        if (stat(cur, &ds) != 0 || lstat(next, &es) != 0) return AMP__WALK_NOTHING;
+        const char *problem = amp__dir_problem(t, cur, &ds, next, &es, why, n);
+        if (problem) return AMP__WALK_UNTRUSTED;
+        if (S_ISLNK(es.st_mode)) {
+            ssize_t ll = readlink(next, link, sizeof link - 1);
+            if (ll <= 0 || ++links > AMP__WALK_MAX_LINKS) return AMP__WALK_NOTHING;
+            link[ll] = '\0';
+            /* The link's target, then what followed it. */
+            char joined[PATH_MAX];
+            k = snprintf(joined, sizeof joined, "%s%s%s", link, last ? "" : "/", after);
+            if (k < 0 || (size_t)k >= sizeof joined) return AMP__WALK_NOTHING;
+            memcpy(rest, joined, (size_t)k + 1);
+            p = rest;
+            if (rest[0] == '/') snprintf(cur, sizeof cur, "/");
+            continue;
+        }
+        /* A directory is no file: a compiler looking for a header looks on. */
+        if (last && S_ISDIR(es.st_mode)) return AMP__WALK_DIR;
+        if (last) return amp__entry_problem(t, next, &es, why, n) ? AMP__WALK_UNTRUSTED : AMP__WALK_FILE;
+        if (!S_ISDIR(es.st_mode)) return AMP__WALK_NOTHING;
+        memcpy(cur, next, (size_t)k + 1);
+        /* The rest of the name is in rest, after p: keep it where it is. */
+        p = after;
+    }
+}
+
+amp_status amp__path_check(const char *path, const char *trusted_dir, char *why, size_t n)
+{
+    amp__trust t;
+    amp__trust_init(&t, trusted_dir, NULL);
+    int w = amp__trusted_walk(&t, "/", path, strlen(path), why, n);
+    if (w >= 0 && why && n) why[0] = '\0';
+    return w < 0 ? AMP_ERROR_COMPILE : AMP_OK;
+}

@@ -1,0 +1,51 @@
+/* trusted_path.h — who could have put what a path leads to where it is: a lookup walked as the kernel walks it, links included, each directory and the file held against a set of trusted writers; shared by the include scan (headers), the kernel file check (amp__path_check) and the CPU accelerator's compiler check. */
+#ifndef AMP_TRUSTED_PATH_H
+#define AMP_TRUSTED_PATH_H
+
+#include "core.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+struct stat;
+
+/* Who may have written what a lookup finds: root (and its group), this
+ * user, and whoever amp__trust_init adds. Past AMP__TRUST_MAX writers the
+ * rest are not trusted: more refusals, never fewer. */
+#define AMP__TRUST_MAX 32
+typedef struct amp__trust {
+    uid_t uid[AMP__TRUST_MAX];
+    gid_t gid[AMP__TRUST_MAX];
+    int nuid, ngid;
+    bool everyone;
+} amp__trust;
+
+/* Root, this user, the writers of file (may be NULL) and of every directory
+ * from / down to dir (absolute and real; NULL: none): whoever could have
+ * changed a file in dir, and so what it names. */
+void amp__trust_init(amp__trust *t, const char *dir, const struct stat *file);
+
+/* What amp__trusted_walk finds. */
+enum {
+    AMP__WALK_UNTRUSTED = -1, /* someone outside the set could have put it, or a directory or link on the way, there */
+    AMP__WALK_NOTHING = 0,    /* nothing there, or a link loop, a non-directory on the way, a name too long */
+    AMP__WALK_FILE = 1,       /* something that is not a directory, and no one outside the set could have put it there */
+    AMP__WALK_DIR = 2,        /* a directory, on a trusted way (the directory itself is not judged) */
+};
+
+/* Look name (len bytes; absolute, or relative to the real directory base)
+ * up as the kernel does, symbolic links included (at most 40, as the
+ * kernel), checking each directory it looks in and what it finds against
+ * t. On AMP__WALK_UNTRUSTED, why (n bytes) names the path and who could
+ * write it, with its mode. Reads only metadata; thread-safe. */
+int amp__trusted_walk(const amp__trust *t, const char *base, const char *name, size_t len, char *why, size_t n);
+
+/* AMP_OK when no user but root, this one and those who can change
+ * trusted_dir (or a directory above it; NULL: none) could have put what is
+ * at the absolute path there, or a directory (or link) on its way (nothing
+ * there is AMP_OK too); AMP_ERROR_COMPILE (not set as the thread's error)
+ * with why (n bytes) saying who could. */
+amp_status amp__path_check(const char *path, const char *trusted_dir, char *why, size_t n);
+
+#endif
