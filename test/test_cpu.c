@@ -12,6 +12,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <pthread.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -2924,4 +2925,119 @@ Test(cpu, a_compiler_file_its_group_may_write_is_not_run)
     cr_assert(!info.is_available, "a compiler of mode 0775 was taken: %s", script);
     assert_contains(info.unavailable_reason, script);
     assert_contains(info.unavailable_reason, "0775");
+}
+
+/* A compiler a site's software account owns (as root: a copy of our
+ * script given to uid 65534) is not run, unless AMP_TRUSTED_USERS names
+ * that account, by uid or by name. (The compiler is looked for once a
+ * process: one setting a test.) */
+static void other_accounts_compiler(char *script, size_t cap)
+{
+    if (geteuid() != 0) cr_skip_test("giving a file to another account takes root");
+    char tmp[1024];
+    private_tmpdir(tmp, sizeof tmp);
+    snprintf(script, cap, "%s/c++", tmp);
+    write_cxx_script(script);
+    cr_assert_eq(chown(script, 65534, 65534), 0, "%s", strerror(errno));
+}
+
+Test(cpu, a_compiler_another_account_owns_is_not_run)
+{
+    char script[1200];
+    other_accounts_compiler(script, sizeof script);
+    amp_accelerator_info info;
+    cpu_info_with(script, &info);
+    cr_assert(!info.is_available, "a compiler of uid 65534 was taken: %s", script);
+    assert_contains(info.unavailable_reason, "belongs to uid 65534");
+}
+
+Test(cpu, a_compiler_another_account_owns_is_run_when_its_uid_is_trusted)
+{
+    char script[1200];
+    other_accounts_compiler(script, sizeof script);
+    setenv("AMP_TRUSTED_USERS", "12345,65534", 1);
+    amp_accelerator_info info;
+    cpu_info_with(script, &info);
+    cr_assert(info.is_available, "AMP_TRUSTED_USERS=12345,65534: %s", info.unavailable_reason);
+}
+
+Test(cpu, a_compiler_another_account_owns_is_run_when_its_name_is_trusted)
+{
+    char script[1200], names[300];
+    other_accounts_compiler(script, sizeof script);
+    struct passwd *nobody = getpwuid(65534);
+    if (!nobody) cr_skip_test("no account of uid 65534 here");
+    snprintf(names, sizeof names, "root,%s", nobody->pw_name);
+    setenv("AMP_TRUSTED_USERS", names, 1);
+    amp_accelerator_info info;
+    cpu_info_with(script, &info);
+    cr_assert(info.is_available, "AMP_TRUSTED_USERS=%s: %s", names, info.unavailable_reason);
+}
+
+/* A bad AMP_TRUSTED_USERS makes the accelerator unavailable, naming the
+ * word: it must not quietly trust fewer (or more) accounts than asked. */
+static void expect_bad_trusted_users(const char *value, const char *says)
+{
+    setenv("AMP_TRUSTED_USERS", value, 1);
+    amp_accelerator_info info;
+    cpu_info_with(NULL, &info);
+    cr_assert(!info.is_available, "AMP_TRUSTED_USERS=%s was taken", value);
+    assert_contains(info.unavailable_reason, says);
+    assert_contains(info.unavailable_reason, "AMP_TRUSTED_USERS");
+}
+
+Test(cpu, a_trusted_user_that_does_not_exist_is_named)
+{
+    expect_bad_trusted_users("no-such-user-here-x1", "'no-such-user-here-x1' is no user");
+}
+
+Test(cpu, an_empty_trusted_user_is_named)
+{
+    expect_bad_trusted_users("root,,0", "an empty name");
+}
+
+Test(cpu, a_trusted_uid_out_of_range_is_named)
+{
+    expect_bad_trusted_users("99999999999999999999", "uid 99999999999999999999 is out of range");
+}
+
+/* A compiler wrapper runs the compiler its first word names, found on
+ * PATH: that one is held to the rule too (here c++ first on PATH in a
+ * directory of mode 0777, behind a "ccache" of ours that only we may
+ * write); with PATH as it was, the same wrapper is run. */
+static void wrapper_spec(char *spec, size_t cap)
+{
+    char tmp[1024], wrapper[1200];
+    private_tmpdir(tmp, sizeof tmp);
+    snprintf(wrapper, sizeof wrapper, "%s/ccache", tmp);
+    FILE *f = fopen(wrapper, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "#!/bin/sh\nexec \"$@\"\n");
+    fclose(f);
+    cr_assert_eq(chmod(wrapper, 0755), 0);
+    snprintf(spec, cap, "%s c++", wrapper);
+}
+
+Test(cpu, a_wrapper_and_its_compiler_of_ours_are_run)
+{
+    char spec[1300];
+    wrapper_spec(spec, sizeof spec);
+    amp_accelerator_info info;
+    cpu_info_with(spec, &info);
+    cr_assert(info.is_available, "%s: %s", spec, info.unavailable_reason);
+}
+
+Test(cpu, the_compiler_a_wrapper_runs_is_checked_too)
+{
+    char spec[1300], open_dir[1100], script[1200], path[4096];
+    wrapper_spec(spec, sizeof spec);
+    unsafe_compiler_dir(open_dir, sizeof open_dir);
+    snprintf(script, sizeof script, "%s/c++", open_dir);
+    write_cxx_script(script);
+    snprintf(path, sizeof path, "%s:%s", open_dir, getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+    setenv("PATH", path, 1);
+    amp_accelerator_info info;
+    cpu_info_with(spec, &info);
+    cr_assert(!info.is_available, "ccache's c++ in a directory of mode 0777 was taken");
+    assert_contains(info.unavailable_reason, open_dir);
 }

@@ -29,6 +29,11 @@ static void amp__trust_add(amp__trust *t, uid_t u, const gid_t *g)
     if (g && !amp__trusts_gid(t, *g) && t->ngid < AMP__TRUST_MAX) t->gid[t->ngid++] = *g;
 }
 
+void amp__trust_user(amp__trust *t, uid_t u)
+{
+    amp__trust_add(t, u, NULL);
+}
+
 /* The writers of what st describes. Others may only add names to a sticky
  * directory (/tmp), not change what is there: its owner alone counts. */
 static void amp__trust_writers(amp__trust *t, const struct stat *st)

@@ -26,6 +26,9 @@ typedef struct amp__trust {
  * changed a file in dir, and so what it names. */
 void amp__trust_init(amp__trust *t, const char *dir, const struct stat *file);
 
+/* Trust uid u too (past AMP__TRUST_MAX: not; more refusals, never fewer). */
+void amp__trust_user(amp__trust *t, uid_t u);
+
 /* What amp__trusted_walk finds. */
 enum {
     AMP__WALK_UNTRUSTED = -1, /* someone outside the set could have put it, or a directory or link on the way, there */
