@@ -2861,6 +2861,16 @@ static void write_cxx_script(const char *path)
     cr_assert_eq(chmod(path, 0755), 0);
 }
 
+/* write_cxx_script's c++ in a private directory of ours (its path in
+ * script). */
+static void compiler_script_of_ours(char *script, size_t cap)
+{
+    char tmp[1024];
+    private_tmpdir(tmp, sizeof tmp);
+    snprintf(script, cap, "%s/c++", tmp);
+    write_cxx_script(script);
+}
+
 Test(cpu, a_compiler_in_a_directory_others_may_write_is_not_run)
 {
     char open_dir[1100], script[1200];
@@ -2906,10 +2916,8 @@ Test(cpu, a_compiler_found_on_path_in_a_directory_others_may_write_is_not_run)
  * we may write, is run. */
 Test(cpu, a_compiler_of_ours_in_a_directory_of_ours_is_run)
 {
-    char tmp[1024], script[1200];
-    private_tmpdir(tmp, sizeof tmp);
-    snprintf(script, sizeof script, "%s/c++", tmp);
-    write_cxx_script(script);
+    char script[1200];
+    compiler_script_of_ours(script, sizeof script);
     amp_accelerator_info info;
     cpu_info_with(script, &info);
     cr_assert(info.is_available, "%s", info.unavailable_reason);
@@ -2920,10 +2928,8 @@ Test(cpu, a_compiler_of_ours_in_a_directory_of_ours_is_run)
  * under a user's umask 002. */
 Test(cpu, a_compiler_file_its_group_may_write_is_not_run)
 {
-    char tmp[1024], script[1200];
-    private_tmpdir(tmp, sizeof tmp);
-    snprintf(script, sizeof script, "%s/c++", tmp);
-    write_cxx_script(script);
+    char script[1200];
+    compiler_script_of_ours(script, sizeof script);
     if (getegid() == 0) cr_assert_eq(chown(script, (uid_t)-1, 65534), 0, "%s", strerror(errno));
     cr_assert_eq(chmod(script, 0775), 0);
     amp_accelerator_info info;
@@ -2940,10 +2946,7 @@ Test(cpu, a_compiler_file_its_group_may_write_is_not_run)
 static void other_accounts_compiler(char *script, size_t cap)
 {
     if (geteuid() != 0) cr_skip_test("giving a file to another account takes root");
-    char tmp[1024];
-    private_tmpdir(tmp, sizeof tmp);
-    snprintf(script, cap, "%s/c++", tmp);
-    write_cxx_script(script);
+    compiler_script_of_ours(script, cap);
     cr_assert_eq(chown(script, 65534, 65534), 0, "%s", strerror(errno));
 }
 
