@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test.sh — the full test run on a fresh Debian 12 machine: install dependencies, build and run the Criterion suite, check the installed library and tools, configure without Criterion, lint the workflow files, check the Spack recipe and the library's layers, run the fuzzers and the fiber tools (memcheck, TSan) for a bounded time, then the suite again under ASan+UBSan; exits non-zero on any failure. With --quick: the build and the tests labelled quick only (about 7 minutes on 2 cores; about 5 when rerun with nothing its CPU algorithm pack is made from changed, which it then reuses: quick_pack_stamp).
+# test.sh — the full test run on a fresh Debian 12 machine: install dependencies, build and run the Criterion suite, check the installed library and tools, configure without Criterion, lint the workflow files, check the Spack recipe and the library's layers, run the fuzzers and the fiber tools (memcheck, TSan) for a bounded time, then the suite again under ASan+UBSan; exits non-zero on any failure. With --quick: the build and the tests labelled quick only (about 9 minutes on 2 cores; about 5 when rerun with nothing its CPU algorithm pack is made from changed, which it then reuses: quick_pack_stamp).
 # Usage: ci/test.sh [--quick]
 # Knobs (the GPU runner workflows set them): HIPAMP_EXPECT_GPU=hip|cuda fails the
 # run unless that GPU is found and its tests ran; HIPAMP_ABI_REQUIRED (default
@@ -292,10 +292,11 @@ if [ "${HIPAMP_CI_SANITIZE:-1}" != 0 ]; then
   # 40% shorter than -O2 -g on CI's 2 cores (the kernels g++ compiles at run
   # time are not affected).
   CTEST_ARGS=(-LE no-asan)
-  # One test more than cores: the sanitizer pass's processes wait more
-  # (mpiexec's start, helpers' exits, time-outs) than they compute; on a
-  # 2-core machine its ctest kept 1.6 cores busy at -j2 (user + sys over
-  # wall time), and -j3 took 569 s where -j2 had taken 595-693 s.
+  # One test more than cores: the sanitizer pass's processes also wait
+  # (mpiexec's start, helpers' exits, time-outs). On a 2-core machine the
+  # pass took 543 s at -j3 in a whole run against 595 s at -j2 the day
+  # before; a -j2 rerun in the same tree took 521 s, but with test_prebuilt's
+  # fixture packs already made (75 s against 200): a small gain at most.
   CTEST_JOBS=$((JOBS + 1))
   run_suite sanitize "$ROOT/build-ci-asan" -DHIPAMP_SANITIZE=ON -DHIPAMP_BUILD_EXAMPLES=ON \
     "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" \
