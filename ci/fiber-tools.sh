@@ -19,34 +19,60 @@ export AMP_CPU_NATIVE=0
 export AMP_CACHE_DIR=$WORK/cache
 
 # -------------------------------------------------------------- memcheck
-if ! command -v valgrind >/dev/null 2>&1; then
-  fails+=("valgrind not installed")
-elif ! "$CC" -std=c11 -O1 -g -I"$ROOT/include" -I"$BUILD/include" ci/tiled_stress.c -o "$WORK/stress" \
+# Run in the background while the ThreadSanitizer build below compiles:
+# valgrind runs a program's threads one at a time, so it keeps one core
+# busy and the build has the other (on CI's 2 cores the step was the sum
+# of both). Its failures go to $WORK/memcheck.fails, its output to
+# $WORK/memcheck.out; both are read after the build.
+memcheck() {
+  if ! command -v valgrind >/dev/null 2>&1; then
+    echo "valgrind not installed" >>"$WORK/memcheck.fails"
+    return
+  fi
+  if ! "$CC" -std=c11 -O1 -g -I"$ROOT/include" -I"$BUILD/include" ci/tiled_stress.c -o "$WORK/stress" \
        -L"$BUILD" -lhipamp -lpthread -Wl,-rpath,"$BUILD"; then
-  fails+=("memcheck: could not build ci/tiled_stress.c against $BUILD")
-else
+    echo "memcheck: could not build ci/tiled_stress.c against $BUILD" >>"$WORK/memcheck.fails"
+    return
+  fi
   for mode in auto fibers; do
     # Compile outside valgrind (the compiler is a child process it would
     # not follow anyway); the run under it loads the cached module.
     if ! AMP_CPU_TILED=$mode timeout 300 "$WORK/stress" >"$WORK/warm-$mode.log" 2>&1; then
-      fails+=("memcheck ($mode): the program failed natively"); cat "$WORK/warm-$mode.log"; continue
+      echo "memcheck ($mode): the program failed natively" >>"$WORK/memcheck.fails"; cat "$WORK/warm-$mode.log"
+      continue
     fi
     if AMP_CPU_TILED=$mode timeout 600 valgrind -q --error-exitcode=9 --log-file="$WORK/vg-$mode.log" \
          "$WORK/stress" >/dev/null 2>&1; then
       echo "fiber-tools: memcheck, AMP_CPU_TILED=$mode: 0 errors"
     else
-      fails+=("memcheck ($mode): errors reported"); cat "$WORK/vg-$mode.log"
+      echo "memcheck ($mode): errors reported" >>"$WORK/memcheck.fails"; cat "$WORK/vg-$mode.log"
     fi
   done
-fi
+}
+: >"$WORK/memcheck.fails"
+memcheck >"$WORK/memcheck.out" 2>&1 &
+memcheck_pid=$!
+
+# The memcheck runs' output and failures, once they are over (before the
+# ThreadSanitizer runs, which want both cores).
+wait_for_memcheck() {
+  wait "$memcheck_pid"
+  cat "$WORK/memcheck.out"
+  local f
+  while IFS= read -r f; do fails+=("$f"); done <"$WORK/memcheck.fails"
+}
 
 # ------------------------------------------------------- ThreadSanitizer
+# No algorithm pack (HIPAMP_PREBUILT_TARGETS empty): the stress program
+# builds its own kernels, and a pack for every default target would take
+# many minutes of NVRTC and hipRTC when the script runs on its own.
 if cmake -S "$ROOT" -B "$TSAN_BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHIPAMP_BUILD_TESTS=OFF \
-     -DHIPAMP_BUILD_EXAMPLES=OFF -DCMAKE_C_FLAGS=-fsanitize=thread \
+     -DHIPAMP_BUILD_EXAMPLES=OFF -DHIPAMP_PREBUILT_TARGETS= -DCMAKE_C_FLAGS=-fsanitize=thread \
      -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread >"$WORK/tsan-cmake.log" 2>&1 &&
    cmake --build "$TSAN_BUILD" -j"${JOBS:-2}" --target hipamp >"$WORK/tsan-build.log" 2>&1 &&
    "$CC" -std=c11 -O1 -g -fsanitize=thread -I"$ROOT/include" -I"$TSAN_BUILD/include" ci/tiled_stress.c \
      -o "$WORK/stress-tsan" -L"$TSAN_BUILD" -lhipamp -lpthread -Wl,-rpath,"$TSAN_BUILD"; then
+  wait_for_memcheck
   for mode in auto fibers; do
     if AMP_CPU_TILED=$mode TSAN_OPTIONS="halt_on_error=1 exitcode=9 ${TSAN_OPTIONS:-}" timeout 600 \
          "$WORK/stress-tsan" >"$WORK/tsan-$mode.log" 2>&1; then
@@ -85,6 +111,7 @@ if cmake -S "$ROOT" -B "$TSAN_BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHIPAMP_
     fails+=("ThreadSanitizer: the long run of $LONG tiled launches failed"); tail -40 "$WORK/tsan-long.log"
   fi
 else
+  wait_for_memcheck
   fails+=("ThreadSanitizer: could not build the library or the program")
   tail -20 "$WORK/tsan-cmake.log" "$WORK/tsan-build.log" 2>/dev/null
 fi

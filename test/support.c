@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <ftw.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <spawn.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -174,6 +175,70 @@ void criterion_internal_test_main(void (*fn)(void))
         fn = (void (*)(void))test_body_then_leak_check;
     }
     criterion_main(fn);
+}
+
+/* ------------------------------------ Criterion's libgit2, on demand */
+
+/* Criterion initializes libgit2 from a constructor of its library in every
+ * process it starts (one a test), and libgit2's initialization loads the
+ * system's certificate bundle: a fifth of a short test's time under
+ * AddressSanitizer, a third of it without, for a library that Criterion
+ * uses only to diff two values of a failed assertion (git_diff_buffers).
+ * This program defines the three functions Criterion imports, before
+ * libgit2 in the lookup order (ld exports a program's definitions of the
+ * symbols its shared libraries import): the initialization is counted and
+ * done for real, once, on the first diff; the shutdown reaches libgit2
+ * only where it was. */
+typedef int (*test_git_fn)(void);
+typedef int (*test_git_diff_fn)(const void *, size_t, const char *, const void *, size_t, const char *,
+                                const void *, void *, void *, void *, void *, void *);
+static pthread_once_t test_git_once = PTHREAD_ONCE_INIT;
+static int test_git_ready; /* 1: libgit2's own initialization succeeded */
+static int test_git_count; /* initializations asked for and not shut down */
+static pthread_mutex_t test_git_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void test_git_real_init(void)
+{
+    test_git_fn init;
+    *(void **)&init = dlsym(RTLD_NEXT, "git_libgit2_init");
+    if (init && init() > 0) test_git_ready = 1;
+    else fprintf(stderr, "support: libgit2's git_libgit2_init %s\n", init ? "failed" : "not found");
+}
+
+int git_libgit2_init(void)
+{
+    pthread_mutex_lock(&test_git_lock);
+    int n = ++test_git_count;
+    pthread_mutex_unlock(&test_git_lock);
+    return n;
+}
+
+int git_libgit2_shutdown(void)
+{
+    pthread_mutex_lock(&test_git_lock);
+    int n = test_git_count > 0 ? --test_git_count : -1;
+    pthread_mutex_unlock(&test_git_lock);
+    if (n == 0 && test_git_ready) {
+        test_git_fn shutdown;
+        *(void **)&shutdown = dlsym(RTLD_NEXT, "git_libgit2_shutdown");
+        if (shutdown) shutdown();
+        test_git_ready = 0;
+    }
+    return n;
+}
+
+bool test_libgit2_initialized(void) { return test_git_ready; }
+
+int git_diff_buffers(const void *old_buffer, size_t old_len, const char *old_as_path, const void *new_buffer,
+                     size_t new_len, const char *new_as_path, const void *options, void *file_cb, void *binary_cb,
+                     void *hunk_cb, void *line_cb, void *payload)
+{
+    pthread_once(&test_git_once, test_git_real_init);
+    test_git_diff_fn diff;
+    *(void **)&diff = dlsym(RTLD_NEXT, "git_diff_buffers");
+    if (!test_git_ready || !diff) return -1;
+    return diff(old_buffer, old_len, old_as_path, new_buffer, new_len, new_as_path, options, file_cb, binary_cb,
+                hunk_cb, line_cb, payload);
 }
 
 amp_program *test_build(amp_accelerator *acc, const char *source)

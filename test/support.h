@@ -52,13 +52,23 @@ amp_accelerator *test_accel(test_accel_kind kind);
     }                                                                              \
     static void suite##_##name##_body(amp_accelerator *acc)
 
-/* Assert a call returned want; the failure message carries amp_last_error. */
 /* LeakSanitizer builds: checks for leaks now, failing the test on one;
  * then no check runs again in the test's process (after the body or at
  * exit). For a test that then hands over to a library whose teardown
  * leaves its own memory unreachable (MPI_Finalize). Other builds: nothing.
  * Every test body is otherwise checked when it returns (support.c). */
 void test_leak_check_final(void);
+
+/* Criterion's libgit2 (support.c): whether libgit2's own initialization
+ * has run in this process; it runs on the first git_diff_buffers, which
+ * this program defines in front of libgit2's with libgit2's arguments
+ * (the options and callbacks as untyped pointers: no libgit2 header). */
+bool test_libgit2_initialized(void);
+int git_diff_buffers(const void *old_buffer, size_t old_len, const char *old_as_path, const void *new_buffer,
+                     size_t new_len, const char *new_as_path, const void *options, void *file_cb, void *binary_cb,
+                     void *hunk_cb, void *line_cb, void *payload);
+
+/* Assert a call returned want; the failure message carries amp_last_error. */
 
 #define ASSERT_STATUS(call, want)                                                   \
     do {                                                                           \

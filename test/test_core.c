@@ -832,3 +832,35 @@ Test(env, good_values_say_nothing)
     cr_expect(!info.is_unified_memory);
     free(err);
 }
+
+/* ------------------------------------------------ the test harness itself */
+
+/* libgit2's git_diff_line starts with its origin character ('+', '-', ' '). */
+struct diff_lines_seen {
+    int added, removed;
+};
+static int count_diff_line(const void *delta, const void *hunk, const char *line, void *payload)
+{
+    (void)delta;
+    (void)hunk;
+    struct diff_lines_seen *seen = payload;
+    if (line[0] == '+') seen->added++;
+    if (line[0] == '-') seen->removed++;
+    return 0;
+}
+
+/* Criterion's failure diffs still work with libgit2 initialized only on the
+ * first diff (support.c), and a test process that diffs nothing never
+ * initializes it. */
+Test(harness, criterion_diffs_with_libgit2_initialized_on_demand)
+{
+    cr_assert_not(test_libgit2_initialized(), "libgit2 was initialized before any diff");
+    const char before[] = "one\ntwo\nthree\n", after[] = "one\nTWO\nthree\nfour\n";
+    struct diff_lines_seen seen = {0, 0};
+    int rc = git_diff_buffers(before, strlen(before), "before", after, strlen(after), "after", NULL, NULL, NULL,
+                              NULL, (void *)count_diff_line, &seen);
+    cr_assert_eq(rc, 0, "git_diff_buffers returned %d", rc);
+    cr_assert(test_libgit2_initialized());
+    cr_assert_eq(seen.removed, 1, "lines removed: %d", seen.removed);
+    cr_assert_eq(seen.added, 2, "lines added: %d", seen.added);
+}

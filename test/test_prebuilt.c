@@ -120,6 +120,23 @@ static void use_dirs(const char *pack_dir)
     setenv("AMP_PREBUILT_DIR", pack_dir, 1);
 }
 
+/* Point the library at packs in dir, and, for the programs a refused or
+ * unused pack leaves to the JIT path, at the suite's shared disk cache
+ * (AMP_CACHE_DIR as ctest sets it, shared with the sanitizer pass): the
+ * fill program is compiled once in a run, not once in each of the tests
+ * below (3 s each on CI's 2 cores under ASan). The tests that count the
+ * JIT path's compiles and stores use use_dirs. Without the suite's cache
+ * in the environment, an empty one of the test's own. */
+static void use_dirs_shared_cache(const char *pack_dir)
+{
+    const char *shared = getenv("AMP_CACHE_DIR");
+    if (!shared || !shared[0] || !strcmp(shared, "off")) {
+        use_dirs(pack_dir);
+        return;
+    }
+    setenv("AMP_PREBUILT_DIR", pack_dir, 1);
+}
+
 /* amp_fill of 4-byte elements on acc, checked. */
 static void fill_and_check(amp_accelerator *acc)
 {
@@ -234,7 +251,7 @@ ACCEL_TEST(prebuilt, target_without_pack_compiles_same_results)
  * names the file and what is wrong with it. */
 static void expect_refused(amp_accelerator *acc, const char *dir, const char *want)
 {
-    use_dirs(dir);
+    use_dirs_shared_cache(dir);
     fill_and_check(acc);
     amp_prebuilt_info pi = info();
     cr_assert_eq(pi.hits, 0, "a refused pack was used");
@@ -278,7 +295,7 @@ ACCEL_TEST(prebuilt, corrupt_entry_refused)
         unsigned char x = 0xa5;
         patch(pack, (long)where[i], &x, 1);
     }
-    use_dirs(dir);
+    use_dirs_shared_cache(dir);
     /* One program is enough to see the refusal (the reduction's compile
      * would cost 15 s of CI's 2 cores in each pass; target_without_pack
      * compiles it). */
@@ -695,7 +712,7 @@ ACCEL_TEST(prebuilt, writable_directory_not_used)
     char dir[1024], pack[1200];
     copy_fixture(acc, dir, sizeof dir, pack, sizeof pack);
     cr_assert_eq(chmod(dir, 0777), 0);
-    use_dirs(dir);
+    use_dirs_shared_cache(dir);
     fill_and_check(acc);
     amp_prebuilt_info pi = info();
     cr_assert(!pi.enabled);
@@ -724,7 +741,7 @@ ACCEL_TEST(prebuilt, too_long_a_directory_refused)
 {
     char dir[1024], pack[1200];
     copy_fixture(acc, dir, sizeof dir, pack, sizeof pack);
-    use_dirs(dir);
+    use_dirs_shared_cache(dir);
     size_t len = strlen(dir), n = PATH_MAX + 64;
     char *longer = test_xmalloc(n + 1);
     memcpy(longer, dir, len);
@@ -745,7 +762,7 @@ ACCEL_TEST(prebuilt, switched_off)
 {
     char dir[1024], pack[1200];
     copy_fixture(acc, dir, sizeof dir, pack, sizeof pack);
-    use_dirs(dir);
+    use_dirs_shared_cache(dir);
     setenv("AMP_PREBUILT", "0", 1);
     fill_and_check(acc);
     amp_prebuilt_info pi = info();
