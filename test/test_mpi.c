@@ -1889,6 +1889,12 @@ Test(mpi_heat, staged_path_copies_exactly_the_halo, .timeout = 600)
 #define UNDER_ASAN 0
 #endif
 #define MATRIX_FIRST_RANKS (UNDER_ASAN ? 3 : 1)
+/* The mpi_ranks scenarios that run on 2 ranks and then on 3 run on 3 alone
+ * under AddressSanitizer: 3 ranks make the same library calls as 2 (edge
+ * ranks with one neighbour, and a middle rank), and each mpiexec of the
+ * instrumented helper costs about 3 s of CI's 2 cores; the release pass
+ * runs both counts. */
+#define SCENARIO_FIRST_RANKS (UNDER_ASAN ? 3 : 2)
 /* The sanitizer pass leaves the examples' matrices of paths and modes to
  * the release pass: they repeat, through heat_mpi and cg_mpi, exchanges
  * that the mpi_ranks tests run instrumented (every path, begun and
@@ -2044,7 +2050,7 @@ Test(mpi_ranks, halo_sizes_are_checked_on_arrival, .timeout = 600)
 {
     static heat_run r;
     const char *paths[] = {"host", "staged", "device"};
-    for (int np = 2; np <= 3; ++np)
+    for (int np = SCENARIO_FIRST_RANKS; np <= 3; ++np)
         for (int p = 0; p < 3; ++p) {
             char what[96];
             run_scenario("sizes", np, paths[p], &r, what, sizeof what);
@@ -2100,7 +2106,7 @@ Test(mpi_ranks, begun_exchanges_equal_blocking_ones, .timeout = 600)
 {
     static heat_run r;
     const char *paths[] = {"host", "staged", "device"};
-    for (int np = 2; np <= 3; ++np)
+    for (int np = SCENARIO_FIRST_RANKS; np <= 3; ++np)
         for (int p = 0; p < 3; ++p) {
             char what[96];
             run_scenario("nonblocking", np, paths[p], &r, what, sizeof what);
@@ -2135,7 +2141,7 @@ Test(mpi_ranks, timeout_names_the_peer_that_never_answered, .timeout = 600)
 {
     static heat_run r;
     const char *paths[] = {"host", "staged"};
-    for (int np = 2; np <= 3; ++np)
+    for (int np = SCENARIO_FIRST_RANKS; np <= 3; ++np)
         for (int p = 0; p < 2; ++p) {
             char what[96];
             run_scenario("timeout", np, paths[p], &r, what, sizeof what);
@@ -2175,7 +2181,7 @@ Test(mpi_ranks, a_peer_that_left_ends_the_exchange_without_a_timeout, .timeout =
 {
     static heat_run r;
     const char *modes[] = {"finalize", "destroy"};
-    for (int np = 2; np <= 3; ++np)
+    for (int np = SCENARIO_FIRST_RANKS; np <= 3; ++np)
         for (int m = 0; m < 2; ++m) {
             char what[96], args[64];
             snprintf(args, sizeof args, "host %s", modes[m]);
@@ -2241,7 +2247,7 @@ static void run_with_fake_nccl(int np, const char *args, int fail, heat_run *r)
 Test(mpi_ranks, nccl_path_exchanges_and_reduces, .timeout = 300)
 {
     static heat_run r;
-    for (int np = 2; np <= 3; ++np)
+    for (int np = SCENARIO_FIRST_RANKS; np <= 3; ++np)
         for (int nccl = 1; nccl >= 0; --nccl) {
             char what[64];
             snprintf(what, sizeof what, "%d ranks, %s path", np, nccl ? "nccl" : "staged");
@@ -2390,6 +2396,9 @@ Test(mpi_ranks, large_faces_move_in_chunks, .timeout = 300)
     for (int p = 0; p < 3; ++p)
         for (int chunked = 1; chunked >= 0; --chunked) {
             char what[64];
+            /* Under ASan the unchunked exchange (every other test's) on the
+             * first path alone (see SCENARIO_FIRST_RANKS). */
+            if (UNDER_ASAN && !chunked && p > 0) continue;
             if (chunked) setenv("AMP_MPI_CHUNK_BYTES", "4096", 1);
             run_scenario("chunks", 2, paths[p], &r, what, sizeof what);
             unsetenv("AMP_MPI_CHUNK_BYTES");
