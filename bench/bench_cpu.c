@@ -894,7 +894,7 @@ static void graph_section(amp_accelerator *acc, bool quick, FILE *o)
 int main(int argc, char **argv)
 {
     /* Before anything touches the library: the child starts cold. */
-    if (argc >= 2 && !strcmp(argv[1], FC_CHILD_OPTION)) return fc_child_main(argc - 2, argv + 2);
+    if (argc >= 2 && !strcmp(argv[1], FC_CHILD_OPTION)) return fc_child_main(argc - 2, argv + 2, NULL);
     const char *report = NULL;
     bool quick = false, algorithms_only = false, stream_only = false, transpose_only = false,
          first_call_only = false;

@@ -69,8 +69,10 @@ void rg_open(rg_device *d)
 }
 
 /* The library's CUDA driver options: a CUBIN for the device's own sm when
- * NVRTC knows it, else PTX of the newest arch below for the driver to JIT. */
-void *rg_build(const char *full)
+ * NVRTC knows it, else PTX of the newest arch below for the driver to JIT;
+ * lean adds the options lib/gpu/driver_cuda.c gives NVRTC by its release
+ * (--minimal from 12.4, --no-cache from 12.9). */
+static void *build(const char *full, bool lean)
 {
     int narch = 0, archs[128], best = 0;
     bool exact = false;
@@ -88,10 +90,14 @@ void *rg_build(const char *full)
     if (!best) die("NVRTC supports no architecture up to sm_%d", want);
     char arch[64];
     snprintf(arch, sizeof arch, "--gpu-architecture=%s_%d", exact ? "sm" : "compute", exact ? want : best);
-    const char *opts[] = {arch, "-std=c++17"}; /* the library's NVRTC options */
+    const char *opts[4] = {arch, "-std=c++17"};
+    int nopts = 2, major = 0, minor = 0;
+    nvrtcVersion(&major, &minor);
+    if (lean && major * 100 + minor >= 1204) opts[nopts++] = "--minimal";
+    if (lean && major * 100 + minor >= 1209) opts[nopts++] = "--no-cache";
     nvrtcProgram p;
     if (nvrtcCreateProgram(&p, full, "kernel.hip", 0, NULL, NULL) != NVRTC_SUCCESS) die("nvrtcCreateProgram");
-    nvrtcResult r = nvrtcCompileProgram(p, 2, opts);
+    nvrtcResult r = nvrtcCompileProgram(p, nopts, opts);
     if (r != NVRTC_SUCCESS) {
         size_t ls = 0;
         nvrtcGetProgramLogSize(p, &ls);
@@ -116,6 +122,9 @@ void *rg_build(const char *full)
     free(code);
     return m;
 }
+
+void *rg_build(const char *full) { return build(full, false); }
+void *rg_build_lean(const char *full) { return build(full, true); }
 
 void *rg_function(void *module, const char *name)
 {
@@ -151,7 +160,15 @@ rg_ptr rg_alloc(size_t bytes)
     return (rg_ptr)p;
 }
 void rg_free(rg_ptr p) { CK(cuMemFree((CUdeviceptr)p)); }
-void rg_h2d(rg_ptr dst, const void *src, size_t bytes) { CK(cuMemcpyHtoD((CUdeviceptr)dst, src, bytes)); }
+/* From pageable memory cuMemcpyHtoD may return before the copy has landed
+ * (CUDA documents it), and it runs on the null stream, which does not order
+ * against the non-blocking stream the launches use: wait for the null
+ * stream, so that a launch after rg_h2d reads what it copied. */
+void rg_h2d(rg_ptr dst, const void *src, size_t bytes)
+{
+    CK(cuMemcpyHtoD((CUdeviceptr)dst, src, bytes));
+    CK(cuStreamSynchronize(NULL));
+}
 void rg_d2h(void *dst, rg_ptr src, size_t bytes) { CK(cuMemcpyDtoH(dst, (CUdeviceptr)src, bytes)); }
 void rg_fill32(rg_ptr dst, uint32_t value, size_t count) { CK(cuMemsetD32((CUdeviceptr)dst, value, count)); }
 void rg_copy_async(rg_ptr dst, rg_ptr src, size_t bytes)

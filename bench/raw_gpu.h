@@ -38,9 +38,15 @@ typedef struct rg_device {
  * message when the vendor's runtime finds no GPU. */
 void rg_open(rg_device *d);
 
-/* Compile a complete source (prelude included) with the options the
- * library's driver passes to its runtime compiler, and load it. */
+/* Compile a complete source (prelude included) with the target and
+ * language options the library's driver passes to its runtime compiler,
+ * and load it. */
 void *rg_build(const char *source);
+/* The same with the options the library adds that only make a compile
+ * faster or keep the vendor's disk cache out (NVRTC 12.4 and later:
+ * --minimal, 12.9 and later: --no-cache; none for hipRTC), as for a unit of
+ * one kernel (no --split-compile). */
+void *rg_build_lean(const char *source);
 void *rg_function(void *module, const char *name);
 rg_ptr rg_global(void *module, const char *name, size_t *bytes);
 /* Registers and local (scratch) bytes a thread; false when the driver

@@ -92,6 +92,9 @@ void *rg_build(const char *full)
     return m;
 }
 
+/* On AMD the library passes hipRTC no option of the kind (lib/gpu/driver_hip.c). */
+void *rg_build_lean(const char *full) { return rg_build(full); }
+
 void *rg_function(void *module, const char *name)
 {
     hipFunction_t f;
@@ -129,11 +132,14 @@ void rg_free(rg_ptr p) { HK(hipFree(dp(p))); }
 
 /* The blocking copies and the memset run on the null stream, which does not
  * order against a non-blocking stream: wait for the stream first so that a
- * read-back never overtakes the launches that wrote it. */
+ * read-back never overtakes the launches that wrote it, and for the null
+ * stream after a copy in (from pageable memory it may return before the
+ * copy has landed), so that a launch after it reads what it copied. */
 void rg_h2d(rg_ptr dst, const void *src, size_t bytes)
 {
     HK(hipStreamSynchronize(stream));
     HK(hipMemcpyHtoD(dp(dst), (void *)src, bytes));
+    HK(hipStreamSynchronize(NULL));
 }
 void rg_d2h(void *dst, rg_ptr src, size_t bytes)
 {
