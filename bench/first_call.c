@@ -887,7 +887,7 @@ static void builds_report(FILE *o, const fc_config *c, int rounds, fc_meas (*mr)
             sum->build_ms, sum->plain_build_ms, sum->build_ms / sum->plain_build_ms, gap, goal,
             goal >= sum->plain_build_ms ? goal - sum->plain_build_ms : sum->plain_build_ms - goal,
             goal >= sum->plain_build_ms ? "above" : "below",
-            goal >= sum->plain_build_ms ? "." : ": no prelude could meet it on this machine.");
+            goal >= sum->plain_build_ms ? "." : ": in this run no prelude could have met it.");
 }
 
 int fc_report(FILE *o, const fc_config *c, fc_summary *s)

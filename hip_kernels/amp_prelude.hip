@@ -585,15 +585,30 @@ AMP_FI void run_tiled(void (*f)(tiled_index<D0, D1, D2>, A...), const launch_inf
     typedef tiled_index<D0, D1, D2> T;
     T t;
     const int R = T::rank;
-    const int dims[3] = {D0, D1, D2};
-    const int loc[3] = {(int)threadIdx.x, (int)threadIdx.y, (int)threadIdx.z};
-    const int blk[3] = {(int)blockIdx.x, (int)blockIdx.y, (int)blockIdx.z};
-    for (int d = 0; d < R; ++d) {
-        // index dimension d maps to hardware axis R-1-d
-        t.local.v[d] = loc[R - 1 - d];
-        t.tile.v[d] = blk[R - 1 - d];
-        t.tile_origin.v[d] = t.tile.v[d] * dims[d];
-        t.global.v[d] = t.tile_origin.v[d] + t.local.v[d];
+    // Index dimension d maps to hardware axis R-1-d (x the last dimension).
+    // Straight-line code, not a loop over d: NVRTC's optimizer pays for
+    // unrolling even a loop of constant count, a few milliseconds of a
+    // small tiled kernel's cold build on the H200 machine's host, for the
+    // same machine code (bench/results/2026-12-03-h200-seed-against-plain-cuda.md).
+    t.local.v[R - 1] = (int)threadIdx.x;
+    t.tile.v[R - 1] = (int)blockIdx.x;
+    if constexpr (R >= 2) {
+        t.local.v[R - 2] = (int)threadIdx.y;
+        t.tile.v[R - 2] = (int)blockIdx.y;
+    }
+    if constexpr (R >= 3) {
+        t.local.v[0] = (int)threadIdx.z;
+        t.tile.v[0] = (int)blockIdx.z;
+    }
+    t.tile_origin.v[0] = t.tile.v[0] * D0;
+    t.global.v[0] = t.tile_origin.v[0] + t.local.v[0];
+    if constexpr (R >= 2) {
+        t.tile_origin.v[1] = t.tile.v[1] * D1;
+        t.global.v[1] = t.tile_origin.v[1] + t.local.v[1];
+    }
+    if constexpr (R >= 3) {
+        t.tile_origin.v[2] = t.tile.v[2] * D2;
+        t.global.v[2] = t.tile_origin.v[2] + t.local.v[2];
     }
     f(t, pack_get<I>::get(p)...);
 }
