@@ -909,7 +909,7 @@ int fc_report(FILE *o, const fc_config *c, fc_summary *s)
         fprintf(stderr, "first call: mkdtemp: %s\n", strerror(errno));
         return -1;
     }
-    const int rounds = c->rounds > 0 ? c->rounds : 1;
+    const int rounds = c->rounds < 1 ? 1 : c->rounds > 99 ? 99 : c->rounds; /* fc_option's bounds */
     fc_meas (*m)[2] = calloc(FC_NROWS, sizeof *m);
     fc_meas (*mr)[FC_NROWS][2] = calloc((size_t)rounds, sizeof *mr); /* each round's */
     if (!m || !mr) {
