@@ -185,6 +185,8 @@ typedef struct fc_job {
     double want;                 /* reduce, dot: the exact answer; copy_if: the count */
     amp_program *prog;           /* transpose: built by the first call */
     amp_kernel *k;
+    const fc_vendor *vendor;     /* the plain seed's: its device, compiler and launch */
+    void *plain_kernel;          /* the plain seed's, built by the first call */
     double build_ms;
     char why[512];
 } fc_job;
@@ -343,13 +345,12 @@ static bool job_setup(fc_job *j)
         break;
     case FC_SEED:
     case FC_TRANSPOSE:
+    case FC_SEED_PLAIN: /* no views: the vendor's calls copy the host arrays */
         wl_fill_random(j->in, j->n, &s);
+        if (r->kind == FC_SEED_PLAIN) break;
         FC_TRY(amp_array_view_create(j->in, 4, amp_extent_2d(1024, 1024), AMP_READ_ONLY, &j->vin));
         FC_TRY(amp_array_view_create(j->out, 4, amp_extent_2d(1024, 1024), AMP_READ_WRITE, &j->vout));
         break;
-    case FC_SEED_PLAIN: /* plain_child's, which uses no hipamp */
-        snprintf(j->why, sizeof j->why, "the plain seed's row has no hipamp job");
-        return false;
     }
     return true;
 }
@@ -434,7 +435,14 @@ static bool job_call(fc_job *j)
         FC_TRY(amp_array_view_synchronize(j->vout));
         break;
     }
-    case FC_SEED_PLAIN: snprintf(j->why, sizeof j->why, "the plain seed's row has no hipamp call"); return false;
+    case FC_SEED_PLAIN: /* the vendor's calls end the process on failure */
+        if (!j->plain_kernel) {
+            double t0 = wl_now();
+            j->plain_kernel = j->vendor->build(fc_plain_seed_source);
+            j->build_ms = (wl_now() - t0) * 1e3;
+        }
+        j->vendor->transpose(j->plain_kernel, j->in, j->out, 1024);
+        break;
     }
     return true;
 }
@@ -509,7 +517,8 @@ static bool job_check(fc_job *j)
             }
         return true;
     case FC_SEED:
-    case FC_TRANSPOSE: {
+    case FC_TRANSPOSE:
+    case FC_SEED_PLAIN: {
         size_t first = 0, wrong = wl_check_transpose(j->in, j->out, 1024, 1024, &first);
         if (wrong) {
             snprintf(j->why, sizeof j->why, "%zu elements wrong, the first %zu", wrong, first);
@@ -517,7 +526,6 @@ static bool job_check(fc_job *j)
         }
         return true;
     }
-    case FC_SEED_PLAIN: break; /* plain_child checks its own */
     }
     return false;
 }
@@ -541,51 +549,6 @@ static void one_line(char *s)
         if (*s == '\t' || *s == '\n' || *s == '\r') *s = ' ';
 }
 
-/* The plain seed's child: the vendor's device, then the seed's kernel
- * without hipamp built by the vendor's compiler alone and run twice over
- * the data the seed's row uses, each result checked. The first call
- * includes the build (build_ms alone), as the seed's row does. The
- * vendor's calls end the process on failure. */
-static int plain_child(const fc_vendor *v)
-{
-    enum { N = 1024 };
-    const size_t n = (size_t)N * N;
-    float *in = malloc(n * sizeof *in), *out = malloc(n * sizeof *out);
-    int rc = 1;
-    if (!in || !out) {
-        printf("fc\terror\tout of host memory\n");
-        goto done;
-    }
-    uint64_t s = 0x9e3779b97f4a7c15ull;
-    wl_fill_random(in, n, &s);
-    double t0 = wl_now();
-    v->open();
-    double start_ms = (wl_now() - t0) * 1e3, ms[2] = {-1, -1}, build_ms = -1;
-    void *k = NULL;
-    for (int i = 0; i < 2; ++i) {
-        poison(out, n * sizeof *out);
-        double c0 = wl_now();
-        if (!k) {
-            k = v->build(fc_plain_seed_source);
-            build_ms = (wl_now() - c0) * 1e3;
-        }
-        v->transpose(k, in, out, N);
-        ms[i] = (wl_now() - c0) * 1e3;
-        size_t first = 0, wrong = wl_check_transpose(in, out, N, N, &first);
-        if (wrong) {
-            printf("fc\terror\t%s call WRONG: %zu elements wrong, the first %zu\n", i ? "warm" : "first", wrong, first);
-            goto done;
-        }
-    }
-    printf("fc\tok\t%.3f\t%.3f\t%.3f\t%.3f\n", start_ms, ms[0], ms[1], build_ms);
-    rc = 0;
-done:
-    fflush(stdout);
-    free(in);
-    free(out);
-    return rc;
-}
-
 int fc_child_main(int argc, char **argv, const fc_vendor *vendor)
 {
     if (argc < 2) {
@@ -599,25 +562,28 @@ int fc_child_main(int argc, char **argv, const fc_vendor *vendor)
         printf("fc\terror\tno row %s%s\n", argv[1], row ? " in this program (a GPU bench's)" : "");
         return 2;
     }
-    if (row->kind == FC_SEED_PLAIN) return plain_child(vendor);
-    fc_job job = {.row = row, .build_ms = -1}, *j = &job;
+    fc_job job = {.row = row, .build_ms = -1, .vendor = vendor}, *j = &job;
     int rc = 1;
-    double t0 = wl_now();
-    amp_accelerator *acc = NULL;
-    amp_accelerator_info info;
-    amp_status st = amp_accelerator_find(argv[0], &acc);
-    if (st == AMP_OK) st = amp_accelerator_get_info(acc, &info);
-    if (st != AMP_OK || !info.is_available) {
-        snprintf(j->why, sizeof j->why, "%s: %s", argv[0],
-                 st != AMP_OK ? amp_last_error() : info.unavailable_reason);
-        one_line(j->why);
-        printf("fc\tunavailable\t%s\n", j->why);
-        return 3;
+    double t0 = wl_now(), ms[2] = {-1, -1};
+    amp_status st = AMP_OK;
+    if (row->kind == FC_SEED_PLAIN) {
+        vendor->open(); /* the vendor's device alone: no hipamp */
+    } else {
+        amp_accelerator *acc = NULL;
+        amp_accelerator_info info;
+        st = amp_accelerator_find(argv[0], &acc);
+        if (st == AMP_OK) st = amp_accelerator_get_info(acc, &info);
+        if (st != AMP_OK || !info.is_available) {
+            snprintf(j->why, sizeof j->why, "%s: %s", argv[0],
+                     st != AMP_OK ? amp_last_error() : info.unavailable_reason);
+            one_line(j->why);
+            printf("fc\tunavailable\t%s\n", j->why);
+            return 3;
+        }
+        j->acc = acc;
+        st = amp_accelerator_default_view(acc, &j->q);
     }
-    j->acc = acc;
-    st = amp_accelerator_default_view(acc, &j->q);
     double start_ms = (wl_now() - t0) * 1e3;
-    double ms[2] = {-1, -1};
     if (st != AMP_OK) {
         snprintf(j->why, sizeof j->why, "amp_accelerator_default_view: %s: %s", amp_status_name(st), amp_last_error());
         goto done;
