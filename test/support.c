@@ -194,6 +194,7 @@ typedef int (*test_git_diff_fn)(const void *, size_t, const char *, const void *
                                 const void *, void *, void *, void *, void *, void *);
 static pthread_once_t test_git_once = PTHREAD_ONCE_INIT;
 static int test_git_ready; /* 1: libgit2's own initialization succeeded */
+static test_git_diff_fn test_git_real_diff; /* libgit2's git_diff_buffers, found once */
 static int test_git_count; /* initializations asked for and not shut down */
 static pthread_mutex_t test_git_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -201,6 +202,7 @@ static void test_git_real_init(void)
 {
     test_git_fn init;
     *(void **)&init = dlsym(RTLD_NEXT, "git_libgit2_init");
+    *(void **)&test_git_real_diff = dlsym(RTLD_NEXT, "git_diff_buffers");
     if (init && init() > 0) test_git_ready = 1;
     else fprintf(stderr, "support: libgit2's git_libgit2_init %s\n", init ? "failed" : "not found");
 }
@@ -234,10 +236,8 @@ int git_diff_buffers(const void *old_buffer, size_t old_len, const char *old_as_
                      void *hunk_cb, void *line_cb, void *payload)
 {
     pthread_once(&test_git_once, test_git_real_init);
-    test_git_diff_fn diff;
-    *(void **)&diff = dlsym(RTLD_NEXT, "git_diff_buffers");
-    if (!test_git_ready || !diff) return -1;
-    return diff(old_buffer, old_len, old_as_path, new_buffer, new_len, new_as_path, options, file_cb, binary_cb,
+    if (!test_git_ready || !test_git_real_diff) return -1;
+    return test_git_real_diff(old_buffer, old_len, old_as_path, new_buffer, new_len, new_as_path, options, file_cb, binary_cb,
                 hunk_cb, line_cb, payload);
 }
 

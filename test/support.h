@@ -69,7 +69,6 @@ int git_diff_buffers(const void *old_buffer, size_t old_len, const char *old_as_
                      void *hunk_cb, void *line_cb, void *payload);
 
 /* Assert a call returned want; the failure message carries amp_last_error. */
-
 #define ASSERT_STATUS(call, want)                                                   \
     do {                                                                           \
         amp_status st_ = (call);                                                   \
