@@ -3050,3 +3050,72 @@ Test(cpu, the_compiler_a_wrapper_runs_is_checked_too)
     cr_assert(!info.is_available, "ccache's c++ in a directory of mode 0777 was taken");
     assert_contains(info.unavailable_reason, open_dir);
 }
+
+/* ccache looks for the compiler in CCACHE_PATH where it is set, not PATH:
+ * the c++ it would take from there is the one checked (here in a directory
+ * of mode 0777, while PATH's is safe). */
+Test(cpu, the_compiler_a_wrapper_takes_from_ccache_path_is_checked)
+{
+    char spec[1300], open_dir[1100], script[1200];
+    wrapper_spec(spec, sizeof spec);
+    unsafe_compiler_dir(open_dir, sizeof open_dir);
+    snprintf(script, sizeof script, "%s/c++", open_dir);
+    write_cxx_script(script);
+    setenv("CCACHE_PATH", open_dir, 1);
+    amp_accelerator_info info;
+    cpu_info_with(spec, &info);
+    cr_assert(!info.is_available, "the c++ of CCACHE_PATH, in a directory of mode 0777, was taken");
+    assert_contains(info.unavailable_reason, open_dir);
+}
+
+/* The masquerade: a link to a wrapper named as the compiler (ccache's
+ * /usr/lib/ccache/g++ -> ../../bin/ccache), first on PATH, runs the next
+ * program of its name on PATH that is not the wrapper again; that program
+ * is held to the rule too. masquerade_dir makes such a directory of ours:
+ * c++, a link to a "ccache" that does what ccache does with it. */
+static void masquerade_dir(char *dir, size_t cap)
+{
+    char wrapper[1200], link[1200];
+    private_tmpdir(dir, cap);
+    snprintf(wrapper, sizeof wrapper, "%s/ccache", dir);
+    FILE *f = fopen(wrapper, "w");
+    cr_assert_not_null(f, "%s: %s", wrapper, strerror(errno));
+    fprintf(f, "#!/bin/sh\nme=$(dirname \"$0\")\nIFS=:\nfor d in $PATH; do\n"
+               "  [ \"$d\" = \"$me\" ] && continue\n  [ -x \"$d/c++\" ] && exec \"$d/c++\" \"$@\"\ndone\nexit 127\n");
+    fclose(f);
+    cr_assert_eq(chmod(wrapper, 0755), 0);
+    snprintf(link, sizeof link, "%s/c++", dir);
+    cr_assert_eq(symlink("ccache", link), 0, "%s: %s", link, strerror(errno));
+}
+
+static void path_first(const char *dirs)
+{
+    char path[8192];
+    snprintf(path, sizeof path, "%s:%s", dirs, getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+    setenv("PATH", path, 1);
+}
+
+Test(cpu, a_masquerading_wrapper_and_the_compiler_after_it_are_run)
+{
+    char dir[1024];
+    masquerade_dir(dir, sizeof dir);
+    path_first(dir);
+    amp_accelerator_info info;
+    cpu_info_with("c++", &info);
+    cr_assert(info.is_available, "%s", info.unavailable_reason);
+}
+
+Test(cpu, the_compiler_a_masquerading_wrapper_runs_is_checked_too)
+{
+    char dir[1024], open_dir[1100], script[1200], dirs[2200];
+    masquerade_dir(dir, sizeof dir);
+    unsafe_compiler_dir(open_dir, sizeof open_dir);
+    snprintf(script, sizeof script, "%s/c++", open_dir);
+    write_cxx_script(script);
+    snprintf(dirs, sizeof dirs, "%s:%s", dir, open_dir);
+    path_first(dirs);
+    amp_accelerator_info info;
+    cpu_info_with("c++", &info);
+    cr_assert(!info.is_available, "the c++ after ccache's masquerade, in a directory of mode 0777, was taken");
+    assert_contains(info.unavailable_reason, open_dir);
+}

@@ -67,11 +67,19 @@ static char *amp__cpu_absolute(const char *path)
     return abs;
 }
 
-/* Resolve a program name through PATH; malloc'ed absolute path or NULL. */
-static char *amp__cpu_which(const char *name)
+/* The real path of path's target, in real (PATH_MAX bytes); false where
+ * it cannot be resolved. */
+static bool amp__cpu_real(const char *path, char *real) { return realpath(path, real) != NULL; }
+
+/* Resolve a program name through a search list (PATH's form; NULL: PATH,
+ * else a default); malloc'ed absolute path or NULL. A candidate whose real
+ * path is skip_real's (NULL: none) or whose real file is named skip_name
+ * (NULL: none) is passed over, as a wrapper called by a compiler's name
+ * passes over itself (amp__cpu_wrapped_compiler). */
+static char *amp__cpu_which_in(const char *name, const char *list, const char *skip_real, const char *skip_name)
 {
     if (strchr(name, '/')) return amp__cpu_is_exec(name) ? amp__cpu_absolute(name) : NULL;
-    const char *path = amp__env("PATH");
+    const char *path = list ? list : amp__env("PATH");
     if (!path) path = "/usr/local/bin:/usr/bin:/bin";
     while (*path) {
         const char *colon = strchr(path, ':');
@@ -80,7 +88,13 @@ static char *amp__cpu_which(const char *name)
         if (!cand) return NULL;
         if (n == 0) sprintf(cand, "./%s", name);
         else sprintf(cand, "%.*s/%s", (int)n, path, name);
-        if (amp__cpu_is_exec(cand)) {
+        char real[PATH_MAX];
+        bool skip = false;
+        if ((skip_real || skip_name) && amp__cpu_real(cand, real)) {
+            const char *rb = strrchr(real, '/') ? strrchr(real, '/') + 1 : real;
+            skip = (skip_real && !strcmp(real, skip_real)) || (skip_name && !strcmp(rb, skip_name));
+        }
+        if (!skip && amp__cpu_is_exec(cand)) {
             char *abs = amp__cpu_absolute(cand);
             free(cand);
             return abs;
@@ -90,6 +104,8 @@ static char *amp__cpu_which(const char *name)
     }
     return NULL;
 }
+
+static char *amp__cpu_which(const char *name) { return amp__cpu_which_in(name, NULL, NULL, NULL); }
 
 /* Who besides root and this user may own the compiler and the directories
  * on its way: AMP_TRUSTED_USERS, user names or uids separated by commas (a
@@ -149,16 +165,28 @@ static const char *amp__cpu_unsafe_program(const char *path, char *why, size_t n
     return why;
 }
 
-/* A compiler wrapper's (ccache's) compiler: argv[1] where argv[0] is a
- * wrapper that runs the program its first word names, found on PATH
- * (malloc'ed), or NULL. The wrapper runs it: it is held to the same rule. */
+/* The compiler a compiler wrapper (ccache's kind) runs, which is held to
+ * the same rule as the wrapper: malloc'ed, or NULL where prog is no
+ * wrapper (or the wrapper would find none; it then fails to run). Two
+ * forms: "ccache g++" (the wrapper by its own name, the compiler the next
+ * word, when that is no option) and the masquerade, a link to the wrapper
+ * named as the compiler (/usr/lib/ccache/g++ -> ../../bin/ccache), which
+ * runs the first program of its own name on the search path that is not
+ * the wrapper again. The search path is ccache's CCACHE_PATH where set,
+ * else PATH, as the wrappers take it. */
 static char *amp__cpu_wrapped_compiler(const char *prog, char **argv, int n)
 {
     static const char *const wrappers[] = {"ccache", "sccache", "distcc", "icecc", "buildcache"};
     const char *base = strrchr(prog, '/') ? strrchr(prog, '/') + 1 : prog;
-    if (n < 2 || argv[1][0] == '-') return NULL;
-    for (size_t i = 0; i < sizeof wrappers / sizeof wrappers[0]; ++i)
-        if (!strcmp(base, wrappers[i])) return amp__cpu_which(argv[1]);
+    char real[PATH_MAX];
+    if (!amp__cpu_real(prog, real)) return NULL;
+    const char *real_base = strrchr(real, '/') ? strrchr(real, '/') + 1 : real;
+    for (size_t i = 0; i < sizeof wrappers / sizeof wrappers[0]; ++i) {
+        const char *list = !strcmp(wrappers[i], "ccache") ? amp__env("CCACHE_PATH") : NULL;
+        if (!strcmp(base, wrappers[i]))
+            return n >= 2 && argv[1][0] != '-' ? amp__cpu_which_in(argv[1], list, NULL, NULL) : NULL;
+        if (!strcmp(real_base, wrappers[i])) return amp__cpu_which_in(base, list, real, wrappers[i]);
+    }
     return NULL;
 }
 
