@@ -71,7 +71,7 @@ static const char *amp__dir_problem(const amp__trust *t, const char *dir_path, c
                                     const char *entry_path, const struct stat *entry, char *buf, size_t n)
 {
     if (!amp__trusts_uid(t, dir->st_uid)) {
-        snprintf(buf, n, "%s belongs to uid %d", dir_path, (int)dir->st_uid);
+        snprintf(buf, n, "%s belongs to uid %lu", dir_path, (unsigned long)dir->st_uid);
         return buf;
     }
     bool other = (dir->st_mode & S_IWOTH) && !t->everyone;
@@ -79,13 +79,13 @@ static const char *amp__dir_problem(const amp__trust *t, const char *dir_path, c
     if (!other && !group) return NULL;
     if ((dir->st_mode & S_ISVTX) && entry) {
         if (amp__trusts_uid(t, entry->st_uid)) return NULL;
-        snprintf(buf, n, "%s belongs to uid %d, in %s, which %s can write", entry_path, (int)entry->st_uid, dir_path,
-                 other ? "every user" : "its group");
+        snprintf(buf, n, "%s belongs to uid %lu, in %s, which %s can write", entry_path,
+                 (unsigned long)entry->st_uid, dir_path, other ? "every user" : "its group");
         return buf;
     }
     if (other) snprintf(buf, n, "%s is writable by every user (mode %04o)", dir_path, (unsigned)(dir->st_mode & 07777));
     else
-        snprintf(buf, n, "%s is writable by group %d (mode %04o)", dir_path, (int)dir->st_gid,
+        snprintf(buf, n, "%s is writable by group %lu (mode %04o)", dir_path, (unsigned long)dir->st_gid,
                  (unsigned)(dir->st_mode & 07777));
     return buf;
 }
@@ -93,11 +93,11 @@ static const char *amp__dir_problem(const amp__trust *t, const char *dir_path, c
 static const char *amp__entry_problem(const amp__trust *t, const char *path, const struct stat *st, char *buf,
                                       size_t n)
 {
-    if (!amp__trusts_uid(t, st->st_uid)) snprintf(buf, n, "%s belongs to uid %d", path, (int)st->st_uid);
+    if (!amp__trusts_uid(t, st->st_uid)) snprintf(buf, n, "%s belongs to uid %lu", path, (unsigned long)st->st_uid);
     else if ((st->st_mode & S_IWOTH) && !t->everyone)
         snprintf(buf, n, "%s is writable by every user (mode %04o)", path, (unsigned)(st->st_mode & 07777));
     else if ((st->st_mode & S_IWGRP) && !amp__trusts_gid(t, st->st_gid))
-        snprintf(buf, n, "%s is writable by group %d (mode %04o)", path, (int)st->st_gid,
+        snprintf(buf, n, "%s is writable by group %lu (mode %04o)", path, (unsigned long)st->st_gid,
                  (unsigned)(st->st_mode & 07777));
     else return NULL;
     return buf;
