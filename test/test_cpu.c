@@ -3119,3 +3119,83 @@ Test(cpu, the_compiler_a_masquerading_wrapper_runs_is_checked_too)
     cr_assert(!info.is_available, "the c++ after ccache's masquerade, in a directory of mode 0777, was taken");
     assert_contains(info.unavailable_reason, open_dir);
 }
+
+/* GCC looks for the assembler and the linker on PATH (Debian's gcc: `as`,
+ * `ld`), so the compiler runs with only the PATH directories no other user
+ * could add a program to: an `as` of ours (it leaves a mark, then runs the
+ * real one) in a directory of mode 0777 first on PATH, or in the working
+ * directory named by an empty entry, is never run, and the build uses the
+ * next one. */
+static void marking_as(const char *dir, const char *mark)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/as", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f, "%s: %s", path, strerror(errno));
+    fprintf(f, "#!/bin/sh\n: > '%s'\nPATH='%s' exec as \"$@\"\n", mark, getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+    fclose(f);
+    cr_assert_eq(chmod(path, 0755), 0);
+}
+
+static void build_unique_kernel(void)
+{
+    char src[256];
+    setenv("AMP_CACHE_DIR", "off", 1);
+    snprintf(src, sizeof src, "AMP_KERNEL(k, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = %d; }\n",
+             (int)getpid());
+    amp_program *p = test_build(cpu_acc(), src);
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+Test(cpu, an_assembler_on_path_in_a_directory_others_may_write_is_not_run)
+{
+    char open_dir[1100], mark[1200];
+    unsafe_compiler_dir(open_dir, sizeof open_dir);
+    snprintf(mark, sizeof mark, "%s/ran", open_dir);
+    marking_as(open_dir, mark);
+    path_first(open_dir);
+    build_unique_kernel();
+    cr_assert_neq(access(mark, F_OK), 0, "the compiler ran the `as` in %s (mode 0777)", open_dir);
+}
+
+Test(cpu, an_assembler_in_the_working_directory_is_not_run)
+{
+    char dir[1024], mark[1100], old[PATH_MAX];
+    private_tmpdir(dir, sizeof dir);
+    snprintf(mark, sizeof mark, "%s/ran", dir);
+    marking_as(dir, mark);
+    path_first(""); /* an empty entry: the working directory */
+    cr_assert_not_null(getcwd(old, sizeof old));
+    cr_assert_eq(chdir(dir), 0);
+    build_unique_kernel();
+    cr_assert_eq(chdir(old), 0);
+    cr_assert_neq(access(mark, F_OK), 0, "the compiler ran the `as` of the working directory");
+}
+
+/* With no PATH directory left the compiler finds no assembler: the build
+ * fails, and its message names the directory left out and why. */
+Test(cpu, a_failed_build_names_the_path_directory_left_out)
+{
+    char open_dir[1100], mark[1200], cxx[PATH_MAX];
+    unsafe_compiler_dir(open_dir, sizeof open_dir);
+    snprintf(mark, sizeof mark, "%s/ran", open_dir);
+    marking_as(open_dir, mark);
+    FILE *w = popen("command -v c++", "r");
+    cr_assert_not_null(w);
+    cr_assert_not_null(fgets(cxx, sizeof cxx, w), "no c++ on PATH");
+    pclose(w);
+    cxx[strcspn(cxx, "\n")] = '\0';
+    setenv("AMP_CXX", cxx, 1);
+    setenv("PATH", open_dir, 1);
+    setenv("AMP_CACHE_DIR", "off", 1);
+    setenv("AMP_CPU_PCH", "0", 1);
+    amp_program *p = NULL;
+    amp_accelerator *acc = cpu_acc();
+    ASSERT_STATUS(amp_program_build(acc, "AMP_KERNEL(k, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = 7; }",
+                                    NULL, &p),
+                  AMP_ERROR_COMPILE);
+    assert_contains(amp_last_error(), "the first left out");
+    assert_contains(amp_last_error(), open_dir);
+    assert_contains(amp_last_error(), "writable by every user");
+    cr_assert_neq(access(mark, F_OK), 0, "the compiler ran the `as` in %s (mode 0777)", open_dir);
+}

@@ -3,6 +3,7 @@
 
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -160,6 +161,17 @@ int amp__trusted_walk(const amp__trust *t, const char *base, const char *name, s
         /* The rest of the name is in rest, after p: keep it where it is. */
         p = after;
     }
+}
+
+int amp__trusted_dir(const amp__trust *t, const char *dir, char *why, size_t n)
+{
+    char real[PATH_MAX];
+    struct stat st;
+    int w = amp__trusted_walk(t, "/", dir, strlen(dir), why, n);
+    if (w != AMP__WALK_DIR) return w == AMP__WALK_FILE ? AMP__WALK_NOTHING : w;
+    if (!realpath(dir, real) || stat(real, &st) != 0 || !S_ISDIR(st.st_mode)) return AMP__WALK_NOTHING;
+    /* No entry: in a sticky directory a new name needs no one's file. */
+    return amp__dir_problem(t, real, &st, NULL, NULL, why, n) ? AMP__WALK_UNTRUSTED : AMP__WALK_DIR;
 }
 
 amp_status amp__path_check(const char *path, const char *trusted_dir, char *why, size_t n)

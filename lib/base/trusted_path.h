@@ -44,6 +44,14 @@ enum {
  * write it, with its mode. Reads only metadata; thread-safe. */
 int amp__trusted_walk(const amp__trust *t, const char *base, const char *name, size_t len, char *why, size_t n);
 
+/* Whether no one outside t could put a program in the directory dir
+ * (absolute): the way to it as amp__trusted_walk judges it, and the
+ * directory itself, whose new names anyone who may write it could make,
+ * sticky or not. AMP__WALK_DIR when no one could, AMP__WALK_UNTRUSTED with
+ * why (n bytes) naming who could, AMP__WALK_NOTHING when dir is no
+ * directory. Reads only metadata; thread-safe. */
+int amp__trusted_dir(const amp__trust *t, const char *dir, char *why, size_t n);
+
 /* AMP_OK when no user but root, this one and those who can change
  * trusted_dir (or a directory above it; NULL: none) could have put what is
  * at the absolute path there, or a directory (or link) on its way (nothing

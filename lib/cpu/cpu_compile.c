@@ -17,7 +17,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-extern char **environ;
 
 /* The deadline of a job that names none (the core always does: its
  * AMP_COMPILE_TIMEOUT default is the same 600 s). */
@@ -166,19 +165,15 @@ static amp_status amp__cpu_build_dir(amp__cpu_build *b)
  * change what it does but are in no cache tag (amp__cpu_env_dropped): a
  * module built under one would be reused under another, and a program run
  * from a make that exports DEPENDENCIES_OUTPUT would have our builds'
- * lists written into the user's file. */
+ * lists written into the user's file. PATH holds only the directories no
+ * other user could add a program to (amp__cpu_compiler_environ). */
 static amp_status amp__cpu_build_env(amp__cpu_build *b)
 {
-    size_t nenv = 0;
-    while (environ[nenv]) nenv++;
-    if (!(b->envp = calloc(nenv + 2, sizeof *b->envp)))
+    static const char *const drop[] = {"TMPDIR=", NULL};
+    if (!(b->envp = amp__cpu_compiler_environ(b->d, drop, 1)))
         return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for the compiler's environment");
     snprintf(b->tmpenv, sizeof b->tmpenv, "TMPDIR=%s", b->dir);
-    size_t ne = 0;
-    b->envp[ne++] = b->tmpenv;
-    for (size_t i = 0; i < nenv; ++i)
-        if (strncmp(environ[i], "TMPDIR=", 7) && !amp__cpu_env_dropped(environ[i])) b->envp[ne++] = environ[i];
-    b->envp[ne] = NULL;
+    b->envp[0] = b->tmpenv;
     return AMP_OK;
 }
 
@@ -590,8 +585,15 @@ static amp_status amp__cpu_build_try(amp__cpu_build *b)
         }
         char how[64];
         amp__cpu_describe_exit(ws, how, sizeof how);
-        return amp__fail(AMP_ERROR_COMPILE, "compiling %s for the CPU accelerator failed (%s, %s):\n%s",
-                         b->source_name, b->d->cxx[0], how, b->log);
+        /* An assembler or linker not found may be one only a directory
+         * left out of the compiler's PATH had. */
+        const char *left = b->d->path_left_out;
+        return amp__fail(AMP_ERROR_COMPILE, "compiling %s for the CPU accelerator failed (%s, %s):\n%s%s%s%s",
+                         b->source_name, b->d->cxx[0], how, b->log,
+                         left[0] ? "\n(the compiler ran without the PATH directories another user could add a program "
+                                   "to; the first left out: "
+                                 : "",
+                         left, left[0] ? ")" : "");
     }
 }
 

@@ -106,6 +106,12 @@ typedef struct amp__cpu_device {
     char reason[256];     /* why not available */
     char **cxx;           /* compiler argv prefix (resolved program + extra words) */
     int ncxx;
+    /* "PATH=..." the compiler runs with (amp__cpu_compiler_environ): the
+     * directories of PATH, as discovery found it, that no one outside the
+     * trusted set could add a program to; path_left_out names the first
+     * directory left out and why ("" when none was). */
+    char *compiler_path;
+    char path_left_out[256];
     char cxx_text[512];   /* the compiler command as the user gave it */
     char cache_tag[1536];
     char prebuilt[40]; /* "cpu-" and a hash of cache_tag: its pack's name (lib/core/prebuilt.c) */
@@ -170,6 +176,13 @@ extern const amp__cpu_sanitizer amp__cpu_sanitizers[AMP__CPU_NSANITIZERS];
  * file it writes on the side); CPATH and CPLUS_INCLUDE_PATH stay, their
  * headers are tracked (backend.h). cpu_toolchain.c. */
 bool amp__cpu_env_dropped(const char *entry);
+/* The environment the compiler runs with: this process's without what
+ * amp__cpu_env_dropped names and the entries starting with a prefix of
+ * also_drop (NULL-terminated; may be NULL), PATH replaced by
+ * d->compiler_path; lead empty slots first for the caller to fill. The
+ * array is malloc'ed, its entries borrowed (environ's, d's); NULL on no
+ * memory. */
+char **amp__cpu_compiler_environ(const amp__cpu_device *d, const char *const *also_drop, size_t lead);
 /* The compiler's default include directories (backend.h), asked of it on
  * first use; never NULL (cpu_toolchain.c). */
 const amp__sys_dir *amp__cpu_system_dirs(amp__cpu_device *d);

@@ -165,6 +165,74 @@ static const char *amp__cpu_unsafe_program(const char *path, char *why, size_t n
     return why;
 }
 
+/* d->compiler_path: PATH for the compiler, its directories that no one
+ * outside the trusted set could add a program to (amp__trusted_dir), in
+ * their order. GCC and clang look for the assembler and the linker on PATH
+ * where their own directories have none (Debian's gcc: `as`, `ld`), so a
+ * directory another local user may write, anywhere on PATH, would let them
+ * choose what runs; a relative or empty entry would be the compile's
+ * working directory. Those are left out (the first, with why, in
+ * d->path_left_out, which a failed compile names). False on no memory. */
+static bool amp__cpu_safe_path(amp__cpu_device *d)
+{
+    amp__trust trusted;
+    char why[256];
+    amp__trust_init(&trusted, NULL, NULL);
+    if (!amp__cpu_trusted_users(&trusted, why, sizeof why)) return true; /* the compiler was refused already */
+    const char *path = amp__env("PATH");
+    if (!path) path = "/usr/local/bin:/usr/bin:/bin";
+    free(d->compiler_path);
+    d->path_left_out[0] = '\0';
+    if (!(d->compiler_path = malloc(strlen(path) + 16))) return false;
+    size_t len = (size_t)sprintf(d->compiler_path, "PATH=");
+    char dir[PATH_MAX];
+    for (const char *p = path;;) {
+        size_t n = strcspn(p, ":");
+        bool keep = false;
+        if (n == 0 || p[0] != '/' || n >= sizeof dir) {
+            if (!d->path_left_out[0])
+                snprintf(d->path_left_out, sizeof d->path_left_out, "PATH's entry '%.*s' is %s", (int)(n < 100 ? n : 100),
+                         p, n == 0 ? "empty (the working directory)" : n >= sizeof dir ? "too long" : "relative");
+        } else {
+            memcpy(dir, p, n);
+            dir[n] = '\0';
+            int w = amp__trusted_dir(&trusted, dir, why, sizeof why);
+            keep = w == AMP__WALK_DIR;
+            if (w == AMP__WALK_UNTRUSTED && !d->path_left_out[0])
+                snprintf(d->path_left_out, sizeof d->path_left_out, "%.250s", why);
+        }
+        if (keep) {
+            if (len > 5) d->compiler_path[len++] = ':';
+            memcpy(d->compiler_path + len, p, n);
+            len += n;
+        }
+        if (!p[n]) break;
+        p += n + 1;
+    }
+    /* None kept: an empty PATH would be the working directory to execvp;
+     * nothing can be found under /dev/null. */
+    if (len == 5) len += (size_t)sprintf(d->compiler_path + len, "/dev/null");
+    d->compiler_path[len] = '\0';
+    return true;
+}
+
+char **amp__cpu_compiler_environ(const amp__cpu_device *d, const char *const *also_drop, size_t lead)
+{
+    size_t nenv = 0, ne = lead;
+    while (environ[nenv]) nenv++;
+    char **envp = calloc(lead + nenv + 2, sizeof *envp);
+    if (!envp) return NULL;
+    for (size_t i = 0; i < nenv; ++i) {
+        bool keep = !amp__cpu_env_dropped(environ[i]) && strncmp(environ[i], "PATH=", 5) != 0;
+        for (size_t j = 0; keep && also_drop && also_drop[j]; ++j)
+            if (!strncmp(environ[i], also_drop[j], strlen(also_drop[j]))) keep = false;
+        if (keep) envp[ne++] = environ[i];
+    }
+    if (d->compiler_path) envp[ne++] = d->compiler_path;
+    envp[ne] = NULL;
+    return envp;
+}
+
 /* The compiler a compiler wrapper (ccache's kind) runs, which is held to
  * the same rule as the wrapper: malloc'ed, or NULL where prog is no
  * wrapper (or the wrapper would find none; it then fails to run). Two
@@ -266,7 +334,7 @@ void amp__cpu_find_compiler(amp__cpu_device *d)
     }
     free(wrapped);
     d->cxx = calloc((size_t)n + 1, sizeof *d->cxx);
-    if (!d->cxx) {
+    if (!d->cxx || !amp__cpu_safe_path(d)) {
         free(prog);
         snprintf(d->reason, sizeof d->reason, "no memory to look for a C++ compiler");
         goto done;
@@ -276,17 +344,20 @@ void amp__cpu_find_compiler(amp__cpu_device *d)
     d->ncxx = n;
 
     /* It must run: ask for its version, which also keys the cache. */
-    char **vargv = calloc((size_t)n + 2, sizeof *vargv);
+    char **vargv = calloc((size_t)n + 2, sizeof *vargv), **venv = amp__cpu_compiler_environ(d, NULL, 0);
     int ws = 0;
     bool late = false;
-    if (!vargv) {
+    if (!vargv || !venv) {
+        free(vargv);
+        free(venv);
         snprintf(d->reason, sizeof d->reason, "no memory to look for a C++ compiler");
         goto done;
     }
     for (int i = 0; i < n; ++i) vargv[i] = d->cxx[i];
     vargv[n] = "--version";
-    amp_status st = amp__cpu_run_capture(vargv, environ, amp__now_ns() + 60ull * 1000000000ull, &version, &ws, &late);
+    amp_status st = amp__cpu_run_capture(vargv, venv, amp__now_ns() + 60ull * 1000000000ull, &version, &ws, &late);
     free(vargv);
+    free(venv);
     if (st != AMP_OK || late || !WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
         char how[64] = "";
         if (st == AMP_OK) {
@@ -412,19 +483,11 @@ const amp__sys_dir *amp__cpu_system_dirs(amp__cpu_device *d)
     pthread_mutex_lock(&amp__cpu_sys_lock);
     if (amp__cpu_sys_done || !d->available) goto out;
     amp__cpu_sys_done = true;
-    static const char *const drop[] = {"CPATH=", "CPLUS_INCLUDE_PATH="};
-    size_t nenv = 0, ne = 0;
-    while (environ[nenv]) nenv++;
-    char **envp = calloc(nenv + 1, sizeof *envp), **argv = calloc((size_t)d->ncxx + 6, sizeof *argv);
+    static const char *const drop[] = {"CPATH=", "CPLUS_INCLUDE_PATH=", NULL};
+    char **envp = amp__cpu_compiler_environ(d, drop, 0), **argv = calloc((size_t)d->ncxx + 6, sizeof *argv);
     char *text = NULL;
     amp__sys_dir *list = NULL;
     if (!envp || !argv) goto done;
-    for (size_t i = 0; i < nenv; ++i) {
-        bool keep = !amp__cpu_env_dropped(environ[i]);
-        for (size_t j = 0; j < sizeof drop / sizeof drop[0]; ++j)
-            if (!strncmp(environ[i], drop[j], strlen(drop[j]))) keep = false;
-        if (keep) envp[ne++] = environ[i];
-    }
     int n = 0;
     for (int i = 0; i < d->ncxx; ++i) argv[n++] = d->cxx[i];
     argv[n++] = "-x";
