@@ -2861,6 +2861,15 @@ static void write_cxx_script(const char *path)
     cr_assert_eq(chmod(path, 0755), 0);
 }
 
+/* unsafe_compiler_dir with write_cxx_script's c++ in it. */
+static void unsafe_cxx_dir(char *open_dir, size_t cap)
+{
+    char script[1200];
+    unsafe_compiler_dir(open_dir, cap);
+    snprintf(script, sizeof script, "%s/c++", open_dir);
+    write_cxx_script(script);
+}
+
 /* write_cxx_script's c++ in a private directory of ours (its path in
  * script). */
 static void compiler_script_of_ours(char *script, size_t cap)
@@ -2874,9 +2883,7 @@ static void compiler_script_of_ours(char *script, size_t cap)
 Test(cpu, a_compiler_in_a_directory_others_may_write_is_not_run)
 {
     char open_dir[1100], script[1200];
-    unsafe_compiler_dir(open_dir, sizeof open_dir);
-    snprintf(script, sizeof script, "%s/c++", open_dir);
-    write_cxx_script(script);
+    unsafe_cxx_dir(open_dir, sizeof open_dir);
     amp_accelerator_info info;
     cpu_info_with(script, &info);
     cr_assert(!info.is_available, "a compiler in a directory of mode 0777 was taken: %s", script);
@@ -2898,10 +2905,8 @@ Test(cpu, a_link_to_the_compiler_in_a_directory_others_may_write_is_not_followed
 
 Test(cpu, a_compiler_found_on_path_in_a_directory_others_may_write_is_not_run)
 {
-    char open_dir[1100], script[1200], path[4096];
-    unsafe_compiler_dir(open_dir, sizeof open_dir);
-    snprintf(script, sizeof script, "%s/c++", open_dir);
-    write_cxx_script(script);
+    char open_dir[1100], path[4096];
+    unsafe_cxx_dir(open_dir, sizeof open_dir);
     unsetenv("AMP_CXX");
     unsetenv("CXX");
     snprintf(path, sizeof path, "%s:%s", open_dir, getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
@@ -3038,11 +3043,9 @@ Test(cpu, a_wrapper_and_its_compiler_of_ours_are_run)
 
 Test(cpu, the_compiler_a_wrapper_runs_is_checked_too)
 {
-    char spec[1300], open_dir[1100], script[1200], path[4096];
+    char spec[1300], open_dir[1100], path[4096];
     wrapper_spec(spec, sizeof spec);
-    unsafe_compiler_dir(open_dir, sizeof open_dir);
-    snprintf(script, sizeof script, "%s/c++", open_dir);
-    write_cxx_script(script);
+    unsafe_cxx_dir(open_dir, sizeof open_dir);
     snprintf(path, sizeof path, "%s:%s", open_dir, getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
     setenv("PATH", path, 1);
     amp_accelerator_info info;
@@ -3056,11 +3059,9 @@ Test(cpu, the_compiler_a_wrapper_runs_is_checked_too)
  * of mode 0777, while PATH's is safe). */
 Test(cpu, the_compiler_a_wrapper_takes_from_ccache_path_is_checked)
 {
-    char spec[1300], open_dir[1100], script[1200];
+    char spec[1300], open_dir[1100];
     wrapper_spec(spec, sizeof spec);
-    unsafe_compiler_dir(open_dir, sizeof open_dir);
-    snprintf(script, sizeof script, "%s/c++", open_dir);
-    write_cxx_script(script);
+    unsafe_cxx_dir(open_dir, sizeof open_dir);
     setenv("CCACHE_PATH", open_dir, 1);
     amp_accelerator_info info;
     cpu_info_with(spec, &info);
@@ -3107,11 +3108,9 @@ Test(cpu, a_masquerading_wrapper_and_the_compiler_after_it_are_run)
 
 Test(cpu, the_compiler_a_masquerading_wrapper_runs_is_checked_too)
 {
-    char dir[1024], open_dir[1100], script[1200], dirs[2200];
+    char dir[1024], open_dir[1100], dirs[2200];
     masquerade_dir(dir, sizeof dir);
-    unsafe_compiler_dir(open_dir, sizeof open_dir);
-    snprintf(script, sizeof script, "%s/c++", open_dir);
-    write_cxx_script(script);
+    unsafe_cxx_dir(open_dir, sizeof open_dir);
     snprintf(dirs, sizeof dirs, "%s:%s", dir, open_dir);
     path_first(dirs);
     amp_accelerator_info info;
