@@ -2861,13 +2861,16 @@ static void write_cxx_script(const char *path)
     cr_assert_eq(chmod(path, 0755), 0);
 }
 
-/* unsafe_compiler_dir with write_cxx_script's c++ in it. */
-static void unsafe_cxx_dir(char *open_dir, size_t cap)
+/* unsafe_compiler_dir with write_cxx_script's c++ in it; the script's path
+ * goes to script (1200 bytes) where that is not NULL. */
+static void unsafe_cxx_dir(char *open_dir, size_t cap, char *script)
 {
-    char script[1200];
+    char path[1200];
     unsafe_compiler_dir(open_dir, cap);
-    snprintf(script, sizeof script, "%s/c++", open_dir);
-    write_cxx_script(script);
+    snprintf(path, sizeof path, "%s/c++", open_dir);
+    write_cxx_script(path);
+    if (script)
+        memcpy(script, path, sizeof path);
 }
 
 /* write_cxx_script's c++ in a private directory of ours (its path in
@@ -2883,7 +2886,7 @@ static void compiler_script_of_ours(char *script, size_t cap)
 Test(cpu, a_compiler_in_a_directory_others_may_write_is_not_run)
 {
     char open_dir[1100], script[1200];
-    unsafe_cxx_dir(open_dir, sizeof open_dir);
+    unsafe_cxx_dir(open_dir, sizeof open_dir, script);
     amp_accelerator_info info;
     cpu_info_with(script, &info);
     cr_assert(!info.is_available, "a compiler in a directory of mode 0777 was taken: %s", script);
@@ -2906,7 +2909,7 @@ Test(cpu, a_link_to_the_compiler_in_a_directory_others_may_write_is_not_followed
 Test(cpu, a_compiler_found_on_path_in_a_directory_others_may_write_is_not_run)
 {
     char open_dir[1100], path[4096];
-    unsafe_cxx_dir(open_dir, sizeof open_dir);
+    unsafe_cxx_dir(open_dir, sizeof open_dir, NULL);
     unsetenv("AMP_CXX");
     unsetenv("CXX");
     snprintf(path, sizeof path, "%s:%s", open_dir, getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
@@ -3045,7 +3048,7 @@ Test(cpu, the_compiler_a_wrapper_runs_is_checked_too)
 {
     char spec[1300], open_dir[1100], path[4096];
     wrapper_spec(spec, sizeof spec);
-    unsafe_cxx_dir(open_dir, sizeof open_dir);
+    unsafe_cxx_dir(open_dir, sizeof open_dir, NULL);
     snprintf(path, sizeof path, "%s:%s", open_dir, getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
     setenv("PATH", path, 1);
     amp_accelerator_info info;
@@ -3061,7 +3064,7 @@ Test(cpu, the_compiler_a_wrapper_takes_from_ccache_path_is_checked)
 {
     char spec[1300], open_dir[1100];
     wrapper_spec(spec, sizeof spec);
-    unsafe_cxx_dir(open_dir, sizeof open_dir);
+    unsafe_cxx_dir(open_dir, sizeof open_dir, NULL);
     setenv("CCACHE_PATH", open_dir, 1);
     amp_accelerator_info info;
     cpu_info_with(spec, &info);
@@ -3110,7 +3113,7 @@ Test(cpu, the_compiler_a_masquerading_wrapper_runs_is_checked_too)
 {
     char dir[1024], open_dir[1100], dirs[2200];
     masquerade_dir(dir, sizeof dir);
-    unsafe_cxx_dir(open_dir, sizeof open_dir);
+    unsafe_cxx_dir(open_dir, sizeof open_dir, NULL);
     snprintf(dirs, sizeof dirs, "%s:%s", dir, open_dir);
     path_first(dirs);
     amp_accelerator_info info;
