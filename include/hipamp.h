@@ -648,8 +648,10 @@ AMP_API amp_status amp_array_view_destroy(amp_array_view *v);
  * C++ AMP's copy: the source's current data (wherever it is: host, device)
  * into the destination, exactly the bytes of the two views. Extents must be
  * equal (AMP_ERROR_INVALID_EXTENT, naming both) and element sizes too
- * (AMP_ERROR_ARGUMENT_MISMATCH); two overlapping parts of one storage, and
- * an AMP_READ_ONLY destination view, are AMP_ERROR_INVALID_ARGUMENT.
+ * (AMP_ERROR_ARGUMENT_MISMATCH); a source and destination that share
+ * memory (two overlapping parts of one storage, views made apart over one
+ * buffer whose elements meet, arrays made from one native allocation),
+ * and an AMP_READ_ONLY destination view, are AMP_ERROR_INVALID_ARGUMENT.
  * Between arrays on one accelerator the copy stays on the device; between two
  * GPUs of one vendor it goes peer to peer where the driver allows, else
  * through host memory; between a GPU and the CPU accelerator it is one

@@ -2210,6 +2210,27 @@ ACCEL_TEST(algorithms, zero_elements)
     ASSERT_OK(amp_array_destroy(res));
     ASSERT_OK(amp_array_view_destroy(v));
     cr_assert_eq(x[0], 5.0f, "an algorithm touched memory past a view of 0 elements");
+
+    /* Of rank 6, strided in all six before its last dimension went to 0:
+     * still nothing to do (it was refused as more than 4 strided
+     * dimensions). */
+    static int32_t g[729];
+    for (int i = 0; i < 729; ++i) g[i] = i;
+    static const int full6[6] = {3, 3, 3, 3, 3, 3}, none6[6] = {2, 2, 2, 2, 2, 0};
+    amp_array_view *v6 = test_view(g, 4, amp_extent_make(6, full6), AMP_READ_WRITE), *e6 = NULL;
+    ASSERT_OK(amp_array_view_section(v6, amp_index_make(6, NULL), amp_extent_make(6, none6), &e6));
+    int32_t sum = -1, fill = 7;
+    ASSERT_OK(amp_reduce(q, amp_arg_view(e6), AMP_TYPE_INT32, AMP_OP_SUM, &sum));
+    cr_assert_eq(sum, 0);
+    c = 9;
+    ASSERT_OK(amp_count_if(q, amp_arg_view(e6), AMP_TYPE_INT32, "x > 0", NULL, &c));
+    cr_assert_eq(c, 0);
+    ASSERT_OK(amp_sort(q, amp_arg_view(e6), AMP_TYPE_INT32, AMP_ASCENDING));
+    ASSERT_OK(amp_fill(q, amp_arg_view(e6), &fill));
+    ASSERT_OK(amp_array_view_destroy(e6));
+    ASSERT_OK(amp_array_view_synchronize(v6));
+    ASSERT_OK(amp_array_view_destroy(v6));
+    for (int i = 0; i < 729; ++i) cr_assert_eq(g[i], i, "an algorithm over a rank-6 view of 0 elements wrote g[%d]", i);
 }
 
 /* ------------------------------------------------ overlapping arguments */

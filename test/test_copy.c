@@ -1,4 +1,4 @@
-/* test_copy.c — amp_copy_array / amp_copy_view and their async forms: arrays on one accelerator, strided sections of host views and of arrays in both directions, the halo-exchange pattern moving exactly the halo bytes, copies between the CPU accelerator and a GPU, futures and device time, and every refusal. */
+/* test_copy.c — amp_copy_array / amp_copy_view and their async forms: arrays on one accelerator, strided sections of host views and of arrays in both directions, the halo-exchange pattern moving exactly the halo bytes, copies between the CPU accelerator and a GPU, futures and device time, and every refusal (views and arrays made apart over shared memory included). */
 #include "support.h"
 
 #include <stdint.h>
@@ -331,6 +331,70 @@ ACCEL_TEST(copy, refusals_name_the_problem)
     amp_array_view_destroy(v64);
     amp_array_view_destroy(v24);
     amp_array_view_destroy(w46);
+}
+
+/* A source and destination made apart over memory they share are refused,
+ * and the memory is unchanged: the copy ran a row at a time with memmove,
+ * so a 2-D copy one row down read rows it had already written and
+ * returned AMP_OK. Views over one buffer laid out alike are judged by
+ * their elements (disjoint sections of them copy), others by their bytes;
+ * arrays made from one native allocation likewise. */
+ACCEL_TEST(copy, views_and_arrays_made_apart_over_shared_memory_are_refused)
+{
+    int32_t m[5][4], want[5][4];
+    for (int i = 0; i < 20; ++i) ((int32_t *)m)[i] = i;
+    memcpy(want, m, sizeof m);
+    amp_array_view *src = test_view(m, 4, amp_extent_2d(4, 4), AMP_READ_WRITE);
+    amp_array_view *dst = test_view(m[1], 4, amp_extent_2d(4, 4), AMP_READ_WRITE);
+    ASSERT_STATUS(amp_copy_view(src, dst), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_last_error(), "amp_copy_view: source and destination overlap (views or arrays over one host memory)"),
+              "%s", amp_last_error());
+    amp_future *f = NULL;
+    ASSERT_STATUS(amp_copy_view_async(dst, src, &f), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert_null(f);
+    ASSERT_OK(amp_array_view_synchronize(src));
+    ASSERT_OK(amp_array_view_synchronize(dst));
+    cr_assert(!memcmp(m, want, sizeof m), "a refused copy changed the memory");
+
+    /* Alike (one buffer, one extent): elements decide. Row 0 into row 3 of
+     * another view of the same buffer copies; row 0 onto itself does not. */
+    amp_array_view *other = test_view(m, 4, amp_extent_2d(4, 4), AMP_READ_WRITE), *row0 = NULL, *row3 = NULL,
+                   *same0 = NULL;
+    ASSERT_OK(amp_array_view_section(src, amp_index_2d(0, 0), amp_extent_2d(1, 4), &row0));
+    ASSERT_OK(amp_array_view_section(other, amp_index_2d(3, 0), amp_extent_2d(1, 4), &row3));
+    ASSERT_OK(amp_array_view_section(other, amp_index_2d(0, 0), amp_extent_2d(1, 4), &same0));
+    ASSERT_OK(amp_copy_view(row0, row3));
+    ASSERT_STATUS(amp_copy_view(row0, same0), AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_OK(amp_array_view_synchronize(other));
+    for (int j = 0; j < 4; ++j) cr_assert_eq(m[3][j], j, "m[3][%d] = %d", j, m[3][j]);
+    /* Apart in bytes: rows 0-1 of one view into the fifth row's memory. */
+    amp_array_view *last = test_view(m[4], 4, amp_extent_1d(4), AMP_READ_WRITE), *flat = NULL;
+    ASSERT_OK(amp_array_view_section(src, amp_index_2d(0, 0), amp_extent_2d(1, 4), &flat));
+    amp_array_view *flat1 = NULL;
+    ASSERT_OK(amp_array_view_view_as(flat, amp_extent_1d(4), &flat1));
+    ASSERT_OK(amp_copy_view(flat1, last));
+    ASSERT_OK(amp_array_view_synchronize(last));
+    for (int j = 0; j < 4; ++j) cr_assert_eq(m[4][j], j, "m[4][%d] = %d", j, m[4][j]);
+
+    /* Arrays made from one native allocation. */
+    amp_accelerator_view *q = NULL;
+    ASSERT_OK(amp_accelerator_default_view(acc, &q));
+    amp_array *base = NULL, *a1 = NULL, *a2 = NULL, *a3 = NULL;
+    ASSERT_OK(amp_array_create(q, 4, amp_extent_1d(24), NULL, &base));
+    void *mem = NULL;
+    ASSERT_OK(amp_array_native_handle(base, &mem));
+    ASSERT_OK(amp_array_create_from_native(q, mem, 4, amp_extent_2d(2, 4), &a1));
+    ASSERT_OK(amp_array_create_from_native(q, (char *)mem + 16, 4, amp_extent_2d(2, 4), &a2));
+    ASSERT_OK(amp_array_create_from_native(q, (char *)mem + 64, 4, amp_extent_2d(2, 4), &a3));
+    ASSERT_STATUS(amp_copy_array(a1, a2), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_last_error(), "overlap"), "%s", amp_last_error());
+    ASSERT_OK(amp_copy_array(a1, a3));
+    ASSERT_OK(amp_array_destroy(a1));
+    ASSERT_OK(amp_array_destroy(a2));
+    ASSERT_OK(amp_array_destroy(a3));
+    ASSERT_OK(amp_array_destroy(base));
+    amp_array_view *all[] = {flat1, flat, last, same0, row3, row0, other, dst, src};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) ASSERT_OK(amp_array_view_destroy(all[i]));
 }
 
 /* An AMP_READ_ONLY view (C++ AMP's array_view<const T>) is never a copy's

@@ -1,9 +1,11 @@
-/* test_params.c — kernel parameters as real codes use them: every C scalar kind bit for bit (values that need all 64 unsigned bits, negative 8-bit values, bool), structs by value with mixed members and padding, an over-aligned struct, and the mismatch messages (position, the kernel's type, the argument's kind, both sizes); kinds outside amp_arg_kind refused. */
+/* test_params.c — kernel parameters as real codes use them: every C scalar kind bit for bit (values that need all 64 unsigned bits, negative 8-bit values, bool), structs by value with mixed members and padding, an over-aligned struct, and the mismatch messages (position, the kernel's type, the argument's kind, both sizes); kinds outside amp_arg_kind refused; a count past the kernel's refused before any argument is read. */
 #include "support.h"
 
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 extern const char test_kernels_params[];
 
@@ -219,6 +221,46 @@ ACCEL_TEST(params, kinds_outside_amp_arg_kind_are_refused)
     ASSERT_OK(amp_array_view_synchronize(v));
     for (int i = 0; i < 4; ++i) cr_assert_eq(out[i], (uint64_t)(11 + i), "out[%d] = %llu", i, (unsigned long long)out[i]);
     ASSERT_OK(amp_array_view_destroy(row));
+    ASSERT_OK(amp_array_view_destroy(v));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+/* The count is checked before any argument is read: args holds nargs
+ * entries as the caller says, and one past the kernel's count may be past
+ * the caller's memory (here the array ends at an unmapped page; the kinds
+ * were read first, and this faulted). Nothing runs. */
+ACCEL_TEST(params, more_arguments_than_parameters_are_refused_before_any_is_read)
+{
+    uint64_t out[2] = {11, 12};
+    amp_array_view *v = test_view(out, sizeof *out, amp_extent_1d(2), AMP_READ_WRITE);
+    amp_program *p = test_build(acc, test_kernels_params);
+    amp_kernel *k = test_kernel(p, "every_scalar");
+    long page = sysconf(_SC_PAGESIZE);
+    char *pages = mmap(NULL, (size_t)page * 2, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    cr_assert_neq(pages, MAP_FAILED);
+    cr_assert_eq(munmap(pages + page, (size_t)page), 0);
+    amp_arg *a = (amp_arg *)(pages + page) - 12;
+    amp_arg given[12] = {amp_arg_view(v),   amp_arg_int8(1),    amp_arg_uint8(1),   amp_arg_int16(1),
+                         amp_arg_uint16(1), amp_arg_int32(1),   amp_arg_uint32(1),  amp_arg_int64(1),
+                         amp_arg_uint64(1), amp_arg_float32(1), amp_arg_float64(1), amp_arg_bool(1)};
+    memcpy(a, given, sizeof given);
+    static const size_t counts[] = {13, 40, SIZE_MAX};
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; ++i) {
+        ASSERT_STATUS(amp_parallel_for_each(NULL, amp_extent_1d(2), k, a, counts[i]), AMP_ERROR_ARGUMENT_MISMATCH);
+        char want[80];
+        snprintf(want, sizeof want, "takes 12 parameters; %zu arguments given", counts[i]);
+        cr_assert(strstr(amp_last_error(), want), "nargs %zu: %s", counts[i], amp_last_error());
+        amp_launch_options o = {.block_size = 64};
+        ASSERT_STATUS(amp_parallel_for_each_with(NULL, amp_extent_1d(2), k, a, counts[i], &o),
+                      AMP_ERROR_ARGUMENT_MISMATCH);
+        amp_future *f = NULL;
+        ASSERT_STATUS(amp_parallel_for_each_async(NULL, amp_extent_1d(2), k, a, counts[i], &f),
+                      AMP_ERROR_ARGUMENT_MISMATCH);
+        cr_assert_null(f);
+    }
+    ASSERT_OK(amp_array_view_synchronize(v));
+    cr_assert(out[0] == 11 && out[1] == 12, "out = %llu %llu", (unsigned long long)out[0], (unsigned long long)out[1]);
+    cr_assert_eq(munmap(pages, (size_t)page), 0);
     ASSERT_OK(amp_array_view_destroy(v));
     ASSERT_OK(amp_program_destroy(p));
 }

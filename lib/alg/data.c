@@ -111,6 +111,15 @@ static bool amp__alg_make_shape(int r, const int *ext, const int64_t *stride, am
     memset(sh, 0, sizeof *sh);
     sh->n = n;
     sh->contiguous = contiguous;
+    /* No element: one dimension of none, whatever the view's rank and
+     * strides (an empty view of rank 5 to 8 is valid input: nothing to
+     * do, a reduction's identity). */
+    if (n == 0) {
+        sh->rank = 1;
+        sh->stride[0] = 1;
+        sh->contiguous = 1;
+        return true;
+    }
     /* Outermost first, built from the innermost. */
     int64_t cur_ext = 1, cur_stride = 1;
     int64_t e_out[AMP_MAX_RANK + 1], s_out[AMP_MAX_RANK + 1];
@@ -218,33 +227,6 @@ amp_status amp__alg_writable(const char *fn, const char *what, const amp__alg_da
     return AMP_OK;
 }
 
-/* The memory d's elements lie in: *space, the address space (an
- * accelerator whose memory the host cannot address; NULL: host memory,
- * the CPU accelerator's arrays included), and [*lo, *hi), the bytes from
- * its first element to past its last (strides are never negative). false:
- * it has no elements. */
-static bool amp__alg_bytes(const amp__alg_data *d, const amp_accelerator **space, uintptr_t *lo, uintptr_t *hi)
-{
-    if (d->shape.n == 0 || !d->s->home) return false;
-    int64_t last = 0;
-    for (int i = 0; i < d->shape.rank; ++i) last += (int64_t)(d->shape.ext[i] - 1) * d->shape.stride[i];
-    *space = amp__host_addressable(d->s->home_acc) ? NULL : d->s->home_acc;
-    *lo = (uintptr_t)d->s->home + (uintptr_t)d->offset;
-    *hi = *lo + (uintptr_t)last * d->elem + d->elem;
-    return true;
-}
-
-/* Two storages over one data source laid out alike (views made apart over
- * one buffer with one extent and element size): boxes of one are boxes of
- * the other. */
-static bool amp__alg_alike(const amp__storage *a, const amp__storage *b)
-{
-    if (a->home != b->home || a->elem != b->elem || a->ext.rank != b->ext.rank) return false;
-    for (int d = 0; d < a->ext.rank; ++d)
-        if (a->ext.v[d] != b->ext.v[d] || a->stride[d] != b->stride[d]) return false;
-    return true;
-}
-
 bool amp__alg_overlap(const amp__alg_data *a, const amp__alg_data *b, bool *same)
 {
     *same = false;
@@ -257,17 +239,10 @@ bool amp__alg_overlap(const amp__alg_data *a, const amp__alg_data *b, bool *same
         *same = a->offset == b->offset && a->elem == b->elem && !memcmp(&a->shape, &b->shape, sizeof a->shape);
         return true;
     }
-    /* Two storages: each keeps its own copies, so sharing a byte is an
-     * overlap even where the elements are the very same ones. Views of one
-     * buffer made apart, arrays over one native allocation: compared by
-     * their bytes, exactly where the storages are laid out alike, else by
-     * the span from first to last byte. */
-    const amp_accelerator *sa, *sb;
-    uintptr_t alo, ahi, blo, bhi;
-    if (!amp__alg_bytes(a, &sa, &alo, &ahi) || !amp__alg_bytes(b, &sb, &blo, &bhi)) return false;
-    if (sa != sb || ahi <= blo || bhi <= alo) return false;
-    if (amp__alg_alike(a->s, b->s)) return amp__box_intersect(a->box, b->box, a->s->ext.rank, &x);
-    return true;
+    /* Two storages: amp__parts_share_memory. */
+    amp__part pa = {a->s, a->box, a->offset, a->elem, a->shape.rank, a->shape.ext, a->shape.stride};
+    amp__part pb = {b->s, b->box, b->offset, b->elem, b->shape.rank, b->shape.ext, b->shape.stride};
+    return a->shape.n != 0 && b->shape.n != 0 && amp__parts_share_memory(&pa, &pb);
 }
 
 amp_status amp__alg_apart(const char *fn, const char *wa, const amp__alg_data *a, const char *wb,

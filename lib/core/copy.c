@@ -368,12 +368,22 @@ fail:
     return st;
 }
 
-/* Two views of one storage whose elements may share bytes. Exact boxes
+/* Two sides whose elements may share bytes. Of one storage: exact boxes
  * that do not meet never share any; otherwise (a reshaped view's wider
- * box) the byte ranges decide, conservatively. */
+ * box) the byte ranges decide, conservatively. Of two storages (views
+ * made apart over one buffer, arrays over one native allocation):
+ * amp__parts_share_memory; a copy between them, done a row at a time or
+ * through a device copy of one, would read what it had already written.
+ * The caller's element of amp_array_view_get/_set (uncounted) is not held
+ * to it: a single element moved onto memory it shares is moved whole. */
 static bool amp__sides_overlap(const amp__side *a, const amp__side *b)
 {
-    if (a->s != b->s) return false;
+    if (a->s != b->s) {
+        if (a->uncounted || b->uncounted) return false;
+        amp__part pa = {a->s, &a->box, a->offset, a->elem, a->ext.rank, a->ext.v, a->stride};
+        amp__part pb = {b->s, &b->box, b->offset, b->elem, b->ext.rank, b->ext.v, b->stride};
+        return amp__parts_share_memory(&pa, &pb);
+    }
     amp__box cut;
     if (!amp__box_intersect(&a->box, &b->box, a->s->ext.rank, &cut)) return false;
     if (a->exact && b->exact) return true;
@@ -436,7 +446,10 @@ static amp_status amp__copy_sides(amp__side *src, amp__side *dst, amp_future **o
     if (dst->view && dst->view->access == AMP_READ_ONLY)
         return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: the destination view is AMP_READ_ONLY", fn);
     if (amp__sides_overlap(src, dst))
-        return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: source and destination overlap in the same storage", fn);
+        return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: source and destination overlap (%s)", fn,
+                         src->s == dst->s                          ? "in the same storage"
+                         : amp__host_addressable(src->s->home_acc) ? "views or arrays over one host memory"
+                                                                   : "arrays over one device memory");
     amp_graph *g = amp__graph_here();
     if (g && amp__copy_recordable(g, src, dst)) return amp__copy_recorded(g, src, dst, out, fn);
     amp_future *f = NULL;

@@ -432,6 +432,26 @@ static inline void amp__storage_after_launch(amp__storage *s, amp__point done, c
 /* The memory of acc (NULL: plain host memory) is host memory, which the
  * host addresses directly (the CPU accelerator's is). */
 static inline bool amp__host_addressable(const amp_accelerator *acc) { return !acc || acc->e.info.is_emulated; }
+/* Whether parts of two different storages may share a byte of memory
+ * (views made apart over one buffer, arrays over one native allocation):
+ * each part is offset bytes from its storage's start, elements of elem
+ * bytes, rank dimensions of ext elements, stride elements apart (all >= 0).
+ * Exact where the storages are laid out alike (the same data source,
+ * extent and element size: their boxes then say), else by the
+ * span from first to last byte; an empty part shares nothing. The two
+ * storages each keep their own copies, so sharing a byte is an overlap
+ * even where the elements are the very same ones. Reads only fields fixed
+ * at creation: no lock. */
+typedef struct amp__part {
+    const amp__storage *s;
+    const amp__box *box;
+    int64_t offset;
+    size_t elem;
+    int rank;
+    const int32_t *ext;
+    const int64_t *stride;
+} amp__part;
+bool amp__parts_share_memory(const amp__part *a, const amp__part *b);
 /* [storage lock] Make the data source current for b (blocks). */
 amp_status amp__storage_sync(amp__storage *s, const amp__box *b);
 /* [storage lock] The same without the wait: the copies are queued (those

@@ -306,11 +306,15 @@ static amp_status amp__run_recorded(amp_accelerator_view *q, amp_extent e, const
 }
 
 /* What a launch states beyond its domain and arguments: a simple launch's
- * block size (0: the backend's choice) and the public call that stated it
- * (for messages). */
+ * block size (0: the backend's choice), the public call that stated it
+ * (for messages) and whether its arguments must be of the public kinds
+ * (a caller's launch; the internal ones, internal.h's AMP__ARG_SPAN...,
+ * bind a view of any rank to a rank-1 parameter and skip its copy-in: the
+ * algorithms' own). */
 typedef struct amp__launch_opts {
     int block;
     const char *call;
+    bool public_kinds;
 } amp__launch_opts;
 
 /* amp__run inside amp__launch_enter / leave (the kernel is used only here). */
@@ -342,6 +346,13 @@ static inline __attribute__((always_inline)) amp_status amp__run_entered(amp_acc
     if (nargs != (size_t)k->sig.nparams)
         return amp__fail(AMP_ERROR_ARGUMENT_MISMATCH, "kernel '%s' takes %d parameters; %zu arguments given", k->name,
                          k->sig.nparams, nargs);
+    /* Only after the count: args holds nargs entries as the caller says,
+     * and a count past the kernel's is refused before any is read. */
+    for (size_t i = 0; o && o->public_kinds && i < nargs; ++i)
+        if ((unsigned)args[i].kind & ~0xffu)
+            return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: argument %zu: kind %d is not an amp_arg_kind",
+                             o->call ? o->call : t ? "amp_parallel_for_each_tiled" : "amp_parallel_for_each", i,
+                             (int)args[i].kind);
     memset(pack, 0, (size_t)k->sig.pack_size);
     for (size_t i = 0; i < nargs; ++i) {
         const amp__sig_param *p = &k->sig.params[i];
@@ -442,19 +453,15 @@ static amp_status amp__run_any(amp_accelerator_view *q, amp_extent e, const amp_
     return st;
 }
 
-/* A caller's launch: its arguments are of the public kinds only (the
- * internal ones, internal.h's AMP__ARG_SPAN..., bind a view of any rank to
- * a rank-1 parameter and skip its copy-in: the algorithms' own). */
+/* A caller's launch: its arguments are of the public kinds only
+ * (amp__launch_opts). */
 static amp_status amp__run(amp_accelerator_view *q, amp_extent e, const amp_tiled_extent *t, amp_kernel *handle,
                            const amp_arg *args, size_t nargs, bool async, const amp__launch_opts *o,
                            amp__point *done, void **timing)
 {
-    for (size_t i = 0; args && i < nargs; ++i)
-        if ((unsigned)args[i].kind & ~0xffu)
-            return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: argument %zu: kind %d is not an amp_arg_kind",
-                             o && o->call ? o->call : t ? "amp_parallel_for_each_tiled" : "amp_parallel_for_each", i,
-                             (int)args[i].kind);
-    return amp__run_any(q, e, t, handle, args, nargs, async, o, done, timing);
+    amp__launch_opts caller = {0, NULL, true};
+    if (o) caller = (amp__launch_opts){o->block, o->call, true};
+    return amp__run_any(q, e, t, handle, args, nargs, async, &caller, done, timing);
 }
 
 amp_status amp_parallel_for_each(amp_accelerator_view *q, amp_extent e, amp_kernel *k, const amp_arg *args,
@@ -502,7 +509,7 @@ amp_status amp_parallel_for_each_async(amp_accelerator_view *q, amp_extent e, am
 amp_status amp_parallel_for_each_with(amp_accelerator_view *q, amp_extent e, amp_kernel *k, const amp_arg *args,
                                       size_t nargs, const amp_launch_options *o)
 {
-    amp__launch_opts lo = {o ? o->block_size : 0, "amp_parallel_for_each_with"};
+    amp__launch_opts lo = {o ? o->block_size : 0, "amp_parallel_for_each_with", true};
     return amp__run(q, e, NULL, k, args, nargs, false, &lo, NULL, NULL);
 }
 
@@ -510,7 +517,7 @@ amp_status amp_parallel_for_each_with_async(amp_accelerator_view *q, amp_extent 
                                             const amp_arg *args, size_t nargs, const amp_launch_options *o,
                                             amp_future **out)
 {
-    amp__launch_opts lo = {o ? o->block_size : 0, "amp_parallel_for_each_with_async"};
+    amp__launch_opts lo = {o ? o->block_size : 0, "amp_parallel_for_each_with_async", true};
     return amp__run_async(q, e, NULL, k, args, nargs, &lo, out);
 }
 

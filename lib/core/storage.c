@@ -558,3 +558,38 @@ amp_status amp__storage_discard(amp__storage *s, const amp__box *b)
     if (!amp__boxes_subtract(s->dirty, &s->ndirty, b, s->ext.rank)) return amp__storage_flush_outside(s, b);
     return AMP_OK;
 }
+
+/* The bytes [lo, hi) of its data source a part spans, in *space (NULL:
+ * memory the host addresses); false where it spans none. */
+static bool amp__part_bytes(const amp__part *p, const amp_accelerator **space, uintptr_t *lo, uintptr_t *hi)
+{
+    if (!p->s->home) return false;
+    int64_t last = 0;
+    for (int d = 0; d < p->rank; ++d) {
+        if (p->ext[d] <= 0) return false;
+        last += (int64_t)(p->ext[d] - 1) * p->stride[d];
+    }
+    *space = amp__host_addressable(p->s->home_acc) ? NULL : p->s->home_acc;
+    *lo = (uintptr_t)p->s->home + (uintptr_t)p->offset;
+    *hi = *lo + (uintptr_t)last * p->elem + p->elem;
+    return true;
+}
+
+static bool amp__storages_alike(const amp__storage *a, const amp__storage *b)
+{
+    if (a->home != b->home || a->elem != b->elem || a->ext.rank != b->ext.rank) return false;
+    for (int d = 0; d < a->ext.rank; ++d)
+        if (a->ext.v[d] != b->ext.v[d] || a->stride[d] != b->stride[d]) return false;
+    return true;
+}
+
+bool amp__parts_share_memory(const amp__part *a, const amp__part *b)
+{
+    const amp_accelerator *sa, *sb;
+    uintptr_t alo, ahi, blo, bhi;
+    amp__box cut;
+    if (!amp__part_bytes(a, &sa, &alo, &ahi) || !amp__part_bytes(b, &sb, &blo, &bhi)) return false;
+    if (sa != sb || ahi <= blo || bhi <= alo) return false;
+    if (amp__storages_alike(a->s, b->s)) return amp__box_intersect(a->box, b->box, a->s->ext.rank, &cut);
+    return true;
+}
