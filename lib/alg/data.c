@@ -242,7 +242,7 @@ bool amp__alg_overlap(const amp__alg_data *a, const amp__alg_data *b, bool *same
     /* Two storages: amp__parts_share_memory. */
     amp__part pa = {a->s, a->box, a->offset, a->elem, a->shape.rank, a->shape.ext, a->shape.stride};
     amp__part pb = {b->s, b->box, b->offset, b->elem, b->shape.rank, b->shape.ext, b->shape.stride};
-    return a->shape.n != 0 && b->shape.n != 0 && amp__parts_share_memory(&pa, &pb);
+    return amp__parts_share_memory(&pa, &pb);
 }
 
 amp_status amp__alg_apart(const char *fn, const char *wa, const amp__alg_data *a, const char *wb,
@@ -250,9 +250,7 @@ amp_status amp__alg_apart(const char *fn, const char *wa, const amp__alg_data *a
 {
     bool same;
     if (!amp__alg_overlap(a, b, &same)) return AMP_OK;
-    const char *how = a->s == b->s                     ? "parts of one view or array"
-                      : amp__host_addressable(a->s->home_acc) ? "views or arrays over one host memory"
-                                                               : "arrays over one device memory";
+    const char *how = a->s == b->s ? "parts of one view or array" : amp__shared_memory_kind(a->s);
     return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: %s and %s overlap (%s): an argument the call writes must "
                      "not share memory with another", fn, wa, wb, how);
 }

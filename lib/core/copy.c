@@ -447,9 +447,7 @@ static amp_status amp__copy_sides(amp__side *src, amp__side *dst, amp_future **o
         return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: the destination view is AMP_READ_ONLY", fn);
     if (amp__sides_overlap(src, dst))
         return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: source and destination overlap (%s)", fn,
-                         src->s == dst->s                          ? "in the same storage"
-                         : amp__host_addressable(src->s->home_acc) ? "views or arrays over one host memory"
-                                                                   : "arrays over one device memory");
+                         src->s == dst->s ? "in the same storage" : amp__shared_memory_kind(src->s));
     amp_graph *g = amp__graph_here();
     if (g && amp__copy_recordable(g, src, dst)) return amp__copy_recorded(g, src, dst, out, fn);
     amp_future *f = NULL;

@@ -452,6 +452,12 @@ typedef struct amp__part {
     const int64_t *stride;
 } amp__part;
 bool amp__parts_share_memory(const amp__part *a, const amp__part *b);
+/* What two storages that share memory are, for messages: "views or
+ * arrays over one host memory" or "arrays over one device memory". */
+static inline const char *amp__shared_memory_kind(const amp__storage *s)
+{
+    return amp__host_addressable(s->home_acc) ? "views or arrays over one host memory" : "arrays over one device memory";
+}
 /* [storage lock] Make the data source current for b (blocks). */
 amp_status amp__storage_sync(amp__storage *s, const amp__box *b);
 /* [storage lock] The same without the wait: the copies are queued (those

@@ -459,8 +459,7 @@ static amp_status amp__run(amp_accelerator_view *q, amp_extent e, const amp_tile
                            const amp_arg *args, size_t nargs, bool async, const amp__launch_opts *o,
                            amp__point *done, void **timing)
 {
-    amp__launch_opts caller = {0, NULL, true};
-    if (o) caller = (amp__launch_opts){o->block, o->call, true};
+    amp__launch_opts caller = {o ? o->block : 0, o ? o->call : NULL, true};
     return amp__run_any(q, e, t, handle, args, nargs, async, &caller, done, timing);
 }
 
