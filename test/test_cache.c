@@ -1382,6 +1382,115 @@ Test(cache, computed_include_another_user_could_write_is_never_loaded, .fini = c
               "message: %s", amp_last_error());
 }
 
+/* A header the scan found nothing at, beside an includer of ours in a
+ * sticky directory (util.h in /tmp including "cfg.h", which the scan then
+ * found in -I inc), is looked up again by the compiler at its own time:
+ * another user's link put there for the compiler to read, then pointed at
+ * our inc/cfg.h (or replaced by a second name of it), made the compiler's
+ * list name a file the scan had keyed, and their header was compiled in,
+ * loaded and run (666). The way the compiler took is judged now, not where
+ * it leads afterwards. The compiler's wrapper plays the other user. */
+static amp_program *swap_attack_build(amp_accelerator *acc, const char *mode, int phase, amp_status *st)
+{
+    char path[PATH_MAX + 64], src[4 * PATH_MAX], opts[PATH_MAX + 16];
+    snprintf(path, sizeof path, "%s/mode", g_root);
+    write_file(path, mode, strlen(mode));
+    snprintf(src, sizeof src, "// phase %d\n#include \"%s/shared/util.h\"\n#define CACHE_PROBE_ADD PARAM\n%s", phase,
+             g_root, test_kernels_cache_probe);
+    snprintf(opts, sizeof opts, "-I%s/inc", g_root);
+    amp_program *p = NULL;
+    *st = amp_program_build(acc, src, opts, &p);
+    snprintf(path, sizeof path, "%s/shared/cfg.h", g_root);
+    unlink(path); /* the other user's, gone before the next build's scan */
+    return p;
+}
+
+Test(cache, a_header_swapped_in_while_compiled_through_another_users_link_is_never_loaded, .fini = cleanup)
+{
+    if (geteuid() != 0) cr_skip_test("needs root to make a link owned by another user (uid 65534)");
+    cr_assert_eq(setenv("AMP_CPU_COMPILE_JOBS", "1", 1), 0); /* one compiler: one swap */
+    amp_accelerator *acc = setup_tree_cpu();
+    char path[PATH_MAX + 64], place[PATH_MAX + 64], cfg[PATH_MAX + 64], evil[PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/shared", g_root);
+    make_shared_dir(path);
+    snprintf(path, sizeof path, "%s/inc", g_root);
+    cr_assert_eq(mkdir(path, 0700), 0);
+    snprintf(cfg, sizeof cfg, "%s/inc/cfg.h", g_root);
+    write_file(cfg, "#define PARAM 1\n", 16);
+    snprintf(path, sizeof path, "%s/shared/util.h", g_root);
+    write_file(path, "#include \"cfg.h\"\n", 17);
+    snprintf(evil, sizeof evil, "%s/shared/evil.h", g_root);
+    plant(evil, "#define PARAM 666\n");
+    snprintf(place, sizeof place, "%s/shared/cfg.h", g_root);
+    /* The wrapper: around a compile that writes a dependency list, the
+     * other user's link before, then the way back to our header. */
+    char script[8 * PATH_MAX], inner[PATH_MAX + 8];
+    snprintf(inner, sizeof inner, "%s/cxx-inner", g_root);
+    cr_assert_eq(rename(g_cxx, inner), 0);
+    snprintf(script, sizeof script,
+             "#!/bin/sh\nmode=$(cat '%s/mode')\n"
+             "case \"$*\" in *-MD*) [ \"$mode\" = none ] || { ln -s '%s' '%s' && chown -h 65534:65534 '%s'; };; esac\n"
+             "'%s' \"$@\"; rc=$?\n"
+             "case \"$*\" in *-MD*) case \"$mode\" in\n"
+             "  link) rm -f '%s'; ln -s '%s' '%s' && chown -h 65534:65534 '%s';;\n"
+             "  hard) rm -f '%s'; ln '%s' '%s';;\n"
+             "esac;; esac\nexit $rc\n",
+             g_root, evil, place, place, inner, place, cfg, place, place, place, cfg, place);
+    write_file(g_cxx, script, strlen(script));
+    cr_assert_eq(chmod(g_cxx, 0755), 0);
+
+    amp_status st;
+    amp_program *p = swap_attack_build(acc, "none", 0, &st);
+    cr_assert_eq(st, AMP_OK, "without the other user: %s: %s", amp_status_name(st), amp_last_error());
+    cr_assert_eq(probe_add(p), 1, "util.h's cfg.h is inc/cfg.h");
+    amp_program_destroy(p);
+
+    p = swap_attack_build(acc, "link", 1, &st);
+    cr_assert_eq(st, AMP_ERROR_COMPILE, "a header read through another user's link was used (%s%s%d)",
+                 amp_status_name(st), p ? ", its kernel adds " : "", p ? probe_add(p) : 0);
+    cr_assert_null(p);
+    cr_assert(strstr(amp_last_error(), place) && strstr(amp_last_error(), "65534") &&
+                  strstr(amp_last_error(), "another user could have written"),
+              "message: %s", amp_last_error());
+
+    p = swap_attack_build(acc, "hard", 2, &st);
+    cr_assert_eq(st, AMP_ERROR_COMPILE, "a header read through a name another user replaced by a hard link was used "
+                 "(%s%s%d)", amp_status_name(st), p ? ", its kernel adds " : "", p ? probe_add(p) : 0);
+    cr_assert_null(p);
+    cr_assert(strstr(amp_last_error(), place) && strstr(amp_last_error(), "hard links"), "message: %s",
+              amp_last_error());
+}
+
+/* A second name of a header in a directory every user can add to is one
+ * another user may have made (a hard link: of any file they can read where
+ * fs.protected_hardlinks is off), and may swap for their own file when the
+ * compiler looks again: refused where the scan finds it. */
+Test(cache, a_hard_link_beside_the_includer_in_a_shared_directory_is_refused, .fini = cleanup)
+{
+    amp_accelerator *acc = setup_tree_cpu();
+    char path[PATH_MAX + 64], cfg[PATH_MAX + 64], src[4 * PATH_MAX];
+    snprintf(path, sizeof path, "%s/shared", g_root);
+    make_shared_dir(path);
+    snprintf(cfg, sizeof cfg, "%s/cfg.h", g_root);
+    write_file(cfg, "#define PARAM 1\n", 16);
+    snprintf(path, sizeof path, "%s/shared/util.h", g_root);
+    write_file(path, "#include \"cfg.h\"\n", 17);
+    snprintf(path, sizeof path, "%s/shared/cfg.h", g_root);
+    cr_assert_eq(link(cfg, path), 0, "link: %s", strerror(errno));
+    snprintf(src, sizeof src, "#include \"%s/shared/util.h\"\n#define CACHE_PROBE_ADD PARAM\n%s", g_root,
+             test_kernels_cache_probe);
+    amp_program *p = NULL;
+    ASSERT_STATUS(amp_program_build(acc, src, NULL, &p), AMP_ERROR_COMPILE);
+    cr_assert_null(p);
+    cr_assert(strstr(amp_last_error(), path) && strstr(amp_last_error(), "2 hard links"), "message: %s",
+              amp_last_error());
+    /* With one name it is ours alone, and builds. */
+    cr_assert_eq(unlink(cfg), 0);
+    ASSERT_OK(amp_program_build(acc, src, NULL, &p));
+    cr_assert_eq(probe_add(p), 1);
+    amp_program_destroy(p);
+}
+
 /* A computed #include of our own header builds (the compiler's list of what
  * it read is stamped and the build done once more against it), is not
  * cached on disk, and an edit of the header is seen by the next build in

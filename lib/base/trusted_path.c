@@ -79,9 +79,17 @@ static const char *amp__dir_problem(const amp__trust *t, const char *dir_path, c
     bool group = (dir->st_mode & S_IWGRP) && !amp__trusts_gid(t, dir->st_gid);
     if (!other && !group) return NULL;
     if ((dir->st_mode & S_ISVTX) && entry) {
-        if (amp__trusts_uid(t, entry->st_uid)) return NULL;
-        snprintf(buf, n, "%s belongs to uid %lu, in %s, which %s can write", entry_path,
-                 (unsigned long)entry->st_uid, dir_path, other ? "every user" : "its group");
+        /* A second name of one of our files is a name someone else may have
+         * made (a hard link: where fs.protected_hardlinks is off, of any
+         * file they can read), and may make again after what they put
+         * there first was read. */
+        if (amp__trusts_uid(t, entry->st_uid) && (S_ISDIR(entry->st_mode) || entry->st_nlink < 2)) return NULL;
+        if (amp__trusts_uid(t, entry->st_uid))
+            snprintf(buf, n, "%s has %lu hard links, in %s, which %s can write (another user may have linked it "
+                     "there)", entry_path, (unsigned long)entry->st_nlink, dir_path, other ? "every user" : "its group");
+        else
+            snprintf(buf, n, "%s belongs to uid %lu, in %s, which %s can write", entry_path,
+                     (unsigned long)entry->st_uid, dir_path, other ? "every user" : "its group");
         return buf;
     }
     if (other) snprintf(buf, n, "%s is writable by every user (mode %04o)", dir_path, (unsigned)(dir->st_mode & 07777));
@@ -174,11 +182,28 @@ int amp__trusted_dir(const amp__trust *t, const char *dir, char *why, size_t n)
     return amp__dir_problem(t, real, &st, NULL, NULL, why, n) ? AMP__WALK_UNTRUSTED : AMP__WALK_DIR;
 }
 
-amp_status amp__path_check(const char *path, const char *trusted_dir, char *why, size_t n)
+bool amp__path_tidy(const char *path, char *out, size_t n)
 {
-    amp__trust t;
-    amp__trust_init(&t, trusted_dir, NULL);
-    int w = amp__trusted_walk(&t, "/", path, strlen(path), why, n);
-    if (w >= 0 && why && n) why[0] = '\0';
-    return w < 0 ? AMP_ERROR_COMPILE : AMP_OK;
+    char cwd[PATH_MAX];
+    size_t k = 0;
+    if (path[0] != '/') {
+        if (!getcwd(cwd, sizeof cwd) || (k = strlen(cwd)) >= n) return false;
+        memcpy(out, cwd, k);
+    }
+    for (const char *p = path;;) {
+        while (*p == '/') ++p;
+        if (!*p) break;
+        size_t cl = strcspn(p, "/");
+        if (!(cl == 1 && p[0] == '.')) {
+            bool root = k == 1 && out[0] == '/';
+            if (k + (root ? 0 : 1) + cl >= n) return false;
+            if (!root) out[k++] = '/';
+            memcpy(out + k, p, cl);
+            k += cl;
+        }
+        p += cl;
+    }
+    if (!k) out[k++] = '/';
+    out[k] = '\0';
+    return true;
 }

@@ -1,4 +1,4 @@
-/* trusted_path.h — who could have put what a path leads to where it is: a lookup walked as the kernel walks it, links included, each directory and the file held against a set of trusted writers; shared by the include scan (headers), the kernel file check (amp__path_check) and the CPU accelerator's compiler check. */
+/* trusted_path.h — who could have put what a path leads to where it is: a lookup walked as the kernel walks it, links included, each directory and the file held against a set of trusted writers; shared by the include scan (headers), the check of what a compiler read (lib/core/program.c) and the CPU accelerator's compiler check. */
 #ifndef AMP_TRUSTED_PATH_H
 #define AMP_TRUSTED_PATH_H
 
@@ -52,11 +52,10 @@ int amp__trusted_walk(const amp__trust *t, const char *base, const char *name, s
  * directory. Reads only metadata; thread-safe. */
 int amp__trusted_dir(const amp__trust *t, const char *dir, char *why, size_t n);
 
-/* AMP_OK when no user but root, this one and those who can change
- * trusted_dir (or a directory above it; NULL: none) could have put what is
- * at the absolute path there, or a directory (or link) on its way (nothing
- * there is AMP_OK too); AMP_ERROR_COMPILE (not set as the thread's error)
- * with why (n bytes) saying who could. */
-amp_status amp__path_check(const char *path, const char *trusted_dir, char *why, size_t n);
+/* path as a lookup would take it from here, without looking: made
+ * absolute from the working directory, its empty and "." components left
+ * out; ".." and links kept (what a link leads to decides where a ".."
+ * after it goes). false when it does not fit out (n bytes). */
+bool amp__path_tidy(const char *path, char *out, size_t n);
 
 #endif

@@ -106,33 +106,90 @@ static const amp__dep *amp__dep_find(const amp__dep *deps, size_t n, const struc
     return NULL;
 }
 
-/* The compiler said which files it read (deps, one absolute path a line).
- * Each must be a header the scan keyed (or, on a second round, one of
- * extra, stamped before it) and unchanged since, or lie in the compiler's
- * own directories. A file another user could have written fails the build
- * (nothing built from it is loaded); a keyed header that changed while it
- * was compiled makes the result uncacheable (*why says so, *uncacheable
- * set). On the first round (more != NULL) the other files are stamped into
- * *more (*nmore) for a rebuild against them: a computed #include, which the
- * scan cannot follow. */
+/* The ways to a header the scan took and judged (a header's path, or
+ * another path of one), tidied (amp__path_tidy) and sorted, for
+ * amp__deps_check; NULL with *n 0 when none, or no memory (then every
+ * way is walked again: more work, never less checking). */
+static int amp__cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static char **amp__scan_ways(const amp__scan *scan, size_t *n)
+{
+    *n = 0;
+    char **v = scan->n + scan->nabsent ? calloc(scan->n + scan->nabsent, sizeof *v) : NULL;
+    if (!v) return NULL;
+    char tidy[PATH_MAX];
+    for (size_t i = 0; i < scan->n + scan->nabsent; ++i) {
+        const amp__dep *d = i < scan->n ? &scan->deps[i] : &scan->absent[i - scan->n];
+        if (d->absent || !d->path || !amp__path_tidy(d->path, tidy, sizeof tidy)) continue;
+        if (!(v[*n] = amp__strdup(tidy))) break;
+        ++*n;
+    }
+    qsort(v, *n, sizeof *v, amp__cmp_str);
+    return v;
+}
+
+static void amp__ways_free(char **v, size_t n)
+{
+    for (size_t i = 0; i < n; ++i) free(v[i]);
+    free(v);
+}
+
+/* The compiler said which files it read (deps, one absolute path a line,
+ * as it named them). The way to each must be one the scan judged, or one
+ * no other user could have changed (walked now, links and all, against
+ * root, this user, whoever can change the kernel file's directory and the
+ * owners of the compiler's own directories): the compiler looks a header
+ * up at its own time, and a way through another user's link in a sticky
+ * directory (where the scan found nothing) may have led to their file when
+ * it was read and to one of ours since. What it leads to must be a header
+ * the scan keyed (or, on a second round, one of extra, stamped before it)
+ * and unchanged since, or lie in the compiler's own directories. A file
+ * another user could have written fails the build (nothing built from it
+ * is loaded); a keyed header that changed while it was compiled makes the
+ * result uncacheable (*why says so, *uncacheable set). On the first round
+ * (more != NULL) the other files are stamped into *more (*nmore) for a
+ * rebuild against them: a computed #include, which the scan cannot
+ * follow. */
 static amp_status amp__deps_check(const char *deps, const amp__scan *scan, const amp__dep *extra, size_t nextra,
                                   const amp__sys_dir *sys, const amp__build_input *in, amp__dep **more,
                                   size_t *nmore, bool *uncacheable, char *why, size_t n)
 {
     amp_status st = AMP_OK;
     const char *name = in->source_name ? in->source_name : AMP__SOURCE_NAME;
-    size_t cap = 0;
+    size_t cap = 0, nways = 0;
+    char **ways = amp__scan_ways(scan, &nways);
+    amp__trust trust;
+    amp__trust_init(&trust, in->source_dir, NULL);
+    for (size_t i = 0; sys && sys[i].path; ++i) {
+        struct stat ds;
+        if (stat(sys[i].path, &ds) == 0) amp__trust_user(&trust, ds.st_uid);
+    }
     for (const char *p = deps; p && *p;) {
-        const char *nl = strchr(p, '\n');
+        const char *line = p, *nl = strchr(p, '\n');
         size_t len = nl ? (size_t)(nl - p) : strlen(p);
-        char path[PATH_MAX], problem[PATH_MAX + 128];
-        bool fits = len && len < sizeof path;
+        char path[PATH_MAX], problem[PATH_MAX + 128], real[PATH_MAX];
+        p = nl ? nl + 1 : NULL;
+        if (!len) continue;
+        bool fits = len < sizeof path;
         if (fits) {
-            memcpy(path, p, len);
+            memcpy(path, line, len);
             path[len] = '\0';
         }
-        p = nl ? nl + 1 : NULL;
-        if (!fits) continue;
+        /* Every name is absolute: one that is not stands for a name the
+         * backend could not hold (amp__cpu_deps). */
+        if (!fits || path[0] != '/') {
+            st = amp__fail(AMP_ERROR_COMPILE, "compiling %s: the compiler read a file whose name hipamp cannot check "
+                           "(%.200s); hipamp loads nothing built from a file it did not check", name,
+                           len < sizeof path ? path : "longer than PATH_MAX");
+            goto fail;
+        }
+        char *key = path;
+        if (!(ways && bsearch(&key, ways, nways, sizeof *ways, amp__cmp_str)) &&
+            amp__trusted_walk(&trust, "/", path, strlen(path), problem, sizeof problem) == AMP__WALK_UNTRUSTED) {
+            st = amp__fail(AMP_ERROR_COMPILE, "compiling %s: the compiler read %s, which another user could have "
+                           "written (%s); hipamp loads nothing built from it", name, path, problem);
+            goto fail;
+        }
         struct stat sb;
         const amp__dep *d = NULL;
         if (stat(path, &sb) == 0 && ((d = amp__dep_find(scan->deps, scan->n, &sb)) || (d = amp__dep_find(extra, nextra, &sb)))) {
@@ -146,12 +203,7 @@ static amp_status amp__deps_check(const char *deps, const amp__scan *scan, const
             snprintf(why, n, "%.200s changed while it was compiled", path);
             continue;
         }
-        if (amp__in_own_dirs(path, sys)) continue;
-        if (amp__path_check(path, in->source_dir, problem, sizeof problem) != AMP_OK) {
-            st = amp__fail(AMP_ERROR_COMPILE, "compiling %s: the compiler read %s, which another user could have "
-                           "written (%s); hipamp loads nothing built from it", name, path, problem);
-            goto fail;
-        }
+        if (realpath(path, real) && amp__in_own_dirs(real, sys)) continue;
         if (!more) {
             st = amp__fail(AMP_ERROR_COMPILE, "compiling %s: the compiler read %s, which the include scan did not "
                            "find even after a first compile read it; hipamp loads nothing built from a file it did "
@@ -176,8 +228,10 @@ static amp_status amp__deps_check(const char *deps, const amp__scan *scan, const
         *uncacheable = true;
         ++*nmore;
     }
+    amp__ways_free(ways, nways);
     return AMP_OK;
 fail:
+    amp__ways_free(ways, nways);
     if (more) {
         for (size_t i = 0; i < *nmore; ++i) free((*more)[i].path);
         free(*more);

@@ -607,7 +607,8 @@ static amp_status amp__cpu_build_outputs(amp__cpu_build *b)
     size_t tl = 0;
     if (amp__cpu_read_file(b->dirfd, "kernel.d", b->dep, &text, &tl) == AMP_OK) {
         b->dep_text = text;
-        b->out->deps = amp__cpu_deps(b->dep_text, b->src, b->pch_used ? amp__cpu_pch_dir() : NULL);
+        b->out->deps = amp__cpu_deps(b->dep_text, b->src, b->pch_used ? amp__cpu_pch_dir() : NULL, false);
+        if (!b->out->deps) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "no memory for the list of files the compiler read");
     }
     return AMP_OK;
 }

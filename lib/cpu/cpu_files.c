@@ -1,6 +1,8 @@
 /* cpu_files.c — the CPU compiler's files: its temporary directory (TMPDIR, every directory above it checked), what dead processes left there (swept), files written and read through a build directory's descriptor, and the dependency lists the compiler writes. */
 #include "cpu_internal.h"
 
+#include "base/trusted_path.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -244,7 +246,7 @@ void amp__cpu_sweep_once(void) { pthread_once(&amp__cpu_sweep_once_ctl, amp__cpu
 
 /* ------------------------------------------------------- dependencies */
 
-char *amp__cpu_deps(const char *text, const char *skip, const char *skip_dir)
+char *amp__cpu_deps(const char *text, const char *skip, const char *skip_dir, bool resolve)
 {
     size_t cap = 256, n = 0;
     char *out = malloc(cap);
@@ -259,24 +261,22 @@ char *amp__cpu_deps(const char *text, const char *skip, const char *skip_dir)
             p += p[0] == '\\' ? 2 : 1;
         if (!*p) break;
         size_t w = 0;
+        bool cut = false;
         while (*p && *p != ' ' && *p != '\t' && *p != '\n' && *p != '\r') {
             if (p[0] == '\\' && (p[1] == ' ' || p[1] == '#' || p[1] == '\\')) p++;
             else if (p[0] == '$' && p[1] == '$') p++;
             else if (p[0] == '\\' && (p[1] == '\n' || p[1] == '\r')) break;
             if (w + 1 < sizeof word) word[w++] = *p;
+            else cut = true;
             p++;
         }
         word[w] = 0;
         if (!w || !strcmp(word, skip) || word[w - 1] == ':') continue;
         char abs[PATH_MAX];
-        if (!realpath(word, abs)) {
-            if (word[0] == '/') snprintf(abs, sizeof abs, "%s", word);
-            else {
-                char cwd[PATH_MAX];
-                if (!getcwd(cwd, sizeof cwd)) cwd[0] = 0;
-                snprintf(abs, sizeof abs, "%.2000s/%.2000s", cwd, word);
-            }
-        }
+        /* A name it cannot hold stays in the list, not absolute: the check
+         * of what the compiler read refuses it (lib/core/program.c). */
+        if (cut || (!(resolve && realpath(word, abs)) && !amp__path_tidy(word, abs, sizeof abs)))
+            snprintf(abs, sizeof abs, "?%.200s", word);
         size_t l = strlen(abs), sl = skip_dir ? strlen(skip_dir) : 0;
         if (sl && !strncmp(abs, skip_dir, sl) && abs[sl] == '/') continue;
         if (n + l + 2 > cap) {

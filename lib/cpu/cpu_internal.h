@@ -217,11 +217,15 @@ bool amp__cpu_dir_claim(int fd);
  * directories are when its process died. */
 #define AMP__CPU_PCH_PREFIX "hipamp-pch-"
 
-/* The files a make-style dependency file (text) lists after its target,
- * as absolute paths (symbolic links resolved) one a line (malloc'ed; ""
- * when none; NULL: no memory), skipping skip and what is in skip_dir
- * (NULL: none) (cpu_compile.c). */
-char *amp__cpu_deps(const char *text, const char *skip, const char *skip_dir);
+/* The files a make-style dependency file (text) lists after its targets,
+ * one a line (malloc'ed; "" when none; NULL: no memory), skipping skip and
+ * what is in skip_dir (NULL: none) (cpu_files.c): as absolute paths with
+ * symbolic links resolved where resolve (the precompiled header's, all in
+ * the compiler's own directories), else as the compiler named them, made
+ * absolute and tidied (amp__path_tidy): the way it took is what
+ * lib/core/program.c judges, not where that way leads after it read the
+ * file. A name too long to hold is a line starting with '?'. */
+char *amp__cpu_deps(const char *text, const char *skip, const char *skip_dir, bool resolve);
 /* The precompiled header (cpu_pch.c) of the library's part of a source
  * (text, len bytes: the same in every build of a process), for a build
  * whose compiler command starts with words (the compiler, its flags, up to

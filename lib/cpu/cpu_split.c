@@ -73,7 +73,9 @@ static void amp__cpu_split_assign(amp__cpu_split *sp)
 }
 
 /* Part k's argv: the words, the other parts' kernels left out, -c, the
- * precompiled header, part 0's dependency file, the object, the unit. */
+ * precompiled header, part 0's dependency file, the object, the unit. One
+ * list stands for all: the parts include the same standard headers, and
+ * only from the compiler.s default directories (amp__cpu_split_allowed). */
 static bool amp__cpu_split_argv(amp__cpu_split *sp, int k)
 {
     const amp__cpu_split_job *job = sp->job;

@@ -103,7 +103,6 @@ bool amp__dep_fresh(const amp__dep *d);
 /* Stamp the file at path now (d->path a malloc'ed copy); false when it
  * cannot be stat'ed or no memory. */
 bool amp__dep_stamp(amp__dep *d, const char *path);
-/* amp__path_check: base/trusted_path.h */
 
 
 /* A source ready for a compiler that takes headers by name (hipRTC, NVRTC)
