@@ -903,7 +903,13 @@ AMP_API amp_arg amp_arg_struct(const void *data, size_t size);
  * bug in the program's own code would (no status can be returned); with
  * AMP_DEBUG=1 every array_view access is checked first, and an access
  * outside the view fails the launch with AMP_ERROR_OUT_OF_BOUNDS naming the
- * parameter, the index and the work-item. */
+ * parameter, the index and the work-item. A launch (or a graph's replay)
+ * that fails once its views' data was made ready may have run in part: in
+ * the views it may write, the elements it wrote hold what it wrote and the
+ * rest what they held before (the host and later launches read the same
+ * data); where a view had the discard hint (amp_array_view_discard_data),
+ * the rest is unspecified, as after any launch told its old contents are
+ * not needed. */
 AMP_API amp_status amp_parallel_for_each(amp_accelerator_view *q, amp_extent e, amp_kernel *k,
                                          const amp_arg *args, size_t nargs);
 /* Tiled launch of an AMP_TILED_KERNEL. AMP_ERROR_INVALID_COMPUTE_DOMAIN when

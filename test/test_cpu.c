@@ -257,6 +257,67 @@ Test(cpu, debug_mode_reports_out_of_bounds_write_and_protects_memory)
     ASSERT_OK(amp_program_destroy(p));
 }
 
+/* A launch that fails after running in part (the bounds check stops
+ * work-item 0 after its write: an out-of-bounds read) on a copy of the data apart from the host's
+ * (AMP_CPU_UNIFIED=0): what it wrote is what the host reads and what the
+ * next launch reads, the same. The host read the old data with AMP_OK and
+ * the next launch the partial writes (x[0] 2 there, 1 on the host), and a
+ * graph's failed replay the same. */
+static const char partial_kernels[] =
+    "AMP_KERNEL(bump_then_overrun, amp::index<1> i, amp::array_view<int, 1> x, int n)\n"
+    "{ x[i] = x[i] + 1; if (i[0] == 0 && x[amp::index<1>(n)] == 12345) x[i] = 0; }\n"
+    "AMP_KERNEL(copy_ints, amp::index<1> i, amp::array_view<const int, 1> x, amp::array_view<int, 1> y)\n"
+    "{ y[i] = x[i]; }\n";
+
+static void after_partial_run_host_and_device_agree(bool graph)
+{
+    setenv("AMP_DEBUG", "1", 1);
+    setenv("AMP_CPU_UNIFIED", "0", 1);
+    amp_accelerator *acc = cpu_acc();
+    amp_accelerator_view *q = NULL;
+    ASSERT_OK(amp_accelerator_view_create(acc, &q));
+    amp_program *p = test_build(acc, partial_kernels);
+    enum { N = 4096 };
+    static int x[N], y[N];
+    for (int i = 0; i < N; ++i) x[i] = 1, y[i] = -1;
+    amp_array_view *vx = test_view(x, sizeof(int), amp_extent_1d(N), AMP_READ_WRITE);
+    amp_array_view *vy = test_view(y, sizeof(int), amp_extent_1d(N), AMP_READ_WRITE);
+    amp_arg bump[] = {amp_arg_view(vx), amp_arg_int32(N)};
+    if (graph) {
+        amp_graph *g = NULL;
+        ASSERT_OK(amp_graph_begin_recording(q));
+        ASSERT_OK(amp_parallel_for_each(q, amp_extent_1d(N), test_kernel(p, "bump_then_overrun"), bump, 2));
+        ASSERT_OK(amp_graph_end_recording(q, &g));
+        ASSERT_STATUS(amp_graph_launch(q, g), AMP_ERROR_OUT_OF_BOUNDS);
+        amp_graph_destroy(g);
+    } else {
+        ASSERT_STATUS(amp_parallel_for_each(q, amp_extent_1d(N), test_kernel(p, "bump_then_overrun"), bump, 2),
+                      AMP_ERROR_OUT_OF_BOUNDS);
+    }
+    amp_status st = amp_array_view_synchronize(vx);
+    cr_log_info("synchronize after the failed %s: %s", graph ? "replay" : "launch", amp_status_name(st));
+    cr_assert_eq(x[0], 2, "work-item 0's write before it failed is not what the host reads (%d)", x[0]);
+    amp_arg copy[] = {amp_arg_view(vx), amp_arg_view(vy)};
+    ASSERT_OK(amp_parallel_for_each(q, amp_extent_1d(N), test_kernel(p, "copy_ints"), copy, 2));
+    ASSERT_OK(amp_array_view_synchronize(vy));
+    for (int i = 0; i < N; ++i)
+        cr_assert_eq(y[i], x[i], "element %d: the next launch read %d, the host %d", i, y[i], x[i]);
+    ASSERT_OK(amp_array_view_destroy(vx));
+    ASSERT_OK(amp_array_view_destroy(vy));
+    ASSERT_OK(amp_program_destroy(p));
+    ASSERT_OK(amp_accelerator_view_destroy(q));
+}
+
+Test(cpu, after_a_launch_that_ran_in_part_host_and_device_agree)
+{
+    after_partial_run_host_and_device_agree(false);
+}
+
+Test(cpu, after_a_replay_that_ran_in_part_host_and_device_agree)
+{
+    after_partial_run_host_and_device_agree(true);
+}
+
 BOTH_PATHS(debug_mode_reports_out_of_bounds_read_in_tiled_2d_kernel)
 {
     setenv("AMP_DEBUG", "1", 1);

@@ -731,17 +731,26 @@ static amp_status amp__graph_replay(amp_accelerator_view *q, amp_graph *g, bool 
                       g->driver_copies, g->copies,
                       g->copy_bytes};
     if (timing && g->exec && (st = amp__queue_timed_event(q, &timing[0])) != AMP_OK) goto out;
-    if ((st = amp__queue_replay(q, &rp, async, done)) != AMP_OK) {
+    amp_status ran = amp__queue_replay(q, &rp, async, done);
+    if (ran != AMP_OK) {
         if (timing) {
             amp__queue_event_release(q, timing[0]);
             timing[0] = NULL;
         }
-        goto out;
+        /* Some of it may have run: its writes are marked as a launch's
+         * are after a failure (lib/core/launch.c), after all q holds. */
+        if (g->exec) *done = (amp__point){q, AMP__SEQ_TAIL};
     }
     for (size_t i = 0; g->exec && i < g->nuses; ++i) {
         amp__graph_use *u = &g->uses[i];
         amp__storage_after_replay(u->s, *done, &u->box, u->writes);
         if (u->view) u->view->discard = false;
+    }
+    if (ran != AMP_OK) {
+        st = ran;
+        if (g->exec) amp__point_set(&g->last, *done);
+        *done = (amp__point){NULL, 0};
+        goto out;
     }
     atomic_fetch_add_explicit(&g->replays, 1, memory_order_relaxed);
     if (done->q) amp__point_set(&g->last, *done);

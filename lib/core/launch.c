@@ -412,7 +412,13 @@ static inline __attribute__((always_inline)) amp_status amp__run_entered(amp_acc
             amp__queue_event_release(q, timing[0]);
             timing[0] = NULL;
         }
-        goto out;
+        /* The kernel may have run in part (the CPU accelerator's bounds
+         * check stops it where it fails; a device may have run some of it
+         * before its error): what it wrote is on the device copy, which
+         * the bookkeeping must call newer, or the host would read the old
+         * data with AMP_OK and a later launch the partial writes. Ordered
+         * after all that q holds, there being no point of its own. */
+        after = (amp__point){q, AMP__SEQ_TAIL};
     }
     for (size_t i = 0; i < nargs; ++i) {
         amp__bound *b = &bound[i];
@@ -420,6 +426,7 @@ static inline __attribute__((always_inline)) amp_status amp__run_entered(amp_acc
         amp__storage_after_launch(b->s, after, b->box, b->writes);
         if (b->view) b->view->discard = false;
     }
+    if (st != AMP_OK) goto out;
     if (done) *done = after;
     /* Recorded above before the closing event: a retry would otherwise read
      * a device copy the launch changed as current, and a synchronize miss
