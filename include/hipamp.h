@@ -1120,7 +1120,9 @@ typedef struct amp_cache_info {
 AMP_API amp_status amp_cache_get_info(amp_cache_info *out);
 
 /* Drop the in-memory program cache (the disk cache stays). Programs already
- * built keep their code. */
+ * built keep their code. The code of a program already destroyed, which
+ * only the cache still held, is unloaded here: this call blocks until that
+ * program's launches still queued have finished. Always AMP_OK. */
 AMP_API amp_status amp_cache_clear_memory(void);
 
 /* The built-in algorithms' programs compiled when the library was built
