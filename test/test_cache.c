@@ -1491,6 +1491,63 @@ Test(cache, a_hard_link_beside_the_includer_in_a_shared_directory_is_refused, .f
     amp_program_destroy(p);
 }
 
+/* A build split across compilers (lib/cpu/cpu_split.c) runs one compiler a
+ * part, each looking its headers up at its own time: what every part read
+ * is checked, not part 0's alone (another user's link that stood beside a
+ * header of ours while only the second part compiled went unseen, and its
+ * header was compiled in, run and cached). The wrapper compiler plays the
+ * moment: it gives the second part (the one that leaves first_kernel to
+ * the other) a header to read that the first does not. From a directory of
+ * ours it is what the kernel uses (so the build was split); from one every
+ * user may write, refused. */
+static amp_status split_build_reading(amp_accelerator *acc, const char *dir, int round, int *got)
+{
+    char path[PATH_MAX + 32], src[4 * PATH_MAX];
+    snprintf(path, sizeof path, "%s/add.h", dir);
+    write_file(path, "#define CACHE_PROBE_ADD 666\n", 27);
+    snprintf(path, sizeof path, "%s/add-dir", g_root);
+    write_file(path, dir, strlen(dir));
+    snprintf(src, sizeof src,
+             "// round %d\nAMP_KERNEL(first_kernel, amp::index<1> i, amp::array_view<int, 1> data) { data[i] = 7; }\n%s",
+             round, test_kernels_cache_probe);
+    amp_program *p = NULL;
+    amp_status st = amp_program_build(acc, src, NULL, &p);
+    *got = p ? probe_add(p) : -1;
+    if (p) amp_program_destroy(p);
+    return st;
+}
+
+Test(cache, what_every_part_of_a_split_build_read_is_checked, .fini = cleanup)
+{
+    cr_assert_eq(setenv("AMP_CPU_COMPILE_JOBS", "2", 1), 0);
+    amp_accelerator *acc = setup_tree_cpu();
+    char inner[PATH_MAX + 16], script[4 * PATH_MAX], dir[PATH_MAX + 16];
+    snprintf(inner, sizeof inner, "%s/cxx-inner", g_root);
+    cr_assert_eq(rename(g_cxx, inner), 0);
+    snprintf(script, sizeof script,
+             "#!/bin/sh\ncase \"$*\" in *AMP__CPU_SKIP_first_kernel*) exec '%s' -include \"$(cat '%s/add-dir')/add.h\" "
+             "\"$@\";; esac\nexec '%s' \"$@\"\n",
+             inner, g_root, inner);
+    write_file(g_cxx, script, strlen(script));
+    cr_assert_eq(chmod(g_cxx, 0755), 0);
+
+    snprintf(dir, sizeof dir, "%s/ours", g_root);
+    cr_assert_eq(mkdir(dir, 0700), 0);
+    int got = 0;
+    amp_status st = split_build_reading(acc, dir, 0, &got);
+    cr_assert_eq(st, AMP_OK, "%s: %s", amp_status_name(st), amp_last_error());
+    cr_assert_eq(got, 666, "the second part's header was not used (got %d): the build was not split", got);
+
+    snprintf(dir, sizeof dir, "%s/open", g_root);
+    cr_assert_eq(mkdir(dir, 0700), 0);
+    cr_assert_eq(chmod(dir, 0777), 0);
+    st = split_build_reading(acc, dir, 1, &got);
+    cr_assert_eq(st, AMP_ERROR_COMPILE, "a header the second part read from a directory every user can write was "
+                 "used (%s, the kernel adds %d)", amp_status_name(st), got);
+    cr_assert(strstr(amp_last_error(), dir) && strstr(amp_last_error(), "every user"), "message: %s",
+              amp_last_error());
+}
+
 /* A computed #include of our own header builds (the compiler's list of what
  * it read is stamped and the build done once more against it), is not
  * cached on disk, and an edit of the header is seen by the next build in

@@ -1631,6 +1631,17 @@ Test(internal, split_scan_accepts_only_declarations_parts_cannot_change)
     c = amp__cpu_split_allowed("const int n = 1;\n", opts, 1, why, sizeof why);
     cr_expect_not_null(c);
     free(c);
+    /* the other ways to name a header GCC takes (each was split: the
+     * parts then read a header the scan never saw) */
+    static const char *const other[] = {"--imacros",        "--include-directory=/d", "-Wp,-include,/d/h.h",
+                                        "-Xpreprocessor", "@/d/options",          "-specs=/d/s"};
+    for (size_t i = 0; i < sizeof other / sizeof other[0]; ++i) {
+        char *const one[] = {(char *)other[i]};
+        c = amp__cpu_split_allowed("const int n = 1;\n", one, 1, why, sizeof why);
+        cr_expect_null(c, "%s was split", other[i]);
+        cr_expect(strstr(why, other[i]) != NULL, "%s", why);
+        free(c);
+    }
 }
 
 /* ------------------------------------ the loop transformation's parse */

@@ -544,7 +544,7 @@ typedef struct amp__cpu_split_job {
     const char *dir;      /* and its path */
     const char *src;      /* the unit, written there */
     const char *pch;      /* -include this precompiled header (NULL: none) */
-    const char *dep;      /* the dependency file (part 0 writes it) */
+    const char *dep;      /* the dependency file: every part's, made one */
     const char *so;       /* the module to link */
     const char *user;     /* the user's part of the unit: its kernels are looked for there */
     uint64_t deadline;    /* monotonic ns */

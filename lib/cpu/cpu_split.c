@@ -47,6 +47,8 @@ typedef struct amp__cpu_part {
     pthread_t thread;
     char obj[32];  /* its object's name in the build directory */
     char *path;    /* and path (in argv too) */
+    char dep[32];  /* its dependency file's name there */
+    char *dep_path;
 } amp__cpu_part;
 
 typedef struct amp__cpu_split {
@@ -73,9 +75,10 @@ static void amp__cpu_split_assign(amp__cpu_split *sp)
 }
 
 /* Part k's argv: the words, the other parts' kernels left out, -c, the
- * precompiled header, part 0's dependency file, the object, the unit. One
- * list stands for all: the parts include the same standard headers, and
- * only from the compiler.s default directories (amp__cpu_split_allowed). */
+ * precompiled header, its dependency file, the object, the unit. Every
+ * part writes one, all checked (amp__cpu_split_deps): each compiler looks
+ * its headers up at its own time, and one may find a file where another
+ * found none (a header another user's link stood at for a moment). */
 static bool amp__cpu_split_argv(amp__cpu_split *sp, int k)
 {
     const amp__cpu_split_job *job = sp->job;
@@ -90,19 +93,24 @@ static bool amp__cpu_split_argv(amp__cpu_split *sp, int k)
         argv[m++] = "-include";
         argv[m++] = (char *)job->pch;
     }
-    if (k == 0) {
-        argv[m++] = "-MD";
-        argv[m++] = "-MF";
-        argv[m++] = (char *)job->dep;
-    }
-    sp->parts[k].job = job;
-    snprintf(sp->parts[k].obj, sizeof sp->parts[k].obj, "part%d.o", k);
-    char *path = NULL;
-    if (asprintf(&path, "%s/%s", job->dir, sp->parts[k].obj) < 0) {
+    amp__cpu_part *pt = &sp->parts[k];
+    pt->job = job;
+    snprintf(pt->obj, sizeof pt->obj, "part%d.o", k);
+    snprintf(pt->dep, sizeof pt->dep, "part%d.d", k);
+    char *path = NULL, *dep = NULL;
+    if (asprintf(&path, "%s/%s", job->dir, pt->obj) < 0) path = NULL;
+    if (asprintf(&dep, "%s/%s", job->dir, pt->dep) < 0) dep = NULL;
+    if (!path || !dep) {
+        free(path);
+        free(dep);
         free(argv);
         return false;
     }
-    sp->parts[k].path = path;
+    pt->path = path;
+    pt->dep_path = dep;
+    argv[m++] = "-MD";
+    argv[m++] = "-MF";
+    argv[m++] = dep;
     argv[m++] = "-o";
     argv[m++] = path;
     argv[m++] = (char *)job->src;
@@ -191,6 +199,7 @@ static void amp__cpu_split_free(amp__cpu_split *sp)
         amp__cpu_part *pt = &sp->parts[k];
         free(pt->argv);
         free(pt->path);
+        free(pt->dep_path);
         free(pt->log);
     }
     free(sp->link_argv); /* its words are borrowed */
@@ -199,6 +208,24 @@ static void amp__cpu_split_free(amp__cpu_split *sp)
         free(sp->k[i].define);
     }
     free(sp->k);
+}
+
+/* The parts' dependency files as one, job->dep, which the build's check of
+ * what the compiler read (lib/core/program.c) reads: every part's. */
+static bool amp__cpu_split_deps(amp__cpu_split *sp)
+{
+    char *text[AMP__CPU_SPLIT_MAX] = {0};
+    bool ok = true;
+    for (int k = 0; k < sp->nparts && ok; ++k) {
+        size_t size = 0;
+        ok = amp__cpu_read_file(sp->job->dirfd, sp->parts[k].dep, sp->parts[k].dep_path, (void **)&text[k], &size) ==
+             AMP_OK;
+    }
+    const char *slash = strrchr(sp->job->dep, '/');
+    ok = ok && amp__cpu_write_file(sp->job->dirfd, slash ? slash + 1 : sp->job->dep, sp->job->dep, true,
+                                   (const char *const *)text, (size_t)sp->nparts) == AMP_OK;
+    for (int k = 0; k < sp->nparts; ++k) free(text[k]);
+    return ok;
 }
 
 int amp__cpu_split_build(const amp__cpu_split_job *job, char *note, size_t cap)
@@ -242,6 +269,10 @@ int amp__cpu_split_build(const amp__cpu_split_job *job, char *note, size_t cap)
     }
     if (!ok) {
         snprintf(note, cap, "a part did not compile");
+        goto out;
+    }
+    if (!amp__cpu_split_deps(&sp)) {
+        snprintf(note, cap, "the parts' dependency files could not be made one");
         goto out;
     }
     if (!amp__cpu_split_state_ok(&sp, note, cap)) goto out;

@@ -409,8 +409,12 @@ judge: /* again, for what follows an explicit specialisation's heads (a
 char *amp__cpu_split_allowed(const char *user, char *const *options, size_t noptions, char *why, size_t cap)
 {
     for (size_t i = 0; i < noptions; ++i) {
-        static const char *const paths[] = {"-I", "-include", "-imacros", "-isystem", "-idirafter", "-iquote",
-                                            "-iprefix", "-iwithprefix", "--include", "-isysroot", "--sysroot"};
+        /* and the ways to pass them through: to the preprocessor, in a
+         * response file, or a specs file */
+        static const char *const paths[] = {"-I",       "-include",  "-imacros",     "-isystem",  "-idirafter",
+                                            "-iquote",  "-iprefix",  "-iwithprefix", "--include", "--imacros",
+                                            "-isysroot", "--sysroot", "-Wp,",        "-Xpreprocessor", "@",
+                                            "-specs",   "--specs"};
         for (size_t k = 0; k < sizeof paths / sizeof paths[0]; ++k)
             if (!strncmp(options[i], paths[k], strlen(paths[k]))) {
                 snprintf(why, cap, "the option %.100s adds headers the scan does not read", options[i]);
