@@ -1548,6 +1548,67 @@ Test(cache, what_every_part_of_a_split_build_read_is_checked, .fini = cleanup)
               amp_last_error());
 }
 
+/* The CPU accelerator's loop transformation parses the unit with libclang
+ * (its own process, at its own time) and writes a loop version that holds
+ * what libclang made of it (a type's spelling): what libclang read is
+ * checked as the compiler's is. Here only libclang reads add.h (__clang__),
+ * and its typedef reaches the loop version: from a directory of ours the
+ * kernel shows it (so the check does not refuse what is safe), from one
+ * every user may write the build is refused. It was never checked: another
+ * user's header libclang read through a link that g++ then did not find
+ * was compiled in, run and cached. */
+static amp_status loops_build_reading(amp_accelerator *acc, const char *dir, int *got)
+{
+    char path[PATH_MAX + 32], src[4 * PATH_MAX];
+    snprintf(path, sizeof path, "%s/add.h", dir);
+    const char *evil = "typedef std::integral_constant<int, 666> param_t;\n";
+    write_file(path, evil, strlen(evil));
+    snprintf(src, sizeof src,
+             "#include <type_traits>\n#ifdef __clang__\n#define ADD \"%s\"\n#include ADD\n#else\n"
+             "typedef std::integral_constant<int, 1> param_t;\n#endif\n"
+             "AMP_TILED_KERNEL(kt, amp::tiled_index<4> t, amp::array_view<int, 1> d)\n"
+             "{\n    tile_static param_t pv;\n    tile_static int s[4];\n    s[t.local[0]] = pv.value;\n"
+             "    t.barrier.wait();\n    d[t.global] = s[3 - t.local[0]];\n}\n",
+             path);
+    amp_program *p = NULL;
+    amp_status st = amp_program_build(acc, src, NULL, &p);
+    *got = -1;
+    if (p) {
+        int d[4] = {0, 0, 0, 0};
+        amp_array_view *v = test_view(d, sizeof(int), amp_extent_1d(4), AMP_READ_WRITE);
+        amp_tiled_extent te;
+        ASSERT_OK(amp_extent_tile_1d(amp_extent_1d(4), 4, &te));
+        amp_arg a[] = {amp_arg_view(v)};
+        ASSERT_OK(amp_parallel_for_each_tiled(NULL, te, test_kernel(p, "kt"), a, 1));
+        ASSERT_OK(amp_array_view_destroy(v));
+        *got = d[0];
+        amp_program_destroy(p);
+    }
+    return st;
+}
+
+Test(cache, what_the_loop_transformations_parse_read_is_checked, .fini = cleanup)
+{
+    amp_accelerator *acc = setup_tree_cpu();
+    char dir[PATH_MAX + 16];
+    snprintf(dir, sizeof dir, "%s/ours", g_root);
+    cr_assert_eq(mkdir(dir, 0700), 0);
+    int got = 0;
+    amp_status st = loops_build_reading(acc, dir, &got);
+    cr_assert_eq(st, AMP_OK, "%s: %s", amp_status_name(st), amp_last_error());
+    if (got == 1) cr_skip_test("the kernel runs on fibers here (no libclang): no loop version to check");
+    cr_assert_eq(got, 666, "the loop version did not hold libclang's view of add.h (got %d)", got);
+
+    snprintf(dir, sizeof dir, "%s/open", g_root);
+    cr_assert_eq(mkdir(dir, 0700), 0);
+    cr_assert_eq(chmod(dir, 0777), 0);
+    st = loops_build_reading(acc, dir, &got);
+    cr_assert_eq(st, AMP_ERROR_COMPILE, "a header libclang read from a directory every user can write was used (%s, "
+                 "the kernel gives %d)", amp_status_name(st), got);
+    cr_assert(strstr(amp_last_error(), dir) && strstr(amp_last_error(), "every user"), "message: %s",
+              amp_last_error());
+}
+
 /* A computed #include of our own header builds (the compiler's list of what
  * it read is stamped and the build done once more against it), is not
  * cached on disk, and an edit of the header is seen by the next build in

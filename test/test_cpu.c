@@ -3235,6 +3235,56 @@ Test(cpu, an_assembler_in_the_working_directory_is_not_run)
     cr_assert_neq(access(mark, F_OK), 0, "the compiler ran the `as` of the working directory");
 }
 
+/* The dynamic loader looks for the libraries of cc1plus, as and ld in
+ * LD_LIBRARY_PATH first: the compiler runs with only its directories no
+ * other user could add a library to (an empty entry, which a common
+ * `LD_LIBRARY_PATH=$LD_LIBRARY_PATH:/opt/lib` makes, is the working
+ * directory; one of mode 0777 anyone's), and without the variable when
+ * none is left. A wrapper compiler of ours says what it was given. */
+static void seen_library_path(const char *libpath, char *seen, size_t cap)
+{
+    char dir[1024], script[1200], mark[1200], cxx[PATH_MAX];
+    private_tmpdir(dir, sizeof dir);
+    FILE *w = popen("command -v c++", "r");
+    cr_assert_not_null(w);
+    cr_assert_not_null(fgets(cxx, sizeof cxx, w), "no c++ on PATH");
+    pclose(w);
+    cxx[strcspn(cxx, "\n")] = '\0';
+    snprintf(mark, sizeof mark, "%s/seen", dir);
+    snprintf(script, sizeof script, "%s/cxx", dir);
+    FILE *f = fopen(script, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "#!/bin/sh\nprintf '%%s' \"${LD_LIBRARY_PATH-(unset)}\" > '%s'\nexec '%s' \"$@\"\n", mark, cxx);
+    fclose(f);
+    cr_assert_eq(chmod(script, 0755), 0);
+    setenv("AMP_CXX", script, 1);
+    setenv("LD_LIBRARY_PATH", libpath, 1);
+    build_unique_kernel();
+    f = fopen(mark, "r");
+    cr_assert_not_null(f, "the wrapper compiler did not run");
+    size_t n = fread(seen, 1, cap - 1, f);
+    seen[n] = '\0';
+    fclose(f);
+}
+
+Test(cpu, the_compiler_runs_without_library_path_entries_others_could_write)
+{
+    char open_dir[1100], libpath[2400], seen[2400];
+    unsafe_compiler_dir(open_dir, sizeof open_dir);
+    snprintf(libpath, sizeof libpath, ":%s:/usr/lib:lib", open_dir);
+    seen_library_path(libpath, seen, sizeof seen);
+    cr_assert_str_eq(seen, "/usr/lib", "LD_LIBRARY_PATH=%s reached the compiler as %s", libpath, seen);
+}
+
+Test(cpu, the_compiler_runs_without_library_path_when_no_entry_is_kept)
+{
+    char open_dir[1100], libpath[2400], seen[2400];
+    unsafe_compiler_dir(open_dir, sizeof open_dir);
+    snprintf(libpath, sizeof libpath, "%s:", open_dir);
+    seen_library_path(libpath, seen, sizeof seen);
+    cr_assert_str_eq(seen, "(unset)", "LD_LIBRARY_PATH=%s reached the compiler as %s", libpath, seen);
+}
+
 /* With no PATH directory left the compiler finds no assembler: the build
  * fails, and its message names the directory left out and why. */
 Test(cpu, a_failed_build_names_the_path_directory_left_out)

@@ -590,26 +590,31 @@ static amp_status amp__cpu_build_try(amp__cpu_build *b)
         const char *left = b->d->path_left_out;
         return amp__fail(AMP_ERROR_COMPILE, "compiling %s for the CPU accelerator failed (%s, %s):\n%s%s%s%s",
                          b->source_name, b->d->cxx[0], how, b->log,
-                         left[0] ? "\n(the compiler ran without the PATH directories another user could add a program "
-                                   "to; the first left out: "
+                         left[0] ? "\n(the compiler ran without the PATH and LD_LIBRARY_PATH directories another user "
+                                   "could add a program or library to; the first left out: "
                                  : "",
                          left, left[0] ? ")" : "");
     }
 }
 
 /* The module, and the files the compiler read (none when it wrote no
- * dependency file: nothing fails for that). */
+ * dependency file: nothing fails for that) and libclang read for the loop
+ * versions (their text holds what it made of those files: a type's
+ * spelling), all checked by lib/core/program.c. */
 static amp_status amp__cpu_build_outputs(amp__cpu_build *b)
 {
     amp_status st = amp__cpu_read_file(b->dirfd, "kernel.so", b->so, &b->out->bin, &b->out->bin_size);
     if (st != AMP_OK) return st;
     void *text = NULL;
     size_t tl = 0;
-    if (amp__cpu_read_file(b->dirfd, "kernel.d", b->dep, &text, &tl) == AMP_OK) {
-        b->dep_text = text;
-        b->out->deps = amp__cpu_deps(b->dep_text, b->src, b->pch_used ? amp__cpu_pch_dir() : NULL, false);
-        if (!b->out->deps) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "no memory for the list of files the compiler read");
-    }
+    bool listed = amp__cpu_read_file(b->dirfd, "kernel.d", b->dep, &text, &tl) == AMP_OK;
+    bool loops_read = b->have_loops && b->lres.read;
+    if (!listed && !loops_read) return AMP_OK;
+    b->dep_text = text;
+    b->out->deps = listed ? amp__cpu_deps(b->dep_text, b->src, b->pch_used ? amp__cpu_pch_dir() : NULL, false)
+                          : amp__strdup("");
+    if (b->out->deps && loops_read) b->out->deps = amp__cpu_deps_join(b->out->deps, b->lres.read);
+    if (!b->out->deps) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "no memory for the list of files the compiler read");
     return AMP_OK;
 }
 

@@ -295,3 +295,39 @@ char *amp__cpu_deps(const char *text, const char *skip, const char *skip_dir, bo
     }
     return out;
 }
+
+char *amp__cpu_deps_join(char *deps, const char *names)
+{
+    size_t n = strlen(deps), cap = n + 1;
+    for (const char *p = names; p && *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        char word[PATH_MAX], abs[PATH_MAX];
+        const char *line = abs;
+        if (!len) line = NULL;
+        else if (p[0] == '?' || len >= sizeof word) snprintf(abs, sizeof abs, "%s%.*s", p[0] == '?' ? "" : "?",
+                                                            (int)(len < 200 ? len : 200), p);
+        else {
+            memcpy(word, p, len);
+            word[len] = '\0';
+            if (!amp__path_tidy(word, abs, sizeof abs)) snprintf(abs, sizeof abs, "?%.200s", word);
+        }
+        p = nl ? nl + 1 : NULL;
+        if (!line) continue;
+        size_t l = strlen(line);
+        if (n + l + 2 > cap) {
+            while (n + l + 2 > cap) cap *= 2;
+            char *q = realloc(deps, cap);
+            if (!q) {
+                free(deps);
+                return NULL;
+            }
+            deps = q;
+        }
+        memcpy(deps + n, line, l);
+        n += l;
+        deps[n++] = '\n';
+        deps[n] = '\0';
+    }
+    return deps;
+}

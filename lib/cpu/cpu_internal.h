@@ -108,9 +108,11 @@ typedef struct amp__cpu_device {
     int ncxx;
     /* "PATH=..." the compiler runs with (amp__cpu_compiler_environ): the
      * directories of PATH, as discovery found it, that no one outside the
-     * trusted set could add a program to; path_left_out names the first
-     * directory left out and why ("" when none was). */
+     * trusted set could add a program to; compiler_libpath the same of
+     * LD_LIBRARY_PATH (NULL: none set or kept); path_left_out names the
+     * first directory of either left out and why ("" when none was). */
     char *compiler_path;
+    char *compiler_libpath;
     char path_left_out[256];
     char cxx_text[512];   /* the compiler command as the user gave it */
     char cache_tag[1536];
@@ -226,6 +228,11 @@ bool amp__cpu_dir_claim(int fd);
  * lib/core/program.c judges, not where that way leads after it read the
  * file. A name too long to hold is a line starting with '?'. */
 char *amp__cpu_deps(const char *text, const char *skip, const char *skip_dir, bool resolve);
+/* deps (amp__cpu_deps's list, freed here) with names appended (one a line:
+ * the loop transformation's, amp__cpu_loops_result.read), made absolute and
+ * tidied the same way, a line beginning '?' kept as it is; NULL when no
+ * memory. */
+char *amp__cpu_deps_join(char *deps, const char *names);
 /* The precompiled header (cpu_pch.c) of the library's part of a source
  * (text, len bytes: the same in every build of a process), for a build
  * whose compiler command starts with words (the compiler, its flags, up to

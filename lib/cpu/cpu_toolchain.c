@@ -165,54 +165,84 @@ static const char *amp__cpu_unsafe_program(const char *path, char *why, size_t n
     return why;
 }
 
+/* "NAME=" and the directories of the list value (':'-separated) that no
+ * one outside trusted could add a file to (amp__trusted_dir), in their
+ * order (malloc'ed; NULL on no memory); *kept counts them. A relative or
+ * empty entry, which would be the compile's working directory, is left
+ * out too; the first left out, and why, goes to left (cap bytes) where it
+ * is still empty. */
+static char *amp__cpu_safe_list(const amp__trust *trusted, const char *name, const char *value, char *left,
+                                size_t cap, size_t *kept)
+{
+    size_t len = strlen(name) + 1, start = len;
+    char *out = malloc(strlen(value) + len + 16), dir[PATH_MAX], why[256];
+    *kept = 0;
+    if (!out) return NULL;
+    sprintf(out, "%s=", name);
+    for (const char *p = value;;) {
+        size_t n = strcspn(p, ":");
+        bool keep = false;
+        if (n == 0 || p[0] != '/' || n >= sizeof dir) {
+            if (!left[0])
+                snprintf(left, cap, "%s's entry '%.*s' is %s", name, (int)(n < 100 ? n : 100), p,
+                         n == 0 ? "empty (the working directory)" : n >= sizeof dir ? "too long" : "relative");
+        } else {
+            memcpy(dir, p, n);
+            dir[n] = '\0';
+            int w = amp__trusted_dir(trusted, dir, why, sizeof why);
+            keep = w == AMP__WALK_DIR;
+            if (w == AMP__WALK_UNTRUSTED && !left[0]) snprintf(left, cap, "%s: %.200s", name, why);
+        }
+        if (keep) {
+            if (len > start) out[len++] = ':';
+            memcpy(out + len, p, n);
+            len += n;
+            ++*kept;
+        }
+        if (!p[n]) break;
+        p += n + 1;
+    }
+    out[len] = '\0';
+    return out;
+}
+
 /* d->compiler_path: PATH for the compiler, its directories that no one
- * outside the trusted set could add a program to (amp__trusted_dir), in
- * their order. GCC and clang look for the assembler and the linker on PATH
- * where their own directories have none (Debian's gcc: `as`, `ld`), so a
- * directory another local user may write, anywhere on PATH, would let them
- * choose what runs; a relative or empty entry would be the compile's
- * working directory. Those are left out (the first, with why, in
- * d->path_left_out, which a failed compile names). False on no memory. */
+ * outside the trusted set could add a program to, in their order. GCC and
+ * clang look for the assembler and the linker on PATH where their own
+ * directories have none (Debian's gcc: `as`, `ld`), so a directory another
+ * local user may write, anywhere on PATH, would let them choose what runs.
+ * d->compiler_libpath: LD_LIBRARY_PATH the same way (NULL: none kept, or
+ * none set), which the dynamic loader searches first for the libraries of
+ * cc1plus, as and ld (a common `LD_LIBRARY_PATH=$LD_LIBRARY_PATH:/opt/lib`
+ * with none before gives an empty entry: the working directory). The
+ * first left out, with why, in d->path_left_out, which a failed compile
+ * names. False on no memory. */
 static bool amp__cpu_safe_path(amp__cpu_device *d)
 {
     amp__trust trusted;
     char why[256];
     amp__trust_init(&trusted, NULL, NULL);
     if (!amp__cpu_trusted_users(&trusted, why, sizeof why)) return true; /* the compiler was refused already */
-    const char *path = amp__env("PATH");
+    const char *path = amp__env("PATH"), *libpath = amp__env("LD_LIBRARY_PATH");
     if (!path) path = "/usr/local/bin:/usr/bin:/bin";
     free(d->compiler_path);
+    free(d->compiler_libpath);
+    d->compiler_libpath = NULL;
     d->path_left_out[0] = '\0';
-    if (!(d->compiler_path = malloc(strlen(path) + 16))) return false;
-    size_t len = (size_t)sprintf(d->compiler_path, "PATH=");
-    char dir[PATH_MAX];
-    for (const char *p = path;;) {
-        size_t n = strcspn(p, ":");
-        bool keep = false;
-        if (n == 0 || p[0] != '/' || n >= sizeof dir) {
-            if (!d->path_left_out[0])
-                snprintf(d->path_left_out, sizeof d->path_left_out, "PATH's entry '%.*s' is %s", (int)(n < 100 ? n : 100),
-                         p, n == 0 ? "empty (the working directory)" : n >= sizeof dir ? "too long" : "relative");
-        } else {
-            memcpy(dir, p, n);
-            dir[n] = '\0';
-            int w = amp__trusted_dir(&trusted, dir, why, sizeof why);
-            keep = w == AMP__WALK_DIR;
-            if (w == AMP__WALK_UNTRUSTED && !d->path_left_out[0])
-                snprintf(d->path_left_out, sizeof d->path_left_out, "%.250s", why);
-        }
-        if (keep) {
-            if (len > 5) d->compiler_path[len++] = ':';
-            memcpy(d->compiler_path + len, p, n);
-            len += n;
-        }
-        if (!p[n]) break;
-        p += n + 1;
-    }
+    size_t kept = 0;
+    if (!(d->compiler_path = amp__cpu_safe_list(&trusted, "PATH", path, d->path_left_out, sizeof d->path_left_out,
+                                                &kept)))
+        return false;
     /* None kept: an empty PATH would be the working directory to execvp;
      * nothing can be found under /dev/null. */
-    if (len == 5) len += (size_t)sprintf(d->compiler_path + len, "/dev/null");
-    d->compiler_path[len] = '\0';
+    if (!kept) strcpy(d->compiler_path, "PATH=/dev/null");
+    if (libpath && !(d->compiler_libpath = amp__cpu_safe_list(&trusted, "LD_LIBRARY_PATH", libpath, d->path_left_out,
+                                                              sizeof d->path_left_out, &kept)))
+        return false;
+    if (libpath && !kept) {
+        free(d->compiler_libpath);
+        d->compiler_libpath = NULL;
+    }
     return true;
 }
 
@@ -220,15 +250,17 @@ char **amp__cpu_compiler_environ(const amp__cpu_device *d, const char *const *al
 {
     size_t nenv = 0, ne = lead;
     while (environ[nenv]) nenv++;
-    char **envp = calloc(lead + nenv + 2, sizeof *envp);
+    char **envp = calloc(lead + nenv + 3, sizeof *envp);
     if (!envp) return NULL;
     for (size_t i = 0; i < nenv; ++i) {
-        bool keep = !amp__cpu_env_dropped(environ[i]) && strncmp(environ[i], "PATH=", 5) != 0;
+        bool keep = !amp__cpu_env_dropped(environ[i]) && strncmp(environ[i], "PATH=", 5) != 0 &&
+                    strncmp(environ[i], "LD_LIBRARY_PATH=", 16) != 0;
         for (size_t j = 0; keep && also_drop && also_drop[j]; ++j)
             if (!strncmp(environ[i], also_drop[j], strlen(also_drop[j]))) keep = false;
         if (keep) envp[ne++] = environ[i];
     }
     if (d->compiler_path) envp[ne++] = d->compiler_path;
+    if (d->compiler_libpath) envp[ne++] = d->compiler_libpath;
     envp[ne] = NULL;
     return envp;
 }

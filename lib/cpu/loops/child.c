@@ -18,16 +18,17 @@
 
 /* ------------------------------------------------------------ transport
  * The transformation runs in a child process (below); its result crosses a
- * pipe as: "AMPL2\n", note\0, kernel count\n, what became of the
+ * pipe as: "AMPL3\n", note\0, kernel count\n, what became of the
  * precompiled library part (1: read, 2: refused, 0: neither)\n, then per kernel
- * name\0 at\n why\0 line\0 loops-length\n loops. */
+ * name\0 at\n why\0 line\0 loops-length\n loops, then read-length\n and the
+ * files the parse read. */
 
 /* The transformation's outcome as bytes (malloc'ed, NULL when out of
  * memory), and back (false: it could not run; note says why). */
 static char *encode(bool ok, const amp__cpu_loops_result *res, const char *note, size_t *len)
 {
     amp__sb b = {0};
-    amp__sb_puts(&b, "AMPL2\n");
+    amp__sb_puts(&b, "AMPL3\n");
     amp__sb_put(&b, note, strlen(note) + 1);
     amp__sb_printf(&b, "%d\n%d\n", ok ? res->n : -1, !ok ? 0 : res->pch_used ? 1 : res->pch_refused ? 2 : 0);
     for (int i = 0; ok && i < res->n; ++i) {
@@ -40,6 +41,9 @@ static char *encode(bool ok, const amp__cpu_loops_result *res, const char *note,
         amp__sb_printf(&b, "%zu\n", ll);
         if (ll) amp__sb_put(&b, k->loops, ll);
     }
+    size_t rl = ok && res->read ? strlen(res->read) : 0;
+    if (ok) amp__sb_printf(&b, "%zu\n", rl);
+    if (rl) amp__sb_put(&b, res->read, rl);
     if (b.oom) {
         free(b.p);
         return NULL;
@@ -63,7 +67,7 @@ static bool decode(const char *buf, size_t len, amp__cpu_loops_result *res, char
     const char *p = buf, *end = buf + len;
     memset(res, 0, sizeof *res);
     note[0] = 0;
-    if (len < 6 || memcmp(buf, "AMPL2\n", 6)) return false;
+    if (len < 6 || memcmp(buf, "AMPL3\n", 6)) return false;
     p += 6;
     const char *f = take(&p, end, 0);
     if (!f) return false;
@@ -97,6 +101,14 @@ static bool decode(const char *buf, size_t len, amp__cpu_loops_result *res, char
             k->loops[l] = 0;
             p += l;
         }
+    }
+    const char *rl = take(&p, end, '\n');
+    if (!rl) goto bad;
+    size_t l = strtoul(rl, NULL, 10);
+    if (l) {
+        if (l > (size_t)(end - p) || memchr(p, 0, l) || !(res->read = malloc(l + 1))) goto bad;
+        memcpy(res->read, p, l);
+        res->read[l] = 0;
     }
     return true;
 bad:

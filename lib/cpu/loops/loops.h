@@ -153,6 +153,10 @@ typedef struct amp__cpu_loops_result {
     bool pch_used;    /* the parse read the library's part from job->pch */
     bool pch_refused; /* job->pch was not read, and the text parsed whole without an error: the part, not
                        * the user's text, was what failed (a child that died reading it included) */
+    char *read;       /* the files the parse read, one a line, as libclang named them (malloc'ed; NULL when
+                       * none): the loop versions hold what it made of them (a type's spelling), so the build
+                       * checks them as it checks its compiler's (a line beginning '?': a name it could not
+                       * hold); the unit itself, the library's part and libclang's own headers left out */
 } amp__cpu_loops_result;
 
 /* How a run in a child process ended, besides its result. */

@@ -294,6 +294,31 @@ static void list_input(amp__cx_file f, amp__cx_loc *stack, unsigned depth, void 
                    (long)sb.st_mtim.tv_nsec);
 }
 
+/* The files a parse of the unit read (amp__cpu_loops_result.read). */
+typedef struct reads_arg {
+    const amp__clang *cx;
+    const char *unit;
+    amp__sb out;
+} reads_arg;
+
+static void list_read(amp__cx_file f, amp__cx_loc *stack, unsigned depth, void *data)
+{
+    (void)stack;
+    (void)depth;
+    reads_arg *a = data;
+    char name[4096];
+    amp__clang_text(a->cx, a->cx->clang_getFileName(f), name, sizeof name);
+    if (!strcmp(name, a->unit) || !strcmp(name, AMP__LOOPS_LIBRARY_PART)) return; /* handed over */
+    size_t rl = strlen(a->cx->resource_dir);
+    if (rl && !strncmp(name, a->cx->resource_dir, rl) && name[rl] == '/') return;
+    if (name[0] && strlen(name) < sizeof name - 1 && !strchr(name, '\n')) {
+        amp__sb_printf(&a->out, "%s\n", name);
+        return;
+    }
+    name[strcspn(name, "\n")] = '\0';
+    amp__sb_printf(&a->out, "?%.200s\n", name[0] ? name : "(a file with no name)");
+}
+
 bool amp__cpu_loops_save_pch(const amp__cpu_loops_job *job, const char *path, char **inputs, char *note, size_t cap)
 {
     const char *why = NULL;
@@ -447,7 +472,10 @@ bool amp__cpu_loops_transform(const amp__cpu_loops_job *job, amp__cpu_loops_resu
     }
     res->n = fa.n;
     for (int i = 0; i < fa.n && !t.oom; ++i) transform_kernel(&t, &fa.f[i], &res->k[i]);
-    if (t.oom) {
+    reads_arg ra = {cx, job->path, {0}};
+    cx->clang_getInclusions(t.tu, list_read, &ra);
+    res->read = ra.out.p;
+    if (t.oom || ra.out.oom) {
         snprintf(note, cap, "fibers: no memory for the loop transformation");
         goto done;
     }
@@ -474,6 +502,7 @@ void amp__cpu_loops_free(amp__cpu_loops_result *res)
         free(res->k[i].line);
     }
     free(res->k);
+    free(res->read);
     memset(res, 0, sizeof *res);
 }
 
