@@ -213,14 +213,18 @@ template <class F, class Kernel> struct stream_check;
 namespace amp {
 namespace cpu {
 // Returns the base pointer the access goes through: the view's own when idx
-// is inside, else one that lands the access on the view's first element, so
-// nothing outside the view is touched (the launch has failed by then and the
-// view's contents are unspecified).
+// is inside, else one that lands the access on a scratch element of this
+// thread's, so nothing outside the view is touched, and nothing inside it
+// the kernel did not address (the launch has failed by then; hipamp.h: the
+// elements it wrote hold what it wrote, the rest what they held). A read
+// there gives whatever an earlier bad access left.
 template <class V, class I> inline auto checked_base(const V &v, const I &idx) -> decltype(v.data_) {
     if (__builtin_expect(v.extent.contains(idx), 1)) return v.data_;
     amp__cpu_item *it = cur;
     if (it) it->launch->oob(it, (const void *)v.data_, idx.v, v.extent.v, V::rank);
-    uintptr_t base = (uintptr_t)v.data_ - (uintptr_t)v.offset_of(idx) * sizeof(*v.data_);
+    constexpr size_t size = sizeof(*v.data_), align = alignof(decltype(*v.data_));
+    alignas(align > 64 ? align : 64) static thread_local unsigned char sink[size];
+    uintptr_t base = (uintptr_t)sink - (uintptr_t)v.offset_of(idx) * size;
     return (decltype(v.data_))base;
 }
 // A section must lie inside its view: its accesses are checked only against

@@ -253,6 +253,11 @@ Test(cpu, debug_mode_reports_out_of_bounds_write_and_protects_memory)
               "message lacks the bad index: %s", msg);
     for (int i = N; i < N + GUARD; ++i)
         cr_assert_eq(buf[i], -7.0f, "float %d past the view was overwritten: %g", i - N, buf[i]);
+    /* Nor what the kernel did not address inside it (v[0..2]: the bad
+     * writes landed on v[0]). */
+    ASSERT_OK(amp_array_view_synchronize(v));
+    for (int i = 0; i < 3; ++i)
+        cr_assert_eq(buf[i], -7.0f, "float %d, which no work-item addressed, was overwritten: %g", i, buf[i]);
     ASSERT_OK(amp_array_view_destroy(v));
     ASSERT_OK(amp_program_destroy(p));
 }
@@ -316,6 +321,92 @@ Test(cpu, after_a_launch_that_ran_in_part_host_and_device_agree)
 Test(cpu, after_a_replay_that_ran_in_part_host_and_device_agree)
 {
     after_partial_run_host_and_device_agree(true);
+}
+
+/* An asynchronous launch or replay returns once queued, also when its data
+ * was last written by work still running on another view: the CPU queue's
+ * thread waits for that work, not the caller. The caller waited, and where
+ * that work waited for the host's next step (here a gate the host opens
+ * after the call), hung. A watchdog opens the gate after 20 s and says so;
+ * the order is kept (the copy reads what the gated kernel wrote). */
+static const char gate_kernels[] =
+    "AMP_KERNEL(gated_inc, amp::index<1> i, amp::array_view<int, 1> x, unsigned long long gate)\n"
+    "{ volatile int *g = reinterpret_cast<volatile int *>(gate); while (!*g) {} x[i] += 1; }\n"
+    "AMP_KERNEL(plus_one, amp::index<1> i, amp::array_view<const int, 1> a, amp::array_view<int, 1> b)\n"
+    "{ b[i] = a[i] + 1; }\n";
+
+typedef struct gate_watch {
+    volatile int gate;
+    volatile int forced;
+} gate_watch;
+
+static void *gate_watchdog(void *arg)
+{
+    gate_watch *w = arg;
+    for (int i = 0; i < 2000 && !w->gate; ++i) usleep(10000);
+    if (!w->gate) {
+        w->forced = 1;
+        w->gate = 1;
+    }
+    return NULL;
+}
+
+static void async_call_does_not_wait_for_another_view(bool graph)
+{
+    amp_accelerator *acc = cpu_acc();
+    amp_accelerator_view *q = NULL, *q2 = NULL;
+    ASSERT_OK(amp_accelerator_view_create(acc, &q));
+    ASSERT_OK(amp_accelerator_view_create(acc, &q2));
+    amp_program *p = test_build(acc, gate_kernels);
+    enum { N = 8 };
+    static int x[N], y[N];
+    memset(x, 0, sizeof x);
+    memset(y, 0, sizeof y);
+    amp_array_view *vx = test_view(x, sizeof(int), amp_extent_1d(N), AMP_READ_WRITE);
+    amp_array_view *vy = test_view(y, sizeof(int), amp_extent_1d(N), AMP_READ_WRITE);
+    static gate_watch w;
+    w.gate = w.forced = 0;
+    amp_arg gated[] = {amp_arg_view(vx), amp_arg_uint64((uint64_t)(uintptr_t)&w.gate)};
+    amp_arg copy[] = {amp_arg_view(vx), amp_arg_view(vy)};
+    amp_graph *g = NULL;
+    if (graph) {
+        ASSERT_OK(amp_graph_begin_recording(q));
+        ASSERT_OK(amp_parallel_for_each(q, amp_extent_1d(N), test_kernel(p, "plus_one"), copy, 2));
+        ASSERT_OK(amp_graph_end_recording(q, &g));
+    }
+    pthread_t t;
+    cr_assert_eq(pthread_create(&t, NULL, gate_watchdog, &w), 0);
+    amp_future *f2 = NULL, *f = NULL;
+    ASSERT_OK(amp_parallel_for_each_async(q2, amp_extent_1d(N), test_kernel(p, "gated_inc"), gated, 2, &f2));
+    if (graph) ASSERT_OK(amp_graph_launch_async(q, g, &f));
+    else ASSERT_OK(amp_parallel_for_each_async(q, amp_extent_1d(N), test_kernel(p, "plus_one"), copy, 2, &f));
+    int forced = w.forced;
+    w.gate = 1; /* the host's next step */
+    pthread_join(t, NULL);
+    ASSERT_OK(amp_future_wait(f));
+    ASSERT_OK(amp_future_wait(f2));
+    cr_assert(!forced, "the %s waited for the gated kernel on another view (the watchdog opened the gate)",
+              graph ? "replay" : "launch");
+    ASSERT_OK(amp_array_view_synchronize(vy));
+    for (int i = 0; i < N; ++i) cr_assert_eq(y[i], 2, "y[%d] = %d: the copy did not read the gated kernel's write", i, y[i]);
+    ASSERT_OK(amp_future_destroy(f));
+    ASSERT_OK(amp_future_destroy(f2));
+    if (g) ASSERT_OK(amp_graph_destroy(g));
+    ASSERT_OK(amp_array_view_destroy(vx));
+    ASSERT_OK(amp_array_view_destroy(vy));
+    ASSERT_OK(amp_program_destroy(p));
+    ASSERT_OK(amp_accelerator_view_destroy(q));
+    ASSERT_OK(amp_accelerator_view_destroy(q2));
+}
+
+Test(cpu, an_async_launch_does_not_wait_for_another_views_work_before_it, .timeout = 120)
+{
+    async_call_does_not_wait_for_another_view(false);
+}
+
+Test(cpu, an_async_replay_does_not_wait_for_another_views_work_before_it, .timeout = 120)
+{
+    async_call_does_not_wait_for_another_view(true);
 }
 
 BOTH_PATHS(debug_mode_reports_out_of_bounds_read_in_tiled_2d_kernel)
@@ -394,6 +485,11 @@ Test(cpu, debug_mode_reports_section_past_the_view)
     assert_contains(msg, "extent (40)");
     for (int i = N; i < N + GUARD; ++i)
         cr_assert_eq(buf[i], -7.0f, "float %d past the view was overwritten: %g", i - N, buf[i]);
+    /* Nor what the kernel did not address inside it (v[0..2]: the bad
+     * writes landed on v[0]). */
+    ASSERT_OK(amp_array_view_synchronize(v));
+    for (int i = 0; i < 3; ++i)
+        cr_assert_eq(buf[i], -7.0f, "float %d, which no work-item addressed, was overwritten: %g", i, buf[i]);
     ASSERT_OK(amp_array_view_destroy(v));
     ASSERT_OK(amp_program_destroy(p));
 }

@@ -21,30 +21,42 @@ typedef struct amp__cpu_event {
     struct amp__cpu_event *next; /* among the events of one queued launch */
 } amp__cpu_event;
 
-/* A launch (or a graph's replay) waiting for (or running on) its queue's
- * thread, and the events recorded right after it. */
+/* A launch (or a graph's replay, or a wait for another queue's event)
+ * waiting for (or running on) its queue's thread, and the events recorded
+ * right after it. */
 typedef struct amp__cpu_qitem {
-    /* A launch's job, or a graph's replay list (the graph's own, not freed
-     * here) with AMP__CPU_QITEM_GRAPH set in the address: the item stays at
-     * three pointers, so every asynchronous launch's item comes from the
-     * allocator's smallest bin. */
+    /* A launch's job, a graph's replay list (the graph's own, not freed
+     * here) with AMP__CPU_QITEM_GRAPH set in the address, or an event of
+     * another queue (the item holds a reference) with AMP__CPU_QITEM_WAIT:
+     * the item stays at three pointers, so every asynchronous launch's item
+     * comes from the allocator's smallest bin. */
     uintptr_t work;
     amp__cpu_event *events;
     struct amp__cpu_qitem *next;
 } amp__cpu_qitem;
 #define AMP__CPU_QITEM_GRAPH ((uintptr_t)1)
+#define AMP__CPU_QITEM_WAIT ((uintptr_t)2)
+#define AMP__CPU_QITEM_KIND (AMP__CPU_QITEM_GRAPH | AMP__CPU_QITEM_WAIT)
 static inline amp__cpu_job *amp__cpu_qitem_job(const amp__cpu_qitem *it)
 {
-    return it->work & AMP__CPU_QITEM_GRAPH ? NULL : (amp__cpu_job *)it->work;
+    return it->work & AMP__CPU_QITEM_KIND ? NULL : (amp__cpu_job *)it->work;
 }
 static inline amp__cpu_graph *amp__cpu_qitem_graph(const amp__cpu_qitem *it)
 {
-    return it->work & AMP__CPU_QITEM_GRAPH ? (amp__cpu_graph *)(it->work & ~AMP__CPU_QITEM_GRAPH) : NULL;
+    return it->work & AMP__CPU_QITEM_GRAPH ? (amp__cpu_graph *)(it->work & ~AMP__CPU_QITEM_KIND) : NULL;
 }
-/* Run the item's work in the calling thread. */
+static inline amp__cpu_event *amp__cpu_qitem_waited(const amp__cpu_qitem *it)
+{
+    return it->work & AMP__CPU_QITEM_WAIT ? (amp__cpu_event *)(it->work & ~AMP__CPU_QITEM_KIND) : NULL;
+}
+static bool amp__cpu_event_block(amp__cpu_event *e, const struct timespec *until);
+/* Run the item's work in the calling thread. A wait passes whatever the
+ * other queue's work did: its failure is that queue's to report. */
 static inline amp_status amp__cpu_qitem_run(amp__cpu_device *d, const amp__cpu_qitem *it)
 {
     amp__cpu_graph *g = amp__cpu_qitem_graph(it);
+    amp__cpu_event *e = amp__cpu_qitem_waited(it);
+    if (e) return amp__cpu_event_block(e, NULL), AMP_OK;
     return g ? amp__cpu_graph_run(d, g, NULL) : amp__cpu_job_run(d, amp__cpu_qitem_job(it));
 }
 
@@ -132,6 +144,14 @@ static void amp__cpu_event_unref(amp__cpu_event *e)
         free(e->msg);
         amp__slab_free(&amp__cpu_events, e);
     }
+}
+
+/* An item done with: what it owns, then itself. */
+static void amp__cpu_qitem_free(amp__cpu_qitem *it)
+{
+    amp__cpu_job_free(amp__cpu_qitem_job(it));
+    amp__cpu_event_unref(amp__cpu_qitem_waited(it));
+    free(it);
 }
 
 /* The queue passed these events (a list): stamp them, with st (and msg)
@@ -236,8 +256,7 @@ static void *amp__cpu_queue_main(void *arg)
         }
         pthread_mutex_unlock(&q->mu);
         amp__cpu_events_release(it->events);
-        amp__cpu_job_free(amp__cpu_qitem_job(it));
-        free(it);
+        amp__cpu_qitem_free(it);
         pthread_mutex_lock(&q->mu);
     }
     pthread_mutex_unlock(&q->mu);
@@ -352,8 +371,7 @@ static inline __attribute__((always_inline)) amp_status amp__cpu_queue_put(amp__
             pthread_mutex_unlock(&q->mu);
             amp__cpu_queue_drain(q);
             st = amp__cpu_qitem_run(q->d, it);
-            amp__cpu_job_free(amp__cpu_qitem_job(it));
-            free(it);
+            amp__cpu_qitem_free(it);
             return st;
         }
     }
@@ -557,11 +575,25 @@ amp_status amp__cpu_event_elapsed(void *dev, void *start, void *end, float *ms)
     return AMP_OK;
 }
 
-/* Later work on queue starts after event: the CPU accelerator waits here
- * (the queue's own later launches are queued after this returns). */
+/* Later work on queue starts after event: an item on the queue that its
+ * thread waits on, so that the caller does not (an asynchronous launch
+ * returns once queued, whatever the other queue's work waits for: the
+ * host's next step, maybe). What runs on the queue in the caller's thread
+ * (a blocking launch, a copy) drains the queue first, and so waits then.
+ * Waited here where nothing can be queued: a queue that records a graph,
+ * no memory for the item. */
 amp_status amp__cpu_queue_wait_event(void *dev, void *queue, void *event)
 {
+    amp__cpu_queue *q = queue;
     amp__cpu_event *e = event;
-    if (e) amp__cpu_event_block(e, NULL);
-    return AMP_OK;
+    if (!e || atomic_load_explicit(&e->done, memory_order_acquire)) return AMP_OK;
+    amp__cpu_qitem *it = q && !q->recording && !((uintptr_t)e & AMP__CPU_QITEM_KIND) ? calloc(1, sizeof *it) : NULL;
+    if (!it) {
+        amp__cpu_event_block(e, NULL);
+        return AMP_OK;
+    }
+    amp__cpu_queue_after_fork(q);
+    atomic_fetch_add(&e->refs, 1);
+    it->work = (uintptr_t)e | AMP__CPU_QITEM_WAIT;
+    return amp__cpu_queue_put(q, it);
 }
