@@ -370,7 +370,9 @@ AMP_API amp_status amp_accelerator_view_get_queuing_mode(amp_accelerator_view *q
  * already was (see amp_queuing_mode); on a GPU this also asks the driver
  * for the state of q's newest command (an event recorded and queried),
  * which makes a driver that buffers commands submit them. Never blocks on
- * q's work. AMP_ERROR_DEVICE: an earlier command on q faulted. */
+ * q's work. An earlier command on q that failed: AMP_ERROR_DEVICE for a
+ * GPU's fault; on the CPU accelerator that command's own status (as
+ * AMP_ERROR_OUT_OF_BOUNDS from AMP_DEBUG's bounds check). */
 AMP_API amp_status amp_accelerator_view_flush(amp_accelerator_view *q);
 /* C++ AMP's accelerator_view::create_marker: a future, the caller's, that
  * completes when every command queued on q before the call has finished

@@ -1369,6 +1369,11 @@ ACCEL_TEST(graph, launch_on_another_view_is_refused)
     amp_graph *g = counted_record(&f, &c, 1);
     ASSERT_STATUS(amp_graph_launch(q2, g), AMP_ERROR_INVALID_ARGUMENT);
     cr_assert(strstr(amp_last_error(), "its own view"), "%s", amp_last_error());
+    /* The two views told apart (both on one device: its name is twice). */
+    char recorded[32], launched[32];
+    snprintf(recorded, sizeof recorded, "%p", (void *)f.q);
+    snprintf(launched, sizeof launched, "%p", (void *)q2);
+    cr_assert(strstr(amp_last_error(), recorded) && strstr(amp_last_error(), launched), "%s", amp_last_error());
     amp_future *fut = (amp_future *)1;
     ASSERT_STATUS(amp_graph_launch_async(q2, g, &fut), AMP_ERROR_INVALID_ARGUMENT);
     cr_assert_null(fut);

@@ -709,9 +709,9 @@ static amp_status amp__graph_replay(amp_accelerator_view *q, amp_graph *g, bool 
     if (!q) q = g->q;
     if (q != g->q)
         return amp__fail(AMP_ERROR_INVALID_ARGUMENT,
-                         "%s: the graph was recorded on another accelerator view (of %s) than the one it is launched "
-                         "on (of %s); a graph replays on its own view only",
-                         fn, g->q->acc->e.info.device_path, q->acc->e.info.device_path);
+                         "%s: the graph was recorded on another accelerator view (%p, of %s) than the one it is "
+                         "launched on (%p, of %s); a graph replays on its own view only",
+                         fn, (void *)g->q, g->q->acc->e.info.device_path, (void *)q, q->acc->e.info.device_path);
     if ((st = amp__queue_refuse_recording(q, fn)) != AMP_OK) return st;
     amp__lock_acquire(&g->replay);
     for (; nlocked < g->nstorages; ++nlocked) amp__lock_acquire(&g->storages[nlocked]->lock);
