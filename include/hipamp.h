@@ -443,7 +443,9 @@ typedef enum amp_access { AMP_READ_WRITE = 0, AMP_READ_ONLY = 1, AMP_WRITE_ONLY 
  * on q's accelerator (q NULL: the default accelerator's default view, which
  * may not be the accelerator your kernels were built for). init (may
  * be NULL) is copied in before return; the caller keeps it. Blocks for that
- * copy. AMP_ERROR_OUT_OF_MEMORY when the device has no room. */
+ * copy. AMP_ERROR_OUT_OF_MEMORY when the device has no room;
+ * AMP_ERROR_BUSY when init is given while q records a graph (the copy
+ * cannot be recorded: hipamp_graph.h). */
 AMP_API amp_status amp_array_create(amp_accelerator_view *q, size_t elem_size, amp_extent e,
                                     const void *init, amp_array **out);
 /* A staging array (C++ AMP's array(extent, cpu_av, associated_av)): an

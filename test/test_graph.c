@@ -1142,6 +1142,11 @@ ACCEL_TEST(graph, host_results_and_waits_are_refused_while_recording)
     ASSERT_STATUS(amp_parallel_for_each(f.q, amp_extent_1d(N), f.axpy, bad, 1), AMP_ERROR_ARGUMENT_MISMATCH);
     ASSERT_STATUS(amp_array_view_synchronize(vy), AMP_ERROR_BUSY);
     cr_assert(strstr(amp_last_error(), "graph being recorded"), "%s", amp_last_error());
+    /* An array's initial copy is made before return, never recorded. */
+    amp_array *more = (amp_array *)1;
+    ASSERT_STATUS(amp_array_create(f.q, 4, amp_extent_1d(N), y, &more), AMP_ERROR_BUSY);
+    cr_assert_null(more);
+    cr_assert(strstr(amp_last_error(), "amp_array_create"), "%s", amp_last_error());
     ASSERT_STATUS(amp_accelerator_view_wait(f.q), AMP_ERROR_BUSY);
     ASSERT_STATUS(amp_copy_view(vy, vh), AMP_ERROR_BUSY);
     void *dptr = NULL;

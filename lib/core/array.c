@@ -94,6 +94,9 @@ amp_status amp_array_create(amp_accelerator_view *q, size_t elem_size, amp_exten
     *out = NULL;
     if (q) AMP__HANDLE_OK(q, AMP__HANDLE_QUEUE);
     else if ((st = amp__default_queue(&q)) != AMP_OK) return st;
+    /* The copy of init is made before return, never recorded: refused
+     * first, by this call's name, while q records. */
+    if (init && (st = amp__queue_refuse_recording(q, "amp_array_create (its copy of init)")) != AMP_OK) return st;
     if ((st = amp__storage_new(elem_size, e, NULL, true, &s)) != AMP_OK) return st;
     size_t bytes = amp__storage_bytes(s);
     if (bytes && (st = q->be->mem_alloc(q->dev, bytes, (void **)&s->home)) != AMP_OK) goto fail;
