@@ -246,6 +246,29 @@ void amp__cpu_sweep_once(void) { pthread_once(&amp__cpu_sweep_once_ctl, amp__cpu
 
 /* ------------------------------------------------------- dependencies */
 
+/* line (l bytes) and a line break after the n bytes of *buf (cap bytes
+ * held), grown as needed; false (and *buf freed) when no memory. */
+static bool amp__cpu_line_append(char **buf, size_t *n, size_t *cap, const char *line, size_t l)
+{
+    if (*n + l + 2 > *cap) {
+        size_t c = *cap;
+        while (*n + l + 2 > c) c *= 2;
+        char *q = realloc(*buf, c);
+        if (!q) {
+            free(*buf);
+            *buf = NULL;
+            return false;
+        }
+        *buf = q;
+        *cap = c;
+    }
+    memcpy(*buf + *n, line, l);
+    *n += l;
+    (*buf)[(*n)++] = '\n';
+    (*buf)[*n] = '\0';
+    return true;
+}
+
 char *amp__cpu_deps(const char *text, const char *skip, const char *skip_dir, bool resolve)
 {
     size_t cap = 256, n = 0;
@@ -279,19 +302,7 @@ char *amp__cpu_deps(const char *text, const char *skip, const char *skip_dir, bo
             snprintf(abs, sizeof abs, "?%.200s", word);
         size_t l = strlen(abs), sl = skip_dir ? strlen(skip_dir) : 0;
         if (sl && !strncmp(abs, skip_dir, sl) && abs[sl] == '/') continue;
-        if (n + l + 2 > cap) {
-            while (n + l + 2 > cap) cap *= 2;
-            char *q = realloc(out, cap);
-            if (!q) {
-                free(out);
-                return NULL;
-            }
-            out = q;
-        }
-        memcpy(out + n, abs, l);
-        n += l;
-        out[n++] = '\n';
-        out[n] = 0;
+        if (!amp__cpu_line_append(&out, &n, &cap, abs, l)) return NULL;
     }
     return out;
 }
@@ -314,20 +325,7 @@ char *amp__cpu_deps_join(char *deps, const char *names)
         }
         p = nl ? nl + 1 : NULL;
         if (!line) continue;
-        size_t l = strlen(line);
-        if (n + l + 2 > cap) {
-            while (n + l + 2 > cap) cap *= 2;
-            char *q = realloc(deps, cap);
-            if (!q) {
-                free(deps);
-                return NULL;
-            }
-            deps = q;
-        }
-        memcpy(deps + n, line, l);
-        n += l;
-        deps[n++] = '\n';
-        deps[n] = '\0';
+        if (!amp__cpu_line_append(&deps, &n, &cap, line, strlen(line))) return NULL;
     }
     return deps;
 }
