@@ -912,8 +912,9 @@ AMP_API amp_arg amp_arg_struct(const void *data, size_t size);
  * the views it may write, the elements it wrote hold what it wrote and the
  * rest what they held before (the host and later launches read the same
  * data); where a view had the discard hint (amp_array_view_discard_data),
- * the rest is unspecified, as after any launch told its old contents are
- * not needed. */
+ * or is the output a built-in algorithm (or a graph's recording of one)
+ * writes whole, the rest is unspecified, as after any launch told its old
+ * contents are not needed. */
 AMP_API amp_status amp_parallel_for_each(amp_accelerator_view *q, amp_extent e, amp_kernel *k,
                                          const amp_arg *args, size_t nargs);
 /* Tiled launch of an AMP_TILED_KERNEL. AMP_ERROR_INVALID_COMPUTE_DOMAIN when

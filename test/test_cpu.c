@@ -262,6 +262,25 @@ Test(cpu, debug_mode_reports_out_of_bounds_write_and_protects_memory)
     ASSERT_OK(amp_program_destroy(p));
 }
 
+/* AMP_DEBUG's bounds check sends a bad access to a scratch element of the
+ * thread's (a thread_local of the library's): no kernel's tile_static
+ * grows by it (it was counted as a helper's tile_static, one element a
+ * view type, in every kernel: a kernel near the limit was refused). */
+Test(cpu, debug_mode_adds_no_tile_static_memory)
+{
+    static const char src[] =
+        "struct big { double v[512]; };\n"
+        "AMP_TILED_KERNEL(touch_big, amp::tiled_index<4> t, amp::array_view<big, 1> v)\n"
+        "{ tile_static int s[4]; s[t.local[0]] = 1; t.barrier.wait(); v[t.global].v[0] += s[3 - t.local[0]]; }\n";
+    setenv("AMP_DEBUG", "1", 1);
+    amp_program *p = test_build(cpu_acc(), src);
+    amp_kernel_info ki;
+    ASSERT_OK(amp_kernel_get_info(test_kernel(p, "touch_big"), &ki));
+    cr_assert_eq(ki.tile_static_bytes, 4 * sizeof(int), "AMP_DEBUG=1: %zu bytes of tile_static for int[4]",
+                 ki.tile_static_bytes);
+    ASSERT_OK(amp_program_destroy(p));
+}
+
 /* A launch that fails after running in part (the bounds check stops
  * work-item 0 after its write: an out-of-bounds read) on a copy of the data apart from the host's
  * (AMP_CPU_UNIFIED=0): what it wrote is what the host reads and what the

@@ -160,9 +160,12 @@ static amp_status amp__deps_check(const char *deps, const amp__scan *scan, const
     char **ways = amp__scan_ways(scan, &nways);
     amp__trust trust;
     amp__trust_init(&trust, in->source_dir, NULL);
+    /* The compiler's and the C library's directories' owners: not a LOCAL
+     * one's (/usr/local/include, a directory AMP_CXX names), whose owner
+     * may be anyone. */
     for (size_t i = 0; sys && sys[i].path; ++i) {
         struct stat ds;
-        if (stat(sys[i].path, &ds) == 0) amp__trust_user(&trust, ds.st_uid);
+        if (sys[i].kind != AMP__DIR_LOCAL && stat(sys[i].path, &ds) == 0) amp__trust_user(&trust, ds.st_uid);
     }
     for (const char *p = deps; p && *p;) {
         const char *line = p, *nl = strchr(p, '\n');

@@ -233,8 +233,12 @@ size_t amp__cpu_tile_static_bytes(const amp__cpu_tls *t, const char *kernel, siz
     char k[512];
     for (size_t i = 0; i < t->n; ++i) {
         const char *s = t->syms[i].name;
-        /* the library's own (the current work-item), guard variables, the runtime's */
-        if (!strncmp(s, "_ZN3amp3cpu", 11) || !strncmp(s, "_ZGV", 4) || amp__cpu_is_runtime_tls(s)) continue;
+        /* the library's own (the current work-item; AMP_DEBUG's scratch
+         * element, a local static of amp::cpu::checked_base), guard
+         * variables, the runtime's */
+        if (!strncmp(s, "_ZN3amp3cpu", 11) || !strncmp(s, "_ZZN3amp3cpu", 12) || !strncmp(s, "_ZGV", 4) ||
+            amp__cpu_is_runtime_tls(s))
+            continue;
         if (amp__elf_body_of(s, k, sizeof k)) {
             if (!strcmp(k, kernel)) total += t->syms[i].size;
             continue;

@@ -213,7 +213,9 @@ static void amp__cpu_queue_after_fork(amp__cpu_queue *q)
                 snprintf(q->fault_msg, sizeof q->fault_msg,
                          "a launch queued before fork() does not run in the child process");
             }
-            /* The job's memory belongs to the parent's copy of it: leave it. */
+            /* The job's memory belongs to the parent's copy of it: leave
+             * it. A wait's reference to an event is this process's too. */
+            amp__cpu_event_unref(amp__cpu_qitem_waited(it));
             free(it);
             it = n;
         }
