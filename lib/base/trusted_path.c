@@ -83,13 +83,15 @@ static const char *amp__dir_problem(const amp__trust *t, const char *dir_path, c
          * made (a hard link: where fs.protected_hardlinks is off, of any
          * file they can read), and may make again after what they put
          * there first was read. */
-        if (amp__trusts_uid(t, entry->st_uid) && (S_ISDIR(entry->st_mode) || entry->st_nlink < 2)) return NULL;
-        if (amp__trusts_uid(t, entry->st_uid))
-            snprintf(buf, n, "%s has %lu hard links, in %s, which %s can write (another user may have linked it "
-                     "there)", entry_path, (unsigned long)entry->st_nlink, dir_path, other ? "every user" : "its group");
-        else
+        const char *who = other ? "every user" : "its group";
+        if (!amp__trusts_uid(t, entry->st_uid))
             snprintf(buf, n, "%s belongs to uid %lu, in %s, which %s can write", entry_path,
-                     (unsigned long)entry->st_uid, dir_path, other ? "every user" : "its group");
+                     (unsigned long)entry->st_uid, dir_path, who);
+        else if (!S_ISDIR(entry->st_mode) && entry->st_nlink > 1)
+            snprintf(buf, n, "%s has %lu hard links, in %s, which %s can write (another user may have linked it "
+                     "there)", entry_path, (unsigned long)entry->st_nlink, dir_path, who);
+        else
+            return NULL;
         return buf;
     }
     if (other) snprintf(buf, n, "%s is writable by every user (mode %04o)", dir_path, (unsigned)(dir->st_mode & 07777));
