@@ -1098,6 +1098,56 @@ Test(env, whole_numbers_out_of_range_or_malformed_get_the_default)
     cr_assert_eq(amp__env_count("AMP_TEST_WHOLE", 5, 10), 5u, "amp__env_count takes no 0");
 }
 
+/* AMP_CPU_TILED's and AMP_UNIFIED_MEMORY's rule: one of the words, case
+ * aside; anything else is said once on stderr, naming the variable, the
+ * value and the words, and reads as the default (both read any other value
+ * as the default without a word before). */
+Test(env, words_out_of_the_list_are_said_and_get_the_default)
+{
+    static const char *const words[] = {"auto", "fibers", "loops"};
+    char path[] = "/tmp/hipamp-env-stderr-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    unlink(path);
+    fflush(stderr);
+    int saved = dup(2);
+    cr_assert_eq(dup2(fd, 2), 2);
+    int got[6];
+    setenv("AMP_TEST_WORD", "Loops", 1);
+    got[0] = amp__env_word("AMP_TEST_WORD", words, 3, 0);
+    setenv("AMP_TEST_WORD", "fiber", 1);
+    got[1] = amp__env_word("AMP_TEST_WORD", words, 3, 0);
+    got[2] = amp__env_word("AMP_TEST_WORD", words, 3, 0); /* said once */
+    unsetenv("AMP_TEST_WORD");
+    got[3] = amp__env_word("AMP_TEST_WORD", words, 3, 2);
+    setenv("AMP_TEST_WORD", "yes", 1);
+    got[4] = amp__env_flag_or_auto("AMP_TEST_WORD");
+    setenv("AMP_TEST_WORD", "maybe", 1);
+    got[5] = amp__env_flag_or_auto("AMP_TEST_WORD");
+    unsetenv("AMP_TEST_WORD");
+    fflush(stderr);
+    cr_assert_eq(dup2(saved, 2), 2);
+    close(saved);
+    static char err[4096];
+    ssize_t n = pread(fd, err, sizeof err - 1, 0);
+    close(fd);
+    err[n > 0 ? n : 0] = '\0';
+    cr_assert_eq(got[0], 2, "'Loops' read as %d", got[0]);
+    cr_assert_eq(got[1], 0, "'fiber' read as %d", got[1]);
+    cr_assert_eq(got[2], 0);
+    cr_assert_eq(got[3], 2, "unset read as %d", got[3]);
+    cr_assert_eq(got[4], 1, "'yes' read as %d", got[4]);
+    cr_assert_eq(got[5], -1, "'maybe' read as %d", got[5]);
+    const char *want = "hipamp: AMP_TEST_WORD=\"fiber\" is not one of auto, fibers, loops; using the default, auto\n";
+    const char *at = strstr(err, want);
+    cr_assert(at, "stderr lacks\n%s---- it has:\n%s", want, err);
+    cr_assert_null(strstr(at + strlen(want), "\"fiber\""), "said twice:\n%s", err);
+    cr_assert(strstr(err, "AMP_TEST_WORD=\"maybe\" is not one of auto, 1, on, yes, true, 0, off, no, false; using the "
+                          "default, auto"),
+              "%s", err);
+    cr_assert_null(strstr(err, "Loops"), "%s", err);
+}
+
 /* ------------------------------------------------------------------ slabs */
 
 /* Pages of [p, p + n) the system holds for us (mincore). */

@@ -82,6 +82,12 @@ unsigned amp__env_count(const char *name, unsigned dflt, unsigned max);
  * dflt; malformed -> dflt, said. */
 unsigned long long amp__env_size(const char *name, unsigned long long dflt, unsigned long long lo,
                                  unsigned long long hi);
+/* One of n words (case aside), its index; unset -> dflt; anything else ->
+ * dflt, said with the words listed (words[dflt] named as the default). */
+int amp__env_word(const char *name, const char *const *words, int n, int dflt);
+/* A flag or "auto": 1 / 0 as amp__env_flag reads them; unset or "auto" ->
+ * -1; anything else -> -1, said. */
+int amp__env_flag_or_auto(const char *name);
 /* A value the caller read but cannot use where it is (a rule of its own, a
  * range per kind of accelerator): "hipamp: NAME="VALUE" is not ACCEPTED
  * WHERE; using the default there, DFLT", once for each variable, value and

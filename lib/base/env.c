@@ -124,6 +124,27 @@ bool amp__env_flag(const char *name, bool dflt)
     return dflt;
 }
 
+int amp__env_word(const char *name, const char *const *words, int n, int dflt)
+{
+    const char *v = amp__env(name);
+    if (!v) return dflt;
+    char accepted[256] = "one of";
+    for (int i = 0; i < n; ++i) {
+        if (!strcasecmp(v, words[i])) return i;
+        size_t at = strlen(accepted);
+        snprintf(accepted + at, sizeof accepted - at, "%s %s", i ? "," : "", words[i]);
+    }
+    amp__env_bad(name, v, accepted, words[dflt]);
+    return dflt;
+}
+
+int amp__env_flag_or_auto(const char *name)
+{
+    static const char *const words[] = {"auto", "1", "on", "yes", "true", "0", "off", "no", "false"};
+    int w = amp__env_word(name, words, (int)(sizeof words / sizeof words[0]), 0);
+    return w == 0 ? -1 : w <= 4;
+}
+
 unsigned amp__env_uint(const char *name, unsigned dflt, unsigned lo, unsigned hi)
 {
     const char *v = amp__env(name);

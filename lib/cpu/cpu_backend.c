@@ -51,10 +51,9 @@ static void amp__cpu_init(void)
     d->debug = true;
 #endif
     d->debug = amp__env_flag("AMP_DEBUG", d->debug);
-    const char *s = amp__env("AMP_CPU_TILED");
-    d->tiled = AMP__CPU_TILED_AUTO;
-    if (s && !strcmp(s, "fibers")) d->tiled = AMP__CPU_TILED_FIBERS;
-    else if (s && !strcmp(s, "loops")) d->tiled = AMP__CPU_TILED_LOOPS;
+    /* In the order of the enum's values. */
+    static const char *const tiled[] = {"auto", "fibers", "loops"};
+    d->tiled = amp__env_word("AMP_CPU_TILED", tiled, 3, AMP__CPU_TILED_AUTO);
     struct utsname u;
     snprintf(d->machine, sizeof d->machine, "%.63s", uname(&u) == 0 ? u.machine : "unknown");
     amp__cpu_find_compiler(d);
@@ -514,8 +513,10 @@ void amp__cpu_enumerate(amp__device_entry *out)
     /* AMP_CPU_UNIFIED=0 keeps views in memory of their own, copied in and
      * back as on a discrete GPU: the coherence paths can then be tested
      * on any machine. */
-    const char *forced = amp__env("AMP_UNIFIED_MEMORY");
-    i->is_unified_memory = amp__env_flag("AMP_CPU_UNIFIED", true) || (forced && !strcmp(forced, "on"));
+    /* AMP_UNIFIED_MEMORY=on forces zero-copy here too; its off is a
+     * GPU's (AMP_CPU_UNIFIED=0 is the CPU accelerator's). */
+    bool forced = amp__env_flag_or_auto("AMP_UNIFIED_MEMORY") == 1; /* read (a bad value said) either way */
+    i->is_unified_memory = amp__env_flag("AMP_CPU_UNIFIED", true) || forced;
     snprintf(i->unified_memory_reason, sizeof i->unified_memory_reason, "%s",
              i->is_unified_memory ? "zero-copy: kernels run on the host and read its memory directly"
                                   : "copies: AMP_CPU_UNIFIED=0 gives views memory of their own, as on a discrete GPU "

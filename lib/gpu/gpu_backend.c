@@ -519,7 +519,7 @@ static const amp__backend gpu_backend = {
 
 /* AMP_UNIFIED_MEMORY: "on" forces zero-copy views (through host_register on a
  * discrete GPU, for testing), "off" forbids them, "auto" (also unset or any
- * other value, which is ignored rather than failing enumeration) decides from
+ * other value, which is said and ignored rather than failing enumeration) decides from
  * the hardware: an integrated GPU that can reach host memory coherently
  * (pageable access or managed memory). A discrete GPU never qualifies, not
  * even an xnack+ target (MI250X/MI300X with HSA_XNACK=1): it can fault host
@@ -528,13 +528,14 @@ static const amp__backend gpu_backend = {
 static bool unified_memory(const amp__gpu_devinfo *di, char *why, size_t n)
 {
     const char *v = amp__env("AMP_UNIFIED_MEMORY");
+    int forced = amp__env_flag_or_auto("AMP_UNIFIED_MEMORY");
     bool xnack = strstr(di->arch, "xnack+") != NULL;
-    if (v && (!strcmp(v, "on") || !strcmp(v, "1") || !strcmp(v, "true") || !strcmp(v, "yes"))) {
+    if (forced == 1) {
         snprintf(why, n, "zero-copy: forced by AMP_UNIFIED_MEMORY=%s%s", v,
                  di->integrated ? "" : " (a discrete GPU then reads host memory over the interconnect)");
         return true;
     }
-    if (v && (!strcmp(v, "off") || !strcmp(v, "0") || !strcmp(v, "false") || !strcmp(v, "no"))) {
+    if (forced == 0) {
         snprintf(why, n, "copies: AMP_UNIFIED_MEMORY=%s", v);
         return false;
     }
