@@ -46,7 +46,8 @@ AMP_MPI_API const char *amp_mpi_last_error(void);
 
 /* This process's rank among the processes of comm that share its node
  * (MPI_Comm_split_type with MPI_COMM_TYPE_SHARED), and how many there are.
- * Collective over comm; blocks until every rank of comm called it.
+ * Collective over comm; blocks until every rank of comm called it (a rank
+ * given a NULL out still takes part, then fails).
  * AMP_ERROR_INVALID_ARGUMENT: NULL out, MPI not initialised, or
  * MPI_COMM_NULL. AMP_ERROR_DEVICE: an MPI call failed. */
 AMP_MPI_API amp_status amp_mpi_local_rank(MPI_Comm comm, int *local_rank, int *local_size);
@@ -201,7 +202,8 @@ typedef struct amp_mpi_exchange amp_mpi_exchange;
  * what it made, falls back to STAGED and says so (a warning on stderr, and
  * amp_mpi_exchange_get_path: fell_back, reason): never a hang on a rank that
  * failed. Owned by the caller; one thread uses it at a time.
- * AMP_ERROR_INVALID_ARGUMENT: out NULL, elem_size 0, MPI not initialised or
+ * AMP_ERROR_INVALID_ARGUMENT: out NULL (this rank's set-up failure: it
+ * still takes part, so every rank fails), elem_size 0, MPI not initialised or
  * MPI_COMM_NULL, element sizes that differ between ranks, another rank's
  * failure, AMP_MPI_TIMEOUT not a number of milliseconds (0 to
  * 4294967295), a bad or differing AMP_MPI_CHUNK_BYTES; as amp_mpi_choose_path; AMP_ERROR_OUT_OF_MEMORY;
@@ -453,8 +455,13 @@ typedef enum amp_mpi_op { AMP_MPI_SUM = 0, AMP_MPI_MAX = 1, AMP_MPI_MIN = 2 } am
  * further exchanges and all-reduces. A rank that refused should treat its
  * exchanger the same way: destroy it. On the NCCL path the reduction is on
  * the device, and only a later wait on the queue with a time-out (an
- * exchange's end) finds a rank that never joined.
- * AMP_ERROR_INVALID_ARGUMENT: x or v NULL, a bad type or op, an element
+ * exchange's end) finds a rank that never joined. Counts that differ
+ * between ranks are not found either (the same second collective): MPI
+ * then truncates, a rank with more elements may get AMP_OK with values
+ * not reduced, and MPI may end the job (Open MPI reports a non-blocking
+ * collective's error to MPI_COMM_WORLD's error handler whatever the
+ * exchanger's communicator sets).
+ * AMP_ERROR_INVALID_ARGUMENT: x or v NULL, x destroyed, a bad type or op, an element
  * size other than type's, a strided view, the exchanger was abandoned;
  * AMP_ERROR_OUT_OF_MEMORY; AMP_ERROR_DEVICE: an MPI or NCCL call failed;
  * AMP_ERROR_TIMEOUT: as above; statuses of the hipamp calls made. */

@@ -43,7 +43,7 @@ amp_status amp_mpi_exchange_allreduce(amp_mpi_exchange *x, amp_array_view *v, am
     static const char fn[] = "amp_mpi_exchange_allreduce";
     static const size_t sizes[] = {8, 4, 4, 8};
     amp_status st;
-    AMP_MPI__NOT_NULL(x);
+    AMP_MPI__LIVE_EXCHANGER(x, fn);
     AMP_MPI__NOT_NULL(v);
     if ((st = amp_mpi__need_mpi(fn)) != AMP_OK) return st;
     if ((st = amp_mpi__refuse_if_broken(x, fn)) != AMP_OK) return st;

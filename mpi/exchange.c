@@ -182,13 +182,14 @@ amp_status amp_mpi_exchange_create(MPI_Comm comm, amp_accelerator_view *q, size_
     MPI_Comm dup = MPI_COMM_NULL;
     int rc;
     if (out) *out = NULL;
-    AMP_MPI__NOT_NULL(out);
     if ((st = amp_mpi__need_mpi(__func__)) != AMP_OK) return st;
     if (comm == MPI_COMM_NULL) return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: comm is MPI_COMM_NULL", __func__);
-    /* This rank's own set-up; whatever fails, it still takes part in the
-     * collective calls below, so that no rank is left waiting in them. */
-    if (elem_size == 0) mine = amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: elem_size is 0", __func__);
-    else if (!(x = calloc(1, sizeof *x))) mine = amp_mpi__fail(AMP_ERROR_OUT_OF_MEMORY, "%s: no memory", __func__);
+    /* This rank's own set-up; whatever fails (out NULL too), it still
+     * takes part in the collective calls below, so that no rank is left
+     * waiting in them. */
+    if (!out) mine = amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: out is NULL", __func__);
+    else if (elem_size == 0) mine = amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: elem_size is 0", __func__);
+    else if (!(x = amp_mpi__shell_take())) mine = amp_mpi__fail(AMP_ERROR_OUT_OF_MEMORY, "%s: no memory", __func__);
     else if (!q && ((st = amp_accelerator_default(&acc)) != AMP_OK || (st = amp_accelerator_default_view(acc, &q)) != AMP_OK))
         mine = amp_mpi__hipamp(st, "amp_mpi_exchange_create: the default view");
     else if (q && (st = amp_accelerator_view_get_accelerator(q, &acc)) != AMP_OK)
@@ -242,13 +243,14 @@ amp_status amp_mpi_exchange_create(MPI_Comm comm, amp_accelerator_view *q, size_
         amp_mpi__aside_open(amp_mpi__vendor(&info), stream, &x->aside) != AMP_OK)
         x->aside = NULL;
     x->next_id = x->oldest = 1;
+    x->tag = AMP_MPI__LIVE;
     amp_mpi__notices_join(x);
     *out = x;
     return AMP_OK;
 fail:
     if (x) amp_mpi__notices_abort(x);
     if (dup != MPI_COMM_NULL) MPI_Comm_free(&dup);
-    free(x);
+    amp_mpi__shell_give(x);
     return st;
 }
 
@@ -256,7 +258,7 @@ amp_status amp_mpi_exchange_get_path(const amp_mpi_exchange *x, amp_mpi_path_inf
 {
     if (out) memset(out, 0, sizeof *out);
     AMP_MPI__NOT_NULL(out);
-    AMP_MPI__NOT_NULL(x);
+    AMP_MPI__LIVE_EXCHANGER(x, __func__);
     *out = x->path;
     return AMP_OK;
 }
@@ -264,6 +266,7 @@ amp_status amp_mpi_exchange_get_path(const amp_mpi_exchange *x, amp_mpi_path_inf
 amp_status amp_mpi_exchange_destroy(amp_mpi_exchange *x)
 {
     if (!x) return AMP_OK;
+    AMP_MPI__LIVE_EXCHANGER(x, __func__);
     /* An exchange in flight has its messages and buffers with MPI. After an
      * abandoned exchange none is in flight any more. */
     if (x->oldest != x->next_id && !x->broken[0])
@@ -281,7 +284,7 @@ amp_status amp_mpi_exchange_destroy(amp_mpi_exchange *x)
 
 amp_status amp_mpi_exchange_set_timeout(amp_mpi_exchange *x, uint32_t ms)
 {
-    AMP_MPI__NOT_NULL(x);
+    AMP_MPI__LIVE_EXCHANGER(x, __func__);
     x->timeout_ms = ms;
     return AMP_OK;
 }
@@ -290,14 +293,14 @@ amp_status amp_mpi_exchange_get_stats(const amp_mpi_exchange *x, amp_mpi_exchang
 {
     if (out) memset(out, 0, sizeof *out);
     AMP_MPI__NOT_NULL(out);
-    AMP_MPI__NOT_NULL(x);
+    AMP_MPI__LIVE_EXCHANGER(x, __func__);
     *out = x->stats;
     return AMP_OK;
 }
 
 amp_status amp_mpi_exchange_reset_stats(amp_mpi_exchange *x)
 {
-    AMP_MPI__NOT_NULL(x);
+    AMP_MPI__LIVE_EXCHANGER(x, __func__);
     memset(&x->stats, 0, sizeof x->stats);
     return AMP_OK;
 }

@@ -117,7 +117,15 @@ typedef struct amp_mpi__flight {
     double seconds;               /* wall time inside its calls so far */
 } amp_mpi__flight;
 
+/* An exchanger's tag: AMP_MPI__LIVE from its create's success to its
+ * destroy; its shell is never handed back to malloc (leave.c keeps it for
+ * the next create), so a destroyed exchanger's pointer reads another tag
+ * and every entry point refuses it as destroyed, as hipamp's own handles
+ * are (a shell a later create took reads live again: that exchanger's). */
+#define AMP_MPI__LIVE 0x58504d41u /* "AMPX" */
+
 struct amp_mpi_exchange {
+    uint32_t tag;  /* AMP_MPI__LIVE, or 0 once destroyed */
     MPI_Comm comm; /* a duplicate of the caller's, returning errors */
     int size;
     amp_accelerator_view *q;
@@ -205,5 +213,19 @@ void amp_mpi__notices_poll(amp_mpi_exchange *x);
  * never when an exchange was abandoned or MPI is finalized. x is gone
  * afterwards. */
 void amp_mpi__notices_leave(amp_mpi_exchange *x);
+/* A zeroed exchanger shell (a destroyed one's where the process has one),
+ * or NULL for want of memory; amp_mpi__shell_give takes back one whose
+ * creation failed (after notices_abort). */
+amp_mpi_exchange *amp_mpi__shell_take(void);
+void amp_mpi__shell_give(amp_mpi_exchange *x);
+
+/* x NULL, or not live (destroyed): refused, naming fn. */
+#define AMP_MPI__LIVE_EXCHANGER(x, fn)                                                                      \
+    do {                                                                                                    \
+        if (!(x)) return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: x is NULL", (fn));                \
+        if ((x)->tag != AMP_MPI__LIVE)                                                                      \
+            return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: the exchanger %p was destroyed", (fn),    \
+                                 (const void *)(x));                                                        \
+    } while (0)
 
 #endif

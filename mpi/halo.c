@@ -12,7 +12,7 @@ static amp_status amp_mpi__begin(amp_mpi_exchange *x, const amp_mpi_halo *halos,
     amp_status st = AMP_OK;
     amp_mpi__flight *f = NULL;
     if (out) out->id = 0;
-    if (!x) return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: x is NULL", fn);
+    AMP_MPI__LIVE_EXCHANGER(x, fn);
     if (count && !halos) return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: halos is NULL", fn);
     if ((st = amp_mpi__need_mpi(fn)) != AMP_OK) return st;
     if ((st = amp_mpi__refuse_if_broken(x, fn)) != AMP_OK) return st;
@@ -170,7 +170,7 @@ amp_status amp_mpi_exchange_test(amp_mpi_exchange *x, amp_mpi_pending p, bool *d
     amp_status st;
     amp_mpi__flight *f = NULL;
     if (done) *done = false;
-    AMP_MPI__NOT_NULL(x);
+    AMP_MPI__LIVE_EXCHANGER(x, __func__);
     AMP_MPI__NOT_NULL(done);
     if ((st = amp_mpi__need_mpi(__func__)) != AMP_OK) return st;
     if ((st = amp_mpi__pending_of(x, p, &f, __func__)) != AMP_OK) return st;
@@ -204,7 +204,7 @@ static amp_status amp_mpi__end(amp_mpi_exchange *x, amp_mpi_pending p, const cha
 {
     amp_status st;
     amp_mpi__flight *f = NULL;
-    if (!x) return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: x is NULL", fn);
+    AMP_MPI__LIVE_EXCHANGER(x, fn);
     if ((st = amp_mpi__need_mpi(fn)) != AMP_OK) return st;
     if ((st = amp_mpi__pending_of(x, p, &f, fn)) != AMP_OK) return st;
     if (p.id != x->oldest)
@@ -292,7 +292,7 @@ static amp_status amp_mpi__exchange(amp_mpi_exchange *x, const amp_mpi_halo *hal
     amp_mpi_pending p;
     /* Its end would not be the oldest's, and be refused: the exchange would
      * stay in flight on the caller's views with no handle to end it by. */
-    if (x && x->oldest != x->next_id && !x->broken[0])
+    if (x && x->tag == AMP_MPI__LIVE && x->oldest != x->next_id && !x->broken[0])
         return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT,
                              "%s: exchange #%llu, begun on this exchanger, is still in flight, and exchanges end in "
                              "the order they began: end it (amp_mpi_exchange_end) before a blocking exchange",

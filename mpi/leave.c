@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Who is told, and whose notices are awaited before a communicator is
  * freed: in a communicator of at most this many ranks every other rank
@@ -99,10 +100,39 @@ static void amp_mpi__unlink(amp_mpi_exchange *x)
     x->next = x->prev = NULL;
 }
 
+/* Destroyed exchangers' shells, for the next create (linked by next):
+ * a stale pointer must never reach memory malloc gave to something else.
+ * Under registry_lock. */
+static amp_mpi_exchange *shells;
+
+/* Under registry_lock. */
 static void amp_mpi__forget(amp_mpi_exchange *x)
 {
     free(x->peer);
-    free(x);
+    memset(x, 0, sizeof *x);
+    x->next = shells;
+    shells = x;
+}
+
+amp_mpi_exchange *amp_mpi__shell_take(void)
+{
+    pthread_mutex_lock(&registry_lock);
+    amp_mpi_exchange *x = shells;
+    if (x) {
+        shells = x->next;
+        x->next = NULL;
+    }
+    pthread_mutex_unlock(&registry_lock);
+    return x ? x : calloc(1, sizeof *x);
+}
+
+void amp_mpi__shell_give(amp_mpi_exchange *x)
+{
+    if (!x) return;
+    pthread_mutex_lock(&registry_lock);
+    x->peer = NULL; /* notices_abort freed it */
+    amp_mpi__forget(x);
+    pthread_mutex_unlock(&registry_lock);
 }
 
 /* Retired exchangers whose awaited notices all arrived: their
@@ -221,6 +251,7 @@ void amp_mpi__notices_leave(amp_mpi_exchange *x)
     int fin = 0;
     MPI_Finalized(&fin);
     pthread_mutex_lock(&registry_lock);
+    x->tag = 0; /* destroyed: a retired exchanger is no one's any more */
     amp_mpi__unlink(x);
     if (fin || x->finalized || x->comm == MPI_COMM_NULL) {
         /* The hook withdrew its receive; MPI is no more. */

@@ -15,7 +15,10 @@
  *                twice what its receiver's view holds), then "good" (every
  *                view the same size: the data must arrive intact).
  *   elements     rank 1 creates its exchanger for 8-byte elements, the
- *                others for 4-byte ones.
+ *                others for 4-byte ones ("create"); then rank 1 passes NULL
+ *                for the exchanger to create ("null out") and for the local
+ *                rank's count ("null local"), the others good pointers:
+ *                every rank must return (none waits for rank 1 for ever).
  *   nonblocking PATH
  *                three rounds of a periodic row exchange on a grid of 6 x W
  *                cells (rows 1..4 owned, 0 and 5 halos), written by a
@@ -632,6 +635,13 @@ int main(int argc, char **argv)
         amp_status st = amp_mpi_exchange_create(MPI_COMM_WORLD, q, rank_ == 1 ? 8 : 4, AMP_MPI_PATH_AUTO, &x);
         say("create", st);
         MUST_MPI(amp_mpi_exchange_destroy(x));
+        x = NULL;
+        st = amp_mpi_exchange_create(MPI_COMM_WORLD, q, 4, AMP_MPI_PATH_AUTO, rank_ == 1 ? NULL : &x);
+        say("null out", st);
+        MUST_MPI(amp_mpi_exchange_destroy(x));
+        int local = -1, nlocal = -1;
+        st = amp_mpi_local_rank(MPI_COMM_WORLD, &local, rank_ == 1 ? NULL : &nlocal);
+        say("null local", st);
     } else if (!strcmp(scenario, "sizes") && argc >= 3) {
         amp_mpi_path path;
         MUST_MPI(amp_mpi_path_parse(argv[2], &path));

@@ -598,6 +598,37 @@ Test(mpi, exchange_create_and_destroy_errors, .init = mpi_up, .fini = mpi_down)
     ASSERT_MPI_STATUS(amp_mpi_exchange_get_path(x, NULL), AMP_ERROR_INVALID_ARGUMENT);
     ASSERT_MPI_STATUS(amp_mpi_exchange_reset_stats(NULL), AMP_ERROR_INVALID_ARGUMENT);
     ASSERT_MPI_OK(amp_mpi_exchange_destroy(x));
+    /* Destroyed: every call refuses it by name, a second destroy too
+     * (before, the second destroy freed the communicator and the memory
+     * again, and the others read freed memory). */
+    ASSERT_MPI_STATUS(amp_mpi_exchange_destroy(x), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_mpi_last_error(), "amp_mpi_exchange_destroy: the exchanger") &&
+                  strstr(amp_mpi_last_error(), "was destroyed"),
+              "message: %s", amp_mpi_last_error());
+    ASSERT_MPI_STATUS(amp_mpi_exchange_get_stats(x, &s), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_mpi_last_error(), "was destroyed"), "message: %s", amp_mpi_last_error());
+    ASSERT_MPI_STATUS(amp_mpi_exchange_get_path(x, &p), AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_MPI_STATUS(amp_mpi_exchange_set_timeout(x, 5), AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_MPI_STATUS(amp_mpi_exchange_reset_stats(x), AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_MPI_STATUS(amp_mpi_exchange_halos(x, NULL, 0), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_mpi_last_error(), "amp_mpi_exchange_halos: the exchanger"), "message: %s",
+              amp_mpi_last_error());
+    amp_mpi_pending pend;
+    ASSERT_MPI_STATUS(amp_mpi_exchange_begin(x, NULL, 0, &pend), AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_MPI_STATUS(amp_mpi_exchange_end(x, (amp_mpi_pending){1}), AMP_ERROR_INVALID_ARGUMENT);
+    bool done = true;
+    ASSERT_MPI_STATUS(amp_mpi_exchange_test(x, (amp_mpi_pending){1}, &done), AMP_ERROR_INVALID_ARGUMENT);
+    double one = 1;
+    amp_array_view *v = NULL;
+    ASSERT_OK(amp_array_view_create(&one, sizeof one, amp_extent_1d(1), AMP_READ_WRITE, &v));
+    ASSERT_MPI_STATUS(amp_mpi_exchange_allreduce(x, v, AMP_MPI_DOUBLE, AMP_MPI_SUM), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_mpi_last_error(), "was destroyed"), "message: %s", amp_mpi_last_error());
+    amp_array_view_destroy(v);
+    /* A later exchanger works (it may reuse the shell: then x is its). */
+    amp_mpi_exchange *y = NULL;
+    ASSERT_MPI_OK(amp_mpi_exchange_create(MPI_COMM_SELF, q, 4, AMP_MPI_PATH_STAGED, &y));
+    ASSERT_MPI_OK(amp_mpi_exchange_get_stats(y, &s));
+    ASSERT_MPI_OK(amp_mpi_exchange_destroy(y));
 }
 
 /* An exchanger destroyed after MPI_Finalize frees its memory only; one
@@ -2093,6 +2124,25 @@ Test(mpi_ranks, element_sizes_agree_at_creation, .timeout = 300)
             line_says(rank_line(&r, k, "create"), want, 3, "element sizes");
         }
     }
+}
+
+/* A NULL out on one rank is that rank's set-up failure, not a reason to
+ * skip the collective calls: every rank returns, the others naming it.
+ * Before, rank 1 returned at once and the others waited in MPI_Comm_dup
+ * (and MPI_Comm_split_type) for ever. */
+Test(mpi_ranks, a_null_out_on_one_rank_fails_every_rank, .timeout = 300)
+{
+    static heat_run r;
+    run_helper(2, "elements", &r);
+    cr_assert_eq(r.status, 0, "exit %d\n%s\nstderr:\n%s", r.status, r.out, r.err);
+    const char *mine[] = {"AMP_ERROR_INVALID_ARGUMENT", "out is NULL"};
+    line_says(rank_line(&r, 1, "null out"), mine, 2, "rank 1's NULL out");
+    const char *other[] = {"AMP_ERROR_INVALID_ARGUMENT", "rank 1 of 2 could not create its exchanger"};
+    line_says(rank_line(&r, 0, "null out"), other, 2, "rank 0, after rank 1's NULL out");
+    const char *local1[] = {"AMP_ERROR_INVALID_ARGUMENT", "local_size is NULL"};
+    line_says(rank_line(&r, 1, "null local"), local1, 2, "rank 1's NULL local_size");
+    const char *local0[] = {"AMP_OK"};
+    line_says(rank_line(&r, 0, "null local"), local0, 1, "rank 0's local rank");
 }
 
 /* The exchange begun and ended, with a kernel writing the inner rows in
