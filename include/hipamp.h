@@ -645,7 +645,13 @@ AMP_API amp_status amp_array_view_refresh(amp_array_view *v);
  * written. A view whose elements do not fill a box of its data source
  * (see amp_array_view_view_as) drops nothing. */
 AMP_API amp_status amp_array_view_discard_data(amp_array_view *v);
-/* Synchronizes first (blocks; its status is returned), then frees the view. */
+/* Synchronizes first (blocks; its status is returned), then frees the view.
+ * AMP_ERROR_BUSY, nothing synchronized or freed: a graph that uses the view
+ * (destroy it first), or a recording that uses its data (through another
+ * view or its array: the data exists only once the graph is launched; end
+ * the recording, or launch the graph, then destroy the view).
+ * AMP_ERROR_INVALID_ARGUMENT: v destroyed. Another status: the
+ * synchronization failed (a device error); the view is freed all the same. */
 AMP_API amp_status amp_array_view_destroy(amp_array_view *v);
 
 /* ---------------------------------------------------------------- copies

@@ -873,6 +873,51 @@ ACCEL_TEST(graph, a_recording_whose_thread_exited_can_be_ended_or_discarded)
     teardown(&f);
 }
 
+/* A view whose data a recording uses (through a sibling section, so the
+ * view itself is in no graph) is not destroyed: its synchronization would
+ * be refused, so its destroy is refused, nothing freed, and the kernel's
+ * writes into it reach the host once the recording ended. Before, the
+ * destroy said AMP_ERROR_BUSY but had freed the view, and on a copying
+ * accelerator its device-newer elements were dropped with its data. */
+ACCEL_TEST(graph, a_view_whose_data_a_recording_uses_is_not_destroyed)
+{
+    fixture f;
+    setup(&f, acc);
+    static float y[N], x[N];
+    for (int i = 0; i < N; ++i) {
+        y[i] = 0.0f;
+        x[i] = 1.0f;
+    }
+    amp_array_view *vy = NULL, *vx = NULL, *lo = NULL, *hi = NULL;
+    ASSERT_OK(amp_array_view_create(y, sizeof y[0], amp_extent_1d(N), AMP_READ_WRITE, &vy));
+    ASSERT_OK(amp_array_view_create(x, sizeof x[0], amp_extent_1d(N), AMP_READ_ONLY, &vx));
+    ASSERT_OK(amp_array_view_section(vy, amp_index_1d(0), amp_extent_1d(N / 2), &lo));
+    ASSERT_OK(amp_array_view_section(vy, amp_index_1d(N / 2), amp_extent_1d(N / 2), &hi));
+    amp_array_view *xlo = NULL;
+    ASSERT_OK(amp_array_view_section(vx, amp_index_1d(0), amp_extent_1d(N / 2), &xlo));
+    amp_arg a_lo[3] = {amp_arg_view(lo), amp_arg_view(xlo), amp_arg_float32(111.0f)};
+    amp_arg a_hi[3] = {amp_arg_view(hi), amp_arg_view(xlo), amp_arg_float32(222.0f)};
+    ASSERT_OK(amp_parallel_for_each(f.q, amp_extent_1d(N / 2), f.axpy, a_lo, 3));
+    ASSERT_OK(amp_graph_begin_recording(f.q));
+    ASSERT_OK(amp_parallel_for_each(f.q, amp_extent_1d(N / 2), f.axpy, a_hi, 3));
+    ASSERT_STATUS(amp_array_view_destroy(lo), AMP_ERROR_BUSY);
+    cr_assert(strstr(amp_last_error(), "amp_array_view_destroy") && strstr(amp_last_error(), "recorded"), "%s",
+              amp_last_error());
+    amp_graph *g = NULL;
+    ASSERT_OK(amp_graph_end_recording(f.q, &g));
+    ASSERT_OK(amp_graph_launch(f.q, g));
+    ASSERT_OK(amp_graph_destroy(g));
+    /* Still lo's, and its destroy synchronizes now. */
+    ASSERT_OK(amp_array_view_destroy(lo));
+    ASSERT_OK(amp_array_view_destroy(hi));
+    ASSERT_OK(amp_array_view_destroy(xlo));
+    ASSERT_OK(amp_array_view_destroy(vy));
+    ASSERT_OK(amp_array_view_destroy(vx));
+    for (int i = 0; i < N; ++i)
+        cr_assert_eq(y[i], i < N / 2 ? 111.0f : 222.0f, "y[%d] = %g", i, y[i]);
+    teardown(&f);
+}
+
 /* A key destructor of the program's runs at the recording thread's exit
  * after the library's (its key made later) and launches on the view: the
  * thread records no more, so the launch is refused as another thread's

@@ -387,9 +387,16 @@ amp_status amp_array_view_destroy(amp_array_view *v)
     if (graphs)
         return amp__fail(AMP_ERROR_BUSY, "amp_array_view_destroy: %d graph(s) use this view (destroy them first)",
                          graphs);
-    amp_status st = amp__handle_end(v, AMP__HANDLE_VIEW, __func__, "v");
-    if (st != AMP_OK) return st;
-    st = amp__view_sync(v);
+    /* Synchronized before the handle ends: a sync a recording refuses
+     * leaves the view as it was (ended, its device-newer data would be
+     * dropped with the storage's last reference, unsynchronized). */
+    amp__lock_acquire(&v->s->lock);
+    amp_status st = amp__storage_refuse_host(v->s, __func__);
+    if (st == AMP_OK) st = amp__storage_sync(v->s, &v->box);
+    amp__lock_release(&v->s->lock);
+    if (st == AMP_ERROR_BUSY) return st;
+    amp_status st1 = amp__handle_end(v, AMP__HANDLE_VIEW, __func__, "v");
+    if (st1 != AMP_OK) return st1;
     amp_status st2 = amp__storage_release(v->s);
     amp__handle_free(v, AMP__HANDLE_VIEW);
     return st != AMP_OK ? st : st2;
