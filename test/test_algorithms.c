@@ -2719,6 +2719,53 @@ Test(algorithms, tuning_values_an_accelerator_cannot_take_are_said)
     cr_assert_null(strstr(err, "AMP_ALG_SORT_TILE=\"96\" is not a whole number in 1..1024"), "%s", err);
 }
 
+/* A sort tile in the knob's range whose pass would not fit in 47 KiB of
+ * tile_static memory even with one key a thread (on the CPU accelerator a
+ * tile's waves are its threads: 64 of them take 64 KiB of digit counters)
+ * keeps the default, said once, and the sort sorts. Before, every sort of
+ * the process failed naming an internal kernel's tile_static bytes. */
+Test(algorithms, a_sort_tile_whose_pass_cannot_fit_keeps_the_default)
+{
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    setenv("AMP_ALG_SORT_TILE", "64", 1);
+    char path[] = "/tmp/hipamp-alg-stderr-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    unlink(path);
+    fflush(stderr);
+    int saved = dup(2);
+    cr_assert_eq(dup2(fd, 2), 2);
+    amp_accelerator_view *q = NULL;
+    enum { K = 5000 };
+    static uint32_t keys[K];
+    for (int i = 0; i < K; ++i) keys[i] = (uint32_t)i * 2654435761u;
+    amp_array_view *v = NULL;
+    amp_status st = amp_accelerator_default_view(acc, &q);
+    if (st == AMP_OK) st = amp_array_view_create(keys, sizeof keys[0], amp_extent_1d(K), AMP_READ_WRITE, &v);
+    if (st == AMP_OK) st = amp_sort(q, amp_arg_view(v), AMP_TYPE_UINT32, AMP_ASCENDING);
+    if (st == AMP_OK) st = amp_sort(q, amp_arg_view(v), AMP_TYPE_UINT32, AMP_DESCENDING);
+    if (st == AMP_OK) st = amp_array_view_synchronize(v);
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s", amp_last_error());
+    fflush(stderr);
+    cr_assert_eq(dup2(saved, 2), 2);
+    close(saved);
+    cr_assert_eq(st, AMP_OK, "%s: %s", amp_status_name(st), msg);
+    for (int i = 1; i < K; ++i) cr_assert_geq(keys[i - 1], keys[i], "keys %d, %d out of order", i - 1, i);
+    amp_array_view_destroy(v);
+    static char err[8192];
+    ssize_t n = pread(fd, err, sizeof err - 1, 0);
+    close(fd);
+    cr_assert_geq(n, 0);
+    err[n] = '\0';
+    const char *want = "hipamp: AMP_ALG_SORT_TILE=\"64\" is not a tile whose sort pass fits in 47 KiB of tile_static "
+                       "memory (its digit counters and a key a thread) for a sort of 4-byte keys on the CPU "
+                       "accelerator; using the default there, 1\n";
+    const char *at = strstr(err, want);
+    cr_assert(at, "stderr lacks\n%s---- it has:\n%s", want, err);
+    cr_assert_null(strstr(at + strlen(want), "AMP_ALG_SORT_TILE"), "said twice:\n%s", err);
+}
+
 /* A raw string's prefix right after a literal ("a"R"(...)") is no raw
  * string to g++: R is the first literal's suffix and "(" a plain string,
  * while clang reads a raw string there. The check read a raw string, so a

@@ -65,6 +65,11 @@ static bool amp__pow2(int x) { return x > 0 && (x & (x - 1)) == 0; }
 /* The variable read once as any whole number (malformed: said by env.c),
  * then held to this kind of accelerator's rule: a value it cannot take is
  * said naming the kind (the same variable may suit the other). */
+/* The sort tile's defaults: each fits a pass of any key and value within
+ * AMP__ALG_TILE_STATIC. */
+#define AMP__ALG_SORT_TILE_GPU 256
+#define AMP__ALG_SORT_TILE_CPU 1
+
 static int amp__alg_knob(const char *name, int dflt, int lo, int hi, int multiple, bool pow2, const char *where)
 {
     unsigned v = amp__env_count(name, 0, 1u << 30);
@@ -94,7 +99,7 @@ static void amp__alg_tune_init(void)
      * docs/algorithms.md, "Why the defaults"). */
     g->scan_items = amp__alg_knob("AMP_ALG_SCAN_ITEMS", 0, 1, 64, 1, false, "on a GPU");
     g->select_items = amp__alg_knob("AMP_ALG_SELECT_ITEMS", 0, 1, 64, 1, false, "on a GPU");
-    g->sort_tile = amp__alg_knob("AMP_ALG_SORT_TILE", 256, 64, 1024, 64, false, "on a GPU");
+    g->sort_tile = amp__alg_knob("AMP_ALG_SORT_TILE", AMP__ALG_SORT_TILE_GPU, 64, 1024, 64, false, "on a GPU");
     g->sort_items = amp__alg_knob("AMP_ALG_SORT_ITEMS", 16, 1, 64, 1, false, "on a GPU");
     g->radix_bits = amp__alg_knob("AMP_ALG_RADIX_BITS", 8, 4, 8, 1, false, "on a GPU");
     g->sort_min_tiles = amp__alg_knob("AMP_ALG_SORT_MIN_TILES", 0, 1, 16, 1, false, "on a GPU");
@@ -109,7 +114,7 @@ static void amp__alg_tune_init(void)
     c->reduce_items = amp__alg_knob("AMP_ALG_REDUCE_ITEMS", 16, 1, 256, 1, true, "on the CPU accelerator");
     c->scan_items = amp__alg_knob("AMP_ALG_SCAN_ITEMS", 16384, 1, 16384, 1, false, "on the CPU accelerator");
     c->select_items = amp__alg_knob("AMP_ALG_SELECT_ITEMS", 16384, 1, 16384, 1, false, "on the CPU accelerator");
-    c->sort_tile = amp__alg_knob("AMP_ALG_SORT_TILE", 1, 1, 1024, 1, false, "on the CPU accelerator");
+    c->sort_tile = amp__alg_knob("AMP_ALG_SORT_TILE", AMP__ALG_SORT_TILE_CPU, 1, 1024, 1, false, "on the CPU accelerator");
     c->sort_items = amp__alg_knob("AMP_ALG_SORT_ITEMS", 4096, 1, 16384, 1, false, "on the CPU accelerator");
     c->radix_bits = amp__alg_knob("AMP_ALG_RADIX_BITS", 8, 4, 8, 1, false, "on the CPU accelerator");
     c->reduce_tiles = amp__alg_knob("AMP_ALG_REDUCE_TILES", 8, 1, 64, 1, false, "on the CPU accelerator");
@@ -328,6 +333,19 @@ static int amp__alg_fit(int items, int64_t fixed, int64_t per_item)
     return items;
 }
 
+/* A sort pass's tile_static bytes: its digit counters (a wave's, the
+ * tile's), whatever the items; and those of a key (and value) a thread. */
+static int64_t amp__alg_sort_fixed(int waves, int radix_bits)
+{
+    int64_t bins = 1 << radix_bits;
+    return (int64_t)waves * bins * 4 + bins * 16 + (int64_t)waves * 4 + 16;
+}
+
+static int64_t amp__alg_sort_per_item(int tile, const amp__alg_spec *sp)
+{
+    return (int64_t)tile * ((int64_t)amp_type_size(sp->type) + (int64_t)sp->size);
+}
+
 /* A GPU scan's or compaction's items a thread unless the knob (asked: the
  * AMP_ALG_SCAN_ITEMS or AMP_ALG_SELECT_ITEMS value, 0 when unset) says.
  * 64 (8192 a tile of 128) halves the tiles and so the look-backs of 32
@@ -352,6 +370,23 @@ static void amp__alg_geometry(const amp_accelerator *acc, const amp__alg_spec *s
     bool sort = sp->family == AMP__ALG_FAM_SORT;
     g->tile = sort ? tn->sort_tile : tn->tile;
     int waves = amp__alg_waves(acc, g->tile);
+    if (sort && amp__alg_sort_fixed(waves, tn->radix_bits) + amp__alg_sort_per_item(g->tile, sp) > AMP__ALG_TILE_STATIC) {
+        /* Even one key a thread would not fit: the tile the knob asked for
+         * is too big for this sort's counters and keys. */
+        bool cpu = acc->e.info.is_emulated;
+        int dflt = cpu ? AMP__ALG_SORT_TILE_CPU : AMP__ALG_SORT_TILE_GPU;
+        char where[128], values[48] = "", d[16];
+        if (sp->size) snprintf(values, sizeof values, " with %zu-byte values", sp->size);
+        snprintf(where, sizeof where, "for a sort of %zu-byte keys%s %s", amp_type_size(sp->type), values,
+                 cpu ? "on the CPU accelerator" : "on a GPU");
+        snprintf(d, sizeof d, "%d", dflt);
+        amp__env_refused("AMP_ALG_SORT_TILE", where,
+                         "a tile whose sort pass fits in 47 KiB of tile_static memory (its digit counters and a key "
+                         "a thread)",
+                         d);
+        g->tile = dflt;
+        waves = amp__alg_waves(acc, g->tile);
+    }
     g->reduce_items = tn->reduce_items;
     size_t rsize = 8; /* the accumulator: at most 8 bytes */
     if (sp->family == AMP__ALG_FAM_BASIC || sp->family == AMP__ALG_FAM_SCAN) rsize = amp_type_size(amp__alg_acc_type(sp));
@@ -382,10 +417,10 @@ static void amp__alg_geometry(const amp_accelerator *acc, const amp__alg_spec *s
     if (g->tile == 1 && g->scan_items >= 256 && (g->scan_items / 8) % 16 == 0) g->scan_items -= 64;
     g->radix_bits = tn->radix_bits;
     if (sort) {
-        int ksize = (int)amp_type_size(sp->type), bins = 1 << g->radix_bits;
+        int ksize = (int)amp_type_size(sp->type);
         g->passes = (ksize * 8 + g->radix_bits - 1) / g->radix_bits;
-        g->sort_items = amp__alg_fit(tn->sort_items, (int64_t)waves * bins * 4 + bins * 16 + waves * 4 + 16,
-                                     (int64_t)g->tile * (ksize + (int64_t)sp->size));
+        g->sort_items = amp__alg_fit(tn->sort_items, amp__alg_sort_fixed(waves, g->radix_bits),
+                                     amp__alg_sort_per_item(g->tile, sp));
         /* CUDA only (the prelude's AMP__LAUNCH_MIN_TILES); 1 leaves the
          * registers to the compiler. By default a pass over 4-byte keys
          * alone is held to 3 tiles a compute unit: NVRTC then gives it 80
