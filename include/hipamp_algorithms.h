@@ -9,7 +9,8 @@
  *  - Data arguments are amp_arg values made by amp_arg_view (a view, a
  *    section, a projection: any strides, in at most 4 dimensions that do
  *    not merge with the next, else AMP_ERROR_UNSUPPORTED) or
- *    amp_arg_array (a whole array);
+ *    amp_arg_array (a whole array; not a staging array, which lives in host
+ *    memory: pass a view of it, amp_array_view_of_array);
  *    anything else is AMP_ERROR_INVALID_ARGUMENT, and so is a destroyed
  *    view, array, accelerator view or reduction ("destroyed", naming the
  *    argument). Elements are taken in

@@ -2719,6 +2719,46 @@ Test(algorithms, tuning_values_an_accelerator_cannot_take_are_said)
     cr_assert_null(strstr(err, "AMP_ALG_SORT_TILE=\"96\" is not a whole number in 1..1024"), "%s", err);
 }
 
+/* A staging array lives in host memory, where no kernel takes an array:
+ * every algorithm refuses it before compiling or queueing anything, naming
+ * the call and the argument (before, the launch inside refused it naming
+ * an internal kernel and parameter index, after a predicate's compile or
+ * a sort's scratch clearing). A view of it works. */
+ACCEL_TEST(algorithms, a_staging_array_is_refused_by_the_calls_name_and_a_view_of_it_works)
+{
+    int32_t init[8] = {3, 1, 2, 5, 4, 8, 7, 6};
+    amp_accelerator_view *q = NULL;
+    ASSERT_OK(amp_accelerator_default_view(acc, &q));
+    amp_array *st = NULL, *one = NULL;
+    ASSERT_OK(amp_array_create_staging(q, sizeof init[0], amp_extent_1d(8), init, &st));
+    ASSERT_OK(amp_array_create(q, sizeof init[0], amp_extent_1d(1), NULL, &one));
+    int32_t r = 0;
+    uint64_t c = 0;
+    ASSERT_STATUS(amp_reduce(q, amp_arg_array(st), AMP_TYPE_INT32, AMP_OP_SUM, &r), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_last_error(), "amp_reduce: ") && strstr(amp_last_error(), "is a staging array"), "%s",
+              amp_last_error());
+    ASSERT_STATUS(amp_reduce_async(q, amp_arg_array(st), AMP_TYPE_INT32, AMP_OP_SUM, amp_arg_array(one), NULL),
+                  AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_last_error(), "is a staging array"), "%s", amp_last_error());
+    ASSERT_STATUS(amp_sort(q, amp_arg_array(st), AMP_TYPE_INT32, AMP_ASCENDING), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_last_error(), "amp_sort: ") && strstr(amp_last_error(), "is a staging array"), "%s",
+              amp_last_error());
+    ASSERT_STATUS(amp_fill(q, amp_arg_array(st), &r), AMP_ERROR_INVALID_ARGUMENT);
+    ASSERT_STATUS(amp_count_if(q, amp_arg_array(st), AMP_TYPE_INT32, "x > 2", NULL, &c), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_last_error(), "amp_count_if: ") && strstr(amp_last_error(), "is a staging array"), "%s",
+              amp_last_error());
+    int32_t back[8];
+    ASSERT_OK(amp_array_copy_to_host(st, back));
+    cr_assert(!memcmp(back, init, sizeof init), "the refused calls changed the staging array");
+    amp_array_view *v = NULL;
+    ASSERT_OK(amp_array_view_of_array(st, &v));
+    ASSERT_OK(amp_reduce(q, amp_arg_view(v), AMP_TYPE_INT32, AMP_OP_SUM, &r));
+    cr_assert_eq(r, 36, "sum %d", r);
+    ASSERT_OK(amp_array_view_destroy(v));
+    ASSERT_OK(amp_array_destroy(one));
+    ASSERT_OK(amp_array_destroy(st));
+}
+
 /* A sort tile in the knob's range whose pass would not fit in 47 KiB of
  * tile_static memory even with one key a thread (on the CPU accelerator a
  * tile's waves are its threads: 64 of them take 64 KiB of digit counters)

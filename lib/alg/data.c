@@ -180,6 +180,13 @@ amp_status amp__alg_resolve(const char *fn, const char *what, amp_arg a, size_t 
         amp_array *arr = a.u.array;
         amp_status st = amp__handle_check(arr, AMP__HANDLE_ARRAY, fn, what);
         if (st != AMP_OK) return st;
+        /* A kernel takes an array where it lives (launch.c), and a staging
+         * array lives on no accelerator: refused here, before anything is
+         * compiled or queued, by the call's and the argument's names. */
+        if (!arr->s->home_acc)
+            return amp__fail(AMP_ERROR_INVALID_ARGUMENT,
+                             "%s: %s is a staging array, in host memory (pass a view of it: amp_array_view_of_array)",
+                             fn, what);
         out->s = arr->s;
         out->box = &arr->s->whole;
         out->elem = arr->s->elem;
