@@ -782,6 +782,16 @@ static amp_status amp__alg_get(amp_accelerator *acc, const amp__alg_spec *sp, co
         e->prog = g;
         e->ready = true;
         *out = &e->prog;
+    } else {
+        /* Not kept: a process that tries many predicates that do not
+         * compile does not grow. A waiter holds no pointer to e across its
+         * wait (it looks the table up again), and a ready entry is never
+         * removed (callers hold &e->prog). */
+        amp__alg_entry **at = &amp__alg_table;
+        while (*at != e) at = &(*at)->next;
+        *at = e->next;
+        free((char *)e->spec.predicate);
+        free(e);
     }
     pthread_cond_broadcast(&amp__alg_cond);
     pthread_mutex_unlock(&amp__alg_lock);
