@@ -570,8 +570,23 @@ Test(embed, outputs_through_symbolic_links, .timeout = 60)
     cr_assert_eq(symlink("/", path_in_dir("root.c")), 0);
     cr_assert_eq(run("'%s' -o '%s' '%s' abc", HIPAMP_EMBED_TOOL, path_in_dir("root.c"), path_in_dir("k.hip")), 2);
     assert_stderr_has("a directory");
+    /* A new file in a directory reached through one's own link is made
+     * there (before, refused as "a symbolic link that leads nowhere"). */
+    cr_assert_eq(mkdir(path_in_dir("sub"), 0755), 0);
+    cr_assert_eq(symlink("sub", path_in_dir("to-sub")), 0);
+    char through[1200];
+    snprintf(through, sizeof through, "%s/new.c", path_in_dir("to-sub"));
+    cr_assert_eq(run("'%s' -o '%s' '%s' abc", HIPAMP_EMBED_TOOL, through, path_in_dir("k.hip")), 0, "%s",
+                 stderr_text());
+    char made[1200];
+    snprintf(made, sizeof made, "%s/new.c", path_in_dir("sub"));
+    c = read_file(made, &n);
+    assert_is_xyz_array(c, n, "a new file through a directory's link");
+    free(c);
+    unlink(made);
+    rmdir(path_in_dir("sub"));
     const char *only[] = {"k.hip", "stdout", "redirected.c", "piped.c", "fifo", "to-fifo.c", "null.c",
-                          "real.c",  "to-real.c", "k.h", "dangling.c", "root.c"};
+                          "real.c",  "to-real.c", "k.h", "dangling.c", "root.c", "to-sub"};
     assert_dir_holds_only(only, sizeof only / sizeof only[0]);
 }
 
@@ -877,6 +892,18 @@ Test(embed, hipamp_embed_and_compile_write_errors, .timeout = 120)
     cr_assert_neq(run("'%s' --list-targets > /dev/full", HIPAMP_COMPILE_TOOL), 0);
     cr_assert_eq(run("'%s' --bogus", HIPAMP_COMPILE_TOOL), 2);
     assert_stderr_has("unknown option '--bogus'");
+    /* A code object that does not fit where it goes: said, naming the
+     * file (before, exit 1 and not a word). */
+    const char *text = "AMP_KERNEL(k, amp::index<1> i, amp::array_view<int, 1> a) { a[i] = 1; }\n";
+    write_file(path_in_dir("k.hip"), text, strlen(text));
+    int rc = run("'%s' --target sm_90 -o /dev/full '%s'", HIPAMP_COMPILE_TOOL, path_in_dir("k.hip"));
+    if (rc == 1 && strstr(stderr_text(), "NVRTC")) cr_skip_test("no NVRTC here: %s", stderr_text());
+    cr_assert_eq(rc, 1, "%s", stderr_text());
+    assert_stderr_has("hipamp-compile: cannot write '/dev/full': No space left on device");
+    cr_assert_eq(run("'%s' --target sm_90 -o - '%s' > /dev/full", HIPAMP_COMPILE_TOOL, path_in_dir("k.hip")), 1);
+    assert_stderr_has("hipamp-compile: write error: No space left on device");
+    cr_assert_eq(run("'%s' -o /dev/full '%s' abc", HIPAMP_EMBED_TOOL, path_in_dir("k.hip")), 1);
+    assert_stderr_has("hipamp-embed: cannot write '/dev/full': No space left on device");
 }
 
 /* An LD_PRELOAD shim, built into so: it logs each fsync (of a file or a

@@ -940,6 +940,46 @@ Test(prebuilt, tool_usage_errors)
     closedir(d);
 }
 
+/* --dir is walked as the tools walk an output: through a link another
+ * user could have planted (here one of uid 65534 in a sticky directory
+ * others may write, as root), nothing is built or written behind it;
+ * a --dir that is a file is refused before anything is compiled. Before,
+ * the tool made its packs through the link, in the directory it led to. */
+Test(prebuilt, tool_refuses_a_dir_through_another_users_link)
+{
+    char dir[1024], log[1100], file[1100];
+    fresh_dir(dir, sizeof dir, "tool");
+    snprintf(log, sizeof log, "%s/log", dir);
+    snprintf(file, sizeof file, "%s/afile", dir);
+    FILE *f = fopen(file, "w");
+    cr_assert(f);
+    fclose(f);
+    cr_assert_eq(prebuild(log, (char *[]){"--dir", file, "cpu", NULL}), 2, "%s", slurp(log));
+    cr_assert(strstr(slurp(log), "is not a directory"), "%s", slurp(log));
+    if (geteuid() != 0) cr_skip_test("a link of another user needs root to make here");
+    char shared[1100], victim[1100], link[1200];
+    snprintf(shared, sizeof shared, "%s/shared", dir);
+    snprintf(victim, sizeof victim, "%s/victim", dir);
+    snprintf(link, sizeof link, "%s/plant", shared);
+    cr_assert_eq(mkdir(shared, 01777), 0);
+    cr_assert_eq(chmod(shared, 01777), 0);
+    cr_assert_eq(mkdir(victim, 0755), 0);
+    cr_assert_eq(symlink(victim, link), 0);
+    cr_assert_eq(lchown(link, 65534, 65534), 0);
+    cr_assert_eq(prebuild(log, (char *[]){"--dir", link, "--only", "fill of 4-byte", "cpu", NULL}), 2, "%s", slurp(log));
+    cr_assert(strstr(slurp(log), "a symbolic link of another user (uid 65534)"), "%s", slurp(log));
+    DIR *d = opendir(victim);
+    cr_assert(d);
+    for (struct dirent *de; (de = readdir(d));)
+        cr_assert(de->d_name[0] == '.', "%s was written behind another user's link", de->d_name);
+    closedir(d);
+    /* One's own link there is followed. */
+    cr_assert_eq(lchown(link, 0, 0), 0);
+    cr_assert_eq(prebuild(log, (char *[]){"--dir", link, "--only", "no such program", "cpu", NULL}), 1, "%s", slurp(log));
+    cr_assert(strstr(slurp(log), "matches no built-in program"), "%s", slurp(log));
+    unlink(link);
+}
+
 /* The AMD side, which cannot run here: a pack for gfx90a is made with
  * hipRTC and holds AMDGPU code objects. */
 Test(prebuilt, amd_pack_holds_code_objects, .timeout = 600)

@@ -279,6 +279,13 @@ int main(int argc, char **argv)
     if (!tool_out_close(&o, fwrite(data, 1, dsize, o.f) == dsize)) goto done;
 
     FILE *table = o.to_stdout ? stderr : stdout;
+    if (!strncmp(target, "sm_", 3)) {
+        /* The resources are read from AMD code objects only. */
+        fprintf(table, "%s: %zu bytes for %s (kernel resources: cuobjdump --dump-resource-usage)\n",
+                o.dest ? out : "(standard output)", dsize, target);
+        rc = tool_stdout_close("hipamp-compile") ? 0 : 1;
+        goto done;
+    }
     fprintf(table, "%s: %zu bytes for %s, %zu kernel(s)\n", o.dest ? out : "(standard output)", dsize, target,
             amp_code_object_kernel_count(co));
     fprintf(table, "%-32s %9s %6s %6s %6s %11s %11s %13s\n", "kernel", "LDS", "VGPRs", "SGPRs", "AGPRs", "VGPR-spill",

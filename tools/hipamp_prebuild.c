@@ -1,8 +1,10 @@
 /* hipamp_prebuild.c — hipamp-prebuild, the build's tool that compiles every built-in algorithm program for a list of targets into packs (lib/core/prebuilt.c): the CPU accelerator of this machine through its own build path, GPU targets with hipRTC or NVRTC and no GPU present. Not installed: the packs are. */
 #include "alg/alg.h"
+#include "tool_output.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -431,6 +433,28 @@ int main(int argc, char **argv)
         *p = c;
         if (!c) break;
     }
+    /* The packs are written by name under dir: the way to it is walked as
+     * every tool walks an output's (tool_output.c), so that a link another
+     * user planted on it (a name in /tmp leading to a directory of ours) is
+     * refused, not followed; from then on dir is its real path, taken
+     * before and after the walk (a link swapped meanwhile is refused too). */
+    char real[PATH_MAX], again_real[PATH_MAX], probe_out[4200];
+    struct stat ds;
+    if (!realpath(dir, real) || stat(real, &ds) != 0) {
+        fprintf(stderr, "hipamp-prebuild: --dir '%s': %s\n", dir, strerror(errno));
+        return 1;
+    }
+    if (!S_ISDIR(ds.st_mode)) {
+        fprintf(stderr, "hipamp-prebuild: --dir '%s' is not a directory\n", dir);
+        return 2;
+    }
+    snprintf(probe_out, sizeof probe_out, "%s/.hipamp-prebuild-pack", dir);
+    if (!tool_out_allowed("hipamp-prebuild", probe_out, NULL, 0, NULL, 0)) return 2;
+    if (!realpath(dir, again_real) || strcmp(real, again_real)) {
+        fprintf(stderr, "hipamp-prebuild: --dir '%s' changed while it was checked\n", dir);
+        return 2;
+    }
+    dir = real;
     /* The CPU pack's programs go through the library's own build path: the
      * user's disk cache stays out of it, and the last pack in dir is where
      * unchanged programs come from (their keys say they are unchanged). */

@@ -7,7 +7,9 @@
  * made and renamed in the directory descriptor the walk ends in; the checks
  * that keep a run from writing over its input or twice to one place; and
  * standard output's write errors. */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* O_PATH, readlinkat of an O_PATH link (""), getrandom, fchown, F_DUPFD_CLOEXEC */
+#endif
 #include "tool_output.h"
 
 #include <errno.h>
@@ -242,6 +244,11 @@ static bool out_lookup(const char *prog, const char *dest, out_file *of)
         return true;
     }
     int hops = 0;
+    /* The output's own name (or a link its link led to) was a link: then
+     * nothing at the end is a dangling link, refused. A directory reached
+     * through a link ("ldir/new.co") is no such thing: a new file is made
+     * there. */
+    bool name_is_link = false;
     bool check_fd_name = true;
     for (;;) {
         if (check_fd_name) {
@@ -308,7 +315,7 @@ static bool out_lookup(const char *prog, const char *dest, out_file *of)
         walk_join(&w, name, len, of->path, sizeof of->path);
         snprintf(of->leaf, sizeof of->leaf, "%s", name);
         if (fstatat(w.dir, name, &ls, AT_SYMLINK_NOFOLLOW) != 0) {
-            if (of->via_link) {
+            if (name_is_link) {
                 fprintf(stderr, "%s: '%s' is a symbolic link that leads nowhere ('%s': %s): refusing to replace it\n",
                         prog, dest, of->path, strerror(errno));
                 goto refuse;
@@ -327,7 +334,7 @@ static bool out_lookup(const char *prog, const char *dest, out_file *of)
                         strerror(hops > HOP_MAX ? ELOOP : fd < 0 ? errno : EAGAIN));
             if (fd >= 0) close(fd);
             if (!ok) goto refuse;
-            of->via_link = check_fd_name = true;
+            of->via_link = check_fd_name = name_is_link = true;
             continue;
         }
         of->exists = true;
@@ -632,11 +639,14 @@ static bool sync_dir(const tool_out *o)
 
 bool tool_out_close(tool_out *o, bool ok)
 {
+    /* The caller's failed write (its callers write, then close at once). */
+    int write_errno = errno;
     if (!o->dest) {
         /* What failed before the flush left its mark in ferror. */
         errno = 0;
         if (fflush(stdout) != 0 || ferror(stdout)) {
-            if (ok) fprintf(stderr, "%s: write error: %s\n", o->prog, strerror(errno ? errno : EIO));
+            fprintf(stderr, "%s: write error: %s\n", o->prog,
+                    strerror(errno ? errno : write_errno ? write_errno : EIO));
             ok = false;
         }
         return ok;
@@ -658,8 +668,9 @@ bool tool_out_close(tool_out *o, bool ok)
         }
         errno = 0;
         if (fclose(o->f) != 0 || err || e) {
-            if (ok)
-                fprintf(stderr, "%s: cannot write '%s': %s\n", o->prog, name, strerror(e ? e : errno ? errno : EIO));
+            if (ok || err)
+                fprintf(stderr, "%s: cannot write '%s': %s\n", o->prog, o->tmp ? o->target : name,
+                        strerror(e ? e : errno ? errno : err && write_errno ? write_errno : EIO));
             ok = false;
         }
         o->f = NULL;

@@ -54,8 +54,10 @@ bool tool_out_allowed(const char *prog, const char *dest, const char *const *inp
 bool tool_out_open(tool_out *o, const char *prog, const char *dest);
 /* ok: everything was written; flush and close (a file: fsync it, rename
  * it into place and fsync its directory, so that a crash leaves the old
- * file or the whole new one); failures are reported, naming the file. Not ok: a temporary file is removed.
- * Returns whether the output is now complete. */
+ * file or the whole new one); failures are reported, naming the file, and
+ * so is a write of the caller's that failed (the stream's error flag, with
+ * errno as the write left it: call this right after writing). Not ok: a
+ * temporary file is removed. Returns whether the output is now complete. */
 bool tool_out_close(tool_out *o, bool ok);
 
 /* Standard output flushed and closed, the last thing a tool does: false
