@@ -11,6 +11,7 @@ set(_cases
   "bad_density|state 2 density=0 energy=1 geometry=rectangle xmin=0 xmax=1 ymin=0 ymax=1|bad_bad_density.in:5: state 2: density must be > 0"
   "state_twice|state 1 density=1 energy=1|bad_state_twice.in:5: state 1 defined twice"
   "infinite_cells|xmin=-1e308 xmax=1e308|bad_infinite_cells.in: cells of inf x"
+  "huge_value|xmax=1e999|bad_huge_value.in:5: 'xmax': '1e999' is out of range"
   "presteps|use_chebyshev presteps 1|bad_presteps.in: presteps 1: Chebyshev and PPCG need at least 2"
   "inner_steps|tl_ppcg_inner_steps -1|bad_inner_steps.in: ppcg_inner_steps must be 0 to 1000000 (got -1)"
   "epslim|epslim -1|bad_epslim.in: epslim must be > 0 (got -1)"
@@ -34,7 +35,8 @@ foreach(_case ${_cases})
 endforeach()
 # A good deck of the same lines runs (the cases above fail for their line);
 # a key only Chebyshev and PPCG use is left alone under CG, as TeaLeaf does.
-file(WRITE "good.in" "${_head}presteps 1\nend_step=1\n*endtea\n")
+# A value that underflows to a subnormal (1e-320) is a number, taken.
+file(WRITE "good.in" "${_head}presteps 1\ninitial_timestep=1e-320\nend_step=1\n*endtea\n")
 execute_process(COMMAND ${TEALEAF} --device cpu good.in OUTPUT_VARIABLE _out ERROR_VARIABLE _err RESULT_VARIABLE _rc)
 string(FIND "${_out}" " step:      1 " _at)
 if(_at EQUAL -1)

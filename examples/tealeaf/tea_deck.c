@@ -4,6 +4,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -38,8 +39,12 @@ static int get_double(parse *p, const char *key, const char *word, double *out)
     char *end = NULL;
     errno = 0;
     double v = strtod(word, &end);
-    if (end == word || *end || errno == ERANGE || !isfinite(v))
+    if (end == word || *end || (errno != ERANGE && !isfinite(v)))
         return fail(p, "'%s': '%s' is not a number", key, word);
+    /* ERANGE also says a value underflowed (1e-320, read as the nearest
+     * subnormal or 0): that is a number, and taken. */
+    if (errno == ERANGE && !(fabs(v) < 1.0))
+        return fail(p, "'%s': '%s' is out of range (at most %g)", key, word, DBL_MAX);
     *out = v;
     return 0;
 }
