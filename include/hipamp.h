@@ -660,8 +660,15 @@ AMP_API amp_status amp_array_view_destroy(amp_array_view *v);
  * equal (AMP_ERROR_INVALID_EXTENT, naming both) and element sizes too
  * (AMP_ERROR_ARGUMENT_MISMATCH); a source and destination that share
  * memory (two overlapping parts of one storage, views made apart over one
- * buffer whose elements meet, arrays made from one native allocation),
+ * buffer whose spans of memory meet, arrays made from one native
+ * allocation),
  * and an AMP_READ_ONLY destination view, are AMP_ERROR_INVALID_ARGUMENT.
+ * The test is conservative where the two views' layouts differ (made apart,
+ * or one a view_as/reinterpret_as of the other): views whose first-to-last
+ * byte spans meet are refused even where their elements interleave without
+ * meeting (the left and right halves of a matrix's rows, one of them made
+ * over the buffer from its middle); sections of one view are told apart
+ * exactly. */
  * Between arrays on one accelerator the copy stays on the device; between two
  * GPUs of one vendor it goes peer to peer where the driver allows, else
  * through host memory; between a GPU and the CPU accelerator it is one
