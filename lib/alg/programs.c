@@ -62,14 +62,14 @@ static pthread_once_t amp__alg_tune_once = PTHREAD_ONCE_INIT;
 
 static bool amp__pow2(int x) { return x > 0 && (x & (x - 1)) == 0; }
 
-/* The variable read once as any whole number (malformed: said by env.c),
- * then held to this kind of accelerator's rule: a value it cannot take is
- * said naming the kind (the same variable may suit the other). */
 /* The sort tile's defaults: each fits a pass of any key and value within
  * AMP__ALG_TILE_STATIC. */
 #define AMP__ALG_SORT_TILE_GPU 256
 #define AMP__ALG_SORT_TILE_CPU 1
 
+/* The variable read once as any whole number (malformed: said by env.c),
+ * then held to this kind of accelerator's rule: a value it cannot take is
+ * said naming the kind (the same variable may suit the other). */
 static int amp__alg_knob(const char *name, int dflt, int lo, int hi, int multiple, bool pow2, const char *where)
 {
     unsigned v = amp__env_count(name, 0, 1u << 30);
