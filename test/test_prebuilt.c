@@ -968,6 +968,11 @@ Test(prebuilt, tool_refuses_a_dir_through_another_users_link)
     cr_assert_eq(lchown(link, 65534, 65534), 0);
     cr_assert_eq(prebuild(log, (char *[]){"--dir", link, "--only", "fill of 4-byte", "cpu", NULL}), 2, "%s", slurp(log));
     cr_assert(strstr(slurp(log), "a symbolic link of another user (uid 65534)"), "%s", slurp(log));
+    /* A directory to make behind it is not made there either. */
+    char deeper[1300];
+    snprintf(deeper, sizeof deeper, "%s/made", link);
+    cr_assert_eq(prebuild(log, (char *[]){"--dir", deeper, "--only", "fill of 4-byte", "cpu", NULL}), 2, "%s",
+                 slurp(log));
     DIR *d = opendir(victim);
     cr_assert(d);
     for (struct dirent *de; (de = readdir(d));)

@@ -420,6 +420,14 @@ int main(int argc, char **argv)
      * threads (--split-compile) would only crowd them (unless the caller
      * asked for them). */
     if (jobs > 1) setenv("AMP_GPU_COMPILE_JOBS", "1", 0);
+    /* The packs are written by name under dir: the way to it is walked as
+     * every tool walks an output's (tool_output.c), so that a link another
+     * user planted on it (a name in /tmp leading to a directory of ours) is
+     * refused, not followed: before the directories missing on it are made
+     * (mkdir would follow such a link), and again once they are there. */
+    char probe_out[4200];
+    snprintf(probe_out, sizeof probe_out, "%s/.hipamp-prebuild-pack", dir);
+    if (!tool_out_allowed("hipamp-prebuild", probe_out, NULL, 0, NULL, 0)) return 2;
     char made[4096];
     snprintf(made, sizeof made, "%s", dir);
     for (char *p = made + 1;; ++p) {
@@ -433,12 +441,9 @@ int main(int argc, char **argv)
         *p = c;
         if (!c) break;
     }
-    /* The packs are written by name under dir: the way to it is walked as
-     * every tool walks an output's (tool_output.c), so that a link another
-     * user planted on it (a name in /tmp leading to a directory of ours) is
-     * refused, not followed; from then on dir is its real path, taken
-     * before and after the walk (a link swapped meanwhile is refused too). */
-    char real[PATH_MAX], again_real[PATH_MAX], probe_out[4200];
+    /* From then on dir is its real path, taken before and after the second
+     * walk (a link swapped meanwhile is refused too). */
+    char real[PATH_MAX], again_real[PATH_MAX];
     struct stat ds;
     if (!realpath(dir, real) || stat(real, &ds) != 0) {
         fprintf(stderr, "hipamp-prebuild: --dir '%s': %s\n", dir, strerror(errno));
@@ -448,7 +453,6 @@ int main(int argc, char **argv)
         fprintf(stderr, "hipamp-prebuild: --dir '%s' is not a directory\n", dir);
         return 2;
     }
-    snprintf(probe_out, sizeof probe_out, "%s/.hipamp-prebuild-pack", dir);
     if (!tool_out_allowed("hipamp-prebuild", probe_out, NULL, 0, NULL, 0)) return 2;
     if (!realpath(dir, again_real) || strcmp(real, again_real)) {
         fprintf(stderr, "hipamp-prebuild: --dir '%s' changed while it was checked\n", dir);
