@@ -698,8 +698,9 @@ typedef struct amp_kernel amp_kernel;
  * -print... -fsyntax-only -static -pie -save-temps -aux-info, their long
  * spellings, a linker -o or -Map and a preprocessor -M... through -Wl,
  * -Wp, -Xlinker or -Xpreprocessor, an assembler -o, --MD or listing
- * -a...=FILE through -Wa, or -Xassembler, a tool's @FILE, -fdump-...,
- * -fopt-info...=FILE,
+ * -a...=FILE through -Wa, or -Xassembler (and the linker's and
+ * assembler's abbreviations of their long names: --Ma=FILE, --outp, --M),
+ * a tool's @FILE, -fdump-..., -fopt-info...=FILE, -time[=FILE],
  * profiling output, -wrapper, -B..., -specs, @FILE, clang's options that
  * write files, load plugins, pass options unseen or pick another toolchain
  * or linker (-ftime-trace, -fprofile-instr-generate, optimisation records,

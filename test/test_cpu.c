@@ -765,6 +765,13 @@ Test(cpu, options_the_accelerator_cannot_honour_are_refused)
         {"-Wl,-plugin,/tmp/p.so", "'-Wl,-plugin,/tmp/p.so'"}, {"-Wl,--reproduce=/tmp/r.tar", "'-Wl,--reproduce=/tmp/r.tar'"},
         {"-Xlinker --why-extract=/tmp/w.txt", "'-Xlinker --why-extract=/tmp/w.txt'"},
         {"-Wl,--thinlto-cache-dir=/tmp/c", "'-Wl,--thinlto-cache-dir=/tmp/c'"}, {"-Wl,-save-temps", "'-Wl,-save-temps'"},
+        /* the linker's and assembler's abbreviations of those (GNU ld and as
+         * take any unambiguous one), and GCC's times appended to a file */
+        {"-Wl,--Ma=/tmp/m.map", "'-Wl,--Ma=/tmp/m.map'"}, {"-Xlinker --Ma=/tmp/m.map", "'-Xlinker --Ma=/tmp/m.map'"},
+        {"-Wl,-Ma=/tmp/m.map", "'-Wl,-Ma=/tmp/m.map'"}, {"-Wl,--outp=/tmp/o.so", "'-Wl,--outp=/tmp/o.so'"},
+        {"-Wa,--M=/tmp/as.d", "'-Wa,--M=/tmp/as.d'"}, {"-Xassembler --M=/tmp/as.d", "'-Xassembler --M=/tmp/as.d'"},
+        {"-Wl,--error-handling-script=/tmp/s", "'-Wl,--error-handling-script=/tmp/s'"},
+        {"-time", "'-time'"}, {"-time=/tmp/t.txt", "'-time=/tmp/t.txt'"},
         /* a value missing at the end would take the library's next word */
         {"-DOK=1 -include", "'-include' needs a value"}, {"-Xlinker", "'-Xlinker' needs a value"}};
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; ++i) {
@@ -789,7 +796,8 @@ Test(cpu, options_the_accelerator_cannot_honour_are_refused)
     /* ... and switched off again it builds; ordinary options build */
     ASSERT_OK(amp_program_build(acc, src, "-fsanitize=address -fno-sanitize=all", &p));
     ASSERT_OK(amp_program_destroy(p));
-    ASSERT_OK(amp_program_build(acc, src, "-DX=1 -O2 -g -static-libstdc++ -Wl,-O1 -fopt-info-vec -Wp,-DY=2 -Wa,--noexecstack,-alm -fuse-ld=bfd",
+    ASSERT_OK(amp_program_build(acc, src, "-DX=1 -O2 -g -static-libstdc++ -Wl,-O1 -fopt-info-vec -Wp,-DY=2 -Wa,--noexecstack,-alm -fuse-ld=bfd "
+                                 "-Wl,--as-needed,--gc-sections,-z,relro -Xlinker --build-id",
                                  &p));
     ASSERT_OK(amp_program_destroy(p));
 }

@@ -238,13 +238,32 @@ static bool amp__cpu_tool_output(const char *piece, size_t len, bool as)
     static const char *const tool[] = {"-o",           "--output",      "-M",           "-Map",
                                        "--Map",        "--dependency-file", "@",        "-plugin",
                                        "--plugin",     "--reproduce",   "--why-extract", "--lto-obj-path",
-                                       "--thinlto-cache-dir", "--save-temps", "-save-temps", "--print-archive-stats"};
+                                       "--thinlto-cache-dir", "--save-temps", "-save-temps", "--print-archive-stats",
+                                       "--error-handling-script", "-error-handling-script"};
     static const char *const assembler[] = {"-o", "--MD", "@"};
     const char *const *list = as ? assembler : tool;
     size_t nlist = as ? sizeof assembler / sizeof assembler[0] : sizeof tool / sizeof tool[0];
     for (size_t k = 0; k < nlist; ++k)
         if (!strncmp(piece, list[k], strlen(list[k]))) return true;
-    return as && len > 2 && piece[0] == '-' && piece[1] == 'a' && memchr(piece, '=', len);
+    if (as && len > 2 && piece[0] == '-' && piece[1] == 'a' && memchr(piece, '=', len)) return true;
+    /* GNU ld and as take any unambiguous abbreviation of a long option
+     * (--Ma=FILE is --Map, --outp is --output, as's --M is --MD), and ld
+     * long options after one dash too (-Ma=FILE): a name that begins one
+     * of the long names above is refused (one letter after one dash is a
+     * short option: -M, -o above). */
+    if (len < 2 || piece[0] != '-') return false;
+    bool two = piece[1] == '-';
+    const char *name = piece + 1 + two;
+    size_t nlen = strcspn(name, "=,");
+    if (nlen > len - 1 - two) nlen = len - 1 - two;
+    if (nlen == 0 || (!two && (as || nlen < 2))) return false;
+    for (size_t k = 0; k < nlist; ++k) {
+        const char *full = list[k];
+        if (full[0] != '-' || full[1] == '\0') continue;
+        full += full[1] == '-' ? 2 : 1;
+        if (strlen(full) > 1 && nlen <= strlen(full) && !strncmp(name, full, nlen)) return true;
+    }
+    return false;
 }
 
 static amp_status amp__cpu_check_user_options(char *const *words, size_t n)
@@ -255,7 +274,9 @@ static amp_status amp__cpu_check_user_options(char *const *words, size_t n)
                                         "-fprofile-arcs", "-ftest-coverage", "--coverage",
                                         /* clang's: a time trace, profiles written at exit, LLVM's optimisation
                                          * record, a module cache in the user's home */
-                                        "-ftime-trace", "-fmodules", "-fcxx-modules"};
+                                        "-ftime-trace", "-fmodules", "-fcxx-modules",
+                                        /* GCC's: each subprocess's times appended to a file of the caller's */
+                                        "-time"};
     static const char *const prefix[] = {"-o",          "-x",         "-M",     "--help",   "-save-temps",
                                          "--save-temps", "--output",  "--language", "-dump", "-print-",
                                          "--print-",    "@",          "-B",     "-specs",   "--specs",
@@ -269,7 +290,7 @@ static amp_status amp__cpu_check_user_options(char *const *words, size_t n)
                                          "-fmemory-profile", "--serialize-diagnostics", "-serialize-diagnostics",
                                          "-gen-cdb-fragment-path", "-fmodule-output", "-ccc-", "--gcc-toolchain",
                                          "-gcc-toolchain", "--gcc-install-dir", "--ld-path", "-fplugin",
-                                         "-fpass-plugin", "-Xclang", "-fmodule-mapper"};
+                                         "-fpass-plugin", "-Xclang", "-fmodule-mapper", "-time="};
     /* Options whose value is the next word. */
     static const char *const takes_next[] = {"-include", "-imacros",  "-isystem", "-idirafter", "-iquote",
                                              "-iprefix", "-iwithprefix", "-iwithprefixbefore", "-isysroot",
