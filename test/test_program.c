@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -579,6 +580,55 @@ Test(program, tile_over_the_thread_limit_is_unsupported)
     cr_assert_null(k);
     cr_assert(strstr(amp_last_error(), "2048") && strstr(amp_last_error(), "1024"), "%s", amp_last_error());
     ASSERT_OK(amp_program_destroy(p));
+    /* A dimension past what a kernel's record holds (65536): the same
+     * status and numbers, not "no valid signature record". */
+    static const char huge[] = "AMP_TILED_KERNEL(huge_tile, amp::tiled_index<100000> t, amp::array_view<int, 1> v)\n"
+                               "{ v[t.global] = 1; }\n";
+    p = test_build(acc, huge);
+    k = (amp_kernel *)&k;
+    ASSERT_STATUS(amp_program_get_kernel(p, "huge_tile", &k), AMP_ERROR_UNSUPPORTED);
+    cr_assert_null(k);
+    cr_assert(strstr(amp_last_error(), "100000") && strstr(amp_last_error(), "1024"), "%s", amp_last_error());
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+/* A path with a carriage return (which a #line marker once ended at, g++
+ * reading the rest of the name as code) and a source that begins with a
+ * UTF-8 byte-order mark (which a compiler skips only at a file's start,
+ * and the source follows the prelude) build and run. */
+ACCEL_TEST(program, a_path_with_a_carriage_return_and_a_byte_order_mark_build)
+{
+    char dir[] = "/tmp/hipamp-odd-path-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char sub[300], path[400];
+    snprintf(sub, sizeof sub, "%s/a\rb", dir);
+    cr_assert_eq(mkdir(sub, 0700), 0);
+    snprintf(path, sizeof path, "%s/k.hip", sub);
+    static const char text[] = "\xEF\xBB\xBF#include <cstdint>\n"
+                               "AMP_KERNEL(odd_k, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = 7 * i[0]; }\n";
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    fclose(f);
+    amp_program *p = NULL;
+    amp_status st = amp_program_build_file(acc, path, NULL, &p);
+    cr_assert_eq(st, AMP_OK, "%s: %s", amp_status_name(st), amp_last_error());
+    amp_kernel *k = test_kernel(p, "odd_k");
+    int out[16] = {0};
+    amp_array_view *v = NULL;
+    ASSERT_OK(amp_array_view_create(out, sizeof out[0], amp_extent_1d(16), AMP_WRITE_ONLY, &v));
+    amp_arg a[1] = {amp_arg_view(v)};
+    ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(16), k, a, 1));
+    ASSERT_OK(amp_array_view_synchronize(v));
+    for (int i = 0; i < 16; ++i) cr_assert_eq(out[i], 7 * i, "out[%d] = %d", i, out[i]);
+    ASSERT_OK(amp_array_view_destroy(v));
+    ASSERT_OK(amp_program_destroy(p));
+    /* The same text given as a string. */
+    ASSERT_OK(amp_program_build(acc, text, NULL, &p));
+    ASSERT_OK(amp_program_destroy(p));
+    unlink(path);
+    rmdir(sub);
+    rmdir(dir);
 }
 
 /* amp_program_build_file: errors name the file as given and its line. */

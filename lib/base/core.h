@@ -267,5 +267,10 @@ int amp__kernel_macro_count(const char *text, size_t len, int cap);
 /* "\n#line 1 \"name\"\n" with '"' and '\\' in name escaped, written to out
  * (NULL: only counted); returns its length. */
 size_t amp__line_marker(char *out, const char *name);
+/* A UTF-8 byte-order mark at the start of text (NUL-terminated) written
+ * as three spaces: a compiler skips one only at the start of a file, and
+ * a source or header follows a #line marker in the unit it sees (the
+ * offsets of the rest stay as they were). */
+void amp__blank_bom(char *text);
 
 #endif /* AMP_CORE_H */

@@ -23,8 +23,10 @@ const char *amp_prelude_source(void)
 }
 
 /* A #line marker naming name, with '"' and '\' escaped as C string
- * escapes (a file path may hold either). Returns bytes written, or the
- * bytes needed when out is NULL. */
+ * escapes (a file path may hold either) and control bytes written as
+ * spaces (a line feed or a lone carriage return would end the directive:
+ * g++ then read the rest of the name as code). Returns bytes written, or
+ * the bytes needed when out is NULL. */
 size_t amp__line_marker(char *out, const char *name)
 {
     size_t n = 0;
@@ -36,12 +38,18 @@ size_t amp__line_marker(char *out, const char *name)
             if (out) out[n] = '\\';
             ++n;
         }
-        if (out) out[n] = *p == '\n' ? ' ' : *p;
+        if (out) out[n] = (unsigned char)*p < 0x20 || *p == 0x7f ? ' ' : *p;
         ++n;
     }
     for (const char *p = "\"\n"; *p; ++p, ++n)
         if (out) out[n] = *p;
     return n;
+}
+
+void amp__blank_bom(char *text)
+{
+    if ((unsigned char)text[0] == 0xEF && (unsigned char)text[1] == 0xBB && (unsigned char)text[2] == 0xBF)
+        memset(text, ' ', 3);
 }
 
 static char *assemble(const char *prefix, bool device_lib, const char *source, const char *source_name, size_t *len)
@@ -64,6 +72,8 @@ static char *assemble(const char *prefix, bool device_lib, const char *source, c
         n += amp__line_marker(s + n, names[i]);
         size_t k = strlen(parts[i]);
         memcpy(s + n, parts[i], k);
+        s[n + k] = '\0';
+        if (i == nparts - 1) amp__blank_bom(s + n);
         n += k;
     }
     s[n++] = '\n';

@@ -656,6 +656,18 @@ static amp_status amp__program_get_kernel(amp_program *p, const char *name, amp_
                        name, props.sig.pack_size, AMP__MAX_PACK);
         goto fail;
     }
+    if (props.sig.magic == AMP__SIG_MAGIC && props.sig.version == AMP__SIG_VERSION && props.sig.tiled == 1 &&
+        props.sig.rank >= 1 && props.sig.rank <= 3) {
+        /* A tile dimension past what a record holds (tiled_index<100000>)
+         * is a tile over every accelerator's thread limit, told as one. */
+        for (int d = 0; d < props.sig.rank; ++d)
+            if (props.sig.tile[d] > AMP__SIG_MAX_TILE_DIM) {
+                st = amp__fail(AMP_ERROR_UNSUPPORTED,
+                               "kernel '%s' has tiles of %d threads in dimension %d alone; %s allows at most %d", name,
+                               props.sig.tile[d], d, acc->e.info.device_path, acc->e.info.max_tile_threads);
+                goto fail;
+            }
+    }
     if (!amp__signature_valid(&props.sig, why, sizeof why)) {
         st = amp__fail(AMP_ERROR_KERNEL_NOT_FOUND,
                        "kernel '%s' has no valid signature record (%s): define it with AMP_KERNEL or "

@@ -95,6 +95,7 @@ amp_status amp__scan_rewrite(const amp__scan *s, const char *source, size_t len,
                 if ((marked = malloc(ml + bl + 1))) {
                     amp__line_marker(marked, s->headers[i].path);
                     memcpy(marked + ml, body, bl + 1);
+                    amp__blank_bom(marked + ml);
                 }
             }
             free(body);
