@@ -772,7 +772,8 @@ AMP_API amp_status amp_program_build_file(amp_accelerator *a, const char *path, 
  * missing kernel, or says why its signature record is not valid;
  * AMP_ERROR_UNSUPPORTED: its tile has more threads, or it uses more
  * tile_static memory, than the accelerator allows, or its record says its
- * parameters take more than 4096 bytes (the numbers named). */
+ * parameters take more than 4096 bytes (the numbers named);
+ * AMP_ERROR_INVALID_ARGUMENT: p destroyed, name NULL or empty, out NULL. */
 AMP_API amp_status amp_program_get_kernel(amp_program *p, const char *name, amp_kernel **out);
 /* Frees the program and ends its kernels' handles: a later use of one of
  * them is AMP_ERROR_INVALID_ARGUMENT ("stale"), never a silent success.

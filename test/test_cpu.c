@@ -803,6 +803,27 @@ Test(cpu, options_the_accelerator_cannot_honour_are_refused)
     ASSERT_OK(amp_program_destroy(p));
 }
 
+/* Options longer than the system lets a program be started with: the
+ * compile fails saying why (before: "could not be started (exit status
+ * 127)" and nothing more). */
+Test(cpu, options_too_long_to_start_the_compiler_are_said)
+{
+    amp_accelerator *acc = cpu_acc();
+    size_t n = 200000; /* one word over Linux's 128 KiB a word */
+    char *o = malloc(n + 8);
+    cr_assert_not_null(o);
+    memcpy(o, "-DA=", 4);
+    memset(o + 4, '1', n);
+    o[n + 4] = '\0';
+    amp_program *p = NULL;
+    amp_status st = amp_program_build(acc, "AMP_KERNEL(k, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = 1; }\n",
+                                      o, &p);
+    free(o);
+    cr_assert_eq(st, AMP_ERROR_COMPILE, "%s: %s", amp_status_name(st), amp_last_error());
+    cr_assert_null(p);
+    assert_contains(amp_last_error(), "longer than the system allows (E2BIG)");
+}
+
 /* A program built again from the memory cache and its kernel fetched
  * again keep nothing once the program is destroyed: the module keeps one
  * record a kernel name. Before, every fetch added one (about 1.6 KB) for

@@ -86,6 +86,12 @@ ACCEL_TEST(program, unknown_kernel_named)
         cr_assert(strstr(amp_last_error(), names[i]) != NULL, "message should name \"%s\": \"%s\"", names[i],
                   amp_last_error());
     }
+    /* An empty name: the same status on every accelerator (the CPU's said
+     * KERNEL_NOT_FOUND, a GPU's INVALID_ARGUMENT). */
+    amp_kernel *k = (amp_kernel *)(void *)&k;
+    ASSERT_STATUS(amp_program_get_kernel(p, "", &k), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert_null(k);
+    cr_assert(strstr(amp_last_error(), "name is empty"), "%s", amp_last_error());
     ASSERT_OK(amp_program_destroy(p));
 }
 

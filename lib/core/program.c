@@ -617,7 +617,8 @@ static amp_status amp__program_get_kernel(amp_program *p, const char *name, amp_
     amp__kernel *k = NULL;
     amp_status st = amp__handle_check(p, AMP__HANDLE_PROGRAM, "amp_program_get_kernel", "p");
     if (st != AMP_OK) return st;
-    if (!name) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "amp_program_get_kernel: name is NULL");
+    if (!name || !*name)
+        return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "amp_program_get_kernel: name is %s", name ? "empty" : "NULL");
     amp__module *m = p->m;
     amp_accelerator *acc = m->acc;
     pthread_mutex_lock(&p->lock);

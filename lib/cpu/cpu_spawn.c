@@ -67,6 +67,34 @@ void amp__cpu_describe_exit(int ws, char *buf, size_t cap)
     else snprintf(buf, cap, "wait status %#x", ws);
 }
 
+/* Why execve of prog failed, on the output the caller reads (the compile
+ * log): "exit status 127" alone says nothing of an argument list too long
+ * for the system (E2BIG) or a program that is not one. Async-signal-safe
+ * (no strerror: a fork of a threaded host). */
+static void amp__cpu_exec_failed(const char *prog, int e)
+{
+    static const struct {
+        int e;
+        const char *why;
+    } known[] = {{E2BIG, "its arguments and environment are longer than the system allows (E2BIG)"},
+                 {ENOENT, "no such file (ENOENT)"},
+                 {EACCES, "permission denied (EACCES)"},
+                 {ENOEXEC, "not a program this system can run (ENOEXEC)"},
+                 {ENOMEM, "out of memory (ENOMEM)"},
+                 {ETXTBSY, "the file is open for writing (ETXTBSY)"}};
+    const char *why = "execve failed";
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; ++i)
+        if (known[i].e == e) why = known[i].why;
+    char msg[1024];
+    size_t n = 0;
+    const char *parts[] = {"hipamp: cannot run ", prog, ": ", why, "\n"};
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; ++i)
+        for (const char *p = parts[i]; *p && n < sizeof msg - 1; ++p) msg[n++] = *p;
+    if (n == sizeof msg - 1) msg[n - 1] = '\n';
+    ssize_t w = write(2, msg, n);
+    (void)w;
+}
+
 /* The guardian (the forked child): the program's handlers put aside, its
  * output to out_fd, no descriptor of the program's kept; the program run
  * as a child of its own and waited for; its status to status_fd and as the
@@ -113,6 +141,7 @@ static _Noreturn void amp__cpu_guardian(char *const argv[], char *const envp[], 
     if (c == 0) {
         sigaction(SIGTERM, &dfl0, NULL);
         execve(argv[0], argv, envp);
+        amp__cpu_exec_failed(argv[0], errno);
         _exit(127);
     }
     if (c < 0) amp__cpu_guardian_exit(status_fd, 127);
