@@ -134,6 +134,29 @@ typedef struct amp__alg_user {
 /* Program families (what a program holds). */
 enum { AMP__ALG_FAM_BASIC, AMP__ALG_FAM_PREDICATE, AMP__ALG_FAM_SORT, AMP__ALG_FAM_FILL, AMP__ALG_FAM_USER_REDUCE,
        AMP__ALG_FAM_USER_SCAN, AMP__ALG_FAM_SCAN };
+/* What one program is built for. */
+typedef struct amp__alg_spec {
+    int family;
+    amp_type type;           /* element (basic, predicate), key (sort) */
+    amp_map map;             /* basic */
+    int op;                  /* scan: the one operator it holds; -1: every operator of the type;
+                                predicate: AMP__ALG_PRED_COUNT or _SELECT */
+    size_t size;             /* sort: value bytes (0: keys only); fill: element bytes */
+    const char *predicate;   /* predicate */
+    const amp__alg_user *user;
+    amp_type acc, out;       /* basic, scan: the accumulator and the result/output type (0: type) */
+} amp__alg_spec;
+
+/* sp's accumulator and output types (basic and scan families). */
+static inline amp_type amp__alg_acc_type(const amp__alg_spec *sp) { return sp->acc ? sp->acc : sp->type; }
+static inline amp_type amp__alg_out_type(const amp__alg_spec *sp) { return sp->out ? sp->out : amp__alg_acc_type(sp); }
+
+
+/* alg/geometry.c: g's tile geometry for sp on acc (tile, items a thread,
+ * radix bits, tiles a reduction spreads over...), from the tuning knobs
+ * (read once) and sp's sizes, fitted to tile_static memory. */
+void amp__alg_geometry(const amp_accelerator *acc, const amp__alg_spec *sp, amp__alg_prog *g);
+
 /* A program's source as it would be built for a GPU (gpu) or the CPU
  * accelerator with the default tuning (malloc'ed; NULL: no memory): for
  * compiling every family for GPU targets where there is no GPU

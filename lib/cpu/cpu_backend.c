@@ -262,6 +262,27 @@ static void amp__cpu_verbose_loops(void *handle, const char *name, char *buf, si
     }
 }
 
+/* k kept in m's list, or the record of its name m has already (k freed):
+ * one record a name a module. The module outlives its programs in the
+ * memory cache, and every program built on it fetches its kernels again
+ * (20,000 builds and fetches of one kernel kept 32 MB before); the one made
+ * first stays, with the widths its launches learned. */
+static amp__cpu_kernel *amp__cpu_kernel_keep(amp__cpu_module *m, amp__cpu_kernel *k)
+{
+    pthread_mutex_lock(&m->lock);
+    amp__cpu_kernel *had = m->kernels;
+    while (had && strcmp(had->name, k->name)) had = had->next;
+    if (!had) {
+        k->next = m->kernels;
+        m->kernels = k;
+    }
+    pthread_mutex_unlock(&m->lock);
+    if (!had) return k;
+    amp__cpu_widths_free(k->widths);
+    free(k);
+    return had;
+}
+
 static amp_status amp__cpu_kernel_get(void *dev, void *module, const char *name, amp__kernel_props *out)
 {
     amp__cpu_module *m = module;
@@ -398,24 +419,7 @@ static amp_status amp__cpu_kernel_get(void *dev, void *module, const char *name,
                 loops, out->tile_static_bytes, others[0] ? " (with thread_locals it may reach: " : "", others,
                 others[0] ? ")" : "");
     }
-    /* One record a name a module: the module outlives its programs in the
-     * memory cache, and every program built on it fetches its kernels
-     * again (20,000 builds and fetches of one kernel kept 32 MB before);
-     * the one made first stays, with the widths its launches learned. */
-    pthread_mutex_lock(&m->lock);
-    amp__cpu_kernel *had = m->kernels;
-    while (had && strcmp(had->name, name)) had = had->next;
-    if (!had) {
-        k->next = m->kernels;
-        m->kernels = k;
-    }
-    pthread_mutex_unlock(&m->lock);
-    if (had) {
-        amp__cpu_widths_free(k->widths);
-        free(k);
-        k = had;
-    }
-    out->fn = k;
+    out->fn = amp__cpu_kernel_keep(m, k);
     return AMP_OK;
 }
 
