@@ -429,6 +429,66 @@ Test(cpu, an_async_replay_does_not_wait_for_another_views_work_before_it, .timeo
     async_call_does_not_wait_for_another_view(true);
 }
 
+/* A process forks while one of its threads waits on a future: in the
+ * child, waits on futures and events work, each one, within their time.
+ * Before, the child's second wait hung for good (its time-out too): the
+ * events' condition variable still counted the parent's waiter, which
+ * glibc's broadcast waited for, holding the events' mutex. */
+static void *wait_on_gated(void *arg)
+{
+    (void)amp_future_wait_for(arg, 30000);
+    return NULL;
+}
+
+Test(cpu, a_child_forked_while_a_thread_waits_on_a_future_can_wait_on_its_own, .timeout = 120)
+{
+    amp_accelerator *acc = cpu_acc();
+    amp_accelerator_view *q = NULL;
+    ASSERT_OK(amp_accelerator_view_create(acc, &q));
+    amp_program *p = test_build(acc, gate_kernels);
+    enum { N = 8 };
+    static int x[N], y[N];
+    memset(x, 0, sizeof x);
+    amp_array_view *vx = test_view(x, sizeof(int), amp_extent_1d(N), AMP_READ_WRITE);
+    static gate_watch w;
+    w.gate = w.forced = 0;
+    amp_arg gated[] = {amp_arg_view(vx), amp_arg_uint64((uint64_t)(uintptr_t)&w.gate)};
+    amp_future *f = NULL;
+    ASSERT_OK(amp_parallel_for_each_async(q, amp_extent_1d(N), test_kernel(p, "gated_inc"), gated, 2, &f));
+    pthread_t t;
+    cr_assert_eq(pthread_create(&t, NULL, wait_on_gated, f), 0);
+    usleep(200000); /* the thread sleeps in its wait */
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        alarm(60);
+        amp_accelerator_view *q2 = NULL;
+        int bad = amp_accelerator_view_create(acc, &q2) != AMP_OK;
+        amp_array_view *vy = NULL;
+        bad = bad || amp_array_view_create(y, sizeof(int), amp_extent_1d(N), AMP_READ_WRITE, &vy) != AMP_OK;
+        amp_arg copy[] = {amp_arg_view(vy), amp_arg_view(vy)};
+        for (int r = 0; r < 4 && !bad; ++r) {
+            amp_future *g = NULL;
+            bad = amp_parallel_for_each_async(q2, amp_extent_1d(N), test_kernel(p, "plus_one"), copy, 2, &g) != AMP_OK;
+            bad = bad || amp_future_wait_for(g, 10000) != AMP_OK;
+            amp_future_destroy(g);
+        }
+        _exit(bad ? 3 : 0);
+    }
+    cr_assert_geq(pid, 0);
+    int ws = 0;
+    waitpid(pid, &ws, 0);
+    w.gate = 1;
+    pthread_join(t, NULL);
+    ASSERT_OK(amp_future_wait(f));
+    ASSERT_OK(amp_future_destroy(f));
+    cr_assert(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "the child %s %d", WIFSIGNALED(ws) ? "was killed by signal" : "exited",
+              WIFSIGNALED(ws) ? WTERMSIG(ws) : WEXITSTATUS(ws));
+    ASSERT_OK(amp_array_view_destroy(vx));
+    ASSERT_OK(amp_program_destroy(p));
+    ASSERT_OK(amp_accelerator_view_destroy(q));
+}
+
 BOTH_PATHS(debug_mode_reports_out_of_bounds_read_in_tiled_2d_kernel)
 {
     setenv("AMP_DEBUG", "1", 1);

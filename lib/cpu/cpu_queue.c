@@ -112,7 +112,25 @@ static void amp__cpu_cond_init(pthread_cond_t *c)
     pthread_condattr_destroy(&a);
 }
 
-static void amp__cpu_event_init(void) { amp__cpu_cond_init(&amp__cpu_event_cv); }
+/* fork waits until no thread holds amp__cpu_event_mu (a leaf: nothing is
+ * taken under it), so the child never inherits it held by a thread it does
+ * not have; the child's condition variable starts afresh, as the pool's
+ * do: it still counts the parent's waiters, which glibc's broadcast would
+ * wait for for ever, holding the mutex (a child's second wait on a future
+ * hung there, its time-out included). */
+static void amp__cpu_event_prepare(void) { pthread_mutex_lock(&amp__cpu_event_mu); }
+static void amp__cpu_event_parent(void) { pthread_mutex_unlock(&amp__cpu_event_mu); }
+static void amp__cpu_event_child(void)
+{
+    amp__cpu_cond_init(&amp__cpu_event_cv);
+    pthread_mutex_unlock(&amp__cpu_event_mu);
+}
+
+static void amp__cpu_event_init(void)
+{
+    amp__cpu_cond_init(&amp__cpu_event_cv);
+    pthread_atfork(amp__cpu_event_prepare, amp__cpu_event_parent, amp__cpu_event_child);
+}
 
 /* The monotonic time ms milliseconds from now. */
 static struct timespec amp__cpu_deadline(uint32_t ms)
