@@ -429,6 +429,44 @@ Test(cpu, an_async_replay_does_not_wait_for_another_views_work_before_it, .timeo
     async_call_does_not_wait_for_another_view(true);
 }
 
+/* A work-item fiber has all of AMP_CPU_STACK_SIZE (256 KiB by default),
+ * whatever its place in a large tile: a helper with a 200 KiB frame runs
+ * in a tile of 256. Before, the stacks' colouring took up to 64 KiB off
+ * each fiber's stack, and the fibers deep in the tile overflowed. */
+Test(cpu, every_fiber_of_a_large_tile_has_the_whole_stack, .timeout = 120)
+{
+    setenv("AMP_CPU_TILED", "fibers", 1);
+    amp_accelerator *acc = cpu_acc();
+    static const char src[] =
+        "__device__ __attribute__((noinline)) int use_big(int seed)\n"
+        "{ volatile char big[200 * 1024];\n"
+        "  for (int i = 0; i < (int)sizeof big; i += 1024) big[i] = (char)(seed + i);\n"
+        "  return big[1024] + big[0]; }\n"
+        "AMP_TILED_KERNEL(deep_t256, amp::tiled_index<256> t, amp::array_view<const int, 1> in,\n"
+        "                 amp::array_view<int, 1> out)\n"
+        "{ tile_static int s[256]; s[t.local[0]] = in[t.global]; t.barrier.wait();\n"
+        "  out[t.global] = use_big(s[255 - t.local[0]]); }\n";
+    amp_program *p = test_build(acc, src);
+    enum { N = 512 };
+    static int in[N], out[N];
+    for (int i = 0; i < N; ++i) in[i] = i % 100;
+    amp_array_view *vi = test_view(in, sizeof(int), amp_extent_1d(N), AMP_READ_ONLY);
+    amp_array_view *vo = test_view(out, sizeof(int), amp_extent_1d(N), AMP_WRITE_ONLY);
+    amp_arg a[] = {amp_arg_view(vi), amp_arg_view(vo)};
+    amp_tiled_extent te;
+    ASSERT_OK(amp_extent_tile(amp_extent_1d(N), (int[]){256}, &te));
+    ASSERT_OK(amp_parallel_for_each_tiled(NULL, te, test_kernel(p, "deep_t256"), a, 2));
+    ASSERT_OK(amp_array_view_synchronize(vo));
+    for (int i = 0; i < N; ++i) {
+        int seed = in[(i / 256) * 256 + 255 - i % 256];
+        int want = (signed char)(seed + 1024) + (signed char)seed;
+        cr_assert_eq(out[i], want, "out[%d] = %d, want %d", i, out[i], want);
+    }
+    ASSERT_OK(amp_array_view_destroy(vi));
+    ASSERT_OK(amp_array_view_destroy(vo));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
 /* A process forks while one of its threads waits on a future: in the
  * child, waits on futures and events work, each one, within their time.
  * Before, the child's second wait hung for good (its time-out too): the

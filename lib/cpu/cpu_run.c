@@ -280,17 +280,20 @@ static amp_status amp__cpu_ensure_fibers(amp__cpu_worker *w, int n, size_t stack
     while (w->nfibers < n) {
         amp__cpu_fiber *x = calloc(1, sizeof *x);
         if (!x) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for %d fibers", n);
-        amp_status st = amp__cpu_stack_alloc(stack_size, &x->stack);
+        /* Stacks are a power-of-two-ish distance apart, so their tops would
+         * all fall in the same L1/L2 cache sets and a switch would miss;
+         * start each a few lines deeper than the last (colouring), in room
+         * mapped beyond the stack asked for: every fiber keeps all of
+         * AMP_CPU_STACK_SIZE (a fiber of a large tile lost up to 64 KiB, and
+         * a kernel within the documented size overflowed). */
+        size_t span = stack_size / 4 < 65536 ? stack_size / 4 : 65536;
+        size_t colour = span ? ((size_t)w->nfibers * 320) % span / 64 * 64 : 0;
+        amp_status st = amp__cpu_stack_alloc(stack_size + span, &x->stack);
         if (st != AMP_OK) {
             free(x);
             return st;
         }
         x->w = w;
-        /* Stacks are a power-of-two-ish distance apart, so their tops would
-         * all fall in the same L1/L2 cache sets and a switch would miss;
-         * start each a few lines deeper than the last (colouring). */
-        size_t span = x->stack.size / 4 < 65536 ? x->stack.size / 4 : 65536;
-        size_t colour = ((size_t)w->nfibers * 320) % span / 64 * 64;
         x->stack.size -= colour;
         w->fibers[w->nfibers++] = x;
     }
