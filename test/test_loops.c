@@ -237,6 +237,7 @@ ACCEL_TILED_TEST(loops, shapes_left_on_fibers_still_compute)
     run_io(acc, "fibers_helper_barrier", amp_extent_1d(N), (const int[]){16}, in, want, NULL);
     for (int i = 0; i < N; ++i) want[i] = in[i] + in[i / 16 * 16 + 15 - i % 16];
     run_io(acc, "fibers_reference", amp_extent_1d(N), (const int[]){16}, in, want, NULL);
+    run_io(acc, "fibers_volatile", amp_extent_1d(N), (const int[]){16}, in, want, NULL);
 }
 
 /* ---------------------------------------------------- grid-stride loops */
@@ -592,6 +593,7 @@ Test(loops, every_tiled_test_kernel_takes_the_expected_path)
     expect_path(p, "shadow_uniform_region", "'n' is declared again inside the scope of another 'n'");
     expect_path(p, "fibers_helper_barrier", "barrier inside helper_sync()");
     expect_path(p, "fibers_reference", "reference mine lives across a barrier");
+    expect_path(p, "fibers_volatile", "volatile mine lives across a barrier");
     expect_path(p, "fibers_divergent_return", "return before a later barrier, under a condition that differs");
     /* Moved ahead, these declarations would hide the globals read before
      * them. */

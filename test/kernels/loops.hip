@@ -465,6 +465,19 @@ AMP_TILED_KERNEL(fibers_reference, amp::tiled_index<16> t, amp::array_view<const
     out[t.global] = mine + s[15 - t.local[0]];
 }
 
+// A volatile that lives across a barrier: each of its reads is the
+// program's (the loop version's const copy read it once, so a spin on it
+// ended at once).
+AMP_TILED_KERNEL(fibers_volatile, amp::tiled_index<16> t, amp::array_view<const int, 1> in,
+                 amp::array_view<int, 1> out)
+{
+    tile_static int s[16];
+    volatile int mine = in[t.global];
+    s[t.local[0]] = mine;
+    t.barrier.wait();
+    out[t.global] = mine + s[15 - t.local[0]];
+}
+
 // A return before a barrier, under a condition that reads memory (never
 // launched: with negative values it would be a divergent barrier).
 AMP_TILED_KERNEL(fibers_divergent_return, amp::tiled_index<16> t, amp::array_view<int, 1> out)

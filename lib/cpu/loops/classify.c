@@ -146,6 +146,14 @@ static void classify_vars(amp__loops_ctx *k)
         bool uni = true, remat = true;
         for (int m = 0; m < nm; ++m) {
             amp__loops_var *w = &k->v[members[m]];
+            /* Each access of a volatile is the program's: a uniform or remat
+             * copy (const auto drops the qualifier) would let the compiler
+             * read it once, and even a private copy changes what is read
+             * when. Fibers run it as written. */
+            if (w->is_volatile && w->cross) {
+                amp__loops_fallback(k, "volatile %s lives across a barrier", w->name);
+                return;
+            }
             int init = amp__loops_var_init(k, members[m]);
             w->has_init = init >= 0 && !w->is_array;
             if (w->is_ref || w->is_array || !w->has_init || w->addr_taken) uni = remat = false;

@@ -227,7 +227,7 @@ typedef struct amp__loops_var {
     int inc;         /* that loop's increment expression, else -1 */
     char name[128];
     char type[512];  /* canonical type spelling */
-    bool is_const, is_ref, is_array, is_param, is_tidx, structure, has_init;
+    bool is_const, is_volatile, is_ref, is_array, is_param, is_tidx, structure, has_init;
     bool modified, addr_taken, mod_outside_inc;
     bool cross;      /* referenced outside its declaring unit */
     bool transposed; /* a rank-2 tile_static array the loop version stores transposed (layout.c) */

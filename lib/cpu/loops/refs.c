@@ -24,6 +24,7 @@ int amp__loops_var_add(amp__loops_ctx *k, int n)
     amp__cx_type can = cx->clang_getCanonicalType(ty);
     amp__clang_text(cx, cx->clang_getTypeSpelling(can), v->type, sizeof v->type);
     v->is_const = cx->clang_isConstQualifiedType(can) != 0;
+    v->is_volatile = cx->clang_isVolatileQualifiedType(can) != 0;
     v->is_ref = can.kind == AMP__CXT_LValueReference || can.kind == AMP__CXT_RValueReference;
     v->is_array = can.kind == AMP__CXT_ConstantArray || can.kind == AMP__CXT_IncompleteArray ||
                   can.kind == AMP__CXT_VariableArray || can.kind == AMP__CXT_DependentSizedArray;
