@@ -174,7 +174,7 @@ static void amp__cpu_fiber_main(void *arg)
         f->state = FIBER_DONE;
         w->done++;
         if (!w->broken && w->arrived > 0)
-            amp__cpu_divergent(w, f->id, "returned while %d work-item%s wait at a barrier", w->arrived);
+            amp__cpu_divergent(w, f->id, "returned while %d work-item%s waiting at a barrier", w->arrived);
         /* Fast path (no barrier so far: only this fiber ran), or the tile is
          * complete: back to the thread. Otherwise on to the next fiber. */
         if (!w->saw_barrier || w->done == w->n)
