@@ -1034,6 +1034,19 @@ Test(embed, nul_byte_in_input_is_refused)
     assert_dir_holds_only(only, 1);
 }
 
+/* A source larger than amp_program_build_file takes (64 MiB) is refused
+ * from its size, before it is read (a sparse file: nothing is written). */
+Test(embed, a_source_over_the_limit_is_refused_by_its_size)
+{
+    int fd = open(path_in_dir("huge.hip"), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(ftruncate(fd, (off_t)(65u << 20)), 0);
+    close(fd);
+    cr_assert_eq(run("'%s' -o '%s' '%s' sym", HIPAMP_EMBED_TOOL, path_in_dir("huge.c"), path_in_dir("huge.hip")), 1);
+    assert_stderr_has("is larger than a kernel source may be (64 MiB)");
+    unlink(path_in_dir("huge.hip"));
+}
+
 #ifdef HIPAMP_COMPILE_TOOL
 /* hipamp-compile: "x.co" as input would be its own default output; -o
  * through a symbolic link of another user's (planted at the output's name,

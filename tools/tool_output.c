@@ -13,6 +13,7 @@
 #include "tool_output.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -725,6 +726,13 @@ char *tool_read_source(const char *prog, const char *path, size_t *size)
         goto fail;
     }
     for (;;) {
+        /* amp_program_build_file's limit: a larger file is refused before
+         * it is read (or, grown while read, once it passes it). */
+        if ((uint64_t)st.st_size > TOOL_SOURCE_MAX || len > TOOL_SOURCE_MAX) {
+            fprintf(stderr, "%s: '%s' is larger than a kernel source may be (%u MiB)\n", prog, path,
+                    TOOL_SOURCE_MAX >> 20);
+            goto fail;
+        }
         if (cap - len < 4096) {
             size_t ncap = cap ? cap * 2 : 65536;
             char *nb = realloc(buf, ncap);

@@ -71,5 +71,7 @@ bool tool_stdout_close(const char *prog);
  * regular file, or contains a NUL byte (a kernel source is text, and
  * amp_program_build would stop at it). */
 char *tool_read_source(const char *prog, const char *path, size_t *size);
+/* The largest kernel source the tools read: amp_program_build_file's. */
+#define TOOL_SOURCE_MAX (64u << 20)
 
 #endif
