@@ -397,10 +397,13 @@ AMP_API amp_status amp_accelerator_view_native_queue(amp_accelerator_view *q, vo
  * made at the first call. AMP_ERROR_NO_ACCELERATOR: a is unavailable. */
 AMP_API amp_status amp_accelerator_default_view(amp_accelerator *a, amp_accelerator_view **out);
 AMP_API amp_status amp_accelerator_view_get_accelerator(amp_accelerator_view *q, amp_accelerator **out);
-/* Block until every command queued on q finished. AMP_ERROR_DEVICE carries the
- * driver's message when a kernel on q faulted; on the CPU accelerator the
- * first failure of an asynchronous launch on q is reported here (its own
- * status and message), once, and q runs launches again afterwards. */
+/* Block until every command queued on q before the call finished (what
+ * other threads queue meanwhile is not waited for). AMP_ERROR_DEVICE
+ * carries the driver's message when a kernel on q faulted; on the CPU
+ * accelerator the first failure of an asynchronous launch on q is reported
+ * here (its own status and message), once: q runs launches again
+ * afterwards, and later waits for work queued before this call report
+ * nothing more. */
 AMP_API amp_status amp_accelerator_view_wait(amp_accelerator_view *q);
 /* amp_accelerator_view_wait for at most ms milliseconds (0: only look):
  * AMP_ERROR_TIMEOUT when work queued on q has not finished by then. The
@@ -1004,7 +1007,13 @@ AMP_API amp_status amp_parallel_for_each_with_async(amp_accelerator_view *q, amp
                                                     const amp_launch_options *o, amp_future **out);
 /* Block until the launch or copy finished; AMP_ERROR_DEVICE if it faulted
  * (on the CPU accelerator: the kernel's own status, e.g.
- * AMP_ERROR_OUT_OF_BOUNDS). */
+ * AMP_ERROR_OUT_OF_BOUNDS). A launch's future answers for that launch
+ * alone. A future with no command of its own (a marker, a
+ * synchronize_async), and a host access or synchronize that waits for the
+ * launches writing a view, wait through q's queue, and may report the
+ * failure of a launch queued on q after what they wait for, as a GPU
+ * driver reports an asynchronous error at the next call that waits
+ * (until amp_accelerator_view_wait has reported it: see there). */
 AMP_API amp_status amp_future_wait(amp_future *f);
 /* C++ AMP's completion_future::wait_for: amp_future_wait for at most ms
  * milliseconds (0: only look). AMP_ERROR_TIMEOUT when the work has not

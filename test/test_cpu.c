@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <pwd.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -427,6 +428,114 @@ Test(cpu, an_async_launch_does_not_wait_for_another_views_work_before_it, .timeo
 Test(cpu, an_async_replay_does_not_wait_for_another_views_work_before_it, .timeout = 120)
 {
     async_call_does_not_wait_for_another_view(true);
+}
+
+/* An asynchronous launch's failure is reported once: after the view's
+ * wait reported it, host accesses of data an earlier launch wrote, and a
+ * marker taken before the wait, report nothing more. Before, a cached
+ * mark kept the failure and answered every later wait, until a second
+ * view wait. */
+Test(cpu, a_failure_the_view_wait_reported_is_not_reported_again)
+{
+    setenv("AMP_DEBUG", "1", 1);
+    amp_accelerator *acc = cpu_acc();
+    amp_program *p = test_build(acc, cpu_kernels), *p2 = test_build(acc, gate_kernels);
+    amp_accelerator_view *q = NULL;
+    ASSERT_OK(amp_accelerator_view_create(acc, &q));
+    enum { N = 64 };
+    static float good[N], bad[N];
+    static int in[N], out[N];
+    for (int i = 0; i < N; ++i) in[i] = i;
+    amp_array_view *vb = test_view(bad, sizeof(float), amp_extent_1d(N), AMP_READ_WRITE);
+    amp_array_view *vi = test_view(in, sizeof(int), amp_extent_1d(N), AMP_READ_ONLY);
+    amp_array_view *vo = test_view(out, sizeof(int), amp_extent_1d(N), AMP_WRITE_ONLY);
+    (void)good;
+    amp_arg ok_args[] = {amp_arg_view(vi), amp_arg_view(vo)};
+    amp_arg bad_args[] = {amp_arg_float32(1.0f), amp_arg_view(vb)};
+    amp_future *f1 = NULL, *f2 = NULL, *m = NULL;
+    ASSERT_OK(amp_parallel_for_each_async(q, amp_extent_1d(N), test_kernel(p2, "plus_one"), ok_args, 2, &f1));
+    ASSERT_OK(amp_parallel_for_each_async(q, amp_extent_1d(N), test_kernel(p, "oob_write"), bad_args, 2, &f2));
+    ASSERT_OK(amp_future_destroy(f1));
+    ASSERT_OK(amp_future_destroy(f2));
+    ASSERT_OK(amp_accelerator_view_create_marker(q, &m));
+    ASSERT_STATUS(amp_future_wait(m), AMP_ERROR_OUT_OF_BOUNDS); /* waits through the queue: the later failure */
+    ASSERT_STATUS(amp_accelerator_view_wait(q), AMP_ERROR_OUT_OF_BOUNDS);
+    int x = -1;
+    ASSERT_OK(amp_array_view_get(vo, amp_index_1d(5), &x));
+    cr_assert_eq(x, 6, "out[5] = %d", x);
+    ASSERT_OK(amp_array_view_synchronize(vo));
+    ASSERT_OK(amp_future_wait(m));
+    ASSERT_OK(amp_accelerator_view_flush(q));
+    ASSERT_OK(amp_future_destroy(m));
+    ASSERT_OK(amp_array_view_destroy(vb));
+    ASSERT_OK(amp_array_view_destroy(vi));
+    ASSERT_OK(amp_array_view_destroy(vo));
+    ASSERT_OK(amp_program_destroy(p));
+    ASSERT_OK(amp_program_destroy(p2));
+    ASSERT_OK(amp_accelerator_view_destroy(q));
+}
+
+/* A view's wait waits for what was queued before it, not for the queue to
+ * be empty: another thread that keeps queueing does not hold it up.
+ * Before, the wait ended only when it saw the queue empty, which a busy
+ * producer never let happen (a wait_for of 3 s timed out on work of a few
+ * milliseconds). */
+typedef struct producer {
+    amp_accelerator_view *q;
+    amp_kernel *k;
+    amp_arg *args;
+    atomic_int stop;
+    int launched;
+} producer;
+
+static void *produce(void *arg)
+{
+    producer *pr = arg;
+    while (!atomic_load(&pr->stop)) {
+        amp_future *f = NULL;
+        if (amp_parallel_for_each_async(pr->q, amp_extent_1d(4096), pr->k, pr->args, 2, &f) != AMP_OK) break;
+        amp_future_destroy(f);
+        pr->launched++;
+    }
+    return NULL;
+}
+
+Test(cpu, a_view_wait_is_not_held_up_by_another_threads_later_launches, .timeout = 120)
+{
+    /* Launches of a few milliseconds each, at most 64 queued: the producer
+     * keeps the queue from ever being empty, and what a wait finds queued
+     * takes a fraction of a second. */
+    setenv("AMP_QUEUE_DEPTH", "64", 1);
+    amp_accelerator *acc = cpu_acc();
+    amp_program *p = test_build(acc, "AMP_KERNEL(busy, amp::index<1> i, amp::array_view<const int, 1> x,\n"
+                                     "                 amp::array_view<int, 1> y)\n"
+                                     "{ unsigned v = (unsigned)x[i];\n"
+                                     "  for (int k = 0; k < 2000; ++k) v = v * 1103515245u + 12345u;\n"
+                                     "  y[i] = (int)v; }\n");
+    amp_accelerator_view *q = NULL;
+    ASSERT_OK(amp_accelerator_view_create(acc, &q));
+    static int in[4096], out[4096];
+    amp_array_view *vi = test_view(in, sizeof(int), amp_extent_1d(4096), AMP_READ_ONLY);
+    amp_array_view *vo = test_view(out, sizeof(int), amp_extent_1d(4096), AMP_WRITE_ONLY);
+    amp_arg args[] = {amp_arg_view(vi), amp_arg_view(vo)};
+    static producer pr;
+    pr.q = q;
+    pr.k = test_kernel(p, "busy");
+    pr.args = args;
+    atomic_init(&pr.stop, 0);
+    pthread_t t;
+    cr_assert_eq(pthread_create(&t, NULL, produce, &pr), 0);
+    usleep(100000);
+    amp_status st = amp_accelerator_view_wait_for(q, 20000);
+    atomic_store(&pr.stop, 1);
+    pthread_join(t, NULL);
+    cr_assert_eq(st, AMP_OK, "the wait did not end while another thread queued (%d launches): %s", pr.launched,
+                 amp_status_name(st));
+    ASSERT_OK(amp_accelerator_view_wait(q));
+    ASSERT_OK(amp_array_view_destroy(vi));
+    ASSERT_OK(amp_array_view_destroy(vo));
+    ASSERT_OK(amp_program_destroy(p));
+    ASSERT_OK(amp_accelerator_view_destroy(q));
 }
 
 /* A work-item fiber has all of AMP_CPU_STACK_SIZE (256 KiB by default),

@@ -484,7 +484,23 @@ amp_status amp__queue_drain_for(amp_accelerator_view *q, const uint32_t *ms)
     AMP__TRACE_CLOCK(t_wait, amp__wait_begin(q));
     st = ms ? q->be->queue_wait_for(q->dev, q->queue, *ms) : q->be->queue_wait(q->dev, q->queue);
     AMP__TRACE(amp__wait_end(t_wait, q, AMP__SEQ_TAIL, st));
-    if (st == AMP_OK) amp__note_completed(q, seen);
+    if (st == AMP_ERROR_TIMEOUT) return st;
+    /* Passed, also where a failure was reported (once: the CPU
+     * accelerator's queue cleared it and runs again): the points up to
+     * seen wait no more, and q's cached mark, whose event keeps that
+     * failure for good, answers no later wait (a host access of data an
+     * earlier launch wrote reported it again, until a second wait). */
+    amp__note_completed(q, seen);
+    if (st != AMP_OK) {
+        pthread_mutex_lock(&q->mark_lock);
+        amp__mark *old = NULL;
+        if (q->mark && q->mark->seq <= seen && !atomic_load_explicit(&q->recorder, memory_order_acquire)) {
+            old = q->mark;
+            q->mark = NULL;
+        }
+        pthread_mutex_unlock(&q->mark_lock);
+        amp__mark_release(q, old);
+    }
     return st;
 }
 

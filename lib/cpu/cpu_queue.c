@@ -356,12 +356,21 @@ static amp_status amp__cpu_queue_take_fault(amp__cpu_queue *q)
     return AMP_OK;
 }
 
-/* Drain (until *until; NULL: no limit), then report the queue's fault. */
+static amp_status amp__cpu_record(amp__cpu_queue *q, bool timed, void **event);
+
+/* Wait for what the queue holds now (until *until; NULL: no limit), then
+ * report the queue's fault. Through an event at the tail, not until the
+ * queue is empty: another thread that keeps queueing would keep an empty
+ * queue from ever being seen (a wait for 3 s timed out on work of 1 ms). */
 static amp_status amp__cpu_queue_wait_until(amp__cpu_queue *q, const struct timespec *until)
 {
     if (!q) return AMP_OK;
-    if (!amp__cpu_queue_idle(q, until))
-        return amp__fail(AMP_ERROR_TIMEOUT, "CPU accelerator: the queue's launches are still running");
+    void *ev = NULL;
+    amp_status st = amp__cpu_record(q, false, &ev);
+    if (st != AMP_OK) return st;
+    bool in_time = amp__cpu_event_block(ev, until);
+    amp__cpu_event_unref(ev);
+    if (!in_time) return amp__fail(AMP_ERROR_TIMEOUT, "CPU accelerator: the queue's launches are still running");
     return amp__cpu_queue_take_fault(q);
 }
 

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 /* ---------------------------------------------------------------- fibers */
 
@@ -294,7 +296,16 @@ static amp_status amp__cpu_ensure_fibers(amp__cpu_worker *w, int n, size_t stack
             return st;
         }
         x->w = w;
-        x->stack.size -= colour;
+        /* The stack is the stack_size bytes (to a page) below its coloured
+         * top; the room beneath joins the guard, so that a frame larger
+         * than the stack still meets it (where mprotect cannot split the
+         * mapping, that room is the stack's too: larger, never smaller). */
+        char *top = (char *)x->stack.lo + x->stack.size - colour;
+        uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+        char *lo = (char *)((uintptr_t)(top - stack_size) & ~(page - 1));
+        if (lo > (char *)x->stack.lo && mprotect(x->stack.lo, (size_t)(lo - (char *)x->stack.lo), PROT_NONE) == 0)
+            x->stack.lo = lo;
+        x->stack.size = (size_t)(top - (char *)x->stack.lo);
         w->fibers[w->nfibers++] = x;
     }
     return AMP_OK;
