@@ -251,7 +251,10 @@ typedef struct amp_accelerator_info {
  * first GPU, else the CPU, decided at the first use (this call, a NULL
  * accelerator or view anywhere, amp_accelerator_find("default"); the
  * variable is read then) and fixed from then on. Accelerators are owned by
- * the library and live until process exit: never free them. Blocks on
+ * the library and live until process exit: never free them. Every call
+ * that takes one refuses, with AMP_ERROR_INVALID_ARGUMENT naming the
+ * pointer, one the library did not hand out (another handle, a copy).
+ * Blocks on
  * first use while the vendor libraries are probed.
  * AMP_ERROR_NO_ACCELERATOR: AMP_DEFAULT_ACCELERATOR names none that exists or
  * that is available. AMP_ERROR_INVALID_ARGUMENT: out is NULL. */

@@ -549,3 +549,38 @@ Test(accelerator, hip_platform_nvidia_refuses_amds_runtime)
     }
     if (amd) dlclose(amd);
 }
+
+/* A pointer that is no accelerator of the library's (another handle, a
+ * copy of one, freed memory) is refused naming the call and the pointer,
+ * not read. Before, amp_accelerator_get_info returned AMP_OK with garbage
+ * and amp_accelerator_view_create crashed. */
+Test(accelerator, a_pointer_that_is_no_accelerator_is_refused)
+{
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    amp_accelerator_view *q = NULL;
+    ASSERT_OK(amp_accelerator_default_view(acc, &q));
+    static amp_accelerator_info not_one; /* something else of about the size */
+    amp_accelerator *bad[] = {(amp_accelerator *)(void *)q, (amp_accelerator *)(void *)&not_one,
+                              (amp_accelerator *)((char *)acc + 8)};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+        amp_accelerator_info info;
+        ASSERT_STATUS(amp_accelerator_get_info(bad[i], &info), AMP_ERROR_INVALID_ARGUMENT);
+        cr_assert(strstr(amp_last_error(), "amp_accelerator_get_info") &&
+                      strstr(amp_last_error(), "is not an accelerator of this library"),
+                  "%s", amp_last_error());
+        amp_accelerator_view *v = (amp_accelerator_view *)&v;
+        ASSERT_STATUS(amp_accelerator_view_create(bad[i], &v), AMP_ERROR_INVALID_ARGUMENT);
+        cr_assert_null(v);
+        ASSERT_STATUS(amp_accelerator_default_view(bad[i], &v), AMP_ERROR_INVALID_ARGUMENT);
+        ASSERT_STATUS(amp_accelerator_set_default(bad[i]), AMP_ERROR_INVALID_ARGUMENT);
+        amp_program *p = NULL;
+        ASSERT_STATUS(amp_program_build(bad[i], "AMP_KERNEL(k, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = 1; }",
+                                        NULL, &p),
+                      AMP_ERROR_INVALID_ARGUMENT);
+        cr_assert_null(p);
+        amp_peer_info pi;
+        ASSERT_STATUS(amp_accelerator_get_peer_info(acc, bad[i], &pi), AMP_ERROR_INVALID_ARGUMENT);
+    }
+    amp_accelerator_info info;
+    ASSERT_OK(amp_accelerator_get_info(acc, &info));
+}

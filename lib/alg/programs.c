@@ -765,6 +765,7 @@ AMP_API amp_status amp_algorithms_prepare(amp_accelerator *acc)
 {
     amp_status st = AMP_OK;
     if (!acc && (st = amp_accelerator_default(&acc)) != AMP_OK) return st;
+    AMP__ACCEL_OK(acc);
     return amp__alg_prepare(acc, 0, 1, NULL, NULL);
 }
 

@@ -38,6 +38,21 @@ amp_status amp__registry(amp_accelerator **list, size_t *count)
     return AMP_OK;
 }
 
+amp_status amp__accelerator_check(const amp_accelerator *a, const char *fn, const char *what)
+{
+    if (!a) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn, what);
+    amp_accelerator *all;
+    size_t n;
+    amp__registry(&all, &n);
+    uintptr_t at = (uintptr_t)a, lo = (uintptr_t)all;
+    if (at < lo || at >= lo + n * sizeof *all || (at - lo) % sizeof *all)
+        return amp__fail(AMP_ERROR_INVALID_ARGUMENT,
+                         "%s: %s (%p) is not an accelerator of this library (amp_accelerator_find, "
+                         "amp_accelerator_default or amp_accelerator_list give them)",
+                         fn, what, (const void *)a);
+    return AMP_OK;
+}
+
 amp_status amp_gpu_driver_reports(amp_gpu_driver_report *out, size_t cap, size_t *count)
 {
     AMP__NOT_NULL(count);
@@ -82,8 +97,8 @@ amp_status amp_accelerator_get_peer_info(const amp_accelerator *a, const amp_acc
 {
     AMP__NOT_NULL(out);
     memset(out, 0, sizeof *out);
-    AMP__NOT_NULL(a);
-    AMP__NOT_NULL(b);
+    AMP__ACCEL_OK(a);
+    AMP__ACCEL_OK(b);
     if (a == b) {
         out->direct = true;
         snprintf(out->reason, sizeof out->reason, "one accelerator: copies stay in its memory");
@@ -182,7 +197,7 @@ amp_status amp_accelerator_default(amp_accelerator **out)
 
 amp_status amp_accelerator_set_default(amp_accelerator *a)
 {
-    AMP__NOT_NULL(a);
+    AMP__ACCEL_OK(a);
     if (!a->e.info.is_available)
         return amp__fail(AMP_ERROR_NO_ACCELERATOR, "amp_accelerator_set_default: %s is unavailable: %s",
                          a->e.info.device_path, a->e.info.unavailable_reason);
@@ -254,7 +269,7 @@ amp_status amp_accelerator_get_info(const amp_accelerator *a, amp_accelerator_in
 {
     AMP__CLEAR_OUT(out);
     AMP__NOT_NULL(out);
-    AMP__NOT_NULL(a);
+    AMP__ACCEL_OK(a);
     *out = a->e.info;
     return AMP_OK;
 }
@@ -263,7 +278,7 @@ amp_status amp_accelerator_get_version(const amp_accelerator *a, unsigned *out)
 {
     AMP__CLEAR_OUT(out);
     AMP__NOT_NULL(out);
-    AMP__NOT_NULL(a);
+    AMP__ACCEL_OK(a);
     *out = a->e.version;
     return AMP_OK;
 }
@@ -272,7 +287,7 @@ amp_status amp_accelerator_get_is_debug(const amp_accelerator *a, bool *out)
 {
     AMP__CLEAR_OUT(out);
     AMP__NOT_NULL(out);
-    AMP__NOT_NULL(a);
+    AMP__ACCEL_OK(a);
     *out = a->e.is_debug;
     return AMP_OK;
 }
@@ -311,6 +326,6 @@ amp_status amp_accelerator_default_view(amp_accelerator *a, amp_accelerator_view
 {
     AMP__NOT_NULL(out);
     *out = NULL;
-    AMP__NOT_NULL(a);
+    AMP__ACCEL_OK(a);
     return amp__accelerator_queue(a, out);
 }

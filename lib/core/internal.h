@@ -118,6 +118,16 @@ struct amp_accelerator {
 };
 
 amp_status amp__registry(amp_accelerator **list, size_t *count);
+/* a is one of the registry's accelerators (every amp_accelerator the
+ * library hands out is): else AMP_ERROR_INVALID_ARGUMENT naming fn, what
+ * and the pointer (NULL, or a pointer to something else: a view, freed
+ * memory), where a use would read whatever it points at. */
+amp_status amp__accelerator_check(const amp_accelerator *a, const char *fn, const char *what);
+#define AMP__ACCEL_OK(a)                                                         \
+    do {                                                                         \
+        amp_status st_ = amp__accelerator_check((a), __func__, #a);              \
+        if (st_ != AMP_OK) return st_;                                           \
+    } while (0)
 /* The default view of a (created on first use). */
 amp_status amp__accelerator_queue(amp_accelerator *a, amp_accelerator_view **out);
 /* What q = NULL means when the call's other handles belong to no

@@ -451,7 +451,8 @@ void amp__prebuilt_captured(const char *target, const uint8_t key[32], const voi
 AMP_API amp_status amp_accelerator_get_prebuilt_target(const amp_accelerator *a, const char **out)
 {
     if (out) *out = NULL;
-    if (!a || !out) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "amp_accelerator_get_prebuilt_target: %s is NULL", !a ? "a" : "out");
+    AMP__NOT_NULL(out);
+    AMP__ACCEL_OK(a);
     if (a->e.info.is_available && a->e.be->prebuilt_target) *out = a->e.be->prebuilt_target(a->e.dev);
     return AMP_OK;
 }

@@ -539,6 +539,7 @@ amp_status amp_program_build(amp_accelerator *acc, const char *source, const cha
     AMP__NOT_NULL(out);
     *out = NULL;
     AMP__NOT_NULL(source);
+    if (acc) AMP__ACCEL_OK(acc);
     amp__build_input in = {source, strlen(source), options, NULL, NULL, NULL};
     return amp__build(acc, &in, false, out);
 }
@@ -557,6 +558,7 @@ amp_status amp_program_build_file(amp_accelerator *acc, const char *path, const 
     AMP__NOT_NULL(out);
     *out = NULL;
     AMP__NOT_NULL(path);
+    if (acc) AMP__ACCEL_OK(acc);
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (fd < 0) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "cannot open kernel file %s: %s", path, strerror(errno));
     struct stat sb;

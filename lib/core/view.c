@@ -12,7 +12,7 @@ amp_status amp_accelerator_view_create(amp_accelerator *a, amp_accelerator_view 
 {
     AMP__NOT_NULL(out);
     *out = NULL;
-    AMP__NOT_NULL(a);
+    AMP__ACCEL_OK(a);
     return amp__queue_new(a, false, out);
 }
 
@@ -20,7 +20,7 @@ amp_status amp_accelerator_view_create_with_mode(amp_accelerator *a, amp_queuing
 {
     AMP__NOT_NULL(out);
     *out = NULL;
-    AMP__NOT_NULL(a);
+    AMP__ACCEL_OK(a);
     if (mode != AMP_QUEUING_AUTOMATIC && mode != AMP_QUEUING_IMMEDIATE)
         return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "amp_accelerator_view_create_with_mode: mode %d is not an "
                          "amp_queuing_mode", (int)mode);
@@ -52,7 +52,7 @@ amp_status amp_accelerator_view_create_from_native(amp_accelerator *a, void *nat
 {
     AMP__NOT_NULL(out);
     *out = NULL;
-    AMP__NOT_NULL(a);
+    AMP__ACCEL_OK(a);
     if (!a->e.be->queue_wrap)
         return amp__fail(AMP_ERROR_UNSUPPORTED, "accelerator %s has no native queues to wrap", a->e.info.device_path);
     return amp__queue_wrap(a, native, out);
