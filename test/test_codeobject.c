@@ -247,6 +247,25 @@ Test(codeobject, user_options_cannot_change_nvidia_target)
     }
 }
 
+/* A named NVIDIA target NVRTC does not list is AMP_ERROR_UNSUPPORTED, as
+ * the header says: before, "sm_999" gave PTX of NVRTC's newest target and
+ * "sm_90xyz" sm_90's code, both with AMP_OK. */
+Test(codeobject, an_nvidia_target_nvrtc_does_not_list_is_unsupported)
+{
+    amp_code_object *co = NULL;
+    if (amp_compile_for_target("sm_90", "", NULL, &co) == AMP_ERROR_UNSUPPORTED)
+        cr_skip_test("cannot build for sm_90 here: %s", amp_last_error());
+    amp_code_object_destroy(co);
+    const char *const bad[] = {"sm_999", "sm_90xyz", "sm_"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+        co = (amp_code_object *)&co;
+        ASSERT_STATUS(amp_compile_for_target(bad[i], "", NULL, &co), AMP_ERROR_UNSUPPORTED);
+        cr_assert(strstr(amp_last_error(), bad[i]) && strstr(amp_last_error(), "not one the installed NVRTC knows"),
+                  "%s: %s", bad[i], amp_last_error());
+        cr_assert_null(co);
+    }
+}
+
 /* The prelude's refusal of a parameter type is summarized on the first line
  * whichever compiler reported it (clang's log for hipRTC, EDG's for NVRTC). */
 static void check_refusal_first_line(const char *target)

@@ -360,6 +360,21 @@ static amp_status amp__compile_nvidia(const char *target, const char *source, co
 {
     amp_status st;
     amp__named_unit unit;
+    /* A named target is one the installed NVRTC lists, spelt as it lists
+     * it: a device's compile falls back to the newest architecture below
+     * its own, but "sm_999" or "sm_90xyz" named here would give PTX of
+     * another target with AMP_OK. With no list (no NVRTC), the compile
+     * below says why. */
+    const char *first = amp__nvrtc_arch_name(0), *last = NULL;
+    bool known = first == NULL;
+    for (size_t i = 0; !known && amp__nvrtc_arch_name(i); ++i) {
+        last = amp__nvrtc_arch_name(i);
+        known = !strcmp(last, target);
+    }
+    if (!known)
+        return amp__fail(AMP_ERROR_UNSUPPORTED,
+                         "NVIDIA target '%s' is not one the installed NVRTC knows (%s to %s; "
+                         "amp_compile_targets lists them)", target, first, last);
     if ((st = amp__named_unit_make(source, options, amp__gpu_system_dirs("cuda"), &unit)) != AMP_OK) return st;
     target_compile c = {target, &unit, amp__nvrtc_compile, NULL, 0};
     st = target_compile_source(&c, unit.source);
