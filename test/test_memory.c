@@ -1,5 +1,6 @@
 /* test_memory.c — array_view coherence: exact bytes/copies/launches from amp_accelerator_view_get_stats for each scenario on discrete GPUs, 0 bytes on unified accelerators (the CPU, or AMP_UNIFIED_MEMORY=on), results checked every time; device-newer data kept through a refresh that overflows the region lists; data whose strides would overflow refused. */
 #include "support.h"
+#include "vendor.h"
 
 #include <limits.h>
 #include <stdint.h>
@@ -509,6 +510,44 @@ ACCEL_TEST(memory, forced_unified_copies_nothing, .init = force_unified)
               (unsigned long long)s.bytes_to_host, (unsigned long long)s.copies_to_host);
     cr_assert_eq(s.launches, 4, "launches %llu, want 4", (unsigned long long)s.launches);
     mem_close(&c);
+}
+
+/* Host memory another library registered (pinned) for only the start of
+ * a view's span: the view is refused with AMP_ERROR_UNSUPPORTED naming the
+ * memory, instead of mapped whole through the other's registration (a
+ * kernel would read past it: an illegal address, the context lost). A
+ * GPU's path (the CPU accelerator maps nothing). */
+ACCEL_TEST(memory, host_memory_registered_in_part_by_another_is_refused, .init = force_unified)
+{
+    amp_accelerator_info info;
+    ASSERT_OK(amp_accelerator_get_info(acc, &info));
+    if (info.is_emulated) cr_skip_test("the CPU accelerator maps no host memory");
+    char why[256];
+    if (!vendor_open(info.device_path, why, sizeof why)) cr_skip_test("vendor runtime for %s: %s", info.device_path, why);
+    enum { PAGE = 4096, N = 4 * PAGE / 4 };
+    static float buf[N] __attribute__((aligned(4096)));
+    for (int i = 0; i < N; ++i) buf[i] = (float)i;
+    cr_assert(vendor_host_register(buf, PAGE), "the vendor's register of the first page failed");
+    mem_ctx c;
+    mem_open(&c, acc);
+    amp_array_view *vv = test_view(buf, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    amp_arg b[] = {amp_arg_view(vv)};
+    amp_status st = amp_parallel_for_each(c.q, amp_extent_1d(N), test_kernel(c.p, "mem_scale1"), b, 1);
+    cr_assert_eq(st, AMP_ERROR_UNSUPPORTED, "%s: %s", amp_status_name(st), amp_last_error());
+    cr_assert(strstr(amp_last_error(), "registered (pinned) by someone else"), "%s", amp_last_error());
+    for (int i = 0; i < N; ++i) cr_assert_eq(buf[i], (float)i, "buf[%d] changed: %g", i, buf[i]);
+    ASSERT_OK(amp_array_view_destroy(vv));
+    /* Registered whole by the other: used through its mapping. */
+    vendor_host_unregister(buf);
+    cr_assert(vendor_host_register(buf, sizeof buf), "the vendor's register of the whole buffer failed");
+    vv = test_view(buf, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    b[0] = amp_arg_view(vv);
+    ASSERT_OK(amp_parallel_for_each(c.q, amp_extent_1d(N), test_kernel(c.p, "mem_scale1"), b, 1));
+    ASSERT_OK(amp_array_view_synchronize(vv));
+    for (int i = 0; i < N; ++i) cr_assert_eq(buf[i], (float)i * 2.0f + 1.0f, "buf[%d] = %g", i, buf[i]);
+    ASSERT_OK(amp_array_view_destroy(vv));
+    mem_close(&c);
+    vendor_host_unregister(buf);
 }
 
 /* The device copy's list of valid regions has room for 64 boxes; a

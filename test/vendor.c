@@ -22,6 +22,8 @@ static int (*cu_stream_create)(void **, unsigned);
 static int (*cu_stream_destroy)(void *);
 static int (*cu_memset32_async)(unsigned long long, unsigned, size_t, void *);
 static int (*cu_stream_sync)(void *);
+static int (*cu_host_register)(void *, size_t, unsigned);
+static int (*cu_host_unregister)(void *);
 static int (*hip_set_device)(int);
 static int (*hip_get_device)(int *);
 static int (*hip_get_device_count)(int *);
@@ -32,6 +34,8 @@ static int (*hip_stream_create)(void **);
 static int (*hip_stream_destroy)(void *);
 static int (*hip_memset32_async)(void *, int, size_t, void *);
 static int (*hip_stream_sync)(void *);
+static int (*hip_host_register)(void *, size_t, unsigned);
+static int (*hip_host_unregister)(void *);
 
 #define SYM(lib, var, name)                                       \
     do {                                                          \
@@ -67,6 +71,8 @@ bool vendor_open(const char *device_path, char *why, size_t n)
         SYM(lib, cu_stream_destroy, "cuStreamDestroy_v2");
         SYM(lib, cu_memset32_async, "cuMemsetD32Async");
         SYM(lib, cu_stream_sync, "cuStreamSynchronize");
+        SYM(lib, cu_host_register, "cuMemHostRegister_v2");
+        SYM(lib, cu_host_unregister, "cuMemHostUnregister");
         int dev = 0;
         void *ctx = NULL;
         if (cu_init(0) || cu_device_get(&dev, ord) || cu_primary_retain(&ctx, dev) || cu_ctx_set(ctx)) {
@@ -96,6 +102,8 @@ bool vendor_open(const char *device_path, char *why, size_t n)
         SYM(lib, hip_stream_destroy, "hipStreamDestroy");
         SYM(lib, hip_memset32_async, "hipMemsetD32Async");
         SYM(lib, hip_stream_sync, "hipStreamSynchronize");
+        SYM(lib, hip_host_register, "hipHostRegister");
+        SYM(lib, hip_host_unregister, "hipHostUnregister");
         if (hip_set_device(ord)) {
             snprintf(why, n, "hipSetDevice(%d) failed", ord);
             return false;
@@ -115,6 +123,19 @@ void *vendor_malloc(size_t bytes)
     }
     void *p = NULL;
     return hip_malloc(&p, bytes) ? NULL : p;
+}
+
+/* Pinned and mapped for every device (CUDA's DEVICEMAP | PORTABLE, HIP's
+ * Mapped | Portable: the flags' values are the same, 2 | 1). */
+bool vendor_host_register(void *p, size_t bytes)
+{
+    return is_cuda ? cu_host_register(p, bytes, 3) == 0 : hip_host_register(p, bytes, 3) == 0;
+}
+
+void vendor_host_unregister(void *p)
+{
+    if (is_cuda) cu_host_unregister(p);
+    else hip_host_unregister(p);
 }
 
 void vendor_free(void *p)

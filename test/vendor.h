@@ -11,6 +11,10 @@
 bool vendor_open(const char *device_path, char *why, size_t n);
 void *vendor_malloc(size_t bytes);
 void vendor_free(void *p);
+/* Host memory registered (pinned, mapped) the vendor's way, as another
+ * library would; true on success. */
+bool vendor_host_register(void *p, size_t bytes);
+void vendor_host_unregister(void *p);
 bool vendor_htod(void *dst, const void *src, size_t bytes);
 bool vendor_dtoh(void *dst, const void *src, size_t bytes);
 void *vendor_stream_create(void);

@@ -606,6 +606,16 @@ static amp_status cu_host_register(void *host, size_t bytes, void **dptr, bool *
         e = D.cuMemHostGetDevicePointer_v2(&p, host, 0);
         if (e != CUDA_SUCCESS)
             return cu_fail(e, "cuMemHostGetDevicePointer(%p) of already registered host memory", host);
+        /* Its registration may cover only the start of ours (a buffer an
+         * MPI library registered): a kernel would read past it. */
+        CUdeviceptr end = 0;
+        if (bytes > 1 && (D.cuMemHostGetDevicePointer_v2(&end, (char *)host + bytes - 1, 0) != CUDA_SUCCESS ||
+                          end != p + bytes - 1))
+            return amp__fail(AMP_ERROR_UNSUPPORTED,
+                             "host memory at %p was registered (pinned) by someone else for less than the %zu bytes "
+                             "the view spans, or in parts: it cannot be mapped for the GPU whole (unregister it, or "
+                             "copy: AMP_UNIFIED_MEMORY=off)",
+                             host, bytes);
         *dptr = (void *)(uintptr_t)p;
         return AMP_OK;
     }

@@ -766,6 +766,18 @@ static amp_status hip_host_register(void *host, size_t bytes, void **dptr, bool 
             *dptr = NULL;
             return hip_fail(e, "hipHostGetDevicePointer(%p) of already registered host memory", host);
         }
+        /* Its registration may cover only the start of ours (a buffer an
+         * MPI library registered): a kernel would read past it. */
+        void *end = NULL;
+        if (bytes > 1 && (hip_handled(H.hipHostGetDevicePointer(&end, (char *)host + bytes - 1, 0)) != HIP_SUCCESS ||
+                          end != (char *)*dptr + bytes - 1)) {
+            *dptr = NULL;
+            return amp__fail(AMP_ERROR_UNSUPPORTED,
+                             "host memory at %p was registered (pinned) by someone else for less than the %zu bytes "
+                             "the view spans, or in parts: it cannot be mapped for the GPU whole (unregister it, or "
+                             "copy: AMP_UNIFIED_MEMORY=off)",
+                             host, bytes);
+        }
         return AMP_OK;
     }
     if (e != HIP_SUCCESS) return hip_fail(e, "hipHostRegister(%p, %zu bytes)", host, bytes);
