@@ -1407,6 +1407,55 @@ ACCEL_TEST(graph, a_marker_of_a_native_streams_view_can_be_waited_for_while_it_r
     vendor_stream_destroy(stream);
 }
 
+/* A view of the caller's blocking stream records; a program built then,
+ * its kernel fetched and launched, is recorded and replays. Before, the
+ * kernel's signature record was read with a copy on the legacy stream,
+ * which waits for every blocking stream, the capturing one too: the
+ * capture was invalidated (a first algorithm call while recording built
+ * its program the same way). */
+ACCEL_TEST(graph, a_program_built_while_a_native_blocking_stream_records)
+{
+    amp_accelerator_info ai;
+    ASSERT_OK(amp_accelerator_get_info(acc, &ai));
+    if (ai.is_emulated)
+        cr_skip_test("the CPU accelerator has no native queues (amp_accelerator_view_create_from_native refuses it)");
+    char why[512] = "";
+    cr_assert(vendor_open(ai.device_path, why, sizeof why), "%s", why);
+    void *stream = vendor_stream_create(); /* flags 0: a blocking stream */
+    cr_assert_not_null(stream, "cannot create a vendor stream");
+    amp_accelerator_view *q = NULL;
+    ASSERT_OK(amp_accelerator_view_create_from_native(acc, stream, &q));
+    enum { M = 1000 };
+    static int x[M];
+    for (int i = 0; i < M; ++i) x[i] = i;
+    amp_array_view *v = NULL;
+    ASSERT_OK(amp_array_view_create(x, sizeof x[0], amp_extent_1d(M), AMP_READ_WRITE, &v));
+    ASSERT_OK(amp_graph_begin_recording(q));
+    /* A source of this test's own: no cache holds its program yet. */
+    char src[256];
+    snprintf(src, sizeof src,
+             "AMP_KERNEL(rec_add_%d, amp::index<1> i, amp::array_view<int, 1> v) { v[i] += %d; }\n", (int)getpid(), 7);
+    amp_program *p = NULL;
+    ASSERT_OK(amp_program_build(acc, src, NULL, &p));
+    char name[64];
+    snprintf(name, sizeof name, "rec_add_%d", (int)getpid());
+    amp_kernel *k = NULL;
+    ASSERT_OK(amp_program_get_kernel(p, name, &k));
+    amp_arg a[] = {amp_arg_view(v)};
+    ASSERT_OK(amp_parallel_for_each(q, amp_extent_1d(M), k, a, 1));
+    amp_graph *g = NULL;
+    ASSERT_OK(amp_graph_end_recording(q, &g));
+    ASSERT_OK(amp_graph_launch(q, g));
+    ASSERT_OK(amp_graph_launch(q, g));
+    ASSERT_OK(amp_array_view_synchronize(v));
+    for (int i = 0; i < M; ++i) cr_assert_eq(x[i], i + 14, "x[%d] = %d after two replays", i, x[i]);
+    ASSERT_OK(amp_graph_destroy(g));
+    ASSERT_OK(amp_array_view_destroy(v));
+    ASSERT_OK(amp_program_destroy(p));
+    ASSERT_OK(amp_accelerator_view_destroy(q));
+    vendor_stream_destroy(stream);
+}
+
 /* A graph replays on the view it was recorded on only. */
 ACCEL_TEST(graph, launch_on_another_view_is_refused)
 {

@@ -462,7 +462,17 @@ static amp_status cu_global_read(void *module, const char *name, void *dst, size
     if (!*found) return e == CUDA_ERROR_NOT_FOUND ? AMP_OK : cu_fail(e, "cuModuleGetGlobal(%s)", name);
     *actual = bytes;
     if (bytes != size) return AMP_OK;
-    e = D.cuMemcpyDtoH_v2(dst, dptr, size);
+    /* On a stream of its own that waits for no other: a copy on the legacy
+     * stream waits for every blocking stream, and one of them may be
+     * capturing (a view of a caller's stream that records a graph, whose
+     * first algorithm call builds its program then): the capture would be
+     * invalidated. */
+    CUstream s = NULL;
+    e = D.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING);
+    if (e != CUDA_SUCCESS) return cu_fail(e, "cuStreamCreate (to read device global %s)", name);
+    e = D.cuMemcpyDtoHAsync_v2(dst, dptr, size, s);
+    if (e == CUDA_SUCCESS) e = D.cuStreamSynchronize(s);
+    (void)D.cuStreamDestroy_v2(s);
     return e == CUDA_SUCCESS ? AMP_OK : cu_fail(e, "reading device global %s (%zu bytes)", name, size);
 }
 

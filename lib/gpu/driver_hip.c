@@ -620,7 +620,14 @@ static amp_status hip_global_read(void *module, const char *name, void *dst, siz
     }
     *actual = bytes;
     if (bytes != size) return AMP_OK;
-    e = H.hipMemcpyDtoH(dst, dptr, size);
+    /* On a stream of its own that waits for no other, as cu_global_read
+     * (driver_cuda.c) says why. */
+    hipStream_t s = NULL;
+    e = H.hipStreamCreateWithFlags(&s, HIP_STREAM_NON_BLOCKING);
+    if (e != HIP_SUCCESS) return hip_fail(e, "hipStreamCreateWithFlags (to read device global %s)", name);
+    e = H.hipMemcpyAsync(dst, (const void *)dptr, size, HIP_MEMCPY_D2H, s);
+    if (e == HIP_SUCCESS) e = H.hipStreamSynchronize(s);
+    (void)H.hipStreamDestroy(s);
     return e == HIP_SUCCESS ? AMP_OK : hip_fail(e, "reading device global %s (%zu bytes)", name, size);
 }
 
