@@ -1234,6 +1234,7 @@ static amp_accelerator *standin_gpu(const char *path)
     f->e.info.is_emulated = false;
     f->e.info.is_unified_memory = false;
     pthread_mutex_init(&f->lock, NULL);
+    cr_assert(amp__accelerator_standin(f), "more than 8 stand-in accelerators in one test");
     return f;
 }
 

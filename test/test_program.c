@@ -599,23 +599,28 @@ Test(program, tile_over_the_thread_limit_is_unsupported)
 }
 
 /* A path with a carriage return (which a #line marker once ended at, g++
- * reading the rest of the name as code) and a source that begins with a
- * UTF-8 byte-order mark (which a compiler skips only at a file's start,
- * and the source follows the prelude) build and run. */
+ * reading the rest of the name as code) builds; a header there cannot be
+ * named in the #include the library writes, and is refused saying so. A
+ * source and a header that begin with a UTF-8 byte-order mark (which a
+ * compiler skips only at a file's start, and they follow the prelude or a
+ * marker in the unit it sees) build and run. */
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f, "%s", path);
+    fputs(text, f);
+    fclose(f);
+}
+
 ACCEL_TEST(program, a_path_with_a_carriage_return_and_a_byte_order_mark_build)
 {
     char dir[] = "/tmp/hipamp-odd-path-XXXXXX";
     cr_assert_not_null(mkdtemp(dir));
-    char sub[300], path[400];
+    char sub[300], path[400], header[400];
     snprintf(sub, sizeof sub, "%s/a\rb", dir);
     cr_assert_eq(mkdir(sub, 0700), 0);
     snprintf(path, sizeof path, "%s/k.hip", sub);
-    static const char text[] = "\xEF\xBB\xBF#include <cstdint>\n"
-                               "AMP_KERNEL(odd_k, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = 7 * i[0]; }\n";
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f);
-    fputs(text, f);
-    fclose(f);
+    write_text(path, "AMP_KERNEL(odd_k, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = 7 * i[0]; }\n");
     amp_program *p = NULL;
     amp_status st = amp_program_build_file(acc, path, NULL, &p);
     cr_assert_eq(st, AMP_OK, "%s: %s", amp_status_name(st), amp_last_error());
@@ -627,13 +632,38 @@ ACCEL_TEST(program, a_path_with_a_carriage_return_and_a_byte_order_mark_build)
     ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(16), k, a, 1));
     ASSERT_OK(amp_array_view_synchronize(v));
     for (int i = 0; i < 16; ++i) cr_assert_eq(out[i], 7 * i, "out[%d] = %d", i, out[i]);
-    ASSERT_OK(amp_array_view_destroy(v));
     ASSERT_OK(amp_program_destroy(p));
-    /* The same text given as a string. */
-    ASSERT_OK(amp_program_build(acc, text, NULL, &p));
-    ASSERT_OK(amp_program_destroy(p));
+    snprintf(header, sizeof header, "%s/seven.h", sub);
+    write_text(header, "#define SEVEN 7\n");
+    write_text(path, "#include \"seven.h\"\n"
+                     "AMP_KERNEL(odd_k, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = SEVEN * i[0]; }\n");
+    p = (amp_program *)&p;
+    ASSERT_STATUS(amp_program_build_file(acc, path, NULL, &p), AMP_ERROR_COMPILE);
+    cr_assert_null(p);
+    cr_assert(strstr(amp_last_error(), "cannot be named in an #include"), "%s", amp_last_error());
+    unlink(header);
     unlink(path);
     rmdir(sub);
+    /* The byte-order marks, in a plain directory. */
+    snprintf(path, sizeof path, "%s/bom.hip", dir);
+    snprintf(header, sizeof header, "%s/seven.h", dir);
+    write_text(header, "\xEF\xBB\xBF#define SEVEN 7\n");
+    write_text(path, "\xEF\xBB\xBF#include \"seven.h\"\n"
+                     "AMP_KERNEL(odd_k, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = SEVEN * i[0]; }\n");
+    st = amp_program_build_file(acc, path, NULL, &p);
+    cr_assert_eq(st, AMP_OK, "%s: %s", amp_status_name(st), amp_last_error());
+    k = test_kernel(p, "odd_k");
+    memset(out, 0, sizeof out);
+    ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(16), k, a, 1));
+    ASSERT_OK(amp_array_view_synchronize(v));
+    for (int i = 0; i < 16; ++i) cr_assert_eq(out[i], 7 * i, "out[%d] = %d", i, out[i]);
+    ASSERT_OK(amp_array_view_destroy(v));
+    ASSERT_OK(amp_program_destroy(p));
+    ASSERT_OK(amp_program_build(acc, "\xEF\xBB\xBF" "AMP_KERNEL(odd_s, amp::index<1> i, amp::array_view<int, 1> v) "
+                                     "{ v[i] = 1; }\n", NULL, &p));
+    ASSERT_OK(amp_program_destroy(p));
+    unlink(header);
+    unlink(path);
     rmdir(dir);
 }
 

@@ -123,6 +123,10 @@ amp_status amp__registry(amp_accelerator **list, size_t *count);
  * and the pointer (NULL, or a pointer to something else: a view, freed
  * memory), where a use would read whatever it points at. */
 amp_status amp__accelerator_check(const amp_accelerator *a, const char *fn, const char *what);
+/* test/test_internal.c's stand-in accelerators (the CPU backend presented
+ * as a GPU): accepted by amp__accelerator_check from then on (at most 8;
+ * false when full). Never called by the library itself. */
+bool amp__accelerator_standin(amp_accelerator *a);
 #define AMP__ACCEL_OK(a)                                                         \
     do {                                                                         \
         amp_status st_ = amp__accelerator_check((a), __func__, #a);              \

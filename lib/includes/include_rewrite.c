@@ -48,7 +48,7 @@ static char *amp__rewrite_text(const amp__scan *s, size_t t, const char *text, s
             amp__sb_printf(&b, "\"%s\"", s->headers[site->header].name);
         } else if (site->header >= 0 && !site->angled) {
             const char *path = s->headers[site->header].path;
-            if (strpbrk(path, "\"\n")) {
+            if (strpbrk(path, "\"\n\r")) {
                 free(b.p);
                 return NULL;
             }
@@ -80,9 +80,9 @@ amp_status amp__scan_rewrite(const amp__scan *s, const char *source, size_t len,
     char *src = amp__rewrite_text(s, 0, source, len, named);
     if (!src) {
         for (size_t i = 0; i < s->n; ++i)
-            if (strpbrk(s->headers[i].path, "\"\n"))
-                return amp__fail(AMP_ERROR_COMPILE, "header %s has a '\"' or a line break in its path: it cannot be "
-                                 "named in an #include", s->headers[i].path);
+            if (strpbrk(s->headers[i].path, "\"\n\r"))
+                return amp__fail(AMP_ERROR_COMPILE, "header %s has a '\"' or a line break (\\n, \\r) in its path: "
+                                 "it cannot be named in an #include", s->headers[i].path);
         return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "no memory to rewrite the #include lines");
     }
     if (named && headers && s->n) {
