@@ -637,10 +637,20 @@ ACCEL_TEST(program, a_path_with_a_carriage_return_and_a_byte_order_mark_build)
     write_text(header, "#define SEVEN 7\n");
     write_text(path, "#include \"seven.h\"\n"
                      "AMP_KERNEL(odd_k, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = SEVEN * i[0]; }\n");
+    /* A GPU's compiler is handed the header by name; the CPU accelerator's
+     * #include names its path, which a carriage return would end. */
+    amp_accelerator_info info;
+    ASSERT_OK(amp_accelerator_get_info(acc, &info));
     p = (amp_program *)&p;
-    ASSERT_STATUS(amp_program_build_file(acc, path, NULL, &p), AMP_ERROR_COMPILE);
-    cr_assert_null(p);
-    cr_assert(strstr(amp_last_error(), "cannot be named in an #include"), "%s", amp_last_error());
+    st = amp_program_build_file(acc, path, NULL, &p);
+    if (info.is_emulated) {
+        cr_assert_eq(st, AMP_ERROR_COMPILE, "%s: %s", amp_status_name(st), amp_last_error());
+        cr_assert_null(p);
+        cr_assert(strstr(amp_last_error(), "cannot be named in an #include"), "%s", amp_last_error());
+    } else {
+        cr_assert_eq(st, AMP_OK, "%s: %s", amp_status_name(st), amp_last_error());
+        ASSERT_OK(amp_program_destroy(p));
+    }
     unlink(header);
     unlink(path);
     rmdir(sub);
