@@ -1,6 +1,7 @@
 /* test_loops.c — the CPU accelerator's loop transformation: each kernel shape it handles gives the reference's answer on its loop version, on fibers and on the GPU; shapes it cannot handle stay on fibers with the reason; every tiled test kernel takes the path expected; the safety net stops a barrier the analysis missed; compile errors keep the user's line numbers after a transformed kernel. */
 #include "support.h"
 
+#include <limits.h>
 #include <math.h>
 
 #include <criterion/redirect.h>
@@ -8,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 extern const char test_kernels_loops[];
 extern const char test_kernels_tiled[];
@@ -557,6 +560,37 @@ static void skip_without_libclang(const char *msg)
         cr_skip_test("the loop transformation cannot run here: %s", msg);
 }
 
+
+/* libclang is loaded into the process: one another local user could
+ * change (here reached through their link in a sticky directory others
+ * may write, as root) is not loaded, and the tiled kernels say why. Before,
+ * AMP_LIBCLANG was only checked to be a file, and its code ran. */
+Test(loops, a_libclang_another_user_could_change_is_not_loaded)
+{
+    if (geteuid() != 0) cr_skip_test("a link of another user needs root to make here");
+    char real[PATH_MAX] = "";
+    static const char *const cands[] = {"/usr/lib/llvm-15/lib/libclang.so.1", "/usr/lib/llvm-14/lib/libclang.so.1",
+                                        "/usr/lib/llvm-16/lib/libclang.so.1", "/usr/lib/x86_64-linux-gnu/libclang.so.1"};
+    for (size_t i = 0; i < sizeof cands / sizeof cands[0] && !real[0]; ++i)
+        if (access(cands[i], R_OK) == 0) snprintf(real, sizeof real, "%s", cands[i]);
+    if (!real[0]) cr_skip_test("no libclang here to link to");
+    char dir[] = "/tmp/hipamp-libclang-XXXXXX", link[128];
+    cr_assert_not_null(mkdtemp(dir));
+    cr_assert_eq(chmod(dir, 01777), 0);
+    snprintf(link, sizeof link, "%s/libclang.so", dir);
+    cr_assert_eq(symlink(real, link), 0);
+    cr_assert_eq(lchown(link, 65534, 65534), 0);
+    setenv("AMP_LIBCLANG", link, 1);
+    setenv("AMP_CPU_TILED", "loops", 1);
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    amp_program *p = test_build(acc, test_kernels_tiled);
+    amp_kernel *k = NULL;
+    ASSERT_STATUS(amp_program_get_kernel(p, "tidx1", &k), AMP_ERROR_UNSUPPORTED);
+    cr_assert(strstr(amp_last_error(), "not used") && strstr(amp_last_error(), "65534"), "%s", amp_last_error());
+    ASSERT_OK(amp_program_destroy(p));
+    unlink(link);
+    rmdir(dir);
+}
 
 /* With AMP_CPU_TILED=loops a tiled kernel without a loop version is
  * refused, naming why: every kernel gets the path expected. */

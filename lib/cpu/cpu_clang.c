@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* Newest first: a machine with several LLVMs gets the one that knows the
  * most C++. Debian/Ubuntu install each version under /usr/lib/llvm-N. */
@@ -62,6 +63,21 @@ bool amp__clang_locate(char *path, size_t path_cap, char *tag, size_t tag_cap)
         snprintf(tag, tag_cap, "none: no libclang found (install libclang1-NN or set AMP_LIBCLANG)");
         return false;
     }
+    /* Loaded into this process (and its children): another user's file, or
+     * one on a way another user could change, is never used. */
+    char abs[PATH_MAX * 2], why[512];
+    if (cand[0] == '/') {
+        snprintf(abs, sizeof abs, "%s", cand);
+    } else {
+        char cwd[PATH_MAX];
+        if (!getcwd(cwd, sizeof cwd)) cwd[0] = '\0';
+        snprintf(abs, sizeof abs, "%s/%s", cwd, cand);
+    }
+    if (amp__cpu_unsafe_program(abs, why, sizeof why)) {
+        snprintf(path, path_cap, "none");
+        snprintf(tag, tag_cap, "none: libclang %.200s not used: %.400s", abs, why);
+        return false;
+    }
     char real[PATH_MAX];
     if (!realpath(cand, real)) snprintf(real, sizeof real, "%s", cand);
     snprintf(path, path_cap, "%s", cand);
@@ -110,8 +126,14 @@ static void amp__clang_load(void)
     amp__clang *cx = &amp__clang_table;
     char tag[1200];
     if (!amp__clang_locate(cx->path, sizeof cx->path, tag, sizeof tag)) {
-        amp__clang_why = strstr(tag, "AMP_LIBCLANG") ? "AMP_LIBCLANG disables it"
-                                                     : "no libclang found (install libclang1-NN or set AMP_LIBCLANG)";
+        static char unsafe[1200];
+        if (strstr(tag, " not used: ")) {
+            snprintf(unsafe, sizeof unsafe, "%s", tag + 6); /* "libclang ... not used: why" */
+            amp__clang_why = unsafe;
+        } else {
+            amp__clang_why = strstr(tag, "AMP_LIBCLANG") ? "AMP_LIBCLANG disables it"
+                                                         : "no libclang found (install libclang1-NN or set AMP_LIBCLANG)";
+        }
         return;
     }
     /* RTLD_LOCAL: its LLVM stays out of the global namespace, where another

@@ -153,7 +153,7 @@ static bool amp__cpu_trusted_users(amp__trust *t, char *why, size_t n)
  * an AMP_TRUSTED_USERS account's, and writable by no one else (a sticky
  * directory's other entries excepted). No wider trust, unlike a header's:
  * nothing else names who may have put a compiler there. */
-static const char *amp__cpu_unsafe_program(const char *path, char *why, size_t n)
+const char *amp__cpu_unsafe_program(const char *path, char *why, size_t n)
 {
     amp__trust trusted;
     amp__trust_init(&trusted, NULL, NULL);
