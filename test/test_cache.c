@@ -2635,7 +2635,26 @@ Test(cache, shared_cache_made_by_one_member_is_the_groups, .fini = cleanup, .tim
     snprintf(cache, sizeof cache, "%s/cache", proj);
     cr_assert_eq(setenv("AMP_CACHE_DIR", cache, 1), 0);
     const as_user a = {0, 0, g, 022}, b = {us.other, us.outside, g, 022};
+    /* Below a group's directory the group must be named: the directory's
+     * own group is whatever a member of any group of the user's who may
+     * write the project directory chose to put there (the review's swap:
+     * another group's directory with its own key and entries). Before,
+     * plain "group" was taken in such a place. */
     child_run r = run_as(a, src1);
+    ASSERT_RAN(r, 1, "the creator, the group not named");
+    cr_assert(!r.ci.disk_enabled && strstr(r.ci.reason, "AMP_CACHE_SHARED=group:NAME") &&
+                  strstr(r.ci.reason, "writable by group"),
+              "a shared cache below a group-writable directory was used with the group not named: %s", r.ci.reason);
+    char named[64];
+    snprintf(named, sizeof named, "group:%d", (int)us.outside);
+    cr_assert_eq(setenv("AMP_CACHE_SHARED", named, 1), 0);
+    r = run_as(a, src1);
+    ASSERT_RAN(r, 1, "the creator, another group named");
+    cr_assert(!r.ci.disk_enabled && strstr(r.ci.reason, "not to group"), "another group's cache was used: %s",
+              r.ci.reason);
+    snprintf(named, sizeof named, "group:%d", (int)g);
+    cr_assert_eq(setenv("AMP_CACHE_SHARED", named, 1), 0);
+    r = run_as(a, src1);
     ASSERT_RAN(r, 1, "the creator");
     cr_assert(r.ci.disk_enabled && r.ci.disk_stores == 1, "%s %s", r.ci.reason, r.ci.last_uncacheable);
     struct stat sb;
@@ -2656,7 +2675,9 @@ Test(cache, shared_cache_made_by_one_member_is_the_groups, .fini = cleanup, .tim
     assert_shared_files(cache, g);
 
     /* b. Made in a plain directory (not set-gid) by a member whose egid is
-     * the group; the other's egid is not, and its umask 077. */
+     * the group; the other's egid is not, and its umask 077. A sticky
+     * directory above: the group need not be named. */
+    cr_assert_eq(setenv("AMP_CACHE_SHARED", "group", 1), 0);
     char proj2[PATH_MAX], cache2[2 * PATH_MAX];
     snprintf(proj2, sizeof proj2, "%s/proj2", g_root);
     make_dir_as(proj2, 0, 0, 01777);

@@ -407,6 +407,59 @@ out:
     return fd;
 }
 
+/* Shared mode: every directory from / down to the cache directory's
+ * parent (the real path of the descriptor amp__dc_fd) may be changed only
+ * by root, this user or, with the group pinned (AMP_CACHE_SHARED=group:NAME),
+ * members of amp__dc_gid: each is owned by one of them, writable by a group
+ * only where that is amp__dc_gid and the group is pinned, and by others
+ * only where sticky. Without a pin the group is the directory's own, which
+ * a member of any group the user is in who may write a directory above
+ * could choose by putting theirs there. False with the cache off, saying
+ * which directory and why. */
+static bool amp__dc_ancestors_safe(bool pinned)
+{
+    char self[64], real[PATH_MAX];
+    snprintf(self, sizeof self, "/proc/self/fd/%d", amp__dc_fd);
+    ssize_t n = readlink(self, real, sizeof real - 1);
+    if (n <= 0 || real[0] != '/') {
+        amp__dc_off("shared cache directory %s: cannot tell where it is (%s)", amp__dc_path,
+                    n < 0 ? strerror(errno) : "no path");
+        return false;
+    }
+    real[n] = '\0';
+    size_t last = (size_t)(strrchr(real, '/') - real);
+    for (size_t p = 0; p <= last; ++p) {
+        if (real[p] != '/') continue;
+        char dir[PATH_MAX];
+        snprintf(dir, sizeof dir, "%.*s", p ? (int)p : 1, real);
+        struct stat sb;
+        const char *why = NULL;
+        char what[96] = "";
+        if (stat(dir, &sb) != 0) {
+            why = strerror(errno);
+        } else {
+            bool sticky = (sb.st_mode & S_ISVTX) != 0;
+            if (sb.st_uid != 0 && sb.st_uid != geteuid() && !(pinned && amp__owner_trusted(sb.st_uid)))
+                snprintf(what, sizeof what, "owned by uid %d", (int)sb.st_uid);
+            else if ((sb.st_mode & S_IWGRP) && !sticky && !(pinned && sb.st_gid == amp__dc_gid))
+                snprintf(what, sizeof what, "writable by group %d (mode %04o)", (int)sb.st_gid,
+                         (unsigned)(sb.st_mode & 07777));
+            else if ((sb.st_mode & S_IWOTH) && !sticky)
+                snprintf(what, sizeof what, "writable by every user (mode %04o)", (unsigned)(sb.st_mode & 07777));
+        }
+        if (why || what[0]) {
+            amp__dc_off("shared cache directory %s not used: %s above it is %s: %s", amp__dc_path, dir,
+                        why ? why : what,
+                        pinned ? "someone outside the cache's group could put another directory at its path"
+                               : "someone who may write it could put a directory of another group of theirs at its "
+                                 "path, whose members would then run code in this process; name the cache's group "
+                                 "(AMP_CACHE_SHARED=group:NAME) to share a cache below a group's directory");
+            return false;
+        }
+    }
+    return true;
+}
+
 static void amp__dc_init(void)
 {
     char why[384];
@@ -422,11 +475,30 @@ static void amp__dc_init(void)
         amp__dc_off("disabled by AMP_CACHE_DIR=%s", dir);
         return;
     }
-    if (shared && strcmp(shared, "group") && strcmp(shared, "0") && strcmp(shared, "off")) {
-        amp__dc_off("AMP_CACHE_SHARED=%s is not understood (use \"group\")", shared);
+    bool pinned = false;
+    gid_t pin = 0;
+    if (shared && !strncmp(shared, "group:", 6)) {
+        /* group:NAME (or a gid): the group the user trusts, whatever the
+         * directory found at the path says. */
+        const char *g = shared + 6;
+        struct group gr, *res = NULL;
+        char buf[4096];
+        char *end = NULL;
+        unsigned long v = strtoul(g, &end, 10);
+        if (*g && end && !*end && v <= (unsigned long)(gid_t)-1) {
+            pin = (gid_t)v;
+        } else if (*g && getgrnam_r(g, &gr, buf, sizeof buf, &res) == 0 && res) {
+            pin = res->gr_gid;
+        } else {
+            amp__dc_off("AMP_CACHE_SHARED=%s names no group here", shared);
+            return;
+        }
+        pinned = true;
+    } else if (shared && strcmp(shared, "group") && strcmp(shared, "0") && strcmp(shared, "off")) {
+        amp__dc_off("AMP_CACHE_SHARED=%s is not understood (use \"group\" or \"group:NAME\")", shared);
         return;
     }
-    amp__dc_shared = shared && !strcmp(shared, "group");
+    amp__dc_shared = pinned || (shared && !strcmp(shared, "group"));
     if (amp__dc_path[0] != '/') {
         amp__dc_off("cache directory %s is not an absolute path", amp__dc_path);
         return;
@@ -452,6 +524,11 @@ static void amp__dc_init(void)
     }
     if (amp__dc_shared) {
         amp__dc_gid = sb.st_gid;
+        if (pinned && sb.st_gid != pin) {
+            amp__dc_off("shared cache directory %s belongs to group %d, not to group %d (AMP_CACHE_SHARED=%s)",
+                        amp__dc_path, (int)sb.st_gid, (int)pin, shared);
+            return;
+        }
         if (!amp__in_group(sb.st_gid)) {
             amp__dc_off("shared cache directory %s belongs to group %d, which this process is not in", amp__dc_path,
                         (int)sb.st_gid);
@@ -472,6 +549,10 @@ static void amp__dc_init(void)
                 return;
             }
         }
+        /* The group is the directory's: whoever could put another directory
+         * at its path (of a group of theirs that the user is in too) would
+         * choose it. So nobody outside the group may change the way there. */
+        if (!amp__dc_ancestors_safe(pinned)) return;
     } else {
         if (sb.st_uid != geteuid()) {
             amp__dc_off("cache directory %s is owned by uid %d, not by this user (uid %d); set AMP_CACHE_SHARED=group "
