@@ -975,6 +975,43 @@ ACCEL_TEST(cache, fifo_and_symlink_entries_are_refused, .fini = cleanup, .timeou
     cr_assert(S_ISREG(st.st_mode), "the symlink entry was left in place");
 }
 
+/* A refused entry says why in amp_cache_get_info, as every refusal does:
+ * a symbolic link and an empty directory at an entry's name were only
+ * counted. In this process: the memory cache cleared between builds. */
+Test(cache, a_link_or_an_empty_directory_at_an_entrys_name_is_named, .fini = cleanup, .timeout = 120)
+{
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    setup_tree(info_of(acc));
+    const char *src = "AMP_KERNEL(named_k, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = 3; }\n";
+    amp_program *p = NULL;
+    ASSERT_OK(amp_program_build(acc, src, NULL, &p));
+    ASSERT_OK(amp_program_destroy(p));
+    char path[PATH_MAX];
+    struct stat st;
+    one_entry(path, &st);
+    char saved[PATH_MAX + 8];
+    snprintf(saved, sizeof saved, "%s/saved-entry", g_root);
+    cr_assert_eq(rename(path, saved), 0);
+    cr_assert_eq(symlink(saved, path), 0);
+    ASSERT_OK(amp_cache_clear_memory());
+    ASSERT_OK(amp_program_build(acc, src, NULL, &p));
+    ASSERT_OK(amp_program_destroy(p));
+    amp_cache_info ci;
+    ASSERT_OK(amp_cache_get_info(&ci));
+    cr_assert(strstr(ci.last_uncacheable, "is a symbolic link"), "no reason for the refused link: '%s'",
+              ci.last_uncacheable);
+    one_entry(path, &st);
+    cr_assert_eq(unlink(path), 0);
+    cr_assert_eq(mkdir(path, 0700), 0);
+    ASSERT_OK(amp_cache_clear_memory());
+    ASSERT_OK(amp_program_build(acc, src, NULL, &p));
+    ASSERT_OK(amp_program_destroy(p));
+    ASSERT_OK(amp_cache_get_info(&ci));
+    cr_assert(strstr(ci.last_uncacheable, "was an empty directory"), "no reason for the empty directory: '%s'",
+              ci.last_uncacheable);
+    unlink(saved);
+}
+
 /* The /tmp fallback (no AMP_CACHE_DIR, XDG_CACHE_HOME or HOME): a symlink
  * there is refused (another user could have made it); else it is made 0700
  * by us. Each test removes what it made, so the other finds it absent. */

@@ -624,6 +624,8 @@ void *amp__dcache_load(const uint8_t key[32], size_t *size)
         int e = errno;
         if (e == ELOOP || e == ENXIO) { /* a symlink or a socket: planted */
             atomic_fetch_add(&amp__dc_rejected, 1);
+            amp__dc_note("disk cache entry %.80s is a %s, which hipamp never writes: refused, removed and rebuilt",
+                         name, e == ELOOP ? "symbolic link" : "socket");
             (void)unlinkat(amp__dc_fd, name, 0);
         } else if (e == EACCES || e == EPERM) {
             /* There but not readable by us (shared: another member's, made
@@ -643,7 +645,8 @@ void *amp__dcache_load(const uint8_t key[32], size_t *size)
     if (fstat(fd, &sb) == 0 && S_ISDIR(sb.st_mode)) {
         close(fd);
         atomic_fetch_add(&amp__dc_rejected, 1);
-        (void)amp__dc_clear_dir(name);
+        if (amp__dc_clear_dir(name))
+            amp__dc_note("disk cache entry %.80s was an empty directory: refused, removed and rebuilt", name);
         return NULL;
     }
     /* Every refusal says why (amp_cache_get_info): a corrupt entry is
