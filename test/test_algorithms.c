@@ -1,4 +1,5 @@
 /* test_algorithms.c — the algorithms (include/hipamp_algorithms.h) against host references on every accelerator: reduce and scan with every operator of every type at sizes around waves, tiles and chunks and large ones; transform-reduce; sort and sort_by_key (total float order with NaN and -0.0, stability, both orders, every value size); count_if/copy_if; fill/iota; sections, strided and rank-3 views, arrays; results on the device (async); user-defined reductions and their compile errors; the refusals; coherence without synchronize; two threads on two queues; every CPU kernel on the loop path. */
+#include "stderr_capture.h"
 #include "support.h"
 
 #include <fcntl.h>
@@ -2673,13 +2674,8 @@ Test(algorithms, tuning_values_an_accelerator_cannot_take_are_said)
     setenv("AMP_ALG_TILE", "2000", 1);        /* above both kinds' ranges */
     setenv("AMP_ALG_REDUCE_ITEMS", "3", 1);   /* a power of two on both */
     setenv("AMP_ALG_SORT_TILE", "96", 1);     /* a GPU's must be a multiple of 64; the CPU takes it */
-    char path[] = "/tmp/hipamp-alg-stderr-XXXXXX";
-    int fd = mkstemp(path);
-    cr_assert_geq(fd, 0);
-    unlink(path);
-    fflush(stderr);
-    int saved = dup(2);
-    cr_assert_eq(dup2(fd, 2), 2);
+    stderr_capture cap;
+    stderr_capture_begin(&cap);
     amp_accelerator_view *q = NULL;
     amp_status st = amp_accelerator_default_view(acc, &q);
     int32_t host[300];
@@ -2689,17 +2685,11 @@ Test(algorithms, tuning_values_an_accelerator_cannot_take_are_said)
     if (st == AMP_OK) st = amp_fill(q, amp_arg_view(v), &seven);
     if (st == AMP_OK) st = amp_fill(q, amp_arg_view(v), &seven);
     if (st == AMP_OK) st = amp_array_view_synchronize(v);
-    fflush(stderr);
-    cr_assert_eq(dup2(saved, 2), 2);
-    close(saved);
+    static char err[8192];
+    stderr_capture_end(&cap, err, sizeof err);
     ASSERT_OK(st);
     for (int i = 0; i < 300; ++i) cr_assert_eq(host[i], 7, "element %d: %d", i, host[i]);
     amp_array_view_destroy(v);
-    static char err[8192];
-    ssize_t n = pread(fd, err, sizeof err - 1, 0);
-    close(fd);
-    cr_assert_geq(n, 0);
-    err[n] = '\0';
     const char *want[] = {
         "hipamp: AMP_ALG_TILE=\"2000\" is not a whole number in 64..1024 and a multiple of 64 on a GPU; using the "
         "default there, 128\n",
@@ -2768,13 +2758,8 @@ Test(algorithms, a_sort_tile_whose_pass_cannot_fit_keeps_the_default)
 {
     amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
     setenv("AMP_ALG_SORT_TILE", "64", 1);
-    char path[] = "/tmp/hipamp-alg-stderr-XXXXXX";
-    int fd = mkstemp(path);
-    cr_assert_geq(fd, 0);
-    unlink(path);
-    fflush(stderr);
-    int saved = dup(2);
-    cr_assert_eq(dup2(fd, 2), 2);
+    stderr_capture cap;
+    stderr_capture_begin(&cap);
     amp_accelerator_view *q = NULL;
     enum { K = 5000 };
     static uint32_t keys[K];
@@ -2787,17 +2772,11 @@ Test(algorithms, a_sort_tile_whose_pass_cannot_fit_keeps_the_default)
     if (st == AMP_OK) st = amp_array_view_synchronize(v);
     char msg[512];
     snprintf(msg, sizeof msg, "%s", amp_last_error());
-    fflush(stderr);
-    cr_assert_eq(dup2(saved, 2), 2);
-    close(saved);
+    static char err[8192];
+    stderr_capture_end(&cap, err, sizeof err);
     cr_assert_eq(st, AMP_OK, "%s: %s", amp_status_name(st), msg);
     for (int i = 1; i < K; ++i) cr_assert_geq(keys[i - 1], keys[i], "keys %d, %d out of order", i - 1, i);
     amp_array_view_destroy(v);
-    static char err[8192];
-    ssize_t n = pread(fd, err, sizeof err - 1, 0);
-    close(fd);
-    cr_assert_geq(n, 0);
-    err[n] = '\0';
     const char *want = "hipamp: AMP_ALG_SORT_TILE=\"64\" is not a tile whose sort pass fits in 47 KiB of tile_static "
                        "memory (its digit counters and a key a thread) for a sort of 4-byte keys on the CPU "
                        "accelerator; using the default there, 1\n";

@@ -1,4 +1,5 @@
 /* test_internal.c — white-box tests of the core's pure parts, linked with the library's objects: the box algebra of coherence (subtract, add with merging, cover, overflow behaviour), the signature-record check (every field a prelude could not have produced), compile-log summaries, the #include rewrite for named-header compilers, the disk cache's size check, the CPU accelerator's launch-width search (on a made-up host's times), the storage lock under contention, the environment's whole-number rule, the slab pools' giving memory back, the CPU pool's blocks (each thread's own first, every index once) and its deschedule check (a descheduled spinner stops its own thread's spinning, not the others'), and what the CPU accelerator's split build accepts to compile in parts, and its loop transformation's parse with the library's part precompiled; which names bring the device library into a GPU build, and that leaving it out changes no machine code; the AMD metadata reader refusing a note whose key is no string. */
+#include "stderr_capture.h"
 #include "support.h"
 
 #include "core/internal.h"
@@ -1105,13 +1106,8 @@ Test(env, whole_numbers_out_of_range_or_malformed_get_the_default)
 Test(env, words_out_of_the_list_are_said_and_get_the_default)
 {
     static const char *const words[] = {"auto", "fibers", "loops"};
-    char path[] = "/tmp/hipamp-env-stderr-XXXXXX";
-    int fd = mkstemp(path);
-    cr_assert_geq(fd, 0);
-    unlink(path);
-    fflush(stderr);
-    int saved = dup(2);
-    cr_assert_eq(dup2(fd, 2), 2);
+    stderr_capture cap;
+    stderr_capture_begin(&cap);
     int got[6];
     setenv("AMP_TEST_WORD", "Loops", 1);
     got[0] = amp__env_word("AMP_TEST_WORD", words, 3, 0);
@@ -1125,13 +1121,8 @@ Test(env, words_out_of_the_list_are_said_and_get_the_default)
     setenv("AMP_TEST_WORD", "maybe", 1);
     got[5] = amp__env_flag_or_auto("AMP_TEST_WORD");
     unsetenv("AMP_TEST_WORD");
-    fflush(stderr);
-    cr_assert_eq(dup2(saved, 2), 2);
-    close(saved);
     static char err[4096];
-    ssize_t n = pread(fd, err, sizeof err - 1, 0);
-    close(fd);
-    err[n > 0 ? n : 0] = '\0';
+    stderr_capture_end(&cap, err, sizeof err);
     cr_assert_eq(got[0], 2, "'Loops' read as %d", got[0]);
     cr_assert_eq(got[1], 0, "'fiber' read as %d", got[1]);
     cr_assert_eq(got[2], 0);
