@@ -1,5 +1,6 @@
 /* cpu_clang.c — finds libclang (without loading it, for the cache tag) and loads it once per process through dlopen, resolving the functions cpu_clang.h lists. */
 #include "cpu_clang.h"
+#include "cpu_trust.h"
 
 #include <dirent.h>
 #include <dlfcn.h>

@@ -154,12 +154,6 @@ typedef struct amp__clang {
  * false (path and tag "none: <why>") when there is none. Never fails
  * otherwise; does not block beyond stat(). */
 bool amp__clang_locate(char *path, size_t path_cap, char *tag, size_t tag_cap);
-/* cpu_toolchain.c: why the file at path (absolute) could be another local
- * user's to change, naming it in why (n bytes), or NULL: the way to it,
- * its links and the file are root's, this user's or an AMP_TRUSTED_USERS
- * account's, and writable by no one else. libclang is loaded into the
- * process, so it is held to the compiler's rule. */
-const char *amp__cpu_unsafe_program(const char *path, char *why, size_t n);
 
 /* Load the located libclang once per process (thread-safe). Returns the
  * shared, read-only table, or NULL with *why (static text) saying why not.
