@@ -179,6 +179,45 @@ ACCEL_TEST(copy, array_sections_both_directions)
     ASSERT_OK(amp_accelerator_view_destroy(q));
 }
 
+/* A section of an array whose rows are longer than 2^31 - 1 bytes, the
+ * largest pitch a CUDA 2-D copy takes: copied in and out a row at a time
+ * (before, the 2-D copy failed with AMP_ERROR_DEVICE). A GPU with room for
+ * the 9.6 GB array only. */
+ACCEL_TEST(copy, a_section_of_an_array_with_rows_over_2_gib)
+{
+    amp_accelerator_info in = info_of(acc);
+    if (in.is_emulated) cr_skip_test("the CPU accelerator copies no 2-D boxes with the GPU drivers");
+    if (in.dedicated_memory < (uint64_t)16 << 30) cr_skip_test("%s has less than 16 GB", in.device_path);
+    enum { R = 4, W = 10 };
+    const int C = 600000000; /* 2.4e9 bytes a row */
+    amp_accelerator_view *q = NULL;
+    ASSERT_OK(amp_accelerator_view_create(acc, &q));
+    amp_array *arr = NULL;
+    amp_status st = amp_array_create(q, 4, amp_extent_2d(R, C), NULL, &arr);
+    if (st == AMP_ERROR_OUT_OF_MEMORY) cr_skip_test("no room for the array here: %s", amp_last_error());
+    ASSERT_OK(st);
+    static float in_host[R * W], out_host[R * W];
+    for (int i = 0; i < R * W; ++i) {
+        in_host[i] = (float)(i * 3 + 1);
+        out_host[i] = POISON_F32;
+    }
+    amp_array_view *va = NULL, *sa = NULL;
+    ASSERT_OK(amp_array_view_of_array(arr, &va));
+    ASSERT_OK(amp_array_view_section(va, amp_index_2d(0, C - W - 5), amp_extent_2d(R, W), &sa));
+    amp_array_view *vi = test_view(in_host, 4, amp_extent_2d(R, W), AMP_READ_ONLY);
+    amp_array_view *vo = test_view(out_host, 4, amp_extent_2d(R, W), AMP_READ_WRITE);
+    ASSERT_OK(amp_copy_view(vi, sa));
+    ASSERT_OK(amp_copy_view(sa, vo));
+    ASSERT_OK(amp_array_view_synchronize(vo));
+    for (int i = 0; i < R * W; ++i) cr_assert_eq(out_host[i], in_host[i], "element %d: %g", i, out_host[i]);
+    amp_array_view_destroy(vi);
+    amp_array_view_destroy(vo);
+    amp_array_view_destroy(sa);
+    amp_array_view_destroy(va);
+    ASSERT_OK(amp_array_destroy(arr));
+    ASSERT_OK(amp_accelerator_view_destroy(q));
+}
+
 /* The halo exchange of a distributed stencil: the grid lives on the device
  * between kernels; a boundary row goes out to a host buffer and a ghost row
  * comes in from one. Exactly those bytes cross, and the kernel that follows

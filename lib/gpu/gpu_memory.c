@@ -1,6 +1,7 @@
 /* gpu_memory.c — the GPU backend's memory (lib/backend.h's mem_*, host_register, copy, copy_peer, peer_info): device buffers, host ranges registered for zero-copy views and shared between storages, copies with their size checks, and peer access between two GPUs of one driver, looked up once and turned on both ways before the first copy that crosses the pair. */
 #include "gpu_dev.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,9 +141,18 @@ amp_status amp__gpu_copy(void *dev, void *queue, const amp__copy *c)
         return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "copy slice of %zu rows exceeds its slice pitch (src %zu, dst %zu)",
                          h, c->src_slice_pitch, c->dst_slice_pitch);
     bool slices_follow = ss == sslab && ds == dslab;
+    /* CUDA refuses a 2-D copy whose pitch passes the device's largest
+     * (2^31 - 1 bytes on every GPU so far): a section of an array whose rows
+     * are longer than that goes a row at a time. */
+    bool wide = (sp > (size_t)INT_MAX || dp > (size_t)INT_MAX) && !(slices_follow && sp == w && dp == w);
     ON_DEVICE(d, st, {
         if (slices_follow && sp == w && dp == w) {
             st = d->drv->memcpy_1d(c->dir, c->dst, c->src, total, queue);
+        } else if (wide) {
+            for (size_t k = 0; k < z && st == AMP_OK; ++k)
+                for (size_t r = 0; r < h && st == AMP_OK; ++r)
+                    st = d->drv->memcpy_1d(c->dir, (char *)c->dst + k * ds + r * dp,
+                                           (const char *)c->src + k * ss + r * sp, w, queue);
         } else if (slices_follow) {
             st = d->drv->memcpy_2d(c->dir, c->dst, dp, c->src, sp, w, rows, queue);
         } else {
