@@ -5,7 +5,6 @@
 #include "internal.h"
 
 #include <stdatomic.h>
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
