@@ -1512,6 +1512,35 @@ Test(trace, failed_flush_keeps_the_last_complete_trace)
     tdir_remove(&d);
 }
 
+/* The same under `ulimit -f` as a program has it, SIGXFSZ's default
+ * action left as it is: the write past the limit raises SIGXFSZ, which
+ * ended the program (at the flush, or at exit); the flush fails instead,
+ * the program runs on and exits 0. */
+Test(trace, file_size_limit_does_not_end_the_program)
+{
+    NEEDS_HOOKS();
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    tdir d;
+    tdir_make(&d);
+    char path[128], var[160];
+    snprintf(path, sizeof path, "%s/trace.json", d.path);
+    snprintf(var, sizeof var, "AMP_TRACE=%s", path);
+    const char *env[] = {var, NULL};
+    const char *args[] = {"--limited-second-flush", "--keep-sigxfsz", NULL};
+    run r = run_helper_args(&d, acc, env, args, 0);
+    cr_assert_eq(r.code, 0, "exit %d (%d: SIGXFSZ):\n%s", r.code, 128 + SIGXFSZ, r.err);
+    hout h = parse_helper(&r);
+    cr_expect(h.ok, "the helper did not finish:\n%s", r.out);
+    cr_expect_str_eq(h.flush, "AMP_ERROR_INVALID_ARGUMENT", "the second flush must fail:\n%s", r.err);
+    cr_expect(strstr(r.err, "File too large"), "stderr must say why:\n%s", r.err);
+    trace t = load_trace(path);
+    cr_expect_eq(count_cat(&t, "launch", "trace_scale"), 2, "%d launches in the file",
+                 count_cat(&t, "launch", "trace_scale"));
+    trace_free(&t);
+    run_free(&r);
+    tdir_remove(&d);
+}
+
 /* Our own file from an earlier run is rewritten whole; one with a second
  * link (someone linked it elsewhere) is left alone. */
 Test(trace, file_of_our_own_is_reused_unless_linked)

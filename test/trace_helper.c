@@ -30,7 +30,9 @@
  * load). --limited-second-flush: after the flush midway, limits the size a
  * file may grow to (RLIMIT_FSIZE, SIGXFSZ ignored) to the trace file's
  * (AMP_TRACE, no %p) plus 64 bytes, launches 20 more times, flushes again
- * (it fails: "File too large"), prints "ok" and exits normally.
+ * (it fails: "File too large"), prints "ok" and exits normally;
+ * --keep-sigxfsz with it leaves SIGXFSZ's default action (the end of the
+ * process), as a program under `ulimit -f` has it.
  * Exit: 0 ok, 1 usage, 2 no accelerator, 3 build failed, 4 planting failed,
  * 5 a call failed, 6 wrong result. */
 
@@ -128,7 +130,8 @@ static void flush(void)
 int main(int argc, char **argv)
 {
     const char *extra = NULL, *plant = NULL, *then_build = NULL, *go_to = NULL;
-    bool flush_exit = false, flush_only = false, graph = false, limited = false, own = false, plant_fifo = false;
+    bool flush_exit = false, flush_only = false, graph = false, limited = false, own = false, plant_fifo = false,
+         keep_xfsz = false;
     if (argc < 2) {
         fprintf(stderr, "usage: %s DEVICE_PATH [--flush-exit] [--graph] [--build-file PATH]\n", argv[0]);
         return 1;
@@ -144,6 +147,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--then-build") && i + 1 < argc) then_build = argv[++i];
         else if (!strcmp(argv[i], "--chdir") && i + 1 < argc) go_to = argv[++i];
         else if (!strcmp(argv[i], "--limited-second-flush")) limited = true;
+        else if (!strcmp(argv[i], "--keep-sigxfsz")) keep_xfsz = true;
         else return 1;
     }
     if (go_to && chdir(go_to) != 0) {
@@ -264,7 +268,7 @@ int main(int argc, char **argv)
             return 5;
         }
         struct rlimit r = {(rlim_t)st.st_size + 64, (rlim_t)st.st_size + 64};
-        signal(SIGXFSZ, SIG_IGN);
+        if (!keep_xfsz) signal(SIGXFSZ, SIG_IGN);
         if (setrlimit(RLIMIT_FSIZE, &r) != 0) {
             perror("setrlimit");
             return 5;

@@ -36,7 +36,11 @@
  *
  * A flush that cannot write its events (a full disk, RLIMIT_FSIZE) puts
  * back the closing text the previous flush wrote, where it was, so the file
- * stays the last complete trace; the flush fails as a refusal does.
+ * stays the last complete trace; the flush fails as a refusal does. Past
+ * RLIMIT_FSIZE the kernel also sends the writing thread SIGXFSZ, whose
+ * default action ends the process: it is blocked while the file is written
+ * and the one the trace's own write raised is taken back, so that a
+ * program under `ulimit -f` runs on untraced instead of dying at exit.
  *
  * Called under the trace's flush lock (and by the constructor, before any
  * thread can call in), which guards all of it. */
@@ -45,6 +49,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -475,9 +480,9 @@ static amp_status amp__tfile_restore(void)
                              "complete document", strerror(e), strerror(errno));
 }
 
-amp_status amp__tfile_write(const amp__sb *head, const amp__sb *events, uint64_t nevents, const amp__sb *tail)
+static amp_status amp__tfile_write_unsignalled(const amp__sb *head, const amp__sb *events, uint64_t nevents,
+                                               const amp__sb *tail)
 {
-    if (W.failed) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s", W.error);
     if (W.fd < 0) {
         if (!amp__tfile_expand())
             return amp__tfile_refuse("with %%p replaced by the process id the path is %d characters or longer", PATH_MAX);
@@ -494,6 +499,31 @@ amp_status amp__tfile_write(const amp__sb *head, const amp__sb *events, uint64_t
     W.closing_n = tail->n <= sizeof W.closing ? tail->n : 0;
     if (W.closing_n) memcpy(W.closing, tail->p, tail->n);
     return AMP_OK;
+}
+
+amp_status amp__tfile_write(const amp__sb *head, const amp__sb *events, uint64_t nevents, const amp__sb *tail)
+{
+    if (W.failed) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s", W.error);
+    /* SIGXFSZ is sent to this thread by a write or truncate past
+     * RLIMIT_FSIZE (see the top): blocked, the call fails with EFBIG
+     * instead. One already pending (the program's own, blocked) is left
+     * for the program. */
+    sigset_t xfsz, old, pending;
+    sigemptyset(&xfsz);
+    sigaddset(&xfsz, SIGXFSZ);
+    bool masked = pthread_sigmask(SIG_BLOCK, &xfsz, &old) == 0;
+    bool was_pending = masked && sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ) == 1;
+    amp_status st = amp__tfile_write_unsignalled(head, events, nevents, tail);
+    if (masked) {
+        if (!was_pending) {
+            const struct timespec now = {0, 0};
+            int e = errno;
+            while (sigtimedwait(&xfsz, NULL, &now) == SIGXFSZ) {}
+            errno = e;
+        }
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+    }
+    return st;
 }
 
 void amp__tfile_note(char *out, size_t n)
