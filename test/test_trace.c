@@ -1541,6 +1541,40 @@ Test(trace, file_size_limit_does_not_end_the_program)
     tdir_remove(&d);
 }
 
+/* A program that closes the trace's descriptor (closing all it does not
+ * know of, as a daemon does) and opens a file of its own at that number:
+ * the next flush wrote the trace's closing text over that file and cut it
+ * to the trace's length, and the exit closed it. Now the flush fails,
+ * saying why; the program's file keeps its text and the trace file holds
+ * the first flush's complete trace. */
+Test(trace, descriptor_the_program_reused_is_not_written)
+{
+    NEEDS_HOOKS();
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    tdir d;
+    tdir_make(&d);
+    char path[128], var[160], mine[128];
+    snprintf(path, sizeof path, "%s/trace.json", d.path);
+    snprintf(var, sizeof var, "AMP_TRACE=%s", path);
+    snprintf(mine, sizeof mine, "%s/programs-own", d.path);
+    const char *env[] = {var, NULL};
+    const char *args[] = {"--reuse-trace-fd", mine, NULL};
+    run r = run_helper_args(&d, acc, env, args, 0);
+    cr_assert_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+    hout h = parse_helper(&r);
+    cr_expect(h.ok, "the helper did not finish:\n%s", r.out);
+    cr_expect_str_eq(h.flush, "AMP_ERROR_INVALID_ARGUMENT", "the second flush must fail:\n%s", r.err);
+    cr_expect(strstr(r.err, "was closed by the program") && strstr(r.err, "refers to another file"),
+              "stderr must say why:\n%s", r.err);
+    expect_text(mine, "precious\n", "the trace was written into the program's own file");
+    trace t = load_trace(path);
+    cr_expect_eq(count_cat(&t, "launch", "trace_scale"), 2, "%d launches in the file",
+                 count_cat(&t, "launch", "trace_scale"));
+    trace_free(&t);
+    run_free(&r);
+    tdir_remove(&d);
+}
+
 /* Our own file from an earlier run is rewritten whole; one with a second
  * link (someone linked it elsewhere) is left alone. */
 Test(trace, file_of_our_own_is_reused_unless_linked)

@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <hipamp.h>
 
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,7 +33,11 @@
  * (AMP_TRACE, no %p) plus 64 bytes, launches 20 more times, flushes again
  * (it fails: "File too large"), prints "ok" and exits normally;
  * --keep-sigxfsz with it leaves SIGXFSZ's default action (the end of the
- * process), as a program under `ulimit -f` has it.
+ * process), as a program under `ulimit -f` has it. --reuse-trace-fd PATH:
+ * after the flush midway, closes the trace file's descriptor (AMP_TRACE
+ * without %p) as a program closing descriptors it does not own would,
+ * opens PATH at its number and writes "precious\n" there, launches again,
+ * flushes, prints "ok" and exits normally.
  * Exit: 0 ok, 1 usage, 2 no accelerator, 3 build failed, 4 planting failed,
  * 5 a call failed, 6 wrong result. */
 
@@ -127,9 +132,20 @@ static void flush(void)
     if (st != AMP_OK) fprintf(stderr, "trace_helper: amp_trace_flush: %s\n", amp_last_error());
 }
 
+/* The descriptor of the trace file AMP_TRACE names (no %p), or -1. */
+static int trace_fd(void)
+{
+    const char *t = getenv("AMP_TRACE");
+    struct stat want, st;
+    if (!t || stat(t, &want) != 0) return -1;
+    for (int fd = 3; fd < 1024; ++fd)
+        if (fstat(fd, &st) == 0 && st.st_dev == want.st_dev && st.st_ino == want.st_ino) return fd;
+    return -1;
+}
+
 int main(int argc, char **argv)
 {
-    const char *extra = NULL, *plant = NULL, *then_build = NULL, *go_to = NULL;
+    const char *extra = NULL, *plant = NULL, *then_build = NULL, *go_to = NULL, *reuse_fd = NULL;
     bool flush_exit = false, flush_only = false, graph = false, limited = false, own = false, plant_fifo = false,
          keep_xfsz = false;
     if (argc < 2) {
@@ -148,6 +164,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--chdir") && i + 1 < argc) go_to = argv[++i];
         else if (!strcmp(argv[i], "--limited-second-flush")) limited = true;
         else if (!strcmp(argv[i], "--keep-sigxfsz")) keep_xfsz = true;
+        else if (!strcmp(argv[i], "--reuse-trace-fd") && i + 1 < argc) reuse_fd = argv[++i];
         else return 1;
     }
     if (go_to && chdir(go_to) != 0) {
@@ -260,6 +277,19 @@ int main(int argc, char **argv)
         _exit(bad ? 6 : 0);
     }
     flush();
+    if (reuse_fd) {
+        int tfd = trace_fd();
+        int fd = tfd < 0 ? -1 : open(reuse_fd, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (tfd < 0 || fd < 0 || close(tfd) != 0 || dup2(fd, tfd) != tfd || close(fd) != 0 ||
+            write(tfd, "precious\n", 9) != 9) {
+            fprintf(stderr, "trace_helper: could not put %s at the trace's descriptor %d\n", reuse_fd, tfd);
+            return 5;
+        }
+        for (int i = 0; i < 5; ++i) TRY(amp_parallel_for_each(q, amp_extent_1d(N), k_scale, a2, 3));
+        flush();
+        printf("ok\n");
+        return bad ? 6 : 0;
+    }
     if (limited) {
         struct stat st;
         const char *t = getenv("AMP_TRACE");

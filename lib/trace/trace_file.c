@@ -42,6 +42,11 @@
  * and the one the trace's own write raised is taken back, so that a
  * program under `ulimit -f` runs on untraced instead of dying at exit.
  *
+ * The descriptor is checked to be the file's still before each flush
+ * writes and before it is closed: a program that closed it and opened a
+ * file of its own at its number has that file left alone (the flush fails,
+ * saying so).
+ *
  * Called under the trace's flush lock (and by the constructor, before any
  * thread can call in), which guards all of it. */
 #include "trace_internal.h"
@@ -65,6 +70,8 @@ static struct {
     size_t verbatim;      /* value's first bytes that are the current directory's name: no %p there */
     char path[PATH_MAX];  /* with %p replaced, once opened */
     int fd;               /* -1: not open */
+    dev_t dev;            /* the file fd was opened on (amp__tfile_ours) */
+    ino_t ino;
     off_t tail;           /* where the closing text starts: the next events go there */
     char closing[2048];   /* the closing text the last flush wrote at tail */
     size_t closing_n;     /* its length; 0: none written, or too long to keep */
@@ -443,12 +450,23 @@ out:
     return fd < 0 ? -1 : fd;
 }
 
+/* Whether W.fd is still the trace file. A program that closes descriptors
+ * it does not own (a daemon closing all from 3 up) and then opens a file
+ * of its own at the same number would otherwise have that file written
+ * over at the trace's offset and cut to the trace's length, or closed
+ * under it at exit. */
+static bool amp__tfile_ours(void)
+{
+    struct stat st;
+    return W.fd >= 0 && fstat(W.fd, &st) == 0 && st.st_dev == W.dev && st.st_ino == W.ino;
+}
+
 void amp__tfile_child(void)
 {
     /* The parent's descriptor, and with it the lock, stays the parent's:
      * a child that lives on (it traces nothing) does not make the file
      * look in use after the parent is gone. */
-    if (W.fd >= 0) close(W.fd);
+    if (amp__tfile_ours()) close(W.fd);
     W.fd = -1;
 }
 
@@ -487,8 +505,18 @@ static amp_status amp__tfile_write_unsignalled(const amp__sb *head, const amp__s
         if (!amp__tfile_expand())
             return amp__tfile_refuse("with %%p replaced by the process id the path is %d characters or longer", PATH_MAX);
         if ((W.fd = amp__tfile_open()) < 0) return AMP_ERROR_INVALID_ARGUMENT;
+        struct stat st;
+        if (fstat(W.fd, &st) != 0) return amp__tfile_refuse("%s", strerror(errno));
+        W.dev = st.st_dev;
+        W.ino = st.st_ino;
         if (!amp__pwrite_all(head->p, head->n, 0)) return amp__tfile_refuse("%s", strerror(errno));
         W.tail = (off_t)head->n;
+    } else if (!amp__tfile_ours()) {
+        int fd = W.fd;
+        W.fd = -1; /* the number is the program's now: not closed either */
+        return amp__tfile_refuse("its descriptor (%d) was closed by the program since the last flush%s; nothing more "
+                                 "is written, so that the program's file is not written over",
+                                 fd, fcntl(fd, F_GETFD) != -1 ? " and now refers to another file" : "");
     }
     off_t end = W.tail + (off_t)events->n;
     if (!amp__pwrite_all(events->p, events->n, W.tail) || !amp__pwrite_all(tail->p, tail->n, end) ||
@@ -534,7 +562,7 @@ void amp__tfile_note(char *out, size_t n)
 
 void amp__tfile_close(void)
 {
-    if (W.fd >= 0) close(W.fd);
+    if (amp__tfile_ours()) close(W.fd);
     W.fd = -1;
     if (!W.failed) {
         W.failed = true; /* nothing is written after this */
