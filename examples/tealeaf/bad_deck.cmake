@@ -49,3 +49,21 @@ string(FIND "${_err}" "--solver 'gmres': not cg, chebyshev, ppcg or jacobi" _at)
 if(NOT _rc EQUAL 2 OR _at EQUAL -1)
   message(FATAL_ERROR "--solver gmres: exit ${_rc}, not 2 with the solver named:\n${_out}${_err}")
 endif()
+# Bad arguments: exit 2 with the option or the value named (the words
+# before '|' are the arguments after --device cpu).
+foreach(_case
+    "--check-every;abc;good.in|--check-every 'abc': need a whole number from 1 to 1000000"
+    "--check-every;0;good.in|--check-every '0': need a whole number"
+    "--check-every;99999999999999999999;good.in|--check-every '99999999999999999999': need"
+    "good.in;--problems|--problems needs a value"
+    "good.in;other.in|one deck only, given 'good.in' and 'other.in'")
+  string(FIND "${_case}" "|" _bar)
+  string(SUBSTRING "${_case}" 0 ${_bar} _args)
+  math(EXPR _bar "${_bar} + 1")
+  string(SUBSTRING "${_case}" ${_bar} -1 _want)
+  execute_process(COMMAND ${TEALEAF} --device cpu ${_args} OUTPUT_VARIABLE _out ERROR_VARIABLE _err RESULT_VARIABLE _rc)
+  string(FIND "${_err}" "${_want}" _at)
+  if(NOT _rc EQUAL 2 OR _at EQUAL -1)
+    message(FATAL_ERROR "tealeaf ${_args}: exit ${_rc}, not 2 with \"${_want}\" said:\n${_out}${_err}")
+  endif()
+endforeach()

@@ -32,7 +32,10 @@ int tea_parse_args(int argc, char **argv, tea_options *o)
         const char *a = argv[i];
         if (!strcmp(a, "--device") || !strcmp(a, "--problems") || !strcmp(a, "--check-every") ||
             !strcmp(a, "--solver")) {
-            if (i + 1 >= argc) return usage(argv[0], "an option needs a value");
+            if (i + 1 >= argc) {
+                fprintf(stderr, "tealeaf: %s needs a value\n", a);
+                return usage(argv[0], NULL);
+            }
             const char *v = argv[++i];
             if (!strcmp(a, "--device")) o->device = v;
             else if (!strcmp(a, "--problems")) o->problems = v;
@@ -48,7 +51,10 @@ int tea_parse_args(int argc, char **argv, tea_options *o)
             } else {
                 char *end = NULL;
                 long k = strtol(v, &end, 10);
-                if (end == v || *end || k < 1 || k > 1000000) return usage(argv[0], "--check-every needs 1 to 1000000");
+                if (end == v || *end || k < 1 || k > 1000000) {
+                    fprintf(stderr, "tealeaf: --check-every '%s': need a whole number from 1 to 1000000\n", v);
+                    return usage(argv[0], NULL);
+                }
                 o->check_every = (int)k;
             }
         } else if (!strcmp(a, "--no-graph")) o->graph = false;
@@ -61,7 +67,10 @@ int tea_parse_args(int argc, char **argv, tea_options *o)
         else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "tealeaf: unknown option '%s'\n", a);
             return usage(argv[0], NULL);
-        } else if (o->deck) return usage(argv[0], "one deck only");
+        } else if (o->deck) {
+            fprintf(stderr, "tealeaf: one deck only, given '%s' and '%s'\n", o->deck, a);
+            return usage(argv[0], NULL);
+        }
         else o->deck = a;
     }
     if (!o->deck) return usage(argv[0], "no deck given");
