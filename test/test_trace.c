@@ -1512,6 +1512,32 @@ Test(trace, failed_flush_keeps_the_last_complete_trace)
     tdir_remove(&d);
 }
 
+/* A first flush that cannot write its events (the file may not pass 300
+ * bytes) left the file cut off mid-event, a document no viewer reads; it is
+ * left empty now, and the flush says so. */
+Test(trace, failed_first_flush_leaves_no_cut_off_trace)
+{
+    NEEDS_HOOKS();
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    tdir d;
+    tdir_make(&d);
+    char path[128], var[160];
+    snprintf(path, sizeof path, "%s/trace.json", d.path);
+    snprintf(var, sizeof var, "AMP_TRACE=%s", path);
+    const char *env[] = {var, NULL};
+    const char *args[] = {"--limited-first-flush", NULL};
+    run r = run_helper_args(&d, acc, env, args, 0);
+    cr_assert_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+    hout h = parse_helper(&r);
+    cr_expect(h.ok, "the helper did not finish:\n%s", r.out);
+    cr_expect_str_eq(h.flush, "AMP_ERROR_INVALID_ARGUMENT", "the flush must fail:\n%s", r.err);
+    cr_expect(strstr(r.err, "File too large") && strstr(r.err, "the file is left empty"), "stderr must say why:\n%s",
+              r.err);
+    expect_text(path, "", "a trace cut off mid-event was left");
+    run_free(&r);
+    tdir_remove(&d);
+}
+
 /* The same under `ulimit -f` as a program has it, SIGXFSZ's default
  * action left as it is: the write past the limit raises SIGXFSZ, which
  * ended the program (at the flush, or at exit); the flush fails instead,

@@ -37,7 +37,10 @@
  * after the flush midway, closes the trace file's descriptor (AMP_TRACE
  * without %p) as a program closing descriptors it does not own would,
  * opens PATH at its number and writes "precious\n" there, launches again,
- * flushes, prints "ok" and exits normally.
+ * flushes, prints "ok" and exits normally. --limited-first-flush: the
+ * same limit as --limited-second-flush (SIGXFSZ ignored), at 300 bytes,
+ * set before the flush midway (the first), which it fails; "ok" and a
+ * normal exit after it.
  * Exit: 0 ok, 1 usage, 2 no accelerator, 3 build failed, 4 planting failed,
  * 5 a call failed, 6 wrong result. */
 
@@ -147,7 +150,7 @@ int main(int argc, char **argv)
 {
     const char *extra = NULL, *plant = NULL, *then_build = NULL, *go_to = NULL, *reuse_fd = NULL;
     bool flush_exit = false, flush_only = false, graph = false, limited = false, own = false, plant_fifo = false,
-         keep_xfsz = false;
+         keep_xfsz = false, limited_first = false;
     if (argc < 2) {
         fprintf(stderr, "usage: %s DEVICE_PATH [--flush-exit] [--graph] [--build-file PATH]\n", argv[0]);
         return 1;
@@ -164,6 +167,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--chdir") && i + 1 < argc) go_to = argv[++i];
         else if (!strcmp(argv[i], "--limited-second-flush")) limited = true;
         else if (!strcmp(argv[i], "--keep-sigxfsz")) keep_xfsz = true;
+        else if (!strcmp(argv[i], "--limited-first-flush")) limited_first = true;
         else if (!strcmp(argv[i], "--reuse-trace-fd") && i + 1 < argc) reuse_fd = argv[++i];
         else return 1;
     }
@@ -275,6 +279,17 @@ int main(int argc, char **argv)
         print_stats("second", q2);
         fflush(stdout);
         _exit(bad ? 6 : 0);
+    }
+    if (limited_first) {
+        struct rlimit r = {300, 300};
+        signal(SIGXFSZ, SIG_IGN);
+        if (setrlimit(RLIMIT_FSIZE, &r) != 0) {
+            perror("setrlimit");
+            return 5;
+        }
+        flush();
+        printf("ok\n");
+        return bad ? 6 : 0;
     }
     flush();
     if (reuse_fd) {

@@ -36,7 +36,8 @@
  *
  * A flush that cannot write its events (a full disk, RLIMIT_FSIZE) puts
  * back the closing text the previous flush wrote, where it was, so the file
- * stays the last complete trace; the flush fails as a refusal does. Past
+ * stays the last complete trace (a first flush leaves it empty rather than
+ * cut off mid-event); the flush fails as a refusal does. Past
  * RLIMIT_FSIZE the kernel also sends the writing thread SIGXFSZ, whose
  * default action ends the process: it is blocked while the file is written
  * and the one the trace's own write raised is taken back, so that a
@@ -487,11 +488,20 @@ static bool amp__pwrite_all(const char *p, size_t n, off_t off)
 
 /* A write at W.tail failed (errno): cut off what it wrote and put back the
  * previous flush's closing text, so the file is the last complete trace
- * again; the flush fails, and says whether the trace was put back. */
+ * again (empty where there is none); the flush fails, and says whether the
+ * trace was put back. */
 static amp_status amp__tfile_restore(void)
 {
     int e = errno;
-    if (!W.closing_n) return amp__tfile_refuse("%s", strerror(e));
+    if (!W.closing_n) {
+        /* No flush wrote the file whole: what this one wrote stops
+         * mid-event, a document no viewer reads, which looked like a trace
+         * cut short. Empty, it is plainly none. */
+        if (ftruncate(W.fd, 0) == 0)
+            return amp__tfile_refuse("%s (no flush wrote the trace whole: the file is left empty)", strerror(e));
+        return amp__tfile_refuse("%s; the file could not be emptied either (%s): it is not a complete document",
+                                 strerror(e), strerror(errno));
+    }
     bool back = ftruncate(W.fd, W.tail) == 0 && amp__pwrite_all(W.closing, W.closing_n, W.tail);
     if (back) return amp__tfile_refuse("%s (the file holds the trace as the previous flush left it)", strerror(e));
     return amp__tfile_refuse("%s; the previous flush's trace could not be put back either (%s): the file is not a "
@@ -509,7 +519,7 @@ static amp_status amp__tfile_write_unsignalled(const amp__sb *head, const amp__s
         if (fstat(W.fd, &st) != 0) return amp__tfile_refuse("%s", strerror(errno));
         W.dev = st.st_dev;
         W.ino = st.st_ino;
-        if (!amp__pwrite_all(head->p, head->n, 0)) return amp__tfile_refuse("%s", strerror(errno));
+        if (!amp__pwrite_all(head->p, head->n, 0)) return amp__tfile_restore();
         W.tail = (off_t)head->n;
     } else if (!amp__tfile_ours()) {
         int fd = W.fd;
