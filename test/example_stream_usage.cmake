@@ -3,6 +3,8 @@ cmake_minimum_required(VERSION 3.16)
 set(_cases
   "--arraysize|0|'0'"
   "--arraysize|12x|'12x'"
+  "--arraysize| 12|' 12'"
+  "--numtimes| 5|' 5'"
   "--arraysize|2147483649|'2147483649'"
   "--arraysize|1099511627777|'1099511627777'"
   "--numtimes|1|'1'"

@@ -52,6 +52,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <hipamp.h>
 
+#include <ctype.h>
 #include <errno.h>
 #include <float.h>
 #include <limits.h>
@@ -134,7 +135,8 @@ static bool parse_count(const char *opt, const char *s, long long lo, long long 
     char *end = NULL;
     errno = 0;
     long long v = strtoll(s, &end, 10);
-    if (!*s || *end || errno || v < lo || v > hi) {
+    /* strtoll skips leading spaces: " 12" is not a number as given. */
+    if (!*s || isspace((unsigned char)*s) || *end || errno || v < lo || v > hi) {
         fprintf(stderr, "stream: %s '%s': need a whole number from %lld to %lld\n", opt, s, lo, hi);
         return false;
     }
@@ -440,7 +442,8 @@ int main(int argc, char **argv)
 
     double *times = malloc(sizeof(double) * K_COUNT * (size_t)o->times);
     if (!times) {
-        fprintf(stderr, "stream: out of host memory\n");
+        fprintf(stderr, "stream: out of host memory for the times of --numtimes %lld (%zu bytes)\n", o->times,
+                sizeof(double) * K_COUNT * (size_t)o->times);
         return EXIT_HIPAMP;
     }
     /* The classic run (Copy, Mul, Add, Triad, Dot each iteration), then
