@@ -2388,3 +2388,72 @@ Test(internal, cache_tags_that_differ_past_the_cut_stay_different)
     amp__fit_tag(out_a, sizeof out_a, "hip gfx90a hiprtc 6.2;HIP_PATH=9:/opt/rocm");
     cr_assert_str_eq(out_a, "hip gfx90a hiprtc 6.2;HIP_PATH=9:/opt/rocm");
 }
+
+/* amp__ancestors_pass (lib/base/trusted_path.c), the walk the shared disk
+ * cache and the prebuilt packs hold the directories above them to: every
+ * directory from / down, in order, the path itself only when whole; the
+ * first refusal or failed stat named. */
+#include "base/trusted_path.h"
+
+typedef struct {
+    ino_t refuse;
+    int seen;
+    ino_t order[16];
+} ancestor_probe;
+
+static bool ancestor_judge(const struct stat *sb, void *ctx, char *what, size_t n)
+{
+    ancestor_probe *p = ctx;
+    if (p->seen < 16) p->order[p->seen] = sb->st_ino;
+    ++p->seen;
+    if (sb->st_ino != p->refuse) return true;
+    snprintf(what, n, "refused by the probe");
+    return false;
+}
+
+Test(internal, ancestors_pass_walks_from_root_down_and_names_the_first_refused)
+{
+    char base[] = "/tmp/amp-ancestors-XXXXXX", a[64], b[80], dir[PATH_MAX], why[128];
+    cr_assert_not_null(mkdtemp(base));
+    snprintf(a, sizeof a, "%s/a", base);
+    snprintf(b, sizeof b, "%s/b", a);
+    cr_assert_eq(mkdir(a, 0700), 0);
+    cr_assert_eq(mkdir(b, 0700), 0);
+    struct stat sr, sa, sb;
+    cr_assert_eq(stat("/", &sr), 0);
+    cr_assert_eq(stat(a, &sa), 0);
+    cr_assert_eq(stat(b, &sb), 0);
+
+    /* Whole: /, /tmp, base, a, b in that order. */
+    ancestor_probe p = {.refuse = 0};
+    cr_assert(amp__ancestors_pass(b, true, ancestor_judge, &p, dir, sizeof dir, why, sizeof why));
+    cr_assert_eq(p.seen, 5, "judged %d directories above and at %s, want 5", p.seen, b);
+    cr_assert(p.order[0] == sr.st_ino && p.order[3] == sa.st_ino && p.order[4] == sb.st_ino);
+    /* Not whole: b itself is not judged. */
+    p = (ancestor_probe){.refuse = sb.st_ino};
+    cr_assert(amp__ancestors_pass(b, false, ancestor_judge, &p, dir, sizeof dir, why, sizeof why),
+              "the path itself was judged: %s: %s", dir, why);
+    cr_assert_eq(p.seen, 4);
+    /* The first refusal stops the walk and is named. */
+    p = (ancestor_probe){.refuse = sa.st_ino};
+    cr_assert_not(amp__ancestors_pass(b, true, ancestor_judge, &p, dir, sizeof dir, why, sizeof why));
+    cr_assert_str_eq(dir, a);
+    cr_assert_str_eq(why, "refused by the probe");
+    cr_assert_eq(p.seen, 4);
+    /* / alone. */
+    p = (ancestor_probe){.refuse = sr.st_ino};
+    cr_assert_not(amp__ancestors_pass("/", true, ancestor_judge, &p, dir, sizeof dir, why, sizeof why));
+    cr_assert_str_eq(dir, "/");
+    cr_assert_eq(p.seen, 1);
+    /* A directory that is not there, and a relative path. */
+    char gone[96];
+    snprintf(gone, sizeof gone, "%s/gone/deeper", base);
+    p = (ancestor_probe){.refuse = 0};
+    cr_assert_not(amp__ancestors_pass(gone, true, ancestor_judge, &p, dir, sizeof dir, why, sizeof why));
+    cr_assert(strstr(dir, "/gone") && !strstr(dir, "deeper") && strstr(why, strerror(ENOENT)), "%s: %s", dir, why);
+    cr_assert_not(amp__ancestors_pass("tmp/x", true, ancestor_judge, &p, dir, sizeof dir, why, sizeof why));
+    cr_assert(strstr(why, "absolute"), "%s", why);
+    rmdir(b);
+    rmdir(a);
+    rmdir(base);
+}

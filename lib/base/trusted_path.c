@@ -1,6 +1,7 @@
 /* trusted_path.c — who could have put what a path leads to where it is (trusted_path.h): the lookup walked component by component as the kernel walks it, symbolic links followed, each directory looked in and what is found held against the writers a caller trusts. */
 #include "trusted_path.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -182,6 +183,37 @@ int amp__trusted_dir(const amp__trust *t, const char *dir, char *why, size_t n)
     if (!realpath(dir, real) || stat(real, &st) != 0 || !S_ISDIR(st.st_mode)) return AMP__WALK_NOTHING;
     /* No entry: in a sticky directory a new name needs no one's file. */
     return amp__dir_problem(t, real, &st, NULL, NULL, why, n) ? AMP__WALK_UNTRUSTED : AMP__WALK_DIR;
+}
+
+bool amp__ancestors_pass(const char *real, bool whole, amp__dir_judge judge, void *ctx, char *dir, size_t n, char *why,
+                         size_t m)
+{
+    const size_t len = strlen(real);
+    /* The parent's end: the last '/', which is / itself for "/x". */
+    const char *slash = strrchr(real, '/');
+    const size_t end = whole ? len : slash ? (size_t)(slash - real) : 0;
+    char at[PATH_MAX];
+    if (real[0] != '/' || len >= sizeof at) {
+        snprintf(dir, n, "%s", real);
+        snprintf(why, m, "%s", real[0] != '/' ? "not an absolute path" : "a path too long to walk");
+        return false;
+    }
+    /* "/" first, then each prefix ending before a '/' or at end. */
+    for (size_t p = 0; p <= end; ++p) {
+        if (p > 0 && p < end && real[p] != '/') continue;
+        if (p > 0 && p == end && real[p - 1] == '/') continue; /* a trailing '/': judged already */
+        if (p > 0 && p < end && real[p - 1] == '/') continue;  /* "//": the same directory */
+        snprintf(at, sizeof at, "%.*s", p ? (int)p : 1, real);
+        struct stat sb;
+        if (stat(at, &sb) != 0) {
+            snprintf(why, m, "%s", strerror(errno));
+        } else if (judge(&sb, ctx, why, m)) {
+            continue;
+        }
+        snprintf(dir, n, "%s", at);
+        return false;
+    }
+    return true;
 }
 
 bool amp__path_tidy(const char *path, char *out, size_t n)

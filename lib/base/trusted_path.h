@@ -52,6 +52,18 @@ int amp__trusted_walk(const amp__trust *t, const char *base, const char *name, s
  * directory. Reads only metadata; thread-safe. */
 int amp__trusted_dir(const amp__trust *t, const char *dir, char *why, size_t n);
 
+/* A caller's rule for one directory above a path: true when it passes;
+ * false with the reason in what (n bytes). */
+typedef bool (*amp__dir_judge)(const struct stat *sb, void *ctx, char *what, size_t n);
+
+/* Each directory from / down to real (absolute and resolved: no links, no
+ * ".."), real itself last when whole, else its parent, stat'ed and held to
+ * judge. True when every one passes; else false with the first that could
+ * not be stat'ed or that judge refused in dir (n bytes) and why in why (m
+ * bytes). Reads only metadata; thread-safe. */
+bool amp__ancestors_pass(const char *real, bool whole, amp__dir_judge judge, void *ctx, char *dir, size_t n, char *why,
+                         size_t m);
+
 /* path as a lookup would take it from here, without looking: made
  * absolute from the working directory, its empty and "." components left
  * out; ".." and links kept (what a link leads to decides where a ".."

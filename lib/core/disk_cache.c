@@ -26,6 +26,7 @@
  * Nothing here is reported as an error: a cache that cannot be used is
  * skipped, and amp_cache_get_info says why. */
 #include "internal.h"
+#include "base/trusted_path.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -416,6 +417,21 @@ out:
  * a member of any group the user is in who may write a directory above
  * could choose by putting theirs there. False with the cache off, saying
  * which directory and why. */
+static bool amp__dc_ancestor_judge(const struct stat *sb, void *ctx, char *what, size_t n)
+{
+    const bool pinned = *(const bool *)ctx;
+    const bool sticky = (sb->st_mode & S_ISVTX) != 0;
+    if (sb->st_uid != 0 && sb->st_uid != geteuid() && !(pinned && amp__owner_trusted(sb->st_uid)))
+        snprintf(what, n, "owned by uid %d", (int)sb->st_uid);
+    else if ((sb->st_mode & S_IWGRP) && !sticky && !(pinned && sb->st_gid == amp__dc_gid))
+        snprintf(what, n, "writable by group %d (mode %04o)", (int)sb->st_gid, (unsigned)(sb->st_mode & 07777));
+    else if ((sb->st_mode & S_IWOTH) && !sticky)
+        snprintf(what, n, "writable by every user (mode %04o)", (unsigned)(sb->st_mode & 07777));
+    else
+        return true;
+    return false;
+}
+
 static bool amp__dc_ancestors_safe(bool pinned)
 {
     char self[64], real[PATH_MAX];
@@ -427,37 +443,15 @@ static bool amp__dc_ancestors_safe(bool pinned)
         return false;
     }
     real[n] = '\0';
-    size_t last = (size_t)(strrchr(real, '/') - real);
-    for (size_t p = 0; p <= last; ++p) {
-        if (real[p] != '/') continue;
-        char dir[PATH_MAX];
-        snprintf(dir, sizeof dir, "%.*s", p ? (int)p : 1, real);
-        struct stat sb;
-        const char *why = NULL;
-        char what[96] = "";
-        if (stat(dir, &sb) != 0) {
-            why = strerror(errno);
-        } else {
-            bool sticky = (sb.st_mode & S_ISVTX) != 0;
-            if (sb.st_uid != 0 && sb.st_uid != geteuid() && !(pinned && amp__owner_trusted(sb.st_uid)))
-                snprintf(what, sizeof what, "owned by uid %d", (int)sb.st_uid);
-            else if ((sb.st_mode & S_IWGRP) && !sticky && !(pinned && sb.st_gid == amp__dc_gid))
-                snprintf(what, sizeof what, "writable by group %d (mode %04o)", (int)sb.st_gid,
-                         (unsigned)(sb.st_mode & 07777));
-            else if ((sb.st_mode & S_IWOTH) && !sticky)
-                snprintf(what, sizeof what, "writable by every user (mode %04o)", (unsigned)(sb.st_mode & 07777));
-        }
-        if (why || what[0]) {
-            amp__dc_off("shared cache directory %s not used: %s above it is %s: %s", amp__dc_path, dir,
-                        why ? why : what,
-                        pinned ? "someone outside the cache's group could put another directory at its path"
-                               : "someone who may write it could put a directory of another group of theirs at its "
-                                 "path, whose members would then run code in this process; name the cache's group "
-                                 "(AMP_CACHE_SHARED=group:NAME) to share a cache below a group's directory");
-            return false;
-        }
-    }
-    return true;
+    char dir[PATH_MAX], why[96];
+    if (amp__ancestors_pass(real, false, amp__dc_ancestor_judge, &pinned, dir, sizeof dir, why, sizeof why))
+        return true;
+    amp__dc_off("shared cache directory %s not used: %s above it is %s: %s", amp__dc_path, dir, why,
+                pinned ? "someone outside the cache's group could put another directory at its path"
+                       : "someone who may write it could put a directory of another group of theirs at its "
+                         "path, whose members would then run code in this process; name the cache's group "
+                         "(AMP_CACHE_SHARED=group:NAME) to share a cache below a group's directory");
+    return false;
 }
 
 static void amp__dc_init(void)

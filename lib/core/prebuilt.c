@@ -30,6 +30,7 @@
  * pack (descriptor, index) is never changed or closed again, so entries
  * are read and checked without the lock. */
 #include "internal.h"
+#include "base/trusted_path.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -131,32 +132,24 @@ static void amp__pb_set_reason(const char *fmt, ...)
     va_end(ap);
 }
 
-/* Every directory from / down to path (resolved) must pass amp__pb_problem;
+static bool amp__pb_dir_judge(const struct stat *sb, void *ctx, char *what, size_t n)
+{
+    (void)ctx;
+    const char *why = amp__pb_problem(sb, true);
+    if (why) snprintf(what, n, "%s", why);
+    return !why;
+}
+
+/* Every directory from / down to real (resolved) must pass amp__pb_problem;
  * false with the reason in why (size bytes) otherwise. */
 static bool amp__pb_check_dirs(const char *real, char *why_out, size_t size)
 {
-    char buf[PATH_MAX];
-    snprintf(buf, sizeof buf, "%s", real);
-    size_t len = strlen(buf);
-    for (size_t i = 1; i <= len; ++i) {
-        if (buf[i] != '/' && buf[i] != 0) continue;
-        char keep = buf[i];
-        buf[i] = 0;
-        struct stat sb;
-        const char *why = stat(buf, &sb) != 0 ? strerror(errno) : amp__pb_problem(&sb, true);
-        if (why) {
-            snprintf(why_out, size, "prebuilt directory %s not used: %s is %s", real, buf, why);
-            return false;
-        }
-        buf[i] = keep;
-    }
-    struct stat root;
-    const char *why = stat("/", &root) != 0 ? strerror(errno) : amp__pb_problem(&root, true);
-    if (why) {
-        snprintf(why_out, size, "prebuilt directory %s not used: / is %s", real, why);
-        return false;
-    }
-    return true;
+    char dir[PATH_MAX], why[128];
+    if (amp__ancestors_pass(real, true, amp__pb_dir_judge, NULL, dir, sizeof dir, why, sizeof why)) return true;
+    /* A message cut at size bytes is still the message. */
+    if (snprintf(why_out, size, "prebuilt directory %s not used: %s is %s", real, dir, why) >= (int)size)
+        why_out[size - 1] = '\0';
+    return false;
 }
 
 static void amp__pb_init(void)
