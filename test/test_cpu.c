@@ -1,4 +1,4 @@
-/* test_cpu.c — behaviours only the CPU accelerator has: debug-mode bounds checks and divergent-barrier reports on both tile paths (loop versions and fibers), a missing compiler, compile errors with user line numbers, user options (optimisation levels below -O2; options it cannot honour refused), compile time-outs that leave no process or file behind, a fiber build made after a stuck loop transformation kept out of the disk cache, temporary directories of dead processes swept, the tile_static and tile-size limits, thread-count independence, the restrict path against the plain one, the pool's spin-then-sleep hand-offs under launches back to back and apart, direct launches on learned widths, and the HIP device vocabulary of its prelude. ; a forked child launching after an idle pool, after a fork in the middle of a tiled launch on fibers, and waiting for a queue forked before the pool first ran; the compiler's process and environment: a program that ignores SIGCHLD or reaps every child, a relative AMP_CXX after a chdir, DEPENDENCIES_OUTPUT, the program's descriptors, a fork on another thread during a build. */
+/* test_cpu.c — behaviours only the CPU accelerator has: debug-mode bounds checks and divergent-barrier reports on both tile paths (loop versions and fibers), a missing compiler, compile errors with user line numbers, user options (optimisation levels below -O2; options it cannot honour refused), compile time-outs that leave no process or file behind, a fiber build made after a stuck loop transformation kept out of the disk cache, temporary directories of dead processes swept, the tile_static and tile-size limits, thread-count independence, the restrict path against the plain one, the pool's spin-then-sleep hand-offs under launches back to back and apart, a view's wait and its blocking launches, synchronous replays and copies not held up by another thread's later launches, direct launches on learned widths, and the HIP device vocabulary of its prelude. ; a forked child launching after an idle pool, after a fork in the middle of a tiled launch on fibers, and waiting for a queue forked before the pool first ran; the compiler's process and environment: a program that ignores SIGCHLD or reaps every child, a relative AMP_CXX after a chdir, DEPENDENCIES_OUTPUT, the program's descriptors, a fork on another thread during a build. */
 #include "support.h"
 
 #include <dirent.h>
@@ -534,6 +534,100 @@ Test(cpu, a_view_wait_is_not_held_up_by_another_threads_later_launches, .timeout
     ASSERT_OK(amp_accelerator_view_wait(q));
     ASSERT_OK(amp_array_view_destroy(vi));
     ASSERT_OK(amp_array_view_destroy(vo));
+    ASSERT_OK(amp_program_destroy(p));
+    ASSERT_OK(amp_accelerator_view_destroy(q));
+}
+
+/* What runs on a queue in the caller's thread after the work queued on it
+ * (a blocking launch, a synchronous graph replay, a copy between two arrays
+ * of the queue) waits for what the queue holds when it is called, not for
+ * the queue to be empty: another thread that keeps queueing does not hold
+ * it up. Before, each waited until it saw the queue empty, which a busy
+ * producer never let happen: it returned only once the producer stopped (a
+ * helper stops it after 5 s here; the calls take a fraction of a second). */
+typedef struct stopper {
+    producer *pr;
+    atomic_int done; /* the calls returned: stop no more */
+} stopper;
+
+static void *stop_later(void *arg)
+{
+    stopper *s = arg;
+    for (int i = 0; i < 500 && !atomic_load(&s->done); ++i) usleep(10000);
+    atomic_store(&s->pr->stop, 1);
+    return NULL;
+}
+
+Test(cpu, blocking_work_on_a_view_is_not_held_up_by_another_threads_later_launches, .timeout = 120)
+{
+    setenv("AMP_QUEUE_DEPTH", "64", 1);
+    amp_accelerator *acc = cpu_acc();
+    amp_program *p = test_build(acc, "AMP_KERNEL(busy, amp::index<1> i, amp::array_view<const int, 1> x,\n"
+                                     "                 amp::array_view<int, 1> y)\n"
+                                     "{ unsigned v = (unsigned)x[i];\n"
+                                     "  for (int k = 0; k < 2000; ++k) v = v * 1103515245u + 12345u;\n"
+                                     "  y[i] = (int)v; }\n"
+                                     "AMP_KERNEL(bump, amp::index<1> i, amp::array_view<int, 1> v)\n"
+                                     "{ v[i] += 1; }\n");
+    amp_accelerator_view *q = NULL;
+    ASSERT_OK(amp_accelerator_view_create(acc, &q));
+    static int in[4096], out[4096], mine[256], from[256], to[256];
+    amp_array_view *vi = test_view(in, sizeof(int), amp_extent_1d(4096), AMP_READ_ONLY);
+    amp_array_view *vo = test_view(out, sizeof(int), amp_extent_1d(4096), AMP_WRITE_ONLY);
+    amp_array_view *vm = test_view(mine, sizeof(int), amp_extent_1d(256), AMP_READ_WRITE);
+    amp_kernel *bump = test_kernel(p, "bump");
+    amp_arg bargs[] = {amp_arg_view(vm)};
+    /* The graph, recorded before the producer starts (q records nothing
+     * else meanwhile), and two arrays of q's for the copy. */
+    amp_graph *g = NULL;
+    ASSERT_OK(amp_graph_begin_recording(q));
+    ASSERT_OK(amp_parallel_for_each(q, amp_extent_1d(256), bump, bargs, 1));
+    ASSERT_OK(amp_graph_end_recording(q, &g));
+    for (int i = 0; i < 256; ++i) from[i] = 7 * i + 1;
+    amp_array *a = NULL, *b = NULL;
+    ASSERT_OK(amp_array_create(q, sizeof(int), amp_extent_1d(256), from, &a));
+    ASSERT_OK(amp_array_create(q, sizeof(int), amp_extent_1d(256), NULL, &b));
+
+    amp_arg args[] = {amp_arg_view(vi), amp_arg_view(vo)};
+    static producer pr;
+    pr.q = q;
+    pr.k = test_kernel(p, "busy");
+    pr.args = args;
+    atomic_init(&pr.stop, 0);
+    static stopper sp;
+    sp.pr = &pr;
+    atomic_init(&sp.done, 0);
+    pthread_t t, s;
+    cr_assert_eq(pthread_create(&t, NULL, produce, &pr), 0);
+    usleep(100000);
+    cr_assert_eq(pthread_create(&s, NULL, stop_later, &sp), 0);
+    amp_status st1 = amp_parallel_for_each(q, amp_extent_1d(256), bump, bargs, 1);
+    bool held1 = atomic_load(&pr.stop) != 0;
+    amp_status st2 = amp_graph_launch(q, g);
+    bool held2 = atomic_load(&pr.stop) != 0;
+    amp_status st3 = amp_copy_array(a, b);
+    bool held3 = atomic_load(&pr.stop) != 0;
+    atomic_store(&sp.done, 1);
+    pthread_join(s, NULL);
+    pthread_join(t, NULL);
+    ASSERT_OK(st1);
+    ASSERT_OK(st2);
+    ASSERT_OK(st3);
+    cr_assert(!held1, "the blocking launch waited until the other thread stopped queueing (%d launches)", pr.launched);
+    cr_assert(!held2, "the synchronous replay waited until the other thread stopped queueing (%d launches)",
+              pr.launched);
+    cr_assert(!held3, "the copy waited until the other thread stopped queueing (%d launches)", pr.launched);
+    ASSERT_OK(amp_array_view_synchronize(vm));
+    for (int i = 0; i < 256; ++i) cr_assert_eq(mine[i], 2, "element %d: %d after a launch and a replay", i, mine[i]);
+    ASSERT_OK(amp_array_copy_to_host(b, to));
+    cr_assert_eq(memcmp(from, to, sizeof to), 0, "the copy between q's arrays");
+    ASSERT_OK(amp_accelerator_view_wait(q));
+    ASSERT_OK(amp_graph_destroy(g));
+    ASSERT_OK(amp_array_destroy(a));
+    ASSERT_OK(amp_array_destroy(b));
+    ASSERT_OK(amp_array_view_destroy(vi));
+    ASSERT_OK(amp_array_view_destroy(vo));
+    ASSERT_OK(amp_array_view_destroy(vm));
     ASSERT_OK(amp_program_destroy(p));
     ASSERT_OK(amp_accelerator_view_destroy(q));
 }

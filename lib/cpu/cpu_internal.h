@@ -475,7 +475,8 @@ amp_status amp__cpu_queue_wait(void *dev, void *queue);
 amp_status amp__cpu_queue_wait_for(void *dev, void *queue, uint32_t ms);
 amp_status amp__cpu_queue_wait_event(void *dev, void *queue, void *event);
 amp_status amp__cpu_queue_launch(void *dev, void *queue, void *fn, const amp__launch *l);
-/* Wait (host side) until the queue's launches queued so far have run. */
+/* Wait (host side) until what the queue holds now has run (an event at its
+ * tail: work queued meanwhile by other threads is not waited for). */
 void amp__cpu_queue_drain(void *queue);
 amp_status amp__cpu_event_record(void *dev, void *queue, void **event);
 amp_status amp__cpu_event_record_timed(void *dev, void *queue, void **event);

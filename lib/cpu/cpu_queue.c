@@ -303,8 +303,9 @@ amp_status amp__cpu_queue_create(void *dev, void **queue)
     return AMP_OK;
 }
 
-/* Wait until the launches queued so far have run, or until *until (NULL:
- * no limit). false: timed out. */
+/* Wait until the queue is empty, or until *until (NULL: no limit). false:
+ * timed out. Only where no event can be had (amp__cpu_queue_drain): another
+ * thread that keeps queueing keeps it from ever being seen empty. */
 static bool amp__cpu_queue_idle(amp__cpu_queue *q, const struct timespec *until)
 {
     amp__cpu_queue_after_fork(q);
@@ -316,9 +317,29 @@ static bool amp__cpu_queue_idle(amp__cpu_queue *q, const struct timespec *until)
     return idle;
 }
 
+static amp_status amp__cpu_record(amp__cpu_queue *q, bool timed, void **event);
+
+/* What the queue holds now has run: waited through an event at its tail,
+ * as amp__cpu_queue_wait_until waits, not until the queue is empty. A
+ * blocking launch, a synchronous replay and a copy run in the caller's
+ * thread after this; had they waited for an empty queue, another thread
+ * that kept queueing asynchronous launches on it held them up until it
+ * stopped (for good, were it waiting on their results). Lock order: q->mu,
+ * then amp__cpu_event_mu, taken one after the other; the caller may hold
+ * storage locks, which the queue's thread never takes. */
 void amp__cpu_queue_drain(void *queue)
 {
-    if (queue) (void)amp__cpu_queue_idle(queue, NULL);
+    amp__cpu_queue *q = queue;
+    void *ev = NULL;
+    if (!q) return;
+    if (amp__cpu_record(q, false, &ev) != AMP_OK) {
+        /* No memory for the event (its message stays this thread's last
+         * error, under a call that goes on to succeed): the empty queue. */
+        (void)amp__cpu_queue_idle(q, NULL);
+        return;
+    }
+    amp__cpu_event_block(ev, NULL);
+    amp__cpu_event_unref(ev);
 }
 
 void amp__cpu_queue_destroy(void *dev, void *queue)
@@ -355,8 +376,6 @@ static amp_status amp__cpu_queue_take_fault(amp__cpu_queue *q)
     if (st != AMP_OK) return amp__fail(st, "%s", msg);
     return AMP_OK;
 }
-
-static amp_status amp__cpu_record(amp__cpu_queue *q, bool timed, void **event);
 
 /* Wait for what the queue holds now (until *until; NULL: no limit), then
  * report the queue's fault. Through an event at the tail, not until the
