@@ -519,6 +519,92 @@ Test(include_scan, finds_every_spelling_of_an_include)
     cr_expect_eq(system(path), 0);
 }
 
+/* Numbers and identifiers are read whole, as g++ and clang read them, and
+ * a lone carriage return ends a line: each of these sources hides nothing
+ * from the compilers (g++ and clang -M read the #include), but the scan
+ * took a raw string's prefix from the byte before the quote (the R of a
+ * number, of an identifier a splice or a $ or UTF-8 byte continues), took
+ * a sign or a digit separator as the end of a number (so 1e+'a' opened a
+ * character literal), knew no splice in a raw prefix and no CR-only line:
+ * it missed the #include, which was compiled unkeyed (a named-header
+ * compiler looked for it in its working directory). Where g++ and clang
+ * read the text differently, or it holds a NUL byte, or a trigraph under
+ * an option that may turn them on, the scan is incomplete (never disk
+ * cached; refused for a named-header compiler) and says why. */
+Test(include_scan, reads_tokens_and_line_ends_as_the_compilers_do)
+{
+    char dir[] = "/tmp/hipamp-scan-XXXXXX", path[PATH_MAX], opts[PATH_MAX + 32];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/v.h", dir);
+    put(path, "#define V 5\n");
+    snprintf(opts, sizeof opts, "-I%s", dir);
+    static const char *const found[] = {
+        "#define Z 1e+'a' /* '\n#include \"v.h\"\n// */\n",
+        "#define X FOO\\\nR\"(\";\n#include \"v.h\"\n// )\"\n",
+        "#define Y 1'R\"(\";\n#include \"v.h\"\n// )\"\n",
+        "#define Y 1e+R\"(\";\n#include \"v.h\"\n// )\"\n",
+        "#define Y 1$R\"(\";\n#include \"v.h\"\n// )\"\n",
+        "#define X $R\"(\";\n#include \"v.h\"\n// )\"\n",
+        "#define X \xC3\x80R\"(\";\n#include \"v.h\"\n// )\"\n",
+        "const char *s = u\\\n8R\"( \" /* )\";\n#include \"v.h\"\n// */\n",
+        "#define X R\\\n\"( \" /* )\";\n#include \"v.h\"\n// */\n",
+        "#define X .1e+'a' /* '\n#include \"v.h\"\n// */\n",
+        "#define X 1\\\n'a' /* '\n#include \"v.h\"\n// */\n",
+        "#define X 1'\\\nb' /* '\n#include \"v.h\"\n// */\n",
+        "#define X 1e\\\n+'a' /* '\n#include \"v.h\"\n// */\n",
+        "// a comment\r#include \"v.h\"\r",
+        "int x;\r#include \"v.h\"\r",
+        "#inc\\\rlude \"v.h\"\r",
+        "/* a comment *\\\r/\r#include \"v.h\"\r",
+        "const char *s = \"open\r#include \"v.h\"\r",
+    };
+    for (size_t i = 0; i < sizeof found / sizeof found[0]; ++i) {
+        amp__build_input in = {found[i], strlen(found[i]), opts, NULL, NULL, NULL};
+        amp__scan scan;
+        ASSERT_OK(amp__scan_includes(&in, NULL, (amp__sys_dirs_query){0}, &scan));
+        cr_expect(scan.complete, "source %zu: incomplete (%s)", i, scan.why);
+        cr_expect_eq(scan.n, 1, "source %zu: %zu headers in\n%s", i, scan.n, found[i]);
+        amp__scan_free(&scan);
+    }
+    static const struct {
+        const char *src;
+        size_t len; /* 0: strlen */
+        const char *opt, *why;
+    } unsure[] = {
+        {"#define X \"a\"R\"(\";\n#include \"v.h\"\n// )\"\n", 0, "", "g++ reads as a suffix"},
+        {"#define X 'a'R\"(\";\n#include \"v.h\"\n// )\"\n", 0, "", "g++ reads as a suffix"},
+        {"#define X 1p+'a' /* '\n#include \"v.h\"\n// */\n", 0, "", "sign after 'p'"},
+        {"#define X 0x1p-'a' /* '\n#include \"v.h\"\n// */\n", 0, "", "sign after 'p'"},
+        {"#\0include \"v.h\"\n", 19, "", "NUL byte"},
+        {"#define X \"?\?/\" /* \";\n#include \"v.h\"\n// */\n", 0, " -trigraphs", "'-trigraphs'"},
+        {"#define X \"?\?/\" /* \";\n#include \"v.h\"\n// */\n", 0, " -std=c++14", "'-std=c++14'"},
+        {"#inc?\?/\nlude \"v.h\"\n", 0, " -Wp,-trigraphs", "trigraph"},
+    };
+    for (size_t i = 0; i < sizeof unsure / sizeof unsure[0]; ++i) {
+        char o[PATH_MAX + 64];
+        snprintf(o, sizeof o, "%s%s", opts, unsure[i].opt);
+        size_t len = unsure[i].len ? unsure[i].len : strlen(unsure[i].src);
+        amp__build_input in = {unsure[i].src, len, o, "k.hip", NULL, NULL};
+        amp__scan scan;
+        ASSERT_OK(amp__scan_includes(&in, NULL, (amp__sys_dirs_query){0}, &scan));
+        cr_expect(!scan.complete && strstr(scan.why, unsure[i].why) && strstr(scan.why, "k.hip:"),
+                  "unsure %zu: complete %d, why '%s'", i, scan.complete, scan.why);
+        amp__scan_free(&scan);
+    }
+    /* Without an option for them trigraphs are text (C++17): the string
+     * is closed and the comment hides the #include. (Trigraphs are written
+     * ?\?/ here: this file is C11, where they are read.) */
+    static const char tri[] = "#define X \"?\?/\" /* \";\n#include \"v.h\"\n// */\n";
+    amp__build_input in = {tri, strlen(tri), opts, NULL, NULL, NULL};
+    amp__scan scan;
+    ASSERT_OK(amp__scan_includes(&in, NULL, (amp__sys_dirs_query){0}, &scan));
+    cr_expect(scan.complete && scan.n == 0, "no trigraphs: complete %d (%s), %zu headers", scan.complete, scan.why,
+              scan.n);
+    amp__scan_free(&scan);
+    snprintf(path, sizeof path, "rm -rf '%s'", dir);
+    cr_expect_eq(system(path), 0);
+}
+
 /* A header the scan refuses (here a FIFO on the search path) is named with
  * the file and line of its #include, counted past a line splice, a raw
  * string and a block comment. The message named the header alone. */

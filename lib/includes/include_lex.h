@@ -14,6 +14,7 @@ typedef struct amp__directive {
     bool angled;
     bool computed;
     bool next; /* #include_next, __has_include_next */
+    const char *unsure; /* with computed: why the text cannot be read as every compiler reads it */
     int line;
 } amp__directive;
 

@@ -150,13 +150,30 @@ static const char *amp__include_option(char **argv, size_t argc, size_t *i, int 
     return NULL;
 }
 
+/* Whether option w may make the compiler read trigraphs (??/ a backslash,
+ * ??' a caret: a line splice, a quote that is none), which the scan does
+ * not: -trigraphs in any spelling or through -Wp, -ansi, and the ISO
+ * dialects before C++17 (g++ and clang read them there). */
+static bool amp__trigraph_option(const char *w)
+{
+    if (strstr(w, "trigraphs") && strcmp(w, "-Wtrigraphs") && strcmp(w, "-Wno-trigraphs") &&
+        strcmp(w, "-fno-trigraphs"))
+        return true;
+    if (strstr(w, "-ansi")) return true;
+    static const char *const iso[] = {"c++98", "c++03", "c++0x", "c++11", "c++1y", "c++14"};
+    for (const char *p = strstr(w, "std="); p; p = strstr(p + 4, "std="))
+        for (size_t k = 0; k < sizeof iso / sizeof iso[0]; ++k)
+            if (!strncmp(p + 4, iso[k], 5) && (p[9] == '\0' || p[9] == ',')) return true;
+    return false;
+}
+
 /* Directories and forced includes from the options, in the compiler's
  * order: -iquote first (quoted only), then -I / --include-path, the
  * backend's -I-like environment variables, -isystem, its -isystem-like
  * ones, (the compiler's own directories, added at sys_at when a lookup
  * first reaches them: amp__add_system_dirs), then -idirafter. */
 static amp_status amp__collect_dirs(const char *options, const amp__include_env *env_vars, amp__dirs *dirs,
-                                    amp__dirs *forced, amp__scan *out)
+                                    amp__dirs *forced, amp__scan *out, char *trigraphs, size_t cap)
 {
     amp_status st = AMP_OK;
     char **argv = NULL, *words = NULL;
@@ -166,6 +183,7 @@ static amp_status amp__collect_dirs(const char *options, const amp__include_env 
     bool ok = true;
     for (size_t i = 0; i < argc && ok; ++i) {
         int where = 0;
+        if (!trigraphs[0] && amp__trigraph_option(argv[i])) snprintf(trigraphs, cap, "%s", argv[i]);
         if (amp__unfollowed_option(argv[i]) && out->complete) {
             out->complete = false;
             snprintf(out->why, sizeof out->why, "compiler option '%.64s' changes where the compiler looks for "
@@ -333,6 +351,7 @@ typedef struct amp__scanner {
     amp__index by_file;     /* out->deps by device and inode */
     amp__index by_place;    /* out->absent by path */
     amp__trust main_trust;  /* for lookups from source_dir and absolute names in the source */
+    char trigraphs[64];     /* the option that may turn trigraphs on, or "" */
 } amp__scanner;
 
 static void amp__incomplete(amp__scan *s, const char *fmt, const char *a, int line)
@@ -656,6 +675,22 @@ static bool amp__add_site(amp__scanner *sc, amp__include_site site)
     return true;
 }
 
+/* The first trigraph (??= ??/ ??' ??( ??) ??! ??< ??> ??-) in t, or NULL. */
+static const char *amp__find_trigraph(const char *t, size_t n)
+{
+    for (size_t i = 0; i + 2 < n; ++i)
+        if (t[i] == '?' && t[i + 1] == '?' && t[i + 2] && strchr("=/'()!<>-", t[i + 2])) return t + i;
+    return NULL;
+}
+
+/* The line of offset at in t (from 1). */
+static int amp__line_of(const char *t, size_t at)
+{
+    int line = 1;
+    for (size_t i = 0; i < at; ++i) line += t[i] == '\n';
+    return line;
+}
+
 /* Scan text number `text` (0: the source; i + 1: header i), of file `file`,
  * in directory from (NULL: none; from_real, trust as for amp__resolve). */
 static amp_status amp__scan_text(amp__scanner *sc, size_t text, const char *t, size_t n, const char *file,
@@ -664,7 +699,26 @@ static amp_status amp__scan_text(amp__scanner *sc, size_t text, const char *t, s
     size_t pos = 0;
     int line = 1;
     amp__directive d;
+    amp__scan *s = sc->out;
+    /* What compilers read otherwise than the lexer, or than each other. */
+    const char *nul = memchr(t, '\0', n), *tri = sc->trigraphs[0] ? amp__find_trigraph(t, n) : NULL;
+    if ((nul || tri) && s->complete) {
+        const char *at = nul ? nul : tri;
+        s->complete = false;
+        snprintf(s->why, sizeof s->why, nul ? "%s:%d has a NUL byte, which g++ and clang read differently"
+                                            : "%s:%d has a trigraph, which option '%s' may make the compiler read "
+                                              "(the include scan does not)",
+                 file, amp__line_of(t, (size_t)(at - t)), sc->trigraphs);
+    }
     while (amp__next_include(t, n, &pos, &line, &d)) {
+        if (d.computed && d.unsure) {
+            if (s->complete) {
+                s->complete = false;
+                snprintf(s->why, sizeof s->why, "%s:%d has %s; the cache cannot track what it includes", file, d.line,
+                         d.unsure);
+            }
+            continue;
+        }
         if (d.computed) {
             amp__incomplete(sc->out, "%s:%d has a computed #include the cache cannot track", file, d.line);
             continue;
@@ -693,7 +747,9 @@ amp_status amp__scan_includes(const amp__build_input *in, const amp__include_env
     struct stat kernel_file;
     bool have_file = in->source_name && in->source_dir && stat(in->source_name, &kernel_file) == 0;
     amp__trust_init(&sc.main_trust, in->source_dir, have_file ? &kernel_file : NULL);
-    if ((st = amp__collect_dirs(in->options, env_vars, &sc.dirs, &forced, out)) != AMP_OK) goto fail;
+    if ((st = amp__collect_dirs(in->options, env_vars, &sc.dirs, &forced, out, sc.trigraphs, sizeof sc.trigraphs)) !=
+        AMP_OK)
+        goto fail;
     /* Forced includes come first, as if named on the source's first line,
      * looked up from the working directory first (as the compiler does). */
     out->forced = forced.n;
