@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# fuzz.sh — builds the libFuzzer harnesses (fuzz/) with clang and runs them at once for a bounded time: the signature-record check, the AMD code-object readers, the CPU split compile's source scan and the CPU accelerator's ELF reader. Seeds: real code objects compiled here with hipRTC (gfx90a, gfx1030) when hipamp-compile can, the harness's own near-valid records, the project's kernel sources, and a shared object and an object file the C++ compiler makes here (thread-locals, a kernel body's local static, a needed library). Prints executions and findings per harness; exits non-zero on a finding (its reproducer is kept under the build dir).
+# fuzz.sh — builds the libFuzzer harnesses (fuzz/) with clang and runs them at once for a bounded time: the signature-record check, the AMD code-object readers, the CPU split compile's source scan, the CPU accelerator's ELF reader and the include scan's lexer. Seeds: real code objects compiled here with hipRTC (gfx90a, gfx1030) when hipamp-compile can, the harness's own near-valid records, the project's kernel sources, and a shared object and an object file the C++ compiler makes here (thread-locals, a kernel body's local static, a needed library). Prints executions and findings per harness; exits non-zero on a finding (its reproducer is kept under the build dir).
 # Usage: ci/fuzz.sh [SECONDS_PER_HARNESS]   (default 60; FUZZ_BUILD overrides the build dir)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -19,7 +19,7 @@ CXX_FUZZ=${CC_FUZZ/clang/clang++}
 echo "=== fuzz: building with $CC_FUZZ in $BUILD"
 if ! CC=$CC_FUZZ CXX=$CXX_FUZZ cmake -S "$ROOT" -B "$BUILD" -DHIPAMP_FUZZ=ON -DHIPAMP_BUILD_TESTS=OFF \
        -DHIPAMP_BUILD_EXAMPLES=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo > "$BUILD.configure.log" 2>&1 ||
-   ! cmake --build "$BUILD" -j"$(nproc)" --target fuzz_signature fuzz_codeobject fuzz_split_scan fuzz_cpu_elf > "$BUILD.build.log" 2>&1; then
+   ! cmake --build "$BUILD" -j"$(nproc)" --target fuzz_signature fuzz_codeobject fuzz_split_scan fuzz_cpu_elf fuzz_include_lex > "$BUILD.build.log" 2>&1; then
   tail -n 30 "$BUILD.configure.log" "$BUILD.build.log" 2>/dev/null
   echo "fuzz.sh: FAILED to build the harnesses"; exit 1
 fi
@@ -29,9 +29,12 @@ corpus_co="$BUILD/corpus-codeobject"
 corpus_sig="$BUILD/corpus-signature"
 corpus_scan="$BUILD/corpus-split-scan"
 corpus_elf="$BUILD/corpus-cpu-elf"
-mkdir -p "$corpus_co" "$corpus_sig" "$corpus_scan" "$corpus_elf"
+corpus_lex="$BUILD/corpus-include-lex"
+mkdir -p "$corpus_co" "$corpus_sig" "$corpus_scan" "$corpus_elf" "$corpus_lex"
 # Seeds for the split scan: the project's own kernel sources.
 cp "$ROOT"/examples/*/*.hip "$ROOT"/test/kernels/*.hip "$ROOT"/hip_kernels/alg/*.hip "$corpus_scan/" 2>/dev/null
+# The lexer's seeds: the same sources (its own corpus: each harness grows its own).
+cp "$corpus_scan"/* "$corpus_lex/" 2>/dev/null
 if cmake --build "$BUILD" --target hipamp-compile > /dev/null 2>&1 || true; then :; fi
 NORMAL_BUILD=${NORMAL_BUILD:-}
 compile_tool=""
@@ -58,12 +61,12 @@ echo "fuzz: $(ls "$corpus_elf" | wc -l) CPU ELF seeds"
 printf '\000' > "$corpus_sig/shape0"; printf '\001' > "$corpus_sig/shape1"; printf '\002' > "$corpus_sig/shape2"
 
 status=0
-harnesses=(fuzz_signature fuzz_codeobject fuzz_split_scan fuzz_cpu_elf)
+harnesses=(fuzz_signature fuzz_codeobject fuzz_split_scan fuzz_cpu_elf fuzz_include_lex)
 # All at once: each runs SECS of wall time, so the step takes SECS however
 # many there are (on 2 cores four share them).
 declare -A pids
 for h in "${harnesses[@]}"; do
-  corpus=$corpus_sig; [ "$h" = fuzz_codeobject ] && corpus=$corpus_co; [ "$h" = fuzz_split_scan ] && corpus=$corpus_scan; [ "$h" = fuzz_cpu_elf ] && corpus=$corpus_elf
+  corpus=$corpus_sig; [ "$h" = fuzz_codeobject ] && corpus=$corpus_co; [ "$h" = fuzz_split_scan ] && corpus=$corpus_scan; [ "$h" = fuzz_include_lex ] && corpus=$corpus_lex; [ "$h" = fuzz_cpu_elf ] && corpus=$corpus_elf
   art="$BUILD/findings-$h"; rm -rf "$art"; mkdir -p "$art"
   "$BUILD/fuzz/$h" -max_total_time="$SECS" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
     -artifact_prefix="$art/" "$corpus" > "$BUILD/$h.log" 2>&1 &
