@@ -1,4 +1,4 @@
-/* test_cpu.c — behaviours only the CPU accelerator has: debug-mode bounds checks and divergent-barrier reports on both tile paths (loop versions and fibers), a missing compiler, compile errors with user line numbers, user options (optimisation levels below -O2; options it cannot honour refused), compile time-outs that leave no process or file behind, a fiber build made after a stuck loop transformation kept out of the disk cache, temporary directories of dead processes swept, the tile_static and tile-size limits, thread-count independence, the restrict path against the plain one, the pool's spin-then-sleep hand-offs under launches back to back and apart, a view's wait and its blocking launches, synchronous replays and copies not held up by another thread's later launches, direct launches on learned widths, and the HIP device vocabulary of its prelude. ; a forked child launching after an idle pool, after a fork in the middle of a tiled launch on fibers, and waiting for a queue forked before the pool first ran; the compiler's process and environment: a program that ignores SIGCHLD or reaps every child, a relative AMP_CXX after a chdir, DEPENDENCIES_OUTPUT, the program's descriptors, a fork on another thread during a build. */
+/* test_cpu.c — behaviours only the CPU accelerator has: debug-mode bounds checks and divergent-barrier reports on both tile paths (loop versions and fibers), a missing compiler, compile errors with user line numbers, user options (optimisation levels below -O2; options it cannot honour refused), compile time-outs that leave no process or file behind, a fiber build made after a stuck loop transformation kept out of the disk cache, temporary directories of dead processes swept, the tile_static and tile-size limits, thread-count independence, the restrict path against the plain one, the pool's spin-then-sleep hand-offs under launches back to back and apart, a view's wait and its blocking launches, synchronous replays and copies not held up by another thread's later launches, fiber stacks of exited threads mapped again, direct launches on learned widths, and the HIP device vocabulary of its prelude. ; a forked child launching after an idle pool, after a fork in the middle of a tiled launch on fibers, and waiting for a queue forked before the pool first ran; the compiler's process and environment: a program that ignores SIGCHLD or reaps every child, a relative AMP_CXX after a chdir, DEPENDENCIES_OUTPUT, the program's descriptors, a fork on another thread during a build. */
 #include "support.h"
 
 #include <dirent.h>
@@ -630,6 +630,66 @@ Test(cpu, blocking_work_on_a_view_is_not_held_up_by_another_threads_later_launch
     ASSERT_OK(amp_array_view_destroy(vm));
     ASSERT_OK(amp_program_destroy(p));
     ASSERT_OK(amp_accelerator_view_destroy(q));
+}
+
+/* Threads that launch tiled kernels on fibers and exit, a few at a time:
+ * each exit frees its fiber stacks with the fibers parked mid-call, and the
+ * next thread's stacks are often mapped where those were. Fails only under
+ * AddressSanitizer (HIPAMP_SANITIZE): before, the new stacks kept the old
+ * frames' redzones in ASan's shadow, and the first fiber made on one
+ * failed with a "stack-buffer-underflow" in amp__cpu_ctx_make. */
+typedef struct churn {
+    amp_kernel *k;
+    int id;
+    int bad; /* elements wrong, or -1: a call failed */
+} churn;
+
+static void *churn_one(void *arg)
+{
+    churn *c = arg;
+    enum { N = 64 * 8 };
+    int in[N], out[N];
+    for (int i = 0; i < N; ++i) in[i] = i * 5 + c->id;
+    amp_array_view *vi = NULL, *vo = NULL;
+    amp_tiled_extent t;
+    c->bad = -1;
+    if (amp_array_view_create(in, sizeof(int), amp_extent_1d(N), AMP_READ_ONLY, &vi) != AMP_OK ||
+        amp_array_view_create(out, sizeof(int), amp_extent_1d(N), AMP_WRITE_ONLY, &vo) != AMP_OK ||
+        amp_extent_tile_1d(amp_extent_1d(N), 64, &t) != AMP_OK)
+        goto out;
+    amp_arg a[] = {amp_arg_view(vi), amp_arg_view(vo)};
+    if (amp_parallel_for_each_tiled(NULL, t, c->k, a, 2) != AMP_OK || amp_array_view_synchronize(vo) != AMP_OK)
+        goto out;
+    c->bad = 0;
+    for (int i = 0; i < N; ++i) c->bad += out[i] != in[i / 64 * 64 + 63 - i % 64];
+out:
+    amp_array_view_destroy(vi);
+    amp_array_view_destroy(vo);
+    return NULL;
+}
+
+Test(cpu, threads_that_launch_on_fibers_and_exit_leave_clean_stacks, .timeout = 120)
+{
+    setenv("AMP_CPU_TILED", "fibers", 1);
+    amp_accelerator *acc = cpu_acc();
+    amp_program *p = test_build(acc, "AMP_TILED_KERNEL(rev64, amp::tiled_index<64> t, amp::array_view<const int, 1> in,\n"
+                                     "                 amp::array_view<int, 1> out)\n"
+                                     "{ tile_static int s[64]; s[t.local[0]] = in[t.global]; t.barrier.wait();\n"
+                                     "  out[t.global] = s[63 - t.local[0]]; }\n");
+    amp_kernel *k = test_kernel(p, "rev64");
+    enum { ROUNDS = 16, AT_ONCE = 3 };
+    for (int r = 0; r < ROUNDS; ++r) {
+        pthread_t th[AT_ONCE];
+        churn c[AT_ONCE];
+        for (int i = 0; i < AT_ONCE; ++i) {
+            c[i] = (churn){k, r * AT_ONCE + i, -1};
+            cr_assert_eq(pthread_create(&th[i], NULL, churn_one, &c[i]), 0);
+        }
+        for (int i = 0; i < AT_ONCE; ++i) pthread_join(th[i], NULL);
+        for (int i = 0; i < AT_ONCE; ++i)
+            cr_assert_eq(c[i].bad, 0, "round %d thread %d: %d (-1: a call failed)", r, i, c[i].bad);
+    }
+    ASSERT_OK(amp_program_destroy(p));
 }
 
 /* A work-item fiber has all of AMP_CPU_STACK_SIZE (256 KiB by default),

@@ -5,6 +5,9 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#if AMP__CPU_ASAN
+void __asan_unpoison_memory_region(void const volatile *addr, size_t size);
+#endif
 #if defined(__has_include)
 #if __has_include(<valgrind/valgrind.h>) && !defined(AMP_CPU_NO_VALGRIND)
 #include <valgrind/valgrind.h>
@@ -99,6 +102,15 @@ amp_status amp__cpu_stack_alloc(size_t size, amp__cpu_stack *s)
     s->map_size = total;
     s->lo = (char *)m + page;
     s->size = size;
+#if AMP__CPU_ASAN
+    /* AddressSanitizer keeps the shadow of memory that was unmapped: a
+     * stack freed with its fibers parked mid-call (a thread that launched
+     * exited: amp__cpu_worker_free) left their frames' redzones there, and
+     * a new stack mapped at the same address then failed its first write
+     * (a "stack-buffer-underflow" in amp__cpu_ctx_make, threads that come
+     * and go launching tiled kernels on fibers). A new stack starts clean. */
+    __asan_unpoison_memory_region(s->lo, s->size);
+#endif
 #ifdef AMP__CPU_VALGRIND
     s->vg_id = VALGRIND_STACK_REGISTER(s->lo, (char *)s->lo + s->size);
 #endif
