@@ -2543,3 +2543,37 @@ Test(internal, ancestors_pass_walks_from_root_down_and_names_the_first_refused)
     rmdir(a);
     rmdir(base);
 }
+
+/* amp__dep_holds (include_scan.c): after a CPU compile, a scanned header is
+ * compared with the content its key holds, not only by its stamps, which a
+ * rewrite of the same size within the file system's timestamp tick leaves
+ * as they were (then the program, built from the new text, would have been
+ * stored on disk under the old text's key). */
+Test(include_scan, a_header_is_held_to_the_content_it_was_keyed_with)
+{
+    char dir[] = "/tmp/amp-holds-XXXXXX", path[64];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/h.h", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("#define V 1\n", f);
+    fclose(f);
+    amp__dep d;
+    cr_assert(amp__dep_stamp(&d, path));
+    const amp__header h = {"h.h", path, "#define V 1\n", 12};
+    cr_assert(amp__dep_holds(&d, path, &h), "the file as keyed was not recognised");
+    const amp__header other = {"h.h", path, "#define V 2\n", 12};
+    cr_assert_not(amp__dep_holds(&d, path, &other), "a header of other content of the same size was taken as keyed");
+    const amp__header shorter = {"h.h", path, "#define V 1", 11};
+    cr_assert_not(amp__dep_holds(&d, path, &shorter));
+    /* Rewritten in place, same size: other content than the key's. */
+    f = fopen(path, "r+");
+    cr_assert_not_null(f);
+    fputs("#define V 2\n", f);
+    fclose(f);
+    cr_assert_not(amp__dep_holds(&d, path, &h), "a rewrite of the same size was taken as the keyed content");
+    unlink(path);
+    cr_assert_not(amp__dep_holds(&d, path, &h));
+    free(d.path);
+    rmdir(dir);
+}

@@ -196,8 +196,11 @@ static amp_status amp__deps_check(const char *deps, const amp__scan *scan, const
         struct stat sb;
         const amp__dep *d = NULL;
         if (stat(path, &sb) == 0 && ((d = amp__dep_find(scan->deps, scan->n, &sb)) || (d = amp__dep_find(extra, nextra, &sb)))) {
-            if (amp__dep_fresh(d)) continue;
-            if (d < scan->deps || d >= scan->deps + scan->n) {
+            /* A header of the scan's is compared with what the key holds
+             * too: its stamps can stay as they were across a rewrite. */
+            const bool scanned = d >= scan->deps && d < scan->deps + scan->n;
+            if (amp__dep_fresh(d) && (!scanned || amp__dep_holds(d, path, &scan->headers[d - scan->deps]))) continue;
+            if (!scanned) {
                 st = amp__fail(AMP_ERROR_COMPILE, "compiling %s: %s changed while it was compiled; hipamp loads "
                                "nothing built from a file it did not key (build again)", name, path);
                 goto fail;

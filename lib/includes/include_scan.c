@@ -267,6 +267,23 @@ bool amp__dep_fresh(const amp__dep *d)
            now.ctime_ns == d->ctime_ns;
 }
 
+bool amp__dep_holds(const amp__dep *d, const char *path, const amp__header *h)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) return false;
+    struct stat sb;
+    bool same = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && (uint64_t)sb.st_dev == d->dev &&
+                (uint64_t)sb.st_ino == d->ino && (uint64_t)sb.st_size == h->size;
+    char buf[16384];
+    for (size_t at = 0; same && at < h->size;) {
+        size_t n = h->size - at < sizeof buf ? h->size - at : sizeof buf;
+        same = amp__fd_read_all(fd, buf, n) && !memcmp(buf, h->content + at, n);
+        at += n;
+    }
+    close(fd);
+    return same;
+}
+
 bool amp__dep_stamp(amp__dep *d, const char *path)
 {
     struct stat sb;

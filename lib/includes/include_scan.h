@@ -100,6 +100,11 @@ void amp__scan_rewrite_free(amp__header *headers, size_t n);
 amp_status amp__named_check(const amp__scan *s);
 /* A dep's file still has the stamp it had. */
 bool amp__dep_fresh(const amp__dep *d);
+/* Whether the file at path is still d's (device, inode, size) and holds,
+ * byte for byte, the content h was read with: a rewrite of the same size
+ * within the file system's timestamp tick leaves amp__dep_fresh's stamps
+ * as they were. Reads the file; false when it cannot. */
+bool amp__dep_holds(const amp__dep *d, const char *path, const amp__header *h);
 /* Stamp the file at path now (d->path a malloc'ed copy); false when it
  * cannot be stat'ed or no memory. */
 bool amp__dep_stamp(amp__dep *d, const char *path);
