@@ -575,7 +575,7 @@ Test(include_scan, reads_tokens_and_line_ends_as_the_compilers_do)
         {"#define X 'a'R\"(\";\n#include \"v.h\"\n// )\"\n", 0, "", "g++ reads as a suffix"},
         {"#define X 1p+'a' /* '\n#include \"v.h\"\n// */\n", 0, "", "sign after 'p'"},
         {"#define X 0x1p-'a' /* '\n#include \"v.h\"\n// */\n", 0, "", "sign after 'p'"},
-        {"#\0include \"v.h\"\n", 19, "", "NUL byte"},
+        {"#\0include \"v.h\"\n", sizeof "#\0include \"v.h\"\n" - 1, "", "NUL byte"},
         {"#define X \"?\?/\" /* \";\n#include \"v.h\"\n// */\n", 0, " -trigraphs", "'-trigraphs'"},
         {"#define X \"?\?/\" /* \";\n#include \"v.h\"\n// */\n", 0, " -std=c++14", "'-std=c++14'"},
         {"#inc?\?/\nlude \"v.h\"\n", 0, " -Wp,-trigraphs", "trigraph"},
