@@ -2027,6 +2027,31 @@ Test(trace, vendor_ranges_can_be_turned_off)
     tdir_remove(&d);
 }
 
+/* A value of AMP_TRACE_VENDOR that is no flag keeps the default (ranges
+ * when a profiler is attached) and says so; it turned them off before. */
+Test(trace, a_misspelt_vendor_setting_keeps_the_default)
+{
+    NEEDS_HOOKS();
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    tdir d;
+    tdir_make(&d);
+    char inj[600], logv[256], log[128];
+    snprintf(inj, sizeof inj, "NVTX_INJECTION64_PATH=%s", HIPAMP_TRACE_PROBE);
+    snprintf(log, sizeof log, "%s/probe.log", d.path);
+    snprintf(logv, sizeof logv, "AMP_PROBE_LOG=%s", log);
+    const char *env[] = {inj, logv, "AMP_TRACE_VENDOR=onn", NULL};
+    run r = run_helper(&d, acc, env, NULL, NULL);
+    cr_assert_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+    cr_expect(strstr(r.err, "AMP_TRACE_VENDOR=\"onn\"") && strstr(r.err, "auto"),
+              "the misspelt value was not said with the default kept:\n%s", r.err);
+    char *text = read_file(log);
+    cr_assert_not_null(text, "no ranges went to the profiler under AMP_TRACE_VENDOR=onn (the default is on with one)");
+    check_probe_log(text, "push ", "pop ", true);
+    free(text);
+    run_free(&r);
+    tdir_remove(&d);
+}
+
 /* Without AMP_TRACE nothing is written and amp_trace_flush is a no-op. */
 Test(trace, off_by_default)
 {

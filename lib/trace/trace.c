@@ -260,8 +260,11 @@ __attribute__((constructor)) static void amp__trace_init(void)
     }
     f = 0;
 #else
-    const char *v = amp__env("AMP_TRACE_VENDOR");
-    bool vendor = v ? amp__env_flag("AMP_TRACE_VENDOR", false) : amp__vendor_wanted();
+    /* A value that is no flag keeps the default, as unset (said on
+     * stderr): before, a misspelt one turned the ranges off under a
+     * profiler. */
+    const int asked = amp__env_flag_or_auto("AMP_TRACE_VENDOR");
+    bool vendor = asked < 0 ? amp__vendor_wanted() : asked == 1;
     if (vendor) f |= AMP__TRACE_VENDOR;
 #endif
     if (f) pthread_atfork(NULL, NULL, amp__trace_child);

@@ -143,7 +143,7 @@ static void amp__vendor_load(void)
     int kind = amp__nvtx_load();
     /* roctx when a ROCm profiler is attached, or when AMP_TRACE_VENDOR
      * asks for ranges whatever the environment says. */
-    if (kind == AMP__VENDOR_NONE && (amp__rocm_profiler() || amp__env_flag("AMP_TRACE_VENDOR", false)))
+    if (kind == AMP__VENDOR_NONE && (amp__rocm_profiler() || amp__env_flag_or_auto("AMP_TRACE_VENDOR") == 1))
         kind = amp__roctx_load();
     amp__vendor = kind;
     /* Nothing to talk to: the hooks need not format range names. */
