@@ -2,8 +2,11 @@
 #include "mpi_private.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <strings.h>
 
 static _Thread_local char amp_mpi__err[AMP_MPI__ERR_SIZE];
 
@@ -46,6 +49,27 @@ const char *amp_mpi__env(const char *name)
 {
     const char *v = getenv(name);
     return v && *v ? v : NULL;
+}
+
+bool amp_mpi__env_off(const char *name)
+{
+    static const char *const off[] = {"0", "off", "no", "false"}, *const on[] = {"1", "on", "yes", "true"};
+    static _Atomic unsigned said; /* a bit a name (by a hash of it): said once each */
+    const char *v = amp_mpi__env(name);
+    if (!v) return false;
+    for (int i = 0; i < 4; ++i) {
+        if (!strcasecmp(v, off[i])) return true;
+        if (!strcasecmp(v, on[i])) return false;
+    }
+    /* A misspelt "of" or "disable" read as on without a word made a
+     * comparison run the default while saying it did not. */
+    unsigned h = 2166136261u;
+    for (const char *p = name; *p; ++p) h = (h ^ (unsigned char)*p) * 16777619u;
+    const unsigned bit = 1u << (h % 32);
+    if (!(atomic_fetch_or(&said, bit) & bit))
+        fprintf(stderr, "hipamp::mpi: %s=\"%.64s\" is not a flag (1, on, yes, true; 0, off, no, false); using "
+                        "the default, on\n", name, v);
+    return false;
 }
 
 /* Resolved only where the program defines it (default visibility, so that

@@ -125,12 +125,8 @@ static amp_status amp_mpi__nccl_start(amp_mpi_exchange *x, char vendor)
     return AMP_OK;
 }
 
-/* AMP_MPI_STAGED_PIPELINE: 0 turns the staged path's pipeline off. */
-static bool amp_mpi__pipeline_from_env(void)
-{
-    const char *v = amp_mpi__env("AMP_MPI_STAGED_PIPELINE");
-    return !v || strcmp(v, "0") != 0;
-}
+/* AMP_MPI_STAGED_PIPELINE: off turns the staged path's pipeline off. */
+static bool amp_mpi__pipeline_from_env(void) { return !amp_mpi__env_off("AMP_MPI_STAGED_PIPELINE"); }
 
 /* The whole number in the environment variable name (0 when unset) into
  * *out; a value that is not a number from lo to hi (0 always allowed) is

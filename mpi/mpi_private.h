@@ -27,6 +27,10 @@ char amp_mpi__vendor(const amp_accelerator_info *info);
 bool amp_mpi__fault(const char *where);
 /* getenv, with an empty value read as unset. */
 const char *amp_mpi__env(const char *name);
+/* Whether the on/off variable name is off: 0, off, no or false (any case);
+ * unset, 1, on, yes and true are on, and any other value is on too, said
+ * once on stderr. */
+bool amp_mpi__env_off(const char *name);
 
 #define AMP_MPI__NOT_NULL(p)                                                                          \
     do {                                                                                              \

@@ -133,8 +133,7 @@ static amp_status amp__aside_fail(const amp_mpi__aside *a, int e, const char *ca
 amp_status amp_mpi__aside_open(char vendor, void *stream, amp_mpi__aside **out)
 {
     *out = NULL;
-    const char *env = amp_mpi__env("AMP_MPI_COPY_STREAM");
-    if (!stream || (vendor != 'c' && vendor != 'h') || (env && !strcmp(env, "0"))) return AMP_OK;
+    if (!stream || (vendor != 'c' && vendor != 'h') || amp_mpi__env_off("AMP_MPI_COPY_STREAM")) return AMP_OK;
     pthread_once(&amp__ctx_once, amp__ctx_load);
     if (!amp__aside_calls(vendor)) return AMP_OK;
     amp_mpi__aside *a = calloc(1, sizeof *a);

@@ -709,9 +709,12 @@ ACCEL_TEST(mpi, arrays_staged_move_exactly_the_halo, .init = mpi_up, .fini = mpi
     /* On a GPU the staged pipeline copies on hipamp::mpi's own copy stream
      * beside the queue (counted by the exchanger, not by the queue), and on
      * the queue with AMP_MPI_COPY_STREAM=0; elsewhere always on the queue.
-     * Either way exactly the halo moves, and arrives. */
-    for (int stream_off = 0; stream_off < 2; ++stream_off) {
-        setenv("AMP_MPI_COPY_STREAM", stream_off ? "0" : "1", 1);
+     * Either way exactly the halo moves, and arrives. Every spelling of
+     * off turns it off (only "0" did before). */
+    static const char *const setting[] = {"1", "0", "off", "No"};
+    for (int k = 0; k < 4; ++k) {
+        const int stream_off = k > 0;
+        setenv("AMP_MPI_COPY_STREAM", setting[k], 1);
         amp_mpi_exchange *x = self_exchange(q, sizeof(float), AMP_MPI_PATH_STAGED);
         amp_array_view *v = NULL;
         amp_array *a = poisoned_array(q, &v);
@@ -730,8 +733,8 @@ ACCEL_TEST(mpi, arrays_staged_move_exactly_the_halo, .init = mpi_up, .fini = mpi
          * hipStreamGetDevice (HIP 5.2, the HIP-on-NVIDIA test layer) none. */
         uint64_t aside = info.is_emulated || stream_off ? 0 : 3 * 2 * row;
         if (aside && strncmp(info.device_path, "cuda:", 5) && s.bytes_copied_aside == 0) aside = 0;
-        cr_assert_eq(s.bytes_copied_aside, aside, "%s, AMP_MPI_COPY_STREAM=%d: %llu bytes on the copy stream",
-                     info.device_path, !stream_off, (unsigned long long)s.bytes_copied_aside);
+        cr_assert_eq(s.bytes_copied_aside, aside, "%s, AMP_MPI_COPY_STREAM=%s: %llu bytes on the copy stream",
+                     info.device_path, setting[k], (unsigned long long)s.bytes_copied_aside);
         /* An array's memory is its accelerator's, the CPU accelerator's
          * too: staging is a copy to the host and one back on every
          * accelerator. */
