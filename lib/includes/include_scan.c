@@ -17,6 +17,7 @@
 #include "base/trusted_path.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -371,11 +372,16 @@ typedef struct amp__scanner {
     char trigraphs[64];     /* the option that may turn trigraphs on, or "" */
 } amp__scanner;
 
-static void amp__incomplete(amp__scan *s, const char *fmt, const char *a, int line)
+/* The first reason the scan cannot be trusted whole is the one said. */
+static void amp__incomplete(amp__scan *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void amp__incomplete(amp__scan *s, const char *fmt, ...)
 {
     if (!s->complete) return;
     s->complete = false;
-    snprintf(s->why, sizeof s->why, fmt, a, line);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(s->why, sizeof s->why, fmt, ap);
+    va_end(ap);
 }
 
 /* The flat name a named-header compiler gets for header i: "hipamp-<i>-"
@@ -700,11 +706,13 @@ static const char *amp__find_trigraph(const char *t, size_t n)
     return NULL;
 }
 
-/* The line of offset at in t (from 1). */
+/* The line of offset at in t (from 1), lines ended as the lexer ends them
+ * (LF, CRLF, a lone CR). */
 static int amp__line_of(const char *t, size_t at)
 {
     int line = 1;
-    for (size_t i = 0; i < at; ++i) line += t[i] == '\n';
+    /* t[i + 1] exists: i < at, and t[at] is the character asked about. */
+    for (size_t i = 0; i < at; ++i) line += t[i] == '\n' || (t[i] == '\r' && t[i + 1] != '\n');
     return line;
 }
 
@@ -716,24 +724,17 @@ static amp_status amp__scan_text(amp__scanner *sc, size_t text, const char *t, s
     size_t pos = 0;
     int line = 1;
     amp__directive d;
-    amp__scan *s = sc->out;
     /* What compilers read otherwise than the lexer, or than each other. */
     const char *nul = memchr(t, '\0', n), *tri = sc->trigraphs[0] ? amp__find_trigraph(t, n) : NULL;
-    if ((nul || tri) && s->complete) {
-        const char *at = nul ? nul : tri;
-        s->complete = false;
-        snprintf(s->why, sizeof s->why, nul ? "%s:%d has a NUL byte, which g++ and clang read differently"
-                                            : "%s:%d has a trigraph, which option '%s' may make the compiler read "
-                                              "(the include scan does not)",
-                 file, amp__line_of(t, (size_t)(at - t)), sc->trigraphs);
-    }
+    if (nul)
+        amp__incomplete(sc->out, "%s:%d has a NUL byte, which g++ and clang read differently", file,
+                        amp__line_of(t, (size_t)(nul - t)));
+    else if (tri)
+        amp__incomplete(sc->out, "%s:%d has a trigraph, which option '%s' may make the compiler read (the include "
+                        "scan does not)", file, amp__line_of(t, (size_t)(tri - t)), sc->trigraphs);
     while (amp__next_include(t, n, &pos, &line, &d)) {
         if (d.computed && d.unsure) {
-            if (s->complete) {
-                s->complete = false;
-                snprintf(s->why, sizeof s->why, "%s:%d has %s; the cache cannot track what it includes", file, d.line,
-                         d.unsure);
-            }
+            amp__incomplete(sc->out, "%s:%d has %s; the cache cannot track what it includes", file, d.line, d.unsure);
             continue;
         }
         if (d.computed) {
