@@ -102,6 +102,11 @@ struct amp__cpu_launch {
     // decides (lib/cpu/cpu_run.c: noalias, the views cover the launch, the
     // recent streamed launches' memory reaches AMP_CPU_STREAM_MIN).
     int32_t stream;
+    // Of a streamed launch, the first stream_keep/256 of each block of
+    // stream_block work-items are written with plain stores (they may stay
+    // in the caches; the library decides, cpu_run.c).
+    int32_t stream_keep;
+    int64_t stream_block;
 };
 struct amp__cpu_item {
     const amp__cpu_launch *launch;
@@ -112,12 +117,13 @@ struct amp__cpu_item {
     void *fiber;       // library's
 };
 // weak: every part of a split build defines it
-__attribute__((visibility("default"), weak)) int amp__cpu_abi(void) { return 5; }
+__attribute__((visibility("default"), weak)) int amp__cpu_abi(void) { return 6; }
 }
 static_assert(sizeof(void *) == 8, "the CPU accelerator needs a 64-bit host");
 static_assert(offsetof(amp__cpu_launch, pack) == 72, "amp__cpu_launch layout");
 static_assert(offsetof(amp__cpu_launch, noalias) == 112, "amp__cpu_launch layout");
-static_assert(sizeof(amp__cpu_launch) == 120, "amp__cpu_launch layout");
+static_assert(offsetof(amp__cpu_launch, stream_block) == 128, "amp__cpu_launch layout");
+static_assert(sizeof(amp__cpu_launch) == 136, "amp__cpu_launch layout");
 static_assert(offsetof(amp__cpu_item, tile) == 24, "amp__cpu_item layout");
 static_assert(sizeof(amp__cpu_item) == 56, "amp__cpu_item layout");
 
@@ -610,7 +616,22 @@ template <int N, class... A> struct entry<void(index<N>, A...)> {
                 // Set only with noalias (cpu_run.c): the streamed views
                 // share memory with no other view of the launch.
                 if (it->launch->stream) {
-                    run_streamed<Mask>(Fn, it, p, s);
+                    // The part of the chunk in its block's kept head with
+                    // plain stores, the rest streamed.
+                    const long long block = it->launch->stream_block;
+                    const long long head =
+                        it->begin / block * block + block / 256 * it->launch->stream_keep +
+                        block % 256 * it->launch->stream_keep / 256;
+                    if (it->begin >= head) {
+                        run_streamed<Mask>(Fn, it, p, s);
+                    } else {
+                        amp__cpu_item part = *it;
+                        part.end = it->end < head ? it->end : head;
+                        run_simple(Fn, &part, p, s);
+                        part.begin = part.end;
+                        part.end = it->end;
+                        if (part.begin < part.end) run_streamed<Mask>(Fn, &part, p, s);
+                    }
                     return;
                 }
             }

@@ -2782,9 +2782,10 @@ Test(cpu, streaming_stores_run_over_the_threshold)
  * 8 launches of streamed kernels covered, their own included, reaches
  * AMP_CPU_STREAM_MIN bytes: st_probe's views over n elements cover 8n + 4
  * bytes (out, echo, the one-element other), so 9999 elements stay under
- * 80000 and 10000 reach it; a small launch right after that still streams
- * (the launches' set is what does not fit), until 8 launches over other
- * memory have aged the large spans out. */
+ * 80000; from 15000 (120004 bytes, 1.5 times the threshold) everything is
+ * streamed, and a small launch right after that still streams whole (the
+ * launches' set is what does not fit), until 8 launches over other memory
+ * have aged the large spans out. In between, see the next test. */
 Test(cpu, streaming_stores_follow_the_threshold)
 {
     setenv("AMP_CPU_STREAM_MIN", "80000", 1);
@@ -2794,8 +2795,8 @@ Test(cpu, streaming_stores_follow_the_threshold)
     cr_assert(strstr(ki.execution, "streaming stores to parameter 0 where recent launches' views cover 80000 bytes or more"),
               "%s", ki.execution);
     cr_assert_eq(stream_probe(p, 9999, false), 9999, "launches over 79996 bytes were streamed");
-    cr_assert_eq(stream_probe(p, 10000, false), 0, "launches over 80004 bytes were not streamed");
-    cr_assert_eq(stream_probe(p, 100, false), 0, "a small launch after large ones was not streamed");
+    cr_assert_eq(stream_probe(p, 15000, false), 0, "launches over 120004 bytes were not streamed whole");
+    cr_assert_eq(stream_probe(p, 100, false), 0, "a small launch after large ones was not streamed whole");
     static int small[8][2][8];
     for (int r = 0; r < 8; ++r) {
         amp_array_view *vo = test_view(small[r][0], sizeof(int), amp_extent_1d(8), AMP_READ_WRITE);
@@ -2808,6 +2809,67 @@ Test(cpu, streaming_stores_follow_the_threshold)
         ASSERT_OK(amp_array_view_destroy(vx));
     }
     cr_assert_eq(stream_probe(p, 100, false), 100, "a small launch after the large ones aged out was streamed");
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+/* Between the threshold C and 1.5 C a launch keeps the first share h =
+ * 3C/S - 2 of each thread's block in plain stores (part of the set still
+ * fits in the cache) and streams the rest: 10000 elements (80004 bytes)
+ * keep 255/256 of each block, 12000 (96004) 127/256, 14000 (112004) 36/256.
+ * Every element is
+ * right either way (stream_probe checks out[]); the blocks' edges round
+ * the count a little (2 or 3 blocks, each a multiple of 64). */
+Test(cpu, streaming_stores_keep_part_of_a_set_a_little_over_the_threshold)
+{
+    setenv("AMP_CPU_STREAM_MIN", "80000", 1);
+    amp_program *p = stream_probe_build();
+    const struct {
+        int n, keep;
+    } t[] = {{10000, 255}, {12000, 127}, {14000, 36}};
+    for (int k = 0; k < 3; ++k) {
+        const int n = t[k].n, plain = stream_probe(p, n, false);
+        const double want = (double)n * t[k].keep / 256;
+        cr_assert(plain < n, "%d elements (%d bytes) were not streamed at all", n, 8 * n + 4);
+        cr_assert(fabs(plain - want) <= n / 100.0,
+                  "%d elements (%d bytes against 80000): %d work-items stored plainly, want about %.0f (%d/256)", n,
+                  8 * n + 4, plain, want, t[k].keep);
+    }
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+/* The same, rank 2, on three threads: a block's kept head ends mid-row,
+ * and the streamed rest starts there. */
+Test(cpu, streaming_stores_kept_heads_end_mid_row)
+{
+    enum { R = 203, C = 333 };
+    /* out and in: 2 * 4 * R * C = 540792 bytes; h = 3C/S - 2 = 0.4 at a
+     * threshold of 432634 (102/256). */
+    setenv("AMP_CPU_STREAM_MIN", "432634", 1);
+    setenv("AMP_CPU_THREADS", "3", 1);
+    static const char src[] =
+        "AMP_KERNEL_STREAMING_STORES(st2, 0)\n"
+        "AMP_KERNEL(st2, amp::index<2> i, amp::array_view<int, 2> out, amp::array_view<const int, 2> in)\n"
+        "{ out[i] = in[i] * 3 + i[1]; }\n";
+    amp_program *p = test_build(cpu_acc(), src);
+    static int out[R * C], in[R * C];
+    for (int i = 0; i < R * C; ++i) {
+        in[i] = i ^ 0x5a5a;
+        out[i] = -7;
+    }
+    amp_array_view *vo = test_view(out, sizeof(int), amp_extent_2d(R, C), AMP_WRITE_ONLY);
+    amp_array_view *vi = test_view(in, sizeof(int), amp_extent_2d(R, C), AMP_READ_ONLY);
+    amp_arg a[] = {amp_arg_view(vo), amp_arg_view(vi)};
+    for (int rep = 0; rep < 3; ++rep) {
+        ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_2d(R, C), test_kernel(p, "st2"), a, 2));
+        ASSERT_OK(amp_array_view_synchronize(vo));
+        for (int i = 0; i < R * C; ++i)
+            cr_assert_eq(out[i], in[i] * 3 + i % C, "launch %d: out[%d][%d] is %d, want %d", rep, i / C, i % C,
+                         out[i], in[i] * 3 + i % C);
+        memset(out, 0, sizeof out);
+        ASSERT_OK(amp_array_view_refresh(vo));
+    }
+    ASSERT_OK(amp_array_view_destroy(vo));
+    ASSERT_OK(amp_array_view_destroy(vi));
     ASSERT_OK(amp_program_destroy(p));
 }
 #endif

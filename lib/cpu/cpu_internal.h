@@ -25,7 +25,7 @@
  * the work-items, `const int NAME__amp_lockstep`, how many: AMP_CPU_VERBOSE
  * says it); a module the transformation did not run on exports
  * `const char amp__cpu_loops_note[]` saying why. */
-#define AMP__CPU_ABI 5
+#define AMP__CPU_ABI 6
 
 typedef struct amp__cpu_item amp__cpu_item;
 typedef struct amp__cpu_launch {
@@ -57,6 +57,13 @@ typedef struct amp__cpu_launch {
      * covers the launch's extent and the recent streamed launches' memory
      * reaches AMP_CPU_STREAM_MIN (amp__cpu_stream_launch, cpu_run.c). */
     int32_t stream;
+    /* Of a streamed launch, the first stream_keep/256 of each block of
+     * stream_block work-items (the threads' home blocks; the whole launch
+     * where there are none) are written with plain stores, so that they
+     * stay in the caches: where the recent launches' memory is a little
+     * more than the threshold, part of it still fits (cpu_run.c). */
+    int32_t stream_keep;
+    int64_t stream_block;
 } amp__cpu_launch;
 
 /* One call of an entry: simple kernels run linear indices [begin, end) of the
@@ -73,7 +80,8 @@ struct amp__cpu_item {
 _Static_assert(sizeof(void *) == 8, "the CPU accelerator needs a 64-bit host");
 _Static_assert(offsetof(amp__cpu_launch, pack) == 72, "amp__cpu_launch layout");
 _Static_assert(offsetof(amp__cpu_launch, noalias) == 112, "amp__cpu_launch layout");
-_Static_assert(sizeof(amp__cpu_launch) == 120, "amp__cpu_launch layout");
+_Static_assert(offsetof(amp__cpu_launch, stream_block) == 128, "amp__cpu_launch layout");
+_Static_assert(sizeof(amp__cpu_launch) == 136, "amp__cpu_launch layout");
 _Static_assert(offsetof(amp__cpu_item, tile) == 24, "amp__cpu_item layout");
 _Static_assert(sizeof(amp__cpu_item) == 56, "amp__cpu_item layout");
 
@@ -848,6 +856,10 @@ void amp__cpu_job_init(amp__cpu_job *j, const amp__cpu_kernel *kernel, const amp
  * condition for the restrict path (amp__cpu_launch.noalias).
  * Reads l->sig and l->pack only. */
 bool amp__cpu_views_disjoint(const amp__launch *l);
+/* The 256ths of each block of a streamed launch written with plain stores
+ * where the recent launches cover `bytes` against the threshold `min`; -1:
+ * the launch is not streamed (cpu_run.c). */
+int amp__cpu_stream_keep(uint64_t bytes, uint64_t min);
 /* What job_free and a job on the stack both let go of. */
 void amp__cpu_job_fini(amp__cpu_job *j);
 /* j made ready to run on nt threads (the launcher's included); its chunks. */

@@ -421,6 +421,7 @@ void amp__cpu_blocks_arm(amp__cpu_job *j, amp__cpu_block *parts, int nt)
     }
     j->parts = parts;
     j->nparts = nt;
+    j->launch.stream_block = per;
 }
 
 /* The next chunk for w: from the launch's blocks where it has them (a
@@ -596,6 +597,30 @@ bool amp__cpu_views_disjoint(const amp__launch *l)
     return amp__cpu_spans_disjoint(span, ro, amp__cpu_launch_spans(l, span, ro));
 }
 
+/* How much of a streamed launch to write with plain stores after all, in
+ * 256ths of each block (amp__cpu_launch.stream_keep), where the recent
+ * launches' memory is `bytes` and the threshold `min`; -1: none streamed.
+ * Past the threshold the set no longer fits in the caches, but a little
+ * past it part of it still does, if streamed stores keep the rest out: a
+ * launch reading two arrays of a set of three (BabelStream's Add and
+ * Triad) keeps the heads of all three across it while the heads and what
+ * it reads of the tails fit, h*S/3 + 2*S/3 <= C, so h = 3*C/S - 2: all of
+ * it at S = C (no streaming, as below the threshold), none from S = 1.5*C
+ * on. BabelStream's float set at 2^25 (384 MiB) against the 300 MiB cache
+ * of the H200 machine's host (88/256 kept): Triad, which reads what Add
+ * wrote, at 1.04-1.44 of OpenMP against 0.91-1.07 streamed whole, the
+ * other kernels a few percent slower than streamed whole, the iteration as
+ * a whole alike (bench/results/2026-12-04-h200-host-cpu-partial-streaming.md). */
+int amp__cpu_stream_keep(uint64_t bytes, uint64_t min)
+{
+    if (bytes < min) return -1;
+    const uint64_t over = bytes - min;
+    if (over >= min / 2) return 0;
+    /* min - 2 * over > 0 here, and bytes >= min > 0. */
+    const int keep = (int)(256.0 * (double)(min - 2 * over) / (double)bytes);
+    return keep >= 256 ? -1 : keep;
+}
+
 /* Whether a launch of a kernel that declares streamed views streams them:
  * each covers the launch's extent (its elements at the work-items' own
  * indices are its own: the buffer's contents are written only there; the
@@ -644,8 +669,8 @@ static int amp__cpu_span_order(const void *a, const void *b)
     return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
-static bool amp__cpu_stream_launch(const amp__cpu_kernel *kernel, const amp__launch *l, const amp__cpu_span *mine,
-                                   int n)
+static int amp__cpu_stream_launch(const amp__cpu_kernel *kernel, const amp__launch *l, const amp__cpu_span *mine,
+                                  int n)
 {
     const amp__signature *sig = l->sig;
     for (int i = 0; i < sig->nparams; ++i) {
@@ -655,7 +680,7 @@ static bool amp__cpu_stream_launch(const amp__cpu_kernel *kernel, const amp__lau
         for (int d = 0; d < sp->rank; ++d) {
             int32_t ext;
             memcpy(&ext, desc + AMP__DESC_EXTENT_OFFSET(sp->rank) + 4 * d, sizeof ext);
-            if (ext < l->extent.v[d]) return false;
+            if (ext < l->extent.v[d]) return -1;
         }
     }
     /* Record this launch's spans: a span seen before is marked seen now; a
@@ -666,10 +691,10 @@ static bool amp__cpu_stream_launch(const amp__cpu_kernel *kernel, const amp__lau
     if (!amp__cpu_recent) {
         pthread_once(&amp__cpu_recent_once, amp__cpu_recent_key_init);
         amp__cpu_recent_set *r = amp__cpu_recent_key_ok ? calloc(1, sizeof *r) : NULL;
-        if (!r) return false;
+        if (!r) return -1;
         if (pthread_setspecific(amp__cpu_recent_key, r)) {
             free(r);
-            return false;
+            return -1;
         }
         amp__cpu_recent = r;
     }
@@ -698,7 +723,7 @@ static bool amp__cpu_stream_launch(const amp__cpu_kernel *kernel, const amp__lau
         if (all[k].hi > lo) bytes += (uint64_t)(all[k].hi - lo);
         if (all[k].hi > end) end = all[k].hi;
     }
-    return bytes >= kernel->stream_min;
+    return amp__cpu_stream_keep(bytes, kernel->stream_min);
 }
 
 void amp__cpu_job_init(amp__cpu_job *j, const amp__cpu_kernel *kernel, const amp__launch *l)
@@ -736,7 +761,9 @@ void amp__cpu_job_init(amp__cpu_job *j, const amp__cpu_kernel *kernel, const amp
     const int nspans =
         kernel->restrict_views && (!l->tiled || kernel->tiles) ? amp__cpu_launch_spans(l, span, ro) : -1;
     L->noalias = amp__cpu_spans_disjoint(span, ro, nspans);
-    L->stream = !l->tiled && L->noalias && kernel->streams && amp__cpu_stream_launch(kernel, l, span, nspans);
+    const int keep = !l->tiled && L->noalias && kernel->streams ? amp__cpu_stream_launch(kernel, l, span, nspans) : -1;
+    L->stream = keep >= 0;
+    L->stream_keep = keep > 0 ? keep : 0;
     j->entry = kernel->entry;
     j->tiles = l->tiled ? kernel->tiles : NULL;
     j->widths = kernel->widths;
@@ -805,6 +832,8 @@ int64_t amp__cpu_job_arm(amp__cpu_job *j, int nt)
     int64_t chunk = j->launch.tiled ? 1 : nt == 1 ? (j->total > 256 ? j->total : 256) : 256;
     j->min_chunk = chunk;
     j->nthreads = nt;
+    /* One block unless amp__cpu_blocks_arm makes more. */
+    j->launch.stream_block = j->total > 0 ? j->total : 1;
     atomic_init(&j->next, 0);
     atomic_init(&j->stop, 0);
     /* Not (total + chunk - 1) / chunk: total may be INT64_MAX. */
