@@ -140,3 +140,94 @@ Test(peer, copies_between_two_gpus)
     free(back);
     free(before_y);
 }
+
+/* Two available GPU accelerators: two GPUs of one driver where there are,
+ * else two drivers' accelerators (of one GPU: cuda:0 and hip:0 on HIP's
+ * NVIDIA platform, AMP_GPU_DRIVERS=hip,cuda), or skip saying so. */
+static void two_gpu_accelerators(amp_accelerator **a, amp_accelerator **b)
+{
+    amp_accelerator *list[64];
+    size_t n = 0, found = 0;
+    ASSERT_OK(amp_accelerator_list(list, 64, &n));
+    if (n > 64) n = 64;
+    amp_accelerator *gpu[64];
+    for (size_t i = 0; i < n; ++i) {
+        amp_accelerator_info x;
+        ASSERT_OK(amp_accelerator_get_info(list[i], &x));
+        if (!x.is_emulated && x.is_available) gpu[found++] = list[i];
+    }
+    if (found < 2)
+        cr_skip_test("this machine has fewer than two available GPU accelerators (%zu accelerator(s) in all; one GPU "
+                     "gives two with AMP_GPU_DRIVERS=hip,cuda on HIP's NVIDIA platform)",
+                     n);
+    /* Two of one driver first. */
+    for (size_t i = 0; i < found; ++i)
+        for (size_t j = i + 1; j < found; ++j) {
+            amp_accelerator_info x, y;
+            ASSERT_OK(amp_accelerator_get_info(gpu[i], &x));
+            ASSERT_OK(amp_accelerator_get_info(gpu[j], &y));
+            size_t k = strcspn(x.device_path, ":");
+            if (!strncmp(x.device_path, y.device_path, k + 1)) {
+                *a = gpu[i];
+                *b = gpu[j];
+                return;
+            }
+        }
+    *a = gpu[0];
+    *b = gpu[1];
+}
+
+/* Views of one host array on two GPU accelerators, on the mapped-memory
+ * path (AMP_UNIFIED_MEMORY=on): the drivers register host memory for
+ * every device at once (and HIP's NVIDIA platform registers it through
+ * CUDA's), so the range the first accelerator's view registered is the
+ * one the second's view maps too. It stays registered until the last view
+ * on either goes: the second's kernels still reach the array after the
+ * first's view is destroyed (unregistered then, they read unmapped
+ * memory: an illegal address, the context lost). Then the other way
+ * round. */
+static void force_unified(void) { setenv("AMP_UNIFIED_MEMORY", "on", 1); }
+
+static void add_one(amp_accelerator_view *q, amp_program *p, amp_array_view *v, size_t n)
+{
+    amp_arg arg[] = {amp_arg_view(v)};
+    ASSERT_OK(amp_parallel_for_each(q, amp_extent_1d((int)n), test_kernel(p, "add_one"), arg, 1));
+    ASSERT_OK(amp_array_view_synchronize(v));
+}
+
+Test(peer, a_host_array_mapped_on_two_gpu_accelerators_stays_mapped_until_both_let_go, .init = force_unified)
+{
+    amp_accelerator *acc[2] = {NULL, NULL};
+    two_gpu_accelerators(&acc[0], &acc[1]);
+    static const char src[] = "AMP_KERNEL(add_one, amp::index<1> i, amp::array_view<float, 1> x) { x[i] += 1.0f; }\n";
+    amp_program *p[2];
+    amp_accelerator_view *q[2];
+    for (int g = 0; g < 2; ++g) {
+        amp_accelerator_info info;
+        ASSERT_OK(amp_accelerator_get_info(acc[g], &info));
+        cr_assert(info.is_unified_memory, "AMP_UNIFIED_MEMORY=on: %s is not on the mapped-memory path",
+                  info.device_path);
+        p[g] = test_build(acc[g], src);
+        ASSERT_OK(amp_accelerator_default_view(acc[g], &q[g]));
+    }
+    enum { N = 1 << 20 };
+    float *x = test_xmalloc(N * sizeof(float));
+    for (size_t i = 0; i < N; ++i) x[i] = (float)(i % 1000);
+    float added = 0;
+    for (int first = 0; first < 2; ++first) {
+        const int second = 1 - first;
+        amp_array_view *v[2];
+        for (int g = 0; g < 2; ++g) v[g] = test_view(x, sizeof(float), amp_extent_1d(N), AMP_READ_WRITE);
+        add_one(q[first], p[first], v[first], N);
+        add_one(q[second], p[second], v[second], N);
+        ASSERT_OK(amp_array_view_destroy(v[first]));
+        for (int k = 0; k < 3; ++k) add_one(q[second], p[second], v[second], N);
+        ASSERT_OK(amp_array_view_destroy(v[second]));
+        added += 5;
+        for (size_t i = 0; i < N; ++i)
+            cr_assert(x[i] == (float)(i % 1000) + added, "GPU %d's view first: x[%zu] is %g, want %g", first, i,
+                      (double)x[i], (double)((float)(i % 1000) + added));
+    }
+    free(x);
+    for (int g = 0; g < 2; ++g) ASSERT_OK(amp_program_destroy(p[g]));
+}

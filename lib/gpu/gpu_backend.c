@@ -630,7 +630,6 @@ static size_t enumerate_driver(const amp__gpu_driver *drv, amp__device_entry *ou
         d->drv = drv;
         d->ordinal = i;
         pthread_mutex_init(&d->pool_lock, NULL);
-        pthread_mutex_init(&d->reg_lock, NULL);
         pthread_mutex_init(&d->peer_lock, NULL);
         pthread_mutex_init(&d->queue_lock, NULL);
         drv->device_open(i, &d->ctx, &d->di);

@@ -10,11 +10,16 @@
 
 /* A host range this backend registered itself (host_register), shared by
  * every storage whose range lies inside it. */
+/* A host range that one device's driver call registered (mapped for the
+ * GPUs; CUDA's and HIP's registrations are portable: every device of the
+ * driver reaches it) and that storages on any device use. */
+struct gpu_dev;
 typedef struct host_region {
     char *host;
     size_t bytes;
-    char *dptr;  /* the device's address of host */
-    size_t refs; /* storages using it; unregistered at 0 */
+    struct gpu_dev *owner; /* registered it, and unregisters it */
+    char *dptr;            /* owner's address of host */
+    size_t refs;           /* storages using it, on every device; unregistered at 0 */
 } host_region;
 
 /* What one GPU knows about copying to and from another of its driver:
@@ -47,15 +52,6 @@ typedef struct gpu_dev {
     pthread_mutex_t pool_lock;
     void **pool;
     size_t npool, cap;
-    /* Host ranges we registered. Only these are ever unregistered: memory the
-     * user (or another library) pinned, registered or got from a managed
-     * allocator is used through its existing mapping and left alone. Held
-     * across the driver's register/unregister calls, so a registration never
-     * races with the unregistration of the same range; taken after entering
-     * the device and nothing else is taken under it. */
-    pthread_mutex_t reg_lock;
-    host_region *regions;
-    size_t nregions, regions_cap;
     /* Peers looked up so far. Held across the driver's peer queries and
      * enables (which enter this device and the peer), never while another
      * device's peer_lock is held, so two threads copying both ways between

@@ -26,11 +26,46 @@ void amp__gpu_mem_free(void *dev, void *dptr)
 
 /* The unified path maps each storage's host memory (lib/core/storage.c). Views may
  * share host memory (two views of one C array, a view of a part of another's
- * range), and the user may have pinned or registered it already, so: a range
- * inside one we registered shares that registration (counted); memory the
- * driver reports as already registered or managed is used through its own
- * mapping and never unregistered by us; only ranges we registered are
- * unregistered, when their last user goes. */
+ * range, views of one array on two GPUs), and the user may have pinned or
+ * registered it already, so: a range inside one we registered shares that
+ * registration (counted, whichever device uses it); memory the driver
+ * reports as already registered or managed is used through its own mapping
+ * and never unregistered by us; only ranges we registered are unregistered,
+ * when their last user on any device goes.
+ *
+ * One table for the process, not one a device: the drivers register host
+ * memory for every device at once (portable), so a range GPU 0 registered
+ * is "already registered" for GPU 1, which maps it through that
+ * registration; were it unregistered when GPU 0's last view went, GPU 1's
+ * kernels would read unmapped memory (an illegal address: the context
+ * lost). host_regions_lock is held across the drivers' register and
+ * unregister calls (a registration never races with the unregistration of
+ * the same range) and is taken before entering a device; nothing else is
+ * taken under it. */
+static pthread_mutex_t host_regions_lock = PTHREAD_MUTEX_INITIALIZER;
+static host_region *host_regions;
+static size_t host_nregions, host_regions_cap;
+
+/* The region holding [lo, hi) for d: one d registered first, else one
+ * another device of its driver did, else any (a device of another driver
+ * whose own call found the memory registered, as HIP's NVIDIA platform
+ * does over CUDA's registrations); NULL where none holds it whole. */
+static host_region *host_region_holding(const gpu_dev *d, const char *lo, const char *hi)
+{
+    host_region *same_driver = NULL, *other = NULL;
+    for (size_t i = 0; i < host_nregions; ++i) {
+        host_region *r = &host_regions[i];
+        if (lo < r->host || hi > r->host + r->bytes) continue;
+        if (r->owner == d) return r;
+        if (r->owner->drv == d->drv) {
+            if (!same_driver) same_driver = r;
+        } else if (!other) {
+            other = r;
+        }
+    }
+    return same_driver ? same_driver : other;
+}
+
 amp_status amp__gpu_host_register(void *dev, void *host, size_t bytes, void **dptr)
 {
     gpu_dev *d = GPU_DEV(dev);
@@ -46,43 +81,52 @@ amp_status amp__gpu_host_register(void *dev, void *host, size_t bytes, void **dp
         return AMP_OK;
     }
     char *lo = host, *hi = lo + bytes;
-    pthread_mutex_lock(&d->reg_lock);
-    for (size_t i = 0; i < d->nregions; ++i) {
-        host_region *r = &d->regions[i];
-        if (lo >= r->host && hi <= r->host + r->bytes) {
-            ++r->refs;
-            *dptr = r->dptr + (lo - r->host);
-            pthread_mutex_unlock(&d->reg_lock);
-            return AMP_OK;
-        }
-        if (lo < r->host + r->bytes && hi > r->host) {
-            /* The driver cannot extend a registration, and the part outside
-             * r would have no mapping. */
-            pthread_mutex_unlock(&d->reg_lock);
-            return amp__fail(AMP_ERROR_UNSUPPORTED,
-                             "host memory %p (%zu bytes) partly overlaps host memory %p (%zu bytes) already mapped "
-                             "for another view on %s:%d; on the mapped-memory path, views that share host memory "
-                             "must lie inside the first one mapped",
-                             host, bytes, (void *)r->host, r->bytes, d->drv->platform, d->ordinal);
+    void *p = NULL;
+    bool owned = false;
+    pthread_mutex_lock(&host_regions_lock);
+    host_region *in = host_region_holding(d, lo, hi);
+    if (in && in->owner == d) {
+        ++in->refs;
+        *dptr = in->dptr + (lo - in->host);
+        goto done;
+    }
+    if (!in) {
+        for (size_t i = 0; i < host_nregions; ++i) {
+            const host_region *r = &host_regions[i];
+            if (lo < r->host + r->bytes && hi > r->host) {
+                /* The driver cannot extend a registration, and the part
+                 * outside r would have no mapping. */
+                st = amp__fail(AMP_ERROR_UNSUPPORTED,
+                               "host memory %p (%zu bytes) partly overlaps host memory %p (%zu bytes) already mapped "
+                               "for another view on %s:%d; on the mapped-memory path, views that share host memory "
+                               "must lie inside the first one mapped",
+                               host, bytes, (void *)r->host, r->bytes, r->owner->drv->platform, r->owner->ordinal);
+                goto done;
+            }
         }
     }
     /* Room first, so that a registration we made is always recorded. */
-    if (d->nregions == d->regions_cap) {
-        size_t cap = d->regions_cap ? d->regions_cap * 2 : 16;
-        host_region *p = realloc(d->regions, cap * sizeof *p);
-        if (!p) {
-            pthread_mutex_unlock(&d->reg_lock);
-            return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "cannot grow the host registration table to %zu entries", cap);
+    if (host_nregions == host_regions_cap) {
+        size_t cap = host_regions_cap ? host_regions_cap * 2 : 16;
+        host_region *grown = realloc(host_regions, cap * sizeof *grown);
+        if (!grown) {
+            st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "cannot grow the host registration table to %zu entries", cap);
+            goto done;
         }
-        d->regions = p;
-        d->regions_cap = cap;
+        host_regions = grown;
+        host_regions_cap = cap;
     }
-    void *p = NULL;
-    bool owned = false;
+    /* Inside another device's registration: the driver finds the range
+     * registered and gives this device's address of it (owned stays false,
+     * and the registration is counted as the owner's); a driver of another
+     * stack may register it anew (owned: a region of this device's). */
     ON_DEVICE(d, st, st = d->drv->host_register(host, bytes, &p, &owned));
-    if (st == AMP_OK && owned) d->regions[d->nregions++] = (host_region){lo, bytes, p, 1};
-    pthread_mutex_unlock(&d->reg_lock);
-    if (st == AMP_OK) *dptr = p;
+    if (st != AMP_OK) goto done;
+    if (owned) host_regions[host_nregions++] = (host_region){lo, bytes, d, p, 1};
+    else if (in) ++in->refs;
+    *dptr = p;
+done:
+    pthread_mutex_unlock(&host_regions_lock);
     return st;
 }
 
@@ -91,17 +135,14 @@ void amp__gpu_host_unregister(void *dev, void *host)
     gpu_dev *d = GPU_DEV(dev);
     char *h = host;
     if (!host) return;
-    pthread_mutex_lock(&d->reg_lock);
-    for (size_t i = 0; i < d->nregions; ++i) {
-        host_region *r = &d->regions[i];
-        if (h < r->host || h >= r->host + r->bytes) continue;
-        if (--r->refs == 0) {
-            ON_DEVICE_VOID(d, d->drv->host_unregister(r->host));
-            d->regions[i] = d->regions[--d->nregions];
-        }
-        break;
+    pthread_mutex_lock(&host_regions_lock);
+    host_region *r = host_region_holding(d, h, h + 1);
+    if (r && --r->refs == 0) {
+        gpu_dev *owner = r->owner;
+        ON_DEVICE_VOID(owner, owner->drv->host_unregister(r->host));
+        *r = host_regions[--host_nregions];
     }
-    pthread_mutex_unlock(&d->reg_lock);
+    pthread_mutex_unlock(&host_regions_lock);
 }
 
 static bool mul_overflows(size_t a, size_t b, size_t *out)
