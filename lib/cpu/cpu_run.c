@@ -421,7 +421,7 @@ void amp__cpu_blocks_arm(amp__cpu_job *j, amp__cpu_block *parts, int nt)
     }
     j->parts = parts;
     j->nparts = nt;
-    j->launch.stream_block = per;
+    j->launch.stream_block = per > 0 ? per : 1;
 }
 
 /* The next chunk for w: from the launch's blocks where it has them (a
@@ -764,6 +764,9 @@ void amp__cpu_job_init(amp__cpu_job *j, const amp__cpu_kernel *kernel, const amp
     const int keep = !l->tiled && L->noalias && kernel->streams ? amp__cpu_stream_launch(kernel, l, span, nspans) : -1;
     L->stream = keep >= 0;
     L->stream_keep = keep > 0 ? keep : 0;
+    /* The whole launch one block until amp__cpu_job_arm and
+     * amp__cpu_blocks_arm say otherwise (never 0: the entry divides by it). */
+    L->stream_block = total > 0 ? total : 1;
     j->entry = kernel->entry;
     j->tiles = l->tiled ? kernel->tiles : NULL;
     j->widths = kernel->widths;
