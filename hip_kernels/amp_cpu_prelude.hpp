@@ -617,11 +617,15 @@ template <int N, class... A> struct entry<void(index<N>, A...)> {
                 // share memory with no other view of the launch.
                 if (it->launch->stream) {
                     // The part of the chunk in its block's kept head with
-                    // plain stores, the rest streamed.
+                    // plain stores, the rest streamed (the last block may
+                    // be shorter than the others).
                     const long long block = it->launch->stream_block;
-                    const long long head =
-                        it->begin / block * block + block / 256 * it->launch->stream_keep +
-                        block % 256 * it->launch->stream_keep / 256;
+                    const long long start = it->begin / block * block;
+                    long long total = 1;
+                    for (int d = 0; d < N; ++d) total *= it->launch->ext[d];
+                    const long long len = total - start < block ? total - start : block;
+                    const int keep = it->launch->stream_keep;
+                    const long long head = start + len / 256 * keep + len % 256 * keep / 256;
                     if (it->begin >= head) {
                         run_streamed<Mask>(Fn, it, p, s);
                     } else {

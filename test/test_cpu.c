@@ -2815,30 +2815,48 @@ Test(cpu, streaming_stores_follow_the_threshold)
 /* Between the threshold C and 1.5 C a launch keeps the first share h =
  * 3C/S - 2 of each thread's block in plain stores (part of the set still
  * fits in the cache) and streams the rest: 10000 elements (80004 bytes)
- * keep 255/256 of each block, 12000 (96004) 127/256, 14000 (112004) 36/256.
- * Every element is
- * right either way (stream_probe checks out[]); the blocks' edges round
- * the count a little (2 or 3 blocks, each a multiple of 64). */
-Test(cpu, streaming_stores_keep_part_of_a_set_a_little_over_the_threshold)
+ * keep 255/256 of each block, 12000 (96004) 127/256, 14000 (112004)
+ * 36/256. Every element is right either way (stream_probe checks out[]),
+ * and exactly the work-items at the head of each block stored plainly:
+ * with spinning threads (AMP_CPU_SPIN_US) a launch runs in one block a
+ * thread, two here (cpu_pool.c's home blocks, a multiple of 64 work-items
+ * each but the last), without them in one block, the whole launch (the
+ * shared counter). Widths are not learned, so every launch takes both
+ * threads. */
+static void keep_case(bool spin)
 {
     setenv("AMP_CPU_STREAM_MIN", "80000", 1);
+    setenv("AMP_CPU_LEARN_WIDTHS", "0", 1);
+    setenv("AMP_CPU_SPIN_US", spin ? "200" : "0", 1);
     amp_program *p = stream_probe_build();
     const struct {
         int n, keep;
     } t[] = {{10000, 255}, {12000, 127}, {14000, 36}};
     for (int k = 0; k < 3; ++k) {
-        const int n = t[k].n, plain = stream_probe(p, n, false);
-        const double want = (double)n * t[k].keep / 256;
-        cr_assert(plain < n, "%d elements (%d bytes) were not streamed at all", n, 8 * n + 4);
-        cr_assert(fabs(plain - want) <= n / 100.0,
-                  "%d elements (%d bytes against 80000): %d work-items stored plainly, want about %.0f (%d/256)", n,
-                  8 * n + 4, plain, want, t[k].keep);
+        const int n = t[k].n, keep = t[k].keep, plain = stream_probe(p, n, false);
+        const long long per = spin ? ((n + 1) / 2 + 63) / 64 * 64 : n;
+        int want = 0;
+        for (long long start = 0; start < n; start += per) {
+            const long long len = n - start < per ? n - start : per, head = len / 256 * keep + len % 256 * keep / 256;
+            for (long long i = start; i < start + len; ++i) {
+                const bool kept = i - start < head;
+                want += kept;
+                cr_assert_eq(probe_echo[i] == -7, kept,
+                             "%d elements (%d bytes against 80000, %d/256 kept, blocks of %lld): work-item %lld "
+                             "stored %s",
+                             n, 8 * n + 4, keep, per, i, kept ? "streamed, want plain" : "plainly, want streamed");
+            }
+        }
+        cr_assert_eq(plain, want, "%d elements: %d stored plainly, want %d", n, plain, want);
     }
     ASSERT_OK(amp_program_destroy(p));
 }
 
-/* The same, rank 2, on three threads: a block's kept head ends mid-row,
- * and the streamed rest starts there. */
+Test(cpu, streaming_stores_keep_the_head_of_each_threads_block) { keep_case(true); }
+Test(cpu, streaming_stores_keep_the_head_of_a_launch_run_from_the_counter) { keep_case(false); }
+
+/* The same, rank 2, on three spinning threads: a block's kept head ends
+ * mid-row, and the streamed rest starts there. */
 Test(cpu, streaming_stores_kept_heads_end_mid_row)
 {
     enum { R = 203, C = 333 };
@@ -2846,6 +2864,8 @@ Test(cpu, streaming_stores_kept_heads_end_mid_row)
      * threshold of 432634 (102/256). */
     setenv("AMP_CPU_STREAM_MIN", "432634", 1);
     setenv("AMP_CPU_THREADS", "3", 1);
+    setenv("AMP_CPU_SPIN_US", "200", 1);
+    setenv("AMP_CPU_LEARN_WIDTHS", "0", 1);
     static const char src[] =
         "AMP_KERNEL_STREAMING_STORES(st2, 0)\n"
         "AMP_KERNEL(st2, amp::index<2> i, amp::array_view<int, 2> out, amp::array_view<const int, 2> in)\n"

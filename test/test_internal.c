@@ -1632,19 +1632,19 @@ Test(cpu_restrict, a_written_view_sharing_memory_is_not_disjoint)
 
 /* How much of a streamed launch keeps plain stores (cpu_run.c,
  * amp__cpu_stream_keep): none streamed under the threshold, a share that
- * falls from all at the threshold C to none at 1.5 C (h = 3C/S - 2, in
- * 256ths), none kept beyond; no overflow at the extremes. */
-Test(cpu_stream, the_kept_share_falls_from_all_at_the_threshold_to_none_at_half_as_much_again)
+ * falls from all but 1/256 at the threshold C to none at 1.5 C (h = 3C/S -
+ * 2, in 256ths), none kept beyond; no overflow at the extremes. */
+Test(cpu_stream, the_kept_share_falls_from_nearly_all_at_the_threshold_to_none_at_half_as_much_again)
 {
     const uint64_t mib = 1u << 20;
     cr_assert_eq(amp__cpu_stream_keep(299 * mib, 300 * mib), -1, "under the threshold: not streamed");
-    cr_assert_eq(amp__cpu_stream_keep(300 * mib, 300 * mib), -1, "at the threshold everything is kept: not streamed");
+    cr_assert_eq(amp__cpu_stream_keep(300 * mib, 300 * mib), 255, "at the threshold all but 1/256 is kept");
     cr_assert_eq(amp__cpu_stream_keep(450 * mib, 300 * mib), 0, "at 1.5x the threshold nothing is kept");
     cr_assert_eq(amp__cpu_stream_keep(768 * mib, 300 * mib), 0, "BabelStream's doubles at 2^25: nothing kept");
     /* BabelStream's floats at 2^25: 256 * (3 * 300 / 384 - 2) = 88. */
     cr_assert_eq(amp__cpu_stream_keep(384 * mib, 300 * mib), 88, "384 MiB against 300 MiB keeps %d/256",
                  amp__cpu_stream_keep(384 * mib, 300 * mib));
-    int last = 256;
+    int last = 255;
     for (uint64_t b = 300 * mib + 1; b <= 450 * mib; b += 3 * mib) {
         int k = amp__cpu_stream_keep(b, 300 * mib);
         cr_assert(k >= 0 && k <= last, "%llu bytes keep %d/256 after %d/256 for fewer", (unsigned long long)b, k, last);
@@ -1654,7 +1654,7 @@ Test(cpu_stream, the_kept_share_falls_from_all_at_the_threshold_to_none_at_half_
     cr_assert_eq(amp__cpu_stream_keep(12345, 0), 0, "a threshold of 0 streams every launch whole");
     /* A threshold near the top of the range (AMP_CPU_STREAM_MIN may be that
      * large): no sum or product wraps. */
-    cr_assert_eq(amp__cpu_stream_keep(UINT64_MAX, UINT64_MAX - 1), -1, "a set a byte past a huge threshold is kept whole");
+    cr_assert_eq(amp__cpu_stream_keep(UINT64_MAX, UINT64_MAX - 1), 255, "a set a byte past a huge threshold keeps 255/256");
     cr_assert_eq(amp__cpu_stream_keep(UINT64_MAX, UINT64_MAX / 2), 0, "twice a huge threshold is streamed whole");
 }
 

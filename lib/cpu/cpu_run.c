@@ -599,13 +599,15 @@ bool amp__cpu_views_disjoint(const amp__launch *l)
 
 /* How much of a streamed launch to write with plain stores after all, in
  * 256ths of each block (amp__cpu_launch.stream_keep), where the recent
- * launches' memory is `bytes` and the threshold `min`; -1: none streamed.
+ * launches' memory is `bytes` and the threshold `min`; -1: none streamed
+ * (under the threshold; from it on at least 1/256 streams, as the
+ * threshold's "reaches" says).
  * Past the threshold the set no longer fits in the caches, but a little
  * past it part of it still does, if streamed stores keep the rest out: a
  * launch reading two arrays of a set of three (BabelStream's Add and
  * Triad) keeps the heads of all three across it while the heads and what
- * it reads of the tails fit, h*S/3 + 2*S/3 <= C, so h = 3*C/S - 2: all of
- * it at S = C (no streaming, as below the threshold), none from S = 1.5*C
+ * it reads of the tails fit, h*S/3 + 2*S/3 <= C, so h = 3*C/S - 2: nearly
+ * all of it at S = C (nearly as below the threshold), none from S = 1.5*C
  * on. BabelStream's float set at 2^25 (384 MiB) against the 300 MiB cache
  * of the H200 machine's host (88/256 kept): Triad, which reads what Add
  * wrote, at 1.04-1.44 of OpenMP against 0.91-1.07 streamed whole, the
@@ -618,7 +620,7 @@ int amp__cpu_stream_keep(uint64_t bytes, uint64_t min)
     if (over >= min / 2) return 0;
     /* min - 2 * over > 0 here, and bytes >= min > 0. */
     const int keep = (int)(256.0 * (double)(min - 2 * over) / (double)bytes);
-    return keep >= 256 ? -1 : keep;
+    return keep > 255 ? 255 : keep;
 }
 
 /* Whether a launch of a kernel that declares streamed views streams them:

@@ -8,20 +8,6 @@
 
 #include <pthread.h>
 
-/* A host range this backend registered itself (host_register), shared by
- * every storage whose range lies inside it. */
-/* A host range that one device's driver call registered (mapped for the
- * GPUs; CUDA's and HIP's registrations are portable: every device of the
- * driver reaches it) and that storages on any device use. */
-struct gpu_dev;
-typedef struct host_region {
-    char *host;
-    size_t bytes;
-    struct gpu_dev *owner; /* registered it, and unregisters it */
-    char *dptr;            /* owner's address of host */
-    size_t refs;           /* storages using it, on every device; unregistered at 0 */
-} host_region;
-
 /* What one GPU knows about copying to and from another of its driver:
  * looked up once (the driver's answer, both ways), and peer access turned on
  * both ways before the first copy that crosses the pair. */

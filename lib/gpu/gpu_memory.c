@@ -34,28 +34,52 @@ void amp__gpu_mem_free(void *dev, void *dptr)
  * when their last user on any device goes.
  *
  * One table for the process, not one a device: the drivers register host
- * memory for every device at once (portable), so a range GPU 0 registered
- * is "already registered" for GPU 1, which maps it through that
- * registration; were it unregistered when GPU 0's last view went, GPU 1's
- * kernels would read unmapped memory (an illegal address: the context
- * lost). host_regions_lock is held across the drivers' register and
- * unregister calls (a registration never races with the unregistration of
- * the same range) and is taken before entering a device; nothing else is
- * taken under it. */
+ * memory for every device at once (portable; HIP's NVIDIA platform through
+ * CUDA's registrations), so a range GPU 0 registered is "already
+ * registered" for GPU 1, which maps it through that registration; were it
+ * unregistered when GPU 0's last view went, GPU 1's kernels would read
+ * unmapped memory (an illegal address: the context lost). Each region
+ * counts its users a device, so that a device's release drops only a use
+ * that device's registration took (a device that recorded nothing, for
+ * memory the user pinned or that it reads pageable, drops nothing).
+ * host_regions_lock is held across the drivers' register and unregister
+ * calls (a registration never races with the unregistration of the same
+ * range) and is taken before entering a device; nothing else is taken
+ * under it. */
+typedef struct host_region_user {
+    gpu_dev *dev;
+    size_t refs; /* its storages inside the region */
+} host_region_user;
+typedef struct host_region {
+    char *host;
+    size_t bytes;
+    gpu_dev *owner; /* registered it, and unregisters it */
+    char *dptr;     /* owner's address of host */
+    host_region_user *users;
+    size_t nusers, users_cap; /* unregistered when the last user goes */
+} host_region;
 static pthread_mutex_t host_regions_lock = PTHREAD_MUTEX_INITIALIZER;
 static host_region *host_regions;
 static size_t host_nregions, host_regions_cap;
 
-/* The region holding [lo, hi) for d: one d registered first, else one
- * another device of its driver did, else any (a device of another driver
- * whose own call found the memory registered, as HIP's NVIDIA platform
- * does over CUDA's registrations); NULL where none holds it whole. */
-static host_region *host_region_holding(const gpu_dev *d, const char *lo, const char *hi)
+static host_region_user *region_user(host_region *r, const gpu_dev *d)
+{
+    for (size_t i = 0; i < r->nusers; ++i)
+        if (r->users[i].dev == d) return &r->users[i];
+    return NULL;
+}
+
+/* The region holding [lo, hi) for d: one d registered, else one another
+ * device of its driver did, else one of another driver (HIP's NVIDIA
+ * platform over CUDA's registrations); with `using`, only regions where d
+ * has a use. NULL where none holds it whole. */
+static host_region *region_holding(const gpu_dev *d, const char *lo, const char *hi, bool using)
 {
     host_region *same_driver = NULL, *other = NULL;
     for (size_t i = 0; i < host_nregions; ++i) {
         host_region *r = &host_regions[i];
         if (lo < r->host || hi > r->host + r->bytes) continue;
+        if (using && !region_user(r, d)) continue;
         if (r->owner == d) return r;
         if (r->owner->drv == d->drv) {
             if (!same_driver) same_driver = r;
@@ -64,6 +88,36 @@ static host_region *host_region_holding(const gpu_dev *d, const char *lo, const 
         }
     }
     return same_driver ? same_driver : other;
+}
+
+/* Room for one more user of r (d's entry, refs 0, where it had none). */
+static amp_status region_add_user(host_region *r, gpu_dev *d)
+{
+    if (region_user(r, d)) return AMP_OK;
+    if (r->nusers == r->users_cap) {
+        size_t cap = r->users_cap ? r->users_cap * 2 : 4;
+        host_region_user *u = realloc(r->users, cap * sizeof *u);
+        if (!u) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "cannot grow a host registration's user list to %zu", cap);
+        r->users = u;
+        r->users_cap = cap;
+    }
+    r->users[r->nusers++] = (host_region_user){d, 0};
+    return AMP_OK;
+}
+
+/* Drops d's entry from r where it has no use left; true when r has no
+ * user left (the caller unregisters and removes it). */
+static bool region_drop_unused(host_region *r, const gpu_dev *d)
+{
+    host_region_user *u = region_user(r, d);
+    if (u && u->refs == 0) *u = r->users[--r->nusers];
+    return r->nusers == 0;
+}
+
+static void region_remove(host_region *r)
+{
+    free(r->users);
+    *r = host_regions[--host_nregions];
 }
 
 amp_status amp__gpu_host_register(void *dev, void *host, size_t bytes, void **dptr)
@@ -83,17 +137,39 @@ amp_status amp__gpu_host_register(void *dev, void *host, size_t bytes, void **dp
     char *lo = host, *hi = lo + bytes;
     void *p = NULL;
     bool owned = false;
+    host_region_user *fresh = NULL;
+    host_region *in = NULL;
     pthread_mutex_lock(&host_regions_lock);
-    host_region *in = host_region_holding(d, lo, hi);
+    /* Room first (a table slot, a user list for a new region), so that a
+     * registration we made is always recorded; the table may move, so the
+     * region is looked up after. */
+    if (host_nregions == host_regions_cap) {
+        size_t cap = host_regions_cap ? host_regions_cap * 2 : 16;
+        host_region *grown = realloc(host_regions, cap * sizeof *grown);
+        if (!grown) {
+            st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "cannot grow the host registration table to %zu entries", cap);
+            goto done;
+        }
+        host_regions = grown;
+        host_regions_cap = cap;
+    }
+    if (!(fresh = malloc(4 * sizeof *fresh))) {
+        st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "no memory for a host registration's user list");
+        goto done;
+    }
+    in = region_holding(d, lo, hi, false);
+    if (in && (st = region_add_user(in, d)) != AMP_OK) goto done;
     if (in && in->owner == d) {
-        ++in->refs;
+        region_user(in, d)->refs++;
         *dptr = in->dptr + (lo - in->host);
         goto done;
     }
     if (!in) {
         for (size_t i = 0; i < host_nregions; ++i) {
             const host_region *r = &host_regions[i];
-            if (lo < r->host + r->bytes && hi > r->host) {
+            /* Another driver's registration is its own (a driver of the
+             * same stack refuses the overlap itself, below). */
+            if (r->owner->drv == d->drv && lo < r->host + r->bytes && hi > r->host) {
                 /* The driver cannot extend a registration, and the part
                  * outside r would have no mapping. */
                 st = amp__fail(AMP_ERROR_UNSUPPORTED,
@@ -105,28 +181,26 @@ amp_status amp__gpu_host_register(void *dev, void *host, size_t bytes, void **dp
             }
         }
     }
-    /* Room first, so that a registration we made is always recorded. */
-    if (host_nregions == host_regions_cap) {
-        size_t cap = host_regions_cap ? host_regions_cap * 2 : 16;
-        host_region *grown = realloc(host_regions, cap * sizeof *grown);
-        if (!grown) {
-            st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "cannot grow the host registration table to %zu entries", cap);
-            goto done;
-        }
-        host_regions = grown;
-        host_regions_cap = cap;
-    }
     /* Inside another device's registration: the driver finds the range
-     * registered and gives this device's address of it (owned stays false,
-     * and the registration is counted as the owner's); a driver of another
-     * stack may register it anew (owned: a region of this device's). */
+     * registered and gives this device's address of it (owned stays false:
+     * a use of that region); a driver of another stack may register it
+     * anew (owned: a region of this device's). */
     ON_DEVICE(d, st, st = d->drv->host_register(host, bytes, &p, &owned));
     if (st != AMP_OK) goto done;
-    if (owned) host_regions[host_nregions++] = (host_region){lo, bytes, d, p, 1};
-    else if (in) ++in->refs;
+    if (owned) {
+        fresh[0] = (host_region_user){d, 1};
+        host_regions[host_nregions++] = (host_region){lo, bytes, d, p, fresh, 1, 4};
+        fresh = NULL;
+    } else if (in) {
+        region_user(in, d)->refs++;
+    }
     *dptr = p;
 done:
+    /* A user entry added for a use that did not happen goes again (in has
+     * other users: it is never left empty here). */
+    if (in) (void)region_drop_unused(in, d);
     pthread_mutex_unlock(&host_regions_lock);
+    free(fresh);
     return st;
 }
 
@@ -134,13 +208,16 @@ void amp__gpu_host_unregister(void *dev, void *host)
 {
     gpu_dev *d = GPU_DEV(dev);
     char *h = host;
-    if (!host) return;
+    if (!host || d->di.pageable_access) return;
     pthread_mutex_lock(&host_regions_lock);
-    host_region *r = host_region_holding(d, h, h + 1);
-    if (r && --r->refs == 0) {
-        gpu_dev *owner = r->owner;
-        ON_DEVICE_VOID(owner, owner->drv->host_unregister(r->host));
-        *r = host_regions[--host_nregions];
+    host_region *r = region_holding(d, h, h + 1, true);
+    if (r) {
+        region_user(r, d)->refs--;
+        if (region_drop_unused(r, d)) {
+            gpu_dev *owner = r->owner;
+            ON_DEVICE_VOID(owner, owner->drv->host_unregister(r->host));
+            region_remove(r);
+        }
     }
     pthread_mutex_unlock(&host_regions_lock);
 }
