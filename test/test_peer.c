@@ -4,31 +4,48 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The first two available GPUs of one driver ("cuda:0" and "cuda:1"), or
- * skip saying what this machine has. */
-static void two_gpus(amp_accelerator **a, amp_accelerator **b)
+/* Two available GPU accelerators: the first two of one driver ("cuda:0"
+ * and "cuda:1"); where there are none and any_driver, the first two of
+ * any drivers (of one GPU: cuda:0 and hip:0 on HIP's NVIDIA platform,
+ * AMP_GPU_DRIVERS=hip,cuda); else skip saying what this machine has. */
+static void pick_two_gpus(amp_accelerator **a, amp_accelerator **b, bool any_driver)
 {
-    amp_accelerator *list[64];
-    size_t n = 0;
+    amp_accelerator *list[64], *gpu[64];
+    size_t n = 0, found = 0;
     ASSERT_OK(amp_accelerator_list(list, 64, &n));
     if (n > 64) n = 64;
-    for (size_t i = 0; i < n; ++i)
-        for (size_t j = i + 1; j < n; ++j) {
+    for (size_t i = 0; i < n; ++i) {
+        amp_accelerator_info x;
+        ASSERT_OK(amp_accelerator_get_info(list[i], &x));
+        if (!x.is_emulated && x.is_available) gpu[found++] = list[i];
+    }
+    for (size_t i = 0; i < found; ++i)
+        for (size_t j = i + 1; j < found; ++j) {
             amp_accelerator_info x, y;
-            ASSERT_OK(amp_accelerator_get_info(list[i], &x));
-            ASSERT_OK(amp_accelerator_get_info(list[j], &y));
+            ASSERT_OK(amp_accelerator_get_info(gpu[i], &x));
+            ASSERT_OK(amp_accelerator_get_info(gpu[j], &y));
             size_t k = strcspn(x.device_path, ":");
-            if (x.is_emulated || y.is_emulated || !x.is_available || !y.is_available ||
-                strncmp(x.device_path, y.device_path, k + 1))
-                continue;
-            *a = list[i];
-            *b = list[j];
-            return;
+            if (!strncmp(x.device_path, y.device_path, k + 1)) {
+                *a = gpu[i];
+                *b = gpu[j];
+                return;
+            }
         }
+    if (any_driver && found >= 2) {
+        *a = gpu[0];
+        *b = gpu[1];
+        return;
+    }
+    if (any_driver)
+        cr_skip_test("this machine has fewer than two available GPU accelerators (%zu accelerator(s) in all; one GPU "
+                     "gives two with AMP_GPU_DRIVERS=hip,cuda on HIP's NVIDIA platform)",
+                     n);
     cr_skip_test("this machine has fewer than two available GPUs of one driver (%zu accelerator(s)): peer copies "
                  "between two GPUs are not exercised",
                  n);
 }
+
+static void two_gpus(amp_accelerator **a, amp_accelerator **b) { pick_two_gpus(a, b, false); }
 
 Test(peer, info_of_one_accelerator_and_of_the_cpu_and_a_gpu)
 {
@@ -141,42 +158,6 @@ Test(peer, copies_between_two_gpus)
     free(before_y);
 }
 
-/* Two available GPU accelerators: two GPUs of one driver where there are,
- * else two drivers' accelerators (of one GPU: cuda:0 and hip:0 on HIP's
- * NVIDIA platform, AMP_GPU_DRIVERS=hip,cuda), or skip saying so. */
-static void two_gpu_accelerators(amp_accelerator **a, amp_accelerator **b)
-{
-    amp_accelerator *list[64];
-    size_t n = 0, found = 0;
-    ASSERT_OK(amp_accelerator_list(list, 64, &n));
-    if (n > 64) n = 64;
-    amp_accelerator *gpu[64];
-    for (size_t i = 0; i < n; ++i) {
-        amp_accelerator_info x;
-        ASSERT_OK(amp_accelerator_get_info(list[i], &x));
-        if (!x.is_emulated && x.is_available) gpu[found++] = list[i];
-    }
-    if (found < 2)
-        cr_skip_test("this machine has fewer than two available GPU accelerators (%zu accelerator(s) in all; one GPU "
-                     "gives two with AMP_GPU_DRIVERS=hip,cuda on HIP's NVIDIA platform)",
-                     n);
-    /* Two of one driver first. */
-    for (size_t i = 0; i < found; ++i)
-        for (size_t j = i + 1; j < found; ++j) {
-            amp_accelerator_info x, y;
-            ASSERT_OK(amp_accelerator_get_info(gpu[i], &x));
-            ASSERT_OK(amp_accelerator_get_info(gpu[j], &y));
-            size_t k = strcspn(x.device_path, ":");
-            if (!strncmp(x.device_path, y.device_path, k + 1)) {
-                *a = gpu[i];
-                *b = gpu[j];
-                return;
-            }
-        }
-    *a = gpu[0];
-    *b = gpu[1];
-}
-
 /* Views of one host array on two GPU accelerators, on the mapped-memory
  * path (AMP_UNIFIED_MEMORY=on): the drivers register host memory for
  * every device at once (and HIP's NVIDIA platform registers it through
@@ -198,7 +179,7 @@ static void add_one(amp_accelerator_view *q, amp_program *p, amp_array_view *v, 
 Test(peer, a_host_array_mapped_on_two_gpu_accelerators_stays_mapped_until_both_let_go, .init = force_unified)
 {
     amp_accelerator *acc[2] = {NULL, NULL};
-    two_gpu_accelerators(&acc[0], &acc[1]);
+    pick_two_gpus(&acc[0], &acc[1], true);
     static const char src[] = "AMP_KERNEL(add_one, amp::index<1> i, amp::array_view<float, 1> x) { x[i] += 1.0f; }\n";
     amp_program *p[2];
     amp_accelerator_view *q[2];
