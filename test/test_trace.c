@@ -1968,19 +1968,36 @@ static void check_probe_log(const char *log, const char *push, const char *pop, 
               build, launch, tiled, copy, wait, log);
 }
 
+/* Runs the helper with the trace probe standing in for a profiler: its
+ * NVTX injection (or, roctx, its libroctx64.so on the library path), its
+ * log at log (room for 128) in d, and AMP_TRACE_VENDOR=vendor unless NULL;
+ * the helper must exit 0. */
+static run probe_run(tdir *d, amp_accelerator *acc, bool roctx, const char *vendor, char *log)
+{
+    char lib[600], logv[256], ven[64];
+    if (roctx) {
+        snprintf(lib, sizeof lib, "LD_LIBRARY_PATH=%s", HIPAMP_TRACE_PROBE);
+        *strrchr(lib, '/') = '\0'; /* the probe's directory: it is named libroctx64.so */
+    } else {
+        snprintf(lib, sizeof lib, "NVTX_INJECTION64_PATH=%s", HIPAMP_TRACE_PROBE);
+    }
+    snprintf(log, 128, "%s/probe.log", d->path);
+    snprintf(logv, sizeof logv, "AMP_PROBE_LOG=%s", log);
+    snprintf(ven, sizeof ven, "AMP_TRACE_VENDOR=%s", vendor ? vendor : "");
+    const char *env[] = {lib, logv, vendor ? ven : NULL, NULL};
+    run r = run_helper(d, acc, env, NULL, NULL);
+    cr_assert_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+    return r;
+}
+
 Test(trace, nvtx_ranges)
 {
     NEEDS_HOOKS();
     amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
     tdir d;
     tdir_make(&d);
-    char inj[600], logv[256], log[128];
-    snprintf(inj, sizeof inj, "NVTX_INJECTION64_PATH=%s", HIPAMP_TRACE_PROBE);
-    snprintf(log, sizeof log, "%s/probe.log", d.path);
-    snprintf(logv, sizeof logv, "AMP_PROBE_LOG=%s", log);
-    const char *env[] = {inj, logv, NULL};
-    run r = run_helper(&d, acc, env, NULL, NULL);
-    cr_assert_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+    char log[128];
+    run r = probe_run(&d, acc, false, NULL, log);
     char *text = read_file(log);
     check_probe_log(text, "push ", "pop ", true);
     free(text);
@@ -1994,14 +2011,8 @@ Test(trace, roctx_ranges)
     amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
     tdir d;
     tdir_make(&d);
-    char dir[600], logv[128], log[128];
-    snprintf(dir, sizeof dir, "LD_LIBRARY_PATH=%s", HIPAMP_TRACE_PROBE);
-    *strrchr(dir, '/') = '\0'; /* the probe's directory: it is named libroctx64.so */
-    snprintf(log, sizeof log, "%s/probe.log", d.path);
-    snprintf(logv, sizeof logv, "AMP_PROBE_LOG=%s", log);
-    const char *env[] = {dir, logv, "AMP_TRACE_VENDOR=1", NULL};
-    run r = run_helper(&d, acc, env, NULL, NULL);
-    cr_assert_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+    char log[128];
+    run r = probe_run(&d, acc, true, "1", log);
     char *text = read_file(log);
     check_probe_log(text, "rpush ", "rpop ", false);
     free(text);
@@ -2015,13 +2026,8 @@ Test(trace, vendor_ranges_can_be_turned_off)
     amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
     tdir d;
     tdir_make(&d);
-    char inj[600], logv[256], log[128];
-    snprintf(inj, sizeof inj, "NVTX_INJECTION64_PATH=%s", HIPAMP_TRACE_PROBE);
-    snprintf(log, sizeof log, "%s/probe.log", d.path);
-    snprintf(logv, sizeof logv, "AMP_PROBE_LOG=%s", log);
-    const char *env[] = {inj, logv, "AMP_TRACE_VENDOR=0", NULL};
-    run r = run_helper(&d, acc, env, NULL, NULL);
-    cr_assert_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+    char log[128];
+    run r = probe_run(&d, acc, false, "0", log);
     cr_expect_eq(access(log, F_OK), -1, "the probe was loaded although AMP_TRACE_VENDOR=0");
     run_free(&r);
     tdir_remove(&d);
@@ -2035,13 +2041,8 @@ Test(trace, a_misspelt_vendor_setting_keeps_the_default)
     amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
     tdir d;
     tdir_make(&d);
-    char inj[600], logv[256], log[128];
-    snprintf(inj, sizeof inj, "NVTX_INJECTION64_PATH=%s", HIPAMP_TRACE_PROBE);
-    snprintf(log, sizeof log, "%s/probe.log", d.path);
-    snprintf(logv, sizeof logv, "AMP_PROBE_LOG=%s", log);
-    const char *env[] = {inj, logv, "AMP_TRACE_VENDOR=onn", NULL};
-    run r = run_helper(&d, acc, env, NULL, NULL);
-    cr_assert_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+    char log[128];
+    run r = probe_run(&d, acc, false, "onn", log);
     cr_expect(strstr(r.err, "AMP_TRACE_VENDOR=\"onn\"") && strstr(r.err, "auto"),
               "the misspelt value was not said with the default kept:\n%s", r.err);
     char *text = read_file(log);
