@@ -909,6 +909,37 @@ Test(embed, hipamp_embed_and_compile_write_errors, .timeout = 120)
     assert_stderr_has("hipamp-embed: cannot write '/dev/full': No space left on device");
 }
 
+#ifdef HIPAMP_COMPILE_TOOL
+/* hipamp-compile --target: a word not spelt as a target name is a usage
+ * error (exit 2, the word named, nothing written); a well-formed name no
+ * compiler here knows is the library's refusal (exit 1, UNSUPPORTED). */
+Test(embed, hipamp_compile_target_names)
+{
+    const char *text = "AMP_KERNEL(k, amp::index<1> i, amp::array_view<int, 1> a) { a[i] = 1; }\n";
+    write_file(path_in_dir("t.hip"), text, strlen(text));
+    static const char *const bad[] = {"bogus", "sm_", "sm_9x0", "sm_90ab", "gfx", "gfx-90a", "gfx90a:", "gfx90a:xnack",
+                                      "gfx90a:+", "gfx90a--generic", "SM_90", "sm_90 ", "cpu"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+        cr_assert_eq(run("'%s' --target '%s' -o '%s' '%s'", HIPAMP_COMPILE_TOOL, bad[i], path_in_dir("t.co"),
+                         path_in_dir("t.hip")),
+                     2, "--target '%s'", bad[i]);
+        char want[96];
+        snprintf(want, sizeof want, "'%s' is not a target name", bad[i]);
+        assert_stderr_has(want);
+        cr_assert(access(path_in_dir("t.co"), F_OK) != 0, "--target '%s' wrote a file", bad[i]);
+    }
+    /* Spelt as targets but known to no compiler: refused by the library. */
+    static const char *const unknown[] = {"gfx9999", "gfx90a:bogus+", "gfx10-3-bogus"};
+    for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; ++i) {
+        cr_assert_eq(run("'%s' --target=%s -o '%s' '%s'", HIPAMP_COMPILE_TOOL, unknown[i], path_in_dir("t.co"),
+                         path_in_dir("t.hip")),
+                     1, "--target=%s", unknown[i]);
+        assert_stderr_has("AMP_ERROR_UNSUPPORTED");
+        cr_assert(access(path_in_dir("t.co"), F_OK) != 0, "--target=%s wrote a file", unknown[i]);
+    }
+}
+#endif
+
 /* An LD_PRELOAD shim, built into so: it logs each fsync (of a file or a
  * directory) and rename to $SHIM_LOG, and fails fsync with EIO for the kind
  * $SHIM_FAIL_FSYNC names ("file" or "dir"). */

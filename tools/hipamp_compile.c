@@ -34,7 +34,36 @@ static void usage(FILE *f)
             "on a node of the kind the job will use, with the job's environment: the cache is\n"
             "keyed by the compiler, the device's architecture and the kernel's text. Built-in\n"
             "programs the library's prebuilt pack holds are loaded from it, not cached again.\n"
-            "Exit status: 0 written, 1 a compile, input or output error, 2 a usage error.\n");
+            "Exit status: 0 written, 1 a compile, input or output error (or a target name this\n"
+            "machine's compilers do not know), 2 a usage error (or a TARGET not spelt as a target).\n");
+}
+
+/* Whether target is spelt as a target name: sm_NN (an optional letter
+ * after: sm_90a), or gfx and letters, digits and dashes (gfx90a,
+ * gfx10-3-generic) with :feature+ or :feature- after it. Any other word is
+ * a usage error (exit 2); a name of this shape that the installed compiler
+ * does not know, or no compiler at all, is the library's UNSUPPORTED (exit
+ * 1): the library gives the same status for both, so the shape is the only
+ * line the tool can draw. */
+static bool target_shaped(const char *t)
+{
+    if (!strncmp(t, "sm_", 3)) {
+        const char *p = t + 3;
+        if (!isdigit((unsigned char)*p)) return false;
+        while (isdigit((unsigned char)*p)) ++p;
+        if (isalpha((unsigned char)*p)) ++p;
+        return !*p;
+    }
+    if (strncmp(t, "gfx", 3) || !isalnum((unsigned char)t[3])) return false;
+    const char *p = t + 3;
+    while (isalnum((unsigned char)*p) || (*p == '-' && isalnum((unsigned char)p[1]))) ++p;
+    while (*p == ':') {
+        const char *f = ++p;
+        while (isalnum((unsigned char)*p)) ++p;
+        if (p == f || (*p != '+' && *p != '-')) return false;
+        ++p;
+    }
+    return !*p;
 }
 
 /* The library's own list: exactly what --target accepts (AMD processors
@@ -215,6 +244,13 @@ int main(int argc, char **argv)
     if (!target || !input) {
         fprintf(stderr, "hipamp-compile: %s\n", !target ? "--target is required" : "no input file");
         usage(stderr);
+        return 2;
+    }
+    if (!target_shaped(target)) {
+        fprintf(stderr,
+                "hipamp-compile: '%s' is not a target name (sm_NN for NVIDIA, gfxNNN or gfxNNN:feature+ for AMD; "
+                "--list-targets lists those this machine can build for)\n",
+                target);
         return 2;
     }
 
