@@ -1784,6 +1784,60 @@ Test(cache, include_path_variables_are_searched_where_the_compiler_searches_them
                  st == AMP_OK ? "" : amp_last_error());
 }
 
+/* A directory named by -I and by -isystem is searched where the system
+ * one is (GCC and clang both drop the -I): "-I a -I b -isystem a" reads
+ * b's header. The scan searched a first, so the key held a's header while
+ * g++ read b's: the build was right but never cached (the next process
+ * compiled again). And a directory named twice on the system chain is
+ * searched once: an #include_next from it goes on to the next directory,
+ * not to the same header again. */
+Test(cache, a_directory_named_by_I_and_isystem_is_searched_as_a_system_one, .fini = cleanup)
+{
+    amp_accelerator *acc = setup_tree_cpu();
+    char a[PATH_MAX + 32], b[PATH_MAX + 32], c[PATH_MAX + 32], hdr[PATH_MAX + 64], path[PATH_MAX + 32],
+        opts[3 * PATH_MAX + 128];
+    snprintf(a, sizeof a, "%s/a", g_root);
+    snprintf(b, sizeof b, "%s/b", g_root);
+    snprintf(c, sizeof c, "%s/c", g_root);
+    cr_assert_eq(mkdir(a, 0700), 0);
+    cr_assert_eq(mkdir(b, 0700), 0);
+    cr_assert_eq(mkdir(c, 0700), 0);
+    snprintf(hdr, sizeof hdr, "%s/probe_add.h", a);
+    write_file(hdr, "#define CACHE_PROBE_ADD 1\n", strlen("#define CACHE_PROBE_ADD 1\n"));
+    snprintf(hdr, sizeof hdr, "%s/probe_add.h", b);
+    write_file(hdr, "#define CACHE_PROBE_ADD 2\n", strlen("#define CACHE_PROBE_ADD 2\n"));
+    snprintf(path, sizeof path, "%s/k.hip", g_root);
+    write_probe_file(path, "#include <probe_add.h>\n");
+    /* a named again through another spelling: the same directory. */
+    snprintf(opts, sizeof opts, "-I %s -I %s -isystem %s/../a", a, b, b);
+    amp_status st;
+    int got = probe_file_result(acc, path, opts, &st);
+    cr_assert_eq(got, 2, "-I a -I b -isystem a: b's header first (got %d: %s)", got, st == AMP_OK ? "" : amp_last_error());
+    int compiles = compiles_logged();
+    ASSERT_OK(amp_cache_clear_memory());
+    got = probe_file_result(acc, path, opts, &st);
+    cr_assert_eq(got, 2, "through the disk cache: got %d", got);
+    cr_assert_eq(compiles_logged(), compiles, "the build was not cached: the scan keyed a's header, g++ read b's");
+
+    /* -isystem c -isystem c -isystem b: c's header goes on with
+     * #include_next to b's, not to itself again. */
+    snprintf(hdr, sizeof hdr, "%s/probe_next.h", c);
+    const char *first = "#include_next <probe_next.h>\n#define CACHE_PROBE_ADD (PROBE_NEXT + 10)\n";
+    write_file(hdr, first, strlen(first));
+    snprintf(hdr, sizeof hdr, "%s/probe_next.h", b);
+    write_file(hdr, "#define PROBE_NEXT 5\n", strlen("#define PROBE_NEXT 5\n"));
+    write_probe_file(path, "#include <probe_next.h>\n");
+    snprintf(opts, sizeof opts, "-isystem %s -isystem %s -isystem %s", c, c, b);
+    got = probe_file_result(acc, path, opts, &st);
+    cr_assert_eq(got, 15, "c's header, then b's through #include_next (got %d: %s)", got,
+                 st == AMP_OK ? "" : amp_last_error());
+    compiles = compiles_logged();
+    ASSERT_OK(amp_cache_clear_memory());
+    got = probe_file_result(acc, path, opts, &st);
+    cr_assert_eq(got, 15, "through the disk cache: got %d", got);
+    cr_assert_eq(compiles_logged(), compiles, "the build was not cached: the scan's #include_next found c's header again");
+}
+
 /* The in-memory cache hands out a module only for the search path it was
  * built with: a relative -I directory is the working directory's, and the
  * include-path variables are read at each build, so after a chdir or a new

@@ -42,8 +42,9 @@ typedef struct amp__dir {
 typedef struct amp__dirs {
     amp__dir *v;
     size_t n, cap;
-    size_t quote_end; /* [0, quote_end): -iquote, searched for "x" only */
-    size_t sys_at;    /* where the compiler's own go: after -isystem, before -idirafter */
+    size_t quote_end;   /* [0, quote_end): -iquote, searched for "x" only */
+    size_t bracket_end; /* [quote_end, bracket_end): -I and CPATH-like; the system chain after */
+    size_t sys_at;      /* where the compiler's own go: after -isystem, before -idirafter */
 } amp__dirs;
 
 /* A relative directory is taken from the working directory, as the compiler
@@ -200,6 +201,7 @@ static amp_status amp__collect_dirs(const char *options, const amp__include_env 
     dirs->quote_end = dirs->n;
     ok = ok && amp__dirs_append(dirs, &plain);
     ok = ok && amp__env_dirs(dirs, env_vars, false);
+    dirs->bracket_end = dirs->n;
     ok = ok && amp__dirs_append(dirs, &system);
     ok = ok && amp__env_dirs(dirs, env_vars, true);
     dirs->sys_at = dirs->n;
@@ -574,9 +576,58 @@ static int amp__resolve_from(amp__scanner *sc, const amp__directive *d, const ch
     return amp__add_header(sc, file, d, path, index);
 }
 
+/* A directory named twice, as GCC and clang both take it: a -I (or CPATH)
+ * directory that is also on the system chain (-isystem, the -isystem-like
+ * variables, the compiler's own, -idirafter) is searched only where the
+ * system one is ("-I/a -I/b -isystem /a" looks in /b first), and one
+ * already earlier on its own chain is not searched again (an #include_next
+ * from the first would otherwise find its own header there). The same
+ * directory is the same device and inode; one that does not exist matches
+ * none. An -iquote directory is dropped only as a repeat of an earlier
+ * -iquote one: GCC also drops one that is a system directory, clang does
+ * not, and the first lookup finds the same file either way. */
+static bool amp__dirs_dedup(amp__dirs *d)
+{
+    if (d->n < 2) return true;
+    struct stat *id = malloc(d->n * sizeof *id);
+    bool *gone = calloc(d->n, sizeof *gone);
+    if (!id || !gone) {
+        free(id);
+        free(gone);
+        return false;
+    }
+    for (size_t i = 0; i < d->n; ++i)
+        if (stat(d->v[i].path, &id[i]) != 0 || !S_ISDIR(id[i].st_mode)) id[i].st_ino = 0, id[i].st_dev = 0;
+#define AMP__SAME_DIR(i, j) (id[i].st_ino && id[i].st_dev == id[j].st_dev && id[i].st_ino == id[j].st_ino)
+    /* The chains, each [from, to); a bracket directory is checked against
+     * the whole system chain, every directory against its own chain's
+     * earlier ones. */
+    const size_t from[3] = {0, d->quote_end, d->bracket_end}, to[3] = {d->quote_end, d->bracket_end, d->n};
+    for (int c = 0; c < 3; ++c)
+        for (size_t i = from[c]; i < to[c]; ++i) {
+            for (size_t j = from[c]; j < i && !gone[i]; ++j) gone[i] = !gone[j] && AMP__SAME_DIR(i, j);
+            for (size_t j = d->bracket_end; c == 1 && j < d->n && !gone[i]; ++j) gone[i] = AMP__SAME_DIR(i, j);
+        }
+#undef AMP__SAME_DIR
+    size_t kept = 0, quote_end = 0, bracket_end = 0;
+    for (size_t i = 0; i < d->n; ++i) {
+        if (gone[i]) free(d->v[i].path);
+        else d->v[kept++] = d->v[i];
+        if (i + 1 == d->quote_end) quote_end = kept;
+        if (i + 1 == d->bracket_end) bracket_end = kept;
+    }
+    d->quote_end = d->quote_end ? quote_end : 0;
+    d->bracket_end = d->bracket_end ? bracket_end : 0;
+    d->n = kept;
+    free(id);
+    free(gone);
+    return true;
+}
+
 /* The compiler's own directories put in their place in the search path
  * (sys_at), asked for when a lookup first reaches the search path
- * (amp__sys_dirs_query); the rest of the path stays as the scan made it. */
+ * (amp__sys_dirs_query); then every directory named twice is searched once
+ * (amp__dirs_dedup), the rest of the path as the scan made it. */
 static amp_status amp__add_system_dirs(amp__scanner *sc)
 {
     sc->sys_added = true;
@@ -587,14 +638,16 @@ static amp_status amp__add_system_dirs(amp__scanner *sc)
         if (!amp__dirs_add(d, sys[i].path, strlen(sys[i].path), sys[i].kind, true))
             return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "no memory for the include search path");
     size_t added = d->n - before;
-    if (!added || before == at) return AMP_OK;
-    /* Appended after the -idirafter ones: rotate them to sys_at. */
-    amp__dir *moved = malloc(added * sizeof *moved);
-    if (!moved) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "no memory for the include search path");
-    memcpy(moved, d->v + before, added * sizeof *moved);
-    memmove(d->v + at + added, d->v + at, (before - at) * sizeof *moved);
-    memcpy(d->v + at, moved, added * sizeof *moved);
-    free(moved);
+    if (added && before != at) {
+        /* Appended after the -idirafter ones: rotate them to sys_at. */
+        amp__dir *moved = malloc(added * sizeof *moved);
+        if (!moved) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "no memory for the include search path");
+        memcpy(moved, d->v + before, added * sizeof *moved);
+        memmove(d->v + at + added, d->v + at, (before - at) * sizeof *moved);
+        memcpy(d->v + at, moved, added * sizeof *moved);
+        free(moved);
+    }
+    if (!amp__dirs_dedup(d)) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "no memory for the include search path");
     return AMP_OK;
 }
 
