@@ -213,8 +213,9 @@ AMP_API amp_status amp_extent_tile_1d(amp_extent e, int t0, amp_tiled_extent *ou
 AMP_API amp_status amp_extent_tile_2d(amp_extent e, int t0, int t1, amp_tiled_extent *out);
 AMP_API amp_status amp_extent_tile_3d(amp_extent e, int t0, int t1, int t2, amp_tiled_extent *out);
 /* Round each dimension up to a multiple of its tile. AMP_ERROR_INVALID_EXTENT
- * when the padded size passes INT_MAX, with *out zeroed (a kernel's
- * tiled_extent::pad() gives an extent of zeros there). */
+ * when a padded dimension passes INT_MAX or their product INT64_MAX, with
+ * *out zeroed (a kernel's tiled_extent::pad() gives an extent of zeros
+ * where a dimension would pass INT_MAX). */
 AMP_API amp_status amp_tiled_extent_pad(amp_tiled_extent t, amp_tiled_extent *out);
 /* Round each dimension down to a multiple of its tile (a dimension smaller
  * than its tile becomes 0: an empty domain). */

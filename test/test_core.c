@@ -587,6 +587,17 @@ Test(tiled, pad_past_int_max)
     ASSERT_OK(amp_extent_tile(amp_extent_2d(3, INT_MAX), (int[]){1, 32}, &t));
     ASSERT_STATUS(amp_tiled_extent_pad(t, &p), AMP_ERROR_INVALID_EXTENT);
     ASSERT_TILED_ZEROED(p);
+    /* Every dimension fits, their product does not: {INT_MAX, INT_MAX, 1}
+     * (2^62 elements) padded to {INT_MAX, INT_MAX, 3} passes INT64_MAX. It
+     * came back AMP_OK with an extent amp_extent_validate refuses. */
+    p = garbage_tiled();
+    ASSERT_OK(amp_extent_tile(amp_extent_3d(INT_MAX, INT_MAX, 1), (int[]){1, 1, 3}, &t));
+    ASSERT_STATUS(amp_tiled_extent_pad(t, &p), AMP_ERROR_INVALID_EXTENT);
+    cr_assert(strstr(amp_last_error(), "INT64_MAX"), "%s", amp_last_error());
+    ASSERT_TILED_ZEROED(p);
+    /* Truncated, the same extent stays as it is. */
+    ASSERT_OK(amp_tiled_extent_truncate(t, &p));
+    assert_extent(p.extent, 3, (int[]){INT_MAX, INT_MAX, 0});
 }
 
 /* Truncating below one tile leaves an empty domain (C++ AMP: a valid
@@ -632,6 +643,30 @@ Test(tiled, hand_made_tiled_extents_are_checked)
 }
 
 /* ------------------------------------------------------- view shapes */
+
+/* An empty section may start at the view's extent in every dimension; over
+ * a span near 2^63 bytes (a view of 1-byte elements, extent {2, INT_MAX,
+ * INT_MAX}, over a small buffer: nothing reads it) its address passes
+ * INT64_MAX. The offset wrapped (signed overflow) and amp_array_view_data
+ * gave a pointer 2^62 bytes before the buffer; it starts where the view
+ * does now. A section with elements keeps its exact address. */
+Test(shape, an_empty_section_past_a_huge_span_starts_where_its_view_does)
+{
+    static char buf[64];
+    amp_array_view *v = NULL, *s = NULL;
+    ASSERT_OK(amp_array_view_create(buf, 1, amp_extent_3d(2, INT_MAX, INT_MAX), AMP_READ_WRITE, &v));
+    ASSERT_OK(amp_array_view_section(v, amp_index_3d(2, INT_MAX, INT_MAX), amp_extent_3d(0, 0, 0), &s));
+    cr_assert_eq(amp_array_view_data(s), (void *)buf, "data %p, buffer %p", amp_array_view_data(s), (void *)buf);
+    ASSERT_OK(amp_array_view_destroy(s));
+    /* Without a wrap, an empty section's address is its origin's. */
+    ASSERT_OK(amp_array_view_section(v, amp_index_3d(0, 0, 5), amp_extent_3d(0, 0, 0), &s));
+    cr_assert_eq(amp_array_view_data(s), (void *)(buf + 5));
+    ASSERT_OK(amp_array_view_destroy(s));
+    ASSERT_OK(amp_array_view_section(v, amp_index_3d(0, 0, 7), amp_extent_3d(1, 1, 2), &s));
+    cr_assert_eq(amp_array_view_data(s), (void *)(buf + 7));
+    ASSERT_OK(amp_array_view_destroy(s));
+    ASSERT_OK(amp_array_view_destroy(v));
+}
 
 /* An empty section has no elements, so none that fail to be one run: it
  * reshapes (to an empty view) whatever strides it inherited. */

@@ -100,13 +100,23 @@ amp_status amp_array_view_section(amp_array_view *v, amp_index origin, amp_exten
                          "section of a rank-%d view needs rank-%d origin and extent (got %d and %d)", r, r,
                          origin.rank, e.rank);
     int64_t offset = v->offset;
+    bool wrapped = false;
     for (int d = 0; d < r; ++d) {
         if (origin.v[d] < 0 || (int64_t)origin.v[d] + e.v[d] > v->ext.v[d])
             return amp__fail(AMP_ERROR_OUT_OF_BOUNDS,
                              "section dimension %d: origin %d + extent %d passes the view's extent %d", d,
                              origin.v[d], e.v[d], v->ext.v[d]);
-        offset += (int64_t)origin.v[d] * v->stride[d] * (int64_t)v->elem;
+        int64_t step;
+        wrapped |= __builtin_mul_overflow((int64_t)origin.v[d], v->stride[d], &step) ||
+                   __builtin_mul_overflow(step, (int64_t)v->elem, &step) ||
+                   __builtin_add_overflow(offset, step, &offset);
     }
+    /* A section with elements starts at one of v's, inside v's span, which
+     * fits; only an empty one may start past it (its origin may equal v's
+     * extent in every dimension), and over a span near 2^63 bytes its
+     * address would wrap: it then starts where v does (it has nothing to
+     * address). */
+    if (wrapped) offset = v->offset;
     return amp__view_derive(v, offset, v->elem, e, v->stride, v->access, out);
 }
 

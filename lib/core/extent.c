@@ -269,6 +269,13 @@ static amp_status amp__round_tiled(amp_tiled_extent t, bool up, amp_tiled_extent
         }
         r.extent.v[d] = (int)v;
     }
+    /* Each dimension fits but their product may not: {INT_MAX, INT_MAX, 1}
+     * tiled by {1, 1, 3} pads to more than INT64_MAX elements, which no
+     * launch or validate accepts. */
+    if (up && amp_extent_size(r.extent) < 0) {
+        st = amp__fail(AMP_ERROR_INVALID_EXTENT, "%s: the padded extent's element count passes INT64_MAX", fn);
+        goto fail;
+    }
     *out = r;
     return AMP_OK;
 fail:
