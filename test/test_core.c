@@ -686,6 +686,14 @@ Test(shape, an_empty_section_reshapes)
     ASSERT_OK(amp_array_view_get_extent(w, &e));
     cr_assert(e.rank == 1 && e.v[0] == 0, "extent %d: %d", e.rank, e.v[0]);
     ASSERT_OK(amp_array_view_destroy(w));
+    /* An element size amp_array_view_create refuses is refused here too,
+     * though an empty view has no bytes to bound it (it was taken). */
+    w = NULL;
+    amp_array_view *made = NULL;
+    cr_assert_neq(amp_array_view_create(x, SIZE_MAX, amp_extent_1d(0), AMP_READ_WRITE, &made), AMP_OK);
+    cr_assert_null(made);
+    ASSERT_STATUS(amp_array_view_reinterpret_as(col, SIZE_MAX, &w), AMP_ERROR_INVALID_EXTENT);
+    cr_assert_null(w);
     /* More elements than none: refused as any view_as past the view. */
     ASSERT_STATUS(amp_array_view_view_as(col, amp_extent_1d(1), &w), AMP_ERROR_INVALID_EXTENT);
     cr_assert_null(w);

@@ -167,6 +167,9 @@ amp_status amp_array_view_reinterpret_as(amp_array_view *v, size_t elem_size, am
                          "amp_array_view_reinterpret_as: %llu elements of %zu bytes do not fit a rank-1 extent",
                          (unsigned long long)(bytes / elem_size), elem_size);
     amp_extent e = amp_extent_1d((int)(bytes / elem_size));
+    /* The element size amp_array_view_create would take: an empty view
+     * has no bytes to bound it. */
+    if ((st = amp__extent_span_check(e, elem_size, "amp_array_view_reinterpret_as: a view")) != AMP_OK) return st;
     const int64_t one = 1;
     return amp__view_derive(v, v->offset, elem_size, e, &one, v->access, out);
 }
