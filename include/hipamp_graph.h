@@ -59,7 +59,11 @@
  *    records already (recordings do not nest), or launching a graph on q:
  *    AMP_ERROR_BUSY.
  * A command that fails while recording (a bad argument) returns its status
- * and is not recorded; the recording goes on. The futures of launches and
+ * and is not recorded; the recording goes on. A built-in algorithm is
+ * several launches: its arguments are checked before the first, but one
+ * that fails after recording some of them (the device refused a launch, no
+ * memory) leaves the recording broken: amp_graph_end_recording then fails
+ * with that failure's message (a replay would run half an algorithm). The futures of launches and
  * copies made while recording are complete at once and untimed: the work
  * they name runs when the graph does (wait on the graph's launch).
  *

@@ -2,6 +2,8 @@
 #include "support.h"
 #include "vendor.h"
 
+#include <hipamp_algorithms.h>
+
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -1653,6 +1655,64 @@ ACCEL_TEST(graph, a_refused_launch_leaves_none_of_its_data_bound)
     for (int i = 0; i < N; ++i) cr_assert_eq(y[i], i < 128 ? 2.0f : 1.0f, "y[%d] = %g", i, (double)y[i]);
     for (int i = 0; i < 8; ++i) cr_assert_eq(z[i], 5.0f, "z[%d] = %g", i, (double)z[i]);
     close_parts(g, whole, parts);
+    teardown(&f);
+}
+
+/* An algorithm of several launches whose data would be a 17th part of one
+ * view's is refused before its first launch: none of it is recorded and
+ * the recording goes on (hipamp_graph.h). amp_reduce_async with a result
+ * there recorded its partial sums' launch, then was refused at its final
+ * one, which broke the recording: ending it failed and the 16 launches
+ * before were lost. The same for a scan and a sort, whose first launches
+ * clear their own scratch. */
+ACCEL_TEST(graph, an_algorithm_refused_for_a_17th_part_records_none_of_its_launches)
+{
+    fixture f;
+    setup(&f, acc);
+    enum { BIG = 1 << 20 };
+    static float y[N];
+    for (int i = 0; i < N; ++i) y[i] = 1.0f;
+    float *ones = malloc(BIG * sizeof *ones);
+    cr_assert_not_null(ones);
+    for (int i = 0; i < BIG; ++i) ones[i] = 1.0f;
+    amp_array *in = NULL;
+    ASSERT_OK(amp_array_create(f.q, 4, amp_extent_1d(BIG), ones, &in));
+    amp_array_view *whole = test_view(y, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    amp_array_view *parts[17], *one = NULL;
+    for (int i = 0; i < 17; ++i)
+        ASSERT_OK(amp_array_view_section(whole, amp_index_1d(8 * i), amp_extent_1d(8), &parts[i]));
+    ASSERT_OK(amp_array_view_section(whole, amp_index_1d(8 * 16), amp_extent_1d(1), &one));
+    ASSERT_OK(amp_graph_begin_recording(f.q));
+    for (int i = 0; i < 16; ++i) {
+        amp_arg s[] = {amp_arg_view(parts[i]), amp_arg_view(parts[i]), amp_arg_float32(1.0f)};
+        ASSERT_OK(amp_parallel_for_each(f.q, amp_extent_1d(8), f.axpy, s, 3));
+    }
+    ASSERT_STATUS(amp_reduce_async(f.q, amp_arg_array(in), AMP_TYPE_FLOAT32, AMP_OP_SUM, amp_arg_view(one), NULL),
+                  AMP_ERROR_UNSUPPORTED);
+    cr_assert(strstr(amp_last_error(), "[128, 129)"), "the message names the part: %s", amp_last_error());
+    ASSERT_STATUS(amp_scan(f.q, amp_arg_view(parts[0]), amp_arg_view(parts[16]), AMP_TYPE_FLOAT32, AMP_OP_SUM,
+                           AMP_SCAN_INCLUSIVE),
+                  AMP_ERROR_UNSUPPORTED);
+    ASSERT_STATUS(amp_sort(f.q, amp_arg_view(parts[16]), AMP_TYPE_FLOAT32, AMP_ASCENDING), AMP_ERROR_UNSUPPORTED);
+    amp_graph *g = NULL;
+    ASSERT_OK(amp_graph_end_recording(f.q, &g));
+    cr_assert_not_null(g);
+    amp_graph_info info;
+    ASSERT_OK(amp_graph_get_info(g, &info));
+    cr_assert_eq(info.launches, 16, "launches recorded: %llu", (unsigned long long)info.launches);
+    ASSERT_OK(amp_graph_launch(f.q, g));
+    ASSERT_OK(amp_array_view_synchronize(whole));
+    for (int i = 0; i < N; ++i) cr_assert_eq(y[i], i < 128 ? 2.0f : 1.0f, "y[%d] = %g", i, (double)y[i]);
+    ASSERT_OK(amp_graph_destroy(g));
+    /* Past the recording, the same calls run. */
+    ASSERT_OK(amp_reduce_async(f.q, amp_arg_array(in), AMP_TYPE_FLOAT32, AMP_OP_SUM, amp_arg_view(one), NULL));
+    ASSERT_OK(amp_array_view_synchronize(one));
+    cr_assert_eq(y[128], (float)BIG, "sum %g", (double)y[128]);
+    for (int i = 0; i < 17; ++i) ASSERT_OK(amp_array_view_destroy(parts[i]));
+    ASSERT_OK(amp_array_view_destroy(one));
+    ASSERT_OK(amp_array_view_destroy(whole));
+    ASSERT_OK(amp_array_destroy(in));
+    free(ones);
     teardown(&f);
 }
 

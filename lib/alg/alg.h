@@ -252,6 +252,11 @@ typedef struct amp__alg_run {
  * that every tile but the last runs unguarded. */
 int64_t amp__alg_spread(const amp__alg_prog *p, int64_t n, int64_t *per);
 amp_status amp__alg_run_begin(amp__alg_run *r, amp_accelerator_view *q, bool async, bool want_future);
+/* Before a run's first launch: the call's views and arrays, among a[0..n)
+ * and b[0..m) (any kinds: the others are skipped), fit in the graph the
+ * calling thread records on r->q (amp__launch_args_fit), so that a refusal
+ * comes before anything is recorded and the recording goes on. */
+amp_status amp__alg_run_fits(const amp__alg_run *r, const amp_arg *a, size_t n, const amp_arg *b, size_t m);
 /* Launch kernel k of p over ntiles tiles. */
 amp_status amp__alg_launch(amp__alg_run *r, const amp__alg_prog *p, int k, int64_t ntiles, const amp_arg *args,
                            size_t nargs);

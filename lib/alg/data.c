@@ -283,6 +283,16 @@ amp_status amp__alg_run_begin(amp__alg_run *r, amp_accelerator_view *q, bool asy
     return AMP_OK;
 }
 
+amp_status amp__alg_run_fits(const amp__alg_run *r, const amp_arg *a, size_t n, const amp_arg *b, size_t m)
+{
+    enum { MAX_ARGS = 64 };
+    amp_arg all[MAX_ARGS];
+    size_t k = 0;
+    for (size_t i = 0; i < n && k < MAX_ARGS; ++i) all[k++] = a[i];
+    for (size_t i = 0; i < m && k < MAX_ARGS; ++i) all[k++] = b[i];
+    return amp__launch_args_fit(r->q, all, k);
+}
+
 amp_status amp__alg_launch(amp__alg_run *r, const amp__alg_prog *p, int k, int64_t ntiles, const amp_arg *args,
                            size_t nargs)
 {

@@ -61,7 +61,9 @@ amp_status amp__alg_reduce_into(amp__alg_run *run, const amp__alg_prog *p, const
     a[k++] = amp_arg_int32(op);
     a[k++] = amp_arg_int32((ntiles == 1) | (init ? 2 : 0)); /* flags: the result written at once, from init */
     a[k++] = iv;
-    if ((st = amp__alg_launch(run, p, AMP__ALG_K_REDUCE, ntiles, a, k)) != AMP_OK) goto out;
+    if ((st = amp__alg_run_fits(run, a, k, &res, 1)) != AMP_OK ||
+        (st = amp__alg_launch(run, p, AMP__ALG_K_REDUCE, ntiles, a, k)) != AMP_OK)
+        goto out;
     if (ntiles > 1) {
         amp_arg f[] = {amp__alg_scratch_arg(part), amp_arg_int64(ntiles), res, amp_arg_int32(op), iv,
                        amp_arg_int32(init != NULL)};

@@ -29,8 +29,6 @@ static amp_status amp__alg_scan_run(amp_accelerator_view *q, const amp__alg_prog
     /* The tiles' states and the tile counter (state[ntiles]) start at 0. */
     int64_t ctiles = (ntiles + 1 + p->tile - 1) / p->tile;
     if (ctiles > p->reduce_tiles) ctiles = p->reduce_tiles;
-    amp_arg c[] = {amp__alg_scratch_arg(state), amp_arg_int64(ntiles + 1), amp_arg_int64(ctiles * p->tile)};
-    if ((st = amp__alg_launch(&run, p, AMP__ALG_K_CLEAR, ctiles, c, 3)) != AMP_OK) goto out;
     size_t k = 0;
     for (size_t i = 0; i < nin; ++i) a[k++] = in[i];
     a[k++] = amp__alg_span(out, overwrite);
@@ -43,6 +41,9 @@ static amp_status amp__alg_scan_run(amp_accelerator_view *q, const amp__alg_prog
     a[k++] = amp_arg_int32(op);
     a[k++] = amp_arg_int32(excl | (init ? 2 : 0)); /* flags: exclusive, from init */
     a[k++] = amp__alg_value_arg(p->rtype, init);
+    if ((st = amp__alg_run_fits(&run, a, k, NULL, 0)) != AMP_OK) goto out;
+    amp_arg c[] = {amp__alg_scratch_arg(state), amp_arg_int64(ntiles + 1), amp_arg_int64(ctiles * p->tile)};
+    if ((st = amp__alg_launch(&run, p, AMP__ALG_K_CLEAR, ctiles, c, 3)) != AMP_OK) goto out;
     st = amp__alg_launch(&run, p, AMP__ALG_K_SCAN, ntiles, a, k);
 out:
     amp__alg_run_end(&run, st, NULL);

@@ -65,8 +65,6 @@ amp_status amp_copy_if(amp_accelerator_view *q, amp_arg in, amp_arg out, amp_typ
         goto out;
     int64_t ctiles = (ntiles + 1 + p->tile - 1) / p->tile;
     if (ctiles > p->reduce_tiles) ctiles = p->reduce_tiles;
-    amp_arg z[] = {amp__alg_scratch_arg(state), amp_arg_int64(ntiles + 1), amp_arg_int64(ctiles * p->tile)};
-    if ((st = amp__alg_launch(&run, p, AMP__ALG_K_CLEAR, ctiles, z, 3)) != AMP_OK) goto out;
     amp_arg a[] = {amp__alg_span(&d[0], false),
                    amp__alg_shape_arg(&d[0]),
                    amp__alg_value_arg(t, arg),
@@ -79,6 +77,9 @@ amp_status amp_copy_if(amp_accelerator_view *q, amp_arg in, amp_arg out, amp_typ
                    amp_arg_int64(n),
                    amp_arg_int64(ntiles),
                    amp_arg_int64(d[1].shape.n)};
+    if ((st = amp__alg_run_fits(&run, a, sizeof a / sizeof a[0], NULL, 0)) != AMP_OK) goto out;
+    amp_arg z[] = {amp__alg_scratch_arg(state), amp_arg_int64(ntiles + 1), amp_arg_int64(ctiles * p->tile)};
+    if ((st = amp__alg_launch(&run, p, AMP__ALG_K_CLEAR, ctiles, z, 3)) != AMP_OK) goto out;
     if ((st = amp__alg_launch(&run, p, AMP__ALG_K_SELECT, ntiles, a, sizeof a / sizeof a[0])) != AMP_OK) goto out;
     st = amp_array_copy_to_host(amp__alg_scratch_array(total), &c);
 out:

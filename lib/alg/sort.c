@@ -71,6 +71,9 @@ static amp_status amp__alg_sort(const char *fn, amp_accelerator_view *q, amp_arg
         /* Keys only: the kernel's value parameters get one byte. */
         (!values && (st = amp__alg_scratch_take(q, 1, 1, &vb[0])) != AMP_OK))
         goto out;
+    /* Its keys and values, which every launch but the clears binds. */
+    const amp_arg data[2] = {amp__alg_span(&d[0], false), values ? amp__alg_span(&d[1], false) : amp_arg_int32(0)};
+    if ((st = amp__alg_run_fits(&run, data, values ? 2 : 1, NULL, 0)) != AMP_OK) goto out;
     for (int i = 0; i < 2; ++i) {
         amp__alg_flat(&buf[i], kb[i], n);
         amp__alg_flat(&buf[2 + i], vb[values ? i : 0], values ? n : 1);

@@ -76,7 +76,7 @@ struct amp_graph {
     _Atomic int owner;       /* while recording: amp__rec_owner */
     bool recording;
     amp_status broken;       /* a command the backend refused while recording */
-    char broken_msg[256];
+    char broken_msg[1024]; /* the failure's message, whole (a part limit's runs past 400 bytes) */
     void *exec;              /* the backend's graph; NULL: nothing recorded */
     amp__graph_use *uses;
     size_t nuses, cap_uses;
@@ -376,6 +376,57 @@ static void amp__graph_box_text(const amp__box *b, int rank, char *out, size_t n
     }
 }
 
+/* The refusal amp__graph_bind gives a part past the limit. */
+static amp_status amp__graph_too_many_parts(const amp__box *b, int rank, bool view)
+{
+    char part[16 * AMP_MAX_RANK + 8];
+    amp__graph_box_text(b, rank, part, sizeof part);
+    return amp__fail(AMP_ERROR_UNSUPPORTED,
+                     "the graph uses %d distinct parts of this %s's data already (through it or other views of "
+                     "the same data), the most one graph may use; this part, %s, would be one more: make "
+                     "fewer distinct sections of those data in one graph (a section covering several is one "
+                     "part)",
+                     AMP__GRAPH_MAX_BOXES, view ? "view" : "array", part);
+}
+
+static bool amp__box_same(const amp__box *a, const amp__box *b, int rank)
+{
+    for (int d = 0; d < rank; ++d)
+        if (a->lo[d] != b->lo[d] || a->hi[d] != b->hi[d]) return false;
+    return true;
+}
+
+amp_status amp__graph_parts_fit(const amp_graph *g, amp__storage *const *s, const amp__box *const *b,
+                                const bool *view, size_t n)
+{
+    for (size_t i = 0; i < n; ++i) {
+        if (!s[i]) continue;
+        int R = s[i]->ext.rank, parts = 0;
+        bool known = false;
+        for (size_t k = 0; k < g->nuses; ++k)
+            if (g->uses[k].s == s[i]) {
+                parts++;
+                known = known || amp__box_same(&g->uses[k].box, b[i], R);
+            }
+        if (known) continue;
+        /* New to the graph: one more part, once for all of the call's
+         * arguments naming it, beside the call's other new parts of s. */
+        bool first = true;
+        for (size_t j = 0; j < i && first; ++j) first = s[j] != s[i] || !amp__box_same(b[j], b[i], R);
+        if (!first) continue;
+        for (size_t j = 0; j < i; ++j) {
+            if (s[j] != s[i]) continue;
+            bool named = false, seen = false;
+            for (size_t k = 0; k < g->nuses && !named; ++k)
+                named = g->uses[k].s == s[j] && amp__box_same(&g->uses[k].box, b[j], R);
+            for (size_t k = 0; k < j && !seen; ++k) seen = s[k] == s[j] && amp__box_same(b[k], b[j], R);
+            parts += !named && !seen;
+        }
+        if (parts >= AMP__GRAPH_MAX_BOXES) return amp__graph_too_many_parts(b[i], R, view[i]);
+    }
+    return AMP_OK;
+}
+
 amp_status amp__graph_bind(amp_graph *g, amp__storage *s, const amp__box *b, const void *handle, amp_array_view *view,
                            bool writes, bool overwrite, void **dptr)
 {
@@ -386,20 +437,9 @@ amp_status amp__graph_bind(amp_graph *g, amp__storage *s, const amp__box *b, con
         amp__graph_use *x = &g->uses[i];
         if (x->s != s) continue;
         boxes++;
-        bool same = true;
-        for (int d = 0; d < R; ++d) same = same && x->box.lo[d] == b->lo[d] && x->box.hi[d] == b->hi[d];
-        if (same) u = x;
+        if (amp__box_same(&x->box, b, R)) u = x;
     }
-    if (!u && boxes >= AMP__GRAPH_MAX_BOXES) {
-        char part[16 * AMP_MAX_RANK + 8];
-        amp__graph_box_text(b, R, part, sizeof part);
-        return amp__fail(AMP_ERROR_UNSUPPORTED,
-                         "the graph uses %d distinct parts of this %s's data already (through it or other views of "
-                         "the same data), the most one graph may use; this part, %s, would be one more: make "
-                         "fewer distinct sections of those data in one graph (a section covering several is one "
-                         "part)",
-                         AMP__GRAPH_MAX_BOXES, view ? "view" : "array", part);
-    }
+    if (!u && boxes >= AMP__GRAPH_MAX_BOXES) return amp__graph_too_many_parts(b, R, view != NULL);
     bool new_storage = true;
     for (size_t i = 0; i < g->nstorages && new_storage; ++i) new_storage = g->storages[i] != s;
     if ((!u && !amp__graph_grow((void **)&g->uses, &g->cap_uses, g->nuses, sizeof *g->uses)) ||

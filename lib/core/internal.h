@@ -563,6 +563,13 @@ enum { AMP__ARG_SPAN = 0x100, AMP__ARG_SPAN_ARRAY = 0x200, AMP__ARG_SPAN_OVERWRI
  * launch (on the CPU accelerator: on q's own thread). */
 amp_status amp__launch_tiled(amp_accelerator_view *q, amp_tiled_extent t, amp_kernel *k, const amp_arg *args,
                              size_t nargs, bool async, amp__point *done);
+/* Whether a command of several launches on q, whose views and arrays are
+ * args (any kinds; the others are skipped), fits in the graph the calling
+ * thread records on q, checked before its first launch: a part a later
+ * launch could not bind would otherwise leave the earlier ones recorded
+ * and the recording broken. AMP_OK when this thread records nothing on q.
+ * Recording thread only. */
+amp_status amp__launch_args_fit(amp_accelerator_view *q, const amp_arg *args, size_t n);
 
 /* ------------------------------------------------------ lib/core/future.c */
 
@@ -683,6 +690,14 @@ amp_accelerator_view *amp__graph_queue(const amp_graph *g);
  * and releases s's lock. */
 amp_status amp__graph_bind(amp_graph *g, amp__storage *s, const amp__box *b, const void *handle, amp_array_view *view,
                            bool writes, bool overwrite, void **dptr);
+/* Whether g can take the n parts box b[i] of s[i] (s[i] NULL: none; view[i]
+ * for the message) on top of what it uses: AMP_OK, else the refusal
+ * amp__graph_bind would give the first that does not fit. Reads g only
+ * (recording thread). A command of several launches checks all its data
+ * first (amp__launch_args_fit), so that a later launch's refusal does not
+ * leave its earlier ones recorded. */
+amp_status amp__graph_parts_fit(const amp_graph *g, amp__storage *const *s, const amp__box *const *b,
+                                const bool *view, size_t n);
 /* Where a command's bindings begin in g (amp__graph_command, before its
  * first amp__graph_bind): when the command then fails, amp__graph_undo
  * lets go of what it bound (its uses, storages and pins, and what it

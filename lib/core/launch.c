@@ -248,6 +248,34 @@ static size_t amp__sort_unique(amp__storage **v, size_t n)
     return u;
 }
 
+amp_status amp__launch_args_fit(amp_accelerator_view *q, const amp_arg *args, size_t n)
+{
+    amp_graph *g = amp__graph_here();
+    if (!g || amp__graph_queue(g) != q) return AMP_OK;
+    enum { MAX_PARTS = 32 };
+    amp__storage *s[MAX_PARTS];
+    const amp__box *b[MAX_PARTS];
+    bool view[MAX_PARTS];
+    size_t k = 0;
+    for (size_t i = 0; i < n && k < MAX_PARTS; ++i) {
+        const amp_arg *a = &args[i];
+        int kind = !(a->kind & AMP__ARG_SPAN) ? (int)a->kind
+                   : (a->kind & AMP__ARG_SPAN_ARRAY) ? AMP_ARG_ARRAY
+                                                     : AMP_ARG_VIEW;
+        /* A dead handle is the launch's to report. */
+        if (kind == AMP_ARG_VIEW && amp__handle_live(a->u.view, AMP__HANDLE_VIEW)) {
+            s[k] = a->u.view->s;
+            b[k] = &a->u.view->box;
+            view[k++] = true;
+        } else if (kind == AMP_ARG_ARRAY && amp__handle_live(a->u.array, AMP__HANDLE_ARRAY)) {
+            s[k] = a->u.array->s;
+            b[k] = &a->u.array->s->whole;
+            view[k++] = false;
+        }
+    }
+    return amp__graph_parts_fit(g, s, b, view, k);
+}
+
 /* What the backend gets: the kernel, the domain, the pack. */
 static void amp__launch_fill(amp__launch *l, const amp__kernel *k, amp_extent e, const amp_tiled_extent *t,
                              const unsigned char *pack, bool async, int block)
