@@ -15,7 +15,10 @@ set(_cases
   "presteps|use_chebyshev presteps 1|bad_presteps.in: presteps 1: Chebyshev and PPCG need at least 2"
   "inner_steps|tl_ppcg_inner_steps -1|bad_inner_steps.in: ppcg_inner_steps must be 0 to 1000000 (got -1)"
   "epslim|epslim -1|bad_epslim.in: epslim must be > 0 (got -1)"
-  "eps_ppcg|use_ppcg eps 2|bad_eps_ppcg.in: eps 2: Chebyshev and PPCG need eps < 1")
+  "eps_ppcg|use_ppcg eps 2|bad_eps_ppcg.in: eps 2: Chebyshev and PPCG need eps < 1"
+  "huge_density|state 2 density=1e308 energy=25 geometry=rectangle xmin=0 xmax=1 ymin=0 ymax=1|bad_huge_density.in: state 2: density 1e+308, energy 25: the coefficient"
+  "huge_timestep|initial_timestep=1e300|bad_huge_timestep.in: state 1: density 100, energy 0.0001: the coefficient"
+  "tiny_cells|xmax=1e-200|bad_tiny_cells.in: initial_timestep 0.1 over cells of")
 foreach(_case ${_cases})
   string(REPLACE "|" ";" _f "${_case}")
   list(GET _f 0 _name)
@@ -33,6 +36,40 @@ foreach(_case ${_cases})
     message(FATAL_ERROR "${_name}: the message does not say \"${_want}\":\n${_err}")
   endif()
 endforeach()
+# A NUL byte in a line (what follows it would go unread) and a directory
+# as the deck: refused, exit 2.
+execute_process(COMMAND sh -c "printf '*tea\\nstate 1 density=1 energy=1\\nx_cells=4\\ny_cells=4\\nend_step=1\\000 garbage=zzz\\n*endtea\\n' > bad_nul.in")
+file(MAKE_DIRECTORY "bad_dir.in")
+foreach(_case "bad_nul.in|bad_nul.in:5: a NUL byte in the line" "bad_dir.in|bad_dir.in: not a regular file")
+  string(REPLACE "|" ";" _f "${_case}")
+  list(GET _f 0 _deck)
+  list(GET _f 1 _want)
+  execute_process(COMMAND ${TEALEAF} --device cpu ${_deck} OUTPUT_VARIABLE _out ERROR_VARIABLE _err RESULT_VARIABLE _rc)
+  string(FIND "${_err}" "${_want}" _at)
+  if(NOT _rc EQUAL 2 OR _at EQUAL -1)
+    message(FATAL_ERROR "${_deck}: exit ${_rc}, not 2 with \"${_want}\" said:\n${_out}${_err}")
+  endif()
+endforeach()
+# A uniform field is solved at once by every solver: r . r is 0 from the
+# start. Chebyshev and PPCG took a CG step from there, 0 / 0, and wrote NaN.
+file(WRITE "uniform.in" "*tea\nstate 1 density=1 energy=1\nx_cells=16\ny_cells=16\nxmax=16\nymax=16\ninitial_timestep=1\nend_step=2\n*endtea\n")
+foreach(_solver cg chebyshev ppcg jacobi)
+  execute_process(COMMAND ${TEALEAF} --device cpu --solver ${_solver} uniform.in OUTPUT_VARIABLE _out ERROR_VARIABLE _err
+    RESULT_VARIABLE _rc)
+  string(FIND "${_out}" "2.56000000000000000E+02   2.56000000000000000E+02   1.00000000000000000E+00   2.56000000000000000E+02   2.56000000000000000E+02" _at)
+  if(_at EQUAL -1)
+    message(FATAL_ERROR "--solver ${_solver} on a uniform field: not its field summary (volume, mass, energy and U 256):\n${_out}${_err}")
+  endif()
+endforeach()
+# A point state sets the cell whose lower-left vertex it is (TeaLeaf's
+# shift of the point by a hundredth of a cell made it match no cell).
+file(WRITE "point.in" "*tea\nstate 1 density=100.0 energy=0.0001\nstate 2 density=1 energy=1000 geometry=point xmin=12.5 ymin=12.5\nx_cells=8\ny_cells=8\nxmax=100\nymax=100\nend_step=1\n*endtea\n")
+execute_process(COMMAND ${TEALEAF} --device cpu point.in OUTPUT_VARIABLE _out ERROR_VARIABLE _err RESULT_VARIABLE _rc)
+# One cell of 12.5 x 12.5 at density 1 instead of 100: mass 1e6 - 99 x 156.25.
+string(FIND "${_out}" " step:      1   1.00000000000000000E+04   9.84531250000000000E+05" _at)
+if(_at EQUAL -1)
+  message(FATAL_ERROR "the point state set no cell (or another):\n${_out}${_err}")
+endif()
 # A good deck of the same lines runs (the cases above fail for their line);
 # a key only Chebyshev and PPCG use is left alone under CG, as TeaLeaf does.
 # A value that underflows to a subnormal (1e-320) is a number, taken.

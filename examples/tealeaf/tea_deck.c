@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
 
 /* ------------------------------------------------------------ parsing */
 
@@ -172,12 +174,25 @@ int tea_deck_read(const char *path, int solver, tea_deck *d, char *err, size_t e
     d->eps_lim = 1.0e-5;
     FILE *f = fopen(path, "r");
     if (!f) return fail(&p, "cannot open: %s", strerror(errno));
+    /* A directory opens and then reads as an error, which the loop below
+     * would take for the end of a deck without its lines. */
+    struct stat sb;
+    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        fclose(f);
+        return fail(&p, "not a regular file (a directory?)");
+    }
     char *line = NULL;
     size_t cap = 0;
     int rc = 0;
     bool started = false, ended = false;
-    while (!ended && getline(&line, &cap, f) != -1) {
+    ssize_t got;
+    while (!ended && (got = getline(&line, &cap, f)) != -1) {
         ++p.line;
+        /* The words end at a NUL: what follows it would go unread. */
+        if ((size_t)got != strlen(line)) {
+            rc = fail(&p, "a NUL byte in the line");
+            break;
+        }
         char *w[64];
         int n = split(line, w, 64);
         if (n < 0) {
@@ -247,6 +262,7 @@ int tea_deck_read(const char *path, int solver, tea_deck *d, char *err, size_t e
         }
         if (rc) break;
     }
+    if (!rc && ferror(f)) rc = fail(&p, "cannot read: %s", strerror(errno));
     free(line);
     fclose(f);
     if (rc) return rc;
@@ -288,8 +304,28 @@ int tea_deck_read(const char *path, int solver, tea_deck *d, char *err, size_t e
     if (!isfinite(d->dx) || !isfinite(d->dy) || !(d->dx > 0) || !(d->dy > 0))
         return fail(&p, "cells of %g x %g: the domain [%g, %g] x [%g, %g] is too wide or too narrow for %d x %d cells",
                     d->dx, d->dy, d->xmin, d->xmax, d->ymin, d->ymax, d->x_cells, d->y_cells);
+    /* Values each finite but whose solve is not: dt / dx^2, the
+     * coefficient (density or its inverse) over the timestep's factor,
+     * density x energy (the field solved for). */
+    const double rx = d->dt_init / (d->dx * d->dx), ry = d->dt_init / (d->dy * d->dy);
+    if (!isfinite(rx) || !isfinite(ry))
+        return fail(&p, "initial_timestep %g over cells of %g x %g: dt / dx^2 = %g, dt / dy^2 = %g: not finite",
+                    d->dt_init, d->dx, d->dy, rx, ry);
+    for (int s = 0; s < d->nstates; ++s) {
+        const tea_state *st = &d->states[s];
+        /* The solve's dot products square these, summed over the cells. */
+        const double c = d->inverse_density ? 1.0 / st->density : st->density, u = st->density * st->energy;
+        const double k = 4.0 * fmax(rx, ry) * fmax(c, 1.0 / c), cells = (double)d->x_cells * d->y_cells;
+        if (!isfinite(u * u * cells) || !isfinite(2.0 * c * c) || !(2.0 * c * c > 0) || !isfinite(k * k * u * u * cells))
+            return fail(&p, "state %d: density %g, energy %g: the %scoefficient (%g), its square, density x energy "
+                        "or the timestep's factor over the coefficient passes what a double holds",
+                        s + 1, st->density, st->energy, d->inverse_density ? "inverse-density " : "", c);
+    }
     for (int s = 1; s < d->nstates; ++s) {
         tea_state *st = &d->states[s];
+        /* A point is a cell's lower-left vertex, matched as it is
+         * (tea_deck_generate); TeaLeaf's shift of it made it match none. */
+        if (st->geometry == TEA_POINT) continue;
         st->xmin += d->dx / 100.0;
         st->ymin += d->dy / 100.0;
         st->xmax -= d->dx / 100.0;
@@ -319,8 +355,8 @@ void tea_deck_generate(const tea_deck *d, int row0, int row1, double *density, d
                     apply = x1 >= st->xmin && x0 < st->xmax && y1 >= st->ymin && y0 < st->ymax;
                 else if (st->geometry == TEA_CIRCLE)
                     apply = sqrt((xc - st->xmin) * (xc - st->xmin) + (yc - st->ymin) * (yc - st->ymin)) <= st->radius;
-                else
-                    apply = x0 == st->xmin && y0 == st->ymin;
+                else /* a point: the cell whose lower-left vertex it is, to a hundredth of a cell */
+                    apply = fabs(x0 - st->xmin) <= d->dx / 100.0 && fabs(y0 - st->ymin) <= d->dy / 100.0;
                 if (apply) {
                     size_t i = (size_t)(k - row0) * nx + j;
                     density[i] = st->density;

@@ -310,7 +310,10 @@ amp_status tea_poly_solve(tea_solver *s, int max_iters, int *iters, double *erro
     cheby c = {0};
     int cg = 0, poly = 0, cur = 0, tt;
     s->eigmin = s->eigmax = 0; /* this step's, once it switches */
-    for (tt = 0; tt < max_iters; ++tt) {
+    /* Converged before any step (a uniform field: r . r is 0) is done, as
+     * the CG solver has it: a step from there divides 0 by p . w = 0, and
+     * the kernels' own stop test is off under these solvers. */
+    for (tt = 0; tt < max_iters && !(fabs(err) < s->eps); ++tt) {
         const bool switched = poly > 0 || (s->error_switch ? err < s->eps_lim && tt > SWITCH_MIN_CG
                                                            : tt > s->presteps && err < SWITCH_ERROR_MAX);
         if (!switched) {
@@ -330,7 +333,6 @@ amp_status tea_poly_solve(tea_solver *s, int max_iters, int *iters, double *erro
             ++poly;
         }
         if (st != AMP_OK) goto out;
-        if (fabs(err) < s->eps) break;
     }
     if (chebyshev && poly > 0) {
         /* u back from its field (the u array held d) */
