@@ -214,7 +214,8 @@ AMP_API amp_status amp_transform_reduce_with_async(amp_accelerator_view *q, amp_
  *    operator);
  *  - a backslash that ends a line (a line splice), in a comment or
  *    literal too;
- *  - _Pragma, or a name beginning with amp__ (the library's);
+ *  - _Pragma, or a name beginning with amp__ or amp_alg_ (the library's:
+ *    its kernels are amp_alg_reduce, amp_alg_scan, ...);
  *  - a bracket ((), [], {} or a digraph of one), comment, string or
  *    character literal that it opens and does not close, or a bracket that
  *    closes one it did not open; an expression must also hold a token;

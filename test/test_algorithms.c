@@ -2863,6 +2863,29 @@ ACCEL_TEST(algorithms, unicode_space_outside_literals_is_refused)
     ASSERT_OK(amp_array_view_destroy(v));
 }
 
+/* The generated kernels' names (amp_alg_reduce, amp_alg_clear, ...) are
+ * the library's: a preamble that took amp_alg_clear was created and
+ * applied, then broke the reduction's scan program, built at its first
+ * scan. Refused at create now, naming the string. */
+ACCEL_TEST(algorithms, a_name_of_the_librarys_kernels_is_refused_in_a_reduction)
+{
+    amp_reduction_desc d = {.name = "clash", .inputs = "float x", .type = AMP_TYPE_FLOAT32, .map = "x",
+                            .reduce = "a + b", .identity = "0", .preamble = "__device__ const int amp_alg_clear = 1;"};
+    amp_reduction *r = NULL;
+    ASSERT_STATUS(amp_reduction_create(acc, &d, &r), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert_null(r);
+    cr_assert(strstr(amp_last_error(), "preamble") && strstr(amp_last_error(), "amp_alg_"), "%s", amp_last_error());
+    d.preamble = NULL;
+    d.map = "x + (float)amp_alg_scan";
+    ASSERT_STATUS(amp_reduction_create(acc, &d, &r), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_last_error(), "map expression"), "%s", amp_last_error());
+    /* A name that only contains it is the user's. */
+    d.preamble = "__device__ const float my_amp_alg_clear = 0;";
+    d.map = "x + my_amp_alg_clear";
+    ASSERT_OK(amp_reduction_create(acc, &d, &r));
+    ASSERT_OK(amp_reduction_destroy(r));
+}
+
 /* The line that leads a compile failure's message names the string the
  * first error is in. It took the first line of the log holding the word
  * "error": for a reduction named error_sum, every line about its strings

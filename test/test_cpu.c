@@ -1,6 +1,8 @@
 /* test_cpu.c — behaviours only the CPU accelerator has: debug-mode bounds checks and divergent-barrier reports on both tile paths (loop versions and fibers), a missing compiler, compile errors with user line numbers, user options (optimisation levels below -O2; options it cannot honour refused), compile time-outs that leave no process or file behind, a fiber build made after a stuck loop transformation kept out of the disk cache, temporary directories of dead processes swept, the tile_static and tile-size limits, thread-count independence, the restrict path against the plain one, the pool's spin-then-sleep hand-offs under launches back to back and apart, a view's wait and its blocking launches, synchronous replays and copies not held up by another thread's later launches, fiber stacks of exited threads mapped again, direct launches on learned widths, and the HIP device vocabulary of its prelude. ; a forked child launching after an idle pool, after a fork in the middle of a tiled launch on fibers, and waiting for a queue forked before the pool first ran; the compiler's process and environment: a program that ignores SIGCHLD or reaps every child, a relative AMP_CXX after a chdir, DEPENDENCIES_OUTPUT, the program's descriptors, a fork on another thread during a build. */
 #include "support.h"
 
+#include <hipamp_algorithms.h>
+
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
@@ -959,6 +961,43 @@ Test(cpu, missing_compiler_makes_cpu_unavailable)
               "amp_program_build returned %s: %s", amp_status_name(st), amp_last_error());
     cr_assert_null(p);
     assert_contains(amp_last_error(), "/nonexistent/c++");
+}
+
+/* A user reduction whose compile is stopped by AMP_COMPILE_TIMEOUT says so,
+ * and blames nothing: the message blamed "the code hipamp generated around
+ * the expressions" (a type that does not fit) and quoted an empty error
+ * line, the log holding no diagnostic. The compiler here is the real one
+ * after a sleep longer than the time-out, on the whole build's compile. */
+Test(cpu, a_user_reduction_whose_compile_times_out_is_not_blamed_on_its_code, .timeout = 120)
+{
+    const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    char dir[PATH_MAX], path[PATH_MAX + 8], script[3 * PATH_MAX], cache[PATH_MAX + 8];
+    snprintf(dir, sizeof dir, "%s/hipamp-slowcxx-XXXXXX", base);
+    cr_assert_not_null(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
+    test_remove_at_exit(dir);
+    const char *real = getenv("AMP_CXX") && *getenv("AMP_CXX") ? getenv("AMP_CXX") : "c++";
+    snprintf(path, sizeof path, "%s/cxx", dir);
+    snprintf(script, sizeof script, "#!/bin/sh\ncase \"$*\" in *kernel.so*) sleep 5;; esac\nexec %s \"$@\"\n", real);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    cr_assert(fputs(script, f) >= 0);
+    cr_assert_eq(fclose(f), 0);
+    cr_assert_eq(chmod(path, 0755), 0);
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    setenv("AMP_CXX", path, 1);
+    setenv("AMP_CACHE_DIR", cache, 1);
+    setenv("AMP_CPU_PCH", "0", 1);
+    setenv("AMP_CPU_COMPILE_JOBS", "1", 1);
+    setenv("AMP_COMPILE_TIMEOUT", "1", 1);
+    amp_reduction_desc d = {.name = "slow_sum", .inputs = "float x", .type = AMP_TYPE_FLOAT32, .map = "x",
+                            .reduce = "a + b", .identity = "0"};
+    amp_reduction *r = NULL;
+    ASSERT_STATUS(amp_reduction_create(cpu_acc(), &d, &r), AMP_ERROR_COMPILE);
+    cr_assert_null(r);
+    const char *e = amp_last_error();
+    cr_assert(strstr(e, "reduction 'slow_sum' could not be compiled") && strstr(e, "timed out") &&
+                  !strstr(e, "generated around"),
+              "%s", e);
 }
 
 Test(cpu, compile_error_names_the_user_line)

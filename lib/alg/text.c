@@ -168,6 +168,11 @@ static const char *amp__alg_flaw(const char *text, bool expression, const char *
                 }
             size_t n = (size_t)(p - s);
             if (n >= 5 && !strncmp(s, "amp__", 5)) return "a name beginning with amp__ (reserved for the library)";
+            /* The generated kernels' names (amp_alg_reduce, amp_alg_scan,
+             * ...): a preamble's amp_alg_clear broke the scan program,
+             * built only at the first scan, long after create. */
+            if (n >= 8 && !strncmp(s, "amp_alg_", 8))
+                return "a name beginning with amp_alg_ (the library's kernels' names)";
             if ((n == 7 && !strncmp(s, "_Pragma", 7)) || (n == 8 && !strncmp(s, "__pragma", 8)))
                 return "a _Pragma (a pragma would change the code after it)";
             bool raw = *p == '"' && ((n == 1 && s[0] == 'R') || (n == 2 && s[1] == 'R' && strchr("LuU", s[0])) ||
