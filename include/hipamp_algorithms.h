@@ -224,9 +224,12 @@ AMP_API amp_status amp_transform_reduce_with_async(amp_accelerator_view *q, amp_
  *    non-ASCII character or '$' (where clang may end a name);
  *  - a Unicode space (U+00A0, U+3000, ...) outside literals and comments
  *    (white space to clang, part of a name to g++).
- * Within those rules an expression stays one expression and the preamble
- * ends at file scope. The check is lexical: what only looks like the above
- * ("'#'", a '#' in a comment, 1'000) is taken. */
+ * Within those rules an expression stays one expression. The check is
+ * lexical: what only looks like the above ("'#'", a '#' in a comment,
+ * 1'000) is taken. A preamble that does not end at file scope (a
+ * declaration left open, "int x =", or a macro of a system header that
+ * opens a namespace or an extern "C" block) does not compile, and the
+ * message names the preamble. */
 typedef struct amp_reduction amp_reduction;
 typedef struct amp_reduction_desc {
     /* Its name in messages (letters, digits, '_'; at most 63). NULL: "reduction". */

@@ -2886,6 +2886,26 @@ ACCEL_TEST(algorithms, a_name_of_the_librarys_kernels_is_refused_in_a_reduction)
     ASSERT_OK(amp_reduction_destroy(r));
 }
 
+/* A preamble must end at file scope, which the lexical check cannot see
+ * through a declaration left open or a system macro that opens a
+ * namespace: the first error then fell in the generated code, which the
+ * message blamed ("a type the expressions give"). It names the preamble. */
+ACCEL_TEST(algorithms, a_preamble_that_ends_inside_a_declaration_or_scope_is_blamed)
+{
+    static const char *const bad[] = {"__device__ int dangling =", "template <class T>",
+                                      "_GLIBCXX_BEGIN_NAMESPACE_CXX11 __device__ int inner = 1;"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+        amp_reduction_desc d = {.name = "open_pre", .inputs = "float x", .type = AMP_TYPE_FLOAT32, .map = "x",
+                                .reduce = "a + b", .identity = "0", .preamble = bad[i]};
+        amp_reduction *r = NULL;
+        ASSERT_STATUS(amp_reduction_create(acc, &d, &r), AMP_ERROR_COMPILE);
+        const char *e = amp_last_error();
+        const char *nl = strchr(e, '\n');
+        const char *at = strstr(e, "<open_pre: preamble>");
+        cr_assert(nl && at && at < nl, "preamble '%s': the message's first line does not name it:\n%.1500s", bad[i], e);
+    }
+}
+
 /* The line that leads a compile failure's message names the string the
  * first error is in. It took the first line of the log holding the word
  * "error": for a reduction named error_sum, every line about its strings

@@ -319,7 +319,23 @@ static char *amp__alg_source(const amp__alg_spec *sp, const amp__alg_prog *g)
         const amp__alg_user *u = sp->user;
         amp__alg_inputs(&b, u->ninputs, u->in_type, u->in_name, u->nscalars, u->sc_type, u->sc_name);
         if (u->preamble) {
-            amp__alg_expr(&b, u->label, "preamble", u->preamble);
+            /* The preamble must end at file scope, which its lexical check
+             * cannot see through a macro (glibc's __BEGIN_DECLS opens an
+             * extern "C" block, libstdc++'s _GLIBCXX_BEGIN_NAMESPACE_CXX11 a
+             * namespace) or a declaration left unfinished ("int x =",
+             * "template <class T>"). Lines of its own, under its marker,
+             * fail there where it does not: a template (not in extern "C",
+             * not after a template head or an open declaration) and a
+             * function redeclared, which is ::'s only at file scope. */
+            char name[192];
+            snprintf(name, sizeof name, "<%s: preamble>", u->label);
+            amp__sb_puts(&b, "__host__ __device__ void amp__alg_scope_mark();");
+            amp__alg_marker(&b, 1, name);
+            amp__sb_puts(&b, u->preamble);
+            amp__sb_puts(&b, "\ntemplate <int> struct amp__alg_preamble_end;\n__host__ __device__ void amp__alg_scope_mark();\n"
+                             "static_assert(&amp__alg_scope_mark == &::amp__alg_scope_mark, \"the preamble ends inside a "
+                             "namespace, an extern \\\"C\\\" block or a declaration\");");
+            amp__alg_marker(&b, amp__alg_lines(&b) + 1, AMP__ALG_GENERATED);
             amp__sb_puts(&b, "\n");
         }
         amp__sb_puts(&b, "template <bool amp__C> AMP_FI AMP_ALG_R amp__alg_map(const amp__alg_in &amp__in, long long i) {\n");
@@ -409,6 +425,10 @@ static amp_status amp__alg_explain(amp_status st, const char *what)
     else if (where[0] && strcmp(where, AMP__ALG_GENERATED) != 0)
         amp__fail(st, "%s does not compile: the first error is in %s:\n  %.*s\n(the compiler's log follows; lines "
                   "and columns in <...> are those of that string)\n%s", what, where, (int)elen, err, copy);
+    else if (!err)
+        /* No diagnostic to place (a compile stopped by AMP_COMPILE_TIMEOUT,
+         * a compiler that did not start): nothing to blame, the log says. */
+        amp__fail(st, "%s could not be compiled:\n%s", what, copy);
     else
         amp__fail(st, "%s does not compile: the first error is in the code hipamp generated around the expressions "
                   "(%s), most likely from a type the expressions give that does not fit:\n  %.*s\n(the compiler's "
