@@ -36,6 +36,14 @@ foreach(_case ${_cases})
     message(FATAL_ERROR "${_name}: the message does not say \"${_want}\":\n${_err}")
   endif()
 endforeach()
+# UK-MAC TeaLeaf's CUDA and OpenCL decks' keys are taken and said to be
+# ignored (they were refused as unknown).
+file(WRITE "ukmac.in" "${_head}cuda_device=0\nuse_cuda_kernels\nopencl_device=0\nopencl_vendor=nvidia\nuse_opencl_kernels\nhydro_off\ntea_leaf_on\nprofile_solver\nend_step=1\n*endtea\n")
+execute_process(COMMAND ${TEALEAF} --device cpu ukmac.in OUTPUT_VARIABLE _out ERROR_VARIABLE _err RESULT_VARIABLE _rc)
+string(FIND "${_out}" "Ignored (not used by this port): cuda_device use_cuda_kernels opencl_device opencl_vendor use_opencl_kernels hydro_off tea_leaf_on profile_solver" _at)
+if(_at EQUAL -1)
+  message(FATAL_ERROR "UK-MAC's keys were not taken and named as ignored (exit ${_rc}):\n${_out}${_err}")
+endif()
 # A NUL byte in a line (what follows it would go unread) and a directory
 # as the deck: refused, exit 2.
 execute_process(COMMAND sh -c "printf '*tea\\nstate 1 density=1 energy=1\\nx_cells=4\\ny_cells=4\\nend_step=1\\000 garbage=zzz\\n*endtea\\n' > bad_nul.in")

@@ -99,11 +99,15 @@ static bool in(const char *w, const char *const *list)
 
 /* Keys taken and ignored: what they tune this port does not have. */
 static const char *const ignored_int_keys[] = {"halo_depth", "num_chunks_per_rank", "tiles_per_task", "sub_tiles_per_tile",
-                                               "tiles_per_problem", "visit_frequency", NULL};
+                                               "tiles_per_problem", "visit_frequency", "cuda_device", "opencl_device",
+                                               NULL};
+/* UK-MAC TeaLeaf_OpenCL's: a word each. */
+static const char *const ignored_word_keys[] = {"opencl_vendor", "opencl_type", NULL};
 static const char *const ignored_real_keys[] = {"timestep_rise", "max_timestep", NULL};
 static const char *const ignored_switches[] = {"use_c_kernels", "use_fortran_kernels", "profiler_on", "verbose_on",
                                                "check_result", "tl_check_result", "reflective_boundary",
-                                               "preconditioner_on", NULL};
+                                               "preconditioner_on", "use_cuda_kernels", "use_opencl_kernels",
+                                               "use_ocl_kernels", "hydro_off", "tea_leaf_on", "profile_solver", NULL};
 
 static int read_state(parse *p, tea_deck *d, char **w, int n)
 {
@@ -253,6 +257,10 @@ int tea_deck_read(const char *path, int solver, tea_deck *d, char *err, size_t e
                 note_ignored(d, k);
             } else if (in(k, ignored_real_keys)) {
                 rc = get_double(&p, k, v, &ignored_real), ++i;
+                note_ignored(d, k);
+            } else if (in(k, ignored_word_keys)) {
+                if (!v) rc = fail(&p, "'%s' needs a value", k);
+                ++i;
                 note_ignored(d, k);
             } else if (in(k, ignored_switches)) {
                 if (strcmp(k, "use_c_kernels") && strcmp(k, "profiler_on")) note_ignored(d, k);
