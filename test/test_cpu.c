@@ -963,6 +963,28 @@ Test(cpu, missing_compiler_makes_cpu_unavailable)
     assert_contains(amp_last_error(), "/nonexistent/c++");
 }
 
+/* A new directory of TMPDIR (removed at exit) in dir, named hipamp-TAG-...,
+ * holding cxx: a compiler that runs the shell line before (printf-style,
+ * %s the directory) and then the real compiler (AMP_CXX's or c++);
+ * AMP_CXX names it. Before the accelerator is first used. */
+static void wrapped_compiler(char *dir, size_t cap, const char *tag, const char *before)
+{
+    const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    snprintf(dir, cap, "%s/hipamp-%s-XXXXXX", base, tag);
+    cr_assert_not_null(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
+    test_remove_at_exit(dir);
+    const char *real = getenv("AMP_CXX") && *getenv("AMP_CXX") ? getenv("AMP_CXX") : "c++";
+    char path[PATH_MAX + 8], line[2 * PATH_MAX];
+    snprintf(path, sizeof path, "%s/cxx", dir);
+    snprintf(line, sizeof line, before, dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    cr_assert(fprintf(f, "#!/bin/sh\n%s\nexec %s \"$@\"\n", line, real) > 0);
+    cr_assert_eq(fclose(f), 0);
+    cr_assert_eq(chmod(path, 0755), 0);
+    setenv("AMP_CXX", path, 1);
+}
+
 /* A user reduction whose compile is stopped by AMP_COMPILE_TIMEOUT says so,
  * and blames nothing: the message blamed "the code hipamp generated around
  * the expressions" (a type that does not fit) and quoted an empty error
@@ -970,21 +992,9 @@ Test(cpu, missing_compiler_makes_cpu_unavailable)
  * after a sleep longer than the time-out, on the whole build's compile. */
 Test(cpu, a_user_reduction_whose_compile_times_out_is_not_blamed_on_its_code, .timeout = 120)
 {
-    const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-    char dir[PATH_MAX], path[PATH_MAX + 8], script[3 * PATH_MAX], cache[PATH_MAX + 8];
-    snprintf(dir, sizeof dir, "%s/hipamp-slowcxx-XXXXXX", base);
-    cr_assert_not_null(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
-    test_remove_at_exit(dir);
-    const char *real = getenv("AMP_CXX") && *getenv("AMP_CXX") ? getenv("AMP_CXX") : "c++";
-    snprintf(path, sizeof path, "%s/cxx", dir);
-    snprintf(script, sizeof script, "#!/bin/sh\ncase \"$*\" in *kernel.so*) sleep 5;; esac\nexec %s \"$@\"\n", real);
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f);
-    cr_assert(fputs(script, f) >= 0);
-    cr_assert_eq(fclose(f), 0);
-    cr_assert_eq(chmod(path, 0755), 0);
+    char dir[PATH_MAX], cache[PATH_MAX + 8];
+    wrapped_compiler(dir, sizeof dir, "slowcxx", "case \"$*\" in *kernel.so*) sleep 5;; esac");
     snprintf(cache, sizeof cache, "%s/cache", dir);
-    setenv("AMP_CXX", path, 1);
     setenv("AMP_CACHE_DIR", cache, 1);
     setenv("AMP_CPU_PCH", "0", 1);
     setenv("AMP_CPU_COMPILE_JOBS", "1", 1);
@@ -1619,21 +1629,9 @@ Test(cpu, a_long_compiler_command_keys_the_cache_whole, .timeout = 120)
  * compiler processes at most. Before the accelerator is first used. */
 static void logging_compiler_pch(char *dir, size_t cap, const char *jobs, bool pch)
 {
-    const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-    snprintf(dir, cap, "%s/hipamp-split-XXXXXX", base);
-    cr_assert_not_null(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
-    test_remove_at_exit(dir);
-    const char *real = getenv("AMP_CXX") && *getenv("AMP_CXX") ? getenv("AMP_CXX") : "c++";
-    char path[PATH_MAX], script[3 * PATH_MAX], cache[PATH_MAX];
-    snprintf(path, sizeof path, "%s/cxx", dir);
-    snprintf(script, sizeof script, "#!/bin/sh\nprintf '%%s\\n' \"$*\" >> '%s/cxx.log'\nexec %s \"$@\"\n", dir, real);
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f);
-    cr_assert_eq(fputs(script, f) >= 0, true);
-    cr_assert_eq(fclose(f), 0);
-    cr_assert_eq(chmod(path, 0755), 0);
+    char cache[PATH_MAX];
+    wrapped_compiler(dir, cap, "split", "printf '%%s\\n' \"$*\" >> '%s/cxx.log'");
     snprintf(cache, sizeof cache, "%s/cache", dir);
-    setenv("AMP_CXX", path, 1);
     setenv("AMP_CACHE_DIR", cache, 1);
     if (!pch) setenv("AMP_CPU_PCH", "0", 1);
     setenv("AMP_CPU_COMPILE_JOBS", jobs, 1);
@@ -3278,28 +3276,16 @@ Test(cpu, dependency_variables_of_the_environment_write_nothing, .timeout = 120)
  * runs. */
 Test(cpu, the_compiler_inherits_no_descriptor_of_the_program, .timeout = 120)
 {
-    char dir[PATH_MAX], path[PATH_MAX + 16], script[3 * PATH_MAX], log[PATH_MAX + 16], src[512];
-    const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-    snprintf(dir, sizeof dir, "%s/hipamp-fds-XXXXXX", base);
-    cr_assert_not_null(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
-    test_remove_at_exit(dir);
-    const char *real = getenv("AMP_CXX") && *getenv("AMP_CXX") ? getenv("AMP_CXX") : "c++";
-    snprintf(path, sizeof path, "%s/cxx", dir);
+    char dir[PATH_MAX], log[PATH_MAX + 16], src[512];
+    wrapped_compiler(dir, sizeof dir, "fds", "ls /proc/$$/fd >> '%s/fds.log'");
     snprintf(log, sizeof log, "%s/fds.log", dir);
-    snprintf(script, sizeof script, "#!/bin/sh\nls /proc/$$/fd >> '%s'\nexec %s \"$@\"\n", log, real);
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f);
-    cr_assert_eq(fputs(script, f) >= 0, true);
-    cr_assert_eq(fclose(f), 0);
-    cr_assert_eq(chmod(path, 0755), 0);
-    setenv("AMP_CXX", path, 1);
     setenv("AMP_CACHE_DIR", "off", 1);
     int p[2];
     cr_assert_eq(pipe(p), 0);
     cr_assert_eq(dup2(p[0], 100), 100);
     cr_assert_eq(dup2(p[1], 101), 101);
     build_and_run_unique(cpu_acc(), unique_source(src, sizeof src, ""));
-    f = fopen(log, "r");
+    FILE *f = fopen(log, "r");
     cr_assert_not_null(f, "the compiler wrapper left no %s", log);
     char line[64];
     int runs = 0;
