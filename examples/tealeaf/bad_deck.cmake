@@ -19,65 +19,56 @@ set(_cases
   "huge_density|state 2 density=1e308 energy=25 geometry=rectangle xmin=0 xmax=1 ymin=0 ymax=1|bad_huge_density.in: state 2: density 1e+308, energy 25: the coefficient"
   "huge_timestep|initial_timestep=1e300|bad_huge_timestep.in: state 1: density 100, energy 0.0001: the coefficient"
   "tiny_cells|xmax=1e-200|bad_tiny_cells.in: initial_timestep 0.1 over cells of")
+# tealeaf on deck must exit 2 saying want.
+function(expect_refused deck want)
+  execute_process(COMMAND ${TEALEAF} --device cpu ${deck} OUTPUT_VARIABLE _out ERROR_VARIABLE _err RESULT_VARIABLE _rc)
+  message("${deck}: exit ${_rc}: ${_err}")
+  string(FIND "${_err}" "${want}" _at)
+  if(NOT _rc EQUAL 2 OR _at EQUAL -1)
+    message(FATAL_ERROR "${deck}: exit ${_rc}, not 2 with \"${want}\" said:\n${_out}${_err}")
+  endif()
+endfunction()
 foreach(_case ${_cases})
   string(REPLACE "|" ";" _f "${_case}")
   list(GET _f 0 _name)
   list(GET _f 1 _line)
   list(GET _f 2 _want)
   file(WRITE "bad_${_name}.in" "${_head}${_line}\nend_step=1\n*endtea\n")
-  execute_process(COMMAND ${TEALEAF} --device cpu bad_${_name}.in
-    OUTPUT_VARIABLE _out ERROR_VARIABLE _err RESULT_VARIABLE _rc)
-  message("${_name}: exit ${_rc}: ${_err}")
-  if(NOT _rc EQUAL 2)
-    message(FATAL_ERROR "${_name}: exit ${_rc}, not 2\n${_out}${_err}")
-  endif()
-  string(FIND "${_err}" "${_want}" _at)
-  if(_at EQUAL -1)
-    message(FATAL_ERROR "${_name}: the message does not say \"${_want}\":\n${_err}")
-  endif()
+  expect_refused("bad_${_name}.in" "${_want}")
 endforeach()
 # UK-MAC TeaLeaf's CUDA and OpenCL decks' keys are taken and said to be
 # ignored (they were refused as unknown).
+# tealeaf with the arguments args (a list) must print want; what names the case.
+function(expect_output args want what)
+  execute_process(COMMAND ${TEALEAF} --device cpu ${args} OUTPUT_VARIABLE _out ERROR_VARIABLE _err RESULT_VARIABLE _rc)
+  string(FIND "${_out}" "${want}" _at)
+  if(_at EQUAL -1)
+    message(FATAL_ERROR "${what} (exit ${_rc}; wanted \"${want}\"):\n${_out}${_err}")
+  endif()
+endfunction()
 file(WRITE "ukmac.in" "${_head}cuda_device=0\nuse_cuda_kernels\nopencl_device=0\nopencl_vendor=nvidia\nuse_opencl_kernels\nhydro_off\ntea_leaf_on\nprofile_solver\nend_step=1\n*endtea\n")
-execute_process(COMMAND ${TEALEAF} --device cpu ukmac.in OUTPUT_VARIABLE _out ERROR_VARIABLE _err RESULT_VARIABLE _rc)
-string(FIND "${_out}" "Ignored (not used by this port): cuda_device use_cuda_kernels opencl_device opencl_vendor use_opencl_kernels hydro_off tea_leaf_on profile_solver" _at)
-if(_at EQUAL -1)
-  message(FATAL_ERROR "UK-MAC's keys were not taken and named as ignored (exit ${_rc}):\n${_out}${_err}")
-endif()
+expect_output("ukmac.in" "Ignored (not used by this port): cuda_device use_cuda_kernels opencl_device opencl_vendor use_opencl_kernels hydro_off tea_leaf_on profile_solver"
+  "UK-MAC's keys were not taken and named as ignored")
 # A NUL byte in a line (what follows it would go unread) and a directory
 # as the deck: refused, exit 2.
 execute_process(COMMAND sh -c "printf '*tea\\nstate 1 density=1 energy=1\\nx_cells=4\\ny_cells=4\\nend_step=1\\000 garbage=zzz\\n*endtea\\n' > bad_nul.in")
 file(MAKE_DIRECTORY "bad_dir.in")
-foreach(_case "bad_nul.in|bad_nul.in:5: a NUL byte in the line" "bad_dir.in|bad_dir.in: not a regular file")
-  string(REPLACE "|" ";" _f "${_case}")
-  list(GET _f 0 _deck)
-  list(GET _f 1 _want)
-  execute_process(COMMAND ${TEALEAF} --device cpu ${_deck} OUTPUT_VARIABLE _out ERROR_VARIABLE _err RESULT_VARIABLE _rc)
-  string(FIND "${_err}" "${_want}" _at)
-  if(NOT _rc EQUAL 2 OR _at EQUAL -1)
-    message(FATAL_ERROR "${_deck}: exit ${_rc}, not 2 with \"${_want}\" said:\n${_out}${_err}")
-  endif()
-endforeach()
+expect_refused("bad_nul.in" "bad_nul.in:5: a NUL byte in the line")
+expect_refused("bad_dir.in" "bad_dir.in: not a regular file")
 # A uniform field is solved at once by every solver: r . r is 0 from the
 # start. Chebyshev and PPCG took a CG step from there, 0 / 0, and wrote NaN.
 file(WRITE "uniform.in" "*tea\nstate 1 density=1 energy=1\nx_cells=16\ny_cells=16\nxmax=16\nymax=16\ninitial_timestep=1\nend_step=2\n*endtea\n")
 foreach(_solver cg chebyshev ppcg jacobi)
-  execute_process(COMMAND ${TEALEAF} --device cpu --solver ${_solver} uniform.in OUTPUT_VARIABLE _out ERROR_VARIABLE _err
-    RESULT_VARIABLE _rc)
-  string(FIND "${_out}" "2.56000000000000000E+02   2.56000000000000000E+02   1.00000000000000000E+00   2.56000000000000000E+02   2.56000000000000000E+02" _at)
-  if(_at EQUAL -1)
-    message(FATAL_ERROR "--solver ${_solver} on a uniform field: not its field summary (volume, mass, energy and U 256):\n${_out}${_err}")
-  endif()
+  expect_output("--solver;${_solver};uniform.in"
+    "2.56000000000000000E+02   2.56000000000000000E+02   1.00000000000000000E+00   2.56000000000000000E+02   2.56000000000000000E+02"
+    "--solver ${_solver} on a uniform field: not its field summary (volume, mass, energy and U 256)")
 endforeach()
 # A point state sets the cell whose lower-left vertex it is (TeaLeaf's
 # shift of the point by a hundredth of a cell made it match no cell).
 file(WRITE "point.in" "*tea\nstate 1 density=100.0 energy=0.0001\nstate 2 density=1 energy=1000 geometry=point xmin=12.5 ymin=12.5\nx_cells=8\ny_cells=8\nxmax=100\nymax=100\nend_step=1\n*endtea\n")
-execute_process(COMMAND ${TEALEAF} --device cpu point.in OUTPUT_VARIABLE _out ERROR_VARIABLE _err RESULT_VARIABLE _rc)
 # One cell of 12.5 x 12.5 at density 1 instead of 100: mass 1e6 - 99 x 156.25.
-string(FIND "${_out}" " step:      1   1.00000000000000000E+04   9.84531250000000000E+05" _at)
-if(_at EQUAL -1)
-  message(FATAL_ERROR "the point state set no cell (or another):\n${_out}${_err}")
-endif()
+expect_output("point.in" " step:      1   1.00000000000000000E+04   9.84531250000000000E+05"
+  "the point state set no cell (or another)")
 # A good deck of the same lines runs (the cases above fail for their line);
 # a key only Chebyshev and PPCG use is left alone under CG, as TeaLeaf does.
 # A value that underflows to a subnormal (1e-320) is a number, taken.
