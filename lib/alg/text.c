@@ -79,12 +79,25 @@ static const char *amp__alg_literal_end(const char *p)
     return *p == q ? p + 1 : NULL;
 }
 
+/* What is wrong with the name s[0..n) in a user string, or NULL: the
+ * library's own (amp__; amp_alg_, the generated kernels' names: a
+ * preamble's amp_alg_clear broke the scan program, built only at the
+ * first scan, long after create) and _Pragma. */
+static const char *amp__alg_name_flaw(const char *s, size_t n)
+{
+    if (n >= 5 && !strncmp(s, "amp__", 5)) return "a name beginning with amp__ (reserved for the library)";
+    if (n >= 8 && !strncmp(s, "amp_alg_", 8)) return "a name beginning with amp_alg_ (the library's kernels' names)";
+    if ((n == 7 && !strncmp(s, "_Pragma", 7)) || (n == 8 && !strncmp(s, "__pragma", 8)))
+        return "a _Pragma (a pragma would change the code after it)";
+    return NULL;
+}
+
 /* Why text, spliced into generated code, could change that code (NULL:
  * it cannot), and where (*at). The rule is lexical, by C++17's phases 1
  * to 3 as the compilers apply them (no trigraphs in C++17): no line
  * splice anywhere (comments and literals included); no '#' or '%:'
  * outside string and character literals and comments, so no directive and no stringizing; no _Pragma; no
- * identifier beginning with amp__ (the generated code's names); every
+ * identifier beginning with amp__ or amp_alg_ (the generated code's names); every
  * comment, literal and bracket ((), [], {} and the digraphs <: :> <% %>)
  * closed within text, no raw string right after a literal and no Unicode
  * space outside literals and comments (both read apart by the compilers),
@@ -167,14 +180,8 @@ static const char *amp__alg_flaw(const char *text, bool expression, const char *
                            "g++)";
                 }
             size_t n = (size_t)(p - s);
-            if (n >= 5 && !strncmp(s, "amp__", 5)) return "a name beginning with amp__ (reserved for the library)";
-            /* The generated kernels' names (amp_alg_reduce, amp_alg_scan,
-             * ...): a preamble's amp_alg_clear broke the scan program,
-             * built only at the first scan, long after create. */
-            if (n >= 8 && !strncmp(s, "amp_alg_", 8))
-                return "a name beginning with amp_alg_ (the library's kernels' names)";
-            if ((n == 7 && !strncmp(s, "_Pragma", 7)) || (n == 8 && !strncmp(s, "__pragma", 8)))
-                return "a _Pragma (a pragma would change the code after it)";
+            const char *why = amp__alg_name_flaw(s, n);
+            if (why) return why;
             bool raw = *p == '"' && ((n == 1 && s[0] == 'R') || (n == 2 && s[1] == 'R' && strchr("LuU", s[0])) ||
                                      (n == 3 && !strncmp(s, "u8R", 3)));
             /* Right after a literal, the compilers part: g++ reads "a"R as
