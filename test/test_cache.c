@@ -1735,6 +1735,22 @@ static char *probe_with(const char *head)
     return src;
 }
 
+/* g_root/name, made, in out. */
+static void tree_subdir(char *out, size_t n, const char *name)
+{
+    snprintf(out, n, "%s/%s", g_root, name);
+    cr_assert_eq(mkdir(out, 0700), 0, "mkdir %s: %s", out, strerror(errno));
+}
+
+/* dir/file holding "#define CACHE_PROBE_ADD value". */
+static void write_probe_add(const char *dir, const char *file, int value)
+{
+    char hdr[PATH_MAX + 64], text[64];
+    snprintf(hdr, sizeof hdr, "%s/%s", dir, file);
+    snprintf(text, sizeof text, "#define CACHE_PROBE_ADD %d\n", value);
+    write_file(hdr, text, strlen(text));
+}
+
 /* g++ searches CPLUS_INCLUDE_PATH after the -isystem directories (as if
  * each were named by a last -isystem), and an empty element of CPATH or
  * CPLUS_INCLUDE_PATH as the working directory: a header that appears in
@@ -1746,15 +1762,11 @@ Test(cache, include_path_variables_are_searched_where_the_compiler_searches_them
 {
     amp_accelerator *acc = setup_tree_cpu();
     char path[PATH_MAX + 32], env_dir[PATH_MAX + 32], sys_dir[PATH_MAX + 32], here[PATH_MAX + 32],
-        hdr[PATH_MAX + 64], opts[PATH_MAX + 48];
-    snprintf(env_dir, sizeof env_dir, "%s/env", g_root);
-    snprintf(sys_dir, sizeof sys_dir, "%s/sys", g_root);
-    snprintf(here, sizeof here, "%s/here", g_root);
-    cr_assert_eq(mkdir(env_dir, 0700), 0);
-    cr_assert_eq(mkdir(sys_dir, 0700), 0);
-    cr_assert_eq(mkdir(here, 0700), 0);
-    snprintf(hdr, sizeof hdr, "%s/probe_add.h", env_dir);
-    write_file(hdr, "#define CACHE_PROBE_ADD 1\n", strlen("#define CACHE_PROBE_ADD 1\n"));
+        opts[PATH_MAX + 48];
+    tree_subdir(env_dir, sizeof env_dir, "env");
+    tree_subdir(sys_dir, sizeof sys_dir, "sys");
+    tree_subdir(here, sizeof here, "here");
+    write_probe_add(env_dir, "probe_add.h", 1);
     cr_assert_eq(setenv("CPLUS_INCLUDE_PATH", env_dir, 1), 0);
     snprintf(opts, sizeof opts, "-isystem %s", sys_dir);
     snprintf(path, sizeof path, "%s/k.hip", g_root);
@@ -1763,8 +1775,7 @@ Test(cache, include_path_variables_are_searched_where_the_compiler_searches_them
     int got = probe_file_result(acc, path, opts, &st);
     cr_assert_eq(got, 1, "from CPLUS_INCLUDE_PATH: %d (%s: %s)", got, amp_status_name(st), amp_last_error());
 
-    snprintf(hdr, sizeof hdr, "%s/probe_add.h", sys_dir);
-    write_file(hdr, "#define CACHE_PROBE_ADD 2\n", strlen("#define CACHE_PROBE_ADD 2\n"));
+    write_probe_add(sys_dir, "probe_add.h", 2);
     got = probe_file_result(acc, path, opts, &st);
     cr_assert_eq(got, 2, "the -isystem directory comes before CPLUS_INCLUDE_PATH; the module made from the "
                  "CPLUS_INCLUDE_PATH header was used (got %d)", got);
@@ -1776,8 +1787,7 @@ Test(cache, include_path_variables_are_searched_where_the_compiler_searches_them
     cr_assert_eq(chdir(here), 0);
     cr_assert_eq(setenv("CPLUS_INCLUDE_PATH", "", 1), 0);
     cr_assert_eq(setenv("CPATH", ":", 1), 0);
-    snprintf(hdr, sizeof hdr, "%s/probe_add.h", here);
-    write_file(hdr, "#define CACHE_PROBE_ADD 3\n", strlen("#define CACHE_PROBE_ADD 3\n"));
+    write_probe_add(here, "probe_add.h", 3);
     ASSERT_OK(amp_cache_clear_memory());
     got = probe_file_result(acc, path, opts, &st);
     cr_assert_eq(got, 3, "CPATH's empty element is the working directory, before -isystem (got %d: %s)", got,
@@ -1796,16 +1806,11 @@ Test(cache, a_directory_named_by_I_and_isystem_is_searched_as_a_system_one, .fin
     amp_accelerator *acc = setup_tree_cpu();
     char a[PATH_MAX + 32], b[PATH_MAX + 32], c[PATH_MAX + 32], hdr[PATH_MAX + 64], path[PATH_MAX + 32],
         opts[3 * PATH_MAX + 128];
-    snprintf(a, sizeof a, "%s/a", g_root);
-    snprintf(b, sizeof b, "%s/b", g_root);
-    snprintf(c, sizeof c, "%s/c", g_root);
-    cr_assert_eq(mkdir(a, 0700), 0);
-    cr_assert_eq(mkdir(b, 0700), 0);
-    cr_assert_eq(mkdir(c, 0700), 0);
-    snprintf(hdr, sizeof hdr, "%s/probe_add.h", a);
-    write_file(hdr, "#define CACHE_PROBE_ADD 1\n", strlen("#define CACHE_PROBE_ADD 1\n"));
-    snprintf(hdr, sizeof hdr, "%s/probe_add.h", b);
-    write_file(hdr, "#define CACHE_PROBE_ADD 2\n", strlen("#define CACHE_PROBE_ADD 2\n"));
+    tree_subdir(a, sizeof a, "a");
+    tree_subdir(b, sizeof b, "b");
+    tree_subdir(c, sizeof c, "c");
+    write_probe_add(a, "probe_add.h", 1);
+    write_probe_add(b, "probe_add.h", 2);
     snprintf(path, sizeof path, "%s/k.hip", g_root);
     write_probe_file(path, "#include <probe_add.h>\n");
     /* a named again through another spelling: the same directory. */
