@@ -388,7 +388,7 @@ template <unsigned Mask, int K, class... A> struct stream_fit { enum { bytes = 0
 template <unsigned Mask, int K, class P, class... A> struct stream_fit<Mask, K, P, A...> {
     typedef stream_fit<Mask, K + 1, A...> rest;
     enum {
-        on = (int)((Mask >> K) & 1u),
+        on = K < 32 ? (int)((Mask >> (K & 31)) & 1u) : 0,
         bytes = (on ? (int)stream_elem<P>::bytes : 0) + (int)rest::bytes,
         align = on && (int)stream_elem<P>::align > (int)rest::align ? (int)stream_elem<P>::align : (int)rest::align
     };

@@ -415,6 +415,10 @@ template <int Position, class T> struct kernel_parameter {
     static_assert(__is_trivially_copyable(T),
                   "hipamp: a kernel parameter must be amp::array_view, amp::array, a scalar, or a "
                   "trivially copyable struct passed by value");
+    // The host lays out the argument pack with at most 32-byte alignment
+    // (AMP__MAX_PARAM_ALIGN, lib/base/signature.h).
+    static_assert(alignof(T) <= 32,
+                  "hipamp: a kernel parameter may be aligned to at most 32 bytes (alignas(64) is not passed)");
     enum { kind = K_STRUCT, elem = sizeof(T), rank = 0, is_const = 0 };
 };
 #define AMP__SCALAR_TRAITS(T, K) \
@@ -703,14 +707,17 @@ template <class T, int R> struct stream_param_ok<array_view<T, R>, R> { enum { v
 template <class T, int R> struct stream_param_ok<array<T, R>, R> { enum { value = !meta::is_const<T>::value }; };
 template <unsigned Mask, int R, int K, class... A> struct stream_params_ok { enum { value = 1 }; };
 template <unsigned Mask, int R, int K, class P, class... A> struct stream_params_ok<Mask, R, K, P, A...> {
-    enum { value = (!((Mask >> K) & 1u) || stream_param_ok<P, R>::value) && stream_params_ok<Mask, R, K + 1, A...>::value };
+    // K & 31: a kernel of more than 32 parameters is refused by kernel_traits;
+    // its message alone, not a shift's, names the error.
+    enum { value = (K >= 32 || !((Mask >> (K & 31)) & 1u) || stream_param_ok<P, R>::value) &&
+                   stream_params_ok<Mask, R, K + 1, A...>::value };
 };
 template <class F, class Kernel> struct stream_check;
 template <class I, class... A, class Kernel> struct stream_check<void(I, A...), Kernel> {
     enum : unsigned { mask = kernel_streams<Kernel>::mask };
     static_assert(!(index_traits<I>::tiled && kernel_streams<Kernel>::declared),
                   "hipamp: AMP_KERNEL_STREAMING_STORES applies to AMP_KERNEL (simple) kernels");
-    static_assert(sizeof...(A) >= 32 || (mask >> sizeof...(A)) == 0u,
+    static_assert(sizeof...(A) >= 32 || (mask >> (sizeof...(A) & 31)) == 0u,
                   "hipamp: AMP_KERNEL_STREAMING_STORES names a position past the kernel's parameters "
                   "(positions count the parameters after the index from 0)");
     static_assert(stream_params_ok<mask, index_traits<I>::rank, 0, A...>::value,
@@ -804,10 +811,18 @@ namespace amp { namespace detail {
 AMP__HD constexpr bool kernel_name_allowed(const char *s) {
     return !(s[0] == 'n' && s[1] == 'o' && s[2] == 'r' && s[3] == 'm' && s[4] == '\0');
 }
+// AMP__KERNEL_NAME_MAX in lib/base/signature.h: the host looks the name's
+// records up under NAME plus a suffix in fixed buffers.
+AMP__HD constexpr bool kernel_name_fits(const char *s) {
+    int n = 0;
+    while (s[n] && n <= 255) ++n;
+    return n <= 255;
+}
 } } // namespace amp::detail
 #define AMP__KERNEL_NAME_CHECK(spelled)                                 \
     static_assert(amp::detail::kernel_name_allowed(spelled),            \
-                  "hipamp: a kernel cannot be named 'norm': the name is C++ AMP's type amp::graphics::norm");
+                  "hipamp: a kernel cannot be named 'norm': the name is C++ AMP's type amp::graphics::norm"); \
+    static_assert(amp::detail::kernel_name_fits(spelled), "hipamp: a kernel's name has at most 255 characters");
 #define AMP_KERNEL(name, ...) AMP__KERNEL_NAME_CHECK(#name) AMP__KERNEL(name, __VA_ARGS__)
 #define AMP_TILED_KERNEL(name, ...) AMP__KERNEL_NAME_CHECK(#name) AMP__KERNEL(name, __VA_ARGS__)
 

@@ -750,7 +750,12 @@ typedef struct amp_kernel amp_kernel;
  * compiler then read is stamped and the build repeated once against it;
  * hipRTC and NVRTC cannot say what they read, so there they and -include
  * (-imacros) are refused. A kernel's parameters (after the index) may take at
- * most 4096 bytes.
+ * most 4096 bytes and number at most 32, each aligned to at most 32 bytes; its
+ * name at most 255 characters (each refused when it compiles). Options are
+ * split at whitespace, without quoting; a word of them that is neither an
+ * option nor the value of the option before it (-D X, -I DIR) would be
+ * another input of the compile, one the caches and the checks of what the
+ * compiler read never see: AMP_ERROR_INVALID_ARGUMENT naming it.
  * AMP_ERROR_COMPILE: amp_last_error() holds the compiler log, with line
  * numbers of source as given (a refused kernel parameter type is named with
  * its position, a kernel whose parameters take more than 4096 bytes with
@@ -760,7 +765,8 @@ typedef struct amp_kernel amp_kernel;
  * user could have written (nothing built from it is loaded), or (CPU
  * accelerator) a TMPDIR that another user could change entries of, or
  * rename away (it or a directory above it theirs, or writable by others
- * without the sticky bit).
+ * without the sticky bit), or a function or variable the source declares
+ * and nothing defines (found when the CPU accelerator loads the module).
  * AMP_ERROR_UNSUPPORTED: the compiler does not know the device's arch, or a
  * is unavailable. */
 AMP_API amp_status amp_program_build(amp_accelerator *a, const char *source, const char *options,
@@ -776,10 +782,12 @@ AMP_API amp_status amp_program_build_file(amp_accelerator *a, const char *path, 
                                           amp_program **out);
 /* Kernels are owned by their program and valid until it is destroyed; the
  * same name gives the same handle. AMP_ERROR_KERNEL_NOT_FOUND names the
- * missing kernel, or says why its signature record is not valid;
+ * missing kernel (a name of more than 255 characters names none), or says
+ * why its signature record is not valid;
  * AMP_ERROR_UNSUPPORTED: its tile has more threads, or it uses more
  * tile_static memory, than the accelerator allows, or its record says its
- * parameters take more than 4096 bytes (the numbers named);
+ * parameters take more than 4096 bytes or one is aligned to more than 32
+ * (the numbers named);
  * AMP_ERROR_INVALID_ARGUMENT: p destroyed, name NULL or empty, out NULL. */
 AMP_API amp_status amp_program_get_kernel(amp_program *p, const char *name, amp_kernel **out);
 /* Frees the program and ends its kernels' handles: a later use of one of

@@ -193,6 +193,123 @@ ACCEL_TEST(program, options_reach_the_compiler_and_the_cache_key)
     ASSERT_STATUS(amp_program_build(acc, needs_flag_src, "", &p), AMP_ERROR_COMPILE);
 }
 
+/* A word of the options that is no option would be another input file of
+ * the compile (a source, an object), one the caches' keys and the checks of
+ * what the compiler read never see: an edit to it went unseen, the module
+ * built with the old one kept loading. Refused on every accelerator, naming
+ * the word; the value of an option that takes the next word is no input. */
+ACCEL_TEST(program, an_options_word_that_is_no_option_is_refused)
+{
+    const char *bad[] = {"-DHIPAMP_TEST_FLAG=7 extra_input.cpp", "-DHIPAMP_TEST_FLAG=\"1 + 2\"",
+                         "-DHIPAMP_TEST_FLAG=7 -"};
+    const char *named[] = {"'extra_input.cpp'", "'+'", "'-' in the compiler options"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+        amp_program *p = (amp_program *)(void *)&p;
+        ASSERT_STATUS(amp_program_build(acc, needs_flag_src, bad[i], &p), AMP_ERROR_INVALID_ARGUMENT);
+        cr_assert_null(p);
+        cr_assert(strstr(amp_last_error(), named[i]) && strstr(amp_last_error(), "not an option"), "%s: %s", bad[i],
+                  amp_last_error());
+    }
+    amp_accelerator_info info;
+    ASSERT_OK(amp_accelerator_get_info(acc, &info));
+    if (strcmp(info.device_path, "cpu")) return; /* NVRTC spells a -D value joined */
+    amp_program *p = NULL;
+    ASSERT_OK(amp_program_build(acc, needs_flag_src, "-D HIPAMP_TEST_FLAG=7 -I /nonexistent-hipamp-dir", &p));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+/* A function the source declares and never defines: a compile error on
+ * every accelerator, naming it (the CPU accelerator's module linked with it
+ * undefined and failed to load, told as a device error). */
+ACCEL_TEST(program, a_function_declared_and_never_defined_is_a_compile_error)
+{
+    char *src = unique_source("__device__ int hipamp_test_never_defined(int);\n"
+                              "AMP_KERNEL(uses_undefined, amp::index<1> i, amp::array_view<int, 1> a) {\n"
+                              "    a[i] = hipamp_test_never_defined(i[0]);\n"
+                              "}\n");
+    for (int round = 0; round < 2; ++round) { /* the second from whatever a cache kept */
+        amp_program *p = (amp_program *)(void *)&p;
+        ASSERT_STATUS(amp_program_build(acc, src, NULL, &p), AMP_ERROR_COMPILE);
+        cr_assert_null(p);
+        cr_assert(strstr(amp_last_error(), "hipamp_test_never_defined"), "%s", amp_last_error());
+    }
+    free(src);
+}
+
+/* A parameter aligned past 32 bytes, more than 32 parameters, a name past
+ * 255 characters: each refused when it compiles with the one message that
+ * names it (the host took the first for a kernel without a record, the
+ * second's log began with shift errors, the third lost its records'
+ * lookups to fixed buffers); a record made by hand with a 64-byte
+ * alignment is refused at lookup with the numbers. */
+ACCEL_TEST(program, kernel_limits_are_told_when_the_kernel_compiles)
+{
+    amp_program *p = (amp_program *)(void *)&p;
+    ASSERT_STATUS(amp_program_build(acc,
+                                    "struct alignas(64) Wide { float x; };\n"
+                                    "AMP_KERNEL(wide_align, amp::index<1> i, amp::array_view<float, 1> a, Wide w) "
+                                    "{ a[i] = w.x; }\n",
+                                    NULL, &p),
+                  AMP_ERROR_COMPILE);
+    cr_assert(strstr(amp_last_error(), "kernel parameter 1") && strstr(amp_last_error(), "at most 32 bytes"), "%s",
+              amp_last_error());
+
+    char params[33 * 10 + 1] = "", src[1024];
+    for (int k = 0; k < 33; ++k) snprintf(params + strlen(params), sizeof params - strlen(params), ", int p%d", k);
+    snprintf(src, sizeof src, "AMP_KERNEL(many_params, amp::index<1> i%s) {}\n", params);
+    ASSERT_STATUS(amp_program_build(acc, src, NULL, &p), AMP_ERROR_COMPILE);
+    cr_assert(strstr(amp_last_error(), "at most 32 parameters") && !strstr(amp_last_error(), "shift") &&
+                  !strstr(amp_last_error(), "STREAMING_STORES"),
+              "%s", amp_last_error());
+
+    char name[300];
+    memset(name, 'n', sizeof name);
+    name[256] = '\0';
+    snprintf(src, sizeof src, "AMP_KERNEL(%s, amp::index<1> i, amp::array_view<int, 1> a) { a[i] = 1; }\n", name);
+    ASSERT_STATUS(amp_program_build(acc, src, NULL, &p), AMP_ERROR_COMPILE);
+    cr_assert(strstr(amp_last_error(), "at most 255 characters"), "%s", amp_last_error());
+    name[255] = '\0'; /* 255: builds, found, launched with its block size */
+    snprintf(src, sizeof src,
+             "AMP_KERNEL_MAX_BLOCK(%s, 1024)\n"
+             "AMP_KERNEL(%s, amp::index<1> i, amp::array_view<int, 1> a) { a[i] = 1; }\n", name, name);
+    p = test_build(acc, src);
+    amp_kernel *k = test_kernel(p, name);
+    int data[512] = {0};
+    amp_array_view *v = test_view(data, sizeof(int), amp_extent_1d(512), AMP_READ_WRITE);
+    amp_arg args[] = {amp_arg_view(v)};
+    amp_accelerator_view *q = NULL;
+    ASSERT_OK(amp_accelerator_default_view(acc, &q));
+    amp_launch_options o = {.block_size = 512};
+    ASSERT_OK(amp_parallel_for_each_with(q, amp_extent_1d(512), k, args, 1, &o));
+    ASSERT_OK(amp_array_view_destroy(v));
+    for (int i = 0; i < 512; ++i) cr_assert_eq(data[i], 1, "data[%d] = %d", i, data[i]);
+    memset(name, 'n', 299);
+    name[299] = '\0';
+    k = (amp_kernel *)(void *)&k;
+    ASSERT_STATUS(amp_program_get_kernel(p, name, &k), AMP_ERROR_KERNEL_NOT_FOUND);
+    cr_assert_null(k);
+    cr_assert(strstr(amp_last_error(), "299 characters") && strstr(amp_last_error(), "at most 255"), "%s",
+              amp_last_error());
+    ASSERT_OK(amp_program_destroy(p));
+
+    static const char forged[] =
+        "#ifdef AMP_CPU\n"
+        "extern \"C\" __attribute__((visibility(\"default\"))) void aligned64(amp__cpu_item *) {}\n"
+        "extern \"C\" __attribute__((visibility(\"default\"), used)) amp::detail::signature aligned64__amp_sig =\n"
+        "#else\n"
+        "extern \"C\" __global__ void aligned64(amp::detail::launch_info, int) {}\n"
+        "extern \"C\" __device__ __attribute__((used)) amp::detail::signature aligned64__amp_sig =\n"
+        "#endif\n"
+        "    {0x53504d41, 2, 0, 1, {0, 0, 0}, 1, 128, 64, {{14, 64, 0, 0, 0, 64, 64, 0}}};\n";
+    p = test_build(acc, forged);
+    k = (amp_kernel *)(void *)&k;
+    ASSERT_STATUS(amp_program_get_kernel(p, "aligned64", &k), AMP_ERROR_UNSUPPORTED);
+    cr_assert_null(k);
+    cr_assert(strstr(amp_last_error(), "aligned to 64 bytes") && strstr(amp_last_error(), "at most 32"), "%s",
+              amp_last_error());
+    ASSERT_OK(amp_program_destroy(p));
+}
+
 /* ------------------------------------------ the device library on demand */
 
 /* A GPU program whose text names nothing of the device library compiles

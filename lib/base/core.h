@@ -198,6 +198,15 @@ uint64_t amp__now_ns(void);
 amp_status amp__split_options(const char *options, size_t nfixed, size_t nextra, char ***argv, size_t *argc,
                               char **storage);
 
+/* AMP_ERROR_INVALID_ARGUMENT (who: the compiler's name in the message) for
+ * the first of argv[0, argc) that is neither an option (a word beginning
+ * '-', "-" alone excepted) nor the value of an option before it named in
+ * takes_next (NULL-terminated): a compiler takes such a word as another
+ * input file, one the include scan, the caches' keys and the check of what
+ * the compiler read never see (its edits would go unseen). AMP_OK else. */
+amp_status amp__options_refuse_inputs(const char *who, char *const *argv, size_t argc,
+                                      const char *const *takes_next);
+
 /* ------------------------------------------------ strings (lib/base/strbuf.c) */
 
 /* A growable string, always NUL-terminated once something was put: start

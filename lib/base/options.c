@@ -41,3 +41,25 @@ fail:
     free(v);
     return st;
 }
+
+amp_status amp__options_refuse_inputs(const char *who, char *const *argv, size_t argc, const char *const *takes_next)
+{
+    for (size_t i = 0; i < argc; ++i) {
+        const char *w = argv[i];
+        if (w[0] == '-' && w[1]) {
+            for (size_t k = 0; takes_next[k]; ++k)
+                if (!strcmp(w, takes_next[k])) {
+                    ++i;
+                    break;
+                }
+            continue;
+        }
+        return amp__fail(AMP_ERROR_INVALID_ARGUMENT,
+                         "%s: '%s' in the compiler options is not an option nor the value of one: the compiler "
+                         "would take it as another input%s, which hipamp's caches and checks of what the compiler "
+                         "read never see; options are split at whitespace, without quoting (a -D value holds no "
+                         "space)",
+                         who, w, strcmp(w, "-") ? " file" : " (the standard input)");
+    }
+    return AMP_OK;
+}

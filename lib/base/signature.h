@@ -24,6 +24,11 @@
 /* Largest alignment a parameter may ask for inside the pack: 32, for the
  * four-component 8-byte vectors (double4, long4, ...; HIP's layout). */
 #define AMP__MAX_PARAM_ALIGN 32
+/* Longest kernel name: the backends look a kernel's records up as NAME
+ * plus a suffix (__amp_sig, __amp_tile_static, ...) in 512-byte buffers,
+ * and the CPU loop transformation keeps names in 256. The prelude's
+ * kernel_name_fits holds the same number. */
+#define AMP__KERNEL_NAME_MAX 255
 /* Largest tile dimension a record may name. Records past the accelerator's
  * own limit are well-formed (amp_program_get_kernel then says
  * AMP_ERROR_UNSUPPORTED with the numbers); past this they are corrupt. */

@@ -624,6 +624,10 @@ static amp_status amp__program_get_kernel(amp_program *p, const char *name, amp_
     if (st != AMP_OK) return st;
     if (!name || !*name)
         return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "amp_program_get_kernel: name is %s", name ? "empty" : "NULL");
+    size_t name_len = strlen(name);
+    if (name_len > AMP__KERNEL_NAME_MAX)
+        return amp__fail(AMP_ERROR_KERNEL_NOT_FOUND, "kernel '%.64s...' not found: its name has %zu characters, and a "
+                         "kernel's name has at most %d", name, name_len, AMP__KERNEL_NAME_MAX);
     amp__module *m = p->m;
     amp_accelerator *acc = m->acc;
     pthread_mutex_lock(&p->lock);
@@ -673,6 +677,15 @@ static amp_status amp__program_get_kernel(amp_program *p, const char *name, amp_
                                props.sig.tile[d], d, acc->e.info.device_path, acc->e.info.max_tile_threads);
                 goto fail;
             }
+    }
+    if (props.sig.magic == AMP__SIG_MAGIC && props.sig.version == AMP__SIG_VERSION &&
+        props.sig.pack_align > AMP__MAX_PARAM_ALIGN && props.sig.pack_align <= AMP__MAX_PACK &&
+        !(props.sig.pack_align & (props.sig.pack_align - 1))) {
+        /* The prelude refuses such a parameter when it compiles (a record
+         * from elsewhere is told the same). */
+        st = amp__fail(AMP_ERROR_UNSUPPORTED, "kernel '%s' has a parameter aligned to %d bytes; hipamp passes "
+                       "parameters aligned to at most %d", name, props.sig.pack_align, AMP__MAX_PARAM_ALIGN);
+        goto fail;
     }
     if (!amp__signature_valid(&props.sig, why, sizeof why)) {
         st = amp__fail(AMP_ERROR_KERNEL_NOT_FOUND,

@@ -101,6 +101,23 @@ static amp_status amp__cpu_compile_op(void *dev, const amp__compile_job *job, am
  * could give another file between the write and the load. glibc matches
  * already-loaded objects by name, so a name must stay unique while its
  * module is loaded: either descriptor stays open until unload. */
+/* dlopen's error err for a module that names a symbol nothing defines (a
+ * function the source declares and never defines: a shared object links
+ * with it undefined) as the compile error it is, as a GPU's compile
+ * reports it; AMP_OK for any other error. */
+static amp_status amp__cpu_undefined_symbol(const char *err)
+{
+    const char *key = "undefined symbol: ";
+    const char *name = strstr(err, key);
+    if (!name) return AMP_OK;
+    name += strlen(key);
+    int len = (int)strcspn(name, " ,;()");
+    return amp__fail(AMP_ERROR_COMPILE, "CPU accelerator: the kernel source uses '%.*s'%s, which it declares but "
+                     "nothing defines (a function or variable without a definition in the source, its headers or "
+                     "the libraries linked)", len > 200 ? 200 : len, name,
+                     !strncmp(name, "_Z", 2) ? " (a C++ name, mangled)" : "");
+}
+
 static amp_status amp__cpu_module_load(void *dev, const void *bin, size_t bin_size, void **module)
 {
     amp_status st = AMP_OK;
@@ -140,6 +157,8 @@ static amp_status amp__cpu_module_load(void *dev, const void *bin, size_t bin_si
             snprintf(err, sizeof err, "%s", e ? e : "cannot write the module");
             close(m->fd);
             m->fd = -1;
+            /* the same module fails the same way from a file */
+            if ((st = amp__cpu_undefined_symbol(err)) != AMP_OK) goto fail;
         }
     }
     if (!m->handle) {
@@ -166,6 +185,7 @@ static amp_status amp__cpu_module_load(void *dev, const void *bin, size_t bin_si
         const char *e = ok && proc && !m->handle ? dlerror() : NULL;
         snprintf(path, sizeof path, "%s", e ? e : "");
         unlink(file);
+        if (!m->handle && (st = amp__cpu_undefined_symbol(path)) != AMP_OK) goto fail;
         if (!m->handle) {
             st = amp__fail(AMP_ERROR_DEVICE, "CPU accelerator: cannot load a module: %s%s%s", err, err[0] ? "; " : "",
                            !ok ? "cannot write a temporary file"

@@ -266,6 +266,13 @@ static bool amp__cpu_tool_output(const char *piece, size_t len, bool as)
     return false;
 }
 
+/* Options of GCC's and clang's whose value is the next word. */
+static const char *const amp__cpu_takes_next[] = {
+    "-include", "-imacros", "-isystem", "-idirafter", "-iquote", "-iprefix", "-iwithprefix", "-iwithprefixbefore",
+    "-isysroot", "-imultilib", "-cxx-isystem", "-isystem-after", "-iwithsysroot", "-iframework", "-F", "-I", "-D",
+    "-U", "-A", "-L", "-l", "-u", "-e", "-T", "-z", "--param", "-Xlinker", "-Xpreprocessor", "-Xassembler",
+    "--include", "--sysroot", "-mllvm", "-target", NULL};
+
 static amp_status amp__cpu_check_user_options(char *const *words, size_t n)
 {
     static const char *const exact[] = {"-E",      "-S",          "-c",         "-r",         "-###",
@@ -291,12 +298,6 @@ static amp_status amp__cpu_check_user_options(char *const *words, size_t n)
                                          "-gen-cdb-fragment-path", "-fmodule-output", "-ccc-", "--gcc-toolchain",
                                          "-gcc-toolchain", "--gcc-install-dir", "--ld-path", "-fplugin",
                                          "-fpass-plugin", "-Xclang", "-fmodule-mapper", "-time="};
-    /* Options whose value is the next word. */
-    static const char *const takes_next[] = {"-include", "-imacros",  "-isystem", "-idirafter", "-iquote",
-                                             "-iprefix", "-iwithprefix", "-iwithprefixbefore", "-isysroot",
-                                             "-I",       "-D",        "-U",       "-L",         "-l",
-                                             "-u",       "-T",        "-z",       "--param",    "-Xlinker",
-                                             "-Xpreprocessor", "-Xassembler", "--include", "--sysroot", "-mllvm"};
     bool sanitize[AMP__CPU_NSANITIZERS] = {false};
     const char *sanitize_word[AMP__CPU_NSANITIZERS] = {NULL};
     for (size_t i = 0; i < n; ++i) {
@@ -332,8 +333,8 @@ static amp_status amp__cpu_check_user_options(char *const *words, size_t n)
             if (bad) then = o;
         }
         if (!bad && i + 1 == n)
-            for (size_t k = 0; k < sizeof takes_next / sizeof takes_next[0]; ++k)
-                if (!strcmp(w, takes_next[k]))
+            for (size_t k = 0; amp__cpu_takes_next[k]; ++k)
+                if (!strcmp(w, amp__cpu_takes_next[k]))
                     return amp__fail(AMP_ERROR_INVALID_ARGUMENT,
                                      "CPU accelerator: compiler option '%s' needs a value after it, and it is the "
                                      "last of the options",
@@ -377,7 +378,10 @@ static amp_status amp__cpu_build_argv(amp__cpu_build *b)
     size_t nfixed = (size_t)d->ncxx + amp__cpu_nflags + 6, nargv = 0;
     amp_status st = amp__split_options(b->job->options, nfixed, 10, &b->argv, &nargv, &b->opts);
     if (st != AMP_OK) return st;
-    if ((st = amp__cpu_check_user_options(b->argv + nfixed, nargv - nfixed)) != AMP_OK) return st;
+    if ((st = amp__cpu_check_user_options(b->argv + nfixed, nargv - nfixed)) != AMP_OK ||
+        (st = amp__options_refuse_inputs("CPU accelerator", b->argv + nfixed, nargv - nfixed,
+                                         amp__cpu_takes_next)) != AMP_OK)
+        return st;
     char **argv = b->argv;
     size_t n = 0;
     for (int i = 0; i < d->ncxx; ++i) argv[n++] = d->cxx[i];

@@ -173,7 +173,9 @@ int amp__nvrtc_split_jobs(int release, const amp__compile_job *job);
 /* AMP_ERROR_INVALID_ARGUMENT, naming the word, when the user's options
  * name a target (any of words): a second target would reach the compiler
  * unvalidated, where hipRTC may abort the process, or NVRTC take it over
- * ours and build code the launch does not expect (driver_cuda.c). */
+ * ours and build code the launch does not expect (driver_cuda.c); or
+ * when a word of them is no option, which clang (hipRTC) would compile as
+ * another input (amp__options_refuse_inputs). */
 amp_status amp__gpu_refuse_target_options(const char *options, const char *const *words);
 /* Whether NVRTC of release takes --no-cache (12.9 on), which keeps it out of
  * the CUDA driver's compute cache. */
