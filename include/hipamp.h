@@ -381,7 +381,9 @@ AMP_API amp_status amp_accelerator_view_flush(amp_accelerator_view *q);
 /* C++ AMP's accelerator_view::create_marker: a future, the caller's, that
  * completes when every command queued on q before the call has finished
  * (on a view of the caller's native queue: the queue's work as queued when
- * someone waits, the caller's own included). Queues nothing; never blocks. */
+ * someone waits, the caller's own included). Queued means queued by a call
+ * that returned: a blocking launch another thread has in progress is not
+ * covered (see amp_accelerator_view_wait). Queues nothing; never blocks. */
 AMP_API amp_status amp_accelerator_view_create_marker(amp_accelerator_view *q, amp_future **out);
 /* A view that queues its work on a queue the caller made with the vendor
  * runtime (hipStream_t on AMD, CUstream or cudaStream_t on NVIDIA, of this
@@ -402,7 +404,13 @@ AMP_API amp_status amp_accelerator_view_native_queue(amp_accelerator_view *q, vo
 AMP_API amp_status amp_accelerator_default_view(amp_accelerator *a, amp_accelerator_view **out);
 AMP_API amp_status amp_accelerator_view_get_accelerator(amp_accelerator_view *q, amp_accelerator **out);
 /* Block until every command queued on q before the call finished (what
- * other threads queue meanwhile is not waited for). AMP_ERROR_DEVICE
+ * other threads queue meanwhile is not waited for). A command is queued
+ * once the call that queued it has returned: a blocking launch or replay
+ * (amp_parallel_for_each and its _tiled and _with forms, amp_graph_launch)
+ * still in progress on another thread is not waited for, nor by a marker
+ * (on the CPU accelerator it runs in that thread, outside q's queue, until
+ * its call returns; join that thread, or launch asynchronously and wait
+ * for the future, to order with it). AMP_ERROR_DEVICE
  * carries the driver's message when a kernel on q faulted; on the CPU
  * accelerator the first failure of an asynchronous launch on q is reported
  * here (its own status and message), once: q runs launches again
@@ -944,7 +952,10 @@ AMP_API amp_arg amp_arg_struct(const void *data, size_t size);
  * data); where a view had the discard hint (amp_array_view_discard_data),
  * or is the output a built-in algorithm (or a graph's recording of one)
  * writes whole, the rest is unspecified, as after any launch told its old
- * contents are not needed. */
+ * contents are not needed. On the CPU accelerator the launch runs in the
+ * calling thread, after q's earlier work; it counts as queued on q only
+ * once the call returns (amp_accelerator_view_wait says what that means
+ * for other threads' waits and markers). */
 AMP_API amp_status amp_parallel_for_each(amp_accelerator_view *q, amp_extent e, amp_kernel *k,
                                          const amp_arg *args, size_t nargs);
 /* Tiled launch of an AMP_TILED_KERNEL. AMP_ERROR_INVALID_COMPUTE_DOMAIN when
@@ -1025,7 +1036,10 @@ AMP_API amp_status amp_parallel_for_each_with_async(amp_accelerator_view *q, amp
  * launches writing a view, wait through q's queue, and may report the
  * failure of a launch queued on q after what they wait for, as a GPU
  * driver reports an asynchronous error at the next call that waits
- * (until amp_accelerator_view_wait has reported it: see there). */
+ * (until amp_accelerator_view_wait has reported it: see there). In a child
+ * process forked while a launch was queued on the CPU accelerator, the
+ * launch does not run (it stays the parent's): its future, and waits for
+ * it, return AMP_ERROR_DEVICE at once, saying so. */
 AMP_API amp_status amp_future_wait(amp_future *f);
 /* C++ AMP's completion_future::wait_for: amp_future_wait for at most ms
  * milliseconds (0: only look). AMP_ERROR_TIMEOUT when the work has not
@@ -1063,7 +1077,9 @@ AMP_API amp_status amp_future_then(amp_future *f, amp_future_callback fn, void *
 /* Device time of the launch or copy the future follows, in milliseconds,
  * measured with device events (GPU) or the host clock around it (CPU
  * accelerator). Blocks until it finished. AMP_ERROR_UNSUPPORTED when nothing
- * was timed (a copy between two host memories). */
+ * was timed (a copy between two host memories). On a GPU, a command another
+ * thread queued on the same view between the work and its closing event
+ * (recorded right after it on the stream) is counted too. */
 AMP_API amp_status amp_future_elapsed_ms(amp_future *f, double *ms);
 /* Does not wait; the work runs on. */
 AMP_API amp_status amp_future_destroy(amp_future *f);

@@ -282,8 +282,17 @@ typedef struct amp__backend {
     amp_status (*peer_info)(void *dev, void *dst_dev, bool *direct, bool *enabled, char *why, size_t why_size);
 
     /* [storage] Queue a launch of fn on queue. The pack is consumed before
-     * return. */
-    amp_status (*launch)(void *dev, void *queue, void *fn, const amp__launch *l);
+     * return. end (NULL: not wanted; the core asks only for timed work, see
+     * lib/core/queue.c): on success, a timed event (event_release) bound to
+     * this launch itself, made atomically with queueing it, so that no
+     * other thread's command comes between them: it completes when the
+     * launch does and says what the launch did (its failure, or that an
+     * earlier failure kept it from running), never what a later command or
+     * an emptied queue says. *end left NULL: none made (the core then
+     * records one after the call). Untouched on failure. The GPU backend,
+     * whose queue is an in-order stream (an event recorded after the call
+     * still says the launch's status), makes none: gpu_backend.c. */
+    amp_status (*launch)(void *dev, void *queue, void *fn, const amp__launch *l, void **end);
 
     /* Graphs (lib/core/graph.c): record a queue's commands once, replay them
      * many times. Between graph_begin and graph_end the core calls only
@@ -311,8 +320,9 @@ typedef struct amp__backend {
      * thread run the replay there and return its failure; it then fills
      * node_ns (may be NULL: not wanted) with each recorded command's start
      * and end on the host clock (amp__now_ns), two values a command in
-     * recording order, for traces. Otherwise node_ns is left as it is. */
-    amp_status (*graph_launch)(void *dev, void *queue, void *graph, bool async, uint64_t *node_ns);
+     * recording order, for traces. Otherwise node_ns is left as it is.
+     * end: as launch's, bound to the replay as a whole. */
+    amp_status (*graph_launch)(void *dev, void *queue, void *graph, bool async, uint64_t *node_ns, void **end);
     /* [none] Free a graph no replay of which is still queued. */
     void (*graph_destroy)(void *dev, void *graph);
 } amp__backend;

@@ -1,4 +1,4 @@
-/* test_async.c — amp_parallel_for_each_async and futures: wait/is_ready/destroy, results after wait, two queues, host access waiting without an explicit wait, amp_accelerator_view_wait, cross-queue ordering; the CPU accelerator running launches of two queues (and two threads) at the same time, reporting an asynchronous launch's failure, holding at most AMP_QUEUE_DEPTH launches in a queue, and giving a burst's memory back; waits with a time-out; a continuation that ends the process; a later launch naming an earlier failure whole. */
+/* test_async.c — amp_parallel_for_each_async and futures: wait/is_ready/destroy, results after wait, two queues, host access waiting without an explicit wait, amp_accelerator_view_wait, cross-queue ordering; the CPU accelerator running launches of two queues (and two threads) at the same time, reporting an asynchronous launch's failure, holding at most AMP_QUEUE_DEPTH launches in a queue, and giving a burst's memory back; waits with a time-out; a continuation that ends the process; a later launch naming an earlier failure whole; a forked child told at once that launches queued before the fork do not run there. */
 #include "support.h"
 
 #include <pthread.h>
@@ -977,4 +977,72 @@ Test(async, a_continuation_may_exit_the_process, .timeout = 120)
     cr_assert(!WIFSIGNALED(status), "the process hung in exit (killed by signal %d)", WTERMSIG(status));
     cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 42, "exit status %d (43: the marker failed; 44: a call failed)",
               WEXITSTATUS(status));
+}
+
+/* A launch still queued when the process forks stays in the parent (its
+ * queue's thread does not exist in the child): in the child its future
+ * says so, AMP_ERROR_DEVICE, at once, and so does a host access of its
+ * data. Neither touches the queue itself, which is where the child found
+ * out: a wait on the future (time-out included) or a query, or a host
+ * access waiting through a wait point cached before the fork
+ * (amp_accelerator_view_flush), waited for the parent's queue thread for
+ * ever. Each child is killed by its alarm if it hangs. */
+static const char cpu_fork_gate_src[] =
+    "AMP_KERNEL(gated, amp::index<1> i, amp::array_view<int, 1> v, unsigned long long gate)\n"
+    "{ while (__atomic_load_n((const int *)gate, __ATOMIC_ACQUIRE) == 0) ; v[i] += 1; }\n";
+
+/* In the child: 0, or which step failed. */
+static int fork_child_steps(amp_future *f, amp_array_view *v, bool view_first)
+{
+    static const char why[] = "a launch queued before fork() does not run in the child process";
+    if (view_first && (amp_array_view_synchronize(v) != AMP_ERROR_DEVICE || !strstr(amp_last_error(), why)))
+        return 10;
+    amp_status st = amp_future_wait_for(f, 2000);
+    if (st == AMP_ERROR_TIMEOUT) return 11;
+    if (st != AMP_ERROR_DEVICE || !strstr(amp_last_error(), why)) return 12;
+    bool done = false;
+    if (amp_future_is_ready(f, &done) != AMP_ERROR_DEVICE || !done) return 13;
+    if (amp_future_wait(f) != AMP_ERROR_DEVICE) return 14;
+    if (!view_first && amp_array_view_synchronize(v) != AMP_ERROR_DEVICE) return 15;
+    return 0;
+}
+
+Test(async, cpu_fork_child_reports_launches_queued_before_fork, .timeout = 120)
+{
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    amp_program *p = test_build(acc, cpu_fork_gate_src);
+    amp_accelerator_view *q = mkqueue(acc);
+    static int gate;
+    static int x[4];
+    amp_array_view *v = test_view(x, sizeof(int), amp_extent_1d(4), AMP_READ_WRITE);
+    amp_arg a[] = {amp_arg_view(v), amp_arg_uint64((uint64_t)(uintptr_t)&gate)};
+    amp_future *f = NULL;
+    ASSERT_OK(amp_parallel_for_each_async(q, amp_extent_1d(4), test_kernel(p, "gated"), a, 2, &f));
+    ASSERT_OK(amp_accelerator_view_flush(q)); /* caches a wait point on q */
+    for (int view_first = 0; view_first < 2; ++view_first) {
+        fflush(NULL);
+        pid_t pid = fork();
+        cr_assert_neq(pid, -1, "fork: %s", strerror(errno));
+        if (pid == 0) {
+            alarm(5);
+            _exit(fork_child_steps(f, v, view_first));
+        }
+        int status = 0;
+        cr_assert_eq(waitpid(pid, &status, 0), pid);
+        cr_assert(!WIFSIGNALED(status), "%s: the child hung (killed by signal %d)",
+                  view_first ? "synchronize first" : "future first", WTERMSIG(status));
+        cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                  "%s: child step %d failed (10: synchronize; 11: the future's wait timed out; 12: its status; "
+                  "13: is_ready; 14: wait; 15: synchronize after)", view_first ? "synchronize first" : "future first",
+                  WEXITSTATUS(status));
+    }
+    /* The parent's launch was never disturbed. */
+    __atomic_store_n(&gate, 1, __ATOMIC_RELEASE);
+    ASSERT_OK(amp_future_wait(f));
+    ASSERT_OK(amp_array_view_synchronize(v));
+    for (int i = 0; i < 4; ++i) cr_assert_eq(x[i], 1, "element %d: %d", i, x[i]);
+    ASSERT_OK(amp_future_destroy(f));
+    ASSERT_OK(amp_array_view_destroy(v));
+    ASSERT_OK(amp_accelerator_view_destroy(q));
+    ASSERT_OK(amp_program_destroy(p));
 }

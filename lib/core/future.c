@@ -58,9 +58,12 @@ void amp__future_complete_at(amp_future *f, amp__point p, void *t0, void *t1)
 }
 
 /* Waits and polls go through t1 where the work has one: it follows that
- * work and nothing queued after it, so its status is the work's own (a
- * launch that failed says why, not that a later one did not run, nor that
- * a later one succeeded), whenever and however often it is asked. */
+ * work and nothing queued after it (the backend bound it to the work's
+ * own command when queueing it: lib/core/queue.c, timing brackets), so its
+ * status is the work's own (a launch that failed says why, not that a
+ * later one did not run, nor that a later one succeeded, nor the state of
+ * the queue when the call returned), whenever and however often it is
+ * asked. */
 amp_status amp_future_wait(amp_future *f)
 {
     AMP__HANDLE_OK(f, AMP__HANDLE_FUTURE);

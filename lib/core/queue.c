@@ -103,12 +103,72 @@ static inline uint64_t amp__queue_number(amp_accelerator_view *q)
     return atomic_fetch_add_explicit(&q->submitted, 1, memory_order_acq_rel) + 1;
 }
 
+/* ------------------------------------------------------ timing brackets
+ * Timed work (an asynchronous launch, a replay, an algorithm's launches, a
+ * copy: what a future times) is bracketed by two amp__queue_timed_event
+ * calls of one thread on one queue (internal.h; launch.c, graph.c, copy.c,
+ * alg/data.c): t0 before it, t1 after it, and the future's status is t1's
+ * (future.c). A t1 recorded after the call that queued the work follows
+ * whatever the queue holds by then: on the CPU accelerator another
+ * thread's later launch, whose status it took, or the emptied queue,
+ * whose pending fault (or AMP_OK, once another thread's wait reported it)
+ * it took, though a launch's future answers for that launch alone
+ * (hipamp.h). So the first call opens a bracket, kept per thread: each
+ * command the thread then queues on that queue is queued with a closing
+ * event bound to it by the backend (backend.h, launch's end), and the
+ * second call hands out the last one instead of recording one. Where the
+ * thread queued no such command since (a copy: the backends bind none; a
+ * backend that could not make one), it records one then, as before.
+ *
+ * Invariant: a bracket is open from its t0 until its t1 is handed out or
+ * t0 is released (amp__queue_event_release: work that failed, or gave up
+ * its timing); every caller does one or the other, so brackets never
+ * overlap on a thread. t1, until handed out, is the bracket's: released
+ * through be and dev, which outlive the queue. */
+typedef struct amp__bracket {
+    amp_accelerator_view *q; /* the queue t0 is of; NULL: no bracket open */
+    void *t0;                /* the opening event (the caller's) */
+    void *t1;                /* bound to the thread's last command on q since t0; NULL: none */
+    const amp__backend *be;
+    void *dev;
+} amp__bracket;
+
+/* initial-exec, as kernel.c's amp__me: every launch reads it, and a
+ * dynamic TLS access would be a call on that path. */
+static _Thread_local amp__bracket amp__tls_bracket __attribute__((tls_model("initial-exec")));
+
+static void amp__bracket_close(void)
+{
+    amp__bracket *b = &amp__tls_bracket;
+    if (b->t1) b->be->event_release(b->dev, b->t1);
+    *b = (amp__bracket){NULL, NULL, NULL, NULL, NULL};
+}
+
+/* Whether a command this thread queues on q now closes an open bracket's
+ * work (and wants a closing event of its own). */
+static inline bool amp__bracket_open_on(const amp_accelerator_view *q)
+{
+    return __builtin_expect(q && amp__tls_bracket.q == q, 0);
+}
+
+/* The closing event of the command just queued (NULL: none; the bracket's
+ * close records one then): it replaces the one before, which it follows. */
+static void amp__bracket_bind(void *t1)
+{
+    amp__bracket *b = &amp__tls_bracket;
+    if (b->t1) b->be->event_release(b->dev, b->t1);
+    b->t1 = t1;
+}
+
 static amp_status amp__queue_launch_raw(amp_accelerator_view *q, void *fn, const amp__launch *l, amp__point *done)
 {
-    amp_status st = q->be->launch(q->dev, q->queue, fn, l);
+    bool timed = amp__bracket_open_on(q);
+    void *end = NULL;
+    amp_status st = q->be->launch(q->dev, q->queue, fn, l, timed ? &end : NULL);
     if (st != AMP_OK) return st;
     done->q = q;
     done->seq = amp__queue_number(q);
+    if (timed) amp__bracket_bind(end);
     return AMP_OK;
 }
 
@@ -136,16 +196,41 @@ static __attribute__((noinline)) amp_status amp__queue_untimed(amp_accelerator_v
                      q->acc->e.info.device_path);
 }
 
-amp_status amp__queue_timed_event(amp_accelerator_view *q, void **ev)
+/* A timed event recorded now (the traces' own timing: no bracket). */
+static amp_status amp__queue_timed_now(amp_accelerator_view *q, void **ev)
 {
     if (__builtin_expect(atomic_load_explicit(&q->recorder, memory_order_relaxed) != NULL, 0))
         return amp__queue_untimed(q, ev);
     return q->be->event_record_timed(q->dev, q->queue, ev);
 }
 
+/* Opens this thread's bracket on q (t0), or closes it (t1): see timing
+ * brackets above. */
+amp_status amp__queue_timed_event(amp_accelerator_view *q, void **ev)
+{
+    amp__bracket *b = &amp__tls_bracket;
+    if (b->q == q) {
+        void *t1 = b->t1;
+        b->t1 = NULL;
+        amp__bracket_close();
+        if (t1) {
+            *ev = t1;
+            return AMP_OK;
+        }
+        return amp__queue_timed_now(q, ev);
+    }
+    if (b->q) amp__bracket_close(); /* none is left open (the invariant): defensive */
+    amp_status st = amp__queue_timed_now(q, ev);
+    if (st == AMP_OK && *ev) *b = (amp__bracket){q, *ev, NULL, q->be, q->dev};
+    return st;
+}
+
 void amp__queue_event_release(amp_accelerator_view *q, void *ev)
 {
-    if (ev) q->be->event_release(q->dev, ev);
+    if (!ev) return;
+    /* The work t0 opened gave up its timing: its bracket closes with it. */
+    if (amp__tls_bracket.t0 == ev) amp__bracket_close();
+    q->be->event_release(q->dev, ev);
 }
 
 amp_status amp__queue_close_timing(amp_accelerator_view *q, void **timing, const char *call, const char *work,
@@ -192,12 +277,15 @@ void amp__queue_describe(amp_accelerator_view *q, amp__trace_rec *r)
 static void amp__timing_begin(amp_accelerator_view *q, amp__trace_rec *r)
 {
     r->timing = (amp__trace_timing){q->be, q->dev, NULL, NULL};
-    if (amp__trace_recording() && amp__queue_timed_event(q, &r->timing.t0) != AMP_OK) r->timing.t0 = NULL;
+    if (amp__trace_recording() && amp__queue_timed_now(q, &r->timing.t0) != AMP_OK) r->timing.t0 = NULL;
 }
 
+/* t1 recorded after the command: a span, unlike a future, reports no
+ * status, and another thread's command queued in between only lengthens
+ * it (a closing event bound to the command goes to its bracket, above). */
 static void amp__timing_end(amp_accelerator_view *q, amp__trace_rec *r, amp_status st)
 {
-    if (st == AMP_OK && r->timing.t0 && amp__queue_timed_event(q, &r->timing.t1) != AMP_OK) r->timing.t1 = NULL;
+    if (st == AMP_OK && r->timing.t0 && amp__queue_timed_now(q, &r->timing.t1) != AMP_OK) r->timing.t1 = NULL;
     if (st != AMP_OK || !r->timing.t1) {
         amp__queue_event_release(q, r->timing.t0);
         r->timing.t0 = NULL;
@@ -294,7 +382,7 @@ amp_status amp__queue_record_begin(amp_accelerator_view *q) { return q->be->grap
 
 amp_status amp__queue_record_launch(amp_accelerator_view *q, void *fn, const amp__launch *l)
 {
-    return q->be->launch(q->dev, q->queue, fn, l);
+    return q->be->launch(q->dev, q->queue, fn, l, NULL);
 }
 
 amp_status amp__queue_record_copy(amp_accelerator_view *q, const amp__copy *c)
@@ -310,8 +398,11 @@ amp_status amp__queue_record_end(amp_accelerator_view *q, bool keep, void **exec
 static amp_status amp__queue_replay_raw(amp_accelerator_view *q, const amp__replay *r, bool async, uint64_t *node_ns,
                                         amp__point *done)
 {
-    amp_status st = q->be->graph_launch(q->dev, q->queue, r->exec, async, node_ns);
+    bool timed = amp__bracket_open_on(q);
+    void *end = NULL;
+    amp_status st = q->be->graph_launch(q->dev, q->queue, r->exec, async, node_ns, timed ? &end : NULL);
     if (st != AMP_OK) return st;
+    if (timed) amp__bracket_bind(end);
     /* One number for each command it holds, so that launches and copies
      * count in q's statistics as if queued one by one. */
     uint64_t n = r->launches + r->driver_copies;
@@ -404,6 +495,9 @@ amp_status amp__queue_copy_peer(amp_accelerator_view *q, amp_accelerator *dst_ac
                          dst_acc->e.info.device_path);
     st = q->be->copy_peer(q->dev, q->queue, dst_acc->e.dev, dst, src, bytes);
     if (st != AMP_OK) return st;
+    /* Copies bind no closing event: a bracket's closes after them when it
+     * closes (see timing brackets). */
+    if (amp__bracket_open_on(q)) amp__bracket_bind(NULL);
     done->q = q;
     done->seq = amp__queue_number(q);
     /* After the number: see amp__queue_launches. */
@@ -417,6 +511,7 @@ amp_status amp__queue_copy(amp_accelerator_view *q, const amp__copy *c, amp__poi
     if (st != AMP_OK) return st;
     st = q->be->copy(q->dev, q->queue, c);
     if (st != AMP_OK) return st;
+    if (amp__bracket_open_on(q)) amp__bracket_bind(NULL); /* as amp__queue_copy_peer's */
     done->q = q;
     done->seq = amp__queue_number(q);
     /* After the number: see amp__queue_launches. */

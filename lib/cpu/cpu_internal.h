@@ -482,7 +482,8 @@ void amp__cpu_queue_destroy(void *dev, void *queue);
 amp_status amp__cpu_queue_wait(void *dev, void *queue);
 amp_status amp__cpu_queue_wait_for(void *dev, void *queue, uint32_t ms);
 amp_status amp__cpu_queue_wait_event(void *dev, void *queue, void *event);
-amp_status amp__cpu_queue_launch(void *dev, void *queue, void *fn, const amp__launch *l);
+/* end: backend.h's (attached to the queued item before it is queued). */
+amp_status amp__cpu_queue_launch(void *dev, void *queue, void *fn, const amp__launch *l, void **end);
 /* Wait (host side) until what the queue holds now has run (an event at its
  * tail: work queued meanwhile by other threads is not waited for). */
 void amp__cpu_queue_drain(void *queue);
@@ -517,7 +518,7 @@ amp__cpu_graph *amp__cpu_queue_recording(void *queue);
 /* The backend's graph operations (cpu_queue.c). */
 amp_status amp__cpu_graph_begin(void *dev, void *queue);
 amp_status amp__cpu_graph_end(void *dev, void *queue, bool keep, void **graph);
-amp_status amp__cpu_graph_launch(void *dev, void *queue, void *graph, bool async, uint64_t *node_ns);
+amp_status amp__cpu_graph_launch(void *dev, void *queue, void *graph, bool async, uint64_t *node_ns, void **end);
 void amp__cpu_graph_destroy(void *dev, void *graph);
 /* A copy's bytes, now, on the calling thread: a replay's copy, and the
  * backend's copy op (cpu_graph.c). */

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <time.h>
 
+struct amp__cpu_queue;
+
 /* An event: a point in a queue. Until the queue reaches it, the queued
  * launch it follows holds a reference too. */
 typedef struct amp__cpu_event {
@@ -19,6 +21,14 @@ typedef struct amp__cpu_event {
     amp_status st;    /* a failure of the queue's work up to this point */
     char *msg;        /* its message (malloc'ed with the failure; NULL: none or no memory) */
     struct amp__cpu_event *next; /* among the events of one queued launch */
+    /* Where an item holds it (NULL: passed when made): its queue, and the
+     * fork generation then. Pending in a forked child with an older
+     * generation, it follows an item whose thread stayed in the parent:
+     * its waits and queries run the queue's fix-up (amp__cpu_event_forked),
+     * which completes it. The queue outlives it while it is pending (a
+     * queue's destroy runs or completes every item first). */
+    struct amp__cpu_queue *q;
+    unsigned gen;
 } amp__cpu_event;
 
 /* A launch (or a graph's replay, or a wait for another queue's event)
@@ -77,7 +87,10 @@ typedef struct amp__cpu_queue {
     unsigned waiting;    /* launches waiting for room */
     bool thread_started, stop;
     pthread_t thread;
-    unsigned fork_generation;
+    /* amp__cpu_fork_generation when last fixed up (amp__cpu_queue_after_fork):
+     * stored last, with release, so that a thread that reads it current
+     * (acquire) finds the fixed-up locks. */
+    atomic_uint fork_generation;
     /* The first failure of a queued launch not yet reported by a wait;
      * later queued launches do not run until it is. */
     amp_status fault;
@@ -204,16 +217,58 @@ static void amp__cpu_events_complete(amp__cpu_event *e, amp_status st, const cha
     amp__cpu_events_release(e);
 }
 
+/* A new event, the caller's reference; NULL: no memory (the message set). */
+static amp__cpu_event *amp__cpu_event_new(bool timed)
+{
+    pthread_once(&amp__cpu_event_once, amp__cpu_event_init);
+    amp__cpu_event *e = amp__slab_alloc(&amp__cpu_events);
+    if (!e) {
+        amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for an event");
+        return NULL;
+    }
+    memset(e, 0, sizeof *e);
+    atomic_init(&e->refs, 1);
+    e->timed = timed;
+    return e;
+}
+
+/* An item's closing event (backend.h, launch's end), attached before the
+ * item is queued: nothing queued later can come before it, and it says
+ * what the item did. NULL: no memory; the core records one itself. */
+static amp__cpu_event *amp__cpu_end_attach(amp__cpu_queue *q, amp__cpu_qitem *it)
+{
+    amp__cpu_event *e = amp__cpu_event_new(true);
+    if (!e) return NULL;
+    atomic_fetch_add(&e->refs, 1); /* the item's */
+    e->q = q;
+    e->gen = amp__cpu_fork_generation;
+    e->next = it->events;
+    it->events = e;
+    return e;
+}
+
+/* The closing event of work that ran in the calling thread and succeeded:
+ * passed already (NULL: no memory; the core records one itself). */
+static void *amp__cpu_end_here(void)
+{
+    amp__cpu_event *e = amp__cpu_event_new(true);
+    if (e) {
+        e->ns = amp__now_ns();
+        atomic_store_explicit(&e->done, true, memory_order_release);
+    }
+    return e;
+}
+
 /* In a forked child the queue's thread and queued launches stayed in the
  * parent: what was queued is reported as not run, and a new thread starts
  * with the next asynchronous launch. The child runs this before it is
  * multithreaded, or serializes through the queue's first use. */
 static void amp__cpu_queue_after_fork(amp__cpu_queue *q)
 {
-    if (q->fork_generation == amp__cpu_fork_generation) return;
+    if (atomic_load_explicit(&q->fork_generation, memory_order_acquire) == amp__cpu_fork_generation) return;
     static pthread_mutex_t fix = PTHREAD_MUTEX_INITIALIZER;
     pthread_mutex_lock(&fix);
-    if (q->fork_generation != amp__cpu_fork_generation) {
+    if (atomic_load_explicit(&q->fork_generation, memory_order_relaxed) != amp__cpu_fork_generation) {
         pthread_mutex_init(&q->mu, NULL);
         pthread_cond_init(&q->work, NULL);
         amp__cpu_cond_init(&q->idle);
@@ -237,9 +292,20 @@ static void amp__cpu_queue_after_fork(amp__cpu_queue *q)
             free(it);
             it = n;
         }
-        q->fork_generation = amp__cpu_fork_generation;
+        atomic_store_explicit(&q->fork_generation, amp__cpu_fork_generation, memory_order_release);
     }
     pthread_mutex_unlock(&fix);
+}
+
+/* e pending in a forked child since before the fork: its queue's fix-up
+ * completes it (as not run), so that a wait on it or on a mark of the
+ * queue cached before the fork (lib/core/queue.c) returns instead of
+ * waiting for the parent's queue thread for ever. No lock held: the
+ * fix-up takes the queue's and amp__cpu_event_mu. */
+static inline void amp__cpu_event_forked(amp__cpu_event *e)
+{
+    if (e->q && e->gen != amp__cpu_fork_generation && !atomic_load_explicit(&e->done, memory_order_acquire))
+        amp__cpu_queue_after_fork(e->q);
 }
 
 static void *amp__cpu_queue_main(void *arg)
@@ -250,23 +316,33 @@ static void *amp__cpu_queue_main(void *arg)
         while (!q->head && !q->stop) pthread_cond_wait(&q->work, &q->mu);
         if (!q->head) break;
         amp__cpu_qitem *it = q->head;
-        bool skip = q->fault != AMP_OK;
-        pthread_mutex_unlock(&q->mu);
-        amp_status st = skip ? AMP_OK : amp__cpu_qitem_run(q->d, it);
-        pthread_mutex_lock(&q->mu);
-        if (st != AMP_OK && q->fault == AMP_OK) {
-            q->fault = st;
-            snprintf(q->fault_msg, sizeof q->fault_msg, "%s", amp_last_error());
-        }
-        amp_status now_st = q->fault;
+        /* An earlier failure not reported yet: the item does not run, and
+         * its events say so with that failure as it is now. Taken here,
+         * not after: a wait on another thread may report and clear it
+         * meanwhile, and the item still did not run (read after, AMP_OK
+         * made its events say a launch that never ran succeeded). */
+        amp_status st = q->fault;
+        bool skip = st != AMP_OK;
         char msg[sizeof q->fault_msg + 64];
-        snprintf(msg, sizeof msg, "%s%s", skip ? AMP__CPU_NOT_RUN : "", q->fault_msg);
+        msg[0] = 0;
+        if (skip) snprintf(msg, sizeof msg, "%s%s", AMP__CPU_NOT_RUN, q->fault_msg);
+        pthread_mutex_unlock(&q->mu);
+        if (!skip) st = amp__cpu_qitem_run(q->d, it);
+        pthread_mutex_lock(&q->mu);
+        if (!skip && st != AMP_OK) {
+            snprintf(msg, sizeof msg, "%s", amp_last_error());
+            if (q->fault == AMP_OK) {
+                q->fault = st;
+                snprintf(q->fault_msg, sizeof q->fault_msg, "%s", msg);
+            }
+        }
         q->last_not_run = skip;
         /* The item's events complete before it leaves the list: a drain
          * that sees the list empty (amp_accelerator_view_wait) must find
-         * every future of what it waited for ready. (Lock order: q->mu,
-         * then amp__cpu_event_mu.) */
-        amp__cpu_events_mark(it->events, now_st, msg);
+         * every future of what it waited for ready. Their state is the
+         * item's own (a launch's closing event answers for it alone).
+         * (Lock order: q->mu, then amp__cpu_event_mu.) */
+        amp__cpu_events_mark(it->events, st, msg);
         q->head = it->next;
         q->n--;
         if (q->waiting) pthread_cond_signal(&q->room);
@@ -298,7 +374,7 @@ amp_status amp__cpu_queue_create(void *dev, void **queue)
     amp__cpu_cond_init(&q->idle);
     pthread_cond_init(&q->room, NULL);
     q->depth = q->d->queue_depth;
-    q->fork_generation = amp__cpu_fork_generation;
+    atomic_init(&q->fork_generation, amp__cpu_fork_generation);
     *queue = q;
     return AMP_OK;
 }
@@ -419,6 +495,7 @@ static inline __attribute__((always_inline)) amp_status amp__cpu_queue_put(amp__
             pthread_mutex_unlock(&q->mu);
             amp__cpu_queue_drain(q);
             st = amp__cpu_qitem_run(q->d, it);
+            if (it->events) amp__cpu_events_complete(it->events, st, st != AMP_OK ? amp_last_error() : NULL);
             amp__cpu_qitem_free(it);
             return st;
         }
@@ -455,14 +532,25 @@ static inline __attribute__((always_inline)) amp_status amp__cpu_queue_ready_her
     return AMP_OK;
 }
 
-amp_status amp__cpu_queue_launch(void *dev, void *queue, void *fn, const amp__launch *l)
+/* Queue it, with its closing event where end asks for one (backend.h). */
+static amp_status amp__cpu_queue_put_ended(amp__cpu_queue *q, amp__cpu_qitem *it, void **end)
+{
+    amp__cpu_event *e = end ? amp__cpu_end_attach(q, it) : NULL;
+    amp_status st = amp__cpu_queue_put(q, it);
+    if (st != AMP_OK) amp__cpu_event_unref(e);
+    else if (end) *end = e;
+    return st;
+}
+
+amp_status amp__cpu_queue_launch(void *dev, void *queue, void *fn, const amp__launch *l, void **end)
 {
     amp__cpu_queue *q = queue;
     amp_status st;
     if (q && q->recording) return amp__cpu_graph_add_launch(dev, q->recording, fn, l);
     if (!q || !l->async) {
         if ((st = amp__cpu_queue_ready_here(q, l->kernel_name)) != AMP_OK) return st;
-        return amp__cpu_run(dev, fn, l);
+        if ((st = amp__cpu_run(dev, fn, l)) == AMP_OK && end) *end = amp__cpu_end_here();
+        return st;
     }
     amp__cpu_queue_after_fork(q);
     amp__cpu_job *j = NULL;
@@ -473,7 +561,7 @@ amp_status amp__cpu_queue_launch(void *dev, void *queue, void *fn, const amp__la
         return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory to queue a launch");
     }
     it->work = (uintptr_t)j;
-    return amp__cpu_queue_put(q, it);
+    return amp__cpu_queue_put_ended(q, it, end);
 }
 
 /* ------------------------------------------------------------ graphs */
@@ -502,19 +590,20 @@ amp_status amp__cpu_graph_end(void *dev, void *queue, bool keep, void **graph)
     return AMP_OK;
 }
 
-amp_status amp__cpu_graph_launch(void *dev, void *queue, void *graph, bool async, uint64_t *node_ns)
+amp_status amp__cpu_graph_launch(void *dev, void *queue, void *graph, bool async, uint64_t *node_ns, void **end)
 {
     amp__cpu_queue *q = queue;
     amp_status st;
     if (!async) {
         if ((st = amp__cpu_queue_ready_here(q, NULL)) != AMP_OK) return st;
-        return amp__cpu_graph_run(dev, graph, node_ns);
+        if ((st = amp__cpu_graph_run(dev, graph, node_ns)) == AMP_OK && end) *end = amp__cpu_end_here();
+        return st;
     }
     amp__cpu_queue_after_fork(q);
     amp__cpu_qitem *it = calloc(1, sizeof *it);
     if (!it) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory to queue a graph's replay");
     it->work = (uintptr_t)graph | AMP__CPU_QITEM_GRAPH;
-    return amp__cpu_queue_put(q, it);
+    return amp__cpu_queue_put_ended(q, it, end);
 }
 
 void amp__cpu_graph_destroy(void *dev, void *graph) { amp__cpu_graph_free(graph); }
@@ -522,12 +611,8 @@ void amp__cpu_graph_destroy(void *dev, void *graph) { amp__cpu_graph_free(graph)
 static amp_status amp__cpu_record(amp__cpu_queue *q, bool timed, void **event)
 {
     *event = NULL;
-    pthread_once(&amp__cpu_event_once, amp__cpu_event_init);
-    amp__cpu_event *e = amp__slab_alloc(&amp__cpu_events);
-    if (!e) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for an event");
-    memset(e, 0, sizeof *e);
-    atomic_init(&e->refs, 1);
-    e->timed = timed;
+    amp__cpu_event *e = amp__cpu_event_new(timed);
+    if (!e) return AMP_ERROR_OUT_OF_MEMORY;
     bool now = true;
     if (q) {
         amp__cpu_queue_after_fork(q);
@@ -535,6 +620,8 @@ static amp_status amp__cpu_record(amp__cpu_queue *q, bool timed, void **event)
         if (q->tail) {
             /* After the last queued launch: completed when it is. */
             atomic_fetch_add(&e->refs, 1);
+            e->q = q;
+            e->gen = amp__cpu_fork_generation;
             e->next = q->tail->events;
             q->tail->events = e;
             now = false;
@@ -573,6 +660,7 @@ amp_status amp__cpu_event_record_timed(void *dev, void *queue, void **event)
 static bool amp__cpu_event_block(amp__cpu_event *e, const struct timespec *until)
 {
     if (atomic_load_explicit(&e->done, memory_order_acquire)) return true;
+    amp__cpu_event_forked(e);
     pthread_mutex_lock(&amp__cpu_event_mu);
     bool in_time = true;
     while (!atomic_load_explicit(&e->done, memory_order_acquire) && in_time)
@@ -603,6 +691,7 @@ amp_status amp__cpu_event_wait_for(void *dev, void *event, uint32_t ms)
 amp_status amp__cpu_event_query(void *dev, void *event, bool *done)
 {
     amp__cpu_event *e = event;
+    if (e) amp__cpu_event_forked(e);
     *done = !e || atomic_load_explicit(&e->done, memory_order_acquire);
     /* As a GPU driver answers for work that faulted. */
     if (*done && e && e->st != AMP_OK) return amp__fail(e->st, "%s", e->msg ? e->msg : "the queue's work failed");

@@ -343,7 +343,13 @@ static amp_status gpu_event_wait_for(void *dev, void *event, uint32_t ms)
 
 /* -------------------------------------------------------------- launch */
 
-static amp_status gpu_launch(void *dev, void *queue, void *fn, const amp__launch *l)
+/* end (backend.h, launch's closing event) is left NULL: the core records
+ * one after the call, in order on the stream behind the launch, so the
+ * driver's status is the launch's (a fault is sticky on its context); only
+ * another thread's command queued in between would count in the future's
+ * elapsed time. Binding one here would record an event for every launch of
+ * a multi-launch algorithm, where the core records one for the call. */
+static amp_status gpu_launch(void *dev, void *queue, void *fn, const amp__launch *l, void **end)
 {
     gpu_dev *d = GPU_DEV(dev);
     unsigned g[3], b[3];
@@ -380,6 +386,7 @@ static amp_status gpu_launch(void *dev, void *queue, void *fn, const amp__launch
     /* The drivers copy both parameters (sizes come from the kernel's own
      * metadata) before returning, so pointing into l is enough. */
     void *params[2] = {(void *)&l->info, (void *)l->pack};
+    (void)end;
     return d->drv->launch(d->ctx, fn, g, b, queue, params, l->in_graph && d->di.programmatic_launch);
 }
 
@@ -451,7 +458,7 @@ static amp_status gpu_graph_end(void *dev, void *queue, bool keep, void **graph)
     return st;
 }
 
-static amp_status gpu_graph_launch(void *dev, void *queue, void *graph, bool async, uint64_t *node_ns)
+static amp_status gpu_graph_launch(void *dev, void *queue, void *graph, bool async, uint64_t *node_ns, void **end)
 {
     gpu_dev *d = GPU_DEV(dev);
     amp_status st;
@@ -460,6 +467,7 @@ static amp_status gpu_graph_launch(void *dev, void *queue, void *graph, bool asy
     (void)async;
     (void)node_ns;
     if (!graph) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "graph is NULL");
+    (void)end; /* as gpu_launch's */
     ON_DEVICE(d, st, st = d->drv->graph_launch(graph, queue));
     return st;
 }
