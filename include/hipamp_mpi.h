@@ -48,8 +48,11 @@ AMP_MPI_API const char *amp_mpi_last_error(void);
  * (MPI_Comm_split_type with MPI_COMM_TYPE_SHARED), and how many there are.
  * Collective over comm; blocks until every rank of comm called it (a rank
  * given a NULL out still takes part, then fails).
- * AMP_ERROR_INVALID_ARGUMENT: NULL out, MPI not initialised, or
- * MPI_COMM_NULL. AMP_ERROR_DEVICE: an MPI call failed. */
+ * AMP_ERROR_INVALID_ARGUMENT: NULL out, MPI not initialised,
+ * MPI_COMM_NULL, or an intercommunicator (naming it and its groups' sizes;
+ * refused before any collective call, so every rank of both groups fails
+ * alike: hipamp::mpi works among the ranks of one group; merge the groups
+ * with MPI_Intercomm_merge). AMP_ERROR_DEVICE: an MPI call failed. */
 AMP_MPI_API amp_status amp_mpi_local_rank(MPI_Comm comm, int *local_rank, int *local_size);
 
 /* The accelerator for this rank of a job that runs one rank per GPU: the
@@ -202,9 +205,13 @@ typedef struct amp_mpi_exchange amp_mpi_exchange;
  * what it made, falls back to STAGED and says so (a warning on stderr, and
  * amp_mpi_exchange_get_path: fell_back, reason): never a hang on a rank that
  * failed. Owned by the caller; one thread uses it at a time.
+ * comm must be an intracommunicator: on an intercommunicator MPI's size and
+ * ranks are one group's and its collectives hand each group the other's
+ * values, so it is refused (as amp_mpi_local_rank refuses it), on every
+ * rank of both groups before any collective call.
  * AMP_ERROR_INVALID_ARGUMENT: out NULL (this rank's set-up failure: it
- * still takes part, so every rank fails), elem_size 0, MPI not initialised or
- * MPI_COMM_NULL, element sizes that differ between ranks, another rank's
+ * still takes part, so every rank fails), elem_size 0, MPI not initialised,
+ * MPI_COMM_NULL or an intercommunicator (naming it), element sizes that differ between ranks, another rank's
  * failure, AMP_MPI_TIMEOUT not a number of milliseconds (0 to
  * 4294967295), a bad or differing AMP_MPI_CHUNK_BYTES; as amp_mpi_choose_path; AMP_ERROR_OUT_OF_MEMORY;
  * AMP_ERROR_DEVICE: an MPI call failed. */
@@ -241,7 +248,12 @@ AMP_MPI_API amp_status amp_mpi_exchange_destroy(amp_mpi_exchange *x);
  * which may be as small as 32767): MPI_TAG_UB carries the exchanger's
  * leaving notices. The peer's matching entry must move the same number of
  * elements (its shape may differ: elements go in row-major order): each
- * receive is checked when it arrives. A receive view may share no element
+ * receive is checked when it arrives, before anything is written: a
+ * receive is handed to MPI only once its message was matched
+ * (MPI_Improbe) and its length known, and a message longer than the view
+ * is taken whole into a buffer of the exchanger's and dropped, so that no
+ * MPI library writes past the view (Open MPI 4's shared-memory single copy
+ * writes a whole message past a shorter receive buffer). A receive view may share no element
  * with another view of its exchange (a send, whose data it would
  * overwrite, or another receive): what it held afterwards would depend on
  * the order in which messages land. Two sends may read the same elements. */
@@ -296,9 +308,12 @@ typedef struct amp_mpi_halo {
  * before any view is touched, naming the halo), or a message whose size is not its receive view's
  * (shorter, or longer: MPI_ERR_TRUNCATE), naming the halo, the peer rank
  * and both sizes, of the whole face for one sent in chunks (the receive
- * views' contents are then undefined; the peer's exchange may have
+ * views' contents are then undefined, and memory outside them is never
+ * written: a longer message lands in none of the receive view; the peer's exchange may have
  * succeeded, and the exchanger stays usable but where a face in chunks
  * left messages over, see amp_mpi_exchange_create);
+ * AMP_ERROR_OUT_OF_MEMORY: no memory to take a longer message whole (the
+ * exchanger then refuses further exchanges, as after an MPI failure);
  * AMP_ERROR_UNSUPPORTED: as above; statuses of the hipamp calls made;
  * AMP_ERROR_DEVICE: an MPI call
  * failed (the exchange's messages are then in an undefined state, as MPI
@@ -343,8 +358,10 @@ typedef struct amp_mpi_pending {
 
 /* The exchange of amp_mpi_exchange_halos, begun: checks every halo (the
  * same refusals, and nothing is sent when one fails), makes each view's
- * data ready for MPI, posts every receive, and returns without waiting for
- * the messages, so that the caller can queue work (a kernel on the rows
+ * data ready for MPI, posts the receives whose messages arrived (the others
+ * are posted by the test or end that finds theirs: see
+ * amp_mpi_exchange_halos), and returns without waiting for the messages,
+ * so that the caller can queue work (a kernel on the rows
  * that need no halo) while the halos move. The sends go out in the order
  * exchanges began, each as soon as its data is ready: views of host memory
  * and device pointers are ready when begin returns (begin waits for the

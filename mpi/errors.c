@@ -45,6 +45,28 @@ amp_status amp_mpi__need_mpi(const char *fn)
     return AMP_OK;
 }
 
+amp_status amp_mpi__intra(MPI_Comm comm, const char *fn)
+{
+    int inter = 0, rc, local = 0, remote = 0;
+    if (comm == MPI_COMM_NULL) return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: comm is MPI_COMM_NULL", fn);
+    if ((rc = MPI_Comm_test_inter(comm, &inter)) != MPI_SUCCESS) {
+        char what[128];
+        snprintf(what, sizeof what, "%s: MPI_Comm_test_inter of comm", fn);
+        return amp_mpi__mpi(rc, what);
+    }
+    if (!inter) return AMP_OK;
+    /* Every rank of both groups gets here alike, before any collective
+     * call: an intercommunicator's collectives hand each group the other
+     * group's values, and its ranks (the peers of halos) are the remote
+     * group's, so none of the component's calls would mean what it says. */
+    MPI_Comm_size(comm, &local);
+    MPI_Comm_remote_size(comm, &remote);
+    return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT,
+                         "%s: comm is an intercommunicator (a local group of %d ranks, a remote group of %d): "
+                         "hipamp::mpi needs an intracommunicator (MPI_Intercomm_merge makes one of both groups)",
+                         fn, local, remote);
+}
+
 const char *amp_mpi__env(const char *name)
 {
     const char *v = getenv(name);

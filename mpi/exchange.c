@@ -179,7 +179,7 @@ amp_status amp_mpi_exchange_create(MPI_Comm comm, amp_accelerator_view *q, size_
     int rc;
     if (out) *out = NULL;
     if ((st = amp_mpi__need_mpi(__func__)) != AMP_OK) return st;
-    if (comm == MPI_COMM_NULL) return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: comm is MPI_COMM_NULL", __func__);
+    if ((st = amp_mpi__intra(comm, __func__)) != AMP_OK) return st;
     /* This rank's own set-up; whatever fails (out NULL too), it still
      * takes part in the collective calls below, so that no rank is left
      * waiting in them. */

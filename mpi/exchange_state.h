@@ -74,6 +74,13 @@ typedef struct amp_mpi__side {
      * drained, their bytes (amp_mpi__drains). */
     bool cut, settled, draining;
     uint64_t drained;
+    /* A receive is posted only once its message was matched (MPI_Improbe)
+     * and its length known: Open MPI 4's shared-memory single copy writes a
+     * whole message past a shorter receive buffer instead of truncating it.
+     * A message longer than the receive is taken whole into sink (malloc'ed,
+     * its length; freed once the request finished) and reported: longer. */
+    void *sink;
+    bool longer;
 } amp_mpi__side;
 
 /* One exchange, from its begin to its end, and afterwards the keeper of its
@@ -114,6 +121,10 @@ typedef struct amp_mpi__flight {
     int drain_rc;
     const char *drain_call;
     int complete_rc;              /* what MPI_Testall returned then */
+    /* Receives not yet matched to their message (neither posted nor cut):
+     * MPI_Testall waits for none of them, so it is called only at 0. */
+    size_t awaiting;
+    amp_status match_st;          /* a failed match's status (amp_mpi__wait: AMP_MPI__UNMATCHED) */
     double seconds;               /* wall time inside its calls so far */
 } amp_mpi__flight;
 

@@ -1,4 +1,4 @@
-/* halo.c — hipamp::mpi's halo exchanges, the API: begin (every side planned before any view is touched, made ready, the receives and ready sends posted), test and end in the order the exchanges began, the blocking exchange (a begin and an end) and the rows' shorthand. */
+/* halo.c — hipamp::mpi's halo exchanges, the API: begin (every side planned before any view is touched, made ready, the ready sends posted and the receives whose messages came matched), test and end in the order the exchanges began, the blocking exchange (a begin and an end) and the rows' shorthand. */
 #include "halo_private.h"
 
 #include <stdio.h>
@@ -104,21 +104,11 @@ static amp_status amp_mpi__begin(amp_mpi_exchange *x, const amp_mpi_halo *halos,
         goto fail;
     }
 
-    /* 2. Every receive now; the sends in order as their data is ready. */
+    /* 2. In flight: each receive is posted once its message is matched
+     *    (amp_mpi__match, by this progress and every later one), the sends
+     *    in order as their data is ready. */
     x->next_id++;
-    for (size_t i = 0; i < count; ++i) {
-        amp_mpi__side *r = &f->sides[2 * i + 1];
-        if (!r->v) continue;
-        int rc = MPI_Irecv(r->addr, r->count, r->type, halos[i].peer, halos[i].recv_tag, x->comm, &f->reqs[2 * i + 1]);
-        if (rc != MPI_SUCCESS) {
-            char what[192], msg[AMP_MPI__ERR_SIZE];
-            amp_mpi__name(what, sizeof what, fn, f, 2 * i + 1);
-            st = amp_mpi__mpi(rc, what);
-            snprintf(msg, sizeof msg, "%s", amp_mpi_last_error());
-            return amp_mpi__break(x, st, msg);
-        }
-        r->posted = true;
-    }
+    for (size_t i = 0; i < count; ++i) f->awaiting += f->sides[2 * i + 1].v != NULL;
     *out = (amp_mpi_pending){f->id};
     /* The sends whose staging copies already landed are posted now; the
      * others by the next test or end, which find them as they land. Begin
@@ -185,7 +175,7 @@ amp_status amp_mpi_exchange_test(amp_mpi_exchange *x, amp_mpi_pending p, bool *d
     bool all_posted = true;
     for (size_t i = 0; i < 2 * f->count; i += 2) all_posted &= !f->sides[i].v || f->sides[i].posted;
     amp_mpi__cut_short(x, f);
-    if (all_posted && !f->complete) {
+    if (all_posted && !f->awaiting && !f->complete) {
         int all = 0;
         int rc = MPI_Testall((int)(2 * f->count), f->reqs, &all, f->statuses);
         if (rc != MPI_SUCCESS || all) {
@@ -223,7 +213,9 @@ static amp_status amp_mpi__end(amp_mpi_exchange *x, amp_mpi_pending p, const cha
         amp_mpi__stop stop;
         rc = amp_mpi__wait(x, f, &stop);
         if (stop != AMP_MPI__FINISHED) {
-            st = stop == AMP_MPI__LATE ? amp_mpi__late(x, f, fn) : amp_mpi__left(x, f, fn);
+            st = stop == AMP_MPI__LATE        ? amp_mpi__late(x, f, fn)
+                 : stop == AMP_MPI__LEFT_PEER ? amp_mpi__left(x, f, fn)
+                                              : f->match_st;
             char msg[AMP_MPI__ERR_SIZE];
             snprintf(msg, sizeof msg, "%s", amp_mpi_last_error());
             return amp_mpi__break(x, st, msg);

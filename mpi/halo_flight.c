@@ -114,6 +114,8 @@ amp_status amp_mpi__flight_take(amp_mpi_exchange *x, size_t count, amp_mpi__flig
     f->complete = false;
     f->strays = false;
     f->drain_rc = MPI_SUCCESS;
+    f->awaiting = 0;
+    f->match_st = AMP_OK;
     f->seconds = 0;
     for (size_t i = 0; i < 2 * count; ++i) {
         f->sides[i] = (amp_mpi__side){.type = MPI_DATATYPE_NULL};

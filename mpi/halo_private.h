@@ -23,7 +23,7 @@ static inline int64_t amp_mpi__chunk_per(const amp_mpi_exchange *x)
 #define AMP_MPI__LEFT_GRACE 0.1
 
 /* Why amp_mpi__wait stopped before every request finished. */
-typedef enum amp_mpi__stop { AMP_MPI__FINISHED, AMP_MPI__LATE, AMP_MPI__LEFT_PEER } amp_mpi__stop;
+typedef enum amp_mpi__stop { AMP_MPI__FINISHED, AMP_MPI__LATE, AMP_MPI__LEFT_PEER, AMP_MPI__UNMATCHED } amp_mpi__stop;
 
 /* The order of a halo side's NCCL operation: by peer, then tag, then halo
  * (NCCL matches a pair's operations in the order they were queued; tags
@@ -56,6 +56,7 @@ amp_mpi__flight *amp_mpi__flight_of(amp_mpi_exchange *x, uint64_t id);
 amp_status amp_mpi__refuse_if_broken(const amp_mpi_exchange *x, const char *fn);
 
 /* halo_wait.c: progress, the wait, the arrivals and their delivery. */
+amp_status amp_mpi__match(amp_mpi_exchange *x, const char *fn);
 amp_status amp_mpi__progress(amp_mpi_exchange *x, uint64_t wait_for, const char *fn);
 void amp_mpi__cut_short(const amp_mpi_exchange *x, amp_mpi__flight *f);
 bool amp_mpi__drains(amp_mpi_exchange *x, amp_mpi__flight *f, bool all, int rc);

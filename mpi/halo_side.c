@@ -351,10 +351,13 @@ amp_status amp_mpi__settle(amp_mpi__side *r, const char *what)
     return AMP_OK;
 }
 
+/* (Only once its request finished: after the end's wait, or an abandon's.) */
 void amp_mpi__side_free(amp_mpi__side *s)
 {
     if (s->type != MPI_BYTE && s->type != MPI_DATATYPE_NULL) MPI_Type_free(&s->type);
     s->type = MPI_DATATYPE_NULL;
+    free(s->sink);
+    s->sink = NULL;
 }
 
 /* ", chunk j of k" for a chunk of a face, else "". */

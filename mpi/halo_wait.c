@@ -1,4 +1,4 @@
-/* halo_wait.c — hipamp::mpi's exchanges in progress and completed: sends posted as their data is ready, the wait with its time-out and leaving peers, a chunked face's surplus cut short or drained, the arrivals' sizes checked, received data delivered (the staged pipeline's copies up as each receive arrives). */
+/* halo_wait.c — hipamp::mpi's exchanges in progress and completed: receives posted once their message is matched and its length checked (none ever lands past its buffer), sends posted as their data is ready, the wait with its time-out and leaving peers, a chunked face's surplus cut short or drained, the arrivals' sizes checked, received data delivered (the staged pipeline's copies up as each receive arrives). */
 #include "halo_private.h"
 
 #include <sched.h>
@@ -9,6 +9,101 @@
 
 /* ------------------------------------------------------------ progress */
 
+/* The (peer, tag) pairs whose earliest receive found no message in one
+ * pass of amp_mpi__match; a pass that finds more leaves the rest for the
+ * next. */
+#define AMP_MPI__BLOCKED 64
+
+/* Receive side r (entry i of f) gets the message msg of len bytes: into its
+ * view where it fits, else whole into a sink of its own length, dropped
+ * (reported by amp_mpi__arrivals), so that nothing past the view is ever
+ * written. A message shorter than a chunk before the face's last is the
+ * peer's last: the face's later chunks are cut, never posted. */
+static amp_status amp_mpi__take(amp_mpi__flight *f, size_t i, MPI_Message *msg, int len, const char *fn)
+{
+    amp_mpi__side *r = &f->sides[2 * i + 1];
+    char what[192];
+    int rc;
+    amp_mpi__name(what, sizeof what, fn, f, 2 * i + 1);
+    if ((uint64_t)len <= r->bytes) {
+        rc = MPI_Imrecv(r->addr, r->count, r->type, msg, &f->reqs[2 * i + 1]);
+    } else if (!(r->sink = malloc((size_t)len))) {
+        /* The matched message can be taken by nothing else: the exchange's
+         * messages are then undefined, and the caller breaks the exchanger. */
+        return amp_mpi__fail(AMP_ERROR_OUT_OF_MEMORY,
+                             "%s: no memory to take rank %d's %d-byte message, longer than the %llu bytes this "
+                             "receive view holds",
+                             what, f->halos[i].peer, len, (unsigned long long)r->bytes);
+    } else {
+        r->longer = true;
+        rc = MPI_Imrecv(r->sink, len, MPI_BYTE, msg, &f->reqs[2 * i + 1]);
+    }
+    if (rc != MPI_SUCCESS) {
+        char call[224];
+        snprintf(call, sizeof call, "%s: MPI_Imrecv", what);
+        return amp_mpi__mpi(rc, call);
+    }
+    r->posted = true;
+    f->awaiting--;
+    if (r->chunks && r->chunk + 1 < r->chunks && (uint64_t)len < r->bytes)
+        for (size_t j = i + 1; j < i + (r->chunks - r->chunk); ++j) {
+            amp_mpi__side *later = &f->sides[2 * j + 1];
+            if (later->posted || later->cut) continue;
+            later->cut = true;
+            f->awaiting--;
+        }
+    return AMP_OK;
+}
+
+/* Post the receives whose message arrived, of every exchange in flight, in
+ * the order a posted receive would have met it: by exchange, then entry,
+ * and for one (peer, tag) only its earliest receive not yet posted (MPI
+ * keeps a pair's messages in order). Each is matched (MPI_Improbe) before
+ * it is posted, its length checked against the view's first: a receive
+ * posted over the view's bytes alone would be trusted to MPI's truncation,
+ * and Open MPI 4's shared-memory single copy (CMA) writes the whole message
+ * past the buffer. Never blocks. A failed MPI call, or no memory for a
+ * longer message's sink, is returned: the caller breaks the exchanger. */
+amp_status amp_mpi__match(amp_mpi_exchange *x, const char *fn)
+{
+    struct {
+        int peer, tag;
+    } blocked[AMP_MPI__BLOCKED];
+    int nblocked = 0;
+    amp_status st;
+    for (uint64_t id = x->oldest; id < x->next_id; ++id) {
+        amp_mpi__flight *f = amp_mpi__flight_of(x, id);
+        for (size_t i = 0; f && f->awaiting && i < f->count; ++i) {
+            amp_mpi__side *r = &f->sides[2 * i + 1];
+            const amp_mpi_halo *h = &f->halos[i];
+            if (!r->v || r->posted || r->cut) continue;
+            bool later = false;
+            for (int b = 0; b < nblocked && !later; ++b) later = blocked[b].peer == h->peer && blocked[b].tag == h->recv_tag;
+            if (later) continue;
+            int found = 0, len = -1;
+            MPI_Message msg = MPI_MESSAGE_NULL;
+            MPI_Status pst;
+            int rc = MPI_Improbe(h->peer, h->recv_tag, x->comm, &found, &msg, &pst);
+            if (rc == MPI_SUCCESS && !found) {
+                if (nblocked == AMP_MPI__BLOCKED) return AMP_OK;
+                blocked[nblocked].peer = h->peer;
+                blocked[nblocked++].tag = h->recv_tag;
+                continue;
+            }
+            if (rc == MPI_SUCCESS && ((rc = MPI_Get_count(&pst, MPI_BYTE, &len)) != MPI_SUCCESS || len < 0))
+                rc = rc != MPI_SUCCESS ? rc : MPI_ERR_COUNT; /* (MPI_UNDEFINED: never for bytes) */
+            if (rc != MPI_SUCCESS) {
+                char what[192], call[224];
+                amp_mpi__name(what, sizeof what, fn, f, 2 * i + 1);
+                snprintf(call, sizeof call, "%s: %s", what, found ? "MPI_Get_count of its message" : "MPI_Improbe");
+                return amp_mpi__mpi(rc, call);
+            }
+            if ((st = amp_mpi__take(f, i, &msg, len, fn)) != AMP_OK) return st;
+        }
+    }
+    return AMP_OK;
+}
+
 /* Post every send whose data is ready, in the order the exchanges began
  * and, within one, in halo order: a send is never posted before an earlier
  * one, so messages between two ranks with the same tag match in order.
@@ -17,6 +112,12 @@
  * (0: never wait). A failed copy or post breaks the exchanger. */
 amp_status amp_mpi__progress(amp_mpi_exchange *x, uint64_t wait_for, const char *fn)
 {
+    amp_status mst = amp_mpi__match(x, fn);
+    if (mst != AMP_OK) {
+        char msg[AMP_MPI__ERR_SIZE];
+        snprintf(msg, sizeof msg, "%s", amp_mpi_last_error());
+        return amp_mpi__break(x, mst, msg);
+    }
     for (uint64_t id = x->oldest; id < x->next_id; ++id) {
         amp_mpi__flight *f = amp_mpi__flight_of(x, id);
         if (!f) continue;
@@ -71,11 +172,13 @@ amp_status amp_mpi__progress(amp_mpi_exchange *x, uint64_t wait_for, const char 
     return AMP_OK;
 }
 
-/* The request of side i is posted and has not finished. */
+/* Side i still waits: a receive whose message has not come (not matched,
+ * not cut), or a posted request that has not finished. */
 static bool amp_mpi__open(const amp_mpi__flight *f, size_t i)
 {
     int done = 0;
     MPI_Status stt;
+    if ((i & 1) && f->sides[i].v && !f->sides[i].posted && !f->sides[i].cut) return true;
     return f->sides[i].posted && f->reqs[i] != MPI_REQUEST_NULL &&
            !(MPI_Request_get_status(f->reqs[i], &done, &stt) == MPI_SUCCESS && done);
 }
@@ -84,7 +187,7 @@ static bool amp_mpi__open(const amp_mpi__flight *f, size_t i)
 static bool amp_mpi__waits_for_the_gone(const amp_mpi_exchange *x, const amp_mpi__flight *f)
 {
     for (size_t i = 0; i < 2 * f->count; ++i)
-        if (f->sides[i].posted && (x->peer[f->halos[i / 2].peer] & AMP_MPI__LEFT) && amp_mpi__open(f, i))
+        if (f->sides[i].v && (x->peer[f->halos[i / 2].peer] & AMP_MPI__LEFT) && amp_mpi__open(f, i))
             return true;
     return false;
 }
@@ -244,7 +347,14 @@ int amp_mpi__wait(amp_mpi_exchange *x, amp_mpi__flight *f, amp_mpi__stop *stop)
     double left_at = 0;
     bool left = false;
     for (unsigned polls = 0;; ++polls) {
-        if (!all && (rc = MPI_Testall(n, f->reqs, &all, f->statuses)) != MPI_SUCCESS && !all) return rc;
+        if (!all && f->awaiting && (f->match_st = amp_mpi__match(x, "amp_mpi_exchange_end")) != AMP_OK) {
+            *stop = AMP_MPI__UNMATCHED;
+            return MPI_SUCCESS;
+        }
+        /* (A receive not matched yet has no request: MPI_Testall would
+         * count it finished, and overwrite the statuses of the others.) */
+        if (!all && !f->awaiting && (rc = MPI_Testall(n, f->reqs, &all, f->statuses)) != MPI_SUCCESS && !all)
+            return rc;
         /* (Every request finished, but a face may still be drained.) */
         const bool draining = amp_mpi__drains(x, f, all, rc);
         if (all && !draining) return rc;
@@ -379,9 +489,11 @@ amp_status amp_mpi__arrivals(const amp_mpi_exchange *x, amp_mpi__flight *f, int 
                     continue;
                 }
                 if (c->cut) {
-                    /* Cancelled; one that was not took a later exchange's message. */
+                    /* Never posted, or cancelled; one that was not took a
+                     * later exchange's message. */
                     int cancelled = 0;
-                    if (MPI_Test_cancelled(stt, &cancelled) != MPI_SUCCESS || !cancelled) f->strays = true;
+                    if (c->posted && (MPI_Test_cancelled(stt, &cancelled) != MPI_SUCCESS || !cancelled))
+                        f->strays = true;
                     bad = true;
                     continue;
                 }
@@ -397,8 +509,9 @@ amp_status amp_mpi__arrivals(const amp_mpi_exchange *x, amp_mpi__flight *f, int 
                 } else {
                     sent += (uint64_t)got;
                 }
-                truncated |= cls == MPI_ERR_TRUNCATE;
-                bad |= cls == MPI_ERR_TRUNCATE || (uint64_t)got != c->bytes;
+                /* (A longer message went to its sink: the view has none of it.) */
+                truncated |= cls == MPI_ERR_TRUNCATE || c->longer;
+                bad |= cls == MPI_ERR_TRUNCATE || c->longer || (uint64_t)got != c->bytes;
                 if (j + 1 == parts) sent += c->drained;
             }
             if (k == 0 || !bad) continue;

@@ -17,6 +17,10 @@ amp_status amp_mpi__mpi(int rc, const char *what);
 /* AMP_ERROR_INVALID_ARGUMENT naming fn unless MPI is initialised and not
  * finalized. */
 amp_status amp_mpi__need_mpi(const char *fn);
+/* AMP_ERROR_INVALID_ARGUMENT naming fn unless comm is an intracommunicator
+ * (MPI_COMM_NULL and intercommunicators are refused; AMP_ERROR_DEVICE where
+ * MPI_Comm_test_inter failed). Communicates with no rank. */
+amp_status amp_mpi__intra(MPI_Comm comm, const char *fn);
 /* Which vendor's pointers a GPU's device path needs: 'c' CUDA, 'h' HIP,
  * 0 none (the CPU accelerator, or a path hipamp does not know). */
 char amp_mpi__vendor(const amp_accelerator_info *info);

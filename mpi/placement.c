@@ -9,7 +9,7 @@ amp_status amp_mpi_local_rank(MPI_Comm comm, int *local_rank, int *local_size)
     if (local_rank) *local_rank = 0;
     if (local_size) *local_size = 0;
     if ((st = amp_mpi__need_mpi(__func__)) != AMP_OK) return st;
-    if (comm == MPI_COMM_NULL) return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: comm is MPI_COMM_NULL", __func__);
+    if ((st = amp_mpi__intra(comm, __func__)) != AMP_OK) return st;
     /* The split is collective: a rank that was given a NULL still takes
      * part in it, so that the others do not wait for it for ever. */
     if ((rc = MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node)) != MPI_SUCCESS)

@@ -1,4 +1,7 @@
 /* mpi_helper.c — the MPI program test_mpi.c runs under mpiexec with 2 and 3 ranks on the CPU accelerator: halo exchanges between real ranks (a ring: each rank sends to the next and receives from the one before), with views whose sizes or element sizes differ between ranks. Each rank prints what its calls returned; test_mpi.c checks the lines. */
+/* setenv, unsetenv (POSIX; the helper is built as plain C11). */
+#define _POSIX_C_SOURCE 200809L
+
 #include <hipamp.h>
 #include <hipamp_mpi.h>
 
@@ -86,6 +89,20 @@
  *                ("peer left", "rank R waited: S s"); rank 1 keeps the first
  *                until the others are done (MPI_Barrier). A rank still running
  *                after 20 s ends the job (SIGALRM).
+ *   inter        ranks split by parity into two groups joined by an
+ *                intercommunicator (2 ranks or more): amp_mpi_exchange_create,
+ *                amp_mpi_local_rank and amp_mpi_select_accelerator on it
+ *                ("inter create", "inter local rank", "inter select"), then
+ *                a creation on the groups merged ("merged create").
+ *   overrun      (2 ranks or more; the others only create and destroy) on
+ *                the host, staged and device paths, faces whole and in
+ *                4096-byte chunks: rank 0 sends 3000 floats to rank 1, whose
+ *                receive view is the first 2000 of 6000: rank 1 prints
+ *                "overrun PATH whole|chunked", "outside PATH whole|chunked: N
+ *                written" (floats past its view changed), then of a good
+ *                exchange on the same exchanger "after PATH ..." and "after
+ *                PATH ... data: ok". A rank still running after 30 s ends the
+ *                job (SIGALRM).
  * Each rank prints "rank R STEP: STATUS: MESSAGE" for every call it checks
  * ("rank R data: ok" once a good exchange's data was checked) and ends
  * with "rank R done". Exit status 0 unless a call that must succeed failed
@@ -127,12 +144,26 @@ int amp_mpi_test_fault(const char *where)
 }
 
 /* MPI_Improbe fails (MPI_ERR_OTHER) while set, as an MPI whose probe
- * failed does: the profiling interface makes this the one libhipamp_mpi
- * calls. */
+ * failed does, for a message of fewer than 4096 bytes (a face's last chunk
+ * with AMP_MPI_CHUNK_BYTES=4096: the surplus a drain takes; the receives'
+ * own matches, of full chunks, go through): the profiling interface makes
+ * this the one libhipamp_mpi calls. */
 static int improbe_fails;
 int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status)
 {
-    if (improbe_fails) return MPI_ERR_OTHER;
+    if (improbe_fails) {
+        /* A look first (MPI_Iprobe matches nothing); nothing there is
+         * "nothing yet", as the probe itself would say. */
+        int there = 0, bytes = 0;
+        MPI_Status peek;
+        int rc = PMPI_Iprobe(source, tag, comm, &there, &peek);
+        if (rc != MPI_SUCCESS) return rc;
+        if (!there) {
+            *flag = 0;
+            return MPI_SUCCESS;
+        }
+        if (PMPI_Get_count(&peek, MPI_BYTE, &bytes) == MPI_SUCCESS && bytes < 4096) return MPI_ERR_OTHER;
+    }
     return PMPI_Improbe(source, tag, comm, flag, message, status);
 }
 
@@ -611,6 +642,105 @@ static void chunks(amp_accelerator_view *q, amp_mpi_path path)
     free(r3);
 }
 
+/* ------------------------------------------------- intercommunicators */
+
+/* Ranks split by parity into two groups joined by an intercommunicator:
+ * every call that takes a communicator refuses it on every rank (none
+ * waits for another in a collective). */
+static void inter(amp_accelerator_view *q)
+{
+    MPI_Comm local = MPI_COMM_NULL, ic = MPI_COMM_NULL;
+    const int color = rank_ % 2;
+    MPI_Comm_split(MPI_COMM_WORLD, color, rank_, &local);
+    /* The other group's leader: world rank 1 for the even ranks, 0 for the odd. */
+    MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, color ? 0 : 1, 99, &ic);
+    amp_mpi_exchange *x = NULL;
+    say("inter create", amp_mpi_exchange_create(ic, q, sizeof(float), AMP_MPI_PATH_AUTO, &x));
+    if (x) MUST_MPI(amp_mpi_exchange_destroy(x));
+    int lr = -1, ls = -1;
+    say("inter local rank", amp_mpi_local_rank(ic, &lr, &ls));
+    amp_accelerator *acc = NULL;
+    say("inter select", amp_mpi_select_accelerator(ic, &acc));
+    /* The intracommunicator of both groups works. */
+    MPI_Comm both = MPI_COMM_NULL;
+    MPI_Intercomm_merge(ic, color, &both);
+    say("merged create", amp_mpi_exchange_create(both, q, sizeof(float), AMP_MPI_PATH_AUTO, &x));
+    MUST_MPI(amp_mpi_exchange_destroy(x));
+    MPI_Comm_free(&both);
+    MPI_Comm_free(&ic);
+    MPI_Comm_free(&local);
+}
+
+/* ------------------------------------------------- overrun */
+
+enum { OV_SENT = 3000, OV_HOLDS = 2000, OV_ALL = 6000 };
+
+/* Rank 0 sends OV_SENT floats to rank 1, whose receive view is the first
+ * OV_HOLDS of OV_ALL (-1 each), on x. Rank 1 reports the exchange ("overrun
+ * WHAT") and how many floats past its view changed ("outside WHAT: N
+ * written"); then a good exchange of OV_HOLDS ("after WHAT", "after WHAT
+ * data"). Views of host memory on the host path, of an array otherwise
+ * (the device path: MPI writes the array itself). */
+static void overrun_once(amp_accelerator_view *q, amp_mpi_path path, const char *what)
+{
+    static float s[OV_ALL], g[OV_ALL];
+    amp_mpi_exchange *x = NULL;
+    MUST_MPI(amp_mpi_exchange_create(MPI_COMM_WORLD, q, sizeof(float), path, &x));
+    MUST_MPI(amp_mpi_exchange_set_timeout(x, 20000));
+    for (int pass = 0; pass < 2; ++pass) {
+        const int n = pass ? OV_HOLDS : OV_SENT;
+        for (int i = 0; i < OV_ALL; ++i) s[i] = (float)(1000 + pass * 10000 + i), g[i] = -1.0f;
+        amp_array *as = NULL, *ag = NULL;
+        amp_array_view *vs = NULL, *vg = NULL, *send = NULL, *recv = NULL;
+        if (path == AMP_MPI_PATH_HOST) {
+            MUST(amp_array_view_create(s, sizeof(float), amp_extent_1d(OV_ALL), AMP_READ_WRITE, &vs));
+            MUST(amp_array_view_create(g, sizeof(float), amp_extent_1d(OV_ALL), AMP_READ_WRITE, &vg));
+        } else {
+            MUST(amp_array_create(q, sizeof(float), amp_extent_1d(OV_ALL), s, &as));
+            MUST(amp_array_create(q, sizeof(float), amp_extent_1d(OV_ALL), g, &ag));
+            MUST(amp_array_view_of_array(as, &vs));
+            MUST(amp_array_view_of_array(ag, &vg));
+        }
+        MUST(amp_array_view_section(vs, amp_index_1d(0), amp_extent_1d(n), &send));
+        MUST(amp_array_view_section(vg, amp_index_1d(0), amp_extent_1d(OV_HOLDS), &recv));
+        amp_mpi_halo h = rank_ == 0 ? (amp_mpi_halo){send, NULL, 1, 9, 9} : (amp_mpi_halo){NULL, recv, 0, 9, 9};
+        amp_status st = rank_ < 2 ? amp_mpi_exchange_halos(x, &h, 1) : AMP_OK;
+        char step[96];
+        snprintf(step, sizeof step, "%s %s", pass ? "after" : "overrun", what);
+        if (rank_ == 1) say(step, st);
+        amp_array_view *views[] = {send, recv, vs, vg};
+        for (int i = 0; i < 4; ++i) MUST(amp_array_view_destroy(views[i]));
+        if (ag) MUST(amp_array_copy_to_host(ag, g));
+        if (as) MUST(amp_array_destroy(as));
+        if (ag) MUST(amp_array_destroy(ag));
+        if (rank_ != 1) continue;
+        int outside = 0, bad = 0;
+        for (int i = OV_HOLDS; i < OV_ALL; ++i) outside += g[i] != -1.0f;
+        for (int i = 0; i < OV_HOLDS; ++i) bad += g[i] != (float)(11000 + i);
+        if (!pass) printf("rank 1 outside %s: %d written\n", what, outside);
+        else printf("rank 1 after %s data: %s\n", what, bad || outside ? "WRONG" : "ok");
+        fflush(stdout);
+    }
+    MUST_MPI(amp_mpi_exchange_destroy(x));
+}
+
+/* overrun_once on every path, faces whole and cut into 4096-byte chunks. */
+static void overrun(amp_accelerator_view *q)
+{
+    /* The watchdog: a library that lets a message overrun its buffer may
+     * corrupt the heap and hang instead of failing. */
+    alarm(30);
+    const amp_mpi_path paths[] = {AMP_MPI_PATH_HOST, AMP_MPI_PATH_STAGED, AMP_MPI_PATH_DEVICE};
+    for (int p = 0; p < 3; ++p)
+        for (int chunked = 0; chunked < 2; ++chunked) {
+            char what[64];
+            snprintf(what, sizeof what, "%s %s", amp_mpi_path_name(paths[p]), chunked ? "chunked" : "whole");
+            if (chunked) setenv("AMP_MPI_CHUNK_BYTES", "4096", 1);
+            overrun_once(q, paths[p], what);
+            unsetenv("AMP_MPI_CHUNK_BYTES");
+        }
+}
+
 int main(int argc, char **argv)
 {
     if (__lsan_disable) __lsan_disable();
@@ -621,7 +751,7 @@ int main(int argc, char **argv)
     if (argc < 2) {
         if (rank_ == 0)
             fprintf(stderr, "usage: mpi_helper sizes PATH | elements | nonblocking PATH | timeout PATH | leaving PATH "
-                            "finalize|destroy | path PATH | mismatch | chunks PATH | faults | refused PATH\n");
+                            "finalize|destroy | path PATH | mismatch | chunks PATH | faults | refused PATH | inter | overrun\n");
         finalize();
         return 2;
     }
@@ -732,6 +862,10 @@ int main(int argc, char **argv)
         refused(q, path);
     } else if (!strcmp(scenario, "faults")) {
         faults(q);
+    } else if (!strcmp(scenario, "inter")) {
+        inter(q);
+    } else if (!strcmp(scenario, "overrun")) {
+        overrun(q);
     } else if (!strcmp(scenario, "mismatch")) {
         amp_mpi_exchange *x = NULL;
         amp_status st = amp_mpi_exchange_create(MPI_COMM_WORLD, q, sizeof(float),

@@ -2110,6 +2110,70 @@ Test(mpi_ranks, halo_sizes_are_checked_on_arrival, .timeout = 600)
         }
 }
 
+/* A peer's face longer than the receive view never lands past the view, on
+ * any path, whole or in chunks: the receiver reports both sizes
+ * (MPI_ERR_TRUNCATE), the floats past its view keep their values, and the
+ * exchanger works on. Run with Open MPI's shared-memory single copy on
+ * (emulated: it needs no ptrace permission), which writes a whole message
+ * past a shorter receive buffer: before, the 1000 floats past a view of
+ * 2000 were overwritten (the host and device paths), a staging buffer
+ * overrun (the staged path) and, in chunks, the heap corrupted. */
+Test(mpi_ranks, a_longer_message_never_writes_past_its_view, .timeout = 300)
+{
+    static heat_run r;
+    static const char var[] = "OMPI_MCA_btl_vader_single_copy_mechanism";
+    char *was = getenv(var) ? strdup(getenv(var)) : NULL;
+    setenv(var, "emulated", 1);
+    run_helper(2, "overrun", &r);
+    if (was) setenv(var, was, 1);
+    else unsetenv(var);
+    free(was);
+    cr_assert_eq(r.status, 0, "exit %d\n%s\nstderr:\n%s", r.status, r.out, r.err);
+    const char *paths[] = {"host", "staged", "device"};
+    for (int p = 0; p < 3; ++p)
+        for (int chunked = 0; chunked < 2; ++chunked) {
+            char what[64], step[96];
+            snprintf(what, sizeof what, "%s %s", paths[p], chunked ? "chunked" : "whole");
+            const char *longer[] = {"AMP_ERROR_INVALID_ARGUMENT", "receive from rank 0", "sent 12000 bytes",
+                                    "holds 8000 bytes", "MPI_ERR_TRUNCATE"};
+            snprintf(step, sizeof step, "overrun %s", what);
+            line_says(rank_line(&r, 1, step), longer, 5, what);
+            const char *none[] = {"0 written"}, *fine[] = {"AMP_OK"}, *ok[] = {"ok"};
+            snprintf(step, sizeof step, "outside %s", what);
+            line_says(rank_line(&r, 1, step), none, 1, what);
+            snprintf(step, sizeof step, "after %s", what);
+            line_says(rank_line(&r, 1, step), fine, 1, what);
+            snprintf(step, sizeof step, "after %s data", what);
+            line_says(rank_line(&r, 1, step), ok, 1, what);
+        }
+}
+
+/* An intercommunicator is refused by every call that takes a communicator,
+ * on every rank of both groups, naming it: before, amp_mpi_exchange_create
+ * accepted it (its agreement handed each group the other group's values,
+ * peers were checked against the local group's size, and leaving notices
+ * went to the remote group's ranks). 3 ranks: groups of 2 and 1. */
+Test(mpi_ranks, intercommunicators_are_refused, .timeout = 300)
+{
+    static heat_run r;
+    run_helper(3, "inter", &r);
+    cr_assert_eq(r.status, 0, "exit %d\n%s\nstderr:\n%s", r.status, r.out, r.err);
+    for (int k = 0; k < 3; ++k) {
+        char groups[96];
+        snprintf(groups, sizeof groups, "a local group of %d ranks, a remote group of %d", k % 2 ? 1 : 2,
+                 k % 2 ? 2 : 1);
+        const char *create[] = {"AMP_ERROR_INVALID_ARGUMENT", "amp_mpi_exchange_create: comm is an intercommunicator",
+                                groups, "MPI_Intercomm_merge"};
+        line_says(rank_line(&r, k, "inter create"), create, 4, "amp_mpi_exchange_create");
+        const char *local[] = {"AMP_ERROR_INVALID_ARGUMENT", "amp_mpi_local_rank: comm is an intercommunicator",
+                               groups};
+        line_says(rank_line(&r, k, "inter local rank"), local, 3, "amp_mpi_local_rank");
+        line_says(rank_line(&r, k, "inter select"), local, 3, "amp_mpi_select_accelerator");
+        const char *fine[] = {"AMP_OK"};
+        line_says(rank_line(&r, k, "merged create"), fine, 1, "the merged groups");
+    }
+}
+
 /* Exchangers of 4-byte elements on some ranks and 8-byte ones on another
  * would swap the same bytes and read them as different types: every rank's
  * creation fails, naming the other size and the rank that has it. */
