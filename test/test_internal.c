@@ -1379,12 +1379,34 @@ static amp_status timed_event_that_may_fail(void *dev, void *queue, void **event
     return g_cpu_timed(dev, queue, event);
 }
 
+/* Its launches and replays bind no closing event (as the GPU backend's):
+ * the core records one after the call, the event that fails. */
+static amp_status (*g_cpu_launch)(void *, void *, void *, const amp__launch *, void **);
+static amp_status (*g_cpu_replay)(void *, void *, void *, bool, uint64_t *, void **);
+
+static amp_status launch_binding_no_end(void *dev, void *queue, void *fn, const amp__launch *l, void **end)
+{
+    (void)end;
+    return g_cpu_launch(dev, queue, fn, l, NULL);
+}
+
+static amp_status replay_binding_no_end(void *dev, void *queue, void *graph, bool async, uint64_t *node_ns,
+                                        void **end)
+{
+    (void)end;
+    return g_cpu_replay(dev, queue, graph, async, node_ns, NULL);
+}
+
 static amp_accelerator *standin_with_failing_timing(void)
 {
     amp_accelerator *f = standin_gpu("standin:timing");
     g_timing_be = *f->e.be;
     g_cpu_timed = g_timing_be.event_record_timed;
     g_timing_be.event_record_timed = timed_event_that_may_fail;
+    g_cpu_launch = g_timing_be.launch;
+    g_timing_be.launch = launch_binding_no_end;
+    g_cpu_replay = g_timing_be.graph_launch;
+    g_timing_be.graph_launch = replay_binding_no_end;
     f->e.be = &g_timing_be;
     return f;
 }
