@@ -483,7 +483,13 @@ AMP_API amp_status amp_array_create_staging(amp_accelerator_view *q, size_t elem
  * which). Borrowed: valid until the array is destroyed. It
  * shows the array's current data once the work using it has finished and no
  * view of it holds newer data on another accelerator (synchronize those
- * views first). Never blocks. */
+ * views first). It is the array's data: a copy into the array writes it
+ * (a view's device copies of those elements go stale), and the host may
+ * write it, once the work using the array has finished; a copy out of the
+ * array then reads it, except for what a view holds newer on another
+ * accelerator. A view of the array already used on another accelerator
+ * sees such host writes after amp_array_view_refresh, as a view of host
+ * memory does. Never blocks. */
 AMP_API void *amp_array_data(const amp_array *a);
 /* Copy the whole array to dst (amp_extent_size * elem_size bytes), or from
  * src; blocks until the kernels that use it finished and the copy landed.
@@ -565,7 +571,10 @@ AMP_API amp_status amp_array_view_reinterpret_as(amp_array_view *v, size_t elem_
 AMP_API amp_status amp_array_view_view_as(amp_array_view *v, amp_extent e, amp_array_view **out);
 /* A read-only view of the same elements (C++ AMP's array_view<const T>
  * from an array_view<T>): AMP_READ_ONLY, for kernels' const parameters.
- * The new view is the caller's. */
+ * It reads the data even when v is AMP_WRITE_ONLY (that promise not to
+ * read is v's alone: a kernel gets the elements copied in); of another v
+ * it shares the discard_data hint while that holds. The new view is the
+ * caller's. */
 AMP_API amp_status amp_array_view_read_only(amp_array_view *v, amp_array_view **out);
 /* Another handle to the same view (C++ AMP's array_view copy constructor):
  * the same elements, data source and access; the two are destroyed
@@ -602,7 +611,9 @@ AMP_API amp_status amp_array_view_get_strides(const amp_array_view *v, int64_t *
 /* Hand the view's data to a vendor library on q's accelerator (q NULL: the
  * view's accelerator if its data lives on one, else the default
  * accelerator): makes it current there for access (AMP_READ_ONLY and
- * AMP_READ_WRITE copy it in if needed; AMP_WRITE_ONLY copies nothing) and
+ * AMP_READ_WRITE copy it in if needed: an AMP_WRITE_ONLY view's too, and
+ * another view's unless its discard_data hint holds; AMP_WRITE_ONLY copies
+ * nothing) and
  * returns the device address of the view's first element (elements at
  * amp_array_view_get_strides). Queue the library's work on q's native queue
  * (amp_accelerator_view_native_queue), or finish it before hipamp next

@@ -522,3 +522,68 @@ ACCEL_TEST(copy, writes_after_discard_data_reach_the_next_kernel)
     ASSERT_OK(amp_array_view_destroy(vd));
     ASSERT_OK(amp_program_destroy(p));
 }
+
+/* A staging array's memory (amp_array_data) is its data: the host writes it
+ * there and reads what a copy into the array put there (C++ AMP's staging
+ * pattern), even while a view of the array keeps a device copy (the CPU
+ * accelerator with AMP_CPU_UNIFIED=0, set here, as a GPU). A copy read the
+ * view's device copy, older than what the host wrote, whenever the
+ * destination was on the same accelerator, and a copy into the array went
+ * to that device copy, leaving the array's memory stale. A device copy
+ * newer than the memory (a kernel's results not yet synchronized) is still
+ * what a copy reads. */
+static void cpu_copying(void) { setenv("AMP_CPU_UNIFIED", "0", 1); }
+
+ACCEL_TEST(copy, a_staging_arrays_memory_and_its_views_device_copy_stay_in_step, .init = cpu_copying)
+{
+    enum { N = 64 };
+    amp_accelerator_view *q = NULL;
+    ASSERT_OK(amp_accelerator_default_view(acc, &q));
+    amp_program *p = test_build(acc, test_kernels_memory);
+    amp_kernel *scale = test_kernel(p, "mem_scale1");
+    float init[N], want[N], got[N];
+    for (int i = 0; i < N; ++i) init[i] = (float)i;
+    amp_array *s = NULL, *a = NULL;
+    amp_array_view *sv = NULL;
+    ASSERT_OK(amp_array_create_staging(q, sizeof(float), amp_extent_1d(N), init, &s));
+    ASSERT_OK(amp_array_create(q, sizeof(float), amp_extent_1d(N), NULL, &a));
+    ASSERT_OK(amp_array_view_of_array(s, &sv));
+    amp_arg args[] = {amp_arg_view(sv)};
+    ASSERT_OK(amp_parallel_for_each(q, amp_extent_1d(N), scale, args, 1));
+    ASSERT_OK(amp_array_view_synchronize(sv));
+    float *sd = amp_array_data(s);
+    cr_assert(sd, "amp_array_data of a staging array");
+    for (int i = 0; i < N; ++i)
+        cr_assert_eq(sd[i], 2.0f * (float)i + 1.0f, "staging[%d] = %g after the kernel", i, (double)sd[i]);
+    /* The host writes the staging memory; the copy out of the array takes that. */
+    for (int i = 0; i < N; ++i) sd[i] = want[i] = 700.0f + (float)i;
+    ASSERT_OK(amp_copy_array(s, a));
+    ASSERT_OK(amp_array_copy_to_host(a, got));
+    for (int i = 0; i < N; ++i)
+        cr_assert_eq(got[i], want[i], "array[%d] = %g after a copy from the staging array, want %g", i,
+                     (double)got[i], (double)want[i]);
+    /* A copy into the array lands in its memory, at once. */
+    for (int i = 0; i < N; ++i) want[i] = 500.0f + (float)i;
+    ASSERT_OK(amp_array_copy_from_host(a, want));
+    ASSERT_OK(amp_copy_array(a, s));
+    for (int i = 0; i < N; ++i)
+        cr_assert_eq(sd[i], want[i], "staging[%d] = %g after a copy into it, want %g", i, (double)sd[i],
+                     (double)want[i]);
+    /* The view's device copy of it went stale: the next kernel reads the
+     * copied data; its results, not yet synchronized, are what a copy
+     * reads. */
+    ASSERT_OK(amp_parallel_for_each(q, amp_extent_1d(N), scale, args, 1));
+    ASSERT_OK(amp_copy_array(s, a));
+    ASSERT_OK(amp_array_copy_to_host(a, got));
+    for (int i = 0; i < N; ++i)
+        cr_assert_eq(got[i], 2.0f * want[i] + 1.0f, "array[%d] = %g after a copy of the kernel's results, want %g", i,
+                     (double)got[i], (double)(2.0f * want[i] + 1.0f));
+    ASSERT_OK(amp_array_view_synchronize(sv));
+    for (int i = 0; i < N; ++i)
+        cr_assert_eq(sd[i], 2.0f * want[i] + 1.0f, "staging[%d] = %g after synchronize, want %g", i, (double)sd[i],
+                     (double)(2.0f * want[i] + 1.0f));
+    ASSERT_OK(amp_array_view_destroy(sv));
+    ASSERT_OK(amp_array_destroy(a));
+    ASSERT_OK(amp_array_destroy(s));
+    ASSERT_OK(amp_program_destroy(p));
+}

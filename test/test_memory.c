@@ -702,3 +702,67 @@ ACCEL_TEST(memory, array_copy_from_host_ends_a_views_discard_data, .init = cpu_c
     ASSERT_OK(amp_array_destroy(a));
     ASSERT_OK(amp_program_destroy(p));
 }
+
+/* A read-only view made of an AMP_WRITE_ONLY view reads the data (C++
+ * AMP's array_view<const T> of it): the write-only view's promise not to
+ * read is its own. On a copying accelerator (the CPU with
+ * AMP_CPU_UNIFIED=0, set here) the derived view shared the write-only
+ * view's discard and skipped the copy-in: the kernel read unset device
+ * memory. The same holds for a read-only view of a write-only section, and
+ * for native_handle of a write-only view for AMP_READ_ONLY (it copies in,
+ * as its access says it reads). */
+ACCEL_TEST(memory, a_read_only_view_of_a_write_only_view_reads_the_data, .init = cpu_copying)
+{
+    enum { N = 64, SEC0 = 16, SECN = 32 };
+    amp_accelerator_view *q = NULL;
+    ASSERT_OK(amp_accelerator_default_view(acc, &q));
+    amp_accelerator_info info;
+    ASSERT_OK(amp_accelerator_get_info(acc, &info));
+    amp_program *p = test_build(acc, test_kernels_memory);
+    amp_kernel *k = test_kernel(p, "mem_copy1");
+    static float h[N], h2[N], out[N], out2[SECN];
+    for (int i = 0; i < N; ++i) {
+        h[i] = (float)(i + 1);
+        h2[i] = 100.0f + (float)i;
+        out[i] = POISON_F32;
+    }
+    for (int i = 0; i < SECN; ++i) out2[i] = POISON_F32;
+    /* native_handle first, before anything else moved h2's data. */
+    amp_array_view *w2 = test_view(h2, 4, amp_extent_1d(N), AMP_WRITE_ONLY);
+    void *dptr = NULL;
+    ASSERT_OK(amp_array_view_native_handle(w2, q, AMP_READ_ONLY, &dptr));
+    cr_assert(dptr, "native_handle gave NULL");
+    if (info.is_emulated) {
+        ASSERT_OK(amp_accelerator_view_wait(q));
+        for (int i = 0; i < N; ++i)
+            cr_assert_eq(((float *)dptr)[i], h2[i], "native_handle(AMP_READ_ONLY)[%d] = %g, want %g", i,
+                         (double)((float *)dptr)[i], (double)h2[i]);
+    }
+    amp_array_view *w = test_view(h, 4, amp_extent_1d(N), AMP_WRITE_ONLY);
+    amp_array_view *r = NULL, *sec = NULL, *rs = NULL;
+    ASSERT_OK(amp_array_view_read_only(w, &r));
+    ASSERT_OK(amp_array_view_section(w, amp_index_1d(SEC0), amp_extent_1d(SECN), &sec));
+    ASSERT_OK(amp_array_view_read_only(sec, &rs));
+    amp_access access = AMP_READ_WRITE;
+    ASSERT_OK(amp_array_view_get_access(sec, &access));
+    cr_assert_eq(access, AMP_WRITE_ONLY, "a section of a write-only view keeps its access");
+    amp_array_view *o = test_view(out, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    amp_array_view *o2 = test_view(out2, 4, amp_extent_1d(SECN), AMP_READ_WRITE);
+    /* The section's read-only view first: the whole one's copy-in would
+     * otherwise have brought its elements already. */
+    amp_arg a2[] = {amp_arg_view(rs), amp_arg_view(o2)};
+    ASSERT_OK(amp_parallel_for_each(q, amp_extent_1d(SECN), k, a2, 2));
+    amp_arg a1[] = {amp_arg_view(r), amp_arg_view(o)};
+    ASSERT_OK(amp_parallel_for_each(q, amp_extent_1d(N), k, a1, 2));
+    ASSERT_OK(amp_array_view_synchronize(o));
+    ASSERT_OK(amp_array_view_synchronize(o2));
+    for (int i = 0; i < N; ++i)
+        cr_assert_eq(out[i], h[i] * 4.0f - 0.5f, "out[%d] = %g, want %g", i, (double)out[i],
+                     (double)(h[i] * 4.0f - 0.5f));
+    for (int i = 0; i < SECN; ++i)
+        cr_assert_eq(out2[i], h[SEC0 + i] * 4.0f - 0.5f, "section out[%d] = %g, want %g", i, (double)out2[i],
+                     (double)(h[SEC0 + i] * 4.0f - 0.5f));
+    amp_array_view *views[] = {o2, o, rs, sec, r, w, w2};
+    for (size_t i = 0; i < sizeof views / sizeof *views; ++i) ASSERT_OK(amp_array_view_destroy(views[i]));
+    ASSERT_OK(amp_program_destroy(p));
+}

@@ -27,7 +27,9 @@ static amp_status amp__view_new(amp__storage *s, int64_t offset, size_t elem, am
     /* A view whose box holds more than its elements must have the rest
      * copied in: it never skips the copy-in. */
     v->discard = access == AMP_WRITE_ONLY && v->exact;
-    v->discard_at = 0; /* unused while discard is false, and for AMP_WRITE_ONLY */
+    /* Unused while discard is false, and for AMP_WRITE_ONLY (whose discard
+     * passes only to derived views that stay write-only: amp__view_derive). */
+    v->discard_at = 0;
     amp__handle_publish(v, AMP__HANDLE_VIEW);
     *out = v;
     return AMP_OK;
@@ -73,14 +75,20 @@ amp_status amp_array_view_of_array(amp_array *a, amp_array_view **out)
 }
 
 /* A view of v's storage with another layout (or the same), sharing v's
- * discard state when both are exact over the same box. */
+ * discard state when the new view is exact. An AMP_WRITE_ONLY v's discard
+ * is the promise that its kernels never read (its discard_at unused, 0):
+ * it passes only to a view that stays AMP_WRITE_ONLY. A view derived to
+ * read (amp_array_view_read_only) reads the data, as C++ AMP's
+ * array_view<const T> of a write-only view does; its discard_at would
+ * compare 0 with home_writes and skip the copy-in. */
 static amp_status amp__view_derive(amp_array_view *v, int64_t offset, size_t elem, amp_extent e, const int64_t *stride,
                                    amp_access access, amp_array_view **out)
 {
     amp_status st = amp__view_new(v->s, offset, elem, e, stride, access, out);
     if (st != AMP_OK) return st;
     amp__lock_acquire(&v->s->lock);
-    (*out)->discard = v->discard && (*out)->exact;
+    bool inherits = v->access != AMP_WRITE_ONLY || access == AMP_WRITE_ONLY;
+    (*out)->discard = inherits && v->discard && (*out)->exact;
     (*out)->discard_at = v->discard_at;
     v->s->refs++;
     amp__lock_release(&v->s->lock);
@@ -313,7 +321,11 @@ amp_status amp_array_view_native_handle(amp_array_view *v, amp_accelerator_view 
     if ((st = amp__queue_refuse_recording(q, "amp_array_view_native_handle")) != AMP_OK) return st;
     void *dptr = NULL;
     amp__lock_acquire(&s->lock);
-    bool discard = (access == AMP_WRITE_ONLY && v->exact) || amp__view_discards(v);
+    /* access says what the caller does with the memory: one that reads it
+     * (AMP_READ_ONLY, AMP_READ_WRITE) gets the data copied in, even of an
+     * AMP_WRITE_ONLY view, whose discard only says its kernels never read;
+     * only discard_data's hint still in force spares that copy. */
+    bool discard = access == AMP_WRITE_ONLY ? v->exact : v->access != AMP_WRITE_ONLY && amp__view_discards(v);
     if ((st = amp__storage_prepare(s, q, &v->box, discard, &dptr)) == AMP_OK) {
         /* What the caller queues on q from now on uses the data: a host
          * access waits for q as it is then (a tail point), and a writer

@@ -165,14 +165,28 @@ static bool amp__boxes_meet(const amp__box *list, int n, const amp__box *b, int 
     return false;
 }
 
+/* The host holds the data source itself, and may write it at any time
+ * without telling a view: an array whose memory amp_array_data hands out
+ * (a staging array, an array of the CPU accelerator). A device copy of
+ * such a home is current only where it is newer (dirty): elsewhere the
+ * host may have written home since the copy-in (C++ AMP's staging
+ * pattern: write data(), then copy the array), and what is copied into
+ * the array must reach home, which amp_array_data shows. (A kernel
+ * through a view of it still needs that view's refresh to see such host
+ * writes, as a view of host memory does.) */
+static bool amp__home_host_owned(const amp__storage *s) { return s->is_array && amp__host_addressable(s->home_acc); }
+
 /* Where dst is written (no side effects yet). A device copy that holds the
  * whole box current is written there (the ghost rows of a halo exchange
- * then never touch the host); otherwise the data source. */
+ * then never touch the host); otherwise, and always for a home the host
+ * owns (amp__home_host_owned: its device copies of the box then go stale),
+ * the data source. */
 static void amp__dest_place(const amp__side *dst, amp__place *at)
 {
     const amp__storage *s = dst->s;
     int R = s->ext.rank;
-    if (amp__has_device_copy(s) && amp__boxes_cover(s->valid, s->nvalid, &dst->box, R) && s->ndirty < AMP__MAX_BOXES) {
+    if (amp__has_device_copy(s) && !amp__home_host_owned(s) && amp__boxes_cover(s->valid, s->nvalid, &dst->box, R) &&
+        s->ndirty < AMP__MAX_BOXES) {
         at->base = s->dptr;
         at->acc = s->acc;
         at->host = amp__host_addressable(s->acc);
@@ -183,19 +197,25 @@ static void amp__dest_place(const amp__side *dst, amp__place *at)
 }
 
 /* Where src is read: its device copy when that holds the whole box and is
- * newer there or the destination is on the same accelerator, else its data
- * source once the device-newer parts of the box came back (exactly those
- * bytes). Storage lock held. A data source on a device is not waited for:
- * a copy queued on a device is ordered after its last use
- * (amp__point_order), and one made on this thread waits for it first; so
- * an asynchronous copy of a section of a device array that a queued kernel
- * still writes returns at once instead of after the kernel. */
+ * newer there or the destination is on the same accelerator (for a home
+ * the host owns, amp__home_host_owned: only when the whole box is newer
+ * there), else its data source once the device-newer parts of the box
+ * came back (exactly those bytes). Storage lock held. A data source on a
+ * device is not waited for: a copy queued on a device is ordered after its
+ * last use (amp__point_order), and one made on this thread waits for it
+ * first; so an asynchronous copy of a section of a device array that a
+ * queued kernel still writes returns at once instead of after the kernel. */
 static amp_status amp__source_place(amp__side *src, const amp__place *to, amp__place *at)
 {
     amp__storage *s = src->s;
     int R = s->ext.rank;
-    if (amp__has_device_copy(s) && amp__boxes_cover(s->valid, s->nvalid, &src->box, R) &&
-        (amp__boxes_meet(s->dirty, s->ndirty, &src->box, R) || to->acc == s->acc)) {
+    /* Dirty boxes lie inside valid ones: a dirty box holding the box holds
+     * it current. */
+    bool device = !amp__has_device_copy(s)      ? false
+                  : amp__home_host_owned(s)     ? amp__boxes_cover(s->dirty, s->ndirty, &src->box, R)
+                  : amp__boxes_cover(s->valid, s->nvalid, &src->box, R) &&
+                        (amp__boxes_meet(s->dirty, s->ndirty, &src->box, R) || to->acc == s->acc);
+    if (device) {
         at->base = s->dptr;
         at->acc = s->acc;
         at->host = amp__host_addressable(s->acc);
