@@ -231,7 +231,10 @@ ACCEL_TEST(program, a_function_declared_and_never_defined_is_a_compile_error)
         amp_program *p = (amp_program *)(void *)&p;
         ASSERT_STATUS(amp_program_build(acc, src, NULL, &p), AMP_ERROR_COMPILE);
         cr_assert_null(p);
-        cr_assert(strstr(amp_last_error(), "hipamp_test_never_defined"), "%s", amp_last_error());
+        /* (HIP's NVIDIA platform: the driver's PTX compile says no name) */
+        cr_assert(strstr(amp_last_error(), "hipamp_test_never_defined") ||
+                      strstr(amp_last_error(), "could not compile the PTX hipRTC made"),
+                  "%s", amp_last_error());
     }
     free(src);
 }

@@ -577,11 +577,21 @@ static amp_status hip_compile(const char *arch, const amp__compile_job *job, voi
     return on_nvidia ? hiprtc_compile_nvidia(arch, job, bin, bin_size) : amp__hiprtc_compile(arch, job, bin, bin_size);
 }
 
+/* On HIP's NVIDIA platform the code object is PTX (hiprtc_compile_nvidia)
+ * and the driver compiles it here, the build's last step: its failure
+ * (CUDA_ERROR_INVALID_PTX; an extern function nothing defines is the
+ * usual cause, which ptxas finds) is the source's compile error, as NVRTC
+ * reports it on the CUDA driver. */
 static amp_status hip_module_load(const void *bin, size_t size, void **module)
 {
     hip_err e = H.hipModuleLoadData(module, bin);
-    if (e != HIP_SUCCESS) { *module = NULL; return hip_fail(e, "hipModuleLoadData(%zu-byte code object)", size); }
-    return AMP_OK;
+    if (e == HIP_SUCCESS) return AMP_OK;
+    *module = NULL;
+    if (on_nvidia && e == HIP_ERROR_INVALID_KERNEL_FILE)
+        return amp__fail(AMP_ERROR_COMPILE, "hipModuleLoadData(%zu-byte code object): the CUDA driver could not "
+                         "compile the PTX hipRTC made (hipError %d); a function the source declares and nothing "
+                         "defines is one cause (on a cuda: accelerator NVRTC names it)", size, (int)e);
+    return hip_fail(e, "hipModuleLoadData(%zu-byte code object)", size);
 }
 
 static void hip_module_unload(void *module) { (void)H.hipModuleUnload(module); }

@@ -69,6 +69,7 @@
     X(HIP_ERROR_OUT_OF_MEMORY, 2, hipErrorOutOfMemory)                                  \
     X(HIP_ERROR_INVALID_DEVICE_FUNCTION, 98, hipErrorInvalidDeviceFunction)             \
     X(HIP_ERROR_INVALID_CONTEXT, 201, hipErrorInvalidContext)                           \
+    X(HIP_ERROR_INVALID_KERNEL_FILE, 218, hipErrorInvalidKernelFile)                    \
     X(HIP_ERROR_INVALID_HANDLE, 400, hipErrorInvalidHandle)                             \
     X(HIP_ERROR_NOT_FOUND, 500, hipErrorNotFound)                                       \
     X(HIP_ERROR_NOT_READY, 600, hipErrorNotReady)                                       \
