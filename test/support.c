@@ -258,6 +258,8 @@ amp_kernel *test_kernel(amp_program *p, const char *name)
     return k;
 }
 
+void test_cpu_copying(void) { setenv("AMP_CPU_UNIFIED", "0", 1); }
+
 void test_fill_random(float *x, size_t n, unsigned seed)
 {
     uint64_t s = 0x9e3779b97f4a7c15ULL ^ seed;

@@ -91,6 +91,10 @@ amp_kernel *test_kernel(amp_program *p, const char *name);
 
 /* Fill with reproducible pseudo-random values in [-1, 1) (never zeros). */
 void test_fill_random(float *x, size_t n, unsigned seed);
+/* A test's .init: the CPU accelerator keeps views' data apart from their
+ * host memory (AMP_CPU_UNIFIED=0), as a discrete GPU does, so its copy and
+ * coherence paths run. */
+void test_cpu_copying(void);
 
 /* Values written over outputs before a launch, so an element the kernel
  * failed to write cannot pass for a result. */

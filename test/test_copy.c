@@ -532,9 +532,7 @@ ACCEL_TEST(copy, writes_after_discard_data_reach_the_next_kernel)
  * to that device copy, leaving the array's memory stale. A device copy
  * newer than the memory (a kernel's results not yet synchronized) is still
  * what a copy reads. */
-static void cpu_copying(void) { setenv("AMP_CPU_UNIFIED", "0", 1); }
-
-ACCEL_TEST(copy, a_staging_arrays_memory_and_its_views_device_copy_stay_in_step, .init = cpu_copying)
+ACCEL_TEST(copy, a_staging_arrays_memory_and_its_views_device_copy_stay_in_step, .init = test_cpu_copying)
 {
     enum { N = 64 };
     amp_accelerator_view *q = NULL;

@@ -670,9 +670,7 @@ ACCEL_TEST(memory, launch_whose_second_view_resets_the_box_list_keeps_the_first)
  * kernel on the view gets what was written. A staging array's view keeps a
  * device copy (on the CPU accelerator with AMP_CPU_UNIFIED=0, set here, as
  * on a GPU); the kernel read stale or unset device memory instead. */
-static void cpu_copying(void) { setenv("AMP_CPU_UNIFIED", "0", 1); }
-
-ACCEL_TEST(memory, array_copy_from_host_ends_a_views_discard_data, .init = cpu_copying)
+ACCEL_TEST(memory, array_copy_from_host_ends_a_views_discard_data, .init = test_cpu_copying)
 {
     enum { N = 64 };
     amp_accelerator_view *q = NULL;
@@ -711,7 +709,7 @@ ACCEL_TEST(memory, array_copy_from_host_ends_a_views_discard_data, .init = cpu_c
  * memory. The same holds for a read-only view of a write-only section, and
  * for native_handle of a write-only view for AMP_READ_ONLY (it copies in,
  * as its access says it reads). */
-ACCEL_TEST(memory, a_read_only_view_of_a_write_only_view_reads_the_data, .init = cpu_copying)
+ACCEL_TEST(memory, a_read_only_view_of_a_write_only_view_reads_the_data, .init = test_cpu_copying)
 {
     enum { N = 64, SEC0 = 16, SECN = 32 };
     amp_accelerator_view *q = NULL;
