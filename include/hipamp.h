@@ -731,7 +731,11 @@ typedef struct amp_kernel amp_kernel;
  * write files, load plugins, pass options unseen or pick another toolchain
  * or linker (-ftime-trace, -fprofile-instr-generate, optimisation records,
  * module caches, -Xclang, -mllvm ...FILE, --gcc-toolchain, -fuse-ld=PATH,
- * -fplugin ...), and an option left
+ * -fplugin ...), linker inputs (-l, -L, --library, -T, and through -Wl,
+ * or -Xlinker a file, -l, -L, a script or symbol list, a run path -rpath
+ * or -R: nothing would key or check what the linker reads; a kernel calls
+ * a library's functions from the program, whose loaded libraries the
+ * module resolves against), and an option left
  * without the value it takes), and -fsanitize=address,
  * thread or hwaddress unless that sanitizer's runtime is in the process
  * already, are AMP_ERROR_INVALID_ARGUMENT naming the option (nothing is

@@ -1213,6 +1213,36 @@ Test(cpu, options_the_accelerator_cannot_honour_are_refused)
     ASSERT_OK(amp_program_destroy(p));
 }
 
+/* Linker inputs (a library, an object or archive, a linker script, a run
+ * path) are refused: nothing keyed or checked them, and an archive another
+ * user left in a sticky directory was linked in and its constructor ran as
+ * the user. Linker options without a file pass. */
+Test(cpu, linker_inputs_are_refused)
+{
+    amp_accelerator *acc = cpu_acc();
+    const char *src = "AMP_KERNEL(k, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = 1; }\n";
+    static const char *const refused[][2] = {
+        {"-lm", "'-lm'"}, {"-l m", "'-l'"}, {"-L/tmp", "'-L/tmp'"}, {"--library=m", "'--library=m'"},
+        {"-T /tmp/k.ld", "'-T'"}, {"-Wl,/tmp/evil.o", "'/tmp/evil.o'"}, {"-Wl,-O1,/tmp/libevil.a", "'/tmp/libevil.a'"},
+        {"-Xlinker /tmp/evil.o", "'/tmp/evil.o'"}, {"-Wl,-lfoo", "'-lfoo'"}, {"-Wl,-L,/tmp", "'-L'"},
+        {"-Wl,-rpath,/tmp", "'-rpath'"}, {"-Xlinker -rpath -Xlinker /tmp", "'-rpath'"}, {"-Wl,-R,/tmp", "'-R'"},
+        {"-Wl,--rpath=/tmp", "'--rpath=/tmp'"}, {"-Wl,--version-script=/tmp/v", "'--version-script=/tmp/v'"},
+        {"-Wl,--just-symbols,/tmp/s.o", "'--just-symbols'"}, {"-Wl,-z,now,/tmp/evil.o", "'/tmp/evil.o'"}};
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; ++i) {
+        amp_program *p = (amp_program *)1;
+        amp_status st = amp_program_build(acc, src, refused[i][0], &p);
+        cr_assert_eq(st, AMP_ERROR_INVALID_ARGUMENT, "options \"%s\": %s (%s)", refused[i][0], amp_status_name(st),
+                     amp_last_error());
+        cr_assert_null(p, "options \"%s\": a program was returned", refused[i][0]);
+        assert_contains(amp_last_error(), refused[i][1]);
+        assert_contains(amp_last_error(), "never see");
+    }
+    /* values of ld options, not files: a soname, -z keywords, a symbol */
+    amp_program *p = NULL;
+    ASSERT_OK(amp_program_build(acc, src, "-Wl,-z,now,-soname,libk.so -Xlinker -z -Xlinker relro -Wl,-e,k -Wl,-O1", &p));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
 /* Options longer than the system lets a program be started with: the
  * compile fails saying why (before: "could not be started (exit status
  * 127)" and nothing more). */

@@ -368,6 +368,86 @@ static amp_status amp__cpu_check_user_options(char *const *words, size_t n)
     return AMP_OK;
 }
 
+/* Linker words that bring the module code or data from a file, or tell the
+ * dynamic loader where to look for its libraries: a library (-l, -L), an
+ * object or archive named to the linker (-Wl,FILE, -Xlinker FILE), a
+ * linker script or list (-T, --script, --version-script, --dynamic-list,
+ * --just-symbols, -R FILE), a run path (-rpath, -R DIR: the module's
+ * libraries, libstdc++ among them, looked up first in a directory another
+ * user may write). The compiler's dependency list names only what the
+ * preprocessor read, so nothing would key or check these files: an archive
+ * in a sticky directory another user wrote was linked in and ran as the
+ * user. A kernel that needs a library's function gets it from the program
+ * (its module resolves against what the process has loaded). ld options
+ * whose value is the next piece (-z now, -soname NAME, -e SYM, -u SYM,
+ * ...) pass. */
+static const char *const amp__ld_takes_next[] = {"-z", "-soname", "-h", "-e", "--entry", "-u", "--undefined", "-y",
+                                                 "--trace-symbol", "-m", "-init", "-fini", "--defsym",
+                                                 "--exclude-libs", "--hash-style", "-O",
+                                                 "--sort-section", "--require-defined", "--wrap", NULL};
+
+static bool amp__ld_piece_reads(const char *p, size_t len)
+{
+    /* options and their joined values (-lm, -L/dir, -Tfile, -R/dir,
+     * --script=FILE); the one-letter ones below only alone (-f FILE, not
+     * -fini) */
+    static const char *const joined[] = {"-l", "-L", "--library", "-T", "--script", "-dT", "--default-script",
+                                         "--version-script", "--dynamic-list", "--just-symbols", "-R", "-rpath",
+                                         "--rpath", "--retain-symbols-file", "--auxiliary", "--filter", "--audit",
+                                         "--depaudit", "--library-path"};
+    static const char *const alone[] = {"-f", "-F", "-P", "-Y"};
+    if (!len) return false;
+    if (p[0] != '-') return true; /* an input file */
+    for (size_t k = 0; k < sizeof joined / sizeof joined[0]; ++k)
+        if (!strncmp(p, joined[k], strlen(joined[k]))) return true;
+    for (size_t k = 0; k < sizeof alone / sizeof alone[0]; ++k)
+        if (len == 2 && !strncmp(p, alone[k], 2)) return true;
+    return false;
+}
+
+static amp_status amp__cpu_refuse_link_inputs(char *const *words, size_t n)
+{
+    static const char *const gcc[] = {"-l", "-L", "--library", "-T", "--script"};
+    bool value_next = false; /* the next linker piece is the value of an ld option */
+    for (size_t i = 0; i < n; ++i) {
+        const char *w = words[i], *bad = NULL;
+        for (size_t k = 0; k < sizeof gcc / sizeof gcc[0] && !bad; ++k)
+            if (!strncmp(w, gcc[k], strlen(gcc[k]))) bad = w;
+        if (!bad && (!strncmp(w, "-Wl,", 4) || (!strcmp(w, "-Xlinker") && i + 1 < n))) {
+            const char *list = w[1] == 'W' ? w + 4 : words[++i];
+            for (const char *p = list; p && !bad;) {
+                size_t len = w[1] == 'W' ? strcspn(p, ",") : strlen(p);
+                if (value_next) value_next = false;
+                else if (amp__ld_piece_reads(p, len)) bad = p;
+                else
+                    for (size_t k = 0; amp__ld_takes_next[k]; ++k)
+                        if (len == strlen(amp__ld_takes_next[k]) && !strncmp(p, amp__ld_takes_next[k], len))
+                            value_next = true;
+                p = w[1] == 'W' && p[len] == ',' ? p + len + 1 : NULL;
+            }
+            if (bad) {
+                size_t len = w[1] == 'W' ? strcspn(bad, ",") : strlen(bad);
+                return amp__fail(AMP_ERROR_INVALID_ARGUMENT,
+                                 "CPU accelerator: compiler option '%s%s%s' hands the linker '%.*s', which would "
+                                 "link a file or set a library path that hipamp's caches and checks of what the "
+                                 "compiler read never see; a kernel calls a library's functions from the program "
+                                 "(the module resolves against the libraries the process has loaded)",
+                                 w[1] == 'W' ? w : "-Xlinker", w[1] == 'W' ? "" : " ", w[1] == 'W' ? "" : list,
+                                 (int)len, bad);
+            }
+            continue;
+        }
+        if (bad)
+            return amp__fail(AMP_ERROR_INVALID_ARGUMENT,
+                             "CPU accelerator: compiler option '%s' names a library, library directory or linker "
+                             "script, which hipamp's caches and checks of what the compiler read never see; a "
+                             "kernel calls a library's functions from the program (the module resolves against "
+                             "the libraries the process has loaded)",
+                             w);
+    }
+    return AMP_OK;
+}
+
 /* argv: compiler, our flags, [-march=native], [debug], [plain path at the
  * unit's level], [-iquote dir], the user's options (they may override:
  * -O0, -g), then 6 words for the outputs and the input
@@ -379,6 +459,7 @@ static amp_status amp__cpu_build_argv(amp__cpu_build *b)
     amp_status st = amp__split_options(b->job->options, nfixed, 10, &b->argv, &nargv, &b->opts);
     if (st != AMP_OK) return st;
     if ((st = amp__cpu_check_user_options(b->argv + nfixed, nargv - nfixed)) != AMP_OK ||
+        (st = amp__cpu_refuse_link_inputs(b->argv + nfixed, nargv - nfixed)) != AMP_OK ||
         (st = amp__options_refuse_inputs("CPU accelerator", b->argv + nfixed, nargv - nfixed,
                                          amp__cpu_takes_next)) != AMP_OK)
         return st;
