@@ -704,7 +704,18 @@ ACCEL_TEST(prebuilt, symbolic_link_refused)
     snprintf(real, sizeof real, "%s/real-pack", dir);
     cr_assert_eq(rename(pack, real), 0);
     cr_assert_eq(symlink(real, pack), 0);
-    expect_refused(acc, dir, "refused");
+    expect_refused(acc, dir, "refused: a symbolic link");
+}
+
+/* A socket at a pack's name (nothing of hipamp's makes one) is named as
+ * one: open's ENXIO read "No such device or address". */
+ACCEL_TEST(prebuilt, socket_refused_as_a_socket)
+{
+    char dir[1024], pack[1200];
+    copy_fixture(acc, dir, sizeof dir, pack, sizeof pack);
+    cr_assert_eq(unlink(pack), 0);
+    cr_assert_eq(mknod(pack, S_IFSOCK | 0600, 0), 0, "mknod %s: %s", pack, strerror(errno));
+    expect_refused(acc, dir, "refused: a socket");
 }
 
 ACCEL_TEST(prebuilt, writable_directory_not_used)

@@ -261,7 +261,13 @@ static void amp__pb_open(int dirfd, const char *dir, const char *target, amp__pa
     snprintf(name, sizeof name, "%s.hpk", target);
     int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
-        if (errno != ENOENT) snprintf(why_out, wsize, "prebuilt pack %s/%s refused: %s", dir, name, strerror(errno));
+        /* O_NOFOLLOW's ELOOP and a socket's ENXIO say what is there, not
+         * what went wrong: strerror's "Too many levels of symbolic links"
+         * or "No such device or address" would send the reader astray. */
+        int e = errno;
+        if (e != ENOENT)
+            snprintf(why_out, wsize, "prebuilt pack %s/%s refused: %s", dir, name,
+                     e == ELOOP ? "a symbolic link" : e == ENXIO ? "a socket" : strerror(e));
         return;
     }
     amp__pack_header h;
