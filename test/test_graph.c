@@ -1487,6 +1487,55 @@ ACCEL_TEST(graph, launch_on_another_view_is_refused)
     teardown(&f);
 }
 
+/* A recording that uses a view's data leaves plain launches on another
+ * view over that data alone, however many: 100 launches over 100
+ * sections filled the data's box lists, whose reset (a copy back home)
+ * was refused as a host access from the 34th on (copying like a GPU).
+ * What they wrote is home afterwards, and the replay reads it. */
+ACCEL_TEST(graph, launches_elsewhere_over_many_sections_of_data_a_recording_uses, .init = test_cpu_copying)
+{
+    enum { M = 8192, SECTIONS = 100, STEP = 64, LEN = 16 };
+    fixture f;
+    setup(&f, acc);
+    amp_accelerator_view *q2 = NULL;
+    ASSERT_OK(amp_accelerator_view_create(acc, &q2));
+    static int32_t x[M];
+    memset(x, 0, sizeof x);
+    int32_t zero = 0, launches = 0;
+    amp_array *cnt = NULL;
+    ASSERT_OK(amp_array_create(q2, 4, amp_extent_1d(1), &zero, &cnt));
+    amp_array_view *v = test_view(x, 4, amp_extent_1d(M), AMP_READ_WRITE);
+    amp_arg a[] = {amp_arg_view(v), amp_arg_array(cnt)};
+    amp_graph *g = NULL;
+    ASSERT_OK(amp_graph_begin_recording(f.q));
+    ASSERT_OK(amp_parallel_for_each(f.q, amp_extent_1d(M), f.inc, a, 2));
+    /* Destroyed after the recording: a view's destroy synchronizes it. */
+    static amp_array_view *s[SECTIONS];
+    for (int k = 0; k < SECTIONS; ++k) {
+        ASSERT_OK(amp_array_view_section(v, amp_index_1d(k * STEP), amp_extent_1d(LEN), &s[k]));
+        amp_arg b[] = {amp_arg_view(s[k]), amp_arg_array(cnt)};
+        amp_status st = amp_parallel_for_each(q2, amp_extent_1d(LEN), f.inc, b, 2);
+        cr_assert_eq(st, AMP_OK, "launch %d on the other view: %s: %s", k, amp_status_name(st), amp_last_error());
+    }
+    ASSERT_OK(amp_graph_end_recording(f.q, &g));
+    for (int k = 0; k < SECTIONS; ++k) ASSERT_OK(amp_array_view_destroy(s[k]));
+    for (int round = 0; round < 2; ++round) {
+        if (round) ASSERT_OK(amp_graph_launch(f.q, g));
+        ASSERT_OK(amp_array_view_synchronize(v));
+        for (int i = 0; i < M; ++i) {
+            int32_t want = round + (i / STEP < SECTIONS && i % STEP < LEN);
+            cr_assert_eq(x[i], want, "after %d replay(s): x[%d] = %d, want %d", round, i, x[i], want);
+        }
+    }
+    ASSERT_OK(amp_graph_destroy(g));
+    ASSERT_OK(amp_array_copy_to_host(cnt, &launches));
+    cr_assert_eq(launches, SECTIONS + 1, "launches counted: %d", launches);
+    ASSERT_OK(amp_array_view_destroy(v));
+    ASSERT_OK(amp_array_destroy(cnt));
+    ASSERT_OK(amp_accelerator_view_destroy(q2));
+    teardown(&f);
+}
+
 /* ------------------------------------------------------- destroy order */
 
 /* What a graph uses cannot be destroyed while it exists (AMP_ERROR_BUSY,

@@ -242,14 +242,14 @@ amp_status amp__storage_sync(amp__storage *s, const amp__box *b)
     return st == AMP_OK ? amp__point_wait(s->last) : st;
 }
 
-amp_status amp__storage_sync_queue(amp__storage *s, const amp__box *b)
+/* Queue the copies back home of the device-newer parts of b on q (a queue
+ * on the device copy's accelerator). No refusal for a recording: callers
+ * that give the host a result check that first. */
+static amp_status amp__storage_sync_on(amp__storage *s, amp_accelerator_view *q, const amp__box *b)
 {
-    amp_status st = amp__storage_refuse_host(s, "making the host current");
-    if (st != AMP_OK) return st;
+    amp_status st = AMP_OK;
     int R = s->ext.rank;
-    amp_accelerator_view *q = NULL;
     if (!s->direct && s->ndirty) {
-        if ((st = amp__storage_queue(s, &q)) != AMP_OK) return st;
         bool any = false;
         for (int i = 0; i < s->ndirty; ++i) {
             amp__box cut;
@@ -265,6 +265,15 @@ amp_status amp__storage_sync_queue(amp__storage *s, const amp__box *b)
         }
     }
     return AMP_OK;
+}
+
+amp_status amp__storage_sync_queue(amp__storage *s, const amp__box *b)
+{
+    amp_status st = amp__storage_refuse_host(s, "making the host current");
+    amp_accelerator_view *q = NULL;
+    if (st != AMP_OK || s->direct || !s->ndirty) return st;
+    if ((st = amp__storage_queue(s, &q)) != AMP_OK) return st;
+    return amp__storage_sync_on(s, q, b);
 }
 
 /* Copy back every device-newer part of the storage outside box b, then
@@ -512,8 +521,15 @@ amp_status amp__storage_prepare(amp__storage *s, amp_accelerator_view *q, const 
         /* One launch adds at most one box per parameter: keep that much
          * room so after_launch never drops a box. */
         if (s->ndirty > AMP__MAX_BOXES - AMP__SIG_MAX_PARAMS || s->nvalid >= AMP__MAX_BOXES) {
-            /* Bookkeeping full: make the host current and forget the device. */
-            if ((st = amp__storage_sync(s, &s->whole)) != AMP_OK) return st;
+            /* Bookkeeping full: make the host current and forget the
+             * device. Not a host access, so a recording that uses the data
+             * does not refuse it: the recording holds only the device
+             * address, and its replay prepares its boxes as this launch
+             * does, copying in from the host what this reset brought back
+             * (the same bytes). On q, which is in order after s->last
+             * (above): the last user's queue may be recording. */
+            if ((st = amp__storage_sync_on(s, q, &s->whole)) != AMP_OK || (st = amp__point_wait(s->last)) != AMP_OK)
+                return st;
             s->nvalid = 0;
             AMP__TRACE(s->stale_why = AMP__WHY_RESET);
         }
