@@ -3056,3 +3056,97 @@ Test(cache, info_reports_a_world_writable_cache_of_another_user)
     cr_assert(strstr(ci.reason, "writable by every user") && strstr(ci.reason, use), "reason: %s", ci.reason);
     cr_assert(!strstr(ci.reason, "AMP_CACHE_SHARED"), "sharing with a group cannot make this safe: %s", ci.reason);
 }
+
+/* ------------------------------------------- the key, made and read */
+
+/* g_root, a fresh directory of the test's (removed by cleanup). */
+static void make_root(void)
+{
+    snprintf(g_root, sizeof g_root, "%s/hipamp-cache-test-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    cr_assert_not_null(mkdtemp(g_root), "mkdtemp: %s", strerror(errno));
+}
+
+/* n processes forked at once (held at a pipe until all are there) that
+ * each open the disk cache at dir and report whether it is on; the first
+ * refusal's reason goes to why. Returns how many found it off. The
+ * children never return into the test. */
+static int cache_opened_at_once(const char *dir, int n, char *why, size_t wsize)
+{
+    int go[2], back[2];
+    pid_t pids[16];
+    cr_assert(n <= 16);
+    cr_assert_eq(pipe(go), 0);
+    cr_assert_eq(pipe(back), 0);
+    cr_assert_eq(setenv("AMP_CACHE_DIR", dir, 1), 0);
+    for (int i = 0; i < n; ++i) {
+        pids[i] = fork();
+        cr_assert_geq(pids[i], 0, "fork: %s", strerror(errno));
+        if (pids[i] == 0) {
+            char c;
+            close(go[1]);
+            if (read(go[0], &c, 1) != 0) _exit(3); /* the parent's close is the start */
+            amp_cache_info ci;
+            if (amp_cache_get_info(&ci) != AMP_OK) _exit(2);
+            if (!ci.disk_enabled) {
+                char line[sizeof ci.reason + 1];
+                int k = snprintf(line, sizeof line, "%s\n", ci.reason);
+                if (write(back[1], line, (size_t)k) < 0) _exit(4);
+                _exit(1);
+            }
+            _exit(0);
+        }
+    }
+    close(go[0]);
+    close(back[1]);
+    close(go[1]);
+    int off = 0;
+    for (int i = 0; i < n; ++i) {
+        int ws = 0;
+        cr_assert_eq(waitpid(pids[i], &ws, 0), pids[i]);
+        cr_assert(WIFEXITED(ws) && WEXITSTATUS(ws) <= 1, "child %d: status %#x", i, ws);
+        off += WEXITSTATUS(ws);
+    }
+    ssize_t k = read(back[0], why, wsize - 1);
+    why[k > 0 ? k : 0] = '\0';
+    close(back[0]);
+    return off;
+}
+
+/* The review's key race: eight processes on a fresh cache directory (MPI
+ * ranks starting) published the key by link() then unlink(), and one that
+ * lost the race read the key while it still had two links: "more than
+ * one link", and its disk cache was off for the process's life. Rounds
+ * until 6 s have passed; every process must find the cache on, and all
+ * must have settled on one key (one .key, 32 bytes, no temporaries). */
+Test(cache, processes_making_the_key_at_once_all_use_it, .fini = cleanup, .timeout = 60)
+{
+    make_root();
+    double until = test_now_s() + 6;
+    int rounds = 0;
+    for (; rounds < 400 && (rounds < 20 || test_now_s() < until); ++rounds) {
+        char dir[PATH_MAX + 16], why[1024];
+        snprintf(dir, sizeof dir, "%s/r%d", g_root, rounds);
+        cr_assert_eq(mkdir(dir, 0700), 0);
+        int off = cache_opened_at_once(dir, 12, why, sizeof why);
+        cr_assert_eq(off, 0, "round %d: %d of 12 processes found the new cache off: %s", rounds, off, why);
+        DIR *d = opendir(dir);
+        cr_assert_not_null(d);
+        int names = 0;
+        for (struct dirent *e; (e = readdir(d));) {
+            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+            cr_assert_str_eq(e->d_name, ".key", "round %d: %s left in the cache", rounds, e->d_name);
+            ++names;
+        }
+        closedir(d);
+        cr_assert_eq(names, 1);
+        char key[PATH_MAX + 32];
+        struct stat sb;
+        snprintf(key, sizeof key, "%s/.key", dir);
+        cr_assert_eq(stat(key, &sb), 0);
+        cr_assert(sb.st_size == 32 && sb.st_nlink == 1 && (sb.st_mode & 0777) == 0600, "round %d: size %lld, "
+                  "%lu links, mode %04o", rounds, (long long)sb.st_size, (unsigned long)sb.st_nlink,
+                  (unsigned)(sb.st_mode & 07777));
+        test_remove_tree(dir);
+    }
+    cr_log_info("%d rounds", rounds);
+}

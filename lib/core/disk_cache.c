@@ -39,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -51,6 +52,7 @@
 #define AMP__KEY_FILE ".key"
 #define AMP__TMP_PREFIX ".tmp-"
 #define AMP__TMP_STALE_S 3600 /* temporaries older than this are leftovers */
+#define AMP__RENAME_NOREPLACE 1 /* renameat2's flag (linux/fs.h), which older C libraries do not declare */
 
 typedef struct amp__entry_header {
     char magic[8];
@@ -252,16 +254,81 @@ static void amp__tmp_name(char *out, size_t n)
     snprintf(out, n, AMP__TMP_PREFIX "%d-%s", (int)getpid(), hex);
 }
 
-/* Read the MAC key, making it first when there is none (link() so that two
- * processes racing agree on one). */
+/* Put the file tmp at the key's name unless a key is there already: true
+ * when it is there now (ours or a racer's; *ours says which), false with
+ * errno. RENAME_NOREPLACE first: the key appears whole with one link, so a
+ * racer that opens it at once finds a key it accepts. Where the file
+ * system refuses that flag, link() then unlink(): the key has two links
+ * for a moment, which amp__load_key waits out. Either way no key is ever
+ * replaced, so racing processes agree on the first one published. */
+static bool amp__key_publish(const char *tmp, bool *ours)
+{
+    *ours = false;
+#ifdef SYS_renameat2
+    if (syscall(SYS_renameat2, amp__dc_fd, tmp, amp__dc_fd, AMP__KEY_FILE, AMP__RENAME_NOREPLACE) == 0) {
+        *ours = true;
+        return true;
+    }
+    if (errno == EEXIST) return true;
+    if (errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP) return false;
+#endif
+    if (linkat(amp__dc_fd, tmp, amp__dc_fd, AMP__KEY_FILE, 0) == 0) {
+        *ours = true;
+        return true;
+    }
+    return errno == EEXIST;
+}
+
+/* Make a key and publish it (amp__key_publish); false after amp__dc_off. */
+static bool amp__key_make(void)
+{
+    uint8_t key[32];
+    char tmp[64];
+    bool ours = false;
+    if (!amp__random_bytes(key, sizeof key)) {
+        amp__dc_off("no random bytes for a cache key");
+        return false;
+    }
+    amp__tmp_name(tmp, sizeof tmp);
+    int w = openat(amp__dc_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, amp__dc_shared ? 0640 : 0600);
+    if (w < 0) {
+        amp__dc_off("cannot create a cache key in %s: %s", amp__dc_path, strerror(errno));
+        return false;
+    }
+    bool ok = amp__share_file(w) && amp__fd_write_all(w, key, sizeof key);
+    if (close(w) != 0) ok = false;
+    if (ok) ok = amp__key_publish(tmp, &ours);
+    int e = errno;
+    /* After a rename there is no tmp: ENOENT, harmless. */
+    (void)unlinkat(amp__dc_fd, tmp, 0);
+    if (!ok) {
+        amp__dc_off("cannot write a cache key in %s: %s", amp__dc_path, strerror(e));
+        return false;
+    }
+    (void)ours;
+    return true;
+}
+
+/* Read the MAC key, making it first when there is none
+ * (amp__key_publish: racing processes agree on one). */
 static bool amp__load_key(void)
 {
-    for (int attempt = 0; attempt < 2; ++attempt) {
+    /* A key with two links, of a racer publishing it by link(): up to
+     * 200 waits of 1 ms for its second name to go. */
+    int waits = 0;
+    for (int attempt = 0; attempt < 3;) {
         int fd = openat(amp__dc_fd, AMP__KEY_FILE, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
         if (fd >= 0) {
             struct stat sb;
             char buf[160];
-            const char *why = fstat(fd, &sb) != 0 ? "cannot be read" : amp__file_problem(&sb, buf, sizeof buf);
+            const char *why = fstat(fd, &sb) != 0 ? "cannot be read" : NULL;
+            if (!why && S_ISREG(sb.st_mode) && sb.st_nlink == 2 && waits < 200) {
+                close(fd);
+                ++waits;
+                (void)nanosleep(&(struct timespec){0, 1000000}, NULL);
+                continue;
+            }
+            if (!why) why = amp__file_problem(&sb, buf, sizeof buf);
             if (!why && (sb.st_mode & (amp__dc_shared ? S_IRWXO : (S_IRWXG | S_IRWXO))))
                 why = amp__dc_shared ? "readable by users outside the group" : "readable by other users";
             if (!why && sb.st_size != 32) why = "not 32 bytes";
@@ -277,26 +344,8 @@ static bool amp__load_key(void)
             amp__dc_off("cannot open the cache key %s/" AMP__KEY_FILE ": %s", amp__dc_path, strerror(errno));
             return false;
         }
-        uint8_t key[32];
-        char tmp[64];
-        if (!amp__random_bytes(key, sizeof key)) {
-            amp__dc_off("no random bytes for a cache key");
-            return false;
-        }
-        amp__tmp_name(tmp, sizeof tmp);
-        int w = openat(amp__dc_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, amp__dc_shared ? 0640 : 0600);
-        if (w < 0) {
-            amp__dc_off("cannot create a cache key in %s: %s", amp__dc_path, strerror(errno));
-            return false;
-        }
-        bool ok = amp__share_file(w) && amp__fd_write_all(w, key, sizeof key);
-        if (close(w) != 0) ok = false;
-        if (ok && linkat(amp__dc_fd, tmp, amp__dc_fd, AMP__KEY_FILE, 0) != 0 && errno != EEXIST) ok = false;
-        (void)unlinkat(amp__dc_fd, tmp, 0);
-        if (!ok) {
-            amp__dc_off("cannot write a cache key in %s: %s", amp__dc_path, strerror(errno));
-            return false;
-        }
+        if (!amp__key_make()) return false;
+        ++attempt;
     }
     amp__dc_off("cannot settle on a cache key in %s", amp__dc_path);
     return false;
