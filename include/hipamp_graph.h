@@ -40,7 +40,9 @@
  *  - calls that need a result on the host, from the data a recording uses
  *    or from q: amp_array_view_synchronize of such data, amp_array_copy_to
  *    /from_host of an array the recording uses or created on q, copies
- *    between such data and the host, amp_accelerator_view_wait(q),
+ *    between such data and the host or another accelerator (any copy of
+ *    an array of q, or of a view of one, that is not recorded: on every
+ *    accelerator, the CPU one too), amp_accelerator_view_wait(q),
  *    amp_array_view_native_handle on q, and the algorithms that return
  *    their result on the host (amp_reduce, amp_transform_reduce,
  *    amp_reduction_apply: record their _async forms; amp_count_if,

@@ -745,6 +745,94 @@ ACCEL_TEST(graph, another_thread_is_refused_while_a_view_records)
     teardown(&f);
 }
 
+typedef struct copier {
+    amp_array *src, *dst;
+    amp_status st;
+    char msg[512];
+} copier;
+
+static void *copier_main(void *arg)
+{
+    copier *c = arg;
+    c->st = amp_copy_array(c->src, c->dst);
+    snprintf(c->msg, sizeof c->msg, "%s", amp_last_error());
+    return NULL;
+}
+
+/* While q records, a copy between an array of q (or a view of one) and
+ * the host (a staging array, a host view), and any copy of q's arrays
+ * from another thread, is refused, on every accelerator alike: nothing
+ * moves, and only the recording thread's copy between q's arrays is in
+ * the graph. Where both sides are host-addressable (the CPU accelerator)
+ * such copies once ran at once, while a GPU refused them. */
+static void copies_with_the_host_are_refused_while_recording(amp_accelerator *acc)
+{
+    fixture f;
+    setup(&f, acc);
+    static int32_t init[N], host[N], got[N];
+    for (int i = 0; i < N; ++i) init[i] = 10, host[i] = 30;
+    int32_t *a0 = test_xmalloc(sizeof init), *b0 = test_xmalloc(sizeof init);
+    for (int i = 0; i < N; ++i) a0[i] = 42, b0[i] = 7;
+    amp_array *A = NULL, *B = NULL, *S = NULL;
+    ASSERT_OK(amp_array_create(f.q, 4, amp_extent_1d(N), a0, &A));
+    ASSERT_OK(amp_array_create(f.q, 4, amp_extent_1d(N), b0, &B));
+    ASSERT_OK(amp_array_create_staging(f.q, 4, amp_extent_1d(N), init, &S));
+    amp_array_view *hv = test_view(host, 4, amp_extent_1d(N), AMP_READ_WRITE), *bv = NULL;
+    ASSERT_OK(amp_array_view_of_array(B, &bv));
+    amp_graph *g = NULL;
+    ASSERT_OK(amp_graph_begin_recording(f.q));
+    ASSERT_STATUS(amp_copy_array(S, A), AMP_ERROR_BUSY);
+    cr_assert(strstr(amp_last_error(), "amp_copy_array (its destination is an array of this view") &&
+                  strstr(amp_last_error(), "records a graph on this thread"),
+              "%s", amp_last_error());
+    ASSERT_STATUS(amp_copy_array(A, S), AMP_ERROR_BUSY);
+    cr_assert(strstr(amp_last_error(), "its source is an array of this view"), "%s", amp_last_error());
+    amp_future *fut = (amp_future *)1;
+    ASSERT_STATUS(amp_copy_view_async(hv, bv, &fut), AMP_ERROR_BUSY);
+    cr_assert(strstr(amp_last_error(), "amp_copy_view_async (its destination"), "%s", amp_last_error());
+    cr_assert_null(fut);
+    ASSERT_STATUS(amp_copy_view(bv, hv), AMP_ERROR_BUSY);
+    copier c = {.src = A, .dst = B};
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, copier_main, &c), 0);
+    pthread_join(th, NULL);
+    cr_assert_eq(c.st, AMP_ERROR_BUSY, "a copy between q's arrays from another thread: %s", amp_status_name(c.st));
+    cr_assert(strstr(c.msg, "amp_copy_array (its source") && strstr(c.msg, "another thread"), "%s", c.msg);
+    ASSERT_OK(amp_copy_array(A, B)); /* the recording thread's: recorded */
+    ASSERT_OK(amp_graph_end_recording(f.q, &g));
+    amp_graph_info info;
+    ASSERT_OK(amp_graph_get_info(g, &info));
+    cr_assert_eq(info.copies, 1, "only the recorded copy: %llu", (unsigned long long)info.copies);
+    ASSERT_OK(amp_array_copy_to_host(A, got));
+    test_check_i32(got, a0, N, "A after the recording");
+    ASSERT_OK(amp_array_copy_to_host(B, got));
+    test_check_i32(got, b0, N, "B after the recording (nothing moved)");
+    ASSERT_OK(amp_array_view_synchronize(hv));
+    for (int i = 0; i < N; ++i) cr_assert_eq(host[i], 30, "host[%d] = %d", i, host[i]);
+    ASSERT_OK(amp_graph_launch(f.q, g));
+    ASSERT_OK(amp_array_copy_to_host(B, got));
+    test_check_i32(got, a0, N, "B after the replay");
+    ASSERT_OK(amp_graph_destroy(g));
+    ASSERT_OK(amp_array_view_destroy(bv));
+    ASSERT_OK(amp_array_view_destroy(hv));
+    ASSERT_OK(amp_array_destroy(A));
+    ASSERT_OK(amp_array_destroy(B));
+    ASSERT_OK(amp_array_destroy(S));
+    free(a0);
+    free(b0);
+    teardown(&f);
+}
+
+ACCEL_TEST(graph, copies_with_the_host_are_refused_while_recording)
+{
+    copies_with_the_host_are_refused_while_recording(acc);
+}
+
+Test(graph, copies_with_the_host_are_refused_while_recording_cpu_copying, .init = test_cpu_copying)
+{
+    copies_with_the_host_are_refused_while_recording(test_accel(TEST_ACCEL_CPU));
+}
+
 /* The axpy tests' data: y[i] = i read-write, x[i] = 1 read-only, as views
  * of static arrays (y stays readable after the views go). */
 static float axpy_y[N], axpy_x[N];

@@ -450,6 +450,27 @@ static amp_status amp__copy_recorded(amp_graph *g, amp__side *src, amp__side *ds
     return AMP_OK;
 }
 
+/* A copy the recording did not take (amp__copy_recordable) whose side is
+ * an array, or a view of one, of a view that records: refused on every
+ * accelerator, as the copy on that view's queue is on a GPU
+ * (amp__queue_copy). Where both sides are host-addressable (the CPU
+ * accelerator) it would run at once on this thread, before the graph
+ * that may write the array, and be in no replay. */
+static amp_status amp__side_refuse_recording(const amp__side *d, const char *role, const char *fn)
+{
+    amp_accelerator_view *q = d->s->home_acc ? d->s->home_q : NULL;
+    if (!q || !atomic_load_explicit(&q->recorder, memory_order_acquire)) return AMP_OK;
+    char what[160];
+    snprintf(what, sizeof what, "%s (its %s is an array of this view, or a view of one)", fn, role);
+    amp_status st = amp__graph_check_thread(q, what);
+    if (st != AMP_OK) return st;
+    return amp__fail(AMP_ERROR_BUSY,
+                     "%s: the accelerator view (%s) records a graph on this thread, which takes only copies between "
+                     "arrays (or views of arrays) of its accelerator; this one, with the host or another accelerator, "
+                     "would run now, before the graph does (copy before or after the recording)",
+                     what, q->acc->e.info.device_path);
+}
+
 static amp_status amp__copy_sides(amp__side *src, amp__side *dst, amp_future **out, const char *fn)
 {
     amp_status st = AMP_OK;
@@ -470,6 +491,9 @@ static amp_status amp__copy_sides(amp__side *src, amp__side *dst, amp_future **o
                          src->s == dst->s ? "in the same storage" : amp__shared_memory_kind(src->s));
     amp_graph *g = amp__graph_here();
     if (g && amp__copy_recordable(g, src, dst)) return amp__copy_recorded(g, src, dst, out, fn);
+    if ((st = amp__side_refuse_recording(src, "source", fn)) != AMP_OK ||
+        (st = amp__side_refuse_recording(dst, "destination", fn)) != AMP_OK)
+        return st;
     amp_future *f = NULL;
     void *timing[2] = {NULL, NULL};
     if (out && (st = amp__future_new(&f)) != AMP_OK) return st;
