@@ -3150,3 +3150,61 @@ Test(cache, processes_making_the_key_at_once_all_use_it, .fini = cleanup, .timeo
     }
     cr_log_info("%d rounds", rounds);
 }
+
+/* A key cut short (0 bytes: a crash between its name and its bytes, which
+ * nothing fsynced) turned the disk cache off for good ("is not 32
+ * bytes"). One of ours is replaced, and the cache is on. */
+Test(cache, a_short_key_of_ours_is_replaced, .fini = cleanup)
+{
+    make_root();
+    char dir[PATH_MAX + 16], key[PATH_MAX + 32];
+    snprintf(dir, sizeof dir, "%s/c", g_root);
+    snprintf(key, sizeof key, "%s/.key", dir);
+    cr_assert_eq(mkdir(dir, 0700), 0);
+    int fd = open(key, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(write(fd, "short", 5), 5);
+    close(fd);
+    cr_assert_eq(setenv("AMP_CACHE_DIR", dir, 1), 0);
+    amp_cache_info ci = cache_info();
+    cr_assert(ci.disk_enabled, "reason: %s", ci.reason);
+    struct stat sb;
+    cr_assert_eq(stat(key, &sb), 0);
+    cr_assert(sb.st_size == 32 && sb.st_nlink == 1 && (sb.st_mode & 0777) == 0600, "size %lld, mode %04o",
+              (long long)sb.st_size, (unsigned)(sb.st_mode & 07777));
+}
+
+/* What is not ours to remake is still refused, and named: a short key of
+ * another user's (uid 65534's: needs root), or one with a second link. */
+static void short_key_refused(bool foreign, const char *want)
+{
+    make_root();
+    char dir[PATH_MAX + 16], key[PATH_MAX + 32], other[PATH_MAX + 32];
+    snprintf(dir, sizeof dir, "%s/c", g_root);
+    snprintf(key, sizeof key, "%s/.key", dir);
+    snprintf(other, sizeof other, "%s/second-name", dir);
+    cr_assert_eq(mkdir(dir, 0700), 0);
+    int fd = open(key, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    if (foreign) cr_assert_eq(chown(key, 65534, 65534), 0);
+    else cr_assert_eq(link(key, other), 0);
+    cr_assert_eq(setenv("AMP_CACHE_DIR", dir, 1), 0);
+    amp_cache_info ci = cache_info();
+    cr_assert(!ci.disk_enabled);
+    cr_assert(strstr(ci.reason, key) && strstr(ci.reason, want), "reason: %s", ci.reason);
+    struct stat sb;
+    cr_assert_eq(stat(key, &sb), 0);
+    cr_assert_eq(sb.st_size, 0, "a key not ours to remake was replaced");
+}
+
+Test(cache, a_short_key_of_another_user_is_refused, .fini = cleanup)
+{
+    if (geteuid() != 0) cr_skip_test("needs root, to give the key to uid 65534");
+    short_key_refused(true, "owned by another user");
+}
+
+Test(cache, a_short_key_with_two_links_is_refused, .fini = cleanup, .timeout = 30)
+{
+    short_key_refused(false, "more than one link");
+}

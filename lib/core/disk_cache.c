@@ -38,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -279,7 +280,10 @@ static bool amp__key_publish(const char *tmp, bool *ours)
     return errno == EEXIST;
 }
 
-/* Make a key and publish it (amp__key_publish); false after amp__dc_off. */
+/* Make a key and publish it (amp__key_publish); false after amp__dc_off.
+ * Its bytes reach the disk before its name does: a crash must not leave a
+ * short key at the name (one left by an older library is replaced,
+ * amp__key_drop_short). */
 static bool amp__key_make(void)
 {
     uint8_t key[32];
@@ -295,7 +299,7 @@ static bool amp__key_make(void)
         amp__dc_off("cannot create a cache key in %s: %s", amp__dc_path, strerror(errno));
         return false;
     }
-    bool ok = amp__share_file(w) && amp__fd_write_all(w, key, sizeof key);
+    bool ok = amp__share_file(w) && amp__fd_write_all(w, key, sizeof key) && fsync(w) == 0;
     if (close(w) != 0) ok = false;
     if (ok) ok = amp__key_publish(tmp, &ours);
     int e = errno;
@@ -305,8 +309,35 @@ static bool amp__key_make(void)
         amp__dc_off("cannot write a cache key in %s: %s", amp__dc_path, strerror(e));
         return false;
     }
-    (void)ours;
+    if (ours) (void)fsync(amp__dc_fd); /* the name too, where the file system allows it */
     return true;
+}
+
+/* Whether sb is a key of ours cut short (a crash after its name was
+ * written and before its bytes, which nothing fsynced before): a regular
+ * file, one link, ours, not 32 bytes. Only such a key is replaced: what
+ * was ours to write is ours to remake, and the entries made under the old
+ * key are rebuilt as they fail their MACs. */
+static bool amp__key_is_short(const struct stat *sb)
+{
+    return S_ISREG(sb->st_mode) && sb->st_nlink == 1 && sb->st_uid == geteuid() && sb->st_size != 32;
+}
+
+/* Remove the short key sb describes, so that amp__load_key makes a new
+ * one. Under an exclusive lock on the directory, and only if the name
+ * still holds that file: processes that all found the short key remove it
+ * once, and a later one finds the key the first one made, not removes it
+ * too (they would then use different keys, and each delete the other's
+ * entries). Without the lock (a file system that refuses it), the name is
+ * still checked first, and the worst case is entries rebuilt. */
+static void amp__key_drop_short(const struct stat *sb)
+{
+    struct stat now;
+    bool locked = flock(amp__dc_fd, LOCK_EX) == 0;
+    if (fstatat(amp__dc_fd, AMP__KEY_FILE, &now, AT_SYMLINK_NOFOLLOW) == 0 && now.st_dev == sb->st_dev &&
+        now.st_ino == sb->st_ino && amp__key_is_short(&now))
+        (void)unlinkat(amp__dc_fd, AMP__KEY_FILE, 0);
+    if (locked) (void)flock(amp__dc_fd, LOCK_UN);
 }
 
 /* Read the MAC key, making it first when there is none
@@ -316,7 +347,7 @@ static bool amp__load_key(void)
     /* A key with two links, of a racer publishing it by link(): up to
      * 200 waits of 1 ms for its second name to go. */
     int waits = 0;
-    for (int attempt = 0; attempt < 3;) {
+    for (int attempt = 0; attempt < 4;) {
         int fd = openat(amp__dc_fd, AMP__KEY_FILE, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
         if (fd >= 0) {
             struct stat sb;
@@ -326,6 +357,12 @@ static bool amp__load_key(void)
                 close(fd);
                 ++waits;
                 (void)nanosleep(&(struct timespec){0, 1000000}, NULL);
+                continue;
+            }
+            if (!why && amp__key_is_short(&sb)) {
+                close(fd);
+                amp__key_drop_short(&sb);
+                ++attempt;
                 continue;
             }
             if (!why) why = amp__file_problem(&sb, buf, sizeof buf);
