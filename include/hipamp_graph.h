@@ -157,7 +157,12 @@ typedef struct amp_graph_info {
     uint64_t launches;        /* kernel launches recorded */
     uint64_t copies;          /* copies recorded */
     uint64_t data;            /* distinct views' and arrays' data it uses */
-    uint64_t replays;         /* times it was launched */
+    /* Launches handed to the view's queue (its data made current first),
+     * whatever came of them: one that failed part-way, or that never ran
+     * because an earlier command on the view failed, counts; a launch
+     * call refused before (a bad argument, the view recording, its data
+     * not made current) does not. */
+    uint64_t replays;
     char implementation[64];  /* "cuda graph", "hip graph", "cpu replay list", "empty" */
 } amp_graph_info;
 /* What g holds. Never blocks. */

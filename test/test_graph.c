@@ -1879,11 +1879,23 @@ static void cpu_replay_failure(int poke_points)
     ASSERT_OK(amp_graph_end_recording(f.q, &g));
     ASSERT_STATUS(amp_graph_launch(f.q, g), AMP_ERROR_OUT_OF_BOUNDS);
     cr_assert(strstr(amp_last_error(), "graph_poke"), "%s", amp_last_error());
-    amp_future *fut = NULL;
+    amp_future *fut = NULL, *fut2 = NULL;
     ASSERT_OK(amp_graph_launch_async(f.q, g, &fut));
+    /* Queued after a failure: it never runs (its future says so). */
+    ASSERT_OK(amp_graph_launch_async(f.q, g, &fut2));
     ASSERT_STATUS(amp_future_wait(fut), AMP_ERROR_OUT_OF_BOUNDS);
+    cr_assert_neq(amp_future_wait(fut2), AMP_OK);
     ASSERT_STATUS(amp_accelerator_view_wait(f.q), AMP_ERROR_OUT_OF_BOUNDS);
     ASSERT_OK(amp_future_destroy(fut));
+    ASSERT_OK(amp_future_destroy(fut2));
+    /* Every launch handed over counts (hipamp_graph.h), the synchronous
+     * one that failed part-way and the asynchronous one that never ran
+     * alike (the first once went uncounted, the second counted); a launch
+     * refused before does not. */
+    ASSERT_STATUS(amp_graph_launch_async(f.q, g, NULL), AMP_ERROR_INVALID_ARGUMENT);
+    amp_graph_info info;
+    ASSERT_OK(amp_graph_get_info(g, &info));
+    cr_assert_eq(info.replays, 3, "replays: %llu", (unsigned long long)info.replays);
     /* The command after the failure never ran. Host access may repeat the
      * failure (with unified memory the data's last use is the failed
      * replay) or not (in memory of its own, the copy back is queued after

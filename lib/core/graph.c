@@ -771,6 +771,10 @@ static amp_status amp__graph_replay(amp_accelerator_view *q, amp_graph *g, bool 
                       g->driver_copies, g->copies,
                       g->copy_bytes};
     if (timing && g->exec && (st = amp__queue_timed_event(q, &timing[0])) != AMP_OK) goto out;
+    /* Counted once handed over, whatever comes of it (hipamp_graph.h,
+     * amp_graph_info.replays): a failure may come from a replay that ran
+     * part-way or from one that never ran, and neither is known here. */
+    atomic_fetch_add_explicit(&g->replays, 1, memory_order_relaxed);
     amp_status ran = amp__queue_replay(q, &rp, async, done);
     if (ran != AMP_OK) {
         if (timing) {
@@ -792,7 +796,6 @@ static amp_status amp__graph_replay(amp_accelerator_view *q, amp_graph *g, bool 
         *done = (amp__point){NULL, 0};
         goto out;
     }
-    atomic_fetch_add_explicit(&g->replays, 1, memory_order_relaxed);
     if (done->q) amp__point_set(&g->last, *done);
     /* Recorded above, and the graph's last point after the replay
      * (amp_graph_destroy waits for it), before the closing event. */
