@@ -694,7 +694,8 @@ AMP_API amp_status amp_array_view_destroy(amp_array_view *v);
  * byte spans meet are refused even where their elements interleave without
  * meeting (the left and right halves of a matrix's rows, one of them made
  * over the buffer from its middle); sections of one view are told apart
- * exactly.
+ * exactly, whatever its shape (a view_as of a 1-D view included: its
+ * columns are not its rows).
  * Between arrays on one accelerator the copy stays on the device; between two
  * GPUs of one vendor it goes peer to peer where the driver allows, else
  * through host memory; between a GPU and the CPU accelerator it is one

@@ -436,6 +436,53 @@ ACCEL_TEST(copy, views_and_arrays_made_apart_over_shared_memory_are_refused)
     for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) ASSERT_OK(amp_array_view_destroy(all[i]));
 }
 
+/* Sections of one view are told apart exactly (hipamp.h), a view_as of a
+ * 1-D view too, whose columns lie in the 1-D data's elements between
+ * their first and last, in boxes that meet: columns 0 and 1 were refused
+ * as overlapping. Columns that share elements still are; the copies read
+ * the kernel's results where they are (on the device, copying). */
+static void sections_of_a_reshaped_view(amp_accelerator *acc)
+{
+    amp_accelerator_view *q = NULL;
+    ASSERT_OK(amp_accelerator_default_view(acc, &q));
+    amp_program *p = test_build(acc, test_kernels_memory);
+    static float h[16];
+    for (int i = 0; i < 16; ++i) h[i] = (float)i;
+    amp_array_view *v = test_view(h, 4, amp_extent_1d(16), AMP_READ_WRITE), *w = NULL;
+    ASSERT_OK(amp_array_view_view_as(v, amp_extent_2d(4, 4), &w));
+    amp_arg a[] = {amp_arg_view(v)};
+    ASSERT_OK(amp_parallel_for_each(q, amp_extent_1d(16), test_kernel(p, "mem_scale1"), a, 1)); /* h = 2i + 1 */
+    amp_array_view *c0 = NULL, *c1 = NULL, *c01 = NULL, *c12 = NULL, *c23 = NULL;
+    ASSERT_OK(amp_array_view_section(w, amp_index_2d(0, 0), amp_extent_2d(4, 1), &c0));
+    ASSERT_OK(amp_array_view_section(w, amp_index_2d(0, 1), amp_extent_2d(4, 1), &c1));
+    ASSERT_OK(amp_array_view_section(w, amp_index_2d(0, 0), amp_extent_2d(4, 2), &c01));
+    ASSERT_OK(amp_array_view_section(w, amp_index_2d(0, 1), amp_extent_2d(4, 2), &c12));
+    ASSERT_OK(amp_array_view_section(w, amp_index_2d(0, 2), amp_extent_2d(4, 2), &c23));
+    ASSERT_STATUS(amp_copy_view(c01, c12), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_last_error(), "amp_copy_view: source and destination overlap (in the same storage)"), "%s",
+              amp_last_error());
+    ASSERT_OK(amp_copy_view(c0, c1));     /* column 1 = column 0 */
+    ASSERT_OK(amp_copy_view(c01, c23));   /* columns 2, 3 = columns 0, 0 */
+    ASSERT_OK(amp_array_view_synchronize(v));
+    for (int r = 0; r < 4; ++r)
+        for (int c = 0; c < 4; ++c)
+            cr_assert_eq(h[4 * r + c], (float)(8 * r + 1), "h[%d][%d] = %g, want %d", r, c, (double)h[4 * r + c],
+                         8 * r + 1);
+    amp_array_view *all[] = {c23, c12, c01, c1, c0, w, v};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) ASSERT_OK(amp_array_view_destroy(all[i]));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+ACCEL_TEST(copy, sections_of_a_reshaped_view_are_told_apart_exactly)
+{
+    sections_of_a_reshaped_view(acc);
+}
+
+Test(copy, sections_of_a_reshaped_view_are_told_apart_exactly_cpu_copying, .init = test_cpu_copying)
+{
+    sections_of_a_reshaped_view(test_accel(TEST_ACCEL_CPU));
+}
+
 /* An AMP_READ_ONLY view (C++ AMP's array_view<const T>) is never a copy's
  * destination, as it is never set's: its memory may be read-only (a const
  * table), which a copy into it would fault on. */

@@ -388,9 +388,73 @@ fail:
     return st;
 }
 
+static int64_t amp__floor_div(int64_t a, int64_t b) { return a / b - (a % b != 0 && a < 0); }
+static int64_t amp__ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0 && a > 0); }
+
+/* Whether steps k[d], |k[d]| < n[d], of dimensions d..r-1 (strides s,
+ * positive, largest first) sum to want elements; span[d]: the most the
+ * dimensions after d can add (sum of s[e] * (n[e] - 1)). Every k[d] that
+ * leaves a reachable rest is tried, so the answer is exact, whether or not
+ * a difference decomposes in one way only. *budget bounds the work: false
+ * with *budget < 0 is "undecided". */
+static bool amp__steps_reach(int r, const int *n, const int64_t *s, const int64_t *span, int d, int64_t want,
+                             int *budget)
+{
+    if (--*budget < 0) return false;
+    if (d == r) return want == 0;
+    int64_t lo = amp__ceil_div(want - span[d], s[d]), hi = amp__floor_div(want + span[d], s[d]);
+    if (lo < 1 - (int64_t)n[d]) lo = 1 - (int64_t)n[d];
+    if (hi > (int64_t)n[d] - 1) hi = (int64_t)n[d] - 1;
+    for (int64_t k = lo; k <= hi; ++k) {
+        if (amp__steps_reach(r, n, s, span, d + 1, want - k * s[d], budget)) return true;
+        if (*budget < 0) return false;
+    }
+    return false;
+}
+
+/* Two sides of one storage with one element size and the same strides
+ * (sections of one view, whatever its shape): b's elements are a's moved
+ * by b->offset - a->offset bytes, and they meet exactly when that move is
+ * a whole number of elements made of steps k[d] along the strides with
+ * |k[d]| < extent (element i of a is element i - k of b). 1: they meet,
+ * 0: they do not, -1: undecided (other layouts, a move by part of an
+ * element, a search over its budget). A view's strides are those of a
+ * row-major layout (view_as and reinterpret_as make one, sections and
+ * projections keep it), each larger than what the dimensions after it
+ * span: at most two steps fit each dimension, so the search is short. */
+static int amp__same_layout_meet(const amp__side *a, const amp__side *b)
+{
+    int r = a->ext.rank, m = 0, n[AMP_MAX_RANK];
+    int64_t s[AMP_MAX_RANK], span[AMP_MAX_RANK];
+    if (a->elem != b->elem || b->ext.rank != r) return -1;
+    int64_t moved = b->offset - a->offset, e = (int64_t)a->elem;
+    if (moved % e != 0) return -1;
+    for (int d = 0; d < r; ++d) {
+        if (a->ext.v[d] != b->ext.v[d]) return -1;
+        if (a->ext.v[d] <= 0) return 0; /* empty: no elements */
+        if (a->ext.v[d] == 1) continue; /* one index: no step, whatever its stride */
+        if (a->stride[d] != b->stride[d] || a->stride[d] == 0) return -1;
+        /* Largest stride first (insertion): the bounds then prune most. */
+        int64_t sd = a->stride[d] < 0 ? -a->stride[d] : a->stride[d]; /* steps go both ways: the sign is moot */
+        int at = m++;
+        while (at > 0 && s[at - 1] < sd) {
+            s[at] = s[at - 1];
+            n[at] = n[at - 1];
+            --at;
+        }
+        s[at] = sd;
+        n[at] = a->ext.v[d];
+    }
+    for (int d = m - 1; d >= 0; --d) span[d] = d == m - 1 ? 0 : span[d + 1] + s[d + 1] * (int64_t)(n[d + 1] - 1);
+    int budget = 4096;
+    bool meet = amp__steps_reach(m, n, s, span, 0, moved / e, &budget);
+    return budget < 0 ? -1 : meet;
+}
+
 /* Two sides whose elements may share bytes. Of one storage: exact boxes
- * that do not meet never share any; otherwise (a reshaped view's wider
- * box) the byte ranges decide, conservatively. Of two storages (views
+ * that do not meet never share any; sides of one layout are decided
+ * exactly (amp__same_layout_meet); otherwise (a reshaped view's wider
+ * box against another layout) the byte ranges decide, conservatively. Of two storages (views
  * made apart over one buffer, arrays over one native allocation):
  * amp__parts_share_memory; a copy between them, done a row at a time or
  * through a device copy of one, would read what it had already written.
@@ -407,6 +471,8 @@ static bool amp__sides_overlap(const amp__side *a, const amp__side *b)
     amp__box cut;
     if (!amp__box_intersect(&a->box, &b->box, a->s->ext.rank, &cut)) return false;
     if (a->exact && b->exact) return true;
+    int meet = amp__same_layout_meet(a, b);
+    if (meet >= 0) return meet;
     int64_t a_end = a->offset + (int64_t)a->elem, b_end = b->offset + (int64_t)b->elem;
     for (int d = 0; d < a->ext.rank; ++d) a_end += (int64_t)(a->ext.v[d] - 1) * a->stride[d] * (int64_t)a->elem;
     for (int d = 0; d < b->ext.rank; ++d) b_end += (int64_t)(b->ext.v[d] - 1) * b->stride[d] * (int64_t)b->elem;
