@@ -141,8 +141,10 @@ AMP_API amp_index amp_index_make(int rank, const int *v);
  *  - arrays and views of it hold no elements: no memory is allocated, host
  *    and device pointers may be NULL (array init, copy_to_host/_from_host
  *    buffers, amp_array_view_create's host, create_from_native's memory),
- *    amp_array_view_native_handle gives NULL, get/set and a projection are
- *    AMP_ERROR_OUT_OF_BOUNDS;
+ *    amp_array_view_native_handle gives NULL, get/set are
+ *    AMP_ERROR_OUT_OF_BOUNDS, and so is a projection where the first
+ *    dimension is 0 (elsewhere, {3, 0} for one, a projection is an empty
+ *    view of the rest, as in C++ AMP);
  *  - sections of it, and sections with an empty extent of any view (origin
  *    anywhere from 0 to the view's extent), are empty views; an empty view
  *    passed to a launch gives the kernel a view with no elements;
@@ -549,7 +551,9 @@ AMP_API amp_status amp_array_view_of_array(amp_array *a, amp_array_view **out);
 AMP_API amp_status amp_array_view_section(amp_array_view *v, amp_index origin, amp_extent e,
                                           amp_array_view **out);
 /* Rank-reducing view v[i] (rank >= 2; AMP_ERROR_INVALID_ARGUMENT below).
- * AMP_ERROR_OUT_OF_BOUNDS for i outside. The new view is the caller's. */
+ * AMP_ERROR_OUT_OF_BOUNDS for i outside (every i when v's first dimension
+ * is 0); of a view empty in another dimension, an empty view. The new view
+ * is the caller's. */
 AMP_API amp_status amp_array_view_project(amp_array_view *v, int i, amp_array_view **out);
 /* Shapes of a view (C++ AMP's reinterpret_as and view_as; for an array, take
  * amp_array_view_of_array first). Each new view is the caller's, shares v's

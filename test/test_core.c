@@ -701,6 +701,34 @@ Test(shape, an_empty_section_reshapes)
     ASSERT_OK(amp_array_view_destroy(v));
 }
 
+/* A projection of an empty view (hipamp.h, empty extents): out of bounds
+ * where the first dimension is 0 (there is no row to take), else an empty
+ * view of the rest ({3, 0}[1] is {0}, as in C++ AMP); get is out of
+ * bounds either way. The header said every projection of an empty view
+ * was out of bounds. */
+Test(shape, a_projection_of_an_empty_view)
+{
+    amp_array_view *e30 = NULL, *e03 = NULL, *p = NULL;
+    float x = 0.0f;
+    ASSERT_OK(amp_array_view_create(NULL, 4, amp_extent_2d(3, 0), AMP_READ_WRITE, &e30));
+    ASSERT_OK(amp_array_view_create(NULL, 4, amp_extent_2d(0, 3), AMP_READ_WRITE, &e03));
+    ASSERT_STATUS(amp_array_view_get(e30, amp_index_2d(1, 0), &x), AMP_ERROR_OUT_OF_BOUNDS);
+    ASSERT_OK(amp_array_view_project(e30, 1, &p));
+    amp_extent e;
+    ASSERT_OK(amp_array_view_get_extent(p, &e));
+    cr_assert(e.rank == 1 && e.v[0] == 0, "extent rank %d {%d}", e.rank, e.v[0]);
+    ASSERT_OK(amp_array_view_destroy(p));
+    p = NULL;
+    ASSERT_STATUS(amp_array_view_project(e30, 3, &p), AMP_ERROR_OUT_OF_BOUNDS);
+    cr_assert(strstr(amp_last_error(), "projection index 3 outside 0..2"), "%s", amp_last_error());
+    cr_assert_null(p);
+    ASSERT_STATUS(amp_array_view_project(e03, 0, &p), AMP_ERROR_OUT_OF_BOUNDS);
+    cr_assert(strstr(amp_last_error(), "projection index 0: the view's first dimension is 0"), "%s", amp_last_error());
+    cr_assert_null(p);
+    ASSERT_OK(amp_array_view_destroy(e03));
+    ASSERT_OK(amp_array_view_destroy(e30));
+}
+
 /* A NULL pointer is allowed for an empty extent only; with an invalid
  * extent, the extent is what is wrong (named), not the pointer. */
 Test(shape, an_invalid_extent_is_named_before_a_null_pointer)
