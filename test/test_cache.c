@@ -3208,3 +3208,70 @@ Test(cache, a_short_key_with_two_links_is_refused, .fini = cleanup, .timeout = 3
 {
     short_key_refused(false, "more than one link");
 }
+
+/* ---------------------------- symbolic links on the way to the directory */
+
+/* The review's: a symbolic link another user put partway along
+ * AMP_CACHE_DIR (not as its last name, which was refused already) was
+ * followed: the key and the directory were made in a private directory of
+ * ours that they chose, and the sweep removed our old ".tmp-" files
+ * there. As root the link is uid 65534's, in a sticky directory every user
+ * may write; otherwise our own, in a directory others may write (not
+ * sticky), which anyone could have put there. Neither is followed, the
+ * reason names it, and nothing is made or removed behind it. */
+Test(cache, a_link_another_user_could_have_put_on_the_way_is_not_followed, .fini = cleanup)
+{
+    make_root();
+    char victim[PATH_MAX + 16], open_dir[PATH_MAX + 16], link_path[PATH_MAX + 32], cache[PATH_MAX + 64],
+        old_tmp[PATH_MAX + 64];
+    snprintf(victim, sizeof victim, "%s/private", g_root);
+    snprintf(open_dir, sizeof open_dir, "%s/open", g_root);
+    snprintf(link_path, sizeof link_path, "%s/theirs", open_dir);
+    snprintf(cache, sizeof cache, "%s/hipamp", link_path);
+    snprintf(old_tmp, sizeof old_tmp, "%s/.tmp-editor-backup", victim);
+    cr_assert_eq(mkdir(victim, 0700), 0);
+    write_file(old_tmp, "ours", 4);
+    struct timespec old[2] = {{time(NULL) - 7200, 0}, {time(NULL) - 7200, 0}};
+    cr_assert_eq(utimensat(AT_FDCWD, old_tmp, old, 0), 0);
+    cr_assert_eq(mkdir(open_dir, 0700), 0);
+    const bool root = geteuid() == 0;
+    cr_assert_eq(chmod(open_dir, root ? 01777 : 0777), 0);
+    cr_assert_eq(symlink(victim, link_path), 0);
+    if (root) cr_assert_eq(lchown(link_path, 65534, 65534), 0);
+    cr_assert_eq(setenv("AMP_CACHE_DIR", cache, 1), 0);
+    amp_cache_info ci = cache_info();
+    cr_assert(!ci.disk_enabled, "the cache was made behind the link");
+    cr_assert(strstr(ci.reason, link_path) &&
+                  strstr(ci.reason, root ? "a symbolic link owned by uid 65534" : "a group or others may write"),
+              "reason: %s", ci.reason);
+    DIR *d = opendir(victim);
+    cr_assert_not_null(d);
+    int names = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+            cr_assert_str_eq(e->d_name, ".tmp-editor-backup", "%s was made behind the link", e->d_name);
+            ++names;
+        }
+    closedir(d);
+    cr_assert_eq(names, 1, "our old .tmp- file was swept behind the link");
+}
+
+/* A link of ours on the way, in a directory only we may write (a home
+ * directory reached through /home -> /export/home, say), is followed, and
+ * the directories below it are made. */
+Test(cache, our_link_on_the_way_in_our_directory_is_followed, .fini = cleanup)
+{
+    make_root();
+    char real[PATH_MAX + 16], link_path[PATH_MAX + 16], cache[PATH_MAX + 64], made[PATH_MAX + 64];
+    snprintf(real, sizeof real, "%s/real", g_root);
+    snprintf(link_path, sizeof link_path, "%s/link", g_root);
+    snprintf(cache, sizeof cache, "%s/a/b/hipamp", link_path);
+    snprintf(made, sizeof made, "%s/a/b/hipamp/.key", real);
+    cr_assert_eq(mkdir(real, 0700), 0);
+    cr_assert_eq(symlink("real", link_path), 0); /* relative: from the link's directory */
+    cr_assert_eq(setenv("AMP_CACHE_DIR", cache, 1), 0);
+    amp_cache_info ci = cache_info();
+    cr_assert(ci.disk_enabled, "reason: %s", ci.reason);
+    struct stat sb;
+    cr_assert_eq(stat(made, &sb), 0, "no key at %s", made);
+}

@@ -102,20 +102,6 @@ static void amp__dc_note(const char *fmt, ...)
     va_end(ap);
 }
 
-/* mkdir -p of path's parents (0700 for the ones we make); the last
- * component is made by the caller with its own mode. */
-static void amp__mkdir_parents(const char *path)
-{
-    char buf[PATH_MAX];
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *p = buf + 1; *p; ++p)
-        if (*p == '/') {
-            *p = 0;
-            (void)mkdir(buf, 0700);
-            *p = '/';
-        }
-}
-
 /* Whether the process belongs to group g. */
 static bool amp__in_group(gid_t g)
 {
@@ -426,70 +412,130 @@ static void amp__dc_path_init(void)
     }
 }
 
-/* Why another user could have put a link owned by link_uid in the
- * directory pfd (amp__link_planted, the trace file's rule too), or NULL. */
-static const char *amp__dc_link_planted(int pfd, uid_t link_uid, char *why, size_t n)
+/* Why the symbolic link at a name in the directory pfd, of owner
+ * link_uid, is not followed (in why, n bytes), or NULL: only a link of
+ * ours or root's where no other user could have put it (amp__link_planted,
+ * the trace file's rule too). */
+static const char *amp__dc_link_refused(int pfd, uid_t link_uid, char *why, size_t n)
 {
+    char where[160];
     struct stat ds;
-    if (fstat(pfd, &ds) != 0) {
-        snprintf(why, n, "a directory that cannot be examined (%s)", strerror(errno));
-        return why;
-    }
-    return amp__link_planted(&ds, link_uid, why, n);
+    if (link_uid != geteuid() && link_uid != 0) snprintf(why, n, "a symbolic link owned by uid %d", (int)link_uid);
+    else if (fstat(pfd, &ds) != 0) snprintf(why, n, "a symbolic link in a directory that cannot be examined");
+    else if (amp__link_planted(&ds, link_uid, where, sizeof where))
+        snprintf(why, n, "a symbolic link in %s; hipamp does not follow a link another user could have put there (a "
+                 "link of yours renamed, or hard-linked, into place): set AMP_CACHE_DIR to the path it leads to", where);
+    else
+        return NULL;
+    return why;
 }
 
-/* The cache directory's descriptor, or -1 after amp__dc_off. Its last
- * component may be a symbolic link only if the link is ours (or root's)
- * in a directory where no other user could have put it
- * (amp__dc_link_planted), and in the /tmp fallback not at all. Invariant: the name is looked up
- * once (O_PATH | O_NOFOLLOW) and the link followed is the inode then held
- * (a link's text cannot change), so whoever may write the parent cannot
- * swap a link of theirs in after the owner was checked (with lstat then
- * open, one could: to any directory of ours that passes the descriptor's
- * checks, such as ~/.ssh, where the key would be made and our old ".tmp-"
- * files swept). What the link leads to is checked on the descriptor by
- * the caller, whatever the path says later. */
-static int amp__dc_open_dir(bool tmp_fallback)
+/* The directory path names (absolute, or relative to the directory from,
+ * named shown in messages), as an O_PATH descriptor, or -1 after
+ * amp__dc_off. Walked one name at a time, each looked up O_NOFOLLOW in
+ * the descriptor of the one before, so that every symbolic link on the
+ * way is judged before it is followed (amp__dc_link_refused): a link
+ * another user put partway along AMP_CACHE_DIR (/tmp/theirs -> a private
+ * directory of ours) would otherwise choose where the key is made and
+ * which ".tmp-" files the sweep removes. A link is followed through the
+ * inode held when it was judged (a link's text cannot change), so none can
+ * be swapped in after the check. A missing name is made (0700) when make
+ * is set. */
+static int amp__dc_walk_dir(int from, const char *shown_from, const char *path, bool make)
 {
-    char parent[PATH_MAX], target[PATH_MAX], why[160];
-    int pfd = -1, lfd = -1, fd = -1;
+    char rest[PATH_MAX], link[PATH_MAX], joined[PATH_MAX], shown[PATH_MAX], why[384];
+    int cur = -1, next = -1, links = 0;
+    snprintf(shown, sizeof shown, "%s", path[0] == '/' ? "" : shown_from);
+    if ((size_t)snprintf(rest, sizeof rest, "%s", path) >= sizeof rest) {
+        amp__dc_off("cache directory %s: a path too long to walk", amp__dc_path);
+        goto fail;
+    }
+    cur = path[0] == '/' ? open("/", O_PATH | O_CLOEXEC) : openat(from, ".", O_PATH | O_CLOEXEC);
+    for (const char *p = rest; cur >= 0;) {
+        while (*p == '/') ++p;
+        size_t cl = strcspn(p, "/"), sl = strlen(shown);
+        if (!cl) return cur;
+        char name[NAME_MAX + 1];
+        snprintf(name, sizeof name, "%.*s", (int)cl, p);
+        p += cl;
+        snprintf(shown + sl, sizeof shown - sl, "/%s", name);
+        errno = ENAMETOOLONG; /* a name cut short is not looked up */
+        next = cl > NAME_MAX ? -1 : openat(cur, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        if (next < 0 && errno == ENOENT && make && (mkdirat(cur, name, 0700) == 0 || errno == EEXIST))
+            next = openat(cur, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        struct stat sb;
+        if (next < 0 || fstat(next, &sb) != 0) {
+            amp__dc_off("cannot create cache directory %s: %s: %s", amp__dc_path, shown, strerror(errno));
+            goto fail;
+        }
+        if (S_ISDIR(sb.st_mode)) {
+            close(cur);
+            cur = next;
+            next = -1;
+            continue;
+        }
+        if (!S_ISLNK(sb.st_mode)) {
+            amp__dc_off("cannot create cache directory %s: %s is not a directory", amp__dc_path, shown);
+            goto fail;
+        }
+        if (amp__dc_link_refused(cur, sb.st_uid, why, sizeof why)) {
+            amp__dc_off("cache directory %s not used: %s is %s", amp__dc_path, shown, why);
+            goto fail;
+        }
+        ssize_t ll = readlinkat(next, "", link, sizeof link - 1);
+        if (ll <= 0 || ++links > 40 || (size_t)snprintf(joined, sizeof joined, "%.*s/%s", (int)ll, link, p) >=
+                                           sizeof joined) {
+            amp__dc_off("cannot follow the symbolic link %s on the way to cache directory %s: %s", shown, amp__dc_path,
+                        ll < 0 ? strerror(errno) : ll == 0 ? "empty" : "too many links, or too long a path");
+            goto fail;
+        }
+        close(next);
+        next = -1;
+        memcpy(rest, joined, strlen(joined) + 1);
+        p = rest;
+        *strrchr(shown, '/') = '\0'; /* the link's directory: where a relative text starts */
+        if (link[0] == '/') {
+            close(cur);
+            cur = open("/", O_PATH | O_CLOEXEC);
+            shown[0] = '\0';
+        }
+    }
+    amp__dc_off("cannot open the way to cache directory %s: %s", amp__dc_path, strerror(errno));
+fail:
+    if (next >= 0) close(next);
+    if (cur >= 0) close(cur);
+    return -1;
+}
+
+/* The cache directory's descriptor, or -1 after amp__dc_off; *made: made
+ * now, mode mode. Every name on the way and the last is walked by
+ * amp__dc_walk_dir (the directories above made, 0700, unless in the /tmp
+ * fallback, whose last name may be no link at all). What the last name
+ * leads to is checked on the descriptor by the caller, whatever the path
+ * says later. */
+static int amp__dc_open_dir(bool tmp_fallback, mode_t mode, bool *made)
+{
+    char parent[PATH_MAX];
+    int pfd = -1, at = -1, fd = -1;
     struct stat ls;
+    *made = false;
     snprintf(parent, sizeof parent, "%s", amp__dc_path);
     size_t len = strlen(parent);
     while (len > 1 && parent[len - 1] == '/') parent[--len] = '\0';
     char *slash = strrchr(parent, '/'); /* the path is absolute */
     const char *leaf = slash[1] ? slash + 1 : ".";
-    if (slash == parent) pfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-    else {
-        *slash = '\0';
-        pfd = open(parent, O_PATH | O_DIRECTORY | O_CLOEXEC);
-    }
-    if (pfd < 0 || (lfd = openat(pfd, leaf, O_PATH | O_NOFOLLOW | O_CLOEXEC)) < 0 || fstat(lfd, &ls) != 0) {
-        amp__dc_off("cannot create cache directory %s: %s", amp__dc_path, strerror(errno));
-        goto out;
-    }
-    if (!S_ISLNK(ls.st_mode)) {
-        fd = openat(lfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    } else if (tmp_fallback || (ls.st_uid != geteuid() && ls.st_uid != 0)) {
+    *slash = '\0';
+    if ((pfd = amp__dc_walk_dir(-1, "", slash == parent ? "/" : parent, !tmp_fallback)) < 0) goto out;
+    *made = mkdirat(pfd, leaf, mode) == 0;
+    if (tmp_fallback && fstatat(pfd, leaf, &ls, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(ls.st_mode)) {
         amp__dc_off("cache directory %s is a symbolic link owned by uid %d", amp__dc_path, (int)ls.st_uid);
         goto out;
-    } else if (amp__dc_link_planted(pfd, ls.st_uid, why, sizeof why)) {
-        amp__dc_off("cache directory %s is a symbolic link in %s; hipamp does not follow a link another user could "
-                    "have put there (a link of yours renamed, or hard-linked, into place): set AMP_CACHE_DIR to the "
-                    "path it leads to", amp__dc_path, why);
-        goto out;
-    } else {
-        ssize_t tl = readlinkat(lfd, "", target, sizeof target - 1);
-        if (tl <= 0) {
-            amp__dc_off("cannot read the symbolic link %s: %s", amp__dc_path, tl < 0 ? strerror(errno) : "empty");
-            goto out;
-        }
-        target[tl] = '\0';
-        fd = openat(pfd, target, O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* relative: from the link's directory */
     }
-    if (fd < 0) amp__dc_off("cannot open cache directory %s: %s", amp__dc_path, strerror(errno));
+    if ((at = amp__dc_walk_dir(pfd, parent, leaf, false)) < 0) goto out;
+    if ((fd = openat(at, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+        amp__dc_off("cannot open cache directory %s: %s", amp__dc_path, strerror(errno));
 out:
-    if (lfd >= 0) close(lfd);
+    if (at >= 0) close(at);
     if (pfd >= 0) close(pfd);
     return fd;
 }
@@ -583,12 +629,10 @@ static void amp__dc_init(void)
         amp__dc_off("cache directory %s is not an absolute path", amp__dc_path);
         return;
     }
-    if (!tmp_fallback) amp__mkdir_parents(amp__dc_path);
     /* Shared: the mode is set on the descriptor below (mkdir leaves out
      * the set-gid bit and applies the umask). */
-    bool made = mkdir(amp__dc_path, amp__dc_shared ? 02770 : 0700) == 0;
-
-    amp__dc_fd = amp__dc_open_dir(tmp_fallback);
+    bool made = false;
+    amp__dc_fd = amp__dc_open_dir(tmp_fallback, amp__dc_shared ? 02770 : 0700, &made);
     if (amp__dc_fd < 0) return;
     struct stat sb;
     if (fstat(amp__dc_fd, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
