@@ -531,7 +531,10 @@ AMP_API amp_status amp_array_destroy(amp_array *a);
 
 /* A view of host memory the caller owns and keeps alive until the view is
  * destroyed. Row-major, last dimension contiguous. Nothing is copied here.
- * The view is the caller's (destroy it). AMP_ERROR_INVALID_EXTENT: bad e;
+ * The view is the caller's (destroy it). host must be aligned for its
+ * elements (to the largest power of two dividing elem_size, at most 16;
+ * not checked): a GPU that reads host memory in place faults on a
+ * misaligned load, for good. AMP_ERROR_INVALID_EXTENT: bad e;
  * AMP_ERROR_INVALID_ARGUMENT: NULL host (allowed for an empty extent),
  * elem_size 0, a bad access value. */
 AMP_API amp_status amp_array_view_create(void *host, size_t elem_size, amp_extent e,
@@ -563,7 +566,12 @@ AMP_API amp_status amp_array_view_project(amp_array_view *v, int i, amp_array_vi
  * empty view — else AMP_ERROR_INVALID_ARGUMENT naming the strides.
  * reinterpret_as: the same bytes as a rank-1 view of elem_size-byte
  * elements; AMP_ERROR_INVALID_ARGUMENT when elem_size is 0 or does not
- * divide the view's bytes. view_as: the first amp_extent_size(e) elements
+ * divide the view's bytes, or when v (not empty) does not start a
+ * multiple of the new elements' alignment (the largest power of two
+ * dividing elem_size, at most 16) bytes into its data, naming both (a
+ * section of floats from element 1 as 8-byte doubles): refused on every
+ * accelerator, since a GPU faults on such loads for good (view_as keeps
+ * the element size, and its alignment). view_as: the first amp_extent_size(e) elements
  * as a row-major view of extent e (any rank); AMP_ERROR_INVALID_EXTENT when
  * e is invalid or has more elements than v.
  * A view of such a view whose elements do not fill a box of the original

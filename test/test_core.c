@@ -701,6 +701,52 @@ Test(shape, an_empty_section_reshapes)
     ASSERT_OK(amp_array_view_destroy(v));
 }
 
+/* reinterpret_as refuses a shape whose elements would not start on their
+ * alignment (the largest power of two dividing their size, at most 16) in
+ * the data, naming the offset and the element size: a float section from
+ * element 1 as doubles was taken, and a GPU's 8-byte loads from it fault
+ * (for the whole context). Aligned sections, elements whose alignment is
+ * smaller than their size, and empty views reshape. */
+Test(shape, a_reinterpretation_must_start_on_its_elements_alignment)
+{
+    static _Alignas(64) float h[64];
+    amp_array_view *v = NULL, *s = NULL, *w = NULL;
+    ASSERT_OK(amp_array_view_create(h, 4, amp_extent_1d(64), AMP_READ_WRITE, &v));
+    struct {
+        int at, n;
+        size_t elem;
+        bool ok;
+    } cases[] = {
+        {1, 8, 8, false},  /* 4 bytes in: doubles need 8 */
+        {2, 8, 8, true},   /* 8 bytes in */
+        {1, 6, 12, true},  /* 12-byte elements align to 4 */
+        {2, 8, 16, false}, /* 8 bytes in: 16-byte elements need 16 */
+        {4, 8, 16, true},
+        {4, 16, 32, true}, /* at most 16 */
+        {1, 0, 8, true},   /* empty: nothing is loaded */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        ASSERT_OK(amp_array_view_section(v, amp_index_1d(cases[i].at), amp_extent_1d(cases[i].n), &s));
+        w = (amp_array_view *)1;
+        amp_status st = amp_array_view_reinterpret_as(s, cases[i].elem, &w);
+        if (cases[i].ok) {
+            cr_assert_eq(st, AMP_OK, "case %zu: %s: %s", i, amp_status_name(st), amp_last_error());
+            cr_assert_eq(amp_array_view_data(w), (void *)(h + cases[i].at), "case %zu", i);
+            ASSERT_OK(amp_array_view_destroy(w));
+        } else {
+            cr_assert_eq(st, AMP_ERROR_INVALID_ARGUMENT, "case %zu: %s", i, amp_status_name(st));
+            cr_assert_null(w, "case %zu", i);
+            char want[160];
+            snprintf(want, sizeof want, "starts %d bytes into its data, not a multiple of %zu, the alignment of %zu-byte",
+                     4 * cases[i].at, cases[i].elem > 16 ? (size_t)16 : cases[i].elem, cases[i].elem);
+            cr_assert(strstr(amp_last_error(), "amp_array_view_reinterpret_as") && strstr(amp_last_error(), want),
+                      "case %zu: %s", i, amp_last_error());
+        }
+        ASSERT_OK(amp_array_view_destroy(s));
+    }
+    ASSERT_OK(amp_array_view_destroy(v));
+}
+
 /* A projection of an empty view (hipamp.h, empty extents): out of bounds
  * where the first dimension is 0 (there is no row to take), else an empty
  * view of the rest ({3, 0}[1] is {0}, as in C++ AMP); get is out of

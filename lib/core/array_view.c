@@ -157,6 +157,24 @@ static amp_status amp__view_check_contiguous(const amp_array_view *v, const char
                      "rank-1 view or whole rows", fn, strides);
 }
 
+/* A new shape's elements must start on their natural alignment (the
+ * largest power of two dividing their size, at most 16) in the data: a
+ * GPU's device copy starts on a wide boundary, and an 8-byte load from 4
+ * bytes past one is a misaligned-address fault, which is sticky for the
+ * whole context (every later call fails, data lost). The CPU accelerator
+ * loads anywhere, but a shape is refused alike everywhere. An empty view
+ * loads nothing. */
+static amp_status amp__view_check_aligned(const amp_array_view *v, size_t elem_size, const char *fn)
+{
+    size_t align = elem_size & (~elem_size + 1);
+    if (align > 16) align = 16;
+    if (v->empty || v->offset % (int64_t)align == 0) return AMP_OK;
+    return amp__fail(AMP_ERROR_INVALID_ARGUMENT,
+                     "%s: the view starts %lld bytes into its data, not a multiple of %zu, the alignment of %zu-byte "
+                     "elements (a GPU faults on such loads): take it of a section that starts on such a boundary",
+                     fn, (long long)v->offset, align, elem_size);
+}
+
 amp_status amp_array_view_reinterpret_as(amp_array_view *v, size_t elem_size, amp_array_view **out)
 {
     AMP__NOT_NULL(out);
@@ -164,6 +182,7 @@ amp_status amp_array_view_reinterpret_as(amp_array_view *v, size_t elem_size, am
     AMP__HANDLE_OK(v, AMP__HANDLE_VIEW);
     if (elem_size == 0) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "amp_array_view_reinterpret_as: element size is 0");
     amp_status st = amp__view_check_contiguous(v, "amp_array_view_reinterpret_as");
+    if (st == AMP_OK) st = amp__view_check_aligned(v, elem_size, "amp_array_view_reinterpret_as");
     if (st != AMP_OK) return st;
     uint64_t bytes = (uint64_t)amp_extent_size(v->ext) * v->elem;
     if (bytes % elem_size)
@@ -189,7 +208,9 @@ amp_status amp_array_view_view_as(amp_array_view *v, amp_extent e, amp_array_vie
     AMP__HANDLE_OK(v, AMP__HANDLE_VIEW);
     amp_status st = amp_extent_validate(e);
     if (st != AMP_OK) return st;
-    if ((st = amp__view_check_contiguous(v, "amp_array_view_view_as")) != AMP_OK) return st;
+    if ((st = amp__view_check_contiguous(v, "amp_array_view_view_as")) != AMP_OK ||
+        (st = amp__view_check_aligned(v, v->elem, "amp_array_view_view_as")) != AMP_OK)
+        return st;
     if (amp_extent_size(e) > amp_extent_size(v->ext))
         return amp__fail(AMP_ERROR_INVALID_EXTENT,
                          "amp_array_view_view_as: the extent has %lld elements; the view has %lld",
