@@ -950,3 +950,76 @@ Test(loops, compile_errors_after_a_transformed_kernel_keep_the_users_lines)
     cr_assert(strstr(msg, ":10:") && strstr(msg, "undeclared_on_line_10"), "no line 10 in: %s", msg);
     cr_assert(!strstr(msg, "hipamp loop version"), "the error names the generated code: %s", msg);
 }
+
+/* A fresh build of the loop kernels (a comment unique to this process and
+ * call: no cache holds it), with AMP_CPU_DUMP_LOOPS set to dump. */
+static void build_loops_dumping(const char *dump, int call)
+{
+    setenv("AMP_CPU_TILED", "loops", 1);
+    setenv("AMP_CPU_DUMP_LOOPS", dump, 1);
+    size_t n = strlen(test_kernels_loops) + 64;
+    char *src = test_xmalloc(n);
+    snprintf(src, n, "%s\n// dump test %ld.%d\n", test_kernels_loops, (long)getpid(), call);
+    amp_program *p = test_build(test_accel(TEST_ACCEL_CPU), src);
+    amp_kernel *k = NULL;
+    ASSERT_OK(amp_program_get_kernel(p, "shape_if", &k));
+    ASSERT_OK(amp_program_destroy(p));
+    free(src);
+    unsetenv("AMP_CPU_DUMP_LOOPS");
+}
+
+static char *slurp_or_null(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *buf = test_xmalloc(1 << 20);
+    size_t got = fread(buf, 1, (1 << 20) - 1, f);
+    buf[got] = '\0';
+    fclose(f);
+    return buf;
+}
+
+/* AMP_CPU_DUMP_LOOPS writes the source with its loop versions, through a
+ * link of this user's in a directory of theirs; a link another user could
+ * have planted in a sticky directory is not followed (it was: the text
+ * went wherever their link pointed, over a file of the user's). */
+Test(loops, dump_setting_writes_the_loop_versions_and_follows_no_planted_link)
+{
+    char dir[] = "/tmp/hipamp-dump-XXXXXX", sticky[] = "/tmp/hipamp-dump-sticky-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char real[PATH_MAX], link[PATH_MAX], planted[PATH_MAX], kept[PATH_MAX];
+    snprintf(real, sizeof real, "%s/real.cpp", dir);
+    snprintf(link, sizeof link, "%s/link.cpp", dir);
+    cr_assert_eq(symlink(real, link), 0);
+    build_loops_dumping(link, 1);
+    char *text = slurp_or_null(real);
+    cr_assert_not_null(text, "nothing written through the user's own link %s", link);
+    cr_assert_not_null(strstr(text, "hipamp loop version of shape_if"), "the dump holds no loop version of shape_if");
+    free(text);
+    if (geteuid() != 0) {
+        cr_log_warn("the planted-link half needs root (a link owned by another user); only the own-link half ran");
+    } else {
+        cr_assert_not_null(mkdtemp(sticky));
+        cr_assert_eq(chmod(sticky, 01777), 0);
+        snprintf(kept, sizeof kept, "%s/kept.txt", dir);
+        FILE *f = fopen(kept, "w");
+        cr_assert_not_null(f);
+        fputs("the user's file\n", f);
+        fclose(f);
+        snprintf(planted, sizeof planted, "%s/dump.cpp", sticky);
+        cr_assert_eq(symlink(kept, planted), 0);
+        cr_assert_eq(lchown(planted, 65534, 65534), 0);
+        cr_redirect_stderr();
+        build_loops_dumping(planted, 2);
+        text = slurp_or_null(kept);
+        cr_assert_not_null(text);
+        cr_assert_str_eq(text, "the user's file\n", "the dump went through another user's link");
+        free(text);
+        unlink(planted);
+        rmdir(sticky);
+        unlink(kept);
+    }
+    unlink(link);
+    unlink(real);
+    rmdir(dir);
+}

@@ -549,6 +549,35 @@ static amp_status amp__cpu_build_loops(amp__cpu_build *b)
     return AMP_OK;
 }
 
+/* A debugging aid (README): the source with its loop versions, written to
+ * the path AMP_CPU_DUMP_LOOPS names. A symbolic link there is followed only
+ * where no other user could have planted it (amp__link_planted); anything
+ * else at the path is opened without following a link, so one planted
+ * after the look fails the open instead of sending the text elsewhere. A
+ * failure is said on stderr; the build goes on. */
+static void amp__cpu_dump_loops(const char *dump, const char *text)
+{
+    struct stat ls, ds;
+    char dir[PATH_MAX], why[256] = "";
+    bool follow = false;
+    if (lstat(dump, &ls) == 0 && S_ISLNK(ls.st_mode)) {
+        snprintf(dir, sizeof dir, "%s", dump);
+        char *slash = strrchr(dir, '/');
+        if (!slash) snprintf(dir, sizeof dir, ".");
+        else if (slash == dir) dir[1] = '\0';
+        else *slash = '\0';
+        if (stat(dir, &ds) != 0) snprintf(why, sizeof why, "its directory cannot be read: %s", strerror(errno));
+        else if (!amp__link_planted(&ds, ls.st_uid, why, sizeof why)) follow = true;
+        if (!follow) {
+            fprintf(stderr, "hipamp: AMP_CPU_DUMP_LOOPS=%s is a symbolic link another user could have put there "
+                            "(%s); not followed, nothing written\n", dump, why);
+            return;
+        }
+    }
+    if (amp__cpu_write_file(AT_FDCWD, dump, dump, !follow, &text, 1) != AMP_OK)
+        fprintf(stderr, "hipamp: AMP_CPU_DUMP_LOOPS: %s\n", amp_last_error());
+}
+
 /* The source a try compiles, written to src: with the loop versions still
  * on, or as it is with the module note; without the library's part when
  * the try uses the precompiled header (which holds that part: the text
@@ -583,9 +612,8 @@ static amp_status amp__cpu_build_write_source(amp__cpu_build *b)
     amp_status st = amp__cpu_write_file(b->dirfd, "kernel.cpp", b->src, true, lp, 4);
     free(head_text);
     if (st != AMP_OK || !b->loops) return st;
-    /* A debugging aid (README): the source with its loop versions. */
     const char *dump = amp__env("AMP_CPU_DUMP_LOOPS");
-    if (dump) (void)amp__cpu_write_file(AT_FDCWD, dump, dump, false, &text, 1);
+    if (dump) amp__cpu_dump_loops(dump, text);
     return AMP_OK;
 }
 
