@@ -3275,3 +3275,104 @@ Test(cache, our_link_on_the_way_in_our_directory_is_followed, .fini = cleanup)
     struct stat sb;
     cr_assert_eq(stat(made, &sb), 0, "no key at %s", made);
 }
+
+/* ------------------------------------ a set-uid program's environment */
+
+/* A text file's bytes, NUL-terminated (malloc'ed), or NULL where there is
+ * none. */
+static char *text_or_null(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *t = calloc(1, 65537);
+    cr_assert_not_null(t);
+    size_t n = fread(t, 1, 65536, f);
+    t[n] = '\0';
+    fclose(f);
+    return t;
+}
+
+/* The review's: a set-uid program linked with hipamp took the invoker's
+ * environment at its word. AMP_CXX (with AMP_TRUSTED_USERS naming the
+ * invoker) ran their compiler with euid 0, and AMP_CACHE_DIR with
+ * AMP_CACHE_SHARED=group loaded entries they could forge. As root: a copy
+ * of cache_helper made set-uid root, run by uid 65534 with those variables
+ * and a fake compiler of uid 65534's that leaves a mark when it runs. The
+ * library must read none of them (every variable unset, the defaults; an
+ * AMP_ one said ignored), keep the disk cache off, and never run the fake
+ * compiler. */
+Test(cache, a_set_uid_program_takes_nothing_from_the_invokers_environment, .fini = cleanup, .timeout = 120)
+{
+    if (geteuid() != 0) cr_skip_test("needs root, to make a program set-uid root and run it as uid 65534");
+    make_root();
+    cr_assert_eq(chmod(g_root, 0755), 0);
+    char bin[PATH_MAX + 16], evil[PATH_MAX + 16], cxx[PATH_MAX + 32], mark[PATH_MAX + 32], cache[PATH_MAX + 16],
+        info[PATH_MAX + 16], err[PATH_MAX + 16], script[4 * PATH_MAX];
+    snprintf(bin, sizeof bin, "%s/suid-helper", g_root);
+    snprintf(evil, sizeof evil, "%s/evil", g_root);
+    snprintf(cxx, sizeof cxx, "%s/g++", evil);
+    snprintf(mark, sizeof mark, "%s/ran", evil);
+    snprintf(cache, sizeof cache, "%s/cache", evil);
+    snprintf(info, sizeof info, "%s/info", g_root);
+    snprintf(err, sizeof err, "%s/stderr", g_root);
+    snprintf(g_src, sizeof g_src, "%s/src.hip", g_root);
+    write_probe_source("");
+    cr_assert_eq(chmod(g_src, 0644), 0);
+    /* The helper, set-uid root (its run path names the build's library). */
+    FILE *in = fopen(HIPAMP_CACHE_HELPER, "rb"), *out = fopen(bin, "wb");
+    cr_assert(in && out);
+    char buf[65536];
+    for (size_t n; (n = fread(buf, 1, sizeof buf, in)) > 0;) cr_assert_eq(fwrite(buf, 1, n, out), n);
+    fclose(in);
+    cr_assert_eq(fclose(out), 0);
+    cr_assert_eq(chmod(bin, 04755), 0);
+    /* The invoker's: a directory, a compiler that marks that it ran, and
+     * a cache directory of theirs. */
+    cr_assert_eq(mkdir(evil, 0755), 0);
+    cr_assert_eq(mkdir(cache, 02770), 0);
+    snprintf(script, sizeof script, "#!/bin/sh\necho \"euid $(id -u)\" >> '%s'\nexit 1\n", mark);
+    write_file(cxx, script, strlen(script));
+    cr_assert_eq(chmod(cxx, 0755), 0);
+    cr_assert_eq(chown(evil, 65534, 65534), 0);
+    cr_assert_eq(chown(cxx, 65534, 65534), 0);
+    cr_assert_eq(chown(cache, 65534, 65534), 0);
+    char e_cxx[PATH_MAX + 40], e_cache[PATH_MAX + 40], e_info[PATH_MAX + 40];
+    snprintf(e_cxx, sizeof e_cxx, "AMP_CXX=%s", cxx);
+    snprintf(e_cache, sizeof e_cache, "AMP_CACHE_DIR=%s", cache);
+    snprintf(e_info, sizeof e_info, "HIPAMP_HELPER_INFO=%s", info);
+    char *const envp[] = {e_cxx, "AMP_TRUSTED_USERS=65534", e_cache, "AMP_CACHE_SHARED=group", e_info,
+                          "AMP_CPU_PCH=0", "PATH=/usr/bin:/bin", NULL};
+    char *const argv[] = {bin, "cpu", g_src, NULL};
+    int efd = open(err, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    cr_assert_geq(efd, 0);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        gid_t none[1] = {65534};
+        if (dup2(efd, 2) < 0 || setgroups(1, none) != 0 || setresgid(65534, 65534, 65534) != 0 ||
+            setresuid(65534, 65534, 65534) != 0)
+            _exit(120);
+        execve(bin, argv, envp);
+        _exit(121);
+    }
+    close(efd);
+    int ws = 0;
+    cr_assert_eq(waitpid(pid, &ws, 0), pid);
+    cr_assert(WIFEXITED(ws) && WEXITSTATUS(ws) < 120, "the helper did not start: status %#x", ws);
+    char *said = text_or_null(info);
+    char *errs = text_or_null(err);
+    if (!said) cr_skip_test("the set-uid helper wrote no %s (a nosuid mount?): %s", info, errs ? errs : "");
+    struct stat sb;
+    cr_assert_neq(stat(mark, &sb), 0, "the invoker's compiler ran: %s", text_or_null(mark));
+    cr_assert(strstr(said, "enabled 0") && strstr(said, "AT_SECURE"), "cache info: %s", said);
+    cr_assert(errs && strstr(errs, "AMP_CXX is ignored") && strstr(errs, "AMP_CACHE_DIR is ignored"), "stderr: %s",
+              errs ? errs : "");
+    struct dirent *e;
+    DIR *d = opendir(cache);
+    cr_assert_not_null(d);
+    while ((e = readdir(d))) cr_assert(e->d_name[0] == '.' && (!e->d_name[1] || !strcmp(e->d_name, "..")),
+                                       "%s made in the invoker's cache directory", e->d_name);
+    closedir(d);
+    free(said);
+    free(errs);
+}

@@ -3,7 +3,8 @@
  * malformed or out-of-range value falls back to the default, and stderr
  * says so once for each variable and value: the variable, its value, what
  * is accepted and the default used ("hipamp: AMP_X="value" is not ...;
- * using the default ..."). */
+ * using the default ..."). In a set-uid, set-gid or file-capability
+ * program every variable reads as unset (amp__env). */
 #include "core.h"
 
 #include <ctype.h>
@@ -13,10 +14,26 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/auxv.h>
 
+static bool amp__env_first_time(const char *name, const char *value);
+
+/* A set-uid, set-gid or file-capability program (the kernel's AT_SECURE)
+ * runs with more rights than whoever started it, and its environment is
+ * theirs: it must not choose what the library trusts or runs (AMP_CXX,
+ * AMP_TRUSTED_USERS, AMP_CACHE_DIR, AMP_CACHE_SHARED, PATH, HOME, ...).
+ * There every variable reads as unset, as secure_getenv has it: the
+ * defaults. An AMP_ variable so ignored is said once. */
 const char *amp__env(const char *name)
 {
     const char *v = getenv(name);
+    if (v && *v && getauxval(AT_SECURE)) {
+        /* Keyed by the empty value, which is never a bad one (unset). */
+        if (!strncmp(name, "AMP_", 4) && amp__env_first_time(name, ""))
+            fprintf(stderr, "hipamp: %s is ignored: this is a set-uid, set-gid or file-capability program, which "
+                    "takes no setting from the environment of whoever started it; using the default\n", name);
+        return NULL;
+    }
     return v && *v ? v : NULL;
 }
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -51,7 +52,12 @@ void amp__trust_init(amp__trust *t, const char *dir, const struct stat *file)
     memset(t, 0, sizeof *t);
     gid_t root_group = 0;
     amp__trust_add(t, 0, &root_group);
-    amp__trust_add(t, geteuid(), NULL);
+    /* This user, unless this is a set-uid, set-gid or file-capability
+     * program (AT_SECURE) that runs as whoever started it (a capability or
+     * set-gid one: euid is the real uid): their files are the invoker's,
+     * who must not choose what runs with the program's rights. A set-uid
+     * program's own user (euid, not the real one) is trusted. */
+    if (!getauxval(AT_SECURE) || geteuid() != getuid()) amp__trust_add(t, geteuid(), NULL);
     if (file) amp__trust_writers(t, file);
     if (!dir || dir[0] != '/') return;
     char prefix[PATH_MAX];

@@ -38,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -592,6 +593,15 @@ static void amp__dc_init(void)
     pthread_once(&amp__dc_path_once, amp__dc_path_init);
     if (!amp__crypto_usable(why, sizeof why)) {
         amp__dc_off("%s: entries cannot be authenticated", why);
+        return;
+    }
+    /* A set-uid, set-gid or file-capability program: where its cache
+     * would be and whom it could trust are the invoker's to choose (the
+     * environment is not read, amp__env, but a capability program's files
+     * are the invoker's to write), and its entries are code it runs. */
+    if (getauxval(AT_SECURE)) {
+        amp__dc_off("off in a set-uid, set-gid or file-capability program (AT_SECURE): its entries would be code "
+                    "whoever started it could choose");
         return;
     }
     const char *dir = amp__env("AMP_CACHE_DIR");

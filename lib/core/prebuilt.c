@@ -40,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -112,7 +113,14 @@ void amp__prebuilt_key(const char *backend, const char *target, const char *pref
 
 static uid_t amp__pb_lib_owner = (uid_t)-1; /* the owner of the library file; -1: unknown */
 
-static bool amp__pb_trusted_owner(uid_t u) { return u == 0 || u == geteuid() || u == amp__pb_lib_owner; }
+/* This user is not trusted in a set-uid, set-gid or file-capability
+ * program that runs as whoever started it (AT_SECURE with euid the real
+ * uid): what they own is theirs to change (amp__trust_init's rule). */
+static bool amp__pb_trusted_owner(uid_t u)
+{
+    bool me = u == geteuid() && (!getauxval(AT_SECURE) || geteuid() != getuid());
+    return u == 0 || me || u == amp__pb_lib_owner;
+}
 
 /* What is wrong with a directory or pack of these attributes (NULL: nothing). */
 static const char *amp__pb_problem(const struct stat *sb, bool dir)
