@@ -171,7 +171,7 @@ static amp_status amp__view_check_aligned(const amp_array_view *v, size_t elem_s
     if (v->empty || v->offset % (int64_t)align == 0) return AMP_OK;
     return amp__fail(AMP_ERROR_INVALID_ARGUMENT,
                      "%s: the view starts %lld bytes into its data, not a multiple of %zu, the alignment of %zu-byte "
-                     "elements (a GPU faults on such loads): take it of a section that starts on such a boundary",
+                     "elements (a GPU faults on such loads): take it from a section that starts on such a boundary",
                      fn, (long long)v->offset, align, elem_size);
 }
 

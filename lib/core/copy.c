@@ -453,11 +453,12 @@ static int amp__same_layout_meet(const amp__side *a, const amp__side *b)
 
 /* Two sides whose elements may share bytes. Of one storage: exact boxes
  * that do not meet never share any; sides of one layout are decided
- * exactly (amp__same_layout_meet); otherwise (a reshaped view's wider
- * box against another layout) the byte ranges decide, conservatively. Of two storages (views
- * made apart over one buffer, arrays over one native allocation):
- * amp__parts_share_memory; a copy between them, done a row at a time or
- * through a device copy of one, would read what it had already written.
+ * exactly (amp__same_layout_meet); otherwise (a reshaped view's wider box
+ * against another layout) the byte ranges decide, conservatively. Of two
+ * storages (views made apart over one buffer, arrays over one native
+ * allocation): amp__parts_share_memory; a copy between them, done a row
+ * at a time or through a device copy of one, would read what it had
+ * already written.
  * The caller's element of amp_array_view_get/_set (uncounted) is not held
  * to it: a single element moved onto memory it shares is moved whole. */
 static bool amp__sides_overlap(const amp__side *a, const amp__side *b)
