@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -279,6 +280,17 @@ void amp__cpu_find_compiler(amp__cpu_device *d)
     d->available = false;
     if (var) snprintf(d->cxx_text, sizeof d->cxx_text, "%s=%s", var, spec);
     else snprintf(d->cxx_text, sizeof d->cxx_text, "'c++' on PATH (AMP_CXX and CXX unset)");
+    /* A set-uid, set-gid or file-capability program: the compiler would run
+     * with more rights than its invoker and with their environment, which
+     * GCC reads for where its own programs are (COMPILER_PATH,
+     * GCC_EXEC_PREFIX) and glibc does not strip. Its prebuilt packs still
+     * serve the built-in algorithms. */
+    if (getauxval(AT_SECURE)) {
+        snprintf(d->reason, sizeof d->reason,
+                 "a set-uid, set-gid or file-capability program compiles no kernels: the compiler would run with "
+                 "its rights and the environment of whoever started it");
+        goto done;
+    }
 
     /* "ccache g++ -m64": program, then extra words passed before our flags. */
     size_t nwords = 0;
