@@ -3979,3 +3979,150 @@ Test(cpu, a_failed_build_names_the_path_directory_left_out)
     assert_contains(amp_last_error(), "writable by every user");
     cr_assert_neq(access(mark, F_OK), 0, "the compiler ran the `as` in %s (mode 0777)", open_dir);
 }
+
+/* A stack is never handed out without its guard page. Near
+ * vm.max_map_count the guard's mprotect (which splits the stack's mapping)
+ * fails; the stack went unguarded, the next stack mapped beside it merged
+ * with it, and an overflow silently overwrote another work-item's frames.
+ * Now the launch fails with AMP_ERROR_OUT_OF_MEMORY naming
+ * vm.max_map_count. A forked child fills its maps with one-page mappings
+ * of alternating protection until mmap fails, frees one (then more, where
+ * the launch's other allocations took it), and launches; a launch that
+ * succeeds must have put each stack it used right above a PROT_NONE
+ * mapping (checked in /proc/self/maps). */
+#include <inttypes.h>
+#include <sys/mman.h>
+
+static const char guard_kernel[] =
+    "AMP_TILED_KERNEL(where, amp::tiled_index<4> t, amp::array_view<long long, 1> out)\n"
+    "{\n"
+    "    volatile int mine[4];\n"
+    "    for (int i = 0; i < 4; ++i) mine[i] = t.local[0];\n"
+    "    t.barrier.wait();\n"
+    "    out[t.global] = mine[3] == t.local[0] ? (long long)mine : 0;\n"
+    "}\n";
+
+/* 0: a ---p mapping ends where the rw mapping holding a starts; the
+ * mapping's start in *start. */
+static int guarded_at(uintptr_t a, uintptr_t *start)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    if (!f) return -1;
+    char line[512], prev_perms[8] = "";
+    uintptr_t prev_end = 0;
+    int r = 1;
+    while (fgets(line, sizeof line, f)) {
+        uintptr_t s = 0, e = 0;
+        char perms[8] = "";
+        if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " %7s", &s, &e, perms) != 3) continue;
+        if (a >= s && a < e) {
+            *start = s;
+            r = !(strncmp(perms, "rw", 2) == 0 && prev_end == s && strncmp(prev_perms, "---", 3) == 0);
+            break;
+        }
+        prev_end = e;
+        memcpy(prev_perms, perms, sizeof perms);
+    }
+    fclose(f);
+    return r;
+}
+
+/* The child's verdict: 0 the guard's failure reported, 1 a launch that
+ * succeeded with every stack guarded, 2 the state not reached (a reason
+ * in msg), 3 a failure (in msg). */
+static int unguarded_child(amp_kernel *k, amp_array_view *v, long long *out, bool fibers, char *msg, size_t cap)
+{
+    long pg = sysconf(_SC_PAGESIZE);
+    size_t cap_maps = 1u << 19;
+    void **maps = mmap(NULL, cap_maps * sizeof *maps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (maps == MAP_FAILED) return snprintf(msg, cap, "no memory for the list of mappings"), 2;
+    size_t n = 0;
+    for (; n < cap_maps; ++n) {
+        void *m = mmap(NULL, (size_t)pg, n % 2 ? PROT_READ : PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (m == MAP_FAILED) break;
+        maps[n] = m;
+    }
+    if (n == cap_maps || errno != ENOMEM)
+        return snprintf(msg, cap, "the maps did not fill (%zu mappings, %s)", n, strerror(errno)), 2;
+    amp_tiled_extent te;
+    if (amp_extent_tile(amp_extent_1d(4), (int[]){4}, &te) != AMP_OK)
+        return snprintf(msg, cap, "tile: %s", amp_last_error()), 3;
+    amp_arg a[] = {amp_arg_view(v)};
+    amp_status st = AMP_OK;
+    char first[600] = "";
+    for (int freed = 1; freed <= 8 && n > 0; ++freed) {
+        munmap(maps[--n], (size_t)pg);
+        st = amp_parallel_for_each_tiled(NULL, te, k, a, 1);
+        if (st == AMP_OK) break;
+        if (!first[0]) snprintf(first, sizeof first, "%s", amp_last_error());
+        if (st == AMP_ERROR_OUT_OF_MEMORY && strstr(amp_last_error(), "vm.max_map_count")) {
+            bool ok = strstr(amp_last_error(), "guard page") != NULL;
+            snprintf(msg, cap, "%s", amp_last_error());
+            return ok ? 0 : 3;
+        }
+    }
+    while (n > 0) munmap(maps[--n], (size_t)pg);
+    if (st != AMP_OK)
+        return snprintf(msg, cap, "the launch failed otherwise: %s: %s", amp_status_name(st), first), 2;
+    if (amp_array_view_synchronize(v) != AMP_OK)
+        return snprintf(msg, cap, "synchronize: %s", amp_last_error()), 3;
+    uintptr_t starts[4];
+    for (int i = 0; i < 4; ++i) {
+        if (!out[i]) return snprintf(msg, cap, "work-item %d lost its value", i), 3;
+        int r = guarded_at((uintptr_t)out[i], &starts[i]);
+        if (r) return snprintf(msg, cap, "work-item %d's stack (at %llx) %s", i, (unsigned long long)out[i],
+                               r < 0 ? "could not be looked up" : "has no guard page below it"), 3;
+        for (int j = 0; fibers && j < i; ++j)
+            if (starts[j] == starts[i])
+                return snprintf(msg, cap, "work-items %d and %d share one stack mapping", j, i), 3;
+    }
+    return snprintf(msg, cap, "the launch got every guard"), 1;
+}
+
+BOTH_PATHS(no_stack_is_handed_out_without_its_guard_page, .timeout = 120)
+{
+    bool fibers = getenv("AMP_CPU_TILED") != NULL;
+    setenv("AMP_CPU_THREADS", "1", 1); /* no thread (and no thread stack) to start */
+    setenv("AMP_CPU_STACK_SIZE", "16K", 1);
+    FILE *f = fopen("/proc/sys/vm/max_map_count", "r");
+    long max = 0;
+    if (f) {
+        if (fscanf(f, "%ld", &max) != 1) max = 0;
+        fclose(f);
+    }
+    if (max <= 0 || max > 262144)
+        cr_skip_test("vm.max_map_count is %ld: too many mappings to fill in a test", max);
+    amp_accelerator *acc = cpu_acc();
+    amp_program *p = test_build(acc, guard_kernel);
+    amp_kernel *k = test_kernel(p, "where");
+    static long long out[4];
+    amp_array_view *v = test_view(out, sizeof(long long), amp_extent_1d(4), AMP_READ_WRITE);
+    int pipefd[2];
+    cr_assert_eq(pipe(pipefd), 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        alarm(60);
+        close(pipefd[0]);
+        char msg[700] = "";
+        int verdict = unguarded_child(k, v, out, fibers, msg, sizeof msg);
+        ssize_t w = write(pipefd[1], msg, strlen(msg));
+        (void)w;
+        _exit(verdict);
+    }
+    cr_assert_geq(pid, 0);
+    close(pipefd[1]);
+    char msg[700] = "";
+    size_t got = 0;
+    ssize_t r;
+    while (got < sizeof msg - 1 && (r = read(pipefd[0], msg + got, sizeof msg - 1 - got)) > 0) got += (size_t)r;
+    close(pipefd[0]);
+    int ws = 0;
+    cr_assert_eq(waitpid(pid, &ws, 0), pid);
+    cr_assert(WIFEXITED(ws), "the child was killed by signal %d (%s)", WIFSIGNALED(ws) ? WTERMSIG(ws) : 0, msg);
+    cr_log_info("the child: %s", msg);
+    if (WEXITSTATUS(ws) == 2) cr_skip_test("the maps could not be brought to the state: %s", msg);
+    cr_assert(WEXITSTATUS(ws) <= 1, "%s", msg);
+    ASSERT_OK(amp_array_view_destroy(v));
+    ASSERT_OK(amp_program_destroy(p));
+}

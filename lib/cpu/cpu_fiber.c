@@ -2,6 +2,9 @@
 #include "cpu_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -81,6 +84,51 @@ void amp__cpu_ctx_make(amp__cpu_ctx *ctx, const amp__cpu_stack *s, void (*fn)(vo
 
 #endif
 
+/* Lines of a /proc file (its mappings), read without allocating; -1 when it
+ * cannot be read. Only for the message of a guard that failed. */
+static long amp__cpu_count_lines(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    long n = 0;
+    char buf[4096];
+    ssize_t r;
+    while ((r = read(fd, buf, sizeof buf)) > 0)
+        for (ssize_t i = 0; i < r; ++i) n += buf[i] == '\n';
+    if (r < 0) n = -1;
+    close(fd);
+    return n;
+}
+
+/* A stack overflow must meet PROT_NONE, never the next fiber's stack: a
+ * stack whose guard cannot be made is not handed out. mprotect splits the
+ * mapping, so past vm.max_map_count it fails with ENOMEM; the stack would
+ * then merge with the next one mapped beside it, and an overflow would
+ * silently overwrite another work-item's frames. */
+amp_status amp__cpu_stack_guard(void *lo, size_t len)
+{
+    if (mprotect(lo, len, PROT_NONE) == 0) return AMP_OK;
+    int err = errno;
+    if (err != ENOMEM)
+        return amp__fail(AMP_ERROR_OUT_OF_MEMORY,
+                         "CPU accelerator: cannot make the guard page of a fiber stack (mprotect of %zu "
+                         "bytes at %p: %s)", len, lo, strerror(err));
+    long maps = amp__cpu_count_lines("/proc/self/maps");
+    long max = -1;
+    char buf[32] = {0};
+    int fd = open("/proc/sys/vm/max_map_count", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        if (read(fd, buf, sizeof buf - 1) > 0) max = strtol(buf, NULL, 10);
+        close(fd);
+    }
+    return amp__fail(AMP_ERROR_OUT_OF_MEMORY,
+                     "CPU accelerator: cannot make the guard page of a fiber stack: the process has "
+                     "about %ld memory mappings and vm.max_map_count is %ld (mprotect: %s); raise "
+                     "vm.max_map_count (sysctl) or use fewer mappings (smaller tiles, fewer "
+                     "AMP_CPU_THREADS); without its guard a stack overflow would overwrite another "
+                     "work-item's stack", maps, max, strerror(err));
+}
+
 amp_status amp__cpu_stack_alloc(size_t size, amp__cpu_stack *s)
 {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
@@ -95,9 +143,8 @@ amp_status amp__cpu_stack_alloc(size_t size, amp__cpu_stack *s)
         return amp__fail(AMP_ERROR_OUT_OF_MEMORY,
                          "CPU accelerator: cannot map a fiber stack of %zu bytes: %s "
                          "(lower AMP_CPU_STACK_SIZE or AMP_CPU_THREADS)", total, strerror(errno));
-    /* The guard splits the mapping in two; past vm.max_map_count that fails
-     * and the stack simply goes unguarded. */
-    (void)mprotect(m, page, PROT_NONE);
+    amp_status st = amp__cpu_stack_guard(m, page);
+    if (st != AMP_OK) goto fail;
     s->map = m;
     s->map_size = total;
     s->lo = (char *)m + page;
@@ -118,6 +165,9 @@ amp_status amp__cpu_stack_alloc(size_t size, amp__cpu_stack *s)
     s->tsan = __tsan_create_fiber(0);
 #endif
     return AMP_OK;
+fail:
+    munmap(m, total);
+    return st;
 }
 
 void amp__cpu_stack_free(amp__cpu_stack *s)

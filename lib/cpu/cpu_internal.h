@@ -745,9 +745,9 @@ static inline void amp__cpu_ctx_entered(amp__cpu_ctx *self)
 #endif
 }
 
-/* A fiber stack: mmap'ed, with a PROT_NONE guard page below it (when the
- * kernel allows one more mapping; without it when not); registered with the
- * tools. */
+/* A fiber stack: mmap'ed, with a PROT_NONE guard page below it (always:
+ * amp__cpu_stack_alloc fails where the guard cannot be made); registered
+ * with the tools. */
 typedef struct amp__cpu_stack {
     void *map;
     size_t map_size;
@@ -758,6 +758,10 @@ typedef struct amp__cpu_stack {
 } amp__cpu_stack;
 amp_status amp__cpu_stack_alloc(size_t size, amp__cpu_stack *s);
 void amp__cpu_stack_free(amp__cpu_stack *s);
+/* mprotect(lo, len, PROT_NONE); AMP_ERROR_OUT_OF_MEMORY (naming
+ * vm.max_map_count and the process's mappings where that is why) when it
+ * fails. */
+amp_status amp__cpu_stack_guard(void *lo, size_t len);
 
 /* Prepare ctx to run fn(arg) on stack s at the next switch to it. */
 void amp__cpu_ctx_make(amp__cpu_ctx *ctx, const amp__cpu_stack *s, void (*fn)(void *), void *arg);

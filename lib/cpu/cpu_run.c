@@ -275,13 +275,21 @@ static void amp__cpu_diverge(amp__cpu_item *it, int32_t local, const char *what)
 static amp_status amp__cpu_ensure_fibers(amp__cpu_worker *w, int n, size_t stack_size)
 {
     if (w->nfibers >= n) return AMP_OK;
+    amp_status st = AMP_OK;
+    amp__cpu_fiber *x = NULL;
     /* Only the array of pointers moves: parked fibers stay where they are. */
     amp__cpu_fiber **fs = realloc(w->fibers, (size_t)n * sizeof *fs);
-    if (!fs) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for %d fibers", n);
+    if (!fs) {
+        st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for %d fibers", n);
+        goto fail;
+    }
     w->fibers = fs;
     while (w->nfibers < n) {
-        amp__cpu_fiber *x = calloc(1, sizeof *x);
-        if (!x) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for %d fibers", n);
+        x = calloc(1, sizeof *x);
+        if (!x) {
+            st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for %d fibers", n);
+            goto fail;
+        }
         /* Stacks are a power-of-two-ish distance apart, so their tops would
          * all fall in the same L1/L2 cache sets and a switch would miss;
          * start each a few lines deeper than the last (colouring), in room
@@ -290,25 +298,32 @@ static amp_status amp__cpu_ensure_fibers(amp__cpu_worker *w, int n, size_t stack
          * a kernel within the documented size overflowed). */
         size_t span = stack_size / 4 < 65536 ? stack_size / 4 : 65536;
         size_t colour = span ? ((size_t)w->nfibers * 320) % span / 64 * 64 : 0;
-        amp_status st = amp__cpu_stack_alloc(stack_size + span, &x->stack);
-        if (st != AMP_OK) {
-            free(x);
-            return st;
-        }
+        st = amp__cpu_stack_alloc(stack_size + span, &x->stack);
+        if (st != AMP_OK) goto fail;
         x->w = w;
         /* The stack is the stack_size bytes (to a page) below its coloured
          * top; the room beneath joins the guard, so that a frame larger
-         * than the stack still meets it (where mprotect cannot split the
-         * mapping, that room is the stack's too: larger, never smaller). */
+         * than the stack still meets it (one compiled without stack-clash
+         * protection would step over a single page). Where that guard
+         * cannot be made the fiber is not kept, as where the page's cannot
+         * (amp__cpu_stack_guard): no guard is dropped silently. */
         char *top = (char *)x->stack.lo + x->stack.size - colour;
         uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
         char *lo = (char *)((uintptr_t)(top - stack_size) & ~(page - 1));
-        if (lo > (char *)x->stack.lo && mprotect(x->stack.lo, (size_t)(lo - (char *)x->stack.lo), PROT_NONE) == 0)
+        if (lo > (char *)x->stack.lo) {
+            st = amp__cpu_stack_guard(x->stack.lo, (size_t)(lo - (char *)x->stack.lo));
+            if (st != AMP_OK) goto fail;
             x->stack.lo = lo;
+        }
         x->stack.size = (size_t)(top - (char *)x->stack.lo);
         w->fibers[w->nfibers++] = x;
+        x = NULL;
     }
     return AMP_OK;
+fail:
+    if (x) amp__cpu_stack_free(&x->stack);
+    free(x);
+    return st;
 }
 
 static void amp__cpu_run_tile(amp__cpu_worker *w, amp__cpu_job *j, int64_t t)
