@@ -1046,3 +1046,66 @@ Test(async, cpu_fork_child_reports_launches_queued_before_fork, .timeout = 120)
     ASSERT_OK(amp_accelerator_view_destroy(q));
     ASSERT_OK(amp_program_destroy(p));
 }
+
+/* Another thread's synchronous launch on a view is running when the
+ * process forks: in the child a launch on that view fails at once with
+ * AMP_ERROR_DEVICE saying so (the storage's lock, held by a thread the fork
+ * left behind, is never released there, and the data may be half-written).
+ * Before, the child's launch waited for that lock for ever. */
+static const char cpu_fork_busy_src[] =
+    "AMP_KERNEL(held, amp::index<1> i, amp::array_view<int, 1> v, unsigned long long gate, unsigned long long started)\n"
+    "{ __atomic_store_n((int *)started, 1, __ATOMIC_RELEASE);\n"
+    "  while (__atomic_load_n((const int *)gate, __ATOMIC_ACQUIRE) == 0) ; v[i] += 1; }\n"
+    "AMP_KERNEL(inc, amp::index<1> i, amp::array_view<int, 1> v) { v[i] += 1; }\n";
+
+struct busy_launch {
+    amp_kernel *k;
+    amp_arg a[3];
+    amp_status st;
+};
+
+static void *busy_launch_run(void *arg)
+{
+    struct busy_launch *b = arg;
+    b->st = amp_parallel_for_each(NULL, amp_extent_1d(1), b->k, b->a, 3);
+    return NULL;
+}
+
+Test(async, cpu_fork_child_refuses_a_view_another_thread_was_launching_on, .timeout = 120)
+{
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    amp_program *p = test_build(acc, cpu_fork_busy_src);
+    static int gate, started;
+    static int x[1];
+    amp_array_view *v = test_view(x, sizeof(int), amp_extent_1d(1), AMP_READ_WRITE);
+    struct busy_launch b = {.k = test_kernel(p, "held"),
+                            .a = {amp_arg_view(v), amp_arg_uint64((uint64_t)(uintptr_t)&gate),
+                                  amp_arg_uint64((uint64_t)(uintptr_t)&started)}};
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, busy_launch_run, &b), 0);
+    for (int i = 0; i < 30000 && !__atomic_load_n(&started, __ATOMIC_ACQUIRE); ++i) usleep(1000);
+    cr_assert(__atomic_load_n(&started, __ATOMIC_ACQUIRE), "the launch did not start in 30 s");
+    fflush(NULL);
+    pid_t pid = fork();
+    cr_assert_neq(pid, -1, "fork: %s", strerror(errno));
+    if (pid == 0) {
+        alarm(5);
+        amp_arg a[] = {amp_arg_view(v)};
+        amp_status st = amp_parallel_for_each(NULL, amp_extent_1d(1), test_kernel(p, "inc"), a, 1);
+        _exit(st != AMP_ERROR_DEVICE ? 10 : !strstr(amp_last_error(), "when this process was forked") ? 11 : 0);
+    }
+    int status = 0;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    __atomic_store_n(&gate, 1, __ATOMIC_RELEASE);
+    pthread_join(th, NULL);
+    cr_assert(!WIFSIGNALED(status), "the child hung (killed by signal %d)", WTERMSIG(status));
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+              "the child's launch: 10: not AMP_ERROR_DEVICE; 11: the message does not say why; got %d",
+              WEXITSTATUS(status));
+    /* The parent's launch was never disturbed. */
+    ASSERT_OK(b.st);
+    ASSERT_OK(amp_array_view_synchronize(v));
+    cr_assert_eq(x[0], 1, "x[0] = %d", x[0]);
+    ASSERT_OK(amp_array_view_destroy(v));
+    ASSERT_OK(amp_program_destroy(p));
+}

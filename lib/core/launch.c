@@ -416,7 +416,21 @@ static inline __attribute__((always_inline)) amp_status amp__run_entered(amp_acc
         return amp__run_recorded(q, e, t, k, args, bound, nargs, pack, async, block);
     }
     nlocked = amp__sort_unique(locked, nlocked);
-    for (size_t i = 0; i < nlocked; ++i) amp__lock_acquire(&locked[i]->lock);
+    /* In a forked child, a storage a thread of the parent held at fork
+     * stays locked for ever and may be half-written (a launch or copy of
+     * the parent's that does not go on here): refused, as the parent's
+     * queued launches are. */
+    for (size_t i = 0; i < nlocked; ++i) {
+        if (amp__lock_acquire_or_forked(&locked[i]->lock)) continue;
+        size_t param = 0;
+        while (param < nargs && bound[param].s != locked[i]) ++param;
+        nlocked = i;
+        st = amp__fail(AMP_ERROR_DEVICE,
+                       "parallel_for_each of kernel %s: parameter %zu's data was in use by another thread (a launch "
+                       "or copy) when this process was forked; that work stays the parent's, and in this process "
+                       "the data may be half-written and is never released", k->name, param);
+        goto out;
+    }
 
     for (size_t i = 0; i < nargs; ++i) {
         amp__bound *b = &bound[i];
