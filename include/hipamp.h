@@ -963,8 +963,12 @@ AMP_API amp_arg amp_arg_struct(const void *data, size_t size);
  * AMP_ERROR_INVALID_EXTENT: bad e, or its rank differs from the kernel's index.
  * AMP_ERROR_INVALID_ARGUMENT: k is tiled, stale (its program was destroyed)
  * or not a kernel handle, or q is on another accelerator.
- * AMP_ERROR_OUT_OF_MEMORY: no device memory for a view's data.
- * AMP_ERROR_DEVICE: an earlier kernel faulted. On NVIDIA GPUs a fault ruins
+ * AMP_ERROR_OUT_OF_MEMORY: no device memory for a view's data; on the CPU
+ * accelerator also a work-item stack whose guard page cannot be made (near
+ * vm.max_map_count: the message names it).
+ * AMP_ERROR_DEVICE: in a child process forked while another thread of the
+ * parent was launching on or copying a view's data, at once, naming the
+ * parameter (see amp_future_wait). Also: an earlier kernel faulted. On NVIDIA GPUs a fault ruins
  * the whole device context: every later call on that accelerator fails with
  * AMP_ERROR_DEVICE; destroying handles stays safe. On AMD GPUs the ROCm
  * runtime itself may abort the process on a memory fault before any status
@@ -1067,7 +1071,13 @@ AMP_API amp_status amp_parallel_for_each_with_async(amp_accelerator_view *q, amp
  * (until amp_accelerator_view_wait has reported it: see there). In a child
  * process forked while a launch was queued on the CPU accelerator, the
  * launch does not run (it stays the parent's): its future, and waits for
- * it, return AMP_ERROR_DEVICE at once, saying so. */
+ * it, return AMP_ERROR_DEVICE at once, saying so. Likewise data another
+ * thread of the parent was using at fork (its launch or copy ran then):
+ * in the child that data may be half-written, and a launch, a graph's
+ * replay, a synchronize, native_handle, refresh, discard_data, get, set,
+ * or copy on it returns AMP_ERROR_DEVICE at once, saying so; destroying
+ * the view or array, or making another view of it, blocks for ever (there
+ * is nothing to wait for: leave them to the process's exit). */
 AMP_API amp_status amp_future_wait(amp_future *f);
 /* C++ AMP's completion_future::wait_for: amp_future_wait for at most ms
  * milliseconds (0: only look). AMP_ERROR_TIMEOUT when the work has not

@@ -1109,3 +1109,83 @@ Test(async, cpu_fork_child_refuses_a_view_another_thread_was_launching_on, .time
     ASSERT_OK(amp_array_view_destroy(v));
     ASSERT_OK(amp_program_destroy(p));
 }
+
+/* The same fork, and in the child every other call on the held view that
+ * can report a status: synchronize, get, set, copies either way,
+ * native_handle, refresh, discard_data. Each fails at once with
+ * AMP_ERROR_DEVICE naming itself; before, each waited for ever for the lock
+ * the parent's launching thread held at fork. Returns the number of the
+ * first call that did not, 0 when all did. */
+static int fork_child_refusals(amp_array_view *v)
+{
+    static int other[1];
+    amp_array_view *w = NULL;
+    if (amp_array_view_create(other, sizeof(int), amp_extent_1d(1), AMP_READ_WRITE, &w) != AMP_OK) return 1;
+    int val = 7, step = 1;
+    amp_future *f = NULL;
+    void *ptr = NULL;
+    const char *names[] = {"amp_array_view_synchronize",   "amp_array_view_synchronize_async", "amp_array_view_get",
+                           "amp_array_view_set",           "amp_copy_view",                    "amp_copy_view",
+                           "amp_array_view_native_handle", "amp_array_view_refresh",           "amp_array_view_discard_data"};
+    for (; step <= 9; ++step) {
+        amp_status st = AMP_OK;
+        switch (step) {
+        case 1: st = amp_array_view_synchronize(v); break;
+        case 2: st = amp_array_view_synchronize_async(v, &f); break;
+        case 3: st = amp_array_view_get(v, amp_index_1d(0), &val); break;
+        case 4: st = amp_array_view_set(v, amp_index_1d(0), &val); break;
+        case 5: st = amp_copy_view(v, w); break;
+        case 6: st = amp_copy_view(w, v); break;
+        case 7: st = amp_array_view_native_handle(v, NULL, AMP_READ_WRITE, &ptr); break;
+        case 8: st = amp_array_view_refresh(v); break;
+        case 9: st = amp_array_view_discard_data(v); break;
+        }
+        const char *msg = amp_last_error();
+        if (st != AMP_ERROR_DEVICE || !strstr(msg, "when this process was forked") ||
+            strncmp(msg, names[step - 1], strlen(names[step - 1])) != 0) {
+            fprintf(stderr, "call %d (%s): %s: %s\n", step, names[step - 1], amp_status_name(st), msg);
+            goto out;
+        }
+    }
+    step = 0;
+out:
+    (void)amp_array_view_destroy(w);
+    return step ? 10 + step : 0;
+}
+
+Test(async, cpu_fork_child_refuses_host_access_and_copies_of_a_view_another_thread_was_launching_on, .timeout = 120)
+{
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    amp_program *p = test_build(acc, cpu_fork_busy_src);
+    static int gate, started;
+    static int x[1];
+    amp_array_view *v = test_view(x, sizeof(int), amp_extent_1d(1), AMP_READ_WRITE);
+    struct busy_launch b = {.k = test_kernel(p, "held"),
+                            .a = {amp_arg_view(v), amp_arg_uint64((uint64_t)(uintptr_t)&gate),
+                                  amp_arg_uint64((uint64_t)(uintptr_t)&started)}};
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, busy_launch_run, &b), 0);
+    for (int i = 0; i < 30000 && !__atomic_load_n(&started, __ATOMIC_ACQUIRE); ++i) usleep(1000);
+    cr_assert(__atomic_load_n(&started, __ATOMIC_ACQUIRE), "the launch did not start in 30 s");
+    fflush(NULL);
+    pid_t pid = fork();
+    cr_assert_neq(pid, -1, "fork: %s", strerror(errno));
+    if (pid == 0) {
+        alarm(5);
+        _exit(fork_child_refusals(v));
+    }
+    int status = 0;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    __atomic_store_n(&gate, 1, __ATOMIC_RELEASE);
+    pthread_join(th, NULL);
+    cr_assert(!WIFSIGNALED(status), "the child hung (killed by signal %d)", WTERMSIG(status));
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+              "the child's call %d (see its stderr) was not refused with AMP_ERROR_DEVICE naming it and the fork",
+              WEXITSTATUS(status) - 10);
+    /* The parent's launch and data were never disturbed. */
+    ASSERT_OK(b.st);
+    ASSERT_OK(amp_array_view_synchronize(v));
+    cr_assert_eq(x[0], 1, "x[0] = %d", x[0]);
+    ASSERT_OK(amp_array_view_destroy(v));
+    ASSERT_OK(amp_program_destroy(p));
+}

@@ -17,10 +17,9 @@ static amp_status amp__array_copy(amp_array *a, void *host, amp__copy_dir dir, a
     amp_accelerator_view *q = a->q;
     amp__point done = {NULL, 0};
     size_t bytes = amp__storage_bytes(s);
-    amp__lock_acquire(&s->lock);
-    if ((st = amp__storage_refuse_host(s, dir == AMP__H2D ? "amp_array_copy_from_host" : "amp_array_copy_to_host")) !=
-        AMP_OK)
-        goto out;
+    const char *fn = dir == AMP__H2D ? "amp_array_copy_from_host" : "amp_array_copy_to_host";
+    if ((st = amp__storage_lock(s, fn)) != AMP_OK) return st;
+    if ((st = amp__storage_refuse_host(s, fn)) != AMP_OK) goto out;
     /* Reading keeps a view's device copy (its device-newer parts come home);
      * writing makes it stale, so it goes. */
     st = dir == AMP__D2H ? amp__storage_sync(s, &s->whole) : amp__storage_go_home(s);
@@ -171,8 +170,8 @@ amp_status amp_array_native_handle(amp_array *a, void **device_ptr)
     AMP__NOT_NULL(device_ptr);
     *device_ptr = NULL;
     AMP__HANDLE_OK(a, AMP__HANDLE_ARRAY);
-    amp__lock_acquire(&a->s->lock);
-    amp_status st = AMP_OK;
+    amp_status st = amp__storage_lock(a->s, __func__);
+    if (st != AMP_OK) return st;
     /* A view of the array may have taken the data to another accelerator. */
     if (a->s->acc && !a->s->direct) st = amp__storage_go_home(a->s);
     amp__lock_release(&a->s->lock);

@@ -341,7 +341,7 @@ amp_status amp_array_view_native_handle(amp_array_view *v, amp_accelerator_view 
      * graph, with the data's state of now. */
     if ((st = amp__queue_refuse_recording(q, "amp_array_view_native_handle")) != AMP_OK) return st;
     void *dptr = NULL;
-    amp__lock_acquire(&s->lock);
+    if ((st = amp__storage_lock(s, "amp_array_view_native_handle")) != AMP_OK) return st;
     /* access says what the caller does with the memory: one that reads it
      * (AMP_READ_ONLY, AMP_READ_WRITE) gets the data copied in, even of an
      * AMP_WRITE_ONLY view, whose discard only says its kernels never read;
@@ -361,8 +361,9 @@ amp_status amp_array_view_native_handle(amp_array_view *v, amp_accelerator_view 
 
 static amp_status amp__view_sync(amp_array_view *v)
 {
-    amp__lock_acquire(&v->s->lock);
-    amp_status st = amp__storage_sync(v->s, &v->box);
+    amp_status st = amp__storage_lock(v->s, "amp_array_view_synchronize");
+    if (st != AMP_OK) return st;
+    st = amp__storage_sync(v->s, &v->box);
     amp__lock_release(&v->s->lock);
     return st;
 }
@@ -381,9 +382,10 @@ amp_status amp_array_view_synchronize_async(amp_array_view *v, amp_future **out)
     amp_future *f = NULL;
     amp_status st = amp__future_new(&f);
     if (st != AMP_OK) return st;
-    amp__lock_acquire(&v->s->lock);
+    if ((st = amp__storage_lock(v->s, "amp_array_view_synchronize_async")) != AMP_OK) goto out;
     if ((st = amp__storage_sync_queue(v->s, &v->box)) == AMP_OK) amp__future_complete_at(f, v->s->last, NULL, NULL);
     amp__lock_release(&v->s->lock);
+out:
     if (st != AMP_OK) {
         amp_future_destroy(f);
         return st;
@@ -396,8 +398,8 @@ amp_status amp_array_view_refresh(amp_array_view *v)
 {
     AMP__HANDLE_OK(v, AMP__HANDLE_VIEW);
     amp__storage *s = v->s;
-    amp_status st = AMP_OK;
-    amp__lock_acquire(&s->lock);
+    amp_status st = amp__storage_lock(s, "amp_array_view_refresh");
+    if (st != AMP_OK) return st;
     /* The host data is needed again, unless the view never reads it. */
     v->discard = v->access == AMP_WRITE_ONLY && v->exact;
     /* A box wider than the view also holds elements the host did not
@@ -412,8 +414,8 @@ amp_status amp_array_view_discard_data(amp_array_view *v)
 {
     AMP__HANDLE_OK(v, AMP__HANDLE_VIEW);
     amp__storage *s = v->s;
-    amp_status st = AMP_OK;
-    amp__lock_acquire(&s->lock);
+    amp_status st = amp__storage_lock(s, "amp_array_view_discard_data");
+    if (st != AMP_OK) return st;
     /* Only a view whose box is exactly its elements can drop device data:
      * a wider box holds elements another view may still need. */
     if (v->exact) {

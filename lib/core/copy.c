@@ -574,9 +574,9 @@ static amp_status amp__copy_sides(amp__side *src, amp__side *dst, amp_future **o
         first = dst->s;
         second = src->s;
     }
-    amp__lock_acquire(&first->lock);
-    if (second != first) amp__lock_acquire(&second->lock);
     amp__point done = {NULL, 0};
+    if ((st = amp__storage_lock(first, fn)) != AMP_OK) goto unlocked;
+    if (second != first && (st = amp__storage_lock(second, fn)) != AMP_OK) goto first_locked;
     /* Data a recording in progress uses is copied only by that recording
      * (above): anything else would read or write it before the graph ran. */
     st = amp__storage_refuse_host(src->s->recordings ? src->s : dst->s, fn);
@@ -586,7 +586,9 @@ static amp_status amp__copy_sides(amp__side *src, amp__side *dst, amp_future **o
      * can let go of it, so the wait and the future take a reference. */
     amp__queue_retain(done.q);
     if (second != first) amp__lock_release(&second->lock);
+first_locked:
     amp__lock_release(&first->lock);
+unlocked:
     if (st == AMP_OK && !out) st = amp__point_wait(done);
     if (out) {
         if (st != AMP_OK) {

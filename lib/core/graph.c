@@ -447,7 +447,7 @@ amp_status amp__graph_bind(amp_graph *g, amp__storage *s, const amp__box *b, con
         return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "graph: out of host memory for its bindings");
     if ((st = amp__graph_pin(g, handle)) != AMP_OK) return st;
 
-    amp__lock_acquire(&s->lock);
+    if ((st = amp__storage_lock(s, "recording into a graph")) != AMP_OK) return st;
     /* Device memory on the graph's accelerator, where it stays while the
      * graph exists (pinned below); nothing is copied or ordered. */
     st = amp__storage_place(s, g->q);
@@ -754,7 +754,8 @@ static amp_status amp__graph_replay(amp_accelerator_view *q, amp_graph *g, bool 
                          fn, (void *)g->q, g->q->acc->e.info.device_path, (void *)q, q->acc->e.info.device_path);
     if ((st = amp__queue_refuse_recording(q, fn)) != AMP_OK) return st;
     amp__lock_acquire(&g->replay);
-    for (; nlocked < g->nstorages; ++nlocked) amp__lock_acquire(&g->storages[nlocked]->lock);
+    for (; nlocked < g->nstorages; ++nlocked)
+        if ((st = amp__storage_lock(g->storages[nlocked], fn)) != AMP_OK) goto out;
     /* A graph that recorded no command (each failed, or queued none: a
      * copy of no elements) runs nothing: its data are neither prepared
      * nor marked, which with no point after it would drop their last use. */

@@ -376,6 +376,10 @@ typedef struct amp__storage {
 amp_status amp__storage_refuse_host(const amp__storage *s, const char *what);
 amp_status amp__storage_new(size_t elem, amp_extent e, void *host, bool is_array, amp__storage **out);
 void amp__storage_retain(amp__storage *s);
+/* Takes s's lock for a public call that can fail; AMP_ERROR_DEVICE naming
+ * call, without the lock, in a forked child where a thread of the parent
+ * held it at fork (lib/core/storage.c). */
+amp_status amp__storage_lock(amp__storage *s, const char *call);
 /* Waits for the last use, frees the device side and the storage at 0. */
 amp_status amp__storage_release(amp__storage *s);
 size_t amp__storage_bytes(const amp__storage *s);

@@ -348,6 +348,22 @@ amp_status amp__storage_new(size_t elem, amp_extent e, void *host, bool is_array
     return AMP_OK;
 }
 
+/* A lock a thread of the parent held at fork (its launch or copy) is never
+ * released in the child, and what it guards may be half-written: waiting
+ * would be for ever, so calls that can report a status refuse instead.
+ * Paths that cannot fail (destroys, releases, retains, undoing a recording)
+ * still block on such a lock: they have no way to say so, and leaving the
+ * storage half-counted would be worse. */
+amp_status amp__storage_lock(amp__storage *s, const char *call)
+{
+    if (amp__lock_acquire_or_forked(&s->lock)) return AMP_OK;
+    return amp__fail(AMP_ERROR_DEVICE,
+                     "%s: the data was in use by another thread (a launch or copy) when this process was forked; "
+                     "that work stays the parent's, and in this process the data may be half-written and is never "
+                     "released",
+                     call);
+}
+
 void amp__storage_retain(amp__storage *s)
 {
     amp__lock_acquire(&s->lock);
