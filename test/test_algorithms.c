@@ -1244,6 +1244,46 @@ ACCEL_TEST(algorithms, predicate_builds_only_its_calls_program)
     ASSERT_OK(amp_array_view_destroy(vo));
 }
 
+/* copy_if of a strided input (a section of a wider view) with tiles of 64
+ * and a number of items a thread takes that 4 does not divide: the strided
+ * load went on in groups of 4 past a thread's items and stored the next
+ * chunk's elements past its tile_static (the CPU accelerator's process
+ * ended with SIGSEGV at 9 and 10). */
+static void copy_if_strided_with_items(amp_accelerator *acc, const char *items)
+{
+    setenv("AMP_ALG_TILE", "64", 1);
+    setenv("AMP_ALG_SELECT_ITEMS", items, 1);
+    enum { H = 64, W = 64, N = 4096 };
+    static int32_t x[H][W], out[N];
+    for (int r = 0; r < H; ++r)
+        for (int c = 0; c < W; ++c) x[r][c] = (r * 31 + c * 17) % 13 - 6;
+    for (int i = 0; i < N; ++i) out[i] = -99;
+    amp_array_view *vx = test_view(x, 4, amp_extent_2d(H, W), AMP_READ_ONLY), *sec = NULL;
+    ASSERT_OK(amp_array_view_section(vx, amp_index_2d(1, 1), amp_extent_2d(60, 33), &sec));
+    amp_array_view *vo = test_view(out, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    uint64_t count = 0;
+    ASSERT_OK(amp_copy_if(default_view(acc), amp_arg_view(sec), amp_arg_view(vo), AMP_TYPE_INT32, "x > 0", NULL,
+                          &count));
+    ASSERT_OK(amp_array_view_synchronize(vo));
+    uint64_t k = 0;
+    for (int r = 1; r < 61; ++r)
+        for (int c = 1; c < 34; ++c)
+            if (x[r][c] > 0) {
+                cr_assert_eq(out[k], x[r][c], "items %s: out[%llu] = %d, want x[%d][%d] = %d", items,
+                             (unsigned long long)k, out[k], r, c, x[r][c]);
+                ++k;
+            }
+    cr_assert_eq(count, k, "items %s: count %llu, want %llu", items, (unsigned long long)count, (unsigned long long)k);
+    for (; k < N; ++k) cr_assert_eq(out[k], -99, "items %s: copy_if wrote past its count at %llu", items,
+                                    (unsigned long long)k);
+    ASSERT_OK(amp_array_view_destroy(sec));
+    ASSERT_OK(amp_array_view_destroy(vx));
+    ASSERT_OK(amp_array_view_destroy(vo));
+}
+
+ACCEL_TEST(algorithms, copy_if_strided_with_items_nine) { copy_if_strided_with_items(acc, "9"); }
+ACCEL_TEST(algorithms, copy_if_strided_with_items_ten) { copy_if_strided_with_items(acc, "10"); }
+
 ACCEL_TEST(algorithms, count_and_copy_if)
 {
     amp_accelerator_view *q = default_view(acc);

@@ -9,7 +9,9 @@ template <bool C>
 AMP_FI void select_load_c(const amp__alg_in &in, AMP_ALG_T *s, long long base, long long n, int l)
 {
     if constexpr (AMP_ALG_TILE > 1 && !C) { // strided: a few items at a time, their offsets inline
-        enum { G = 4 };
+        // G divides the items: a group past them would store the next
+        // chunk's elements past this chunk's tile_static (AMP_ALG_SELECT_ITEMS 9).
+        enum { G = AMP_ALG_SCAN_ITEMS % 4 == 0 ? 4 : AMP_ALG_SCAN_ITEMS % 2 == 0 ? 2 : 1 };
         AMP_ALG_ROLLED for (int g = 0; g < AMP_ALG_SCAN_ITEMS; g += G) {
             AMP_ALG_T v[G];
             AMP_ALG_UNROLL for (int k = 0; k < G; ++k) {
