@@ -46,7 +46,8 @@
  *    amp_array_view_native_handle on q, and the algorithms that return
  *    their result on the host (amp_reduce, amp_transform_reduce,
  *    amp_reduction_apply: record their _async forms; amp_count_if,
- *    amp_copy_if): AMP_ERROR_BUSY;
+ *    amp_copy_if), on q or, over the recording's data (amp_copy_if's out
+ *    too), on any view from any thread: AMP_ERROR_BUSY;
  *  - commands on q from any other thread: AMP_ERROR_BUSY (a recording
  *    belongs to the thread that began it; begin and end must not race with
  *    another thread's commands on q). A thread that exits without ending

@@ -1313,6 +1313,104 @@ ACCEL_TEST(graph, host_results_and_waits_are_refused_while_recording)
     teardown(&f);
 }
 
+/* The algorithms that return their result on the host refuse data a
+ * recording in progress uses, called on another view or with q NULL, from
+ * the recording thread or another (AMP_ERROR_BUSY naming the argument):
+ * they would read it, or copy_if write it, now, before the graph that
+ * computes it runs, and return stale values with AMP_OK. Nothing is
+ * written; once the graph runs they see its results. */
+typedef struct alg_probe {
+    amp_array_view *y;
+    amp_status reduce;
+    char msg[512];
+} alg_probe;
+
+static void *alg_probe_thread(void *p)
+{
+    alg_probe *a = p;
+    int32_t r = -1;
+    a->reduce = amp_reduce(NULL, amp_arg_view(a->y), AMP_TYPE_INT32, AMP_OP_SUM, &r);
+    snprintf(a->msg, sizeof a->msg, "%s", amp_last_error());
+    return NULL;
+}
+
+ACCEL_TEST(graph, host_result_algorithms_refuse_data_a_recording_uses)
+{
+    fixture f;
+    setup(&f, acc);
+    static int32_t x[N], y[N], o[N];
+    for (int i = 0; i < N; ++i) x[i] = 1, y[i] = 0, o[i] = -7;
+    amp_array_view *vx = test_view(x, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    amp_array_view *vy = test_view(y, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    amp_array_view *vo = test_view(o, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    amp_accelerator_view *q2 = NULL;
+    ASSERT_OK(amp_accelerator_view_create(acc, &q2));
+    amp_reduction_desc rd = {.name = "isum", .inputs = "int v", .type = AMP_TYPE_INT64, .map = "v",
+                             .reduce = "a + b", .identity = "0"};
+    amp_reduction *red = NULL;
+    ASSERT_OK(amp_reduction_create(acc, &rd, &red));
+    /* Before the recording: the data is idle on the device side too. */
+    ASSERT_OK(amp_scan(f.q, amp_arg_view(vx), amp_arg_view(vy), AMP_TYPE_INT32, AMP_OP_SUM, AMP_SCAN_EXCLUSIVE));
+    ASSERT_OK(amp_graph_begin_recording(f.q));
+    ASSERT_OK(amp_scan(f.q, amp_arg_view(vx), amp_arg_view(vy), AMP_TYPE_INT32, AMP_OP_SUM, AMP_SCAN_INCLUSIVE));
+    int32_t r = -1;
+    ASSERT_STATUS(amp_reduce(q2, amp_arg_view(vy), AMP_TYPE_INT32, AMP_OP_SUM, &r), AMP_ERROR_BUSY);
+    cr_assert(strstr(amp_last_error(), "amp_reduce (in)") && strstr(amp_last_error(), "graph being recorded"), "%s",
+              amp_last_error());
+    cr_assert_eq(r, -1, "a refused reduce wrote %d to its result", r);
+    ASSERT_STATUS(amp_reduce(NULL, amp_arg_view(vy), AMP_TYPE_INT32, AMP_OP_SUM, &r), AMP_ERROR_BUSY);
+    int32_t dot = -1;
+    ASSERT_STATUS(amp_transform_reduce(q2, amp_arg_view(vx), amp_arg_view(vy), AMP_TYPE_INT32, AMP_MAP_PRODUCT,
+                                       AMP_OP_SUM, &dot),
+                  AMP_ERROR_BUSY);
+    cr_assert(strstr(amp_last_error(), "amp_transform_reduce (x)"), "%s", amp_last_error());
+    uint64_t c = 99;
+    ASSERT_STATUS(amp_count_if(q2, amp_arg_view(vy), AMP_TYPE_INT32, "x > 0", NULL, &c), AMP_ERROR_BUSY);
+    cr_assert(strstr(amp_last_error(), "amp_count_if (in)"), "%s", amp_last_error());
+    ASSERT_STATUS(amp_copy_if(q2, amp_arg_view(vy), amp_arg_view(vo), AMP_TYPE_INT32, "true", NULL, &c),
+                  AMP_ERROR_BUSY);
+    cr_assert(strstr(amp_last_error(), "amp_copy_if (in)"), "%s", amp_last_error());
+    /* copy_if would write the recording's data: refused as an output too. */
+    static int32_t z[N];
+    for (int i = 0; i < N; ++i) z[i] = 5;
+    amp_array_view *vz = test_view(z, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    ASSERT_STATUS(amp_copy_if(q2, amp_arg_view(vz), amp_arg_view(vy), AMP_TYPE_INT32, "true", NULL, &c),
+                  AMP_ERROR_BUSY);
+    cr_assert(strstr(amp_last_error(), "amp_copy_if (out)"), "%s", amp_last_error());
+    amp_arg ra[] = {amp_arg_view(vy)};
+    int64_t rs = -1;
+    ASSERT_STATUS(amp_reduction_apply(q2, red, ra, 1, &rs), AMP_ERROR_BUSY);
+    cr_assert(strstr(amp_last_error(), "amp_reduction_apply (input 0 ('v'))"), "%s", amp_last_error());
+    alg_probe probe = {.y = vy};
+    pthread_t t;
+    cr_assert_eq(pthread_create(&t, NULL, alg_probe_thread, &probe), 0);
+    pthread_join(t, NULL);
+    cr_assert_eq(probe.reduce, AMP_ERROR_BUSY, "another thread's amp_reduce: %s (%s)", amp_status_name(probe.reduce),
+                 probe.msg);
+    /* Data the recording does not use is free. */
+    ASSERT_OK(amp_count_if(q2, amp_arg_view(vz), AMP_TYPE_INT32, "x == 5", NULL, &c));
+    cr_assert_eq(c, (uint64_t)N, "count_if of untouched data: %llu", (unsigned long long)c);
+    amp_graph *g = NULL;
+    ASSERT_OK(amp_graph_end_recording(f.q, &g));
+    ASSERT_OK(amp_array_view_synchronize(vy));
+    for (int i = 0; i < N; ++i) cr_assert_eq(y[i], i, "the recording or a refused call ran: y[%d] = %d", i, y[i]);
+    ASSERT_OK(amp_array_view_synchronize(vo));
+    for (int i = 0; i < N; ++i) cr_assert_eq(o[i], -7, "a refused copy_if wrote o[%d] = %d", i, o[i]);
+    ASSERT_OK(amp_graph_launch(f.q, g));
+    ASSERT_OK(amp_reduce(q2, amp_arg_view(vy), AMP_TYPE_INT32, AMP_OP_SUM, &r));
+    cr_assert_eq(r, N * (N + 1) / 2, "after the replay: %d", r);
+    ASSERT_OK(amp_reduction_apply(NULL, red, ra, 1, &rs));
+    cr_assert_eq(rs, (int64_t)N * (N + 1) / 2, "after the replay: %lld", (long long)rs);
+    ASSERT_OK(amp_graph_destroy(g));
+    ASSERT_OK(amp_reduction_destroy(red));
+    ASSERT_OK(amp_array_view_destroy(vz));
+    ASSERT_OK(amp_array_view_destroy(vo));
+    ASSERT_OK(amp_array_view_destroy(vy));
+    ASSERT_OK(amp_array_view_destroy(vx));
+    ASSERT_OK(amp_accelerator_view_destroy(q2));
+    teardown(&f);
+}
+
 /* A continuation of the host features test: it records its status and
  * the status of a launch it makes on the recording view from the
  * continuation thread. */

@@ -85,6 +85,12 @@ amp_status amp__alg_queue(amp_accelerator_view *q, const amp__alg_data *d, size_
  * other algorithm is recorded as its launches, its scratch arrays kept by
  * the graph (lib/alg/scratch.c). */
 amp_status amp__alg_not_recording(const char *fn, amp_accelerator_view *q, bool has_async);
+/* AMP_ERROR_BUSY when a recording in progress (on any view, any thread)
+ * uses d's data (what names it): for the calls that return their result on
+ * the host, which would read or write it now, before the graph that
+ * computes it runs, and return AMP_OK with stale values. Takes and
+ * releases d's storage lock. */
+amp_status amp__alg_data_not_recorded(const char *fn, const char *what, const amp__alg_data *d);
 /* AMP_ERROR_UNSUPPORTED past AMP_ALG_MAX_ELEMENTS. */
 amp_status amp__alg_count_ok(const char *fn, int64_t n);
 /* t and op are in their enums and op suits t. */

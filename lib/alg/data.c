@@ -87,6 +87,18 @@ amp_status amp__alg_not_recording(const char *fn, amp_accelerator_view *q, bool 
                      "result on the device): call it before or after the recording", fn, fn);
 }
 
+amp_status amp__alg_data_not_recorded(const char *fn, const char *what, const amp__alg_data *d)
+{
+    if (!d->s) return AMP_OK;
+    char call[128];
+    snprintf(call, sizeof call, "%s (%s)", fn, what);
+    amp_status st = amp__storage_lock(d->s, call);
+    if (st != AMP_OK) return st;
+    st = amp__storage_refuse_host(d->s, call);
+    amp__lock_release(&d->s->lock);
+    return st;
+}
+
 amp_status amp__alg_count_ok(const char *fn, int64_t n)
 {
     if (n > AMP_ALG_MAX_ELEMENTS)

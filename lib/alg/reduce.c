@@ -164,7 +164,9 @@ static amp_status amp__alg_transform_reduce(const char *fn, const char *xname, a
                    (two && (st = amp__alg_apart(fn, "result", &d[2], "y", &d[1])) != AMP_OK)))
         return st;
     if ((st = amp__alg_queue(q, d, two ? 2 : 1, NULL, &q)) != AMP_OK ||
-        (host && (st = amp__alg_not_recording(fn, q, true)) != AMP_OK))
+        (host && (st = amp__alg_not_recording(fn, q, true)) != AMP_OK) ||
+        (host && (st = amp__alg_data_not_recorded(fn, xname, &d[0])) != AMP_OK) ||
+        (host && two && (st = amp__alg_data_not_recorded(fn, "y", &d[1])) != AMP_OK))
         return st;
     /* float32 products accumulate in float64 (hipamp_algorithms.h): a
      * float32 tree's partial products stay near 1, where rounding is

@@ -13,7 +13,8 @@ static amp_status amp__alg_pred_setup(const char *fn, amp_accelerator_view **q, 
     if ((st = amp__alg_type_ok(fn, t)) != AMP_OK) return st;
     if (!*predicate) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: predicate is empty", fn);
     if ((st = amp__alg_resolve(fn, "in", in, amp_type_size(t), amp_type_name(t), d)) != AMP_OK) return st;
-    if ((st = amp__alg_queue(*q, d, 1, NULL, q)) != AMP_OK || (st = amp__alg_not_recording(fn, *q, false)) != AMP_OK)
+    if ((st = amp__alg_queue(*q, d, 1, NULL, q)) != AMP_OK || (st = amp__alg_not_recording(fn, *q, false)) != AMP_OK ||
+        (st = amp__alg_data_not_recorded(fn, "in", d)) != AMP_OK)
         return st;
     return amp__alg_predicate(fn, (*q)->acc, t, predicate, part, p);
 }
@@ -51,7 +52,9 @@ amp_status amp_copy_if(amp_accelerator_view *q, amp_arg in, amp_arg out, amp_typ
         (st = amp__alg_writable(fn, "out", &d[1])) != AMP_OK)
         return st;
     if ((st = amp__alg_pred_setup(fn, &q, in, t, predicate, AMP__ALG_PRED_SELECT, &d[0], &p)) != AMP_OK) return st;
-    if ((st = amp__alg_apart(fn, "in", &d[0], "out", &d[1])) != AMP_OK) return st;
+    if ((st = amp__alg_apart(fn, "in", &d[0], "out", &d[1])) != AMP_OK ||
+        (st = amp__alg_data_not_recorded(fn, "out", &d[1])) != AMP_OK)
+        return st;
     int64_t n = d[0].shape.n;
     if (n == 0) return AMP_OK;
     int64_t chunk = (int64_t)p->tile * p->scan_items;

@@ -283,6 +283,11 @@ static amp_status amp__alg_user_apply(const char *fn, amp_accelerator_view *q, a
     }
     if (!q && (st = amp__accelerator_queue(r->acc, &q)) != AMP_OK) return st;
     if (host && (st = amp__alg_not_recording(fn, q, true)) != AMP_OK) return st;
+    for (int i = 0; host && i < r->u.ninputs; ++i) {
+        char what[96];
+        snprintf(what, sizeof what, "input %d ('%s')", i, r->u.in_name[i]);
+        if ((st = amp__alg_data_not_recorded(fn, what, &d[i])) != AMP_OK) return st;
+    }
     if (q->acc != r->acc)
         return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: reduction '%s' was built for %s; the accelerator view is on "
                          "%s", fn, r->label, r->acc->e.info.device_path, q->acc->e.info.device_path);
