@@ -526,7 +526,9 @@ AMP_API amp_status amp_array_native_handle(amp_array *a, void **device_ptr);
 AMP_API amp_status amp_array_create_from_native(amp_accelerator_view *q, void *device_ptr, size_t elem_size,
                                                 amp_extent e, amp_array **out);
 /* Waits for the kernels that use it, then frees. Views of the array must be
- * destroyed first (AMP_ERROR_BUSY otherwise, nothing freed). */
+ * destroyed first (AMP_ERROR_BUSY otherwise, nothing freed).
+ * AMP_ERROR_DEVICE, nothing freed: in a child forked while another thread
+ * of the parent was using the array (see amp_future_wait). */
 AMP_API amp_status amp_array_destroy(amp_array *a);
 
 /* A view of host memory the caller owns and keeps alive until the view is
@@ -688,6 +690,8 @@ AMP_API amp_status amp_array_view_discard_data(amp_array_view *v);
  * (destroy it first), or a recording that uses its data (through another
  * view or its array: the data exists only once the graph is launched; end
  * the recording, or launch the graph, then destroy the view).
+ * AMP_ERROR_DEVICE, nothing freed: in a child forked while another thread
+ * of the parent was using the data (see amp_future_wait).
  * AMP_ERROR_INVALID_ARGUMENT: v destroyed. Another status: the
  * synchronization failed (a device error); the view is freed all the same. */
 AMP_API amp_status amp_array_view_destroy(amp_array_view *v);
@@ -1075,9 +1079,10 @@ AMP_API amp_status amp_parallel_for_each_with_async(amp_accelerator_view *q, amp
  * thread of the parent was using at fork (its launch or copy ran then):
  * in the child that data may be half-written, and a launch, a graph's
  * replay, a synchronize, native_handle, refresh, discard_data, get, set,
- * or copy on it returns AMP_ERROR_DEVICE at once, saying so; destroying
- * the view or array, or making another view of it, blocks for ever (there
- * is nothing to wait for: leave them to the process's exit). */
+ * copy, section or other view of it (amp_array_view_of_array too), or
+ * destroying the view or array, returns AMP_ERROR_DEVICE at once, saying
+ * so (a refused destroy leaves the handle as it was: leave it to the
+ * process's exit). */
 AMP_API amp_status amp_future_wait(amp_future *f);
 /* C++ AMP's completion_future::wait_for: amp_future_wait for at most ms
  * milliseconds (0: only look). AMP_ERROR_TIMEOUT when the work has not

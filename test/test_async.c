@@ -1056,7 +1056,10 @@ static const char cpu_fork_busy_src[] =
     "AMP_KERNEL(held, amp::index<1> i, amp::array_view<int, 1> v, unsigned long long gate, unsigned long long started)\n"
     "{ __atomic_store_n((int *)started, 1, __ATOMIC_RELEASE);\n"
     "  while (__atomic_load_n((const int *)gate, __ATOMIC_ACQUIRE) == 0) ; v[i] += 1; }\n"
-    "AMP_KERNEL(inc, amp::index<1> i, amp::array_view<int, 1> v) { v[i] += 1; }\n";
+    "AMP_KERNEL(inc, amp::index<1> i, amp::array_view<int, 1> v) { v[i] += 1; }\n"
+    "AMP_KERNEL(held_array, amp::index<1> i, amp::array<int, 1> a, unsigned long long gate, unsigned long long started)\n"
+    "{ __atomic_store_n((int *)started, 1, __ATOMIC_RELEASE);\n"
+    "  while (__atomic_load_n((const int *)gate, __ATOMIC_ACQUIRE) == 0) ; a[i] += 1; }\n";
 
 struct busy_launch {
     amp_kernel *k;
@@ -1112,10 +1115,11 @@ Test(async, cpu_fork_child_refuses_a_view_another_thread_was_launching_on, .time
 
 /* The same fork, and in the child every other call on the held view that
  * can report a status: synchronize, get, set, copies either way,
- * native_handle, refresh, discard_data. Each fails at once with
- * AMP_ERROR_DEVICE naming itself; before, each waited for ever for the lock
- * the parent's launching thread held at fork. Returns the number of the
- * first call that did not, 0 when all did. */
+ * native_handle, refresh, discard_data, a section, a read-only view, and
+ * destroying it (the view stays: a get after it still answers). Each fails
+ * at once with AMP_ERROR_DEVICE naming itself; before, each waited for
+ * ever for the lock the parent's launching thread held at fork. Returns
+ * the number of the first call that did not, 0 when all did. */
 static int fork_child_refusals(amp_array_view *v)
 {
     static int other[1];
@@ -1124,10 +1128,13 @@ static int fork_child_refusals(amp_array_view *v)
     int val = 7, step = 1;
     amp_future *f = NULL;
     void *ptr = NULL;
+    amp_array_view *derived = NULL;
     const char *names[] = {"amp_array_view_synchronize",   "amp_array_view_synchronize_async", "amp_array_view_get",
                            "amp_array_view_set",           "amp_copy_view",                    "amp_copy_view",
-                           "amp_array_view_native_handle", "amp_array_view_refresh",           "amp_array_view_discard_data"};
-    for (; step <= 9; ++step) {
+                           "amp_array_view_native_handle", "amp_array_view_refresh",           "amp_array_view_discard_data",
+                           "amp_array_view_section",       "amp_array_view_read_only",         "amp_array_view_destroy",
+                           "amp_array_view_get"};
+    for (; step <= 13; ++step) {
         amp_status st = AMP_OK;
         switch (step) {
         case 1: st = amp_array_view_synchronize(v); break;
@@ -1139,6 +1146,15 @@ static int fork_child_refusals(amp_array_view *v)
         case 7: st = amp_array_view_native_handle(v, NULL, AMP_READ_WRITE, &ptr); break;
         case 8: st = amp_array_view_refresh(v); break;
         case 9: st = amp_array_view_discard_data(v); break;
+        case 10: st = amp_array_view_section(v, amp_index_1d(0), amp_extent_1d(1), &derived); break;
+        case 11: st = amp_array_view_read_only(v, &derived); break;
+        case 12: st = amp_array_view_destroy(v); break;
+        /* The refused destroy left the view as it was. */
+        case 13: st = amp_array_view_get(v, amp_index_1d(0), &val); break;
+        }
+        if (derived) {
+            fprintf(stderr, "call %d (%s) made a view\n", step, names[step - 1]);
+            goto out;
         }
         const char *msg = amp_last_error();
         if (st != AMP_ERROR_DEVICE || !strstr(msg, "when this process was forked") ||
@@ -1187,5 +1203,55 @@ Test(async, cpu_fork_child_refuses_host_access_and_copies_of_a_view_another_thre
     ASSERT_OK(amp_array_view_synchronize(v));
     cr_assert_eq(x[0], 1, "x[0] = %d", x[0]);
     ASSERT_OK(amp_array_view_destroy(v));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+/* An array another thread of the parent was launching on at fork: in the
+ * child a view of it and its destroy fail at once with AMP_ERROR_DEVICE
+ * naming the call (before, both waited for ever), and the array stays. */
+Test(async, cpu_fork_child_refuses_views_of_and_destroying_an_array_another_thread_was_launching_on, .timeout = 120)
+{
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    amp_program *p = test_build(acc, cpu_fork_busy_src);
+    amp_accelerator_view *q = NULL;
+    ASSERT_OK(amp_accelerator_default_view(acc, &q));
+    static int gate, started;
+    int zero = 0;
+    amp_array *a = NULL;
+    ASSERT_OK(amp_array_create(q, sizeof(int), amp_extent_1d(1), &zero, &a));
+    struct busy_launch b = {.k = test_kernel(p, "held_array"),
+                            .a = {amp_arg_array(a), amp_arg_uint64((uint64_t)(uintptr_t)&gate),
+                                  amp_arg_uint64((uint64_t)(uintptr_t)&started)}};
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, busy_launch_run, &b), 0);
+    for (int i = 0; i < 30000 && !__atomic_load_n(&started, __ATOMIC_ACQUIRE); ++i) usleep(1000);
+    cr_assert(__atomic_load_n(&started, __ATOMIC_ACQUIRE), "the launch did not start in 30 s");
+    fflush(NULL);
+    pid_t pid = fork();
+    cr_assert_neq(pid, -1, "fork: %s", strerror(errno));
+    if (pid == 0) {
+        alarm(5);
+        amp_array_view *v = NULL;
+        amp_status st = amp_array_view_of_array(a, &v);
+        if (st != AMP_ERROR_DEVICE || v || !strstr(amp_last_error(), "when this process was forked") ||
+            strncmp(amp_last_error(), "amp_array_view_of_array", 23) != 0)
+            _exit(11);
+        st = amp_array_destroy(a);
+        if (st != AMP_ERROR_DEVICE || strncmp(amp_last_error(), "amp_array_destroy", 17) != 0) _exit(12);
+        st = amp_array_destroy(a); /* still there: refused the same way, not a stale handle */
+        _exit(st != AMP_ERROR_DEVICE ? 13 : 0);
+    }
+    int status = 0;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    __atomic_store_n(&gate, 1, __ATOMIC_RELEASE);
+    pthread_join(th, NULL);
+    cr_assert(!WIFSIGNALED(status), "the child hung (killed by signal %d)", WTERMSIG(status));
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+              "the child: 11 a view of the array, 12 its destroy, 13 a second destroy; got %d", WEXITSTATUS(status));
+    ASSERT_OK(b.st);
+    int got = -1;
+    ASSERT_OK(amp_array_copy_to_host(a, &got));
+    cr_assert_eq(got, 1, "a[0] = %d", got);
+    ASSERT_OK(amp_array_destroy(a));
     ASSERT_OK(amp_program_destroy(p));
 }

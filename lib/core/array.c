@@ -239,7 +239,10 @@ amp_status amp__array_hold_storage(amp_array *a, amp__storage **s)
 {
     pthread_mutex_lock(&amp__arrays_ending);
     amp_status st = amp__handle_check(a, AMP__HANDLE_ARRAY, "amp_array_view_of_array", "a");
-    if (st == AMP_OK) amp__storage_retain(*s = a->s);
+    if (st == AMP_OK && (st = amp__storage_lock(a->s, "amp_array_view_of_array")) == AMP_OK) {
+        (*s = a->s)->refs++;
+        amp__lock_release(&a->s->lock);
+    }
     pthread_mutex_unlock(&amp__arrays_ending);
     return st;
 }
@@ -252,10 +255,14 @@ amp_status amp_array_destroy(amp_array *a)
     if (graphs)
         return amp__fail(AMP_ERROR_BUSY, "amp_array_destroy: %d graph(s) use this array (destroy them first)", graphs);
     pthread_mutex_lock(&amp__arrays_ending);
-    amp__lock_acquire(&a->s->lock);
+    amp_status st = amp__storage_lock(a->s, __func__);
+    if (st != AMP_OK) { /* a forked child: the array stays */
+        pthread_mutex_unlock(&amp__arrays_ending);
+        return st;
+    }
     int refs = a->s->refs;
     amp__lock_release(&a->s->lock);
-    amp_status st = refs > 1 ? AMP_ERROR_BUSY : amp__handle_end(a, AMP__HANDLE_ARRAY, __func__, "a");
+    st = refs > 1 ? AMP_ERROR_BUSY : amp__handle_end(a, AMP__HANDLE_ARRAY, __func__, "a");
     pthread_mutex_unlock(&amp__arrays_ending);
     if (st == AMP_ERROR_BUSY)
         return amp__fail(AMP_ERROR_BUSY, "amp_array_destroy: %d array_view(s) of this array still exist",

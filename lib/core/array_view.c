@@ -81,17 +81,26 @@ amp_status amp_array_view_of_array(amp_array *a, amp_array_view **out)
  * read (amp_array_view_read_only) reads the data, as C++ AMP's
  * array_view<const T> of a write-only view does; its discard_at would
  * compare 0 with home_writes and skip the copy-in. */
-static amp_status amp__view_derive(amp_array_view *v, int64_t offset, size_t elem, amp_extent e, const int64_t *stride,
-                                   amp_access access, amp_array_view **out)
+static amp_status amp__view_derive(const char *fn, amp_array_view *v, int64_t offset, size_t elem, amp_extent e,
+                                   const int64_t *stride, amp_access access, amp_array_view **out)
 {
-    amp_status st = amp__view_new(v->s, offset, elem, e, stride, access, out);
+    /* The reference is taken before the handle exists: in a forked child
+     * whose parent thread held the lock, nothing is made (AMP_ERROR_DEVICE)
+     * rather than a published view left over a storage it cannot count. */
+    amp_status st = amp__storage_lock(v->s, fn);
     if (st != AMP_OK) return st;
-    amp__lock_acquire(&v->s->lock);
     bool inherits = v->access != AMP_WRITE_ONLY || access == AMP_WRITE_ONLY;
-    (*out)->discard = inherits && v->discard && (*out)->exact;
-    (*out)->discard_at = v->discard_at;
+    bool discard = inherits && v->discard;
+    uint64_t discard_at = v->discard_at;
     v->s->refs++;
     amp__lock_release(&v->s->lock);
+    if ((st = amp__view_new(v->s, offset, elem, e, stride, access, out)) != AMP_OK) {
+        (void)amp__storage_release(v->s);
+        return st;
+    }
+    /* Not yet returned to the caller: no other thread reaches these. */
+    (*out)->discard = discard && (*out)->exact;
+    (*out)->discard_at = discard_at;
     return AMP_OK;
 }
 
@@ -125,7 +134,7 @@ amp_status amp_array_view_section(amp_array_view *v, amp_index origin, amp_exten
      * address would wrap: it then starts where v does (it has nothing to
      * address). */
     if (wrapped) offset = v->offset;
-    return amp__view_derive(v, offset, v->elem, e, v->stride, v->access, out);
+    return amp__view_derive("amp_array_view_section", v, offset, v->elem, e, v->stride, v->access, out);
 }
 
 amp_status amp_array_view_project(amp_array_view *v, int i, amp_array_view **out)
@@ -141,7 +150,7 @@ amp_status amp_array_view_project(amp_array_view *v, int i, amp_array_view **out
                            : amp__fail(AMP_ERROR_OUT_OF_BOUNDS, "projection index %d: the view's first dimension is 0", i);
     amp_extent e = amp_extent_make(r - 1, v->ext.v + 1);
     int64_t offset = v->offset + (int64_t)i * v->stride[0] * (int64_t)v->elem;
-    return amp__view_derive(v, offset, v->elem, e, v->stride + 1, v->access, out);
+    return amp__view_derive("amp_array_view_project", v, offset, v->elem, e, v->stride + 1, v->access, out);
 }
 
 /* reinterpret_as and view_as need the view's elements to be one run. */
@@ -198,7 +207,7 @@ amp_status amp_array_view_reinterpret_as(amp_array_view *v, size_t elem_size, am
      * has no bytes to bound it. */
     if ((st = amp__extent_span_check(e, elem_size, "amp_array_view_reinterpret_as: a view")) != AMP_OK) return st;
     const int64_t one = 1;
-    return amp__view_derive(v, v->offset, elem_size, e, &one, v->access, out);
+    return amp__view_derive("amp_array_view_reinterpret_as", v, v->offset, elem_size, e, &one, v->access, out);
 }
 
 amp_status amp_array_view_view_as(amp_array_view *v, amp_extent e, amp_array_view **out)
@@ -221,7 +230,7 @@ amp_status amp_array_view_view_as(amp_array_view *v, amp_extent e, amp_array_vie
         stride[d] = n;
         n *= e.v[d] > 0 ? e.v[d] : 1;
     }
-    return amp__view_derive(v, v->offset, v->elem, e, stride, v->access, out);
+    return amp__view_derive("amp_array_view_view_as", v, v->offset, v->elem, e, stride, v->access, out);
 }
 
 amp_status amp_array_view_read_only(amp_array_view *v, amp_array_view **out)
@@ -229,7 +238,7 @@ amp_status amp_array_view_read_only(amp_array_view *v, amp_array_view **out)
     AMP__NOT_NULL(out);
     *out = NULL;
     AMP__HANDLE_OK(v, AMP__HANDLE_VIEW);
-    return amp__view_derive(v, v->offset, v->elem, v->ext, v->stride, AMP_READ_ONLY, out);
+    return amp__view_derive("amp_array_view_read_only", v, v->offset, v->elem, v->ext, v->stride, AMP_READ_ONLY, out);
 }
 
 amp_status amp_array_view_duplicate(amp_array_view *v, amp_array_view **out)
@@ -237,7 +246,7 @@ amp_status amp_array_view_duplicate(amp_array_view *v, amp_array_view **out)
     AMP__NOT_NULL(out);
     *out = NULL;
     AMP__HANDLE_OK(v, AMP__HANDLE_VIEW);
-    return amp__view_derive(v, v->offset, v->elem, v->ext, v->stride, v->access, out);
+    return amp__view_derive("amp_array_view_duplicate", v, v->offset, v->elem, v->ext, v->stride, v->access, out);
 }
 
 /* i inside v, else AMP_ERROR_OUT_OF_BOUNDS naming both. */
@@ -438,8 +447,9 @@ amp_status amp_array_view_destroy(amp_array_view *v)
     /* Synchronized before the handle ends: a sync a recording refuses
      * leaves the view as it was (ended, its device-newer data would be
      * dropped with the storage's last reference, unsynchronized). */
-    amp__lock_acquire(&v->s->lock);
-    amp_status st = amp__storage_refuse_host(v->s, __func__);
+    amp_status st = amp__storage_lock(v->s, __func__);
+    if (st != AMP_OK) return st; /* a forked child: the view stays */
+    st = amp__storage_refuse_host(v->s, __func__);
     if (st == AMP_OK) st = amp__storage_sync(v->s, &v->box);
     amp__lock_release(&v->s->lock);
     if (st == AMP_ERROR_BUSY) return st;

@@ -350,9 +350,11 @@ amp_status amp__storage_new(size_t elem, amp_extent e, void *host, bool is_array
 
 /* A lock a thread of the parent held at fork (its launch or copy) is never
  * released in the child, and what it guards may be half-written: waiting
- * would be for ever, so calls that can report a status refuse instead.
- * Paths that cannot fail (destroys, releases, retains, undoing a recording)
- * still block on such a lock: they have no way to say so, and leaving the
+ * would be for ever, so calls that can report a status refuse instead
+ * (destroying a view or an array, and making a view of it, included: the
+ * handle stays, or none is made). Paths that cannot fail (releases of a
+ * last reference by other handles, retains, undoing a recording) still
+ * block on such a lock: they have no way to say so, and leaving the
  * storage half-counted would be worse. */
 amp_status amp__storage_lock(amp__storage *s, const char *call)
 {
