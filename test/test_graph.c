@@ -1318,11 +1318,13 @@ ACCEL_TEST(graph, host_results_and_waits_are_refused_while_recording)
  * the recording thread or another (AMP_ERROR_BUSY naming the argument):
  * they would read it, or copy_if write it, now, before the graph that
  * computes it runs, and return stale values with AMP_OK. Nothing is
- * written; once the graph runs they see its results. */
+ * written; once the graph runs they see its results. Another thread's
+ * call on the recording view is told the recording is not its own. */
 typedef struct alg_probe {
     amp_array_view *y;
-    amp_status reduce;
-    char msg[512];
+    amp_accelerator_view *q; /* the recording view */
+    amp_status reduce, on_q;
+    char msg[512], msg_q[512];
 } alg_probe;
 
 static void *alg_probe_thread(void *p)
@@ -1331,6 +1333,8 @@ static void *alg_probe_thread(void *p)
     int32_t r = -1;
     a->reduce = amp_reduce(NULL, amp_arg_view(a->y), AMP_TYPE_INT32, AMP_OP_SUM, &r);
     snprintf(a->msg, sizeof a->msg, "%s", amp_last_error());
+    a->on_q = amp_reduce(a->q, amp_arg_view(a->y), AMP_TYPE_INT32, AMP_OP_SUM, &r);
+    snprintf(a->msg_q, sizeof a->msg_q, "%s", amp_last_error());
     return NULL;
 }
 
@@ -1381,12 +1385,17 @@ ACCEL_TEST(graph, host_result_algorithms_refuse_data_a_recording_uses)
     int64_t rs = -1;
     ASSERT_STATUS(amp_reduction_apply(q2, red, ra, 1, &rs), AMP_ERROR_BUSY);
     cr_assert(strstr(amp_last_error(), "amp_reduction_apply (input 0 ('v'))"), "%s", amp_last_error());
-    alg_probe probe = {.y = vy};
+    alg_probe probe = {.y = vy, .q = f.q};
     pthread_t t;
     cr_assert_eq(pthread_create(&t, NULL, alg_probe_thread, &probe), 0);
     pthread_join(t, NULL);
     cr_assert_eq(probe.reduce, AMP_ERROR_BUSY, "another thread's amp_reduce: %s (%s)", amp_status_name(probe.reduce),
                  probe.msg);
+    /* On the recording view itself the reason is the owner, not the host
+     * result (the _async form would be refused too). */
+    cr_assert_eq(probe.on_q, AMP_ERROR_BUSY, "another thread's amp_reduce on q: %s (%s)", amp_status_name(probe.on_q),
+                 probe.msg_q);
+    cr_assert(strstr(probe.msg_q, "on another thread") && !strstr(probe.msg_q, "_async"), "%s", probe.msg_q);
     /* Data the recording does not use is free. */
     ASSERT_OK(amp_count_if(q2, amp_arg_view(vz), AMP_TYPE_INT32, "x == 5", NULL, &c));
     cr_assert_eq(c, (uint64_t)N, "count_if of untouched data: %llu", (unsigned long long)c);

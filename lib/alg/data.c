@@ -77,6 +77,10 @@ amp_status amp__alg_op_ok(const char *fn, amp_type t, amp_op op)
 amp_status amp__alg_not_recording(const char *fn, amp_accelerator_view *q, bool has_async)
 {
     if (!atomic_load_explicit(&q->recorder, memory_order_acquire)) return AMP_OK;
+    /* Another thread's recording: that is the reason (its _async form
+     * would be refused as well). */
+    amp_status st = amp__graph_check_thread(q, fn);
+    if (st != AMP_OK) return st;
     if (has_async)
         return amp__fail(AMP_ERROR_BUSY, "%s: the accelerator view is recording a launch graph, and %s returns its "
                          "result on the host, which exists only once the graph runs: record %s_async instead (its "
