@@ -1211,6 +1211,34 @@ Test(cache, info_reports_a_disabled_cache)
     ASSERT_STATUS(amp_cache_get_info(NULL), AMP_ERROR_INVALID_ARGUMENT);
 }
 
+/* AMP_CACHE_SHARED=group:N takes a gid in digits only, and never
+ * (gid_t)-1 (no group has it: chown's "leave it as it is"); otherwise N is
+ * a group's name. Anything else turns the disk cache off, saying so. */
+Test(cache, shared_group_setting_takes_only_a_real_gid_or_name)
+{
+    const char *bad[] = {"group:4294967295", "group:+0", "group: 0", "group:-1", "group:"};
+    char dir[] = "/tmp/hipamp-gid-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+        pid_t pid = fork();
+        cr_assert_neq(pid, -1);
+        if (pid == 0) {
+            setenv("AMP_CACHE_DIR", dir, 1);
+            setenv("AMP_CACHE_SHARED", bad[i], 1);
+            amp_cache_info ci;
+            if (amp_cache_get_info(&ci) != AMP_OK) _exit(2);
+            if (ci.disk_enabled) _exit(3);
+            _exit(strstr(ci.reason, bad[i]) && strstr(ci.reason, "names no group") ? 0 : 4);
+        }
+        int status = 0;
+        cr_assert_eq(waitpid(pid, &status, 0), pid);
+        cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                  "AMP_CACHE_SHARED=%s: 3 the disk cache was used, 4 the reason does not name it (%d)", bad[i],
+                  WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    }
+    rmdir(dir);
+}
+
 Test(cache, info_reports_a_world_writable_cache)
 {
     char dir[] = "/tmp/hipamp-cache-ww-XXXXXX";

@@ -620,8 +620,10 @@ static void amp__dc_init(void)
         struct group gr, *res = NULL;
         char buf[4096];
         char *end = NULL;
+        /* Digits only (strtoul would take a sign or spaces), and not
+         * (gid_t)-1, which no group has (chown's "leave it"). */
         unsigned long v = strtoul(g, &end, 10);
-        if (*g && end && !*end && v <= (unsigned long)(gid_t)-1) {
+        if (*g >= '0' && *g <= '9' && end && !*end && v < (unsigned long)(gid_t)-1) {
             pin = (gid_t)v;
         } else if (*g && getgrnam_r(g, &gr, buf, sizeof buf, &res) == 0 && res) {
             pin = res->gr_gid;
