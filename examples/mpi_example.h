@@ -5,6 +5,8 @@
 #include <hipamp.h>
 #include <hipamp_mpi.h>
 
+#include "cli_parse.h"
+
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -74,15 +76,5 @@ static inline void die(const char *what, const char *detail)
         if (st_ != AMP_OK) die(#call, amp_mpi_last_error());                                   \
     } while (0)
 
-/* s as a whole number in [lo, hi], all of it. */
-static inline bool parse_long(const char *s, long lo, long hi, long *out)
-{
-    char *end = NULL;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi) return false;
-    *out = v;
-    return true;
-}
 
 #endif

@@ -20,7 +20,9 @@
  * of each other, solutions within 1e-8 of their largest value. */
 #define _POSIX_C_SOURCE 200809L
 #include "cg_solver.h"
+#include "cli_parse.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -40,16 +42,32 @@ static uint64_t fnv1a(const void *p, size_t n)
 
 int main(int argc, char **argv)
 {
-    int n = 256, max_iters = -1, check_every = 1;
+    long ln = 256, lmax = -1, levery = 1;
     double tol = 1e-8;
     const char *path = NULL;
     bool check = false, graph = false, digest = false;
     for (int i = 1; i < argc; ++i) {
-        if (!strcmp(argv[i], "--n") && i + 1 < argc) n = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--tol") && i + 1 < argc) tol = atof(argv[++i]);
-        else if (!strcmp(argv[i], "--max-iters") && i + 1 < argc) max_iters = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--check-every") && i + 1 < argc) check_every = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--accelerator") && i + 1 < argc) path = argv[++i];
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        bool value = true, ok = true;
+        if (!strcmp(a, "--n")) ok = v && parse_long(v, 2, 32768, &ln);
+        else if (!strcmp(a, "--max-iters")) ok = v && parse_long(v, 0, INT_MAX, &lmax);
+        else if (!strcmp(a, "--check-every")) ok = v && parse_long(v, 1, INT_MAX, &levery);
+        else if (!strcmp(a, "--tol")) {
+            char *end = NULL;
+            tol = v ? strtod(v, &end) : 0;
+            ok = v && end != v && !*end && tol > 0 && tol < 1;
+        } else value = false;
+        if (value) {
+            if (!ok) {
+                fprintf(stderr, "cg: %s %s: want %s\n", a, v ? v : "(missing)",
+                        !strcmp(a, "--n") ? "a whole number from 2 to 32768"
+                        : !strcmp(a, "--tol") ? "a number above 0 and below 1"
+                        : !strcmp(a, "--max-iters") ? "a whole number from 0 to 2147483647"
+                                                    : "a whole number from 1 to 2147483647");
+                return 2;
+            }
+            ++i;
+        } else if (!strcmp(a, "--accelerator") && v) path = argv[++i];
         else if (!strcmp(argv[i], "--check")) check = true;
         else if (!strcmp(argv[i], "--graph")) graph = true;
         else if (!strcmp(argv[i], "--digest")) digest = true;
@@ -59,11 +77,7 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (n < 2 || n > 32768 || check_every < 1 || !(tol > 0)) {
-        fprintf(stderr, "cg: need 2 <= n <= 32768, --check-every >= 1 and tol > 0\n");
-        return 2;
-    }
-    if (max_iters < 0) max_iters = 10 * n;
+    const int n = (int)ln, max_iters = lmax < 0 ? 10 * n : (int)lmax, check_every = (int)levery;
     amp_accelerator *acc = NULL;
     amp_accelerator_info info;
     amp_status st = path ? amp_accelerator_find(path, &acc) : amp_accelerator_default(&acc);

@@ -318,10 +318,14 @@ out:
 bool cg_agree(const char *what, int ia, double ra, const double *xa, int ib, double rb, const double *xb, size_t m,
               int longest, double tol)
 {
+    /* Not fmax: it drops a NaN, and a solution of NaNs would agree. */
     double dx = 0, xmax = 0;
+    bool finite = true;
     for (size_t i = 0; i < m; ++i) {
-        dx = fmax(dx, fabs(xa[i] - xb[i]));
-        xmax = fmax(xmax, fabs(xb[i]));
+        double d = fabs(xa[i] - xb[i]);
+        if (!isfinite(d)) finite = false;
+        else if (d > dx) dx = d;
+        if (fabs(xb[i]) > xmax) xmax = fabs(xb[i]);
     }
     bool iters_ok = abs(ia - ib) <= 1;
     /* Below 1e-14 (about 100 eps) a relative residual is rounding: a grid
@@ -334,11 +338,12 @@ bool cg_agree(const char *what, int ia, double ra, const double *xa, int ib, dou
      * lost partial sum changes the residual's first digits instead. */
     double kappa = pow(2.0 * (longest + 1) / 3.14159265358979, 2.0);
     bool res_ok = ia != ib || fabs(ra - rb) <= fmax(fmax(1e-6 * rb, 1e-14), 100 * 2.220446049250313e-16 * kappa);
-    bool x_ok = dx <= 1e-8 * xmax;
+    bool x_ok = finite && dx <= 1e-8 * xmax;
     bool conv = ra <= tol;
     printf("%s: %s (iterations %d and %d, relative residuals %.9e and %.9e: %.3e apart relative; largest solution "
            "difference %.3e of %.3e)%s\n",
            what, iters_ok && res_ok && x_ok && conv ? "agrees" : "DIFFERS", ia, ib, ra, rb,
-           rb > 0 ? fabs(ra - rb) / rb : 0.0, dx, xmax, conv ? "" : ", not converged");
+           rb > 0 ? fabs(ra - rb) / rb : 0.0, dx, xmax,
+           !finite ? ", a solution holds values that are not finite" : conv ? "" : ", not converged");
     return iters_ok && res_ok && x_ok && conv;
 }
