@@ -333,6 +333,8 @@ Test(embed, output_names_near_name_max_are_written)
     assert_dir_holds_only(only, 1);
 }
 
+static void assert_stderr_has(const char *what);
+
 Test(embed, usage_errors)
 {
     write_file(path_in_dir("k.hip"), "k", 1);
@@ -342,6 +344,20 @@ Test(embed, usage_errors)
     cr_expect_eq(run("'%s' --bogus '%s' a", HIPAMP_EMBED_TOOL, path_in_dir("k.hip")), 2, "an unknown option accepted");
     cr_expect_eq(run("'%s' '%s' a -o", HIPAMP_EMBED_TOOL, path_in_dir("k.hip")), 2, "-o without a file accepted");
     cr_expect_eq(run("'%s' --help > /dev/null", HIPAMP_EMBED_TOOL), 0, "--help failed");
+    /* An option given twice is an error, not the last one winning. */
+    cr_expect_eq(run("'%s' -o '%s' -o '%s' '%s' a", HIPAMP_EMBED_TOOL, path_in_dir("a.c"), path_in_dir("b.c"),
+                     path_in_dir("k.hip")),
+                 2, "-o twice accepted");
+    assert_stderr_has("-o given twice");
+    cr_expect_eq(run("'%s' --target sm_90 --target gfx90a -o '%s' '%s'", HIPAMP_COMPILE_TOOL, path_in_dir("k.co"),
+                     path_in_dir("k.hip")),
+                 2, "--target twice accepted");
+    assert_stderr_has("--target given twice ('sm_90', then 'gfx90a')");
+    cr_expect_eq(run("'%s' --options=-DA --target gfx90a --options -DB '%s'", HIPAMP_COMPILE_TOOL, path_in_dir("k.hip")),
+                 2, "--options twice accepted");
+    assert_stderr_has("--options given twice");
+    cr_expect_eq(run("'%s' --warm --options -DA --options -DB", HIPAMP_COMPILE_TOOL), 2, "--warm: --options twice");
+    assert_stderr_has("--options given twice");
     const char *only[] = {"k.hip"};
     assert_dir_holds_only(only, 1);
 }

@@ -146,6 +146,10 @@ static int warm_main(int argc, char **argv)
         if (!strcmp(a, "--algorithms")) algorithms = true;
         else if (!strcmp(a, "--accelerator") || !strcmp(a, "--options")) {
             if (i + 1 >= argc) { fprintf(stderr, "hipamp-compile: %s needs a value\n", a); return 2; }
+            if (!strcmp(a, "--options") && options) {
+                fprintf(stderr, "hipamp-compile: --options given twice ('%s', then '%s')\n", options, argv[i + 1]);
+                return 2;
+            }
             if (!strcmp(a, "--options")) options = argv[++i];
             else if (naccs == 32) { fprintf(stderr, "hipamp-compile: more than 32 --accelerator\n"); return 2; }
             else accs[naccs++] = argv[++i];
@@ -229,15 +233,25 @@ int main(int argc, char **argv)
             usage(stdout);
             return tool_stdout_close("hipamp-compile") ? 0 : 1;
         }
+        const char **slot = NULL, *v = NULL, *name = a;
         if (!strcmp(a, "--target") || !strcmp(a, "-o") || !strcmp(a, "--options")) {
             if (i + 1 >= argc) { fprintf(stderr, "hipamp-compile: %s needs a value\n", a); return 2; }
-            const char *v = argv[++i];
-            if (!strcmp(a, "--target")) target = v;
-            else if (!strcmp(a, "-o")) out = v;
-            else options = v;
-        } else if (!strncmp(a, "--target=", 9)) target = a + 9;
-        else if (!strncmp(a, "--options=", 10)) options = a + 10;
-        else if (a[0] == '-' && a[1]) { fprintf(stderr, "hipamp-compile: unknown option '%s'\n", a); usage(stderr); return 2; }
+            v = argv[++i];
+            slot = !strcmp(a, "--target") ? &target : !strcmp(a, "-o") ? &out : &options;
+        } else if (!strncmp(a, "--target=", 9)) {
+            v = a + 9, slot = &target, name = "--target";
+        } else if (!strncmp(a, "--options=", 10)) {
+            v = a + 10, slot = &options, name = "--options";
+        }
+        if (slot) {
+            /* The last would win without a word: a script's second --target
+             * built for a target it did not mean. */
+            if (*slot) {
+                fprintf(stderr, "hipamp-compile: %s given twice ('%s', then '%s')\n", name, *slot, v);
+                return 2;
+            }
+            *slot = v;
+        } else if (a[0] == '-' && a[1]) { fprintf(stderr, "hipamp-compile: unknown option '%s'\n", a); usage(stderr); return 2; }
         else if (input) { fprintf(stderr, "hipamp-compile: more than one input file (%s, %s)\n", input, a); return 2; }
         else input = a;
     }

@@ -138,7 +138,12 @@ int main(int argc, char **argv)
                 fprintf(stderr, PROG ": %s '' is an empty file name (give a file name, or - for standard output)\n", a);
                 return 2;
             }
-            *(a[1] == 'o' ? &out_c : &out_h) = argv[++i];
+            const char **slot = a[1] == 'o' ? &out_c : &out_h;
+            if (*slot) {
+                fprintf(stderr, PROG ": %s given twice ('%s', then '%s')\n", a, *slot, argv[i + 1]);
+                return 2;
+            }
+            *slot = argv[++i];
         } else if (!options_done && !strcmp(a, "--")) {
             options_done = true;
         } else if (!options_done && a[0] == '-' && a[1]) {
