@@ -23,6 +23,10 @@
 //     256 bytes a work-item or aligned past 64; streams<> below).
 // __syncthreads() calls it->launch->barrier(it), which may switch to another
 // fiber of the same tile on the same OS thread and return later.
+//
+// Names: as in amp_prelude.hip, template parameters and other private short
+// or all-uppercase names are spelt __amp_N, __amp_T, ...: the user's -D
+// macros (-DN=4) are live in this text.
 #ifndef AMP_CPU_PRELUDE_INCLUDED
 #define AMP_CPU_PRELUDE_INCLUDED
 
@@ -156,21 +160,21 @@ inline uint3 geometry(int what) {
     uint3 r = {0, 0, 0};
     if (what == G_BLOCKDIM || what == G_GRIDDIM) r = uint3{1, 1, 1};
     if (!it || !it->launch->tiled) return r;
-    const amp__cpu_launch *L = it->launch;
+    const amp__cpu_launch *__amp_L = it->launch;
     int v[3] = {0, 0, 0};
     int rem = it->cur_local;
-    for (int d = L->rank - 1; d >= 0; --d) {
+    for (int d = __amp_L->rank - 1; d >= 0; --d) {
         int x = 0;
         switch (what) {
-        case G_THREAD: x = rem % L->tile[d]; rem /= L->tile[d]; break;
+        case G_THREAD: x = rem % __amp_L->tile[d]; rem /= __amp_L->tile[d]; break;
         case G_BLOCK: x = it->tile[d]; break;
-        case G_BLOCKDIM: x = L->tile[d]; break;
-        default: x = L->tiles[d]; break;
+        case G_BLOCKDIM: x = __amp_L->tile[d]; break;
+        default: x = __amp_L->tiles[d]; break;
         }
-        v[L->rank - 1 - d] = x;
+        v[__amp_L->rank - 1 - d] = x;
     }
-    return uint3{(unsigned)v[0], (unsigned)(L->rank > 1 ? v[1] : r.y),
-                 (unsigned)(L->rank > 2 ? v[2] : r.z)};
+    return uint3{(unsigned)v[0], (unsigned)(__amp_L->rank > 1 ? v[1] : r.y),
+                 (unsigned)(__amp_L->rank > 2 ? v[2] : r.z)};
 }
 } // namespace cpu
 } // namespace amp
@@ -199,18 +203,18 @@ inline void __threadfence_system() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 // ------------------------------------------- names the entry points need
 // Declared here, defined by the common prelude that follows this text.
 namespace amp {
-template <int N> struct index;
-template <int D0, int D1, int D2> struct tiled_index;
-template <class T, int N> struct array_view;
-template <class T, int N> struct array;
+template <int __amp_N> struct index;
+template <int __amp_D0, int __amp_D1, int __amp_D2> struct tiled_index;
+template <class __amp_T, int __amp_N> struct array_view;
+template <class __amp_T, int __amp_N> struct array;
 namespace detail {
 struct signature;
-template <class... A> struct pack;
-template <int I> struct pack_get;
-template <int... I> struct int_seq;
-template <int N, int... I> struct make_int_seq;
-template <class F> struct kernel_traits;
-template <class F, class Kernel> struct stream_check;
+template <class... __amp_A> struct pack;
+template <int __amp_I> struct pack_get;
+template <int... __amp_I> struct int_seq;
+template <int __amp_N, int... __amp_I> struct make_int_seq;
+template <class __amp_F> struct kernel_traits;
+template <class __amp_F, class __amp_Kernel> struct stream_check;
 } // namespace detail
 } // namespace amp
 
@@ -224,10 +228,10 @@ namespace cpu {
 // the kernel did not address (the launch has failed by then; hipamp.h: the
 // elements it wrote hold what it wrote, the rest what they held). A read
 // there gives whatever an earlier bad access left.
-template <class V, class I> inline auto checked_base(const V &v, const I &idx) -> decltype(v.data_) {
+template <class __amp_V, class __amp_I> inline auto checked_base(const __amp_V &v, const __amp_I &idx) -> decltype(v.data_) {
     if (__builtin_expect(v.extent.contains(idx), 1)) return v.data_;
     amp__cpu_item *it = cur;
-    if (it) it->launch->oob(it, (const void *)v.data_, idx.v, v.extent.v, V::rank);
+    if (it) it->launch->oob(it, (const void *)v.data_, idx.v, v.extent.v, __amp_V::rank);
     constexpr size_t size = sizeof(*v.data_), align = alignof(decltype(*v.data_));
     alignas(align > 64 ? align : 64) static thread_local unsigned char sink[size];
     uintptr_t base = (uintptr_t)sink - (uintptr_t)v.offset_of(idx) * size;
@@ -236,16 +240,16 @@ template <class V, class I> inline auto checked_base(const V &v, const I &idx) -
 // A section must lie inside its view: its accesses are checked only against
 // the section's own extent, so one reaching past the view would let them
 // leave it. Reported at the first corner outside (origin, else the far one).
-template <class V, class I, class E> inline bool section_inside(const V &v, const I &origin, const E &e) {
+template <class __amp_V, class __amp_I, class __amp_E> inline bool section_inside(const __amp_V &v, const __amp_I &origin, const __amp_E &e) {
     bool inside = true;
-    I far;
-    for (int d = 0; d < V::rank; ++d) {
+    __amp_I far;
+    for (int d = 0; d < __amp_V::rank; ++d) {
         far.v[d] = origin.v[d] + e.v[d] - 1;
         if (origin.v[d] < 0 || e.v[d] < 0 || (long long)origin.v[d] + e.v[d] > v.extent.v[d]) inside = false;
     }
     if (__builtin_expect(inside, 1)) return true;
     amp__cpu_item *it = cur;
-    if (it) it->launch->oob(it, (const void *)v.data_, v.extent.contains(origin) ? far.v : origin.v, v.extent.v, V::rank);
+    if (it) it->launch->oob(it, (const void *)v.data_, v.extent.contains(origin) ? far.v : origin.v, v.extent.v, __amp_V::rank);
     return false;
 }
 } // namespace cpu
@@ -269,9 +273,9 @@ template <class V, class I, class E> inline bool section_inside(const V &v, cons
 namespace amp {
 namespace cpu {
 
-template <int N, class... A, int... I>
-AMP_FI void run_simple(void (*f)(index<N>, A...), const amp__cpu_item *it,
-                       const detail::pack<A...> &p, detail::int_seq<I...>) {
+template <int __amp_N, class... __amp_A, int... __amp_I>
+AMP_FI void run_simple(void (*f)(index<__amp_N>, __amp_A...), const amp__cpu_item *it,
+                       const detail::pack<__amp_A...> &p, detail::int_seq<__amp_I...>) {
     long long n = it->begin;
     const long long e = it->end;
     // Work-item 0 of a row (of the launch, rank 1) runs by itself before
@@ -284,47 +288,47 @@ AMP_FI void run_simple(void (*f)(index<N>, A...), const amp__cpu_item *it,
     // negative and a row is not empty, as the launch makes them (a rank-1
     // extent fits in int): without `W > 0` the loop over whole rows starts
     // at 0 or 1, and GCC left that one scalar.
-    if (n < 0 || e < n || (N == 1 && e > 2147483647LL)) __builtin_unreachable();
-    if constexpr (N == 1) {
+    if (n < 0 || e < n || (__amp_N == 1 && e > 2147483647LL)) __builtin_unreachable();
+    if constexpr (__amp_N == 1) {
         // int induction: the address is then affine in x and the loop
         // vectorises.
         int x = (int)n;
         if (n == 0 && e > 0) {
-            f(index<N>(0), detail::pack_get<I>::get(p)...);
+            f(index<__amp_N>(0), detail::pack_get<__amp_I>::get(p)...);
             x = 1;
         }
-        AMP__WI_IVDEP for (; x < (int)e; ++x) f(index<N>(x), detail::pack_get<I>::get(p)...);
+        AMP__WI_IVDEP for (; x < (int)e; ++x) f(index<__amp_N>(x), detail::pack_get<__amp_I>::get(p)...);
     } else {
-        int ext[N];
-        for (int d = 0; d < N; ++d) ext[d] = it->launch->ext[d];
-        const int W = ext[N - 1];
-        if (W <= 0) __builtin_unreachable();
+        int ext[__amp_N];
+        for (int d = 0; d < __amp_N; ++d) ext[d] = it->launch->ext[d];
+        const int __amp_W = ext[__amp_N - 1];
+        if (__amp_W <= 0) __builtin_unreachable();
         // Row `row` of the extent seen as rows of its last dimension: the
         // work-items (outer(row), x0 .. x1-1), a contiguous loop the compiler
         // can vectorise.
         auto run_row = [&](long long row, int x0, int x1) AMP_FI_LAMBDA {
-            index<N> idx;
-            for (int d = N - 2; d >= 0; --d) {
+            index<__amp_N> idx;
+            for (int d = __amp_N - 2; d >= 0; --d) {
                 idx.v[d] = (int)(row % ext[d]);
                 row /= ext[d];
             }
             int x = x0;
             if (x == 0 && x1 > 0) {
-                index<N> i = idx;
-                i.v[N - 1] = 0;
-                f(i, detail::pack_get<I>::get(p)...);
+                index<__amp_N> i = idx;
+                i.v[__amp_N - 1] = 0;
+                f(i, detail::pack_get<__amp_I>::get(p)...);
                 x = 1;
             }
             AMP__WI_IVDEP for (; x < x1; ++x) {
-                index<N> i = idx;
-                i.v[N - 1] = x;
-                f(i, detail::pack_get<I>::get(p)...);
+                index<__amp_N> i = idx;
+                i.v[__amp_N - 1] = x;
+                f(i, detail::pack_get<__amp_I>::get(p)...);
             }
         };
-        long long row = n / W;
-        int x0 = (int)(n % W);
+        long long row = n / __amp_W;
+        int x0 = (int)(n % __amp_W);
         if (x0 != 0) { // the chunk starts mid-row
-            int x1 = e - n < W - x0 ? x0 + (int)(e - n) : W;
+            int x1 = e - n < __amp_W - x0 ? x0 + (int)(e - n) : __amp_W;
             run_row(row, x0, x1);
             n += x1 - x0;
             ++row;
@@ -336,20 +340,20 @@ AMP_FI void run_simple(void (*f)(index<N>, A...), const amp__cpu_item *it,
         // writes' lines reused across the band, but made every array 8
         // short streams: TeaLeaf's CG at 1000^2 there 3300 -> 2300 us an
         // iteration in rows.)
-        const long long rows = (e - n) / W;
-        for (long long r = row; r < row + rows; ++r) run_row(r, 0, W);
-        n += rows * W;
+        const long long rows = (e - n) / __amp_W;
+        for (long long r = row; r < row + rows; ++r) run_row(r, 0, __amp_W);
+        n += rows * __amp_W;
         row += rows;
         if (n < e) run_row(row, 0, (int)(e - n)); // ends mid-row
     }
 }
 
 // A reference to the I-th value of a pack (a copy the entry may change).
-template <int I> struct pack_ref {
-    template <class P> AMP_FI static auto &get(P &p) { return pack_ref<I - 1>::get(p.tail); }
+template <int __amp_I> struct pack_ref {
+    template <class __amp_P> AMP_FI static auto &get(__amp_P &p) { return pack_ref<__amp_I - 1>::get(p.tail); }
 };
 template <> struct pack_ref<0> {
-    template <class P> AMP_FI static auto &get(P &p) { return p.head; }
+    template <class __amp_P> AMP_FI static auto &get(__amp_P &p) { return p.head; }
 };
 
 // ------------------------------------------------- streaming stores
@@ -379,18 +383,18 @@ template <> struct pack_ref<0> {
 #else
 #define AMP__CPU_DEBUG_BUILD 0
 #endif
-template <class T> struct stream_elem { enum { bytes = 0, align = 1 }; };
-template <class T, int N> struct stream_elem<array_view<T, N>> { enum { bytes = (int)sizeof(T), align = (int)alignof(T) }; };
-template <class T, int N> struct stream_elem<array<T, N>> { enum { bytes = (int)sizeof(T), align = (int)alignof(T) }; };
+template <class __amp_T> struct stream_elem { enum { bytes = 0, align = 1 }; };
+template <class __amp_T, int __amp_N> struct stream_elem<array_view<__amp_T, __amp_N>> { enum { bytes = (int)sizeof(__amp_T), align = (int)alignof(__amp_T) }; };
+template <class __amp_T, int __amp_N> struct stream_elem<array<__amp_T, __amp_N>> { enum { bytes = (int)sizeof(__amp_T), align = (int)alignof(__amp_T) }; };
 // The bytes and the largest alignment of the elements of the parameters in
 // Mask (from position K on).
-template <unsigned Mask, int K, class... A> struct stream_fit { enum { bytes = 0, align = 1 }; };
-template <unsigned Mask, int K, class P, class... A> struct stream_fit<Mask, K, P, A...> {
-    typedef stream_fit<Mask, K + 1, A...> rest;
+template <unsigned __amp_Mask, int __amp_K, class... __amp_A> struct stream_fit { enum { bytes = 0, align = 1 }; };
+template <unsigned __amp_Mask, int __amp_K, class __amp_P, class... __amp_A> struct stream_fit<__amp_Mask, __amp_K, __amp_P, __amp_A...> {
+    typedef stream_fit<__amp_Mask, __amp_K + 1, __amp_A...> rest;
     enum {
-        on = K < 32 ? (int)((Mask >> (K & 31)) & 1u) : 0,
-        bytes = (on ? (int)stream_elem<P>::bytes : 0) + (int)rest::bytes,
-        align = on && (int)stream_elem<P>::align > (int)rest::align ? (int)stream_elem<P>::align : (int)rest::align
+        on = __amp_K < 32 ? (int)((__amp_Mask >> (__amp_K & 31)) & 1u) : 0,
+        bytes = (on ? (int)stream_elem<__amp_P>::bytes : 0) + (int)rest::bytes,
+        align = on && (int)stream_elem<__amp_P>::align > (int)rest::align ? (int)stream_elem<__amp_P>::align : (int)rest::align
     };
 };
 // The buffers of one thread's blocks: 16 KiB, a third to a half of an L1.
@@ -425,46 +429,46 @@ AMP_FI void stream_out(unsigned char *dst, const unsigned char *src, size_t n) {
 #endif
 }
 
-template <int K> struct stream_pos { static constexpr int value = K; };
-template <unsigned Mask, int N, class... A, int... I>
-AMP_FI void run_streamed(void (*f)(index<N>, A...), const amp__cpu_item *it, const detail::pack<A...> &p,
-                         detail::int_seq<I...> s) {
+template <int __amp_K> struct stream_pos { static constexpr int value = __amp_K; };
+template <unsigned __amp_Mask, int __amp_N, class... __amp_A, int... __amp_I>
+AMP_FI void run_streamed(void (*f)(index<__amp_N>, __amp_A...), const amp__cpu_item *it, const detail::pack<__amp_A...> &p,
+                         detail::int_seq<__amp_I...> s) {
     // Bytes a work-item's streamed elements take (at most 256: streams<>);
     // the block a multiple of 64 work-items that fits the buffer, so every
     // view's part of it starts on a 64-byte line.
-    constexpr int per = stream_fit<Mask, 0, A...>::bytes;
+    constexpr int per = stream_fit<__amp_Mask, 0, __amp_A...>::bytes;
     static_assert(per > 0 && per <= 256, "run_streamed: streamed elements of 1 to 256 bytes a work-item");
-    constexpr long long B = stream_buffer_bytes / per / 64 * 64;
-    static_assert(B >= 64, "run_streamed: a block of at least 64 work-items");
-    int ext[N];
-    for (int d = 0; d < N; ++d) ext[d] = it->launch->ext[d];
-    const int W = ext[N - 1];
+    constexpr long long __amp_B = stream_buffer_bytes / per / 64 * 64;
+    static_assert(__amp_B >= 64, "run_streamed: a block of at least 64 work-items");
+    int ext[__amp_N];
+    for (int d = 0; d < __amp_N; ++d) ext[d] = it->launch->ext[d];
+    const int __amp_W = ext[__amp_N - 1];
     long long n = it->begin;
     const long long e = it->end;
     while (n < e) {
         // The row holding n, and where its run in this chunk ends.
-        index<N> idx;
-        long long row = n / W;
-        const int x0 = (int)(n % W);
-        const long long run = e - n < (long long)(W - x0) ? e - n : (long long)(W - x0);
-        for (int d = N - 2; d >= 0; --d) {
+        index<__amp_N> idx;
+        long long row = n / __amp_W;
+        const int x0 = (int)(n % __amp_W);
+        const long long run = e - n < (long long)(__amp_W - x0) ? e - n : (long long)(__amp_W - x0);
+        for (int d = __amp_N - 2; d >= 0; --d) {
             idx.v[d] = (int)(row % ext[d]);
             row /= ext[d];
         }
         long long done = 0;
         while (done < run) {
-            idx.v[N - 1] = x0 + (int)done;
-            long long len = run - done < B ? run - done : B;
+            idx.v[__amp_N - 1] = x0 + (int)done;
+            long long len = run - done < __amp_B ? run - done : __amp_B;
             // The first streamed view's element size and address decide
             // where a block may end so that the next starts on a line.
-            detail::pack<A...> q = p;
-            unsigned char *dst[sizeof...(A)] = {};
-            size_t bytes[sizeof...(A)] = {};
+            detail::pack<__amp_A...> q = p;
+            unsigned char *dst[sizeof...(__amp_A)] = {};
+            size_t bytes[sizeof...(__amp_A)] = {};
             size_t off = 0;
             bool first = true;
             auto rebase = [&](auto &v, auto pos) AMP_FI_LAMBDA {
                 constexpr int k = decltype(pos)::value;
-                if constexpr (((Mask >> k) & 1u) != 0u) {
+                if constexpr (((__amp_Mask >> k) & 1u) != 0u) {
                     auto *real = &v[idx];
                     const size_t size = sizeof(*real);
                     if (first) {
@@ -484,20 +488,20 @@ AMP_FI void run_streamed(void (*f)(index<N>, A...), const amp__cpu_item *it, con
                     __asm__("" : "+r"(data));
                     v.data_ = (decltype(v.data_))data;
                     bytes[k] = size;
-                    off += (size_t)B * size;
+                    off += (size_t)__amp_B * size;
                 }
             };
-            (rebase(pack_ref<I>::get(q), stream_pos<I>{}), ...);
+            (rebase(pack_ref<__amp_I>::get(q), stream_pos<__amp_I>{}), ...);
             amp__cpu_item sub = *it;
             sub.begin = n + done;
             sub.end = n + done + len;
             run_simple(f, &sub, q, s);
             __asm__ __volatile__("" ::: "memory"); // the block's stores, then the buffer's reads
             off = 0;
-            for (int k = 0; k < (int)sizeof...(A); ++k) {
+            for (int k = 0; k < (int)sizeof...(__amp_A); ++k) {
                 if (!bytes[k]) continue;
                 stream_out(dst[k], stream_buffer + off, (size_t)len * bytes[k]);
-                off += (size_t)B * bytes[k];
+                off += (size_t)__amp_B * bytes[k];
             }
             done += len;
         }
@@ -510,26 +514,26 @@ AMP_FI void run_streamed(void (*f)(index<N>, A...), const amp__cpu_item *it, con
 #endif
 }
 
-template <int D0, int D1, int D2, class... A, int... I>
-AMP_FI void run_tiled(void (*f)(tiled_index<D0, D1, D2>, A...), amp__cpu_item *it,
-                      const detail::pack<A...> &p, detail::int_seq<I...>) {
-    typedef tiled_index<D0, D1, D2> T;
-    const int R = T::rank;
-    const int dims[3] = {D0, D1 > 0 ? D1 : 1, D2 > 0 ? D2 : 1};
-    T t;
-    for (int d = 0; d < R; ++d) {
+template <int __amp_D0, int __amp_D1, int __amp_D2, class... __amp_A, int... __amp_I>
+AMP_FI void run_tiled(void (*f)(tiled_index<__amp_D0, __amp_D1, __amp_D2>, __amp_A...), amp__cpu_item *it,
+                      const detail::pack<__amp_A...> &p, detail::int_seq<__amp_I...>) {
+    typedef tiled_index<__amp_D0, __amp_D1, __amp_D2> __amp_T;
+    const int __amp_R = __amp_T::rank;
+    const int dims[3] = {__amp_D0, __amp_D1 > 0 ? __amp_D1 : 1, __amp_D2 > 0 ? __amp_D2 : 1};
+    __amp_T t;
+    for (int d = 0; d < __amp_R; ++d) {
         t.tile.v[d] = it->tile[d];
         t.tile_origin.v[d] = it->tile[d] * dims[d];
     }
     for (long long l = it->begin; l < it->end; ++l) {
         it->cur_local = (int)l;
         int rem = (int)l;
-        for (int d = R - 1; d >= 0; --d) {
+        for (int d = __amp_R - 1; d >= 0; --d) {
             t.local.v[d] = rem % dims[d];
             rem /= dims[d];
             t.global.v[d] = t.tile_origin.v[d] + t.local.v[d];
         }
-        f(t, detail::pack_get<I>::get(p)...);
+        f(t, detail::pack_get<__amp_I>::get(p)...);
     }
 }
 
@@ -542,17 +546,17 @@ AMP_FI void run_tiled(void (*f)(tiled_index<D0, D1, D2>, A...), amp__cpu_item *i
 // hoist it out of the work-item loop, and vectorise that loop. Without it,
 // every store may have changed what the next work-item reads (TeaLeaf's CG
 // updates: a square root and a division a work-item, scalar, 4x slower).
-template <class T> struct view_data {
+template <class __amp_T> struct view_data {
     typedef const void *type;
-    static AMP_FI type get(const T &) { return nullptr; }
-    static AMP_FI void set(T &, type) {}
+    static AMP_FI type get(const __amp_T &) { return nullptr; }
+    static AMP_FI void set(__amp_T &, type) {}
 };
-template <class T, int N> struct view_data<array_view<T, N>> {
-    typedef T *type;
-    static AMP_FI type get(const array_view<T, N> &v) { return v.data_; }
-    static AMP_FI void set(array_view<T, N> &v, type d) { v.data_ = d; }
+template <class __amp_T, int __amp_N> struct view_data<array_view<__amp_T, __amp_N>> {
+    typedef __amp_T *type;
+    static AMP_FI type get(const array_view<__amp_T, __amp_N> &v) { return v.data_; }
+    static AMP_FI void set(array_view<__amp_T, __amp_N> &v, type d) { v.data_ = d; }
 };
-template <class T, int N> struct view_data<array<T, N>> : view_data<array_view<T, N>> {};
+template <class __amp_T, int __amp_N> struct view_data<array<__amp_T, __amp_N>> : view_data<array_view<__amp_T, __amp_N>> {};
 
 // (At the unit's own level where the user's options ask for less than O2:
 // GCC will not inline an always_inline body across the two levels; the
@@ -566,27 +570,27 @@ template <class T, int N> struct view_data<array<T, N>> : view_data<array_view<T
 // The restrict path and the plain one around Body::go(it, pack, seq), a
 // simple kernel's work-items (entry<>) or a tiled kernel's loop version
 // (tiles<>), chosen by amp__cpu_launch.noalias.
-template <class Body, class... A> struct two_paths {
+template <class __amp_Body, class... __amp_A> struct two_paths {
     // Not inlined: restrict holds for a function's parameters.
-    template <int... I>
-    __attribute__((noinline)) static void noalias(amp__cpu_item *it, const detail::pack<A...> &p,
-                                                  detail::int_seq<I...> s,
-                                                  typename view_data<A>::type __restrict__... d) {
-        detail::pack<A...> q = p;
-        (view_data<A>::set(pack_ref<I>::get(q), d), ...);
-        Body::go(it, q, s);
+    template <int... __amp_I>
+    __attribute__((noinline)) static void noalias(amp__cpu_item *it, const detail::pack<__amp_A...> &p,
+                                                  detail::int_seq<__amp_I...> s,
+                                                  typename view_data<__amp_A>::type __restrict__... d) {
+        detail::pack<__amp_A...> q = p;
+        (view_data<__amp_A>::set(pack_ref<__amp_I>::get(q), d), ...);
+        __amp_Body::go(it, q, s);
     }
     // The plain path, for launches whose views overlap (rare): optimised
     // less, so that compiling every kernel twice costs a quarter more build
     // time instead of three fifths (TeaLeaf's six kernels, gcc 12; the
     // seed's tiled transpose: 35 ms more instead of 77).
-    template <int... I>
-    AMP__PLAIN_PATH static void aliased(amp__cpu_item *it, const detail::pack<A...> &p, detail::int_seq<I...> s) {
-        Body::go(it, p, s);
+    template <int... __amp_I>
+    AMP__PLAIN_PATH static void aliased(amp__cpu_item *it, const detail::pack<__amp_A...> &p, detail::int_seq<__amp_I...> s) {
+        __amp_Body::go(it, p, s);
     }
-    template <int... I>
-    AMP_FI static void run(amp__cpu_item *it, const detail::pack<A...> &p, detail::int_seq<I...> s) {
-        if (it->launch->noalias) noalias(it, p, s, view_data<A>::get(detail::pack_get<I>::get(p))...);
+    template <int... __amp_I>
+    AMP_FI static void run(amp__cpu_item *it, const detail::pack<__amp_A...> &p, detail::int_seq<__amp_I...> s) {
+        if (it->launch->noalias) noalias(it, p, s, view_data<__amp_A>::get(detail::pack_get<__amp_I>::get(p))...);
         else aliased(it, p, s);
     }
 };
@@ -596,10 +600,10 @@ template <class Body, class... A> struct two_paths {
 // and alignments up to a line's (the buffer's parts start on lines); none
 // with debug checks (AMP_DEBUG), which would not see a broken promise's
 // stores land outside the views.
-template <class F, class Kernel> struct streams;
-template <class I, class... A, class Kernel> struct streams<void(I, A...), Kernel> {
-    enum : unsigned { declared = (unsigned)detail::stream_check<void(I, A...), Kernel>::mask };
-    typedef stream_fit<declared, 0, A...> fit;
+template <class __amp_F, class __amp_Kernel> struct streams;
+template <class __amp_I, class... __amp_A, class __amp_Kernel> struct streams<void(__amp_I, __amp_A...), __amp_Kernel> {
+    enum : unsigned { declared = (unsigned)detail::stream_check<void(__amp_I, __amp_A...), __amp_Kernel>::mask };
+    typedef stream_fit<declared, 0, __amp_A...> fit;
     enum : unsigned {
         mask = AMP__CPU_CAN_STREAM && !AMP__CPU_DEBUG_BUILD && (int)fit::bytes <= 256 && (int)fit::align <= 64
                    ? declared
@@ -607,12 +611,12 @@ template <class I, class... A, class Kernel> struct streams<void(I, A...), Kerne
     };
 };
 
-template <class F> struct entry;
-template <int N, class... A> struct entry<void(index<N>, A...)> {
-    template <auto Fn, unsigned Mask> struct body {
-        template <int... I>
-        AMP_FI static void go(amp__cpu_item *it, const detail::pack<A...> &p, detail::int_seq<I...> s) {
-            if constexpr (Mask != 0u) {
+template <class __amp_F> struct entry;
+template <int __amp_N, class... __amp_A> struct entry<void(index<__amp_N>, __amp_A...)> {
+    template <auto __amp_Fn, unsigned __amp_Mask> struct body {
+        template <int... __amp_I>
+        AMP_FI static void go(amp__cpu_item *it, const detail::pack<__amp_A...> &p, detail::int_seq<__amp_I...> s) {
+            if constexpr (__amp_Mask != 0u) {
                 // Set only with noalias (cpu_run.c): the streamed views
                 // share memory with no other view of the launch.
                 if (it->launch->stream) {
@@ -622,52 +626,52 @@ template <int N, class... A> struct entry<void(index<N>, A...)> {
                     const long long block = it->launch->stream_block;
                     const long long start = it->begin / block * block;
                     long long total = 1;
-                    for (int d = 0; d < N; ++d) total *= it->launch->ext[d];
+                    for (int d = 0; d < __amp_N; ++d) total *= it->launch->ext[d];
                     const long long len = total - start < block ? total - start : block;
                     const int keep = it->launch->stream_keep;
                     const long long head = start + len / 256 * keep + len % 256 * keep / 256;
                     if (it->begin >= head) {
-                        run_streamed<Mask>(Fn, it, p, s);
+                        run_streamed<__amp_Mask>(__amp_Fn, it, p, s);
                     } else {
                         amp__cpu_item part = *it;
                         part.end = it->end < head ? it->end : head;
-                        run_simple(Fn, &part, p, s);
+                        run_simple(__amp_Fn, &part, p, s);
                         part.begin = part.end;
                         part.end = it->end;
-                        if (part.begin < part.end) run_streamed<Mask>(Fn, &part, p, s);
+                        if (part.begin < part.end) run_streamed<__amp_Mask>(__amp_Fn, &part, p, s);
                     }
                     return;
                 }
             }
-            run_simple(Fn, it, p, s);
+            run_simple(__amp_Fn, it, p, s);
         }
     };
-    template <auto Fn, class Kernel> AMP_FI static void run(amp__cpu_item *it) {
+    template <auto __amp_Fn, class __amp_Kernel> AMP_FI static void run(amp__cpu_item *it) {
         // A private copy: the compiler then knows no kernel store changes the
         // view descriptors, and keeps them in registers.
-        const detail::pack<A...> p = *(const detail::pack<A...> *)it->launch->pack;
-        two_paths<body<Fn, streams<void(index<N>, A...), Kernel>::mask>, A...>::run(
-            it, p, typename detail::make_int_seq<sizeof...(A)>::type());
+        const detail::pack<__amp_A...> p = *(const detail::pack<__amp_A...> *)it->launch->pack;
+        two_paths<body<__amp_Fn, streams<void(index<__amp_N>, __amp_A...), __amp_Kernel>::mask>, __amp_A...>::run(
+            it, p, typename detail::make_int_seq<sizeof...(__amp_A)>::type());
     }
 };
-template <int D0, int D1, int D2, class... A> struct entry<void(tiled_index<D0, D1, D2>, A...)> {
-    template <auto Fn, class Kernel> AMP_FI static void run(amp__cpu_item *it) {
-        const detail::pack<A...> p = *(const detail::pack<A...> *)it->launch->pack;
-        run_tiled(Fn, it, p, typename detail::make_int_seq<sizeof...(A)>::type());
+template <int __amp_D0, int __amp_D1, int __amp_D2, class... __amp_A> struct entry<void(tiled_index<__amp_D0, __amp_D1, __amp_D2>, __amp_A...)> {
+    template <auto __amp_Fn, class __amp_Kernel> AMP_FI static void run(amp__cpu_item *it) {
+        const detail::pack<__amp_A...> p = *(const detail::pack<__amp_A...> *)it->launch->pack;
+        run_tiled(__amp_Fn, it, p, typename detail::make_int_seq<sizeof...(__amp_A)>::type());
     }
 };
 
-template <class F, auto Fn, class Kernel> inline void guarded(amp__cpu_item *it) {
+template <class __amp_F, auto __amp_Fn, class __amp_Kernel> inline void guarded(amp__cpu_item *it) {
     cur = it;
 #if defined(__cpp_exceptions)
     try {
-        entry<F>::template run<Fn, Kernel>(it);
+        entry<__amp_F>::template run<__amp_Fn, __amp_Kernel>(it);
     } catch (...) {
         cur = it;
         it->launch->fault(it, "a C++ exception escaped the kernel");
     }
 #else
-    entry<F>::template run<Fn, Kernel>(it);
+    entry<__amp_F>::template run<__amp_Fn, __amp_Kernel>(it);
 #endif
 }
 
@@ -675,20 +679,20 @@ template <class F, auto Fn, class Kernel> inline void guarded(amp__cpu_item *it)
 // Support for the loop versions lib/cpu/loops/ writes after each tiled
 // kernel it can transform (see the comment at the top of loops.h there).
 namespace loops {
-template <int I, class... A> struct nth;
-template <class H, class... A> struct nth<0, H, A...> { typedef H type; };
-template <int I, class H, class... A> struct nth<I, H, A...> { typedef typename nth<I - 1, A...>::type type; };
-template <class F, int I> struct param;
-template <class R, class... A, int I> struct param<R(A...), I> { typedef typename nth<I, A...>::type type; };
-template <class T> struct unconst { typedef T type; };
-template <class T> struct unconst<const T> { typedef T type; };
-template <class T, int N> struct unconst<const T[N]> { typedef T type[N]; };
+template <int __amp_I, class... __amp_A> struct nth;
+template <class __amp_H, class... __amp_A> struct nth<0, __amp_H, __amp_A...> { typedef __amp_H type; };
+template <int __amp_I, class __amp_H, class... __amp_A> struct nth<__amp_I, __amp_H, __amp_A...> { typedef typename nth<__amp_I - 1, __amp_A...>::type type; };
+template <class __amp_F, int __amp_I> struct param;
+template <class __amp_R, class... __amp_A, int __amp_I> struct param<__amp_R(__amp_A...), __amp_I> { typedef typename nth<__amp_I, __amp_A...>::type type; };
+template <class __amp_T> struct unconst { typedef __amp_T type; };
+template <class __amp_T> struct unconst<const __amp_T> { typedef __amp_T type; };
+template <class __amp_T, int __amp_N> struct unconst<const __amp_T[__amp_N]> { typedef __amp_T type[__amp_N]; };
 } // namespace loops
 
 // The I-th parameter type of a kernel body's function type.
-template <class F, int I> using param_t = typename loops::param<F, I>::type;
+template <class __amp_F, int __amp_I> using param_t = typename loops::param<__amp_F, __amp_I>::type;
 // Names a type written as a type-id ("float[16][17]") in a declaration.
-template <class T> using ident = T;
+template <class __amp_T> using ident = __amp_T;
 
 // A rank-2 tile_static array T[R][C] stored transposed in a loop version
 // (lib/cpu/loops/layout.c): a[i][j] lives at m[j][i], so the stored rows
@@ -697,33 +701,33 @@ template <class T> using ident = T;
 // checked that only elements are used, a[i][j] with both subscripts, i
 // below R and j below C, read as values or assigned with the result used
 // as a value: nothing takes an element's address or binds a reference.
-template <class T, int R, int C> struct transposed {
-    alignas(64) T m[C][R];
-    template <class E> struct column {
-        E (*m)[R];
+template <class __amp_T, int __amp_R, int __amp_C> struct transposed {
+    alignas(64) __amp_T m[__amp_C][__amp_R];
+    template <class __amp_E> struct column {
+        __amp_E (*m)[__amp_R];
         long long i;
-        template <class J> AMP_FI E &operator[](J j) const { return m[j][i]; }
+        template <class __amp_J> AMP_FI __amp_E &operator[](__amp_J j) const { return m[j][i]; }
     };
-    template <class I> AMP_FI column<T> operator[](I i) { return column<T>{m, static_cast<long long>(i)}; }
-    template <class I> AMP_FI column<const T> operator[](I i) const {
-        return column<const T>{m, static_cast<long long>(i)};
+    template <class __amp_I> AMP_FI column<__amp_T> operator[](__amp_I i) { return column<__amp_T>{m, static_cast<long long>(i)}; }
+    template <class __amp_I> AMP_FI column<const __amp_T> operator[](__amp_I i) const {
+        return column<const __amp_T>{m, static_cast<long long>(i)};
     }
 };
-template <class A> struct transposed_of;
-template <class T, int R, int C> struct transposed_of<T[R][C]> { typedef transposed<T, R, C> type; };
+template <class __amp_A> struct transposed_of;
+template <class __amp_T, int __amp_R, int __amp_C> struct transposed_of<__amp_T[__amp_R][__amp_C]> { typedef transposed<__amp_T, __amp_R, __amp_C> type; };
 // Named by the array's type-id as written ("float[16][17]"): no member
 // name in the loop version's text, which a user's macro could rename.
-template <class A> using transposed_t = typename transposed_of<A>::type;
+template <class __amp_A> using transposed_t = typename transposed_of<__amp_A>::type;
 
 // A tile as E0 x E1 x E2 work-items, the index's contiguous (last) dimension
 // as E2, so the innermost work-item loop walks memory in order (a region
 // whose stores run along E1 has E1 innermost: lib/cpu/loops/order.c).
-template <class TI> struct shape;
-template <int D0, int D1, int D2> struct shape<tiled_index<D0, D1, D2>> {
-    static constexpr int rank = D2 > 0 ? 3 : (D1 > 0 ? 2 : 1);
-    static constexpr int e0 = rank == 3 ? D0 : 1;
-    static constexpr int e1 = rank == 3 ? D1 : (rank == 2 ? D0 : 1);
-    static constexpr int e2 = rank == 3 ? D2 : (rank == 2 ? D1 : D0);
+template <class __amp_TI> struct shape;
+template <int __amp_D0, int __amp_D1, int __amp_D2> struct shape<tiled_index<__amp_D0, __amp_D1, __amp_D2>> {
+    static constexpr int rank = __amp_D2 > 0 ? 3 : (__amp_D1 > 0 ? 2 : 1);
+    static constexpr int e0 = rank == 3 ? __amp_D0 : 1;
+    static constexpr int e1 = rank == 3 ? __amp_D1 : (rank == 2 ? __amp_D0 : 1);
+    static constexpr int e2 = rank == 3 ? __amp_D2 : (rank == 2 ? __amp_D1 : __amp_D0);
     static constexpr int n = e0 * e1 * e2;
 };
 
@@ -735,18 +739,18 @@ template <int D0, int D1, int D2> struct shape<tiled_index<D0, D1, D2>> {
 // store-forwarding stall. The seed's transpose took twice as long as the
 // same two phases in plain C on the H200's Xeon host, 1.2x on a 2-core AMD
 // EPYC (bench/results/2026-11-29-h200-host-cpu-stream-transpose.md).
-template <class TI> struct tile_base {
-    TI t;
+template <class __amp_TI> struct tile_base {
+    __amp_TI t;
     AMP_FI explicit tile_base(const amp__cpu_item *it) {
-        set_tile<0>(it, TI::tile_dim0);
-        if constexpr (TI::rank > 1) set_tile<1>(it, TI::tile_dim1);
-        if constexpr (TI::rank > 2) set_tile<2>(it, TI::tile_dim2);
+        set_tile<0>(it, __amp_TI::tile_dim0);
+        if constexpr (__amp_TI::rank > 1) set_tile<1>(it, __amp_TI::tile_dim1);
+        if constexpr (__amp_TI::rank > 2) set_tile<2>(it, __amp_TI::tile_dim2);
     }
-    AMP_FI TI at(int l0, int l1, int l2) const {
-        TI r;
-        if constexpr (TI::rank == 1) {
+    AMP_FI __amp_TI at(int l0, int l1, int l2) const {
+        __amp_TI r;
+        if constexpr (__amp_TI::rank == 1) {
             set_local<0>(r, l2);
-        } else if constexpr (TI::rank == 2) {
+        } else if constexpr (__amp_TI::rank == 2) {
             set_local<0>(r, l1);
             set_local<1>(r, l2);
         } else {
@@ -758,31 +762,31 @@ template <class TI> struct tile_base {
     }
 
   private:
-    template <int D> AMP_FI void set_tile(const amp__cpu_item *it, int dim) {
-        t.tile.v[D] = it->tile[D];
-        t.tile_origin.v[D] = it->tile[D] * dim;
+    template <int __amp_D> AMP_FI void set_tile(const amp__cpu_item *it, int dim) {
+        t.tile.v[__amp_D] = it->tile[__amp_D];
+        t.tile_origin.v[__amp_D] = it->tile[__amp_D] * dim;
     }
-    template <int D> AMP_FI void set_local(TI &r, int l) const {
-        r.tile.v[D] = t.tile.v[D];
-        r.tile_origin.v[D] = t.tile_origin.v[D];
-        r.local.v[D] = l;
-        r.global.v[D] = t.tile_origin.v[D] + l;
+    template <int __amp_D> AMP_FI void set_local(__amp_TI &r, int l) const {
+        r.tile.v[__amp_D] = t.tile.v[__amp_D];
+        r.tile_origin.v[__amp_D] = t.tile_origin.v[__amp_D];
+        r.local.v[__amp_D] = l;
+        r.global.v[__amp_D] = t.tile_origin.v[__amp_D] + l;
     }
 };
 
 // One slot per work-item of a variable that lives across a barrier. Slots
 // are raw storage: a variable is copied in when the region declaring it ends
 // (save) and bound by reference in later regions.
-template <class T, int N> struct ctx {
-    typedef typename loops::unconst<T>::type U;
-    static_assert(__is_trivially_copyable(U), "hipamp loop version: a variable living across a barrier must be "
+template <class __amp_T, int __amp_N> struct ctx {
+    typedef typename loops::unconst<__amp_T>::type __amp_U;
+    static_assert(__is_trivially_copyable(__amp_U), "hipamp loop version: a variable living across a barrier must be "
                                               "trivially copyable");
-    union S {
-        U v[N];
-        AMP_FI S() {}
+    union __amp_S {
+        __amp_U v[__amp_N];
+        AMP_FI __amp_S() {}
     };
-    alignas(64) S s;
-    AMP_FI U &operator[](int i) { return s.v[i]; }
+    alignas(64) __amp_S s;
+    AMP_FI __amp_U &operator[](int i) { return s.v[i]; }
 };
 // A loop run in lockstep across a tile's work-items (loops.h) runs this
 // many steps of one work-item before the next: a grid-stride loop then reads
@@ -807,35 +811,35 @@ constexpr int lockstep_steps = 4;
 // A lockstep loop's fast path (lib/cpu/loops/emit.c): the loop variable of
 // work-item w when it is the first one's, b, plus w (in unsigned arithmetic:
 // no overflow, whatever b), and whether every slot holds that.
-template <class U> AMP_FI U lockstep_nth(U b, int w) {
-    return static_cast<U>(static_cast<unsigned long long>(b) + static_cast<unsigned long long>(w));
+template <class __amp_U> AMP_FI __amp_U lockstep_nth(__amp_U b, int w) {
+    return static_cast<__amp_U>(static_cast<unsigned long long>(b) + static_cast<unsigned long long>(w));
 }
-template <class T, int N> AMP_FI bool lockstep_consecutive(ctx<T, N> &c) {
+template <class __amp_T, int __amp_N> AMP_FI bool lockstep_consecutive(ctx<__amp_T, __amp_N> &c) {
     bool ok = true;
-    for (int w = 1; w < N; ++w) ok &= c[w] == lockstep_nth(c[0], w);
+    for (int w = 1; w < __amp_N; ++w) ok &= c[w] == lockstep_nth(c[0], w);
     return ok;
 }
 // Whether b + w, for every work-item w < n, is a non-negative value of an
 // int (of a long long for 64-bit types): the range in which the variable of
 // each work-item is b + w without wrapping, and stays so through a
 // conversion to int (a[(int)i]).
-template <class U> AMP_FI bool lockstep_in_range(U b, int n) {
-    const long long top = sizeof(U) <= 4 ? 0x7fffffffLL : 0x7fffffffffffffffLL;
+template <class __amp_U> AMP_FI bool lockstep_in_range(__amp_U b, int n) {
+    const long long top = sizeof(__amp_U) <= 4 ? 0x7fffffffLL : 0x7fffffffffffffffLL;
     const long long x = static_cast<long long>(b);
     return x >= 0 && x <= top - (n - 1);
 }
 // The same, told to the compiler where it was checked: it then sees
 // accesses through b + w as consecutive (no gathers).
-template <class U> AMP_FI void lockstep_assume(U b, int n) {
+template <class __amp_U> AMP_FI void lockstep_assume(__amp_U b, int n) {
     if (!lockstep_in_range(b, n)) __builtin_unreachable();
 }
 // Leaving the fast path: every work-item's slot from the first one's.
-template <class T, int N> AMP_FI void lockstep_spread(ctx<T, N> &c) {
-    for (int w = 1; w < N; ++w) c[w] = lockstep_nth(c[0], w);
+template <class __amp_T, int __amp_N> AMP_FI void lockstep_spread(ctx<__amp_T, __amp_N> &c) {
+    for (int w = 1; w < __amp_N; ++w) c[w] = lockstep_nth(c[0], w);
 }
-template <class D, class S> AMP_FI void save(D &dst, const S &src) {
-    static_assert(sizeof(D) == sizeof(S), "hipamp loop version: slot and variable differ");
-    __builtin_memcpy((void *)&dst, (const void *)&src, sizeof(D));
+template <class __amp_D, class __amp_S> AMP_FI void save(__amp_D &dst, const __amp_S &src) {
+    static_assert(sizeof(__amp_D) == sizeof(__amp_S), "hipamp loop version: slot and variable differ");
+    __builtin_memcpy((void *)&dst, (const void *)&src, sizeof(__amp_D));
 }
 
 // Every work-item evaluates the condition of control flow that holds a
@@ -855,26 +859,26 @@ AMP_FI bool agree(amp__cpu_item *it, bool &c, bool v, int wi, const char *what) 
     return false;
 }
 
-template <class F> struct tiles;
-template <int D0, int D1, int D2, class... A> struct tiles<void(tiled_index<D0, D1, D2>, A...)> {
-    template <auto Fn, int... I>
-    AMP_FI static void run(amp__cpu_item *it, const detail::pack<A...> &p, detail::int_seq<I...>) {
-        const amp__cpu_launch *L = it->launch;
+template <class __amp_F> struct tiles;
+template <int __amp_D0, int __amp_D1, int __amp_D2, class... __amp_A> struct tiles<void(tiled_index<__amp_D0, __amp_D1, __amp_D2>, __amp_A...)> {
+    template <auto __amp_Fn, int... __amp_I>
+    AMP_FI static void run(amp__cpu_item *it, const detail::pack<__amp_A...> &p, detail::int_seq<__amp_I...>) {
+        const amp__cpu_launch *__amp_L = it->launch;
         if (it->begin >= it->end) return;
         // The chunk's first tile by division, the next ones by a step with
         // carry (the last dimension fastest): a 64-bit division and
         // remainder a dimension cost some 4.6 ns a tile (an empty kernel
         // over 65536 tiles, one thread of a 2-core EPYC: 0.44 -> 0.14 ms).
         long long r = it->begin;
-        for (int d = L->rank - 1; d >= 0; --d) {
-            it->tile[d] = (int32_t)(r % L->tiles[d]);
-            r /= L->tiles[d];
+        for (int d = __amp_L->rank - 1; d >= 0; --d) {
+            it->tile[d] = (int32_t)(r % __amp_L->tiles[d]);
+            r /= __amp_L->tiles[d];
         }
         for (long long t = it->begin;;) {
-            if (!Fn(it, detail::pack_get<I>::get(p)...)) return;
+            if (!__amp_Fn(it, detail::pack_get<__amp_I>::get(p)...)) return;
             if (++t >= it->end) return;
-            for (int d = L->rank - 1; d >= 0; --d) {
-                if (++it->tile[d] < L->tiles[d]) break;
+            for (int d = __amp_L->rank - 1; d >= 0; --d) {
+                if (++it->tile[d] < __amp_L->tiles[d]) break;
                 it->tile[d] = 0;
             }
         }
@@ -884,30 +888,30 @@ template <int D0, int D1, int D2, class... A> struct tiles<void(tiled_index<D0, 
     // view across their stores through another (TeaLeaf's fused CG update:
     // the convergence test and alpha hoisted out of the work-item loop,
     // which then vectorises).
-    template <auto Fn> struct body {
-        template <int... I>
-        AMP_FI static void go(amp__cpu_item *it, const detail::pack<A...> &p, detail::int_seq<I...> s) {
-            run<Fn>(it, p, s);
+    template <auto __amp_Fn> struct body {
+        template <int... __amp_I>
+        AMP_FI static void go(amp__cpu_item *it, const detail::pack<__amp_A...> &p, detail::int_seq<__amp_I...> s) {
+            run<__amp_Fn>(it, p, s);
         }
     };
-    template <auto Fn> AMP_FI static void entry(amp__cpu_item *it) {
-        const detail::pack<A...> p = *(const detail::pack<A...> *)it->launch->pack;
-        two_paths<body<Fn>, A...>::run(it, p, typename detail::make_int_seq<sizeof...(A)>::type());
+    template <auto __amp_Fn> AMP_FI static void entry(amp__cpu_item *it) {
+        const detail::pack<__amp_A...> p = *(const detail::pack<__amp_A...> *)it->launch->pack;
+        two_paths<body<__amp_Fn>, __amp_A...>::run(it, p, typename detail::make_int_seq<sizeof...(__amp_A)>::type());
     }
 };
 
-template <class F, auto Fn> inline void run_tiles(amp__cpu_item *it) {
+template <class __amp_F, auto __amp_Fn> inline void run_tiles(amp__cpu_item *it) {
     cur = it;
     it->cur_local = 0;
 #if defined(__cpp_exceptions)
     try {
-        tiles<F>::template entry<Fn>(it);
+        tiles<__amp_F>::template entry<__amp_Fn>(it);
     } catch (...) {
         cur = it;
         it->launch->fault(it, "a C++ exception escaped the kernel");
     }
 #else
-    tiles<F>::template entry<Fn>(it);
+    tiles<__amp_F>::template entry<__amp_Fn>(it);
 #endif
 }
 
@@ -938,11 +942,11 @@ constexpr bool listed(const char *name, const char *list) {
     }
     return false;
 }
-template <bool LoopsOnly> struct fiber_entry {
-    template <class F, F *Fn, class Kernel> AMP_FI static void run(amp__cpu_item *it) { guarded<F, Fn, Kernel>(it); }
+template <bool __amp_LoopsOnly> struct fiber_entry {
+    template <class __amp_F, __amp_F *__amp_Fn, class __amp_Kernel> AMP_FI static void run(amp__cpu_item *it) { guarded<__amp_F, __amp_Fn, __amp_Kernel>(it); }
 };
 template <> struct fiber_entry<true> {
-    template <class F, F *Fn, class Kernel> AMP_FI static void run(amp__cpu_item *it) {
+    template <class __amp_F, __amp_F *__amp_Fn, class __amp_Kernel> AMP_FI static void run(amp__cpu_item *it) {
         cur = it;
         it->launch->fault(it, "this module holds only the kernel's loop version (NAME__amp_tiles)");
     }

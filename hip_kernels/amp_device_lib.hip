@@ -16,6 +16,10 @@
 // operators everywhere, and amp::float_4 (C++ AMP's name) is that same type.
 // Size and alignment follow HIP's (a 4-vector of 8-byte elements is 32-byte
 // aligned, as on AMD; CUDA's deprecated double4 was 16).
+//
+// Names: as in amp_prelude.hip, template parameters and other private short
+// or all-uppercase names are spelt __amp_N, __amp_T, ...: the user's -D
+// macros (-DN=4) are live in this text.
 #ifndef AMP_DEVICE_LIB_INCLUDED
 #define AMP_DEVICE_LIB_INCLUDED
 
@@ -31,13 +35,13 @@
 
 namespace amp {
 
-template <class T, int N> struct vec;
+template <class __amp_T, int __amp_N> struct vec;
 
 namespace detail {
 
-template <class T> struct arith { enum { value = 0, integral = 0 }; };
-template <class T> struct arith<const T> : arith<T> {};
-#define AMP__ARITH(T, I) template <> struct arith<T> { enum { value = 1, integral = I }; };
+template <class __amp_T> struct arith { enum { value = 0, integral = 0 }; };
+template <class __amp_T> struct arith<const __amp_T> : arith<__amp_T> {};
+#define AMP__ARITH(__amp_T, __amp_I) template <> struct arith<__amp_T> { enum { value = 1, integral = __amp_I }; };
 AMP__ARITH(bool, 1)
 AMP__ARITH(char, 1)
 AMP__ARITH(signed char, 1)
@@ -53,8 +57,8 @@ AMP__ARITH(unsigned long long, 1)
 AMP__ARITH(float, 0)
 AMP__ARITH(double, 0)
 #undef AMP__ARITH
-template <class T, class U> struct same { enum { value = 0 }; };
-template <class T> struct same<T, T> { enum { value = 1 }; };
+template <class __amp_T, class __amp_U> struct same { enum { value = 0 }; };
+template <class __amp_T> struct same<__amp_T, __amp_T> { enum { value = 1 }; };
 
 // The clamps of C++ AMP's norm and unorm. A NaN gives the lower bound, as
 // Direct3D's clamp and saturate do (C++ AMP's GPU semantics); -0.0 stays.
@@ -86,38 +90,38 @@ AMP__VFN constexpr float clamp_unorm(float x) { return x >= 0.0f ? (x <= 1.0f ? 
 #define norm amp__norm
 struct norm;
 struct unorm;
-#define AMP__NORM_CLASS(C, clamp)                                                                \
-    struct C {                                                                                   \
-        AMP__VFN constexpr C() : v_(0.0f) {}                                                     \
-        AMP__VFN constexpr explicit C(float x) : v_(detail::clamp(x)) {}                         \
-        template <class U, typename meta::enable<detail::arith<U>::value && !detail::same<U, float>::value && \
-                                                 !detail::is_norm<U>::value>::type = 0>          \
-        AMP__VFN constexpr explicit C(U x) : v_(detail::clamp((float)x)) {}                      \
-        C(const C &) = default;                                                                  \
-        C &operator=(const C &) = default;                                                       \
+#define AMP__NORM_CLASS(__amp_C, clamp)                                                                \
+    struct __amp_C {                                                                                   \
+        AMP__VFN constexpr __amp_C() : v_(0.0f) {}                                                     \
+        AMP__VFN constexpr explicit __amp_C(float x) : v_(detail::clamp(x)) {}                         \
+        template <class __amp_U, typename meta::enable<detail::arith<__amp_U>::value && !detail::same<__amp_U, float>::value && \
+                                                 !detail::is_norm<__amp_U>::value>::type = 0>          \
+        AMP__VFN constexpr explicit __amp_C(__amp_U x) : v_(detail::clamp((float)x)) {}                      \
+        __amp_C(const __amp_C &) = default;                                                                  \
+        __amp_C &operator=(const __amp_C &) = default;                                                       \
         AMP__VFN constexpr operator float() const { return v_; }                                 \
-        AMP__VFN constexpr C &operator+=(const C &o) { v_ = detail::clamp(v_ + o.v_); return *this; } \
-        AMP__VFN constexpr C &operator-=(const C &o) { v_ = detail::clamp(v_ - o.v_); return *this; } \
-        AMP__VFN constexpr C &operator*=(const C &o) { v_ = detail::clamp(v_ * o.v_); return *this; } \
-        AMP__VFN constexpr C &operator/=(const C &o) { v_ = detail::clamp(v_ / o.v_); return *this; } \
-        AMP__VFN constexpr C &operator++() { v_ = detail::clamp(v_ + 1.0f); return *this; }      \
-        AMP__VFN constexpr C &operator--() { v_ = detail::clamp(v_ - 1.0f); return *this; }      \
-        AMP__VFN constexpr C operator++(int) { C old = *this; ++*this; return old; }             \
-        AMP__VFN constexpr C operator--(int) { C old = *this; --*this; return old; }             \
-        friend AMP__VFN constexpr C operator+(C a, const C &b) { return a += b; }                \
-        friend AMP__VFN constexpr C operator-(C a, const C &b) { return a -= b; }                \
-        friend AMP__VFN constexpr C operator*(C a, const C &b) { return a *= b; }                \
-        friend AMP__VFN constexpr C operator/(C a, const C &b) { return a /= b; }                \
+        AMP__VFN constexpr __amp_C &operator+=(const __amp_C &o) { v_ = detail::clamp(v_ + o.v_); return *this; } \
+        AMP__VFN constexpr __amp_C &operator-=(const __amp_C &o) { v_ = detail::clamp(v_ - o.v_); return *this; } \
+        AMP__VFN constexpr __amp_C &operator*=(const __amp_C &o) { v_ = detail::clamp(v_ * o.v_); return *this; } \
+        AMP__VFN constexpr __amp_C &operator/=(const __amp_C &o) { v_ = detail::clamp(v_ / o.v_); return *this; } \
+        AMP__VFN constexpr __amp_C &operator++() { v_ = detail::clamp(v_ + 1.0f); return *this; }      \
+        AMP__VFN constexpr __amp_C &operator--() { v_ = detail::clamp(v_ - 1.0f); return *this; }      \
+        AMP__VFN constexpr __amp_C operator++(int) { __amp_C old = *this; ++*this; return old; }             \
+        AMP__VFN constexpr __amp_C operator--(int) { __amp_C old = *this; --*this; return old; }             \
+        friend AMP__VFN constexpr __amp_C operator+(__amp_C a, const __amp_C &b) { return a += b; }                \
+        friend AMP__VFN constexpr __amp_C operator-(__amp_C a, const __amp_C &b) { return a -= b; }                \
+        friend AMP__VFN constexpr __amp_C operator*(__amp_C a, const __amp_C &b) { return a *= b; }                \
+        friend AMP__VFN constexpr __amp_C operator/(__amp_C a, const __amp_C &b) { return a /= b; }                \
                                                                                                  \
       private:                                                                                   \
         float v_;                                                                                \
                                                                                                  \
       public:
 namespace detail {
-template <class T> struct is_norm { enum { value = 0 }; };
+template <class __amp_T> struct is_norm { enum { value = 0 }; };
 template <> struct is_norm<norm> { enum { value = 1 }; };
 template <> struct is_norm<unorm> { enum { value = 1 }; };
-template <class T> struct is_norm<const T> : is_norm<T> {};
+template <class __amp_T> struct is_norm<const __amp_T> : is_norm<__amp_T> {};
 template <> struct arith<norm> { enum { value = 1, integral = 0 }; };
 template <> struct arith<unorm> { enum { value = 1, integral = 0 }; };
 } // namespace detail
@@ -131,63 +135,63 @@ AMP__NORM_CLASS(norm, clamp_norm)
 
 namespace detail {
 
-template <class T> struct is_vec { enum { value = 0 }; };
-template <class T, int N> struct is_vec<vec<T, N>> { enum { value = 1 }; };
-template <class T> AMP__HD T &&declval_(); // never defined: unevaluated operands only
+template <class __amp_T> struct is_vec { enum { value = 0 }; };
+template <class __amp_T, int __amp_N> struct is_vec<vec<__amp_T, __amp_N>> { enum { value = 1 }; };
+template <class __amp_T> AMP__HD __amp_T &&declval_(); // never defined: unevaluated operands only
 template <class...> struct void_t_ { typedef void type; };
 // A thread-geometry value: anything but one of our vectors with x, y and z
 // convertible to unsigned. CUDA's threadIdx and blockIdx are its builtin
 // uint3, HIP's are coordinate objects, the CPU accelerator's are its own
 // struct; uint3 (ours) converts from each, so `uint3 t = threadIdx;` compiles
 // on every accelerator (natively it does not on HIP).
-template <class V, class = void> struct xyz_like { enum { value = 0 }; };
-template <class V>
-struct xyz_like<V, typename void_t_<decltype((unsigned)declval_<const V &>().x),
-                                    decltype((unsigned)declval_<const V &>().y),
-                                    decltype((unsigned)declval_<const V &>().z)>::type> {
-    enum { value = !is_vec<V>::value && !arith<V>::value };
+template <class __amp_V, class = void> struct xyz_like { enum { value = 0 }; };
+template <class __amp_V>
+struct xyz_like<__amp_V, typename void_t_<decltype((unsigned)declval_<const __amp_V &>().x),
+                                    decltype((unsigned)declval_<const __amp_V &>().y),
+                                    decltype((unsigned)declval_<const __amp_V &>().z)>::type> {
+    enum { value = !is_vec<__amp_V>::value && !arith<__amp_V>::value };
 };
 
 // Storage and per-component accessors. Alignment is HIP's: 1 and 2
 // components align to their size, 4 components to theirs (16 bytes for
 // float4, 32 for double4), 3 components to one element (size 3 * sizeof(T)).
-template <class T, int N> struct vec_base;
+template <class __amp_T, int __amp_N> struct vec_base;
 
 #define AMP__COMP(c, alias)                                                                      \
-    AMP__VFN constexpr T get_##c() const { return c; }                                           \
-    AMP__VFN constexpr void set_##c(T v) { c = v; }                                              \
-    AMP__VFN constexpr T &ref_##c() { return c; }                                                \
-    AMP__VFN constexpr T get_##alias() const { return c; }                                       \
-    AMP__VFN constexpr void set_##alias(T v) { c = v; }                                          \
-    AMP__VFN constexpr T &ref_##alias() { return c; }
+    AMP__VFN constexpr __amp_T get_##c() const { return c; }                                           \
+    AMP__VFN constexpr void set_##c(__amp_T v) { c = v; }                                              \
+    AMP__VFN constexpr __amp_T &ref_##c() { return c; }                                                \
+    AMP__VFN constexpr __amp_T get_##alias() const { return c; }                                       \
+    AMP__VFN constexpr void set_##alias(__amp_T v) { c = v; }                                          \
+    AMP__VFN constexpr __amp_T &ref_##alias() { return c; }
 #define AMP__SW2(a, b)                                                                           \
-    AMP__VFN constexpr vec<T, 2> get_##a##b() const { return vec<T, 2>(a, b); }                  \
-    AMP__VFN constexpr void set_##a##b(const vec<T, 2> &v) { a = v.x; b = v.y; }
+    AMP__VFN constexpr vec<__amp_T, 2> get_##a##b() const { return vec<__amp_T, 2>(a, b); }                  \
+    AMP__VFN constexpr void set_##a##b(const vec<__amp_T, 2> &v) { a = v.x; b = v.y; }
 #define AMP__SW3(a, b, c)                                                                        \
-    AMP__VFN constexpr vec<T, 3> get_##a##b##c() const { return vec<T, 3>(a, b, c); }            \
-    AMP__VFN constexpr void set_##a##b##c(const vec<T, 3> &v) { a = v.x; b = v.y; c = v.z; }
+    AMP__VFN constexpr vec<__amp_T, 3> get_##a##b##c() const { return vec<__amp_T, 3>(a, b, c); }            \
+    AMP__VFN constexpr void set_##a##b##c(const vec<__amp_T, 3> &v) { a = v.x; b = v.y; c = v.z; }
 #define AMP__SW4(a, b, c, d)                                                                     \
-    AMP__VFN constexpr vec<T, 4> get_##a##b##c##d() const { return vec<T, 4>(a, b, c, d); }      \
-    AMP__VFN constexpr void set_##a##b##c##d(const vec<T, 4> &v) { a = v.x; b = v.y; c = v.z; d = v.w; }
+    AMP__VFN constexpr vec<__amp_T, 4> get_##a##b##c##d() const { return vec<__amp_T, 4>(a, b, c, d); }      \
+    AMP__VFN constexpr void set_##a##b##c##d(const vec<__amp_T, 4> &v) { a = v.x; b = v.y; c = v.z; d = v.w; }
 
-template <class T> struct alignas(sizeof(T)) vec_base<T, 1> {
-    T x;
+template <class __amp_T> struct alignas(sizeof(__amp_T)) vec_base<__amp_T, 1> {
+    __amp_T x;
     AMP__COMP(x, r)
 };
-template <class T> struct alignas(2 * sizeof(T)) vec_base<T, 2> {
-    T x, y;
+template <class __amp_T> struct alignas(2 * sizeof(__amp_T)) vec_base<__amp_T, 2> {
+    __amp_T x, y;
     AMP__COMP(x, r) AMP__COMP(y, g)
     AMP__SW2(x, y) AMP__SW2(y, x)
 };
-template <class T> struct vec_base<T, 3> {
-    T x, y, z;
+template <class __amp_T> struct vec_base<__amp_T, 3> {
+    __amp_T x, y, z;
     AMP__COMP(x, r) AMP__COMP(y, g) AMP__COMP(z, b)
     AMP__SW2(x, y) AMP__SW2(x, z) AMP__SW2(y, x) AMP__SW2(y, z) AMP__SW2(z, x) AMP__SW2(z, y)
     AMP__SW3(x, y, z) AMP__SW3(x, z, y) AMP__SW3(y, x, z) AMP__SW3(y, z, x) AMP__SW3(z, x, y)
     AMP__SW3(z, y, x)
 };
-template <class T> struct alignas(4 * sizeof(T)) vec_base<T, 4> {
-    T x, y, z, w;
+template <class __amp_T> struct alignas(4 * sizeof(__amp_T)) vec_base<__amp_T, 4> {
+    __amp_T x, y, z, w;
     AMP__COMP(x, r) AMP__COMP(y, g) AMP__COMP(z, b) AMP__COMP(w, a)
     AMP__SW2(x, y) AMP__SW2(x, z) AMP__SW2(x, w) AMP__SW2(y, x) AMP__SW2(y, z) AMP__SW2(y, w)
     AMP__SW2(z, x) AMP__SW2(z, y) AMP__SW2(z, w) AMP__SW2(w, x) AMP__SW2(w, y) AMP__SW2(w, z)
@@ -210,17 +214,17 @@ template <class T> struct alignas(4 * sizeof(T)) vec_base<T, 4> {
 
 // The storage of N components of type T from any object with members
 // x[, y[, z[, w]]] (another vec, a vendor vector), component by component.
-template <class T, int N, class V> AMP__VFN constexpr vec_base<T, N> convert_base(const V &o) {
-    if constexpr (N == 1) return vec_base<T, 1>{T(o.x)};
-    else if constexpr (N == 2) return vec_base<T, 2>{T(o.x), T(o.y)};
-    else if constexpr (N == 3) return vec_base<T, 3>{T(o.x), T(o.y), T(o.z)};
-    else return vec_base<T, 4>{T(o.x), T(o.y), T(o.z), T(o.w)};
+template <class __amp_T, int __amp_N, class __amp_V> AMP__VFN constexpr vec_base<__amp_T, __amp_N> convert_base(const __amp_V &o) {
+    if constexpr (__amp_N == 1) return vec_base<__amp_T, 1>{__amp_T(o.x)};
+    else if constexpr (__amp_N == 2) return vec_base<__amp_T, 2>{__amp_T(o.x), __amp_T(o.y)};
+    else if constexpr (__amp_N == 3) return vec_base<__amp_T, 3>{__amp_T(o.x), __amp_T(o.y), __amp_T(o.z)};
+    else return vec_base<__amp_T, 4>{__amp_T(o.x), __amp_T(o.y), __amp_T(o.z), __amp_T(o.w)};
 }
-template <class T, int N> AMP__VFN constexpr vec_base<T, N> splat_base(T s) {
-    if constexpr (N == 1) return vec_base<T, 1>{s};
-    else if constexpr (N == 2) return vec_base<T, 2>{s, s};
-    else if constexpr (N == 3) return vec_base<T, 3>{s, s, s};
-    else return vec_base<T, 4>{s, s, s, s};
+template <class __amp_T, int __amp_N> AMP__VFN constexpr vec_base<__amp_T, __amp_N> splat_base(__amp_T s) {
+    if constexpr (__amp_N == 1) return vec_base<__amp_T, 1>{s};
+    else if constexpr (__amp_N == 2) return vec_base<__amp_T, 2>{s, s};
+    else if constexpr (__amp_N == 3) return vec_base<__amp_T, 3>{s, s, s};
+    else return vec_base<__amp_T, 4>{s, s, s, s};
 }
 
 } // namespace detail
@@ -238,35 +242,35 @@ template <class T, int N> AMP__VFN constexpr vec_base<T, N> splat_base(T s) {
 // vec<T, N>() and vec<T, N>{} are zero. Vectors of norm and unorm (norm_2,
 // unorm_4, ...) start at zero, as their components do, and clamp each
 // component as it does.
-template <class T, int N> struct vec : detail::vec_base<T, N> {
-    static_assert(detail::arith<T>::value && N >= 1 && N <= 4,
+template <class __amp_T, int __amp_N> struct vec : detail::vec_base<__amp_T, __amp_N> {
+    static_assert(detail::arith<__amp_T>::value && __amp_N >= 1 && __amp_N <= 4,
                   "amp::vec<T, N>: T must be an arithmetic type, norm or unorm, and N 1..4");
-    typedef T value_type;
-    static constexpr int size = N;
+    typedef __amp_T value_type;
+    static constexpr int size = __amp_N;
 
     vec() = default;
     vec(const vec &) = default;
     vec &operator=(const vec &) = default;
-    template <class U, typename meta::enable<detail::arith<U>::value>::type = 0>
-    AMP__VFN constexpr vec(U s) : detail::vec_base<T, N>(detail::splat_base<T, N>(T(s))) {}
-    template <class... U, typename meta::enable<(N > 1 && sizeof...(U) == N &&
-                                                 (detail::arith<U>::value && ...))>::type = 0>
-    AMP__VFN constexpr vec(U... u) : detail::vec_base<T, N>{static_cast<T>(u)...} {}
-    template <class U, typename meta::enable<!detail::same<U, T>::value>::type = 0>
-    AMP__VFN constexpr explicit vec(const vec<U, N> &o)
-        : detail::vec_base<T, N>(detail::convert_base<T, N>(o)) {}
-    template <class V, typename meta::enable<detail::same<T, unsigned>::value && N == 3 &&
-                                             detail::xyz_like<V>::value>::type = 0>
-    AMP__VFN constexpr vec(const V &g) : detail::vec_base<T, N>{(unsigned)g.x, (unsigned)g.y, (unsigned)g.z} {}
+    template <class __amp_U, typename meta::enable<detail::arith<__amp_U>::value>::type = 0>
+    AMP__VFN constexpr vec(__amp_U s) : detail::vec_base<__amp_T, __amp_N>(detail::splat_base<__amp_T, __amp_N>(__amp_T(s))) {}
+    template <class... __amp_U, typename meta::enable<(__amp_N > 1 && sizeof...(__amp_U) == __amp_N &&
+                                                 (detail::arith<__amp_U>::value && ...))>::type = 0>
+    AMP__VFN constexpr vec(__amp_U... u) : detail::vec_base<__amp_T, __amp_N>{static_cast<__amp_T>(u)...} {}
+    template <class __amp_U, typename meta::enable<!detail::same<__amp_U, __amp_T>::value>::type = 0>
+    AMP__VFN constexpr explicit vec(const vec<__amp_U, __amp_N> &o)
+        : detail::vec_base<__amp_T, __amp_N>(detail::convert_base<__amp_T, __amp_N>(o)) {}
+    template <class __amp_V, typename meta::enable<detail::same<__amp_T, unsigned>::value && __amp_N == 3 &&
+                                             detail::xyz_like<__amp_V>::value>::type = 0>
+    AMP__VFN constexpr vec(const __amp_V &g) : detail::vec_base<__amp_T, __amp_N>{(unsigned)g.x, (unsigned)g.y, (unsigned)g.z} {}
 
 #define AMP__VEC_ASSIGN(op, integral_only)                                                       \
     AMP__VFN constexpr vec &operator op(const vec &o) {                                          \
-        static_assert(!integral_only || detail::arith<T>::integral,                              \
+        static_assert(!integral_only || detail::arith<__amp_T>::integral,                              \
                       "operator " #op " needs a vector of an integral element type");             \
         this->x op o.x;                                                                          \
-        if constexpr (N > 1) this->y op o.y;                                                     \
-        if constexpr (N > 2) this->z op o.z;                                                     \
-        if constexpr (N > 3) this->w op o.w;                                                     \
+        if constexpr (__amp_N > 1) this->y op o.y;                                                     \
+        if constexpr (__amp_N > 2) this->z op o.z;                                                     \
+        if constexpr (__amp_N > 3) this->w op o.w;                                                     \
         return *this;                                                                            \
     }
     AMP__VEC_ASSIGN(+=, false)
@@ -281,21 +285,21 @@ template <class T, int N> struct vec : detail::vec_base<T, N> {
     AMP__VEC_ASSIGN(>>=, true)
 #undef AMP__VEC_ASSIGN
 
-    AMP__VFN constexpr vec &operator++() { return *this += vec(T(1)); }
-    AMP__VFN constexpr vec &operator--() { return *this -= vec(T(1)); }
-    AMP__VFN constexpr vec operator++(int) { vec t = *this; *this += vec(T(1)); return t; }
-    AMP__VFN constexpr vec operator--(int) { vec t = *this; *this -= vec(T(1)); return t; }
+    AMP__VFN constexpr vec &operator++() { return *this += vec(__amp_T(1)); }
+    AMP__VFN constexpr vec &operator--() { return *this -= vec(__amp_T(1)); }
+    AMP__VFN constexpr vec operator++(int) { vec t = *this; *this += vec(__amp_T(1)); return t; }
+    AMP__VFN constexpr vec operator--(int) { vec t = *this; *this -= vec(__amp_T(1)); return t; }
     AMP__VFN constexpr vec operator-() const {
-        static_assert(T(-1) < T(0), "unary - needs a vector of a signed element type");
-        return vec(T(0)) -= *this;
+        static_assert(__amp_T(-1) < __amp_T(0), "unary - needs a vector of a signed element type");
+        return vec(__amp_T(0)) -= *this;
     }
     AMP__VFN constexpr vec operator~() const {
-        static_assert(detail::arith<T>::integral, "operator ~ needs a vector of an integral element type");
+        static_assert(detail::arith<__amp_T>::integral, "operator ~ needs a vector of an integral element type");
         vec r = *this;
-        r.x = T(~r.x);
-        if constexpr (N > 1) r.y = T(~r.y);
-        if constexpr (N > 2) r.z = T(~r.z);
-        if constexpr (N > 3) r.w = T(~r.w);
+        r.x = __amp_T(~r.x);
+        if constexpr (__amp_N > 1) r.y = __amp_T(~r.y);
+        if constexpr (__amp_N > 2) r.z = __amp_T(~r.z);
+        if constexpr (__amp_N > 3) r.w = __amp_T(~r.w);
         return r;
     }
 
@@ -316,9 +320,9 @@ template <class T, int N> struct vec : detail::vec_base<T, N> {
 #undef AMP__VEC_BINARY
     friend AMP__VFN constexpr bool operator==(const vec &a, const vec &b) {
         bool eq = a.x == b.x;
-        if constexpr (N > 1) eq = eq && a.y == b.y;
-        if constexpr (N > 2) eq = eq && a.z == b.z;
-        if constexpr (N > 3) eq = eq && a.w == b.w;
+        if constexpr (__amp_N > 1) eq = eq && a.y == b.y;
+        if constexpr (__amp_N > 2) eq = eq && a.z == b.z;
+        if constexpr (__amp_N > 3) eq = eq && a.w == b.w;
         return eq;
     }
     friend AMP__VFN constexpr bool operator!=(const vec &a, const vec &b) { return !(a == b); }
@@ -346,20 +350,20 @@ typedef vec<unorm, 3> unorm_3;
 typedef vec<unorm, 4> unorm_4;
 
 // short_vector<T, N>::type: the vector of N Ts (T itself for N == 1).
-template <class T, int N> struct short_vector {
-    static_assert(N >= 1 && N <= 4, "short_vector<T, N>: N must be 1..4");
-    typedef vec<T, N> type;
+template <class __amp_T, int __amp_N> struct short_vector {
+    static_assert(__amp_N >= 1 && __amp_N <= 4, "short_vector<T, N>: N must be 1..4");
+    typedef vec<__amp_T, __amp_N> type;
 };
-template <class T> struct short_vector<T, 1> { typedef T type; };
+template <class __amp_T> struct short_vector<__amp_T, 1> { typedef __amp_T type; };
 // short_vector_traits<V>: value_type and size of a vector or a scalar.
-template <class V> struct short_vector_traits {
-    static_assert(detail::arith<V>::value, "short_vector_traits: not a short vector or scalar");
-    typedef V value_type;
+template <class __amp_V> struct short_vector_traits {
+    static_assert(detail::arith<__amp_V>::value, "short_vector_traits: not a short vector or scalar");
+    typedef __amp_V value_type;
     static constexpr int size = 1;
 };
-template <class T, int N> struct short_vector_traits<vec<T, N>> {
-    typedef T value_type;
-    static constexpr int size = N;
+template <class __amp_T, int __amp_N> struct short_vector_traits<vec<__amp_T, __amp_N>> {
+    typedef __amp_T value_type;
+    static constexpr int size = __amp_N;
 };
 
 namespace graphics {
@@ -397,11 +401,11 @@ using amp::short_vector_traits;
 // for the types its kernels make: plain functions would instantiate all 48
 // in every compile, a large part of a small kernel's compile time.
 namespace vendor {
-#define AMP__MAKE(name, T)                                                                       \
-    template <class E = T> AMP__VFN constexpr vec<E, 1> mk_##name##1(T x) { return vec<E, 1>(x); } \
-    template <class E = T> AMP__VFN constexpr vec<E, 2> mk_##name##2(T x, T y) { return vec<E, 2>(x, y); } \
-    template <class E = T> AMP__VFN constexpr vec<E, 3> mk_##name##3(T x, T y, T z) { return vec<E, 3>(x, y, z); } \
-    template <class E = T> AMP__VFN constexpr vec<E, 4> mk_##name##4(T x, T y, T z, T w) { return vec<E, 4>(x, y, z, w); }
+#define AMP__MAKE(name, __amp_T)                                                                       \
+    template <class __amp_E = __amp_T> AMP__VFN constexpr vec<__amp_E, 1> mk_##name##1(__amp_T x) { return vec<__amp_E, 1>(x); } \
+    template <class __amp_E = __amp_T> AMP__VFN constexpr vec<__amp_E, 2> mk_##name##2(__amp_T x, __amp_T y) { return vec<__amp_E, 2>(x, y); } \
+    template <class __amp_E = __amp_T> AMP__VFN constexpr vec<__amp_E, 3> mk_##name##3(__amp_T x, __amp_T y, __amp_T z) { return vec<__amp_E, 3>(x, y, z); } \
+    template <class __amp_E = __amp_T> AMP__VFN constexpr vec<__amp_E, 4> mk_##name##4(__amp_T x, __amp_T y, __amp_T z, __amp_T w) { return vec<__amp_E, 4>(x, y, z, w); }
 AMP__MAKE(char, signed char)
 AMP__MAKE(uchar, unsigned char)
 AMP__MAKE(short, short)

@@ -4,6 +4,16 @@
 //
 // Layouts of signature, launch_info and view descriptors must match
 // lib/base/signature.h (AMP__SIG_VERSION).
+//
+// Names: this text comes before the user's kernels and after the user's
+// build options, so every macro a user defines with -D (-DN=4, -DT=float,
+// the README's own example) is live in it. Template parameters and the
+// other private names here that a user could plausibly define as a macro
+// (short or all-uppercase: N, T, I, D0, Kernel, K_VIEW, ...) are therefore
+// spelt __amp_N, __amp_T, ... (names reserved to the implementation; not
+// _N-style, which some C libraries' ctype.h define as macros). A new one
+// must follow suit; test/test_program.c's
+// build_options_may_define_short_uppercase_names defines them all.
 #ifndef AMP_PRELUDE_INCLUDED
 #define AMP_PRELUDE_INCLUDED
 #define AMP_PRELUDE_VERSION 2
@@ -44,17 +54,17 @@ namespace amp {
 
 // Minimal type traits (no standard headers under hipRTC/NVRTC).
 namespace meta {
-template <bool B> struct enable {};
+template <bool __amp_B> struct enable {};
 template <> struct enable<true> { typedef int type; };
-template <class T> struct remove_const { typedef T type; };
-template <class T> struct remove_const<const T> { typedef T type; };
-template <class T> struct is_const { enum { value = 0 }; };
-template <class T> struct is_const<const T> { enum { value = 1 }; };
-template <class T> struct is_pointer { enum { value = 0 }; };
-template <class T> struct is_pointer<T *> { enum { value = 1 }; };
+template <class __amp_T> struct remove_const { typedef __amp_T type; };
+template <class __amp_T> struct remove_const<const __amp_T> { typedef __amp_T type; };
+template <class __amp_T> struct is_const { enum { value = 0 }; };
+template <class __amp_T> struct is_const<const __amp_T> { enum { value = 1 }; };
+template <class __amp_T> struct is_pointer { enum { value = 0 }; };
+template <class __amp_T> struct is_pointer<__amp_T *> { enum { value = 1 }; };
 // U with the const of T: the element type of a reinterpreted view.
-template <class T, class U> struct copy_const { typedef U type; };
-template <class T, class U> struct copy_const<const T, U> { typedef const U type; };
+template <class __amp_T, class __amp_U> struct copy_const { typedef __amp_U type; };
+template <class __amp_T, class __amp_U> struct copy_const<const __amp_T, __amp_U> { typedef const __amp_U type; };
 } // namespace meta
 
 // The largest rank a launch may have: launch_info carries this many extents
@@ -62,12 +72,12 @@ template <class T, class U> struct copy_const<const T, U> { typedef const U type
 // rank work inside a kernel; only the launched index is bounded.
 #define AMP__LAUNCH_MAX_RANK 8
 
-template <int N> struct extent;
-template <int D0, int D1 = 0, int D2 = 0> struct tiled_extent;
+template <int __amp_N> struct extent;
+template <int __amp_D0, int __amp_D1 = 0, int __amp_D2 = 0> struct tiled_extent;
 
 namespace detail {
 // The rank of a tile of D0[, D1[, D2]] work-items (0 marks an unused size).
-template <int D0, int D1, int D2> struct tile_rank { enum { value = D2 > 0 ? 3 : (D1 > 0 ? 2 : 1) }; };
+template <int __amp_D0, int __amp_D1, int __amp_D2> struct tile_rank { enum { value = __amp_D2 > 0 ? 3 : (__amp_D1 > 0 ? 2 : 1) }; };
 } // namespace detail
 
 // --------------------------------------------------------------- index<N>
@@ -75,56 +85,56 @@ template <int D0, int D1, int D2> struct tile_rank { enum { value = D2 > 0 ? 3 :
 // component-wise: with another index (or extent), and with an int on either
 // side (int - idx is value - idx[d] in each dimension). ++ and -- add or
 // subtract 1 in every dimension.
-#define AMP__COMPONENTWISE(T)                                                                    \
-    AMP_FI T() { for (int d = 0; d < N; ++d) v[d] = 0; }                                         \
-    template <class... I, typename meta::enable<sizeof...(I) == N &&                             \
-                                                 !(meta::is_pointer<I>::value || ...)>::type = 0> \
-    AMP_FI explicit T(I... is) : v{int(is)...} {}                                                \
+#define AMP__COMPONENTWISE(__amp_T)                                                                    \
+    AMP_FI __amp_T() { for (int d = 0; d < __amp_N; ++d) v[d] = 0; }                                         \
+    template <class... __amp_I, typename meta::enable<sizeof...(__amp_I) == __amp_N &&                             \
+                                                 !(meta::is_pointer<__amp_I>::value || ...)>::type = 0> \
+    AMP_FI explicit __amp_T(__amp_I... is) : v{int(is)...} {}                                                \
     /* C++ AMP's T(const int components[]): N values from an array. */                         \
-    AMP_FI explicit T(const int *components) { for (int d = 0; d < N; ++d) v[d] = components[d]; } \
+    AMP_FI explicit __amp_T(const int *components) { for (int d = 0; d < __amp_N; ++d) v[d] = components[d]; } \
     AMP_FI int &operator[](int d) { return v[d]; }                                               \
     AMP_FI const int &operator[](int d) const { return v[d]; }                                   \
-    AMP_FI T &operator+=(int s) { for (int d = 0; d < N; ++d) v[d] += s; return *this; }         \
-    AMP_FI T &operator-=(int s) { for (int d = 0; d < N; ++d) v[d] -= s; return *this; }         \
-    AMP_FI T &operator*=(int s) { for (int d = 0; d < N; ++d) v[d] *= s; return *this; }         \
-    AMP_FI T &operator/=(int s) { for (int d = 0; d < N; ++d) v[d] /= s; return *this; }         \
-    AMP_FI T &operator%=(int s) { for (int d = 0; d < N; ++d) v[d] %= s; return *this; }         \
-    AMP_FI T &operator++() { return *this += 1; }                                                \
-    AMP_FI T &operator--() { return *this -= 1; }                                                \
-    AMP_FI T operator++(int) { T old = *this; *this += 1; return old; }                          \
-    AMP_FI T operator--(int) { T old = *this; *this -= 1; return old; }                          \
-    AMP_FI friend T operator+(T a, int s) { return a += s; }                                     \
-    AMP_FI friend T operator-(T a, int s) { return a -= s; }                                     \
-    AMP_FI friend T operator*(T a, int s) { return a *= s; }                                     \
-    AMP_FI friend T operator/(T a, int s) { return a /= s; }                                     \
-    AMP_FI friend T operator%(T a, int s) { return a %= s; }                                     \
-    AMP_FI friend T operator+(int s, T a) { return a += s; }                                     \
-    AMP_FI friend T operator*(int s, T a) { return a *= s; }                                     \
-    AMP_FI friend T operator-(int s, const T &a) { T r; for (int d = 0; d < N; ++d) r.v[d] = s - a.v[d]; return r; } \
-    AMP_FI friend T operator/(int s, const T &a) { T r; for (int d = 0; d < N; ++d) r.v[d] = s / a.v[d]; return r; } \
-    AMP_FI friend T operator%(int s, const T &a) { T r; for (int d = 0; d < N; ++d) r.v[d] = s % a.v[d]; return r; } \
-    AMP_FI friend bool operator==(const T &a, const T &b) {                                      \
-        for (int d = 0; d < N; ++d) if (a.v[d] != b.v[d]) return false;                          \
+    AMP_FI __amp_T &operator+=(int s) { for (int d = 0; d < __amp_N; ++d) v[d] += s; return *this; }         \
+    AMP_FI __amp_T &operator-=(int s) { for (int d = 0; d < __amp_N; ++d) v[d] -= s; return *this; }         \
+    AMP_FI __amp_T &operator*=(int s) { for (int d = 0; d < __amp_N; ++d) v[d] *= s; return *this; }         \
+    AMP_FI __amp_T &operator/=(int s) { for (int d = 0; d < __amp_N; ++d) v[d] /= s; return *this; }         \
+    AMP_FI __amp_T &operator%=(int s) { for (int d = 0; d < __amp_N; ++d) v[d] %= s; return *this; }         \
+    AMP_FI __amp_T &operator++() { return *this += 1; }                                                \
+    AMP_FI __amp_T &operator--() { return *this -= 1; }                                                \
+    AMP_FI __amp_T operator++(int) { __amp_T old = *this; *this += 1; return old; }                          \
+    AMP_FI __amp_T operator--(int) { __amp_T old = *this; *this -= 1; return old; }                          \
+    AMP_FI friend __amp_T operator+(__amp_T a, int s) { return a += s; }                                     \
+    AMP_FI friend __amp_T operator-(__amp_T a, int s) { return a -= s; }                                     \
+    AMP_FI friend __amp_T operator*(__amp_T a, int s) { return a *= s; }                                     \
+    AMP_FI friend __amp_T operator/(__amp_T a, int s) { return a /= s; }                                     \
+    AMP_FI friend __amp_T operator%(__amp_T a, int s) { return a %= s; }                                     \
+    AMP_FI friend __amp_T operator+(int s, __amp_T a) { return a += s; }                                     \
+    AMP_FI friend __amp_T operator*(int s, __amp_T a) { return a *= s; }                                     \
+    AMP_FI friend __amp_T operator-(int s, const __amp_T &a) { __amp_T r; for (int d = 0; d < __amp_N; ++d) r.v[d] = s - a.v[d]; return r; } \
+    AMP_FI friend __amp_T operator/(int s, const __amp_T &a) { __amp_T r; for (int d = 0; d < __amp_N; ++d) r.v[d] = s / a.v[d]; return r; } \
+    AMP_FI friend __amp_T operator%(int s, const __amp_T &a) { __amp_T r; for (int d = 0; d < __amp_N; ++d) r.v[d] = s % a.v[d]; return r; } \
+    AMP_FI friend bool operator==(const __amp_T &a, const __amp_T &b) {                                      \
+        for (int d = 0; d < __amp_N; ++d) if (a.v[d] != b.v[d]) return false;                          \
         return true;                                                                             \
     }                                                                                            \
-    AMP_FI friend bool operator!=(const T &a, const T &b) { return !(a == b); }
+    AMP_FI friend bool operator!=(const __amp_T &a, const __amp_T &b) { return !(a == b); }
 
-template <int N> struct index {
-    static_assert(N >= 1, "amp::index rank must be at least 1");
-    static constexpr int rank = N;
-    int v[N];
+template <int __amp_N> struct index {
+    static_assert(__amp_N >= 1, "amp::index rank must be at least 1");
+    static constexpr int rank = __amp_N;
+    int v[__amp_N];
     AMP__COMPONENTWISE(index)
-    AMP_FI index &operator+=(const index &o) { for (int d = 0; d < N; ++d) v[d] += o.v[d]; return *this; }
-    AMP_FI index &operator-=(const index &o) { for (int d = 0; d < N; ++d) v[d] -= o.v[d]; return *this; }
+    AMP_FI index &operator+=(const index &o) { for (int d = 0; d < __amp_N; ++d) v[d] += o.v[d]; return *this; }
+    AMP_FI index &operator-=(const index &o) { for (int d = 0; d < __amp_N; ++d) v[d] -= o.v[d]; return *this; }
     AMP_FI friend index operator+(index a, const index &b) { return a += b; }
     AMP_FI friend index operator-(index a, const index &b) { return a -= b; }
 };
 
 // -------------------------------------------------------------- extent<N>
-template <int N> struct extent {
-    static_assert(N >= 1, "amp::extent rank must be at least 1");
-    static constexpr int rank = N;
-    int v[N];
+template <int __amp_N> struct extent {
+    static_assert(__amp_N >= 1, "amp::extent rank must be at least 1");
+    static constexpr int rank = __amp_N;
+    int v[__amp_N];
     AMP__COMPONENTWISE(extent)
     // Elements in the domain: the indices contains() accepts, so 0 when a
     // dimension is 0 or negative. A product past 2^64 - 1 (rank 3 and up
@@ -132,40 +142,40 @@ template <int N> struct extent {
     // sizes, and a wrapped one would let a shape larger than its view pass.
     AMP_FI unsigned long long size() const {
         unsigned long long s = 1;
-        for (int d = 0; d < N; ++d) {
+        for (int d = 0; d < __amp_N; ++d) {
             if (v[d] <= 0) return 0;
             const unsigned long long e = (unsigned long long)v[d];
             s = s > ~0ull / e ? ~0ull : s * e;
         }
         return s;
     }
-    AMP_FI bool contains(const index<N> &i) const {
-        for (int d = 0; d < N; ++d)
+    AMP_FI bool contains(const index<__amp_N> &i) const {
+        for (int d = 0; d < __amp_N; ++d)
             if (i.v[d] < 0 || i.v[d] >= v[d]) return false;
         return true;
     }
     // This extent as tiles of D0[ x D1[ x D2]] (outermost first); the tile
     // rank must be the extent's.
-    template <int D0> AMP_FI tiled_extent<D0> tile() const {
-        static_assert(N == 1, "extent<N>::tile<D0>() needs a rank-1 extent");
-        return tiled_extent<D0>(*this);
+    template <int __amp_D0> AMP_FI tiled_extent<__amp_D0> tile() const {
+        static_assert(__amp_N == 1, "extent<N>::tile<D0>() needs a rank-1 extent");
+        return tiled_extent<__amp_D0>(*this);
     }
-    template <int D0, int D1> AMP_FI tiled_extent<D0, D1> tile() const {
-        static_assert(N == 2, "extent<N>::tile<D0, D1>() needs a rank-2 extent");
-        return tiled_extent<D0, D1>(*this);
+    template <int __amp_D0, int __amp_D1> AMP_FI tiled_extent<__amp_D0, __amp_D1> tile() const {
+        static_assert(__amp_N == 2, "extent<N>::tile<D0, D1>() needs a rank-2 extent");
+        return tiled_extent<__amp_D0, __amp_D1>(*this);
     }
-    template <int D0, int D1, int D2> AMP_FI tiled_extent<D0, D1, D2> tile() const {
-        static_assert(N == 3, "extent<N>::tile<D0, D1, D2>() needs a rank-3 extent");
-        return tiled_extent<D0, D1, D2>(*this);
+    template <int __amp_D0, int __amp_D1, int __amp_D2> AMP_FI tiled_extent<__amp_D0, __amp_D1, __amp_D2> tile() const {
+        static_assert(__amp_N == 3, "extent<N>::tile<D0, D1, D2>() needs a rank-3 extent");
+        return tiled_extent<__amp_D0, __amp_D1, __amp_D2>(*this);
     }
-    AMP_FI extent &operator+=(const extent &o) { for (int d = 0; d < N; ++d) v[d] += o.v[d]; return *this; }
-    AMP_FI extent &operator-=(const extent &o) { for (int d = 0; d < N; ++d) v[d] -= o.v[d]; return *this; }
-    AMP_FI extent &operator+=(const index<N> &o) { for (int d = 0; d < N; ++d) v[d] += o.v[d]; return *this; }
-    AMP_FI extent &operator-=(const index<N> &o) { for (int d = 0; d < N; ++d) v[d] -= o.v[d]; return *this; }
+    AMP_FI extent &operator+=(const extent &o) { for (int d = 0; d < __amp_N; ++d) v[d] += o.v[d]; return *this; }
+    AMP_FI extent &operator-=(const extent &o) { for (int d = 0; d < __amp_N; ++d) v[d] -= o.v[d]; return *this; }
+    AMP_FI extent &operator+=(const index<__amp_N> &o) { for (int d = 0; d < __amp_N; ++d) v[d] += o.v[d]; return *this; }
+    AMP_FI extent &operator-=(const index<__amp_N> &o) { for (int d = 0; d < __amp_N; ++d) v[d] -= o.v[d]; return *this; }
     AMP_FI friend extent operator+(extent a, const extent &b) { return a += b; }
     AMP_FI friend extent operator-(extent a, const extent &b) { return a -= b; }
-    AMP_FI friend extent operator+(extent a, const index<N> &b) { return a += b; }
-    AMP_FI friend extent operator-(extent a, const index<N> &b) { return a -= b; }
+    AMP_FI friend extent operator+(extent a, const index<__amp_N> &b) { return a += b; }
+    AMP_FI friend extent operator-(extent a, const index<__amp_N> &b) { return a -= b; }
 };
 #undef AMP__COMPONENTWISE
 
@@ -173,17 +183,17 @@ template <int N> struct extent {
 // C++ AMP's tiled_extent: an extent (its base) with a tile shape of D0[ x
 // D1[ x D2]] work-items. A plain value, usable anywhere; only a launch is
 // bounded by the accelerator's threads per tile.
-template <int D0, int D1, int D2> struct tiled_extent : extent<detail::tile_rank<D0, D1, D2>::value> {
-    static_assert(D0 > 0 && D1 >= 0 && D2 >= 0 && !(D1 == 0 && D2 > 0),
+template <int __amp_D0, int __amp_D1, int __amp_D2> struct tiled_extent : extent<detail::tile_rank<__amp_D0, __amp_D1, __amp_D2>::value> {
+    static_assert(__amp_D0 > 0 && __amp_D1 >= 0 && __amp_D2 >= 0 && !(__amp_D1 == 0 && __amp_D2 > 0),
                   "tiled_extent tile sizes must be positive, given outermost first");
-    static constexpr int rank = detail::tile_rank<D0, D1, D2>::value;
-    static constexpr int tile_dim0 = D0, tile_dim1 = D1, tile_dim2 = D2;
+    static constexpr int rank = detail::tile_rank<__amp_D0, __amp_D1, __amp_D2>::value;
+    static constexpr int tile_dim0 = __amp_D0, tile_dim1 = __amp_D1, tile_dim2 = __amp_D2;
     typedef amp::extent<rank> extent_type;
     AMP_FI tiled_extent() {}
     AMP_FI tiled_extent(const extent_type &e) : extent_type(e) {}
     AMP_FI static extent_type get_tile_extent() {
         extent_type e;
-        const int dims[3] = {D0, D1, D2};
+        const int dims[3] = {__amp_D0, __amp_D1, __amp_D2};
         for (int d = 0; d < rank; ++d) e.v[d] = dims[d];
         return e;
     }
@@ -227,17 +237,17 @@ AMP_FI void tile_static_memory_fence(const tile_barrier &) { __threadfence_block
 // ---------------------------------------------------------- tiled_index
 // Index order is C++ AMP's: the last dimension is contiguous and maps to
 // threadIdx.x / blockIdx.x.
-template <int D0, int D1 = 0, int D2 = 0> struct tiled_index {
-    static_assert(D0 > 0 && D1 >= 0 && D2 >= 0 && !(D1 == 0 && D2 > 0),
+template <int __amp_D0, int __amp_D1 = 0, int __amp_D2 = 0> struct tiled_index {
+    static_assert(__amp_D0 > 0 && __amp_D1 >= 0 && __amp_D2 >= 0 && !(__amp_D1 == 0 && __amp_D2 > 0),
                   "tiled_index tile sizes must be positive, given outermost first");
-    static constexpr int rank = D2 > 0 ? 3 : (D1 > 0 ? 2 : 1);
-    static constexpr int tile_dim0 = D0, tile_dim1 = D1, tile_dim2 = D2;
-    static constexpr int tile_threads = D0 * (D1 > 0 ? D1 : 1) * (D2 > 0 ? D2 : 1);
+    static constexpr int rank = __amp_D2 > 0 ? 3 : (__amp_D1 > 0 ? 2 : 1);
+    static constexpr int tile_dim0 = __amp_D0, tile_dim1 = __amp_D1, tile_dim2 = __amp_D2;
+    static constexpr int tile_threads = __amp_D0 * (__amp_D1 > 0 ? __amp_D1 : 1) * (__amp_D2 > 0 ? __amp_D2 : 1);
     index<rank> global, local, tile, tile_origin;
     tile_barrier barrier;
     AMP_FI static extent<rank> tile_extent() {
         extent<rank> e;
-        const int dims[3] = {D0, D1, D2};
+        const int dims[3] = {__amp_D0, __amp_D1, __amp_D2};
         for (int d = 0; d < rank; ++d) e.v[d] = dims[d];
         return e;
     }
@@ -246,81 +256,81 @@ template <int D0, int D1 = 0, int D2 = 0> struct tiled_index {
 
 // ----------------------------------------------------------- array_view
 // Descriptor layout (lib/base/signature.h): pointer, int64 stride[N], extent.
-template <class T, int N> struct array_view {
-    static_assert(N >= 1, "amp::array_view rank must be at least 1");
-    static constexpr int rank = N;
-    typedef T value_type;
-    T *data_;
-    long long stride_[N];
-    amp::extent<N> extent;
+template <class __amp_T, int __amp_N> struct array_view {
+    static_assert(__amp_N >= 1, "amp::array_view rank must be at least 1");
+    static constexpr int rank = __amp_N;
+    typedef __amp_T value_type;
+    __amp_T *data_;
+    long long stride_[__amp_N];
+    amp::extent<__amp_N> extent;
 
     array_view() = default;
     // A view of memory the kernel has (a local array, tile_static storage):
     // e.size() elements from src, row-major, as C++ AMP's array_view(extent,
     // T *src) and array_view(e0[, e1[, e2]], T *src). Nothing is copied; the
     // view lives as long as the memory does.
-    AMP_FI array_view(const amp::extent<N> &e, T *src) : data_(src), extent(e) { dense_strides(); }
-    template <int M = N, typename meta::enable<M == 1>::type = 0>
-    AMP_FI array_view(int e0, T *src) : data_(src), extent(e0) { dense_strides(); }
-    template <int M = N, typename meta::enable<M == 2>::type = 0>
-    AMP_FI array_view(int e0, int e1, T *src) : data_(src), extent(e0, e1) { dense_strides(); }
-    template <int M = N, typename meta::enable<M == 3>::type = 0>
-    AMP_FI array_view(int e0, int e1, int e2, T *src) : data_(src), extent(e0, e1, e2) { dense_strides(); }
+    AMP_FI array_view(const amp::extent<__amp_N> &e, __amp_T *src) : data_(src), extent(e) { dense_strides(); }
+    template <int __amp_M = __amp_N, typename meta::enable<__amp_M == 1>::type = 0>
+    AMP_FI array_view(int e0, __amp_T *src) : data_(src), extent(e0) { dense_strides(); }
+    template <int __amp_M = __amp_N, typename meta::enable<__amp_M == 2>::type = 0>
+    AMP_FI array_view(int e0, int e1, __amp_T *src) : data_(src), extent(e0, e1) { dense_strides(); }
+    template <int __amp_M = __amp_N, typename meta::enable<__amp_M == 3>::type = 0>
+    AMP_FI array_view(int e0, int e1, int e2, __amp_T *src) : data_(src), extent(e0, e1, e2) { dense_strides(); }
 
     AMP_FI void dense_strides() {
         long long s = 1;
-        for (int d = N - 1; d >= 0; --d) {
+        for (int d = __amp_N - 1; d >= 0; --d) {
             stride_[d] = s;
             s *= extent.v[d];
         }
     }
-    AMP_FI long long offset_of(const index<N> &i) const {
-        long long off = i.v[N - 1];
-        for (int d = 0; d < N - 1; ++d) off += (long long)i.v[d] * stride_[d];
+    AMP_FI long long offset_of(const index<__amp_N> &i) const {
+        long long off = i.v[__amp_N - 1];
+        for (int d = 0; d < __amp_N - 1; ++d) off += (long long)i.v[d] * stride_[d];
         return off;
     }
-    AMP_FI amp::extent<N> get_extent() const { return extent; }
-    AMP_FI T *data() const { return data_; }
-    AMP_FI T &operator[](const index<N> &i) const { return AMP__CHECKED_BASE(*this, i)[offset_of(i)]; }
-    AMP_FI T &operator()(const index<N> &i) const { return (*this)[i]; }
-    template <class... I, typename meta::enable<sizeof...(I) == N>::type = 0>
-    AMP_FI T &operator()(I... is) const { return (*this)[index<N>(is...)]; }
+    AMP_FI amp::extent<__amp_N> get_extent() const { return extent; }
+    AMP_FI __amp_T *data() const { return data_; }
+    AMP_FI __amp_T &operator[](const index<__amp_N> &i) const { return AMP__CHECKED_BASE(*this, i)[offset_of(i)]; }
+    AMP_FI __amp_T &operator()(const index<__amp_N> &i) const { return (*this)[i]; }
+    template <class... __amp_I, typename meta::enable<sizeof...(__amp_I) == __amp_N>::type = 0>
+    AMP_FI __amp_T &operator()(__amp_I... is) const { return (*this)[index<__amp_N>(is...)]; }
     // Projection, as [i] (C++ AMP's operator()(int) of rank N > 1).
-    template <int M = N, typename meta::enable<(M > 1)>::type = 0>
-    AMP_FI array_view<T, (N > 1 ? N - 1 : 1)> operator()(int i) const { return (*this)[i]; }
+    template <int __amp_M = __amp_N, typename meta::enable<(__amp_M > 1)>::type = 0>
+    AMP_FI array_view<__amp_T, (__amp_N > 1 ? __amp_N - 1 : 1)> operator()(int i) const { return (*this)[i]; }
     // Projection: rank N-1 view of row i (N > 1), or element i (N == 1).
     AMP_FI decltype(auto) operator[](int i) const {
-        if constexpr (N == 1) {
+        if constexpr (__amp_N == 1) {
             return (*this)[index<1>(i)];
         } else {
-            array_view<T, (N > 1 ? N - 1 : 1)> r;
-            index<N> origin;
+            array_view<__amp_T, (__amp_N > 1 ? __amp_N - 1 : 1)> r;
+            index<__amp_N> origin;
             origin.v[0] = i;
             r.data_ = AMP__CHECKED_BASE(*this, origin) + (long long)i * stride_[0];
-            for (int d = 1; d < N; ++d) {
+            for (int d = 1; d < __amp_N; ++d) {
                 r.stride_[d - 1] = stride_[d];
                 r.extent.v[d - 1] = extent.v[d];
             }
             return r;
         }
     }
-    AMP_FI array_view section(const index<N> &origin, const amp::extent<N> &e) const {
+    AMP_FI array_view section(const index<__amp_N> &origin, const amp::extent<__amp_N> &e) const {
         array_view r = *this;
         if (!AMP__SECTION_INSIDE(*this, origin, e)) {
-            r.extent = amp::extent<N>();
+            r.extent = amp::extent<__amp_N>();
             return r;
         }
         r.data_ = data_ + offset_of(origin);
         r.extent = e;
         return r;
     }
-    AMP_FI array_view section(const index<N> &origin) const { return section(origin, extent - origin); }
-    AMP_FI array_view section(const amp::extent<N> &e) const { return section(index<N>(), e); }
-    template <class U = T, typename meta::enable<!meta::is_const<U>::value>::type = 0>
-    AMP_FI operator array_view<const U, N>() const {
-        array_view<const U, N> r;
+    AMP_FI array_view section(const index<__amp_N> &origin) const { return section(origin, extent - origin); }
+    AMP_FI array_view section(const amp::extent<__amp_N> &e) const { return section(index<__amp_N>(), e); }
+    template <class __amp_U = __amp_T, typename meta::enable<!meta::is_const<__amp_U>::value>::type = 0>
+    AMP_FI operator array_view<const __amp_U, __amp_N>() const {
+        array_view<const __amp_U, __amp_N> r;
         r.data_ = data_;
-        for (int d = 0; d < N; ++d) r.stride_[d] = stride_[d];
+        for (int d = 0; d < __amp_N; ++d) r.stride_[d] = stride_[d];
         r.extent = extent;
         return r;
     }
@@ -329,55 +339,55 @@ template <class T, int N> struct array_view {
     // elements of U, a const U if T is const. Reading an element through one
     // type that the same work-item wrote through another is undefined (C++'s
     // aliasing rules), as it is in C++ AMP.
-    template <class U> AMP_FI array_view<typename meta::copy_const<T, U>::type, 1> reinterpret_as() const {
-        static_assert(N == 1, "array_view<T, N>::reinterpret_as: a view of rank 1 (an array of any rank)");
-        return reinterpret_whole<U>();
+    template <class __amp_U> AMP_FI array_view<typename meta::copy_const<__amp_T, __amp_U>::type, 1> reinterpret_as() const {
+        static_assert(__amp_N == 1, "array_view<T, N>::reinterpret_as: a view of rank 1 (an array of any rank)");
+        return reinterpret_whole<__amp_U>();
     }
     // The same elements as a row-major view of rank K (C++ AMP's view_as;
     // rank 1). A shape of more elements than the view has gives an empty
     // view (extent 0): every access through it is outside the view, which
     // the CPU accelerator's debug checks report (AMP_DEBUG=1) and which is
     // otherwise undefined, as C++ AMP leaves it.
-    template <int K> AMP_FI array_view<T, K> view_as(const amp::extent<K> &e) const {
-        static_assert(N == 1, "array_view<T, N>::view_as: a view of rank 1 (an array of any rank)");
+    template <int __amp_K> AMP_FI array_view<__amp_T, __amp_K> view_as(const amp::extent<__amp_K> &e) const {
+        static_assert(__amp_N == 1, "array_view<T, N>::view_as: a view of rank 1 (an array of any rank)");
         return view_whole(e);
     }
 
     // For array, which is dense whatever its rank, and rank-1 views. More
     // elements of U than an int counts (a rank-1 extent holds an int) give
     // an empty view, as view_as does for a shape it cannot give.
-    template <class U> AMP_FI array_view<typename meta::copy_const<T, U>::type, 1> reinterpret_whole() const {
-        typedef typename meta::copy_const<T, U>::type R;
+    template <class __amp_U> AMP_FI array_view<typename meta::copy_const<__amp_T, __amp_U>::type, 1> reinterpret_whole() const {
+        typedef typename meta::copy_const<__amp_T, __amp_U>::type __amp_R;
         const unsigned long long n = extent.size();
-        const unsigned long long count = n > ~0ull / sizeof(T) ? ~0ull : n * sizeof(T) / sizeof(U);
-        return array_view<R, 1>(count > 2147483647ull ? 0 : (int)count, (R *)data_);
+        const unsigned long long count = n > ~0ull / sizeof(__amp_T) ? ~0ull : n * sizeof(__amp_T) / sizeof(__amp_U);
+        return array_view<__amp_R, 1>(count > 2147483647ull ? 0 : (int)count, (__amp_R *)data_);
     }
     // A shape with a negative dimension is no shape of these elements.
-    template <int K> AMP_FI array_view<T, K> view_whole(const amp::extent<K> &e) const {
-        array_view<T, K> r(e, data_);
+    template <int __amp_K> AMP_FI array_view<__amp_T, __amp_K> view_whole(const amp::extent<__amp_K> &e) const {
+        array_view<__amp_T, __amp_K> r(e, data_);
         bool negative = false;
-        for (int d = 0; d < K; ++d) negative = negative || e.v[d] < 0;
-        if (negative || e.size() > extent.size()) r.extent = amp::extent<K>();
+        for (int d = 0; d < __amp_K; ++d) negative = negative || e.v[d] < 0;
+        if (negative || e.size() > extent.size()) r.extent = amp::extent<__amp_K>();
         return r;
     }
 };
 
 // A device array bound by amp_arg_array; same descriptor as array_view, and
 // always dense (a whole array), so reinterpret_as and view_as take any rank.
-template <class T, int N> struct array : array_view<T, N> {
-    template <class U> AMP_FI array_view<typename meta::copy_const<T, U>::type, 1> reinterpret_as() const {
-        return this->template reinterpret_whole<U>();
+template <class __amp_T, int __amp_N> struct array : array_view<__amp_T, __amp_N> {
+    template <class __amp_U> AMP_FI array_view<typename meta::copy_const<__amp_T, __amp_U>::type, 1> reinterpret_as() const {
+        return this->template reinterpret_whole<__amp_U>();
     }
-    template <int K> AMP_FI array_view<T, K> view_as(const amp::extent<K> &e) const { return this->view_whole(e); }
+    template <int __amp_K> AMP_FI array_view<__amp_T, __amp_K> view_as(const amp::extent<__amp_K> &e) const { return this->view_whole(e); }
 };
 
 // Read/write that ignore indices outside the view (padded tiled launches).
-template <class T, int N>
-AMP_FI typename meta::remove_const<T>::type guarded_read(const array_view<T, N> &v, const index<N> &i) {
-    return v.extent.contains(i) ? v[i] : typename meta::remove_const<T>::type();
+template <class __amp_T, int __amp_N>
+AMP_FI typename meta::remove_const<__amp_T>::type guarded_read(const array_view<__amp_T, __amp_N> &v, const index<__amp_N> &i) {
+    return v.extent.contains(i) ? v[i] : typename meta::remove_const<__amp_T>::type();
 }
-template <class T, int N, class U>
-AMP_FI void guarded_write(const array_view<T, N> &v, const index<N> &i, const U &x) {
+template <class __amp_T, int __amp_N, class __amp_U>
+AMP_FI void guarded_write(const array_view<__amp_T, __amp_N> &v, const index<__amp_N> &i, const __amp_U &x) {
     if (v.extent.contains(i)) v[i] = x;
 }
 
@@ -393,107 +403,107 @@ struct launch_info { int ext[AMP__LAUNCH_MAX_RANK]; int rank; int reserved[3]; }
 
 // Same numbers as amp_arg_kind in include/hipamp.h.
 enum {
-    K_VIEW = 1, K_ARRAY = 2, K_INT32 = 3, K_FLOAT32 = 4, K_FLOAT64 = 5, K_UINT32 = 6, K_INT64 = 7,
-    K_UINT64 = 8, K_INT8 = 9, K_UINT8 = 10, K_INT16 = 11, K_UINT16 = 12, K_BOOL = 13, K_STRUCT = 14
+    __amp_K_VIEW = 1, __amp_K_ARRAY = 2, __amp_K_INT32 = 3, __amp_K_FLOAT32 = 4, __amp_K_FLOAT64 = 5, __amp_K_UINT32 = 6, __amp_K_INT64 = 7,
+    __amp_K_UINT64 = 8, __amp_K_INT8 = 9, __amp_K_UINT8 = 10, __amp_K_INT16 = 11, __amp_K_UINT16 = 12, __amp_K_BOOL = 13, __amp_K_STRUCT = 14
 };
 
-template <class T> struct is_pointer { enum { value = 0 }; };
-template <class T> struct is_pointer<T *> { enum { value = 1 }; };
-template <class T> struct is_reference { enum { value = 0 }; };
-template <class T> struct is_reference<T &> { enum { value = 1 }; };
+template <class __amp_T> struct is_pointer { enum { value = 0 }; };
+template <class __amp_T> struct is_pointer<__amp_T *> { enum { value = 1 }; };
+template <class __amp_T> struct is_reference { enum { value = 0 }; };
+template <class __amp_T> struct is_reference<__amp_T &> { enum { value = 1 }; };
 
 // Any other parameter type is passed by value as raw bytes (K_STRUCT). The
 // checks name the parameter's position (counted from 0 after the index, as
 // args[] does) in the instantiation the compiler reports first; the library
 // also puts that position on the first line of the log.
-template <int Position, class T> struct kernel_parameter {
-    static_assert(!is_pointer<T>::value,
+template <int __amp_Position, class __amp_T> struct kernel_parameter {
+    static_assert(!is_pointer<__amp_T>::value,
                   "hipamp: a kernel parameter cannot be a raw pointer (its memory would bypass "
                   "array_view coherence); use amp::array_view<T, N> or amp::array<T, N>");
-    static_assert(!is_reference<T>::value,
+    static_assert(!is_reference<__amp_T>::value,
                   "hipamp: a kernel parameter cannot be a reference; take it by value");
-    static_assert(__is_trivially_copyable(T),
+    static_assert(__is_trivially_copyable(__amp_T),
                   "hipamp: a kernel parameter must be amp::array_view, amp::array, a scalar, or a "
                   "trivially copyable struct passed by value");
     // The host lays out the argument pack with at most 32-byte alignment
     // (AMP__MAX_PARAM_ALIGN, lib/base/signature.h).
-    static_assert(alignof(T) <= 32,
+    static_assert(alignof(__amp_T) <= 32,
                   "hipamp: a kernel parameter may be aligned to at most 32 bytes (alignas(64) is not passed)");
-    enum { kind = K_STRUCT, elem = sizeof(T), rank = 0, is_const = 0 };
+    enum { kind = __amp_K_STRUCT, elem = sizeof(__amp_T), rank = 0, is_const = 0 };
 };
-#define AMP__SCALAR_TRAITS(T, K) \
-    template <int P> struct kernel_parameter<P, T> { enum { kind = K, elem = sizeof(T), rank = 0, is_const = 0 }; };
-AMP__SCALAR_TRAITS(bool, K_BOOL)
-AMP__SCALAR_TRAITS(char, K_INT8)
-AMP__SCALAR_TRAITS(signed char, K_INT8)
-AMP__SCALAR_TRAITS(unsigned char, K_UINT8)
-AMP__SCALAR_TRAITS(short, K_INT16)
-AMP__SCALAR_TRAITS(unsigned short, K_UINT16)
-AMP__SCALAR_TRAITS(int, K_INT32)
-AMP__SCALAR_TRAITS(unsigned, K_UINT32)
-AMP__SCALAR_TRAITS(long, sizeof(long) == 8 ? K_INT64 : K_INT32)
-AMP__SCALAR_TRAITS(unsigned long, sizeof(long) == 8 ? K_UINT64 : K_UINT32)
-AMP__SCALAR_TRAITS(long long, K_INT64)
-AMP__SCALAR_TRAITS(unsigned long long, K_UINT64)
-AMP__SCALAR_TRAITS(float, K_FLOAT32)
-AMP__SCALAR_TRAITS(double, K_FLOAT64)
+#define AMP__SCALAR_TRAITS(__amp_T, __amp_K) \
+    template <int __amp_P> struct kernel_parameter<__amp_P, __amp_T> { enum { kind = __amp_K, elem = sizeof(__amp_T), rank = 0, is_const = 0 }; };
+AMP__SCALAR_TRAITS(bool, __amp_K_BOOL)
+AMP__SCALAR_TRAITS(char, __amp_K_INT8)
+AMP__SCALAR_TRAITS(signed char, __amp_K_INT8)
+AMP__SCALAR_TRAITS(unsigned char, __amp_K_UINT8)
+AMP__SCALAR_TRAITS(short, __amp_K_INT16)
+AMP__SCALAR_TRAITS(unsigned short, __amp_K_UINT16)
+AMP__SCALAR_TRAITS(int, __amp_K_INT32)
+AMP__SCALAR_TRAITS(unsigned, __amp_K_UINT32)
+AMP__SCALAR_TRAITS(long, sizeof(long) == 8 ? __amp_K_INT64 : __amp_K_INT32)
+AMP__SCALAR_TRAITS(unsigned long, sizeof(long) == 8 ? __amp_K_UINT64 : __amp_K_UINT32)
+AMP__SCALAR_TRAITS(long long, __amp_K_INT64)
+AMP__SCALAR_TRAITS(unsigned long long, __amp_K_UINT64)
+AMP__SCALAR_TRAITS(float, __amp_K_FLOAT32)
+AMP__SCALAR_TRAITS(double, __amp_K_FLOAT64)
 #undef AMP__SCALAR_TRAITS
 // A const scalar or struct parameter is the same to the host.
-template <int P, class T> struct kernel_parameter<P, const T> : kernel_parameter<P, T> {};
-template <int P, class T, int N> struct kernel_parameter<P, array_view<T, N>> {
-    enum { kind = K_VIEW, elem = sizeof(T), rank = N, is_const = meta::is_const<T>::value };
+template <int __amp_P, class __amp_T> struct kernel_parameter<__amp_P, const __amp_T> : kernel_parameter<__amp_P, __amp_T> {};
+template <int __amp_P, class __amp_T, int __amp_N> struct kernel_parameter<__amp_P, array_view<__amp_T, __amp_N>> {
+    enum { kind = __amp_K_VIEW, elem = sizeof(__amp_T), rank = __amp_N, is_const = meta::is_const<__amp_T>::value };
 };
-template <int P, class T, int N> struct kernel_parameter<P, array<T, N>> {
-    enum { kind = K_ARRAY, elem = sizeof(T), rank = N, is_const = meta::is_const<T>::value };
+template <int __amp_P, class __amp_T, int __amp_N> struct kernel_parameter<__amp_P, array<__amp_T, __amp_N>> {
+    enum { kind = __amp_K_ARRAY, elem = sizeof(__amp_T), rank = __amp_N, is_const = meta::is_const<__amp_T>::value };
 };
 
 // The argument pack: a nested struct whose layout the signature describes.
-template <class... A> struct pack {};
-template <class H, class... A> struct pack<H, A...> {
-    H head;
-    pack<A...> tail;
+template <class... __amp_A> struct pack {};
+template <class __amp_H, class... __amp_A> struct pack<__amp_H, __amp_A...> {
+    __amp_H head;
+    pack<__amp_A...> tail;
 };
-template <int I> struct pack_get {
-    template <class P> AMP_FI static const auto &get(const P &p) { return pack_get<I - 1>::get(p.tail); }
+template <int __amp_I> struct pack_get {
+    template <class __amp_P> AMP_FI static const auto &get(const __amp_P &p) { return pack_get<__amp_I - 1>::get(p.tail); }
 };
 template <> struct pack_get<0> {
-    template <class P> AMP_FI static const auto &get(const P &p) { return p.head; }
+    template <class __amp_P> AMP_FI static const auto &get(const __amp_P &p) { return p.head; }
 };
 
 AMP__HD constexpr int align_up(int x, int a) { return (x + a - 1) / a * a; }
 
-template <int I, class... A> struct fill_params;
-template <int I> struct fill_params<I> {
+template <int __amp_I, class... __amp_A> struct fill_params;
+template <int __amp_I> struct fill_params<__amp_I> {
     AMP__HD static constexpr void fill(signature &, int) {}
 };
-template <int I, class H, class... A> struct fill_params<I, H, A...> {
+template <int __amp_I, class __amp_H, class... __amp_A> struct fill_params<__amp_I, __amp_H, __amp_A...> {
     AMP__HD static constexpr void fill(signature &s, int base) {
-        typedef kernel_parameter<I, H> t;
-        s.params[I].kind = t::kind;
-        s.params[I].elem_size = t::elem;
-        s.params[I].rank = t::rank;
-        s.params[I].is_const = t::is_const;
-        s.params[I].offset = base;
-        s.params[I].size = (int)sizeof(H);
-        s.params[I].align = (int)alignof(H);
-        s.params[I].reserved = 0;
+        typedef kernel_parameter<__amp_I, __amp_H> t;
+        s.params[__amp_I].kind = t::kind;
+        s.params[__amp_I].elem_size = t::elem;
+        s.params[__amp_I].rank = t::rank;
+        s.params[__amp_I].is_const = t::is_const;
+        s.params[__amp_I].offset = base;
+        s.params[__amp_I].size = (int)sizeof(__amp_H);
+        s.params[__amp_I].align = (int)alignof(__amp_H);
+        s.params[__amp_I].reserved = 0;
         // Layout rule of pack<H, A...>: tail follows head at its own alignment.
-        fill_params<I + 1, A...>::fill(s, base + align_up((int)sizeof(H), (int)alignof(pack<A...>)));
+        fill_params<__amp_I + 1, __amp_A...>::fill(s, base + align_up((int)sizeof(__amp_H), (int)alignof(pack<__amp_A...>)));
     }
 };
 
-template <class I> struct index_traits {
-    static_assert(sizeof(I) == 0,
+template <class __amp_I> struct index_traits {
+    static_assert(sizeof(__amp_I) == 0,
                   "the first kernel parameter must be amp::index<N> (AMP_KERNEL) or "
                   "amp::tiled_index<...> (AMP_TILED_KERNEL)");
 };
-template <int N> struct index_traits<index<N>> {
-    static_assert(N <= AMP__LAUNCH_MAX_RANK, "a launch's index has rank 1..8 (AMP__LAUNCH_MAX_RANK)");
-    enum { tiled = 0, rank = N, d0 = 0, d1 = 0, d2 = 0, threads = AMP__SIMPLE_BLOCK_THREADS };
+template <int __amp_N> struct index_traits<index<__amp_N>> {
+    static_assert(__amp_N <= AMP__LAUNCH_MAX_RANK, "a launch's index has rank 1..8 (AMP__LAUNCH_MAX_RANK)");
+    enum { tiled = 0, rank = __amp_N, d0 = 0, d1 = 0, d2 = 0, threads = AMP__SIMPLE_BLOCK_THREADS };
 };
-template <int D0, int D1, int D2> struct index_traits<tiled_index<D0, D1, D2>> {
-    enum { tiled = 1, rank = tiled_index<D0, D1, D2>::rank, d0 = D0, d1 = D1, d2 = D2,
-           threads = tiled_index<D0, D1, D2>::tile_threads };
+template <int __amp_D0, int __amp_D1, int __amp_D2> struct index_traits<tiled_index<__amp_D0, __amp_D1, __amp_D2>> {
+    enum { tiled = 1, rank = tiled_index<__amp_D0, __amp_D1, __amp_D2>::rank, d0 = __amp_D0, d1 = __amp_D1, d2 = __amp_D2,
+           threads = tiled_index<__amp_D0, __amp_D1, __amp_D2>::tile_threads };
 };
 
 // The argument pack's size, named in the compiler's message when it passes
@@ -503,16 +513,16 @@ template <int D0, int D1, int D2> struct index_traits<tiled_index<D0, D1, D2>> {
 // named after the kernel (name__amp_kernel), so every compiler's
 // instantiation note carries the name (clang without caret lines, as
 // some hipRTC builds print, shows no macro expansion to read it from).
-template <unsigned long Bytes, class Kernel> struct kernel_parameter_bytes {
-    static_assert(Bytes <= 4096, "hipamp: a kernel's parameters (after the index) take at most 4096 bytes");
-    enum { fits = Bytes <= 4096 };
+template <unsigned long __amp_Bytes, class __amp_Kernel> struct kernel_parameter_bytes {
+    static_assert(__amp_Bytes <= 4096, "hipamp: a kernel's parameters (after the index) take at most 4096 bytes");
+    enum { fits = __amp_Bytes <= 4096 };
 };
 
-template <class F> struct kernel_traits;
-template <class I, class... A> struct kernel_traits<void(I, A...)> {
-    typedef index_traits<I> idx;
-    typedef pack<A...> pack_type;
-    static_assert(sizeof...(A) <= 32, "a hipamp kernel takes at most 32 parameters");
+template <class __amp_F> struct kernel_traits;
+template <class __amp_I, class... __amp_A> struct kernel_traits<void(__amp_I, __amp_A...)> {
+    typedef index_traits<__amp_I> idx;
+    typedef pack<__amp_A...> pack_type;
+    static_assert(sizeof...(__amp_A) <= 32, "a hipamp kernel takes at most 32 parameters");
     AMP__HD static constexpr signature make() {
         signature s{};
         s.magic = 0x53504d41;
@@ -522,17 +532,17 @@ template <class I, class... A> struct kernel_traits<void(I, A...)> {
         s.tile[0] = idx::d0;
         s.tile[1] = idx::d1;
         s.tile[2] = idx::d2;
-        s.nparams = (int)sizeof...(A);
-        s.pack_size = (int)sizeof(pack<A...>);
-        s.pack_align = (int)alignof(pack<A...>);
-        fill_params<0, A...>::fill(s, 0);
+        s.nparams = (int)sizeof...(__amp_A);
+        s.pack_size = (int)sizeof(pack<__amp_A...>);
+        s.pack_align = (int)alignof(pack<__amp_A...>);
+        fill_params<0, __amp_A...>::fill(s, 0);
         return s;
     }
 };
 
-template <int... I> struct int_seq {};
-template <int N, int... I> struct make_int_seq : make_int_seq<N - 1, N - 1, I...> {};
-template <int... I> struct make_int_seq<0, I...> { typedef int_seq<I...> type; };
+template <int... __amp_I> struct int_seq {};
+template <int __amp_N, int... __amp_I> struct make_int_seq : make_int_seq<__amp_N - 1, __amp_N - 1, __amp_I...> {};
+template <int... __amp_I> struct make_int_seq<0, __amp_I...> { typedef int_seq<__amp_I...> type; };
 
 } // namespace detail
 } // namespace amp
@@ -547,86 +557,86 @@ namespace detail {
 // is not a power of two (amp_launch_options) makes the last block's threads
 // pass INT_MAX where the extent is near it, which an int would wrap to a
 // negative, in-range x.
-template <int N, class... A, int... I>
-AMP_FI void run_simple(void (*f)(index<N>, A...), const launch_info &li, const pack<A...> &p,
-                       int_seq<I...>) {
+template <int __amp_N, class... __amp_A, int... __amp_I>
+AMP_FI void run_simple(void (*f)(index<__amp_N>, __amp_A...), const launch_info &li, const pack<__amp_A...> &p,
+                       int_seq<__amp_I...>) {
     unsigned ux = blockIdx.x * blockDim.x + threadIdx.x;
-    if (ux >= (unsigned)li.ext[N - 1]) return;
+    if (ux >= (unsigned)li.ext[__amp_N - 1]) return;
     int x = (int)ux;
-    if constexpr (N == 1) {
-        f(index<1>(x), pack_get<I>::get(p)...);
+    if constexpr (__amp_N == 1) {
+        f(index<1>(x), pack_get<__amp_I>::get(p)...);
     } else {
         // long long, like z: y + gridDim.y * blockDim.y can pass INT_MAX when
         // ey is near it, and an int would wrap to a negative, in-range y.
-        long long ey = li.ext[N - 2];
+        long long ey = li.ext[__amp_N - 2];
         for (long long y = (long long)blockIdx.y * blockDim.y + threadIdx.y; y < ey;
              y += (long long)gridDim.y * blockDim.y) {
-            if constexpr (N == 2) {
-                f(index<2>(y, x), pack_get<I>::get(p)...);
+            if constexpr (__amp_N == 2) {
+                f(index<2>(y, x), pack_get<__amp_I>::get(p)...);
             } else {
                 long long ez = 1;
-                for (int d = 0; d < N - 2; ++d) ez *= li.ext[d];
+                for (int d = 0; d < __amp_N - 2; ++d) ez *= li.ext[d];
                 for (long long z = blockIdx.z * blockDim.z + threadIdx.z; z < ez;
                      z += (long long)gridDim.z * blockDim.z) {
-                    index<N> idx;
-                    idx.v[N - 1] = x;
-                    idx.v[N - 2] = (int)y;
+                    index<__amp_N> idx;
+                    idx.v[__amp_N - 1] = x;
+                    idx.v[__amp_N - 2] = (int)y;
                     long long r = z;
-                    for (int d = N - 3; d >= 0; --d) {
+                    for (int d = __amp_N - 3; d >= 0; --d) {
                         idx.v[d] = (int)(r % li.ext[d]);
                         r /= li.ext[d];
                     }
-                    f(idx, pack_get<I>::get(p)...);
+                    f(idx, pack_get<__amp_I>::get(p)...);
                 }
             }
         }
     }
 }
 
-template <int D0, int D1, int D2, class... A, int... I>
-AMP_FI void run_tiled(void (*f)(tiled_index<D0, D1, D2>, A...), const launch_info &,
-                      const pack<A...> &p, int_seq<I...>) {
-    typedef tiled_index<D0, D1, D2> T;
-    T t;
-    const int R = T::rank;
+template <int __amp_D0, int __amp_D1, int __amp_D2, class... __amp_A, int... __amp_I>
+AMP_FI void run_tiled(void (*f)(tiled_index<__amp_D0, __amp_D1, __amp_D2>, __amp_A...), const launch_info &,
+                      const pack<__amp_A...> &p, int_seq<__amp_I...>) {
+    typedef tiled_index<__amp_D0, __amp_D1, __amp_D2> __amp_T;
+    __amp_T t;
+    const int __amp_R = __amp_T::rank;
     // Index dimension d maps to hardware axis R-1-d (x the last dimension).
     // Straight-line code, not a loop over d: NVRTC's optimizer pays for
     // unrolling even a loop of constant count, a few milliseconds of a
     // small tiled kernel's cold build on the H200 machine's host, for the
     // same machine code (bench/results/2026-12-03-h200-seed-against-plain-cuda.md).
-    t.local.v[R - 1] = (int)threadIdx.x;
-    t.tile.v[R - 1] = (int)blockIdx.x;
-    if constexpr (R >= 2) {
-        t.local.v[R - 2] = (int)threadIdx.y;
-        t.tile.v[R - 2] = (int)blockIdx.y;
+    t.local.v[__amp_R - 1] = (int)threadIdx.x;
+    t.tile.v[__amp_R - 1] = (int)blockIdx.x;
+    if constexpr (__amp_R >= 2) {
+        t.local.v[__amp_R - 2] = (int)threadIdx.y;
+        t.tile.v[__amp_R - 2] = (int)blockIdx.y;
     }
-    if constexpr (R >= 3) {
+    if constexpr (__amp_R >= 3) {
         t.local.v[0] = (int)threadIdx.z;
         t.tile.v[0] = (int)blockIdx.z;
     }
-    t.tile_origin.v[0] = t.tile.v[0] * D0;
+    t.tile_origin.v[0] = t.tile.v[0] * __amp_D0;
     t.global.v[0] = t.tile_origin.v[0] + t.local.v[0];
-    if constexpr (R >= 2) {
-        t.tile_origin.v[1] = t.tile.v[1] * D1;
+    if constexpr (__amp_R >= 2) {
+        t.tile_origin.v[1] = t.tile.v[1] * __amp_D1;
         t.global.v[1] = t.tile_origin.v[1] + t.local.v[1];
     }
-    if constexpr (R >= 3) {
-        t.tile_origin.v[2] = t.tile.v[2] * D2;
+    if constexpr (__amp_R >= 3) {
+        t.tile_origin.v[2] = t.tile.v[2] * __amp_D2;
         t.global.v[2] = t.tile_origin.v[2] + t.local.v[2];
     }
-    f(t, pack_get<I>::get(p)...);
+    f(t, pack_get<__amp_I>::get(p)...);
 }
 
-template <class F> struct entry;
-template <int N, class... A> struct entry<void(index<N>, A...)> {
-    AMP_FI static void run(void (*f)(index<N>, A...), const launch_info &li, const pack<A...> &p) {
-        run_simple(f, li, p, typename make_int_seq<sizeof...(A)>::type());
+template <class __amp_F> struct entry;
+template <int __amp_N, class... __amp_A> struct entry<void(index<__amp_N>, __amp_A...)> {
+    AMP_FI static void run(void (*f)(index<__amp_N>, __amp_A...), const launch_info &li, const pack<__amp_A...> &p) {
+        run_simple(f, li, p, typename make_int_seq<sizeof...(__amp_A)>::type());
     }
 };
-template <int D0, int D1, int D2, class... A> struct entry<void(tiled_index<D0, D1, D2>, A...)> {
-    AMP_FI static void run(void (*f)(tiled_index<D0, D1, D2>, A...), const launch_info &li,
-                           const pack<A...> &p) {
-        run_tiled(f, li, p, typename make_int_seq<sizeof...(A)>::type());
+template <int __amp_D0, int __amp_D1, int __amp_D2, class... __amp_A> struct entry<void(tiled_index<__amp_D0, __amp_D1, __amp_D2>, __amp_A...)> {
+    AMP_FI static void run(void (*f)(tiled_index<__amp_D0, __amp_D1, __amp_D2>, __amp_A...), const launch_info &li,
+                           const pack<__amp_A...> &p) {
+        run_tiled(f, li, p, typename make_int_seq<sizeof...(__amp_A)>::type());
     }
 };
 
@@ -685,58 +695,58 @@ AMP_FI void grid_dependency_enter() {
 #endif // !AMP_CPU
 
 namespace amp { namespace detail {
-template <class Kernel> struct kernel_min_tiles { enum { value = 0 }; };
+template <class __amp_Kernel> struct kernel_min_tiles { enum { value = 0 }; };
 // The parameters (positions after the index, from 0) that a simple kernel's
 // launches may write with streaming stores (AMP_KERNEL_STREAMING_STORES);
 // bit k for position k, 0: none. Only the CPU accelerator acts on it.
-template <class Kernel> struct kernel_streams { enum : unsigned { mask = 0u, declared = 0 }; };
+template <class __amp_Kernel> struct kernel_streams { enum : unsigned { mask = 0u, declared = 0 }; };
 AMP__HD constexpr int stream_positions() { return 0; }
-template <class... P> AMP__HD constexpr int stream_positions(int, P... rest) { return 1 + stream_positions(rest...); }
+template <class... __amp_P> AMP__HD constexpr int stream_positions(int, __amp_P... rest) { return 1 + stream_positions(rest...); }
 AMP__HD constexpr bool stream_positions_ok() { return true; }
-template <class... P> AMP__HD constexpr bool stream_positions_ok(int k, P... rest) {
+template <class... __amp_P> AMP__HD constexpr bool stream_positions_ok(int k, __amp_P... rest) {
     return k >= 0 && k < 32 && stream_positions_ok(rest...);
 }
 AMP__HD constexpr unsigned stream_mask() { return 0u; }
-template <class... P> AMP__HD constexpr unsigned stream_mask(int k, P... rest) {
+template <class... __amp_P> AMP__HD constexpr unsigned stream_mask(int k, __amp_P... rest) {
     return (k >= 0 && k < 32 ? 1u << k : 0u) | stream_mask(rest...);
 }
 // Whether parameter type P of a kernel of rank R may be declared streamed:
 // a writable view or array of the launch's rank.
-template <class P, int R> struct stream_param_ok { enum { value = 0 }; };
-template <class T, int R> struct stream_param_ok<array_view<T, R>, R> { enum { value = !meta::is_const<T>::value }; };
-template <class T, int R> struct stream_param_ok<array<T, R>, R> { enum { value = !meta::is_const<T>::value }; };
-template <unsigned Mask, int R, int K, class... A> struct stream_params_ok { enum { value = 1 }; };
-template <unsigned Mask, int R, int K, class P, class... A> struct stream_params_ok<Mask, R, K, P, A...> {
+template <class __amp_P, int __amp_R> struct stream_param_ok { enum { value = 0 }; };
+template <class __amp_T, int __amp_R> struct stream_param_ok<array_view<__amp_T, __amp_R>, __amp_R> { enum { value = !meta::is_const<__amp_T>::value }; };
+template <class __amp_T, int __amp_R> struct stream_param_ok<array<__amp_T, __amp_R>, __amp_R> { enum { value = !meta::is_const<__amp_T>::value }; };
+template <unsigned __amp_Mask, int __amp_R, int __amp_K, class... __amp_A> struct stream_params_ok { enum { value = 1 }; };
+template <unsigned __amp_Mask, int __amp_R, int __amp_K, class __amp_P, class... __amp_A> struct stream_params_ok<__amp_Mask, __amp_R, __amp_K, __amp_P, __amp_A...> {
     // K & 31: a kernel of more than 32 parameters is refused by kernel_traits;
     // its message alone, not a shift's, names the error.
-    enum { value = (K >= 32 || !((Mask >> (K & 31)) & 1u) || stream_param_ok<P, R>::value) &&
-                   stream_params_ok<Mask, R, K + 1, A...>::value };
+    enum { value = (__amp_K >= 32 || !((__amp_Mask >> (__amp_K & 31)) & 1u) || stream_param_ok<__amp_P, __amp_R>::value) &&
+                   stream_params_ok<__amp_Mask, __amp_R, __amp_K + 1, __amp_A...>::value };
 };
-template <class F, class Kernel> struct stream_check;
-template <class I, class... A, class Kernel> struct stream_check<void(I, A...), Kernel> {
-    enum : unsigned { mask = kernel_streams<Kernel>::mask };
-    static_assert(!(index_traits<I>::tiled && kernel_streams<Kernel>::declared),
+template <class __amp_F, class __amp_Kernel> struct stream_check;
+template <class __amp_I, class... __amp_A, class __amp_Kernel> struct stream_check<void(__amp_I, __amp_A...), __amp_Kernel> {
+    enum : unsigned { mask = kernel_streams<__amp_Kernel>::mask };
+    static_assert(!(index_traits<__amp_I>::tiled && kernel_streams<__amp_Kernel>::declared),
                   "hipamp: AMP_KERNEL_STREAMING_STORES applies to AMP_KERNEL (simple) kernels");
-    static_assert(sizeof...(A) >= 32 || (mask >> (sizeof...(A) & 31)) == 0u,
+    static_assert(sizeof...(__amp_A) >= 32 || (mask >> (sizeof...(__amp_A) & 31)) == 0u,
                   "hipamp: AMP_KERNEL_STREAMING_STORES names a position past the kernel's parameters "
                   "(positions count the parameters after the index from 0)");
-    static_assert(stream_params_ok<mask, index_traits<I>::rank, 0, A...>::value,
+    static_assert(stream_params_ok<mask, index_traits<__amp_I>::rank, 0, __amp_A...>::value,
                   "hipamp: AMP_KERNEL_STREAMING_STORES names a parameter that is not a writable "
                   "amp::array_view or amp::array of the kernel's rank");
 };
 // The most threads a block of a simple launch of Kernel may have
 // (AMP_KERNEL_MAX_BLOCK); declared: whether a source named it.
-template <class Kernel> struct kernel_max_block { enum { value = AMP__SIMPLE_BLOCK_THREADS, declared = 0 }; };
+template <class __amp_Kernel> struct kernel_max_block { enum { value = AMP__SIMPLE_BLOCK_THREADS, declared = 0 }; };
 // The entry point's threads per block: a tiled kernel's tile, a simple
 // kernel's bound. The host reads it back (the driver's figure on a GPU,
 // name##__amp_max_block on the CPU) to check amp_launch_options.block_size.
-template <class F, class Kernel> struct entry_threads {
-    typedef typename kernel_traits<F>::idx idx;
-    static_assert(!(idx::tiled && kernel_max_block<Kernel>::declared),
+template <class __amp_F, class __amp_Kernel> struct entry_threads {
+    typedef typename kernel_traits<__amp_F>::idx idx;
+    static_assert(!(idx::tiled && kernel_max_block<__amp_Kernel>::declared),
                   "hipamp: AMP_KERNEL_MAX_BLOCK applies to AMP_KERNEL (simple) kernels; a tiled kernel's "
                   "block is its tile");
-    enum { value = idx::tiled ? (int)idx::threads : (int)kernel_max_block<Kernel>::value,
-           streams_checked = (int)sizeof(stream_check<F, Kernel>) };
+    enum { value = idx::tiled ? (int)idx::threads : (int)kernel_max_block<__amp_Kernel>::value,
+           streams_checked = (int)sizeof(stream_check<__amp_F, __amp_Kernel>) };
 };
 } } // namespace amp::detail
 // AMP_KERNEL_MAX_BLOCK(name, n), at file scope before AMP_KERNEL(name, ...):
@@ -789,8 +799,8 @@ template <class F, class Kernel> struct entry_threads {
     } }
 
 namespace amp { namespace detail {
-template <class F, class Kernel> struct kernel_pack_fits {
-    enum { value = kernel_parameter_bytes<sizeof(typename kernel_traits<F>::pack_type), Kernel>::fits };
+template <class __amp_F, class __amp_Kernel> struct kernel_pack_fits {
+    enum { value = kernel_parameter_bytes<sizeof(typename kernel_traits<__amp_F>::pack_type), __amp_Kernel>::fits };
 };
 } } // namespace amp::detail
 
