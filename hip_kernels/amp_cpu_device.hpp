@@ -18,25 +18,25 @@
 
 // ---------------------------------------------------------------- atomics
 // Relaxed, as on the GPU; RMW on x86 is a full barrier anyway.
-#define AMP__ATOMIC_INT(__amp_T)                                                                       \
-    inline __amp_T atomicAdd(__amp_T *p, __amp_T v) { return __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }        \
-    inline __amp_T atomicSub(__amp_T *p, __amp_T v) { return __atomic_fetch_sub(p, v, __ATOMIC_RELAXED); }        \
-    inline __amp_T atomicExch(__amp_T *p, __amp_T v) { return __atomic_exchange_n(p, v, __ATOMIC_RELAXED); }      \
-    inline __amp_T atomicAnd(__amp_T *p, __amp_T v) { return __atomic_fetch_and(p, v, __ATOMIC_RELAXED); }        \
-    inline __amp_T atomicOr(__amp_T *p, __amp_T v) { return __atomic_fetch_or(p, v, __ATOMIC_RELAXED); }          \
-    inline __amp_T atomicXor(__amp_T *p, __amp_T v) { return __atomic_fetch_xor(p, v, __ATOMIC_RELAXED); }        \
-    inline __amp_T atomicCAS(__amp_T *p, __amp_T cmp, __amp_T v) {                                                       \
+#define AMP__ATOMIC_INT(__amp_T)                                                                 \
+    inline __amp_T atomicAdd(__amp_T *p, __amp_T v) { return __atomic_fetch_add(p, v, __ATOMIC_RELAXED); } \
+    inline __amp_T atomicSub(__amp_T *p, __amp_T v) { return __atomic_fetch_sub(p, v, __ATOMIC_RELAXED); } \
+    inline __amp_T atomicExch(__amp_T *p, __amp_T v) { return __atomic_exchange_n(p, v, __ATOMIC_RELAXED); } \
+    inline __amp_T atomicAnd(__amp_T *p, __amp_T v) { return __atomic_fetch_and(p, v, __ATOMIC_RELAXED); } \
+    inline __amp_T atomicOr(__amp_T *p, __amp_T v) { return __atomic_fetch_or(p, v, __ATOMIC_RELAXED); } \
+    inline __amp_T atomicXor(__amp_T *p, __amp_T v) { return __atomic_fetch_xor(p, v, __ATOMIC_RELAXED); } \
+    inline __amp_T atomicCAS(__amp_T *p, __amp_T cmp, __amp_T v) {                               \
         __atomic_compare_exchange_n(p, &cmp, v, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);      \
         return cmp;                                                                              \
     }                                                                                            \
-    inline __amp_T atomicMin(__amp_T *p, __amp_T v) {                                                              \
-        __amp_T old = __atomic_load_n(p, __ATOMIC_RELAXED);                                            \
+    inline __amp_T atomicMin(__amp_T *p, __amp_T v) {                                            \
+        __amp_T old = __atomic_load_n(p, __ATOMIC_RELAXED);                                      \
         while (v < old && !__atomic_compare_exchange_n(p, &old, v, true, __ATOMIC_RELAXED,       \
                                                        __ATOMIC_RELAXED)) {}                     \
         return old;                                                                              \
     }                                                                                            \
-    inline __amp_T atomicMax(__amp_T *p, __amp_T v) {                                                              \
-        __amp_T old = __atomic_load_n(p, __ATOMIC_RELAXED);                                            \
+    inline __amp_T atomicMax(__amp_T *p, __amp_T v) {                                            \
+        __amp_T old = __atomic_load_n(p, __ATOMIC_RELAXED);                                      \
         while (v > old && !__atomic_compare_exchange_n(p, &old, v, true, __ATOMIC_RELAXED,       \
                                                        __ATOMIC_RELAXED)) {}                     \
         return old;                                                                              \
@@ -49,9 +49,9 @@ AMP__ATOMIC_INT(unsigned long long)
 
 // Floating point: compare-and-swap loops on the value (the generic builtins
 // compare bit patterns, which is what a GPU CAS does too).
-#define AMP__ATOMIC_FP(__amp_T)                                                                        \
-    template <class __amp_F> inline __amp_T amp__atomic_update(__amp_T *p, __amp_F f) {                                  \
-        __amp_T old, nv;                                                                               \
+#define AMP__ATOMIC_FP(__amp_T)                                                                  \
+    template <class __amp_F> inline __amp_T amp__atomic_update(__amp_T *p, __amp_F f) {          \
+        __amp_T old, nv;                                                                         \
         __atomic_load(p, &old, __ATOMIC_RELAXED);                                                \
         do { nv = f(old); } while (!__atomic_compare_exchange(p, &old, &nv, true,                \
                                                               __ATOMIC_RELAXED, __ATOMIC_RELAXED)); \
@@ -62,7 +62,7 @@ AMP__ATOMIC_INT(unsigned long long)
     inline __amp_T atomicMin(__amp_T *p, __amp_T v) { return amp__atomic_update(p, [v](__amp_T o) { return v < o ? v : o; }); } \
     inline __amp_T atomicMax(__amp_T *p, __amp_T v) { return amp__atomic_update(p, [v](__amp_T o) { return v > o ? v : o; }); } \
     inline __amp_T atomicExch(__amp_T *p, __amp_T v) { __amp_T old; __atomic_exchange(p, &v, &old, __ATOMIC_RELAXED); return old; } \
-    inline __amp_T atomicCAS(__amp_T *p, __amp_T cmp, __amp_T v) {                                                       \
+    inline __amp_T atomicCAS(__amp_T *p, __amp_T cmp, __amp_T v) {                               \
         __atomic_compare_exchange(p, &cmp, &v, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);       \
         return cmp;                                                                              \
     }

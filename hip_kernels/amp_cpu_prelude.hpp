@@ -972,11 +972,11 @@ template <> struct fiber_entry<true> {
             decltype(name##__amp_body), name##__amp_body, name##__amp_kernel>(amp__it);          \
     }                                                                                            \
     extern "C" {                                                                                 \
-    __attribute__((visibility("default"), used)) amp::detail::signature name##__amp_sig =         \
+    __attribute__((visibility("default"), used)) amp::detail::signature name##__amp_sig =        \
         amp::detail::kernel_traits<decltype(name##__amp_body)>::make();                          \
-    __attribute__((visibility("default"), used)) int name##__amp_max_block =                    \
+    __attribute__((visibility("default"), used)) int name##__amp_max_block =                     \
         amp::detail::entry_threads<decltype(name##__amp_body), name##__amp_kernel>::value;       \
-    __attribute__((visibility("default"), used)) unsigned name##__amp_streams =                 \
+    __attribute__((visibility("default"), used)) unsigned name##__amp_streams =                  \
         amp::cpu::streams<decltype(name##__amp_body), name##__amp_kernel>::mask;                 \
     }
 

@@ -90,28 +90,28 @@ AMP__VFN constexpr float clamp_unorm(float x) { return x >= 0.0f ? (x <= 1.0f ? 
 #define norm amp__norm
 struct norm;
 struct unorm;
-#define AMP__NORM_CLASS(__amp_C, clamp)                                                                \
-    struct __amp_C {                                                                                   \
-        AMP__VFN constexpr __amp_C() : v_(0.0f) {}                                                     \
-        AMP__VFN constexpr explicit __amp_C(float x) : v_(detail::clamp(x)) {}                         \
+#define AMP__NORM_CLASS(__amp_C, clamp)                                                          \
+    struct __amp_C {                                                                             \
+        AMP__VFN constexpr __amp_C() : v_(0.0f) {}                                               \
+        AMP__VFN constexpr explicit __amp_C(float x) : v_(detail::clamp(x)) {}                   \
         template <class __amp_U, typename meta::enable<detail::arith<__amp_U>::value && !detail::same<__amp_U, float>::value && \
-                                                 !detail::is_norm<__amp_U>::value>::type = 0>          \
-        AMP__VFN constexpr explicit __amp_C(__amp_U x) : v_(detail::clamp((float)x)) {}                      \
-        __amp_C(const __amp_C &) = default;                                                                  \
-        __amp_C &operator=(const __amp_C &) = default;                                                       \
+                                                 !detail::is_norm<__amp_U>::value>::type = 0>    \
+        AMP__VFN constexpr explicit __amp_C(__amp_U x) : v_(detail::clamp((float)x)) {}          \
+        __amp_C(const __amp_C &) = default;                                                      \
+        __amp_C &operator=(const __amp_C &) = default;                                           \
         AMP__VFN constexpr operator float() const { return v_; }                                 \
         AMP__VFN constexpr __amp_C &operator+=(const __amp_C &o) { v_ = detail::clamp(v_ + o.v_); return *this; } \
         AMP__VFN constexpr __amp_C &operator-=(const __amp_C &o) { v_ = detail::clamp(v_ - o.v_); return *this; } \
         AMP__VFN constexpr __amp_C &operator*=(const __amp_C &o) { v_ = detail::clamp(v_ * o.v_); return *this; } \
         AMP__VFN constexpr __amp_C &operator/=(const __amp_C &o) { v_ = detail::clamp(v_ / o.v_); return *this; } \
-        AMP__VFN constexpr __amp_C &operator++() { v_ = detail::clamp(v_ + 1.0f); return *this; }      \
-        AMP__VFN constexpr __amp_C &operator--() { v_ = detail::clamp(v_ - 1.0f); return *this; }      \
-        AMP__VFN constexpr __amp_C operator++(int) { __amp_C old = *this; ++*this; return old; }             \
-        AMP__VFN constexpr __amp_C operator--(int) { __amp_C old = *this; --*this; return old; }             \
-        friend AMP__VFN constexpr __amp_C operator+(__amp_C a, const __amp_C &b) { return a += b; }                \
-        friend AMP__VFN constexpr __amp_C operator-(__amp_C a, const __amp_C &b) { return a -= b; }                \
-        friend AMP__VFN constexpr __amp_C operator*(__amp_C a, const __amp_C &b) { return a *= b; }                \
-        friend AMP__VFN constexpr __amp_C operator/(__amp_C a, const __amp_C &b) { return a /= b; }                \
+        AMP__VFN constexpr __amp_C &operator++() { v_ = detail::clamp(v_ + 1.0f); return *this; } \
+        AMP__VFN constexpr __amp_C &operator--() { v_ = detail::clamp(v_ - 1.0f); return *this; } \
+        AMP__VFN constexpr __amp_C operator++(int) { __amp_C old = *this; ++*this; return old; } \
+        AMP__VFN constexpr __amp_C operator--(int) { __amp_C old = *this; --*this; return old; } \
+        friend AMP__VFN constexpr __amp_C operator+(__amp_C a, const __amp_C &b) { return a += b; } \
+        friend AMP__VFN constexpr __amp_C operator-(__amp_C a, const __amp_C &b) { return a -= b; } \
+        friend AMP__VFN constexpr __amp_C operator*(__amp_C a, const __amp_C &b) { return a *= b; } \
+        friend AMP__VFN constexpr __amp_C operator/(__amp_C a, const __amp_C &b) { return a /= b; } \
                                                                                                  \
       private:                                                                                   \
         float v_;                                                                                \
@@ -158,20 +158,20 @@ struct xyz_like<__amp_V, typename void_t_<decltype((unsigned)declval_<const __am
 template <class __amp_T, int __amp_N> struct vec_base;
 
 #define AMP__COMP(c, alias)                                                                      \
-    AMP__VFN constexpr __amp_T get_##c() const { return c; }                                           \
-    AMP__VFN constexpr void set_##c(__amp_T v) { c = v; }                                              \
-    AMP__VFN constexpr __amp_T &ref_##c() { return c; }                                                \
-    AMP__VFN constexpr __amp_T get_##alias() const { return c; }                                       \
-    AMP__VFN constexpr void set_##alias(__amp_T v) { c = v; }                                          \
+    AMP__VFN constexpr __amp_T get_##c() const { return c; }                                     \
+    AMP__VFN constexpr void set_##c(__amp_T v) { c = v; }                                        \
+    AMP__VFN constexpr __amp_T &ref_##c() { return c; }                                          \
+    AMP__VFN constexpr __amp_T get_##alias() const { return c; }                                 \
+    AMP__VFN constexpr void set_##alias(__amp_T v) { c = v; }                                    \
     AMP__VFN constexpr __amp_T &ref_##alias() { return c; }
 #define AMP__SW2(a, b)                                                                           \
-    AMP__VFN constexpr vec<__amp_T, 2> get_##a##b() const { return vec<__amp_T, 2>(a, b); }                  \
+    AMP__VFN constexpr vec<__amp_T, 2> get_##a##b() const { return vec<__amp_T, 2>(a, b); }      \
     AMP__VFN constexpr void set_##a##b(const vec<__amp_T, 2> &v) { a = v.x; b = v.y; }
 #define AMP__SW3(a, b, c)                                                                        \
-    AMP__VFN constexpr vec<__amp_T, 3> get_##a##b##c() const { return vec<__amp_T, 3>(a, b, c); }            \
+    AMP__VFN constexpr vec<__amp_T, 3> get_##a##b##c() const { return vec<__amp_T, 3>(a, b, c); } \
     AMP__VFN constexpr void set_##a##b##c(const vec<__amp_T, 3> &v) { a = v.x; b = v.y; c = v.z; }
 #define AMP__SW4(a, b, c, d)                                                                     \
-    AMP__VFN constexpr vec<__amp_T, 4> get_##a##b##c##d() const { return vec<__amp_T, 4>(a, b, c, d); }      \
+    AMP__VFN constexpr vec<__amp_T, 4> get_##a##b##c##d() const { return vec<__amp_T, 4>(a, b, c, d); } \
     AMP__VFN constexpr void set_##a##b##c##d(const vec<__amp_T, 4> &v) { a = v.x; b = v.y; c = v.z; d = v.w; }
 
 template <class __amp_T> struct alignas(sizeof(__amp_T)) vec_base<__amp_T, 1> {
@@ -265,12 +265,12 @@ template <class __amp_T, int __amp_N> struct vec : detail::vec_base<__amp_T, __a
 
 #define AMP__VEC_ASSIGN(op, integral_only)                                                       \
     AMP__VFN constexpr vec &operator op(const vec &o) {                                          \
-        static_assert(!integral_only || detail::arith<__amp_T>::integral,                              \
+        static_assert(!integral_only || detail::arith<__amp_T>::integral,                        \
                       "operator " #op " needs a vector of an integral element type");             \
         this->x op o.x;                                                                          \
-        if constexpr (__amp_N > 1) this->y op o.y;                                                     \
-        if constexpr (__amp_N > 2) this->z op o.z;                                                     \
-        if constexpr (__amp_N > 3) this->w op o.w;                                                     \
+        if constexpr (__amp_N > 1) this->y op o.y;                                               \
+        if constexpr (__amp_N > 2) this->z op o.z;                                               \
+        if constexpr (__amp_N > 3) this->w op o.w;                                               \
         return *this;                                                                            \
     }
     AMP__VEC_ASSIGN(+=, false)
@@ -401,7 +401,7 @@ using amp::short_vector_traits;
 // for the types its kernels make: plain functions would instantiate all 48
 // in every compile, a large part of a small kernel's compile time.
 namespace vendor {
-#define AMP__MAKE(name, __amp_T)                                                                       \
+#define AMP__MAKE(name, __amp_T)                                                                 \
     template <class __amp_E = __amp_T> AMP__VFN constexpr vec<__amp_E, 1> mk_##name##1(__amp_T x) { return vec<__amp_E, 1>(x); } \
     template <class __amp_E = __amp_T> AMP__VFN constexpr vec<__amp_E, 2> mk_##name##2(__amp_T x, __amp_T y) { return vec<__amp_E, 2>(x, y); } \
     template <class __amp_E = __amp_T> AMP__VFN constexpr vec<__amp_E, 3> mk_##name##3(__amp_T x, __amp_T y, __amp_T z) { return vec<__amp_E, 3>(x, y, z); } \

@@ -85,36 +85,36 @@ template <int __amp_D0, int __amp_D1, int __amp_D2> struct tile_rank { enum { va
 // component-wise: with another index (or extent), and with an int on either
 // side (int - idx is value - idx[d] in each dimension). ++ and -- add or
 // subtract 1 in every dimension.
-#define AMP__COMPONENTWISE(__amp_T)                                                                    \
-    AMP_FI __amp_T() { for (int d = 0; d < __amp_N; ++d) v[d] = 0; }                                         \
-    template <class... __amp_I, typename meta::enable<sizeof...(__amp_I) == __amp_N &&                             \
+#define AMP__COMPONENTWISE(__amp_T)                                                              \
+    AMP_FI __amp_T() { for (int d = 0; d < __amp_N; ++d) v[d] = 0; }                             \
+    template <class... __amp_I, typename meta::enable<sizeof...(__amp_I) == __amp_N &&           \
                                                  !(meta::is_pointer<__amp_I>::value || ...)>::type = 0> \
-    AMP_FI explicit __amp_T(__amp_I... is) : v{int(is)...} {}                                                \
+    AMP_FI explicit __amp_T(__amp_I... is) : v{int(is)...} {}                                    \
     /* C++ AMP's T(const int components[]): N values from an array. */                         \
     AMP_FI explicit __amp_T(const int *components) { for (int d = 0; d < __amp_N; ++d) v[d] = components[d]; } \
     AMP_FI int &operator[](int d) { return v[d]; }                                               \
     AMP_FI const int &operator[](int d) const { return v[d]; }                                   \
-    AMP_FI __amp_T &operator+=(int s) { for (int d = 0; d < __amp_N; ++d) v[d] += s; return *this; }         \
-    AMP_FI __amp_T &operator-=(int s) { for (int d = 0; d < __amp_N; ++d) v[d] -= s; return *this; }         \
-    AMP_FI __amp_T &operator*=(int s) { for (int d = 0; d < __amp_N; ++d) v[d] *= s; return *this; }         \
-    AMP_FI __amp_T &operator/=(int s) { for (int d = 0; d < __amp_N; ++d) v[d] /= s; return *this; }         \
-    AMP_FI __amp_T &operator%=(int s) { for (int d = 0; d < __amp_N; ++d) v[d] %= s; return *this; }         \
-    AMP_FI __amp_T &operator++() { return *this += 1; }                                                \
-    AMP_FI __amp_T &operator--() { return *this -= 1; }                                                \
-    AMP_FI __amp_T operator++(int) { __amp_T old = *this; *this += 1; return old; }                          \
-    AMP_FI __amp_T operator--(int) { __amp_T old = *this; *this -= 1; return old; }                          \
-    AMP_FI friend __amp_T operator+(__amp_T a, int s) { return a += s; }                                     \
-    AMP_FI friend __amp_T operator-(__amp_T a, int s) { return a -= s; }                                     \
-    AMP_FI friend __amp_T operator*(__amp_T a, int s) { return a *= s; }                                     \
-    AMP_FI friend __amp_T operator/(__amp_T a, int s) { return a /= s; }                                     \
-    AMP_FI friend __amp_T operator%(__amp_T a, int s) { return a %= s; }                                     \
-    AMP_FI friend __amp_T operator+(int s, __amp_T a) { return a += s; }                                     \
-    AMP_FI friend __amp_T operator*(int s, __amp_T a) { return a *= s; }                                     \
+    AMP_FI __amp_T &operator+=(int s) { for (int d = 0; d < __amp_N; ++d) v[d] += s; return *this; } \
+    AMP_FI __amp_T &operator-=(int s) { for (int d = 0; d < __amp_N; ++d) v[d] -= s; return *this; } \
+    AMP_FI __amp_T &operator*=(int s) { for (int d = 0; d < __amp_N; ++d) v[d] *= s; return *this; } \
+    AMP_FI __amp_T &operator/=(int s) { for (int d = 0; d < __amp_N; ++d) v[d] /= s; return *this; } \
+    AMP_FI __amp_T &operator%=(int s) { for (int d = 0; d < __amp_N; ++d) v[d] %= s; return *this; } \
+    AMP_FI __amp_T &operator++() { return *this += 1; }                                          \
+    AMP_FI __amp_T &operator--() { return *this -= 1; }                                          \
+    AMP_FI __amp_T operator++(int) { __amp_T old = *this; *this += 1; return old; }              \
+    AMP_FI __amp_T operator--(int) { __amp_T old = *this; *this -= 1; return old; }              \
+    AMP_FI friend __amp_T operator+(__amp_T a, int s) { return a += s; }                         \
+    AMP_FI friend __amp_T operator-(__amp_T a, int s) { return a -= s; }                         \
+    AMP_FI friend __amp_T operator*(__amp_T a, int s) { return a *= s; }                         \
+    AMP_FI friend __amp_T operator/(__amp_T a, int s) { return a /= s; }                         \
+    AMP_FI friend __amp_T operator%(__amp_T a, int s) { return a %= s; }                         \
+    AMP_FI friend __amp_T operator+(int s, __amp_T a) { return a += s; }                         \
+    AMP_FI friend __amp_T operator*(int s, __amp_T a) { return a *= s; }                         \
     AMP_FI friend __amp_T operator-(int s, const __amp_T &a) { __amp_T r; for (int d = 0; d < __amp_N; ++d) r.v[d] = s - a.v[d]; return r; } \
     AMP_FI friend __amp_T operator/(int s, const __amp_T &a) { __amp_T r; for (int d = 0; d < __amp_N; ++d) r.v[d] = s / a.v[d]; return r; } \
     AMP_FI friend __amp_T operator%(int s, const __amp_T &a) { __amp_T r; for (int d = 0; d < __amp_N; ++d) r.v[d] = s % a.v[d]; return r; } \
-    AMP_FI friend bool operator==(const __amp_T &a, const __amp_T &b) {                                      \
-        for (int d = 0; d < __amp_N; ++d) if (a.v[d] != b.v[d]) return false;                          \
+    AMP_FI friend bool operator==(const __amp_T &a, const __amp_T &b) {                          \
+        for (int d = 0; d < __amp_N; ++d) if (a.v[d] != b.v[d]) return false;                    \
         return true;                                                                             \
     }                                                                                            \
     AMP_FI friend bool operator!=(const __amp_T &a, const __amp_T &b) { return !(a == b); }
@@ -431,7 +431,7 @@ template <int __amp_Position, class __amp_T> struct kernel_parameter {
                   "hipamp: a kernel parameter may be aligned to at most 32 bytes (alignas(64) is not passed)");
     enum { kind = __amp_K_STRUCT, elem = sizeof(__amp_T), rank = 0, is_const = 0 };
 };
-#define AMP__SCALAR_TRAITS(__amp_T, __amp_K) \
+#define AMP__SCALAR_TRAITS(__amp_T, __amp_K)                                                     \
     template <int __amp_P> struct kernel_parameter<__amp_P, __amp_T> { enum { kind = __amp_K, elem = sizeof(__amp_T), rank = 0, is_const = 0 }; };
 AMP__SCALAR_TRAITS(bool, __amp_K_BOOL)
 AMP__SCALAR_TRAITS(char, __amp_K_INT8)
@@ -690,7 +690,7 @@ AMP_FI void grid_dependency_enter() {
         amp::detail::grid_dependency_enter();                                                    \
         amp::detail::entry<decltype(name##__amp_body)>::run(name##__amp_body, amp__li, amp__p);  \
     }                                                                                            \
-    extern "C" __device__ __attribute__((used)) amp::detail::signature name##__amp_sig =   \
+    extern "C" __device__ __attribute__((used)) amp::detail::signature name##__amp_sig =         \
         amp::detail::kernel_traits<decltype(name##__amp_body)>::make();
 #endif // !AMP_CPU
 
@@ -807,8 +807,8 @@ template <class __amp_F, class __amp_Kernel> struct kernel_pack_fits {
 // AMP_KERNEL(name, amp::index<N> idx, params...) { body }
 // AMP_TILED_KERNEL(name, amp::tiled_index<D0[,D1[,D2]]> tidx, params...) { body }
 #define AMP__KERNEL(name, ...)                                          \
-    static AMP_FI void name##__amp_body(__VA_ARGS__);                   \
-    struct name##__amp_kernel;                                          \
+    static AMP_FI void name##__amp_body(__VA_ARGS__);                                            \
+    struct name##__amp_kernel;                                                                   \
     static_assert(amp::detail::kernel_pack_fits<decltype(name##__amp_body), name##__amp_kernel>::value, \
                   "hipamp: the parameters of kernel '" #name "' take more than 4096 bytes: " \
                   "pass large data in an amp::array_view");             \
