@@ -28,9 +28,10 @@ amp_status amp__failv(amp_status s, const char *fmt, va_list ap);
 /* ------------------------------------------ compile logs (lib/base/compile_log.c) */
 
 /* A compile log's refusal of a kernel parameter type by the prelude
- * (kernel_parameter<Position, T>), in clang's form (hipRTC, the host
- * compiler: "kernel_parameter<1, float *>") or EDG's (NVRTC:
- * "kernel_parameter<Position, T> [with Position=1, T=float *]"): true with
+ * (kernel_parameter<__amp_Position, __amp_T>), in clang's form (hipRTC,
+ * the host compiler: "kernel_parameter<1, float *>") or EDG's (NVRTC:
+ * "... [with __amp_Position=1, __amp_T=float *]", and the names without
+ * __amp_ of older preludes): true with
  * the position and the type's text inside log. */
 bool amp__log_param_refusal(const char *log, long *position, const char **type, int *type_len);
 /* After a failed compile (st == AMP_ERROR_COMPILE): when the log (the
