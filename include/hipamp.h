@@ -752,7 +752,10 @@ typedef struct amp_kernel amp_kernel;
  * or -Xlinker a file, -l, -L, a script or symbol list, a run path -rpath
  * or -R: nothing would key or check what the linker reads; a kernel calls
  * a library's functions from the program, whose loaded libraries the
- * module resolves against), and an option left
+ * module resolves against), assembler inputs (through -Wa, or
+ * -Xassembler a piece that is not an option or the value of the one
+ * before it, -Wa,-I,DIR or --defsym SYM=V: a file to assemble, '-' its
+ * standard input, '--', --itbl FILE), and an option left
  * without the value it takes), and -fsanitize=address,
  * thread or hwaddress unless that sanitizer's runtime is in the process
  * already, are AMP_ERROR_INVALID_ARGUMENT naming the option (nothing is

@@ -1243,6 +1243,37 @@ Test(cpu, linker_inputs_are_refused)
     ASSERT_OK(amp_program_destroy(p));
 }
 
+/* Assembler words that are another input file: GNU as assembles every
+ * piece that is not an option ('-' is standard input, '--' makes the
+ * rest files), so -Wa,-,FILE assembled another user's code into the
+ * module, unchecked and unkeyed (-Wa,FILE alone failed with an empty
+ * log). Values of as options pass. */
+Test(cpu, assembler_inputs_are_refused)
+{
+    amp_accelerator *acc = cpu_acc();
+    const char *src = "AMP_KERNEL(k, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = 1; }\n";
+    static const char *const refused[][2] = {
+        {"-Wa,/tmp/evil.s", "'/tmp/evil.s'"},        {"-Wa,-,/tmp/evil.s", "'-'"},
+        {"-Wa,/tmp/evil.s,-", "'/tmp/evil.s'"},      {"-Xassembler /tmp/evil.s -Xassembler -", "'/tmp/evil.s'"},
+        {"-Wa,--noexecstack,--,-x.s", "'--'"},       {"-Wa,--itbl,/tmp/t", "'--itbl'"},
+        {"-Wa,-I,/tmp,/tmp/evil.s", "'/tmp/evil.s'"}, {"-Wa,--defsym -Wa,X=1,/tmp/evil.s", "'/tmp/evil.s'"}};
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; ++i) {
+        amp_program *p = (amp_program *)1;
+        amp_status st = amp_program_build(acc, src, refused[i][0], &p);
+        cr_assert_eq(st, AMP_ERROR_INVALID_ARGUMENT, "options \"%s\": %s (%s)", refused[i][0], amp_status_name(st),
+                     amp_last_error());
+        cr_assert_null(p, "options \"%s\": a program was returned", refused[i][0]);
+        assert_contains(amp_last_error(), refused[i][1]);
+        assert_contains(amp_last_error(), "never see");
+    }
+    /* values of as options, not files */
+    amp_program *p = NULL;
+    ASSERT_OK(amp_program_build(acc, src, "-Wa,--noexecstack,-I,/tmp -Wa,--defsym,AMP_X=1 -Xassembler --defsym "
+                                          "-Xassembler AMP_Y=2",
+                                &p));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
 /* Options longer than the system lets a program be started with: the
  * compile fails saying why (before: "could not be started (exit status
  * 127)" and nothing more). */

@@ -448,6 +448,76 @@ static amp_status amp__cpu_refuse_link_inputs(char *const *words, size_t n)
     return AMP_OK;
 }
 
+/* Assembler words that are another input of the assembly: GNU as takes
+ * every piece that is not an option as a file to assemble after the
+ * compiler's output ('-' is its standard input, which then reads the
+ * compiler's code; '--' makes every later piece a file), and --itbl reads
+ * a file too. Only the preprocessor's reads are checked and keyed, so
+ * -Wa,-,/tmp/x.s or -Xassembler FILE -Xassembler - assembled another
+ * user's file into the module (and ran it), and an edit to it loaded the
+ * stale cached module. Values of as options (-I DIR, --defsym SYM=V, x86's
+ * -Q y, and the long options below, which getopt_long_only also takes
+ * abbreviated and after one dash) are not files; an option not listed
+ * here whose value is the next piece has that value refused, an error
+ * rather than a file let through. GCC hands -Wa and -Xassembler pieces to
+ * as in order, so a value may be in the next word. */
+static const char *const amp__as_takes_next[] = {"defsym", "debug-prefix-map", "gdwarf-cie-version", "hash-size",
+                                                 "listing-lhs-width", "listing-lhs-width2", "listing-rhs-width",
+                                                 "listing-cont-lines", "elf-stt-common",
+                                                 "generate-missing-build-notes", "size-check", "multibyte-handling",
+                                                 "march", "mtune", NULL};
+
+static bool amp__as_piece_takes_next(const char *p, size_t len)
+{
+    if (len == 2 && (!strncmp(p, "-I", 2) || !strncmp(p, "-Q", 2))) return true;
+    if (len < 3 || p[0] != '-' || memchr(p, '=', len)) return false;
+    const char *name = p + 1 + (p[1] == '-');
+    size_t nlen = len - (size_t)(name - p);
+    for (size_t k = 0; amp__as_takes_next[k]; ++k)
+        if (nlen >= 2 && nlen <= strlen(amp__as_takes_next[k]) && !strncmp(name, amp__as_takes_next[k], nlen))
+            return true;
+    return false;
+}
+
+/* --itbl FILE or --itbl=FILE, abbreviated (--it) or after one dash */
+static bool amp__as_piece_is_itbl(const char *p, size_t len)
+{
+    if (len < 3 || p[0] != '-') return false;
+    const char *name = p + 1 + (p[1] == '-');
+    size_t nlen = strcspn(name, "=");
+    if (nlen > len - (size_t)(name - p)) nlen = len - (size_t)(name - p);
+    return nlen >= 2 && nlen <= 4 && !strncmp(name, "itbl", nlen);
+}
+
+static amp_status amp__cpu_refuse_assembler_inputs(char *const *words, size_t n)
+{
+    bool value_next = false; /* the next assembler piece is the value of an as option */
+    for (size_t i = 0; i < n; ++i) {
+        const char *w = words[i], *bad = NULL;
+        if (strncmp(w, "-Wa,", 4) && (strcmp(w, "-Xassembler") || i + 1 >= n)) continue;
+        bool wa = w[1] == 'W';
+        const char *list = wa ? w + 4 : words[++i];
+        for (const char *p = list; p && !bad;) {
+            size_t len = wa ? strcspn(p, ",") : strlen(p);
+            if (value_next) value_next = false;
+            else if (!len || p[0] != '-' || len == 1 || (len == 2 && p[1] == '-') || amp__as_piece_is_itbl(p, len))
+                bad = p;
+            else value_next = amp__as_piece_takes_next(p, len);
+            p = wa && p[len] == ',' ? p + len + 1 : NULL;
+        }
+        if (bad) {
+            size_t len = wa ? strcspn(bad, ",") : strlen(bad);
+            return amp__fail(AMP_ERROR_INVALID_ARGUMENT,
+                             "CPU accelerator: compiler option '%s%s%s' hands the assembler '%.*s', which would "
+                             "assemble or read a file ('-' is standard input, '--' makes what follows files) that "
+                             "hipamp's caches and checks of what the compiler read never see; write the code in the "
+                             "kernel's source (inline asm) instead",
+                             wa ? w : "-Xassembler", wa ? "" : " ", wa ? "" : list, (int)len, bad);
+        }
+    }
+    return AMP_OK;
+}
+
 /* argv: compiler, our flags, [-march=native], [debug], [plain path at the
  * unit's level], [-iquote dir], the user's options (they may override:
  * -O0, -g), then 6 words for the outputs and the input
@@ -460,6 +530,7 @@ static amp_status amp__cpu_build_argv(amp__cpu_build *b)
     if (st != AMP_OK) return st;
     if ((st = amp__cpu_check_user_options(b->argv + nfixed, nargv - nfixed)) != AMP_OK ||
         (st = amp__cpu_refuse_link_inputs(b->argv + nfixed, nargv - nfixed)) != AMP_OK ||
+        (st = amp__cpu_refuse_assembler_inputs(b->argv + nfixed, nargv - nfixed)) != AMP_OK ||
         (st = amp__options_refuse_inputs("CPU accelerator", b->argv + nfixed, nargv - nfixed,
                                          amp__cpu_takes_next)) != AMP_OK)
         return st;
