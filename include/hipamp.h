@@ -792,7 +792,12 @@ typedef struct amp_kernel amp_kernel;
  * keyed: the build skips the disk cache; on the CPU accelerator what the
  * compiler then read is stamped and the build repeated once against it;
  * hipRTC and NVRTC cannot say what they read, so there they and -include
- * (-imacros) are refused. A kernel's parameters (after the index) may take at
+ * (-imacros) are refused. On the CPU accelerator with GCC, a file a
+ * kernel's inline asm reads (.include, .incbin) is judged as a header
+ * found by an absolute name is (one another user could have written:
+ * AMP_ERROR_COMPILE naming it) and stamped (the build skips the disk cache,
+ * saying so in amp_cache_get_info's last_uncacheable); one named relative
+ * to the working directory is AMP_ERROR_COMPILE naming it. A kernel's parameters (after the index) may take at
  * most 4096 bytes and number at most 32, each aligned to at most 32 bytes; its
  * name at most 255 characters (each refused when it compiles). Options are
  * split at whitespace, without quoting; a word of them that is neither an

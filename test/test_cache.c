@@ -1379,6 +1379,74 @@ Test(cache, relative_include_never_resolves_beside_the_temporary_copy, .fini = c
                   .extra_env2 = "HIPAMP_HELPER_EXPECT_ADD=1");
 }
 
+/* Files a kernel's inline asm reads (.incbin, .include) go through the
+ * checks and stamps the preprocessor's headers do: before, only the
+ * preprocessor's list was checked, so an edited .incbin file loaded the
+ * stale module, a relative one was read from the working directory, and
+ * another user's assembly file was assembled in and ran. */
+static void write_asm_probe(const char *path, const char *directive, const char *file)
+{
+    char head[2 * PATH_MAX];
+    snprintf(head, sizeof head,
+             "asm(\".section .rodata\\n.globl amp_t_blob\\namp_t_blob:\\n%s \\\"%s\\\"\\n.previous\\n\");\n"
+             "extern \"C\" const int amp_t_blob[1];\n#define CACHE_PROBE_ADD amp_t_blob[0]\n",
+             directive, file);
+    write_probe_file(path, head);
+}
+
+Test(cache, files_inline_asm_reads_are_checked_and_keyed, .fini = cleanup)
+{
+    amp_accelerator *acc = setup_tree_cpu();
+    char dir[PATH_MAX + 16], blob[PATH_MAX + 32], path[PATH_MAX + 64];
+    snprintf(dir, sizeof dir, "%s/asm", g_root);
+    cr_assert_eq(mkdir(dir, 0700), 0);
+    snprintf(blob, sizeof blob, "%s/blob.bin", dir);
+    int v = 7;
+    write_file(blob, &v, sizeof v);
+    snprintf(path, sizeof path, "%s/k.hip", dir);
+    write_asm_probe(path, ".incbin", blob);
+    amp_status st;
+    int got = probe_file_result(acc, path, NULL, &st);
+    cr_assert_eq(st, AMP_OK, "build: %s: %s", amp_status_name(st), amp_last_error());
+    cr_assert_eq(got, 7);
+    amp_cache_info ci = cache_info();
+    cr_assert(strstr(ci.last_uncacheable, "blob.bin"), "last_uncacheable: \"%s\"", ci.last_uncacheable);
+    /* edited: the next build reads it again (it loaded the stale module) */
+    v = 9;
+    write_file(blob, &v, sizeof v);
+    got = probe_file_result(acc, path, NULL, &st);
+    cr_assert_eq(st, AMP_OK, "build: %s: %s", amp_status_name(st), amp_last_error());
+    cr_assert_eq(got, 9, "the module built from the old .incbin file was used (got %d)", got);
+
+    /* a relative name: the working directory's file (there is one),
+     * never read */
+    char cwd[PATH_MAX];
+    cr_assert_not_null(getcwd(cwd, sizeof cwd));
+    cr_assert_eq(chdir(dir), 0);
+    write_file("rel.bin", &v, sizeof v);
+    snprintf(path, sizeof path, "%s/k2.hip", dir);
+    write_asm_probe(path, ".incbin", "rel.bin");
+    got = probe_file_result(acc, path, NULL, &st);
+    cr_assert_eq(chdir(cwd), 0);
+    cr_assert_eq(st, AMP_ERROR_COMPILE, "a relative .incbin: %s (got %d)", amp_status_name(st), got);
+    cr_assert(strstr(amp_last_error(), "'rel.bin'") && strstr(amp_last_error(), "working directory"), "message: %s",
+              amp_last_error());
+
+    if (geteuid() != 0) return; /* another user's file needs root */
+    char shared[PATH_MAX + 16], code[PATH_MAX + 32];
+    snprintf(shared, sizeof shared, "%s/shared", g_root);
+    make_shared_dir(shared);
+    snprintf(code, sizeof code, "%s/code.s", shared);
+    plant(code, ".long 666\n");
+    snprintf(path, sizeof path, "%s/k3.hip", dir);
+    write_asm_probe(path, ".include", code);
+    got = probe_file_result(acc, path, NULL, &st);
+    cr_assert_eq(st, AMP_ERROR_COMPILE, "uid 65534's assembly file was assembled in (%s, got %d)",
+                 amp_status_name(st), got);
+    cr_assert(strstr(amp_last_error(), "code.s") && strstr(amp_last_error(), "another user"), "message: %s",
+              amp_last_error());
+}
+
 /* A kernel file in a directory every user can add to (as /tmp): a header
  * beside it that another user put there is refused, by name, and so is one
  * reached through a directory of theirs; nothing of it is compiled. */

@@ -95,6 +95,9 @@ typedef struct amp__cpu_build {
     char dir[PATH_MAX];
     int dirfd;
     char src[PATH_MAX + 32], so[PATH_MAX + 32], dep[PATH_MAX + 32];
+    /* GNU as's list of what it read (as.d) and the option that asks for
+     * it (d->as_deps) */
+    char as_dep[PATH_MAX + 32], as_opt[PATH_MAX + 48];
     /* The compiler's environment: ours with TMPDIR=dir (tmpenv). */
     char tmpenv[PATH_MAX + 16];
     char **envp;
@@ -157,6 +160,8 @@ static amp_status amp__cpu_build_dir(amp__cpu_build *b)
     snprintf(b->src, sizeof b->src, "%s/kernel.cpp", b->dir);
     snprintf(b->so, sizeof b->so, "%s/kernel.so", b->dir);
     snprintf(b->dep, sizeof b->dep, "%s/kernel.d", b->dir);
+    snprintf(b->as_dep, sizeof b->as_dep, "%s/as.d", b->dir);
+    snprintf(b->as_opt, sizeof b->as_opt, "-Wa,--MD,%s", b->as_dep);
     return AMP_OK;
 }
 
@@ -745,6 +750,7 @@ static amp_status amp__cpu_build_try(amp__cpu_build *b)
                                      .src = b->src,
                                      .pch = b->pch_used ? b->pch : NULL,
                                      .dep = b->dep,
+                                     .as_dep = b->d->as_deps ? b->as_dep : NULL,
                                      .so = b->so,
                                      .user = amp__cpu_user_part(b->source),
                                      .deadline = b->deadline,
@@ -765,6 +771,7 @@ static amp_status amp__cpu_build_try(amp__cpu_build *b)
         b->argv[m++] = "-MD"; /* every file it reads, system headers too (lib/core/program.c checks them) */
         b->argv[m++] = "-MF";
         b->argv[m++] = b->dep;
+        if (b->d->as_deps) b->argv[m++] = b->as_opt; /* what inline asm read (amp__cpu_as_read) */
         b->argv[m++] = "-o";
         b->argv[m++] = b->so;
         b->argv[m++] = b->src;
@@ -802,6 +809,55 @@ static amp_status amp__cpu_build_try(amp__cpu_build *b)
     }
 }
 
+/* What the assembler read besides the compiler's output, one absolute
+ * name a line (*names, malloc'ed; NULL when it listed nothing): a kernel's
+ * inline asm may .include or .incbin a file, which the preprocessor's list
+ * never names, so nothing checked or keyed it (another user's assembly in
+ * /tmp was assembled in and ran; an edit to it loaded the stale module from
+ * the disk cache). Through the preprocessor's list, lib/core/program.c
+ * refuses what another user could have written and stamps the rest (the
+ * build skips the disk cache, saying so). as names the unit by the .file
+ * its output starts with (kernel.cpp, "<artificial>" after LTO); a
+ * relative name is one as looked up in the working directory, which
+ * hipamp never reads from: refused, named. */
+static amp_status amp__cpu_as_read(amp__cpu_build *b, char **names)
+{
+    *names = NULL;
+    void *text = NULL;
+    size_t tl = 0;
+    if (!b->d->as_deps || amp__cpu_read_file(b->dirfd, "as.d", b->as_dep, &text, &tl) != AMP_OK) return AMP_OK;
+    char *list = amp__cpu_deps(text, "kernel.cpp", b->dir, false, true);
+    free(text);
+    amp_status st = AMP_OK;
+    if (!list) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "no memory for the list of files the assembler read");
+    size_t n = 0;
+    for (char *p = list; *p;) {
+        char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) + 1 : strlen(p);
+        if (!strncmp(p, "?<artificial>\n", 14)) {
+            p += len;
+            continue;
+        }
+        if (p[0] == '?' && p[1] != '/') {
+            st = amp__fail(AMP_ERROR_COMPILE, "compiling %s: the assembler read '%.*s' (a .include or .incbin in the "
+                           "kernel's inline asm) by a name relative to the working directory, which hipamp never "
+                           "reads from and cannot key; name the file by its absolute path",
+                           b->source_name, (int)(len - 1 - (nl != NULL)), p + 1);
+            goto fail;
+        }
+        memmove(list + n, p, len);
+        n += len;
+        p += len;
+    }
+    list[n] = '\0';
+    if (n) *names = list;
+    else free(list);
+    return AMP_OK;
+fail:
+    free(list);
+    return st;
+}
+
 /* The module, and the files the compiler read (none when it wrote no
  * dependency file: nothing fails for that) and libclang read for the loop
  * versions (their text holds what it made of those files: a type's
@@ -812,13 +868,17 @@ static amp_status amp__cpu_build_outputs(amp__cpu_build *b)
     if (st != AMP_OK) return st;
     void *text = NULL;
     size_t tl = 0;
+    char *as_read = NULL;
+    if ((st = amp__cpu_as_read(b, &as_read)) != AMP_OK) return st;
     bool listed = amp__cpu_read_file(b->dirfd, "kernel.d", b->dep, &text, &tl) == AMP_OK;
     bool loops_read = b->have_loops && b->lres.read;
-    if (!listed && !loops_read) return AMP_OK;
+    if (!listed && !loops_read && !as_read) return AMP_OK;
     b->dep_text = text;
-    b->out->deps = listed ? amp__cpu_deps(b->dep_text, b->src, b->pch_used ? amp__cpu_pch_dir() : NULL, false)
+    b->out->deps = listed ? amp__cpu_deps(b->dep_text, b->src, b->pch_used ? amp__cpu_pch_dir() : NULL, false, false)
                           : amp__strdup("");
     if (b->out->deps && loops_read) b->out->deps = amp__cpu_deps_join(b->out->deps, b->lres.read);
+    if (b->out->deps && as_read) b->out->deps = amp__cpu_deps_join(b->out->deps, as_read);
+    free(as_read);
     if (!b->out->deps) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "no memory for the list of files the compiler read");
     return AMP_OK;
 }

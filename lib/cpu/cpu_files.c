@@ -269,7 +269,7 @@ static bool amp__cpu_line_append(char **buf, size_t *n, size_t *cap, const char 
     return true;
 }
 
-char *amp__cpu_deps(const char *text, const char *skip, const char *skip_dir, bool resolve)
+char *amp__cpu_deps(const char *text, const char *skip, const char *skip_dir, bool resolve, bool relative_unnamed)
 {
     size_t cap = 256, n = 0;
     char *out = malloc(cap);
@@ -298,7 +298,8 @@ char *amp__cpu_deps(const char *text, const char *skip, const char *skip_dir, bo
         char abs[PATH_MAX];
         /* A name it cannot hold stays in the list, not absolute: the check
          * of what the compiler read refuses it (lib/core/program.c). */
-        if (cut || (!(resolve && realpath(word, abs)) && !amp__path_tidy(word, abs, sizeof abs)))
+        if (cut || (relative_unnamed && word[0] != '/') ||
+            (!(resolve && realpath(word, abs)) && !amp__path_tidy(word, abs, sizeof abs)))
             snprintf(abs, sizeof abs, "?%.200s", word);
         size_t l = strlen(abs), sl = skip_dir ? strlen(skip_dir) : 0;
         if (sl && !strncmp(abs, skip_dir, sl) && abs[sl] == '/') continue;

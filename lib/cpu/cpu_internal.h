@@ -107,6 +107,8 @@ typedef struct amp__cpu_device {
     size_t stack_size;    /* bytes per fiber stack, guard page excluded */
     bool debug;           /* compile kernels with AMP_DEBUG_CHECKS */
     bool native;          /* compile with -march=native (the cache tag names the processor) */
+    bool as_deps;         /* the compiler runs GNU as (GCC): -Wa,--MD,FILE lists what a kernel's inline asm
+                           * read (.include, .incbin), which the preprocessor's list never names */
     bool stack_clash;     /* compile with -fstack-clash-protection (GCC 8, clang 11 on): every page of a
                            * large frame is touched in turn, so a fiber's overflow meets its guard page
                            * (ends the process) instead of writing into the next fiber's stack */
@@ -234,8 +236,11 @@ bool amp__cpu_dir_claim(int fd);
  * the compiler's own directories), else as the compiler named them, made
  * absolute and tidied (amp__path_tidy): the way it took is what
  * lib/core/program.c judges, not where that way leads after it read the
- * file. A name too long to hold is a line starting with '?'. */
-char *amp__cpu_deps(const char *text, const char *skip, const char *skip_dir, bool resolve);
+ * file. A name too long to hold is a line starting with '?', and so is a
+ * relative name where relative_unnamed (the assembler's list: a relative
+ * .incbin or .include is read from the working directory, which hipamp
+ * never reads from; the caller names it). */
+char *amp__cpu_deps(const char *text, const char *skip, const char *skip_dir, bool resolve, bool relative_unnamed);
 /* deps (amp__cpu_deps's list, freed here) with names appended (one a line:
  * the loop transformation's, amp__cpu_loops_result.read), made absolute and
  * tidied the same way, a line beginning '?' kept as it is; NULL when no
@@ -562,6 +567,7 @@ typedef struct amp__cpu_split_job {
     const char *src;      /* the unit, written there */
     const char *pch;      /* -include this precompiled header (NULL: none) */
     const char *dep;      /* the dependency file: every part's, made one */
+    const char *as_dep;   /* the assembler's dependency file, every part's made one (NULL: none asked) */
     const char *so;       /* the module to link */
     const char *user;     /* the user's part of the unit: its kernels are looked for there */
     uint64_t deadline;    /* monotonic ns */

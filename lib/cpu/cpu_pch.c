@@ -380,7 +380,7 @@ static void *amp__pch_make(void *arg)
         if (ok) {
             dtext = t;
             t[dsize] = 0;
-            deps = amp__cpu_deps(t, amp__pch_header, amp__pch_dir, true);
+            deps = amp__cpu_deps(t, amp__pch_header, amp__pch_dir, true, false);
         }
     }
     ok = ok && deps && amp__pch_deps_ok(amp__pch_maker.dirs, deps, strlen(deps));

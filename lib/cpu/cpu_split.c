@@ -49,6 +49,8 @@ typedef struct amp__cpu_part {
     char *path;    /* and path (in argv too) */
     char dep[32];  /* its dependency file's name there */
     char *dep_path;
+    char as_dep[32]; /* the assembler's list of what it read (job->as_dep), its name there */
+    char *as_opt;    /* -Wa,--MD,PATH (in argv too; NULL: none asked) */
 } amp__cpu_part;
 
 typedef struct amp__cpu_split {
@@ -97,20 +99,25 @@ static bool amp__cpu_split_argv(amp__cpu_split *sp, int k)
     pt->job = job;
     snprintf(pt->obj, sizeof pt->obj, "part%d.o", k);
     snprintf(pt->dep, sizeof pt->dep, "part%d.d", k);
-    char *path = NULL, *dep = NULL;
+    snprintf(pt->as_dep, sizeof pt->as_dep, "part%d.as.d", k);
+    char *path = NULL, *dep = NULL, *as_opt = NULL;
     if (asprintf(&path, "%s/%s", job->dir, pt->obj) < 0) path = NULL;
     if (asprintf(&dep, "%s/%s", job->dir, pt->dep) < 0) dep = NULL;
-    if (!path || !dep) {
+    if (job->as_dep && asprintf(&as_opt, "-Wa,--MD,%s/%s", job->dir, pt->as_dep) < 0) as_opt = NULL;
+    if (!path || !dep || (job->as_dep && !as_opt)) {
         free(path);
         free(dep);
+        free(as_opt);
         free(argv);
         return false;
     }
     pt->path = path;
     pt->dep_path = dep;
+    pt->as_opt = as_opt;
     argv[m++] = "-MD";
     argv[m++] = "-MF";
     argv[m++] = dep;
+    if (as_opt) argv[m++] = as_opt; /* what a part's inline asm read (cpu_compile.c, amp__cpu_as_read) */
     argv[m++] = "-o";
     argv[m++] = path;
     argv[m++] = (char *)job->src;
@@ -200,6 +207,7 @@ static void amp__cpu_split_free(amp__cpu_split *sp)
         free(pt->argv);
         free(pt->path);
         free(pt->dep_path);
+        free(pt->as_opt);
         free(pt->log);
     }
     free(sp->link_argv); /* its words are borrowed */
@@ -211,20 +219,30 @@ static void amp__cpu_split_free(amp__cpu_split *sp)
 }
 
 /* The parts' dependency files as one, job->dep, which the build's check of
- * what the compiler read (lib/core/program.c) reads: every part's. */
+ * what the compiler read (lib/core/program.c) reads: every part's; and the
+ * assembler's lists as one, job->as_dep (cpu_compile.c reads it). */
 static bool amp__cpu_split_deps(amp__cpu_split *sp)
 {
     char *text[AMP__CPU_SPLIT_MAX] = {0};
     bool ok = true;
-    for (int k = 0; k < sp->nparts && ok; ++k) {
-        size_t size = 0;
-        ok = amp__cpu_read_file(sp->job->dirfd, sp->parts[k].dep, sp->parts[k].dep_path, (void **)&text[k], &size) ==
-             AMP_OK;
+    for (int as = 0; as < 2 && ok; ++as) {
+        const char *to = as ? sp->job->as_dep : sp->job->dep;
+        if (!to) continue;
+        for (int k = 0; k < sp->nparts && ok; ++k) {
+            size_t size = 0;
+            char path[PATH_MAX + 64];
+            snprintf(path, sizeof path, "%s/%s", sp->job->dir, sp->parts[k].as_dep);
+            ok = amp__cpu_read_file(sp->job->dirfd, as ? sp->parts[k].as_dep : sp->parts[k].dep,
+                                    as ? path : sp->parts[k].dep_path, (void **)&text[k], &size) == AMP_OK;
+        }
+        const char *slash = strrchr(to, '/');
+        ok = ok && amp__cpu_write_file(sp->job->dirfd, slash ? slash + 1 : to, to, true, (const char *const *)text,
+                                       (size_t)sp->nparts) == AMP_OK;
+        for (int k = 0; k < sp->nparts; ++k) {
+            free(text[k]);
+            text[k] = NULL;
+        }
     }
-    const char *slash = strrchr(sp->job->dep, '/');
-    ok = ok && amp__cpu_write_file(sp->job->dirfd, slash ? slash + 1 : sp->job->dep, sp->job->dep, true,
-                                   (const char *const *)text, (size_t)sp->nparts) == AMP_OK;
-    for (int k = 0; k < sp->nparts; ++k) free(text[k]);
     return ok;
 }
 

@@ -33,6 +33,11 @@ const amp__cpu_sanitizer amp__cpu_sanitizers[AMP__CPU_NSANITIZERS] = {{"address"
 
 /* ------------------------------------------------------ the compiler */
 
+/* Whether the compiler hands its assembly to GNU as (GCC), which names the
+ * files a kernel's inline asm read (.include, .incbin) with --MD; clang's
+ * integrated assembler has no such list (and refuses -Wa,--MD). */
+static bool amp__cpu_runs_gnu_as(const char *version) { return !strstr(version, "clang version"); }
+
 /* Whether the compiler whose --version printed text takes
  * -fstack-clash-protection: clang from 11 ("clang version 15.0.6"), GCC
  * from 8 (its first line ends with the version, "g++ (Debian 12.2.0-14)
@@ -356,6 +361,7 @@ void amp__cpu_find_compiler(amp__cpu_device *d)
     }
 
     d->stack_clash = amp__cpu_has_stack_clash(version);
+    d->as_deps = amp__cpu_runs_gnu_as(version);
 
     /* -march=native where the compilers understand it and the processor
      * can be identified; AMP_CPU_NATIVE=0 turns it off. */
