@@ -757,7 +757,7 @@ typedef struct amp_kernel amp_kernel;
  * before it, -Wa,-I,DIR or --defsym SYM=V: a file to assemble, '-' its
  * standard input, '--', --itbl FILE), and an option left
  * without the value it takes), and -fsanitize=address,
- * thread or hwaddress unless that sanitizer's runtime is in the process
+ * thread, hwaddress or leak unless that sanitizer's runtime is in the process
  * already, are AMP_ERROR_INVALID_ARGUMENT naming the option (nothing is
  * compiled); a cached module that needs such a runtime is not loaded
  * without it. On a GPU (and in amp_compile_for_target) an option naming a

@@ -1204,6 +1204,19 @@ Test(cpu, options_the_accelerator_cannot_honour_are_refused)
         cr_assert_eq(st, AMP_ERROR_INVALID_ARGUMENT, "-fsanitize=address without ASan: %s", amp_status_name(st));
         assert_contains(amp_last_error(), "'-fsanitize=address' needs the sanitizer's runtime");
     }
+    /* LeakSanitizer the same (its runtime cannot be loaded late: the
+     * module failed to load, AMP_ERROR_DEVICE); UBSan's loads late */
+    st = amp_program_build(acc, src, "-fsanitize=leak", &p);
+    if (dlsym(RTLD_DEFAULT, "__lsan_init")) {
+        cr_assert_eq(st, AMP_OK, "-fsanitize=leak with LSan loaded: %s", amp_last_error());
+        ASSERT_OK(amp_program_destroy(p));
+    } else {
+        cr_assert_eq(st, AMP_ERROR_INVALID_ARGUMENT, "-fsanitize=leak without LSan: %s (%s)", amp_status_name(st),
+                     amp_last_error());
+        assert_contains(amp_last_error(), "'-fsanitize=leak' needs the sanitizer's runtime");
+    }
+    ASSERT_OK(amp_program_build(acc, src, "-fsanitize=undefined", &p));
+    ASSERT_OK(amp_program_destroy(p));
     /* ... and switched off again it builds; ordinary options build */
     ASSERT_OK(amp_program_build(acc, src, "-fsanitize=address -fno-sanitize=all", &p));
     ASSERT_OK(amp_program_destroy(p));

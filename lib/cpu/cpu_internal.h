@@ -180,7 +180,7 @@ extern const size_t amp__cpu_nflags;
 typedef struct amp__cpu_sanitizer {
     const char *option, *lib, *init;
 } amp__cpu_sanitizer;
-#define AMP__CPU_NSANITIZERS 3
+#define AMP__CPU_NSANITIZERS 4
 extern const amp__cpu_sanitizer amp__cpu_sanitizers[AMP__CPU_NSANITIZERS];
 /* Whether an environment entry ("NAME=value") is kept from the compiler:
  * one that changes what it does yet is in no cache tag (where it finds its

@@ -27,7 +27,11 @@ const char *const amp__cpu_flags[] = {"-std=c++17",      "-O3",   "-fPIC", "-sha
 const size_t amp__cpu_nflags = sizeof amp__cpu_flags / sizeof amp__cpu_flags[0];
 const amp__cpu_sanitizer amp__cpu_sanitizers[AMP__CPU_NSANITIZERS] = {{"address", "libasan", "__asan_init"},
                                                                        {"thread", "libtsan", "__tsan_init"},
-                                                                       {"hwaddress", "libhwasan", "__hwasan_init"}};
+                                                                       {"hwaddress", "libhwasan", "__hwasan_init"},
+                                                                       /* LeakSanitizer's runtime, loaded late, finds no
+                                                                        * static TLS left (dlopen fails); UBSan's standalone
+                                                                        * one loads late and is not here */
+                                                                       {"leak", "liblsan", "__lsan_init"}};
 /* Bump when the loop transformation's output changes (cache tag). */
 #define AMP__CPU_LOOPS_VERSION 8
 
