@@ -808,7 +808,8 @@ typedef struct amp_kernel amp_kernel;
  * numbers of source as given (a refused kernel parameter type is named with
  * its position, a kernel whose parameters take more than 4096 bytes with
  * its name and their size, on the first line), or says the compile timed
- * out, names a header that is not a regular file or that another user
+ * out, names a header that is not a regular file (a FIFO, a device, or a
+ * process's open file: /dev/stdin, /dev/fd/N, /proc/.../fd/N) or that another user
  * could have put there (and who), or a file the compiler read that another
  * user could have written (nothing built from it is loaded), or (CPU
  * accelerator) a TMPDIR that another user could change entries of, or

@@ -1287,6 +1287,41 @@ Test(cpu, assembler_inputs_are_refused)
     ASSERT_OK(amp_program_destroy(p));
 }
 
+/* A header that is a process's open file (/dev/stdin, /dev/fd/N,
+ * /proc/self/fd/N) is no regular file: it was taken when the descriptor
+ * was open on one (the compiler's stdin is another file), and nothing
+ * keyed it. */
+Test(cpu, header_that_is_an_open_descriptor_is_refused)
+{
+    amp_accelerator *acc = cpu_acc();
+    char hdr[] = "/tmp/hipamp-test-fdhdr-XXXXXX";
+    int fd = mkstemp(hdr);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(write(fd, "#define V 7\n", 12), 12);
+    cr_assert_eq(lseek(fd, 0, SEEK_SET), 0);
+    cr_assert_eq(dup2(fd, 0), 0); /* stdin: a regular file */
+    char names[3][64];
+    snprintf(names[0], sizeof names[0], "/dev/stdin");
+    snprintf(names[1], sizeof names[1], "/dev/fd/%d", fd);
+    snprintf(names[2], sizeof names[2], "/proc/self/fd/%d", fd);
+    for (int i = 0; i < 3; ++i) {
+        char src[320];
+        snprintf(src, sizeof src,
+                 "#include \"%s\"\n#ifndef V\n#define V 99\n#endif\n"
+                 "AMP_KERNEL(k, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = V; }\n",
+                 names[i]);
+        amp_program *p = (amp_program *)1;
+        amp_status st = amp_program_build(acc, src, NULL, &p);
+        cr_assert_eq(st, AMP_ERROR_COMPILE, "#include \"%s\": %s (%s)", names[i], amp_status_name(st),
+                     amp_last_error());
+        cr_assert_null(p);
+        assert_contains(amp_last_error(), names[i]);
+        assert_contains(amp_last_error(), "not a regular file");
+    }
+    close(fd);
+    unlink(hdr);
+}
+
 /* Options longer than the system lets a program be started with: the
  * compile fails saying why (before: "could not be started (exit status
  * 127)" and nothing more). */

@@ -453,6 +453,59 @@ static const char *amp__where(char *buf, size_t n, const char *file, const amp__
     return buf;
 }
 
+/* Whether path leads through /proc or /dev/fd: a process's open file
+ * (#include "/dev/stdin", /dev/fd/N, /proc/self/fd/N, /proc/PID/fd/N),
+ * which is a regular file when stdin is one, yet another file (or none) in
+ * the compiler, and none the key could name. Symbolic links are followed
+ * one at a time, as the kernel does, up to the magic link itself (realpath
+ * would follow it to whatever file it stands for now). */
+static bool amp__via_proc(const char *path)
+{
+    char cur[PATH_MAX], done[PATH_MAX], link[PATH_MAX], next[PATH_MAX];
+    if (!amp__path_tidy(path, cur, sizeof cur)) return false;
+    for (int hops = 0; hops < 40; ++hops) {
+        size_t dl = 0;
+        const char *p = cur;
+        bool relinked = false;
+        done[0] = '\0';
+        while (*p && !relinked) {
+            while (*p == '/') ++p;
+            size_t cl = strcspn(p, "/");
+            if (!cl || (cl == 1 && p[0] == '.')) {
+                p += cl;
+                continue;
+            }
+            if (cl == 2 && p[0] == '.' && p[1] == '.') { /* the parent of a prefix with no links left */
+                while (dl && done[dl - 1] != '/') --dl;
+                dl -= dl > 0;
+                done[dl] = '\0';
+                p += cl;
+                continue;
+            }
+            if (dl + 1 + cl >= sizeof done) return false;
+            done[dl++] = '/';
+            memcpy(done + dl, p, cl);
+            dl += cl;
+            done[dl] = '\0';
+            p += cl;
+            if (!strcmp(done, "/proc") || !strcmp(done, "/dev/fd")) return true;
+            struct stat sb;
+            if (lstat(done, &sb) != 0 || !S_ISLNK(sb.st_mode)) continue;
+            ssize_t ll = readlink(done, link, sizeof link - 1);
+            if (ll < 0) return false;
+            link[ll] = '\0';
+            while (dl && done[dl - 1] != '/') --dl; /* the link's directory, '/' kept */
+            done[dl] = '\0';
+            int w = snprintf(next, sizeof next, "%s%s%s", link[0] == '/' ? "" : done, link, p);
+            if (w < 0 || (size_t)w >= sizeof next) return false;
+            memcpy(cur, next, (size_t)w + 1);
+            relinked = true;
+        }
+        if (!relinked) return false;
+    }
+    return false;
+}
+
 /* Open path as the header directive d of file names: a regular file, read
  * whole. 1 = found and added (or already there), 0 = absent, <0 = failure
  * (status set, naming d's file and line). */
@@ -484,6 +537,13 @@ static int amp__add_header(amp__scanner *sc, const char *file, const amp__direct
     if (!S_ISREG(sb.st_mode)) {
         amp__fail(AMP_ERROR_COMPILE, "%s: header '%.*s' resolves to %s, which is not a regular file (a FIFO or a "
                   "device cannot be a header)", amp__where(at, sizeof at, file, d), (int)d->len, d->name, path);
+        goto out;
+    }
+    if (amp__via_proc(path)) {
+        amp__fail(AMP_ERROR_COMPILE, "%s: header '%.*s' resolves to %s, which is not a regular file but a process's "
+                  "open file (through /proc or /dev/fd: /dev/stdin, /dev/fd/N, /proc/self/fd/N mean another file in "
+                  "the compiler, and none hipamp could key)", amp__where(at, sizeof at, file, d), (int)d->len,
+                  d->name, path);
         goto out;
     }
     /* The same file under another name or path: one header, watched
