@@ -1445,6 +1445,25 @@ Test(cache, files_inline_asm_reads_are_checked_and_keyed, .fini = cleanup)
                  amp_status_name(st), got);
     cr_assert(strstr(amp_last_error(), "code.s") && strstr(amp_last_error(), "another user"), "message: %s",
               amp_last_error());
+
+    /* under LTO the asm is assembled at link time: a build in parts listed
+     * none of it (its link asked for no list), so the file was used */
+    char src[2 * PATH_MAX];
+    snprintf(src, sizeof src,
+             "AMP_KERNEL(k1, amp::index<1> i, amp::array_view<int, 1> v) { asm volatile(\".pushsection "
+             ".rodata\\n.include \\\"%s\\\"\\n.popsection\\n\"); v[i] = 1; }\n"
+             "AMP_KERNEL(k2, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = 2; }\n",
+             code);
+    snprintf(path, sizeof path, "%s/k4.hip", dir);
+    write_file(path, src, strlen(src));
+    cr_assert_eq(setenv("AMP_CPU_COMPILE_JOBS", "2", 1), 0);
+    amp_program *p = NULL;
+    st = amp_program_build_file(acc, path, "-flto -O2", &p);
+    if (p) amp_program_destroy(p);
+    cr_assert_eq(st, AMP_ERROR_COMPILE, "uid 65534's assembly file was assembled in under -flto (%s)",
+                 amp_status_name(st));
+    cr_assert(strstr(amp_last_error(), "code.s") && strstr(amp_last_error(), "another user"), "message: %s",
+              amp_last_error());
 }
 
 /* A kernel file in a directory every user can add to (as /tmp): a header

@@ -531,7 +531,7 @@ static amp_status amp__cpu_build_argv(amp__cpu_build *b)
 {
     const amp__cpu_device *d = b->d;
     size_t nfixed = (size_t)d->ncxx + amp__cpu_nflags + 6, nargv = 0;
-    amp_status st = amp__split_options(b->job->options, nfixed, 10, &b->argv, &nargv, &b->opts);
+    amp_status st = amp__split_options(b->job->options, nfixed, 12, &b->argv, &nargv, &b->opts);
     if (st != AMP_OK) return st;
     if ((st = amp__cpu_check_user_options(b->argv + nfixed, nargv - nfixed)) != AMP_OK ||
         (st = amp__cpu_refuse_link_inputs(b->argv + nfixed, nargv - nfixed)) != AMP_OK ||
@@ -729,17 +729,32 @@ static amp_status amp__cpu_build_late(const amp__cpu_build *b)
                      b->source_name, b->timeout);
 }
 
+/* Whether the user's options may turn link-time optimisation on (any
+ * -flto... word: -flto-partition=... alone changes nothing). Under LTO the
+ * user's asm is assembled at link time, once a partition: each as run
+ * rewrote the one --MD list (the last partition's reads alone were
+ * listed), and a split build's link asked for none (another user's
+ * .incbin was assembled in unchecked). Such a build is compiled whole, in
+ * one partition (amp__cpu_build_try). */
+static bool amp__cpu_user_lto(const amp__cpu_build *b)
+{
+    for (size_t i = b->user_from; i < b->user_to; ++i)
+        if (!strncmp(b->argv[i], "-flto", 5)) return true;
+    return false;
+}
+
 /* Up to three tries: every loop version; without those the compiler
  * rejected; without any. A build the fiber path can do never fails
  * because of a loop version. */
 static amp_status amp__cpu_build_try(amp__cpu_build *b)
 {
     amp_status st;
+    bool lto = b->d->as_deps && amp__cpu_user_lto(b);
     for (int attempt = 0;; ++attempt) {
         if ((st = amp__cpu_build_write_source(b)) != AMP_OK) return st;
         /* First the unit in parts on several compilers at once; whatever
          * that cannot do (an error included) the whole unit does below. */
-        if (!b->split_tried) {
+        if (!b->split_tried && !lto) {
             b->split_tried = true;
             amp__cpu_split_job sj = {.words = b->argv,
                                      .nwords = b->user_to,
@@ -772,6 +787,7 @@ static amp_status amp__cpu_build_try(amp__cpu_build *b)
         b->argv[m++] = "-MF";
         b->argv[m++] = b->dep;
         if (b->d->as_deps) b->argv[m++] = b->as_opt; /* what inline asm read (amp__cpu_as_read) */
+        if (lto) b->argv[m++] = "-flto-partition=one"; /* one as run: one whole list (amp__cpu_user_lto) */
         b->argv[m++] = "-o";
         b->argv[m++] = b->so;
         b->argv[m++] = b->src;
