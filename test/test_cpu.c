@@ -121,6 +121,17 @@ static const char cpu_kernels[] =
     "    for (int r = 0; r < (t.local[0] == 5 ? 3 : 2); ++r) t.barrier.wait();\n"
     "    v[t.global] = 1;\n"
     "}\n"
+    /* Work-item 0 leaves before any barrier; the others wait at a barrier,
+     * in a loop, until the last one has set a tile_static flag. */
+    "AMP_TILED_KERNEL(diverge_first_leaves_others_wait, amp::tiled_index<32> t, amp::array_view<int, 1> v)\n"
+    "{\n"
+    "    tile_static int ready;\n"
+    "    const int l = t.local[0];\n"
+    "    if (l == 0) { ready = 0; return; }\n"
+    "    if (l == 31) ready = 1;\n"
+    "    while (!ready) t.barrier.wait();\n"
+    "    v[t.global] = 1;\n"
+    "}\n"
     /* HIP names from the CPU prelude. */
     "AMP_TILED_KERNEL(hip_geometry, amp::tiled_index<4, 16> t, amp::array_view<int, 2> v)\n"
     "{\n"
@@ -935,6 +946,15 @@ BOTH_PATHS(divergent_barrier_extra_round_is_reported, .timeout = 60) { divergent
 Test(cpu, divergent_barrier_in_a_loop_others_wait_on_is_reported, .timeout = 30)
 {
     divergent_case("diverge_loop_exit");
+}
+/* Work-item 0 met no barrier, so the others ran as a plain loop on the
+ * thread's stack, where a barrier could not hand the thread on: work-item
+ * 1 waited for ever for the flag work-item 31 sets. The rest of the tile
+ * now goes on as fibers. Fibers only, as above (a return before a later
+ * barrier keeps the kernel off the loop version). */
+Test(cpu, divergent_barrier_after_the_first_item_returned_others_wait_on_is_reported, .timeout = 30)
+{
+    divergent_case("diverge_first_leaves_others_wait");
 }
 /* The same, compiled with the debug checks. */
 BOTH_PATHS(divergent_barrier_in_debug_mode_is_reported, .timeout = 60)

@@ -106,15 +106,58 @@ static void amp__cpu_fiber_go(amp__cpu_fiber *f)
     }
 }
 
-/* Round-robin: the next fiber that has not returned, started if it has not
- * run in this tile yet. */
+/* The work-item that the fast path's plain loop was running, on the
+ * thread's own stack, when it met a barrier (amp__cpu_loop_to_fibers);
+ * -1 when none. It takes its turn in the round robin through w->main, the
+ * thread's context, not through its fiber (whose context may be parked
+ * mid-kernel from an earlier tile, and is left alone). A thread runs one
+ * tile at a time: per thread, not per worker, so no layout changes. */
+static _Thread_local int amp__cpu_loop_id = -1;
+
+static amp__cpu_ctx *amp__cpu_turn(amp__cpu_worker *w, int k)
+{
+    if (k == amp__cpu_loop_id) return &w->main;
+    amp__cpu_fiber *to = w->fibers[k];
+    if (to->state == FIBER_IDLE) amp__cpu_fiber_go(to);
+    return &to->ctx;
+}
+
+/* Round-robin: the next work-item that has not returned, its fiber started
+ * if it has not run in this tile yet. */
 static void amp__cpu_switch_to_next(amp__cpu_worker *w, amp__cpu_fiber *from)
 {
     int k = from->id;
     do k = k + 1 == w->n ? 0 : k + 1; while (w->fibers[k]->state == FIBER_DONE);
-    amp__cpu_fiber *to = w->fibers[k];
-    if (to->state == FIBER_IDLE) amp__cpu_fiber_go(to);
-    amp__cpu_ctx_switch(&from->ctx, &to->ctx);
+    amp__cpu_ctx_switch(&from->ctx, amp__cpu_turn(w, k));
+}
+
+/* From the loop's work-item (on the thread's stack): the next other one
+ * that has not returned, if any. */
+static void amp__cpu_loop_yield(amp__cpu_worker *w)
+{
+    int me = amp__cpu_loop_id, k = me;
+    do k = k + 1 == w->n ? 0 : k + 1; while (k != me && w->fibers[k]->state == FIBER_DONE);
+    if (k != me) amp__cpu_ctx_switch(&w->main, amp__cpu_turn(w, k));
+}
+
+/* A barrier met on the fast path (work-item 0 returned without one, the
+ * others running as a plain loop on the thread's stack): divergence,
+ * reported by the caller. The loop could not hand the thread on, so a
+ * work-item waiting at a barrier for another's progress (a loop on a
+ * tile_static flag that a later work-item sets) spun for ever. The rest of
+ * the tile goes on as on the fiber path: the loop's work-item it takes its
+ * turns through the thread's context, the loop stops after it (the entry
+ * reads it->end after each work-item, and the barrier call it made is
+ * opaque to it), and those after it run as fibers. */
+static void amp__cpu_loop_to_fibers(amp__cpu_worker *w, amp__cpu_item *it)
+{
+    int k = it->cur_local;
+    for (int i = 1; i < k; ++i) w->fibers[i]->state = FIBER_DONE; /* ran in the loop */
+    w->done = k;
+    w->fibers[k]->state = FIBER_LIVE;
+    amp__cpu_loop_id = k;
+    w->loop_mode = false;
+    it->end = k + 1;
 }
 
 static void amp__cpu_barrier(amp__cpu_item *it)
@@ -143,12 +186,15 @@ static void amp__cpu_barrier(amp__cpu_item *it)
     }
     if (w->broken) {
         if (!w->loop_mode && it->fiber && w->done < w->n - 1) amp__cpu_switch_to_next(w, it->fiber);
+        else if (!it->fiber && amp__cpu_loop_id >= 0) amp__cpu_loop_yield(w);
         return;
     }
     w->saw_barrier = true;
     if (w->loop_mode) {
         amp__cpu_divergent(w, it->cur_local,
                            "reached a barrier that %d work-item%s (local 0) returned without reaching", 1);
+        amp__cpu_loop_to_fibers(w, it);
+        amp__cpu_loop_yield(w);
         return;
     }
     amp__cpu_fiber *f = it->fiber;
@@ -358,6 +404,15 @@ static void amp__cpu_run_tile(amp__cpu_worker *w, amp__cpu_job *j, int64_t t)
         w->loop_item.end = w->n;
         j->entry(&w->loop_item);
         w->loop_mode = false;
+        int k = amp__cpu_loop_id;
+        if (k >= 0) {
+            /* The loop met a barrier (amp__cpu_loop_to_fibers) and its
+             * work-item has returned: the fibers after it finish the tile,
+             * the last one back here. */
+            w->fibers[k]->state = FIBER_DONE;
+            if (++w->done < w->n) amp__cpu_loop_yield(w);
+            amp__cpu_loop_id = -1;
+        }
     }
 }
 
