@@ -847,6 +847,10 @@ struct amp__cpu_worker {
     bool saw_barrier; /* some work-item of this tile met a barrier */
     bool loop_mode;   /* work-items 1..n-1 run as a plain loop */
     bool broken;      /* divergent barrier found: barriers are no-ops now */
+    /* The work-item the plain loop was running when it met a barrier; it
+     * then takes its turns through main (cpu_run.c amp__cpu_loop_to_fibers).
+     * -1: none. */
+    int loop_id;
     amp__cpu_item loop_item;
     /* Loop versions run on their own stack: their frame holds the tile's
      * tile_static memory and work-item context (up to

@@ -106,17 +106,13 @@ static void amp__cpu_fiber_go(amp__cpu_fiber *f)
     }
 }
 
-/* The work-item that the fast path's plain loop was running, on the
- * thread's own stack, when it met a barrier (amp__cpu_loop_to_fibers);
- * -1 when none. It takes its turn in the round robin through w->main, the
- * thread's context, not through its fiber (whose context may be parked
- * mid-kernel from an earlier tile, and is left alone). A thread runs one
- * tile at a time: per thread, not per worker, so no layout changes. */
-static _Thread_local int amp__cpu_loop_id = -1;
-
+/* Where work-item k's turn resumes: the loop's work-item (w->loop_id, on
+ * the thread's own stack) through w->main, the thread's context, not
+ * through its fiber (whose context may be parked mid-kernel from an
+ * earlier tile, and is left alone); any other through its fiber. */
 static amp__cpu_ctx *amp__cpu_turn(amp__cpu_worker *w, int k)
 {
-    if (k == amp__cpu_loop_id) return &w->main;
+    if (k == w->loop_id) return &w->main;
     amp__cpu_fiber *to = w->fibers[k];
     if (to->state == FIBER_IDLE) amp__cpu_fiber_go(to);
     return &to->ctx;
@@ -135,7 +131,7 @@ static void amp__cpu_switch_to_next(amp__cpu_worker *w, amp__cpu_fiber *from)
  * that has not returned, if any. */
 static void amp__cpu_loop_yield(amp__cpu_worker *w)
 {
-    int me = amp__cpu_loop_id, k = me;
+    int me = w->loop_id, k = me;
     do k = k + 1 == w->n ? 0 : k + 1; while (k != me && w->fibers[k]->state == FIBER_DONE);
     if (k != me) amp__cpu_ctx_switch(&w->main, amp__cpu_turn(w, k));
 }
@@ -145,7 +141,7 @@ static void amp__cpu_loop_yield(amp__cpu_worker *w)
  * reported by the caller. The loop could not hand the thread on, so a
  * work-item waiting at a barrier for another's progress (a loop on a
  * tile_static flag that a later work-item sets) spun for ever. The rest of
- * the tile goes on as on the fiber path: the loop's work-item it takes its
+ * the tile goes on as on the fiber path: the loop's work-item takes its
  * turns through the thread's context, the loop stops after it (the entry
  * reads it->end after each work-item, and the barrier call it made is
  * opaque to it), and those after it run as fibers. */
@@ -155,7 +151,7 @@ static void amp__cpu_loop_to_fibers(amp__cpu_worker *w, amp__cpu_item *it)
     for (int i = 1; i < k; ++i) w->fibers[i]->state = FIBER_DONE; /* ran in the loop */
     w->done = k;
     w->fibers[k]->state = FIBER_LIVE;
-    amp__cpu_loop_id = k;
+    w->loop_id = k;
     w->loop_mode = false;
     it->end = k + 1;
 }
@@ -186,7 +182,7 @@ static void amp__cpu_barrier(amp__cpu_item *it)
     }
     if (w->broken) {
         if (!w->loop_mode && it->fiber && w->done < w->n - 1) amp__cpu_switch_to_next(w, it->fiber);
-        else if (!it->fiber && amp__cpu_loop_id >= 0) amp__cpu_loop_yield(w);
+        else if (!it->fiber && w->loop_id >= 0) amp__cpu_loop_yield(w);
         return;
     }
     w->saw_barrier = true;
@@ -383,6 +379,7 @@ static void amp__cpu_run_tile(amp__cpu_worker *w, amp__cpu_job *j, int64_t t)
     w->n = L->tile_threads;
     w->arrived = w->done = 0;
     w->saw_barrier = w->loop_mode = w->broken = false;
+    w->loop_id = -1;
     w->loop_item = base;
     for (int i = 0; i < w->n; ++i) {
         amp__cpu_fiber *f = w->fibers[i];
@@ -404,14 +401,14 @@ static void amp__cpu_run_tile(amp__cpu_worker *w, amp__cpu_job *j, int64_t t)
         w->loop_item.end = w->n;
         j->entry(&w->loop_item);
         w->loop_mode = false;
-        int k = amp__cpu_loop_id;
+        int k = w->loop_id;
         if (k >= 0) {
             /* The loop met a barrier (amp__cpu_loop_to_fibers) and its
              * work-item has returned: the fibers after it finish the tile,
              * the last one back here. */
             w->fibers[k]->state = FIBER_DONE;
             if (++w->done < w->n) amp__cpu_loop_yield(w);
-            amp__cpu_loop_id = -1;
+            w->loop_id = -1;
         }
     }
 }
@@ -580,6 +577,7 @@ void amp__cpu_worker_abandon_contexts(amp__cpu_worker *w)
         w->fibers[i]->state = FIBER_IDLE;
     }
     w->tiles_started = w->in_tiles = w->loop_mode = w->broken = w->saw_barrier = false;
+    w->loop_id = -1;
     w->n = w->arrived = w->done = 0;
 }
 
