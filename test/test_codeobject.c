@@ -600,21 +600,7 @@ Test(codeobject, nvrtc_split_compile_changes_no_machine_code, .timeout = 120)
  * amd_hip_vector_types.h and clang's __clang_hip_math.h: T, F, R, V, B,
  * U; NVRTC's built-in header: T): test_program.c defines those for the
  * CPU accelerator only (its headers, libstdc++'s, use reserved names). */
-#define MACRO_NAME_OPTIONS_GPU                                                                               \
-    "-DN=4 -DI=1 -DA=2 -DH=3 -DD0=5 -DK=7 -DP=9 -DM=10 -DS=11 -DX=13 -DY=14 -DC=16 -DD=17 -DD1=18 -DD2=19 " \
-    "-DE=20 -DJ=21 -DL=22 -DW=24 -DFn=25 -DKernel=26 -DMask=27 -DPosition=28 -DBytes=29 -DBody=30 -DTI=31 "  \
-    "-DLoopsOnly=32 -DK_VIEW=33 -DK_ARRAY=34 -DK_INT32=35"
-
-static const char macro_names_src[] =
-    "AMP_KERNEL(uses_n, amp::index<1> i, amp::array_view<int, 1> a, int k) { a[i] = a[i] * N + k + X - Y; }\n"
-    "AMP_TILED_KERNEL(tiled_n, amp::tiled_index<N> t, amp::array_view<int, 1> a) {\n"
-    "    tile_static int s[N];\n"
-    "    s[t.local[0]] = a[t.global];\n"
-    "    t.barrier.wait();\n"
-    "    int2 v = make_int2(A, H);\n"
-    "    a[t.global] = s[N - 1 - t.local[0]] + v.x * v.y;\n"
-    "}\n"
-    "AMP_KERNEL(count_n, amp::index<1> i, amp::array_view<int, 1> c) { amp::atomic_fetch_add(&c[0], I); }\n";
+#include "macro_names.h"
 
 static void check_macro_names(const char *target)
 {
