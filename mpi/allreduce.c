@@ -8,6 +8,22 @@
 
 /* ---------------------------------------------------------- all-reduce */
 
+/* The exchanges in flight, this exchanger's and this thread's others',
+ * progressed while the all-reduce waits (a peer may join it only once its
+ * own exchange with this rank went on). A failure breaks its exchanger,
+ * found by that exchanger's next call; the all-reduce goes on, since the
+ * other ranks wait for it, and this thread's message is kept. */
+static void amp_mpi__progress_during_reduce(amp_mpi_exchange *x)
+{
+    if (x->oldest != x->next_id && !x->broken[0] && !x->nccl) {
+        char kept[AMP_MPI__ERR_SIZE];
+        snprintf(kept, sizeof kept, "%s", amp_mpi_last_error());
+        (void)amp_mpi__progress(x, 0, "amp_mpi_exchange_allreduce (progressing a begun exchange)");
+        amp_mpi__fail(AMP_OK, "%s", kept);
+    }
+    amp_mpi__progress_others(x);
+}
+
 /* The all-reduce's request finished: MPI_Test until it did, the time-out
  * passed (AMP_MPI__LATE) or a rank left (its notice arrived:
  * AMP_MPI__LEFT_PEER, *who that rank), as amp_mpi__wait does for an
@@ -23,6 +39,7 @@ static int amp_mpi__wait_reduce(amp_mpi_exchange *x, MPI_Request *req, amp_mpi__
     for (unsigned polls = 0;; ++polls) {
         int done = 0, rc = MPI_Test(req, &done, MPI_STATUS_IGNORE);
         if (rc != MPI_SUCCESS || done) return rc;
+        amp_mpi__progress_during_reduce(x);
         amp_mpi__notices_poll(x);
         for (int r = 0; x->gone && *who < 0 && r < x->size; ++r)
             if (r != x->rank && (x->peer[r] & AMP_MPI__LEFT)) *who = r, left_at = amp_mpi__now();
@@ -38,13 +55,11 @@ static int amp_mpi__wait_reduce(amp_mpi_exchange *x, MPI_Request *req, amp_mpi__
     }
 }
 
-amp_status amp_mpi_exchange_allreduce(amp_mpi_exchange *x, amp_array_view *v, amp_mpi_type type, amp_mpi_op op)
+static amp_status amp_mpi__allreduce_locked(amp_mpi_exchange *x, amp_array_view *v, amp_mpi_type type, amp_mpi_op op)
 {
     static const char fn[] = "amp_mpi_exchange_allreduce";
     static const size_t sizes[] = {8, 4, 4, 8};
     amp_status st;
-    AMP_MPI__LIVE_EXCHANGER(x, fn);
-    AMP_MPI__NOT_NULL(v);
     if ((st = amp_mpi__need_mpi(fn)) != AMP_OK) return st;
     if ((st = amp_mpi__refuse_if_broken(x, fn)) != AMP_OK) return st;
     if ((int)type < 0 || type > AMP_MPI_INT64)
@@ -132,5 +147,15 @@ done:
         if (st == AMP_OK && d != AMP_OK) st = amp_mpi__hipamp(d, fn);
     }
     free(host);
+    return st;
+}
+
+amp_status amp_mpi_exchange_allreduce(amp_mpi_exchange *x, amp_array_view *v, amp_mpi_type type, amp_mpi_op op)
+{
+    AMP_MPI__LIVE_EXCHANGER(x, "amp_mpi_exchange_allreduce");
+    AMP_MPI__NOT_NULL(v);
+    amp_mpi__enter(x);
+    amp_status st = amp_mpi__allreduce_locked(x, v, type, op);
+    amp_mpi__leave(x);
     return st;
 }

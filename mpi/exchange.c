@@ -2,12 +2,19 @@
 #include "exchange_state.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* The largest element: one MPI message (INT32_MAX bytes at most, its count
+ * an int) must hold it. Larger sizes are refused before the ranks compare
+ * theirs, which are then sure to fit a long and its negation. */
+#define AMP_MPI__ELEM_MAX INT32_MAX
+
 /* Every rank's set-up, compared (collective over x->comm: one
- * MPI_Allreduce of three (value, rank) pairs). A rank whose own set-up
+ * all-reduce of eight (value, rank) pairs, during which this thread's
+ * exchanges in flight progress, amp_mpi__await). A rank whose own set-up
  * failed keeps its status and message; the others fail naming it, so that
  * every rank returns the same verdict. Element sizes must agree: a 4-byte
  * exchanger and an 8-byte one would move the same bytes and read them as
@@ -33,7 +40,10 @@ static amp_status amp_mpi__agree(amp_mpi_exchange *x, amp_status mine, amp_mpi_p
     in[6].value = (long)x->chunk_bytes;
     in[7].value = -(long)x->chunk_bytes;
     for (int i = 0; i < 8; ++i) in[i].rank = me;
-    if ((rc = MPI_Allreduce(in, least, 8, MPI_LONG_INT, MPI_MINLOC, x->comm)) != MPI_SUCCESS)
+    MPI_Request req = MPI_REQUEST_NULL;
+    if ((rc = MPI_Iallreduce(in, least, 8, MPI_LONG_INT, MPI_MINLOC, x->comm, &req)) == MPI_SUCCESS)
+        rc = amp_mpi__await(&req, NULL);
+    if (rc != MPI_SUCCESS)
         return amp_mpi__mpi(rc, "amp_mpi_exchange_create: MPI_Allreduce of the ranks' element sizes and paths");
     if (mine != AMP_OK) return mine;
     if (!least[2].value)
@@ -96,7 +106,9 @@ static amp_status amp_mpi__nccl_start(amp_mpi_exchange *x, char vendor)
         int value;
         int rank;
     } in = {st == AMP_OK, x->rank}, least;
-    int rc = MPI_Allreduce(&in, &least, 1, MPI_2INT, MPI_MINLOC, x->comm);
+    MPI_Request req = MPI_REQUEST_NULL;
+    int rc = MPI_Iallreduce(&in, &least, 1, MPI_2INT, MPI_MINLOC, x->comm, &req);
+    if (rc == MPI_SUCCESS) rc = amp_mpi__await(&req, NULL);
     if (rc != MPI_SUCCESS) {
         amp_mpi__nccl_close(x->nccl, true);
         x->nccl = NULL;
@@ -185,6 +197,10 @@ amp_status amp_mpi_exchange_create(MPI_Comm comm, amp_accelerator_view *q, size_
      * waiting in them. */
     if (!out) mine = amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: out is NULL", __func__);
     else if (elem_size == 0) mine = amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: elem_size is 0", __func__);
+    else if (elem_size > AMP_MPI__ELEM_MAX)
+        mine = amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT,
+                             "%s: elem_size is %zu bytes; an element takes at most %d (a message is at most %d bytes)",
+                             __func__, elem_size, AMP_MPI__ELEM_MAX, INT32_MAX);
     else if (!(x = amp_mpi__shell_take())) mine = amp_mpi__fail(AMP_ERROR_OUT_OF_MEMORY, "%s: no memory", __func__);
     else if (!q && ((st = amp_accelerator_default(&acc)) != AMP_OK || (st = amp_accelerator_default_view(acc, &q)) != AMP_OK))
         mine = amp_mpi__hipamp(st, "amp_mpi_exchange_create: the default view");
@@ -199,9 +215,13 @@ amp_status amp_mpi_exchange_create(MPI_Comm comm, amp_accelerator_view *q, size_
     if (x) x->notice_req = MPI_REQUEST_NULL;
     char mine_msg[AMP_MPI__ERR_SIZE];
     snprintf(mine_msg, sizeof mine_msg, "%s", amp_mpi_last_error());
-    if ((rc = MPI_Comm_dup(comm, &dup)) != MPI_SUCCESS) {
+    /* (Non-blocking, so that this thread's exchanges in flight progress
+     * while the ranks meet: a peer may join only once one of them went on.) */
+    MPI_Request dup_req = MPI_REQUEST_NULL;
+    if ((rc = MPI_Comm_idup(comm, &dup, &dup_req)) == MPI_SUCCESS) rc = amp_mpi__await(&dup_req, NULL);
+    if (rc != MPI_SUCCESS) {
         dup = MPI_COMM_NULL;
-        st = amp_mpi__mpi(rc, "MPI_Comm_dup");
+        st = amp_mpi__mpi(rc, "MPI_Comm_idup");
         goto fail;
     }
     /* The exchanger's errors come back as statuses (a message longer than
@@ -210,7 +230,10 @@ amp_status amp_mpi_exchange_create(MPI_Comm comm, amp_accelerator_view *q, size_
         st = amp_mpi__mpi(rc, "MPI_Comm_set_errhandler(MPI_ERRORS_RETURN)");
         goto fail;
     }
-    amp_mpi_exchange probe = {.comm = dup, .elem = elem_size, .chunk_bytes = mine == AMP_OK ? x->chunk_bytes : 0};
+    /* (A refused size is not compared: the ranks see this rank fail.) */
+    amp_mpi_exchange probe = {.comm = dup,
+                              .elem = elem_size <= AMP_MPI__ELEM_MAX ? elem_size : 0,
+                              .chunk_bytes = mine == AMP_OK ? x->chunk_bytes : 0};
     MPI_Comm_size(dup, &probe.size);
     amp_mpi_path chosen = mine == AMP_OK ? x->path.path : AMP_MPI_PATH_AUTO;
     if (mine == AMP_OK) {
@@ -263,17 +286,23 @@ amp_status amp_mpi_exchange_destroy(amp_mpi_exchange *x)
 {
     if (!x) return AMP_OK;
     AMP_MPI__LIVE_EXCHANGER(x, __func__);
+    amp_mpi__enter(x);
     /* An exchange in flight has its messages and buffers with MPI. After an
      * abandoned exchange none is in flight any more. */
-    if (x->oldest != x->next_id && !x->broken[0])
+    if (x->oldest != x->next_id && !x->broken[0]) {
+        amp_mpi__leave(x);
         return amp_mpi__fail(AMP_ERROR_BUSY, "amp_mpi_exchange_destroy: exchange #%llu is still in flight: end it first",
                              (unsigned long long)x->oldest);
+    }
     amp_status st = amp_mpi__flights_free(x);
     amp_mpi__aside_close(x->aside);
     x->aside = NULL;
     /* An abandoned exchange may have left NCCL work that never completes. */
     amp_mpi__nccl_close(x->nccl, x->broken[0] != 0);
     x->nccl = NULL;
+    /* Nothing is in flight now, so a progress that takes the call lock
+     * before notices_leave unlinks x leaves it alone. */
+    amp_mpi__leave(x);
     amp_mpi__notices_leave(x);
     return st;
 }

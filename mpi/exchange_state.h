@@ -6,6 +6,8 @@
 #include "native.h"
 #include "nccl_transport.h"
 
+#include <pthread.h>
+
 /* A staging buffer, viewed with the extent of the section it mirrors and
  * reused while that extent stays the same: on the STAGED path host memory
  * (a pinned staging array of the exchanger's queue; malloc'ed and pageable
@@ -81,7 +83,20 @@ typedef struct amp_mpi__side {
      * its length; freed once the request finished) and reported: longer. */
     void *sink;
     bool longer;
+    /* The length of the message it took (-1: none yet). */
+    int64_t took;
+    /* A drain's receive of the peer's next message of the face, whole into
+     * drain_sink (drain_len bytes), not waited for: a peer that stalls in
+     * the middle of a message must not hold this rank past its time-out.
+     * One abandoned unfinished is left to MPI with its sink. */
+    MPI_Request drain_req;
+    void *drain_sink;
+    int drain_len;
 } amp_mpi__side;
+
+/* A side that moves nothing yet: every field zero but the handles MPI
+ * gives a value of its own. */
+#define AMP_MPI__SIDE_NONE ((amp_mpi__side){.type = MPI_DATATYPE_NULL, .drain_req = MPI_REQUEST_NULL, .took = -1})
 
 /* One exchange, from its begin to its end, and afterwards the keeper of its
  * staging buffers until they are free again. A record is free when id is 0
@@ -137,6 +152,16 @@ typedef struct amp_mpi__flight {
 
 struct amp_mpi_exchange {
     uint32_t tag;  /* AMP_MPI__LIVE, or 0 once destroyed */
+    /* Held through every call that works on the exchanger's exchanges
+     * (amp_mpi__enter): one thread uses an exchanger at a time, and the
+     * only other taker is the progress that a call on another exchanger
+     * makes while it waits (amp_mpi__progress_others), which only tries it.
+     * user: the thread of its last call (has_user once there was one);
+     * only that thread's waits progress it, so that an MPI initialised
+     * below MPI_THREAD_MULTIPLE is never entered by two threads at once. */
+    pthread_mutex_t call_lock;
+    pthread_t user;
+    bool has_user;
     MPI_Comm comm; /* a duplicate of the caller's, returning errors */
     int size;
     amp_accelerator_view *q;
@@ -229,6 +254,37 @@ void amp_mpi__notices_leave(amp_mpi_exchange *x);
  * creation failed (after notices_abort). */
 amp_mpi_exchange *amp_mpi__shell_take(void);
 void amp_mpi__shell_give(amp_mpi_exchange *x);
+
+/* The calls on an exchanger (see call_lock): taken after the exchanger
+ * was found live, held until the call returns. */
+static inline void amp_mpi__enter(amp_mpi_exchange *x)
+{
+    pthread_mutex_lock(&x->call_lock);
+    x->user = pthread_self();
+    x->has_user = true;
+}
+static inline void amp_mpi__leave(amp_mpi_exchange *x) { pthread_mutex_unlock(&x->call_lock); }
+
+/* leave.c: visit(x), under x's call lock, for every live exchanger of the
+ * process but self that has exchanges in flight, is not broken, was last
+ * used by this thread and whose call lock is free (a busy one is skipped,
+ * never waited for). Lock order: registry_lock, then a call lock, tried
+ * only; a call holds its own call lock and may then take registry_lock
+ * (create, destroy). */
+void amp_mpi__registry_visit(const amp_mpi_exchange *self, void (*visit)(amp_mpi_exchange *));
+/* halo_wait.c: the exchanges in flight on this thread's other exchangers
+ * (self excluded; NULL: none) progressed, as MPI progresses every posted
+ * request while a rank waits in any call: their receives matched and
+ * posted, their ready sends posted, their surplus chunks drained. Called
+ * from every wait of hipamp::mpi. A failure breaks that exchanger (its
+ * next call says why); this thread's amp_mpi_last_error() is kept. Never
+ * blocks. */
+void amp_mpi__progress_others(amp_mpi_exchange *self);
+/* halo_wait.c: MPI_Test of req until it finished, progressing the
+ * exchanges of this thread's exchangers but self meanwhile (a collective
+ * call of create that a peer joins only after an exchange this rank began
+ * went on). Returns MPI's code. */
+int amp_mpi__await(MPI_Request *req, amp_mpi_exchange *self);
 
 /* x NULL, or not live (destroyed): refused, naming fn. */
 #define AMP_MPI__LIVE_EXCHANGER(x, fn)                                                                      \

@@ -5,14 +5,12 @@
 #include <stdlib.h>
 
 
-/* amp_mpi_exchange_begin, its messages naming fn. */
-static amp_status amp_mpi__begin(amp_mpi_exchange *x, const amp_mpi_halo *halos, size_t count, amp_mpi_pending *out,
-                                 const char *fn)
+/* amp_mpi__begin, under x's call lock. */
+static amp_status amp_mpi__begin_locked(amp_mpi_exchange *x, const amp_mpi_halo *halos, size_t count,
+                                        amp_mpi_pending *out, const char *fn)
 {
     amp_status st = AMP_OK;
     amp_mpi__flight *f = NULL;
-    if (out) out->id = 0;
-    AMP_MPI__LIVE_EXCHANGER(x, fn);
     if (count && !halos) return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: halos is NULL", fn);
     if ((st = amp_mpi__need_mpi(fn)) != AMP_OK) return st;
     if ((st = amp_mpi__refuse_if_broken(x, fn)) != AMP_OK) return st;
@@ -134,6 +132,21 @@ fail:
     return st;
 }
 
+/* amp_mpi_exchange_begin, its messages naming fn. out->id is 0 unless it
+ * succeeded: a begin that fails after posting breaks the exchanger, and
+ * its exchange is no longer in flight. */
+static amp_status amp_mpi__begin(amp_mpi_exchange *x, const amp_mpi_halo *halos, size_t count, amp_mpi_pending *out,
+                                 const char *fn)
+{
+    if (out) out->id = 0;
+    AMP_MPI__LIVE_EXCHANGER(x, fn);
+    amp_mpi__enter(x);
+    amp_status st = amp_mpi__begin_locked(x, halos, count, out, fn);
+    if (st != AMP_OK) out->id = 0;
+    amp_mpi__leave(x);
+    return st;
+}
+
 amp_status amp_mpi_exchange_begin(amp_mpi_exchange *x, const amp_mpi_halo *halos, size_t count, amp_mpi_pending *out)
 {
     if (out) out->id = 0;
@@ -155,23 +168,23 @@ static amp_status amp_mpi__pending_of(amp_mpi_exchange *x, amp_mpi_pending p, am
     return AMP_OK;
 }
 
-amp_status amp_mpi_exchange_test(amp_mpi_exchange *x, amp_mpi_pending p, bool *done)
+/* amp_mpi_exchange_test, under x's call lock. */
+static amp_status amp_mpi__test_locked(amp_mpi_exchange *x, amp_mpi_pending p, bool *done)
 {
+    static const char fn[] = "amp_mpi_exchange_test";
     amp_status st;
     amp_mpi__flight *f = NULL;
-    if (done) *done = false;
-    AMP_MPI__LIVE_EXCHANGER(x, __func__);
-    AMP_MPI__NOT_NULL(done);
-    if ((st = amp_mpi__need_mpi(__func__)) != AMP_OK) return st;
-    if ((st = amp_mpi__pending_of(x, p, &f, __func__)) != AMP_OK) return st;
+    if ((st = amp_mpi__need_mpi(fn)) != AMP_OK) return st;
+    if ((st = amp_mpi__pending_of(x, p, &f, fn)) != AMP_OK) return st;
     double t0 = amp_mpi__now();
     if (x->nccl) {
-        if ((st = amp_mpi__nccl_finish(x, f, true, done, __func__)) != AMP_OK) return st;
+        if ((st = amp_mpi__nccl_finish(x, f, true, done, fn)) != AMP_OK) return st;
         f->seconds += amp_mpi__now() - t0;
         return AMP_OK;
     }
-    if ((st = amp_mpi__progress(x, 0, __func__)) != AMP_OK) return st;
-    if (x->pipeline) amp_mpi__deliver_arrived(x, f, __func__);
+    if ((st = amp_mpi__progress(x, 0, fn)) != AMP_OK) return st;
+    amp_mpi__progress_others(x);
+    if (x->pipeline) amp_mpi__deliver_arrived(x, f, fn);
     bool all_posted = true;
     for (size_t i = 0; i < 2 * f->count; i += 2) all_posted &= !f->sides[i].v || f->sides[i].posted;
     amp_mpi__cut_short(x, f);
@@ -189,12 +202,22 @@ amp_status amp_mpi_exchange_test(amp_mpi_exchange *x, amp_mpi_pending p, bool *d
     return AMP_OK;
 }
 
-/* amp_mpi_exchange_end, its messages naming fn. */
-static amp_status amp_mpi__end(amp_mpi_exchange *x, amp_mpi_pending p, const char *fn)
+amp_status amp_mpi_exchange_test(amp_mpi_exchange *x, amp_mpi_pending p, bool *done)
+{
+    if (done) *done = false;
+    AMP_MPI__LIVE_EXCHANGER(x, __func__);
+    AMP_MPI__NOT_NULL(done);
+    amp_mpi__enter(x);
+    amp_status st = amp_mpi__test_locked(x, p, done);
+    amp_mpi__leave(x);
+    return st;
+}
+
+/* amp_mpi__end, under x's call lock. */
+static amp_status amp_mpi__end_locked(amp_mpi_exchange *x, amp_mpi_pending p, const char *fn)
 {
     amp_status st;
     amp_mpi__flight *f = NULL;
-    AMP_MPI__LIVE_EXCHANGER(x, fn);
     if ((st = amp_mpi__need_mpi(fn)) != AMP_OK) return st;
     if ((st = amp_mpi__pending_of(x, p, &f, fn)) != AMP_OK) return st;
     if (p.id != x->oldest)
@@ -273,6 +296,16 @@ static amp_status amp_mpi__end(amp_mpi_exchange *x, amp_mpi_pending p, const cha
         amp_mpi__break(x, st, msg);
     }
     amp_mpi__flight_release(f);
+    return st;
+}
+
+/* amp_mpi_exchange_end, its messages naming fn. */
+static amp_status amp_mpi__end(amp_mpi_exchange *x, amp_mpi_pending p, const char *fn)
+{
+    AMP_MPI__LIVE_EXCHANGER(x, fn);
+    amp_mpi__enter(x);
+    amp_status st = amp_mpi__end_locked(x, p, fn);
+    amp_mpi__leave(x);
     return st;
 }
 

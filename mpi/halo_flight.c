@@ -1,6 +1,7 @@
 /* halo_flight.c — hipamp::mpi's exchange records (amp_mpi__flight): taken, grown, released and freed with their staging buffers and copies; and giving up: an exchange abandoned, the exchanger broken. */
 #include "halo_private.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,7 +119,7 @@ amp_status amp_mpi__flight_take(amp_mpi_exchange *x, size_t count, amp_mpi__flig
     f->match_st = AMP_OK;
     f->seconds = 0;
     for (size_t i = 0; i < 2 * count; ++i) {
-        f->sides[i] = (amp_mpi__side){.type = MPI_DATATYPE_NULL};
+        f->sides[i] = AMP_MPI__SIDE_NONE;
         f->reqs[i] = MPI_REQUEST_NULL;
     }
     *out = f;
@@ -166,13 +167,22 @@ amp_mpi__flight *amp_mpi__flight_of(amp_mpi_exchange *x, uint64_t id)
 /* ------------------------------------------------------- giving up */
 
 /* The requests of an exchange that will not complete normally (a
- * time-out, a failed post or copy). Receives are cancelled and waited for,
- * so their buffers are free again. A send cannot be withdrawn once MPI has
+ * time-out, a failed post or copy). A send cannot be withdrawn once MPI has
  * it (MPI 4 deprecates cancelling sends; Open MPI ignores it): an unfinished
  * one's request is freed, and MPI may still read its buffer, so a staging
- * buffer under it is never freed. */
+ * buffer under it is never freed. Receives are cancelled and waited for,
+ * so that their buffers are free again, but for AMP_MPI__LEFT_GRACE at
+ * most: a receive already matched to its message (every posted one is,
+ * amp_mpi__match) cannot be cancelled, and finishes only once its peer
+ * sent the rest, which a peer stuck in other work may not do for as long
+ * as it likes; waiting for it made a time-out no bound. One still open
+ * then is freed and left to MPI, which may still write its buffer: a
+ * staging buffer or a sink under it is never freed, and a view in place
+ * may still be written (the messages and the header say so). Never
+ * blocks for longer than the grace. */
 static void amp_mpi__abandon_flight(amp_mpi_exchange *x, amp_mpi__flight *f)
 {
+    bool open = false;
     for (size_t i = 0; i < 2 * f->count; ++i) {
         amp_mpi__side *sd = &f->sides[i];
         if (!sd->posted || f->reqs[i] == MPI_REQUEST_NULL) continue;
@@ -180,12 +190,32 @@ static void amp_mpi__abandon_flight(amp_mpi_exchange *x, amp_mpi__flight *f)
         int done = 0;
         if (i & 1) {
             MPI_Cancel(&f->reqs[i]);
-            MPI_Wait(&f->reqs[i], &ignored);
+            open = true;
         } else if (MPI_Test(&f->reqs[i], &done, &ignored) != MPI_SUCCESS || !done) {
             MPI_Request_free(&f->reqs[i]);
             if (sd->how == AMP_MPI__STAGE) f->send_stage[i / 2 - sd->chunk].lent = true; /* its face's */
         }
     }
+    const double until = amp_mpi__now() + AMP_MPI__LEFT_GRACE;
+    for (unsigned polls = 0; open; ++polls) {
+        open = false;
+        for (size_t i = 1; i < 2 * f->count; i += 2) {
+            int done = 0;
+            if (f->reqs[i] == MPI_REQUEST_NULL) continue;
+            if (MPI_Test(&f->reqs[i], &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) f->reqs[i] = MPI_REQUEST_NULL;
+            else open |= !done;
+        }
+        if (!open || amp_mpi__now() >= until) break;
+        if (polls >= 64) sched_yield();
+    }
+    for (size_t i = 1; open && i < 2 * f->count; i += 2) {
+        amp_mpi__side *r = &f->sides[i];
+        if (f->reqs[i] == MPI_REQUEST_NULL) continue;
+        MPI_Request_free(&f->reqs[i]);
+        if (r->how == AMP_MPI__STAGE) f->recv_stage[i / 2 - r->chunk].lent = true; /* its face's */
+        r->sink = NULL; /* MPI's now */
+    }
+    amp_mpi__drains_stop(f);
     /* Sends still waiting for their staging copy were never posted; the
      * copy still reads the caller's view until it finished. */
     for (size_t i = 0; i < 2 * f->count; i += 2) {

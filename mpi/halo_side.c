@@ -466,7 +466,7 @@ amp_status amp_mpi__expand(amp_mpi_exchange *x, amp_mpi__flight *f, const amp_mp
     }
     if ((st = amp_mpi__flight_grow(f, total)) != AMP_OK) return st;
     for (size_t i = 0; i < 2 * total; ++i) {
-        f->sides[i] = (amp_mpi__side){.type = MPI_DATATYPE_NULL};
+        f->sides[i] = AMP_MPI__SIDE_NONE;
         f->reqs[i] = MPI_REQUEST_NULL;
     }
     size_t at = 0;

@@ -44,6 +44,7 @@ static amp_status amp_mpi__take(amp_mpi__flight *f, size_t i, MPI_Message *msg, 
         return amp_mpi__mpi(rc, call);
     }
     r->posted = true;
+    r->took = len;
     f->awaiting--;
     if (r->chunks && r->chunk + 1 < r->chunks && (uint64_t)len < r->bytes)
         for (size_t j = i + 1; j < i + (r->chunks - r->chunk); ++j) {
@@ -53,6 +54,18 @@ static amp_status amp_mpi__take(amp_mpi__flight *f, size_t i, MPI_Message *msg, 
             f->awaiting--;
         }
     return AMP_OK;
+}
+
+/* Receive r ends its face (its last chunk, or the whole face) and took a
+ * full chunk's message, so the peer's face goes on: the pair's next
+ * messages up to the peer's last of the face (the one shorter than a
+ * chunk) are that face's, which amp_mpi__drains takes, never a later
+ * receive's. True until the drain finished. */
+static bool amp_mpi__face_goes_on(const amp_mpi_exchange *x, const amp_mpi__side *r)
+{
+    return x->chunk_bytes && r->v && r->posted && !r->cut && r->hi == r->n &&
+           r->took == (int64_t)amp_mpi__chunk_per(x) * (int64_t)x->elem && (uint64_t)r->took > r->bytes &&
+           !(r->settled && !r->draining);
 }
 
 /* Post the receives whose message arrived, of every exchange in flight, in
@@ -71,6 +84,17 @@ amp_status amp_mpi__match(amp_mpi_exchange *x, const char *fn)
     } blocked[AMP_MPI__BLOCKED];
     int nblocked = 0;
     amp_status st;
+    /* A pair whose peer's face goes on past the receive that ends this
+     * rank's face: its next messages are that face's, for the drain. */
+    for (uint64_t id = x->oldest; x->chunk_bytes && id < x->next_id; ++id) {
+        const amp_mpi__flight *f = amp_mpi__flight_of(x, id);
+        for (size_t i = 0; f && i < f->count; ++i) {
+            if (!amp_mpi__face_goes_on(x, &f->sides[2 * i + 1])) continue;
+            if (nblocked == AMP_MPI__BLOCKED) return AMP_OK;
+            blocked[nblocked].peer = f->halos[i].peer;
+            blocked[nblocked++].tag = f->halos[i].recv_tag;
+        }
+    }
     for (uint64_t id = x->oldest; id < x->next_id; ++id) {
         amp_mpi__flight *f = amp_mpi__flight_of(x, id);
         for (size_t i = 0; f && f->awaiting && i < f->count; ++i) {
@@ -99,6 +123,11 @@ amp_status amp_mpi__match(amp_mpi_exchange *x, const char *fn)
                 return amp_mpi__mpi(rc, call);
             }
             if ((st = amp_mpi__take(f, i, &msg, len, fn)) != AMP_OK) return st;
+            if (amp_mpi__face_goes_on(x, r)) {
+                if (nblocked == AMP_MPI__BLOCKED) return AMP_OK;
+                blocked[nblocked].peer = h->peer;
+                blocked[nblocked++].tag = h->recv_tag;
+            }
         }
     }
     return AMP_OK;
@@ -170,6 +199,37 @@ amp_status amp_mpi__progress(amp_mpi_exchange *x, uint64_t wait_for, const char 
         }
     }
     return AMP_OK;
+}
+
+/* One of this thread's other exchangers, visited under its call lock
+ * (amp_mpi__registry_visit): its receives matched, its ready sends posted
+ * (never waiting for a copy), its surplus chunks drained. */
+static void amp_mpi__progress_one(amp_mpi_exchange *x)
+{
+    static const char fn[] = "hipamp::mpi's progress of a begun exchange (while this thread waited in another call)";
+    if (x->nccl || amp_mpi__progress(x, 0, fn) != AMP_OK) return;
+    for (uint64_t id = x->oldest; id < x->next_id; ++id) {
+        amp_mpi__flight *f = amp_mpi__flight_of(x, id);
+        if (f) (void)amp_mpi__drains(x, f, f->complete, f->complete_rc);
+    }
+}
+
+void amp_mpi__progress_others(amp_mpi_exchange *self)
+{
+    char kept[AMP_MPI__ERR_SIZE];
+    snprintf(kept, sizeof kept, "%s", amp_mpi_last_error());
+    amp_mpi__registry_visit(self, amp_mpi__progress_one);
+    amp_mpi__fail(AMP_OK, "%s", kept);
+}
+
+int amp_mpi__await(MPI_Request *req, amp_mpi_exchange *self)
+{
+    for (unsigned polls = 0;; ++polls) {
+        int done = 0, rc = MPI_Test(req, &done, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS || done) return rc;
+        amp_mpi__progress_others(self);
+        if (polls >= 64) sched_yield();
+    }
 }
 
 /* Side i still waits: a receive whose message has not come (not matched,
@@ -272,41 +332,59 @@ bool amp_mpi__drains(amp_mpi_exchange *x, amp_mpi__flight *f, bool all, int rc)
                 continue;
             }
             if ((uint64_t)got < full) continue; /* the peer's last message of the face */
-            bool shared = f->id + 1 < x->next_id; /* a later exchange's receives are posted */
-            for (size_t j = i + 1; j < f->count && !shared; ++j)
-                shared = f->sides[2 * j + 1].posted && f->sides[2 * j + 1].chunk == 0 &&
-                         f->halos[j].peer == h->peer && f->halos[j].recv_tag == h->recv_tag;
-            if (shared) {
-                f->strays = true;
-                continue;
-            }
+            /* (No later receive of the pair can have taken the face's next
+             * messages: amp_mpi__match holds them back meanwhile.) */
             r->settled = false;
             r->draining = true;
         }
         while (r->draining) {
-            int found = 0, len = -1;
-            MPI_Message msg = MPI_MESSAGE_NULL;
-            MPI_Status pst;
-            int rc = MPI_Improbe(h->peer, h->recv_tag, x->comm, &found, &msg, &pst);
-            if (rc != MPI_SUCCESS) {
-                amp_mpi__drain_failed(f, rc, "MPI_Improbe");
+            int rc, done = 0;
+            if (r->drain_req == MPI_REQUEST_NULL) {
+                int found = 0, len = -1;
+                MPI_Message msg = MPI_MESSAGE_NULL;
+                MPI_Status pst;
+                if ((rc = MPI_Improbe(h->peer, h->recv_tag, x->comm, &found, &msg, &pst)) != MPI_SUCCESS) {
+                    amp_mpi__drain_failed(f, rc, "MPI_Improbe");
+                    f->strays = true;
+                    r->draining = false;
+                    break;
+                }
+                if (!found) break;
+                /* Received whole, into a buffer of its length (Open MPI's
+                 * single copy writes a message past a shorter buffer), and
+                 * not waited for here: a peer that stalls in the middle of
+                 * its message must not hold this rank past its time-out. */
+                if (MPI_Get_count(&pst, MPI_BYTE, &len) != MPI_SUCCESS || len == MPI_UNDEFINED || len < 0 ||
+                    !(r->drain_sink = malloc(len > 0 ? (size_t)len : 1))) {
+                    f->strays = true;
+                    r->draining = false;
+                    break;
+                }
+                if ((rc = MPI_Imrecv(r->drain_sink, len, MPI_BYTE, &msg, &r->drain_req)) != MPI_SUCCESS) {
+                    amp_mpi__drain_failed(f, rc, "MPI_Imrecv");
+                    free(r->drain_sink);
+                    r->drain_sink = NULL;
+                    r->drain_req = MPI_REQUEST_NULL;
+                    f->strays = true;
+                    r->draining = false;
+                    break;
+                }
+                r->drain_len = len;
+            }
+            if ((rc = MPI_Test(&r->drain_req, &done, MPI_STATUS_IGNORE)) != MPI_SUCCESS) {
+                /* The request's state is MPI's: its sink is left to it. */
+                amp_mpi__drain_failed(f, rc, "MPI_Test");
+                r->drain_req = MPI_REQUEST_NULL;
+                r->drain_sink = NULL;
                 f->strays = true;
                 r->draining = false;
                 break;
             }
-            if (!found) break;
-            /* Received whole, into a buffer of its length: Open MPI's
-             * MPI_Mrecv writes a message past a shorter buffer. */
-            void *sink = NULL;
-            if (MPI_Get_count(&pst, MPI_BYTE, &len) != MPI_SUCCESS || len == MPI_UNDEFINED ||
-                !(sink = malloc(len > 0 ? (size_t)len : 1)))
-                len = -1;
-            else if ((rc = MPI_Mrecv(sink, len, MPI_BYTE, &msg, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
-                amp_mpi__drain_failed(f, rc, "MPI_Mrecv"), len = -1;
-            free(sink);
-            if (len < 0) f->strays = true;
-            else r->drained += (uint64_t)len;
-            if (len < 0 || (uint64_t)len < full) r->draining = false;
+            if (!done) break;
+            free(r->drain_sink);
+            r->drain_sink = NULL;
+            r->drained += (uint64_t)r->drain_len;
+            if ((uint64_t)r->drain_len < full) r->draining = false;
         }
         r->settled = !r->draining;
         more |= r->draining;
@@ -322,16 +400,25 @@ static bool amp_mpi__drains_the_gone(const amp_mpi_exchange *x, const amp_mpi__f
     return false;
 }
 
-/* The drains given up (a peer that left, the time-out): what they did not
- * take is left over. */
-static void amp_mpi__drains_stop(amp_mpi__flight *f)
+/* The drains given up (a peer that left, the time-out, an abandoned
+ * exchange): what they did not take is left over, and a message one was
+ * taking is left to MPI with its sink (a matched message cannot be
+ * cancelled, and MPI may still write the sink). Never blocks. */
+void amp_mpi__drains_stop(amp_mpi__flight *f)
 {
-    for (size_t i = 0; i < f->count; ++i)
-        if (f->sides[2 * i + 1].draining) {
-            f->sides[2 * i + 1].draining = false;
-            f->sides[2 * i + 1].settled = true;
+    for (size_t i = 0; i < f->count; ++i) {
+        amp_mpi__side *r = &f->sides[2 * i + 1];
+        if (r->drain_req != MPI_REQUEST_NULL) {
+            MPI_Request_free(&r->drain_req);
+            r->drain_req = MPI_REQUEST_NULL;
+            r->drain_sink = NULL;
+        }
+        if (r->draining) {
+            r->draining = false;
+            r->settled = true;
             f->strays = true;
         }
+    }
 }
 
 /* The exchange's requests, all of them finished: MPI_Testall until they
@@ -381,6 +468,7 @@ int amp_mpi__wait(amp_mpi_exchange *x, amp_mpi__flight *f, amp_mpi__stop *stop)
             *stop = AMP_MPI__LATE;
             return MPI_SUCCESS;
         }
+        amp_mpi__progress_others(x);
         if (polls >= 64) sched_yield();
     }
 }

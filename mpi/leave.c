@@ -17,9 +17,12 @@
  * context id. There a time-out ends a wait for a peer that left. */
 #define AMP_MPI__NOTIFY_ALL 64
 
-/* Lock order: registry_lock, then MPI. It guards the list and every
- * retired exchanger; a live one belongs to its user's thread (the list
- * only links it), except in the MPI_Finalize hook. */
+/* Lock order: registry_lock, then an exchanger's call lock (tried only:
+ * amp_mpi__registry_visit), then MPI; a call holding its exchanger's call
+ * lock may take registry_lock. It guards the list and every retired
+ * exchanger; a live one belongs to its user's thread (the list only links
+ * it), except in the MPI_Finalize hook and, under its call lock, to the
+ * progress of that thread's other calls. */
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static amp_mpi_exchange *registry;
 static bool hooked;
@@ -105,10 +108,12 @@ static void amp_mpi__unlink(amp_mpi_exchange *x)
  * Under registry_lock. */
 static amp_mpi_exchange *shells;
 
-/* Under registry_lock. */
+/* Under registry_lock; x's call lock is free (nobody else can reach x:
+ * it left the list, or never joined it). */
 static void amp_mpi__forget(amp_mpi_exchange *x)
 {
     free(x->peer);
+    pthread_mutex_destroy(&x->call_lock);
     memset(x, 0, sizeof *x);
     x->next = shells;
     shells = x;
@@ -123,7 +128,12 @@ amp_mpi_exchange *amp_mpi__shell_take(void)
         x->next = NULL;
     }
     pthread_mutex_unlock(&registry_lock);
-    return x ? x : calloc(1, sizeof *x);
+    if (!x && !(x = calloc(1, sizeof *x))) return NULL;
+    if (pthread_mutex_init(&x->call_lock, NULL) != 0) {
+        free(x);
+        return NULL;
+    }
+    return x;
 }
 
 void amp_mpi__shell_give(amp_mpi_exchange *x)
@@ -233,6 +243,19 @@ void amp_mpi__notices_abort(amp_mpi_exchange *x)
     amp_mpi__unpost(x);
     free(x->peer);
     x->peer = NULL;
+}
+
+void amp_mpi__registry_visit(const amp_mpi_exchange *self, void (*visit)(amp_mpi_exchange *))
+{
+    const pthread_t me = pthread_self();
+    pthread_mutex_lock(&registry_lock);
+    for (amp_mpi_exchange *x = registry; x; x = x->next) {
+        if (x == self || x->retired || x->tag != AMP_MPI__LIVE || x->finalized) continue;
+        if (pthread_mutex_trylock(&x->call_lock) != 0) continue;
+        if (x->has_user && pthread_equal(x->user, me) && x->oldest != x->next_id && !x->broken[0]) visit(x);
+        pthread_mutex_unlock(&x->call_lock);
+    }
+    pthread_mutex_unlock(&registry_lock);
 }
 
 void amp_mpi__notices_join(amp_mpi_exchange *x)
