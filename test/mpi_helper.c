@@ -1,5 +1,5 @@
 /* mpi_helper.c — the MPI program test_mpi.c runs under mpiexec with 2 and 3 ranks on the CPU accelerator: halo exchanges between real ranks (a ring: each rank sends to the next and receives from the one before), with views whose sizes or element sizes differ between ranks. Each rank prints what its calls returned; test_mpi.c checks the lines. */
-/* setenv, unsetenv (POSIX; the helper is built as plain C11). */
+/* setenv, unsetenv, nanosleep (POSIX; the helper is built as plain C11). */
 #define _POSIX_C_SOURCE 200809L
 
 #include <hipamp.h>
@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Usage: mpiexec -n N mpi_helper SCENARIO [PATH]
@@ -21,7 +22,9 @@
  *                others for 4-byte ones ("create"); then rank 1 passes NULL
  *                for the exchanger to create ("null out") and for the local
  *                rank's count ("null local"), the others good pointers:
- *                every rank must return (none waits for rank 1 for ever).
+ *                every rank must return (none waits for rank 1 for ever);
+ *                then rank 1 creates one for elements of 2^63 bytes, the
+ *                others for 4-byte ones ("huge").
  *   nonblocking PATH
  *                three rounds of a periodic row exchange on a grid of 6 x W
  *                cells (rows 1..4 owned, 0 and 5 halos), written by a
@@ -103,6 +106,33 @@
  *                exchange on the same exchanger "after PATH ..." and "after
  *                PATH ... data: ok". A rank still running after 30 s ends the
  *                job (SIGALRM).
+ *   progress [a|b|c]
+ *                (2 ranks) faces of 65536 floats (too large to go eagerly)
+ *                of host memory, on exchangers A and B: rank 0 begins an
+ *                exchange on A and, before it ends it ("a end", "b end A",
+ *                "c end"), waits in another call: (a) a sum of rank + 1 over
+ *                the ranks on A ("a begin", "a allreduce"; rank 1: "a
+ *                exchange" on A, then "a allreduce"), (b) a blocking
+ *                exchange on B ("b begin A", "b exchange B"; rank 1: "b
+ *                exchange A", "b exchange B"), (c) the creation of C ("c
+ *                begin", "c create"; rank 1: "c exchange" on A, then "c
+ *                create"). Each rank prints "a data", "b data A", "b data
+ *                B", "c data" ("ok": the peer's values arrived) and "a sum:
+ *                S". Only one part when named. A rank still running after
+ *                60 s ends the job (SIGALRM).
+ *   stall        (2 ranks) rank 0, with a time-out of 1000 ms, begins and
+ *                ends an exchange of 2^20 floats with rank 1 ("begin",
+ *                "end", "rank 0 waited: S s"); rank 1 begins its own
+ *                ("begin"), then makes no MPI call for 6 s, then ends it
+ *                ("end"); both destroy ("destroy").
+ *   pairs        (2 ranks; faces in 4096-byte chunks) one exchange of two
+ *                halos with the same peer and tag: rank 0 sends 3000 floats
+ *                where rank 1's view holds 100, then 10 floats into 10
+ *                ("pair"; rank 1 exchanges 0.3 s late, when every message
+ *                has arrived): "pair data 1" (both ranks) and "pair data 0"
+ *                (rank 0, which receives 100 floats into 100) say "ok" when
+ *                the peer's values arrived; then a good exchange of 10
+ *                floats ("good", "good data").
  * Each rank prints "rank R STEP: STATUS: MESSAGE" for every call it checks
  * ("rank R data: ok" once a good exchange's data was checked) and ends
  * with "rank R done". Exit status 0 unless a call that must succeed failed
@@ -748,6 +778,210 @@ static void overrun(amp_accelerator_view *q)
         }
 }
 
+/* ------------------------------------------- progress, stall and pairs */
+
+#define PF (1 << 16) /* floats in a progress face: past Open MPI's eager limit */
+
+/* A face of n floats of host memory each way with the other of 2 ranks:
+ * the send holds 1000000 * rank + i + offset, the receive -1. */
+typedef struct face {
+    float *send, *recv;
+    amp_array_view *vs, *vr;
+    int n;
+    float offset;
+} face;
+
+static void face_make(face *f, int n, float offset)
+{
+    f->n = n;
+    f->offset = offset;
+    f->send = malloc(sizeof(float) * (size_t)n);
+    f->recv = malloc(sizeof(float) * (size_t)n);
+    if (!f->send || !f->recv) must(AMP_ERROR_OUT_OF_MEMORY, "malloc", "face");
+    for (int i = 0; i < n; ++i) {
+        f->send[i] = 1000000.0f * (float)rank_ + (float)i + offset;
+        f->recv[i] = -1.0f;
+    }
+    MUST(amp_array_view_create(f->send, sizeof(float), amp_extent_1d(n), AMP_READ_WRITE, &f->vs));
+    MUST(amp_array_view_create(f->recv, sizeof(float), amp_extent_1d(n), AMP_READ_WRITE, &f->vr));
+}
+
+static amp_mpi_halo face_halo(const face *f)
+{
+    return (amp_mpi_halo){f->vs, f->vr, 1 - rank_, 3, 3};
+}
+
+/* The views gone, then "rank R STEP: ok" when the peer's values arrived,
+ * every one of them. */
+static void face_check(face *f, const char *step)
+{
+    MUST(amp_array_view_destroy(f->vs));
+    MUST(amp_array_view_destroy(f->vr));
+    int bad = 0;
+    for (int i = 0; i < f->n; ++i) bad += f->recv[i] != 1000000.0f * (float)(1 - rank_) + (float)i + f->offset;
+    printf("rank %d %s: %s\n", rank_, step, bad ? "WRONG" : "ok");
+    fflush(stdout);
+    free(f->send);
+    free(f->recv);
+}
+
+/* Rank 0 has begun an exchange on A and then waits in another call of the
+ * library (an all-reduce on A, a blocking exchange on B, the creation of
+ * C); rank 1 exchanges on A (blocking) first. The faces are too large to go
+ * eagerly, so rank 1's exchange ends only once rank 0's receive is posted:
+ * the library must post it while rank 0 waits in the other call. part is
+ * "a", "b", "c" or NULL for all three. */
+static void progress(amp_accelerator_view *q, const char *part)
+{
+    alarm(60);
+    amp_mpi_exchange *a = NULL, *b = NULL, *c = NULL;
+    MUST_MPI(amp_mpi_exchange_create(MPI_COMM_WORLD, q, sizeof(float), AMP_MPI_PATH_HOST, &a));
+    MUST_MPI(amp_mpi_exchange_create(MPI_COMM_WORLD, q, sizeof(float), AMP_MPI_PATH_HOST, &b));
+    amp_mpi_pending p;
+    face f, g;
+    amp_mpi_halo h, k;
+    if (!part || !strcmp(part, "a")) {
+        double d = rank_ + 1.0;
+        amp_array_view *dv = NULL;
+        MUST(amp_array_view_create(&d, sizeof d, amp_extent_1d(1), AMP_READ_WRITE, &dv));
+        face_make(&f, PF, 0.0f);
+        h = face_halo(&f);
+        if (rank_ == 0) {
+            say("a begin", amp_mpi_exchange_begin(a, &h, 1, &p));
+            say("a allreduce", amp_mpi_exchange_allreduce(a, dv, AMP_MPI_DOUBLE, AMP_MPI_SUM));
+            say("a end", amp_mpi_exchange_end(a, p));
+        } else {
+            say("a exchange", amp_mpi_exchange_halos(a, &h, 1));
+            say("a allreduce", amp_mpi_exchange_allreduce(a, dv, AMP_MPI_DOUBLE, AMP_MPI_SUM));
+        }
+        MUST(amp_array_view_destroy(dv));
+        face_check(&f, "a data");
+        printf("rank %d a sum: %g\n", rank_, d);
+    }
+    if (!part || !strcmp(part, "b")) {
+        face_make(&f, PF, 100000.0f);
+        face_make(&g, PF, 200000.0f);
+        h = face_halo(&f);
+        k = face_halo(&g);
+        if (rank_ == 0) {
+            say("b begin A", amp_mpi_exchange_begin(a, &h, 1, &p));
+            say("b exchange B", amp_mpi_exchange_halos(b, &k, 1));
+            say("b end A", amp_mpi_exchange_end(a, p));
+        } else {
+            say("b exchange A", amp_mpi_exchange_halos(a, &h, 1));
+            say("b exchange B", amp_mpi_exchange_halos(b, &k, 1));
+        }
+        face_check(&f, "b data A");
+        face_check(&g, "b data B");
+    }
+    if (!part || !strcmp(part, "c")) {
+        face_make(&f, PF, 300000.0f);
+        h = face_halo(&f);
+        if (rank_ == 0) {
+            say("c begin", amp_mpi_exchange_begin(a, &h, 1, &p));
+            say("c create", amp_mpi_exchange_create(MPI_COMM_WORLD, q, sizeof(float), AMP_MPI_PATH_HOST, &c));
+            say("c end", amp_mpi_exchange_end(a, p));
+        } else {
+            say("c exchange", amp_mpi_exchange_halos(a, &h, 1));
+            say("c create", amp_mpi_exchange_create(MPI_COMM_WORLD, q, sizeof(float), AMP_MPI_PATH_HOST, &c));
+        }
+        face_check(&f, "c data");
+    }
+    fflush(stdout);
+    MUST_MPI(amp_mpi_exchange_destroy(c));
+    MUST_MPI(amp_mpi_exchange_destroy(b));
+    MUST_MPI(amp_mpi_exchange_destroy(a));
+}
+
+/* Rank 1 begins an exchange of a face too large to go eagerly, so rank 0's
+ * receive is matched to its message, and then does no MPI call for 6 s:
+ * the data never comes. Rank 0's end must give up after its time-out. */
+static void stall(amp_accelerator_view *q)
+{
+    alarm(60);
+    amp_mpi_exchange *x = NULL;
+    MUST_MPI(amp_mpi_exchange_create(MPI_COMM_WORLD, q, sizeof(float), AMP_MPI_PATH_HOST, &x));
+    static face f; /* static: its buffers stay reachable (see below) */
+    face_make(&f, 1 << 20, 0.0f);
+    amp_mpi_halo h = face_halo(&f);
+    amp_mpi_pending p;
+    if (rank_ == 0) {
+        MUST_MPI(amp_mpi_exchange_set_timeout(x, 1000));
+        say("begin", amp_mpi_exchange_begin(x, &h, 1, &p));
+        double t0 = MPI_Wtime();
+        amp_status st = amp_mpi_exchange_end(x, p);
+        printf("rank 0 waited: %.3f s\n", MPI_Wtime() - t0);
+        say("end", st);
+    } else {
+        say("begin", amp_mpi_exchange_begin(x, &h, 1, &p));
+        sleep(6); /* busy with other work: no MPI call */
+        say("end", amp_mpi_exchange_end(x, p));
+    }
+    say("destroy", amp_mpi_exchange_destroy(x));
+    MUST(amp_array_view_destroy(f.vs));
+    MUST(amp_array_view_destroy(f.vr));
+    /* The buffers are not freed: rank 0's receive, matched to rank 1's
+     * message, cannot be cancelled, and MPI writes it when rank 1's data
+     * comes (in rank 0's MPI_Finalize). */
+}
+
+/* Faces cut into 4096-byte chunks, two halos of one exchange with the same
+ * peer and tag: rank 0 sends 3000 floats (3 chunks) where rank 1's view
+ * holds 100, then 10 floats into a view of 10 ("pair"); every message has
+ * arrived before rank 1 exchanges. Then a good exchange of 10 floats
+ * ("good", "good data"). Rank 0's receives fit (rank 1 sends 100 and 10):
+ * "pair data 0", "pair data 1" on both ranks when a halo's receive got the
+ * peer's values (rank 1's halo 0 says nothing: it is refused). */
+static void pairs(amp_accelerator_view *q)
+{
+    alarm(60);
+    static float a[3000], b[10], ra[3000], rb[10];
+    setenv("AMP_MPI_CHUNK_BYTES", "4096", 1);
+    amp_mpi_exchange *x = NULL;
+    MUST_MPI(amp_mpi_exchange_create(MPI_COMM_WORLD, q, sizeof(float), AMP_MPI_PATH_HOST, &x));
+    unsetenv("AMP_MPI_CHUNK_BYTES");
+    const int peer = 1 - rank_, na = rank_ == 0 ? 3000 : 100, nra = 100;
+    for (int i = 0; i < 3000; ++i) {
+        a[i] = 20000.0f * (float)rank_ + (float)i;
+        ra[i] = -1.0f;
+    }
+    for (int i = 0; i < 10; ++i) {
+        b[i] = 20000.0f * (float)rank_ + 10000.0f + (float)i;
+        rb[i] = -1.0f;
+    }
+    amp_array_view *sa = NULL, *sb = NULL, *va = NULL, *vb = NULL;
+    MUST(amp_array_view_create(a, sizeof(float), amp_extent_1d(na), AMP_READ_WRITE, &sa));
+    MUST(amp_array_view_create(b, sizeof(float), amp_extent_1d(10), AMP_READ_WRITE, &sb));
+    MUST(amp_array_view_create(ra, sizeof(float), amp_extent_1d(nra), AMP_READ_WRITE, &va));
+    MUST(amp_array_view_create(rb, sizeof(float), amp_extent_1d(10), AMP_READ_WRITE, &vb));
+    amp_mpi_halo h[2] = {{sa, va, peer, 0, 0}, {sb, vb, peer, 0, 0}};
+    if (rank_ == 1) nanosleep(&(struct timespec){0, 300000000}, NULL); /* every message has arrived */
+    say("pair", amp_mpi_exchange_halos(x, h, 2));
+    amp_array_view *views[] = {sa, sb, va, vb};
+    for (int i = 0; i < 4; ++i) MUST(amp_array_view_destroy(views[i]));
+    int bad0 = 0, bad1 = 0;
+    for (int i = 0; i < nra; ++i) bad0 += ra[i] != 20000.0f * (float)peer + (float)i;
+    for (int i = 0; i < 10; ++i) bad1 += rb[i] != 20000.0f * (float)peer + 10000.0f + (float)i;
+    if (rank_ == 0) printf("rank 0 pair data 0: %s\n", bad0 ? "WRONG" : "ok");
+    printf("rank %d pair data 1: %s\n", rank_, bad1 ? "WRONG" : "ok");
+    fflush(stdout);
+    /* The exchanger works on. */
+    for (int i = 0; i < 10; ++i) {
+        a[i] = 40000.0f + 1000.0f * (float)rank_ + (float)i;
+        ra[i] = -1.0f;
+    }
+    MUST(amp_array_view_create(a, sizeof(float), amp_extent_1d(10), AMP_READ_WRITE, &sa));
+    MUST(amp_array_view_create(ra, sizeof(float), amp_extent_1d(10), AMP_READ_WRITE, &va));
+    amp_mpi_halo g = {sa, va, peer, 0, 0};
+    say("good", amp_mpi_exchange_halos(x, &g, 1));
+    MUST(amp_array_view_destroy(sa));
+    MUST(amp_array_view_destroy(va));
+    int bad = 0;
+    for (int i = 0; i < 10; ++i) bad += ra[i] != 40000.0f + 1000.0f * (float)peer + (float)i;
+    printf("rank %d good data: %s\n", rank_, bad ? "WRONG" : "ok");
+    MUST_MPI(amp_mpi_exchange_destroy(x));
+}
+
 int main(int argc, char **argv)
 {
     if (__lsan_disable) __lsan_disable();
@@ -758,7 +992,8 @@ int main(int argc, char **argv)
     if (argc < 2) {
         if (rank_ == 0)
             fprintf(stderr, "usage: mpi_helper sizes PATH | elements | nonblocking PATH | timeout PATH | leaving PATH "
-                            "finalize|destroy | path PATH | mismatch | chunks PATH | faults | refused PATH | inter | overrun\n");
+                            "finalize|destroy | path PATH | mismatch | chunks PATH | faults | refused PATH | inter "
+                            "| overrun | progress [a|b|c] | stall | pairs\n");
         finalize();
         return 2;
     }
@@ -779,6 +1014,11 @@ int main(int argc, char **argv)
         int local = -1, nlocal = -1;
         st = amp_mpi_local_rank(MPI_COMM_WORLD, &local, rank_ == 1 ? NULL : &nlocal);
         say("null local", st);
+        /* An element size no message could hold on rank 1 (2^63 bytes). */
+        x = NULL;
+        st = amp_mpi_exchange_create(MPI_COMM_WORLD, q, rank_ == 1 ? (size_t)1 << 63 : 4, AMP_MPI_PATH_AUTO, &x);
+        say("huge", st);
+        MUST_MPI(amp_mpi_exchange_destroy(x));
     } else if (!strcmp(scenario, "sizes") && argc >= 3) {
         amp_mpi_path path;
         MUST_MPI(amp_mpi_path_parse(argv[2], &path));
@@ -873,6 +1113,12 @@ int main(int argc, char **argv)
         inter(q);
     } else if (!strcmp(scenario, "overrun")) {
         overrun(q);
+    } else if (!strcmp(scenario, "progress") && size_ == 2) {
+        progress(q, argc >= 3 ? argv[2] : NULL);
+    } else if (!strcmp(scenario, "stall") && size_ == 2) {
+        stall(q);
+    } else if (!strcmp(scenario, "pairs") && size_ == 2) {
+        pairs(q);
     } else if (!strcmp(scenario, "mismatch")) {
         amp_mpi_exchange *x = NULL;
         amp_status st = amp_mpi_exchange_create(MPI_COMM_WORLD, q, sizeof(float),

@@ -117,6 +117,17 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_
     return e;
 }
 
+/* MPI_Isend fails once with this error class (0: never). The library's
+ * other sends (leaving notices at destroy) go through while it is 0. */
+static int fake_isend_error;
+int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+    int e = fake_isend_error;
+    if (!e) return PMPI_Isend(buf, count, type, dest, tag, comm, request);
+    fake_isend_error = 0;
+    return e;
+}
+
 #define ASSERT_MPI_STATUS(call, want)                                                          \
     do {                                                                                       \
         amp_status st_ = (call);                                                               \
@@ -953,6 +964,35 @@ Test(mpi, timeout_on_a_receive_nothing_matches, .init = mpi_up, .fini = mpi_down
     const char *failed[] = {"amp_mpi_exchange_halos: exchange #2: MPI_Testall of its messages failed: ", mpi_words,
                             "undefined state", "destroy it"};
     for (int i = 0; i < 4; ++i) cr_assert(strstr(said, failed[i]), "no \"%s\" in: %s", failed[i], said);
+    ASSERT_MPI_OK(amp_mpi_exchange_destroy(x));
+    ASSERT_OK(amp_array_view_destroy(send));
+    ASSERT_OK(amp_array_view_destroy(recv));
+    ASSERT_OK(amp_array_view_destroy(v));
+}
+
+/* A begin whose MPI_Isend fails, after its receive was posted, abandons
+ * the exchange (AMP_ERROR_DEVICE) and hands back no exchange: out->id is 0,
+ * which no end or test takes. Before, out->id was the abandoned exchange's
+ * id, a handle the caller could not tell from one that began. */
+Test(mpi, a_begin_that_fails_after_posting_hands_back_no_exchange, .init = mpi_up, .fini = mpi_down)
+{
+    amp_accelerator_view *q = default_view(test_accel(TEST_ACCEL_CPU));
+    amp_mpi_exchange *x = self_exchange(q, sizeof(float), AMP_MPI_PATH_HOST);
+    float grid[R * C];
+    for (int i = 0; i < R * C; ++i) grid[i] = (float)(i + 1);
+    amp_array_view *v = test_view(grid, sizeof(float), amp_extent_2d(R, C), AMP_READ_WRITE);
+    amp_array_view *send = section(v, 1, 0, 1, C), *recv = section(v, 3, 0, 1, C);
+    amp_mpi_halo h = {send, recv, 0, 5, 5};
+    amp_mpi_pending p = {12345};
+    fake_isend_error = MPI_ERR_OTHER;
+    ASSERT_MPI_STATUS(amp_mpi_exchange_begin(x, &h, 1, &p), AMP_ERROR_DEVICE);
+    cr_assert_eq(fake_isend_error, 0, "the begin never called MPI_Isend");
+    const char *failed = "amp_mpi_exchange_begin: exchange #1, halo 0 send to rank 0 (tag 5) failed";
+    cr_assert(strstr(amp_mpi_last_error(), failed), "no \"%s\" in: %s", failed, amp_mpi_last_error());
+    cr_assert_eq(p.id, 0, "a failed begin handed back exchange #%llu", (unsigned long long)p.id);
+    /* Nothing to end (the exchanger, which abandoned the exchange, refuses). */
+    ASSERT_MPI_STATUS(amp_mpi_exchange_end(x, p), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_mpi_last_error(), "amp_mpi_exchange_end: "), "message: %s", amp_mpi_last_error());
     ASSERT_MPI_OK(amp_mpi_exchange_destroy(x));
     ASSERT_OK(amp_array_view_destroy(send));
     ASSERT_OK(amp_array_view_destroy(recv));
@@ -2176,7 +2216,11 @@ Test(mpi_ranks, intercommunicators_are_refused, .timeout = 300)
 
 /* Exchangers of 4-byte elements on some ranks and 8-byte ones on another
  * would swap the same bytes and read them as different types: every rank's
- * creation fails, naming the other size and the rank that has it. */
+ * creation fails, naming the other size and the rank that has it. An
+ * element size no message can hold (2^63 bytes on rank 1, "huge") is
+ * refused on that rank, naming it, and the others' creations fail naming
+ * rank 1: before, the ranks' agreement negated the size (an overflow, not
+ * a refusal). */
 Test(mpi_ranks, element_sizes_agree_at_creation, .timeout = 300)
 {
     static heat_run r;
@@ -2189,6 +2233,11 @@ Test(mpi_ranks, element_sizes_agree_at_creation, .timeout = 300)
             snprintf(other, sizeof other, "rank %d %d-byte elements", k == 1 ? 0 : 1, k == 1 ? 4 : 8);
             const char *want[] = {"AMP_ERROR_INVALID_ARGUMENT", mine, other};
             line_says(rank_line(&r, k, "create"), want, 3, "element sizes");
+            char could_not[64];
+            snprintf(could_not, sizeof could_not, "rank 1 of %d could not create its exchanger", np);
+            const char *huge[] = {"AMP_ERROR_INVALID_ARGUMENT", "elem_size is 9223372036854775808 bytes"},
+                       *others[] = {"AMP_ERROR_INVALID_ARGUMENT", could_not};
+            line_says(rank_line(&r, k, "huge"), k == 1 ? huge : others, 2, "an element of 2^63 bytes on rank 1");
         }
     }
 }
@@ -2328,6 +2377,93 @@ Test(mpi_ranks, a_peer_that_left_ends_the_exchange_without_a_timeout, .timeout =
                 cr_assert(strstr(r.out, done), "%s: rank %d did not finish:\n%s", what, k, r.out);
             }
         }
+}
+
+/* An exchange begun on rank 0 moves on while rank 0 waits in another call
+ * of the library: (a) an all-reduce on the same exchanger, (b) a blocking
+ * exchange on a second exchanger of the same communicator, (c) the
+ * creation of a third (its collective calls); rank 1 exchanges with it
+ * first (blocking). Its faces (65536 floats) are too large to go eagerly,
+ * so rank 1's exchange ends only once rank 0's receive is posted. Before,
+ * rank 0 posted it only inside the exchange's own calls (test or end):
+ * all three hung (rank 0 in the other call, rank 1 in its exchange) until
+ * the helper's 60 s watchdog. Every step returns AMP_OK on both ranks,
+ * every face arrives, and the sum is 1 + 2. */
+Test(mpi_ranks, begun_exchanges_progress_while_the_rank_waits_in_another_call, .timeout = 300)
+{
+    static heat_run r;
+    run_helper(2, "progress", &r);
+    cr_assert_eq(r.status, 0, "exit %d\n%s\nstderr:\n%s", r.status, r.out, r.err);
+    const char *steps0[] = {"a begin", "a allreduce", "a end", "b begin A", "b exchange B", "b end A", "c begin",
+                            "c create", "c end"};
+    const char *steps1[] = {"a exchange", "a allreduce", "b exchange A", "b exchange B", "c exchange", "c create"};
+    const char *fine[] = {"AMP_OK"}, *ok[] = {"ok"};
+    for (size_t i = 0; i < sizeof steps0 / sizeof *steps0; ++i)
+        line_says(rank_line(&r, 0, steps0[i]), fine, 1, steps0[i]);
+    for (size_t i = 0; i < sizeof steps1 / sizeof *steps1; ++i)
+        line_says(rank_line(&r, 1, steps1[i]), fine, 1, steps1[i]);
+    const char *data[] = {"a data", "b data A", "b data B", "c data"};
+    for (int k = 0; k < 2; ++k) {
+        for (int i = 0; i < 4; ++i) line_says(rank_line(&r, k, data[i]), ok, 1, data[i]);
+        const char *sum = rank_line(&r, k, "a sum");
+        cr_assert(!strncmp(sum, "3\n", 2), "rank %d's sum of 1 and 2 is %.*s", k, (int)strcspn(sum, "\n"), sum);
+        char done[32];
+        snprintf(done, sizeof done, "rank %d done\n", k);
+        cr_assert(strstr(r.out, done), "rank %d did not finish:\n%s", k, r.out);
+    }
+}
+
+/* A peer that began its exchange, so its message was matched to this
+ * rank's receive, and then stops calling MPI (6 s of other work) never
+ * sends the rest of it: with a time-out of 1000 ms, the end returns
+ * AMP_ERROR_TIMEOUT naming the peer within a bounded wait. Before, the
+ * abandoned exchange cancelled its receive and then waited in MPI_Wait for
+ * it, which MPI cannot cancel once matched: rank 0 waited for the peer's
+ * whole nap (about 6 s). */
+Test(mpi_ranks, a_time_out_bounds_the_wait_even_for_a_message_that_began_to_arrive, .timeout = 300)
+{
+    static heat_run r;
+    run_helper(2, "stall", &r);
+    cr_assert_eq(r.status, 0, "exit %d\n%s\nstderr:\n%s", r.status, r.out, r.err);
+    const char *fine[] = {"AMP_OK"};
+    line_says(rank_line(&r, 0, "begin"), fine, 1, "rank 0's begin");
+    line_says(rank_line(&r, 1, "begin"), fine, 1, "rank 1's begin");
+    const char *late[] = {"AMP_ERROR_TIMEOUT", "no answer from rank 1 within 1000 ms"};
+    line_says(rank_line(&r, 0, "end"), late, 2, "rank 0's end");
+    double waited = atof(rank_line(&r, 0, "waited"));
+    cr_assert(waited >= 0.9 && waited < 3.5, "rank 0 waited %g s for a time-out of 1 s:\n%s", waited, r.out);
+    rank_line(&r, 1, "end"); /* any status, but it returns */
+    line_says(rank_line(&r, 0, "destroy"), fine, 1, "rank 0's destroy");
+    for (int k = 0; k < 2; ++k) {
+        char done[32];
+        snprintf(done, sizeof done, "rank %d done\n", k);
+        cr_assert(strstr(r.out, done), "rank %d did not finish:\n%s", k, r.out);
+    }
+}
+
+/* Faces in 4096-byte chunks, two halos of one exchange with the same peer
+ * and tag: rank 0's 3000-float face (3 chunks) meets a receive view of 100
+ * floats on rank 1, its 10-float face one of 10. Rank 1's exchange is
+ * refused for halo 0, naming both sizes; its halo 1 gets rank 0's 10 floats
+ * all the same, and the exchanger works on. Before, the face's surplus
+ * second chunk was matched by halo 1's receive ("at least 4096 bytes"), and
+ * the exchanger was broken. */
+Test(mpi_ranks, a_chunked_face_s_surplus_never_meets_the_next_receive_of_its_pair, .timeout = 300)
+{
+    static heat_run r;
+    run_helper(2, "pairs", &r);
+    cr_assert_eq(r.status, 0, "exit %d\n%s\nstderr:\n%s", r.status, r.out, r.err);
+    const char *longer[] = {"AMP_ERROR_INVALID_ARGUMENT", "halo 0", "receive from rank 0", "sent 12000 bytes",
+                            "holds 400 bytes"};
+    line_says(rank_line(&r, 1, "pair"), longer, 5, "rank 1's pair");
+    const char *fine[] = {"AMP_OK"}, *ok[] = {"ok"};
+    line_says(rank_line(&r, 0, "pair"), fine, 1, "rank 0's pair");
+    line_says(rank_line(&r, 0, "pair data 0"), ok, 1, "rank 0's halo 0");
+    for (int k = 0; k < 2; ++k) {
+        line_says(rank_line(&r, k, "pair data 1"), ok, 1, "halo 1");
+        line_says(rank_line(&r, k, "good"), fine, 1, "the next exchange");
+        line_says(rank_line(&r, k, "good data"), ok, 1, "the next exchange's data");
+    }
 }
 
 /* The example's kernel compiles for the GPU targets whose runtime compiler
