@@ -190,7 +190,9 @@ typedef struct amp_mpi_exchange amp_mpi_exchange;
  * exchange ended. AMP_MPI_CHUNK_BYTES must be the same on every rank
  * (refused, naming both values, otherwise). The exchanger owns the
  * host staging buffers of the STAGED path (grown on demand, reused).
- * Collective over comm (MPI_Comm_dup, then one MPI_Allreduce): every rank
+ * Collective over comm (MPI_Comm_idup, then one MPI_Iallreduce, polled
+ * while this thread's exchanges in flight on its other exchangers go on,
+ * see amp_mpi_exchange_begin): every rank
  * must call it, each with the path it wants, and every rank gets the same
  * verdict: when one rank's set-up fails (its own status and message), the
  * others fail too, naming it; when the ranks' element sizes differ, every
@@ -210,7 +212,8 @@ typedef struct amp_mpi_exchange amp_mpi_exchange;
  * values, so it is refused (as amp_mpi_local_rank refuses it), on every
  * rank of both groups before any collective call.
  * AMP_ERROR_INVALID_ARGUMENT: out NULL (this rank's set-up failure: it
- * still takes part, so every rank fails), elem_size 0, MPI not initialised,
+ * still takes part, so every rank fails), elem_size 0 or more than
+ * INT32_MAX (no message holds one element), MPI not initialised,
  * MPI_COMM_NULL or an intercommunicator (naming it), element sizes that differ between ranks, another rank's
  * failure, AMP_MPI_TIMEOUT not a number of milliseconds (0 to
  * 4294967295), a bad or differing AMP_MPI_CHUNK_BYTES; as amp_mpi_choose_path; AMP_ERROR_OUT_OF_MEMORY;
@@ -377,9 +380,17 @@ typedef struct amp_mpi_pending {
  * staged copies' ordering is queued on q's stream by test and end). Several exchanges may be in flight; they end in the order
  * they began. The halos array is copied; the views must live until the
  * end (the exchanger keeps nothing of them afterwards: their arrays may
- * then be destroyed). *out gets the exchange (0 on failure). Statuses: as
- * amp_mpi_exchange_halos, except those of the arrival checks and the
- * time-out, which end reports. */
+ * then be destroyed). *out gets the exchange (0 on failure). Progress:
+ * a receive is posted only once its message was matched and its length
+ * checked, so while the exchange is in flight it moves on in this
+ * library's calls: its own test and end, and every call of this thread
+ * that waits or polls (an end, test or blocking exchange of another
+ * exchanger, amp_mpi_exchange_allreduce, amp_mpi_exchange_create), as a
+ * posted MPI request moves on in any MPI call. Not in the caller's own MPI
+ * calls: a rank that waits in MPI (a barrier, an MPI_Allreduce of its own)
+ * while a peer waits for this exchange should call amp_mpi_exchange_test
+ * or end it first. Statuses: as amp_mpi_exchange_halos, except those of
+ * the arrival checks and the time-out, which end reports. */
 AMP_MPI_API amp_status amp_mpi_exchange_begin(amp_mpi_exchange *x, const amp_mpi_halo *halos, size_t count,
                                               amp_mpi_pending *out);
 /* As amp_mpi_exchange_rows, begun (see amp_mpi_exchange_begin). */
@@ -387,7 +398,8 @@ AMP_MPI_API amp_status amp_mpi_exchange_rows_begin(amp_mpi_exchange *x, int lo, 
                                                    amp_array_view *recv_lo, int hi, amp_array_view *send_hi,
                                                    amp_array_view *recv_hi, amp_mpi_pending *out);
 /* Move exchanges along without blocking: posts the sends whose data is now
- * ready (of every exchange in flight, in order), and *done says whether
+ * ready and the receives whose messages came (of every exchange in flight,
+ * in order; those of this thread's other exchangers too), and *done says whether
  * all of p's messages have finished (its end then does not wait for MPI).
  * AMP_ERROR_INVALID_ARGUMENT: x or done NULL, p not in flight (never begun,
  * or ended), or the exchanger was abandoned. */
@@ -421,7 +433,14 @@ AMP_MPI_API amp_status amp_mpi_exchange_end(amp_mpi_exchange *x, amp_mpi_pending
  * are never freed), and a message the peer sends later would match a later
  * receive. So the exchange is abandoned (its receives are cancelled, their
  * views' contents undefined) and the exchanger refuses every later exchange
- * with AMP_ERROR_INVALID_ARGUMENT: destroy it. MPI_Finalize may still wait
+ * with AMP_ERROR_INVALID_ARGUMENT: destroy it. A receive whose message had
+ * begun to arrive cannot be cancelled (MPI matched it), and its peer may
+ * send the rest at any time: it is waited for 0.1 s at most, then left to
+ * MPI, which may still write its view (or the staging buffer under it,
+ * then never freed) until the peer's message is complete. So the memory
+ * of a receive view of an abandoned exchange must stay allocated until
+ * MPI_Finalize; MPI_Finalize may wait for such a receive, as for an
+ * abandoned send. MPI_Finalize may still wait
  * for the abandoned sends, as MPI's rules allow. Never blocks.
  * AMP_ERROR_INVALID_ARGUMENT: x NULL. */
 AMP_MPI_API amp_status amp_mpi_exchange_set_timeout(amp_mpi_exchange *x, uint32_t ms);
