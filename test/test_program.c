@@ -207,20 +207,18 @@ ACCEL_TEST(program, options_reach_the_compiler_and_the_cache_key)
  * The GPU compilers' own headers, which come before hipamp's text, use
  * some of these names themselves (HIP 5.2's amd_hip_runtime.h and
  * amd_hip_vector_types.h and clang's __clang_hip_math.h: T, F, R, V, B,
- * U; NVRTC's built-in header: T): those are defined for the CPU
- * accelerator only (its headers, libstdc++'s, use reserved names). */
+ * U; NVRTC's built-in header: T): a GPU build writes its -D options into
+ * the unit after hipamp's text, where those headers never see them, so
+ * every accelerator takes the same options (before, T, F, R, V, B and U
+ * broke every GPU build). */
 #include "macro_names.h"
-#define MACRO_NAME_OPTIONS MACRO_NAME_OPTIONS_GPU " -DT=float -DF=6 -DR=8 -DV=12 -DB=15 -DU=23"
 
 ACCEL_TILED_TEST(program, build_options_may_define_short_uppercase_names)
 {
     enum { LEN = 64 };
     char *src = unique_source(macro_names_src); /* compiled here, not taken from a cache */
     amp_program *p = NULL;
-    amp_accelerator_info info;
-    ASSERT_OK(amp_accelerator_get_info(acc, &info));
-    bool cpu = !strcmp(info.device_path, "cpu");
-    amp_status st = amp_program_build(acc, src, cpu ? MACRO_NAME_OPTIONS : MACRO_NAME_OPTIONS_GPU, &p);
+    amp_status st = amp_program_build(acc, src, MACRO_NAME_OPTIONS, &p);
     cr_assert_eq(st, AMP_OK, "%s: %.2000s", amp_status_name(st), amp_last_error());
     free(src);
     int a[LEN], c[1] = {0};
@@ -248,21 +246,31 @@ ACCEL_TILED_TEST(program, build_options_may_define_short_uppercase_names)
     ASSERT_OK(amp_program_destroy(p));
 }
 
-/* An option's macro that still meets a name in the prelude (here a public
- * one: amp::array_view) is what the first line names, with where in
+/* On the CPU accelerator, where g++ reads the options' macros before the
+ * unit, an option's macro that still meets a name in the prelude (here a
+ * public one: amp::array_view) is what the first line names, with where in
  * hipamp's source it was expanded; not the kernel's parameters (-DN=1024
- * used to be told "kernel 'k' takes 12304 bytes of parameters"). NVRTC
- * prints no macro notes: there only the "takes" line must not appear. */
+ * used to be told "kernel 'k' takes 12304 bytes of parameters"). A GPU
+ * build writes the options' macros after hipamp's text (option_macros.c),
+ * so there the prelude never meets it and a kernel that does not use the
+ * name builds. */
 ACCEL_TEST(program, an_options_macro_that_breaks_the_prelude_is_named)
 {
+    amp_accelerator_info info;
+    ASSERT_OK(amp_accelerator_get_info(acc, &info));
     char *src = unique_source("AMP_KERNEL(plain, amp::index<1> i, int x) { (void)x; }\n");
     amp_program *p = (amp_program *)(void *)&p;
-    ASSERT_STATUS(amp_program_build(acc, src, "-Darray_view=1024", &p), AMP_ERROR_COMPILE);
+    amp_status st = amp_program_build(acc, src, "-Darray_view=1024", &p);
     free(src);
+    if (!info.is_emulated) {
+        cr_assert_eq(st, AMP_OK, "%s: %.3000s", amp_status_name(st), amp_last_error());
+        ASSERT_OK(amp_program_destroy(p));
+        return;
+    }
+    cr_assert_eq(st, AMP_ERROR_COMPILE, "%s", amp_status_name(st));
     cr_assert_null(p);
     const char *log = amp_last_error();
     cr_assert(!strstr(log, "bytes of parameters"), "%s", log);
-    if (!strstr(log, "macro")) return; /* EDG (NVRTC): no macro notes to read */
     cr_assert(strstr(log, "the build option's macro 'array_view' is expanded inside hipamp's own source (amp_") == log,
               "%.3000s", log);
 }

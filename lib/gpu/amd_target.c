@@ -337,11 +337,15 @@ static amp_status target_compile_unit(void *ctx, const char *source, size_t len)
     target_compile *c = ctx;
     (void)len;
     amp__compile_job job = {.source = source, .source_name = AMP__SOURCE_NAME, .options = c->unit->options,
-                            .headers = c->unit->headers, .nheaders = c->unit->nheaders};
+                            .headers = c->unit->headers, .nheaders = c->unit->nheaders},
+                     unit;
+    char *owned = NULL;
     free(c->bin);
     c->bin = NULL;
     c->size = 0;
-    amp_status st = c->compile(c->target, &job, &c->bin, &c->size);
+    amp_status st = amp__gpu_option_macros(&job, &unit, &owned);
+    if (st == AMP_OK) st = c->compile(c->target, &unit, &c->bin, &c->size);
+    free(owned);
     amp__compile_log_summarize(st);
     return st;
 }

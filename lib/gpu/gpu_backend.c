@@ -26,9 +26,14 @@ static const char *gpu_prebuilt_target(void *dev);
 static amp_status gpu_compile(void *dev, const amp__compile_job *job, amp__compile_output *out)
 {
     gpu_dev *d = GPU_DEV(dev);
+    amp__compile_job unit;
+    char *owned = NULL;
     memset(out, 0, sizeof *out);
+    amp_status st = amp__gpu_option_macros(job, &unit, &owned);
     /* No context needed: hipRTC and NVRTC run without touching the device. */
-    return d->drv->compile(d->di.arch, job, &out->bin, &out->bin_size);
+    if (st == AMP_OK) st = d->drv->compile(d->di.arch, &unit, &out->bin, &out->bin_size);
+    free(owned);
+    return st;
 }
 
 static amp_status gpu_module_load(void *dev, const void *bin, size_t bin_size, void **module)

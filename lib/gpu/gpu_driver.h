@@ -177,6 +177,17 @@ int amp__nvrtc_split_jobs(int release, const amp__compile_job *job);
  * when a word of them is no option, which clang (hipRTC) would compile as
  * another input (amp__options_refuse_inputs). */
 amp_status amp__gpu_refuse_target_options(const char *options, const char *const *words);
+/* job as hipRTC or NVRTC is handed it (option_macros.c): its -D and -U
+ * options (and --define-macro, --undefine-macro) taken out of the options
+ * and written as #define and #undef lines, in their order, between
+ * hipamp's text and the user's source, so that the compilers' own headers
+ * (read before the unit: HIP's use T, F, R, V, B and U, NVRTC's T) never
+ * see them, as libstdc++'s reserved names keep the CPU build's headers
+ * out of their way. One whose value cannot be a line of its own (it ends
+ * in a backslash, or holds a comment's start) stays an option. *out is
+ * job, or points into *owned (malloc'ed; NULL when nothing moved), which
+ * the caller frees after the compile. AMP_ERROR_OUT_OF_MEMORY. */
+amp_status amp__gpu_option_macros(const amp__compile_job *job, amp__compile_job *out, char **owned);
 /* Whether NVRTC of release takes --no-cache (12.9 on), which keeps it out of
  * the CUDA driver's compute cache. */
 bool amp__nvrtc_takes_no_cache(int release);
