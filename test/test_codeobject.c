@@ -1,4 +1,4 @@
-/* test_codeobject.c — AMD code objects built with no GPU: per-kernel LDS from the metadata note, s_barrier placement in the disassembly, the refusals (unknown target, bad arguments, options naming a target for hipRTC or NVRTC, compile errors, kernel parameters over 4096 bytes), where hipRTC and NVRTC look for a quoted #include (never in hipRTC's temporary directory's parent or NVRTC's working directory), and NVRTC's threads (AMP_GPU_COMPILE_JOBS: --split-compile, the same machine code). */
+/* test_codeobject.c — AMD code objects built with no GPU: per-kernel LDS from the metadata note, s_barrier placement in the disassembly, the refusals (unknown target, bad arguments, options naming a target for hipRTC or NVRTC, compile errors, kernel parameters over 4096 bytes), where hipRTC and NVRTC look for a quoted #include (never in hipRTC's temporary directory's parent or NVRTC's working directory), NVRTC's threads (AMP_GPU_COMPILE_JOBS: --split-compile, the same machine code), build options' macros kept out of the compilers' headers, and inline asm that would read a file refused. */
 #include "support.h"
 
 #include <dlfcn.h>
@@ -634,3 +634,49 @@ static void check_macro_names(const char *target)
 
 Test(codeobject, options_may_define_short_uppercase_names_gfx90a) { check_macro_names("gfx90a"); }
 Test(codeobject, options_may_define_short_uppercase_names_sm_90) { check_macro_names("sm_90"); }
+
+/* Inline asm that reads a file (.incbin, .include) in a build for an AMD
+ * target: hipRTC's integrated assembler reads it and lists it nowhere, so
+ * neither the checks every header gets (another user's file) nor the
+ * caches' keys (an edit) would see it. Refused before hipRTC runs, naming
+ * the line and the directive, in any case of letters; the word in a
+ * comment, in a string that is no directive, or as a member's name is
+ * not one. Before, the file (here one that exists) was assembled in. */
+Test(codeobject, inline_asm_that_reads_a_file_is_refused_gfx90a)
+{
+    char blob[] = "/tmp/hipamp-asm-blob-XXXXXX";
+    int fd = mkstemp(blob);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(write(fd, "\x07\0\0\0", 4), 4);
+    close(fd);
+    char src[1024];
+    snprintf(src, sizeof src,
+             "AMP_KERNEL(k, amp::index<1> i, amp::array_view<int, 1> a) { a[i] = 1; }\n"
+             "__device__ void f() {\n"
+             "  asm volatile(\".pushsection .rodata\\n.INCBIN \\\"%s\\\"\\n.popsection\");\n"
+             "}\n",
+             blob);
+    amp_code_object *co = (amp_code_object *)1;
+    amp_status st = amp_compile_for_target("gfx90a", src, NULL, &co);
+    unlink(blob);
+    if (st == AMP_ERROR_UNSUPPORTED) cr_skip_test("cannot build for gfx90a here: %s", amp_last_error());
+    cr_assert_eq(st, AMP_ERROR_COMPILE, "%s", amp_status_name(st));
+    cr_assert_null(co);
+    cr_assert(strstr(amp_last_error(), "kernel.hip:3: inline asm with a .incbin directive") == amp_last_error(),
+              "%s", amp_last_error());
+    co = NULL;
+    st = amp_compile_for_target("gfx90a",
+                                "AMP_KERNEL(k, amp::index<1> i, amp::array_view<int, 1> a) { a[i] = 1; }\n"
+                                "__device__ void g() { asm volatile(\"s_nop 0\\n\\t.include \\\"/tmp/no.s\\\"\"); }\n",
+                                NULL, &co);
+    cr_assert_eq(st, AMP_ERROR_COMPILE, "%s", amp_status_name(st));
+    cr_assert(strstr(amp_last_error(), "kernel.hip:2: inline asm with a .include directive"), "%s", amp_last_error());
+    co = NULL;
+    ASSERT_OK(amp_compile_for_target("gfx90a",
+                                     "// asm(\".incbin \\\"x\\\"\")\n"
+                                     "struct S { __device__ void include() {} };\n"
+                                     "AMP_KERNEL(k, amp::index<1> i, amp::array_view<int, 1> a) {\n"
+                                     "  S s; s.include(); const char *m = \"see .include\"; (void)m; a[i] = 1; }\n",
+                                     NULL, &co));
+    ASSERT_OK(amp_code_object_destroy(co));
+}

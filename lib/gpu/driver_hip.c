@@ -354,6 +354,7 @@ amp_status amp__hiprtc_compile(const char *target, const amp__compile_job *job, 
                          "cannot compile for AMD target %s: the hipRTC loaded is HIP's NVIDIA platform "
                          "(HIP_PLATFORM=nvidia), which compiles for NVIDIA GPUs only", target);
     if ((st = amp__gpu_refuse_target_options(job->options, target_words)) != AMP_OK) return st;
+    if ((st = amp__gpu_refuse_asm_reads(job, target)) != AMP_OK) return st;
     snprintf(arch_opt, sizeof arch_opt, "--offload-arch=%s", target);
     const char *fixed[] = {arch_opt, "-std=c++17", "-O3"};
     return hiprtc_build(target, fixed, 3, job, bin, bin_size, NULL);

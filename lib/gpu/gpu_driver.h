@@ -188,6 +188,12 @@ amp_status amp__gpu_refuse_target_options(const char *options, const char *const
  * job, or points into *owned (malloc'ed; NULL when nothing moved), which
  * the caller frees after the compile. AMP_ERROR_OUT_OF_MEMORY. */
 amp_status amp__gpu_option_macros(const amp__compile_job *job, amp__compile_job *out, char **owned);
+/* AMP_ERROR_COMPILE naming the file and line where the user's part of
+ * job's unit, or a header it hands the compiler, holds inline asm that
+ * reads a file (.incbin, .include in a string literal): hipRTC's
+ * assembler (AMD targets) reads it and lists it nowhere (asm_reads.c).
+ * target names the build in the message. */
+amp_status amp__gpu_refuse_asm_reads(const amp__compile_job *job, const char *target);
 /* Whether NVRTC of release takes --no-cache (12.9 on), which keeps it out of
  * the CUDA driver's compute cache. */
 bool amp__nvrtc_takes_no_cache(int release);
