@@ -159,6 +159,8 @@ typedef struct amp__kernel_props {
     int max_block;            /* simple kernels: the most threads a block of a launch may have
                                  (its bound, AMP_KERNEL_MAX_BLOCK; on a GPU the driver's figure,
                                  which its registers may lower); 0: not known */
+    char tile_static_note[512]; /* what tile_static_bytes holds besides the kernel's own, for the
+                                   refusal of a kernel over the limit ("" where nothing) */
 } amp__kernel_props;
 
 /* Every function returns AMP_OK or a status after amp__fail() set the

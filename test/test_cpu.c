@@ -296,6 +296,36 @@ Test(cpu, debug_mode_adds_no_tile_static_memory)
     ASSERT_OK(amp_program_destroy(p));
 }
 
+/* A kernel over the tile_static limit is refused saying what was
+ * counted: a helper's tile_static and a thread_local of the source are
+ * counted for every kernel (any may reach them), so the message names
+ * them and how to count one for its kernel alone; before, it gave only a
+ * total, far above what the kernel's own body declares. A kernel whose
+ * own tile_static is over is refused too, with the same note (the helper
+ * is counted for it as well). */
+Test(cpu, a_tile_static_refusal_names_what_it_counted)
+{
+    static const char src[] =
+        "__device__ int helper(int l) { tile_static int big[12289]; big[l] = l; return big[12288 - l]; }\n"
+        "AMP_TILED_KERNEL(uses_helper, amp::tiled_index<64> t, amp::array_view<int, 1> out)\n"
+        "{ tile_static int s[64]; s[t.local[0]] = 1; t.barrier.wait(); out[t.global] = helper(t.local[0]) + s[0]; }\n"
+        "AMP_TILED_KERNEL(own_too_big, amp::tiled_index<64> t, amp::array_view<int, 1> out)\n"
+        "{ tile_static int s[12289]; s[t.local[0]] = 1; t.barrier.wait(); out[t.global] = s[63 - t.local[0]]; }\n";
+    amp_program *p = test_build(cpu_acc(), src);
+    amp_kernel *k = (amp_kernel *)1;
+    ASSERT_STATUS(amp_program_get_kernel(p, "uses_helper", &k), AMP_ERROR_UNSUPPORTED);
+    cr_assert_null(k);
+    const char *says[] = {"kernel 'uses_helper' uses 49412 bytes of tile_static memory; cpu allows at most 49152",
+                          "_ZZ6helperiE3big (49156)", "declared in the body of the kernel that uses it"};
+    for (int i = 0; i < 3; ++i) cr_assert(strstr(amp_last_error(), says[i]), "no \"%s\" in: %s", says[i], amp_last_error());
+    k = (amp_kernel *)1;
+    ASSERT_STATUS(amp_program_get_kernel(p, "own_too_big", &k), AMP_ERROR_UNSUPPORTED);
+    const char *own = "kernel 'own_too_big' uses ";
+    cr_assert(strstr(amp_last_error(), own) && strstr(amp_last_error(), "_ZZ6helperiE3big"),
+              "message: %s", amp_last_error());
+    ASSERT_OK(amp_program_destroy(p));
+}
+
 /* A launch that fails after running in part (the bounds check stops
  * work-item 0 after its write: an out-of-bounds read) on a copy of the data apart from the host's
  * (AMP_CPU_UNIFIED=0): what it wrote is what the host reads and what the

@@ -713,8 +713,8 @@ static amp_status amp__program_get_kernel(amp_program *p, const char *name, amp_
     }
     if (k->tile_static_bytes > ai->max_tile_static_bytes) {
         st = amp__fail(AMP_ERROR_UNSUPPORTED,
-                       "kernel '%s' uses %zu bytes of tile_static memory; %s allows at most %zu", name,
-                       k->tile_static_bytes, ai->device_path, ai->max_tile_static_bytes);
+                       "kernel '%s' uses %zu bytes of tile_static memory; %s allows at most %zu%s", name,
+                       k->tile_static_bytes, ai->device_path, ai->max_tile_static_bytes, props.tile_static_note);
         goto fail;
     }
     if ((st = amp__kernel_handle_new(k)) != AMP_OK) goto fail;

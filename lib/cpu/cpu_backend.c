@@ -432,6 +432,12 @@ static amp_status amp__cpu_kernel_get(void *dev, void *module, const char *name,
     }
     char others[512];
     out->tile_static_bytes = amp__cpu_tile_static_bytes(&m->tls, name, own, others, sizeof others);
+    if (others[0])
+        snprintf(out->tile_static_note, sizeof out->tile_static_note,
+                 " (that counts thread-locals no kernel's body declares, which any kernel of the program may "
+                 "reach: %.200s; a tile_static declared in the body of the kernel that uses it counts for that "
+                 "kernel alone)",
+                 others);
     if (amp__env_flag("AMP_CPU_VERBOSE", false)) {
         char loops[320] = "";
         if (k->tiles) amp__cpu_verbose_loops(m->handle, name, loops, sizeof loops);
