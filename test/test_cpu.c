@@ -326,6 +326,38 @@ Test(cpu, a_tile_static_refusal_names_what_it_counted)
     ASSERT_OK(amp_program_destroy(p));
 }
 
+/* With AMP_DEBUG=1, a build from a file (whose directory goes to the
+ * compiler as -iquote) and options below -O2 (the plain path's macro), the
+ * words the library puts before the user's were one more than their room:
+ * the directory was written over the user's first option, which was lost,
+ * and the compiler read the directory as an input ("cc1plus: fatal error:
+ * DIR: No such file or directory"). The build takes every option. */
+Test(cpu, debug_mode_keeps_every_option_of_a_build_from_a_file)
+{
+    const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    char dir[PATH_MAX], path[PATH_MAX + 16];
+    snprintf(dir, sizeof dir, "%s/hipamp-debugopts-XXXXXX", base);
+    cr_assert_not_null(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
+    test_remove_at_exit(dir);
+    snprintf(path, sizeof path, "%s/k.hip", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    cr_assert(fprintf(f, "AMP_KERNEL(set_x, amp::index<1> i, amp::array_view<int, 1> a) { a[i] = X + (int)i[0]; }\n") > 0);
+    cr_assert_eq(fclose(f), 0);
+    setenv("AMP_DEBUG", "1", 1);
+    amp_program *p = NULL;
+    amp_status st = amp_program_build_file(cpu_acc(), path, "-O1 -DX=3", &p);
+    cr_assert_eq(st, AMP_OK, "%s: %.2000s", amp_status_name(st), amp_last_error());
+    int a[8] = {0};
+    amp_array_view *v = test_view(a, sizeof(int), amp_extent_1d(8), AMP_READ_WRITE);
+    amp_arg args[] = {amp_arg_view(v)};
+    ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(8), test_kernel(p, "set_x"), args, 1));
+    ASSERT_OK(amp_array_view_synchronize(v));
+    for (int i = 0; i < 8; ++i) cr_assert_eq(a[i], 3 + i, "a[%d] = %d", i, a[i]);
+    ASSERT_OK(amp_array_view_destroy(v));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
 /* A launch that fails after running in part (the bounds check stops
  * work-item 0 after its write: an out-of-bounds read) on a copy of the data apart from the host's
  * (AMP_CPU_UNIFIED=0): what it wrote is what the host reads and what the

@@ -530,7 +530,13 @@ static amp_status amp__cpu_refuse_assembler_inputs(char *const *words, size_t n)
 static amp_status amp__cpu_build_argv(amp__cpu_build *b)
 {
     const amp__cpu_device *d = b->d;
-    size_t nfixed = (size_t)d->ncxx + amp__cpu_nflags + 6, nargv = 0;
+    /* Room for every word of ours below (before the user's, which the split
+     * puts at nfixed): -fstack-clash-protection, -march=native and
+     * -mprefer-vector-width, -DAMP_DEBUG_CHECKS, the plain path's -D,
+     * -iquote and its directory: 7 at most. With 6, AMP_DEBUG=1, a build
+     * from a file and -O1 wrote the directory over the user's first word
+     * (the compiler then read it as an input). */
+    size_t nfixed = (size_t)d->ncxx + amp__cpu_nflags + 7, nargv = 0;
     amp_status st = amp__split_options(b->job->options, nfixed, 12, &b->argv, &nargv, &b->opts);
     if (st != AMP_OK) return st;
     if ((st = amp__cpu_check_user_options(b->argv + nfixed, nargv - nfixed)) != AMP_OK ||
