@@ -386,7 +386,8 @@ typedef struct amp_mpi_pending {
  * library's calls: its own test and end, and every call of this thread
  * that waits or polls (an end, test or blocking exchange of another
  * exchanger, amp_mpi_exchange_allreduce, amp_mpi_exchange_create), as a
- * posted MPI request moves on in any MPI call. Not in the caller's own MPI
+ * posted MPI request moves on in any MPI call; another thread's calls move
+ * it only once that thread used the exchanger last. Not in the caller's own MPI
  * calls: a rank that waits in MPI (a barrier, an MPI_Allreduce of its own)
  * while a peer waits for this exchange should call amp_mpi_exchange_test
  * or end it first. Statuses: as amp_mpi_exchange_halos, except those of

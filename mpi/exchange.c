@@ -310,7 +310,9 @@ amp_status amp_mpi_exchange_destroy(amp_mpi_exchange *x)
 amp_status amp_mpi_exchange_set_timeout(amp_mpi_exchange *x, uint32_t ms)
 {
     AMP_MPI__LIVE_EXCHANGER(x, __func__);
+    amp_mpi__enter(x);
     x->timeout_ms = ms;
+    amp_mpi__leave(x);
     return AMP_OK;
 }
 
@@ -326,7 +328,9 @@ amp_status amp_mpi_exchange_get_stats(const amp_mpi_exchange *x, amp_mpi_exchang
 amp_status amp_mpi_exchange_reset_stats(amp_mpi_exchange *x)
 {
     AMP_MPI__LIVE_EXCHANGER(x, __func__);
+    amp_mpi__enter(x);
     memset(&x->stats, 0, sizeof x->stats);
+    amp_mpi__leave(x);
     return AMP_OK;
 }
 

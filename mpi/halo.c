@@ -179,6 +179,7 @@ static amp_status amp_mpi__test_locked(amp_mpi_exchange *x, amp_mpi_pending p, b
     double t0 = amp_mpi__now();
     if (x->nccl) {
         if ((st = amp_mpi__nccl_finish(x, f, true, done, fn)) != AMP_OK) return st;
+        amp_mpi__progress_others(x);
         f->seconds += amp_mpi__now() - t0;
         return AMP_OK;
     }
@@ -311,20 +312,25 @@ static amp_status amp_mpi__end(amp_mpi_exchange *x, amp_mpi_pending p, const cha
 
 amp_status amp_mpi_exchange_end(amp_mpi_exchange *x, amp_mpi_pending p) { return amp_mpi__end(x, p, __func__); }
 
-/* The blocking exchange: a begin and an end, named fn in messages. */
+/* The blocking exchange: a begin and an end, named fn in messages, under
+ * one hold of the call lock. */
 static amp_status amp_mpi__exchange(amp_mpi_exchange *x, const amp_mpi_halo *halos, size_t count, const char *fn)
 {
-    amp_mpi_pending p;
+    amp_mpi_pending p = {0};
+    AMP_MPI__LIVE_EXCHANGER(x, fn);
+    amp_mpi__enter(x);
+    amp_status st;
     /* Its end would not be the oldest's, and be refused: the exchange would
      * stay in flight on the caller's views with no handle to end it by. */
-    if (x && x->tag == AMP_MPI__LIVE && x->oldest != x->next_id && !x->broken[0])
-        return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT,
-                             "%s: exchange #%llu, begun on this exchanger, is still in flight, and exchanges end in "
-                             "the order they began: end it (amp_mpi_exchange_end) before a blocking exchange",
-                             fn, (unsigned long long)x->oldest);
-    amp_status st = amp_mpi__begin(x, halos, count, &p, fn);
-    if (st != AMP_OK) return st;
-    return amp_mpi__end(x, p, fn);
+    if (x->oldest != x->next_id && !x->broken[0])
+        st = amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT,
+                           "%s: exchange #%llu, begun on this exchanger, is still in flight, and exchanges end in "
+                           "the order they began: end it (amp_mpi_exchange_end) before a blocking exchange",
+                           fn, (unsigned long long)x->oldest);
+    else if ((st = amp_mpi__begin_locked(x, halos, count, &p, fn)) == AMP_OK)
+        st = amp_mpi__end_locked(x, p, fn);
+    amp_mpi__leave(x);
+    return st;
 }
 
 amp_status amp_mpi_exchange_halos(amp_mpi_exchange *x, const amp_mpi_halo *halos, size_t count)

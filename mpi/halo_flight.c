@@ -167,20 +167,24 @@ amp_mpi__flight *amp_mpi__flight_of(amp_mpi_exchange *x, uint64_t id)
 /* ------------------------------------------------------- giving up */
 
 /* The requests of an exchange that will not complete normally (a
- * time-out, a failed post or copy). A send cannot be withdrawn once MPI has
- * it (MPI 4 deprecates cancelling sends; Open MPI ignores it): an unfinished
- * one's request is freed, and MPI may still read its buffer, so a staging
- * buffer under it is never freed. Receives are cancelled and waited for,
- * so that their buffers are free again, but for AMP_MPI__LEFT_GRACE at
- * most: a receive already matched to its message (every posted one is,
+ * time-out, a failed post or copy), in three steps that amp_mpi__break
+ * takes for every exchange in flight at once. A send cannot be withdrawn
+ * once MPI has it (MPI 4 deprecates cancelling sends; Open MPI ignores
+ * it): an unfinished one's request is freed, and MPI may still read its
+ * buffer, so a staging buffer under it is never freed. Receives are
+ * cancelled and waited for, so that their buffers are free again, but for
+ * AMP_MPI__LEFT_GRACE at most, counted once for all the exchanges: a
+ * receive already matched to its message (every posted one is,
  * amp_mpi__match) cannot be cancelled, and finishes only once its peer
  * sent the rest, which a peer stuck in other work may not do for as long
  * as it likes; waiting for it made a time-out no bound. One still open
  * then is freed and left to MPI, which may still write its buffer: a
  * staging buffer or a sink under it is never freed, and a view in place
- * may still be written (the messages and the header say so). Never
- * blocks for longer than the grace. */
-static void amp_mpi__abandon_flight(amp_mpi_exchange *x, amp_mpi__flight *f)
+ * may still be written (the messages and the header say so). */
+
+/* Step 1: the sends given up, the receives cancelled; whether one of
+ * those is still open. */
+static bool amp_mpi__abandon_cancel(amp_mpi__flight *f)
 {
     bool open = false;
     for (size_t i = 0; i < 2 * f->count; ++i) {
@@ -196,19 +200,28 @@ static void amp_mpi__abandon_flight(amp_mpi_exchange *x, amp_mpi__flight *f)
             if (sd->how == AMP_MPI__STAGE) f->send_stage[i / 2 - sd->chunk].lent = true; /* its face's */
         }
     }
-    const double until = amp_mpi__now() + AMP_MPI__LEFT_GRACE;
-    for (unsigned polls = 0; open; ++polls) {
-        open = false;
-        for (size_t i = 1; i < 2 * f->count; i += 2) {
-            int done = 0;
-            if (f->reqs[i] == MPI_REQUEST_NULL) continue;
-            if (MPI_Test(&f->reqs[i], &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) f->reqs[i] = MPI_REQUEST_NULL;
-            else open |= !done;
-        }
-        if (!open || amp_mpi__now() >= until) break;
-        if (polls >= 64) sched_yield();
+    return open;
+}
+
+/* Step 2: whether a cancelled receive of f is still open (those that
+ * finished are done with). */
+static bool amp_mpi__abandon_open(amp_mpi__flight *f)
+{
+    bool open = false;
+    for (size_t i = 1; i < 2 * f->count; i += 2) {
+        int done = 0;
+        if (f->reqs[i] == MPI_REQUEST_NULL) continue;
+        if (MPI_Test(&f->reqs[i], &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) f->reqs[i] = MPI_REQUEST_NULL;
+        else open |= !done;
     }
-    for (size_t i = 1; open && i < 2 * f->count; i += 2) {
+    return open;
+}
+
+/* Step 3: the receives still open left to MPI, the drains stopped, the
+ * staging copies of unposted sends waited for, the record released. */
+static void amp_mpi__abandon_finish(amp_mpi_exchange *x, amp_mpi__flight *f)
+{
+    for (size_t i = 1; i < 2 * f->count; i += 2) {
         amp_mpi__side *r = &f->sides[i];
         if (f->reqs[i] == MPI_REQUEST_NULL) continue;
         MPI_Request_free(&f->reqs[i]);
@@ -235,11 +248,23 @@ static void amp_mpi__abandon_flight(amp_mpi_exchange *x, amp_mpi__flight *f)
 
 /* Every exchange in flight is abandoned, and the exchanger is broken from
  * then on (why says why): a late message would match a later exchange's
- * receive. Returns st. */
+ * receive. Blocks for AMP_MPI__LEFT_GRACE at most (besides the staging
+ * copies of unposted sends). Returns st. */
 amp_status amp_mpi__break(amp_mpi_exchange *x, amp_status st, const char *why)
 {
+    bool open = false;
     for (size_t i = 0; i < x->nflights; ++i)
-        if (x->flights[i]->id) amp_mpi__abandon_flight(x, x->flights[i]);
+        if (x->flights[i]->id) open |= amp_mpi__abandon_cancel(x->flights[i]);
+    const double until = amp_mpi__now() + AMP_MPI__LEFT_GRACE;
+    for (unsigned polls = 0; open; ++polls) {
+        open = false;
+        for (size_t i = 0; i < x->nflights; ++i)
+            if (x->flights[i]->id) open |= amp_mpi__abandon_open(x->flights[i]);
+        if (!open || amp_mpi__now() >= until) break;
+        if (polls >= 64) sched_yield();
+    }
+    for (size_t i = 0; i < x->nflights; ++i)
+        if (x->flights[i]->id) amp_mpi__abandon_finish(x, x->flights[i]);
     x->oldest = x->next_id;
     snprintf(x->broken, sizeof x->broken, "%s", why);
     return st;

@@ -61,6 +61,7 @@ amp_status amp_mpi__progress(amp_mpi_exchange *x, uint64_t wait_for, const char 
 void amp_mpi__cut_short(const amp_mpi_exchange *x, amp_mpi__flight *f);
 bool amp_mpi__drains(amp_mpi_exchange *x, amp_mpi__flight *f, bool all, int rc);
 void amp_mpi__drains_stop(amp_mpi__flight *f);
+void amp_mpi__drains_all(amp_mpi_exchange *x);
 int amp_mpi__wait(amp_mpi_exchange *x, amp_mpi__flight *f, amp_mpi__stop *stop);
 amp_status amp_mpi__late(const amp_mpi_exchange *x, amp_mpi__flight *f, const char *fn);
 amp_status amp_mpi__left(const amp_mpi_exchange *x, amp_mpi__flight *f, const char *fn);

@@ -133,8 +133,10 @@ amp_status amp_mpi__match(amp_mpi_exchange *x, const char *fn)
     return AMP_OK;
 }
 
-/* Post every send whose data is ready, in the order the exchanges began
- * and, within one, in halo order: a send is never posted before an earlier
+/* The receives whose messages came matched (amp_mpi__match), the surplus
+ * chunks that came drained (amp_mpi__drains_all), then every send whose
+ * data is ready posted, in the order the exchanges began and, within one,
+ * in halo order: a send is never posted before an earlier
  * one, so messages between two ranks with the same tag match in order.
  * Stops at the first send whose staging copy is still running, unless
  * that send belongs to exchange wait_for, whose copies are then waited for
@@ -147,6 +149,7 @@ amp_status amp_mpi__progress(amp_mpi_exchange *x, uint64_t wait_for, const char 
         snprintf(msg, sizeof msg, "%s", amp_mpi_last_error());
         return amp_mpi__break(x, mst, msg);
     }
+    amp_mpi__drains_all(x);
     for (uint64_t id = x->oldest; id < x->next_id; ++id) {
         amp_mpi__flight *f = amp_mpi__flight_of(x, id);
         if (!f) continue;
@@ -203,15 +206,12 @@ amp_status amp_mpi__progress(amp_mpi_exchange *x, uint64_t wait_for, const char 
 
 /* One of this thread's other exchangers, visited under its call lock
  * (amp_mpi__registry_visit): its receives matched, its ready sends posted
- * (never waiting for a copy), its surplus chunks drained. */
+ * (never waiting for a copy), its surplus chunks drained (all three
+ * amp_mpi__progress's). */
 static void amp_mpi__progress_one(amp_mpi_exchange *x)
 {
     static const char fn[] = "hipamp::mpi's progress of a begun exchange (while this thread waited in another call)";
-    if (x->nccl || amp_mpi__progress(x, 0, fn) != AMP_OK) return;
-    for (uint64_t id = x->oldest; id < x->next_id; ++id) {
-        amp_mpi__flight *f = amp_mpi__flight_of(x, id);
-        if (f) (void)amp_mpi__drains(x, f, f->complete, f->complete_rc);
-    }
+    if (!x->nccl) (void)amp_mpi__progress(x, 0, fn);
 }
 
 void amp_mpi__progress_others(amp_mpi_exchange *self)
@@ -390,6 +390,18 @@ bool amp_mpi__drains(amp_mpi_exchange *x, amp_mpi__flight *f, bool all, int rc)
         more |= r->draining;
     }
     return more;
+}
+
+/* amp_mpi__drains of every exchange in flight: a pair held back behind a
+ * face that goes on (amp_mpi__face_goes_on) is freed only once its drain
+ * took the peer's face, whatever exchange the caller waits for or tests.
+ * Never blocks. */
+void amp_mpi__drains_all(amp_mpi_exchange *x)
+{
+    for (uint64_t id = x->oldest; x->chunk_bytes && id < x->next_id; ++id) {
+        amp_mpi__flight *f = amp_mpi__flight_of(x, id);
+        if (f) (void)amp_mpi__drains(x, f, f->complete, f->complete_rc);
+    }
 }
 
 /* A face being drained waits for a peer that left. */

@@ -893,36 +893,101 @@ static void progress(amp_accelerator_view *q, const char *part)
     MUST_MPI(amp_mpi_exchange_destroy(a));
 }
 
-/* Rank 1 begins an exchange of a face too large to go eagerly, so rank 0's
- * receive is matched to its message, and then does no MPI call for 6 s:
- * the data never comes. Rank 0's end must give up after its time-out. */
+/* Rank 1 begins STALL_EXCHANGES exchanges of faces too large to go
+ * eagerly, so rank 0's receives are matched to their messages, and then
+ * does no MPI call for 6 s: the data never comes. Rank 0's end of the
+ * first must give up after its time-out, abandoning them all within one
+ * grace of 0.1 s (it took one for each: 1 + 40 x 0.1 s). */
+enum { STALL_EXCHANGES = 40 };
 static void stall(amp_accelerator_view *q)
 {
     alarm(60);
     amp_mpi_exchange *x = NULL;
     MUST_MPI(amp_mpi_exchange_create(MPI_COMM_WORLD, q, sizeof(float), AMP_MPI_PATH_HOST, &x));
-    static face f; /* static: its buffers stay reachable (see below) */
-    face_make(&f, 1 << 20, 0.0f);
-    amp_mpi_halo h = face_halo(&f);
-    amp_mpi_pending p;
+    /* static: their buffers stay reachable (see below) */
+    static face f[STALL_EXCHANGES];
+    amp_mpi_pending p[STALL_EXCHANGES];
+    for (int k = 0; k < STALL_EXCHANGES; ++k) face_make(&f[k], 1 << 16, (float)k);
+    if (rank_ == 0) MUST_MPI(amp_mpi_exchange_set_timeout(x, 1000));
+    amp_status begun = AMP_OK; /* the first failure */
+    for (int k = 0; k < STALL_EXCHANGES; ++k) {
+        amp_mpi_halo h = face_halo(&f[k]);
+        amp_status st = amp_mpi_exchange_begin(x, &h, 1, &p[k]);
+        if (begun == AMP_OK) begun = st;
+    }
+    say("begin", begun);
     if (rank_ == 0) {
-        MUST_MPI(amp_mpi_exchange_set_timeout(x, 1000));
-        say("begin", amp_mpi_exchange_begin(x, &h, 1, &p));
         double t0 = MPI_Wtime();
-        amp_status st = amp_mpi_exchange_end(x, p);
+        amp_status st = amp_mpi_exchange_end(x, p[0]);
         printf("rank 0 waited: %.3f s\n", MPI_Wtime() - t0);
         say("end", st);
     } else {
-        say("begin", amp_mpi_exchange_begin(x, &h, 1, &p));
         sleep(6); /* busy with other work: no MPI call */
-        say("end", amp_mpi_exchange_end(x, p));
+        say("end", amp_mpi_exchange_end(x, p[0]));
     }
     say("destroy", amp_mpi_exchange_destroy(x));
-    MUST(amp_array_view_destroy(f.vs));
-    MUST(amp_array_view_destroy(f.vr));
-    /* The buffers are not freed: rank 0's receive, matched to rank 1's
-     * message, cannot be cancelled, and MPI writes it when rank 1's data
-     * comes (in rank 0's MPI_Finalize). */
+    for (int k = 0; k < STALL_EXCHANGES; ++k) {
+        MUST(amp_array_view_destroy(f[k].vs));
+        MUST(amp_array_view_destroy(f[k].vr));
+    }
+    /* The buffers are not freed: rank 0's receives, matched to rank 1's
+     * messages, cannot be cancelled, and MPI writes them when rank 1's
+     * data comes (in rank 0's MPI_Finalize). */
+}
+
+/* A pair held back behind a face that goes on (rank 0 sends 3000 floats
+ * in chunks where rank 1's exchange p1 receives 100) is freed by whatever
+ * moves the exchanger on, not only by p1's own test or end: (test) rank 1
+ * begins p1 and p2 (10 floats, the same peer and tag) and polls p2's test,
+ * which must say done once p2's message came ("held test: done" within
+ * 5 s; before, never until p1 ended, and rank 0's blocking exchange of the
+ * 3000 floats waited as long); (allreduce) rank 1 begins p1 and calls the
+ * all-reduce on the same exchanger, which rank 0 joins after its blocking
+ * exchange of the 3000 floats (before, both waited for ever). Rank 1's
+ * end of p1 then reports the sizes ("held p1"); p2's data arrives. */
+static void held(amp_mpi_exchange *x, float *a, float *ra, float *b, float *rb)
+{
+    const int peer = 1 - rank_;
+    amp_array_view *sa = NULL, *va = NULL, *sb = NULL, *vb = NULL;
+    for (int round = 0; round < 2; ++round) {
+        for (int i = 0; i < 10; ++i) rb[i] = -1.0f, b[i] = 30000.0f + 1000.0f * (float)rank_ + (float)(i + round);
+        MUST(amp_array_view_create(a, sizeof(float), amp_extent_1d(rank_ == 0 ? 3000 : 100), AMP_READ_WRITE, &sa));
+        MUST(amp_array_view_create(ra, sizeof(float), amp_extent_1d(100), AMP_READ_WRITE, &va));
+        MUST(amp_array_view_create(b, sizeof(float), amp_extent_1d(10), AMP_READ_WRITE, &sb));
+        MUST(amp_array_view_create(rb, sizeof(float), amp_extent_1d(10), AMP_READ_WRITE, &vb));
+        amp_mpi_halo h1 = {sa, va, peer, 5, 5}, h2 = {sb, vb, peer, 5, 5};
+        double sum = rank_ + 1;
+        amp_array_view *sv = NULL;
+        MUST(amp_array_view_create(&sum, sizeof(double), amp_extent_1d(1), AMP_READ_WRITE, &sv));
+        if (rank_ == 0) {
+            say(round ? "held allreduce exchange" : "held test exchange 1", amp_mpi_exchange_halos(x, &h1, 1));
+            if (round == 0) say("held test exchange 2", amp_mpi_exchange_halos(x, &h2, 1));
+            else say("held allreduce", amp_mpi_exchange_allreduce(x, sv, AMP_MPI_DOUBLE, AMP_MPI_SUM));
+        } else {
+            amp_mpi_pending p1, p2;
+            say(round ? "held allreduce begin" : "held test begin 1", amp_mpi_exchange_begin(x, &h1, 1, &p1));
+            if (round == 0) {
+                say("held test begin 2", amp_mpi_exchange_begin(x, &h2, 1, &p2));
+                bool done = false;
+                const double t0 = MPI_Wtime();
+                while (!done && MPI_Wtime() - t0 < 5.0)
+                    if (amp_mpi_exchange_test(x, p2, &done) != AMP_OK) break;
+                printf("rank 1 held test: %s\n", done ? "done" : "not done after 5 s");
+                fflush(stdout);
+            } else {
+                say("held allreduce", amp_mpi_exchange_allreduce(x, sv, AMP_MPI_DOUBLE, AMP_MPI_SUM));
+            }
+            say(round ? "held allreduce p1" : "held test p1", amp_mpi_exchange_end(x, p1));
+            if (round == 0) say("held test p2", amp_mpi_exchange_end(x, p2));
+        }
+        amp_array_view *views[] = {sa, va, sb, vb, sv};
+        for (int i = 0; i < 5; ++i) MUST(amp_array_view_destroy(views[i]));
+        int bad = 0;
+        for (int i = 0; round == 0 && i < 10; ++i) bad += rb[i] != 30000.0f + 1000.0f * (float)peer + (float)i;
+        if (round == 0) printf("rank %d held test data: %s\n", rank_, bad ? "WRONG" : "ok");
+        else printf("rank %d held sum: %g\n", rank_, sum);
+        fflush(stdout);
+    }
 }
 
 /* Faces cut into 4096-byte chunks, two halos of one exchange with the same
@@ -979,6 +1044,8 @@ static void pairs(amp_accelerator_view *q)
     int bad = 0;
     for (int i = 0; i < 10; ++i) bad += ra[i] != 40000.0f + 1000.0f * (float)peer + (float)i;
     printf("rank %d good data: %s\n", rank_, bad ? "WRONG" : "ok");
+    fflush(stdout);
+    held(x, a, ra, b, rb);
     MUST_MPI(amp_mpi_exchange_destroy(x));
 }
 

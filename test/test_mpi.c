@@ -2413,13 +2413,15 @@ Test(mpi_ranks, begun_exchanges_progress_while_the_rank_waits_in_another_call, .
     }
 }
 
-/* A peer that began its exchange, so its message was matched to this
- * rank's receive, and then stops calling MPI (6 s of other work) never
- * sends the rest of it: with a time-out of 1000 ms, the end returns
- * AMP_ERROR_TIMEOUT naming the peer within a bounded wait. Before, the
- * abandoned exchange cancelled its receive and then waited in MPI_Wait for
- * it, which MPI cannot cancel once matched: rank 0 waited for the peer's
- * whole nap (about 6 s). */
+/* A peer that began its exchanges (40 in flight), so their messages were
+ * matched to this rank's receives, and then stops calling MPI (6 s of
+ * other work) never sends the rest of them: with a time-out of 1000 ms,
+ * the end returns AMP_ERROR_TIMEOUT naming the peer within a bounded wait,
+ * all 40 abandoned within one grace of 0.1 s. Before, the abandoned
+ * exchange cancelled its receive and then waited in MPI_Wait for it, which
+ * MPI cannot cancel once matched: rank 0 waited for the peer's whole nap
+ * (about 6 s); and then a grace of 0.1 s for each exchange in flight
+ * (5 s for 40). */
 Test(mpi_ranks, a_time_out_bounds_the_wait_even_for_a_message_that_began_to_arrive, .timeout = 300)
 {
     static heat_run r;
@@ -2463,6 +2465,27 @@ Test(mpi_ranks, a_chunked_face_s_surplus_never_meets_the_next_receive_of_its_pai
         line_says(rank_line(&r, k, "pair data 1"), ok, 1, "halo 1");
         line_says(rank_line(&r, k, "good"), fine, 1, "the next exchange");
         line_says(rank_line(&r, k, "good data"), ok, 1, "the next exchange's data");
+    }
+    /* The pair held back behind rank 1's longer face is freed by p2's test
+     * and by an all-reduce on the exchanger (mpi_helper.c's held()): p2's
+     * test says done, the all-reduce sums 1 + 2 on both ranks, and p1's
+     * end reports the sizes. Before, the test never said done until p1
+     * ended, and the all-reduce waited for ever. */
+    const char *steps0[] = {"held test exchange 1", "held test exchange 2", "held allreduce exchange",
+                            "held allreduce"};
+    for (int i = 0; i < 4; ++i) line_says(rank_line(&r, 0, steps0[i]), fine, 1, steps0[i]);
+    const char *steps1[] = {"held test begin 1", "held test begin 2", "held test p2", "held allreduce begin",
+                            "held allreduce"};
+    for (int i = 0; i < 5; ++i) line_says(rank_line(&r, 1, steps1[i]), fine, 1, steps1[i]);
+    const char *done[] = {"done"};
+    line_says(rank_line(&r, 1, "held test"), done, 1, "p2's test while p1's face is drained");
+    const char *sizes[] = {"AMP_ERROR_INVALID_ARGUMENT", "sent 12000 bytes", "holds 400 bytes"};
+    line_says(rank_line(&r, 1, "held test p1"), sizes, 3, "p1 (test)");
+    line_says(rank_line(&r, 1, "held allreduce p1"), sizes, 3, "p1 (all-reduce)");
+    for (int k = 0; k < 2; ++k) {
+        line_says(rank_line(&r, k, "held test data"), ok, 1, "p2's data");
+        const char *sum = rank_line(&r, k, "held sum");
+        cr_assert(!strncmp(sum, "3\n", 2), "rank %d's held sum is %.*s", k, (int)strcspn(sum, "\n"), sum);
     }
 }
 
