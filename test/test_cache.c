@@ -1394,7 +1394,7 @@ static void write_asm_probe(const char *path, const char *directive, const char 
     write_probe_file(path, head);
 }
 
-Test(cache, files_inline_asm_reads_are_checked_and_keyed, .fini = cleanup)
+static void asm_reads_are_checked_and_keyed(bool clang)
 {
     amp_accelerator *acc = setup_tree_cpu();
     char dir[PATH_MAX + 16], blob[PATH_MAX + 32], path[PATH_MAX + 64];
@@ -1460,10 +1460,30 @@ Test(cache, files_inline_asm_reads_are_checked_and_keyed, .fini = cleanup)
     amp_program *p = NULL;
     st = amp_program_build_file(acc, path, "-flto -O2", &p);
     if (p) amp_program_destroy(p);
+    if (clang) { /* clang's LTO assembles with its own assembler: refused */
+        cr_assert_eq(st, AMP_ERROR_INVALID_ARGUMENT, "-flto with clang: %s", amp_status_name(st));
+        cr_assert(strstr(amp_last_error(), "option '-flto' is refused with clang"), "message: %s", amp_last_error());
+        return;
+    }
     cr_assert_eq(st, AMP_ERROR_COMPILE, "uid 65534's assembly file was assembled in under -flto (%s)",
                  amp_status_name(st));
     cr_assert(strstr(amp_last_error(), "code.s") && strstr(amp_last_error(), "another user"), "message: %s",
               amp_last_error());
+}
+
+Test(cache, files_inline_asm_reads_are_checked_and_keyed, .fini = cleanup) { asm_reads_are_checked_and_keyed(false); }
+
+/* The same with clang (AMP_CXX=clang++), whose integrated assembler reads
+ * .incbin and .include files and lists none: before, all of the above got
+ * through (the edit unseen, the relative file read, another user's
+ * assembly assembled in). clang now hands its assembly to GNU as
+ * (-fno-integrated-as), which lists them; -flto, whose link-time
+ * assembler is clang's own, is refused. */
+Test(cache, files_inline_asm_reads_are_checked_and_keyed_with_clang, .fini = cleanup)
+{
+    if (system("command -v clang++ > /dev/null 2>&1") != 0) cr_skip_test("clang++ is not installed");
+    cr_assert_eq(setenv("AMP_CXX", "clang++", 1), 0);
+    asm_reads_are_checked_and_keyed(true);
 }
 
 /* A kernel file in a directory every user can add to (as /tmp): a header

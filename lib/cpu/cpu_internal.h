@@ -107,8 +107,12 @@ typedef struct amp__cpu_device {
     size_t stack_size;    /* bytes per fiber stack, guard page excluded */
     bool debug;           /* compile kernels with AMP_DEBUG_CHECKS */
     bool native;          /* compile with -march=native (the cache tag names the processor) */
-    bool as_deps;         /* the compiler runs GNU as (GCC): -Wa,--MD,FILE lists what a kernel's inline asm
-                           * read (.include, .incbin), which the preprocessor's list never names */
+    bool as_deps;         /* the compiler runs GNU as (GCC; clang told to, clang_gnu_as): -Wa,--MD,FILE lists
+                           * what a kernel's inline asm read (.include, .incbin), which the preprocessor's
+                           * list never names */
+    bool clang_gnu_as;    /* clang, given -fno-integrated-as: its own assembler lists nothing it reads, so
+                           * GNU as assembles (and lists); the user's -fintegrated-as and -flto (whose
+                           * link-time assembler is clang's own) are refused */
     bool stack_clash;     /* compile with -fstack-clash-protection (GCC 8, clang 11 on): every page of a
                            * large frame is touched in turn, so a fiber's overflow meets its guard page
                            * (ends the process) instead of writing into the next fiber's stack */
@@ -621,6 +625,10 @@ int amp__cpu_elf_local_data(const void *bin, size_t size, amp__cpu_name_fn fn, v
  * and the C++ runtime's are not counted. Without a symbol
  * table, the whole thread-local segment. others (cap bytes, may be NULL)
  * gets the names and sizes of the thread-locals counted for every kernel. */
+/* cpu_options.c: AMP_ERROR_INVALID_ARGUMENT, naming the word, where one of
+ * the user's option words (n of them) is one the CPU accelerator refuses
+ * (see there); AMP_OK otherwise. */
+amp_status amp__cpu_refuse_user_options(const amp__cpu_device *d, char *const *words, size_t n);
 size_t amp__cpu_tile_static_bytes(const amp__cpu_tls *t, const char *kernel, size_t own, char *others, size_t cap);
 
 /* -------------------------------------------------------------- fibers

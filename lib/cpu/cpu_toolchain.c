@@ -39,8 +39,20 @@ const amp__cpu_sanitizer amp__cpu_sanitizers[AMP__CPU_NSANITIZERS] = {{"address"
 
 /* Whether the compiler hands its assembly to GNU as (GCC), which names the
  * files a kernel's inline asm read (.include, .incbin) with --MD; clang's
- * integrated assembler has no such list (and refuses -Wa,--MD). */
+ * integrated assembler has no such list (and refuses -Wa,--MD), so clang
+ * is given -fno-integrated-as (d->clang_gnu_as). */
 static bool amp__cpu_runs_gnu_as(const char *version) { return !strstr(version, "clang version"); }
+
+/* Who assembles: GNU as, which lists what a kernel's inline asm read
+ * (d->as_deps), always. clang's integrated assembler reads a kernel's
+ * .incbin and .include files and lists none of them, so clang hands its
+ * assembly to GNU as instead (d->clang_gnu_as: -fno-integrated-as;
+ * binutils is there, its linker links the module). */
+static void amp__cpu_choose_assembler(amp__cpu_device *d, const char *version)
+{
+    d->clang_gnu_as = !amp__cpu_runs_gnu_as(version);
+    d->as_deps = true;
+}
 
 /* Whether the compiler whose --version printed text takes
  * -fstack-clash-protection: clang from 11 ("clang version 15.0.6"), GCC
@@ -365,7 +377,7 @@ void amp__cpu_find_compiler(amp__cpu_device *d)
     }
 
     d->stack_clash = amp__cpu_has_stack_clash(version);
-    d->as_deps = amp__cpu_runs_gnu_as(version);
+    amp__cpu_choose_assembler(d, version);
 
     /* -march=native where the compilers understand it and the processor
      * can be identified; AMP_CPU_NATIVE=0 turns it off. */
