@@ -44,7 +44,7 @@ static amp_status amp_mpi__agree(amp_mpi_exchange *x, amp_status mine, amp_mpi_p
     if ((rc = MPI_Iallreduce(in, least, 8, MPI_LONG_INT, MPI_MINLOC, x->comm, &req)) == MPI_SUCCESS)
         rc = amp_mpi__await(&req, NULL);
     if (rc != MPI_SUCCESS)
-        return amp_mpi__mpi(rc, "amp_mpi_exchange_create: MPI_Allreduce of the ranks' element sizes and paths");
+        return amp_mpi__mpi(rc, "amp_mpi_exchange_create: MPI_Iallreduce of the ranks' element sizes and paths");
     if (mine != AMP_OK) return mine;
     if (!least[2].value)
         return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT,
@@ -112,7 +112,7 @@ static amp_status amp_mpi__nccl_start(amp_mpi_exchange *x, char vendor)
     if (rc != MPI_SUCCESS) {
         amp_mpi__nccl_close(x->nccl, true);
         x->nccl = NULL;
-        return amp_mpi__mpi(rc, "amp_mpi_exchange_create: MPI_Allreduce of the NCCL start");
+        return amp_mpi__mpi(rc, "amp_mpi_exchange_create: MPI_Iallreduce of the NCCL start");
     }
     if (least.value) return AMP_OK;
     /* Aborted, not destroyed: a destroy may wait for peers that never

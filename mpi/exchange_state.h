@@ -283,7 +283,8 @@ void amp_mpi__progress_others(amp_mpi_exchange *self);
 /* halo_wait.c: MPI_Test of req until it finished, progressing the
  * exchanges of this thread's exchangers but self meanwhile (a collective
  * call of create that a peer joins only after an exchange this rank began
- * went on). Returns MPI's code. */
+ * went on). Returns MPI's code; after a failed test the request is waited
+ * for (MPI_Wait) before the return, so that the buffers it names may go. */
 int amp_mpi__await(MPI_Request *req, amp_mpi_exchange *self);
 
 /* x NULL, or not live (destroyed): refused, naming fn. */

@@ -226,6 +226,10 @@ int amp_mpi__await(MPI_Request *req, amp_mpi_exchange *self)
 {
     for (unsigned polls = 0;; ++polls) {
         int done = 0, rc = MPI_Test(req, &done, MPI_STATUS_IGNORE);
+        /* A failed test may leave the request live, writing the caller's
+         * (stack) buffers: it is waited for before they go, as the
+         * blocking collective this stands for would have. */
+        if (rc != MPI_SUCCESS && *req != MPI_REQUEST_NULL) (void)MPI_Wait(req, MPI_STATUS_IGNORE);
         if (rc != MPI_SUCCESS || done) return rc;
         amp_mpi__progress_others(self);
         if (polls >= 64) sched_yield();
