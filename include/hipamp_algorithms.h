@@ -108,7 +108,9 @@ AMP_API const char *amp_type_name(amp_type t);
  * the order of combination). The bitwise operators take integer types only
  * (on a floating-point type: AMP_ERROR_INVALID_ARGUMENT naming both).
  * Identities: 0, 1, the type's largest (+inf), its lowest (-inf), all ones,
- * 0, 0. Floating-point sums are combined pairwise in an order that depends
+ * 0, 0; every result is computed from the identity (or init) onwards, so
+ * a floating-point sum (reduction or scan) over only -0.0 values gives
+ * +0.0 (0.0 + -0.0), never -0.0. Floating-point sums are combined pairwise in an order that depends
  * on the accelerator and the tuning, so they differ from a serial sum by
  * rounding. float32 products (reductions and scans) are accumulated in
  * float64 and rounded to float32 once per result: a tree of float32
@@ -299,7 +301,7 @@ AMP_API amp_status amp_reduction_destroy(amp_reduction *r);
 /* ------------------------------------------------------------------ scan */
 
 typedef enum amp_scan_kind {
-    AMP_SCAN_INCLUSIVE = 0, /* out[i] = in[0] op ... op in[i] */
+    AMP_SCAN_INCLUSIVE = 0, /* out[i] = in[0] op ... op in[i] (from the identity: see the operators) */
     AMP_SCAN_EXCLUSIVE = 1  /* out[i] = identity (amp_scan_with: init) op in[0] op ... op in[i-1] */
 } amp_scan_kind;
 
