@@ -263,6 +263,24 @@ ACCEL_TEST(algorithms, reduce_nan_and_signed_zero)
         cr_assert(m == 0 && !signbit(m), "max of zeros: -0.0 came out");
         ASSERT_OK(amp_array_view_destroy(w));
     }
+    /* A sum over only -0.0 starts from the identity, +0.0, as the header
+     * says: the reduction and every element of both scans are +0.0 (the
+     * header also said an inclusive scan's out[0] was in[0], -0.0). */
+    double nz[300], out[300];
+    for (int i = 0; i < 300; ++i) nz[i] = -0.0, out[i] = 1.0;
+    amp_array_view *vn = test_view(nz, 8, amp_extent_1d(300), AMP_READ_ONLY);
+    double sum = 1;
+    ASSERT_OK(amp_reduce(q, amp_arg_view(vn), AMP_TYPE_FLOAT64, AMP_OP_SUM, &sum));
+    cr_assert(sum == 0 && !signbit(sum), "sum of -0.0s: %g (sign %d)", sum, signbit(sum) != 0);
+    for (int kind = 0; kind < 2; ++kind) {
+        amp_array_view *vo = test_view(out, 8, amp_extent_1d(300), AMP_WRITE_ONLY);
+        ASSERT_OK(amp_scan(q, amp_arg_view(vn), amp_arg_view(vo), AMP_TYPE_FLOAT64, AMP_OP_SUM, kind));
+        ASSERT_OK(amp_array_view_destroy(vo));
+        for (int i = 0; i < 300; ++i)
+            cr_assert(out[i] == 0 && !signbit(out[i]), "%s scan of -0.0s: out[%d] = %g (sign %d)",
+                      kind ? "exclusive" : "inclusive", i, out[i], signbit(out[i]) != 0);
+    }
+    ASSERT_OK(amp_array_view_destroy(vn));
 }
 
 /* A few million elements, and float sums of values that do not add exactly
