@@ -382,8 +382,11 @@ AMP_API amp_status amp_copy_if(amp_accelerator_view *q, amp_arg in, amp_arg out,
  * returns. Nothing is copied in for out. */
 AMP_API amp_status amp_fill(amp_accelerator_view *q, amp_arg out, const void *value);
 /* out[i] = start + i * step (start and step point at values of type t; step
- * NULL: 1). Integers wrap around; floating point is computed in double and
- * rounded once per element. Returns once queued. */
+ * NULL: 1). Integers wrap around; floating point is computed in double,
+ * then rounded to t (float32) once per element. The compilers may fuse the
+ * double product and sum into one rounding (an fma) or round twice, so a
+ * float64 element may differ from a plain C `start + i * step` (and from
+ * another accelerator's) in the last place. Returns once queued. */
 AMP_API amp_status amp_iota(amp_accelerator_view *q, amp_arg out, amp_type t, const void *start, const void *step);
 
 /* Get every built-in algorithm's program ready on acc (NULL: the default
