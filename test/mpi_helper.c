@@ -909,12 +909,18 @@ static void stall(amp_accelerator_view *q)
     amp_mpi_pending p[STALL_EXCHANGES];
     for (int k = 0; k < STALL_EXCHANGES; ++k) face_make(&f[k], 1 << 16, (float)k);
     if (rank_ == 0) MUST_MPI(amp_mpi_exchange_set_timeout(x, 1000));
+    /* Rank 1 begins every exchange before rank 0 begins any (the barrier):
+     * its MPI calls while it begins would otherwise move rank 0's first
+     * messages along as rank 0 matches them (a slow rank 1, under ASan,
+     * let the first exchange finish). */
+    if (rank_ == 0) MPI_Barrier(MPI_COMM_WORLD);
     amp_status begun = AMP_OK; /* the first failure */
     for (int k = 0; k < STALL_EXCHANGES; ++k) {
         amp_mpi_halo h = face_halo(&f[k]);
         amp_status st = amp_mpi_exchange_begin(x, &h, 1, &p[k]);
         if (begun == AMP_OK) begun = st;
     }
+    if (rank_ == 1) MPI_Barrier(MPI_COMM_WORLD);
     say("begin", begun);
     if (rank_ == 0) {
         double t0 = MPI_Wtime();
