@@ -24,33 +24,28 @@ static size_t macro_head(const char *spec, size_t len)
 }
 
 /* The line a macro option's spec (NAME, NAME=VALUE, NAME(params)=VALUE;
- * undef: NAME) stands for, appended to out (NULL: only measured); its
- * length, or 0 where the spec cannot be written as one line with the same
- * meaning (a value that ends in a backslash would join the next line, one
- * holding a comment's start would hide what follows): that option stays
- * the compiler's. */
-static size_t macro_line(char *out, const char *spec, bool undef)
+ * undef: NAME) stands for, appended to lines; false where the spec cannot
+ * be written as one line with the same meaning (a value that ends in a
+ * backslash would join the next line, one holding a comment's start would
+ * hide what follows): that option stays the compiler's. */
+static bool macro_line(amp__sb *lines, const char *spec, bool undef)
 {
     const size_t len = strlen(spec);
     const size_t head = macro_head(spec, len);
-    if (!head) return 0;
+    if (!head) return false;
     const char *value = "1";
     size_t vlen = 1;
     if (head < len) {
-        if (undef || spec[head] != '=') return 0;
+        if (undef || spec[head] != '=') return false;
         value = spec + head + 1;
         vlen = len - head - 1;
     }
-    if (vlen && value[vlen - 1] == '\\') return 0;
+    if (vlen && value[vlen - 1] == '\\') return false;
     for (size_t i = 0; i + 1 < vlen; ++i)
-        if (value[i] == '/' && (value[i + 1] == '*' || value[i + 1] == '/')) return 0;
-    const char *directive = undef ? "#undef " : "#define ";
-    const size_t n = strlen(directive) + head + (undef ? 0 : 1 + vlen) + 1;
-    if (out) {
-        if (undef) sprintf(out, "%s%.*s\n", directive, (int)head, spec);
-        else sprintf(out, "%s%.*s %.*s\n", directive, (int)head, spec, (int)vlen, value);
-    }
-    return n;
+        if (value[i] == '/' && (value[i + 1] == '*' || value[i + 1] == '/')) return false;
+    if (undef) amp__sb_printf(lines, "#undef %.*s\n", (int)head, spec);
+    else amp__sb_printf(lines, "#define %.*s %.*s\n", (int)head, spec, (int)vlen, value);
+    return true;
 }
 
 /* Whether word (and, for a split form, next) is a macro option: *spec its
@@ -83,72 +78,48 @@ static bool macro_option(const char *word, const char *next, const char **spec, 
 amp_status amp__gpu_option_macros(const amp__compile_job *job, amp__compile_job *out, char **owned)
 {
     amp_status st;
-    char **argv = NULL, *storage = NULL, *buf = NULL;
+    char **argv = NULL, *storage = NULL;
     size_t argc = 0;
     *out = *job;
     *owned = NULL;
     const size_t at = job->source ? amp__unit_library_end(job->source) : 0;
     if (!at || !job->options || !job->options[0]) return AMP_OK;
     if ((st = amp__split_options(job->options, 0, 0, &argv, &argc, &storage)) != AMP_OK) return st;
-    /* Measured first: the unit, the lines, and the options left. */
-    static const char head[] = "\n#line 1 \"<command line>\"\n";
-    size_t lines = 0, kept = 0, moved = 0;
+    /* The unit: hipamp's text, the lines (named "<command line>", as the
+     * compilers name their options' macros, which the compile log's
+     * attribution of a macro knows), the user's source after its own
+     * #line; then, after its NUL, the options left. */
+    amp__sb unit = {0}, kept = {0};
+    amp__sb_put(&unit, job->source, at);
+    amp__sb_puts(&unit, "\n#line 1 \"<command line>\"\n");
+    const size_t no_lines = unit.n;
     for (size_t i = 0; i < argc; ++i) {
         const char *spec = NULL;
         bool undef = false;
         int words = 1;
-        size_t n = 0;
         if (macro_option(argv[i], i + 1 < argc ? argv[i + 1] : NULL, &spec, &undef, &words) &&
-            (n = macro_line(NULL, spec, undef)) != 0) {
-            lines += n;
-            moved++;
+            macro_line(&unit, spec, undef)) {
             i += (size_t)words - 1;
             continue;
         }
-        kept += strlen(argv[i]) + 1;
+        amp__sb_printf(&kept, "%s%s", kept.n ? " " : "", argv[i]);
     }
-    if (!moved) goto done;
-    const size_t src_len = strlen(job->source), total = src_len + sizeof head + lines + kept + 2;
-    if (!(buf = malloc(total))) {
-        st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "cannot allocate %zu bytes for the translation unit", total);
+    if (unit.n == no_lines) goto done; /* nothing moved */
+    amp__sb_puts(&unit, job->source + at);
+    const size_t opts_at = unit.n + 1;
+    amp__sb_put(&unit, "", 1); /* the unit's NUL, kept */
+    if (kept.n) amp__sb_put(&unit, kept.p, kept.n);
+    if (unit.oom || kept.oom) {
+        st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "cannot allocate the translation unit (%zu bytes)", unit.n);
         goto done;
     }
-    /* The unit: hipamp's text, the lines (named "<command line>", as the
-     * compilers name their options' macros, which the compile log's
-     * attribution of a macro knows), the user's source after its own
-     * #line. */
-    char *src = buf, *p = buf;
-    memcpy(p, job->source, at);
-    p += at;
-    memcpy(p, head, sizeof head - 1);
-    p += sizeof head - 1;
-    char *opts = NULL;
-    for (int pass = 0; pass < 2; ++pass) {
-        if (pass == 1) {
-            memcpy(p, job->source + at, src_len - at + 1);
-            p += src_len - at + 1;
-            opts = p;
-            *p = '\0';
-        }
-        for (size_t i = 0; i < argc; ++i) {
-            const char *spec = NULL;
-            bool undef = false;
-            int words = 1;
-            if (macro_option(argv[i], i + 1 < argc ? argv[i + 1] : NULL, &spec, &undef, &words) &&
-                macro_line(NULL, spec, undef) != 0) {
-                if (pass == 0) p += macro_line(p, spec, undef);
-                i += (size_t)words - 1;
-                continue;
-            }
-            if (pass == 1) p += (size_t)sprintf(p, "%s%s", p > opts ? " " : "", argv[i]);
-        }
-    }
-    out->source = src;
-    out->options = opts;
-    *owned = buf;
-    buf = NULL;
+    out->source = unit.p;
+    out->options = unit.p + opts_at;
+    *owned = unit.p;
+    unit.p = NULL;
 done:
-    free(buf);
+    free(unit.p);
+    free(kept.p);
     free(argv);
     free(storage);
     return st;
