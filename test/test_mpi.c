@@ -2379,6 +2379,16 @@ Test(mpi_ranks, a_peer_that_left_ends_the_exchange_without_a_timeout, .timeout =
         }
 }
 
+/* Every rank of r printed its "rank K done" line (it finished). */
+static void ranks_finished(const heat_run *r, int np)
+{
+    for (int k = 0; k < np; ++k) {
+        char done[32];
+        snprintf(done, sizeof done, "rank %d done\n", k);
+        cr_assert(strstr(r->out, done), "rank %d did not finish:\n%s", k, r->out);
+    }
+}
+
 /* An exchange begun on rank 0 moves on while rank 0 waits in another call
  * of the library: (a) an all-reduce on the same exchanger, (b) a blocking
  * exchange on a second exchanger of the same communicator, (c) the
@@ -2407,10 +2417,8 @@ Test(mpi_ranks, begun_exchanges_progress_while_the_rank_waits_in_another_call, .
         for (int i = 0; i < 4; ++i) line_says(rank_line(&r, k, data[i]), ok, 1, data[i]);
         const char *sum = rank_line(&r, k, "a sum");
         cr_assert(!strncmp(sum, "3\n", 2), "rank %d's sum of 1 and 2 is %.*s", k, (int)strcspn(sum, "\n"), sum);
-        char done[32];
-        snprintf(done, sizeof done, "rank %d done\n", k);
-        cr_assert(strstr(r.out, done), "rank %d did not finish:\n%s", k, r.out);
     }
+    ranks_finished(&r, 2);
 }
 
 /* A peer that began its exchanges (40 in flight), so their messages were
@@ -2436,11 +2444,7 @@ Test(mpi_ranks, a_time_out_bounds_the_wait_even_for_a_message_that_began_to_arri
     cr_assert(waited >= 0.9 && waited < 3.5, "rank 0 waited %g s for a time-out of 1 s:\n%s", waited, r.out);
     rank_line(&r, 1, "end"); /* any status, but it returns */
     line_says(rank_line(&r, 0, "destroy"), fine, 1, "rank 0's destroy");
-    for (int k = 0; k < 2; ++k) {
-        char done[32];
-        snprintf(done, sizeof done, "rank %d done\n", k);
-        cr_assert(strstr(r.out, done), "rank %d did not finish:\n%s", k, r.out);
-    }
+    ranks_finished(&r, 2);
 }
 
 /* Faces in 4096-byte chunks, two halos of one exchange with the same peer
