@@ -849,7 +849,7 @@ AMP_API amp_status amp_program_destroy(amp_program *p);
 
 /* What a kernel is and how it runs. */
 typedef struct amp_kernel_info {
-    char name[128];
+    char name[256];            /* the kernel's whole name (at most 255 characters) */
     char device_path[32];      /* the accelerator it was built for */
     bool is_tiled;
     int rank;
@@ -868,7 +868,7 @@ AMP_API amp_status amp_kernel_get_info(amp_kernel *k, amp_kernel_info *out);
 /* A compiled AMD code object for a named target, built with no GPU present. */
 typedef struct amp_code_object amp_code_object;
 typedef struct amp_kernel_resources {
-    char name[128];
+    char name[256];            /* the kernel's whole name (.name; at most 255 characters) */
     uint32_t lds_bytes;        /* .group_segment_fixed_size: tile_static bytes */
     uint32_t private_bytes;    /* .private_segment_fixed_size (scratch per item) */
     uint32_t vgprs, sgprs, agprs;

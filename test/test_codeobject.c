@@ -63,6 +63,27 @@ static void check_lds(const char *target)
 }
 
 Test(codeobject, lds_gfx90a) { check_lds("gfx90a"); }
+
+/* A kernel's name of 255 characters (the longest a kernel may have) comes
+ * back whole in its resources (name was 128 bytes: two kernels whose names
+ * shared their first 127 characters read as one). */
+Test(codeobject, a_long_kernel_name_is_read_whole_gfx90a)
+{
+    char name[256], src[1024];
+    memset(name, 'k', 255);
+    name[255] = '\0';
+    snprintf(src, sizeof src, "AMP_KERNEL(%s, amp::index<1> i, amp::array_view<int, 1> a) { a[i] = 2; }\n", name);
+    amp_code_object *co = compile_or_skip("gfx90a", src);
+    size_t n = amp_code_object_kernel_count(co);
+    bool found = false;
+    for (size_t i = 0; i < n; ++i) {
+        amp_kernel_resources r;
+        ASSERT_OK(amp_code_object_kernel_resources(co, i, &r));
+        found = found || !strcmp(r.name, name);
+    }
+    cr_assert(found, "no kernel of %zu has the whole 255-character name", n);
+    ASSERT_OK(amp_code_object_destroy(co));
+}
 Test(codeobject, lds_gfx1030) { check_lds("gfx1030"); }
 
 /* Disassemble with llvm-objdump and report, per function label, whether an

@@ -359,6 +359,9 @@ ACCEL_TEST(program, kernel_limits_are_told_when_the_kernel_compiles)
              "AMP_KERNEL(%s, amp::index<1> i, amp::array_view<int, 1> a) { a[i] = 1; }\n", name, name);
     p = test_build(acc, src);
     amp_kernel *k = test_kernel(p, name);
+    amp_kernel_info info;
+    ASSERT_OK(amp_kernel_get_info(k, &info));
+    cr_assert_str_eq(info.name, name, "amp_kernel_info.name holds the whole name (it was cut at 127)");
     int data[512] = {0};
     amp_array_view *v = test_view(data, sizeof(int), amp_extent_1d(512), AMP_READ_WRITE);
     amp_arg args[] = {amp_arg_view(v)};
