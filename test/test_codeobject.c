@@ -1,4 +1,4 @@
-/* test_codeobject.c — AMD code objects built with no GPU: per-kernel LDS from the metadata note, s_barrier placement in the disassembly, the refusals (unknown target, bad arguments, options naming a target for hipRTC or NVRTC, compile errors, kernel parameters over 4096 bytes), where hipRTC and NVRTC look for a quoted #include (never in hipRTC's temporary directory's parent or NVRTC's working directory), NVRTC's threads (AMP_GPU_COMPILE_JOBS: --split-compile, the same machine code), build options' macros kept out of the compilers' headers, and inline asm that would read a file refused. */
+/* test_codeobject.c — AMD code objects built with no GPU: per-kernel LDS from the metadata note (and a kernel's whole name), s_barrier placement in the disassembly, the refusals (unknown target, bad arguments, options naming a target for hipRTC or NVRTC, compile errors, kernel parameters over 4096 bytes), where hipRTC and NVRTC look for a quoted #include (never in hipRTC's temporary directory's parent or NVRTC's working directory), NVRTC's threads (AMP_GPU_COMPILE_JOBS: --split-compile, the same machine code), build options' macros kept out of the compilers' headers, and inline asm that would read a file refused. */
 #include "support.h"
 
 #include <dlfcn.h>
@@ -63,6 +63,7 @@ static void check_lds(const char *target)
 }
 
 Test(codeobject, lds_gfx90a) { check_lds("gfx90a"); }
+Test(codeobject, lds_gfx1030) { check_lds("gfx1030"); }
 
 /* A kernel's name of 255 characters (the longest a kernel may have) comes
  * back whole in its resources (name was 128 bytes: two kernels whose names
@@ -84,7 +85,6 @@ Test(codeobject, a_long_kernel_name_is_read_whole_gfx90a)
     cr_assert(found, "no kernel of %zu has the whole 255-character name", n);
     ASSERT_OK(amp_code_object_destroy(co));
 }
-Test(codeobject, lds_gfx1030) { check_lds("gfx1030"); }
 
 /* Disassemble with llvm-objdump and report, per function label, whether an
  * s_barrier occurs before the next label. */
