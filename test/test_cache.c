@@ -2260,7 +2260,7 @@ static int entries_named(const char *dir, const char *prefix)
     return n;
 }
 
-Test(cache, cpu_precompiled_header_made_once_then_loaded, .fini = cleanup)
+static void header_made_once_then_loaded(void)
 {
     setup_tree_cpu();
     cr_assert_eq(setenv("AMP_CPU_PCH", "1", 1), 0);
@@ -2292,6 +2292,22 @@ Test(cache, cpu_precompiled_header_made_once_then_loaded, .fini = cleanup)
     cr_assert(used, "the second process compiled without the header");
     cr_assert_eq(entries_named(tmp, "hipamp-pch-"), 0, "the header's directory outlived its process");
     unsetenv("TMPDIR");
+}
+
+Test(cache, cpu_precompiled_header_made_once_then_loaded, .fini = cleanup) { header_made_once_then_loaded(); }
+
+/* The same with clang (AMP_CXX=clang++), which checks a header against
+ * the file it was made from, in the private directory of the process that
+ * made it: once that process had ended, every later process's build with
+ * the header failed, and was compiled again without it (the header never
+ * saved anything after its first process); and while that process lived,
+ * the file clang listed could go between the compile and the check of
+ * what it read ("which is gone"). */
+Test(cache, cpu_precompiled_header_made_once_then_loaded_with_clang, .fini = cleanup)
+{
+    if (system("command -v clang++ > /dev/null 2>&1") != 0) cr_skip_test("clang++ is not installed");
+    cr_assert_eq(setenv("AMP_CXX", "clang++", 1), 0);
+    header_made_once_then_loaded();
 }
 
 /* A header entry changed on disk fails its MAC: refused (removed), made

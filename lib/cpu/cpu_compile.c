@@ -529,7 +529,7 @@ static amp_status amp__cpu_as_read(amp__cpu_build *b, char **names)
     void *text = NULL;
     size_t tl = 0;
     if (!b->d->as_deps || amp__cpu_read_file(b->dirfd, "as.d", b->as_dep, &text, &tl) != AMP_OK) return AMP_OK;
-    char *list = amp__cpu_deps(text, "kernel.cpp", b->dir, false, true);
+    char *list = amp__cpu_deps(text, "kernel.cpp", b->dir, false, true, false);
     free(text);
     amp_status st = AMP_OK;
     if (!list) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "no memory for the list of files the assembler read");
@@ -577,7 +577,8 @@ static amp_status amp__cpu_build_outputs(amp__cpu_build *b)
     bool loops_read = b->have_loops && b->lres.read;
     if (!listed && !loops_read && !as_read) return AMP_OK;
     b->dep_text = text;
-    b->out->deps = listed ? amp__cpu_deps(b->dep_text, b->src, b->pch_used ? amp__cpu_pch_dir() : NULL, false, false)
+    b->out->deps = listed ? amp__cpu_deps(b->dep_text, b->src, b->pch_used ? amp__cpu_pch_dir() : NULL, false, false,
+                                          b->pch_used && b->d->clang_gnu_as)
                           : amp__strdup("");
     if (b->out->deps && loops_read) b->out->deps = amp__cpu_deps_join(b->out->deps, b->lres.read);
     if (b->out->deps && as_read) b->out->deps = amp__cpu_deps_join(b->out->deps, as_read);

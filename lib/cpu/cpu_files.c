@@ -269,7 +269,19 @@ static bool amp__cpu_line_append(char **buf, size_t *n, size_t *cap, const char 
     return true;
 }
 
-char *amp__cpu_deps(const char *text, const char *skip, const char *skip_dir, bool resolve, bool relative_unnamed)
+/* Whether abs names a precompiled header's origin in some process's
+ * private directory: .../hipamp-pch-<...>/amp_lib.hpp. */
+static bool amp__cpu_pch_origin(const char *abs)
+{
+    const char *base = strrchr(abs, '/');
+    if (!base || strcmp(base + 1, "amp_lib.hpp") || base == abs) return false;
+    const char *dir = base - 1;
+    while (dir > abs && *dir != '/') --dir;
+    return !strncmp(dir, "/hipamp-pch-", 12);
+}
+
+char *amp__cpu_deps(const char *text, const char *skip, const char *skip_dir, bool resolve, bool relative_unnamed,
+                    bool pch_origin)
 {
     size_t cap = 256, n = 0;
     char *out = malloc(cap);
@@ -279,6 +291,7 @@ char *amp__cpu_deps(const char *text, const char *skip, const char *skip_dir, bo
     if (!p) return out;
     p++;
     char word[PATH_MAX];
+    bool first = true; /* the next file is a target's first */
     for (;;) {
         while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || (p[0] == '\\' && (p[1] == '\n' || p[1] == '\r')))
             p += p[0] == '\\' ? 2 : 1;
@@ -294,7 +307,10 @@ char *amp__cpu_deps(const char *text, const char *skip, const char *skip_dir, bo
             p++;
         }
         word[w] = 0;
+        if (w && word[w - 1] == ':') first = true;
         if (!w || !strcmp(word, skip) || word[w - 1] == ':') continue;
+        const bool was_first = first;
+        first = false;
         char abs[PATH_MAX];
         /* A name it cannot hold stays in the list, not absolute: the check
          * of what the compiler read refuses it (lib/core/program.c). */
@@ -303,6 +319,7 @@ char *amp__cpu_deps(const char *text, const char *skip, const char *skip_dir, bo
             snprintf(abs, sizeof abs, "?%.200s", word);
         size_t l = strlen(abs), sl = skip_dir ? strlen(skip_dir) : 0;
         if (sl && !strncmp(abs, skip_dir, sl) && abs[sl] == '/') continue;
+        if (pch_origin && was_first && amp__cpu_pch_origin(abs)) continue;
         if (!amp__cpu_line_append(&out, &n, &cap, abs, l)) return NULL;
     }
     return out;

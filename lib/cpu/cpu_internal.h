@@ -243,8 +243,15 @@ bool amp__cpu_dir_claim(int fd);
  * file. A name too long to hold is a line starting with '?', and so is a
  * relative name where relative_unnamed (the assembler's list: a relative
  * .incbin or .include is read from the working directory, which hipamp
- * never reads from; the caller names it). */
-char *amp__cpu_deps(const char *text, const char *skip, const char *skip_dir, bool resolve, bool relative_unnamed);
+ * never reads from; the caller names it). Where pch_origin (a clang build
+ * that used the precompiled header), the first file of a target that is an
+ * amp_lib.hpp in a hipamp-pch- directory is dropped too: clang names there
+ * the file the header was made from, in the private directory of the
+ * process that made it (gone once that process ended), whose text the
+ * header holds (cpu_pch.c: -fmodules-embed-all-files); a file the unit
+ * itself includes is never a target's first. */
+char *amp__cpu_deps(const char *text, const char *skip, const char *skip_dir, bool resolve, bool relative_unnamed,
+                    bool pch_origin);
 /* deps (amp__cpu_deps's list, freed here) with names appended (one a line:
  * the loop transformation's, amp__cpu_loops_result.read), made absolute and
  * tidied the same way, a line beginning '?' kept as it is; NULL when no

@@ -244,17 +244,25 @@ static int amp__pch_private_dir(void)
 
 /* Runs the compiler on the header: words (the build's own, up to the
  * user's options) then "-c -MD -MF DEPS -x c++-header HEADER -o
- * HEADER.gch". */
-static bool amp__pch_compile(char *const *words, size_t nwords, char *const *envp, uint64_t deadline)
+ * HEADER.gch". clang (embed) is told to keep the text of every file it
+ * read in the header: it checks a header it uses against the files it was
+ * made from, and the header's own file is in this process's private
+ * directory, gone when the process ends; every later process's build with
+ * the header failed, and was compiled again without it. */
+static bool amp__pch_compile(char *const *words, size_t nwords, char *const *envp, uint64_t deadline, bool embed)
 {
     char out[PATH_MAX + 40];
     snprintf(out, sizeof out, "%s.gch", amp__pch_header);
     char dep[PATH_MAX + 40];
     snprintf(dep, sizeof dep, "%s/" AMP__PCH_DEPS, amp__pch_dir);
-    char **argv = calloc(nwords + 11, sizeof *argv);
+    char **argv = calloc(nwords + 13, sizeof *argv);
     if (!argv) return false;
     memcpy(argv, words, nwords * sizeof *argv);
     size_t n = nwords;
+    if (embed) {
+        argv[n++] = "-Xclang";
+        argv[n++] = "-fmodules-embed-all-files";
+    }
     argv[n++] = "-c"; /* the words say -shared: the driver would link the header into a library */
     argv[n++] = "-MD";
     argv[n++] = "-MF";
@@ -292,6 +300,7 @@ static struct {
     uint64_t deadline;
     int dirfd;
     const amp__sys_dir *dirs;
+    bool embed; /* clang: the files' text kept in the header (amp__pch_compile) */
     uint8_t key[32];
 } amp__pch_maker;
 
@@ -370,7 +379,7 @@ static void *amp__pch_make(void *arg)
     void *gch = NULL, *dtext = NULL;
     char *deps = NULL;
     bool ok = amp__pch_compile(amp__pch_maker.words, amp__pch_maker.nwords, amp__pch_maker.envp,
-                               amp__pch_maker.deadline) &&
+                               amp__pch_maker.deadline, amp__pch_maker.embed) &&
               (gch = amp__pch_read(amp__pch_maker.dirfd, AMP__PCH_FILE, &size)) &&
               (dtext = amp__pch_read(amp__pch_maker.dirfd, AMP__PCH_DEPS, &dsize));
     if (ok) {
@@ -380,7 +389,7 @@ static void *amp__pch_make(void *arg)
         if (ok) {
             dtext = t;
             t[dsize] = 0;
-            deps = amp__cpu_deps(t, amp__pch_header, amp__pch_dir, true, false);
+            deps = amp__cpu_deps(t, amp__pch_header, amp__pch_dir, true, false, false);
         }
     }
     ok = ok && deps && amp__pch_deps_ok(amp__pch_maker.dirs, deps, strlen(deps));
@@ -450,6 +459,9 @@ const char *amp__cpu_pch_prepare(amp__cpu_device *d, const amp__compile_job *job
     amp__sha256_str(h, "hipamp cpu precompiled header 1");
     amp__sha256_str(h, d->cache_tag);
     for (size_t i = 0; i < nwords; ++i) amp__sha256_str(h, words[i]);
+    /* clang's headers hold their files' text (amp__pch_compile); one made
+     * before, which needs its maker's directory, is never taken */
+    if (d->clang_gnu_as) amp__sha256_str(h, "the files' text embedded");
     amp__sha256_field(h, text, len);
     if (!amp__sha256_final(h, key)) return NULL; /* no key: compiled without the header, nothing kept */
 
@@ -481,6 +493,7 @@ const char *amp__cpu_pch_prepare(amp__cpu_device *d, const amp__compile_job *job
     amp__pch_maker.deadline = deadline;
     amp__pch_maker.dirfd = dirfd;
     amp__pch_maker.dirs = dirs;
+    amp__pch_maker.embed = d->clang_gnu_as;
     memcpy(amp__pch_maker.key, key, 32);
     *making = pthread_create(&amp__pch_maker.thread, NULL, amp__pch_make, NULL) == 0;
 out:
