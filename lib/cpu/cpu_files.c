@@ -274,10 +274,10 @@ static bool amp__cpu_line_append(char **buf, size_t *n, size_t *cap, const char 
 static bool amp__cpu_pch_origin(const char *abs)
 {
     const char *base = strrchr(abs, '/');
-    if (!base || strcmp(base + 1, "amp_lib.hpp") || base == abs) return false;
+    if (!base || base == abs || strcmp(base + 1, AMP__CPU_PCH_NAME)) return false;
     const char *dir = base - 1;
     while (dir > abs && *dir != '/') --dir;
-    return !strncmp(dir, "/hipamp-pch-", 12);
+    return !strncmp(dir + 1, AMP__CPU_PCH_PREFIX, strlen(AMP__CPU_PCH_PREFIX));
 }
 
 char *amp__cpu_deps(const char *text, const char *skip, const char *skip_dir, bool resolve, bool relative_unnamed,
@@ -307,8 +307,11 @@ char *amp__cpu_deps(const char *text, const char *skip, const char *skip_dir, bo
             p++;
         }
         word[w] = 0;
-        if (w && word[w - 1] == ':') first = true;
-        if (!w || !strcmp(word, skip) || word[w - 1] == ':') continue;
+        if (w && word[w - 1] == ':') { /* a target: its files follow */
+            first = true;
+            continue;
+        }
+        if (!w || !strcmp(word, skip)) continue;
         const bool was_first = first;
         first = false;
         char abs[PATH_MAX];

@@ -232,6 +232,8 @@ bool amp__cpu_dir_claim(int fd);
  * when the library is unloaded or the process exits; swept as the build
  * directories are when its process died. */
 #define AMP__CPU_PCH_PREFIX "hipamp-pch-"
+/* The header's text there, which the header is compiled from. */
+#define AMP__CPU_PCH_NAME "amp_lib.hpp"
 
 /* The files a make-style dependency file (text) lists after its targets,
  * one a line (malloc'ed; "" when none; NULL: no memory), skipping skip and

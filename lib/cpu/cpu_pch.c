@@ -25,7 +25,7 @@
  * reads the header's text beside it instead, and a build that fails with
  * it is tried again without it (cpu_compile.c). */
 
-#define AMP__PCH_NAME "amp_lib.hpp"
+#define AMP__PCH_NAME AMP__CPU_PCH_NAME
 #define AMP__PCH_FILE AMP__PCH_NAME ".gch"
 #define AMP__PCH_DEPS "amp_lib.d"
 /* libclang's (AMP__LPCH_*, below), beside them in the same directory. */
