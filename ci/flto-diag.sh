@@ -24,6 +24,7 @@ REAL=${AMP_CXX:-${CXX:-c++}}
   c++ --version | head -1; ld --version | head -1; echo "strace: $(command -v strace)"; id
   echo "c++ -print-prog-name=lto-wrapper: $(c++ -print-prog-name=lto-wrapper)"; ls -l /usr/libexec/gcc/x86_64-linux-gnu/13/ 2>&1 | head -20
   ulimit -a; cat /sys/fs/cgroup/pids.max 2>&1; cat /proc/sys/kernel/pid_max; } > "$D/host.txt" 2>&1
+grep -E "^the compiler|^lto-wrapper|by hand|under env -i" "$D/host.txt"
 t0=$(date +%s)
 [ -n "${SKIP_BUILD:-}" ] || cmake -S "$ROOT" -B "$B" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCRITERION_ROOT="$B/criterion-root" -DHIPAMP_PREBUILT_TARGETS=cpu > "$D/configure.log" 2>&1 &&
   cmake --build "$B" -j"$(nproc)" --target test_cache cache_helper > "$D/build.log" 2>&1 || [ -n "${SKIP_BUILD:-}" ] || { echo "build failed"; tail -30 "$D/build.log"; exit 1; }
