@@ -29,6 +29,12 @@ static const char *bin_dir(void)
     return d;
 }
 
+/* The directory of the packs this build made (HIPAMP_PREBUILT_TARGETS). */
+static void build_pack_dir(char *dir, size_t size)
+{
+    snprintf(dir, size, "%s/hipamp/prebuilt-%s", bin_dir(), HIPAMP_VERSION_STRING);
+}
+
 /* Run argv[0] with argv, its output into log (a file); the exit status,
  * or -1 when it did not exit. */
 static int run_tool(char *const argv[], const char *log)
@@ -95,7 +101,7 @@ static const char *fixture_pack(amp_accelerator *acc, char *path, size_t size)
     snprintf(tool, sizeof tool, "%s/hipamp-prebuild", bin_dir());
     snprintf(log, sizeof log, "%s.log", path);
     mkdir(dir, 0755);
-    snprintf(build_pack, sizeof build_pack, "%s/hipamp/prebuilt-%s", bin_dir(), HIPAMP_VERSION_STRING);
+    build_pack_dir(build_pack, sizeof build_pack);
     /* The tool names the CPU's pack itself ("cpu": this machine's). */
     char *argv[] = {tool, "--dir", dir, "--jobs", "2", "--only", "fill of 4-byte", "--only",
                     "the int32 reductions (map 1)", "--reuse", build_pack,
@@ -330,7 +336,7 @@ static void cpu_build_pack(amp_accelerator *acc, char *dir, size_t dsize, char *
     const char *target = NULL;
     ASSERT_OK(amp_accelerator_get_prebuilt_target(acc, &target));
     if (!target) cr_skip_test("the CPU accelerator loads no prebuilt programs here");
-    snprintf(dir, dsize, "%s/hipamp/prebuilt-%s", bin_dir(), HIPAMP_VERSION_STRING);
+    build_pack_dir(dir, dsize);
     snprintf(pack, psize, "%s/%s.hpk", dir, target);
     struct stat sb;
     if (stat(pack, &sb) != 0) cr_skip_test("the build made no pack for %s (HIPAMP_PREBUILT_TARGETS)", target);

@@ -482,12 +482,8 @@ int main(int argc, char **argv)
     char probe[4096];
     bool have_cpu_pack = false;
     DIR *dd = opendir(dir);
-    /* A pack's name ends in .hpk ("cpu-X.hpk.log" beside it is none). */
-    for (struct dirent *de; dd && (de = readdir(dd));) {
-        size_t len = strlen(de->d_name);
-        have_cpu_pack = have_cpu_pack || (!strncmp(de->d_name, "cpu-", 4) && len > 8 &&
-                                          !strcmp(de->d_name + len - 4, ".hpk"));
-    }
+    for (struct dirent *de; dd && (de = readdir(dd));)
+        have_cpu_pack = have_cpu_pack || (!strncmp(de->d_name, "cpu-", 4) && amp__prebuilt_is_pack_name(de->d_name));
     if (dd) closedir(dd);
     snprintf(probe, sizeof probe, "%s", reuse && !have_cpu_pack ? reuse : dir);
     setenv("AMP_PREBUILT_DIR", probe, 1);

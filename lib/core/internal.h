@@ -798,6 +798,9 @@ typedef struct amp__prebuilt_item {
 } amp__prebuilt_item;
 /* Write target's pack of n items (sorted here) to path, atomically. */
 amp_status amp__prebuilt_write(const char *path, const char *target, amp__prebuilt_item *items, size_t n);
+/* Whether a directory entry's name is a pack's, "<target>.hpk" (not
+ * hidden; a log "cpu-X.hpk.log" beside one is none). */
+bool amp__prebuilt_is_pack_name(const char *name);
 /* Every entry of target's pack in dir, checked as a reader checks it
  * (*n 0 and AMP_OK when there is none). */
 amp_status amp__prebuilt_read(const char *dir, const char *target, amp__prebuilt_item **items, size_t *n);

@@ -455,6 +455,12 @@ void amp__prebuilt_captured(const char *target, const uint8_t key[32], const voi
     if (amp__pb_capture) amp__pb_capture(target, key, bin, size);
 }
 
+bool amp__prebuilt_is_pack_name(const char *name)
+{
+    size_t len = strlen(name);
+    return len > 4 && !strcmp(name + len - 4, ".hpk") && name[0] != '.';
+}
+
 AMP_API amp_status amp_accelerator_get_prebuilt_target(const amp_accelerator *a, const char **out)
 {
     if (out) *out = NULL;
@@ -490,7 +496,7 @@ AMP_API amp_status amp_prebuilt_get_info(amp_prebuilt_info *out)
     n = 0;
     for (struct dirent *de; d && (de = readdir(d));) {
         size_t len = strlen(de->d_name);
-        if (len <= 4 || strcmp(de->d_name + len - 4, ".hpk") || de->d_name[0] == '.') continue;
+        if (!amp__prebuilt_is_pack_name(de->d_name)) continue;
         if (n < sizeof out->available)
             n += (size_t)snprintf(out->available + n, sizeof out->available - n, "%s%.*s", n ? " " : "",
                                   (int)(len - 4), de->d_name);
