@@ -260,6 +260,14 @@ amp_kernel *test_kernel(amp_program *p, const char *name)
 
 void test_cpu_copying(void) { setenv("AMP_CPU_UNIFIED", "0", 1); }
 
+bool test_in_discrete_cpu_pass(amp_accelerator *acc)
+{
+    const char *pass = getenv("HIPAMP_TEST_DISCRETE_PASS");
+    if (!pass || strcmp(pass, "1")) return false;
+    amp_accelerator_info info;
+    return acc && amp_accelerator_get_info(acc, &info) == AMP_OK && info.is_emulated;
+}
+
 void test_fill_random(float *x, size_t n, unsigned seed)
 {
     uint64_t s = 0x9e3779b97f4a7c15ULL ^ seed;

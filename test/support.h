@@ -91,6 +91,19 @@ amp_kernel *test_kernel(amp_program *p, const char *name);
 
 /* Fill with reproducible pseudo-random values in [-1, 1) (never zeros). */
 void test_fill_random(float *x, size_t n, unsigned seed);
+/* In a file's second pass with the CPU accelerator's memory apart (its
+ * _discrete_cpu test, test/CMakeLists.txt: HIPAMP_TEST_DISCRETE_PASS set),
+ * a test on the CPU accelerator whose subject does not depend on where
+ * views' data is kept (what a compile that fails says) is skipped: the
+ * first pass ran it, and each run of it costs compiles that are never
+ * cached. The GPU variants run in both passes as before. */
+bool test_in_discrete_cpu_pass(amp_accelerator *acc);
+#define SKIP_IN_DISCRETE_PASS(acc, what)                                                                  \
+    do {                                                                                                 \
+        if (test_in_discrete_cpu_pass(acc))                                                              \
+            cr_skip_test("%s does not depend on the memory model: the first pass (memory shared) ran it", \
+                         what);                                                                          \
+    } while (0)
 /* A test's .init: the CPU accelerator keeps views' data apart from their
  * host memory (AMP_CPU_UNIFIED=0), as a discrete GPU does, so its copy and
  * coherence paths run. */

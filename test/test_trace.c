@@ -500,15 +500,21 @@ static run run_child_within(const tdir *d, char *const argv[], const char *const
 static run run_child(const tdir *d, char *const argv[], const char *const *add) { return run_child_within(d, argv, add, 0); }
 
 /* trace_helper on acc with extra variables and arguments (args
- * NULL-terminated, may be NULL); the cache directory is fresh (under d),
- * so its first build compiles. timeout_s as for run_child_within. */
-static run run_helper_args(const tdir *d, amp_accelerator *acc, const char *const *add, const char *const *args,
-                           unsigned timeout_s)
+ * NULL-terminated, may be NULL). Its cache directory is fresh (under d),
+ * so that its first build compiles, unless shared_cache and the suite
+ * names one (AMP_CACHE_DIR, as ctest sets it): a test that reads no
+ * build's cache result then costs no compile after the suite's first
+ * (each build is three to four compiler runs on the CPU accelerator,
+ * most of this file's time). timeout_s as for run_child_within. */
+static run run_helper_in(const tdir *d, amp_accelerator *acc, bool shared_cache, const char *const *add,
+                         const char *const *args, unsigned timeout_s)
 {
     amp_accelerator_info info;
     ASSERT_OK(amp_accelerator_get_info(acc, &info));
-    char cache[128];
-    snprintf(cache, sizeof cache, "AMP_CACHE_DIR=%s/cache", d->path);
+    const char *suite_cache = shared_cache ? getenv("AMP_CACHE_DIR") : NULL;
+    char cache[1200];
+    if (suite_cache && *suite_cache) snprintf(cache, sizeof cache, "AMP_CACHE_DIR=%s", suite_cache);
+    else snprintf(cache, sizeof cache, "AMP_CACHE_DIR=%s/cache", d->path);
     const char *env[16];
     size_t k = 0;
     env[k++] = cache;
@@ -517,6 +523,19 @@ static run run_helper_args(const tdir *d, amp_accelerator *acc, const char *cons
     char *argv[16] = {HIPAMP_TRACE_HELPER, info.device_path};
     for (size_t i = 0; args && args[i] && i < 13; ++i) argv[2 + i] = (char *)args[i];
     return run_child_within(d, argv, env, timeout_s);
+}
+
+static run run_helper_args(const tdir *d, amp_accelerator *acc, const char *const *add, const char *const *args,
+                           unsigned timeout_s)
+{
+    return run_helper_in(d, acc, false, add, args, timeout_s);
+}
+
+/* trace_helper with the suite's cache (run_helper_in): for the tests
+ * that read no build's cache result (hit or miss). */
+static run run_helper_shared(const tdir *d, amp_accelerator *acc, const char *const *add, const char *const *args)
+{
+    return run_helper_in(d, acc, true, add, args, 0);
 }
 
 static run run_helper(const tdir *d, amp_accelerator *acc, const char *const *add, const char *arg, const char *arg2)
@@ -916,7 +935,8 @@ ACCEL_TEST(trace, flush_mid_run_leaves_a_complete_file)
     snprintf(var, sizeof var, "AMP_TRACE=%s", path);
     const char *env[] = {var, NULL};
     /* The helper flushes, then leaves with _exit: no exit-time flush. */
-    run r = run_helper(&d, acc, env, "--flush-exit", NULL);
+    const char *args[] = {"--flush-exit", NULL};
+    run r = run_helper_shared(&d, acc, env, args);
     cr_assert_eq(r.code, 0, "trace_helper exited %d:\n%s", r.code, r.err);
     hout h = parse_helper(&r);
     cr_expect_str_eq(h.flush, "AMP_OK");
@@ -945,7 +965,8 @@ ACCEL_TEST(trace, graph_replays_are_spans_with_their_launches)
     snprintf(path, sizeof path, "%s/trace.json", d.path);
     snprintf(var, sizeof var, "AMP_TRACE=%s", path);
     const char *env[] = {var, "AMP_TRACE_SUMMARY=1", NULL};
-    run r = run_helper(&d, acc, env, "--graph", NULL);
+    const char *args[] = {"--graph", NULL};
+    run r = run_helper_shared(&d, acc, env, args);
     cr_assert_eq(r.code, 0, "trace_helper exited %d:\n%s", r.code, r.err);
     cr_assert(strstr(r.out, "graph_replays 3"), "%s", r.out);
     cr_expect(strstr(r.err, "graph replays 3 (6 launches in them)") || strstr(r.out, "graph replays 3 (6 launches in them)"),
@@ -1042,7 +1063,7 @@ Test(trace, unwritable_file_reported)
     char var[160];
     snprintf(var, sizeof var, "AMP_TRACE=%s/no/such/dir/trace.json", d.path);
     const char *env[] = {var, NULL};
-    run r = run_helper(&d, acc, env, NULL, NULL);
+    run r = run_helper_shared(&d, acc, env, NULL);
     cr_assert_eq(r.code, 0, "tracing must not break the program (exit %d):\n%s", r.code, r.err);
     hout h = parse_helper(&r);
     cr_expect_str_eq(h.flush, "AMP_ERROR_INVALID_ARGUMENT");
@@ -1497,7 +1518,7 @@ Test(trace, failed_flush_keeps_the_last_complete_trace)
     snprintf(var, sizeof var, "AMP_TRACE=%s", path);
     const char *env[] = {var, NULL};
     const char *args[] = {"--limited-second-flush", NULL};
-    run r = run_helper_args(&d, acc, env, args, 0);
+    run r = run_helper_shared(&d, acc, env, args);
     cr_assert_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
     hout h = parse_helper(&r);
     cr_expect(h.ok, "the helper did not finish:\n%s", r.out);
@@ -1526,7 +1547,7 @@ Test(trace, failed_first_flush_leaves_no_cut_off_trace)
     snprintf(var, sizeof var, "AMP_TRACE=%s", path);
     const char *env[] = {var, NULL};
     const char *args[] = {"--limited-first-flush", NULL};
-    run r = run_helper_args(&d, acc, env, args, 0);
+    run r = run_helper_shared(&d, acc, env, args);
     cr_assert_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
     hout h = parse_helper(&r);
     cr_expect(h.ok, "the helper did not finish:\n%s", r.out);
@@ -1553,7 +1574,7 @@ Test(trace, file_size_limit_does_not_end_the_program)
     snprintf(var, sizeof var, "AMP_TRACE=%s", path);
     const char *env[] = {var, NULL};
     const char *args[] = {"--limited-second-flush", "--keep-sigxfsz", NULL};
-    run r = run_helper_args(&d, acc, env, args, 0);
+    run r = run_helper_shared(&d, acc, env, args);
     cr_assert_eq(r.code, 0, "exit %d (%d: SIGXFSZ):\n%s", r.code, 128 + SIGXFSZ, r.err);
     hout h = parse_helper(&r);
     cr_expect(h.ok, "the helper did not finish:\n%s", r.out);
@@ -1585,7 +1606,7 @@ Test(trace, descriptor_the_program_reused_is_not_written)
     snprintf(mine, sizeof mine, "%s/programs-own", d.path);
     const char *env[] = {var, NULL};
     const char *args[] = {"--reuse-trace-fd", mine, NULL};
-    run r = run_helper_args(&d, acc, env, args, 0);
+    run r = run_helper_shared(&d, acc, env, args);
     cr_assert_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
     hout h = parse_helper(&r);
     cr_expect(h.ok, "the helper did not finish:\n%s", r.out);
@@ -1882,7 +1903,7 @@ Test(trace, event_limit_drops_and_says_so)
     snprintf(path, sizeof path, "%s/trace.json", d.path);
     snprintf(var, sizeof var, "AMP_TRACE=%s", path);
     const char *env[] = {var, "AMP_TRACE_MAX_EVENTS=2", "AMP_TRACE_SUMMARY=1", NULL};
-    run r = run_helper(&d, acc, env, NULL, NULL);
+    run r = run_helper_shared(&d, acc, env, NULL);
     cr_assert_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
     trace t = load_trace(path);
     const jv *other = jget(t.root, "otherData");
@@ -1985,7 +2006,7 @@ static run probe_run(tdir *d, amp_accelerator *acc, bool roctx, const char *vend
     snprintf(logv, sizeof logv, "AMP_PROBE_LOG=%s", log);
     snprintf(ven, sizeof ven, "AMP_TRACE_VENDOR=%s", vendor ? vendor : "");
     const char *env[] = {lib, logv, vendor ? ven : NULL, NULL};
-    run r = run_helper(d, acc, env, NULL, NULL);
+    run r = run_helper_shared(d, acc, env, NULL);
     cr_assert_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
     return r;
 }
@@ -2061,7 +2082,7 @@ Test(trace, off_by_default)
     amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
     tdir d;
     tdir_make(&d);
-    run r = run_helper(&d, acc, NULL, NULL, NULL);
+    run r = run_helper_shared(&d, acc, NULL, NULL);
     cr_assert_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
     hout h = parse_helper(&r);
     cr_expect_str_eq(h.flush, "AMP_OK");
