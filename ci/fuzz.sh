@@ -35,12 +35,15 @@ mkdir -p "$corpus_co" "$corpus_sig" "$corpus_scan" "$corpus_elf" "$corpus_lex"
 cp "$ROOT"/examples/*/*.hip "$ROOT"/test/kernels/*.hip "$ROOT"/hip_kernels/alg/*.hip "$corpus_scan/" 2>/dev/null
 # The lexer's seeds: the same sources (its own corpus: each harness grows its own).
 cp "$corpus_scan"/* "$corpus_lex/" 2>/dev/null
-if cmake --build "$BUILD" --target hipamp-compile > /dev/null 2>&1 || true; then :; fi
 NORMAL_BUILD=${NORMAL_BUILD:-}
 compile_tool=""
 for t in "$NORMAL_BUILD/hipamp-compile" "$ROOT/build-ci/hipamp-compile" "$ROOT/build/hipamp-compile"; do
   [ -x "$t" ] && { compile_tool=$t; break; }
 done
+# This tree's own only where no other build has one.
+if [ -z "$compile_tool" ] && cmake --build "$BUILD" --target hipamp-compile > /dev/null 2>&1; then
+  compile_tool=$BUILD/hipamp-compile
+fi
 if [ -n "$compile_tool" ]; then
   for target in gfx90a gfx1030; do
     for k in "$ROOT"/test/kernels/seeds.hip "$ROOT"/test/kernels/tiled.hip; do
