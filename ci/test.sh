@@ -42,15 +42,18 @@ status=0
 total_pass=0; total_fail=0; total_skip=0
 
 # run_suite NAME BUILD_DIR CMAKE_ARGS... (ctest's own arguments, such as a
-# label to select, in the array CTEST_ARGS). Tests run $JOBS at a time: each
+# label to select, in the array CTEST_ARGS). BUILD_DIR is made afresh unless
+# KEEP_BUILD is 1 (the quick test's rerun). Tests run $JOBS at a time: each
 # is one process with its own temporary files, and the kernel cache they
 # share is safe for concurrent processes (disk_cache.c).
 CTEST_ARGS=()
+KEEP_BUILD=0
+quick_built=
 run_suite() {
   local name=$1 dir=$2 t0=$SECONDS t1
   shift 2
   echo "=== $name: configure + build in $dir"
-  rm -rf "$dir"
+  [ "$KEEP_BUILD" = 1 ] || rm -rf "$dir"
   if ! cmake -S "$ROOT" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHIPAMP_BUILD_TESTS=REQUIRED \
        "-DHIPAMP_ABI_REQUIRED=$ABI_REQUIRED" "$@"; then
     results+=("$name: configure FAILED ($((SECONDS - t0)) s)"); status=1; total_fail=$((total_fail + 1)); return
@@ -58,6 +61,7 @@ run_suite() {
   if ! cmake --build "$dir" -j"$JOBS"; then
     results+=("$name: build FAILED ($((SECONDS - t0)) s)"); status=1; total_fail=$((total_fail + 1)); return
   fi
+  [ "$name" = quick ] && quick_built=1
   if [ -x "$dir/hipamp-info" ]; then
     echo "=== $name: hipamp-info"
     "$dir/hipamp-info" | tee "$dir/hipamp-info.txt" || true
@@ -236,26 +240,33 @@ quick_pack_stamp() {
 # Debian's HIP headers must be built (a missing header fails the configure).
 if [ "$QUICK" = 1 ]; then
   # The quick test: one build, the tests labelled quick (test/CMakeLists.txt
-  # says which and why), nothing else. The CPU accelerator's algorithm pack
-  # is most of a cold build on 2 cores (95 s of its 165): a rerun reuses the
-  # last quick build's pack (hipamp-prebuild --reuse: its entries come
-  # through the library's own checks) where nothing the pack is made from
-  # changed since (quick_pack_stamp); otherwise, and on a fresh checkout, it
-  # is compiled, as the full run always compiles it.
+  # says which and why), nothing else. A rerun builds in the last quick
+  # build's tree (make rebuilds what changed) and keeps the two things in it
+  # that are made from the library rather than by make -- the CPU
+  # accelerator's algorithm pack (95 s of a cold build's 165 on 2 cores) and
+  # the suite's kernel cache (build-quick/test/amp-cache: half the quick
+  # tests' time when cold) -- where nothing they are made from changed since
+  # the last quick run (quick_pack_stamp: neither the pack's keys nor the
+  # cache's name the library's own C sources); otherwise both are made
+  # again. A fresh checkout, or a tree without a stamp (a run that did not
+  # finish its build), builds from scratch as the full run does.
   CTEST_ARGS=(-L quick)
-  reuse_args=()
-  kept="$ROOT/build-quick-pack"
+  quick_dir=$ROOT/build-quick
   stamp=$(quick_pack_stamp)
-  last=$(ls -d "$ROOT"/build-quick/hipamp/prebuilt-* 2>/dev/null | head -n1)
-  rm -rf "$kept"
-  if [ -n "$stamp" ] && [ -n "$last" ] && [ "$(cat "$ROOT/build-quick/pack-stamp" 2>/dev/null)" = "$stamp" ] &&
-     mv "$last" "$kept"; then
-    echo "=== quick: the last quick build's algorithm pack is reused (its sources and compiler are unchanged)"
-    reuse_args=("-DHIPAMP_PREBUILT_REUSE=$kept")
+  if [ -n "$stamp" ] && [ -f "$quick_dir/CMakeCache.txt" ] && [ -f "$quick_dir/pack-stamp" ]; then
+    KEEP_BUILD=1
+    if [ "$(cat "$quick_dir/pack-stamp")" = "$stamp" ]; then
+      echo "=== quick: building in the last quick tree; its algorithm pack and kernel cache are kept (what they are made from is unchanged)"
+    else
+      echo "=== quick: building in the last quick tree; its algorithm pack and kernel cache are made again (what they are made from changed)"
+      rm -rf "$quick_dir/hipamp" "$quick_dir/test/amp-cache"
+    fi
   fi
-  run_suite quick "$ROOT/build-quick" -DHIPAMP_BUILD_BENCH=OFF "${OPT_ARGS[@]}" "${PREBUILT_ARGS[@]}" "${reuse_args[@]}"
-  [ -n "$stamp" ] && [ -d "$ROOT/build-quick" ] && echo "$stamp" > "$ROOT/build-quick/pack-stamp"
-  rm -rf "$kept"
+  # Written again only once this run's build has finished.
+  rm -f "$quick_dir/pack-stamp"
+  run_suite quick "$quick_dir" -DHIPAMP_BUILD_BENCH=OFF "${OPT_ARGS[@]}" "${PREBUILT_ARGS[@]}"
+  [ -n "$stamp" ] && [ -n "$quick_built" ] && echo "$stamp" > "$quick_dir/pack-stamp"
+  KEEP_BUILD=0
 else
 run_suite release "$ROOT/build-ci" "-DHIPAMP_BUILD_BENCH=$([ "${HIPAMP_CI_BENCH:-0}" = 1 ] && echo ON || echo OFF)" \
   "${OPT_ARGS[@]}" "${PREBUILT_ARGS[@]}"
