@@ -253,7 +253,10 @@ if [ "$QUICK" = 1 ]; then
   CTEST_ARGS=(-L quick)
   quick_dir=$ROOT/build-quick
   stamp=$(quick_pack_stamp)
-  if [ -n "$stamp" ] && [ -f "$quick_dir/CMakeCache.txt" ] && [ -f "$quick_dir/pack-stamp" ]; then
+  # (A tree configured from another checkout's path, one moved or copied,
+  # cannot be configured again from this one: it is made afresh.)
+  if [ -n "$stamp" ] && [ -f "$quick_dir/pack-stamp" ] &&
+     grep -qxF "CMAKE_HOME_DIRECTORY:INTERNAL=$ROOT" "$quick_dir/CMakeCache.txt" 2>/dev/null; then
     KEEP_BUILD=1
     if [ "$(cat "$quick_dir/pack-stamp")" = "$stamp" ]; then
       echo "=== quick: building in the last quick tree; its algorithm pack and kernel cache are kept (what they are made from is unchanged)"
