@@ -246,10 +246,12 @@ if [ "$QUICK" = 1 ]; then
   # accelerator's algorithm pack (95 s of a cold build's 165 on 2 cores) and
   # the suite's kernel cache (build-quick/test/amp-cache: half the quick
   # tests' time when cold) -- where nothing they are made from changed since
-  # the last quick run (quick_pack_stamp: neither the pack's keys nor the
-  # cache's name the library's own C sources); otherwise both are made
-  # again. A fresh checkout, or a tree without a stamp (a run that did not
-  # finish its build), builds from scratch as the full run does.
+  # the last quick run (quick_pack_stamp: the keys of neither name the
+  # library's own C sources); otherwise both are made again. A fresh
+  # checkout, or a tree without a stamp (a run that did not finish its
+  # build), builds from scratch as the full run does. (HIPAMP_PREBUILT_REUSE
+  # is cleared: a tree of the earlier quick test named a directory of its
+  # own there that is gone.)
   CTEST_ARGS=(-L quick)
   quick_dir=$ROOT/build-quick
   stamp=$(quick_pack_stamp)
@@ -267,7 +269,7 @@ if [ "$QUICK" = 1 ]; then
   fi
   # Written again only once this run's build has finished.
   rm -f "$quick_dir/pack-stamp"
-  run_suite quick "$quick_dir" -DHIPAMP_BUILD_BENCH=OFF "${OPT_ARGS[@]}" "${PREBUILT_ARGS[@]}"
+  run_suite quick "$quick_dir" -DHIPAMP_BUILD_BENCH=OFF "${OPT_ARGS[@]}" "${PREBUILT_ARGS[@]}" -DHIPAMP_PREBUILT_REUSE=
   [ -n "$stamp" ] && [ -n "$quick_built" ] && echo "$stamp" > "$quick_dir/pack-stamp"
   KEEP_BUILD=0
 else
