@@ -43,12 +43,13 @@ total_pass=0; total_fail=0; total_skip=0
 
 # run_suite NAME BUILD_DIR CMAKE_ARGS... (ctest's own arguments, such as a
 # label to select, in the array CTEST_ARGS). BUILD_DIR is made afresh unless
-# KEEP_BUILD is 1 (the quick test's rerun). Tests run $JOBS at a time: each
+# KEEP_BUILD is 1 (the quick test's rerun); last_built names the last one
+# whose build finished. Tests run $JOBS at a time: each
 # is one process with its own temporary files, and the kernel cache they
 # share is safe for concurrent processes (disk_cache.c).
 CTEST_ARGS=()
 KEEP_BUILD=0
-quick_built=
+last_built=
 run_suite() {
   local name=$1 dir=$2 t0=$SECONDS t1
   shift 2
@@ -61,7 +62,7 @@ run_suite() {
   if ! cmake --build "$dir" -j"$JOBS"; then
     results+=("$name: build FAILED ($((SECONDS - t0)) s)"); status=1; total_fail=$((total_fail + 1)); return
   fi
-  [ "$name" = quick ] && quick_built=1
+  last_built=$dir
   if [ -x "$dir/hipamp-info" ]; then
     echo "=== $name: hipamp-info"
     "$dir/hipamp-info" | tee "$dir/hipamp-info.txt" || true
@@ -260,18 +261,17 @@ if [ "$QUICK" = 1 ]; then
   if [ -n "$stamp" ] && [ -f "$quick_dir/pack-stamp" ] &&
      grep -qxF "CMAKE_HOME_DIRECTORY:INTERNAL=$ROOT" "$quick_dir/CMakeCache.txt" 2>/dev/null; then
     KEEP_BUILD=1
-    if [ "$(cat "$quick_dir/pack-stamp")" = "$stamp" ]; then
-      echo "=== quick: building in the last quick tree; its algorithm pack and kernel cache are kept (what they are made from is unchanged)"
-    else
-      echo "=== quick: building in the last quick tree; its algorithm pack and kernel cache are made again (what they are made from changed)"
+    kept="kept (what they are made from is unchanged)"
+    if [ "$(cat "$quick_dir/pack-stamp")" != "$stamp" ]; then
+      kept="made again (what they are made from changed)"
       rm -rf "$quick_dir/hipamp" "$quick_dir/test/amp-cache"
     fi
+    echo "=== quick: building in the last quick tree; its algorithm pack and kernel cache are $kept"
   fi
   # Written again only once this run's build has finished.
   rm -f "$quick_dir/pack-stamp"
   run_suite quick "$quick_dir" -DHIPAMP_BUILD_BENCH=OFF "${OPT_ARGS[@]}" "${PREBUILT_ARGS[@]}" -DHIPAMP_PREBUILT_REUSE=
-  [ -n "$stamp" ] && [ -n "$quick_built" ] && echo "$stamp" > "$quick_dir/pack-stamp"
-  KEEP_BUILD=0
+  [ -n "$stamp" ] && [ "$last_built" = "$quick_dir" ] && echo "$stamp" > "$quick_dir/pack-stamp"
 else
 run_suite release "$ROOT/build-ci" "-DHIPAMP_BUILD_BENCH=$([ "${HIPAMP_CI_BENCH:-0}" = 1 ] && echo ON || echo OFF)" \
   "${OPT_ARGS[@]}" "${PREBUILT_ARGS[@]}"
