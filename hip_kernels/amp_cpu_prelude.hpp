@@ -111,6 +111,10 @@ struct amp__cpu_launch {
     // in the caches; the library decides, cpu_run.c).
     int32_t stream_keep;
     int64_t stream_block;
+    // 1: a loop version that groups its tiles (tiles<>::run) does so in this
+    // launch (its views cover the caches' size or more; the library decides,
+    // cpu_run.c).
+    int32_t group_tiles;
 };
 struct amp__cpu_item {
     const amp__cpu_launch *launch;
@@ -121,13 +125,14 @@ struct amp__cpu_item {
     void *fiber;       // library's
 };
 // weak: every part of a split build defines it
-__attribute__((visibility("default"), weak)) int amp__cpu_abi(void) { return 6; }
+__attribute__((visibility("default"), weak)) int amp__cpu_abi(void) { return 7; }
 }
 static_assert(sizeof(void *) == 8, "the CPU accelerator needs a 64-bit host");
 static_assert(offsetof(amp__cpu_launch, pack) == 72, "amp__cpu_launch layout");
 static_assert(offsetof(amp__cpu_launch, noalias) == 112, "amp__cpu_launch layout");
 static_assert(offsetof(amp__cpu_launch, stream_block) == 128, "amp__cpu_launch layout");
-static_assert(sizeof(amp__cpu_launch) == 136, "amp__cpu_launch layout");
+static_assert(offsetof(amp__cpu_launch, group_tiles) == 136, "amp__cpu_launch layout");
+static_assert(sizeof(amp__cpu_launch) == 144, "amp__cpu_launch layout");
 static_assert(offsetof(amp__cpu_item, tile) == 24, "amp__cpu_item layout");
 static_assert(sizeof(amp__cpu_item) == 56, "amp__cpu_item layout");
 
@@ -861,10 +866,37 @@ AMP_FI bool agree(amp__cpu_item *it, bool &c, bool v, int wi, const char *what) 
 
 template <class __amp_F> struct tiles;
 template <int __amp_D0, int __amp_D1, int __amp_D2, class... __amp_A> struct tiles<void(tiled_index<__amp_D0, __amp_D1, __amp_D2>, __amp_A...)> {
-    template <auto __amp_Fn, int... __amp_I>
+    // __amp_G > 1 (rank 2 only) in a launch the library marks (group_tiles:
+    // its views do not fit in the caches): the tiles in groups of __amp_G
+    // tile rows, a group's tiles down its column before the next column
+    // (tile t of the launch is tile (g G + w % r, w / r), g = t / (G
+    // tiles[1]), w = t % (G tiles[1]), r the group's rows: G but in a last
+    // short group), the order a kernel that builds an index with its tile's
+    // coordinates swapped (a transpose: lib/cpu/loops/tiles.c) runs faster
+    // in from memory. Any order is sound: the tiles of a launch are
+    // unordered.
+    template <auto __amp_Fn, int __amp_G, int... __amp_I>
     AMP_FI static void run(amp__cpu_item *it, const detail::pack<__amp_A...> &p, detail::int_seq<__amp_I...>) {
         const amp__cpu_launch *__amp_L = it->launch;
         if (it->begin >= it->end) return;
+        if (__amp_G > 1 && __amp_L->group_tiles && __amp_L->rank == 2) {
+            const long long rows = __amp_L->tiles[0], cols = __amp_L->tiles[1], span = (long long)__amp_G * cols;
+            long long g0 = it->begin / span * __amp_G, w = it->begin % span;
+            long long r = rows - g0 < __amp_G ? rows - g0 : __amp_G;
+            it->tile[0] = (int32_t)(g0 + w % r);
+            it->tile[1] = (int32_t)(w / r);
+            for (long long t = it->begin;;) {
+                if (!__amp_Fn(it, detail::pack_get<__amp_I>::get(p)...)) return;
+                if (++t >= it->end) return;
+                if (++it->tile[0] < g0 + r) continue;
+                it->tile[0] = (int32_t)g0;
+                if (++it->tile[1] < cols) continue;
+                it->tile[1] = 0;
+                g0 += __amp_G;
+                r = rows - g0 < __amp_G ? rows - g0 : __amp_G;
+                it->tile[0] = (int32_t)g0;
+            }
+        }
         // The chunk's first tile by division, the next ones by a step with
         // carry (the last dimension fastest): a 64-bit division and
         // remainder a dimension cost some 4.6 ns a tile (an empty kernel
@@ -888,30 +920,31 @@ template <int __amp_D0, int __amp_D1, int __amp_D2, class... __amp_A> struct til
     // view across their stores through another (TeaLeaf's fused CG update:
     // the convergence test and alpha hoisted out of the work-item loop,
     // which then vectorises).
-    template <auto __amp_Fn> struct body {
+    template <auto __amp_Fn, int __amp_G> struct body {
         template <int... __amp_I>
         AMP_FI static void go(amp__cpu_item *it, const detail::pack<__amp_A...> &p, detail::int_seq<__amp_I...> s) {
-            run<__amp_Fn>(it, p, s);
+            run<__amp_Fn, __amp_G>(it, p, s);
         }
     };
-    template <auto __amp_Fn> AMP_FI static void entry(amp__cpu_item *it) {
+    template <auto __amp_Fn, int __amp_G> AMP_FI static void entry(amp__cpu_item *it) {
         const detail::pack<__amp_A...> p = *(const detail::pack<__amp_A...> *)it->launch->pack;
-        two_paths<body<__amp_Fn>, __amp_A...>::run(it, p, typename detail::make_int_seq<sizeof...(__amp_A)>::type());
+        two_paths<body<__amp_Fn, __amp_G>, __amp_A...>::run(it, p, typename detail::make_int_seq<sizeof...(__amp_A)>::type());
     }
 };
 
-template <class __amp_F, auto __amp_Fn> inline void run_tiles(amp__cpu_item *it) {
+// __amp_G: the tile order (tiles<>::run), 1 for the launch's own.
+template <class __amp_F, auto __amp_Fn, int __amp_G = 1> inline void run_tiles(amp__cpu_item *it) {
     cur = it;
     it->cur_local = 0;
 #if defined(__cpp_exceptions)
     try {
-        tiles<__amp_F>::template entry<__amp_Fn>(it);
+        tiles<__amp_F>::template entry<__amp_Fn, __amp_G>(it);
     } catch (...) {
         cur = it;
         it->launch->fault(it, "a C++ exception escaped the kernel");
     }
 #else
-    tiles<__amp_F>::template entry<__amp_Fn>(it);
+    tiles<__amp_F>::template entry<__amp_Fn, __amp_G>(it);
 #endif
 }
 

@@ -860,7 +860,10 @@ typedef struct amp_kernel_info {
                                   over work-items) or "cpu fibers: <why the loops could not be
                                   used>"; a simple kernel declaring streamed views adds which
                                   and when ("cpu loops, streaming stores to parameter 0 where
-                                  recent launches' views cover 300 MiB or more") */
+                                  recent launches' views cover 300 MiB or more"), a transpose
+                                  when its tiles run in groups ("cpu loops, tiles in groups
+                                  of 8 tile rows where the launch's views cover 300 MiB or
+                                  more") */
 } amp_kernel_info;
 /* AMP_ERROR_INVALID_ARGUMENT for a NULL, foreign or stale handle. Never blocks. */
 AMP_API amp_status amp_kernel_get_info(amp_kernel *k, amp_kernel_info *out);

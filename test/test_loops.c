@@ -707,7 +707,9 @@ Test(loops, verbose_setting_names_each_kernels_path)
 }
 
 /* The path AMP_CPU_VERBOSE prints for each kernel of test_kernels_loops
- * named in want (fetched in that order, with AMP_CPU_TILED=loops), exactly. */
+ * named in want (fetched in that order, with AMP_CPU_TILED=loops), exactly.
+ * GROUPED: what a kernel whose tiles run in groups of 8 tile rows says. */
+#define GROUPED "loops, tiles in groups of 8 tile rows where the launch's views cover 256 MiB or more"
 typedef struct verbose_path {
     const char *kernel, *path;
 } verbose_path;
@@ -715,6 +717,9 @@ static void expect_verbose_paths(const verbose_path *want, size_t n)
 {
     setenv("AMP_CPU_TILED", "loops", 1);
     setenv("AMP_CPU_VERBOSE", "1", 1);
+    /* The threshold of grouped tiles (lib/cpu/loops/tiles.c) that a line
+     * names: the host's cache unless set. */
+    setenv("AMP_CPU_STREAM_MIN", "256M", 1);
     cr_redirect_stderr();
     amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
     amp_program *p = test_build(acc, test_kernels_loops);
@@ -806,13 +811,143 @@ ACCEL_TILED_TEST(loops, interchanged_work_item_loops_keep_the_results)
 Test(loops, stores_along_the_next_dimension_interchange_the_work_item_loops)
 {
     static const verbose_path want[] = {
-        {"order_transpose", "runs as loops (work-item loops interchanged in 1 region); tile_static 1024 bytes\n"},
-        {"order_padded", "runs as loops; tile_static 1088 bytes\n"},
+        {"order_transpose", "runs as " GROUPED " (work-item loops interchanged in 1 region); "
+                            "tile_static 1024 bytes\n"},
+        {"order_padded", "runs as " GROUPED "; tile_static 1088 bytes\n"},
         {"order_rank3", "runs as loops (work-item loops interchanged in 1 region); tile_static 0 bytes\n"},
         {"order_mixed", "runs as loops; tile_static 1024 bytes\n"},
         {"order_whole", "runs as loops; tile_static 1024 bytes\n"},
-        {"order_private", "runs as loops (work-item loops interchanged in 2 regions); tile_static 1024 bytes\n"},
-        {"order_short", "runs as loops; tile_static 0 bytes\n"},
+        {"order_private", "runs as " GROUPED " (work-item loops interchanged in 2 regions); "
+                          "tile_static 1024 bytes\n"},
+        {"order_short", "runs as loops, tiles in groups of 32 tile rows where the launch's views cover 256 MiB or more; "
+                        "tile_static 0 bytes\n"},
+    };
+    expect_verbose_paths(want, sizeof want / sizeof want[0]);
+}
+
+/* ---------------------------------------------------- tile order */
+
+/* Kernel k (tile `tile`) transposing an R x C input into C x R (each
+ * element changed by a function the test names), against want. */
+static void run_rect(amp_accelerator *acc, const char *kernel, int R, int C, const int *tile, const int32_t *in,
+                     const int32_t *want)
+{
+    size_t n = (size_t)R * (size_t)C;
+    int32_t *out = test_xmalloc(n * sizeof *out);
+    poison(out, n);
+    amp_program *p = test_build(acc, test_kernels_loops);
+    amp_kernel *k = test_kernel(p, kernel);
+    amp_array_view *vi = test_view((void *)in, 4, amp_extent_2d(R, C), AMP_READ_ONLY);
+    amp_array_view *vo = test_view(out, 4, amp_extent_2d(C, R), AMP_READ_WRITE);
+    amp_arg a[] = {amp_arg_view(vi), amp_arg_view(vo)};
+    amp_tiled_extent te;
+    ASSERT_OK(amp_extent_tile(amp_extent_2d(R, C), tile, &te));
+    ASSERT_OK(amp_parallel_for_each_tiled(NULL, te, k, a, 2));
+    ASSERT_OK(amp_array_view_synchronize(vo));
+    test_check_i32(out, want, n, kernel);
+    ASSERT_OK(amp_array_view_destroy(vi));
+    ASSERT_OK(amp_array_view_destroy(vo));
+    ASSERT_OK(amp_program_destroy(p));
+    free(out);
+}
+
+/* Transposes run their tiles in groups of tile rows on the CPU (lib/cpu/
+ * loops/tiles.c): every tile once, whatever the groups and the threads'
+ * chunks cut (21 tile rows: groups of 8, 8 and 5; 45 of 4: groups of 16,
+ * 16 and 13), on every accelerator. */
+ACCEL_TILED_TEST(loops, grouped_tiles_run_every_tile_once)
+{
+    enum { R1 = 16 * 21, C1 = 16 * 9, R2 = 8 * 45, C2 = 32 * 5 };
+    int32_t *in = test_xmalloc((size_t)R2 * C2 * sizeof *in), *want = test_xmalloc((size_t)R2 * C2 * sizeof *want);
+    fill_ints(in, (size_t)R1 * C1, 31);
+    for (int r = 0; r < R1; ++r)
+        for (int c = 0; c < C1; ++c) want[(size_t)c * R1 + r] = 3 * in[(size_t)r * C1 + c] + r % 7;
+    run_rect(acc, "tiles_transpose_rect", R1, C1, (const int[]){16, 16}, in, want);
+    fill_ints(in, (size_t)R2 * C2, 32);
+    for (int r = 0; r < R2; ++r)
+        for (int c = 0; c < C2; ++c) want[(size_t)c * R2 + r] = in[(size_t)r * C2 + c] - c / 32;
+    run_rect(acc, "tiles_naive_rect", R2, C2, (const int[]){8, 32}, in, want);
+    free(in);
+    free(want);
+}
+
+/* The same with groups in every launch (AMP_CPU_STREAM_MIN=0) and three
+ * threads, whose chunks begin inside groups. */
+Test(loops, grouped_tiles_run_every_tile_once_on_three_threads)
+{
+    setenv("AMP_CPU_STREAM_MIN", "0", 1);
+    setenv("AMP_CPU_THREADS", "3", 1);
+    loops_grouped_tiles_run_every_tile_once_body(test_accel(TEST_ACCEL_CPU));
+}
+
+/* The order itself, on one thread (its chunks halve what is left, so they
+ * begin anywhere): with the launch's views at AMP_CPU_STREAM_MIN (`min`) or
+ * more, tile (r, c) of R x C tiles runs after the groups of 8 tile rows
+ * above it and after the columns before it in its group; else in the
+ * launch's order, r C + c. amp_kernel_info says which. */
+static void tile_order_case(const char *min, bool grouped)
+{
+    enum { R = 21, C = 3, G = 8 };
+    setenv("AMP_CPU_STREAM_MIN", min, 1);
+    setenv("AMP_CPU_THREADS", "1", 1);
+    setenv("AMP_CPU_TILED", "loops", 1);
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    amp_program *p = test_build(acc, test_kernels_loops);
+    amp_kernel *k = NULL;
+    amp_status st = amp_program_get_kernel(p, "tiles_order_probe", &k);
+    if (st != AMP_OK) skip_without_libclang(amp_last_error());
+    ASSERT_OK(st);
+    amp_kernel_info ki;
+    ASSERT_OK(amp_kernel_get_info(k, &ki));
+    cr_assert(strstr(ki.execution, "cpu loops, tiles in groups of 8 tile rows where the launch's views cover "),
+              "%s", ki.execution);
+    static int32_t counter[1], order[C][R];
+    counter[0] = 0;
+    poison(&order[0][0], (size_t)R * C);
+    amp_array_view *vc = test_view(counter, 4, amp_extent_1d(1), AMP_READ_WRITE);
+    amp_array_view *vo = test_view(order, 4, amp_extent_2d(C, R), AMP_READ_WRITE);
+    amp_arg a[] = {amp_arg_view(vc), amp_arg_view(vo)};
+    amp_tiled_extent te;
+    ASSERT_OK(amp_extent_tile(amp_extent_2d(16 * R, 16 * C), (const int[]){16, 16}, &te));
+    ASSERT_OK(amp_parallel_for_each_tiled(NULL, te, k, a, 2));
+    ASSERT_OK(amp_array_view_synchronize(vo));
+    ASSERT_OK(amp_array_view_synchronize(vc));
+    cr_assert_eq(counter[0], R * C, "%d tiles began, want %d", counter[0], R * C);
+    for (int r = 0; r < R; ++r)
+        for (int c = 0; c < C; ++c) {
+            int r0 = r / G * G, rows = R - r0 < G ? R - r0 : G;
+            int want = grouped ? r0 * C + c * rows + (r - r0) : r * C + c;
+            cr_assert_eq(order[c][r], want, "tile (%d, %d) ran %d-th, want %d-th (%s)", r, c, order[c][r], want,
+                         grouped ? "grouped" : "the launch's order");
+        }
+    ASSERT_OK(amp_array_view_destroy(vc));
+    ASSERT_OK(amp_array_view_destroy(vo));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+Test(loops, tiles_run_in_groups_where_the_views_reach_the_caches_size)
+{
+    tile_order_case("0", true);
+}
+
+/* The probe's views are 256 bytes: under a threshold of 1 MiB. */
+Test(loops, tiles_run_in_the_launchs_order_below_the_caches_size)
+{
+    tile_order_case("1M", false);
+}
+
+/* Which kernels group their tiles: AMP_CPU_VERBOSE says it of each. */
+Test(loops, kernels_that_swap_their_tiles_coordinates_group_their_tiles)
+{
+    static const verbose_path want[] = {
+        {"tiles_transpose_rect", "runs as " GROUPED " (work-item loops interchanged in 1 region); tile_static "
+                                 "1024 bytes\n"},
+        {"tiles_naive_rect", "runs as loops, tiles in groups of 16 tile rows where the launch's views cover 256 MiB "
+                             "or more; tile_static 0 bytes\n"},
+        {"tiles_mixed_subscripts", "runs as loops; tile_static 0 bytes\n"},
+        {"tiles_order_probe", "runs as " GROUPED "; tile_static 0 bytes\n"},
+        {"order_mixed", "runs as loops; tile_static 1024 bytes\n"},
+        {"order_rank3", "runs as loops (work-item loops interchanged in 1 region); tile_static 0 bytes\n"},
     };
     expect_verbose_paths(want, sizeof want / sizeof want[0]);
 }
@@ -865,19 +1000,19 @@ ACCEL_TILED_TEST(loops, tile_static_layout_keeps_the_results)
 Test(loops, a_transpose_written_along_rows_stores_its_buffer_transposed)
 {
     static const verbose_path want[] = {
-        {"layout_padded", "runs as loops (work-item loops interchanged in 1 region; 1 tile_static array stored "
-                          "transposed); tile_static 1088 bytes\n"},
-        {"layout_inplace", "runs as loops (work-item loops interchanged in 1 region; 1 tile_static array stored "
-                           "transposed); tile_static 1024 bytes\n"},
+        {"layout_padded", "runs as " GROUPED " (work-item loops interchanged in 1 region; 1 tile_static array "
+                          "stored transposed); tile_static 1088 bytes\n"},
+        {"layout_inplace", "runs as " GROUPED " (work-item loops interchanged in 1 region; 1 tile_static array "
+                           "stored transposed); tile_static 1024 bytes\n"},
         {"layout_rank3", "runs as loops (work-item loops interchanged in 1 region; 1 tile_static array stored "
                          "transposed); tile_static 1096 bytes\n"},
-        {"layout_address", "runs as loops; tile_static 1088 bytes\n"},
-        {"layout_reference", "runs as loops; tile_static 1088 bytes\n"},
-        {"layout_global", "runs as loops; tile_static 1088 bytes\n"},
-        {"layout_mixed", "runs as loops; tile_static 2112 bytes\n"},
-        {"layout_assigned", "runs as loops; tile_static 1088 bytes\n"},
-        {"layout_volatile", "runs as loops; tile_static 1088 bytes\n"},
-        {"layout_cleanup", "runs as loops; tile_static 1088 bytes\n"},
+        {"layout_address", "runs as " GROUPED "; tile_static 1088 bytes\n"},
+        {"layout_reference", "runs as " GROUPED "; tile_static 1088 bytes\n"},
+        {"layout_global", "runs as " GROUPED "; tile_static 1088 bytes\n"},
+        {"layout_mixed", "runs as " GROUPED "; tile_static 2112 bytes\n"},
+        {"layout_assigned", "runs as " GROUPED "; tile_static 1088 bytes\n"},
+        {"layout_volatile", "runs as " GROUPED "; tile_static 1088 bytes\n"},
+        {"layout_cleanup", "runs as " GROUPED "; tile_static 1088 bytes\n"},
     };
     expect_verbose_paths(want, sizeof want / sizeof want[0]);
 }

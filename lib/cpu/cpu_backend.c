@@ -253,7 +253,7 @@ static void amp__cpu_module_unload(void *dev, void *module)
  * interchange.c; those with emit.c's vector fast path), its regions whose
  * work-item loops run interchanged (lib/cpu/loops/order.c) and its
  * tile_static arrays stored transposed (layout.c), as " (...; ...)", or ""
- * when none. */
+ * when none (its tiles' order, tiles.c, is in the kernel's execution). */
 static void amp__cpu_verbose_loops(void *handle, const char *name, char *buf, size_t size)
 {
     static const char *const suffix[4] = {"__amp_lockstep", "__amp_swapped", "__amp_lockstep_fast",
@@ -301,6 +301,27 @@ static amp__cpu_kernel *amp__cpu_kernel_keep(amp__cpu_module *m, amp__cpu_kernel
     amp__cpu_widths_free(k->widths);
     free(k);
     return had;
+}
+
+/* The memory past which a launch's data counts as out of the caches
+ * (streaming stores, grouped tiles): AMP_CPU_STREAM_MIN, by default the
+ * last-level cache the system reports, but at least
+ * AMP__CPU_STREAM_MIN_FLOOR: a virtual machine may report far less than
+ * its cores have (wrongly judged, a launch streams data that could have
+ * stayed in the caches, at half the speed or less; rightly, it gains a
+ * quarter). */
+static uint64_t amp__cpu_caches_bytes(const amp__cpu_device *d)
+{
+    if (d->stream_min != UINT64_MAX) return d->stream_min;
+    uint64_t llc = amp__llc_bytes();
+    return llc > AMP__CPU_STREAM_MIN_FLOOR ? llc : AMP__CPU_STREAM_MIN_FLOOR;
+}
+
+/* "%.0f MiB" of bytes, or "%llu bytes" under a MiB, into buf. */
+static void amp__cpu_say_bytes(uint64_t bytes, char *buf, size_t cap)
+{
+    if (bytes >= (1ull << 20)) snprintf(buf, cap, "%.0f MiB", (double)bytes / (1 << 20));
+    else snprintf(buf, cap, "%llu bytes", (unsigned long long)bytes);
 }
 
 static amp_status amp__cpu_kernel_get(void *dev, void *module, const char *name, amp__kernel_props *out)
@@ -362,17 +383,7 @@ static amp_status amp__cpu_kernel_get(void *dev, void *module, const char *name,
                 mask &= ~(1u << i);
         }
         k->streams = d->stream_stores ? mask : 0;
-        /* By default the last-level cache the system reports, but at least
-         * AMP__CPU_STREAM_MIN_FLOOR: a virtual machine may report far less
-         * than its cores have (wrongly judged, a launch streams data that
-         * could have stayed in the caches, at half the speed or less;
-         * rightly, it gains a quarter). */
-        if (d->stream_min == UINT64_MAX) {
-            uint64_t llc = amp__llc_bytes();
-            k->stream_min = llc > AMP__CPU_STREAM_MIN_FLOOR ? llc : AMP__CPU_STREAM_MIN_FLOOR;
-        } else {
-            k->stream_min = d->stream_min;
-        }
+        k->stream_min = amp__cpu_caches_bytes(d);
         /* "cpu loops, streaming stores to parameter 0, 2 where recent launches' views cover 256 MiB or more" */
         size_t cap = sizeof out->execution, at = (size_t)snprintf(out->execution, cap, "cpu loops");
         for (int i = 0, first = 1; i < 32 && mask && at < cap; ++i) {
@@ -385,12 +396,9 @@ static amp_status amp__cpu_kernel_get(void *dev, void *module, const char *name,
             first = 0;
         }
         if (k->streams && at < cap) {
-            if (k->stream_min >= (1ull << 20))
-                snprintf(out->execution + at, cap - at, " where recent launches' views cover %.0f MiB or more",
-                         (double)k->stream_min / (1 << 20));
-            else
-                snprintf(out->execution + at, cap - at, " where recent launches' views cover %llu bytes or more",
-                         (unsigned long long)k->stream_min);
+            char b[48];
+            amp__cpu_say_bytes(k->stream_min, b, sizeof b);
+            snprintf(out->execution + at, cap - at, " where recent launches' views cover %s or more", b);
         }
     } else {
         /* The loop version and its path note come from the module itself, so
@@ -409,6 +417,20 @@ static amp_status amp__cpu_kernel_get(void *dev, void *module, const char *name,
         if (tiles && !strcmp(why, "loops")) {
             k->tiles = tiles;
             snprintf(out->execution, sizeof out->execution, "cpu loops");
+            /* Its tiles' order (lib/cpu/loops/tiles.c): groups of tile rows
+             * where a launch's views reach the caches' size. A value out
+             * of the transformation's range is not its: the launch's order. */
+            snprintf(sym, sizeof sym, "%s__amp_tile_group", name);
+            const int *group = dlsym(m->handle, sym);
+            k->tile_group = group && *group > 1 && *group <= 64 ? *group : 1;
+            if (k->tile_group > 1) {
+                k->stream_min = amp__cpu_caches_bytes(d);
+                char b[48];
+                amp__cpu_say_bytes(k->stream_min, b, sizeof b);
+                snprintf(out->execution, sizeof out->execution,
+                         "cpu loops, tiles in groups of %d tile rows where the launch's views cover %s or more",
+                         k->tile_group, b);
+            }
         } else {
             if (strncmp(why, "fibers", 6)) snprintf(why, sizeof why, "fibers: the loop version is missing");
             snprintf(out->execution, sizeof out->execution, "cpu %s", why);

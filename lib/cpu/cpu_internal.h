@@ -23,9 +23,11 @@
  * running), and `const char NAME__amp_cpu_path[]`, "loops" or
  * "fibers: <why>" (and, where some of its loops run in lockstep across
  * the work-items, `const int NAME__amp_lockstep`, how many: AMP_CPU_VERBOSE
- * says it); a module the transformation did not run on exports
+ * says it; where its tiles may run in groups of tile rows,
+ * `const int NAME__amp_tile_group`, how many rows of tiles a group); a module
+ * the transformation did not run on exports
  * `const char amp__cpu_loops_note[]` saying why. */
-#define AMP__CPU_ABI 6
+#define AMP__CPU_ABI 7
 
 typedef struct amp__cpu_item amp__cpu_item;
 typedef struct amp__cpu_launch {
@@ -64,6 +66,11 @@ typedef struct amp__cpu_launch {
      * more than the threshold, part of it still fits (cpu_run.c). */
     int32_t stream_keep;
     int64_t stream_block;
+    /* 1: a tiled kernel's loop version that groups its tiles (NAME__amp_tile_group,
+     * lib/cpu/loops/tiles.c) runs them in groups; set where the launch's views
+     * cover the caches' size (stream_min) or more (amp__cpu_job_init):
+     * below, they run in the launch's order. */
+    int32_t group_tiles;
 } amp__cpu_launch;
 
 /* One call of an entry: simple kernels run linear indices [begin, end) of the
@@ -81,7 +88,8 @@ _Static_assert(sizeof(void *) == 8, "the CPU accelerator needs a 64-bit host");
 _Static_assert(offsetof(amp__cpu_launch, pack) == 72, "amp__cpu_launch layout");
 _Static_assert(offsetof(amp__cpu_launch, noalias) == 112, "amp__cpu_launch layout");
 _Static_assert(offsetof(amp__cpu_launch, stream_block) == 128, "amp__cpu_launch layout");
-_Static_assert(sizeof(amp__cpu_launch) == 136, "amp__cpu_launch layout");
+_Static_assert(offsetof(amp__cpu_launch, group_tiles) == 136, "amp__cpu_launch layout");
+_Static_assert(sizeof(amp__cpu_launch) == 144, "amp__cpu_launch layout");
 _Static_assert(offsetof(amp__cpu_item, tile) == 24, "amp__cpu_item layout");
 _Static_assert(sizeof(amp__cpu_item) == 56, "amp__cpu_item layout");
 
@@ -407,7 +415,8 @@ typedef struct amp__cpu_kernel {
     amp__cpu_widths *widths;     /* its launches' widths, direct and replayed (owned) */
     bool restrict_views;         /* its device's */
     unsigned streams;            /* parameters it may stream (NAME__amp_streams), 0 when streaming is off */
-    uint64_t stream_min;         /* its device's threshold, resolved */
+    uint64_t stream_min;         /* its device's threshold, resolved: streaming, and grouped tiles */
+    int tile_group;              /* tile rows a group of its loop version's tiles (NAME__amp_tile_group), 1: none */
     struct amp__cpu_kernel *next;
     /* The record and name as kernel_get handed them to the core: queued
      * launches refer to these instead of copying them (the module outlives

@@ -739,6 +739,21 @@ static int amp__cpu_span_order(const void *a, const void *b)
     return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
+/* The bytes spans [0, n) cover together (overlaps counted once); sorts
+ * them. */
+static uint64_t amp__cpu_spans_bytes(amp__cpu_span *span, int n)
+{
+    qsort(span, (size_t)n, sizeof span[0], amp__cpu_span_order);
+    uint64_t bytes = 0;
+    uintptr_t end = 0;
+    for (int k = 0; k < n; ++k) {
+        uintptr_t lo = span[k].lo > end ? span[k].lo : end;
+        if (span[k].hi > lo) bytes += (uint64_t)(span[k].hi - lo);
+        if (span[k].hi > end) end = span[k].hi;
+    }
+    return bytes;
+}
+
 static int amp__cpu_stream_launch(const amp__cpu_kernel *kernel, const amp__launch *l, const amp__cpu_span *mine,
                                   int n)
 {
@@ -785,15 +800,33 @@ static int amp__cpu_stream_launch(const amp__cpu_kernel *kernel, const amp__laun
     for (int r = 0; r < AMP__CPU_RECENT_SPANS; ++r)
         if (recent[r].seen && now - recent[r].seen < AMP__CPU_RECENT_LAUNCHES)
             all[m++] = recent[r];
-    qsort(all, (size_t)m, sizeof all[0], amp__cpu_span_order);
-    uint64_t bytes = 0;
-    uintptr_t end = 0;
-    for (int k = 0; k < m; ++k) {
-        uintptr_t lo = all[k].lo > end ? all[k].lo : end;
-        if (all[k].hi > lo) bytes += (uint64_t)(all[k].hi - lo);
-        if (all[k].hi > end) end = all[k].hi;
+    return amp__cpu_stream_keep(amp__cpu_spans_bytes(all, m), kernel->stream_min);
+}
+
+/* Whether a launch of a loop version that groups its tiles (lib/cpu/loops/
+ * tiles.c) runs them in groups: where its views together cover the
+ * caches' size or more (the streaming threshold). A transpose's tiles in
+ * groups of tile rows write whole runs of each output row before moving
+ * on, which is what a transpose from memory wants, but read 128 rows of
+ * the input at once, more streams than the prefetchers follow, which a
+ * transpose whose arrays the caches hold pays for: the seed's at 4096^2
+ * (2 x 64 MiB) on the H100 machine's host (300 MiB of L3) took 3.3-4.7 ms
+ * grouped against 2.5-3.0 ms in the launch's order, at 8192^2 (2 x 256
+ * MiB) 21.2-21.5 against 21.7-24.0 ms
+ * (bench/results/2026-12-06-h100-host-cpu-transpose-tile-order.md). */
+static bool amp__cpu_group_launch(const amp__cpu_kernel *kernel, const amp__launch *l)
+{
+    if (!l->tiled || !kernel->tiles || kernel->tile_group <= 1 || l->extent.rank != 2) return false;
+    const amp__signature *sig = l->sig;
+    amp__cpu_span span[AMP__SIG_MAX_PARAMS];
+    int n = 0;
+    for (int i = 0; sig && i < sig->nparams; ++i) {
+        const amp__sig_param *sp = &sig->params[i];
+        if (sp->kind != AMP_ARG_VIEW && sp->kind != AMP_ARG_ARRAY) continue;
+        amp__cpu_view_span((const unsigned char *)l->pack + sp->offset, sp, &span[n].lo, &span[n].hi);
+        if (span[n].lo < span[n].hi) ++n;
     }
-    return amp__cpu_stream_keep(bytes, kernel->stream_min);
+    return amp__cpu_spans_bytes(span, n) >= kernel->stream_min;
 }
 
 void amp__cpu_job_init(amp__cpu_job *j, const amp__cpu_kernel *kernel, const amp__launch *l)
@@ -834,6 +867,7 @@ void amp__cpu_job_init(amp__cpu_job *j, const amp__cpu_kernel *kernel, const amp
     const int keep = !l->tiled && L->noalias && kernel->streams ? amp__cpu_stream_launch(kernel, l, span, nspans) : -1;
     L->stream = keep >= 0;
     L->stream_keep = keep > 0 ? keep : 0;
+    L->group_tiles = amp__cpu_group_launch(kernel, l);
     /* The whole launch one block until amp__cpu_job_arm and
      * amp__cpu_blocks_arm say otherwise (never 0: the entry divides by it). */
     L->stream_block = total > 0 ? total : 1;

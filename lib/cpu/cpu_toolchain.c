@@ -33,7 +33,7 @@ const amp__cpu_sanitizer amp__cpu_sanitizers[AMP__CPU_NSANITIZERS] = {{"address"
                                                                         * one loads late and is not here */
                                                                        {"leak", "liblsan", "__lsan_init"}};
 /* Bump when the loop transformation's output changes (cache tag). */
-#define AMP__CPU_LOOPS_VERSION 8
+#define AMP__CPU_LOOPS_VERSION 9
 
 /* ------------------------------------------------------ the compiler */
 

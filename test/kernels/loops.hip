@@ -794,6 +794,41 @@ AMP_TILED_KERNEL(order_short, amp::tiled_index<4, 64> t, amp::array_view<const i
 {
     out(t.global[1], t.global[0]) = in[t.global];
 }
+// The order of the tiles (lib/cpu/loops/tiles.c): kernels that build an
+// index with their tile's coordinates swapped run their tiles in groups of
+// tile rows on the CPU. in is R x C, out C x R. tiles_transpose_rect:
+// out(c, r) = 3 in(r, c) + r % 7, through a tile buffer and an index built
+// from the tile's origin (the seed's transpose).
+AMP_TILED_KERNEL(tiles_transpose_rect, amp::tiled_index<16, 16> t, amp::array_view<const int, 2> in,
+                 amp::array_view<int, 2> out)
+{
+    tile_static int s[16][16];
+    s[t.local[1]][t.local[0]] = in[t.global] * 3 + t.global[0] % 7;
+    t.barrier.wait();
+    amp::index<2> dst = amp::index<2>(t.tile_origin[1], t.tile_origin[0]) + t.local;
+    out[dst] = s[t.local[0]][t.local[1]];
+}
+// out(c, r) = in(r, c) - tile column of (r, c), through variables: 16 tile
+// rows of 8 a group.
+AMP_TILED_KERNEL(tiles_naive_rect, amp::tiled_index<8, 32> t, amp::array_view<const int, 2> in,
+                 amp::array_view<int, 2> out)
+{
+    const int row = t.global[1], col = t.global[0] + 0;
+    out(row, col) = in[t.global] - t.tile[1];
+}
+// Each tile's turn: order(c, r) = how many tiles began before tile (r, c)
+// (work-item (0, 0) counts; one thread runs the tiles in turn).
+AMP_TILED_KERNEL(tiles_order_probe, amp::tiled_index<16, 16> t, amp::array_view<int, 1> counter,
+                 amp::array_view<int, 2> order)
+{
+    if (t.local[0] == 0 && t.local[1] == 0) order(t.tile[1], t.tile[0]) = amp::atomic_fetch_add(&counter[0], 1);
+}
+// Both dimensions of the position in each subscript: the launch's order.
+AMP_TILED_KERNEL(tiles_mixed_subscripts, amp::tiled_index<16, 16> t, amp::array_view<const int, 2> in,
+                 amp::array_view<int, 2> out)
+{
+    out(t.global[0] + t.global[1] * 0, t.global[1]) = in(t.global[0], t.global[1] + t.global[0] * 0);
+}
 
 // ---- recomputed (remat) variables keep the value of their declaration
 // (found by a differential review against fibers). remat_stale: r and q

@@ -705,8 +705,8 @@ void amp__loops_emit(amp__loops_ctx *k)
     emit_seq(k, k->body, true);
     amp__sb_puts(o, "return true;\n}\n");
     amp__sb_printf(o, "extern \"C\" __attribute__((visibility(\"default\"))) void %s__amp_tiles(amp__cpu_item *amp__it)\n"
-                 "{ ::amp::cpu::run_tiles<decltype(%s__amp_body), %s__amp_loops>(amp__it); }\n",
-              nm, nm, nm);
+                 "{ ::amp::cpu::run_tiles<decltype(%s__amp_body), %s__amp_loops, %d>(amp__it); }\n",
+              nm, nm, nm, k->tile_group > 1 ? k->tile_group : 1);
     /* Its tile_static memory, measured by the compiler (the kernel has no
      * fiber version whose thread-local symbols could tell). */
     amp__sb_printf(o, "extern \"C\" __attribute__((visibility(\"default\"))) const unsigned long long "
@@ -730,4 +730,8 @@ void amp__loops_emit(amp__loops_ctx *k)
     if (k->ntransposed > 0)
         amp__sb_printf(o, "extern \"C\" __attribute__((visibility(\"default\"))) const int %s__amp_transposed = %d;\n",
                        nm, k->ntransposed);
+    /* The tile rows a group of its launch's tiles spans (tiles.c). */
+    if (k->tile_group > 1)
+        amp__sb_printf(o, "extern \"C\" __attribute__((visibility(\"default\"))) const int %s__amp_tile_group = %d;\n",
+                       nm, k->tile_group);
 }

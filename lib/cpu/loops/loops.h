@@ -27,6 +27,8 @@
  *       that both phases run along memory: layout.c).
  *   }
  *   extern "C" void NAME__amp_tiles(amp__cpu_item *);  runs tiles [begin, end)
+ *                                         (in groups of tile rows for a transpose
+ *                                         whose launch outgrows the cache: tiles.c)
  *   extern "C" const char NAME__amp_cpu_path[] = "loops" | "fibers: <why>";
  *
  * Variables that cross a barrier are sorted into three kinds (MCUDA's
@@ -102,6 +104,7 @@
  *               (after a first classification; planned and classified again)
  *   classify.c  variables as uniform / remat / private, conditions as uniform
  *   layout.c    which rank-2 tile_static arrays are stored transposed
+ *   tiles.c     the order of the launch's tiles (grouped for a transpose)
  *   order.c     which work-item loop of a region runs innermost (asked by
  *               emit.c as it writes each region)
  *   emit.c      the loop version's text
@@ -320,6 +323,7 @@ typedef struct amp__loops_ctx {
     int nfast;           /* emit pass: of those, loops with the vector fast path (emit.c) */
     int nswapped;        /* emit pass: regions whose work-item loops run interchanged (order.c) */
     int ntransposed;     /* tile_static arrays stored transposed (layout.c) */
+    int tile_group;      /* tile rows a group of the launch's tiles (tiles.c): 1, the launch's own order */
     amp__sb out;
 } amp__loops_ctx;
 
@@ -401,6 +405,14 @@ bool amp__loops_region_order_swaps(amp__loops_ctx *k, int ui);
  * T.local[d] of (directly or through an unmodified variable initialised
  * so), -1 when it is not one. */
 int amp__loops_local_dim(amp__loops_ctx *k, int n);
+/* Fields of the kernel's tiled_index T. */
+enum { AMP__IDX_LOCAL = 1, AMP__IDX_GLOBAL = 2, AMP__IDX_TILE = 4, AMP__IDX_TILE_ORIGIN = 8 };
+/* The dimension d that the expression at node n is T.F[d] of, for a field
+ * F among fields (*field, when not NULL: which), directly or through an
+ * unmodified variable initialised so; 3 for the whole index (T, T.global or
+ * T.local, when fields has AMP__IDX_LOCAL or AMP__IDX_GLOBAL); -1 when it
+ * is neither. */
+int amp__loops_index_dim(amp__loops_ctx *k, int n, unsigned fields, unsigned *field);
 /* The rank of the kernel's tile (its tiled_index's extents given). */
 int amp__loops_tile_rank(const amp__loops_ctx *k);
 
@@ -409,6 +421,11 @@ int amp__loops_tile_rank(const amp__loops_ctx *k);
  * along the tile's rows and reads down its columns, where the region
  * writing them then runs interchanged. After classify.c, before emit.c. */
 void amp__loops_choose_layouts(amp__loops_ctx *k);
+
+/* tiles.c: the order the loop version runs a launch's tiles in (k->tile_group,
+ * the prelude's tiles<>::run): in groups of tile rows where the kernel
+ * builds an index with its tile's coordinates swapped. Before emit.c. */
+void amp__loops_choose_tile_order(amp__loops_ctx *k);
 
 /* classify.c */
 void amp__loops_classify(amp__loops_ctx *k);

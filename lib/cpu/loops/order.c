@@ -36,13 +36,14 @@ enum { WHOLE_INDEX = 3 };
 enum { MIN_NEXT = 8 };
 
 /* The dimension of the tile an index expression follows: d when its text
- * (blanks dropped) is "T.local[d]" or "T.global[d]" for the kernel's
- * tiled_index T, or it names an unmodified variable initialised so;
- * WHOLE_INDEX for the whole index; -1 otherwise. *local: it is T.local[d]
- * (a value from 0 to the tile's extent in d, less one). */
-static int index_dim(amp__loops_ctx *k, int n, int depth, bool *local)
+ * (blanks dropped) is "T.F[d]" for the kernel's tiled_index T and a field F
+ * of fields (AMP__IDX_LOCAL: local, _GLOBAL: global, _TILE: tile,
+ * _TILE_ORIGIN: tile_origin; *field says which), or it names an unmodified
+ * variable initialised so; WHOLE_INDEX for the whole index (T, T.global,
+ * T.local: with local or global among fields); -1 otherwise. */
+static int index_dim(amp__loops_ctx *k, int n, int depth, unsigned fields, unsigned *field)
 {
-    if (local) *local = false;
+    if (field) *field = 0;
     n = amp__loops_strip(k, n);
     if (n < 0 || k->n[n].macro || depth > 4 || k->tidx < 0) return -1;
     const amp__loops_node *x = &k->n[n];
@@ -50,7 +51,7 @@ static int index_dim(amp__loops_ctx *k, int n, int depth, bool *local)
         const amp__loops_var *v = &k->v[x->var];
         if (v->modified || v->addr_taken || v->is_param) return -1;
         int init = amp__loops_var_init(k, x->var);
-        return init < 0 ? -1 : index_dim(k, init, depth + 1, local);
+        return init < 0 ? -1 : index_dim(k, init, depth + 1, fields, field);
     }
     char text[160];
     size_t m = 0;
@@ -63,18 +64,32 @@ static int index_dim(amp__loops_ctx *k, int n, int depth, bool *local)
     const char *name = k->v[k->tidx].name;
     size_t nl = strlen(name);
     if (!nl || strncmp(text, name, nl)) return -1;
-    if (!text[nl] || !strcmp(text + nl, ".global") || !strcmp(text + nl, ".local")) return WHOLE_INDEX;
+    if ((fields & (AMP__IDX_LOCAL | AMP__IDX_GLOBAL)) &&
+        (!text[nl] || !strcmp(text + nl, ".global") || !strcmp(text + nl, ".local")))
+        return WHOLE_INDEX;
     if (text[nl] != '.') return -1;
-    static const char *const fields[] = {"local[", "global["};
-    for (size_t f = 0; f < sizeof fields / sizeof fields[0]; ++f) {
-        size_t fl = strlen(fields[f]);
+    static const struct {
+        const char *s;
+        unsigned bit;
+    } known[] = {{"local[", AMP__IDX_LOCAL},
+                 {"global[", AMP__IDX_GLOBAL},
+                 {"tile[", AMP__IDX_TILE},
+                 {"tile_origin[", AMP__IDX_TILE_ORIGIN}};
+    for (size_t f = 0; f < sizeof known / sizeof known[0]; ++f) {
+        size_t fl = strlen(known[f].s);
         const char *r = text + nl + 1;
-        if (!strncmp(r, fields[f], fl) && r[fl] >= '0' && r[fl] <= '2' && r[fl + 1] == ']' && !r[fl + 2]) {
-            if (local) *local = f == 0;
+        if ((fields & known[f].bit) && !strncmp(r, known[f].s, fl) && r[fl] >= '0' && r[fl] <= '2' &&
+            r[fl + 1] == ']' && !r[fl + 2]) {
+            if (field) *field = known[f].bit;
             return r[fl] - '0';
         }
     }
     return -1;
+}
+
+int amp__loops_index_dim(amp__loops_ctx *k, int n, unsigned fields, unsigned *field)
+{
+    return index_dim(k, n, 0, fields, field);
 }
 
 int amp__loops_tile_rank(const amp__loops_ctx *k)
@@ -84,9 +99,9 @@ int amp__loops_tile_rank(const amp__loops_ctx *k)
 
 int amp__loops_local_dim(amp__loops_ctx *k, int n)
 {
-    bool local = false;
-    int d = index_dim(k, n, 0, &local);
-    return local ? d : -1;
+    unsigned field = 0;
+    int d = index_dim(k, n, 0, AMP__IDX_LOCAL | AMP__IDX_GLOBAL, &field);
+    return field == AMP__IDX_LOCAL ? d : -1;
 }
 
 /* Whether each row of tile_static array vi (its last dimension) is a
@@ -167,7 +182,7 @@ bool amp__loops_region_order_swaps(amp__loops_ctx *k, int ui)
         if (op == ~0u || !amp__loops_is_assign_op(k->t, op)) continue;
         bool padded = false;
         int sub = last_subscript(k, x->first, &padded);
-        int d = sub < 0 ? -1 : index_dim(k, sub, 0, NULL);
+        int d = sub < 0 ? -1 : index_dim(k, sub, 0, AMP__IDX_LOCAL | AMP__IDX_GLOBAL, NULL);
         if (d == WHOLE_INDEX || d == rank - 1) along_inner++;
         else if (d == rank - 2 && !padded) along_next++;
     }

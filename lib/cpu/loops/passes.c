@@ -405,6 +405,7 @@ void amp__loops_kernel(amp__loops_ctx *k)
     edit_regions(k);
     if (k->t->oom || k->why[0]) return;
     amp__loops_choose_layouts(k);
+    amp__loops_choose_tile_order(k);
     amp__loops_emit(k);
 }
 
