@@ -30,13 +30,14 @@ static void poison(int32_t *x, size_t n)
     for (size_t i = 0; i < n; ++i) x[i] = POISON_I32;
 }
 
-/* Run kernel (one input view, one output view [, extra int]) over extent e
- * with tile `tile`, and compare with want. */
-static void run_io(amp_accelerator *acc, const char *kernel, amp_extent e, const int *tile, const int32_t *in,
-                   const int32_t *want, const int *extra)
+/* Run kernel (one input view over extent e, one output view over eo, of as
+ * many elements [, extra int]) over e with tile `tile`, and compare with
+ * want. */
+static void run_io_shaped(amp_accelerator *acc, const char *kernel, amp_extent e, amp_extent eo, const int *tile,
+                          const int32_t *in, const int32_t *want, const int *extra)
 {
     size_t n = 1;
-    for (int d = 0; d < e.rank; ++d) n *= (size_t)e.v[d];
+    for (int d = 0; d < eo.rank; ++d) n *= (size_t)eo.v[d];
     int32_t *out = test_xmalloc(n * sizeof *out);
     poison(out, n);
     amp_program *p = test_build(acc, test_kernels_loops);
@@ -45,7 +46,7 @@ static void run_io(amp_accelerator *acc, const char *kernel, amp_extent e, const
     /* Read-write: a kernel that leaves some elements alone (shape_jumps
      * skips a tile) must find them unchanged, which a write-only view does
      * not promise on a device with memory of its own. */
-    amp_array_view *vo = test_view(out, 4, e, AMP_READ_WRITE);
+    amp_array_view *vo = test_view(out, 4, eo, AMP_READ_WRITE);
     amp_arg a[] = {amp_arg_view(vi), amp_arg_view(vo), amp_arg_int32(extra ? *extra : 0)};
     amp_tiled_extent te;
     ASSERT_OK(amp_extent_tile(e, tile, &te));
@@ -56,6 +57,13 @@ static void run_io(amp_accelerator *acc, const char *kernel, amp_extent e, const
     ASSERT_OK(amp_array_view_destroy(vo));
     ASSERT_OK(amp_program_destroy(p));
     free(out);
+}
+
+/* The same with the output over e too. */
+static void run_io(amp_accelerator *acc, const char *kernel, amp_extent e, const int *tile, const int32_t *in,
+                   const int32_t *want, const int *extra)
+{
+    run_io_shaped(acc, kernel, e, e, tile, in, want, extra);
 }
 
 /* ------------------------------------------------------------- shapes */
@@ -560,6 +568,17 @@ static void skip_without_libclang(const char *msg)
         cr_skip_test("the loop transformation cannot run here: %s", msg);
 }
 
+/* Kernel name of p with its loop version (skipping the test where there
+ * can be none). */
+static amp_kernel *loop_kernel(amp_program *p, const char *name)
+{
+    amp_kernel *k = NULL;
+    amp_status st = amp_program_get_kernel(p, name, &k);
+    if (st != AMP_OK) skip_without_libclang(amp_last_error());
+    ASSERT_OK(st);
+    return k;
+}
+
 
 /* libclang is loaded into the process: one another local user could
  * change (here reached through their link in a sticky directory others
@@ -698,10 +717,7 @@ Test(loops, verbose_setting_names_each_kernels_path)
     cr_redirect_stderr();
     amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
     amp_program *p = test_build(acc, test_kernels_loops);
-    amp_kernel *k = NULL;
-    amp_status st = amp_program_get_kernel(p, "shape_if", &k);
-    if (st != AMP_OK) skip_without_libclang(amp_last_error());
-    ASSERT_OK(st);
+    loop_kernel(p, "shape_if");
     ASSERT_OK(amp_program_destroy(p));
     assert_kernel_lines("hipamp: CPU kernel 'shape_if' runs as loops; tile_static 256 bytes\n");
 }
@@ -726,10 +742,7 @@ static void expect_verbose_paths(const verbose_path *want, size_t n)
     char expect[2048] = "";
     size_t at = 0;
     for (size_t i = 0; i < n; ++i) {
-        amp_kernel *k = NULL;
-        amp_status st = amp_program_get_kernel(p, want[i].kernel, &k);
-        if (st != AMP_OK) skip_without_libclang(amp_last_error());
-        ASSERT_OK(st);
+        loop_kernel(p, want[i].kernel);
         at += (size_t)snprintf(expect + at, sizeof expect - at, "hipamp: CPU kernel '%s' %s", want[i].kernel,
                                want[i].path);
         cr_assert_lt(at, sizeof expect, "the expected output outgrew its buffer");
@@ -827,30 +840,6 @@ Test(loops, stores_along_the_next_dimension_interchange_the_work_item_loops)
 
 /* ---------------------------------------------------- tile order */
 
-/* Kernel k (tile `tile`) transposing an R x C input into C x R (each
- * element changed by a function the test names), against want. */
-static void run_rect(amp_accelerator *acc, const char *kernel, int R, int C, const int *tile, const int32_t *in,
-                     const int32_t *want)
-{
-    size_t n = (size_t)R * (size_t)C;
-    int32_t *out = test_xmalloc(n * sizeof *out);
-    poison(out, n);
-    amp_program *p = test_build(acc, test_kernels_loops);
-    amp_kernel *k = test_kernel(p, kernel);
-    amp_array_view *vi = test_view((void *)in, 4, amp_extent_2d(R, C), AMP_READ_ONLY);
-    amp_array_view *vo = test_view(out, 4, amp_extent_2d(C, R), AMP_READ_WRITE);
-    amp_arg a[] = {amp_arg_view(vi), amp_arg_view(vo)};
-    amp_tiled_extent te;
-    ASSERT_OK(amp_extent_tile(amp_extent_2d(R, C), tile, &te));
-    ASSERT_OK(amp_parallel_for_each_tiled(NULL, te, k, a, 2));
-    ASSERT_OK(amp_array_view_synchronize(vo));
-    test_check_i32(out, want, n, kernel);
-    ASSERT_OK(amp_array_view_destroy(vi));
-    ASSERT_OK(amp_array_view_destroy(vo));
-    ASSERT_OK(amp_program_destroy(p));
-    free(out);
-}
-
 /* Transposes run their tiles in groups of tile rows on the CPU (lib/cpu/
  * loops/tiles.c): every tile once, whatever the groups and the threads'
  * chunks cut (21 tile rows: groups of 8, 8 and 5; 45 of 4: groups of 16,
@@ -862,11 +851,13 @@ ACCEL_TILED_TEST(loops, grouped_tiles_run_every_tile_once)
     fill_ints(in, (size_t)R1 * C1, 31);
     for (int r = 0; r < R1; ++r)
         for (int c = 0; c < C1; ++c) want[(size_t)c * R1 + r] = 3 * in[(size_t)r * C1 + c] + r % 7;
-    run_rect(acc, "tiles_transpose_rect", R1, C1, (const int[]){16, 16}, in, want);
+    run_io_shaped(acc, "tiles_transpose_rect", amp_extent_2d(R1, C1), amp_extent_2d(C1, R1), (const int[]){16, 16}, in,
+                  want, NULL);
     fill_ints(in, (size_t)R2 * C2, 32);
     for (int r = 0; r < R2; ++r)
         for (int c = 0; c < C2; ++c) want[(size_t)c * R2 + r] = in[(size_t)r * C2 + c] - c / 32;
-    run_rect(acc, "tiles_naive_rect", R2, C2, (const int[]){8, 32}, in, want);
+    run_io_shaped(acc, "tiles_naive_rect", amp_extent_2d(R2, C2), amp_extent_2d(C2, R2), (const int[]){8, 32}, in, want,
+                  NULL);
     free(in);
     free(want);
 }
@@ -893,10 +884,7 @@ static void tile_order_case(const char *min, bool grouped)
     setenv("AMP_CPU_TILED", "loops", 1);
     amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
     amp_program *p = test_build(acc, test_kernels_loops);
-    amp_kernel *k = NULL;
-    amp_status st = amp_program_get_kernel(p, "tiles_order_probe", &k);
-    if (st != AMP_OK) skip_without_libclang(amp_last_error());
-    ASSERT_OK(st);
+    amp_kernel *k = loop_kernel(p, "tiles_order_probe");
     amp_kernel_info ki;
     ASSERT_OK(amp_kernel_get_info(k, &ki));
     cr_assert(strstr(ki.execution, "cpu loops, tiles in groups of 8 tile rows where the launch's views cover "),
@@ -1035,10 +1023,7 @@ Test(loops, barrier_the_analysis_missed_is_an_error_not_a_hang, .timeout = 120)
                       "    v[t.global] = 2;\n"
                       "}\n";
     amp_program *p = test_build(acc, src);
-    amp_kernel *k = NULL;
-    amp_status st = amp_program_get_kernel(p, "hidden_barrier", &k);
-    if (st != AMP_OK) skip_without_libclang(amp_last_error());
-    ASSERT_OK(st);
+    amp_kernel *k = loop_kernel(p, "hidden_barrier");
     int32_t v[64];
     poison(v, 64);
     amp_array_view *vv = test_view(v, 4, amp_extent_1d(64), AMP_READ_WRITE);
