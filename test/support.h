@@ -104,6 +104,25 @@ bool test_in_discrete_cpu_pass(amp_accelerator *acc);
             cr_skip_test("%s does not depend on the memory model: the first pass (memory shared) ran it", \
                          what);                                                                          \
     } while (0)
+/* Built with AddressSanitizer (ci/test.sh's sanitizer pass). */
+#if defined(__SANITIZE_ADDRESS__)
+#define TEST_UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TEST_UNDER_ASAN 1
+#endif
+#endif
+#ifndef TEST_UNDER_ASAN
+#define TEST_UNDER_ASAN 0
+#endif
+/* In the sanitizer pass, a test whose subject ASan does not watch (races
+ * between processes, what other processes make of a directory's mode,
+ * compiles inside NVRTC and hipRTC) is skipped, saying why: the release
+ * pass runs it, and under ASan each costs 9-11 s of CI's 2 cores. */
+#define SKIP_UNDER_ASAN(what)                                                                                 \
+    do {                                                                                                      \
+        if (TEST_UNDER_ASAN) cr_skip_test("the release pass runs it: AddressSanitizer does not watch %s", what); \
+    } while (0)
 /* A test's .init: the CPU accelerator keeps views' data apart from their
  * host memory (AMP_CPU_UNIFIED=0), as a discrete GPU does, so its copy and
  * coherence paths run. */

@@ -477,6 +477,7 @@ ACCEL_TEST(cache, corrupted_entry_is_rebuilt, .fini = cleanup)
 
 ACCEL_TEST(cache, eight_processes_build_one_new_kernel, .fini = cleanup)
 {
+    SKIP_UNDER_ASAN("races between processes");
     enum { P = 8 };
     amp_accelerator_info in = info_of(acc);
     setup_tree(in);
@@ -2896,6 +2897,7 @@ static void assert_shared_files(const char *dir, gid_t gid)
  * why. */
 Test(cache, shared_cache_made_by_one_member_is_the_groups, .fini = cleanup, .timeout = 300)
 {
+    SKIP_UNDER_ASAN("what other processes make of a directory's mode and group");
     users us = need_users();
     setup_shared_tree();
     const gid_t g = us.member_gid; /* nobody belongs to it; root joins it */
@@ -3298,6 +3300,7 @@ static int cache_opened_at_once(const char *dir, int n, char *why, size_t wsize)
  * must have settled on one key (one .key, 32 bytes, no temporaries). */
 Test(cache, processes_making_the_key_at_once_all_use_it, .fini = cleanup, .timeout = 60)
 {
+    SKIP_UNDER_ASAN("races between processes");
     make_root();
     double until = test_now_s() + 6;
     int rounds = 0;

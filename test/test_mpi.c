@@ -1952,16 +1952,7 @@ Test(mpi_heat, staged_path_copies_exactly_the_halo, .timeout = 600)
  * matrices are left to the release pass (ASAN_LEAVES_IT) and the argument
  * checks run fewer of the bad arguments the parsers refuse alike; the
  * release pass runs them all, its matrices from 1 rank. */
-#if defined(__SANITIZE_ADDRESS__)
-#define UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_ASAN 1
-#endif
-#endif
-#ifndef UNDER_ASAN
-#define UNDER_ASAN 0
-#endif
+#define UNDER_ASAN TEST_UNDER_ASAN
 #define MATRIX_FIRST_RANKS (UNDER_ASAN ? 3 : 1)
 /* The mpi_ranks scenarios that run on 2 ranks and then on 3 run on 3 alone
  * under AddressSanitizer: 3 ranks make the same library calls as 2 (edge
@@ -2781,6 +2772,7 @@ Test(mpi_ranks, staged_pipeline_on_and_off_agree, .timeout = 300)
 
 Test(mpi_heat, kernel_compiles_for_gpu_targets)
 {
+    SKIP_UNDER_ASAN("compiles inside NVRTC and hipRTC");
     FILE *f = fopen(HIPAMP_HEAT_HIP, "r");
     cr_assert_not_null(f, "cannot open %s", HIPAMP_HEAT_HIP);
     static char src[16384];
