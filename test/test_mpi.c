@@ -1952,14 +1952,13 @@ Test(mpi_heat, staged_path_copies_exactly_the_halo, .timeout = 600)
  * matrices are left to the release pass (ASAN_LEAVES_IT) and the argument
  * checks run fewer of the bad arguments the parsers refuse alike; the
  * release pass runs them all, its matrices from 1 rank. */
-#define UNDER_ASAN TEST_UNDER_ASAN
-#define MATRIX_FIRST_RANKS (UNDER_ASAN ? 3 : 1)
+#define MATRIX_FIRST_RANKS (TEST_UNDER_ASAN ? 3 : 1)
 /* The mpi_ranks scenarios that run on 2 ranks and then on 3 run on 3 alone
  * under AddressSanitizer: 3 ranks make the same library calls as 2 (edge
  * ranks with one neighbour, and a middle rank), and each mpiexec of the
  * instrumented helper costs about 3 s of CI's 2 cores; the release pass
  * runs both counts. */
-#define SCENARIO_FIRST_RANKS (UNDER_ASAN ? 3 : 2)
+#define SCENARIO_FIRST_RANKS (TEST_UNDER_ASAN ? 3 : 2)
 /* The sanitizer pass leaves the examples' matrices of paths and modes to
  * the release pass: they repeat, through heat_mpi and cg_mpi, exchanges
  * that the mpi_ranks tests run instrumented (every path, begun and
@@ -1974,7 +1973,7 @@ Test(mpi_heat, staged_path_copies_exactly_the_halo, .timeout = 600)
  * bytes per step; also with ranks of 1 and 2 rows (no interior rows). */
 Test(mpi_heat, overlapped_and_not_on_every_path, .timeout = 900)
 {
-    if (UNDER_ASAN) cr_skip_test("%s", ASAN_LEAVES_IT);
+    if (TEST_UNDER_ASAN) cr_skip_test("%s", ASAN_LEAVES_IT);
     static heat_run r;
     const uint64_t want = reference_checksum(HEAT_NX, HEAT_NY, HEAT_STEPS);
     const char *paths[] = {"host", "staged", "device"};
@@ -2013,7 +2012,7 @@ Test(mpi_heat, overlapped_and_not_on_every_path, .timeout = 900)
  * ranks of 1 and 2 rows (the edge kernel's graph alone). */
 Test(mpi_heat, graph_replays_give_the_same_bits, .timeout = 900)
 {
-    if (UNDER_ASAN) cr_skip_test("%s", ASAN_LEAVES_IT);
+    if (TEST_UNDER_ASAN) cr_skip_test("%s", ASAN_LEAVES_IT);
     static heat_run r;
     const uint64_t want = reference_checksum(HEAT_NX, HEAT_NY, HEAT_STEPS);
     const char *paths[] = {"host", "staged"};
@@ -2045,7 +2044,7 @@ Test(mpi_heat, bad_arguments_stop_every_rank, .timeout = 300)
     const char *bad[] = {"96 1 5", "96 70", "0 70 5 --warmup 1", "96 70 5 --path sideways", "96 70 5 --frobnicate"};
     const char *says[] = {"at least one row", "required", "NX \"0\"", "\"sideways\"", "unknown option"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
-        if (UNDER_ASAN && i > 1 && i + 1 < sizeof bad / sizeof bad[0]) continue; /* see UNDER_ASAN */
+        if (TEST_UNDER_ASAN && i > 1 && i + 1 < sizeof bad / sizeof bad[0]) continue; /* the comment above MATRIX_FIRST_RANKS */
         run_heat(np[i], bad[i], &r);
         cr_assert_eq(r.status, 2, "\"%s\" exit status %d:\n%s", bad[i], r.status, r.out);
         cr_assert(strstr(r.err, says[i]), "\"%s\": stderr does not say \"%s\":\n%s", bad[i], says[i], r.err);
@@ -2669,7 +2668,7 @@ Test(mpi_ranks, large_faces_move_in_chunks, .timeout = 300)
             char what[64];
             /* Under ASan the unchunked exchange (every other test's) on the
              * first path alone (see SCENARIO_FIRST_RANKS). */
-            if (UNDER_ASAN && !chunked && p > 0) continue;
+            if (TEST_UNDER_ASAN && !chunked && p > 0) continue;
             if (chunked) setenv("AMP_MPI_CHUNK_BYTES", "4096", 1);
             run_scenario("chunks", 2, paths[p], &r, what, sizeof what);
             unsetenv("AMP_MPI_CHUNK_BYTES");
@@ -2866,7 +2865,7 @@ Test(mpi_cg, one_two_and_three_ranks_agree, .timeout = 600)
  * 3 ranks). */
 Test(mpi_cg, nccl_path_sums_on_the_device_and_agrees, .timeout = 600)
 {
-    if (UNDER_ASAN) cr_skip_test("%s", ASAN_LEAVES_IT);
+    if (TEST_UNDER_ASAN) cr_skip_test("%s", ASAN_LEAVES_IT);
 #ifndef HIPAMP_FAKE_NCCL
     cr_skip_test("the stand-in NCCL library is not built");
 #else
@@ -2895,14 +2894,14 @@ Test(mpi_cg, nccl_path_sums_on_the_device_and_agrees, .timeout = 600)
  * on 2 (4 and 3: interior rows of 2 and 1). */
 Test(mpi_cg, every_path_overlapped_and_not, .timeout = 900)
 {
-    if (UNDER_ASAN) cr_skip_test("%s", ASAN_LEAVES_IT);
+    if (TEST_UNDER_ASAN) cr_skip_test("%s", ASAN_LEAVES_IT);
     static heat_run r;
     const char *paths[] = {"host", "staged", "device"};
     for (int np = 2; np <= 3; ++np)
         for (int p = np == 3 ? 1 : 0; p < (np == 3 ? 2 : 3); ++p)
             for (int overlap = np == 3 ? 1 : 0; overlap < 2; ++overlap) {
                 /* Under ASan the step not overlapped on the staged path only. */
-                if (UNDER_ASAN && !overlap && p != 1) continue;
+                if (TEST_UNDER_ASAN && !overlap && p != 1) continue;
                 char args[128];
                 snprintf(args, sizeof args, "--n 40 --check --path %s%s", paths[p], overlap ? "" : " --no-overlap");
                 cg_checked(np, args, &r);
@@ -3042,7 +3041,7 @@ Test(mpi_cg, too_small_a_grid_and_bad_arguments_are_refused, .timeout = 300)
      * the others, which every rank parses alike (a launch of two ranks
      * costs seconds of CI's 2 cores under ASan). */
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
-        if (UNDER_ASAN && i > 1 && i + 1 < sizeof bad / sizeof bad[0]) continue; /* see UNDER_ASAN */
+        if (TEST_UNDER_ASAN && i > 1 && i + 1 < sizeof bad / sizeof bad[0]) continue; /* the comment above MATRIX_FIRST_RANKS */
         run_cg(i == 0 ? 2 : 0, bad[i], &r);
         cr_assert_eq(r.status, 2, "\"%s\": exit %d:\n%s", bad[i], r.status, r.err);
         cr_assert(strstr(r.err, says[i]), "\"%s\" does not say %s:\n%s", bad[i], says[i], r.err);

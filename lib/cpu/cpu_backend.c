@@ -422,7 +422,7 @@ static amp_status amp__cpu_kernel_get(void *dev, void *module, const char *name,
              * of the transformation's range is not its: the launch's order. */
             snprintf(sym, sizeof sym, "%s__amp_tile_group", name);
             const int *group = dlsym(m->handle, sym);
-            k->tile_group = group && *group > 1 && *group <= 64 ? *group : 1;
+            k->tile_group = group && *group > 1 && *group <= AMP__CPU_MAX_TILE_GROUP ? *group : 1;
             if (k->tile_group > 1) {
                 k->stream_min = amp__cpu_caches_bytes(d);
                 char b[48];

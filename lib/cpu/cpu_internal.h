@@ -28,6 +28,9 @@
  * the transformation did not run on exports
  * `const char amp__cpu_loops_note[]` saying why. */
 #define AMP__CPU_ABI 7
+/* The most tile rows NAME__amp_tile_group gives (lib/cpu/loops/tiles.c);
+ * the back end takes a larger value for none. */
+#define AMP__CPU_MAX_TILE_GROUP 64
 
 typedef struct amp__cpu_item amp__cpu_item;
 typedef struct amp__cpu_launch {
@@ -416,7 +419,8 @@ typedef struct amp__cpu_kernel {
     bool restrict_views;         /* its device's */
     unsigned streams;            /* parameters it may stream (NAME__amp_streams), 0 when streaming is off */
     uint64_t stream_min;         /* its device's threshold, resolved: streaming, and grouped tiles */
-    int tile_group;              /* tile rows a group of its loop version's tiles (NAME__amp_tile_group), 1: none */
+    int tile_group;              /* tile rows a group of its loop version's tiles (NAME__amp_tile_group,
+                                  * 2 to AMP__CPU_MAX_TILE_GROUP), 1: none */
     struct amp__cpu_kernel *next;
     /* The record and name as kernel_get handed them to the core: queued
      * launches refer to these instead of copying them (the module outlives

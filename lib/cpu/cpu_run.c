@@ -630,16 +630,17 @@ typedef struct amp__cpu_span {
 } amp__cpu_span;
 
 /* The memory of each view and array of the launch (empty ones left out)
- * into span[], whether the kernel only reads it into ro[]; the count, or
- * -1 where a parameter is a struct (which may hold an address of memory a
- * view covers too, that the restrict pointers know nothing of). */
-static int amp__cpu_launch_spans(const amp__launch *l, amp__cpu_span *span, bool *ro)
+ * into span[], whether the kernel only reads it into ro[]; the count.
+ * *has_struct: a parameter is a struct (which may hold an address of
+ * memory a view covers too, that the restrict pointers know nothing of). */
+static int amp__cpu_launch_spans(const amp__launch *l, amp__cpu_span *span, bool *ro, bool *has_struct)
 {
     const amp__signature *sig = l->sig;
     int n = 0;
+    *has_struct = false;
     for (int i = 0; sig && i < sig->nparams; ++i) {
         const amp__sig_param *sp = &sig->params[i];
-        if (sp->kind == AMP_ARG_STRUCT) return -1;
+        if (sp->kind == AMP_ARG_STRUCT) *has_struct = true;
         if (sp->kind != AMP_ARG_VIEW && sp->kind != AMP_ARG_ARRAY) continue;
         amp__cpu_view_span((const unsigned char *)l->pack + sp->offset, sp, &span[n].lo, &span[n].hi);
         span[n].seen = 0;
@@ -661,8 +662,9 @@ static bool amp__cpu_spans_disjoint(const amp__cpu_span *span, const bool *ro, i
 bool amp__cpu_views_disjoint(const amp__launch *l)
 {
     amp__cpu_span span[AMP__SIG_MAX_PARAMS];
-    bool ro[AMP__SIG_MAX_PARAMS];
-    return amp__cpu_spans_disjoint(span, ro, amp__cpu_launch_spans(l, span, ro));
+    bool ro[AMP__SIG_MAX_PARAMS], has_struct;
+    const int n = amp__cpu_launch_spans(l, span, ro, &has_struct);
+    return amp__cpu_spans_disjoint(span, ro, has_struct ? -1 : n);
 }
 
 /* How much of a streamed launch to write with plain stores after all, in
@@ -739,17 +741,21 @@ static int amp__cpu_span_order(const void *a, const void *b)
     return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
-/* The bytes spans [0, n) cover together (overlaps counted once); sorts
- * them. */
-static uint64_t amp__cpu_spans_bytes(amp__cpu_span *span, int n)
+/* The bytes spans [0, n) cover together (overlaps counted once); n at
+ * most AMP__SIG_MAX_PARAMS (a launch's) or AMP__CPU_RECENT_SPANS (the
+ * recent launches'). */
+static uint64_t amp__cpu_spans_bytes(const amp__cpu_span *span, int n)
 {
-    qsort(span, (size_t)n, sizeof span[0], amp__cpu_span_order);
+    amp__cpu_span sorted[AMP__SIG_MAX_PARAMS > AMP__CPU_RECENT_SPANS ? AMP__SIG_MAX_PARAMS : AMP__CPU_RECENT_SPANS];
+    if (n <= 0) return 0;
+    memcpy(sorted, span, (size_t)n * sizeof *span);
+    qsort(sorted, (size_t)n, sizeof sorted[0], amp__cpu_span_order);
     uint64_t bytes = 0;
     uintptr_t end = 0;
     for (int k = 0; k < n; ++k) {
-        uintptr_t lo = span[k].lo > end ? span[k].lo : end;
-        if (span[k].hi > lo) bytes += (uint64_t)(span[k].hi - lo);
-        if (span[k].hi > end) end = span[k].hi;
+        uintptr_t lo = sorted[k].lo > end ? sorted[k].lo : end;
+        if (sorted[k].hi > lo) bytes += (uint64_t)(sorted[k].hi - lo);
+        if (sorted[k].hi > end) end = sorted[k].hi;
     }
     return bytes;
 }
@@ -803,9 +809,10 @@ static int amp__cpu_stream_launch(const amp__cpu_kernel *kernel, const amp__laun
     return amp__cpu_stream_keep(amp__cpu_spans_bytes(all, m), kernel->stream_min);
 }
 
-/* Whether a launch of a loop version that groups its tiles (lib/cpu/loops/
- * tiles.c) runs them in groups: where its views together cover the
- * caches' size or more (the streaming threshold). A transpose's tiles in
+/* Whether a launch of kernel may run its tiles in groups: a loop version
+ * that groups them (lib/cpu/loops/tiles.c) over a rank-2 extent; it then
+ * does where its views together cover the caches' size or more (the
+ * streaming threshold; amp__cpu_job_init). A transpose's tiles in
  * groups of tile rows write whole runs of each output row before moving
  * on, which is what a transpose from memory wants, but read 128 rows of
  * the input at once, more streams than the prefetchers follow, which a
@@ -814,19 +821,9 @@ static int amp__cpu_stream_launch(const amp__cpu_kernel *kernel, const amp__laun
  * grouped against 2.5-3.0 ms in the launch's order, at 8192^2 (2 x 256
  * MiB) 21.2-21.5 against 21.7-24.0 ms
  * (bench/results/2026-12-06-h100-host-cpu-transpose-tile-order.md). */
-static bool amp__cpu_group_launch(const amp__cpu_kernel *kernel, const amp__launch *l)
+static bool amp__cpu_groups_tiles(const amp__cpu_kernel *kernel, const amp__launch *l)
 {
-    if (!l->tiled || !kernel->tiles || kernel->tile_group <= 1 || l->extent.rank != 2) return false;
-    const amp__signature *sig = l->sig;
-    amp__cpu_span span[AMP__SIG_MAX_PARAMS];
-    int n = 0;
-    for (int i = 0; sig && i < sig->nparams; ++i) {
-        const amp__sig_param *sp = &sig->params[i];
-        if (sp->kind != AMP_ARG_VIEW && sp->kind != AMP_ARG_ARRAY) continue;
-        amp__cpu_view_span((const unsigned char *)l->pack + sp->offset, sp, &span[n].lo, &span[n].hi);
-        if (span[n].lo < span[n].hi) ++n;
-    }
-    return amp__cpu_spans_bytes(span, n) >= kernel->stream_min;
+    return l->tiled && kernel->tiles && kernel->tile_group > 1 && l->extent.rank == 2;
 }
 
 void amp__cpu_job_init(amp__cpu_job *j, const amp__cpu_kernel *kernel, const amp__launch *l)
@@ -860,14 +857,16 @@ void amp__cpu_job_init(amp__cpu_job *j, const amp__cpu_kernel *kernel, const amp
      * (amp_cpu_prelude.hpp's entry<> and tiles<>); a tiled kernel on
      * fibers (no loop version) ignores it and is spared the check. */
     amp__cpu_span span[AMP__SIG_MAX_PARAMS];
-    bool ro[AMP__SIG_MAX_PARAMS];
-    const int nspans =
-        kernel->restrict_views && (!l->tiled || kernel->tiles) ? amp__cpu_launch_spans(l, span, ro) : -1;
+    bool ro[AMP__SIG_MAX_PARAMS], has_struct = false;
+    const bool restrict_path = kernel->restrict_views && (!l->tiled || kernel->tiles);
+    const bool groups = amp__cpu_groups_tiles(kernel, l);
+    const int n = restrict_path || groups ? amp__cpu_launch_spans(l, span, ro, &has_struct) : 0;
+    const int nspans = restrict_path && !has_struct ? n : -1;
     L->noalias = amp__cpu_spans_disjoint(span, ro, nspans);
     const int keep = !l->tiled && L->noalias && kernel->streams ? amp__cpu_stream_launch(kernel, l, span, nspans) : -1;
     L->stream = keep >= 0;
     L->stream_keep = keep > 0 ? keep : 0;
-    L->group_tiles = amp__cpu_group_launch(kernel, l);
+    L->group_tiles = groups && amp__cpu_spans_bytes(span, n) >= kernel->stream_min;
     /* The whole launch one block until amp__cpu_job_arm and
      * amp__cpu_blocks_arm say otherwise (never 0: the entry divides by it). */
     L->stream_block = total > 0 ? total : 1;

@@ -706,7 +706,7 @@ void amp__loops_emit(amp__loops_ctx *k)
     amp__sb_puts(o, "return true;\n}\n");
     amp__sb_printf(o, "extern \"C\" __attribute__((visibility(\"default\"))) void %s__amp_tiles(amp__cpu_item *amp__it)\n"
                  "{ ::amp::cpu::run_tiles<decltype(%s__amp_body), %s__amp_loops, %d>(amp__it); }\n",
-              nm, nm, nm, k->tile_group > 1 ? k->tile_group : 1);
+              nm, nm, nm, k->tile_group);
     /* Its tile_static memory, measured by the compiler (the kernel has no
      * fiber version whose thread-local symbols could tell). */
     amp__sb_printf(o, "extern \"C\" __attribute__((visibility(\"default\"))) const unsigned long long "

@@ -1,6 +1,8 @@
 /* tiles.c — the order a loop version runs its launch's tiles in: the launch's own (the last dimension fastest), or, where the kernel builds a rank-2 index with its tile's coordinates swapped (a transpose writing At(origin[1] + ..., origin[0] + ...)), in groups of tile rows, each group's tiles down its column before the next column. */
 #include "loops.h"
 
+#include "../cpu_internal.h"
+
 /* Why: a transpose reads A along its rows and writes At down its columns
  * (or the other way round). In the launch's own order a thread's next
  * tile writes 16 other rows of At, a 64-byte piece of each, so every
@@ -24,7 +26,7 @@
  * launch's tile numbers one to one). */
 
 /* Rows of work-items a group spans: 8 tiles of 16. */
-enum { GROUP_ROWS = 128, MAX_GROUP = 64 };
+enum { GROUP_ROWS = 128 };
 
 /* Which dimensions of the tile's position (T.global[d], T.tile[d],
  * T.tile_origin[d]) the expression at node n uses, a bit each: directly,
@@ -70,7 +72,7 @@ void amp__loops_choose_tile_order(amp__loops_ctx *k)
     for (int i = 0; i < k->nn; ++i) {
         if (k->n[i].kind != AMP__CX_CallExpr || k->n[i].macro || !swaps_position(k, i)) continue;
         int g = GROUP_ROWS / k->dims[0];
-        k->tile_group = g > MAX_GROUP ? MAX_GROUP : g;
+        k->tile_group = g > AMP__CPU_MAX_TILE_GROUP ? AMP__CPU_MAX_TILE_GROUP : g;
         return;
     }
 }
