@@ -53,12 +53,20 @@ if [ -n "$compile_tool" ]; then
 fi
 echo "fuzz: $(ls "$corpus_co" | wc -l) code-object seeds"
 # Seeds for the CPU ELF reader: what a module and a split build's part look
-# like (thread-locals, a kernel body's local static, writable locals).
+# like (thread-locals, a kernel body's local static, writable locals; a
+# module linked as the library links them, with its call graph's
+# relocations: a helper called, one whose address is taken).
 elf_seed="$BUILD/cpu-elf-seed.cpp"
 printf '%s\n' 'static thread_local int helper_ts[64];' 'static int counter;' \
+  '__attribute__((noinline)) static int *helper() { static thread_local int h[32]; return h; }' \
+  '__attribute__((noinline)) static int pointed(int i) { static thread_local int p[8]; return p[i & 7]++; }' \
+  'int (*volatile fp)(int) = pointed;' \
   'static int k__amp_body(int i) { static thread_local int s[16]; s[i & 15] = i; return s[0] + helper_ts[i & 63]; }' \
-  'extern "C" int entry(int i) { return k__amp_body(i) + ++counter; }' > "$elf_seed"
+  'extern "C" int entry(int i) { return k__amp_body(i) + ++counter + helper()[i & 31]; }' \
+  'extern "C" int entry__amp_tiles(int i) { return fp(i); }' > "$elf_seed"
 ${CXX_SEED:-c++} -shared -fPIC -O1 -o "$corpus_elf/module.so" "$elf_seed" > /dev/null 2>&1 || true
+${CXX_SEED:-c++} -shared -fPIC -O1 -ffunction-sections -Wl,--emit-relocs -o "$corpus_elf/module-graph.so" "$elf_seed" \
+  > /dev/null 2>&1 || true
 ${CXX_SEED:-c++} -c -fPIC -O1 -o "$corpus_elf/part.o" "$elf_seed" > /dev/null 2>&1 || true
 echo "fuzz: $(ls "$corpus_elf" | wc -l) CPU ELF seeds"
 printf '\000' > "$corpus_sig/shape0"; printf '\001' > "$corpus_sig/shape1"; printf '\002' > "$corpus_sig/shape2"

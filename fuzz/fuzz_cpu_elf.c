@@ -1,4 +1,4 @@
-/* fuzz_cpu_elf.c — libFuzzer harness for the CPU accelerator's ELF reader (lib/cpu/cpu_elf.c), which reads a module's image before it is loaded (a disk-cache entry's, a pack's: its thread-local symbols and segment, its needed libraries) and a split build's objects (their writable local variables): any bytes, never a crash, an out-of-bounds read (AddressSanitizer) or a hang, and each result is checked: every name found is a string that ends inside the image, a needed library's name starts with the prefix asked for, the count of local variables is the number of names seen. */
+/* fuzz_cpu_elf.c — libFuzzer harness for the CPU accelerator's ELF reader (lib/cpu/cpu_elf.c), which reads a module's image before it is loaded (a disk-cache entry's, a pack's: its thread-local symbols and segment, its call graph, its needed libraries) and a split build's objects (their writable local variables): any bytes, never a crash, an out-of-bounds read (AddressSanitizer) or a hang, and each result is checked: every name found is a string that ends inside the image, the call graph's every index names a function or thread-local it has, a needed library's name starts with the prefix asked for, the count of local variables is the number of names seen. */
 #include "cpu/cpu_internal.h"
 
 #include <stdint.h>
@@ -32,13 +32,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         char others[256];
         for (size_t i = 0; i < t.n; ++i)
             if (!t.syms[i].name) abort();
-        (void)amp__cpu_tile_static_bytes(&t, "k", 0, others, sizeof others);
+        if (!t.have_graph && (t.nfns || t.nedges || t.nexports)) abort();
+        for (size_t f = 0; f < t.nfns; ++f) {
+            if (t.fns[f].edge0 > t.nedges || t.fns[f].nedges > t.nedges - t.fns[f].edge0) abort();
+            if (f && t.fns[f].addr <= t.fns[f - 1].addr) abort();
+        }
+        for (size_t k = 0; k < t.nedges; ++k)
+            if (t.edges[k] >= 0 ? (size_t)t.edges[k] >= t.nfns : (size_t)(-1 - (int64_t)t.edges[k]) >= t.n) abort();
+        for (size_t x = 0; x < t.nexports; ++x)
+            if (!t.exports[x].name || t.exports[x].fn >= t.nfns) abort();
+        bool traced = false;
+        (void)amp__cpu_tile_static_bytes(&t, "k", 0, others, sizeof others, &traced);
         if (strlen(others) >= sizeof others) abort();
-        /* each symbol's own kernel name too (the body-of parse) */
+        /* each symbol's own kernel name too (the body-of parse), and each
+         * exported function's as a kernel (the graph's walk) */
         for (size_t i = 0; i < t.n && i < 8; ++i) {
             const char *k = t.syms[i].name;
-            (void)amp__cpu_tile_static_bytes(&t, k, 16, NULL, 0);
+            (void)amp__cpu_tile_static_bytes(&t, k, 16, NULL, 0, NULL);
         }
+        for (size_t x = 0; x < t.nexports && x < 8; ++x)
+            (void)amp__cpu_tile_static_bytes(&t, t.exports[x].name, 0, others, sizeof others, &traced);
         amp__cpu_elf_tls_free(&t);
     }
 

@@ -871,23 +871,67 @@ Test(cpu_tls, a_kernels_tile_static_excludes_the_library_and_the_runtime)
     };
     amp__cpu_tls t = {.syms = syms, .n = 5, .cap = 5, .segment = 8192, .have_symbols = true};
     char others[256];
-    cr_assert_eq(amp__cpu_tile_static_bytes(&t, "k_a", 0, others, sizeof others), 256);
+    cr_assert_eq(amp__cpu_tile_static_bytes(&t, "k_a", 0, others, sizeof others, NULL), 256);
     cr_assert_str_empty(others);
-    cr_assert_eq(amp__cpu_tile_static_bytes(&t, "k_b", 0, NULL, 0), 4096);
+    cr_assert_eq(amp__cpu_tile_static_bytes(&t, "k_b", 0, NULL, 0, NULL), 4096);
     /* a loop version brings its own measure; a fiber kernel with none, 0 */
-    cr_assert_eq(amp__cpu_tile_static_bytes(&t, "k_c", 512, others, sizeof others), 512);
+    cr_assert_eq(amp__cpu_tile_static_bytes(&t, "k_c", 512, others, sizeof others, NULL), 512);
 
     /* a helper's tile_static counts for every kernel, and is named */
     amp__cpu_tls_sym more[] = {syms[0], {"_ZZ6helperiE7scratch", 64}};
     amp__cpu_tls u = {.syms = more, .n = 2, .cap = 2, .segment = 512, .have_symbols = true};
-    cr_assert_eq(amp__cpu_tile_static_bytes(&u, "k_a", 0, others, sizeof others), 320);
+    cr_assert_eq(amp__cpu_tile_static_bytes(&u, "k_a", 0, others, sizeof others, NULL), 320);
     cr_assert_str_eq(others, "_ZZ6helperiE7scratch (64)");
-    cr_assert_eq(amp__cpu_tile_static_bytes(&u, "k_z", 0, others, sizeof others), 64);
+    cr_assert_eq(amp__cpu_tile_static_bytes(&u, "k_z", 0, others, sizeof others, NULL), 64);
 
     /* without a symbol table: the whole segment, or the loop version's own if larger */
     amp__cpu_tls none = {.segment = 300};
-    cr_assert_eq(amp__cpu_tile_static_bytes(&none, "k_a", 0, NULL, 0), 300);
-    cr_assert_eq(amp__cpu_tile_static_bytes(&none, "k_a", 4000, NULL, 0), 4000);
+    cr_assert_eq(amp__cpu_tile_static_bytes(&none, "k_a", 0, NULL, 0, NULL), 300);
+    cr_assert_eq(amp__cpu_tile_static_bytes(&none, "k_a", 4000, NULL, 0, NULL), 4000);
+}
+
+/* With the module's call graph, a helper's thread-local counts for the
+ * kernels whose entry points (NAME, NAME__amp_tiles) reach it, directly or
+ * through other functions, and for every kernel where a function whose
+ * address is taken reaches it or code outside any function references it;
+ * a reached function that references what the graph cannot name, or a
+ * kernel without an entry point in the graph, counts every one. */
+Test(cpu_tls, a_helpers_thread_local_counts_where_the_call_graph_reaches_it)
+{
+    amp__cpu_tls_sym syms[] = {
+        {"_ZZ7helper1vE1a", 100, false}, /* 0: reached from k_a through middle */
+        {"_ZZ7helper2vE1b", 1000, false}, /* 1: k_b's loop version's */
+        {"_ZZ7pointedvE1c", 10, false},  /* 2: of a function whose address is taken */
+        {"_ZL4tlsx", 1, true},           /* 3: referenced outside every function */
+        {"_ZZ4deadvE1d", 5000, false},   /* 4: no function reaches it */
+    };
+    /* functions: 0 k_a, 1 middle, 2 helper1, 3 k_b__amp_tiles, 4 helper2, 5 pointed, 6 dead, 7 k_c, 8 odd */
+    amp__cpu_fn fns[] = {
+        {0x100, 16, 0, 1, 0},  {0x110, 16, 1, 1, 0}, {0x120, 16, 2, 1, 0}, {0x130, 16, 3, 1, 0},
+        {0x140, 16, 4, 1, 0},  {0x150, 16, 5, 1, AMP__CPU_FN_ESCAPED}, {0x160, 16, 6, 1, 0},
+        {0x170, 16, 7, 1, 0},  {0x180, 16, 0, 0, AMP__CPU_FN_UNKNOWN},
+    };
+    int32_t edges[] = {1, 2, -1, 4, -2, -3, -5, 8};
+    amp__cpu_export exports[] = {{"k_a", 0}, {"k_b__amp_tiles", 3}, {"k_c", 7}, {"k_ab", 1}};
+    amp__cpu_tls t = {.syms = syms, .n = 5, .cap = 5, .segment = 8192, .have_symbols = true, .have_graph = true,
+                      .fns = fns, .nfns = 9, .edges = edges, .nedges = 8, .exports = exports, .nexports = 4};
+    char others[256];
+    bool traced = false;
+    cr_assert_eq(amp__cpu_tile_static_bytes(&t, "k_a", 0, others, sizeof others, &traced), 100 + 10 + 1);
+    cr_assert(traced);
+    cr_assert_str_eq(others, "_ZZ7helper1vE1a (100), _ZZ7pointedvE1c (10), _ZL4tlsx (1)");
+    cr_assert_eq(amp__cpu_tile_static_bytes(&t, "k_b", 64, others, sizeof others, &traced), 64 + 1000 + 10 + 1);
+    cr_assert(traced);
+    /* k_c reaches a function that references what the graph cannot name */
+    cr_assert_eq(amp__cpu_tile_static_bytes(&t, "k_c", 0, others, sizeof others, &traced), 100 + 1000 + 10 + 1 + 5000);
+    cr_assert_not(traced);
+    /* no entry point named k_z ("k_ab" is not k_a's) */
+    cr_assert_eq(amp__cpu_tile_static_bytes(&t, "k_z", 0, NULL, 0, &traced), 6111);
+    cr_assert_not(traced);
+    /* without the graph, as before: every helper's for every kernel */
+    t.have_graph = false;
+    cr_assert_eq(amp__cpu_tile_static_bytes(&t, "k_a", 0, NULL, 0, &traced), 6111);
+    cr_assert_not(traced);
 }
 
 /* ------------------------------------------------ CPU launch widths */

@@ -453,12 +453,19 @@ static amp_status amp__cpu_kernel_get(void *dev, void *module, const char *name,
         if (ts) own = (size_t)*ts;
     }
     char others[512];
-    out->tile_static_bytes = amp__cpu_tile_static_bytes(&m->tls, name, own, others, sizeof others);
-    if (others[0])
+    bool traced = false;
+    out->tile_static_bytes = amp__cpu_tile_static_bytes(&m->tls, name, own, others, sizeof others, &traced);
+    if (others[0] && traced)
+        snprintf(out->tile_static_note, sizeof out->tile_static_note,
+                 " (that counts thread-locals its body does not declare, which the functions it calls reach: "
+                 "%.200s; a tile_static declared in the body of the kernel that uses it counts for that kernel "
+                 "alone)",
+                 others);
+    else if (others[0])
         snprintf(out->tile_static_note, sizeof out->tile_static_note,
                  " (that counts thread-locals no kernel's body declares, which any kernel of the program may "
-                 "reach: %.200s; a tile_static declared in the body of the kernel that uses it counts for that "
-                 "kernel alone)",
+                 "reach, since the module's calls could not be followed: %.200s; a tile_static declared in the "
+                 "body of the kernel that uses it counts for that kernel alone)",
                  others);
     if (amp__env_flag("AMP_CPU_VERBOSE", false)) {
         char loops[320] = "";

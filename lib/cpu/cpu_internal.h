@@ -565,17 +565,49 @@ void amp__cpu_copy_bytes(const amp__copy *c);
  * tile_static memory is static thread_local in a module (amp_cpu_prelude.hpp)
  * and a plain local of a loop version; cpu_elf.c reads the former from the
  * module's symbol table. */
-typedef struct amp__cpu_tls_sym { char *name; size_t size; } amp__cpu_tls_sym;
+typedef struct amp__cpu_tls_sym {
+    char *name;
+    size_t size;
+    bool anywhere; /* referenced from code outside every function the graph knows: counted for every kernel */
+} amp__cpu_tls_sym;
+/* A function of the module's call graph: [addr, addr + size) of its code,
+ * what it references (edges[edge0, edge0 + nedges): e >= 0 the function
+ * fns[e], e < 0 the thread-local syms[-1 - e]) and what is known of it. */
+enum {
+    AMP__CPU_FN_ESCAPED = 1, /* its address is taken (data, or code that does not call it): any kernel may call it */
+    AMP__CPU_FN_UNKNOWN = 2  /* references code or thread-local memory the graph cannot name: may reach any */
+};
+typedef struct amp__cpu_fn {
+    uint64_t addr, size;
+    uint32_t edge0, nedges;
+    unsigned flags;
+} amp__cpu_fn;
+/* An exported function (a kernel's entry points, NAME and NAME__amp_tiles). */
+typedef struct amp__cpu_export { char *name; uint32_t fn; } amp__cpu_export;
 typedef struct amp__cpu_tls {
     amp__cpu_tls_sym *syms; /* defined STT_TLS symbols */
     size_t n, cap;
     size_t segment;         /* the PT_TLS segment's size */
     bool have_symbols;      /* a symbol table was found */
+    /* The call graph, from the relocations the link kept (-ffunction-sections
+     * makes every call between two functions a relocation; -Wl,--emit-relocs
+     * keeps them in the module). Without it (have_graph false: another
+     * architecture than x86-64 and AArch64, a module without them, a
+     * relocation the reader cannot follow) every thread-local no kernel's
+     * body declares counts for every kernel. */
+    bool have_graph;
+    amp__cpu_fn *fns;       /* by address */
+    size_t nfns;
+    int32_t *edges;
+    size_t nedges;
+    amp__cpu_export *exports;
+    size_t nexports;
 } amp__cpu_tls;
 
-/* Read the thread-local symbols of an ELF image (bounds-checked: it may
- * come from the disk cache). AMP_ERROR_DEVICE when it is not a 64-bit ELF
- * file; AMP_ERROR_OUT_OF_MEMORY. */
+/* Read the thread-local symbols of an ELF image and, where it can, its call
+ * graph (bounds-checked: it may come from the disk cache; nothing read is
+ * trusted to be consistent, only to lie inside the image). AMP_ERROR_DEVICE
+ * when it is not a 64-bit ELF file; AMP_ERROR_OUT_OF_MEMORY. */
 amp_status amp__cpu_elf_tls(const void *bin, size_t size, amp__cpu_tls *out);
 void amp__cpu_elf_tls_free(amp__cpu_tls *t);
 /* Whether the module's image names a needed library (DT_NEEDED) starting
@@ -641,17 +673,20 @@ int amp__cpu_split_kernels(const char *code, amp__cpu_split_kernel *k, int max);
 typedef bool (*amp__cpu_name_fn)(void *ctx, const char *name);
 int amp__cpu_elf_local_data(const void *bin, size_t size, amp__cpu_name_fn fn, void *ctx);
 /* tile_static bytes of kernel: own (what its loop version declares, 0 for a
- * fiber kernel) + the thread-locals of its body + every thread-local the
- * analysis cannot attribute to one kernel (a helper's tile_static, a
- * thread_local of the user's: any kernel may use them); the library's own
- * and the C++ runtime's are not counted. Without a symbol
- * table, the whole thread-local segment. others (cap bytes, may be NULL)
- * gets the names and sizes of the thread-locals counted for every kernel. */
+ * fiber kernel) + the thread-locals of its body + the other thread-locals
+ * (a helper's tile_static, a thread_local of the user's) that its entry
+ * points reach through the call graph (any function whose address is taken
+ * counted as reached), or every one of them where the graph cannot say
+ * (*traced false; traced may be NULL); the library's own and the C++
+ * runtime's are not counted. Without a symbol table, the whole
+ * thread-local segment. others (cap bytes, may be NULL) gets the names and
+ * sizes of the other thread-locals counted. */
 /* cpu_options.c: AMP_ERROR_INVALID_ARGUMENT, naming the word, where one of
  * the user's option words (n of them) is one the CPU accelerator refuses
  * (see there); AMP_OK otherwise. */
 amp_status amp__cpu_refuse_user_options(const amp__cpu_device *d, char *const *words, size_t n);
-size_t amp__cpu_tile_static_bytes(const amp__cpu_tls *t, const char *kernel, size_t own, char *others, size_t cap);
+size_t amp__cpu_tile_static_bytes(const amp__cpu_tls *t, const char *kernel, size_t own, char *others, size_t cap,
+                                  bool *traced);
 
 /* -------------------------------------------------------------- fibers
  * A saved execution context. amp__cpu_ctx_switch stores the running context

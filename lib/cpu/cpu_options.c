@@ -142,6 +142,15 @@ static amp_status amp__cpu_check_user_options(char *const *words, size_t n)
                                      "CPU accelerator: compiler option '%s' needs a value after it, and it is the "
                                      "last of the options",
                                      w);
+        /* A call between two functions in one section is an offset the
+         * assembler resolves, which the module keeps no record of: a
+         * helper's tile_static would count for no kernel that calls it. */
+        if (!bad && !strcmp(w, "-fno-function-sections"))
+            return amp__fail(AMP_ERROR_INVALID_ARGUMENT,
+                             "CPU accelerator: compiler option '%s' is not allowed: the library reads which kernels "
+                             "call which functions (and so whose tile_static memory each uses) from the relocations "
+                             "between functions in sections of their own",
+                             w);
         if (bad)
             return amp__fail(AMP_ERROR_INVALID_ARGUMENT,
                              "CPU accelerator: compiler option '%s%s%s' is not allowed: the library chooses what the "

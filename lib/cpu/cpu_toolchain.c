@@ -21,9 +21,12 @@ extern char **environ;
  * errno to set and, as on every GPU, floating-point operations do not trap,
  * which lets the compiler vectorise sqrt and conditional arithmetic. -pipe:
  * the assembly goes to the assembler through a pipe, not a file (5% of a
- * one-kernel build, issue 40). */
-const char *const amp__cpu_flags[] = {"-std=c++17",      "-O3",   "-fPIC", "-shared", "-fvisibility=hidden",
-                                      "-fno-math-errno", "-fno-trapping-math", "-pipe", "-x", "c++"};
+ * one-kernel build, issue 40). -ffunction-sections and -Wl,--emit-relocs:
+ * every call between two functions stays a relocation in the module, from
+ * which cpu_elf.c reads which kernels reach a helper's tile_static. */
+const char *const amp__cpu_flags[] = {"-std=c++17",        "-O3",   "-fPIC", "-shared", "-fvisibility=hidden",
+                                      "-fno-math-errno",    "-fno-trapping-math", "-pipe", "-ffunction-sections",
+                                      "-Wl,--emit-relocs", "-x",    "c++"};
 const size_t amp__cpu_nflags = sizeof amp__cpu_flags / sizeof amp__cpu_flags[0];
 const amp__cpu_sanitizer amp__cpu_sanitizers[AMP__CPU_NSANITIZERS] = {{"address", "libasan", "__asan_init"},
                                                                        {"thread", "libtsan", "__tsan_init"},
