@@ -324,6 +324,36 @@ static void amp__cpu_say_bytes(uint64_t bytes, char *buf, size_t cap)
     else snprintf(buf, cap, "%llu bytes", (unsigned long long)bytes);
 }
 
+/* out's tile_static_bytes and its note for kernel name of m: a loop version
+ * (loops) declares its own (the compiler measured it into
+ * NAME__amp_tile_static); a fiber kernel's are thread-locals; others gets
+ * the thread-locals counted that its body does not declare. */
+static void amp__cpu_kernel_tile_static(amp__cpu_module *m, const char *name, bool loops, amp__kernel_props *out,
+                                        char *others, size_t cap)
+{
+    size_t own = 0;
+    if (loops) {
+        char sym[512];
+        snprintf(sym, sizeof sym, "%s__amp_tile_static", name);
+        const unsigned long long *ts = dlsym(m->handle, sym);
+        if (ts) own = (size_t)*ts;
+    }
+    bool traced = false;
+    out->tile_static_bytes = amp__cpu_tile_static_bytes(&m->tls, name, own, others, cap, &traced);
+    if (others[0] && traced)
+        snprintf(out->tile_static_note, sizeof out->tile_static_note,
+                 " (that counts thread-locals its body does not declare, which the functions it calls reach: "
+                 "%.200s; a tile_static declared in the body of the kernel that uses it counts for that kernel "
+                 "alone)",
+                 others);
+    else if (others[0])
+        snprintf(out->tile_static_note, sizeof out->tile_static_note,
+                 " (that counts thread-locals no kernel's body declares, which any kernel of the program may "
+                 "reach, since the module's calls could not be followed: %.200s; a tile_static declared in the "
+                 "body of the kernel that uses it counts for that kernel alone)",
+                 others);
+}
+
 static amp_status amp__cpu_kernel_get(void *dev, void *module, const char *name, amp__kernel_props *out)
 {
     amp__cpu_module *m = module;
@@ -443,30 +473,8 @@ static amp_status amp__cpu_kernel_get(void *dev, void *module, const char *name,
             }
         }
     }
-    /* tile_static: a loop version declares its own (the compiler measured
-     * it into NAME__amp_tile_static); a fiber kernel's are thread-locals. */
-    size_t own = 0;
-    if (k->tiles) {
-        char sym[512];
-        snprintf(sym, sizeof sym, "%s__amp_tile_static", name);
-        const unsigned long long *ts = dlsym(m->handle, sym);
-        if (ts) own = (size_t)*ts;
-    }
     char others[512];
-    bool traced = false;
-    out->tile_static_bytes = amp__cpu_tile_static_bytes(&m->tls, name, own, others, sizeof others, &traced);
-    if (others[0] && traced)
-        snprintf(out->tile_static_note, sizeof out->tile_static_note,
-                 " (that counts thread-locals its body does not declare, which the functions it calls reach: "
-                 "%.200s; a tile_static declared in the body of the kernel that uses it counts for that kernel "
-                 "alone)",
-                 others);
-    else if (others[0])
-        snprintf(out->tile_static_note, sizeof out->tile_static_note,
-                 " (that counts thread-locals no kernel's body declares, which any kernel of the program may "
-                 "reach, since the module's calls could not be followed: %.200s; a tile_static declared in the "
-                 "body of the kernel that uses it counts for that kernel alone)",
-                 others);
+    amp__cpu_kernel_tile_static(m, name, k->tiles != NULL, out, others, sizeof others);
     if (amp__env_flag("AMP_CPU_VERBOSE", false)) {
         char loops[320] = "";
         if (k->tiles) amp__cpu_verbose_loops(m->handle, name, loops, sizeof loops);
