@@ -76,7 +76,13 @@
 #              AMP_GPU_DRIVERS=hip, its directory first on LD_LIBRARY_PATH);
 #              both lists hip:0 and cuda:0 side by side (for bench_gpu's
 #              --hip-vs-cuda)
-#   suite      TESTS (a ctest -R regex) [all], CTEST_JOBS [4], CTEST_ARGS
+#   suite      PART (1, 2 or 3: a third of the suite, since the whole no
+#              longer fits one 10-minute device call; 1 the CPU accelerator's
+#              and the compile path's tests, 3 the examples, mini-apps, second
+#              passes and ABI checks, 2 everything else, so that a test added
+#              later runs there; each about 3-4 minutes on an H100 machine
+#              with its build) [the whole suite],
+#              TESTS (a ctest -R regex) [all], CTEST_JOBS [4], CTEST_ARGS
 #              (more ctest options), SPLIT (tests run by themselves with
 #              Criterion's --jobs=SPLIT_JOBS [4]; empty: none)
 #              [test_algorithms], SUITE_BUDGET (seconds from the start after
@@ -270,12 +276,24 @@ for t in listing.get("tests", []):
 PY
 }
 
+# The suite's thirds (PART): the first and the third by name, the second
+# everything else.
+SUITE_PART1='^test_(cache|cpu|internal|loops|prebuilt|program|tiled)$'
+SUITE_PART3='_discrete_cpu$|^example_|^tealeaf|^scaling_model$|^test_abi|^hip_on_nvidia'
+
 cmd_suite() {
-  local start rc=0 ctest_rc=0 split_rc=0 trace_rc left line name counts i
+  local start rc=0 ctest_rc=0 split_rc=0 trace_rc left line name counts i part_out=""
   local split_lines=() split_names=() pids=() exclude=() failed=()
   start=$(date +%s)
   LOGS=$LOGS_DIR/suite
-  summary() { echo "ci/gpu.sh suite (GPU_DRIVER=${GPU_DRIVER:-cuda}): $1 in $(mins "$start")" | tee -a "$OUT/summary.txt"; }
+  summary() { echo "ci/gpu.sh suite${PART:+ part $PART of 3} (GPU_DRIVER=${GPU_DRIVER:-cuda}): $1 in $(mins "$start")" | tee -a "$OUT/summary.txt"; }
+  case "${PART:-}" in
+    "") ;;
+    1) TESTS=$SUITE_PART1 ;;
+    2) part_out="$SUITE_PART1|$SUITE_PART3" ;;
+    3) TESTS=$SUITE_PART3 ;;
+    *) summary "FAILED (PART=$PART: 1, 2 or 3)"; return 1 ;;
+  esac
   rm -rf "$BUILD" "$LOGS"
   mkdir -p "$LOGS/tests"
 
@@ -320,7 +338,7 @@ cmd_suite() {
   #    under ctest: test_algorithms alone took 463 s of a 7m58s run); every
   #    test's output goes to tests/NAME.log as it comes.
   export CRITERION_VERBOSITY_LEVEL=1
-  (cd "$BUILD" && ctest --show-only=json-v1 ${TESTS:+-R "$TESTS"}) > "$LOGS/tests.json" 2> "$LOGS/tests-json.err"
+  (cd "$BUILD" && ctest --show-only=json-v1 ${TESTS:+-R "$TESTS"} ${part_out:+-E "$part_out"}) > "$LOGS/tests.json" 2> "$LOGS/tests-json.err"
   if [ -n "${SPLIT-test_algorithms}" ]; then
     mapfile -t split_lines < <(split_commands "$LOGS/tests.json" "${SPLIT-test_algorithms}" "${SPLIT_JOBS:-4}" 2>> "$LOGS/tests-json.err")
   fi
@@ -341,7 +359,9 @@ cmd_suite() {
     pids+=($!)
   done
   if [ "${#split_names[@]}" -gt 0 ]; then
-    exclude=(-E "^($(IFS='|'; echo "${split_names[*]}"))\$")
+    exclude=(-E "^($(IFS='|'; echo "${split_names[*]}"))\$${part_out:+|$part_out}")
+  elif [ -n "$part_out" ]; then
+    exclude=(-E "$part_out")
   fi
   # CTEST_ARGS: more ctest options, split into words.
   # shellcheck disable=SC2086
