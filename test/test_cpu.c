@@ -368,6 +368,47 @@ Test(cpu, a_helpers_tile_static_counts_for_the_kernels_that_reach_it)
     ASSERT_OK(amp_program_destroy(p));
 }
 
+/* A C++ exception that escapes a kernel fails the launch (the CPU
+ * accelerator's only kind of kernel exception: GPUs compile none), saying
+ * where: a tiled kernel's tile, on the loop path and on fibers; a simple
+ * kernel's run of work-items, which holds the one that threw.
+ * AMP_CPU_TILED is read when the accelerator is made: one path a test. */
+static void exception_says_where(const char *tiled)
+{
+    static const char src[] =
+        "AMP_KERNEL(throws_at_37, amp::index<1> i, amp::array_view<int, 1> v)\n"
+        "{ if (i[0] == 37) throw 1; v[i] = 1; }\n"
+        "AMP_TILED_KERNEL(tile_throws_at_37, amp::tiled_index<16> t, amp::array_view<int, 1> v)\n"
+        "{ tile_static int s[16]; s[t.local[0]] = 1; t.barrier.wait(); if (t.global[0] == 37) throw 2;\n"
+        "  v[t.global] = s[15 - t.local[0]]; }\n";
+    setenv("AMP_CPU_TILED", tiled, 1);
+    amp_program *p = test_build(cpu_acc(), src);
+    amp_kernel_info ki;
+    ASSERT_OK(amp_kernel_get_info(test_kernel(p, "tile_throws_at_37"), &ki));
+    cr_assert(!strncmp(ki.execution, "cpu ", 4) && !strncmp(ki.execution + 4, tiled, strlen(tiled)),
+              "AMP_CPU_TILED=%s: %s", tiled, ki.execution);
+    int a[64] = {0};
+    amp_array_view *v = test_view(a, sizeof(int), amp_extent_1d(64), AMP_READ_WRITE);
+    amp_arg args[] = {amp_arg_view(v)};
+    ASSERT_STATUS(amp_parallel_for_each_tiled(NULL, tile1(64, 16), test_kernel(p, "tile_throws_at_37"), args, 1),
+                  AMP_ERROR_DEVICE);
+    assert_contains(amp_last_error(), "kernel 'tile_throws_at_37': a C++ exception escaped the kernel (in tile (2))");
+    ASSERT_STATUS(amp_parallel_for_each(NULL, amp_extent_1d(64), test_kernel(p, "throws_at_37"), args, 1),
+                  AMP_ERROR_DEVICE);
+    static const char says[] = "kernel 'throws_at_37': a C++ exception escaped the kernel (in one of the work-items "
+                               "from index (";
+    const char *m = strstr(amp_last_error(), says);
+    cr_assert_not_null(m, "message: %s", amp_last_error());
+    int lo = -1, hi = -1;
+    cr_assert_eq(sscanf(m + strlen(says), "%d) to (%d)", &lo, &hi), 2, "message: %s", amp_last_error());
+    cr_assert(0 <= lo && lo <= 37 && 37 <= hi && hi < 64, "work-items %d to %d: %s", lo, hi, amp_last_error());
+    ASSERT_OK(amp_array_view_destroy(v));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+Test(cpu, an_exception_escaping_a_kernel_says_where_on_loops) { exception_says_where("loops"); }
+Test(cpu, an_exception_escaping_a_kernel_says_where_on_fibers) { exception_says_where("fibers"); }
+
 /* With AMP_DEBUG=1, a build from a file (whose directory goes to the
  * compiler as -iquote) and options below -O2 (the plain path's macro), the
  * words the library puts before the user's were one more than their room:

@@ -288,10 +288,34 @@ static void amp__cpu_oob(amp__cpu_item *it, const void *data, const int32_t *idx
                           j->l->kernel_name, ib, eb, where);
 }
 
+/* Where a fault happened: a tiled kernel's tile (its entry sets it, on
+ * either path; a loop version does not track which of the tile's
+ * work-items runs), a simple kernel's run of work-items (an entry takes
+ * the range [begin, end) of the extent's linear indices, and which of them
+ * ran when the fault came is not recorded). */
 static void amp__cpu_fault(amp__cpu_item *it, const char *what)
 {
     amp__cpu_worker *w = it->worker;
-    amp__cpu_job_fail(w->job, AMP_ERROR_DEVICE, "kernel '%s': %s", w->job->l->kernel_name, what);
+    const amp__cpu_launch *L = &w->job->launch;
+    char where[256], a[80], b[80];
+    if (L->tiled) {
+        amp__cpu_fmt_tuple(a, sizeof a, it->tile, L->rank);
+        snprintf(where, sizeof where, " (in tile %s)", a);
+    } else {
+        int32_t first[AMP__LAUNCH_MAX_RANK], last[AMP__LAUNCH_MAX_RANK];
+        int64_t i = it->begin, j = it->end > it->begin ? it->end - 1 : it->begin;
+        for (int d = L->rank - 1; d >= 0; --d) {
+            int32_t e = L->ext[d] > 0 ? L->ext[d] : 1;
+            first[d] = (int32_t)(i % e);
+            last[d] = (int32_t)(j % e);
+            i /= e;
+            j /= e;
+        }
+        amp__cpu_fmt_tuple(a, sizeof a, first, L->rank);
+        amp__cpu_fmt_tuple(b, sizeof b, last, L->rank);
+        snprintf(where, sizeof where, " (in one of the work-items from index %s to %s, in row-major order)", a, b);
+    }
+    amp__cpu_job_fail(w->job, AMP_ERROR_DEVICE, "kernel '%s': %s%s", w->job->l->kernel_name, what, where);
 }
 
 static void amp__cpu_diverge(amp__cpu_item *it, int32_t local, const char *what)
