@@ -223,7 +223,9 @@ static void amp__graph_reloc(amp__graph *g, const Elf64_Shdr *in, bool code, con
     uint64_t to;
     bool absolute = g->e->eh.e_machine == EM_AARCH64 ? type == R_AARCH64_ABS64 : type == R_X86_64_64;
     if (st == STT_FUNC || st == STT_GNU_IFUNC) {
-        to = sym.st_value;
+        /* the function, or where inside it the addend points (a GOT
+         * entry's relocation names the function alone) */
+        if (!amp__graph_target(g, type, sym.st_value, r->r_addend, &to)) to = sym.st_value;
     } else if (!code && !absolute) {
         return; /* in data, a PC-relative entry: a jump table's label difference, read by the function of the label */
     } else if (!amp__graph_target(g, type, sym.st_value, r->r_addend, &to)) {

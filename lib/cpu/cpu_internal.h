@@ -672,6 +672,10 @@ int amp__cpu_split_kernels(const char *code, amp__cpu_split_kernel *k, int max);
  * section and symbol tables it can read. */
 typedef bool (*amp__cpu_name_fn)(void *ctx, const char *name);
 int amp__cpu_elf_local_data(const void *bin, size_t size, amp__cpu_name_fn fn, void *ctx);
+/* cpu_options.c: AMP_ERROR_INVALID_ARGUMENT, naming the word, where one of
+ * the user's option words (n of them) is one the CPU accelerator refuses
+ * (see there); AMP_OK otherwise. */
+amp_status amp__cpu_refuse_user_options(const amp__cpu_device *d, char *const *words, size_t n);
 /* tile_static bytes of kernel: own (what its loop version declares, 0 for a
  * fiber kernel) + the thread-locals of its body + the other thread-locals
  * (a helper's tile_static, a thread_local of the user's) that its entry
@@ -681,10 +685,6 @@ int amp__cpu_elf_local_data(const void *bin, size_t size, amp__cpu_name_fn fn, v
  * runtime's are not counted. Without a symbol table, the whole
  * thread-local segment. others (cap bytes, may be NULL) gets the names and
  * sizes of the other thread-locals counted. */
-/* cpu_options.c: AMP_ERROR_INVALID_ARGUMENT, naming the word, where one of
- * the user's option words (n of them) is one the CPU accelerator refuses
- * (see there); AMP_OK otherwise. */
-amp_status amp__cpu_refuse_user_options(const amp__cpu_device *d, char *const *words, size_t n);
 size_t amp__cpu_tile_static_bytes(const amp__cpu_tls *t, const char *kernel, size_t own, char *others, size_t cap,
                                   bool *traced);
 
