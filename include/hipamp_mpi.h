@@ -288,7 +288,9 @@ typedef struct amp_mpi_halo {
  *    device buffer and unpacked on q. The sends and receives are one NCCL
  *    group queued on q: begin returns once it is queued, and end does not
  *    wait for the device (later work on q is ordered after it) unless a
- *    time-out is set, when it waits for q up to the time-out. NCCL has no
+ *    time-out is set, when it waits for q up to the time-out, this
+ *    thread's exchanges in flight on its other exchangers going on
+ *    meanwhile (a peer's part of the group may wait for one). NCCL has no
  *    tags: the sends to one peer go in the order of their tags, and the
  *    receives from one peer are posted in the order of theirs, so that
  *    matching entries meet (each tag used once per peer and direction in

@@ -65,11 +65,28 @@ amp_status amp_mpi__nccl_post(amp_mpi_exchange *x, amp_mpi__flight *f, amp_mpi__
     return AMP_OK;
 }
 
+/* q waited for up to x's time-out, a millisecond at a time, this thread's
+ * exchanges in flight on its other exchangers progressed in between: a peer
+ * may reach its part of the group only after one of those has gone on
+ * (its end waits for a message this rank posts only in such progress), and
+ * without it both would wait until the time-out. AMP_ERROR_TIMEOUT when q
+ * still has work then. */
+static amp_status amp_mpi__nccl_wait(amp_mpi_exchange *x)
+{
+    const double until = amp_mpi__now() + x->timeout_ms / 1000.0;
+    for (;;) {
+        amp_status w = amp_accelerator_view_wait_for(x->q, 1);
+        if (w != AMP_ERROR_TIMEOUT || amp_mpi__now() >= until) return w;
+        amp_mpi__progress_others(x);
+    }
+}
+
 /* The NCCL path's end (or test, when only_look): the group is on q. With a
- * time-out, q is waited for up to it (AMP_ERROR_TIMEOUT then aborts the
- * communicator and breaks the exchanger: the operations may never finish);
- * without one nothing waits, since later work on q runs after the group.
- * An asynchronous NCCL error fails the exchange. */
+ * time-out, q is waited for up to it, this thread's other exchanges
+ * progressed meanwhile (AMP_ERROR_TIMEOUT then aborts the communicator and
+ * breaks the exchanger: the operations may never finish); without one
+ * nothing waits, since later work on q runs after the group. An
+ * asynchronous NCCL error fails the exchange. */
 amp_status amp_mpi__nccl_finish(amp_mpi_exchange *x, amp_mpi__flight *f, bool only_look, bool *done,
                                        const char *fn)
 {
@@ -77,7 +94,7 @@ amp_status amp_mpi__nccl_finish(amp_mpi_exchange *x, amp_mpi__flight *f, bool on
     snprintf(what, sizeof what, "%s: exchange #%llu", fn, (unsigned long long)f->id);
     amp_status st = amp_mpi__nccl_check(x->nccl, what);
     if (st == AMP_OK && (only_look || x->timeout_ms)) {
-        amp_status w = amp_accelerator_view_wait_for(x->q, only_look ? 0 : x->timeout_ms);
+        amp_status w = only_look ? amp_accelerator_view_wait_for(x->q, 0) : amp_mpi__nccl_wait(x);
         if (done) *done = w == AMP_OK;
         if (w == AMP_ERROR_TIMEOUT && !only_look)
             st = amp_mpi__fail(AMP_ERROR_TIMEOUT,

@@ -1042,6 +1042,81 @@ Test(mpi, timeout_from_the_environment, .init = mpi_up, .fini = mpi_down, .timeo
     ASSERT_OK(amp_array_view_destroy(v));
 }
 
+/* The NCCL path's end with a time-out waits for its queue, and while it
+ * waits this thread's exchanges on its other exchangers go on, as they do
+ * while it waits in any other hipamp::mpi call. Here the queue holds a
+ * kernel that runs until the message of an exchange begun on another
+ * exchanger has arrived, and that exchange's receive is matched and posted
+ * only by progress (its begin posts the send after it looked for the
+ * message), so without that progress the end ran into its time-out (as two
+ * ranks did where one rank's NCCL group waited for the other, whose MPI
+ * exchange waited for this rank's). The stand-in NCCL on the CPU
+ * accelerator, a singleton. */
+Test(mpi, an_nccl_end_progresses_the_threads_other_exchanges, .init = mpi_up, .fini = mpi_down, .timeout = 60)
+{
+#ifndef HIPAMP_FAKE_NCCL
+    cr_skip_test("the stand-in NCCL (test/fake_nccl.c) was not built");
+#else
+    static const char src[] =
+        "AMP_KERNEL(wait_for_42, amp::index<1> i, amp::array_view<const int, 1> flag)\n"
+        "{ while (*(volatile const int *)&flag[0] != 42) {} }\n";
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    amp_accelerator_view *qa = default_view(acc), *qb = NULL;
+    ASSERT_OK(amp_accelerator_view_create(acc, &qb));
+    amp_program *p = test_build(acc, src);
+    /* Both made before anything is in flight (a creation's collective
+     * progresses this thread's exchanges too). */
+    amp_mpi_exchange *a = self_exchange(qa, sizeof(int), AMP_MPI_PATH_HOST);
+    setenv("AMP_MPI_NCCL_LIBRARY", HIPAMP_FAKE_NCCL, 1);
+    amp_mpi_exchange *b = NULL;
+    ASSERT_MPI_OK(amp_mpi_exchange_create(MPI_COMM_WORLD, qb, sizeof(int), AMP_MPI_PATH_NCCL, &b));
+    unsetenv("AMP_MPI_NCCL_LIBRARY");
+    amp_mpi_path_info pi;
+    ASSERT_MPI_OK(amp_mpi_exchange_get_path(b, &pi));
+    cr_assert_eq(pi.path, AMP_MPI_PATH_NCCL, "nccl: got %s: %s", amp_mpi_path_name(pi.path), pi.reason);
+    ASSERT_MPI_OK(amp_mpi_exchange_set_timeout(b, 5000));
+
+    int bs[2] = {5, 6}, br[2] = {0, 0};
+    amp_array_view *bsv = test_view(bs, sizeof(int), amp_extent_1d(2), AMP_READ_WRITE);
+    amp_array_view *brv = test_view(br, sizeof(int), amp_extent_1d(2), AMP_READ_WRITE);
+    amp_mpi_halo hb = {bsv, brv, 0, 3, 3};
+    amp_mpi_pending pb;
+    ASSERT_MPI_OK(amp_mpi_exchange_begin(b, &hb, 1, &pb));
+
+    int as[4] = {42, 42, 42, 42}, flag[4] = {0, 0, 0, 0};
+    amp_array_view *asv = test_view(as, sizeof(int), amp_extent_1d(4), AMP_READ_WRITE);
+    amp_array_view *fv = test_view(flag, sizeof(int), amp_extent_1d(4), AMP_READ_WRITE);
+    amp_mpi_halo ha = {asv, fv, 0, 7, 7};
+    amp_mpi_pending pa;
+    ASSERT_MPI_OK(amp_mpi_exchange_begin(a, &ha, 1, &pa));
+    cr_assert_neq(__atomic_load_n(&flag[0], __ATOMIC_ACQUIRE), 42,
+                  "A's message landed in its begin: nothing is left for progress to do");
+
+    amp_array_view *watch = test_view(flag, sizeof(int), amp_extent_1d(4), AMP_READ_ONLY);
+    amp_arg wait_args[] = {amp_arg_view(watch)};
+    amp_future *waiter = NULL;
+    ASSERT_OK(amp_parallel_for_each_async(qb, amp_extent_1d(1), test_kernel(p, "wait_for_42"), wait_args, 1, &waiter));
+    double t0 = MPI_Wtime();
+    amp_status st = amp_mpi_exchange_end(b, pb);
+    double waited = MPI_Wtime() - t0;
+    /* Whatever that said, A's end lets the waiting kernel finish. */
+    ASSERT_MPI_OK(amp_mpi_exchange_end(a, pa));
+    ASSERT_OK(amp_future_wait(waiter));
+    cr_assert_eq(st, AMP_OK, "the NCCL end: %s after %.1f s: %s", amp_status_name(st), waited, amp_mpi_last_error());
+    cr_assert(waited < 4.0, "the NCCL end took %.1f s", waited);
+    ASSERT_OK(amp_array_view_synchronize(brv));
+    cr_assert(br[0] == 5 && br[1] == 6, "B received %d %d", br[0], br[1]);
+    for (int i = 0; i < 4; ++i) cr_assert_eq(flag[i], 42, "flag[%d] = %d", i, flag[i]);
+    amp_future_destroy(waiter);
+    ASSERT_MPI_OK(amp_mpi_exchange_destroy(b));
+    ASSERT_MPI_OK(amp_mpi_exchange_destroy(a));
+    amp_array_view *views[] = {watch, bsv, brv, asv, fv};
+    for (int i = 0; i < 5; ++i) ASSERT_OK(amp_array_view_destroy(views[i]));
+    ASSERT_OK(amp_program_destroy(p));
+    ASSERT_OK(amp_accelerator_view_destroy(qb));
+#endif
+}
+
 /* Begun exchanges on one exchanger: handles that are no exchange, ending
  * out of order or twice, and destroy while one is in flight are refused
  * without changing anything; the data and the statistics are the blocking
