@@ -81,7 +81,8 @@
 #              and the compile path's tests, 3 the examples, mini-apps, second
 #              passes and ABI checks, 2 everything else, so that a test added
 #              later runs there; each about 3-4 minutes on an H100 machine
-#              with its build) [the whole suite],
+#              with its build; not with TESTS, nor an -E in CTEST_ARGS)
+#              [the whole suite],
 #              TESTS (a ctest -R regex) [all], CTEST_JOBS [4], CTEST_ARGS
 #              (more ctest options), SPLIT (tests run by themselves with
 #              Criterion's --jobs=SPLIT_JOBS [4]; empty: none)
@@ -287,6 +288,10 @@ cmd_suite() {
   start=$(date +%s)
   LOGS=$LOGS_DIR/suite
   summary() { echo "ci/gpu.sh suite${PART:+ part $PART of 3} (GPU_DRIVER=${GPU_DRIVER:-cuda}): $1 in $(mins "$start")" | tee -a "$OUT/summary.txt"; }
+  if [ -n "${PART:-}" ] && [ -n "${TESTS:-}" ]; then
+    summary "FAILED (PART=$PART and TESTS=$TESTS: a part chooses its tests; give one or the other)"
+    return 1
+  fi
   case "${PART:-}" in
     "") ;;
     1) TESTS=$SUITE_PART1 ;;

@@ -368,6 +368,30 @@ Test(cpu, a_helpers_tile_static_counts_for_the_kernels_that_reach_it)
     ASSERT_OK(amp_program_destroy(p));
 }
 
+/* A function that takes its own address may be called through it by any
+ * kernel: what it reaches counts for every kernel of the program, not only
+ * for the kernel that calls it by name (the graph dropped a reference of a
+ * function to itself, call or not). */
+Test(cpu, a_function_that_takes_its_own_address_counts_for_every_kernel)
+{
+    static const char src[] =
+        "__device__ int (*volatile cb)(int);\n"
+        "__device__ __attribute__((noinline)) int selfish(int l)\n"
+        "{ tile_static int s[1000]; s[l] = l; cb = selfish; return s[(l + 1) % 1000]; }\n"
+        "AMP_TILED_KERNEL(names_it, amp::tiled_index<64> t, amp::array_view<int, 1> out)\n"
+        "{ out[t.global] = selfish(t.local[0]); }\n"
+        "AMP_TILED_KERNEL(calls_through_it, amp::tiled_index<64> t, amp::array_view<int, 1> out)\n"
+        "{ out[t.global] = cb ? cb(t.local[0]) : 2; }\n";
+    amp_program *p = test_build(cpu_acc(), src);
+    const char *names[] = {"names_it", "calls_through_it"};
+    for (int i = 0; i < 2; ++i) {
+        amp_kernel_info ki;
+        ASSERT_OK(amp_kernel_get_info(test_kernel(p, names[i]), &ki));
+        cr_assert_geq(ki.tile_static_bytes, 1000 * sizeof(int), "%s: %zu bytes", names[i], ki.tile_static_bytes);
+    }
+    ASSERT_OK(amp_program_destroy(p));
+}
+
 /* A C++ exception that escapes a kernel fails the launch (the CPU
  * accelerator's only kind of kernel exception: GPUs compile none), saying
  * where: a tiled kernel's tile, on the loop path and on fibers; a simple

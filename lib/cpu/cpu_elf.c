@@ -199,7 +199,10 @@ static void amp__graph_reloc(amp__graph *g, const Elf64_Shdr *in, bool code, con
     amp__cpu_tls *t = g->out;
     int64_t f = code ? amp__graph_fn_at(t, r->r_offset) : -1;
     if (idx == 0 || idx >= g->nsyms) {
+        /* an absolute value, or no symbol there: in data it could be a
+         * function's address the graph cannot name */
         if (code) amp__graph_unknown(g, f);
+        else g->lost = true;
         return;
     }
     int32_t tls = g->tls_of[idx];
@@ -224,8 +227,11 @@ static void amp__graph_reloc(amp__graph *g, const Elf64_Shdr *in, bool code, con
     bool absolute = g->e->eh.e_machine == EM_AARCH64 ? type == R_AARCH64_ABS64 : type == R_X86_64_64;
     if (st == STT_FUNC || st == STT_GNU_IFUNC) {
         /* the function, or where inside it the addend points (a GOT
-         * entry's relocation names the function alone) */
-        if (!amp__graph_target(g, type, sym.st_value, r->r_addend, &to)) to = sym.st_value;
+         * entry's relocation names the function alone; an operand followed
+         * by an immediate biases the addend past the field's end, which
+         * would name the function before it) */
+        if (!amp__graph_target(g, type, sym.st_value, r->r_addend, &to) || to - sym.st_value >= sym.st_size)
+            to = sym.st_value;
     } else if (!code && !absolute) {
         return; /* in data, a PC-relative entry: a jump table's label difference, read by the function of the label */
     } else if (!amp__graph_target(g, type, sym.st_value, r->r_addend, &to)) {
@@ -235,9 +241,12 @@ static void amp__graph_reloc(amp__graph *g, const Elf64_Shdr *in, bool code, con
     /* Code outside every function the graph knows counts what it references
      * for every kernel already: nothing to follow there. */
     int64_t callee = amp__graph_fn_at(t, to);
-    if (callee < 0 || callee == f) return;
-    if (code && f >= 0 && amp__graph_branch(g, in, type, r->r_offset)) amp__graph_add(g, f, (int32_t)callee);
-    else t->fns[callee].flags |= AMP__CPU_FN_ESCAPED; /* an address taken, or a call from outside any function */
+    if (callee < 0) return;
+    if (code && f >= 0 && amp__graph_branch(g, in, type, r->r_offset)) {
+        if (callee != f) amp__graph_add(g, f, (int32_t)callee);
+    } else {
+        t->fns[callee].flags |= AMP__CPU_FN_ESCAPED; /* an address taken (its own too), or a call from outside */
+    }
 }
 
 /* The functions and exported names of the symbol table; false: no memory,
@@ -257,12 +266,18 @@ static bool amp__graph_functions(amp__graph *g, const char *strtab, uint64_t nst
                 continue;
             bool exported = ELF64_ST_BIND(sym.st_info) == STB_GLOBAL &&
                             ELF64_ST_VISIBILITY(sym.st_other) == STV_DEFAULT;
+            size_t len;
+            const char *name = amp__elf_string(strtab, nstr, sym.st_name, &len);
             if (pass == 0) {
-                t->fns[nf++] = (amp__cpu_fn){.addr = sym.st_value, .size = sym.st_size};
+                /* GCC's cold part of a function (NAME.cold, NAME.cold.N),
+                 * which its function may reach only through a jump table's
+                 * label differences (not followed): reached by every kernel */
+                bool cold = name && strstr(name, ".cold");
+                t->fns[nf++] = (amp__cpu_fn){.addr = sym.st_value, .size = sym.st_size,
+                                             .flags = cold ? AMP__CPU_FN_ESCAPED : 0};
                 continue;
             }
-            size_t len;
-            const char *name = exported ? amp__elf_string(strtab, nstr, sym.st_name, &len) : NULL;
+            if (!exported) name = NULL;
             int64_t f = name ? amp__graph_fn_at(t, sym.st_value) : -1;
             if (f < 0) continue;
             amp__cpu_export *x = &t->exports[nx];
@@ -277,7 +292,11 @@ static bool amp__graph_functions(amp__graph *g, const char *strtab, uint64_t nst
         qsort(t->fns, nf, sizeof *t->fns, amp__graph_by_addr);
         size_t w = 0;
         for (size_t i = 0; i < nf; ++i) {
-            if (w && t->fns[w - 1].addr == t->fns[i].addr) t->fns[w - 1] = t->fns[i];
+            if (w && t->fns[w - 1].addr == t->fns[i].addr) {
+                unsigned flags = t->fns[w - 1].flags | t->fns[i].flags;
+                t->fns[w - 1] = t->fns[i];
+                t->fns[w - 1].flags = flags;
+            }
             else if (w && t->fns[i].addr - t->fns[w - 1].addr < t->fns[w - 1].size) return false;
             else t->fns[w++] = t->fns[i];
         }
@@ -315,7 +334,14 @@ static void amp__graph_read(const amp__elf *e, unsigned si, amp__cpu_tls *t)
     if (!amp__graph_functions(&g, strtab, nstr)) goto out;
     for (unsigned i = 0; i < e->eh.e_shnum && !g.lost; ++i) {
         Elf64_Shdr rs = amp__elf_section(e, i);
-        if (rs.sh_type != SHT_RELA || rs.sh_link != si || rs.sh_info == 0 || rs.sh_info >= e->eh.e_shnum) continue;
+        if (rs.sh_type != SHT_RELA && rs.sh_type != SHT_REL) continue;
+        /* The dynamic relocations (.rela.dyn, .rela.plt) name the dynamic
+         * symbols and no section (or the GOT): not the link's. */
+        if ((rs.sh_flags & SHF_ALLOC) && rs.sh_link != si) continue;
+        if (rs.sh_type == SHT_REL || rs.sh_link != si || rs.sh_info == 0 || rs.sh_info >= e->eh.e_shnum) {
+            g.lost = true; /* relocations it cannot read: a reference it would miss */
+            break;
+        }
         Elf64_Shdr in = amp__elf_section(e, rs.sh_info);
         if (!(in.sh_flags & SHF_ALLOC)) continue; /* debug information */
         size_t room = in.sh_name < names.sh_size ? names.sh_size - in.sh_name : 0;

@@ -297,7 +297,7 @@ static void amp__cpu_fault(amp__cpu_item *it, const char *what)
 {
     amp__cpu_worker *w = it->worker;
     const amp__cpu_launch *L = &w->job->launch;
-    char where[256], a[80], b[80];
+    char where[320], a[128], b[128];
     if (L->tiled) {
         amp__cpu_fmt_tuple(a, sizeof a, it->tile, L->rank);
         snprintf(where, sizeof where, " (in tile %s)", a);
