@@ -340,17 +340,13 @@ static void amp__cpu_kernel_tile_static(amp__cpu_module *m, const char *name, bo
     }
     bool traced = false;
     out->tile_static_bytes = amp__cpu_tile_static_bytes(&m->tls, name, own, others, cap, &traced);
-    if (others[0] && traced)
+    if (others[0])
         snprintf(out->tile_static_note, sizeof out->tile_static_note,
-                 " (that counts thread-locals its body does not declare, which the functions it calls reach: "
-                 "%.200s; a tile_static declared in the body of the kernel that uses it counts for that kernel "
-                 "alone)",
-                 others);
-    else if (others[0])
-        snprintf(out->tile_static_note, sizeof out->tile_static_note,
-                 " (that counts thread-locals no kernel's body declares, which any kernel of the program may "
-                 "reach, since the module's calls could not be followed: %.200s; a tile_static declared in the "
-                 "body of the kernel that uses it counts for that kernel alone)",
+                 " (that counts thread-locals %s: %.200s; a tile_static declared in the body of the kernel that "
+                 "uses it counts for that kernel alone)",
+                 traced ? "its body does not declare, which the functions it calls reach"
+                        : "no kernel's body declares, which any kernel of the program may reach, since the "
+                          "module's calls could not be followed",
                  others);
 }
 

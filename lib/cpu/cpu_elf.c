@@ -60,6 +60,16 @@ static bool amp__elf_table(const amp__elf *e, const Elf64_Shdr *sh, size_t entsi
     return true;
 }
 
+/* Whether section sh's name (in the section-name table names, which lies
+ * inside the image) begins with the n bytes of s (its NUL among them for
+ * the whole name). */
+static bool amp__elf_section_name(const amp__elf *e, const Elf64_Shdr *names, const Elf64_Shdr *sh, const char *s,
+                                  size_t n)
+{
+    size_t room = sh->sh_name < names->sh_size ? names->sh_size - sh->sh_name : 0;
+    return room >= n && !memcmp(e->b + names->sh_offset + sh->sh_name, s, n);
+}
+
 /* The string at off of a string table of n bytes, when it ends inside it
  * (its length into len); NULL otherwise. */
 static const char *amp__elf_string(const char *strings, uint64_t n, uint64_t off, size_t *len)
@@ -91,7 +101,7 @@ typedef struct amp__graph {
     amp__cpu_tls *out;
     uint64_t nsyms;
     uint64_t symoff;  /* the symbol table's offset in the image */
-    int32_t *tls_of;  /* a symbol's index in out->syms, or -1 */
+    const int32_t *tls_of; /* a symbol's index in out->syms, or -1 */
     amp__edge *pairs;
     size_t npairs, cap;
     bool lost; /* a reference outside every function that the graph cannot name */
@@ -249,65 +259,70 @@ static void amp__graph_reloc(amp__graph *g, const Elf64_Shdr *in, bool code, con
     }
 }
 
+/* Whether sym is a function with code the graph can hold. */
+static bool amp__graph_is_fn(const amp__graph *g, const Elf64_Sym *sym)
+{
+    int st = ELF64_ST_TYPE(sym->st_info);
+    return (st == STT_FUNC || st == STT_GNU_IFUNC) && sym->st_size && sym->st_shndx != SHN_UNDEF &&
+           sym->st_shndx < SHN_LORESERVE && sym->st_shndx < g->e->eh.e_shnum &&
+           (amp__elf_section(g->e, sym->st_shndx).sh_flags & SHF_EXECINSTR) &&
+           sym->st_value + sym->st_size >= sym->st_value;
+}
+
 /* The functions and exported names of the symbol table; false: no memory,
  * or functions that overlap. */
 static bool amp__graph_functions(amp__graph *g, const char *strtab, uint64_t nstr)
 {
     amp__cpu_tls *t = g->out;
-    size_t nf = 0, nx = 0;
-    for (int pass = 0; pass < 2; ++pass) {
-        for (uint64_t i = 0; i < g->nsyms; ++i) {
-            Elf64_Sym sym = amp__graph_sym(g, i);
-            int st = ELF64_ST_TYPE(sym.st_info);
-            if ((st != STT_FUNC && st != STT_GNU_IFUNC) || !sym.st_size || sym.st_shndx == SHN_UNDEF ||
-                sym.st_shndx >= SHN_LORESERVE || sym.st_shndx >= g->e->eh.e_shnum ||
-                !(amp__elf_section(g->e, sym.st_shndx).sh_flags & SHF_EXECINSTR) ||
-                sym.st_value + sym.st_size < sym.st_value)
-                continue;
-            bool exported = ELF64_ST_BIND(sym.st_info) == STB_GLOBAL &&
-                            ELF64_ST_VISIBILITY(sym.st_other) == STV_DEFAULT;
-            size_t len;
-            const char *name = amp__elf_string(strtab, nstr, sym.st_name, &len);
-            if (pass == 0) {
-                /* GCC's cold part of a function (NAME.cold, NAME.cold.N),
-                 * which its function may reach only through a jump table's
-                 * label differences (not followed): reached by every kernel */
-                bool cold = name && strstr(name, ".cold");
-                t->fns[nf++] = (amp__cpu_fn){.addr = sym.st_value, .size = sym.st_size,
-                                             .flags = cold ? AMP__CPU_FN_ESCAPED : 0};
-                continue;
-            }
-            if (!exported) name = NULL;
-            int64_t f = name ? amp__graph_fn_at(t, sym.st_value) : -1;
-            if (f < 0) continue;
-            amp__cpu_export *x = &t->exports[nx];
-            if (!(x->name = malloc(len + 1))) return false;
-            memcpy(x->name, name, len + 1);
-            x->fn = (uint32_t)f;
-            t->nexports = ++nx;
+    size_t nf = 0, len;
+    for (uint64_t i = 0; i < g->nsyms; ++i) {
+        Elf64_Sym sym = amp__graph_sym(g, i);
+        if (!amp__graph_is_fn(g, &sym)) continue;
+        /* GCC's cold part of a function (NAME.cold, NAME.cold.N), which its
+         * function may reach only through a jump table's label differences
+         * (not followed): reached by every kernel */
+        const char *name = amp__elf_string(strtab, nstr, sym.st_name, &len);
+        bool cold = name && strstr(name, ".cold");
+        t->fns[nf++] = (amp__cpu_fn){.addr = sym.st_value, .size = sym.st_size,
+                                     .flags = cold ? AMP__CPU_FN_ESCAPED : 0};
+    }
+    /* by address, one a start (aliases: the longest, with every alias's
+     * flags); code two functions would share could not be told apart */
+    qsort(t->fns, nf, sizeof *t->fns, amp__graph_by_addr);
+    size_t w = 0;
+    for (size_t i = 0; i < nf; ++i) {
+        if (w && t->fns[w - 1].addr == t->fns[i].addr) {
+            unsigned flags = t->fns[w - 1].flags | t->fns[i].flags;
+            t->fns[w - 1] = t->fns[i];
+            t->fns[w - 1].flags = flags;
+        } else if (w && t->fns[i].addr - t->fns[w - 1].addr < t->fns[w - 1].size) {
+            return false;
+        } else {
+            t->fns[w++] = t->fns[i];
         }
-        if (pass == 1) break;
-        /* by address, one a start (aliases: the longest); code two functions
-         * would share could not be told apart: no graph */
-        qsort(t->fns, nf, sizeof *t->fns, amp__graph_by_addr);
-        size_t w = 0;
-        for (size_t i = 0; i < nf; ++i) {
-            if (w && t->fns[w - 1].addr == t->fns[i].addr) {
-                unsigned flags = t->fns[w - 1].flags | t->fns[i].flags;
-                t->fns[w - 1] = t->fns[i];
-                t->fns[w - 1].flags = flags;
-            }
-            else if (w && t->fns[i].addr - t->fns[w - 1].addr < t->fns[w - 1].size) return false;
-            else t->fns[w++] = t->fns[i];
-        }
-        t->nfns = w;
+    }
+    t->nfns = w;
+    for (uint64_t i = 0; i < g->nsyms; ++i) {
+        Elf64_Sym sym = amp__graph_sym(g, i);
+        if (!amp__graph_is_fn(g, &sym) || ELF64_ST_BIND(sym.st_info) != STB_GLOBAL ||
+            ELF64_ST_VISIBILITY(sym.st_other) != STV_DEFAULT)
+            continue;
+        const char *name = amp__elf_string(strtab, nstr, sym.st_name, &len);
+        int64_t f = name ? amp__graph_fn_at(t, sym.st_value) : -1;
+        if (f < 0) continue;
+        amp__cpu_export *x = &t->exports[t->nexports];
+        if (!(x->name = malloc(len + 1))) return false;
+        memcpy(x->name, name, len + 1);
+        x->fn = (uint32_t)f;
+        t->nexports++;
     }
     return true;
 }
 
-/* The call graph of the module (a shared object), symbol table si; leaves
- * have_graph false where it cannot be read whole. */
-static void amp__graph_read(const amp__elf *e, unsigned si, amp__cpu_tls *t)
+/* The call graph of the module (a shared object), symbol table si, its
+ * thread-locals' indices in t->syms by symbol (tls_of, -1 for others);
+ * leaves have_graph false where it cannot be read whole. */
+static void amp__graph_read(const amp__elf *e, unsigned si, const int32_t *tls_of, amp__cpu_tls *t)
 {
     Elf64_Shdr sh = amp__elf_section(e, si);
     const char *strtab;
@@ -317,20 +332,11 @@ static void amp__graph_read(const amp__elf *e, unsigned si, amp__cpu_tls *t)
         return;
     Elf64_Shdr names = amp__elf_section(e, e->eh.e_shstrndx);
     if (!amp__elf_in(e->size, names.sh_offset, names.sh_size)) return;
-    amp__graph g = {.e = e, .out = t, .nsyms = sh.sh_size / sizeof(Elf64_Sym), .symoff = sh.sh_offset};
+    amp__graph g = {.e = e, .out = t, .nsyms = sh.sh_size / sizeof(Elf64_Sym), .symoff = sh.sh_offset,
+                    .tls_of = tls_of};
     bool relocs = false;
-    if (g.nsyms > INT32_MAX) return; /* an edge holds a symbol's index in 31 bits */
-    if (!(g.tls_of = malloc(g.nsyms * sizeof *g.tls_of)) || !(t->fns = malloc(g.nsyms * sizeof *t->fns)) ||
-        !(t->exports = calloc(g.nsyms, sizeof *t->exports)))
+    if (!(t->fns = malloc(g.nsyms * sizeof *t->fns)) || !(t->exports = calloc(g.nsyms, sizeof *t->exports)))
         goto out;
-    /* thread-locals by symbol index (amp__cpu_elf_tls listed them in order) */
-    for (uint64_t i = 0, k = 0; i < g.nsyms; ++i) {
-        Elf64_Sym sym = amp__graph_sym(&g, i);
-        size_t len;
-        bool listed = ELF64_ST_TYPE(sym.st_info) == STT_TLS && sym.st_shndx != SHN_UNDEF &&
-                      amp__elf_string(strtab, nstr, sym.st_name, &len);
-        g.tls_of[i] = listed && k < t->n ? (int32_t)k++ : -1;
-    }
     if (!amp__graph_functions(&g, strtab, nstr)) goto out;
     for (unsigned i = 0; i < e->eh.e_shnum && !g.lost; ++i) {
         Elf64_Shdr rs = amp__elf_section(e, i);
@@ -344,8 +350,7 @@ static void amp__graph_read(const amp__elf *e, unsigned si, amp__cpu_tls *t)
         }
         Elf64_Shdr in = amp__elf_section(e, rs.sh_info);
         if (!(in.sh_flags & SHF_ALLOC)) continue; /* debug information */
-        size_t room = in.sh_name < names.sh_size ? names.sh_size - in.sh_name : 0;
-        if (room > 9 && !strncmp((const char *)e->b + names.sh_offset + in.sh_name, ".eh_frame", 10))
+        if (amp__elf_section_name(e, &names, &in, ".eh_frame", sizeof ".eh_frame"))
             continue; /* every function's unwinding record: no reference a kernel makes */
         if (rs.sh_entsize != sizeof(Elf64_Rela) || !amp__elf_in(e->size, rs.sh_offset, rs.sh_size)) {
             g.lost = true;
@@ -386,7 +391,6 @@ out:
         t->nexports = t->nfns = t->nedges = 0;
         for (size_t i = 0; i < t->n; ++i) t->syms[i].anywhere = false;
     }
-    free(g.tls_of);
     free(g.pairs);
 }
 
@@ -417,9 +421,14 @@ amp_status amp__cpu_elf_tls(const void *bin, size_t size, amp__cpu_tls *out)
         uint64_t nstr;
         if (!amp__elf_table(&e, &sh, sizeof(Elf64_Sym), &strtab, &nstr)) return AMP_OK;
         out->have_symbols = true;
-        for (uint64_t s = 0; s < sh.sh_size / sizeof(Elf64_Sym); ++s) {
+        /* Each symbol's index in out->syms, or -1, for the call graph (none
+         * without memory, or past an edge's 31 bits: then no graph). */
+        const uint64_t nsyms = sh.sh_size / sizeof(Elf64_Sym);
+        int32_t *tls_of = nsyms && nsyms <= INT32_MAX ? malloc(nsyms * sizeof *tls_of) : NULL;
+        for (uint64_t s = 0; s < nsyms; ++s) {
             Elf64_Sym sym;
             memcpy(&sym, e.b + sh.sh_offset + s * sizeof sym, sizeof sym);
+            if (tls_of) tls_of[s] = -1;
             if (ELF64_ST_TYPE(sym.st_info) != STT_TLS || sym.st_shndx == SHN_UNDEF) continue;
             size_t len;
             const char *name = amp__elf_string(strtab, nstr, sym.st_name, &len);
@@ -427,26 +436,26 @@ amp_status amp__cpu_elf_tls(const void *bin, size_t size, amp__cpu_tls *out)
             if (out->n == out->cap) {
                 size_t nc = out->cap ? out->cap * 2 : 16;
                 amp__cpu_tls_sym *q = realloc(out->syms, nc * sizeof *q);
-                if (!q) {
-                    amp__cpu_elf_tls_free(out);
-                    return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for a module's symbols");
-                }
+                if (!q) goto no_memory;
                 out->syms = q;
                 out->cap = nc;
             }
             amp__cpu_tls_sym *t = &out->syms[out->n];
-            if (!(t->name = malloc(len + 1))) {
-                amp__cpu_elf_tls_free(out);
-                return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for a module's symbols");
-            }
+            if (!(t->name = malloc(len + 1))) goto no_memory;
             memcpy(t->name, name, len);
             t->name[len] = 0;
             t->size = sym.st_size;
             t->anywhere = false;
+            if (tls_of) tls_of[s] = (int32_t)out->n;
             out->n++;
         }
-        amp__graph_read(&e, i, out);
+        if (tls_of) amp__graph_read(&e, i, tls_of, out);
+        free(tls_of);
         break;
+    no_memory:
+        free(tls_of);
+        amp__cpu_elf_tls_free(out);
+        return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for a module's symbols");
     }
     return AMP_OK;
 }
@@ -497,8 +506,7 @@ int amp__cpu_elf_local_data(const void *bin, size_t size, amp__cpu_name_fn fn, v
             Elf64_Shdr in = amp__elf_section(&e, sym.st_shndx);
             if (!(in.sh_flags & SHF_WRITE)) continue;
             /* constant data that needs relocations: written by the loader only */
-            size_t room = in.sh_name < names.sh_size ? names.sh_size - in.sh_name : 0;
-            if (room > 12 && !strncmp((const char *)e.b + names.sh_offset + in.sh_name, ".data.rel.ro", 12)) continue;
+            if (amp__elf_section_name(&e, &names, &in, ".data.rel.ro", 12)) continue;
             size_t len;
             const char *name = amp__elf_string(strtab, nstr, sym.st_name, &len);
             if (!name) continue;
