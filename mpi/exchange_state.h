@@ -270,7 +270,8 @@ static inline void amp_mpi__leave(amp_mpi_exchange *x) { pthread_mutex_unlock(&x
  * used by this thread and whose call lock is free (a busy one is skipped,
  * never waited for). Lock order: registry_lock, then a call lock, tried
  * only; a call holds its own call lock and may then take registry_lock
- * (create, destroy). */
+ * (create, destroy). visit runs without registry_lock (it may block for
+ * a break's grace, and may itself take registry_lock). */
 void amp_mpi__registry_visit(const amp_mpi_exchange *self, void (*visit)(amp_mpi_exchange *));
 /* halo_wait.c: the exchanges in flight on this thread's other exchangers
  * (self excluded; NULL: none) progressed, as MPI progresses every posted

@@ -19,7 +19,8 @@
 
 /* Lock order: registry_lock, then an exchanger's call lock (tried only:
  * amp_mpi__registry_visit), then MPI; a call holding its exchanger's call
- * lock may take registry_lock. It guards the list and every retired
+ * lock may take registry_lock (a visit too, after the visit itself ran
+ * without it). It guards the list and every retired
  * exchanger; a live one belongs to its user's thread (the list only links
  * it), except in the MPI_Finalize hook and, under its call lock, to the
  * progress of that thread's other calls. */
@@ -245,14 +246,29 @@ void amp_mpi__notices_abort(amp_mpi_exchange *x)
     x->peer = NULL;
 }
 
+/* visit runs without registry_lock: a visit that breaks its exchanger
+ * waits up to AMP_MPI__LEFT_GRACE for cancelled receives, and every other
+ * thread's create and destroy (and its own waits' progress) would wait
+ * with it. x stays linked meanwhile: its call lock, held, keeps its
+ * destroy (which takes it first) from unlinking it, and only destroy, a
+ * retired exchanger's reaping and the MPI_Finalize hook unlink (the hook
+ * runs when no other MPI call may, per MPI). Taking registry_lock again
+ * with the call lock held is the order every call's create and destroy
+ * keep. */
 void amp_mpi__registry_visit(const amp_mpi_exchange *self, void (*visit)(amp_mpi_exchange *))
 {
     const pthread_t me = pthread_self();
     pthread_mutex_lock(&registry_lock);
-    for (amp_mpi_exchange *x = registry; x; x = x->next) {
+    for (amp_mpi_exchange *x = registry, *next; x; x = next) {
+        next = x->next;
         if (x == self || x->retired || x->tag != AMP_MPI__LIVE || x->finalized) continue;
         if (pthread_mutex_trylock(&x->call_lock) != 0) continue;
-        if (x->has_user && pthread_equal(x->user, me) && x->oldest != x->next_id && !x->broken[0]) visit(x);
+        if (x->has_user && pthread_equal(x->user, me) && x->oldest != x->next_id && !x->broken[0]) {
+            pthread_mutex_unlock(&registry_lock);
+            visit(x);
+            pthread_mutex_lock(&registry_lock);
+            next = x->next; /* the list may have changed meanwhile; x is still in it */
+        }
         pthread_mutex_unlock(&x->call_lock);
     }
     pthread_mutex_unlock(&registry_lock);

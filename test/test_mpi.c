@@ -128,6 +128,22 @@ int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, 
     return e;
 }
 
+/* MPI_Improbe looking for a message of this tag (-1: none) runs
+ * improbe_hook once, and then fails with improbe_error (0: looks). */
+static int improbe_tag = -1, improbe_error;
+static void (*improbe_hook)(void);
+int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status)
+{
+    if (tag != improbe_tag) return PMPI_Improbe(source, tag, comm, flag, message, status);
+    improbe_tag = -1;
+    if (improbe_hook) improbe_hook();
+    int e = improbe_error;
+    improbe_error = 0;
+    if (!e) return PMPI_Improbe(source, tag, comm, flag, message, status);
+    *flag = 0;
+    return e;
+}
+
 #define ASSERT_MPI_STATUS(call, want)                                                          \
     do {                                                                                       \
         amp_status st_ = (call);                                                               \
@@ -1037,6 +1053,61 @@ Test(mpi, timeout_from_the_environment, .init = mpi_up, .fini = mpi_down, .timeo
     ASSERT_MPI_OK(amp_mpi_exchange_halos(x, &good, 1));
     ASSERT_MPI_OK(amp_mpi_exchange_destroy(x));
     unsetenv("AMP_MPI_TIMEOUT");
+    ASSERT_OK(amp_array_view_destroy(send));
+    ASSERT_OK(amp_array_view_destroy(recv));
+    ASSERT_OK(amp_array_view_destroy(v));
+}
+
+/* While a call waits, it progresses this thread's other exchangers, and
+ * that progress may break one (a failed match, copy or post), which waits
+ * up to 0.1 s for its cancelled receives. Before, all of it ran under the
+ * lock of the process's list of exchangers, so every other thread's
+ * create and destroy waited for it too. Here the visit's MPI_Improbe
+ * destroys a third exchanger (a call that takes that lock, as another
+ * thread's would) and then fails: the destroy returns (before, the thread
+ * deadlocked on the lock it held), and the visited exchanger is broken,
+ * saying why at its next call. A singleton, the CPU accelerator. */
+static amp_mpi_exchange *improbe_victim;
+static amp_status improbe_victim_st;
+static bool improbe_victim_gone;
+static void destroy_improbe_victim(void)
+{
+    improbe_victim_st = amp_mpi_exchange_destroy(improbe_victim);
+    improbe_victim_gone = true;
+}
+
+Test(mpi, a_visit_that_breaks_an_exchanger_holds_no_lock_of_the_process, .init = mpi_up, .fini = mpi_down,
+     .timeout = 30)
+{
+    amp_accelerator_view *q = default_view(test_accel(TEST_ACCEL_CPU));
+    amp_mpi_exchange *x = self_exchange(q, sizeof(float), AMP_MPI_PATH_HOST);
+    amp_mpi_exchange *y = self_exchange(q, sizeof(float), AMP_MPI_PATH_HOST);
+    improbe_victim = self_exchange(q, sizeof(float), AMP_MPI_PATH_HOST);
+    float grid[R * C];
+    for (int i = 0; i < R * C; ++i) grid[i] = 0.0f;
+    amp_array_view *v = test_view(grid, sizeof(float), amp_extent_2d(R, C), AMP_READ_WRITE);
+    amp_array_view *send = section(v, 1, 0, 1, C), *recv = section(v, 3, 0, 1, C);
+    amp_mpi_halo never_x = {send, recv, 0, 3, 4}, never_y = {send, recv, 0, 5, 6}; /* nothing matches */
+    amp_mpi_pending p = {0};
+    ASSERT_MPI_OK(amp_mpi_exchange_begin(x, &never_x, 1, &p));
+    improbe_hook = destroy_improbe_victim;
+    improbe_error = MPI_ERR_OTHER;
+    improbe_tag = 4; /* x's receive: only the progress of y's wait looks for it now */
+    ASSERT_MPI_OK(amp_mpi_exchange_set_timeout(y, 100));
+    ASSERT_MPI_STATUS(amp_mpi_exchange_halos(y, &never_y, 1), AMP_ERROR_TIMEOUT);
+    cr_assert(strstr(amp_mpi_last_error(), "no answer from rank 0 within 100 ms"),
+              "y's own error was kept: %s", amp_mpi_last_error());
+    cr_assert(improbe_victim_gone, "y's wait never progressed x");
+    cr_assert_eq(improbe_victim_st, AMP_OK, "the destroy inside the visit returned %s: %s",
+                 amp_status_name(improbe_victim_st), amp_mpi_last_error());
+    ASSERT_MPI_STATUS(amp_mpi_exchange_end(x, p), AMP_ERROR_INVALID_ARGUMENT);
+    const char *says[] = {"amp_mpi_exchange_end: ", "abandoned", "while this thread waited in another call",
+                          "MPI_Improbe"};
+    for (int i = 0; i < 4; ++i)
+        cr_assert(strstr(amp_mpi_last_error(), says[i]), "no \"%s\" in: %s", says[i], amp_mpi_last_error());
+    improbe_hook = NULL;
+    ASSERT_MPI_OK(amp_mpi_exchange_destroy(x));
+    ASSERT_MPI_OK(amp_mpi_exchange_destroy(y));
     ASSERT_OK(amp_array_view_destroy(send));
     ASSERT_OK(amp_array_view_destroy(recv));
     ASSERT_OK(amp_array_view_destroy(v));
