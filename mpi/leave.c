@@ -248,13 +248,14 @@ void amp_mpi__notices_abort(amp_mpi_exchange *x)
 
 /* visit runs without registry_lock: a visit that breaks its exchanger
  * waits up to AMP_MPI__LEFT_GRACE for cancelled receives, and every other
- * thread's create and destroy (and its own waits' progress) would wait
- * with it. x stays linked meanwhile: its call lock, held, keeps its
- * destroy (which takes it first) from unlinking it, and only destroy, a
- * retired exchanger's reaping and the MPI_Finalize hook unlink (the hook
- * runs when no other MPI call may, per MPI). Taking registry_lock again
- * with the call lock held is the order every call's create and destroy
- * keep. */
+ * thread's create and destroy (and their waits' progress) would wait with
+ * it. x stays linked meanwhile: only destroy unlinks a live exchanger (the
+ * reaping and the MPI_Finalize hook unlink retired ones, and a live one
+ * retires only in destroy), and destroy takes x's call lock first, so it
+ * waits for the visit. Between its call and its unlinking, with the call
+ * lock free, the test below refuses x (destroy made its own thread the
+ * user and left nothing in flight). Taking registry_lock again with the
+ * call lock held is the order every call's create and destroy keep. */
 void amp_mpi__registry_visit(const amp_mpi_exchange *self, void (*visit)(amp_mpi_exchange *))
 {
     const pthread_t me = pthread_self();

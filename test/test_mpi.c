@@ -1066,7 +1066,10 @@ Test(mpi, timeout_from_the_environment, .init = mpi_up, .fini = mpi_down, .timeo
  * destroys a third exchanger (a call that takes that lock, as another
  * thread's would) and then fails: the destroy returns (before, the thread
  * deadlocked on the lock it held), and the visited exchanger is broken,
- * saying why at its next call. A singleton, the CPU accelerator. */
+ * saying why at its next call. (Its receive was never posted, so this
+ * break waits for nothing: a receive matched and still open needs two
+ * ranks and a peer that stalls mid-message.) A singleton, the CPU
+ * accelerator. */
 static amp_mpi_exchange *improbe_victim;
 static amp_status improbe_victim_st;
 static bool improbe_victim_gone;
@@ -1080,9 +1083,11 @@ Test(mpi, a_visit_that_breaks_an_exchanger_holds_no_lock_of_the_process, .init =
      .timeout = 30)
 {
     amp_accelerator_view *q = default_view(test_accel(TEST_ACCEL_CPU));
+    /* Made first, so that it follows x in the process's list (made ones
+     * go first): the walk goes on after x from a list the visit changed. */
+    improbe_victim = self_exchange(q, sizeof(float), AMP_MPI_PATH_HOST);
     amp_mpi_exchange *x = self_exchange(q, sizeof(float), AMP_MPI_PATH_HOST);
     amp_mpi_exchange *y = self_exchange(q, sizeof(float), AMP_MPI_PATH_HOST);
-    improbe_victim = self_exchange(q, sizeof(float), AMP_MPI_PATH_HOST);
     float grid[R * C];
     for (int i = 0; i < R * C; ++i) grid[i] = 0.0f;
     amp_array_view *v = test_view(grid, sizeof(float), amp_extent_2d(R, C), AMP_READ_WRITE);
