@@ -7,8 +7,8 @@
  *      the graph, its storage locks inside; one at a time); the arrays'
  *      ending lock (lib/core/array.c: one storage lock inside; never with
  *      a replay lock)
- *   1. storage locks (several at once only inside a launch or a replay, in
- *      address order)
+ *   1. storage locks (several at once only inside a launch, a replay or a
+ *      copy, in address order)
  *   2. a program's lock (its kernel list)
  *   3. the compile cache lock (lib/core/compile_cache.c)
  *   4. an accelerator's lock (its default view, its key prefix)
@@ -18,7 +18,8 @@
  *      registry's lock, the default accelerator's lock (lib/core/accelerator.c),
  *      the continuation list's lock (lib/core/future.c), the graph pin table's
  *      lock and a view's recording lock, q->rec_lock (lib/core/graph.c), the
- *      disk cache's note and member locks
+ *      disk cache's note and member locks, the prebuilt packs' lock
+ *      (lib/core/prebuilt.c)
  *      (leaves; slab.c's list of pools is taken
  *      before a pool's, at a pool's first use and around fork)
  * The trace's flush lock (lib/trace/trace.c) is taken only with none of these
