@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/auxv.h>
 
 static _Thread_local char amp_mpi__err[AMP_MPI__ERR_SIZE];
 
@@ -67,16 +68,40 @@ amp_status amp_mpi__intra(MPI_Comm comm, const char *fn)
                          fn, local, remote);
 }
 
+/* Whether name was not said yet in *said: a bit a name (by a hash of
+ * it), so a name is said once (rarely never, where two names share a bit). */
+static bool amp_mpi__first_time(_Atomic unsigned *said, const char *name)
+{
+    unsigned h = 2166136261u;
+    for (const char *p = name; *p; ++p) h = (h ^ (unsigned char)*p) * 16777619u;
+    const unsigned bit = 1u << (h % 32);
+    return !(atomic_fetch_or(said, bit) & bit);
+}
+
+/* A set-uid, set-gid or file-capability program (the kernel's AT_SECURE)
+ * takes nothing from the environment of whoever started it, as the core's
+ * amp__env: AMP_MPI_NCCL_LIBRARY names a library this process would load.
+ * There every variable reads as unset. amp_mpi__fault("AT_SECURE") lets a
+ * test program take that branch (it can only make more variables unset). */
 const char *amp_mpi__env(const char *name)
 {
+    static _Atomic unsigned said;
     const char *v = getenv(name);
-    return v && *v ? v : NULL;
+    if (!v || !*v) return NULL;
+    if (getauxval(AT_SECURE) || amp_mpi__fault("AT_SECURE")) {
+        if (amp_mpi__first_time(&said, name))
+            fprintf(stderr, "hipamp::mpi: %s is ignored: this is a set-uid, set-gid or file-capability program, "
+                            "which takes no setting from the environment of whoever started it; using the default\n",
+                    name);
+        return NULL;
+    }
+    return v;
 }
 
 bool amp_mpi__env_off(const char *name)
 {
     static const char *const off[] = {"0", "off", "no", "false"}, *const on[] = {"1", "on", "yes", "true"};
-    static _Atomic unsigned said; /* a bit a name (by a hash of it): said once each */
+    static _Atomic unsigned said;
     const char *v = amp_mpi__env(name);
     if (!v) return false;
     for (int i = 0; i < 4; ++i) {
@@ -85,10 +110,7 @@ bool amp_mpi__env_off(const char *name)
     }
     /* A misspelt "of" or "disable" read as on without a word made a
      * comparison run the default while saying it did not. */
-    unsigned h = 2166136261u;
-    for (const char *p = name; *p; ++p) h = (h ^ (unsigned char)*p) * 16777619u;
-    const unsigned bit = 1u << (h % 32);
-    if (!(atomic_fetch_or(&said, bit) & bit))
+    if (amp_mpi__first_time(&said, name))
         fprintf(stderr, "hipamp::mpi: %s=\"%.64s\" is not a flag (1, on, yes, true; 0, off, no, false); using "
                         "the default, on\n", name, v);
     return false;

@@ -25,11 +25,13 @@ amp_status amp_mpi__intra(MPI_Comm comm, const char *fn);
  * 0 none (the CPU accelerator, or a path hipamp does not know). */
 char amp_mpi__vendor(const amp_accelerator_info *info);
 /* The test seam: true when the program asks the library's step `where`
- * ("nccl_open", "nccl_post") to fail as it would for want of memory. A
+ * ("nccl_open", "nccl_post") to fail as it would for want of memory, or
+ * ("AT_SECURE") to read the environment as a set-uid program does. A
  * program that defines amp_mpi_test_fault (test/mpi_helper.c) decides;
  * in every other one the weak reference is NULL and nothing fails. */
 bool amp_mpi__fault(const char *where);
-/* getenv, with an empty value read as unset. */
+/* getenv, with an empty value read as unset, and every variable unset in
+ * a set-uid, set-gid or file-capability program (said once a name). */
 const char *amp_mpi__env(const char *name);
 /* Whether the on/off variable name is off: 0, off, no or false (any case);
  * unset, 1, on, yes and true are on, and any other value is on too, said

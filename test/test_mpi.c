@@ -403,6 +403,87 @@ Test(mpi, choose_path_on_the_cpu_accelerator, .init = mpi_up, .fini = mpi_down)
     ASSERT_MPI_STATUS(amp_mpi_choose_path(cpu, AMP_MPI_PATH_AUTO, NULL), AMP_ERROR_INVALID_ARGUMENT);
 }
 
+/* The library's test seam (mpi/errors.c's amp_mpi__fault, resolved where
+ * the program defines it): "AT_SECURE" while fake_at_secure is set, so
+ * the environment reads as a set-uid program's does. */
+static bool fake_at_secure;
+int amp_mpi_test_fault(const char *where);
+int amp_mpi_test_fault(const char *where) { return fake_at_secure && !strcmp(where, "AT_SECURE"); }
+
+/* stderr of the calls between begin and end, read back (malloc'ed). */
+static int stderr_saved = -1, stderr_file = -1;
+static void stderr_begin(void)
+{
+    char path[] = "/tmp/hipamp-mpi-stderr-XXXXXX";
+    stderr_file = mkstemp(path);
+    cr_assert_geq(stderr_file, 0, "mkstemp: %s", strerror(errno));
+    unlink(path);
+    fflush(stderr);
+    stderr_saved = dup(2);
+    cr_assert_geq(stderr_saved, 0);
+    cr_assert_eq(dup2(stderr_file, 2), 2);
+}
+static char *stderr_end(void)
+{
+    fflush(stderr);
+    cr_assert_eq(dup2(stderr_saved, 2), 2);
+    close(stderr_saved);
+    off_t n = lseek(stderr_file, 0, SEEK_END);
+    cr_assert_geq(n, 0);
+    char *text = calloc(1, (size_t)n + 1);
+    cr_assert_not_null(text);
+    cr_assert_eq(pread(stderr_file, text, (size_t)n, 0), n);
+    close(stderr_file);
+    return text;
+}
+
+/* A set-uid, set-gid or file-capability program takes nothing from the
+ * environment of whoever started it, hipamp::mpi's variables included: the
+ * core read its own that way, but the component read AMP_MPI_NCCL_LIBRARY
+ * (a library it then loads, into a process with more rights than its
+ * invoker), AMP_MPI_PATH and the rest as given. Each is said ignored, and
+ * the default is used: the stand-in NCCL is not loaded (the CPU
+ * accelerator is refused the NCCL path without a library named), and a
+ * malformed AMP_MPI_PATH fails nothing. Then, the same variables read as
+ * given again. The seam stands for the kernel's AT_SECURE (test_cache runs
+ * the core's rule in a real set-uid program). */
+Test(mpi, a_set_uid_program_takes_nothing_from_the_invokers_environment, .init = mpi_up, .fini = mpi_down)
+{
+#ifndef HIPAMP_FAKE_NCCL
+    cr_skip_test("the stand-in NCCL (test/fake_nccl.c) was not built");
+#else
+    amp_accelerator *cpu = test_accel(TEST_ACCEL_CPU);
+    amp_mpi_path_info p;
+    setenv("AMP_MPI_NCCL_LIBRARY", HIPAMP_FAKE_NCCL, 1);
+    setenv("AMP_MPI_PATH", "sideways", 1);
+    fake_at_secure = true;
+    stderr_begin();
+    amp_status nccl = amp_mpi_choose_path(cpu, AMP_MPI_PATH_NCCL, &p);
+    char nccl_said[1024];
+    snprintf(nccl_said, sizeof nccl_said, "%s", amp_mpi_last_error());
+    amp_status chosen = amp_mpi_choose_path(cpu, AMP_MPI_PATH_AUTO, &p);
+    char *said = stderr_end();
+    fake_at_secure = false;
+    cr_assert_eq(nccl, AMP_ERROR_UNSUPPORTED, "the NCCL path with the invoker's library: %s: %s",
+                 amp_status_name(nccl), nccl_said);
+    cr_assert(strstr(nccl_said, "NCCL moves device memory"), "message: %s", nccl_said);
+    cr_assert_eq(chosen, AMP_OK, "auto with the invoker's AMP_MPI_PATH: %s: %s", amp_status_name(chosen),
+                 amp_mpi_last_error());
+    cr_assert_eq(p.path, AMP_MPI_PATH_HOST, "auto on the CPU accelerator: %s", amp_mpi_path_name(p.path));
+    const char *ignored[] = {"hipamp::mpi: AMP_MPI_NCCL_LIBRARY is ignored: this is a set-uid",
+                             "hipamp::mpi: AMP_MPI_PATH is ignored"};
+    for (int i = 0; i < 2; ++i) cr_assert(strstr(said, ignored[i]), "no \"%s\" in stderr: %s", ignored[i], said);
+    free(said);
+    /* As given, now. */
+    ASSERT_MPI_STATUS(amp_mpi_choose_path(cpu, AMP_MPI_PATH_AUTO, &p), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_mpi_last_error(), "AMP_MPI_PATH=\"sideways\""), "message: %s", amp_mpi_last_error());
+    unsetenv("AMP_MPI_PATH");
+    ASSERT_MPI_OK(amp_mpi_choose_path(cpu, AMP_MPI_PATH_NCCL, &p));
+    cr_assert(strstr(p.nccl, "NCCL 2.28.3"), "nccl: %s", p.nccl);
+    unsetenv("AMP_MPI_NCCL_LIBRARY");
+#endif
+}
+
 /* The NCCL path is chosen only where a library loads: forced (argument or
  * AMP_MPI_PATH) without one is AMP_ERROR_UNSUPPORTED naming the library
  * and why; with the stand-in (AMP_MPI_NCCL_LIBRARY) the CPU accelerator
