@@ -145,8 +145,5 @@ void amp__vendor_pop(void);
  * Systems), HSA_TOOLS_LIB or ROCP_TOOL_LIB (rocprof, roctracer),
  * ROCP_TOOL_LIBRARIES (rocprofv3). */
 bool amp__vendor_wanted(void);
-/* Whether a vendor interface was found (loads it if not tried yet), and
- * which ("nvtx", "roctx", or "none"). */
-const char *amp__vendor_kind(void);
 
 #endif /* AMP_TRACE_INTERNAL_H */

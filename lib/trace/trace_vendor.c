@@ -77,8 +77,8 @@ static nvtxRangePop_impl_fntype amp__nvtx_pop;
 /* Loads the tool NVTX_INJECTION64_PATH names and lets it fill the slots. */
 static int amp__nvtx_load(void)
 {
-    const char *path = getenv("NVTX_INJECTION64_PATH");
-    if (!path || !*path) return AMP__VENDOR_NONE;
+    const char *path = amp__env("NVTX_INJECTION64_PATH"); /* a set-uid program's is unset: it names a library */
+    if (!path) return AMP__VENDOR_NONE;
     amp__nvtx_table(amp__core_t, amp__core, NVTX_ABI_CBID_CORE_SIZE);
     amp__nvtx_table(amp__core2_t, amp__core2, NVTX_ABI_CBID_CORE2_SIZE);
     amp__nvtx_table(amp__cuda_t, amp__cuda, NVTX_ABI_CBID_CUDA_SIZE);
@@ -148,14 +148,6 @@ static void amp__vendor_load(void)
     amp__vendor = kind;
     /* Nothing to talk to: the hooks need not format range names. */
     if (kind == AMP__VENDOR_NONE) atomic_fetch_and(&amp__trace_flags, ~(unsigned)AMP__TRACE_VENDOR);
-}
-
-const char *amp__vendor_kind(void)
-{
-    pthread_once(&amp__vendor_once, amp__vendor_load);
-    return amp__vendor == AMP__VENDOR_NVTX_DOMAIN || amp__vendor == AMP__VENDOR_NVTX ? "nvtx"
-           : amp__vendor == AMP__VENDOR_ROCTX                                         ? "roctx"
-                                                                                      : "none";
 }
 
 /* Categories pick the colour (ARGB): builds blue, copies red, launches
