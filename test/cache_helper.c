@@ -13,7 +13,9 @@
  * Exit: 0 ok, 1 usage, 2 no accelerator, 3 build failed, 4 kernel missing,
  * 5 launch failed, 6 wrong result. With HIPAMP_HELPER_INFO=PATH it writes
  * amp_cache_get_info's fields there, one "name value" a line, once the
- * build is done (whether it worked or not). */
+ * build is done (whether it worked or not). DEVICE_PATH "target:NAME"
+ * compiles the file with amp_compile_for_target for NAME instead (a GPU
+ * target, no GPU needed) and runs nothing: exit 0 or 3. */
 static void dump_info(void)
 {
     const char *path = getenv("HIPAMP_HELPER_INFO");
@@ -47,6 +49,17 @@ int main(int argc, char **argv)
     fclose(f);
     src[n] = '\0';
 
+    /* "target:NAME": amp_compile_for_target for NAME instead (exit 0 or 3). */
+    if (!strncmp(argv[1], "target:", 7)) {
+        amp_code_object *co = NULL;
+        amp_status cst = amp_compile_for_target(argv[1] + 7, src, argc > 3 && argv[3][0] ? argv[3] : NULL, &co);
+        if (cst != AMP_OK) {
+            fprintf(stderr, "cache_helper: build: %s: %s\n", amp_status_name(cst), amp_last_error());
+            return 3;
+        }
+        amp_code_object_destroy(co);
+        return 0;
+    }
     amp_accelerator *acc = NULL;
     amp_status st = amp_accelerator_find(argv[1], &acc);
     if (st != AMP_OK) {

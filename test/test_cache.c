@@ -3473,6 +3473,42 @@ static char *text_or_null(const char *path)
     return t;
 }
 
+/* A copy of cache_helper at bin, set-uid root (its run path names the
+ * build's library). */
+static void make_suid_helper(const char *bin)
+{
+    FILE *in = fopen(HIPAMP_CACHE_HELPER, "rb"), *out = fopen(bin, "wb");
+    cr_assert(in && out);
+    char buf[65536];
+    for (size_t n; (n = fread(buf, 1, sizeof buf, in)) > 0;) cr_assert_eq(fwrite(buf, 1, n, out), n);
+    fclose(in);
+    cr_assert_eq(fclose(out), 0);
+    cr_assert_eq(chmod(bin, 04755), 0);
+}
+
+/* argv run as uid and gid 65534 with envp and its stderr in err; its exit
+ * status (a start that failed fails the test). */
+static int run_as_nobody(char *const argv[], char *const envp[], const char *err)
+{
+    int efd = open(err, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    cr_assert_geq(efd, 0);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        gid_t none[1] = {65534};
+        if (dup2(efd, 2) < 0 || setgroups(1, none) != 0 || setresgid(65534, 65534, 65534) != 0 ||
+            setresuid(65534, 65534, 65534) != 0)
+            _exit(120);
+        execve(argv[0], argv, envp);
+        _exit(121);
+    }
+    close(efd);
+    int ws = 0;
+    cr_assert_eq(waitpid(pid, &ws, 0), pid);
+    cr_assert(WIFEXITED(ws) && WEXITSTATUS(ws) < 120, "the helper did not start: status %#x", ws);
+    return WEXITSTATUS(ws);
+}
+
 /* The review's: a set-uid program linked with hipamp took the invoker's
  * environment at its word. AMP_CXX (with AMP_TRUSTED_USERS naming the
  * invoker) ran their compiler with euid 0, and AMP_CACHE_DIR with
@@ -3499,14 +3535,7 @@ Test(cache, a_set_uid_program_takes_nothing_from_the_invokers_environment, .fini
     snprintf(g_src, sizeof g_src, "%s/src.hip", g_root);
     write_probe_source("");
     cr_assert_eq(chmod(g_src, 0644), 0);
-    /* The helper, set-uid root (its run path names the build's library). */
-    FILE *in = fopen(HIPAMP_CACHE_HELPER, "rb"), *out = fopen(bin, "wb");
-    cr_assert(in && out);
-    char buf[65536];
-    for (size_t n; (n = fread(buf, 1, sizeof buf, in)) > 0;) cr_assert_eq(fwrite(buf, 1, n, out), n);
-    fclose(in);
-    cr_assert_eq(fclose(out), 0);
-    cr_assert_eq(chmod(bin, 04755), 0);
+    make_suid_helper(bin);
     /* The invoker's: a directory, a compiler that marks that it ran, and
      * a cache directory of theirs. */
     cr_assert_eq(mkdir(evil, 0755), 0);
@@ -3524,22 +3553,7 @@ Test(cache, a_set_uid_program_takes_nothing_from_the_invokers_environment, .fini
     char *const envp[] = {e_cxx, "AMP_TRUSTED_USERS=65534", e_cache, "AMP_CACHE_SHARED=group", e_info,
                           "AMP_CPU_PCH=0", "PATH=/usr/bin:/bin", NULL};
     char *const argv[] = {bin, "cpu", g_src, NULL};
-    int efd = open(err, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    cr_assert_geq(efd, 0);
-    pid_t pid = fork();
-    cr_assert_geq(pid, 0);
-    if (pid == 0) {
-        gid_t none[1] = {65534};
-        if (dup2(efd, 2) < 0 || setgroups(1, none) != 0 || setresgid(65534, 65534, 65534) != 0 ||
-            setresuid(65534, 65534, 65534) != 0)
-            _exit(120);
-        execve(bin, argv, envp);
-        _exit(121);
-    }
-    close(efd);
-    int ws = 0;
-    cr_assert_eq(waitpid(pid, &ws, 0), pid);
-    cr_assert(WIFEXITED(ws) && WEXITSTATUS(ws) < 120, "the helper did not start: status %#x", ws);
+    run_as_nobody(argv, envp, err);
     char *said = text_or_null(info);
     char *errs = text_or_null(err);
     if (!said) cr_skip_test("the set-uid helper wrote no %s (a nosuid mount?): %s", info, errs ? errs : "");
@@ -3559,4 +3573,74 @@ Test(cache, a_set_uid_program_takes_nothing_from_the_invokers_environment, .fini
     closedir(d);
     free(said);
     free(errs);
+}
+
+/* hipRTC and NVRTC compile inside the process, and hipRTC takes options
+ * and paths from its environment (HIPRTC_COMPILE_OPTIONS_APPEND, HIP_PATH,
+ * ...), which the library's own reading hides from the library only: a
+ * set-uid program compiled GPU kernels with its rights and the invoker's
+ * options. So it compiles none, as on the CPU accelerator: the same
+ * set-uid helper, run by uid 65534, refuses amp_compile_for_target for
+ * each GPU target this machine's compilers build (checked first in this
+ * process), and a build on a GPU where one is present, naming why. */
+Test(cache, a_set_uid_program_compiles_no_kernel_for_a_gpu, .fini = cleanup, .timeout = 120)
+{
+    if (geteuid() != 0) cr_skip_test("needs root, to make a program set-uid root and run it as uid 65534");
+    make_root();
+    cr_assert_eq(chmod(g_root, 0755), 0);
+    char bin[PATH_MAX + 16], err[PATH_MAX + 16], dev[64];
+    snprintf(bin, sizeof bin, "%s/suid-helper", g_root);
+    snprintf(err, sizeof err, "%s/stderr", g_root);
+    snprintf(g_src, sizeof g_src, "%s/src.hip", g_root);
+    write_probe_source("");
+    cr_assert_eq(chmod(g_src, 0644), 0);
+    make_suid_helper(bin);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = fopen(g_src, "rb");
+    cr_assert_not_null(f);
+    cr_assert_eq(getdelim(&text, &len, '\0', f) > 0, true);
+    fclose(f);
+    const char *targets[] = {"gfx90a", "sm_90"};
+    char *runs[3];
+    int nruns = 0;
+    for (int i = 0; i < 2; ++i) {
+        amp_code_object *co = NULL;
+        amp_status st = amp_compile_for_target(targets[i], text, NULL, &co);
+        if (st == AMP_ERROR_UNSUPPORTED) {
+            cr_log_info("%s: no compiler here: %s", targets[i], amp_last_error());
+            continue;
+        }
+        cr_assert_eq(st, AMP_OK, "%s, not set-uid: %s: %s", targets[i], amp_status_name(st), amp_last_error());
+        amp_code_object_destroy(co);
+        cr_assert_geq(asprintf(&runs[nruns++], "target:%s", targets[i]), 0);
+    }
+    free(text);
+    amp_accelerator *accs[16];
+    size_t naccs = 0;
+    ASSERT_OK(amp_accelerator_list(accs, 16, &naccs));
+    for (size_t i = 0; i < naccs && i < 16; ++i) {
+        amp_accelerator_info gi;
+        ASSERT_OK(amp_accelerator_get_info(accs[i], &gi));
+        if (gi.is_emulated) continue;
+        snprintf(dev, sizeof dev, "%s", gi.device_path);
+        cr_assert_geq(asprintf(&runs[nruns++], "%s", dev), 0);
+        break;
+    }
+    if (!nruns) cr_skip_test("neither hipRTC nor NVRTC compiles here, and no GPU is present");
+    for (int i = 0; i < nruns; ++i) {
+        char *const argv[] = {bin, runs[i], g_src, NULL};
+        char *const envp[] = {"HIPRTC_COMPILE_OPTIONS_APPEND=-DHIPAMP_INVOKERS_OPTION", "AMP_CACHE_DIR=off",
+                              "PATH=/usr/bin:/bin", NULL};
+        int code = run_as_nobody(argv, envp, err);
+        char *errs = text_or_null(err);
+        if (code == 2) cr_skip_test("the set-uid helper found no %s: %s", runs[i], errs ? errs : "");
+        const char *where = !strncmp(runs[i], "target:", 7) ? "amp_compile_for_target" : runs[i];
+        cr_assert_eq(code, 3, "%s in a set-uid program: exit %d: %s", runs[i], code, errs ? errs : "");
+        cr_assert(errs && strstr(errs, "AMP_ERROR_UNSUPPORTED") && strstr(errs, where) &&
+                      strstr(errs, "a set-uid, set-gid or file-capability program compiles no kernels"),
+                  "%s: stderr: %s", runs[i], errs ? errs : "");
+        free(errs);
+        free(runs[i]);
+    }
 }

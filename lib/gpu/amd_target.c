@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 
 struct amp_code_object {
     unsigned char *data; /* the AMDGPU ELF code object */
@@ -420,6 +421,17 @@ AMP_API amp_status amp_compile_targets(const char **list, size_t cap, size_t *co
     return AMP_OK;
 }
 
+amp_status amp__gpu_refuse_in_secure_program(const char *what)
+{
+    if (!getauxval(AT_SECURE)) return AMP_OK;
+    return amp__fail(AMP_ERROR_UNSUPPORTED,
+                     "%s: a set-uid, set-gid or file-capability program compiles no kernels: hipRTC and NVRTC would "
+                     "compile with its rights, hipRTC with options and paths from the environment of whoever started "
+                     "it (HIPRTC_COMPILE_OPTIONS_APPEND, HIP_PATH, ...); the prebuilt packs still serve the built-in "
+                     "algorithms",
+                     what);
+}
+
 AMP_API amp_status amp_compile_for_target(const char *target, const char *source, const char *options,
                                           amp_code_object **out)
 {
@@ -435,6 +447,7 @@ AMP_API amp_status amp_compile_for_target(const char *target, const char *source
     if (out) *out = NULL;
     if (!out) { st = amp__fail(AMP_ERROR_INVALID_ARGUMENT, "out is NULL"); goto fail; }
     if (!source) { st = amp__fail(AMP_ERROR_INVALID_ARGUMENT, "source is NULL"); goto fail; }
+    if ((st = amp__gpu_refuse_in_secure_program("amp_compile_for_target")) != AMP_OK) goto fail;
     if (target && !strncmp(target, "sm_", 3)) return amp__compile_nvidia(target, source, options, out);
     if ((st = amp__amd_validate_target(target)) != AMP_OK) goto fail;
     if (!amp__hiprtc_version(&why)) {

@@ -29,7 +29,10 @@ static amp_status gpu_compile(void *dev, const amp__compile_job *job, amp__compi
     amp__compile_job unit;
     char *owned = NULL;
     memset(out, 0, sizeof *out);
-    amp_status st = amp__gpu_option_macros(job, &unit, &owned);
+    char what[64];
+    snprintf(what, sizeof what, "%s:%d", d->drv->platform, d->ordinal);
+    amp_status st = amp__gpu_refuse_in_secure_program(what);
+    if (st == AMP_OK) st = amp__gpu_option_macros(job, &unit, &owned);
     /* No context needed: hipRTC and NVRTC run without touching the device. */
     if (st == AMP_OK) st = d->drv->compile(d->di.arch, &unit, &out->bin, &out->bin_size);
     free(owned);

@@ -177,6 +177,15 @@ int amp__nvrtc_split_jobs(int release, const amp__compile_job *job);
  * when a word of them is no option, which clang (hipRTC) would compile as
  * another input (amp__options_refuse_inputs). */
 amp_status amp__gpu_refuse_target_options(const char *options, const char *const *words);
+/* AMP_ERROR_UNSUPPORTED, naming what, in a set-uid, set-gid or
+ * file-capability program (the kernel's AT_SECURE): hipRTC and NVRTC
+ * compile inside the process, with its rights, and hipRTC takes options
+ * and paths from the environment of whoever started it
+ * (HIPRTC_COMPILE_OPTIONS_APPEND, HIP_PATH, ...), which amp__env hides
+ * from the library but not from it. So such a program compiles no
+ * kernels on a GPU either, as on the CPU accelerator (cpu_toolchain.c);
+ * the prebuilt packs still serve the built-in algorithms (amd_target.c). */
+amp_status amp__gpu_refuse_in_secure_program(const char *what);
 /* job as hipRTC or NVRTC is handed it (option_macros.c): its -D and -U
  * options (and --define-macro, --undefine-macro) taken out of the options
  * and written as #define and #undef lines, in their order, between
