@@ -611,6 +611,40 @@ Test(loops, a_libclang_another_user_could_change_is_not_loaded)
     rmdir(dir);
 }
 
+/* AMP_LIBCLANG naming a file without a directory (a name in the working
+ * directory) loads the file it checked. Before, the check judged the
+ * working directory's file but dlopen was handed the bare name, which the
+ * loader searches for on LD_LIBRARY_PATH and in the system's directories
+ * instead (where another user's directory may be): here it found nothing,
+ * and the tiled kernel had no loop version. No disk cache, so that the
+ * loop version is made here and not loaded from an earlier build. */
+Test(loops, a_libclang_named_without_a_directory_is_the_file_checked)
+{
+    char real[PATH_MAX] = "";
+    static const char *const cands[] = {"/usr/lib/llvm-15/lib/libclang.so.1", "/usr/lib/llvm-14/lib/libclang.so.1",
+                                        "/usr/lib/llvm-16/lib/libclang.so.1", "/usr/lib/x86_64-linux-gnu/libclang.so.1"};
+    for (size_t i = 0; i < sizeof cands / sizeof cands[0] && !real[0]; ++i)
+        if (access(cands[i], R_OK) == 0) snprintf(real, sizeof real, "%s", cands[i]);
+    if (!real[0]) cr_skip_test("no libclang here to link to");
+    char dir[] = "/tmp/hipamp-libclang-XXXXXX", link[128];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(link, sizeof link, "%s/hipamp-test-libclang.so", dir);
+    cr_assert_eq(symlink(real, link), 0);
+    cr_assert_eq(chdir(dir), 0);
+    setenv("AMP_LIBCLANG", "hipamp-test-libclang.so", 1);
+    setenv("AMP_CPU_TILED", "loops", 1);
+    setenv("AMP_CACHE_DIR", "off", 1);
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    amp_program *p = test_build(acc, test_kernels_tiled);
+    amp_kernel *k = NULL;
+    amp_status st = amp_program_get_kernel(p, "tidx1", &k);
+    unlink(link);
+    rmdir(dir);
+    cr_assert_eq(st, AMP_OK, "the loop version with AMP_LIBCLANG=hipamp-test-libclang.so in %s: %s", dir,
+                 amp_last_error());
+    ASSERT_OK(amp_program_destroy(p));
+}
+
 /* With AMP_CPU_TILED=loops a tiled kernel without a loop version is
  * refused, naming why: every kernel gets the path expected. */
 static void expect_path(amp_program *p, const char *kernel, const char *fibers_reason)

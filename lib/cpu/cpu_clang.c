@@ -79,9 +79,16 @@ bool amp__clang_locate(char *path, size_t path_cap, char *tag, size_t tag_cap)
         snprintf(tag, tag_cap, "none: libclang %.200s not used: %.400s", abs, why);
         return false;
     }
-    char real[PATH_MAX];
-    if (!realpath(cand, real)) snprintf(real, sizeof real, "%s", cand);
-    snprintf(path, path_cap, "%s", cand);
+    /* The file checked is the file loaded: a name without a slash given to
+     * dlopen would be searched for on LD_LIBRARY_PATH instead. */
+    char real[PATH_MAX * 2];
+    if (!realpath(abs, real)) snprintf(real, sizeof real, "%s", abs);
+    if (strlen(abs) >= path_cap) {
+        snprintf(path, path_cap, "none");
+        snprintf(tag, tag_cap, "none: libclang %.200s not used: its path is too long", abs);
+        return false;
+    }
+    snprintf(path, path_cap, "%s", abs);
     snprintf(tag, tag_cap, "%s:%lld:%lld", real, (long long)sb.st_size, (long long)sb.st_mtime);
     return true;
 }
