@@ -3732,6 +3732,35 @@ Test(cpu, the_compilers_tool_paths_are_kept_from_it, .timeout = 120)
     cr_assert_eq(access(mark, F_OK), -1, "the build ran the assembler in COMPILER_PATH=%s", tools);
 }
 
+/* ccache runs programs its environment names besides the compiler
+ * (CCACHE_PREFIX, CCACHE_PREFIX_CPP before it, CCACHE_COMPILER instead of
+ * it), none of which the library checked as it checks the wrapper and the
+ * compiler: they are kept from the wrapper. Here a stand-in "ccache" (a
+ * script of this user's that leaves a mark when one of them reaches it,
+ * then runs the compiler) wraps g++. */
+Test(cpu, a_compiler_caches_own_programs_are_kept_from_it, .timeout = 120)
+{
+    char tmp[1024], wrapper[1100], mark[1100], cxx[1200], src[512];
+    private_tmpdir(tmp, sizeof tmp);
+    setenv("AMP_CACHE_DIR", "off", 1);
+    snprintf(wrapper, sizeof wrapper, "%s/ccache", tmp);
+    snprintf(mark, sizeof mark, "%s/reached", tmp);
+    FILE *f = fopen(wrapper, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "#!/bin/sh\nif [ -n \"$CCACHE_PREFIX$CCACHE_PREFIX_CPP$CCACHE_COMPILER\" ]; then touch '%s'; fi\n"
+               "exec \"$@\"\n", mark);
+    fclose(f);
+    cr_assert_eq(chmod(wrapper, 0700), 0);
+    snprintf(cxx, sizeof cxx, "%s g++", wrapper);
+    setenv("AMP_CXX", cxx, 1);
+    setenv("CCACHE_PREFIX", "/bin/true", 1);
+    setenv("CCACHE_PREFIX_CPP", "/bin/true", 1);
+    setenv("CCACHE_COMPILER", "/bin/false", 1);
+    amp_accelerator *acc = cpu_acc();
+    build_and_run_unique(acc, unique_source(src, sizeof src, ""));
+    cr_assert_eq(access(mark, F_OK), -1, "CCACHE_PREFIX, CCACHE_PREFIX_CPP or CCACHE_COMPILER reached the wrapper");
+}
+
 /* A header found through CPATH in one build and gone from it in the next
  * (CPATH unset): the second build does not reuse the first's module from
  * either cache. */

@@ -450,12 +450,15 @@ bool amp__cpu_env_dropped(const char *entry)
      * edit of its command line (CCC_OVERRIDE_OPTIONS) and its logs to
      * files (CC_PRINT_..._FILE, CC_LOG_DIAGNOSTICS_FILE); GCC's second
      * compile to compare (GCC_COMPARE_DEBUG); __DATE__ and __TIME__ fixed
-     * (SOURCE_DATE_EPOCH). */
+     * (SOURCE_DATE_EPOCH); ccache's programs of its own to run, none of
+     * them the checked compiler (CCACHE_COMPILER, CCACHE_PREFIX,
+     * CCACHE_PREFIX_CPP). */
     static const char *const drop[] = {"GCC_EXEC_PREFIX=", "COMPILER_PATH=",       "LIBRARY_PATH=",
                                        "LD_RUN_PATH=",     "C_INCLUDE_PATH=",      "OBJC_INCLUDE_PATH=",
                                        "OBJCPLUS_INCLUDE_PATH=", "DEPENDENCIES_OUTPUT=", "SUNPRO_DEPENDENCIES=",
                                        "CCC_OVERRIDE_OPTIONS=", "CC_PRINT_",      "CC_LOG_DIAGNOSTICS",
-                                       "GCC_COMPARE_DEBUG=", "SOURCE_DATE_EPOCH="};
+                                       "GCC_COMPARE_DEBUG=", "SOURCE_DATE_EPOCH=", "CCACHE_COMPILER=",
+                                       "CCACHE_PREFIX"};
     for (size_t j = 0; j < sizeof drop / sizeof drop[0]; ++j)
         if (!strncmp(entry, drop[j], strlen(drop[j]))) return true;
     return false;
