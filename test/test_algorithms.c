@@ -618,6 +618,25 @@ static void check_sort(amp_accelerator_view *q, amp_type t, size_t n, amp_order 
     free(val);
 }
 
+/* got (n keys of type t, sorted by the library in order o) holds exactly
+ * orig's keys in the order the stable host reference puts them: a sort
+ * that lost, doubled or made up an element fails, not only one out of
+ * order. what names the call. */
+static void assert_sorted_from(amp_type t, const void *got, const void *orig, size_t n, amp_order o, const char *what)
+{
+    size_t esz = elem_of(t);
+    keyed *ref = test_xmalloc(n * sizeof *ref + 1);
+    for (size_t i = 0; i < n; ++i) ref[i] = (keyed){order_bits(t, get(t, orig, i), o), i};
+    qsort(ref, n, sizeof *ref, keyed_cmp);
+    for (size_t i = 0; i < n; ++i)
+        if (memcmp((const char *)got + i * esz, (const char *)orig + ref[i].index * esz, esz) != 0) {
+            char b1[64], b2[64];
+            cr_assert_fail("%s: element %zu of %zu is %s, want %s", what, i, n, show(t, get(t, got, i), b1),
+                           show(t, get(t, orig, ref[i].index), b2));
+        }
+    free(ref);
+}
+
 static void check_sort_type(amp_accelerator *acc, amp_type t)
 {
     amp_accelerator_view *q = default_view(acc);
@@ -787,7 +806,7 @@ ACCEL_TEST(algorithms, sections_and_strides)
     ASSERT_OK(amp_sort(q, amp_arg_array(arr), AMP_TYPE_FLOAT32, AMP_DESCENDING));
     static float back[M];
     ASSERT_OK(amp_array_copy_to_host(arr, back));
-    for (int k = 1; k < M; ++k) cr_assert_geq(back[k - 1], back[k], "array not sorted descending at %d", k);
+    assert_sorted_from(AMP_TYPE_FLOAT32, back, init, M, AMP_DESCENDING, "a 2-D array's sort");
     ASSERT_OK(amp_array_destroy(arr));
 }
 
@@ -1354,12 +1373,18 @@ ACCEL_TEST(algorithms, count_and_copy_if)
     ASSERT_OK(amp_array_view_synchronize(small));
     cr_assert_eq(o[0], 1.0f);
     cr_assert_eq(o[99], 149.0f);
-    /* in and out may not overlap. */
-    amp_array_view *s1 = NULL;
-    ASSERT_OK(amp_array_view_section(vf, amp_index_1d(10), amp_extent_1d(100), &s1));
-    ASSERT_STATUS(amp_copy_if(q, amp_arg_view(vf), amp_arg_view(s1), AMP_TYPE_FLOAT32, "true", NULL, &c),
+    /* in and out may not overlap (a writable view of the input, so that
+     * the overlap, not the read-only output, is what is refused). */
+    amp_array_view *vf_rw = test_view(f, 4, amp_extent_1d(N), AMP_READ_WRITE), *s1 = NULL;
+    ASSERT_OK(amp_array_view_section(vf_rw, amp_index_1d(10), amp_extent_1d(100), &s1));
+    ASSERT_STATUS(amp_copy_if(q, amp_arg_view(vf_rw), amp_arg_view(s1), AMP_TYPE_FLOAT32, "true", NULL, &c),
                   AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_last_error(), "overlap"), "%s", amp_last_error());
+    ASSERT_OK(amp_array_view_synchronize(vf_rw));
+    for (int i = 0; i < N; ++i)
+        cr_assert(i % 3 == 0 ? isnan(f[i]) : f[i] == (float)i, "the refused copy_if changed its input at %d", i);
     ASSERT_OK(amp_array_view_destroy(s1));
+    ASSERT_OK(amp_array_view_destroy(vf_rw));
     ASSERT_OK(amp_array_view_destroy(small));
     ASSERT_OK(amp_array_view_destroy(vf));
 }
@@ -1414,14 +1439,20 @@ ACCEL_TEST(algorithms, refusals)
     float x[64] = {0};
     double r = 0;
     amp_array_view *v = test_view(x, 4, amp_extent_1d(64), AMP_READ_ONLY);
+    /* The refusals of calls that write: a writable view, so that what is
+     * refused is the argument named, not the view's access; left as it was. */
+    float z[64];
+    for (int i = 0; i < 64; ++i) z[i] = (float)(64 - i);
+    amp_array_view *vw = test_view(z, 4, amp_extent_1d(64), AMP_READ_WRITE);
     /* Element size against the type, naming both. */
     ASSERT_STATUS(amp_reduce(q, amp_arg_view(v), AMP_TYPE_FLOAT64, AMP_OP_SUM, &r), AMP_ERROR_INVALID_ARGUMENT);
     cr_assert(strstr(amp_last_error(), "4-byte") && strstr(amp_last_error(), "float64"), "%s", amp_last_error());
     /* Bitwise operators on floating point, naming both. */
     ASSERT_STATUS(amp_reduce(q, amp_arg_view(v), AMP_TYPE_FLOAT32, AMP_OP_XOR, &r), AMP_ERROR_INVALID_ARGUMENT);
     cr_assert(strstr(amp_last_error(), "AMP_OP_XOR") && strstr(amp_last_error(), "float32"), "%s", amp_last_error());
-    ASSERT_STATUS(amp_scan(q, amp_arg_view(v), amp_arg_view(v), AMP_TYPE_FLOAT32, AMP_OP_AND, AMP_SCAN_INCLUSIVE),
+    ASSERT_STATUS(amp_scan(q, amp_arg_view(vw), amp_arg_view(vw), AMP_TYPE_FLOAT32, AMP_OP_AND, AMP_SCAN_INCLUSIVE),
                   AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_last_error(), "AMP_OP_AND") && strstr(amp_last_error(), "bitwise"), "%s", amp_last_error());
     /* Values outside the enums, NULL results, non-data arguments. */
     ASSERT_STATUS(amp_reduce(q, amp_arg_view(v), (amp_type)9, AMP_OP_SUM, &r), AMP_ERROR_INVALID_ARGUMENT);
     ASSERT_STATUS(amp_reduce(q, amp_arg_view(v), AMP_TYPE_FLOAT32, (amp_op)42, &r), AMP_ERROR_INVALID_ARGUMENT);
@@ -1434,9 +1465,11 @@ ACCEL_TEST(algorithms, refusals)
                       AMP_ERROR_INVALID_ARGUMENT);
         cr_assert(strstr(amp_last_error(), amp_op_name(unassociative[i])) &&
                       strstr(amp_last_error(), "not associative"), "%s", amp_last_error());
-        ASSERT_STATUS(amp_scan(q, amp_arg_view(v), amp_arg_view(v), AMP_TYPE_INT32, unassociative[i],
+        ASSERT_STATUS(amp_scan(q, amp_arg_view(vw), amp_arg_view(vw), AMP_TYPE_INT32, unassociative[i],
                                AMP_SCAN_EXCLUSIVE),
                       AMP_ERROR_INVALID_ARGUMENT);
+        cr_assert(strstr(amp_last_error(), amp_op_name(unassociative[i])) &&
+                      strstr(amp_last_error(), "not associative"), "%s", amp_last_error());
     }
     /* Index arithmetic refuses the algorithms' operators. */
     amp_extent e1;
@@ -1449,9 +1482,14 @@ ACCEL_TEST(algorithms, refusals)
     ASSERT_STATUS(amp_transform_reduce(q, amp_arg_view(v), amp_arg_view(v), AMP_TYPE_FLOAT32, (amp_map)42, AMP_OP_SUM,
                                        &r),
                   AMP_ERROR_INVALID_ARGUMENT);
-    ASSERT_STATUS(amp_scan(q, amp_arg_view(v), amp_arg_view(v), AMP_TYPE_FLOAT32, AMP_OP_SUM, (amp_scan_kind)3),
+    ASSERT_STATUS(amp_scan(q, amp_arg_view(vw), amp_arg_view(vw), AMP_TYPE_FLOAT32, AMP_OP_SUM, (amp_scan_kind)3),
                   AMP_ERROR_INVALID_ARGUMENT);
-    ASSERT_STATUS(amp_sort(q, amp_arg_view(v), AMP_TYPE_FLOAT32, (amp_order)2), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_last_error(), "kind 3 is not an amp_scan_kind"), "%s", amp_last_error());
+    ASSERT_STATUS(amp_sort(q, amp_arg_view(vw), AMP_TYPE_FLOAT32, (amp_order)2), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_last_error(), "order 2 is not an amp_order"), "%s", amp_last_error());
+    ASSERT_OK(amp_array_view_synchronize(vw));
+    for (int i = 0; i < 64; ++i) cr_assert_eq(z[i], (float)(64 - i), "a refused call wrote its view at %d", i);
+    ASSERT_OK(amp_array_view_destroy(vw));
     /* Writing a read-only view. */
     ASSERT_STATUS(amp_sort(q, amp_arg_view(v), AMP_TYPE_FLOAT32, AMP_ASCENDING), AMP_ERROR_INVALID_ARGUMENT);
     cr_assert(strstr(amp_last_error(), "AMP_READ_ONLY"), "%s", amp_last_error());
@@ -1514,10 +1552,11 @@ ACCEL_TEST(algorithms, view_shapes)
     /* Its element size is its own: as the 8-byte type it is refused. */
     ASSERT_STATUS(amp_reduce(q, amp_arg_view(v32), AMP_TYPE_UINT64, AMP_OP_SUM, &(uint64_t){0}),
                   AMP_ERROR_INVALID_ARGUMENT);
+    static uint64_t w_before[N];
+    memcpy(w_before, w, sizeof w_before);
     ASSERT_OK(amp_sort(q, amp_arg_view(v32), AMP_TYPE_UINT32, AMP_ASCENDING));
     ASSERT_OK(amp_array_view_synchronize(vw));
-    const uint32_t *u = (const uint32_t *)w;
-    for (int i = 1; i < 2 * N; ++i) cr_assert(u[i - 1] <= u[i], "reinterpret_as sort: u[%d] > u[%d]", i - 1, i);
+    assert_sorted_from(AMP_TYPE_UINT32, w, w_before, 2 * (size_t)N, AMP_ASCENDING, "reinterpret_as sort");
     ASSERT_OK(amp_array_view_destroy(v32));
     ASSERT_OK(amp_array_view_destroy(vw));
 
@@ -1541,7 +1580,7 @@ ACCEL_TEST(algorithms, view_shapes)
     for (int i = 0; i < N; ++i) cr_assert_eq(x[i], want[i], "rank-8 scan: x[%d] = %g, want %g", i, x[i], want[i]);
     ASSERT_OK(amp_sort(q, amp_arg_view(v8), AMP_TYPE_FLOAT32, AMP_DESCENDING));
     ASSERT_OK(amp_array_view_synchronize(v1));
-    for (int i = 1; i < N; ++i) cr_assert(x[i - 1] >= x[i], "rank-8 sort: x[%d] < x[%d]", i - 1, i);
+    assert_sorted_from(AMP_TYPE_FLOAT32, x, want, N, AMP_DESCENDING, "rank-8 sort"); /* want: the scan's result */
     ASSERT_OK(amp_array_view_destroy(v8));
 
     /* A section of a view_as view that does not fill a box of the storage
@@ -1695,6 +1734,15 @@ ACCEL_TEST(algorithms, recording_a_graph)
     ASSERT_HOST_RESULT_REFUSED(amp_count_if(q, X, AMP_TYPE_INT32, "x > 0", NULL, &c), NULL);
     ASSERT_HOST_RESULT_REFUSED(amp_copy_if(q, X, Y, AMP_TYPE_INT32, "x > 0", NULL, &c), NULL);
 #undef ASSERT_HOST_RESULT_REFUSED
+    /* The refused calls recorded nothing: that recording, ended, is empty. */
+    amp_graph *refused = NULL;
+    ASSERT_OK(amp_graph_end_recording(q, &refused));
+    amp_graph_info none;
+    ASSERT_OK(amp_graph_get_info(refused, &none));
+    cr_assert(none.launches == 0 && none.copies == 0, "the refused calls recorded %llu launches and %llu copies",
+              (unsigned long long)none.launches, (unsigned long long)none.copies);
+    ASSERT_OK(amp_graph_destroy(refused));
+    ASSERT_OK(amp_graph_begin_recording(q));
     /* Recorded: a copy and every algorithm with a device result. */
     amp_future *f = NULL;
     ASSERT_OK(amp_copy_array(ax, keys));
@@ -1835,8 +1883,20 @@ ACCEL_TEST(algorithms, recording_goes_on_after_a_refused_algorithm)
     ASSERT_STATUS(amp_reduce_async(q, amp_arg_array(a), AMP_TYPE_INT32, AMP_OP_SUB, amp_arg_array(res), NULL),
                   AMP_ERROR_INVALID_ARGUMENT);
     ASSERT_OK(amp_reduce_async(q, amp_arg_array(a), AMP_TYPE_INT32, AMP_OP_SUM, amp_arg_array(res), NULL));
-    amp_graph *g = NULL;
+    amp_graph *g = NULL, *alone = NULL;
     ASSERT_OK(amp_graph_end_recording(q, &g));
+    /* It holds what the accepted call alone records. */
+    ASSERT_OK(amp_graph_begin_recording(q));
+    ASSERT_OK(amp_reduce_async(q, amp_arg_array(a), AMP_TYPE_INT32, AMP_OP_SUM, amp_arg_array(res), NULL));
+    ASSERT_OK(amp_graph_end_recording(q, &alone));
+    amp_graph_info gi, ai;
+    ASSERT_OK(amp_graph_get_info(g, &gi));
+    ASSERT_OK(amp_graph_get_info(alone, &ai));
+    cr_assert(gi.launches == ai.launches && gi.copies == ai.copies,
+              "with the refused call: %llu launches, %llu copies; the accepted call alone: %llu, %llu",
+              (unsigned long long)gi.launches, (unsigned long long)gi.copies, (unsigned long long)ai.launches,
+              (unsigned long long)ai.copies);
+    ASSERT_OK(amp_graph_destroy(alone));
     int32_t ones[N], got = 0;
     for (int i = 0; i < N; ++i) ones[i] = 1;
     ASSERT_OK(amp_array_copy_from_host(a, ones));
@@ -2006,6 +2066,12 @@ typedef struct worker {
     char why[256];
 } worker;
 
+static int cmp_u32_descending(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x < y) - (x > y);
+}
+
 static void *work(void *p)
 {
     worker *w = p;
@@ -2016,8 +2082,8 @@ static void *work(void *p)
         return NULL;
     }
     enum { N = 200003 };
-    uint32_t *k = malloc(N * 4), *out = malloc(N * 4);
-    for (int round = 0; round < 6 && k && out; ++round) {
+    uint32_t *k = malloc(N * 4), *out = malloc(N * 4), *ref = malloc(N * 4);
+    for (int round = 0; round < 6 && k && out && ref; ++round) {
         uint64_t sum = 0;
         for (int i = 0; i < N; ++i) {
             k[i] = (uint32_t)((i + w->seed * 7 + round) * 2654435761u);
@@ -2066,12 +2132,20 @@ static void *work(void *p)
                 snprintf(w->why, sizeof w->why, "count_if %llu want %llu", (unsigned long long)c, (unsigned long long)hi);
                 w->failures++;
             }
+            /* The sorted keys are the keys: none lost, doubled or made up. */
+            for (int i = 0; i < N; ++i) ref[i] = (uint32_t)((i + w->seed * 7 + round) * 2654435761u);
+            qsort(ref, N, 4, cmp_u32_descending);
+            if (memcmp(ref, k, (size_t)N * 4) != 0) {
+                snprintf(w->why, sizeof w->why, "the sort's keys are not the keys sorted (round %d)", round);
+                w->failures++;
+            }
         }
         if (o) amp_array_view_destroy(o);
         if (v) amp_array_view_destroy(v);
     }
     free(k);
     free(out);
+    free(ref);
     amp_accelerator_view_destroy(q);
     return NULL;
 }
@@ -2835,7 +2909,9 @@ Test(algorithms, a_sort_tile_whose_pass_cannot_fit_keeps_the_default)
     static char err[8192];
     stderr_capture_end(&cap, err, sizeof err);
     cr_assert_eq(st, AMP_OK, "%s: %s", amp_status_name(st), msg);
-    for (int i = 1; i < K; ++i) cr_assert_geq(keys[i - 1], keys[i], "keys %d, %d out of order", i - 1, i);
+    static uint32_t before[K];
+    for (int i = 0; i < K; ++i) before[i] = (uint32_t)i * 2654435761u;
+    assert_sorted_from(AMP_TYPE_UINT32, keys, before, K, AMP_DESCENDING, "the sorts under AMP_ALG_SORT_TILE=64");
     amp_array_view_destroy(v);
     const char *want = "hipamp: AMP_ALG_SORT_TILE=\"64\" is not a tile whose sort pass fits in 47 KiB of tile_static "
                        "memory (its digit counters and a key a thread) for a sort of 4-byte keys on the CPU "

@@ -1,6 +1,7 @@
 /* test_trace.c — AMP_TRACE, AMP_TRACE_SUMMARY, amp_trace_flush and vendor ranges: runs trace_helper (a fixed workload) and the demo study in child processes, parses the trace files with a strict JSON parser of its own, and checks every event against the statistics and the workload's known bytes. */
 #include "support.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -1734,7 +1735,8 @@ static void release_held_helper(const tdir *d, pid_t pid)
     write_text(release, "");
     int ws = 0;
     cr_assert_eq(waitpid(pid, &ws, 0), pid);
-    cr_assert(WIFEXITED(ws), "the held helper died (status %#x)", ws);
+    cr_assert(WIFEXITED(ws) && WEXITSTATUS(ws) == 3, "the held helper's build did not fail as held ones do (exit 3): "
+              "status %#x", ws);
 }
 
 /* The file whose trace is the helper of pid's: "hipamp host (pid N)". */
@@ -2087,6 +2089,25 @@ Test(trace, off_by_default)
     hout h = parse_helper(&r);
     cr_expect_str_eq(h.flush, "AMP_OK");
     cr_expect_null(strstr(r.err, "hipamp trace summary"), "a summary without AMP_TRACE_SUMMARY");
+    run_free(&r);
+    /* Nothing written: the helper's launches and flush, run in an empty
+     * directory of their own, leave it empty. */
+    amp_accelerator_info info;
+    ASSERT_OK(amp_accelerator_get_info(acc, &info));
+    char start[128], cache[160];
+    make_dir(&d, "start", 0755, start, sizeof start);
+    snprintf(cache, sizeof cache, "AMP_CACHE_DIR=%s/cache", d.path);
+    const char *env[] = {cache, NULL};
+    char *argv[] = {"/bin/sh", "-c", "cd \"$0\" && exec \"$@\"", start, HIPAMP_TRACE_HELPER, info.device_path, NULL};
+    r = run_child(&d, argv, env);
+    cr_assert_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+    cr_expect_str_eq(parse_helper(&r).flush, "AMP_OK", "%s", r.err);
+    DIR *dir = opendir(start);
+    cr_assert_not_null(dir);
+    for (struct dirent *e; (e = readdir(dir));)
+        cr_assert(!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."), "%s written with AMP_TRACE unset",
+                  e->d_name);
+    closedir(dir);
     run_free(&r);
     tdir_remove(&d);
 }
