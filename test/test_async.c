@@ -275,7 +275,6 @@ ACCEL_TEST(async, tiled_async_launch)
     amp_tiled_extent t;
     ASSERT_OK(amp_extent_tile(amp_extent_1d(M), (const int[]){32}, &t));
     amp_future *f = NULL;
-    /* e is ignored when t is given: pass a nonsense one */
     ASSERT_OK(amp_parallel_for_each_tiled_async(NULL, t, k, a, 2, &f));
     ASSERT_OK(amp_future_wait(f));
     ASSERT_OK(amp_future_destroy(f));
@@ -507,6 +506,8 @@ Test(async, cpu_async_failure_is_reported_by_the_future_and_the_queue)
     cr_assert(strstr(amp_last_error(), "not run: an earlier launch on this queue failed"), "%s", amp_last_error());
     ASSERT_STATUS(amp_accelerator_view_wait(q), AMP_ERROR_OUT_OF_BOUNDS);
     ASSERT_OK(amp_accelerator_view_wait(q));
+    ASSERT_OK(amp_array_view_synchronize(v));
+    for (int i = 0; i < 8; ++i) cr_assert_eq(data[i], 0, "the launch after the failure ran: element %d is %d", i, data[i]);
     ASSERT_OK(amp_parallel_for_each_async(q, amp_extent_1d(8), test_kernel(p, "fill7"), good, 1, &f3));
     ASSERT_OK(amp_future_wait(f3));
     ASSERT_OK(amp_array_view_synchronize(v));
@@ -654,6 +655,9 @@ Test(async, a_later_launch_reports_the_earlier_failure_whole, .timeout = 120)
     cr_assert(strncmp(msg, prefix, strlen(prefix)) == 0, "%s", msg);
     cr_assert(!strstr(msg + 1, "an earlier asynchronous launch"), "the prefix twice: %s", msg);
     cr_assert(strstr(msg + strlen(prefix), "out-of-bounds access in kernel 'poke'"), "the cause lost: %s", msg);
+    ASSERT_OK(amp_accelerator_view_wait(q)); /* the failure was reported, once, by the launch */
+    ASSERT_OK(amp_array_view_synchronize(w));
+    for (int i = 0; i < 8; ++i) cr_assert_eq(other[i], 0, "'fill7' ran: element %d is %d", i, other[i]);
     ASSERT_OK(amp_array_view_destroy(w));
     ASSERT_OK(amp_array_view_destroy(v));
     ASSERT_OK(amp_accelerator_view_destroy(q));

@@ -365,7 +365,12 @@ ACCEL_TEST(graph, scalars_fixed_at_recording_and_scalars_in_arrays)
     ASSERT_OK(amp_parallel_for_each(f.q, amp_extent_1d(N), f.scale, sc, 2));
     ASSERT_OK(amp_parallel_for_each(f.q, amp_extent_1d(N), f.axpy, ax, 3));
     ASSERT_OK(amp_graph_end_recording(f.q, &g));
-    a = 100.0f; /* the recorded launch keeps 2 */
+    /* The recorded launch keeps its arguments' values, not the caller's
+     * array of them: that array changed (another scalar, another view)
+     * changes no replay. */
+    a = 100.0f;
+    ax[2] = amp_arg_float32(a);
+    ax[1] = amp_arg_view(vy);
     for (int r = 0; r < 4; ++r) ASSERT_OK(amp_graph_launch(f.q, g));
     ASSERT_OK(amp_array_view_synchronize(vy));
     for (int i = 0; i < N; ++i) {
@@ -422,12 +427,12 @@ ACCEL_TEST(graph, copies_between_arrays_are_recorded)
 {
     fixture f;
     setup(&f, acc);
-    static int32_t init[N], got[N];
-    for (int i = 0; i < N; ++i) init[i] = i;
+    static int32_t init[N], poison[N], got[N];
+    for (int i = 0; i < N; ++i) init[i] = i, poison[i] = -7777;
     int32_t zero = 0, n = 0;
     amp_array *src = NULL, *dst = NULL, *cnt = NULL;
     ASSERT_OK(amp_array_create(f.q, 4, amp_extent_1d(N), init, &src));
-    ASSERT_OK(amp_array_create(f.q, 4, amp_extent_1d(N), NULL, &dst));
+    ASSERT_OK(amp_array_create(f.q, 4, amp_extent_1d(N), poison, &dst));
     ASSERT_OK(amp_array_create(f.q, 4, amp_extent_1d(1), &zero, &cnt));
     amp_array_view *vsrc = NULL;
     ASSERT_OK(amp_array_view_of_array(src, &vsrc));
@@ -447,6 +452,7 @@ ACCEL_TEST(graph, copies_between_arrays_are_recorded)
     cr_assert_eq(info.launches, 1);
     cr_assert_eq(info.copies, 1);
     ASSERT_OK(amp_array_copy_to_host(dst, got));
+    test_check_i32(got, poison, N, "dst after the recording (the recorded copy ran at once)");
     ASSERT_OK(amp_accelerator_view_reset_stats(f.q));
     for (int r = 0; r < 3; ++r) ASSERT_OK(amp_graph_launch(f.q, g));
     amp_stats st;
@@ -809,6 +815,8 @@ static void copies_with_the_host_are_refused_while_recording(amp_accelerator *ac
     test_check_i32(got, b0, N, "B after the recording (nothing moved)");
     ASSERT_OK(amp_array_view_synchronize(hv));
     for (int i = 0; i < N; ++i) cr_assert_eq(host[i], 30, "host[%d] = %d", i, host[i]);
+    ASSERT_OK(amp_array_copy_to_host(S, got));
+    test_check_i32(got, init, N, "the staging array S after the recording (its refused copy moved nothing)");
     ASSERT_OK(amp_graph_launch(f.q, g));
     ASSERT_OK(amp_array_copy_to_host(B, got));
     test_check_i32(got, a0, N, "B after the replay");
@@ -1297,6 +1305,14 @@ ACCEL_TEST(graph, host_results_and_waits_are_refused_while_recording)
     ASSERT_OK(amp_graph_get_info(g, &info));
     cr_assert_eq(info.launches, 2, "the failed launch is not recorded: %llu", (unsigned long long)info.launches);
     for (int i = 0; i < N; ++i) cr_assert_eq(y[i], 1.0f, "recording ran something: y[%d] = %g", i, (double)y[i]);
+    /* The refused copies moved nothing: vh (the copy's and copy_to_host's
+     * destination) is still zero, arr (copy_from_host's) still y's ones. */
+    ASSERT_OK(amp_array_view_synchronize(vh));
+    for (int i = 0; i < N; ++i) cr_assert_eq(h[i], 0.0f, "a refused copy wrote h[%d] = %g", i, (double)h[i]);
+    static float back[N];
+    ASSERT_OK(amp_array_copy_to_host(arr, back));
+    for (int i = 0; i < N; ++i)
+        cr_assert_eq(back[i], 1.0f, "the refused copy_from_host wrote arr[%d] = %g", i, (double)back[i]);
     /* Launching a graph on its view while the view records is refused. */
     ASSERT_OK(amp_graph_begin_recording(f.q));
     ASSERT_STATUS(amp_graph_launch(f.q, g), AMP_ERROR_BUSY);
@@ -1385,6 +1401,7 @@ ACCEL_TEST(graph, host_result_algorithms_refuse_data_a_recording_uses)
     int64_t rs = -1;
     ASSERT_STATUS(amp_reduction_apply(q2, red, ra, 1, &rs), AMP_ERROR_BUSY);
     cr_assert(strstr(amp_last_error(), "amp_reduction_apply (input 0 ('v'))"), "%s", amp_last_error());
+    cr_assert(dot == -1 && rs == -1, "a refused call wrote its result: dot %d, reduction %lld", dot, (long long)rs);
     alg_probe probe = {.y = vy, .q = f.q};
     pthread_t t;
     cr_assert_eq(pthread_create(&t, NULL, alg_probe_thread, &probe), 0);
