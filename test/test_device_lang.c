@@ -372,8 +372,13 @@ ACCEL_TEST(device_lang, hip_atomics_and_float_exchange_under_contention)
     amp_array_view *vl = test_view(ull, sizeof(unsigned long long), amp_extent_1d(4), AMP_READ_WRITE);
     amp_array_view *vw = test_view(w, sizeof(unsigned), amp_extent_1d(4), AMP_READ_WRITE);
     amp_array_view *vo = test_view(fold, sizeof(float), amp_extent_1d(N), AMP_WRITE_ONLY);
-    amp_arg args[] = {amp_arg_view(vf), amp_arg_view(vd), amp_arg_view(vl), amp_arg_view(vw), amp_arg_view(vo)};
-    launch(test_kernel(p, "atomics_hip"), amp_extent_1d(N), args, 5);
+    unsigned *casold = test_xmalloc(N * sizeof *casold);
+    for (int i = 0; i < N; ++i) casold[i] = 0xdeadbeefu;
+    amp_array_view *vc = test_view(casold, sizeof(unsigned), amp_extent_1d(N), AMP_WRITE_ONLY);
+    amp_arg args[] = {amp_arg_view(vf), amp_arg_view(vd), amp_arg_view(vl), amp_arg_view(vw), amp_arg_view(vo),
+                      amp_arg_view(vc)};
+    launch(test_kernel(p, "atomics_hip"), amp_extent_1d(N), args, 6);
+    ASSERT_OK(amp_array_view_synchronize(vc));
     ASSERT_OK(amp_array_view_synchronize(vf));
     ASSERT_OK(amp_array_view_synchronize(vd));
     ASSERT_OK(amp_array_view_synchronize(vl));
@@ -393,7 +398,22 @@ ACCEL_TEST(device_lang, hip_atomics_and_float_exchange_under_contention)
     cr_assert_eq(ull[3], ~0ull, "atomicOr(unsigned long long): got %#llx", ull[3]);
     cr_assert_eq(w[0], (unsigned)(N % 1001), "atomicInc wraps at 1000: got %u want %u", w[0], N % 1001);
     cr_assert_eq(w[1], (unsigned)((1001 - N % 1001) % 1001), "atomicDec wraps at 1000: got %u", w[1]);
-    cr_assert(w[2] >= 1 && w[2] <= (unsigned)N, "atomicCAS: exactly one item stores; got %u", w[2]);
+    /* atomicCAS: exactly one item found 0 and stored its n + 1; every
+     * other item found that value. */
+    cr_assert(w[2] >= 1 && w[2] <= (unsigned)N, "atomicCAS: got %u", w[2]);
+    int winners = 0;
+    for (int i = 0; i < N; ++i) {
+        if (casold[i] == 0u) {
+            ++winners;
+            cr_assert_eq(w[2], (unsigned)i + 1u, "atomicCAS: item %d found 0, but %u was stored", i, w[2]);
+        } else {
+            cr_assert_eq(casold[i], w[2], "atomicCAS: item %d found %u, not the one value stored (%u)", i, casold[i],
+                         w[2]);
+        }
+    }
+    cr_assert_eq(winners, 1, "atomicCAS: %d items found 0 and stored", winners);
+    ASSERT_OK(amp_array_view_destroy(vc));
+    free(casold);
     cr_assert_eq(w[3], 7u, "atomicExch(unsigned): got %u", w[3]);
 
     ASSERT_OK(amp_array_view_destroy(vf));
@@ -1652,12 +1672,13 @@ typedef struct {
 typedef struct {
     name_case c[1400];
     size_t n;
-    /* Memory the atomics work on, with its initial contents. */
-    int32_t im[64];
-    uint32_t um[64];
-    uint64_t lm[64];
-    float fm[64];
-    double dm[64];
+    /* Memory the atomics work on, with its initial contents, and what
+     * each slot holds once the kernel ran (its atomic's store). */
+    int32_t im[64], imw[64];
+    uint32_t um[64], umw[64];
+    uint64_t lm[64], lmw[64];
+    float fm[64], fmw[64];
+    double dm[64], dmw[64];
     int ni, nu, nl, nf, nd;
 } names;
 
@@ -1676,11 +1697,11 @@ static void add(names *t, name_tol tol, double ref, const char *fmt, ...)
     t->n++;
 }
 /* A fresh slot of each memory kind, initialised to a value the host knows. */
-static int slot_i(names *t) { t->im[t->ni] = 100 + 3 * t->ni; return t->ni++; }
-static int slot_u(names *t) { t->um[t->nu] = 200u + 5u * (uint32_t)t->nu; return t->nu++; }
-static int slot_l(names *t) { t->lm[t->nl] = 0x100000000ull + 7u * (uint64_t)t->nl; return t->nl++; }
-static int slot_f(names *t) { t->fm[t->nf] = 0.5f + (float)t->nf; return t->nf++; }
-static int slot_d(names *t) { t->dm[t->nd] = 0.25 + t->nd; return t->nd++; }
+static int slot_i(names *t) { t->imw[t->ni] = t->im[t->ni] = 100 + 3 * t->ni; return t->ni++; }
+static int slot_u(names *t) { t->umw[t->nu] = t->um[t->nu] = 200u + 5u * (uint32_t)t->nu; return t->nu++; }
+static int slot_l(names *t) { t->lmw[t->nl] = t->lm[t->nl] = 0x100000000ull + 7u * (uint64_t)t->nl; return t->nl++; }
+static int slot_f(names *t) { t->fmw[t->nf] = t->fm[t->nf] = 0.5f + (float)t->nf; return t->nf++; }
+static int slot_d(names *t) { t->dmw[t->nd] = t->dm[t->nd] = 0.25 + t->nd; return t->nd++; }
 
 /* Kernel inputs (fin, din, iin), the same values here. */
 static const float A = 0.375f, B = 1.625f, C = -2.25f;
@@ -1722,83 +1743,94 @@ static void build_names(names *t)
     add(t, K_EXACT, 0, "(double)geom_sum(threadIdx, blockIdx)");
     add(t, K_EXACT, 1, "(__syncthreads(), __threadfence_block(), __threadfence(), __threadfence_system(), 1.0)");
 
-    /* HIP atomics: each returns the slot's initial value. */
-#define ATOM(fn, kind, arg)                                                                       \
+    /* HIP atomics: each returns the slot's initial value (old) and leaves
+     * final there. */
+#define ATOM(fn, kind, arg, final)                                                                \
     do {                                                                                         \
         int k_ = slot_##kind(t);                                                                 \
-        add(t, K_EXACT, (double)t->kind##m[k_], "(double)" #fn "(&" #kind "m[I(%d)], " arg ")", k_); \
+        __typeof__(t->kind##m[0]) old = t->kind##m[k_];                                          \
+        add(t, K_EXACT, (double)old, "(double)" #fn "(&" #kind "m[I(%d)], " arg ")", k_);       \
+        t->kind##mw[k_] = (final);                                                               \
+        (void)old;                                                                               \
     } while (0)
-    ATOM(atomicAdd, i, "5");
-    ATOM(atomicAdd, u, "5u");
-    ATOM(atomicAdd, l, "5ull");
-    ATOM(atomicAdd, f, "0.5f");
-    ATOM(atomicAdd, d, "0.5");
-    ATOM(atomicSub, i, "5");
-    ATOM(atomicSub, u, "5u");
-    ATOM(atomicExch, i, "5");
-    ATOM(atomicExch, u, "5u");
-    ATOM(atomicExch, l, "5ull");
-    ATOM(atomicExch, f, "0.5f");
-    ATOM(atomicMin, i, "5");
-    ATOM(atomicMin, u, "5u");
-    ATOM(atomicMin, l, "5ull");
-    ATOM(atomicMax, i, "5");
-    ATOM(atomicMax, u, "5u");
-    ATOM(atomicMax, l, "5ull");
-    ATOM(atomicAnd, i, "5");
-    ATOM(atomicAnd, u, "5u");
-    ATOM(atomicAnd, l, "5ull");
-    ATOM(atomicOr, i, "5");
-    ATOM(atomicOr, u, "5u");
-    ATOM(atomicOr, l, "5ull");
-    ATOM(atomicXor, i, "5");
-    ATOM(atomicXor, u, "5u");
-    ATOM(atomicXor, l, "5ull");
-    ATOM(atomicInc, u, "1000u");
-    ATOM(atomicDec, u, "1000u");
+    ATOM(atomicAdd, i, "5", old + 5);
+    ATOM(atomicAdd, u, "5u", old + 5u);
+    ATOM(atomicAdd, l, "5ull", old + 5ull);
+    ATOM(atomicAdd, f, "0.5f", old + 0.5f);
+    ATOM(atomicAdd, d, "0.5", old + 0.5);
+    ATOM(atomicSub, i, "5", old - 5);
+    ATOM(atomicSub, u, "5u", old - 5u);
+    ATOM(atomicExch, i, "5", 5);
+    ATOM(atomicExch, u, "5u", 5u);
+    ATOM(atomicExch, l, "5ull", 5ull);
+    ATOM(atomicExch, f, "0.5f", 0.5f);
+    ATOM(atomicMin, i, "5", 5);
+    ATOM(atomicMin, u, "5u", 5u);
+    ATOM(atomicMin, l, "5ull", 5ull);
+    ATOM(atomicMax, i, "5", old);
+    ATOM(atomicMax, u, "5u", old);
+    ATOM(atomicMax, l, "5ull", old);
+    ATOM(atomicAnd, i, "5", old & 5);
+    ATOM(atomicAnd, u, "5u", old & 5u);
+    ATOM(atomicAnd, l, "5ull", old & 5ull);
+    ATOM(atomicOr, i, "5", old | 5);
+    ATOM(atomicOr, u, "5u", old | 5u);
+    ATOM(atomicOr, l, "5ull", old | 5ull);
+    ATOM(atomicXor, i, "5", old ^ 5);
+    ATOM(atomicXor, u, "5u", old ^ 5u);
+    ATOM(atomicXor, l, "5ull", old ^ 5ull);
+    ATOM(atomicInc, u, "1000u", old + 1u);
+    ATOM(atomicDec, u, "1000u", old - 1u);
     {
         int k = slot_i(t);
         add(t, K_EXACT, t->im[k], "(double)atomicCAS(&im[I(%d)], %d, 1)", k, (int)t->im[k]);
+        t->imw[k] = 1; /* it matched: stored */
         k = slot_u(t);
-        add(t, K_EXACT, t->um[k], "(double)atomicCAS(&um[I(%d)], 0u, 1u)", k);
+        add(t, K_EXACT, t->um[k], "(double)atomicCAS(&um[I(%d)], 0u, 1u)", k); /* no match: kept */
         k = slot_l(t);
         add(t, K_EXACT, (double)t->lm[k], "(double)atomicCAS(&lm[I(%d)], 0ull, 1ull)", k);
     }
     /* C++ AMP atomics. */
-#define AMP_ATOM(fn, kind, arg) ATOM(amp::fn, kind, arg)
-    AMP_ATOM(atomic_fetch_add, i, "5");
-    AMP_ATOM(atomic_fetch_add, u, "5u");
-    AMP_ATOM(atomic_fetch_sub, i, "5");
-    AMP_ATOM(atomic_fetch_sub, u, "5u");
-    AMP_ATOM(atomic_fetch_and, i, "5");
-    AMP_ATOM(atomic_fetch_and, u, "5u");
-    AMP_ATOM(atomic_fetch_or, i, "5");
-    AMP_ATOM(atomic_fetch_or, u, "5u");
-    AMP_ATOM(atomic_fetch_xor, i, "5");
-    AMP_ATOM(atomic_fetch_xor, u, "5u");
-    AMP_ATOM(atomic_fetch_max, i, "5");
-    AMP_ATOM(atomic_fetch_max, u, "5u");
-    AMP_ATOM(atomic_fetch_min, i, "5");
-    AMP_ATOM(atomic_fetch_min, u, "5u");
-    AMP_ATOM(atomic_exchange, i, "5");
-    AMP_ATOM(atomic_exchange, u, "5u");
-    AMP_ATOM(atomic_exchange, f, "0.5f");
+#define AMP_ATOM(fn, kind, arg, final) ATOM(amp::fn, kind, arg, final)
+    AMP_ATOM(atomic_fetch_add, i, "5", old + 5);
+    AMP_ATOM(atomic_fetch_add, u, "5u", old + 5u);
+    AMP_ATOM(atomic_fetch_sub, i, "5", old - 5);
+    AMP_ATOM(atomic_fetch_sub, u, "5u", old - 5u);
+    AMP_ATOM(atomic_fetch_and, i, "5", old & 5);
+    AMP_ATOM(atomic_fetch_and, u, "5u", old & 5u);
+    AMP_ATOM(atomic_fetch_or, i, "5", old | 5);
+    AMP_ATOM(atomic_fetch_or, u, "5u", old | 5u);
+    AMP_ATOM(atomic_fetch_xor, i, "5", old ^ 5);
+    AMP_ATOM(atomic_fetch_xor, u, "5u", old ^ 5u);
+    AMP_ATOM(atomic_fetch_max, i, "5", old);
+    AMP_ATOM(atomic_fetch_max, u, "5u", old);
+    AMP_ATOM(atomic_fetch_min, i, "5", 5);
+    AMP_ATOM(atomic_fetch_min, u, "5u", 5u);
+    AMP_ATOM(atomic_exchange, i, "5", 5);
+    AMP_ATOM(atomic_exchange, u, "5u", 5u);
+    AMP_ATOM(atomic_exchange, f, "0.5f", 0.5f);
     {
         int k = slot_i(t);
         add(t, K_EXACT, t->im[k], "(double)amp::atomic_fetch_inc(&im[I(%d)])", k);
+        t->imw[k] = t->im[k] + 1;
         k = slot_i(t);
         add(t, K_EXACT, t->im[k], "(double)amp::atomic_fetch_dec(&im[I(%d)])", k);
+        t->imw[k] = t->im[k] - 1;
         k = slot_u(t);
         add(t, K_EXACT, t->um[k], "(double)amp::atomic_fetch_inc(&um[I(%d)])", k);
+        t->umw[k] = t->um[k] + 1u;
         k = slot_u(t);
         add(t, K_EXACT, t->um[k], "(double)amp::atomic_fetch_dec(&um[I(%d)])", k);
+        t->umw[k] = t->um[k] - 1u;
         /* Success: 1000 + expected; failure: the value found. */
         k = slot_i(t);
         add(t, K_EXACT, 1000 + t->im[k], "(double)cas_probe(&im[I(%d)], %d, 7)", k, (int)t->im[k]);
+        t->imw[k] = 7;
         k = slot_i(t);
         add(t, K_EXACT, t->im[k], "(double)cas_probe(&im[I(%d)], -1, 7)", k);
         k = slot_u(t);
         add(t, K_EXACT, 1000.0 + t->um[k], "(double)cas_probe(&um[I(%d)], %uu, 7u)", k, t->um[k]);
+        t->umw[k] = 7u;
         k = slot_u(t);
         add(t, K_EXACT, t->um[k], "(double)cas_probe(&um[I(%d)], 1u, 7u)", k);
     }
@@ -2191,6 +2223,17 @@ ACCEL_TEST(device_lang, all_names_in_one_kernel)
             ++bad;
         }
     cr_assert_eq(bad, 0, "%zu of %zu entries of the all-names kernel are wrong (listed above)", bad, t.n);
+    /* Each atomic stored what it should (a slot no atomic writes, and the
+     * slots past the last one used, kept their values). */
+    for (int i = 3; i < 8; ++i) ASSERT_OK(amp_array_view_synchronize(v[i]));
+    for (int k = 0; k < 64; ++k) {
+        cr_assert_eq(t.im[k], t.imw[k], "int slot %d holds %d, want %d", k, t.im[k], t.imw[k]);
+        cr_assert_eq(t.um[k], t.umw[k], "unsigned slot %d holds %u, want %u", k, t.um[k], t.umw[k]);
+        cr_assert_eq(t.lm[k], t.lmw[k], "uint64 slot %d holds %llu, want %llu", k, (unsigned long long)t.lm[k],
+                     (unsigned long long)t.lmw[k]);
+        cr_assert_eq(t.fm[k], t.fmw[k], "float slot %d holds %g, want %g", k, (double)t.fm[k], (double)t.fmw[k]);
+        cr_assert_eq(t.dm[k], t.dmw[k], "double slot %d holds %g, want %g", k, t.dm[k], t.dmw[k]);
+    }
 
     int32_t simple[4] = {0, 0, 0, 0};
     amp_array_view *vs = test_view(simple, sizeof(int32_t), amp_extent_1d(4), AMP_WRITE_ONLY);

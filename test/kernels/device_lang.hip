@@ -203,7 +203,7 @@ AMP_KERNEL(atomics_int, amp::index<1> i, amp::array_view<const int, 1> val,
 // float exchange, and HIP's atomics on the types every accelerator has.
 AMP_KERNEL(atomics_hip, amp::index<1> i, amp::array_view<float, 1> f, amp::array_view<double, 1> d,
            amp::array_view<unsigned long long, 1> ull, amp::array_view<unsigned, 1> w,
-           amp::array_view<float, 1> fold)
+           amp::array_view<float, 1> fold, amp::array_view<unsigned, 1> casold)
 {
     const int n = i[0];
     typedef amp::index<1> I;
@@ -216,7 +216,7 @@ AMP_KERNEL(atomics_hip, amp::index<1> i, amp::array_view<float, 1> f, amp::array
     atomicOr(&ull[I(3)], 1ull << (n % 64));
     atomicInc(&w[I(0)], 1000u);
     atomicDec(&w[I(1)], 1000u);
-    atomicCAS(&w[I(2)], 0u, (unsigned)n + 1u);
+    casold[i] = atomicCAS(&w[I(2)], 0u, (unsigned)n + 1u);
     atomicExch(&w[I(3)], 7u);
 }
 
