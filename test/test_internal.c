@@ -1379,6 +1379,41 @@ Test(cross, graph_on_the_cpu_after_its_gpu_array_went_home)
 {
     cross_graph_of_a_view_after_its_array_went_home(standin_gpu("standin:0"), cpu_accelerator());
 }
+/* A launch on a queue of an accelerator other than its kernel's is
+ * refused and writes nothing, in both directions (test_launch's
+ * queue_of_other_accelerator needs two real accelerators: without a GPU
+ * it skips). */
+static void cross_launch_on_another_queue(amp_accelerator *built_on, amp_accelerator *queued_on)
+{
+    amp_program *p = NULL;
+    ASSERT_OK(amp_program_build(built_on,
+                                "AMP_KERNEL(put7, amp::index<1> i, amp::array_view<unsigned, 1> v) { v[i] = 7u; }",
+                                NULL, &p));
+    amp_kernel *k = NULL;
+    ASSERT_OK(amp_program_get_kernel(p, "put7", &k));
+    amp_accelerator_view *q = NULL;
+    ASSERT_OK(amp_accelerator_view_create(queued_on, &q));
+    uint32_t buf[32];
+    for (int i = 0; i < 32; ++i) buf[i] = 0xdeadbeefu;
+    amp_array_view *v = NULL;
+    ASSERT_OK(amp_array_view_create(buf, 4, amp_extent_1d(32), AMP_READ_WRITE, &v));
+    amp_arg a[] = {amp_arg_view(v)};
+    amp_status st = amp_parallel_for_each(q, amp_extent_1d(32), k, a, 1);
+    cr_assert_eq(st, AMP_ERROR_INVALID_ARGUMENT, "%s: %s", amp_status_name(st), amp_last_error());
+    cr_assert(strstr(amp_last_error(), "kernel 'put7' was built for"), "%s", amp_last_error());
+    ASSERT_OK(amp_array_view_destroy(v));
+    for (int i = 0; i < 32; ++i) cr_assert_eq(buf[i], 0xdeadbeefu, "element %d written", i);
+    ASSERT_OK(amp_accelerator_view_destroy(q));
+    ASSERT_OK(amp_program_destroy(p));
+}
+Test(cross, a_cpu_kernel_on_a_gpu_queue_is_refused)
+{
+    cross_launch_on_another_queue(cpu_accelerator(), standin_gpu("standin:0"));
+}
+Test(cross, a_gpu_kernel_on_a_cpu_queue_is_refused)
+{
+    cross_launch_on_another_queue(standin_gpu("standin:0"), cpu_accelerator());
+}
 Test(cross, discard_data_ends_after_a_cpu_kernel_writes_the_array)
 {
     cross_discard_ends_after_a_write_at_home(cpu_accelerator(), standin_gpu("standin:0"));
