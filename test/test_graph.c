@@ -2159,17 +2159,39 @@ static void cpu_launches_alone_and_on_the_pool(void)
     ASSERT_OK(amp_graph_begin_recording(f.q));
     ITERATION(va, vb, vc, vout);
     ASSERT_OK(amp_graph_end_recording(f.q, &g));
+    /* The host's reference of the same steps (each exact: dyadic values,
+     * a product by 0.5), so that a partition wrong in the code replays and
+     * direct launches share fails too; and of the tiled sums. */
+    float *ha = test_xmalloc(BIG * 4), *hb = test_xmalloc(BIG * 4), *hc = test_xmalloc(BIG * 4);
+    int32_t *hout = test_xmalloc(BIG * 4);
+    memcpy(ha, a, BIG * 4);
+    memcpy(hb, b, BIG * 4);
+    memcpy(hc, c, BIG * 4);
+    for (int i = 0; i < BIG; i += 64) {
+        int32_t sum = 0;
+        for (int k = 0; k < 64; ++k) sum += in[i + k], hout[i + k] = in[i + k];
+        hout[i] = sum;
+    }
     for (int r = 0; r < REPLAYS; ++r) {
         ASSERT_OK(amp_graph_launch(f.q, g));
         ITERATION(vda, vdb, vdc, vdout);
         amp_array_view *views[] = {va, vb, vc, vout, vda, vdb, vdc, vdout};
         for (size_t k = 0; k < sizeof views / sizeof views[0]; ++k) ASSERT_OK(amp_array_view_synchronize(views[k]));
+        for (int i = 0; i < N; ++i) hc[i] = ha[i] * 0.5f + hb[i];
+        for (int i = 0; i < BIG; ++i) hb[i] = hc[i] * 0.5f + ha[i];
         cr_assert(!memcmp(a, da, BIG * 4) && !memcmp(b, db, BIG * 4) && !memcmp(c, dc, BIG * 4),
                   "replay %d: the steps differ from direct launches", r);
+        cr_assert(!memcmp(a, ha, BIG * 4) && !memcmp(b, hb, BIG * 4) && !memcmp(c, hc, BIG * 4),
+                  "replay %d: the steps differ from the host's", r);
         cr_assert(!memcmp(out, dout, BIG * 4), "replay %d: the tiled sums differ from direct launches", r);
+        cr_assert(!memcmp(out, hout, BIG * 4), "replay %d: the tiled sums differ from the host's", r);
     }
 #undef ITERATION
     cr_assert_eq(out[0], 64 * (-500) + (0 + 63) * 64 / 2, "tile 0's sum: %d", out[0]);
+    free(ha);
+    free(hb);
+    free(hc);
+    free(hout);
     ASSERT_OK(amp_graph_destroy(g));
     amp_array_view *views[] = {va, vb, vc, vout, vda, vdb, vdc, vdout, vin};
     for (size_t k = 0; k < sizeof views / sizeof views[0]; ++k) ASSERT_OK(amp_array_view_destroy(views[k]));
