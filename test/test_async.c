@@ -723,8 +723,8 @@ Test(async, cpu_failed_future_keeps_its_failure_after_later_success, .timeout = 
     ASSERT_OK(amp_program_destroy(p));
 }
 
-/* Destroying the program while its launch is still queued waits for the
- * launch (the kernel's code stays loaded until it ran). */
+/* Destroying the program while its launch may still be queued: the
+ * launch runs whole (the kernel's code stays loaded until it ran). */
 ACCEL_TEST(async, program_destroyed_while_its_launch_is_queued)
 {
     int iters = slow_iters(acc);
@@ -744,6 +744,43 @@ ACCEL_TEST(async, program_destroyed_while_its_launch_is_queued)
     ASSERT_OK(amp_array_view_synchronize(v));
     check_u32(o, w, NS, "after the program was destroyed");
     ASSERT_OK(amp_array_view_destroy(v));
+    ASSERT_OK(amp_accelerator_view_destroy(q));
+}
+
+/* The same with the launch certainly queued when the program goes: the
+ * destroy returns while a kernel of the program waits on a flag and
+ * another of its launches is queued behind it (it waits for no queued
+ * work), and both then run (CPU: the flag is host memory). */
+Test(async, cpu_program_destroyed_while_its_launches_are_held, .timeout = 120)
+{
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    amp_program *p = test_build(acc, test_kernels_handles);
+    amp_kernel *wait_flag = test_kernel(p, "h_wait_flag"), *step = test_kernel(p, "h_step");
+    amp_accelerator_view *q = mkqueue(acc);
+    static atomic_int flag;
+    int gate[1] = {0}, x[4] = {0};
+    amp_array_view *vg = test_view(gate, 4, amp_extent_1d(1), AMP_READ_WRITE);
+    amp_array_view *vx = test_view(x, 4, amp_extent_1d(4), AMP_READ_WRITE);
+    amp_arg ag[] = {amp_arg_view(vg), amp_arg_uint64((uint64_t)(uintptr_t)&flag)};
+    amp_arg ax[] = {amp_arg_view(vx), amp_arg_int32(3)};
+    amp_future *held = NULL, *behind = NULL;
+    ASSERT_OK(amp_parallel_for_each_async(q, amp_extent_1d(1), wait_flag, ag, 2, &held));
+    ASSERT_OK(amp_parallel_for_each_async(q, amp_extent_1d(4), step, ax, 2, &behind));
+    ASSERT_OK(amp_program_destroy(p));
+    bool ready = true;
+    ASSERT_OK(amp_future_is_ready(behind, &ready));
+    cr_assert(!ready, "the launch behind the held one ran before the flag was set");
+    atomic_store(&flag, 1);
+    ASSERT_OK(amp_future_wait(held));
+    ASSERT_OK(amp_future_wait(behind));
+    ASSERT_OK(amp_array_view_synchronize(vg));
+    ASSERT_OK(amp_array_view_synchronize(vx));
+    cr_assert_eq(gate[0], 1, "the held kernel did not run");
+    for (int i = 0; i < 4; ++i) cr_assert_eq(x[i], 3, "x[%d] = %d: the launch behind it did not run", i, x[i]);
+    amp_future_destroy(held);
+    amp_future_destroy(behind);
+    ASSERT_OK(amp_array_view_destroy(vg));
+    ASSERT_OK(amp_array_view_destroy(vx));
     ASSERT_OK(amp_accelerator_view_destroy(q));
 }
 
