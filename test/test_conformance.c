@@ -881,6 +881,11 @@ ACCEL_TEST(future, then_runs_once_on_the_continuation_thread)
     ASSERT_OK(amp_future_then(f, then_note, &r)); /* two on one future: both */
     then_await(&r, 3);
     ASSERT_OK(amp_future_destroy(f));
+    pthread_mutex_lock(&r.lock);
+    cr_assert_eq(r.st, AMP_OK);
+    cr_assert(r.other_thread, "a continuation of a complete future ran on the registering thread");
+    cr_assert_str_eq(r.thread_name, "hipamp-then");
+    pthread_mutex_unlock(&r.lock);
     /* Futures of one queue, registered in queue order, are called in it. */
     then_rec o = {.lock = PTHREAD_MUTEX_INITIALIZER};
     then_slot slots[THEN_ORDERED];
@@ -892,6 +897,15 @@ ACCEL_TEST(future, then_runs_once_on_the_continuation_thread)
     }
     then_await(&o, THEN_ORDERED);
     for (int i = 0; i < THEN_ORDERED; ++i) cr_assert_eq(o.order[i], i, "call %d was future %d", i, o.order[i]);
+    /* Each once: after the queue is idle and a moment more, no call more. */
+    ASSERT_OK(amp_accelerator_view_wait(c.q));
+    nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
+    pthread_mutex_lock(&r.lock);
+    pthread_mutex_lock(&o.lock);
+    cr_assert(r.calls == 3 && o.calls == THEN_ORDERED, "continuations called %d and %d times, want 3 and %d", r.calls,
+              o.calls, THEN_ORDERED);
+    pthread_mutex_unlock(&o.lock);
+    pthread_mutex_unlock(&r.lock);
     ASSERT_STATUS(amp_future_then(NULL, then_note, &r), AMP_ERROR_INVALID_ARGUMENT);
     ASSERT_OK(amp_array_view_destroy(v));
     for (int i = 0; i < N; ++i) cr_assert_eq(x[i], 2 + THEN_ORDERED, "element %d: %d", i, x[i]);
@@ -1116,6 +1130,18 @@ Test(accelerator, version_and_is_debug)
     ASSERT_STATUS(amp_accelerator_get_version(list[0], NULL), AMP_ERROR_INVALID_ARGUMENT);
 }
 
+/* AMP_DEBUG=0: the CPU accelerator says it is not a debug one (an explicit
+ * 0, since a build with HIPAMP_DEBUG_CHECKS defaults it on). */
+Test(accelerator, is_debug_is_off_with_amp_debug_0)
+{
+    setenv("AMP_DEBUG", "0", 1);
+    amp_accelerator *cpu = NULL;
+    bool dbg = true;
+    ASSERT_OK(amp_accelerator_find("cpu", &cpu));
+    ASSERT_OK(amp_accelerator_get_is_debug(cpu, &dbg));
+    cr_assert_not(dbg, "AMP_DEBUG=0 but is_debug is true");
+}
+
 Test(accelerator, is_debug_follows_amp_debug)
 {
     setenv("AMP_DEBUG", "1", 1);
@@ -1180,7 +1206,9 @@ ACCEL_TEST(staging, a_host_array_associated_with_a_view)
     ASSERT_MSG_HAS("staging");
     ASSERT_OK(amp_array_copy_to_host(s, got));
     test_check_i32(got, init, N, "amp_array_copy_to_host of the staging array");
+    for (int i = 0; i < N; ++i) init[i] = 9000 + i;
     ASSERT_OK(amp_array_copy_from_host(s, init));
+    test_check_i32(h, init, N, "amp_array_copy_from_host into the staging array");
     ASSERT_OK(amp_array_destroy(d));
     ASSERT_OK(amp_array_destroy(s));
     ASSERT_OK(amp_array_create_staging(c.q, 4, amp_extent_2d(0, 3), NULL, &s));

@@ -419,7 +419,9 @@ ACCEL_TEST(copy, views_and_arrays_made_apart_over_shared_memory_are_refused)
     amp_accelerator_view *q = NULL;
     ASSERT_OK(amp_accelerator_default_view(acc, &q));
     amp_array *base = NULL, *a1 = NULL, *a2 = NULL, *a3 = NULL;
-    ASSERT_OK(amp_array_create(q, 4, amp_extent_1d(24), NULL, &base));
+    int32_t ramp[24], back[24];
+    for (int i = 0; i < 24; ++i) ramp[i] = i;
+    ASSERT_OK(amp_array_create(q, 4, amp_extent_1d(24), ramp, &base));
     void *mem = NULL;
     ASSERT_OK(amp_array_native_handle(base, &mem));
     ASSERT_OK(amp_array_create_from_native(q, mem, 4, amp_extent_2d(2, 4), &a1));
@@ -427,7 +429,12 @@ ACCEL_TEST(copy, views_and_arrays_made_apart_over_shared_memory_are_refused)
     ASSERT_OK(amp_array_create_from_native(q, (char *)mem + 64, 4, amp_extent_2d(2, 4), &a3));
     ASSERT_STATUS(amp_copy_array(a1, a2), AMP_ERROR_INVALID_ARGUMENT);
     cr_assert(strstr(amp_last_error(), "overlap"), "%s", amp_last_error());
-    ASSERT_OK(amp_copy_array(a1, a3));
+    ASSERT_OK(amp_array_copy_to_host(base, back));
+    for (int i = 0; i < 24; ++i) cr_assert_eq(back[i], i, "the refused copy changed element %d: %d", i, back[i]);
+    ASSERT_OK(amp_copy_array(a1, a3)); /* elements 0-7 into 16-23 */
+    ASSERT_OK(amp_array_copy_to_host(base, back));
+    for (int i = 0; i < 24; ++i)
+        cr_assert_eq(back[i], i < 16 ? i : i - 16, "after the copy, element %d is %d", i, back[i]);
     ASSERT_OK(amp_array_destroy(a1));
     ASSERT_OK(amp_array_destroy(a2));
     ASSERT_OK(amp_array_destroy(a3));
@@ -516,7 +523,7 @@ ACCEL_TEST(copy, into_a_read_only_view_is_refused)
     /* A read-only view stays a source. */
     ASSERT_OK(amp_copy_view(vt, vs));
     ASSERT_OK(amp_array_view_synchronize(vs));
-    cr_assert_eq(src[7], 8.0f);
+    for (int i = 0; i < 8; ++i) cr_assert_eq(src[i], table[i], "src[%d] = %g after the copy from the table", i, (double)src[i]);
     amp_array_view_destroy(src4);
     amp_array_view_destroy(part);
     amp_array_view_destroy(ro_of_rw);

@@ -119,6 +119,7 @@ static void array_after_destroy(amp_accelerator *acc)
     ASSERT_STATUS(amp_array_view_synchronize((amp_array_view *)(void *)other), AMP_ERROR_INVALID_ARGUMENT);
     cr_assert(strstr(amp_last_error(), "is an amp_array, not an amp_array_view"), "%s", amp_last_error());
     ASSERT_OK(amp_array_copy_to_host(other, got));
+    for (int i = 0; i < N; ++i) cr_assert_eq(got[i], 0, "a copy from the destroyed array reached other[%d] = %d", i, got[i]);
     ASSERT_OK(amp_array_destroy(other));
     ASSERT_OK(amp_program_destroy(p));
 }
@@ -283,7 +284,8 @@ static void view_shapes_after_destroy(amp_accelerator *acc)
     got = -1;
     ASSERT_DESTROYED(amp_array_view_get(v, amp_index_1d(5), &got));
     cr_assert_eq(got, -1, "a get of a destroyed view wrote its output");
-    ASSERT_DESTROYED(amp_array_view_set(v, amp_index_1d(5), &one));
+    int forty_two = 42;
+    ASSERT_DESTROYED(amp_array_view_set(v, amp_index_1d(5), &forty_two));
     cr_assert_eq(x[5], 1, "a set through a destroyed view wrote: x[5] = %d", x[5]);
     ASSERT_DESTROYED(amp_array_view_synchronize_async(v, &f));
     cr_assert_null(f);
@@ -830,6 +832,8 @@ ACCEL_TEST(handles, get_kernel_and_recordings_racing_program_destroy, .timeout =
     cr_assert_eq(r.stale_graphs, 0, "%ld of %ld graphs held a kernel whose program was destroyed", r.stale_graphs,
                  r.recorded);
     cr_log_info("%ld recordings, %ld kernels got, destroy busy %ld times", r.recorded, r.got, busy);
+    cr_assert(r.recorded > 0 && r.got > 0, "the race was never run: %ld recordings, %ld kernels got", r.recorded,
+              r.got);
     ASSERT_OK(amp_array_view_destroy(r.v));
     ASSERT_OK(amp_accelerator_view_destroy(r.q));
 }

@@ -1414,6 +1414,26 @@ Test(cross, a_gpu_kernel_on_a_cpu_queue_is_refused)
 {
     cross_launch_on_another_queue(standin_gpu("standin:0"), cpu_accelerator());
 }
+/* Once the default accelerator is decided (used), setting another one is
+ * refused naming both, and the default stays (test_conformance's version
+ * finds no other available accelerator without a GPU). */
+Test(cross, set_default_after_use_refuses_another_accelerator)
+{
+    unsetenv("AMP_DEFAULT_ACCELERATOR");
+    cpu_accelerator();
+    amp_accelerator *d = NULL, *again = NULL, *other = standin_gpu("standin:0");
+    ASSERT_OK(amp_accelerator_default(&d)); /* used: decided */
+    cr_assert_neq(d, other, "a stand-in is never the automatic default");
+    amp_accelerator_info di;
+    ASSERT_OK(amp_accelerator_get_info(d, &di));
+    ASSERT_STATUS(amp_accelerator_set_default(other), AMP_ERROR_BUSY);
+    cr_assert(strstr(amp_last_error(), "standin:0") && strstr(amp_last_error(), di.device_path),
+              "the refusal names both: %s", amp_last_error());
+    ASSERT_OK(amp_accelerator_default(&again));
+    cr_assert_eq(again, d, "the default changed after a refused set");
+    ASSERT_OK(amp_accelerator_set_default(d)); /* the same one again: fine */
+}
+
 Test(cross, discard_data_ends_after_a_cpu_kernel_writes_the_array)
 {
     cross_discard_ends_after_a_write_at_home(cpu_accelerator(), standin_gpu("standin:0"));
