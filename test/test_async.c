@@ -784,6 +784,40 @@ Test(async, cpu_program_destroyed_while_its_launches_are_held, .timeout = 120)
     ASSERT_OK(amp_accelerator_view_destroy(q));
 }
 
+/* amp_accelerator_view_flush hands the queued work to the accelerator and
+ * returns without waiting for it: here while a kernel waits on a flag
+ * (CPU: the flag is host memory), in both queuing modes. */
+Test(async, cpu_flush_returns_while_the_queued_work_is_held, .timeout = 120)
+{
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    amp_program *p = test_build(acc, test_kernels_handles);
+    amp_kernel *wait_flag = test_kernel(p, "h_wait_flag");
+    const amp_queuing_mode modes[] = {AMP_QUEUING_IMMEDIATE, AMP_QUEUING_AUTOMATIC};
+    for (int m = 0; m < 2; ++m) {
+        amp_accelerator_view *q = NULL;
+        ASSERT_OK(amp_accelerator_view_create_with_mode(acc, modes[m], &q));
+        static atomic_int flag;
+        atomic_store(&flag, 0);
+        int gate[1] = {0};
+        amp_array_view *vg = test_view(gate, 4, amp_extent_1d(1), AMP_READ_WRITE);
+        amp_arg ag[] = {amp_arg_view(vg), amp_arg_uint64((uint64_t)(uintptr_t)&flag)};
+        amp_future *held = NULL;
+        ASSERT_OK(amp_parallel_for_each_async(q, amp_extent_1d(1), wait_flag, ag, 2, &held));
+        ASSERT_OK(amp_accelerator_view_flush(q));
+        bool ready = true;
+        ASSERT_OK(amp_future_is_ready(held, &ready));
+        cr_assert(!ready, "mode %d: the held kernel ended before its flag was set", m);
+        atomic_store(&flag, 1);
+        ASSERT_OK(amp_future_wait(held));
+        ASSERT_OK(amp_array_view_synchronize(vg));
+        cr_assert_eq(gate[0], 1, "mode %d: the held kernel did not run", m);
+        amp_future_destroy(held);
+        ASSERT_OK(amp_array_view_destroy(vg));
+        ASSERT_OK(amp_accelerator_view_destroy(q));
+    }
+    ASSERT_OK(amp_program_destroy(p));
+}
+
 /* --------------------------------------------------- bounded CPU queues */
 
 typedef struct blocked_launch {
