@@ -747,6 +747,35 @@ ACCEL_TEST(async, program_destroyed_while_its_launch_is_queued)
     ASSERT_OK(amp_accelerator_view_destroy(q));
 }
 
+/* A launch of the handles file's h_wait_flag on q, held until
+ * held_release sets its flag (host memory: CPU only). */
+typedef struct held_launch {
+    atomic_int flag;
+    int gate[1];
+    amp_array_view *vg;
+    amp_future *f;
+} held_launch;
+
+static void held_start(held_launch *h, amp_kernel *wait_flag, amp_accelerator_view *q)
+{
+    atomic_store(&h->flag, 0);
+    h->gate[0] = 0;
+    h->vg = test_view(h->gate, 4, amp_extent_1d(1), AMP_READ_WRITE);
+    amp_arg ag[] = {amp_arg_view(h->vg), amp_arg_uint64((uint64_t)(uintptr_t)&h->flag)};
+    ASSERT_OK(amp_parallel_for_each_async(q, amp_extent_1d(1), wait_flag, ag, 2, &h->f));
+}
+
+/* Lets it go; it ran (its gate set) and is over. */
+static void held_release(held_launch *h)
+{
+    atomic_store(&h->flag, 1);
+    ASSERT_OK(amp_future_wait(h->f));
+    ASSERT_OK(amp_array_view_synchronize(h->vg));
+    cr_assert_eq(h->gate[0], 1, "the held kernel did not run");
+    amp_future_destroy(h->f);
+    ASSERT_OK(amp_array_view_destroy(h->vg));
+}
+
 /* The same with the launch certainly queued when the program goes: the
  * destroy returns while a kernel of the program waits on a flag and
  * another of its launches is queued behind it (it waits for no queued
@@ -757,29 +786,22 @@ Test(async, cpu_program_destroyed_while_its_launches_are_held, .timeout = 120)
     amp_program *p = test_build(acc, test_kernels_handles);
     amp_kernel *wait_flag = test_kernel(p, "h_wait_flag"), *step = test_kernel(p, "h_step");
     amp_accelerator_view *q = mkqueue(acc);
-    static atomic_int flag;
-    int gate[1] = {0}, x[4] = {0};
-    amp_array_view *vg = test_view(gate, 4, amp_extent_1d(1), AMP_READ_WRITE);
+    static held_launch h;
+    int x[4] = {0};
     amp_array_view *vx = test_view(x, 4, amp_extent_1d(4), AMP_READ_WRITE);
-    amp_arg ag[] = {amp_arg_view(vg), amp_arg_uint64((uint64_t)(uintptr_t)&flag)};
     amp_arg ax[] = {amp_arg_view(vx), amp_arg_int32(3)};
-    amp_future *held = NULL, *behind = NULL;
-    ASSERT_OK(amp_parallel_for_each_async(q, amp_extent_1d(1), wait_flag, ag, 2, &held));
+    amp_future *behind = NULL;
+    held_start(&h, wait_flag, q);
     ASSERT_OK(amp_parallel_for_each_async(q, amp_extent_1d(4), step, ax, 2, &behind));
     ASSERT_OK(amp_program_destroy(p));
     bool ready = true;
     ASSERT_OK(amp_future_is_ready(behind, &ready));
     cr_assert(!ready, "the launch behind the held one ran before the flag was set");
-    atomic_store(&flag, 1);
-    ASSERT_OK(amp_future_wait(held));
+    held_release(&h);
     ASSERT_OK(amp_future_wait(behind));
-    ASSERT_OK(amp_array_view_synchronize(vg));
     ASSERT_OK(amp_array_view_synchronize(vx));
-    cr_assert_eq(gate[0], 1, "the held kernel did not run");
     for (int i = 0; i < 4; ++i) cr_assert_eq(x[i], 3, "x[%d] = %d: the launch behind it did not run", i, x[i]);
-    amp_future_destroy(held);
     amp_future_destroy(behind);
-    ASSERT_OK(amp_array_view_destroy(vg));
     ASSERT_OK(amp_array_view_destroy(vx));
     ASSERT_OK(amp_accelerator_view_destroy(q));
 }
@@ -796,23 +818,13 @@ Test(async, cpu_flush_returns_while_the_queued_work_is_held, .timeout = 120)
     for (int m = 0; m < 2; ++m) {
         amp_accelerator_view *q = NULL;
         ASSERT_OK(amp_accelerator_view_create_with_mode(acc, modes[m], &q));
-        static atomic_int flag;
-        atomic_store(&flag, 0);
-        int gate[1] = {0};
-        amp_array_view *vg = test_view(gate, 4, amp_extent_1d(1), AMP_READ_WRITE);
-        amp_arg ag[] = {amp_arg_view(vg), amp_arg_uint64((uint64_t)(uintptr_t)&flag)};
-        amp_future *held = NULL;
-        ASSERT_OK(amp_parallel_for_each_async(q, amp_extent_1d(1), wait_flag, ag, 2, &held));
+        static held_launch h;
+        held_start(&h, wait_flag, q);
         ASSERT_OK(amp_accelerator_view_flush(q));
         bool ready = true;
-        ASSERT_OK(amp_future_is_ready(held, &ready));
+        ASSERT_OK(amp_future_is_ready(h.f, &ready));
         cr_assert(!ready, "mode %d: the held kernel ended before its flag was set", m);
-        atomic_store(&flag, 1);
-        ASSERT_OK(amp_future_wait(held));
-        ASSERT_OK(amp_array_view_synchronize(vg));
-        cr_assert_eq(gate[0], 1, "mode %d: the held kernel did not run", m);
-        amp_future_destroy(held);
-        ASSERT_OK(amp_array_view_destroy(vg));
+        held_release(&h);
         ASSERT_OK(amp_accelerator_view_destroy(q));
     }
     ASSERT_OK(amp_program_destroy(p));

@@ -580,6 +580,17 @@ static amp_kernel *loop_kernel(amp_program *p, const char *name)
 }
 
 
+/* A libclang of the system's to link to (the test skips without one). */
+static const char *system_libclang(void)
+{
+    static const char *const cands[] = {"/usr/lib/llvm-15/lib/libclang.so.1", "/usr/lib/llvm-14/lib/libclang.so.1",
+                                        "/usr/lib/llvm-16/lib/libclang.so.1", "/usr/lib/x86_64-linux-gnu/libclang.so.1"};
+    for (size_t i = 0; i < sizeof cands / sizeof cands[0]; ++i)
+        if (access(cands[i], R_OK) == 0) return cands[i];
+    cr_skip_test("no libclang here to link to");
+    return NULL;
+}
+
 /* libclang is loaded into the process: one another local user could
  * change (here reached through their link in a sticky directory others
  * may write, as root) is not loaded, and the tiled kernels say why. Before,
@@ -587,12 +598,7 @@ static amp_kernel *loop_kernel(amp_program *p, const char *name)
 Test(loops, a_libclang_another_user_could_change_is_not_loaded)
 {
     if (geteuid() != 0) cr_skip_test("a link of another user needs root to make here");
-    char real[PATH_MAX] = "";
-    static const char *const cands[] = {"/usr/lib/llvm-15/lib/libclang.so.1", "/usr/lib/llvm-14/lib/libclang.so.1",
-                                        "/usr/lib/llvm-16/lib/libclang.so.1", "/usr/lib/x86_64-linux-gnu/libclang.so.1"};
-    for (size_t i = 0; i < sizeof cands / sizeof cands[0] && !real[0]; ++i)
-        if (access(cands[i], R_OK) == 0) snprintf(real, sizeof real, "%s", cands[i]);
-    if (!real[0]) cr_skip_test("no libclang here to link to");
+    const char *real = system_libclang();
     char dir[] = "/tmp/hipamp-libclang-XXXXXX", link[128];
     cr_assert_not_null(mkdtemp(dir));
     cr_assert_eq(chmod(dir, 01777), 0);
@@ -620,12 +626,7 @@ Test(loops, a_libclang_another_user_could_change_is_not_loaded)
  * loop version is made here and not loaded from an earlier build. */
 Test(loops, a_libclang_named_without_a_directory_is_the_file_checked)
 {
-    char real[PATH_MAX] = "";
-    static const char *const cands[] = {"/usr/lib/llvm-15/lib/libclang.so.1", "/usr/lib/llvm-14/lib/libclang.so.1",
-                                        "/usr/lib/llvm-16/lib/libclang.so.1", "/usr/lib/x86_64-linux-gnu/libclang.so.1"};
-    for (size_t i = 0; i < sizeof cands / sizeof cands[0] && !real[0]; ++i)
-        if (access(cands[i], R_OK) == 0) snprintf(real, sizeof real, "%s", cands[i]);
-    if (!real[0]) cr_skip_test("no libclang here to link to");
+    const char *real = system_libclang();
     char dir[] = "/tmp/hipamp-libclang-XXXXXX", link[128];
     cr_assert_not_null(mkdtemp(dir));
     snprintf(link, sizeof link, "%s/hipamp-test-libclang.so", dir);
