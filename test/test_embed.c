@@ -299,10 +299,16 @@ Test(embed, unwritable_output_fails)
     char *err = stderr_text();
     cr_expect_not_null(strstr(err, "cannot create"), "message: '%s'", err);
     free(err);
-    /* A header that cannot be written fails the run too. */
+    /* A header that cannot be written fails the run too, naming it, and
+     * leaves no source behind (it was written and put in place first). */
     cr_assert_eq(run("'%s' -o '%s' -H '%s/no/dir/k.h' '%s' sym", HIPAMP_EMBED_TOOL, path_in_dir("k.c"), dir,
                      path_in_dir("k.hip")),
                  1);
+    err = stderr_text();
+    cr_expect_not_null(strstr(err, "cannot create") && strstr(err, "k.h") ? err : NULL, "message: '%s'", err);
+    free(err);
+    const char *only[] = {"k.hip"};
+    assert_dir_holds_only(only, 1);
 }
 
 /* An output whose name is near NAME_MAX (255 bytes) is written, new or

@@ -796,7 +796,7 @@ ACCEL_TEST(mpi, host_views_exchanged_in_place, .init = mpi_up, .fini = mpi_down)
     cr_assert_eq(s.bytes_sent, C * sizeof(float));
     cr_assert_eq(s.bytes_received, C * sizeof(float));
     cr_assert_eq(s.bytes_staged, 0);
-    cr_assert_geq(s.seconds, 0.0);
+    cr_assert_gt(s.seconds, 0.0, "no time counted inside the exchange's calls");
     ASSERT_OK(amp_array_view_destroy(send));
     ASSERT_OK(amp_array_view_destroy(recv));
     ASSERT_OK(amp_array_view_destroy(v));
@@ -2663,7 +2663,7 @@ Test(mpi_ranks, a_time_out_bounds_the_wait_even_for_a_message_that_began_to_arri
     const char *late[] = {"AMP_ERROR_TIMEOUT", "no answer from rank 1 within 1000 ms"};
     line_says(rank_line(&r, 0, "end"), late, 2, "rank 0's end");
     double waited = atof(rank_line(&r, 0, "waited"));
-    cr_assert(waited >= 0.9 && waited < 3.5, "rank 0 waited %g s for a time-out of 1 s:\n%s", waited, r.out);
+    cr_assert(waited >= 0.9 && waited < 4.5, "rank 0 waited %g s for a time-out of 1 s:\n%s", waited, r.out);
     rank_line(&r, 1, "end"); /* any status, but it returns */
     line_says(rank_line(&r, 0, "destroy"), fine, 1, "rank 0's destroy");
     ranks_finished(&r, 2);

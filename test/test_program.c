@@ -588,8 +588,15 @@ Test(program, prelude_source)
 ACCEL_TEST(program, second_build_gives_distinct_working_handle)
 {
     char *src = unique_source(test_kernels_seeds);
+    amp_cache_info before, after;
     amp_program *p1 = test_build(acc, src);
+    ASSERT_OK(amp_cache_get_info(&before));
     amp_program *p2 = test_build(acc, src);
+    ASSERT_OK(amp_cache_get_info(&after));
+    cr_assert(after.memory_hits == before.memory_hits + 1 && after.memory_misses == before.memory_misses,
+              "the second build was not a memory hit: hits %llu -> %llu, misses %llu -> %llu",
+              (unsigned long long)before.memory_hits, (unsigned long long)after.memory_hits,
+              (unsigned long long)before.memory_misses, (unsigned long long)after.memory_misses);
     cr_assert_neq(p1, p2, "two builds returned one handle (destroying one would free the other)");
     amp_kernel *k1 = test_kernel(p1, "vector_add");
     amp_kernel *k2 = test_kernel(p2, "vector_add");
@@ -602,9 +609,16 @@ ACCEL_TEST(program, second_build_gives_distinct_working_handle)
     check_vector_add(test_kernel(p3, "vector_add"));
     ASSERT_OK(amp_program_destroy(p2));
     ASSERT_OK(amp_program_destroy(p3));
-    /* After clearing the in-memory cache, building again still works. */
+    /* After clearing the in-memory cache, building again still works (a
+     * memory miss now). */
     ASSERT_OK(amp_cache_clear_memory());
+    ASSERT_OK(amp_cache_get_info(&before));
     amp_program *p4 = test_build(acc, src);
+    ASSERT_OK(amp_cache_get_info(&after));
+    cr_assert(after.memory_misses == before.memory_misses + 1 && after.memory_hits == before.memory_hits,
+              "the build after clear_memory was not a memory miss: hits %llu -> %llu, misses %llu -> %llu",
+              (unsigned long long)before.memory_hits, (unsigned long long)after.memory_hits,
+              (unsigned long long)before.memory_misses, (unsigned long long)after.memory_misses);
     check_vector_add(test_kernel(p4, "vector_add"));
     ASSERT_OK(amp_program_destroy(p4));
     free(src);
@@ -677,6 +691,9 @@ ACCEL_TEST(program, stale_kernel_handle_is_reported)
     amp_future *f = (amp_future *)&f;
     ASSERT_STATUS(amp_parallel_for_each_async(NULL, amp_extent_1d(4), k, a, 3, &f), AMP_ERROR_INVALID_ARGUMENT);
     cr_assert_null(f);
+    /* None of them ran (x + x into x would have doubled it). */
+    ASSERT_OK(amp_array_view_synchronize(v));
+    for (int i = 0; i < 4; ++i) cr_assert_eq(x[i], (float)(i + 1), "a stale kernel ran: x[%d] = %g", i, (double)x[i]);
     /* Rebuilt (from the memory cache): a new handle that works. */
     amp_program *p2 = test_build(acc, test_kernels_seeds);
     amp_kernel *k2 = test_kernel(p2, "vector_add");
