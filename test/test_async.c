@@ -789,8 +789,12 @@ Test(async, cpu_program_destroyed_while_its_launches_are_held, .timeout = 120)
     static held_launch h;
     int x[4] = {0};
     amp_array_view *vx = test_view(x, 4, amp_extent_1d(4), AMP_READ_WRITE);
-    amp_arg ax[] = {amp_arg_view(vx), amp_arg_int32(3)};
+    amp_arg ax[] = {amp_arg_view(vx), amp_arg_int32(3)}, ax0[] = {amp_arg_view(vx), amp_arg_int32(0)};
     amp_future *behind = NULL;
+    /* x's data goes to the device first: with AMP_CPU_UNIFIED=0 the launch
+     * behind would otherwise wait in its call for a copy queued behind the
+     * held kernel. */
+    ASSERT_OK(amp_parallel_for_each(q, amp_extent_1d(4), step, ax0, 2));
     held_start(&h, wait_flag, q);
     ASSERT_OK(amp_parallel_for_each_async(q, amp_extent_1d(4), step, ax, 2, &behind));
     ASSERT_OK(amp_program_destroy(p));
