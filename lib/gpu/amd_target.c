@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
 
 struct amp_code_object {
     unsigned char *data; /* the AMDGPU ELF code object */
@@ -419,17 +418,6 @@ AMP_API amp_status amp_compile_targets(const char **list, size_t cap, size_t *co
     }
     *count = n;
     return AMP_OK;
-}
-
-amp_status amp__gpu_refuse_in_secure_program(const char *what)
-{
-    if (!getauxval(AT_SECURE)) return AMP_OK;
-    return amp__fail(AMP_ERROR_UNSUPPORTED,
-                     "%s: a set-uid, set-gid or file-capability program compiles no kernels: hipRTC and NVRTC would "
-                     "compile with its rights, hipRTC with options and paths from the environment of whoever started "
-                     "it (HIPRTC_COMPILE_OPTIONS_APPEND, HIP_PATH, ...); the prebuilt packs still serve the built-in "
-                     "algorithms",
-                     what);
 }
 
 AMP_API amp_status amp_compile_for_target(const char *target, const char *source, const char *options,

@@ -184,7 +184,8 @@ amp_status amp__gpu_refuse_target_options(const char *options, const char *const
  * (HIPRTC_COMPILE_OPTIONS_APPEND, HIP_PATH, ...), which amp__env hides
  * from the library but not from it. So such a program compiles no
  * kernels on a GPU either, as on the CPU accelerator (cpu_toolchain.c);
- * the prebuilt packs still serve the built-in algorithms (amd_target.c). */
+ * the prebuilt packs still serve the built-in algorithms
+ * (secure_program.c). */
 amp_status amp__gpu_refuse_in_secure_program(const char *what);
 /* job as hipRTC or NVRTC is handed it (option_macros.c): its -D and -U
  * options (and --define-macro, --undefine-macro) taken out of the options
