@@ -187,21 +187,20 @@ int main(int argc, char **argv)
     size_t size = 0;
     char *text = tool_read_source(PROG, in_path, &size);
     tool_out c = {0}, h = {0};
-    /* Both outputs opened and written before either is put in place, so a
-     * header that cannot be made leaves no source behind either (only a
-     * failure of the header's last rename, after the source's, can). */
+    /* Both outputs opened before either is put in place, so a header that
+     * cannot be made leaves no source behind (one whose write or rename
+     * fails after the source's rename still can). Each written, then closed
+     * at once, so a failed write's errno names its own cause. */
     if (!text || !tool_out_open(&c, PROG, c_dest)) goto fail;
     if (out_h && !tool_out_open(&h, PROG, out_h)) {
         (void)tool_out_close(&c, false);
         goto fail;
     }
-    bool source_ok = write_source(text, size, in_path, symbol, c.f);
-    bool header_ok = !out_h || write_header(in_path, symbol, h.f);
-    if (!tool_out_close(&c, source_ok && header_ok)) {
+    if (!tool_out_close(&c, write_source(text, size, in_path, symbol, c.f))) {
         if (out_h) (void)tool_out_close(&h, false);
         goto fail;
     }
-    if (out_h && !tool_out_close(&h, header_ok)) goto fail;
+    if (out_h && !tool_out_close(&h, write_header(in_path, symbol, h.f))) goto fail;
     rc = 0;
     /* Standard output may have held either file. */
     if (!tool_stdout_close(PROG)) rc = 1;
