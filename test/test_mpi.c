@@ -14,6 +14,7 @@ Test(mpi, component_not_built)
 #include <hipamp_mpi.h>
 
 #include "heat_grid.h"
+#include "stderr_capture.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -410,33 +411,6 @@ static bool fake_at_secure;
 int amp_mpi_test_fault(const char *where);
 int amp_mpi_test_fault(const char *where) { return fake_at_secure && !strcmp(where, "AT_SECURE"); }
 
-/* stderr of the calls between begin and end, read back (malloc'ed). */
-static int stderr_saved = -1, stderr_file = -1;
-static void stderr_begin(void)
-{
-    char path[] = "/tmp/hipamp-mpi-stderr-XXXXXX";
-    stderr_file = mkstemp(path);
-    cr_assert_geq(stderr_file, 0, "mkstemp: %s", strerror(errno));
-    unlink(path);
-    fflush(stderr);
-    stderr_saved = dup(2);
-    cr_assert_geq(stderr_saved, 0);
-    cr_assert_eq(dup2(stderr_file, 2), 2);
-}
-static char *stderr_end(void)
-{
-    fflush(stderr);
-    cr_assert_eq(dup2(stderr_saved, 2), 2);
-    close(stderr_saved);
-    off_t n = lseek(stderr_file, 0, SEEK_END);
-    cr_assert_geq(n, 0);
-    char *text = calloc(1, (size_t)n + 1);
-    cr_assert_not_null(text);
-    cr_assert_eq(pread(stderr_file, text, (size_t)n, 0), n);
-    close(stderr_file);
-    return text;
-}
-
 /* A set-uid, set-gid or file-capability program takes nothing from the
  * environment of whoever started it, hipamp::mpi's variables included: the
  * core read its own that way, but the component read AMP_MPI_NCCL_LIBRARY
@@ -457,12 +431,14 @@ Test(mpi, a_set_uid_program_takes_nothing_from_the_invokers_environment, .init =
     setenv("AMP_MPI_NCCL_LIBRARY", HIPAMP_FAKE_NCCL, 1);
     setenv("AMP_MPI_PATH", "sideways", 1);
     fake_at_secure = true;
-    stderr_begin();
+    stderr_capture cap;
+    stderr_capture_begin(&cap);
     amp_status nccl = amp_mpi_choose_path(cpu, AMP_MPI_PATH_NCCL, &p);
     char nccl_said[1024];
     snprintf(nccl_said, sizeof nccl_said, "%s", amp_mpi_last_error());
     amp_status chosen = amp_mpi_choose_path(cpu, AMP_MPI_PATH_AUTO, &p);
-    char *said = stderr_end();
+    static char said[4096];
+    stderr_capture_end(&cap, said, sizeof said);
     fake_at_secure = false;
     cr_assert_eq(nccl, AMP_ERROR_UNSUPPORTED, "the NCCL path with the invoker's library: %s: %s",
                  amp_status_name(nccl), nccl_said);
@@ -473,7 +449,6 @@ Test(mpi, a_set_uid_program_takes_nothing_from_the_invokers_environment, .init =
     const char *ignored[] = {"hipamp::mpi: AMP_MPI_NCCL_LIBRARY is ignored: this is a set-uid",
                              "hipamp::mpi: AMP_MPI_PATH is ignored"};
     for (int i = 0; i < 2; ++i) cr_assert(strstr(said, ignored[i]), "no \"%s\" in stderr: %s", ignored[i], said);
-    free(said);
     /* As given, now. */
     ASSERT_MPI_STATUS(amp_mpi_choose_path(cpu, AMP_MPI_PATH_AUTO, &p), AMP_ERROR_INVALID_ARGUMENT);
     cr_assert(strstr(amp_mpi_last_error(), "AMP_MPI_PATH=\"sideways\""), "message: %s", amp_mpi_last_error());
