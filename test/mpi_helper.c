@@ -24,7 +24,10 @@
  *                rank's count ("null local"), the others good pointers:
  *                every rank must return (none waits for rank 1 for ever);
  *                then rank 1 creates one for elements of 2^63 bytes, the
- *                others for 4-byte ones ("huge").
+ *                others for 4-byte ones ("huge"); then every rank's local
+ *                rank on MPI_COMM_WORLD ("local": "L of N") and on the
+ *                ranks reordered last to first ("reversed local": "L of N";
+ *                the ranks of one node, which a test's are).
  *   nonblocking PATH
  *                three rounds of a periodic row exchange on a grid of 6 x W
  *                cells (rows 1..4 owned, 0 and 5 halos), written by a
@@ -1092,6 +1095,25 @@ int main(int argc, char **argv)
         st = amp_mpi_exchange_create(MPI_COMM_WORLD, q, rank_ == 1 ? (size_t)1 << 63 : 4, AMP_MPI_PATH_AUTO, &x);
         say("huge", st);
         MUST_MPI(amp_mpi_exchange_destroy(x));
+        /* The local rank is the rank among this node's ranks of comm, in
+         * comm's order: on a communicator of the ranks reversed it is
+         * reversed too. */
+        MPI_Comm reversed = MPI_COMM_NULL;
+        if (MPI_Comm_split(MPI_COMM_WORLD, 0, size_ - rank_, &reversed) != MPI_SUCCESS) {
+            fprintf(stderr, "rank %d: MPI_Comm_split failed\n", rank_);
+            finalize();
+            return 1;
+        }
+        MPI_Comm comms[] = {MPI_COMM_WORLD, reversed};
+        const char *names[] = {"local", "reversed local"};
+        for (int k = 0; k < 2; ++k) {
+            local = nlocal = -1;
+            st = amp_mpi_local_rank(comms[k], &local, &nlocal);
+            if (st != AMP_OK) say(names[k], st);
+            else printf("rank %d %s: %d of %d\n", rank_, names[k], local, nlocal);
+            fflush(stdout);
+        }
+        MPI_Comm_free(&reversed);
     } else if (!strcmp(scenario, "sizes") && argc >= 3) {
         amp_mpi_path path;
         MUST_MPI(amp_mpi_path_parse(argv[2], &path));

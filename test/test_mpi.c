@@ -1322,17 +1322,27 @@ ACCEL_TEST(mpi, begun_exchanges_end_in_order, .init = mpi_up, .fini = mpi_down)
 }
 
 /* After a refused exchange a good one with the same tags gets the fresh
- * data: nothing of the refused one was sent. */
-static void exchange_fresh(amp_mpi_exchange *x, amp_array_view *send, amp_array_view *recv, float *grid, int tag)
+ * data: nothing of the refused one was sent. Each call sends its own values
+ * (base + column) and the refused call before it had the send row hold
+ * mark_stale's, so a message the refused call left behind, which the good
+ * receive would match first, shows as the stale values. */
+static void mark_stale(amp_array_view *send, float *grid, float stale)
 {
-    for (int c = 0; c < C; ++c) grid[1 * C + c] = 100.0f + (float)c;
+    for (int c = 0; c < C; ++c) grid[1 * C + c] = stale;
+    ASSERT_OK(amp_array_view_refresh(send));
+}
+
+static void exchange_fresh(amp_mpi_exchange *x, amp_array_view *send, amp_array_view *recv, float *grid, int tag,
+                           float base)
+{
+    for (int c = 0; c < C; ++c) grid[1 * C + c] = base + (float)c;
     ASSERT_OK(amp_array_view_refresh(send));
     amp_mpi_halo h = {send, recv, 0, tag, tag};
     ASSERT_MPI_OK(amp_mpi_exchange_halos(x, &h, 1));
     ASSERT_OK(amp_array_view_synchronize(recv));
     for (int c = 0; c < C; ++c)
-        cr_assert(grid[3 * C + c] == 100.0f + (float)c, "cell %d got %.9g: a refused exchange sent something", c,
-                  (double)grid[3 * C + c]);
+        cr_assert(grid[3 * C + c] == base + (float)c, "cell %d got %.9g, not %.9g: a refused exchange sent something",
+                  c, (double)grid[3 * C + c], (double)(base + (float)c));
 }
 
 Test(mpi, refused_halos_send_nothing, .init = mpi_up, .fini = mpi_down)
@@ -1364,9 +1374,10 @@ Test(mpi, refused_halos_send_nothing, .init = mpi_up, .fini = mpi_down)
     };
     const char *says[] = {"peer 1", "peer -5", "tag -1", "tag -2", "8-byte elements", tag_ub, tag_ub};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+        mark_stale(send, grid, -1.0f - (float)i);
         ASSERT_MPI_STATUS(amp_mpi_exchange_halos(x, &bad[i], 1), AMP_ERROR_INVALID_ARGUMENT);
         cr_assert(strstr(amp_mpi_last_error(), says[i]), "case %zu: %s", i, amp_mpi_last_error());
-        exchange_fresh(x, send, recv, grid, 4);
+        exchange_fresh(x, send, recv, grid, 4, 100.0f + 10.0f * (float)i);
     }
     ASSERT_MPI_STATUS(amp_mpi_exchange_halos(x, NULL, 1), AMP_ERROR_INVALID_ARGUMENT);
     ASSERT_MPI_STATUS(amp_mpi_exchange_halos(NULL, bad, 1), AMP_ERROR_INVALID_ARGUMENT);
@@ -1388,6 +1399,7 @@ Test(mpi, refused_halos_send_nothing, .init = mpi_up, .fini = mpi_down)
             ar = section(av, 3, 0, 1, C);
         }
         amp_mpi_halo h = {as, ar, 0, 6, 6};
+        if (!a) mark_stale(send, grid, -20.0f - (float)i);
         ASSERT_MPI_STATUS(amp_mpi_exchange_halos(x8, &h, 1), AMP_ERROR_INVALID_ARGUMENT);
         cr_assert(strstr(amp_mpi_last_error(), "element"), "%s path: %s", amp_mpi_path_name(paths[i]),
                   amp_mpi_last_error());
@@ -1400,7 +1412,7 @@ Test(mpi, refused_halos_send_nothing, .init = mpi_up, .fini = mpi_down)
         ASSERT_MPI_OK(amp_mpi_exchange_destroy(x8));
     }
     x = self_exchange(q, sizeof(float), AMP_MPI_PATH_HOST);
-    exchange_fresh(x, send, recv, grid, 6);
+    exchange_fresh(x, send, recv, grid, 6, 300.0f);
     ASSERT_MPI_OK(amp_mpi_exchange_destroy(x));
 
     /* An MPI whose MPI_TAG_UB is the least the standard allows: a tag past
@@ -1422,9 +1434,10 @@ Test(mpi, refused_halos_send_nothing, .init = mpi_up, .fini = mpi_down)
                                "(32767), which the exchanger keeps for its peers' leaving notices: a halo's tags are 0 "
                                "to 32766"};
     for (size_t i = 0; i < sizeof past / sizeof past[0]; ++i) {
+        mark_stale(send, grid, -40.0f - (float)i);
         ASSERT_MPI_STATUS(amp_mpi_exchange_halos(x, &past[i], 1), AMP_ERROR_INVALID_ARGUMENT);
         cr_assert(strstr(amp_mpi_last_error(), past_says[i]), "case %zu: %s", i, amp_mpi_last_error());
-        exchange_fresh(x, send, recv, grid, 32766);
+        exchange_fresh(x, send, recv, grid, 32766, 400.0f + 10.0f * (float)i);
     }
     ASSERT_MPI_OK(amp_mpi_exchange_destroy(x));
     fake_tag_ub = 0;
@@ -2193,6 +2206,16 @@ Test(mpi_heat, overlapped_and_not_on_every_path, .timeout = 900)
                 cr_assert_eq(last_line_checksum(&r), want, "%d rank(s), %s:\n%s", np, args, r.out);
                 cr_assert(strstr(r.out, overlap ? "\nstep overlapped" : "\nstep not overlapped"), "%s:\n%s", args,
                           r.out);
+                /* What ran, not what was asked: every rank's exchange of
+                 * every step, each with the interior rows' launch queued
+                 * while it was in flight when overlapped (every rank has
+                 * interior rows), none otherwise. */
+                cr_assert_eq(field(&r, "halo_exchanges"), np * HEAT_STEPS, "%s:\n%s", args, r.out);
+                cr_assert_eq(field(&r, "halo_exchanges_overlapped"), overlap ? np * HEAT_STEPS : 0, "%s:\n%s", args,
+                             r.out);
+                cr_assert_eq(field(&r, "queue_launches"), np * HEAT_STEPS * (overlap ? 2 : 1), "%s:\n%s", args,
+                             r.out);
+                cr_assert_eq(field(&r, "launches_from_graphs"), 0, "%s:\n%s", args, r.out);
                 double halo = (double)(np - 1) * 2 * 2 * HEAT_NX * sizeof(float);
                 cr_assert_eq(field(&r, "halo_bytes_per_step"), halo, "%s:\n%s", args, r.out);
                 cr_assert_eq(field(&r, "mpi_bytes_per_step"), halo, "%s:\n%s", args, r.out);
@@ -2204,11 +2227,15 @@ Test(mpi_heat, overlapped_and_not_on_every_path, .timeout = 900)
                          (HEAT_NY + np - 1) / np, np, overlap, paths[p]);
                 cr_assert(strstr(r.out, inputs), "no \"%s\" in:\n%s", inputs + 1, r.out);
             }
-    /* 3 ranks of 2, 2 and 1 rows: the edge kernel alone updates them. */
+    /* 3 ranks of 2, 2 and 1 rows: the edge kernel alone updates them
+     * (one launch a step, nothing to overlap). */
     const uint64_t small = reference_checksum(HEAT_NX, 5, 9);
     for (int overlap = 0; overlap < 2; ++overlap) {
         run_heat(3, overlap ? "96 5 9 --path staged" : "96 5 9 --path staged --no-overlap", &r);
         cr_assert_eq(last_line_checksum(&r), small, "5 rows on 3 ranks:\n%s", r.out);
+        cr_assert_eq(field(&r, "halo_exchanges"), 3 * 9, "5 rows on 3 ranks:\n%s", r.out);
+        cr_assert_eq(field(&r, "halo_exchanges_overlapped"), 0, "5 rows on 3 ranks:\n%s", r.out);
+        cr_assert_eq(field(&r, "queue_launches"), 3 * 9, "5 rows on 3 ranks:\n%s", r.out);
     }
 }
 
@@ -2231,14 +2258,21 @@ Test(mpi_heat, graph_replays_give_the_same_bits, .timeout = 900)
                 run_heat(np, args, &r);
                 cr_assert_eq(last_line_checksum(&r), want, "%d rank(s), %s:\n%s", np, args, r.out);
                 cr_assert(strstr(r.out, "\nlaunches replayed from launch graphs"), "%s:\n%s", args, r.out);
+                /* Every launch of every step came from a graph. */
+                cr_assert_eq(field(&r, "queue_launches"), np * HEAT_STEPS * (overlap ? 2 : 1), "%s:\n%s", args,
+                             r.out);
+                cr_assert_eq(field(&r, "launches_from_graphs"), field(&r, "queue_launches"), "%s:\n%s", args, r.out);
                 double halo = (double)(np - 1) * 2 * 2 * HEAT_NX * sizeof(float);
                 cr_assert_eq(field(&r, "copied_bytes_per_step"), p == 1 ? halo : 0, "%s:\n%s", args, r.out);
             }
     run_heat(1, HEAT_ARGS, &r);
     cr_assert(strstr(r.out, "\nlaunches direct"), "%s", r.out);
+    cr_assert_eq(field(&r, "queue_launches"), 2 * HEAT_STEPS, "%s", r.out);
+    cr_assert_eq(field(&r, "launches_from_graphs"), 0, "%s", r.out);
     const uint64_t small = reference_checksum(HEAT_NX, 5, 9);
     run_heat(3, "96 5 9 --path staged --graph", &r);
     cr_assert_eq(last_line_checksum(&r), small, "5 rows on 3 ranks with --graph:\n%s", r.out);
+    cr_assert_eq(field(&r, "launches_from_graphs"), 3 * 9, "5 rows on 3 ranks with --graph:\n%s", r.out);
 }
 
 /* Every rank parses the same arguments and stops the same way (mpiexec
@@ -2435,6 +2469,16 @@ Test(mpi_ranks, element_sizes_agree_at_creation, .timeout = 300)
             const char *huge[] = {"AMP_ERROR_INVALID_ARGUMENT", "elem_size is 9223372036854775808 bytes"},
                        *others[] = {"AMP_ERROR_INVALID_ARGUMENT", could_not};
             line_says(rank_line(&r, k, "huge"), k == 1 ? huge : others, 2, "an element of 2^63 bytes on rank 1");
+            /* Every rank of a test runs on this node: its local rank is its
+             * rank in the communicator given, of all of them. */
+            for (int rev = 0; rev < 2; ++rev) {
+                char want[32];
+                int n = snprintf(want, sizeof want, "%d of %d", rev ? np - 1 - k : k, np);
+                const char *line = rank_line(&r, k, rev ? "reversed local" : "local");
+                cr_assert(strcspn(line, "\n") == (size_t)n && !strncmp(line, want, (size_t)n),
+                          "%d ranks, rank %d's local rank%s: \"%.*s\", not \"%s\"", np, k,
+                          rev ? " on the ranks reversed" : "", (int)strcspn(line, "\n"), line, want);
+            }
         }
     }
 }
@@ -3114,6 +3158,14 @@ Test(mpi_cg, every_path_overlapped_and_not, .timeout = 900)
                 cg_checked(np, args, &r);
                 cr_assert(strstr(r.out, overlap ? "\nstep overlapped" : "\nstep not overlapped"), "%s:\n%s", args,
                           r.out);
+                /* What ran: one exchange of p's halos an iteration on every
+                 * rank, each with the interior rows' launch queued while in
+                 * flight when overlapped (every rank of 40 rows has
+                 * interior rows), none otherwise. */
+                const double iters = field(&r, "iterations");
+                cr_assert(iters > 0, "%s:\n%s", args, r.out);
+                cr_assert_eq(field(&r, "halo_exchanges"), np * iters, "%s:\n%s", args, r.out);
+                cr_assert_eq(field(&r, "halo_exchanges_overlapped"), overlap ? np * iters : 0, "%s:\n%s", args, r.out);
                 double halo = (double)(np - 1) * 2 * 2 * CG_N * sizeof(double);
                 cr_assert_eq(field(&r, "staged_bytes_per_iteration"), p == 1 ? halo : 0, "%s:\n%s", args, r.out);
             }

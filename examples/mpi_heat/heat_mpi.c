@@ -51,7 +51,28 @@ typedef struct rank_report {
     uint64_t staged_bytes; /* of which through the staging buffers */
     double seconds;        /* the timed steps */
     double exchange_seconds;
+    /* What ran, all steps: halo exchanges, those with a launch queued on q
+     * between their begin and their end (q's statistics), q's launches and
+     * those replayed from launch graphs (the graphs' replays). */
+    uint64_t exchanges, exchanges_overlapped, launches, launches_from_graphs;
 } rank_report;
+
+/* The launches queued on q since its statistics were reset. */
+static uint64_t launches_so_far(amp_accelerator_view *q)
+{
+    amp_stats s;
+    TRY(amp_accelerator_view_get_stats(q, &s));
+    return s.launches;
+}
+
+/* The launches replayed from g (NULL: none). */
+static uint64_t launches_replayed(amp_graph *g)
+{
+    amp_graph_info gi;
+    if (!g) return 0;
+    TRY(amp_graph_get_info(g, &gi));
+    return gi.replays * gi.launches;
+}
 
 /* 0: run; 1: bad arguments (message in err); 2: --help. */
 static int parse(int argc, char **argv, options *o, char *err, size_t n)
@@ -288,6 +309,7 @@ int main(int argc, char **argv)
     TRY_MPI(amp_mpi_exchange_reset_stats(x));
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime(), exchange_warm_seconds = 0;
+    uint64_t exchanges = 0, exchanges_overlapped = 0;
     for (long s = 0; s < o.steps; ++s) {
         if (s == warm) {
             TRY(amp_accelerator_view_wait(q));
@@ -307,12 +329,14 @@ int main(int argc, char **argv)
                           amp_arg_int32(ny)};
         if (!o.overlap) {
             TRY_MPI(amp_mpi_exchange_rows(x, lo, top[cur], halo_top[cur], hi, bottom[cur], halo_bottom[cur]));
+            exchanges++;
             TRY(step_launch(q, o.graph ? &g_all[cur] : NULL, false, &padded, padded.extent, step, args, 4));
             continue;
         }
         amp_mpi_pending halos;
         TRY_MPI(amp_mpi_exchange_rows_begin(x, lo, top[cur], halo_top[cur], hi, bottom[cur], halo_bottom[cur],
                                             &halos));
+        const uint64_t launched = launches_so_far(q);
         if (inner) {
             amp_arg in_args[] = {amp_arg_view(inner_in[cur]), amp_arg_view(inner_out[nxt]),
                                  amp_arg_int32(first + 1), amp_arg_int32(ny)};
@@ -322,7 +346,9 @@ int main(int argc, char **argv)
             TRY(step_launch(q, o.graph ? &g_inner[cur] : NULL, info.is_emulated, &inner_padded, inner_padded.extent,
                             step, in_args, 4));
         }
+        if (launches_so_far(q) > launched) exchanges_overlapped++;
         TRY_MPI(amp_mpi_exchange_end(x, halos));
+        exchanges++;
         TRY(step_launch(q, o.graph ? &g_edges[cur] : NULL, false, NULL, amp_extent_2d(rows < 2 ? rows : 2, nx), edges,
                         args, 4));
     }
@@ -352,6 +378,12 @@ int main(int argc, char **argv)
     me.staged_bytes = xs.bytes_staged;
     me.seconds = t1 - t0;
     me.exchange_seconds = xs.seconds - exchange_warm_seconds;
+    me.exchanges = exchanges;
+    me.exchanges_overlapped = exchanges_overlapped;
+    me.launches = qs.launches;
+    for (int k = 0; k < 2; ++k)
+        me.launches_from_graphs += launches_replayed(g_all[k]) + launches_replayed(g_inner[k]) +
+                                   launches_replayed(g_edges[k]);
     rank_report *all = world_rank == 0 ? calloc((size_t)nranks, sizeof *all) : NULL;
     if (world_rank == 0 && !all) die("calloc", "no memory for the report");
     MPI_Gather(&me, (int)sizeof me, MPI_BYTE, all, (int)sizeof me, MPI_BYTE, 0, MPI_COMM_WORLD);
@@ -363,7 +395,8 @@ int main(int argc, char **argv)
     uint64_t sum = o.checksum ? gather_checksum(host[fin] + nx, nx, ny, nranks) : 0;
 
     if (world_rank == 0) {
-        uint64_t halo = 0, mpi = 0, copied = 0, staged = 0;
+        uint64_t halo = 0, mpi = 0, copied = 0, staged = 0, exchanged = 0, overlapped = 0, launched = 0,
+                 replayed = 0;
         double slowest = 0, exch = 0;
         printf("heat_mpi: %d x %d cells (NX x NY), %ld steps, %d rank%s, tile %dx%d\n", nx, ny, o.steps, nranks,
                nranks == 1 ? "" : "s", TILE_ROWS, TILE_COLS);
@@ -381,6 +414,10 @@ int main(int argc, char **argv)
             mpi += p->mpi_bytes;
             copied += p->copied_bytes;
             staged += p->staged_bytes;
+            exchanged += p->exchanges;
+            overlapped += p->exchanges_overlapped;
+            launched += p->launches;
+            replayed += p->launches_from_graphs;
             if (p->seconds > slowest) slowest = p->seconds;
             if (p->exchange_seconds > exch) exch = p->exchange_seconds;
         }
@@ -390,6 +427,12 @@ int main(int argc, char **argv)
         printf("step %s\n", o.overlap ? "overlapped: exchange begun, interior rows, exchange ended, edge rows"
                                       : "not overlapped: exchange, then every row");
         printf("launches %s\n", o.graph ? "replayed from launch graphs (--graph)" : "direct");
+        /* What ran, counted (the two lines above say what was asked). */
+        printf("halo_exchanges %llu (all ranks, all steps)\n", (unsigned long long)exchanged);
+        printf("halo_exchanges_overlapped %llu (of those, with a launch queued while in flight)\n",
+               (unsigned long long)overlapped);
+        printf("queue_launches %llu (all ranks' queues, all steps)\n", (unsigned long long)launched);
+        printf("launches_from_graphs %llu (of those, replayed from launch graphs)\n", (unsigned long long)replayed);
         long timed = o.steps - warm;
         if (timed > 0)
             printf("time_per_step_s %.9f (steps %ld..%ld, slowest rank; exchange %.9f s/step)\n", slowest / timed,
