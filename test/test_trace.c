@@ -875,9 +875,31 @@ ACCEL_TEST(trace, helper_events_match_stats)
         nb++;
     }
     cr_expect_eq(nb, 3, "%d builds traced, want 3", nb);
-    /* Waits: synchronize, future, destroy. */
-    int waits = count_cat(&t, "wait", NULL);
+    /* Waits: synchronize, future, destroy. A wait that found its point
+     * passed is not traced, so which of them blocked depends on the
+     * accelerator; each one traced is a good wait of one of the helper's
+     * queues, and the second queue's (z's destroy, which waits for its
+     * tiled launch: nothing waited on that queue before) and a wait of the
+     * default queue for a point of it are among them. */
+    int waits = 0, on_second = 0, default_points = 0;
+    for (size_t i = 0; i < t.events->n; ++i) {
+        const jv *e = t.events->items[i], *a = jget(e, "args");
+        if (!jis(e, "cat", "wait")) continue;
+        waits++;
+        const int queue = (int)jnum(a, "queue", -1);
+        const jv *until = jget(a, "until");
+        cr_expect(jis(a, "accelerator", info.device_path), "wait on %s, want %s", jstr(a, "accelerator"),
+                  info.device_path);
+        cr_expect(jis(a, "status", "AMP_OK"), "wait %d: status %s", waits, jstr(a, "status"));
+        cr_expect(queue == qd || queue == q2, "wait %d on queue %d, not the helper's %d or %d", waits, queue, qd, q2);
+        cr_expect(until && ((until->k == J_STR && !strcmp(until->str, "all")) || (until->k == J_NUM && until->num >= 1)),
+                  "wait %d: until is neither \"all\" nor a command's number", waits);
+        on_second += queue == q2;
+        default_points += queue == qd && until && until->k == J_NUM;
+    }
     cr_expect(waits >= 2, "only %d waits traced", waits);
+    cr_expect(on_second >= 1, "no wait of the second queue traced (z's destroy waits for its launch)");
+    cr_expect(default_points >= 1, "no wait of the default queue for a point of it traced");
     trace_free(&t);
     run_free(&r);
     tdir_remove(&d);
