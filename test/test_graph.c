@@ -1578,7 +1578,9 @@ ACCEL_TEST(graph, data_handed_out_before_a_recording_can_be_written_by_the_host_
  * the caller's own included, and it may be waited for (hipamp_graph.h). */
 ACCEL_TEST(graph, a_marker_of_a_native_streams_view_can_be_waited_for_while_it_records)
 {
-    enum { M = 1 << 24 }; /* 64 MiB: the fill is still running when the marker is made */
+    /* 64 MiB filled FILLS times (about 20 ms of an H100's time):
+     * still running when the markers are made and waited for. */
+    enum { M = 1 << 24, FILLS = 1000 };
     amp_accelerator_info ai;
     ASSERT_OK(amp_accelerator_get_info(acc, &ai));
     if (ai.is_emulated)
@@ -1588,25 +1590,34 @@ ACCEL_TEST(graph, a_marker_of_a_native_streams_view_can_be_waited_for_while_it_r
     cr_assert(vendor_open(ai.device_path, why, sizeof why), "%s", why);
     void *stream = vendor_stream_create();
     cr_assert_not_null(stream, "cannot create a vendor stream");
+    void *reader = vendor_stream_create_nonblocking();
+    cr_assert_not_null(reader, "cannot create a non-blocking vendor stream");
     uint32_t *mem = vendor_malloc((size_t)M * 4);
     cr_assert_not_null(mem);
     amp_accelerator_view *q = NULL;
     ASSERT_OK(amp_accelerator_view_create_from_native(acc, stream, &q));
+    for (int i = 0; i < FILLS - 1; ++i)
+        cr_assert(vendor_fill32_async(mem, 0x11111111u * (uint32_t)(i % 8), (size_t)M, stream), "vendor fill failed");
     cr_assert(vendor_fill32_async(mem, 0x5a5a5a5au, (size_t)M, stream), "vendor fill failed");
     amp_future *before = NULL, *during = NULL;
     ASSERT_OK(amp_accelerator_view_create_marker(q, &before));
     ASSERT_OK(amp_graph_begin_recording(q));
     ASSERT_OK(amp_accelerator_view_create_marker(q, &during));
     ASSERT_OK(amp_future_wait(during));
+    /* Read on a stream that waits for no other (a blocking copy would
+     * wait for the fills itself): the last fill is over once the marker
+     * made while recording has been waited for. */
+    uint32_t last = 0;
+    cr_assert(vendor_dtoh_on(&last, mem + M - 1, 4, reader), "vendor copy back failed");
+    cr_assert_eq(last, 0x5a5a5a5au, "the caller's fills queued before the recording were not waited for: last word %#x",
+                 last);
     ASSERT_OK(amp_future_wait(before));
     bool done = false;
     ASSERT_OK(amp_future_is_ready(during, &done));
     cr_assert(done, "a waited marker is ready");
     amp_graph *g = NULL;
     ASSERT_OK(amp_graph_end_recording(q, &g));
-    uint32_t last = 0;
-    cr_assert(vendor_dtoh(&last, mem + M - 1, 4), "vendor copy back failed");
-    cr_assert_eq(last, 0x5a5a5a5au, "the caller's fill queued before the recording: last word %#x", last);
+    vendor_stream_destroy(reader);
     ASSERT_OK(amp_future_destroy(during));
     ASSERT_OK(amp_future_destroy(before));
     ASSERT_OK(amp_graph_destroy(g));

@@ -18,6 +18,7 @@ static int (*cu_alloc)(unsigned long long *, size_t);
 static int (*cu_free)(unsigned long long);
 static int (*cu_htod)(unsigned long long, const void *, size_t);
 static int (*cu_dtoh)(void *, unsigned long long, size_t);
+static int (*cu_dtoh_async)(void *, unsigned long long, size_t, void *);
 static int (*cu_stream_create)(void **, unsigned);
 static int (*cu_stream_destroy)(void *);
 static int (*cu_memset32_async)(unsigned long long, unsigned, size_t, void *);
@@ -31,6 +32,8 @@ static int (*hip_malloc)(void **, size_t);
 static int (*hip_free)(void *);
 static int (*hip_memcpy)(void *, const void *, size_t, int);
 static int (*hip_stream_create)(void **);
+static int (*hip_stream_create_with_flags)(void **, unsigned);
+static int (*hip_memcpy_async)(void *, const void *, size_t, int, void *);
 static int (*hip_stream_destroy)(void *);
 static int (*hip_memset32_async)(void *, int, size_t, void *);
 static int (*hip_stream_sync)(void *);
@@ -67,6 +70,7 @@ bool vendor_open(const char *device_path, char *why, size_t n)
         SYM(lib, cu_free, "cuMemFree_v2");
         SYM(lib, cu_htod, "cuMemcpyHtoD_v2");
         SYM(lib, cu_dtoh, "cuMemcpyDtoH_v2");
+        SYM(lib, cu_dtoh_async, "cuMemcpyDtoHAsync_v2");
         SYM(lib, cu_stream_create, "cuStreamCreate");
         SYM(lib, cu_stream_destroy, "cuStreamDestroy_v2");
         SYM(lib, cu_memset32_async, "cuMemsetD32Async");
@@ -99,6 +103,8 @@ bool vendor_open(const char *device_path, char *why, size_t n)
         SYM(lib, hip_free, "hipFree");
         SYM(lib, hip_memcpy, "hipMemcpy");
         SYM(lib, hip_stream_create, "hipStreamCreate");
+        SYM(lib, hip_stream_create_with_flags, "hipStreamCreateWithFlags");
+        SYM(lib, hip_memcpy_async, "hipMemcpyAsync");
         SYM(lib, hip_stream_destroy, "hipStreamDestroy");
         SYM(lib, hip_memset32_async, "hipMemsetD32Async");
         SYM(lib, hip_stream_sync, "hipStreamSynchronize");
@@ -159,6 +165,21 @@ void *vendor_stream_create(void)
     void *s = NULL;
     if (is_cuda) return cu_stream_create(&s, 0) ? NULL : s;
     return hip_stream_create(&s) ? NULL : s;
+}
+
+/* CU_STREAM_NON_BLOCKING, hipStreamNonBlocking: both 1. */
+void *vendor_stream_create_nonblocking(void)
+{
+    void *s = NULL;
+    if (is_cuda) return cu_stream_create(&s, 1) ? NULL : s;
+    return hip_stream_create_with_flags(&s, 1) ? NULL : s;
+}
+
+bool vendor_dtoh_on(void *dst, const void *src, size_t bytes, void *s)
+{
+    bool queued = is_cuda ? cu_dtoh_async(dst, (unsigned long long)(uintptr_t)src, bytes, s) == 0
+                          : hip_memcpy_async(dst, src, bytes, 2, s) == 0;
+    return queued && vendor_stream_sync(s);
 }
 
 void vendor_stream_destroy(void *s)

@@ -18,6 +18,11 @@ void vendor_host_unregister(void *p);
 bool vendor_htod(void *dst, const void *src, size_t bytes);
 bool vendor_dtoh(void *dst, const void *src, size_t bytes);
 void *vendor_stream_create(void);
+/* A stream that waits for no other (not even the legacy default stream). */
+void *vendor_stream_create_nonblocking(void);
+/* dst <- src queued on stream s, then s synchronized: a copy ordered after
+ * nothing but s's own work. */
+bool vendor_dtoh_on(void *dst, const void *src, size_t bytes, void *s);
 void vendor_stream_destroy(void *s);
 /* Fill n 32-bit words with value, queued on stream s. */
 bool vendor_fill32_async(void *dst, uint32_t value, size_t n, void *s);
