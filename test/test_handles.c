@@ -505,11 +505,20 @@ Test(handles, shells_are_reused_and_clean)
 /* amp_array_view_of_array racing amp_array_destroy: a view made before
  * the destroy counts makes it BUSY, one asked for after is refused as of
  * a destroyed array; the destroy never succeeds while a view of the array
- * exists (before, a view could slip in between the count and the end). */
+ * exists (before, a view could slip in between the count and the end).
+ *
+ * Each round has a generation: the main thread counts it up, then creates
+ * the round's array (so a view the racer makes of a reused shell is seen
+ * as another round's: the generation moved), and sets ended to it once
+ * the destroy succeeded. The racer holds each view it made for a while
+ * and then asks whether the destroy of its round succeeded meanwhile: that
+ * can only be an escape, since while the view exists the destroy must say
+ * BUSY. */
 typedef struct array_racer {
     _Atomic(amp_array *) a;
-    atomic_int stop, holding;
-    atomic_long tries;
+    atomic_long gen, ended;
+    atomic_int stop;
+    atomic_long tries, escaped;
     long views;
 } array_racer;
 
@@ -517,14 +526,23 @@ static void *race_views_of_array(void *arg)
 {
     array_racer *r = arg;
     while (!atomic_load(&r->stop)) {
+        const long g = atomic_load(&r->gen);
         amp_array *a = atomic_load(&r->a);
+        if (!a || atomic_load(&r->gen) != g) {
+            atomic_fetch_add(&r->tries, 1);
+            continue;
+        }
         amp_array_view *v = NULL;
-        amp_status st = a ? amp_array_view_of_array(a, &v) : AMP_ERROR_INVALID_ARGUMENT;
+        amp_status st = amp_array_view_of_array(a, &v);
         atomic_fetch_add(&r->tries, 1);
         if (st != AMP_OK) continue;
-        atomic_fetch_add(&r->holding, 1);
-        ++r->views;
-        atomic_fetch_sub(&r->holding, 1);
+        if (atomic_load(&r->gen) == g) {
+            /* Held 50 us: long beside the destroy's own few. */
+            double t0 = test_now_s();
+            while (test_now_s() - t0 < 50e-6) sched_yield();
+            if (atomic_load(&r->ended) == g) atomic_fetch_add(&r->escaped, 1);
+            ++r->views;
+        }
         amp_array_view_destroy(v);
     }
     return NULL;
@@ -538,11 +556,12 @@ ACCEL_TEST(handles, array_destroy_racing_views_of_it, .timeout = 120)
     ASSERT_OK(amp_accelerator_default_view(acc, &q));
     pthread_t th;
     cr_assert_eq(pthread_create(&th, NULL, race_views_of_array, &r), 0);
-    long busy = 0, escaped = 0;
+    long busy = 0;
     /* 20000 rounds or 1 s, whichever ends first (a loaded machine; without
      * the fix the race showed within a few hundred rounds). */
     double t0 = test_now_s();
     for (int round = 0; round < 20000 && test_now_s() - t0 < 1.0; ++round) {
+        const long g = atomic_fetch_add(&r.gen, 1) + 1;
         amp_array *a = NULL;
         ASSERT_OK(amp_array_create(q, 4, amp_extent_1d(N), NULL, &a));
         long tries = atomic_load(&r.tries);
@@ -552,15 +571,15 @@ ACCEL_TEST(handles, array_destroy_racing_views_of_it, .timeout = 120)
         amp_status st;
         while ((st = amp_array_destroy(a)) == AMP_ERROR_BUSY) ++busy;
         cr_assert_eq(st, AMP_OK, "round %d: %s", round, amp_last_error());
-        /* holding counts views made and not yet destroyed: one here was
-         * made before the destroy ended the array. */
-        escaped += atomic_load(&r.holding) > 0;
+        atomic_store(&r.ended, g);
         atomic_store(&r.a, NULL);
     }
     atomic_store(&r.stop, 1);
     pthread_join(th, NULL);
-    cr_assert_eq(escaped, 0, "amp_array_destroy succeeded %ld times while a view of its array existed", escaped);
-    cr_log_info("%ld views made, destroy busy %ld times", r.views, busy);
+    cr_assert_eq(atomic_load(&r.escaped), 0, "amp_array_destroy succeeded %ld times while a view of its array existed",
+                 atomic_load(&r.escaped));
+    cr_assert_gt(r.views, 0, "the racer never held a view of an array (%ld tries)", atomic_load(&r.tries));
+    cr_log_info("%ld views held, destroy busy %ld times", r.views, busy);
 }
 
 /* --------------------------------------------- launches racing a destroy */
