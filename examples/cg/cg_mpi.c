@@ -107,12 +107,16 @@ static amp_status halo_end(void *ctx, cg_solver *s)
     (void)s;
     split_comm *c = ctx;
     amp_stats qs;
-    amp_status st = amp_accelerator_view_get_stats(c->q, &qs);
-    if (st != AMP_OK) return st;
+    amp_status st = amp_mpi_exchange_end(c->x, c->pending);
+    if (st != AMP_OK) {
+        fprintf(stderr, "cg_mpi: rank %d: halo exchange: %s\n", world_rank, amp_mpi_last_error());
+        return st;
+    }
+    /* This thread queues every launch: one counted now was queued before
+     * the end, while the exchange was in flight. */
+    if ((st = amp_accelerator_view_get_stats(c->q, &qs)) != AMP_OK) return st;
+    c->exchanges++;
     if (qs.launches > c->launched_at_begin) c->exchanges_overlapped++;
-    st = amp_mpi_exchange_end(c->x, c->pending);
-    if (st != AMP_OK) fprintf(stderr, "cg_mpi: rank %d: halo exchange: %s\n", world_rank, amp_mpi_last_error());
-    else c->exchanges++;
     return st;
 }
 
