@@ -1326,17 +1326,18 @@ ACCEL_TEST(mpi, begun_exchanges_end_in_order, .init = mpi_up, .fini = mpi_down)
  * (base + column) and the refused call before it had the send row hold
  * mark_stale's, so a message the refused call left behind, which the good
  * receive would match first, shows as the stale values. */
-static void mark_stale(amp_array_view *send, float *grid, float stale)
+static void fill_send_row(amp_array_view *send, float *grid, float base, float per_column)
 {
-    for (int c = 0; c < C; ++c) grid[1 * C + c] = stale;
+    for (int c = 0; c < C; ++c) grid[1 * C + c] = base + per_column * (float)c;
     ASSERT_OK(amp_array_view_refresh(send));
 }
+
+static void mark_stale(amp_array_view *send, float *grid, float stale) { fill_send_row(send, grid, stale, 0.0f); }
 
 static void exchange_fresh(amp_mpi_exchange *x, amp_array_view *send, amp_array_view *recv, float *grid, int tag,
                            float base)
 {
-    for (int c = 0; c < C; ++c) grid[1 * C + c] = base + (float)c;
-    ASSERT_OK(amp_array_view_refresh(send));
+    fill_send_row(send, grid, base, 1.0f);
     amp_mpi_halo h = {send, recv, 0, tag, tag};
     ASSERT_MPI_OK(amp_mpi_exchange_halos(x, &h, 1));
     ASSERT_OK(amp_array_view_synchronize(recv));
