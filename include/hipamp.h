@@ -1265,6 +1265,23 @@ AMP_API amp_status amp_prebuilt_get_info(amp_prebuilt_info *out);
  * build programs). AMP_ERROR_INVALID_ARGUMENT: a or out NULL. Never blocks. */
 AMP_API amp_status amp_accelerator_get_prebuilt_target(const amp_accelerator *a, const char **out);
 
+/* Whether no other local user could have put or changed the file at path,
+ * held to the rule hipamp holds what it runs or loads to (its CPU
+ * compiler, libclang, an NVTX tool): every directory the lookup goes
+ * through, every symbolic link followed on the way and the file itself are
+ * root's, yours or an AMP_TRUSTED_USERS account's, and writable by no one
+ * else (root's group aside; in a sticky directory only the entry's owner
+ * counts). For a program about to dlopen or run a file a setting names.
+ * path: absolute, or relative to the working directory; the caller keeps
+ * it. Reads only metadata (no file is opened); never blocks on other
+ * hipamp calls; thread-safe. AMP_OK: trusted. AMP_ERROR_INVALID_ARGUMENT:
+ * path NULL, empty or 4096 characters or more, no file there (or a loop of
+ * links, a component that is no directory), an AMP_TRUSTED_USERS word that
+ * is no user, or someone else could have changed it: amp_last_error names
+ * the path, the directory or file, its owner and mode. A check, not a
+ * lock: a file trusted now stays so only as long as its owners keep it. */
+AMP_API amp_status amp_check_trusted_file(const char *path);
+
 /* The AMP device prelude every GPU kernel is compiled with: the AMP
  * vocabulary and the device library (hip_kernels/), NUL-terminated, static.
  * A kernel source appended to it is the translation unit hipamp compiles

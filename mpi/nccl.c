@@ -30,7 +30,7 @@ typedef struct amp_mpi__nccl_lib {
 static struct {
     char name[AMP__NCCL_NAME_MAX];
     bool tried, ok;
-    char why[256];
+    char why[1024];
     amp_mpi__nccl_lib lib;
 } amp__nccl_libs[AMP__NCCL_LIBS];
 static pthread_mutex_t amp__nccl_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -70,8 +70,13 @@ static amp_mpi__nccl_lib *amp__nccl_load_locked(char vendor, const char **why)
         __typeof__(amp__nccl_libs[0]) *e = &amp__nccl_libs[slot];
         e->tried = true;
         snprintf(e->name, sizeof e->name, "%s", name);
-        void *dl = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-        if (!dl) {
+        /* Loaded into this process: a path (only AMP_MPI_NCCL_LIBRARY has
+         * one) is held to the core's rule for what hipamp loads; a soname
+         * is the loader's to find, as the GPU runtimes' are. */
+        void *dl = NULL;
+        if (strchr(name, '/') && amp_check_trusted_file(name) != AMP_OK) {
+            snprintf(e->why, sizeof e->why, "AMP_MPI_NCCL_LIBRARY is not loaded: %s", amp_last_error());
+        } else if (!(dl = dlopen(name, RTLD_NOW | RTLD_LOCAL))) {
             const char *d = dlerror();
             snprintf(e->why, sizeof e->why, "%s does not load (%s)", name, d ? d : "dlopen failed");
         } else {

@@ -477,8 +477,9 @@ Test(mpi, nccl_path_needs_a_library, .init = mpi_up, .fini = mpi_down)
     memset(&p, 0x5a, sizeof p);
     ASSERT_MPI_STATUS(amp_mpi_choose_path(cpu, AMP_MPI_PATH_NCCL, &p), AMP_ERROR_UNSUPPORTED);
     cr_assert(strstr(amp_mpi_last_error(), "no NCCL/RCCL library loads"), "message: %s", amp_mpi_last_error());
-    cr_assert(strstr(amp_mpi_last_error(), "/nonexistent/libnccl-missing.so.2 does not load"), "message: %s",
-              amp_mpi_last_error());
+    cr_assert(strstr(amp_mpi_last_error(), "AMP_MPI_NCCL_LIBRARY is not loaded") &&
+                  strstr(amp_mpi_last_error(), "no file at /nonexistent/libnccl-missing.so.2"),
+              "message: %s", amp_mpi_last_error());
     cr_assert_eq(p.path, AMP_MPI_PATH_AUTO, "out not cleared on failure");
     setenv("AMP_MPI_PATH", "nccl", 1);
     ASSERT_MPI_STATUS(amp_mpi_choose_path(cpu, AMP_MPI_PATH_AUTO, &p), AMP_ERROR_UNSUPPORTED);
@@ -533,6 +534,58 @@ Test(mpi, nccl_path_needs_a_library, .init = mpi_up, .fini = mpi_down)
 #endif
     unsetenv("AMP_MPI_PATH");
     unsetenv("AMP_MPI_NCCL_LIBRARY");
+}
+
+/* AMP_MPI_NCCL_LIBRARY names a library loaded into the process: through a
+ * directory anyone may write (here a link to the stand-in there) it is
+ * refused, naming the directory, and nothing is loaded; a file of ours
+ * that is no library is tried and said not to load; the stand-in itself,
+ * in the build's directory, loads. */
+Test(mpi, an_nccl_library_others_could_change_is_not_loaded, .init = mpi_up, .fini = mpi_down)
+{
+#ifndef HIPAMP_FAKE_NCCL
+    cr_skip_test("the stand-in NCCL (test/fake_nccl.c) was not built");
+#else
+    unsetenv("AMP_MPI_PATH");
+    amp_accelerator *cpu = test_accel(TEST_ACCEL_CPU);
+    amp_mpi_path_info p;
+    char dir[64], open_dir[96], link[128], text[128];
+    snprintf(dir, sizeof dir, "/tmp/hipamp-nccl-XXXXXX");
+    cr_assert_not_null(mkdtemp(dir), "mkdtemp");
+    snprintf(open_dir, sizeof open_dir, "%s/open", dir);
+    cr_assert_eq(mkdir(open_dir, 0700), 0);
+    cr_assert_eq(chmod(open_dir, 0777), 0);
+    snprintf(link, sizeof link, "%s/libnccl.so.2", open_dir);
+    cr_assert_eq(symlink(HIPAMP_FAKE_NCCL, link), 0, "symlink %s", link);
+    snprintf(text, sizeof text, "%s/libnccl-text.so.2", dir);
+    FILE *f = fopen(text, "w");
+    cr_assert_not_null(f);
+    fputs("not a library\n", f);
+    fclose(f);
+    setenv("AMP_MPI_NCCL_LIBRARY", link, 1);
+    amp_status refused = amp_mpi_choose_path(cpu, AMP_MPI_PATH_NCCL, &p);
+    char refused_said[2048];
+    snprintf(refused_said, sizeof refused_said, "%s", amp_mpi_last_error());
+    setenv("AMP_MPI_NCCL_LIBRARY", text, 1);
+    amp_status not_a_library = amp_mpi_choose_path(cpu, AMP_MPI_PATH_NCCL, &p);
+    char text_said[2048];
+    snprintf(text_said, sizeof text_said, "%s", amp_mpi_last_error());
+    setenv("AMP_MPI_NCCL_LIBRARY", HIPAMP_FAKE_NCCL, 1);
+    amp_status good = amp_mpi_choose_path(cpu, AMP_MPI_PATH_NCCL, &p);
+    unsetenv("AMP_MPI_NCCL_LIBRARY");
+    test_remove_tree(dir);
+    cr_assert_eq(refused, AMP_ERROR_UNSUPPORTED, "a library through a directory of mode 0777: %s: %s",
+                 amp_status_name(refused), refused_said);
+    char says[256];
+    snprintf(says, sizeof says, "%s is writable by every user (mode 0777)", open_dir);
+    cr_assert(strstr(refused_said, "AMP_MPI_NCCL_LIBRARY is not loaded") && strstr(refused_said, says),
+              "message does not say '%s': %s", says, refused_said);
+    cr_assert_eq(not_a_library, AMP_ERROR_UNSUPPORTED, "a text file: %s", amp_status_name(not_a_library));
+    snprintf(says, sizeof says, "%s does not load", text);
+    cr_assert(strstr(text_said, says), "message does not say '%s': %s", says, text_said);
+    cr_assert_eq(good, AMP_OK, "the stand-in in the build's directory: %s", amp_status_name(good));
+    cr_assert(strstr(p.nccl, "NCCL 2.28.3"), "nccl: %s", p.nccl);
+#endif
 }
 
 Test(mpi, choose_path_on_a_gpu, .init = mpi_up, .fini = mpi_down)

@@ -2050,6 +2050,38 @@ Test(trace, nvtx_ranges)
     tdir_remove(&d);
 }
 
+/* The NVTX tool is loaded into the process: one another local user could
+ * have changed (here the probe reached through a directory anyone may
+ * write) is not loaded, and stderr says so naming the variable, the path
+ * and the directory; the workload still runs. The same probe through a
+ * directory of ours is loaded (nvtx_ranges above). */
+Test(trace, an_nvtx_tool_others_could_change_is_not_loaded)
+{
+    NEEDS_HOOKS();
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    tdir d;
+    tdir_make(&d);
+    char open_dir[128], tool[256], lib[300], log[128], logv[200];
+    snprintf(open_dir, sizeof open_dir, "%s/open", d.path);
+    cr_assert_eq(mkdir(open_dir, 0700), 0);
+    cr_assert_eq(chmod(open_dir, 0777), 0);
+    snprintf(tool, sizeof tool, "%s/libtool.so", open_dir);
+    cr_assert_eq(symlink(HIPAMP_TRACE_PROBE, tool), 0, "symlink: %s", strerror(errno));
+    snprintf(lib, sizeof lib, "NVTX_INJECTION64_PATH=%s", tool);
+    snprintf(log, sizeof log, "%s/probe.log", d.path);
+    snprintf(logv, sizeof logv, "AMP_PROBE_LOG=%s", log);
+    const char *env[] = {lib, logv, NULL};
+    run r = run_helper_shared(&d, acc, env, NULL);
+    cr_assert_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+    cr_expect_eq(access(log, F_OK), -1, "the tool at %s was loaded", tool);
+    char says[400];
+    snprintf(says, sizeof says, "hipamp: NVTX_INJECTION64_PATH=%s is not loaded (no NVTX ranges): %s is writable by every user (mode 0777)",
+             tool, open_dir);
+    cr_expect(strstr(r.err, says), "stderr does not say '%s':\n%s", says, r.err);
+    run_free(&r);
+    tdir_remove(&d);
+}
+
 Test(trace, roctx_ranges)
 {
     NEEDS_HOOKS();

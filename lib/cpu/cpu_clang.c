@@ -1,6 +1,6 @@
 /* cpu_clang.c — finds libclang (without loading it, for the cache tag) and loads it once per process through dlopen, resolving the functions cpu_clang.h lists. */
 #include "cpu_clang.h"
-#include "cpu_trust.h"
+#include "base/trusted_file.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -74,7 +74,7 @@ bool amp__clang_locate(char *path, size_t path_cap, char *tag, size_t tag_cap)
         if (!getcwd(cwd, sizeof cwd)) cwd[0] = '\0';
         snprintf(abs, sizeof abs, "%s/%s", cwd, cand);
     }
-    if (amp__cpu_unsafe_program(abs, why, sizeof why)) {
+    if (amp__unsafe_file(abs, why, sizeof why)) {
         snprintf(path, path_cap, "none");
         snprintf(tag, tag_cap, "none: libclang %.200s not used: %.400s", abs, why);
         return false;

@@ -1,7 +1,7 @@
 /* cpu_toolchain.c — finds the host C++ compiler for the CPU accelerator, its identity for the cache tag (the compiler's version, the fixed flags, the processor -march=native resolves to, the libclang of the loop transformation) and its default include directories. */
 #include "cpu_clang.h"
 #include "cpu_internal.h"
-#include "cpu_trust.h"
+#include "base/trusted_file.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -189,7 +189,7 @@ static bool amp__cpu_safe_path(amp__cpu_device *d)
     amp__trust trusted;
     char why[256];
     amp__trust_init(&trusted, NULL, NULL);
-    if (!amp__cpu_trusted_users(&trusted, why, sizeof why)) return true; /* the compiler was refused already */
+    if (!amp__trusted_users(&trusted, why, sizeof why)) return true; /* the compiler was refused already */
     const char *path = amp__env("PATH"), *libpath = amp__env("LD_LIBRARY_PATH");
     if (!path) path = "/usr/local/bin:/usr/bin:/bin";
     free(d->compiler_path);
@@ -335,8 +335,8 @@ void amp__cpu_find_compiler(amp__cpu_device *d)
     }
     char unsafe[512];
     char *wrapped = amp__cpu_wrapped_compiler(prog, argv, n);
-    if (amp__cpu_unsafe_program(prog, unsafe, sizeof unsafe) ||
-        (wrapped && amp__cpu_unsafe_program(wrapped, unsafe, sizeof unsafe))) {
+    if (amp__unsafe_file(prog, unsafe, sizeof unsafe) ||
+        (wrapped && amp__unsafe_file(wrapped, unsafe, sizeof unsafe))) {
         snprintf(d->reason, sizeof d->reason, "the C++ compiler of %.60s is not run: %.160s", d->cxx_text, unsafe);
         free(prog);
         free(wrapped);

@@ -4,6 +4,7 @@
  * run time with no vendor header or library linked (lib/trace/trace_abi.h). */
 #include "trace_abi.h"
 #include "trace_internal.h"
+#include "base/trusted_file.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -79,6 +80,15 @@ static int amp__nvtx_load(void)
 {
     const char *path = amp__env("NVTX_INJECTION64_PATH"); /* a set-uid program's is unset: it names a library */
     if (!path) return AMP__VENDOR_NONE;
+    /* Loaded into this process: a tool another local user could have put
+     * or changed is not (the rule the CPU compiler and libclang are held
+     * to). A name without a slash is the loader's to find, as the GPU
+     * runtimes' are. */
+    char why[768];
+    if (strchr(path, '/') && amp__unsafe_file(path, why, sizeof why)) {
+        fprintf(stderr, "hipamp: NVTX_INJECTION64_PATH=%.300s is not loaded (no NVTX ranges): %s\n", path, why);
+        return AMP__VENDOR_NONE;
+    }
     amp__nvtx_table(amp__core_t, amp__core, NVTX_ABI_CBID_CORE_SIZE);
     amp__nvtx_table(amp__core2_t, amp__core2, NVTX_ABI_CBID_CORE2_SIZE);
     amp__nvtx_table(amp__cuda_t, amp__cuda, NVTX_ABI_CBID_CUDA_SIZE);
