@@ -176,17 +176,27 @@ static bool amp__boxes_meet(const amp__box *list, int n, const amp__box *b, int 
  * writes, as a view of host memory does.) */
 static bool amp__home_host_owned(const amp__storage *s) { return s->is_array && amp__host_addressable(s->home_acc); }
 
+/* Whether the queue that would write dst's device copy records a graph:
+ * it runs nothing else until the recording ends (amp__queue_copy refuses
+ * it), while the data source can take the write now. */
+static bool amp__dest_queue_records(const amp__side *dst)
+{
+    amp_accelerator_view *q = NULL;
+    if (amp__side_queue(dst, dst->s->acc, &q) != AMP_OK) return false;
+    return atomic_load_explicit(&q->recorder, memory_order_acquire) != NULL;
+}
+
 /* Where dst is written (no side effects yet). A device copy that holds the
  * whole box current is written there (the ghost rows of a halo exchange
- * then never touch the host); otherwise, and always for a home the host
- * owns (amp__home_host_owned: its device copies of the box then go stale),
- * the data source. */
+ * then never touch the host), unless its queue records a graph; otherwise,
+ * and always for a home the host owns (amp__home_host_owned: its device
+ * copies of the box then go stale), the data source. */
 static void amp__dest_place(const amp__side *dst, amp__place *at)
 {
     const amp__storage *s = dst->s;
     int R = s->ext.rank;
     if (amp__has_device_copy(s) && !amp__home_host_owned(s) && amp__boxes_cover(s->valid, s->nvalid, &dst->box, R) &&
-        s->ndirty < AMP__MAX_BOXES) {
+        s->ndirty < AMP__MAX_BOXES && !amp__dest_queue_records(dst)) {
         at->base = s->dptr;
         at->acc = s->acc;
         at->host = amp__host_addressable(s->acc);
