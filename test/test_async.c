@@ -1,5 +1,6 @@
 /* test_async.c — amp_parallel_for_each_async and futures: wait/is_ready/destroy, results after wait, two queues, host access waiting without an explicit wait, amp_accelerator_view_wait, cross-queue ordering; the CPU accelerator running launches of two queues (and two threads) at the same time, reporting an asynchronous launch's failure, holding at most AMP_QUEUE_DEPTH launches in a queue, and giving a burst's memory back; waits with a time-out; a continuation that ends the process; a later launch naming an earlier failure whole; a forked child told at once that launches queued before the fork do not run there. */
 #include "support.h"
+#include "vendor.h"
 
 #include <pthread.h>
 #include <errno.h>
@@ -129,6 +130,56 @@ ACCEL_TEST(async, is_ready_becomes_true)
     check_u32(out, want, NS, "slow_lcg after polling");
     ASSERT_OK(amp_array_view_destroy(v));
     ASSERT_OK(amp_program_destroy(p));
+}
+
+/* On a GPU, a launch held by its kernel (which waits for a flag in host
+ * memory mapped for the device) is not ready, however often it is asked,
+ * until the flag is set; then it ends, is ready, and ran once.
+ * is_ready_becomes_true cannot see a wrong "ready" (a short kernel may well
+ * have ended at the first poll); the CPU accelerator's held launches
+ * (cpu_program_destroyed_while_its_launches_are_held) cover the CPU. */
+Test(async, gpu_is_ready_is_false_while_a_kernel_is_held, .timeout = 300)
+{
+    amp_accelerator *acc = test_accel(TEST_ACCEL_GPU);
+    amp_accelerator_info info;
+    ASSERT_OK(amp_accelerator_get_info(acc, &info));
+    char why[256];
+    if (!vendor_open(info.device_path, why, sizeof why)) cr_skip_test("vendor runtime for %s: %s", info.device_path, why);
+    static int flag[1024] __attribute__((aligned(4096)));
+    __atomic_store_n(&flag[0], 0, __ATOMIC_SEQ_CST);
+    cr_assert(vendor_host_register(flag, sizeof flag), "the vendor's register of the flag's page failed");
+    void *dflag = vendor_host_device_pointer(flag);
+    cr_assert_not_null(dflag, "no device address for the registered flag");
+    amp_program *p = test_build(acc, test_kernels_handles);
+    amp_kernel *k = test_kernel(p, "h_wait_flag_bounded");
+    amp_accelerator_view *q = mkqueue(acc);
+    static int gate[1];
+    gate[0] = 0;
+    amp_array_view *vg = test_view(gate, 4, amp_extent_1d(1), AMP_READ_WRITE);
+    /* 2^28 reads of host memory over the bus take minutes: the flag is set
+     * long before, unless its store never reaches the device (-1). */
+    amp_arg a[] = {amp_arg_view(vg), amp_arg_uint64((uint64_t)(uintptr_t)dflag), amp_arg_int64(1LL << 28)};
+    amp_future *f = NULL;
+    ASSERT_OK(amp_parallel_for_each_async(q, amp_extent_1d(1), k, a, 3, &f));
+    ASSERT_OK(amp_accelerator_view_flush(q));
+    for (int i = 0; i < 200; ++i) {
+        bool ready = true;
+        ASSERT_OK(amp_future_is_ready(f, &ready));
+        cr_assert(!ready, "poll %d (about %d ms after the launch): ready while its kernel waits for the flag", i, i);
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+    }
+    __atomic_store_n(&flag[0], 1, __ATOMIC_SEQ_CST);
+    ASSERT_OK(amp_future_wait(f));
+    bool ready = false;
+    ASSERT_OK(amp_future_is_ready(f, &ready));
+    cr_assert(ready, "not ready after its wait returned");
+    ASSERT_OK(amp_future_destroy(f));
+    ASSERT_OK(amp_array_view_synchronize(vg));
+    cr_assert_eq(gate[0], 1, "the held kernel left %d (-1: it never saw the flag set; 1: it ran once)", gate[0]);
+    ASSERT_OK(amp_array_view_destroy(vg));
+    ASSERT_OK(amp_accelerator_view_destroy(q));
+    ASSERT_OK(amp_program_destroy(p));
+    vendor_host_unregister(flag);
 }
 
 ACCEL_TEST(async, two_futures_on_two_queues)

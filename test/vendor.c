@@ -25,6 +25,7 @@ static int (*cu_memset32_async)(unsigned long long, unsigned, size_t, void *);
 static int (*cu_stream_sync)(void *);
 static int (*cu_host_register)(void *, size_t, unsigned);
 static int (*cu_host_unregister)(void *);
+static int (*cu_host_device_pointer)(unsigned long long *, void *, unsigned);
 static int (*hip_set_device)(int);
 static int (*hip_get_device)(int *);
 static int (*hip_get_device_count)(int *);
@@ -39,6 +40,7 @@ static int (*hip_memset32_async)(void *, int, size_t, void *);
 static int (*hip_stream_sync)(void *);
 static int (*hip_host_register)(void *, size_t, unsigned);
 static int (*hip_host_unregister)(void *);
+static int (*hip_host_device_pointer)(void **, void *, unsigned);
 
 #define SYM(lib, var, name)                                       \
     do {                                                          \
@@ -77,6 +79,7 @@ bool vendor_open(const char *device_path, char *why, size_t n)
         SYM(lib, cu_stream_sync, "cuStreamSynchronize");
         SYM(lib, cu_host_register, "cuMemHostRegister_v2");
         SYM(lib, cu_host_unregister, "cuMemHostUnregister");
+        SYM(lib, cu_host_device_pointer, "cuMemHostGetDevicePointer_v2");
         int dev = 0;
         void *ctx = NULL;
         if (cu_init(0) || cu_device_get(&dev, ord) || cu_primary_retain(&ctx, dev) || cu_ctx_set(ctx)) {
@@ -110,6 +113,7 @@ bool vendor_open(const char *device_path, char *why, size_t n)
         SYM(lib, hip_stream_sync, "hipStreamSynchronize");
         SYM(lib, hip_host_register, "hipHostRegister");
         SYM(lib, hip_host_unregister, "hipHostUnregister");
+        SYM(lib, hip_host_device_pointer, "hipHostGetDevicePointer");
         if (hip_set_device(ord)) {
             snprintf(why, n, "hipSetDevice(%d) failed", ord);
             return false;
@@ -142,6 +146,16 @@ void vendor_host_unregister(void *p)
 {
     if (is_cuda) cu_host_unregister(p);
     else hip_host_unregister(p);
+}
+
+void *vendor_host_device_pointer(void *p)
+{
+    if (is_cuda) {
+        unsigned long long d = 0;
+        return cu_host_device_pointer(&d, p, 0) ? NULL : (void *)(uintptr_t)d;
+    }
+    void *d = NULL;
+    return hip_host_device_pointer(&d, p, 0) ? NULL : d;
 }
 
 void vendor_free(void *p)

@@ -15,6 +15,9 @@ void vendor_free(void *p);
  * library would; true on success. */
 bool vendor_host_register(void *p, size_t bytes);
 void vendor_host_unregister(void *p);
+/* The device's address of host memory vendor_host_register mapped; NULL
+ * when the runtime gives none. */
+void *vendor_host_device_pointer(void *p);
 bool vendor_htod(void *dst, const void *src, size_t bytes);
 bool vendor_dtoh(void *dst, const void *src, size_t bytes);
 void *vendor_stream_create(void);

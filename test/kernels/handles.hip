@@ -19,6 +19,20 @@ AMP_KERNEL(h_slow, amp::index<1> i, amp::array_view<unsigned, 1> out, int iters)
     out[i] = x;
 }
 
+// A GPU's: addr is the device's address of a host int mapped for it
+// (test_async); the kernel gives up after spins reads of it and leaves -1,
+// so that a flag whose store never reached the device ends the test, not
+// the machine's GPU.
+AMP_KERNEL(h_wait_flag_bounded, amp::index<1> i, amp::array_view<int, 1> out, unsigned long long addr,
+           long long spins)
+{
+    volatile int *flag = reinterpret_cast<volatile int *>(addr);
+    long long n = 0;
+    while (!*flag && ++n < spins) {
+    }
+    out[i] = *flag ? out[i] + 1 : -1;
+}
+
 // CPU accelerator only: addr is a host int the test sets to release the
 // kernel (the kernel runs in the test's process); out counts the releases.
 AMP_KERNEL(h_wait_flag, amp::index<1> i, amp::array_view<int, 1> out, unsigned long long addr)
