@@ -1271,15 +1271,20 @@ AMP_API amp_status amp_accelerator_get_prebuilt_target(const amp_accelerator *a,
  * through, every symbolic link followed on the way and the file itself are
  * root's, yours or an AMP_TRUSTED_USERS account's, and writable by no one
  * else (root's group aside; in a sticky directory only the entry's owner
- * counts). For a program about to dlopen or run a file a setting names.
- * path: absolute, or relative to the working directory; the caller keeps
- * it. Reads only metadata (no file is opened); never blocks on other
+ * counts). For a program about to dlopen or run a file a setting names:
+ * pass the path it will load. path: absolute, or relative to the working
+ * directory, a name without a slash included (dlopen and execvp would
+ * search for such a name instead: check and load the same path, with a
+ * slash); the caller keeps it. Reads file metadata (no file is opened) and,
+ * for AMP_TRUSTED_USERS names, the user database; never blocks on other
  * hipamp calls; thread-safe. AMP_OK: trusted. AMP_ERROR_INVALID_ARGUMENT:
- * path NULL, empty or 4096 characters or more, no file there (or a loop of
- * links, a component that is no directory), an AMP_TRUSTED_USERS word that
- * is no user, or someone else could have changed it: amp_last_error names
- * the path, the directory or file, its owner and mode. A check, not a
- * lock: a file trusted now stays so only as long as its owners keep it. */
+ * path NULL, empty or 4096 characters or more, no file there (or a
+ * directory, a loop of links, a component that is no directory), an
+ * AMP_TRUSTED_USERS word that is no user, or someone else could have
+ * changed it: amp_last_error names the path and the directory, link or
+ * file on its way that someone else could change, and who (its owner or
+ * mode). A check, not a lock: a file trusted now stays so only as long as
+ * its owners keep it. */
 AMP_API amp_status amp_check_trusted_file(const char *path);
 
 /* The AMP device prelude every GPU kernel is compiled with: the AMP

@@ -255,13 +255,17 @@ amp_status amp_mpi_choose_path(amp_accelerator *a, amp_mpi_path requested, amp_m
                                from, info.device_path);
             goto fail;
         }
-        if (!amp_mpi__nccl_available(vendor, out->nccl, sizeof out->nccl)) {
+        /* The reason whole (a refused path's, with the directory and who
+         * may write it, outgrows out->nccl). */
+        char nccl[sizeof out->nccl * 3];
+        if (!amp_mpi__nccl_available(vendor, nccl, sizeof nccl)) {
             st = amp_mpi__fail(AMP_ERROR_UNSUPPORTED,
                                "%s: nccl path on %s, but no NCCL/RCCL library loads: %s (AMP_MPI_NCCL_LIBRARY names "
                                "another)",
-                               from, info.device_path, out->nccl);
+                               from, info.device_path, nccl);
             goto fail;
         }
+        snprintf(out->nccl, sizeof out->nccl, "%.*s", (int)sizeof out->nccl - 1, nccl);
         out->path = AMP_MPI_PATH_NCCL;
         if (vendor)
             snprintf(why, n, "%s: halos move device to device through %s", from, out->nccl);

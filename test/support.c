@@ -365,3 +365,10 @@ void test_remove_at_exit(const char *dir)
     }
     if (test_remove_count < TEST_REMOVE_MAX) test_remove_dirs[test_remove_count++] = strdup(dir);
 }
+
+void test_skip_unless_trusted(const char *path, const char *what)
+{
+    if (amp_check_trusted_file(path) != AMP_OK)
+        cr_skip_test("%s is a file hipamp refuses to load here (a build tree another user or a group may write?): %s",
+                     what, amp_last_error());
+}

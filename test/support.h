@@ -157,4 +157,10 @@ void test_remove_tree(const char *dir);
  * that tests' scratch directories do not pile up in the build tree. */
 void test_remove_at_exit(const char *dir);
 
+/* Skips the calling test, saying why, unless the library that test loads
+ * through a setting (what: "the stand-in NCCL") at path passes
+ * amp_check_trusted_file: in a build tree a group may write (umask 002, a
+ * project directory of mode 2775) hipamp refuses to load it, rightly. */
+void test_skip_unless_trusted(const char *path, const char *what);
+
 #endif

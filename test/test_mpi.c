@@ -404,6 +404,16 @@ Test(mpi, choose_path_on_the_cpu_accelerator, .init = mpi_up, .fini = mpi_down)
     ASSERT_MPI_STATUS(amp_mpi_choose_path(cpu, AMP_MPI_PATH_AUTO, NULL), AMP_ERROR_INVALID_ARGUMENT);
 }
 
+#ifdef HIPAMP_FAKE_NCCL
+/* AMP_MPI_NCCL_LIBRARY names the stand-in NCCL, which hipamp::mpi loads
+ * only where no other user could change it (else the test skips). */
+static void use_fake_nccl(void)
+{
+    test_skip_unless_trusted(HIPAMP_FAKE_NCCL, "the stand-in NCCL (test/fake_nccl.c)");
+    setenv("AMP_MPI_NCCL_LIBRARY", HIPAMP_FAKE_NCCL, 1);
+}
+#endif
+
 /* The library's test seam (mpi/errors.c's amp_mpi__fault, resolved where
  * the program defines it): "AT_SECURE" while fake_at_secure is set, so
  * the environment reads as a set-uid program's does. */
@@ -428,7 +438,7 @@ Test(mpi, a_set_uid_program_takes_nothing_from_the_invokers_environment, .init =
 #else
     amp_accelerator *cpu = test_accel(TEST_ACCEL_CPU);
     amp_mpi_path_info p;
-    setenv("AMP_MPI_NCCL_LIBRARY", HIPAMP_FAKE_NCCL, 1);
+    use_fake_nccl();
     setenv("AMP_MPI_PATH", "sideways", 1);
     fake_at_secure = true;
     stderr_capture cap;
@@ -488,7 +498,7 @@ Test(mpi, nccl_path_needs_a_library, .init = mpi_up, .fini = mpi_down)
     ASSERT_MPI_STATUS(amp_mpi_exchange_create(MPI_COMM_SELF, NULL, 4, AMP_MPI_PATH_NCCL, &x), AMP_ERROR_UNSUPPORTED);
     cr_assert_null(x);
 #ifdef HIPAMP_FAKE_NCCL
-    setenv("AMP_MPI_NCCL_LIBRARY", HIPAMP_FAKE_NCCL, 1);
+    use_fake_nccl();
     ASSERT_MPI_OK(amp_mpi_choose_path(cpu, AMP_MPI_PATH_AUTO, &p));
     cr_assert_eq(p.path, AMP_MPI_PATH_NCCL, "AMP_MPI_PATH=nccl: %s", amp_mpi_path_name(p.path));
     cr_assert(strstr(p.nccl, "NCCL 2.28.3"), "nccl: %s", p.nccl);
@@ -512,6 +522,7 @@ Test(mpi, nccl_path_needs_a_library, .init = mpi_up, .fini = mpi_down)
         cr_assert(mkdir(deep, 0700) == 0 || errno == EEXIST, "mkdir %s", deep);
     }
     snprintf(link, sizeof link, "%s/libnccl-stand-in.so", deep);
+    test_skip_unless_trusted(HIPAMP_FAKE_NCCL, "the stand-in NCCL (test/fake_nccl.c)");
     cr_assert_eq(symlink(HIPAMP_FAKE_NCCL, link), 0, "symlink %s", link);
     cr_assert_gt(strlen(link), 255);
     setenv("AMP_MPI_NCCL_LIBRARY", link, 1);
@@ -556,12 +567,14 @@ Test(mpi, an_nccl_library_others_could_change_is_not_loaded, .init = mpi_up, .fi
     cr_assert_eq(mkdir(open_dir, 0700), 0);
     cr_assert_eq(chmod(open_dir, 0777), 0);
     snprintf(link, sizeof link, "%s/libnccl.so.2", open_dir);
+    test_skip_unless_trusted(HIPAMP_FAKE_NCCL, "the stand-in NCCL (test/fake_nccl.c)");
     cr_assert_eq(symlink(HIPAMP_FAKE_NCCL, link), 0, "symlink %s", link);
     snprintf(text, sizeof text, "%s/libnccl-text.so.2", dir);
     FILE *f = fopen(text, "w");
     cr_assert_not_null(f);
     fputs("not a library\n", f);
     fclose(f);
+    cr_assert_eq(chmod(text, 0644), 0); /* whatever the umask: ours alone to write */
     setenv("AMP_MPI_NCCL_LIBRARY", link, 1);
     amp_status refused = amp_mpi_choose_path(cpu, AMP_MPI_PATH_NCCL, &p);
     char refused_said[2048];
@@ -570,7 +583,7 @@ Test(mpi, an_nccl_library_others_could_change_is_not_loaded, .init = mpi_up, .fi
     amp_status not_a_library = amp_mpi_choose_path(cpu, AMP_MPI_PATH_NCCL, &p);
     char text_said[2048];
     snprintf(text_said, sizeof text_said, "%s", amp_mpi_last_error());
-    setenv("AMP_MPI_NCCL_LIBRARY", HIPAMP_FAKE_NCCL, 1);
+    use_fake_nccl();
     amp_status good = amp_mpi_choose_path(cpu, AMP_MPI_PATH_NCCL, &p);
     unsetenv("AMP_MPI_NCCL_LIBRARY");
     test_remove_tree(dir);
@@ -1252,7 +1265,7 @@ Test(mpi, an_nccl_end_progresses_the_threads_other_exchanges, .init = mpi_up, .f
     /* Both made before anything is in flight (a creation's collective
      * progresses this thread's exchanges too). */
     amp_mpi_exchange *a = self_exchange(qa, sizeof(int), AMP_MPI_PATH_HOST);
-    setenv("AMP_MPI_NCCL_LIBRARY", HIPAMP_FAKE_NCCL, 1);
+    use_fake_nccl();
     amp_mpi_exchange *b = NULL;
     ASSERT_MPI_OK(amp_mpi_exchange_create(MPI_COMM_WORLD, qb, sizeof(int), AMP_MPI_PATH_NCCL, &b));
     unsetenv("AMP_MPI_NCCL_LIBRARY");
@@ -1985,7 +1998,7 @@ Test(mpi, read_only_receive_views_are_refused_on_every_path, .init = mpi_up, .fi
 #ifndef HIPAMP_FAKE_NCCL
             continue;
 #else
-            setenv("AMP_MPI_NCCL_LIBRARY", HIPAMP_FAKE_NCCL, 1);
+            use_fake_nccl();
             /* The stand-in's communicator is MPI_COMM_WORLD's: this singleton. */
             ASSERT_MPI_OK(amp_mpi_exchange_create(MPI_COMM_WORLD, q, sizeof(float), AMP_MPI_PATH_NCCL, &x));
             unsetenv("AMP_MPI_NCCL_LIBRARY");
@@ -2804,7 +2817,7 @@ static void run_with_fake_nccl(int np, const char *args, int fail, heat_run *r)
     (void)r;
     cr_skip_test("the stand-in NCCL library is not built");
 #else
-    setenv("AMP_MPI_NCCL_LIBRARY", HIPAMP_FAKE_NCCL, 1);
+    use_fake_nccl();
     char f[16];
     snprintf(f, sizeof f, "%d", fail);
     if (fail >= 0) setenv("FAKE_NCCL_FAIL_RANK", f, 1);
@@ -3178,7 +3191,7 @@ Test(mpi_cg, nccl_path_sums_on_the_device_and_agrees, .timeout = 600)
     for (int np = 1; np <= 3; np += 2) {
         cg_checked(np, "--n 40 --check --path staged", &r);
         double it_mpi = field(&r, "iterations"), res_mpi = field(&r, "relative_residual");
-        setenv("AMP_MPI_NCCL_LIBRARY", HIPAMP_FAKE_NCCL, 1);
+        use_fake_nccl();
         cg_checked(np, "--n 40 --check --path nccl", &r);
         unsetenv("AMP_MPI_NCCL_LIBRARY");
         cr_assert(strstr(r.out, "\npath nccl:"), "%d rank(s) did not take the nccl path:\n%s", np, r.out);

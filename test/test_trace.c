@@ -2024,6 +2024,7 @@ static run probe_run(tdir *d, amp_accelerator *acc, bool roctx, const char *vend
         snprintf(lib, sizeof lib, "LD_LIBRARY_PATH=%s", HIPAMP_TRACE_PROBE);
         *strrchr(lib, '/') = '\0'; /* the probe's directory: it is named libroctx64.so */
     } else {
+        test_skip_unless_trusted(HIPAMP_TRACE_PROBE, "the trace probe (an NVTX tool)");
         snprintf(lib, sizeof lib, "NVTX_INJECTION64_PATH=%s", HIPAMP_TRACE_PROBE);
     }
     snprintf(log, 128, "%s/probe.log", d->path);

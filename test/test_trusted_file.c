@@ -70,6 +70,16 @@ Test(trusted_file, a_relative_path_is_walked_from_the_working_directory)
     ASSERT_OK(amp_check_trusted_file("./tool.so"));
     expect_refused("open/tool.so", (const char *const[]){"open", "0777", NULL});
     expect_refused("no-such-tool.so", (const char *const[]){"no-such-tool.so", "no file at", NULL});
+    expect_refused(".", (const char *const[]){"no file at", NULL});
+    expect_refused("open", (const char *const[]){"open is a directory", NULL});
+    /* The working directory is ours, but a directory above it anyone may
+     * write: they could put another directory at its name. */
+    char inner[600];
+    snprintf(inner, sizeof inner, "%s/inner", open_dir);
+    cr_assert_eq(mkdir(inner, 0700), 0);
+    our_file(file, sizeof file, inner, "tool.so", 0644);
+    cr_assert_eq(chdir(inner), 0, "chdir %s: %s", inner, strerror(errno));
+    expect_refused("tool.so", (const char *const[]){open_dir, "0777", NULL});
 }
 
 Test(trusted_file, bad_paths_are_refused_naming_them)

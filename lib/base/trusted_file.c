@@ -51,25 +51,33 @@ bool amp__trusted_users(amp__trust *t, char *why, size_t n)
  * writable by no one else (a sticky directory's other entries excepted). No
  * wider trust, unlike a header's: nothing else names who may have put a
  * program or a library there. A relative path is walked from the working
- * directory, as dlopen and exec take it. */
+ * directory, as dlopen and exec take it, from / down: a directory above the
+ * working directory that someone else could change would let them move
+ * another directory under the name getcwd gave while the process stays in
+ * its own. */
 const char *amp__unsafe_file(const char *path, char *why, size_t n)
 {
     amp__trust trusted;
     amp__trust_init(&trusted, NULL, NULL);
     if (!amp__trusted_users(&trusted, why, n)) return why;
-    char cwd[PATH_MAX];
-    const char *base = "/";
+    char cwd[PATH_MAX], abs[PATH_MAX * 2];
+    const char *walked = path;
     if (path[0] != '/') {
         if (!getcwd(cwd, sizeof cwd)) {
             snprintf(why, n, "%.400s cannot be looked up: the working directory cannot be named (%s)", path,
                      strerror(errno));
             return why;
         }
-        base = cwd;
+        snprintf(abs, sizeof abs, "%s/%s", cwd, path);
+        walked = abs;
     }
-    int found = amp__trusted_walk(&trusted, base, path, strlen(path), why, n);
+    int found = amp__trusted_walk(&trusted, "/", walked, strlen(walked), why, n);
     if (found == AMP__WALK_UNTRUSTED) return why;
     if (found == AMP__WALK_FILE) return NULL;
+    if (found == AMP__WALK_DIR) {
+        snprintf(why, n, "%.400s is a directory, not a file", path);
+        return why;
+    }
     snprintf(why, n, "no file at %.400s (nothing there, something on the way that is no directory, a name too long, or a loop of links)", path);
     return why;
 }

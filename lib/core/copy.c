@@ -186,11 +186,15 @@ static bool amp__dest_queue_records(const amp__side *dst)
     return atomic_load_explicit(&q->recorder, memory_order_acquire) != NULL;
 }
 
-/* Where dst is written (no side effects yet). A device copy that holds the
- * whole box current is written there (the ghost rows of a halo exchange
- * then never touch the host), unless its queue records a graph; otherwise,
- * and always for a home the host owns (amp__home_host_owned: its device
- * copies of the box then go stale), the data source. */
+/* Where dst is written (nothing moves yet; the accelerator's default queue
+ * may be made, as amp__copy_locked would make it). A device copy that holds
+ * the whole box current is written there (the ghost rows of a halo
+ * exchange then never touch the host), unless its queue records a graph;
+ * otherwise, and always for a home the host owns (amp__home_host_owned: its
+ * device copies of the box then go stale), the data source. Writing the
+ * data source can still need that queue: device-newer data in a box wider
+ * than the side's elements comes back first (amp__dest_prepare_home), and
+ * is then refused while it records. */
 static void amp__dest_place(const amp__side *dst, amp__place *at)
 {
     const amp__storage *s = dst->s;
