@@ -16,8 +16,9 @@ bool amp__trusted_users(amp__trust *t, char *why, size_t n);
 /* Why the file at path (absolute, or relative to the working directory)
  * could be another local user's to change (why, n bytes, naming it), or
  * NULL: the way to it, its links and the file are root's, this user's or
- * an AMP_TRUSTED_USERS account's, and writable by no one else. Reads only
- * metadata; thread-safe. */
+ * an AMP_TRUSTED_USERS account's, and writable by no one else. Reads file
+ * metadata and, for AMP_TRUSTED_USERS names, the user database;
+ * thread-safe. */
 const char *amp__unsafe_file(const char *path, char *why, size_t n);
 
 #endif
