@@ -522,7 +522,6 @@ Test(mpi, nccl_path_needs_a_library, .init = mpi_up, .fini = mpi_down)
         cr_assert(mkdir(deep, 0700) == 0 || errno == EEXIST, "mkdir %s", deep);
     }
     snprintf(link, sizeof link, "%s/libnccl-stand-in.so", deep);
-    test_skip_unless_trusted(HIPAMP_FAKE_NCCL, "the stand-in NCCL (test/fake_nccl.c)");
     cr_assert_eq(symlink(HIPAMP_FAKE_NCCL, link), 0, "symlink %s", link);
     cr_assert_gt(strlen(link), 255);
     setenv("AMP_MPI_NCCL_LIBRARY", link, 1);
@@ -557,6 +556,7 @@ Test(mpi, an_nccl_library_others_could_change_is_not_loaded, .init = mpi_up, .fi
 #ifndef HIPAMP_FAKE_NCCL
     cr_skip_test("the stand-in NCCL (test/fake_nccl.c) was not built");
 #else
+    test_skip_unless_trusted(HIPAMP_FAKE_NCCL, "the stand-in NCCL (test/fake_nccl.c)");
     unsetenv("AMP_MPI_PATH");
     amp_accelerator *cpu = test_accel(TEST_ACCEL_CPU);
     amp_mpi_path_info p;
@@ -567,7 +567,6 @@ Test(mpi, an_nccl_library_others_could_change_is_not_loaded, .init = mpi_up, .fi
     cr_assert_eq(mkdir(open_dir, 0700), 0);
     cr_assert_eq(chmod(open_dir, 0777), 0);
     snprintf(link, sizeof link, "%s/libnccl.so.2", open_dir);
-    test_skip_unless_trusted(HIPAMP_FAKE_NCCL, "the stand-in NCCL (test/fake_nccl.c)");
     cr_assert_eq(symlink(HIPAMP_FAKE_NCCL, link), 0, "symlink %s", link);
     snprintf(text, sizeof text, "%s/libnccl-text.so.2", dir);
     FILE *f = fopen(text, "w");
