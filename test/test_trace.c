@@ -2014,18 +2014,18 @@ static void check_probe_log(const char *log, const char *push, const char *pop, 
 }
 
 /* Runs the helper with the trace probe standing in for a profiler: its
- * NVTX injection (or, roctx, its libroctx64.so on the library path), its
- * log at log (room for 128) in d, and AMP_TRACE_VENDOR=vendor unless NULL;
- * the helper must exit 0. */
-static run probe_run(tdir *d, amp_accelerator *acc, bool roctx, const char *vendor, char *log)
+ * NVTX injection at tool (NULL: the probe as built; or, roctx, its
+ * libroctx64.so on the library path), its log at log (room for 128) in d,
+ * and AMP_TRACE_VENDOR=vendor unless NULL; the helper must exit 0. */
+static run probe_run(tdir *d, amp_accelerator *acc, bool roctx, const char *vendor, const char *tool, char *log)
 {
     char lib[600], logv[256], ven[64];
     if (roctx) {
         snprintf(lib, sizeof lib, "LD_LIBRARY_PATH=%s", HIPAMP_TRACE_PROBE);
         *strrchr(lib, '/') = '\0'; /* the probe's directory: it is named libroctx64.so */
     } else {
-        test_skip_unless_trusted(HIPAMP_TRACE_PROBE, "the trace probe (an NVTX tool)");
-        snprintf(lib, sizeof lib, "NVTX_INJECTION64_PATH=%s", HIPAMP_TRACE_PROBE);
+        if (!tool) test_skip_unless_trusted(tool = HIPAMP_TRACE_PROBE, "the trace probe (an NVTX tool)");
+        snprintf(lib, sizeof lib, "NVTX_INJECTION64_PATH=%s", tool);
     }
     snprintf(log, 128, "%s/probe.log", d->path);
     snprintf(logv, sizeof logv, "AMP_PROBE_LOG=%s", log);
@@ -2043,7 +2043,7 @@ Test(trace, nvtx_ranges)
     tdir d;
     tdir_make(&d);
     char log[128];
-    run r = probe_run(&d, acc, false, NULL, log);
+    run r = probe_run(&d, acc, false, NULL, NULL, log);
     char *text = read_file(log);
     check_probe_log(text, "push ", "pop ", true);
     free(text);
@@ -2062,18 +2062,13 @@ Test(trace, an_nvtx_tool_others_could_change_is_not_loaded)
     amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
     tdir d;
     tdir_make(&d);
-    char open_dir[128], tool[256], lib[300], log[128], logv[200];
+    char open_dir[128], tool[256], log[128];
     snprintf(open_dir, sizeof open_dir, "%s/open", d.path);
     cr_assert_eq(mkdir(open_dir, 0700), 0);
     cr_assert_eq(chmod(open_dir, 0777), 0);
     snprintf(tool, sizeof tool, "%s/libtool.so", open_dir);
     cr_assert_eq(symlink(HIPAMP_TRACE_PROBE, tool), 0, "symlink: %s", strerror(errno));
-    snprintf(lib, sizeof lib, "NVTX_INJECTION64_PATH=%s", tool);
-    snprintf(log, sizeof log, "%s/probe.log", d.path);
-    snprintf(logv, sizeof logv, "AMP_PROBE_LOG=%s", log);
-    const char *env[] = {lib, logv, NULL};
-    run r = run_helper_shared(&d, acc, env, NULL);
-    cr_assert_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+    run r = probe_run(&d, acc, false, NULL, tool, log);
     cr_expect_eq(access(log, F_OK), -1, "the tool at %s was loaded", tool);
     char says[400];
     snprintf(says, sizeof says, "hipamp: NVTX_INJECTION64_PATH=%s is not loaded (no NVTX ranges): %s is writable by every user (mode 0777)",
@@ -2090,7 +2085,7 @@ Test(trace, roctx_ranges)
     tdir d;
     tdir_make(&d);
     char log[128];
-    run r = probe_run(&d, acc, true, "1", log);
+    run r = probe_run(&d, acc, true, "1", NULL, log);
     char *text = read_file(log);
     check_probe_log(text, "rpush ", "rpop ", false);
     free(text);
@@ -2105,7 +2100,7 @@ Test(trace, vendor_ranges_can_be_turned_off)
     tdir d;
     tdir_make(&d);
     char log[128];
-    run r = probe_run(&d, acc, false, "0", log);
+    run r = probe_run(&d, acc, false, "0", NULL, log);
     cr_expect_eq(access(log, F_OK), -1, "the probe was loaded although AMP_TRACE_VENDOR=0");
     run_free(&r);
     tdir_remove(&d);
@@ -2120,7 +2115,7 @@ Test(trace, a_misspelt_vendor_setting_keeps_the_default)
     tdir d;
     tdir_make(&d);
     char log[128];
-    run r = probe_run(&d, acc, false, "onn", log);
+    run r = probe_run(&d, acc, false, "onn", NULL, log);
     cr_expect(strstr(r.err, "AMP_TRACE_VENDOR=\"onn\"") && strstr(r.err, "auto"),
               "the misspelt value was not said with the default kept:\n%s", r.err);
     char *text = read_file(log);
