@@ -8,12 +8,13 @@ amp_status amp_check_trusted_file(const char *path)
 {
     if (!path) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "amp_check_trusted_file: path is NULL");
     if (!path[0]) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "amp_check_trusted_file: path is empty");
-    if (strlen(path) >= 4096)
+    const size_t len = strlen(path);
+    if (len >= 4096)
         return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "amp_check_trusted_file: the path is %zu characters long, more than 4095",
-                         strlen(path));
+                         len);
     char why[768];
     if (amp__unsafe_file(path, why, sizeof why))
         return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "amp_check_trusted_file(\"%.200s%s\"): %s", path,
-                         strlen(path) > 200 ? "..." : "", why);
+                         len > 200 ? "..." : "", why);
     return AMP_OK;
 }
