@@ -548,7 +548,8 @@ AMP_API amp_status amp_array_view_create(void *host, size_t elem_size, amp_exten
  * where the driver can, else through host memory) and tracks them as a
  * view of host memory is tracked; synchronize, destroy, an amp_copy reading
  * it or an array operation (copy_to_host, native_handle, a launch with the
- * array itself) brings the newer parts back to the array. */
+ * array itself: AMP_ERROR_BUSY while a graph elsewhere uses the view,
+ * hipamp_graph.h) brings the newer parts back to the array. */
 AMP_API amp_status amp_array_view_of_array(amp_array *a, amp_array_view **out);
 /* Sub-view origin..origin+e of v, same rank; shares v's storage (v's
  * storage lives until every view of it is destroyed). The new view is the
@@ -677,13 +678,13 @@ AMP_API amp_status amp_array_view_refresh(amp_array_view *v);
  * copies that would never have happened. On a copying accelerator the
  * kernel's writes not yet synchronized are dropped and host memory keeps
  * what it held. Either way, C++ AMP's meaning holds: the contents are
- * undefined after it until written again. Writing the data again from the
- * host (amp_copy_view or amp_array_view_set into any view of it,
- * amp_array_copy_from_host into its array, or a refresh), or by a kernel
- * where the data lives (its array, at home, or another view of it on a
- * zero-copy accelerator) ends the hint: the next kernel copies in what was
- * written. A view whose elements do not fill a box of its data source
- * (see amp_array_view_view_as) drops nothing. */
+ * undefined after it until written again. Writing the data again, by any
+ * means (amp_copy_view or amp_array_view_set into any view of it,
+ * amp_array_copy_from_host into its array, a refresh, a kernel writing it
+ * through its array or any view of it on any accelerator) ends the hint:
+ * the next kernel copies in what was written. A view whose elements do
+ * not fill a box of its data source (see amp_array_view_view_as) drops
+ * nothing. */
 AMP_API amp_status amp_array_view_discard_data(amp_array_view *v);
 /* Synchronizes first (blocks; its status is returned), then frees the view.
  * AMP_ERROR_BUSY, nothing synchronized or freed: a graph that uses the view

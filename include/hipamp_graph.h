@@ -96,7 +96,10 @@
  * on, stay bound to it:
  * destroying one of them while the graph exists is AMP_ERROR_BUSY (destroy
  * the graph first), and their data stay on q's accelerator (launching a
- * view the graph uses on another accelerator is AMP_ERROR_BUSY).
+ * view the graph uses on another accelerator is AMP_ERROR_BUSY; so is a
+ * launch of an array with a view the graph uses, on the array's own
+ * accelerator when that is not q's: its copy_to_host and native_handle
+ * still bring the data back).
  */
 #ifndef HIPAMP_GRAPH_H
 #define HIPAMP_GRAPH_H

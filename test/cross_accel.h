@@ -9,13 +9,15 @@
 #include <hipamp.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 static const char cross_source[] =
     "AMP_KERNEL(cross_add2, amp::index<2> i, amp::array_view<int, 2> v, int x) { v[i] += x; }\n"
     "AMP_KERNEL(cross_array_add2, amp::index<2> i, amp::array<int, 2> a, int x) { a[i] += x; }\n"
     "AMP_KERNEL(cross_array_set2, amp::index<2> i, amp::array<int, 2> a, int x) { a[i] = x + i[0] * 1000 + i[1]; }\n"
     "AMP_KERNEL(cross_copy2, amp::index<2> i, amp::array_view<const int, 2> in, amp::array_view<int, 2> out)\n"
-    "{ out[i] = in[i]; }\n";
+    "{ out[i] = in[i]; }\n"
+    "AMP_KERNEL(cross_set2, amp::index<2> i, amp::array_view<int, 2> v, int x) { v[i] = x + i[0] * 1000 + i[1]; }\n";
 
 #define CROSS_ROWS 16
 #define CROSS_COLS 24
@@ -182,6 +184,98 @@ static void cross_discard_ends_after_a_write_at_home(amp_accelerator *home, amp_
     CROSS_ASSERT_OK(amp_array_view_synchronize(v));
     for (int k = 0; k < N; ++k) want[k] = 7 + (k / CROSS_COLS) * 1000 + k % CROSS_COLS + 100;
     cross_expect(a, want, "discard_data, the array written at home, then the view there", hn, on);
+    CROSS_ASSERT_OK(amp_array_view_destroy(v));
+    CROSS_ASSERT_OK(amp_array_destroy(a));
+    cross_close(&p);
+}
+
+/* A view of host memory used on `first` (a device copy there where it
+ * copies), given discard_data, then written again on `first` without the
+ * host: by a copy into it (the device copy takes it), or by a kernel
+ * through another view of the same memory; then used on `second`: what
+ * was written must move with it (before, the hint outlived both writes,
+ * which did not reach the host, and the launch on `second` read memory
+ * nothing had copied in). */
+static void cross_discard_ends_after_a_write_elsewhere(amp_accelerator *first, amp_accelerator *second)
+{
+    cross_pair p;
+    cross_open(first, second, &p);
+    const char *fn = p.hn, *sn = p.on;
+    amp_kernel *add_f = NULL, *set_f = NULL, *add_s = NULL;
+    CROSS_ASSERT_OK(amp_program_get_kernel(p.ph, "cross_add2", &add_f));
+    CROSS_ASSERT_OK(amp_program_get_kernel(p.ph, "cross_set2", &set_f));
+    CROSS_ASSERT_OK(amp_program_get_kernel(p.po, "cross_add2", &add_s));
+    enum { N = CROSS_ROWS * CROSS_COLS };
+    amp_extent e = amp_extent_2d(CROSS_ROWS, CROSS_COLS);
+    for (int how = 0; how < 2; ++how) {
+        static int32_t x[N], fifty[N];
+        for (int k = 0; k < N; ++k) {
+            x[k] = k;
+            fifty[k] = 50 + k;
+        }
+        amp_array_view *v = NULL, *twin = NULL, *src = NULL;
+        CROSS_ASSERT_OK(amp_array_view_create(x, 4, e, AMP_READ_WRITE, &v));
+        CROSS_ASSERT_OK(amp_array_view_duplicate(v, &twin));
+        CROSS_ASSERT_OK(amp_array_view_create(fifty, 4, e, AMP_READ_WRITE, &src));
+        amp_arg args[] = {amp_arg_view(v), amp_arg_int32(1)};
+        amp_arg twin_args[] = {amp_arg_view(twin), amp_arg_int32(7)};
+        CROSS_ASSERT_OK(amp_parallel_for_each(p.qh, e, add_f, args, 2));
+        CROSS_ASSERT_OK(amp_array_view_discard_data(v));
+        if (how == 0) CROSS_ASSERT_OK(amp_copy_view(src, v));
+        else CROSS_ASSERT_OK(amp_parallel_for_each(p.qh, e, set_f, twin_args, 2));
+        amp_arg again[] = {amp_arg_view(v), amp_arg_int32(100)};
+        CROSS_ASSERT_OK(amp_parallel_for_each(p.qo, e, add_s, again, 2));
+        CROSS_ASSERT_OK(amp_array_view_synchronize(v));
+        for (int k = 0; k < N; ++k) {
+            int32_t want = how == 0 ? 50 + k + 100 : 7 + (k / CROSS_COLS) * 1000 + k % CROSS_COLS + 100;
+            cr_assert_eq(x[k], want, "view used on %s, discard_data, then %s there, then the view used on %s: element "
+                         "(%d,%d) is %d, want %d", fn, how == 0 ? "a copy into it" : "a kernel through another view",
+                         sn, k / CROSS_COLS, k % CROSS_COLS, x[k], want);
+        }
+        CROSS_ASSERT_OK(amp_array_view_destroy(src));
+        CROSS_ASSERT_OK(amp_array_view_destroy(twin));
+        CROSS_ASSERT_OK(amp_array_view_destroy(v));
+    }
+    cross_close(&p);
+}
+
+/* An array of `home` whose view a graph on `other` launches: a launch of
+ * the array itself on `home` would need the data back from where the graph
+ * holds it, and is AMP_ERROR_BUSY saying so (naming both, and the way
+ * out); once the graph is gone it runs, on the graph's results. */
+static void cross_array_launch_while_a_graph_elsewhere_holds_its_view(amp_accelerator *home, amp_accelerator *other)
+{
+    cross_pair p;
+    cross_open(home, other, &p);
+    const char *hn = p.hn, *on = p.on;
+    amp_kernel *add_o = NULL, *arr_h = NULL;
+    CROSS_ASSERT_OK(amp_program_get_kernel(p.po, "cross_add2", &add_o));
+    CROSS_ASSERT_OK(amp_program_get_kernel(p.ph, "cross_array_add2", &arr_h));
+    enum { N = CROSS_ROWS * CROSS_COLS };
+    int32_t want[N];
+    for (int k = 0; k < N; ++k) want[k] = k;
+    amp_extent e = amp_extent_2d(CROSS_ROWS, CROSS_COLS);
+    amp_array *a = NULL;
+    amp_array_view *v = NULL;
+    amp_graph *g = NULL;
+    CROSS_ASSERT_OK(amp_array_create(p.qh, 4, e, want, &a));
+    CROSS_ASSERT_OK(amp_array_view_of_array(a, &v));
+    amp_arg args[] = {amp_arg_view(v), amp_arg_int32(1)};
+    CROSS_ASSERT_OK(amp_graph_begin_recording(p.qo));
+    CROSS_ASSERT_OK(amp_parallel_for_each(p.qo, e, add_o, args, 2));
+    CROSS_ASSERT_OK(amp_graph_end_recording(p.qo, &g));
+    CROSS_ASSERT_OK(amp_graph_launch(p.qo, g));
+    amp_arg aargs[] = {amp_arg_array(a), amp_arg_int32(10)};
+    amp_status st = amp_parallel_for_each(p.qh, e, arr_h, aargs, 2);
+    cr_assert_eq(st, AMP_ERROR_BUSY, "array on %s, a graph on %s using its view: the array's launch at home: %s: %s",
+                 hn, on, amp_status_name(st), amp_last_error());
+    const char *why = amp_last_error();
+    cr_assert(strstr(why, "own accelerator") && strstr(why, hn) && strstr(why, on) && strstr(why, "through a view"),
+              "array on %s, graph on %s: %s", hn, on, why);
+    CROSS_ASSERT_OK(amp_graph_destroy(g));
+    CROSS_ASSERT_OK(amp_parallel_for_each(p.qh, e, arr_h, aargs, 2));
+    for (int k = 0; k < N; ++k) want[k] = k + 1 + 10;
+    cross_expect(a, want, "a graph's replay there, then the array's launch at home once the graph is gone", hn, on);
     CROSS_ASSERT_OK(amp_array_view_destroy(v));
     CROSS_ASSERT_OK(amp_array_destroy(a));
     cross_close(&p);

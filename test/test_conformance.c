@@ -498,6 +498,9 @@ Test(cross, view_of_an_array_between_the_cpu_and_a_gpu)
     cross_graph_of_a_view_after_its_array_went_home(gpu, cpu);
     cross_discard_ends_after_a_write_at_home(cpu, gpu);
     cross_discard_ends_after_a_write_at_home(gpu, cpu);
+    cross_discard_ends_after_a_write_elsewhere(gpu, cpu);
+    cross_array_launch_while_a_graph_elsewhere_holds_its_view(cpu, gpu);
+    cross_array_launch_while_a_graph_elsewhere_holds_its_view(gpu, cpu);
 }
 
 Test(cross, view_of_an_array_between_two_gpus)
@@ -513,6 +516,7 @@ Test(cross, view_of_an_array_between_two_gpus)
     if (found < 2) cr_skip_test("needs two GPUs (%zu found)", found);
     cross_view_of_array(gpu[0], gpu[1]);
     cross_view_of_array(gpu[1], gpu[0]);
+    cross_discard_ends_after_a_write_elsewhere(gpu[0], gpu[1]);
 }
 
 /* ------------------------------------------------------- empty extents */

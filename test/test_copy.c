@@ -639,3 +639,58 @@ ACCEL_TEST(copy, a_staging_arrays_memory_and_its_views_device_copy_stay_in_step,
     ASSERT_OK(amp_array_destroy(s));
     ASSERT_OK(amp_program_destroy(p));
 }
+
+/* A copy between two sections of one view whose device copy's lists are
+ * nearly full: reading the source brings it home, which splits a dirty box
+ * of the same storage until the dirty list is full. The write must still
+ * count (before, the destination was chosen first, the device copy, and
+ * its newer box then found no room in the list: the write was lost to
+ * get and synchronize alike). */
+ACCEL_TEST(copy, between_sections_of_one_view_whose_dirty_list_fills)
+{
+    enum { R = 64, C = 64 };
+    amp_accelerator_view *q = NULL;
+    ASSERT_OK(amp_accelerator_view_create(acc, &q));
+    amp_program *p = test_build(acc, test_kernels_memory);
+    amp_kernel *scale = test_kernel(p, "mem_scale2");
+    static float x[R * C], seven[40 * C];
+    for (int i = 0; i < R * C; ++i) x[i] = 1.0f;
+    for (int i = 0; i < 40 * C; ++i) seven[i] = 7.0f;
+    amp_array_view *v = test_view(x, sizeof x[0], amp_extent_2d(R, C), AMP_READ_WRITE);
+    amp_array_view *sv = test_view(seven, sizeof seven[0], amp_extent_2d(40, C), AMP_READ_WRITE);
+    amp_array_view *part = NULL, *top = NULL, *from = NULL, *to = NULL;
+    amp_arg a = amp_arg_view(v);
+    ASSERT_OK(amp_parallel_for_each(q, amp_extent_2d(R, C), scale, &a, 1)); /* 3 everywhere, on the device */
+    ASSERT_OK(amp_array_view_synchronize(v));
+    /* The device copy current but for a 2 x 2 hole: valid in four pieces. */
+    ASSERT_OK(amp_array_view_section(v, amp_index_2d(40, 40), amp_extent_2d(2, 2), &part));
+    ASSERT_OK(amp_array_view_refresh(part));
+    /* Rows 0-39 newer on the device copy, then 62 single elements. */
+    ASSERT_OK(amp_array_view_section(v, amp_index_2d(0, 0), amp_extent_2d(40, C), &top));
+    ASSERT_OK(amp_copy_view(sv, top));
+    float nine = 9.0f;
+    for (int k = 0; k < 62; ++k) ASSERT_OK(amp_array_view_set(v, amp_index_2d(44 + 2 * (k / 30), 2 * (k % 30)), &nine));
+    /* Rows 39-40 (7, then 3) into rows 62-63. */
+    ASSERT_OK(amp_array_view_section(v, amp_index_2d(39, 0), amp_extent_2d(2, 2), &from));
+    ASSERT_OK(amp_array_view_section(v, amp_index_2d(62, 60), amp_extent_2d(2, 2), &to));
+    ASSERT_OK(amp_copy_view(from, to));
+    const float want[4] = {7.0f, 7.0f, 3.0f, 3.0f};
+    for (int i = 0; i < 4; ++i) {
+        float got = 0.0f;
+        ASSERT_OK(amp_array_view_get(v, amp_index_2d(62 + i / 2, 60 + i % 2), &got));
+        cr_assert_eq(got, want[i], "get (%d,%d) after the copy: %g, want %g", 62 + i / 2, 60 + i % 2, (double)got,
+                     (double)want[i]);
+    }
+    ASSERT_OK(amp_array_view_synchronize(v));
+    for (int i = 0; i < 4; ++i) {
+        float got = x[(62 + i / 2) * C + 60 + i % 2];
+        cr_assert_eq(got, want[i], "host (%d,%d) after synchronize: %g, want %g", 62 + i / 2, 60 + i % 2, (double)got,
+                     (double)want[i]);
+    }
+    cr_assert_eq(x[44 * C + 2], 9.0f, "a set element: %g", (double)x[44 * C + 2]);
+    cr_assert_eq(x[10 * C + 10], 7.0f, "a copied element: %g", (double)x[10 * C + 10]);
+    amp_array_view *all[] = {to, from, top, part, sv, v};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) ASSERT_OK(amp_array_view_destroy(all[i]));
+    ASSERT_OK(amp_program_destroy(p));
+    ASSERT_OK(amp_accelerator_view_destroy(q));
+}

@@ -1572,6 +1572,58 @@ ACCEL_TEST(graph, data_handed_out_before_a_recording_can_be_written_by_the_host_
     teardown(&f);
 }
 
+/* A copy into a section whose box is wider than its elements (a column of
+ * a reshaped view) while the view's queue records, its data newer on the
+ * device copy: where the host addresses the device copy (the CPU
+ * accelerator, its discrete pass included) or there is none (unified
+ * memory), the copy is written at once, as before the recording; on a
+ * discrete GPU the device-newer rest of the box would have to come back
+ * through the recording queue first: AMP_ERROR_BUSY, and the same copy
+ * succeeds once the recording ends. (Session 97 found the CPU's discrete
+ * pass refusing it after the fix for handed-out data above.) */
+ACCEL_TEST(graph, a_copy_into_a_wider_section_while_the_queue_records)
+{
+    fixture f;
+    setup(&f, acc);
+    static counted c;
+    counted_open(&f, &c);
+    amp_accelerator_info ai;
+    ASSERT_OK(amp_accelerator_get_info(acc, &ai));
+    bool refused = !ai.is_emulated && !ai.is_unified_memory;
+    enum { ROWS = N / 4 };
+    ASSERT_OK(amp_parallel_for_each(f.q, amp_extent_1d(N), f.inc, c.args, 2)); /* 1 everywhere, device-newer */
+    amp_array_view *grid = NULL, *col = NULL;
+    ASSERT_OK(amp_array_view_view_as(c.v, amp_extent_2d(ROWS, 4), &grid));
+    ASSERT_OK(amp_array_view_section(grid, amp_index_2d(0, 1), amp_extent_2d(ROWS, 2), &col));
+    static int32_t src[ROWS * 2];
+    for (int k = 0; k < ROWS * 2; ++k) src[k] = 100 + k;
+    amp_array_view *sv = test_view(src, 4, amp_extent_2d(ROWS, 2), AMP_READ_ONLY);
+    ASSERT_OK(amp_graph_begin_recording(f.q));
+    amp_status st = amp_copy_view(sv, col);
+    if (refused) {
+        cr_assert_eq(st, AMP_ERROR_BUSY, "a discrete GPU's recording queue would have to bring the box back: %s: %s",
+                     amp_status_name(st), amp_last_error());
+        cr_assert(strstr(amp_last_error(), "record"), "%s", amp_last_error());
+    } else {
+        cr_assert_eq(st, AMP_OK, "%s: %s: %s", ai.device_path, amp_status_name(st), amp_last_error());
+    }
+    amp_graph *g = NULL;
+    ASSERT_OK(amp_graph_end_recording(f.q, &g));
+    ASSERT_OK(amp_graph_destroy(g));
+    if (refused) ASSERT_OK(amp_copy_view(sv, col));
+    ASSERT_OK(amp_array_view_synchronize(c.v));
+    for (int k = 0; k < N; ++k) {
+        int r = k / 4, j = k % 4;
+        int32_t want = j == 1 || j == 2 ? 100 + 2 * r + (j - 1) : 1;
+        cr_assert_eq(c.x[k], want, "x[%d] (row %d, column %d) = %d, want %d", k, r, j, c.x[k], want);
+    }
+    ASSERT_OK(amp_array_view_destroy(sv));
+    ASSERT_OK(amp_array_view_destroy(col));
+    ASSERT_OK(amp_array_view_destroy(grid));
+    counted_close(&c);
+    teardown(&f);
+}
+
 /* A marker of a view of the caller's own stream covers the stream's work
  * as queued when someone waits; while the view records, that is the work
  * queued before the recording (what is recorded runs at replays only),

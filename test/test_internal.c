@@ -1447,6 +1447,22 @@ Test(cross, view_of_an_array_on_another_gpu)
     cpu_accelerator();
     cross_view_of_array(standin_gpu("standin:0"), standin_gpu("standin:1"));
 }
+Test(cross, discard_data_ends_after_a_write_on_a_gpus_copy)
+{
+    cpu_accelerator();
+    cross_discard_ends_after_a_write_elsewhere(standin_gpu("standin:0"), standin_gpu("standin:1"));
+}
+Test(cross, discard_data_ends_after_a_write_on_a_gpus_copy_then_the_cpu_discrete_cpu)
+{
+    setenv("AMP_CPU_UNIFIED", "0", 1);
+    cross_discard_ends_after_a_write_elsewhere(standin_gpu("standin:0"), cpu_accelerator());
+    cross_discard_ends_after_a_write_elsewhere(cpu_accelerator(), standin_gpu("standin:0"));
+}
+Test(cross, an_arrays_launch_at_home_while_a_graph_on_a_gpu_holds_its_view)
+{
+    cross_array_launch_while_a_graph_elsewhere_holds_its_view(cpu_accelerator(), standin_gpu("standin:0"));
+    cross_array_launch_while_a_graph_elsewhere_holds_its_view(standin_gpu("standin:1"), cpu_accelerator());
+}
 /* The same with the CPU accelerator keeping views apart (its own copies). */
 Test(cross, view_of_a_cpu_array_on_a_gpu_discrete_cpu)
 {
@@ -1586,6 +1602,69 @@ Test(timing, a_closing_event_that_fails_loses_no_write)
     amp_array_view_destroy(v);
     amp_program_destroy(p);
     amp_accelerator_view_destroy(q);
+}
+
+/* ------------------------------------------- a copy the device refuses */
+
+/* The stand-in GPU's backend: the CPU backend's, but its next copy fails
+ * where g_copy_fails is set (then cleared). */
+static amp__backend g_copy_be;
+static bool g_copy_fails;
+static amp_status (*g_cpu_copy)(void *, void *, const amp__copy *);
+
+static amp_status copy_that_may_fail(void *dev, void *queue, const amp__copy *c)
+{
+    if (g_copy_fails) {
+        g_copy_fails = false;
+        return amp__fail(AMP_ERROR_DEVICE, "the stand-in refused the copy");
+    }
+    return g_cpu_copy(dev, queue, c);
+}
+
+/* A copy into a section of a view whose device copy holds the newest data
+ * (a kernel's results), failing on the device: the call fails, and no
+ * earlier write is lost. Before, the failed box was dropped from the
+ * device copy's current parts while its newer data stayed marked newer:
+ * the next launch copied the host's older data in over the kernel's
+ * results. */
+Test(failure, a_copy_into_a_device_copy_that_fails_loses_no_earlier_write)
+{
+    cpu_accelerator();
+    amp_accelerator *acc = standin_gpu("standin:copy");
+    g_copy_be = *acc->e.be;
+    g_cpu_copy = g_copy_be.copy;
+    g_copy_be.copy = copy_that_may_fail;
+    acc->e.be = &g_copy_be;
+    amp_accelerator_view *q = NULL;
+    ASSERT_OK(amp_accelerator_view_create(acc, &q));
+    amp_program *p = NULL;
+    ASSERT_OK(amp_program_build(acc, "AMP_KERNEL(add1, amp::index<1> i, amp::array_view<int, 1> a) { a[i] += 1; }",
+                                NULL, &p));
+    amp_kernel *k = NULL;
+    ASSERT_OK(amp_program_get_kernel(p, "add1", &k));
+    enum { N = 1000, AT = 100, LEN = 200 };
+    static int32_t host[N], from[LEN];
+    for (int i = 0; i < N; ++i) host[i] = 7 * i;
+    for (int i = 0; i < LEN; ++i) from[i] = -1;
+    amp_array_view *v = NULL, *part = NULL, *src = NULL;
+    ASSERT_OK(amp_array_view_create(host, sizeof host[0], amp_extent_1d(N), AMP_READ_WRITE, &v));
+    ASSERT_OK(amp_array_view_section(v, amp_index_1d(AT), amp_extent_1d(LEN), &part));
+    ASSERT_OK(amp_array_view_create(from, sizeof from[0], amp_extent_1d(LEN), AMP_READ_ONLY, &src));
+    amp_arg a = amp_arg_view(v);
+    ASSERT_OK(amp_parallel_for_each(q, amp_extent_1d(N), k, &a, 1));
+    g_copy_fails = true;
+    ASSERT_STATUS(amp_copy_view(src, part), AMP_ERROR_DEVICE);
+    cr_assert(strstr(amp_last_error(), "the stand-in refused the copy"), "%s", amp_last_error());
+    cr_assert_not(g_copy_fails, "the copy never reached the device");
+    ASSERT_OK(amp_parallel_for_each(q, amp_extent_1d(N), k, &a, 1));
+    ASSERT_OK(amp_array_view_synchronize(v));
+    for (int i = 0; i < N; ++i)
+        cr_assert_eq(host[i], 7 * i + 2, "element %d after two launches around a failed copy: %d", i, host[i]);
+    ASSERT_OK(amp_array_view_destroy(src));
+    ASSERT_OK(amp_array_view_destroy(part));
+    ASSERT_OK(amp_array_view_destroy(v));
+    ASSERT_OK(amp_program_destroy(p));
+    ASSERT_OK(amp_accelerator_view_destroy(q));
 }
 
 /* ------------------------------------------- the CPU restrict path's rule */

@@ -26,7 +26,7 @@ static amp_status amp__array_copy(amp_array *a, void *host, amp__copy_dir dir, a
     if (st != AMP_OK || bytes == 0) goto out;
     /* The data source written again: a view's discard_data hint ends (the
      * next kernel on it must copy in what arrives here). */
-    if (dir == AMP__H2D) s->home_writes++;
+    if (dir == AMP__H2D) s->writes++;
     if (!s->home_acc) {
         /* A staging array: host memory on both sides. */
         memmove(dir == AMP__H2D ? s->home : host, dir == AMP__H2D ? host : s->home, bytes);

@@ -80,7 +80,7 @@ amp_status amp_array_view_of_array(amp_array *a, amp_array_view **out)
  * it passes only to a view that stays AMP_WRITE_ONLY. A view derived to
  * read (amp_array_view_read_only) reads the data, as C++ AMP's
  * array_view<const T> of a write-only view does; its discard_at would
- * compare 0 with home_writes and skip the copy-in. */
+ * compare 0 with writes and skip the copy-in. */
 static amp_status amp__view_derive(const char *fn, amp_array_view *v, int64_t offset, size_t elem, amp_extent e,
                                    const int64_t *stride, amp_access access, amp_array_view **out)
 {
@@ -429,7 +429,7 @@ amp_status amp_array_view_discard_data(amp_array_view *v)
      * a wider box holds elements another view may still need. */
     if (v->exact) {
         v->discard = true;
-        v->discard_at = s->home_writes;
+        v->discard_at = s->writes;
         st = amp__storage_discard(s, &v->box);
     }
     amp__lock_release(&s->lock);

@@ -176,31 +176,35 @@ static bool amp__boxes_meet(const amp__box *list, int n, const amp__box *b, int 
  * writes, as a view of host memory does.) */
 static bool amp__home_host_owned(const amp__storage *s) { return s->is_array && amp__host_addressable(s->home_acc); }
 
-/* Whether the queue that would write dst's device copy records a graph:
- * it runs nothing else until the recording ends (amp__queue_copy refuses
- * it), while the data source can take the write now. */
-static bool amp__dest_queue_records(const amp__side *dst)
+/* Whether writing dst's device copy would wait for a queue that records a
+ * graph: a device copy the host cannot address is written by a copy on
+ * that queue, which runs nothing else until the recording ends
+ * (amp__queue_copy refuses it), while the data source can take the write
+ * now. (One the host addresses, the CPU accelerator's, is written on this
+ * thread.) */
+static bool amp__dest_write_waits_for_recording(const amp__side *dst)
 {
     amp_accelerator_view *q = NULL;
-    if (amp__side_queue(dst, dst->s->acc, &q) != AMP_OK) return false;
+    if (amp__host_addressable(dst->s->acc) || amp__side_queue(dst, dst->s->acc, &q) != AMP_OK) return false;
     return atomic_load_explicit(&q->recorder, memory_order_acquire) != NULL;
 }
 
 /* Where dst is written (nothing moves yet; the accelerator's default queue
  * may be made, as amp__copy_locked would make it). A device copy that holds
- * the whole box current is written there (the ghost rows of a halo
- * exchange then never touch the host), unless its queue records a graph;
- * otherwise, and always for a home the host owns (amp__home_host_owned: its
- * device copies of the box then go stale), the data source. Writing the
- * data source can still need that queue: device-newer data in a box wider
- * than the side's elements comes back first (amp__dest_prepare_home), and
- * is then refused while it records. */
+ * the whole box current, with room in its dirty list to say it is newer
+ * there, is written there (the ghost rows of a halo exchange then never
+ * touch the host), unless that would wait for a recording queue;
+ * otherwise, and always for a home the host owns (amp__home_host_owned:
+ * its device copies of the box then go stale), the data source. Writing
+ * the data source can still need that queue: device-newer data in a box
+ * wider than the side's elements comes back first
+ * (amp__dest_prepare_home), and is then refused while it records. */
 static void amp__dest_place(const amp__side *dst, amp__place *at)
 {
     const amp__storage *s = dst->s;
     int R = s->ext.rank;
     if (amp__has_device_copy(s) && !amp__home_host_owned(s) && amp__boxes_cover(s->valid, s->nvalid, &dst->box, R) &&
-        s->ndirty < AMP__MAX_BOXES && !amp__dest_queue_records(dst)) {
+        s->ndirty < AMP__MAX_BOXES && !amp__dest_write_waits_for_recording(dst)) {
         at->base = s->dptr;
         at->acc = s->acc;
         at->host = amp__host_addressable(s->acc);
@@ -271,6 +275,10 @@ static amp_status amp__copy_locked(amp__side *src, amp__side *dst, amp__point *d
     *done = (amp__point){NULL, 0};
     amp__dest_place(dst, &to);
     if ((st = amp__source_place(src, &to, &from)) != AMP_OK) return st;
+    /* Bringing src home can split dst's dirty boxes (two sections of one
+     * storage) until no room is left to mark the write newer on the device
+     * copy: then the data source takes it. */
+    if (to.device_copy && dst->s->ndirty >= AMP__MAX_BOXES) amp__dest_place(dst, &to);
     if (!to.device_copy && (st = amp__dest_prepare_home(dst)) != AMP_OK) return st;
 
     if (from.host && to.host) {
@@ -366,11 +374,12 @@ static amp_status amp__copy_locked(amp__side *src, amp__side *dst, amp__point *d
         amp__point_set(&dst->s->last, *done);
     }
 marks:
-    /* A device copy written has the box newer there; a data source written
-     * has its device copies of the box stale. */
+    /* A device copy written has the box newer there (amp__dest_place left
+     * room in the list); a data source written has its device copies of
+     * the box stale. Either ends a view's discard_data hint. */
+    dst->s->writes++;
     if (to.device_copy) (void)amp__boxes_add(dst->s->dirty, &dst->s->ndirty, &dst->box, dst->s->ext.rank);
     else if (amp__has_device_copy(dst->s)) st = amp__storage_refresh(dst->s, &dst->box);
-    else dst->s->home_writes++; /* (amp__storage_refresh counts it above) */
     /* Recorded above before the closing event. */
     if (st == AMP_OK && timing && timed_on) st = amp__queue_close_timing(timed_on, timing, "copy", "copy", NULL);
     if (st != AMP_OK && timing) {
@@ -383,10 +392,15 @@ marks:
     free(staging);
     return st;
 fail:
-    /* Whatever reached a device copy may be partial: the box is neither
-     * current there nor at home. */
-    if (to.device_copy && !amp__boxes_subtract(dst->s->valid, &dst->s->nvalid, &dst->box, dst->s->ext.rank))
-        amp__storage_valid_only_dirty(dst->s);
+    /* Whatever reached the place written may be partial, and that place
+     * holds the box's newest data (a failed launch's writes are kept so,
+     * lib/core/launch.c): a device copy's box is newer there (it was
+     * current: marking it so copies back at worst what home has); a data
+     * source's device copies of the box are stale. Other elements of a
+     * wider box keep where they are newest. */
+    dst->s->writes++;
+    if (to.device_copy) (void)amp__boxes_add(dst->s->dirty, &dst->s->ndirty, &dst->box, dst->s->ext.rank);
+    else if (amp__has_device_copy(dst->s)) (void)amp__storage_refresh(dst->s, &dst->box);
     AMP__TRACE(amp__queue_span_end(&span, NULL, NULL, NULL, st); amp__queue_span_end(&span2, NULL, NULL, NULL, st));
     if (timing) {
         for (int k = 0; k < 2; ++k) {

@@ -398,19 +398,23 @@ static void amp__sweep_tmp(void)
 /* Where the cache is, decided once without touching the file system. */
 static pthread_once_t amp__dc_path_once = PTHREAD_ONCE_INIT;
 static bool amp__dc_tmp_fallback;
+static bool amp__dc_path_cut; /* the path the environment gives is longer than PATH_MAX */
 
 static void amp__dc_path_init(void)
 {
     const char *dir = amp__env("AMP_CACHE_DIR");
     const char *xdg = amp__env("XDG_CACHE_HOME");
     const char *home = amp__env("HOME");
-    if (dir) snprintf(amp__dc_path, sizeof amp__dc_path, "%s", dir);
-    else if (xdg) snprintf(amp__dc_path, sizeof amp__dc_path, "%s/hipamp", xdg);
-    else if (home) snprintf(amp__dc_path, sizeof amp__dc_path, "%s/.cache/hipamp", home);
+    int len = 0;
+    if (dir) len = snprintf(amp__dc_path, sizeof amp__dc_path, "%s", dir);
+    else if (xdg) len = snprintf(amp__dc_path, sizeof amp__dc_path, "%s/hipamp", xdg);
+    else if (home) len = snprintf(amp__dc_path, sizeof amp__dc_path, "%s/.cache/hipamp", home);
     else {
         snprintf(amp__dc_path, sizeof amp__dc_path, "/tmp/hipamp-cache-%d", (int)geteuid());
         amp__dc_tmp_fallback = true;
     }
+    /* Cut short, the path would name another directory: no cache. */
+    amp__dc_path_cut = len < 0 || (size_t)len >= sizeof amp__dc_path;
 }
 
 /* Why the symbolic link at a name in the directory pfd, of owner
@@ -520,6 +524,11 @@ static int amp__dc_open_dir(bool tmp_fallback, mode_t mode, bool *made)
     int pfd = -1, at = -1, fd = -1;
     struct stat ls;
     *made = false;
+    if (amp__dc_path_cut) {
+        amp__dc_off("the cache directory's path (from AMP_CACHE_DIR, XDG_CACHE_HOME or HOME) is longer than %d "
+                    "bytes; it begins %.120s", PATH_MAX - 1, amp__dc_path);
+        return -1;
+    }
     snprintf(parent, sizeof parent, "%s", amp__dc_path);
     size_t len = strlen(parent);
     while (len > 1 && parent[len - 1] == '/') parent[--len] = '\0';

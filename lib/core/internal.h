@@ -362,10 +362,11 @@ typedef struct amp__storage {
     amp__box dirty[AMP__MAX_BOXES]; /* device-copy regions newer than home */
     amp__box whole;             /* the whole extent as a box */
     char *host;                 /* host memory behind views (home when home_acc is NULL); NULL for device arrays */
-    /* Writes to the data source other than through the device copy (a copy
-     * or a set into it, a refresh): a view's discard_data hint holds only
-     * while this is what it was then (amp__view_discards). */
-    uint64_t home_writes;
+    /* Writes to the data wherever they land (a launch that writes any view
+     * of it, a copy or a set into one, a host write a refresh announces):
+     * a view's discard_data hint holds only while this is what it was then
+     * (amp__view_discards): what was written since is needed again. */
+    uint64_t writes;
     /* Graphs (lib/core/graph.c): graphs that refer to its device memory (which
      * then stays where it is), and recordings in progress that use it
      * (host access to it is refused meanwhile). */
@@ -428,18 +429,15 @@ void amp__storage_after_replay(amp__storage *s, amp__point done, const amp__box 
 /* [storage lock] After the launch was queued: done is its point; a launch
  * that writes b makes b device-newer (prepare() left room for a box per
  * parameter). Inline for the launch path: a storage last used on the same
- * queue, written where it already was device-newer, is two stores. */
+ * queue, written where it already was device-newer, is three stores. */
 static inline void amp__storage_after_launch(amp__storage *s, amp__point done, const amp__box *b, bool writes)
 {
     amp__point_set(&s->last, done);
     if (!writes) return;
-    /* Written where the data source is (an array at home, host memory in
-     * place): a view's discard_data hint ends, as after a host write (the
-     * view's next launch elsewhere must copy in what was written here). */
-    if (s->direct) {
-        s->home_writes++;
-        return;
-    }
+    /* A view's discard_data hint ends, here or on the device copy (the
+     * view's next launch elsewhere must bring in what was written). */
+    s->writes++;
+    if (s->direct) return;
     if (s->ndirty > 0 && amp__box_contains(&s->dirty[0], b, s->ext.rank)) return;
     /* A later view of the same launch may have found the valid list full
      * and reset it (prepare), dropping b: b is still current on the device
@@ -520,7 +518,7 @@ struct amp_array_view {
     size_t elem;       /* element bytes */
     amp_access access;
     bool discard;      /* next launch needs no copy-in (guarded by s->lock); only set when exact */
-    uint64_t discard_at; /* s->home_writes when discard was set (guarded by s->lock) */
+    uint64_t discard_at; /* s->writes when discard was set (guarded by s->lock) */
     bool exact;        /* box holds the view's elements and nothing else */
     bool empty;        /* no elements (a dimension is 0) */
     amp_extent ext;    /* view extent */
@@ -530,11 +528,12 @@ struct amp_array_view {
 
 /* [storage lock] The next use of v on a device may skip copying its
  * elements in: an AMP_WRITE_ONLY view, or discard_data with nothing written
- * to the data source since (a copy or a set into any view of it, a
- * refresh): what was written there is needed again. */
+ * to the data since, anywhere (s->writes: a launch writing any view of it,
+ * on any accelerator; a copy or a set into one; a refresh): what was
+ * written is needed again. */
 static inline bool amp__view_discards(const amp_array_view *v)
 {
-    return v->discard && (v->access == AMP_WRITE_ONLY || v->discard_at == v->s->home_writes);
+    return v->discard && (v->access == AMP_WRITE_ONLY || v->discard_at == v->s->writes);
 }
 
 /* The box a layout (offset bytes, elem, ext, stride) covers in s, and

@@ -476,6 +476,12 @@ amp_status amp__storage_place(amp__storage *s, amp_accelerator_view *q)
     const amp__backend *be = q->be;
     if (s->acc == acc) return AMP_OK;
     /* A graph refers to its device memory where it is (lib/core/graph.c). */
+    if (s->acc && s->graphs && acc == s->home_acc)
+        return amp__fail(AMP_ERROR_BUSY,
+                         "the array's data is used by %d graph(s) on %s through a view of it, and its copy there "
+                         "stays while they exist; a launch on %s, the array's own accelerator, would need it "
+                         "back: launch on %s through a view of the array, or destroy the graphs first",
+                         s->graphs, s->acc->e.info.device_path, acc->e.info.device_path, s->acc->e.info.device_path);
     if (s->acc && s->graphs)
         return amp__fail(AMP_ERROR_BUSY,
                          "the data is used by %d graph(s) on %s, where it stays while they exist; it cannot move to %s",
@@ -572,7 +578,7 @@ void amp__storage_after_replay(amp__storage *s, amp__point done, const amp__box 
 
 amp_status amp__storage_refresh(amp__storage *s, const amp__box *b)
 {
-    s->home_writes++;
+    s->writes++;
     if (s->direct && s->home_acc) return AMP_OK; /* an array at home: nothing else holds it */
     AMP__TRACE(amp__note_refresh(s, b));
     /* Host wins: device copies of b are stale, and nothing there is newer.
