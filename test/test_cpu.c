@@ -4109,6 +4109,84 @@ Test(cpu, the_compiler_a_wrapper_takes_from_ccache_path_is_checked)
     assert_contains(info.unavailable_reason, open_dir);
 }
 
+/* ccache looks the compiler up on CCACHE_PATH at every compile, not once:
+ * a directory of it that others may write, empty when the accelerator was
+ * found, gets a c++ later; the build must not run it (the compiler's
+ * CCACHE_PATH keeps only the directories PATH's rule keeps). The stand-in
+ * ccache does what ccache does: the first program of the name on
+ * CCACHE_PATH, else PATH. */
+Test(cpu, a_compiler_put_on_ccache_path_later_is_not_run)
+{
+    char tmp[1024], wrapper[1200], spec[1300], open_dir[1100], planted[1200], marker[1200], path[4096];
+    private_tmpdir(tmp, sizeof tmp);
+    snprintf(wrapper, sizeof wrapper, "%s/ccache", tmp);
+    FILE *f = fopen(wrapper, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "#!/bin/sh\nname=$1\nshift\nIFS=:\nfor d in ${CCACHE_PATH:-$PATH}; do\n"
+               "  [ -x \"$d/$name\" ] && exec \"$d/$name\" \"$@\"\ndone\nexit 127\n");
+    fclose(f);
+    cr_assert_eq(chmod(wrapper, 0755), 0);
+    snprintf(spec, sizeof spec, "%s c++", wrapper);
+    unsafe_compiler_dir(open_dir, sizeof open_dir);
+    snprintf(path, sizeof path, "%s:%s", open_dir, getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+    setenv("CCACHE_PATH", path, 1);
+    amp_accelerator_info info;
+    cpu_info_with(spec, &info);
+    cr_assert(info.is_available, "%s: %s", spec, info.unavailable_reason);
+    /* Now another user's c++ (its mark, then the real one). */
+    snprintf(marker, sizeof marker, "%s/planted-ran", tmp);
+    snprintf(planted, sizeof planted, "%s/c++", open_dir);
+    f = fopen(planted, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "#!/bin/sh\ntouch '%s'\nPATH='%s' exec c++ \"$@\"\n", marker,
+            getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+    fclose(f);
+    cr_assert_eq(chmod(planted, 0755), 0);
+    amp_accelerator *acc = NULL;
+    ASSERT_OK(amp_accelerator_find("cpu", &acc));
+    char src[256];
+    snprintf(src, sizeof src, "AMP_KERNEL(k%ld, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = 3; }\n",
+             (long)getpid());
+    amp_program *p = NULL;
+    ASSERT_OK(amp_program_build(acc, src, NULL, &p));
+    ASSERT_OK(amp_program_destroy(p));
+    cr_assert(access(marker, F_OK) != 0, "the c++ put on CCACHE_PATH (%s) after the accelerator was found ran",
+              planted);
+}
+
+/* AMP_CXX's words after the program are held to a build's options' rule:
+ * -B (another place for cc1plus, as, ld), -specs, -wrapper, @file would
+ * have the checked compiler run or read what no one checked. */
+Test(cpu, options_in_amp_cxx_that_choose_other_programs_are_refused)
+{
+    const char *words[] = {"-B/tmp/", "-wrapper gdb,--args", "-specs=/tmp/x.specs", "@/tmp/opts", "-fplugin=/tmp/p.so"};
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; ++i) {
+        if (fork() == 0) {
+            /* One setting a process (the compiler is looked for once). */
+            char spec[256];
+            snprintf(spec, sizeof spec, "c++ -O2 %s", words[i]);
+            amp_accelerator_info info;
+            setenv("AMP_CXX", spec, 1);
+            amp_accelerator *acc = NULL;
+            if (amp_accelerator_find("cpu", &acc) != AMP_OK || amp_accelerator_get_info(acc, &info) != AMP_OK) _exit(2);
+            char first[64];
+            snprintf(first, sizeof first, "%.*s", (int)strcspn(words[i], " "), words[i]);
+            _exit(!info.is_available && strstr(info.unavailable_reason, first) &&
+                          strstr(info.unavailable_reason, "not run")
+                      ? 0
+                      : 1);
+        }
+        int ws = 0;
+        cr_assert_neq(wait(&ws), -1);
+        cr_assert(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "AMP_CXX=\"c++ -O2 %s\" was taken, or its refusal does not "
+                  "name the word (exit %d)", words[i], WIFEXITED(ws) ? WEXITSTATUS(ws) : -1);
+    }
+    /* Plain options pass. */
+    amp_accelerator_info info;
+    cpu_info_with("c++ -O2 -m64", &info);
+    cr_assert(info.is_available, "AMP_CXX=\"c++ -O2 -m64\": %s", info.unavailable_reason);
+}
+
 /* The masquerade: a link to a wrapper named as the compiler (ccache's
  * /usr/lib/ccache/g++ -> ../../bin/ccache), first on PATH, runs the next
  * program of its name on PATH that is not the wrapper again; that program

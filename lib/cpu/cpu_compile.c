@@ -3,6 +3,7 @@
 #include "cpu_internal.h"
 #include "loops/loops.h"
 #include "base/diag.h"
+#include "base/trusted_file.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -321,14 +322,34 @@ static amp_status amp__cpu_build_loops(amp__cpu_build *b)
 static void amp__cpu_dump_loops(const char *dump, const char *text)
 {
     struct stat ls, ds;
-    char dir[PATH_MAX], why[256] = "";
+    char dir[PATH_MAX], cwd[PATH_MAX], way[2 * PATH_MAX], why[512] = "";
     bool follow = false;
+    snprintf(dir, sizeof dir, "%s", dump);
+    char *slash = strrchr(dir, '/');
+    if (!slash) snprintf(dir, sizeof dir, ".");
+    else if (slash == dir) dir[1] = '\0';
+    else *slash = '\0';
+    /* The way to its directory: a link another user could have put on it
+     * (a name in /tmp) would send the text into any directory of ours. */
+    amp__trust trusted;
+    amp__trust_init(&trusted, NULL, NULL);
+    if (dir[0] == '/') snprintf(way, sizeof way, "%s", dir);
+    else if (getcwd(cwd, sizeof cwd)) snprintf(way, sizeof way, "%s/%s", cwd, dir);
+    else way[0] = '\0';
+    int walked = !way[0] ? AMP__WALK_NOTHING
+                 : !amp__trusted_users(&trusted, why, sizeof why)
+                     ? AMP__WALK_UNTRUSTED
+                     : amp__trusted_walk(&trusted, "/", way, strlen(way), why, sizeof why);
+    if (walked != AMP__WALK_DIR) {
+        if (walked == AMP__WALK_UNTRUSTED)
+            fprintf(stderr, "hipamp: AMP_CPU_DUMP_LOOPS=%s: nothing written: another user could change the way to "
+                            "its directory (%s)\n", dump, why);
+        else
+            fprintf(stderr, "hipamp: AMP_CPU_DUMP_LOOPS=%s: nothing written: %s is no directory%s\n", dump,
+                    way[0] ? way : dir, way[0] ? "" : " (the working directory cannot be named)");
+        return;
+    }
     if (lstat(dump, &ls) == 0 && S_ISLNK(ls.st_mode)) {
-        snprintf(dir, sizeof dir, "%s", dump);
-        char *slash = strrchr(dir, '/');
-        if (!slash) snprintf(dir, sizeof dir, ".");
-        else if (slash == dir) dir[1] = '\0';
-        else *slash = '\0';
         if (stat(dir, &ds) != 0) snprintf(why, sizeof why, "its directory cannot be read: %s", strerror(errno));
         else if (!amp__link_planted(&ds, ls.st_uid, why, sizeof why)) follow = true;
         if (!follow) {

@@ -134,10 +134,12 @@ typedef struct amp__cpu_device {
     /* "PATH=..." the compiler runs with (amp__cpu_compiler_environ): the
      * directories of PATH, as discovery found it, that no one outside the
      * trusted set could add a program to; compiler_libpath the same of
-     * LD_LIBRARY_PATH (NULL: none set or kept); path_left_out names the
-     * first directory of either left out and why ("" when none was). */
+     * LD_LIBRARY_PATH (NULL: none set or kept), compiler_ccache_path of
+     * CCACHE_PATH; path_left_out names the first directory of any left out
+     * and why ("" when none was). */
     char *compiler_path;
     char *compiler_libpath;
+    char *compiler_ccache_path;
     char path_left_out[256];
     char cxx_text[512];   /* the compiler command as the user gave it */
     char cache_tag[1536];

@@ -210,6 +210,20 @@ static bool amp__cpu_safe_path(amp__cpu_device *d)
         free(d->compiler_libpath);
         d->compiler_libpath = NULL;
     }
+    /* ccache looks its compiler up on CCACHE_PATH at every compile, not
+     * once as discovery did (amp__cpu_wrapped_compiler): the same rule as
+     * PATH, and with none kept, PATH's. */
+    const char *ccache_path = amp__env("CCACHE_PATH");
+    free(d->compiler_ccache_path);
+    d->compiler_ccache_path = NULL;
+    if (ccache_path && !(d->compiler_ccache_path = amp__cpu_safe_list(&trusted, "CCACHE_PATH", ccache_path,
+                                                                      d->path_left_out, sizeof d->path_left_out,
+                                                                      &kept)))
+        return false;
+    if (ccache_path && !kept) {
+        free(d->compiler_ccache_path);
+        d->compiler_ccache_path = NULL;
+    }
     return true;
 }
 
@@ -217,17 +231,18 @@ char **amp__cpu_compiler_environ(const amp__cpu_device *d, const char *const *al
 {
     size_t nenv = 0, ne = lead;
     while (environ[nenv]) nenv++;
-    char **envp = calloc(lead + nenv + 3, sizeof *envp);
+    char **envp = calloc(lead + nenv + 4, sizeof *envp);
     if (!envp) return NULL;
     for (size_t i = 0; i < nenv; ++i) {
         bool keep = !amp__cpu_env_dropped(environ[i]) && strncmp(environ[i], "PATH=", 5) != 0 &&
-                    strncmp(environ[i], "LD_LIBRARY_PATH=", 16) != 0;
+                    strncmp(environ[i], "LD_LIBRARY_PATH=", 16) != 0 && strncmp(environ[i], "CCACHE_PATH=", 12) != 0;
         for (size_t j = 0; keep && also_drop && also_drop[j]; ++j)
             if (!strncmp(environ[i], also_drop[j], strlen(also_drop[j]))) keep = false;
         if (keep) envp[ne++] = environ[i];
     }
     if (d->compiler_path) envp[ne++] = d->compiler_path;
     if (d->compiler_libpath) envp[ne++] = d->compiler_libpath;
+    if (d->compiler_ccache_path) envp[ne++] = d->compiler_ccache_path;
     envp[ne] = NULL;
     return envp;
 }
@@ -342,6 +357,19 @@ void amp__cpu_find_compiler(amp__cpu_device *d)
         free(wrapped);
         goto done;
     }
+    /* Its other words pass the rule a build's options pass (no -B, -specs,
+     * -wrapper, @file, plugin, output or input of their own): only the
+     * program was checked, and they would choose other programs for it to
+     * run or files for it to read. The compiler after a wrapper's own name
+     * ("ccache g++") is the program checked above. */
+    int first_option = 1 + (wrapped && n > 1 && argv[1][0] != '-');
+    if (n > first_option && amp__cpu_refuse_user_options(d, argv + first_option, (size_t)(n - first_option)) != AMP_OK) {
+        snprintf(d->reason, sizeof d->reason, "the C++ compiler of %.60s is not run: %.150s", d->cxx_text,
+                 amp_last_error());
+        free(prog);
+        free(wrapped);
+        goto done;
+    }
     free(wrapped);
     d->cxx = calloc((size_t)n + 1, sizeof *d->cxx);
     if (!d->cxx || !amp__cpu_safe_path(d)) {
@@ -452,13 +480,16 @@ bool amp__cpu_env_dropped(const char *entry)
      * compile to compare (GCC_COMPARE_DEBUG); __DATE__ and __TIME__ fixed
      * (SOURCE_DATE_EPOCH); ccache's programs of its own to run, none of
      * them the checked compiler (CCACHE_COMPILER, CCACHE_PREFIX,
-     * CCACHE_PREFIX_CPP). */
+     * CCACHE_PREFIX_CPP, CCACHE_COMPILERCHECK, which may be a command),
+     * and icecc's (ICECC_CC, ICECC_CXX, ICECC_VERSION's environment
+     * archive of another compiler). */
     static const char *const drop[] = {"GCC_EXEC_PREFIX=", "COMPILER_PATH=",       "LIBRARY_PATH=",
                                        "LD_RUN_PATH=",     "C_INCLUDE_PATH=",      "OBJC_INCLUDE_PATH=",
                                        "OBJCPLUS_INCLUDE_PATH=", "DEPENDENCIES_OUTPUT=", "SUNPRO_DEPENDENCIES=",
                                        "CCC_OVERRIDE_OPTIONS=", "CC_PRINT_",      "CC_LOG_DIAGNOSTICS",
                                        "GCC_COMPARE_DEBUG=", "SOURCE_DATE_EPOCH=", "CCACHE_COMPILER=",
-                                       "CCACHE_PREFIX"};
+                                       "CCACHE_PREFIX", "CCACHE_COMPILERCHECK=", "ICECC_CC=", "ICECC_CXX=",
+                                       "ICECC_VERSION="};
     for (size_t j = 0; j < sizeof drop / sizeof drop[0]; ++j)
         if (!strncmp(entry, drop[j], strlen(drop[j]))) return true;
     return false;
@@ -516,6 +547,10 @@ const amp__sys_dir *amp__cpu_system_dirs(amp__cpu_device *d)
         goto done;
     const char *p = strstr(text, "#include <...> search starts here:");
     size_t count = 0, cap = 0;
+    amp__trust trusted;
+    char trust_why[256];
+    amp__trust_init(&trusted, NULL, NULL);
+    bool trusted_ok = amp__trusted_users(&trusted, trust_why, sizeof trust_why);
     for (p = p ? strchr(p, '\n') : NULL; p && p[1] == ' ';) {
         const char *line = p + 2, *nl = strchr(line, '\n');
         size_t len = nl ? (size_t)(nl - line) : strlen(line);
@@ -528,6 +563,14 @@ const amp__sys_dir *amp__cpu_system_dirs(amp__cpu_device *d)
         if (note) *note = '\0';
         if (!realpath(dir, real)) continue;
         int kind = amp__cpu_dir_kind(real);
+        /* A directory of the compiler's that someone outside the trusted
+         * set could change (a --sysroot or -isysroot of another user's,
+         * in AMP_CXX or in a wrapper script) is no more the compiler's own
+         * than one AMP_CXX names: its owner is not trusted, and what is
+         * read from it is walked and keyed as the user's headers are. */
+        char why[256];
+        if (kind != AMP__DIR_LOCAL && (!trusted_ok || amp__trusted_dir(&trusted, real, why, sizeof why) != AMP__WALK_DIR))
+            kind = AMP__DIR_LOCAL;
         /* Directories named by AMP_CXX's own words are the user's. */
         for (int w = 1; w < d->ncxx && kind != AMP__DIR_LOCAL; ++w) {
             static const char *const flags[] = {"-I", "-isystem", "-idirafter", "-iquote"};
