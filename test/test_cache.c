@@ -918,6 +918,23 @@ Test(cache, corrupt_entry_is_named, .fini = cleanup)
     free(e);
 }
 
+/* A cache directory whose path is longer than PATH_MAX turns the disk
+ * cache off, saying so; it was cut short silently into the name of
+ * another directory, which the cache then used. */
+Test(cache, a_cache_path_longer_than_path_max_turns_the_cache_off)
+{
+    enum { LEN = PATH_MAX + 200 };
+    char *dir = test_xmalloc(LEN + 1);
+    strcpy(dir, "/tmp/");
+    for (size_t i = strlen(dir); i < LEN; ++i) dir[i] = i % 100 == 99 ? '/' : 'a';
+    dir[LEN] = '\0';
+    cr_assert_eq(setenv("AMP_CACHE_DIR", dir, 1), 0);
+    amp_cache_info ci = cache_info();
+    cr_assert_not(ci.disk_enabled, "a cache directory of %d bytes was used: %s", LEN, ci.dir);
+    cr_assert(strstr(ci.reason, "longer than"), "the cache is off without saying why: \"%s\"", ci.reason);
+    free(dir);
+}
+
 /* An entry written by anyone who cannot read the key (here: its MAC made
  * under another key) fails verification: counted, deleted, never loaded,
  * rebuilt. */

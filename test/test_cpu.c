@@ -4187,6 +4187,68 @@ Test(cpu, options_in_amp_cxx_that_choose_other_programs_are_refused)
     cr_assert(info.is_available, "AMP_CXX=\"c++ -O2 -m64\": %s", info.unavailable_reason);
 }
 
+/* What a one-element kernel that stores AMP_PLANTED (from
+ * <amp_planted.h>) stores, built by acc. */
+static int planted_value(amp_accelerator *acc)
+{
+    char src[256];
+    snprintf(src, sizeof src, "#include <amp_planted.h>\nAMP_KERNEL(s%ld, amp::index<1> i, amp::array_view<int, 1> v) "
+                              "{ v[i] = AMP_PLANTED; }\n", (long)getpid());
+    amp_program *p = NULL;
+    ASSERT_OK(amp_program_build(acc, src, NULL, &p));
+    char name[32];
+    snprintf(name, sizeof name, "s%ld", (long)getpid());
+    amp_kernel *k = NULL;
+    ASSERT_OK(amp_program_get_kernel(p, name, &k));
+    amp_accelerator_view *q = NULL;
+    ASSERT_OK(amp_accelerator_view_create(acc, &q));
+    int32_t x = -1;
+    amp_array_view *v = NULL;
+    ASSERT_OK(amp_array_view_create(&x, sizeof x, amp_extent_1d(1), AMP_READ_WRITE, &v));
+    amp_arg a = amp_arg_view(v);
+    ASSERT_OK(amp_parallel_for_each(q, amp_extent_1d(1), k, &a, 1));
+    ASSERT_OK(amp_array_view_destroy(v));
+    ASSERT_OK(amp_accelerator_view_destroy(q));
+    ASSERT_OK(amp_program_destroy(p));
+    return x;
+}
+
+/* A directory the compiler lists as its own that another user could
+ * change (a --sysroot of theirs: as root, given to uid 65534) is not taken
+ * for the compiler's own, whose files are read unkeyed: its headers are
+ * keyed as those of a directory AMP_CXX names, so when its owner changes
+ * one, the next build is made again instead of coming from the cache. */
+Test(cpu, a_sysroot_another_user_owns_is_keyed_as_a_named_directory)
+{
+    if (geteuid() != 0) cr_skip_test("needs root, to give the sysroot to another account (uid 65534)");
+    char tmp[1024], sysroot[1100], inc[1200], hdr[1300], cmd[4096];
+    private_tmpdir(tmp, sizeof tmp);
+    snprintf(sysroot, sizeof sysroot, "%s/sysroot", tmp);
+    snprintf(inc, sizeof inc, "%s/usr/include", sysroot);
+    snprintf(hdr, sizeof hdr, "%s/amp_planted.h", inc);
+    /* The other user's include directory: links to the system's headers,
+     * and a header of theirs. */
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s' && for e in /usr/include/*; do ln -s \"$e\" '%s'/; done && "
+                              "echo '#define AMP_PLANTED 5' > '%s' && chown -hR 65534 '%s' && chmod 755 '%s' "
+                              "'%s/usr' '%s'", inc, inc, hdr, sysroot, sysroot, sysroot, inc);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    char spec[1300];
+    snprintf(spec, sizeof spec, "c++ --sysroot=%s", sysroot);
+    amp_accelerator_info info;
+    cpu_info_with(spec, &info);
+    if (!info.is_available) cr_skip_test("the compiler with --sysroot is not available here: %s", info.unavailable_reason);
+    amp_accelerator *acc = NULL;
+    ASSERT_OK(amp_accelerator_find("cpu", &acc));
+    cr_assert_eq(planted_value(acc), 5);
+    FILE *f = fopen(hdr, "w");
+    cr_assert_not_null(f, "%s: %s", hdr, strerror(errno));
+    fprintf(f, "#define AMP_PLANTED 6 /* the owner's change */\n");
+    fclose(f);
+    int got = planted_value(acc);
+    cr_assert_eq(got, 6, "after the sysroot's owner changed %s, the build gave %d (a module built from the old "
+                 "header, not keyed on it)", hdr, got);
+}
+
 /* The masquerade: a link to a wrapper named as the compiler (ccache's
  * /usr/lib/ccache/g++ -> ../../bin/ccache), first on PATH, runs the next
  * program of its name on PATH that is not the wrapper again; that program

@@ -1144,8 +1144,9 @@ static char *slurp_or_null(const char *path)
 
 /* AMP_CPU_DUMP_LOOPS writes the source with its loop versions, through a
  * link of this user's in a directory of theirs; a link another user could
- * have planted in a sticky directory is not followed (it was: the text
- * went wherever their link pointed, over a file of the user's). */
+ * have planted in a sticky directory is not followed, at the path's end or
+ * on the way to its directory (it was: the text went wherever their link
+ * pointed, over a file of the user's). */
 Test(loops, dump_setting_writes_the_loop_versions_and_follows_no_planted_link)
 {
     char dir[] = "/tmp/hipamp-dump-XXXXXX", sticky[] = "/tmp/hipamp-dump-sticky-XXXXXX";
@@ -1178,6 +1179,18 @@ Test(loops, dump_setting_writes_the_loop_versions_and_follows_no_planted_link)
         cr_assert_not_null(text);
         cr_assert_str_eq(text, "the user's file\n", "the dump went through another user's link");
         free(text);
+        /* Their link on the way to the file's directory: the same. */
+        char planted_dir[PATH_MAX], through[PATH_MAX + 16];
+        snprintf(planted_dir, sizeof planted_dir, "%s/d", sticky);
+        cr_assert_eq(symlink(dir, planted_dir), 0);
+        cr_assert_eq(lchown(planted_dir, 65534, 65534), 0);
+        snprintf(through, sizeof through, "%s/kept.txt", planted_dir);
+        build_loops_dumping(through, 3);
+        text = slurp_or_null(kept);
+        cr_assert_not_null(text);
+        cr_assert_str_eq(text, "the user's file\n", "the dump went through another user's link to a directory");
+        free(text);
+        unlink(planted_dir);
         unlink(planted);
         rmdir(sticky);
         unlink(kept);
