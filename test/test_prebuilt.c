@@ -725,6 +725,33 @@ ACCEL_TEST(prebuilt, symbolic_link_refused)
     expect_refused(acc, dir, "refused: a symbolic link");
 }
 
+/* In a sticky directory others may write, a pack with a second name is
+ * refused (anyone there could have linked one of our or root's files in);
+ * in a directory only its owner writes, it is an installer's (a store that
+ * shares identical files) and is used. */
+ACCEL_TEST(prebuilt, hard_link_refused_where_others_may_write)
+{
+    char dir[1024], pack[1200], second[1300];
+    copy_fixture(acc, dir, sizeof dir, pack, sizeof pack);
+    snprintf(second, sizeof second, "%s/second-name", dir);
+    cr_assert_eq(link(pack, second), 0, "link %s: %s", second, strerror(errno));
+    cr_assert_eq(chmod(dir, 01777), 0);
+    expect_refused(acc, dir, "a hard link");
+}
+
+ACCEL_TEST(prebuilt, hard_link_used_in_a_directory_of_its_owner)
+{
+    char dir[1024], pack[1200], second[1300];
+    copy_fixture(acc, dir, sizeof dir, pack, sizeof pack);
+    snprintf(second, sizeof second, "%s/second-name", dir);
+    cr_assert_eq(link(pack, second), 0, "link %s: %s", second, strerror(errno));
+    use_dirs(dir);
+    fill_and_check(acc);
+    amp_prebuilt_info pi = info();
+    cr_assert(pi.enabled, "%s", pi.reason);
+    cr_assert_gt(pi.hits, 0, "a pack with a second name in its owner's directory was not used: %s", pi.reason);
+}
+
 /* A socket at a pack's name (nothing of hipamp's makes one) is named as
  * one: open's ENXIO read "No such device or address". */
 ACCEL_TEST(prebuilt, socket_refused_as_a_socket)

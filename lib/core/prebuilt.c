@@ -282,6 +282,13 @@ static void amp__pb_open(int dirfd, const char *dir, const char *target, amp__pa
     struct stat sb;
     const char *why = fstat(fd, &sb) != 0 ? strerror(errno) : amp__pb_problem(&sb, false);
     char detail[256] = "";
+    /* In a directory others may write (sticky), a second name of a file is
+     * one anyone there could have made for a file of ours or root's: not
+     * the pack installed here. (In a directory only its owner writes, hard
+     * links are an installer's: a store that shares identical files.) */
+    struct stat ds;
+    if (!why && sb.st_nlink > 1 && (fstat(dirfd, &ds) != 0 || (ds.st_mode & (S_IWGRP | S_IWOTH))))
+        why = "a hard link (a file with another name elsewhere), in a directory others may write";
     if (!why && (uint64_t)sb.st_size < sizeof h) {
         snprintf(detail, sizeof detail, "shorter than a pack's header (%lld bytes, not %zu)", (long long)sb.st_size,
                  sizeof h);
