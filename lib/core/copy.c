@@ -257,6 +257,34 @@ static amp_status amp__dest_prepare_home(amp__side *dst)
     return dst->exact ? amp__storage_discard(dst->s, &dst->box) : amp__storage_sync(dst->s, &dst->box);
 }
 
+/* Where a copy reads (from) and writes (to), its destination's data source
+ * made ready to be written where that takes it. Storage locks held. */
+static amp_status amp__copy_places(amp__side *src, amp__side *dst, amp__place *from, amp__place *to)
+{
+    amp_status st;
+    amp__dest_place(dst, to);
+    if ((st = amp__source_place(src, to, from)) != AMP_OK) return st;
+    /* Bringing src home can split dst's dirty boxes (two sections of one
+     * storage) until no room is left to mark the write newer on the device
+     * copy: then the data source takes it. */
+    if (to->device_copy && dst->s->ndirty >= AMP__MAX_BOXES) amp__dest_place(dst, to);
+    if (!to->device_copy && (st = amp__dest_prepare_home(dst)) != AMP_OK) return st;
+    return AMP_OK;
+}
+
+/* After dst was written at to: a device copy has the box newer there
+ * (amp__copy_places left room in the list); a data source has its device
+ * copies of the box stale. Either ends a view's discard_data hint. */
+static amp_status amp__dest_written(amp__side *dst, const amp__place *to)
+{
+    dst->s->writes++;
+    if (to->device_copy) {
+        (void)amp__boxes_add(dst->s->dirty, &dst->s->ndirty, &dst->box, dst->s->ext.rank);
+        return AMP_OK;
+    }
+    return amp__has_device_copy(dst->s) ? amp__storage_refresh(dst->s, &dst->box) : AMP_OK;
+}
+
 /* Both storages locked. *done is the point after the last queued copy
  * ({NULL, 0} when all of it happened on this thread). */
 static amp_status amp__copy_locked(amp__side *src, amp__side *dst, amp__point *done, void **timing)
@@ -273,13 +301,7 @@ static amp_status amp__copy_locked(amp__side *src, amp__side *dst, amp__point *d
     AMP__TRACE_SPAN(span);
     AMP__TRACE_SPAN(span2);
     *done = (amp__point){NULL, 0};
-    amp__dest_place(dst, &to);
-    if ((st = amp__source_place(src, &to, &from)) != AMP_OK) return st;
-    /* Bringing src home can split dst's dirty boxes (two sections of one
-     * storage) until no room is left to mark the write newer on the device
-     * copy: then the data source takes it. */
-    if (to.device_copy && dst->s->ndirty >= AMP__MAX_BOXES) amp__dest_place(dst, &to);
-    if (!to.device_copy && (st = amp__dest_prepare_home(dst)) != AMP_OK) return st;
+    if ((st = amp__copy_places(src, dst, &from, &to)) != AMP_OK) return st;
 
     if (from.host && to.host) {
         /* Host-addressable on both sides (host views, the CPU accelerator):
@@ -374,12 +396,7 @@ static amp_status amp__copy_locked(amp__side *src, amp__side *dst, amp__point *d
         amp__point_set(&dst->s->last, *done);
     }
 marks:
-    /* A device copy written has the box newer there (amp__dest_place left
-     * room in the list); a data source written has its device copies of
-     * the box stale. Either ends a view's discard_data hint. */
-    dst->s->writes++;
-    if (to.device_copy) (void)amp__boxes_add(dst->s->dirty, &dst->s->ndirty, &dst->box, dst->s->ext.rank);
-    else if (amp__has_device_copy(dst->s)) st = amp__storage_refresh(dst->s, &dst->box);
+    st = amp__dest_written(dst, &to);
     /* Recorded above before the closing event. */
     if (st == AMP_OK && timing && timed_on) st = amp__queue_close_timing(timed_on, timing, "copy", "copy", NULL);
     if (st != AMP_OK && timing) {
@@ -393,14 +410,11 @@ marks:
     return st;
 fail:
     /* Whatever reached the place written may be partial, and that place
-     * holds the box's newest data (a failed launch's writes are kept so,
-     * lib/core/launch.c): a device copy's box is newer there (it was
-     * current: marking it so copies back at worst what home has); a data
-     * source's device copies of the box are stale. Other elements of a
-     * wider box keep where they are newest. */
-    dst->s->writes++;
-    if (to.device_copy) (void)amp__boxes_add(dst->s->dirty, &dst->s->ndirty, &dst->box, dst->s->ext.rank);
-    else if (amp__has_device_copy(dst->s)) (void)amp__storage_refresh(dst->s, &dst->box);
+     * holds the box's newest data, as a failed launch's writes are kept
+     * (lib/core/launch.c): marked as a copy that ran (a device copy's box
+     * was current there, so marking it newer copies back at worst what
+     * home has). Other elements of a wider box keep where they are newest. */
+    (void)amp__dest_written(dst, &to);
     AMP__TRACE(amp__queue_span_end(&span, NULL, NULL, NULL, st); amp__queue_span_end(&span2, NULL, NULL, NULL, st));
     if (timing) {
         for (int k = 0; k < 2; ++k) {

@@ -193,7 +193,7 @@ extern const size_t amp__cpu_nflags;
 /* The sanitizers whose runtime must be in the process before a module
  * built with them is loaded (loaded later by dlopen, it ends the process):
  * the -fsanitize= value, the library such a module needs (its DT_NEEDED
- * prefix), and a symbol of the runtime (cpu_toolchain.c). */
+ * prefix), and a symbol of the runtime (cpu_options.c). */
 typedef struct amp__cpu_sanitizer {
     const char *option, *lib, *init;
 } amp__cpu_sanitizer;

@@ -6,6 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+const amp__cpu_sanitizer amp__cpu_sanitizers[AMP__CPU_NSANITIZERS] = {{"address", "libasan", "__asan_init"},
+                                                                       {"thread", "libtsan", "__tsan_init"},
+                                                                       {"hwaddress", "libhwasan", "__hwasan_init"},
+                                                                       /* LeakSanitizer's runtime, loaded late, finds no
+                                                                        * static TLS left (dlopen fails); UBSan's standalone
+                                                                        * one loads late and is not here */
+                                                                       {"leak", "liblsan", "__lsan_init"}};
+
 /* A user's option the CPU accelerator cannot honour, refused before the
  * compiler runs (AMP_ERROR_INVALID_ARGUMENT naming it): the library sets the
  * output's kind, name and language and writes its own dependency file

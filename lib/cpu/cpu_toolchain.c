@@ -28,13 +28,6 @@ const char *const amp__cpu_flags[] = {"-std=c++17",        "-O3",   "-fPIC", "-s
                                       "-fno-math-errno",    "-fno-trapping-math", "-pipe", "-ffunction-sections",
                                       "-Wl,--emit-relocs", "-x",    "c++"};
 const size_t amp__cpu_nflags = sizeof amp__cpu_flags / sizeof amp__cpu_flags[0];
-const amp__cpu_sanitizer amp__cpu_sanitizers[AMP__CPU_NSANITIZERS] = {{"address", "libasan", "__asan_init"},
-                                                                       {"thread", "libtsan", "__tsan_init"},
-                                                                       {"hwaddress", "libhwasan", "__hwasan_init"},
-                                                                       /* LeakSanitizer's runtime, loaded late, finds no
-                                                                        * static TLS left (dlopen fails); UBSan's standalone
-                                                                        * one loads late and is not here */
-                                                                       {"leak", "liblsan", "__lsan_init"}};
 /* Bump when the loop transformation's output changes (cache tag). */
 #define AMP__CPU_LOOPS_VERSION 9
 
@@ -303,6 +296,36 @@ static uint64_t amp__cpu_identity(void)
     return seen >= 2 ? h : 0;
 }
 
+/* Whether the compiler command (prog, the program argv[0] names, then
+ * argv's n words) is refused, with d->reason saying why: another local
+ * user could change the program, or behind a wrapper the compiler it runs
+ * (amp__cpu_wrapped_compiler); or its words after them break the rule a
+ * build's options pass (no -B, -specs, -wrapper, @file, plugin, output or
+ * input of their own): only the programs were checked, and those words
+ * would choose other programs for them to run or files to read. */
+static bool amp__cpu_command_refused(amp__cpu_device *d, const char *prog, char **argv, int n)
+{
+    char unsafe[512];
+    char *wrapped = amp__cpu_wrapped_compiler(prog, argv, n);
+    bool refused = true;
+    if (amp__unsafe_file(prog, unsafe, sizeof unsafe) || (wrapped && amp__unsafe_file(wrapped, unsafe, sizeof unsafe))) {
+        snprintf(d->reason, sizeof d->reason, "the C++ compiler of %.60s is not run: %.160s", d->cxx_text, unsafe);
+        goto out;
+    }
+    /* The compiler after a wrapper's own name ("ccache g++") is a program
+     * checked above, not an option. */
+    int first_option = 1 + (wrapped && n > 1 && argv[1][0] != '-');
+    if (n > first_option && amp__cpu_refuse_user_options(d, argv + first_option, (size_t)(n - first_option)) != AMP_OK) {
+        snprintf(d->reason, sizeof d->reason, "the C++ compiler of %.60s is not run: %.150s", d->cxx_text,
+                 amp_last_error());
+        goto out;
+    }
+    refused = false;
+out:
+    free(wrapped);
+    return refused;
+}
+
 void amp__cpu_find_compiler(amp__cpu_device *d)
 {
     const char *var = "AMP_CXX", *spec = amp__env("AMP_CXX");
@@ -348,29 +371,10 @@ void amp__cpu_find_compiler(amp__cpu_device *d)
                  "no C++ compiler: %.180s not found (set AMP_CXX or CXX to a C++17 compiler)", d->cxx_text);
         goto done;
     }
-    char unsafe[512];
-    char *wrapped = amp__cpu_wrapped_compiler(prog, argv, n);
-    if (amp__unsafe_file(prog, unsafe, sizeof unsafe) ||
-        (wrapped && amp__unsafe_file(wrapped, unsafe, sizeof unsafe))) {
-        snprintf(d->reason, sizeof d->reason, "the C++ compiler of %.60s is not run: %.160s", d->cxx_text, unsafe);
+    if (amp__cpu_command_refused(d, prog, argv, n)) {
         free(prog);
-        free(wrapped);
         goto done;
     }
-    /* Its other words pass the rule a build's options pass (no -B, -specs,
-     * -wrapper, @file, plugin, output or input of their own): only the
-     * program was checked, and they would choose other programs for it to
-     * run or files for it to read. The compiler after a wrapper's own name
-     * ("ccache g++") is the program checked above. */
-    int first_option = 1 + (wrapped && n > 1 && argv[1][0] != '-');
-    if (n > first_option && amp__cpu_refuse_user_options(d, argv + first_option, (size_t)(n - first_option)) != AMP_OK) {
-        snprintf(d->reason, sizeof d->reason, "the C++ compiler of %.60s is not run: %.150s", d->cxx_text,
-                 amp_last_error());
-        free(prog);
-        free(wrapped);
-        goto done;
-    }
-    free(wrapped);
     d->cxx = calloc((size_t)n + 1, sizeof *d->cxx);
     if (!d->cxx || !amp__cpu_safe_path(d)) {
         free(prog);
