@@ -55,23 +55,33 @@ bool amp__trusted_users(amp__trust *t, char *why, size_t n)
  * working directory that someone else could change would let them move
  * another directory under the name getcwd gave while the process stays in
  * its own. */
-const char *amp__unsafe_file(const char *path, char *why, size_t n)
+/* path walked from / (a relative one through the working directory) by
+ * amp__trusted_walk against root, this user and AMP_TRUSTED_USERS: what it
+ * found, or AMP__WALK_UNTRUSTED with why (n bytes) set where the walk
+ * could not start (a bad AMP_TRUSTED_USERS word, an unnamable working
+ * directory). */
+static int amp__walk_as_trusted(const char *path, char *why, size_t n)
 {
     amp__trust trusted;
     amp__trust_init(&trusted, NULL, NULL);
-    if (!amp__trusted_users(&trusted, why, n)) return why;
+    if (!amp__trusted_users(&trusted, why, n)) return AMP__WALK_UNTRUSTED;
     char cwd[PATH_MAX], abs[PATH_MAX * 2];
     const char *walked = path;
     if (path[0] != '/') {
         if (!getcwd(cwd, sizeof cwd)) {
             snprintf(why, n, "%.400s cannot be looked up: the working directory cannot be named (%s)", path,
                      strerror(errno));
-            return why;
+            return AMP__WALK_UNTRUSTED;
         }
         snprintf(abs, sizeof abs, "%s/%s", cwd, path);
         walked = abs;
     }
-    int found = amp__trusted_walk(&trusted, "/", walked, strlen(walked), why, n);
+    return amp__trusted_walk(&trusted, "/", walked, strlen(walked), why, n);
+}
+
+const char *amp__unsafe_file(const char *path, char *why, size_t n)
+{
+    int found = amp__walk_as_trusted(path, why, n);
     if (found == AMP__WALK_UNTRUSTED) return why;
     if (found == AMP__WALK_FILE) return NULL;
     if (found == AMP__WALK_DIR) {
@@ -79,5 +89,14 @@ const char *amp__unsafe_file(const char *path, char *why, size_t n)
         return why;
     }
     snprintf(why, n, "no file at %.400s (nothing there, something on the way that is no directory, a name too long, or a loop of links)", path);
+    return why;
+}
+
+const char *amp__unsafe_way(const char *dir, char *why, size_t n)
+{
+    int found = amp__walk_as_trusted(dir, why, n);
+    if (found == AMP__WALK_UNTRUSTED) return why;
+    if (found == AMP__WALK_DIR) return NULL;
+    snprintf(why, n, "%.400s is no directory", dir);
     return why;
 }

@@ -314,7 +314,8 @@ static amp_status amp__cpu_build_loops(amp__cpu_build *b)
 }
 
 /* A debugging aid (README): the source with its loop versions, written to
- * the path AMP_CPU_DUMP_LOOPS names. A symbolic link there is followed only
+ * the path AMP_CPU_DUMP_LOOPS names, into a directory whose way no other
+ * user could change (amp__unsafe_way). A symbolic link there is followed only
  * where no other user could have planted it (amp__link_planted); anything
  * else at the path is opened without following a link, so one planted
  * after the look fails the open instead of sending the text elsewhere. A
@@ -322,7 +323,7 @@ static amp_status amp__cpu_build_loops(amp__cpu_build *b)
 static void amp__cpu_dump_loops(const char *dump, const char *text)
 {
     struct stat ls, ds;
-    char dir[PATH_MAX], cwd[PATH_MAX], way[2 * PATH_MAX], why[512] = "";
+    char dir[PATH_MAX], why[512] = "";
     bool follow = false;
     snprintf(dir, sizeof dir, "%s", dump);
     char *slash = strrchr(dir, '/');
@@ -331,22 +332,8 @@ static void amp__cpu_dump_loops(const char *dump, const char *text)
     else *slash = '\0';
     /* The way to its directory: a link another user could have put on it
      * (a name in /tmp) would send the text into any directory of ours. */
-    amp__trust trusted;
-    amp__trust_init(&trusted, NULL, NULL);
-    if (dir[0] == '/') snprintf(way, sizeof way, "%s", dir);
-    else if (getcwd(cwd, sizeof cwd)) snprintf(way, sizeof way, "%s/%s", cwd, dir);
-    else way[0] = '\0';
-    int walked = !way[0] ? AMP__WALK_NOTHING
-                 : !amp__trusted_users(&trusted, why, sizeof why)
-                     ? AMP__WALK_UNTRUSTED
-                     : amp__trusted_walk(&trusted, "/", way, strlen(way), why, sizeof why);
-    if (walked != AMP__WALK_DIR) {
-        if (walked == AMP__WALK_UNTRUSTED)
-            fprintf(stderr, "hipamp: AMP_CPU_DUMP_LOOPS=%s: nothing written: another user could change the way to "
-                            "its directory (%s)\n", dump, why);
-        else
-            fprintf(stderr, "hipamp: AMP_CPU_DUMP_LOOPS=%s: nothing written: %s is no directory%s\n", dump,
-                    way[0] ? way : dir, way[0] ? "" : " (the working directory cannot be named)");
+    if (amp__unsafe_way(dir, why, sizeof why)) {
+        fprintf(stderr, "hipamp: AMP_CPU_DUMP_LOOPS=%s: nothing written: %s\n", dump, why);
         return;
     }
     if (lstat(dump, &ls) == 0 && S_ISLNK(ls.st_mode)) {

@@ -166,6 +166,26 @@ static char *amp__cpu_safe_list(const amp__trust *trusted, const char *name, con
     return out;
 }
 
+/* The variable name's list of directories as amp__cpu_safe_list keeps it,
+ * into *out ("NAME=..."; NULL where the variable is unset or none of it is
+ * kept, so the compiler runs without it); the first left out goes to
+ * d->path_left_out. False on no memory. */
+static bool amp__cpu_optional_list(amp__cpu_device *d, const amp__trust *trusted, const char *name, char **out)
+{
+    const char *value = amp__env(name);
+    size_t kept = 0;
+    free(*out);
+    *out = NULL;
+    if (!value) return true;
+    if (!(*out = amp__cpu_safe_list(trusted, name, value, d->path_left_out, sizeof d->path_left_out, &kept)))
+        return false;
+    if (!kept) {
+        free(*out);
+        *out = NULL;
+    }
+    return true;
+}
+
 /* d->compiler_path: PATH for the compiler, its directories that no one
  * outside the trusted set could add a program to, in their order. GCC and
  * clang look for the assembler and the linker on PATH where their own
@@ -174,20 +194,21 @@ static char *amp__cpu_safe_list(const amp__trust *trusted, const char *name, con
  * d->compiler_libpath: LD_LIBRARY_PATH the same way (NULL: none kept, or
  * none set), which the dynamic loader searches first for the libraries of
  * cc1plus, as and ld (a common `LD_LIBRARY_PATH=$LD_LIBRARY_PATH:/opt/lib`
- * with none before gives an empty entry: the working directory). The
- * first left out, with why, in d->path_left_out, which a failed compile
- * names. False on no memory. */
+ * with none before gives an empty entry: the working directory).
+ * d->compiler_ccache_path: CCACHE_PATH the same way, where ccache looks its
+ * compiler up at every compile, not once as discovery did
+ * (amp__cpu_wrapped_compiler); with none kept, it takes PATH's. The first
+ * left out, with why, in d->path_left_out, which a failed compile names.
+ * False on no memory. */
 static bool amp__cpu_safe_path(amp__cpu_device *d)
 {
     amp__trust trusted;
     char why[256];
     amp__trust_init(&trusted, NULL, NULL);
     if (!amp__trusted_users(&trusted, why, sizeof why)) return true; /* the compiler was refused already */
-    const char *path = amp__env("PATH"), *libpath = amp__env("LD_LIBRARY_PATH");
+    const char *path = amp__env("PATH");
     if (!path) path = "/usr/local/bin:/usr/bin:/bin";
     free(d->compiler_path);
-    free(d->compiler_libpath);
-    d->compiler_libpath = NULL;
     d->path_left_out[0] = '\0';
     size_t kept = 0;
     if (!(d->compiler_path = amp__cpu_safe_list(&trusted, "PATH", path, d->path_left_out, sizeof d->path_left_out,
@@ -196,28 +217,8 @@ static bool amp__cpu_safe_path(amp__cpu_device *d)
     /* None kept: an empty PATH would be the working directory to execvp;
      * nothing can be found under /dev/null. */
     if (!kept) strcpy(d->compiler_path, "PATH=/dev/null");
-    if (libpath && !(d->compiler_libpath = amp__cpu_safe_list(&trusted, "LD_LIBRARY_PATH", libpath, d->path_left_out,
-                                                              sizeof d->path_left_out, &kept)))
-        return false;
-    if (libpath && !kept) {
-        free(d->compiler_libpath);
-        d->compiler_libpath = NULL;
-    }
-    /* ccache looks its compiler up on CCACHE_PATH at every compile, not
-     * once as discovery did (amp__cpu_wrapped_compiler): the same rule as
-     * PATH, and with none kept, PATH's. */
-    const char *ccache_path = amp__env("CCACHE_PATH");
-    free(d->compiler_ccache_path);
-    d->compiler_ccache_path = NULL;
-    if (ccache_path && !(d->compiler_ccache_path = amp__cpu_safe_list(&trusted, "CCACHE_PATH", ccache_path,
-                                                                      d->path_left_out, sizeof d->path_left_out,
-                                                                      &kept)))
-        return false;
-    if (ccache_path && !kept) {
-        free(d->compiler_ccache_path);
-        d->compiler_ccache_path = NULL;
-    }
-    return true;
+    return amp__cpu_optional_list(d, &trusted, "LD_LIBRARY_PATH", &d->compiler_libpath) &&
+           amp__cpu_optional_list(d, &trusted, "CCACHE_PATH", &d->compiler_ccache_path);
 }
 
 char **amp__cpu_compiler_environ(const amp__cpu_device *d, const char *const *also_drop, size_t lead)
@@ -307,23 +308,17 @@ static bool amp__cpu_command_refused(amp__cpu_device *d, const char *prog, char 
 {
     char unsafe[512];
     char *wrapped = amp__cpu_wrapped_compiler(prog, argv, n);
-    bool refused = true;
-    if (amp__unsafe_file(prog, unsafe, sizeof unsafe) || (wrapped && amp__unsafe_file(wrapped, unsafe, sizeof unsafe))) {
-        snprintf(d->reason, sizeof d->reason, "the C++ compiler of %.60s is not run: %.160s", d->cxx_text, unsafe);
-        goto out;
-    }
     /* The compiler after a wrapper's own name ("ccache g++") is a program
-     * checked above, not an option. */
+     * checked here, not an option. */
     int first_option = 1 + (wrapped && n > 1 && argv[1][0] != '-');
-    if (n > first_option && amp__cpu_refuse_user_options(d, argv + first_option, (size_t)(n - first_option)) != AMP_OK) {
-        snprintf(d->reason, sizeof d->reason, "the C++ compiler of %.60s is not run: %.150s", d->cxx_text,
-                 amp_last_error());
-        goto out;
-    }
-    refused = false;
-out:
+    const char *why = amp__unsafe_file(prog, unsafe, sizeof unsafe);
+    if (!why && wrapped) why = amp__unsafe_file(wrapped, unsafe, sizeof unsafe);
+    if (!why && n > first_option &&
+        amp__cpu_refuse_user_options(d, argv + first_option, (size_t)(n - first_option)) != AMP_OK)
+        why = amp_last_error();
+    if (why) snprintf(d->reason, sizeof d->reason, "the C++ compiler of %.60s is not run: %.150s", d->cxx_text, why);
     free(wrapped);
-    return refused;
+    return why != NULL;
 }
 
 void amp__cpu_find_compiler(amp__cpu_device *d)
@@ -570,8 +565,8 @@ const amp__sys_dir *amp__cpu_system_dirs(amp__cpu_device *d)
         /* A directory of the compiler's that someone outside the trusted
          * set could change (a --sysroot or -isysroot of another user's,
          * in AMP_CXX or in a wrapper script) is no more the compiler's own
-         * than one AMP_CXX names: its owner is not trusted, and what is
-         * read from it is walked and keyed as the user's headers are. */
+         * than one AMP_CXX names: its owner is not trusted, and its
+         * headers are keyed as a named directory's are. */
         char why[256];
         if (kind != AMP__DIR_LOCAL && (!trusted_ok || amp__trusted_dir(&trusted, real, why, sizeof why) != AMP__WALK_DIR))
             kind = AMP__DIR_LOCAL;
