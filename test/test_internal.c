@@ -1526,6 +1526,18 @@ static amp_accelerator *standin_with_failing_timing(void)
     return f;
 }
 
+/* A queue of acc (*q) and a program (*p) of one kernel adding 1 to each
+ * element of an int view, which it returns. */
+static amp_kernel *add1_on(amp_accelerator *acc, amp_accelerator_view **q, amp_program **p)
+{
+    ASSERT_OK(amp_accelerator_view_create(acc, q));
+    ASSERT_OK(amp_program_build(acc, "AMP_KERNEL(add1, amp::index<1> i, amp::array_view<int, 1> a) { a[i] += 1; }",
+                                NULL, p));
+    amp_kernel *k = NULL;
+    ASSERT_OK(amp_program_get_kernel(*p, "add1", &k));
+    return k;
+}
+
 /* An asynchronous launch, and a graph's asynchronous replay, queued whose
  * closing timed event then fails: the call fails saying the work runs, and
  * what the work wrote is not lost (the view's device copy is newer, so a
@@ -1538,12 +1550,8 @@ Test(timing, a_closing_event_that_fails_loses_no_write)
     cpu_accelerator();
     amp_accelerator *acc = standin_with_failing_timing();
     amp_accelerator_view *q = NULL;
-    ASSERT_OK(amp_accelerator_view_create(acc, &q));
     amp_program *p = NULL;
-    ASSERT_OK(amp_program_build(acc, "AMP_KERNEL(add1, amp::index<1> i, amp::array_view<int, 1> a) { a[i] += 1; }",
-                                NULL, &p));
-    amp_kernel *k = NULL;
-    ASSERT_OK(amp_program_get_kernel(p, "add1", &k));
+    amp_kernel *k = add1_on(acc, &q, &p);
     enum { N = 1000 };
     static int32_t host[N];
     for (int i = 0; i < N; ++i) host[i] = 7 * i;
@@ -1636,12 +1644,8 @@ Test(failure, a_copy_into_a_device_copy_that_fails_loses_no_earlier_write)
     g_copy_be.copy = copy_that_may_fail;
     acc->e.be = &g_copy_be;
     amp_accelerator_view *q = NULL;
-    ASSERT_OK(amp_accelerator_view_create(acc, &q));
     amp_program *p = NULL;
-    ASSERT_OK(amp_program_build(acc, "AMP_KERNEL(add1, amp::index<1> i, amp::array_view<int, 1> a) { a[i] += 1; }",
-                                NULL, &p));
-    amp_kernel *k = NULL;
-    ASSERT_OK(amp_program_get_kernel(p, "add1", &k));
+    amp_kernel *k = add1_on(acc, &q, &p);
     enum { N = 1000, AT = 100, LEN = 200 };
     static int32_t host[N], from[LEN];
     for (int i = 0; i < N; ++i) host[i] = 7 * i;

@@ -729,22 +729,27 @@ ACCEL_TEST(prebuilt, symbolic_link_refused)
  * refused (anyone there could have linked one of our or root's files in);
  * in a directory only its owner writes, it is an installer's (a store that
  * shares identical files) and is used. */
-ACCEL_TEST(prebuilt, hard_link_refused_where_others_may_write)
+/* copy_fixture, its pack given a second name in its directory. */
+static void fixture_with_a_hard_link(amp_accelerator *acc, char *dir, size_t dcap, char *pack, size_t pcap)
 {
-    char dir[1024], pack[1200], second[1300];
-    copy_fixture(acc, dir, sizeof dir, pack, sizeof pack);
+    char second[1300];
+    copy_fixture(acc, dir, dcap, pack, pcap);
     snprintf(second, sizeof second, "%s/second-name", dir);
     cr_assert_eq(link(pack, second), 0, "link %s: %s", second, strerror(errno));
+}
+
+ACCEL_TEST(prebuilt, hard_link_refused_where_others_may_write)
+{
+    char dir[1024], pack[1200];
+    fixture_with_a_hard_link(acc, dir, sizeof dir, pack, sizeof pack);
     cr_assert_eq(chmod(dir, 01777), 0);
     expect_refused(acc, dir, "a hard link");
 }
 
 ACCEL_TEST(prebuilt, hard_link_used_in_a_directory_of_its_owner)
 {
-    char dir[1024], pack[1200], second[1300];
-    copy_fixture(acc, dir, sizeof dir, pack, sizeof pack);
-    snprintf(second, sizeof second, "%s/second-name", dir);
-    cr_assert_eq(link(pack, second), 0, "link %s: %s", second, strerror(errno));
+    char dir[1024], pack[1200];
+    fixture_with_a_hard_link(acc, dir, sizeof dir, pack, sizeof pack);
     use_dirs(dir);
     fill_and_check(acc);
     amp_prebuilt_info pi = info();
