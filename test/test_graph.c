@@ -1983,7 +1983,28 @@ ACCEL_TEST(graph, a_refused_launch_leaves_none_of_its_data_bound)
  * one, which broke the recording: ending it failed and the 16 launches
  * before were lost. The same for a scan and a sort, whose first launches
  * clear their own scratch. */
+static void algorithm_refused_for_a_17th_part(amp_accelerator *acc);
+
 ACCEL_TEST(graph, an_algorithm_refused_for_a_17th_part_records_none_of_its_launches)
+{
+    algorithm_refused_for_a_17th_part(acc);
+}
+
+/* The same with AMP_DEBUG=1, where every handle check asks the registry:
+ * the look ahead passed over every view and array (their tags are not the
+ * fast path's), so the reduction's first launch was recorded and its
+ * second refused, breaking the recording. */
+Test(graph, an_algorithm_refused_for_a_17th_part_records_none_of_its_launches_with_amp_debug)
+{
+    setenv("AMP_DEBUG", "1", 1);
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    bool debug = false;
+    ASSERT_OK(amp_accelerator_get_is_debug(acc, &debug));
+    cr_assert(debug, "AMP_DEBUG=1 reached the library");
+    algorithm_refused_for_a_17th_part(acc);
+}
+
+static void algorithm_refused_for_a_17th_part(amp_accelerator *acc)
 {
     fixture f;
     setup(&f, acc);

@@ -248,6 +248,18 @@ amp_status amp__handle_check_slow(const void *h, amp__handle_kind kind, const ch
     return amp__handle_report(h, kind, fn, what, state & AMP__REG_LIVE ? AMP__HANDLE_LIVE(k) : AMP__HANDLE_DEAD(k));
 }
 
+bool amp__handle_alive(const void *h, amp__handle_kind kind)
+{
+    if (amp__handle_live(h, kind)) return true;
+    if (!h) return false;
+    pthread_once(&amp__handles_once, amp__handles_init);
+    if (!atomic_load_explicit(&amp__handles_exact, memory_order_relaxed)) return false;
+    pthread_mutex_lock(&amp__reg_mu);
+    uint8_t state = amp__reg_get((uintptr_t)h);
+    pthread_mutex_unlock(&amp__reg_mu);
+    return state == (AMP__REG_LIVE | kind);
+}
+
 amp_status amp__handle_end(void *h, amp__handle_kind kind, const char *fn, const char *what)
 {
     amp_status st = amp__handle_check(h, kind, fn, what);

@@ -86,6 +86,10 @@ amp_status amp__handle_end(void *h, amp__handle_kind kind, const char *fn, const
 /* Give the shell back to its kind's pool (ended or never handed out). */
 void amp__handle_free(void *shell, amp__handle_kind kind);
 amp_status amp__handle_check_slow(const void *h, amp__handle_kind kind, const char *fn, const char *what);
+/* Whether h is a live handle of kind, as amp__handle_check would find,
+ * with no message: the fast tag, or with AMP_DEBUG=1 the registry. For
+ * looks ahead of a call that will report a dead handle itself. */
+bool amp__handle_alive(const void *h, amp__handle_kind kind);
 /* The common case, inline for the launch path: h is a live handle of kind
  * by its tag (false also whenever the registry must decide: AMP_DEBUG=1's
  * handles carry another tag). A load and a compare. */

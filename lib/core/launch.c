@@ -263,11 +263,11 @@ amp_status amp__launch_args_fit(amp_accelerator_view *q, const amp_arg *args, si
                    : (a->kind & AMP__ARG_SPAN_ARRAY) ? AMP_ARG_ARRAY
                                                      : AMP_ARG_VIEW;
         /* A dead handle is the launch's to report. */
-        if (kind == AMP_ARG_VIEW && amp__handle_live(a->u.view, AMP__HANDLE_VIEW)) {
+        if (kind == AMP_ARG_VIEW && amp__handle_alive(a->u.view, AMP__HANDLE_VIEW)) {
             s[k] = a->u.view->s;
             b[k] = &a->u.view->box;
             view[k++] = true;
-        } else if (kind == AMP_ARG_ARRAY && amp__handle_live(a->u.array, AMP__HANDLE_ARRAY)) {
+        } else if (kind == AMP_ARG_ARRAY && amp__handle_alive(a->u.array, AMP__HANDLE_ARRAY)) {
             s[k] = a->u.array->s;
             b[k] = &a->u.array->s->whole;
             view[k++] = false;
