@@ -3102,11 +3102,16 @@ static int stream_probe(amp_program *p, int n, bool other_is_out)
     return plain;
 }
 
-static amp_program *stream_probe_build(void)
+/* debug: AMP_DEBUG's setting for the accelerator (debug builds never
+ * stream: the other tests are of the others, whatever the run's setting). */
+static amp_program *stream_probe_build_debug(bool debug)
 {
     setenv("AMP_CPU_THREADS", "2", 1);
+    setenv("AMP_DEBUG", debug ? "1" : "0", 1);
     return test_build(cpu_acc(), stream_probe_kernels);
 }
+
+static amp_program *stream_probe_build(void) { return stream_probe_build_debug(false); }
 
 #if defined(__x86_64__)
 /* Over the threshold (0 here), the declared view is streamed: no
@@ -3273,6 +3278,7 @@ Test(cpu, streaming_stores_not_for_large_elements_or_debug_builds)
 {
     setenv("AMP_CPU_STREAM_MIN", "0", 1);
     setenv("AMP_CPU_THREADS", "2", 1);
+    setenv("AMP_DEBUG", "0", 1); /* k_small streams only outside debug mode (the next test) */
     static const char src[] =
         "struct big { double v[40]; };\n"
         "struct alignas(128) wide { double v[16]; };\n"
@@ -3300,8 +3306,7 @@ Test(cpu, streaming_stores_not_for_large_elements_or_debug_builds)
 Test(cpu, streaming_stores_not_in_debug_mode)
 {
     setenv("AMP_CPU_STREAM_MIN", "0", 1);
-    setenv("AMP_DEBUG", "1", 1);
-    amp_program *p = stream_probe_build();
+    amp_program *p = stream_probe_build_debug(true);
     amp_kernel_info ki;
     ASSERT_OK(amp_kernel_get_info(test_kernel(p, "st_probe"), &ki));
     cr_assert(!strstr(ki.execution, "streaming stores"), "debug build: %s", ki.execution);
