@@ -668,6 +668,50 @@ Test(shape, an_empty_section_past_a_huge_span_starts_where_its_view_does)
     ASSERT_OK(amp_array_view_destroy(v));
 }
 
+/* The same for a projection: a row of an empty section that starts past a
+ * span near 2^63 bytes (a view of 3 x 1 x 1 elements of 2^61 bytes; the
+ * section at (1, 1, 1) with extent (2, 0, 0) starts 3 x 2^61 bytes in)
+ * would start at 2^63. The sum wrapped to -2^63 and amp_array_view_data
+ * gave a pointer that far before the buffer. */
+Test(shape, an_empty_projection_past_a_huge_span_starts_where_its_view_does)
+{
+    static char buf[64];
+    amp_array_view *v = NULL, *s = NULL, *p = NULL;
+    ASSERT_OK(amp_array_view_create(buf, (size_t)1 << 61, amp_extent_3d(3, 1, 1), AMP_READ_WRITE, &v));
+    ASSERT_OK(amp_array_view_section(v, amp_index_3d(1, 1, 1), amp_extent_3d(2, 0, 0), &s));
+    char *start = (char *)amp_array_view_data(s);
+    ASSERT_OK(amp_array_view_project(s, 1, &p));
+    cr_assert_eq((char *)amp_array_view_data(p), start, "row 1 of the empty section: data %p, the section's %p",
+                 amp_array_view_data(p), (void *)start);
+    ASSERT_OK(amp_array_view_destroy(p));
+    /* Row 0 starts where the section does, as any first row. */
+    ASSERT_OK(amp_array_view_project(s, 0, &p));
+    cr_assert_eq((char *)amp_array_view_data(p), start);
+    ASSERT_OK(amp_array_view_destroy(p));
+    ASSERT_OK(amp_array_view_destroy(s));
+    ASSERT_OK(amp_array_view_destroy(v));
+}
+
+/* A view whose elements end near 2^63 bytes into its data: two views of
+ * one element of 3 x 2^60 bytes each, the same element reinterpreted from
+ * one of 3 x 2^61 bytes, overlap. Finding the storage element of the
+ * view's last byte wrapped past 2^63, the view's part of the data came
+ * out empty, and the copy of a view onto its duplicate was not refused: it
+ * reached memmove with 3 x 2^61 bytes. */
+Test(shape, views_ending_near_2_to_the_63_bytes_are_found_to_overlap)
+{
+    static char buf[64];
+    amp_array_view *v = NULL, *a = NULL, *b = NULL;
+    ASSERT_OK(amp_array_view_create(buf, (size_t)3 << 61, amp_extent_1d(1), AMP_READ_WRITE, &v));
+    ASSERT_OK(amp_array_view_reinterpret_as(v, (size_t)3 << 60, &a));
+    ASSERT_OK(amp_array_view_duplicate(a, &b));
+    ASSERT_STATUS(amp_copy_view(a, b), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_last_error(), "overlap"), "%s", amp_last_error());
+    ASSERT_OK(amp_array_view_destroy(b));
+    ASSERT_OK(amp_array_view_destroy(a));
+    ASSERT_OK(amp_array_view_destroy(v));
+}
+
 /* An empty section has no elements, so none that fail to be one run: it
  * reshapes (to an empty view) whatever strides it inherited. */
 Test(shape, an_empty_section_reshapes)

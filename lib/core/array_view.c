@@ -149,7 +149,13 @@ amp_status amp_array_view_project(amp_array_view *v, int i, amp_array_view **out
         return v->ext.v[0] ? amp__fail(AMP_ERROR_OUT_OF_BOUNDS, "projection index %d outside 0..%d", i, v->ext.v[0] - 1)
                            : amp__fail(AMP_ERROR_OUT_OF_BOUNDS, "projection index %d: the view's first dimension is 0", i);
     amp_extent e = amp_extent_make(r - 1, v->ext.v + 1);
-    int64_t offset = v->offset + (int64_t)i * v->stride[0] * (int64_t)v->elem;
+    /* As for a section: only an empty view's row may start past its span,
+     * where the address could wrap; such a row starts where v does. */
+    int64_t offset;
+    if (__builtin_mul_overflow((int64_t)i, v->stride[0], &offset) ||
+        __builtin_mul_overflow(offset, (int64_t)v->elem, &offset) ||
+        __builtin_add_overflow(v->offset, offset, &offset))
+        offset = v->offset;
     return amp__view_derive("amp_array_view_project", v, offset, v->elem, e, v->stride + 1, v->access, out);
 }
 

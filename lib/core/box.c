@@ -180,7 +180,7 @@ void amp__view_locate(const amp__storage *s, int64_t offset, size_t elem, amp_ex
     for (int d = 0; d < r; ++d) end += (int64_t)(ext.v[d] - 1) * stride[d] * (int64_t)elem;
     int lo[AMP_MAX_RANK], hi[AMP_MAX_RANK];
     amp__coords(s, offset / se, lo);
-    amp__coords(s, (end + se - 1) / se - 1, hi);
+    amp__coords(s, (end - 1) / se, hi); /* the element of the last byte; end + se could pass 2^63 */
     int k = 0;
     while (k < R && lo[k] == hi[k]) ++k;
     for (int j = 0; j < R; ++j) {
