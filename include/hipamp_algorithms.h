@@ -67,7 +67,10 @@
  *  - AMP_ERROR_OUT_OF_MEMORY: no device memory for the temporaries.
  *    AMP_ERROR_COMPILE (user expressions): the compiler's log, led by a line
  *    that names the call and the expression at fault; errors inside the
- *    expressions point at their own line and column. */
+ *    expressions point at their own line and column. AMP_ERROR_DEVICE
+ *    as for a launch (hipamp.h, amp_parallel_for_each): in a child process
+ *    forked while another thread of the parent was using an argument's
+ *    data, at once, naming the call. */
 #ifndef HIPAMP_ALGORITHMS_H
 #define HIPAMP_ALGORITHMS_H
 

@@ -147,7 +147,9 @@ AMP_API amp_status amp_graph_end_recording(amp_accelerator_view *q, amp_graph **
  * never waits for a replay only queued (q runs them in order).
  * AMP_ERROR_INVALID_ARGUMENT: g NULL or still being recorded, or q is not
  * the view g was recorded on (naming both). AMP_ERROR_BUSY: q records a
- * graph now. AMP_ERROR_OUT_OF_MEMORY, AMP_ERROR_DEVICE as for a launch. */
+ * graph now. AMP_ERROR_OUT_OF_MEMORY, AMP_ERROR_DEVICE as for a launch;
+ * AMP_ERROR_DEVICE also, at once, in a child process forked while another
+ * thread of the parent was replaying g (that replay stays the parent's). */
 AMP_API amp_status amp_graph_launch(amp_accelerator_view *q, amp_graph *g);
 /* As amp_graph_launch, and return a future the caller owns that completes
  * when the replay has (its elapsed time covers the whole replay). On the
@@ -178,7 +180,11 @@ AMP_API amp_status amp_graph_get_info(amp_graph *g, amp_graph_info *out);
  * Where the wait cannot be made (AMP_ERROR_OUT_OF_MEMORY for its wait
  * point, AMP_ERROR_DEVICE from the driver), that status, and g is not
  * destroyed (its last replay may still run; the backend's graph must not
- * be freed under it): g stays valid and may be destroyed again. */
+ * be freed under it): g stays valid and may be destroyed again. The same,
+ * AMP_ERROR_DEVICE at once, in a child process forked while another
+ * thread of the parent was replaying g; a graph whose data another thread
+ * of the parent was using at fork is destroyed (its data stay the
+ * parent's: see amp_future_wait). */
 AMP_API amp_status amp_graph_destroy(amp_graph *g);
 
 #ifdef __cplusplus

@@ -1,6 +1,8 @@
 /* test_async.c — amp_parallel_for_each_async and futures: wait/is_ready/destroy, results after wait, two queues, host access waiting without an explicit wait, amp_accelerator_view_wait, cross-queue ordering; the CPU accelerator running launches of two queues (and two threads) at the same time, reporting an asynchronous launch's failure, holding at most AMP_QUEUE_DEPTH launches in a queue, and giving a burst's memory back; waits with a time-out; a continuation that ends the process; a later launch naming an earlier failure whole; a forked child told at once that launches queued before the fork do not run there. */
 #include "support.h"
 #include "vendor.h"
+#include <hipamp_algorithms.h>
+#include <hipamp_graph.h>
 
 #include <pthread.h>
 #include <errno.h>
@@ -1346,6 +1348,145 @@ Test(async, cpu_fork_child_refuses_host_access_and_copies_of_a_view_another_thre
     ASSERT_OK(amp_array_view_synchronize(v));
     cr_assert_eq(x[0], 1, "x[0] = %d", x[0]);
     ASSERT_OK(amp_array_view_destroy(v));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+/* A graph another thread of the parent was replaying at fork (its kernel
+ * spins on a gate): in the child, replaying it (either way) and destroying
+ * it fail at once with AMP_ERROR_DEVICE naming the call and the fork, and
+ * the graph stays (a second destroy says the same, not "destroyed").
+ * Before, each waited for ever for the replay lock the parent's thread
+ * held at fork. */
+struct busy_replay {
+    amp_accelerator_view *q;
+    amp_graph *g;
+    amp_status st;
+};
+
+static void *busy_replay_run(void *arg)
+{
+    struct busy_replay *b = arg;
+    b->st = amp_graph_launch(b->q, b->g);
+    return NULL;
+}
+
+static int fork_child_graph_refusals(amp_accelerator_view *q, amp_graph *g)
+{
+    amp_future *f = NULL;
+    const char *names[] = {"amp_graph_launch", "amp_graph_launch_async", "amp_graph_destroy", "amp_graph_destroy"};
+    for (int step = 1; step <= 4; ++step) {
+        amp_status st = step == 1 ? amp_graph_launch(q, g) : step == 2 ? amp_graph_launch_async(q, g, &f)
+                                                                      : amp_graph_destroy(g);
+        const char *msg = amp_last_error();
+        if (st != AMP_ERROR_DEVICE || f || !strstr(msg, "when this process was forked") ||
+            strncmp(msg, names[step - 1], strlen(names[step - 1])) != 0) {
+            fprintf(stderr, "call %d (%s): %s: %s\n", step, names[step - 1], amp_status_name(st), msg);
+            return 10 + step;
+        }
+    }
+    return 0;
+}
+
+Test(async, cpu_fork_child_refuses_a_graph_another_thread_was_replaying, .timeout = 120)
+{
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    amp_program *p = test_build(acc, cpu_fork_busy_src);
+    amp_accelerator_view *q = NULL;
+    ASSERT_OK(amp_accelerator_view_create(acc, &q));
+    static int gate, started;
+    static int x[1];
+    amp_array_view *v = test_view(x, sizeof(int), amp_extent_1d(1), AMP_READ_WRITE);
+    amp_arg a[] = {amp_arg_view(v), amp_arg_uint64((uint64_t)(uintptr_t)&gate),
+                   amp_arg_uint64((uint64_t)(uintptr_t)&started)};
+    struct busy_replay b = {.q = q};
+    ASSERT_OK(amp_graph_begin_recording(q));
+    ASSERT_OK(amp_parallel_for_each(q, amp_extent_1d(1), test_kernel(p, "held"), a, 3));
+    ASSERT_OK(amp_graph_end_recording(q, &b.g));
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, busy_replay_run, &b), 0);
+    for (int i = 0; i < 30000 && !__atomic_load_n(&started, __ATOMIC_ACQUIRE); ++i) usleep(1000);
+    cr_assert(__atomic_load_n(&started, __ATOMIC_ACQUIRE), "the replay did not start in 30 s");
+    fflush(NULL);
+    pid_t pid = fork();
+    cr_assert_neq(pid, -1, "fork: %s", strerror(errno));
+    if (pid == 0) {
+        alarm(5);
+        _exit(fork_child_graph_refusals(q, b.g));
+    }
+    int status = 0;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    __atomic_store_n(&gate, 1, __ATOMIC_RELEASE);
+    pthread_join(th, NULL);
+    cr_assert(!WIFSIGNALED(status), "the child hung (killed by signal %d)", WTERMSIG(status));
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+              "the child's call %d (see its stderr) was not refused with AMP_ERROR_DEVICE naming it and the fork",
+              WEXITSTATUS(status) - 10);
+    /* The parent's replay was never disturbed. */
+    ASSERT_OK(b.st);
+    ASSERT_OK(amp_array_view_synchronize(v));
+    cr_assert_eq(x[0], 1, "x[0] = %d", x[0]);
+    ASSERT_OK(amp_graph_destroy(b.g));
+    ASSERT_OK(amp_array_view_destroy(v));
+    ASSERT_OK(amp_accelerator_view_destroy(q));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
+/* A view another thread of the parent was launching on at fork, and a
+ * graph (not replaying) that uses it: in the child an algorithm over the
+ * view fails at once with AMP_ERROR_DEVICE naming the call and the fork,
+ * and the graph's destroy returns (its data stay the parent's). Before,
+ * both waited for ever for the view's lock. */
+Test(async, cpu_fork_child_refuses_an_algorithm_and_destroys_a_graph_over_a_view_another_thread_was_launching_on,
+     .timeout = 120)
+{
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    amp_program *p = test_build(acc, cpu_fork_busy_src);
+    amp_accelerator_view *q = NULL;
+    ASSERT_OK(amp_accelerator_view_create(acc, &q));
+    static int gate, started;
+    static int x[1];
+    amp_array_view *v = test_view(x, sizeof(int), amp_extent_1d(1), AMP_READ_WRITE);
+    amp_graph *g = NULL;
+    amp_arg inc[] = {amp_arg_view(v)};
+    ASSERT_OK(amp_graph_begin_recording(q));
+    ASSERT_OK(amp_parallel_for_each(q, amp_extent_1d(1), test_kernel(p, "inc"), inc, 1));
+    ASSERT_OK(amp_graph_end_recording(q, &g));
+    struct busy_launch b = {.k = test_kernel(p, "held"),
+                            .a = {amp_arg_view(v), amp_arg_uint64((uint64_t)(uintptr_t)&gate),
+                                  amp_arg_uint64((uint64_t)(uintptr_t)&started)}};
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, busy_launch_run, &b), 0);
+    for (int i = 0; i < 30000 && !__atomic_load_n(&started, __ATOMIC_ACQUIRE); ++i) usleep(1000);
+    cr_assert(__atomic_load_n(&started, __ATOMIC_ACQUIRE), "the launch did not start in 30 s");
+    fflush(NULL);
+    pid_t pid = fork();
+    cr_assert_neq(pid, -1, "fork: %s", strerror(errno));
+    if (pid == 0) {
+        alarm(5);
+        int seven = 7;
+        amp_status st = amp_fill(NULL, amp_arg_view(v), &seven);
+        if (st != AMP_ERROR_DEVICE || !strstr(amp_last_error(), "when this process was forked") ||
+            strncmp(amp_last_error(), "amp_fill", 8) != 0) {
+            fprintf(stderr, "amp_fill: %s: %s\n", amp_status_name(st), amp_last_error());
+            _exit(11);
+        }
+        _exit(amp_graph_destroy(g) != AMP_OK ? 12 : 0);
+    }
+    int status = 0;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    __atomic_store_n(&gate, 1, __ATOMIC_RELEASE);
+    pthread_join(th, NULL);
+    cr_assert(!WIFSIGNALED(status), "the child hung (killed by signal %d)", WTERMSIG(status));
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+              "the child: 11 amp_fill not refused with AMP_ERROR_DEVICE naming it and the fork, 12 the graph's "
+              "destroy failed; got %d", WEXITSTATUS(status));
+    ASSERT_OK(b.st);
+    ASSERT_OK(amp_graph_launch(q, g));
+    ASSERT_OK(amp_array_view_synchronize(v));
+    cr_assert_eq(x[0], 2, "x[0] = %d", x[0]);
+    ASSERT_OK(amp_graph_destroy(g));
+    ASSERT_OK(amp_array_view_destroy(v));
+    ASSERT_OK(amp_accelerator_view_destroy(q));
     ASSERT_OK(amp_program_destroy(p));
 }
 

@@ -221,7 +221,8 @@ amp_status amp__alg_resolve(const char *fn, const char *what, amp_arg a, size_t 
      * its device copy. */
     out->acc = out->s->home_acc;
     if (!out->acc) {
-        amp__lock_acquire(&out->s->lock);
+        amp_status st = amp__storage_lock(out->s, fn); /* a forked child: AMP_ERROR_DEVICE */
+        if (st != AMP_OK) return st;
         out->acc = out->s->acc;
         amp__lock_release(&out->s->lock);
     }
@@ -345,6 +346,8 @@ amp_status amp__alg_run_end(amp__alg_run *r, amp_status st, amp_future **out)
     }
     amp_future *f = NULL;
     if ((st = amp__future_new(&f)) != AMP_OK) {
+        /* The call fails: a replay must not run what it recorded. */
+        if (recorded && r->launched) amp__graph_break(g, st);
         amp__queue_event_release(r->q, r->t0);
         amp__queue_event_release(r->q, t1);
         r->t0 = NULL;

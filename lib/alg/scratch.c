@@ -73,10 +73,11 @@ static void amp__pool_trim(amp_accelerator *acc)
     for (int i = 0; i < n; ++i) {
         amp__storage *s = cand[i]->a->s;
         bool done = false;
-        amp__lock_acquire(&s->lock);
-        amp__point last = s->last;
-        amp_status st = amp__point_query(last, &done);
-        amp__lock_release(&s->lock);
+        amp_status st = AMP_ERROR_DEVICE; /* a forked child where a parent's thread held it: kept */
+        if (amp__lock_acquire_or_forked(&s->lock)) {
+            st = amp__point_query(s->last, &done);
+            amp__lock_release(&s->lock);
+        }
         pthread_mutex_lock(&amp__pool_lock);
         if (st == AMP_OK && done) {
             for (amp__alg_scratch **pp = &amp__pool; *pp; pp = &(*pp)->next)

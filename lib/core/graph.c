@@ -353,6 +353,18 @@ static amp_status amp__graph_pin(amp_graph *g, const void *handle)
     return st;
 }
 
+/* Take a graph's (graphs) and a recording's (recordings) counts off s. In
+ * a forked child, a storage a thread of the parent held at fork stays
+ * locked for good (its data is never released, lib/core/storage.c): its
+ * counts are left as they are, rather than waiting for ever. */
+static void amp__unbind_storage(amp__storage *s, int graphs, int recordings)
+{
+    if (!amp__lock_acquire_or_forked(&s->lock)) return;
+    s->graphs -= graphs;
+    s->recordings -= recordings;
+    amp__lock_release(&s->lock);
+}
+
 static bool amp__graph_grow(void **v, size_t *cap, size_t n, size_t elem)
 {
     if (n < *cap) return true;
@@ -491,11 +503,7 @@ void amp__graph_undo(amp_graph *g, const amp__graph_mark *m)
     }
     g->nuses = m->nuses;
     while (g->nstorages > m->nstorages) {
-        amp__storage *s = g->storages[--g->nstorages];
-        amp__lock_acquire(&s->lock);
-        s->graphs--;
-        s->recordings--;
-        amp__lock_release(&s->lock);
+        amp__unbind_storage(g->storages[--g->nstorages], 1, 1);
     }
     while (g->npins > m->npins) amp__pin_drop(g->pins[--g->npins]);
 }
@@ -567,13 +575,7 @@ amp_status amp__graph_record_copy(amp_graph *g, const amp__copy *c, uint64_t byt
  * pins, the view's reference. */
 static void amp__graph_release(amp_graph *g, bool recording)
 {
-    for (size_t i = 0; i < g->nstorages; ++i) {
-        amp__storage *s = g->storages[i];
-        amp__lock_acquire(&s->lock);
-        s->graphs--;
-        if (recording) s->recordings--;
-        amp__lock_release(&s->lock);
-    }
+    for (size_t i = 0; i < g->nstorages; ++i) amp__unbind_storage(g->storages[i], 1, recording);
     for (size_t i = 0; i < g->npins; ++i) amp__pin_drop(g->pins[i]);
     /* After the pins: what a hold lets go of may be destroyed at once
      * (its replays are over: amp_graph_destroy waited for them). */
@@ -693,11 +695,7 @@ static amp_status amp__graph_finish(amp_accelerator_view *q, amp_graph *g, amp_g
     atomic_store(&q->recorder, NULL);
     amp__lock_release(&q->rec_lock);
     if (amp__tls_graph == g) amp__graph_set_here(NULL);
-    for (size_t i = 0; i < g->nstorages; ++i) {
-        amp__lock_acquire(&g->storages[i]->lock);
-        g->storages[i]->recordings--;
-        amp__lock_release(&g->storages[i]->lock);
-    }
+    for (size_t i = 0; i < g->nstorages; ++i) amp__unbind_storage(g->storages[i], 0, 1);
     if (st != AMP_OK || !out) {
         amp__queue_graph_free(q, g->exec);
         amp__graph_release(g, false);
@@ -735,6 +733,17 @@ amp_status amp__graph_discard_orphan(amp_accelerator_view *q)
 
 /* ------------------------------------------------------------- replay */
 
+/* A graph another thread of the parent was replaying when this process
+ * forked: its replay lock stays held in the child, and what the replay
+ * changed may be half-changed. */
+static amp_status amp__graph_forked(const char *fn)
+{
+    return amp__fail(AMP_ERROR_DEVICE,
+                     "%s: the graph was being replayed by another thread when this process was forked; that replay "
+                     "stays the parent's, and in this process the graph can neither run nor be destroyed (it is "
+                     "kept)", fn);
+}
+
 /* One replay of g on q (locks taken here); *done the point after it,
  * timing (may be NULL) gets timed events around it. */
 static amp_status amp__graph_replay(amp_accelerator_view *q, amp_graph *g, bool async, amp__point *done, void **timing,
@@ -753,7 +762,7 @@ static amp_status amp__graph_replay(amp_accelerator_view *q, amp_graph *g, bool 
                          "launched on (%p, of %s); a graph replays on its own view only",
                          fn, (void *)g->q, g->q->acc->e.info.device_path, (void *)q, q->acc->e.info.device_path);
     if ((st = amp__queue_refuse_recording(q, fn)) != AMP_OK) return st;
-    amp__lock_acquire(&g->replay);
+    if (!amp__lock_acquire_or_forked(&g->replay)) return amp__graph_forked(fn);
     for (; nlocked < g->nstorages; ++nlocked)
         if ((st = amp__storage_lock(g->storages[nlocked], fn)) != AMP_OK) goto out;
     /* A graph that recorded no command (each failed, or queued none: a
@@ -862,7 +871,7 @@ amp_status amp_graph_destroy(amp_graph *g)
      * failed reported it already (its launch's or its future's status,
      * and the view's next wait): what matters here is that nothing of it
      * still runs. */
-    amp__lock_acquire(&g->replay);
+    if (!amp__lock_acquire_or_forked(&g->replay)) return amp__graph_forked("amp_graph_destroy");
     amp__point last = g->last;
     amp__queue_retain(last.q);
     amp__lock_release(&g->replay);

@@ -381,7 +381,6 @@ typedef struct amp__storage {
  * results exist only once the graph runs). [storage lock] */
 amp_status amp__storage_refuse_host(const amp__storage *s, const char *what);
 amp_status amp__storage_new(size_t elem, amp_extent e, void *host, bool is_array, amp__storage **out);
-void amp__storage_retain(amp__storage *s);
 /* Takes s's lock for a public call that can fail; AMP_ERROR_DEVICE naming
  * call, without the lock, in a forked child where a thread of the parent
  * held it at fork (lib/core/storage.c). */

@@ -366,13 +366,6 @@ amp_status amp__storage_lock(amp__storage *s, const char *call)
                      call);
 }
 
-void amp__storage_retain(amp__storage *s)
-{
-    amp__lock_acquire(&s->lock);
-    s->refs++;
-    amp__lock_release(&s->lock);
-}
-
 /* Drop the device copy (storage lock held, home already current): the
  * data is then at home only (an array's on its accelerator, direct). */
 static void amp__storage_drop_device(amp__storage *s)
