@@ -1219,6 +1219,46 @@ static void *busy_launch_run(void *arg)
     return NULL;
 }
 
+/* Run run(arg) on a thread of its own until its kernel has set *started,
+ * fork, and in the child exit with child(child_arg) within 5 s; then open
+ * the gate, join the thread and return the child's exit status (asserting
+ * it exited rather than hung). */
+static int fork_while_held(int *gate, int *started, void *(*run)(void *), void *arg, int (*child)(void *),
+                           void *child_arg)
+{
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, run, arg), 0);
+    for (int i = 0; i < 30000 && !__atomic_load_n(started, __ATOMIC_ACQUIRE); ++i) usleep(1000);
+    cr_assert(__atomic_load_n(started, __ATOMIC_ACQUIRE), "the held kernel did not start in 30 s");
+    fflush(NULL);
+    pid_t pid = fork();
+    cr_assert_neq(pid, -1, "fork: %s", strerror(errno));
+    if (pid == 0) {
+        alarm(5);
+        _exit(child(child_arg));
+    }
+    int status = 0;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    __atomic_store_n(gate, 1, __ATOMIC_RELEASE);
+    pthread_join(th, NULL);
+    cr_assert(!WIFSIGNALED(status), "the child hung (killed by signal %d)", WTERMSIG(status));
+    cr_assert(WIFEXITED(status));
+    return WEXITSTATUS(status);
+}
+
+struct fork_inc {
+    amp_kernel *k;
+    amp_array_view *v;
+};
+
+static int fork_child_inc(void *arg)
+{
+    struct fork_inc *c = arg;
+    amp_arg a[] = {amp_arg_view(c->v)};
+    amp_status st = amp_parallel_for_each(NULL, amp_extent_1d(1), c->k, a, 1);
+    return st != AMP_ERROR_DEVICE ? 10 : !strstr(amp_last_error(), "when this process was forked") ? 11 : 0;
+}
+
 Test(async, cpu_fork_child_refuses_a_view_another_thread_was_launching_on, .timeout = 120)
 {
     amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
@@ -1229,27 +1269,10 @@ Test(async, cpu_fork_child_refuses_a_view_another_thread_was_launching_on, .time
     struct busy_launch b = {.k = test_kernel(p, "held"),
                             .a = {amp_arg_view(v), amp_arg_uint64((uint64_t)(uintptr_t)&gate),
                                   amp_arg_uint64((uint64_t)(uintptr_t)&started)}};
-    pthread_t th;
-    cr_assert_eq(pthread_create(&th, NULL, busy_launch_run, &b), 0);
-    for (int i = 0; i < 30000 && !__atomic_load_n(&started, __ATOMIC_ACQUIRE); ++i) usleep(1000);
-    cr_assert(__atomic_load_n(&started, __ATOMIC_ACQUIRE), "the launch did not start in 30 s");
-    fflush(NULL);
-    pid_t pid = fork();
-    cr_assert_neq(pid, -1, "fork: %s", strerror(errno));
-    if (pid == 0) {
-        alarm(5);
-        amp_arg a[] = {amp_arg_view(v)};
-        amp_status st = amp_parallel_for_each(NULL, amp_extent_1d(1), test_kernel(p, "inc"), a, 1);
-        _exit(st != AMP_ERROR_DEVICE ? 10 : !strstr(amp_last_error(), "when this process was forked") ? 11 : 0);
-    }
-    int status = 0;
-    cr_assert_eq(waitpid(pid, &status, 0), pid);
-    __atomic_store_n(&gate, 1, __ATOMIC_RELEASE);
-    pthread_join(th, NULL);
-    cr_assert(!WIFSIGNALED(status), "the child hung (killed by signal %d)", WTERMSIG(status));
-    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-              "the child's launch: 10: not AMP_ERROR_DEVICE; 11: the message does not say why; got %d",
-              WEXITSTATUS(status));
+    struct fork_inc c = {test_kernel(p, "inc"), v};
+    int status = fork_while_held(&gate, &started, busy_launch_run, &b, fork_child_inc, &c);
+    cr_assert_eq(status, 0, "the child's launch: 10: not AMP_ERROR_DEVICE; 11: the message does not say why; got %d",
+                 status);
     /* The parent's launch was never disturbed. */
     ASSERT_OK(b.st);
     ASSERT_OK(amp_array_view_synchronize(v));
@@ -1265,8 +1288,9 @@ Test(async, cpu_fork_child_refuses_a_view_another_thread_was_launching_on, .time
  * at once with AMP_ERROR_DEVICE naming itself; before, each waited for
  * ever for the lock the parent's launching thread held at fork. Returns
  * the number of the first call that did not, 0 when all did. */
-static int fork_child_refusals(amp_array_view *v)
+static int fork_child_refusals(void *arg)
 {
+    amp_array_view *v = arg;
     static int other[1];
     amp_array_view *w = NULL;
     if (amp_array_view_create(other, sizeof(int), amp_extent_1d(1), AMP_READ_WRITE, &w) != AMP_OK) return 1;
@@ -1324,25 +1348,10 @@ Test(async, cpu_fork_child_refuses_host_access_and_copies_of_a_view_another_thre
     struct busy_launch b = {.k = test_kernel(p, "held"),
                             .a = {amp_arg_view(v), amp_arg_uint64((uint64_t)(uintptr_t)&gate),
                                   amp_arg_uint64((uint64_t)(uintptr_t)&started)}};
-    pthread_t th;
-    cr_assert_eq(pthread_create(&th, NULL, busy_launch_run, &b), 0);
-    for (int i = 0; i < 30000 && !__atomic_load_n(&started, __ATOMIC_ACQUIRE); ++i) usleep(1000);
-    cr_assert(__atomic_load_n(&started, __ATOMIC_ACQUIRE), "the launch did not start in 30 s");
-    fflush(NULL);
-    pid_t pid = fork();
-    cr_assert_neq(pid, -1, "fork: %s", strerror(errno));
-    if (pid == 0) {
-        alarm(5);
-        _exit(fork_child_refusals(v));
-    }
-    int status = 0;
-    cr_assert_eq(waitpid(pid, &status, 0), pid);
-    __atomic_store_n(&gate, 1, __ATOMIC_RELEASE);
-    pthread_join(th, NULL);
-    cr_assert(!WIFSIGNALED(status), "the child hung (killed by signal %d)", WTERMSIG(status));
-    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-              "the child's call %d (see its stderr) was not refused with AMP_ERROR_DEVICE naming it and the fork",
-              WEXITSTATUS(status) - 10);
+    int status = fork_while_held(&gate, &started, busy_launch_run, &b, fork_child_refusals, v);
+    cr_assert_eq(status, 0,
+                 "the child's call %d (see its stderr) was not refused with AMP_ERROR_DEVICE naming it and the fork",
+                 status - 10);
     /* The parent's launch and data were never disturbed. */
     ASSERT_OK(b.st);
     ASSERT_OK(amp_array_view_synchronize(v));
@@ -1370,8 +1379,11 @@ static void *busy_replay_run(void *arg)
     return NULL;
 }
 
-static int fork_child_graph_refusals(amp_accelerator_view *q, amp_graph *g)
+static int fork_child_graph_refusals(void *arg)
 {
+    struct busy_replay *b = arg;
+    amp_accelerator_view *q = b->q;
+    amp_graph *g = b->g;
     amp_future *f = NULL;
     const char *names[] = {"amp_graph_launch", "amp_graph_launch_async", "amp_graph_destroy", "amp_graph_destroy"};
     for (int step = 1; step <= 4; ++step) {
@@ -1402,25 +1414,10 @@ Test(async, cpu_fork_child_refuses_a_graph_another_thread_was_replaying, .timeou
     ASSERT_OK(amp_graph_begin_recording(q));
     ASSERT_OK(amp_parallel_for_each(q, amp_extent_1d(1), test_kernel(p, "held"), a, 3));
     ASSERT_OK(amp_graph_end_recording(q, &b.g));
-    pthread_t th;
-    cr_assert_eq(pthread_create(&th, NULL, busy_replay_run, &b), 0);
-    for (int i = 0; i < 30000 && !__atomic_load_n(&started, __ATOMIC_ACQUIRE); ++i) usleep(1000);
-    cr_assert(__atomic_load_n(&started, __ATOMIC_ACQUIRE), "the replay did not start in 30 s");
-    fflush(NULL);
-    pid_t pid = fork();
-    cr_assert_neq(pid, -1, "fork: %s", strerror(errno));
-    if (pid == 0) {
-        alarm(5);
-        _exit(fork_child_graph_refusals(q, b.g));
-    }
-    int status = 0;
-    cr_assert_eq(waitpid(pid, &status, 0), pid);
-    __atomic_store_n(&gate, 1, __ATOMIC_RELEASE);
-    pthread_join(th, NULL);
-    cr_assert(!WIFSIGNALED(status), "the child hung (killed by signal %d)", WTERMSIG(status));
-    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-              "the child's call %d (see its stderr) was not refused with AMP_ERROR_DEVICE naming it and the fork",
-              WEXITSTATUS(status) - 10);
+    int status = fork_while_held(&gate, &started, busy_replay_run, &b, fork_child_graph_refusals, &b);
+    cr_assert_eq(status, 0,
+                 "the child's call %d (see its stderr) was not refused with AMP_ERROR_DEVICE naming it and the fork",
+                 status - 10);
     /* The parent's replay was never disturbed. */
     ASSERT_OK(b.st);
     ASSERT_OK(amp_array_view_synchronize(v));
@@ -1436,6 +1433,24 @@ Test(async, cpu_fork_child_refuses_a_graph_another_thread_was_replaying, .timeou
  * view fails at once with AMP_ERROR_DEVICE naming the call and the fork,
  * and the graph's destroy returns (its data stay the parent's). Before,
  * both waited for ever for the view's lock. */
+struct fork_fill {
+    amp_array_view *v;
+    amp_graph *g;
+};
+
+static int fork_child_fill(void *arg)
+{
+    struct fork_fill *c = arg;
+    int seven = 7;
+    amp_status st = amp_fill(NULL, amp_arg_view(c->v), &seven);
+    if (st != AMP_ERROR_DEVICE || !strstr(amp_last_error(), "when this process was forked") ||
+        strncmp(amp_last_error(), "amp_fill", 8) != 0) {
+        fprintf(stderr, "amp_fill: %s: %s\n", amp_status_name(st), amp_last_error());
+        return 11;
+    }
+    return amp_graph_destroy(c->g) != AMP_OK ? 12 : 0;
+}
+
 Test(async, cpu_fork_child_refuses_an_algorithm_and_destroys_a_graph_over_a_view_another_thread_was_launching_on,
      .timeout = 120)
 {
@@ -1454,32 +1469,11 @@ Test(async, cpu_fork_child_refuses_an_algorithm_and_destroys_a_graph_over_a_view
     struct busy_launch b = {.k = test_kernel(p, "held"),
                             .a = {amp_arg_view(v), amp_arg_uint64((uint64_t)(uintptr_t)&gate),
                                   amp_arg_uint64((uint64_t)(uintptr_t)&started)}};
-    pthread_t th;
-    cr_assert_eq(pthread_create(&th, NULL, busy_launch_run, &b), 0);
-    for (int i = 0; i < 30000 && !__atomic_load_n(&started, __ATOMIC_ACQUIRE); ++i) usleep(1000);
-    cr_assert(__atomic_load_n(&started, __ATOMIC_ACQUIRE), "the launch did not start in 30 s");
-    fflush(NULL);
-    pid_t pid = fork();
-    cr_assert_neq(pid, -1, "fork: %s", strerror(errno));
-    if (pid == 0) {
-        alarm(5);
-        int seven = 7;
-        amp_status st = amp_fill(NULL, amp_arg_view(v), &seven);
-        if (st != AMP_ERROR_DEVICE || !strstr(amp_last_error(), "when this process was forked") ||
-            strncmp(amp_last_error(), "amp_fill", 8) != 0) {
-            fprintf(stderr, "amp_fill: %s: %s\n", amp_status_name(st), amp_last_error());
-            _exit(11);
-        }
-        _exit(amp_graph_destroy(g) != AMP_OK ? 12 : 0);
-    }
-    int status = 0;
-    cr_assert_eq(waitpid(pid, &status, 0), pid);
-    __atomic_store_n(&gate, 1, __ATOMIC_RELEASE);
-    pthread_join(th, NULL);
-    cr_assert(!WIFSIGNALED(status), "the child hung (killed by signal %d)", WTERMSIG(status));
-    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-              "the child: 11 amp_fill not refused with AMP_ERROR_DEVICE naming it and the fork, 12 the graph's "
-              "destroy failed; got %d", WEXITSTATUS(status));
+    struct fork_fill c = {v, g};
+    int status = fork_while_held(&gate, &started, busy_launch_run, &b, fork_child_fill, &c);
+    cr_assert_eq(status, 0,
+                 "the child: 11 amp_fill not refused with AMP_ERROR_DEVICE naming it and the fork, 12 the graph's "
+                 "destroy failed; got %d", status);
     ASSERT_OK(b.st);
     ASSERT_OK(amp_graph_launch(q, g));
     ASSERT_OK(amp_array_view_synchronize(v));
@@ -1493,6 +1487,20 @@ Test(async, cpu_fork_child_refuses_an_algorithm_and_destroys_a_graph_over_a_view
 /* An array another thread of the parent was launching on at fork: in the
  * child a view of it and its destroy fail at once with AMP_ERROR_DEVICE
  * naming the call (before, both waited for ever), and the array stays. */
+static int fork_child_array(void *arg)
+{
+    amp_array *a = arg;
+    amp_array_view *v = NULL;
+    amp_status st = amp_array_view_of_array(a, &v);
+    if (st != AMP_ERROR_DEVICE || v || !strstr(amp_last_error(), "when this process was forked") ||
+        strncmp(amp_last_error(), "amp_array_view_of_array", 23) != 0)
+        return 11;
+    st = amp_array_destroy(a);
+    if (st != AMP_ERROR_DEVICE || strncmp(amp_last_error(), "amp_array_destroy", 17) != 0) return 12;
+    st = amp_array_destroy(a); /* still there: refused the same way, not a stale handle */
+    return st != AMP_ERROR_DEVICE ? 13 : 0;
+}
+
 Test(async, cpu_fork_child_refuses_views_of_and_destroying_an_array_another_thread_was_launching_on, .timeout = 120)
 {
     amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
@@ -1506,32 +1514,8 @@ Test(async, cpu_fork_child_refuses_views_of_and_destroying_an_array_another_thre
     struct busy_launch b = {.k = test_kernel(p, "held_array"),
                             .a = {amp_arg_array(a), amp_arg_uint64((uint64_t)(uintptr_t)&gate),
                                   amp_arg_uint64((uint64_t)(uintptr_t)&started)}};
-    pthread_t th;
-    cr_assert_eq(pthread_create(&th, NULL, busy_launch_run, &b), 0);
-    for (int i = 0; i < 30000 && !__atomic_load_n(&started, __ATOMIC_ACQUIRE); ++i) usleep(1000);
-    cr_assert(__atomic_load_n(&started, __ATOMIC_ACQUIRE), "the launch did not start in 30 s");
-    fflush(NULL);
-    pid_t pid = fork();
-    cr_assert_neq(pid, -1, "fork: %s", strerror(errno));
-    if (pid == 0) {
-        alarm(5);
-        amp_array_view *v = NULL;
-        amp_status st = amp_array_view_of_array(a, &v);
-        if (st != AMP_ERROR_DEVICE || v || !strstr(amp_last_error(), "when this process was forked") ||
-            strncmp(amp_last_error(), "amp_array_view_of_array", 23) != 0)
-            _exit(11);
-        st = amp_array_destroy(a);
-        if (st != AMP_ERROR_DEVICE || strncmp(amp_last_error(), "amp_array_destroy", 17) != 0) _exit(12);
-        st = amp_array_destroy(a); /* still there: refused the same way, not a stale handle */
-        _exit(st != AMP_ERROR_DEVICE ? 13 : 0);
-    }
-    int status = 0;
-    cr_assert_eq(waitpid(pid, &status, 0), pid);
-    __atomic_store_n(&gate, 1, __ATOMIC_RELEASE);
-    pthread_join(th, NULL);
-    cr_assert(!WIFSIGNALED(status), "the child hung (killed by signal %d)", WTERMSIG(status));
-    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-              "the child: 11 a view of the array, 12 its destroy, 13 a second destroy; got %d", WEXITSTATUS(status));
+    int status = fork_while_held(&gate, &started, busy_launch_run, &b, fork_child_array, a);
+    cr_assert_eq(status, 0, "the child: 11 a view of the array, 12 its destroy, 13 a second destroy; got %d", status);
     ASSERT_OK(b.st);
     int got = -1;
     ASSERT_OK(amp_array_copy_to_host(a, &got));
