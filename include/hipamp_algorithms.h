@@ -219,11 +219,15 @@ AMP_API amp_status amp_transform_reduce_with_async(amp_accelerator_view *q, amp_
  *    operator);
  *  - a backslash that ends a line (a line splice), in a comment or
  *    literal too;
- *  - _Pragma, or a name beginning with amp__ or amp_alg_ (the library's:
- *    its kernels are amp_alg_reduce, amp_alg_scan, ...);
+ *  - _Pragma, or a name beginning with amp__, AMP__ or amp_alg_ (the
+ *    library's: its kernels are amp_alg_reduce, amp_alg_scan, ...; the
+ *    preludes' internal macros, one of which pastes tokens);
  *  - a bracket ((), [], {} or a digraph of one), comment, string or
  *    character literal that it opens and does not close, or a bracket that
  *    closes one it did not open; an expression must also hold a token;
+ *  - a raw string whose delimiter holds a byte other than letters,
+ *    digits, '_' and basic punctuation (the compilers read on past it as
+ *    code);
  *  - a raw string right after another literal ("a"R"(...)": g++ reads R
  *    as the first literal's suffix, clang a raw string), or after a
  *    non-ASCII character or '$' (where clang may end a name);

@@ -2966,6 +2966,75 @@ ACCEL_TEST(algorithms, raw_string_right_after_a_literal_is_refused)
     ASSERT_OK(amp_array_view_destroy(v));
 }
 
+/* A raw string whose delimiter holds a byte C++ does not allow there
+ * ('@', '$', a control or non-ASCII byte) is an error to the compilers,
+ * which then read on from the next '"' as code; the check took all up to
+ * )@" for the literal's body, so a directive there ran: an #include put a
+ * file's text into the failed build's message, an #error its own. Refused
+ * now, naming the call and the raw string; a delimiter of the allowed
+ * bytes stays the user's. */
+ACCEL_TEST(algorithms, a_raw_string_with_a_delimiter_compilers_refuse_is_refused)
+{
+    amp_accelerator_view *q = default_view(acc);
+    amp_array_view *v = test_view((void *)pred_x, 4, amp_extent_1d(100), AMP_READ_ONLY);
+    static const char *const bad[] = {
+        "x > 0 && R\"@(\"\n#error hidden directive\n)@\"[0] != 0",
+        "x > 0 && R\"$(\"\n#error hidden directive\n)$\"[0] != 0",
+        "x > 0 && R\"\x01(\"\n#error hidden directive\n)\x01\"[0] != 0",
+        "x > 0 && R\"\xc3\xa9(\"\n#error hidden directive\n)\xc3\xa9\"[0] != 0",
+        "x > 0 && R\"a`b(\"\n#error hidden directive\n)a`b\"[0] != 0",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+        uint64_t c = 7;
+        ASSERT_STATUS(amp_count_if(q, amp_arg_view(v), AMP_TYPE_FLOAT32, bad[i], NULL, &c),
+                      AMP_ERROR_INVALID_ARGUMENT);
+        const char *e = amp_last_error();
+        cr_assert(!strncmp(e, "amp_count_if: predicate", 23) && strstr(e, "malformed raw string"), "predicate %zu: %s",
+                  i, e);
+    }
+    uint64_t c = 0;
+    ASSERT_OK(amp_count_if(q, amp_arg_view(v), AMP_TYPE_FLOAT32, "x > 0 && R\"a{b}.-(#)a{b}.-\"[0] == '#'", NULL, &c));
+    cr_assert_eq(c, 49);
+    ASSERT_OK(amp_array_view_destroy(v));
+}
+
+/* The preludes' internal macros (AMP__...) are the library's: through
+ * AMP__CPU_CAT, which pastes tokens, a preamble made a _Pragma that ran
+ * (GCC error) and took amp_alg_clear (the scan program broke at the first
+ * scan), past the checks of both names. Refused at create now. A control
+ * byte in a refused string is written \xNN in the message (it reached
+ * the caller's log as is: a terminal escape). */
+ACCEL_TEST(algorithms, the_preludes_internal_macros_are_refused_and_control_bytes_quoted)
+{
+    amp_reduction_desc d = {.name = "paste", .inputs = "float x", .type = AMP_TYPE_FLOAT32, .map = "x",
+                            .reduce = "a + b", .identity = "0",
+                            .preamble = "__device__ const int AMP__CPU_CAT(amp_alg, _clear) = 1;"};
+    amp_reduction *r = NULL;
+    ASSERT_STATUS(amp_reduction_create(acc, &d, &r), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert_null(r);
+    cr_assert(strstr(amp_last_error(), "preamble") && strstr(amp_last_error(), "AMP__"), "%s", amp_last_error());
+    d.preamble = "AMP__CPU_CAT(_Pra, gma)(\"GCC error \\\"pasted\\\"\")";
+    ASSERT_STATUS(amp_reduction_create(acc, &d, &r), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_last_error(), "AMP__"), "%s", amp_last_error());
+    d.preamble = NULL;
+    d.map = "x + AMP__SIMPLE_BLOCK_THREADS";
+    ASSERT_STATUS(amp_reduction_create(acc, &d, &r), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(amp_last_error(), "map expression"), "%s", amp_last_error());
+    /* The public AMP_ names stay the user's. */
+    d.map = "x + (float)(AMP_PRELUDE_VERSION - AMP_PRELUDE_VERSION)";
+    ASSERT_OK(amp_reduction_create(acc, &d, &r));
+    ASSERT_OK(amp_reduction_destroy(r));
+    amp_accelerator_view *q = default_view(acc);
+    amp_array_view *v = test_view((void *)pred_x, 4, amp_extent_1d(100), AMP_READ_ONLY);
+    uint64_t c = 7;
+    ASSERT_STATUS(amp_count_if(q, amp_arg_view(v), AMP_TYPE_FLOAT32, "x \x1b[31m > 0", NULL, &c),
+                  AMP_ERROR_INVALID_ARGUMENT);
+    const char *e = amp_last_error();
+    cr_assert_null(strchr(e, 0x1b), "the escape byte reached the message: %s", e);
+    cr_assert(strstr(e, "\\x1b[31m"), "the escape byte is not written \\x1b: %s", e);
+    ASSERT_OK(amp_array_view_destroy(v));
+}
+
 /* A Unicode space (U+00A0, U+3000, ...) outside a literal or comment is
  * white space to clang (hipRTC; the CPU accelerator with AMP_CXX=clang++)
  * and part of a name to g++ and to the check, which so took what clang

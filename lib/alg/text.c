@@ -11,8 +11,9 @@
 #include <stdio.h>
 #include <string.h>
 
-/* text quoted for a message: quotes, backslashes and line ends escaped, at
- * most max bytes of it ("..." after a cut). */
+/* text quoted for a message: quotes, backslashes and line ends escaped,
+ * other control bytes as \xNN, at most max bytes of it ("..." after a
+ * cut). */
 void amp__alg_quote(char *dst, size_t size, const char *text, size_t max)
 {
     size_t n = 0;
@@ -24,6 +25,8 @@ void amp__alg_quote(char *dst, size_t size, const char *text, size_t max)
         char c = text[i];
         const char *esc = c == '\n' ? "\\n" : c == '\r' ? "\\r" : c == '\t' ? "\\t" : c == '"' ? "\\\"" : c == '\\' ? "\\\\" : NULL;
         if (esc) n += (size_t)snprintf(dst + n, size - n, "%s", esc);
+        else if ((unsigned char)c < 0x20 || c == 0x7f) /* no terminal control reaches a log */
+            n += (size_t)snprintf(dst + n, size - n, "\\x%02x", (unsigned char)c);
         else dst[n++] = c;
     }
     dst[n < size ? n : size - 1] = '\0';
@@ -79,13 +82,24 @@ static const char *amp__alg_literal_end(const char *p)
     return *p == q ? p + 1 : NULL;
 }
 
+/* The bytes a raw string's delimiter may hold: C++'s basic source
+ * characters but space, the brackets ( ), backslash, the quotes and the
+ * controls. Any other byte there ('@', '$', a control or non-ASCII byte) is
+ * an error to the compilers, which then read on from the next '"' as code:
+ * a directive this check took for the literal's body ran. */
+static const char amp__alg_raw_delimiter_chars[] =
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_{}[]#<>%:;.?*+-/^&|~!=,";
+
 /* What is wrong with the name s[0..n) in a user string, or NULL: the
- * library's own (amp__; amp_alg_, the generated kernels' names: a
+ * library's own (amp__, AMP__; amp_alg_, the generated kernels' names: a
  * preamble's amp_alg_clear broke the scan program, built only at the
  * first scan, long after create) and _Pragma. */
 static const char *amp__alg_name_flaw(const char *s, size_t n)
 {
     if (n >= 5 && !strncmp(s, "amp__", 5)) return "a name beginning with amp__ (reserved for the library)";
+    /* The preludes' own macros: AMP__CPU_CAT pastes tokens (a _Pragma, an
+     * amp_alg_ name), others expand to _Pragma. */
+    if (n >= 5 && !strncmp(s, "AMP__", 5)) return "a name beginning with AMP__ (the library's internal macros)";
     if (n >= 8 && !strncmp(s, "amp_alg_", 8)) return "a name beginning with amp_alg_ (the library's kernels' names)";
     if ((n == 7 && !strncmp(s, "_Pragma", 7)) || (n == 8 && !strncmp(s, "__pragma", 8)))
         return "a _Pragma (a pragma would change the code after it)";
@@ -207,8 +221,10 @@ static const char *amp__alg_flaw(const char *text, bool expression, const char *
                 /* R"delim( ... )delim": the body may hold anything. */
                 char close[20] = ")";
                 const char *d = p + 1;
-                size_t dn = strcspn(d, "( )\\\t\v\f\n\r\"");
-                if (dn > 16 || d[dn] != '(') return "a malformed raw string literal";
+                size_t dn = strspn(d, amp__alg_raw_delimiter_chars);
+                if (dn > 16 || d[dn] != '(')
+                    return "a malformed raw string literal (its delimiter is up to 16 letters, digits, '_' or basic "
+                           "punctuation before '('; compilers read past any other byte as code)";
                 snprintf(close + 1, sizeof close - 1, "%.*s\"", (int)dn, d);
                 const char *e = strstr(d + dn + 1, close);
                 if (!e) return "a raw string literal that is not closed";
@@ -269,16 +285,16 @@ amp_status amp__alg_check_text(const char *fn, const char *what, const char *tex
         else ++col;
     }
     /* From the flaw to the end of its line, at most 48 bytes. */
-    char line_rest[52], quoted[300], there[120];
+    char line_rest[52], quoted[300], there[220];
     size_t rest = strcspn(at, "\n\r");
     snprintf(line_rest, sizeof line_rest, "%.*s%s", (int)(rest < 48 ? rest : 48), at, rest > 48 ? "..." : "");
     amp__alg_quote(quoted, sizeof quoted, text, 200);
     amp__alg_quote(there, sizeof there, line_rest, sizeof line_rest);
     return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: %s \"%s\" holds %s at line %d, column %d (\"%s\"). hipamp "
                      "compiles a user string within code it generates, which the string must not change: no "
-                     "preprocessor directives or line splices, no _Pragma, no names beginning with amp__, and every "
-                     "bracket, comment and literal closed within the string", fn, what, quoted, why, line, col,
-                     there);
+                     "preprocessor directives or line splices, no _Pragma, no names beginning with amp__ or AMP__, "
+                     "and every bracket, comment and literal closed within the string", fn, what, quoted, why, line,
+                     col, there);
 }
 
 /* C++'s keywords and alternative tokens (C++20's included), which cannot
