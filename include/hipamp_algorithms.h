@@ -70,7 +70,10 @@
  *    expressions point at their own line and column. AMP_ERROR_DEVICE
  *    as for a launch (hipamp.h, amp_parallel_for_each): in a child process
  *    forked while another thread of the parent was using an argument's
- *    data, at once, naming the call. */
+ *    data, at once, naming the call; so too amp_reduction_scan and
+ *    amp_reduction_destroy of a reduction whose scan another thread was
+ *    building at fork (the reduction is kept). A built-in program another
+ *    thread was building at fork is built again by the child. */
 #ifndef HIPAMP_ALGORITHMS_H
 #define HIPAMP_ALGORITHMS_H
 

@@ -5,6 +5,7 @@
 #include <hipamp_graph.h>
 
 #include <pthread.h>
+#include <dirent.h>
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -1426,6 +1427,242 @@ Test(async, cpu_fork_child_refuses_a_graph_another_thread_was_replaying, .timeou
     ASSERT_OK(amp_array_view_destroy(v));
     ASSERT_OK(amp_accelerator_view_destroy(q));
     ASSERT_OK(amp_program_destroy(p));
+}
+
+/* ------------------------------------------------ a fork during a build */
+
+/* The process id of a descendant of this process whose command line
+ * (arguments joined by spaces) holds needle, or 0. */
+static int ppid_of(int pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    const char *r = strrchr(buf, ')'); /* past the command's name, which may hold anything */
+    int pp = -1;
+    if (r && sscanf(r + 2, "%*c %d", &pp) != 1) pp = -1;
+    return pp;
+}
+
+static int descendant_running(const char *needle)
+{
+    int me = getpid(), found = 0;
+    DIR *d = opendir("/proc");
+    for (struct dirent *e; !found && d && (e = readdir(d));) {
+        int pid = atoi(e->d_name), p = pid;
+        for (int hops = 0; p > 1 && p != me && hops < 10; ++hops) p = ppid_of(p);
+        if (pid <= 0 || pid == me || p != me) continue;
+        char path[64], cmd[4096];
+        snprintf(path, sizeof path, "/proc/%d/cmdline", pid);
+        FILE *f = fopen(path, "r");
+        if (!f) continue;
+        size_t n = fread(cmd, 1, sizeof cmd - 1, f);
+        fclose(f);
+        for (size_t i = 0; i < n; ++i) cmd[i] = cmd[i] ? cmd[i] : ' ';
+        cmd[n] = 0;
+        if (strstr(cmd, needle)) found = pid;
+    }
+    if (d) closedir(d);
+    return found;
+}
+
+/* Run run(arg) on a thread of its own until a program it started whose
+ * command line holds needle (the compiler) is seen running, fork, and in
+ * the child exit with child(child_arg) within 60 s (the child may build
+ * again: a loaded machine's compile); then join the thread and return the
+ * child's exit status (asserting it exited rather than hung). */
+static int fork_while_building(void *(*run)(void *), void *arg, const char *needle, int (*child)(void *),
+                               void *child_arg)
+{
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, run, arg), 0);
+    int seen = 0;
+    for (int i = 0; i < 60000 && !seen; ++i) {
+        seen = descendant_running(needle);
+        if (!seen) usleep(1000);
+    }
+    cr_assert(seen, "no program with \"%s\" in its command line ran in 60 s", needle);
+    fflush(NULL);
+    pid_t pid = fork();
+    cr_assert_neq(pid, -1, "fork: %s", strerror(errno));
+    if (pid == 0) {
+        alarm(60);
+        _exit(child(child_arg));
+    }
+    int status = 0;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    pthread_join(th, NULL);
+    cr_assert(!WIFSIGNALED(status), "the child hung (killed by signal %d)", WTERMSIG(status));
+    cr_assert(WIFEXITED(status));
+    return WEXITSTATUS(status);
+}
+
+/* A text no cache holds (this process's id and the time in it). */
+static void unique_text(char *out, size_t n, const char *fmt)
+{
+    snprintf(out, n, fmt, (long)getpid() * 1000003L + (long)time(NULL) % 1000003L);
+}
+
+struct fork_count {
+    amp_array_view *v;
+    char pred[64];
+    uint64_t count;
+    amp_status st;
+};
+
+static void *fork_count_run(void *arg)
+{
+    struct fork_count *c = arg;
+    c->st = amp_count_if(NULL, amp_arg_view(c->v), AMP_TYPE_INT32, c->pred, NULL, &c->count);
+    return NULL;
+}
+
+static int fork_child_count(void *arg)
+{
+    struct fork_count *c = arg;
+    uint64_t n = 0;
+    amp_status st = amp_count_if(NULL, amp_arg_view(c->v), AMP_TYPE_INT32, c->pred, NULL, &n);
+    if (st != AMP_OK) fprintf(stderr, "amp_count_if: %s: %s\n", amp_status_name(st), amp_last_error());
+    return st != AMP_OK ? 11 : n != 63 ? 12 : 0;
+}
+
+/* Another thread's first amp_count_if of a predicate is compiling its
+ * program when the process forks: in the child the same call builds the
+ * program itself and counts. It waited for ever for the parent's thread,
+ * which the fork left behind, to finish the build. */
+Test(async, cpu_fork_child_builds_an_algorithm_program_another_thread_was_building, .timeout = 180)
+{
+    static int x[64];
+    for (int i = 0; i < 64; ++i) x[i] = i;
+    ASSERT_OK(amp_accelerator_set_default(test_accel(TEST_ACCEL_CPU)));
+    struct fork_count c = {.v = test_view(x, sizeof(int), amp_extent_1d(64), AMP_READ_WRITE)};
+    unique_text(c.pred, sizeof c.pred, "x > 0 && x != %ld");
+    int status = fork_while_building(fork_count_run, &c, " -o ", fork_child_count, &c);
+    cr_assert_eq(status, 0, "the child's count: 11 failed, 12 wrong; got %d", status);
+    ASSERT_OK(c.st);
+    cr_assert_eq(c.count, 63);
+    ASSERT_OK(amp_array_view_destroy(c.v));
+}
+
+struct fork_scan {
+    amp_accelerator_view *q;
+    amp_reduction *r;
+    amp_array_view *in, *out;
+    amp_status st;
+};
+
+static void *fork_scan_run(void *arg)
+{
+    struct fork_scan *c = arg;
+    amp_arg a[] = {amp_arg_view(c->in)};
+    c->st = amp_reduction_scan(c->q, c->r, a, 1, amp_arg_view(c->out), AMP_SCAN_INCLUSIVE);
+    return NULL;
+}
+
+static int fork_child_scan(void *arg)
+{
+    struct fork_scan *c = arg;
+    amp_arg a[] = {amp_arg_view(c->in)};
+    amp_status st = amp_reduction_scan(c->q, c->r, a, 1, amp_arg_view(c->out), AMP_SCAN_INCLUSIVE);
+    if (st != AMP_ERROR_DEVICE || strncmp(amp_last_error(), "amp_reduction_scan:", 19) ||
+        !strstr(amp_last_error(), "when this process was forked")) {
+        fprintf(stderr, "amp_reduction_scan: %s: %s\n", amp_status_name(st), amp_last_error());
+        return 11;
+    }
+    st = amp_reduction_destroy(c->r);
+    if (st != AMP_ERROR_DEVICE || strncmp(amp_last_error(), "amp_reduction_destroy:", 22)) return 12;
+    return amp_reduction_destroy(c->r) != AMP_ERROR_DEVICE ? 13 : 0; /* kept: refused alike */
+}
+
+/* Another thread's first amp_reduction_scan of a reduction is compiling
+ * its scan when the process forks: in the child the scan and the
+ * reduction's destroy are AMP_ERROR_DEVICE at once, naming the call and
+ * the fork (the reduction is kept). Both waited for ever for the lock the
+ * parent's thread held while it built. */
+Test(async, cpu_fork_child_refuses_a_reduction_whose_scan_another_thread_was_building, .timeout = 180)
+{
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    static float x[64], y[64];
+    for (int i = 0; i < 64; ++i) x[i] = 1.0f;
+    char map[64];
+    unique_text(map, sizeof map, "x + 0.0f * %ld");
+    amp_reduction_desc d = {.name = "fork_sum", .inputs = "float x", .type = AMP_TYPE_FLOAT32, .map = map,
+                            .reduce = "a + b", .identity = "0"};
+    struct fork_scan c = {.in = test_view(x, sizeof(float), amp_extent_1d(64), AMP_READ_ONLY),
+                          .out = test_view(y, sizeof(float), amp_extent_1d(64), AMP_READ_WRITE)};
+    ASSERT_OK(amp_accelerator_default_view(acc, &c.q));
+    ASSERT_OK(amp_reduction_create(acc, &d, &c.r));
+    int status = fork_while_building(fork_scan_run, &c, " -o ", fork_child_scan, &c);
+    cr_assert_eq(status, 0, "the child: 11 the scan, 12 the destroy, 13 a second destroy was not refused; got %d",
+                 status);
+    ASSERT_OK(c.st);
+    ASSERT_OK(amp_array_view_synchronize(c.out));
+    cr_assert_eq(y[63], 64.0f, "y[63] = %g", (double)y[63]);
+    ASSERT_OK(amp_reduction_destroy(c.r));
+    ASSERT_OK(amp_array_view_destroy(c.in));
+    ASSERT_OK(amp_array_view_destroy(c.out));
+}
+
+/* A launch queued on a view's own thread is running when the process
+ * forks: in the child its future is AMP_ERROR_DEVICE, and the program's
+ * module can still be unloaded (destroy, then clear the memory cache).
+ * The child's queue dropped the launch without taking it off its module's
+ * count of queued launches, so the unload waited for it for ever. */
+struct queued_held {
+    amp_accelerator_view *q;
+    amp_program *p;
+    amp_kernel *k;
+    amp_arg a[3];
+    amp_future *f;
+    amp_status st;
+};
+
+static void *queued_held_run(void *arg)
+{
+    struct queued_held *h = arg;
+    h->st = amp_parallel_for_each_async(h->q, amp_extent_1d(1), h->k, h->a, 3, &h->f);
+    return NULL;
+}
+
+static int fork_child_unload(void *arg)
+{
+    struct queued_held *h = arg;
+    amp_status st = amp_future_wait(h->f);
+    if (st != AMP_ERROR_DEVICE || !strstr(amp_last_error(), "fork")) {
+        fprintf(stderr, "the future: %s: %s\n", amp_status_name(st), amp_last_error());
+        return 11;
+    }
+    if (amp_future_destroy(h->f) != AMP_OK || amp_program_destroy(h->p) != AMP_OK) return 12;
+    return amp_cache_clear_memory() != AMP_OK ? 13 : 0;
+}
+
+Test(async, cpu_fork_child_unloads_a_module_whose_launch_was_queued_at_fork, .timeout = 120)
+{
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    static int gate, started;
+    static int x[1];
+    struct queued_held h = {.p = test_build(acc, cpu_fork_busy_src)};
+    h.k = test_kernel(h.p, "held");
+    ASSERT_OK(amp_accelerator_view_create(acc, &h.q));
+    amp_array_view *v = test_view(x, sizeof(int), amp_extent_1d(1), AMP_READ_WRITE);
+    h.a[0] = amp_arg_view(v);
+    h.a[1] = amp_arg_uint64((uint64_t)(uintptr_t)&gate);
+    h.a[2] = amp_arg_uint64((uint64_t)(uintptr_t)&started);
+    int status = fork_while_held(&gate, &started, queued_held_run, &h, fork_child_unload, &h);
+    cr_assert_eq(status, 0, "the child: 11 the future not AMP_ERROR_DEVICE, 12 a destroy failed, 13 the unload "
+                 "failed; got %d", status);
+    ASSERT_OK(h.st);
+    ASSERT_OK(amp_future_wait(h.f));
+    ASSERT_OK(amp_future_destroy(h.f));
+    ASSERT_OK(amp_array_view_synchronize(v));
+    cr_assert_eq(x[0], 1, "x[0] = %d", x[0]);
+    ASSERT_OK(amp_array_view_destroy(v));
+    ASSERT_OK(amp_accelerator_view_destroy(h.q));
+    ASSERT_OK(amp_program_destroy(h.p));
 }
 
 /* A view another thread of the parent was launching on at fork, and a

@@ -309,7 +309,7 @@ const void *amp__alg_init_for(const amp__alg_prog *p, amp_type r, const void *in
 amp_status amp__alg_user_scan_prepare(amp_accelerator_view **q, amp_reduction *r, const amp_arg *args, size_t nargs,
                                       amp__alg_data *d, amp_arg *in, size_t *nin, amp_type *type,
                                       amp_type *in_type);
-amp_status amp__alg_user_scan_program(amp_reduction *r, const amp__alg_prog **p);
+amp_status amp__alg_user_scan_program(amp_reduction *r, const char *fn, const amp__alg_prog **p);
 
 /* --------------------------------------------- scratch (lib/alg/scratch.c) */
 

@@ -43,15 +43,34 @@ typedef struct amp__alg_entry {
     amp_accelerator *acc;
     amp__alg_spec spec;      /* what it holds; its predicate owned, no user */
     bool building;           /* a thread is compiling it (others wait on amp__alg_cond) */
+    int building_gen;        /* amp__lock_fork_gen of the builder's process */
     bool ready;
     amp__alg_prog prog;
     struct amp__alg_entry *next;
 } amp__alg_entry;
 
-/* Guards the list and the entries' state; never held while building. */
+/* Guards the list and the entries' state; never held while building.
+ * Taken across fork() (the handlers below), so that a child finds it free
+ * and the list whole; the child's condition variable is a new one (no
+ * thread of the parent waits on it there). An entry a thread of the
+ * parent was building at fork is built again by the child's first caller
+ * (building_gen). */
 static pthread_mutex_t amp__alg_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t amp__alg_cond = PTHREAD_COND_INITIALIZER;
 static amp__alg_entry *amp__alg_table;
+
+static void amp__alg_fork_prepare(void) { pthread_mutex_lock(&amp__alg_lock); }
+static void amp__alg_fork_parent(void) { pthread_mutex_unlock(&amp__alg_lock); }
+static void amp__alg_fork_child(void)
+{
+    pthread_cond_init(&amp__alg_cond, NULL);
+    pthread_mutex_unlock(&amp__alg_lock);
+}
+
+__attribute__((constructor)) static void amp__alg_fork_register(void)
+{
+    (void)pthread_atfork(amp__alg_fork_prepare, amp__alg_fork_parent, amp__alg_fork_child);
+}
 
 /* ------------------------------------------------- generating the source */
 
@@ -531,6 +550,9 @@ static amp_status amp__alg_get(amp_accelerator *acc, const amp__alg_spec *sp, co
         for (e = amp__alg_table; e; e = e->next)
             if (amp__alg_match(e, acc, sp)) break;
         if (!e || !e->building) break;
+        /* Its builder is a thread of the parent the fork left behind: this
+         * process builds it. */
+        if (e->building_gen != atomic_load_explicit(&amp__lock_fork_gen, memory_order_relaxed)) break;
         pthread_cond_wait(&amp__alg_cond, &amp__alg_lock);
     }
     if (e && e->ready) {
@@ -553,6 +575,7 @@ static amp_status amp__alg_get(amp_accelerator *acc, const amp__alg_spec *sp, co
         amp__alg_table = e;
     }
     e->building = true;
+    e->building_gen = atomic_load_explicit(&amp__lock_fork_gen, memory_order_relaxed);
     pthread_mutex_unlock(&amp__alg_lock);
 
     amp__alg_prog g;

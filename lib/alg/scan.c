@@ -142,7 +142,7 @@ amp_status amp_reduction_scan(amp_accelerator_view *q, amp_reduction *r, const a
         return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: in place needs in and out of one type; the "
                          "reduction's input is %s and its results %s (scan into another view or array)", fn,
                          amp_type_name(tin), amp_type_name(t));
-    if ((st = amp__alg_user_scan_program(r, &p)) != AMP_OK) return st;
+    if ((st = amp__alg_user_scan_program(r, fn, &p)) != AMP_OK) return st;
     return amp__alg_scan_run(q, p, in, nin, &o, !same, d[0].shape.n, AMP__ALG_OP_USER, kind == AMP_SCAN_EXCLUSIVE,
                              NULL);
 }

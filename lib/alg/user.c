@@ -17,7 +17,7 @@ struct amp_reduction {
     char label[64];
     char *map, *reduce, *identity, *post, *preamble;
     amp__alg_prog prog;      /* reduce kernels */
-    pthread_mutex_t lock;    /* guards scan (a leaf) */
+    amp__lock lock;          /* guards scan (a leaf; held while the scan builds: in a child forked then, never released) */
     amp__alg_prog scan;      /* built at the first amp_reduction_scan */
 };
 
@@ -124,7 +124,6 @@ static void amp__alg_reduction_free(amp_reduction *r)
     if (!r) return;
     amp__alg_prog_release(&r->prog);
     amp__alg_prog_release(&r->scan);
-    pthread_mutex_destroy(&r->lock);
     free(r->map);
     free(r->reduce);
     free(r->identity);
@@ -154,7 +153,7 @@ amp_status amp_reduction_create(amp_accelerator *a, const amp_reduction_desc *d,
     if (!a && (st = amp_accelerator_default(&a)) != AMP_OK) return st;
     if (!(r = amp__handle_new_unpublished(AMP__HANDLE_REDUCTION, sizeof *r)))
         return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "amp_reduction_create: out of host memory");
-    pthread_mutex_init(&r->lock, NULL);
+    amp__lock_init(&r->lock);
     r->acc = a;
     snprintf(r->label, sizeof r->label, "%s", name);
     amp__alg_user *u = &r->u;
@@ -203,13 +202,22 @@ fail:
     return st;
 }
 
+/* A reduction whose scan another thread of the parent was building when
+ * this process forked: its lock stays held in the child. */
+static amp_status amp__alg_reduction_forked(const amp_reduction *r, const char *fn)
+{
+    return amp__fail(AMP_ERROR_DEVICE,
+                     "%s: the scan of reduction '%s' was being built by another thread when this process was forked; in "
+                     "this process the reduction can neither scan nor be destroyed (it is kept)", fn, r->label);
+}
+
 amp_status amp_reduction_destroy(amp_reduction *r)
 {
     if (!r) return AMP_OK;
     AMP__HANDLE_OK(r, AMP__HANDLE_REDUCTION);
-    pthread_mutex_lock(&r->lock);
+    if (!amp__lock_acquire_or_forked(&r->lock)) return amp__alg_reduction_forked(r, __func__);
     int graphs = amp__alg_prog_graphs(&r->prog) + amp__alg_prog_graphs(&r->scan);
-    pthread_mutex_unlock(&r->lock);
+    amp__lock_release(&r->lock);
     if (graphs)
         return amp__fail(AMP_ERROR_BUSY, "amp_reduction_destroy: launch graphs launch the kernels of reduction '%s' "
                          "(%d binding(s)): destroy them first", r->label, graphs);
@@ -335,12 +343,12 @@ amp_status amp__alg_user_scan_prepare(amp_accelerator_view **q, amp_reduction *r
     return AMP_OK;
 }
 
-amp_status amp__alg_user_scan_program(amp_reduction *r, const amp__alg_prog **p)
+amp_status amp__alg_user_scan_program(amp_reduction *r, const char *fn, const amp__alg_prog **p)
 {
     amp_status st = AMP_OK;
-    pthread_mutex_lock(&r->lock);
+    if (!amp__lock_acquire_or_forked(&r->lock)) return amp__alg_reduction_forked(r, fn);
     if (!r->scan.p) st = amp__alg_build_user(r->acc, &r->u, true, &r->scan);
-    pthread_mutex_unlock(&r->lock);
+    amp__lock_release(&r->lock);
     if (st != AMP_OK) return st;
     *p = &r->scan;
     return AMP_OK;

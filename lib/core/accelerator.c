@@ -199,6 +199,13 @@ amp_status amp_accelerator_default(amp_accelerator **out)
 {
     AMP__NOT_NULL(out);
     if (!atomic_load_explicit(&amp__default_decided, memory_order_acquire)) {
+        /* Discovery (which runs the host compiler) outside the lock, so
+         * that the lock is only ever held for the short decision: a child
+         * forked while another thread discovers finds it free (and
+         * pthread_once runs discovery again there). */
+        amp_accelerator *all;
+        size_t n;
+        amp__registry(&all, &n);
         pthread_mutex_lock(&amp__default_lock);
         if (!atomic_load_explicit(&amp__default_decided, memory_order_relaxed)) {
             amp__default_init();

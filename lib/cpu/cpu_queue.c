@@ -287,7 +287,15 @@ static void amp__cpu_queue_after_fork(amp__cpu_queue *q)
                          "a launch queued before fork() does not run in the child process");
             }
             /* The job's memory belongs to the parent's copy of it: leave
-             * it. A wait's reference to an event is this process's too. */
+             * it, but take it off its module's count of queued launches,
+             * or unloading the module here would wait for it for ever. A
+             * wait's reference to an event is this process's too. */
+            amp__cpu_job *job = amp__cpu_qitem_job(it);
+            if (job && job->inflight) {
+                pthread_mutex_lock(&job->inflight->mu);
+                if (--job->inflight->n == 0) pthread_cond_broadcast(&job->inflight->cv);
+                pthread_mutex_unlock(&job->inflight->mu);
+            }
             amp__cpu_event_unref(amp__cpu_qitem_waited(it));
             free(it);
             it = n;

@@ -1,6 +1,7 @@
 /* cpu_toolchain.c — finds the host C++ compiler for the CPU accelerator, its identity for the cache tag (the compiler's version, the fixed flags, the processor -march=native resolves to, the libclang of the loop transformation) and its default include directories. */
 #include "cpu_clang.h"
 #include "cpu_internal.h"
+#include "base/lock.h"
 #include "base/trusted_file.h"
 
 #include <errno.h>
@@ -496,7 +497,11 @@ bool amp__cpu_env_dropped(const char *entry)
 
 /* ------------------------------------------ default include directories */
 
-static pthread_mutex_t amp__cpu_sys_lock = PTHREAD_MUTEX_INITIALIZER; /* leaf: guards the list's making */
+/* Leaf: guards the list's making, which runs the compiler. An amp__lock:
+ * in a child forked while another thread of the parent made the list, it
+ * is never released, and the child goes on with no list (every system
+ * header then checked as a user's). */
+static amp__lock amp__cpu_sys_lock = AMP__LOCK_INIT;
 static amp__sys_dir *amp__cpu_sys;
 static bool amp__cpu_sys_done;
 
@@ -524,7 +529,7 @@ static int amp__cpu_dir_kind(const char *real)
 const amp__sys_dir *amp__cpu_system_dirs(amp__cpu_device *d)
 {
     static const amp__sys_dir none = {NULL, 0};
-    pthread_mutex_lock(&amp__cpu_sys_lock);
+    if (!amp__lock_acquire_or_forked(&amp__cpu_sys_lock)) return &none;
     if (amp__cpu_sys_done || !d->available) goto out;
     amp__cpu_sys_done = true;
     static const char *const drop[] = {"CPATH=", "CPLUS_INCLUDE_PATH=", NULL};
@@ -601,6 +606,6 @@ done:
     free(envp);
     free(argv);
 out:
-    pthread_mutex_unlock(&amp__cpu_sys_lock);
+    amp__lock_release(&amp__cpu_sys_lock);
     return amp__cpu_sys ? amp__cpu_sys : &none;
 }
