@@ -330,7 +330,10 @@ amp_status amp__graph_check_thread(amp_accelerator_view *q, const char *what)
      * thread ends its own recording, so q->recorder stays g meanwhile. */
     amp_graph *g = atomic_load_explicit(&q->recorder, memory_order_acquire);
     if (g && amp__tls_graph == g) return AMP_OK;
-    amp__lock_acquire(&q->rec_lock);
+    if (!amp__lock_acquire_or_forked(&q->rec_lock))
+        return amp__fail(AMP_ERROR_DEVICE, "%s on %s: another thread was asking whether the view records a graph "
+                         "when this process was forked; in this process the view cannot be used", what,
+                         q->acc->e.info.device_path);
     int owner = amp__graph_owner_locked(q, &g);
     amp__lock_release(&q->rec_lock);
     return amp__graph_busy(q, owner, what);

@@ -50,6 +50,15 @@ typedef struct amp__reg_entry {
 } amp__reg_entry;
 
 static pthread_mutex_t amp__reg_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* A leaf, taken across fork() so that a child finds it free (and the
+ * registry whole) even where another thread held it then. */
+static void amp__reg_fork_prepare(void) { pthread_mutex_lock(&amp__reg_mu); }
+static void amp__reg_fork_after(void) { pthread_mutex_unlock(&amp__reg_mu); }
+__attribute__((constructor)) static void amp__reg_fork_register(void)
+{
+    (void)pthread_atfork(amp__reg_fork_prepare, amp__reg_fork_after, amp__reg_fork_after);
+}
 static amp__reg_entry *amp__reg;
 static size_t amp__reg_cap, amp__reg_n;
 

@@ -51,14 +51,13 @@ static amp_status amp__queue_make(amp_accelerator *a, bool is_default, bool wrap
     q->borrowed = wrap;
     atomic_init(&q->refs, 1);
     amp__lock_init(&q->rec_lock);
-    pthread_mutex_init(&q->mark_lock, NULL);
+    amp__lock_init(&q->mark_lock);
     st = wrap ? q->be->queue_wrap(q->dev, native, &q->queue) : q->be->queue_create(q->dev, &q->queue);
     if (st != AMP_OK) goto fail;
     amp__handle_publish(q, AMP__HANDLE_QUEUE);
     *out = q;
     return AMP_OK;
 fail:
-    pthread_mutex_destroy(&q->mark_lock);
     amp__handle_free(q, AMP__HANDLE_QUEUE);
     return st;
 }
@@ -84,7 +83,6 @@ void amp__queue_release(amp_accelerator_view *q)
     amp__mark_release(q, q->mark);
     if (!q->borrowed) q->be->queue_destroy(q->dev, q->queue);
     else if (q->be->queue_unwrap) q->be->queue_unwrap(q->dev, q->queue);
-    pthread_mutex_destroy(&q->mark_lock);
     amp__handle_free(q, AMP__HANDLE_QUEUE);
 }
 
@@ -259,12 +257,13 @@ void amp__queue_describe(amp_accelerator_view *q, amp__trace_rec *r)
         /* Numbered on first use, under the queue's own lock, so that no
          * number is given twice or skipped. */
         static _Atomic uint32_t numbered;
-        pthread_mutex_lock(&q->mark_lock);
-        if (!(id = atomic_load_explicit(&q->trace_id, memory_order_relaxed))) {
-            id = atomic_fetch_add(&numbered, 1) + 1;
-            atomic_store_explicit(&q->trace_id, id, memory_order_release);
+        if (amp__lock_acquire_or_forked(&q->mark_lock)) { /* a forked child's unnumbered queue: 0 */
+            if (!(id = atomic_load_explicit(&q->trace_id, memory_order_relaxed))) {
+                id = atomic_fetch_add(&numbered, 1) + 1;
+                atomic_store_explicit(&q->trace_id, id, memory_order_release);
+            }
+            amp__lock_release(&q->mark_lock);
         }
-        pthread_mutex_unlock(&q->mark_lock);
     }
     r->qid = id;
     r->queue_kind = q->is_default ? AMP__QUEUE_DEFAULT : q->borrowed ? AMP__QUEUE_NATIVE : AMP__QUEUE_CREATED;
@@ -586,14 +585,13 @@ amp_status amp__queue_drain_for(amp_accelerator_view *q, const uint32_t *ms)
      * failure for good, answers no later wait (a host access of data an
      * earlier launch wrote reported it again, until a second wait). */
     amp__note_completed(q, seen);
-    if (st != AMP_OK) {
-        pthread_mutex_lock(&q->mark_lock);
+    if (st != AMP_OK && amp__lock_acquire_or_forked(&q->mark_lock)) {
         amp__mark *old = NULL;
         if (q->mark && q->mark->seq <= seen && !atomic_load_explicit(&q->recorder, memory_order_acquire)) {
             old = q->mark;
             q->mark = NULL;
         }
-        pthread_mutex_unlock(&q->mark_lock);
+        amp__lock_release(&q->mark_lock);
         amp__mark_release(q, old);
     }
     return st;
@@ -608,7 +606,9 @@ static amp_status amp__mark_get(amp_accelerator_view *q, uint64_t seq, amp__mark
     amp_status st = AMP_OK;
     amp__mark *m = NULL;
     *out = NULL;
-    pthread_mutex_lock(&q->mark_lock);
+    if (!amp__lock_acquire_or_forked(&q->mark_lock))
+        return amp__fail(AMP_ERROR_DEVICE, "accelerator view: another thread was using the view when this process "
+                         "was forked; in this process its work cannot be waited for");
     /* While q records, its mark is the one amp__queue_record_cover made
      * before the recording began, after all that runs on q until it ends:
      * it answers a wait for any point, "whatever is queued" (AMP__SEQ_TAIL:
@@ -637,7 +637,7 @@ static amp_status amp__mark_get(amp_accelerator_view *q, uint64_t seq, amp__mark
     q->mark = m;
     amp__mark_release(q, old);
 done:
-    pthread_mutex_unlock(&q->mark_lock);
+    amp__lock_release(&q->mark_lock);
     *out = m;
     return st;
 }
