@@ -17,7 +17,9 @@ struct amp_reduction {
     char label[64];
     char *map, *reduce, *identity, *post, *preamble;
     amp__alg_prog prog;      /* reduce kernels */
-    amp__lock lock;          /* guards scan (a leaf; held while the scan builds: in a child forked then, never released) */
+    /* Guards scan (a leaf), held while the scan builds: in a child forked
+     * then, never released. */
+    amp__lock lock;
     amp__alg_prog scan;      /* built at the first amp_reduction_scan */
 };
 
@@ -207,8 +209,9 @@ fail:
 static amp_status amp__alg_reduction_forked(const amp_reduction *r, const char *fn)
 {
     return amp__fail(AMP_ERROR_DEVICE,
-                     "%s: the scan of reduction '%s' was being built by another thread when this process was forked; in "
-                     "this process the reduction can neither scan nor be destroyed (it is kept)", fn, r->label);
+                     "%s: the scan of reduction '%s' was being built by another thread when this process was "
+                     "forked; in this process the reduction can neither scan nor be destroyed (it is kept)", fn,
+                     r->label);
 }
 
 amp_status amp_reduction_destroy(amp_reduction *r)
