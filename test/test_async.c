@@ -1247,6 +1247,36 @@ static int fork_while_held(int *gate, int *started, void *(*run)(void *), void *
     return WEXITSTATUS(status);
 }
 
+/* A view whose launch of "held" another thread runs (the kernel spins
+ * until gate is set): the program, the view over x and that launch, ready
+ * for fork_while_held (gate and started are its flags). */
+struct held_view {
+    amp_program *p;
+    int gate, started, x[1];
+    amp_array_view *v;
+    struct busy_launch b;
+};
+
+static void held_view_setup(struct held_view *h)
+{
+    h->p = test_build(test_accel(TEST_ACCEL_CPU), cpu_fork_busy_src);
+    h->v = test_view(h->x, sizeof(int), amp_extent_1d(1), AMP_READ_WRITE);
+    h->b = (struct busy_launch){.k = test_kernel(h->p, "held"),
+                                .a = {amp_arg_view(h->v), amp_arg_uint64((uint64_t)(uintptr_t)&h->gate),
+                                      amp_arg_uint64((uint64_t)(uintptr_t)&h->started)}};
+}
+
+/* The parent's launch was never disturbed: it ran once, x[0] is want
+ * (other launches on the view added the rest); then all is destroyed. */
+static void held_view_finish(struct held_view *h, int want)
+{
+    ASSERT_OK(h->b.st);
+    ASSERT_OK(amp_array_view_synchronize(h->v));
+    cr_assert_eq(h->x[0], want, "x[0] = %d", h->x[0]);
+    ASSERT_OK(amp_array_view_destroy(h->v));
+    ASSERT_OK(amp_program_destroy(h->p));
+}
+
 struct fork_inc {
     amp_kernel *k;
     amp_array_view *v;
@@ -1262,24 +1292,13 @@ static int fork_child_inc(void *arg)
 
 Test(async, cpu_fork_child_refuses_a_view_another_thread_was_launching_on, .timeout = 120)
 {
-    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
-    amp_program *p = test_build(acc, cpu_fork_busy_src);
-    static int gate, started;
-    static int x[1];
-    amp_array_view *v = test_view(x, sizeof(int), amp_extent_1d(1), AMP_READ_WRITE);
-    struct busy_launch b = {.k = test_kernel(p, "held"),
-                            .a = {amp_arg_view(v), amp_arg_uint64((uint64_t)(uintptr_t)&gate),
-                                  amp_arg_uint64((uint64_t)(uintptr_t)&started)}};
-    struct fork_inc c = {test_kernel(p, "inc"), v};
-    int status = fork_while_held(&gate, &started, busy_launch_run, &b, fork_child_inc, &c);
+    static struct held_view h;
+    held_view_setup(&h);
+    struct fork_inc c = {test_kernel(h.p, "inc"), h.v};
+    int status = fork_while_held(&h.gate, &h.started, busy_launch_run, &h.b, fork_child_inc, &c);
     cr_assert_eq(status, 0, "the child's launch: 10: not AMP_ERROR_DEVICE; 11: the message does not say why; got %d",
                  status);
-    /* The parent's launch was never disturbed. */
-    ASSERT_OK(b.st);
-    ASSERT_OK(amp_array_view_synchronize(v));
-    cr_assert_eq(x[0], 1, "x[0] = %d", x[0]);
-    ASSERT_OK(amp_array_view_destroy(v));
-    ASSERT_OK(amp_program_destroy(p));
+    held_view_finish(&h, 1);
 }
 
 /* The same fork, and in the child every other call on the held view that
@@ -1341,24 +1360,13 @@ out:
 
 Test(async, cpu_fork_child_refuses_host_access_and_copies_of_a_view_another_thread_was_launching_on, .timeout = 120)
 {
-    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
-    amp_program *p = test_build(acc, cpu_fork_busy_src);
-    static int gate, started;
-    static int x[1];
-    amp_array_view *v = test_view(x, sizeof(int), amp_extent_1d(1), AMP_READ_WRITE);
-    struct busy_launch b = {.k = test_kernel(p, "held"),
-                            .a = {amp_arg_view(v), amp_arg_uint64((uint64_t)(uintptr_t)&gate),
-                                  amp_arg_uint64((uint64_t)(uintptr_t)&started)}};
-    int status = fork_while_held(&gate, &started, busy_launch_run, &b, fork_child_refusals, v);
+    static struct held_view h;
+    held_view_setup(&h);
+    int status = fork_while_held(&h.gate, &h.started, busy_launch_run, &h.b, fork_child_refusals, h.v);
     cr_assert_eq(status, 0,
                  "the child's call %d (see its stderr) was not refused with AMP_ERROR_DEVICE naming it and the fork",
                  status - 10);
-    /* The parent's launch and data were never disturbed. */
-    ASSERT_OK(b.st);
-    ASSERT_OK(amp_array_view_synchronize(v));
-    cr_assert_eq(x[0], 1, "x[0] = %d", x[0]);
-    ASSERT_OK(amp_array_view_destroy(v));
-    ASSERT_OK(amp_program_destroy(p));
+    held_view_finish(&h, 1);
 }
 
 /* A graph another thread of the parent was replaying at fork (its kernel
@@ -1691,34 +1699,24 @@ static int fork_child_fill(void *arg)
 Test(async, cpu_fork_child_refuses_an_algorithm_and_destroys_a_graph_over_a_view_another_thread_was_launching_on,
      .timeout = 120)
 {
-    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
-    amp_program *p = test_build(acc, cpu_fork_busy_src);
+    static struct held_view h;
+    held_view_setup(&h);
     amp_accelerator_view *q = NULL;
-    ASSERT_OK(amp_accelerator_view_create(acc, &q));
-    static int gate, started;
-    static int x[1];
-    amp_array_view *v = test_view(x, sizeof(int), amp_extent_1d(1), AMP_READ_WRITE);
+    ASSERT_OK(amp_accelerator_view_create(test_accel(TEST_ACCEL_CPU), &q));
     amp_graph *g = NULL;
-    amp_arg inc[] = {amp_arg_view(v)};
+    amp_arg inc[] = {amp_arg_view(h.v)};
     ASSERT_OK(amp_graph_begin_recording(q));
-    ASSERT_OK(amp_parallel_for_each(q, amp_extent_1d(1), test_kernel(p, "inc"), inc, 1));
+    ASSERT_OK(amp_parallel_for_each(q, amp_extent_1d(1), test_kernel(h.p, "inc"), inc, 1));
     ASSERT_OK(amp_graph_end_recording(q, &g));
-    struct busy_launch b = {.k = test_kernel(p, "held"),
-                            .a = {amp_arg_view(v), amp_arg_uint64((uint64_t)(uintptr_t)&gate),
-                                  amp_arg_uint64((uint64_t)(uintptr_t)&started)}};
-    struct fork_fill c = {v, g};
-    int status = fork_while_held(&gate, &started, busy_launch_run, &b, fork_child_fill, &c);
+    struct fork_fill c = {h.v, g};
+    int status = fork_while_held(&h.gate, &h.started, busy_launch_run, &h.b, fork_child_fill, &c);
     cr_assert_eq(status, 0,
                  "the child: 11 amp_fill not refused with AMP_ERROR_DEVICE naming it and the fork, 12 the graph's "
                  "destroy failed; got %d", status);
-    ASSERT_OK(b.st);
-    ASSERT_OK(amp_graph_launch(q, g));
-    ASSERT_OK(amp_array_view_synchronize(v));
-    cr_assert_eq(x[0], 2, "x[0] = %d", x[0]);
+    ASSERT_OK(amp_graph_launch(q, g)); /* the graph's inc, after the held launch */
     ASSERT_OK(amp_graph_destroy(g));
-    ASSERT_OK(amp_array_view_destroy(v));
     ASSERT_OK(amp_accelerator_view_destroy(q));
-    ASSERT_OK(amp_program_destroy(p));
+    held_view_finish(&h, 2);
 }
 
 /* An array another thread of the parent was launching on at fork: in the
