@@ -4,6 +4,7 @@
 
 #include "backend.h"
 #include "base/core.h"
+#include "base/lock.h"
 
 #include <limits.h>
 #include <pthread.h>
@@ -401,7 +402,7 @@ void amp__cpu_width_took(amp__cpu_width *w, int width, uint64_t ns);
 enum { AMP__CPU_WIDTH_SIZES = 4 };
 typedef enum { AMP__CPU_HANDOFF_POOL, AMP__CPU_HANDOFF_TEAM } amp__cpu_handoff;
 typedef struct amp__cpu_widths {
-    pthread_mutex_t mu; /* leaf */
+    amp__lock mu; /* leaf (in a forked child, one a parent's thread held stays held: widths not learned) */
     int64_t points[AMP__CPU_WIDTH_SIZES]; /* 0: a free slot */
     amp__cpu_handoff how[AMP__CPU_WIDTH_SIZES];
     amp__cpu_width w[AMP__CPU_WIDTH_SIZES];

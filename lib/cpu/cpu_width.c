@@ -154,14 +154,13 @@ amp__cpu_widths *amp__cpu_widths_new(void)
         amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for a kernel's launch widths");
         return NULL;
     }
-    pthread_mutex_init(&t->mu, NULL);
+    amp__lock_init(&t->mu);
     return t;
 }
 
 void amp__cpu_widths_free(amp__cpu_widths *t)
 {
     if (!t) return;
-    pthread_mutex_destroy(&t->mu);
     free(t);
 }
 
@@ -183,17 +182,20 @@ static amp__cpu_width *amp__cpu_widths_slot(amp__cpu_widths *t, int64_t points, 
 
 int amp__cpu_widths_pick(amp__cpu_widths *t, int64_t points, amp__cpu_handoff how, int threads, bool *timed)
 {
-    pthread_mutex_lock(&t->mu);
+    if (!amp__lock_acquire_or_forked(&t->mu)) { /* a forked child where a parent's thread held it: all threads */
+        *timed = false;
+        return threads;
+    }
     int width = amp__cpu_width_pick(amp__cpu_widths_slot(t, points, how, threads, true), threads, timed);
-    pthread_mutex_unlock(&t->mu);
+    amp__lock_release(&t->mu);
     return width;
 }
 
 void amp__cpu_widths_took(amp__cpu_widths *t, int64_t points, amp__cpu_handoff how, int width, uint64_t ns)
 {
-    pthread_mutex_lock(&t->mu);
+    if (!amp__lock_acquire_or_forked(&t->mu)) return;
     /* Its slot may have gone to another size meanwhile. */
     amp__cpu_width *w = amp__cpu_widths_slot(t, points, how, 0, false);
     if (w) amp__cpu_width_took(w, width, ns);
-    pthread_mutex_unlock(&t->mu);
+    amp__lock_release(&t->mu);
 }
