@@ -277,12 +277,11 @@ static amp_status amp__copy_places(amp__side *src, amp__side *dst, amp__place *f
  * copies of the box stale. Either ends a view's discard_data hint. */
 static amp_status amp__dest_written(amp__side *dst, const amp__place *to)
 {
+    if (!to->device_copy && amp__has_device_copy(dst->s))
+        return amp__storage_refresh(dst->s, &dst->box); /* counts the write */
     dst->s->writes++;
-    if (to->device_copy) {
-        (void)amp__boxes_add(dst->s->dirty, &dst->s->ndirty, &dst->box, dst->s->ext.rank);
-        return AMP_OK;
-    }
-    return amp__has_device_copy(dst->s) ? amp__storage_refresh(dst->s, &dst->box) : AMP_OK;
+    if (to->device_copy) (void)amp__boxes_add(dst->s->dirty, &dst->s->ndirty, &dst->box, dst->s->ext.rank);
+    return AMP_OK;
 }
 
 /* Both storages locked. *done is the point after the last queued copy
