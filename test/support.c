@@ -372,3 +372,37 @@ void test_skip_unless_trusted(const char *path, const char *what)
         cr_skip_test("%s is a file hipamp refuses to load here (a build tree another user or a group may write?): %s",
                      what, amp_last_error());
 }
+
+long test_proc_parent(long pid, char *state)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    size_t k = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[k] = 0;
+    /* Past the command's name, which may hold anything, ')' included. */
+    const char *rp = strrchr(buf, ')');
+    char st = 0;
+    long ppid = -1;
+    if (!rp || sscanf(rp + 1, " %c %ld", &st, &ppid) != 2) return -1;
+    if (state) *state = st;
+    return ppid;
+}
+
+bool test_proc_cmdline(long pid, char *buf, size_t n)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%ld/cmdline", pid);
+    FILE *f = fopen(path, "r");
+    if (!f || n == 0) {
+        if (f) fclose(f);
+        return false;
+    }
+    size_t k = fread(buf, 1, n - 1, f);
+    fclose(f);
+    for (size_t i = 0; i < k; ++i) buf[i] = buf[i] ? buf[i] : ' ';
+    buf[k] = 0;
+    return true;
+}

@@ -163,4 +163,11 @@ void test_remove_at_exit(const char *dir);
  * project directory of mode 2775) hipamp refuses to load it, rightly. */
 void test_skip_unless_trusted(const char *path, const char *what);
 
+/* Process pid's parent and state letter (its /proc stat: state may be
+ * NULL), or -1 where it cannot be read (gone, or not a process). */
+long test_proc_parent(long pid, char *state);
+/* Process pid's command line, its arguments joined by spaces, into buf (n
+ * bytes); false where it cannot be read. */
+bool test_proc_cmdline(long pid, char *buf, size_t n);
+
 #endif

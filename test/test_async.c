@@ -1441,38 +1441,16 @@ Test(async, cpu_fork_child_refuses_a_graph_another_thread_was_replaying, .timeou
 
 /* The process id of a descendant of this process whose command line
  * (arguments joined by spaces) holds needle, or 0. */
-static int ppid_of(int pid)
-{
-    char path[64], buf[512];
-    snprintf(path, sizeof path, "/proc/%d/stat", pid);
-    FILE *f = fopen(path, "r");
-    if (!f) return -1;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    const char *r = strrchr(buf, ')'); /* past the command's name, which may hold anything */
-    int pp = -1;
-    if (r && sscanf(r + 2, "%*c %d", &pp) != 1) pp = -1;
-    return pp;
-}
-
 static int descendant_running(const char *needle)
 {
     int me = getpid(), found = 0;
     DIR *d = opendir("/proc");
     for (struct dirent *e; !found && d && (e = readdir(d));) {
-        int pid = atoi(e->d_name), p = pid;
-        for (int hops = 0; p > 1 && p != me && hops < 10; ++hops) p = ppid_of(p);
-        if (pid <= 0 || pid == me || p != me) continue;
-        char path[64], cmd[4096];
-        snprintf(path, sizeof path, "/proc/%d/cmdline", pid);
-        FILE *f = fopen(path, "r");
-        if (!f) continue;
-        size_t n = fread(cmd, 1, sizeof cmd - 1, f);
-        fclose(f);
-        for (size_t i = 0; i < n; ++i) cmd[i] = cmd[i] ? cmd[i] : ' ';
-        cmd[n] = 0;
-        if (strstr(cmd, needle)) found = pid;
+        long pid = atol(e->d_name), p = pid;
+        for (int hops = 0; p > 1 && p != me && hops < 10; ++hops) p = test_proc_parent(p, NULL);
+        char cmd[4096];
+        if (pid > 0 && pid != me && p == me && test_proc_cmdline(pid, cmd, sizeof cmd) && strstr(cmd, needle))
+            found = (int)pid;
     }
     if (d) closedir(d);
     return found;

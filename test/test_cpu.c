@@ -2210,29 +2210,12 @@ static int count_processes_of(const char *needle, bool children)
         char *end;
         long pid = strtol(e->d_name, &end, 10);
         if (*end || pid <= 0 || pid == self) continue;
-        char path[64], buf[4096];
-        snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-        FILE *f = fopen(path, "r");
-        if (!f) continue;
-        size_t k = fread(buf, 1, sizeof buf - 1, f);
-        fclose(f);
-        buf[k] = 0;
-        char *rp = strrchr(buf, ')');
-        char state = 0;
-        long ppid = 0;
-        if (children && rp && sscanf(rp + 1, " %c %ld", &state, &ppid) == 2 && ppid == self && state != 'Z') {
+        char state = 0, cmd[4096];
+        if (children && test_proc_parent(pid, &state) == self && state != 'Z') {
             n++;
             continue;
         }
-        snprintf(path, sizeof path, "/proc/%ld/cmdline", pid);
-        f = fopen(path, "r");
-        if (!f) continue;
-        k = fread(buf, 1, sizeof buf - 1, f);
-        fclose(f);
-        for (size_t i = 0; i < k; ++i)
-            if (!buf[i]) buf[i] = ' ';
-        buf[k] = 0;
-        if (strstr(buf, needle)) n++;
+        if (test_proc_cmdline(pid, cmd, sizeof cmd) && strstr(cmd, needle)) n++;
     }
     closedir(d);
     return n;
