@@ -1329,6 +1329,40 @@ ACCEL_TEST(graph, host_results_and_waits_are_refused_while_recording)
     teardown(&f);
 }
 
+/* An array the recording does not use, whose copies run on the recording
+ * view: both host copies are refused by their own names before they do
+ * anything (no copy counted on the view, the array's data unchanged). */
+ACCEL_TEST(graph, host_copies_of_an_array_outside_the_recording_are_refused_by_name)
+{
+    fixture f;
+    setup(&f, acc);
+    static float ones[N], twos[N], got[N];
+    for (int i = 0; i < N; ++i) ones[i] = 1.0f, twos[i] = 2.0f, got[i] = -1.0f;
+    amp_array *arr = NULL;
+    ASSERT_OK(amp_array_create(f.q, 4, amp_extent_1d(N), ones, &arr));
+    ASSERT_OK(amp_accelerator_view_reset_stats(f.q));
+    ASSERT_OK(amp_graph_begin_recording(f.q));
+    ASSERT_STATUS(amp_array_copy_from_host(arr, twos), AMP_ERROR_BUSY);
+    cr_assert(strstr(amp_last_error(), "amp_array_copy_from_host") && strstr(amp_last_error(), "recording"), "%s",
+              amp_last_error());
+    ASSERT_STATUS(amp_array_copy_to_host(arr, got), AMP_ERROR_BUSY);
+    cr_assert(strstr(amp_last_error(), "amp_array_copy_to_host") && strstr(amp_last_error(), "recording"), "%s",
+              amp_last_error());
+    amp_graph *g = NULL;
+    ASSERT_OK(amp_graph_end_recording(f.q, &g));
+    amp_stats stats;
+    ASSERT_OK(amp_accelerator_view_get_stats(f.q, &stats));
+    cr_assert_eq(stats.copies_to_device + stats.copies_to_host, 0, "a refused copy was queued: %llu, %llu",
+                 (unsigned long long)stats.copies_to_device, (unsigned long long)stats.copies_to_host);
+    for (int i = 0; i < N; ++i) cr_assert_eq(got[i], -1.0f, "a refused copy_to_host wrote got[%d]", i);
+    ASSERT_OK(amp_array_copy_to_host(arr, got));
+    for (int i = 0; i < N; ++i)
+        cr_assert_eq(got[i], 1.0f, "the refused copy_from_host wrote arr[%d] = %g", i, (double)got[i]);
+    ASSERT_OK(amp_graph_destroy(g));
+    ASSERT_OK(amp_array_destroy(arr));
+    teardown(&f);
+}
+
 /* The algorithms that return their result on the host refuse data a
  * recording in progress uses, called on another view or with q NULL, from
  * the recording thread or another (AMP_ERROR_BUSY naming the argument):
@@ -2052,6 +2086,45 @@ static void algorithm_refused_for_a_17th_part(amp_accelerator *acc)
     ASSERT_OK(amp_array_view_destroy(whole));
     ASSERT_OK(amp_array_destroy(in));
     free(ones);
+    teardown(&f);
+}
+
+/* An empty view is no part of a graph (a launch binds nothing for it):
+ * an algorithm over an empty section of a view whose 16 parts the graph
+ * already uses is recorded, not refused as a 17th part, and its replay
+ * writes the empty sum. */
+ACCEL_TEST(graph, an_empty_section_is_no_17th_part_for_an_algorithm)
+{
+    fixture f;
+    setup(&f, acc);
+    static float y[N], z[1];
+    for (int i = 0; i < N; ++i) y[i] = 1.0f;
+    z[0] = 7.0f;
+    amp_array_view *whole = test_view(y, 4, amp_extent_1d(N), AMP_READ_WRITE);
+    amp_array_view *res = test_view(z, 4, amp_extent_1d(1), AMP_READ_WRITE);
+    amp_array_view *parts[16], *none = NULL;
+    for (int i = 0; i < 16; ++i)
+        ASSERT_OK(amp_array_view_section(whole, amp_index_1d(8 * i), amp_extent_1d(8), &parts[i]));
+    ASSERT_OK(amp_array_view_section(whole, amp_index_1d(200), amp_extent_1d(0), &none));
+    ASSERT_OK(amp_graph_begin_recording(f.q));
+    for (int i = 0; i < 16; ++i) {
+        amp_arg s[] = {amp_arg_view(parts[i]), amp_arg_view(parts[i]), amp_arg_float32(1.0f)};
+        ASSERT_OK(amp_parallel_for_each(f.q, amp_extent_1d(8), f.axpy, s, 3));
+    }
+    ASSERT_OK(amp_reduce_async(f.q, amp_arg_view(none), AMP_TYPE_FLOAT32, AMP_OP_SUM, amp_arg_view(res), NULL));
+    amp_graph *g = NULL;
+    ASSERT_OK(amp_graph_end_recording(f.q, &g));
+    cr_assert_eq(z[0], 7.0f, "recording ran the reduction: %g", (double)z[0]);
+    ASSERT_OK(amp_graph_launch(f.q, g));
+    ASSERT_OK(amp_array_view_synchronize(whole));
+    ASSERT_OK(amp_array_view_synchronize(res));
+    for (int i = 0; i < N; ++i) cr_assert_eq(y[i], i < 128 ? 2.0f : 1.0f, "y[%d] = %g", i, (double)y[i]);
+    cr_assert_eq(z[0], 0.0f, "the empty sum: %g", (double)z[0]);
+    ASSERT_OK(amp_graph_destroy(g));
+    for (int i = 0; i < 16; ++i) ASSERT_OK(amp_array_view_destroy(parts[i]));
+    ASSERT_OK(amp_array_view_destroy(none));
+    ASSERT_OK(amp_array_view_destroy(res));
+    ASSERT_OK(amp_array_view_destroy(whole));
     teardown(&f);
 }
 

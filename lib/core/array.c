@@ -20,6 +20,11 @@ static amp_status amp__array_copy(amp_array *a, void *host, amp__copy_dir dir, a
     const char *fn = dir == AMP__H2D ? "amp_array_copy_from_host" : "amp_array_copy_to_host";
     if ((st = amp__storage_lock(s, fn)) != AMP_OK) return st;
     if ((st = amp__storage_refuse_host(s, fn)) != AMP_OK) goto out;
+    /* The copy runs on q, which must not be recording: refused here, by
+     * this call's name, before the data comes home or a write is counted
+     * (a refused call changes nothing). A staging array's copy is a host
+     * memmove, never queued. */
+    if (s->home_acc && bytes && (st = amp__queue_refuse_recording(q, fn)) != AMP_OK) goto out;
     /* Reading keeps a view's device copy (its device-newer parts come home);
      * writing makes it stale, so it goes. */
     st = dir == AMP__D2H ? amp__storage_sync(s, &s->whole) : amp__storage_go_home(s);

@@ -262,8 +262,10 @@ amp_status amp__launch_args_fit(amp_accelerator_view *q, const amp_arg *args, si
         int kind = !(a->kind & AMP__ARG_SPAN) ? (int)a->kind
                    : (a->kind & AMP__ARG_SPAN_ARRAY) ? AMP_ARG_ARRAY
                                                      : AMP_ARG_VIEW;
-        /* A dead handle is the launch's to report. */
+        /* A dead handle is the launch's to report; an empty view binds
+         * nothing (amp__run_entered), so it is no part. */
         if (kind == AMP_ARG_VIEW && amp__handle_alive(a->u.view, AMP__HANDLE_VIEW)) {
+            if (a->u.view->empty) continue;
             s[k] = a->u.view->s;
             b[k] = &a->u.view->box;
             view[k++] = true;
