@@ -6,6 +6,7 @@
  * graph instead: every replay runs the recorded launches on it, so it comes
  * back to the pool only when the graph is freed (amp__graph_hold). */
 #include "alg.h"
+#include "base/fork_guard.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -24,16 +25,7 @@ struct amp__alg_scratch {
 
 /* Guards the list and every entry's fields but a; a leaf: nothing else is
  * taken under it (trimming queries and destroys arrays after unlocking). */
-static pthread_mutex_t amp__pool_lock = PTHREAD_MUTEX_INITIALIZER;
-
-/* A leaf, taken across fork() so that a child finds it free (and the pool
- * whole) even where another thread held it then. */
-static void amp__pool_fork_prepare(void) { pthread_mutex_lock(&amp__pool_lock); }
-static void amp__pool_fork_after(void) { pthread_mutex_unlock(&amp__pool_lock); }
-__attribute__((constructor)) static void amp__pool_fork_register(void)
-{
-    (void)pthread_atfork(amp__pool_fork_prepare, amp__pool_fork_after, amp__pool_fork_after);
-}
+AMP__FORK_GUARDED_MUTEX(amp__pool_lock)
 static amp__alg_scratch *amp__pool;
 static uint64_t amp__pool_clock;
 

@@ -6,13 +6,17 @@
  * the stamps of the headers the module was keyed on, so an edited header is
  * rebuilt in the same process too. */
 #include "internal.h"
+#include "base/fork_guard.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #define AMP__BUCKETS 256u
 
-static pthread_mutex_t amp__cache_lock = PTHREAD_MUTEX_INITIALIZER; /* guards the buckets and module refs */
+/* Guards the buckets and module refs; a leaf (modules are freed after it
+ * is released; under it only a header's stamp is read), taken across
+ * fork() (base/fork_guard.h). */
+AMP__FORK_GUARDED_MUTEX(amp__cache_lock)
 static amp__module *amp__buckets[AMP__BUCKETS];
 static _Atomic uint64_t amp__hits, amp__misses;
 

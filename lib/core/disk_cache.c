@@ -26,6 +26,7 @@
  * Nothing here is reported as an error: a cache that cannot be used is
  * skipped, and amp_cache_get_info says why. */
 #include "internal.h"
+#include "base/fork_guard.h"
 #include "base/trusted_path.h"
 
 #include <dirent.h>
@@ -73,8 +74,9 @@ static char amp__dc_path[PATH_MAX];
 static char amp__dc_reason[512];
 static uint8_t amp__dc_key[32];
 
-static pthread_mutex_t amp__dc_note_lock = PTHREAD_MUTEX_INITIALIZER; /* leaf: guards the last note */
-static pthread_mutex_t amp__dc_member_lock = PTHREAD_MUTEX_INITIALIZER; /* leaf: guards the members seen */
+/* Leaves, taken across fork() (base/fork_guard.h). */
+AMP__FORK_GUARDED_MUTEX(amp__dc_note_lock)   /* guards the last note */
+AMP__FORK_GUARDED_MUTEX(amp__dc_member_lock) /* guards the members seen */
 static char amp__dc_last_uncacheable[256];
 static _Atomic uint64_t amp__dc_hits, amp__dc_misses, amp__dc_stores, amp__dc_rejected, amp__dc_uncacheable;
 

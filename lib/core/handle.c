@@ -16,6 +16,7 @@
  * order: a kind's pool lock and the registry lock are leaves, never held
  * together. */
 #include "internal.h"
+#include "base/fork_guard.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,16 +50,8 @@ typedef struct amp__reg_entry {
     uint8_t state; /* AMP__REG_LIVE or AMP__REG_DEAD, | kind */
 } amp__reg_entry;
 
-static pthread_mutex_t amp__reg_mu = PTHREAD_MUTEX_INITIALIZER;
-
-/* A leaf, taken across fork() so that a child finds it free (and the
- * registry whole) even where another thread held it then. */
-static void amp__reg_fork_prepare(void) { pthread_mutex_lock(&amp__reg_mu); }
-static void amp__reg_fork_after(void) { pthread_mutex_unlock(&amp__reg_mu); }
-__attribute__((constructor)) static void amp__reg_fork_register(void)
-{
-    (void)pthread_atfork(amp__reg_fork_prepare, amp__reg_fork_after, amp__reg_fork_after);
-}
+/* A leaf, taken across fork() (base/fork_guard.h). */
+AMP__FORK_GUARDED_MUTEX(amp__reg_mu)
 static amp__reg_entry *amp__reg;
 static size_t amp__reg_cap, amp__reg_n;
 

@@ -6,6 +6,7 @@
  * succeeding, and the destroy waits for launches that resolved a handle
  * before. A lookup is two loads; no lock. */
 #include "internal.h"
+#include "base/fork_guard.h"
 
 #include <linux/membarrier.h>
 #include <sched.h>
@@ -26,7 +27,7 @@ typedef struct amp__kslot {
 } amp__kslot;
 
 static _Atomic(amp__kslot *) amp__chunks[AMP__MAX_CHUNKS];
-static pthread_mutex_t amp__slot_lock = PTHREAD_MUTEX_INITIALIZER; /* leaf: guards the free list and growth */
+AMP__FORK_GUARDED_MUTEX(amp__slot_lock) /* leaf: guards the free list and growth; taken across fork() */
 static uint32_t *amp__free_slots;
 static size_t amp__nfree, amp__free_cap;
 static uint32_t amp__nslots; /* slots ever made */

@@ -30,6 +30,7 @@
  * pack (descriptor, index) is never changed or closed again, so entries
  * are read and checked without the lock. */
 #include "internal.h"
+#include "base/fork_guard.h"
 #include "base/trusted_path.h"
 
 #include <dirent.h>
@@ -78,7 +79,9 @@ typedef struct amp__pack {
 } amp__pack;
 
 static pthread_once_t amp__pb_once = PTHREAD_ONCE_INIT;
-static pthread_mutex_t amp__pb_lock = PTHREAD_MUTEX_INITIALIZER;
+/* A leaf (a pack's open and index read happen under it), taken across
+ * fork() (base/fork_guard.h). */
+AMP__FORK_GUARDED_MUTEX(amp__pb_lock)
 static bool amp__pb_on;
 static int amp__pb_dirfd = -1;
 static char amp__pb_dir[PATH_MAX];

@@ -64,7 +64,7 @@ static void amp__cpu_init(void)
 typedef struct amp__cpu_module {
     void *handle;
     int fd; /* kept open while loaded: its /proc/self/fd name stays unique */
-    pthread_mutex_t lock;      /* guards kernels */
+    amp__lock lock;            /* guards kernels (an amp__lock: see amp__cpu_kernel_keep) */
     amp__cpu_kernel *kernels;  /* what kernel_get handed out, freed at unload */
     amp__cpu_tls tls;          /* its thread-local (tile_static) symbols */
     amp__cpu_inflight inflight; /* its launches queued on a queue's thread */
@@ -127,7 +127,7 @@ static amp_status amp__cpu_module_load(void *dev, const void *bin, size_t bin_si
     *module = NULL;
     if (!m) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for a module");
     m->fd = -1;
-    pthread_mutex_init(&m->lock, NULL);
+    amp__lock_init(&m->lock);
     pthread_mutex_init(&m->inflight.mu, NULL);
     pthread_cond_init(&m->inflight.cv, NULL);
     if (!bin || bin_size == 0) {
@@ -208,7 +208,6 @@ fail:
     if (m->handle) dlclose(m->handle);
     if (m->fd >= 0) close(m->fd);
     amp__cpu_elf_tls_free(&m->tls);
-    pthread_mutex_destroy(&m->lock);
     pthread_mutex_destroy(&m->inflight.mu);
     pthread_cond_destroy(&m->inflight.cv);
     free(m);
@@ -242,7 +241,6 @@ static void amp__cpu_module_unload(void *dev, void *module)
         free(k);
     }
     amp__cpu_elf_tls_free(&m->tls);
-    pthread_mutex_destroy(&m->lock);
     pthread_mutex_destroy(&m->inflight.mu);
     pthread_cond_destroy(&m->inflight.cv);
     free(m);
@@ -289,14 +287,18 @@ static void amp__cpu_verbose_loops(void *handle, const char *name, char *buf, si
  * first stays, with the widths its launches learned. */
 static amp__cpu_kernel *amp__cpu_kernel_keep(amp__cpu_module *m, amp__cpu_kernel *k)
 {
-    pthread_mutex_lock(&m->lock);
+    /* In a forked child where a thread of the parent held the lock, the
+     * list is still whole (a record joins it by one store, after its next
+     * is set) but must not change: k stays out of it, one record that
+     * unload will not free (it waited for ever before). */
+    bool locked = amp__lock_acquire_or_forked(&m->lock);
     amp__cpu_kernel *had = m->kernels;
     while (had && strcmp(had->name, k->name)) had = had->next;
-    if (!had) {
+    if (!had && locked) {
         k->next = m->kernels;
-        m->kernels = k;
+        __atomic_store_n(&m->kernels, k, __ATOMIC_RELEASE); /* after k->next, for a forked child's walk */
     }
-    pthread_mutex_unlock(&m->lock);
+    if (locked) amp__lock_release(&m->lock);
     if (!had) return k;
     amp__cpu_widths_free(k->widths);
     free(k);
