@@ -1,4 +1,4 @@
-/* test_async.c — amp_parallel_for_each_async and futures: wait/is_ready/destroy, results after wait, two queues, host access waiting without an explicit wait, amp_accelerator_view_wait, cross-queue ordering; the CPU accelerator running launches of two queues (and two threads) at the same time, reporting an asynchronous launch's failure, holding at most AMP_QUEUE_DEPTH launches in a queue, and giving a burst's memory back; waits with a time-out; a continuation that ends the process; a later launch naming an earlier failure whole; a forked child told at once that launches queued before the fork do not run there. */
+/* test_async.c — amp_parallel_for_each_async and futures: wait/is_ready/destroy, results after wait, two queues, host access waiting without an explicit wait, amp_accelerator_view_wait, cross-queue ordering; the CPU accelerator running launches of two queues (and two threads) at the same time, reporting an asynchronous launch's failure, holding at most AMP_QUEUE_DEPTH launches in a queue, and giving a burst's memory back; waits with a time-out; a continuation that ends the process; a later launch naming an earlier failure whole; a forked child told at once that launches queued before the fork do not run there, and never hanging beside threads that build programs. */
 #include "support.h"
 #include "vendor.h"
 #include <hipamp_algorithms.h>
@@ -1735,4 +1735,76 @@ Test(async, cpu_fork_child_refuses_views_of_and_destroying_an_array_another_thre
     cr_assert_eq(got, 1, "a[0] = %d", got);
     ASSERT_OK(amp_array_destroy(a));
     ASSERT_OK(amp_program_destroy(p));
+}
+
+/* ---------------------------------- forks beside a process's builds */
+
+/* Threads of the parent build one program again and again (a hit of the
+ * compile cache), take its kernel, destroy it and read the caches' and the
+ * prebuilt packs' state, while the main thread forks; every child makes
+ * the same calls. Each of those calls takes a short-held lock (the compile
+ * cache's, the kernel table's, a module's kernel list, the graph pin
+ * table's, the disk cache's note, the prebuilt packs'), which a child used to inherit held by a
+ * thread it does not have and waited on for ever: a probe's children hung
+ * in 39-58 of 300 forks. A race: with the locks taken across fork, no
+ * child may hang; without, this many forks hang some. */
+static const char fork_build_src[] = "AMP_KERNEL(inc, amp::index<1> i, amp::array_view<int, 1> v) { v[i] += 1; }\n";
+
+struct fork_builder {
+    amp_accelerator *acc;
+    atomic_int stop;
+    atomic_int rounds;
+};
+
+static int fork_build_calls(amp_accelerator *acc)
+{
+    amp_program *p = NULL;
+    amp_kernel *k = NULL;
+    amp_cache_info ci;
+    amp_prebuilt_info pi;
+    if (amp_program_build(acc, fork_build_src, NULL, &p) != AMP_OK) return 1;
+    int bad = amp_program_get_kernel(p, "inc", &k) != AMP_OK ? 2 : 0;
+    if (!bad && amp_cache_get_info(&ci) != AMP_OK) bad = 3;
+    if (!bad && amp_prebuilt_get_info(&pi) != AMP_OK) bad = 4;
+    if (amp_program_destroy(p) != AMP_OK && !bad) bad = 5;
+    return bad;
+}
+
+static void *fork_builder_run(void *arg)
+{
+    struct fork_builder *b = arg;
+    while (!atomic_load(&b->stop))
+        if (fork_build_calls(b->acc) == 0) atomic_fetch_add(&b->rounds, 1);
+    return NULL;
+}
+
+Test(async, cpu_fork_children_never_hang_beside_threads_building_cached_programs, .timeout = 300)
+{
+    enum { THREADS = 2, FORKS = 100 };
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    cr_assert_eq(fork_build_calls(acc), 0, "the calls themselves: %s", amp_last_error());
+    struct fork_builder b = {.acc = acc};
+    pthread_t th[THREADS];
+    for (int i = 0; i < THREADS; ++i) cr_assert_eq(pthread_create(&th[i], NULL, fork_builder_run, &b), 0);
+    for (int i = 0; i < 30000 && atomic_load(&b.rounds) < 10; ++i) usleep(1000);
+    int hung = 0, failed = 0, last = 0;
+    for (int i = 0; i < FORKS; ++i) {
+        fflush(NULL);
+        pid_t pid = fork();
+        cr_assert_neq(pid, -1, "fork: %s", strerror(errno));
+        if (pid == 0) {
+            alarm(10);
+            _exit(fork_build_calls(acc));
+        }
+        int status = 0;
+        cr_assert_eq(waitpid(pid, &status, 0), pid);
+        if (WIFSIGNALED(status)) hung++;
+        else if (WEXITSTATUS(status)) failed++, last = WEXITSTATUS(status);
+    }
+    atomic_store(&b.stop, 1);
+    for (int i = 0; i < THREADS; ++i) pthread_join(th[i], NULL);
+    cr_assert_geq(atomic_load(&b.rounds), 10, "the threads built %d times", atomic_load(&b.rounds));
+    cr_assert_eq(hung, 0, "%d of %d children hung (killed by SIGALRM)", hung, FORKS);
+    cr_assert_eq(failed, 0, "%d of %d children failed (the last at step %d: 1 build, 2 kernel, 3 cache info, 4 "
+                 "prebuilt info, 5 destroy)", failed, FORKS, last);
 }

@@ -46,6 +46,7 @@
  * q->recorder until it is finished: to every other thread q is recording,
  * and busy. */
 #include "internal.h"
+#include "base/fork_guard.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -147,7 +148,8 @@ typedef struct amp__pin {
     int n; /* graphs that pin h; -1: closed (amp__graph_pins_close): no graph may */
 } amp__pin;
 
-static pthread_mutex_t amp__pin_lock = PTHREAD_MUTEX_INITIALIZER;
+/* A leaf, taken across fork() (base/fork_guard.h). */
+AMP__FORK_GUARDED_MUTEX(amp__pin_lock)
 static amp__pin *amp__pins;
 static size_t amp__pin_cap, amp__pin_count;
 
