@@ -1,4 +1,4 @@
-/* test_internal.c — white-box tests of the core's pure parts, linked with the library's objects: the box algebra of coherence (subtract, add with merging, cover, overflow behaviour), the signature-record check (every field a prelude could not have produced), compile-log summaries, the #include rewrite for named-header compilers, the disk cache's size check, the CPU accelerator's launch-width search (on a made-up host's times), the storage lock under contention, the environment's whole-number rule, the slab pools' giving memory back, the CPU pool's blocks (each thread's own first, every index once) and its deschedule check (a descheduled spinner stops its own thread's spinning, not the others'), and what the CPU accelerator's split build accepts to compile in parts, and its loop transformation's parse with the library's part precompiled; which names bring the device library into a GPU build, and that leaving it out changes no machine code; the AMD metadata reader refusing a note whose key is no string. */
+/* test_internal.c — white-box tests of the core's pure parts, linked with the library's objects: the box algebra of coherence (subtract, add with merging, cover, overflow behaviour), the signature-record check (every field a prelude could not have produced), compile-log summaries, the #include rewrite for named-header compilers, the disk cache's size check, the CPU accelerator's launch-width search (on a made-up host's times), the storage lock under contention and in a forked child (given up or taken over), the environment's whole-number rule, the slab pools' giving memory back, the CPU pool's blocks (each thread's own first, every index once) and its deschedule check (a descheduled spinner stops its own thread's spinning, not the others'), and what the CPU accelerator's split build accepts to compile in parts, and its loop transformation's parse with the library's part precompiled; which names bring the device library into a GPU build, and that leaving it out changes no machine code; the AMD metadata reader refusing a note whose key is no string. */
 #include "stderr_capture.h"
 #include "support.h"
 
@@ -8,6 +8,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,6 +17,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* ------------------------------------------------------------------ boxes */
@@ -1204,6 +1207,62 @@ Test(lock, contended_counter_loses_nothing, .timeout = 120)
                  (long)LOCK_THREADS * LOCK_ROUNDS);
     cr_assert_eq(atomic_load(&counter_lock.state), 0, "the lock is left in state %d",
                  atomic_load(&counter_lock.state));
+}
+
+/* A lock another thread holds when the process forks: in the child that
+ * thread is gone and never releases it. amp__lock_acquire_or_forked gives
+ * up at once, as often as asked, leaving the lock as it was;
+ * amp__lock_acquire_taking_over takes it as the child's, and it then works
+ * as any lock of the child (a second acquire_or_forked gets it after the
+ * release). Exit codes name the failed step; a hang is SIGALRM. */
+static amp__lock fork_lock = AMP__LOCK_INIT;
+static atomic_int fork_lock_held, fork_lock_go;
+
+static void *fork_lock_holder(void *arg)
+{
+    (void)arg;
+    amp__lock_acquire(&fork_lock);
+    atomic_store(&fork_lock_held, 1);
+    while (!atomic_load(&fork_lock_go)) usleep(1000);
+    amp__lock_release(&fork_lock);
+    return NULL;
+}
+
+static int fork_lock_child(void)
+{
+    alarm(5);
+    for (int i = 0; i < 3; ++i)
+        if (amp__lock_acquire_or_forked(&fork_lock)) return 1;
+    amp__lock_acquire_taking_over(&fork_lock);
+    int s = atomic_load(&fork_lock.state);
+    if ((s & 3) == 0 || (s & ~3) != (amp__lock_held() & ~3)) return 2; /* held, as this process's */
+    amp__lock_release(&fork_lock);
+    if (atomic_load(&fork_lock.state) != 0) return 3;
+    if (!amp__lock_acquire_or_forked(&fork_lock)) return 4;
+    amp__lock_release(&fork_lock);
+    return 0;
+}
+
+Test(lock, a_forked_child_gives_up_or_takes_over_a_lock_the_fork_left_held, .timeout = 60)
+{
+    pthread_t t;
+    cr_assert_eq(pthread_create(&t, NULL, fork_lock_holder, NULL), 0);
+    while (!atomic_load(&fork_lock_held)) usleep(1000);
+    fflush(NULL);
+    pid_t pid = fork();
+    cr_assert_neq(pid, -1, "fork: %s", strerror(errno));
+    if (pid == 0) _exit(fork_lock_child());
+    int status = 0;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    atomic_store(&fork_lock_go, 1);
+    pthread_join(t, NULL);
+    cr_assert(WIFEXITED(status), "the child hung or died (signal %d)", WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    cr_assert_eq(WEXITSTATUS(status), 0,
+                 "the child's step %d: 1 or_forked took it, 2 not held as the child's after the take-over, 3 not free "
+                 "after release, 4 not taken again",
+                 WEXITSTATUS(status));
+    cr_assert_eq(atomic_load(&fork_lock.state), 0, "the parent's lock is left in state %d",
+                 atomic_load(&fork_lock.state));
 }
 
 /* -------------------------------------------------------- environment */

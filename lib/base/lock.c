@@ -28,7 +28,9 @@ __attribute__((constructor)) static void amp__lock_register(void)
     (void)pthread_atfork(NULL, NULL, amp__lock_forked);
 }
 
-static bool amp__lock_wait_in(amp__lock *l, bool give_up_on_fork)
+/* give_up_on_fork: false where a thread the fork left behind holds l;
+ * take_over: take such a lock as this thread's instead (true). */
+static bool amp__lock_wait_in(amp__lock *l, bool give_up_on_fork, bool take_over)
 {
     int held = amp__lock_held();
     /* A launch holds the lock for about a microsecond: worth a short spin
@@ -54,7 +56,15 @@ static bool amp__lock_wait_in(amp__lock *l, bool give_up_on_fork)
                 return true;
             continue;
         }
-        if (give_up_on_fork && (s & ~3) != (held & ~3)) return false;
+        if ((give_up_on_fork || take_over) && (s & ~3) != (held & ~3)) {
+            if (!take_over) return false;
+            /* One of this process's threads wins the take-over; the others
+             * then wait for it as for any holder of this generation. */
+            if (atomic_compare_exchange_weak_explicit(&l->state, &s, sleeping, memory_order_acquire,
+                                                      memory_order_relaxed))
+                return true;
+            continue;
+        }
         if ((s & 3) != 2 && !atomic_compare_exchange_weak_explicit(&l->state, &s, (s & ~3) | 2,
                                                                     memory_order_relaxed, memory_order_relaxed))
             continue;
@@ -64,12 +74,17 @@ static bool amp__lock_wait_in(amp__lock *l, bool give_up_on_fork)
 
 void amp__lock_wait(amp__lock *l)
 {
-    (void)amp__lock_wait_in(l, false);
+    (void)amp__lock_wait_in(l, false, false);
 }
 
 bool amp__lock_wait_or_forked(amp__lock *l)
 {
-    return amp__lock_wait_in(l, true);
+    return amp__lock_wait_in(l, true, false);
+}
+
+void amp__lock_wait_taking_over(amp__lock *l)
+{
+    (void)amp__lock_wait_in(l, false, true);
 }
 
 void amp__lock_wake(amp__lock *l)

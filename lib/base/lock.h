@@ -25,9 +25,10 @@ extern atomic_int amp__lock_fork_gen;
 /* The contended halves (lib/base/lock.c). amp__lock_wait blocks until it
  * has the lock; amp__lock_wait_or_forked returns false, without it, where
  * a thread of the parent process held it at fork (the child would wait for
- * ever). */
+ * ever); amp__lock_wait_taking_over takes such a lock. */
 void amp__lock_wait(amp__lock *l);
 bool amp__lock_wait_or_forked(amp__lock *l);
+void amp__lock_wait_taking_over(amp__lock *l);
 void amp__lock_wake(amp__lock *l);
 
 /* This process's held state: never 0. */
@@ -67,6 +68,18 @@ static inline bool amp__lock_acquire_or_forked(amp__lock *l)
     return atomic_compare_exchange_strong_explicit(&l->state, &free_state, amp__lock_held(), memory_order_acquire,
                                                    memory_order_relaxed) ||
            amp__lock_wait_or_forked(l);
+}
+
+/* amp__lock_acquire that, in a forked child where a thread of the parent
+ * held l at fork, takes l over: only for what is whole at every store (a
+ * pointer swapped in one store, counts that are atomic), where the worst a
+ * holder the fork left behind can leave is a leak. */
+static inline void amp__lock_acquire_taking_over(amp__lock *l)
+{
+    int free_state = 0;
+    if (!atomic_compare_exchange_strong_explicit(&l->state, &free_state, amp__lock_held(), memory_order_acquire,
+                                                 memory_order_relaxed))
+        amp__lock_wait_taking_over(l);
 }
 
 static inline void amp__lock_release(amp__lock *l)

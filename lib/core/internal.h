@@ -172,7 +172,7 @@ struct amp_accelerator_view {
     atomic_int refs;        /* the handle, arrays on it, points held in storages and futures */
     _Atomic uint64_t submitted; /* number of the newest command (given after it is queued) */
     _Atomic uint64_t completed; /* every command numbered <= this has finished */
-    amp__lock mark_lock;        /* guards mark (in a forked child, one a parent's thread held stays held) */
+    amp__lock mark_lock;        /* guards mark (a forked child takes over one a parent's thread held: amp__mark_get) */
     amp__mark *mark;        /* the newest recorded point, shared by waiters */
     _Atomic uint64_t bytes_to_device, copies_to_device, bytes_to_host, copies_to_host;
     _Atomic uint64_t bytes_d2d, copies_d2d, bytes_h2h, copies_h2h;

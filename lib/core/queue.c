@@ -257,13 +257,12 @@ void amp__queue_describe(amp_accelerator_view *q, amp__trace_rec *r)
         /* Numbered on first use, under the queue's own lock, so that no
          * number is given twice or skipped. */
         static _Atomic uint32_t numbered;
-        if (amp__lock_acquire_or_forked(&q->mark_lock)) { /* a forked child's unnumbered queue: 0 */
-            if (!(id = atomic_load_explicit(&q->trace_id, memory_order_relaxed))) {
-                id = atomic_fetch_add(&numbered, 1) + 1;
-                atomic_store_explicit(&q->trace_id, id, memory_order_release);
-            }
-            amp__lock_release(&q->mark_lock);
+        amp__lock_acquire_taking_over(&q->mark_lock); /* see amp__mark_get */
+        if (!(id = atomic_load_explicit(&q->trace_id, memory_order_relaxed))) {
+            id = atomic_fetch_add(&numbered, 1) + 1;
+            atomic_store_explicit(&q->trace_id, id, memory_order_release);
         }
+        amp__lock_release(&q->mark_lock);
     }
     r->qid = id;
     r->queue_kind = q->is_default ? AMP__QUEUE_DEFAULT : q->borrowed ? AMP__QUEUE_NATIVE : AMP__QUEUE_CREATED;
@@ -585,11 +584,12 @@ amp_status amp__queue_drain_for(amp_accelerator_view *q, const uint32_t *ms)
      * failure for good, answers no later wait (a host access of data an
      * earlier launch wrote reported it again, until a second wait). */
     amp__note_completed(q, seen);
-    if (st != AMP_OK && amp__lock_acquire_or_forked(&q->mark_lock)) {
+    if (st != AMP_OK) {
         amp__mark *old = NULL;
+        amp__lock_acquire_taking_over(&q->mark_lock); /* see amp__mark_get */
         if (q->mark && q->mark->seq <= seen && !atomic_load_explicit(&q->recorder, memory_order_acquire)) {
             old = q->mark;
-            q->mark = NULL;
+            __atomic_store_n(&q->mark, NULL, __ATOMIC_RELEASE);
         }
         amp__lock_release(&q->mark_lock);
         amp__mark_release(q, old);
@@ -600,15 +600,20 @@ amp_status amp__queue_drain_for(amp_accelerator_view *q, const uint32_t *ms)
 amp_status amp__queue_drain(amp_accelerator_view *q) { return amp__queue_drain_for(q, NULL); }
 
 /* A mark covering command seq of q, retained for the caller: the newest one
- * when it covers seq, else a new one recorded now. */
+ * when it covers seq, else a new one recorded now.
+ *
+ * The mark lock is taken over in a forked child where a thread of the
+ * parent held it (that thread is not there to release it; every queue of
+ * the process, the default view the algorithms' scratch arrays use among
+ * them, would otherwise refuse its waits for good): q->mark is swapped in
+ * one store (release, after the mark is whole) and marks are counted
+ * atomically, so the worst such a holder leaves is a mark never freed. */
 static amp_status amp__mark_get(amp_accelerator_view *q, uint64_t seq, amp__mark **out)
 {
     amp_status st = AMP_OK;
     amp__mark *m = NULL;
     *out = NULL;
-    if (!amp__lock_acquire_or_forked(&q->mark_lock))
-        return amp__fail(AMP_ERROR_DEVICE, "accelerator view: another thread was using the view when this process "
-                         "was forked; in this process its work cannot be waited for");
+    amp__lock_acquire_taking_over(&q->mark_lock);
     /* While q records, its mark is the one amp__queue_record_cover made
      * before the recording began, after all that runs on q until it ends:
      * it answers a wait for any point, "whatever is queued" (AMP__SEQ_TAIL:
@@ -634,7 +639,7 @@ static amp_status amp__mark_get(amp_accelerator_view *q, uint64_t seq, amp__mark
     }
     atomic_init(&m->refs, 2); /* the queue's and the caller's */
     amp__mark *old = q->mark;
-    q->mark = m;
+    __atomic_store_n(&q->mark, m, __ATOMIC_RELEASE);
     amp__mark_release(q, old);
 done:
     amp__lock_release(&q->mark_lock);
