@@ -643,7 +643,9 @@ AMP_API amp_status amp_array_view_native_handle(amp_array_view *v, amp_accelerat
                                                 void **device_ptr);
 /* Host pointer of the view's first element (NULL for a view of an array
  * in accelerator memory, and for a NULL or destroyed v: amp_last_error()
- * then says which). */
+ * then says which). An empty view has no element to point at: its pointer
+ * is where it starts, or its data's end where it starts past it (a section
+ * whose origin is the view's extent), never to be read through. */
 AMP_API void *amp_array_view_data(const amp_array_view *v);
 /* Make the data source (host memory, or the array of a view of an array)
  * current: blocks until the kernels using it finished and the device-newer

@@ -692,6 +692,29 @@ Test(shape, an_empty_projection_past_a_huge_span_starts_where_its_view_does)
     ASSERT_OK(amp_array_view_destroy(v));
 }
 
+/* An empty section whose origin is its view's extent starts past the
+ * data's end: its host pointer is the end (one past the last element),
+ * never an address beyond it; an empty section inside the data keeps its
+ * own start. */
+Test(shape, an_empty_section_past_the_end_points_at_the_end)
+{
+    static int x[16];
+    amp_array_view *v = NULL, *corner = NULL, *edge = NULL, *row = NULL;
+    ASSERT_OK(amp_array_view_create(x, sizeof(int), amp_extent_2d(4, 4), AMP_READ_WRITE, &v));
+    ASSERT_OK(amp_array_view_section(v, amp_index_2d(4, 4), amp_extent_2d(0, 0), &corner));
+    cr_assert_eq((int *)amp_array_view_data(corner), x + 16, "the corner section's data: x + %td",
+                 (int *)amp_array_view_data(corner) - x);
+    ASSERT_OK(amp_array_view_section(v, amp_index_2d(2, 4), amp_extent_2d(2, 0), &edge));
+    cr_assert_eq((int *)amp_array_view_data(edge), x + 12, "the edge section's data: x + %td",
+                 (int *)amp_array_view_data(edge) - x);
+    ASSERT_OK(amp_array_view_section(v, amp_index_2d(4, 0), amp_extent_2d(0, 4), &row));
+    cr_assert_eq((int *)amp_array_view_data(row), x + 16);
+    ASSERT_OK(amp_array_view_destroy(row));
+    ASSERT_OK(amp_array_view_destroy(edge));
+    ASSERT_OK(amp_array_view_destroy(corner));
+    ASSERT_OK(amp_array_view_destroy(v));
+}
+
 /* A view whose elements end near 2^63 bytes into its data: two views of
  * one element of 3 x 2^60 bytes each, the same element reinterpreted from
  * one of 3 x 2^61 bytes, overlap. Finding the storage element of the

@@ -318,7 +318,11 @@ amp_status amp_array_view_get_extent(const amp_array_view *v, amp_extent *out)
 void *amp_array_view_data(const amp_array_view *v)
 {
     if (amp__handle_check(v, AMP__HANDLE_VIEW, __func__, "v") != AMP_OK || !v->s->host) return NULL;
-    return v->s->host + v->offset;
+    /* An empty section may start past its data's end (its origin at the
+     * view's extent): its address is then the end, one past the last
+     * byte, which C lets us form (nothing is there to read). */
+    size_t bytes = amp__storage_bytes(v->s);
+    return v->s->host + ((uint64_t)v->offset > bytes ? bytes : (size_t)v->offset);
 }
 
 amp_status amp_array_view_get_strides(const amp_array_view *v, int64_t *strides)
