@@ -15,6 +15,7 @@
 #include <openssl/rand.h>
 #include <pwd.h>
 #include <spawn.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -657,21 +658,26 @@ Test(cache, foreign_symlink_is_refused, .fini = cleanup)
 }
 
 /* The attacker who wins the race on the cache directory's last component:
- * this lstat (the test's own, which the library's calls reach first) swaps
- * the directory at g_swap_at for a symbolic link to g_swap_to right after
- * the real lstat of that path, once. As root the link is uid 65534's: one
- * the library refuses had it been there when it looked. */
+ * these lstat, fstatat and openat (the test's own, which the library's
+ * calls reach first) swap the directory at g_swap_at for a symbolic link to
+ * g_swap_to right after the first real look-up of that name, once: by its
+ * whole path, or by its last component relative to a directory descriptor
+ * (the library walks to the parent first). As root the link is uid
+ * 65534's: one the library refuses had it been there when it looked. */
 static char g_swap_at[PATH_MAX], g_swap_to[PATH_MAX];
 static bool g_swapped;
 
 static void swap_now(const char *path)
 {
-    if (!g_swap_at[0] || strcmp(path, g_swap_at)) return;
-    char aside[PATH_MAX + 8];
-    snprintf(aside, sizeof aside, "%s.aside", g_swap_at);
+    if (!g_swap_at[0]) return;
+    const char *leaf = strrchr(g_swap_at, '/');
+    if (strcmp(path, g_swap_at) && (path[0] == '/' || !leaf || strcmp(path, leaf + 1))) return;
+    char at[PATH_MAX], aside[PATH_MAX + 8];
+    snprintf(at, sizeof at, "%s", g_swap_at);
+    snprintf(aside, sizeof aside, "%s.aside", at);
     g_swap_at[0] = '\0';
-    g_swapped = rename(path, aside) == 0 && symlink(g_swap_to, path) == 0 &&
-                (geteuid() != 0 || lchown(path, 65534, 65534) == 0);
+    g_swapped = rename(at, aside) == 0 && symlink(g_swap_to, at) == 0 &&
+                (geteuid() != 0 || lchown(at, 65534, 65534) == 0);
 }
 
 int lstat(const char *restrict path, struct stat *restrict st)
@@ -679,6 +685,31 @@ int lstat(const char *restrict path, struct stat *restrict st)
     static int (*real)(const char *restrict, struct stat *restrict);
     if (!real) real = (int (*)(const char *restrict, struct stat *restrict))dlsym(RTLD_NEXT, "lstat");
     int r = real(path, st);
+    swap_now(path);
+    return r;
+}
+
+int fstatat(int dirfd, const char *restrict path, struct stat *restrict st, int flags)
+{
+    static int (*real)(int, const char *restrict, struct stat *restrict, int);
+    if (!real) real = (int (*)(int, const char *restrict, struct stat *restrict, int))dlsym(RTLD_NEXT, "fstatat");
+    int r = real(dirfd, path, st, flags);
+    swap_now(path);
+    return r;
+}
+
+int openat(int dirfd, const char *path, int flags, ...)
+{
+    static int (*real)(int, const char *, int, ...);
+    if (!real) real = (int (*)(int, const char *, int, ...))dlsym(RTLD_NEXT, "openat");
+    mode_t mode = 0;
+    if (flags & (O_CREAT | O_TMPFILE)) {
+        va_list ap;
+        va_start(ap, flags);
+        mode = (mode_t)va_arg(ap, int);
+        va_end(ap);
+    }
+    int r = real(dirfd, path, flags, mode);
     swap_now(path);
     return r;
 }
@@ -707,8 +738,9 @@ Test(cache, dir_swapped_after_its_check_is_not_followed, .fini = cleanup)
     snprintf(g_swap_to, sizeof g_swap_to, "%s", priv);
     amp_cache_info ci = cache_info();
     g_swap_at[0] = '\0';
-    cr_assert(!exists(key), "the cache followed a link put at %s after it was looked at (swapped: %d; %s)", g_cache,
-              g_swapped, ci.dir);
+    cr_assert(g_swapped, "the attacker never acted: no look-up of %s reached the test's lstat, fstatat or openat",
+              g_cache);
+    cr_assert(!exists(key), "the cache followed a link put at %s after it was looked at (%s)", g_cache, ci.dir);
     cr_assert(exists(precious), "a file of the user's in the directory the link led to was swept");
     cr_assert(ci.disk_enabled || g_swapped, "the untouched cache directory was refused: %s", ci.reason);
 }

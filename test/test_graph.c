@@ -2147,22 +2147,36 @@ static void cpu_replay_failure(int poke_points)
     amp_array_view *vs = test_view(small, 4, amp_extent_1d(4), AMP_READ_WRITE);
     amp_arg poke[] = {amp_arg_view(vs), amp_arg_int32(4)};
     amp_arg inc[] = {amp_arg_view(v), amp_arg_array(cnt)};
-    amp_graph *g = NULL;
+    amp_graph *g = NULL, *only_inc = NULL;
     ASSERT_OK(amp_graph_begin_recording(f.q));
     ASSERT_OK(amp_parallel_for_each(f.q, amp_extent_1d(poke_points), f.poke, poke, 2));
     ASSERT_OK(amp_parallel_for_each(f.q, amp_extent_1d(N), f.inc, inc, 2));
     ASSERT_OK(amp_graph_end_recording(f.q, &g));
+    ASSERT_OK(amp_graph_begin_recording(f.q));
+    ASSERT_OK(amp_parallel_for_each(f.q, amp_extent_1d(N), f.inc, inc, 2));
+    ASSERT_OK(amp_graph_end_recording(f.q, &only_inc));
     ASSERT_STATUS(amp_graph_launch(f.q, g), AMP_ERROR_OUT_OF_BOUNDS);
     cr_assert(strstr(amp_last_error(), "graph_poke"), "%s", amp_last_error());
-    amp_future *fut = NULL, *fut2 = NULL;
+    amp_future *fut = NULL, *fut2 = NULL, *fut3 = NULL;
     ASSERT_OK(amp_graph_launch_async(f.q, g, &fut));
-    /* Queued after a failure: it never runs (its future says so). */
+    /* Queued after a failure: it never runs, and its future says why; a
+     * graph of launches that cannot fail (only_inc) neither, so what it
+     * would have written is how it is seen not to run. */
     ASSERT_OK(amp_graph_launch_async(f.q, g, &fut2));
+    ASSERT_OK(amp_graph_launch_async(f.q, only_inc, &fut3));
     ASSERT_STATUS(amp_future_wait(fut), AMP_ERROR_OUT_OF_BOUNDS);
-    cr_assert_neq(amp_future_wait(fut2), AMP_OK);
+    ASSERT_STATUS(amp_future_wait(fut2), AMP_ERROR_OUT_OF_BOUNDS);
+    cr_assert(strstr(amp_last_error(), "not run: an earlier launch on this queue failed"), "%s", amp_last_error());
+    ASSERT_STATUS(amp_future_wait(fut3), AMP_ERROR_OUT_OF_BOUNDS);
+    cr_assert(strstr(amp_last_error(), "not run: an earlier launch on this queue failed"), "%s", amp_last_error());
     ASSERT_STATUS(amp_accelerator_view_wait(f.q), AMP_ERROR_OUT_OF_BOUNDS);
     ASSERT_OK(amp_future_destroy(fut));
     ASSERT_OK(amp_future_destroy(fut2));
+    ASSERT_OK(amp_future_destroy(fut3));
+    int32_t launches = -1;
+    ASSERT_OK(amp_array_copy_to_host(cnt, &launches));
+    cr_assert_eq(launches, 0, "graph_inc ran %d times: a replay queued after the failure ran", launches);
+    ASSERT_OK(amp_graph_destroy(only_inc));
     /* Every launch handed over counts (hipamp_graph.h), the synchronous
      * one that failed part-way and the asynchronous one that never ran
      * alike (the first once went uncounted, the second counted); a launch
