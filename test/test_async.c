@@ -1781,6 +1781,13 @@ static void *fork_builder_run(void *arg)
 Test(async, cpu_fork_children_never_hang_beside_threads_building_cached_programs, .timeout = 300)
 {
     enum { THREADS = 2, FORKS = 100 };
+    /* GCC 12's libasan does not take its allocator's lock across fork: a
+     * child forked while another thread was in malloc hangs in its own
+     * first malloc (1 child in 100 here, in opendir's), whatever the
+     * library does. */
+    if (TEST_UNDER_ASAN)
+        cr_skip_test("AddressSanitizer's allocator is not fork-safe beside other threads that allocate");
+    SKIP_IN_DISCRETE_PASS(test_accel(TEST_ACCEL_CPU), "a fork beside building threads");
     amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
     cr_assert_eq(fork_build_calls(acc), 0, "the calls themselves: %s", amp_last_error());
     struct fork_builder b = {.acc = acc};
