@@ -1,4 +1,5 @@
 /* test_cache.c — the on-disk compile cache across processes (one entry per build, disk hits in a second process, truncated/corrupted entries rebuilt, eight concurrent processes) and as a security boundary (symlink swaps, foreign and forged entries, FIFOs, group-writable and world-writable directories, the /tmp fallback, oversized entries and directories at an entry's name, entries the back end refuses), the shared group cache among other users (fork and setuid: a directory, key or entry owned outside the group refused; a directory one member makes usable by all; unreadable entries and failed stores named), header tracking (system headers included; headers another user could plant beside a temporary file or in a shared directory), builds without OpenSSL's SHA-256 and with its last step failing (an LD_PRELOAD shim), a sanitizer-built module never loaded by a process without its runtime, and amp_cache_get_info. */
+#include "stderr_capture.h"
 #include "support.h"
 
 #include <criterion/redirect.h>
@@ -634,6 +635,47 @@ Test(cache, symlink_swap_never_loads_foreign_code, .fini = cleanup, .timeout = 1
     cr_assert_eq(compiles_logged(), compiles + 1, "the new process should have compiled");
     free(planted);
     free(key);
+}
+
+/* A setting that cannot work turns the disk cache off saying so on stderr,
+ * once, as a bad value of any other variable is: a program that never asks
+ * amp_cache_get_info compiled every kernel in every run without a word. */
+Test(cache, a_setting_that_cannot_work_is_said_on_stderr)
+{
+    static const struct {
+        const char *dir, *shared, *said;
+    } cases[] = {
+        {"rel/cache", NULL, "hipamp: cache directory rel/cache is not an absolute path; the disk cache is off"},
+        {"/tmp/hipamp-said", "groupie", "hipamp: AMP_CACHE_SHARED=groupie is not understood"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        pid_t pid = fork();
+        cr_assert_neq(pid, -1);
+        if (pid == 0) {
+            setenv("AMP_CACHE_DIR", cases[i].dir, 1);
+            if (cases[i].shared) setenv("AMP_CACHE_SHARED", cases[i].shared, 1);
+            else unsetenv("AMP_CACHE_SHARED");
+            char err[2048];
+            stderr_capture c;
+            stderr_capture_begin(&c);
+            amp_cache_info ci;
+            amp_status st = amp_cache_get_info(&ci);
+            (void)amp_cache_get_info(&ci); /* said once */
+            stderr_capture_end(&c, err, sizeof err);
+            if (st != AMP_OK) _exit(2);
+            if (ci.disk_enabled) _exit(3);
+            const char *at = strstr(err, cases[i].said);
+            if (!at) _exit(4);
+            _exit(strstr(at + 1, "hipamp: ") ? 5 : 0);
+        }
+        int status = 0;
+        cr_assert_eq(waitpid(pid, &status, 0), pid);
+        cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                  "AMP_CACHE_DIR=%s AMP_CACHE_SHARED=%s: 3 the disk cache was used, 4 stderr did not say \"%s\", 5 it "
+                  "said more (%d)",
+                  cases[i].dir, cases[i].shared ? cases[i].shared : "(unset)", cases[i].said,
+                  WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    }
 }
 
 /* A symlink as the cache directory that belongs to another user is

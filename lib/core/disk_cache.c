@@ -91,6 +91,17 @@ static void amp__dc_off(const char *fmt, ...)
     amp__dc_fd = -1;
 }
 
+/* The cache off because of a setting the user made that cannot work (a
+ * relative path, an unknown group): said on stderr too, as a bad value of
+ * any other variable is (base/env.c), since a program that never asks
+ * amp_cache_get_info would otherwise compile every kernel every run
+ * without knowing why. */
+static void amp__dc_off_by_setting(void)
+{
+    fprintf(stderr, "hipamp: %s; the disk cache is off (kernels are compiled again in every process)\n",
+            amp__dc_reason);
+}
+
 /* What the last build that could not use the disk cache met (a refused
  * entry, a store that failed), shown as amp_cache_get_info's
  * last_uncacheable; amp__dcache_note_uncacheable also counts the build. */
@@ -640,16 +651,19 @@ static void amp__dc_init(void)
             pin = res->gr_gid;
         } else {
             amp__dc_off("AMP_CACHE_SHARED=%s names no group here", shared);
+            amp__dc_off_by_setting();
             return;
         }
         pinned = true;
     } else if (shared && strcmp(shared, "group") && strcmp(shared, "0") && strcmp(shared, "off")) {
         amp__dc_off("AMP_CACHE_SHARED=%s is not understood (use \"group\" or \"group:NAME\")", shared);
+        amp__dc_off_by_setting();
         return;
     }
     amp__dc_shared = pinned || (shared && !strcmp(shared, "group"));
     if (amp__dc_path[0] != '/') {
         amp__dc_off("cache directory %s is not an absolute path", amp__dc_path);
+        amp__dc_off_by_setting();
         return;
     }
     /* Shared: the mode is set on the descriptor below (mkdir leaves out
