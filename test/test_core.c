@@ -692,6 +692,23 @@ Test(shape, an_empty_projection_past_a_huge_span_starts_where_its_view_does)
     ASSERT_OK(amp_array_view_destroy(v));
 }
 
+/* A section that leaves its view is refused naming the dimension and the
+ * bound it breaks: a negative origin as negative (it was said to pass the
+ * extent: "origin -1 + extent 20 passes the view's extent 1000"). */
+Test(shape, a_section_outside_its_view_is_refused_naming_the_bound)
+{
+    static int x[1000];
+    amp_array_view *v = NULL, *s = (amp_array_view *)1;
+    ASSERT_OK(amp_array_view_create(x, sizeof(int), amp_extent_2d(10, 100), AMP_READ_WRITE, &v));
+    ASSERT_STATUS(amp_array_view_section(v, amp_index_2d(0, -1), amp_extent_2d(1, 20), &s), AMP_ERROR_OUT_OF_BOUNDS);
+    cr_assert_null(s);
+    cr_assert(strstr(amp_last_error(), "dimension 1: origin -1 is negative"), "%s", amp_last_error());
+    ASSERT_STATUS(amp_array_view_section(v, amp_index_2d(5, 0), amp_extent_2d(6, 100), &s), AMP_ERROR_OUT_OF_BOUNDS);
+    cr_assert(strstr(amp_last_error(), "dimension 0: origin 5 + extent 6 passes the view's extent 10"), "%s",
+              amp_last_error());
+    ASSERT_OK(amp_array_view_destroy(v));
+}
+
 /* An empty section whose origin is its view's extent starts past the
  * data's end: its host pointer is the end (one past the last element),
  * never an address beyond it; an empty section inside the data keeps its

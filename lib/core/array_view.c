@@ -119,7 +119,9 @@ amp_status amp_array_view_section(amp_array_view *v, amp_index origin, amp_exten
     int64_t offset = v->offset;
     bool wrapped = false;
     for (int d = 0; d < r; ++d) {
-        if (origin.v[d] < 0 || (int64_t)origin.v[d] + e.v[d] > v->ext.v[d])
+        if (origin.v[d] < 0)
+            return amp__fail(AMP_ERROR_OUT_OF_BOUNDS, "section dimension %d: origin %d is negative", d, origin.v[d]);
+        if ((int64_t)origin.v[d] + e.v[d] > v->ext.v[d])
             return amp__fail(AMP_ERROR_OUT_OF_BOUNDS,
                              "section dimension %d: origin %d + extent %d passes the view's extent %d", d,
                              origin.v[d], e.v[d], v->ext.v[d]);
