@@ -164,6 +164,9 @@ Test(accelerator, find_unknown)
         cr_assert_null(a, "out-param not NULL after failure");
         cr_assert(strstr(amp_last_error(), bad[i]) != NULL, "message should name \"%s\": \"%s\"", bad[i],
                   amp_last_error());
+        /* and the paths there are (the CPU accelerator is always one) */
+        cr_assert(strstr(amp_last_error(), "\"cpu\"") && strstr(amp_last_error(), "hipamp-info"),
+                  "message should list the paths there are: \"%s\"", amp_last_error());
     }
 }
 

@@ -142,7 +142,19 @@ amp_status amp_accelerator_find(const char *path, amp_accelerator **out)
             *out = &all[i];
             return AMP_OK;
         }
-    return amp__fail(AMP_ERROR_NO_ACCELERATOR, "no accelerator with device path \"%s\"", path);
+    /* The paths there are, so that a guess ("gpu", "cuda:1" on one GPU)
+     * is put right at once; hipamp-info says why a driver found none. */
+    char known[512];
+    size_t at = 0;
+    known[0] = '\0';
+    for (size_t i = 0; i < n && at < sizeof known; ++i) {
+        int w = snprintf(known + at, sizeof known - at, "%s\"%s\"", i ? ", " : "", all[i].e.info.device_path);
+        at = w < 0 ? sizeof known : at + (size_t)w;
+    }
+    return amp__fail(AMP_ERROR_NO_ACCELERATOR,
+                     "no accelerator with device path \"%.200s\"; this process has %s (and \"default\"); "
+                     "hipamp-info lists them and says why a GPU driver found none",
+                     path, n ? known : "none");
 }
 
 /* The default is decided once: by amp_accelerator_set_default, else at
