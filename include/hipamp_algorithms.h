@@ -187,7 +187,10 @@ typedef enum amp_map {
     AMP_MAP_SQUARED_DIFFERENCE = 5  /* (x - y)^2  (two inputs)           */
 } amp_map;
 
-/* op over map(x[i], y[i]) for every i, written to *result. x and y hold
+/* op over map(x[i], y[i]) for every i, written to *result as type t
+ * (amp_type_size(t) bytes: a float for AMP_TYPE_FLOAT32, although its
+ * products accumulate in double; amp_transform_reduce_with's accumulate
+ * gives the wider type). x and y hold
  * the same number of elements of type t (their shapes may differ: each is
  * taken in its own row-major order); y is ignored by one-input maps. Blocks.
  * AMP_ERROR_INVALID_EXTENT: x and y hold different numbers of elements.

@@ -353,6 +353,9 @@ int main(int argc, char **argv)
     const char *only[17] = {NULL};
     int nonly = 0;
     int jobs = 0;
+    /* A line as each pack is written, also into a build's log (a GPU pack
+     * takes minutes on a small machine: the log shows where it is). */
+    setvbuf(stdout, NULL, _IOLBF, 0);
     bool strict = false;
     const char *targets[64];
     int nt = 0;
