@@ -127,6 +127,30 @@ amp_status amp_accelerator_get_peer_info(const amp_accelerator *a, const amp_acc
     return a->e.be->peer_info(a->e.dev, b->e.dev, &out->direct, &out->enabled, out->reason, sizeof out->reason);
 }
 
+/* Why want names no accelerator, into buf: the paths there are (a guess,
+ * "gpu" or "cuda:1" on one GPU, is put right at once) and, for a GPU
+ * driver's path, what that driver found. For amp_accelerator_find and
+ * AMP_DEFAULT_ACCELERATOR alike. */
+static void amp__no_such_path(const char *want, char *buf, size_t size)
+{
+    amp_accelerator *all;
+    size_t n;
+    amp__registry(&all, &n);
+    int w = snprintf(buf, size, "\"%.64s\" names no accelerator on this machine, which has", want);
+    size_t at = w < 0 ? size : (size_t)w;
+    for (size_t i = 0; i < n && at < size; ++i) {
+        w = snprintf(buf + at, size - at, "%s \"%s\"", i ? "," : "", all[i].e.info.device_path);
+        at = w < 0 ? size : at + (size_t)w;
+    }
+    const amp_gpu_driver_report *r = amp__reports;
+    const char *driver_why = NULL;
+    for (size_t i = 0; i < AMP__GPU_DRIVERS; ++i)
+        if (!strncmp(want, r[i].name, strlen(r[i].name)) && want[strlen(r[i].name)] == ':') driver_why = r[i].detail;
+    if (at < size)
+        snprintf(buf + at, size - at, " (see hipamp-info)%s%.900s%s", driver_why ? " (" : "",
+                 driver_why ? driver_why : "", driver_why ? ")" : "");
+}
+
 amp_status amp_accelerator_find(const char *path, amp_accelerator **out)
 {
     AMP__NOT_NULL(out);
@@ -142,19 +166,9 @@ amp_status amp_accelerator_find(const char *path, amp_accelerator **out)
             *out = &all[i];
             return AMP_OK;
         }
-    /* The paths there are, so that a guess ("gpu", "cuda:1" on one GPU)
-     * is put right at once; hipamp-info says why a driver found none. */
-    char known[512];
-    size_t at = 0;
-    known[0] = '\0';
-    for (size_t i = 0; i < n && at < sizeof known; ++i) {
-        int w = snprintf(known + at, sizeof known - at, "%s\"%s\"", i ? ", " : "", all[i].e.info.device_path);
-        at = w < 0 ? sizeof known : at + (size_t)w;
-    }
-    return amp__fail(AMP_ERROR_NO_ACCELERATOR,
-                     "no accelerator with device path \"%.200s\"; this process has %s (and \"default\"); "
-                     "hipamp-info lists them and says why a GPU driver found none",
-                     path, n ? known : "none");
+    char why[1400];
+    amp__no_such_path(path, why, sizeof why);
+    return amp__fail(AMP_ERROR_NO_ACCELERATOR, "amp_accelerator_find: %s", why);
 }
 
 /* The default is decided once: by amp_accelerator_set_default, else at
@@ -178,15 +192,9 @@ static void amp__default_init(void)
         for (size_t i = 0; i < n && !a; ++i)
             if (!strcmp(all[i].e.info.device_path, want)) a = &all[i];
         if (!a) {
-            /* A GPU path the drivers did not list: say what they found. */
-            const amp_gpu_driver_report *r = amp__reports;
-            const char *driver_why = NULL;
-            for (size_t i = 0; i < AMP__GPU_DRIVERS; ++i)
-                if (!strncmp(want, r[i].name, strlen(r[i].name)) && want[strlen(r[i].name)] == ':')
-                    driver_why = r[i].detail;
-            snprintf(amp__default_why, sizeof amp__default_why,
-                     "AMP_DEFAULT_ACCELERATOR=\"%.64s\" names no accelerator on this machine (see hipamp-info)%s%.900s%s",
-                     want, driver_why ? " (" : "", driver_why ? driver_why : "", driver_why ? ")" : "");
+            char why[1400];
+            amp__no_such_path(want, why, sizeof why);
+            snprintf(amp__default_why, sizeof amp__default_why, "AMP_DEFAULT_ACCELERATOR=%s", why);
         }
         else if (!a->e.info.is_available)
             snprintf(amp__default_why, sizeof amp__default_why, "AMP_DEFAULT_ACCELERATOR=\"%.64s\" is unavailable: %s",
