@@ -287,18 +287,17 @@ static void amp__cpu_verbose_loops(void *handle, const char *name, char *buf, si
  * first stays, with the widths its launches learned. */
 static amp__cpu_kernel *amp__cpu_kernel_keep(amp__cpu_module *m, amp__cpu_kernel *k)
 {
-    /* In a forked child where a thread of the parent held the lock, the
-     * list is still whole (a record joins it by one store, after its next
-     * is set) but must not change: k stays out of it, one record that
-     * unload will not free (it waited for ever before). */
-    bool locked = amp__lock_acquire_or_forked(&m->lock);
+    /* Taken over in a forked child where a thread of the parent held it
+     * (it waited for ever before): the list is whole at every store, a
+     * record joining it by one store after its next is set. */
+    amp__lock_acquire_taking_over(&m->lock);
     amp__cpu_kernel *had = m->kernels;
     while (had && strcmp(had->name, k->name)) had = had->next;
-    if (!had && locked) {
+    if (!had) {
         k->next = m->kernels;
-        __atomic_store_n(&m->kernels, k, __ATOMIC_RELEASE); /* after k->next, for a forked child's walk */
+        __atomic_store_n(&m->kernels, k, __ATOMIC_RELEASE); /* after k->next, for a forked child */
     }
-    if (locked) amp__lock_release(&m->lock);
+    amp__lock_release(&m->lock);
     if (!had) return k;
     amp__cpu_widths_free(k->widths);
     free(k);
