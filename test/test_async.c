@@ -1220,6 +1220,30 @@ static void *busy_launch_run(void *arg)
     return NULL;
 }
 
+/* Fork; the child exits with child(arg), killed by SIGALRM after alarm_s
+ * seconds. Returns the child's wait status. */
+static int fork_child(int (*child)(void *), void *arg, unsigned alarm_s)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    cr_assert_neq(pid, -1, "fork: %s", strerror(errno));
+    if (pid == 0) {
+        alarm(alarm_s);
+        _exit(child(arg));
+    }
+    int status = 0;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    return status;
+}
+
+/* A child's exit code, asserting it exited rather than hung. */
+static int exit_code_of(int status)
+{
+    cr_assert(!WIFSIGNALED(status), "the child hung (killed by signal %d)", WTERMSIG(status));
+    cr_assert(WIFEXITED(status));
+    return WEXITSTATUS(status);
+}
+
 /* Run run(arg) on a thread of its own until its kernel has set *started,
  * fork, and in the child exit with child(child_arg) within 5 s; then open
  * the gate, join the thread and return the child's exit status (asserting
@@ -1231,20 +1255,10 @@ static int fork_while_held(int *gate, int *started, void *(*run)(void *), void *
     cr_assert_eq(pthread_create(&th, NULL, run, arg), 0);
     for (int i = 0; i < 30000 && !__atomic_load_n(started, __ATOMIC_ACQUIRE); ++i) usleep(1000);
     cr_assert(__atomic_load_n(started, __ATOMIC_ACQUIRE), "the held kernel did not start in 30 s");
-    fflush(NULL);
-    pid_t pid = fork();
-    cr_assert_neq(pid, -1, "fork: %s", strerror(errno));
-    if (pid == 0) {
-        alarm(5);
-        _exit(child(child_arg));
-    }
-    int status = 0;
-    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    int status = fork_child(child, child_arg, 5);
     __atomic_store_n(gate, 1, __ATOMIC_RELEASE);
     pthread_join(th, NULL);
-    cr_assert(!WIFSIGNALED(status), "the child hung (killed by signal %d)", WTERMSIG(status));
-    cr_assert(WIFEXITED(status));
-    return WEXITSTATUS(status);
+    return exit_code_of(status);
 }
 
 /* A view whose launch of "held" another thread runs (the kernel spins
@@ -1472,19 +1486,9 @@ static int fork_while_building(void *(*run)(void *), void *arg, const char *need
         if (!seen) usleep(1000);
     }
     cr_assert(seen, "no program with \"%s\" in its command line ran in 60 s", needle);
-    fflush(NULL);
-    pid_t pid = fork();
-    cr_assert_neq(pid, -1, "fork: %s", strerror(errno));
-    if (pid == 0) {
-        alarm(60);
-        _exit(child(child_arg));
-    }
-    int status = 0;
-    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    int status = fork_child(child, child_arg, 60);
     pthread_join(th, NULL);
-    cr_assert(!WIFSIGNALED(status), "the child hung (killed by signal %d)", WTERMSIG(status));
-    cr_assert(WIFEXITED(status));
-    return WEXITSTATUS(status);
+    return exit_code_of(status);
 }
 
 /* A text no cache holds (this process's id and the time in it). */
@@ -1756,8 +1760,9 @@ struct fork_builder {
     atomic_int rounds;
 };
 
-static int fork_build_calls(amp_accelerator *acc)
+static int fork_build_calls(void *arg)
 {
+    amp_accelerator *acc = arg;
     amp_program *p = NULL;
     amp_kernel *k = NULL;
     amp_cache_info ci;
@@ -1796,15 +1801,7 @@ Test(async, cpu_fork_children_never_hang_beside_threads_building_cached_programs
     for (int i = 0; i < 30000 && atomic_load(&b.rounds) < 10; ++i) usleep(1000);
     int hung = 0, failed = 0, last = 0;
     for (int i = 0; i < FORKS; ++i) {
-        fflush(NULL);
-        pid_t pid = fork();
-        cr_assert_neq(pid, -1, "fork: %s", strerror(errno));
-        if (pid == 0) {
-            alarm(10);
-            _exit(fork_build_calls(acc));
-        }
-        int status = 0;
-        cr_assert_eq(waitpid(pid, &status, 0), pid);
+        int status = fork_child(fork_build_calls, acc, 10);
         if (WIFSIGNALED(status)) hung++;
         else if (WEXITSTATUS(status)) failed++, last = WEXITSTATUS(status);
     }
