@@ -2921,6 +2921,20 @@ Test(algorithms, a_sort_tile_whose_pass_cannot_fit_keeps_the_default)
     cr_assert_null(strstr(at + strlen(want), "AMP_ALG_SORT_TILE"), "said twice:\n%s", err);
 }
 
+/* Each predicate in bad is refused by amp_count_if over v, the message
+ * naming the call and holding why. */
+static void count_if_refuses(amp_accelerator_view *q, amp_array_view *v, const char *const *bad, size_t n,
+                             const char *why)
+{
+    for (size_t i = 0; i < n; ++i) {
+        uint64_t c = 7;
+        ASSERT_STATUS(amp_count_if(q, amp_arg_view(v), AMP_TYPE_FLOAT32, bad[i], NULL, &c),
+                      AMP_ERROR_INVALID_ARGUMENT);
+        const char *e = amp_last_error();
+        cr_assert(!strncmp(e, "amp_count_if: predicate", 23) && strstr(e, why), "predicate %zu: %s", i, e);
+    }
+}
+
 /* A raw string's prefix right after a literal ("a"R"(...)") is no raw
  * string to g++: R is the first literal's suffix and "(" a plain string,
  * while clang reads a raw string there. The check read a raw string, so a
@@ -2939,13 +2953,7 @@ ACCEL_TEST(algorithms, raw_string_right_after_a_literal_is_refused)
         "x > 0 && \xc3\x97R\"(\" /* )\" != 0\n#error hidden directive\n*/",
         "x > 0 && y$u8R\"(\" /* )\" != 0\n#error hidden directive\n*/",
     };
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
-        uint64_t c = 7;
-        ASSERT_STATUS(amp_count_if(q, amp_arg_view(v), AMP_TYPE_FLOAT32, bad[i], NULL, &c),
-                      AMP_ERROR_INVALID_ARGUMENT);
-        const char *e = amp_last_error();
-        cr_assert(!strncmp(e, "amp_count_if: predicate", 23) && strstr(e, "raw string"), "predicate %zu: %s", i, e);
-    }
+    count_if_refuses(q, v, bad, sizeof bad / sizeof bad[0], "raw string");
     amp_reduction_desc d = {.name = "r", .inputs = "float x", .type = AMP_TYPE_FLOAT32, .map = "1", .reduce = "a + b",
                             .identity = "0",
                             .preamble = "[[gnu::amp_x(\"a\"R\"(\", (\n#undef AMP_ALG_O\n#define AMP_ALG_O double\n"
@@ -2984,14 +2992,7 @@ ACCEL_TEST(algorithms, a_raw_string_with_a_delimiter_compilers_refuse_is_refused
         "x > 0 && R\"\xc3\xa9(\"\n#error hidden directive\n)\xc3\xa9\"[0] != 0",
         "x > 0 && R\"a`b(\"\n#error hidden directive\n)a`b\"[0] != 0",
     };
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
-        uint64_t c = 7;
-        ASSERT_STATUS(amp_count_if(q, amp_arg_view(v), AMP_TYPE_FLOAT32, bad[i], NULL, &c),
-                      AMP_ERROR_INVALID_ARGUMENT);
-        const char *e = amp_last_error();
-        cr_assert(!strncmp(e, "amp_count_if: predicate", 23) && strstr(e, "malformed raw string"), "predicate %zu: %s",
-                  i, e);
-    }
+    count_if_refuses(q, v, bad, sizeof bad / sizeof bad[0], "malformed raw string");
     uint64_t c = 0;
     ASSERT_OK(amp_count_if(q, amp_arg_view(v), AMP_TYPE_FLOAT32, "x > 0 && R\"a{b}.-(#)a{b}.-\"[0] == '#'", NULL, &c));
     cr_assert_eq(c, 49);
