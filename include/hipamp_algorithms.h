@@ -153,7 +153,9 @@ typedef struct amp_alg_options {
 } amp_alg_options;
 
 /* op over every element of in (an array or view of type t), written to
- * *result (amp_type_size(t) bytes). Blocks until it is there.
+ * *result (amp_type_size(t) bytes). Blocks until it is there. On failure
+ * those bytes are zeroed (none where t names no type); so are the _with
+ * forms' and amp_transform_reduce's, and amp_reduction_apply's.
  * AMP_ERROR_INVALID_ARGUMENT: in is not data, its element size is not t's,
  * t or op is not in its enum, op is AMP_OP_SUB, _DIV or _MOD (not
  * associative), a bitwise op on a floating-point type, result NULL. */

@@ -1526,6 +1526,77 @@ ACCEL_TEST(algorithms, refusals)
     cr_assert_str_eq(amp_op_name((amp_op)99), "unknown");
 }
 
+/* hipamp.h: on failure, out-parameters are zeroed. A reduction's host
+ * result is one: its type's bytes (the wider accumulation's where the
+ * options ask for it), and only those. */
+ACCEL_TEST(algorithms, a_refused_reduction_zeroes_its_host_result)
+{
+    amp_accelerator_view *q = default_view(acc);
+    float x[64];
+    for (int i = 0; i < 64; ++i) x[i] = (float)i;
+    amp_array_view *v = test_view(x, 4, amp_extent_1d(64), AMP_READ_ONLY);
+    union {
+        double d;
+        float f;
+        int64_t i64;
+        unsigned char b[16];
+    } r;
+    /* float64 over a 4-byte view: 8 bytes zeroed, the next 8 left. */
+    memset(&r, 0x5a, sizeof r);
+    ASSERT_STATUS(amp_reduce(q, amp_arg_view(v), AMP_TYPE_FLOAT64, AMP_OP_SUM, &r), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert_eq(r.d, 0.0, "amp_reduce left its result on failure");
+    for (int i = 8; i < 16; ++i) cr_assert_eq(r.b[i], 0x5a, "amp_reduce wrote past its 8-byte result at %d", i);
+    /* Not associative; a map that is no amp_map; y not data. */
+    memset(&r, 0x5a, sizeof r);
+    ASSERT_STATUS(amp_reduce(q, amp_arg_view(v), AMP_TYPE_FLOAT32, AMP_OP_SUB, &r), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert_eq(r.f, 0.0f);
+    cr_assert_eq(r.b[4], 0x5a, "a float32 result is 4 bytes");
+    memset(&r, 0x5a, sizeof r);
+    ASSERT_STATUS(amp_transform_reduce(q, amp_arg_view(v), amp_arg_view(v), AMP_TYPE_FLOAT32, (amp_map)42, AMP_OP_SUM,
+                                       &r),
+                  AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert_eq(r.f, 0.0f);
+    memset(&r, 0x5a, sizeof r);
+    ASSERT_STATUS(amp_transform_reduce(q, amp_arg_view(v), amp_arg_int32(0), AMP_TYPE_FLOAT32, AMP_MAP_PRODUCT,
+                                       AMP_OP_SUM, &r),
+                  AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert_eq(r.f, 0.0f);
+    /* A wider accumulation: its 8 bytes. */
+    int32_t n[16];
+    for (int i = 0; i < 16; ++i) n[i] = i;
+    amp_array_view *vn = test_view(n, 4, amp_extent_1d(16), AMP_READ_ONLY);
+    amp_alg_options wide = {.accumulate = AMP_TYPE_INT64};
+    memset(&r, 0x5a, sizeof r);
+    ASSERT_STATUS(amp_reduce_with(q, amp_arg_view(vn), AMP_TYPE_INT32, AMP_OP_DIV, &wide, &r),
+                  AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert_eq(r.i64, 0, "the wider accumulation's 8 bytes");
+    cr_assert_eq(r.b[8], 0x5a);
+    /* An unknown type has no size: nothing written. */
+    memset(&r, 0x5a, sizeof r);
+    ASSERT_STATUS(amp_reduce(q, amp_arg_view(vn), (amp_type)9, AMP_OP_SUM, &r), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert_eq(r.b[0], 0x5a);
+    /* A user reduction's result: its type's bytes. */
+    amp_reduction_desc d = {.name = "zsum", .inputs = "double x", .type = AMP_TYPE_FLOAT64, .map = "x",
+                            .reduce = "a + b", .identity = "0"};
+    amp_reduction *u = NULL;
+    ASSERT_OK(amp_reduction_create(acc, &d, &u));
+    amp_arg wrong[] = {amp_arg_view(v)}; /* 4-byte elements for a double input */
+    memset(&r, 0x5a, sizeof r);
+    ASSERT_STATUS(amp_reduction_apply(q, u, wrong, 1, &r), AMP_ERROR_ARGUMENT_MISMATCH);
+    cr_assert_eq(r.d, 0.0, "amp_reduction_apply left its result on failure");
+    cr_assert_eq(r.b[8], 0x5a);
+    /* And a call that works writes its value. */
+    double xs[4] = {1, 2, 3, 4.5};
+    amp_array_view *vd = test_view(xs, 8, amp_extent_1d(4), AMP_READ_ONLY);
+    amp_arg right[] = {amp_arg_view(vd)};
+    ASSERT_OK(amp_reduction_apply(q, u, right, 1, &r.d));
+    cr_assert_eq(r.d, 10.5);
+    ASSERT_OK(amp_reduction_destroy(u));
+    ASSERT_OK(amp_array_view_destroy(vd));
+    ASSERT_OK(amp_array_view_destroy(vn));
+    ASSERT_OK(amp_array_view_destroy(v));
+}
+
 /* ---------------------------------------------------------- view shapes */
 
 /* Views with layouts of their own (issue 21): reinterpret_as and view_as

@@ -107,12 +107,18 @@ amp_status amp__alg_result(const char *fn, amp_arg result, size_t rsize, const c
     return amp__alg_writable(fn, "result", d);
 }
 
+/* t's wider accumulation type (t where it has none). */
+static amp_type amp__alg_wider(amp_type t)
+{
+    return t == AMP_TYPE_INT32 ? AMP_TYPE_INT64 : t == AMP_TYPE_UINT32 ? AMP_TYPE_UINT64
+         : t == AMP_TYPE_FLOAT32 ? AMP_TYPE_FLOAT64 : t;
+}
+
 amp_status amp__alg_accumulate(const char *fn, amp_type t, const amp_alg_options *o, amp_type *r)
 {
     *r = t;
     if (!o || !o->accumulate || o->accumulate == t) return AMP_OK;
-    amp_type wide = t == AMP_TYPE_INT32 ? AMP_TYPE_INT64 : t == AMP_TYPE_UINT32 ? AMP_TYPE_UINT64
-                  : t == AMP_TYPE_FLOAT32 ? AMP_TYPE_FLOAT64 : t;
+    amp_type wide = amp__alg_wider(t);
     if (o->accumulate != wide)
         return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: options' accumulate %s (%d) is not the element type %s%s%s", fn,
                          amp_type_name(o->accumulate), (int)o->accumulate, amp_type_name(t),
@@ -135,7 +141,7 @@ const void *amp__alg_init_for(const amp__alg_prog *p, amp_type r, const void *in
  * (named xname in messages; y too for a two-input map) of type t, options o
  * (may be NULL); the result to the host (host != NULL) or into result on
  * the device. */
-static amp_status amp__alg_transform_reduce(const char *fn, const char *xname, amp_accelerator_view *q, amp_arg x,
+static amp_status amp__alg_transform_reduce_run(const char *fn, const char *xname, amp_accelerator_view *q, amp_arg x,
                                             amp_arg y, amp_type t, amp_map map, amp_op op,
                                             const amp_alg_options *o, void *host, const amp_arg *result,
                                             amp_future **out)
@@ -191,6 +197,24 @@ static amp_status amp__alg_transform_reduce(const char *fn, const char *xname, a
     if ((st = amp__alg_run_begin(&run, q, true, out != NULL)) != AMP_OK) return st;
     st = amp__alg_reduce_into(&run, p, in, nin, d[0].shape.n, op, init, amp__alg_span(&d[2], true));
     return amp__alg_run_end(&run, st, out);
+}
+
+/* amp__alg_transform_reduce_run; on failure a host result is zeroed
+ * (hipamp.h's out-parameters), as many bytes as the result's type has: the
+ * accumulation type o asks for where it is t's wider one, else t's (none
+ * where t names no type: its size is unknown). Not before the call: the
+ * result may be host memory a view of the input reads. */
+static amp_status amp__alg_transform_reduce(const char *fn, const char *xname, amp_accelerator_view *q, amp_arg x,
+                                            amp_arg y, amp_type t, amp_map map, amp_op op,
+                                            const amp_alg_options *o, void *host, const amp_arg *result,
+                                            amp_future **out)
+{
+    amp_status st = amp__alg_transform_reduce_run(fn, xname, q, x, y, t, map, op, o, host, result, out);
+    if (st != AMP_OK && host) {
+        amp_type r = o && o->accumulate && o->accumulate == amp__alg_wider(t) ? o->accumulate : t;
+        memset(host, 0, amp_type_size(r));
+    }
+    return st;
 }
 
 amp_status amp_reduce(amp_accelerator_view *q, amp_arg in, amp_type t, amp_op op, void *result)

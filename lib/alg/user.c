@@ -313,7 +313,11 @@ amp_status amp_reduction_apply(amp_accelerator_view *q, amp_reduction *r, const 
                                void *result)
 {
     AMP__NOT_NULL(result);
-    return amp__alg_user_apply(__func__, q, r, args, nargs, result, NULL, NULL);
+    amp_status st = amp__alg_user_apply(__func__, q, r, args, nargs, result, NULL, NULL);
+    /* On failure *result is zeroed (hipamp.h's out-parameters), as many
+     * bytes as r's type has: none where r is no live reduction. */
+    if (st != AMP_OK && amp__handle_alive(r, AMP__HANDLE_REDUCTION)) memset(result, 0, amp_type_size(r->u.type));
+    return st;
 }
 
 amp_status amp_reduction_apply_async(amp_accelerator_view *q, amp_reduction *r, const amp_arg *args, size_t nargs,
