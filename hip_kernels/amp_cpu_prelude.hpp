@@ -6,7 +6,9 @@
 //
 // ABI with lib/cpu (lib/cpu/cpu_internal.h mirrors it byte for byte; bump
 // AMP__CPU_ABI on any change):
-//   extern "C" void NAME(amp__cpu_item *it);     one call runs a range of work:
+//   extern "C" void NAME__amp_entry(amp__cpu_item *it);   one call runs a
+//     range of work (not NAME: the C library this text includes declares
+//     C functions a kernel may be named after, div, rand, select):
 //     simple kernel: linear indices [it->begin, it->end) of the launched extent
 //                    (row-major, last dimension fastest);
 //     tiled kernel:  local work-items [it->begin, it->end) (row-major local
@@ -125,7 +127,7 @@ struct amp__cpu_item {
     void *fiber;       // library's
 };
 // weak: every part of a split build defines it
-__attribute__((visibility("default"), weak)) int amp__cpu_abi(void) { return 7; }
+__attribute__((visibility("default"), weak)) int amp__cpu_abi(void) { return 8; }
 }
 static_assert(sizeof(void *) == 8, "the CPU accelerator needs a 64-bit host");
 static_assert(offsetof(amp__cpu_launch, pack) == 72, "amp__cpu_launch layout");
@@ -1000,7 +1002,7 @@ template <> struct fiber_entry<true> {
 #define AMP__DEFINE_ENTRY(name) AMP__CPU_CAT(AMP__DEFINE_ENTRY_, AMP__CPU_PROBE(AMP__CPU_SKIP_##name))(name)
 #define AMP__DEFINE_ENTRY_1(name)
 #define AMP__DEFINE_ENTRY_0(name)                                                                \
-    extern "C" __attribute__((visibility("default"))) void name(amp__cpu_item *amp__it) {       \
+    extern "C" __attribute__((visibility("default"))) void name##__amp_entry(amp__cpu_item *amp__it) { \
         ::amp::cpu::fiber_entry<::amp::cpu::listed(#name, AMP__CPU_LOOPS_LIST)>::template run<   \
             decltype(name##__amp_body), name##__amp_body, name##__amp_kernel>(amp__it);          \
     }                                                                                            \

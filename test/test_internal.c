@@ -894,7 +894,7 @@ Test(cpu_tls, a_kernels_tile_static_excludes_the_library_and_the_runtime)
 }
 
 /* With the module's call graph, a helper's thread-local counts for the
- * kernels whose entry points (NAME, NAME__amp_tiles) reach it, directly or
+ * kernels whose entry points (NAME__amp_entry, NAME__amp_tiles) reach it, directly or
  * through other functions, and for every kernel where a function whose
  * address is taken reaches it or code outside any function references it;
  * a reached function that references what the graph cannot name, or a
@@ -908,16 +908,18 @@ Test(cpu_tls, a_helpers_thread_local_counts_where_the_call_graph_reaches_it)
         {"_ZL4tlsx", 1, true},           /* 3: referenced outside every function */
         {"_ZZ4deadvE1d", 5000, false},   /* 4: no function reaches it */
     };
-    /* functions: 0 k_a, 1 middle, 2 helper1, 3 k_b__amp_tiles, 4 helper2, 5 pointed, 6 dead, 7 k_c, 8 odd */
+    /* functions: 0 k_a__amp_entry, 1 middle, 2 helper1, 3 k_b__amp_tiles, 4 helper2, 5 pointed, 6 dead, 7
+     * k_c__amp_entry, 8 odd */
     amp__cpu_fn fns[] = {
         {0x100, 16, 0, 1, 0},  {0x110, 16, 1, 1, 0}, {0x120, 16, 2, 1, 0}, {0x130, 16, 3, 1, 0},
         {0x140, 16, 4, 1, 0},  {0x150, 16, 5, 1, AMP__CPU_FN_ESCAPED}, {0x160, 16, 6, 1, 0},
         {0x170, 16, 7, 1, 0},  {0x180, 16, 0, 0, AMP__CPU_FN_UNKNOWN},
     };
     int32_t edges[] = {1, 2, -1, 4, -2, -3, -5, 8};
-    amp__cpu_export exports[] = {{"k_a", 0}, {"k_b__amp_tiles", 3}, {"k_c", 7}, {"k_ab", 1}};
+    amp__cpu_export exports[] = {
+        {"k_a__amp_entry", 0}, {"k_b__amp_tiles", 3}, {"k_c__amp_entry", 7}, {"k_ab__amp_entry", 1}, {"k_z", 1}};
     amp__cpu_tls t = {.syms = syms, .n = 5, .cap = 5, .segment = 8192, .have_symbols = true, .have_graph = true,
-                      .fns = fns, .nfns = 9, .edges = edges, .nedges = 8, .exports = exports, .nexports = 4};
+                      .fns = fns, .nfns = 9, .edges = edges, .nedges = 8, .exports = exports, .nexports = 5};
     char others[256];
     bool traced = false;
     cr_assert_eq(amp__cpu_tile_static_bytes(&t, "k_a", 0, others, sizeof others, &traced), 100 + 10 + 1);
@@ -928,7 +930,8 @@ Test(cpu_tls, a_helpers_thread_local_counts_where_the_call_graph_reaches_it)
     /* k_c reaches a function that references what the graph cannot name */
     cr_assert_eq(amp__cpu_tile_static_bytes(&t, "k_c", 0, others, sizeof others, &traced), 100 + 1000 + 10 + 1 + 5000);
     cr_assert_not(traced);
-    /* no entry point named k_z ("k_ab" is not k_a's) */
+    /* no entry point of k_z's ("k_ab__amp_entry" is not k_a's; a function
+     * named k_z, as a C function of that name would be, is none) */
     cr_assert_eq(amp__cpu_tile_static_bytes(&t, "k_z", 0, NULL, 0, &traced), 6111);
     cr_assert_not(traced);
     /* without the graph, as before: every helper's for every kernel */

@@ -95,6 +95,49 @@ ACCEL_TEST(program, unknown_kernel_named)
     ASSERT_OK(amp_program_destroy(p));
 }
 
+/* A kernel may be named after a C library function (div, rand, select,
+ * remove, random, time, signal, qsort): every compiler takes these (the CPU
+ * accelerator's unit includes the C library, which declares them; its
+ * entry points are not named after the kernel). The ones CUDA's headers
+ * declare (exp, abs, sqrt) are test_codeobject's. */
+ACCEL_TEST(program, kernels_named_after_c_library_functions_build_and_run)
+{
+    static const char src[] =
+        "AMP_KERNEL(div, amp::index<1> i, amp::array_view<int, 1> a) { a[i] += 1; }\n"
+        "AMP_KERNEL(rand, amp::index<1> i, amp::array_view<int, 1> a) { a[i] += 2; }\n"
+        "AMP_KERNEL(select, amp::index<1> i, amp::array_view<int, 1> a) { a[i] += 4; }\n"
+        "AMP_KERNEL(remove, amp::index<1> i, amp::array_view<int, 1> a) { a[i] += 8; }\n"
+        "AMP_KERNEL(random, amp::index<1> i, amp::array_view<int, 1> a) { a[i] += 16; }\n"
+        "AMP_KERNEL(time, amp::index<1> i, amp::array_view<int, 1> a) { a[i] += 32; }\n"
+        "AMP_KERNEL(signal, amp::index<1> i, amp::array_view<int, 1> a) { a[i] += 64; }\n"
+        "AMP_TILED_KERNEL(qsort, amp::tiled_index<4> t, amp::array_view<int, 1> a) {\n"
+        "    tile_static int s[4];\n"
+        "    s[t.local[0]] = a[t.global];\n"
+        "    t.barrier.wait();\n"
+        "    a[t.global] = s[3 - t.local[0]] + 128;\n"
+        "}\n";
+    static const char *const names[] = {"div", "rand", "select", "remove", "random", "time", "signal", "qsort"};
+    int data[8];
+    for (int i = 0; i < 8; ++i) data[i] = 1000 * i;
+    amp_program *p = test_build(acc, src);
+    amp_array_view *v = test_view(data, 4, amp_extent_1d(8), AMP_READ_WRITE);
+    amp_arg a[] = {amp_arg_view(v)};
+    amp_tiled_extent te;
+    ASSERT_OK(amp_extent_tile_1d(amp_extent_1d(8), 4, &te));
+    for (int k = 0; k < 8; ++k) {
+        amp_kernel *kn = test_kernel(p, names[k]);
+        if (k < 7) ASSERT_OK(amp_parallel_for_each(NULL, amp_extent_1d(8), kn, a, 1));
+        else ASSERT_OK(amp_parallel_for_each_tiled(NULL, te, kn, a, 1));
+    }
+    ASSERT_OK(amp_array_view_synchronize(v));
+    for (int i = 0; i < 8; ++i) {
+        int tile = i / 4 * 4, mirror = tile + 3 - i % 4;
+        cr_assert_eq(data[i], 1000 * mirror + 255, "element %d: %d", i, data[i]);
+    }
+    ASSERT_OK(amp_array_view_destroy(v));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
 /* ------------------------------------------------------ compile errors */
 
 /* The error is on line 4 of the user's source. */
@@ -382,7 +425,7 @@ ACCEL_TEST(program, kernel_limits_are_told_when_the_kernel_compiles)
 
     static const char forged[] =
         "#ifdef AMP_CPU\n"
-        "extern \"C\" __attribute__((visibility(\"default\"))) void aligned64(amp__cpu_item *) {}\n"
+        "extern \"C\" __attribute__((visibility(\"default\"))) void aligned64__amp_entry(amp__cpu_item *) {}\n"
         "extern \"C\" __attribute__((visibility(\"default\"), used)) amp::detail::signature aligned64__amp_sig =\n"
         "#else\n"
         "extern \"C\" __global__ void aligned64(amp::detail::launch_info, int) {}\n"
@@ -748,7 +791,7 @@ ACCEL_TEST(program, forged_signature_record_is_refused)
 {
     static const char src[] =
         "#ifdef AMP_CPU\n"
-        "extern \"C\" __attribute__((visibility(\"default\"))) void forged(amp__cpu_item *) {}\n"
+        "extern \"C\" __attribute__((visibility(\"default\"))) void forged__amp_entry(amp__cpu_item *) {}\n"
         "extern \"C\" __attribute__((visibility(\"default\"), used)) amp::detail::signature forged__amp_sig =\n"
         "#else\n"
         "extern \"C\" __global__ void forged(amp::detail::launch_info, int) {}\n"
@@ -780,7 +823,7 @@ ACCEL_TEST(program, parameters_over_4096_bytes_are_named)
 
     static const char forged[] =
         "#ifdef AMP_CPU\n"
-        "extern \"C\" __attribute__((visibility(\"default\"))) void wide(amp__cpu_item *) {}\n"
+        "extern \"C\" __attribute__((visibility(\"default\"))) void wide__amp_entry(amp__cpu_item *) {}\n"
         "extern \"C\" __attribute__((visibility(\"default\"), used)) amp::detail::signature wide__amp_sig =\n"
         "#else\n"
         "extern \"C\" __global__ void wide(amp::detail::launch_info, int) {}\n"

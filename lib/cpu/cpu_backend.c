@@ -354,15 +354,16 @@ static void amp__cpu_kernel_tile_static(amp__cpu_module *m, const char *name, bo
 static amp_status amp__cpu_kernel_get(void *dev, void *module, const char *name, amp__kernel_props *out)
 {
     amp__cpu_module *m = module;
-    char symbol[512];
+    char symbol[512], entry[512];
     memset(out, 0, sizeof *out);
     if (!m || !name) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "CPU accelerator: kernel_get without %s",
                                       m ? "a name" : "a module");
-    if (snprintf(symbol, sizeof symbol, "%s%s", name, AMP__SIG_SUFFIX) >= (int)sizeof symbol)
+    if (snprintf(symbol, sizeof symbol, "%s%s", name, AMP__SIG_SUFFIX) >= (int)sizeof symbol ||
+        snprintf(entry, sizeof entry, "%s%s", name, AMP__CPU_ENTRY_SUFFIX) >= (int)sizeof entry)
         return amp__fail(AMP_ERROR_KERNEL_NOT_FOUND, "kernel name '%.64s...' is too long", name);
-    /* Both must come from this module: a name like "printf" resolves in its
-     * dependencies, but then has no signature record. */
-    void *f = dlsym(m->handle, name);
+    /* Both must come from this module (dlsym also searches its
+     * dependencies). */
+    void *f = dlsym(m->handle, entry);
     const amp__signature *s = dlsym(m->handle, symbol);
     if (!f || !s)
         return amp__fail(AMP_ERROR_KERNEL_NOT_FOUND,

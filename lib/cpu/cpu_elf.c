@@ -562,8 +562,8 @@ static bool amp__cpu_is_runtime_tls(const char *s)
 /* The suffix of a tiled kernel's loop version's entry point (loops/emit.c). */
 #define AMP__CPU_TILES_SUFFIX "__amp_tiles"
 
-/* reached[i] set for every thread-local that kernel's entry points (NAME,
- * NAME__amp_tiles) and every function whose address is taken reach; false
+/* reached[i] set for every thread-local that kernel's entry points
+ * (NAME__amp_entry, NAME__amp_tiles) and every function whose address is taken reach; false
  * where the graph cannot say: none, no entry point of that name, a reached
  * function that references what the graph cannot name, or no memory. */
 static bool amp__cpu_tls_reached(const amp__cpu_tls *t, const char *kernel, unsigned char *reached)
@@ -577,7 +577,8 @@ static bool amp__cpu_tls_reached(const amp__cpu_tls *t, const char *kernel, unsi
 #define AMP__REACH_PUSH(f)                                                                                      do {                                                                                                            if (!seen[f]) {                                                                                                 seen[f] = 1;                                                                                                stack[top++] = (f);                                                                                     }                                                                                                       } while (0)
     for (size_t i = 0; i < t->nexports; ++i) {
         const char *n = t->exports[i].name;
-        if (strncmp(n, kernel, klen) || (n[klen] && strcmp(n + klen, AMP__CPU_TILES_SUFFIX))) continue;
+        if (strncmp(n, kernel, klen) || (strcmp(n + klen, AMP__CPU_ENTRY_SUFFIX) && strcmp(n + klen, AMP__CPU_TILES_SUFFIX)))
+            continue;
         roots++;
         AMP__REACH_PUSH(t->exports[i].fn);
     }
