@@ -309,6 +309,42 @@ static void check_refusal_first_line(const char *target)
 Test(codeobject, refused_parameter_first_line_gfx90a) { check_refusal_first_line("gfx90a"); }
 Test(codeobject, refused_parameter_first_line_sm_90) { check_refusal_first_line("sm_90"); }
 
+/* A kernel is an extern "C" function of its own name, and CUDA's headers
+ * declare the C math functions (and malloc, printf) extern "C": NVRTC
+ * refuses a kernel named exp; the message leads with a line that says so
+ * and to rename it. The user's own C function clashing the same way (no
+ * kernel of that name) gets no such line. AMD's compiler takes the name. */
+Test(codeobject, a_kernel_named_after_a_c_function_cuda_declares_is_told_to_rename)
+{
+    amp_code_object *co = NULL;
+    if (amp_compile_for_target("sm_90", "", NULL, &co) == AMP_ERROR_UNSUPPORTED)
+        cr_skip_test("cannot build for sm_90 here: %s", amp_last_error());
+    ASSERT_OK(amp_code_object_destroy(co));
+    static const char *const named[] = {
+        "AMP_KERNEL(exp, amp::index<1> i, amp::array_view<float, 1> a) { a[i] *= 2.0f; }\n",
+        "AMP_TILED_KERNEL (\n  sqrt , amp::tiled_index<64> t, amp::array_view<float, 1> a) { a[t.global] = 1.0f; }\n",
+    };
+    static const char *const names[] = {"'exp'", "'sqrt'"};
+    for (int i = 0; i < 2; ++i) {
+        co = (amp_code_object *)1;
+        ASSERT_STATUS(amp_compile_for_target("sm_90", named[i], NULL, &co), AMP_ERROR_COMPILE);
+        cr_assert_null(co);
+        const char *log = amp_last_error(), *hint = strstr(log, "hipamp: a kernel cannot be named ");
+        cr_assert(hint && strstr(hint, names[i]) == hint + strlen("hipamp: a kernel cannot be named ") &&
+                      strstr(hint, "rename the kernel") && strstr(log, "has \"C\" linkage") > hint,
+                  "%s", log);
+    }
+    static const char own[] = "extern \"C\" __device__ int abs(int a, int b) { return a - b; }\n"
+                              "AMP_KERNEL(absolute, amp::index<1> i, amp::array_view<int, 1> a) { a[i] = 1; }\n";
+    ASSERT_STATUS(amp_compile_for_target("sm_90", own, NULL, &co), AMP_ERROR_COMPILE);
+    cr_assert(strstr(amp_last_error(), "has \"C\" linkage") && !strstr(amp_last_error(), "cannot be named"), "%s",
+              amp_last_error());
+    amp_status st = amp_compile_for_target("gfx90a", named[0], NULL, &co);
+    if (st == AMP_ERROR_UNSUPPORTED) return; /* no hipRTC here */
+    cr_assert_eq(st, AMP_OK, "gfx90a: %s", amp_last_error());
+    ASSERT_OK(amp_code_object_destroy(co));
+}
+
 /* A kernel whose parameters take more than 4096 bytes is refused when it
  * compiles, naming the kernel and the bytes on the first line, by every
  * compiler (it used to compile, then be "not found: define it with

@@ -4,6 +4,7 @@
 #include "base/core.h"
 #include "cuda_abi.h"
 
+#include <ctype.h>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -252,6 +253,53 @@ void amp__nvrtc_normalize_log(char *log, const char *name)
     *w = '\0';
 }
 
+/* Whether text (size bytes) defines a kernel named name (len bytes):
+ * AMP_KERNEL or AMP_TILED_KERNEL, '(', the name, ',' (spaces between). */
+static bool defines_kernel(const char *text, size_t size, const char *name, size_t len)
+{
+    static const char *const macros[] = {"AMP_KERNEL", "AMP_TILED_KERNEL"};
+    for (size_t i = 0; i < size; ++i) {
+        for (int m = 0; m < 2; ++m) {
+            size_t ml = strlen(macros[m]), j = i + ml;
+            if (size - i < ml || memcmp(text + i, macros[m], ml) ||
+                (i && (isalnum((unsigned char)text[i - 1]) || text[i - 1] == '_')))
+                continue;
+            while (j < size && isspace((unsigned char)text[j])) ++j;
+            if (j >= size || text[j++] != '(') continue;
+            while (j < size && isspace((unsigned char)text[j])) ++j;
+            if (size - j < len || memcmp(text + j, name, len)) continue;
+            j += len;
+            while (j < size && isspace((unsigned char)text[j])) ++j;
+            if (j < size && text[j] == ',') return true;
+        }
+    }
+    return false;
+}
+
+size_t amp__nvrtc_kernel_name_hint(const char *log, const amp__compile_job *job, char *hint, size_t cap)
+{
+    /* NVRTC: 'more than one instance of overloaded function "exp" has "C"
+     * linkage'. A kernel is an extern "C" function of its own name (its
+     * name in profilers and in the code object), and CUDA's headers declare
+     * the C math functions extern "C" too. */
+    static const char lead[] = "instance of overloaded function \"", tail[] = "\" has \"C\" linkage";
+    const char *at = log ? strstr(log, lead) : NULL;
+    if (cap) hint[0] = '\0';
+    if (!at) return 0;
+    const char *name = at + sizeof lead - 1, *end = strchr(name, '"');
+    if (!end || end == name || end - name > 255 || strncmp(end, tail, sizeof tail - 1)) return 0;
+    size_t len = (size_t)(end - name);
+    bool kernel = defines_kernel(job->source, strlen(job->source), name, len);
+    for (size_t h = 0; !kernel && h < job->nheaders; ++h)
+        kernel = job->headers[h].content && defines_kernel(job->headers[h].content, job->headers[h].size, name, len);
+    if (!kernel) return 0;
+    int n = snprintf(hint, cap,
+                     "hipamp: a kernel cannot be named '%.*s' on NVIDIA GPUs: CUDA's headers declare a C function of "
+                     "that name (a kernel is a C function of its own name); rename the kernel\n",
+                     (int)len, name);
+    return n < 0 ? 0 : (size_t)n;
+}
+
 /* Whether a failed compile with --minimal (and --split-compile) may
  * compile without them: an option this NVRTC refuses, or a log quoting a
  * name of what --minimal leaves out (NVRTC quotes identifiers:
@@ -381,8 +429,10 @@ static amp_status cu_compile(const char *arch, const amp__compile_job *job, void
     }
     if (log) amp__nvrtc_normalize_log(log, name);
     if (crc != 0) {
-        st = amp__fail(AMP_ERROR_COMPILE, "NVRTC failed to compile %s for %s (%s):\n%s", name, strchr(arch_opt, '=') + 1,
-                       N.nvrtcGetErrorString(crc), log ? log : "(no log)");
+        char hint[400];
+        amp__nvrtc_kernel_name_hint(log, job, hint, sizeof hint);
+        st = amp__fail(AMP_ERROR_COMPILE, "NVRTC failed to compile %s for %s (%s):\n%s%s", name,
+                       strchr(arch_opt, '=') + 1, N.nvrtcGetErrorString(crc), hint, log ? log : "(no log)");
         goto fail;
     }
     int rc;

@@ -298,8 +298,10 @@ static amp_status hiprtc_build(const char *target, const char *const *fixed, siz
     if (log && on_nvidia) amp__nvrtc_normalize_log(log, source_name);
     if (crc != 0) {
         if (option_refused) *option_refused = crc == HIPRTC_ERROR_INVALID_OPTION;
-        st = amp__fail(AMP_ERROR_COMPILE, "hipRTC failed to compile %s for %s (%s):\n%s", source_name, target,
-                       R.hiprtcGetErrorString(crc), log ? log : "(no log)");
+        char hint[400] = "";
+        if (on_nvidia) amp__nvrtc_kernel_name_hint(log, job, hint, sizeof hint);
+        st = amp__fail(AMP_ERROR_COMPILE, "hipRTC failed to compile %s for %s (%s):\n%s%s", source_name, target,
+                       R.hiprtcGetErrorString(crc), hint, log ? log : "(no log)");
         goto fail;
     }
     size_t size = 0;

@@ -164,6 +164,11 @@ void *amp__gpu_dlopen_first(const char *const *names, char *why, size_t why_size
 /* Rewrite NVRTC's "name(12): error" locations as "name:12: error", the
  * form hipRTC and g++ use, in place (driver_cuda.c). */
 void amp__nvrtc_normalize_log(char *log, const char *name);
+/* Where NVRTC's log (may be NULL) says a C function of a kernel's name in
+ * job's text is declared twice (a kernel named exp: CUDA's headers declare
+ * the C math functions), a line that says so and to rename it, into hint
+ * (cap bytes, NUL-ended; "" otherwise); its length (driver_cuda.c). */
+size_t amp__nvrtc_kernel_name_hint(const char *log, const amp__compile_job *job, char *hint, size_t cap);
 /* The threads NVRTC of release (major * 100 + minor) may compile job in
  * (--split-compile=N; 1: pass nothing): from 12.4, AMP_GPU_COMPILE_JOBS or
  * the CPUs this process may use, at most 8, where the user's text and its
