@@ -1783,6 +1783,22 @@ static void *fork_builder_run(void *arg)
     return NULL;
 }
 
+/* fork_build_calls with the modules unloaded first: every build loads its
+ * module again (dlopen) from the disk cache, every clear unloads one. */
+static int fork_reload_calls(void *arg)
+{
+    if (amp_cache_clear_memory() != AMP_OK) return 6;
+    return fork_build_calls(arg);
+}
+
+static void *fork_reloader_run(void *arg)
+{
+    struct fork_builder *b = arg;
+    while (!atomic_load(&b->stop))
+        if (fork_reload_calls(b->acc) == 0) atomic_fetch_add(&b->rounds, 1);
+    return NULL;
+}
+
 Test(async, cpu_fork_children_never_hang_beside_threads_building_cached_programs, .timeout = 300)
 {
     enum { THREADS = 2, FORKS = 100 };
@@ -1811,4 +1827,34 @@ Test(async, cpu_fork_children_never_hang_beside_threads_building_cached_programs
     cr_assert_eq(hung, 0, "%d of %d children hung (killed by SIGALRM)", hung, FORKS);
     cr_assert_eq(failed, 0, "%d of %d children failed (the last at step %d: 1 build, 2 kernel, 3 cache info, 4 "
                  "prebuilt info, 5 destroy)", failed, FORKS, last);
+}
+
+/* glibc leaves its loader's lock held in a child forked while another
+ * thread was inside dlopen or dlclose: the child's first module load
+ * waited for ever (15 children of 60 in a review's probe) until module
+ * loads and unloads were kept out of fork. */
+Test(async, cpu_fork_children_never_hang_beside_a_thread_loading_and_unloading_modules, .timeout = 300)
+{
+    enum { FORKS = 60 };
+    if (TEST_UNDER_ASAN)
+        cr_skip_test("AddressSanitizer's allocator is not fork-safe beside other threads that allocate");
+    SKIP_IN_DISCRETE_PASS(test_accel(TEST_ACCEL_CPU), "a fork beside a loading thread");
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    cr_assert_eq(fork_reload_calls(acc), 0, "the calls themselves: %s", amp_last_error());
+    struct fork_builder b = {.acc = acc};
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, fork_reloader_run, &b), 0);
+    for (int i = 0; i < 30000 && atomic_load(&b.rounds) < 10; ++i) usleep(1000);
+    int hung = 0, failed = 0, last = 0;
+    for (int i = 0; i < FORKS; ++i) {
+        int status = fork_child(fork_reload_calls, acc, 10);
+        if (WIFSIGNALED(status)) hung++;
+        else if (WEXITSTATUS(status)) failed++, last = WEXITSTATUS(status);
+    }
+    atomic_store(&b.stop, 1);
+    pthread_join(th, NULL);
+    cr_assert_geq(atomic_load(&b.rounds), 10, "the thread loaded %d times", atomic_load(&b.rounds));
+    cr_assert_eq(hung, 0, "%d of %d children hung (killed by SIGALRM)", hung, FORKS);
+    cr_assert_eq(failed, 0, "%d of %d children failed (the last at step %d: 6 clear, 1 build, 2 kernel, 3 cache "
+                 "info, 4 prebuilt info, 5 destroy)", failed, FORKS, last);
 }

@@ -1,5 +1,6 @@
 /* cpu_backend.c — the CPU accelerator's backend table: enumeration and settings, module loading (memfd + dlopen) and kernel lookup (loop version or fibers, tile_static measured), unified host memory and copies; the queues, events and graphs are cpu_queue.c's and cpu_graph.c's, launches cpu_launch.c's. */
 #include "cpu_internal.h"
+#include "base/fork_guard.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -118,6 +119,33 @@ static amp_status amp__cpu_undefined_symbol(const char *err)
                      !strncmp(name, "_Z", 2) ? " (a C++ name, mangled)" : "");
 }
 
+/* glibc does not release its loader's lock (dl_load_write_lock) in a child
+ * forked while another thread was inside dlopen or dlclose: the child's
+ * next module load waited for ever (hipamp.h: a forked child's calls work
+ * or fail, never hang; 15 children of 60 in a probe forking beside a
+ * thread that built and dropped programs). Module loads and unloads hold
+ * this mutex, which fork() takes (base/fork_guard.h), so a fork waits for
+ * one under way. A leaf: what runs inside, a module's constructors and
+ * destructors (the user's static objects; libstdc++'s at its first load),
+ * takes none of the library's locks, waits for no other thread and never
+ * forks. */
+AMP__FORK_GUARDED_MUTEX(amp__cpu_loader_lock)
+
+static void *amp__cpu_dlopen(const char *path, int flags)
+{
+    pthread_mutex_lock(&amp__cpu_loader_lock);
+    void *h = dlopen(path, flags);
+    pthread_mutex_unlock(&amp__cpu_loader_lock);
+    return h;
+}
+
+static void amp__cpu_dlclose(void *h)
+{
+    pthread_mutex_lock(&amp__cpu_loader_lock);
+    dlclose(h);
+    pthread_mutex_unlock(&amp__cpu_loader_lock);
+}
+
 static amp_status amp__cpu_module_load(void *dev, const void *bin, size_t bin_size, void **module)
 {
     amp_status st = AMP_OK;
@@ -151,7 +179,7 @@ static amp_status amp__cpu_module_load(void *dev, const void *bin, size_t bin_si
     m->fd = memfd_create("hipamp-cpu-module", MFD_CLOEXEC);
     if (m->fd >= 0) {
         snprintf(path, sizeof path, "/proc/self/fd/%d", m->fd);
-        if (amp__fd_write_all(m->fd, bin, bin_size)) m->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        if (amp__fd_write_all(m->fd, bin, bin_size)) m->handle = amp__cpu_dlopen(path, RTLD_NOW | RTLD_LOCAL);
         if (!m->handle) {
             const char *e = dlerror();
             snprintf(err, sizeof err, "%s", e ? e : "cannot write the module");
@@ -181,7 +209,7 @@ static amp_status amp__cpu_module_load(void *dev, const void *bin, size_t bin_si
         bool ok = amp__fd_write_all(m->fd, bin, bin_size);
         snprintf(path, sizeof path, "/proc/self/fd/%d", m->fd);
         bool proc = access(path, F_OK) == 0;
-        if (ok && proc) m->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        if (ok && proc) m->handle = amp__cpu_dlopen(path, RTLD_NOW | RTLD_LOCAL);
         const char *e = ok && proc && !m->handle ? dlerror() : NULL;
         snprintf(path, sizeof path, "%s", e ? e : "");
         unlink(file);
@@ -205,7 +233,7 @@ static amp_status amp__cpu_module_load(void *dev, const void *bin, size_t bin_si
     *module = m;
     return AMP_OK;
 fail:
-    if (m->handle) dlclose(m->handle);
+    if (m->handle) amp__cpu_dlclose(m->handle);
     if (m->fd >= 0) close(m->fd);
     amp__cpu_elf_tls_free(&m->tls);
     pthread_mutex_destroy(&m->inflight.mu);
@@ -222,7 +250,7 @@ static void amp__cpu_module_unload(void *dev, void *module)
     pthread_mutex_lock(&m->inflight.mu);
     while (m->inflight.n > 0) pthread_cond_wait(&m->inflight.cv, &m->inflight.mu);
     pthread_mutex_unlock(&m->inflight.mu);
-    dlclose(m->handle);
+    amp__cpu_dlclose(m->handle);
     if (m->fd >= 0) {
         /* A module dlclose cannot unload (a thread_local with a destructor
          * pins it) stays known to glibc under its /proc/self/fd name: were the
@@ -230,8 +258,8 @@ static void amp__cpu_module_unload(void *dev, void *module)
          * would silently be this one. Keep such a name reserved. */
         char path[64];
         snprintf(path, sizeof path, "/proc/self/fd/%d", m->fd);
-        void *still = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
-        if (still) dlclose(still);
+        void *still = amp__cpu_dlopen(path, RTLD_NOW | RTLD_NOLOAD);
+        if (still) amp__cpu_dlclose(still);
         else close(m->fd);
     }
     while (m->kernels) {
