@@ -219,8 +219,24 @@ inline float __fmaf_rn(float a, float b, float c) { return fmaf(a, b, c); }
 inline double __fma_rn(double a, double b, double c) { return ::fma(a, b, c); }
 inline float __fsqrt_rn(float x) { return sqrtf(x); }
 inline float __frcp_rn(float x) { return 1.0f / x; }
-inline float __fadd_rn(float a, float b) { return a + b; }
-inline float __fmul_rn(float a, float b) { return a * b; }
+// __fadd_rn and __fmul_rn are never merged into a fused multiply-add (CUDA's
+// and HIP's promise), but the host compiler contracts a * b + c across
+// inlined functions (-ffp-contract=fast): a product and an addend pass
+// through an empty asm the optimiser cannot see into, so each exists,
+// rounded, in a register (a volatile where the register class is unknown).
+template <class __amp_T> inline __amp_T amp__cpu_rounded(__amp_T x) {
+#if defined(__x86_64__) || (defined(__i386__) && defined(__SSE2__))
+    __asm__("" : "+x"(x));
+#elif defined(__aarch64__)
+    __asm__("" : "+w"(x));
+#else
+    volatile __amp_T v = x;
+    x = v;
+#endif
+    return x;
+}
+inline float __fadd_rn(float a, float b) { return amp__cpu_rounded(a) + amp__cpu_rounded(b); }
+inline float __fmul_rn(float a, float b) { return amp__cpu_rounded(a * b); }
 inline float __fdiv_rn(float a, float b) { return a / b; }
 inline int min(int a, int b) { return a < b ? a : b; }
 inline int max(int a, int b) { return a > b ? a : b; }

@@ -61,6 +61,52 @@ static void check_f4(const f4 *got, const f4 *want, size_t n, const char *what)
                   (double)want[i].y, (double)want[i].z, (double)want[i].w);
 }
 
+/* __fmul_rn and __fadd_rn are never merged into a fused multiply-add, on
+ * every accelerator (CUDA's and HIP's promise; the CPU accelerator's host
+ * compiler contracted __fadd_rn(__fmul_rn(a, b), c) across the inlined
+ * functions). Inputs where a fused result differs from the rounded
+ * product's sum: c cancels the product, leaving its rounding error. */
+ACCEL_TEST(device_lang, rn_products_and_sums_are_never_fused)
+{
+    static const char src[] =
+        "AMP_KERNEL(rn_mad, amp::index<1> i, amp::array_view<const float, 1> a, amp::array_view<const float, 1> b,\n"
+        "           amp::array_view<const float, 1> c, amp::array_view<float, 1> both, amp::array_view<float, 1> sum)\n"
+        "{\n"
+        "    both[i] = __fadd_rn(__fmul_rn(a[i], b[i]), c[i]);\n"
+        "    sum[i] = __fadd_rn(a[i] * b[i], c[i]);\n"
+        "}\n";
+    enum { N = 4096 };
+    static float a[N], b[N], c[N], both[N], sum[N];
+    int fused_differs = 0;
+    for (int i = 0; i < N; ++i) {
+        a[i] = 1.0f + (float)(i + 1) * 3e-7f;
+        b[i] = 1.0f - (float)(i + 1) * 7e-7f;
+        volatile float p = a[i] * b[i];
+        c[i] = -p;
+        if (fmaf(a[i], b[i], c[i]) != 0.0f) ++fused_differs;
+    }
+    cr_assert_gt(fused_differs, N / 2, "the inputs must tell a fused result from a rounded one (%d)", fused_differs);
+    amp_program *p = test_build(acc, src);
+    amp_array_view *v[5];
+    float *d[5] = {a, b, c, both, sum};
+    amp_arg args[5];
+    for (int j = 0; j < 5; ++j) {
+        v[j] = test_view(d[j], 4, amp_extent_1d(N), j < 3 ? AMP_READ_ONLY : AMP_WRITE_ONLY);
+        args[j] = amp_arg_view(v[j]);
+    }
+    launch(test_kernel(p, "rn_mad"), amp_extent_1d(N), args, 5);
+    for (int j = 3; j < 5; ++j) ASSERT_OK(amp_array_view_synchronize(v[j]));
+    for (int i = 0; i < N; ++i) {
+        volatile float prod = a[i] * b[i];
+        float want = prod + c[i];
+        cr_assert_eq(both[i], want, "__fadd_rn(__fmul_rn(a, b), c) at %d: %a, want %a (fused: %a)", i,
+                     (double)both[i], (double)want, (double)fmaf(a[i], b[i], c[i]));
+        cr_assert_eq(sum[i], want, "__fadd_rn(a * b, c) at %d: %a, want %a", i, (double)sum[i], (double)want);
+    }
+    for (int j = 0; j < 5; ++j) ASSERT_OK(amp_array_view_destroy(v[j]));
+    ASSERT_OK(amp_program_destroy(p));
+}
+
 ACCEL_TEST(device_lang, float4_operators)
 {
     amp_program *p = build(acc);
