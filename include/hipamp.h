@@ -538,7 +538,12 @@ AMP_API amp_status amp_array_destroy(amp_array *a);
  * not checked): a GPU that reads host memory in place faults on a
  * misaligned load, for good. AMP_ERROR_INVALID_EXTENT: bad e;
  * AMP_ERROR_INVALID_ARGUMENT: NULL host (allowed for an empty extent),
- * elem_size 0, a bad access value. */
+ * elem_size 0, a bad access value. AMP_WRITE_ONLY promises that kernels
+ * write every element before the host reads it (C++ AMP's
+ * discard_data): the host's values are not copied in, so an element no
+ * kernel wrote reads back undefined where the accelerator copies (a
+ * discrete GPU, AMP_CPU_UNIFIED=0) and as the host left it where it does
+ * not; use AMP_READ_WRITE for a view kernels write in part. */
 AMP_API amp_status amp_array_view_create(void *host, size_t elem_size, amp_extent e,
                                          amp_access access, amp_array_view **out);
 /* A view of an array (no host memory behind it, unless a staging array);
@@ -911,7 +916,10 @@ AMP_API amp_status amp_code_object_destroy(amp_code_object *c);
 
 /* Kinds of kernel argument, one per kernel parameter type (amp_arg_* below
  * make them; the kernel-side C++ type each matches is in brackets). Matching
- * is strict: an int32 argument does not bind an int64 parameter. */
+ * is strict: an int32 argument does not bind an int64 parameter. The one
+ * conversion is C++ AMP's: an array binds an array_view parameter of its
+ * element type and rank (a view of the whole array); a view never binds an
+ * array parameter. */
 typedef enum amp_arg_kind {
     AMP_ARG_VIEW = 1,     /* amp::array_view<T, N>                          */
     AMP_ARG_ARRAY = 2,    /* amp::array<T, N>                               */
