@@ -577,7 +577,8 @@ static bool amp__cpu_tls_reached(const amp__cpu_tls *t, const char *kernel, unsi
 #define AMP__REACH_PUSH(f)                                                                                      do {                                                                                                            if (!seen[f]) {                                                                                                 seen[f] = 1;                                                                                                stack[top++] = (f);                                                                                     }                                                                                                       } while (0)
     for (size_t i = 0; i < t->nexports; ++i) {
         const char *n = t->exports[i].name;
-        if (strncmp(n, kernel, klen) || (strcmp(n + klen, AMP__CPU_ENTRY_SUFFIX) && strcmp(n + klen, AMP__CPU_TILES_SUFFIX)))
+        if (strncmp(n, kernel, klen) ||
+            (strcmp(n + klen, AMP__CPU_ENTRY_SUFFIX) && strcmp(n + klen, AMP__CPU_TILES_SUFFIX)))
             continue;
         roots++;
         AMP__REACH_PUSH(t->exports[i].fn);

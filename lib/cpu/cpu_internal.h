@@ -17,10 +17,9 @@
  * Mirrors amp__cpu_launch / amp__cpu_item in amp_cpu_prelude.hpp byte for
  * byte (both sides assert the layout). A compiled module exports
  * `int amp__cpu_abi(void)` returning AMP__CPU_ABI, each kernel NAME as
- * `void NAME__amp_entry(amp__cpu_item *)` (AMP__CPU_ENTRY_SUFFIX; not NAME,
- * which may be a C function the unit's C library headers declare: div,
- * rand, select), and NAME__amp_sig. A tiled kernel the loop
- * transformation handled (lib/cpu/loops/) also exports
+ * `void NAME__amp_entry(amp__cpu_item *)` (AMP__CPU_ENTRY_SUFFIX; NAME may
+ * be a C function of the C library: div, rand), and NAME__amp_sig. A tiled
+ * kernel the loop transformation handled (lib/cpu/loops/) also exports
  * `void NAME__amp_tiles(amp__cpu_item *)`, which runs every work-item of
  * the tiles with linear ids [begin, end) (it sets item.tile to the one
  * running), and `const char NAME__amp_cpu_path[]`, "loops" or
@@ -31,7 +30,6 @@
  * the transformation did not run on exports
  * `const char amp__cpu_loops_note[]` saying why. */
 #define AMP__CPU_ABI 8
-/* The suffix of a kernel's entry point's name (amp_cpu_prelude.hpp). */
 #define AMP__CPU_ENTRY_SUFFIX "__amp_entry"
 /* The most tile rows NAME__amp_tile_group gives (lib/cpu/loops/tiles.c);
  * the back end takes a larger value for none. */
@@ -589,8 +587,7 @@ typedef struct amp__cpu_fn {
     uint32_t edge0, nedges;
     unsigned flags;
 } amp__cpu_fn;
-/* An exported function (a kernel's entry points, NAME__amp_entry and NAME__amp_tiles). */
-typedef struct amp__cpu_export { char *name; uint32_t fn; } amp__cpu_export;
+typedef struct amp__cpu_export { char *name; uint32_t fn; } amp__cpu_export; /* NAME__amp_entry, __amp_tiles */
 typedef struct amp__cpu_tls {
     amp__cpu_tls_sym *syms; /* defined STT_TLS symbols */
     size_t n, cap;
@@ -843,7 +840,6 @@ amp_status amp__cpu_stack_guard(void *lo, size_t len);
 
 /* Prepare ctx to run fn(arg) on stack s at the next switch to it. */
 void amp__cpu_ctx_make(amp__cpu_ctx *ctx, const amp__cpu_stack *s, void (*fn)(void *), void *arg);
-
 
 /* ---------------------------------------------------- launch internals
  * Shared by cpu_run.c, cpu_pool.c, cpu_team.c and cpu_launch.c (the
