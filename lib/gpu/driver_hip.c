@@ -770,17 +770,26 @@ static amp_status hip_host_register(void *host, size_t bytes, void **dptr, bool 
      * address and is not registered again. The query fails for plain
      * pageable memory (a handled failure). */
     unsigned managed = 0;
-    if (H.hipPointerGetAttribute &&
-        hip_handled(H.hipPointerGetAttribute(&managed, HIP_POINTER_ATTRIBUTE_IS_MANAGED, host)) == HIP_SUCCESS &&
-        managed) {
+    hip_err known = H.hipPointerGetAttribute
+                        ? hip_handled(H.hipPointerGetAttribute(&managed, HIP_POINTER_ATTRIBUTE_IS_MANAGED, host))
+                        : HIP_ERROR_INVALID_VALUE;
+    if (known == HIP_SUCCESS && managed) {
         *dptr = host;
         return AMP_OK;
     }
-    hip_err e = H.hipHostRegister(host, bytes, HIP_HOST_REGISTER_MAPPED | HIP_HOST_REGISTER_PORTABLE);
+    /* Memory the runtime knows otherwise is pinned (hipHostMalloc) or
+     * registered already, by the user, another library or this one for
+     * another GPU (portable). AMD's hipHostRegister never says so (CUDA's
+     * "already registered", which HIP on NVIDIA passes on): it registers
+     * the range a second time, and the hipHostUnregister that ended ours
+     * would release whichever registration the runtime found first, the
+     * owner's (ROCm clr's ihipHostRegister). */
+    hip_err e = known == HIP_SUCCESS
+                    ? HIP_ERROR_HOST_MEMORY_ALREADY_REGISTERED
+                    : H.hipHostRegister(host, bytes, HIP_HOST_REGISTER_MAPPED | HIP_HOST_REGISTER_PORTABLE);
     if (e == HIP_ERROR_HOST_MEMORY_ALREADY_REGISTERED) {
-        /* Pinned (hipHostMalloc) or registered by the user or another
-         * library: use its mapping and leave unregistering to its owner. */
-        hip_handled(e);
+        /* Use its mapping and leave unregistering to its owner. */
+        if (known != HIP_SUCCESS) hip_handled(e);
         e = H.hipHostGetDevicePointer(dptr, host, 0);
         if (e != HIP_SUCCESS) {
             *dptr = NULL;
