@@ -762,10 +762,38 @@ static amp_status hip_mem_alloc(size_t bytes, void **dptr)
     return hip_fail(e, "hipMalloc(%zu bytes)", bytes);
 }
 static void hip_mem_free(void *dptr) { (void)H.hipFree(dptr); }
+/* Host memory registered (pinned) by someone else: its device address in
+ * *dptr, through that registration, which must cover all bytes (a buffer an
+ * MPI library registered in part would let a kernel read past it):
+ * AMP_OK; AMP_ERROR_UNSUPPORTED where it covers less; *mapped false (and
+ * AMP_OK) where the runtime gives the start no device address. */
+static amp_status hip_use_registration(void *host, size_t bytes, void **dptr, bool *mapped)
+{
+    *mapped = false;
+    if (hip_handled(H.hipHostGetDevicePointer(dptr, host, 0)) != HIP_SUCCESS) {
+        *dptr = NULL;
+        return AMP_OK;
+    }
+    *mapped = true;
+    void *end = NULL;
+    if (bytes > 1 && (hip_handled(H.hipHostGetDevicePointer(&end, (char *)host + bytes - 1, 0)) != HIP_SUCCESS ||
+                      end != (char *)*dptr + bytes - 1)) {
+        *dptr = NULL;
+        return amp__fail(AMP_ERROR_UNSUPPORTED,
+                         "host memory at %p was registered (pinned) by someone else for less than the %zu bytes "
+                         "the view spans, or in parts: it cannot be mapped for the GPU whole (unregister it, or "
+                         "copy: AMP_UNIFIED_MEMORY=off)",
+                         host, bytes);
+    }
+    return AMP_OK;
+}
+
 static amp_status hip_host_register(void *host, size_t bytes, void **dptr, bool *owned)
 {
     *dptr = NULL;
     *owned = false;
+    bool mapped = false;
+    amp_status st;
     /* Managed memory (hipMallocManaged) is device-accessible at its own
      * address and is not registered again. The query fails for plain
      * pageable memory (a handled failure). */
@@ -779,34 +807,22 @@ static amp_status hip_host_register(void *host, size_t bytes, void **dptr, bool 
     }
     /* Memory the runtime knows otherwise is pinned (hipHostMalloc) or
      * registered already, by the user, another library or this one for
-     * another GPU (portable). AMD's hipHostRegister never says so (CUDA's
-     * "already registered", which HIP on NVIDIA passes on): it registers
-     * the range a second time, and the hipHostUnregister that ended ours
-     * would release whichever registration the runtime found first, the
-     * owner's (ROCm clr's ihipHostRegister). */
-    hip_err e = known == HIP_SUCCESS
-                    ? HIP_ERROR_HOST_MEMORY_ALREADY_REGISTERED
-                    : H.hipHostRegister(host, bytes, HIP_HOST_REGISTER_MAPPED | HIP_HOST_REGISTER_PORTABLE);
+     * another GPU (portable): used through that registration, whose owner
+     * unregisters it. AMD's hipHostRegister never says "already
+     * registered" (CUDA's does, and HIP on NVIDIA passes it on): it
+     * registers the range a second time, and the hipHostUnregister that
+     * ended ours would release whichever registration the runtime found
+     * first, the owner's (ROCm clr's ihipHostRegister). Known memory the
+     * runtime gives no device address is registered as any other. */
+    if (known == HIP_SUCCESS && ((st = hip_use_registration(host, bytes, dptr, &mapped)) != AMP_OK || mapped))
+        return st;
+    hip_err e = H.hipHostRegister(host, bytes, HIP_HOST_REGISTER_MAPPED | HIP_HOST_REGISTER_PORTABLE);
     if (e == HIP_ERROR_HOST_MEMORY_ALREADY_REGISTERED) {
-        /* Use its mapping and leave unregistering to its owner. */
-        if (known != HIP_SUCCESS) hip_handled(e);
-        e = H.hipHostGetDevicePointer(dptr, host, 0);
-        if (e != HIP_SUCCESS) {
-            *dptr = NULL;
-            return hip_fail(e, "hipHostGetDevicePointer(%p) of already registered host memory", host);
-        }
-        /* Its registration may cover only the start of ours (a buffer an
-         * MPI library registered): a kernel would read past it. */
-        void *end = NULL;
-        if (bytes > 1 && (hip_handled(H.hipHostGetDevicePointer(&end, (char *)host + bytes - 1, 0)) != HIP_SUCCESS ||
-                          end != (char *)*dptr + bytes - 1)) {
-            *dptr = NULL;
-            return amp__fail(AMP_ERROR_UNSUPPORTED,
-                             "host memory at %p was registered (pinned) by someone else for less than the %zu bytes "
-                             "the view spans, or in parts: it cannot be mapped for the GPU whole (unregister it, or "
-                             "copy: AMP_UNIFIED_MEMORY=off)",
-                             host, bytes);
-        }
+        hip_handled(e);
+        if ((st = hip_use_registration(host, bytes, dptr, &mapped)) != AMP_OK) return st;
+        if (!mapped)
+            return amp__fail(AMP_ERROR_DEVICE, "hipHostGetDevicePointer(%p) of already registered host memory "
+                             "failed", host);
         return AMP_OK;
     }
     if (e != HIP_SUCCESS) return hip_fail(e, "hipHostRegister(%p, %zu bytes)", host, bytes);
