@@ -203,6 +203,8 @@ hip_on_nvidia_env() {
     *) echo "ci/gpu.sh: GPU_DRIVER=$GPU_DRIVER (want cuda, hip or both)" >&2; exit 2 ;;
   esac
   export HIP_PLATFORM=nvidia
+  # The test runtime's hipHostRegister answers as AMD's does (hip_on_nvidia.cpp).
+  export HIPAMP_TEST_HIP_REGISTER_AS_AMD=1
   local dir=${1:-$BUILD}/test/hip_on_nvidia
   case ":${LD_LIBRARY_PATH:-}:" in
     *":$dir:"*) ;;
