@@ -587,7 +587,9 @@ static amp_status hip_compile(const char *arch, const amp__compile_job *job, voi
  * reports it on the CUDA driver. */
 static amp_status hip_module_load(const void *bin, size_t size, void **module)
 {
-    hip_err e = H.hipModuleLoadData(module, bin);
+    /* Handled: the core may go on without it (a prebuilt or cached code
+     * object the runtime refuses is compiled again). */
+    hip_err e = hip_handled(H.hipModuleLoadData(module, bin));
     if (e == HIP_SUCCESS) return AMP_OK;
     *module = NULL;
     if (on_nvidia && e == HIP_ERROR_INVALID_KERNEL_FILE)
@@ -699,7 +701,7 @@ static amp_status hip_peer_enable(void *peer_ctx, int peer)
 static amp_status hip_function_shared_bytes(void *fn, size_t *bytes)
 {
     int v = 0;
-    hip_err e = H.hipFuncGetAttribute(&v, HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn);
+    hip_err e = hip_handled(H.hipFuncGetAttribute(&v, HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn));
     *bytes = v > 0 ? (size_t)v : 0;
     return e == HIP_SUCCESS ? AMP_OK : hip_fail(e, "hipFuncGetAttribute(shared size)");
 }
