@@ -289,7 +289,7 @@ size_t amp__nvrtc_kernel_name_hint(const char *log, const amp__compile_job *job,
     const char *name = at + sizeof lead - 1, *end = strchr(name, '"');
     if (!end || end == name || end - name > 255 || strncmp(end, tail, sizeof tail - 1)) return 0;
     size_t len = (size_t)(end - name);
-    bool kernel = defines_kernel(job->source, strlen(job->source), name, len);
+    bool kernel = job->source && defines_kernel(job->source, strlen(job->source), name, len);
     for (size_t h = 0; !kernel && h < job->nheaders; ++h)
         kernel = job->headers[h].content && defines_kernel(job->headers[h].content, job->headers[h].size, name, len);
     if (!kernel) return 0;
