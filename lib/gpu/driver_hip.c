@@ -587,8 +587,7 @@ static amp_status hip_compile(const char *arch, const amp__compile_job *job, voi
  * reports it on the CUDA driver. */
 static amp_status hip_module_load(const void *bin, size_t size, void **module)
 {
-    /* Handled: the core may go on without it (a prebuilt or cached code
-     * object the runtime refuses is compiled again). */
+    /* Handled: a refused prebuilt or cached code object is compiled again. */
     hip_err e = hip_handled(H.hipModuleLoadData(module, bin));
     if (e == HIP_SUCCESS) return AMP_OK;
     *module = NULL;
@@ -764,11 +763,9 @@ static amp_status hip_mem_alloc(size_t bytes, void **dptr)
     return hip_fail(e, "hipMalloc(%zu bytes)", bytes);
 }
 static void hip_mem_free(void *dptr) { (void)H.hipFree(dptr); }
-/* Host memory registered (pinned) by someone else: its device address in
- * *dptr, through that registration, which must cover all bytes (a buffer an
- * MPI library registered in part would let a kernel read past it):
- * AMP_OK; AMP_ERROR_UNSUPPORTED where it covers less; *mapped false (and
- * AMP_OK) where the runtime gives the start no device address. */
+/* Host memory pinned by someone else: its device address through that
+ * registration, which must cover all bytes (AMP_ERROR_UNSUPPORTED: a kernel
+ * would read past it); *mapped false where the start has none. */
 static amp_status hip_use_registration(void *host, size_t bytes, void **dptr, bool *mapped)
 {
     *mapped = false;
@@ -808,24 +805,17 @@ static amp_status hip_host_register(void *host, size_t bytes, void **dptr, bool 
         return AMP_OK;
     }
     /* Memory the runtime knows otherwise is pinned (hipHostMalloc) or
-     * registered already, by the user, another library or this one for
-     * another GPU (portable): used through that registration, whose owner
-     * unregisters it. AMD's hipHostRegister never says "already
-     * registered" (CUDA's does, and HIP on NVIDIA passes it on): it
-     * registers the range a second time, and the hipHostUnregister that
-     * ended ours would release whichever registration the runtime found
-     * first, the owner's (ROCm clr's ihipHostRegister). Known memory the
-     * runtime gives no device address is registered as any other. */
+     * registered by the user, another library or us for another GPU: used
+     * through that registration. AMD's hipHostRegister never says "already
+     * registered" (ROCm clr registers again; our unregister would then end
+     * the owner's); CUDA's does, and HIP on NVIDIA passes it on. */
     if (known == HIP_SUCCESS && ((st = hip_use_registration(host, bytes, dptr, &mapped)) != AMP_OK || mapped))
         return st;
     hip_err e = H.hipHostRegister(host, bytes, HIP_HOST_REGISTER_MAPPED | HIP_HOST_REGISTER_PORTABLE);
     if (e == HIP_ERROR_HOST_MEMORY_ALREADY_REGISTERED) {
         hip_handled(e);
-        if ((st = hip_use_registration(host, bytes, dptr, &mapped)) != AMP_OK) return st;
-        if (!mapped)
-            return amp__fail(AMP_ERROR_DEVICE, "hipHostGetDevicePointer(%p) of already registered host memory "
-                             "failed", host);
-        return AMP_OK;
+        if ((st = hip_use_registration(host, bytes, dptr, &mapped)) != AMP_OK || mapped) return st;
+        return amp__fail(AMP_ERROR_DEVICE, "hipHostGetDevicePointer(%p) of already registered memory failed", host);
     }
     if (e != HIP_SUCCESS) return hip_fail(e, "hipHostRegister(%p, %zu bytes)", host, bytes);
     e = H.hipHostGetDevicePointer(dptr, host, 0);
