@@ -652,6 +652,14 @@ static amp_status cu_mem_alloc(size_t bytes, void **dptr)
         return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "cuMemAlloc(%zu bytes): out of device memory", bytes);
     return cu_fail(e, "cuMemAlloc(%zu bytes)", bytes);
 }
+amp_status amp__gpu_registered_in_part(const void *host, size_t bytes)
+{
+    return amp__fail(AMP_ERROR_UNSUPPORTED,
+                     "host memory at %p was registered (pinned) by someone else for less than the %zu bytes the view "
+                     "spans, or in parts: it cannot be mapped for the GPU whole (unregister it, or copy: "
+                     "AMP_UNIFIED_MEMORY=off)",
+                     host, bytes);
+}
 static void cu_mem_free(void *dptr) { (void)D.cuMemFree_v2((CUdeviceptr)(uintptr_t)dptr); }
 static amp_status cu_host_register(void *host, size_t bytes, void **dptr, bool *owned)
 {
@@ -681,11 +689,7 @@ static amp_status cu_host_register(void *host, size_t bytes, void **dptr, bool *
         CUdeviceptr end = 0;
         if (bytes > 1 && (D.cuMemHostGetDevicePointer_v2(&end, (char *)host + bytes - 1, 0) != CUDA_SUCCESS ||
                           end != p + bytes - 1))
-            return amp__fail(AMP_ERROR_UNSUPPORTED,
-                             "host memory at %p was registered (pinned) by someone else for less than the %zu bytes "
-                             "the view spans, or in parts: it cannot be mapped for the GPU whole (unregister it, or "
-                             "copy: AMP_UNIFIED_MEMORY=off)",
-                             host, bytes);
+            return amp__gpu_registered_in_part(host, bytes);
         *dptr = (void *)(uintptr_t)p;
         return AMP_OK;
     }

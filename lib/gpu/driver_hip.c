@@ -778,11 +778,7 @@ static amp_status hip_use_registration(void *host, size_t bytes, void **dptr, bo
     if (bytes > 1 && (hip_handled(H.hipHostGetDevicePointer(&end, (char *)host + bytes - 1, 0)) != HIP_SUCCESS ||
                       end != (char *)*dptr + bytes - 1)) {
         *dptr = NULL;
-        return amp__fail(AMP_ERROR_UNSUPPORTED,
-                         "host memory at %p was registered (pinned) by someone else for less than the %zu bytes "
-                         "the view spans, or in parts: it cannot be mapped for the GPU whole (unregister it, or "
-                         "copy: AMP_UNIFIED_MEMORY=off)",
-                         host, bytes);
+        return amp__gpu_registered_in_part(host, bytes);
     }
     return AMP_OK;
 }

@@ -161,6 +161,10 @@ const amp__gpu_driver *amp__cuda_driver(const char **why);
  * else where the loader searched (driver_load.c). */
 void *amp__gpu_dlopen_first(const char *const *names, char *why, size_t why_size);
 
+/* AMP_ERROR_UNSUPPORTED: host memory another registered covers less than
+ * the bytes a view spans (a kernel would read past it); both drivers'
+ * host_register (driver_cuda.c). */
+amp_status amp__gpu_registered_in_part(const void *host, size_t bytes);
 /* Rewrite NVRTC's "name(12): error" locations as "name:12: error", the
  * form hipRTC and g++ use, in place (driver_cuda.c). */
 void amp__nvrtc_normalize_log(char *log, const char *name);
