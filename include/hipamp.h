@@ -918,7 +918,7 @@ AMP_API amp_status amp_code_object_destroy(amp_code_object *c);
  * make them; the kernel-side C++ type each matches is in brackets). Matching
  * is strict: an int32 argument does not bind an int64 parameter. The one
  * conversion is C++ AMP's: an array binds an array_view parameter of its
- * element type and rank (a view of the whole array); a view never binds an
+ * element size and rank (a view of the whole array); a view never binds an
  * array parameter. */
 typedef enum amp_arg_kind {
     AMP_ARG_VIEW = 1,     /* amp::array_view<T, N>                          */
