@@ -274,6 +274,9 @@ size_t amp__unit_library_end(const char *unit);
  * holds, at most cap: the kernels it defines, counting a macro that defines
  * several (or a comment naming one) as one. */
 int amp__kernel_macro_count(const char *text, size_t len, int cap);
+/* Whether text[0, len) (may be NULL) defines a kernel named name (name_len
+ * bytes): AMP_KERNEL or AMP_TILED_KERNEL, '(', the name, ','. */
+bool amp__kernel_macro_defines(const char *text, size_t len, const char *name, size_t name_len);
 /* "\n#line 1 \"name\"\n" with '"' and '\\' in name escaped, written to out
  * (NULL: only counted); returns its length. */
 size_t amp__line_marker(char *out, const char *name);

@@ -6,6 +6,7 @@
  * in a unit the user's text starts and how many kernels it names. */
 #include "core.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,12 +184,36 @@ size_t amp__unit_library_end(const char *unit)
     return (size_t)(end - unit);
 }
 
+static bool kernel_macro(const char *p, size_t n)
+{
+    return (n == 10 && !memcmp(p, "AMP_KERNEL", 10)) || (n == 16 && !memcmp(p, "AMP_TILED_KERNEL", 16));
+}
+
 int amp__kernel_macro_count(const char *text, size_t len, int cap)
 {
     int count = 0;
     size_t n = 0;
     for (size_t i = 0; count < cap && next_ident(text, len, &i, &n); i += n)
-        if ((n == 10 && !memcmp(text + i, "AMP_KERNEL", 10)) || (n == 16 && !memcmp(text + i, "AMP_TILED_KERNEL", 16)))
-            ++count;
+        if (kernel_macro(text + i, n)) ++count;
     return count;
+}
+
+bool amp__kernel_macro_defines(const char *text, size_t len, const char *name, size_t name_len)
+{
+    size_t n = 0;
+    for (size_t i = 0; text && next_ident(text, len, &i, &n); i += n) {
+        if (!kernel_macro(text + i, n)) continue;
+        size_t j = i + n;
+        while (j < len && isspace((unsigned char)text[j])) ++j;
+        if (j >= len || text[j] != '(') continue;
+        size_t start = j + 1, k = 0;
+        while (start < len && isspace((unsigned char)text[start])) ++start;
+        size_t at = start;
+        if (!next_ident(text, len, &at, &k) || at != start || k != name_len ||
+            memcmp(text + at, name, name_len))
+            continue;
+        for (at += k; at < len && isspace((unsigned char)text[at]);) ++at;
+        if (at < len && text[at] == ',') return true;
+    }
+    return false;
 }

@@ -4,7 +4,6 @@
 #include "base/core.h"
 #include "cuda_abi.h"
 
-#include <ctype.h>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -253,29 +252,6 @@ void amp__nvrtc_normalize_log(char *log, const char *name)
     *w = '\0';
 }
 
-/* Whether text (size bytes) defines a kernel named name (len bytes):
- * AMP_KERNEL or AMP_TILED_KERNEL, '(', the name, ',' (spaces between). */
-static bool defines_kernel(const char *text, size_t size, const char *name, size_t len)
-{
-    static const char *const macros[] = {"AMP_KERNEL", "AMP_TILED_KERNEL"};
-    for (size_t i = 0; i < size; ++i) {
-        for (int m = 0; m < 2; ++m) {
-            size_t ml = strlen(macros[m]), j = i + ml;
-            if (size - i < ml || memcmp(text + i, macros[m], ml) ||
-                (i && (isalnum((unsigned char)text[i - 1]) || text[i - 1] == '_')))
-                continue;
-            while (j < size && isspace((unsigned char)text[j])) ++j;
-            if (j >= size || text[j++] != '(') continue;
-            while (j < size && isspace((unsigned char)text[j])) ++j;
-            if (size - j < len || memcmp(text + j, name, len)) continue;
-            j += len;
-            while (j < size && isspace((unsigned char)text[j])) ++j;
-            if (j < size && text[j] == ',') return true;
-        }
-    }
-    return false;
-}
-
 size_t amp__nvrtc_kernel_name_hint(const char *log, const amp__compile_job *job, char *hint, size_t cap)
 {
     /* NVRTC: 'more than one instance of overloaded function "exp" has "C"
@@ -289,9 +265,9 @@ size_t amp__nvrtc_kernel_name_hint(const char *log, const amp__compile_job *job,
     const char *name = at + sizeof lead - 1, *end = strchr(name, '"');
     if (!end || end == name || end - name > 255 || strncmp(end, tail, sizeof tail - 1)) return 0;
     size_t len = (size_t)(end - name);
-    bool kernel = job->source && defines_kernel(job->source, strlen(job->source), name, len);
+    bool kernel = job->source && amp__kernel_macro_defines(job->source, strlen(job->source), name, len);
     for (size_t h = 0; !kernel && h < job->nheaders; ++h)
-        kernel = job->headers[h].content && defines_kernel(job->headers[h].content, job->headers[h].size, name, len);
+        kernel = amp__kernel_macro_defines(job->headers[h].content, job->headers[h].size, name, len);
     if (!kernel) return 0;
     int n = snprintf(hint, cap,
                      "hipamp: a kernel cannot be named '%.*s' on NVIDIA GPUs: CUDA's headers declare a C function of "
