@@ -1756,6 +1756,7 @@ static const char fork_build_src[] = "AMP_KERNEL(inc, amp::index<1> i, amp::arra
 
 struct fork_builder {
     amp_accelerator *acc;
+    int (*calls)(void *acc); /* what the threads and each child do */
     atomic_int stop;
     atomic_int rounds;
 };
@@ -1779,7 +1780,7 @@ static void *fork_builder_run(void *arg)
 {
     struct fork_builder *b = arg;
     while (!atomic_load(&b->stop))
-        if (fork_build_calls(b->acc) == 0) atomic_fetch_add(&b->rounds, 1);
+        if (b->calls(b->acc) == 0) atomic_fetch_add(&b->rounds, 1);
     return NULL;
 }
 
@@ -1791,17 +1792,34 @@ static int fork_reload_calls(void *arg)
     return fork_build_calls(arg);
 }
 
-static void *fork_reloader_run(void *arg)
+/* forks children, each making calls(acc) under a 10 s alarm, while
+ * threads threads make them over and over (at least 10 times before the
+ * first fork); asserts none hung or failed (steps names calls' exit
+ * codes). */
+static void fork_beside_threads(int (*calls)(void *), int threads, int forks, const char *steps)
 {
-    struct fork_builder *b = arg;
-    while (!atomic_load(&b->stop))
-        if (fork_reload_calls(b->acc) == 0) atomic_fetch_add(&b->rounds, 1);
-    return NULL;
+    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
+    cr_assert_eq(calls(acc), 0, "the calls themselves: %s", amp_last_error());
+    struct fork_builder b = {.acc = acc, .calls = calls};
+    pthread_t th[4];
+    cr_assert_leq(threads, 4);
+    for (int i = 0; i < threads; ++i) cr_assert_eq(pthread_create(&th[i], NULL, fork_builder_run, &b), 0);
+    for (int i = 0; i < 30000 && atomic_load(&b.rounds) < 10; ++i) usleep(1000);
+    int hung = 0, failed = 0, last = 0;
+    for (int i = 0; i < forks; ++i) {
+        int status = fork_child(calls, acc, 10);
+        if (WIFSIGNALED(status)) hung++;
+        else if (WEXITSTATUS(status)) failed++, last = WEXITSTATUS(status);
+    }
+    atomic_store(&b.stop, 1);
+    for (int i = 0; i < threads; ++i) pthread_join(th[i], NULL);
+    cr_assert_geq(atomic_load(&b.rounds), 10, "the threads made the calls %d times", atomic_load(&b.rounds));
+    cr_assert_eq(hung, 0, "%d of %d children hung (killed by SIGALRM)", hung, forks);
+    cr_assert_eq(failed, 0, "%d of %d children failed (the last at step %d: %s)", failed, forks, last, steps);
 }
 
 Test(async, cpu_fork_children_never_hang_beside_threads_building_cached_programs, .timeout = 300)
 {
-    enum { THREADS = 2, FORKS = 100 };
     /* GCC 12's libasan does not take its allocator's lock across fork: a
      * child forked while another thread was in malloc hangs in its own
      * first malloc (1 child in 100 here, in opendir's), whatever the
@@ -1809,24 +1827,7 @@ Test(async, cpu_fork_children_never_hang_beside_threads_building_cached_programs
     if (TEST_UNDER_ASAN)
         cr_skip_test("AddressSanitizer's allocator is not fork-safe beside other threads that allocate");
     SKIP_IN_DISCRETE_PASS(test_accel(TEST_ACCEL_CPU), "a fork beside building threads");
-    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
-    cr_assert_eq(fork_build_calls(acc), 0, "the calls themselves: %s", amp_last_error());
-    struct fork_builder b = {.acc = acc};
-    pthread_t th[THREADS];
-    for (int i = 0; i < THREADS; ++i) cr_assert_eq(pthread_create(&th[i], NULL, fork_builder_run, &b), 0);
-    for (int i = 0; i < 30000 && atomic_load(&b.rounds) < 10; ++i) usleep(1000);
-    int hung = 0, failed = 0, last = 0;
-    for (int i = 0; i < FORKS; ++i) {
-        int status = fork_child(fork_build_calls, acc, 10);
-        if (WIFSIGNALED(status)) hung++;
-        else if (WEXITSTATUS(status)) failed++, last = WEXITSTATUS(status);
-    }
-    atomic_store(&b.stop, 1);
-    for (int i = 0; i < THREADS; ++i) pthread_join(th[i], NULL);
-    cr_assert_geq(atomic_load(&b.rounds), 10, "the threads built %d times", atomic_load(&b.rounds));
-    cr_assert_eq(hung, 0, "%d of %d children hung (killed by SIGALRM)", hung, FORKS);
-    cr_assert_eq(failed, 0, "%d of %d children failed (the last at step %d: 1 build, 2 kernel, 3 cache info, 4 "
-                 "prebuilt info, 5 destroy)", failed, FORKS, last);
+    fork_beside_threads(fork_build_calls, 2, 100, "1 build, 2 kernel, 3 cache info, 4 prebuilt info, 5 destroy");
 }
 
 /* glibc leaves its loader's lock held in a child forked while another
@@ -1835,26 +1836,9 @@ Test(async, cpu_fork_children_never_hang_beside_threads_building_cached_programs
  * loads and unloads were kept out of fork. */
 Test(async, cpu_fork_children_never_hang_beside_a_thread_loading_and_unloading_modules, .timeout = 300)
 {
-    enum { FORKS = 60 };
     if (TEST_UNDER_ASAN)
         cr_skip_test("AddressSanitizer's allocator is not fork-safe beside other threads that allocate");
     SKIP_IN_DISCRETE_PASS(test_accel(TEST_ACCEL_CPU), "a fork beside a loading thread");
-    amp_accelerator *acc = test_accel(TEST_ACCEL_CPU);
-    cr_assert_eq(fork_reload_calls(acc), 0, "the calls themselves: %s", amp_last_error());
-    struct fork_builder b = {.acc = acc};
-    pthread_t th;
-    cr_assert_eq(pthread_create(&th, NULL, fork_reloader_run, &b), 0);
-    for (int i = 0; i < 30000 && atomic_load(&b.rounds) < 10; ++i) usleep(1000);
-    int hung = 0, failed = 0, last = 0;
-    for (int i = 0; i < FORKS; ++i) {
-        int status = fork_child(fork_reload_calls, acc, 10);
-        if (WIFSIGNALED(status)) hung++;
-        else if (WEXITSTATUS(status)) failed++, last = WEXITSTATUS(status);
-    }
-    atomic_store(&b.stop, 1);
-    pthread_join(th, NULL);
-    cr_assert_geq(atomic_load(&b.rounds), 10, "the thread loaded %d times", atomic_load(&b.rounds));
-    cr_assert_eq(hung, 0, "%d of %d children hung (killed by SIGALRM)", hung, FORKS);
-    cr_assert_eq(failed, 0, "%d of %d children failed (the last at step %d: 6 clear, 1 build, 2 kernel, 3 cache "
-                 "info, 4 prebuilt info, 5 destroy)", failed, FORKS, last);
+    fork_beside_threads(fork_reload_calls, 1, 60,
+                        "6 clear, 1 build, 2 kernel, 3 cache info, 4 prebuilt info, 5 destroy");
 }
