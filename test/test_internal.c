@@ -1,11 +1,13 @@
-/* test_internal.c — white-box tests of the core's pure parts, linked with the library's objects: the box algebra of coherence (subtract, add with merging, cover, overflow behaviour), the signature-record check (every field a prelude could not have produced), compile-log summaries, the #include rewrite for named-header compilers, the disk cache's size check, the CPU accelerator's launch-width search (on a made-up host's times), the storage lock under contention and in a forked child (given up or taken over), the environment's whole-number rule, the slab pools' giving memory back, the CPU pool's blocks (each thread's own first, every index once) and its deschedule check (a descheduled spinner stops its own thread's spinning, not the others'), and what the CPU accelerator's split build accepts to compile in parts, and its loop transformation's parse with the library's part precompiled; which names bring the device library into a GPU build, and that leaving it out changes no machine code; the AMD metadata reader refusing a note whose key is no string. */
+/* test_internal.c — white-box tests of the core's pure parts, linked with the library's objects: the box algebra of coherence (subtract, add with merging, cover, overflow behaviour), the signature-record check (every field a prelude could not have produced), compile-log summaries, the #include rewrite for named-header compilers, the disk cache's size check, the CPU accelerator's launch-width search (on a made-up host's times), the storage lock under contention and in a forked child (given up or taken over), the environment's whole-number rule, the slab pools' giving memory back, the CPU pool's blocks (each thread's own first, every index once) and its deschedule check (a descheduled spinner stops its own thread's spinning, not the others'), and what the CPU accelerator's split build accepts to compile in parts, and its loop transformation's parse with the library's part precompiled; which names bring the device library into a GPU build, and that leaving it out changes no machine code; the AMD metadata reader refusing a note whose key is no string; the GPU vendor libraries' install directories searched after the loader's path, under the trusted-file rule. */
 #include "stderr_capture.h"
 #include "support.h"
 
 #include "core/internal.h"
 #include "cpu/cpu_internal.h"
 #include "cpu/loops/loops.h"
+#include "gpu/gpu_driver.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -2870,4 +2872,95 @@ Test(include_scan, a_header_is_held_to_the_content_it_was_keyed_with)
     cr_assert_not(amp__dep_holds(&d, path, &h));
     free(d.path);
     rmdir(dir);
+}
+
+/* ------------------------------------------- vendor libraries (driver_load.c) */
+
+/* path's bytes copied to dir/name, mode 0755. */
+static void copy_library(const char *from, const char *dir, const char *name)
+{
+    char to[PATH_MAX];
+    snprintf(to, sizeof to, "%s/%s", dir, name);
+    int in = open(from, O_RDONLY), out = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0755);
+    cr_assert(in >= 0 && out >= 0, "copy %s to %s: %s", from, to, strerror(errno));
+    char buf[8192];
+    ssize_t got;
+    while ((got = read(in, buf, sizeof buf)) > 0) cr_assert_eq(write(out, buf, (size_t)got), got);
+    close(in);
+    close(out);
+}
+
+/* A vendor library the loader is not told of (ROCm in /opt/rocm/lib with
+ * no ld.so.conf entry) is found in its install directories, after the
+ * loader's own search, and only where no other local user could have put
+ * it there: a copy in a directory every user may write is refused, named,
+ * and the next directory's copy is the one loaded. trace_probe's library
+ * (an ordinary shared object with roctx's names) stands in for the
+ * vendor's; the names are ones no loader path has. */
+Test(vendor_load, install_directories_are_searched_after_the_loader_and_held_to_the_trusted_file_rule)
+{
+    static const char *const names[] = {"libamp-test-vendor.so.9", "libamp-test-vendor.so", NULL};
+    char open_dir[] = "/tmp/amp-vendor-open-XXXXXX", own_dir[] = "/tmp/amp-vendor-own-XXXXXX",
+         absent_dir[] = "/tmp/amp-vendor-absent-XXXXXX", why[2048];
+    cr_assert_not_null(mkdtemp(open_dir));
+    cr_assert_not_null(mkdtemp(own_dir));
+    cr_assert_not_null(mkdtemp(absent_dir));
+    cr_assert_eq(rmdir(absent_dir), 0);
+    cr_assert_eq(chmod(open_dir, 0777), 0);
+    copy_library(HIPAMP_TRACE_PROBE, open_dir, "libamp-test-vendor.so.9");
+    copy_library(HIPAMP_TRACE_PROBE, own_dir, "libamp-test-vendor.so");
+
+    /* Nowhere but the loader's path: not found, and where it looked. */
+    cr_assert_null(amp__gpu_dlopen_first(names, NULL, why, sizeof why));
+    cr_assert(strstr(why, "libamp-test-vendor.so.9, libamp-test-vendor.so not found (searched LD_LIBRARY_PATH="),
+              "%s", why);
+    cr_assert_null(strstr(why, "; then"), "%s", why);
+
+    /* Only the open directory: its copy is refused, and the reason names
+     * every directory searched, the file and why. */
+    const char *const open_only[] = {absent_dir, open_dir, NULL};
+    cr_assert_null(amp__gpu_dlopen_first(names, open_only, why, sizeof why),
+                   "a library in a directory every user may write was loaded");
+    char want[256];
+    snprintf(want, sizeof want, "; then %s, %s)", absent_dir, open_dir);
+    cr_assert(strstr(why, want), "want \"%s\" in: %s", want, why);
+    snprintf(want, sizeof want, "; %s/libamp-test-vendor.so.9 is not loaded (%s is writable by every user", open_dir,
+             open_dir);
+    cr_assert(strstr(why, want), "want \"%s\" in: %s", want, why);
+
+    /* The open directory first, then one of this user's: the second's copy
+     * is loaded, and why is its path. */
+    const char *const both[] = {open_dir, own_dir, NULL};
+    void *h = amp__gpu_dlopen_first(names, both, why, sizeof why);
+    cr_assert_not_null(h, "%s", why);
+    snprintf(want, sizeof want, "%s/libamp-test-vendor.so", own_dir);
+    cr_assert_str_eq(why, want);
+    cr_assert_not_null(dlsym(h, "roctxRangePushA"), "the library loaded is not the copy");
+    dlclose(h);
+
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/libamp-test-vendor.so.9", open_dir);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/libamp-test-vendor.so", own_dir);
+    unlink(path);
+    rmdir(open_dir);
+    rmdir(own_dir);
+}
+
+/* ROCm's install directories: HIP's own variables first, /opt/rocm/lib
+ * last; CUDA's: CUDA_HOME's and CUDA_PATH's, then /usr/local/cuda. */
+Test(vendor_load, install_directories_follow_the_vendors_variables)
+{
+    cr_assert_eq(setenv("ROCM_PATH", "/site/rocm-7.1", 1), 0);
+    unsetenv("HIP_PATH");
+    cr_assert_eq(setenv("CUDA_PATH", "/site/cuda-13", 1), 0);
+    unsetenv("CUDA_HOME");
+    const char *const *rocm = amp__gpu_rocm_lib_dirs(), *const *cuda = amp__gpu_cuda_lib_dirs();
+    cr_assert(rocm[0] && rocm[1] && !rocm[2]);
+    cr_assert_str_eq(rocm[0], "/site/rocm-7.1/lib");
+    cr_assert_str_eq(rocm[1], "/opt/rocm/lib");
+    cr_assert(cuda[0] && cuda[1] && cuda[2] && !cuda[3]);
+    cr_assert_str_eq(cuda[0], "/site/cuda-13/lib64");
+    cr_assert_str_eq(cuda[1], "/usr/local/cuda/lib64");
+    cr_assert(!strncmp(cuda[2], "/usr/local/cuda/targets/", 24), "%s", cuda[2]);
 }

@@ -52,12 +52,9 @@ static pthread_once_t nvrtc_once = PTHREAD_ONCE_INIT; /* NVRTC loads without lib
 
 static void load_nvrtc(void)
 {
-    static const char *const names[] = {
-        "libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2", "libnvrtc.so",
-        "/usr/local/cuda/lib64/libnvrtc.so", "/usr/local/cuda/targets/x86_64-linux/lib/libnvrtc.so",
-        "/usr/local/cuda/targets/sbsa-linux/lib/libnvrtc.so", NULL};
-    static char why[768];
-    void *lib = amp__gpu_dlopen_first(names, why, sizeof why);
+    static const char *const names[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2", "libnvrtc.so", NULL};
+    static char why[1024];
+    void *lib = amp__gpu_dlopen_first(names, amp__gpu_cuda_lib_dirs(), why, sizeof why);
     if (!lib) { nvrtc_why = why; return; }
     bool ok = true;
     const char *miss = NULL;
@@ -854,7 +851,7 @@ static const amp__gpu_driver cuda_table = {
 static void build_table(void)
 {
     static const char *const names[] = {"libcuda.so.1", "libcuda.so", NULL};
-    void *lib = amp__gpu_dlopen_first(names, cuda_library, sizeof cuda_library);
+    void *lib = amp__gpu_dlopen_first(names, NULL, cuda_library, sizeof cuda_library);
     if (!lib) { cuda_why = cuda_library; return; }
     bool ok = true;
     const char *miss = NULL;

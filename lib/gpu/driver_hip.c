@@ -64,14 +64,14 @@ static pthread_mutex_t rtc_lock = PTHREAD_MUTEX_INITIALIZER;
 #define LOAD_OPT(name, ret, args) *(void **)&tbl->name = dlsym(lib, #name);
 
 static void *hip_lib;
-static char hip_library[768]; /* the file loaded, or why none was */
+static char hip_library[1024]; /* the file loaded, or why none was */
 
 static void load_hip(void)
 {
     static const char *const names[] = {"libamdhip64.so", "libamdhip64.so.7", "libamdhip64.so.6",
                                         "libamdhip64.so.5", NULL};
     pthread_once(&platform_once, read_platform);
-    void *lib = amp__gpu_dlopen_first(names, hip_library, sizeof hip_library);
+    void *lib = amp__gpu_dlopen_first(names, amp__gpu_rocm_lib_dirs(), hip_library, sizeof hip_library);
     if (!lib) { hip_why = hip_library; return; }
     /* hipExtMallocWithFlags is AMD's own (ROCm 4.2 on); HIP's NVIDIA
      * platform has no such function. */
@@ -105,17 +105,17 @@ static void load_rtc(void)
     pthread_once(&platform_once, read_platform);
     static const char *const names[] = {"libhiprtc.so", "libhiprtc.so.7", "libhiprtc.so.6",
                                         "libhiprtc.so.5", NULL};
-    static char why[768] = "not looked for: on HIP's NVIDIA platform hipRTC is in libamdhip64";
+    static char why[1024] = "not looked for: on HIP's NVIDIA platform hipRTC is in libamdhip64";
     /* ROCm 5 ships hipRTC inside libamdhip64 itself, and so does the
      * NVIDIA-platform runtime, whose hipRTC must be the one used with it
      * (NVRTC): there an AMD libhiprtc is not looked for. */
-    void *lib = on_nvidia ? NULL : amp__gpu_dlopen_first(names, why, sizeof why);
+    void *lib = on_nvidia ? NULL : amp__gpu_dlopen_first(names, amp__gpu_rocm_lib_dirs(), why, sizeof why);
     if (!lib) {
         pthread_once(&hip_once, load_hip);
         lib = hip_lib;
     }
     if (!lib) {
-        static char both[1024];
+        static char both[2048];
         snprintf(both, sizeof both, "%s; and libamdhip64, which holds hipRTC in ROCm 5: %s", why, hip_why);
         rtc_why = both;
         return;
@@ -143,7 +143,7 @@ static void load_comgr(void)
     static const char *const names[] = {"libamd_comgr.so", "libamd_comgr.so.3", "libamd_comgr.so.2",
                                         NULL};
     static char why[768];
-    void *lib = amp__gpu_dlopen_first(names, why, sizeof why);
+    void *lib = amp__gpu_dlopen_first(names, amp__gpu_rocm_lib_dirs(), why, sizeof why);
     if (!lib) { comgr_why = why; return; }
     bool ok = true;
     const char *miss = NULL, **missing = &miss;

@@ -154,12 +154,24 @@ typedef struct amp__gpu_driver {
 const amp__gpu_driver *amp__hip_driver(const char **why);
 const amp__gpu_driver *amp__cuda_driver(const char **why);
 
-/* dlopen the first of names that loads (RTLD_NOW | RTLD_LOCAL). Loaded: why
- * is the file's path, and the error of an earlier name that was found but
- * did not load. NULL: why says which names were tried and why none loaded:
- * the first dlopen error that is not "no such file" (a dependency missing),
- * else where the loader searched (driver_load.c). */
-void *amp__gpu_dlopen_first(const char *const *names, char *why, size_t why_size);
+/* A vendor's install directories, for a loader not told of them
+ * (driver_load.c), NULL-terminated, found once per process: ROCm's are
+ * $ROCM_PATH/lib, $HIP_PATH/lib (where set) and /opt/rocm/lib; CUDA's
+ * $CUDA_HOME/lib64, $CUDA_PATH/lib64 (where set), /usr/local/cuda/lib64
+ * and its targets/<arch>-linux/lib. */
+const char *const *amp__gpu_rocm_lib_dirs(void);
+const char *const *amp__gpu_cuda_lib_dirs(void);
+
+/* dlopen the first of names that loads (RTLD_NOW | RTLD_LOCAL) through the
+ * loader's search; where none does, each name in each of dirs in turn
+ * (NULL-terminated; NULL for none), a file there only where no other local
+ * user could have changed it or the way to it (amp__unsafe_file). Loaded:
+ * why is the file's path, and the error of an earlier name that was found
+ * but did not load. NULL: why says which names were tried and why none
+ * loaded: the first dlopen error that is not "no such file" (a dependency
+ * missing), else where the loader and dirs were searched; and the first
+ * file refused as another user's to change, naming it and why. */
+void *amp__gpu_dlopen_first(const char *const *names, const char *const *dirs, char *why, size_t why_size);
 
 /* AMP_ERROR_UNSUPPORTED: host memory another registered covers less than
  * the bytes a view spans (a kernel would read past it); both drivers'
