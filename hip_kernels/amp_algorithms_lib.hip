@@ -18,7 +18,9 @@
 //   AMP_ALG_USER    defined when the program carries a user-defined reduction
 //
 // The wave size is the compiler's, not a guess: 32 under NVRTC, the target's
-// under hipRTC (64 on gfx9, 32 on gfx10 and later by default), and 1 on the
+// under hipRTC (64 on gfx9, 32 on gfx10 and later by default; a compiler
+// without the macro that says it: the target family's default, checked in
+// the kernels where the compiler can), and 1 on the
 // CPU accelerator, where a tile is one work-item running a loop and the
 // wave code below reduces to plain sequential code.
 #ifndef AMP_ALGORITHMS_LIB_INCLUDED
@@ -32,10 +34,33 @@
 #define AMP_ALG_WAVE __AMDGCN_WAVEFRONT_SIZE__
 #elif defined(__AMDGCN_WAVEFRONT_SIZE)
 #define AMP_ALG_WAVE __AMDGCN_WAVEFRONT_SIZE
-#elif defined(__GFX9__)
+#elif defined(__GFX9__) || defined(__GFX8__) || defined(__GFX7__) || defined(__GFX6__)
 #define AMP_ALG_WAVE 64
 #else
 #define AMP_ALG_WAVE 32
+#endif
+
+// Where the compiler no longer says the wave size in a macro (LLVM 20
+// deprecated __AMDGCN_WAVEFRONT_SIZE, ROCm 7.2's compiler has none), the
+// family guess above is the target's default, wrong for an RDNA target
+// built wave64 (-mwavefrontsize64 in HIPRTC_COMPILE_OPTIONS_APPEND): the
+// wave intrinsics below then trap, a device fault the launch reports,
+// instead of the algorithms covering half a wave and returning wrong
+// results. The builtin folds to a constant once the target's features are
+// known, so the check costs nothing where it holds.
+#if !defined(AMP_CPU) && !defined(__CUDACC__) && !defined(__CUDACC_RTC__) && \
+    !defined(__AMDGCN_WAVEFRONT_SIZE__) && !defined(__AMDGCN_WAVEFRONT_SIZE) && defined(__has_builtin)
+#if __has_builtin(__builtin_amdgcn_wavefrontsize)
+#define AMP_ALG_WAVE_CHECK()                                                                          \
+    do {                                                                                              \
+        if (__builtin_amdgcn_wavefrontsize() != AMP_ALG_WAVE) __builtin_trap();                       \
+    } while (0)
+#endif
+#endif
+#ifndef AMP_ALG_WAVE_CHECK
+#define AMP_ALG_WAVE_CHECK() \
+    do {                     \
+    } while (0)
 #endif
 
 #ifndef AMP_ALG_O
@@ -260,6 +285,7 @@ AMP_FI lanes_t ballot(bool p) {
 #elif defined(__CUDACC__) || defined(__CUDACC_RTC__)
     return (lanes_t)__ballot_sync(0xffffffffu, p);
 #else
+    AMP_ALG_WAVE_CHECK();
     return (lanes_t)__ballot(p);
 #endif
 }
@@ -270,6 +296,7 @@ template <class T> AMP_FI T shfl_xor(T v, int mask) {
 #elif defined(__CUDACC__) || defined(__CUDACC_RTC__)
     return __shfl_xor_sync(0xffffffffu, v, mask);
 #else
+    AMP_ALG_WAVE_CHECK();
     return __shfl_xor(v, mask);
 #endif
 }
@@ -280,6 +307,7 @@ template <class T> AMP_FI T shfl_up(T v, int delta) {
 #elif defined(__CUDACC__) || defined(__CUDACC_RTC__)
     return __shfl_up_sync(0xffffffffu, v, delta);
 #else
+    AMP_ALG_WAVE_CHECK();
     return __shfl_up(v, delta);
 #endif
 }
@@ -290,6 +318,7 @@ template <class T> AMP_FI T shfl_from(T v, int lane) {
 #elif defined(__CUDACC__) || defined(__CUDACC_RTC__)
     return __shfl_sync(0xffffffffu, v, lane);
 #else
+    AMP_ALG_WAVE_CHECK();
     return __shfl(v, lane);
 #endif
 }

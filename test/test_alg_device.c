@@ -1,4 +1,4 @@
-/* test_alg_device.c — the algorithms' device code for GPUs on a machine without one: every program family (every element type of the basic one, every type and every operator of the scan) generated as a GPU build would generate it and compiled with NVRTC for sm_90 (every one, and the programs accumulating in a wider type) and hipRTC for gfx90a (64-wide waves) and gfx1030 (32-wide) (a selection: each compile takes seconds), where installed; no scratch memory (spills, or a shape indexed in private memory); tile_static within 48 KiB, and on AMD a barrier instruction in every code object (their tiles span several waves). Linked with the library's objects (the generator is internal). */
+/* test_alg_device.c — the algorithms' device code for GPUs on a machine without one: every program family (every element type of the basic one, every type and every operator of the scan) generated as a GPU build would generate it and compiled with NVRTC for sm_90 (every one, and the programs accumulating in a wider type) and hipRTC for gfx90a (64-wide waves) and gfx1030 (32-wide) (a selection: each compile takes seconds), where installed; no scratch memory (spills, or a shape indexed in private memory); tile_static within 48 KiB, and on AMD a barrier instruction in every code object (their tiles span several waves); the same kernels where hipRTC's wave-size macro is undefined (the target family's wave size, gfx8 to gfx10). Linked with the library's objects (the generator is internal). */
 #include "support.h"
 
 #include "alg/alg.h"
@@ -199,4 +199,52 @@ Test(alg_device, user_reduction)
     u.identity = "-1e300";
     family_case s = {"user scan", AMP__ALG_FAM_USER_SCAN, AMP_TYPE_FLOAT64, 0, -1, 0, NULL, SM90 | GFX1030};
     compile_case(&s, &u);
+}
+
+/* A compiler that no longer says the wave size in a macro (LLVM 20
+ * deprecated __AMDGCN_WAVEFRONT_SIZE; ROCm 7.2's compiler has none), played
+ * by hipRTC with the macros undefined: the algorithms take the target
+ * family's wave size, and build the same kernels as with the macro, for a
+ * wave64 target of each family hipRTC knows (gfx8, gfx9) and a wave32 one
+ * (gfx10). The scan's tile_static partials are one per wave, so a wrong
+ * wave size shows in its size, and anywhere in the machine code. */
+Test(alg_device, wave_size_without_the_compilers_macro)
+{
+    static const char *const targets[] = {"gfx803", "gfx90a", "gfx1030"};
+    static const char *const unset = "-U__AMDGCN_WAVEFRONT_SIZE -U__AMDGCN_WAVEFRONT_SIZE__";
+    static const char probe[] = "#if defined(__AMDGCN_WAVEFRONT_SIZE) || defined(__AMDGCN_WAVEFRONT_SIZE__)\n"
+                                "#error the wave size macro is still defined\n#endif\n"
+                                "AMP_KERNEL(k, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = 1; }\n";
+    char *src = amp__alg_source_for(true, AMP__ALG_FAM_SCAN, AMP_TYPE_INT32, AMP_MAP_IDENTITY, AMP_OP_SUM, 0, NULL,
+                                    NULL, 0, 0);
+    cr_assert_not_null(src);
+    int done = 0;
+    for (size_t t = 0; t < 3; ++t) {
+        if (!target_known(targets[t])) continue;
+        amp_code_object *with = NULL, *without = NULL, *p = NULL;
+        ASSERT_OK(amp_compile_for_target(targets[t], probe, unset, &p));
+        amp_code_object_destroy(p);
+        ASSERT_OK(amp_compile_for_target(targets[t], src, NULL, &with));
+        ASSERT_OK(amp_compile_for_target(targets[t], src, unset, &without));
+        size_t n = amp_code_object_kernel_count(with);
+        cr_assert_eq(amp_code_object_kernel_count(without), n);
+        for (size_t k = 0; k < n; ++k) {
+            amp_kernel_resources a, b;
+            ASSERT_OK(amp_code_object_kernel_resources(with, k, &a));
+            ASSERT_OK(amp_code_object_kernel_resources(without, k, &b));
+            cr_assert_eq(a.lds_bytes, b.lds_bytes, "%s: %s: %u bytes of tile_static memory with the macro, %u without",
+                         targets[t], a.name, a.lds_bytes, b.lds_bytes);
+        }
+        const void *da, *db;
+        size_t sa, sb;
+        ASSERT_OK(amp_code_object_data(with, &da, &sa));
+        ASSERT_OK(amp_code_object_data(without, &db, &sb));
+        cr_assert(sa == sb && !memcmp(da, db, sa), "%s: the code object without the macro differs (%zu bytes, %zu with)",
+                  targets[t], sb, sa);
+        amp_code_object_destroy(with);
+        amp_code_object_destroy(without);
+        ++done;
+    }
+    free(src);
+    if (!done) cr_skip_test("hipRTC is not installed (or knows none of gfx803, gfx90a, gfx1030)");
 }
