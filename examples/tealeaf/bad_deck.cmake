@@ -1,4 +1,4 @@
-# bad_deck.cmake — ctest's tealeaf_bad_deck: tealeaf on decks with one wrong line each (written here, in the test's directory) must exit 2 with a message naming the deck, the line and what is wrong.
+# bad_deck.cmake — ctest's tealeaf_bad_deck: tealeaf on decks with one wrong line each (written here, in the test's directory) must exit 2 with a message naming the deck, the line and what is wrong; decks and problems files that are no regular file, tea.problems lines that must match nothing, summary_frequency's summaries.
 #
 #   cmake -DTEALEAF=path/to/tealeaf -P bad_deck.cmake
 set(_head "*tea\nstate 1 density=100.0 energy=0.0001\nx_cells=4\ny_cells=4\n")
@@ -18,7 +18,8 @@ set(_cases
   "eps_ppcg|use_ppcg eps 2|bad_eps_ppcg.in: eps 2: Chebyshev and PPCG need eps < 1"
   "huge_density|state 2 density=1e308 energy=25 geometry=rectangle xmin=0 xmax=1 ymin=0 ymax=1|bad_huge_density.in: state 2: density 1e+308, energy 25: the coefficient"
   "huge_timestep|initial_timestep=1e300|bad_huge_timestep.in: state 1: density 100, energy 0.0001: the coefficient"
-  "tiny_cells|xmax=1e-200|bad_tiny_cells.in: initial_timestep 0.1 over cells of")
+  "tiny_cells|xmax=1e-200|bad_tiny_cells.in: initial_timestep 0.1 over cells of"
+  "negative_radius|state 2 density=1 energy=1 geometry=circle xmin=1 ymin=1 radius=-3|bad_negative_radius.in:5: state 2: a circle of radius -3 covers no point")
 # tealeaf on deck must exit 2 saying want.
 function(expect_refused deck want)
   execute_process(COMMAND ${TEALEAF} --device cpu ${deck} OUTPUT_VARIABLE _out ERROR_VARIABLE _err RESULT_VARIABLE _rc)
@@ -54,7 +55,24 @@ expect_output("ukmac.in" "Ignored (not used by this port): cuda_device use_cuda_
 execute_process(COMMAND sh -c "printf '*tea\\nstate 1 density=1 energy=1\\nx_cells=4\\ny_cells=4\\nend_step=1\\000 garbage=zzz\\n*endtea\\n' > bad_nul.in")
 file(MAKE_DIRECTORY "bad_dir.in")
 expect_refused("bad_nul.in" "bad_nul.in:5: a NUL byte in the line")
-expect_refused("bad_dir.in" "bad_dir.in: not a regular file")
+expect_refused("bad_dir.in" "bad_dir.in: a directory, not a regular file")
+# A FIFO as the deck is refused at once (an open for reading waited for a
+# writer), and so is a device that reads forever.
+execute_process(COMMAND sh -c "rm -f bad_fifo.in && mkfifo bad_fifo.in")
+expect_refused("bad_fifo.in" "bad_fifo.in: a FIFO, not a regular file")
+expect_refused("/dev/zero" "/dev/zero: a character device, not a regular file")
+# Words on the *tea and *endtea lines were dropped unread.
+file(WRITE "bad_tea_line.in" "*tea x_cells=99\nstate 1 density=1 energy=1\n*endtea\n")
+expect_refused("bad_tea_line.in" "bad_tea_line.in:1: 'x_cells' after '*tea'")
+file(WRITE "bad_endtea_line.in" "${_head}end_step=1\n*endtea x_cells=zzz\n")
+expect_refused("bad_endtea_line.in" "bad_endtea_line.in:6: 'x_cells' after '*endtea'")
+# --device naming no accelerator is a usage error (exit 2), as stream has it.
+file(WRITE "device.in" "${_head}end_step=1\n*endtea\n")
+execute_process(COMMAND ${TEALEAF} --device no-such-accelerator device.in RESULT_VARIABLE _rc ERROR_VARIABLE _err)
+string(FIND "${_err}" "no accelerator no-such-accelerator" _at)
+if(NOT _rc EQUAL 2 OR _at EQUAL -1)
+  message(FATAL_ERROR "--device no-such-accelerator: exit ${_rc}, not 2: ${_err}")
+endif()
 # A uniform field is solved at once by every solver: r . r is 0 from the
 # start. Chebyshev and PPCG took a CG step from there, 0 / 0, and wrote NaN.
 file(WRITE "uniform.in" "*tea\nstate 1 density=1 energy=1\nx_cells=16\ny_cells=16\nxmax=16\nymax=16\ninitial_timestep=1\nend_step=2\n*endtea\n")
@@ -103,3 +121,38 @@ foreach(_case
     message(FATAL_ERROR "tealeaf ${_args}: exit ${_rc}, not 2 with \"${_want}\" said:\n${_out}${_err}")
   endif()
 endforeach()
+# summary_frequency prints TeaLeaf's field summary every so many steps (it
+# was read and not acted on); test_problem is said to be ignored.
+file(WRITE "summaries.in" "${_head}end_step=3\nsummary_frequency=1\ntest_problem=2\n*endtea\n")
+execute_process(COMMAND ${TEALEAF} --device cpu summaries.in OUTPUT_VARIABLE _out ERROR_VARIABLE _err RESULT_VARIABLE _rc)
+foreach(_step 1 2 3)
+  string(FIND "${_out}" " step:      ${_step} " _at)
+  if(_at EQUAL -1)
+    message(FATAL_ERROR "summary_frequency=1: no field summary at step ${_step} (exit ${_rc}):\n${_out}${_err}")
+  endif()
+endforeach()
+expect_output("summaries.in" "Ignored (not used by this port): test_problem" "test_problem was not said to be ignored")
+# The expected value: a tea.problems line is "x y steps value" and nothing
+# more. A line longer than a read buffer was read on as the next line, and
+# a count past int's range wrapped: both matched and verified a wrong
+# value. A FIFO or a device as the problems file is said, not waited on.
+file(MAKE_DIRECTORY "problems")
+file(WRITE "problems/deck.in" "${_head}end_step=1\n*endtea\n")
+string(REPEAT "#" 600 _long)
+foreach(_bad "${_long}4 4 1 1.0e4" "4294967300 4 1 1.0e4" "4 4 1 1.0e4 junk")
+  file(WRITE "problems/tea.problems" "${_bad}\n")
+  execute_process(COMMAND ${TEALEAF} --device cpu problems/deck.in OUTPUT_VARIABLE _out ERROR_VARIABLE _err RESULT_VARIABLE _rc)
+  string(FIND "${_out}" "has no line \"4 4 1\"" _at)
+  if(NOT _rc EQUAL 1 OR _at EQUAL -1)
+    message(FATAL_ERROR "tea.problems line \"${_bad}\" was taken for 4 4 1 (exit ${_rc}):\n${_out}${_err}")
+  endif()
+endforeach()
+file(REMOVE "problems/tea.problems")
+execute_process(COMMAND sh -c "mkfifo problems/tea.problems")
+execute_process(COMMAND ${TEALEAF} --device cpu problems/deck.in OUTPUT_VARIABLE _out ERROR_VARIABLE _err RESULT_VARIABLE _rc
+  TIMEOUT 60)
+string(FIND "${_out}" "problems/tea.problems: a FIFO, not a regular file" _at)
+if(NOT _rc EQUAL 1 OR _at EQUAL -1)
+  message(FATAL_ERROR "a FIFO as tea.problems (exit ${_rc}):\n${_out}${_err}")
+endif()
+file(REMOVE "problems/tea.problems")

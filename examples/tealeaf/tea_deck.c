@@ -4,6 +4,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <float.h>
 #include <limits.h>
 #include <math.h>
@@ -13,6 +14,50 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <unistd.h>
+
+/* ---------------------------------------------------------- the files */
+
+/* What st is, for a refusal ("a FIFO", ...). */
+static const char *file_kind(const struct stat *st)
+{
+    if (S_ISDIR(st->st_mode)) return "a directory";
+    if (S_ISFIFO(st->st_mode)) return "a FIFO";
+    if (S_ISCHR(st->st_mode)) return "a character device";
+    if (S_ISBLK(st->st_mode)) return "a block device";
+    if (S_ISSOCK(st->st_mode)) return "a socket";
+    return "not a regular file";
+}
+
+/* path opened for reading where it is a regular file; NULL with why (n
+ * bytes) otherwise. Opened without blocking first: a FIFO's open would
+ * wait for a writer, and a device (/dev/zero) reads forever. */
+static FILE *open_regular(const char *path, char *why, size_t n)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(why, n, "cannot open: %s", strerror(errno));
+        return NULL;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        snprintf(why, n, "cannot read: %s", strerror(errno));
+        close(fd);
+        return NULL;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(why, n, "%s, not a regular file", file_kind(&st));
+        close(fd);
+        return NULL;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    FILE *f = fl >= 0 && fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == 0 ? fdopen(fd, "r") : NULL;
+    if (!f) {
+        snprintf(why, n, "cannot read: %s", strerror(errno));
+        close(fd);
+    }
+    return f;
+}
 
 /* ------------------------------------------------------------ parsing */
 
@@ -150,6 +195,8 @@ static int read_state(parse *p, tea_deck *d, char **w, int n)
                         s->geometry == TEA_RECTANGLE ? "xmin, xmax, ymin and ymax"
                         : s->geometry == TEA_CIRCLE  ? "xmin, ymin (its centre) and radius"
                                                      : "xmin and ymin");
+        if (s->geometry == TEA_CIRCLE && !(s->radius >= 0))
+            return fail(p, "state %d: a circle of radius %g covers no point", id, s->radius);
         if (s->geometry == TEA_RECTANGLE && !(s->xmax > s->xmin && s->ymax > s->ymin))
             return fail(p, "state %d: an empty rectangle (xmin %g xmax %g ymin %g ymax %g)", id, s->xmin, s->xmax,
                         s->ymin, s->ymax);
@@ -176,15 +223,11 @@ int tea_deck_read(const char *path, int solver, tea_deck *d, char *err, size_t e
     d->presteps = 30;
     d->ppcg_inner_steps = 10;
     d->eps_lim = 1.0e-5;
-    FILE *f = fopen(path, "r");
-    if (!f) return fail(&p, "cannot open: %s", strerror(errno));
     /* A directory opens and then reads as an error, which the loop below
      * would take for the end of a deck without its lines. */
-    struct stat sb;
-    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        fclose(f);
-        return fail(&p, "not a regular file (a directory?)");
-    }
+    char why[160];
+    FILE *f = open_regular(path, why, sizeof why);
+    if (!f) return fail(&p, "%s", why);
     char *line = NULL;
     size_t cap = 0;
     int rc = 0;
@@ -205,11 +248,20 @@ int tea_deck_read(const char *path, int solver, tea_deck *d, char *err, size_t e
         }
         if (n == 0) continue;
         if (!started) {
-            if (!strcmp(w[0], "*tea")) started = true; /* what comes before *tea is not the deck's */
+            /* What comes before *tea is not the deck's. */
+            if (!strcmp(w[0], "*tea")) {
+                started = true;
+                if (n > 1) rc = fail(&p, "'%s' after '*tea': settings go on the lines below it", w[1]);
+                if (rc) break;
+            }
             continue;
         }
         if (!strcmp(w[0], "*endtea")) {
             ended = true;
+            if (n > 1) {
+                rc = fail(&p, "'%s' after '*endtea': nothing follows it on its line", w[1]);
+                break;
+            }
             continue;
         }
         if (!strcmp(w[0], "state")) {
@@ -232,7 +284,12 @@ int tea_deck_read(const char *path, int solver, tea_deck *d, char *err, size_t e
             else if (!strcmp(k, "max_iters") || !strcmp(k, "tl_max_iters")) rc = get_int(&p, k, v, &d->max_iters), ++i;
             else if (!strcmp(k, "eps") || !strcmp(k, "tl_eps")) rc = get_double(&p, k, v, &d->eps), ++i;
             else if (!strcmp(k, "summary_frequency")) rc = get_int(&p, k, v, &d->summary_frequency), ++i;
-            else if (!strcmp(k, "test_problem")) rc = get_int(&p, k, v, &d->test_problem), ++i;
+            else if (!strcmp(k, "test_problem")) {
+                /* TeaLeaf's choice of built-in expected values; this
+                 * port's come from tea.problems or the reference output. */
+                rc = get_int(&p, k, v, &d->test_problem), ++i;
+                note_ignored(d, k);
+            }
             else if (!strcmp(k, "use_cg") || !strcmp(k, "tl_use_cg")) d->solver = TEA_SOLVER_CG;
             else if (!strcmp(k, "use_chebyshev") || !strcmp(k, "tl_use_chebyshev")) d->solver = TEA_SOLVER_CHEBYSHEV;
             else if (!strcmp(k, "use_ppcg") || !strcmp(k, "tl_use_ppcg")) d->solver = TEA_SOLVER_PPCG;
@@ -377,28 +434,57 @@ void tea_deck_generate(const tea_deck *d, int row0, int row1, double *density, d
 
 /* ---------------------------------------------------- expected values */
 
-int tea_expected_from_problems(const char *problems, const tea_deck *d, double *value)
+/* The next whole number of line at *t into v (blanks before it), within
+ * int's range. */
+static bool next_int(char **t, int *v)
 {
-    FILE *f = fopen(problems, "r");
+    char *end = NULL;
+    errno = 0;
+    long x = strtol(*t, &end, 10);
+    if (end == *t || errno == ERANGE || x < INT_MIN || x > INT_MAX || (*end && !isspace((unsigned char)*end)))
+        return false;
+    *v = (int)x;
+    *t = end;
+    return true;
+}
+
+int tea_expected_from_problems(const char *problems, const tea_deck *d, double *value, char *why, size_t n)
+{
+    FILE *f = open_regular(problems, why, n);
     if (!f) return -1;
-    char line[512];
+    char *line = NULL;
+    size_t cap = 0;
     int found = 0;
-    while (!found && fgets(line, sizeof line, f)) {
+    /* Whole lines (a long one is one line, never read on as the next),
+     * each "x y steps value" and nothing else: a line with more, or with a
+     * number out of range, matches no problem. */
+    while (!found && getline(&line, &cap, f) != -1) {
+        char *t = line, *end = NULL;
         int x, y, steps;
-        double v;
-        if (sscanf(line, "%d %d %d %lf", &x, &y, &steps, &v) == 4 && x == d->x_cells && y == d->y_cells &&
-            steps == d->end_step) {
+        if (!next_int(&t, &x) || !next_int(&t, &y) || !next_int(&t, &steps)) continue;
+        errno = 0;
+        double v = strtod(t, &end);
+        if (end == t || errno == ERANGE || !isfinite(v)) continue;
+        while (*end && isspace((unsigned char)*end)) ++end;
+        if (*end) continue;
+        if (x == d->x_cells && y == d->y_cells && steps == d->end_step) {
             *value = v;
             found = 1;
         }
     }
+    if (!found && ferror(f)) {
+        snprintf(why, n, "cannot read: %s", strerror(errno));
+        found = -1;
+    }
+    free(line);
     fclose(f);
     return found;
 }
 
 int tea_expected_from_out(const char *out, const tea_deck *d, double *value)
 {
-    FILE *f = fopen(out, "r");
+    char why[160];
+    FILE *f = open_regular(out, why, sizeof why);
     if (!f) return -1;
     char *line = NULL;
     size_t cap = 0;

@@ -7,10 +7,13 @@
  * accepted (max_iters and tl_max_iters, ...). "state N key=value ..."
  * defines state N: density, energy and, for N > 1, geometry rectangle
  * (xmin xmax ymin ymax), circle / circular (xmin ymin: the centre, radius)
- * or point (xmin ymin). Defaults are UoB-HPC TeaLeaf's. Keys this port does
- * not act on (tiles, profiler, kernel language, ...) are accepted and
- * ignored; an unknown key or a bad value
- * is an error naming it and its line. */
+ * or point (xmin ymin). Defaults are UoB-HPC TeaLeaf's (a field summary
+ * every summary_frequency steps, 10; 0: only the last). Keys this port does
+ * not act on (tiles, profiler, kernel language, test_problem, ...) are
+ * accepted and said to be ignored; an unknown key, a bad value, or a word
+ * after "*tea" or "*endtea" on their lines is an error naming it and its
+ * line. The deck, tea.problems and the reference output must be regular
+ * files (a FIFO or a device is refused, not waited on). */
 #ifndef TEA_DECK_H
 #define TEA_DECK_H
 
@@ -66,14 +69,15 @@ int tea_deck_read(const char *path, int solver, tea_deck *d, char *err, size_t e
 void tea_deck_generate(const tea_deck *d, int row0, int row1, double *density, double *energy);
 
 /* The expected final temperature: the line "x_cells y_cells end_step value"
- * of the problems file (UoB-HPC TeaLeaf's tea.problems). 1: found; 0: no
- * such line; -1: the file cannot be read. */
-int tea_expected_from_problems(const char *problems, const tea_deck *d, double *value);
+ * of the problems file (UoB-HPC TeaLeaf's tea.problems), that and nothing
+ * more on the line. 1: found; 0: no such line; -1: the file cannot be read,
+ * or is no regular file (a FIFO, a device): why (n bytes) says which. */
+int tea_expected_from_problems(const char *problems, const tea_deck *d, double *value, char *why, size_t n);
 /* The last field summary's temperature (its last column) in a TeaLeaf
  * reference output (tea_bm_N.out: the value the Fortran TeaLeaf checks its
  * benchmark decks against), when that output echoes the deck's x_cells and
  * y_cells and its last summary is at step end_step. 1: found; 0: none, or
- * for another problem; -1: cannot be read. */
+ * for another problem; -1: cannot be read, or no regular file. */
 int tea_expected_from_out(const char *out, const tea_deck *d, double *value);
 
 #endif

@@ -46,6 +46,7 @@
 #include "tea_solver.h"
 
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -287,18 +288,35 @@ static amp_status jacobi_solve(tea_solver *s, int max_iters, int *iters, double 
     return AMP_OK;
 }
 
+/* Room for at least one more CG iteration's alpha and beta in *a and *b
+ * (*cap of each), doubled as CG goes on: the CG iterations before the
+ * switch are a few dozen, max_iters may be a billion. */
+static bool room_for_one_more(double **a, double **b, int *cap, int used)
+{
+    if (used < *cap) return true;
+    const int want = *cap < 32 ? 32 : *cap > INT_MAX / 2 ? INT_MAX : *cap * 2;
+    if (want <= used) return false;
+    double *na = realloc(*a, (size_t)want * sizeof **a);
+    if (na) *a = na;
+    double *nb = na ? realloc(*b, (size_t)want * sizeof **b) : NULL;
+    if (nb) *b = nb;
+    if (!na || !nb) return false;
+    *cap = want;
+    return true;
+}
+
 amp_status tea_poly_solve(tea_solver *s, int max_iters, int *iters, double *error)
 {
     if (s->solver == TEA_SOLVER_JACOBI) return jacobi_solve(s, max_iters, iters, error);
     const bool chebyshev = s->solver == TEA_SOLVER_CHEBYSHEV;
-    double *cg_alpha = malloc((size_t)max_iters * sizeof *cg_alpha);
-    double *cg_beta = malloc((size_t)max_iters * sizeof *cg_beta);
+    double *cg_alpha = NULL, *cg_beta = NULL;
+    int cg_cap = 0;
     const size_t inner = s->inner_steps > 0 ? (size_t)s->inner_steps : 1; /* 0 inner steps: CG from the true residual */
     double *in_alpha = malloc(inner * sizeof *in_alpha);
     double *in_beta = malloc(inner * sizeof *in_beta);
     amp_status st = AMP_OK;
-    if (!cg_alpha || !cg_beta || !in_alpha || !in_beta) {
-        fprintf(stderr, "tealeaf: no host memory for %d iterations' coefficients\n", max_iters);
+    if (!in_alpha || !in_beta) {
+        fprintf(stderr, "tealeaf: no host memory for %zu inner steps' coefficients\n", inner);
         st = AMP_ERROR_OUT_OF_MEMORY;
         goto out;
     }
@@ -317,6 +335,11 @@ amp_status tea_poly_solve(tea_solver *s, int max_iters, int *iters, double *erro
         const bool switched = poly > 0 || (s->error_switch ? err < s->eps_lim && tt > SWITCH_MIN_CG
                                                            : tt > s->presteps && err < SWITCH_ERROR_MAX);
         if (!switched) {
+            if (!room_for_one_more(&cg_alpha, &cg_beta, &cg_cap, cg)) {
+                fprintf(stderr, "tealeaf: no host memory for %d CG iterations' coefficients\n", cg + 1);
+                st = AMP_ERROR_OUT_OF_MEMORY;
+                goto out;
+            }
             st = cg_step(s, &cg_alpha[cg], &cg_beta[cg], &err);
             ++cg;
         } else {

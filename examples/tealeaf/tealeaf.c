@@ -10,8 +10,8 @@
  * same mesh and step count: the Fortran TeaLeaf's values for tea_bm_1..6).
  * Verification as both: |100 U / expected - 100| < 0.001, U the final sum
  * of mass times temperature. Exit 0: PASSED; 1: FAILED, no expected value,
- * or a run-time error; 2: a usage error or a bad deck (the message names
- * the line); 77 with --skip-missing when the deck does not exist (ctest's
+ * or a run-time error; 2: a usage error (a --device naming no accelerator
+ * here included) or a bad deck (the message names the line); 77 with --skip-missing when the deck does not exist (ctest's
  * SKIP_RETURN_CODE: the decks are not part of the project).
  *
  * --check-every K: the host reads the iteration count every K iterations
@@ -49,7 +49,7 @@ int main(int argc, char **argv)
     if (st != AMP_OK) {
         fprintf(stderr, "tealeaf: no accelerator%s%s: %s\n", o.device ? " " : "", o.device ? o.device : "",
                 amp_last_error());
-        return 1;
+        return o.device ? 2 : 1; /* --device naming none here is the command line's error */
     }
     return tea_run(&o, &d, acc, NULL, 1, 0);
 }

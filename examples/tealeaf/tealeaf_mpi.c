@@ -96,7 +96,7 @@ int main(int argc, char **argv)
         if (st != AMP_OK) {
             fprintf(stderr, "tealeaf_mpi: rank %d: no accelerator: %s\n", rank,
                     o.device ? amp_last_error() : amp_mpi_last_error());
-            ok_rc = 1;
+            ok_rc = o.device ? 2 : 1; /* as tealeaf: --device naming none is the command line's error */
         } else if (o.skip_missing && access(o.deck, F_OK) != 0) {
             printf("tealeaf_mpi: rank %d: SKIP: no deck at %s\n", rank, o.deck);
             ok_rc = 77;
