@@ -609,7 +609,9 @@ AMP_API amp_status amp_array_view_duplicate(amp_array_view *v, amp_array_view **
  * arrived. One element at a time: for many, use synchronize and the host
  * pointer, or amp_copy_view. AMP_ERROR_OUT_OF_BOUNDS: i outside v (naming
  * both); AMP_ERROR_INVALID_ARGUMENT: i of another rank, set on an
- * AMP_READ_ONLY view. */
+ * AMP_READ_ONLY view. A failed get zeroes the element size's bytes at
+ * value where v is a live view (a stale or foreign v: nothing is
+ * written). */
 AMP_API amp_status amp_array_view_get(amp_array_view *v, amp_index i, void *value);
 AMP_API amp_status amp_array_view_set(amp_array_view *v, amp_index i, const void *value);
 /* The view's extent. */

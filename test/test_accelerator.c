@@ -583,6 +583,17 @@ Test(accelerator, a_pointer_that_is_no_accelerator_is_refused)
         cr_assert_null(p);
         amp_peer_info pi;
         ASSERT_STATUS(amp_accelerator_get_peer_info(acc, bad[i], &pi), AMP_ERROR_INVALID_ARGUMENT);
+        /* A user reduction's build read the accelerator's geometry first
+         * (a crash for a pointer to nothing). */
+        const amp_reduction_desc d = {.inputs = "float x", .type = AMP_TYPE_FLOAT32, .map = "x", .reduce = "a + b",
+                                      .identity = "0"};
+        amp_reduction *r = (amp_reduction *)&r;
+        ASSERT_STATUS(amp_reduction_create(bad[i], &d, &r), AMP_ERROR_INVALID_ARGUMENT);
+        cr_assert(strstr(amp_last_error(), "amp_reduction_create") &&
+                      strstr(amp_last_error(), "is not an accelerator of this library"),
+                  "%s", amp_last_error());
+        cr_assert_null(r);
+        ASSERT_STATUS(amp_algorithms_prepare(bad[i]), AMP_ERROR_INVALID_ARGUMENT);
     }
     amp_accelerator_info info;
     ASSERT_OK(amp_accelerator_get_info(acc, &info));

@@ -465,10 +465,15 @@ ACCEL_TEST(element, get_and_set_keep_coherence)
     cr_assert_eq(y[5 * 8 + 6], 4242);
     cr_assert_eq(y[5 * 8 + 5], x[5 * 8 + 5]);
 
-    /* Refusals. */
+    /* Refusals; a failed get zeroes its out-parameter (it was left as it
+     * was). */
+    got = 0x5555;
     ASSERT_STATUS(amp_array_view_get(sec, amp_index_2d(4, 0), &got), AMP_ERROR_OUT_OF_BOUNDS);
     ASSERT_MSG_HAS("4,0");
+    cr_assert_eq(got, 0, "a get out of bounds left %d", got);
+    got = 0x5555;
     ASSERT_STATUS(amp_array_view_get(sec, amp_index_1d(0), &got), AMP_ERROR_INVALID_ARGUMENT);
+    cr_assert_eq(got, 0, "a get of another rank's index left %d", got);
     ASSERT_STATUS(amp_array_view_get(sec, amp_index_2d(-1, 0), &got), AMP_ERROR_OUT_OF_BOUNDS);
     ASSERT_STATUS(amp_array_view_get(sec, amp_index_2d(0, 0), NULL), AMP_ERROR_INVALID_ARGUMENT);
     ASSERT_STATUS(amp_array_view_set(NULL, amp_index_2d(0, 0), &val), AMP_ERROR_INVALID_ARGUMENT);

@@ -153,6 +153,7 @@ amp_status amp_reduction_create(amp_accelerator *a, const amp_reduction_desc *d,
         return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "amp_reduction_create: name \"%.80s\" is not letters, digits and "
                          "'_' (at most 63)", name);
     if (!a && (st = amp_accelerator_default(&a)) != AMP_OK) return st;
+    AMP__ACCEL_OK(a); /* before the build reads its geometry */
     if (!(r = amp__handle_new_unpublished(AMP__HANDLE_REDUCTION, sizeof *r)))
         return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "amp_reduction_create: out of host memory");
     amp__lock_init(&r->lock);

@@ -275,8 +275,11 @@ amp_status amp_array_view_get(amp_array_view *v, amp_index i, void *value)
     AMP__HANDLE_OK(v, AMP__HANDLE_VIEW);
     AMP__NOT_NULL(value);
     amp_status st = amp__view_check_index(v, i, "amp_array_view_get");
-    if (st != AMP_OK) return st;
-    return amp__copy_element(v, i, value, false);
+    if (st == AMP_OK) st = amp__copy_element(v, i, value, false);
+    /* The out-parameter rule: a live view's element size is known (a
+     * stale one's is not: nothing is written then). */
+    if (st != AMP_OK) memset(value, 0, v->elem);
+    return st;
 }
 
 amp_status amp_array_view_set(amp_array_view *v, amp_index i, const void *value)
