@@ -905,13 +905,19 @@ AMP_API amp_status amp_compile_for_target(const char *target, const char *source
  * sm_NN architectures of the installed NVRTC. Fills list[0..cap-1] with
  * static strings and sets *count to how many there are. */
 AMP_API amp_status amp_compile_targets(const char **list, size_t cap, size_t *count);
+/* The code object is the caller's, until amp_code_object_destroy. Each
+ * call below refuses, with AMP_ERROR_INVALID_ARGUMENT naming the pointer
+ * and without reading it, a code object destroyed already (a second destroy
+ * included) or one amp_compile_for_target did not hand out; none blocks. */
 /* Borrowed pointer to the code object's bytes; valid until destroy. */
 AMP_API amp_status amp_code_object_data(const amp_code_object *c, const void **data, size_t *size);
-/* Kernels whose resources were read (0 for NULL or an NVIDIA target). */
+/* Kernels whose resources were read (0 for an NVIDIA target, and for NULL,
+ * a destroyed or a foreign code object, which amp_last_error() then names). */
 AMP_API size_t amp_code_object_kernel_count(const amp_code_object *c);
 /* Resources of kernel i. AMP_ERROR_OUT_OF_BOUNDS past the count. */
 AMP_API amp_status amp_code_object_kernel_resources(const amp_code_object *c, size_t i,
                                                     amp_kernel_resources *out);
+/* Frees the code object (NULL: a no-op, AMP_OK). */
 AMP_API amp_status amp_code_object_destroy(amp_code_object *c);
 
 /* --------------------------------------------------------------- launch */

@@ -1,4 +1,4 @@
-/* test_codeobject.c — AMD code objects built with no GPU: per-kernel LDS from the metadata note (and a kernel's whole name), s_barrier placement in the disassembly, the refusals (unknown target, bad arguments, options naming a target for hipRTC or NVRTC, compile errors, kernel parameters over 4096 bytes), where hipRTC and NVRTC look for a quoted #include (never in hipRTC's temporary directory's parent or NVRTC's working directory), NVRTC's threads (AMP_GPU_COMPILE_JOBS: --split-compile, the same machine code), build options' macros kept out of the compilers' headers, and inline asm that would read a file refused. */
+/* test_codeobject.c — AMD code objects built with no GPU: per-kernel LDS from the metadata note (and a kernel's whole name), s_barrier placement in the disassembly, the refusals (unknown target, bad arguments, destroyed and foreign code objects, options naming a target for hipRTC or NVRTC, compile errors, kernel parameters over 4096 bytes), where hipRTC and NVRTC look for a quoted #include (never in hipRTC's temporary directory's parent or NVRTC's working directory), NVRTC's threads (AMP_GPU_COMPILE_JOBS: --split-compile, the same machine code), build options' macros kept out of the compilers' headers, and inline asm that would read a file refused. */
 #include "support.h"
 
 #include <dlfcn.h>
@@ -229,6 +229,47 @@ Test(codeobject, null_arguments)
     cr_expect_null(d);
     amp_kernel_resources r;
     ASSERT_STATUS(amp_code_object_kernel_resources(NULL, 0, &r), AMP_ERROR_INVALID_ARGUMENT);
+}
+
+/* A code object destroyed (then used, or destroyed again) or one the
+ * library never handed out is refused naming the pointer, never read: a
+ * second destroy freed it twice, and the readers read freed memory. */
+Test(codeobject, destroyed_and_foreign_code_objects_are_refused)
+{
+    const char *targets[512];
+    size_t n = 0;
+    ASSERT_OK(amp_compile_targets(targets, 512, &n));
+    if (n == 0) cr_skip_test("neither hipRTC nor NVRTC is installed: no code object to make");
+    amp_code_object *co = NULL;
+    ASSERT_OK(amp_compile_for_target(targets[0], "AMP_KERNEL(k, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = 1; }",
+                                     NULL, &co));
+    ASSERT_OK(amp_code_object_destroy(co));
+    static char foreign[256];
+    amp_code_object *const bad[] = {co, (amp_code_object *)(void *)foreign};
+    for (size_t b = 0; b < 2; ++b) {
+        char ptr[32];
+        snprintf(ptr, sizeof ptr, "%p", (void *)bad[b]);
+        const void *d = (const void *)1;
+        size_t size = 1;
+        ASSERT_STATUS(amp_code_object_data(bad[b], &d, &size), AMP_ERROR_INVALID_ARGUMENT);
+        cr_assert(strstr(amp_last_error(), ptr) && strstr(amp_last_error(), "no code object"), "%s", amp_last_error());
+        cr_assert(d == NULL && size == 0);
+        cr_assert_eq(amp_code_object_kernel_count(bad[b]), 0u);
+        cr_assert(strstr(amp_last_error(), "amp_code_object_kernel_count"), "%s", amp_last_error());
+        amp_kernel_resources r;
+        ASSERT_STATUS(amp_code_object_kernel_resources(bad[b], 0, &r), AMP_ERROR_INVALID_ARGUMENT);
+        ASSERT_STATUS(amp_code_object_destroy(bad[b]), AMP_ERROR_INVALID_ARGUMENT);
+        cr_assert(strstr(amp_last_error(), "amp_code_object_destroy") && strstr(amp_last_error(), ptr), "%s",
+                  amp_last_error());
+    }
+    /* A live one beside them still works. */
+    ASSERT_OK(amp_compile_for_target(targets[0], "AMP_KERNEL(k, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = 2; }",
+                                     NULL, &co));
+    const void *d = NULL;
+    size_t size = 0;
+    ASSERT_OK(amp_code_object_data(co, &d, &size));
+    cr_assert(d && size > 0);
+    ASSERT_OK(amp_code_object_destroy(co));
 }
 
 Test(codeobject, user_options_cannot_change_target)

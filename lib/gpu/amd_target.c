@@ -2,8 +2,10 @@
 #include "gpu_driver.h"
 
 #include "base/core.h"
+#include "base/fork_guard.h"
 #include "includes/include_scan.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +16,74 @@ struct amp_code_object {
     amp_kernel_resources *kernels;
     size_t nkernels;
 };
+
+/* ------------------------------------------------- the live code objects */
+
+/* The code objects handed out and not yet destroyed. Every entry point
+ * finds its argument here before reading it, so a destroyed, twice
+ * destroyed or foreign pointer is refused naming it, never read (a code
+ * object is no core handle: this layer has none). They are few (a tool's
+ * compiles), so a list does. Leaf lock: nothing else is taken under it. */
+AMP__FORK_GUARDED_MUTEX(live_lock)
+static const amp_code_object **live;
+static size_t nlive, live_cap;
+
+/* c added to the live list; false without memory. */
+static bool live_add(const amp_code_object *c)
+{
+    bool ok = true;
+    pthread_mutex_lock(&live_lock);
+    if (nlive == live_cap) {
+        size_t cap = live_cap ? live_cap * 2 : 16;
+        const amp_code_object **grown = realloc(live, cap * sizeof *grown);
+        if (grown) {
+            live = grown;
+            live_cap = cap;
+        }
+        ok = grown != NULL;
+    }
+    if (ok) live[nlive++] = c;
+    pthread_mutex_unlock(&live_lock);
+    return ok;
+}
+
+/* Whether c is live; with take, also removed (its destroy: of two destroys
+ * only one takes it). */
+static bool live_find(const amp_code_object *c, bool take)
+{
+    bool found = false;
+    pthread_mutex_lock(&live_lock);
+    for (size_t i = 0; i < nlive && !found; ++i)
+        if (live[i] == c) {
+            found = true;
+            if (take) live[i] = live[--nlive];
+        }
+    pthread_mutex_unlock(&live_lock);
+    return found;
+}
+
+/* AMP_OK when c is a live code object, else AMP_ERROR_INVALID_ARGUMENT
+ * naming fn and the pointer. */
+static amp_status live_check(const amp_code_object *c, const char *fn)
+{
+    if (!c) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: the code object is NULL", fn);
+    if (live_find(c, false)) return AMP_OK;
+    return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: %p is no code object of this library's (destroyed, or never one)",
+                     fn, (const void *)c);
+}
+
+/* co handed out through *out, or freed with AMP_ERROR_OUT_OF_MEMORY. */
+static amp_status hand_out(amp_code_object *co, amp_code_object **out)
+{
+    if (!live_add(co)) {
+        free(co->data);
+        free(co->kernels);
+        free(co);
+        return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "amp_compile_for_target: out of host memory");
+    }
+    *out = co;
+    return AMP_OK;
+}
 
 /* ---------------------------------------------------- little-endian reads */
 
@@ -394,8 +464,7 @@ static amp_status amp__compile_nvidia(const char *target, const char *source, co
     }
     co->data = c.bin;
     co->size = c.size;
-    *out = co;
-    return AMP_OK;
+    return hand_out(co, out);
 }
 
 AMP_API amp_status amp_compile_targets(const char **list, size_t cap, size_t *count)
@@ -458,8 +527,7 @@ AMP_API amp_status amp_compile_for_target(const char *target, const char *source
     if ((st = parse_elf(co->data, co->size, &co->kernels, &co->nkernels)) != AMP_OK) goto fail;
     free(bin);
     amp__named_unit_free(&unit);
-    *out = co;
-    return AMP_OK;
+    return hand_out(co, out);
 fail:
     if (co) {
         free(co->data);
@@ -475,19 +543,25 @@ AMP_API amp_status amp_code_object_data(const amp_code_object *c, const void **d
 {
     if (data) *data = NULL;
     if (size) *size = 0;
-    if (!c || !data || !size)
-        return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s is NULL", !c ? "code object" : !data ? "data" : "size");
+    if (!data || !size) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "amp_code_object_data: %s is NULL", !data ? "data" : "size");
+    amp_status st = live_check(c, "amp_code_object_data");
+    if (st != AMP_OK) return st;
     *data = c->data;
     *size = c->size;
     return AMP_OK;
 }
 
-AMP_API size_t amp_code_object_kernel_count(const amp_code_object *c) { return c ? c->nkernels : 0; }
+AMP_API size_t amp_code_object_kernel_count(const amp_code_object *c)
+{
+    return live_check(c, "amp_code_object_kernel_count") == AMP_OK ? c->nkernels : 0;
+}
 
 AMP_API amp_status amp_code_object_kernel_resources(const amp_code_object *c, size_t i, amp_kernel_resources *out)
 {
     if (out) memset(out, 0, sizeof *out);
-    if (!c || !out) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s is NULL", !c ? "code object" : "out");
+    if (!out) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "amp_code_object_kernel_resources: out is NULL");
+    amp_status st = live_check(c, "amp_code_object_kernel_resources");
+    if (st != AMP_OK) return st;
     if (i >= c->nkernels)
         return amp__fail(AMP_ERROR_OUT_OF_BOUNDS, "kernel index %zu, the code object has %zu kernels", i, c->nkernels);
     *out = c->kernels[i];
@@ -497,6 +571,10 @@ AMP_API amp_status amp_code_object_kernel_resources(const amp_code_object *c, si
 AMP_API amp_status amp_code_object_destroy(amp_code_object *c)
 {
     if (!c) return AMP_OK;
+    if (!live_find(c, true))
+        return amp__fail(AMP_ERROR_INVALID_ARGUMENT,
+                         "amp_code_object_destroy: %p is no code object of this library's (destroyed already, or never one)",
+                         (const void *)c);
     free(c->data);
     free(c->kernels);
     free(c);
