@@ -813,8 +813,13 @@ typedef struct amp_kernel amp_kernel;
  * split at whitespace, without quoting; a word of them that is neither an
  * option nor the value of the option before it (-D X, -I DIR) would be
  * another input of the compile, one the caches and the checks of what the
- * compiler read never see: AMP_ERROR_INVALID_ARGUMENT naming it.
- * AMP_ERROR_COMPILE: amp_last_error() holds the compiler log, with line
+ * compiler read never see: AMP_ERROR_INVALID_ARGUMENT naming it. So is an
+ * option that loads code into the compiler, reads the kernels' code from a
+ * file no check sees, or writes a file (a plugin, -Xclang, a precompiled
+ * header or module, a device library path, -save-temps, a time trace,
+ * dependency files, -o; on the CPU accelerator also the assembler's and
+ * linker's files and libraries): the build writes only what the library
+ * loads, where it chooses. AMP_ERROR_COMPILE: amp_last_error() holds the compiler log, with line
  * numbers of source as given (a refused kernel parameter type is named with
  * its position, a kernel whose parameters take more than 4096 bytes with
  * its name and their size, on the first line), or says the compile timed

@@ -1,4 +1,4 @@
-/* test_codeobject.c — AMD code objects built with no GPU: per-kernel LDS from the metadata note (and a kernel's whole name), s_barrier placement in the disassembly, the refusals (unknown target, bad arguments, destroyed and foreign code objects, options naming a target for hipRTC or NVRTC, compile errors, kernel parameters over 4096 bytes), where hipRTC and NVRTC look for a quoted #include (never in hipRTC's temporary directory's parent or NVRTC's working directory), NVRTC's threads (AMP_GPU_COMPILE_JOBS: --split-compile, the same machine code), build options' macros kept out of the compilers' headers, and inline asm that would read a file refused. */
+/* test_codeobject.c — AMD code objects built with no GPU: per-kernel LDS from the metadata note (and a kernel's whole name), s_barrier placement in the disassembly, the refusals (unknown target, bad arguments, destroyed and foreign code objects, options naming a target for hipRTC or NVRTC or a file for them to load or write, compile errors, kernel parameters over 4096 bytes), where hipRTC and NVRTC look for a quoted #include (never in hipRTC's temporary directory's parent or NVRTC's working directory), NVRTC's threads (AMP_GPU_COMPILE_JOBS: --split-compile, the same machine code), build options' macros kept out of the compilers' headers, and inline asm that would read a file refused. */
 #include "support.h"
 
 #include <dlfcn.h>
@@ -270,6 +270,62 @@ Test(codeobject, destroyed_and_foreign_code_objects_are_refused)
     ASSERT_OK(amp_code_object_data(co, &d, &size));
     cr_assert(d && size > 0);
     ASSERT_OK(amp_code_object_destroy(co));
+}
+
+/* Options that load code into hipRTC or NVRTC, read the kernels' code from
+ * a file no one checks, or write a file of the caller's naming are refused
+ * before the compiler runs (a plugin another user wrote ran in the
+ * caller's process; NVRTC's --time appended through another user's link);
+ * the same words' harmless neighbours still build. */
+Test(codeobject, options_that_load_or_write_files_are_refused)
+{
+    const char *targets[512], *kinds[2] = {NULL, NULL}; /* one AMD target, one NVIDIA */
+    size_t n = 0;
+    ASSERT_OK(amp_compile_targets(targets, 512, &n));
+    for (size_t i = 0; i < n && i < 512; ++i) {
+        int k = targets[i][0] == 's';
+        if (!kinds[k]) kinds[k] = targets[i];
+    }
+    if (!kinds[0] && !kinds[1]) cr_skip_test("neither hipRTC nor NVRTC is installed");
+    static const char src[] = "AMP_KERNEL(k, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = 1; }";
+    static const char *const refused[][2] = {
+        {"-fplugin=/tmp/amp-no-such-plugin.so", "-fplugin=/tmp/amp-no-such-plugin.so"},
+        {"-fpass-plugin=/tmp/p.so", "-fpass-plugin=/tmp/p.so"},
+        {"-Xclang -load -Xclang /tmp/p.so", "-Xclang"},
+        {"-save-temps", "-save-temps"},
+        {"-ftime-trace=/tmp/t.json", "-ftime-trace=/tmp/t.json"},
+        {"--time=/tmp/amp-time.csv", "--time=/tmp/amp-time.csv"},
+        {"--create-pch=/tmp/p.pch", "--create-pch=/tmp/p.pch"},
+        {"--use-pch=/etc/passwd", "--use-pch=/etc/passwd"},
+        {"--fdevice-time-trace=/tmp/tt", "--fdevice-time-trace=/tmp/tt"},
+        {"-o /tmp/out", "-o"},
+        {"-MD -MF /tmp/d", "-MD"},
+        {"--rocm-device-lib-path=/tmp/libs", "--rocm-device-lib-path=/tmp/libs"},
+        {"-fmodule-file=/tmp/m.pcm", "-fmodule-file=/tmp/m.pcm"},
+        {"-mllvm -info-output-file=/tmp/i", "-mllvm -info-output-file=/tmp/i"},
+        {"-Xptxas --output-file=/tmp/o", "-Xptxas --output-file=/tmp/o"},
+        {"-DX=1 @/tmp/rsp", "@/tmp/rsp"},
+    };
+    for (int k = 0; k < 2; ++k) {
+        if (!kinds[k]) continue;
+        for (size_t i = 0; i < sizeof refused / sizeof refused[0]; ++i) {
+            amp_code_object *co = (amp_code_object *)&co;
+            amp_status st = amp_compile_for_target(kinds[k], src, refused[i][0], &co);
+            cr_assert_eq(st, AMP_ERROR_INVALID_ARGUMENT, "%s, options \"%s\": %s: %s", kinds[k], refused[i][0],
+                         amp_status_name(st), amp_last_error());
+            cr_assert_null(co);
+            char want[128];
+            snprintf(want, sizeof want, "'%s' is not allowed", refused[i][1]);
+            cr_assert(strstr(amp_last_error(), want), "%s, options \"%s\": want \"%s\" in: %s", kinds[k],
+                      refused[i][0], want, amp_last_error());
+        }
+        /* Their harmless neighbours build: -mllvm with an LLVM option that
+         * writes nothing (hipRTC), line information (NVRTC). */
+        amp_code_object *co = NULL;
+        ASSERT_OK(amp_compile_for_target(kinds[k], src, k ? "-lineinfo" : "-O3 -mllvm -amdgpu-early-inline-all=true",
+                                         &co));
+        amp_code_object_destroy(co);
+    }
 }
 
 Test(codeobject, user_options_cannot_change_target)

@@ -292,26 +292,6 @@ static bool minimal_may_explain(int crc, const char *log)
  * (lib/core/compile_cache.c), so hipamp passes --no-cache. */
 bool amp__nvrtc_takes_no_cache(int release) { return release >= 1209; }
 
-amp_status amp__gpu_refuse_target_options(const char *options, const char *const *words)
-{
-    /* NVRTC's and clang's (hipRTC's) options whose value may be the next word */
-    static const char *const takes_next[] = {"-I", "-D", "-U", "-isystem", "-iquote", "-idirafter", "-include",
-                                             "-imacros", "--include-path", "--define-macro", "--undefine-macro",
-                                             "--pre-include", "-mllvm", "-Xclang", NULL};
-    for (size_t i = 0; options && words[i]; ++i)
-        if (strstr(options, words[i]))
-            return amp__fail(AMP_ERROR_INVALID_ARGUMENT,
-                             "options '%s' name a target (%s); the target is chosen by the accelerator", options,
-                             words[i]);
-    char **argv = NULL, *storage = NULL;
-    size_t argc = 0;
-    amp_status st = amp__split_options(options, 0, 0, &argv, &argc, &storage);
-    if (st == AMP_OK) st = amp__options_refuse_inputs("GPU compile", argv, argc, takes_next);
-    free(argv);
-    free(storage);
-    return st;
-}
-
 /* Not at most the kernels named: a macro may define several (stream.hip's
  * four names make 14 kernels). */
 int amp__nvrtc_split_jobs(int release, const amp__compile_job *job)

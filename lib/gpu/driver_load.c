@@ -90,7 +90,7 @@ static const char *loaded_path(void *h, const char *name)
 
 void *amp__gpu_dlopen_first(const char *const *names, const char *const *dirs, char *why, size_t n)
 {
-    char other[384] = "", refused[640] = "";
+    char other[384] = "", refused[900] = "";
     void *h = NULL;
     const char *path = NULL;
     for (size_t i = 0; names[i] && !h; ++i) {
@@ -113,7 +113,7 @@ void *amp__gpu_dlopen_first(const char *const *names, const char *const *dirs, c
             int w = snprintf(file, sizeof file, "%s/%s", dirs[d], names[i]);
             if (w < 0 || (size_t)w >= sizeof file || stat(file, &st) != 0) continue;
             if (amp__unsafe_file(file, bad, sizeof bad)) {
-                if (!refused[0]) snprintf(refused, sizeof refused, "%.100s is not loaded (%s)", file, bad);
+                if (!refused[0]) snprintf(refused, sizeof refused, "%.480s is not loaded (%s)", file, bad);
                 continue;
             }
             h = dlopen(file, RTLD_NOW | RTLD_LOCAL);

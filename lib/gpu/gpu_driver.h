@@ -194,9 +194,11 @@ int amp__nvrtc_split_jobs(int release, const amp__compile_job *job);
 /* AMP_ERROR_INVALID_ARGUMENT, naming the word, when the user's options
  * name a target (any of words): a second target would reach the compiler
  * unvalidated, where hipRTC may abort the process, or NVRTC take it over
- * ours and build code the launch does not expect (driver_cuda.c); or
- * when a word of them is no option, which clang (hipRTC) would compile as
- * another input (amp__options_refuse_inputs). */
+ * ours and build code the launch does not expect; when a word of them is
+ * no option, which clang (hipRTC) would compile as another input
+ * (amp__options_refuse_inputs); or when one names a file for the compiler
+ * to load code from or write (a plugin, a precompiled header or module, a
+ * time trace, saved temporaries: option_checks.c). */
 amp_status amp__gpu_refuse_target_options(const char *options, const char *const *words);
 /* AMP_ERROR_UNSUPPORTED, naming what, in a set-uid, set-gid or
  * file-capability program (the kernel's AT_SECURE): hipRTC and NVRTC
