@@ -1,4 +1,4 @@
-/* test_codeobject.c — AMD code objects built with no GPU: per-kernel LDS from the metadata note (and a kernel's whole name), s_barrier placement in the disassembly, the refusals (unknown target, bad arguments, destroyed and foreign code objects, options naming a target for hipRTC or NVRTC or a file for them to load or write, compile errors, kernel parameters over 4096 bytes), where hipRTC and NVRTC look for a quoted #include (never in hipRTC's temporary directory's parent or NVRTC's working directory), NVRTC's threads (AMP_GPU_COMPILE_JOBS: --split-compile, the same machine code), build options' macros kept out of the compilers' headers, and inline asm that would read a file refused. */
+/* test_codeobject.c — AMD code objects built with no GPU: per-kernel LDS from the metadata note (and a kernel's whole name), s_barrier placement in the disassembly, the refusals (unknown target, bad arguments, destroyed and foreign code objects, options naming a target for hipRTC or NVRTC or a file for them to load or write, compile errors, kernel parameters over 4096 bytes), where hipRTC and NVRTC look for a quoted #include (never in hipRTC's temporary directory's parent or NVRTC's working directory), NVRTC's threads (AMP_GPU_COMPILE_JOBS: --split-compile, the same machine code), build options' macros kept out of the compilers' headers, and inline asm that would read a file refused; NVRTC's end-of-input byte (0xFF) refused. */
 #include "support.h"
 
 #include <dlfcn.h>
@@ -326,6 +326,41 @@ Test(codeobject, options_that_load_or_write_files_are_refused)
                                          &co));
         amp_code_object_destroy(co);
     }
+}
+
+/* NVRTC takes byte 0xFF for the end of its input: a kernel after one (in
+ * a Latin-1 comment, say) was dropped with AMP_OK. Refused, naming the
+ * file and line; in a -D value too (written into the unit). */
+Test(codeobject, nvrtc_refuses_a_byte_it_takes_for_the_end_of_the_file)
+{
+    const char *targets[512], *sm = NULL;
+    size_t n = 0;
+    ASSERT_OK(amp_compile_targets(targets, 512, &n));
+    for (size_t i = 0; i < n && i < 512 && !sm; ++i)
+        if (targets[i][0] == 's') sm = targets[i];
+    if (!sm) cr_skip_test("NVRTC is not installed");
+    static const char two[] = "AMP_KERNEL(first_k, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = 1; }\n"
+                              "// caf\xff\n"
+                              "AMP_KERNEL(second_k, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = 2; }\n";
+    amp_code_object *co = (amp_code_object *)&co;
+    amp_status st = amp_compile_for_target(sm, two, NULL, &co);
+    cr_assert_eq(st, AMP_ERROR_COMPILE, "%s: %s", amp_status_name(st), amp_last_error());
+    cr_assert_null(co);
+    cr_assert(strstr(amp_last_error(), "kernel.hip:2: byte 0xFF"), "%s", amp_last_error());
+    st = amp_compile_for_target(sm, "AMP_KERNEL(k, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = X; }",
+                                "-DX=\xff", &co);
+    cr_assert_eq(st, AMP_ERROR_COMPILE, "%s: %s", amp_status_name(st), amp_last_error());
+    cr_assert(strstr(amp_last_error(), "byte 0xFF"), "%s", amp_last_error());
+    /* Without the byte both kernels build. */
+    static const char fine[] = "AMP_KERNEL(first_k, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = 1; }\n"
+                               "// cafe\n"
+                               "AMP_KERNEL(second_k, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = 2; }\n";
+    ASSERT_OK(amp_compile_for_target(sm, fine, NULL, &co));
+    const void *d = NULL;
+    size_t size = 0;
+    ASSERT_OK(amp_code_object_data(co, &d, &size));
+    cr_assert(memmem(d, size, "second_k", 8), "the second kernel is not in the code object");
+    amp_code_object_destroy(co);
 }
 
 Test(codeobject, user_options_cannot_change_target)

@@ -304,6 +304,49 @@ int amp__nvrtc_split_jobs(int release, const amp__compile_job *job)
     return kernels >= 2 ? amp__compile_jobs("AMP_GPU_COMPILE_JOBS", NVRTC_SPLIT_MAX) : 1;
 }
 
+/* AMP_ERROR_COMPILE for the byte 0xFF at `at` in text (file the name of
+ * its first line): where it is as the compile log would say, from the last
+ * #line before it. */
+static amp_status eof_byte_at(const char *text, const char *at, const char *file)
+{
+    char where[256];
+    snprintf(where, sizeof where, "%s", file);
+    long line = 1;
+    for (const char *q = text; q < at;) {
+        long n;
+        int used = 0;
+        if (!strncmp(q, "#line ", 6) && sscanf(q + 6, "%ld%n", &n, &used) == 1) {
+            line = n - 1; /* the next line is n */
+            const char *name = q + 6 + used;
+            while (*name == ' ') ++name;
+            const char *end = *name == '"' ? strchr(name + 1, '"') : NULL;
+            if (end && !memchr(name, '\n', (size_t)(end - name)))
+                snprintf(where, sizeof where, "%.*s", (int)(end - name - 1), name + 1);
+        }
+        const char *nl = memchr(q, '\n', (size_t)(at - q));
+        if (!nl) break;
+        ++line;
+        q = nl + 1;
+    }
+    return amp__fail(AMP_ERROR_COMPILE,
+                     "%s:%ld: byte 0xFF, which NVRTC takes for the end of its input: everything after it (kernels "
+                     "included) would be dropped without an error; remove it, or write the text as UTF-8",
+                     where, line);
+}
+
+amp_status amp__nvrtc_refuse_eof_byte(const amp__compile_job *job, const char *name)
+{
+    const char *at = strchr(job->source, '\xff');
+    if (at) return eof_byte_at(job->source, at, name);
+    for (size_t i = 0; i < job->nheaders; ++i) {
+        const amp__header *h = &job->headers[i];
+        if ((at = memchr(h->content, 0xff, h->size))) return eof_byte_at(h->content, at, h->name);
+    }
+    if (job->options && strchr(job->options, '\xff'))
+        return amp__fail(AMP_ERROR_COMPILE, "the options hold byte 0xFF, which NVRTC takes for the end of its input");
+    return AMP_OK;
+}
+
 static amp_status cu_compile(const char *arch, const amp__compile_job *job, void **bin, size_t *bin_size)
 {
     amp_status st = AMP_OK;
@@ -320,6 +363,7 @@ static amp_status cu_compile(const char *arch, const amp__compile_job *job, void
     static const char *const target_words[] = {"-arch", "offload-arch", NULL};
     if (!nvrtc_ok) { st = amp__fail(AMP_ERROR_UNSUPPORTED, "cannot compile for %s: %s", arch, nvrtc_why); goto fail; }
     if ((st = amp__gpu_refuse_target_options(job->options, target_words)) != AMP_OK) goto fail;
+    if ((st = amp__nvrtc_refuse_eof_byte(job, name)) != AMP_OK) goto fail;
     int sm = 0;
     if (sscanf(arch, "sm_%d", &sm) != 1 || sm <= 0) {
         st = amp__fail(AMP_ERROR_UNSUPPORTED, "NVIDIA arch '%s' is not of the form sm_XY", arch);
