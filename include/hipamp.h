@@ -904,6 +904,15 @@ typedef struct amp_kernel_resources {
  * AMP_ERROR_COMPILE: log in amp_last_error(). */
 AMP_API amp_status amp_compile_for_target(const char *target, const char *source,
                                           const char *options, amp_code_object **out);
+/* The same for the kernel file at path, read as amp_program_build_file
+ * reads it: quoted #includes are found beside it (under that function's
+ * rule: a header there that another user could have put there is
+ * refused), and the compile log names path. AMP_ERROR_INVALID_ARGUMENT
+ * also for a path that is no regular file of at most 64 MiB (a FIFO is not
+ * waited on) or holds a NUL byte. Blocks for the compile; the code object
+ * is the caller's. */
+AMP_API amp_status amp_compile_file_for_target(const char *target, const char *path,
+                                               const char *options, amp_code_object **out);
 /* The targets amp_compile_for_target accepts here: the AMD processors the
  * installed comgr knows (features such as :xnack+ may be added; none where
  * hipRTC is HIP's NVIDIA platform, HIP_PLATFORM=nvidia), then the

@@ -1214,9 +1214,9 @@ Test(embed, empty_output_names_are_refused)
 }
 
 /* A kernel file whose name holds a '"' or a backslash compiles, and its
- * diagnostics name it: the tool's #line marker escapes them (unescaped, the
- * name ended the string literal or was a bad escape, and every such file
- * failed to compile). */
+ * diagnostics name it (the library's #line marker escapes them: the tool's
+ * own, unescaped, ended the string literal or was a bad escape, and every
+ * such file failed to compile). */
 Test(embed, hipamp_compile_file_names_with_quotes_and_backslashes, .timeout = 300)
 {
     const char *good = "AMP_KERNEL(k, amp::index<1> i, amp::array_view<int, 1> a) { a[i] = 1; }\n";
@@ -1235,9 +1235,63 @@ Test(embed, hipamp_compile_file_names_with_quotes_and_backslashes, .timeout = 30
     cr_assert_eq(run("'%s' --target sm_90 -o '%s' '%s' > /dev/null", HIPAMP_COMPILE_TOOL, path_in_dir("b.co"),
                      path_in_dir("b\"a\\d.hip")),
                  1);
-    assert_stderr_has("b\"a\\d.hip(1): error");
+    assert_stderr_has("b\"a\\d.hip:1: error");
     unlink(path_in_dir("q.co"));
     unlink(path_in_dir("q\"k\\x.hip"));
     unlink(path_in_dir("b\"a\\d.hip"));
+}
+
+/* hipamp-compile --target finds quoted includes beside the file as
+ * amp_program_build_file does: in a directory whose name holds a space
+ * (the tool's -iquote was dropped there, and the include not found), and
+ * not where another user could have put the header (another user's header
+ * beside the user's file in a sticky directory every user may write: the
+ * tool's -iquote made it a directory of the user's choosing, and the
+ * planted header was compiled in; root only, to own a file as another). */
+Test(embed, hipamp_compile_finds_includes_beside_the_file_under_its_rule, .timeout = 300)
+{
+    char dir[PATH_MAX], open_dir[PATH_MAX], path[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path_in_dir("with space"));
+    snprintf(open_dir, sizeof open_dir, "%s", path_in_dir("open"));
+    cr_assert_eq(mkdir(dir, 0700), 0);
+    cr_assert_eq(mkdir(open_dir, 0700), 0);
+    cr_assert_eq(chmod(open_dir, 01777), 0);
+    const char *inc = "#define V 3\n", *k = "#include \"inc.h\"\nAMP_KERNEL(k, amp::index<1> i, amp::array_view<int, 1> a) { a[i] = V; }\n";
+    snprintf(path, sizeof path, "%s/inc.h", dir);
+    write_file(path, inc, strlen(inc));
+    snprintf(path, sizeof path, "%s/my k.hip", dir);
+    write_file(path, k, strlen(k));
+    int rc = run("'%s' --target sm_90 -o '%s' '%s' > /dev/null", HIPAMP_COMPILE_TOOL, path_in_dir("s.co"), path);
+    char *err = stderr_text();
+    if (rc == 1 && strstr(err, "AMP_ERROR_UNSUPPORTED")) {
+        free(err);
+        cr_skip_test("no NVRTC here");
+    }
+    cr_assert_eq(rc, 0, "an include beside a file in a directory with a space was not found: %s", err);
+    free(err);
+    snprintf(path, sizeof path, "%s/inc.h", open_dir);
+    write_file(path, inc, strlen(inc));
+    bool planted = geteuid() == 0 && chown(path, 65534, 65534) == 0;
+    snprintf(path, sizeof path, "%s/k.hip", open_dir);
+    write_file(path, k, strlen(k));
+    if (planted) cr_assert_eq(run("'%s' --target sm_90 -o '%s' '%s' > /dev/null", HIPAMP_COMPILE_TOOL, path_in_dir("o.co"), path),
+                 1);
+    if (planted) {
+        assert_stderr_has("#include \"inc.h\" is refused: another user could have put it there");
+        cr_assert_eq(access(path_in_dir("o.co"), F_OK), -1, "a code object was written");
+    } else {
+        cr_log_warn("not root: the planted header's half is not run (a file of another user's cannot be made)");
+    }
+    unlink(path_in_dir("s.co"));
+    snprintf(path, sizeof path, "%s/inc.h", dir);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/my k.hip", dir);
+    unlink(path);
+    rmdir(dir);
+    snprintf(path, sizeof path, "%s/inc.h", open_dir);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/k.hip", open_dir);
+    unlink(path);
+    rmdir(open_dir);
 }
 #endif

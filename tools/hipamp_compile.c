@@ -269,9 +269,8 @@ int main(int argc, char **argv)
     }
 
     int rc = 1;
-    char *src = NULL, *full = NULL, *outpath = NULL, *opts = NULL;
+    char *outpath = NULL;
     amp_code_object *co = NULL;
-    size_t size = 0;
     if (!out) {
         size_t n = strlen(input);
         const char *dot = strrchr(input, '.');
@@ -286,34 +285,10 @@ int main(int argc, char **argv)
     /* Checked before compiling: "hipamp-compile x.co" would replace its input. */
     const char *inputs[] = {input};
     if (!tool_out_allowed("hipamp-compile", out, inputs, 1, NULL, 0)) { rc = 2; goto done; }
-    if (!(src = tool_read_source("hipamp-compile", input, &size))) goto done;
-    /* The library names the user's part "kernel.hip"; a #line of our own
-     * makes diagnostics name the real file instead. Its name is a string
-     * literal: a '"' or a backslash in the path escaped (else the compile
-     * failed: 'q"k.hip' ended the literal, 'a\x.hip' was a bad escape), a line
-     * break a space, as the library's own markers do (lib/base/prelude.c). */
-    size_t flen = 2 * strlen(input) + size + 64;
-    full = malloc(flen);
-    /* Quoted includes beside the file, as amp_program_build_file finds them. */
-    const char *slash = strrchr(input, '/');
-    size_t olen = (options ? strlen(options) : 0) + strlen(input) + 32;
-    opts = malloc(olen);
-    if (!full || !opts) { fprintf(stderr, "hipamp-compile: out of memory\n"); goto done; }
-    size_t at = (size_t)snprintf(full, flen, "#line 1 \"");
-    for (const char *p = input; *p; ++p) {
-        if (*p == '"' || *p == '\\') full[at++] = '\\';
-        full[at++] = *p == '\n' || *p == '\r' ? ' ' : *p;
-    }
-    snprintf(full + at, flen - at, "\"\n%s", src);
-    /* The library splits options at every isspace byte: a directory with
-     * one would become two words (the include directory cut short). */
-    bool blank = false;
-    for (const char *p = input; *p && !blank; ++p) blank = isspace((unsigned char)*p);
-    if (blank) snprintf(opts, olen, "%s", options ? options : "");
-    else snprintf(opts, olen, "-iquote %.*s %s", slash ? (int)(slash == input ? 1 : slash - input) : 1,
-                  slash ? input : ".", options ? options : "");
-
-    amp_status st = amp_compile_for_target(target, full, opts, &co);
+    /* The library reads the file as amp_program_build_file does: quoted
+     * includes beside it under that function's rule (a header another user
+     * could have put there is refused), the log naming the file. */
+    amp_status st = amp_compile_file_for_target(target, input, options, &co);
     if (st != AMP_OK) {
         fprintf(stderr, "hipamp-compile: %s: %s\n", amp_status_name(st), amp_last_error());
         goto done;
@@ -350,8 +325,5 @@ int main(int argc, char **argv)
 done:
     amp_code_object_destroy(co);
     free(outpath);
-    free(opts);
-    free(full);
-    free(src);
     return rc;
 }

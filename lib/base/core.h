@@ -129,6 +129,13 @@ const char *amp__link_planted(const struct stat *dir, uid_t link_uid, char *why,
 bool amp__fd_read_all(int fd, void *buf, size_t n);
 bool amp__fd_pread_all(int fd, void *buf, size_t n, uint64_t off);
 bool amp__fd_write_all(int fd, const void *buf, size_t n);
+/* The kernel file at path read whole into *text (NUL-terminated, *size
+ * bytes: at most 64 MiB, no NUL byte) and the absolute directory its quoted
+ * includes resolve from into *dir, both malloc'ed (the caller frees).
+ * AMP_ERROR_INVALID_ARGUMENT naming path: not openable, no regular file (a
+ * FIFO, not waited on), too big, a NUL byte, unreadable;
+ * AMP_ERROR_OUT_OF_MEMORY. Outputs NULL and 0 on failure. */
+amp_status amp__read_kernel_file(const char *path, char **text, size_t *size, char **dir);
 
 /* ------------------------------------------------------ hashing (lib/base/hash.c) */
 

@@ -15,7 +15,6 @@
 
 #define AMP__COMPILE_TIMEOUT_DEFAULT 600u /* seconds: a cold compile of a large kernel */
 #define AMP__COMPILE_TIMEOUT_MAX 86400u
-#define AMP__SOURCE_FILE_MAX (64u << 20)
 
 struct amp_program {
     amp__handle h;
@@ -556,48 +555,17 @@ amp_status amp__program_build_builtin(amp_accelerator *acc, const char *source, 
 
 amp_status amp_program_build_file(amp_accelerator *acc, const char *path, const char *options, amp_program **out)
 {
-    amp_status st = AMP_OK;
     char *text = NULL, *dir = NULL;
+    size_t size = 0;
     AMP__NOT_NULL(out);
     *out = NULL;
     AMP__NOT_NULL(path);
     if (acc) AMP__ACCEL_OK(acc);
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-    if (fd < 0) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "cannot open kernel file %s: %s", path, strerror(errno));
-    struct stat sb;
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || (uint64_t)sb.st_size > AMP__SOURCE_FILE_MAX) {
-        st = amp__fail(AMP_ERROR_INVALID_ARGUMENT, "kernel file %s is not a regular file of at most %u MiB", path,
-                       AMP__SOURCE_FILE_MAX >> 20);
-        goto out;
+    amp_status st = amp__read_kernel_file(path, &text, &size, &dir);
+    if (st == AMP_OK) {
+        amp__build_input in = {text, size, options, path, dir, NULL};
+        st = amp__build(acc, &in, false, out);
     }
-    size_t size = (size_t)sb.st_size;
-    if (!(text = malloc(size + 1))) {
-        st = amp__fail(AMP_ERROR_OUT_OF_MEMORY, "no memory to read kernel file %s (%zu bytes)", path, size);
-        goto out;
-    }
-    if (!amp__fd_read_all(fd, text, size)) {
-        st = amp__fail(AMP_ERROR_INVALID_ARGUMENT, "cannot read kernel file %s", path);
-        goto out;
-    }
-    text[size] = '\0';
-    if (memchr(text, '\0', size)) {
-        st = amp__fail(AMP_ERROR_INVALID_ARGUMENT, "kernel file %s contains a NUL byte", path);
-        goto out;
-    }
-    /* Quoted includes resolve from the file's own directory, named
-     * absolutely so that a later chdir changes nothing. */
-    char *slash = strrchr(path, '/');
-    char dirbuf[PATH_MAX];
-    snprintf(dirbuf, sizeof dirbuf, "%.*s", slash ? (int)(slash == path ? 1 : slash - path) : 1, slash ? path : ".");
-    if (!(dir = realpath(dirbuf, NULL))) {
-        st = amp__fail(AMP_ERROR_INVALID_ARGUMENT, "cannot resolve the directory of kernel file %s: %s", path,
-                       strerror(errno));
-        goto out;
-    }
-    amp__build_input in = {text, size, options, path, dir, NULL};
-    st = amp__build(acc, &in, false, out);
-out:
-    close(fd);
     free(text);
     free(dir);
     return st;

@@ -1,4 +1,4 @@
-/* amd_target.c — amp_compile_for_target, amp_compile_targets and amp_code_object_*: build code objects for a named target with no GPU present (AMD with hipRTC, NVIDIA with NVRTC), and read per-kernel resources from an AMD ELF's NT_AMDGPU_METADATA note (bounds-checked ELF, offload-bundle and msgpack readers). */
+/* amd_target.c — amp_compile_for_target, amp_compile_file_for_target, amp_compile_targets and amp_code_object_*: build code objects for a named target with no GPU present (AMD with hipRTC, NVIDIA with NVRTC), and read per-kernel resources from an AMD ELF's NT_AMDGPU_METADATA note (bounds-checked ELF, offload-bundle and msgpack readers). */
 #include "gpu_driver.h"
 
 #include "base/core.h"
@@ -396,6 +396,7 @@ amp_status amp__code_object_parse(const void *bin, size_t size, amp_kernel_resou
  * with hipRTC or NVRTC: bin gets the output of the one that worked. */
 typedef struct target_compile {
     const char *target;
+    const char *source_name; /* the kernel file's path, or NULL: AMP__SOURCE_NAME */
     const amp__named_unit *unit;
     amp_status (*compile)(const char *target, const amp__compile_job *job, void **bin, size_t *bin_size);
     void *bin;
@@ -406,7 +407,8 @@ static amp_status target_compile_unit(void *ctx, const char *source, size_t len)
 {
     target_compile *c = ctx;
     (void)len;
-    amp__compile_job job = {.source = source, .source_name = AMP__SOURCE_NAME, .options = c->unit->options,
+    amp__compile_job job = {.source = source, .source_name = c->source_name ? c->source_name : AMP__SOURCE_NAME,
+                            .options = c->unit->options,
                             .headers = c->unit->headers, .nheaders = c->unit->nheaders},
                      unit;
     char *owned = NULL;
@@ -425,12 +427,13 @@ static amp_status target_compile_unit(void *ctx, const char *source, size_t len)
 static amp_status target_compile_source(target_compile *c, const char *source)
 {
     bool lean = !amp__unit_wants_device_lib(source, c->unit->headers, c->unit->nheaders, c->unit->options);
-    return amp__compile_on_demand(lean, NULL, source, NULL, target_compile_unit, c);
+    return amp__compile_on_demand(lean, NULL, source, c->source_name, target_compile_unit, c);
 }
 
 /* An NVIDIA target: NVRTC's CUBIN (or PTX) as the code object; resources
  * are not read from it (kernel count 0). */
-static amp_status amp__compile_nvidia(const char *target, const char *source, const char *options, amp_code_object **out)
+static amp_status amp__compile_nvidia(const char *target, const char *source, const char *name, const char *dir,
+                                      const char *options, amp_code_object **out)
 {
     amp_status st;
     amp__named_unit unit;
@@ -449,8 +452,9 @@ static amp_status amp__compile_nvidia(const char *target, const char *source, co
         return amp__fail(AMP_ERROR_UNSUPPORTED,
                          "NVIDIA target '%s' is not one the installed NVRTC knows (%s to %s; "
                          "amp_compile_targets lists them)", target, first, last);
-    if ((st = amp__named_unit_make(source, options, amp__gpu_system_dirs("cuda"), &unit)) != AMP_OK) return st;
-    target_compile c = {target, &unit, amp__nvrtc_compile, NULL, 0};
+    if ((st = amp__named_unit_make(source, name, dir, options, amp__gpu_system_dirs("cuda"), &unit)) != AMP_OK)
+        return st;
+    target_compile c = {target, name, &unit, amp__nvrtc_compile, NULL, 0};
     st = target_compile_source(&c, unit.source);
     amp__named_unit_free(&unit);
     if (st != AMP_OK) {
@@ -489,8 +493,10 @@ AMP_API amp_status amp_compile_targets(const char **list, size_t cap, size_t *co
     return AMP_OK;
 }
 
-AMP_API amp_status amp_compile_for_target(const char *target, const char *source, const char *options,
-                                          amp_code_object **out)
+/* amp_compile_for_target's and amp_compile_file_for_target's compile:
+ * name and dir the kernel file's path and directory (NULL for a string). */
+static amp_status compile_for_target(const char *target, const char *source, const char *name, const char *dir,
+                                     const char *options, amp_code_object **out)
 {
     amp_status st = AMP_OK;
     void *bin = NULL;
@@ -505,14 +511,15 @@ AMP_API amp_status amp_compile_for_target(const char *target, const char *source
     if (!out) { st = amp__fail(AMP_ERROR_INVALID_ARGUMENT, "out is NULL"); goto fail; }
     if (!source) { st = amp__fail(AMP_ERROR_INVALID_ARGUMENT, "source is NULL"); goto fail; }
     if ((st = amp__gpu_refuse_in_secure_program("amp_compile_for_target")) != AMP_OK) goto fail;
-    if (target && !strncmp(target, "sm_", 3)) return amp__compile_nvidia(target, source, options, out);
+    if (target && !strncmp(target, "sm_", 3)) return amp__compile_nvidia(target, source, name, dir, options, out);
     if ((st = amp__amd_validate_target(target)) != AMP_OK) goto fail;
     if (!amp__hiprtc_version(&why)) {
         st = amp__fail(AMP_ERROR_UNSUPPORTED, "cannot compile for %s: %s", target, why ? why : "no hipRTC");
         goto fail;
     }
-    if ((st = amp__named_unit_make(source, options, amp__gpu_system_dirs("hip"), &unit)) != AMP_OK) goto fail;
-    target_compile c = {target, &unit, amp__hiprtc_compile, NULL, 0};
+    if ((st = amp__named_unit_make(source, name, dir, options, amp__gpu_system_dirs("hip"), &unit)) != AMP_OK)
+        goto fail;
+    target_compile c = {target, name, &unit, amp__hiprtc_compile, NULL, 0};
     st = target_compile_source(&c, unit.source);
     bin = c.bin;
     bin_size = c.size;
@@ -536,6 +543,27 @@ fail:
     }
     free(bin);
     amp__named_unit_free(&unit);
+    return st;
+}
+
+AMP_API amp_status amp_compile_for_target(const char *target, const char *source, const char *options,
+                                          amp_code_object **out)
+{
+    return compile_for_target(target, source, NULL, NULL, options, out);
+}
+
+AMP_API amp_status amp_compile_file_for_target(const char *target, const char *path, const char *options,
+                                               amp_code_object **out)
+{
+    char *text = NULL, *dir = NULL;
+    size_t size = 0;
+    if (out) *out = NULL;
+    if (!out || !path) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "amp_compile_file_for_target: %s is NULL",
+                                        !out ? "out" : "path");
+    amp_status st = amp__read_kernel_file(path, &text, &size, &dir);
+    if (st == AMP_OK) st = compile_for_target(target, text, path, dir, options, out);
+    free(text);
+    free(dir);
     return st;
 }
 

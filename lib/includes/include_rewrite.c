@@ -122,12 +122,12 @@ void amp__scan_rewrite_free(amp__header *headers, size_t n)
 
 static const amp__sys_dir *amp__sys_dirs_given(void *ctx) { return ctx; }
 
-amp_status amp__named_unit_make(const char *source, const char *options, const amp__sys_dir *sys,
-                                amp__named_unit *out)
+amp_status amp__named_unit_make(const char *source, const char *source_name, const char *source_dir,
+                                const char *options, const amp__sys_dir *sys, amp__named_unit *out)
 {
     amp__scan scan;
     memset(out, 0, sizeof *out);
-    amp__build_input in = {source, strlen(source), options, NULL, NULL, NULL};
+    amp__build_input in = {source, strlen(source), options, source_name, source_dir, NULL};
     amp__sys_dirs_query q = {amp__sys_dirs_given, (void *)sys};
     amp_status st = amp__scan_includes(&in, NULL, q, &scan);
     if (st != AMP_OK) return st;

@@ -111,9 +111,11 @@ bool amp__dep_stamp(amp__dep *d, const char *path);
 
 
 /* A source ready for a compiler that takes headers by name (hipRTC, NVRTC)
- * outside a build (amp_compile_for_target): its includes found as a build
- * finds them (no kernel file, so quoted names resolve through -iquote and
- * -I only), the #include lines rewritten to the headers' flat names.
+ * outside a build (amp_compile_for_target, amp_compile_file_for_target):
+ * its includes found as a build finds them (quoted names beside the kernel
+ * file source_dir, under the rule for headers beside their includer, then
+ * through -iquote and -I; source_name and source_dir NULL for a string),
+ * the #include lines rewritten to the headers' flat names.
  * sys: the compiler's default directories (may be NULL). Free with
  * amp__named_unit_free. AMP_ERROR_COMPILE for what cannot be given by name
  * (a computed #include, -include) or a refused header. */
@@ -123,7 +125,8 @@ typedef struct amp__named_unit {
     amp__header *headers;
     size_t nheaders;
 } amp__named_unit;
-amp_status amp__named_unit_make(const char *source, const char *options, const amp__sys_dir *sys,
+amp_status amp__named_unit_make(const char *source, const char *source_name, const char *source_dir,
+                                const char *options, const amp__sys_dir *sys,
                                 amp__named_unit *out);
 void amp__named_unit_free(amp__named_unit *u);
 /* options (may be NULL: *out NULL) without its -iquote words, malloc'ed: a
