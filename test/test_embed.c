@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -385,6 +386,54 @@ static void assert_stderr_has(const char *what)
     cr_expect_not_null(strstr(err, what), "want '%s' in the message: '%s'", what, err);
     free(err);
 }
+
+/* A closed pipe is a write error the tool reports (exit 1, "write error"),
+ * not a silent death by SIGPIPE (141); a run ended by a signal mid-write
+ * (here the file size limit's SIGXFSZ, as SIGTERM or SIGINT) removes its
+ * temporary file (a 48 MB one was left behind); the standard output
+ * appending to the input ("sym >> in.hip") is refused as "-o in.hip" is. */
+Test(embed, closed_pipes_signals_and_the_input_as_standard_output)
+{
+    size_t n = 2u << 20;
+    char *big = malloc(n);
+    cr_assert_not_null(big);
+    memset(big, 'a', n);
+    write_file(path_in_dir("big.hip"), big, n);
+    free(big);
+    cr_assert_eq(run("('%s' '%s' sym 2>'%s'; echo $? > '%s') | head -c 10 > /dev/null", HIPAMP_EMBED_TOOL,
+                     path_in_dir("big.hip"), path_in_dir("pipe_err.txt"), path_in_dir("pipe_rc.txt")),
+                 0);
+    char *rc = read_file(path_in_dir("pipe_rc.txt"), NULL), *err = read_file(path_in_dir("pipe_err.txt"), NULL);
+    cr_assert(rc && err);
+    cr_assert_eq(atoi(rc), 1, "a closed pipe: exit %s (141: SIGPIPE)", rc);
+    cr_assert(strstr(err, "hipamp-embed: write error: Broken pipe"), "%s", err);
+    free(rc);
+    free(err);
+    unlink(path_in_dir("pipe_rc.txt"));
+    unlink(path_in_dir("pipe_err.txt"));
+    int st = run("ulimit -f 64; '%s' -o '%s' '%s' sym", HIPAMP_EMBED_TOOL, path_in_dir("out.c"),
+                 path_in_dir("big.hip"));
+    cr_assert_eq(st, 128 + SIGXFSZ, "past the file size limit: exit %d", st);
+    const char *only[] = {"big.hip"};
+    assert_dir_holds_only(only, 1);
+    const char *text = "AMP_KERNEL(k, amp::index<1> i, amp::array_view<int, 1> a) { a[i] = 1; }\n";
+    write_file(path_in_dir("in.hip"), text, strlen(text));
+    cr_assert_eq(run("'%s' '%s' sym >> '%s'", HIPAMP_EMBED_TOOL, path_in_dir("in.hip"), path_in_dir("in.hip")), 2);
+    assert_stderr_has("the standard output is the input");
+    size_t got = 0;
+    char *now = read_file(path_in_dir("in.hip"), &got);
+    cr_assert(now && got == strlen(text) && !memcmp(now, text, got), "the input was written into");
+    free(now);
+#ifdef HIPAMP_COMPILE_TOOL
+    cr_assert_eq(run("'%s' --target sm_90 -o - '%s' >> '%s'", HIPAMP_COMPILE_TOOL, path_in_dir("in.hip"),
+                     path_in_dir("in.hip")),
+                 2);
+    assert_stderr_has("the standard output is the input");
+#endif
+    unlink(path_in_dir("in.hip"));
+    unlink(path_in_dir("big.hip"));
+}
+
 
 Test(embed, output_that_is_the_input_is_refused)
 {
@@ -939,6 +988,14 @@ Test(embed, hipamp_compile_target_names)
 {
     const char *text = "AMP_KERNEL(k, amp::index<1> i, amp::array_view<int, 1> a) { a[i] = 1; }\n";
     write_file(path_in_dir("t.hip"), text, strlen(text));
+    /* --list-targets stands alone: beside a compile's arguments it listed,
+     * exited 0 and compiled nothing; beside an unknown option, too. */
+    cr_assert_eq(run("'%s' --list-targets --bogus > /dev/null", HIPAMP_COMPILE_TOOL), 2);
+    assert_stderr_has("--list-targets takes no other argument");
+    cr_assert_eq(run("'%s' --target sm_90 -o '%s' '%s' --list-targets > /dev/null", HIPAMP_COMPILE_TOOL,
+                     path_in_dir("t.co"), path_in_dir("t.hip")),
+                 2);
+    cr_assert_eq(access(path_in_dir("t.co"), F_OK), -1);
     static const char *const bad[] = {"bogus", "sm_", "sm_9x0", "sm_90ab", "gfx", "gfx-90a", "gfx90a:", "gfx90a:xnack",
                                       "gfx90a:+", "gfx90a--generic", "SM_90", "sm_90 ", "cpu"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {

@@ -972,6 +972,18 @@ Test(prebuilt, tool_usage_errors)
     cr_assert(strstr(slurp(log), "--jobs '0'"), "%s", slurp(log));
     cr_assert_eq(prebuild(log, (char *[]){"--dir", dir, "--frobnicate", "cpu", NULL}), 2);
     cr_assert(strstr(slurp(log), "unknown option '--frobnicate'"), "%s", slurp(log));
+    /* A word that is no target's name is a mistake, not a target to skip
+     * (exit 0 with "skipping" on stdout); a second --dir, --reuse or --jobs
+     * is refused (the last won). */
+    static const char *const not_targets[] = {"sm90", "", "../../etc/passwd", "gfx90a:xnack"};
+    for (size_t i = 0; i < sizeof not_targets / sizeof not_targets[0]; ++i) {
+        cr_assert_eq(prebuild(log, (char *[]){"--dir", dir, (char *)not_targets[i], NULL}), 2, "%s", not_targets[i]);
+        cr_assert(strstr(slurp(log), "is not a target name"), "%s", slurp(log));
+    }
+    cr_assert_eq(prebuild(log, (char *[]){"--dir", dir, "--dir", dir, "cpu", NULL}), 2);
+    cr_assert(strstr(slurp(log), "--dir given twice"), "%s", slurp(log));
+    cr_assert_eq(prebuild(log, (char *[]){"--dir", dir, "--jobs", "2", "--jobs", "3", "cpu", NULL}), 2);
+    cr_assert(strstr(slurp(log), "--jobs given twice"), "%s", slurp(log));
     /* A target no installed compiler knows: skipped, or an error with --strict. */
     cr_assert_eq(prebuild(log, (char *[]){"--dir", dir, "gfx1234", NULL}), 0);
     cr_assert(strstr(slurp(log), "skipping gfx1234"), "%s", slurp(log));
@@ -990,6 +1002,11 @@ Test(prebuilt, tool_usage_errors)
     cr_assert(strstr(slurp(log), "(3099 characters): need a directory name of 1 to 3000"), "%s", slurp(log));
     cr_assert_eq(prebuild(log, (char *[]){"--dir", dir, "--reuse", "", "cpu", NULL}), 2);
     cr_assert(strstr(slurp(log), "--reuse '' (0 characters)"), "%s", slurp(log));
+    /* An --reuse that is no directory is said (nothing was), and nothing is
+     * reused. */
+    cr_assert_eq(prebuild(log, (char *[]){"--dir", dir, "--reuse", "/nonexistent-amp-packs", "gfx1234", NULL}), 0);
+    cr_assert(strstr(slurp(log), "--reuse '/nonexistent-amp-packs': No such file or directory: nothing is reused"),
+              "%s", slurp(log));
     /* An --only that matches no program writes no (empty) pack over the last
      * one, and says so. */
     cr_assert_eq(prebuild(log, (char *[]){"--dir", dir, "--only", "no such program", "cpu", NULL}), 1);

@@ -38,33 +38,6 @@ static void usage(FILE *f)
             "machine's compilers do not know), 2 a usage error (or a TARGET not spelt as a target).\n");
 }
 
-/* Whether target is spelt as a target name: sm_NN (an optional letter
- * after: sm_90a), or gfx and letters, digits and dashes (gfx90a,
- * gfx10-3-generic) with :feature+ or :feature- after it. Any other word is
- * a usage error (exit 2); a name of this shape that the installed compiler
- * does not know, or no compiler at all, is the library's UNSUPPORTED (exit
- * 1): the library gives the same status for both, so the shape is the only
- * line the tool can draw. */
-static bool target_shaped(const char *t)
-{
-    if (!strncmp(t, "sm_", 3)) {
-        const char *p = t + 3;
-        if (!isdigit((unsigned char)*p)) return false;
-        while (isdigit((unsigned char)*p)) ++p;
-        if (isalpha((unsigned char)*p)) ++p;
-        return !*p;
-    }
-    if (strncmp(t, "gfx", 3) || !isalnum((unsigned char)t[3])) return false;
-    const char *p = t + 3;
-    while (isalnum((unsigned char)*p) || (*p == '-' && isalnum((unsigned char)p[1]))) ++p;
-    while (*p == ':') {
-        const char *f = ++p;
-        while (isalnum((unsigned char)*p)) ++p;
-        if (p == f || (*p != '+' && *p != '-')) return false;
-        ++p;
-    }
-    return !*p;
-}
 
 /* The library's own list: exactly what --target accepts (AMD processors
  * from comgr, plus :sramecc+/- and :xnack+/- where they have them; NVIDIA
@@ -214,6 +187,7 @@ static int warm_main(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    tool_start();
     /* --warm as an option, not as the value of one ("-o --warm"). */
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "--target") || !strcmp(argv[i], "-o") || !strcmp(argv[i], "--options") ||
@@ -226,6 +200,12 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; ++i) {
         const char *a = argv[i];
         if (!strcmp(a, "--list-targets")) {
+            /* Alone: beside a compile's arguments it listed, compiled
+             * nothing and said nothing of them. */
+            if (argc != 2) {
+                fprintf(stderr, "hipamp-compile: --list-targets takes no other argument\n");
+                return 2;
+            }
             int rc = list_targets();
             return tool_stdout_close("hipamp-compile") || rc ? rc : 1;
         }
@@ -260,7 +240,7 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    if (!target_shaped(target)) {
+    if (!tool_target_shaped(target)) {
         fprintf(stderr,
                 "hipamp-compile: '%s' is not a target name (sm_NN for NVIDIA, gfxNNN or gfxNNN:feature+ for AMD; "
                 "--list-targets lists those this machine can build for)\n",

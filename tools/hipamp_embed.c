@@ -121,6 +121,7 @@ static bool write_header(const char *in_path, const char *symbol, FILE *out)
 
 int main(int argc, char **argv)
 {
+    tool_start();
     const char *out_c = NULL, *out_h = NULL, *pos[2] = {NULL, NULL};
     size_t npos = 0;
     bool options_done = false;

@@ -54,6 +54,7 @@ static int print_info(void);
 
 int main(int argc, char **argv)
 {
+    tool_start();
     if (argc > 1) {
         const char *a = argv[1];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {

@@ -349,6 +349,7 @@ static int build_cpu(const char *dir, int jobs, const char *const *only, bool st
 
 int main(int argc, char **argv)
 {
+    tool_start();
     const char *dir = NULL, *reuse = NULL;
     const char *only[17] = {NULL};
     int nonly = 0;
@@ -363,7 +364,7 @@ int main(int argc, char **argv)
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
-            return 0;
+            return tool_stdout_close("hipamp-prebuild") ? 0 : 1;
         }
         if (!strcmp(a, "--strict")) strict = true;
         else if (!strcmp(a, "--dir") || !strcmp(a, "--jobs") || !strcmp(a, "--only") || !strcmp(a, "--reuse")) {
@@ -372,6 +373,13 @@ int main(int argc, char **argv)
                 return 2;
             }
             const char *v = argv[++i];
+            /* The last would win without a word: a script's second --dir
+             * wrote the packs somewhere it did not mean. */
+            const char **once = !strcmp(a, "--dir") ? &dir : !strcmp(a, "--reuse") ? &reuse : NULL;
+            if ((once && *once) || (!strcmp(a, "--jobs") && jobs)) {
+                fprintf(stderr, "hipamp-prebuild: %s given twice\n", a);
+                return 2;
+            }
             if (!strcmp(a, "--dir")) dir = v;
             else if (!strcmp(a, "--reuse")) reuse = v;
             else if (!strcmp(a, "--only")) {
@@ -397,6 +405,12 @@ int main(int argc, char **argv)
         } else if (nt == (int)(sizeof targets / sizeof targets[0])) {
             fprintf(stderr, "hipamp-prebuild: more than %d targets\n", nt);
             return 2;
+        } else if (strcmp(a, "cpu") && !tool_target_shaped(a)) {
+            /* A target no compiler here knows is skipped (a build lists the
+             * targets it wants shipped); a word that is no target's name
+             * is a mistake. */
+            fprintf(stderr, "hipamp-prebuild: '%s' is not a target name (cpu, sm_NN, gfxNNN or gfxNNN:feature+)\n", a);
+            return 2;
         } else targets[nt++] = a;
     }
     if (dir && (!dir[0] || strlen(dir) > 3000)) {
@@ -409,6 +423,16 @@ int main(int argc, char **argv)
         fprintf(stderr, "hipamp-prebuild: --reuse '%.64s%s' (%zu characters): need a directory name of 1 to 3000 "
                 "characters\n", reuse, strlen(reuse) > 64 ? "..." : "", strlen(reuse));
         return 2;
+    }
+    /* Said, not fatal: a build's HIPAMP_PREBUILT_REUSE may name another
+     * build's packs that are not there (yet); everything is compiled. */
+    struct stat rs;
+    if (reuse && stat(reuse, &rs) != 0) {
+        printf("hipamp-prebuild: --reuse '%s': %s: nothing is reused\n", reuse, strerror(errno));
+        reuse = NULL;
+    } else if (reuse && !S_ISDIR(rs.st_mode)) {
+        printf("hipamp-prebuild: --reuse '%s' is no directory: nothing is reused\n", reuse);
+        reuse = NULL;
     }
     if (!dir || nt == 0) {
         fprintf(stderr, "hipamp-prebuild: %s\n", !dir ? "--dir is required" : "no target");
@@ -496,5 +520,6 @@ int main(int argc, char **argv)
         int r = !strcmp(targets[i], "cpu") ? build_cpu(dir, jobs, nonly ? only : NULL, strict) : build_gpu(dir, reuse, targets[i], jobs, nonly ? only : NULL, strict);
         if (r) rc = r;
     }
+    if (!tool_stdout_close("hipamp-prebuild") && !rc) rc = 1;
     return rc;
 }

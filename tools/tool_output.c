@@ -12,10 +12,12 @@
 #endif
 #include "tool_output.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdint.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -403,7 +405,17 @@ static bool out_identity(const char *path, struct stat *st)
 bool tool_out_allowed(const char *prog, const char *dest, const char *const *inputs, size_t ninputs,
                       const char *const *others, size_t nothers)
 {
-    if (!is_stdout(dest)) {
+    if (is_stdout(dest)) {
+        /* "-o - >> in.hip" appends to the input while it is read (the
+         * shell opened it): refused as "-o in.hip" is. */
+        struct stat so, is;
+        for (size_t i = 0; fstat(STDOUT_FILENO, &so) == 0 && S_ISREG(so.st_mode) && i < ninputs; ++i)
+            if (stat(inputs[i], &is) == 0 && is.st_dev == so.st_dev && is.st_ino == so.st_ino) {
+                fprintf(stderr, "%s: the standard output is the input '%s': refusing to write into it\n", prog,
+                        inputs[i]);
+                return false;
+            }
+    } else {
         out_file of;
         if (!out_lookup(prog, dest, &of)) return false;
         if (of.dir >= 0) close(of.dir); /* tool_out_open walks again */
@@ -496,6 +508,57 @@ static bool open_in_place(tool_out *o, const out_file *of)
     return true;
 }
 
+/* The temporary files being written (a tool has at most two outputs open
+ * at once: hipamp-embed's source and header), for the handler of the
+ * signals that end a tool to remove: a run interrupted mid-write left one
+ * behind beside the output. Set and cleared outside the handler, which
+ * only reads them (unlinkat is async-signal-safe). */
+#define PENDING 2
+static int pending_dir[PENDING];
+static char pending_leaf[PENDING][256];
+static volatile sig_atomic_t pending_used[PENDING];
+
+static void pending_set(int dir, const char *leaf, bool on)
+{
+    for (int i = 0; i < PENDING; ++i) {
+        if (on && !pending_used[i]) {
+            pending_dir[i] = dir;
+            snprintf(pending_leaf[i], sizeof pending_leaf[i], "%s", leaf);
+            pending_used[i] = 1;
+            return;
+        }
+        if (!on && pending_used[i] && pending_dir[i] == dir && !strcmp(pending_leaf[i], leaf)) {
+            pending_used[i] = 0;
+            return;
+        }
+    }
+}
+
+static void remove_pending_and_die(int sig)
+{
+    for (int i = 0; i < PENDING; ++i)
+        if (pending_used[i]) unlinkat(pending_dir[i], pending_leaf[i], 0);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+void tool_start(void)
+{
+    /* A closed pipe is a write error the tool reports (tool_stdout_close,
+     * tool_out_close), not a silent death by SIGPIPE. */
+    signal(SIGPIPE, SIG_IGN);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = remove_pending_and_die;
+    sigemptyset(&sa.sa_mask);
+    const int ends[] = {SIGINT, SIGTERM, SIGHUP, SIGXFSZ}; /* SIGXFSZ: past the file size limit (ulimit -f) */
+    for (size_t i = 0; i < sizeof ends / sizeof ends[0]; ++i) {
+        struct sigaction old;
+        /* One the caller ignores (nohup) stays ignored. */
+        if (sigaction(ends[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN) sigaction(ends[i], &sa, NULL);
+    }
+}
+
 /* A temporary file beside leaf in dir, made new (O_CREAT | O_EXCL |
  * O_NOFOLLOW: never a file or link put there before) under a random name,
  * which is written into o->tmp_leaf; its descriptor, or -1 with errno. */
@@ -574,6 +637,7 @@ bool tool_out_open(tool_out *o, const char *prog, const char *dest)
         fprintf(stderr, "%s: cannot create a temporary file beside '%s': %s\n", prog, o->target, strerror(errno));
         goto fail;
     }
+    pending_set(o->dir, o->tmp_leaf, true);
     size_t n = strlen(o->target) + strlen(o->tmp_leaf) + 2;
     if (!(o->tmp = malloc(n))) {
         fprintf(stderr, "%s: out of memory\n", prog);
@@ -613,6 +677,7 @@ fail:
     if (fd >= 0) {
         close(fd);
         unlinkat(o->dir, o->tmp_leaf, 0);
+        pending_set(o->dir, o->tmp_leaf, false);
     }
     if (o->dir >= 0) close(o->dir);
     o->dir = -1;
@@ -682,7 +747,8 @@ bool tool_out_close(tool_out *o, bool ok)
             ok = false;
         }
         if (!ok) unlinkat(o->dir, o->tmp_leaf, 0);
-        else if (!sync_dir(o)) ok = false;
+        pending_set(o->dir, o->tmp_leaf, false);
+        if (ok && !sync_dir(o)) ok = false;
     }
     if (o->dir >= 0) close(o->dir);
     o->dir = -1;
@@ -766,4 +832,25 @@ fail:
     if (fd >= 0) close(fd);
     free(buf);
     return NULL;
+}
+
+bool tool_target_shaped(const char *t)
+{
+    if (!strncmp(t, "sm_", 3)) {
+        const char *p = t + 3;
+        if (!isdigit((unsigned char)*p)) return false;
+        while (isdigit((unsigned char)*p)) ++p;
+        if (isalpha((unsigned char)*p)) ++p;
+        return !*p;
+    }
+    if (strncmp(t, "gfx", 3) || !isalnum((unsigned char)t[3])) return false;
+    const char *p = t + 3;
+    while (isalnum((unsigned char)*p) || (*p == '-' && isalnum((unsigned char)p[1]))) ++p;
+    while (*p == ':') {
+        const char *f = ++p;
+        while (isalnum((unsigned char)*p)) ++p;
+        if (p == f || (*p != '+' && *p != '-')) return false;
+        ++p;
+    }
+    return !*p;
 }

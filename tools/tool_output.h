@@ -35,7 +35,8 @@ typedef struct tool_out {
     bool to_stdout;    /* the output is this process's standard output ("-", /dev/stdout, its file's name) */
 } tool_out;
 
-/* Whether dest ("-": standard output, always fine) may be written by this
+/* Whether dest ("-": standard output, fine unless it is one of the inputs,
+ * as "-o - >> in.hip" makes it) may be written by this
  * run: false, with a message on stderr, when it is (or a link at it leads
  * to) a directory, a block device, a socket or nothing (a dangling link);
  * when a symbolic link on the way to it (at its name, a directory's, or
@@ -59,6 +60,17 @@ bool tool_out_open(tool_out *o, const char *prog, const char *dest);
  * errno as the write left it: call this right after writing). Not ok: a
  * temporary file is removed. Returns whether the output is now complete. */
 bool tool_out_close(tool_out *o, bool ok);
+
+/* Whether t is spelt as a GPU target name: sm_NN (a letter may follow:
+ * sm_90a), gfxNNN with :feature+ or :feature- words (gfx90a:xnack+). */
+bool tool_target_shaped(const char *t);
+
+/* The first thing a tool does: a closed pipe becomes a write error the
+ * tool reports (SIGPIPE ignored), and SIGINT, SIGTERM, SIGHUP and
+ * SIGXFSZ (a file size limit) remove the temporary files of outputs being
+ * written before they end the tool
+ * (the old output stays whole, as ever). */
+void tool_start(void);
 
 /* Standard output flushed and closed, the last thing a tool does: false
  * after "PROG: write error: REASON" on stderr when anything written to it
