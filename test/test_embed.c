@@ -208,8 +208,18 @@ Test(embed, header_declares_the_symbol)
     char *h = read_file(path_in_dir("s.h"), NULL);
     cr_assert_not_null(h, "no header written");
     cr_assert_not_null(strstr(h, "\nextern const char saxpy_source[];\n"), "no declaration in:\n%s", h);
-    cr_assert_not_null(strstr(h, "#ifndef HIPAMP_EMBED_SAXPY_SOURCE_H\n#define HIPAMP_EMBED_SAXPY_SOURCE_H\n"),
+    /* The guard holds the symbol as it is: upper-cased, saxpy_source's and
+     * SAXPY_SOURCE's headers shared one, and the second declared nothing. */
+    cr_assert_not_null(strstr(h, "#ifndef HIPAMP_EMBED_saxpy_source_H\n#define HIPAMP_EMBED_saxpy_source_H\n"),
                        "no include guard in:\n%s", h);
+    cr_assert_eq(run("'%s' -o '%s' -H '%s' '%s' SAXPY_SOURCE", HIPAMP_EMBED_TOOL, path_in_dir("S.c"), path_in_dir("S.h"),
+                     path_in_dir("saxpy.hip")),
+                 0, "%s", stderr_text());
+    char *upper = read_file(path_in_dir("S.h"), NULL);
+    cr_assert(upper && strstr(upper, "#ifndef HIPAMP_EMBED_SAXPY_SOURCE_H\n"), "%s", upper ? upper : "(none)");
+    free(upper);
+    unlink(path_in_dir("S.c"));
+    unlink(path_in_dir("S.h"));
     cr_assert_not_null(strstr(h, "extern \"C\""), "no C++ linkage block in:\n%s", h);
     char *c = read_file(path_in_dir("s.c"), NULL);
     cr_assert_not_null(c, "no source written with -H");
@@ -255,7 +265,10 @@ static void assert_dir_holds_only(const char *const *names, size_t n)
 Test(embed, bad_symbols_are_refused)
 {
     write_file(path_in_dir("k.hip"), "k", 1);
-    const char *bad[] = {"1abc", "a-b", "int", "_Bool", "x.y", "caf\xc3\xa9", "\"\""};
+    /* Reserved names too: __func__, _Pragma, __LINE__ made output that does
+     * not compile. */
+    const char *bad[] = {"1abc", "a-b", "int", "_Bool", "x.y", "caf\xc3\xa9", "\"\"", "__func__", "_Pragma",
+                         "__LINE__", "__STDC__", "_Xy"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
         cr_expect_eq(run("'%s' -o '%s' '%s' '%s'", HIPAMP_EMBED_TOOL, path_in_dir("out.c"), path_in_dir("k.hip"), bad[i]), 2,
                      "symbol '%s' was accepted", bad[i]);

@@ -59,11 +59,14 @@ static bool is_cxx_keyword(const char *s)
     return false;
 }
 
-/* A C identifier: [A-Za-z_][A-Za-z0-9_]*, not a keyword. ASCII tests only,
- * whatever the locale. */
+/* A C identifier: [A-Za-z_][A-Za-z0-9_]*, not a keyword, and not one the
+ * C and C++ standards reserve for the implementation (two underscores
+ * first, or an underscore and a capital: __func__, _Pragma, __LINE__ and
+ * __STDC__ made output that does not compile). ASCII tests only, whatever
+ * the locale. */
 static bool is_identifier(const char *s)
 {
-    if (!*s) return false;
+    if (!*s || (s[0] == '_' && (s[1] == '_' || (s[1] >= 'A' && s[1] <= 'Z')))) return false;
     for (const char *p = s; *p; ++p) {
         char c = *p;
         bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
@@ -107,9 +110,9 @@ static bool write_header(const char *in_path, const char *symbol, FILE *out)
     put_comment_path(out, in_path);
     fputs(" by " PROG "; do not edit */\n", out);
     for (int pass = 0; pass < 2; ++pass) {
-        fputs(pass ? "#define HIPAMP_EMBED_" : "#ifndef HIPAMP_EMBED_", out);
-        for (const char *p = symbol; *p; ++p) fputc(*p >= 'a' && *p <= 'z' ? *p - 'a' + 'A' : *p, out);
-        fputs("_H\n", out);
+        /* The symbol as it is: upper-cased, kern and KERN shared a guard,
+         * and the second header included declared nothing. */
+        fprintf(out, "%s HIPAMP_EMBED_%s_H\n", pass ? "#define" : "#ifndef", symbol);
     }
     fprintf(out,
             "\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
@@ -163,8 +166,9 @@ int main(int argc, char **argv)
     }
     const char *in_path = pos[0], *symbol = pos[1];
     if (!is_identifier(symbol)) {
-        fprintf(stderr, PROG ": '%s' is not a C identifier (letters, digits and _, not starting with a digit, "
-                        "not a keyword)\n", symbol);
+        fprintf(stderr, PROG ": '%s' is not a C identifier of yours (letters, digits and _, not starting with a "
+                        "digit, not a keyword, not starting with __ or _ and a capital: those are the compiler's)\n",
+                symbol);
         return 2;
     }
     if (is_cxx_keyword(symbol)) {
