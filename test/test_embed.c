@@ -926,7 +926,9 @@ Test(embed, hipamp_info_write_errors_and_usage, .timeout = 120)
 
 /* hipamp-info says an accelerator's pack is present only when a pack of
  * its exact target is: a pack whose name merely starts with it (sm_90a
- * beside a device's sm_90; here "<the CPU's target>-old") is not it. */
+ * beside a device's sm_90; here "<the CPU's target>-old") is not it; and
+ * one the library would refuse as another user's to change is said to be
+ * refused. */
 Test(embed, hipamp_info_pack_present_means_the_exact_target, .timeout = 120)
 {
     cr_assert_eq(run("'%s' > '%s'", HIPAMP_INFO_TOOL, path_in_dir("info.txt")), 0, "%s", stderr_text());
@@ -957,6 +959,17 @@ Test(embed, hipamp_info_pack_present_means_the_exact_target, .timeout = 120)
     at = info ? strstr(info, "prebuilt_target") : NULL;
     if (at) sscanf(at, "%511[^\n]", line);
     cr_assert(at && strstr(line, "(pack present:"), "%s's own pack not seen: %s", target, line);
+    free(info);
+    /* One every user may write is refused when opened: said so, not
+     * "present". */
+    cr_assert_eq(chmod(path_in_dir(pack), 0666), 0);
+    cr_assert_eq(run("AMP_PREBUILT_DIR='%s' '%s' > '%s'", dir, HIPAMP_INFO_TOOL, path_in_dir("info.txt")), 0, "%s",
+                 stderr_text());
+    info = read_file(path_in_dir("info.txt"), NULL);
+    at = info ? strstr(info, "prebuilt_target") : NULL;
+    if (at) sscanf(at, "%511[^\n]", line);
+    cr_assert(at && strstr(line, "(pack present but refused:") && strstr(line, "writable by every user"),
+              "a pack every user may write was called present: %s", line);
     free(info);
 }
 
