@@ -259,7 +259,15 @@ AMP_MPI_API amp_status amp_mpi_exchange_destroy(amp_mpi_exchange *x);
  * writes a whole message past a shorter receive buffer). A receive view may share no element
  * with another view of its exchange (a send, whose data it would
  * overwrite, or another receive): what it held afterwards would depend on
- * the order in which messages land. Two sends may read the same elements. */
+ * the order in which messages land. Two sends may read the same elements.
+ * Not detected: a send the peer's exchange has no receive for (its halo
+ * list leaves the entry out, or names another tag). A send small enough
+ * for MPI to deliver eagerly then completes, and its message waits for the
+ * next receive of that peer and tag, in a later exchange, which takes it
+ * as its own: from then on every exchange of that pair delivers the one
+ * before's data, with AMP_OK. Both ranks' halo lists must name the same
+ * (peer, tag) pairs in every exchange; a time-out (AMP_MPI_TIMEOUT) only
+ * catches a receive nothing is sent to. */
 typedef struct amp_mpi_halo {
     amp_array_view *send;
     amp_array_view *recv;
