@@ -38,7 +38,6 @@ static void usage(FILE *f)
             "machine's compilers do not know), 2 a usage error (or a TARGET not spelt as a target).\n");
 }
 
-
 /* The library's own list: exactly what --target accepts (AMD processors
  * from comgr, plus :sramecc+/- and :xnack+/- where they have them; NVIDIA
  * sm_NN from NVRTC). */

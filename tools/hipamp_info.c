@@ -155,23 +155,22 @@ static int print_info(void)
                    : "in host memory after synchronize (or destroy, get, a copy); discard_data before it drops them");
         const char *target = NULL;
         if (amp_accelerator_get_prebuilt_target(list[i], &target) == AMP_OK) {
-            bool have = target && list_has(pi.available, target);
             /* A pack file another user could have put or changed is refused
              * when opened: said here too, not "present". Its contents
              * (version, target, digests) are checked when first used. */
-            char pack[1200];
-            const char *untrusted = NULL;
-            if (have) {
-                snprintf(pack, sizeof pack, "%s/%s.hpk", pi.dir, target);
-                if (amp_check_trusted_file(pack) != AMP_OK) untrusted = amp_last_error();
-            }
-            printf("  %-26s %s%s%s%s\n", "prebuilt_target", target ? target : "none",
-                   !target     ? " (its built-in algorithms compile on first use)"
-                   : untrusted ? " (pack present but refused: "
-                   : have      ? " (pack present: built-in algorithms load without compiling once its version and "
-                                 "digests check out)"
-                               : " (no pack: built-in algorithms compile on first use)",
-                   untrusted ? untrusted : "", untrusted ? "; built-in algorithms compile on first use)" : "");
+            char pack[1200], note[1600];
+            snprintf(pack, sizeof pack, "%s/%s.hpk", pi.dir, target ? target : "");
+            if (!target)
+                snprintf(note, sizeof note, "its built-in algorithms compile on first use");
+            else if (!list_has(pi.available, target))
+                snprintf(note, sizeof note, "no pack: built-in algorithms compile on first use");
+            else if (amp_check_trusted_file(pack) != AMP_OK)
+                snprintf(note, sizeof note, "pack present but refused: %s; built-in algorithms compile on first use",
+                         amp_last_error());
+            else
+                snprintf(note, sizeof note, "pack present: built-in algorithms load without compiling once its "
+                         "version and digests check out");
+            printf("  %-26s %s (%s)\n", "prebuilt_target", target ? target : "none", note);
         }
         unsigned version = 0;
         bool is_debug = false;

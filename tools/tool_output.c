@@ -405,28 +405,30 @@ static bool out_identity(const char *path, struct stat *st)
 bool tool_out_allowed(const char *prog, const char *dest, const char *const *inputs, size_t ninputs,
                       const char *const *others, size_t nothers)
 {
+    /* The file the output would write: a file's rename replaces it (an
+     * input reached through it, the same inode or a link to it elsewhere,
+     * would be lost); standard output, "-o - >> in.hip", appends to the
+     * input while it is read. Either is refused. */
+    struct stat target;
+    bool regular = false;
     if (is_stdout(dest)) {
-        /* "-o - >> in.hip" appends to the input while it is read (the
-         * shell opened it): refused as "-o in.hip" is. */
-        struct stat so, is;
-        for (size_t i = 0; fstat(STDOUT_FILENO, &so) == 0 && S_ISREG(so.st_mode) && i < ninputs; ++i)
-            if (stat(inputs[i], &is) == 0 && is.st_dev == so.st_dev && is.st_ino == so.st_ino) {
-                fprintf(stderr, "%s: the standard output is the input '%s': refusing to write into it\n", prog,
-                        inputs[i]);
-                return false;
-            }
+        regular = fstat(STDOUT_FILENO, &target) == 0 && S_ISREG(target.st_mode);
     } else {
         out_file of;
         if (!out_lookup(prog, dest, &of)) return false;
         if (of.dir >= 0) close(of.dir); /* tool_out_open walks again */
-        /* The rename replaces the file: an input reached through it (the
-         * same inode, or a link to it elsewhere) would be lost. */
-        for (size_t i = 0; of.exists && S_ISREG(of.st.st_mode) && i < ninputs; ++i) {
-            struct stat is;
-            if (stat(inputs[i], &is) == 0 && is.st_dev == of.st.st_dev && is.st_ino == of.st.st_ino) {
+        regular = of.exists && S_ISREG(of.st.st_mode);
+        target = of.st;
+    }
+    for (size_t i = 0; regular && i < ninputs; ++i) {
+        struct stat is;
+        if (stat(inputs[i], &is) == 0 && is.st_dev == target.st_dev && is.st_ino == target.st_ino) {
+            if (is_stdout(dest))
+                fprintf(stderr, "%s: the standard output is the input '%s': refusing to write into it\n", prog,
+                        inputs[i]);
+            else
                 fprintf(stderr, "%s: '%s' is the input '%s': refusing to overwrite it\n", prog, dest, inputs[i]);
-                return false;
-            }
+            return false;
         }
     }
     for (size_t i = 0; i < nothers; ++i) {

@@ -5,7 +5,6 @@
 #include "base/trusted_path.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -47,10 +47,12 @@ static bool live_add(const amp_code_object *c)
     return ok;
 }
 
-/* Whether c is live; with take, also removed (its destroy: of two destroys
- * only one takes it). */
-static bool live_find(const amp_code_object *c, bool take)
+/* AMP_OK when c is a live code object (with take, also removed from the
+ * list: its destroy; of two destroys only one takes it), else
+ * AMP_ERROR_INVALID_ARGUMENT naming fn and the pointer. */
+static amp_status live_check(const amp_code_object *c, const char *fn, bool take)
 {
+    if (!c) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: the code object is NULL", fn);
     bool found = false;
     pthread_mutex_lock(&live_lock);
     for (size_t i = 0; i < nlive && !found; ++i)
@@ -59,26 +61,23 @@ static bool live_find(const amp_code_object *c, bool take)
             if (take) live[i] = live[--nlive];
         }
     pthread_mutex_unlock(&live_lock);
-    return found;
-}
-
-/* AMP_OK when c is a live code object, else AMP_ERROR_INVALID_ARGUMENT
- * naming fn and the pointer. */
-static amp_status live_check(const amp_code_object *c, const char *fn)
-{
-    if (!c) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: the code object is NULL", fn);
-    if (live_find(c, false)) return AMP_OK;
+    if (found) return AMP_OK;
     return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: %p is no code object of this library's (destroyed, or never one)",
                      fn, (const void *)c);
+}
+
+static void code_object_free(amp_code_object *co)
+{
+    free(co->data);
+    free(co->kernels);
+    free(co);
 }
 
 /* co handed out through *out, or freed with AMP_ERROR_OUT_OF_MEMORY. */
 static amp_status hand_out(amp_code_object *co, amp_code_object **out)
 {
     if (!live_add(co)) {
-        free(co->data);
-        free(co->kernels);
-        free(co);
+        code_object_free(co);
         return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "amp_compile_for_target: out of host memory");
     }
     *out = co;
@@ -536,11 +535,7 @@ static amp_status compile_for_target(const char *target, const char *source, con
     amp__named_unit_free(&unit);
     return hand_out(co, out);
 fail:
-    if (co) {
-        free(co->data);
-        free(co->kernels);
-        free(co);
-    }
+    if (co) code_object_free(co);
     free(bin);
     amp__named_unit_free(&unit);
     return st;
@@ -571,8 +566,9 @@ AMP_API amp_status amp_code_object_data(const amp_code_object *c, const void **d
 {
     if (data) *data = NULL;
     if (size) *size = 0;
-    if (!data || !size) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "amp_code_object_data: %s is NULL", !data ? "data" : "size");
-    amp_status st = live_check(c, "amp_code_object_data");
+    if (!data || !size)
+        return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "amp_code_object_data: %s is NULL", !data ? "data" : "size");
+    amp_status st = live_check(c, "amp_code_object_data", false);
     if (st != AMP_OK) return st;
     *data = c->data;
     *size = c->size;
@@ -581,14 +577,14 @@ AMP_API amp_status amp_code_object_data(const amp_code_object *c, const void **d
 
 AMP_API size_t amp_code_object_kernel_count(const amp_code_object *c)
 {
-    return live_check(c, "amp_code_object_kernel_count") == AMP_OK ? c->nkernels : 0;
+    return live_check(c, "amp_code_object_kernel_count", false) == AMP_OK ? c->nkernels : 0;
 }
 
 AMP_API amp_status amp_code_object_kernel_resources(const amp_code_object *c, size_t i, amp_kernel_resources *out)
 {
     if (out) memset(out, 0, sizeof *out);
     if (!out) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "amp_code_object_kernel_resources: out is NULL");
-    amp_status st = live_check(c, "amp_code_object_kernel_resources");
+    amp_status st = live_check(c, "amp_code_object_kernel_resources", false);
     if (st != AMP_OK) return st;
     if (i >= c->nkernels)
         return amp__fail(AMP_ERROR_OUT_OF_BOUNDS, "kernel index %zu, the code object has %zu kernels", i, c->nkernels);
@@ -599,12 +595,7 @@ AMP_API amp_status amp_code_object_kernel_resources(const amp_code_object *c, si
 AMP_API amp_status amp_code_object_destroy(amp_code_object *c)
 {
     if (!c) return AMP_OK;
-    if (!live_find(c, true))
-        return amp__fail(AMP_ERROR_INVALID_ARGUMENT,
-                         "amp_code_object_destroy: %p is no code object of this library's (destroyed already, or never one)",
-                         (const void *)c);
-    free(c->data);
-    free(c->kernels);
-    free(c);
-    return AMP_OK;
+    amp_status st = live_check(c, "amp_code_object_destroy", true);
+    if (st == AMP_OK) code_object_free(c);
+    return st;
 }

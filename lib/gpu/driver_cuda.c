@@ -334,10 +334,13 @@ static amp_status eof_byte_at(const char *text, const char *at, const char *file
                      where, line);
 }
 
-amp_status amp__nvrtc_refuse_eof_byte(const amp__compile_job *job, const char *name)
+amp_status amp__nvrtc_refuse_eof_byte(const amp__compile_job *job)
 {
-    const char *at = strchr(job->source, '\xff');
-    if (at) return eof_byte_at(job->source, at, name);
+    /* The user's part (with the -D lines before it): hipamp's own text
+     * holds no such byte. */
+    const char *user = job->source + amp__unit_library_end(job->source);
+    const char *at = strchr(user, '\xff');
+    if (at) return eof_byte_at(user, at, job->source_name ? job->source_name : AMP__SOURCE_NAME);
     for (size_t i = 0; i < job->nheaders; ++i) {
         const amp__header *h = &job->headers[i];
         if ((at = memchr(h->content, 0xff, h->size))) return eof_byte_at(h->content, at, h->name);
@@ -363,7 +366,7 @@ static amp_status cu_compile(const char *arch, const amp__compile_job *job, void
     static const char *const target_words[] = {"-arch", "offload-arch", NULL};
     if (!nvrtc_ok) { st = amp__fail(AMP_ERROR_UNSUPPORTED, "cannot compile for %s: %s", arch, nvrtc_why); goto fail; }
     if ((st = amp__gpu_refuse_target_options(job->options, target_words)) != AMP_OK) goto fail;
-    if ((st = amp__nvrtc_refuse_eof_byte(job, name)) != AMP_OK) goto fail;
+    if ((st = amp__nvrtc_refuse_eof_byte(job)) != AMP_OK) goto fail;
     int sm = 0;
     if (sscanf(arch, "sm_%d", &sm) != 1 || sm <= 0) {
         st = amp__fail(AMP_ERROR_UNSUPPORTED, "NVIDIA arch '%s' is not of the form sm_XY", arch);

@@ -383,7 +383,7 @@ static amp_status hiprtc_compile_nvidia(const char *arch, const amp__compile_job
     pthread_once(&rtc_once, load_rtc);
     if (!rtc_ok) return amp__fail(AMP_ERROR_UNSUPPORTED, "cannot compile for %s: %s", arch, rtc_why);
     if ((st = amp__gpu_refuse_target_options(job->options, target_words)) != AMP_OK ||
-        (st = amp__nvrtc_refuse_eof_byte(job, job->source_name ? job->source_name : "kernel.hip")) != AMP_OK)
+        (st = amp__nvrtc_refuse_eof_byte(job)) != AMP_OK)
         return st;
     snprintf(arch_opt, sizeof arch_opt, "--gpu-architecture=compute_%d", sm);
     const char *fixed[4] = {arch_opt, "-std=c++17"};

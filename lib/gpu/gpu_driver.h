@@ -201,11 +201,11 @@ int amp__nvrtc_split_jobs(int release, const amp__compile_job *job);
  * time trace, saved temporaries: option_checks.c). */
 amp_status amp__gpu_refuse_target_options(const char *options, const char *const *words);
 /* AMP_ERROR_COMPILE naming the file and line of a byte 0xFF in job's
- * source (name: its first line's file) or headers, or in its options:
+ * source (the user's part, -D lines included) or headers, or in its options:
  * NVRTC takes it for the end of its input and drops what follows without
  * an error (NVRTC 13: a second kernel after it was not built). For NVRTC
  * and hipRTC on HIP's NVIDIA platform (driver_cuda.c). */
-amp_status amp__nvrtc_refuse_eof_byte(const amp__compile_job *job, const char *name);
+amp_status amp__nvrtc_refuse_eof_byte(const amp__compile_job *job);
 /* AMP_ERROR_UNSUPPORTED, naming what, in a set-uid, set-gid or
  * file-capability program (the kernel's AT_SECURE): hipRTC and NVRTC
  * compile inside the process, with its rights, and hipRTC takes options
