@@ -32,7 +32,11 @@
  *    view of the accelerator the call's other handles belong to (a launch:
  *    its kernel's; a copy: its arrays'), or of the default accelerator when
  *    they belong to none (creating an array), as C++ AMP infers the
- *    accelerator_view from the captured data.
+ *    accelerator_view from the captured data. Resolving the default fails
+ *    as amp_accelerator_default does (AMP_ERROR_NO_ACCELERATOR), a status
+ *    every such call may return.
+ *  - Any call that allocates host memory may return AMP_ERROR_OUT_OF_MEMORY
+ *    when there is none; what it was given is left as it was.
  */
 #ifndef HIPAMP_H
 #define HIPAMP_H
@@ -210,17 +214,21 @@ typedef struct amp_tiled_extent { amp_extent extent; int tile[3]; } amp_tiled_ex
 #define AMP_MAX_TILE_THREADS 1024
 AMP_API amp_status amp_extent_tile(amp_extent e, const int *tile, amp_tiled_extent *out);
 /* The same with the tile sizes as plain integers (callable from C++, where
- * compound literals do not exist); the extent's rank must equal the count. */
+ * compound literals do not exist); the extent's rank must equal the count
+ * (AMP_ERROR_INVALID_COMPUTE_DOMAIN otherwise); else as amp_extent_tile. */
 AMP_API amp_status amp_extent_tile_1d(amp_extent e, int t0, amp_tiled_extent *out);
 AMP_API amp_status amp_extent_tile_2d(amp_extent e, int t0, int t1, amp_tiled_extent *out);
 AMP_API amp_status amp_extent_tile_3d(amp_extent e, int t0, int t1, int t2, amp_tiled_extent *out);
 /* Round each dimension up to a multiple of its tile. AMP_ERROR_INVALID_EXTENT
  * when a padded dimension passes INT_MAX or their product INT64_MAX, with
  * *out zeroed (a kernel's tiled_extent::pad() gives an extent of zeros
- * where a dimension would pass INT_MAX). */
+ * where a dimension would pass INT_MAX). A malformed t is refused as
+ * amp_extent_tile refuses it (INVALID_EXTENT, INVALID_COMPUTE_DOMAIN), a
+ * NULL out is AMP_ERROR_INVALID_ARGUMENT. */
 AMP_API amp_status amp_tiled_extent_pad(amp_tiled_extent t, amp_tiled_extent *out);
 /* Round each dimension down to a multiple of its tile (a dimension smaller
- * than its tile becomes 0: an empty domain). */
+ * than its tile becomes 0: an empty domain). Statuses as pad's but for its
+ * overflow, which cannot happen here. */
 AMP_API amp_status amp_tiled_extent_truncate(amp_tiled_extent t, amp_tiled_extent *out);
 /* True when every dimension is a multiple of its tile (0 included). */
 AMP_API bool amp_tiled_extent_is_divisible(amp_tiled_extent t);
@@ -528,7 +536,12 @@ AMP_API amp_status amp_array_create_from_native(amp_accelerator_view *q, void *d
 /* Waits for the kernels that use it, then frees. Views of the array must be
  * destroyed first (AMP_ERROR_BUSY otherwise, nothing freed).
  * AMP_ERROR_DEVICE, nothing freed: in a child forked while another thread
- * of the parent was using the array (see amp_future_wait). */
+ * of the parent was using the array (see amp_future_wait).
+ * AMP_ERROR_INVALID_ARGUMENT: a destroyed. Another status: the wait for
+ * its kernels failed (AMP_ERROR_DEVICE from a faulted kernel; on the CPU
+ * accelerator the failed asynchronous launch's own status, such as
+ * AMP_ERROR_OUT_OF_BOUNDS under AMP_DEBUG); the array is freed all the
+ * same (do not destroy it again). */
 AMP_API amp_status amp_array_destroy(amp_array *a);
 
 /* A view of host memory the caller owns and keeps alive until the view is
@@ -859,7 +872,9 @@ AMP_API amp_status amp_program_get_kernel(amp_program *p, const char *name, amp_
  * Blocks while other threads are inside a launch (or amp_kernel_get_info)
  * of one of its kernels that began before: those finish on the kernel as it
  * was. Waits for no queued work (queued launches keep the compiled code
- * alive until they end). A destroyed p: AMP_ERROR_INVALID_ARGUMENT. */
+ * alive until they end). A destroyed p: AMP_ERROR_INVALID_ARGUMENT.
+ * AMP_ERROR_OUT_OF_MEMORY: no host memory to close its kernels to launch
+ * graphs; nothing destroyed, p stays valid (destroy it again). */
 AMP_API amp_status amp_program_destroy(amp_program *p);
 
 /* What a kernel is and how it runs. */
@@ -880,7 +895,8 @@ typedef struct amp_kernel_info {
                                   of 8 tile rows where the launch's views cover 300 MiB or
                                   more") */
 } amp_kernel_info;
-/* AMP_ERROR_INVALID_ARGUMENT for a NULL, foreign or stale handle. Never blocks. */
+/* AMP_ERROR_INVALID_ARGUMENT for a NULL, foreign or stale handle;
+ * AMP_ERROR_OUT_OF_MEMORY as the conventions say. Never blocks. */
 AMP_API amp_status amp_kernel_get_info(amp_kernel *k, amp_kernel_info *out);
 
 /* A compiled AMD code object for a named target, built with no GPU present. */

@@ -325,7 +325,8 @@ typedef enum amp_scan_kind {
  * place: the same elements of one view or array, in the same order);
  * other overlaps of the two are AMP_ERROR_INVALID_ARGUMENT, another view
  * made apart over the same memory included. Returns once queued (as
- * amp_parallel_for_each). Otherwise as amp_reduce. */
+ * amp_parallel_for_each). AMP_ERROR_INVALID_EXTENT: in and out hold
+ * different numbers of elements (both named). Otherwise as amp_reduce. */
 AMP_API amp_status amp_scan(amp_accelerator_view *q, amp_arg in, amp_arg out, amp_type t, amp_op op,
                             amp_scan_kind kind);
 /* amp_scan with options o (NULL: amp_scan): the scan starts from o->init,
@@ -342,7 +343,10 @@ AMP_API amp_status amp_scan_with(amp_accelerator_view *q, amp_arg in, amp_arg ou
  * elements of r's type (in place only where r's input has r's type, else
  * AMP_ERROR_INVALID_ARGUMENT naming both; or apart from the input, as
  * amp_scan).
- * The scan kernels are compiled at the first call. */
+ * The scan kernels are compiled at the first call. Statuses as
+ * amp_reduction_apply (AMP_ERROR_ARGUMENT_MISMATCH for arguments that do
+ * not match r, AMP_ERROR_INVALID_EXTENT for inputs, or an input and out,
+ * of different sizes), and as amp_scan for out. */
 AMP_API amp_status amp_reduction_scan(amp_accelerator_view *q, amp_reduction *r, const amp_arg *args, size_t nargs,
                                       amp_arg out, amp_scan_kind kind);
 
@@ -359,8 +363,10 @@ typedef enum amp_order { AMP_ASCENDING = 0, AMP_DESCENDING = 1 } amp_order;
 AMP_API amp_status amp_sort(amp_accelerator_view *q, amp_arg keys, amp_type t, amp_order order);
 /* Sort keys as amp_sort, moving values (any element type of 1, 2, 4, 8 or
  * 16 bytes; the same number of elements) with them; stable. keys and values
- * must not overlap (AMP_ERROR_INVALID_ARGUMENT, naming both). Temporary
- * memory: twice the keys and values. */
+ * must not overlap (AMP_ERROR_INVALID_ARGUMENT, naming both).
+ * AMP_ERROR_INVALID_EXTENT: keys and values hold different numbers of
+ * elements. Temporary memory: twice the keys and values. Otherwise as
+ * amp_sort. */
 AMP_API amp_status amp_sort_by_key(amp_accelerator_view *q, amp_arg keys, amp_arg values, amp_type t,
                                    amp_order order);
 

@@ -237,7 +237,10 @@ AMP_MPI_API amp_status amp_mpi_exchange_get_path(const amp_mpi_exchange *x, amp_
  * receive views' contents are undefined, the data it was to bring is
  * lost), and this call afterwards frees the memory and returns AMP_OK.
  * NULL is a no-op. AMP_ERROR_BUSY, nothing freed: an exchange is in flight
- * and MPI is not finalized (end it first). */
+ * and MPI is not finalized (end it first). AMP_ERROR_INVALID_ARGUMENT: x
+ * destroyed. Another status: a staging copy still running, or the release
+ * of a staging buffer, failed (its status, quoted in the message); the
+ * exchanger is freed all the same (do not destroy it again). */
 AMP_MPI_API amp_status amp_mpi_exchange_destroy(amp_mpi_exchange *x);
 
 /* One neighbour of an exchange: send is sent to peer with send_tag, and
@@ -413,7 +416,11 @@ AMP_MPI_API amp_status amp_mpi_exchange_rows_begin(amp_mpi_exchange *x, int lo, 
  * in order; those of this thread's other exchangers too), and *done says whether
  * all of p's messages have finished (its end then does not wait for MPI).
  * AMP_ERROR_INVALID_ARGUMENT: x or done NULL, p not in flight (never begun,
- * or ended), or the exchanger was abandoned. */
+ * or ended), the exchanger was abandoned, or MPI is not initialized or
+ * already finalized. AMP_ERROR_DEVICE (an MPI or
+ * NCCL call, or a staging copy, failed) or AMP_ERROR_OUT_OF_MEMORY: every
+ * exchange in flight is abandoned, as after a time-out (see
+ * amp_mpi_exchange_set_timeout), and the exchanger refuses later ones. */
 AMP_MPI_API amp_status amp_mpi_exchange_test(amp_mpi_exchange *x, amp_mpi_pending p, bool *done);
 /* End exchange p: post its remaining sends (waiting for their staging
  * copies), wait for its messages (at most the time-out), check that every
