@@ -1253,7 +1253,8 @@ AMP_API amp_status amp_trace_flush(void);
 
 /* Directory of the on-disk compile cache (AMP_CACHE_DIR, else
  * $XDG_CACHE_HOME/hipamp, else $HOME/.cache/hipamp, else
- * /tmp/hipamp-cache-<uid>), decided at first use. Static string. */
+ * /tmp/hipamp-cache-<uid>; a relative XDG_CACHE_HOME or HOME is ignored),
+ * decided at first use. Static string. */
 AMP_API const char *amp_cache_dir(void);
 
 typedef struct amp_cache_info {

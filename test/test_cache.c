@@ -645,7 +645,8 @@ Test(cache, a_setting_that_cannot_work_is_said_on_stderr)
     static const struct {
         const char *dir, *shared, *said;
     } cases[] = {
-        {"rel/cache", NULL, "hipamp: cache directory rel/cache is not an absolute path; the disk cache is off"},
+        {"rel/cache", NULL,
+         "hipamp: cache directory rel/cache (AMP_CACHE_DIR) is not an absolute path; the disk cache is off"},
         {"/tmp/hipamp-said", "groupie", "hipamp: AMP_CACHE_SHARED=groupie is not understood"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
@@ -990,6 +991,76 @@ Test(cache, corrupt_entry_is_named, .fini = cleanup)
     cr_assert(strstr(ci.last_uncacheable, strrchr(path, '/') + 1) && strstr(ci.last_uncacheable, "bytes"),
               "a truncated entry was refused without a word (last_uncacheable: \"%s\")", ci.last_uncacheable);
     free(e);
+}
+
+/* The review's: someone clearing the cache removed its key while a
+ * process ran; the next process made a new key, and from then on the two
+ * removed each other's entries as forged (their MACs, under the other
+ * key, did not match) for as long as the first lived. Now the process
+ * whose key is gone removes nothing its key does not verify and stores
+ * nothing more, saying so. */
+Test(cache, a_key_removed_while_a_process_runs_costs_the_others_nothing, .fini = cleanup, .timeout = 120)
+{
+    amp_accelerator *acc = setup_tree_cpu();
+    amp_accelerator_info in = info_of(acc);
+    build_probe_here(acc); /* reads the key, stores an entry */
+    char key[PATH_MAX + 8], entry[PATH_MAX];
+    struct stat st, now;
+    snprintf(key, sizeof key, "%s/.key", g_cache);
+    one_entry(entry, &st);
+    cr_assert_eq(unlink(key), 0);
+    cr_assert_eq(unlink(entry), 0);
+    RUN_HELPER_OK(in.device_path); /* a new key, and the same entry made under it */
+    one_entry(entry, &st);
+    ASSERT_OK(amp_cache_clear_memory());
+    build_probe_here(acc); /* its MAC does not match this process's old key */
+    cr_assert_eq(stat(entry, &now), 0, "the process holding the old key removed the entry made under the new one");
+    cr_assert(same_file_unchanged(&st, &now), "the process holding the old key replaced the entry made under the new one");
+    amp_cache_info ci = cache_info();
+    cr_assert(strstr(ci.last_uncacheable, "removed or replaced"), "last_uncacheable: %s", ci.last_uncacheable);
+    /* A kernel new to the cache: not stored under the old key. */
+    uint64_t stores = ci.disk_stores;
+    write_probe_source("// another\n");
+    build_probe_here(acc);
+    cr_assert_eq(cache_info().disk_stores, stores, "an entry was stored under a key no other process has");
+    walk w = scan_cache();
+    cr_assert_eq(w.entries, 1, "entries:%s", w.names);
+    /* The next process loads the entry made under the new key. */
+    write_probe_source("");
+    int compiles = compiles_logged();
+    RUN_HELPER_OK(in.device_path);
+    cr_assert_eq(compiles_logged(), compiles, "the next process compiled instead of loading the entry");
+}
+
+/* The review's: a process killed while storing left its ".tmp-" file for
+ * an hour (a CPU precompiled header's is 15 MB), whatever the next
+ * process found. A writer locks its temporary until it closes it, so the
+ * sweep removes an unlocked one a few seconds old, and never one a live
+ * writer holds, however old. */
+Test(cache, the_sweep_tells_a_dead_writers_temporary_from_a_live_ones, .fini = cleanup, .timeout = 120)
+{
+    amp_accelerator *acc = setup_tree_cpu();
+    amp_accelerator_info in = info_of(acc);
+    build_probe_here(acc); /* makes the directory and the key */
+    char dead[PATH_MAX + 32], live[PATH_MAX + 32];
+    snprintf(dead, sizeof dead, "%s/.tmp-1-deadwriter", g_cache);
+    snprintf(live, sizeof live, "%s/.tmp-2-livewriter", g_cache);
+    write_file(dead, "half an entry", 13);
+    write_file(live, "being written", 13);
+    struct timespec t[2] = {{time(NULL) - 30, 0}, {time(NULL) - 30, 0}};
+    cr_assert_eq(utimensat(AT_FDCWD, dead, t, 0), 0);
+    t[0].tv_sec = t[1].tv_sec = time(NULL) - 7200;
+    cr_assert_eq(utimensat(AT_FDCWD, live, t, 0), 0);
+    int fd = open(live, O_RDONLY | O_CLOEXEC);
+    cr_assert_geq(fd, 0);
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        close(fd);
+        cr_skip_test("this file system takes no locks (%s): the sweep goes by age alone", strerror(errno));
+    }
+    RUN_HELPER_OK(in.device_path); /* a new process sweeps */
+    close(fd);
+    cr_assert(!exists(dead), "a dead writer's temporary (unlocked, 30 s old) was left");
+    cr_assert(exists(live), "the sweep removed a temporary its writer still holds");
 }
 
 /* A cache directory whose path is longer than PATH_MAX turns the disk
@@ -1389,6 +1460,49 @@ Test(cache, dir_treats_empty_as_unset)
     cr_assert_eq(setenv("AMP_CACHE_DIR", "", 1), 0);
     cr_assert_eq(setenv("XDG_CACHE_HOME", "/tmp/hipamp-test-xdg2", 1), 0);
     cr_assert_str_eq(amp_cache_dir(), "/tmp/hipamp-test-xdg2/hipamp");
+}
+
+/* The review's: a relative XDG_CACHE_HOME turned the disk cache off ("is
+ * not an absolute path", naming neither variable); the XDG specification
+ * says to ignore it. A relative HOME is ignored too. */
+Test(cache, dir_ignores_a_relative_XDG_CACHE_HOME_or_HOME)
+{
+    unsetenv("AMP_CACHE_DIR");
+    cr_assert_eq(setenv("XDG_CACHE_HOME", ".cache", 1), 0);
+    cr_assert_eq(setenv("HOME", "/tmp/hipamp-test-home2", 1), 0);
+    cr_assert_str_eq(amp_cache_dir(), "/tmp/hipamp-test-home2/.cache/hipamp");
+}
+
+Test(cache, dir_ignores_a_relative_HOME)
+{
+    unsetenv("AMP_CACHE_DIR");
+    unsetenv("XDG_CACHE_HOME");
+    cr_assert_eq(setenv("HOME", "home", 1), 0);
+    char want[64];
+    snprintf(want, sizeof want, "/tmp/hipamp-cache-%d", (int)geteuid());
+    cr_assert_str_eq(amp_cache_dir(), want);
+}
+
+/* The review's: when the cache directory itself could not be made, the
+ * reason gave the walk's "No such file or directory" instead of mkdir's
+ * error. /sys refuses new directories even to root. */
+Test(cache, a_cache_directory_that_cannot_be_made_says_why)
+{
+    struct stat sb;
+    if (stat("/sys", &sb) != 0 || !S_ISDIR(sb.st_mode)) cr_skip_test("no /sys here");
+    char dir[64];
+    snprintf(dir, sizeof dir, "/sys/hipamp-test-cache-%d", (int)getpid());
+    if (mkdir(dir, 0700) == 0) {
+        rmdir(dir);
+        cr_skip_test("/sys takes new directories here");
+    }
+    int e = errno;
+    if (e == ENOENT) cr_skip_test("mkdir in /sys says ENOENT here: the reason cannot tell the two apart");
+    cr_assert_eq(setenv("AMP_CACHE_DIR", dir, 1), 0);
+    amp_cache_info ci = cache_info();
+    cr_assert_not(ci.disk_enabled);
+    cr_assert(strstr(ci.reason, dir) && strstr(ci.reason, strerror(e)) && !strstr(ci.reason, strerror(ENOENT)),
+              "mkdir said \"%s\"; reason: %s", strerror(e), ci.reason);
 }
 
 /* ------------------------------------ headers another user could plant
@@ -2312,11 +2426,16 @@ Test(cache, directory_at_an_entry_name, .fini = cleanup)
     snprintf(inner, sizeof inner, "%s/keep", path);
     write_file(inner, "x", 1);
     ASSERT_OK(amp_cache_clear_memory());
+    uint64_t before = cache_info().uncacheable_builds;
     build_probe_here(acc);
     cr_assert_eq(lstat(inner, &st), 0, "hipamp removed what is inside a directory it did not make");
     amp_cache_info ci = cache_info();
     cr_assert(strstr(ci.last_uncacheable, "is a directory") && strstr(ci.last_uncacheable, strrchr(path, '/') + 1),
               "last_uncacheable: %s", ci.last_uncacheable);
+    /* One build, counted once (the load that met the directory and the
+     * store that could not replace it each counted it). */
+    cr_assert_eq(ci.uncacheable_builds, before + 1, "uncacheable_builds went from %llu to %llu for one build",
+                 (unsigned long long)before, (unsigned long long)ci.uncacheable_builds);
 }
 
 /* ------------------------------------- the CPU precompiled header */
@@ -3478,7 +3597,41 @@ Test(cache, a_short_key_of_another_user_is_refused, .fini = cleanup)
 
 Test(cache, a_short_key_with_two_links_is_refused, .fini = cleanup, .timeout = 30)
 {
-    short_key_refused(false, "more than one link");
+    short_key_refused(false, "more than one name");
+}
+
+/* The review's: a shared cache that hipamp makes itself with its group
+ * named (AMP_CACHE_SHARED=group:N) was made in the maker's own group, then
+ * refused on every run ("belongs to group 0, not to group N"); and the
+ * directories it made on the way were 0700, so no other member could reach
+ * it. Now the cache is given to group N (mode 2770) and the way there is
+ * 0711 whatever the umask: another member builds from the maker's entry. */
+Test(cache, a_shared_cache_made_for_a_named_group_is_that_groups_and_reachable, .fini = cleanup, .timeout = 120)
+{
+    users us = need_users();
+    setup_shared_tree();
+    char dir[PATH_MAX], way[PATH_MAX], pin[64];
+    snprintf(way, sizeof way, "%s/a", g_root);
+    snprintf(dir, sizeof dir, "%s/a/b/cache", g_root);
+    snprintf(pin, sizeof pin, "group:%d", (int)us.outside);
+    cr_assert_eq(setenv("AMP_CACHE_DIR", dir, 1), 0);
+    cr_assert_eq(setenv("AMP_CACHE_SHARED", pin, 1), 0);
+    char *src = probe_text("named group", 5);
+    child_run r = run_as((as_user){0, 0, us.outside, 077}, src);
+    ASSERT_RAN(r, 5, "the maker");
+    cr_assert(r.ci.disk_enabled && r.ci.disk_stores == 1, "the maker's cache: %s (last: %s)", r.ci.reason,
+              r.ci.last_uncacheable);
+    struct stat sb;
+    cr_assert_eq(stat(dir, &sb), 0);
+    cr_assert(sb.st_gid == us.outside && (sb.st_mode & 07777) == 02770, "the cache is group %d, mode %04o",
+              (int)sb.st_gid, (unsigned)(sb.st_mode & 07777));
+    cr_assert_eq(stat(way, &sb), 0);
+    cr_assert_eq(sb.st_mode & 0777, 0711, "a directory made on the way has mode %04o", (unsigned)(sb.st_mode & 0777));
+    r = run_as((as_user){us.other, us.member_gid, us.outside, 022}, src);
+    ASSERT_RAN(r, 5, "another member");
+    cr_assert(r.ci.disk_enabled && r.ci.disk_hits == 1, "another member: %s (last: %s)", r.ci.reason,
+              r.ci.last_uncacheable);
+    free(src);
 }
 
 /* ---------------------------- symbolic links on the way to the directory */

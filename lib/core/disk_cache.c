@@ -1,6 +1,7 @@
 /* disk_cache.c — the on-disk compile cache. Its entries become code this
  * process loads and runs, so it is a security boundary:
- *  - the directory is resolved and opened once; its descriptor is checked
+ *  - the directory is resolved and opened once (cache_dir.c walks the way
+ *    there, judging every symbolic link); its descriptor is checked
  *    (fstat: a directory, ours, writable by nobody else — or, in the shared
  *    group mode the user asks for, by the group only, and owned by us, root
  *    or a member of the group: its owner could replace the key) and every
@@ -12,13 +13,18 @@
  *  - every entry carries an HMAC-SHA256 under a random key kept in the
  *    directory (readable only by us; shared: by the group): an entry
  *    written by anyone who cannot read the key fails verification (and one
- *    whose MAC cannot be computed is neither stored nor loaded);
+ *    whose MAC cannot be computed is neither stored nor loaded); a process
+ *    whose key was removed or replaced after it read it (someone clearing
+ *    the cache) stores nothing more and removes no entry its key does not
+ *    verify, so that it and the processes with the new key do not remove
+ *    each other's entries;
  *  - shared: a directory we create is made 02770 (mkdir honours neither the
  *    set-gid bit nor, against the umask, the group's write), and every file
  *    we write is given the directory's group and mode 0640, whatever our
  *    egid and umask, so that the other members can use it;
- *  - writes go to a temporary name and are renamed, so concurrent processes
- *    (MPI ranks) never read a torn entry; a bad entry is deleted and rebuilt
+ *  - writes go to a temporary name, locked by its writer until closed, and
+ *    are renamed, so concurrent processes (MPI ranks) never read a torn
+ *    entry, and a process's start removes a dead writer's temporaries; a bad entry is deleted and rebuilt
  *    (an empty directory at an entry's name too; a directory with something
  *    in it is left alone, and amp_cache_get_info names it);
  *  - the MACs need OpenSSL's SHA-256: where it has none (only the base
@@ -54,7 +60,8 @@
 #define AMP__ENTRY_MAX (64u << 20)
 #define AMP__KEY_FILE ".key"
 #define AMP__TMP_PREFIX ".tmp-"
-#define AMP__TMP_STALE_S 3600 /* temporaries older than this are leftovers */
+#define AMP__TMP_STALE_S 3600  /* temporaries older than this are leftovers where locks cannot tell */
+#define AMP__TMP_UNLOCKED_S 10 /* an unlocked temporary older than this is a dead writer's */
 #define AMP__RENAME_NOREPLACE 1 /* renameat2's flag (linux/fs.h), which older C libraries do not declare */
 
 typedef struct amp__entry_header {
@@ -216,7 +223,7 @@ static bool amp__owner_trusted(uid_t uid)
 static const char *amp__file_problem(const struct stat *sb, char *buf, size_t n)
 {
     if (!S_ISREG(sb->st_mode)) return "not a regular file";
-    if (sb->st_nlink != 1) return "more than one link";
+    if (sb->st_nlink != 1) return "hard-linked (a file of more than one name)";
     if (amp__dc_shared) {
         if (sb->st_gid != amp__dc_gid) return "not of the cache directory's group";
         if (sb->st_mode & (S_IWGRP | S_IWOTH)) return "writable by others";
@@ -241,6 +248,12 @@ static bool amp__share_file(int fd)
     if (!amp__dc_shared) return true;
     return fchown(fd, (uid_t)-1, amp__dc_gid) == 0 && fchmod(fd, 0640) == 0;
 }
+
+/* A temporary file of ours just created (fd): locked until it is closed,
+ * so that the sweep can tell a live writer's from a dead one's
+ * (amp__tmp_abandoned). Best effort: where the file system refuses locks,
+ * the sweep goes by age alone. */
+static void amp__tmp_hold(int fd) { (void)flock(fd, LOCK_EX | LOCK_NB); }
 
 /* A fresh temporary name in the directory. */
 static void amp__tmp_name(char *out, size_t n)
@@ -299,6 +312,7 @@ static bool amp__key_make(void)
         amp__dc_off("cannot create a cache key in %s: %s", amp__dc_path, strerror(errno));
         return false;
     }
+    amp__tmp_hold(w);
     bool ok = amp__share_file(w) && amp__fd_write_all(w, key, sizeof key) && fsync(w) == 0;
     if (close(w) != 0) ok = false;
     if (ok) ok = amp__key_publish(tmp, &ours);
@@ -352,7 +366,7 @@ static bool amp__load_key(void)
         if (fd >= 0) {
             struct stat sb;
             char buf[160];
-            const char *why = fstat(fd, &sb) != 0 ? "cannot be read" : NULL;
+            const char *why = fstat(fd, &sb) != 0 ? "not examinable" : NULL;
             if (!why && S_ISREG(sb.st_mode) && sb.st_nlink == 2 && waits < 200) {
                 close(fd);
                 ++waits;
@@ -369,7 +383,7 @@ static bool amp__load_key(void)
             if (!why && (sb.st_mode & (amp__dc_shared ? S_IRWXO : (S_IRWXG | S_IRWXO))))
                 why = amp__dc_shared ? "readable by users outside the group" : "readable by other users";
             if (!why && sb.st_size != 32) why = "not 32 bytes";
-            if (!why && !amp__fd_read_all(fd, amp__dc_key, 32)) why = "cannot be read";
+            if (!why && !amp__fd_read_all(fd, amp__dc_key, 32)) why = "unreadable";
             close(fd);
             if (why) {
                 amp__dc_off("the cache key %s/" AMP__KEY_FILE " is %s", amp__dc_path, why);
@@ -388,6 +402,44 @@ static bool amp__load_key(void)
     return false;
 }
 
+/* Whether the key file at its name still holds amp__dc_key (read again:
+ * a new key file may have the old one's inode number). Someone clearing the cache may remove it while this process runs,
+ * and the next process makes another: this one then holds a key nobody
+ * else has, so every entry it stored would fail the others' MAC check
+ * (refused and removed), and it would remove theirs as forged. Once the
+ * key is gone or replaced this process stores nothing more and removes no
+ * entry its key does not verify (it rebuilds those, not loading them), and
+ * says so; a new process reads the new key. */
+static bool amp__dc_key_current(void)
+{
+    uint8_t now[32];
+    int fd = openat(amp__dc_fd, AMP__KEY_FILE, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    bool same = fd >= 0 && amp__fd_read_all(fd, now, sizeof now) && CRYPTO_memcmp(now, amp__dc_key, 32) == 0;
+    if (fd >= 0) close(fd);
+    if (same) return true;
+    amp__dc_note("the cache key %.100s/" AMP__KEY_FILE " was removed or replaced after this process read it: this "
+                 "process stores no more entries, removes none (restart it to use the new key)", amp__dc_path);
+    return false;
+}
+
+/* Whether the temporary name (sb: what fstatat found there, ours) is a
+ * dead writer's. Its writer holds a lock on it from its creation to its
+ * close (amp__tmp_hold), and renames it a moment after: one that can be
+ * locked and is more than AMP__TMP_UNLOCKED_S old is left over (a process
+ * killed while storing; a CPU precompiled header's is 15 MB), one that
+ * cannot is being written. Where locks cannot tell, AMP__TMP_STALE_S. */
+static bool amp__tmp_abandoned(const char *name, const struct stat *sb, time_t now)
+{
+    if (!S_ISREG(sb->st_mode)) return now - sb->st_mtime > AMP__TMP_STALE_S;
+    int fd = openat(amp__dc_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) return false;
+    bool dead;
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0) dead = now - sb->st_mtime > AMP__TMP_UNLOCKED_S;
+    else dead = errno != EWOULDBLOCK && now - sb->st_mtime > AMP__TMP_STALE_S;
+    close(fd);
+    return dead;
+}
+
 /* Temporaries of dead processes: a process killed while storing. */
 static void amp__sweep_tmp(void)
 {
@@ -403,7 +455,7 @@ static void amp__sweep_tmp(void)
         if (strncmp(e->d_name, AMP__TMP_PREFIX, strlen(AMP__TMP_PREFIX))) continue;
         struct stat sb;
         if (fstatat(amp__dc_fd, e->d_name, &sb, AT_SYMLINK_NOFOLLOW) != 0) continue;
-        if (sb.st_uid == geteuid() && now - sb.st_mtime > AMP__TMP_STALE_S) (void)unlinkat(amp__dc_fd, e->d_name, 0);
+        if (sb.st_uid == geteuid() && amp__tmp_abandoned(e->d_name, &sb, now)) (void)unlinkat(amp__dc_fd, e->d_name, 0);
     }
     closedir(d);
 }
@@ -418,6 +470,11 @@ static void amp__dc_path_init(void)
     const char *dir = amp__env("AMP_CACHE_DIR");
     const char *xdg = amp__env("XDG_CACHE_HOME");
     const char *home = amp__env("HOME");
+    /* A relative XDG_CACHE_HOME is ignored, as the XDG base directory
+     * specification says, and so is a relative HOME: either would put the
+     * cache wherever the process happens to start. */
+    if (xdg && xdg[0] != '/') xdg = NULL;
+    if (home && home[0] != '/') home = NULL;
     int len = 0;
     if (dir) len = snprintf(amp__dc_path, sizeof amp__dc_path, "%s", dir);
     else if (xdg) len = snprintf(amp__dc_path, sizeof amp__dc_path, "%s/hipamp", xdg);
@@ -428,139 +485,6 @@ static void amp__dc_path_init(void)
     }
     /* Cut short, the path would name another directory: no cache. */
     amp__dc_path_cut = len < 0 || (size_t)len >= sizeof amp__dc_path;
-}
-
-/* Why the symbolic link at a name in the directory pfd, of owner
- * link_uid, is not followed (in why, n bytes), or NULL: only a link of
- * ours or root's where no other user could have put it (amp__link_planted,
- * the trace file's rule too). */
-static const char *amp__dc_link_refused(int pfd, uid_t link_uid, char *why, size_t n)
-{
-    char where[160];
-    struct stat ds;
-    if (link_uid != geteuid() && link_uid != 0) snprintf(why, n, "a symbolic link owned by uid %d", (int)link_uid);
-    else if (fstat(pfd, &ds) != 0) snprintf(why, n, "a symbolic link in a directory that cannot be examined");
-    else if (amp__link_planted(&ds, link_uid, where, sizeof where))
-        snprintf(why, n, "a symbolic link in %s; hipamp does not follow a link another user could have put there (a "
-                 "link of yours renamed, or hard-linked, into place): set AMP_CACHE_DIR to the path it leads to", where);
-    else
-        return NULL;
-    return why;
-}
-
-/* The directory path names (absolute, or relative to the directory from,
- * named shown in messages), as an O_PATH descriptor, or -1 after
- * amp__dc_off. Walked one name at a time, each looked up O_NOFOLLOW in
- * the descriptor of the one before, so that every symbolic link on the
- * way is judged before it is followed (amp__dc_link_refused): a link
- * another user put partway along AMP_CACHE_DIR (/tmp/theirs -> a private
- * directory of ours) would otherwise choose where the key is made and
- * which ".tmp-" files the sweep removes. A link is followed through the
- * inode held when it was judged (a link's text cannot change), so none can
- * be swapped in after the check. A missing name is made (0700) when make
- * is set. */
-static int amp__dc_walk_dir(int from, const char *shown_from, const char *path, bool make)
-{
-    char rest[PATH_MAX], link[PATH_MAX], joined[PATH_MAX], shown[PATH_MAX], why[384];
-    int cur = -1, next = -1, links = 0;
-    snprintf(shown, sizeof shown, "%s", path[0] == '/' ? "" : shown_from);
-    if ((size_t)snprintf(rest, sizeof rest, "%s", path) >= sizeof rest) {
-        amp__dc_off("cache directory %s: a path too long to walk", amp__dc_path);
-        goto fail;
-    }
-    cur = path[0] == '/' ? open("/", O_PATH | O_CLOEXEC) : openat(from, ".", O_PATH | O_CLOEXEC);
-    for (const char *p = rest; cur >= 0;) {
-        while (*p == '/') ++p;
-        size_t cl = strcspn(p, "/"), sl = strlen(shown);
-        if (!cl) return cur;
-        char name[NAME_MAX + 1];
-        snprintf(name, sizeof name, "%.*s", (int)cl, p);
-        p += cl;
-        snprintf(shown + sl, sizeof shown - sl, "/%s", name);
-        errno = ENAMETOOLONG; /* a name cut short is not looked up */
-        next = cl > NAME_MAX ? -1 : openat(cur, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-        if (next < 0 && errno == ENOENT && make && (mkdirat(cur, name, 0700) == 0 || errno == EEXIST))
-            next = openat(cur, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-        struct stat sb;
-        if (next < 0 || fstat(next, &sb) != 0) {
-            amp__dc_off("cannot create cache directory %s: %s: %s", amp__dc_path, shown, strerror(errno));
-            goto fail;
-        }
-        if (S_ISDIR(sb.st_mode)) {
-            close(cur);
-            cur = next;
-            next = -1;
-            continue;
-        }
-        if (!S_ISLNK(sb.st_mode)) {
-            amp__dc_off("cannot create cache directory %s: %s is not a directory", amp__dc_path, shown);
-            goto fail;
-        }
-        if (amp__dc_link_refused(cur, sb.st_uid, why, sizeof why)) {
-            amp__dc_off("cache directory %s not used: %s is %s", amp__dc_path, shown, why);
-            goto fail;
-        }
-        ssize_t ll = readlinkat(next, "", link, sizeof link - 1);
-        if (ll <= 0 || ++links > 40 || (size_t)snprintf(joined, sizeof joined, "%.*s/%s", (int)ll, link, p) >=
-                                           sizeof joined) {
-            amp__dc_off("cannot follow the symbolic link %s on the way to cache directory %s: %s", shown, amp__dc_path,
-                        ll < 0 ? strerror(errno) : ll == 0 ? "empty" : "too many links, or too long a path");
-            goto fail;
-        }
-        close(next);
-        next = -1;
-        memcpy(rest, joined, strlen(joined) + 1);
-        p = rest;
-        *strrchr(shown, '/') = '\0'; /* the link's directory: where a relative text starts */
-        if (link[0] == '/') {
-            close(cur);
-            cur = open("/", O_PATH | O_CLOEXEC);
-            shown[0] = '\0';
-        }
-    }
-    amp__dc_off("cannot open the way to cache directory %s: %s", amp__dc_path, strerror(errno));
-fail:
-    if (next >= 0) close(next);
-    if (cur >= 0) close(cur);
-    return -1;
-}
-
-/* The cache directory's descriptor, or -1 after amp__dc_off; *made: made
- * now, mode mode. Every name on the way and the last is walked by
- * amp__dc_walk_dir (the directories above made, 0700, unless in the /tmp
- * fallback, whose last name may be no link at all). What the last name
- * leads to is checked on the descriptor by the caller, whatever the path
- * says later. */
-static int amp__dc_open_dir(bool tmp_fallback, mode_t mode, bool *made)
-{
-    char parent[PATH_MAX];
-    int pfd = -1, at = -1, fd = -1;
-    struct stat ls;
-    *made = false;
-    if (amp__dc_path_cut) {
-        amp__dc_off("the cache directory's path (from AMP_CACHE_DIR, XDG_CACHE_HOME or HOME) is longer than %d "
-                    "bytes; it begins %.120s", PATH_MAX - 1, amp__dc_path);
-        return -1;
-    }
-    snprintf(parent, sizeof parent, "%s", amp__dc_path);
-    size_t len = strlen(parent);
-    while (len > 1 && parent[len - 1] == '/') parent[--len] = '\0';
-    char *slash = strrchr(parent, '/'); /* the path is absolute */
-    const char *leaf = slash[1] ? slash + 1 : ".";
-    *slash = '\0';
-    if ((pfd = amp__dc_walk_dir(-1, "", slash == parent ? "/" : parent, !tmp_fallback)) < 0) goto out;
-    *made = mkdirat(pfd, leaf, mode) == 0;
-    if (tmp_fallback && fstatat(pfd, leaf, &ls, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(ls.st_mode)) {
-        amp__dc_off("cache directory %s is a symbolic link owned by uid %d", amp__dc_path, (int)ls.st_uid);
-        goto out;
-    }
-    if ((at = amp__dc_walk_dir(pfd, parent, leaf, false)) < 0) goto out;
-    if ((fd = openat(at, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-        amp__dc_off("cannot open cache directory %s: %s", amp__dc_path, strerror(errno));
-out:
-    if (at >= 0) close(at);
-    if (pfd >= 0) close(pfd);
-    return fd;
 }
 
 /* Shared mode: every directory from / down to the cache directory's
@@ -662,15 +586,19 @@ static void amp__dc_init(void)
     }
     amp__dc_shared = pinned || (shared && !strcmp(shared, "group"));
     if (amp__dc_path[0] != '/') {
-        amp__dc_off("cache directory %s is not an absolute path", amp__dc_path);
+        amp__dc_off("cache directory %s (AMP_CACHE_DIR) is not an absolute path", amp__dc_path);
         amp__dc_off_by_setting();
         return;
     }
     /* Shared: the mode is set on the descriptor below (mkdir leaves out
      * the set-gid bit and applies the umask). */
     bool made = false;
-    amp__dc_fd = amp__dc_open_dir(tmp_fallback, amp__dc_shared ? 02770 : 0700, &made);
-    if (amp__dc_fd < 0) return;
+    amp__dc_where where = {.path = amp__dc_path, .path_cut = amp__dc_path_cut, .shared = amp__dc_shared};
+    amp__dc_fd = amp__dc_open_dir(&where, tmp_fallback, amp__dc_shared ? 02770 : 0700, &made);
+    if (amp__dc_fd < 0) {
+        amp__dc_off("%s", where.why);
+        return;
+    }
     struct stat sb;
     if (fstat(amp__dc_fd, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
         amp__dc_off("cache directory %s is not a directory", amp__dc_path);
@@ -684,6 +612,15 @@ static void amp__dc_init(void)
         return;
     }
     if (amp__dc_shared) {
+        /* One we just made with the group named: given to that group (it
+         * was made in our own group, or its parent's), which the members'
+         * check below then finds. */
+        if (made && pinned && sb.st_gid != pin && sb.st_uid == geteuid() &&
+            (fchown(amp__dc_fd, (uid_t)-1, pin) != 0 || fstat(amp__dc_fd, &sb) != 0)) {
+            amp__dc_off("cannot give the shared cache directory %s, just made, to group %d (AMP_CACHE_SHARED=%s): %s",
+                        amp__dc_path, (int)pin, shared, strerror(errno));
+            return;
+        }
         amp__dc_gid = sb.st_gid;
         if (pinned && sb.st_gid != pin) {
             amp__dc_off("shared cache directory %s belongs to group %d, not to group %d (AMP_CACHE_SHARED=%s)",
@@ -744,14 +681,16 @@ bool amp__dcache_usable(void) { return amp__dc_ready(); }
 
 /* A directory at an entry's name (nothing of ours makes one): removed when
  * empty, so that the entry can be stored; else left alone (hipamp removes
- * nothing it did not write) and named in amp_cache_get_info. */
-static bool amp__dc_clear_dir(const char *name)
+ * nothing it did not write) and named in amp_cache_get_info. count: the
+ * build is counted as one that could not use the disk cache (at the store;
+ * the load that met it first only names it, so that one build counts
+ * once). */
+static bool amp__dc_clear_dir(const char *name, bool count)
 {
     if (unlinkat(amp__dc_fd, name, AT_REMOVEDIR) == 0) return true;
-    char why[256];
-    snprintf(why, sizeof why, "disk cache entry %.80s is a directory with something in it: remove it (in the cache "
-             "directory) to cache this build", name);
-    amp__dcache_note_uncacheable(why);
+    amp__dc_note("disk cache entry %.80s is a directory with something in it: remove it (in the cache directory) to "
+                 "cache this build", name);
+    if (count) atomic_fetch_add(&amp__dc_uncacheable, 1);
     return false;
 }
 
@@ -806,7 +745,7 @@ void *amp__dcache_load(const uint8_t key[32], size_t *size)
     if (fstat(fd, &sb) == 0 && S_ISDIR(sb.st_mode)) {
         close(fd);
         atomic_fetch_add(&amp__dc_rejected, 1);
-        if (amp__dc_clear_dir(name))
+        if (amp__dc_clear_dir(name, false))
             amp__dc_note("disk cache entry %.80s was an empty directory: refused, removed and rebuilt", name);
         return NULL;
     }
@@ -848,6 +787,12 @@ void *amp__dcache_load(const uint8_t key[32], size_t *size)
         goto out;
     }
     if (CRYPTO_memcmp(mac, h.mac, 32) != 0) {
+        if (!amp__dc_key_current()) { /* most likely made under the new key: not ours to remove */
+            free(data);
+            data = NULL;
+            atomic_fetch_add(&amp__dc_rejected, 1);
+            goto out;
+        }
         why = "corrupt or forged (its MAC does not match)";
         bad = true;
         goto out;
@@ -902,6 +847,10 @@ void amp__dcache_store(const uint8_t key[32], const void *data, size_t size)
         amp__dcache_note_uncacheable(why);
         return;
     }
+    if (!amp__dc_key_current()) {
+        atomic_fetch_add(&amp__dc_uncacheable, 1);
+        return;
+    }
     amp__entry_name(key, name);
     amp__tmp_name(tmp, sizeof tmp);
     memset(&h, 0, sizeof h);
@@ -919,6 +868,7 @@ void amp__dcache_store(const uint8_t key[32], const void *data, size_t size)
         amp__dc_store_failed("creating a file", errno);
         return;
     }
+    amp__tmp_hold(fd);
     const char *step = NULL; /* what failed; "" when it is named already */
     int err = 0;
     if (!amp__share_file(fd)) step = "giving it to the directory's group";
@@ -932,7 +882,7 @@ void amp__dcache_store(const uint8_t key[32], const void *data, size_t size)
         err = errno;
         /* A directory appeared at the name since the load looked. */
         if (err != EISDIR && err != ENOTEMPTY && err != EEXIST) step = "renaming it";
-        else if (!amp__dc_clear_dir(name)) step = "";
+        else if (!amp__dc_clear_dir(name, true)) step = "";
         else if (renameat(amp__dc_fd, tmp, amp__dc_fd, name) != 0) {
             step = "renaming it";
             err = errno;

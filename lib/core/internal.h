@@ -811,6 +811,23 @@ amp_status amp__prebuilt_read(const char *dir, const char *target, amp__prebuilt
  * looked up in the pack of the accelerator's target first. */
 amp_status amp__program_build_builtin(amp_accelerator *acc, const char *source, amp_program **out);
 
+/* --------------------------------------------------- lib/core/cache_dir.c */
+
+/* The disk cache's directory to open: its path (absolute), whether the
+ * environment's was cut short, whether the cache is shared; why it could
+ * not be opened, said by amp__dc_open_dir. */
+typedef struct amp__dc_where {
+    const char *path;
+    bool path_cut;
+    bool shared;
+    char why[512];
+} amp__dc_where;
+/* The cache directory's descriptor (O_RDONLY | O_DIRECTORY), or -1 with
+ * w->why said; *made: made now, with mode mode. The way there is walked
+ * as cache_dir.c says; in the /tmp fallback nothing above is made and the
+ * last name may be no link at all. */
+int amp__dc_open_dir(amp__dc_where *w, bool tmp_fallback, mode_t mode, bool *made);
+
 /* -------------------------------------------------- lib/core/disk_cache.c */
 
 /* Whether the disk cache is in use (amp_cache_get_info says why not). */
