@@ -154,7 +154,11 @@ AMP_API amp_index amp_index_make(int rank, const int *v);
  *    passed to a launch gives the kernel a view with no elements;
  *  - copies between two empty views or arrays of equal extent succeed and
  *    move nothing.
- * A negative dimension stays invalid. */
+ * A negative dimension stays invalid. An array or view is also refused
+ * (AMP_ERROR_INVALID_EXTENT, naming its extent) where its dimensions, each
+ * 0 counted as 1, times the element size pass PTRDIFF_MAX bytes: the
+ * strides of its sections and projections must fit, empty or not
+ * ({0, INT_MAX, INT_MAX, INT_MAX} is a valid extent, but no view). */
 /* AMP_OK when rank is 1..AMP_MAX_RANK, every dimension is >= 0 and the
  * element count fits in int64; else AMP_ERROR_INVALID_EXTENT naming the
  * dimension. */
