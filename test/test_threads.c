@@ -1,12 +1,16 @@
 /* test_threads.c — host concurrency: 8 threads x 200 checked launches on their own views and queues, threads sharing the default queue and one kernel, two queues running at once, concurrent program builds; calls into the library from a key destructor that runs after the library's own at a thread's exit; a launch's (or replay's) future answering for it alone while another thread's launches on the view fail. */
 #include "support.h"
 
+#include <hipamp_algorithms.h>
+
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 extern const char test_kernels_threads[];
 
@@ -235,6 +239,48 @@ ACCEL_TEST(threads, two_queues_concurrently)
         free(s[i].out);
     }
     ASSERT_OK(amp_program_destroy(p));
+}
+
+/* The review's: the library's first call from a thread of 128 KiB of
+ * stack (musl's default for a thread) crashed: the accelerator registry's
+ * first use put 60 KB on the caller's stack, a CPU build 34 KB more. The
+ * whole first use on such a thread: the default accelerator, a cold build
+ * (a source no cache holds), launches checked, a built-in algorithm. */
+static void *small_stack_worker(void *arg)
+{
+    worker *w = arg;
+    TRY(w, amp_accelerator_default(&w->acc));
+    step_worker(w);
+    if (w->err[0]) goto out;
+    int32_t ones[1000], sum = 0;
+    for (int i = 0; i < 1000; ++i) ones[i] = i % 7;
+    amp_array_view *v = NULL;
+    TRY(w, amp_array_view_create(ones, 4, amp_extent_1d(1000), AMP_READ_ONLY, &v));
+    amp_status st = amp_reduce(NULL, amp_arg_view(v), AMP_TYPE_INT32, AMP_OP_SUM, &sum);
+    amp_array_view_destroy(v);
+    TRY(w, st);
+    int32_t want = 0;
+    for (int i = 0; i < 1000; ++i) want += i % 7;
+    if (sum != want) snprintf(w->err, sizeof w->err, "amp_reduce gave %d, want %d", (int)sum, (int)want);
+out:
+    return NULL;
+}
+
+Test(threads, the_first_use_on_a_thread_of_128_KiB_of_stack, .timeout = 120)
+{
+    char *src = malloc(strlen(test_kernels_threads) + 64);
+    cr_assert_not_null(src);
+    sprintf(src, "// small stack %ld %ld\n%s", (long)getpid(), (long)time(NULL), test_kernels_threads);
+    worker w = {.id = 1, .launches = 3, .n = 4096, .source = src};
+    pthread_attr_t at;
+    cr_assert_eq(pthread_attr_init(&at), 0);
+    cr_assert_eq(pthread_attr_setstacksize(&at, 128 * 1024), 0);
+    cr_assert_eq(pthread_create(&w.th, &at, small_stack_worker, &w), 0);
+    pthread_attr_destroy(&at);
+    pthread_join(w.th, NULL);
+    free(src);
+    cr_assert_eq(w.err[0], '\0', "%s", w.err);
+    cr_assert_eq(w.checked, w.launches, "%d of %d launches checked", w.checked, w.launches);
 }
 
 Test(threads, lcg_reference_self_check)

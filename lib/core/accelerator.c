@@ -19,7 +19,7 @@ static amp_gpu_driver_report amp__reports[AMP__GPU_DRIVERS];
 
 static void amp__registry_init(void)
 {
-    amp__device_entry entries[AMP__MAX_ACCELERATORS];
+    static amp__device_entry entries[AMP__MAX_ACCELERATORS]; /* once (pthread_once); 60 KB off the caller's stack */
     size_t n = amp__gpu_enumerate(entries, AMP__MAX_ACCELERATORS, amp__reports);
     if (n > AMP__MAX_ACCELERATORS) n = AMP__MAX_ACCELERATORS;
     for (size_t i = 0; i < n; ++i) amp__accs[i].e = entries[i];

@@ -637,49 +637,54 @@ amp_status amp__cpu_compile(amp__cpu_device *d, const amp__compile_job *job, amp
     out->no_store[0] = 0;
     if (!d->available) return amp__fail(AMP_ERROR_UNSUPPORTED, "CPU accelerator cannot compile: %s", d->reason);
     if (!job->source) return amp__fail(AMP_ERROR_INVALID_ARGUMENT, "CPU accelerator: source is NULL");
-    amp__cpu_build b = {.d = d,
-                        .job = job,
-                        .out = out,
-                        .source = job->source,
-                        .source_name = job->source_name ? job->source_name : "kernel source",
-                        .dirfd = -1};
+    /* On the heap: its paths make it 34 KB, too much for the caller's
+     * stack (a thread of 128 KiB, musl's default, builds too). */
+    amp__cpu_build *b = calloc(1, sizeof *b);
+    if (!b) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for a build");
+    *b = (amp__cpu_build){.d = d,
+                          .job = job,
+                          .out = out,
+                          .source = job->source,
+                          .source_name = job->source_name ? job->source_name : "kernel source",
+                          .dirfd = -1};
     /* The deadline: the core passes AMP_COMPILE_TIMEOUT as job->timeout_s
      * (0 only from a caller that set none). */
-    b.timeout = job->timeout_s ? job->timeout_s : AMP__CPU_TIMEOUT_DEFAULT;
-    b.deadline = amp__now_ns() + (uint64_t)b.timeout * 1000000000ull;
+    b->timeout = job->timeout_s ? job->timeout_s : AMP__CPU_TIMEOUT_DEFAULT;
+    b->deadline = amp__now_ns() + (uint64_t)b->timeout * 1000000000ull;
     amp_status st;
-    if ((st = amp__cpu_build_dir(&b)) != AMP_OK) goto fail;
-    if ((st = amp__cpu_build_env(&b)) != AMP_OK) goto fail;
-    if ((st = amp__cpu_build_argv(&b)) != AMP_OK) goto fail;
-    b.lib_len = amp__unit_library_end(b.source);
+    if ((st = amp__cpu_build_dir(b)) != AMP_OK) goto fail;
+    if ((st = amp__cpu_build_env(b)) != AMP_OK) goto fail;
+    if ((st = amp__cpu_build_argv(b)) != AMP_OK) goto fail;
+    b->lib_len = amp__unit_library_end(b->source);
     /* The compiler's header is read (tens of MiB, from the disk cache or
      * the pack, checked and written out) while the loop transformation
      * runs in its child: a thread of its own then, joined before the first
      * try. */
     uint64_t t_start = amp__now_ns();
     pthread_t pch_thread;
-    bool pch_threaded = !amp__cpu_no_loops(&b) && pthread_create(&pch_thread, NULL, amp__cpu_build_pch, &b) == 0;
-    if (!pch_threaded) amp__cpu_build_pch(&b);
-    st = amp__cpu_build_loops(&b);
+    bool pch_threaded = !amp__cpu_no_loops(b) && pthread_create(&pch_thread, NULL, amp__cpu_build_pch, b) == 0;
+    if (!pch_threaded) amp__cpu_build_pch(b);
+    st = amp__cpu_build_loops(b);
     uint64_t t_loops = amp__now_ns();
     if (pch_threaded) pthread_join(pch_thread, NULL);
     uint64_t t_pch = amp__now_ns();
     if (st != AMP_OK) goto fail;
-    st = amp__cpu_build_try(&b);
+    st = amp__cpu_build_try(b);
     uint64_t t_try = amp__now_ns();
     if (st != AMP_OK) goto fail;
-    st = amp__cpu_build_outputs(&b);
+    st = amp__cpu_build_outputs(b);
     if (st == AMP_OK && amp__env_flag("AMP_CPU_VERBOSE", false))
         fprintf(stderr,
                 "hipamp: CPU build of %s: %.0f ms (%s %.0f ms, the precompiled header's wait %.0f ms, the compiler "
                 "%.0f ms, the rest %.0f ms)\n",
-                b.source_name, (amp__now_ns() - t_start) / 1e6,
+                b->source_name, (amp__now_ns() - t_start) / 1e6,
                 pch_threaded ? "the loop transformation" : "the precompiled header and the source written",
                 (t_loops - t_start) / 1e6, (t_pch - t_loops) / 1e6, (t_try - t_pch) / 1e6,
                 (amp__now_ns() - t_try) / 1e6);
 fail:
-    if (b.pch_making) amp__cpu_pch_wait();
-    if (b.lpch_making) amp__cpu_loops_pch_wait();
-    amp__cpu_build_free(&b, st);
+    if (b->pch_making) amp__cpu_pch_wait();
+    if (b->lpch_making) amp__cpu_loops_pch_wait();
+    amp__cpu_build_free(b, st);
+    free(b);
     return st;
 }
