@@ -1175,6 +1175,50 @@ static void wrapped_compiler(char *dir, size_t cap, const char *tag, const char 
     setenv("AMP_CXX", path, 1);
 }
 
+/* The review's: the questions the library asks the compiler before any
+ * build (its version, at the first use; its include directories, at the
+ * first build) waited 60 s for an answer whatever AMP_COMPILE_TIMEOUT
+ * said: a compiler that hung held the first amp_accelerator_find for a
+ * minute, and a build that met a hung question first returned after 61 s
+ * saying it had timed out after AMP_COMPILE_TIMEOUT's 5. Now each question
+ * waits at most AMP_COMPILE_TIMEOUT (60 s where that is longer). */
+Test(cpu, a_compiler_that_never_says_its_version_holds_the_first_use_no_longer_than_AMP_COMPILE_TIMEOUT,
+     .timeout = 50)
+{
+    char dir[PATH_MAX];
+    wrapped_compiler(dir, sizeof dir, "hungcxx", "case \"$*\" in *--version*) exec sleep 40;; esac");
+    setenv("AMP_COMPILE_TIMEOUT", "2", 1);
+    double t0 = test_now_s();
+    amp_accelerator *acc = NULL;
+    ASSERT_OK(amp_accelerator_find("cpu", &acc));
+    amp_accelerator_info info;
+    ASSERT_OK(amp_accelerator_get_info(acc, &info));
+    double took = test_now_s() - t0;
+    cr_assert(!info.is_available, "available with a compiler that never answered");
+    assert_contains(info.unavailable_reason, "no answer to --version within 2 s");
+    cr_assert_lt(took, 20.0, "the first use waited %.1f s for the compiler (AMP_COMPILE_TIMEOUT=2)", took);
+}
+
+Test(cpu, a_compiler_that_never_lists_its_include_directories_holds_a_build_no_longer_than_AMP_COMPILE_TIMEOUT,
+     .timeout = 50)
+{
+    char dir[PATH_MAX], cache[PATH_MAX + 8];
+    wrapped_compiler(dir, sizeof dir, "hungcxx", "case \"$*\" in *\"-E -v\"*) exec sleep 40;; esac");
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    setenv("AMP_CACHE_DIR", cache, 1);
+    setenv("AMP_PREBUILT", "0", 1);
+    setenv("AMP_COMPILE_TIMEOUT", "3", 1);
+    double t0 = test_now_s();
+    amp_program *p = NULL;
+    amp_status st = amp_program_build(cpu_acc(), cpu_kernels, NULL, &p);
+    double took = test_now_s() - t0;
+    cr_assert(st == AMP_OK || st == AMP_ERROR_COMPILE, "%s: %s", amp_status_name(st), amp_last_error());
+    if (st == AMP_ERROR_COMPILE) assert_contains(amp_last_error(), "timed out");
+    cr_assert_lt(took, 25.0, "the build took %.1f s (AMP_COMPILE_TIMEOUT=3): %s", took,
+                 st == AMP_OK ? "built" : amp_last_error());
+    amp_program_destroy(p);
+}
+
 /* A user reduction whose compile is stopped by AMP_COMPILE_TIMEOUT says so,
  * and blames nothing: the message blamed "the code hipamp generated around
  * the expressions" (a type that does not fit) and quoted an empty error

@@ -79,6 +79,8 @@ unsigned amp__env_uint(const char *name, unsigned dflt, unsigned lo, unsigned hi
 /* A whole number in 1..max (seconds, threads); unset -> dflt; malformed ->
  * dflt, said. */
 unsigned amp__env_count(const char *name, unsigned dflt, unsigned max);
+/* AMP_COMPILE_TIMEOUT: seconds a build may take (default 600, 1..86400). */
+unsigned amp__compile_timeout_s(void);
 /* A size with an optional K/M/G (KiB, MiB...) suffix in [lo, hi]; unset ->
  * dflt; malformed -> dflt, said. */
 unsigned long long amp__env_size(const char *name, unsigned long long dflt, unsigned long long lo,

@@ -181,6 +181,11 @@ unsigned amp__env_uint(const char *name, unsigned dflt, unsigned lo, unsigned hi
 
 unsigned amp__env_count(const char *name, unsigned dflt, unsigned max) { return amp__env_uint(name, dflt, 1, max); }
 
+unsigned amp__compile_timeout_s(void)
+{
+    return amp__env_count("AMP_COMPILE_TIMEOUT", 600u /* a cold compile of a large kernel */, 86400u);
+}
+
 unsigned long long amp__env_size(const char *name, unsigned long long dflt, unsigned long long lo,
                                  unsigned long long hi)
 {

@@ -12,8 +12,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define AMP__COMPILE_TIMEOUT_DEFAULT 600u /* seconds: a cold compile of a large kernel */
-#define AMP__COMPILE_TIMEOUT_MAX 86400u
 
 struct amp_program {
     amp__handle h;
@@ -488,7 +486,7 @@ static amp_status amp__build(amp_accelerator *acc, const amp__build_input *in, b
         .options = be->named_headers ? options : in->options,
         .headers = named,
         .nheaders = nnamed,
-        .timeout_s = amp__env_count("AMP_COMPILE_TIMEOUT", AMP__COMPILE_TIMEOUT_DEFAULT, AMP__COMPILE_TIMEOUT_MAX),
+        .timeout_s = amp__compile_timeout_s(),
         .cache_load = amp__dcache_usable() ? amp__dcache_load : NULL,
         .cache_store = amp__dcache_usable() ? amp__dcache_store : NULL,
         .pack_target = be->prebuilt_target ? be->prebuilt_target(acc->e.dev) : NULL,

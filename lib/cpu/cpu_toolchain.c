@@ -322,6 +322,16 @@ static bool amp__cpu_command_refused(amp__cpu_device *d, const char *prog, char 
     return why != NULL;
 }
 
+/* How long a question to the compiler may take (its version at the first
+ * use, its include directories at the first build): 60 s, or
+ * AMP_COMPILE_TIMEOUT where that is shorter, so that a compiler that hangs
+ * holds up the first use no longer than a build of it would. */
+static unsigned amp__cpu_probe_s(void)
+{
+    unsigned t = amp__compile_timeout_s();
+    return t < 60 ? t : 60;
+}
+
 void amp__cpu_find_compiler(amp__cpu_device *d)
 {
     const char *var = "AMP_CXX", *spec = amp__env("AMP_CXX");
@@ -382,6 +392,7 @@ void amp__cpu_find_compiler(amp__cpu_device *d)
     d->ncxx = n;
 
     /* It must run: ask for its version, which also keys the cache. */
+    const unsigned probe_s = amp__cpu_probe_s();
     char **vargv = calloc((size_t)n + 2, sizeof *vargv), **venv = amp__cpu_compiler_environ(d, NULL, 0);
     int ws = 0;
     bool late = false;
@@ -393,13 +404,13 @@ void amp__cpu_find_compiler(amp__cpu_device *d)
     }
     for (int i = 0; i < n; ++i) vargv[i] = d->cxx[i];
     vargv[n] = "--version";
-    amp_status st = amp__cpu_run_capture(vargv, venv, amp__now_ns() + 60ull * 1000000000ull, &version, &ws, &late);
+    amp_status st = amp__cpu_run_capture(vargv, venv, amp__now_ns() + probe_s * 1000000000ull, &version, &ws, &late);
     free(vargv);
     free(venv);
     if (st != AMP_OK || late || !WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
         char how[64] = "";
         if (st == AMP_OK) {
-            if (late) snprintf(how, sizeof how, "no answer to --version within 60 s");
+            if (late) snprintf(how, sizeof how, "no answer to --version within %u s", probe_s);
             else amp__cpu_describe_exit(ws, how, sizeof how);
         }
         snprintf(d->reason, sizeof d->reason, "no C++ compiler: %.80s (%.60s) cannot run: %.80s",
@@ -546,7 +557,7 @@ const amp__sys_dir *amp__cpu_system_dirs(amp__cpu_device *d)
     argv[n++] = "/dev/null";
     int ws = 0;
     bool late = false;
-    if (amp__cpu_run_capture(argv, envp, amp__now_ns() + 60ull * 1000000000ull, &text, &ws, &late) != AMP_OK ||
+    if (amp__cpu_run_capture(argv, envp, amp__now_ns() + amp__cpu_probe_s() * 1000000000ull, &text, &ws, &late) != AMP_OK ||
         late || !WIFEXITED(ws) || WEXITSTATUS(ws) != 0)
         goto done;
     const char *p = strstr(text, "#include <...> search starts here:");
