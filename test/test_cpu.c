@@ -95,6 +95,11 @@ static const char cpu_kernels[] =
     "    if (t.local[0] < 10) t.barrier.wait();\n"
     "    v[t.global] = 1;\n"
     "}\n"
+    "AMP_TILED_KERNEL(diverge_first_eight_skip, amp::tiled_index<32> t, amp::array_view<int, 1> v)\n"
+    "{\n"
+    "    if (t.local[0] >= 8) t.barrier.wait();\n"
+    "    v[t.global] = 1;\n"
+    "}\n"
     "AMP_TILED_KERNEL(diverge_first_skips, amp::tiled_index<32> t, amp::array_view<int, 1> v)\n"
     "{\n"
     "    if (t.local[0] != 0) t.barrier.wait();\n"
@@ -1125,6 +1130,15 @@ Test(cpu, divergent_barrier_in_a_loop_others_wait_on_is_reported, .timeout = 30)
 Test(cpu, divergent_barrier_after_the_first_item_returned_others_wait_on_is_reported, .timeout = 30)
 {
     divergent_case("diverge_first_leaves_others_wait");
+}
+/* The review's: where the work-items before the first to reach a barrier
+ * had all returned (here 0 to 7), the report said one had ("1 work-item
+ * (local 0)"). Fibers: the path where they run as a plain loop. */
+Test(cpu, divergent_barrier_counts_every_work_item_that_returned_before_it, .timeout = 30)
+{
+    setenv("AMP_CPU_TILED", "fibers", 1);
+    divergent_case("diverge_first_eight_skip");
+    assert_contains(amp_last_error(), "local (8) reached a barrier that the 8 work-items before it returned");
 }
 /* The same, compiled with the debug checks. */
 BOTH_PATHS(divergent_barrier_in_debug_mode_is_reported, .timeout = 60)

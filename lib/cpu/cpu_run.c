@@ -187,8 +187,10 @@ static void amp__cpu_barrier(amp__cpu_item *it)
     }
     w->saw_barrier = true;
     if (w->loop_mode) {
+        /* Work-items 0 to cur_local - 1 ran to their end before it. */
         amp__cpu_divergent(w, it->cur_local,
-                           "reached a barrier that %d work-item%s (local 0) returned without reaching", 1);
+                           "reached a barrier that the %d work-item%s before it returned without reaching",
+                           it->cur_local);
         amp__cpu_loop_to_fibers(w, it);
         amp__cpu_loop_yield(w);
         return;
