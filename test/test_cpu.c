@@ -1233,6 +1233,49 @@ Test(cpu, a_compiler_that_never_lists_its_include_directories_holds_a_build_no_l
     amp_program_destroy(p);
 }
 
+/* The review's: a compiler that exits 0 having written something that is
+ * no shared object gave AMP_ERROR_DEVICE, "cannot load a module:
+ * /proc/self/fd/4: invalid ELF header" twice over, naming neither the
+ * compiler nor the source. Now the build fails as a build (COMPILE),
+ * naming both and the bytes; an ELF header the loader still refuses is
+ * said once. */
+static void garbage_compiler(const char *tag, const char *write_out)
+{
+    char dir[PATH_MAX], cache[PATH_MAX + 8], line[1024];
+    snprintf(line, sizeof line,
+             "o=; p=; for a in \"$@\"; do [ \"$p\" = -o ] && o=$a; p=$a; done\n"
+             "case \"$o\" in *kernel.so) %s; exit 0;; esac",
+             write_out);
+    wrapped_compiler(dir, sizeof dir, tag, line);
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    setenv("AMP_CACHE_DIR", cache, 1);
+    setenv("AMP_CPU_PCH", "0", 1);
+    setenv("AMP_PREBUILT", "0", 1);
+}
+
+Test(cpu, a_compiler_that_writes_no_shared_object_fails_the_build, .timeout = 60)
+{
+    garbage_compiler("garbagecxx", "printf 'not an object' > \"$o\"");
+    amp_program *p = (amp_program *)1;
+    ASSERT_STATUS(amp_program_build(cpu_acc(), cpu_kernels, NULL, &p), AMP_ERROR_COMPILE);
+    cr_assert_null(p);
+    const char *e = amp_last_error();
+    assert_contains(e, "wrote 13 bytes that are no ELF shared object (they begin 6e 6f 74 20");
+    assert_contains(e, "garbagecxx");
+}
+
+Test(cpu, a_module_the_loader_refuses_is_said_once, .timeout = 60)
+{
+    /* A 64-bit ELF header of a shared object, and nothing behind it. */
+    garbage_compiler("brokenelf", "{ printf '\\177ELF\\002\\001\\001'; head -c 9 /dev/zero; printf '\\003'; "
+                                  "head -c 47 /dev/zero; } > \"$o\"");
+    amp_program *p = (amp_program *)1;
+    ASSERT_STATUS(amp_program_build(cpu_acc(), cpu_kernels, NULL, &p), AMP_ERROR_DEVICE);
+    cr_assert_null(p);
+    const char *e = amp_last_error(), *first = strstr(e, "/proc/self/fd/");
+    cr_assert(first && !strstr(first + 1, "/proc/self/fd/"), "the loader's refusal, said once: %s", e);
+}
+
 /* A user reduction whose compile is stopped by AMP_COMPILE_TIMEOUT says so,
  * and blames nothing: the message blamed "the code hipamp generated around
  * the expressions" (a type that does not fit) and quoted an empty error

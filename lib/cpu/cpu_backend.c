@@ -215,8 +215,11 @@ static amp_status amp__cpu_module_load(void *dev, const void *bin, size_t bin_si
         unlink(file);
         if (!m->handle && (st = amp__cpu_undefined_symbol(path)) != AMP_OK) goto fail;
         if (!m->handle) {
-            st = amp__fail(AMP_ERROR_DEVICE, "CPU accelerator: cannot load a module: %s%s%s", err, err[0] ? "; " : "",
-                           !ok ? "cannot write a temporary file"
+            bool same = ok && proc && !strcmp(err, path); /* the memfd's failure again: said once */
+            st = amp__fail(AMP_ERROR_DEVICE, "CPU accelerator: cannot load a module: %s%s%s", err,
+                           err[0] && !same ? "; " : "",
+                           same  ? ""
+                           : !ok ? "cannot write a temporary file"
                            : !proc ? "no /proc/self/fd to load a temporary file through its descriptor (it is not "
                                      "loaded by its name, which another file could be given)"
                                    : path);

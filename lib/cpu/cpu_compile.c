@@ -577,6 +577,19 @@ static amp_status amp__cpu_build_outputs(amp__cpu_build *b)
 {
     amp_status st = amp__cpu_read_file(b->dirfd, "kernel.so", b->so, &b->out->bin, &b->out->bin_size);
     if (st != AMP_OK) return st;
+    /* A compiler that said it succeeded but wrote something else (a
+     * wrapper's mistake): the build's failure, said as one, not a module
+     * the loader then refuses. */
+    if (!amp__cpu_elf_is_shared_object(b->out->bin, b->out->bin_size)) {
+        const unsigned char *c = b->out->bin;
+        char head[40] = "";
+        for (size_t i = 0, n = 0; i < b->out->bin_size && i < 8; ++i)
+            n += (size_t)snprintf(head + n, sizeof head - n, "%s%02x", i ? " " : "", c[i]);
+        return amp__fail(AMP_ERROR_COMPILE,
+                         "compiling %s for the CPU accelerator: the compiler (%.120s) exited 0 but wrote %zu bytes "
+                         "that are no ELF shared object (they begin %s)",
+                         b->source_name, b->d->cxx_text, b->out->bin_size, head[0] ? head : "nowhere: it is empty");
+    }
     void *text = NULL;
     size_t tl = 0;
     char *as_read = NULL;

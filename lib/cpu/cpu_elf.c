@@ -460,6 +460,12 @@ amp_status amp__cpu_elf_tls(const void *bin, size_t size, amp__cpu_tls *out)
     return AMP_OK;
 }
 
+bool amp__cpu_elf_is_shared_object(const void *bin, size_t size)
+{
+    amp__elf e;
+    return amp__elf_open(&e, bin, size) && e.eh.e_type == ET_DYN;
+}
+
 bool amp__cpu_elf_needs(const void *bin, size_t size, const char *prefix, char *name, size_t cap)
 {
     amp__elf e;

@@ -608,16 +608,16 @@ typedef struct amp__cpu_tls {
     size_t nexports;
 } amp__cpu_tls;
 
-/* Read the thread-local symbols of an ELF image and, where it can, its call
- * graph (bounds-checked: it may come from the disk cache; nothing read is
- * trusted to be consistent, only to lie inside the image). AMP_ERROR_DEVICE
- * when it is not a 64-bit ELF file; AMP_ERROR_OUT_OF_MEMORY. */
+/* Read the thread-local symbols of an ELF image and, where it can, its call graph (bounds-checked: it
+ * may come from the disk cache; nothing read is trusted to be consistent, only to lie inside the
+ * image). AMP_ERROR_DEVICE when it is not a 64-bit ELF file; AMP_ERROR_OUT_OF_MEMORY. */
 amp_status amp__cpu_elf_tls(const void *bin, size_t size, amp__cpu_tls *out);
 void amp__cpu_elf_tls_free(amp__cpu_tls *t);
-/* Whether the module's image names a needed library (DT_NEEDED) starting
- * with prefix ("libasan"); its name into name[cap]. False where the image
- * has no dynamic section it can read (every offset bounds-checked). */
+/* Whether the module's image names a needed library (DT_NEEDED) starting with prefix ("libasan");
+ * its name into name[cap]. False where the image has no dynamic section it can read (every offset
+ * bounds-checked). And whether it is a 64-bit ELF shared object at all (what a build gives). */
 bool amp__cpu_elf_needs(const void *bin, size_t size, const char *prefix, char *name, size_t cap);
+bool amp__cpu_elf_is_shared_object(const void *bin, size_t size);
 /* A build split across compiler processes (cpu_split.c). */
 typedef struct amp__cpu_split_job {
     char *const *words;   /* the compiler and every option before the outputs: argv[0, nwords) */
