@@ -8,6 +8,7 @@
 #include "gpu/gpu_driver.h"
 
 #include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -2945,6 +2946,46 @@ Test(vendor_load, install_directories_are_searched_after_the_loader_and_held_to_
     unlink(path);
     rmdir(open_dir);
     rmdir(own_dir);
+}
+
+/* The CPU review's: Debian 12's libamdhip64 (ROCm 5.2) asks for an
+ * executable stack, and loading it to look for AMD GPUs made every
+ * thread's stack in the process executable, without a word. Now the
+ * driver's report says so (hipamp-info). A copy of trace_probe's library
+ * with its PT_GNU_STACK made RWX stands in (the copy without it is said
+ * nothing of: the test above compares its whole reason). */
+Test(vendor_load, a_library_that_makes_the_stacks_executable_is_said_to)
+{
+    static const char *const names[] = {"libamp-test-execstack.so", NULL};
+    char dir[] = "/tmp/amp-vendor-stack-XXXXXX", path[PATH_MAX], why[2048];
+    cr_assert_not_null(mkdtemp(dir));
+    copy_library(HIPAMP_TRACE_PROBE, dir, names[0]);
+    snprintf(path, sizeof path, "%s/%s", dir, names[0]);
+    int fd = open(path, O_RDWR);
+    cr_assert_geq(fd, 0);
+    Elf64_Ehdr eh;
+    cr_assert_eq(pread(fd, &eh, sizeof eh, 0), (ssize_t)sizeof eh);
+    bool patched = false;
+    for (int i = 0; i < eh.e_phnum; ++i) {
+        Elf64_Phdr ph;
+        off_t at = (off_t)(eh.e_phoff + (uint64_t)i * eh.e_phentsize);
+        cr_assert_eq(pread(fd, &ph, sizeof ph, at), (ssize_t)sizeof ph);
+        if (ph.p_type != PT_GNU_STACK) continue;
+        ph.p_flags |= PF_X;
+        cr_assert_eq(pwrite(fd, &ph, sizeof ph, at), (ssize_t)sizeof ph);
+        patched = true;
+    }
+    close(fd);
+    if (!patched) cr_skip_test("trace_probe's library has no PT_GNU_STACK to make executable");
+    const char *const dirs[] = {dir, NULL};
+    void *h = amp__gpu_dlopen_first(names, dirs, why, sizeof why);
+    unlink(path);
+    rmdir(dir);
+    if (!h && strstr(why, "executable stack"))
+        cr_skip_test("this C library refuses a library that asks for an executable stack: %s", why);
+    cr_assert_not_null(h, "%s", why);
+    cr_assert(strstr(why, path) && strstr(why, "asks for an executable stack") && strstr(why, "AMP_GPU_DRIVERS"),
+              "%s", why);
 }
 
 /* ROCm's install directories: HIP's own variables first, /opt/rocm/lib

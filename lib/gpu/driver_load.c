@@ -1,4 +1,4 @@
-/* driver_load.c — opening a vendor library by the names it goes by (the loader's search, then the vendor's install directories, held to the trusted-file rule), and saying why none opened (each name's dlopen error, where the loader and hipamp searched, a file refused), for the drivers' "no GPU" diagnosis. */
+/* driver_load.c — opening a vendor library by the names it goes by (the loader's search, then the vendor's install directories, held to the trusted-file rule), and saying why none opened (each name's dlopen error, where the loader and hipamp searched, a file refused), for the drivers' "no GPU" diagnosis; and saying when the one opened made the process's stacks executable. */
 #include "gpu_driver.h"
 
 #include "base/core.h"
@@ -88,6 +88,39 @@ static const char *loaded_path(void *h, const char *name)
     return dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name[0] ? lm->l_name : name;
 }
 
+/* The loaded object whose base and name dl_iterate_phdr is asked for,
+ * and whether its program headers ask for an executable stack. */
+typedef struct stack_probe {
+    ElfW(Addr) base;
+    const char *name;
+    bool exec;
+} stack_probe;
+
+static int stack_of(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    stack_probe *p = arg;
+    (void)size;
+    if (info->dlpi_addr != p->base || strcmp(info->dlpi_name, p->name)) return 0;
+    p->exec = true; /* no PT_GNU_STACK: the loader assumes an executable stack */
+    for (int i = 0; i < info->dlpi_phnum; ++i)
+        if (info->dlpi_phdr[i].p_type == PT_GNU_STACK) p->exec = (info->dlpi_phdr[i].p_flags & PF_X) != 0;
+    return 1;
+}
+
+/* Whether the library h asks for an executable stack: glibc then made
+ * every thread's stack in the process executable as it loaded it, which
+ * cannot be undone (Debian 12's ROCm 5.2 libamdhip64 does; glibc 2.41
+ * refuses such a library by default). Said, so that a user who needs no
+ * such GPU can keep it out (AMP_GPU_DRIVERS). */
+static bool wants_exec_stack(void *h)
+{
+    struct link_map *lm = NULL;
+    if (dlinfo(h, RTLD_DI_LINKMAP, &lm) != 0 || !lm) return false;
+    stack_probe p = {lm->l_addr, lm->l_name, false};
+    dl_iterate_phdr(stack_of, &p);
+    return p.exec;
+}
+
 void *amp__gpu_dlopen_first(const char *const *names, const char *const *dirs, char *why, size_t n)
 {
     char other[384] = "", refused[900] = "";
@@ -123,8 +156,12 @@ void *amp__gpu_dlopen_first(const char *const *names, const char *const *dirs, c
         }
     }
     if (h) {
-        if (n && other[0]) snprintf(why, n, "%s (an earlier name did not load: %s)", path, other);
-        else if (n) snprintf(why, n, "%s", path);
+        const char *stack = wants_exec_stack(h) ? " (it asks for an executable stack: loading it made every thread's "
+                                                  "stack in this process executable; AMP_GPU_DRIVERS without this "
+                                                  "driver keeps it out)"
+                                                : "";
+        if (n && other[0]) snprintf(why, n, "%s%s (an earlier name did not load: %s)", path, stack, other);
+        else if (n) snprintf(why, n, "%s%s", path, stack);
         return h;
     }
     if (!n) return NULL;
