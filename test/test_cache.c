@@ -20,7 +20,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/file.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -1035,20 +1037,28 @@ Test(cache, a_key_removed_while_a_process_runs_costs_the_others_nothing, .fini =
 /* The review's: a process killed while storing left its ".tmp-" file for
  * an hour (a CPU precompiled header's is 15 MB), whatever the next
  * process found. A writer locks its temporary until it closes it, so the
- * sweep removes an unlocked one a few seconds old, and never one a live
- * writer holds, however old. */
+ * sweep removes an unlocked one of this host's a few seconds old, and
+ * never one a live writer holds, however old. Another host's (its name's
+ * tag: a network file system's locks may be seen only where taken) goes
+ * by the hour, as before. */
 Test(cache, the_sweep_tells_a_dead_writers_temporary_from_a_live_ones, .fini = cleanup, .timeout = 120)
 {
     amp_accelerator *acc = setup_tree_cpu();
     amp_accelerator_info in = info_of(acc);
     build_probe_here(acc); /* makes the directory and the key */
-    char dead[PATH_MAX + 32], live[PATH_MAX + 32];
-    snprintf(dead, sizeof dead, "%s/.tmp-1-deadwriter", g_cache);
-    snprintf(live, sizeof live, "%s/.tmp-2-livewriter", g_cache);
+    char host[256] = "", dead[PATH_MAX + 64], live[PATH_MAX + 64], other[PATH_MAX + 64];
+    cr_assert_eq(gethostname(host, sizeof host - 1), 0);
+    uint32_t h = 2166136261u; /* the tag: FNV-1a of the host's name */
+    for (const char *c = host; *c; ++c) h = (h ^ (uint8_t)*c) * 16777619u;
+    snprintf(dead, sizeof dead, "%s/.tmp-%08x-1-deadwriter", g_cache, (unsigned)h);
+    snprintf(live, sizeof live, "%s/.tmp-%08x-2-livewriter", g_cache, (unsigned)h);
+    snprintf(other, sizeof other, "%s/.tmp-%08x-3-otherhost", g_cache, (unsigned)(h ^ 1u));
     write_file(dead, "half an entry", 13);
     write_file(live, "being written", 13);
+    write_file(other, "another host", 12);
     struct timespec t[2] = {{time(NULL) - 30, 0}, {time(NULL) - 30, 0}};
     cr_assert_eq(utimensat(AT_FDCWD, dead, t, 0), 0);
+    cr_assert_eq(utimensat(AT_FDCWD, other, t, 0), 0);
     t[0].tv_sec = t[1].tv_sec = time(NULL) - 7200;
     cr_assert_eq(utimensat(AT_FDCWD, live, t, 0), 0);
     int fd = open(live, O_RDONLY | O_CLOEXEC);
@@ -1061,6 +1071,7 @@ Test(cache, the_sweep_tells_a_dead_writers_temporary_from_a_live_ones, .fini = c
     close(fd);
     cr_assert(!exists(dead), "a dead writer's temporary (unlocked, 30 s old) was left");
     cr_assert(exists(live), "the sweep removed a temporary its writer still holds");
+    cr_assert(exists(other), "the sweep removed another host's temporary 30 s old, whose lock it may not see");
 }
 
 /* A cache directory whose path is longer than PATH_MAX turns the disk
@@ -3630,6 +3641,46 @@ Test(cache, a_shared_cache_made_for_a_named_group_is_that_groups_and_reachable, 
     r = run_as((as_user){us.other, us.member_gid, us.outside, 022}, src);
     ASSERT_RAN(r, 5, "another member");
     cr_assert(r.ci.disk_enabled && r.ci.disk_hits == 1, "another member: %s (last: %s)", r.ci.reason,
+              r.ci.last_uncacheable);
+    free(src);
+}
+
+/* The diff review's: a process that found the shared cache a moment after
+ * another made it, before that one gave it to the named group, refused it
+ * for the rest of its life ("belongs to group 0, not to group N"). It now
+ * waits up to 200 ms for the group. Here a child gives the directory to
+ * the group 20 ms after the build's process opens it (inotify's IN_OPEN:
+ * the walk to it opens nothing but O_PATH descriptors, which raise none). */
+Test(cache, a_shared_cache_given_to_its_group_a_moment_late_is_used, .fini = cleanup, .timeout = 120)
+{
+    users us = need_users();
+    setup_shared_tree();
+    char dir[PATH_MAX], pin[64];
+    snprintf(dir, sizeof dir, "%s/cache", g_root);
+    cr_assert_eq(mkdir(dir, 0700), 0);
+    snprintf(pin, sizeof pin, "group:%d", (int)us.outside);
+    cr_assert_eq(setenv("AMP_CACHE_DIR", dir, 1), 0);
+    cr_assert_eq(setenv("AMP_CACHE_SHARED", pin, 1), 0);
+    int in = inotify_init1(IN_CLOEXEC);
+    cr_assert_geq(in, 0, "inotify_init1: %s", strerror(errno));
+    cr_assert_geq(inotify_add_watch(in, dir, IN_OPEN), 0);
+    pid_t giver = fork();
+    cr_assert_geq(giver, 0);
+    if (giver == 0) {
+        char ev[sizeof(struct inotify_event) + NAME_MAX + 1];
+        struct pollfd pf = {in, POLLIN, 0};
+        if (poll(&pf, 1, 60000) != 1 || read(in, ev, sizeof ev) <= 0) _exit(2);
+        (void)nanosleep(&(struct timespec){0, 20000000}, NULL);
+        _exit(chown(dir, 0, us.outside) == 0 && chmod(dir, 02770) == 0 ? 0 : 3);
+    }
+    close(in);
+    char *src = probe_text("late group", 4);
+    child_run r = run_as((as_user){0, 0, us.outside, 022}, src);
+    int ws;
+    cr_assert_eq(waitpid(giver, &ws, 0), giver);
+    cr_assert(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "the child giving the directory to the group failed (%#x)", ws);
+    ASSERT_RAN(r, 4, "the member");
+    cr_assert(r.ci.disk_enabled && r.ci.disk_stores == 1, "the member's cache: %s (last: %s)", r.ci.reason,
               r.ci.last_uncacheable);
     free(src);
 }

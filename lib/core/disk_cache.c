@@ -251,9 +251,24 @@ static bool amp__share_file(int fd)
 
 /* A temporary file of ours just created (fd): locked until it is closed,
  * so that the sweep can tell a live writer's from a dead one's
- * (amp__tmp_abandoned). Best effort: where the file system refuses locks,
- * the sweep goes by age alone. */
-static void amp__tmp_hold(int fd) { (void)flock(fd, LOCK_EX | LOCK_NB); }
+ * (amp__tmp_abandoned). Waits for a sweeper that holds it for a moment.
+ * Best effort: where the file system refuses locks, the sweep goes by age
+ * alone. */
+static void amp__tmp_hold(int fd) { (void)flock(fd, LOCK_EX); }
+
+/* This host's tag in temporary names: 8 hex digits of its name's FNV-1a
+ * hash. Locks on a network file system mounted without lock sharing are
+ * seen only on the host that took them, and its clock need not agree
+ * with the server's file times: the lock rule applies only to this host's
+ * temporaries, another host's go by the hour. */
+static void amp__host_tag(char out[9])
+{
+    char host[256] = "";
+    (void)gethostname(host, sizeof host - 1);
+    uint32_t h = 2166136261u;
+    for (const char *c = host; *c; ++c) h = (h ^ (uint8_t)*c) * 16777619u;
+    snprintf(out, 9, "%08x", (unsigned)h);
+}
 
 /* A fresh temporary name in the directory. */
 static void amp__tmp_name(char *out, size_t n)
@@ -265,7 +280,9 @@ static void amp__tmp_name(char *out, size_t n)
         memcpy(r, &t, sizeof r);
     }
     amp__hex(r, sizeof r, hex);
-    snprintf(out, n, AMP__TMP_PREFIX "%d-%s", (int)getpid(), hex);
+    char host[9];
+    amp__host_tag(host);
+    snprintf(out, n, AMP__TMP_PREFIX "%s-%d-%s", host, (int)getpid(), hex);
 }
 
 /* Put the file tmp at the key's name unless a key is there already: true
@@ -408,17 +425,26 @@ static bool amp__load_key(void)
  * else has, so every entry it stored would fail the others' MAC check
  * (refused and removed), and it would remove theirs as forged. Once the
  * key is gone or replaced this process stores nothing more and removes no
- * entry its key does not verify (it rebuilds those, not loading them), and
- * says so; a new process reads the new key. */
+ * entry only for failing its MAC (it rebuilds those, not loading them),
+ * and says so; a new process reads the new key. A key that cannot be read
+ * now (no descriptor left, an error) is not taken for a changed one: this
+ * store or removal is skipped, saying why. */
 static bool amp__dc_key_current(void)
 {
     uint8_t now[32];
     int fd = openat(amp__dc_fd, AMP__KEY_FILE, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-    bool same = fd >= 0 && amp__fd_read_all(fd, now, sizeof now) && CRYPTO_memcmp(now, amp__dc_key, 32) == 0;
+    int e = fd < 0 ? errno : 0;
+    bool got = fd >= 0 && amp__fd_read_all(fd, now, sizeof now);
+    if (fd >= 0 && !got) e = errno ? errno : EIO;
     if (fd >= 0) close(fd);
-    if (same) return true;
-    amp__dc_note("the cache key %.100s/" AMP__KEY_FILE " was removed or replaced after this process read it: this "
-                 "process stores no more entries, removes none (restart it to use the new key)", amp__dc_path);
+    if (got && CRYPTO_memcmp(now, amp__dc_key, 32) == 0) return true;
+    if (got || e == ENOENT)
+        amp__dc_note("the cache key %.100s/" AMP__KEY_FILE " was removed or replaced after this process read it: "
+                     "this process stores no more entries and removes none for failing its MAC (restart it to use "
+                     "the new key)", amp__dc_path);
+    else
+        amp__dc_note("the cache key %.100s/" AMP__KEY_FILE " cannot be read again (%s): this store, or the "
+                     "removal of an entry that failed its MAC, is skipped", amp__dc_path, strerror(e));
     return false;
 }
 
@@ -430,7 +456,10 @@ static bool amp__dc_key_current(void)
  * cannot is being written. Where locks cannot tell, AMP__TMP_STALE_S. */
 static bool amp__tmp_abandoned(const char *name, const struct stat *sb, time_t now)
 {
-    if (!S_ISREG(sb->st_mode)) return now - sb->st_mtime > AMP__TMP_STALE_S;
+    char host[9];
+    amp__host_tag(host);
+    const char *tag = name + strlen(AMP__TMP_PREFIX);
+    if (!S_ISREG(sb->st_mode) || strncmp(tag, host, 8) || tag[8] != '-') return now - sb->st_mtime > AMP__TMP_STALE_S;
     int fd = openat(amp__dc_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
     if (fd < 0) return false;
     bool dead;
@@ -620,6 +649,13 @@ static void amp__dc_init(void)
             amp__dc_off("cannot give the shared cache directory %s, just made, to group %d (AMP_CACHE_SHARED=%s): %s",
                         amp__dc_path, (int)pin, shared, strerror(errno));
             return;
+        }
+        /* Another process that made it a moment ago gives it to the group
+         * right after (above): up to 200 waits of 1 ms for that, as for
+         * a key being published. */
+        for (int waits = 0; pinned && !made && sb.st_gid != pin && waits < 200; ++waits) {
+            (void)nanosleep(&(struct timespec){0, 1000000}, NULL);
+            if (fstat(amp__dc_fd, &sb) != 0) break;
         }
         amp__dc_gid = sb.st_gid;
         if (pinned && sb.st_gid != pin) {

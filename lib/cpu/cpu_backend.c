@@ -215,7 +215,10 @@ static amp_status amp__cpu_module_load(void *dev, const void *bin, size_t bin_si
         unlink(file);
         if (!m->handle && (st = amp__cpu_undefined_symbol(path)) != AMP_OK) goto fail;
         if (!m->handle) {
-            bool same = ok && proc && !strcmp(err, path); /* the memfd's failure again: said once */
+            /* The memfd's failure again: said once. Each begins with the
+             * descriptor's path ("/proc/self/fd/N: "), whose N may differ. */
+            const char *a = strstr(err, ": "), *c = strstr(path, ": ");
+            bool same = ok && proc && a && c && !strcmp(a, c);
             st = amp__fail(AMP_ERROR_DEVICE, "CPU accelerator: cannot load a module: %s%s%s", err,
                            err[0] && !same ? "; " : "",
                            same  ? ""

@@ -654,12 +654,14 @@ amp_status amp__cpu_compile(amp__cpu_device *d, const amp__compile_job *job, amp
      * stack (a thread of 128 KiB, musl's default, builds too). */
     amp__cpu_build *b = calloc(1, sizeof *b);
     if (!b) return amp__fail(AMP_ERROR_OUT_OF_MEMORY, "CPU accelerator: no memory for a build");
-    *b = (amp__cpu_build){.d = d,
-                          .job = job,
-                          .out = out,
-                          .source = job->source,
-                          .source_name = job->source_name ? job->source_name : "kernel source",
-                          .dirfd = -1};
+    /* Field by field: a compound literal would be a second copy on the
+     * stack in an unoptimized build. */
+    b->d = d;
+    b->job = job;
+    b->out = out;
+    b->source = job->source;
+    b->source_name = job->source_name ? job->source_name : "kernel source";
+    b->dirfd = -1;
     /* The deadline: the core passes AMP_COMPILE_TIMEOUT as job->timeout_s
      * (0 only from a caller that set none). */
     b->timeout = job->timeout_s ? job->timeout_s : AMP__CPU_TIMEOUT_DEFAULT;

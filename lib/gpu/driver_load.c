@@ -5,6 +5,7 @@
 #include "base/trusted_file.h"
 
 #include <dlfcn.h>
+#include <inttypes.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -88,43 +89,35 @@ static const char *loaded_path(void *h, const char *name)
     return dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name[0] ? lm->l_name : name;
 }
 
-/* The loaded object whose base and name dl_iterate_phdr is asked for,
- * and whether its program headers ask for an executable stack. */
-typedef struct stack_probe {
-    ElfW(Addr) base;
-    const char *name;
-    bool exec;
-} stack_probe;
-
-static int stack_of(struct dl_phdr_info *info, size_t size, void *arg)
+/* Whether this thread's stack is executable now (its mapping in
+ * /proc/self/maps; false where that cannot be read). A library that asks
+ * for an executable stack (PT_GNU_STACK RWX, or none on some
+ * architectures), or one it needs, makes glibc turn every thread's stack
+ * in the process executable as it is loaded, which cannot be undone
+ * (Debian 12's ROCm 5.2 libamdhip64 does; glibc 2.41 refuses such a
+ * library by default). Compared before and after each load, and said, so
+ * that a user who needs no such GPU can keep it out (AMP_GPU_DRIVERS). */
+static bool stack_executable(void)
 {
-    stack_probe *p = arg;
-    (void)size;
-    if (info->dlpi_addr != p->base || strcmp(info->dlpi_name, p->name)) return 0;
-    p->exec = true; /* no PT_GNU_STACK: the loader assumes an executable stack */
-    for (int i = 0; i < info->dlpi_phnum; ++i)
-        if (info->dlpi_phdr[i].p_type == PT_GNU_STACK) p->exec = (info->dlpi_phdr[i].p_flags & PF_X) != 0;
-    return 1;
-}
-
-/* Whether the library h asks for an executable stack: glibc then made
- * every thread's stack in the process executable as it loaded it, which
- * cannot be undone (Debian 12's ROCm 5.2 libamdhip64 does; glibc 2.41
- * refuses such a library by default). Said, so that a user who needs no
- * such GPU can keep it out (AMP_GPU_DRIVERS). */
-static bool wants_exec_stack(void *h)
-{
-    struct link_map *lm = NULL;
-    if (dlinfo(h, RTLD_DI_LINKMAP, &lm) != 0 || !lm) return false;
-    stack_probe p = {lm->l_addr, lm->l_name, false};
-    dl_iterate_phdr(stack_of, &p);
-    return p.exec;
+    char line[512], perms[8] = "";
+    uintptr_t here = (uintptr_t)&line, lo, hi;
+    FILE *f = fopen("/proc/self/maps", "re");
+    if (!f) return false;
+    bool x = false;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " %4s", &lo, &hi, perms) == 3 && lo <= here && here < hi) {
+            x = perms[2] == 'x';
+            break;
+        }
+    fclose(f);
+    return x;
 }
 
 void *amp__gpu_dlopen_first(const char *const *names, const char *const *dirs, char *why, size_t n)
 {
     char other[384] = "", refused[900] = "";
     void *h = NULL;
+    const bool was_x = stack_executable();
     const char *path = NULL;
     for (size_t i = 0; names[i] && !h; ++i) {
         h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
@@ -156,10 +149,11 @@ void *amp__gpu_dlopen_first(const char *const *names, const char *const *dirs, c
         }
     }
     if (h) {
-        const char *stack = wants_exec_stack(h) ? " (it asks for an executable stack: loading it made every thread's "
-                                                  "stack in this process executable; AMP_GPU_DRIVERS without this "
-                                                  "driver keeps it out)"
-                                                : "";
+        const char *stack = !was_x && stack_executable()
+                                ? " (it asks for an executable stack, or a library it needs does: loading it made "
+                                  "every thread's stack in this process executable; AMP_GPU_DRIVERS without this "
+                                  "driver keeps it out)"
+                                : "";
         if (n && other[0]) snprintf(why, n, "%s%s (an earlier name did not load: %s)", path, stack, other);
         else if (n) snprintf(why, n, "%s%s", path, stack);
         return h;
