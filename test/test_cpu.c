@@ -1189,6 +1189,16 @@ static void wrapped_compiler(char *dir, size_t cap, const char *tag, const char 
     setenv("AMP_CXX", path, 1);
 }
 
+/* wrapped_compiler, with a disk cache of its own (empty) in its directory:
+ * every build compiles. */
+static void wrapped_compiler_fresh_cache(const char *tag, const char *before)
+{
+    char dir[PATH_MAX], cache[PATH_MAX + 8];
+    wrapped_compiler(dir, sizeof dir, tag, before);
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    setenv("AMP_CACHE_DIR", cache, 1);
+}
+
 /* The review's: the questions the library asks the compiler before any
  * build (its version, at the first use; its include directories, at the
  * first build) waited 60 s for an answer whatever AMP_COMPILE_TIMEOUT
@@ -1216,10 +1226,7 @@ Test(cpu, a_compiler_that_never_says_its_version_holds_the_first_use_no_longer_t
 Test(cpu, a_compiler_that_never_lists_its_include_directories_holds_a_build_no_longer_than_AMP_COMPILE_TIMEOUT,
      .timeout = 50)
 {
-    char dir[PATH_MAX], cache[PATH_MAX + 8];
-    wrapped_compiler(dir, sizeof dir, "hungcxx", "case \"$*\" in *\"-E -v\"*) exec sleep 40;; esac");
-    snprintf(cache, sizeof cache, "%s/cache", dir);
-    setenv("AMP_CACHE_DIR", cache, 1);
+    wrapped_compiler_fresh_cache("hungcxx", "case \"$*\" in *\"-E -v\"*) exec sleep 40;; esac");
     setenv("AMP_PREBUILT", "0", 1);
     setenv("AMP_COMPILE_TIMEOUT", "3", 1);
     double t0 = test_now_s();
@@ -1241,14 +1248,12 @@ Test(cpu, a_compiler_that_never_lists_its_include_directories_holds_a_build_no_l
  * said once. */
 static void garbage_compiler(const char *tag, const char *write_out)
 {
-    char dir[PATH_MAX], cache[PATH_MAX + 8], line[1024];
+    char line[1024];
     snprintf(line, sizeof line,
              "o=; p=; for a in \"$@\"; do [ \"$p\" = -o ] && o=$a; p=$a; done\n"
              "case \"$o\" in *kernel.so) %s; exit 0;; esac",
              write_out);
-    wrapped_compiler(dir, sizeof dir, tag, line);
-    snprintf(cache, sizeof cache, "%s/cache", dir);
-    setenv("AMP_CACHE_DIR", cache, 1);
+    wrapped_compiler_fresh_cache(tag, line);
     setenv("AMP_CPU_PCH", "0", 1);
     setenv("AMP_PREBUILT", "0", 1);
 }
@@ -1283,10 +1288,7 @@ Test(cpu, a_module_the_loader_refuses_is_said_once, .timeout = 60)
  * after a sleep longer than the time-out, on the whole build's compile. */
 Test(cpu, a_user_reduction_whose_compile_times_out_is_not_blamed_on_its_code, .timeout = 120)
 {
-    char dir[PATH_MAX], cache[PATH_MAX + 8];
-    wrapped_compiler(dir, sizeof dir, "slowcxx", "case \"$*\" in *kernel.so*) sleep 5;; esac");
-    snprintf(cache, sizeof cache, "%s/cache", dir);
-    setenv("AMP_CACHE_DIR", cache, 1);
+    wrapped_compiler_fresh_cache("slowcxx", "case \"$*\" in *kernel.so*) sleep 5;; esac");
     setenv("AMP_CPU_PCH", "0", 1);
     setenv("AMP_CPU_COMPILE_JOBS", "1", 1);
     setenv("AMP_COMPILE_TIMEOUT", "1", 1);
