@@ -19,7 +19,7 @@ static amp_gpu_driver_report amp__reports[AMP__GPU_DRIVERS];
 
 static void amp__registry_init(void)
 {
-    static amp__device_entry entries[AMP__MAX_ACCELERATORS]; /* once (pthread_once); 60 KB off the caller's stack */
+    static amp__device_entry entries[AMP__MAX_ACCELERATORS]; /* once (pthread_once); 60 KB off any stack */
     size_t n = amp__gpu_enumerate(entries, AMP__MAX_ACCELERATORS, amp__reports);
     if (n > AMP__MAX_ACCELERATORS) n = AMP__MAX_ACCELERATORS;
     for (size_t i = 0; i < n; ++i) amp__accs[i].e = entries[i];
@@ -31,9 +31,28 @@ static void amp__registry_init(void)
     }
 }
 
+static void *amp__registry_thread(void *arg)
+{
+    (void)arg;
+    amp__registry_init();
+    return NULL;
+}
+
+/* The registry is made on a thread of the library's own, of the C
+ * library's default stack size: the vendors' start runs inside it (cuInit,
+ * hipInit and ROCr's, the compiler's probe), and the caller's thread may
+ * have a small stack (musl's 128 KiB) that hipamp's own code is held to
+ * but theirs is not. Inline where no thread can be made. */
+static void amp__registry_init_once(void)
+{
+    pthread_t t;
+    if (pthread_create(&t, NULL, amp__registry_thread, NULL) == 0) pthread_join(t, NULL);
+    else amp__registry_init();
+}
+
 amp_status amp__registry(amp_accelerator **list, size_t *count)
 {
-    pthread_once(&amp__registry_once, amp__registry_init);
+    pthread_once(&amp__registry_once, amp__registry_init_once);
     *list = amp__accs;
     *count = amp__nacc;
     return AMP_OK;
