@@ -15,8 +15,8 @@
  *    written by anyone who cannot read the key fails verification (and one
  *    whose MAC cannot be computed is neither stored nor loaded); a process
  *    whose key was removed or replaced after it read it (someone clearing
- *    the cache) stores nothing more and removes no entry its key does not
- *    verify, so that it and the processes with the new key do not remove
+ *    the cache) stores nothing more and removes no entry for failing its
+ *    MAC, so that it and the processes with the new key do not remove
  *    each other's entries;
  *  - shared: a directory we create is made 02770 (mkdir honours neither the
  *    set-gid bit nor, against the umask, the group's write), and every file
@@ -24,9 +24,10 @@
  *    egid and umask, so that the other members can use it;
  *  - writes go to a temporary name, locked by its writer until closed, and
  *    are renamed, so concurrent processes (MPI ranks) never read a torn
- *    entry, and a process's start removes a dead writer's temporaries; a bad entry is deleted and rebuilt
- *    (an empty directory at an entry's name too; a directory with something
- *    in it is left alone, and amp_cache_get_info names it);
+ *    entry, and a process's start removes a dead writer's temporaries; a
+ *    bad entry is deleted and rebuilt (an empty directory at an entry's
+ *    name too; a directory with something in it is left alone, and
+ *    amp_cache_get_info names it);
  *  - the MACs need OpenSSL's SHA-256: where it has none (only the base
  *    provider) the disk cache is off, and builds go on without it.
  * Nothing here is reported as an error: a cache that cannot be used is
@@ -420,13 +421,14 @@ static bool amp__load_key(void)
 }
 
 /* Whether the key file at its name still holds amp__dc_key (read again:
- * a new key file may have the old one's inode number). Someone clearing the cache may remove it while this process runs,
- * and the next process makes another: this one then holds a key nobody
- * else has, so every entry it stored would fail the others' MAC check
- * (refused and removed), and it would remove theirs as forged. Once the
- * key is gone or replaced this process stores nothing more and removes no
- * entry only for failing its MAC (it rebuilds those, not loading them),
- * and says so; a new process reads the new key. A key that cannot be read
+ * a new key file may have the old one's inode number). Someone clearing
+ * the cache may remove it while this process runs, and the next process
+ * makes another: this one then holds a key nobody else has, so every entry
+ * it stored would fail the others' MAC check (refused and removed), and it
+ * would remove theirs as forged. Once the key is gone or replaced this
+ * process stores nothing more and removes no entry for failing its MAC (it
+ * rebuilds those, not loading them), and says so; a new process reads the
+ * new key. A key that cannot be read
  * now (no descriptor left, an error) is not taken for a changed one: this
  * store or removal is skipped, saying why. */
 static bool amp__dc_key_current(void)
