@@ -455,11 +455,10 @@ static bool amp__dc_key_current(void)
  * close (amp__tmp_hold), and renames it a moment after: one that can be
  * locked and is more than AMP__TMP_UNLOCKED_S old is left over (a process
  * killed while storing; a CPU precompiled header's is 15 MB), one that
- * cannot is being written. Where locks cannot tell, AMP__TMP_STALE_S. */
-static bool amp__tmp_abandoned(const char *name, const struct stat *sb, time_t now)
+ * cannot is being written. Where locks cannot tell, AMP__TMP_STALE_S.
+ * host: this host's tag (amp__host_tag). */
+static bool amp__tmp_abandoned(const char *name, const struct stat *sb, time_t now, const char *host)
 {
-    char host[9];
-    amp__host_tag(host);
     const char *tag = name + strlen(AMP__TMP_PREFIX);
     if (!S_ISREG(sb->st_mode) || strncmp(tag, host, 8) || tag[8] != '-') return now - sb->st_mtime > AMP__TMP_STALE_S;
     int fd = openat(amp__dc_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
@@ -481,12 +480,15 @@ static void amp__sweep_tmp(void)
         return;
     }
     time_t now = time(NULL);
+    char host[9];
+    amp__host_tag(host);
     struct dirent *e;
     while ((e = readdir(d))) {
         if (strncmp(e->d_name, AMP__TMP_PREFIX, strlen(AMP__TMP_PREFIX))) continue;
         struct stat sb;
         if (fstatat(amp__dc_fd, e->d_name, &sb, AT_SYMLINK_NOFOLLOW) != 0) continue;
-        if (sb.st_uid == geteuid() && amp__tmp_abandoned(e->d_name, &sb, now)) (void)unlinkat(amp__dc_fd, e->d_name, 0);
+        if (sb.st_uid == geteuid() && amp__tmp_abandoned(e->d_name, &sb, now, host))
+            (void)unlinkat(amp__dc_fd, e->d_name, 0);
     }
     closedir(d);
 }

@@ -557,7 +557,8 @@ const amp__sys_dir *amp__cpu_system_dirs(amp__cpu_device *d)
     argv[n++] = "/dev/null";
     int ws = 0;
     bool late = false;
-    if (amp__cpu_run_capture(argv, envp, amp__now_ns() + amp__cpu_probe_s() * 1000000000ull, &text, &ws, &late) != AMP_OK ||
+    const uint64_t deadline = amp__now_ns() + amp__cpu_probe_s() * 1000000000ull;
+    if (amp__cpu_run_capture(argv, envp, deadline, &text, &ws, &late) != AMP_OK ||
         late || !WIFEXITED(ws) || WEXITSTATUS(ws) != 0)
         goto done;
     const char *p = strstr(text, "#include <...> search starts here:");
