@@ -844,10 +844,11 @@ out:
         free(data);
         data = NULL;
         atomic_fetch_add(&amp__dc_rejected, 1);
-        if (why) amp__dc_note("disk cache entry %.80s is %s: refused and removed", name, why);
         /* Renames are atomic, so a bad entry is bad for everyone: remove it
          * and let the caller rebuild (the rebuilt entry replaces it). */
-        (void)unlinkat(amp__dc_fd, name, 0);
+        int gone = unlinkat(amp__dc_fd, name, 0) == 0 ? 0 : errno;
+        if (why && !gone) amp__dc_note("disk cache entry %.80s is %s: refused and removed", name, why);
+        else if (why) amp__dc_note("disk cache entry %.80s is %s: refused (not removed: %s)", name, why, strerror(gone));
     } else if (data) {
         atomic_fetch_add(&amp__dc_hits, 1);
     }
