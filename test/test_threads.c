@@ -1,4 +1,4 @@
-/* test_threads.c — host concurrency: 8 threads x 200 checked launches on their own views and queues, threads sharing the default queue and one kernel, two queues running at once, concurrent program builds; calls into the library from a key destructor that runs after the library's own at a thread's exit; a launch's (or replay's) future answering for it alone while another thread's launches on the view fail. */
+/* test_threads.c — host concurrency: 8 threads x 200 checked launches on their own views and queues, threads sharing the default queue and one kernel, two queues running at once, concurrent program builds; calls into the library from a key destructor that runs after the library's own at a thread's exit; a launch's (or replay's) future answering for it alone while another thread's launches on the view fail; the first use on a thread of 128 KiB of stack, and GPU compiles kept off the caller's stack. */
 #include "support.h"
 
 #include <hipamp_algorithms.h>
@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -281,6 +282,66 @@ Test(threads, the_first_use_on_a_thread_of_128_KiB_of_stack, .timeout = 120)
     free(src);
     cr_assert_eq(w.err[0], '\0', "%s", w.err);
     cr_assert_eq(w.checked, w.launches, "%d of %d launches checked", w.checked, w.launches);
+}
+
+/* NVRTC's and hipRTC's front ends recurse with the kernel's templates: a
+ * build of thr_step and thr_slow for sm_90 took 87 KB of the caller's
+ * stack, and the library's first use on a GPU crashed on a thread of
+ * 128 KiB. They run on a thread of their own (lib/base/big_stack.c): what
+ * the caller's thread gives to a compile for a target is hipamp's alone,
+ * well inside that budget. Measured on a stack of the test's own, painted
+ * before the thread starts. */
+enum { PAINTED_STACK = 1 << 20, PAINT = 0xA5 };
+
+typedef struct compile_on_painted {
+    const char *target;
+    amp_status st;
+    char err[512];
+} compile_on_painted;
+
+static void *compile_for_target_worker(void *arg)
+{
+    compile_on_painted *c = arg;
+    amp_code_object *co = NULL;
+    c->st = amp_compile_for_target(c->target, test_kernels_threads, NULL, &co);
+    if (c->st != AMP_OK) snprintf(c->err, sizeof c->err, "%s", amp_last_error());
+    if (co) amp_code_object_destroy(co);
+    return NULL;
+}
+
+Test(threads, the_gpu_compilers_do_not_run_on_the_callers_stack, .timeout = 120)
+{
+    static const char *const targets[] = {"sm_90", "gfx90a"};
+    /* Mapped, not malloc'd: AddressSanitizer refuses a thread whose stack
+     * lies in its own heap. */
+    unsigned char *stack = mmap(NULL, PAINTED_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK,
+                                -1, 0);
+    cr_assert_neq(stack, MAP_FAILED);
+    int compiled = 0;
+    char skipped[1200] = "";
+    for (size_t t = 0; t < sizeof targets / sizeof targets[0]; ++t) {
+        memset(stack, PAINT, PAINTED_STACK);
+        compile_on_painted c = {.target = targets[t]};
+        pthread_attr_t at;
+        pthread_t th;
+        cr_assert_eq(pthread_attr_init(&at), 0);
+        cr_assert_eq(pthread_attr_setstack(&at, stack, PAINTED_STACK), 0);
+        cr_assert_eq(pthread_create(&th, &at, compile_for_target_worker, &c), 0);
+        pthread_attr_destroy(&at);
+        pthread_join(th, NULL);
+        if (c.st == AMP_ERROR_UNSUPPORTED) { /* no NVRTC, or no hipRTC for AMD targets, here */
+            snprintf(skipped + strlen(skipped), sizeof skipped - strlen(skipped), "%s: %.500s; ", targets[t], c.err);
+            continue;
+        }
+        cr_assert_eq(c.st, AMP_OK, "%s: %s: %s", targets[t], amp_status_name(c.st), c.err);
+        size_t untouched = 0;
+        while (untouched < PAINTED_STACK && stack[untouched] == PAINT) ++untouched;
+        size_t used = PAINTED_STACK - untouched;
+        cr_assert_lt(used, 64u * 1024, "a compile for %s used %zu bytes of the caller's stack", targets[t], used);
+        ++compiled;
+    }
+    munmap(stack, PAINTED_STACK);
+    if (!compiled) cr_skip_test("no GPU compiler here: %s", skipped);
 }
 
 Test(threads, lcg_reference_self_check)

@@ -81,6 +81,14 @@ unsigned amp__env_uint(const char *name, unsigned dflt, unsigned lo, unsigned hi
 unsigned amp__env_count(const char *name, unsigned dflt, unsigned max);
 /* AMP_COMPILE_TIMEOUT: seconds a build may take (default 600, 1..86400). */
 unsigned amp__compile_timeout_s(void);
+/* fn(arg), run on a thread of the library's own with a stack of at least
+ * 8 MiB (the stack limit where that is larger, to 256 MiB), joined before
+ * it returns: for vendor code whose stack use is not hipamp's to bound (the
+ * GPU compilers, the drivers' start). Where no thread can be made (thread
+ * or memory limits) fn runs on the caller's thread, and false is returned.
+ * fn must not need the caller's thread-local state. Blocks until fn
+ * returns. */
+bool amp__on_big_stack(void *(*fn)(void *), void *arg);
 /* A size with an optional K/M/G (KiB, MiB...) suffix in [lo, hi]; unset ->
  * dflt; malformed -> dflt, said. */
 unsigned long long amp__env_size(const char *name, unsigned long long dflt, unsigned long long lo,

@@ -38,16 +38,13 @@ static void *amp__registry_thread(void *arg)
     return NULL;
 }
 
-/* The registry is made on a thread of the library's own, of the C
- * library's default stack size: the vendors' start runs inside it (cuInit,
- * hipInit and ROCr's, the compiler's probe), and the caller's thread may
- * have a small stack (musl's 128 KiB) that hipamp's own code is held to
- * but theirs is not. Inline where no thread can be made. */
+/* The registry is made on a thread of the library's own (amp__on_big_stack):
+ * the vendors' start runs inside it (cuInit, hipInit and ROCr's, the
+ * compiler's probe), and the caller's thread may have a small stack
+ * (musl's 128 KiB) that hipamp's own code is held to but theirs is not. */
 static void amp__registry_init_once(void)
 {
-    pthread_t t;
-    if (pthread_create(&t, NULL, amp__registry_thread, NULL) == 0) pthread_join(t, NULL);
-    else amp__registry_init();
+    (void)amp__on_big_stack(amp__registry_thread, NULL);
 }
 
 amp_status amp__registry(amp_accelerator **list, size_t *count)

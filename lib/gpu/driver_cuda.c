@@ -418,7 +418,7 @@ static amp_status cu_compile(const char *arch, const amp__compile_job *job, void
             prog = NULL;
             goto fail;
         }
-        crc = N.nvrtcCompileProgram(prog, (int)argc - skip, (const char *const *)argv + skip);
+        crc = amp__nvrtc_compile_call(N.nvrtcCompileProgram, prog, (int)argc - skip, (const char *const *)argv + skip);
         size_t log_size = 0;
         if (N.nvrtcGetProgramLogSize(prog, &log_size) == 0 && log_size > 1) {
             log = malloc(log_size + 1);

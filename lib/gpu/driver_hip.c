@@ -288,7 +288,7 @@ static amp_status hiprtc_build(const char *target, const char *const *fixed, siz
         prog = NULL;
         goto fail;
     }
-    int crc = R.hiprtcCompileProgram(prog, (int)argc, (const char **)argv);
+    int crc = amp__hiprtc_compile_call(R.hiprtcCompileProgram, prog, (int)argc, (const char **)argv);
     size_t log_size = 0;
     if (R.hiprtcGetProgramLogSize(prog, &log_size) == 0 && log_size > 1) {
         log = malloc(log_size + 1);

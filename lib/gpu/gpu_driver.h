@@ -216,6 +216,14 @@ amp_status amp__nvrtc_refuse_eof_byte(const amp__compile_job *job);
  * the prebuilt packs still serve the built-in algorithms
  * (secure_program.c). */
 amp_status amp__gpu_refuse_in_secure_program(const char *what);
+/* nvrtcCompileProgram and hiprtcCompileProgram (compile: the loaded entry
+ * point) called with prog, argc and argv on a thread of at least 8 MiB of
+ * stack, their result returned: their front ends recurse with the
+ * kernel's templates, past the 128 KiB a caller's thread may have
+ * (rtc_stack.c). Blocks for the compile. */
+int amp__nvrtc_compile_call(int (*compile)(void *, int, const char *const *), void *prog, int argc,
+                            const char *const *argv);
+int amp__hiprtc_compile_call(int (*compile)(void *, int, const char **), void *prog, int argc, const char **argv);
 /* job as hipRTC or NVRTC is handed it (option_macros.c): its -D and -U
  * options (and --define-macro, --undefine-macro) taken out of the options
  * and written as #define and #undef lines, in their order, between
