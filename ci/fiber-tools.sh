@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# fiber-tools.sh — runs ci/tiled_stress.c (threads launching tiled kernels on the CPU accelerator's loop versions and fibers, and replaying graphs of them; then threads replaying one graph at once, and recordings whose thread exited ended by another thread or discarded with their view) under valgrind memcheck against BUILD_DIR's library and under ThreadSanitizer against a TSan build of the library (once more with the pool's threads spinning and sleeping at nearly every launch, and once with them spinning long enough to join graph replays' teams), then a long run of tiled launches (synchronous and asynchronous, loop version and fibers) under ThreadSanitizer; fails unless all report nothing. Prints one closing line. Bounded to a few minutes on 2 cores.
+# fiber-tools.sh — runs ci/tiled_stress.c (threads launching tiled kernels on the CPU accelerator's loop versions and fibers, and replaying graphs of them; then threads replaying one graph at once, and recordings whose thread exited ended by another thread or discarded with their view) under valgrind memcheck against BUILD_DIR's library and under ThreadSanitizer against a TSan build of the library (once more with the pool's threads spinning and sleeping at nearly every launch, and once with them spinning long enough to join graph replays' teams), then a long run of tiled launches (synchronous and asynchronous, loop version and fibers) under ThreadSanitizer, and ci/handle_stress.c (stale handles racing their destroy) under ThreadSanitizer; fails unless all report nothing. Prints one closing line. Bounded to a few minutes on 2 cores.
 # Usage: ci/fiber-tools.sh BUILD_DIR
 # Criterion cannot run under ThreadSanitizer ("Could not initialize inheritable arena"), hence the plain program.
 set -uo pipefail
@@ -110,6 +110,17 @@ if cmake -S "$ROOT" -B "$TSAN_BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHIPAMP_
   else
     fails+=("ThreadSanitizer: the long run of $LONG tiled launches failed"); tail -40 "$WORK/tsan-long.log"
   fi
+  # Stale handles racing their destroy and their shells' reuse
+  # (ci/handle_stress.c): the handle checks' acquire against the publish.
+  if "$CC" -std=c11 -O1 -g -fsanitize=thread -I"$ROOT/include" -I"$TSAN_BUILD/include" ci/handle_stress.c \
+       -o "$WORK/handle-stress-tsan" -L"$TSAN_BUILD" -lhipamp -lpthread -Wl,-rpath,"$TSAN_BUILD" \
+       >"$WORK/tsan-handles.log" 2>&1 &&
+     TSAN_OPTIONS="halt_on_error=1 exitcode=9 ${TSAN_OPTIONS:-}" timeout -k 10 240 "$WORK/handle-stress-tsan" \
+       >>"$WORK/tsan-handles.log" 2>&1; then
+    echo "fiber-tools: ThreadSanitizer, $(grep '^handle_stress:' "$WORK/tsan-handles.log"): no reports"
+  else
+    fails+=("ThreadSanitizer: stale handles racing their destroy"); tail -40 "$WORK/tsan-handles.log"
+  fi
 else
   wait_for_memcheck
   fails+=("ThreadSanitizer: could not build the library or the program")
@@ -117,7 +128,7 @@ else
 fi
 
 if [ ${#fails[@]} -eq 0 ]; then
-  echo "fiber-tools: PASSED (memcheck and ThreadSanitizer, loop versions and fibers, and the long run)"
+  echo "fiber-tools: PASSED (memcheck and ThreadSanitizer, loop versions and fibers, the long run, stale handles)"
   exit 0
 fi
 echo "fiber-tools: FAILED ($(printf '%s; ' "${fails[@]}" | sed 's/; $//'))"

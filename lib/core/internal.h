@@ -92,10 +92,15 @@ amp_status amp__handle_check_slow(const void *h, amp__handle_kind kind, const ch
 bool amp__handle_alive(const void *h, amp__handle_kind kind);
 /* The common case, inline for the launch path: h is a live handle of kind
  * by its tag (false also whenever the registry must decide: AMP_DEBUG=1's
- * handles carry another tag). A load and a compare. */
+ * handles carry another tag). A load and a compare. Acquire, pairing with
+ * amp__handle_publish's release: a stale pointer that reaches a shell
+ * published again must read the fields set before it was published, not
+ * the clearing before them (ThreadSanitizer found the relaxed load's race
+ * in test_handles' racing destroys; ci/handle_stress.c keeps it found). A
+ * plain load on x86, one ldar on ARM. */
 static inline bool amp__handle_live(const void *h, amp__handle_kind kind)
 {
-    return h && atomic_load_explicit(&((const amp__handle *)h)->tag, memory_order_relaxed) == AMP__HANDLE_LIVE(kind);
+    return h && atomic_load_explicit(&((const amp__handle *)h)->tag, memory_order_acquire) == AMP__HANDLE_LIVE(kind);
 }
 /* AMP_OK for a live handle of kind; else AMP_ERROR_INVALID_ARGUMENT naming
  * fn, what and why (NULL, destroyed, another kind). */
