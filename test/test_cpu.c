@@ -544,18 +544,20 @@ static const char gate_kernels[] =
     "AMP_KERNEL(plus_one, amp::index<1> i, amp::array_view<const int, 1> a, amp::array_view<int, 1> b)\n"
     "{ b[i] = a[i] + 1; }\n";
 
+/* Atomic: the watchdog and the test's thread both read and write them
+ * (the kernel reads gate through its address as a volatile int). */
 typedef struct gate_watch {
-    volatile int gate;
-    volatile int forced;
+    atomic_int gate;
+    atomic_int forced;
 } gate_watch;
 
 static void *gate_watchdog(void *arg)
 {
     gate_watch *w = arg;
-    for (int i = 0; i < 2000 && !w->gate; ++i) usleep(10000);
-    if (!w->gate) {
-        w->forced = 1;
-        w->gate = 1;
+    for (int i = 0; i < 2000 && !atomic_load(&w->gate); ++i) usleep(10000);
+    if (!atomic_load(&w->gate)) {
+        atomic_store(&w->forced, 1);
+        atomic_store(&w->gate, 1);
     }
     return NULL;
 }
@@ -574,7 +576,8 @@ static void async_call_does_not_wait_for_another_view(bool graph)
     amp_array_view *vx = test_view(x, sizeof(int), amp_extent_1d(N), AMP_READ_WRITE);
     amp_array_view *vy = test_view(y, sizeof(int), amp_extent_1d(N), AMP_READ_WRITE);
     static gate_watch w;
-    w.gate = w.forced = 0;
+    atomic_store(&w.gate, 0);
+    atomic_store(&w.forced, 0);
     amp_arg gated[] = {amp_arg_view(vx), amp_arg_uint64((uint64_t)(uintptr_t)&w.gate)};
     amp_arg copy[] = {amp_arg_view(vx), amp_arg_view(vy)};
     amp_graph *g = NULL;
@@ -589,8 +592,8 @@ static void async_call_does_not_wait_for_another_view(bool graph)
     ASSERT_OK(amp_parallel_for_each_async(q2, amp_extent_1d(N), test_kernel(p, "gated_inc"), gated, 2, &f2));
     if (graph) ASSERT_OK(amp_graph_launch_async(q, g, &f));
     else ASSERT_OK(amp_parallel_for_each_async(q, amp_extent_1d(N), test_kernel(p, "plus_one"), copy, 2, &f));
-    int forced = w.forced;
-    w.gate = 1; /* the host's next step */
+    int forced = atomic_load(&w.forced);
+    atomic_store(&w.gate, 1); /* the host's next step */
     pthread_join(t, NULL);
     ASSERT_OK(amp_future_wait(f));
     ASSERT_OK(amp_future_wait(f2));
@@ -940,7 +943,8 @@ Test(cpu, a_child_forked_while_a_thread_waits_on_a_future_can_wait_on_its_own, .
     memset(x, 0, sizeof x);
     amp_array_view *vx = test_view(x, sizeof(int), amp_extent_1d(N), AMP_READ_WRITE);
     static gate_watch w;
-    w.gate = w.forced = 0;
+    atomic_store(&w.gate, 0);
+    atomic_store(&w.forced, 0);
     amp_arg gated[] = {amp_arg_view(vx), amp_arg_uint64((uint64_t)(uintptr_t)&w.gate)};
     amp_future *f = NULL;
     ASSERT_OK(amp_parallel_for_each_async(q, amp_extent_1d(N), test_kernel(p, "gated_inc"), gated, 2, &f));
@@ -967,7 +971,7 @@ Test(cpu, a_child_forked_while_a_thread_waits_on_a_future_can_wait_on_its_own, .
     cr_assert_geq(pid, 0);
     int ws = 0;
     waitpid(pid, &ws, 0);
-    w.gate = 1;
+    atomic_store(&w.gate, 1);
     pthread_join(t, NULL);
     ASSERT_OK(amp_future_wait(f));
     ASSERT_OK(amp_future_destroy(f));

@@ -693,8 +693,12 @@ static _Thread_local int lock_delay_us;
 
 int pthread_mutex_lock(pthread_mutex_t *m)
 {
-    static int (*real)(pthread_mutex_t *);
-    if (!real) real = (int (*)(pthread_mutex_t *))dlsym(RTLD_NEXT, "pthread_mutex_lock");
+    static int (*_Atomic real_lock)(pthread_mutex_t *); /* found once by whichever thread locks first */
+    int (*real)(pthread_mutex_t *) = atomic_load_explicit(&real_lock, memory_order_relaxed);
+    if (!real) {
+        real = (int (*)(pthread_mutex_t *))dlsym(RTLD_NEXT, "pthread_mutex_lock");
+        atomic_store_explicit(&real_lock, real, memory_order_relaxed);
+    }
     if (lock_delay_us) {
         int us = lock_delay_us;
         lock_delay_us = 0;
