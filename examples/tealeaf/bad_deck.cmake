@@ -148,6 +148,33 @@ foreach(_bad "${_long}4 4 1 1.0e4" "4294967300 4 1 1.0e4" "4 4 1 1.0e4 junk")
   endif()
 endforeach()
 file(REMOVE "problems/tea.problems")
+# A NUL inside the line (the fuzzer's): the text before it matched.
+# TeaLeaf's own output beside the deck (deck.out), read where tea.problems
+# has no line: a step past int's range (sscanf's %d wrapped 4294967297 to
+# the deck's end_step 1) or a value that is no finite number matched too.
+execute_process(COMMAND sh -c "printf '4 4 1 1.0e4\\000junk\\n' > problems/tea.problems")
+foreach(_bad_out "" " step: 4294967297 1 2 3 4 5" " step: 1 1 2 3 4 nan" " step: 1 1 2 3 4 inf")
+  if(_bad_out STREQUAL "")
+    file(REMOVE "problems/deck.out")
+  else()
+    file(WRITE "problems/deck.out" " x_cells=4\n y_cells=4\n${_bad_out}\n")
+  endif()
+  execute_process(COMMAND ${TEALEAF} --device cpu problems/deck.in OUTPUT_VARIABLE _out ERROR_VARIABLE _err RESULT_VARIABLE _rc)
+  string(FIND "${_out}" "has no line \"4 4 1\"" _at)
+  if(NOT _rc EQUAL 1 OR _at EQUAL -1)
+    message(FATAL_ERROR "tea.problems with a NUL, deck.out \"${_bad_out}\": a value was taken (exit ${_rc}):\n${_out}${_err}")
+  endif()
+endforeach()
+# The same output with a good last summary is taken: the checks above are
+# not a reader that takes nothing.
+file(WRITE "problems/deck.out" " x_cells=4\n y_cells=4\n step: 1 1 2 3 4 5\n")
+execute_process(COMMAND ${TEALEAF} --device cpu problems/deck.in OUTPUT_VARIABLE _out ERROR_VARIABLE _err RESULT_VARIABLE _rc)
+string(FIND "${_out}" "problems/deck.out, its last field summary" _at)
+if(_at EQUAL -1)
+  message(FATAL_ERROR "deck.out with a good summary was not read (exit ${_rc}):\n${_out}${_err}")
+endif()
+file(REMOVE "problems/deck.out")
+file(REMOVE "problems/tea.problems")
 execute_process(COMMAND sh -c "mkfifo problems/tea.problems")
 execute_process(COMMAND ${TEALEAF} --device cpu problems/deck.in OUTPUT_VARIABLE _out ERROR_VARIABLE _err RESULT_VARIABLE _rc
   TIMEOUT 60)

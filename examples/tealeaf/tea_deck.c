@@ -458,9 +458,11 @@ int tea_expected_from_problems(const char *problems, const tea_deck *d, double *
     /* Whole lines (a long one is one line, never read on as the next),
      * each "x y steps value" and nothing else: a line with more, or with a
      * number out of range, matches no problem. */
-    while (!found && getline(&line, &cap, f) != -1) {
+    ssize_t len;
+    while (!found && (len = getline(&line, &cap, f)) != -1) {
         char *t = line, *end = NULL;
         int x, y, steps;
+        if (memchr(line, '\0', (size_t)len)) continue; /* text before a NUL is no whole line */
         if (!next_int(&t, &x) || !next_int(&t, &y) || !next_int(&t, &steps)) continue;
         errno = 0;
         double v = strtod(t, &end);
@@ -494,14 +496,29 @@ int tea_expected_from_out(const char *out, const tea_deck *d, double *value)
     char want_x[32], want_y[32];
     snprintf(want_x, sizeof want_x, "x_cells=%d", d->x_cells);
     snprintf(want_y, sizeof want_y, "y_cells=%d", d->y_cells);
-    while (getline(&line, &cap, f) != -1) {
+    ssize_t len;
+    while ((len = getline(&line, &cap, f)) != -1) {
         char *t = line;
+        if (memchr(line, '\0', (size_t)len)) continue;
         while (*t == ' ') ++t;
         if (!strncmp(t, want_x, strlen(want_x)) && !isdigit((unsigned char)t[strlen(want_x)])) x_ok = true;
         if (!strncmp(t, want_y, strlen(want_y)) && !isdigit((unsigned char)t[strlen(want_y)])) y_ok = true;
+        /* "step:", the step (within int: sscanf's %d wrapped one past it)
+         * and five finite numbers (a "nan" verified nothing); what follows
+         * them is not read. */
+        if (strncmp(t, "step:", 5)) continue;
+        t += 5;
         int s;
         double c[5];
-        if (sscanf(t, "step: %d %lf %lf %lf %lf %lf", &s, &c[0], &c[1], &c[2], &c[3], &c[4]) == 6) {
+        bool ok = next_int(&t, &s);
+        for (int k = 0; k < 5 && ok; ++k) {
+            char *end = NULL;
+            errno = 0;
+            c[k] = strtod(t, &end);
+            ok = end != t && errno != ERANGE && isfinite(c[k]);
+            t = end;
+        }
+        if (ok) {
             step = s;
             last = c[4];
         }
