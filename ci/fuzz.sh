@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# fuzz.sh — builds the libFuzzer harnesses (fuzz/) with clang and runs them at once for a bounded time: the signature-record check, the AMD code-object readers, the CPU split compile's source scan, the CPU accelerator's ELF reader and the include scan's lexer. Seeds: real code objects compiled here with hipRTC (gfx90a, gfx1030) when hipamp-compile can, the harness's own near-valid records, the project's kernel sources, and a shared object and an object file the C++ compiler makes here (thread-locals, a kernel body's local static, a needed library). Prints executions and findings per harness; exits non-zero on a finding (its reproducer is kept under the build dir).
+# fuzz.sh — builds the libFuzzer harnesses (fuzz/) with clang and runs them at once for a bounded time: the signature-record check, the AMD code-object readers, the CPU split compile's source scan, the CPU accelerator's ELF reader, the include scan's lexer, the prebuilt packs' reader, the disk cache's entry reader, the environment and option readers (and stream's command line), and TeaLeaf's deck, tea.problems and output readers. Seeds: real code objects compiled here with hipRTC (gfx90a, gfx1030) when hipamp-compile can, the harness's own near-valid records, the project's kernel sources, and a shared object and an object file the C++ compiler makes here (thread-locals, a kernel body's local static, a needed library). Prints executions and findings per harness; exits non-zero on a finding (its reproducer is kept under the build dir).
 # Usage: ci/fuzz.sh [SECONDS_PER_HARNESS]   (default 60; FUZZ_BUILD overrides the build dir)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -19,7 +19,8 @@ CXX_FUZZ=${CC_FUZZ/clang/clang++}
 echo "=== fuzz: building with $CC_FUZZ in $BUILD"
 if ! CC=$CC_FUZZ CXX=$CXX_FUZZ cmake -S "$ROOT" -B "$BUILD" -DHIPAMP_FUZZ=ON -DHIPAMP_BUILD_TESTS=OFF \
        -DHIPAMP_BUILD_EXAMPLES=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo > "$BUILD.configure.log" 2>&1 ||
-   ! cmake --build "$BUILD" -j"$(nproc)" --target fuzz_signature fuzz_codeobject fuzz_split_scan fuzz_cpu_elf fuzz_include_lex > "$BUILD.build.log" 2>&1; then
+   ! cmake --build "$BUILD" -j"$(nproc)" --target fuzz_signature fuzz_codeobject fuzz_split_scan fuzz_cpu_elf fuzz_include_lex \
+       fuzz_prebuilt_pack fuzz_disk_cache_entry fuzz_env fuzz_tea_deck > "$BUILD.build.log" 2>&1; then
   tail -n 30 "$BUILD.configure.log" "$BUILD.build.log" 2>/dev/null
   echo "fuzz.sh: FAILED to build the harnesses"; exit 1
 fi
@@ -30,7 +31,12 @@ corpus_sig="$BUILD/corpus-signature"
 corpus_scan="$BUILD/corpus-split-scan"
 corpus_elf="$BUILD/corpus-cpu-elf"
 corpus_lex="$BUILD/corpus-include-lex"
-mkdir -p "$corpus_co" "$corpus_sig" "$corpus_scan" "$corpus_elf" "$corpus_lex"
+corpus_pack="$BUILD/corpus-prebuilt-pack"
+corpus_dc="$BUILD/corpus-disk-cache-entry"
+corpus_env="$BUILD/corpus-env"
+corpus_tea="$BUILD/corpus-tea-deck"
+mkdir -p "$corpus_co" "$corpus_sig" "$corpus_scan" "$corpus_elf" "$corpus_lex" "$corpus_pack" "$corpus_dc" "$corpus_env" \
+  "$corpus_tea"
 # Seeds for the split scan: the project's own kernel sources.
 cp "$ROOT"/examples/*/*.hip "$ROOT"/test/kernels/*.hip "$ROOT"/hip_kernels/alg/*.hip "$corpus_scan/" 2>/dev/null
 # The lexer's seeds: the same sources (its own corpus: each harness grows its own).
@@ -69,17 +75,38 @@ ${CXX_SEED:-c++} -shared -fPIC -O1 -ffunction-sections -Wl,--emit-relocs -o "$co
   > /dev/null 2>&1 || true
 ${CXX_SEED:-c++} -c -fPIC -O1 -o "$corpus_elf/part.o" "$elf_seed" > /dev/null 2>&1 || true
 echo "fuzz: $(ls "$corpus_elf" | wc -l) CPU ELF seeds"
+# A pack and a disk-cache entry: near-valid records whose first byte asks the
+# harness to repair magic, version, target, count, offsets and digests (MAC).
+{ printf '\077HIPAMPK1\001\000\000\000\002\000\000\000'; head -c 400 /dev/zero | tr '\0' 'k'; } > "$corpus_pack/two"
+{ printf '\017HIPAMPC2\002\000\000\000'; head -c 76 /dev/zero; printf 'payload'; } > "$corpus_dc/entry"
+# The environment readers: a selector byte (see fuzz/fuzz_env.c), then a value.
+printf '\000on' > "$corpus_env/flag"; printf '\001alg' > "$corpus_env/word"; printf '\002 86400' > "$corpus_env/uint"
+printf '\00364MiB' > "$corpus_env/size"; printf '\004-O2 -I /x -D A=1 f.c' > "$corpus_env/options"
+printf '\005root,0' > "$corpus_env/users"; printf '\006rel/%%p.json' > "$corpus_env/trace"
+printf '\007-s 2147483648 --rank2 -n 10 --block-size 1024 --dot alg' > "$corpus_env/stream"
+# TeaLeaf's decks (beside the project, when there) and one of its own; the
+# first byte picks the solver.
+for f in "$ROOT"/../shared/tealeaf/*.in "$ROOT"/../shared/tealeaf/tea.problems "$ROOT"/../shared/tealeaf/tea_bm_1.out; do
+  [ -f "$f" ] && { printf '\000'; cat "$f"; } > "$corpus_tea/$(basename "$f")"
+done
+printf '\000*tea\nstate 1 density=100.0 energy=0.0001\nstate 2 density=0.1 energy=25.0 geometry=circle xmin=1 ymin=1 radius=2\nx_cells=4\ny_cells=4\nend_step=2\n*endtea\n4 4 2 1.5\n x_cells=4\n y_cells=4\n step: 2 1 2 3 4 5\n' \
+  > "$corpus_tea/own"
 printf '\000' > "$corpus_sig/shape0"; printf '\001' > "$corpus_sig/shape1"; printf '\002' > "$corpus_sig/shape2"
 
 status=0
-harnesses=(fuzz_signature fuzz_codeobject fuzz_split_scan fuzz_cpu_elf fuzz_include_lex)
+harnesses=(fuzz_signature fuzz_codeobject fuzz_split_scan fuzz_cpu_elf fuzz_include_lex fuzz_prebuilt_pack fuzz_disk_cache_entry
+           fuzz_env fuzz_tea_deck)
 # All at once: each runs SECS of wall time, so the step takes SECS however
 # many there are (on 2 cores four share them).
 declare -A pids
 for h in "${harnesses[@]}"; do
   corpus=$corpus_sig; [ "$h" = fuzz_codeobject ] && corpus=$corpus_co; [ "$h" = fuzz_split_scan ] && corpus=$corpus_scan; [ "$h" = fuzz_include_lex ] && corpus=$corpus_lex; [ "$h" = fuzz_cpu_elf ] && corpus=$corpus_elf
+  [ "$h" = fuzz_prebuilt_pack ] && corpus=$corpus_pack; [ "$h" = fuzz_disk_cache_entry ] && corpus=$corpus_dc
+  [ "$h" = fuzz_env ] && corpus=$corpus_env; [ "$h" = fuzz_tea_deck ] && corpus=$corpus_tea
+  # fuzz_env's readers say each bad value on stderr, by design.
+  quiet=(); [ "$h" = fuzz_env ] && quiet=(-close_fd_mask=2)
   art="$BUILD/findings-$h"; rm -rf "$art"; mkdir -p "$art"
-  "$BUILD/fuzz/$h" -max_total_time="$SECS" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+  "$BUILD/fuzz/$h" -max_total_time="$SECS" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 "${quiet[@]}" \
     -artifact_prefix="$art/" "$corpus" > "$BUILD/$h.log" 2>&1 &
   pids[$h]=$!
 done

@@ -298,7 +298,7 @@ step "Spack recipe (Python syntax and structure)" "$LOGS/spack.log" python3 ci/c
 # libFuzzer on the signature check, the code-object readers, the split
 # compile's source scan and the CPU ELF reader, bounded
 # (HIPAMP_FUZZ_SECONDS per harness); executions and findings are in the log.
-step "fuzzers (${HIPAMP_FUZZ_SECONDS:-15} s, five at once, no findings)" "$LOGS/fuzz.log" \
+step "fuzzers (${HIPAMP_FUZZ_SECONDS:-15} s, nine at once, no findings)" "$LOGS/fuzz.log" \
   env FUZZ_BUILD="$ROOT/build-ci-fuzz" NORMAL_BUILD="$ROOT/build-ci" ci/fuzz.sh "${HIPAMP_FUZZ_SECONDS:-15}"
 grep '^fuzz:' "$LOGS/fuzz.log" 2>/dev/null
 # valgrind memcheck and ThreadSanitizer over tiled kernels (loops and fibers).
