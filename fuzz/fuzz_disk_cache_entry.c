@@ -1,6 +1,6 @@
 /* fuzz_disk_cache_entry.c — libFuzzer harness for the disk cache's entry reader (lib/core/disk_cache.c: amp__dcache_load — the size check from fstat, the header's magic, format, key and payload size, read before the MAC; the payload, read and MAC-checked after). The cache is a private directory on tmpfs (AMP_CACHE_DIR), its key made by the library at the first store. The input's first byte chooses repairs (bit 0: a good magic and format; bit 1: the key asked for; bit 2: payload_size the file's; bit 3: a correct HMAC under the directory's key, so that the accepted path runs); the rest is the entry, written at the key's name. An entry loaded must be exactly the file's payload. */
 #include "core/internal.h"
-#include "fuzz_tmpdir.h"
+#include "fuzz_support.h"
 
 #include <fcntl.h>
 #include <stdint.h>
@@ -32,12 +32,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (kf < 0 || read(kf, mackey, 32) != 32) abort();
         close(kf);
     }
-    if (size < 1) return 0;
-    const unsigned fix = data[0];
-    size_t n = size - 1;
-    uint8_t *b = malloc(n ? n : 1);
+    unsigned fix = 0;
+    size_t n = 0;
+    uint8_t *b = fz_split(data, size, &fix, &n);
     if (!b) return 0;
-    memcpy(b, data + 1, n);
     if (n >= HDR) {
         if (fix & 1) {
             uint32_t fmt = 2;

@@ -1,7 +1,7 @@
 /* fuzz_prebuilt_pack.c — libFuzzer harness for the prebuilt packs' reader (lib/core/prebuilt.c: amp__pb_open's header and index checks, amp__pb_entry_check's payload digests), reached through amp__prebuilt_read (what hipamp-prebuild uses to re-read its own output; the run-time lookup amp__pb_load goes through the same amp__pb_open). The input's first byte chooses repairs so that the fuzzer gets past the checks a random file cannot pass (bit 0: a good magic, format, version and target; bit 1: count clamped to the entries the file holds; bit 2: the index sorted by key; bit 3: every in-file entry's digest; bit 4: the index digest; bit 5: every entry's offset and size moved into the file, applied before the digests); the rest is the pack, written to a file in a private directory on tmpfs. Every pack accepted must give entries of 1..64 MiB whose bytes are the file's at their offsets. */
 #include "core/internal.h"
 #include "hipamp_version.h"
-#include "fuzz_tmpdir.h"
+#include "fuzz_support.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -28,12 +28,10 @@ static int key_cmp(const void *a, const void *b) { return memcmp(a, b, 32); }
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const char *dir = fz_private_dir("pack");
-    if (size < 1) return 0;
-    const unsigned fix = data[0];
-    size_t n = size - 1;
-    uint8_t *b = malloc(n ? n : 1);
+    unsigned fix = 0;
+    size_t n = 0;
+    uint8_t *b = fz_split(data, size, &fix, &n);
     if (!b) return 0;
-    memcpy(b, data + 1, n);
     if ((fix & 1) && n >= HDR) {
         uint32_t fmt = 1;
         memcpy(b, "HIPAMPK1", 8);

@@ -1,6 +1,6 @@
 /* fuzz_tea_deck.c — libFuzzer harness for TeaLeaf's input readers (examples/tealeaf/tea_deck.c): the deck (tea_deck_read, tea.in format), tea.problems (tea_expected_from_problems) and the reference output (tea_expected_from_out), each over the same bytes written to a file on tmpfs. The first byte picks the solver asked for (-1: the deck's). A deck accepted must be one the run can use (finite positive cells, states 1..nstates defined), and its initial state is generated for a few rows; a refusal says why. */
 #include "tea_deck.h"
-#include "fuzz_tmpdir.h"
+#include "fuzz_support.h"
 
 #include <math.h>
 #include <fcntl.h>

@@ -159,20 +159,13 @@ foreach(_bad_out "" " step: 4294967297 1 2 3 4 5" " step: 1 1 2 3 4 nan" " step:
   else()
     file(WRITE "problems/deck.out" " x_cells=4\n y_cells=4\n${_bad_out}\n")
   endif()
-  execute_process(COMMAND ${TEALEAF} --device cpu problems/deck.in OUTPUT_VARIABLE _out ERROR_VARIABLE _err RESULT_VARIABLE _rc)
-  string(FIND "${_out}" "has no line \"4 4 1\"" _at)
-  if(NOT _rc EQUAL 1 OR _at EQUAL -1)
-    message(FATAL_ERROR "tea.problems with a NUL, deck.out \"${_bad_out}\": a value was taken (exit ${_rc}):\n${_out}${_err}")
-  endif()
+  expect_output("problems/deck.in" "has no line \"4 4 1\""
+    "tea.problems with a NUL, deck.out \"${_bad_out}\": a value was taken")
 endforeach()
 # The same output with a good last summary is taken: the checks above are
 # not a reader that takes nothing.
 file(WRITE "problems/deck.out" " x_cells=4\n y_cells=4\n step: 1 1 2 3 4 5\n")
-execute_process(COMMAND ${TEALEAF} --device cpu problems/deck.in OUTPUT_VARIABLE _out ERROR_VARIABLE _err RESULT_VARIABLE _rc)
-string(FIND "${_out}" "problems/deck.out, its last field summary" _at)
-if(_at EQUAL -1)
-  message(FATAL_ERROR "deck.out with a good summary was not read (exit ${_rc}):\n${_out}${_err}")
-endif()
+expect_output("problems/deck.in" "problems/deck.out, its last field summary" "deck.out with a good summary was not read")
 file(REMOVE "problems/deck.out")
 file(REMOVE "problems/tea.problems")
 execute_process(COMMAND sh -c "mkfifo problems/tea.problems")
