@@ -285,7 +285,7 @@ Test(threads, the_first_use_on_a_thread_of_128_KiB_of_stack, .timeout = 120)
 }
 
 /* NVRTC's and hipRTC's front ends recurse with the kernel's templates: a
- * build of thr_step and thr_slow for sm_90 took 87 KB of the caller's
+ * build of thr_step and thr_slow for sm_90 took 96 KB of the caller's
  * stack, and the library's first use on a GPU crashed on a thread of
  * 128 KiB. They run on a thread of their own (lib/base/big_stack.c): what
  * the caller's thread gives to a compile for a target is hipamp's alone,

@@ -84,10 +84,11 @@ unsigned amp__compile_timeout_s(void);
 /* fn(arg), run on a thread of the library's own with a stack of at least
  * 8 MiB (the stack limit where that is larger, to 256 MiB), joined before
  * it returns: for vendor code whose stack use is not hipamp's to bound (the
- * GPU compilers, the drivers' start). Where no thread can be made (thread
- * or memory limits) fn runs on the caller's thread, and false is returned.
- * fn must not need the caller's thread-local state. Blocks until fn
- * returns. */
+ * GPU compilers, the drivers' start). The thread takes no asynchronous
+ * signals, and the caller is not cancelled while it waits. Where no thread
+ * can be made (thread or memory limits; 8 MiB is tried after a larger
+ * size) fn runs on the caller's thread, and false is returned. fn must not
+ * need the caller's thread-local state. Blocks until fn returns. */
 bool amp__on_big_stack(void *(*fn)(void *), void *arg);
 /* A size with an optional K/M/G (KiB, MiB...) suffix in [lo, hi]; unset ->
  * dflt; malformed -> dflt, said. */
