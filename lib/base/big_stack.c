@@ -70,8 +70,8 @@ bool amp__on_big_stack(void *(*fn)(void *), void *arg)
     pthread_sigmask(SIG_BLOCK, &block, &old);
     /* A large limit's reservation can fail (strict overcommit, RLIMIT_AS):
      * 8 MiB then, before the caller's own stack. */
-    const size_t want = amp__big_stack_size(), floor = 8u << 20;
-    bool made = amp__big_stack_thread(&t, want, &c) || (want > floor && amp__big_stack_thread(&t, floor, &c));
+    const size_t want = amp__big_stack_size(), least = 8u << 20;
+    bool made = amp__big_stack_thread(&t, want, &c) || (want > least && amp__big_stack_thread(&t, least, &c));
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (made) {
         /* Not cancelled while the thread uses what the caller's frames

@@ -847,9 +847,10 @@ out:
         /* Renames are atomic, so a bad entry is bad for everyone: remove it
          * and let the caller rebuild (the rebuilt entry replaces it). */
         /* ENOENT: another process removed it first. */
-        int gone = unlinkat(amp__dc_fd, name, 0) == 0 || errno == ENOENT ? 0 : errno;
-        if (why && !gone) amp__dc_note("disk cache entry %.80s is %s: refused and removed", name, why);
-        else if (why) amp__dc_note("disk cache entry %.80s is %s: refused (not removed: %s)", name, why, strerror(gone));
+        int unlink_err = unlinkat(amp__dc_fd, name, 0) == 0 || errno == ENOENT ? 0 : errno;
+        if (why && !unlink_err) amp__dc_note("disk cache entry %.80s is %s: refused and removed", name, why);
+        else if (why)
+            amp__dc_note("disk cache entry %.80s is %s: refused (not removed: %s)", name, why, strerror(unlink_err));
     } else if (data) {
         atomic_fetch_add(&amp__dc_hits, 1);
     }
