@@ -793,7 +793,9 @@ typedef struct amp_kernel amp_kernel;
  * chooses the target. Uses the
  * in-memory and on-disk caches (see amp_cache_get_info). Blocks while
  * compiling; a compiler that runs as a process (the CPU accelerator's) is
- * ended after AMP_COMPILE_TIMEOUT seconds, while hipRTC and NVRTC run
+ * ended AMP_COMPILE_TIMEOUT seconds after the build began (its include
+ * scan, which may ask that compiler where its headers are, counted in),
+ * while hipRTC and NVRTC run
  * inside this process and cannot be stopped. The program is the caller's
  * (destroy it).
  * Includes: hipamp finds every #include itself and hands the compiler

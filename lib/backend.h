@@ -107,7 +107,11 @@ typedef struct amp__include_env {
  * their numbers: lib/base/prelude.c). source_name names the user's file in
  * diagnostics; source_dir (NULL: none) is where its quoted includes resolve;
  * options are the user's extra flags. timeout_s > 0 limits a compiler that
- * runs as a separate process (in-process compilers cannot be stopped). */
+ * runs as a separate process (in-process compilers cannot be stopped),
+ * counted from started_ns (amp__now_ns when the build began, before its
+ * include scan; 0: from the compile's start), so that the questions the
+ * scan asks the compiler (its include directories, lib/cpu) spend the same
+ * budget and a build ends within about timeout_s, not twice it. */
 typedef struct amp__compile_job {
     const char *source;
     const char *source_name;
@@ -116,6 +120,7 @@ typedef struct amp__compile_job {
     const amp__header *headers;
     size_t nheaders;
     unsigned timeout_s;
+    uint64_t started_ns;
     /* The disk cache (lib/core/disk_cache.c), for what a backend keeps
      * between processes besides modules (the CPU accelerator's precompiled
      * header), under a key of its own (a SHA-256 over a domain name of its

@@ -451,6 +451,9 @@ static amp_status amp__build(amp_accelerator *acc, const amp__build_input *in, b
             bin = NULL;
         }
     }
+    /* AMP_COMPILE_TIMEOUT counts from here: the scan may wait on the
+     * compiler too (amp__compile_job's started_ns). */
+    const uint64_t t_scan = amp__now_ns();
     amp__sys_dirs_query sys = {be->system_include_dirs, acc->e.dev};
     if ((st = amp__scan_includes(in, be->include_env, sys, &scan)) != AMP_OK) goto fail;
     if (be->named_headers && (st = amp__named_check(&scan)) != AMP_OK) goto fail;
@@ -487,6 +490,7 @@ static amp_status amp__build(amp_accelerator *acc, const amp__build_input *in, b
         .headers = named,
         .nheaders = nnamed,
         .timeout_s = amp__compile_timeout_s(),
+        .started_ns = t_scan,
         .cache_load = amp__dcache_usable() ? amp__dcache_load : NULL,
         .cache_store = amp__dcache_usable() ? amp__dcache_store : NULL,
         .pack_target = be->prebuilt_target ? be->prebuilt_target(acc->e.dev) : NULL,

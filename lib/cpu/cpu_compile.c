@@ -90,7 +90,8 @@ typedef struct amp__cpu_build {
     amp__compile_output *out;
     const char *source, *source_name;
     unsigned timeout;  /* seconds (AMP_COMPILE_TIMEOUT), for the messages */
-    uint64_t deadline; /* monotonic ns */
+    uint64_t deadline; /* monotonic ns: the build's start (job->started_ns) + timeout */
+    double waited_s;   /* of timeout, spent before this compile began (the include scan's questions) */
     /* The private build directory ("": none of ours to remove), held open
      * from its making, and the files in it. */
     char dir[PATH_MAX];
@@ -263,6 +264,18 @@ static const char *amp__cpu_no_loops(const amp__cpu_build *b)
     return NULL;
 }
 
+/* A time-out message's tail: how much of the budget went before the
+ * compile began (a compiler slow to list its include directories, asked
+ * by the build's include scan), where that was a noticeable part of it. */
+static const char *amp__cpu_build_waited(const amp__cpu_build *b, char *buf, size_t cap)
+{
+    buf[0] = '\0';
+    if (b->waited_s >= 0.5)
+        snprintf(buf, cap, " (%.1f s of them before the compile began: the include scan, the compiler's answer to "
+                 "-E -v)", b->waited_s);
+    return buf;
+}
+
 /* The source written to src, then the loop transformation, for sources
  * with tiled kernels (else the note says why they run as fibers). Fails
  * only when the source cannot be written or the deadline passed in the
@@ -299,11 +312,13 @@ static amp_status amp__cpu_build_loops(amp__cpu_build *b)
     if (lj.pch && amp__env_flag("AMP_CPU_VERBOSE", false))
         fprintf(stderr, "hipamp: CPU build of %s: the loop transformation %s the library's part precompiled\n",
                 b->source_name, b->lres.pch_used ? "read" : "could not use");
-    if (how.late && amp__now_ns() >= b->deadline)
+    if (how.late && amp__now_ns() >= b->deadline) {
+        char before[128];
         return amp__fail(AMP_ERROR_COMPILE,
                          "compiling %s for the CPU accelerator timed out after %u seconds "
-                         "(AMP_COMPILE_TIMEOUT) in the loop transformation (reading its includes?)",
-                         b->source_name, b->timeout);
+                         "(AMP_COMPILE_TIMEOUT) in the loop transformation (reading its includes?)%s",
+                         b->source_name, b->timeout, amp__cpu_build_waited(b, before, sizeof before));
+    }
     /* Its kernels run as fibers in this build only: a later process
      * tries the transformation again. */
     if (how.transient)
@@ -418,10 +433,11 @@ static void amp__cpu_build_turn_off(amp__cpu_build *b, int attempt)
 /* The deadline passed while a compiler ran (it was stopped). */
 static amp_status amp__cpu_build_late(const amp__cpu_build *b)
 {
+    char before[128];
     return amp__fail(AMP_ERROR_COMPILE,
                      "compiling %s for the CPU accelerator timed out after %u seconds (AMP_COMPILE_TIMEOUT); the "
-                     "compiler was stopped",
-                     b->source_name, b->timeout);
+                     "compiler was stopped%s",
+                     b->source_name, b->timeout, amp__cpu_build_waited(b, before, sizeof before));
 }
 
 /* Whether the user's options may turn link-time optimisation on (any
@@ -663,9 +679,13 @@ amp_status amp__cpu_compile(amp__cpu_device *d, const amp__compile_job *job, amp
     b->source_name = job->source_name ? job->source_name : "kernel source";
     b->dirfd = -1;
     /* The deadline: the core passes AMP_COMPILE_TIMEOUT as job->timeout_s
-     * (0 only from a caller that set none). */
+     * (0 only from a caller that set none), counted from the build's start:
+     * a compiler that hung answering the scan's question (its include
+     * directories) has already spent it. */
     b->timeout = job->timeout_s ? job->timeout_s : AMP__CPU_TIMEOUT_DEFAULT;
-    b->deadline = amp__now_ns() + (uint64_t)b->timeout * 1000000000ull;
+    uint64_t now = amp__now_ns(), began = job->started_ns && job->started_ns <= now ? job->started_ns : now;
+    b->waited_s = (double)(now - began) / 1e9;
+    b->deadline = began + (uint64_t)b->timeout * 1000000000ull;
     amp_status st;
     if ((st = amp__cpu_build_dir(b)) != AMP_OK) goto fail;
     if ((st = amp__cpu_build_env(b)) != AMP_OK) goto fail;
