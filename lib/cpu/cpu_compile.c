@@ -91,7 +91,7 @@ typedef struct amp__cpu_build {
     const char *source, *source_name;
     unsigned timeout;  /* seconds (AMP_COMPILE_TIMEOUT), for the messages */
     uint64_t deadline; /* monotonic ns: the build's start (job->started_ns) + timeout */
-    double waited_s;   /* of timeout, spent before this compile began (the include scan's questions) */
+    double waited_s;   /* of timeout, spent before this compile began (amp__cpu_build_waited) */
     /* The private build directory ("": none of ours to remove), held open
      * from its making, and the files in it. */
     char dir[PATH_MAX];
@@ -264,15 +264,16 @@ static const char *amp__cpu_no_loops(const amp__cpu_build *b)
     return NULL;
 }
 
-/* A time-out message's tail: how much of the budget went before the
+/* A time-out message's tail: how much of the budget went before this
  * compile began (a compiler slow to list its include directories, asked
- * by the build's include scan), where that was a noticeable part of it. */
+ * by the build's include scan; or the build's earlier compile, repeated
+ * after a computed #include), where that was a noticeable part of it. */
 static const char *amp__cpu_build_waited(const amp__cpu_build *b, char *buf, size_t cap)
 {
     buf[0] = '\0';
     if (b->waited_s >= 0.5)
-        snprintf(buf, cap, " (%.1f s of them before the compile began: the include scan, the compiler's answer to "
-                 "-E -v)", b->waited_s);
+        snprintf(buf, cap, " (%.1f s of them went before this compile began: the include scan, which asks the "
+                 "compiler for its include directories, or an earlier compile of the build)", b->waited_s);
     return buf;
 }
 
@@ -313,7 +314,7 @@ static amp_status amp__cpu_build_loops(amp__cpu_build *b)
         fprintf(stderr, "hipamp: CPU build of %s: the loop transformation %s the library's part precompiled\n",
                 b->source_name, b->lres.pch_used ? "read" : "could not use");
     if (how.late && amp__now_ns() >= b->deadline) {
-        char before[128];
+        char before[200];
         return amp__fail(AMP_ERROR_COMPILE,
                          "compiling %s for the CPU accelerator timed out after %u seconds "
                          "(AMP_COMPILE_TIMEOUT) in the loop transformation (reading its includes?)%s",
@@ -433,7 +434,7 @@ static void amp__cpu_build_turn_off(amp__cpu_build *b, int attempt)
 /* The deadline passed while a compiler ran (it was stopped). */
 static amp_status amp__cpu_build_late(const amp__cpu_build *b)
 {
-    char before[128];
+    char before[200];
     return amp__fail(AMP_ERROR_COMPILE,
                      "compiling %s for the CPU accelerator timed out after %u seconds (AMP_COMPILE_TIMEOUT); the "
                      "compiler was stopped%s",
