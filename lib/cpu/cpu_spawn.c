@@ -1,4 +1,4 @@
-/* cpu_spawn.c — runs a program (the host C++ compiler) under a deadline through a guardian process that takes the program's process group down with it, capturing its output. */
+/* cpu_spawn.c — runs a program (the host C++ compiler) under a deadline through a guardian process that stops the program's process group at the deadline or at the host's death and reaps all of it, capturing its output. */
 #include "cpu_internal.h"
 
 #include <errno.h>
@@ -47,15 +47,25 @@ void amp__cpu_close_fds_except(int keep)
         if (fd != keep) close(fd);
 }
 
-#ifdef __linux__
-/* The guardian's SIGTERM (its parent died: PR_SET_PDEATHSIG): end the whole
- * process group, the compiler and everything it started, and itself. */
+/* The program's process id in the guardian (0 before it is forked), and
+ * whether the guardian was told to stop it. The guardian is a forked copy
+ * of the host: these are its own. */
+static volatile sig_atomic_t amp__cpu_guardian_child, amp__cpu_guardian_stop;
+
+/* The guardian's SIGTERM: the deadline passed (the host's kill) or the host
+ * died (PR_SET_PDEATHSIG). The program's process group, the compiler and
+ * everything it started, is killed; the guardian lives on to reap them.
+ * SIGTERM is blocked until the program's pid is known. */
 static void amp__cpu_guardian_die(int sig)
 {
     (void)sig;
-    kill(0, SIGKILL);
+    pid_t c = (pid_t)amp__cpu_guardian_child;
+    amp__cpu_guardian_stop = 1;
+    if (c > 0) {
+        kill(-c, SIGKILL);
+        kill(c, SIGKILL);
+    }
 }
-#endif
 
 void amp__cpu_describe_exit(int ws, char *buf, size_t cap)
 {
@@ -95,11 +105,33 @@ static void amp__cpu_exec_failed(const char *prog, int e)
     (void)w;
 }
 
+/* The guardian's reaping of the program c's process group once c has
+ * ended or been killed: what c left behind in its group is killed, and
+ * every process of the group that is the guardian's child (the guardian is
+ * their subreaper: orphans of c come to it, not to init) is reaped, so
+ * that no zombie is left where nothing reaps orphans (an application that
+ * is PID 1 of its container) and "stopped" means none of it still runs.
+ * A process that left the group (setsid: a compiler server such as
+ * sccache's) is left alone. Bounded (about 2 s) for a process that does
+ * not die at once (uninterruptible I/O). */
+static void amp__cpu_guardian_sweep(pid_t c)
+{
+    kill(-c, SIGKILL);
+    for (int i = 0; i < 2000; ++i) {
+        pid_t r = waitpid(-c, NULL, WNOHANG);
+        if (r > 0 || (r < 0 && errno == EINTR)) continue;
+        if (r < 0) return; /* ECHILD: none of the group is left */
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+}
+
 /* The guardian (the forked child): the program's handlers put aside, its
  * output to out_fd, no descriptor of the program's kept; the program run
- * as a child of its own and waited for; its status to status_fd and as the
- * guardian's exit status. Never returns. Only async-signal-safe calls run
- * here (the host may have threads). */
+ * as a child of its own, leading a process group of its own, and waited
+ * for; its group swept; its status to status_fd and as the guardian's exit
+ * status. Never returns. Only async-signal-safe calls run here (the host
+ * may have threads). All signals are blocked on entry. */
 static _Noreturn void amp__cpu_guardian(char *const argv[], char *const envp[], int out_fd, int status_fd,
                                         pid_t host)
 {
@@ -109,8 +141,10 @@ static _Noreturn void amp__cpu_guardian(char *const argv[], char *const envp[], 
      * its default even where the program ignores it, which would have the
      * compiler reaped unseen (and the compiler inherit that). */
     setpgid(0, 0);
-    sigset_t none;
+    sigset_t none, term;
     sigemptyset(&none);
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
     struct sigaction dfl0;
     memset(&dfl0, 0, sizeof dfl0);
     dfl0.sa_handler = SIG_DFL;
@@ -118,15 +152,19 @@ static _Noreturn void amp__cpu_guardian(char *const argv[], char *const envp[], 
         struct sigaction cur;
         if (sigaction(s, NULL, &cur) == 0 && (s == SIGCHLD || cur.sa_handler != SIG_IGN)) sigaction(s, &dfl0, NULL);
     }
-#ifdef __linux__
+    /* No SA_RESTART: the kill interrupts the wait below. */
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = amp__cpu_guardian_die;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGTERM, &sa, NULL);
+#ifdef __linux__
     prctl(PR_SET_PDEATHSIG, SIGTERM);
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
 #endif
-    sigprocmask(SIG_SETMASK, &none, NULL);
+    /* SIGTERM stays blocked until the program's pid is known (a pending
+     * one is then delivered). */
+    sigprocmask(SIG_SETMASK, &term, NULL);
     if (getppid() != host) amp__cpu_guardian_exit(status_fd, 127); /* the host died before prctl */
     int nul = open("/dev/null", O_RDONLY);
     if (nul < 0 || dup2(nul, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(out_fd, 2) < 0)
@@ -139,15 +177,32 @@ static _Noreturn void amp__cpu_guardian(char *const argv[], char *const envp[], 
     amp__cpu_close_fds_except(status_fd);
     pid_t c = fork();
     if (c == 0) {
+        /* Both sides set the group, so the kill finds it whichever runs first. */
+        setpgid(0, 0);
         sigaction(SIGTERM, &dfl0, NULL);
+        sigprocmask(SIG_SETMASK, &none, NULL);
         execve(argv[0], argv, envp);
         amp__cpu_exec_failed(argv[0], errno);
         _exit(127);
     }
     if (c < 0) amp__cpu_guardian_exit(status_fd, 127);
+    setpgid(c, c);
+    amp__cpu_guardian_child = c;
+    sigprocmask(SIG_SETMASK, &none, NULL);
     int ws = 0;
-    while (waitpid(c, &ws, 0) < 0)
-        if (errno != EINTR) amp__cpu_guardian_exit(status_fd, 127);
+    pid_t r;
+    /* Once killed, the program is waited for no longer than the sweep
+     * would wait (a process in uninterruptible I/O dies when it leaves it). */
+    for (int i = 0; (r = waitpid(c, &ws, amp__cpu_guardian_stop ? WNOHANG : 0)) <= 0 && i < 2000;) {
+        if (r < 0 && errno != EINTR) amp__cpu_guardian_exit(status_fd, 127);
+        if (r == 0) {
+            struct timespec ms = {0, 1000000};
+            nanosleep(&ms, NULL);
+            ++i;
+        }
+    }
+    amp__cpu_guardian_sweep(c);
+    if (r <= 0) amp__cpu_guardian_exit(status_fd, 128 + SIGKILL);
     amp__cpu_guardian_exit(status_fd, WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + (WIFSIGNALED(ws) ? WTERMSIG(ws) : 0));
 }
 
@@ -222,10 +277,10 @@ static pid_t amp__cpu_reap_guardian(pid_t g, int status_fd, bool timed_out, int 
     return -1;
 }
 
-/* A guardian child leads a new process group holding the program, so that
- * a kill at the deadline reaches everything the program started, and the
- * guardian takes the group down when this process dies
- * (PR_SET_PDEATHSIG). */
+/* A guardian child runs the program, which leads a new process group, so
+ * that a kill at the deadline reaches everything the program started; the
+ * guardian (the orphans' subreaper) reaps all of it before it exits, and
+ * takes the group down when this process dies (PR_SET_PDEATHSIG). */
 amp_status amp__cpu_run_capture(char *const argv[], char *const envp[], uint64_t deadline, char **out,
                                 int *wstatus, bool *timed_out)
 {
@@ -261,7 +316,9 @@ amp_status amp__cpu_run_capture(char *const argv[], char *const envp[], uint64_t
                        argv[0], strerror(e));
         goto fail;
     }
-    /* Both sides set the group, so a kill below always finds it. */
+    /* The guardian leads a group of its own (both sides set it): a Ctrl-C
+     * to the program's job does not end it before it has stopped the
+     * compiler, which it does when the program dies. */
     setpgid(g, g);
     close(fds[1]);
     fds[1] = -1;
@@ -271,23 +328,18 @@ amp_status amp__cpu_run_capture(char *const argv[], char *const envp[], uint64_t
     pidfd = (int)syscall(SYS_pidfd_open, g, 0);
 #endif
     size_t len = amp__cpu_read_output(fds[0], pidfd, deadline, buf, timed_out);
+    /* At the deadline the guardian kills the program's group and reaps it
+     * before it exits (a pidfd's signal cannot reach a reused pid). */
     if (*timed_out) {
-        kill(-g, SIGKILL);
-        kill(g, SIGKILL);
+#ifdef SYS_pidfd_send_signal
+        if (pidfd < 0 || syscall(SYS_pidfd_send_signal, pidfd, SIGTERM, NULL, 0) != 0)
+#endif
+            kill(g, SIGTERM);
     }
     buf[len] = 0;
     if (amp__cpu_reap_guardian(g, sfds[0], *timed_out, wstatus) < 0) {
         st = amp__fail(AMP_ERROR_DEVICE, "CPU accelerator: waitpid(%s): %s", argv[0], strerror(errno));
         goto fail;
-    }
-    /* A program that left children behind (a daemonised helper) goes too,
-     * and is gone before this returns: a killed process takes a moment to
-     * exit (longer on a loaded host), and "the compiler was stopped" means
-     * none of it still runs. An empty group answers ESRCH at once. */
-    kill(-g, SIGKILL);
-    for (int i = 0; i < 2000 && kill(-g, 0) == 0; ++i) {
-        struct timespec ms = {0, 1000000};
-        nanosleep(&ms, NULL);
     }
     *out = buf;
     buf = NULL;
