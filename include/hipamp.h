@@ -1263,6 +1263,10 @@ AMP_API amp_status amp_trace_flush(void);
  * decided at first use. Static string. */
 AMP_API const char *amp_cache_dir(void);
 
+/* A text longer than its field (a path of more than 1023 bytes, or a
+ * message naming one) is cut in its middle, marked " [... N bytes cut ...] ",
+ * keeping its start and its end (where a message says what went wrong);
+ * amp_cache_dir() gives the whole directory. */
 typedef struct amp_cache_info {
     bool disk_enabled;            /* the disk cache is in use */
     bool shared_group;            /* AMP_CACHE_SHARED=group */
@@ -1298,7 +1302,8 @@ AMP_API amp_status amp_cache_clear_memory(void);
  * <libdir>/hipamp/prebuilt-<version>/, or in AMP_PREBUILT_DIR; AMP_PREBUILT=0
  * turns them off). A first call of an algorithm loads its program from the
  * pack of the device's exact target where there is one; else it is
- * compiled as any program (the disk cache, then the compiler). */
+ * compiled as any program (the disk cache, then the compiler). dir and
+ * reason are cut as amp_cache_info's texts are. */
 typedef struct amp_prebuilt_info {
     bool enabled;          /* packs are looked for */
     char dir[1024];        /* where */

@@ -1091,6 +1091,42 @@ Test(cache, a_cache_path_longer_than_path_max_turns_the_cache_off)
     free(dir);
 }
 
+/* Session 105's: a reason naming a path of more than 512 bytes was cut at
+ * the field's end, losing what went wrong ("...aaaa/aaa" and nothing
+ * else), and dir was cut without a mark. Now both keep their start and end
+ * around a mark of what was cut. */
+Test(cache, a_long_cache_path_keeps_the_end_of_the_reason, .fini = cleanup)
+{
+    snprintf(g_root, sizeof g_root, "%s/hipamp-cache-test-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    cr_assert_not_null(mkdtemp(g_root), "mkdtemp: %s", strerror(errno));
+    char dir[PATH_MAX];
+    int n = snprintf(dir, sizeof dir, "%s", g_root);
+    for (int i = 0; i < 12; ++i) { /* 12 levels of 100 bytes: a path of about 1250 */
+        n += snprintf(dir + n, sizeof dir - (size_t)n, "/%c", 'a' + i);
+        for (int k = 0; k < 99; ++k) dir[n++] = (char)('a' + i);
+        dir[n] = 0;
+        cr_assert_eq(mkdir(dir, 0700), 0, "mkdir: %s", strerror(errno));
+    }
+    cr_assert_eq(chmod(dir, 0770), 0);
+    cr_assert_eq(setenv("AMP_CACHE_DIR", dir, 1), 0);
+    amp_cache_info ci = cache_info();
+    cr_assert_not(ci.disk_enabled, "a group-writable cache directory was used");
+    cr_assert_str_eq(amp_cache_dir(), dir, "amp_cache_dir() gives the whole path");
+    cr_assert(strstr(ci.reason, "bytes cut ...] "), "no mark of the cut: %s", ci.reason);
+    const char *tail = "is writable by its group (mode 0770); set AMP_CACHE_SHARED=group to trust the group with "
+                       "running code in this process";
+    size_t r = strlen(ci.reason);
+    cr_assert(r >= strlen(tail) && !strcmp(ci.reason + r - strlen(tail), tail), "the reason lost its end: %s",
+              ci.reason);
+    cr_assert(!strncmp(ci.reason, "cache directory ", 16) && strstr(ci.reason, g_root), "the reason's start: %s",
+              ci.reason);
+    size_t d = strlen(ci.dir);
+    cr_assert_lt(d, sizeof ci.dir);
+    cr_assert(!strncmp(ci.dir, dir, 100) && strstr(ci.dir, "bytes cut ...] ") &&
+                  !strcmp(ci.dir + d - 200, dir + strlen(dir) - 200),
+              "dir keeps the path's start and end around the mark: %s", ci.dir);
+}
+
 /* An entry written by anyone who cannot read the key (here: its MAC made
  * under another key) fails verification: counted, deleted, never loaded,
  * rebuilt. */

@@ -2772,6 +2772,37 @@ Test(internal, cache_tags_that_differ_past_the_cut_stay_different)
     cr_assert_str_eq(out_a, "hip gfx90a hiprtc 6.2;HIP_PATH=9:/opt/rocm");
 }
 
+/* A message fitted to a public field keeps its start and its end around a
+ * mark of what was cut, within the field, and splits no UTF-8 sequence. */
+Test(internal, a_fitted_text_keeps_its_end_and_whole_characters)
+{
+    char full[700], out[128];
+    size_t n = 0;
+    while (n + 2 < 600) { /* "é" (c3 a9) over and over, then an ASCII end */
+        full[n++] = (char)0xc3;
+        full[n++] = (char)0xa9;
+    }
+    snprintf(full + n, sizeof full - n, ": what went wrong");
+    amp__fit_text(out, sizeof out, full);
+    size_t k = strlen(out);
+    cr_assert_lt(k, sizeof out);
+    cr_assert_gt(k, sizeof out - 8, "the field's room left unused: %zu of %zu", k, sizeof out);
+    cr_assert(k > 17 && !strcmp(out + k - 17, ": what went wrong"), "the end lost: %s", out);
+    const char *mark = strstr(out, " [... ");
+    cr_assert_not_null(mark, "no mark: %s", out);
+    size_t cut = strtoul(mark + 6, NULL, 10);
+    cr_assert_eq(strlen(full) - cut, k - (size_t)(strstr(mark, "...] ") + 5 - mark), "the mark's count: %s", out);
+    /* whole characters on both sides of the mark */
+    cr_assert_eq((mark - out) % 2, 0, "the start ends inside a character");
+    for (const char *p = strstr(mark, "...] ") + 5; *p != ':'; p += 2)
+        cr_assert((unsigned char)p[0] == 0xc3 && (unsigned char)p[1] == 0xa9, "the end starts inside a character");
+    /* one that fits is kept as it is, to the last byte of the field */
+    memset(full, 'z', sizeof out - 1);
+    full[sizeof out - 1] = 0;
+    amp__fit_text(out, sizeof out, full);
+    cr_assert_str_eq(out, full);
+}
+
 /* amp__ancestors_pass (lib/base/trusted_path.c), the walk the shared disk
  * cache and the prebuilt packs hold the directories above them to: every
  * directory from / down, in order, the path itself only when whole; the

@@ -79,7 +79,8 @@ static int print_info(void)
     printf("hipamp %s\n", amp_version());
     amp_cache_info ci;
     if (amp_cache_get_info(&ci) == AMP_OK && ci.disk_enabled)
-        printf("compile cache: %s%s\n", ci.dir, ci.shared_group ? " (shared with its group: AMP_CACHE_SHARED=group)" : "");
+        printf("compile cache: %s%s\n", amp_cache_dir(),
+               ci.shared_group ? " (shared with its group: AMP_CACHE_SHARED=group)" : "");
     else if (amp_cache_get_info(&ci) == AMP_OK)
         printf("compile cache: off (%s); every build compiles\n", ci.reason);
     else

@@ -243,6 +243,11 @@ void amp__sb_printf(amp__sb *b, const char *fmt, ...) __attribute__((format(prin
  * part and ";sha256=" with the digest of the whole, so that tags that
  * differ only past the cut (a long environment value) still differ. */
 void amp__fit_tag(char *dst, size_t cap, const char *full);
+/* full into dst (cap >= 96 bytes) for a person to read: whole where it
+ * fits; else its start, " [... N bytes cut ...] " and its end, which is
+ * kept longer (a message's last words say what went wrong, a long path
+ * before them). */
+void amp__fit_text(char *dst, size_t cap, const char *full);
 
 /* -------------------------------------------------- sources (lib/base/prelude.c) */
 

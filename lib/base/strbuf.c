@@ -1,4 +1,4 @@
-/* strbuf.c — a growable, always NUL-terminated string (amp__sb): the trace's JSON writer, the CPU loop transformation and the backends' cache tags build their text with it; amp__fit_tag puts a tag into a fixed buffer without losing what tells it apart. */
+/* strbuf.c — a growable, always NUL-terminated string (amp__sb): the trace's JSON writer, the CPU loop transformation and the backends' cache tags build their text with it; amp__fit_tag puts a tag into a fixed buffer without losing what tells it apart, amp__fit_text a message without losing its end. */
 #include "core.h"
 
 #include <stdio.h>
@@ -68,4 +68,26 @@ void amp__fit_tag(char *dst, size_t cap, const char *full)
     memcpy(dst, full, keep);
     memcpy(dst + keep, mark, sizeof mark - 1);
     memcpy(dst + keep + sizeof mark - 1, hex, sizeof hex);
+}
+
+void amp__fit_text(char *dst, size_t cap, const char *full)
+{
+    size_t n = strlen(full);
+    if (n < cap) {
+        memcpy(dst, full, n + 1);
+        return;
+    }
+    char mark[48];
+    /* A third of the room for the start, the rest for the end (where a
+     * message says what went wrong); neither cut splits a UTF-8 sequence.
+     * The mark's room is measured with n, which has as many digits as the
+     * count of bytes cut or more. */
+    size_t room = cap - 1 - (size_t)snprintf(mark, sizeof mark, " [... %zu bytes cut ...] ", n), head = room / 3,
+           tail = room - head;
+    while (head && ((unsigned char)full[head] & 0xC0) == 0x80) --head;
+    while (tail && ((unsigned char)full[n - tail] & 0xC0) == 0x80) --tail;
+    int m = snprintf(mark, sizeof mark, " [... %zu bytes cut ...] ", n - head - tail);
+    memcpy(dst, full, head);
+    memcpy(dst + head, mark, (size_t)m);
+    memcpy(dst + head + (size_t)m, full + n - tail, tail + 1);
 }

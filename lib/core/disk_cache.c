@@ -79,13 +79,13 @@ static int amp__dc_fd = -1;        /* the directory; -1: disk cache off */
 static bool amp__dc_shared;        /* AMP_CACHE_SHARED=group */
 static gid_t amp__dc_gid;          /* the directory's group (shared mode) */
 static char amp__dc_path[PATH_MAX];
-static char amp__dc_reason[512];
+static char amp__dc_reason[PATH_MAX + 512]; /* whole: amp_cache_info.reason gets it fitted */
 static uint8_t amp__dc_key[32];
 
 /* Leaves, taken across fork() (base/fork_guard.h). */
 AMP__FORK_GUARDED_MUTEX(amp__dc_note_lock)   /* guards the last note */
 AMP__FORK_GUARDED_MUTEX(amp__dc_member_lock) /* guards the members seen */
-static char amp__dc_last_uncacheable[256];
+static char amp__dc_last_uncacheable[PATH_MAX + 256];
 static _Atomic uint64_t amp__dc_hits, amp__dc_misses, amp__dc_stores, amp__dc_rejected, amp__dc_uncacheable;
 
 static void amp__dc_off(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -943,7 +943,7 @@ void amp__dcache_note_uncacheable(const char *why)
 {
     atomic_fetch_add(&amp__dc_uncacheable, 1);
     pthread_mutex_lock(&amp__dc_note_lock);
-    snprintf(amp__dc_last_uncacheable, sizeof amp__dc_last_uncacheable, "%.255s", why);
+    snprintf(amp__dc_last_uncacheable, sizeof amp__dc_last_uncacheable, "%s", why);
     pthread_mutex_unlock(&amp__dc_note_lock);
 }
 
@@ -960,10 +960,10 @@ amp_status amp_cache_get_info(amp_cache_info *out)
     bool on = amp__dc_ready();
     out->disk_enabled = on;
     out->shared_group = amp__dc_shared;
-    snprintf(out->dir, sizeof out->dir, "%.1023s", amp__dc_path);
-    snprintf(out->reason, sizeof out->reason, "%s", on ? "" : amp__dc_reason);
+    amp__fit_text(out->dir, sizeof out->dir, amp__dc_path);
+    amp__fit_text(out->reason, sizeof out->reason, on ? "" : amp__dc_reason);
     pthread_mutex_lock(&amp__dc_note_lock);
-    snprintf(out->last_uncacheable, sizeof out->last_uncacheable, "%s", amp__dc_last_uncacheable);
+    amp__fit_text(out->last_uncacheable, sizeof out->last_uncacheable, amp__dc_last_uncacheable);
     pthread_mutex_unlock(&amp__dc_note_lock);
     amp__mcache_count(&out->memory_hits, &out->memory_misses);
     out->disk_hits = atomic_load(&amp__dc_hits);

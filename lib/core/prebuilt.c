@@ -85,7 +85,7 @@ AMP__FORK_GUARDED_MUTEX(amp__pb_lock)
 static bool amp__pb_on;
 static int amp__pb_dirfd = -1;
 static char amp__pb_dir[PATH_MAX];
-static char amp__pb_reason[512];       /* guarded by amp__pb_lock after init */
+static char amp__pb_reason[PATH_MAX + 512]; /* guarded by amp__pb_lock after init */
 static amp__pack amp__pb_packs[AMP__PACK_MAX_TARGETS];
 static int amp__pb_npacks;
 static _Atomic uint64_t amp__pb_hits, amp__pb_misses, amp__pb_rejected;
@@ -380,7 +380,7 @@ static amp__pack *amp__pb_pack(const char *target)
         if (!strcmp(amp__pb_packs[i].target, target)) return &amp__pb_packs[i];
     if (amp__pb_npacks == AMP__PACK_MAX_TARGETS || !amp__pb_name_ok(target)) return NULL;
     amp__pack *p = &amp__pb_packs[amp__pb_npacks++];
-    char why[512];
+    char why[PATH_MAX + 512];
     amp__pb_open(amp__pb_dirfd, amp__pb_dir, target, p, why, sizeof why);
     if (why[0]) {
         snprintf(amp__pb_reason, sizeof amp__pb_reason, "%s", why);
@@ -487,8 +487,8 @@ AMP_API amp_status amp_prebuilt_get_info(amp_prebuilt_info *out)
     bool on = amp__prebuilt_enabled();
     pthread_mutex_lock(&amp__pb_lock);
     out->enabled = on;
-    snprintf(out->dir, sizeof out->dir, "%.1023s", amp__pb_dir);
-    snprintf(out->reason, sizeof out->reason, "%s", amp__pb_reason);
+    amp__fit_text(out->dir, sizeof out->dir, amp__pb_dir);
+    amp__fit_text(out->reason, sizeof out->reason, amp__pb_reason);
     size_t n = 0;
     for (int i = 0; i < amp__pb_npacks && n < sizeof out->used; ++i)
         if (amp__pb_packs[i].fd >= 0)
