@@ -207,9 +207,14 @@ AMP_FI AMP_ALG_R amp__alg_user_identity();
 
 // Compile-time operators, for the loops that touch every element (a switch
 // per element would keep the compiler from vectorising them on the CPU).
+// A floating-point sum's identity is -0.0, IEEE addition's own (-0.0 + x
+// is x for every x; +0.0 + -0.0 is +0.0), so that the padding and the
+// start of every partial fold change no sign: an initial value of -0.0
+// survives a sum of -0.0s. Where no initial value is given, a result
+// starts from +0.0 (start: the documented identity).
 struct op_sum {
     template <class T> AMP_FI static T f(T a, T b) { return add(a, b); }
-    template <class T> AMP_FI static T id() { return T(0); }
+    template <class T> AMP_FI static T id() { return num<T>::is_float ? T(-0.0) : T(0); }
 };
 struct op_product {
     template <class T> AMP_FI static T f(T a, T b) { return mul(a, b); }
@@ -274,6 +279,11 @@ template <class T> AMP_FI T identity(int op) {
     default: return T(0);
     }
 }
+
+// What a result starts from where the caller gave no initial value: the
+// identity, but +0.0 for a floating-point sum (a sum over only -0.0
+// values is +0.0, as a loop from 0.0 gives: include/hipamp_algorithms.h).
+template <class T> AMP_FI T start(int op) { return op == OP_SUM ? T(0) : identity<T>(op); }
 
 // -------------------------------------------------------------- waves
 // The only wave intrinsics hipamp uses, each with its CUDA and HIP

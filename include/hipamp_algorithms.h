@@ -116,7 +116,8 @@ AMP_API const char *amp_type_name(amp_type t);
  * Identities: 0, 1, the type's largest (+inf), its lowest (-inf), all ones,
  * 0, 0; every result is computed from the identity (or init) onwards, so
  * a floating-point sum (reduction or scan) over only -0.0 values gives
- * +0.0 (0.0 + -0.0), never -0.0. Floating-point sums are combined pairwise in an order that depends
+ * +0.0 (0.0 + -0.0), and -0.0 only from an init of -0.0 (which is also
+ * what a sum of no elements from that init gives). Floating-point sums are combined pairwise in an order that depends
  * on the accelerator and the tuning, so they differ from a serial sum by
  * rounding. float32 products (reductions and scans) are accumulated in
  * float64 and rounded to float32 once per result: a tree of float32

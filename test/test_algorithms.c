@@ -283,6 +283,71 @@ ACCEL_TEST(algorithms, reduce_nan_and_signed_zero)
     ASSERT_OK(amp_array_view_destroy(vn));
 }
 
+/* Session 105's: a sum from an init of -0.0 gave +0.0 where the header's
+ * init op x[0] op ... op x[n-1] is -0.0: the elements were folded from
+ * +0.0, the identity, and init put in front of that (-0.0 + +0.0). Now a
+ * sum folds from -0.0, which changes no sign, and puts init (or, without
+ * one, +0.0) in front: of no elements or only -0.0s, every result is
+ * init, float32 widened to float64 included, on the host and the device. */
+ACCEL_TEST(algorithms, a_sum_from_an_init_of_negative_zero_keeps_its_sign)
+{
+    amp_accelerator_view *q = default_view(acc);
+    enum { N = 3000 }; /* several tiles and chunks */
+    double nz[N], out[N], init = -0.0;
+    float nzf[N], initf = -0.0f;
+    for (int i = 0; i < N; ++i) nz[i] = -0.0, nzf[i] = -0.0f;
+    amp_alg_options o = {&init, 0}, of = {&initf, 0}, ow = {&init, AMP_TYPE_FLOAT64};
+    static const int sizes[] = {0, 1, 300, N};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; ++k) {
+        int n = sizes[k];
+        amp_array_view *vn = test_view(nz, 8, amp_extent_1d(n ? n : 1), AMP_READ_ONLY), *v = vn;
+        amp_array_view *vf = test_view(nzf, 4, amp_extent_1d(n ? n : 1), AMP_READ_ONLY), *w = vf;
+        if (!n) { /* a view of no elements */
+            ASSERT_OK(amp_array_view_section(vn, amp_index_1d(0), amp_extent_1d(0), &v));
+            ASSERT_OK(amp_array_view_section(vf, amp_index_1d(0), amp_extent_1d(0), &w));
+        }
+        double r = 1;
+        float rf = 1;
+        ASSERT_OK(amp_reduce_with(q, amp_arg_view(v), AMP_TYPE_FLOAT64, AMP_OP_SUM, &o, &r));
+        cr_assert(r == 0 && signbit(r), "float64 sum of %d -0.0s from -0.0: %g (sign %d)", n, r, signbit(r) != 0);
+        ASSERT_OK(amp_reduce_with(q, amp_arg_view(w), AMP_TYPE_FLOAT32, AMP_OP_SUM, &of, &rf));
+        cr_assert(rf == 0 && signbit(rf), "float32 sum of %d -0.0s from -0.0: %g", n, (double)rf);
+        r = 1;
+        ASSERT_OK(amp_reduce_with(q, amp_arg_view(w), AMP_TYPE_FLOAT32, AMP_OP_SUM, &ow, &r));
+        cr_assert(r == 0 && signbit(r), "float32 sum widened to float64 of %d -0.0s from -0.0: %g", n, r);
+        /* on the device */
+        double dev = 1;
+        amp_array_view *vd = test_view(&dev, 8, amp_extent_1d(1), AMP_READ_WRITE);
+        ASSERT_OK(amp_reduce_with_async(q, amp_arg_view(v), AMP_TYPE_FLOAT64, AMP_OP_SUM, &o, amp_arg_view(vd), NULL));
+        ASSERT_OK(amp_array_view_synchronize(vd));
+        ASSERT_OK(amp_array_view_destroy(vd));
+        cr_assert(dev == 0 && signbit(dev), "float64 sum on the device of %d -0.0s from -0.0: %g", n, dev);
+        /* without init: +0.0, as before */
+        ASSERT_OK(amp_reduce(q, amp_arg_view(v), AMP_TYPE_FLOAT64, AMP_OP_SUM, &r));
+        cr_assert(r == 0 && !signbit(r), "float64 sum of %d -0.0s: %g (sign %d)", n, r, signbit(r) != 0);
+        for (int kind = 0; n && kind < 2; ++kind) {
+            for (int i = 0; i < N; ++i) out[i] = 1.0;
+            amp_array_view *vo = test_view(out, 8, amp_extent_1d(n), AMP_WRITE_ONLY);
+            ASSERT_OK(amp_scan_with(q, amp_arg_view(v), amp_arg_view(vo), AMP_TYPE_FLOAT64, AMP_OP_SUM, kind, &o));
+            ASSERT_OK(amp_array_view_destroy(vo));
+            for (int i = 0; i < n; ++i)
+                cr_assert(out[i] == 0 && signbit(out[i]), "%s scan of %d -0.0s from -0.0: out[%d] = %g (sign %d)",
+                          kind ? "exclusive" : "inclusive", n, i, out[i], signbit(out[i]) != 0);
+        }
+        if (v != vn) ASSERT_OK(amp_array_view_destroy(v));
+        if (w != vf) ASSERT_OK(amp_array_view_destroy(w));
+        ASSERT_OK(amp_array_view_destroy(vn));
+        ASSERT_OK(amp_array_view_destroy(vf));
+    }
+    /* -0.0 elements after +0.0 ones, from an init of -0.0: +0.0 (the sum's sign is the IEEE one). */
+    nz[N / 2] = 0.0;
+    amp_array_view *vm = test_view(nz, 8, amp_extent_1d(N), AMP_READ_ONLY);
+    double r = 1;
+    ASSERT_OK(amp_reduce_with(q, amp_arg_view(vm), AMP_TYPE_FLOAT64, AMP_OP_SUM, &o, &r));
+    cr_assert(r == 0 && !signbit(r), "a sum with one +0.0 in it: %g (sign %d)", r, signbit(r) != 0);
+    ASSERT_OK(amp_array_view_destroy(vm));
+}
+
 /* A few million elements, and float sums of values that do not add exactly
  * (within a relative bound of the pairwise sum). */
 ACCEL_TEST(algorithms, reduce_large)

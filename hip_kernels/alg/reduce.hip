@@ -82,11 +82,12 @@ AMP_FI AMP_ALG_R reduce_parts(int op, const AMP_ALG_R *p, long long np, int l)
 }
 
 // The reduction's result from the combined value r of every element, to
-// res[0]: init (has_init) in front, then the post expression, in the output
-// type.
+// res[0]: init (has_init) in front, else a sum's start (+0.0: r was folded
+// from -0.0), then the post expression, in the output type.
 AMP_FI void reduce_result(AMP_ALG_O *res, int op, AMP_ALG_R r, AMP_ALG_R init, bool has_init)
 {
     if (has_init) r = combine(op, init, r);
+    else if (op == OP_SUM) r = combine(op, start<AMP_ALG_R>(op), r);
     res[0] = (AMP_ALG_O)amp__alg_post(r);
 }
 

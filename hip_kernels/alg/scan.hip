@@ -352,8 +352,8 @@ AMP_FI void scan_store_after(int op, AMP_ALG_O *y, const shape &ys, const AMP_AL
 #endif // AMP_CPU
 
 // What precedes the first tile: the caller's initial value, else the
-// identity.
-AMP_FI AMP_ALG_R scan_first(int op, AMP_ALG_R init, bool has_init) { return has_init ? init : identity<AMP_ALG_R>(op); }
+// documented identity (start: +0.0 for a floating-point sum).
+AMP_FI AMP_ALG_R scan_first(int op, AMP_ALG_R init, bool has_init) { return has_init ? init : start<AMP_ALG_R>(op); }
 // What a tile publishes as its aggregate: the first tile's is its inclusive
 // prefix, so the initial value goes in front of it.
 AMP_FI AMP_ALG_R scan_published(int op, long long tile, AMP_ALG_R first, AMP_ALG_R agg)
