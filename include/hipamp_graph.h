@@ -38,7 +38,7 @@
  * Refused while recording (the results they need do not exist until the
  * graph runs; nothing is recorded or run):
  *  - calls that need a result on the host, from the data a recording uses
- *    or from q: amp_array_view_synchronize of such data, amp_array_copy_to
+ *    or from q (its arrays, its waits): amp_array_view_synchronize of such data, amp_array_copy_to
  *    /from_host of an array the recording uses or created on q, copies
  *    between such data and the host or another accelerator (any copy of
  *    an array of q, or of a view of one, that is not recorded: on every
@@ -61,6 +61,10 @@
  *  - beginning a second recording on q, or on any view from a thread that
  *    records already (recordings do not nest), or launching a graph on q:
  *    AMP_ERROR_BUSY.
+ * Data the recording does not use comes and goes as ever, also where q
+ * wrote it last, before the recording began: a view's synchronize, destroy
+ * or copy then runs its copies on another view of q's accelerator (one of
+ * the library's), after what q ran before the recording.
  * A command that fails while recording (a bad argument) returns its status
  * and is not recorded; the recording goes on. A built-in algorithm is
  * several launches: its arguments are checked before the first, but one

@@ -352,21 +352,37 @@ amp_status amp_accelerator_get_is_debug(const amp_accelerator *a, bool *out)
 
 /* ---------------------------------------------------------- default views */
 
-amp_status amp__accelerator_queue(amp_accelerator *a, amp_accelerator_view **out)
+/* The view in *slot, created on first use (is_default: the default view). */
+static amp_status amp__accelerator_view_in(amp_accelerator *a, _Atomic(amp_accelerator_view *) *slot, bool is_default,
+                                           amp_accelerator_view **out)
 {
-    amp_accelerator_view *q = atomic_load_explicit(&a->default_view, memory_order_acquire);
+    amp_accelerator_view *q = atomic_load_explicit(slot, memory_order_acquire);
     if (q) {
         *out = q;
         return AMP_OK;
     }
     amp_status st = AMP_OK;
     pthread_mutex_lock(&a->lock);
-    q = atomic_load_explicit(&a->default_view, memory_order_relaxed);
-    if (!q && (st = amp__queue_new(a, true, &q)) == AMP_OK)
-        atomic_store_explicit(&a->default_view, q, memory_order_release);
+    q = atomic_load_explicit(slot, memory_order_relaxed);
+    if (!q && (st = amp__queue_new(a, is_default, &q)) == AMP_OK) atomic_store_explicit(slot, q, memory_order_release);
     pthread_mutex_unlock(&a->lock);
     *out = q;
     return st;
+}
+
+amp_status amp__accelerator_queue(amp_accelerator *a, amp_accelerator_view **out)
+{
+    return amp__accelerator_view_in(a, &a->default_view, true, out);
+}
+
+amp_status amp__accelerator_queue_for(amp_accelerator *a, amp_accelerator_view *q, amp_accelerator_view **out)
+{
+    if (!q) return amp__accelerator_queue(a, out);
+    if (!atomic_load_explicit(&q->recorder, memory_order_acquire)) {
+        *out = q;
+        return AMP_OK;
+    }
+    return amp__accelerator_view_in(a, &a->side_view, false, out);
 }
 
 amp_status amp__default_queue(amp_accelerator_view **out)

@@ -68,12 +68,15 @@ static void amp__side_of_array(amp_array *a, amp__side *d)
 
 /* The queue that runs a side's work on accelerator acc: the array's own,
  * else the one that last used the storage, else the data source's, else
- * acc's default. */
+ * acc's default; another where that one records a graph
+ * (amp__accelerator_queue_for: an array of a recording view was refused
+ * before, amp__side_refuse_recording). */
 static amp_status amp__side_queue(const amp__side *d, amp_accelerator *acc, amp_accelerator_view **q)
 {
     amp_accelerator_view *last = d->s->last.q, *home = d->s->home_q;
-    *q = d->q && d->q->acc == acc ? d->q : last && last->acc == acc ? last : home && home->acc == acc ? home : NULL;
-    return *q ? AMP_OK : amp__accelerator_queue(acc, q);
+    return amp__accelerator_queue_for(
+        acc, d->q && d->q->acc == acc ? d->q : last && last->acc == acc ? last : home && home->acc == acc ? home : NULL,
+        q);
 }
 
 /* A strided copy of the side's extent between two places with their own
@@ -176,35 +179,21 @@ static bool amp__boxes_meet(const amp__box *list, int n, const amp__box *b, int 
  * writes, as a view of host memory does.) */
 static bool amp__home_host_owned(const amp__storage *s) { return s->is_array && amp__host_addressable(s->home_acc); }
 
-/* Whether writing dst's device copy would wait for a queue that records a
- * graph: a device copy the host cannot address is written by a copy on
- * that queue, which runs nothing else until the recording ends
- * (amp__queue_copy refuses it), while the data source can take the write
- * now. (One the host addresses, the CPU accelerator's, is written on this
- * thread.) */
-static bool amp__dest_write_waits_for_recording(const amp__side *dst)
-{
-    amp_accelerator_view *q = NULL;
-    if (amp__host_addressable(dst->s->acc) || amp__side_queue(dst, dst->s->acc, &q) != AMP_OK) return false;
-    return atomic_load_explicit(&q->recorder, memory_order_acquire) != NULL;
-}
-
-/* Where dst is written (nothing moves yet; the accelerator's default queue
- * may be made, as amp__copy_locked would make it). A device copy that holds
- * the whole box current, with room in its dirty list to say it is newer
- * there, is written there (the ghost rows of a halo exchange then never
- * touch the host), unless that would wait for a recording queue;
- * otherwise, and always for a home the host owns (amp__home_host_owned:
- * its device copies of the box then go stale), the data source. Writing
- * the data source can still need that queue: device-newer data in a box
- * wider than the side's elements comes back first
- * (amp__dest_prepare_home), and is then refused while it records. */
+/* Where dst is written (nothing moves yet). A device copy that holds the
+ * whole box current, with room in its dirty list to say it is newer there,
+ * is written there (the ghost rows of a halo exchange then never touch the
+ * host; where the view that last used it records a graph, by a copy on
+ * another view: amp__side_queue); otherwise, and always for a home the
+ * host owns (amp__home_host_owned: its device copies of the box then go
+ * stale), the data source. Writing the data source can still need a queue:
+ * device-newer data in a box wider than the side's elements comes back
+ * first (amp__dest_prepare_home). */
 static void amp__dest_place(const amp__side *dst, amp__place *at)
 {
     const amp__storage *s = dst->s;
     int R = s->ext.rank;
     if (amp__has_device_copy(s) && !amp__home_host_owned(s) && amp__boxes_cover(s->valid, s->nvalid, &dst->box, R) &&
-        s->ndirty < AMP__MAX_BOXES && !amp__dest_write_waits_for_recording(dst)) {
+        s->ndirty < AMP__MAX_BOXES) {
         at->base = s->dptr;
         at->acc = s->acc;
         at->host = amp__host_addressable(s->acc);

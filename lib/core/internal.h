@@ -119,8 +119,9 @@ static inline amp_status amp__handle_check(const void *h, amp__handle_kind kind,
 
 struct amp_accelerator {
     amp__device_entry e;   /* backend, its device handle, info (read-only) */
-    pthread_mutex_t lock;  /* guards default_view's creation and key_base */
+    pthread_mutex_t lock;  /* guards default_view's and side_view's creation and key_base */
     _Atomic(amp_accelerator_view *) default_view;
+    _Atomic(amp_accelerator_view *) side_view; /* amp__accelerator_queue_for's */
     bool key_ready;        /* key_base holds the hash of what every build on this
                               accelerator shares: prelude, backend, cache tag */
     uint8_t key_base[32];
@@ -144,6 +145,15 @@ bool amp__accelerator_standin(amp_accelerator *a);
     } while (0)
 /* The default view of a (created on first use). */
 amp_status amp__accelerator_queue(amp_accelerator *a, amp_accelerator_view **out);
+/* The view of a that runs a copy of data whose last use was on q (a view
+ * of a; NULL: a's default view, which never records): q, unless q records
+ * a graph now (it runs nothing else until the recording ends, and what it
+ * ran before is covered by the mark it made when the recording began):
+ * then a view of a that no caller is given, so that nothing ever records
+ * on it (created on first use, kept for the process). The caller has
+ * refused data the recording uses (amp__storage_refuse_host) and orders
+ * the copy after the data's last point (amp__point_order). */
+amp_status amp__accelerator_queue_for(amp_accelerator *a, amp_accelerator_view *q, amp_accelerator_view **out);
 /* What q = NULL means when the call's other handles belong to no
  * accelerator (include/hipamp.h states the one rule): the default
  * accelerator's default view. */

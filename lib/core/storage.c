@@ -64,14 +64,11 @@ static void amp__note_refresh(amp__storage *s, const amp__box *b)
 /* ---------------------------------------------------------------- copies */
 
 /* The queue for work on the device copy: the one that last used the
- * storage when it is on the copy's accelerator, else that one's default. */
+ * storage when it is on the copy's accelerator, else that one's default;
+ * another where that one records a graph (amp__accelerator_queue_for). */
 static amp_status amp__storage_queue(amp__storage *s, amp_accelerator_view **q)
 {
-    if (s->last.q && s->last.q->acc == s->acc) {
-        *q = s->last.q;
-        return AMP_OK;
-    }
-    return amp__accelerator_queue(s->acc, q);
+    return amp__accelerator_queue_for(s->acc, s->last.q && s->last.q->acc == s->acc ? s->last.q : NULL, q);
 }
 
 /* Queue one driver copy on q after the storage's last use, which it then
