@@ -427,9 +427,10 @@ AMP_API amp_status amp_accelerator_view_get_accelerator(amp_accelerator_view *q,
  * for the future, to order with it). AMP_ERROR_DEVICE
  * carries the driver's message when a kernel on q faulted; on the CPU
  * accelerator the first failure of an asynchronous launch on q is reported
- * here (its own status and message), once: q runs launches again
- * afterwards, and later waits for work queued before this call report
- * nothing more. */
+ * here (its own status and message), once, unless a blocking launch or
+ * replay on q reported it first (see amp_parallel_for_each_async): q runs
+ * launches again afterwards, and later waits for work queued before this
+ * call report nothing more. */
 AMP_API amp_status amp_accelerator_view_wait(amp_accelerator_view *q);
 /* amp_accelerator_view_wait for at most ms milliseconds (0: only look):
  * AMP_ERROR_TIMEOUT when work queued on q has not finished by then. The
@@ -1078,7 +1079,11 @@ AMP_API amp_status amp_parallel_for_each_tiled(amp_accelerator_view *q, amp_tile
  * driver's launch does when its own queue is. A failure of the kernel there
  * (AMP_DEBUG's checks, a divergent barrier, an exception) is the future's
  * status; q's later launches do not run (their futures say so, and quote
- * it) until amp_accelerator_view_wait(q) has reported it. Each future
+ * it) until the failure has been reported, once: by
+ * amp_accelerator_view_wait(q), or by the next blocking launch or replay on
+ * q, which then does not run and returns that status, its message quoting
+ * the failure's (other calls that wait for q's work, a synchronize of data
+ * it wrote, return the failure too without clearing it). Each future
  * answers for its own launch, in whatever order the futures are waited
  * for, polled or continued. */
 AMP_API amp_status amp_parallel_for_each_async(amp_accelerator_view *q, amp_extent e, amp_kernel *k,
