@@ -2439,6 +2439,61 @@ Test(cpu, a_compile_time_out_leaves_no_zombie_where_nothing_reaps_orphans, .time
     cr_assert_lt(took, 4.8, "the build took %.2f s with a 3 s time-out", took);
 }
 
+/* Session 105's: a guardian killed from outside (the OOM killer, an
+ * operator's kill) left its compiler running on, stopped by nobody (the
+ * deadline's kill went to the guardian alone). Now the library learns the
+ * compiler's pid from the guardian and kills its process group itself. */
+static void *kill_the_guardian(void *tag)
+{
+    for (int tries = 0; tries < 2000; ++tries) {
+        DIR *d = opendir("/proc");
+        struct dirent *e;
+        long guardian = -1;
+        while (d && (e = readdir(d))) {
+            char *end, cmd[4096];
+            long pid = strtol(e->d_name, &end, 10);
+            if (*end || pid <= 0 || !test_proc_cmdline(pid, cmd, sizeof cmd) || !strstr(cmd, (const char *)tag))
+                continue;
+            if (strstr(cmd, "--version")) continue;
+            guardian = test_proc_parent(pid, NULL);
+        }
+        if (d) closedir(d);
+        if (guardian > 1) {
+            kill((pid_t)guardian, SIGKILL);
+            return (void *)1;
+        }
+        usleep(5000);
+    }
+    return NULL;
+}
+
+Test(cpu, a_guardian_killed_from_outside_leaves_no_compiler_running, .timeout = 60)
+{
+    wrapped_compiler_fresh_cache("orphancxx", "case \"$*\" in *--version*) ;; *) sleep 41;; esac");
+    setenv("AMP_PREBUILT", "0", 1);
+    setenv("AMP_CPU_PCH", "0", 1);
+    setenv("AMP_COMPILE_TIMEOUT", "30", 1);
+    amp_accelerator *acc = cpu_acc();
+    pthread_t killer;
+    cr_assert_eq(pthread_create(&killer, NULL, kill_the_guardian, "orphancxx"), 0);
+    amp_program *p = NULL;
+    double t0 = test_now_s();
+    amp_status st = amp_program_build(acc, "AMP_KERNEL(k, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = 6; }",
+                                      NULL, &p);
+    double took = test_now_s() - t0;
+    void *killed = NULL;
+    pthread_join(killer, &killed);
+    cr_assert_not_null(killed, "the compile's guardian was never found");
+    cr_log_info("%.2f s: %s", took, amp_last_error());
+    cr_assert_eq(st, AMP_ERROR_COMPILE, "%s: %s", amp_status_name(st), amp_last_error());
+    cr_assert_lt(took, 20.0, "the build waited %.1f s for a guardian killed at once", took);
+    double t1 = test_now_s();
+    while ((count_processes_of("sleep 41", false) || count_processes_of("orphancxx", false)) && test_now_s() - t1 < 5)
+        usleep(20000);
+    cr_assert_eq(count_processes_of("sleep 41", false) + count_processes_of("orphancxx", false), 0,
+                 "the compiler runs on without its guardian");
+}
+
 /* A loop transformation that does not finish leaves the kernels on fibers
  * for this build only: the build is not stored in the disk cache (the next
  * process tries the transformation again), and amp_cache_get_info says why.

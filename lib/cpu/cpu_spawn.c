@@ -21,6 +21,13 @@
 /* Output kept from a child (the head; the rest is drained and dropped). */
 #define AMP__CPU_LOG_MAX (48 * 1024)
 
+/* The status pipe carries the program's pid (4 bytes, once it is forked),
+ * then the guardian's status (1 byte). */
+typedef struct amp__cpu_report {
+    int32_t pid;   /* 0: none */
+    int code;      /* -1: none */
+} amp__cpu_report;
+
 /* The guardian's end: its status (the program's exit status, or 128 + the
  * signal that killed it) written to the status pipe sfd, then its exit with
  * it. The caller reads it there when the guardian is not its to reap. */
@@ -188,6 +195,9 @@ static _Noreturn void amp__cpu_guardian(char *const argv[], char *const envp[], 
     if (c < 0) amp__cpu_guardian_exit(status_fd, 127);
     setpgid(c, c);
     amp__cpu_guardian_child = c;
+    int32_t pid32 = (int32_t)c;
+    ssize_t w = write(status_fd, &pid32, sizeof pid32);
+    (void)w;
     sigprocmask(SIG_SETMASK, &none, NULL);
     int ws = 0;
     pid_t r;
@@ -251,22 +261,46 @@ static size_t amp__cpu_read_output(int fd, int pidfd, uint64_t deadline, char *b
     return len;
 }
 
+/* What the guardian wrote on the status pipe, read once it has exited
+ * (or, where it is not ours to reap, until it does: its end, and the
+ * program's, which closes its copy at exec, end the pipe). */
+static amp__cpu_report amp__cpu_read_report(int status_fd)
+{
+    unsigned char b[5];
+    size_t got = 0;
+    while (got < sizeof b) {
+        ssize_t k = read(status_fd, b + got, sizeof b - got);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) break;
+        got += (size_t)k;
+    }
+    amp__cpu_report r = {0, -1};
+    if (got == 1) r.code = b[0];
+    if (got >= 4) memcpy(&r.pid, b, sizeof r.pid);
+    if (got == 5) r.code = b[4];
+    return r;
+}
+
 /* The guardian g reaped into *wstatus: g, or -1 with errno. Where the
  * program reaped it itself (it ignores SIGCHLD, or a handler of its waits
- * for every child), its status is read from status_fd, or there is none
- * because it was killed (timed_out). */
+ * for every child), its status is read from the status pipe, or there is
+ * none because it was killed (timed_out). A guardian killed from outside
+ * (by a signal: it ends by _exit otherwise) left its program's process
+ * group running, with nobody to stop it: it is killed here. */
 static pid_t amp__cpu_reap_guardian(pid_t g, int status_fd, bool timed_out, int *wstatus)
 {
     pid_t r;
     while ((r = waitpid(g, wstatus, 0)) < 0 && errno == EINTR) {
     }
-    if (r >= 0 || errno != ECHILD) return r;
-    unsigned char code;
-    ssize_t k;
-    while ((k = read(status_fd, &code, 1)) < 0 && errno == EINTR) {
+    if (r < 0 && errno != ECHILD) return r;
+    amp__cpu_report rep = amp__cpu_read_report(status_fd);
+    if (r >= 0) {
+        if (WIFSIGNALED(*wstatus) && rep.pid > 0) kill(-(pid_t)rep.pid, SIGKILL);
+        return r;
     }
-    if (k == 1) {
-        *wstatus = W_EXITCODE(code, 0);
+    if (rep.code < 0 && rep.pid > 0) kill(-(pid_t)rep.pid, SIGKILL);
+    if (rep.code >= 0) {
+        *wstatus = W_EXITCODE(rep.code, 0);
         return g;
     }
     if (timed_out) {
@@ -329,12 +363,15 @@ amp_status amp__cpu_run_capture(char *const argv[], char *const envp[], uint64_t
 #endif
     size_t len = amp__cpu_read_output(fds[0], pidfd, deadline, buf, timed_out);
     /* At the deadline the guardian kills the program's group and reaps it
-     * before it exits (a pidfd's signal cannot reach a reused pid). */
+     * before it exits. Through the pidfd where there is one: its signal
+     * cannot reach another process that took the pid of a guardian reaped
+     * meanwhile (by a SIGCHLD handler of the program's). */
     if (*timed_out) {
+        bool sent = false;
 #ifdef SYS_pidfd_send_signal
-        if (pidfd < 0 || syscall(SYS_pidfd_send_signal, pidfd, SIGTERM, NULL, 0) != 0)
+        sent = pidfd >= 0 && (syscall(SYS_pidfd_send_signal, pidfd, SIGTERM, NULL, 0) == 0 || errno != ENOSYS);
 #endif
-            kill(g, SIGTERM);
+        if (!sent) kill(g, SIGTERM);
     }
     buf[len] = 0;
     if (amp__cpu_reap_guardian(g, sfds[0], *timed_out, wstatus) < 0) {
