@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <errno.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -125,7 +126,10 @@ static unsigned char *parse_array(const char *src, const char *symbol, size_t *n
         if (*p == '\n') { ++p; continue; }
         unsigned v = 0;
         int used = 0;
-        cr_assert(sscanf(p, "0x%2x%n", &v, &used) == 1 && used == 4, "bad item at '%.10s'", p);
+        /* '\xhh' items, and the 0x00 that ends the array */
+        cr_assert((sscanf(p, "'\\x%2x'%n", &v, &used) == 1 && used == 6) ||
+                      (sscanf(p, "0x%2x%n", &v, &used) == 1 && used == 4 && v == 0 && p[4] == '}'),
+                  "bad item at '%.10s'", p);
         p += used;
         out[len++] = (unsigned char)v;
         if (*p == ',') ++p;
@@ -171,6 +175,43 @@ Test(embed, bytes_round_trip_with_terminating_nul)
         free(src);
         free(in);
     }
+}
+
+/* Session 105's: a byte over 0x7f (UTF-8 in a kernel's comment) was
+ * written as the integer 0xhh, which overflows a signed char: a warning per
+ * byte in C (-Woverflow, fatal with -Werror) and a narrowing error in C++.
+ * Now the generated file compiles cleanly as C and as C++ under strict
+ * warnings, and a program built from it gives the input back byte for
+ * byte. */
+Test(embed, generated_source_compiles_cleanly_as_c_and_cpp_with_every_byte, .timeout = 120)
+{
+    const char *cc = getenv("CC") && *getenv("CC") ? getenv("CC") : "cc";
+    const char *cxx = getenv("CXX") && *getenv("CXX") ? getenv("CXX") : "c++";
+    unsigned char *in = sample(700, 7); /* every byte but NUL, 255 down to 1 first */
+    write_file(path_in_dir("bytes.hip"), in, 700);
+    cr_assert_eq(run("'%s' -o '%s' -H '%s' '%s' all_bytes", HIPAMP_EMBED_TOOL, path_in_dir("bytes.c"),
+                     path_in_dir("bytes.h"), path_in_dir("bytes.hip")),
+                 0, "hipamp-embed: %s", stderr_text());
+    static const char prog[] = "#include <stdio.h>\n#include <string.h>\n#include \"bytes.h\"\n"
+                               "int main(void) { return fwrite(all_bytes, 1, strlen(all_bytes), stdout) "
+                               "== strlen(all_bytes) ? 0 : 1; }\n";
+    write_file(path_in_dir("main.c"), prog, strlen(prog));
+    cr_assert_eq(run("cd '%s' && %s -std=c11 -Wall -Wextra -pedantic -Wconversion -Werror -c bytes.c -o bytes.o", dir,
+                     cc),
+                 0, "the generated C does not compile cleanly: %.600s", stderr_text());
+    cr_assert_eq(run("cd '%s' && %s -x c++ -std=c++17 -Wall -Wextra -pedantic -Wconversion -Werror -c bytes.c -o "
+                     "bytes_cpp.o",
+                     dir, cxx),
+                 0, "the generated C does not compile as C++: %.600s", stderr_text());
+    cr_assert_eq(run("cd '%s' && %s -std=c11 main.c bytes.o -o roundtrip && ./roundtrip > out.bin", dir, cc), 0,
+                 "%s", stderr_text());
+    size_t n = 0;
+    char *back = read_file(path_in_dir("out.bin"), &n);
+    cr_assert_not_null(back);
+    cr_assert_eq(n, 700, "%zu bytes came back, want 700", n);
+    cr_assert(memcmp(back, in, 700) == 0, "the bytes differ");
+    free(back);
+    free(in);
 }
 
 #ifdef HIPAMP_EMBED_SCRIPT
@@ -754,6 +795,61 @@ Test(embed, replaced_file_keeps_its_mode_and_owner)
     cr_assert_eq(rc3, 0, "%s", stderr_text());
     cr_assert_eq(stat(path_in_dir("new.c"), &st), 0);
     cr_assert_eq(st.st_mode & 07777, 0640, "a new output is %04o", (unsigned)(st.st_mode & 07777));
+}
+
+/* Session 105's: a file of another group of the user's (a project's,
+ * 664) replaced by a user who is not root became the user's primary
+ * group's with the same 664: the group-write bit meant for the project now
+ * let the primary group (on many sites "users": everyone) change a source
+ * or code object that is later compiled or run. Now the group is kept
+ * where the user is in it, and where it cannot be, the group's bits go. */
+static int embed_as_nobody(gid_t extra_group, const char *out, const char *in)
+{
+    fflush(NULL);
+    pid_t c = fork();
+    if (c == 0) {
+        gid_t groups[1] = {extra_group};
+        if (setgroups(1, groups) != 0 || setgid(65534) != 0 || setuid(65534) != 0) _exit(111);
+        int nul = open("/dev/null", O_WRONLY);
+        if (nul >= 0) dup2(nul, 2);
+        execl(HIPAMP_EMBED_TOOL, HIPAMP_EMBED_TOOL, "-o", out, in, "abc", (char *)NULL);
+        _exit(112);
+    }
+    int ws = 0;
+    cr_assert_eq(waitpid(c, &ws, 0), c);
+    return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+}
+
+Test(embed, a_replaced_file_keeps_its_group_or_loses_the_groups_bits)
+{
+    if (geteuid() != 0) cr_skip_test("needs root to act as another user");
+    char sub[600], in[700], member[700], stranger[700];
+    snprintf(sub, sizeof sub, "%s/nobody", dir);
+    snprintf(in, sizeof in, "%s/k.hip", sub);
+    snprintf(member, sizeof member, "%s/member.c", sub);
+    snprintf(stranger, sizeof stranger, "%s/stranger.c", sub);
+    cr_assert_eq(chmod(dir, 0711), 0);
+    cr_assert_eq(mkdir(sub, 0700), 0);
+    write_file(in, "xyz", 3);
+    write_file(member, "old", 3);
+    write_file(stranger, "old", 3);
+    cr_assert(chown(sub, 65534, 65534) == 0 && chown(in, 65534, 65534) == 0 && chown(member, 65534, 4321) == 0 &&
+              chown(stranger, 65534, 4322) == 0);
+    cr_assert(chmod(member, 0664) == 0 && chmod(stranger, 0664) == 0);
+    int rc1 = embed_as_nobody(4321, member, in), rc2 = embed_as_nobody(4321, stranger, in);
+    struct stat a, b;
+    int sa = stat(member, &a), sb = stat(stranger, &b);
+    unlink(in);
+    unlink(member);
+    unlink(stranger);
+    rmdir(sub);
+    cr_assert(rc1 == 0 && rc2 == 0, "hipamp-embed as uid 65534: exit %d and %d", rc1, rc2);
+    cr_assert(sa == 0 && sb == 0);
+    cr_assert(a.st_gid == 4321 && (a.st_mode & 07777) == 0664, "a group of the user's: %lu, %04o, want 4321, 0664",
+              (unsigned long)a.st_gid, (unsigned)(a.st_mode & 07777));
+    cr_assert(b.st_gid == 65534 && (b.st_mode & 07777) == 0604,
+              "a group the user is not in: %lu, %04o, want the user's own 65534 and 0604 (no group bits)",
+              (unsigned long)b.st_gid, (unsigned)(b.st_mode & 07777));
 }
 
 /* A file another user may have put in a sticky directory others may write

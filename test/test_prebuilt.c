@@ -1149,6 +1149,27 @@ Test(prebuilt, warmer_fills_the_cache, .timeout = 600)
     cr_assert_eq(ci.disk_stores, 0);
     amp_program_destroy(p);
 
+    /* Session 105's: a build that cannot be stored (here a computed
+     * #include, which the cache cannot track) left nothing for the job to
+     * load, and the warmer said so only as "not cacheable (see
+     * amp_cache_get_info)" and exited 0: now it is an error, with why. */
+    char computed[1100], header[1100];
+    snprintf(computed, sizeof computed, "%s/computed.hip", dir);
+    snprintf(header, sizeof header, "%s/x.h", dir);
+    f = fopen(header, "w");
+    cr_assert(f);
+    fputs("#define X 3\n", f);
+    cr_assert_eq(fclose(f), 0);
+    f = fopen(computed, "w");
+    cr_assert(f);
+    fputs("#define H \"x.h\"\n#include H\nAMP_KERNEL(k, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = X; }\n", f);
+    cr_assert_eq(fclose(f), 0);
+    rc = compile_tool(log, (char *[]){"--warm", "--accelerator", "cpu", computed, NULL});
+    cr_assert_eq(rc, 1, "%s", slurp(log));
+    snprintf(want, sizeof want, "hipamp-compile: %s on cpu: compiled, but not stored in the cache: %s:2 has a computed "
+             "#include", computed, computed);
+    cr_assert(strstr(slurp(log), want), "want '%s' in:\n%s", want, slurp(log));
+
     /* Errors: nothing to warm, an unknown accelerator, the cache off. */
     cr_assert_eq(compile_tool(log, (char *[]){"--warm", NULL}), 2);
     cr_assert(strstr(slurp(log), "--warm needs a FILE.hip or --algorithms"), "%s", slurp(log));

@@ -32,8 +32,10 @@ static void usage(FILE *f)
             "into the compile cache (AMP_CACHE_DIR; AMP_CACHE_SHARED=group for a project's\n"
             "shared directory), so that a job's first launches load instead of compiling. Run it\n"
             "on a node of the kind the job will use, with the job's environment: the cache is\n"
-            "keyed by the compiler, the device's architecture and the kernel's text. Built-in\n"
-            "programs the library's prebuilt pack holds are loaded from it, not cached again.\n"
+            "keyed by the compiler, the device's architecture, the kernel's text and its file's\n"
+            "path as the job spells it (./k.hip and k.hip are two entries). Built-in programs\n"
+            "the library's prebuilt pack holds are loaded from it, not cached again. A build\n"
+            "that could not be stored (a computed #include, a read-only cache) is an error.\n"
             "Exit status: 0 written, 1 a compile, input or output error (or a target name this\n"
             "machine's compilers do not know), 2 a usage error (or a TARGET not spelt as a target).\n");
 }
@@ -78,13 +80,18 @@ static int warm_one(amp_accelerator *acc, const char *name, const char *const *f
             rc = 1;
             continue;
         }
+        amp_program_destroy(p);
+        /* Nothing for the job to load: what warming is for did not happen. */
+        if (after.uncacheable_builds > before.uncacheable_builds && after.disk_stores == before.disk_stores) {
+            fprintf(stderr, "hipamp-compile: %s on %s: compiled, but not stored in the cache: %s\n", files[i], name,
+                    after.last_uncacheable);
+            rc = 1;
+            continue;
+        }
         printf("%s: %s: %s\n", name, files[i],
                after.disk_stores > before.disk_stores ? "compiled, stored in the cache"
                : after.disk_hits > before.disk_hits   ? "already in the cache"
-               : after.uncacheable_builds > before.uncacheable_builds
-                   ? "compiled, but not cacheable (amp_cache_get_info's last_uncacheable says why)"
-                   : "built");
-        amp_program_destroy(p);
+                                                      : "built");
     }
     if (algorithms) {
         amp_cache_info before, after;
@@ -103,6 +110,12 @@ static int warm_one(amp_accelerator *acc, const char *name, const char *const *f
                "stored\n",
                name, (unsigned long long)(pb1.hits - pb0.hits), (unsigned long long)(after.disk_hits - before.disk_hits),
                (unsigned long long)(after.disk_stores - before.disk_stores));
+        if (after.uncacheable_builds > before.uncacheable_builds) {
+            fprintf(stderr,
+                    "hipamp-compile: the built-in algorithms on %s: %llu compiled but not stored in the cache: %s\n", name,
+                    (unsigned long long)(after.uncacheable_builds - before.uncacheable_builds), after.last_uncacheable);
+            return 1;
+        }
     }
     return rc;
 }
@@ -147,7 +160,7 @@ static int warm_main(int argc, char **argv)
         fprintf(stderr, "hipamp-compile: the compile cache is off (%s): there is nothing to warm\n", ci.reason);
         return 1;
     }
-    printf("compile cache: %s\n", ci.dir);
+    printf("compile cache: %s\n", amp_cache_dir());
     amp_accelerator *list[64];
     size_t n = 0;
     if (naccs) {

@@ -87,7 +87,10 @@ static void put_comment_path(FILE *out, const char *path)
 }
 
 /* The array, in the exact layout of cmake/HipampEmbedScript.cmake: 16
- * "0xhh," per line, then the terminating 0x00. */
+ * "'\xhh'," per line, then the terminating 0x00. Character constants, not
+ * integers: a byte over 0x7f as the integer 0xhh overflows a signed char
+ * (-Woverflow in C, a narrowing error in C++), where '\xhh' is the char
+ * itself in both. */
 static bool write_source(const char *text, size_t n, const char *in_path, const char *symbol, FILE *out)
 {
     static const char hex[] = "0123456789abcdef";
@@ -96,7 +99,7 @@ static bool write_source(const char *text, size_t n, const char *in_path, const 
     fprintf(out, "; do not edit */\nconst char %s[] = {\n", symbol);
     for (size_t i = 0; i < n; ++i) {
         unsigned char c = (unsigned char)text[i];
-        char item[6] = {'0', 'x', hex[c >> 4], hex[c & 15], ',', '\0'};
+        char item[8] = {'\'', '\\', 'x', hex[c >> 4], hex[c & 15], '\'', ',', '\0'};
         fputs(item, out);
         if ((i + 1) % 16 == 0) fputc('\n', out);
     }

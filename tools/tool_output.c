@@ -648,8 +648,11 @@ bool tool_out_open(tool_out *o, const char *prog, const char *dest)
     const char *slash = strrchr(o->target, '/');
     snprintf(o->tmp, n, "%.*s%s", slash ? (int)(slash - o->target + 1) : 0, o->target, o->tmp_leaf);
     /* Private (0600) until here. A file replaced keeps its permission bits
-     * (a private one stays private) and, as root, its owner and group;
-     * set-id bits only where the owner is kept. A new file gets the mode
+     * (a private one stays private) and, as root, its owner and group; its
+     * group also where the user is in that group; set-id bits only where
+     * owner and group are kept, and the group's bits only where the group
+     * is (they were granted to that group, not to the one the new file
+     * has). A new file gets the mode
      * any new file of this user would have; so does one that another user
      * may have put in a sticky directory others may write (/tmp), unless
      * they own the directory: kept, their owner (as root) or their mode
@@ -662,9 +665,19 @@ bool tool_out_open(tool_out *o, const char *prog, const char *dest)
                                               of.st.st_uid != ds.st_uid);
     }
     if (of.exists && !planted) {
-        bool owner_kept = of.st.st_uid == geteuid() && of.st.st_gid == getegid();
-        if (!owner_kept && geteuid() == 0) owner_kept = fchown(fd, of.st.st_uid, of.st.st_gid) == 0;
-        (void)fchmod(fd, of.st.st_mode & (owner_kept ? 07777 : 01777));
+        struct stat now;
+        bool uid_kept = false, gid_kept = false;
+        if (fstat(fd, &now) == 0) {
+            uid_kept = now.st_uid == of.st.st_uid;
+            gid_kept = now.st_gid == of.st.st_gid;
+        }
+        if ((!uid_kept || !gid_kept) && geteuid() == 0 && fchown(fd, of.st.st_uid, of.st.st_gid) == 0)
+            uid_kept = gid_kept = true;
+        if (!gid_kept && fchown(fd, (uid_t)-1, of.st.st_gid) == 0) gid_kept = true;
+        mode_t mode = of.st.st_mode & 07777;
+        if (!uid_kept || !gid_kept) mode &= ~(mode_t)(S_ISUID | S_ISGID);
+        if (!gid_kept) mode &= ~(mode_t)S_IRWXG;
+        (void)fchmod(fd, mode);
     } else {
         mode_t mask = umask(0);
         umask(mask);
