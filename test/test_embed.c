@@ -1301,6 +1301,19 @@ Test(embed, hipamp_compile_output_refusals, .timeout = 300)
     write_file(path_in_dir("n.hip"), "a\0b", 3);
     cr_assert_eq(run("'%s' --target sm_90 -o '%s' '%s'", HIPAMP_COMPILE_TOOL, path_in_dir("n.co"), path_in_dir("n.hip")), 1);
     assert_stderr_has("NUL byte");
+    /* Session 105's: an OUT.co in a directory that does not exist is said
+     * before the compile (a kernel that would not compile shows it: no
+     * compiler's message), not after a long one. */
+    write_file(path_in_dir("bad.hip"), "AMP_KERNEL(k, amp::index<1> i) { not C++ }\n", 43);
+    cr_assert_eq(run("'%s' --target sm_90 -o '%s' '%s'", HIPAMP_COMPILE_TOOL, path_in_dir("nodir/bad.co"),
+                     path_in_dir("bad.hip")),
+                 1);
+    assert_stderr_has("cannot write");
+    assert_stderr_has("nodir/bad.co': No such file or directory");
+    char *why = stderr_text();
+    cr_assert(!strstr(why, "AMP_ERROR"), "it compiled first: %s", why);
+    free(why);
+    unlink(path_in_dir("bad.hip"));
 
     write_file(path_in_dir("k.hip"), text, strlen(text));
     write_file(path_in_dir("victim"), "precious", 8);

@@ -277,6 +277,9 @@ int main(int argc, char **argv)
     /* Checked before compiling: "hipamp-compile x.co" would replace its input. */
     const char *inputs[] = {input};
     if (!tool_out_allowed("hipamp-compile", out, inputs, 1, NULL, 0)) { rc = 2; goto done; }
+    /* A directory of OUT.co that is missing is said before the compile (an
+     * output error, exit status 1), not after it. */
+    if (!tool_out_reachable("hipamp-compile", out)) goto done;
     /* The library reads the file as amp_program_build_file does: quoted
      * includes beside it under that function's rule (a header another user
      * could have put there is refused), the log naming the file. */

@@ -447,6 +447,16 @@ bool tool_out_allowed(const char *prog, const char *dest, const char *const *inp
     return true;
 }
 
+bool tool_out_reachable(const char *prog, const char *dest)
+{
+    if (is_stdout(dest)) return true;
+    out_file of;
+    if (!out_lookup(prog, dest, &of)) return false;
+    if (of.dir >= 0) close(of.dir);
+    if (of.err) fprintf(stderr, "%s: cannot write '%s': %s\n", prog, dest, strerror(of.err));
+    return !of.err;
+}
+
 /* Whether this process's standard output is the file fs. */
 static bool is_our_stdout(const struct stat *fs)
 {

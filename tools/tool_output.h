@@ -50,6 +50,12 @@ typedef struct tool_out {
  * or when it is the same file or place as one of the other outputs. */
 bool tool_out_allowed(const char *prog, const char *dest, const char *const *inputs, size_t ninputs,
                       const char *const *others, size_t nothers);
+/* Whether the way to dest can be walked (each directory on it exists and
+ * may be searched): false, with a message on stderr naming dest and why,
+ * where it cannot, so that a tool can say so before a long compile whose
+ * output would have nowhere to go (a writable directory is the open's to
+ * find). Also false where tool_out_allowed's walk refuses dest. */
+bool tool_out_reachable(const char *prog, const char *dest);
 /* Open an output (dest NULL or "-": standard output). false after a message
  * (a FIFO that no process reads is one: opening it would block forever). */
 bool tool_out_open(tool_out *o, const char *prog, const char *dest);
