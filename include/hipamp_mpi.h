@@ -516,7 +516,8 @@ typedef enum amp_mpi_op { AMP_MPI_SUM = 0, AMP_MPI_MAX = 1, AMP_MPI_MIN = 2 } am
  * collective's error to MPI_COMM_WORLD's error handler whatever the
  * exchanger's communicator sets).
  * AMP_ERROR_INVALID_ARGUMENT: x or v NULL, x destroyed, a bad type or op, an element
- * size other than type's, a strided view, the exchanger was abandoned;
+ * size other than type's, a strided view, a view of no elements (or of
+ * more than INT32_MAX), an AMP_READ_ONLY view, the exchanger was abandoned;
  * AMP_ERROR_OUT_OF_MEMORY; AMP_ERROR_DEVICE: an MPI or NCCL call failed;
  * AMP_ERROR_TIMEOUT: as above; statuses of the hipamp calls made. */
 AMP_MPI_API amp_status amp_mpi_exchange_allreduce(amp_mpi_exchange *x, amp_array_view *v, amp_mpi_type type,

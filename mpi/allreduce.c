@@ -80,6 +80,13 @@ static amp_status amp_mpi__allreduce_locked(amp_mpi_exchange *x, amp_array_view 
     int64_t count = amp_extent_size(sd.ext);
     if (count <= 0 || count > INT32_MAX)
         return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT, "%s: %lld elements (1 to %d)", fn, (long long)count, INT32_MAX);
+    /* Before joining: a rank that refuses never joins (hipamp_mpi.h); the
+     * result's copy back would refuse it only after the reduction. */
+    amp_access access = AMP_READ_WRITE;
+    if ((st = amp_array_view_get_access(v, &access)) != AMP_OK) return amp_mpi__hipamp(st, fn);
+    if (access == AMP_READ_ONLY)
+        return amp_mpi__fail(AMP_ERROR_INVALID_ARGUMENT,
+                             "%s: the view is AMP_READ_ONLY, and the reduction writes its result into it", fn);
     if (x->nccl) {
         static const int nccl_type[] = {ncclFloat64, ncclFloat32, ncclInt32, ncclInt64};
         static const int nccl_op[] = {ncclSum, ncclMax, ncclMin};

@@ -2027,6 +2027,21 @@ Test(mpi, read_only_receive_views_are_refused_on_every_path, .init = mpi_up, .fi
                 cr_assert(r0[i] == 0.0f, "%s path, %s: halo 0 was received", amp_mpi_path_name(paths[p]),
                           kinds[k].what);
         }
+        /* Session 105's: an all-reduce into a read-only view is refused
+         * before it joins the reduction, as a halo's receive is (the host
+         * paths reduced, then refused the copy back: the rank had taken
+         * part in a call it said it refused, and the NCCL path said a
+         * native handle's refusal). */
+        amp_mpi_exchange_stats before, after;
+        ASSERT_MPI_OK(amp_mpi_exchange_get_stats(x, &before));
+        amp_status rst = amp_mpi_exchange_allreduce(x, aro, AMP_MPI_FLOAT, AMP_MPI_SUM);
+        cr_assert_eq(rst, AMP_ERROR_INVALID_ARGUMENT, "%s path: %s (%s)", amp_mpi_path_name(paths[p]),
+                     amp_status_name(rst), amp_mpi_last_error());
+        cr_assert(strstr(amp_mpi_last_error(), "amp_mpi_exchange_allreduce: the view is AMP_READ_ONLY"),
+                  "%s path: %s", amp_mpi_path_name(paths[p]), amp_mpi_last_error());
+        ASSERT_MPI_OK(amp_mpi_exchange_get_stats(x, &after));
+        cr_assert_eq(after.allreduces, before.allreduces, "%s path: the refused all-reduce was counted",
+                     amp_mpi_path_name(paths[p]));
         /* A face of 2 GiB or more (a view of memory that is never touched:
          * the size is refused first) is refused by one check on every path,
          * naming the face, its bytes and the limit, with its path's hint:
