@@ -262,12 +262,15 @@ static size_t amp__cpu_read_output(int fd, int pidfd, uint64_t deadline, char *b
 }
 
 /* What the guardian wrote on the status pipe, read once it has exited
- * (or, where it is not ours to reap, until it does: its end, and the
- * program's, which closes its copy at exec, end the pipe). */
+ * (the callers wait for that: its waitpid, or the ECHILD that follows its
+ * exit where the program reaped it), so all of it is there: read without
+ * blocking, since another process of the program's forked meanwhile may
+ * hold a copy of the write end (the pipe would not end while it lives). */
 static amp__cpu_report amp__cpu_read_report(int status_fd)
 {
     unsigned char b[5];
     size_t got = 0;
+    (void)fcntl(status_fd, F_SETFL, fcntl(status_fd, F_GETFL) | O_NONBLOCK);
     while (got < sizeof b) {
         ssize_t k = read(status_fd, b + got, sizeof b - got);
         if (k < 0 && errno == EINTR) continue;
