@@ -419,6 +419,13 @@ Test(embed, usage_errors)
     assert_stderr_has("--options given twice");
     cr_expect_eq(run("'%s' --warm --options -DA --options -DB", HIPAMP_COMPILE_TOOL), 2, "--warm: --options twice");
     assert_stderr_has("--options given twice");
+    /* The = forms in warm mode too, as the compile mode takes them (they
+     * were "unknown option"). */
+    cr_expect_eq(run("'%s' --warm --options=-DA --options -DB", HIPAMP_COMPILE_TOOL), 2, "--warm: --options= twice");
+    assert_stderr_has("--options given twice ('-DA', then '-DB')");
+    cr_expect_eq(run("'%s' --warm --accelerator=tpu:9 '%s'", HIPAMP_COMPILE_TOOL, path_in_dir("k.hip")), 1,
+                 "--warm: --accelerator=");
+    assert_stderr_has("--accelerator tpu:9");
     const char *only[] = {"k.hip"};
     assert_dir_holds_only(only, 1);
 }

@@ -128,16 +128,22 @@ static int warm_main(int argc, char **argv)
     for (int i = 1; i < argc; ++i) {
         const char *a = argv[i];
         if (!strcmp(a, "--warm")) continue;
+        /* --accelerator PATH and --options FLAGS, or (as the compile mode
+         * takes them) --accelerator=PATH and --options=FLAGS. */
+        bool is_acc = !strcmp(a, "--accelerator") || !strncmp(a, "--accelerator=", 14);
+        bool is_opt = !strcmp(a, "--options") || !strncmp(a, "--options=", 10);
         if (!strcmp(a, "--algorithms")) algorithms = true;
-        else if (!strcmp(a, "--accelerator") || !strcmp(a, "--options")) {
-            if (i + 1 >= argc) { fprintf(stderr, "hipamp-compile: %s needs a value\n", a); return 2; }
-            if (!strcmp(a, "--options") && options) {
-                fprintf(stderr, "hipamp-compile: --options given twice ('%s', then '%s')\n", options, argv[i + 1]);
+        else if (is_acc || is_opt) {
+            const char *eq = strchr(a, '='), *name = is_acc ? "--accelerator" : "--options";
+            if (!eq && i + 1 >= argc) { fprintf(stderr, "hipamp-compile: %s needs a value\n", a); return 2; }
+            const char *v = eq ? eq + 1 : argv[++i];
+            if (is_opt && options) {
+                fprintf(stderr, "hipamp-compile: %s given twice ('%s', then '%s')\n", name, options, v);
                 return 2;
             }
-            if (!strcmp(a, "--options")) options = argv[++i];
+            if (is_opt) options = v;
             else if (naccs == 32) { fprintf(stderr, "hipamp-compile: more than 32 --accelerator\n"); return 2; }
-            else accs[naccs++] = argv[++i];
+            else accs[naccs++] = v;
         } else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "hipamp-compile: unknown option '%s' with --warm\n", a);
             usage(stderr);
