@@ -201,18 +201,13 @@ static _Noreturn void amp__cpu_guardian(char *const argv[], char *const envp[], 
     sigprocmask(SIG_SETMASK, &none, NULL);
     int ws = 0;
     pid_t r;
-    /* Once killed, the program is waited for no longer than the sweep
-     * would wait (a process in uninterruptible I/O dies when it leaves it). */
-    for (int i = 0; (r = waitpid(c, &ws, amp__cpu_guardian_stop ? WNOHANG : 0)) <= 0 && i < 2000;) {
-        if (r < 0 && errno != EINTR) amp__cpu_guardian_exit(status_fd, 127);
-        if (r == 0) {
-            struct timespec ms = {0, 1000000};
-            nanosleep(&ms, NULL);
-            ++i;
-        }
+    /* Until the program ends, or the kill interrupts the wait: then the
+     * sweep reaps the program with the rest of its group, bounded (a
+     * process in uninterruptible I/O dies only when it leaves it). */
+    while ((r = waitpid(c, &ws, 0)) < 0 && errno == EINTR && !amp__cpu_guardian_stop) {
     }
     amp__cpu_guardian_sweep(c);
-    if (r <= 0) amp__cpu_guardian_exit(status_fd, 128 + SIGKILL);
+    if (r != c) amp__cpu_guardian_exit(status_fd, amp__cpu_guardian_stop ? 128 + SIGKILL : 127);
     amp__cpu_guardian_exit(status_fd, WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + (WIFSIGNALED(ws) ? WTERMSIG(ws) : 0));
 }
 
@@ -288,8 +283,8 @@ static amp__cpu_report amp__cpu_read_report(int status_fd)
  * program reaped it itself (it ignores SIGCHLD, or a handler of its waits
  * for every child), its status is read from the status pipe, or there is
  * none because it was killed (timed_out). A guardian killed from outside
- * (by a signal: it ends by _exit otherwise) left its program's process
- * group running, with nobody to stop it: it is killed here. */
+ * left its program's process group running, with nobody to stop it: it is
+ * killed here. */
 static pid_t amp__cpu_reap_guardian(pid_t g, int status_fd, bool timed_out, int *wstatus)
 {
     pid_t r;
@@ -297,11 +292,10 @@ static pid_t amp__cpu_reap_guardian(pid_t g, int status_fd, bool timed_out, int 
     }
     if (r < 0 && errno != ECHILD) return r;
     amp__cpu_report rep = amp__cpu_read_report(status_fd);
-    if (r >= 0) {
-        if (WIFSIGNALED(*wstatus) && rep.pid > 0) kill(-(pid_t)rep.pid, SIGKILL);
-        return r;
-    }
+    /* No status: the guardian, which writes one before every exit, was
+     * killed after it started the program. */
     if (rep.code < 0 && rep.pid > 0) kill(-(pid_t)rep.pid, SIGKILL);
+    if (r >= 0) return r;
     if (rep.code >= 0) {
         *wstatus = W_EXITCODE(rep.code, 0);
         return g;
