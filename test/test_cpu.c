@@ -2312,28 +2312,47 @@ static int count_entries(const char *dir, const char *prefix)
     return n;
 }
 
+/* The processes but this one that pick takes: how many, and the last of
+ * them in *last (where last is not NULL). No assertion: a thread of the
+ * test may call it. -1 where /proc cannot be read. */
+static int scan_processes(bool (*pick)(long pid, const void *arg), const void *arg, long *last)
+{
+    DIR *d = opendir("/proc");
+    if (!d) return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        char *end;
+        long pid = strtol(e->d_name, &end, 10);
+        if (*end || pid <= 0 || pid == (long)getpid() || !pick(pid, arg)) continue;
+        n++;
+        if (last) *last = pid;
+    }
+    closedir(d);
+    return n;
+}
+
+typedef struct process_filter {
+    const char *needle;
+    bool children;
+} process_filter;
+
+static bool pick_child_or_named(long pid, const void *arg)
+{
+    const process_filter *f = arg;
+    char state = 0, cmd[4096];
+    if (f->children && test_proc_parent(pid, &state) == (long)getpid() && state != 'Z') return true;
+    return test_proc_cmdline(pid, cmd, sizeof cmd) && strstr(cmd, f->needle);
+}
+
 /* Processes that are children of this one (when children), or whose
  * command line mentions needle (a compiler working in our temporary
  * directory). */
 static int count_processes_of(const char *needle, bool children)
 {
-    DIR *d = opendir("/proc");
-    cr_assert_not_null(d);
-    int n = 0;
-    pid_t self = getpid();
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        char *end;
-        long pid = strtol(e->d_name, &end, 10);
-        if (*end || pid <= 0 || pid == self) continue;
-        char state = 0, cmd[4096];
-        if (children && test_proc_parent(pid, &state) == self && state != 'Z') {
-            n++;
-            continue;
-        }
-        if (test_proc_cmdline(pid, cmd, sizeof cmd) && strstr(cmd, needle)) n++;
-    }
-    closedir(d);
+    process_filter f = {needle, children};
+    int n = scan_processes(pick_child_or_named, &f, NULL);
+    cr_assert_geq(n, 0, "cannot read /proc");
     return n;
 }
 
@@ -2401,19 +2420,11 @@ Test(cpu, compile_time_out_covers_the_loop_transformation, .timeout = 120)
  * the group to be gone, which it never was. Here this process takes init's
  * place for its descendants' orphans (a subreaper) and never reaps them.
  * Now the guardian kills the group and reaps all of it before it exits. */
-static int count_zombie_children(void)
+static bool pick_zombie_child(long pid, const void *arg)
 {
-    DIR *d = opendir("/proc");
-    cr_assert_not_null(d);
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        char *end, state = 0;
-        long pid = strtol(e->d_name, &end, 10);
-        if (!*end && pid > 0 && test_proc_parent(pid, &state) == (long)getpid() && state == 'Z') n++;
-    }
-    closedir(d);
-    return n;
+    (void)arg;
+    char state = 0;
+    return test_proc_parent(pid, &state) == (long)getpid() && state == 'Z';
 }
 
 Test(cpu, a_compile_time_out_leaves_no_zombie_where_nothing_reaps_orphans, .timeout = 60)
@@ -2433,7 +2444,8 @@ Test(cpu, a_compile_time_out_leaves_no_zombie_where_nothing_reaps_orphans, .time
     cr_assert_eq(st, AMP_ERROR_COMPILE, "%s: %s", amp_status_name(st), amp_last_error());
     assert_contains(amp_last_error(), "timed out after 3 seconds");
     cr_log_info("the build returned after %.2f s", took);
-    cr_assert_eq(count_zombie_children(), 0, "the stopped compiler's processes are zombies of this process");
+    cr_assert_eq(scan_processes(pick_zombie_child, NULL, NULL), 0,
+                 "the stopped compiler's processes are zombies of this process");
     cr_assert_eq(count_processes("slowcxx"), 0, "a process of the stopped compile still runs");
     /* Reaped, not waited for: the group's end takes milliseconds (about 2 s more before). */
     cr_assert_lt(took, 4.8, "the build took %.2f s with a 3 s time-out", took);
@@ -2443,22 +2455,17 @@ Test(cpu, a_compile_time_out_leaves_no_zombie_where_nothing_reaps_orphans, .time
  * operator's kill) left its compiler running on, stopped by nobody (the
  * deadline's kill went to the guardian alone). Now the library learns the
  * compiler's pid from the guardian and kills its process group itself. */
+static bool pick_compile(long pid, const void *tag)
+{
+    char cmd[4096];
+    return test_proc_cmdline(pid, cmd, sizeof cmd) && strstr(cmd, tag) && !strstr(cmd, "--version");
+}
+
 static void *kill_the_guardian(void *tag)
 {
     for (int tries = 0; tries < 2000; ++tries) {
-        DIR *d = opendir("/proc");
-        struct dirent *e;
-        long guardian = -1;
-        while (d && (e = readdir(d))) {
-            char *end, cmd[4096];
-            long pid = strtol(e->d_name, &end, 10);
-            if (*end || pid <= 0 || !test_proc_cmdline(pid, cmd, sizeof cmd) || !strstr(cmd, (const char *)tag))
-                continue;
-            if (strstr(cmd, "--version")) continue;
-            guardian = test_proc_parent(pid, NULL);
-        }
-        if (d) closedir(d);
-        if (guardian > 1) {
+        long compiler = -1, guardian;
+        if (scan_processes(pick_compile, tag, &compiler) > 0 && (guardian = test_proc_parent(compiler, NULL)) > 1) {
             kill((pid_t)guardian, SIGKILL);
             return (void *)1;
         }

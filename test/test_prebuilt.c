@@ -1162,7 +1162,9 @@ Test(prebuilt, warmer_fills_the_cache, .timeout = 600)
     cr_assert_eq(fclose(f), 0);
     f = fopen(computed, "w");
     cr_assert(f);
-    fputs("#define H \"x.h\"\n#include H\nAMP_KERNEL(k, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = X; }\n", f);
+    fputs("#define H \"x.h\"\n#include H\n"
+          "AMP_KERNEL(k, amp::index<1> i, amp::array_view<int, 1> v) { v[i] = X; }\n",
+          f);
     cr_assert_eq(fclose(f), 0);
     rc = compile_tool(log, (char *[]){"--warm", "--accelerator", "cpu", computed, NULL});
     cr_assert_eq(rc, 1, "%s", slurp(log));

@@ -111,9 +111,10 @@ static int warm_one(amp_accelerator *acc, const char *name, const char *const *f
                name, (unsigned long long)(pb1.hits - pb0.hits), (unsigned long long)(after.disk_hits - before.disk_hits),
                (unsigned long long)(after.disk_stores - before.disk_stores));
         if (after.uncacheable_builds > before.uncacheable_builds) {
-            fprintf(stderr,
-                    "hipamp-compile: the built-in algorithms on %s: %llu compiled but not stored in the cache: %s\n", name,
-                    (unsigned long long)(after.uncacheable_builds - before.uncacheable_builds), after.last_uncacheable);
+            fprintf(stderr, "hipamp-compile: the built-in algorithms on %s: %llu compiled but not stored in the cache: "
+                            "%s\n",
+                    name, (unsigned long long)(after.uncacheable_builds - before.uncacheable_builds),
+                    after.last_uncacheable);
             return 1;
         }
     }
